@@ -1,0 +1,52 @@
+// The splatforge commands. main.cpp parses arguments into these option structs; each command returns a
+// process exit code and reports failures on stderr as "splatforge <command>: <message>".
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sf::cli {
+
+struct InfoOptions {
+  std::string input;
+  bool json = false;
+};
+int runInfo(const InfoOptions& o);
+
+struct ConvertOptions {
+  std::string input, output;
+};
+int runConvert(const ConvertOptions& o);
+
+struct RenderOptions {
+  std::string input;
+  std::string output;           // .png
+  std::optional<int> width, height;
+  std::string camera;           // camera JSON path, optional
+  std::string backend = "cpu";
+  std::string background;       // "R,G,B"
+  std::string save_float;       // .npy
+  bool antialiased = false;
+  bool strict = false;
+};
+int runRender(const RenderOptions& o);
+
+struct DemoOptions {
+  std::string output = "demo.png";
+  int width = 960, height = 540;
+  std::string save_float;
+};
+int runDemo(const DemoOptions& o);
+
+struct BenchOptions {
+  std::string assets;  // directory holding splats/biker.*; default $SPLATFORGE_ASSETS or ../shared/assets
+  int width = 1280, height = 720;
+  int repeat = 3;
+};
+int runBench(const BenchOptions& o);
+
+// Assets directory: $SPLATFORGE_ASSETS if set, else ../shared/assets.
+std::string defaultAssetsDir();
+
+}  // namespace sf::cli

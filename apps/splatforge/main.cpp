@@ -1,0 +1,62 @@
+// splatforge: command-line front end. Argument parsing (CLI11) lives only in this file.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  using namespace sf::cli;
+  CLI::App app{"splatforge: real-time dynamic Gaussian splatting engine, command-line tools"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "splatforge 0.1.0");
+
+  InfoOptions info;
+  auto* c_info = app.add_subcommand("info", "Print a splat file's count, SH degree, format, bounds and memory");
+  c_info->add_option("file", info.input, "Splat file (.ply, .compressed.ply, .spz, .splat)")->required();
+  c_info->add_flag("--json", info.json, "Machine-readable JSON output");
+
+  ConvertOptions conv;
+  auto* c_conv = app.add_subcommand("convert", "Convert between splat formats (chosen by extension; atomic write)");
+  c_conv->add_option("input", conv.input, "Input splat file")->required();
+  c_conv->add_option("output", conv.output, "Output file: .ply, .spz (version 3) or .splat")->required();
+
+  RenderOptions ren;
+  auto* c_ren = app.add_subcommand("render", "Render a splat file or scene JSON to a PNG");
+  c_ren->add_option("input", ren.input, "Splat file or scene .json")->required();
+  c_ren->add_option("-o,--output", ren.output, "Output PNG")->required();
+  c_ren->add_option("--width", ren.width, "Image width (default 1280, or the camera's)")->check(CLI::Range(1, 16384));
+  c_ren->add_option("--height", ren.height, "Image height (default 720, or the camera's)")->check(CLI::Range(1, 16384));
+  c_ren->add_option("--camera", ren.camera, "Camera JSON (intrinsics + world_to_camera, or look-at)");
+  c_ren->add_option("--backend", ren.backend, "Renderer backend (cpu)");
+  c_ren->add_option("--bg", ren.background, "Background colour R,G,B in [0, 1] (default 0,0,0)");
+  c_ren->add_option("--save-float", ren.save_float, "Also write the float RGBA image as .npy");
+  c_ren->add_flag("--antialiased", ren.antialiased, "Antialiased mode (opacity compensation) for every object");
+  c_ren->add_flag("--strict", ren.strict, "Fail when a scene object cannot be loaded instead of drawing a placeholder");
+
+  DemoOptions demo;
+  auto* c_demo = app.add_subcommand("demo", "Render the built-in procedural demo scene");
+  c_demo->add_option("-o,--output", demo.output, "Output PNG")->capture_default_str();
+  c_demo->add_option("--width", demo.width, "Image width")->check(CLI::Range(1, 16384))->capture_default_str();
+  c_demo->add_option("--height", demo.height, "Image height")->check(CLI::Range(1, 16384))->capture_default_str();
+  c_demo->add_option("--save-float", demo.save_float, "Also write the float RGBA image as .npy");
+
+  BenchOptions bench;
+  auto* c_bench = app.add_subcommand("bench", "Measure load throughput and CPU render time on the biker capture");
+  c_bench->add_option("--assets", bench.assets, "Assets directory (default $SPLATFORGE_ASSETS or ../shared/assets)");
+  c_bench->add_option("--width", bench.width, "Render width")->check(CLI::Range(1, 16384))->capture_default_str();
+  c_bench->add_option("--height", bench.height, "Render height")->check(CLI::Range(1, 16384))->capture_default_str();
+  c_bench->add_option("--repeat", bench.repeat, "Repetitions per measurement (best is reported)")->check(CLI::Range(1, 100))->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (c_info->parsed()) return runInfo(info);
+  if (c_conv->parsed()) return runConvert(conv);
+  if (c_ren->parsed()) return runRender(ren);
+  if (c_demo->parsed()) return runDemo(demo);
+  if (c_bench->parsed()) return runBench(bench);
+  return 2;
+}

@@ -1,0 +1,31 @@
+// Errors. A caller's mistake (a broken precondition) is an assert; bad data from outside (files, JSON,
+// command-line values) is an sf::Error, whose message names the source, the position and the reason.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace sf {
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message) : std::runtime_error(message) {}
+};
+
+// Error in a binary or text file: "<path>: byte <offset>: <reason>".
+class FormatError : public Error {
+ public:
+  FormatError(const std::string& path, uint64_t offset, const std::string& reason);
+
+  const std::string& path() const { return path_; }
+  uint64_t offset() const { return offset_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string path_;
+  uint64_t offset_;
+  std::string reason_;
+};
+
+}  // namespace sf

@@ -1,0 +1,59 @@
+// Spherical harmonics with the INRIA 3DGS constants (sh_utils.py / forward.cu).
+#include "core/sh.h"
+
+#include <algorithm>
+
+namespace sf {
+
+namespace {
+constexpr float kC0 = 0.28209479177387814f;
+constexpr float kC1 = 0.4886025119029199f;
+constexpr float kC2[5] = {1.0925484305920792f, -1.0925484305920792f, 0.31539156525252005f, -1.0925484305920792f,
+                          0.5462742152960396f};
+constexpr float kC3[7] = {-0.5900435899266435f, 2.890611442640554f, -0.4570457994644658f, 0.3731763325901154f,
+                          -0.4570457994644658f, 1.445305721320277f, -0.5900435899266435f};
+}  // namespace
+
+void shBasis(int degree, Vec3 dir, float* basis) {
+  basis[0] = kC0;
+  if (degree < 1) return;
+  float x = dir.x, y = dir.y, z = dir.z;
+  basis[1] = -kC1 * y;
+  basis[2] = kC1 * z;
+  basis[3] = -kC1 * x;
+  if (degree < 2) return;
+  float xx = x * x, yy = y * y, zz = z * z, xy = x * y, yz = y * z, xz = x * z;
+  basis[4] = kC2[0] * xy;
+  basis[5] = kC2[1] * yz;
+  basis[6] = kC2[2] * (2.0f * zz - xx - yy);
+  basis[7] = kC2[3] * xz;
+  basis[8] = kC2[4] * (xx - yy);
+  if (degree < 3) return;
+  basis[9] = kC3[0] * y * (3.0f * xx - yy);
+  basis[10] = kC3[1] * xy * z;
+  basis[11] = kC3[2] * y * (4.0f * zz - xx - yy);
+  basis[12] = kC3[3] * z * (2.0f * zz - 3.0f * xx - 3.0f * yy);
+  basis[13] = kC3[4] * x * (4.0f * zz - xx - yy);
+  basis[14] = kC3[5] * z * (xx - yy);
+  basis[15] = kC3[6] * x * (xx - 3.0f * yy);
+}
+
+Vec3 evalSh(int degree, const float* coeffs, Vec3 dir) {
+  float basis[16];
+  shBasis(degree, dir, basis);
+  int n = (degree + 1) * (degree + 1);
+  Vec3 sum{0, 0, 0};
+  for (int k = 0; k < n; ++k) {
+    sum.x += basis[k] * coeffs[3 * k + 0];
+    sum.y += basis[k] * coeffs[3 * k + 1];
+    sum.z += basis[k] * coeffs[3 * k + 2];
+  }
+  return sum;
+}
+
+Vec3 shToColor(int degree, const float* coeffs, Vec3 dir) {
+  Vec3 c = evalSh(degree, coeffs, normalize(dir));
+  return {std::max(c.x + 0.5f, 0.0f), std::max(c.y + 0.5f, 0.0f), std::max(c.z + 0.5f, 0.0f)};
+}
+
+}  // namespace sf

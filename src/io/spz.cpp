@@ -1,0 +1,334 @@
+// SPZ reader (v2-v4) and writer (v3), from the published layout (docs/formats/spz.md).
+#include "io/spz.h"
+
+#include <zlib.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+
+#include "core/sh.h"
+#include "io/byte_reader.h"
+
+namespace sf {
+
+namespace {
+
+constexpr uint32_t kMagic = 0x5053474e;  // "NGSP" little-endian
+constexpr float kColorScale = 0.15f;
+constexpr size_t kLegacyHeaderBytes = 16;
+constexpr size_t kV4HeaderBytes = 32;
+constexpr uint8_t kFlagAntialiased = 0x01;
+constexpr uint64_t kMaxPoints = 1ull << 28;  // 268M splats: far beyond any capture, bounds allocations
+
+size_t shRestPerChannel(int degree) { return static_cast<size_t>(shCoeffCount(degree) - 1); }
+
+// Sign of each SH coefficient (DC first) under the RUB <-> RDF flip (y, z negated): the parity of the
+// real SH basis functions, computed from the basis itself so it cannot drift from sh.cpp.
+void axisFlipSigns(float signs[16]) {
+  const Vec3 d = normalize(Vec3{0.3f, 0.5f, 0.7f});
+  float a[16], b[16];
+  shBasis(3, d, a);
+  shBasis(3, Vec3{d.x, -d.y, -d.z}, b);
+  for (int k = 0; k < 16; ++k) signs[k] = (a[k] * b[k] < 0) ? -1.0f : 1.0f;
+}
+
+std::vector<uint8_t> gunzip(std::span<const uint8_t> in, const std::string& path) {
+  z_stream zs{};
+  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) throw FormatError(path, 0, "gzip: cannot initialise zlib");
+  std::vector<uint8_t> out;
+  zs.next_in = const_cast<Bytef*>(in.data());
+  zs.avail_in = static_cast<uInt>(in.size());
+  int ret = Z_OK;
+  size_t expected = 0;  // known once the header is out
+  while (ret != Z_STREAM_END) {
+    if (out.size() >= kLegacyHeaderBytes && expected == 0) {
+      uint32_t n;
+      std::memcpy(&n, out.data() + 8, 4);
+      // The largest legal body (v3, degree 4) bounds the output, so a gzip bomb cannot exhaust memory.
+      expected = kLegacyHeaderBytes + static_cast<size_t>(std::min<uint64_t>(n, kMaxPoints)) * (9 + 1 + 3 + 3 + 4 + 3 * 24) +
+                 (1u << 20);
+    }
+    size_t old = out.size();
+    out.resize(old + 65536);
+    zs.next_out = out.data() + old;
+    zs.avail_out = 65536;
+    ret = inflate(&zs, Z_NO_FLUSH);
+    out.resize(old + 65536 - zs.avail_out);
+    if (ret == Z_STREAM_END) break;
+    if (ret != Z_OK) {
+      uint64_t at = zs.total_in;
+      const char* msg = zs.msg ? zs.msg : "corrupt data";
+      inflateEnd(&zs);
+      if (ret == Z_BUF_ERROR) throw FormatError(path, at, "truncated: gzip stream ends early");
+      throw FormatError(path, at, std::string("gzip: ") + msg);
+    }
+    if (expected != 0 && out.size() > expected) {
+      inflateEnd(&zs);
+      throw FormatError(path, zs.total_in, "gzip stream inflates past the size its SPZ header allows");
+    }
+  }
+  inflateEnd(&zs);
+  return out;
+}
+
+std::vector<uint8_t> gzip(std::span<const uint8_t> in) {
+  z_stream zs{};
+  deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+  std::vector<uint8_t> out(deflateBound(&zs, static_cast<uLong>(in.size())) + 32);
+  zs.next_in = const_cast<Bytef*>(in.data());
+  zs.avail_in = static_cast<uInt>(in.size());
+  zs.next_out = out.data();
+  zs.avail_out = static_cast<uInt>(out.size());
+  deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+// The planar attribute arrays of an SPZ body, each a view into decoded bytes.
+struct SpzArrays {
+  std::span<const uint8_t> positions, alphas, colors, scales, rotations, sh;
+};
+
+struct SpzHeader {
+  uint32_t version = 0, points = 0;
+  int sh_degree = 0, fractional_bits = 0;
+  uint8_t flags = 0;
+};
+
+void checkHeader(const SpzHeader& h, const ByteReader& r) {
+  if (h.version < 2 || h.version > 4)
+    r.failAt(4, "unsupported SPZ version " + std::to_string(h.version) + " (supported: 2, 3, 4)");
+  if (h.sh_degree > 3) r.failAt(12, "SH degree " + std::to_string(h.sh_degree) + " not supported (0..3)");
+  if (h.fractional_bits > 24) r.failAt(13, "fractional bits " + std::to_string(h.fractional_bits) + " out of range 0..24");
+  if (h.points > kMaxPoints) r.failAt(8, "point count " + std::to_string(h.points) + " is implausibly large");
+}
+
+std::array<size_t, 6> arraySizes(const SpzHeader& h) {
+  size_t n = h.points;
+  return {n * 9, n, n * 3, n * 3, n * (h.version >= 3 ? 4u : 3u), n * 3 * shRestPerChannel(h.sh_degree)};
+}
+
+GaussianCloud decodeArrays(const SpzHeader& h, const SpzArrays& a, const SpzOptions& options) {
+  const size_t n = h.points;
+  GaussianCloud cloud;
+  cloud.resize(n, h.sh_degree);
+  cloud.antialiased = (h.flags & kFlagAntialiased) != 0;
+  const float flip = options.convert_axes ? -1.0f : 1.0f;
+  const float pos_scale = 1.0f / static_cast<float>(1u << h.fractional_bits);
+  float signs[16];
+  axisFlipSigns(signs);
+  const size_t rest = shRestPerChannel(h.sh_degree);
+  for (size_t i = 0; i < n; ++i) {
+    float p[3];
+    for (size_t k = 0; k < 3; ++k) {
+      const uint8_t* b = a.positions.data() + i * 9 + k * 3;
+      int32_t v = static_cast<int32_t>(b[0] | (b[1] << 8) | (b[2] << 16));
+      if (v & 0x800000) v -= 0x1000000;
+      p[k] = static_cast<float>(v) * pos_scale;
+    }
+    cloud.positions[i] = {p[0], p[1] * flip, p[2] * flip};
+    cloud.opacities[i] = static_cast<float>(a.alphas[i]) / 255.0f;
+    float* sh = cloud.sh.data() + i * static_cast<size_t>(cloud.shStride());
+    for (size_t k = 0; k < 3; ++k)
+      sh[k] = (static_cast<float>(a.colors[i * 3 + k]) / 255.0f - 0.5f) / kColorScale;
+    for (size_t k = 0; k < 3; ++k) cloud.scales[i][static_cast<int>(k)] = std::exp(static_cast<float>(a.scales[i * 3 + k]) / 16.0f - 10.0f);
+    float q[4];  // x, y, z, w
+    if (h.version == 2) {
+      for (size_t k = 0; k < 3; ++k) q[k] = static_cast<float>(a.rotations[i * 3 + k]) / 127.5f - 1.0f;
+      q[3] = std::sqrt(std::max(0.0f, 1.0f - q[0] * q[0] - q[1] * q[1] - q[2] * q[2]));
+    } else {
+      uint32_t c;
+      std::memcpy(&c, a.rotations.data() + i * 4, 4);
+      uint32_t largest = c >> 30;
+      float sum = 0;
+      int shift = 20;
+      for (uint32_t k = 0; k < 4; ++k) {
+        if (k == largest) continue;
+        uint32_t field = (c >> shift) & 0x3ffu;
+        shift -= 10;
+        float v = static_cast<float>(field & 0x1ffu) / 511.0f * 0.70710678118654752f;
+        q[k] = (field & 0x200u) ? -v : v;
+        sum += q[k] * q[k];
+      }
+      q[largest] = std::sqrt(std::max(0.0f, 1.0f - sum));
+    }
+    cloud.rotations[i] = normalize(Quat{q[3], q[0], q[1] * flip, q[2] * flip});
+    for (size_t k = 0; k < rest; ++k)
+      for (size_t c = 0; c < 3; ++c) {
+        float v = (static_cast<float>(a.sh[i * 3 * rest + k * 3 + c]) - 128.0f) / 128.0f;
+        sh[(k + 1) * 3 + c] = options.convert_axes ? v * signs[k + 1] : v;
+      }
+  }
+  return cloud;
+}
+
+GaussianCloud readLegacy(std::span<const uint8_t> file, const std::string& path, int* version, const SpzOptions& options) {
+  std::vector<uint8_t> body = gunzip(file, path);
+  // Offsets below are within the decompressed stream.
+  const std::string where = path + " (decompressed)";
+  ByteReader r(body, where);
+  SpzHeader h;
+  if (r.readLE<uint32_t>("magic") != kMagic) r.failAt(0, "not SPZ: decompressed stream lacks the NGSP magic");
+  h.version = r.readLE<uint32_t>("version");
+  h.points = r.readLE<uint32_t>("point count");
+  h.sh_degree = r.readLE<uint8_t>("SH degree");
+  h.fractional_bits = r.readLE<uint8_t>("fractional bits");
+  h.flags = r.readLE<uint8_t>("flags");
+  r.readLE<uint8_t>("reserved");
+  checkHeader(h, r);
+  if (h.version == 4) r.failAt(4, "version 4 SPZ must not be gzip-wrapped");
+  auto sizes = arraySizes(h);
+  SpzArrays a;
+  a.positions = r.bytes(sizes[0], "positions");
+  a.alphas = r.bytes(sizes[1], "alphas");
+  a.colors = r.bytes(sizes[2], "colours");
+  a.scales = r.bytes(sizes[3], "scales");
+  a.rotations = r.bytes(sizes[4], "rotations");
+  a.sh = r.bytes(sizes[5], "spherical harmonics");
+  // Trailing bytes are extension records (flag 0x02), which we do not interpret.
+  if (version) *version = static_cast<int>(h.version);
+  return decodeArrays(h, a, options);
+}
+
+GaussianCloud readV4(std::span<const uint8_t> file, const std::string& path, int* version, const SpzOptions& options) {
+  ByteReader r(file, path);
+  SpzHeader h;
+  r.readLE<uint32_t>("magic");
+  h.version = r.readLE<uint32_t>("version");
+  if (h.version != 4) r.failAt(4, "unsupported SPZ version " + std::to_string(h.version) + " in an NGSP container (expected 4)");
+  h.points = r.readLE<uint32_t>("point count");
+  h.sh_degree = r.readLE<uint8_t>("SH degree");
+  h.fractional_bits = r.readLE<uint8_t>("fractional bits");
+  h.flags = r.readLE<uint8_t>("flags");
+  const uint8_t streams = r.readLE<uint8_t>("stream count");
+  const uint32_t toc = r.readLE<uint32_t>("table of contents offset");
+  r.skip(12, "reserved header bytes");
+  checkHeader(h, r);
+  auto sizes = arraySizes(h);
+  std::vector<int> present;  // attributes with a stream, in order
+  for (int k = 0; k < 6; ++k)
+    if (sizes[static_cast<size_t>(k)] != 0) present.push_back(k);
+  if (streams != present.size())
+    r.failAt(15, "stream count " + std::to_string(streams) + ", expected " + std::to_string(present.size()) + " for these attributes");
+  if (toc < kV4HeaderBytes) r.failAt(16, "table of contents offset " + std::to_string(toc) + " lies inside the header");
+  r.seek(toc, "table of contents");
+  std::vector<uint64_t> comp(streams), raw(streams);
+  for (size_t s = 0; s < streams; ++s) {
+    comp[s] = r.readLE<uint64_t>("stream compressed size");
+    size_t raw_at = r.offset();
+    raw[s] = r.readLE<uint64_t>("stream uncompressed size");
+    if (raw[s] != sizes[static_cast<size_t>(present[s])])
+      r.failAt(raw_at, "stream " + std::to_string(s) + " uncompressed size " + std::to_string(raw[s]) + ", expected " +
+                           std::to_string(sizes[static_cast<size_t>(present[s])]));
+  }
+  std::vector<std::vector<uint8_t>> decoded(6);
+  for (size_t s = 0; s < streams; ++s) {
+    size_t at = r.offset();
+    auto frame = r.bytes(comp[s], "zstd stream");
+    unsigned long long content = ZSTD_getFrameContentSize(frame.data(), frame.size());
+    if (content == ZSTD_CONTENTSIZE_ERROR) r.failAt(at, "stream " + std::to_string(s) + " is not a zstd frame");
+    if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != raw[s])
+      r.failAt(at, "stream " + std::to_string(s) + " frame declares " + std::to_string(content) + " bytes, table says " +
+                       std::to_string(raw[s]));
+    std::vector<uint8_t>& out = decoded[static_cast<size_t>(present[s])];
+    out.resize(static_cast<size_t>(raw[s]));
+    size_t got = ZSTD_decompress(out.data(), out.size(), frame.data(), frame.size());
+    if (ZSTD_isError(got)) r.failAt(at, "stream " + std::to_string(s) + ": zstd: " + ZSTD_getErrorName(got));
+    if (got != raw[s]) r.failAt(at, "stream " + std::to_string(s) + " decompressed to " + std::to_string(got) + " bytes, expected " + std::to_string(raw[s]));
+  }
+  if (r.remaining() != 0) r.fail(std::to_string(r.remaining()) + " unexpected bytes after the last stream");
+  SpzArrays a{decoded[0], decoded[1], decoded[2], decoded[3], decoded[4], decoded[5]};
+  if (version) *version = 4;
+  return decodeArrays(h, a, options);
+}
+
+uint8_t toByte(float v) { return static_cast<uint8_t>(std::clamp(std::lround(v), 0L, 255L)); }
+
+}  // namespace
+
+bool looksLikeSpz(std::span<const uint8_t> bytes) {
+  if (bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) return true;
+  if (bytes.size() >= 4) {
+    uint32_t m;
+    std::memcpy(&m, bytes.data(), 4);
+    return m == kMagic;
+  }
+  return false;
+}
+
+GaussianCloud readSpz(std::span<const uint8_t> bytes, const std::string& path, int* version, const SpzOptions& options) {
+  if (!looksLikeSpz(bytes)) throw FormatError(path, 0, "not SPZ: expected the NGSP magic or a gzip stream");
+  if (bytes[0] == 0x1f) return readLegacy(bytes, path, version, options);
+  return readV4(bytes, path, version, options);
+}
+
+std::vector<uint8_t> writeSpz(const GaussianCloud& cloud, const SpzOptions& options) {
+  const size_t n = cloud.size();
+  const int degree = cloud.sh_degree;
+  const size_t rest = shRestPerChannel(degree);
+  float max_abs = 0;
+  for (const Vec3& p : cloud.positions) max_abs = std::max({max_abs, std::abs(p.x), std::abs(p.y), std::abs(p.z)});
+  int fractional_bits = 12;
+  while (fractional_bits > 0 && max_abs * static_cast<float>(1u << fractional_bits) >= 8388607.0f) --fractional_bits;
+  const float flip = options.convert_axes ? -1.0f : 1.0f;
+  float signs[16];
+  axisFlipSigns(signs);
+
+  std::vector<uint8_t> body(kLegacyHeaderBytes + n * (9 + 1 + 3 + 3 + 4 + 3 * rest));
+  uint32_t header[3] = {kMagic, 3, static_cast<uint32_t>(n)};
+  std::memcpy(body.data(), header, 12);
+  body[12] = static_cast<uint8_t>(degree);
+  body[13] = static_cast<uint8_t>(fractional_bits);
+  body[14] = cloud.antialiased ? kFlagAntialiased : 0;
+  body[15] = 0;
+  uint8_t* positions = body.data() + kLegacyHeaderBytes;
+  uint8_t* alphas = positions + n * 9;
+  uint8_t* colors = alphas + n;
+  uint8_t* scales = colors + n * 3;
+  uint8_t* rotations = scales + n * 3;
+  uint8_t* sh_out = rotations + n * 4;
+  const float pos_scale = static_cast<float>(1u << fractional_bits);
+  for (size_t i = 0; i < n; ++i) {
+    Vec3 p = cloud.positions[i];
+    float comps[3] = {p.x, p.y * flip, p.z * flip};
+    for (size_t k = 0; k < 3; ++k) {
+      int32_t v = static_cast<int32_t>(std::clamp(std::lround(comps[k] * pos_scale), -8388608L, 8388607L));
+      uint32_t u = static_cast<uint32_t>(v) & 0xffffffu;
+      positions[i * 9 + k * 3 + 0] = static_cast<uint8_t>(u & 0xffu);
+      positions[i * 9 + k * 3 + 1] = static_cast<uint8_t>((u >> 8) & 0xffu);
+      positions[i * 9 + k * 3 + 2] = static_cast<uint8_t>((u >> 16) & 0xffu);
+    }
+    alphas[i] = toByte(cloud.opacities[i] * 255.0f);
+    auto sh = cloud.shOf(i);
+    for (size_t k = 0; k < 3; ++k) colors[i * 3 + k] = toByte((sh[k] * kColorScale + 0.5f) * 255.0f);
+    for (int k = 0; k < 3; ++k) scales[i * 3 + static_cast<size_t>(k)] = toByte((std::log(cloud.scales[i][k]) + 10.0f) * 16.0f);
+    Quat q = normalize(cloud.rotations[i]);
+    float xyzw[4] = {q.x, q.y * flip, q.z * flip, q.w};
+    uint32_t largest = 0;
+    for (uint32_t k = 1; k < 4; ++k)
+      if (std::abs(xyzw[k]) > std::abs(xyzw[largest])) largest = k;
+    const float negate = xyzw[largest] < 0 ? -1.0f : 1.0f;
+    uint32_t packed = largest << 30;
+    int shift = 20;
+    for (uint32_t k = 0; k < 4; ++k) {
+      if (k == largest) continue;
+      float v = xyzw[k] * negate;
+      uint32_t mag = static_cast<uint32_t>(std::min(511L, std::lround(std::abs(v) / 0.70710678118654752f * 511.0f)));
+      packed |= ((v < 0 ? 0x200u : 0u) | mag) << shift;
+      shift -= 10;
+    }
+    std::memcpy(rotations + i * 4, &packed, 4);
+    for (size_t k = 0; k < rest; ++k)
+      for (size_t c = 0; c < 3; ++c) {
+        float v = sh[(k + 1) * 3 + c] * (options.convert_axes ? signs[k + 1] : 1.0f);
+        sh_out[i * 3 * rest + k * 3 + c] = toByte(v * 128.0f + 128.0f);
+      }
+  }
+  return gzip(body);
+}
+
+}  // namespace sf

@@ -1,0 +1,231 @@
+// CPU reference renderer. Follows the forward pass of the INRIA 3DGS rasterizer step by step
+// (preprocessCUDA, duplicateWithKeys, identifyTileRanges, renderCUDA); see ARCHITECTURE.md.
+#include "render/cpu_renderer.h"
+
+#include <algorithm>
+#include <bit>
+#include <cassert>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "core/parallel.h"
+#include "core/sh.h"
+#include "render/radix_sort.h"
+
+namespace sf {
+
+namespace {
+
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+float srgbEncode(float linear) {
+  if (linear <= 0.0031308f) return 12.92f * linear;
+  return 1.055f * std::pow(linear, 1.0f / 2.4f) - 0.055f;
+}
+
+int bitWidth(uint32_t v) { return v == 0 ? 1 : 32 - std::countl_zero(v); }
+
+}  // namespace
+
+std::array<float, 3> projectCovariance(Vec3 t, const Cov6& cov, const Mat3& w, const Camera& cam) {
+  // Clamp the direction to 1.3x the half field of view on each side of the principal point (generalises
+  // INRIA's symmetric 1.3 * tan_fov limit to an off-centre principal point).
+  const float tan_fovx = 0.5f * static_cast<float>(cam.width) / cam.fx;
+  const float tan_fovy = 0.5f * static_cast<float>(cam.height) / cam.fy;
+  const float lim_x_pos = (static_cast<float>(cam.width) - cam.cx) / cam.fx + 0.3f * tan_fovx;
+  const float lim_x_neg = cam.cx / cam.fx + 0.3f * tan_fovx;
+  const float lim_y_pos = (static_cast<float>(cam.height) - cam.cy) / cam.fy + 0.3f * tan_fovy;
+  const float lim_y_neg = cam.cy / cam.fy + 0.3f * tan_fovy;
+  const float txtz = t.x / t.z, tytz = t.y / t.z;
+  t.x = std::min(lim_x_pos, std::max(-lim_x_neg, txtz)) * t.z;
+  t.y = std::min(lim_y_pos, std::max(-lim_y_neg, tytz)) * t.z;
+
+  // J: Jacobian of the perspective projection at t (third row zero).
+  const float j00 = cam.fx / t.z, j02 = -(cam.fx * t.x) / (t.z * t.z);
+  const float j11 = cam.fy / t.z, j12 = -(cam.fy * t.y) / (t.z * t.z);
+  // T = J W (2x3).
+  Vec3 t0 = j00 * w.row(0) + j02 * w.row(2);
+  Vec3 t1 = j11 * w.row(1) + j12 * w.row(2);
+  Mat3 v = covarianceMatrix(cov);
+  Vec3 vt0 = v * t0, vt1 = v * t1;
+  return {dot(t0, vt0), dot(t0, vt1), dot(t1, vt1)};
+}
+
+TileRect tileRect(float x, float y, int radius, int tiles_x, int tiles_y) {
+  // INRIA getRect: truncation toward zero, then clamp to [0, grid].
+  auto lo = [](float v, int grid) { return std::min(grid, std::max(0, static_cast<int>(v / kTileSize))); };
+  auto hi = [](float v, int grid) { return std::min(grid, std::max(0, static_cast<int>((v + kTileSize - 1) / kTileSize))); };
+  float r = static_cast<float>(radius);
+  TileRect t;
+  t.x0 = lo(x - r, tiles_x);
+  t.y0 = lo(y - r, tiles_y);
+  t.x1 = hi(x + r, tiles_x);
+  t.y1 = hi(y + r, tiles_y);
+  return t;
+}
+
+bool projectSplat(Vec3 p_world, const Cov6& cov_world, float opacity, int sh_degree, const float* sh, Vec3 sh_dir,
+                  ColorSpace color_space, const Camera& cam, bool antialiased, ProjectedSplat* out) {
+  const Mat4& view = cam.world_to_camera;
+  Vec3 p_view = transformPoint(view, p_world);
+  if (!(p_view.z > kNearPlane)) return false;  // also rejects NaN
+
+  std::array<float, 3> cov2 = projectCovariance(p_view, cov_world, view.linear(), cam);
+  const float det_raw = cov2[0] * cov2[2] - cov2[1] * cov2[1];
+  cov2[0] += kDilation;
+  cov2[2] += kDilation;
+  const float det = cov2[0] * cov2[2] - cov2[1] * cov2[1];
+  if (det == 0.0f || !std::isfinite(det)) return false;
+  if (antialiased) opacity *= std::sqrt(std::max(det_raw / det, 0.0f));
+  const float det_inv = 1.0f / det;
+
+  const float mid = 0.5f * (cov2[0] + cov2[2]);
+  const float lambda1 = mid + std::sqrt(std::max(0.1f, mid * mid - det));
+  const float lambda2 = mid - std::sqrt(std::max(0.1f, mid * mid - det));
+  const float radius = std::ceil(3.0f * std::sqrt(std::max(lambda1, lambda2)));
+  if (!(radius < 1e6f)) return false;
+
+  const float z_inv = 1.0f / p_view.z;
+  out->mean_x = cam.fx * p_view.x * z_inv + cam.cx - 0.5f;
+  out->mean_y = cam.fy * p_view.y * z_inv + cam.cy - 0.5f;
+  if (!std::isfinite(out->mean_x) || !std::isfinite(out->mean_y)) return false;
+  out->radius = static_cast<int>(radius);
+  const int tiles_x = (cam.width + kTileSize - 1) / kTileSize, tiles_y = (cam.height + kTileSize - 1) / kTileSize;
+  out->tiles = tileRect(out->mean_x, out->mean_y, out->radius, tiles_x, tiles_y);
+  if (out->tiles.area() == 0) return false;
+
+  out->conic[0] = cov2[2] * det_inv;
+  out->conic[1] = -cov2[1] * det_inv;
+  out->conic[2] = cov2[0] * det_inv;
+  out->opacity = opacity;
+  out->depth = p_view.z;
+  Vec3 c = shToColor(sh_degree, sh, sh_dir);
+  if (color_space == ColorSpace::kLinear) c = {srgbEncode(c.x), srgbEncode(c.y), srgbEncode(c.z)};
+  out->color = c;
+  return true;
+}
+
+PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const uint32_t> order, int px, int py,
+                       Vec3 background) {
+  float t = 1.0f;
+  Vec3 c{0, 0, 0};
+  const float pixf_x = static_cast<float>(px), pixf_y = static_cast<float>(py);
+  for (uint32_t idx : order) {
+    const ProjectedSplat& s = splats[idx];
+    const float dx = s.mean_x - pixf_x, dy = s.mean_y - pixf_y;
+    const float power = -0.5f * (s.conic[0] * dx * dx + s.conic[2] * dy * dy) - s.conic[1] * dx * dy;
+    if (power > 0.0f) continue;
+    const float alpha = std::min(kAlphaMax, s.opacity * std::exp(power));
+    if (alpha < kAlphaMin) continue;
+    const float test_t = t * (1.0f - alpha);
+    if (test_t < kTransmittanceMin) break;
+    c = c + s.color * (alpha * t);
+    t = test_t;
+  }
+  return {c + background * t, t};
+}
+
+ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
+                    RenderStats* stats) {
+  assert(cam.validate() == nullptr);
+  using Clock = std::chrono::steady_clock;
+  RenderStats local;
+  RenderStats& st = stats ? *stats : local;
+  st = {};
+
+  // Slots: every object's splats occupy a fixed, contiguous range of one frame-wide array.
+  std::vector<size_t> first_slot(objects.size() + 1, 0);
+  for (size_t o = 0; o < objects.size(); ++o) first_slot[o + 1] = first_slot[o] + objects[o].cloud->size();
+  const size_t total = first_slot.back();
+  st.splats = total;
+  if (total > UINT32_MAX) throw std::length_error("more than 2^32 splats in one frame");
+
+  const int tiles_x = (cam.width + kTileSize - 1) / kTileSize, tiles_y = (cam.height + kTileSize - 1) / kTileSize;
+  const uint32_t tile_count = static_cast<uint32_t>(tiles_x * tiles_y);
+
+  // 1. Preprocess: transform, cull, project, SH to colour, tile range, depth.
+  auto t0 = Clock::now();
+  std::vector<ProjectedSplat> projected(total);
+  std::vector<uint32_t> touched(total, 0);
+  const Vec3 cam_world = cam.position();
+  for (size_t o = 0; o < objects.size(); ++o) {
+    const GaussianCloud& cloud = *objects[o].cloud;
+    const Mat4& model = objects[o].object_to_world;
+    const Mat3 linear = model.linear();
+    const Vec3 cam_object = transformPoint(inverseAffine(model), cam_world);
+    const size_t base = first_slot[o];
+    const bool aa = settings.antialiased || cloud.antialiased;
+    parallelForRange(cloud.size(), 4096, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        Cov6 local_cov = covarianceFromScaleRotation(cloud.scales[i], cloud.rotations[i]);
+        Mat3 world_cov = linear * covarianceMatrix(local_cov) * transpose(linear);
+        Vec3 p_world = transformPoint(model, cloud.positions[i]);
+        ProjectedSplat& ps = projected[base + i];
+        if (projectSplat(p_world, covarianceUpper(world_cov), cloud.opacities[i], cloud.sh_degree, cloud.shOf(i).data(),
+                         cloud.positions[i] - cam_object, cloud.color_space, cam, aa, &ps))
+          touched[base + i] = static_cast<uint32_t>(ps.tiles.area());
+      }
+    });
+  }
+  st.preprocess_ms = msSince(t0);
+
+  // 2. Keys: one (tile << 32 | depth bits) key per tile each splat touches; depth > 0.2 so its float
+  // bits order like the value.
+  t0 = Clock::now();
+  std::vector<size_t> offsets(total + 1, 0);
+  for (size_t i = 0; i < total; ++i) {
+    offsets[i + 1] = offsets[i] + touched[i];
+    st.visible += touched[i] != 0;
+  }
+  const size_t key_count = offsets.back();
+  st.tile_keys = key_count;
+  std::vector<uint64_t> keys(key_count);
+  std::vector<uint32_t> values(key_count);
+  parallelForRange(total, 8192, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      if (!touched[i]) continue;
+      const ProjectedSplat& s = projected[i];
+      const uint64_t depth_bits = std::bit_cast<uint32_t>(s.depth);
+      size_t k = offsets[i];
+      for (int y = s.tiles.y0; y < s.tiles.y1; ++y)
+        for (int x = s.tiles.x0; x < s.tiles.x1; ++x) {
+          keys[k] = (static_cast<uint64_t>(y * tiles_x + x) << 32) | depth_bits;
+          values[k++] = static_cast<uint32_t>(i);
+        }
+    }
+  });
+  // 3. One global stable sort over every key of the frame.
+  radixSortPairs(keys, values, 32 + bitWidth(tile_count));
+  // Tile ranges.
+  std::vector<uint32_t> range_begin(tile_count, 0), range_end(tile_count, 0);
+  for (size_t k = 0; k < key_count; ++k) {
+    uint32_t tile = static_cast<uint32_t>(keys[k] >> 32);
+    if (k == 0 || static_cast<uint32_t>(keys[k - 1] >> 32) != tile) range_begin[tile] = static_cast<uint32_t>(k);
+    if (k + 1 == key_count || static_cast<uint32_t>(keys[k + 1] >> 32) != tile) range_end[tile] = static_cast<uint32_t>(k + 1);
+  }
+  st.sort_ms = msSince(t0);
+
+  // 4. Tile raster: front-to-back blending per pixel.
+  t0 = Clock::now();
+  ImageRGBA image(cam.width, cam.height);
+  parallelFor(tile_count, [&](size_t tile) {
+    const int tx = static_cast<int>(tile) % tiles_x, ty = static_cast<int>(tile) / tiles_x;
+    std::span<const uint32_t> order(values.data() + range_begin[tile], range_end[tile] - range_begin[tile]);
+    for (int py = ty * kTileSize; py < std::min(cam.height, (ty + 1) * kTileSize); ++py)
+      for (int px = tx * kTileSize; px < std::min(cam.width, (tx + 1) * kTileSize); ++px) {
+        PixelResult r = blendPixel(projected, order, px, py, settings.background);
+        float* out = image.at(px, py);
+        out[0] = r.color.x;
+        out[1] = r.color.y;
+        out[2] = r.color.z;
+        out[3] = 1.0f - r.transmittance;
+      }
+  });
+  st.raster_ms = msSince(t0);
+  return image;
+}
+
+}  // namespace sf

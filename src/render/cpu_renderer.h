@@ -1,0 +1,92 @@
+// CPU reference renderer: the INRIA 3DGS forward pass (Kerbl et al. 2023, diff-gaussian-rasterization
+// forward.cu) over every object of a frame with one global (tile, depth) sort. It is the test oracle for
+// the GPU backend, so each step is exposed as a plain function with the exact math.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/covariance.h"
+#include "core/gaussian_cloud.h"
+#include "core/image.h"
+#include "core/math.h"
+#include "render/camera.h"
+
+namespace sf {
+
+// Rendering constants (ARCHITECTURE.md, "Rendering math").
+constexpr int kTileSize = 16;                 // tiles are 16x16 pixels
+constexpr float kNearPlane = 0.2f;            // splats at view z <= 0.2 are culled
+constexpr float kDilation = 0.3f;             // added to the 2D covariance diagonal (EWA low-pass)
+constexpr float kAlphaMax = 0.99f;            // per-splat alpha clamp
+constexpr float kAlphaMin = 1.0f / 255.0f;    // splats below this alpha at a pixel are skipped
+constexpr float kTransmittanceMin = 1e-4f;    // a pixel stops when transmittance would fall below this
+
+// One object of a frame: its gaussians in object space and the object-to-world transform (affine).
+struct RenderObject {
+  const GaussianCloud* cloud = nullptr;
+  Mat4 object_to_world;
+};
+
+struct RenderSettings {
+  Vec3 background{0, 0, 0};
+  // Antialiased mode: opacity scaled by sqrt(det(cov2D) / det(cov2D + 0.3 I)), for files trained with it.
+  bool antialiased = false;
+};
+
+// Per-frame figures, for progress lines and benchmarks.
+struct RenderStats {
+  size_t splats = 0;         // input splats over all objects
+  size_t visible = 0;        // splats that survived culling and touch at least one tile
+  size_t tile_keys = 0;      // (tile, depth) keys sorted
+  double preprocess_ms = 0, sort_ms = 0, raster_ms = 0;
+};
+
+// Inclusive-exclusive tile range [x0, x1) x [y0, y1).
+struct TileRect {
+  int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  int area() const { return (x1 - x0) * (y1 - y0); }
+};
+
+// A splat after preprocessing. `mean` is in pixel-index coordinates: pixel (i, j)'s centre is (i, j),
+// i.e. the COLMAP coordinate minus 0.5, as the INRIA rasterizer evaluates it.
+struct ProjectedSplat {
+  float mean_x = 0, mean_y = 0;
+  float conic[3] = {0, 0, 0};  // inverse 2D covariance: a, b, c of [[a, b], [b, c]]
+  float opacity = 0;           // after the antialiasing compensation, if enabled
+  float depth = 0;             // view-space z
+  Vec3 color;                  // SH evaluated, +0.5, clamped at 0
+  int radius = 0;              // pixels
+  TileRect tiles;
+};
+
+// 2D covariance (a, b, c of [[a, b], [b, c]]) of a gaussian with world covariance `cov` at view-space
+// position `view_pos`, by the EWA Jacobian with the INRIA clamping of x/z and y/z to 1.3x the field of
+// view, before dilation.
+std::array<float, 3> projectCovariance(Vec3 view_pos, const Cov6& cov, const Mat3& view_rotation, const Camera& cam);
+
+// Tiles covered by a splat at pixel-index position (x, y) with `radius` (INRIA getRect), clamped to the
+// tile grid.
+TileRect tileRect(float x, float y, int radius, int tiles_x, int tiles_y);
+
+// Preprocesses one splat. Returns false when it is culled (behind the near plane, degenerate, or
+// touching no tile). `cam_in_object` is the camera centre in the object's space (for SH directions).
+bool projectSplat(Vec3 position_world, const Cov6& cov_world, float opacity, int sh_degree, const float* sh,
+                  Vec3 sh_direction, ColorSpace color_space, const Camera& cam, bool antialiased, ProjectedSplat* out);
+
+// Renders every object into a float RGBA image (colour composited over the background; alpha = 1 - T).
+// Multithreaded over splat chunks and tiles. The camera must be valid (Camera::validate).
+ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
+                    RenderStats* stats = nullptr);
+
+// Blends the sorted splats of one pixel exactly as the INRIA forward pass does; `order` lists indices
+// into `splats` front to back. Returns rgb and the final transmittance in w.
+struct PixelResult {
+  Vec3 color;
+  float transmittance = 1;
+};
+PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const uint32_t> order, int px, int py,
+                       Vec3 background);
+
+}  // namespace sf

@@ -1,0 +1,249 @@
+// Scene and camera JSON (docs/formats/scene-json.md). nlohmann::json is confined to this file.
+#include "scene/scene.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "core/error.h"
+#include "io/file.h"
+#include "io/formats.h"
+
+namespace sf {
+
+namespace {
+
+using Json = nlohmann::json;
+
+// A JSON value together with its path ("objects[1].transform") and the file, for messages.
+struct Node {
+  const Json& value;
+  std::string path;
+  const std::string& file;
+
+  [[noreturn]] void fail(const std::string& reason) const {
+    throw Error(file + ": " + (path.empty() ? "(root)" : path) + ": " + reason);
+  }
+  bool has(const char* key) const { return value.is_object() && value.contains(key); }
+  Node operator[](const char* key) const {
+    if (!value.is_object()) fail("expected an object");
+    auto it = value.find(key);
+    if (it == value.end()) fail(std::string("missing key \"") + key + "\"");
+    return {*it, path.empty() ? key : path + "." + key, file};
+  }
+  Node at(size_t i) const { return {value[i], path + "[" + std::to_string(i) + "]", file}; }
+  double number() const {
+    if (!value.is_number()) fail("expected a number, got " + std::string(value.type_name()));
+    double d = value.get<double>();
+    if (!std::isfinite(d)) fail("expected a finite number");
+    return d;
+  }
+  int positiveInt() const {
+    double d = number();
+    if (d != std::floor(d) || d < 1 || d > 16384) fail("expected an integer in 1..16384");
+    return static_cast<int>(d);
+  }
+  std::string string() const {
+    if (!value.is_string()) fail("expected a string, got " + std::string(value.type_name()));
+    return value.get<std::string>();
+  }
+  std::vector<float> numbers(size_t count) const {
+    if (!value.is_array()) fail("expected an array of " + std::to_string(count) + " numbers");
+    if (value.size() != count)
+      fail("expected " + std::to_string(count) + " numbers, got " + std::to_string(value.size()));
+    std::vector<float> out(count);
+    for (size_t i = 0; i < count; ++i) out[i] = static_cast<float>(at(i).number());
+    return out;
+  }
+  Vec3 vec3() const {
+    auto v = numbers(3);
+    return {v[0], v[1], v[2]};
+  }
+};
+
+Json parseJson(const std::string& text, const std::string& file) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    throw FormatError(file, e.byte > 0 ? e.byte - 1 : 0, std::string("malformed JSON: ") + e.what());
+  }
+}
+
+std::string readText(const std::string& path) {
+  std::vector<uint8_t> bytes = readFile(path);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+Mat4 parseMatrix(const Node& n) {
+  auto v = n.numbers(16);
+  Mat4 m;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) m.m[i][j] = v[static_cast<size_t>(i * 4 + j)];
+  return m;
+}
+
+// "transform": 16 numbers row-major, or {"translation": [3], "rotation": [w,x,y,z], "scale": s | [3]}.
+Mat4 parseTransform(const Node& n) {
+  if (n.value.is_array()) {
+    Mat4 m = parseMatrix(n);
+    if (m.m[3][0] != 0 || m.m[3][1] != 0 || m.m[3][2] != 0 || m.m[3][3] != 1) n.fail("last row must be 0 0 0 1 (affine)");
+    if (std::abs(determinant(m.linear())) < 1e-12f) n.fail("linear part is singular");
+    return m;
+  }
+  if (!n.value.is_object()) n.fail("expected 16 numbers or {translation, rotation, scale}");
+  Vec3 t{0, 0, 0}, s{1, 1, 1};
+  Quat q;
+  if (n.has("translation")) t = n["translation"].vec3();
+  if (n.has("rotation")) {
+    auto r = n["rotation"].numbers(4);
+    q = {r[0], r[1], r[2], r[3]};
+    if (!(std::abs(q.w) + std::abs(q.x) + std::abs(q.y) + std::abs(q.z) > 0)) n["rotation"].fail("zero quaternion");
+  }
+  if (n.has("scale")) {
+    Node sn = n["scale"];
+    if (sn.value.is_number()) {
+      float v = static_cast<float>(sn.number());
+      s = {v, v, v};
+    } else {
+      s = sn.vec3();
+    }
+    if (s.x == 0 || s.y == 0 || s.z == 0) sn.fail("scale must be non-zero");
+  }
+  return Mat4::fromLinearTranslation(rotationMatrix(q) * Mat3::diagonal(s), t);
+}
+
+Camera parseCameraNode(const Node& n, std::optional<int> width, std::optional<int> height) {
+  if (!n.value.is_object()) n.fail("expected a camera object");
+  Camera cam;
+  if (n.has("eye")) {
+    int w = width ? *width : n["width"].positiveInt();
+    int h = height ? *height : n["height"].positiveInt();
+    Vec3 eye = n["eye"].vec3(), target = n["target"].vec3();
+    Vec3 up = n.has("up") ? n["up"].vec3() : Vec3{0, 1, 0};
+    float fov = static_cast<float>(n["fov_y_deg"].number());
+    if (!(fov > 0 && fov < 180)) n["fov_y_deg"].fail("expected a field of view in (0, 180) degrees");
+    Vec3 forward = target - eye;
+    if (length(forward) < 1e-9f) n["target"].fail("target coincides with eye");
+    if (length(cross(normalize(forward), normalize(up))) < 1e-6f) n["up"].fail("up is parallel to the viewing direction");
+    cam = lookAtCamera(eye, target, up, fov, w, h);
+  } else if (n.has("world_to_camera")) {
+    cam.width = n["width"].positiveInt();
+    cam.height = n["height"].positiveInt();
+    cam.fx = static_cast<float>(n["fx"].number());
+    cam.fy = static_cast<float>(n["fy"].number());
+    cam.cx = static_cast<float>(n["cx"].number());
+    cam.cy = static_cast<float>(n["cy"].number());
+    cam.world_to_camera = parseMatrix(n["world_to_camera"]);
+    int w = width.value_or(cam.width), h = height.value_or(cam.height);
+    float sx = static_cast<float>(w) / static_cast<float>(cam.width), sy = static_cast<float>(h) / static_cast<float>(cam.height);
+    cam.fx *= sx, cam.cx *= sx, cam.fy *= sy, cam.cy *= sy;
+    cam.width = w, cam.height = h;
+  } else {
+    n.fail("a camera needs either \"world_to_camera\" (with fx, fy, cx, cy) or \"eye\"/\"target\" (look-at)");
+  }
+  if (const char* problem = cam.validate()) n.fail(problem);
+  return cam;
+}
+
+}  // namespace
+
+std::vector<RenderObject> Scene::renderObjects() const {
+  std::vector<RenderObject> out;
+  for (const SceneObject& o : objects) out.push_back({o.cloud.get(), o.object_to_world});
+  return out;
+}
+
+Camera parseCameraJson(const std::string& text, const std::string& path, std::optional<int> width, std::optional<int> height) {
+  Json j = parseJson(text, path);
+  return parseCameraNode(Node{j, "", path}, width, height);
+}
+
+Camera loadCameraJson(const std::string& path, std::optional<int> width, std::optional<int> height) {
+  return parseCameraJson(readText(path), path, width, height);
+}
+
+bool looksLikeSceneJson(const std::string& path) {
+  std::string ext = fileExtension(path);
+  return ext == ".json";
+}
+
+GaussianCloud makePlaceholderCloud() {
+  constexpr int kSide = 8;
+  GaussianCloud cloud;
+  cloud.resize(kSide * kSide * 6, 0);
+  size_t i = 0;
+  const float step = 1.0f / kSide;
+  for (int face = 0; face < 6; ++face) {
+    int axis = face / 2;
+    float side = face % 2 ? 0.5f : -0.5f;
+    for (int u = 0; u < kSide; ++u)
+      for (int v = 0; v < kSide; ++v, ++i) {
+        Vec3 p;
+        p[axis] = side;
+        p[(axis + 1) % 3] = -0.5f + (static_cast<float>(u) + 0.5f) * step;
+        p[(axis + 2) % 3] = -0.5f + (static_cast<float>(v) + 0.5f) * step;
+        cloud.positions[i] = p;
+        Vec3 s{0.5f * step, 0.5f * step, 0.5f * step};
+        s[axis] = 0.05f * step;
+        cloud.scales[i] = s;
+        bool magenta = (u + v) % 2 == 0;
+        float rgb[3] = {magenta ? 1.0f : 0.05f, 0.05f, magenta ? 1.0f : 0.05f};
+        for (size_t c = 0; c < 3; ++c) cloud.sh[i * 3 + c] = colorToShDc(rgb[c]);
+        cloud.opacities[i] = 0.95f;
+      }
+  }
+  return cloud;
+}
+
+Scene loadSceneJson(const std::string& path, const SceneLoadOptions& options) {
+  Json j = parseJson(readText(path), path);
+  Node root{j, "", path};
+  Scene scene;
+  Node objects = root["objects"];
+  if (!objects.value.is_array() || objects.value.empty()) objects.fail("expected a non-empty array of objects");
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  for (size_t i = 0; i < objects.value.size(); ++i) {
+    Node o = objects.at(i);
+    SceneObject obj;
+    std::string file = o["file"].string();
+    obj.name = o.has("name") ? o["name"].string() : std::filesystem::path(file).stem().string();
+    obj.object_to_world = o.has("transform") ? parseTransform(o["transform"]) : Mat4{};
+    std::string resolved = std::filesystem::path(file).is_absolute() ? file : (dir / file).string();
+    obj.source = resolved;
+    try {
+      LoadedSplats loaded = loadSplats(resolved);
+      if (loaded.cloud.size() == 0) throw Error(resolved + ": contains no gaussians");
+      obj.cloud = std::make_shared<GaussianCloud>(std::move(loaded.cloud));
+    } catch (const Error& e) {
+      if (options.strict) throw;
+      scene.warnings.push_back(o.path + " (" + obj.name + "): " + e.what() + "; drawing a placeholder");
+      obj.cloud = std::make_shared<GaussianCloud>(makePlaceholderCloud());
+      obj.source = "placeholder";
+    }
+    if (options.progress)
+      options.progress("loaded " + obj.name + ": " + std::to_string(obj.cloud->size()) + " gaussians from " + obj.source);
+    scene.objects.push_back(std::move(obj));
+  }
+  if (root.has("camera")) scene.camera = parseCameraNode(root["camera"], options.width, options.height);
+  if (root.has("background")) scene.background = root["background"].vec3();
+  return scene;
+}
+
+CloudBounds sceneBounds(const Scene& scene) {
+  GaussianCloud all;
+  size_t total = 0;
+  for (const SceneObject& o : scene.objects) total += o.cloud->size();
+  all.positions.reserve(total);
+  for (const SceneObject& o : scene.objects)
+    for (const Vec3& p : o.cloud->positions) all.positions.push_back(transformPoint(o.object_to_world, p));
+  return computeBounds(all);
+}
+
+Camera autoCamera(const Scene& scene, int width, int height) {
+  CloudBounds b = sceneBounds(scene);
+  return frameBox(b.p01, b.p99, Vec3{0, 0, 1}, Vec3{0, -1, 0}, width, height);
+}
+
+}  // namespace sf
