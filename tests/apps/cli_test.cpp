@@ -1,0 +1,175 @@
+// The splatforge command line, run as a process: help on every command, the happy paths, and every
+// failure (bad arguments, missing files, malformed JSON, a camera that sees nothing) exiting non-zero
+// with a message that names the problem.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "io/formats.h"
+#include "io/image_io.h"
+#include "support/test_support.h"
+
+namespace sf {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int code;
+  std::string out;
+};
+CliRun cli(const std::string& args) {
+  CliRun r;
+  r.code = test::runCli(args, &r.out);
+  return r;
+}
+
+void writeText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// A small cloud in front of a camera at the origin looking down +z.
+std::string smallCloud(const std::string& dir) {
+  GaussianCloud c = test::randomCloud(200, 1, 21);
+  for (Vec3& p : c.positions) p = p + Vec3{0, 0, 4};
+  std::string path = dir + "/cloud.ply";
+  saveSplats(c, path);
+  return path;
+}
+
+TEST(Cli, HelpOnEveryCommand) {
+  for (const char* cmd : {"", "info ", "convert ", "render ", "demo ", "bench "}) {
+    CliRun r = cli(std::string(cmd) + "--help");
+    EXPECT_EQ(r.code, 0) << cmd;
+    EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd << r.out;
+  }
+}
+
+TEST(Cli, NoCommandOrUnknownOptionFails) {
+  EXPECT_NE(cli("").code, 0);
+  CliRun r = cli("render --frobnicate x.ply -o y.png");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("frobnicate"), std::string::npos) << r.out;
+  CliRun w = cli("render x.ply -o y.png --width -5");
+  EXPECT_NE(w.code, 0);
+  EXPECT_NE(w.out.find("width"), std::string::npos) << w.out;
+}
+
+TEST(Cli, MissingFileIsNamed) {
+  CliRun r = cli("info /nonexistent/cloud.ply");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("/nonexistent/cloud.ply: cannot open"), std::string::npos) << r.out;
+  CliRun s = cli("render /nonexistent/cloud.spz -o x.png");
+  EXPECT_EQ(s.code, 1);
+  EXPECT_NE(s.out.find("/nonexistent/cloud.spz"), std::string::npos) << s.out;
+}
+
+TEST(Cli, InfoAndJson) {
+  std::string dir = test::tempDir("CliInfo");
+  std::string ply = smallCloud(dir);
+  CliRun r = cli("info " + ply);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("gaussians:   200"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sh degree:   1"), std::string::npos) << r.out;
+  CliRun j = cli("info --json " + ply);
+  EXPECT_EQ(j.code, 0) << j.out;
+  EXPECT_NE(j.out.find("\"count\": 200"), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"p99\""), std::string::npos) << j.out;
+}
+
+TEST(Cli, InfoOnRealCapture) {
+  SF_REQUIRE_ASSET(spz, "splats/biker.spz");
+  CliRun r = cli("info " + spz);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("gaussians:   152746"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("spz (version 4)"), std::string::npos) << r.out;
+}
+
+TEST(Cli, ConvertRoundTripAndAtomicFailure) {
+  std::string dir = test::tempDir("CliConvert");
+  std::string ply = smallCloud(dir);
+  CliRun r = cli("convert " + ply + " " + dir + "/out.spz");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(loadSplats(dir + "/out.spz").cloud.size(), 200u);
+  // Unknown output extension: refused, nothing written.
+  CliRun bad = cli("convert " + ply + " " + dir + "/out.xyz");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.out.find(".xyz"), std::string::npos) << bad.out;
+  EXPECT_FALSE(fs::exists(dir + "/out.xyz"));
+  // Corrupt input: refused, no output, no temporary left behind.
+  writeText(dir + "/corrupt.ply", "ply\nformat binary_little_endian 1.0\nelement vertex 100\nproperty float x\nend_header\nabc");
+  CliRun corrupt = cli("convert " + dir + "/corrupt.ply " + dir + "/never.ply");
+  EXPECT_EQ(corrupt.code, 1);
+  EXPECT_NE(corrupt.out.find("corrupt.ply: byte"), std::string::npos) << corrupt.out;
+  EXPECT_FALSE(fs::exists(dir + "/never.ply"));
+  for (const auto& e : fs::directory_iterator(dir)) EXPECT_EQ(e.path().string().find(".tmp-"), std::string::npos);
+}
+
+TEST(Cli, RenderWithCameraAndFloatOutput) {
+  std::string dir = test::tempDir("CliRender");
+  std::string ply = smallCloud(dir);
+  writeText(dir + "/cam.json", R"({"width": 96, "height": 64, "fx": 80, "fy": 80, "cx": 48, "cy": 32,
+      "world_to_camera": [1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1]})");
+  CliRun r = cli("render " + ply + " -o " + dir + "/img.png --camera " + dir + "/cam.json --bg 0.2,0.3,0.4 --save-float " +
+              dir + "/img.npy");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("time:"), std::string::npos) << r.out;
+  ImageRGBA png = readPng(dir + "/img.png"), npy = readNpy(dir + "/img.npy");
+  EXPECT_EQ(png.width, 96);
+  EXPECT_EQ(npy.height, 64);
+  ImageDiff d = compareImages(png, npy);
+  EXPECT_LE(d.max_abs, 0.5 / 255.0 + 1e-6);  // the PNG is the float image rounded to 8 bits
+}
+
+TEST(Cli, RenderFailuresNameTheProblem) {
+  std::string dir = test::tempDir("CliRenderFailures");
+  std::string ply = smallCloud(dir);
+  writeText(dir + "/broken.json", "{\"width\": 64, ");
+  CliRun a = cli("render " + ply + " -o " + dir + "/a.png --camera " + dir + "/broken.json");
+  EXPECT_EQ(a.code, 1);
+  EXPECT_NE(a.out.find("broken.json: byte"), std::string::npos) << a.out;
+  // Camera looking away from every gaussian.
+  writeText(dir + "/behind.json", R"({"eye": [0, 0, 0], "target": [0, 0, -1], "up": [0, -1, 0], "fov_y_deg": 50,
+      "width": 64, "height": 48})");
+  CliRun b = cli("render " + ply + " -o " + dir + "/b.png --camera " + dir + "/behind.json");
+  EXPECT_EQ(b.code, 1);
+  EXPECT_NE(b.out.find("no gaussian is visible"), std::string::npos) << b.out;
+  EXPECT_FALSE(fs::exists(dir + "/b.png"));
+  CliRun c = cli("render " + ply + " -o " + dir + "/c.png --bg 2,0,0");
+  EXPECT_EQ(c.code, 1);
+  EXPECT_NE(c.out.find("--bg"), std::string::npos) << c.out;
+  CliRun d = cli("render " + ply + " -o " + dir + "/d.png --backend vulkan");
+  EXPECT_EQ(d.code, 1);
+  EXPECT_NE(d.out.find("backend 'vulkan'"), std::string::npos) << d.out;
+  CliRun e = cli("render " + ply + " -o " + dir + "/no/such/dir/e.png");
+  EXPECT_EQ(e.code, 1);
+  EXPECT_NE(e.out.find("does not exist"), std::string::npos) << e.out;
+  writeText(dir + "/scene.json", R"({"objects": [{"file": "cloud.ply", "transform": [1, 2]}]})");
+  CliRun f = cli("render " + dir + "/scene.json -o " + dir + "/f.png");
+  EXPECT_EQ(f.code, 1);
+  EXPECT_NE(f.out.find("objects[0].transform"), std::string::npos) << f.out;
+}
+
+TEST(Cli, SceneWithMissingObjectWarnsAndRendersPlaceholder) {
+  std::string dir = test::tempDir("CliScenePlaceholder");
+  smallCloud(dir);
+  writeText(dir + "/scene.json", R"({"objects": [{"file": "cloud.ply"}, {"name": "lost", "file": "lost.spz",
+      "transform": {"translation": [0, 0, 4]}}]})");
+  CliRun r = cli("render " + dir + "/scene.json -o " + dir + "/s.png --width 64 --height 48");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("warning: objects[1] (lost)"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(dir + "/s.png"));
+  CliRun strict = cli("render " + dir + "/scene.json -o " + dir + "/t.png --strict");
+  EXPECT_EQ(strict.code, 1);
+  EXPECT_NE(strict.out.find("lost.spz"), std::string::npos) << strict.out;
+}
+
+TEST(Cli, DemoWritesPng) {
+  std::string dir = test::tempDir("CliDemo");
+  CliRun r = cli("demo -o " + dir + "/demo.png --width 160 --height 90");
+  EXPECT_EQ(r.code, 0) << r.out;
+  ImageRGBA img = readPng(dir + "/demo.png");
+  EXPECT_EQ(img.width, 160);
+}
+
+}  // namespace
+}  // namespace sf

@@ -1,0 +1,280 @@
+// CPU reference renderer: projection of one gaussian against the analytic EWA result, tile assignment,
+// culling, per-pixel blending against a brute-force reference (no tiles, no radix sort), one global
+// order across objects, object transforms, antialiased mode and thread-count determinism.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <numeric>
+
+#include "core/covariance.h"
+#include "render/cpu_renderer.h"
+#include "render/radix_sort.h"
+#include "support/test_support.h"
+
+namespace sf {
+namespace {
+
+Camera identityCamera(int w = 64, int h = 48, float f = 50.0f) {
+  Camera c;
+  c.width = w;
+  c.height = h;
+  c.fx = c.fy = f;
+  c.cx = 0.5f * static_cast<float>(w);
+  c.cy = 0.5f * static_cast<float>(h);
+  return c;
+}
+
+GaussianCloud oneGaussian(Vec3 p, float s, float opacity, Vec3 rgb) {
+  GaussianCloud c;
+  c.resize(1, 0);
+  c.positions[0] = p;
+  c.scales[0] = {s, s, s};
+  c.opacities[0] = opacity;
+  for (int k = 0; k < 3; ++k) c.sh[static_cast<size_t>(k)] = colorToShDc(rgb[k]);
+  return c;
+}
+
+TEST(Projection, IsotropicGaussianOnAxisMatchesAnalyticEwa) {
+  Camera cam = identityCamera();
+  const float s = 0.1f, z = 4.0f, f = cam.fx;
+  ProjectedSplat ps;
+  float sh[3] = {0, 0, 0};
+  ASSERT_TRUE(projectSplat({0, 0, z}, covarianceFromScaleRotation({s, s, s}, Quat{}), 0.8f, 0, sh, {0, 0, 1},
+                           ColorSpace::kSrgb, cam, false, &ps));
+  const float var = (f * s / z) * (f * s / z) + 0.3f;
+  // The principal point (32, 24) in COLMAP pixels is pixel-index coordinate 31.5, 23.5.
+  EXPECT_FLOAT_EQ(ps.mean_x, 31.5f);
+  EXPECT_FLOAT_EQ(ps.mean_y, 23.5f);
+  EXPECT_NEAR(ps.conic[0], 1.0f / var, 1e-6f);
+  EXPECT_NEAR(ps.conic[1], 0.0f, 1e-7f);
+  EXPECT_NEAR(ps.conic[2], 1.0f / var, 1e-6f);
+  EXPECT_EQ(ps.radius, static_cast<int>(std::ceil(3.0f * std::sqrt(var))));
+  EXPECT_FLOAT_EQ(ps.depth, z);
+  EXPECT_FLOAT_EQ(ps.opacity, 0.8f);
+  EXPECT_NEAR(ps.color.x, 0.5f, 1e-6f);
+}
+
+TEST(Projection, OffAxisGaussianMatchesJacobianFormula) {
+  // For Sigma = s^2 I: cov2D = s^2 J J^T with J = [[f/z, 0, -f x/z^2], [0, f/z, -f y/z^2]].
+  Camera cam = identityCamera(640, 480, 400.0f);
+  const float s = 0.05f, x = 0.3f, y = -0.2f, z = 2.0f, f = 400.0f;
+  auto cov = projectCovariance({x, y, z}, covarianceFromScaleRotation({s, s, s}, Quat{}), Mat3{}, cam);
+  const float k = s * s * f * f / (z * z);
+  EXPECT_NEAR(cov[0], k * (1 + x * x / (z * z)), 1e-4f * k);
+  EXPECT_NEAR(cov[1], k * x * y / (z * z), 1e-4f * k);
+  EXPECT_NEAR(cov[2], k * (1 + y * y / (z * z)), 1e-4f * k);
+  ProjectedSplat ps;
+  float sh[3] = {0, 0, 0};
+  ASSERT_TRUE(projectSplat({x, y, z}, covarianceFromScaleRotation({s, s, s}, Quat{}), 1, 0, sh, {0, 0, 1},
+                           ColorSpace::kSrgb, cam, false, &ps));
+  EXPECT_NEAR(ps.mean_x, f * x / z + 320.0f - 0.5f, 1e-4f);
+  EXPECT_NEAR(ps.mean_y, f * y / z + 240.0f - 0.5f, 1e-4f);
+}
+
+TEST(Projection, CullsAtTheNearPlaneAndBehind) {
+  Camera cam = identityCamera();
+  ProjectedSplat ps;
+  float sh[3] = {0, 0, 0};
+  Cov6 cov = covarianceFromScaleRotation({0.1f, 0.1f, 0.1f}, Quat{});
+  EXPECT_FALSE(projectSplat({0, 0, 0.2f}, cov, 1, 0, sh, {0, 0, 1}, ColorSpace::kSrgb, cam, false, &ps));
+  EXPECT_FALSE(projectSplat({0, 0, -3}, cov, 1, 0, sh, {0, 0, 1}, ColorSpace::kSrgb, cam, false, &ps));
+  EXPECT_TRUE(projectSplat({0, 0, 0.21f}, cov, 1, 0, sh, {0, 0, 1}, ColorSpace::kSrgb, cam, false, &ps));
+  // Far outside the image: no tile touched.
+  EXPECT_FALSE(projectSplat({100, 0, 1}, cov, 1, 0, sh, {0, 0, 1}, ColorSpace::kSrgb, cam, false, &ps));
+}
+
+TEST(Projection, AntialiasedModeScalesOpacityByDeterminantRatio) {
+  Camera cam = identityCamera();
+  const float s = 0.02f, z = 4.0f;
+  ProjectedSplat ps;
+  float sh[3] = {0, 0, 0};
+  ASSERT_TRUE(projectSplat({0, 0, z}, covarianceFromScaleRotation({s, s, s}, Quat{}), 0.9f, 0, sh, {0, 0, 1},
+                           ColorSpace::kSrgb, cam, true, &ps));
+  const float v = (cam.fx * s / z) * (cam.fx * s / z);
+  EXPECT_NEAR(ps.opacity, 0.9f * std::sqrt((v * v) / ((v + 0.3f) * (v + 0.3f))), 1e-5f);
+}
+
+TEST(Tiles, RectFollowsInriaGetRect) {
+  // 4 x 3 tiles.
+  TileRect a = tileRect(8, 8, 3, 4, 3);
+  EXPECT_EQ(a.x0, 0);
+  EXPECT_EQ(a.x1, 1);
+  EXPECT_EQ(a.y0, 0);
+  EXPECT_EQ(a.y1, 1);
+  TileRect b = tileRect(16, 16, 1, 4, 3);  // straddles the corner of four tiles
+  EXPECT_EQ(b.x0, 0);
+  EXPECT_EQ(b.x1, 2);
+  EXPECT_EQ(b.y0, 0);
+  EXPECT_EQ(b.y1, 2);
+  TileRect c = tileRect(-40, 20, 5, 4, 3);  // left of the image
+  EXPECT_EQ(c.area(), 0);
+  TileRect d = tileRect(30, 30, 100, 4, 3);  // covers everything, clamped to the grid
+  EXPECT_EQ(d.x0, 0);
+  EXPECT_EQ(d.x1, 4);
+  EXPECT_EQ(d.y0, 0);
+  EXPECT_EQ(d.y1, 3);
+  TileRect e = tileRect(63.9f, 47.9f, 0, 4, 3);  // radius 0: upper bound rounds up to the next tile
+  EXPECT_EQ(e.x0, 3);
+  EXPECT_EQ(e.x1, 4);
+}
+
+TEST(RadixSort, StableAndMatchesStdStableSort) {
+  std::vector<uint64_t> keys;
+  uint64_t state = 42;
+  for (int i = 0; i < 20000; ++i) {
+    state = state * 6364136223846793005ull + 1;
+    keys.push_back((state >> 20) & 0xfffffffffull);  // many duplicates in the top bits
+  }
+  for (auto& k : keys) k &= ~0xffull;  // force ties
+  std::vector<uint32_t> values(keys.size());
+  std::iota(values.begin(), values.end(), 0u);
+  std::vector<std::pair<uint64_t, uint32_t>> ref;
+  for (size_t i = 0; i < keys.size(); ++i) ref.emplace_back(keys[i], values[i]);
+  std::stable_sort(ref.begin(), ref.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  radixSortPairs(keys, values, 36);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(keys[i], ref[i].first);
+    ASSERT_EQ(values[i], ref[i].second);
+  }
+}
+
+TEST(Render, SingleGaussianCentrePixelIsAlphaBlendedOverBackground) {
+  Camera cam = identityCamera(32, 32, 40.0f);
+  GaussianCloud c = oneGaussian({0, 0, 3}, 0.2f, 0.7f, {1.0f, 0.5f, 0.25f});
+  RenderObject obj{&c, Mat4{}};
+  RenderSettings rs;
+  rs.background = {0, 0, 1};
+  ImageRGBA img = renderCpu({&obj, 1}, cam, rs);
+  // Pixel (15, 15)'s centre is 0.5 px from the mean in x and y.
+  const float var = (40.0f * 0.2f / 3.0f) * (40.0f * 0.2f / 3.0f) + 0.3f;
+  const float alpha = 0.7f * std::exp(-0.5f * (0.25f + 0.25f) / var);
+  const float* p = img.at(15, 15);
+  EXPECT_NEAR(p[0], alpha * 1.0f, 1e-5f);
+  EXPECT_NEAR(p[1], alpha * 0.5f, 1e-5f);
+  EXPECT_NEAR(p[2], alpha * 0.25f + (1 - alpha), 1e-5f);
+  EXPECT_NEAR(p[3], alpha, 1e-5f);
+  // A corner pixel far outside 3 sigma only sees the background.
+  EXPECT_EQ(img.at(0, 0)[2], 1.0f);
+  EXPECT_EQ(img.at(0, 0)[3], 0.0f);
+}
+
+// Brute-force reference: for each pixel, every visible splat whose tile rect contains the pixel's tile,
+// in depth order (ties by slot), blended with blendPixel. No key generation, radix sort or ranges.
+ImageRGBA bruteForce(const GaussianCloud& cloud, const Camera& cam, Vec3 bg) {
+  std::vector<ProjectedSplat> ps;
+  for (size_t i = 0; i < cloud.size(); ++i) {
+    ProjectedSplat s;
+    if (projectSplat(cloud.positions[i], covarianceFromScaleRotation(cloud.scales[i], cloud.rotations[i]),
+                     cloud.opacities[i], cloud.sh_degree, cloud.shOf(i).data(), cloud.positions[i] - cam.position(),
+                     cloud.color_space, cam, false, &s))
+      ps.push_back(s);
+  }
+  std::vector<uint32_t> by_depth(ps.size());
+  std::iota(by_depth.begin(), by_depth.end(), 0u);
+  std::stable_sort(by_depth.begin(), by_depth.end(), [&](uint32_t a, uint32_t b) { return ps[a].depth < ps[b].depth; });
+  ImageRGBA img(cam.width, cam.height);
+  for (int y = 0; y < cam.height; ++y)
+    for (int x = 0; x < cam.width; ++x) {
+      int tx = x / kTileSize, ty = y / kTileSize;
+      std::vector<uint32_t> order;
+      for (uint32_t i : by_depth)
+        if (tx >= ps[i].tiles.x0 && tx < ps[i].tiles.x1 && ty >= ps[i].tiles.y0 && ty < ps[i].tiles.y1) order.push_back(i);
+      PixelResult r = blendPixel(ps, order, x, y, bg);
+      float* o = img.at(x, y);
+      o[0] = r.color.x, o[1] = r.color.y, o[2] = r.color.z, o[3] = 1 - r.transmittance;
+    }
+  return img;
+}
+
+TEST(Render, MatchesBruteForcePerPixelReference) {
+  GaussianCloud c = test::randomCloud(600, 3, 5);
+  for (Vec3& p : c.positions) p = p + Vec3{0, 0, 3.5f};
+  Camera cam = identityCamera(80, 56, 60.0f);
+  RenderObject obj{&c, Mat4{}};
+  RenderSettings rs;
+  rs.background = {0.1f, 0.2f, 0.3f};
+  ImageRGBA fast = renderCpu({&obj, 1}, cam, rs);
+  ImageRGBA ref = bruteForce(c, cam, rs.background);
+  for (size_t i = 0; i < fast.pixels.size(); ++i) ASSERT_EQ(fast.pixels[i], ref.pixels[i]) << "float " << i;
+}
+
+TEST(Render, ObjectsShareOneGlobalDepthOrder) {
+  // Two interleaved layers split across two objects: rendering them as two objects (either order) must
+  // equal rendering one merged cloud, which is only true with a single global sort.
+  GaussianCloud a = test::randomCloud(300, 1, 1), b = test::randomCloud(300, 1, 2);
+  for (Vec3& p : a.positions) p = p + Vec3{0, 0, 3};
+  for (Vec3& p : b.positions) p = p + Vec3{0.1f, 0, 3};
+  GaussianCloud merged = a;
+  merged.positions.insert(merged.positions.end(), b.positions.begin(), b.positions.end());
+  merged.scales.insert(merged.scales.end(), b.scales.begin(), b.scales.end());
+  merged.rotations.insert(merged.rotations.end(), b.rotations.begin(), b.rotations.end());
+  merged.opacities.insert(merged.opacities.end(), b.opacities.begin(), b.opacities.end());
+  merged.sh.insert(merged.sh.end(), b.sh.begin(), b.sh.end());
+  Camera cam = identityCamera(64, 64, 50.0f);
+  RenderObject ab[2] = {{&a, Mat4{}}, {&b, Mat4{}}};
+  RenderObject ba[2] = {{&b, Mat4{}}, {&a, Mat4{}}};
+  RenderObject m{&merged, Mat4{}};
+  ImageRGBA img_ab = renderCpu(ab, cam, {}), img_ba = renderCpu(ba, cam, {}), img_m = renderCpu({&m, 1}, cam, {});
+  EXPECT_EQ(img_ab.pixels, img_m.pixels);
+  // Swapping object order only changes tie-breaking between exactly equal depths (none here).
+  ImageDiff d = compareImages(img_ab, img_ba);
+  EXPECT_EQ(d.max_abs, 0.0);
+}
+
+TEST(Render, ObjectTransformEqualsPretransformedCloud) {
+  GaussianCloud c = test::randomCloud(400, 0, 9);
+  const float angle = 0.7f;
+  Quat q{std::cos(angle / 2), 0, std::sin(angle / 2), 0};
+  Mat4 model = Mat4::fromLinearTranslation(rotationMatrix(q) * Mat3::diagonal({1.5f, 1.5f, 1.5f}), Vec3{0.2f, -0.1f, 4});
+  GaussianCloud moved = c;
+  for (size_t i = 0; i < c.size(); ++i) {
+    moved.positions[i] = transformPoint(model, c.positions[i]);
+    moved.rotations[i] = normalize(q * c.rotations[i]);
+    moved.scales[i] = c.scales[i] * 1.5f;
+  }
+  Camera cam = identityCamera(64, 48, 45.0f);
+  RenderObject a{&c, model}, b{&moved, Mat4{}};
+  ImageDiff d = compareImages(renderCpu({&a, 1}, cam, {}), renderCpu({&b, 1}, cam, {}));
+  EXPECT_GT(d.psnr, 70.0) << "max abs " << d.max_abs;
+}
+
+TEST(Render, SameImageForAnyThreadCount) {
+  GaussianCloud c = test::randomCloud(2000, 2, 3);
+  for (Vec3& p : c.positions) p = p + Vec3{0, 0, 3};
+  Camera cam = identityCamera(96, 64, 60.0f);
+  RenderObject obj{&c, Mat4{}};
+  setenv("SPLATFORGE_THREADS", "1", 1);
+  ImageRGBA one = renderCpu({&obj, 1}, cam, {});
+  setenv("SPLATFORGE_THREADS", "4", 1);
+  ImageRGBA four = renderCpu({&obj, 1}, cam, {});
+  unsetenv("SPLATFORGE_THREADS");
+  EXPECT_EQ(one.pixels, four.pixels);
+}
+
+TEST(Render, StopsAtTransmittanceFloor) {
+  // Gaussians stacked on the axis, front to back: red (alpha clamped to 0.99, T -> 0.01), green (alpha
+  // about 0.5, T -> about 0.005), then blue ones (alpha 0.99): the next T would be 5e-5 < 1e-4, so the
+  // pixel stops there and blue never contributes.
+  GaussianCloud c;
+  c.resize(40, 0);
+  for (size_t i = 0; i < 40; ++i) {
+    c.positions[i] = {0, 0, 2.0f + 0.1f * static_cast<float>(i)};
+    c.scales[i] = {0.5f, 0.5f, 0.5f};
+    c.opacities[i] = i == 1 ? 0.5f : 1.0f;
+    Vec3 col = i == 0 ? Vec3{1, 0, 0} : (i == 1 ? Vec3{0, 1, 0} : Vec3{0, 0, 1});
+    for (int k = 0; k < 3; ++k) c.sh[i * 3 + static_cast<size_t>(k)] = colorToShDc(col[k]);
+  }
+  Camera cam = identityCamera(32, 32, 30.0f);
+  RenderObject obj{&c, Mat4{}};
+  ImageRGBA img = renderCpu({&obj, 1}, cam, {});
+  const float* p = img.at(15, 15);
+  EXPECT_NEAR(p[0], 0.99f, 1e-6f);
+  EXPECT_NEAR(p[1], 0.005f, 2e-4f);
+  EXPECT_EQ(p[2], 0.0f);
+  EXPECT_NEAR(p[3], 0.995f, 2e-4f);
+}
+
+}  // namespace
+}  // namespace sf

@@ -1,0 +1,43 @@
+// Helpers shared by the test suites.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/gaussian_cloud.h"
+#include "core/image.h"
+#include <gtest/gtest.h>
+
+namespace sf::test {
+
+// Directory of the shared real-data assets: $SPLATFORGE_ASSETS, else <source>/../shared/assets.
+std::string assetsDir();
+// Full path of an asset (e.g. "splats/biker.spz"); empty when the file does not exist.
+std::string assetPath(const std::string& relative);
+
+// Skips the current test with a clear message when an asset is absent; returns its path.
+#define SF_REQUIRE_ASSET(var, relative)                                                                   \
+  std::string var = ::sf::test::assetPath(relative);                                                    \
+  if (var.empty()) GTEST_SKIP() << "asset " << relative << " not found under " << ::sf::test::assetsDir() \
+                                << " (set SPLATFORGE_ASSETS to the shared assets directory)"
+
+// A fresh empty directory under the build tree for one test's files.
+std::string tempDir(const std::string& test_name);
+
+// A random, valid cloud: positions in [-1, 1]^3, scales in [0.005, 0.2], unit rotations, opacities in
+// [0.05, 0.95], SH coefficients in [-0.5, 0.5] (DC in [-1.5, 1.5]). Deterministic for a seed.
+GaussianCloud randomCloud(size_t n, int sh_degree, uint32_t seed);
+
+// Golden image check: compares `image` with the PNG at tests/golden/<name>.png. On failure writes
+// <name>.actual.png and <name>.diff.png into the build directory and reports PSNR, max difference and
+// the fraction of pixels over 2/255. Set SPLATFORGE_UPDATE_GOLDEN=1 to (re)write the golden file.
+struct GoldenTolerance {
+  double min_psnr = 40.0;           // dB over RGB
+  double max_fraction_over = 0.01;  // pixels whose max channel difference exceeds 2/255
+};
+::testing::AssertionResult matchesGolden(const std::string& name, const ImageRGBA& image, GoldenTolerance tolerance);
+
+// Runs the splatforge binary with arguments; returns the exit code and captures stdout+stderr.
+int runCli(const std::string& args, std::string* output);
+
+}  // namespace sf::test
