@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev
   zlib1g-dev libzstd-dev
   nlohmann-json3-dev libfmt-dev libstb-dev libcli11-dev
+  libvulkan-dev libvulkan-volk-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   python3
 )
 

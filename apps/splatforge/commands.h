@@ -24,7 +24,9 @@ struct RenderOptions {
   std::string output;           // .png
   std::optional<int> width, height;
   std::string camera;           // camera JSON path, optional
-  std::string backend = "cpu";
+  std::string backend = "auto";  // auto (Vulkan when a device exists), vulkan or cpu
+  std::string device;            // Vulkan device index or name substring
+  bool validation = false;       // Vulkan validation layers
   std::string background;       // "R,G,B"
   std::string save_float;       // .npy
   bool antialiased = false;
@@ -36,6 +38,9 @@ struct DemoOptions {
   std::string output = "demo.png";
   int width = 960, height = 540;
   std::string save_float;
+  std::string backend = "auto";
+  std::string device;
+  bool validation = false;
 };
 int runDemo(const DemoOptions& o);
 

@@ -28,7 +28,11 @@ int main(int argc, char** argv) {
   c_ren->add_option("--width", ren.width, "Image width (default 1280, or the camera's)")->check(CLI::Range(1, 16384));
   c_ren->add_option("--height", ren.height, "Image height (default 720, or the camera's)")->check(CLI::Range(1, 16384));
   c_ren->add_option("--camera", ren.camera, "Camera JSON (intrinsics + world_to_camera, or look-at)");
-  c_ren->add_option("--backend", ren.backend, "Renderer backend (cpu)");
+  c_ren->add_option("--backend", ren.backend, "Renderer: auto (Vulkan when a device exists), vulkan or cpu")
+      ->check(CLI::IsMember({"auto", "vulkan", "cpu"}))
+      ->capture_default_str();
+  c_ren->add_option("--device", ren.device, "Vulkan device: index or part of its name");
+  c_ren->add_flag("--validation", ren.validation, "Enable Vulkan validation layers");
   c_ren->add_option("--bg", ren.background, "Background colour R,G,B in [0, 1] (default 0,0,0)");
   c_ren->add_option("--save-float", ren.save_float, "Also write the float RGBA image as .npy");
   c_ren->add_flag("--antialiased", ren.antialiased, "Antialiased mode (opacity compensation) for every object");
@@ -40,6 +44,11 @@ int main(int argc, char** argv) {
   c_demo->add_option("--width", demo.width, "Image width")->check(CLI::Range(1, 16384))->capture_default_str();
   c_demo->add_option("--height", demo.height, "Image height")->check(CLI::Range(1, 16384))->capture_default_str();
   c_demo->add_option("--save-float", demo.save_float, "Also write the float RGBA image as .npy");
+  c_demo->add_option("--backend", demo.backend, "Renderer: auto (Vulkan when a device exists), vulkan or cpu")
+      ->check(CLI::IsMember({"auto", "vulkan", "cpu"}))
+      ->capture_default_str();
+  c_demo->add_option("--device", demo.device, "Vulkan device: index or part of its name");
+  c_demo->add_flag("--validation", demo.validation, "Enable Vulkan validation layers");
 
   BenchOptions bench;
   auto* c_bench = app.add_subcommand("bench", "Measure load throughput and CPU render time on the biker capture");

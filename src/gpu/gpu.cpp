@@ -1,0 +1,428 @@
+#include "gpu/gpu.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <mutex>
+
+#include "core/error.h"
+
+namespace sf::gpu {
+
+namespace {
+
+std::once_flag g_volk_once;
+bool g_volk_ok = false;
+
+bool initVolk() {
+  std::call_once(g_volk_once, [] { g_volk_ok = volkInitialize() == VK_SUCCESS; });
+  return g_volk_ok;
+}
+
+VKAPI_ATTR VkBool32 VKAPI_CALL onDebugMessage(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                              VkDebugUtilsMessageTypeFlagsEXT, const VkDebugUtilsMessengerCallbackDataEXT* data,
+                                              void* user) {
+  if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) {
+    static_cast<Context*>(user)->recordValidationError(data->pMessage ? data->pMessage : "(no message)");
+  }
+  return VK_FALSE;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+int typeRank(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 3;
+    default: return 4;
+  }
+}
+
+VkInstance createInstance(bool validation, bool* debug_utils) {
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "splatforge";
+  app.pEngineName = "splatforge";
+  app.apiVersion = VK_API_VERSION_1_3;
+  std::vector<const char*> layers, extensions;
+  uint32_t n = 0;
+  vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> exts(n);
+  vkEnumerateInstanceExtensionProperties(nullptr, &n, exts.data());
+  *debug_utils = std::any_of(exts.begin(), exts.end(),
+                             [](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) == 0; });
+  if (*debug_utils) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  if (validation) {
+    vkEnumerateInstanceLayerProperties(&n, nullptr);
+    std::vector<VkLayerProperties> props(n);
+    vkEnumerateInstanceLayerProperties(&n, props.data());
+    bool found = std::any_of(props.begin(), props.end(),
+                             [](const VkLayerProperties& p) { return std::strcmp(p.layerName, "VK_LAYER_KHRONOS_validation") == 0; });
+    if (!found) throw Error("Vulkan validation requested but VK_LAYER_KHRONOS_validation is not installed (Debian: vulkan-validationlayers)");
+    if (!*debug_utils) throw Error("Vulkan validation requested but VK_EXT_debug_utils is unavailable");
+    layers.push_back("VK_LAYER_KHRONOS_validation");
+  }
+  VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  ci.pApplicationInfo = &app;
+  ci.enabledLayerCount = static_cast<uint32_t>(layers.size());
+  ci.ppEnabledLayerNames = layers.data();
+  ci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  ci.ppEnabledExtensionNames = extensions.data();
+  VkInstance instance = VK_NULL_HANDLE;
+  SF_VK_CHECK(vkCreateInstance(&ci, nullptr, &instance));
+  volkLoadInstanceOnly(instance);
+  return instance;
+}
+
+DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
+  VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props.pNext = &sub;
+  vkGetPhysicalDeviceProperties2(pd, &props);
+  VkPhysicalDeviceMemoryProperties mem;
+  vkGetPhysicalDeviceMemoryProperties(pd, &mem);
+  DeviceInfo d;
+  d.index = index;
+  d.name = props.properties.deviceName;
+  d.type = props.properties.deviceType;
+  d.api_version = props.properties.apiVersion;
+  d.subgroup_size = sub.subgroupSize;
+  for (uint32_t h = 0; h < mem.memoryHeapCount; ++h)
+    if (mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) d.device_local_bytes += mem.memoryHeaps[h].size;
+  return d;
+}
+
+std::vector<VkPhysicalDevice> physicalDevices(VkInstance instance) {
+  uint32_t n = 0;
+  vkEnumeratePhysicalDevices(instance, &n, nullptr);
+  std::vector<VkPhysicalDevice> devices(n);
+  vkEnumeratePhysicalDevices(instance, &n, devices.data());
+  return devices;
+}
+
+}  // namespace
+
+void check(VkResult result, const char* call, const char* file, int line) {
+  if (result == VK_SUCCESS) return;
+  throw Error(std::string(file) + ":" + std::to_string(line) + ": " + call + " failed: " + resultName(result));
+}
+
+const char* resultName(VkResult r) {
+  switch (r) {
+    case VK_SUCCESS: return "VK_SUCCESS";
+    case VK_NOT_READY: return "VK_NOT_READY";
+    case VK_TIMEOUT: return "VK_TIMEOUT";
+    case VK_INCOMPLETE: return "VK_INCOMPLETE";
+    case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+    case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
+    case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
+    case VK_ERROR_MEMORY_MAP_FAILED: return "VK_ERROR_MEMORY_MAP_FAILED";
+    case VK_ERROR_LAYER_NOT_PRESENT: return "VK_ERROR_LAYER_NOT_PRESENT";
+    case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
+    case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
+    case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
+    case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
+    case VK_ERROR_FORMAT_NOT_SUPPORTED: return "VK_ERROR_FORMAT_NOT_SUPPORTED";
+    case VK_ERROR_OUT_OF_POOL_MEMORY: return "VK_ERROR_OUT_OF_POOL_MEMORY";
+    default: return "VkResult (other)";
+  }
+}
+
+const char* DeviceInfo::typeName() const {
+  switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+    default: return "other";
+  }
+}
+
+std::vector<DeviceInfo> listDevices() {
+  std::vector<DeviceInfo> out;
+  if (!initVolk()) return out;
+  try {
+    bool debug_utils = false;
+    VkInstance instance = createInstance(false, &debug_utils);
+    auto devices = physicalDevices(instance);
+    for (uint32_t i = 0; i < devices.size(); ++i) out.push_back(describe(devices[i], i));
+    vkDestroyInstance(instance, nullptr);
+  } catch (const Error&) {
+    out.clear();
+  }
+  return out;
+}
+
+bool vulkanAvailable() {
+  for (const DeviceInfo& d : listDevices())
+    if (d.api_version >= VK_API_VERSION_1_2) return true;
+  return false;
+}
+
+Context::Context(const ContextOptions& options) : validation_(options.validation) {
+  if (!initVolk()) throw Error("Vulkan loader (libvulkan.so.1) not found; install libvulkan1 and a driver (Debian: mesa-vulkan-drivers)");
+  instance_ = createInstance(options.validation, &debug_utils_);
+  if (debug_utils_ && options.validation) {
+    VkDebugUtilsMessengerCreateInfoEXT mi{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+    mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
+    mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+    mi.pfnUserCallback = onDebugMessage;
+    mi.pUserData = this;
+    SF_VK_CHECK(vkCreateDebugUtilsMessengerEXT(instance_, &mi, nullptr, &messenger_));
+  }
+  auto devices = physicalDevices(instance_);
+  if (devices.empty()) {
+    vkDestroyInstance(instance_, nullptr);
+    throw Error("no Vulkan device found (for a CPU device install mesa-vulkan-drivers)");
+  }
+  std::vector<DeviceInfo> infos;
+  for (uint32_t i = 0; i < devices.size(); ++i) infos.push_back(describe(devices[i], i));
+  int chosen = -1;
+  if (!options.device.empty()) {
+    bool numeric = std::all_of(options.device.begin(), options.device.end(), [](unsigned char c) { return std::isdigit(c); });
+    for (const DeviceInfo& d : infos)
+      if ((numeric && std::to_string(d.index) == options.device) || (!numeric && lower(d.name).find(lower(options.device)) != std::string::npos)) {
+        chosen = static_cast<int>(d.index);
+        break;
+      }
+    if (chosen < 0) {
+      std::string names;
+      for (const DeviceInfo& d : infos) names += (names.empty() ? "" : ", ") + std::to_string(d.index) + ": " + d.name;
+      vkDestroyInstance(instance_, nullptr);
+      throw Error("Vulkan device '" + options.device + "' not found (available: " + names + ")");
+    }
+  } else {
+    for (const DeviceInfo& d : infos)
+      if (d.api_version >= VK_API_VERSION_1_2 && (chosen < 0 || typeRank(d.type) < typeRank(infos[static_cast<size_t>(chosen)].type)))
+        chosen = static_cast<int>(d.index);
+    if (chosen < 0) chosen = 0;
+  }
+  physical_ = devices[static_cast<size_t>(chosen)];
+  info_ = infos[static_cast<size_t>(chosen)];
+  if (info_.api_version < VK_API_VERSION_1_2) throw Error("Vulkan device " + info_.name + " supports only Vulkan < 1.2");
+
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(physical_, &props);
+  max_push_constants_ = props.limits.maxPushConstantsSize;
+  max_shared_memory_ = props.limits.maxComputeSharedMemorySize;
+  timestamp_period_ns_ = props.limits.timestampPeriod;
+  vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
+
+  uint32_t qn = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &qn, nullptr);
+  std::vector<VkQueueFamilyProperties> families(qn);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &qn, families.data());
+  bool found = false;
+  for (uint32_t i = 0; i < qn && !found; ++i)
+    if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) queue_family_ = i, found = true;
+  if (!found) throw Error("Vulkan device " + info_.name + " has no compute queue");
+
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceFeatures2 supported{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  supported.pNext = &f12;
+  vkGetPhysicalDeviceFeatures2(physical_, &supported);
+  if (!f12.bufferDeviceAddress || !f12.scalarBlockLayout)
+    throw Error("Vulkan device " + info_.name + " lacks bufferDeviceAddress or scalarBlockLayout");
+  VkPhysicalDeviceVulkan12Features enable12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  enable12.bufferDeviceAddress = VK_TRUE;
+  enable12.scalarBlockLayout = VK_TRUE;
+  VkPhysicalDeviceFeatures2 enable{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  enable.pNext = &enable12;
+  enable.features.shaderInt64 = supported.features.shaderInt64;
+
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  qi.queueFamilyIndex = queue_family_;
+  qi.queueCount = 1;
+  qi.pQueuePriorities = &priority;
+  VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  di.pNext = &enable;
+  di.queueCreateInfoCount = 1;
+  di.pQueueCreateInfos = &qi;
+  SF_VK_CHECK(vkCreateDevice(physical_, &di, nullptr, &device_));
+  volkLoadDevice(device_);
+  vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+  setName(VK_OBJECT_TYPE_QUEUE, reinterpret_cast<uint64_t>(queue_), "compute queue");
+
+  VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pi.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT | VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pi.queueFamilyIndex = queue_family_;
+  SF_VK_CHECK(vkCreateCommandPool(device_, &pi, nullptr, &pool_));
+  setName(VK_OBJECT_TYPE_COMMAND_POOL, reinterpret_cast<uint64_t>(pool_), "command pool");
+  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  SF_VK_CHECK(vkCreateFence(device_, &fi, nullptr, &fence_));
+  setName(VK_OBJECT_TYPE_FENCE, reinterpret_cast<uint64_t>(fence_), "submit fence");
+}
+
+Context::~Context() {
+  if (device_) {
+    vkDeviceWaitIdle(device_);
+    vkDestroyFence(device_, fence_, nullptr);
+    vkDestroyCommandPool(device_, pool_, nullptr);
+    vkDestroyDevice(device_, nullptr);
+  }
+  if (messenger_) vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
+  if (instance_) vkDestroyInstance(instance_, nullptr);
+}
+
+void Context::recordValidationError(const char* message) {
+  ++validation_errors_;
+  last_validation_error_ = message;
+}
+
+void Context::setName(VkObjectType type, uint64_t handle, const std::string& name) const {
+  if (!debug_utils_ || !device_ || !vkSetDebugUtilsObjectNameEXT) return;
+  VkDebugUtilsObjectNameInfoEXT ni{VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
+  ni.objectType = type;
+  ni.objectHandle = handle;
+  ni.pObjectName = name.c_str();
+  vkSetDebugUtilsObjectNameEXT(device_, &ni);
+}
+
+uint32_t Context::memoryType(uint32_t bits, VkMemoryPropertyFlags flags) const {
+  for (uint32_t i = 0; i < memory_.memoryTypeCount; ++i)
+    if ((bits & (1u << i)) && (memory_.memoryTypes[i].propertyFlags & flags) == flags) return i;
+  throw Error("no Vulkan memory type with the required properties");
+}
+
+Buffer Context::createBuffer(VkDeviceSize size, bool host_visible, const std::string& name) {
+  Buffer b;
+  b.ctx = this;
+  b.size = std::max<VkDeviceSize>(size, 16);
+  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bi.size = b.size;
+  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+             VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
+  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  SF_VK_CHECK(vkCreateBuffer(device_, &bi, nullptr, &b.buffer));
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device_, b.buffer, &req);
+  VkMemoryAllocateFlagsInfo fl{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
+  fl.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
+  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  ai.pNext = &fl;
+  ai.allocationSize = req.size;
+  ai.memoryTypeIndex = memoryType(req.memoryTypeBits, host_visible ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+                                                                   : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  VkResult r = vkAllocateMemory(device_, &ai, nullptr, &b.memory);
+  if (r != VK_SUCCESS)
+    throw Error("cannot allocate " + std::to_string(req.size) + " bytes of Vulkan memory for '" + name + "': " + resultName(r));
+  SF_VK_CHECK(vkBindBufferMemory(device_, b.buffer, b.memory, 0));
+  VkBufferDeviceAddressInfo ad{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
+  ad.buffer = b.buffer;
+  b.address = vkGetBufferDeviceAddress(device_, &ad);
+  if (host_visible) SF_VK_CHECK(vkMapMemory(device_, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped));
+  setName(VK_OBJECT_TYPE_BUFFER, reinterpret_cast<uint64_t>(b.buffer), name);
+  setName(VK_OBJECT_TYPE_DEVICE_MEMORY, reinterpret_cast<uint64_t>(b.memory), name + " memory");
+  return b;
+}
+
+VkCommandBuffer Context::begin() {
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = pool_;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cmd;
+  SF_VK_CHECK(vkAllocateCommandBuffers(device_, &ai, &cmd));
+  setName(VK_OBJECT_TYPE_COMMAND_BUFFER, reinterpret_cast<uint64_t>(cmd), "frame commands");
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  SF_VK_CHECK(vkBeginCommandBuffer(cmd, &bi));
+  return cmd;
+}
+
+void Context::submit(VkCommandBuffer cmd) {
+  SF_VK_CHECK(vkEndCommandBuffer(cmd));
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd;
+  SF_VK_CHECK(vkResetFences(device_, 1, &fence_));
+  SF_VK_CHECK(vkQueueSubmit(queue_, 1, &si, fence_));
+  SF_VK_CHECK(vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX));
+  vkFreeCommandBuffers(device_, pool_, 1, &cmd);
+}
+
+Buffer& Buffer::operator=(Buffer&& o) noexcept {
+  if (this != &o) {
+    reset();
+    ctx = o.ctx, buffer = o.buffer, memory = o.memory, size = o.size, address = o.address, mapped = o.mapped;
+    o.buffer = VK_NULL_HANDLE, o.memory = VK_NULL_HANDLE, o.mapped = nullptr, o.size = 0, o.address = 0;
+  }
+  return *this;
+}
+
+void Buffer::reset() {
+  if (ctx && buffer) {
+    vkDestroyBuffer(ctx->device(), buffer, nullptr);
+    vkFreeMemory(ctx->device(), memory, nullptr);
+  }
+  buffer = VK_NULL_HANDLE, memory = VK_NULL_HANDLE, mapped = nullptr, size = 0, address = 0;
+}
+
+uint32_t spirvLocalSizeX(std::span<const uint32_t> spirv) {
+  // Header is 5 words; then instructions: word count in the high 16 bits, opcode in the low 16.
+  constexpr uint32_t kOpExecutionMode = 16, kLocalSize = 17;
+  for (size_t i = 5; i < spirv.size();) {
+    uint32_t count = spirv[i] >> 16, op = spirv[i] & 0xffffu;
+    if (count == 0 || i + count > spirv.size()) break;
+    if (op == kOpExecutionMode && count >= 4 && spirv[i + 2] == kLocalSize) return spirv[i + 3];
+    i += count;
+  }
+  return 0;
+}
+
+ComputePipeline::ComputePipeline(Context& ctx, std::span<const uint32_t> spirv, uint32_t push_size, uint32_t local_size_x,
+                                 const std::string& name)
+    : ctx_(ctx) {
+  uint32_t shader_size = spirvLocalSizeX(spirv);
+  if (shader_size != local_size_x)
+    throw Error("pipeline " + name + ": shader workgroup size " + std::to_string(shader_size) + " differs from the host's " +
+                std::to_string(local_size_x));
+  if (push_size > ctx.maxPushConstants())
+    throw Error("pipeline " + name + ": push constants of " + std::to_string(push_size) + " bytes exceed the device limit " +
+                std::to_string(ctx.maxPushConstants()));
+  VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  mi.codeSize = spirv.size() * 4;
+  mi.pCode = spirv.data();
+  VkShaderModule module;
+  SF_VK_CHECK(vkCreateShaderModule(ctx.device(), &mi, nullptr, &module));
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size};
+  VkPipelineLayoutCreateInfo li{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  li.pushConstantRangeCount = 1;
+  li.pPushConstantRanges = &range;
+  SF_VK_CHECK(vkCreatePipelineLayout(ctx.device(), &li, nullptr, &layout_));
+  VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+  ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  ci.stage.module = module;
+  ci.stage.pName = "main";
+  ci.layout = layout_;
+  VkResult r = vkCreateComputePipelines(ctx.device(), VK_NULL_HANDLE, 1, &ci, nullptr, &pipeline_);
+  vkDestroyShaderModule(ctx.device(), module, nullptr);
+  check(r, "vkCreateComputePipelines", __FILE__, __LINE__);
+  ctx.setName(VK_OBJECT_TYPE_PIPELINE, reinterpret_cast<uint64_t>(pipeline_), name);
+  ctx.setName(VK_OBJECT_TYPE_PIPELINE_LAYOUT, reinterpret_cast<uint64_t>(layout_), name + " layout");
+}
+
+ComputePipeline::~ComputePipeline() {
+  vkDestroyPipeline(ctx_.device(), pipeline_, nullptr);
+  vkDestroyPipelineLayout(ctx_.device(), layout_, nullptr);
+}
+
+void computeBarrier(VkCommandBuffer cmd) {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_INDIRECT_COMMAND_READ_BIT |
+                     VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
+                       &mb, 0, nullptr, 0, nullptr);
+}
+
+}  // namespace sf::gpu

@@ -1,0 +1,143 @@
+// Thin Vulkan layer (through volk): a headless compute context, buffers with device addresses,
+// compute pipelines from embedded SPIR-V, one-shot command submission, timestamps and debug names.
+// Every VkResult is checked (release builds too) and failures throw sf::Error with file and line.
+#pragma once
+
+#include <volk.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace sf::gpu {
+
+// Throws sf::Error("<file>:<line>: <call> failed: <VkResult name>") unless result is VK_SUCCESS.
+void check(VkResult result, const char* call, const char* file, int line);
+#define SF_VK_CHECK(call) ::sf::gpu::check((call), #call, __FILE__, __LINE__)
+const char* resultName(VkResult result);
+
+struct DeviceInfo {
+  uint32_t index = 0;
+  std::string name;
+  VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
+  uint32_t api_version = 0;
+  uint32_t subgroup_size = 0;
+  uint64_t device_local_bytes = 0;
+  const char* typeName() const;
+};
+
+struct ContextOptions {
+  // Khronos validation layer with a messenger that counts errors (see Context::validationErrors).
+  bool validation = false;
+  // Device by index ("0") or by a case-insensitive substring of its name; empty: discrete > integrated >
+  // virtual > CPU.
+  std::string device;
+};
+
+// True when the Vulkan loader is present and at least one device supports Vulkan 1.2 compute with
+// buffer device addresses. Never throws.
+bool vulkanAvailable();
+// Devices the loader reports (empty when there is no loader). Never throws.
+std::vector<DeviceInfo> listDevices();
+
+struct Buffer;
+
+class Context {
+ public:
+  explicit Context(const ContextOptions& options = {});
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const DeviceInfo& info() const { return info_; }
+  VkDevice device() const { return device_; }
+  VkPhysicalDevice physicalDevice() const { return physical_; }
+  VkQueue queue() const { return queue_; }
+  uint32_t maxPushConstants() const { return max_push_constants_; }
+  uint32_t maxSharedMemory() const { return max_shared_memory_; }
+  double timestampPeriodNs() const { return timestamp_period_ns_; }
+  bool validationEnabled() const { return validation_; }
+
+  // Validation messages of severity error seen so far, and the last such message.
+  uint32_t validationErrors() const { return validation_errors_; }
+  const std::string& lastValidationError() const { return last_validation_error_; }
+
+  // Debug name for any Vulkan object (no-op without VK_EXT_debug_utils).
+  void setName(VkObjectType type, uint64_t handle, const std::string& name) const;
+
+  // Device-local storage buffer with a device address (host_visible: mapped, host-coherent instead).
+  Buffer createBuffer(VkDeviceSize size, bool host_visible, const std::string& name);
+
+  // Records into a fresh primary command buffer; submit() waits for completion.
+  VkCommandBuffer begin();
+  void submit(VkCommandBuffer cmd);
+
+  // Internal, for the messenger callback.
+  void recordValidationError(const char* message);
+
+ private:
+  uint32_t memoryType(uint32_t bits, VkMemoryPropertyFlags flags) const;
+
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+  VkPhysicalDeviceMemoryProperties memory_{};
+  DeviceInfo info_;
+  uint32_t max_push_constants_ = 128, max_shared_memory_ = 16384;
+  double timestamp_period_ns_ = 1.0;
+  bool validation_ = false, debug_utils_ = false;
+  uint32_t validation_errors_ = 0;
+  std::string last_validation_error_;
+};
+
+// A buffer and its memory; move-only, freed on destruction.
+struct Buffer {
+  Context* ctx = nullptr;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkDeviceSize size = 0;
+  VkDeviceAddress address = 0;
+  void* mapped = nullptr;
+
+  Buffer() = default;
+  Buffer(Buffer&& o) noexcept { *this = std::move(o); }
+  Buffer& operator=(Buffer&& o) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() { reset(); }
+  void reset();
+};
+
+// A compute pipeline with a push-constant range and no descriptor sets (buffers are reached through
+// device addresses in the push constants).
+class ComputePipeline {
+ public:
+  // Checks the shader's LocalSize against `local_size_x` and the push size against the device limit.
+  ComputePipeline(Context& ctx, std::span<const uint32_t> spirv, uint32_t push_size, uint32_t local_size_x,
+                  const std::string& name);
+  ~ComputePipeline();
+  ComputePipeline(const ComputePipeline&) = delete;
+  ComputePipeline& operator=(const ComputePipeline&) = delete;
+
+  VkPipeline pipeline() const { return pipeline_; }
+  VkPipelineLayout layout() const { return layout_; }
+
+ private:
+  Context& ctx_;
+  VkPipelineLayout layout_ = VK_NULL_HANDLE;
+  VkPipeline pipeline_ = VK_NULL_HANDLE;
+};
+
+// Reads the LocalSize x of a compute shader's SPIR-V (0 when absent or given as a constant id).
+uint32_t spirvLocalSizeX(std::span<const uint32_t> spirv);
+
+// Barrier making all earlier compute/transfer writes visible to later compute/transfer/indirect reads.
+void computeBarrier(VkCommandBuffer cmd);
+
+}  // namespace sf::gpu

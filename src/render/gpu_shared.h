@@ -1,0 +1,122 @@
+// Layouts and limits shared by the C++ host code and the GLSL compute shaders of the Vulkan renderer.
+// Included by both; every struct uses only 4- and 8-byte scalars in an order that is the same under
+// C++ and GLSL scalar block layout (static_asserts on the C++ side check the sizes).
+#ifndef SF_RENDER_GPU_SHARED_H
+#define SF_RENDER_GPU_SHARED_H
+
+#ifdef __cplusplus
+#include <cstdint>
+namespace sf::gpu_layout {
+using uint = uint32_t;
+#define SF_REF(type) uint64_t
+#else
+#define SF_REF(type) type
+#endif
+
+// Threads per workgroup of the 1D passes (preprocess, scan, key emission, ranges): a multiple of every
+// subgroup size (8 on lavapipe, 32 on NVIDIA, 64 on AMD).
+#define SF_WG_SIZE 256
+// Elements per workgroup of the scan passes (4 per thread).
+#define SF_SCAN_BLOCK 1024
+// Radix sort: threads per workgroup (128 keeps per-subgroup digit counters within 16 KiB of shared
+// memory even with 8-wide subgroups), keys per workgroup block, digit bits.
+#define SF_SORT_WG 128
+#define SF_SORT_ROUNDS 16
+#define SF_SORT_BLOCK (SF_SORT_WG * SF_SORT_ROUNDS)
+#define SF_RADIX 256
+#define SF_MAX_SUBGROUPS (SF_SORT_WG / 8)
+// Raster tile edge (16x16 pixels, one thread each).
+#define SF_TILE 16
+
+#ifndef __cplusplus
+layout(buffer_reference, scalar) buffer Floats { float v[]; };
+layout(buffer_reference, scalar) buffer Uints { uint v[]; };
+layout(buffer_reference, scalar) buffer Vec2s { vec2 v[]; };
+layout(buffer_reference, scalar) buffer Vec4s { vec4 v[]; };
+layout(buffer_reference, scalar) buffer UVec2s { uvec2 v[]; };
+#endif
+
+// Per-object parameters (one entry per object of the frame), read by preprocess.
+struct GpuObject {
+  float object_to_world[12];  // rows 0..2 of the affine matrix, row-major
+  float cam_in_object[4];     // camera centre in object space (xyz), w unused
+  uint first_slot;            // first slot of this object's fixed range
+  uint count;                 // number of slots
+  uint sh_degree;
+  uint sh_base;               // float index of slot 0's SH in the frame SH buffer
+  uint sh_stride;             // floats per slot (3 * (degree + 1)^2)
+  uint flags;                 // bit 0: antialiased, bit 1: colours are linear (encode to sRGB)
+  uint pad0, pad1;
+};
+
+// Everything a frame's passes read: camera, sizes and buffer addresses.
+struct GpuFrame {
+  float world_to_camera[12];  // rows 0..2, row-major
+  float fx, fy, cx, cy;
+  float background[4];
+  uint width, height, tiles_x, tiles_y;
+  uint slot_count;   // total slots of the frame
+  uint key_capacity; // entries allocated for keys / values
+  uint pad0, pad1;
+  // Splat sink (inputs).
+  SF_REF(Floats) positions;      // 3 floats per slot
+  SF_REF(Floats) covariances;    // 6 floats per slot (xx xy xz yy yz zz), object space
+  SF_REF(Floats) opacities;      // 1 per slot
+  SF_REF(Floats) sh;             // per object, see GpuObject.sh_base
+  // Preprocess outputs.
+  SF_REF(Vec2s) means;           // pixel-index coordinates
+  SF_REF(Vec4s) conic_opacity;   // conic a, b, c, opacity
+  SF_REF(Vec4s) color_depth;     // rgb, view depth
+  SF_REF(UVec2s) rects;          // (x0 | y0 << 16, x1 | y1 << 16)
+  SF_REF(Uints) touched;         // tiles per slot; scanned in place to exclusive offsets
+  // Keys (ping-pong) and values.
+  SF_REF(Uints) keys_lo;         // depth bits
+  SF_REF(Uints) keys_hi;         // tile index
+  SF_REF(Uints) values;          // slot index
+  SF_REF(Uints) keys_lo_alt;
+  SF_REF(Uints) keys_hi_alt;
+  SF_REF(Uints) values_alt;
+  SF_REF(UVec2s) tile_ranges;    // per tile [begin, end)
+  SF_REF(Vec4s) image;           // width * height RGBA
+  SF_REF(Uints) counters;        // see SF_COUNTER_*
+};
+
+// counters[]: totals and indirect dispatch arguments written on the GPU.
+#define SF_COUNTER_KEYS 0          // total (tile, depth) keys this frame (may exceed capacity)
+#define SF_COUNTER_OVERFLOW 1      // 1 when keys exceeded key_capacity
+#define SF_COUNTER_SORT_BLOCKS 2   // radix sort workgroups (ceil(min(keys, cap) / SF_SORT_BLOCK))
+#define SF_COUNTER_HIST_COUNT 3    // SF_RADIX * sort blocks
+#define SF_COUNTER_VISIBLE 4       // slots touching at least one tile
+#define SF_COUNTER_DISPATCH_SORT 8   // 3 uints: indirect args for histogram / scatter
+#define SF_COUNTER_DISPATCH_HSCAN 12 // 3 uints: indirect args for scanning the histogram
+#define SF_COUNTER_DISPATCH_KEYS 16  // 3 uints: indirect args over keys (tile ranges)
+#define SF_COUNTER_SCAN_TOTAL 20     // scratch: total written by scan_blocks
+#define SF_COUNTER_SLOTS 21          // slot count, for the slot scan
+#define SF_COUNTER_WORDS 24
+
+#ifndef __cplusplus
+layout(buffer_reference, scalar) buffer FrameRef { GpuFrame f; };
+layout(buffer_reference, scalar) buffer ObjectsRef { GpuObject o[]; };
+#endif
+
+// Push constants of every pass.
+struct GpuPush {
+  SF_REF(FrameRef) frame;     // the frame's GpuFrame
+  SF_REF(ObjectsRef) objects; // GpuObject[] of the frame
+  SF_REF(Uints) scan_data;    // scan passes: array scanned in place
+  SF_REF(Uints) scan_sums;    // scan passes: per-block sums
+  SF_REF(Uints) scan_count;   // scan passes: where the element count is read
+  uint object_index;          // preprocess
+  uint shift;                 // radix pass: digit shift; also selects ping/pong (bit 8) and key word (bit 9)
+  uint pad0, pad1;
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(GpuObject) == 96, "GpuObject layout");
+static_assert(sizeof(GpuFrame) == 112 + 18 * 8, "GpuFrame layout");
+static_assert(sizeof(GpuPush) == 56, "GpuPush layout");
+}  // namespace sf::gpu_layout
+#undef SF_REF
+#endif
+
+#endif

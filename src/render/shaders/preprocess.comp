@@ -1,0 +1,114 @@
+#version 460
+// Preprocess one object's slots: transform, cull, EWA projection, conic, radius, SH colour, tile rect,
+// depth. Same math, in the same order, as projectSplat() in cpu_renderer.cpp.
+#include "common.glsl"
+
+layout(local_size_x = SF_WG_SIZE) in;
+
+const float C0 = 0.28209479177387814;
+const float C1 = 0.4886025119029199;
+const float C2[5] = float[](1.0925484305920792, -1.0925484305920792, 0.31539156525252005, -1.0925484305920792, 0.5462742152960396);
+const float C3[7] = float[](-0.5900435899266435, 2.890611442640554, -0.4570457994644658, 0.3731763325901154,
+                            -0.4570457994644658, 1.445305721320277, -0.5900435899266435);
+
+vec3 shCoeff(Floats sh, uint base, uint k) { return vec3(sh.v[base + 3u * k], sh.v[base + 3u * k + 1u], sh.v[base + 3u * k + 2u]); }
+
+vec3 evalSh(uint degree, Floats sh, uint base, vec3 dir) {
+  vec3 r = C0 * shCoeff(sh, base, 0u);
+  if (degree < 1u) return r;
+  float x = dir.x, y = dir.y, z = dir.z;
+  r += -C1 * y * shCoeff(sh, base, 1u) + C1 * z * shCoeff(sh, base, 2u) - C1 * x * shCoeff(sh, base, 3u);
+  if (degree < 2u) return r;
+  float xx = x * x, yy = y * y, zz = z * z, xy = x * y, yz = y * z, xz = x * z;
+  r += C2[0] * xy * shCoeff(sh, base, 4u) + C2[1] * yz * shCoeff(sh, base, 5u) +
+       C2[2] * (2.0 * zz - xx - yy) * shCoeff(sh, base, 6u) + C2[3] * xz * shCoeff(sh, base, 7u) +
+       C2[4] * (xx - yy) * shCoeff(sh, base, 8u);
+  if (degree < 3u) return r;
+  r += C3[0] * y * (3.0 * xx - yy) * shCoeff(sh, base, 9u) + C3[1] * xy * z * shCoeff(sh, base, 10u) +
+       C3[2] * y * (4.0 * zz - xx - yy) * shCoeff(sh, base, 11u) +
+       C3[3] * z * (2.0 * zz - 3.0 * xx - 3.0 * yy) * shCoeff(sh, base, 12u) +
+       C3[4] * x * (4.0 * zz - xx - yy) * shCoeff(sh, base, 13u) + C3[5] * z * (xx - yy) * shCoeff(sh, base, 14u) +
+       C3[6] * x * (xx - 3.0 * yy) * shCoeff(sh, base, 15u);
+  return r;
+}
+
+float srgbEncode(float l) { return l <= 0.0031308 ? 12.92 * l : 1.055 * pow(l, 1.0 / 2.4) - 0.055; }
+
+mat3 rows3(float m[12]) {  // rows 0..2 of a row-major 3x4 matrix, as a GLSL (column-major) mat3 M with M * v
+  return transpose(mat3(m[0], m[1], m[2], m[4], m[5], m[6], m[8], m[9], m[10]));
+}
+
+void main() {
+  GpuObject obj = pc.objects.o[pc.object_index];
+  uint i = gl_GlobalInvocationID.x;
+  if (i >= obj.count) return;
+  FrameRef fr = pc.frame;
+  uint slot = obj.first_slot + i;
+  fr.f.touched.v[slot] = 0u;
+
+  Floats pos = fr.f.positions, cov = fr.f.covariances;
+  vec3 p_obj = vec3(pos.v[3u * slot], pos.v[3u * slot + 1u], pos.v[3u * slot + 2u]);
+  mat3 L = rows3(obj.object_to_world);
+  vec3 p_world = L * p_obj + vec3(obj.object_to_world[3], obj.object_to_world[7], obj.object_to_world[11]);
+  mat3 W = rows3(fr.f.world_to_camera);
+  vec3 t = W * p_world + vec3(fr.f.world_to_camera[3], fr.f.world_to_camera[7], fr.f.world_to_camera[11]);
+  if (!(t.z > 0.2)) return;
+
+  uint c = 6u * slot;
+  mat3 S = mat3(cov.v[c], cov.v[c + 1u], cov.v[c + 2u], cov.v[c + 1u], cov.v[c + 3u], cov.v[c + 4u], cov.v[c + 2u],
+                cov.v[c + 4u], cov.v[c + 5u]);
+  mat3 Sw = L * S * transpose(L);
+
+  float width = float(fr.f.width), height = float(fr.f.height);
+  float fx = fr.f.fx, fy = fr.f.fy, cx = fr.f.cx, cy = fr.f.cy;
+  float tan_fovx = 0.5 * width / fx, tan_fovy = 0.5 * height / fy;
+  float lim_x_pos = (width - cx) / fx + 0.3 * tan_fovx, lim_x_neg = cx / fx + 0.3 * tan_fovx;
+  float lim_y_pos = (height - cy) / fy + 0.3 * tan_fovy, lim_y_neg = cy / fy + 0.3 * tan_fovy;
+  vec3 tc = t;
+  tc.x = min(lim_x_pos, max(-lim_x_neg, t.x / t.z)) * t.z;
+  tc.y = min(lim_y_pos, max(-lim_y_neg, t.y / t.z)) * t.z;
+  float j00 = fx / tc.z, j02 = -(fx * tc.x) / (tc.z * tc.z);
+  float j11 = fy / tc.z, j12 = -(fy * tc.y) / (tc.z * tc.z);
+  // Rows of T = J W (W's rows are the camera axes).
+  vec3 w0 = vec3(fr.f.world_to_camera[0], fr.f.world_to_camera[1], fr.f.world_to_camera[2]);
+  vec3 w1 = vec3(fr.f.world_to_camera[4], fr.f.world_to_camera[5], fr.f.world_to_camera[6]);
+  vec3 w2 = vec3(fr.f.world_to_camera[8], fr.f.world_to_camera[9], fr.f.world_to_camera[10]);
+  vec3 t0 = j00 * w0 + j02 * w2, t1 = j11 * w1 + j12 * w2;
+  vec3 vt0 = Sw * t0, vt1 = Sw * t1;
+  float a = dot(t0, vt0), b = dot(t0, vt1), cc = dot(t1, vt1);
+  float det_raw = a * cc - b * b;
+  a += 0.3;
+  cc += 0.3;
+  float det = a * cc - b * b;
+  if (det == 0.0 || isinf(det) || isnan(det)) return;
+  float opacity = fr.f.opacities.v[slot];
+  if ((obj.flags & 1u) != 0u) opacity *= sqrt(max(det_raw / det, 0.0));
+  float det_inv = 1.0 / det;
+  float mid = 0.5 * (a + cc);
+  float lambda1 = mid + sqrt(max(0.1, mid * mid - det));
+  float lambda2 = mid - sqrt(max(0.1, mid * mid - det));
+  float radius = ceil(3.0 * sqrt(max(lambda1, lambda2)));
+  if (!(radius < 1e6)) return;
+  float z_inv = 1.0 / t.z;
+  vec2 mean = vec2(fx * t.x * z_inv + cx - 0.5, fy * t.y * z_inv + cy - 0.5);
+  if (isinf(mean.x) || isnan(mean.x) || isinf(mean.y) || isnan(mean.y)) return;
+
+  int tiles_x = int(fr.f.tiles_x), tiles_y = int(fr.f.tiles_y);
+  int x0 = min(tiles_x, max(0, int((mean.x - radius) / float(SF_TILE))));
+  int y0 = min(tiles_y, max(0, int((mean.y - radius) / float(SF_TILE))));
+  int x1 = min(tiles_x, max(0, int((mean.x + radius + float(SF_TILE - 1)) / float(SF_TILE))));
+  int y1 = min(tiles_y, max(0, int((mean.y + radius + float(SF_TILE - 1)) / float(SF_TILE))));
+  int area = (x1 - x0) * (y1 - y0);
+  if (area == 0) return;
+
+  vec3 dir = normalize(p_obj - vec3(obj.cam_in_object[0], obj.cam_in_object[1], obj.cam_in_object[2]));
+  vec3 col = max(evalSh(obj.sh_degree, fr.f.sh, obj.sh_base + i * obj.sh_stride, dir) + 0.5, vec3(0.0));
+  if ((obj.flags & 2u) != 0u) col = vec3(srgbEncode(col.x), srgbEncode(col.y), srgbEncode(col.z));
+
+  fr.f.means.v[slot] = mean;
+  fr.f.conic_opacity.v[slot] = vec4(cc * det_inv, -b * det_inv, a * det_inv, opacity);
+  fr.f.color_depth.v[slot] = vec4(col, t.z);
+  fr.f.rects.v[slot] = uvec2(uint(x0) | (uint(y0) << 16), uint(x1) | (uint(y1) << 16));
+  fr.f.touched.v[slot] = uint(area);
+  atomicAdd(fr.f.counters.v[SF_COUNTER_VISIBLE], 1u);
+}

@@ -1,0 +1,460 @@
+// Vulkan renderer host code: buffers, pipelines and the recording of one frame (see vulkan_renderer.h).
+#include "render/vulkan_renderer.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "core/covariance.h"
+#include "core/error.h"
+#include "gpu/gpu.h"
+#include "render/gpu_shared.h"
+
+namespace sf {
+
+namespace {
+
+using namespace gpu_layout;
+
+// SPIR-V of every pass, compiled by glslc at build time (shaders/*.comp -> *.inc).
+const uint32_t kPreprocess[] = {
+#include "preprocess.inc"
+};
+const uint32_t kScanReduce[] = {
+#include "scan_reduce.inc"
+};
+const uint32_t kScanBlocks[] = {
+#include "scan_blocks.inc"
+};
+const uint32_t kScanApply[] = {
+#include "scan_apply.inc"
+};
+const uint32_t kSortSetup[] = {
+#include "sort_setup.inc"
+};
+const uint32_t kEmitKeys[] = {
+#include "emit_keys.inc"
+};
+const uint32_t kRadixHistogram[] = {
+#include "radix_histogram.inc"
+};
+const uint32_t kRadixScatter[] = {
+#include "radix_scatter.inc"
+};
+const uint32_t kTileRanges[] = {
+#include "tile_ranges.inc"
+};
+const uint32_t kRaster[] = {
+#include "raster.inc"
+};
+
+constexpr uint32_t kFlagSourceAlt = 1, kFlagKeyHi = 2;
+constexpr uint32_t kTimestamps = 8;
+
+uint32_t ceilDiv(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+
+void copyRows(float dst[12], const Mat4& m) {
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 4; ++c) dst[r * 4 + c] = m.m[r][c];
+}
+
+}  // namespace
+
+struct VulkanRenderer::Impl {
+  gpu::Context ctx;
+  gpu::ComputePipeline preprocess, scan_reduce, scan_blocks, scan_apply, sort_setup, emit_keys, histogram, scatter, ranges, raster;
+  VkQueryPool queries = VK_NULL_HANDLE;
+
+  // Splat sink, uploaded when the objects' clouds change.
+  std::vector<std::pair<const GaussianCloud*, size_t>> uploaded;
+  std::vector<uint32_t> sh_base;
+  uint32_t slots = 0;
+  gpu::Buffer positions, covariances, opacities, sh;
+  // Per-slot preprocess outputs.
+  gpu::Buffer means, conic_opacity, color_depth, rects, touched, slot_sums;
+  // Keys.
+  uint32_t key_capacity = 0;
+  gpu::Buffer keys[6], hist, hist_sums;
+  // Per frame.
+  uint32_t tiles = 0, width = 0, height = 0;
+  gpu::Buffer tile_ranges, image, counters, frame, objects_buf, readback;
+  int last_passes = 0;
+
+  explicit Impl(const gpu::ContextOptions& o)
+      : ctx(o),
+        preprocess(ctx, kPreprocess, sizeof(GpuPush), SF_WG_SIZE, "preprocess"),
+        scan_reduce(ctx, kScanReduce, sizeof(GpuPush), SF_WG_SIZE, "scan_reduce"),
+        scan_blocks(ctx, kScanBlocks, sizeof(GpuPush), SF_WG_SIZE, "scan_blocks"),
+        scan_apply(ctx, kScanApply, sizeof(GpuPush), SF_WG_SIZE, "scan_apply"),
+        sort_setup(ctx, kSortSetup, sizeof(GpuPush), 1, "sort_setup"),
+        emit_keys(ctx, kEmitKeys, sizeof(GpuPush), SF_WG_SIZE, "emit_keys"),
+        histogram(ctx, kRadixHistogram, sizeof(GpuPush), SF_SORT_WG, "radix_histogram"),
+        scatter(ctx, kRadixScatter, sizeof(GpuPush), SF_SORT_WG, "radix_scatter"),
+        ranges(ctx, kTileRanges, sizeof(GpuPush), SF_WG_SIZE, "tile_ranges"),
+        raster(ctx, kRaster, sizeof(GpuPush), SF_TILE, "raster") {
+    const gpu::DeviceInfo& d = ctx.info();
+    if (d.subgroup_size < 8 || d.subgroup_size > 128 || SF_SORT_WG % d.subgroup_size != 0)
+      throw Error("Vulkan device " + d.name + ": subgroup size " + std::to_string(d.subgroup_size) + " unsupported (need 8..128)");
+    if (ctx.maxSharedMemory() < 20 * 1024) throw Error("Vulkan device " + d.name + ": less than 20 KiB of shared memory");
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = kTimestamps;
+    SF_VK_CHECK(vkCreateQueryPool(ctx.device(), &qi, nullptr, &queries));
+    ctx.setName(VK_OBJECT_TYPE_QUERY_POOL, reinterpret_cast<uint64_t>(queries), "pass timestamps");
+    counters = ctx.createBuffer(SF_COUNTER_WORDS * 4, false, "counters");
+    frame = ctx.createBuffer(sizeof(GpuFrame), true, "frame parameters");
+  }
+
+  ~Impl() { vkDestroyQueryPool(ctx.device(), queries, nullptr); }
+
+  // Host-visible staging for uploads and readbacks, grown as needed.
+  gpu::Buffer& staging(VkDeviceSize bytes) {
+    if (readback.size < bytes) readback = ctx.createBuffer(std::max<VkDeviceSize>(bytes, 1 << 20), true, "staging");
+    return readback;
+  }
+
+  void upload(gpu::Buffer& dst, const void* data, size_t bytes) {
+    if (bytes == 0) return;
+    gpu::Buffer& st = staging(bytes);
+    std::memcpy(st.mapped, data, bytes);
+    VkCommandBuffer cmd = ctx.begin();
+    VkBufferCopy region{0, 0, bytes};
+    vkCmdCopyBuffer(cmd, st.buffer, dst.buffer, 1, &region);
+    ctx.submit(cmd);
+  }
+
+  std::vector<uint8_t> download(const gpu::Buffer& src, size_t bytes) {
+    std::vector<uint8_t> out(bytes);
+    if (bytes == 0) return out;
+    gpu::Buffer& st = staging(bytes);
+    VkCommandBuffer cmd = ctx.begin();
+    VkBufferCopy region{0, 0, bytes};
+    vkCmdCopyBuffer(cmd, src.buffer, st.buffer, 1, &region);
+    ctx.submit(cmd);
+    std::memcpy(out.data(), st.mapped, bytes);
+    return out;
+  }
+
+  void uploadClouds(std::span<const RenderObject> objects) {
+    bool same = uploaded.size() == objects.size();
+    for (size_t o = 0; same && o < objects.size(); ++o)
+      same = uploaded[o].first == objects[o].cloud && uploaded[o].second == objects[o].cloud->size();
+    if (same) return;
+    uploaded.clear();
+    sh_base.clear();
+    size_t n = 0, sh_floats = 0;
+    for (const RenderObject& o : objects) {
+      sh_base.push_back(static_cast<uint32_t>(sh_floats));
+      n += o.cloud->size();
+      sh_floats += o.cloud->sh.size();
+      uploaded.emplace_back(o.cloud, o.cloud->size());
+    }
+    if (n > UINT32_MAX / 8 || sh_floats > UINT32_MAX) throw Error("too many splats for one Vulkan frame");
+    slots = static_cast<uint32_t>(n);
+    std::vector<float> pos(n * 3), cov(n * 6), opa(n), shv(sh_floats);
+    size_t s = 0;
+    for (size_t o = 0; o < objects.size(); ++o) {
+      const GaussianCloud& c = *objects[o].cloud;
+      for (size_t i = 0; i < c.size(); ++i, ++s) {
+        std::memcpy(&pos[s * 3], &c.positions[i], 12);
+        Cov6 cv = covarianceFromScaleRotation(c.scales[i], c.rotations[i]);
+        std::memcpy(&cov[s * 6], cv.data(), 24);
+        opa[s] = c.opacities[i];
+      }
+      std::copy(c.sh.begin(), c.sh.end(), shv.begin() + sh_base[o]);
+    }
+    positions = ctx.createBuffer(pos.size() * 4, false, "positions");
+    covariances = ctx.createBuffer(cov.size() * 4, false, "covariances");
+    opacities = ctx.createBuffer(opa.size() * 4, false, "opacities");
+    sh = ctx.createBuffer(shv.size() * 4, false, "sh");
+    upload(positions, pos.data(), pos.size() * 4);
+    upload(covariances, cov.data(), cov.size() * 4);
+    upload(opacities, opa.data(), opa.size() * 4);
+    upload(sh, shv.data(), shv.size() * 4);
+    means = ctx.createBuffer(n * 8, false, "means");
+    conic_opacity = ctx.createBuffer(n * 16, false, "conic_opacity");
+    color_depth = ctx.createBuffer(n * 16, false, "color_depth");
+    rects = ctx.createBuffer(n * 8, false, "rects");
+    touched = ctx.createBuffer(n * 4, false, "touched");
+    slot_sums = ctx.createBuffer((ceilDiv(n, SF_SCAN_BLOCK) + 1) * 4, false, "slot block sums");
+    objects_buf = ctx.createBuffer(objects.size() * sizeof(GpuObject), true, "objects");
+  }
+
+  void ensureKeys(uint64_t capacity) {
+    if (capacity <= key_capacity && keys[0].size) return;
+    capacity = std::max<uint64_t>(capacity, 1024);
+    if (capacity > (1ull << 31)) throw Error("frame needs more than 2^31 tile keys");
+    key_capacity = static_cast<uint32_t>(capacity);
+    const char* names[6] = {"keys_lo", "keys_hi", "values", "keys_lo_alt", "keys_hi_alt", "values_alt"};
+    for (int k = 0; k < 6; ++k) keys[k] = ctx.createBuffer(capacity * 4, false, names[k]);
+    uint32_t blocks = ceilDiv(capacity, SF_SORT_BLOCK);
+    hist = ctx.createBuffer(static_cast<VkDeviceSize>(blocks) * SF_RADIX * 4, false, "radix histogram");
+    hist_sums = ctx.createBuffer((ceilDiv(static_cast<uint64_t>(blocks) * SF_RADIX, SF_SCAN_BLOCK) + 1) * 4, false, "histogram block sums");
+  }
+
+  void ensureImage(uint32_t w, uint32_t h, uint32_t tile_count) {
+    if (w != width || h != height || !image.size) {
+      image = ctx.createBuffer(static_cast<VkDeviceSize>(w) * h * 16, false, "image");
+      width = w, height = h;
+    }
+    if (tile_count != tiles || !tile_ranges.size) {
+      tile_ranges = ctx.createBuffer(static_cast<VkDeviceSize>(tile_count) * 8, false, "tile ranges");
+      tiles = tile_count;
+    }
+  }
+
+  void writeFrame(const Camera* cam, Vec3 bg, uint32_t tiles_x, uint32_t tiles_y) {
+    GpuFrame f{};
+    if (cam) {
+      copyRows(f.world_to_camera, cam->world_to_camera);
+      f.fx = cam->fx, f.fy = cam->fy, f.cx = cam->cx, f.cy = cam->cy;
+      f.width = static_cast<uint32_t>(cam->width), f.height = static_cast<uint32_t>(cam->height);
+    }
+    f.background[0] = bg.x, f.background[1] = bg.y, f.background[2] = bg.z;
+    f.tiles_x = tiles_x, f.tiles_y = tiles_y;
+    f.slot_count = slots;
+    f.key_capacity = key_capacity;
+    f.positions = positions.address, f.covariances = covariances.address, f.opacities = opacities.address, f.sh = sh.address;
+    f.means = means.address, f.conic_opacity = conic_opacity.address, f.color_depth = color_depth.address;
+    f.rects = rects.address, f.touched = touched.address;
+    f.keys_lo = keys[0].address, f.keys_hi = keys[1].address, f.values = keys[2].address;
+    f.keys_lo_alt = keys[3].address, f.keys_hi_alt = keys[4].address, f.values_alt = keys[5].address;
+    f.tile_ranges = tile_ranges.address, f.image = image.address, f.counters = counters.address;
+    std::memcpy(frame.mapped, &f, sizeof(f));
+  }
+
+  GpuPush push() const {
+    GpuPush p{};
+    p.frame = frame.address;
+    p.objects = objects_buf.address;
+    return p;
+  }
+
+  void dispatch(VkCommandBuffer cmd, const gpu::ComputePipeline& pl, const GpuPush& p, uint32_t x, uint32_t y = 1) {
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pl.pipeline());
+    vkCmdPushConstants(cmd, pl.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(GpuPush), &p);
+    if (x && y) vkCmdDispatch(cmd, x, y, 1);
+  }
+
+  void dispatchIndirect(VkCommandBuffer cmd, const gpu::ComputePipeline& pl, const GpuPush& p, uint32_t counter_word) {
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pl.pipeline());
+    vkCmdPushConstants(cmd, pl.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(GpuPush), &p);
+    vkCmdDispatchIndirect(cmd, counters.buffer, counter_word * 4u);
+  }
+
+  // Exclusive scan in place of `data` (count read from `count_addr`), with `sums` as block sums; the
+  // total lands at sums[blocks]. `blocks_word` >= 0 takes the block count from an indirect argument.
+  void recordScan(VkCommandBuffer cmd, VkDeviceAddress data, VkDeviceAddress count_addr, VkDeviceAddress sums, uint32_t blocks,
+                  int indirect_word) {
+    GpuPush p = push();
+    p.scan_data = data, p.scan_count = count_addr, p.scan_sums = sums;
+    if (indirect_word >= 0) dispatchIndirect(cmd, scan_reduce, p, static_cast<uint32_t>(indirect_word));
+    else dispatch(cmd, scan_reduce, p, blocks);
+    gpu::computeBarrier(cmd);
+    dispatch(cmd, scan_blocks, p, 1);
+    gpu::computeBarrier(cmd);
+    if (indirect_word >= 0) dispatchIndirect(cmd, scan_apply, p, static_cast<uint32_t>(indirect_word));
+    else dispatch(cmd, scan_apply, p, blocks);
+    gpu::computeBarrier(cmd);
+  }
+
+  // Radix sort of the keys in keys[0..2] (count and block numbers from the counters). Returns the number
+  // of passes; an odd number leaves the result in the alternate buffers.
+  int recordSort(VkCommandBuffer cmd, int hi_bits) {
+    int hi_passes = std::max(1, (hi_bits + 7) / 8);
+    int passes = 4 + hi_passes;
+    for (int pass = 0; pass < passes; ++pass) {
+      GpuPush p = push();
+      p.shift = static_cast<uint32_t>(pass < 4 ? 8 * pass : 8 * (pass - 4));
+      p.pad0 = (pass % 2 ? kFlagSourceAlt : 0u) | (pass >= 4 ? kFlagKeyHi : 0u);
+      p.scan_data = hist.address;
+      dispatchIndirect(cmd, histogram, p, SF_COUNTER_DISPATCH_SORT);
+      gpu::computeBarrier(cmd);
+      recordScan(cmd, hist.address, counters.address + SF_COUNTER_HIST_COUNT * 4, hist_sums.address, 0, SF_COUNTER_DISPATCH_HSCAN);
+      p.scan_data = hist.address;
+      dispatchIndirect(cmd, scatter, p, SF_COUNTER_DISPATCH_SORT);
+      gpu::computeBarrier(cmd);
+    }
+    return passes;
+  }
+
+  void timestamp(VkCommandBuffer cmd, uint32_t index) {
+    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, index);
+  }
+
+  std::vector<double> readTimestamps(uint32_t count) {
+    std::vector<uint64_t> ticks(count);
+    SF_VK_CHECK(vkGetQueryPoolResults(ctx.device(), queries, 0, count, count * 8, ticks.data(), 8,
+                                      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+    std::vector<double> ms(count, 0.0);
+    for (uint32_t i = 1; i < count; ++i) ms[i] = static_cast<double>(ticks[i] - ticks[i - 1]) * ctx.timestampPeriodNs() * 1e-6;
+    ms[0] = static_cast<double>(ticks[count - 1] - ticks[0]) * ctx.timestampPeriodNs() * 1e-6;
+    return ms;
+  }
+};
+
+VulkanRenderer::VulkanRenderer(const gpu::ContextOptions& options) : impl_(std::make_unique<Impl>(options)) {}
+VulkanRenderer::~VulkanRenderer() = default;
+const gpu::DeviceInfo& VulkanRenderer::device() const { return impl_->ctx.info(); }
+gpu::Context& VulkanRenderer::context() { return impl_->ctx; }
+
+ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
+                                 VulkanFrameStats* stats) {
+  Impl& m = *impl_;
+  m.uploadClouds(objects);
+  const uint32_t tiles_x = ceilDiv(static_cast<uint32_t>(cam.width), kTileSize);
+  const uint32_t tiles_y = ceilDiv(static_cast<uint32_t>(cam.height), kTileSize);
+  m.ensureImage(static_cast<uint32_t>(cam.width), static_cast<uint32_t>(cam.height), tiles_x * tiles_y);
+  m.ensureKeys(std::max<uint64_t>(m.key_capacity, static_cast<uint64_t>(m.slots) * 4));
+
+  std::vector<GpuObject> gobj(objects.size());
+  const Vec3 cam_world = cam.position();
+  for (size_t o = 0, first = 0; o < objects.size(); ++o) {
+    GpuObject& g = gobj[o];
+    copyRows(g.object_to_world, objects[o].object_to_world);
+    Vec3 c = transformPoint(inverseAffine(objects[o].object_to_world), cam_world);
+    g.cam_in_object[0] = c.x, g.cam_in_object[1] = c.y, g.cam_in_object[2] = c.z;
+    const GaussianCloud& cloud = *objects[o].cloud;
+    g.first_slot = static_cast<uint32_t>(first);
+    g.count = static_cast<uint32_t>(cloud.size());
+    g.sh_degree = static_cast<uint32_t>(cloud.sh_degree);
+    g.sh_base = m.sh_base[o];
+    g.sh_stride = static_cast<uint32_t>(cloud.shStride());
+    g.flags = (settings.antialiased || cloud.antialiased ? 1u : 0u) | (cloud.color_space == ColorSpace::kLinear ? 2u : 0u);
+    first += cloud.size();
+  }
+  if (!gobj.empty()) std::memcpy(m.objects_buf.mapped, gobj.data(), gobj.size() * sizeof(GpuObject));
+  const int hi_bits = std::bit_width(std::max(1u, tiles_x * tiles_y - 1));
+  const uint32_t slot_blocks = ceilDiv(m.slots, SF_SCAN_BLOCK);
+
+  VulkanFrameStats st;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    m.writeFrame(&cam, settings.background, tiles_x, tiles_y);
+    VkCommandBuffer cmd = m.ctx.begin();
+    vkCmdResetQueryPool(cmd, m.queries, 0, kTimestamps);
+    m.timestamp(cmd, 0);
+    vkCmdFillBuffer(cmd, m.counters.buffer, 0, VK_WHOLE_SIZE, 0);
+    vkCmdFillBuffer(cmd, m.tile_ranges.buffer, 0, VK_WHOLE_SIZE, 0);
+    vkCmdUpdateBuffer(cmd, m.counters.buffer, SF_COUNTER_SLOTS * 4, 4, &m.slots);
+    gpu::computeBarrier(cmd);
+    for (size_t o = 0; o < objects.size(); ++o) {
+      GpuPush p = m.push();
+      p.object_index = static_cast<uint32_t>(o);
+      m.dispatch(cmd, m.preprocess, p, ceilDiv(gobj[o].count, SF_WG_SIZE));
+    }
+    gpu::computeBarrier(cmd);
+    m.timestamp(cmd, 1);
+    m.recordScan(cmd, m.touched.address, m.counters.address + SF_COUNTER_SLOTS * 4, m.slot_sums.address, slot_blocks, -1);
+    m.timestamp(cmd, 2);
+    GpuPush setup = m.push();
+    setup.scan_data = m.slot_sums.address + static_cast<VkDeviceAddress>(slot_blocks) * 4;
+    m.dispatch(cmd, m.sort_setup, setup, 1);
+    gpu::computeBarrier(cmd);
+    m.dispatch(cmd, m.emit_keys, m.push(), ceilDiv(m.slots, SF_WG_SIZE));
+    gpu::computeBarrier(cmd);
+    m.timestamp(cmd, 3);
+    int passes = m.recordSort(cmd, hi_bits);
+    m.timestamp(cmd, 4);
+    GpuPush alt = m.push();
+    alt.pad0 = passes % 2 ? kFlagSourceAlt : 0u;
+    m.dispatchIndirect(cmd, m.ranges, alt, SF_COUNTER_DISPATCH_KEYS);
+    gpu::computeBarrier(cmd);
+    m.timestamp(cmd, 5);
+    m.dispatch(cmd, m.raster, alt, tiles_x, tiles_y);
+    gpu::computeBarrier(cmd);
+    m.timestamp(cmd, 6);
+    const VkDeviceSize image_bytes = static_cast<VkDeviceSize>(cam.width) * static_cast<VkDeviceSize>(cam.height) * 16;
+    gpu::Buffer& st_buf = m.staging(image_bytes + SF_COUNTER_WORDS * 4);
+    VkBufferCopy img_copy{0, 0, image_bytes}, cnt_copy{0, image_bytes, SF_COUNTER_WORDS * 4};
+    vkCmdCopyBuffer(cmd, m.image.buffer, st_buf.buffer, 1, &img_copy);
+    vkCmdCopyBuffer(cmd, m.counters.buffer, st_buf.buffer, 1, &cnt_copy);
+    m.timestamp(cmd, 7);
+    m.ctx.submit(cmd);
+    m.last_passes = passes;
+
+    uint32_t cnt[SF_COUNTER_WORDS];
+    std::memcpy(cnt, static_cast<uint8_t*>(st_buf.mapped) + image_bytes, sizeof(cnt));
+    if (cnt[SF_COUNTER_OVERFLOW] && attempt == 0) {
+      m.ensureKeys(static_cast<uint64_t>(cnt[SF_COUNTER_KEYS]) + cnt[SF_COUNTER_KEYS] / 4);
+      st.regrown = true;
+      continue;
+    }
+    if (cnt[SF_COUNTER_OVERFLOW]) throw Error("Vulkan renderer: tile keys still overflow after growing the buffers");
+    ImageRGBA img(cam.width, cam.height);
+    std::memcpy(img.pixels.data(), st_buf.mapped, image_bytes);
+    std::vector<double> ms = m.readTimestamps(kTimestamps);
+    st.splats = m.slots;
+    st.visible = cnt[SF_COUNTER_VISIBLE];
+    st.tile_keys = cnt[SF_COUNTER_KEYS];
+    st.sort_passes = passes;
+    st.times = {ms[1], ms[2], ms[3], ms[4], ms[5], ms[6], ms[7], ms[0]};
+    if (stats) *stats = st;
+    return img;
+  }
+  throw Error("Vulkan renderer: unreachable");
+}
+
+VulkanFrameDebug VulkanRenderer::readDebug() {
+  Impl& m = *impl_;
+  VulkanFrameDebug d;
+  auto floats = [&](const gpu::Buffer& b, size_t count) {
+    std::vector<uint8_t> raw = m.download(b, count * 4);
+    std::vector<float> out(count);
+    std::memcpy(out.data(), raw.data(), raw.size());
+    return out;
+  };
+  auto uints = [&](const gpu::Buffer& b, size_t count) {
+    std::vector<uint8_t> raw = m.download(b, count * 4);
+    std::vector<uint32_t> out(count);
+    std::memcpy(out.data(), raw.data(), raw.size());
+    return out;
+  };
+  d.means = floats(m.means, m.slots * 2ull);
+  d.conic_opacity = floats(m.conic_opacity, m.slots * 4ull);
+  d.color_depth = floats(m.color_depth, m.slots * 4ull);
+  d.offsets = uints(m.touched, m.slots);
+  std::vector<uint32_t> cnt = uints(m.counters, SF_COUNTER_WORDS);
+  size_t keys = std::min(cnt[SF_COUNTER_KEYS], m.key_capacity);
+  bool alt = m.last_passes % 2 != 0;
+  d.sorted_tiles = uints(m.keys[alt ? 4 : 1], keys);
+  d.sorted_values = uints(m.keys[alt ? 5 : 2], keys);
+  d.tile_ranges = uints(m.tile_ranges, m.tiles * 2ull);
+  return d;
+}
+
+double VulkanRenderer::sortPairs(std::vector<uint32_t>& hi, std::vector<uint32_t>& lo, std::vector<uint32_t>& values, int hi_bits) {
+  Impl& m = *impl_;
+  const size_t n = hi.size();
+  if (lo.size() != n || values.size() != n) throw Error("sortPairs: arrays differ in size");
+  if (n == 0) return 0;
+  m.ensureKeys(n);
+  m.writeFrame(nullptr, {}, 0, 0);
+  m.upload(m.keys[0], lo.data(), n * 4);
+  m.upload(m.keys[1], hi.data(), n * 4);
+  m.upload(m.keys[2], values.data(), n * 4);
+  uint32_t count = static_cast<uint32_t>(n);
+  VkCommandBuffer cmd = m.ctx.begin();
+  vkCmdResetQueryPool(cmd, m.queries, 0, kTimestamps);
+  vkCmdFillBuffer(cmd, m.counters.buffer, 0, VK_WHOLE_SIZE, 0);
+  vkCmdUpdateBuffer(cmd, m.counters.buffer, SF_COUNTER_SCAN_TOTAL * 4, 4, &count);
+  gpu::computeBarrier(cmd);
+  GpuPush setup = m.push();
+  setup.scan_data = m.counters.address + SF_COUNTER_SCAN_TOTAL * 4;
+  m.dispatch(cmd, m.sort_setup, setup, 1);
+  gpu::computeBarrier(cmd);
+  m.timestamp(cmd, 0);
+  int passes = m.recordSort(cmd, std::clamp(hi_bits, 1, 32));
+  m.timestamp(cmd, 1);
+  m.ctx.submit(cmd);
+  bool alt = passes % 2 != 0;
+  auto back = [&](const gpu::Buffer& b, std::vector<uint32_t>& v) {
+    std::vector<uint8_t> raw = m.download(b, n * 4);
+    std::memcpy(v.data(), raw.data(), n * 4);
+  };
+  back(m.keys[alt ? 3 : 0], lo);
+  back(m.keys[alt ? 4 : 1], hi);
+  back(m.keys[alt ? 5 : 2], values);
+  return m.readTimestamps(2)[1];
+}
+
+}  // namespace sf

@@ -1,0 +1,73 @@
+// Vulkan compute renderer: the frame of ARCHITECTURE.md steps 4-7 on the GPU, in one submission.
+// preprocess (every object's slots, each with its own transform) -> scan of tile counts -> key emission
+// -> one global LSD radix sort over (tile, depth) -> tile ranges -> tile raster -> readback.
+// Produces the same image as renderCpu() (tests compare them); runs on any Vulkan 1.2 device with
+// buffer device addresses, subgroup ballots and subgroups of 8..128 lanes (lavapipe included).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/image.h"
+#include "render/cpu_renderer.h"
+
+namespace sf {
+
+namespace gpu {
+struct ContextOptions;
+struct DeviceInfo;
+class Context;
+}  // namespace gpu
+
+struct VulkanPassTimes {  // milliseconds, from GPU timestamps
+  double preprocess = 0, scan = 0, emit = 0, sort = 0, ranges = 0, raster = 0, readback = 0, total = 0;
+};
+
+struct VulkanFrameStats {
+  size_t splats = 0, visible = 0, tile_keys = 0;
+  int sort_passes = 0;
+  bool regrown = false;  // the key buffers overflowed and the frame was rendered again after growing
+  VulkanPassTimes times;
+};
+
+// Intermediate results of the last frame, for tests that compare each pass with the CPU reference.
+struct VulkanFrameDebug {
+  std::vector<float> means;          // 2 per slot
+  std::vector<float> conic_opacity;  // 4 per slot
+  std::vector<float> color_depth;    // 4 per slot
+  std::vector<uint32_t> offsets;     // per slot: exclusive scan of tiles touched
+  std::vector<uint32_t> sorted_tiles, sorted_values;  // per key, after the sort
+  std::vector<uint32_t> tile_ranges;  // 2 per tile
+};
+
+class VulkanRenderer {
+ public:
+  explicit VulkanRenderer(const gpu::ContextOptions& options);
+  ~VulkanRenderer();
+  VulkanRenderer(const VulkanRenderer&) = delete;
+  VulkanRenderer& operator=(const VulkanRenderer&) = delete;
+
+  const gpu::DeviceInfo& device() const;
+  gpu::Context& context();
+
+  // Renders the objects. Clouds are uploaded when they change (pointer or size) and reused otherwise;
+  // transforms are read every frame. The camera must be valid.
+  ImageRGBA render(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
+                   VulkanFrameStats* stats = nullptr);
+
+  // Reads back the last frame's intermediate buffers (slow; for tests).
+  VulkanFrameDebug readDebug();
+
+  // Sorts (hi, lo) key pairs with values on the GPU with the frame's radix sort: stable, ascending by hi
+  // then lo, examining the low `hi_bits` of hi (1..32) and all of lo. Returns the GPU time in ms.
+  double sortPairs(std::vector<uint32_t>& hi, std::vector<uint32_t>& lo, std::vector<uint32_t>& values, int hi_bits);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sf
