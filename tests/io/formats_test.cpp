@@ -24,12 +24,13 @@
 //  SPZ v2          as v3, but the rotation keeps x, y, z as bytes (half step 1/255) and derives w, which
 //                  is worst when w ~ 0: 1-|dot| <= |delta| = sqrt(3)/255 ~ 0.0068.
 //  .splat          positions and scales exact (float32); DC 0.5/255/SH_C0 + 1e-5; opacity 0.5/255 +
-//                  1e-6; rotation components within 0.5/128 before normalisation: within 1 degree
-//                  (1-|dot| <= 3.1e-5 + 1e-6).
+//                  1e-6; rotation components within 0.5/128 before normalisation (1-|dot| <= 3.05e-5):
+//                  we allow 1 degree (1-|dot| <= 3.8e-5).
 //  compressed PLY  per-chunk bounds: position and ln(scale) half a 10-bit step of the cloud's range on
 //                  that channel (the 11-bit axes are finer); DC half an 8-bit step of the colour range,
 //                  divided by SH_C0; opacity 0.5/255; SH (uchar f_rest, bucket centres) 1/64; rotation
 //                  as SPZ v3 (1-|dot| <= 5e-6). Each plus a 1e-5 float slack.
+// Set SF_DEBUG_MAXIMA=1 to print the measured maxima of every comparison.
 #include <gtest/gtest.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -518,8 +519,10 @@ SpzArrays encodeSpzArrays(const GaussianCloud& c, int version, bool to_rub) {
 }
 
 // The decompressed legacy stream (16-byte header + arrays) of an SPZ v2 or v3 file.
-Bytes spzLegacyBody(const GaussianCloud& c, int version, bool to_rub = true, uint8_t flags = 0) {
+// `extensions` (flag 0x02) go after the SH array, where the current reference library puts them.
+Bytes spzLegacyBody(const GaussianCloud& c, int version, bool to_rub = true, const Bytes& extensions = {}) {
   SpzArrays a = encodeSpzArrays(c, version, to_rub);
+  const uint8_t flags = extensions.empty() ? 0 : 0x02;
   Bytes out;
   putLE(out, kSpzMagic);
   putLE(out, static_cast<uint32_t>(version));
@@ -527,14 +530,17 @@ Bytes spzLegacyBody(const GaussianCloud& c, int version, bool to_rub = true, uin
   for (int b : {c.sh_degree, kSpzFractionalBits, int(flags), 0}) out.push_back(static_cast<uint8_t>(b));
   for (const Bytes* arr : {&a.positions, &a.alphas, &a.colours, &a.scales, &a.rotations, &a.sh})
     out.insert(out.end(), arr->begin(), arr->end());
+  out.insert(out.end(), extensions.begin(), extensions.end());
   return out;
 }
 
 Bytes spzLegacyFile(const GaussianCloud& c, int version, bool to_rub = true) { return gzipBytes(spzLegacyBody(c, version, to_rub)); }
 
-// A version 4 NGSP container: 32-byte header, table of contents, one zstd frame per non-empty array.
-Bytes spzV4File(const GaussianCloud& c, bool to_rub = true, uint8_t flags = 0) {
+// A version 4 NGSP container: 32-byte header, `extensions` (flag 0x02) between the header and the
+// table of contents, then one zstd frame per non-empty array.
+Bytes spzV4File(const GaussianCloud& c, bool to_rub = true, uint8_t flags = 0, const Bytes& extensions = {}) {
   SpzArrays a = encodeSpzArrays(c, 4, to_rub);
+  if (!extensions.empty()) flags |= 0x02;
   std::vector<const Bytes*> streams;
   for (const Bytes* arr : {&a.positions, &a.alphas, &a.colours, &a.scales, &a.rotations, &a.sh})
     if (!arr->empty()) streams.push_back(arr);
@@ -543,8 +549,9 @@ Bytes spzV4File(const GaussianCloud& c, bool to_rub = true, uint8_t flags = 0) {
   putLE(out, uint32_t{4});
   putLE(out, static_cast<uint32_t>(c.size()));
   for (size_t b : {size_t(c.sh_degree), size_t(kSpzFractionalBits), size_t(flags), streams.size()}) out.push_back(static_cast<uint8_t>(b));
-  putLE(out, uint32_t{32});  // TOC offset: no extensions
+  putLE(out, static_cast<uint32_t>(32 + extensions.size()));  // TOC offset
   out.resize(out.size() + 12, 0);
+  out.insert(out.end(), extensions.begin(), extensions.end());
   std::vector<Bytes> frames;
   for (const Bytes* s : streams) frames.push_back(zstdFrame(*s));
   for (size_t k = 0; k < streams.size(); ++k) {
@@ -934,6 +941,29 @@ TEST(Spz, ConvertAxesFalseKeepsRawAxes) {
   // Files holding unconverted data read raw are the original cloud.
   EXPECT_TRUE(cloudsMatch(c, readSpz(spzV4File(c, false), "raw.spz", nullptr, SpzOptions{false}), spzTolerance(4)));
   EXPECT_TRUE(cloudsMatch(c, readSpz(spzLegacyFile(c, 3, false), "raw3.spz", nullptr, SpzOptions{false}), spzTolerance(3)));
+}
+
+TEST(Spz, ExtensionRecordsAreSkipped) {
+  GaussianCloud c = test::randomCloud(50, 1, 540);
+  Bytes extensions;  // a safe-orbit-camera record (0xADBE0002: 3 floats) and an unknown vendor record
+  putLE(extensions, uint32_t{0xADBE0002});
+  putLE(extensions, uint32_t{12});
+  for (float v : {-0.5f, 0.5f, 2.0f}) putLE(extensions, v);
+  putLE(extensions, uint32_t{0x12340001});
+  putLE(extensions, uint32_t{3});
+  extensions.insert(extensions.end(), {1, 2, 3});
+  const GaussianCloud plain4 = readSpz(spzV4File(c), "plain.spz");
+  EXPECT_TRUE(identicalClouds(plain4, readSpz(spzV4File(c, true, 0, extensions), "ext4.spz")));
+  const GaussianCloud plain3 = readSpz(spzLegacyFile(c, 3), "plain3.spz");
+  EXPECT_TRUE(identicalClouds(plain3, readSpz(gzipBytes(spzLegacyBody(c, 3, true, extensions)), "ext3.spz")));
+}
+
+TEST(Spz, V4BytesAfterTheLastStreamAreRefused) {
+  Bytes bytes = spzV4File(test::randomCloud(20, 0, 541));
+  const size_t size = bytes.size();
+  bytes.push_back(0);
+  FormatError e = expectFormatError([&] { readSpz(bytes, "trailing.spz"); });
+  EXPECT_EQ(e.offset(), size);
 }
 
 // =====================================================================================================

@@ -8,15 +8,18 @@
 // The measured maxima are printed ("[ measured ]" lines) and recorded as test properties.
 //
 // Tolerances, compared on all rows (ln-scale is ln of the linear scale, opacity is activated):
-//  compressed PLY vs PLY  the same quantised values, decoded by two programs in float: position 1e-5,
-//                         ln-scale 1e-4, DC 1e-4, opacity 1e-5, 1-|dot| < 1e-5 (|dot| > 0.99999).
-//                         (docs/formats/compressed-ply.md measured ~1e-7 for all of these.)
-//  SPZ vs PLY             SPZ's own quantisation of the PLY values: position 2^-13 + 1e-6 (half a
+//  compressed PLY vs PLY  the same 11/10/8-bit fields decoded by two programs in float, so only float
+//                         rounding separates them: position 1e-6, ln-scale 1e-5, DC 1e-6, opacity 1e-6,
+//                         1-|dot| 1e-6. Measured: 2.4e-7, 1.1e-6, 3.6e-7, 6e-8, 7.2e-8.
+//  SPZ vs PLY             SPZ's quantisation of the PLY values: position 2^-13 + 1e-6 (half a
 //                         12-fractional-bit step), ln-scale 1/32 + 1e-5 (half of 1/16), DC
-//                         0.5/(0.15*255) + 1e-5, opacity 0.5/255 + 1e-6, rotation 1-|dot| < 1e-4
-//                         (smallest three with 9-bit magnitudes: < 5e-6 in theory).
+//                         0.5/(0.15*255) + 1e-5, opacity 0.5/255 + 1e-6, rotation 1-|dot| <= 5e-6
+//                         (smallest three, 9-bit magnitudes). Measured: 1.221e-4, 0.03125, 0.01307, 6e-8
+//                         (both files hold the same alpha bytes), 8.1e-7.
+//                         SPZ can only store ln-scales in [-10, 5.9375]; 101 biker rows lie below -10 and
+//                         were clamped by the SPZ writer, so they are compared with the clamped value.
 //  SPZ re-encoded         writeSpz of the decoded SPZ cloud reads back to the same quantised values:
-//                         positions exact, everything else within 1e-5 (float rounding), 1-|dot| < 1e-6.
+//                         all exact except rotations re-normalised, 1-|dot| <= 1e-6 (measured 3.3e-7).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -83,7 +86,7 @@ Maxima measure(const GaussianCloud& a, const GaussianCloud& b) {
 // Prints and records the maxima, then checks them against the tolerances.
 void reportAndCheck(const std::string& what, const Maxima& m, const Tolerance& t) {
   std::ostringstream line;
-  line << std::setprecision(4) << "[ measured ] " << what << " over all rows: position " << m.position << ", ln-scale "
+  line << std::setprecision(6) << "[ measured ] " << what << " over all rows: position " << m.position << ", ln-scale "
        << m.log_scale << ", dc " << m.dc << ", opacity " << m.opacity << ", 1-|dot| " << m.rotation;
   std::printf("%s\n", line.str().c_str());
   auto record = [&](const char* key, double v) {
@@ -143,7 +146,7 @@ TEST(RealAssets, CompressedPlyMatchesPlyRowByRow) {
   const GaussianCloud& ply = load(ply_path).cloud;
   const GaussianCloud& compressed = load(compressed_path).cloud;
   ASSERT_EQ(ply.size(), compressed.size());
-  reportAndCheck("compressed PLY vs PLY", measure(ply, compressed), Tolerance{1e-5, 1e-4, 1e-5, 1e-4, 1e-5});
+  reportAndCheck("compressed PLY vs PLY", measure(ply, compressed), Tolerance{1e-6, 1e-5, 1e-6, 1e-6, 1e-6});
 }
 
 TEST(RealAssets, SpzMatchesPlyRowByRow) {
@@ -152,8 +155,19 @@ TEST(RealAssets, SpzMatchesPlyRowByRow) {
   const GaussianCloud& ply = load(ply_path).cloud;
   const GaussianCloud& spz = load(spz_path).cloud;
   ASSERT_EQ(ply.size(), spz.size());
-  reportAndCheck("SPZ vs PLY", measure(ply, spz),
-                 Tolerance{std::ldexp(1.0, -13) + 1e-6, 1.0 / 32 + 1e-5, 0.5 / 255 + 1e-6, 0.5 / (0.15 * 255) + 1e-5, 1e-4});
+  // SPZ stores ln-scale as b/16 - 10 for a byte b: values outside [-10, 5.9375] are clamped by design.
+  GaussianCloud expected = ply;
+  size_t clamped = 0;
+  for (Vec3& s : expected.scales) {
+    for (int k = 0; k < 3; ++k) {
+      const float ln = std::log(s[k]), in_range = std::clamp(ln, -10.0f, 5.9375f);
+      if (ln != in_range) s[k] = std::exp(in_range), ++clamped;
+    }
+  }
+  std::printf("[ measured ] %zu PLY ln-scales lie outside SPZ's range [-10, 5.9375]; compared clamped\n", clamped);
+  ::testing::Test::RecordProperty("scales_outside_spz_range", static_cast<int>(clamped));
+  reportAndCheck("SPZ vs PLY", measure(expected, spz),
+                 Tolerance{std::ldexp(1.0, -13) + 1e-6, 1.0 / 32 + 1e-5, 0.5 / 255 + 1e-6, 0.5 / (0.15 * 255) + 1e-5, 5e-6});
 }
 
 TEST(RealAssets, SpzWithoutAxisConversionIsRub) {
