@@ -20,6 +20,7 @@
 #include "render/vulkan_renderer.h"
 #include "scene/demo.h"
 #include "scene/scene.h"
+#include "scene/synthetic.h"
 
 namespace sf::cli {
 
@@ -253,44 +254,130 @@ int runDemo(const DemoOptions& o) {
   }
 }
 
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+}  // namespace
+
 int runBench(const BenchOptions& o) {
   try {
     std::string dir = o.assets.empty() ? defaultAssetsDir() : o.assets;
-    const std::string files[] = {dir + "/splats/biker.ply", dir + "/splats/biker.compressed.ply", dir + "/splats/biker.spz"};
-    for (const std::string& f : files)
-      if (!std::filesystem::exists(f)) throw Error(f + ": not found (set --assets or SPLATFORGE_ASSETS)");
-    fmt::print("splatforge bench: {} worker threads, best of {}\n", workerCount(), o.repeat);
-    GaussianCloud biker;
-    for (const std::string& f : files) {
-      std::vector<uint8_t> bytes = readFile(f);
-      double best = std::numeric_limits<double>::infinity();
-      for (int r = 0; r < o.repeat; ++r) {
-        auto t0 = Clock::now();
-        LoadedSplats l = decodeSplats(bytes, f);
-        best = std::min(best, secondsSince(t0));
-        if (f.ends_with(".spz")) biker = std::move(l.cloud);
+    std::string json = "{\n";
+    if (o.loads) {
+      const std::string files[] = {dir + "/splats/biker.ply", dir + "/splats/biker.compressed.ply", dir + "/splats/biker.spz"};
+      json += "  \"loads\": [";
+      for (const std::string& f : files) {
+        std::vector<uint8_t> bytes = readFile(f);
+        std::vector<double> times;
+        for (int r = 0; r < std::max(3, o.frames); ++r) {
+          auto t0 = Clock::now();
+          LoadedSplats l = decodeSplats(bytes, f);
+          times.push_back(secondsSince(t0));
+        }
+        double t = median(times), mb = static_cast<double>(bytes.size()) / 1e6;
+        fmt::print("load {:<24} {:8.1f} MB/s  ({:.2f} MB in {:.1f} ms, median of {})\n", std::filesystem::path(f).filename().string(),
+                   mb / t, mb, t * 1e3, times.size());
+        json += fmt::format("{}{{\"file\": \"{}\", \"mb\": {:.3f}, \"ms\": {:.3f}, \"mb_per_s\": {:.1f}}}",
+                            &f == &files[0] ? "" : ", ", jsonEscape(std::filesystem::path(f).filename().string()), mb, t * 1e3, mb / t);
       }
-      fmt::print("load {:<40} {:8.1f} MB/s  ({:.2f} MB in {:.1f} ms)\n", std::filesystem::path(f).filename().string(),
-                 static_cast<double>(bytes.size()) / 1e6 / best, static_cast<double>(bytes.size()) / 1e6, best * 1e3);
+      json += "],\n";
     }
+
+    // The scene to render.
+    std::shared_ptr<GaussianCloud> cloud;
+    std::string what;
     Scene scene;
-    SceneObject obj;
-    obj.cloud = std::make_shared<GaussianCloud>(std::move(biker));
-    scene.objects.push_back(obj);
-    Camera cam = autoCamera(scene, o.width, o.height);
-    std::vector<RenderObject> objects = scene.renderObjects();
-    RenderStats best;
-    double best_total = std::numeric_limits<double>::infinity();
-    for (int r = 0; r < o.repeat; ++r) {
-      RenderStats st;
-      auto t0 = Clock::now();
-      renderCpu(objects, cam, RenderSettings{}, &st);
-      double total = secondsSince(t0);
-      if (total < best_total) best_total = total, best = st;
+    if (o.synthetic > 0) {
+      cloud = std::make_shared<GaussianCloud>(makeSyntheticCloud(o.synthetic, std::max(0, o.sh_degree)));
+      what = fmt::format("synthetic {} gaussians", o.synthetic);
+    } else {
+      std::string input = o.input.empty() ? dir + "/splats/biker.spz" : o.input;
+      if (looksLikeSceneJson(input)) {
+        scene = loadSceneJson(input);
+      } else {
+        cloud = std::make_shared<GaussianCloud>(loadSplats(input).cloud);
+        if (o.sh_degree > 0) padShDegree(*cloud, o.sh_degree);
+      }
+      what = std::filesystem::path(input).filename().string();
     }
-    fmt::print("render biker {}x{} cpu: {:.1f} ms (preprocess {:.1f}, sort {:.1f}, raster {:.1f}; {} visible, {} keys)\n",
-               o.width, o.height, best_total * 1e3, best.preprocess_ms, best.sort_ms, best.raster_ms, best.visible,
-               best.tile_keys);
+    if (cloud) {
+      if (o.copies > 1) {
+        scene = tiledScene(cloud, o.copies);
+        what += fmt::format(" x{} copies", o.copies);
+      } else {
+        SceneObject obj;
+        obj.name = what;
+        obj.cloud = cloud;
+        scene.objects.push_back(obj);
+      }
+    }
+    Camera cam = scene.camera ? *scene.camera : autoCamera(scene, o.width, o.height);
+    std::vector<RenderObject> objects = scene.renderObjects();
+    size_t total = 0;
+    int degree = 0;
+    for (const auto& obj : objects) total += obj.cloud->size(), degree = std::max(degree, obj.cloud->sh_degree);
+    bool use_vulkan = o.backend == "vulkan" || (o.backend == "auto" && gpu::vulkanAvailable());
+    fmt::print("scene: {} ({} objects, {} gaussians, SH degree {}), {}x{}, {} timed frames\n", what, objects.size(), total, degree,
+               cam.width, cam.height, o.frames);
+    json += fmt::format("  \"scene\": \"{}\",\n  \"objects\": {},\n  \"gaussians\": {},\n  \"sh_degree\": {},\n  \"width\": {},\n  \"height\": {},\n  \"frames\": {},\n",
+                        jsonEscape(what), objects.size(), total, degree, cam.width, cam.height, o.frames);
+    if (use_vulkan) {
+      gpu::ContextOptions co;
+      co.device = o.device;
+      co.validation = o.validation;
+      VulkanRenderer renderer(co);
+      const gpu::DeviceInfo& dev = renderer.device();
+      fmt::print("device: {} ({}, subgroup {}, {:.1f} GiB device-local)\n", dev.name, dev.typeName(), dev.subgroup_size,
+                 static_cast<double>(dev.device_local_bytes) / (1 << 30));
+      VulkanFrameStats st;
+      renderer.render(objects, cam, {}, &st);  // warm-up: uploads, pipeline compilation, buffer growth
+      std::vector<double> pre, scan, emit, sort, ranges, raster, readback, all;
+      for (int f = 0; f < o.frames; ++f) {
+        renderer.render(objects, cam, {}, &st);
+        const VulkanPassTimes& t = st.times;
+        pre.push_back(t.preprocess), scan.push_back(t.scan), emit.push_back(t.emit), sort.push_back(t.sort);
+        ranges.push_back(t.ranges), raster.push_back(t.raster), readback.push_back(t.readback), all.push_back(t.total);
+      }
+      if (renderer.context().validationErrors() > 0)
+        throw Error("Vulkan validation errors: " + renderer.context().lastValidationError());
+      double frame_no_readback = median(all) - median(readback);
+      fmt::print("visible {} gaussians, {} tile pairs, {} sort passes\n", st.visible, st.tile_keys, st.sort_passes);
+      fmt::print("gpu median ms: preprocess {:.3f} | scan {:.3f} | keys {:.3f} | sort {:.3f} | ranges {:.3f} | raster {:.3f} | readback {:.3f}\n",
+                 median(pre), median(scan), median(emit), median(sort), median(ranges), median(raster), median(readback));
+      fmt::print("gpu frame: {:.3f} ms total, {:.3f} ms without the image readback; sort {:.2f} G pairs/s\n", median(all),
+                 frame_no_readback, static_cast<double>(st.tile_keys) / (median(sort) * 1e-3) / 1e9);
+      json += fmt::format("  \"backend\": \"vulkan\",\n  \"device\": \"{}\",\n  \"visible\": {},\n  \"tile_pairs\": {},\n", jsonEscape(dev.name),
+                          st.visible, st.tile_keys);
+      json += fmt::format("  \"median_ms\": {{\"preprocess\": {:.4f}, \"scan\": {:.4f}, \"keys\": {:.4f}, \"sort\": {:.4f}, \"ranges\": {:.4f}, "
+                          "\"raster\": {:.4f}, \"readback\": {:.4f}, \"total\": {:.4f}, \"total_without_readback\": {:.4f}}}\n}}\n",
+                          median(pre), median(scan), median(emit), median(sort), median(ranges), median(raster), median(readback),
+                          median(all), frame_no_readback);
+    } else {
+      RenderStats st;
+      std::vector<double> pre, sort, raster, all;
+      for (int f = 0; f < o.frames; ++f) {
+        auto t0 = Clock::now();
+        renderCpu(objects, cam, {}, &st);
+        all.push_back(secondsSince(t0) * 1e3);
+        pre.push_back(st.preprocess_ms), sort.push_back(st.sort_ms), raster.push_back(st.raster_ms);
+      }
+      fmt::print("cpu ({} threads): visible {}, {} tile pairs\n", workerCount(), st.visible, st.tile_keys);
+      fmt::print("cpu median ms: preprocess {:.1f} | sort {:.1f} | raster {:.1f} | total {:.1f}\n", median(pre), median(sort), median(raster),
+                 median(all));
+      json += fmt::format("  \"backend\": \"cpu\",\n  \"threads\": {},\n  \"visible\": {},\n  \"tile_pairs\": {},\n", workerCount(), st.visible,
+                          st.tile_keys);
+      json += fmt::format("  \"median_ms\": {{\"preprocess\": {:.3f}, \"sort\": {:.3f}, \"raster\": {:.3f}, \"total\": {:.3f}}}\n}}\n", median(pre),
+                          median(sort), median(raster), median(all));
+    }
+    if (!o.json.empty()) {
+      writeFileAtomic(o.json, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(json.data()), json.size()));
+      fmt::print("wrote {}\n", o.json);
+    }
     return 0;
   } catch (const std::exception& e) {
     return fail("bench", e.what());

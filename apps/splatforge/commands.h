@@ -45,9 +45,18 @@ struct DemoOptions {
 int runDemo(const DemoOptions& o);
 
 struct BenchOptions {
-  std::string assets;  // directory holding splats/biker.*; default $SPLATFORGE_ASSETS or ../shared/assets
+  std::string input;        // splat file or scene; empty: the biker capture from the assets directory
+  std::string assets;       // directory holding splats/biker.*; default $SPLATFORGE_ASSETS or ../shared/assets
+  size_t synthetic = 0;     // > 0: a synthetic capture-like cloud of this many gaussians instead of INPUT
+  int copies = 1;           // tiled copies of the input, each its own object
+  int sh_degree = -1;       // raise the SH degree to this (random small coefficients)
+  std::string backend = "auto";
+  std::string device;
+  bool validation = false;
   int width = 1280, height = 720;
-  int repeat = 3;
+  int frames = 10;          // timed frames (median reported) after one warm-up frame
+  bool loads = false;       // also measure load throughput of the biker PLY, compressed PLY and SPZ
+  std::string json;         // write the results as JSON here
 };
 int runBench(const BenchOptions& o);
 

@@ -51,11 +51,20 @@ int main(int argc, char** argv) {
   c_demo->add_flag("--validation", demo.validation, "Enable Vulkan validation layers");
 
   BenchOptions bench;
-  auto* c_bench = app.add_subcommand("bench", "Measure load throughput and CPU render time on the biker capture");
+  auto* c_bench = app.add_subcommand("bench", "Benchmark rendering (per-pass GPU times) and, with --loads, file loading");
+  c_bench->add_option("input", bench.input, "Splat file or scene .json (default: the biker capture in the assets directory)");
   c_bench->add_option("--assets", bench.assets, "Assets directory (default $SPLATFORGE_ASSETS or ../shared/assets)");
+  c_bench->add_option("--synthetic", bench.synthetic, "Use a synthetic capture-like cloud of N gaussians")->check(CLI::Range(size_t{1}, size_t{200000000}));
+  c_bench->add_option("--copies", bench.copies, "Tile N copies of the input, each its own object")->check(CLI::Range(1, 10000))->capture_default_str();
+  c_bench->add_option("--sh-degree", bench.sh_degree, "Raise the SH degree to D (0..3)")->check(CLI::Range(0, 3));
+  c_bench->add_option("--backend", bench.backend, "Renderer: auto, vulkan or cpu")->check(CLI::IsMember({"auto", "vulkan", "cpu"}))->capture_default_str();
+  c_bench->add_option("--device", bench.device, "Vulkan device: index or part of its name");
+  c_bench->add_flag("--validation", bench.validation, "Enable Vulkan validation layers");
   c_bench->add_option("--width", bench.width, "Render width")->check(CLI::Range(1, 16384))->capture_default_str();
   c_bench->add_option("--height", bench.height, "Render height")->check(CLI::Range(1, 16384))->capture_default_str();
-  c_bench->add_option("--repeat", bench.repeat, "Repetitions per measurement (best is reported)")->check(CLI::Range(1, 100))->capture_default_str();
+  c_bench->add_option("--frames", bench.frames, "Timed frames; the median is reported")->check(CLI::Range(1, 10000))->capture_default_str();
+  c_bench->add_flag("--loads", bench.loads, "Also measure load throughput (MB/s) of biker.ply, biker.compressed.ply and biker.spz");
+  c_bench->add_option("--json", bench.json, "Write the results as JSON to this file");
 
   try {
     app.parse(argc, argv);
