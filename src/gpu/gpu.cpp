@@ -223,15 +223,32 @@ Context::Context(const ContextOptions& options) : validation_(options.validation
     if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) queue_family_ = i, found = true;
   if (!found) throw Error("Vulkan device " + info_.name + " has no compute queue");
 
+  VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceFeatures2 supported{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   supported.pNext = &f12;
+  const bool api13 = info_.api_version >= VK_API_VERSION_1_3;
+  if (api13) f12.pNext = &f13;
   vkGetPhysicalDeviceFeatures2(physical_, &supported);
   if (!f12.bufferDeviceAddress || !f12.scalarBlockLayout)
     throw Error("Vulkan device " + info_.name + " lacks bufferDeviceAddress or scalarBlockLayout");
   VkPhysicalDeviceVulkan12Features enable12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   enable12.bufferDeviceAddress = VK_TRUE;
   enable12.scalarBlockLayout = VK_TRUE;
+  VkPhysicalDeviceVulkan13Features enable13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  if (api13 && f13.subgroupSizeControl && f13.computeFullSubgroups) {
+    VkPhysicalDeviceVulkan13Properties p13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES};
+    VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    props2.pNext = &p13;
+    vkGetPhysicalDeviceProperties2(physical_, &props2);
+    if ((p13.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) && p13.minSubgroupSize <= info_.subgroup_size &&
+        info_.subgroup_size <= p13.maxSubgroupSize) {
+      enable13.subgroupSizeControl = VK_TRUE;
+      enable13.computeFullSubgroups = VK_TRUE;
+      enable12.pNext = &enable13;
+      subgroup_size_control_ = true;
+    }
+  }
   VkPhysicalDeviceFeatures2 enable{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   enable.pNext = &enable12;
   enable.features.shaderInt64 = supported.features.shaderInt64;
@@ -378,7 +395,7 @@ uint32_t spirvLocalSizeX(std::span<const uint32_t> spirv) {
 }
 
 ComputePipeline::ComputePipeline(Context& ctx, std::span<const uint32_t> spirv, uint32_t push_size, uint32_t local_size_x,
-                                 const std::string& name)
+                                 const std::string& name, bool full_subgroups)
     : ctx_(ctx) {
   uint32_t shader_size = spirvLocalSizeX(spirv);
   if (shader_size != local_size_x)
@@ -402,6 +419,12 @@ ComputePipeline::ComputePipeline(Context& ctx, std::span<const uint32_t> spirv, 
   ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   ci.stage.module = module;
   ci.stage.pName = "main";
+  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo required{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+  if (full_subgroups && ctx.subgroupSizeControl()) {
+    required.requiredSubgroupSize = ctx.info().subgroup_size;
+    ci.stage.pNext = &required;
+    ci.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+  }
   ci.layout = layout_;
   VkResult r = vkCreateComputePipelines(ctx.device(), VK_NULL_HANDLE, 1, &ci, nullptr, &pipeline_);
   vkDestroyShaderModule(ctx.device(), module, nullptr);

@@ -58,6 +58,8 @@ class Context {
   uint32_t maxSharedMemory() const { return max_shared_memory_; }
   double timestampPeriodNs() const { return timestamp_period_ns_; }
   bool validationEnabled() const { return validation_; }
+  // Pipelines can require full subgroups of info().subgroup_size (Vulkan 1.3 subgroup size control).
+  bool subgroupSizeControl() const { return subgroup_size_control_; }
 
   // Validation messages of severity error seen so far, and the last such message.
   uint32_t validationErrors() const { return validation_errors_; }
@@ -91,7 +93,7 @@ class Context {
   DeviceInfo info_;
   uint32_t max_push_constants_ = 128, max_shared_memory_ = 16384;
   double timestamp_period_ns_ = 1.0;
-  bool validation_ = false, debug_utils_ = false;
+  bool validation_ = false, debug_utils_ = false, subgroup_size_control_ = false;
   uint32_t validation_errors_ = 0;
   std::string last_validation_error_;
 };
@@ -119,8 +121,9 @@ struct Buffer {
 class ComputePipeline {
  public:
   // Checks the shader's LocalSize against `local_size_x` and the push size against the device limit.
+  // full_subgroups: where the device allows, require full subgroups of info().subgroup_size.
   ComputePipeline(Context& ctx, std::span<const uint32_t> spirv, uint32_t push_size, uint32_t local_size_x,
-                  const std::string& name);
+                  const std::string& name, bool full_subgroups = false);
   ~ComputePipeline();
   ComputePipeline(const ComputePipeline&) = delete;
   ComputePipeline& operator=(const ComputePipeline&) = delete;

@@ -11,6 +11,17 @@
 
 namespace sf {
 
+namespace {
+bool spzDecodes(std::span<const uint8_t> bytes, const std::string& path) {
+  try {
+    readSpz(bytes, path);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+}  // namespace
+
 const char* formatName(SplatFormat format) {
   switch (format) {
     case SplatFormat::kPly: return "ply";
@@ -33,7 +44,8 @@ LoadedSplats decodeSplats(std::span<const uint8_t> bytes, const std::string& pat
       out.format = SplatFormat::kPly;
       out.cloud = readPly(bytes, path);
     }
-  } else if (looksLikeSpz(bytes)) {
+  } else if (looksLikeSpz(bytes) && !(ext == ".splat" && bytes.size() % kSplatRecordBytes == 0 && !spzDecodes(bytes, path))) {
+    // A headerless .splat whose first float happens to start with the gzip magic is still a .splat.
     out.format = SplatFormat::kSpz;
     out.cloud = readSpz(bytes, path, &out.version);
   } else if (ext == ".splat") {

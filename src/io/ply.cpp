@@ -110,9 +110,15 @@ GaussianCloud readPly(std::span<const uint8_t> bytes, const std::string& path) {
   const size_t n = static_cast<size_t>(v.count);
   // visitElement bounds-checks the data before the loop; keep allocation bounded by the file size too.
   if (v.count > bytes.size()) r.failAt(0, "vertex count " + std::to_string(v.count) + " exceeds the file size");
+  // Reject counts the data cannot hold before allocating (binary rows have a fixed minimum size; ASCII
+  // values need at least two characters each).
+  const uint64_t min_row = h.encoding == ply::Encoding::kAscii ? 2 * v.properties.size() : v.rowBytes();
+  if (min_row > 0 && v.count > (bytes.size() - h.data_offset) / min_row)
+    r.failAt(h.data_offset, "truncated: vertex count " + std::to_string(v.count) + " needs at least " +
+                                std::to_string(v.count * min_row) + " bytes of data, the file has " +
+                                std::to_string(bytes.size() - h.data_offset));
+  std::vector<ExtraChannel> extras = std::move(cloud.extras);  // resize() clears the optional channels
   cloud.resize(n, degree);
-  std::vector<ExtraChannel> extras = std::move(cloud.extras);
-  cloud.extras.clear();
   for (ExtraChannel& e : extras) e.values.resize(n);
   bool has_normals = seen_norm == 3;
   if (has_normals) cloud.normals.resize(n);

@@ -102,6 +102,18 @@ double parseAsciiValue(ByteReader& r, ScalarType t) {
   }
   if (res.ec != std::errc() || res.ptr != tok.data() + tok.size())
     r.failAt(at, "'" + std::string(tok.substr(0, 32)) + "' is not a valid " + scalarName(t));
+  double lo = 0, hi = 0;
+  switch (t) {
+    case ScalarType::kInt8: lo = -128, hi = 127; break;
+    case ScalarType::kUint8: lo = 0, hi = 255; break;
+    case ScalarType::kInt16: lo = -32768, hi = 32767; break;
+    case ScalarType::kUint16: lo = 0, hi = 65535; break;
+    case ScalarType::kInt32: lo = -2147483648.0, hi = 2147483647.0; break;
+    case ScalarType::kUint32: lo = 0, hi = 4294967295.0; break;
+    case ScalarType::kFloat32: lo = -3.4028234663852886e38, hi = 3.4028234663852886e38; break;
+    case ScalarType::kFloat64: lo = -1.7976931348623157e308, hi = 1.7976931348623157e308; break;
+  }
+  if (!(v >= lo && v <= hi)) r.failAt(at, "'" + std::string(tok.substr(0, 32)) + "' is out of range for " + scalarName(t));
   return v;
 }
 

@@ -231,7 +231,8 @@ GaussianCloud readV4(std::span<const uint8_t> file, const std::string& path, int
     auto frame = r.bytes(comp[s], "zstd stream");
     unsigned long long content = ZSTD_getFrameContentSize(frame.data(), frame.size());
     if (content == ZSTD_CONTENTSIZE_ERROR) r.failAt(at, "stream " + std::to_string(s) + " is not a zstd frame");
-    if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != raw[s])
+    if (content == ZSTD_CONTENTSIZE_UNKNOWN) r.failAt(at, "stream " + std::to_string(s) + ": zstd frame does not declare its size");
+    if (content != raw[s])
       r.failAt(at, "stream " + std::to_string(s) + " frame declares " + std::to_string(content) + " bytes, table says " +
                        std::to_string(raw[s]));
     std::vector<uint8_t>& out = decoded[static_cast<size_t>(present[s])];

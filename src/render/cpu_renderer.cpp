@@ -67,6 +67,22 @@ TileRect tileRect(float x, float y, int radius, int tiles_x, int tiles_y) {
   return t;
 }
 
+bool splatReachesTile(const ProjectedSplat& s, int tx, int ty) {
+  const float a = s.conic[0], b = s.conic[1], c = s.conic[2];
+  const float limit = 2.0f * std::log(255.0f * s.opacity);
+  // Box of pixel centres, relative to the mean.
+  const float x0 = static_cast<float>(tx * kTileSize) - s.mean_x, x1 = x0 + static_cast<float>(kTileSize - 1);
+  const float y0 = static_cast<float>(ty * kTileSize) - s.mean_y, y1 = y0 + static_cast<float>(kTileSize - 1);
+  if (x0 <= 0.0f && x1 >= 0.0f && y0 <= 0.0f && y1 >= 0.0f) return limit >= 0.0f;
+  auto q = [&](float dx, float dy) { return a * dx * dx + 2.0f * b * dx * dy + c * dy * dy; };
+  // The minimum of a convex quadratic over a box not containing its centre lies on an edge.
+  float best = q(x0, std::clamp(-b * x0 / c, y0, y1));
+  best = std::min(best, q(x1, std::clamp(-b * x1 / c, y0, y1)));
+  best = std::min(best, q(std::clamp(-b * y0 / a, x0, x1), y0));
+  best = std::min(best, q(std::clamp(-b * y1 / a, x0, x1), y1));
+  return best <= limit * 1.001f + 0.01f;
+}
+
 bool projectSplat(Vec3 p_world, const Cov6& cov_world, float opacity, int sh_degree, const float* sh, Vec3 sh_dir,
                   ColorSpace color_space, const Camera& cam, bool antialiased, ProjectedSplat* out) {
   const Mat4& view = cam.world_to_camera;
@@ -102,6 +118,14 @@ bool projectSplat(Vec3 p_world, const Cov6& cov_world, float opacity, int sh_deg
   out->conic[2] = cov2[0] * det_inv;
   out->opacity = opacity;
   out->depth = p_view.z;
+  if (out->tiles.area() > kMaxTestedTileArea) {
+    out->touched = out->tiles.area();
+  } else {
+    out->touched = 0;
+    for (int ty = out->tiles.y0; ty < out->tiles.y1; ++ty)
+      for (int tx = out->tiles.x0; tx < out->tiles.x1; ++tx) out->touched += splatReachesTile(*out, tx, ty);
+    if (out->touched == 0) return false;
+  }
   Vec3 c = shToColor(sh_degree, sh, sh_dir);
   if (color_space == ColorSpace::kLinear) c = {srgbEncode(c.x), srgbEncode(c.y), srgbEncode(c.z)};
   out->color = c;
@@ -166,7 +190,7 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
         ProjectedSplat& ps = projected[base + i];
         if (projectSplat(p_world, covarianceUpper(world_cov), cloud.opacities[i], cloud.sh_degree, cloud.shOf(i).data(),
                          cloud.positions[i] - cam_object, cloud.color_space, cam, aa, &ps))
-          touched[base + i] = static_cast<uint32_t>(ps.tiles.area());
+          touched[base + i] = static_cast<uint32_t>(ps.touched);
       }
     });
   }
@@ -190,8 +214,10 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
       const ProjectedSplat& s = projected[i];
       const uint64_t depth_bits = std::bit_cast<uint32_t>(s.depth);
       size_t k = offsets[i];
+      const bool test = s.tiles.area() <= kMaxTestedTileArea;
       for (int y = s.tiles.y0; y < s.tiles.y1; ++y)
         for (int x = s.tiles.x0; x < s.tiles.x1; ++x) {
+          if (test && !splatReachesTile(s, x, y)) continue;
           keys[k] = (static_cast<uint64_t>(y * tiles_x + x) << 32) | depth_bits;
           values[k++] = static_cast<uint32_t>(i);
         }

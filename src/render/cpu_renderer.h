@@ -58,8 +58,19 @@ struct ProjectedSplat {
   float depth = 0;             // view-space z
   Vec3 color;                  // SH evaluated, +0.5, clamped at 0
   int radius = 0;              // pixels
-  TileRect tiles;
+  TileRect tiles;              // INRIA's 3-sigma tile rectangle
+  int touched = 0;             // tiles of `tiles` the splat can reach with alpha >= 1/255 (see splatReachesTile)
 };
+
+// Rects larger than this many tiles skip the per-tile test (all their tiles count as touched): the test
+// only ever removes tiles, so either choice gives the same image.
+constexpr int kMaxTestedTileArea = 1024;
+
+// Whether the splat can reach alpha >= 1/255 at some pixel centre of tile (tx, ty): the minimum over the
+// tile of the conic's quadratic form q is at most 2 ln(255 opacity) (with a small margin). Tiles that
+// fail the test would skip the splat at every pixel, so dropping their keys changes nothing in the image
+// while removing most of the keys of faint or elongated splats.
+bool splatReachesTile(const ProjectedSplat& s, int tx, int ty);
 
 // 2D covariance (a, b, c of [[a, b], [b, c]]) of a gaussian with world covariance `cov` at view-space
 // position `view_pos`, by the EWA Jacobian with the INRIA clamping of x/z and y/z to 1.3x the field of

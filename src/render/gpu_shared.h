@@ -19,9 +19,10 @@ using uint = uint32_t;
 // Elements per workgroup of the scan passes (4 per thread).
 #define SF_SCAN_BLOCK 1024
 // Radix sort: threads per workgroup (128 keeps per-subgroup digit counters within 16 KiB of shared
-// memory even with 8-wide subgroups), keys per workgroup block, digit bits.
+// memory even with 8-wide subgroups) and steps per subgroup. Each subgroup owns a contiguous sub-block
+// of subgroup_size * SF_SORT_ROUNDS keys; a workgroup's block is SF_SORT_BLOCK keys.
 #define SF_SORT_WG 128
-#define SF_SORT_ROUNDS 16
+#define SF_SORT_ROUNDS 64
 #define SF_SORT_BLOCK (SF_SORT_WG * SF_SORT_ROUNDS)
 #define SF_RADIX 256
 #define SF_MAX_SUBGROUPS (SF_SORT_WG / 8)
@@ -85,8 +86,9 @@ struct GpuFrame {
 #define SF_COUNTER_KEYS 0          // total (tile, depth) keys this frame (may exceed capacity)
 #define SF_COUNTER_OVERFLOW 1      // 1 when keys exceeded key_capacity
 #define SF_COUNTER_SORT_BLOCKS 2   // radix sort workgroups (ceil(min(keys, cap) / SF_SORT_BLOCK))
-#define SF_COUNTER_HIST_COUNT 3    // SF_RADIX * sort blocks
+#define SF_COUNTER_HIST_COUNT 3    // SF_RADIX * sort blocks * subgroups per workgroup
 #define SF_COUNTER_VISIBLE 4       // slots touching at least one tile
+#define SF_COUNTER_ERROR 5         // 1 when a sort workgroup ran with an unexpected subgroup count
 #define SF_COUNTER_DISPATCH_SORT 8   // 3 uints: indirect args for histogram / scatter
 #define SF_COUNTER_DISPATCH_HSCAN 12 // 3 uints: indirect args for scanning the histogram
 #define SF_COUNTER_DISPATCH_KEYS 16  // 3 uints: indirect args over keys (tile ranges)
@@ -107,8 +109,9 @@ struct GpuPush {
   SF_REF(Uints) scan_sums;    // scan passes: per-block sums
   SF_REF(Uints) scan_count;   // scan passes: where the element count is read
   uint object_index;          // preprocess
-  uint shift;                 // radix pass: digit shift; also selects ping/pong (bit 8) and key word (bit 9)
-  uint pad0, pad1;
+  uint shift;                 // radix pass: digit shift
+  uint pad0;                  // pass flags (SF_FLAG_* in common.glsl)
+  uint pad1;                  // sort passes: subgroups per workgroup the host configured
 };
 
 #ifdef __cplusplus

@@ -79,6 +79,7 @@ struct VulkanRenderer::Impl {
   uint32_t tiles = 0, width = 0, height = 0;
   gpu::Buffer tile_ranges, image, counters, frame, objects_buf, readback;
   int last_passes = 0;
+  uint32_t sort_subgroups = 1;  // subgroups per sort workgroup
 
   explicit Impl(const gpu::ContextOptions& o)
       : ctx(o),
@@ -88,14 +89,15 @@ struct VulkanRenderer::Impl {
         scan_apply(ctx, kScanApply, sizeof(GpuPush), SF_WG_SIZE, "scan_apply"),
         sort_setup(ctx, kSortSetup, sizeof(GpuPush), 1, "sort_setup"),
         emit_keys(ctx, kEmitKeys, sizeof(GpuPush), SF_WG_SIZE, "emit_keys"),
-        histogram(ctx, kRadixHistogram, sizeof(GpuPush), SF_SORT_WG, "radix_histogram"),
-        scatter(ctx, kRadixScatter, sizeof(GpuPush), SF_SORT_WG, "radix_scatter"),
+        histogram(ctx, kRadixHistogram, sizeof(GpuPush), SF_SORT_WG, "radix_histogram", true),
+        scatter(ctx, kRadixScatter, sizeof(GpuPush), SF_SORT_WG, "radix_scatter", true),
         ranges(ctx, kTileRanges, sizeof(GpuPush), SF_WG_SIZE, "tile_ranges"),
         raster(ctx, kRaster, sizeof(GpuPush), SF_TILE, "raster") {
     const gpu::DeviceInfo& d = ctx.info();
     if (d.subgroup_size < 8 || d.subgroup_size > 128 || SF_SORT_WG % d.subgroup_size != 0)
       throw Error("Vulkan device " + d.name + ": subgroup size " + std::to_string(d.subgroup_size) + " unsupported (need 8..128)");
     if (ctx.maxSharedMemory() < 20 * 1024) throw Error("Vulkan device " + d.name + ": less than 20 KiB of shared memory");
+    sort_subgroups = SF_SORT_WG / d.subgroup_size;
     VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
     qi.queryCount = kTimestamps;
@@ -188,8 +190,9 @@ struct VulkanRenderer::Impl {
     const char* names[6] = {"keys_lo", "keys_hi", "values", "keys_lo_alt", "keys_hi_alt", "values_alt"};
     for (int k = 0; k < 6; ++k) keys[k] = ctx.createBuffer(capacity * 4, false, names[k]);
     uint32_t blocks = ceilDiv(capacity, SF_SORT_BLOCK);
-    hist = ctx.createBuffer(static_cast<VkDeviceSize>(blocks) * SF_RADIX * 4, false, "radix histogram");
-    hist_sums = ctx.createBuffer((ceilDiv(static_cast<uint64_t>(blocks) * SF_RADIX, SF_SCAN_BLOCK) + 1) * 4, false, "histogram block sums");
+    const uint64_t hist_entries = static_cast<uint64_t>(blocks) * sort_subgroups * SF_RADIX;
+    hist = ctx.createBuffer(hist_entries * 4, false, "radix histogram");
+    hist_sums = ctx.createBuffer((ceilDiv(hist_entries, SF_SCAN_BLOCK) + 1) * 4, false, "histogram block sums");
   }
 
   void ensureImage(uint32_t w, uint32_t h, uint32_t tile_count) {
@@ -227,6 +230,7 @@ struct VulkanRenderer::Impl {
     GpuPush p{};
     p.frame = frame.address;
     p.objects = objects_buf.address;
+    p.pad1 = sort_subgroups;
     return p;
   }
 
@@ -324,7 +328,7 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     first += cloud.size();
   }
   if (!gobj.empty()) std::memcpy(m.objects_buf.mapped, gobj.data(), gobj.size() * sizeof(GpuObject));
-  const int hi_bits = std::bit_width(std::max(1u, tiles_x * tiles_y - 1));
+  const int hi_bits = std::bit_width(tiles_x * tiles_y);  // room for the padding tile id (= tile count)
   const uint32_t slot_blocks = ceilDiv(m.slots, SF_SCAN_BLOCK);
 
   VulkanFrameStats st;
@@ -374,6 +378,8 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
 
     uint32_t cnt[SF_COUNTER_WORDS];
     std::memcpy(cnt, static_cast<uint8_t*>(st_buf.mapped) + image_bytes, sizeof(cnt));
+    if (cnt[SF_COUNTER_ERROR])
+      throw Error("Vulkan device " + m.ctx.info().name + " ran the radix sort with an unexpected subgroup layout");
     if (cnt[SF_COUNTER_OVERFLOW] && attempt == 0) {
       m.ensureKeys(static_cast<uint64_t>(cnt[SF_COUNTER_KEYS]) + cnt[SF_COUNTER_KEYS] / 4);
       st.regrown = true;
@@ -447,6 +453,10 @@ double VulkanRenderer::sortPairs(std::vector<uint32_t>& hi, std::vector<uint32_t
   m.timestamp(cmd, 1);
   m.ctx.submit(cmd);
   bool alt = passes % 2 != 0;
+  std::vector<uint8_t> cnt = m.download(m.counters, SF_COUNTER_WORDS * 4);
+  uint32_t error;
+  std::memcpy(&error, cnt.data() + SF_COUNTER_ERROR * 4, 4);
+  if (error) throw Error("Vulkan device " + m.ctx.info().name + " ran the radix sort with an unexpected subgroup layout");
   auto back = [&](const gpu::Buffer& b, std::vector<uint32_t>& v) {
     std::vector<uint8_t> raw = m.download(b, n * 4);
     std::memcpy(v.data(), raw.data(), n * 4);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "gpu/gpu.h"
 #include "io/formats.h"
 #include "io/image_io.h"
 #include "support/test_support.h"
@@ -137,9 +138,14 @@ TEST(Cli, RenderFailuresNameTheProblem) {
   CliRun c = cli("render " + ply + " -o " + dir + "/c.png --bg 2,0,0");
   EXPECT_EQ(c.code, 1);
   EXPECT_NE(c.out.find("--bg"), std::string::npos) << c.out;
-  CliRun d = cli("render " + ply + " -o " + dir + "/d.png --backend vulkan");
-  EXPECT_EQ(d.code, 1);
-  EXPECT_NE(d.out.find("backend 'vulkan'"), std::string::npos) << d.out;
+  CliRun d = cli("render " + ply + " -o " + dir + "/d.png --backend metal");
+  EXPECT_NE(d.code, 0);
+  EXPECT_NE(d.out.find("metal"), std::string::npos) << d.out;
+  if (gpu::vulkanAvailable()) {
+    CliRun dev = cli("render " + ply + " -o " + dir + "/d.png --backend vulkan --device no-such-gpu");
+    EXPECT_EQ(dev.code, 1);
+    EXPECT_NE(dev.out.find("Vulkan device 'no-such-gpu' not found"), std::string::npos) << dev.out;
+  }
   CliRun e = cli("render " + ply + " -o " + dir + "/no/such/dir/e.png");
   EXPECT_EQ(e.code, 1);
   EXPECT_NE(e.out.find("does not exist"), std::string::npos) << e.out;
@@ -147,6 +153,20 @@ TEST(Cli, RenderFailuresNameTheProblem) {
   CliRun f = cli("render " + dir + "/scene.json -o " + dir + "/f.png");
   EXPECT_EQ(f.code, 1);
   EXPECT_NE(f.out.find("objects[0].transform"), std::string::npos) << f.out;
+}
+
+TEST(Cli, VulkanAndCpuBackendsWriteTheSameImage) {
+  if (!gpu::vulkanAvailable()) GTEST_SKIP() << "no Vulkan device (install mesa-vulkan-drivers)";
+  std::string dir = test::tempDir("CliBackends");
+  std::string ply = smallCloud(dir);
+  CliRun a = cli("render " + ply + " -o " + dir + "/cpu.png --backend cpu --width 96 --height 64 --save-float " + dir + "/cpu.npy");
+  CliRun b = cli("render " + ply + " -o " + dir + "/gpu.png --backend vulkan --validation --width 96 --height 64 --save-float " + dir +
+                 "/gpu.npy");
+  ASSERT_EQ(a.code, 0) << a.out;
+  ASSERT_EQ(b.code, 0) << b.out;
+  EXPECT_NE(b.out.find("Vulkan device"), std::string::npos) << b.out;
+  ImageDiff d = compareImages(readNpy(dir + "/cpu.npy"), readNpy(dir + "/gpu.npy"));
+  EXPECT_GE(d.psnr, 45.0) << "max abs " << d.max_abs;
 }
 
 TEST(Cli, SceneWithMissingObjectWarnsAndRendersPlaceholder) {

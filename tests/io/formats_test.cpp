@@ -970,8 +970,9 @@ TEST(Spz, V4BytesAfterTheLastStreamAreRefused) {
 // 4. Untrusted input.
 // =====================================================================================================
 
-// Small files of every kind. `complete_prefix(len)` says whether the first len bytes are themselves a
-// complete, valid file (see EveryTruncatedPrefixIsRefused); `expected_prefix(len)` is what they decode to.
+// Small files of every kind (20-40 splats, so the exhaustive tests stay fast under ASan).
+// `complete_prefix(len)` says whether the first len bytes are themselves a complete, valid file (see
+// EveryTruncatedPrefixIsRefused).
 struct Fixture {
   std::string label;
   std::string path;  // passed to decodeSplats

@@ -120,6 +120,38 @@ TEST(Tiles, RectFollowsInriaGetRect) {
   EXPECT_EQ(e.x1, 4);
 }
 
+TEST(Tiles, ReachTestNeverDropsATileWithAVisiblePixel) {
+  // For random projected splats, every tile the test rejects has no pixel centre with alpha >= 1/255,
+  // so dropping its key cannot change the image; and most faint splats lose tiles.
+  GaussianCloud c = test::randomCloud(3000, 0, 77);
+  for (Vec3& p : c.positions) p = p + Vec3{0, 0, 2.5f};
+  for (size_t i = 0; i < c.size(); i += 3) c.opacities[i] = 0.02f;  // faint splats
+  Camera cam = identityCamera(160, 128, 120.0f);
+  size_t rect_tiles = 0, kept = 0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    ProjectedSplat s;
+    float sh[3] = {0, 0, 0};
+    Cov6 cov = covarianceFromScaleRotation(c.scales[i], c.rotations[i]);
+    if (!projectSplat(c.positions[i], cov, c.opacities[i], 0, sh, {0, 0, 1}, ColorSpace::kSrgb, cam, false, &s)) continue;
+    for (int ty = s.tiles.y0; ty < s.tiles.y1; ++ty)
+      for (int tx = s.tiles.x0; tx < s.tiles.x1; ++tx) {
+        ++rect_tiles;
+        if (splatReachesTile(s, tx, ty)) {
+          ++kept;
+          continue;
+        }
+        for (int py = ty * kTileSize; py < (ty + 1) * kTileSize; ++py)
+          for (int px = tx * kTileSize; px < (tx + 1) * kTileSize; ++px) {
+            float dx = s.mean_x - static_cast<float>(px), dy = s.mean_y - static_cast<float>(py);
+            float power = -0.5f * (s.conic[0] * dx * dx + s.conic[2] * dy * dy) - s.conic[1] * dx * dy;
+            ASSERT_LT(std::min(kAlphaMax, s.opacity * std::exp(power)), kAlphaMin) << "splat " << i << " tile " << tx << "," << ty;
+          }
+      }
+  }
+  std::printf("tile reach test kept %zu of %zu rect tiles\n", kept, rect_tiles);
+  EXPECT_LT(kept, rect_tiles);
+}
+
 TEST(RadixSort, StableAndMatchesStdStableSort) {
   std::vector<uint64_t> keys;
   uint64_t state = 42;
@@ -160,7 +192,8 @@ TEST(Render, SingleGaussianCentrePixelIsAlphaBlendedOverBackground) {
   EXPECT_EQ(img.at(0, 0)[3], 0.0f);
 }
 
-// Brute-force reference: for each pixel, every visible splat whose tile rect contains the pixel's tile,
+// Brute-force reference: for each pixel, every visible splat whose tile rect contains the pixel's tile
+// (and which can reach that tile, see splatReachesTile),
 // in depth order (ties by slot), blended with blendPixel. No key generation, radix sort or ranges.
 ImageRGBA bruteForce(const GaussianCloud& cloud, const Camera& cam, Vec3 bg) {
   std::vector<ProjectedSplat> ps;
@@ -180,7 +213,9 @@ ImageRGBA bruteForce(const GaussianCloud& cloud, const Camera& cam, Vec3 bg) {
       int tx = x / kTileSize, ty = y / kTileSize;
       std::vector<uint32_t> order;
       for (uint32_t i : by_depth)
-        if (tx >= ps[i].tiles.x0 && tx < ps[i].tiles.x1 && ty >= ps[i].tiles.y0 && ty < ps[i].tiles.y1) order.push_back(i);
+        if (tx >= ps[i].tiles.x0 && tx < ps[i].tiles.x1 && ty >= ps[i].tiles.y0 && ty < ps[i].tiles.y1 &&
+            (ps[i].tiles.area() > kMaxTestedTileArea || splatReachesTile(ps[i], tx, ty)))
+          order.push_back(i);
       PixelResult r = blendPixel(ps, order, x, y, bg);
       float* o = img.at(x, y);
       o[0] = r.color.x, o[1] = r.color.y, o[2] = r.color.z, o[3] = 1 - r.transmittance;

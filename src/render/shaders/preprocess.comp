@@ -2,6 +2,7 @@
 // Preprocess one object's slots: transform, cull, EWA projection, conic, radius, SH colour, tile rect,
 // depth. Same math, in the same order, as projectSplat() in cpu_renderer.cpp.
 #include "common.glsl"
+#include "tile_test.glsl"
 
 layout(local_size_x = SF_WG_SIZE) in;
 
@@ -101,12 +102,20 @@ void main() {
   int area = (x1 - x0) * (y1 - y0);
   if (area == 0) return;
 
+  vec4 conic_opacity = vec4(cc * det_inv, -b * det_inv, a * det_inv, opacity);
+  if (area <= SF_MAX_TESTED_TILE_AREA) {
+    area = 0;
+    for (int ty = y0; ty < y1; ++ty)
+      for (int tx = x0; tx < x1; ++tx) area += splatReachesTile(mean, conic_opacity, uint(tx), uint(ty)) ? 1 : 0;
+    if (area == 0) return;
+  }
+
   vec3 dir = normalize(p_obj - vec3(obj.cam_in_object[0], obj.cam_in_object[1], obj.cam_in_object[2]));
   vec3 col = max(evalSh(obj.sh_degree, fr.f.sh, obj.sh_base + i * obj.sh_stride, dir) + 0.5, vec3(0.0));
   if ((obj.flags & 2u) != 0u) col = vec3(srgbEncode(col.x), srgbEncode(col.y), srgbEncode(col.z));
 
   fr.f.means.v[slot] = mean;
-  fr.f.conic_opacity.v[slot] = vec4(cc * det_inv, -b * det_inv, a * det_inv, opacity);
+  fr.f.conic_opacity.v[slot] = conic_opacity;
   fr.f.color_depth.v[slot] = vec4(col, t.z);
   fr.f.rects.v[slot] = uvec2(uint(x0) | (uint(y0) << 16), uint(x1) | (uint(y1) << 16));
   fr.f.touched.v[slot] = uint(area);

@@ -1,24 +1,35 @@
 #version 460
-// Radix sort pass, step 1: per block of SF_SORT_BLOCK keys, the count of each 8-bit digit, stored
-// digit-major (hist[digit * blocks + block]) so that one exclusive scan gives every block's base offset.
+// Radix sort pass, step 1: per sub-block (the contiguous keys one subgroup owns, see gpu_shared.h), the
+// count of each 8-bit digit, stored digit-major (hist[digit * sub_blocks + sub_block]) so that one
+// exclusive scan gives every sub-block's first output position per digit.
 #include "common.glsl"
+#extension GL_KHR_shader_subgroup_basic : require
 
 layout(local_size_x = SF_SORT_WG) in;
-shared uint counts[SF_RADIX];
+shared uint counts[SF_MAX_SUBGROUPS][SF_RADIX];
 
 void main() {
   FrameRef fr = pc.frame;
   uint n = min(fr.f.counters.v[SF_COUNTER_KEYS], fr.f.key_capacity);
-  uint blocks = fr.f.counters.v[SF_COUNTER_SORT_BLOCKS];
+  uint nsg = pc.pad1;
+  if (gl_NumSubgroups != nsg) {
+    if (gl_LocalInvocationIndex == 0u) fr.f.counters.v[SF_COUNTER_ERROR] = 1u;
+    return;
+  }
+  uint sub_blocks = fr.f.counters.v[SF_COUNTER_SORT_BLOCKS] * nsg;
   bool alt = (pc.pad0 & SF_FLAG_SOURCE_ALT) != 0u, hi = (pc.pad0 & SF_FLAG_KEY_HI) != 0u;
   Uints keys = hi ? (alt ? fr.f.keys_hi_alt : fr.f.keys_hi) : (alt ? fr.f.keys_lo_alt : fr.f.keys_lo);
-  for (uint d = gl_LocalInvocationID.x; d < SF_RADIX; d += SF_SORT_WG) counts[d] = 0u;
+  for (uint s = 0u; s < nsg; ++s)
+    for (uint d = gl_LocalInvocationIndex; d < SF_RADIX; d += SF_SORT_WG) counts[s][d] = 0u;
   barrier();
-  uint base = gl_WorkGroupID.x * SF_SORT_BLOCK;
+  uint sg = gl_SubgroupID, width = gl_SubgroupSize;
+  uint start = gl_WorkGroupID.x * SF_SORT_BLOCK + sg * width * SF_SORT_ROUNDS;
   for (uint r = 0u; r < SF_SORT_ROUNDS; ++r) {
-    uint e = base + r * SF_SORT_WG + gl_LocalInvocationID.x;
-    if (e < n) atomicAdd(counts[(keys.v[e] >> pc.shift) & 0xffu], 1u);
+    uint e = start + r * width + gl_SubgroupInvocationID;
+    if (e < n) atomicAdd(counts[sg][(keys.v[e] >> pc.shift) & 0xffu], 1u);
   }
   barrier();
-  for (uint d = gl_LocalInvocationID.x; d < SF_RADIX; d += SF_SORT_WG) pc.scan_data.v[d * blocks + gl_WorkGroupID.x] = counts[d];
+  for (uint s = 0u; s < nsg; ++s)
+    for (uint d = gl_LocalInvocationIndex; d < SF_RADIX; d += SF_SORT_WG)
+      pc.scan_data.v[d * sub_blocks + gl_WorkGroupID.x * nsg + s] = counts[s][d];
 }

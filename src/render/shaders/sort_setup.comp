@@ -14,11 +14,11 @@ void main() {
   c.v[SF_COUNTER_KEYS] = total;
   c.v[SF_COUNTER_OVERFLOW] = total > fr.f.key_capacity ? 1u : 0u;
   c.v[SF_COUNTER_SORT_BLOCKS] = blocks;
-  c.v[SF_COUNTER_HIST_COUNT] = blocks * SF_RADIX;
+  c.v[SF_COUNTER_HIST_COUNT] = blocks * pc.pad1 * SF_RADIX;
   c.v[SF_COUNTER_DISPATCH_SORT] = blocks;
   c.v[SF_COUNTER_DISPATCH_SORT + 1] = 1u;
   c.v[SF_COUNTER_DISPATCH_SORT + 2] = 1u;
-  c.v[SF_COUNTER_DISPATCH_HSCAN] = (blocks * SF_RADIX + SF_SCAN_BLOCK - 1u) / SF_SCAN_BLOCK;
+  c.v[SF_COUNTER_DISPATCH_HSCAN] = (blocks * pc.pad1 * SF_RADIX + SF_SCAN_BLOCK - 1u) / SF_SCAN_BLOCK;
   c.v[SF_COUNTER_DISPATCH_HSCAN + 1] = 1u;
   c.v[SF_COUNTER_DISPATCH_HSCAN + 2] = 1u;
   c.v[SF_COUNTER_DISPATCH_KEYS] = (n + SF_WG_SIZE - 1u) / SF_WG_SIZE;

@@ -11,6 +11,7 @@ void main() {
   if (i >= n) return;
   Uints keys = (pc.pad0 & SF_FLAG_SOURCE_ALT) != 0u ? fr.f.keys_hi_alt : fr.f.keys_hi;
   uint tile = keys.v[i];
+  if (tile >= fr.f.tiles_x * fr.f.tiles_y) return;  // padding keys (see emit_keys.comp)
   if (i == 0u || keys.v[i - 1u] != tile) fr.f.tile_ranges.v[tile].x = i;
   if (i + 1u == n || keys.v[i + 1u] != tile) fr.f.tile_ranges.v[tile].y = i + 1u;
 }
