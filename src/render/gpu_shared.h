@@ -22,7 +22,7 @@ using uint = uint32_t;
 // memory even with 8-wide subgroups) and steps per subgroup. Each subgroup owns a contiguous sub-block
 // of subgroup_size * SF_SORT_ROUNDS keys; a workgroup's block is SF_SORT_BLOCK keys.
 #define SF_SORT_WG 128
-#define SF_SORT_ROUNDS 16
+#define SF_SORT_ROUNDS 64
 #define SF_SORT_BLOCK (SF_SORT_WG * SF_SORT_ROUNDS)
 #define SF_RADIX 256
 #define SF_MAX_SUBGROUPS (SF_SORT_WG / 8)

@@ -27,17 +27,25 @@ void main() {
   subgroupMemoryBarrierShared();
   subgroupBarrier();
   uint start = gl_WorkGroupID.x * SF_SORT_BLOCK + sg * width * SF_SORT_ROUNDS;
+  // Software pipelining: the next step's triple is loaded while this step is ranked and written.
+  uint e = start + lane;
+  uint lo = 0u, hi_word = 0u, value = 0u;
+  if (e < n) {
+    lo = src_lo.v[e];
+    hi_word = src_hi.v[e];
+    value = src_v.v[e];
+  }
   for (uint r = 0u; r < SF_SORT_ROUNDS; ++r) {
-    uint e = start + r * width + lane;
     if (start + r * width >= n) break;  // uniform across the subgroup
+    e = start + r * width + lane;
     bool valid = e < n;
-    uint lo = 0u, hi_word = 0u, value = 0u, digit = 0xffu;
-    if (valid) {
-      lo = src_lo.v[e];
-      hi_word = src_hi.v[e];
-      value = src_v.v[e];
-      digit = ((hi ? hi_word : lo) >> pc.shift) & 0xffu;
+    uint next_e = e + width, next_lo = 0u, next_hi = 0u, next_value = 0u;
+    if (r + 1u < SF_SORT_ROUNDS && next_e < n) {
+      next_lo = src_lo.v[next_e];
+      next_hi = src_hi.v[next_e];
+      next_value = src_v.v[next_e];
     }
+    uint digit = valid ? ((hi ? hi_word : lo) >> pc.shift) & 0xffu : 0xffu;
     // Lanes with the same digit (invalid lanes, all at the end, carry 0xff and are dropped).
     uvec4 match = subgroupBallot(true);
     for (uint b = 0u; b < 8u; ++b) {
@@ -59,5 +67,8 @@ void main() {
     if (valid && rank == same - 1u) cursor[sg][digit] = base + same;
     subgroupMemoryBarrierShared();
     subgroupBarrier();
+    lo = next_lo;
+    hi_word = next_hi;
+    value = next_value;
   }
 }
