@@ -349,7 +349,7 @@ int runBench(const BenchOptions& o) {
       fmt::print("visible {} gaussians, {} tile pairs, {} sort passes\n", st.visible, st.tile_keys, st.sort_passes);
       fmt::print("gpu median ms: preprocess {:.3f} | scan {:.3f} | keys {:.3f} | sort {:.3f} | ranges {:.3f} | raster {:.3f} | readback {:.3f}\n",
                  median(pre), median(scan), median(emit), median(sort), median(ranges), median(raster), median(readback));
-      fmt::print("gpu frame: {:.3f} ms total, {:.3f} ms without the image readback; sort {:.2f} G pairs/s\n", median(all),
+      fmt::print("gpu frame: {:.3f} ms total, {:.3f} ms without the image readback; sort {:.3f} G pairs/s\n", median(all),
                  frame_no_readback, static_cast<double>(st.tile_keys) / (median(sort) * 1e-3) / 1e9);
       json += fmt::format("  \"backend\": \"vulkan\",\n  \"device\": \"{}\",\n  \"visible\": {},\n  \"tile_pairs\": {},\n", jsonEscape(dev.name),
                           st.visible, st.tile_keys);

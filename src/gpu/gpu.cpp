@@ -50,16 +50,16 @@ VkInstance createInstance(bool validation, bool* debug_utils) {
   app.apiVersion = VK_API_VERSION_1_3;
   std::vector<const char*> layers, extensions;
   uint32_t n = 0;
-  vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
+  SF_VK_CHECK(vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr));
   std::vector<VkExtensionProperties> exts(n);
-  vkEnumerateInstanceExtensionProperties(nullptr, &n, exts.data());
+  SF_VK_CHECK(vkEnumerateInstanceExtensionProperties(nullptr, &n, exts.data()));
   *debug_utils = std::any_of(exts.begin(), exts.end(),
                              [](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) == 0; });
   if (*debug_utils) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
   if (validation) {
-    vkEnumerateInstanceLayerProperties(&n, nullptr);
+    SF_VK_CHECK(vkEnumerateInstanceLayerProperties(&n, nullptr));
     std::vector<VkLayerProperties> props(n);
-    vkEnumerateInstanceLayerProperties(&n, props.data());
+    SF_VK_CHECK(vkEnumerateInstanceLayerProperties(&n, props.data()));
     bool found = std::any_of(props.begin(), props.end(),
                              [](const VkLayerProperties& p) { return std::strcmp(p.layerName, "VK_LAYER_KHRONOS_validation") == 0; });
     if (!found) throw Error("Vulkan validation requested but VK_LAYER_KHRONOS_validation is not installed (Debian: vulkan-validationlayers)");
@@ -98,9 +98,9 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
 
 std::vector<VkPhysicalDevice> physicalDevices(VkInstance instance) {
   uint32_t n = 0;
-  vkEnumeratePhysicalDevices(instance, &n, nullptr);
+  SF_VK_CHECK(vkEnumeratePhysicalDevices(instance, &n, nullptr));
   std::vector<VkPhysicalDevice> devices(n);
-  vkEnumeratePhysicalDevices(instance, &n, devices.data());
+  SF_VK_CHECK(vkEnumeratePhysicalDevices(instance, &n, devices.data()));
   return devices;
 }
 
@@ -299,7 +299,7 @@ void Context::setName(VkObjectType type, uint64_t handle, const std::string& nam
   ni.objectType = type;
   ni.objectHandle = handle;
   ni.pObjectName = name.c_str();
-  vkSetDebugUtilsObjectNameEXT(device_, &ni);
+  SF_VK_CHECK(vkSetDebugUtilsObjectNameEXT(device_, &ni));
 }
 
 uint32_t Context::memoryType(uint32_t bits, VkMemoryPropertyFlags flags) const {
