@@ -7,6 +7,11 @@
 #include "common.glsl"
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_memory_scope_semantics : require
+
+// Orders this subgroup's shared-memory accesses only: the scattered global stores need no ordering, and a
+// full subgroupBarrier() would make each step wait for them.
+#define SUBGROUP_SHARED_BARRIER() controlBarrier(gl_ScopeSubgroup, gl_ScopeSubgroup, gl_StorageSemanticsShared, gl_SemanticsAcquireRelease)
 
 layout(local_size_x = SF_SORT_WG) in;
 shared uint cursor[SF_MAX_SUBGROUPS][SF_RADIX];
@@ -24,8 +29,7 @@ void main() {
   uint sg = gl_SubgroupID, width = gl_SubgroupSize, lane = gl_SubgroupInvocationID;
   uint sub_block = gl_WorkGroupID.x * nsg + sg;
   for (uint d = lane; d < SF_RADIX; d += width) cursor[sg][d] = pc.scan_data.v[d * sub_blocks + sub_block];
-  subgroupMemoryBarrierShared();
-  subgroupBarrier();
+  SUBGROUP_SHARED_BARRIER();
   uint start = gl_WorkGroupID.x * SF_SORT_BLOCK + sg * width * SF_SORT_ROUNDS;
   // Software pipelining: the next step's triple is loaded while this step is ranked and written.
   uint e = start + lane;
@@ -62,11 +66,9 @@ void main() {
       dst_hi.v[dst] = hi_word;
       dst_v.v[dst] = value;
     }
-    subgroupMemoryBarrierShared();
-    subgroupBarrier();
+    SUBGROUP_SHARED_BARRIER();
     if (valid && rank == same - 1u) cursor[sg][digit] = base + same;
-    subgroupMemoryBarrierShared();
-    subgroupBarrier();
+    SUBGROUP_SHARED_BARRIER();
     lo = next_lo;
     hi_word = next_hi;
     value = next_value;

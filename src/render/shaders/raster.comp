@@ -8,7 +8,7 @@ const uint kBatch = SF_TILE * SF_TILE;
 shared vec2 s_mean[kBatch];
 shared vec4 s_conic[kBatch];
 shared vec3 s_color[kBatch];
-shared uint s_done;
+shared uint s_done[2];
 
 void main() {
   FrameRef fr = pc.frame;
@@ -22,13 +22,19 @@ void main() {
   float T = 1.0;
   vec3 C = vec3(0.0);
   uint tid = gl_LocalInvocationIndex;
-  for (uint start = range.x; start < range.y; start += kBatch) {
-    barrier();
-    if (tid == 0u) s_done = 0u;
-    barrier();
-    if (done) atomicAdd(s_done, 1u);
-    barrier();
-    if (s_done == kBatch) break;
+  // Done-pixel counts alternate between two counters so that each batch needs two barriers (as
+  // __syncthreads_count does in the INRIA rasterizer): one after counting, one after staging.
+  if (tid == 0u) {
+    s_done[0] = 0u;
+    s_done[1] = 0u;
+  }
+  barrier();
+  uint parity = 0u;
+  for (uint start = range.x; start < range.y; start += kBatch, parity ^= 1u) {
+    if (done) atomicAdd(s_done[parity], 1u);
+    barrier();  // counts complete; every thread has finished reading the previous batch
+    if (s_done[parity] == kBatch) break;
+    if (tid == 0u) s_done[parity ^ 1u] = 0u;
     uint k = start + tid;
     if (k < range.y) {
       uint slot = values.v[k];
