@@ -107,8 +107,9 @@ int renderAndWrite(const char* command, const Scene& scene, const Camera& cam, c
                               renderer.context().lastValidationError()));
     visible = st.visible, splats = st.splats, keys = st.tile_keys;
     const VulkanPassTimes& t = st.times;
-    timing = fmt::format("gpu {:.2f} ms: preprocess {:.2f}, scan {:.2f}, keys {:.2f}, sort {:.2f}, ranges {:.2f}, raster {:.2f}, readback {:.2f}",
-                         t.total, t.preprocess, t.scan, t.emit, t.sort, t.ranges, t.raster, t.readback);
+    timing = fmt::format("gpu {:.2f} ms: preprocess {:.2f}, depth sort {:.2f}, scan {:.2f}, keys {:.2f}, tile sort {:.2f}, ranges {:.2f}, "
+                         "raster {:.2f}, readback {:.2f}",
+                         t.total, t.preprocess, t.depth_sort, t.scan, t.emit, t.sort, t.ranges, t.raster, t.readback);
   } else {
     progress(fmt::format("rendering {}x{} on the cpu backend ({} objects, {} gaussians)", cam.width, cam.height, objects.size(), total));
     RenderStats st;
@@ -336,27 +337,29 @@ int runBench(const BenchOptions& o) {
                  static_cast<double>(dev.device_local_bytes) / (1 << 30));
       VulkanFrameStats st;
       renderer.render(objects, cam, {}, &st);  // warm-up: uploads, pipeline compilation, buffer growth
-      std::vector<double> pre, scan, emit, sort, ranges, raster, readback, all;
+      std::vector<double> pre, depth, scan, emit, sort, ranges, raster, readback, all;
       for (int f = 0; f < o.frames; ++f) {
         renderer.render(objects, cam, {}, &st);
         const VulkanPassTimes& t = st.times;
-        pre.push_back(t.preprocess), scan.push_back(t.scan), emit.push_back(t.emit), sort.push_back(t.sort);
+        pre.push_back(t.preprocess), depth.push_back(t.depth_sort), scan.push_back(t.scan), emit.push_back(t.emit), sort.push_back(t.sort);
         ranges.push_back(t.ranges), raster.push_back(t.raster), readback.push_back(t.readback), all.push_back(t.total);
       }
       if (renderer.context().validationErrors() > 0)
         throw Error("Vulkan validation errors: " + renderer.context().lastValidationError());
       double frame_no_readback = median(all) - median(readback);
       fmt::print("visible {} gaussians, {} tile pairs, {} sort passes\n", st.visible, st.tile_keys, st.sort_passes);
-      fmt::print("gpu median ms: preprocess {:.3f} | scan {:.3f} | keys {:.3f} | sort {:.3f} | ranges {:.3f} | raster {:.3f} | readback {:.3f}\n",
-                 median(pre), median(scan), median(emit), median(sort), median(ranges), median(raster), median(readback));
-      fmt::print("gpu frame: {:.3f} ms total, {:.3f} ms without the image readback; sort {:.3f} G pairs/s\n", median(all),
-                 frame_no_readback, static_cast<double>(st.tile_keys) / (median(sort) * 1e-3) / 1e9);
+      fmt::print("gpu median ms: preprocess {:.3f} | depth sort {:.3f} | scan {:.3f} | keys {:.3f} | tile sort {:.3f} | ranges {:.3f} | "
+                 "raster {:.3f} | readback {:.3f}\n",
+                 median(pre), median(depth), median(scan), median(emit), median(sort), median(ranges), median(raster), median(readback));
+      fmt::print("gpu frame: {:.3f} ms total, {:.3f} ms without the image readback; sorting {:.3f} ms for {} slots and {} pairs\n",
+                 median(all), frame_no_readback, median(depth) + median(sort), st.splats, st.tile_keys);
       json += fmt::format("  \"backend\": \"vulkan\",\n  \"device\": \"{}\",\n  \"visible\": {},\n  \"tile_pairs\": {},\n", jsonEscape(dev.name),
                           st.visible, st.tile_keys);
-      json += fmt::format("  \"median_ms\": {{\"preprocess\": {:.4f}, \"scan\": {:.4f}, \"keys\": {:.4f}, \"sort\": {:.4f}, \"ranges\": {:.4f}, "
-                          "\"raster\": {:.4f}, \"readback\": {:.4f}, \"total\": {:.4f}, \"total_without_readback\": {:.4f}}}\n}}\n",
-                          median(pre), median(scan), median(emit), median(sort), median(ranges), median(raster), median(readback),
-                          median(all), frame_no_readback);
+      json += fmt::format("  \"median_ms\": {{\"preprocess\": {:.4f}, \"depth_sort\": {:.4f}, \"scan\": {:.4f}, \"keys\": {:.4f}, "
+                          "\"tile_sort\": {:.4f}, \"ranges\": {:.4f}, \"raster\": {:.4f}, \"readback\": {:.4f}, \"total\": {:.4f}, "
+                          "\"total_without_readback\": {:.4f}}}\n}}\n",
+                          median(pre), median(depth), median(scan), median(emit), median(sort), median(ranges), median(raster),
+                          median(readback), median(all), frame_no_readback);
     } else {
       RenderStats st;
       std::vector<double> pre, sort, raster, all;

@@ -69,7 +69,9 @@ struct GpuFrame {
   SF_REF(Vec4s) conic_opacity;   // conic a, b, c, opacity
   SF_REF(Vec4s) color_depth;     // rgb, view depth
   SF_REF(UVec2s) rects;          // (x0 | y0 << 16, x1 | y1 << 16)
-  SF_REF(Uints) touched;         // tiles per slot; scanned in place to exclusive offsets
+  SF_REF(Uints) touched;         // tiles per slot
+  SF_REF(Uints) order;           // slots in depth order (culled slots last)
+  SF_REF(Uints) sorted_counts;   // tiles of order[i]; scanned in place to each one's first key
   // Keys (ping-pong) and values.
   SF_REF(Uints) keys_lo;         // depth bits
   SF_REF(Uints) keys_hi;         // tile index
@@ -83,18 +85,22 @@ struct GpuFrame {
 };
 
 // counters[]: totals and indirect dispatch arguments written on the GPU.
-#define SF_COUNTER_KEYS 0          // total (tile, depth) keys this frame (may exceed capacity)
+#define SF_COUNTER_KEYS 0          // total (tile, slot) keys this frame (may exceed capacity)
 #define SF_COUNTER_OVERFLOW 1      // 1 when keys exceeded key_capacity
-#define SF_COUNTER_SORT_BLOCKS 2   // radix sort workgroups (ceil(min(keys, cap) / SF_SORT_BLOCK))
-#define SF_COUNTER_HIST_COUNT 3    // SF_RADIX * sort blocks * subgroups per workgroup
 #define SF_COUNTER_VISIBLE 4       // slots touching at least one tile
 #define SF_COUNTER_ERROR 5         // 1 when a sort workgroup ran with an unexpected subgroup count
-#define SF_COUNTER_DISPATCH_SORT 8   // 3 uints: indirect args for histogram / scatter
-#define SF_COUNTER_DISPATCH_HSCAN 12 // 3 uints: indirect args for scanning the histogram
-#define SF_COUNTER_DISPATCH_KEYS 16  // 3 uints: indirect args over keys (tile ranges)
-#define SF_COUNTER_SCAN_TOTAL 20     // scratch: total written by scan_blocks
-#define SF_COUNTER_SLOTS 21          // slot count, for the slot scan
-#define SF_COUNTER_WORDS 24
+#define SF_COUNTER_SCAN_TOTAL 20   // scratch element count (GPU sort of caller-given pairs)
+#define SF_COUNTER_SLOTS 21        // slot count of the frame
+// Sort descriptors (16 words each) written by sort_setup.comp and read by the sort passes.
+#define SF_SORT_DESC_N 0              // elements sorted (clamped to the key capacity)
+#define SF_SORT_DESC_BLOCKS 1         // radix sort workgroups
+#define SF_SORT_DESC_HIST_COUNT 2     // SF_RADIX * blocks * subgroups per workgroup
+#define SF_SORT_DESC_DISPATCH_SORT 4  // 3 uints: indirect args of histogram and scatter
+#define SF_SORT_DESC_DISPATCH_HSCAN 8 // 3 uints: indirect args of the histogram scan
+#define SF_SORT_DESC_DISPATCH_ITEMS 12  // 3 uints: one thread per element (tile ranges)
+#define SF_DESC_SPLATS 32          // depth sort of the frame's slots
+#define SF_DESC_KEYS 48            // tile sort of the frame's keys
+#define SF_COUNTER_WORDS 64
 
 #ifndef __cplusplus
 layout(buffer_reference, scalar) buffer FrameRef { GpuFrame f; };
@@ -107,7 +113,7 @@ struct GpuPush {
   SF_REF(ObjectsRef) objects; // GpuObject[] of the frame
   SF_REF(Uints) scan_data;    // scan passes: array scanned in place
   SF_REF(Uints) scan_sums;    // scan passes: per-block sums
-  SF_REF(Uints) scan_count;   // scan passes: where the element count is read
+  SF_REF(Uints) scan_count;   // scan passes: where the element count is read; sort passes: the descriptor
   uint object_index;          // preprocess
   uint shift;                 // radix pass: digit shift
   uint pad0;                  // pass flags (SF_FLAG_* in common.glsl)
@@ -116,7 +122,7 @@ struct GpuPush {
 
 #ifdef __cplusplus
 static_assert(sizeof(GpuObject) == 96, "GpuObject layout");
-static_assert(sizeof(GpuFrame) == 112 + 18 * 8, "GpuFrame layout");
+static_assert(sizeof(GpuFrame) == 112 + 20 * 8, "GpuFrame layout");
 static_assert(sizeof(GpuPush) == 56, "GpuPush layout");
 }  // namespace sf::gpu_layout
 #undef SF_REF

@@ -32,6 +32,12 @@ const uint32_t kScanApply[] = {
 const uint32_t kSortSetup[] = {
 #include "sort_setup.inc"
 };
+const uint32_t kDepthKeys[] = {
+#include "depth_keys.inc"
+};
+const uint32_t kGatherCounts[] = {
+#include "gather_counts.inc"
+};
 const uint32_t kEmitKeys[] = {
 #include "emit_keys.inc"
 };
@@ -48,8 +54,9 @@ const uint32_t kRaster[] = {
 #include "raster.inc"
 };
 
-constexpr uint32_t kFlagSourceAlt = 1, kFlagKeyHi = 2;
-constexpr uint32_t kTimestamps = 8;
+constexpr uint32_t kFlagSourceAlt = 1, kFlagKeyHi = 2, kFlagCarryLo = 4, kFlagCarryHi = 8, kFlagKeySort = 16;
+constexpr uint32_t kTimestamps = 9;
+constexpr int kDepthPasses = 4;  // 8-bit digits over the 32 depth bits
 
 uint32_t ceilDiv(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 
@@ -62,7 +69,8 @@ void copyRows(float dst[12], const Mat4& m) {
 
 struct VulkanRenderer::Impl {
   gpu::Context ctx;
-  gpu::ComputePipeline preprocess, scan_reduce, scan_blocks, scan_apply, sort_setup, emit_keys, histogram, scatter, ranges, raster;
+  gpu::ComputePipeline preprocess, scan_reduce, scan_blocks, scan_apply, sort_setup, depth_keys, gather_counts, emit_keys, histogram,
+      scatter, ranges, raster;
   VkQueryPool queries = VK_NULL_HANDLE;
 
   // Splat sink, uploaded when the objects' clouds change.
@@ -71,7 +79,7 @@ struct VulkanRenderer::Impl {
   uint32_t slots = 0;
   gpu::Buffer positions, covariances, opacities, sh;
   // Per-slot preprocess outputs.
-  gpu::Buffer means, conic_opacity, color_depth, rects, touched, slot_sums;
+  gpu::Buffer means, conic_opacity, color_depth, rects, touched, order, sorted_counts, slot_sums;
   // Keys.
   uint32_t key_capacity = 0;
   gpu::Buffer keys[6], hist, hist_sums;
@@ -88,6 +96,8 @@ struct VulkanRenderer::Impl {
         scan_blocks(ctx, kScanBlocks, sizeof(GpuPush), SF_WG_SIZE, "scan_blocks"),
         scan_apply(ctx, kScanApply, sizeof(GpuPush), SF_WG_SIZE, "scan_apply"),
         sort_setup(ctx, kSortSetup, sizeof(GpuPush), 1, "sort_setup"),
+        depth_keys(ctx, kDepthKeys, sizeof(GpuPush), SF_WG_SIZE, "depth_keys"),
+        gather_counts(ctx, kGatherCounts, sizeof(GpuPush), SF_WG_SIZE, "gather_counts"),
         emit_keys(ctx, kEmitKeys, sizeof(GpuPush), SF_WG_SIZE, "emit_keys"),
         histogram(ctx, kRadixHistogram, sizeof(GpuPush), SF_SORT_WG, "radix_histogram", true),
         scatter(ctx, kRadixScatter, sizeof(GpuPush), SF_SORT_WG, "radix_scatter", true),
@@ -178,6 +188,8 @@ struct VulkanRenderer::Impl {
     color_depth = ctx.createBuffer(n * 16, false, "color_depth");
     rects = ctx.createBuffer(n * 8, false, "rects");
     touched = ctx.createBuffer(n * 4, false, "touched");
+    order = ctx.createBuffer(n * 4, false, "depth order");
+    sorted_counts = ctx.createBuffer(n * 4, false, "sorted tile counts");
     slot_sums = ctx.createBuffer((ceilDiv(n, SF_SCAN_BLOCK) + 1) * 4, false, "slot block sums");
     objects_buf = ctx.createBuffer(objects.size() * sizeof(GpuObject), true, "objects");
   }
@@ -219,7 +231,7 @@ struct VulkanRenderer::Impl {
     f.key_capacity = key_capacity;
     f.positions = positions.address, f.covariances = covariances.address, f.opacities = opacities.address, f.sh = sh.address;
     f.means = means.address, f.conic_opacity = conic_opacity.address, f.color_depth = color_depth.address;
-    f.rects = rects.address, f.touched = touched.address;
+    f.rects = rects.address, f.touched = touched.address, f.order = order.address, f.sorted_counts = sorted_counts.address;
     f.keys_lo = keys[0].address, f.keys_hi = keys[1].address, f.values = keys[2].address;
     f.keys_lo_alt = keys[3].address, f.keys_hi_alt = keys[4].address, f.values_alt = keys[5].address;
     f.tile_ranges = tile_ranges.address, f.image = image.address, f.counters = counters.address;
@@ -262,21 +274,34 @@ struct VulkanRenderer::Impl {
     gpu::computeBarrier(cmd);
   }
 
-  // Radix sort of the keys in keys[0..2] (count and block numbers from the counters). Returns the number
-  // of passes; an odd number leaves the result in the alternate buffers.
-  int recordSort(VkCommandBuffer cmd, int hi_bits) {
-    int hi_passes = std::max(1, (hi_bits + 7) / 8);
-    int passes = 4 + hi_passes;
+  // Sort descriptor (counters[desc_word...]) for `count_addr`'s element count.
+  void recordSortSetup(VkCommandBuffer cmd, VkDeviceAddress count_addr, uint32_t desc_word, uint32_t flags) {
+    GpuPush p = push();
+    p.scan_data = count_addr;
+    p.scan_sums = counters.address + desc_word * 4u;
+    p.pad0 = flags;
+    dispatch(cmd, sort_setup, p, 1);
+    gpu::computeBarrier(cmd);
+  }
+
+  // LSD radix sort of keys[0..5] as described by the descriptor at counters[desc_word]: `lo_passes`
+  // 8-bit passes over the low word, then `hi_passes` over the high word; `carry` (kFlagCarry*) moves the
+  // other word along. Returns the number of passes; an odd number leaves the result in the alternates.
+  int recordSort(VkCommandBuffer cmd, uint32_t desc_word, int lo_passes, int hi_passes, uint32_t carry) {
+    const VkDeviceAddress desc = counters.address + desc_word * 4u;
+    const int passes = lo_passes + hi_passes;
     for (int pass = 0; pass < passes; ++pass) {
       GpuPush p = push();
-      p.shift = static_cast<uint32_t>(pass < 4 ? 8 * pass : 8 * (pass - 4));
-      p.pad0 = (pass % 2 ? kFlagSourceAlt : 0u) | (pass >= 4 ? kFlagKeyHi : 0u);
+      const bool hi = pass >= lo_passes;
+      p.shift = static_cast<uint32_t>(8 * (hi ? pass - lo_passes : pass));
+      p.pad0 = (pass % 2 ? kFlagSourceAlt : 0u) | (hi ? kFlagKeyHi : 0u) | carry;
       p.scan_data = hist.address;
-      dispatchIndirect(cmd, histogram, p, SF_COUNTER_DISPATCH_SORT);
+      p.scan_count = desc;
+      dispatchIndirect(cmd, histogram, p, desc_word + SF_SORT_DESC_DISPATCH_SORT);
       gpu::computeBarrier(cmd);
-      recordScan(cmd, hist.address, counters.address + SF_COUNTER_HIST_COUNT * 4, hist_sums.address, 0, SF_COUNTER_DISPATCH_HSCAN);
-      p.scan_data = hist.address;
-      dispatchIndirect(cmd, scatter, p, SF_COUNTER_DISPATCH_SORT);
+      recordScan(cmd, hist.address, desc + SF_SORT_DESC_HIST_COUNT * 4, hist_sums.address, 0,
+                 static_cast<int>(desc_word + SF_SORT_DESC_DISPATCH_HSCAN));
+      dispatchIndirect(cmd, scatter, p, desc_word + SF_SORT_DESC_DISPATCH_SORT);
       gpu::computeBarrier(cmd);
     }
     return passes;
@@ -348,31 +373,39 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     }
     gpu::computeBarrier(cmd);
     m.timestamp(cmd, 1);
-    m.recordScan(cmd, m.touched.address, m.counters.address + SF_COUNTER_SLOTS * 4, m.slot_sums.address, slot_blocks, -1);
-    m.timestamp(cmd, 2);
-    GpuPush setup = m.push();
-    setup.scan_data = m.slot_sums.address + static_cast<VkDeviceAddress>(slot_blocks) * 4;
-    m.dispatch(cmd, m.sort_setup, setup, 1);
+    // Depth order of the slots (stable: equal depths keep slot order; culled slots last).
+    const VkDeviceAddress slots_word = m.counters.address + SF_COUNTER_SLOTS * 4;
+    m.dispatch(cmd, m.depth_keys, m.push(), ceilDiv(m.slots, SF_WG_SIZE));
     gpu::computeBarrier(cmd);
+    m.recordSortSetup(cmd, slots_word, SF_DESC_SPLATS, 0);
+    m.recordSort(cmd, SF_DESC_SPLATS, kDepthPasses, 0, 0);
+    m.dispatch(cmd, m.gather_counts, m.push(), ceilDiv(m.slots, SF_WG_SIZE));
+    gpu::computeBarrier(cmd);
+    m.timestamp(cmd, 2);
+    m.recordScan(cmd, m.sorted_counts.address, slots_word, m.slot_sums.address, slot_blocks, -1);
+    m.timestamp(cmd, 3);
+    m.recordSortSetup(cmd, m.slot_sums.address + static_cast<VkDeviceAddress>(slot_blocks) * 4, SF_DESC_KEYS, kFlagKeySort);
     m.dispatch(cmd, m.emit_keys, m.push(), ceilDiv(m.slots, SF_WG_SIZE));
     gpu::computeBarrier(cmd);
-    m.timestamp(cmd, 3);
-    int passes = m.recordSort(cmd, hi_bits);
     m.timestamp(cmd, 4);
+    // Keys were emitted in depth order: a stable sort by tile alone gives each tile's splats front to back.
+    const int tile_passes = (hi_bits + 7) / 8;
+    int passes = m.recordSort(cmd, SF_DESC_KEYS, 0, tile_passes, 0);
+    m.timestamp(cmd, 5);
     GpuPush alt = m.push();
     alt.pad0 = passes % 2 ? kFlagSourceAlt : 0u;
-    m.dispatchIndirect(cmd, m.ranges, alt, SF_COUNTER_DISPATCH_KEYS);
-    gpu::computeBarrier(cmd);
-    m.timestamp(cmd, 5);
-    m.dispatch(cmd, m.raster, alt, tiles_x, tiles_y);
+    m.dispatchIndirect(cmd, m.ranges, alt, SF_DESC_KEYS + SF_SORT_DESC_DISPATCH_ITEMS);
     gpu::computeBarrier(cmd);
     m.timestamp(cmd, 6);
+    m.dispatch(cmd, m.raster, alt, tiles_x, tiles_y);
+    gpu::computeBarrier(cmd);
+    m.timestamp(cmd, 7);
     const VkDeviceSize image_bytes = static_cast<VkDeviceSize>(cam.width) * static_cast<VkDeviceSize>(cam.height) * 16;
     gpu::Buffer& st_buf = m.staging(image_bytes + SF_COUNTER_WORDS * 4);
     VkBufferCopy img_copy{0, 0, image_bytes}, cnt_copy{0, image_bytes, SF_COUNTER_WORDS * 4};
     vkCmdCopyBuffer(cmd, m.image.buffer, st_buf.buffer, 1, &img_copy);
     vkCmdCopyBuffer(cmd, m.counters.buffer, st_buf.buffer, 1, &cnt_copy);
-    m.timestamp(cmd, 7);
+    m.timestamp(cmd, 8);
     m.ctx.submit(cmd);
     m.last_passes = passes;
 
@@ -392,8 +425,8 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     st.splats = m.slots;
     st.visible = cnt[SF_COUNTER_VISIBLE];
     st.tile_keys = cnt[SF_COUNTER_KEYS];
-    st.sort_passes = passes;
-    st.times = {ms[1], ms[2], ms[3], ms[4], ms[5], ms[6], ms[7], ms[0]};
+    st.sort_passes = kDepthPasses + passes;
+    st.times = {ms[1], ms[2], ms[3], ms[4], ms[5], ms[6], ms[7], ms[8], ms[0]};
     if (stats) *stats = st;
     return img;
   }
@@ -418,7 +451,7 @@ VulkanFrameDebug VulkanRenderer::readDebug() {
   d.means = floats(m.means, m.slots * 2ull);
   d.conic_opacity = floats(m.conic_opacity, m.slots * 4ull);
   d.color_depth = floats(m.color_depth, m.slots * 4ull);
-  d.offsets = uints(m.touched, m.slots);
+  d.offsets = uints(m.sorted_counts, m.slots);
   std::vector<uint32_t> cnt = uints(m.counters, SF_COUNTER_WORDS);
   size_t keys = std::min(cnt[SF_COUNTER_KEYS], m.key_capacity);
   bool alt = m.last_passes % 2 != 0;
@@ -444,12 +477,9 @@ double VulkanRenderer::sortPairs(std::vector<uint32_t>& hi, std::vector<uint32_t
   vkCmdFillBuffer(cmd, m.counters.buffer, 0, VK_WHOLE_SIZE, 0);
   vkCmdUpdateBuffer(cmd, m.counters.buffer, SF_COUNTER_SCAN_TOTAL * 4, 4, &count);
   gpu::computeBarrier(cmd);
-  GpuPush setup = m.push();
-  setup.scan_data = m.counters.address + SF_COUNTER_SCAN_TOTAL * 4;
-  m.dispatch(cmd, m.sort_setup, setup, 1);
-  gpu::computeBarrier(cmd);
+  m.recordSortSetup(cmd, m.counters.address + SF_COUNTER_SCAN_TOTAL * 4, SF_DESC_KEYS, 0);
   m.timestamp(cmd, 0);
-  int passes = m.recordSort(cmd, std::clamp(hi_bits, 1, 32));
+  int passes = m.recordSort(cmd, SF_DESC_KEYS, kDepthPasses, (std::clamp(hi_bits, 1, 32) + 7) / 8, kFlagCarryLo | kFlagCarryHi);
   m.timestamp(cmd, 1);
   m.ctx.submit(cmd);
   bool alt = passes % 2 != 0;

@@ -1,6 +1,7 @@
 // Vulkan compute renderer: the frame of ARCHITECTURE.md steps 4-7 on the GPU, in one submission.
-// preprocess (every object's slots, each with its own transform) -> scan of tile counts -> key emission
-// -> one global LSD radix sort over (tile, depth) -> tile ranges -> tile raster -> readback.
+// preprocess (every object's slots, each with its own transform) -> depth sort of the slots -> scan of
+// tile counts in depth order -> key emission in depth order -> one global stable radix sort by tile
+// (equivalent to sorting (tile, depth) keys) -> tile ranges -> tile raster -> readback.
 // Produces the same image as renderCpu() (tests compare them); runs on any Vulkan 1.2 device with
 // buffer device addresses, subgroup ballots and subgroups of 8..128 lanes (lavapipe included).
 #pragma once
@@ -23,7 +24,9 @@ class Context;
 }  // namespace gpu
 
 struct VulkanPassTimes {  // milliseconds, from GPU timestamps
-  double preprocess = 0, scan = 0, emit = 0, sort = 0, ranges = 0, raster = 0, readback = 0, total = 0;
+  // depth_sort: the slots' depth order (4 radix passes over one key per slot); sort: the stable sort of
+  // the (tile, slot) keys by tile, emitted in depth order.
+  double preprocess = 0, depth_sort = 0, scan = 0, emit = 0, sort = 0, ranges = 0, raster = 0, readback = 0, total = 0;
 };
 
 struct VulkanFrameStats {
@@ -38,7 +41,7 @@ struct VulkanFrameDebug {
   std::vector<float> means;          // 2 per slot
   std::vector<float> conic_opacity;  // 4 per slot
   std::vector<float> color_depth;    // 4 per slot
-  std::vector<uint32_t> offsets;     // per slot: exclusive scan of tiles touched
+  std::vector<uint32_t> offsets;     // per depth-ordered slot: exclusive scan of tiles touched
   std::vector<uint32_t> sorted_tiles, sorted_values;  // per key, after the sort
   std::vector<uint32_t> tile_ranges;  // 2 per tile
 };

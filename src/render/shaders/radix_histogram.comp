@@ -10,13 +10,13 @@ shared uint counts[SF_MAX_SUBGROUPS][SF_RADIX];
 
 void main() {
   FrameRef fr = pc.frame;
-  uint n = min(fr.f.counters.v[SF_COUNTER_KEYS], fr.f.key_capacity);
+  uint n = pc.scan_count.v[SF_SORT_DESC_N];  // pc.scan_count: this sort's descriptor
   uint nsg = pc.pad1;
   if (gl_NumSubgroups != nsg) {
     if (gl_LocalInvocationIndex == 0u) fr.f.counters.v[SF_COUNTER_ERROR] = 1u;
     return;
   }
-  uint sub_blocks = fr.f.counters.v[SF_COUNTER_SORT_BLOCKS] * nsg;
+  uint sub_blocks = pc.scan_count.v[SF_SORT_DESC_BLOCKS] * nsg;
   bool alt = (pc.pad0 & SF_FLAG_SOURCE_ALT) != 0u, hi = (pc.pad0 & SF_FLAG_KEY_HI) != 0u;
   Uints keys = hi ? (alt ? fr.f.keys_hi_alt : fr.f.keys_hi) : (alt ? fr.f.keys_lo_alt : fr.f.keys_lo);
   for (uint s = 0u; s < nsg; ++s)

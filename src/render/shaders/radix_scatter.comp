@@ -18,11 +18,13 @@ shared uint cursor[SF_MAX_SUBGROUPS][SF_RADIX];
 
 void main() {
   FrameRef fr = pc.frame;
-  uint n = min(fr.f.counters.v[SF_COUNTER_KEYS], fr.f.key_capacity);
+  uint n = pc.scan_count.v[SF_SORT_DESC_N];  // pc.scan_count: this sort's descriptor
   uint nsg = pc.pad1;
   if (gl_NumSubgroups != nsg) return;  // reported by radix_histogram
-  uint sub_blocks = fr.f.counters.v[SF_COUNTER_SORT_BLOCKS] * nsg;
+  uint sub_blocks = pc.scan_count.v[SF_SORT_DESC_BLOCKS] * nsg;
   bool alt = (pc.pad0 & SF_FLAG_SOURCE_ALT) != 0u, hi = (pc.pad0 & SF_FLAG_KEY_HI) != 0u;
+  // The key word always moves; the other word only when asked (the frame's sorts carry just the value).
+  bool carry_lo = !hi || (pc.pad0 & SF_FLAG_CARRY_LO) != 0u, carry_hi = hi || (pc.pad0 & SF_FLAG_CARRY_HI) != 0u;
   Uints src_lo = alt ? fr.f.keys_lo_alt : fr.f.keys_lo, dst_lo = alt ? fr.f.keys_lo : fr.f.keys_lo_alt;
   Uints src_hi = alt ? fr.f.keys_hi_alt : fr.f.keys_hi, dst_hi = alt ? fr.f.keys_hi : fr.f.keys_hi_alt;
   Uints src_v = alt ? fr.f.values_alt : fr.f.values, dst_v = alt ? fr.f.values : fr.f.values_alt;
@@ -35,8 +37,8 @@ void main() {
   uint e = start + lane;
   uint lo = 0u, hi_word = 0u, value = 0u;
   if (e < n) {
-    lo = src_lo.v[e];
-    hi_word = src_hi.v[e];
+    if (carry_lo) lo = src_lo.v[e];
+    if (carry_hi) hi_word = src_hi.v[e];
     value = src_v.v[e];
   }
   for (uint r = 0u; r < SF_SORT_ROUNDS; ++r) {
@@ -45,8 +47,8 @@ void main() {
     bool valid = e < n;
     uint next_e = e + width, next_lo = 0u, next_hi = 0u, next_value = 0u;
     if (r + 1u < SF_SORT_ROUNDS && next_e < n) {
-      next_lo = src_lo.v[next_e];
-      next_hi = src_hi.v[next_e];
+      if (carry_lo) next_lo = src_lo.v[next_e];
+      if (carry_hi) next_hi = src_hi.v[next_e];
       next_value = src_v.v[next_e];
     }
     uint digit = valid ? ((hi ? hi_word : lo) >> pc.shift) & 0xffu : 0xffu;
@@ -62,8 +64,8 @@ void main() {
     uint base = cursor[sg][digit];
     if (valid) {
       uint dst = base + rank;
-      dst_lo.v[dst] = lo;
-      dst_hi.v[dst] = hi_word;
+      if (carry_lo) dst_lo.v[dst] = lo;
+      if (carry_hi) dst_hi.v[dst] = hi_word;
       dst_v.v[dst] = value;
     }
     SUBGROUP_SHARED_BARRIER();

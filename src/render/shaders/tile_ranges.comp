@@ -6,7 +6,7 @@ layout(local_size_x = SF_WG_SIZE) in;
 
 void main() {
   FrameRef fr = pc.frame;
-  uint n = min(fr.f.counters.v[SF_COUNTER_KEYS], fr.f.key_capacity);
+  uint n = min(fr.f.counters.v[SF_COUNTER_KEYS], fr.f.key_capacity);  // keys of the frame
   uint i = gl_GlobalInvocationID.x;
   if (i >= n) return;
   Uints keys = (pc.pad0 & SF_FLAG_SOURCE_ALT) != 0u ? fr.f.keys_hi_alt : fr.f.keys_hi;
