@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libgtest-dev libgmock-dev
   zlib1g-dev libzstd-dev
-  nlohmann-json3-dev libfmt-dev libstb-dev libcli11-dev
+  nlohmann-json3-dev libfmt-dev libstb-dev libcli11-dev libtinygltf-dev
   libvulkan-dev libvulkan-volk-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   python3
 )

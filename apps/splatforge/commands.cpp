@@ -9,11 +9,16 @@
 #include <filesystem>
 #include <limits>
 
+#include "anim/clip.h"
+#include "anim/gltf_import.h"
+#include "anim/local_to_model.h"
+#include "anim/skinning.h"
 #include "core/error.h"
 #include "core/gaussian_cloud.h"
 #include "core/parallel.h"
 #include "io/file.h"
 #include "io/formats.h"
+#include "io/gltf.h"
 #include "io/image_io.h"
 #include "gpu/gpu.h"
 #include "render/cpu_renderer.h"
@@ -384,6 +389,146 @@ int runBench(const BenchOptions& o) {
     return 0;
   } catch (const std::exception& e) {
     return fail("bench", e.what());
+  }
+}
+
+namespace {
+
+std::string matrixJson(const Mat4& m) {
+  return fmt::format("[[{}, {}, {}, {}], [{}, {}, {}, {}], [{}, {}, {}, {}], [{}, {}, {}, {}]]", m.m[0][0], m.m[0][1], m.m[0][2], m.m[0][3],
+                     m.m[1][0], m.m[1][1], m.m[1][2], m.m[1][3], m.m[2][0], m.m[2][1], m.m[2][2], m.m[2][3], m.m[3][0], m.m[3][1], m.m[3][2],
+                     m.m[3][3]);
+}
+
+std::string matrixText(const Mat4& m) {
+  return fmt::format("[{: .4f} {: .4f} {: .4f} {: .4f} | {: .4f} {: .4f} {: .4f} {: .4f} | {: .4f} {: .4f} {: .4f} {: .4f}]", m.m[0][0],
+                     m.m[0][1], m.m[0][2], m.m[0][3], m.m[1][0], m.m[1][1], m.m[1][2], m.m[1][3], m.m[2][0], m.m[2][1], m.m[2][2], m.m[2][3]);
+}
+
+}  // namespace
+
+int runPose(const PoseOptions& o) {
+  try {
+    auto t0 = Clock::now();
+    if (!std::isfinite(o.time)) throw Error("--time must be a finite number of seconds");
+    GltfDocument doc = loadGltf(o.input);
+    anim::Skeleton skeleton = anim::skeletonFromGltf(doc);
+
+    // The clip: --clip by name or index; default the first; the rest pose when the file has none.
+    int clip_index = -1;
+    if (!o.clip.empty()) {
+      clip_index = anim::findAnimation(doc, o.clip);
+      if (clip_index < 0) {
+        std::string names;
+        for (size_t i = 0; i < doc.animations.size() && i < 20; ++i)
+          names += fmt::format("{}{} '{}'", i ? ", " : "", i, doc.animations[i].name);
+        throw Error(fmt::format("--clip '{}': {} has no animation of that name or index ({} animations{}{})", o.clip, o.input,
+                                doc.animations.size(), names.empty() ? "" : ": ", names));
+      }
+    } else if (!doc.animations.empty()) {
+      clip_index = 0;
+    }
+    std::vector<anim::Transform> pose = skeleton.rest();
+    std::vector<float> weights = skeleton.restWeights();
+    anim::Clip clip;
+    if (clip_index >= 0) {
+      clip = anim::clipFromGltf(doc, static_cast<size_t>(clip_index), skeleton);
+      anim::SamplingJob{&clip, &skeleton, static_cast<float>(o.time), pose, weights}.run();
+    }
+    std::vector<Mat4> models(skeleton.size());
+    anim::LocalToModelJob ltm;
+    ltm.skeleton = &skeleton;
+    ltm.input = pose;
+    ltm.output = models;
+    ltm.run();
+
+    // Every mesh node, morphed with its sampled weights and skinned when it has a skin, into world space.
+    int shown_skin = -1, shown_mesh_node = -1;
+    Vec3 lo{INFINITY, INFINITY, INFINITY}, hi{-INFINITY, -INFINITY, -INFINITY};
+    size_t vertices = 0;
+    for (size_t n = 0; n < doc.nodes.size(); ++n) {
+      const GltfNode& node = doc.nodes[n];
+      if (node.mesh < 0) continue;
+      const size_t joint = static_cast<size_t>(skeleton.findSource(static_cast<int>(n)));
+      const Mat4& world = models[joint];
+      std::vector<Mat4> palette;
+      if (node.skin >= 0) {
+        anim::SkinBinding skin = anim::skinFromGltf(doc, static_cast<size_t>(node.skin), skeleton, static_cast<int>(n));
+        palette.resize(skin.joints.size());
+        anim::PaletteJob{&skin, models, palette}.run();
+        if (shown_skin < 0) shown_skin = node.skin, shown_mesh_node = static_cast<int>(n);
+      }
+      std::span<const float> node_weights(weights.data() + skeleton.weightOffset(joint), skeleton.weightCount(joint));
+      for (const GltfPrimitive& prim : doc.meshes[static_cast<size_t>(node.mesh)].primitives) {
+        std::vector<Vec3> positions(prim.positions.size());
+        std::vector<anim::MorphTargetView> targets;
+        for (const GltfMorphTarget& t : prim.targets) targets.push_back({t.positions, {}});
+        anim::MorphJob morph;
+        morph.positions = prim.positions;
+        morph.targets = targets;
+        morph.weights = node_weights;
+        morph.out_positions = positions;
+        morph.run();
+        if (!palette.empty()) {
+          std::vector<Vec3> skinned(positions.size());
+          anim::SkinningJob skinning;
+          skinning.palette = palette;
+          skinning.positions = positions;
+          skinning.joints0 = prim.joints0;
+          skinning.weights0 = prim.weights0;
+          skinning.joints1 = prim.joints1;
+          skinning.weights1 = prim.weights1;
+          skinning.out_positions = skinned;
+          skinning.run();
+          positions = std::move(skinned);
+        }
+        for (const Vec3& p : positions) {
+          Vec3 w = transformPoint(world, p);
+          for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], w[k]), hi[k] = std::max(hi[k], w[k]);
+        }
+        vertices += positions.size();
+      }
+    }
+
+    // What to list: the first skin's joints, else every node.
+    std::vector<int> listed;
+    if (shown_skin >= 0) listed = doc.skins[static_cast<size_t>(shown_skin)].joints;
+    else
+      for (size_t n = 0; n < doc.nodes.size(); ++n) listed.push_back(static_cast<int>(n));
+    const char* what = shown_skin >= 0 ? "joints" : "nodes";
+    std::string clip_name = clip_index >= 0 ? doc.animations[static_cast<size_t>(clip_index)].name : "";
+    if (o.json) {
+      fmt::print("{{\n  \"file\": \"{}\",\n", jsonEscape(o.input));
+      if (clip_index >= 0)
+        fmt::print("  \"clip\": {{\"index\": {}, \"name\": \"{}\", \"duration\": {}}},\n", clip_index, jsonEscape(clip_name), clip.duration);
+      else
+        fmt::print("  \"clip\": null,\n");
+      fmt::print("  \"time\": {},\n  \"skin\": {},\n  \"mesh_node\": {},\n  \"{}\": [\n", o.time, shown_skin, shown_mesh_node, what);
+      for (size_t i = 0; i < listed.size(); ++i) {
+        int node = listed[i];
+        fmt::print("    {{\"node\": {}, \"name\": \"{}\", \"world\": {}}}{}\n", node, jsonEscape(doc.nodes[static_cast<size_t>(node)].name),
+                   matrixJson(models[static_cast<size_t>(skeleton.findSource(node))]), i + 1 < listed.size() ? "," : "");
+      }
+      fmt::print("  ],\n  \"vertices\": {}", vertices);
+      if (vertices > 0) fmt::print(",\n  \"bounds\": {{\"min\": {}, \"max\": {}}}", vecJson(lo), vecJson(hi));
+      fmt::print("\n}}\n");
+      fmt::print(stderr, "  time: {:.3f} s\n", secondsSince(t0));
+      return 0;
+    }
+    fmt::print("file:     {}\n", o.input);
+    if (clip_index >= 0) fmt::print("clip:     {} '{}' ({:.3f} s, {} tracks)\n", clip_index, clip_name, clip.duration, clip.tracks.size());
+    else fmt::print("clip:     none (rest pose)\n");
+    fmt::print("at:       {:.4f} s\n", o.time);
+    if (shown_skin >= 0) fmt::print("skin:     {} ({} joints) on node {}\n", shown_skin, listed.size(), shown_mesh_node);
+    fmt::print("{} world matrices (rows 0-2 of the 4x4):\n", what);
+    for (int node : listed)
+      fmt::print("  {:>4} {:<28} {}\n", node, doc.nodes[static_cast<size_t>(node)].name, matrixText(models[static_cast<size_t>(skeleton.findSource(node))]));
+    if (vertices > 0) fmt::print("bounds:   min {}  max {}  ({} vertices)\n", vecText(lo), vecText(hi), vertices);
+    else fmt::print("bounds:   no mesh\n");
+    fmt::print("time:     {:.3f} s\n", secondsSince(t0));
+    return 0;
+  } catch (const std::exception& e) {
+    return fail("pose", e.what());
   }
 }
 

@@ -60,6 +60,16 @@ struct BenchOptions {
 };
 int runBench(const BenchOptions& o);
 
+// `pose`: a glTF file's pose at one time of one clip: every skin joint's world matrix (every node's when
+// the file has no skin) and the bounds of its meshes, morphed and skinned.
+struct PoseOptions {
+  std::string input;  // .gltf or .glb
+  std::string clip;   // animation name or index; empty: the first animation (rest pose when none)
+  double time = 0;    // seconds; clamped to the clip's keys
+  bool json = false;
+};
+int runPose(const PoseOptions& o);
+
 // Assets directory: $SPLATFORGE_ASSETS if set, else ../shared/assets.
 std::string defaultAssetsDir();
 

@@ -66,6 +66,13 @@ int main(int argc, char** argv) {
   c_bench->add_flag("--loads", bench.loads, "Also measure load throughput (MB/s) of biker.ply, biker.compressed.ply and biker.spz");
   c_bench->add_option("--json", bench.json, "Write the results as JSON to this file");
 
+  PoseOptions pose;
+  auto* c_pose = app.add_subcommand("pose", "Print a glTF file's joint world matrices and mesh bounds at one time of a clip");
+  c_pose->add_option("file", pose.input, "glTF file (.gltf or .glb)")->required();
+  c_pose->add_option("--clip", pose.clip, "Animation name or index (default: the first; the rest pose when there is none)");
+  c_pose->add_option("--time", pose.time, "Time in seconds (clamped to the clip's keys)")->capture_default_str();
+  c_pose->add_flag("--json", pose.json, "Machine-readable JSON output");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -76,5 +83,6 @@ int main(int argc, char** argv) {
   if (c_ren->parsed()) return runRender(ren);
   if (c_demo->parsed()) return runDemo(demo);
   if (c_bench->parsed()) return runBench(bench);
+  if (c_pose->parsed()) return runPose(pose);
   return 2;
 }

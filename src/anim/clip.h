@@ -1,0 +1,85 @@
+// Animation clips and the sampling job. A clip is a set of keyframe tracks, each animating one property
+// (translation, rotation, scale or morph weights) of one joint. Sampling follows glTF 2.0, Appendix C
+// ("Animation sampler interpolation modes"):
+//   - STEP: the value of the last key at or before t.
+//   - LINEAR: linear interpolation; rotations by shortest-arc spherical linear interpolation, normalised.
+//   - CUBICSPLINE: cubic Hermite spline whose in/out tangents are scaled by the key interval
+//     (t[k+1] - t[k]); rotations are normalised afterwards.
+//   - A time equal to a key time returns that key's stored value exactly (no renormalisation).
+//   - Times before the first key give the first key's value, times after the last key the last key's.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "anim/skeleton.h"
+
+namespace sf::anim {
+
+enum class Interpolation { kStep, kLinear, kCubicSpline };
+enum class TrackTarget { kTranslation, kRotation, kScale, kWeights };
+
+const char* interpolationName(Interpolation i);
+const char* targetName(TrackTarget t);
+
+struct Track {
+  int joint = -1;          // joint index in the skeleton the clip was built for
+  std::string joint_name;  // that joint's name (used by retargeting and in messages)
+  TrackTarget target = TrackTarget::kTranslation;
+  Interpolation interpolation = Interpolation::kLinear;
+  std::vector<float> times;  // strictly increasing, finite
+  // `components` floats per key: 3 (translation, scale), 4 (rotation, (w, x, y, z)) or the joint's morph
+  // weight count. CUBICSPLINE stores three groups per key: in-tangent, value, out-tangent.
+  std::vector<float> values;
+  int components = 0;
+
+  size_t keyCount() const { return times.size(); }
+};
+
+struct Clip {
+  std::string name;
+  float duration = 0;  // the last key time of any track
+  std::vector<Track> tracks;
+
+  // Full check of the clip against a skeleton (once, after building it): joints in range, component counts,
+  // value counts, strictly increasing finite times, finite values. Empty when fine, otherwise why.
+  std::string validate(const Skeleton& skeleton) const;
+};
+
+// Samples one track at time t into `out` (track.components floats), by the rules above.
+// The track must be valid (Clip::validate); out must hold track.components floats.
+void sampleTrack(const Track& track, float t, std::span<float> out);
+
+// Samples a clip into a local pose. Joints no track animates get the skeleton's rest transform, weights
+// no track animates the skeleton's rest weights.
+struct SamplingJob {
+  const Clip* clip = nullptr;          // validated once with Clip::validate(*skeleton)
+  const Skeleton* skeleton = nullptr;  // the skeleton the clip was built for
+  float time = 0;                      // seconds, finite
+  std::span<Transform> output;         // skeleton->size() transforms
+  std::span<float> weights;            // skeleton->weightTotal() morph weights (may be empty when that is 0)
+
+  // Cheap per-frame checks (pointers, sizes, joint ranges). Empty when fine, otherwise why.
+  std::string validate() const;
+  // Validates, then samples. Throws sf::Error with the reason when invalid.
+  void run() const;
+};
+
+// Playback time helpers. wrapTime maps t into [0, duration) (a looping clip); clampTime into
+// [0, duration]. A duration <= 0 gives 0.
+float wrapTime(float t, float duration);
+float clampTime(float t, float duration);
+
+// Playback state carried between frames (the sampling job itself is stateless).
+struct Playback {
+  float time = 0;
+  float speed = 1;        // negative plays backwards
+  bool loop = true;       // wrap at the end, else clamp
+  float max_step = 0.1f;  // a frame step longer than this (a hitch) advances only this much
+
+  // Advances by `dt` seconds of wall time (capped at max_step), then wraps or clamps to the duration.
+  void advance(float dt, float duration);
+};
+
+}  // namespace sf::anim
