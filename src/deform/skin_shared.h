@@ -1,0 +1,49 @@
+// Layout shared by gpu_skinning.cpp and shaders/skin.comp: push constants and limits.
+#ifndef SF_DEFORM_SKIN_SHARED_H
+#define SF_DEFORM_SKIN_SHARED_H
+
+#ifdef __cplusplus
+#include <cstdint>
+namespace sf::skin_layout {
+using uint = uint32_t;
+#define SF_REF(type) uint64_t
+#else
+#define SF_REF(type) type
+layout(buffer_reference, scalar) buffer Floats { float v[]; };
+layout(buffer_reference, scalar) buffer Uints { uint v[]; };
+#endif
+
+#define SF_SKIN_WG 256          // threads per workgroup, one vertex each
+#define SF_SKIN_INFLUENCES 8    // JOINTS_0/WEIGHTS_0 and JOINTS_1/WEIGHTS_1; unused slots have weight 0
+#define SF_SKIN_DQ_FLOATS 20    // per joint: real quat (w x y z), dual quat, stretch 3x3 row-major, 3 pad
+
+#define SF_SKIN_METHOD_LBS 0u
+#define SF_SKIN_METHOD_DQS 1u
+#define SF_SKIN_FLAG_NORMALS 1u    // normals present (and written)
+#define SF_SKIN_FLAG_SKINNED 2u    // influences and palette present (else morph only)
+
+struct SkinPush {
+  SF_REF(Floats) positions;        // 3 per vertex: bind-pose positions
+  SF_REF(Floats) normals;          // 3 per vertex
+  SF_REF(Uints) joints;            // SF_SKIN_INFLUENCES per vertex
+  SF_REF(Floats) weights;          // SF_SKIN_INFLUENCES per vertex
+  SF_REF(Floats) morph_positions;  // target_count * 3 * vertex_count position deltas
+  SF_REF(Floats) morph_normals;    // target_count * 3 * vertex_count normal deltas
+  SF_REF(Floats) morph_weights;    // target_count
+  SF_REF(Floats) palette;          // LBS: 12 per joint (rows 0..2 of the 4x4)
+  SF_REF(Floats) dq_palette;       // DQS: SF_SKIN_DQ_FLOATS per joint
+  SF_REF(Floats) out_positions;
+  SF_REF(Floats) out_normals;
+  uint vertex_count;
+  uint target_count;
+  uint method;
+  uint flags;
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(SkinPush) == 11 * 8 + 16, "SkinPush layout");
+}  // namespace sf::skin_layout
+#undef SF_REF
+#endif
+
+#endif
