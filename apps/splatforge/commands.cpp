@@ -16,11 +16,12 @@
 #include "core/error.h"
 #include "core/gaussian_cloud.h"
 #include "core/parallel.h"
+#include "deform/gpu_skinning.h"
 #include "io/file.h"
 #include "io/formats.h"
 #include "io/gltf.h"
-#include "io/image_io.h"
 #include "gpu/gpu.h"
+#include "io/image_io.h"
 #include "render/cpu_renderer.h"
 #include "render/vulkan_renderer.h"
 #include "scene/demo.h"
@@ -529,6 +530,77 @@ int runPose(const PoseOptions& o) {
     return 0;
   } catch (const std::exception& e) {
     return fail("pose", e.what());
+  }
+}
+
+int runBenchSkin(const BenchSkinOptions& o) {
+  try {
+    GltfDocument doc = loadGltf(o.input);
+    if (doc.animations.empty()) throw Error(o.input + ": has no animation to play");
+    int mesh_node = -1;
+    for (size_t n = 0; n < doc.nodes.size() && mesh_node < 0; ++n)
+      if (doc.nodes[n].skin >= 0 && doc.nodes[n].mesh >= 0) mesh_node = static_cast<int>(n);
+    if (mesh_node < 0) throw Error(o.input + ": has no skinned mesh node");
+    const GltfNode& node = doc.nodes[static_cast<size_t>(mesh_node)];
+    const GltfPrimitive& prim = doc.meshes[static_cast<size_t>(node.mesh)].primitives[0];
+    anim::Skeleton skeleton = anim::skeletonFromGltf(doc);
+    anim::Clip clip = anim::clipFromGltf(doc, 0, skeleton);
+    anim::SkinBinding skin = anim::skinFromGltf(doc, static_cast<size_t>(node.skin), skeleton, mesh_node);
+    const size_t joints = skin.joints.size();
+    const auto method = o.method == "dqs" ? anim::SkinningMethod::kDualQuaternion : anim::SkinningMethod::kLinearBlend;
+
+    gpu::ContextOptions co;
+    co.device = o.device;
+    co.validation = o.validation;
+    gpu::Context ctx(co);
+    anim::SkinningJob mesh;
+    mesh.positions = prim.positions;
+    mesh.normals = prim.normals;
+    mesh.joints0 = prim.joints0;
+    mesh.weights0 = prim.weights0;
+    mesh.joints1 = prim.joints1;
+    mesh.weights1 = prim.weights1;
+    GpuSkinnedCrowd crowd(ctx, mesh, joints, o.instances);
+    fmt::print("crowd: {} instances of {} ({} vertices, {} joints), {} skinning on {} ({}), {} timed frames\n", o.instances, o.input,
+               prim.positions.size(), joints, o.method, ctx.info().name, ctx.info().typeName(), o.frames);
+
+    std::vector<anim::Transform> local(skeleton.size());
+    std::vector<float> morph(skeleton.weightTotal());
+    std::vector<Mat4> models(skeleton.size()), palettes(o.instances * joints);
+    std::vector<double> cpu_ms, gpu_ms;
+    for (int f = 0; f <= o.frames; ++f) {  // frame 0 is the warm-up
+      auto t0 = Clock::now();
+      for (size_t i = 0; i < o.instances; ++i) {
+        float t = anim::wrapTime(static_cast<float>(f) / 60.0f + 0.137f * static_cast<float>(i), clip.duration);
+        anim::SamplingJob{&clip, &skeleton, t, local, morph}.run();
+        anim::LocalToModelJob ltm;
+        ltm.skeleton = &skeleton;
+        ltm.input = local;
+        ltm.output = models;
+        ltm.run();
+        anim::PaletteJob{&skin, models, std::span<Mat4>(palettes).subspan(i * joints, joints)}.run();
+      }
+      double cpu = secondsSince(t0) * 1e3;
+      double gpu = crowd.skin(palettes, method);
+      if (f > 0) cpu_ms.push_back(cpu), gpu_ms.push_back(gpu);
+    }
+    if (ctx.validationErrors() > 0) throw Error("Vulkan validation errors: " + ctx.lastValidationError());
+    const double vertices = static_cast<double>(o.instances) * static_cast<double>(prim.positions.size());
+    fmt::print("median ms per frame: cpu poses {:.3f} (sampling, hierarchy, palettes; 1 thread) | gpu skinning {:.3f} "
+               "({:.2f} G vertices/s)\n",
+               median(cpu_ms), median(gpu_ms), vertices / (median(gpu_ms) * 1e-3) / 1e9);
+    if (!o.json.empty()) {
+      std::string json = fmt::format(
+          "{{\n  \"file\": \"{}\",\n  \"instances\": {},\n  \"vertices_per_instance\": {},\n  \"joints\": {},\n  \"method\": \"{}\",\n"
+          "  \"device\": \"{}\",\n  \"frames\": {},\n  \"median_ms\": {{\"cpu_poses\": {:.4f}, \"gpu_skinning\": {:.4f}}}\n}}\n",
+          jsonEscape(o.input), o.instances, prim.positions.size(), joints, o.method, jsonEscape(ctx.info().name), o.frames, median(cpu_ms),
+          median(gpu_ms));
+      writeFileAtomic(o.json, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(json.data()), json.size()));
+      fmt::print("wrote {}\n", o.json);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    return fail("bench-skin", e.what());
   }
 }
 

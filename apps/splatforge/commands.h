@@ -70,6 +70,17 @@ struct PoseOptions {
 };
 int runPose(const PoseOptions& o);
 
+struct BenchSkinOptions {
+  std::string input;          // glTF / GLB with a skin and an animation
+  size_t instances = 1000;    // animated instances, each at its own phase of the clip
+  int frames = 20;            // timed frames (median reported) after one warm-up frame
+  std::string method = "lbs"; // lbs or dqs
+  std::string device;
+  bool validation = false;
+  std::string json;
+};
+int runBenchSkin(const BenchSkinOptions& o);
+
 // Assets directory: $SPLATFORGE_ASSETS if set, else ../shared/assets.
 std::string defaultAssetsDir();
 

@@ -73,6 +73,18 @@ int main(int argc, char** argv) {
   c_pose->add_option("--time", pose.time, "Time in seconds (clamped to the clip's keys)")->capture_default_str();
   c_pose->add_flag("--json", pose.json, "Machine-readable JSON output");
 
+  BenchSkinOptions bskin;
+  auto* c_bskin = app.add_subcommand("bench-skin", "Benchmark a crowd of GPU-skinned instances of an animated glTF mesh");
+  c_bskin->add_option("file", bskin.input, "glTF/GLB with a skin and an animation")->required();
+  c_bskin->add_option("--instances", bskin.instances, "Animated instances")->check(CLI::Range(size_t{1}, size_t{65535}))->capture_default_str();
+  c_bskin->add_option("--frames", bskin.frames, "Timed frames; the median is reported")->check(CLI::Range(1, 10000))->capture_default_str();
+  c_bskin->add_option("--method", bskin.method, "Skinning: lbs (linear blend) or dqs (dual quaternion)")
+      ->check(CLI::IsMember({"lbs", "dqs"}))
+      ->capture_default_str();
+  c_bskin->add_option("--device", bskin.device, "Vulkan device: index or part of its name");
+  c_bskin->add_flag("--validation", bskin.validation, "Enable Vulkan validation layers");
+  c_bskin->add_option("--json", bskin.json, "Write the results as JSON to this file");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -83,6 +95,7 @@ int main(int argc, char** argv) {
   if (c_ren->parsed()) return runRender(ren);
   if (c_demo->parsed()) return runDemo(demo);
   if (c_bench->parsed()) return runBench(bench);
+  if (c_bskin->parsed()) return runBenchSkin(bskin);
   if (c_pose->parsed()) return runPose(pose);
   return 2;
 }

@@ -17,6 +17,79 @@ const uint32_t kSkinShader[] = {
 #include "skin.inc"
 };
 
+// Influences of every vertex as SF_SKIN_INFLUENCES (joint, weight) slots; unused slots weigh 0.
+void packInfluences(const anim::SkinningJob& job, std::vector<uint32_t>& joints, std::vector<float>& weights) {
+  const size_t n = job.positions.size();
+  joints.assign(n * SF_SKIN_INFLUENCES, 0);
+  weights.assign(n * SF_SKIN_INFLUENCES, 0.0f);
+  for (size_t v = 0; v < n; ++v)
+    for (size_t k = 0; k < 4; ++k) {
+      joints[v * SF_SKIN_INFLUENCES + k] = job.joints0[v][k];
+      weights[v * SF_SKIN_INFLUENCES + k] = job.weights0[v][k];
+      if (!job.joints1.empty()) {
+        joints[v * SF_SKIN_INFLUENCES + 4 + k] = job.joints1[v][k];
+        weights[v * SF_SKIN_INFLUENCES + 4 + k] = job.weights1[v][k];
+      }
+    }
+}
+
+// Rows 0..2 of each palette matrix (LBS) and the dual-quaternion form (DQS), as the shader reads them.
+void packPalette(std::span<const Mat4> palette, std::vector<float>& rows) {
+  rows.resize(palette.size() * 12);
+  for (size_t j = 0; j < palette.size(); ++j)
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 4; ++c) rows[j * 12 + static_cast<size_t>(r * 4 + c)] = palette[j].m[r][c];
+}
+
+void packDualQuats(std::span<const anim::DualQuatJoint> dq_palette, std::vector<float>& out) {
+  out.assign(dq_palette.size() * SF_SKIN_DQ_FLOATS, 0.0f);
+  for (size_t j = 0; j < dq_palette.size(); ++j) {
+    const anim::DualQuatJoint& d = dq_palette[j];
+    float* o = out.data() + j * SF_SKIN_DQ_FLOATS;
+    const float q[8] = {d.real.w, d.real.x, d.real.y, d.real.z, d.dual.w, d.dual.x, d.dual.y, d.dual.z};
+    std::memcpy(o, q, sizeof(q));
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) o[8 + r * 3 + c] = d.stretch.m[r][c];
+  }
+}
+
+// Records one skinning dispatch (instances along y) between timestamps and waits for it.
+double dispatchSkin(gpu::Context& ctx, const gpu::ComputePipeline& pipeline, VkQueryPool queries, const SkinPush& p,
+                    uint32_t instances) {
+  VkCommandBuffer cmd = ctx.begin();
+  vkCmdResetQueryPool(cmd, queries, 0, 2);
+  vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries, 0);
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline());
+  vkCmdPushConstants(cmd, pipeline.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(SkinPush), &p);
+  vkCmdDispatch(cmd, (p.vertex_count + SF_SKIN_WG - 1) / SF_SKIN_WG, instances, 1);
+  gpu::computeBarrier(cmd);
+  VkMemoryBarrier host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host, 0, nullptr, 0, nullptr);
+  vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 1);
+  ctx.submit(cmd);
+  uint64_t ticks[2];
+  SF_VK_CHECK(vkGetQueryPoolResults(ctx.device(), queries, 0, 2, sizeof(ticks), ticks, 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  return static_cast<double>(ticks[1] - ticks[0]) * ctx.timestampPeriodNs() * 1e-6;
+}
+
+VkQueryPool createQueries(gpu::Context& ctx, const char* name) {
+  VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  qi.queryCount = 2;
+  VkQueryPool pool = VK_NULL_HANDLE;
+  SF_VK_CHECK(vkCreateQueryPool(ctx.device(), &qi, nullptr, &pool));
+  ctx.setName(VK_OBJECT_TYPE_QUERY_POOL, reinterpret_cast<uint64_t>(pool), name);
+  return pool;
+}
+
+gpu::Buffer hostBuffer(gpu::Context& ctx, const void* data, size_t bytes, const char* name) {
+  gpu::Buffer b = ctx.createBuffer(bytes, true, name);
+  if (bytes) std::memcpy(b.mapped, data, bytes);
+  return b;
+}
+
 }  // namespace
 
 struct GpuSkinner::Impl {
@@ -24,21 +97,12 @@ struct GpuSkinner::Impl {
   gpu::ComputePipeline pipeline;
   VkQueryPool queries = VK_NULL_HANDLE;
 
-  explicit Impl(gpu::Context& c) : ctx(c), pipeline(c, kSkinShader, sizeof(SkinPush), SF_SKIN_WG, "skin") {
-    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qi.queryCount = 2;
-    SF_VK_CHECK(vkCreateQueryPool(ctx.device(), &qi, nullptr, &queries));
-    ctx.setName(VK_OBJECT_TYPE_QUERY_POOL, reinterpret_cast<uint64_t>(queries), "skin timestamps");
-  }
+  explicit Impl(gpu::Context& c)
+      : ctx(c), pipeline(c, kSkinShader, sizeof(SkinPush), SF_SKIN_WG, "skin"), queries(createQueries(c, "skin timestamps")) {}
   ~Impl() { vkDestroyQueryPool(ctx.device(), queries, nullptr); }
 
-  // A host-visible buffer holding `data` (these inputs are small; a crowd would keep them resident).
-  gpu::Buffer upload(const void* data, size_t bytes, const char* name) {
-    gpu::Buffer b = ctx.createBuffer(bytes, true, name);
-    if (bytes) std::memcpy(b.mapped, data, bytes);
-    return b;
-  }
+  // A host-visible buffer holding `data` (per-call inputs are small; GpuSkinnedCrowd keeps them resident).
+  gpu::Buffer upload(const void* data, size_t bytes, const char* name) { return hostBuffer(ctx, data, bytes, name); }
 };
 
 GpuSkinner::GpuSkinner(gpu::Context& ctx) : impl_(std::make_unique<Impl>(ctx)) {}
@@ -68,18 +132,9 @@ double GpuSkinner::run(const anim::SkinningJob& job, std::span<const anim::Morph
   if (n > UINT32_MAX / 64) throw Error("GPU skinning: too many vertices");
   const bool has_normals = !job.normals.empty();
 
-  std::vector<uint32_t> joints(n * SF_SKIN_INFLUENCES, 0);
-  std::vector<float> weights(n * SF_SKIN_INFLUENCES, 0.0f);
-  if (skinned)
-    for (size_t v = 0; v < n; ++v)
-      for (size_t k = 0; k < 4; ++k) {
-        joints[v * SF_SKIN_INFLUENCES + k] = job.joints0[v][k];
-        weights[v * SF_SKIN_INFLUENCES + k] = job.weights0[v][k];
-        if (!job.joints1.empty()) {
-          joints[v * SF_SKIN_INFLUENCES + 4 + k] = job.joints1[v][k];
-          weights[v * SF_SKIN_INFLUENCES + 4 + k] = job.weights1[v][k];
-        }
-      }
+  std::vector<uint32_t> joints;
+  std::vector<float> weights, palette, dq;
+  if (skinned) packInfluences(job, joints, weights);
   const size_t t_count = targets.size();
   std::vector<Vec3> morph_pos(t_count * n, Vec3{0, 0, 0}), morph_nrm(has_normals ? t_count * n : 0, Vec3{0, 0, 0});
   for (size_t t = 0; t < t_count; ++t) {
@@ -87,18 +142,8 @@ double GpuSkinner::run(const anim::SkinningJob& job, std::span<const anim::Morph
     if (has_normals && !targets[t].normals.empty())
       std::copy(targets[t].normals.begin(), targets[t].normals.end(), morph_nrm.begin() + static_cast<std::ptrdiff_t>(t * n));
   }
-  std::vector<float> palette(job.palette.size() * 12), dq(job.dq_palette.size() * SF_SKIN_DQ_FLOATS, 0.0f);
-  for (size_t j = 0; j < job.palette.size(); ++j)
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 4; ++c) palette[j * 12 + static_cast<size_t>(r * 4 + c)] = job.palette[j].m[r][c];
-  for (size_t j = 0; j < job.dq_palette.size(); ++j) {
-    const anim::DualQuatJoint& d = job.dq_palette[j];
-    float* o = dq.data() + j * SF_SKIN_DQ_FLOATS;
-    const float q[8] = {d.real.w, d.real.x, d.real.y, d.real.z, d.dual.w, d.dual.x, d.dual.y, d.dual.z};
-    std::memcpy(o, q, sizeof(q));
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) o[8 + r * 3 + c] = d.stretch.m[r][c];
-  }
+  packPalette(job.palette, palette);
+  packDualQuats(job.dq_palette, dq);
 
   gpu::Buffer b_pos = m.upload(job.positions.data(), n * 12, "skin positions");
   gpu::Buffer b_nrm = m.upload(job.normals.data(), job.normals.size() * 12, "skin normals");
@@ -121,24 +166,93 @@ double GpuSkinner::run(const anim::SkinningJob& job, std::span<const anim::Morph
   p.method = job.method == anim::SkinningMethod::kDualQuaternion ? SF_SKIN_METHOD_DQS : SF_SKIN_METHOD_LBS;
   p.flags = (has_normals ? SF_SKIN_FLAG_NORMALS : 0u) | (skinned ? SF_SKIN_FLAG_SKINNED : 0u);
 
-  VkCommandBuffer cmd = m.ctx.begin();
-  vkCmdResetQueryPool(cmd, m.queries, 0, 2);
-  vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, m.queries, 0);
-  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.pipeline.pipeline());
-  vkCmdPushConstants(cmd, m.pipeline.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(SkinPush), &p);
-  vkCmdDispatch(cmd, static_cast<uint32_t>((n + SF_SKIN_WG - 1) / SF_SKIN_WG), 1, 1);
-  gpu::computeBarrier(cmd);
-  VkMemoryBarrier host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-  host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host, 0, nullptr, 0, nullptr);
-  vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, m.queries, 1);
-  m.ctx.submit(cmd);
+  p.joint_count = 0;  // one instance
+  const double ms = dispatchSkin(m.ctx, m.pipeline, m.queries, p, 1);
   std::memcpy(job.out_positions.data(), b_out.mapped, n * 12);
   if (has_normals) std::memcpy(job.out_normals.data(), b_out_n.mapped, job.normals.size() * 12);
-  uint64_t ticks[2];
-  SF_VK_CHECK(vkGetQueryPoolResults(m.ctx.device(), m.queries, 0, 2, sizeof(ticks), ticks, 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
-  return static_cast<double>(ticks[1] - ticks[0]) * m.ctx.timestampPeriodNs() * 1e-6;
+  return ms;
+}
+
+struct GpuSkinnedCrowd::Impl {
+  gpu::Context& ctx;
+  gpu::ComputePipeline pipeline;
+  VkQueryPool queries;
+  size_t vertices = 0, joints = 0, instances = 0;
+  bool has_normals = false;
+  gpu::Buffer positions, normals, joint_ids, weights, palette, dq, out_positions, out_normals, empty;
+
+  Impl(gpu::Context& c) : ctx(c), pipeline(c, kSkinShader, sizeof(SkinPush), SF_SKIN_WG, "skin"), queries(createQueries(c, "crowd skin timestamps")) {}
+  ~Impl() { vkDestroyQueryPool(ctx.device(), queries, nullptr); }
+};
+
+GpuSkinnedCrowd::GpuSkinnedCrowd(gpu::Context& ctx, const anim::SkinningJob& mesh, size_t joint_count, size_t instances)
+    : impl_(std::make_unique<Impl>(ctx)) {
+  Impl& m = *impl_;
+  const size_t n = mesh.positions.size();
+  if (mesh.joints0.size() != n || mesh.weights0.size() != n) throw Error("GPU crowd: joints0/weights0 must have one entry per vertex");
+  if (!mesh.joints1.empty() && (mesh.joints1.size() != n || mesh.weights1.size() != n))
+    throw Error("GPU crowd: joints1/weights1 must be empty or have one entry per vertex");
+  if (!mesh.normals.empty() && mesh.normals.size() != n) throw Error("GPU crowd: normals and positions differ in count");
+  if (instances == 0 || instances > 65535) throw Error("GPU crowd: instances must be in 1..65535");
+  if (joint_count == 0) throw Error("GPU crowd: joint_count must be positive");
+  std::vector<uint32_t> ids;
+  std::vector<float> w;
+  packInfluences(mesh, ids, w);
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (w[i] > 0 && ids[i] >= joint_count)
+      throw Error("GPU crowd: vertex " + std::to_string(i / SF_SKIN_INFLUENCES) + " uses joint " + std::to_string(ids[i]) + " of " +
+                  std::to_string(joint_count));
+  m.vertices = n, m.joints = joint_count, m.instances = instances, m.has_normals = !mesh.normals.empty();
+  m.positions = hostBuffer(ctx, mesh.positions.data(), n * 12, "crowd positions");
+  m.normals = hostBuffer(ctx, mesh.normals.data(), mesh.normals.size() * 12, "crowd normals");
+  m.joint_ids = hostBuffer(ctx, ids.data(), ids.size() * 4, "crowd joints");
+  m.weights = hostBuffer(ctx, w.data(), w.size() * 4, "crowd weights");
+  m.palette = ctx.createBuffer(instances * joint_count * 12 * 4, true, "crowd palettes");
+  m.dq = ctx.createBuffer(instances * joint_count * SF_SKIN_DQ_FLOATS * 4, true, "crowd dual quaternions");
+  m.out_positions = ctx.createBuffer(instances * n * 12, false, "crowd skinned positions");
+  m.out_normals = ctx.createBuffer(std::max<size_t>(m.has_normals ? instances * n : 1, 1) * 12, false, "crowd skinned normals");
+  m.empty = ctx.createBuffer(16, false, "crowd no morph targets");
+}
+
+GpuSkinnedCrowd::~GpuSkinnedCrowd() = default;
+
+double GpuSkinnedCrowd::skin(std::span<const Mat4> palettes, anim::SkinningMethod method) {
+  Impl& m = *impl_;
+  if (palettes.size() != m.instances * m.joints)
+    throw Error("GPU crowd: " + std::to_string(palettes.size()) + " palette matrices for " + std::to_string(m.instances) +
+                " instances of " + std::to_string(m.joints) + " joints");
+  std::vector<float> packed;
+  if (method == anim::SkinningMethod::kDualQuaternion) {
+    std::vector<anim::DualQuatJoint> dq(palettes.size());
+    anim::DualQuatPaletteJob{palettes, dq}.run();
+    packDualQuats(dq, packed);
+    std::memcpy(m.dq.mapped, packed.data(), packed.size() * 4);
+  } else {
+    packPalette(palettes, packed);
+    std::memcpy(m.palette.mapped, packed.data(), packed.size() * 4);
+  }
+  SkinPush p{};
+  p.positions = m.positions.address, p.normals = m.normals.address, p.joints = m.joint_ids.address, p.weights = m.weights.address;
+  p.morph_positions = m.empty.address, p.morph_normals = m.empty.address, p.morph_weights = m.empty.address;
+  p.palette = m.palette.address, p.dq_palette = m.dq.address, p.out_positions = m.out_positions.address, p.out_normals = m.out_normals.address;
+  p.vertex_count = static_cast<uint32_t>(m.vertices);
+  p.method = method == anim::SkinningMethod::kDualQuaternion ? SF_SKIN_METHOD_DQS : SF_SKIN_METHOD_LBS;
+  p.flags = (m.has_normals ? SF_SKIN_FLAG_NORMALS : 0u) | SF_SKIN_FLAG_SKINNED;
+  p.joint_count = static_cast<uint32_t>(m.joints);
+  return dispatchSkin(m.ctx, m.pipeline, m.queries, p, static_cast<uint32_t>(m.instances));
+}
+
+std::vector<Vec3> GpuSkinnedCrowd::positions(size_t instance) {
+  Impl& m = *impl_;
+  if (instance >= m.instances) throw Error("GPU crowd: instance " + std::to_string(instance) + " out of range");
+  gpu::Buffer staging = m.ctx.createBuffer(m.vertices * 12, true, "crowd readback");
+  VkCommandBuffer cmd = m.ctx.begin();
+  VkBufferCopy region{instance * m.vertices * 12, 0, m.vertices * 12};
+  vkCmdCopyBuffer(cmd, m.out_positions.buffer, staging.buffer, 1, &region);
+  m.ctx.submit(cmd);
+  std::vector<Vec3> out(m.vertices);
+  std::memcpy(out.data(), staging.mapped, m.vertices * 12);
+  return out;
 }
 
 }  // namespace sf

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "anim/skinning.h"
 
@@ -26,6 +27,29 @@ class GpuSkinner {
   // Returns the GPU time of the deformation pass in milliseconds.
   double run(const anim::SkinningJob& job, std::span<const anim::MorphTargetView> targets = {},
              std::span<const float> morph_weights = {});
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A skinned mesh resident on the GPU, skinned for many instances in one dispatch (crowds): positions,
+// normals and influences are uploaded once; each frame uploads instances * joint_count palette matrices
+// and skins every instance into a resident output buffer.
+class GpuSkinnedCrowd {
+ public:
+  // `mesh` supplies positions, normals and influences (joints0/1, weights0/1); its palettes and outputs are
+  // not used. Every joint index must be below joint_count; throws sf::Error otherwise.
+  GpuSkinnedCrowd(gpu::Context& ctx, const anim::SkinningJob& mesh, size_t joint_count, size_t instances);
+  ~GpuSkinnedCrowd();
+  GpuSkinnedCrowd(const GpuSkinnedCrowd&) = delete;
+  GpuSkinnedCrowd& operator=(const GpuSkinnedCrowd&) = delete;
+
+  // Skins every instance; palettes holds instances * joint_count matrices, instance-major (DQS converts
+  // them on the CPU first). Results stay on the GPU. Returns the GPU time in milliseconds.
+  double skin(std::span<const Mat4> palettes, anim::SkinningMethod method);
+  // Reads back one instance's skinned positions (slow; for tests).
+  std::vector<Vec3> positions(size_t instance);
 
  private:
   struct Impl;

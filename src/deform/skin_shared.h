@@ -38,10 +38,12 @@ struct SkinPush {
   uint target_count;
   uint method;
   uint flags;
+  uint joint_count;     // joints per instance: instance i (workgroup y) uses palette entries [i * joint_count, ...)
+  uint pad0;
 };
 
 #ifdef __cplusplus
-static_assert(sizeof(SkinPush) == 11 * 8 + 16, "SkinPush layout");
+static_assert(sizeof(SkinPush) == 11 * 8 + 24, "SkinPush layout");
 }  // namespace sf::skin_layout
 #undef SF_REF
 #endif

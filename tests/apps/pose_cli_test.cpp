@@ -1,9 +1,12 @@
-// `splatforge pose`, run as a process: joint world matrices and bounds of a skinned glTF, and failures
-// (missing file, unknown clip, malformed file) exiting 1 with a message that names the problem.
+// `splatforge pose` and `splatforge bench-skin`, run as processes: joint world matrices and bounds of a
+// skinned glTF, a small GPU-skinned crowd, and failures (missing file, unknown clip, malformed file, no
+// skinned mesh) exiting 1 with a message that names the problem.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
+#include "gpu/gpu.h"
 #include "support/test_support.h"
 
 namespace sf {
@@ -57,4 +60,20 @@ TEST(PoseCli, FailuresExitOneWithMessage) {
 }
 
 }  // namespace
+TEST(BenchSkinCli, CrowdRunsAndFailuresNameTheProblem) {
+  SF_REQUIRE_ASSET(man, "gltf/cesium_man.gltf");
+  if (!gpu::vulkanAvailable()) GTEST_SKIP() << "no Vulkan device (install mesa-vulkan-drivers)";
+  std::string dir = test::tempDir("BenchSkinCli"), out;
+  ASSERT_EQ(test::runCli("bench-skin " + man + " --instances 4 --frames 2 --method dqs --validation --json " + dir + "/skin.json", &out), 0)
+      << out;
+  EXPECT_NE(out.find("4 instances"), std::string::npos) << out;
+  EXPECT_NE(out.find("gpu skinning"), std::string::npos) << out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/skin.json"));
+  SF_REQUIRE_ASSET(box, "gltf/box_animated.gltf");
+  EXPECT_EQ(test::runCli("bench-skin " + box, &out), 1);
+  EXPECT_NE(out.find("has no skinned mesh node"), std::string::npos) << out;
+  EXPECT_NE(test::runCli("bench-skin " + man + " --method lerp", &out), 0);
+  EXPECT_NE(out.find("lerp"), std::string::npos) << out;
+}
+
 }  // namespace sf

@@ -135,6 +135,33 @@ TEST(GpuSkinning, MorphTargetsApplyBeforeSkinning) {
   EXPECT_EQ(ctx->validationErrors(), 0u) << ctx->lastValidationError();
 }
 
+TEST(GpuSkinning, CrowdInstancesMatchTheirOwnCpuPose) {
+  SF_REQUIRE_ASSET(path, "gltf/cesium_man.gltf");
+  auto ctx = validatedContext();
+  if (!ctx) GTEST_SKIP() << "no Vulkan device (install mesa-vulkan-drivers)";
+  const float times[3] = {0.1f, 0.9f, 1.7f};
+  std::vector<Posed> poses;
+  for (float t : times) poses.push_back(pose(path, t));
+  const size_t joints = poses[0].palette.size();
+  std::vector<Mat4> palettes;
+  for (const Posed& p : poses) palettes.insert(palettes.end(), p.palette.begin(), p.palette.end());
+  std::vector<Vec3> unused, unused_n;
+  GpuSkinnedCrowd crowd(*ctx, jobFor(poses[0], SkinningMethod::kLinearBlend, poses[0].prim->positions, unused, unused_n), joints, 3);
+  for (SkinningMethod method : {SkinningMethod::kLinearBlend, SkinningMethod::kDualQuaternion}) {
+    crowd.skin(palettes, method);
+    for (size_t i = 0; i < 3; ++i) {
+      std::vector<Vec3> cpu, cpu_n;
+      jobFor(poses[i], method, poses[i].prim->positions, cpu, cpu_n).run();
+      std::vector<Vec3> gpu_p = crowd.positions(i);
+      float max_p = 0;
+      for (size_t v = 0; v < cpu.size(); ++v) max_p = std::max(max_p, length(cpu[v] - gpu_p[v]));
+      EXPECT_LT(max_p, 1e-4f) << "instance " << i;
+    }
+  }
+  EXPECT_THROW(crowd.skin(std::span<const Mat4>(palettes).first(joints), SkinningMethod::kLinearBlend), Error);
+  EXPECT_EQ(ctx->validationErrors(), 0u) << ctx->lastValidationError();
+}
+
 TEST(GpuSkinning, RefusesInvalidJobsWithTheReason) {
   auto ctx = validatedContext();
   if (!ctx) GTEST_SKIP() << "no Vulkan device (install mesa-vulkan-drivers)";

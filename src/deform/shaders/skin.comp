@@ -36,6 +36,10 @@ vec3 rotate(vec4 q, vec3 v) {  // q = (w, x, y, z)
 void main() {
   uint v = gl_GlobalInvocationID.x;
   if (v >= pc.vertex_count) return;
+  // Instance (workgroup y): its own palette range and output range; inputs are shared.
+  uint instance = gl_WorkGroupID.y;
+  uint joint_base = instance * pc.joint_count;
+  uint out_v = instance * pc.vertex_count + v;
   bool has_normals = (pc.flags & SF_SKIN_FLAG_NORMALS) != 0u;
   vec3 p = load3(pc.positions, v);
   vec3 n = has_normals ? load3(pc.normals, v) : vec3(0.0);
@@ -52,15 +56,15 @@ void main() {
     for (uint k = 0u; k < SF_SKIN_INFLUENCES; ++k) {
       float w = pc.weights.v[SF_SKIN_INFLUENCES * v + k];
       if (!(w > 0.0)) continue;
-      joints[count] = pc.joints.v[SF_SKIN_INFLUENCES * v + k];
+      joints[count] = joint_base + pc.joints.v[SF_SKIN_INFLUENCES * v + k];
       weights[count] = w;
       sum += w;
       ++count;
     }
   }
   if (count == 0u || !(sum > 0.0) || isinf(sum)) {  // unskinned (or weightless) vertex: morph only
-    store3(pc.out_positions, v, p);
-    if (has_normals) store3(pc.out_normals, v, normalize(n));
+    store3(pc.out_positions, out_v, p);
+    if (has_normals) store3(pc.out_normals, out_v, normalize(n));
     return;
   }
   for (uint i = 0u; i < count; ++i) weights[i] /= sum;
@@ -74,10 +78,10 @@ void main() {
       r2 += weights[i] * load4(pc.palette, b + 8u);
     }
     vec4 ph = vec4(p, 1.0);
-    store3(pc.out_positions, v, vec3(dot(r0, ph), dot(r1, ph), dot(r2, ph)));
+    store3(pc.out_positions, out_v, vec3(dot(r0, ph), dot(r1, ph), dot(r2, ph)));
     if (has_normals) {
       mat3 lin = transpose(mat3(r0.xyz, r1.xyz, r2.xyz));
-      store3(pc.out_normals, v, normalize(normalMatrix(lin) * n));
+      store3(pc.out_normals, out_v, normalize(normalMatrix(lin) * n));
     }
     return;
   }
@@ -111,6 +115,6 @@ void main() {
   real /= len;
   dual /= len;
   vec3 translation = 2.0 * (real.x * dual.yzw - dual.x * real.yzw + cross(real.yzw, dual.yzw));
-  store3(pc.out_positions, v, rotate(real, stretch * p) + translation);
-  if (has_normals) store3(pc.out_normals, v, normalize(rotate(real, normalMatrix(stretch) * n)));
+  store3(pc.out_positions, out_v, rotate(real, stretch * p) + translation);
+  if (has_normals) store3(pc.out_normals, out_v, normalize(rotate(real, normalMatrix(stretch) * n)));
 }
