@@ -82,6 +82,9 @@ void checkWritableTarget(const std::string& path, const char* what) {
     throw Error(std::string(what) + " " + path + ": directory " + parent.string() + " does not exist");
 }
 
+// "vulkan", or "auto" where a Vulkan device exists.
+bool useVulkan(const std::string& backend) { return backend == "vulkan" || (backend == "auto" && gpu::vulkanAvailable()); }
+
 struct BackendChoice {
   std::string backend;  // auto, vulkan or cpu
   std::string device;
@@ -95,7 +98,7 @@ int renderAndWrite(const char* command, const Scene& scene, const Camera& cam, c
   std::vector<RenderObject> objects = scene.renderObjects();
   size_t total = 0;
   for (const auto& o : objects) total += o.cloud->size();
-  bool use_vulkan = backend.backend == "vulkan" || (backend.backend == "auto" && gpu::vulkanAvailable());
+  bool use_vulkan = useVulkan(backend.backend);
   ImageRGBA image;
   size_t visible = 0, splats = 0, keys = 0;
   std::string timing;
@@ -328,7 +331,7 @@ int runBench(const BenchOptions& o) {
     size_t total = 0;
     int degree = 0;
     for (const auto& obj : objects) total += obj.cloud->size(), degree = std::max(degree, obj.cloud->sh_degree);
-    bool use_vulkan = o.backend == "vulkan" || (o.backend == "auto" && gpu::vulkanAvailable());
+    bool use_vulkan = useVulkan(o.backend);
     fmt::print("scene: {} ({} objects, {} gaussians, SH degree {}), {}x{}, {} timed frames\n", what, objects.size(), total, degree,
                cam.width, cam.height, o.frames);
     json += fmt::format("  \"scene\": \"{}\",\n  \"objects\": {},\n  \"gaussians\": {},\n  \"sh_degree\": {},\n  \"width\": {},\n  \"height\": {},\n  \"frames\": {},\n",

@@ -59,7 +59,10 @@ int influences(const SkinningJob& job, size_t v, int* joints, float* weights) {
   return n;
 }
 
-void skinLinear(const SkinningJob& job) {
+// Calls skin(v, joints, weights, n) for every vertex with influences; a vertex without any is copied
+// (its normal normalised), as both skinning methods require.
+template <typename SkinVertex>
+void forEachSkinnedVertex(const SkinningJob& job, SkinVertex skin) {
   int joints[8];
   float weights[8];
   for (size_t v = 0; v < job.positions.size(); ++v) {
@@ -69,6 +72,12 @@ void skinLinear(const SkinningJob& job) {
       if (!job.normals.empty()) job.out_normals[v] = normalize(job.normals[v]);
       continue;
     }
+    skin(v, joints, weights, n);
+  }
+}
+
+void skinLinear(const SkinningJob& job) {
+  forEachSkinnedVertex(job, [&](size_t v, const int* joints, const float* weights, int n) {
     Mat4 m;
     for (int r = 0; r < 3; ++r)
       for (int c = 0; c < 4; ++c) {
@@ -78,19 +87,11 @@ void skinLinear(const SkinningJob& job) {
       }
     job.out_positions[v] = transformPoint(m, job.positions[v]);
     if (!job.normals.empty()) job.out_normals[v] = normalize(normalMatrix(m.linear()) * job.normals[v]);
-  }
+  });
 }
 
 void skinDualQuaternion(const SkinningJob& job) {
-  int joints[8];
-  float weights[8];
-  for (size_t v = 0; v < job.positions.size(); ++v) {
-    int n = influences(job, v, joints, weights);
-    if (n == 0) {
-      job.out_positions[v] = job.positions[v];
-      if (!job.normals.empty()) job.out_normals[v] = normalize(job.normals[v]);
-      continue;
-    }
+  forEachSkinnedVertex(job, [&](size_t v, const int* joints, const float* weights, int n) {
     const DualQuatJoint& first = job.dq_palette[static_cast<size_t>(joints[0])];
     Quat real{0, 0, 0, 0}, dual{0, 0, 0, 0};
     Mat3 stretch = Mat3::diagonal({0, 0, 0});
@@ -117,7 +118,7 @@ void skinDualQuaternion(const SkinningJob& job) {
     job.out_positions[v] = rotate(real, stretch * job.positions[v]) + translation;
     if (!job.normals.empty())
       job.out_normals[v] = normalize(rotate(real, normalMatrix(stretch) * job.normals[v]));
-  }
+  });
 }
 
 }  // namespace
