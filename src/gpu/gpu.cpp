@@ -218,7 +218,11 @@ Context::Context(const ContextOptions& options) : validation_(options.validation
   vkGetPhysicalDeviceQueueFamilyProperties(physical_, &qn, nullptr);
   std::vector<VkQueueFamilyProperties> families(qn);
   vkGetPhysicalDeviceQueueFamilyProperties(physical_, &qn, families.data());
+  // A queue that also does graphics where there is one (meshes are drawn with the graphics pipeline).
   bool found = false;
+  for (uint32_t i = 0; i < qn && !found; ++i)
+    if ((families[i].queueFlags & (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT)) == (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT))
+      queue_family_ = i, found = graphics_ = true;
   for (uint32_t i = 0; i < qn && !found; ++i)
     if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) queue_family_ = i, found = true;
   if (!found) throw Error("Vulkan device " + info_.name + " has no compute queue");
@@ -236,6 +240,11 @@ Context::Context(const ContextOptions& options) : validation_(options.validation
   enable12.bufferDeviceAddress = VK_TRUE;
   enable12.scalarBlockLayout = VK_TRUE;
   VkPhysicalDeviceVulkan13Features enable13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  if (api13 && f13.dynamicRendering && graphics_) {
+    enable13.dynamicRendering = VK_TRUE;
+    enable12.pNext = &enable13;
+    dynamic_rendering_ = true;
+  }
   if (api13 && f13.subgroupSizeControl && f13.computeFullSubgroups) {
     VkPhysicalDeviceVulkan13Properties p13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES};
     VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
@@ -380,6 +389,184 @@ void Buffer::reset() {
     vkFreeMemory(ctx->device(), memory, nullptr);
   }
   buffer = VK_NULL_HANDLE, memory = VK_NULL_HANDLE, mapped = nullptr, size = 0, address = 0;
+}
+
+Image Context::createImage(uint32_t width, uint32_t height, VkFormat format, VkImageUsageFlags usage, VkImageAspectFlags aspect,
+                           const std::string& name) {
+  Image img;
+  img.ctx = this;
+  img.format = format;
+  img.width = width, img.height = height;
+  VkImageCreateInfo ii{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+  ii.imageType = VK_IMAGE_TYPE_2D;
+  ii.format = format;
+  ii.extent = {width, height, 1};
+  ii.mipLevels = 1;
+  ii.arrayLayers = 1;
+  ii.samples = VK_SAMPLE_COUNT_1_BIT;
+  ii.tiling = VK_IMAGE_TILING_OPTIMAL;
+  ii.usage = usage;
+  ii.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  ii.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  VkResult r = vkCreateImage(device_, &ii, nullptr, &img.image);
+  if (r != VK_SUCCESS)
+    throw Error("cannot create a " + std::to_string(width) + "x" + std::to_string(height) + " Vulkan image '" + name + "': " + resultName(r));
+  VkMemoryRequirements req;
+  vkGetImageMemoryRequirements(device_, img.image, &req);
+  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  ai.allocationSize = req.size;
+  ai.memoryTypeIndex = memoryType(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  r = vkAllocateMemory(device_, &ai, nullptr, &img.memory);
+  if (r != VK_SUCCESS)
+    throw Error("cannot allocate " + std::to_string(req.size) + " bytes of Vulkan memory for '" + name + "': " + resultName(r));
+  SF_VK_CHECK(vkBindImageMemory(device_, img.image, img.memory, 0));
+  VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+  vi.image = img.image;
+  vi.viewType = VK_IMAGE_VIEW_TYPE_2D;
+  vi.format = format;
+  vi.subresourceRange = {aspect, 0, 1, 0, 1};
+  SF_VK_CHECK(vkCreateImageView(device_, &vi, nullptr, &img.view));
+  setName(VK_OBJECT_TYPE_IMAGE, reinterpret_cast<uint64_t>(img.image), name);
+  setName(VK_OBJECT_TYPE_IMAGE_VIEW, reinterpret_cast<uint64_t>(img.view), name + " view");
+  setName(VK_OBJECT_TYPE_DEVICE_MEMORY, reinterpret_cast<uint64_t>(img.memory), name + " memory");
+  return img;
+}
+
+Image& Image::operator=(Image&& o) noexcept {
+  if (this != &o) {
+    reset();
+    ctx = o.ctx, image = o.image, memory = o.memory, view = o.view, format = o.format, width = o.width, height = o.height;
+    o.image = VK_NULL_HANDLE, o.memory = VK_NULL_HANDLE, o.view = VK_NULL_HANDLE, o.width = o.height = 0;
+  }
+  return *this;
+}
+
+void Image::reset() {
+  if (ctx && image) {
+    vkDestroyImageView(ctx->device(), view, nullptr);
+    vkDestroyImage(ctx->device(), image, nullptr);
+    vkFreeMemory(ctx->device(), memory, nullptr);
+  }
+  image = VK_NULL_HANDLE, memory = VK_NULL_HANDLE, view = VK_NULL_HANDLE, width = height = 0;
+}
+
+void imageBarrier(VkCommandBuffer cmd, const Image& image, VkImageAspectFlags aspect, VkImageLayout from, VkImageLayout to,
+                  VkPipelineStageFlags src_stage, VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
+  VkImageMemoryBarrier b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
+  b.srcAccessMask = src_access;
+  b.dstAccessMask = dst_access;
+  b.oldLayout = from;
+  b.newLayout = to;
+  b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  b.image = image.image;
+  b.subresourceRange = {aspect, 0, 1, 0, 1};
+  vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 0, nullptr, 0, nullptr, 1, &b);
+}
+
+namespace {
+VkShaderModule shaderModule(VkDevice device, std::span<const uint32_t> spirv) {
+  VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  mi.codeSize = spirv.size() * 4;
+  mi.pCode = spirv.data();
+  VkShaderModule module;
+  SF_VK_CHECK(vkCreateShaderModule(device, &mi, nullptr, &module));
+  return module;
+}
+}  // namespace
+
+GraphicsPipeline::GraphicsPipeline(Context& ctx, std::span<const uint32_t> vertex_spirv, std::span<const uint32_t> fragment_spirv,
+                                   uint32_t push_size, std::span<const VkFormat> color_formats, VkFormat depth_format,
+                                   VkCompareOp depth_compare, const std::string& name)
+    : ctx_(ctx) {
+  if (!ctx.graphics())
+    throw Error("pipeline " + name + ": Vulkan device " + ctx.info().name +
+                " has no graphics queue with dynamic rendering (Vulkan 1.3); meshes cannot be drawn on it");
+  if (push_size > ctx.maxPushConstants())
+    throw Error("pipeline " + name + ": push constants of " + std::to_string(push_size) + " bytes exceed the device limit " +
+                std::to_string(ctx.maxPushConstants()));
+  VkPushConstantRange range{VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0, push_size};
+  VkPipelineLayoutCreateInfo li{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  li.pushConstantRangeCount = 1;
+  li.pPushConstantRanges = &range;
+  VkShaderModule vs = shaderModule(ctx.device(), vertex_spirv);
+  VkShaderModule fs = VK_NULL_HANDLE;
+  VkResult made = vkCreatePipelineLayout(ctx.device(), &li, nullptr, &layout_);
+  if (made == VK_SUCCESS) {
+    try {
+      fs = shaderModule(ctx.device(), fragment_spirv);
+    } catch (...) {
+      made = VK_ERROR_INVALID_SHADER_NV;
+    }
+  }
+  if (made != VK_SUCCESS) {
+    vkDestroyShaderModule(ctx.device(), vs, nullptr);
+    if (layout_) vkDestroyPipelineLayout(ctx.device(), layout_, nullptr);
+    check(made, "vkCreatePipelineLayout / vkCreateShaderModule", __FILE__, __LINE__);
+  }
+  VkPipelineShaderStageCreateInfo stages[2] = {{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO},
+                                               {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO}};
+  stages[0].stage = VK_SHADER_STAGE_VERTEX_BIT;
+  stages[0].module = vs;
+  stages[0].pName = "main";
+  stages[1].stage = VK_SHADER_STAGE_FRAGMENT_BIT;
+  stages[1].module = fs;
+  stages[1].pName = "main";
+  VkPipelineVertexInputStateCreateInfo vin{VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
+  VkPipelineInputAssemblyStateCreateInfo ia{VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
+  ia.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
+  VkPipelineViewportStateCreateInfo vp{VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
+  vp.viewportCount = 1;
+  vp.scissorCount = 1;
+  VkPipelineRasterizationStateCreateInfo rs{VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
+  rs.polygonMode = VK_POLYGON_MODE_FILL;
+  rs.cullMode = VK_CULL_MODE_NONE;
+  rs.frontFace = VK_FRONT_FACE_COUNTER_CLOCKWISE;
+  rs.lineWidth = 1.0f;
+  VkPipelineMultisampleStateCreateInfo ms{VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
+  ms.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
+  VkPipelineDepthStencilStateCreateInfo ds{VK_STRUCTURE_TYPE_PIPELINE_DEPTH_STENCIL_STATE_CREATE_INFO};
+  ds.depthTestEnable = VK_TRUE;
+  ds.depthWriteEnable = VK_TRUE;
+  ds.depthCompareOp = depth_compare;
+  std::vector<VkPipelineColorBlendAttachmentState> blend(color_formats.size());
+  for (auto& b : blend) b.colorWriteMask = VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT | VK_COLOR_COMPONENT_B_BIT | VK_COLOR_COMPONENT_A_BIT;
+  VkPipelineColorBlendStateCreateInfo cb{VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
+  cb.attachmentCount = static_cast<uint32_t>(blend.size());
+  cb.pAttachments = blend.data();
+  VkDynamicState dyn[2] = {VK_DYNAMIC_STATE_VIEWPORT, VK_DYNAMIC_STATE_SCISSOR};
+  VkPipelineDynamicStateCreateInfo dy{VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO};
+  dy.dynamicStateCount = 2;
+  dy.pDynamicStates = dyn;
+  VkPipelineRenderingCreateInfo rendering{VK_STRUCTURE_TYPE_PIPELINE_RENDERING_CREATE_INFO};
+  rendering.colorAttachmentCount = static_cast<uint32_t>(color_formats.size());
+  rendering.pColorAttachmentFormats = color_formats.data();
+  rendering.depthAttachmentFormat = depth_format;
+  VkGraphicsPipelineCreateInfo gi{VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO};
+  gi.pNext = &rendering;
+  gi.stageCount = 2;
+  gi.pStages = stages;
+  gi.pVertexInputState = &vin;
+  gi.pInputAssemblyState = &ia;
+  gi.pViewportState = &vp;
+  gi.pRasterizationState = &rs;
+  gi.pMultisampleState = &ms;
+  gi.pDepthStencilState = &ds;
+  gi.pColorBlendState = &cb;
+  gi.pDynamicState = &dy;
+  gi.layout = layout_;
+  VkResult r = vkCreateGraphicsPipelines(ctx.device(), VK_NULL_HANDLE, 1, &gi, nullptr, &pipeline_);
+  vkDestroyShaderModule(ctx.device(), vs, nullptr);
+  vkDestroyShaderModule(ctx.device(), fs, nullptr);
+  if (r != VK_SUCCESS) vkDestroyPipelineLayout(ctx.device(), layout_, nullptr);  // the destructor will not run
+  check(r, "vkCreateGraphicsPipelines", __FILE__, __LINE__);
+  ctx.setName(VK_OBJECT_TYPE_PIPELINE, reinterpret_cast<uint64_t>(pipeline_), name);
+  ctx.setName(VK_OBJECT_TYPE_PIPELINE_LAYOUT, reinterpret_cast<uint64_t>(layout_), name + " layout");
+}
+
+GraphicsPipeline::~GraphicsPipeline() {
+  vkDestroyPipeline(ctx_.device(), pipeline_, nullptr);
+  vkDestroyPipelineLayout(ctx_.device(), layout_, nullptr);
 }
 
 uint32_t spirvLocalSizeX(std::span<const uint32_t> spirv) {

@@ -42,6 +42,7 @@ bool vulkanAvailable();
 std::vector<DeviceInfo> listDevices();
 
 struct Buffer;
+struct Image;
 
 class Context {
  public:
@@ -60,6 +61,8 @@ class Context {
   bool validationEnabled() const { return validation_; }
   // Pipelines can require full subgroups of info().subgroup_size (Vulkan 1.3 subgroup size control).
   bool subgroupSizeControl() const { return subgroup_size_control_; }
+  // The queue does graphics and Vulkan 1.3 dynamic rendering is enabled: GraphicsPipeline works.
+  bool graphics() const { return graphics_ && dynamic_rendering_; }
 
   // Validation messages of severity error seen so far, and the last such message.
   uint32_t validationErrors() const { return validation_errors_; }
@@ -70,6 +73,10 @@ class Context {
 
   // Device-local storage buffer with a device address (host_visible: mapped, host-coherent instead).
   Buffer createBuffer(VkDeviceSize size, bool host_visible, const std::string& name);
+
+  // 2D device-local image with one view (colour or depth by `aspect`), for render targets.
+  Image createImage(uint32_t width, uint32_t height, VkFormat format, VkImageUsageFlags usage, VkImageAspectFlags aspect,
+                    const std::string& name);
 
   // Records into a fresh primary command buffer; submit() waits for completion.
   VkCommandBuffer begin();
@@ -93,7 +100,7 @@ class Context {
   DeviceInfo info_;
   uint32_t max_push_constants_ = 128, max_shared_memory_ = 16384;
   double timestamp_period_ns_ = 1.0;
-  bool validation_ = false, debug_utils_ = false, subgroup_size_control_ = false;
+  bool validation_ = false, debug_utils_ = false, subgroup_size_control_ = false, graphics_ = false, dynamic_rendering_ = false;
   uint32_t validation_errors_ = 0;
   std::string last_validation_error_;
 };
@@ -114,6 +121,49 @@ struct Buffer {
   Buffer& operator=(const Buffer&) = delete;
   ~Buffer() { reset(); }
   void reset();
+};
+
+// A 2D image, its memory and a view; move-only, freed on destruction.
+struct Image {
+  Context* ctx = nullptr;
+  VkImage image = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkImageView view = VK_NULL_HANDLE;
+  VkFormat format = VK_FORMAT_UNDEFINED;
+  uint32_t width = 0, height = 0;
+
+  Image() = default;
+  Image(Image&& o) noexcept { *this = std::move(o); }
+  Image& operator=(Image&& o) noexcept;
+  Image(const Image&) = delete;
+  Image& operator=(const Image&) = delete;
+  ~Image() { reset(); }
+  void reset();
+};
+
+// Layout transition of a whole image with a full barrier between the given stages and accesses.
+void imageBarrier(VkCommandBuffer cmd, const Image& image, VkImageAspectFlags aspect, VkImageLayout from, VkImageLayout to,
+                  VkPipelineStageFlags src_stage, VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access);
+
+// A graphics pipeline for dynamic rendering (Vulkan 1.3): vertex + fragment shaders that pull their
+// vertices through device addresses (no vertex input state), triangle lists, no culling, depth test and
+// write with `depth_compare` against a `depth_format` attachment, and one colour attachment per format.
+// Push constants are visible to both stages.
+class GraphicsPipeline {
+ public:
+  GraphicsPipeline(Context& ctx, std::span<const uint32_t> vertex_spirv, std::span<const uint32_t> fragment_spirv, uint32_t push_size,
+                   std::span<const VkFormat> color_formats, VkFormat depth_format, VkCompareOp depth_compare, const std::string& name);
+  ~GraphicsPipeline();
+  GraphicsPipeline(const GraphicsPipeline&) = delete;
+  GraphicsPipeline& operator=(const GraphicsPipeline&) = delete;
+
+  VkPipeline pipeline() const { return pipeline_; }
+  VkPipelineLayout layout() const { return layout_; }
+
+ private:
+  Context& ctx_;
+  VkPipelineLayout layout_ = VK_NULL_HANDLE;
+  VkPipeline pipeline_ = VK_NULL_HANDLE;
 };
 
 // A compute pipeline with a push-constant range and no descriptor sets (buffers are reached through

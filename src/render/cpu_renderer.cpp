@@ -2,6 +2,7 @@
 // (preprocessCUDA, duplicateWithKeys, identifyTileRanges, renderCUDA); see ARCHITECTURE.md.
 #include "render/cpu_renderer.h"
 
+
 #include <algorithm>
 #include <bit>
 #include <cassert>
@@ -11,6 +12,7 @@
 
 #include "core/parallel.h"
 #include "core/sh.h"
+#include "render/mesh.h"
 #include "render/radix_sort.h"
 
 namespace sf {
@@ -19,11 +21,6 @@ namespace {
 
 double msSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-float srgbEncode(float linear) {
-  if (linear <= 0.0031308f) return 12.92f * linear;
-  return 1.055f * std::pow(linear, 1.0f / 2.4f) - 0.055f;
 }
 
 int bitWidth(uint32_t v) { return v == 0 ? 1 : 32 - std::countl_zero(v); }
@@ -127,18 +124,19 @@ bool projectSplat(Vec3 p_world, const Cov6& cov_world, float opacity, int sh_deg
     if (out->touched == 0) return false;
   }
   Vec3 c = shToColor(sh_degree, sh, sh_dir);
-  if (color_space == ColorSpace::kLinear) c = {srgbEncode(c.x), srgbEncode(c.y), srgbEncode(c.z)};
+  if (color_space == ColorSpace::kLinear) c = {linearToSrgb(c.x), linearToSrgb(c.y), linearToSrgb(c.z)};
   out->color = c;
   return true;
 }
 
 PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const uint32_t> order, int px, int py,
-                       Vec3 background) {
+                       Vec3 background, float stop_depth) {
   float t = 1.0f;
   Vec3 c{0, 0, 0};
   const float pixf_x = static_cast<float>(px), pixf_y = static_cast<float>(py);
   for (uint32_t idx : order) {
     const ProjectedSplat& s = splats[idx];
+    if (!(s.depth < stop_depth)) break;  // this splat and every later one lie behind the mesh
     const float dx = s.mean_x - pixf_x, dy = s.mean_y - pixf_y;
     const float power = -0.5f * (s.conic[0] * dx * dx + s.conic[2] * dy * dy) - s.conic[1] * dx * dy;
     if (power > 0.0f) continue;
@@ -153,7 +151,7 @@ PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const u
 }
 
 ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
-                    RenderStats* stats) {
+                    RenderStats* stats, std::span<const RenderMesh> meshes) {
   assert(cam.validate() == nullptr);
   using Clock = std::chrono::steady_clock;
   RenderStats local;
@@ -234,7 +232,11 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
   }
   st.sort_ms = msSince(t0);
 
-  // 4. Tile raster: front-to-back blending per pixel.
+  // 4. Meshes (opaque, depth-tested), then the tile raster: front-to-back blending per pixel, stopping at
+  // the mesh depth and ending on the mesh colour where there is one.
+  t0 = Clock::now();
+  const MeshLayer mesh_layer = meshes.empty() ? MeshLayer{} : rasterizeMeshes(meshes, cam);
+  st.mesh_ms = msSince(t0);
   t0 = Clock::now();
   ImageRGBA image(cam.width, cam.height);
   parallelFor(tile_count, [&](size_t tile) {
@@ -242,12 +244,15 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
     std::span<const uint32_t> order(values.data() + range_begin[tile], range_end[tile] - range_begin[tile]);
     for (int py = ty * kTileSize; py < std::min(cam.height, (ty + 1) * kTileSize); ++py)
       for (int px = tx * kTileSize; px < std::min(cam.width, (tx + 1) * kTileSize); ++px) {
-        PixelResult r = blendPixel(projected, order, px, py, settings.background);
+        const size_t pix = static_cast<size_t>(py) * static_cast<size_t>(cam.width) + static_cast<size_t>(px);
+        const bool mesh = !mesh_layer.empty() && mesh_layer.depth[pix] < INFINITY;
+        PixelResult r = mesh ? blendPixel(projected, order, px, py, mesh_layer.color[pix], mesh_layer.depth[pix])
+                             : blendPixel(projected, order, px, py, settings.background);
         float* out = image.at(px, py);
         out[0] = r.color.x;
         out[1] = r.color.y;
         out[2] = r.color.z;
-        out[3] = 1.0f - r.transmittance;
+        out[3] = mesh ? 1.0f : 1.0f - r.transmittance;
       }
   });
   st.raster_ms = msSince(t0);

@@ -12,6 +12,7 @@
 #include "core/image.h"
 #include "core/math.h"
 #include "render/camera.h"
+#include "render/mesh.h"
 
 namespace sf {
 
@@ -40,7 +41,7 @@ struct RenderStats {
   size_t splats = 0;         // input splats over all objects
   size_t visible = 0;        // splats that survived culling and touch at least one tile
   size_t tile_keys = 0;      // (tile, depth) keys sorted
-  double preprocess_ms = 0, sort_ms = 0, raster_ms = 0;
+  double preprocess_ms = 0, sort_ms = 0, mesh_ms = 0, raster_ms = 0;
 };
 
 // Inclusive-exclusive tile range [x0, x1) x [y0, y1).
@@ -87,17 +88,21 @@ bool projectSplat(Vec3 position_world, const Cov6& cov_world, float opacity, int
                   Vec3 sh_direction, ColorSpace color_space, const Camera& cam, bool antialiased, ProjectedSplat* out);
 
 // Renders every object into a float RGBA image (colour composited over the background; alpha = 1 - T).
-// Multithreaded over splat chunks and tiles. The camera must be valid (Camera::validate).
+// Meshes, when given, are rasterized first (render/mesh.h) and the splats composited against their depth
+// (alpha 1 where a mesh covers the pixel). Multithreaded over splat chunks and tiles. The camera must be
+// valid (Camera::validate).
 ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
-                    RenderStats* stats = nullptr);
+                    RenderStats* stats = nullptr, std::span<const RenderMesh> meshes = {});
 
 // Blends the sorted splats of one pixel exactly as the INRIA forward pass does; `order` lists indices
-// into `splats` front to back. Returns rgb and the final transmittance in w.
+// into `splats` front to back. Blending stops at the first splat whose depth is not below `stop_depth`
+// (a mesh's depth at the pixel); `background` (or the mesh colour) shows through the final
+// transmittance. Returns rgb and that transmittance.
 struct PixelResult {
   Vec3 color;
   float transmittance = 1;
 };
 PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const uint32_t> order, int px, int py,
-                       Vec3 background);
+                       Vec3 background, float stop_depth = INFINITY);
 
 }  // namespace sf

@@ -58,7 +58,8 @@ struct GpuFrame {
   uint width, height, tiles_x, tiles_y;
   uint slot_count;   // total slots of the frame
   uint key_capacity; // entries allocated for keys / values
-  uint pad0, pad1;
+  uint has_mesh;     // 1: mesh_color / mesh_depth hold this frame's mesh layer
+  uint pad1;
   // Splat sink (inputs).
   SF_REF(Floats) positions;      // 3 floats per slot
   SF_REF(Floats) covariances;    // 6 floats per slot (xx xy xz yy yz zz), object space
@@ -82,7 +83,12 @@ struct GpuFrame {
   SF_REF(UVec2s) tile_ranges;    // per tile [begin, end)
   SF_REF(Vec4s) image;           // width * height RGBA
   SF_REF(Uints) counters;        // see SF_COUNTER_*
+  // Mesh layer (render/mesh.h), when has_mesh: display colour and view depth per pixel, depth
+  // SF_NO_MESH_DEPTH where no mesh covers the pixel.
+  SF_REF(Vec4s) mesh_color;
+  SF_REF(Floats) mesh_depth;
 };
+#define SF_NO_MESH_DEPTH 3.0e38
 
 // counters[]: totals and indirect dispatch arguments written on the GPU.
 #define SF_COUNTER_KEYS 0          // total (tile, slot) keys this frame (may exceed capacity)
@@ -122,7 +128,7 @@ struct GpuPush {
 
 #ifdef __cplusplus
 static_assert(sizeof(GpuObject) == 96, "GpuObject layout");
-static_assert(sizeof(GpuFrame) == 112 + 20 * 8, "GpuFrame layout");
+static_assert(sizeof(GpuFrame) == 112 + 22 * 8, "GpuFrame layout");
 static_assert(sizeof(GpuPush) == 56, "GpuPush layout");
 }  // namespace sf::gpu_layout
 #undef SF_REF

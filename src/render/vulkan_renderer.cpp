@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "gpu/gpu.h"
 #include "render/gpu_shared.h"
+#include "render/mesh_shared.h"
 
 namespace sf {
 
@@ -53,9 +54,15 @@ const uint32_t kTileRanges[] = {
 const uint32_t kRaster[] = {
 #include "raster.inc"
 };
+const uint32_t kMeshVert[] = {
+#include "mesh_vert.inc"
+};
+const uint32_t kMeshFrag[] = {
+#include "mesh_frag.inc"
+};
 
 constexpr uint32_t kFlagSourceAlt = 1, kFlagKeyHi = 2, kFlagCarryLo = 4, kFlagCarryHi = 8, kFlagKeySort = 16;
-constexpr uint32_t kTimestamps = 9;
+constexpr uint32_t kTimestamps = 10;
 constexpr int kDepthPasses = 4;  // 8-bit digits over the 32 depth bits
 
 uint32_t ceilDiv(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
@@ -64,6 +71,17 @@ void copyRows(float dst[12], const Mat4& m) {
   for (int r = 0; r < 3; ++r)
     for (int c = 0; c < 4; ++c) dst[r * 4 + c] = m.m[r][c];
 }
+
+// Appends `bytes` to a packing of mesh data, 16-byte aligned; returns the offset.
+size_t pack(std::vector<uint8_t>& out, const void* data, size_t bytes) {
+  size_t at = (out.size() + 15) & ~size_t{15};
+  out.resize(at + bytes);
+  if (bytes) std::memcpy(out.data() + at, data, bytes);
+  return at;
+}
+
+constexpr VkFormat kMeshColorFormat = VK_FORMAT_R32G32B32A32_SFLOAT, kMeshDepthValueFormat = VK_FORMAT_R32_SFLOAT,
+                   kMeshDepthFormat = VK_FORMAT_D32_SFLOAT;
 
 }  // namespace
 
@@ -88,6 +106,12 @@ struct VulkanRenderer::Impl {
   gpu::Buffer tile_ranges, image, counters, frame, objects_buf, readback;
   int last_passes = 0;
   uint32_t sort_subgroups = 1;  // subgroups per sort workgroup
+  // Mesh pass (created on the first frame with meshes): render targets, their copies the raster reads,
+  // and one host-visible buffer with the frame's vertex data, textures and draw records.
+  std::unique_ptr<gpu::GraphicsPipeline> mesh_pipeline;
+  gpu::Image mesh_color_target, mesh_depth_target, mesh_zbuffer;
+  gpu::Buffer mesh_color, mesh_depth, mesh_data;
+  bool has_mesh = false;  // this frame draws meshes
 
   explicit Impl(const gpu::ContextOptions& o)
       : ctx(o),
@@ -218,6 +242,148 @@ struct VulkanRenderer::Impl {
     }
   }
 
+  void ensureMeshTargets(uint32_t w, uint32_t h) {
+    if (!mesh_pipeline) {
+      VkFormatProperties fp;
+      vkGetPhysicalDeviceFormatProperties(ctx.physicalDevice(), kMeshDepthFormat, &fp);
+      if (!(fp.optimalTilingFeatures & VK_FORMAT_FEATURE_DEPTH_STENCIL_ATTACHMENT_BIT))
+        throw Error("Vulkan device " + ctx.info().name + " cannot render to a D32_SFLOAT depth buffer; meshes cannot be drawn on it");
+      const VkFormat colors[2] = {kMeshColorFormat, kMeshDepthValueFormat};
+      mesh_pipeline = std::make_unique<gpu::GraphicsPipeline>(ctx, kMeshVert, kMeshFrag, static_cast<uint32_t>(sizeof(GpuMeshPush)), colors,
+                                                              kMeshDepthFormat, VK_COMPARE_OP_GREATER, "mesh");
+    }
+    if (mesh_color_target.width == w && mesh_color_target.height == h) return;
+    const VkImageUsageFlags color_usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+    mesh_color_target = ctx.createImage(w, h, kMeshColorFormat, color_usage, VK_IMAGE_ASPECT_COLOR_BIT, "mesh colour target");
+    mesh_depth_target = ctx.createImage(w, h, kMeshDepthValueFormat, color_usage, VK_IMAGE_ASPECT_COLOR_BIT, "mesh view-depth target");
+    mesh_zbuffer = ctx.createImage(w, h, kMeshDepthFormat, VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT, VK_IMAGE_ASPECT_DEPTH_BIT,
+                                   "mesh depth buffer");
+    mesh_color = ctx.createBuffer(static_cast<VkDeviceSize>(w) * h * 16, false, "mesh colour");
+    mesh_depth = ctx.createBuffer(static_cast<VkDeviceSize>(w) * h * 4, false, "mesh depth");
+  }
+
+  // Packs the meshes' vertex data, textures and draw records into mesh_data; returns the draws'
+  // triangle counts (the draw records sit at the returned offset).
+  std::vector<uint32_t> uploadMeshes(std::span<const RenderMesh> meshes, const Camera& cam, size_t* draws_offset) {
+    std::vector<uint8_t> bytes;
+    std::vector<GpuMeshDraw> draws(meshes.size());
+    std::vector<size_t> offs(meshes.size() * 6, 0);
+    std::vector<uint32_t> triangles(meshes.size());
+    std::vector<const MeshTexture*> textures;
+    std::vector<size_t> texture_offsets;
+    for (size_t i = 0; i < meshes.size(); ++i) {
+      const RenderMesh& m = meshes[i];
+      if (std::string why = m.validate(); !why.empty()) throw Error("mesh " + std::to_string(i) + ": " + why);
+      if (m.triangleCount() > UINT32_MAX / 3) throw Error("mesh " + std::to_string(i) + ": too many triangles");
+      triangles[i] = static_cast<uint32_t>(m.triangleCount());
+      std::vector<uint32_t> seq;
+      std::span<const uint32_t> idx = m.indices;
+      if (idx.empty()) {
+        seq.resize(m.positions.size());
+        for (size_t k = 0; k < seq.size(); ++k) seq[k] = static_cast<uint32_t>(k);
+        idx = seq;
+      }
+      size_t* o = &offs[i * 6];
+      o[0] = pack(bytes, m.positions.data(), m.positions.size_bytes());
+      o[1] = pack(bytes, m.normals.data(), m.normals.size_bytes());
+      o[2] = pack(bytes, m.uvs.data(), m.uvs.size_bytes());
+      o[3] = pack(bytes, m.colors.data(), m.colors.size_bytes());
+      o[4] = pack(bytes, idx.data(), idx.size_bytes());
+      if (m.texture && !m.uvs.empty()) {
+        auto it = std::find(textures.begin(), textures.end(), m.texture);
+        if (it == textures.end()) {
+          textures.push_back(m.texture);
+          texture_offsets.push_back(pack(bytes, m.texture->rgba.data(), m.texture->rgba.size()));
+          it = textures.end() - 1;
+        }
+        o[5] = texture_offsets[static_cast<size_t>(it - textures.begin())];
+      }
+      GpuMeshDraw& d = draws[i];
+      const Mat4 to_view = cam.world_to_camera * m.object_to_world;
+      copyRows(d.object_to_view, to_view);
+      copyRows(d.normal_to_view, Mat4::fromLinearTranslation(transpose(inverse(to_view.linear())), Vec3{}));
+      for (size_t c = 0; c < 4; ++c) d.base_color[c] = m.base_color[c];
+      d.flags = (m.normals.empty() ? 0u : SF_MESH_HAS_NORMALS) | (m.uvs.empty() ? 0u : SF_MESH_HAS_UVS) |
+                (m.colors.empty() ? 0u : SF_MESH_HAS_COLORS) | (m.texture && !m.uvs.empty() ? SF_MESH_HAS_TEXTURE : 0u);
+      if (d.flags & SF_MESH_HAS_TEXTURE) {
+        d.tex_width = static_cast<uint32_t>(m.texture->width), d.tex_height = static_cast<uint32_t>(m.texture->height);
+        d.wrap_s = m.texture->wrap_s, d.wrap_t = m.texture->wrap_t;
+      }
+    }
+    *draws_offset = pack(bytes, draws.data(), draws.size() * sizeof(GpuMeshDraw));
+    if (mesh_data.size < bytes.size()) mesh_data = ctx.createBuffer(std::max<VkDeviceSize>(bytes.size() + bytes.size() / 2, 1 << 16), true, "mesh data");
+    // Addresses are known only now: patch them into the packed draw records.
+    auto* packed = reinterpret_cast<GpuMeshDraw*>(bytes.data() + *draws_offset);
+    for (size_t i = 0; i < meshes.size(); ++i) {
+      GpuMeshDraw d = draws[i];
+      const size_t* o = &offs[i * 6];
+      d.positions = mesh_data.address + o[0], d.normals = mesh_data.address + o[1], d.uvs = mesh_data.address + o[2];
+      d.colors = mesh_data.address + o[3], d.indices = mesh_data.address + o[4], d.texels = mesh_data.address + o[5];
+      std::memcpy(&packed[i], &d, sizeof(d));
+    }
+    std::memcpy(mesh_data.mapped, bytes.data(), bytes.size());
+    return triangles;
+  }
+
+  // Draws the meshes into the targets and copies colour and view depth to the buffers the raster reads.
+  void recordMeshes(VkCommandBuffer cmd, std::span<const uint32_t> triangles, size_t draws_offset, const Camera& cam) {
+    const VkPipelineStageFlags top = VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT;
+    const VkPipelineStageFlags color_stage = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
+    const VkPipelineStageFlags depth_stage = VK_PIPELINE_STAGE_EARLY_FRAGMENT_TESTS_BIT | VK_PIPELINE_STAGE_LATE_FRAGMENT_TESTS_BIT;
+    for (gpu::Image* img : {&mesh_color_target, &mesh_depth_target})
+      gpu::imageBarrier(cmd, *img, VK_IMAGE_ASPECT_COLOR_BIT, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, top, 0,
+                        color_stage, VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT);
+    gpu::imageBarrier(cmd, mesh_zbuffer, VK_IMAGE_ASPECT_DEPTH_BIT, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL, top, 0,
+                      depth_stage, VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_READ_BIT | VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT);
+    VkRenderingAttachmentInfo color[2] = {{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO}, {VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO}};
+    color[0].imageView = mesh_color_target.view;
+    color[1].imageView = mesh_depth_target.view;
+    for (auto& a : color) {
+      a.imageLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
+      a.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
+      a.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
+    }
+    color[1].clearValue.color.float32[0] = static_cast<float>(SF_NO_MESH_DEPTH);
+    VkRenderingAttachmentInfo depth{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
+    depth.imageView = mesh_zbuffer.view;
+    depth.imageLayout = VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL;
+    depth.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
+    depth.storeOp = VK_ATTACHMENT_STORE_OP_DONT_CARE;
+    depth.clearValue.depthStencil.depth = 0.0f;  // reversed depth: nearer is greater
+    VkRenderingInfo ri{VK_STRUCTURE_TYPE_RENDERING_INFO};
+    ri.renderArea = {{0, 0}, {width, height}};
+    ri.layerCount = 1;
+    ri.colorAttachmentCount = 2;
+    ri.pColorAttachments = color;
+    ri.pDepthAttachment = &depth;
+    vkCmdBeginRendering(cmd, &ri);
+    VkViewport vp{0, 0, static_cast<float>(width), static_cast<float>(height), 0, 1};
+    VkRect2D sc{{0, 0}, {width, height}};
+    vkCmdSetViewport(cmd, 0, 1, &vp);
+    vkCmdSetScissor(cmd, 0, 1, &sc);
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, mesh_pipeline->pipeline());
+    for (size_t i = 0; i < triangles.size(); ++i) {
+      if (!triangles[i]) continue;
+      GpuMeshPush p{};
+      p.draws = mesh_data.address + draws_offset;
+      p.draw_index = static_cast<uint32_t>(i);
+      p.fx = cam.fx, p.fy = cam.fy, p.cx = cam.cx, p.cy = cam.cy;
+      p.width = static_cast<float>(width), p.height = static_cast<float>(height);
+      vkCmdPushConstants(cmd, mesh_pipeline->layout(), VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof(p), &p);
+      vkCmdDraw(cmd, triangles[i] * 3, 1, 0, 0);
+    }
+    vkCmdEndRendering(cmd);
+    VkBufferImageCopy region{};
+    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    region.imageExtent = {width, height, 1};
+    for (auto [img, buf] : {std::pair{&mesh_color_target, &mesh_color}, std::pair{&mesh_depth_target, &mesh_depth}}) {
+      gpu::imageBarrier(cmd, *img, VK_IMAGE_ASPECT_COLOR_BIT, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                        color_stage, VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+      vkCmdCopyImageToBuffer(cmd, img->image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, buf->buffer, 1, &region);
+    }
+    gpu::computeBarrier(cmd);
+  }
+
   void writeFrame(const Camera* cam, Vec3 bg, uint32_t tiles_x, uint32_t tiles_y) {
     GpuFrame f{};
     if (cam) {
@@ -235,6 +401,8 @@ struct VulkanRenderer::Impl {
     f.keys_lo = keys[0].address, f.keys_hi = keys[1].address, f.values = keys[2].address;
     f.keys_lo_alt = keys[3].address, f.keys_hi_alt = keys[4].address, f.values_alt = keys[5].address;
     f.tile_ranges = tile_ranges.address, f.image = image.address, f.counters = counters.address;
+    f.has_mesh = has_mesh ? 1u : 0u;
+    f.mesh_color = mesh_color.address, f.mesh_depth = mesh_depth.address;
     std::memcpy(frame.mapped, &f, sizeof(f));
   }
 
@@ -328,7 +496,7 @@ const gpu::DeviceInfo& VulkanRenderer::device() const { return impl_->ctx.info()
 gpu::Context& VulkanRenderer::context() { return impl_->ctx; }
 
 ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
-                                 VulkanFrameStats* stats) {
+                                 VulkanFrameStats* stats, std::span<const RenderMesh> meshes) {
   Impl& m = *impl_;
   m.uploadClouds(objects);
   const uint32_t tiles_x = ceilDiv(static_cast<uint32_t>(cam.width), kTileSize);
@@ -353,6 +521,13 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     first += cloud.size();
   }
   if (!gobj.empty()) std::memcpy(m.objects_buf.mapped, gobj.data(), gobj.size() * sizeof(GpuObject));
+  m.has_mesh = !meshes.empty();
+  std::vector<uint32_t> mesh_triangles;
+  size_t mesh_draws_offset = 0;
+  if (m.has_mesh) {
+    m.ensureMeshTargets(static_cast<uint32_t>(cam.width), static_cast<uint32_t>(cam.height));
+    mesh_triangles = m.uploadMeshes(meshes, cam, &mesh_draws_offset);
+  }
   const int hi_bits = std::bit_width(tiles_x * tiles_y);  // room for the padding tile id (= tile count)
   const uint32_t slot_blocks = ceilDiv(m.slots, SF_SCAN_BLOCK);
 
@@ -366,13 +541,15 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     vkCmdFillBuffer(cmd, m.tile_ranges.buffer, 0, VK_WHOLE_SIZE, 0);
     vkCmdUpdateBuffer(cmd, m.counters.buffer, SF_COUNTER_SLOTS * 4, 4, &m.slots);
     gpu::computeBarrier(cmd);
+    if (m.has_mesh) m.recordMeshes(cmd, mesh_triangles, mesh_draws_offset, cam);
+    m.timestamp(cmd, 1);
     for (size_t o = 0; o < objects.size(); ++o) {
       GpuPush p = m.push();
       p.object_index = static_cast<uint32_t>(o);
       m.dispatch(cmd, m.preprocess, p, ceilDiv(gobj[o].count, SF_WG_SIZE));
     }
     gpu::computeBarrier(cmd);
-    m.timestamp(cmd, 1);
+    m.timestamp(cmd, 2);
     // Depth order of the slots (stable: equal depths keep slot order; culled slots last).
     const VkDeviceAddress slots_word = m.counters.address + SF_COUNTER_SLOTS * 4;
     m.dispatch(cmd, m.depth_keys, m.push(), ceilDiv(m.slots, SF_WG_SIZE));
@@ -381,31 +558,31 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     m.recordSort(cmd, SF_DESC_SPLATS, kDepthPasses, 0, 0);
     m.dispatch(cmd, m.gather_counts, m.push(), ceilDiv(m.slots, SF_WG_SIZE));
     gpu::computeBarrier(cmd);
-    m.timestamp(cmd, 2);
-    m.recordScan(cmd, m.sorted_counts.address, slots_word, m.slot_sums.address, slot_blocks, -1);
     m.timestamp(cmd, 3);
+    m.recordScan(cmd, m.sorted_counts.address, slots_word, m.slot_sums.address, slot_blocks, -1);
+    m.timestamp(cmd, 4);
     m.recordSortSetup(cmd, m.slot_sums.address + static_cast<VkDeviceAddress>(slot_blocks) * 4, SF_DESC_KEYS, kFlagKeySort);
     m.dispatch(cmd, m.emit_keys, m.push(), ceilDiv(m.slots, SF_WG_SIZE));
     gpu::computeBarrier(cmd);
-    m.timestamp(cmd, 4);
+    m.timestamp(cmd, 5);
     // Keys were emitted in depth order: a stable sort by tile alone gives each tile's splats front to back.
     const int tile_passes = (hi_bits + 7) / 8;
     int passes = m.recordSort(cmd, SF_DESC_KEYS, 0, tile_passes, 0);
-    m.timestamp(cmd, 5);
+    m.timestamp(cmd, 6);
     GpuPush alt = m.push();
     alt.pad0 = passes % 2 ? kFlagSourceAlt : 0u;
     m.dispatchIndirect(cmd, m.ranges, alt, SF_DESC_KEYS + SF_SORT_DESC_DISPATCH_ITEMS);
     gpu::computeBarrier(cmd);
-    m.timestamp(cmd, 6);
+    m.timestamp(cmd, 7);
     m.dispatch(cmd, m.raster, alt, tiles_x, tiles_y);
     gpu::computeBarrier(cmd);
-    m.timestamp(cmd, 7);
+    m.timestamp(cmd, 8);
     const VkDeviceSize image_bytes = static_cast<VkDeviceSize>(cam.width) * static_cast<VkDeviceSize>(cam.height) * 16;
     gpu::Buffer& st_buf = m.staging(image_bytes + SF_COUNTER_WORDS * 4);
     VkBufferCopy img_copy{0, 0, image_bytes}, cnt_copy{0, image_bytes, SF_COUNTER_WORDS * 4};
     vkCmdCopyBuffer(cmd, m.image.buffer, st_buf.buffer, 1, &img_copy);
     vkCmdCopyBuffer(cmd, m.counters.buffer, st_buf.buffer, 1, &cnt_copy);
-    m.timestamp(cmd, 8);
+    m.timestamp(cmd, 9);
     m.ctx.submit(cmd);
     m.last_passes = passes;
 
@@ -426,7 +603,7 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     st.visible = cnt[SF_COUNTER_VISIBLE];
     st.tile_keys = cnt[SF_COUNTER_KEYS];
     st.sort_passes = kDepthPasses + passes;
-    st.times = {ms[1], ms[2], ms[3], ms[4], ms[5], ms[6], ms[7], ms[8], ms[0]};
+    st.times = {ms[1], ms[2], ms[3], ms[4], ms[5], ms[6], ms[7], ms[8], ms[9], ms[0]};
     if (stats) *stats = st;
     return img;
   }

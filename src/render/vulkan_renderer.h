@@ -26,7 +26,7 @@ class Context;
 struct VulkanPassTimes {  // milliseconds, from GPU timestamps
   // depth_sort: the slots' depth order (4 radix passes over one key per slot); sort: the stable sort of
   // the (tile, slot) keys by tile, emitted in depth order.
-  double preprocess = 0, depth_sort = 0, scan = 0, emit = 0, sort = 0, ranges = 0, raster = 0, readback = 0, total = 0;
+  double mesh = 0, preprocess = 0, depth_sort = 0, scan = 0, emit = 0, sort = 0, ranges = 0, raster = 0, readback = 0, total = 0;
 };
 
 struct VulkanFrameStats {
@@ -57,9 +57,12 @@ class VulkanRenderer {
   gpu::Context& context();
 
   // Renders the objects. Clouds are uploaded when they change (pointer or size) and reused otherwise;
-  // transforms are read every frame. The camera must be valid.
+  // transforms are read every frame. Meshes (render/mesh.h) are uploaded every frame, drawn first by the
+  // graphics pipeline with a depth buffer, and the splats composited against them in the tile raster
+  // (needs a graphics queue with dynamic rendering; throws sf::Error naming the device otherwise). The
+  // camera must be valid.
   ImageRGBA render(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
-                   VulkanFrameStats* stats = nullptr);
+                   VulkanFrameStats* stats = nullptr, std::span<const RenderMesh> meshes = {});
 
   // Reads back the last frame's intermediate buffers (slow; for tests).
   VulkanFrameDebug readDebug();

@@ -1,8 +1,10 @@
 #include "support/test_support.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <dlfcn.h>
 #include <sys/wait.h>
 
 #include "io/image_io.h"
@@ -47,6 +49,71 @@ GaussianCloud randomCloud(size_t n, int sh_degree, uint32_t seed) {
     for (size_t k = 0; k < sh.size(); ++k) sh[k] = k < 3 ? uniform(-1.5f, 1.5f) : uniform(-0.5f, 0.5f);
   }
   return c;
+}
+
+RenderMesh TestMesh::view(const Mat4& object_to_world) const {
+  RenderMesh m;
+  m.positions = positions;
+  m.normals = normals;
+  m.uvs = uvs;
+  m.colors = colors;
+  m.indices = indices;
+  m.base_color = base_color;
+  m.texture = texture.rgba.empty() ? nullptr : &texture;
+  m.object_to_world = object_to_world;
+  return m;
+}
+
+TestMesh quadMesh(Vec3 c, float hw, float hh) {
+  TestMesh m;
+  m.positions = {c + Vec3{-hw, -hh, 0}, c + Vec3{hw, -hh, 0}, c + Vec3{hw, hh, 0}, c + Vec3{-hw, hh, 0}};
+  m.normals.assign(4, Vec3{0, 0, -1});
+  m.uvs = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+  m.indices = {0, 1, 2, 0, 2, 3};
+  return m;
+}
+
+TestMesh sphereMesh(Vec3 c, float r, int segments, uint32_t seed) {
+  TestMesh m;
+  const int rings = segments / 2;
+  uint32_t state = seed * 2654435761u + 1u;
+  auto next = [&]() {
+    state = state * 1664525u + 1013904223u;
+    return static_cast<float>(state >> 8) / 16777216.0f;
+  };
+  for (int i = 0; i <= rings; ++i)
+    for (int j = 0; j <= segments; ++j) {
+      const float theta = 3.14159265f * static_cast<float>(i) / static_cast<float>(rings);
+      const float phi = 6.2831853f * static_cast<float>(j) / static_cast<float>(segments);
+      const Vec3 n{std::sin(theta) * std::cos(phi), std::cos(theta), std::sin(theta) * std::sin(phi)};
+      m.positions.push_back(c + n * r);
+      m.normals.push_back(n);
+      m.uvs.push_back({static_cast<float>(j) / static_cast<float>(segments) * 2.0f, static_cast<float>(i) / static_cast<float>(rings)});
+      m.colors.push_back({0.5f + 0.5f * next(), 0.5f + 0.5f * next(), 0.5f + 0.5f * next(), 1.0f});
+    }
+  for (int i = 0; i < rings; ++i)
+    for (int j = 0; j < segments; ++j) {
+      const uint32_t a = static_cast<uint32_t>(i * (segments + 1) + j), b = a + static_cast<uint32_t>(segments + 1);
+      m.indices.insert(m.indices.end(), {a, b, a + 1, a + 1, b, b + 1});
+    }
+  m.texture.width = m.texture.height = 8;
+  m.texture.rgba.resize(8 * 8 * 4);
+  for (int y = 0; y < 8; ++y)
+    for (int x = 0; x < 8; ++x) {
+      uint8_t* p = &m.texture.rgba[static_cast<size_t>((y * 8 + x) * 4)];
+      const bool dark = (x + y) % 2 == 0;
+      p[0] = dark ? 60 : 230, p[1] = dark ? 90 : 200, p[2] = dark ? 160 : 120, p[3] = 255;
+    }
+  m.base_color = {0.9f, 0.95f, 1.0f, 1.0f};
+  return m;
+}
+
+void keepVulkanDriverLoaded() {
+  static const bool pinned = [] {
+    void* handle = dlopen("libvulkan_lvp.so", RTLD_NOW | RTLD_NODELETE);
+    return handle != nullptr;
+  }();
+  (void)pinned;
 }
 
 ::testing::AssertionResult matchesGolden(const std::string& name, const ImageRGBA& image, GoldenTolerance tol) {

@@ -6,6 +6,7 @@
 
 #include "core/gaussian_cloud.h"
 #include "core/image.h"
+#include "render/mesh.h"
 #include <gtest/gtest.h>
 
 namespace sf::test {
@@ -28,6 +29,22 @@ std::string tempDir(const std::string& test_name);
 // [0.05, 0.95], SH coefficients in [-0.5, 0.5] (DC in [-1.5, 1.5]). Deterministic for a seed.
 GaussianCloud randomCloud(size_t n, int sh_degree, uint32_t seed);
 
+// A mesh that owns its arrays; view() gives the renderers' RenderMesh over them.
+struct TestMesh {
+  std::vector<Vec3> positions, normals;
+  std::vector<std::array<float, 2>> uvs;
+  std::vector<std::array<float, 4>> colors;
+  std::vector<uint32_t> indices;
+  MeshTexture texture;
+  std::array<float, 4> base_color{1, 1, 1, 1};
+  RenderMesh view(const Mat4& object_to_world = {}) const;
+};
+// Axis-aligned rectangle in the plane z = centre.z, facing -z, two triangles, with uvs over [0, 1]^2 and
+// a normal of (0, 0, -1); no texture.
+TestMesh quadMesh(Vec3 centre, float half_width, float half_height);
+// UV sphere with normals, per-vertex colours and a checker texture (8x8 texels, REPEAT).
+TestMesh sphereMesh(Vec3 centre, float radius, int segments, uint32_t seed);
+
 // Golden image check: compares `image` with the PNG at tests/golden/<name>.png. On failure writes
 // <name>.actual.png and <name>.diff.png into the build directory and reports PSNR, max difference and
 // the fraction of pixels over 2/255. Set SPLATFORGE_UPDATE_GOLDEN=1 to (re)write the golden file.
@@ -36,6 +53,13 @@ struct GoldenTolerance {
   double max_fraction_over = 0.01;  // pixels whose max channel difference exceeds 2/255
 };
 ::testing::AssertionResult matchesGolden(const std::string& name, const ImageRGBA& image, GoldenTolerance tolerance);
+
+// Keeps Mesa's lavapipe driver loaded for the life of the process (dlopen with RTLD_NODELETE), when it
+// is installed. Call before the first Vulkan instance. Lavapipe keeps a few bytes of its graphics-pipeline
+// state in globals that the loader's dlclose at vkDestroyInstance turns into reported leaks under
+// LeakSanitizer (they are reachable while the module stays loaded); the tests pin it so that leak
+// reports stay meaningful for our own code.
+void keepVulkanDriverLoaded();
 
 // Runs the splatforge binary with arguments; returns the exit code and captures stdout+stderr.
 int runCli(const std::string& args, std::string* output);

@@ -1,0 +1,73 @@
+// Triangle meshes in the splat frame: skinned or static meshes drawn opaque with a depth buffer, and the
+// splats composited against that depth (ARCHITECTURE.md "Meshes with splats"; docs/architecture.md).
+//
+// Shading (both backends, constants in render/mesh_shared.h): albedo = baseColorFactor x vertex colour x
+// base-colour texel (sRGB-decoded, bilinear, wrap per sampler), lit by ambient + one directional light in
+// view space, then sRGB-encoded so it sits in the same display space as the splats' colours.
+//
+// Composition per pixel: splats are blended front to back as usual but stop at the first splat whose
+// depth is not in front of the mesh (contributions behind the mesh are dropped); the mesh colour then
+// shows through the remaining transmittance T: C = C_splats + T * C_mesh, alpha 1. Pixels without a mesh
+// end on the background as before.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/math.h"
+#include "render/camera.h"
+
+namespace sf {
+
+// RGBA8 texture, sRGB-encoded as glTF stores base colour. Wrap modes are the glTF sampler enums.
+struct MeshTexture {
+  int width = 0, height = 0;
+  std::vector<uint8_t> rgba;  // width * height * 4
+  uint32_t wrap_s = 10497, wrap_t = 10497;  // REPEAT
+};
+
+// One triangle list in object space. Spans must stay valid while the frame renders.
+struct RenderMesh {
+  std::span<const Vec3> positions;
+  std::span<const Vec3> normals;                 // empty: flat shading with the face normal
+  std::span<const std::array<float, 2>> uvs;     // empty: no texture lookup
+  std::span<const std::array<float, 4>> colors;  // linear vertex colours, or empty
+  std::span<const uint32_t> indices;             // 3 per triangle; empty: positions taken three at a time
+  std::array<float, 4> base_color{1, 1, 1, 1};   // linear factor
+  const MeshTexture* texture = nullptr;          // used when uvs are present
+  Mat4 object_to_world;
+
+  size_t triangleCount() const { return (indices.empty() ? positions.size() : indices.size()) / 3; }
+  // Empty when drawable; otherwise why not (sizes, indices out of range).
+  std::string validate() const;
+};
+
+// The meshes of a frame after rasterization: display colour and view depth per pixel (depth +infinity
+// where no mesh covers the pixel centre).
+struct MeshLayer {
+  int width = 0, height = 0;
+  std::vector<Vec3> color;
+  std::vector<float> depth;
+  bool empty() const { return depth.empty(); }
+};
+
+// CPU reference rasterizer: pixel centres at (x + 0.5, y + 0.5) in the camera's pixel coordinates,
+// top-left fill rule, perspective-correct attributes, triangles clipped at view depth SF_MESH_NEAR, depth
+// test on view z (nearest wins), no culling. Multithreaded over row bands. Throws sf::Error when a mesh
+// fails validate().
+MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam);
+
+// The shading model of both backends for one fragment. `normal_view` need not be normalised; `view_pos`
+// is the fragment's view-space position (to turn the normal towards the camera).
+Vec3 shadeMeshFragment(Vec3 normal_view, Vec3 view_pos, std::array<float, 4> albedo_linear);
+// Bilinear texel lookup in linear colour (each texel sRGB-decoded before filtering).
+std::array<float, 4> sampleTexture(const MeshTexture& texture, float u, float v);
+
+// The sRGB transfer functions (IEC 61966-2-1), unclamped.
+float srgbToLinear(float c);
+float linearToSrgb(float c);
+
+}  // namespace sf

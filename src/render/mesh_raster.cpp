@@ -1,0 +1,235 @@
+// CPU triangle rasterizer for meshes in the splat frame (see render/mesh.h).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/error.h"
+#include "core/parallel.h"
+#include "render/mesh.h"
+#include "render/mesh_shared.h"
+
+namespace sf {
+
+namespace {
+
+// A vertex after the view transform: what the fragment stage interpolates.
+struct ViewVertex {
+  Vec3 pos;     // view space
+  Vec3 normal;  // view space (unnormalised)
+  float uv[2] = {0, 0};
+  float color[4] = {1, 1, 1, 1};
+};
+
+ViewVertex lerp(const ViewVertex& a, const ViewVertex& b, float t) {
+  ViewVertex r;
+  r.pos = a.pos + (b.pos - a.pos) * t;
+  r.normal = a.normal + (b.normal - a.normal) * t;
+  for (int k = 0; k < 2; ++k) r.uv[k] = a.uv[k] + (b.uv[k] - a.uv[k]) * t;
+  for (int k = 0; k < 4; ++k) r.color[k] = a.color[k] + (b.color[k] - a.color[k]) * t;
+  return r;
+}
+
+// A clipped triangle ready for scan conversion.
+struct ScreenTriangle {
+  ViewVertex v[3];
+  float sx[3], sy[3];  // pixel coordinates (pixel centres at +0.5)
+  Vec3 face_normal;    // view space, for meshes without normals
+  int mesh = 0;
+  int y0 = 0, y1 = 0;  // rows touched [y0, y1)
+};
+
+uint32_t wrapIndex(int i, int n, uint32_t mode) {
+  if (mode == SF_WRAP_CLAMP) return static_cast<uint32_t>(std::clamp(i, 0, n - 1));
+  if (mode == SF_WRAP_MIRROR) {
+    int period = 2 * n;
+    int m = ((i % period) + period) % period;
+    return static_cast<uint32_t>(m < n ? m : period - 1 - m);
+  }
+  return static_cast<uint32_t>(((i % n) + n) % n);
+}
+
+// Edge function of (a -> b) at p: positive on the inside of a triangle with positive area.
+float edge(float ax, float ay, float bx, float by, float px, float py) { return (bx - ax) * (py - ay) - (by - ay) * (px - ax); }
+
+// Top-left rule for a positive-area triangle in y-down coordinates: pixels exactly on an edge belong to
+// the triangle when the edge is a "top" or "left" one, so shared edges are drawn once.
+bool topLeft(float ax, float ay, float bx, float by) {
+  float dy = by - ay, dx = bx - ax;
+  return dy < 0 || (dy == 0 && dx > 0);
+}
+
+}  // namespace
+
+float srgbToLinear(float c) { return c <= 0.04045f ? c / 12.92f : std::pow((c + 0.055f) / 1.055f, 2.4f); }
+float linearToSrgb(float c) {
+  return c <= 0.0031308f ? c * 12.92f : 1.055f * std::pow(c, 1.0f / 2.4f) - 0.055f;
+}
+
+std::string RenderMesh::validate() const {
+  const size_t n = positions.size();
+  if (!normals.empty() && normals.size() != n) return "normals: " + std::to_string(normals.size()) + " for " + std::to_string(n) + " positions";
+  if (!uvs.empty() && uvs.size() != n) return "uvs: " + std::to_string(uvs.size()) + " for " + std::to_string(n) + " positions";
+  if (!colors.empty() && colors.size() != n) return "colors: " + std::to_string(colors.size()) + " for " + std::to_string(n) + " positions";
+  if (indices.empty() && n % 3 != 0) return "non-indexed positions: " + std::to_string(n) + " is not a multiple of 3";
+  if (indices.size() % 3 != 0) return "indices: " + std::to_string(indices.size()) + " is not a multiple of 3";
+  for (size_t i = 0; i < indices.size(); ++i)
+    if (indices[i] >= n) return "indices[" + std::to_string(i) + "] = " + std::to_string(indices[i]) + " >= vertex count " + std::to_string(n);
+  if (texture && (texture->width <= 0 || texture->height <= 0 ||
+                  texture->rgba.size() != static_cast<size_t>(texture->width) * static_cast<size_t>(texture->height) * 4))
+    return "texture: size does not match its pixels";
+  return {};
+}
+
+std::array<float, 4> sampleTexture(const MeshTexture& t, float u, float v) {
+  const float x = u * static_cast<float>(t.width) - 0.5f, y = v * static_cast<float>(t.height) - 0.5f;
+  const float fx0 = std::floor(x), fy0 = std::floor(y);
+  const float ax = x - fx0, ay = y - fy0;
+  // Texture coordinates far outside [0, 1] are reduced first so the integer conversion cannot overflow.
+  const int x0 = static_cast<int>(std::fmod(fx0, 1 << 20)), y0 = static_cast<int>(std::fmod(fy0, 1 << 20));
+  std::array<float, 4> out{0, 0, 0, 0};
+  for (int j = 0; j < 2; ++j)
+    for (int i = 0; i < 2; ++i) {
+      const uint32_t tx = wrapIndex(x0 + i, t.width, t.wrap_s), ty = wrapIndex(y0 + j, t.height, t.wrap_t);
+      const uint8_t* p = &t.rgba[(static_cast<size_t>(ty) * static_cast<size_t>(t.width) + tx) * 4];
+      const float w = (i ? ax : 1 - ax) * (j ? ay : 1 - ay);
+      for (int k = 0; k < 3; ++k) out[static_cast<size_t>(k)] += w * srgbToLinear(static_cast<float>(p[k]) / 255.0f);
+      out[3] += w * static_cast<float>(p[3]) / 255.0f;
+    }
+  return out;
+}
+
+Vec3 shadeMeshFragment(Vec3 normal_view, Vec3 view_pos, std::array<float, 4> albedo) {
+  Vec3 n = normalize(normal_view);
+  if (dot(n, view_pos) > 0) n = -n;  // two-sided: face the camera
+  const Vec3 light = normalize(Vec3{static_cast<float>(SF_MESH_LIGHT_X), static_cast<float>(SF_MESH_LIGHT_Y), static_cast<float>(SF_MESH_LIGHT_Z)});
+  const float shade = static_cast<float>(SF_MESH_AMBIENT) + static_cast<float>(SF_MESH_DIFFUSE) * std::max(dot(n, light), 0.0f);
+    auto encode = [&](float c) { return linearToSrgb(std::clamp(c * shade, 0.0f, 1.0f)); };
+  return {encode(albedo[0]), encode(albedo[1]), encode(albedo[2])};
+}
+
+MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam) {
+  MeshLayer layer;
+  layer.width = cam.width, layer.height = cam.height;
+  const size_t pixels = static_cast<size_t>(cam.width) * static_cast<size_t>(cam.height);
+  layer.color.assign(pixels, Vec3{});
+  layer.depth.assign(pixels, std::numeric_limits<float>::infinity());
+  const float near = static_cast<float>(SF_MESH_NEAR);
+
+  // Vertex stage and near clipping.
+  std::vector<ScreenTriangle> tris;
+  for (size_t mi = 0; mi < meshes.size(); ++mi) {
+    const RenderMesh& m = meshes[mi];
+    if (std::string why = m.validate(); !why.empty()) throw Error("mesh " + std::to_string(mi) + ": " + why);
+    const Mat4 to_view = cam.world_to_camera * m.object_to_world;
+    const Mat3 normal_to_view = transpose(inverse(to_view.linear()));
+    std::vector<ViewVertex> vv(m.positions.size());
+    for (size_t i = 0; i < vv.size(); ++i) {
+      vv[i].pos = transformPoint(to_view, m.positions[i]);
+      if (!m.normals.empty()) vv[i].normal = normal_to_view * m.normals[i];
+      if (!m.uvs.empty()) vv[i].uv[0] = m.uvs[i][0], vv[i].uv[1] = m.uvs[i][1];
+      if (!m.colors.empty())
+        for (size_t k = 0; k < 4; ++k) vv[i].color[k] = m.colors[i][k];
+    }
+    for (size_t t = 0; t < m.triangleCount(); ++t) {
+      ViewVertex in[3];
+      for (size_t k = 0; k < 3; ++k) in[k] = vv[m.indices.empty() ? t * 3 + k : m.indices[t * 3 + k]];
+      const Vec3 face = cross(in[1].pos - in[0].pos, in[2].pos - in[0].pos);
+      // Sutherland-Hodgman against z >= near: a triangle becomes at most a quad.
+      ViewVertex poly[4];
+      int count = 0;
+      for (int k = 0; k < 3; ++k) {
+        const ViewVertex& a = in[k];
+        const ViewVertex& b = in[(k + 1) % 3];
+        const bool a_in = a.pos.z >= near, b_in = b.pos.z >= near;
+        if (a_in) poly[count++] = a;
+        if (a_in != b_in) poly[count++] = lerp(a, b, (near - a.pos.z) / (b.pos.z - a.pos.z));
+      }
+      for (int k = 1; k + 1 < count; ++k) {
+        ScreenTriangle st;
+        st.v[0] = poly[0], st.v[1] = poly[k], st.v[2] = poly[k + 1];
+        st.face_normal = face;
+        st.mesh = static_cast<int>(mi);
+        float ymin = INFINITY, ymax = -INFINITY;
+        for (int j = 0; j < 3; ++j) {
+          const Vec3 p = st.v[j].pos;
+          st.sx[j] = cam.fx * p.x / p.z + cam.cx;
+          st.sy[j] = cam.fy * p.y / p.z + cam.cy;
+          ymin = std::min(ymin, st.sy[j]), ymax = std::max(ymax, st.sy[j]);
+        }
+        const float area = edge(st.sx[0], st.sy[0], st.sx[1], st.sy[1], st.sx[2], st.sy[2]);
+        if (!(std::abs(area) > 0) || !std::isfinite(area)) continue;
+        if (area < 0) {
+          std::swap(st.v[1], st.v[2]);
+          std::swap(st.sx[1], st.sx[2]);
+          std::swap(st.sy[1], st.sy[2]);
+        }
+        st.y0 = static_cast<int>(std::clamp(std::ceil(ymin - 0.5f), 0.0f, static_cast<float>(cam.height)));
+        st.y1 = static_cast<int>(std::clamp(std::floor(ymax - 0.5f) + 1.0f, 0.0f, static_cast<float>(cam.height)));
+        if (st.y0 < st.y1) tris.push_back(st);
+      }
+    }
+  }
+  if (tris.empty()) return layer;
+
+  // Fragment stage over bands of rows; each band walks the triangles that reach it.
+  constexpr int kBand = 16;
+  const int bands = (cam.height + kBand - 1) / kBand;
+  parallelFor(static_cast<size_t>(bands), [&](size_t band) {
+    const int by0 = static_cast<int>(band) * kBand, by1 = std::min(cam.height, by0 + kBand);
+    for (const ScreenTriangle& t : tris) {
+      if (t.y1 <= by0 || t.y0 >= by1) continue;
+      const RenderMesh& m = meshes[static_cast<size_t>(t.mesh)];
+      float xmin = std::min({t.sx[0], t.sx[1], t.sx[2]}), xmax = std::max({t.sx[0], t.sx[1], t.sx[2]});
+      const int x0 = static_cast<int>(std::clamp(std::ceil(xmin - 0.5f), 0.0f, static_cast<float>(cam.width)));
+      const int x1 = static_cast<int>(std::clamp(std::floor(xmax - 0.5f) + 1.0f, 0.0f, static_cast<float>(cam.width)));
+      const float area = edge(t.sx[0], t.sy[0], t.sx[1], t.sy[1], t.sx[2], t.sy[2]);
+      bool tl[3];
+      for (int k = 0; k < 3; ++k) tl[k] = topLeft(t.sx[k], t.sy[k], t.sx[(k + 1) % 3], t.sy[(k + 1) % 3]);
+      for (int y = std::max(by0, t.y0); y < std::min(by1, t.y1); ++y) {
+        const float py = static_cast<float>(y) + 0.5f;
+        for (int x = x0; x < x1; ++x) {
+          const float px = static_cast<float>(x) + 0.5f;
+          float e[3];
+          bool inside = true;
+          for (int k = 0; k < 3 && inside; ++k) {
+            // Edge k is opposite vertex (k + 2) % 3; its weight goes to that vertex.
+            e[k] = edge(t.sx[k], t.sy[k], t.sx[(k + 1) % 3], t.sy[(k + 1) % 3], px, py);
+            inside = e[k] > 0 || (e[k] == 0 && tl[k]);
+          }
+          if (!inside) continue;
+          // Screen barycentrics, then perspective-correct weights b_i / z_i.
+          const float b[3] = {e[1] / area, e[2] / area, e[0] / area};
+          float w[3], wsum = 0;
+          for (int k = 0; k < 3; ++k) w[k] = b[k] / t.v[k].pos.z, wsum += w[k];
+          const float z = 1.0f / wsum;
+          const size_t pix = static_cast<size_t>(y) * static_cast<size_t>(cam.width) + static_cast<size_t>(x);
+          if (!(z < layer.depth[pix])) continue;
+          ViewVertex f;
+          f.pos = Vec3{};
+          f.normal = Vec3{};
+          f.uv[0] = f.uv[1] = 0;
+          for (float& c : f.color) c = 0;
+          for (int k = 0; k < 3; ++k) {
+            const float wk = w[k] * z;
+            f.pos = f.pos + t.v[k].pos * wk;
+            f.normal = f.normal + t.v[k].normal * wk;
+            for (int c = 0; c < 2; ++c) f.uv[c] += t.v[k].uv[c] * wk;
+            for (int c = 0; c < 4; ++c) f.color[c] += t.v[k].color[c] * wk;
+          }
+          std::array<float, 4> albedo = m.base_color;
+          for (size_t c = 0; c < 4; ++c) albedo[c] *= f.color[c];
+          if (m.texture && !m.uvs.empty()) {
+            std::array<float, 4> tex = sampleTexture(*m.texture, f.uv[0], f.uv[1]);
+            for (size_t c = 0; c < 4; ++c) albedo[c] *= tex[c];
+          }
+          layer.depth[pix] = z;
+          layer.color[pix] = shadeMeshFragment(m.normals.empty() ? t.face_normal : f.normal, f.pos, albedo);
+        }
+      }
+    }
+  });
+  return layer;
+}
+
+}  // namespace sf

@@ -1,0 +1,75 @@
+// Mesh shading constants and the per-draw record of the Vulkan mesh pass, shared by C++ (the CPU
+// triangle rasterizer and the Vulkan host code) and GLSL (mesh.vert / mesh.frag), so that both backends
+// shade with the same numbers. Scalar block layout; 4- and 8-byte members only.
+#ifndef SF_RENDER_MESH_SHARED_H
+#define SF_RENDER_MESH_SHARED_H
+
+#ifdef __cplusplus
+#include <cstdint>
+namespace sf::gpu_layout {
+using uint = uint32_t;
+#define SF_REF(type) uint64_t
+#else
+#define SF_REF(type) type
+#endif
+
+// Meshes are clipped at this view depth (smaller than the splats' 0.2 so close-ups keep their meshes).
+#define SF_MESH_NEAR 0.01
+// Simple lighting in view space (OpenCV axes: x right, y down, z forward): a directional light from the
+// camera's upper left, plus ambient. shade = AMBIENT + DIFFUSE * max(dot(n, L), 0), n turned to face the
+// camera (meshes are drawn two-sided).
+#define SF_MESH_LIGHT_X -0.4
+#define SF_MESH_LIGHT_Y -0.6
+#define SF_MESH_LIGHT_Z -0.7
+#define SF_MESH_AMBIENT 0.35
+#define SF_MESH_DIFFUSE 0.65
+// Draw flags.
+#define SF_MESH_HAS_NORMALS 1u
+#define SF_MESH_HAS_UVS 2u
+#define SF_MESH_HAS_COLORS 4u
+#define SF_MESH_HAS_TEXTURE 8u
+// Texture wrap modes (glTF / OpenGL enums).
+#define SF_WRAP_REPEAT 10497u
+#define SF_WRAP_CLAMP 33071u
+#define SF_WRAP_MIRROR 33648u
+
+#ifndef __cplusplus
+layout(buffer_reference, scalar) buffer MeshFloats { float v[]; };
+layout(buffer_reference, scalar) buffer MeshUints { uint v[]; };
+#endif
+
+// One draw: a triangle list pulled by index from device addresses.
+struct GpuMeshDraw {
+  float object_to_view[12];  // rows 0..2 of world_to_camera * object_to_world
+  float normal_to_view[12];  // rows 0..2 (xyz used) of the inverse transpose of its linear part
+  float base_color[4];       // linear RGBA factor
+  SF_REF(MeshFloats) positions;  // 3 floats per vertex
+  SF_REF(MeshFloats) normals;    // 3 floats per vertex, when SF_MESH_HAS_NORMALS
+  SF_REF(MeshFloats) uvs;        // 2 floats per vertex, when SF_MESH_HAS_UVS
+  SF_REF(MeshFloats) colors;     // 4 floats per vertex (linear), when SF_MESH_HAS_COLORS
+  SF_REF(MeshUints) indices;     // 3 per triangle
+  SF_REF(MeshUints) texels;      // RGBA8 (sRGB-encoded), one uint per texel, when SF_MESH_HAS_TEXTURE
+  uint tex_width, tex_height, wrap_s, wrap_t;
+  uint flags, pad0;
+};
+
+#ifndef __cplusplus
+layout(buffer_reference, scalar) buffer MeshDrawsRef { GpuMeshDraw d[]; };
+#endif
+
+// Push constants of the mesh pass.
+struct GpuMeshPush {
+  SF_REF(MeshDrawsRef) draws;
+  uint draw_index, pad0;
+  float fx, fy, cx, cy;
+  float width, height, pad1, pad2;
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(GpuMeshPush) == 48, "GpuMeshPush layout");
+static_assert(sizeof(GpuMeshDraw) == 28 * 4 + 6 * 8 + 6 * 4, "GpuMeshDraw layout");
+}  // namespace sf::gpu_layout
+#undef SF_REF
+#endif
+
+#endif

@@ -1,0 +1,55 @@
+#version 460
+// Mesh pass, fragment stage: the shading of shadeMeshFragment() / sampleTexture() (render/mesh.h) and the
+// fragment's view depth, which the splat raster compares against.
+#include "mesh_common.glsl"
+
+layout(location = 0) in vec3 in_view_pos;
+layout(location = 1) in vec3 in_normal;
+layout(location = 2) in vec2 in_uv;
+layout(location = 3) in vec4 in_color;
+layout(location = 0) out vec4 out_color;
+layout(location = 1) out float out_depth;
+
+float srgbToLinear(float c) { return c <= 0.04045 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4); }
+float linearToSrgb(float c) { return c <= 0.0031308 ? c * 12.92 : 1.055 * pow(c, 1.0 / 2.4) - 0.055; }
+
+int wrapIndex(int i, int n, uint mode) {
+  if (mode == SF_WRAP_CLAMP) return clamp(i, 0, n - 1);
+  if (mode == SF_WRAP_MIRROR) {
+    int period = 2 * n;
+    int m = ((i % period) + period) % period;
+    return m < n ? m : period - 1 - m;
+  }
+  return ((i % n) + n) % n;
+}
+
+vec4 sampleTexture(GpuMeshDraw d, vec2 uv) {
+  int w = int(d.tex_width), h = int(d.tex_height);
+  float x = uv.x * float(w) - 0.5, y = uv.y * float(h) - 0.5;
+  float fx0 = floor(x), fy0 = floor(y);
+  float ax = x - fx0, ay = y - fy0;
+  int x0 = int(mod(fx0, 1048576.0)), y0 = int(mod(fy0, 1048576.0));
+  vec4 acc = vec4(0.0);
+  for (int j = 0; j < 2; ++j)
+    for (int i = 0; i < 2; ++i) {
+      int tx = wrapIndex(x0 + i, w, d.wrap_s), ty = wrapIndex(y0 + j, h, d.wrap_t);
+      vec4 t = unpackUnorm4x8(d.texels.v[ty * w + tx]);
+      float wt = (i == 1 ? ax : 1.0 - ax) * (j == 1 ? ay : 1.0 - ay);
+      acc += wt * vec4(srgbToLinear(t.r), srgbToLinear(t.g), srgbToLinear(t.b), t.a);
+    }
+  return acc;
+}
+
+void main() {
+  GpuMeshDraw d = pc.draws.d[pc.draw_index];
+  vec4 albedo = vec4(d.base_color[0], d.base_color[1], d.base_color[2], d.base_color[3]) * in_color;
+  if ((d.flags & SF_MESH_HAS_TEXTURE) != 0u) albedo *= sampleTexture(d, in_uv);
+  vec3 n = (d.flags & SF_MESH_HAS_NORMALS) != 0u ? in_normal : cross(dFdx(in_view_pos), dFdy(in_view_pos));
+  n = normalize(n);
+  if (dot(n, in_view_pos) > 0.0) n = -n;
+  vec3 light = normalize(vec3(SF_MESH_LIGHT_X, SF_MESH_LIGHT_Y, SF_MESH_LIGHT_Z));
+  float shade = SF_MESH_AMBIENT + SF_MESH_DIFFUSE * max(dot(n, light), 0.0);
+  vec3 c = clamp(albedo.rgb * shade, 0.0, 1.0);
+  out_color = vec4(linearToSrgb(c.r), linearToSrgb(c.g), linearToSrgb(c.b), 1.0);
+  out_depth = in_view_pos.z;
+}
