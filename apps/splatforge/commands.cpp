@@ -8,6 +8,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <memory>
+
+#include <unistd.h>
 
 #include "anim/clip.h"
 #include "anim/gltf_import.h"
@@ -25,6 +28,7 @@
 #include "render/cpu_renderer.h"
 #include "render/vulkan_renderer.h"
 #include "scene/demo.h"
+#include "scene/model.h"
 #include "scene/scene.h"
 #include "scene/synthetic.h"
 
@@ -91,50 +95,87 @@ struct BackendChoice {
   bool validation = false;
 };
 
+// Renders frames of a scene on the chosen backend; the Vulkan renderer (and the clouds it uploaded) lives
+// as long as this object, so sequences reuse it.
+class FrameRenderer {
+ public:
+  explicit FrameRenderer(const BackendChoice& backend) {
+    if (useVulkan(backend.backend)) {
+      gpu::ContextOptions co;
+      co.device = backend.device;
+      co.validation = backend.validation;
+      vulkan_ = std::make_unique<VulkanRenderer>(co);
+    }
+  }
+
+  std::string describe() const {
+    if (!vulkan_) return "the cpu backend";
+    return fmt::format("Vulkan device {} ({}, subgroup {})", vulkan_->device().name, vulkan_->device().typeName(),
+                       vulkan_->device().subgroup_size);
+  }
+
+  struct Frame {
+    ImageRGBA image;
+    size_t splats = 0, visible = 0, keys = 0, mesh_triangles = 0;
+    std::string timing;
+  };
+
+  // Renders the scene at scene time t: glTF objects are posed (CPU skinning) and drawn as meshes.
+  Frame render(const Scene& scene, double t, const Camera& cam, const RenderSettings& settings) {
+    std::vector<RenderObject> objects = scene.renderObjects();
+    poseSceneMeshes(scene, t, meshes_);
+    Frame f;
+    for (const RenderMesh& m : meshes_.meshes) f.mesh_triangles += m.triangleCount();
+    if (vulkan_) {
+      VulkanFrameStats st;
+      f.image = vulkan_->render(objects, cam, settings, &st, meshes_.meshes);
+      if (vulkan_->context().validationErrors() > 0)
+        throw Error(fmt::format("{} Vulkan validation error(s); last: {}", vulkan_->context().validationErrors(),
+                                vulkan_->context().lastValidationError()));
+      f.visible = st.visible, f.splats = st.splats, f.keys = st.tile_keys;
+      const VulkanPassTimes& pt = st.times;
+      f.timing = fmt::format("gpu {:.2f} ms: {}preprocess {:.2f}, depth sort {:.2f}, scan {:.2f}, keys {:.2f}, tile sort {:.2f}, "
+                             "ranges {:.2f}, raster {:.2f}, readback {:.2f}",
+                             pt.total, meshes_.meshes.empty() ? "" : fmt::format("meshes {:.2f}, ", pt.mesh), pt.preprocess, pt.depth_sort,
+                             pt.scan, pt.emit, pt.sort, pt.ranges, pt.raster, pt.readback);
+    } else {
+      RenderStats st;
+      f.image = renderCpu(objects, cam, settings, &st, meshes_.meshes);
+      f.visible = st.visible, f.splats = st.splats, f.keys = st.tile_keys;
+      f.timing = fmt::format("cpu: preprocess {:.1f} ms, sort {:.1f} ms, {}raster {:.1f} ms", st.preprocess_ms, st.sort_ms,
+                             meshes_.meshes.empty() ? "" : fmt::format("meshes {:.1f} ms, ", st.mesh_ms), st.raster_ms);
+    }
+    return f;
+  }
+
+ private:
+  std::unique_ptr<VulkanRenderer> vulkan_;
+  SceneMeshes meshes_;
+};
+
+std::string sceneSummary(const Scene& scene) {
+  size_t splats = 0, models = 0;
+  for (const SceneObject& o : scene.objects) splats += o.cloud ? o.cloud->size() : 0, models += o.model ? 1 : 0;
+  return fmt::format("{} objects, {} gaussians{}", scene.objects.size(), splats, models ? fmt::format(", {} glTF models", models) : "");
+}
+
 // Renders a scene and writes the outputs; shared by `render` and `demo`.
 int renderAndWrite(const char* command, const Scene& scene, const Camera& cam, const RenderSettings& settings,
                    const BackendChoice& backend, const std::string& png, const std::string& npy, Clock::time_point t_start,
                    double load_s) {
-  std::vector<RenderObject> objects = scene.renderObjects();
-  size_t total = 0;
-  for (const auto& o : objects) total += o.cloud->size();
-  bool use_vulkan = useVulkan(backend.backend);
-  ImageRGBA image;
-  size_t visible = 0, splats = 0, keys = 0;
-  std::string timing;
-  if (use_vulkan) {
-    gpu::ContextOptions co;
-    co.device = backend.device;
-    co.validation = backend.validation;
-    VulkanRenderer renderer(co);
-    progress(fmt::format("rendering {}x{} on Vulkan device {} ({}, subgroup {}; {} objects, {} gaussians)", cam.width, cam.height,
-                         renderer.device().name, renderer.device().typeName(), renderer.device().subgroup_size, objects.size(), total));
-    VulkanFrameStats st;
-    image = renderer.render(objects, cam, settings, &st);
-    if (renderer.context().validationErrors() > 0)
-      throw Error(fmt::format("{} Vulkan validation error(s); last: {}", renderer.context().validationErrors(),
-                              renderer.context().lastValidationError()));
-    visible = st.visible, splats = st.splats, keys = st.tile_keys;
-    const VulkanPassTimes& t = st.times;
-    timing = fmt::format("gpu {:.2f} ms: preprocess {:.2f}, depth sort {:.2f}, scan {:.2f}, keys {:.2f}, tile sort {:.2f}, ranges {:.2f}, "
-                         "raster {:.2f}, readback {:.2f}",
-                         t.total, t.preprocess, t.depth_sort, t.scan, t.emit, t.sort, t.ranges, t.raster, t.readback);
-  } else {
-    progress(fmt::format("rendering {}x{} on the cpu backend ({} objects, {} gaussians)", cam.width, cam.height, objects.size(), total));
-    RenderStats st;
-    image = renderCpu(objects, cam, settings, &st);
-    visible = st.visible, splats = st.splats, keys = st.tile_keys;
-    timing = fmt::format("cpu: preprocess {:.1f} ms, sort {:.1f} ms, raster {:.1f} ms", st.preprocess_ms, st.sort_ms, st.raster_ms);
-  }
-  if (visible == 0)
+  FrameRenderer renderer(backend);
+  progress(fmt::format("rendering {}x{} on {} ({})", cam.width, cam.height, renderer.describe(), sceneSummary(scene)));
+  FrameRenderer::Frame f = renderer.render(scene, 0.0, cam, settings);
+  if (f.visible == 0 && f.mesh_triangles == 0)
     return fail(command, fmt::format("no gaussian is visible from this camera (all {} culled: behind the camera, "
                                      "closer than 0.2, or outside the image); check the camera",
-                                     splats));
-  writePng(png, image);
-  if (!npy.empty()) writeNpy(npy, image);
-  fmt::print(stderr, "  visible {} of {} gaussians, {} tile keys\n", visible, splats, keys);
+                                     f.splats));
+  writePng(png, f.image);
+  if (!npy.empty()) writeNpy(npy, f.image);
+  fmt::print(stderr, "  visible {} of {} gaussians, {} tile keys{}\n", f.visible, f.splats, f.keys,
+             f.mesh_triangles ? fmt::format(", {} mesh triangles", f.mesh_triangles) : "");
   fmt::print("wrote {}{}{}\n", png, npy.empty() ? "" : " and ", npy);
-  fmt::print("time: {:.3f} s total (load {:.3f} s; {})\n", secondsSince(t_start), load_s, timing);
+  fmt::print("time: {:.3f} s total (load {:.3f} s; {})\n", secondsSince(t_start), load_s, f.timing);
   return 0;
 }
 
@@ -228,15 +269,9 @@ int runRender(const RenderOptions& o) {
       for (const std::string& w : scene.warnings) fmt::print(stderr, "splatforge render: warning: {}\n", w);
       if (scene.background && o.background.empty()) settings.background = *scene.background;
     } else {
-      LoadedSplats l = loadSplats(o.input);
-      if (l.cloud.size() == 0) throw Error(o.input + ": contains no gaussians");
-      progress(fmt::format("loaded {} gaussians ({}{})", l.cloud.size(), formatName(l.format),
-                           l.version ? fmt::format(" v{}", l.version) : ""));
-      SceneObject obj;
-      obj.name = std::filesystem::path(o.input).stem().string();
-      obj.source = o.input;
-      obj.cloud = std::make_shared<GaussianCloud>(std::move(l.cloud));
-      scene.objects.push_back(std::move(obj));
+      if (!std::isfinite(o.time)) throw Error("--time must be a finite number of seconds");
+      scene = sceneFromFile(o.input, o.clip, o.time);
+      progress("loaded " + sceneSummary(scene));
     }
     double load_s = secondsSince(t0);
     Camera cam;
@@ -246,6 +281,172 @@ int runRender(const RenderOptions& o) {
     return renderAndWrite("render", scene, cam, settings, {o.backend, o.device, o.validation}, o.output, o.save_float, t0, load_s);
   } catch (const std::exception& e) {
     return fail("render", e.what());
+  }
+}
+
+namespace {
+
+// Expands a frame pattern with one printf-style integer field (%d or %0Nd); throws sf::Error otherwise.
+struct FramePattern {
+  std::string prefix, suffix;
+  int width = 0;
+  static FramePattern parse(const std::string& pattern) {
+    FramePattern p;
+    size_t at = pattern.find('%');
+    if (at == std::string::npos || pattern.find('%', at + 1) != std::string::npos)
+      throw Error("-o " + pattern + ": expected one frame-number field such as %04d (frames/%04d.png) or a .mp4 path");
+    size_t k = at + 1;
+    while (k < pattern.size() && std::isdigit(static_cast<unsigned char>(pattern[k]))) ++k;
+    if (k >= pattern.size() || pattern[k] != 'd')
+      throw Error("-o " + pattern + ": the frame-number field must be %d or %0Nd, like %04d");
+    if (k > at + 1) p.width = std::stoi(pattern.substr(at + 1, k - at - 1));
+    if (p.width > 12) throw Error("-o " + pattern + ": frame-number width above 12 digits");
+    p.prefix = pattern.substr(0, at), p.suffix = pattern.substr(k + 1);
+    if (fileExtension(p.suffix) != ".png") throw Error("-o " + pattern + ": frames are written as PNG; end the pattern with .png");
+    return p;
+  }
+  std::string operator()(size_t frame) const {
+    std::string n = std::to_string(frame);
+    if (static_cast<int>(n.size()) < width) n.insert(0, static_cast<size_t>(width) - n.size(), '0');
+    return prefix + n + suffix;
+  }
+};
+
+// ffmpeg on PATH, or empty.
+std::string findOnPath(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  if (!path) return {};
+  std::string dirs = path;
+  for (size_t start = 0; start <= dirs.size();) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::filesystem::path candidate = std::filesystem::path(dirs.substr(start, end - start)) / program;
+    std::error_code ec;
+    if (!dirs.substr(start, end - start).empty() && std::filesystem::is_regular_file(candidate, ec)) return candidate.string();
+    start = end + 1;
+  }
+  return {};
+}
+
+std::string shellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// One progress line: a bar when stderr is a terminal, otherwise a line every tenth of the work.
+class ProgressBar {
+ public:
+  explicit ProgressBar(size_t total) : total_(total), tty_(isatty(2) != 0), t0_(Clock::now()) {}
+  void update(size_t done) {
+    const double elapsed = secondsSince(t0_);
+    const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
+    const double eta = rate > 0 ? static_cast<double>(total_ - done) / rate : 0;
+    const size_t filled = total_ ? done * 30 / total_ : 30;
+    std::string line = fmt::format("  [{}{}] {}/{} frames  {:.2f} fps  eta {:.1f} s", std::string(filled, '#'), std::string(30 - filled, '.'),
+                                   done, total_, rate, eta);
+    if (tty_) {
+      fmt::print(stderr, "\r{}{}", line, done == total_ ? "\n" : "");
+    } else if (done == total_ || done * 10 / total_ != last_decile_) {
+      fmt::print(stderr, "{}\n", line);
+      last_decile_ = done * 10 / total_;
+    }
+  }
+
+ private:
+  size_t total_;
+  bool tty_;
+  Clock::time_point t0_;
+  size_t last_decile_ = 0;
+};
+
+}  // namespace
+
+int runAnimate(const AnimateOptions& o) {
+  try {
+    auto t0 = Clock::now();
+    if (!(o.fps > 0 && o.fps <= 1000)) throw Error("--fps must be in (0, 1000]");
+    if (!(o.duration > 0 && o.duration <= 3600)) throw Error("--duration must be in (0, 3600] seconds");
+    if (!std::isfinite(o.start)) throw Error("--start must be a finite number of seconds");
+    const bool mp4 = fileExtension(o.output) == ".mp4";
+    std::string ffmpeg;
+    FramePattern pattern;
+    std::filesystem::path frames_dir;
+    if (mp4) {
+      checkWritableTarget(o.output, "output");
+      ffmpeg = findOnPath("ffmpeg");
+      if (ffmpeg.empty())
+        throw Error("-o " + o.output + ": writing MP4 needs ffmpeg on PATH (apt-get install ffmpeg); or write PNG frames with -o frames/%04d.png");
+      frames_dir = o.output + ".frames";
+      std::filesystem::remove_all(frames_dir);
+      std::filesystem::create_directories(frames_dir);
+      pattern = FramePattern::parse((frames_dir / "%06d.png").string());
+    } else {
+      pattern = FramePattern::parse(o.output);
+      std::filesystem::path parent = std::filesystem::path(pattern(0)).parent_path();
+      if (!parent.empty()) std::filesystem::create_directories(parent);
+    }
+
+    RenderSettings settings;
+    if (!o.background.empty()) settings.background = parseColor(o.background);
+    Scene scene;
+    progress("loading " + o.input);
+    if (looksLikeSceneJson(o.input)) {
+      if (!o.clip.empty()) throw Error("--clip applies to a glTF input; a scene JSON names each object's clip");
+      SceneLoadOptions lo;
+      lo.strict = o.strict;
+      lo.width = o.width;
+      lo.height = o.height;
+      lo.progress = progress;
+      scene = loadSceneJson(o.input, lo);
+      for (const std::string& w : scene.warnings) fmt::print(stderr, "splatforge animate: warning: {}\n", w);
+      if (scene.background && o.background.empty()) settings.background = *scene.background;
+    } else {
+      scene = sceneFromFile(o.input, o.clip, 0.0);
+      progress("loaded " + sceneSummary(scene));
+    }
+    Camera cam;
+    if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
+    else if (scene.camera) cam = *scene.camera;
+    else cam = autoCamera(scene, o.width.value_or(1280), o.height.value_or(720));
+    const double load_s = secondsSince(t0);
+
+    const size_t frames = std::max<size_t>(1, static_cast<size_t>(std::llround(o.duration * o.fps)));
+    FrameRenderer renderer({o.backend, o.device, o.validation});
+    progress(fmt::format("animating {} frames at {} fps ({:.3f} s from t = {}) at {}x{} on {} ({})", frames, o.fps, o.duration, o.start,
+                         cam.width, cam.height, renderer.describe(), sceneSummary(scene)));
+    ProgressBar bar(frames);
+    std::vector<double> frame_ms;
+    for (size_t i = 0; i < frames; ++i) {
+      auto tf = Clock::now();
+      FrameRenderer::Frame f = renderer.render(scene, o.start + static_cast<double>(i) / o.fps, cam, settings);
+      writePng(pattern(i), f.image);
+      frame_ms.push_back(secondsSince(tf) * 1e3);
+      bar.update(i + 1);
+    }
+    if (mp4) {
+      const std::string tmp = o.output + ".partial.mp4";
+      const std::string cmd = fmt::format("{} -y -loglevel error -framerate {} -i {} -c:v libx264 -pix_fmt yuv420p -crf 18 {}", shellQuote(ffmpeg),
+                                          o.fps, shellQuote((frames_dir / "%06d.png").string()), shellQuote(tmp));
+      progress("encoding " + o.output + " with " + ffmpeg);
+      const int rc = std::system(cmd.c_str());
+      if (rc != 0 || !std::filesystem::exists(tmp)) {
+        std::filesystem::remove(tmp);
+        throw Error(fmt::format("ffmpeg failed (exit status {}); the frames are kept in {}", rc, frames_dir.string()));
+      }
+      std::filesystem::rename(tmp, o.output);
+      std::filesystem::remove_all(frames_dir);
+      fmt::print("wrote {} ({} frames at {} fps)\n", o.output, frames, o.fps);
+    } else {
+      fmt::print("wrote {} .. {} ({} frames at {} fps)\n", pattern(0), pattern(frames - 1), frames, o.fps);
+    }
+    std::vector<double> sorted = frame_ms;
+    std::sort(sorted.begin(), sorted.end());
+    fmt::print("time: {:.3f} s total (load {:.3f} s; median {:.1f} ms per frame including PNG writing)\n", secondsSince(t0), load_s,
+               sorted[sorted.size() / 2]);
+    return 0;
+  } catch (const std::exception& e) {
+    return fail("animate", e.what());
   }
 }
 
@@ -415,83 +616,37 @@ int runPose(const PoseOptions& o) {
   try {
     auto t0 = Clock::now();
     if (!std::isfinite(o.time)) throw Error("--time must be a finite number of seconds");
-    GltfDocument doc = loadGltf(o.input);
-    anim::Skeleton skeleton = anim::skeletonFromGltf(doc);
+    const GltfModel model(o.input);
+    const GltfDocument& doc = model.document();
+    const anim::Skeleton& skeleton = model.skeleton();
 
     // The clip: --clip by name or index; default the first; the rest pose when the file has none.
     int clip_index = -1;
     if (!o.clip.empty()) {
-      clip_index = anim::findAnimation(doc, o.clip);
-      if (clip_index < 0) {
-        std::string names;
-        for (size_t i = 0; i < doc.animations.size() && i < 20; ++i)
-          names += fmt::format("{}{} '{}'", i ? ", " : "", i, doc.animations[i].name);
+      clip_index = model.findClip(o.clip);
+      if (clip_index < 0)
         throw Error(fmt::format("--clip '{}': {} has no animation of that name or index ({} animations{}{})", o.clip, o.input,
-                                doc.animations.size(), names.empty() ? "" : ": ", names));
-      }
+                                doc.animations.size(), doc.animations.empty() ? "" : ": ", model.clipList()));
     } else if (!doc.animations.empty()) {
       clip_index = 0;
     }
-    std::vector<anim::Transform> pose = skeleton.rest();
-    std::vector<float> weights = skeleton.restWeights();
-    anim::Clip clip;
-    if (clip_index >= 0) {
-      clip = anim::clipFromGltf(doc, static_cast<size_t>(clip_index), skeleton);
-      anim::SamplingJob{&clip, &skeleton, static_cast<float>(o.time), pose, weights}.run();
-    }
-    std::vector<Mat4> models(skeleton.size());
-    anim::LocalToModelJob ltm;
-    ltm.skeleton = &skeleton;
-    ltm.input = pose;
-    ltm.output = models;
-    ltm.run();
+    const anim::Clip clip = clip_index >= 0 ? model.clips()[static_cast<size_t>(clip_index)] : anim::Clip{};
+    GltfModel::Pose pose;
+    model.pose(clip_index, static_cast<float>(o.time), pose);
+    const std::vector<Mat4>& models = pose.models;
 
-    // Every mesh node, morphed with its sampled weights and skinned when it has a skin, into world space.
+    // Every drawn primitive, morphed with its sampled weights and skinned when it has a skin, in world space.
     int shown_skin = -1, shown_mesh_node = -1;
+    for (size_t n = 0; n < doc.nodes.size() && shown_skin < 0; ++n)
+      if (doc.nodes[n].mesh >= 0 && doc.nodes[n].skin >= 0) shown_skin = doc.nodes[n].skin, shown_mesh_node = static_cast<int>(n);
     Vec3 lo{INFINITY, INFINITY, INFINITY}, hi{-INFINITY, -INFINITY, -INFINITY};
     size_t vertices = 0;
-    for (size_t n = 0; n < doc.nodes.size(); ++n) {
-      const GltfNode& node = doc.nodes[n];
-      if (node.mesh < 0) continue;
-      const size_t joint = static_cast<size_t>(skeleton.findSource(static_cast<int>(n)));
-      const Mat4& world = models[joint];
-      std::vector<Mat4> palette;
-      if (node.skin >= 0) {
-        anim::SkinBinding skin = anim::skinFromGltf(doc, static_cast<size_t>(node.skin), skeleton, static_cast<int>(n));
-        palette.resize(skin.joints.size());
-        anim::PaletteJob{&skin, models, palette}.run();
-        if (shown_skin < 0) shown_skin = node.skin, shown_mesh_node = static_cast<int>(n);
+    for (const RenderMesh& m : model.renderMeshes(pose, Mat4{})) {
+      for (const Vec3& p : m.positions) {
+        Vec3 w = transformPoint(m.object_to_world, p);
+        for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], w[k]), hi[k] = std::max(hi[k], w[k]);
       }
-      std::span<const float> node_weights(weights.data() + skeleton.weightOffset(joint), skeleton.weightCount(joint));
-      for (const GltfPrimitive& prim : doc.meshes[static_cast<size_t>(node.mesh)].primitives) {
-        std::vector<Vec3> positions(prim.positions.size());
-        std::vector<anim::MorphTargetView> targets;
-        for (const GltfMorphTarget& t : prim.targets) targets.push_back({t.positions, {}});
-        anim::MorphJob morph;
-        morph.positions = prim.positions;
-        morph.targets = targets;
-        morph.weights = node_weights;
-        morph.out_positions = positions;
-        morph.run();
-        if (!palette.empty()) {
-          std::vector<Vec3> skinned(positions.size());
-          anim::SkinningJob skinning;
-          skinning.palette = palette;
-          skinning.positions = positions;
-          skinning.joints0 = prim.joints0;
-          skinning.weights0 = prim.weights0;
-          skinning.joints1 = prim.joints1;
-          skinning.weights1 = prim.weights1;
-          skinning.out_positions = skinned;
-          skinning.run();
-          positions = std::move(skinned);
-        }
-        for (const Vec3& p : positions) {
-          Vec3 w = transformPoint(world, p);
-          for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], w[k]), hi[k] = std::max(hi[k], w[k]);
-        }
-        vertices += positions.size();
-      }
+      vertices += m.positions.size();
     }
 
     // What to list: the first skin's joints, else every node.

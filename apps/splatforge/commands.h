@@ -31,8 +31,27 @@ struct RenderOptions {
   std::string save_float;       // .npy
   bool antialiased = false;
   bool strict = false;
+  std::string clip;  // glTF input: animation name or index (default: the first)
+  double time = 0;   // glTF input: seconds into the clip
 };
 int runRender(const RenderOptions& o);
+
+// `animate`: renders a scene (JSON, or one glTF / splat file) over time to a PNG sequence, or to an MP4
+// through ffmpeg, with a progress bar.
+struct AnimateOptions {
+  std::string input;
+  std::string output = "frames/%04d.png";  // printf pattern with one integer field, or a .mp4 path
+  double fps = 30, duration = 2, start = 0;
+  std::optional<int> width, height;
+  std::string camera;
+  std::string clip;  // glTF input only
+  std::string backend = "auto";
+  std::string device;
+  bool validation = false;
+  std::string background;
+  bool strict = false;
+};
+int runAnimate(const AnimateOptions& o);
 
 struct DemoOptions {
   std::string output = "demo.png";

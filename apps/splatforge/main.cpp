@@ -22,8 +22,8 @@ int main(int argc, char** argv) {
   c_conv->add_option("output", conv.output, "Output file: .ply, .spz (version 3) or .splat")->required();
 
   RenderOptions ren;
-  auto* c_ren = app.add_subcommand("render", "Render a splat file or scene JSON to a PNG");
-  c_ren->add_option("input", ren.input, "Splat file or scene .json")->required();
+  auto* c_ren = app.add_subcommand("render", "Render a splat file, glTF/GLB model or scene JSON to a PNG");
+  c_ren->add_option("input", ren.input, "Splat file (.ply .spz .splat), glTF model (.gltf .glb) or scene .json")->required();
   c_ren->add_option("-o,--output", ren.output, "Output PNG")->required();
   c_ren->add_option("--width", ren.width, "Image width (default 1280, or the camera's)")->check(CLI::Range(1, 16384));
   c_ren->add_option("--height", ren.height, "Image height (default 720, or the camera's)")->check(CLI::Range(1, 16384));
@@ -37,6 +37,27 @@ int main(int argc, char** argv) {
   c_ren->add_option("--save-float", ren.save_float, "Also write the float RGBA image as .npy");
   c_ren->add_flag("--antialiased", ren.antialiased, "Antialiased mode (opacity compensation) for every object");
   c_ren->add_flag("--strict", ren.strict, "Fail when a scene object cannot be loaded instead of drawing a placeholder");
+  c_ren->add_option("--clip", ren.clip, "glTF input: animation name or index (default: the first)");
+  c_ren->add_option("--time", ren.time, "glTF input: seconds into the clip")->capture_default_str();
+
+  AnimateOptions ani;
+  auto* c_ani = app.add_subcommand("animate", "Render a scene over time to PNG frames or an MP4 (through ffmpeg)");
+  c_ani->add_option("input", ani.input, "Scene .json, glTF model (.gltf .glb) or splat file")->required();
+  c_ani->add_option("-o,--output", ani.output, "Frame pattern with one %0Nd field (frames/%04d.png), or a .mp4 file")->capture_default_str();
+  c_ani->add_option("--fps", ani.fps, "Frames per second")->capture_default_str();
+  c_ani->add_option("--duration", ani.duration, "Seconds of scene time to render")->capture_default_str();
+  c_ani->add_option("--start", ani.start, "Scene time of the first frame, in seconds")->capture_default_str();
+  c_ani->add_option("--width", ani.width, "Image width (default 1280, or the camera's)")->check(CLI::Range(1, 16384));
+  c_ani->add_option("--height", ani.height, "Image height (default 720, or the camera's)")->check(CLI::Range(1, 16384));
+  c_ani->add_option("--camera", ani.camera, "Camera JSON (intrinsics + world_to_camera, or look-at)");
+  c_ani->add_option("--clip", ani.clip, "glTF input: animation name or index (default: the first)");
+  c_ani->add_option("--backend", ani.backend, "Renderer: auto (Vulkan when a device exists), vulkan or cpu")
+      ->check(CLI::IsMember({"auto", "vulkan", "cpu"}))
+      ->capture_default_str();
+  c_ani->add_option("--device", ani.device, "Vulkan device: index or part of its name");
+  c_ani->add_flag("--validation", ani.validation, "Enable Vulkan validation layers");
+  c_ani->add_option("--bg", ani.background, "Background colour R,G,B in [0, 1] (default 0,0,0)");
+  c_ani->add_flag("--strict", ani.strict, "Fail when a scene object cannot be loaded instead of drawing a placeholder");
 
   DemoOptions demo;
   auto* c_demo = app.add_subcommand("demo", "Render the built-in procedural demo scene");
@@ -97,5 +118,6 @@ int main(int argc, char** argv) {
   if (c_bench->parsed()) return runBench(bench);
   if (c_bskin->parsed()) return runBenchSkin(bskin);
   if (c_pose->parsed()) return runPose(pose);
+  if (c_ani->parsed()) return runAnimate(ani);
   return 2;
 }

@@ -175,7 +175,7 @@ struct VulkanRenderer::Impl {
     bool same = uploaded.size() == objects.size();
     for (size_t o = 0; same && o < objects.size(); ++o)
       same = uploaded[o].first == objects[o].cloud && uploaded[o].second == objects[o].cloud->size();
-    if (same) return;
+    if (same && means.size) return;  // (a first frame without splats still creates its minimal buffers)
     uploaded.clear();
     sh_base.clear();
     size_t n = 0, sh_floats = 0;

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "io/file.h"
 #include "io/formats.h"
+#include "anim/clip.h"
 
 namespace sf {
 
@@ -151,8 +152,81 @@ Camera parseCameraNode(const Node& n, std::optional<int> width, std::optional<in
 
 std::vector<RenderObject> Scene::renderObjects() const {
   std::vector<RenderObject> out;
-  for (const SceneObject& o : objects) out.push_back({o.cloud.get(), o.object_to_world});
+  for (const SceneObject& o : objects)
+    if (o.cloud && o.cloud->size() > 0) out.push_back({o.cloud.get(), o.object_to_world});
   return out;
+}
+
+bool Scene::hasMeshes() const {
+  for (const SceneObject& o : objects)
+    if (o.model && o.model->drawnPrimitives() > 0) return true;
+  return false;
+}
+
+float SceneObject::clipTime(double scene_time) const {
+  if (!model || clip < 0) return 0;
+  const float t = static_cast<float>(time + speed * scene_time);
+  const float duration = model->clips()[static_cast<size_t>(clip)].duration;
+  return loop ? anim::wrapTime(t, duration) : std::clamp(t, 0.0f, std::max(duration, 0.0f));
+}
+
+void poseSceneMeshes(const Scene& scene, double t, SceneMeshes& out) {
+  size_t models = 0;
+  for (const SceneObject& o : scene.objects) models += o.model ? 1 : 0;
+  out.poses.resize(models);
+  out.meshes.clear();
+  size_t k = 0;
+  for (const SceneObject& o : scene.objects) {
+    if (!o.model) continue;
+    GltfModel::Pose& pose = out.poses[k++];
+    o.model->pose(o.clip, o.clipTime(t), pose);
+    std::vector<RenderMesh> meshes = o.model->renderMeshes(pose, o.object_to_world);
+    out.meshes.insert(out.meshes.end(), meshes.begin(), meshes.end());
+  }
+}
+
+namespace {
+
+bool isGltfPath(const std::string& path) {
+  std::string ext = fileExtension(path);
+  return ext == ".gltf" || ext == ".glb";
+}
+
+// Fills a scene object from a glTF file: the model, its splats, the clip. Throws sf::Error.
+void loadGltfObject(SceneObject& obj, const std::string& path, const std::string& clip) {
+  auto model = std::make_shared<GltfModel>(path);
+  if (model->drawnPrimitives() == 0 && model->splats().size() == 0)
+    throw Error(path + ": has no triangle mesh and no KHR_gaussian_splatting primitive to draw");
+  if (!clip.empty()) {
+    obj.clip = model->findClip(clip);
+    if (obj.clip < 0)
+      throw Error(path + ": no animation named or numbered '" + clip + "' (" + std::to_string(model->clips().size()) + " animations" +
+                  (model->clips().empty() ? "" : ": " + model->clipList()) + ")");
+  } else {
+    obj.clip = model->clips().empty() ? -1 : 0;
+  }
+  if (model->splats().size() > 0) obj.cloud = std::make_shared<GaussianCloud>(model->splats());
+  obj.model = std::move(model);
+}
+
+}  // namespace
+
+Scene sceneFromFile(const std::string& path, const std::string& clip, double time) {
+  Scene scene;
+  SceneObject obj;
+  obj.name = std::filesystem::path(path).stem().string();
+  obj.source = path;
+  if (isGltfPath(path)) {
+    loadGltfObject(obj, path, clip);
+    obj.time = time;
+  } else {
+    if (!clip.empty()) throw Error(path + ": --clip applies to glTF files only");
+    LoadedSplats loaded = loadSplats(path);
+    if (loaded.cloud.size() == 0) throw Error(path + ": contains no gaussians");
+    obj.cloud = std::make_shared<GaussianCloud>(std::move(loaded.cloud));
+  }
+  scene.objects.push_back(std::move(obj));
+  return scene;
 }
 
 Camera parseCameraJson(const std::string& text, const std::string& path, std::optional<int> width, std::optional<int> height) {
@@ -207,23 +281,50 @@ Scene loadSceneJson(const std::string& path, const SceneLoadOptions& options) {
   for (size_t i = 0; i < objects.value.size(); ++i) {
     Node o = objects.at(i);
     SceneObject obj;
-    std::string file = o["file"].string();
+    if (o.has("file") && o.has("gltf")) o.fail("an object has either \"file\" (splats) or \"gltf\" (a model), not both");
+    const bool gltf_key = o.has("gltf");
+    std::string file = (gltf_key ? o["gltf"] : o["file"]).string();
     obj.name = o.has("name") ? o["name"].string() : std::filesystem::path(file).stem().string();
     obj.object_to_world = o.has("transform") ? parseTransform(o["transform"]) : Mat4{};
     std::string resolved = std::filesystem::path(file).is_absolute() ? file : (dir / file).string();
     obj.source = resolved;
+    const bool gltf = gltf_key || isGltfPath(file);
+    std::string clip;
+    if (o.has("clip")) {
+      if (!gltf) o["clip"].fail("\"clip\" applies to glTF objects only");
+      Node c = o["clip"];
+      clip = c.value.is_number() ? std::to_string(static_cast<long long>(c.number())) : c.string();
+    }
+    if (o.has("time")) obj.time = o["time"].number();
+    if (o.has("speed")) obj.speed = o["speed"].number();
+    if (o.has("loop")) {
+      if (!o["loop"].value.is_boolean()) o["loop"].fail("expected true or false");
+      obj.loop = o["loop"].value.get<bool>();
+    }
     try {
-      LoadedSplats loaded = loadSplats(resolved);
-      if (loaded.cloud.size() == 0) throw Error(resolved + ": contains no gaussians");
-      obj.cloud = std::make_shared<GaussianCloud>(std::move(loaded.cloud));
+      if (gltf) {
+        loadGltfObject(obj, resolved, clip);
+      } else {
+        LoadedSplats loaded = loadSplats(resolved);
+        if (loaded.cloud.size() == 0) throw Error(resolved + ": contains no gaussians");
+        obj.cloud = std::make_shared<GaussianCloud>(std::move(loaded.cloud));
+      }
     } catch (const Error& e) {
       if (options.strict) throw;
       scene.warnings.push_back(o.path + " (" + obj.name + "): " + e.what() + "; drawing a placeholder");
       obj.cloud = std::make_shared<GaussianCloud>(makePlaceholderCloud());
+      obj.model.reset();
+      obj.clip = -1;
       obj.source = "placeholder";
     }
-    if (options.progress)
-      options.progress("loaded " + obj.name + ": " + std::to_string(obj.cloud->size()) + " gaussians from " + obj.source);
+    if (options.progress) {
+      std::string what = obj.cloud ? std::to_string(obj.cloud->size()) + " gaussians" : std::string();
+      if (obj.model && obj.model->drawnPrimitives() > 0)
+        what += (what.empty() ? "" : ", ") + std::to_string(obj.model->drawnPrimitives()) + " mesh primitives (" +
+                std::to_string(obj.model->vertexCount()) + " vertices)" +
+                (obj.clip >= 0 ? ", clip '" + obj.model->document().animations[static_cast<size_t>(obj.clip)].name + "'" : "");
+      options.progress("loaded " + obj.name + ": " + what + " from " + obj.source);
+    }
     scene.objects.push_back(std::move(obj));
   }
   if (root.has("camera")) scene.camera = parseCameraNode(root["camera"], options.width, options.height);
@@ -233,16 +334,24 @@ Scene loadSceneJson(const std::string& path, const SceneLoadOptions& options) {
 
 CloudBounds sceneBounds(const Scene& scene) {
   GaussianCloud all;
-  size_t total = 0;
-  for (const SceneObject& o : scene.objects) total += o.cloud->size();
-  all.positions.reserve(total);
   for (const SceneObject& o : scene.objects)
-    for (const Vec3& p : o.cloud->positions) all.positions.push_back(transformPoint(o.object_to_world, p));
+    if (o.cloud)
+      for (const Vec3& p : o.cloud->positions) all.positions.push_back(transformPoint(o.object_to_world, p));
+  if (scene.hasMeshes()) {
+    SceneMeshes posed;
+    poseSceneMeshes(scene, 0.0, posed);
+    for (const RenderMesh& m : posed.meshes)
+      for (const Vec3& p : m.positions) all.positions.push_back(transformPoint(m.object_to_world, p));
+  }
+  if (all.positions.empty()) throw Error("the scene has nothing to frame (no splats, no mesh vertices)");
   return computeBounds(all);
 }
 
 Camera autoCamera(const Scene& scene, int width, int height) {
   CloudBounds b = sceneBounds(scene);
+  bool captures = false;
+  for (const SceneObject& o : scene.objects) captures |= o.cloud && !o.model;
+  if (!captures) return frameBox(b.p01, b.p99, Vec3{0, 0, -1}, Vec3{0, 1, 0}, width, height);
   return frameBox(b.p01, b.p99, Vec3{0, 0, 1}, Vec3{0, -1, 0}, width, height);
 }
 

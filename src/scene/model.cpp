@@ -1,0 +1,176 @@
+// GltfModel: the animation sequence on the CPU and the conversion to render meshes (see model.h).
+#include "scene/model.h"
+
+#include <map>
+#include <tuple>
+
+#include "anim/gltf_import.h"
+#include "core/error.h"
+#include "io/gltf_splats.h"
+
+namespace sf {
+
+GltfModel::GltfModel(const std::string& path) : doc_(loadGltf(path)) { build(); }
+GltfModel::GltfModel(GltfDocument doc) : doc_(std::move(doc)) { build(); }
+
+void GltfModel::build() {
+  skeleton_ = anim::skeletonFromGltf(doc_);
+  for (size_t a = 0; a < doc_.animations.size(); ++a) clips_.push_back(anim::clipFromGltf(doc_, a, skeleton_));
+  // Splat primitives, in model space (node transforms applied by the splat reader).
+  bool has_splats = false;
+  for (const GltfMesh& m : doc_.meshes)
+    for (const GltfPrimitive& p : m.primitives) has_splats |= p.has_splats;
+  if (has_splats) splats_ = gltfSplatCloud(doc_);
+
+  // One texture per (image, wrap mode) pair in use.
+  std::map<std::tuple<int, int, int>, int> texture_index;
+  std::map<int, int> skin_of_node;
+  for (size_t n = 0; n < doc_.nodes.size(); ++n) {
+    const GltfNode& node = doc_.nodes[n];
+    if (node.mesh < 0) continue;
+    const GltfMesh& mesh = doc_.meshes[static_cast<size_t>(node.mesh)];
+    for (size_t p = 0; p < mesh.primitives.size(); ++p) {
+      const GltfPrimitive& prim = mesh.primitives[p];
+      if (prim.has_splats || prim.mode != 4 || prim.positions.empty()) continue;
+      Draw d;
+      d.node = static_cast<int>(n), d.mesh = node.mesh, d.primitive = static_cast<int>(p);
+      if (node.skin >= 0) {
+        auto it = skin_of_node.find(static_cast<int>(n));
+        if (it == skin_of_node.end()) {
+          skins_.push_back(anim::skinFromGltf(doc_, static_cast<size_t>(node.skin), skeleton_, static_cast<int>(n)));
+          it = skin_of_node.emplace(static_cast<int>(n), static_cast<int>(skins_.size() - 1)).first;
+        }
+        d.skin = it->second;
+      }
+      if (prim.base_color_texture >= 0 && !prim.texcoords0.empty()) {
+        const GltfImage& img = doc_.images[static_cast<size_t>(prim.base_color_texture)];
+        if (img.width > 0 && img.height > 0) {
+          auto key = std::make_tuple(prim.base_color_texture, prim.wrap_s, prim.wrap_t);
+          auto it = texture_index.find(key);
+          if (it == texture_index.end()) {
+            MeshTexture t;
+            t.width = img.width, t.height = img.height, t.rgba = img.rgba;
+            t.wrap_s = static_cast<uint32_t>(prim.wrap_s), t.wrap_t = static_cast<uint32_t>(prim.wrap_t);
+            textures_.push_back(std::move(t));
+            it = texture_index.emplace(key, static_cast<int>(textures_.size() - 1)).first;
+          }
+          d.texture = it->second;
+        }
+      }
+      draws_.push_back(std::move(d));
+    }
+  }
+}
+
+int GltfModel::findClip(const std::string& name_or_index) const { return anim::findAnimation(doc_, name_or_index); }
+
+std::string GltfModel::clipList() const {
+  std::string out;
+  for (size_t i = 0; i < doc_.animations.size() && i < 20; ++i)
+    out += (i ? ", " : "") + std::to_string(i) + " '" + doc_.animations[i].name + "'";
+  if (doc_.animations.size() > 20) out += ", ...";
+  return out;
+}
+
+size_t GltfModel::vertexCount() const {
+  size_t n = 0;
+  for (const Draw& d : draws_)
+    n += doc_.meshes[static_cast<size_t>(d.mesh)].primitives[static_cast<size_t>(d.primitive)].positions.size();
+  return n;
+}
+
+void GltfModel::pose(int clip, float time, Pose& out) const {
+  if (clip >= static_cast<int>(clips_.size())) throw Error(doc_.path + ": clip " + std::to_string(clip) + " does not exist");
+  out.local = skeleton_.rest();
+  out.weights = skeleton_.restWeights();
+  if (clip >= 0) anim::SamplingJob{&clips_[static_cast<size_t>(clip)], &skeleton_, time, out.local, out.weights}.run();
+  out.models.resize(skeleton_.size());
+  anim::LocalToModelJob ltm;
+  ltm.skeleton = &skeleton_;
+  ltm.input = out.local;
+  ltm.output = out.models;
+  ltm.run();
+
+  std::vector<std::vector<Mat4>> palettes(skins_.size());
+  for (size_t s = 0; s < skins_.size(); ++s) {
+    palettes[s].resize(skins_[s].joints.size());
+    anim::PaletteJob{&skins_[s], out.models, palettes[s]}.run();
+  }
+  out.primitives.resize(draws_.size());
+  std::vector<Vec3> morphed_p, morphed_n;
+  std::vector<anim::MorphTargetView> targets;
+  for (size_t i = 0; i < draws_.size(); ++i) {
+    const Draw& d = draws_[i];
+    const GltfPrimitive& prim = doc_.meshes[static_cast<size_t>(d.mesh)].primitives[static_cast<size_t>(d.primitive)];
+    const size_t joint = static_cast<size_t>(skeleton_.findSource(d.node));
+    PosedPrimitive& pp = out.primitives[i];
+    const bool normals = prim.normals.size() == prim.positions.size();
+    // Morph targets (weights of the node's joint), then skinning.
+    std::span<const Vec3> pos = prim.positions, nrm;
+    if (normals) nrm = prim.normals;
+    const size_t wcount = skeleton_.weightCount(joint);
+    if (wcount > 0 && !prim.targets.empty()) {
+      if (wcount != prim.targets.size())
+        throw Error(doc_.path + ": meshes[" + std::to_string(d.mesh) + "].primitives[" + std::to_string(d.primitive) + "]: " +
+                    std::to_string(prim.targets.size()) + " morph targets but the mesh has " + std::to_string(wcount) + " weights");
+      targets.clear();
+      for (const GltfMorphTarget& t : prim.targets) targets.push_back({t.positions, normals ? std::span<const Vec3>(t.normals) : std::span<const Vec3>()});
+      morphed_p.resize(prim.positions.size());
+      morphed_n.resize(normals ? prim.normals.size() : 0);
+      anim::MorphJob morph;
+      morph.positions = prim.positions;
+      morph.normals = nrm;
+      morph.targets = targets;
+      morph.weights = std::span<const float>(out.weights.data() + skeleton_.weightOffset(joint), wcount);
+      morph.out_positions = morphed_p;
+      morph.out_normals = morphed_n;
+      morph.run();
+      pos = morphed_p;
+      nrm = morphed_n;
+    }
+    pp.positions.resize(pos.size());
+    pp.normals.resize(nrm.size());
+    if (d.skin >= 0 && !prim.joints0.empty()) {
+      anim::SkinningJob skin;
+      skin.palette = palettes[static_cast<size_t>(d.skin)];
+      skin.positions = pos;
+      skin.normals = nrm;
+      skin.joints0 = prim.joints0;
+      skin.weights0 = prim.weights0;
+      skin.joints1 = prim.joints1;
+      skin.weights1 = prim.weights1;
+      skin.out_positions = pp.positions;
+      skin.out_normals = pp.normals;
+      skin.run();
+    } else {
+      std::copy(pos.begin(), pos.end(), pp.positions.begin());
+      std::copy(nrm.begin(), nrm.end(), pp.normals.begin());
+    }
+  }
+}
+
+std::vector<RenderMesh> GltfModel::renderMeshes(const Pose& pose, const Mat4& model_to_world) const {
+  if (pose.primitives.size() != draws_.size() || pose.models.size() != skeleton_.size())
+    throw Error(doc_.path + ": pose does not belong to this model");
+  std::vector<RenderMesh> out;
+  out.reserve(draws_.size());
+  for (size_t i = 0; i < draws_.size(); ++i) {
+    const Draw& d = draws_[i];
+    const GltfPrimitive& prim = doc_.meshes[static_cast<size_t>(d.mesh)].primitives[static_cast<size_t>(d.primitive)];
+    const PosedPrimitive& pp = pose.primitives[i];
+    RenderMesh m;
+    m.positions = pp.positions;
+    m.normals = pp.normals;
+    if (prim.texcoords0.size() == prim.positions.size()) m.uvs = prim.texcoords0;
+    if (prim.colors0.size() == prim.positions.size()) m.colors = prim.colors0;
+    m.indices = prim.indices;
+    m.base_color = prim.base_color;
+    m.texture = d.texture >= 0 ? &textures_[static_cast<size_t>(d.texture)] : nullptr;
+    // Skinned vertices come out in the mesh node's space (see anim/local_to_model.h), as do static ones.
+    m.object_to_world = model_to_world * pose.models[static_cast<size_t>(skeleton_.findSource(d.node))];
+    out.push_back(m);
+  }
+  return out;
+}
+
+}  // namespace sf

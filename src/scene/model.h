@@ -1,0 +1,76 @@
+// A glTF model ready to pose and draw: the document, its skeleton (every node a joint), its clips, skins
+// and base-colour textures, and its KHR_gaussian_splatting splats. pose() runs the animation sequence
+// (sample clip -> local to model -> palettes -> morph targets -> skinning) on the CPU; renderMeshes()
+// turns a pose into the renderers' RenderMesh list.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "anim/clip.h"
+#include "anim/local_to_model.h"
+#include "anim/skeleton.h"
+#include "anim/skinning.h"
+#include "core/gaussian_cloud.h"
+#include "io/gltf.h"
+#include "render/mesh.h"
+
+namespace sf {
+
+class GltfModel {
+ public:
+  // Loads a .gltf / .glb; throws sf::Error naming the file and element on malformed content.
+  explicit GltfModel(const std::string& path);
+  explicit GltfModel(GltfDocument doc);
+
+  const GltfDocument& document() const { return doc_; }
+  const anim::Skeleton& skeleton() const { return skeleton_; }
+  const std::vector<anim::Clip>& clips() const { return clips_; }
+  // Clip by exact name, else by decimal index; -1 when neither matches.
+  int findClip(const std::string& name_or_index) const;
+  // "0 'Walk', 1 'Run'" (at most 20), for messages.
+  std::string clipList() const;
+
+  // Triangle primitives drawn by the model's nodes (points, lines and splat primitives are not drawn).
+  size_t drawnPrimitives() const { return draws_.size(); }
+  size_t vertexCount() const;
+  // The model's KHR_gaussian_splatting splats in model space (empty cloud when it has none).
+  const GaussianCloud& splats() const { return splats_; }
+
+  // One drawn primitive after posing, in the space of its mesh node.
+  struct PosedPrimitive {
+    std::vector<Vec3> positions, normals;
+  };
+  struct Pose {
+    std::vector<anim::Transform> local;
+    std::vector<float> weights;      // morph weights (skeleton layout)
+    std::vector<Mat4> models;        // model-space matrix per joint (= per glTF node)
+    std::vector<PosedPrimitive> primitives;  // per drawn primitive, same order as the model's draws
+  };
+  // Poses the model at `time` seconds of clip `clip` (-1: the rest pose). The time is used as given
+  // (sampling clamps it to the keys); wrap it with anim::wrapTime for looping playback.
+  void pose(int clip, float time, Pose& out) const;
+
+  // The posed primitives as render meshes placed by `model_to_world`. The spans point into `pose` and into
+  // this model (textures, uvs, colours, indices): both must outlive the frame.
+  std::vector<RenderMesh> renderMeshes(const Pose& pose, const Mat4& model_to_world) const;
+
+ private:
+  struct Draw {
+    int node = -1, mesh = -1, primitive = -1;
+    int skin = -1;  // index into skins_, -1 when the node has no skin
+    int texture = -1;  // index into textures_
+  };
+  void build();
+
+  GltfDocument doc_;
+  anim::Skeleton skeleton_;
+  std::vector<anim::Clip> clips_;
+  std::vector<anim::SkinBinding> skins_;  // one per skinned drawn node
+  std::vector<MeshTexture> textures_;
+  std::vector<Draw> draws_;
+  GaussianCloud splats_;
+};
+
+}  // namespace sf
