@@ -264,6 +264,32 @@ TEST(VulkanImage, MeshesCompositedWithSplatsMatchCpu) {
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 
+// A skinned, textured glTF model posed mid-walk, with splats around it, on both backends; then a frame of
+// the model alone (no splat at all).
+TEST(VulkanImage, SkinnedModelWithSplatsMatchesCpu) {
+  SF_REQUIRE_VULKAN(r);
+  SF_REQUIRE_ASSET(path, "gltf/cesium_man.gltf");
+  Scene scene = sceneFromFile(path, "0", 0.6);
+  GaussianCloud cloud = test::randomCloud(2000, 1, 33);
+  for (Vec3& p : cloud.positions) p = p * 0.6f + Vec3{0, 0.8f, 0};  // around the figure's body
+  SceneObject splats;
+  splats.cloud = std::make_shared<GaussianCloud>(cloud);
+  scene.objects.push_back(splats);
+  const Camera cam = autoCamera(scene, 200, 150);
+  SceneMeshes posed;
+  poseSceneMeshes(scene, 0.0, posed);
+  ASSERT_FALSE(posed.meshes.empty());
+  std::vector<RenderObject> objs = scene.renderObjects();
+  RenderSettings settings;
+  ImageDiff d = compareImages(renderCpu(objs, cam, settings, nullptr, posed.meshes), r->render(objs, cam, settings, nullptr, posed.meshes));
+  std::printf("cesium_man + splats Vulkan vs CPU: PSNR %.2f dB, %.3f%% pixels over 2/255\n", d.psnr, 100.0 * d.fraction_over);
+  EXPECT_GE(d.psnr, 35.0);
+  EXPECT_LE(d.fraction_over, 0.02);
+  ImageDiff alone = compareImages(renderCpu({}, cam, settings, nullptr, posed.meshes), r->render({}, cam, settings, nullptr, posed.meshes));
+  EXPECT_GE(alone.psnr, 35.0);
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
 TEST(VulkanImage, BuffersBeyondTheStorageBindingLimit) {
   SF_REQUIRE_VULKAN(r);
   // 800,000 gaussians with SH degree 3: the SH buffer is 154 MB, over lavapipe's 128 MiB limit for one

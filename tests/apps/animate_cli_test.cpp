@@ -1,0 +1,159 @@
+// `splatforge render` of glTF models and `splatforge animate`, run as processes: a skinned, textured model
+// drawn at two clip times, a scene JSON mixing a glTF model and a splat file animated to PNG frames, MP4
+// output through ffmpeg (a stand-in ffmpeg on PATH checks the call when the real one is absent), and
+// failures (frame pattern, missing ffmpeg, unknown clip, unloadable model) with messages naming the cause.
+// Mesh frames use the CPU backend here; the Vulkan mesh pass is compared with it in gpu_tests.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "io/formats.h"
+#include "io/image_io.h"
+#include "support/test_support.h"
+
+namespace sf {
+namespace {
+
+namespace fs = std::filesystem;
+
+double litFraction(const ImageRGBA& img) {
+  size_t lit = 0;
+  for (size_t i = 0; i < img.pixels.size(); i += 4) lit += img.pixels[i] + img.pixels[i + 1] + img.pixels[i + 2] > 0.05f;
+  return static_cast<double>(lit) / static_cast<double>(img.pixels.size() / 4);
+}
+
+void writeText(const fs::path& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+}
+
+// Sets an environment variable for the scope of a test.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (had_) setenv(name_, old_.c_str(), 1);
+    else unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+TEST(RenderGltfCli, SkinnedTexturedModelAtTwoClipTimes) {
+  SF_REQUIRE_ASSET(path, "gltf/cesium_man.gltf");
+  const std::string dir = test::tempDir("RenderGltfCli");
+  std::string out;
+  const std::string common = " --backend cpu --width 160 --height 120";
+  ASSERT_EQ(test::runCli("render " + path + " -o " + dir + "/t0.png --time 0" + common, &out), 0) << out;
+  EXPECT_NE(out.find("mesh triangles"), std::string::npos) << out;
+  ASSERT_EQ(test::runCli("render " + path + " -o " + dir + "/t1.png --time 0.5 --clip 0" + common, &out), 0) << out;
+  ImageRGBA a = readPng(dir + "/t0.png"), b = readPng(dir + "/t1.png");
+  EXPECT_GT(litFraction(a), 0.03);  // the figure fills a good part of the auto-framed image
+  EXPECT_LT(litFraction(a), 0.6);
+  EXPECT_LT(compareImages(a, b).psnr, 30.0);  // the walk moved the limbs
+  // The base-colour texture is used: the figure is not one flat colour.
+  double lo = 1, hi = 0;
+  for (size_t i = 0; i < b.pixels.size(); i += 4)
+    if (b.pixels[i] + b.pixels[i + 1] + b.pixels[i + 2] > 0.05f) lo = std::min<double>(lo, b.pixels[i + 2]), hi = std::max<double>(hi, b.pixels[i + 2]);
+  EXPECT_GT(hi - lo, 0.3);
+  EXPECT_EQ(test::runCli("render " + path + " -o " + dir + "/x.png --clip Dance" + common, &out), 1);
+  EXPECT_NE(out.find("no animation named or numbered 'Dance'"), std::string::npos) << out;
+}
+
+TEST(AnimateCli, SceneWithModelAndSplatsToPngFrames) {
+  SF_REQUIRE_ASSET(model, "gltf/cesium_man.gltf");
+  const fs::path dir = test::tempDir("AnimateCliPng");
+  GaussianCloud cloud = test::randomCloud(300, 0, 3);
+  saveSplats(cloud, (dir / "cloud.ply").string());
+  writeText(dir / "scene.json", R"({
+  "objects": [
+    {"gltf": ")" + model + R"(", "clip": 0, "time": 0.1, "speed": 1.5},
+    {"file": "cloud.ply", "transform": {"translation": [0, 1, -1.5], "scale": 0.4}}
+  ],
+  "camera": {"eye": [0, 1, 4], "target": [0, 0.8, 0], "up": [0, 1, 0], "fov_y_deg": 45, "width": 96, "height": 72},
+  "background": [0.1, 0.1, 0.15]
+})");
+  std::string out;
+  ASSERT_EQ(test::runCli("animate " + (dir / "scene.json").string() + " --fps 4 --duration 0.75 -o " + (dir / "frames/f_%03d.png").string() +
+                             " --backend cpu",
+                         &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("3/3 frames"), std::string::npos) << out;
+  EXPECT_NE(out.find("clip '"), std::string::npos) << out;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(fs::exists(dir / "frames" / ("f_00" + std::to_string(i) + ".png"))) << out;
+  EXPECT_FALSE(fs::exists(dir / "frames/f_003.png"));
+  ImageRGBA f0 = readPng((dir / "frames/f_000.png").string()), f2 = readPng((dir / "frames/f_002.png").string());
+  EXPECT_EQ(f0.width, 96);
+  EXPECT_LT(compareImages(f0, f2).psnr, 40.0);  // the model moved between frames
+}
+
+TEST(AnimateCli, Mp4ThroughFfmpeg) {
+  SF_REQUIRE_ASSET(model, "gltf/cesium_man.gltf");
+  const fs::path dir = test::tempDir("AnimateCliMp4");
+  std::string path_env = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
+  const bool real_ffmpeg = std::system("command -v ffmpeg >/dev/null 2>&1") == 0;
+  if (!real_ffmpeg) {
+    // A stand-in that checks the arguments our encoder call must carry and writes the output file.
+    fs::create_directories(dir / "bin");
+    writeText(dir / "bin/ffmpeg", R"SH(#!/bin/sh
+for a in "$@"; do last="$a"; done
+case "$*" in *"-framerate 5 -i "*"%06d.png"*"-pix_fmt yuv420p"*) ;; *) echo "unexpected ffmpeg call: $*" >&2; exit 3;; esac
+frames=$(ls "$(dirname "$7")" | wc -l)
+[ "$frames" -eq 3 ] || { echo "expected 3 frames, found $frames" >&2; exit 4; }
+printf 'mp4' > "$last"
+)SH");
+    fs::permissions(dir / "bin/ffmpeg", fs::perms::owner_all);
+    path_env = (dir / "bin").string() + ":" + path_env;
+  }
+  ScopedEnv env("PATH", path_env);
+  std::string out;
+  const std::string mp4 = (dir / "walk.mp4").string();
+  ASSERT_EQ(test::runCli("animate " + model + " --fps 5 --duration 0.6 --width 64 --height 48 --backend cpu -o " + mp4, &out), 0) << out;
+  EXPECT_TRUE(fs::exists(mp4)) << out;
+  EXPECT_GT(fs::file_size(mp4), 0u);
+  EXPECT_FALSE(fs::exists(mp4 + ".frames")) << "temporary frames left behind";
+  EXPECT_FALSE(fs::exists(mp4 + ".partial.mp4"));
+}
+
+TEST(AnimateCli, FailuresNameTheCause) {
+  const fs::path dir = test::tempDir("AnimateCliFail");
+  std::string out;
+  SF_REQUIRE_ASSET(model, "gltf/cesium_man.gltf");
+  EXPECT_EQ(test::runCli("animate " + model + " -o " + (dir / "frames.png").string(), &out), 1);
+  EXPECT_NE(out.find("frame-number field"), std::string::npos) << out;
+  EXPECT_EQ(test::runCli("animate " + model + " -o " + (dir / "f_%04x.png").string(), &out), 1);
+  EXPECT_NE(out.find("%d or %0Nd"), std::string::npos) << out;
+  EXPECT_EQ(test::runCli("animate " + model + " --fps 0", &out), 1);
+  EXPECT_NE(out.find("--fps"), std::string::npos) << out;
+  {
+    ScopedEnv env("PATH", (dir / "empty").string());
+    EXPECT_EQ(test::runCli("animate " + model + " -o " + (dir / "x.mp4").string(), &out), 1);
+    EXPECT_NE(out.find("needs ffmpeg on PATH"), std::string::npos) << out;
+  }
+  // A scene whose model cannot be loaded draws a placeholder with a warning, or fails with --strict.
+  writeText(dir / "broken.gltf", "{\"asset\": {\"version\": \"2.0\"}, \"meshes\": [{\"primitives\": [{\"attributes\": {\"POSITION\": 7}}]}]}");
+  writeText(dir / "scene.json", R"({"objects": [{"gltf": "broken.gltf", "clip": "Walk"}],
+    "camera": {"eye": [0, 0, -3], "target": [0, 0, 0], "up": [0, -1, 0], "fov_y_deg": 50, "width": 48, "height": 32}})");
+  ASSERT_EQ(test::runCli("animate " + (dir / "scene.json").string() + " --fps 2 --duration 0.5 --backend cpu -o " +
+                             (dir / "p_%02d.png").string(),
+                         &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("warning: objects[0] (broken)"), std::string::npos) << out;
+  EXPECT_NE(out.find("drawing a placeholder"), std::string::npos) << out;
+  EXPECT_GT(litFraction(readPng((dir / "p_00.png").string())), 0.05);
+  EXPECT_EQ(test::runCli("animate " + (dir / "scene.json").string() + " --strict --backend cpu -o " + (dir / "q_%02d.png").string(), &out), 1);
+  EXPECT_NE(out.find("broken.gltf"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace sf
