@@ -110,7 +110,8 @@ struct VulkanRenderer::Impl {
   // and one host-visible buffer with the frame's vertex data, textures and draw records.
   std::unique_ptr<gpu::GraphicsPipeline> mesh_pipeline;
   gpu::Image mesh_color_target, mesh_depth_target, mesh_zbuffer;
-  gpu::Buffer mesh_color, mesh_depth, mesh_data;
+  gpu::Buffer mesh_color, mesh_depth, mesh_data, mesh_device;  // mesh_data: host staging of mesh_device
+  size_t mesh_bytes = 0;
   bool has_mesh = false;  // this frame draws meshes
 
   explicit Impl(const gpu::ContextOptions& o)
@@ -311,14 +312,21 @@ struct VulkanRenderer::Impl {
       }
     }
     *draws_offset = pack(bytes, draws.data(), draws.size() * sizeof(GpuMeshDraw));
-    if (mesh_data.size < bytes.size()) mesh_data = ctx.createBuffer(std::max<VkDeviceSize>(bytes.size() + bytes.size() / 2, 1 << 16), true, "mesh data");
-    // Addresses are known only now: patch them into the packed draw records.
+    if (mesh_data.size < bytes.size()) {
+      const VkDeviceSize size = std::max<VkDeviceSize>(bytes.size() + bytes.size() / 2, 1 << 16);
+      mesh_data = ctx.createBuffer(size, true, "mesh data staging");
+      mesh_device = ctx.createBuffer(size, false, "mesh data");
+    }
+    mesh_bytes = bytes.size();
+    // Addresses are known only now: patch them into the packed draw records (they point into the
+    // device-local copy the frame makes first).
     auto* packed = reinterpret_cast<GpuMeshDraw*>(bytes.data() + *draws_offset);
     for (size_t i = 0; i < meshes.size(); ++i) {
       GpuMeshDraw d = draws[i];
       const size_t* o = &offs[i * 6];
-      d.positions = mesh_data.address + o[0], d.normals = mesh_data.address + o[1], d.uvs = mesh_data.address + o[2];
-      d.colors = mesh_data.address + o[3], d.indices = mesh_data.address + o[4], d.texels = mesh_data.address + o[5];
+      const VkDeviceAddress base = mesh_device.address;
+      d.positions = base + o[0], d.normals = base + o[1], d.uvs = base + o[2];
+      d.colors = base + o[3], d.indices = base + o[4], d.texels = base + o[5];
       std::memcpy(&packed[i], &d, sizeof(d));
     }
     std::memcpy(mesh_data.mapped, bytes.data(), bytes.size());
@@ -330,6 +338,15 @@ struct VulkanRenderer::Impl {
     const VkPipelineStageFlags top = VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT;
     const VkPipelineStageFlags color_stage = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
     const VkPipelineStageFlags depth_stage = VK_PIPELINE_STAGE_EARLY_FRAGMENT_TESTS_BIT | VK_PIPELINE_STAGE_LATE_FRAGMENT_TESTS_BIT;
+    // Vertex data, indices, textures and draw records to device-local memory (vertex pulling and texel
+    // reads from host memory would cross the bus per fragment on a discrete GPU).
+    VkBufferCopy copy{0, 0, mesh_bytes};
+    vkCmdCopyBuffer(cmd, mesh_data.buffer, mesh_device.buffer, 1, &copy);
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_VERTEX_SHADER_BIT | VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT, 0, 1,
+                         &mb, 0, nullptr, 0, nullptr);
     for (gpu::Image* img : {&mesh_color_target, &mesh_depth_target})
       gpu::imageBarrier(cmd, *img, VK_IMAGE_ASPECT_COLOR_BIT, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, top, 0,
                         color_stage, VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT);
@@ -365,7 +382,7 @@ struct VulkanRenderer::Impl {
     for (size_t i = 0; i < triangles.size(); ++i) {
       if (!triangles[i]) continue;
       GpuMeshPush p{};
-      p.draws = mesh_data.address + draws_offset;
+      p.draws = mesh_device.address + draws_offset;
       p.draw_index = static_cast<uint32_t>(i);
       p.fx = cam.fx, p.fy = cam.fy, p.cx = cam.cx, p.cy = cam.cy;
       p.width = static_cast<float>(width), p.height = static_cast<float>(height);
