@@ -16,6 +16,7 @@
 #include "anim/gltf_import.h"
 #include "anim/local_to_model.h"
 #include "anim/skinning.h"
+#include "character/character.h"
 #include "core/error.h"
 #include "core/gaussian_cloud.h"
 #include "core/parallel.h"
@@ -122,13 +123,14 @@ class FrameRenderer {
 
   // Renders the scene at scene time t: glTF objects are posed (CPU skinning) and drawn as meshes.
   Frame render(const Scene& scene, double t, const Camera& cam, const RenderSettings& settings) {
-    std::vector<RenderObject> objects = scene.renderObjects();
-    poseSceneMeshes(scene, t, meshes_);
+    poseScene(scene, t, frame_);
+    const std::vector<RenderObject>& objects = frame_.objects;
+    const std::vector<RenderMesh>& meshes = frame_.meshes;
     Frame f;
-    for (const RenderMesh& m : meshes_.meshes) f.mesh_triangles += m.triangleCount();
+    for (const RenderMesh& m : meshes) f.mesh_triangles += m.triangleCount();
     if (vulkan_) {
       VulkanFrameStats st;
-      f.image = vulkan_->render(objects, cam, settings, &st, meshes_.meshes);
+      f.image = vulkan_->render(objects, cam, settings, &st, meshes);
       if (vulkan_->context().validationErrors() > 0)
         throw Error(fmt::format("{} Vulkan validation error(s); last: {}", vulkan_->context().validationErrors(),
                                 vulkan_->context().lastValidationError()));
@@ -136,27 +138,32 @@ class FrameRenderer {
       const VulkanPassTimes& pt = st.times;
       f.timing = fmt::format("gpu {:.2f} ms: {}preprocess {:.2f}, depth sort {:.2f}, scan {:.2f}, keys {:.2f}, tile sort {:.2f}, "
                              "ranges {:.2f}, raster {:.2f}, readback {:.2f}",
-                             pt.total, meshes_.meshes.empty() ? "" : fmt::format("meshes {:.2f}, ", pt.mesh), pt.preprocess, pt.depth_sort,
+                             pt.total, meshes.empty() ? "" : fmt::format("meshes {:.2f}, ", pt.mesh), pt.preprocess, pt.depth_sort,
                              pt.scan, pt.emit, pt.sort, pt.ranges, pt.raster, pt.readback);
     } else {
       RenderStats st;
-      f.image = renderCpu(objects, cam, settings, &st, meshes_.meshes);
+      f.image = renderCpu(objects, cam, settings, &st, meshes);
       f.visible = st.visible, f.splats = st.splats, f.keys = st.tile_keys;
       f.timing = fmt::format("cpu: preprocess {:.1f} ms, sort {:.1f} ms, {}raster {:.1f} ms", st.preprocess_ms, st.sort_ms,
-                             meshes_.meshes.empty() ? "" : fmt::format("meshes {:.1f} ms, ", st.mesh_ms), st.raster_ms);
+                             meshes.empty() ? "" : fmt::format("meshes {:.1f} ms, ", st.mesh_ms), st.raster_ms);
     }
     return f;
   }
 
  private:
   std::unique_ptr<VulkanRenderer> vulkan_;
-  SceneMeshes meshes_;
+  SceneFrame frame_;
 };
 
 std::string sceneSummary(const Scene& scene) {
-  size_t splats = 0, models = 0;
-  for (const SceneObject& o : scene.objects) splats += o.cloud ? o.cloud->size() : 0, models += o.model ? 1 : 0;
-  return fmt::format("{} objects, {} gaussians{}", scene.objects.size(), splats, models ? fmt::format(", {} glTF models", models) : "");
+  size_t splats = 0, models = 0, characters = 0;
+  for (const SceneObject& o : scene.objects) {
+    splats += o.cloud ? o.cloud->size() : 0;
+    if (o.character) ++characters;
+    else if (o.model) ++models;
+  }
+  return fmt::format("{} objects, {} gaussians{}{}", scene.objects.size(), splats, models ? fmt::format(", {} glTF models", models) : "",
+                     characters ? fmt::format(", {} characters", characters) : "");
 }
 
 // Renders a scene and writes the outputs; shared by `render` and `demo`.
@@ -759,6 +766,75 @@ int runBenchSkin(const BenchSkinOptions& o) {
     return 0;
   } catch (const std::exception& e) {
     return fail("bench-skin", e.what());
+  }
+}
+
+namespace {
+
+// Bytes a character occupies on the GPU: its splat slots (inputs and per-slot preprocess outputs of the
+// frame's sink) and its per-frame override staging.
+size_t characterGpuBytes(const character::Character& c) {
+  const size_t slot = 12 + 24 + 4 + static_cast<size_t>(c.splats().shStride()) * 4  // sink inputs
+                      + 8 + 16 + 16 + 8 + 4 + 4 + 4;                                   // preprocess outputs
+  return c.splats().size() * (slot + 12 + 24);
+}
+
+int characterInfo(const CharacterOptions& o) {
+  const character::Character c = character::Character::loadPackage(o.input);
+  character::Character::Frame f;
+  c.deform(-1, 0.0f, f);
+  const GltfModel& m = c.model();
+  const GltfModel::DrawInfo d = m.drawInfo(static_cast<size_t>(c.boundDraw()));
+  const GltfPrimitive& prim = m.primitiveOf(static_cast<size_t>(c.boundDraw()));
+  const size_t targets = prim.targets.size();
+  if (o.json) {
+    fmt::print("{{\n  \"package\": \"{}\",\n  \"splats\": {},\n  \"sh_degree\": {},\n  \"bindings\": {{\"triangle\": {}, \"joints\": {}}},\n",
+               jsonEscape(o.input), c.splats().size(), c.splats().sh_degree, f.triangle_bound, f.joint_bound);
+    fmt::print("  \"skin\": {{\"file\": \"{}\", \"node\": {}, \"mesh\": {}, \"primitive\": {}, \"vertices\": {}, \"morph_targets\": {}, "
+               "\"joints\": {}}},\n",
+               jsonEscape(m.document().path), d.node, d.mesh, d.primitive, prim.positions.size(), targets,
+               d.skin >= 0 ? f.pose.palettes[static_cast<size_t>(d.skin)].size() : 0);
+    fmt::print("  \"expression_space\": \"{}\",\n  \"default_clip\": \"{}\",\n  \"clips\": {},\n", c.expressionSpace(),
+               jsonEscape(c.defaultClip()), m.clips().size());
+    fmt::print("  \"memory\": {{\"resident_bytes\": {}, \"gpu_bytes\": {}, \"slots\": {}}}\n}}\n", c.residentBytes(), characterGpuBytes(c),
+               c.splats().size());
+    return 0;
+  }
+  fmt::print("package:     {}\n", o.input);
+  fmt::print("splats:      {} (SH degree {}), {} bound to triangles, {} to joints\n", c.splats().size(), c.splats().sh_degree,
+             f.triangle_bound, f.joint_bound);
+  fmt::print("skin:        {} node {} meshes[{}].primitives[{}]: {} vertices, {} morph targets\n", m.document().path, d.node, d.mesh,
+             d.primitive, prim.positions.size(), targets);
+  fmt::print("expressions: {}\n", c.expressionSpace());
+  fmt::print("clips:       {}{}\n", m.clips().size(), m.clips().empty() ? "" : " (" + m.clipList() + ")");
+  fmt::print("default:     {}\n", c.defaultClip().empty() ? "rest pose" : c.defaultClip());
+  fmt::print("memory:      resident {:.2f} MB, GPU {:.2f} MB, {} slots (body part: all splats)\n", static_cast<double>(c.residentBytes()) / 1e6,
+             static_cast<double>(characterGpuBytes(c)) / 1e6, c.splats().size());
+  return 0;
+}
+
+}  // namespace
+
+int runCharacter(const CharacterOptions& o) {
+  try {
+    auto t0 = Clock::now();
+    if (o.action == "info") return characterInfo(o);
+    character::Character c = [&] {
+      if (o.action == "build") {
+        progress("sampling " + std::to_string(o.splats) + " gaussians on " + o.from_gltf);
+        return character::Character::fromGltf(std::make_shared<GltfModel>(o.from_gltf), o.splats, o.seed);
+      }
+      progress("binding " + o.splat_file + " to " + o.skin);
+      LoadedSplats l = loadSplats(o.splat_file);
+      return character::Character::bindSplats(std::make_shared<GltfModel>(o.skin), std::move(l.cloud));
+    }();
+    c.savePackage(o.output);
+    fmt::print("wrote {} ({} splats bound to {}; expression space {})\n", o.output, c.splats().size(), c.model().document().path,
+               c.expressionSpace());
+    fmt::print("time: {:.3f} s\n", secondsSince(t0));
+    return 0;
+  } catch (const std::exception& e) {
+    return fail("character", e.what());
   }
 }
 

@@ -2,6 +2,8 @@
 // process exit code and reports failures on stderr as "splatforge <command>: <message>".
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -102,5 +104,19 @@ int runBenchSkin(const BenchSkinOptions& o);
 
 // Assets directory: $SPLATFORGE_ASSETS if set, else ../shared/assets.
 std::string defaultAssetsDir();
+
+// `character build|bind|info`: splat characters (docs/formats/character.md).
+struct CharacterOptions {
+  std::string action;     // build, bind or info
+  std::string from_gltf;  // build: the skinned glTF
+  size_t splats = 20000;  // build: gaussians to sample
+  uint32_t seed = 1;      // build: sampling seed
+  std::string splat_file; // bind: the trained splat PLY (in the skin's bind-pose mesh space)
+  std::string skin;       // bind: the skinned glTF / GLB
+  std::string output;     // build / bind: package directory
+  std::string input;      // info: package directory
+  bool json = false;      // info
+};
+int runCharacter(const CharacterOptions& o);
 
 }  // namespace sf::cli

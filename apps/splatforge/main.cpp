@@ -40,6 +40,22 @@ int main(int argc, char** argv) {
   c_ren->add_option("--clip", ren.clip, "glTF input: animation name or index (default: the first)");
   c_ren->add_option("--time", ren.time, "glTF input: seconds into the clip")->capture_default_str();
 
+  CharacterOptions chr;
+  auto* c_chr = app.add_subcommand("character", "Build, bind and inspect splat characters");
+  c_chr->require_subcommand(1);
+  auto* c_chr_build = c_chr->add_subcommand("build", "Sample gaussians on a skinned glTF's surface and bind them (no training)");
+  c_chr_build->add_option("--from-gltf", chr.from_gltf, "Skinned glTF / GLB")->required();
+  c_chr_build->add_option("--splats", chr.splats, "Gaussians to sample")->check(CLI::Range(size_t{1}, size_t{50000000}))->capture_default_str();
+  c_chr_build->add_option("--seed", chr.seed, "Sampling seed")->capture_default_str();
+  c_chr_build->add_option("-o,--output", chr.output, "Package directory")->required();
+  auto* c_chr_bind = c_chr->add_subcommand("bind", "Bind a trained splat PLY to the surface of its skinned mesh");
+  c_chr_bind->add_option("--splats", chr.splat_file, "Splat file in the skin's bind-pose mesh space")->required();
+  c_chr_bind->add_option("--skin", chr.skin, "Skinned glTF / GLB")->required();
+  c_chr_bind->add_option("-o,--output", chr.output, "Package directory")->required();
+  auto* c_chr_info = c_chr->add_subcommand("info", "Describe a character package (counts, skin, expressions, clips, memory)");
+  c_chr_info->add_option("package", chr.input, "Package directory")->required();
+  c_chr_info->add_flag("--json", chr.json, "Machine-readable JSON output");
+
   AnimateOptions ani;
   auto* c_ani = app.add_subcommand("animate", "Render a scene over time to PNG frames or an MP4 (through ffmpeg)");
   c_ani->add_option("input", ani.input, "Scene .json, glTF model (.gltf .glb) or splat file")->required();
@@ -119,5 +135,9 @@ int main(int argc, char** argv) {
   if (c_bskin->parsed()) return runBenchSkin(bskin);
   if (c_pose->parsed()) return runPose(pose);
   if (c_ani->parsed()) return runAnimate(ani);
+  if (c_chr->parsed()) {
+    chr.action = c_chr_build->parsed() ? "build" : c_chr_bind->parsed() ? "bind" : "info";
+    return runCharacter(chr);
+  }
   return 2;
 }

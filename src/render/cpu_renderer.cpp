@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 
 #include "core/parallel.h"
 #include "core/sh.h"
@@ -150,6 +151,15 @@ PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const u
   return {c + background * t, t};
 }
 
+std::string RenderObject::validate() const {
+  if (!cloud) return "no cloud";
+  if (positions.size() != covariances.size())
+    return "position and covariance overrides differ in size (" + std::to_string(positions.size()) + " / " + std::to_string(covariances.size()) + ")";
+  if (!positions.empty() && positions.size() != cloud->size())
+    return "overrides hold " + std::to_string(positions.size()) + " splats for a cloud of " + std::to_string(cloud->size());
+  return {};
+}
+
 ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
                     RenderStats* stats, std::span<const RenderMesh> meshes) {
   assert(cam.validate() == nullptr);
@@ -160,7 +170,10 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
 
   // Slots: every object's splats occupy a fixed, contiguous range of one frame-wide array.
   std::vector<size_t> first_slot(objects.size() + 1, 0);
-  for (size_t o = 0; o < objects.size(); ++o) first_slot[o + 1] = first_slot[o] + objects[o].cloud->size();
+  for (size_t o = 0; o < objects.size(); ++o) {
+    if (std::string why = objects[o].validate(); !why.empty()) throw std::invalid_argument("object " + std::to_string(o) + ": " + why);
+    first_slot[o + 1] = first_slot[o] + objects[o].cloud->size();
+  }
   const size_t total = first_slot.back();
   st.splats = total;
   if (total > UINT32_MAX) throw std::length_error("more than 2^32 splats in one frame");
@@ -182,12 +195,14 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
     const bool aa = settings.antialiased || cloud.antialiased;
     parallelForRange(cloud.size(), 4096, [&](size_t begin, size_t end) {
       for (size_t i = begin; i < end; ++i) {
-        Cov6 local_cov = covarianceFromScaleRotation(cloud.scales[i], cloud.rotations[i]);
+        const bool over = !objects[o].positions.empty();
+        Cov6 local_cov = over ? objects[o].covariances[i] : covarianceFromScaleRotation(cloud.scales[i], cloud.rotations[i]);
         Mat3 world_cov = linear * covarianceMatrix(local_cov) * transpose(linear);
-        Vec3 p_world = transformPoint(model, cloud.positions[i]);
+        const Vec3 p_object = over ? objects[o].positions[i] : cloud.positions[i];
+        Vec3 p_world = transformPoint(model, p_object);
         ProjectedSplat& ps = projected[base + i];
         if (projectSplat(p_world, covarianceUpper(world_cov), cloud.opacities[i], cloud.sh_degree, cloud.shOf(i).data(),
-                         cloud.positions[i] - cam_object, cloud.color_space, cam, aa, &ps))
+                         p_object - cam_object, cloud.color_space, cam, aa, &ps))
           touched[base + i] = static_cast<uint32_t>(ps.touched);
       }
     });

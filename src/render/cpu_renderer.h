@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/covariance.h"
@@ -28,6 +29,13 @@ constexpr float kTransmittanceMin = 1e-4f;    // a pixel stops when transmittanc
 struct RenderObject {
   const GaussianCloud* cloud = nullptr;
   Mat4 object_to_world;
+  // Optional per-frame overrides (deformed splat characters): object-space centres and covariances, one
+  // per splat of `cloud` (both or neither); the cloud then supplies opacity and colour only.
+  std::span<const Vec3> positions;
+  std::span<const Cov6> covariances;
+
+  // Empty when usable; otherwise why not (override sizes).
+  std::string validate() const;
 };
 
 struct RenderSettings {

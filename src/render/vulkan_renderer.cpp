@@ -103,7 +103,7 @@ struct VulkanRenderer::Impl {
   gpu::Buffer keys[6], hist, hist_sums;
   // Per frame.
   uint32_t tiles = 0, width = 0, height = 0;
-  gpu::Buffer tile_ranges, image, counters, frame, objects_buf, readback;
+  gpu::Buffer tile_ranges, image, counters, frame, objects_buf, readback, dynamic_staging;
   int last_passes = 0;
   uint32_t sort_subgroups = 1;  // subgroups per sort workgroup
   // Mesh pass (created on the first frame with meshes): render targets, their copies the raster reads,
@@ -538,6 +538,32 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     first += cloud.size();
   }
   if (!gobj.empty()) std::memcpy(m.objects_buf.mapped, gobj.data(), gobj.size() * sizeof(GpuObject));
+  // Objects with per-frame centres and covariances: staged now, copied into their slot ranges at the
+  // start of the frame's command buffer.
+  std::vector<VkBufferCopy> pos_copies, cov_copies;
+  {
+    size_t bytes = 0;
+    for (const RenderObject& o : objects) {
+      if (std::string why = o.validate(); !why.empty()) throw Error("render object: " + why);
+      bytes += o.positions.size() * (12 + 24);
+    }
+    if (bytes) {
+      if (m.dynamic_staging.size < bytes) m.dynamic_staging = m.ctx.createBuffer(bytes + bytes / 2, true, "per-frame splat overrides");
+      auto* dst = static_cast<uint8_t*>(m.dynamic_staging.mapped);
+      size_t at = 0, first = 0;
+      for (const RenderObject& o : objects) {
+        if (!o.positions.empty()) {
+          std::memcpy(dst + at, o.positions.data(), o.positions.size_bytes());
+          pos_copies.push_back({at, first * 12, o.positions.size_bytes()});
+          at += o.positions.size_bytes();
+          std::memcpy(dst + at, o.covariances.data(), o.covariances.size_bytes());
+          cov_copies.push_back({at, first * 24, o.covariances.size_bytes()});
+          at += o.covariances.size_bytes();
+        }
+        first += o.cloud->size();
+      }
+    }
+  }
   m.has_mesh = !meshes.empty();
   std::vector<uint32_t> mesh_triangles;
   size_t mesh_draws_offset = 0;
@@ -557,6 +583,10 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     vkCmdFillBuffer(cmd, m.counters.buffer, 0, VK_WHOLE_SIZE, 0);
     vkCmdFillBuffer(cmd, m.tile_ranges.buffer, 0, VK_WHOLE_SIZE, 0);
     vkCmdUpdateBuffer(cmd, m.counters.buffer, SF_COUNTER_SLOTS * 4, 4, &m.slots);
+    if (!pos_copies.empty()) {
+      vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.positions.buffer, static_cast<uint32_t>(pos_copies.size()), pos_copies.data());
+      vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.covariances.buffer, static_cast<uint32_t>(cov_copies.size()), cov_copies.data());
+    }
     gpu::computeBarrier(cmd);
     if (m.has_mesh) m.recordMeshes(cmd, mesh_triangles, mesh_draws_offset, cam);
     m.timestamp(cmd, 1);

@@ -62,6 +62,26 @@ void GltfModel::build() {
   }
 }
 
+GltfModel::DrawInfo GltfModel::drawInfo(size_t draw) const {
+  const Draw& d = draws_.at(draw);
+  return {d.node, d.mesh, d.primitive, d.skin};
+}
+
+const Mat4& GltfModel::meshToModel(const Pose& pose, size_t draw) const {
+  return pose.models.at(static_cast<size_t>(skeleton_.findSource(draws_.at(draw).node)));
+}
+
+int GltfModel::findDraw(int mesh, int primitive, int node) const {
+  for (size_t i = 0; i < draws_.size(); ++i)
+    if (draws_[i].mesh == mesh && draws_[i].primitive == primitive && (node < 0 || draws_[i].node == node)) return static_cast<int>(i);
+  return -1;
+}
+
+const GltfPrimitive& GltfModel::primitiveOf(size_t draw) const {
+  const Draw& d = draws_.at(draw);
+  return doc_.meshes[static_cast<size_t>(d.mesh)].primitives[static_cast<size_t>(d.primitive)];
+}
+
 int GltfModel::findClip(const std::string& name_or_index) const { return anim::findAnimation(doc_, name_or_index); }
 
 std::string GltfModel::clipList() const {
@@ -91,7 +111,8 @@ void GltfModel::pose(int clip, float time, Pose& out) const {
   ltm.output = out.models;
   ltm.run();
 
-  std::vector<std::vector<Mat4>> palettes(skins_.size());
+  std::vector<std::vector<Mat4>>& palettes = out.palettes;
+  palettes.resize(skins_.size());
   for (size_t s = 0; s < skins_.size(); ++s) {
     palettes[s].resize(skins_[s].joints.size());
     anim::PaletteJob{&skins_[s], out.models, palettes[s]}.run();
@@ -167,7 +188,7 @@ std::vector<RenderMesh> GltfModel::renderMeshes(const Pose& pose, const Mat4& mo
     m.base_color = prim.base_color;
     m.texture = d.texture >= 0 ? &textures_[static_cast<size_t>(d.texture)] : nullptr;
     // Skinned vertices come out in the mesh node's space (see anim/local_to_model.h), as do static ones.
-    m.object_to_world = model_to_world * pose.models[static_cast<size_t>(skeleton_.findSource(d.node))];
+    m.object_to_world = model_to_world * meshToModel(pose, i);
     out.push_back(m);
   }
   return out;

@@ -34,6 +34,15 @@ class GltfModel {
 
   // Triangle primitives drawn by the model's nodes (points, lines and splat primitives are not drawn).
   size_t drawnPrimitives() const { return draws_.size(); }
+  struct DrawInfo {
+    int node = -1, mesh = -1, primitive = -1;
+    int skin = -1;  // index into Pose::palettes, -1 when the draw is not skinned
+  };
+  DrawInfo drawInfo(size_t draw) const;
+  // Index of the draw of (mesh, primitive) by `node` (node -1: any node), or -1.
+  int findDraw(int mesh, int primitive, int node = -1) const;
+  // The glTF primitive a draw shows.
+  const GltfPrimitive& primitiveOf(size_t draw) const;
   size_t vertexCount() const;
   // The model's KHR_gaussian_splatting splats in model space (empty cloud when it has none).
   const GaussianCloud& splats() const { return splats_; }
@@ -47,6 +56,7 @@ class GltfModel {
     std::vector<float> weights;      // morph weights (skeleton layout)
     std::vector<Mat4> models;        // model-space matrix per joint (= per glTF node)
     std::vector<PosedPrimitive> primitives;  // per drawn primitive, same order as the model's draws
+    std::vector<std::vector<Mat4>> palettes;  // per skinned draw node (DrawInfo::skin)
   };
   // Poses the model at `time` seconds of clip `clip` (-1: the rest pose). The time is used as given
   // (sampling clamps it to the keys); wrap it with anim::wrapTime for looping playback.
@@ -55,6 +65,8 @@ class GltfModel {
   // The posed primitives as render meshes placed by `model_to_world`. The spans point into `pose` and into
   // this model (textures, uvs, colours, indices): both must outlive the frame.
   std::vector<RenderMesh> renderMeshes(const Pose& pose, const Mat4& model_to_world) const;
+  // Model-space matrix of a draw's mesh node in a pose (its posed vertices live in that node's space).
+  const Mat4& meshToModel(const Pose& pose, size_t draw) const;
 
  private:
   struct Draw {

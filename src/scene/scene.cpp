@@ -153,7 +153,7 @@ Camera parseCameraNode(const Node& n, std::optional<int> width, std::optional<in
 std::vector<RenderObject> Scene::renderObjects() const {
   std::vector<RenderObject> out;
   for (const SceneObject& o : objects)
-    if (o.cloud && o.cloud->size() > 0) out.push_back({o.cloud.get(), o.object_to_world});
+    if (o.cloud && o.cloud->size() > 0 && !o.character) out.push_back({o.cloud.get(), o.object_to_world, {}, {}});
   return out;
 }
 
@@ -170,15 +170,28 @@ float SceneObject::clipTime(double scene_time) const {
   return loop ? anim::wrapTime(t, duration) : std::clamp(t, 0.0f, std::max(duration, 0.0f));
 }
 
-void poseSceneMeshes(const Scene& scene, double t, SceneMeshes& out) {
-  size_t models = 0;
-  for (const SceneObject& o : scene.objects) models += o.model ? 1 : 0;
-  out.poses.resize(models);
-  out.meshes.clear();
-  size_t k = 0;
+void poseScene(const Scene& scene, double t, SceneFrame& out) {
+  size_t models = 0, characters = 0;
   for (const SceneObject& o : scene.objects) {
+    if (o.character) ++characters;
+    else if (o.model) ++models;
+  }
+  out.poses.resize(models);
+  out.characters.resize(characters);
+  out.meshes.clear();
+  out.objects.clear();
+  size_t m = 0, c = 0;
+  for (const SceneObject& o : scene.objects) {
+    if (o.character) {
+      character::Character::Frame& f = out.characters[c++];
+      o.character->deform(o.clip, o.clipTime(t), f);
+      const Mat4 to_world = o.object_to_world * o.character->model().meshToModel(f.pose, static_cast<size_t>(o.character->boundDraw()));
+      out.objects.push_back({&o.character->splats(), to_world, f.positions, f.covariances});
+      continue;
+    }
+    if (o.cloud && o.cloud->size() > 0) out.objects.push_back({o.cloud.get(), o.object_to_world, {}, {}});
     if (!o.model) continue;
-    GltfModel::Pose& pose = out.poses[k++];
+    GltfModel::Pose& pose = out.poses[m++];
     o.model->pose(o.clip, o.clipTime(t), pose);
     std::vector<RenderMesh> meshes = o.model->renderMeshes(pose, o.object_to_world);
     out.meshes.insert(out.meshes.end(), meshes.begin(), meshes.end());
@@ -209,6 +222,22 @@ void loadGltfObject(SceneObject& obj, const std::string& path, const std::string
   obj.model = std::move(model);
 }
 
+// A character package: its splats (deformed per frame) and its model; the clip defaults to the package's.
+void loadCharacterObject(SceneObject& obj, const std::string& dir, const std::string& clip) {
+  auto ch = std::make_shared<character::Character>(character::Character::loadPackage(dir));
+  const std::string wanted = clip.empty() ? ch->defaultClip() : clip;
+  obj.clip = -1;
+  if (!wanted.empty()) {
+    obj.clip = ch->model().findClip(wanted);
+    if (obj.clip < 0)
+      throw Error(dir + ": no animation named or numbered '" + wanted + "' in its skin (" + std::to_string(ch->model().clips().size()) +
+                  " animations" + (ch->model().clips().empty() ? "" : ": " + ch->model().clipList()) + ")");
+  }
+  obj.cloud = std::shared_ptr<const GaussianCloud>(ch, &ch->splats());
+  obj.model = ch->modelPtr();
+  obj.character = std::move(ch);
+}
+
 }  // namespace
 
 Scene sceneFromFile(const std::string& path, const std::string& clip, double time) {
@@ -216,7 +245,12 @@ Scene sceneFromFile(const std::string& path, const std::string& clip, double tim
   SceneObject obj;
   obj.name = std::filesystem::path(path).stem().string();
   obj.source = path;
-  if (isGltfPath(path)) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    loadCharacterObject(obj, path, clip);
+    obj.name = std::filesystem::path(path).filename().string();
+    obj.time = time;
+  } else if (isGltfPath(path)) {
     loadGltfObject(obj, path, clip);
     obj.time = time;
   } else {
@@ -281,17 +315,18 @@ Scene loadSceneJson(const std::string& path, const SceneLoadOptions& options) {
   for (size_t i = 0; i < objects.value.size(); ++i) {
     Node o = objects.at(i);
     SceneObject obj;
-    if (o.has("file") && o.has("gltf")) o.fail("an object has either \"file\" (splats) or \"gltf\" (a model), not both");
-    const bool gltf_key = o.has("gltf");
-    std::string file = (gltf_key ? o["gltf"] : o["file"]).string();
+    if (o.has("file") + o.has("gltf") + o.has("character") != 1)
+      o.fail("an object has exactly one of \"file\" (splats), \"gltf\" (a model) or \"character\" (a character package)");
+    const bool gltf_key = o.has("gltf"), character_key = o.has("character");
+    std::string file = (gltf_key ? o["gltf"] : character_key ? o["character"] : o["file"]).string();
     obj.name = o.has("name") ? o["name"].string() : std::filesystem::path(file).stem().string();
     obj.object_to_world = o.has("transform") ? parseTransform(o["transform"]) : Mat4{};
     std::string resolved = std::filesystem::path(file).is_absolute() ? file : (dir / file).string();
     obj.source = resolved;
-    const bool gltf = gltf_key || isGltfPath(file);
+    const bool gltf = !character_key && (gltf_key || isGltfPath(file));
     std::string clip;
     if (o.has("clip")) {
-      if (!gltf) o["clip"].fail("\"clip\" applies to glTF objects only");
+      if (!gltf && !character_key) o["clip"].fail("\"clip\" applies to glTF and character objects only");
       Node c = o["clip"];
       clip = c.value.is_number() ? std::to_string(static_cast<long long>(c.number())) : c.string();
     }
@@ -302,7 +337,9 @@ Scene loadSceneJson(const std::string& path, const SceneLoadOptions& options) {
       obj.loop = o["loop"].value.get<bool>();
     }
     try {
-      if (gltf) {
+      if (character_key) {
+        loadCharacterObject(obj, resolved, clip);
+      } else if (gltf) {
         loadGltfObject(obj, resolved, clip);
       } else {
         LoadedSplats loaded = loadSplats(resolved);
@@ -314,12 +351,14 @@ Scene loadSceneJson(const std::string& path, const SceneLoadOptions& options) {
       scene.warnings.push_back(o.path + " (" + obj.name + "): " + e.what() + "; drawing a placeholder");
       obj.cloud = std::make_shared<GaussianCloud>(makePlaceholderCloud());
       obj.model.reset();
+      obj.character.reset();
       obj.clip = -1;
       obj.source = "placeholder";
     }
     if (options.progress) {
       std::string what = obj.cloud ? std::to_string(obj.cloud->size()) + " gaussians" : std::string();
-      if (obj.model && obj.model->drawnPrimitives() > 0)
+      if (obj.character) what += " bound to " + obj.character->model().document().path;
+      else if (obj.model && obj.model->drawnPrimitives() > 0)
         what += (what.empty() ? "" : ", ") + std::to_string(obj.model->drawnPrimitives()) + " mesh primitives (" +
                 std::to_string(obj.model->vertexCount()) + " vertices)" +
                 (obj.clip >= 0 ? ", clip '" + obj.model->document().animations[static_cast<size_t>(obj.clip)].name + "'" : "");
@@ -337,10 +376,17 @@ CloudBounds sceneBounds(const Scene& scene) {
   for (const SceneObject& o : scene.objects)
     if (o.cloud)
       for (const Vec3& p : o.cloud->positions) all.positions.push_back(transformPoint(o.object_to_world, p));
-  if (scene.hasMeshes()) {
-    SceneMeshes posed;
-    poseSceneMeshes(scene, 0.0, posed);
-    for (const RenderMesh& m : posed.meshes)
+  bool posed_content = scene.hasMeshes();
+  for (const SceneObject& o : scene.objects) posed_content |= o.character != nullptr;
+  if (posed_content) {
+    all.positions.clear();
+    SceneFrame frame;
+    poseScene(scene, 0.0, frame);
+    for (const RenderObject& o : frame.objects) {
+      std::span<const Vec3> ps = o.positions.empty() ? std::span<const Vec3>(o.cloud->positions) : o.positions;
+      for (const Vec3& p : ps) all.positions.push_back(transformPoint(o.object_to_world, p));
+    }
+    for (const RenderMesh& m : frame.meshes)
       for (const Vec3& p : m.positions) all.positions.push_back(transformPoint(m.object_to_world, p));
   }
   if (all.positions.empty()) throw Error("the scene has nothing to frame (no splats, no mesh vertices)");
@@ -350,7 +396,7 @@ CloudBounds sceneBounds(const Scene& scene) {
 Camera autoCamera(const Scene& scene, int width, int height) {
   CloudBounds b = sceneBounds(scene);
   bool captures = false;
-  for (const SceneObject& o : scene.objects) captures |= o.cloud && !o.model;
+  for (const SceneObject& o : scene.objects) captures |= o.cloud && !o.model && !o.character;
   if (!captures) return frameBox(b.p01, b.p99, Vec3{0, 0, -1}, Vec3{0, 1, 0}, width, height);
   return frameBox(b.p01, b.p99, Vec3{0, 0, 1}, Vec3{0, -1, 0}, width, height);
 }

@@ -11,6 +11,7 @@
 #include "core/gaussian_cloud.h"
 #include "render/camera.h"
 #include "render/cpu_renderer.h"
+#include "character/character.h"
 #include "scene/model.h"
 
 namespace sf {
@@ -23,6 +24,9 @@ struct SceneObject {
   // glTF objects: the model whose meshes are drawn, the clip played (-1: rest pose) and its timing. At
   // scene time t the clip is sampled at time + speed * t, wrapped into the clip when `loop`.
   std::shared_ptr<const GltfModel> model;
+  // Splat characters: the character (its model is `model`), drawn as its deformed splats; the clip and
+  // timing fields apply as for glTF objects.
+  std::shared_ptr<const character::Character> character;
   int clip = -1;
   double time = 0, speed = 1;
   bool loop = true;
@@ -37,20 +41,26 @@ struct Scene {
   std::optional<Vec3> background;
   std::vector<std::string> warnings;  // assets replaced by placeholders, with the reason
 
+  // Render objects of the static splat objects (characters and glTF meshes need poseScene).
   std::vector<RenderObject> renderObjects() const;
   bool hasMeshes() const;
 };
 
-// The meshes of a scene's glTF objects posed at one scene time; owns what the RenderMeshes point to.
-struct SceneMeshes {
-  std::vector<GltfModel::Pose> poses;  // one per glTF object
+// A scene posed at one scene time: the render objects (static splats, glTF splats, deformed characters)
+// and the meshes of glTF objects. Owns everything the RenderObjects and RenderMeshes point to.
+struct SceneFrame {
+  std::vector<GltfModel::Pose> poses;                    // one per glTF object
+  std::vector<character::Character::Frame> characters;  // one per character
+  std::vector<RenderObject> objects;
   std::vector<RenderMesh> meshes;
 };
-// Poses every glTF object at scene time `t` seconds (CPU skinning) into `out`, reusing its storage.
-void poseSceneMeshes(const Scene& scene, double t, SceneMeshes& out);
+// Poses every glTF object (CPU skinning) and deforms every character (CPU reference) at scene time `t`
+// seconds into `out`, reusing its storage.
+void poseScene(const Scene& scene, double t, SceneFrame& out);
 
-// A scene of one file: a splat file (PLY, compressed PLY, SPZ, .splat) or a glTF / GLB model (its meshes,
-// posed by `clip` at `time`, and its KHR_gaussian_splatting splats). `clip` empty: the first animation.
+// A scene of one file: a splat file (PLY, compressed PLY, SPZ, .splat), a glTF / GLB model (its meshes,
+// posed by `clip` at `time`, and its KHR_gaussian_splatting splats) or a character package directory.
+// `clip` empty: the first animation (a character's default clip).
 // Throws sf::Error when the file cannot be loaded or has nothing to draw.
 Scene sceneFromFile(const std::string& path, const std::string& clip = {}, double time = 0);
 
@@ -72,8 +82,8 @@ struct SceneLoadOptions {
 };
 
 // Loads a scene JSON file; object paths are relative to the scene file. Objects are splat files
-// ({"file": ...}) or glTF models ({"gltf": path, "clip": name or index, "time": t, "speed": s, "loop": b}),
-// each with an optional "transform". Objects that fail to load are replaced by a visible placeholder and
+// ({"file": ...}), glTF models ({"gltf": path, "clip": name or index, "time": t, "speed": s, "loop": b}) or
+// splat characters ({"character": package directory, same clip keys}), each with an optional "transform". Objects that fail to load are replaced by a visible placeholder and
 // a warning (unless strict). Throws sf::Error for malformed JSON.
 Scene loadSceneJson(const std::string& path, const SceneLoadOptions& options = {});
 

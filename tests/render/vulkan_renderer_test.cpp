@@ -276,10 +276,10 @@ TEST(VulkanImage, SkinnedModelWithSplatsMatchesCpu) {
   splats.cloud = std::make_shared<GaussianCloud>(cloud);
   scene.objects.push_back(splats);
   const Camera cam = autoCamera(scene, 200, 150);
-  SceneMeshes posed;
-  poseSceneMeshes(scene, 0.0, posed);
+  SceneFrame posed;
+  poseScene(scene, 0.0, posed);
   ASSERT_FALSE(posed.meshes.empty());
-  std::vector<RenderObject> objs = scene.renderObjects();
+  std::vector<RenderObject> objs = posed.objects;
   RenderSettings settings;
   ImageDiff d = compareImages(renderCpu(objs, cam, settings, nullptr, posed.meshes), r->render(objs, cam, settings, nullptr, posed.meshes));
   std::printf("cesium_man + splats Vulkan vs CPU: PSNR %.2f dB, %.3f%% pixels over 2/255\n", d.psnr, 100.0 * d.fraction_over);

@@ -1,0 +1,176 @@
+// Splat characters: builders and the CPU deform path (see character.h).
+#include "character/character.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "render/mesh.h"
+
+namespace sf::character {
+
+namespace {
+
+// The draw a character binds to: the first skinned triangle primitive, else the first triangle primitive.
+int chooseDraw(const GltfModel& model) {
+  for (size_t i = 0; i < model.drawnPrimitives(); ++i)
+    if (model.drawInfo(i).skin >= 0) return static_cast<int>(i);
+  if (model.drawnPrimitives() == 0) throw Error(model.document().path + ": has no triangle primitive to carry a splat character");
+  return 0;
+}
+
+// ARKit-named morph targets make the character's expression space arkit52; other targets its own space.
+std::string expressionSpaceOf(const GltfModel& model, int draw) {
+  const GltfMesh& mesh = model.document().meshes[static_cast<size_t>(model.drawInfo(static_cast<size_t>(draw)).mesh)];
+  if (mesh.weights.empty()) return "none";
+  static const char* kArkitProbe[] = {"jawOpen", "eyeBlinkLeft", "eyeBlinkRight", "mouthSmileLeft", "browInnerUp"};
+  for (const std::string& n : mesh.target_names)
+    for (const char* a : kArkitProbe)
+      if (n == a) return "arkit52";
+  return "morph";
+}
+
+// The first animation by name, or "0" when it has none.
+std::string defaultClipOf(const GltfModel& model) {
+  const std::string& name = model.document().animations[0].name;
+  return name.empty() ? "0" : name;
+}
+
+struct Rng {
+  uint64_t state;
+  float uniform() {
+    state += 0x9e3779b97f4a7c15ull;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return static_cast<float>(z >> 40) / 16777216.0f;
+  }
+};
+
+}  // namespace
+
+std::vector<uint32_t> triangleList(const GltfPrimitive& prim) {
+  if (!prim.indices.empty()) return prim.indices;
+  std::vector<uint32_t> seq(prim.positions.size() - prim.positions.size() % 3);
+  for (size_t i = 0; i < seq.size(); ++i) seq[i] = static_cast<uint32_t>(i);
+  return seq;
+}
+
+Character Character::fromGltf(std::shared_ptr<const GltfModel> model, size_t count, uint32_t seed) {
+  if (count == 0) throw Error("a splat character needs at least one splat");
+  Character c;
+  c.model_ = std::move(model);
+  c.source_ = c.model_->document().path;
+  c.skin_path_ = c.source_;
+  c.draw_ = chooseDraw(*c.model_);
+  c.expression_space_ = expressionSpaceOf(*c.model_, c.draw_);
+  if (!c.model_->clips().empty()) c.default_clip_ = defaultClipOf(*c.model_);
+  const GltfPrimitive& prim = c.model_->primitiveOf(static_cast<size_t>(c.draw_));
+  const std::vector<uint32_t> tris = triangleList(prim);
+  const std::span<const Vec3> rest = prim.positions;
+
+  // Texture, factor and vertex colours as the mesh renderer sees them.
+  GltfModel::Pose pose;
+  c.model_->pose(-1, 0.0f, pose);
+  const RenderMesh look = c.model_->renderMeshes(pose, Mat4{})[static_cast<size_t>(c.draw_)];
+
+  std::vector<double> cumulative(tris.size() / 3);
+  double total = 0;
+  for (size_t t = 0; t < cumulative.size(); ++t) {
+    const Vec3 a = rest[tris[t * 3]], b = rest[tris[t * 3 + 1]], d = rest[tris[t * 3 + 2]];
+    total += 0.5 * static_cast<double>(length(cross(b - a, d - a)));
+    cumulative[t] = total;
+  }
+  if (!(total > 0)) throw Error(c.source_ + ": the bound primitive has zero surface area");
+  const float spacing = static_cast<float>(std::sqrt(total / static_cast<double>(count)));
+  const float tangent = 0.6f * spacing, normal = 0.1f * tangent;
+
+  c.splats_.resize(count, 0);
+  c.bindings_.resize(count);
+  Rng rng{0x5eedull * 0x100000001b3ull ^ seed};
+  for (size_t i = 0; i < count; ++i) {
+    const double pick = static_cast<double>(rng.uniform()) * total;
+    size_t t = static_cast<size_t>(std::lower_bound(cumulative.begin(), cumulative.end(), pick) - cumulative.begin());
+    t = std::min(t, cumulative.size() - 1);
+    while (t > 0 && cumulative[t] == cumulative[t - 1]) --t;  // never a zero-area triangle
+    while (t + 1 < cumulative.size() && (t == 0 ? cumulative[0] : cumulative[t] - cumulative[t - 1]) <= 0) ++t;
+    const uint32_t i0 = tris[t * 3], i1 = tris[t * 3 + 1], i2 = tris[t * 3 + 2];
+    float r1 = std::sqrt(rng.uniform()), r2 = rng.uniform();
+    const float b0 = 1 - r1, b1 = r1 * (1 - r2), b2 = r1 * r2;
+    const Vec3 v0 = rest[i0], v1 = rest[i1], v2 = rest[i2];
+    const Vec3 p = v0 * b0 + v1 * b1 + v2 * b2;
+    // Orientation: local z along the face normal, x along the first edge.
+    const Vec3 ex = normalize(v1 - v0), ez = normalize(cross(v1 - v0, v2 - v0)), ey = cross(ez, ex);
+    Mat3 r;
+    for (int k = 0; k < 3; ++k) r.m[k][0] = ex[k], r.m[k][1] = ey[k], r.m[k][2] = ez[k];
+    c.splats_.positions[i] = p;
+    c.splats_.scales[i] = {tangent, tangent, normal};
+    c.splats_.rotations[i] = quatFromRotationMatrix(r);
+    c.splats_.opacities[i] = 0.95f;
+    std::array<float, 4> albedo = look.base_color;
+    if (!look.colors.empty())
+      for (size_t k = 0; k < 4; ++k) albedo[k] *= look.colors[i0][k] * b0 + look.colors[i1][k] * b1 + look.colors[i2][k] * b2;
+    if (look.texture && !look.uvs.empty()) {
+      const float u = look.uvs[i0][0] * b0 + look.uvs[i1][0] * b1 + look.uvs[i2][0] * b2;
+      const float v = look.uvs[i0][1] * b0 + look.uvs[i1][1] * b1 + look.uvs[i2][1] * b2;
+      const std::array<float, 4> tex = sampleTexture(*look.texture, u, v);
+      for (size_t k = 0; k < 4; ++k) albedo[k] *= tex[k];
+    }
+    for (size_t k = 0; k < 3; ++k) c.splats_.sh[i * 3 + k] = colorToShDc(linearToSrgb(std::clamp(albedo[k], 0.0f, 1.0f)));
+    c.bindings_[i] = bindToTriangle(p, covarianceFromScaleRotation(c.splats_.scales[i], c.splats_.rotations[i]), static_cast<uint32_t>(t), v0, v1, v2);
+  }
+  return c;
+}
+
+Character Character::bindSplats(std::shared_ptr<const GltfModel> model, GaussianCloud splats) {
+  if (splats.size() == 0) throw Error("no splats to bind");
+  Character c;
+  c.model_ = std::move(model);
+  c.source_ = c.model_->document().path;
+  c.skin_path_ = c.source_;
+  c.draw_ = chooseDraw(*c.model_);
+  c.expression_space_ = expressionSpaceOf(*c.model_, c.draw_);
+  if (!c.model_->clips().empty()) c.default_clip_ = defaultClipOf(*c.model_);
+  const GltfPrimitive& prim = c.model_->primitiveOf(static_cast<size_t>(c.draw_));
+  const std::vector<uint32_t> tris = triangleList(prim);
+  const std::vector<uint32_t> nearest = nearestTriangles(splats.positions, prim.positions, tris);
+  c.bindings_.resize(splats.size());
+  for (size_t i = 0; i < splats.size(); ++i) {
+    const uint32_t t = nearest[i];
+    c.bindings_[i] = bindToTriangle(splats.positions[i], covarianceFromScaleRotation(splats.scales[i], splats.rotations[i]), t,
+                                    prim.positions[tris[t * 3]], prim.positions[tris[t * 3 + 1]], prim.positions[tris[t * 3 + 2]]);
+  }
+  c.splats_ = std::move(splats);
+  return c;
+}
+
+void Character::deform(int clip, float time, Frame& out) const {
+  model_->pose(clip, time, out.pose);
+  const GltfPrimitive& prim = model_->primitiveOf(static_cast<size_t>(draw_));
+  const std::vector<uint32_t> tris = triangleList(prim);
+  const GltfModel::DrawInfo info = model_->drawInfo(static_cast<size_t>(draw_));
+  out.positions.resize(bindings_.size());
+  out.covariances.resize(bindings_.size());
+  DeformJob job;
+  job.bindings = bindings_;
+  job.vertices = out.pose.primitives[static_cast<size_t>(draw_)].positions;
+  job.indices = tris;
+  if (info.skin >= 0) job.palette = out.pose.palettes[static_cast<size_t>(info.skin)];
+  job.out_positions = out.positions;
+  job.out_covariances = out.covariances;
+  job.run();
+  out.triangle_bound = out.joint_bound = 0;
+  for (const SplatBinding& b : bindings_) (b.kind == BindingKind::kTriangle ? out.triangle_bound : out.joint_bound)++;
+}
+
+size_t Character::residentBytes() const {
+  size_t model_bytes = 0;
+  for (const GltfMesh& m : model_->document().meshes)
+    for (const GltfPrimitive& p : m.primitives)
+      model_bytes += p.positions.size() * (12 + 12 + 8 + 16 + 16 + 16) + p.indices.size() * 4 + p.targets.size() * p.positions.size() * 24;
+  for (const GltfImage& img : model_->document().images) model_bytes += img.rgba.size();
+  return splats_.memoryBytes() + bindings_.size() * sizeof(SplatBinding) + model_bytes;
+}
+
+}  // namespace sf::character

@@ -1,0 +1,70 @@
+// Splat characters: gaussians bound to a skinned, morphing glTF surface (character/binding.h), built from
+// a glTF alone or from a trained splat and its skin, stored as a package (docs/formats/character.md) and
+// deformed per frame.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "character/binding.h"
+#include "core/gaussian_cloud.h"
+#include "scene/model.h"
+
+namespace sf::character {
+
+class Character {
+ public:
+  // Builder (1): samples `count` gaussians on the surface of the model's first skinned triangle primitive
+  // (the first triangle primitive when none is skinned), area-weighted and deterministic for a seed;
+  // colour from the base-colour texture x factor x vertex colour at the sample; tangent sizes from the
+  // sampling density (sqrt(area / count)), a tenth of that along the normal; each bound to the triangle it
+  // was sampled on. Throws sf::Error when the model has no triangle primitive.
+  static Character fromGltf(std::shared_ptr<const GltfModel> model, size_t count, uint32_t seed = 1);
+
+  // Builder (2): binds every splat of `splats` (in the bind-pose space of the model's first skinned
+  // primitive) to the nearest triangle of that primitive's bind-pose mesh.
+  static Character bindSplats(std::shared_ptr<const GltfModel> model, GaussianCloud splats);
+
+  // Loads a package directory: character.json is read, then every file's size, SHA-256 and count are
+  // verified before anything is built. Errors name the file and the cause.
+  static Character loadPackage(const std::string& dir);
+  // Writes a package directory (created if needed): character.json, splats.ply, bindings.bin and the skin
+  // file (copied). Files are written atomically; character.json last.
+  void savePackage(const std::string& dir) const;
+
+  const GltfModel& model() const { return *model_; }
+  std::shared_ptr<const GltfModel> modelPtr() const { return model_; }
+  const GaussianCloud& splats() const { return splats_; }
+  const std::vector<SplatBinding>& bindings() const { return bindings_; }
+  int boundDraw() const { return draw_; }
+  const std::string& source() const { return source_; }
+  const std::string& expressionSpace() const { return expression_space_; }
+  const std::string& defaultClip() const { return default_clip_; }
+
+  // One deformed frame: the model's pose, and every splat's centre and covariance in model space.
+  struct Frame {
+    GltfModel::Pose pose;
+    std::vector<Vec3> positions;
+    std::vector<Cov6> covariances;
+    size_t triangle_bound = 0, joint_bound = 0;
+  };
+  // Poses the model (clip -1: rest) and deforms the splats on the CPU (the reference path).
+  void deform(int clip, float time, Frame& out) const;
+
+  // Resident bytes (CPU) of the splats, bindings and model data.
+  size_t residentBytes() const;
+
+ private:
+  std::shared_ptr<const GltfModel> model_;
+  GaussianCloud splats_;
+  std::vector<SplatBinding> bindings_;
+  int draw_ = -1;  // the model draw whose triangles the bindings index
+  std::string source_, skin_path_, expression_space_ = "none", default_clip_;
+};
+
+// The bound mesh's triangle list: the primitive's indices, or 0..n-1 when it has none.
+std::vector<uint32_t> triangleList(const GltfPrimitive& prim);
+
+}  // namespace sf::character

@@ -1,0 +1,149 @@
+// Character packages: character.json + splats.ply + bindings.bin + the skin glTF
+// (docs/formats/character.md). Hashes, sizes and counts are checked before anything is built.
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "character/character.h"
+#include "core/error.h"
+#include "core/sha256.h"
+#include "io/file.h"
+#include "io/ply.h"
+
+namespace sf::character {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+constexpr const char* kFormat = "splatforge-character";
+constexpr int kVersion = 1;
+
+Json fileEntry(const std::string& name, std::span<const uint8_t> bytes, size_t count) {
+  Json j;
+  j["file"] = name;
+  j["bytes"] = bytes.size();
+  j["sha256"] = sha256Hex(bytes);
+  if (count) j["count"] = count;
+  return j;
+}
+
+void writeBytes(const fs::path& path, std::span<const uint8_t> bytes) { writeFileAtomic(path.string(), bytes); }
+
+// A file entry of character.json: reads the file and checks size and hash. `what` is the JSON key.
+std::vector<uint8_t> readVerified(const fs::path& dir, const Json& root, const char* what, const std::string& json_path) {
+  auto fail = [&](const std::string& why) -> std::vector<uint8_t> { throw Error(json_path + ": " + what + ": " + why); };
+  if (!root.contains(what) || !root[what].is_object()) return fail("missing entry");
+  const Json& e = root[what];
+  if (!e.contains("file") || !e["file"].is_string()) return fail("missing \"file\"");
+  if (!e.contains("sha256") || !e["sha256"].is_string()) return fail("missing \"sha256\"");
+  const std::string name = e["file"].get<std::string>();
+  if (name.empty() || fs::path(name).is_absolute() || name.find("..") != std::string::npos)
+    return fail("file name '" + name + "' must be relative to the package directory");
+  const fs::path path = dir / name;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return fail((path.string() + ": file is missing").c_str());
+  std::vector<uint8_t> bytes = readFile(path.string());
+  if (e.contains("bytes") && e["bytes"].is_number_unsigned() && e["bytes"].get<uint64_t>() != bytes.size())
+    return fail(path.string() + ": " + std::to_string(bytes.size()) + " bytes, character.json says " + std::to_string(e["bytes"].get<uint64_t>()));
+  const std::string hash = sha256Hex(bytes);
+  if (hash != e["sha256"].get<std::string>())
+    return fail(path.string() + ": SHA-256 " + hash + " does not match character.json's " + e["sha256"].get<std::string>());
+  return bytes;
+}
+
+size_t countOf(const Json& root, const char* what) {
+  const Json& e = root[what];
+  return e.contains("count") && e["count"].is_number_unsigned() ? e["count"].get<size_t>() : 0;
+}
+
+}  // namespace
+
+void Character::savePackage(const std::string& dir_name) const {
+  const fs::path dir(dir_name);
+  fs::create_directories(dir);
+  const std::vector<uint8_t> ply = writePly(splats_);
+  const std::vector<uint8_t> bindings = encodeBindings(bindings_);
+  const std::vector<uint8_t> skin = readFile(skin_path_);
+  const std::string skin_name = std::string("skin") + fs::path(skin_path_).extension().string();
+  writeBytes(dir / "splats.ply", ply);
+  writeBytes(dir / "bindings.bin", bindings);
+  writeBytes(dir / skin_name, skin);
+  const GltfModel::DrawInfo info = model_->drawInfo(static_cast<size_t>(draw_));
+  Json j;
+  j["format"] = kFormat;
+  j["version"] = kVersion;
+  j["splats"] = fileEntry("splats.ply", ply, splats_.size());
+  j["bindings"] = fileEntry("bindings.bin", bindings, bindings_.size());
+  j["skin"] = fileEntry(skin_name, skin, 0);
+  j["skin"]["node"] = info.node;
+  j["skin"]["mesh"] = info.mesh;
+  j["skin"]["primitive"] = info.primitive;
+  j["colorSpace"] = splats_.color_space == ColorSpace::kLinear ? "linear" : "srgb";
+  j["expressionSpace"] = expression_space_;
+  j["defaultClip"] = default_clip_;
+  j["source"] = fs::path(source_).filename().string();
+  const std::string text = j.dump(2) + "\n";
+  writeBytes(dir / "character.json", std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+}
+
+Character Character::loadPackage(const std::string& dir_name) {
+  const fs::path dir(dir_name);
+  const fs::path json_path = dir / "character.json";
+  const std::string jp = json_path.string();
+  std::error_code ec;
+  if (!fs::is_regular_file(json_path, ec)) throw Error(jp + ": file is missing (a character package is a directory holding character.json)");
+  const std::vector<uint8_t> text = readFile(jp);
+  Json root;
+  try {
+    root = Json::parse(text.begin(), text.end());
+  } catch (const Json::parse_error& e) {
+    throw Error(jp + ": malformed JSON: " + e.what());
+  }
+  if (!root.is_object() || root.value("format", "") != kFormat)
+    throw Error(jp + ": format: expected \"" + std::string(kFormat) + "\"");
+  if (root.value("version", 0) != kVersion)
+    throw Error(jp + ": version: " + root.value("version", Json()).dump() + " unsupported (expected 1)");
+  // Every file is verified before anything is decoded.
+  const std::vector<uint8_t> ply = readVerified(dir, root, "splats", jp);
+  const std::vector<uint8_t> bindings_bytes = readVerified(dir, root, "bindings", jp);
+  readVerified(dir, root, "skin", jp);
+  const std::string color_space = root.value("colorSpace", "srgb");
+  if (color_space != "srgb" && color_space != "linear") throw Error(jp + ": colorSpace: expected \"srgb\" or \"linear\", got \"" + color_space + "\"");
+  const std::string space = root.value("expressionSpace", "none");
+  if (space != "arkit52" && space != "morph" && space != "none")
+    throw Error(jp + ": expressionSpace: expected \"arkit52\", \"morph\" or \"none\", got \"" + space + "\"");
+
+  Character c;
+  c.source_ = dir_name;
+  c.skin_path_ = (dir / root["skin"]["file"].get<std::string>()).string();
+  c.splats_ = readPly(ply, (dir / root["splats"]["file"].get<std::string>()).string());
+  c.splats_.color_space = color_space == "linear" ? ColorSpace::kLinear : ColorSpace::kSrgb;
+  c.bindings_ = decodeBindings(bindings_bytes, (dir / root["bindings"]["file"].get<std::string>()).string());
+  const size_t splat_count = countOf(root, "splats"), binding_count = countOf(root, "bindings");
+  if (splat_count != c.splats_.size())
+    throw Error(jp + ": splats.count " + std::to_string(splat_count) + " but the PLY holds " + std::to_string(c.splats_.size()));
+  if (binding_count != c.bindings_.size() || c.bindings_.size() != c.splats_.size())
+    throw Error(jp + ": bindings.count " + std::to_string(binding_count) + ", bindings.bin holds " + std::to_string(c.bindings_.size()) +
+                ", the PLY " + std::to_string(c.splats_.size()) + " splats; all three must agree");
+  c.model_ = std::make_shared<GltfModel>(c.skin_path_);
+  const Json& skin = root["skin"];
+  const int mesh = skin.value("mesh", -1), prim = skin.value("primitive", -1), node = skin.value("node", -1);
+  c.draw_ = c.model_->findDraw(mesh, prim, node);
+  if (c.draw_ < 0)
+    throw Error(jp + ": skin: node " + std::to_string(node) + " does not draw meshes[" + std::to_string(mesh) + "].primitives[" +
+                std::to_string(prim) + "] in " + c.skin_path_);
+  const size_t tris = triangleList(c.model_->primitiveOf(static_cast<size_t>(c.draw_))).size() / 3;
+  for (size_t i = 0; i < c.bindings_.size(); ++i)
+    if (c.bindings_[i].kind == BindingKind::kTriangle && c.bindings_[i].triangle >= tris)
+      throw Error(jp + ": bindings.bin record " + std::to_string(i) + " names triangle " + std::to_string(c.bindings_[i].triangle) +
+                  " but the bound primitive has " + std::to_string(tris));
+  c.expression_space_ = space;
+  c.default_clip_ = root.value("defaultClip", "");
+  if (!c.default_clip_.empty() && c.model_->findClip(c.default_clip_) < 0)
+    throw Error(jp + ": defaultClip: '" + c.default_clip_ + "' is not an animation of " + c.skin_path_);
+  return c;
+}
+
+}  // namespace sf::character
