@@ -123,7 +123,7 @@ class FrameRenderer {
 
   // Renders the scene at scene time t: glTF objects are posed (CPU skinning) and drawn as meshes.
   Frame render(const Scene& scene, double t, const Camera& cam, const RenderSettings& settings) {
-    poseScene(scene, t, frame_);
+    poseScene(scene, t, frame_, vulkan_ != nullptr);  // characters deform on the GPU with Vulkan
     const std::vector<RenderObject>& objects = frame_.objects;
     const std::vector<RenderMesh>& meshes = frame_.meshes;
     Frame f;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 
 #include "core/error.h"
 #include "render/mesh.h"
@@ -67,7 +68,8 @@ Character Character::fromGltf(std::shared_ptr<const GltfModel> model, size_t cou
   c.expression_space_ = expressionSpaceOf(*c.model_, c.draw_);
   if (!c.model_->clips().empty()) c.default_clip_ = defaultClipOf(*c.model_);
   const GltfPrimitive& prim = c.model_->primitiveOf(static_cast<size_t>(c.draw_));
-  const std::vector<uint32_t> tris = triangleList(prim);
+  c.triangles_ = triangleList(prim);
+  const std::vector<uint32_t>& tris = c.triangles_;
   const std::span<const Vec3> rest = prim.positions;
 
   // Texture, factor and vertex colours as the mesh renderer sees them.
@@ -133,7 +135,8 @@ Character Character::bindSplats(std::shared_ptr<const GltfModel> model, Gaussian
   c.expression_space_ = expressionSpaceOf(*c.model_, c.draw_);
   if (!c.model_->clips().empty()) c.default_clip_ = defaultClipOf(*c.model_);
   const GltfPrimitive& prim = c.model_->primitiveOf(static_cast<size_t>(c.draw_));
-  const std::vector<uint32_t> tris = triangleList(prim);
+  c.triangles_ = triangleList(prim);
+  const std::vector<uint32_t>& tris = c.triangles_;
   const std::vector<uint32_t> nearest = nearestTriangles(splats.positions, prim.positions, tris);
   c.bindings_.resize(splats.size());
   for (size_t i = 0; i < splats.size(); ++i) {
@@ -145,23 +148,42 @@ Character Character::bindSplats(std::shared_ptr<const GltfModel> model, Gaussian
   return c;
 }
 
-void Character::deform(int clip, float time, Frame& out) const {
-  model_->pose(clip, time, out.pose);
-  const GltfPrimitive& prim = model_->primitiveOf(static_cast<size_t>(draw_));
-  const std::vector<uint32_t> tris = triangleList(prim);
+static_assert(sizeof(SplatBinding) == kBindingRecordBytes && offsetof(SplatBinding, joints) == 8 && offsetof(SplatBinding, weights) == 16 &&
+                  offsetof(SplatBinding, coords) == 32 && offsetof(SplatBinding, covariance) == 44,
+              "SplatBinding must match the bindings.bin record (the GPU layout)");
+
+std::span<const uint8_t> Character::bindingRecords() const {
+  return {reinterpret_cast<const uint8_t*>(bindings_.data()), bindings_.size() * sizeof(SplatBinding)};
+}
+
+std::span<const Vec3> Character::posedVertices(const Frame& f) const { return f.pose.primitives.at(static_cast<size_t>(draw_)).positions; }
+
+std::span<const Mat4> Character::palette(const Frame& f) const {
   const GltfModel::DrawInfo info = model_->drawInfo(static_cast<size_t>(draw_));
+  if (info.skin < 0) return {};
+  return f.pose.palettes.at(static_cast<size_t>(info.skin));
+}
+
+void Character::pose(int clip, float time, Frame& out) const {
+  model_->pose(clip, time, out.pose);
+  out.positions.clear();
+  out.covariances.clear();
+  out.triangle_bound = out.joint_bound = 0;
+  for (const SplatBinding& b : bindings_) (b.kind == BindingKind::kTriangle ? out.triangle_bound : out.joint_bound)++;
+}
+
+void Character::deform(int clip, float time, Frame& out) const {
+  pose(clip, time, out);
   out.positions.resize(bindings_.size());
   out.covariances.resize(bindings_.size());
   DeformJob job;
   job.bindings = bindings_;
-  job.vertices = out.pose.primitives[static_cast<size_t>(draw_)].positions;
-  job.indices = tris;
-  if (info.skin >= 0) job.palette = out.pose.palettes[static_cast<size_t>(info.skin)];
+  job.vertices = posedVertices(out);
+  job.indices = triangles_;
+  job.palette = palette(out);
   job.out_positions = out.positions;
   job.out_covariances = out.covariances;
   job.run();
-  out.triangle_bound = out.joint_bound = 0;
-  for (const SplatBinding& b : bindings_) (b.kind == BindingKind::kTriangle ? out.triangle_bound : out.joint_bound)++;
 }
 
 size_t Character::residentBytes() const {

@@ -52,6 +52,14 @@ class Character {
   };
   // Poses the model (clip -1: rest) and deforms the splats on the CPU (the reference path).
   void deform(int clip, float time, Frame& out) const;
+  // Poses the model only (for the GPU deform pass); out.positions / covariances are left empty.
+  void pose(int clip, float time, Frame& out) const;
+  // The bound primitive's triangle list, and its posed vertices / skin palette in a frame.
+  const std::vector<uint32_t>& triangles() const { return triangles_; }
+  std::span<const Vec3> posedVertices(const Frame& f) const;
+  std::span<const Mat4> palette(const Frame& f) const;
+  // The bindings as bindings.bin records (the GPU layout), for SplatDeformSource.
+  std::span<const uint8_t> bindingRecords() const;
 
   // Resident bytes (CPU) of the splats, bindings and model data.
   size_t residentBytes() const;
@@ -61,6 +69,7 @@ class Character {
   GaussianCloud splats_;
   std::vector<SplatBinding> bindings_;
   int draw_ = -1;  // the model draw whose triangles the bindings index
+  std::vector<uint32_t> triangles_;
   std::string source_, skin_path_, expression_space_ = "none", default_clip_;
 };
 

@@ -134,7 +134,8 @@ Character Character::loadPackage(const std::string& dir_name) {
   if (c.draw_ < 0)
     throw Error(jp + ": skin: node " + std::to_string(node) + " does not draw meshes[" + std::to_string(mesh) + "].primitives[" +
                 std::to_string(prim) + "] in " + c.skin_path_);
-  const size_t tris = triangleList(c.model_->primitiveOf(static_cast<size_t>(c.draw_))).size() / 3;
+  c.triangles_ = triangleList(c.model_->primitiveOf(static_cast<size_t>(c.draw_)));
+  const size_t tris = c.triangles_.size() / 3;
   for (size_t i = 0; i < c.bindings_.size(); ++i)
     if (c.bindings_[i].kind == BindingKind::kTriangle && c.bindings_[i].triangle >= tris)
       throw Error(jp + ": bindings.bin record " + std::to_string(i) + " names triangle " + std::to_string(c.bindings_[i].triangle) +

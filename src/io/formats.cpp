@@ -1,9 +1,12 @@
 #include "io/formats.h"
 
 #include <cstring>
+#include <filesystem>
 
 #include "core/error.h"
 #include "io/file.h"
+#include "io/gltf.h"
+#include "io/gltf_splats.h"
 #include "io/ply.h"
 #include "io/ply_parser.h"
 #include "io/splat_format.h"
@@ -28,6 +31,8 @@ const char* formatName(SplatFormat format) {
     case SplatFormat::kCompressedPly: return "compressed-ply";
     case SplatFormat::kSpz: return "spz";
     case SplatFormat::kSplat: return "splat";
+    case SplatFormat::kGltf:
+      return "gltf";
   }
   return "?";
 }
@@ -36,7 +41,15 @@ LoadedSplats decodeSplats(std::span<const uint8_t> bytes, const std::string& pat
   LoadedSplats out;
   out.file_bytes = bytes.size();
   std::string ext = fileExtension(path);
-  if (ply::looksLikePly(bytes)) {
+  // A headerless .splat whose first float happens to spell "glTF" is still a .splat.
+  const bool glb = bytes.size() >= 4 && std::memcmp(bytes.data(), "glTF", 4) == 0 && ext != ".splat";
+  if (glb || (ext == ".gltf" && !ply::looksLikePly(bytes))) {
+    out.format = SplatFormat::kGltf;
+    std::string dir = std::filesystem::path(path).parent_path().string();
+    GltfDocument doc = parseGltf(bytes, path, dir.empty() ? std::string(".") : dir);
+    out.cloud = gltfSplatCloud(doc);
+    out.warnings = std::move(doc.warnings);
+  } else if (ply::looksLikePly(bytes)) {
     if (isCompressedPly(bytes)) {
       out.format = SplatFormat::kCompressedPly;
       out.cloud = readCompressedPly(bytes, path);
@@ -44,17 +57,20 @@ LoadedSplats decodeSplats(std::span<const uint8_t> bytes, const std::string& pat
       out.format = SplatFormat::kPly;
       out.cloud = readPly(bytes, path);
     }
-  } else if (looksLikeSpz(bytes) && !(ext == ".splat" && bytes.size() % kSplatRecordBytes == 0 && !spzDecodes(bytes, path))) {
+  } else if (looksLikeSpz(bytes) &&
+             !(ext == ".splat" && bytes.size() % kSplatRecordBytes == 0 && !spzDecodes(bytes, path))) {
     // A headerless .splat whose first float happens to start with the gzip magic is still a .splat.
     out.format = SplatFormat::kSpz;
     out.cloud = readSpz(bytes, path, &out.version);
   } else if (ext == ".splat") {
     out.format = SplatFormat::kSplat;
     out.cloud = readSplat(bytes, path);
-  } else if (ext == ".ply" || ext == ".compressed.ply" || ext == ".spz") {
+  } else if (ext == ".ply" || ext == ".compressed.ply" || ext == ".spz" || ext == ".glb") {
     throw FormatError(path, 0, "not a " + ext.substr(1) + " file: its first bytes are not the format's magic");
   } else {
-    throw FormatError(path, 0, "unknown splat format (expected .ply, .compressed.ply, .spz or .splat content)");
+    throw FormatError(
+        path, 0,
+        "unknown splat format (expected .ply, .compressed.ply, .spz, .splat, .glb or .gltf content)");
   }
   std::string problem = out.cloud.validate();
   if (!problem.empty()) throw FormatError(path, 0, "decoded cloud is inconsistent: " + problem);
@@ -72,7 +88,10 @@ SplatFormat writeFormatForPath(const std::string& path) {
   if (ext == ".ply") return SplatFormat::kPly;
   if (ext == ".spz") return SplatFormat::kSpz;
   if (ext == ".splat") return SplatFormat::kSplat;
-  throw Error(path + ": cannot choose an output format from extension '" + ext + "' (use .ply, .spz or .splat)");
+  if (ext == ".glb") return SplatFormat::kGltf;
+  if (ext == ".gltf") throw Error(path + ": glTF output is written as binary .glb only (use a .glb path)");
+  throw Error(path + ": cannot choose an output format from extension '" + ext +
+              "' (use .ply, .spz, .splat or .glb)");
 }
 
 std::vector<uint8_t> encodeSplats(const GaussianCloud& cloud, SplatFormat format) {
@@ -80,6 +99,8 @@ std::vector<uint8_t> encodeSplats(const GaussianCloud& cloud, SplatFormat format
     case SplatFormat::kPly: return writePly(cloud);
     case SplatFormat::kSpz: return writeSpz(cloud);
     case SplatFormat::kSplat: return writeSplat(cloud);
+    case SplatFormat::kGltf:
+      return writeGltfSplats(cloud);
     case SplatFormat::kCompressedPly: break;
   }
   throw Error("writing compressed PLY is not supported");

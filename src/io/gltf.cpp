@@ -1,7 +1,9 @@
 // glTF 2.0 reader, following the Khronos glTF 2.0 specification (accessors, sparse accessors, skins,
-// animations, morph targets). tinygltf parses the JSON and loads the buffers; this file is the only one
-// that includes it (it brings nlohmann::json along). tinygltf's image decoding is compiled out: images
-// are not needed here, and stb is already compiled into image_io.cpp.
+// animations, morph targets, base-colour textures) and the KHR_gaussian_splatting extension (Release
+// Candidate text, see docs/formats/gltf.md). tinygltf parses the JSON and loads the buffers; this file is
+// the only one that includes it (it brings nlohmann::json along). tinygltf's image decoding is compiled
+// out: image bytes are collected here and decoded by io/image_io.cpp (stb), only for the images that a
+// material uses as its base colour.
 //
 // Every accessor is read by hand (Loader::forEachComponent) with checked offsets, strides, counts and
 // component types; every index between elements (node, mesh, skin, accessor, sampler) is range-checked
@@ -23,6 +25,7 @@
 
 #include "core/error.h"
 #include "io/file.h"
+#include "io/image_io.h"
 
 namespace sf {
 
@@ -32,6 +35,7 @@ namespace fs = std::filesystem;
 
 constexpr int kMaxJsonDepth = 256;  // deeper JSON is refused before tinygltf recurses into it
 constexpr size_t kMaxAccessorWithoutView = 1u << 24;  // elements of an accessor that has no bufferView
+constexpr const char* kSplatExtension = "KHR_gaussian_splatting";
 
 // ---- tinygltf glue -----------------------------------------------------------------------------------
 
@@ -71,9 +75,18 @@ bool fsWriteFile(std::string* err, const std::string&, const std::vector<unsigne
   return false;
 }
 
-// Images are not decoded: accept every one.
-bool skipImage(tinygltf::Image*, const int, std::string*, std::string*, int, int, const unsigned char*, int,
-               void*) {
+// tinygltf's image callback: nothing is decoded here. The bytes of data-URI images are kept by image
+// index (user: std::vector<std::vector<uint8_t>>) for the Loader, which decodes only the images it needs.
+// For an image in a bufferView, tinygltf passes a pointer it has not bounds-checked: it is not read (the
+// Loader reads the view itself, checked). External images are not loaded by tinygltf
+// (TINYGLTF_NO_EXTERNAL_IMAGE); the Loader reads them under the same rules as external buffers.
+bool keepImageBytes(tinygltf::Image* image, const int index, std::string*, std::string*, int, int,
+                    const unsigned char* bytes, int size, void* user) {
+  if (image->bufferView >= 0 || index < 0 || size <= 0) return true;
+  auto* store = static_cast<std::vector<std::vector<uint8_t>>*>(user);
+  const size_t i = static_cast<size_t>(index);
+  if (store->size() <= i) store->resize(i + 1);
+  (*store)[i].assign(bytes, bytes + size);
   return true;
 }
 
@@ -299,7 +312,11 @@ struct AccessorRule {
 
 class Loader {
  public:
-  Loader(const tinygltf::Model& model, std::string name) : model_(model), name_(std::move(name)) {}
+  // image_bytes: the data-URI images' bytes by image index; base_dir: the canonical directory external
+  // images must lie under (empty: none are read).
+  Loader(const tinygltf::Model& model, std::string name, const std::vector<std::vector<uint8_t>>& image_bytes,
+         std::string base_dir)
+      : model_(model), name_(std::move(name)), image_bytes_(image_bytes), base_dir_(std::move(base_dir)) {}
 
   GltfDocument run();
 
@@ -324,7 +341,11 @@ class Loader {
   std::vector<uint32_t> readUints(const std::string& ctx, int index, const AccessorRule& rule) const;
 
   void readNodes(GltfDocument& doc) const;
-  void readMeshes(GltfDocument& doc) const;
+  void readMeshes(GltfDocument& doc);
+  void readBaseColorTexture(GltfDocument& doc, GltfPrimitive& prim, const std::string& where);
+  bool decodeImage(GltfDocument& doc, size_t image);
+  void readSplats(GltfDocument& doc, const tinygltf::Primitive& src, GltfPrimitive& prim,
+                  const std::string& where) const;
   void readSkins(GltfDocument& doc) const;
   void readAnimations(GltfDocument& doc) const;
   void readScenes(GltfDocument& doc) const;
@@ -332,6 +353,9 @@ class Loader {
 
   const tinygltf::Model& model_;
   std::string name_;
+  const std::vector<std::vector<uint8_t>>& image_bytes_;
+  std::string base_dir_;
+  std::vector<int> image_state_;  // per image: 0 not decoded yet, 1 decoded, -1 failed (warned once)
 };
 
 const tinygltf::Accessor& Loader::accessor(const std::string& ctx, int index,
@@ -639,7 +663,7 @@ std::vector<Vec3> toVec3(const std::vector<float>& f) {
   return out;
 }
 
-void Loader::readMeshes(GltfDocument& doc) const {
+void Loader::readMeshes(GltfDocument& doc) {
   doc.meshes.resize(model_.meshes.size());
   for (size_t m = 0; m < model_.meshes.size(); ++m) {
     const tinygltf::Mesh& src = model_.meshes[m];
@@ -661,6 +685,7 @@ void Loader::readMeshes(GltfDocument& doc) const {
             model_.materials[static_cast<size_t>(sp.material)].pbrMetallicRoughness.baseColorFactor;
         if (f.size() == 4 && allFinite(f))
           for (size_t k = 0; k < 4; ++k) prim.base_color[k] = static_cast<float>(f[k]);
+        readBaseColorTexture(doc, prim, where);
       }
       auto attribute = [&](const char* name) -> int {
         auto it = sp.attributes.find(name);
@@ -721,6 +746,7 @@ void Loader::readMeshes(GltfDocument& doc) const {
         fail(where + ".attributes", "JOINTS_1 without JOINTS_0");
       const size_t vc = vertex_count.value_or(0);
       if (prim.positions.empty() && vc > 0) fail(where + ".attributes", "POSITION is missing");
+      if (sp.extensions.count(kSplatExtension)) readSplats(doc, sp, prim, where);
 
       if (sp.indices >= 0) {
         prim.indices = readUints(where + ".indices", sp.indices, kIndexRule);
@@ -783,6 +809,253 @@ void Loader::readMeshes(GltfDocument& doc) const {
       fail(at("nodes", i) + ".weights", std::to_string(node.weights.size()) + " weights for " +
                                             std::to_string(targets) + " morph targets");
   }
+}
+
+// ---- base-colour textures ----------------------------------------------------------------------------
+
+bool validWrap(int mode) {
+  return mode == TINYGLTF_TEXTURE_WRAP_REPEAT || mode == TINYGLTF_TEXTURE_WRAP_CLAMP_TO_EDGE ||
+         mode == TINYGLTF_TEXTURE_WRAP_MIRRORED_REPEAT;
+}
+
+// The material's pbrMetallicRoughness.baseColorTexture: texture, sampler and image. Indices out of range
+// are errors; a texture that cannot be used (another texCoord set, no source image, an image that is
+// missing or does not decode) is a warning and leaves the primitive untextured.
+void Loader::readBaseColorTexture(GltfDocument& doc, GltfPrimitive& prim, const std::string& where) {
+  const size_t m = static_cast<size_t>(prim.material);
+  const tinygltf::TextureInfo& info = model_.materials[m].pbrMetallicRoughness.baseColorTexture;
+  if (info.index < 0) return;
+  const std::string mw = at("materials", m) + ".pbrMetallicRoughness.baseColorTexture";
+  if (static_cast<size_t>(info.index) >= model_.textures.size())
+    fail(mw, "texture index " + std::to_string(info.index) + " out of range (" +
+                 std::to_string(model_.textures.size()) + " textures)");
+  if (info.texCoord != 0) {
+    doc.warnings.push_back(where + ": " + mw + ": texCoord " + std::to_string(info.texCoord) +
+                           " is not supported (only TEXCOORD_0); the texture is ignored");
+    return;
+  }
+  if (info.extensions.count("KHR_texture_transform"))
+    doc.warnings.push_back(where + ": " + mw + ": KHR_texture_transform is ignored");
+  const size_t t = static_cast<size_t>(info.index);
+  const tinygltf::Texture& tex = model_.textures[t];
+  if (tex.source < 0) {
+    doc.warnings.push_back(
+        at("textures", t) +
+        ": no source image (only an extension's, which is not read); the texture is ignored");
+    return;
+  }
+  if (static_cast<size_t>(tex.source) >= model_.images.size())
+    fail(at("textures", t) + ".source", "image index " + std::to_string(tex.source) + " out of range (" +
+                                            std::to_string(model_.images.size()) + " images)");
+  int wrap_s = TINYGLTF_TEXTURE_WRAP_REPEAT, wrap_t = TINYGLTF_TEXTURE_WRAP_REPEAT;
+  if (tex.sampler >= 0) {
+    if (static_cast<size_t>(tex.sampler) >= model_.samplers.size())
+      fail(at("textures", t) + ".sampler", "sampler index " + std::to_string(tex.sampler) +
+                                               " out of range (" + std::to_string(model_.samplers.size()) +
+                                               " samplers)");
+    const tinygltf::Sampler& sampler = model_.samplers[static_cast<size_t>(tex.sampler)];
+    if (!validWrap(sampler.wrapS) || !validWrap(sampler.wrapT))
+      fail(at("samplers", static_cast<size_t>(tex.sampler)),
+           "wrap mode " + std::to_string(validWrap(sampler.wrapS) ? sampler.wrapT : sampler.wrapS) +
+               " is not 33071, 33648 or 10497");
+    wrap_s = sampler.wrapS;
+    wrap_t = sampler.wrapT;
+  }
+  if (!decodeImage(doc, static_cast<size_t>(tex.source))) return;
+  prim.base_color_texture = tex.source;
+  prim.base_color_texcoord = 0;
+  prim.wrap_s = wrap_s;
+  prim.wrap_t = wrap_t;
+}
+
+// Decodes image i once. Its bytes come from a bufferView (checked like any view), a data URI, or an
+// external file inside the glTF file's directory tree (the rules of external buffers). A missing or
+// undecodable image is a warning (given once); the return value says whether the image is usable.
+bool Loader::decodeImage(GltfDocument& doc, size_t i) {
+  if (image_state_[i] != 0) return image_state_[i] > 0;
+  image_state_[i] = -1;
+  const tinygltf::Image& img = model_.images[i];
+  const std::string where = at("images", i);
+  auto skip = [&](const std::string& why) {
+    doc.warnings.push_back(where + ": " + why + "; textures using it are ignored");
+    return false;
+  };
+  std::vector<uint8_t> file_bytes;
+  std::span<const uint8_t> bytes;
+  if (img.bufferView >= 0) {
+    bytes = viewBytes(where + ".bufferView", img.bufferView);
+  } else if (i < image_bytes_.size() && !image_bytes_[i].empty()) {
+    bytes = image_bytes_[i];
+  } else if (img.uri.rfind("data:", 0) == 0) {  // a media type tinygltf does not take for a data URI
+    std::string type = img.uri.substr(5, std::min<size_t>(img.uri.find_first_of(";,"), 45) - 5);
+    return skip("data URI of media type '" + type + "' (only PNG and JPEG are decoded)");
+  } else if (!img.uri.empty()) {
+    const std::string file = "external file '" + img.uri + "'";
+    FsContext ctx{base_dir_};
+    std::string path = base_dir_ + "/" + tinygltf::dlib::urldecode(img.uri);
+    if (!fsFileExists(path, &ctx))
+      return skip(file + " not found beside the glTF file (or outside its directory)");
+    try {
+      file_bytes = readFile(path);
+    } catch (const Error& e) {
+      return skip(file + " cannot be read (" + e.what() + ")");
+    }
+    bytes = file_bytes;
+  } else {
+    return skip("no image data");
+  }
+  try {
+    RgbaImage8 decoded = decodeImage8(bytes, name_);
+    GltfImage& out = doc.images[i];
+    out.width = decoded.width;
+    out.height = decoded.height;
+    out.rgba = std::move(decoded.rgba);
+  } catch (const FormatError& e) {
+    return skip(e.reason());
+  }
+  image_state_[i] = 1;
+  return true;
+}
+
+// ---- KHR_gaussian_splatting ----------------------------------------------------------------------------
+
+const AccessorRule kSplatRotationRule{
+    {TINYGLTF_TYPE_VEC4},
+    {TINYGLTF_COMPONENT_TYPE_FLOAT, TINYGLTF_COMPONENT_TYPE_BYTE, TINYGLTF_COMPONENT_TYPE_SHORT},
+    true};
+const AccessorRule kSplatScaleRule{{TINYGLTF_TYPE_VEC3},
+                                   {TINYGLTF_COMPONENT_TYPE_FLOAT, TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE,
+                                    TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT},
+                                   true};
+const AccessorRule kSplatOpacityRule{{TINYGLTF_TYPE_SCALAR},
+                                     {TINYGLTF_COMPONENT_TYPE_FLOAT, TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE,
+                                      TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT},
+                                     true};
+const AccessorRule kSplatShRule{{TINYGLTF_TYPE_VEC3}, {TINYGLTF_COMPONENT_TYPE_FLOAT}, false};
+
+// A primitive carrying KHR_gaussian_splatting: the extension object, then every attribute the ellipse
+// kernel defines, checked for type, count and range, into prim.splats.cloud (the primitive's space).
+void Loader::readSplats(GltfDocument& doc, const tinygltf::Primitive& sp, GltfPrimitive& prim,
+                        const std::string& where) const {
+  const std::string ew = where + ".extensions." + kSplatExtension;
+  const tinygltf::Value& ext = sp.extensions.at(kSplatExtension);
+  if (!ext.IsObject()) fail(ew, "must be a JSON object");
+  GltfGaussianSplats& out = prim.splats;
+  auto text = [&](const char* key, std::string& value) {
+    if (!ext.Has(key)) return false;
+    const tinygltf::Value& v = ext.Get(key);
+    if (!v.IsString()) fail(ew + "." + key, "must be a string");
+    value = v.Get<std::string>();
+    return true;
+  };
+  if (!text("kernel", out.kernel)) fail(ew, "kernel is missing (it is required)");
+  if (out.kernel != "ellipse")
+    doc.warnings.push_back(ew + ".kernel: '" + out.kernel + "' is not known; read as \"ellipse\"");
+  GaussianCloud& cloud = out.cloud;
+  if (!text("colorSpace", out.color_space)) {
+    doc.warnings.push_back(ew + ": colorSpace is missing (it is required); read as srgb_rec709_display");
+  } else if (out.color_space == "lin_rec709_display" || out.color_space == "BT.709-linear") {
+    cloud.color_space = ColorSpace::kLinear;
+  } else if (out.color_space != "srgb_rec709_display" && out.color_space != "BT.709-sRGB") {
+    doc.warnings.push_back(ew + ".colorSpace: '" + out.color_space +
+                           "' is not known; read as srgb_rec709_display");
+  }
+  if (text("projection", out.projection) && out.projection != "perspective")
+    doc.warnings.push_back(ew + ".projection: '" + out.projection +
+                           "' is not supported; rendered as perspective");
+  if (text("sortingMethod", out.sorting_method) && out.sorting_method != "cameraDistance")
+    doc.warnings.push_back(ew + ".sortingMethod: '" + out.sorting_method + "' is not supported; ignored");
+  if (prim.mode != 0)
+    fail(where + ".mode",
+         std::string(kSplatExtension) + " needs mode POINTS (0), got " + std::to_string(prim.mode));
+  if (prim.positions.empty() && !sp.attributes.count("POSITION"))
+    fail(where + ".attributes", "POSITION is missing (it is required)");
+  const size_t n = prim.positions.size();
+  const std::string prefix = std::string(kSplatExtension) + ":";
+
+  // One required attribute's floats, its count checked against POSITION's. `normalized_ints`: integer
+  // component types must be normalized. `integer` (optional) tells whether the values were integers.
+  auto read = [&](const std::string& semantic, const AccessorRule& rule, bool normalized_ints,
+                  bool* integer = nullptr) {
+    const std::string name = prefix + semantic, ctx = where + ".attributes." + name;
+    auto it = sp.attributes.find(name);
+    if (it == sp.attributes.end()) fail(where + ".attributes", name + " is missing (it is required)");
+    const tinygltf::Accessor& a = accessor(ctx, it->second, rule);
+    const bool is_int = a.componentType != TINYGLTF_COMPONENT_TYPE_FLOAT;
+    if (normalized_ints && is_int && !a.normalized)
+      fail(ctx + ": " + at("accessors", static_cast<size_t>(it->second)),
+           std::string("componentType ") + componentName(a.componentType) + " must be normalized");
+    if (a.count != n)
+      fail(ctx, "count " + std::to_string(a.count) + " differs from POSITION's " + std::to_string(n));
+    if (integer) *integer = is_int;
+    return readFloats(ctx, it->second, rule);
+  };
+  bool rot_int = false;
+  std::vector<float> rot = read("ROTATION", kSplatRotationRule, true, &rot_int);
+  std::vector<float> scale = read("SCALE", kSplatScaleRule, false);
+  std::vector<float> opacity = read("OPACITY", kSplatOpacityRule, true);
+
+  // SH degrees: each fully present or absent, lower degrees before higher ones, degree 0 required.
+  int degree = -1;
+  std::vector<std::vector<float>> coefs;  // [coefficient (l^2 + m)][splat * 3 + rgb]
+  for (int l = 0; l <= 3; ++l) {
+    int present = 0, missing = -1;
+    for (int c = 0; c < 2 * l + 1; ++c) {
+      if (sp.attributes.count(prefix + "SH_DEGREE_" + std::to_string(l) + "_COEF_" + std::to_string(c)))
+        ++present;
+      else if (missing < 0)
+        missing = c;
+    }
+    if (present == 0) {
+      if (l == 0) fail(where + ".attributes", prefix + "SH_DEGREE_0_COEF_0 is missing (it is required)");
+      continue;
+    }
+    const std::string dn = prefix + "SH_DEGREE_" + std::to_string(l);
+    if (degree != l - 1) fail(where + ".attributes", dn + "_COEF_* given without the lower degrees");
+    if (present != 2 * l + 1)
+      fail(where + ".attributes", "SH degree " + std::to_string(l) + " is partially defined: " + dn +
+                                      "_COEF_" + std::to_string(missing) + " is missing");
+    for (int c = 0; c < 2 * l + 1; ++c)
+      coefs.push_back(
+          read("SH_DEGREE_" + std::to_string(l) + "_COEF_" + std::to_string(c), kSplatShRule, false));
+    degree = l;
+  }
+  for (const auto& entry : sp.attributes) {
+    const std::string& attr = entry.first;
+    if (attr.rfind(prefix, 0) != 0) continue;
+    std::string semantic = attr.substr(prefix.size());
+    bool known = semantic == "ROTATION" || semantic == "SCALE" || semantic == "OPACITY";
+    for (int l = 0; l <= 3 && !known; ++l)
+      for (int c = 0; c < 2 * l + 1 && !known; ++c)
+        known = semantic == "SH_DEGREE_" + std::to_string(l) + "_COEF_" + std::to_string(c);
+    if (!known)
+      doc.warnings.push_back(where + ".attributes." + attr + ": not defined by the extension; ignored");
+  }
+
+  cloud.resize(n, degree);
+  cloud.positions = prim.positions;
+  const size_t k_count = coefs.size();
+  for (size_t i = 0; i < n; ++i) {
+    const std::string element = " at splat " + std::to_string(i);
+    cloud.scales[i] = {scale[3 * i], scale[3 * i + 1], scale[3 * i + 2]};
+    if (cloud.scales[i].x < 0 || cloud.scales[i].y < 0 || cloud.scales[i].z < 0)
+      fail(where + ".attributes." + prefix + "SCALE",
+           "negative scale" + element +
+               " (scales are linear; drafts before the Release Candidate stored log-scales)");
+    cloud.opacities[i] = opacity[i];
+    if (!(opacity[i] >= 0 && opacity[i] <= 1))
+      fail(where + ".attributes." + prefix + "OPACITY",
+           "value " + std::to_string(opacity[i]) + element + " is outside [0, 1]");
+    Quat q{rot[4 * i + 3], rot[4 * i], rot[4 * i + 1], rot[4 * i + 2]};  // stored (x, y, z, w)
+    float len2 = q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z;
+    if (!(len2 > 1e-12f)) fail(where + ".attributes." + prefix + "ROTATION", "zero quaternion" + element);
+    // Unit float quaternions are kept bit for bit; quantised or off-unit ones are normalised.
+    cloud.rotations[i] = rot_int || std::abs(len2 - 1.0f) > 2e-6f ? normalize(q) : q;
+    float* sh = cloud.shOf(i).data();
+    for (size_t k = 0; k < k_count; ++k)
+      for (size_t c = 0; c < 3; ++c) sh[3 * k + c] = coefs[k][3 * i + c];
+  }
+  prim.has_splats = true;
 }
 
 // ---- skins -------------------------------------------------------------------------------------------
@@ -1011,7 +1284,7 @@ void Loader::readScenes(GltfDocument& doc) const {
 GltfDocument Loader::run() {
   static const char* const kSupportedRequired[] = {"KHR_mesh_quantization", "KHR_materials_",
                                                    "KHR_texture_transform", "KHR_texture_basisu",
-                                                   "EXT_texture_webp"};
+                                                   "EXT_texture_webp",      kSplatExtension};
   for (const std::string& ext : model_.extensionsRequired) {
     bool ok = false;
     for (const char* prefix : kSupportedRequired) ok = ok || ext.rfind(prefix, 0) == 0;
@@ -1019,6 +1292,9 @@ GltfDocument Loader::run() {
   }
   GltfDocument doc;
   doc.path = name_;
+  doc.images.resize(model_.images.size());
+  for (size_t i = 0; i < model_.images.size(); ++i) doc.images[i].name = model_.images[i].name;
+  image_state_.assign(model_.images.size(), 0);
   readNodes(doc);
   readMeshes(doc);
   readSkins(doc);
@@ -1090,7 +1366,8 @@ GltfDocument parseGltf(std::span<const uint8_t> bytes, const std::string& name, 
     if (!ec) fs_ctx.base_dir = canonical.string();
   }
   tinygltf::TinyGLTF loader;
-  loader.SetImageLoader(skipImage, nullptr);
+  std::vector<std::vector<uint8_t>> image_bytes;
+  loader.SetImageLoader(keepImageBytes, &image_bytes);
   tinygltf::FsCallbacks callbacks{fsFileExists, fsExpandPath, fsReadFile, fsWriteFile, &fs_ctx};
   loader.SetFsCallbacks(callbacks);
 
@@ -1112,7 +1389,7 @@ GltfDocument parseGltf(std::span<const uint8_t> bytes, const std::string& name, 
     if (err.empty()) err = "not a valid glTF file";
     throw Error(name + ": " + describeLoadError(err, json));
   }
-  GltfDocument doc = Loader(model, name).run();
+  GltfDocument doc = Loader(model, name, image_bytes, fs_ctx.base_dir).run();
   if (!warn.empty()) doc.warnings.push_back(describeLoadError(warn, json));
   return doc;
 }

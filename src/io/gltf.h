@@ -1,7 +1,8 @@
 // glTF 2.0 reader (.gltf with embedded or external buffers, and .glb) into plain structs: the node
-// hierarchy, meshes with their vertex attributes and morph targets, skins and animations. Images and
-// textures are not read. The JSON and the buffers are parsed by tinygltf (confined to gltf.cpp); every
-// accessor is read here with full bounds checks, so the reader is safe for untrusted input.
+// hierarchy, meshes with their vertex attributes and morph targets, base-colour textures, skins,
+// animations and KHR_gaussian_splatting primitives. The JSON and the buffers are parsed by tinygltf
+// (confined to gltf.cpp); every accessor is read here with full bounds checks, so the reader is safe for
+// untrusted input. Images are decoded by io/image_io.cpp (stb).
 //
 // Errors are sf::Error with "<file>: <glTF element path>: <reason>", for example
 //   "cesium_man.gltf: accessors[12]: byteOffset 400 + 24 * (100 - 1) + 12 = 2788 exceeds bufferViews[3]
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/gaussian_cloud.h"
 #include "core/math.h"
 
 namespace sf {
@@ -48,10 +50,35 @@ struct GltfMorphTarget {
   std::vector<Vec3> normals;
 };
 
+// An image of the file (one per glTF `images` entry, same index). Only images that some primitive uses
+// as its base-colour texture are decoded; the others keep their name and have width 0 and no pixels.
+struct GltfImage {
+  std::string name;
+  int width = 0, height = 0;
+  std::vector<uint8_t> rgba;  // 8-bit RGBA, row-major, top row first, as stored (sRGB-encoded)
+};
+
+// A primitive's KHR_gaussian_splatting data, in the primitive's own space (node transforms are not
+// applied here; see io/gltf_splats.h). The cloud holds activated values as GaussianCloud documents:
+// positions = POSITION, linear scales, unit (w, x, y, z) rotations, opacities in [0, 1], SH
+// coefficients [splat][coeff][rgb] and color_space from colorSpace.
+struct GltfGaussianSplats {
+  std::string kernel;                             // "ellipse" (the only kernel read)
+  std::string color_space;                        // as written in the file
+  std::string projection = "perspective";         // as written, or the default
+  std::string sorting_method = "cameraDistance";  // as written, or the default
+  GaussianCloud cloud;
+};
+
 struct GltfPrimitive {
   int mode = 4;  // 4 = triangles
   int material = -1;
   GltfFloat4 base_color{1, 1, 1, 1};  // the material's pbrMetallicRoughness.baseColorFactor
+  // The material's pbrMetallicRoughness.baseColorTexture: an index into GltfDocument::images (decoded),
+  // or -1 when there is none or it could not be used (a warning in GltfDocument::warnings says why).
+  int base_color_texture = -1;
+  int base_color_texcoord = 0;         // the TEXCOORD_n set; only 0 is supported (others are refused)
+  int wrap_s = 10497, wrap_t = 10497;  // the texture's sampler wrap modes (GL enums; REPEAT by default)
   // Vertex attributes: each present one holds vertex_count elements; absent ones are empty.
   std::vector<Vec3> positions;
   std::vector<Vec3> normals;
@@ -61,6 +88,8 @@ struct GltfPrimitive {
   std::vector<GltfFloat4> weights0, weights1;
   std::vector<uint32_t> indices;  // empty: non-indexed
   std::vector<GltfMorphTarget> targets;
+  bool has_splats = false;    // the primitive carries KHR_gaussian_splatting
+  GltfGaussianSplats splats;  // its data when has_splats
 
   size_t vertexCount() const { return positions.size(); }
 };
@@ -114,23 +143,27 @@ struct GltfDocument {
   std::string path;
   std::vector<GltfNode> nodes;
   std::vector<GltfMesh> meshes;
+  std::vector<GltfImage> images;  // one per glTF image; see GltfImage
   std::vector<GltfSkin> skins;
   std::vector<GltfAnimation> animations;
   std::vector<GltfScene> scenes;
   int default_scene = -1;             // "scene", or -1
-  std::vector<std::string> warnings;  // things skipped, such as channels aimed at no node
+  std::vector<std::string> warnings;  // things skipped, such as channels aimed at no node or textures
+                                      // whose image cannot be decoded
 
   // World matrix of every node (parents before children); the matrices of nodes in no scene are
   // computed from their own hierarchy too.
   std::vector<Mat4> worldMatrices() const;
 };
 
-// Reads a .gltf or .glb file (chosen by its first bytes, not its extension). External buffers are looked
-// up only in the file's own directory tree. Throws sf::Error on any malformed or unsupported content.
+// Reads a .gltf or .glb file (chosen by its first bytes, not its extension). External buffers and images
+// are looked up only in the file's own directory tree. Throws sf::Error on any malformed or unsupported
+// content; an image that is missing or cannot be decoded is only a warning (the primitive keeps its
+// base colour factor and gets no texture).
 GltfDocument loadGltf(const std::string& path);
 
 // Parses glTF content held in memory; `name` is used in messages and `base_dir` to resolve external
-// buffer files (empty: no external files, only embedded data URIs and the GLB BIN chunk).
+// buffer and image files (empty: no external files, only embedded data URIs and the GLB BIN chunk).
 GltfDocument parseGltf(std::span<const uint8_t> bytes, const std::string& name, const std::string& base_dir);
 
 // Short names used in messages: "translation", "STEP", ...

@@ -1,7 +1,8 @@
-// PNG through stb (kept to this one translation unit), .npy by hand (format version 1.0).
+// PNG (and JPEG decoding) through stb (kept to this one translation unit), .npy by hand (format version 1.0).
 #include "io/image_io.h"
 
 #include <cstring>
+#include <limits>
 
 #include "core/error.h"
 #include "io/byte_reader.h"
@@ -19,6 +20,7 @@
 #define STB_IMAGE_IMPLEMENTATION
 #define STB_IMAGE_STATIC
 #define STBI_ONLY_PNG
+#define STBI_ONLY_JPEG
 #include <stb/stb_image.h>
 #pragma GCC diagnostic pop
 
@@ -49,6 +51,30 @@ ImageRGBA readPng(const std::string& path) {
   for (size_t i = 0; i < img.pixels.size(); ++i) img.pixels[i] = static_cast<float>(data[i]) / 255.0f;
   stbi_image_free(data);
   return img;
+}
+
+RgbaImage8 decodeImage8(std::span<const uint8_t> bytes, const std::string& name) {
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+    throw FormatError(name, 0, "image data larger than 2 GiB");
+  const int size = static_cast<int>(bytes.size());
+  int w = 0, h = 0, comp = 0;
+  if (!stbi_info_from_memory(bytes.data(), size, &w, &h, &comp))
+    throw FormatError(name, 0,
+                      std::string("not a decodable PNG or JPEG image (") + stbi_failure_reason() + ")");
+  if (w <= 0 || h <= 0 || w > kMaxImageSide || h > kMaxImageSide ||
+      static_cast<int64_t>(w) * h > kMaxImagePixels)
+    throw FormatError(name, 0,
+                      "image of " + std::to_string(w) + " x " + std::to_string(h) +
+                          " pixels exceeds the limit (" + std::to_string(kMaxImageSide) + " a side, " +
+                          std::to_string(kMaxImagePixels) + " pixels)");
+  uint8_t* data = stbi_load_from_memory(bytes.data(), size, &w, &h, &comp, 4);
+  if (!data) throw FormatError(name, 0, std::string("image data is corrupt (") + stbi_failure_reason() + ")");
+  RgbaImage8 image;
+  image.width = w;
+  image.height = h;
+  image.rgba.assign(data, data + static_cast<size_t>(w) * static_cast<size_t>(h) * 4);
+  stbi_image_free(data);
+  return image;
 }
 
 void writeNpy(const std::string& path, const ImageRGBA& image) {

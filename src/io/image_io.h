@@ -1,7 +1,11 @@
-// Image files: 8-bit PNG (what people look at) and float32 NumPy .npy (what exact comparisons use).
+// Image files: 8-bit PNG (what people look at) and float32 NumPy .npy (what exact comparisons use), and
+// decoding of PNG/JPEG bytes held in memory (glTF textures).
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "core/image.h"
 
@@ -16,5 +20,22 @@ ImageRGBA readPng(const std::string& path);
 void writeNpy(const std::string& path, const ImageRGBA& image);
 // Reads a float32 (height, width, 4) .npy written by writeNpy; throws FormatError otherwise.
 ImageRGBA readNpy(const std::string& path);
+
+// 8-bit RGBA pixels as a file stores them (no colour conversion), row-major, top row first.
+struct RgbaImage8 {
+  int width = 0;
+  int height = 0;
+  std::vector<uint8_t> rgba;  // width * height * 4
+};
+
+// Largest image decodeImage8 accepts, to bound memory on untrusted input: 16384 pixels a side and
+// 2^26 pixels (256 MiB of RGBA) in all.
+constexpr int kMaxImageSide = 16384;
+constexpr int64_t kMaxImagePixels = int64_t{1} << 26;
+
+// Decodes PNG or JPEG bytes (chosen by content) to RGBA; grey and RGB get alpha 255, 16-bit PNG is
+// reduced to 8 bits. `name` is used in messages. Throws FormatError for anything else, for truncated or
+// corrupt data, and for images over the limits above.
+RgbaImage8 decodeImage8(std::span<const uint8_t> bytes, const std::string& name);
 
 }  // namespace sf

@@ -157,6 +157,12 @@ std::string RenderObject::validate() const {
     return "position and covariance overrides differ in size (" + std::to_string(positions.size()) + " / " + std::to_string(covariances.size()) + ")";
   if (!positions.empty() && positions.size() != cloud->size())
     return "overrides hold " + std::to_string(positions.size()) + " splats for a cloud of " + std::to_string(cloud->size());
+  if (deform) {
+    if (!positions.empty()) return "both overrides and a GPU deform source";
+    if (deform->bindings.size() != cloud->size() * 68)
+      return "deform source holds " + std::to_string(deform->bindings.size()) + " binding bytes for " + std::to_string(cloud->size()) + " splats";
+    if (deform->indices.size() % 3) return "deform source: index count not a multiple of 3";
+  }
   return {};
 }
 
@@ -172,6 +178,8 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
   std::vector<size_t> first_slot(objects.size() + 1, 0);
   for (size_t o = 0; o < objects.size(); ++o) {
     if (std::string why = objects[o].validate(); !why.empty()) throw std::invalid_argument("object " + std::to_string(o) + ": " + why);
+    if (objects[o].deform)
+      throw std::invalid_argument("object " + std::to_string(o) + ": the CPU backend deforms no splats; pass centre/covariance overrides");
     first_slot[o + 1] = first_slot[o] + objects[o].cloud->size();
   }
   const size_t total = first_slot.back();

@@ -25,6 +25,15 @@ constexpr float kAlphaMax = 0.99f;            // per-splat alpha clamp
 constexpr float kAlphaMin = 1.0f / 255.0f;    // splats below this alpha at a pixel are skipped
 constexpr float kTransmittanceMin = 1e-4f;    // a pixel stops when transmittance would fall below this
 
+// Splats bound to a deforming mesh (character/binding.h), deformed on the GPU by the Vulkan backend into
+// the object's slots each frame. Spans must stay valid while the frame renders.
+struct SplatDeformSource {
+  std::span<const uint8_t> bindings;  // one 68-byte record per splat (the bindings.bin record); static
+  std::span<const Vec3> vertices;     // the bound mesh's deformed vertices this frame (object space)
+  std::span<const uint32_t> indices;  // its triangle list
+  std::span<const Mat4> palette;      // skin palette for joint-bound splats (may be empty without them)
+};
+
 // One object of a frame: its gaussians in object space and the object-to-world transform (affine).
 struct RenderObject {
   const GaussianCloud* cloud = nullptr;
@@ -33,6 +42,9 @@ struct RenderObject {
   // per splat of `cloud` (both or neither); the cloud then supplies opacity and colour only.
   std::span<const Vec3> positions;
   std::span<const Cov6> covariances;
+  // Or: deformed on the GPU from bindings (Vulkan backend only; the CPU backend takes the overrides above,
+  // computed by the CPU reference character::DeformJob).
+  const SplatDeformSource* deform = nullptr;
 
   // Empty when usable; otherwise why not (override sizes).
   std::string validate() const;

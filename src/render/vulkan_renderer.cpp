@@ -54,6 +54,9 @@ const uint32_t kTileRanges[] = {
 const uint32_t kRaster[] = {
 #include "raster.inc"
 };
+const uint32_t kDeformSplats[] = {
+#include "deform_splats.inc"
+};
 const uint32_t kMeshVert[] = {
 #include "mesh_vert.inc"
 };
@@ -88,7 +91,7 @@ constexpr VkFormat kMeshColorFormat = VK_FORMAT_R32G32B32A32_SFLOAT, kMeshDepthV
 struct VulkanRenderer::Impl {
   gpu::Context ctx;
   gpu::ComputePipeline preprocess, scan_reduce, scan_blocks, scan_apply, sort_setup, depth_keys, gather_counts, emit_keys, histogram,
-      scatter, ranges, raster;
+      scatter, ranges, raster, deform_splats;
   VkQueryPool queries = VK_NULL_HANDLE;
 
   // Splat sink, uploaded when the objects' clouds change.
@@ -112,6 +115,10 @@ struct VulkanRenderer::Impl {
   gpu::Image mesh_color_target, mesh_depth_target, mesh_zbuffer;
   gpu::Buffer mesh_color, mesh_depth, mesh_data, mesh_device;  // mesh_data: host staging of mesh_device
   size_t mesh_bytes = 0;
+  // GPU-deformed objects: bindings (uploaded when they change) and per-frame mesh data (device-local copy).
+  std::vector<std::pair<const uint8_t*, size_t>> uploaded_bindings;
+  std::vector<size_t> binding_offsets;
+  gpu::Buffer deform_bindings, deform_data;
   bool has_mesh = false;  // this frame draws meshes
 
   explicit Impl(const gpu::ContextOptions& o)
@@ -127,7 +134,8 @@ struct VulkanRenderer::Impl {
         histogram(ctx, kRadixHistogram, sizeof(GpuPush), SF_SORT_WG, "radix_histogram", true),
         scatter(ctx, kRadixScatter, sizeof(GpuPush), SF_SORT_WG, "radix_scatter", true),
         ranges(ctx, kTileRanges, sizeof(GpuPush), SF_WG_SIZE, "tile_ranges"),
-        raster(ctx, kRaster, sizeof(GpuPush), SF_TILE, "raster") {
+        raster(ctx, kRaster, sizeof(GpuPush), SF_TILE, "raster"),
+        deform_splats(ctx, kDeformSplats, sizeof(GpuDeformPush), SF_WG_SIZE, "deform_splats") {
     const gpu::DeviceInfo& d = ctx.info();
     if (d.subgroup_size < 8 || d.subgroup_size > 128 || SF_SORT_WG % d.subgroup_size != 0)
       throw Error("Vulkan device " + d.name + ": subgroup size " + std::to_string(d.subgroup_size) + " unsupported (need 8..128)");
@@ -541,28 +549,89 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
   // Objects with per-frame centres and covariances: staged now, copied into their slot ranges at the
   // start of the frame's command buffer.
   std::vector<VkBufferCopy> pos_copies, cov_copies;
+  struct DeformDispatch {
+    GpuDeformPush push;
+    size_t vertices, indices, palette;  // offsets in the per-frame deform data
+  };
+  std::vector<DeformDispatch> deforms;
+  size_t deform_bytes = 0;
   {
     size_t bytes = 0;
+    bool bindings_same = true;
+    size_t d = 0;
     for (const RenderObject& o : objects) {
       if (std::string why = o.validate(); !why.empty()) throw Error("render object: " + why);
       bytes += o.positions.size() * (12 + 24);
+      if (o.deform) {
+        bindings_same &= d < m.uploaded_bindings.size() && m.uploaded_bindings[d] == std::pair{o.deform->bindings.data(), o.deform->bindings.size()};
+        ++d;
+      }
     }
+    if (d != m.uploaded_bindings.size()) bindings_same = false;
+    if (!bindings_same) {  // bindings are static: uploaded once per set of deformed objects
+      m.uploaded_bindings.clear();
+      m.binding_offsets.clear();
+      std::vector<uint8_t> all;
+      for (const RenderObject& o : objects)
+        if (o.deform) {
+          m.uploaded_bindings.emplace_back(o.deform->bindings.data(), o.deform->bindings.size());
+          m.binding_offsets.push_back(all.size());
+          all.insert(all.end(), o.deform->bindings.begin(), o.deform->bindings.end());
+        }
+      m.deform_bindings = m.ctx.createBuffer(all.size(), false, "splat bindings");
+      m.upload(m.deform_bindings, all.data(), all.size());
+    }
+    // Per-frame deform inputs, packed 16-byte aligned.
+    std::vector<uint8_t> packed;
+    size_t first = 0;
+    d = 0;
+    for (const RenderObject& o : objects) {
+      if (o.deform) {
+        DeformDispatch dd{};
+        dd.vertices = pack(packed, o.deform->vertices.data(), o.deform->vertices.size_bytes());
+        dd.indices = pack(packed, o.deform->indices.data(), o.deform->indices.size_bytes());
+        std::vector<float> rows;
+        for (const Mat4& pm : o.deform->palette)
+          for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 4; ++c) rows.push_back(pm.m[r][c]);
+        dd.palette = pack(packed, rows.data(), rows.size() * 4);
+        dd.push.bindings = m.deform_bindings.address + m.binding_offsets[d++];
+        dd.push.out_positions = m.positions.address + first * 12;
+        dd.push.out_covariances = m.covariances.address + first * 24;
+        dd.push.count = static_cast<uint32_t>(o.cloud->size());
+        deforms.push_back(dd);
+      }
+      first += o.cloud->size();
+    }
+    deform_bytes = packed.size();
+    if (deform_bytes) {
+      if (m.deform_data.size < deform_bytes) m.deform_data = m.ctx.createBuffer(deform_bytes + deform_bytes / 2, false, "deform inputs");
+      for (DeformDispatch& dd : deforms) {
+        dd.push.vertices = m.deform_data.address + dd.vertices;
+        dd.push.indices = m.deform_data.address + dd.indices;
+        dd.push.palette = m.deform_data.address + dd.palette;
+      }
+    }
+    const size_t override_bytes = bytes;
+    bytes += deform_bytes;
     if (bytes) {
       if (m.dynamic_staging.size < bytes) m.dynamic_staging = m.ctx.createBuffer(bytes + bytes / 2, true, "per-frame splat overrides");
       auto* dst = static_cast<uint8_t*>(m.dynamic_staging.mapped);
-      size_t at = 0, first = 0;
+      size_t at = 0, slot = 0;
       for (const RenderObject& o : objects) {
         if (!o.positions.empty()) {
           std::memcpy(dst + at, o.positions.data(), o.positions.size_bytes());
-          pos_copies.push_back({at, first * 12, o.positions.size_bytes()});
+          pos_copies.push_back({at, slot * 12, o.positions.size_bytes()});
           at += o.positions.size_bytes();
           std::memcpy(dst + at, o.covariances.data(), o.covariances.size_bytes());
-          cov_copies.push_back({at, first * 24, o.covariances.size_bytes()});
+          cov_copies.push_back({at, slot * 24, o.covariances.size_bytes()});
           at += o.covariances.size_bytes();
         }
-        first += o.cloud->size();
+        slot += o.cloud->size();
       }
+      if (deform_bytes) std::memcpy(dst + override_bytes, packed.data(), deform_bytes);
     }
+    (void)override_bytes;
   }
   m.has_mesh = !meshes.empty();
   std::vector<uint32_t> mesh_triangles;
@@ -587,7 +656,20 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
       vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.positions.buffer, static_cast<uint32_t>(pos_copies.size()), pos_copies.data());
       vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.covariances.buffer, static_cast<uint32_t>(cov_copies.size()), cov_copies.data());
     }
+    if (deform_bytes) {
+      size_t override_bytes = 0;
+      for (const RenderObject& o : objects) override_bytes += o.positions.size() * (12 + 24);
+      VkBufferCopy region{override_bytes, 0, deform_bytes};
+      vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.deform_data.buffer, 1, &region);
+    }
     gpu::computeBarrier(cmd);
+    // Bound splats: centres and covariances from this frame's deformed meshes, into their slots.
+    for (const DeformDispatch& dd : deforms) {
+      vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.deform_splats.pipeline());
+      vkCmdPushConstants(cmd, m.deform_splats.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(GpuDeformPush), &dd.push);
+      vkCmdDispatch(cmd, ceilDiv(dd.push.count, SF_WG_SIZE), 1, 1);
+    }
+    if (!deforms.empty()) gpu::computeBarrier(cmd);
     if (m.has_mesh) m.recordMeshes(cmd, mesh_triangles, mesh_draws_offset, cam);
     m.timestamp(cmd, 1);
     for (size_t o = 0; o < objects.size(); ++o) {

@@ -170,7 +170,7 @@ float SceneObject::clipTime(double scene_time) const {
   return loop ? anim::wrapTime(t, duration) : std::clamp(t, 0.0f, std::max(duration, 0.0f));
 }
 
-void poseScene(const Scene& scene, double t, SceneFrame& out) {
+void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform) {
   size_t models = 0, characters = 0;
   for (const SceneObject& o : scene.objects) {
     if (o.character) ++characters;
@@ -178,15 +178,24 @@ void poseScene(const Scene& scene, double t, SceneFrame& out) {
   }
   out.poses.resize(models);
   out.characters.resize(characters);
+  out.deforms.assign(gpu_deform ? characters : 0, SplatDeformSource{});  // sized up front: objects point into it
   out.meshes.clear();
   out.objects.clear();
   size_t m = 0, c = 0;
   for (const SceneObject& o : scene.objects) {
     if (o.character) {
-      character::Character::Frame& f = out.characters[c++];
-      o.character->deform(o.clip, o.clipTime(t), f);
-      const Mat4 to_world = o.object_to_world * o.character->model().meshToModel(f.pose, static_cast<size_t>(o.character->boundDraw()));
-      out.objects.push_back({&o.character->splats(), to_world, f.positions, f.covariances});
+      character::Character::Frame& f = out.characters[c];
+      const character::Character& ch = *o.character;
+      if (gpu_deform) ch.pose(o.clip, o.clipTime(t), f);
+      else ch.deform(o.clip, o.clipTime(t), f);
+      const Mat4 to_world = o.object_to_world * ch.model().meshToModel(f.pose, static_cast<size_t>(ch.boundDraw()));
+      RenderObject ro{&ch.splats(), to_world, f.positions, f.covariances};
+      if (gpu_deform) {
+        out.deforms[c] = {ch.bindingRecords(), ch.posedVertices(f), ch.triangles(), ch.palette(f)};
+        ro.deform = &out.deforms[c];
+      }
+      out.objects.push_back(ro);
+      ++c;
       continue;
     }
     if (o.cloud && o.cloud->size() > 0) out.objects.push_back({o.cloud.get(), o.object_to_world, {}, {}});

@@ -51,12 +51,14 @@ struct Scene {
 struct SceneFrame {
   std::vector<GltfModel::Pose> poses;                    // one per glTF object
   std::vector<character::Character::Frame> characters;  // one per character
+  std::vector<SplatDeformSource> deforms;               // one per character, with gpu_deform
   std::vector<RenderObject> objects;
   std::vector<RenderMesh> meshes;
 };
-// Poses every glTF object (CPU skinning) and deforms every character (CPU reference) at scene time `t`
-// seconds into `out`, reusing its storage.
-void poseScene(const Scene& scene, double t, SceneFrame& out);
+// Poses every glTF object (CPU skinning) and every character at scene time `t` seconds into `out`,
+// reusing its storage. Characters are deformed on the CPU (the reference, as centre/covariance overrides)
+// unless `gpu_deform`, where their objects carry a SplatDeformSource for the Vulkan deform pass instead.
+void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform = false);
 
 // A scene of one file: a splat file (PLY, compressed PLY, SPZ, .splat), a glTF / GLB model (its meshes,
 // posed by `clip` at `time`, and its KHR_gaussian_splatting splats) or a character package directory.

@@ -1,6 +1,8 @@
 // glTF reader: facts about the shared sample assets, and every kind of bad input (out-of-range accessors,
 // joints outside the skin, non-increasing key times, missing buffers, count mismatches, cycles) failing
-// with an sf::Error that names the glTF element; truncated and corrupted files never crash.
+// with an sf::Error that names the glTF element; truncated and corrupted files never crash. Base-colour
+// textures: decoded images compared with stb decoding the same bytes independently, and unusable
+// textures reported as warnings.
 #include "io/gltf.h"
 
 #include <gtest/gtest.h>
@@ -11,7 +13,22 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "io/image_io.h"
 #include "support/test_support.h"
+
+// stb_image, compiled here to decode textures independently of the reader.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wconversion"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wunused-function"
+#define STB_IMAGE_IMPLEMENTATION
+#define STB_IMAGE_STATIC
+#define STBI_ONLY_PNG
+#define STBI_ONLY_JPEG
+#include <stb/stb_image.h>
+#pragma GCC diagnostic pop
 
 namespace sf {
 namespace {
@@ -496,6 +513,255 @@ TEST(GltfBadInput, TruncatedAndCorruptedGlb) {
     }
   }
   SUCCEED() << ok << " prefixes parsed";
+}
+
+// ---- base-colour textures ----
+
+// The image bytes decoded by stb directly, independently of the reader (image_io.cpp).
+struct StbImage {
+  int width = 0, height = 0;
+  std::vector<uint8_t> rgba;
+};
+
+StbImage stbDecode(const std::vector<uint8_t>& bytes) {
+  StbImage out;
+  int comp = 0;
+  uint8_t* p =
+      stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &out.width, &out.height, &comp, 4);
+  if (!p) return out;
+  out.rgba.assign(p, p + static_cast<size_t>(out.width) * static_cast<size_t>(out.height) * 4);
+  stbi_image_free(p);
+  return out;
+}
+
+std::vector<uint8_t> unbase64(const std::string& text) {
+  std::vector<uint8_t> out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char ch : text) {
+    int v = ch >= 'A' && ch <= 'Z'   ? ch - 'A'
+            : ch >= 'a' && ch <= 'z' ? ch - 'a' + 26
+            : ch >= '0' && ch <= '9' ? ch - '0' + 52
+            : ch == '+'              ? 62
+            : ch == '/'              ? 63
+                                     : -1;
+    if (v < 0) continue;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<uint8_t>(acc >> bits));
+    }
+  }
+  return out;
+}
+
+std::vector<uint8_t> slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void expectSameImage(const GltfImage& got, const StbImage& want) {
+  ASSERT_GT(want.width, 0);
+  EXPECT_EQ(got.width, want.width);
+  EXPECT_EQ(got.height, want.height);
+  ASSERT_EQ(got.rgba.size(), want.rgba.size());
+  EXPECT_TRUE(got.rgba == want.rgba);
+}
+
+TEST(GltfTextures, CesiumManBaseColorFromDataUri) {
+  SF_REQUIRE_ASSET(path, "gltf/cesium_man.gltf");
+  GltfDocument doc = loadGltf(path);
+  const GltfPrimitive& p = doc.meshes[0].primitives[0];
+  ASSERT_EQ(p.base_color_texture, 0);
+  EXPECT_EQ(p.base_color_texcoord, 0);
+  EXPECT_EQ(p.wrap_s, 10497);
+  EXPECT_EQ(p.wrap_t, 10497);
+  ASSERT_EQ(doc.images.size(), 1u);
+  const GltfImage& img = doc.images[0];
+  EXPECT_EQ(img.width, 1024);
+  EXPECT_EQ(img.height, 1024);
+  // Independently: the JPEG of the data URI, base64-decoded here and decoded by stb.
+  std::ifstream in(path);
+  json j = json::parse(in);
+  std::string uri = j["images"][0]["uri"];
+  ASSERT_EQ(uri.rfind("data:image/jpeg;base64,", 0), 0u);
+  StbImage want = stbDecode(unbase64(uri.substr(uri.find(',') + 1)));
+  expectSameImage(img, want);
+  for (size_t at : {size_t{0}, img.rgba.size() / 2 + 4 * 37, img.rgba.size() - 4}) {
+    EXPECT_EQ(img.rgba[at + 3], 255);  // JPEG: opaque
+    EXPECT_EQ(img.rgba[at], want.rgba[at]);
+  }
+}
+
+TEST(GltfTextures, MorphStressTestPngFromBufferViews) {
+  SF_REQUIRE_ASSET(path, "gltf/morph-stress-test.glb");
+  GltfDocument doc = loadGltf(path);
+  ASSERT_EQ(doc.images.size(), 3u);
+  const GltfMesh& mesh = doc.meshes[0];
+  ASSERT_EQ(mesh.primitives.size(), 2u);
+  EXPECT_EQ(mesh.primitives[0].base_color_texture, 1);  // TinyGrid
+  EXPECT_EQ(mesh.primitives[1].base_color_texture, 2);  // ColorSwatches
+  EXPECT_EQ(doc.images[0].name, "Base_AO");             // an occlusion map: not decoded
+  EXPECT_EQ(doc.images[0].width, 0);
+  EXPECT_TRUE(doc.images[0].rgba.empty());
+  // Independently: the PNG bytes cut from the GLB's BIN chunk by its bufferView, decoded by stb.
+  std::vector<uint8_t> glb = slurp(path);
+  uint32_t json_len = 0;
+  std::memcpy(&json_len, glb.data() + 12, 4);
+  json j = json::parse(glb.begin() + 20, glb.begin() + 20 + json_len);
+  const size_t bin = 20 + json_len + 8;
+  for (int i : {1, 2}) {
+    const json& view = j["bufferViews"][j["images"][i]["bufferView"].get<int>()];
+    size_t off = bin + view.value("byteOffset", size_t{0}), len = view["byteLength"];
+    std::vector<uint8_t> png(glb.begin() + static_cast<std::ptrdiff_t>(off),
+                             glb.begin() + static_cast<std::ptrdiff_t>(off + len));
+    SCOPED_TRACE(i);
+    expectSameImage(doc.images[static_cast<size_t>(i)], stbDecode(png));
+  }
+}
+
+// A 3x2 PNG (RGB, so alpha decodes as 255) written by the engine's own PNG writer.
+std::vector<uint8_t> smallPng(const std::string& dir) {
+  ImageRGBA img(3, 2);
+  for (int y = 0; y < 2; ++y)
+    for (int x = 0; x < 3; ++x) {
+      float* p = img.at(x, y);
+      p[0] = static_cast<float>(x) / 2.0f, p[1] = static_cast<float>(y), p[2] = 0.2f, p[3] = 1;
+    }
+  writePng(dir + "/tex.png", img);
+  return slurp(dir + "/tex.png");
+}
+
+// The sample with a material whose base colour texture is textures[0] -> images[0] (uri), sampler 0.
+Sample texturedSample(const std::string& image_uri) {
+  Sample s = sample();
+  s.doc["meshes"][0]["primitives"][0]["material"] = 0;
+  s.doc["materials"] = {{{"pbrMetallicRoughness",
+                          {{"baseColorFactor", {1, 0.5, 1, 1}}, {"baseColorTexture", {{"index", 0}}}}}}};
+  s.doc["textures"] = {{{"source", 0}, {"sampler", 0}}};
+  s.doc["samplers"] = {{{"wrapS", 33071}, {"wrapT", 33648}}};
+  s.doc["images"] = {{{"uri", image_uri}}};
+  return s;
+}
+
+TEST(GltfTextures, DataUriExternalFileAndBufferView) {
+  const std::string dir = test::tempDir("GltfTextures");
+  std::vector<uint8_t> png = smallPng(dir);
+  for (const std::string& uri : {"data:image/png;base64," + base64(png), std::string("tex.png")}) {
+    SCOPED_TRACE(uri.substr(0, 20));
+    GltfDocument doc = parseSample(texturedSample(uri), dir);
+    const GltfPrimitive& p = doc.meshes[0].primitives[0];
+    ASSERT_EQ(p.base_color_texture, 0);
+    EXPECT_EQ(p.wrap_s, 33071);
+    EXPECT_EQ(p.wrap_t, 33648);
+    EXPECT_FLOAT_EQ(p.base_color[1], 0.5f);
+    const GltfImage& img = doc.images[0];
+    ASSERT_EQ(img.width, 3);
+    ASSERT_EQ(img.height, 2);
+    // Texel (2, 1): r = 1, g = 1, b = 0.2 -> 51, alpha 255; texel (1, 0): r = 0.5 -> 128.
+    const uint8_t* t21 = &img.rgba[(1 * 3 + 2) * 4];
+    EXPECT_EQ(t21[0], 255);
+    EXPECT_EQ(t21[1], 255);
+    EXPECT_EQ(t21[2], 51);
+    EXPECT_EQ(t21[3], 255);
+    EXPECT_EQ(img.rgba[(0 * 3 + 1) * 4], 128);
+    EXPECT_TRUE(doc.warnings.empty());
+  }
+  // In a GLB bufferView (image after the sample's data), without a sampler: REPEAT.
+  Sample s = texturedSample("unused");
+  s.doc["textures"][0].erase("sampler");
+  size_t at = s.bin.size();
+  s.bin.insert(s.bin.end(), png.begin(), png.end());
+  s.doc["bufferViews"].push_back({{"buffer", 0}, {"byteOffset", at}, {"byteLength", png.size()}});
+  s.doc["buffers"][0]["byteLength"] = s.bin.size();
+  s.doc["images"][0] = {{"bufferView", s.doc["bufferViews"].size() - 1}, {"mimeType", "image/png"}};
+  GltfDocument doc = parseGltf(toGlb(s), "textured.glb", "");
+  const GltfPrimitive& p = doc.meshes[0].primitives[0];
+  ASSERT_EQ(p.base_color_texture, 0);
+  EXPECT_EQ(p.wrap_s, 10497);
+  EXPECT_EQ(doc.images[0].width, 3);
+  EXPECT_EQ(doc.images[0].rgba[(1 * 3 + 2) * 4 + 2], 51);
+}
+
+// Expects a document (no error) whose primitive has no texture and a warning containing every fragment.
+void expectTextureWarning(const Sample& s, std::initializer_list<const char*> fragments,
+                          const std::string& dir = "") {
+  GltfDocument doc = parseSample(s, dir);
+  EXPECT_EQ(doc.meshes[0].primitives[0].base_color_texture, -1);
+  EXPECT_FLOAT_EQ(doc.meshes[0].primitives[0].base_color[1], 0.5f);  // the factor still applies
+  std::string all;
+  for (const std::string& w : doc.warnings) all += w + "\n";
+  for (const char* f : fragments)
+    EXPECT_NE(all.find(f), std::string::npos) << "missing '" << f << "' in: " << all;
+}
+
+TEST(GltfTextures, UnusableTexturesAreWarnings) {
+  const std::string dir = test::tempDir("GltfTextureWarnings");
+  std::vector<uint8_t> png = smallPng(dir);
+  expectTextureWarning(texturedSample("missing.png"), {"images[0]: external file 'missing.png' not found"},
+                       dir);
+  expectTextureWarning(texturedSample("tex.png"), {"images[0]: external file 'tex.png' not found"}, "");
+  std::ofstream(dir + "/../outside.png", std::ios::binary)
+      .write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
+  expectTextureWarning(texturedSample("../outside.png"), {"images[0]", "outside.png"}, dir);
+  expectTextureWarning(texturedSample("data:image/png;base64," + base64({1, 2, 3, 4, 5, 6, 7, 8})),
+                       {"images[0]: not a decodable PNG or JPEG image"});
+  expectTextureWarning(texturedSample("data:image/webp;base64,UklGRg=="),
+                       {"images[0]: data URI of media type 'image/webp' (only PNG and JPEG are decoded)"});
+  std::vector<uint8_t> cut(png.begin(), png.begin() + static_cast<std::ptrdiff_t>(png.size() / 2));
+  expectTextureWarning(texturedSample("data:image/png;base64," + base64(cut)), {"images[0]:"});
+  Sample s = texturedSample("tex.png");
+  s.doc["materials"][0]["pbrMetallicRoughness"]["baseColorTexture"]["texCoord"] = 1;
+  expectTextureWarning(s, {"baseColorTexture: texCoord 1 is not supported (only TEXCOORD_0)"}, dir);
+  s = texturedSample("tex.png");
+  s.doc["textures"][0].erase("source");
+  expectTextureWarning(s, {"textures[0]: no source image"}, dir);
+}
+
+TEST(GltfTextures, BadTextureIndicesAreErrors) {
+  Sample s = texturedSample("tex.png");
+  s.doc["materials"][0]["pbrMetallicRoughness"]["baseColorTexture"]["index"] = 5;
+  expectError(
+      s, {"materials[0].pbrMetallicRoughness.baseColorTexture: texture index 5 out of range (1 textures)"});
+  s = texturedSample("tex.png");
+  s.doc["textures"][0]["source"] = 3;
+  expectError(s, {"textures[0].source: image index 3 out of range (1 images)"});
+  s = texturedSample("tex.png");
+  s.doc["textures"][0]["sampler"] = 2;
+  expectError(s, {"textures[0].sampler: sampler index 2 out of range"});
+  s = texturedSample("tex.png");
+  s.doc["samplers"][0]["wrapS"] = 7;
+  expectError(s, {"samplers[0]", "wrap mode 7"});
+}
+
+// Truncated and corrupted GLBs holding a PNG texture: an sf::Error or a document, never a crash.
+TEST(GltfTextures, CorruptedTexturedGlb) {
+  const std::string dir = test::tempDir("GltfCorruptTexture");
+  std::vector<uint8_t> png = smallPng(dir);
+  Sample s = texturedSample("unused");
+  size_t at = s.bin.size();
+  s.bin.insert(s.bin.end(), png.begin(), png.end());
+  s.doc["bufferViews"].push_back({{"buffer", 0}, {"byteOffset", at}, {"byteLength", png.size()}});
+  s.doc["buffers"][0]["byteLength"] = s.bin.size();
+  s.doc["images"][0] = {{"bufferView", s.doc["bufferViews"].size() - 1}, {"mimeType", "image/png"}};
+  std::vector<uint8_t> glb = toGlb(s);
+  ASSERT_EQ(parseGltf(glb, "ok.glb", "").images[0].width, 3);
+  const size_t png_at = glb.size() - ((png.size() + 3) / 4 * 4);  // the PNG sits at the end of the BIN chunk
+  uint64_t state = 777;
+  for (int round = 0; round < 600; ++round) {
+    std::vector<uint8_t> bad = glb;
+    for (int k = 0; k < 1 + round % 3; ++k) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      size_t where = round % 2 ? png_at + static_cast<size_t>(state >> 33) % png.size()
+                               : static_cast<size_t>(state >> 33) % bad.size();
+      bad[where] = static_cast<uint8_t>(state >> 13);
+    }
+    try {
+      parseGltf(bad, "corrupt.glb", "");
+    } catch (const Error&) {
+    }
+  }
 }
 
 }  // namespace
