@@ -124,7 +124,13 @@ class FrameRenderer {
   // Renders the scene at scene time t: glTF objects are posed (CPU skinning) and drawn as meshes.
   Frame render(const Scene& scene, double t, const Camera& cam, const RenderSettings& settings) {
     poseScene(scene, t, frame_, vulkan_ != nullptr);  // characters deform on the GPU with Vulkan
-    const std::vector<RenderObject>& objects = frame_.objects;
+    std::vector<RenderObject> objects = frame_.objects;
+    if (!scene.script.empty()) {  // the character commands up to this time
+      world_.advanceTo(t, scene.script);
+      for (const std::string& line : world_.takeLog()) fmt::print(stderr, "  [t={:.2f}] {}\n", t, line);
+      std::vector<RenderObject> chars = world_.renderObjects(vulkan_ != nullptr);
+      objects.insert(objects.end(), chars.begin(), chars.end());
+    }
     const std::vector<RenderMesh>& meshes = frame_.meshes;
     Frame f;
     for (const RenderMesh& m : meshes) f.mesh_triangles += m.triangleCount();
@@ -153,6 +159,7 @@ class FrameRenderer {
  private:
   std::unique_ptr<VulkanRenderer> vulkan_;
   SceneFrame frame_;
+  character::CharacterWorld world_;
 };
 
 std::string sceneSummary(const Scene& scene) {

@@ -164,16 +164,108 @@ std::span<const Mat4> Character::palette(const Frame& f) const {
   return f.pose.palettes.at(static_cast<size_t>(info.skin));
 }
 
-void Character::pose(int clip, float time, Frame& out) const {
-  model_->pose(clip, time, out.pose);
+size_t Character::morphTargetCount() const { return model_->primitiveOf(static_cast<size_t>(draw_)).targets.size(); }
+
+std::vector<float> Character::mapExpression(const Expression& e, std::vector<std::string>* missing) const {
+  const GltfModel::DrawInfo info = model_->drawInfo(static_cast<size_t>(draw_));
+  const GltfMesh& mesh = model_->document().meshes[static_cast<size_t>(info.mesh)];
+  const size_t targets = morphTargetCount();
+  if (e.space == "morph") {
+    if (targets == 0) throw Error(source_ + ": expression space 'morph' refused: the character has no morph targets (declared space: " + expression_space_ + ")");
+    if (e.weights.size() != targets)
+      throw Error(source_ + ": a 'morph' expression needs " + std::to_string(targets) + " values (one per morph target), got " + std::to_string(e.weights.size()));
+    return e.weights;
+  }
+  if (e.space == "arkit52") {
+    if (expression_space_ != "arkit52")
+      throw Error(source_ + ": expression space 'arkit52' refused: the character declares '" + expression_space_ +
+                  "' (its morph targets carry no ARKit names); not reinterpreted");
+    if (e.weights.size() != kArkit52.size())
+      throw Error(source_ + ": an 'arkit52' expression needs 52 values in canonical order, got " + std::to_string(e.weights.size()));
+    std::vector<float> out(targets, 0.0f);
+    for (size_t a = 0; a < kArkit52.size(); ++a) {
+      auto it = std::find(mesh.target_names.begin(), mesh.target_names.end(), kArkit52[a]);
+      if (it == mesh.target_names.end()) {
+        if (missing && e.weights[a] != 0) missing->push_back(kArkit52[a]);
+        continue;
+      }
+      const size_t t = static_cast<size_t>(it - mesh.target_names.begin());
+      if (t < targets) out[t] = e.weights[a];
+    }
+    return out;
+  }
+  throw Error(source_ + ": unknown expression space '" + e.space + "' (known: arkit52, morph); refused");
+}
+
+void Character::applyControls(const Controls& controls, GltfModel::Pose& pose) const {
+  const GltfModel::DrawInfo info = model_->drawInfo(static_cast<size_t>(draw_));
+  const anim::Skeleton& sk = model_->skeleton();
+  if (!controls.morph.empty()) {
+    const size_t joint = static_cast<size_t>(sk.findSource(info.node));
+    const size_t n = std::min(controls.morph.size(), sk.weightCount(joint));
+    std::copy_n(controls.morph.begin(), n, pose.weights.begin() + static_cast<std::ptrdiff_t>(sk.weightOffset(joint)));
+  }
+  for (const auto& [joint, q] : controls.joint_rotations)
+    if (joint >= 0 && static_cast<size_t>(joint) < pose.local.size()) {
+      Quat& r = pose.local[static_cast<size_t>(joint)].rotation;
+      r = normalize(r * q);
+    }
+}
+
+void Character::pose(int clip, float time, Frame& out, const Controls* controls) const {
+  model_->sample(clip, time, out.pose);
+  if (controls) applyControls(*controls, out.pose);
+  model_->evaluate(out.pose);
   out.positions.clear();
   out.covariances.clear();
   out.triangle_bound = out.joint_bound = 0;
   for (const SplatBinding& b : bindings_) (b.kind == BindingKind::kTriangle ? out.triangle_bound : out.joint_bound)++;
 }
 
-void Character::deform(int clip, float time, Frame& out) const {
-  pose(clip, time, out);
+Character Character::bindPerVertex(std::shared_ptr<const GltfModel> model, GaussianCloud splats, float offset_scale, bool rgb_colors) {
+  Character c;
+  c.model_ = std::move(model);
+  c.source_ = c.model_->document().path;
+  c.skin_path_ = c.source_;
+  c.draw_ = chooseDraw(*c.model_);
+  c.expression_space_ = expressionSpaceOf(*c.model_, c.draw_);
+  if (!c.model_->clips().empty()) c.default_clip_ = defaultClipOf(*c.model_);
+  const GltfPrimitive& prim = c.model_->primitiveOf(static_cast<size_t>(c.draw_));
+  if (prim.positions.size() != splats.size())
+    throw Error("per-vertex binding needs one splat per vertex: the splat file has " + std::to_string(splats.size()) + " rows, " + c.source_ +
+                "'s bound primitive " + std::to_string(prim.positions.size()) + " vertices");
+  c.triangles_ = triangleList(prim);
+  const std::vector<uint32_t>& tris = c.triangles_;
+  // The largest non-degenerate triangle around each vertex gives the most stable frame.
+  std::vector<int64_t> best(prim.positions.size(), -1);
+  std::vector<float> best_area(prim.positions.size(), 0.0f);
+  for (size_t t = 0; t < tris.size() / 3; ++t) {
+    const Vec3 a = prim.positions[tris[t * 3]], b = prim.positions[tris[t * 3 + 1]], d = prim.positions[tris[t * 3 + 2]];
+    const float area = length(cross(b - a, d - a));
+    for (size_t k = 0; k < 3; ++k)
+      if (area > best_area[tris[t * 3 + k]]) best_area[tris[t * 3 + k]] = area, best[tris[t * 3 + k]] = static_cast<int64_t>(t);
+  }
+  c.bindings_.resize(splats.size());
+  for (size_t i = 0; i < splats.size(); ++i) {
+    if (best[i] < 0) throw Error(c.source_ + ": vertex " + std::to_string(i) + " belongs to no triangle of non-zero area");
+    splats.positions[i] = prim.positions[i] + splats.positions[i] * offset_scale;
+    if (rgb_colors)
+      for (size_t k = 0; k < 3; ++k) splats.sh[i * static_cast<size_t>(splats.shStride()) + k] = colorToShDc(splats.sh[i * static_cast<size_t>(splats.shStride()) + k]);
+    const uint32_t t = static_cast<uint32_t>(best[i]);
+    c.bindings_[i] = bindToTriangle(splats.positions[i], covarianceFromScaleRotation(splats.scales[i], splats.rotations[i]), t,
+                                    prim.positions[tris[t * 3]], prim.positions[tris[t * 3 + 1]], prim.positions[tris[t * 3 + 2]]);
+  }
+  splats.normals.clear();
+  c.splats_ = std::move(splats);
+  return c;
+}
+
+void Character::deform(int clip, float time, Frame& out, const Controls* controls) const {
+  pose(clip, time, out, controls);
+  deformFrame(out);
+}
+
+void Character::deformFrame(Frame& out) const {
   out.positions.resize(bindings_.size());
   out.covariances.resize(bindings_.size());
   DeformJob job;

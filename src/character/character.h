@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "character/binding.h"
+#include "character/expression.h"
 #include "core/gaussian_cloud.h"
 #include "scene/model.h"
 
@@ -27,6 +28,12 @@ class Character {
   // primitive) to the nearest triangle of that primitive's bind-pose mesh.
   static Character bindSplats(std::shared_ptr<const GltfModel> model, GaussianCloud splats);
 
+  // Builder (2), per-vertex form (the LAM avatar layout, docs/formats/character.md): row i of `splats`
+  // belongs to vertex i of the bound primitive; its centre is vertex_i + offset_scale * xyz_i and it is
+  // bound to the largest triangle around vertex i. `rgb_colors`: the file's f_dc are plain RGB in [0, 1]
+  // (converted to SH DC) rather than SH coefficients. Throws when the counts differ.
+  static Character bindPerVertex(std::shared_ptr<const GltfModel> model, GaussianCloud splats, float offset_scale, bool rgb_colors);
+
   // Loads a package directory: character.json is read, then every file's size, SHA-256 and count are
   // verified before anything is built. Errors name the file and the cause.
   static Character loadPackage(const std::string& dir);
@@ -43,6 +50,18 @@ class Character {
   const std::string& expressionSpace() const { return expression_space_; }
   const std::string& defaultClip() const { return default_clip_; }
 
+  // Per-frame controls on top of the clip: an expression (morph weights of the bound mesh) and joint
+  // rotations applied after sampling (look-at), as local rotations post-multiplied per joint.
+  struct Controls {
+    std::vector<float> morph;  // one per morph target of the bound mesh, or empty (the clip's weights)
+    std::vector<std::pair<int, Quat>> joint_rotations;  // (skeleton joint, extra local rotation)
+  };
+  // Maps an expression to the bound mesh's morph weights. Throws sf::Error when the character does not
+  // declare the space or the vector has the wrong length; `missing` receives the ARKit names with non-zero
+  // weight that the character lacks.
+  std::vector<float> mapExpression(const Expression& e, std::vector<std::string>* missing = nullptr) const;
+  size_t morphTargetCount() const;
+
   // One deformed frame: the model's pose, and every splat's centre and covariance in model space.
   struct Frame {
     GltfModel::Pose pose;
@@ -51,9 +70,13 @@ class Character {
     size_t triangle_bound = 0, joint_bound = 0;
   };
   // Poses the model (clip -1: rest) and deforms the splats on the CPU (the reference path).
-  void deform(int clip, float time, Frame& out) const;
+  void deform(int clip, float time, Frame& out, const Controls* controls = nullptr) const;
   // Poses the model only (for the GPU deform pass); out.positions / covariances are left empty.
-  void pose(int clip, float time, Frame& out) const;
+  void pose(int clip, float time, Frame& out, const Controls* controls = nullptr) const;
+  // Applies controls to a sampled pose (out.pose.local / weights), before GltfModel::evaluate.
+  void applyControls(const Controls& controls, GltfModel::Pose& pose) const;
+  // Deforms the splats for an evaluated pose (out.pose) on the CPU.
+  void deformFrame(Frame& out) const;
   // The bound primitive's triangle list, and its posed vertices / skin palette in a frame.
   const std::vector<uint32_t>& triangles() const { return triangles_; }
   std::span<const Vec3> posedVertices(const Frame& f) const;

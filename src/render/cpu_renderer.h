@@ -36,6 +36,10 @@ struct SplatDeformSource {
 
 // One object of a frame: its gaussians in object space and the object-to-world transform (affine).
 struct RenderObject {
+  RenderObject(const GaussianCloud* c = nullptr, const Mat4& to_world = {}, std::span<const Vec3> p = {}, std::span<const Cov6> cv = {},
+               const SplatDeformSource* d = nullptr)
+      : cloud(c), object_to_world(to_world), positions(p), covariances(cv), deform(d) {}
+
   const GaussianCloud* cloud = nullptr;
   Mat4 object_to_world;
   // Optional per-frame overrides (deformed splat characters): object-space centres and covariances, one

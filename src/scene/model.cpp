@@ -100,10 +100,20 @@ size_t GltfModel::vertexCount() const {
 }
 
 void GltfModel::pose(int clip, float time, Pose& out) const {
+  sample(clip, time, out);
+  evaluate(out);
+}
+
+void GltfModel::sample(int clip, float time, Pose& out) const {
   if (clip >= static_cast<int>(clips_.size())) throw Error(doc_.path + ": clip " + std::to_string(clip) + " does not exist");
   out.local = skeleton_.rest();
   out.weights = skeleton_.restWeights();
   if (clip >= 0) anim::SamplingJob{&clips_[static_cast<size_t>(clip)], &skeleton_, time, out.local, out.weights}.run();
+}
+
+void GltfModel::evaluate(Pose& out) const {
+  if (out.local.size() != skeleton_.size() || out.weights.size() != skeleton_.weightTotal())
+    throw Error(doc_.path + ": pose does not belong to this model");
   out.models.resize(skeleton_.size());
   anim::LocalToModelJob ltm;
   ltm.skeleton = &skeleton_;

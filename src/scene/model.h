@@ -61,6 +61,11 @@ class GltfModel {
   // Poses the model at `time` seconds of clip `clip` (-1: the rest pose). The time is used as given
   // (sampling clamps it to the keys); wrap it with anim::wrapTime for looping playback.
   void pose(int clip, float time, Pose& out) const;
+  // The two halves of pose(): sample() fills out.local and out.weights (clip -1: rest); callers may then
+  // change them (blending, expressions, look-at) before evaluate() computes models, palettes and the
+  // morphed, skinned primitives.
+  void sample(int clip, float time, Pose& out) const;
+  void evaluate(Pose& out) const;
 
   // The posed primitives as render meshes placed by `model_to_world`. The spans point into `pose` and into
   // this model (textures, uvs, colours, indices): both must outlive the frame.

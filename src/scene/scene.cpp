@@ -247,6 +247,64 @@ void loadCharacterObject(SceneObject& obj, const std::string& dir, const std::st
   obj.character = std::move(ch);
 }
 
+// "script": [{"t": seconds, "command": name, "id": character id, ...command fields}], sorted by t.
+std::vector<character::ScriptCommand> parseScript(const Node& list, const std::filesystem::path& dir) {
+  if (!list.value.is_array()) list.fail("expected an array of commands");
+  std::vector<character::ScriptCommand> out;
+  for (size_t i = 0; i < list.value.size(); ++i) {
+    Node n = list.at(i);
+    if (!n.value.is_object()) n.fail("expected a command object");
+    character::ScriptCommand c;
+    c.where = n.file + ": " + n.path;
+    c.command = n["command"].string();
+    if (!character::isCommand(c.command)) {
+      std::string known;
+      for (const char* k : character::kCommands) known += (known.empty() ? "" : ", ") + std::string(k);
+      n["command"].fail("unknown command '" + c.command + "' (known: " + known + ")");
+    }
+    c.id = n["id"].string();
+    if (n.has("t")) {
+      c.t = n["t"].number();
+      if (c.t < 0) n["t"].fail("expected a time >= 0");
+    }
+    auto clipName = [&](const Node& v) { return v.value.is_number() ? std::to_string(static_cast<long long>(v.number())) : v.string(); };
+    if (c.command == "spawn-character") {
+      std::string pkg = n["package"].string();
+      c.package = std::filesystem::path(pkg).is_absolute() ? pkg : (dir / pkg).string();
+      if (n.has("transform")) c.transform = parseTransform(n["transform"]);
+      if (n.has("clip")) c.clip = clipName(n["clip"]);
+    } else if (c.command == "set-character-state") {
+      if (n.has("clip")) c.clip = clipName(n["clip"]);
+      if (n.has("velocity")) c.velocity = n["velocity"].vec3();
+      if (n.has("fade")) c.fade = static_cast<float>(n["fade"].number());
+      if (c.clip.empty() && !c.velocity) n.fail("set-character-state needs \"clip\" or \"velocity\"");
+    } else if (c.command == "set-clip-weights") {
+      Node w = n["weights"];
+      if (!w.value.is_object() || w.value.empty()) w.fail("expected an object of clip name -> weight");
+      for (auto it = w.value.begin(); it != w.value.end(); ++it) c.clip_weights.push_back({it.key(), static_cast<float>(w[it.key().c_str()].number())});
+    } else if (c.command == "set-expression") {
+      Node w = n["weights"];
+      if (w.value.is_object()) {
+        if (n.has("space") && n["space"].string() != "arkit52") n["space"].fail("named weights are ARKit names: the space must be arkit52");
+        for (auto it = w.value.begin(); it != w.value.end(); ++it) c.named.push_back({it.key(), static_cast<float>(w[it.key().c_str()].number())});
+      } else if (w.value.is_array()) {
+        c.expression.space = n["space"].string();
+        c.expression.weights = w.numbers(w.value.size());
+      } else {
+        w.fail("expected {ARKit name: weight} or an array of weights with \"space\"");
+      }
+    } else if (c.command == "look-at") {
+      if (!n.has("target")) n.fail("missing key \"target\" (a point, or null to stop)");
+      if (!n["target"].value.is_null()) c.target = n["target"].vec3();
+    } else if (c.command == "say") {
+      c.text = n["text"].string();
+    }
+    out.push_back(std::move(c));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.t < b.t; });
+  return out;
+}
+
 }  // namespace
 
 Scene sceneFromFile(const std::string& path, const std::string& clip, double time) {
@@ -318,8 +376,10 @@ Scene loadSceneJson(const std::string& path, const SceneLoadOptions& options) {
   Json j = parseJson(readText(path), path);
   Node root{j, "", path};
   Scene scene;
-  Node objects = root["objects"];
-  if (!objects.value.is_array() || objects.value.empty()) objects.fail("expected a non-empty array of objects");
+  static const Json kNoObjects = Json::array();
+  Node objects = root.has("objects") ? root["objects"] : Node{kNoObjects, "objects", path};
+  if (!objects.value.is_array() || (objects.value.empty() && !root.has("script")))
+    objects.fail("expected a non-empty array of objects (or a \"script\" that spawns characters)");
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   for (size_t i = 0; i < objects.value.size(); ++i) {
     Node o = objects.at(i);
@@ -375,6 +435,7 @@ Scene loadSceneJson(const std::string& path, const SceneLoadOptions& options) {
     }
     scene.objects.push_back(std::move(obj));
   }
+  if (root.has("script")) scene.script = parseScript(root["script"], dir);
   if (root.has("camera")) scene.camera = parseCameraNode(root["camera"], options.width, options.height);
   if (root.has("background")) scene.background = root["background"].vec3();
   return scene;
@@ -398,6 +459,15 @@ CloudBounds sceneBounds(const Scene& scene) {
     for (const RenderMesh& m : frame.meshes)
       for (const Vec3& p : m.positions) all.positions.push_back(transformPoint(m.object_to_world, p));
   }
+  if (!scene.script.empty()) {  // characters the script spawns at time 0
+    character::CharacterWorld world;
+    world.advanceTo(0.0, scene.script);
+    std::vector<RenderObject> objs = world.renderObjects(false);
+    for (const RenderObject& o : objs) {
+      std::span<const Vec3> ps = o.positions.empty() ? std::span<const Vec3>(o.cloud->positions) : o.positions;
+      for (const Vec3& p : ps) all.positions.push_back(transformPoint(o.object_to_world, p));
+    }
+  }
   if (all.positions.empty()) throw Error("the scene has nothing to frame (no splats, no mesh vertices)");
   return computeBounds(all);
 }
@@ -405,7 +475,7 @@ CloudBounds sceneBounds(const Scene& scene) {
 Camera autoCamera(const Scene& scene, int width, int height) {
   CloudBounds b = sceneBounds(scene);
   bool captures = false;
-  for (const SceneObject& o : scene.objects) captures |= o.cloud && !o.model && !o.character;
+  for (const SceneObject& o : scene.objects) captures |= o.cloud && !o.model && !o.character && o.source != "placeholder";
   if (!captures) return frameBox(b.p01, b.p99, Vec3{0, 0, -1}, Vec3{0, 1, 0}, width, height);
   return frameBox(b.p01, b.p99, Vec3{0, 0, 1}, Vec3{0, -1, 0}, width, height);
 }

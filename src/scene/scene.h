@@ -12,6 +12,7 @@
 #include "render/camera.h"
 #include "render/cpu_renderer.h"
 #include "character/character.h"
+#include "character/world.h"
 #include "scene/model.h"
 
 namespace sf {
@@ -40,6 +41,8 @@ struct Scene {
   std::optional<Camera> camera;
   std::optional<Vec3> background;
   std::vector<std::string> warnings;  // assets replaced by placeholders, with the reason
+  // Timed character commands (sorted by time), run by a character::CharacterWorld as scene time advances.
+  std::vector<character::ScriptCommand> script;
 
   // Render objects of the static splat objects (characters and glTF meshes need poseScene).
   std::vector<RenderObject> renderObjects() const;

@@ -1,0 +1,88 @@
+// The character commands (docs/formats/scene-json.md, "script"): a world of spawned splat characters
+// driven by spawn-character, despawn, set-character-state, set-clip-weights, set-expression, look-at and
+// say, as a C++ API and as timed script commands from a scene JSON. A character whose package fails to
+// load keeps a visible placeholder (a capsule of splats) and logs one warning naming the file and cause.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "character/animator.h"
+#include "render/cpu_renderer.h"
+
+namespace sf::character {
+
+// One timed command of a scene script. Fields not used by a command are left empty.
+struct ScriptCommand {
+  double t = 0;                // scene time, seconds
+  std::string where;           // "scene.json: script[3]", for messages
+  std::string command;         // one of kCommands
+  std::string id;              // the character's id
+  std::string package;         // spawn-character: package directory (resolved)
+  Mat4 transform;              // spawn-character: model to world
+  std::string clip;            // spawn-character / set-character-state: name or index
+  std::optional<Vec3> velocity;                      // set-character-state
+  float fade = 0.25f;                                // set-character-state
+  std::vector<std::pair<std::string, float>> clip_weights;  // set-clip-weights
+  Expression expression;                             // set-expression
+  std::vector<std::pair<std::string, float>> named;  // set-expression by ARKit name (space arkit52)
+  std::optional<Vec3> target;                        // look-at (world space); empty: stop
+  std::string text;                                  // say
+};
+
+extern const char* const kCommands[7];
+bool isCommand(const std::string& name);
+
+class CharacterWorld {
+ public:
+  // Commands. Each throws sf::Error naming the character id and the cause (unknown id, unknown clip,
+  // refused expression space), except a spawn whose package fails to load: that one keeps a placeholder.
+  void spawn(const std::string& id, const std::string& package_dir, const Mat4& model_to_world, const std::string& clip = {});
+  void despawn(const std::string& id);
+  void setState(const std::string& id, const std::string& clip, std::optional<Vec3> velocity, float fade);
+  void setClipWeights(const std::string& id, const std::vector<std::pair<std::string, float>>& weights);
+  void setExpression(const std::string& id, const Expression& expression);
+  void lookAt(const std::string& id, std::optional<Vec3> target_world);
+  void say(const std::string& id, const std::string& text);
+
+  // Runs a script command (errors are prefixed with its `where`).
+  void execute(const ScriptCommand& c);
+  // Runs every command of `script` with t <= time not run yet (in order), then advances animation to time.
+  void advanceTo(double time, const std::vector<ScriptCommand>& script);
+  void update(float dt);
+
+  // Render objects of every live character at this moment (deformed on the CPU, or with a GPU deform
+  // source when gpu_deform). The objects point into this world's frame storage until the next call.
+  std::vector<RenderObject> renderObjects(bool gpu_deform);
+
+  // Log lines (say, warnings, missing ARKit names) since the last call.
+  std::vector<std::string> takeLog();
+  size_t size() const { return entities_.size(); }
+  bool has(const std::string& id) const { return entities_.count(id) != 0; }
+  const Animator* animator(const std::string& id) const;
+
+ private:
+  struct Entity {
+    std::shared_ptr<const Character> character;  // null for a placeholder
+    std::unique_ptr<Animator> animator;
+    Mat4 transform;
+    std::shared_ptr<const GaussianCloud> placeholder;
+    bool missing_reported = false;
+  };
+  Entity& get(const std::string& id);
+
+  std::map<std::string, Entity> entities_;
+  std::vector<std::string> log_;
+  size_t next_command_ = 0;
+  double time_ = 0;
+  std::vector<Character::Frame> frames_;
+  std::vector<SplatDeformSource> deforms_;
+};
+
+// A capsule of splats (radius 0.25, height 1.8, standing on y = 0), marking a character that failed to load.
+GaussianCloud makeCapsuleCloud();
+
+}  // namespace sf::character
