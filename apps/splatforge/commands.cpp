@@ -822,18 +822,98 @@ int characterInfo(const CharacterOptions& o) {
 
 }  // namespace
 
+int runBenchCharacters(const BenchCharactersOptions& o) {
+  try {
+    if (o.count == 0) throw Error("--count must be at least 1");
+    gpu::ContextOptions co;
+    co.device = o.device;
+    co.validation = o.validation;
+    VulkanRenderer renderer(co);
+    character::CharacterWorld world;
+    const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(o.count))));
+    // Characters on a grid one spacing apart, seen from the front; spacing from the character's size.
+    auto probe = std::make_shared<character::Character>(character::Character::loadPackage(o.package));
+    character::Character::Frame f0;
+    probe->deform(-1, 0, f0);
+    Vec3 lo{INFINITY, INFINITY, INFINITY}, hi{-INFINITY, -INFINITY, -INFINITY};
+    const Mat4 m0 = probe->model().meshToModel(f0.pose, static_cast<size_t>(probe->boundDraw()));
+    for (const Vec3& p : f0.positions) {
+      const Vec3 w = transformPoint(m0, p);
+      for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], w[k]), hi[k] = std::max(hi[k], w[k]);
+    }
+    const Vec3 size = hi - lo, centre = (lo + hi) * 0.5f;
+    const float spacing = 1.2f * std::max(size.x, size.y);
+    for (size_t i = 0; i < o.count; ++i) {
+      const float gx = static_cast<float>(static_cast<int>(i) % side) - 0.5f * static_cast<float>(side - 1);
+      const float gy = static_cast<float>(static_cast<int>(i) / side) - 0.5f * static_cast<float>(side - 1);
+      world.spawn(fmt::format("c{}", i), o.package, Mat4::fromLinearTranslation(Mat3{}, Vec3{gx * spacing, gy * spacing, 0} - centre));
+    }
+    for (const std::string& line : world.takeLog()) fmt::print(stderr, "  {}\n", line);
+    const float extent = spacing * static_cast<float>(side);
+    const Camera cam = lookAtCamera({0, 0, 1.2f * extent + size.z}, {0, 0, 0}, {0, 1, 0}, 50, o.width, o.height);
+    const bool clips = !probe->model().clips().empty();
+    fmt::print("characters: {} x {} ({} splats each, {} in all) at {}x{} on {} ({}), {} timed frames; animated by {}\n", o.count, o.package,
+               probe->splats().size(), probe->splats().size() * o.count, o.width, o.height, renderer.device().name,
+               renderer.device().typeName(), o.frames, clips ? "its default clip" : "expressions and look-at");
+    std::vector<double> cpu_ms, gpu_ms, deform_ms;
+    for (int f = 0; f <= o.frames; ++f) {
+      const double t = static_cast<double>(f) / 60.0;
+      auto t0 = Clock::now();
+      if (!clips && probe->morphTargetCount() > 0) {
+        for (size_t i = 0; i < o.count; ++i) {
+          const std::string id = fmt::format("c{}", i);
+          std::vector<float> w(probe->morphTargetCount(), 0.0f);
+          w[i % w.size()] = 0.5f + 0.5f * static_cast<float>(std::sin(6.0 * t + static_cast<double>(i)));
+          world.setExpression(id, {"morph", w});
+          world.lookAt(id, Vec3{static_cast<float>(std::sin(t + static_cast<double>(i))), 0, 2 * extent});
+        }
+      }
+      world.advanceTo(t, {});
+      std::vector<RenderObject> objs = world.renderObjects(true);
+      const double cpu = secondsSince(t0) * 1e3;
+      VulkanFrameStats st;
+      ImageRGBA img = renderer.render(objs, cam, RenderSettings{}, &st);
+      if (f > 0) cpu_ms.push_back(cpu), gpu_ms.push_back(st.times.total - st.times.readback), deform_ms.push_back(st.times.mesh);
+    }
+    if (renderer.context().validationErrors() > 0) throw Error("Vulkan validation errors: " + renderer.context().lastValidationError());
+    fmt::print("median ms per frame: gpu {:.3f} (deform + sort + raster, without the image readback; deform pass {:.3f}) | cpu poses {:.1f} "
+               "(sampling, skinning of the bound meshes; {} threads)\n",
+               median(gpu_ms), median(deform_ms), median(cpu_ms), workerCount());
+    if (!o.json.empty()) {
+      std::string json = fmt::format(
+          "{{\n  \"package\": \"{}\",\n  \"count\": {},\n  \"splats\": {},\n  \"width\": {},\n  \"height\": {},\n  \"device\": \"{}\",\n"
+          "  \"frames\": {},\n  \"median_ms\": {{\"gpu\": {:.4f}, \"gpu_deform\": {:.4f}, \"cpu_poses\": {:.3f}}}\n}}\n",
+          jsonEscape(o.package), o.count, probe->splats().size() * o.count, o.width, o.height, jsonEscape(renderer.device().name), o.frames,
+          median(gpu_ms), median(deform_ms), median(cpu_ms));
+      writeFileAtomic(o.json, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(json.data()), json.size()));
+      fmt::print("wrote {}\n", o.json);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    return fail("bench-characters", e.what());
+  }
+}
+
 int runCharacter(const CharacterOptions& o) {
   try {
     auto t0 = Clock::now();
     if (o.action == "info") return characterInfo(o);
     character::Character c = [&] {
       if (o.action == "build") {
-        progress("sampling " + std::to_string(o.splats) + " gaussians on " + o.from_gltf);
+        progress(fmt::format("sampling {} gaussians on {}", o.splats, o.from_gltf));
         return character::Character::fromGltf(std::make_shared<GltfModel>(o.from_gltf), o.splats, o.seed);
       }
-      progress("binding " + o.splat_file + " to " + o.skin);
+      progress("binding " + o.splat_file + " to " + o.skin + (o.per_vertex ? fmt::format(" (per vertex, offset scale {})", o.offset_scale) : ""));
       LoadedSplats l = loadSplats(o.splat_file);
-      return character::Character::bindSplats(std::make_shared<GltfModel>(o.skin), std::move(l.cloud));
+      auto model = std::make_shared<GltfModel>(o.skin);
+      if (o.per_vertex) return character::Character::bindPerVertex(model, std::move(l.cloud), o.offset_scale, o.rgb_colors);
+      if (o.rgb_colors)
+        for (size_t i = 0; i < l.cloud.size(); ++i)
+          for (size_t k = 0; k < 3; ++k) {
+            float& dc = l.cloud.sh[i * static_cast<size_t>(l.cloud.shStride()) + k];
+            dc = colorToShDc(dc);
+          }
+      return character::Character::bindSplats(model, std::move(l.cloud));
     }();
     c.savePackage(o.output);
     fmt::print("wrote {} ({} splats bound to {}; expression space {})\n", o.output, c.splats().size(), c.model().document().path,

@@ -113,10 +113,26 @@ struct CharacterOptions {
   uint32_t seed = 1;      // build: sampling seed
   std::string splat_file; // bind: the trained splat PLY (in the skin's bind-pose mesh space)
   std::string skin;       // bind: the skinned glTF / GLB
+  bool per_vertex = false;   // bind: row i of the PLY belongs to vertex i of the skin (the LAM layout)
+  float offset_scale = 0;    // bind --per-vertex: centre = vertex + offset_scale * xyz
+  bool rgb_colors = false;   // bind: the PLY's f_dc are plain RGB, not SH coefficients
   std::string output;     // build / bind: package directory
   std::string input;      // info: package directory
   bool json = false;      // info
 };
 int runCharacter(const CharacterOptions& o);
+
+// `bench-characters`: a crowd of one character package animated (clip, or expressions and look-at when it
+// has no clip) and rendered on Vulkan with the GPU deform pass; median GPU frame time and CPU pose time.
+struct BenchCharactersOptions {
+  std::string package;
+  size_t count = 1;
+  int width = 1920, height = 1080;
+  int frames = 20;
+  std::string device;
+  bool validation = false;
+  std::string json;
+};
+int runBenchCharacters(const BenchCharactersOptions& o);
 
 }  // namespace sf::cli

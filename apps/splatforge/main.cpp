@@ -52,9 +52,24 @@ int main(int argc, char** argv) {
   c_chr_bind->add_option("--splats", chr.splat_file, "Splat file in the skin's bind-pose mesh space")->required();
   c_chr_bind->add_option("--skin", chr.skin, "Skinned glTF / GLB")->required();
   c_chr_bind->add_option("-o,--output", chr.output, "Package directory")->required();
+  c_chr_bind->add_flag("--per-vertex", chr.per_vertex, "Row i of the splat file belongs to vertex i of the skin (LAM avatars); its xyz is an offset");
+  c_chr_bind->add_option("--offset-scale", chr.offset_scale, "With --per-vertex: centre = vertex + scale * xyz (docs/formats/character.md)")
+      ->capture_default_str();
+  c_chr_bind->add_flag("--rgb-colors", chr.rgb_colors, "The file's f_dc_0..2 are plain RGB in [0, 1], not SH coefficients (LAM avatars)");
   auto* c_chr_info = c_chr->add_subcommand("info", "Describe a character package (counts, skin, expressions, clips, memory)");
   c_chr_info->add_option("package", chr.input, "Package directory")->required();
   c_chr_info->add_flag("--json", chr.json, "Machine-readable JSON output");
+
+  BenchCharactersOptions bch;
+  auto* c_bch = app.add_subcommand("bench-characters", "Benchmark a crowd of animated splat characters on Vulkan (GPU deform pass)");
+  c_bch->add_option("package", bch.package, "Character package directory")->required();
+  c_bch->add_option("--count", bch.count, "Characters in the crowd")->check(CLI::Range(size_t{1}, size_t{10000}))->capture_default_str();
+  c_bch->add_option("--width", bch.width, "Render width")->check(CLI::Range(1, 16384))->capture_default_str();
+  c_bch->add_option("--height", bch.height, "Render height")->check(CLI::Range(1, 16384))->capture_default_str();
+  c_bch->add_option("--frames", bch.frames, "Timed frames; the median is reported")->check(CLI::Range(1, 10000))->capture_default_str();
+  c_bch->add_option("--device", bch.device, "Vulkan device: index or part of its name");
+  c_bch->add_flag("--validation", bch.validation, "Enable Vulkan validation layers");
+  c_bch->add_option("--json", bch.json, "Write the results as JSON to this file");
 
   AnimateOptions ani;
   auto* c_ani = app.add_subcommand("animate", "Render a scene over time to PNG frames or an MP4 (through ffmpeg)");
@@ -135,6 +150,7 @@ int main(int argc, char** argv) {
   if (c_bskin->parsed()) return runBenchSkin(bskin);
   if (c_pose->parsed()) return runPose(pose);
   if (c_ani->parsed()) return runAnimate(ani);
+  if (c_bch->parsed()) return runBenchCharacters(bch);
   if (c_chr->parsed()) {
     chr.action = c_chr_build->parsed() ? "build" : c_chr_bind->parsed() ? "bind" : "info";
     return runCharacter(chr);

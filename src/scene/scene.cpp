@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "core/error.h"
 #include "io/file.h"
@@ -214,9 +215,15 @@ bool isGltfPath(const std::string& path) {
   return ext == ".gltf" || ext == ".glb";
 }
 
-// Fills a scene object from a glTF file: the model, its splats, the clip. Throws sf::Error.
-void loadGltfObject(SceneObject& obj, const std::string& path, const std::string& clip) {
-  auto model = std::make_shared<GltfModel>(path);
+// Fills a scene object from a glTF file: the model, its splats, the clip. Throws sf::Error. Objects of one
+// scene that name the same file share one model (and so its textures and vertex data).
+void loadGltfObject(SceneObject& obj, const std::string& path, const std::string& clip,
+                    std::map<std::string, std::shared_ptr<const GltfModel>>* cache = nullptr) {
+  std::shared_ptr<const GltfModel> model;
+  const std::string key = std::filesystem::weakly_canonical(path).string();
+  if (cache && cache->count(key)) model = cache->at(key);
+  else model = std::make_shared<GltfModel>(path);
+  if (cache) (*cache)[key] = model;
   if (model->drawnPrimitives() == 0 && model->splats().size() == 0)
     throw Error(path + ": has no triangle mesh and no KHR_gaussian_splatting primitive to draw");
   if (!clip.empty()) {
@@ -381,6 +388,7 @@ Scene loadSceneJson(const std::string& path, const SceneLoadOptions& options) {
   if (!objects.value.is_array() || (objects.value.empty() && !root.has("script")))
     objects.fail("expected a non-empty array of objects (or a \"script\" that spawns characters)");
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  std::map<std::string, std::shared_ptr<const GltfModel>> models;
   for (size_t i = 0; i < objects.value.size(); ++i) {
     Node o = objects.at(i);
     SceneObject obj;
@@ -409,7 +417,7 @@ Scene loadSceneJson(const std::string& path, const SceneLoadOptions& options) {
       if (character_key) {
         loadCharacterObject(obj, resolved, clip);
       } else if (gltf) {
-        loadGltfObject(obj, resolved, clip);
+        loadGltfObject(obj, resolved, clip, &models);
       } else {
         LoadedSplats loaded = loadSplats(resolved);
         if (loaded.cloud.size() == 0) throw Error(resolved + ": contains no gaussians");

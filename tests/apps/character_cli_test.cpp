@@ -1,0 +1,92 @@
+// `splatforge character build|bind|info`, characters and scripts in `render` / `animate`, and
+// `bench-characters`, run as processes: packages built from a glTF and from the LAM avatar, a scripted
+// scene with a placeholder, and the errors a user meets (unknown command, hash mismatch, wrong space).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "io/file.h"
+#include "io/image_io.h"
+#include "support/test_support.h"
+
+namespace sf {
+namespace {
+
+namespace fs = std::filesystem;
+
+void writeText(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+TEST(CharacterCli, BuildInfoRenderAndScript) {
+  SF_REQUIRE_ASSET(model, "gltf/cesium_man.gltf");
+  const fs::path dir = test::tempDir("CharacterCli");
+  std::string out;
+  ASSERT_EQ(test::runCli("character build --from-gltf " + model + " --splats 3000 -o " + (dir / "man").string(), &out), 0) << out;
+  EXPECT_NE(out.find("wrote"), std::string::npos);
+  ASSERT_EQ(test::runCli("character info " + (dir / "man").string() + " --json", &out), 0) << out;
+  EXPECT_NE(out.find("\"splats\": 3000"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"triangle\": 3000"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"gpu_bytes\""), std::string::npos) << out;
+  ASSERT_EQ(test::runCli("render " + (dir / "man").string() + " -o " + (dir / "man.png").string() + " --time 0.4 --width 96 --height 72", &out), 0)
+      << out;
+  writeText(dir / "scene.json", R"({
+  "script": [
+    {"t": 0, "command": "spawn-character", "id": "a", "package": "man", "transform": {"translation": [-0.5, 0, 0]}},
+    {"t": 0, "command": "spawn-character", "id": "b", "package": "nowhere"},
+    {"t": 0.1, "command": "set-character-state", "id": "a", "clip": 0, "fade": 0.2},
+    {"t": 0.2, "command": "say", "id": "a", "text": "on my way"},
+    {"t": 0.3, "command": "look-at", "id": "a", "target": [0, 1.5, 3]}
+  ],
+  "camera": {"eye": [0, 1, 4], "target": [0, 0.8, 0], "up": [0, 1, 0], "fov_y_deg": 45, "width": 64, "height": 48}
+})");
+  ASSERT_EQ(test::runCli("animate " + (dir / "scene.json").string() + " --fps 5 --duration 0.6 -o " + (dir / "f_%02d.png").string(), &out), 0)
+      << out;
+  EXPECT_NE(out.find("warning: character 'b'"), std::string::npos) << out;
+  EXPECT_NE(out.find("a says: on my way"), std::string::npos) << out;
+  EXPECT_TRUE(fs::exists(dir / "f_02.png"));
+  EXPECT_LT(compareImages(readPng((dir / "f_00.png").string()), readPng((dir / "f_02.png").string())).psnr, 40.0);
+  // Errors: an unknown command names the script entry; a wrong expression space names the character.
+  writeText(dir / "bad.json", R"({"script": [{"t": 0, "command": "dance", "id": "a"}]})");
+  EXPECT_EQ(test::runCli("animate " + (dir / "bad.json").string() + " -o " + (dir / "g_%02d.png").string(), &out), 1);
+  EXPECT_NE(out.find("script[0].command: unknown command 'dance'"), std::string::npos) << out;
+  writeText(dir / "space.json", R"({"script": [
+    {"t": 0, "command": "spawn-character", "id": "a", "package": "man"},
+    {"t": 0, "command": "set-expression", "id": "a", "weights": {"jawOpen": 1}}],
+    "camera": {"eye": [0, 1, 4], "target": [0, 0.8, 0], "up": [0, 1, 0], "fov_y_deg": 45, "width": 32, "height": 24}})");
+  EXPECT_EQ(test::runCli("animate " + (dir / "space.json").string() + " --duration 0.1 -o " + (dir / "h_%02d.png").string(), &out), 1);
+  EXPECT_NE(out.find("script[1] (set-expression)"), std::string::npos) << out;
+  EXPECT_NE(out.find("'arkit52' refused"), std::string::npos) << out;
+  // A tampered package is refused before anything is built.
+  std::vector<uint8_t> bin = readFile((dir / "man/bindings.bin").string());
+  bin[100] ^= 1;
+  writeFileAtomic((dir / "man/bindings.bin").string(), bin);
+  EXPECT_EQ(test::runCli("character info " + (dir / "man").string(), &out), 1);
+  EXPECT_NE(out.find("bindings.bin: SHA-256"), std::string::npos) << out;
+}
+
+TEST(CharacterCli, LamAvatarPerVertexBindingAndCrowdBenchmark) {
+  SF_REQUIRE_ASSET(ply, "characters/lam_avatar/offset.ply");
+  SF_REQUIRE_ASSET(skin, "characters/lam_avatar/skin.glb");
+  const fs::path dir = test::tempDir("CharacterCliLam");
+  std::string out;
+  ASSERT_EQ(test::runCli("character bind --splats " + ply + " --skin " + skin + " --per-vertex --rgb-colors -o " + (dir / "lam").string(), &out), 0)
+      << out;
+  ASSERT_EQ(test::runCli("character info " + (dir / "lam").string(), &out), 0) << out;
+  EXPECT_NE(out.find("20018 (SH degree 0), 20018 bound to triangles"), std::string::npos) << out;
+  EXPECT_NE(out.find("51 morph targets"), std::string::npos) << out;
+  EXPECT_NE(out.find("expressions: arkit52"), std::string::npos) << out;
+  // Without --per-vertex the counts need not match; with it they must.
+  EXPECT_EQ(test::runCli("character bind --splats " + ply + " --skin " + test::assetPath("gltf/cesium_man.gltf") + " --per-vertex -o " +
+                             (dir / "x").string(),
+                         &out),
+            1);
+  EXPECT_NE(out.find("one splat per vertex"), std::string::npos) << out;
+  const int rc = test::runCli("bench-characters " + (dir / "lam").string() + " --count 2 --width 96 --height 64 --frames 1", &out);
+  if (out.find("no Vulkan") != std::string::npos || out.find("Vulkan loader") != std::string::npos) GTEST_SKIP() << out;
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("40036 in all"), std::string::npos) << out;
+  EXPECT_NE(out.find("median ms per frame"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace sf
