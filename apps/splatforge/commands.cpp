@@ -903,6 +903,10 @@ int runCharacter(const CharacterOptions& o) {
         progress(fmt::format("sampling {} gaussians on {}", o.splats, o.from_gltf));
         return character::Character::fromGltf(std::make_shared<GltfModel>(o.from_gltf), o.splats, o.seed);
       }
+      if (o.action == "preview") {
+        progress("rig preview of " + o.skin + " tinted by " + o.tint);
+        return character::Character::rigPreview(std::make_shared<GltfModel>(o.skin), o.tint);
+      }
       progress("binding " + o.splat_file + " to " + o.skin + (o.per_vertex ? fmt::format(" (per vertex, offset scale {})", o.offset_scale) : ""));
       LoadedSplats l = loadSplats(o.splat_file);
       auto model = std::make_shared<GltfModel>(o.skin);

@@ -107,7 +107,8 @@ std::string defaultAssetsDir();
 
 // `character build|bind|info`: splat characters (docs/formats/character.md).
 struct CharacterOptions {
-  std::string action;     // build, bind or info
+  std::string action;     // build, bind, preview or info
+  std::string tint = "joint";  // preview: joint, uv, height or normal
   std::string from_gltf;  // build: the skinned glTF
   size_t splats = 20000;  // build: gaussians to sample
   uint32_t seed = 1;      // build: sampling seed

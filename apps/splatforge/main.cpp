@@ -56,6 +56,12 @@ int main(int argc, char** argv) {
   c_chr_bind->add_option("--offset-scale", chr.offset_scale, "With --per-vertex: centre = vertex + scale * xyz (docs/formats/character.md)")
       ->capture_default_str();
   c_chr_bind->add_flag("--rgb-colors", chr.rgb_colors, "The file's f_dc_0..2 are plain RGB in [0, 1], not SH coefficients (LAM avatars)");
+  auto* c_chr_prev = c_chr->add_subcommand("preview", "Rig preview: a small gaussian per rig vertex, tinted, as a character package");
+  c_chr_prev->add_option("--skin", chr.skin, "Skinned glTF / GLB")->required();
+  c_chr_prev->add_option("--tint", chr.tint, "joint (dominant joint), uv, height or normal (radial pseudo-normal)")
+      ->check(CLI::IsMember({"joint", "uv", "height", "normal"}))
+      ->capture_default_str();
+  c_chr_prev->add_option("-o,--output", chr.output, "Package directory")->required();
   auto* c_chr_info = c_chr->add_subcommand("info", "Describe a character package (counts, skin, expressions, clips, memory)");
   c_chr_info->add_option("package", chr.input, "Package directory")->required();
   c_chr_info->add_flag("--json", chr.json, "Machine-readable JSON output");
@@ -152,7 +158,7 @@ int main(int argc, char** argv) {
   if (c_ani->parsed()) return runAnimate(ani);
   if (c_bch->parsed()) return runBenchCharacters(bch);
   if (c_chr->parsed()) {
-    chr.action = c_chr_build->parsed() ? "build" : c_chr_bind->parsed() ? "bind" : "info";
+    chr.action = c_chr_build->parsed() ? "build" : c_chr_bind->parsed() ? "bind" : c_chr_prev->parsed() ? "preview" : "info";
     return runCharacter(chr);
   }
   return 2;

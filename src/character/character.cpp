@@ -260,6 +260,53 @@ Character Character::bindPerVertex(std::shared_ptr<const GltfModel> model, Gauss
   return c;
 }
 
+Character Character::rigPreview(std::shared_ptr<const GltfModel> model, const std::string& tint) {
+  if (tint != "joint" && tint != "uv" && tint != "height" && tint != "normal")
+    throw Error("rig preview tint '" + tint + "' unknown (joint, uv, height or normal)");
+  const int draw = chooseDraw(*model);
+  const GltfPrimitive& prim = model->primitiveOf(static_cast<size_t>(draw));
+  const size_t n = prim.positions.size();
+  if (tint == "joint" && prim.joints0.size() != n) throw Error(model->document().path + ": the bound primitive has no JOINTS_0 to tint by");
+  if (tint == "uv" && prim.texcoords0.size() != n) throw Error(model->document().path + ": the bound primitive has no TEXCOORD_0 to tint by");
+  Vec3 lo{INFINITY, INFINITY, INFINITY}, hi{-INFINITY, -INFINITY, -INFINITY};
+  for (const Vec3& p : prim.positions)
+    for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], p[k]), hi[k] = std::max(hi[k], p[k]);
+  const Vec3 centre = (lo + hi) * 0.5f;
+  const float extent = std::max({hi.x - lo.x, hi.y - lo.y, hi.z - lo.z});
+  GaussianCloud cloud;
+  cloud.resize(n, 0);
+  const float size = 0.004f * extent;
+  for (size_t i = 0; i < n; ++i) {
+    cloud.positions[i] = Vec3{};  // offsets from the vertex (offset scale 1 below)
+    cloud.scales[i] = {size, size, size};
+    cloud.opacities[i] = 0.9f;
+    Vec3 rgb;
+    if (tint == "joint") {
+      size_t best = 0;
+      for (size_t k = 1; k < 4; ++k)
+        if (prim.weights0[i][k] > prim.weights0[i][best]) best = k;
+      const uint32_t j = prim.joints0[i][best];
+      const float hue = std::fmod(static_cast<float>(j) * 0.618034f, 1.0f) * 6.0f;  // golden-ratio hues
+      const float x = 1 - std::abs(std::fmod(hue, 2.0f) - 1);
+      const int sector = static_cast<int>(hue);
+      const Vec3 table[6] = {{1, x, 0}, {x, 1, 0}, {0, 1, x}, {0, x, 1}, {x, 0, 1}, {1, 0, x}};
+      rgb = table[std::clamp(sector, 0, 5)];
+    } else if (tint == "uv") {
+      rgb = {prim.texcoords0[i][0] - std::floor(prim.texcoords0[i][0]), prim.texcoords0[i][1] - std::floor(prim.texcoords0[i][1]), 0.2f};
+    } else if (tint == "height") {
+      const float t = hi.y > lo.y ? (prim.positions[i].y - lo.y) / (hi.y - lo.y) : 0.5f;
+      rgb = {t, 0.2f, 1 - t};
+    } else {
+      const Vec3 d = normalize(prim.positions[i] - centre);
+      rgb = {0.5f + 0.5f * d.x, 0.5f + 0.5f * d.y, 0.5f + 0.5f * d.z};
+    }
+    for (int k = 0; k < 3; ++k) cloud.sh[i * 3 + static_cast<size_t>(k)] = colorToShDc(rgb[k]);
+  }
+  Character c = bindPerVertex(std::move(model), std::move(cloud), 1.0f, false);
+  c.source_ += " (rig preview: " + tint + ")";
+  return c;
+}
+
 void Character::deform(int clip, float time, Frame& out, const Controls* controls) const {
   pose(clip, time, out, controls);
   deformFrame(out);

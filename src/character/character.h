@@ -34,6 +34,12 @@ class Character {
   // (converted to SH DC) rather than SH coefficients. Throws when the counts differ.
   static Character bindPerVertex(std::shared_ptr<const GltfModel> model, GaussianCloud splats, float offset_scale, bool rgb_colors);
 
+  // Rig preview: one small isotropic gaussian per vertex of the bound primitive, bound to that vertex (the
+  // same slots and deform path as any character), tinted by `tint`: "joint" (dominant skin joint, a
+  // colour per joint), "uv" (TEXCOORD_0 as red/green), "height" (bind-pose y from blue to red) or
+  // "normal" (a radial pseudo-normal from the mesh centre, mapped to RGB). Throws for an unknown tint.
+  static Character rigPreview(std::shared_ptr<const GltfModel> model, const std::string& tint);
+
   // Loads a package directory: character.json is read, then every file's size, SHA-256 and count are
   // verified before anything is built. Errors name the file and the cause.
   static Character loadPackage(const std::string& dir);

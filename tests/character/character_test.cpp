@@ -7,6 +7,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "character/binding.h"
 #include "character/character.h"
@@ -191,6 +193,37 @@ TEST(Character, CesiumManSplatsStayOnTheSkinnedSurface) {
       EXPECT_GT(moved, 0.05f);
     }
   }
+}
+
+TEST(Character, RigPreviewPutsOneGaussianOnEveryVertexAndFollowsTheSkin) {
+  SF_REQUIRE_ASSET(path, "gltf/cesium_man.gltf");
+  auto model = std::make_shared<GltfModel>(path);
+  for (const char* tint : {"joint", "uv", "height", "normal"}) {
+    Character c = Character::rigPreview(model, tint);
+    const GltfPrimitive& prim = model->primitiveOf(static_cast<size_t>(c.boundDraw()));
+    ASSERT_EQ(c.splats().size(), prim.positions.size()) << tint;
+    Character::Frame f;
+    c.deform(0, 0.5f, f);
+    const std::vector<Vec3>& skinned = f.pose.primitives[static_cast<size_t>(c.boundDraw())].positions;
+    float worst = 0;
+    for (size_t i = 0; i < skinned.size(); ++i) worst = std::max(worst, length(f.positions[i] - skinned[i]));
+    EXPECT_LT(worst, 1e-4f) << tint;  // each gaussian rides its own skinned vertex
+  }
+  // Joint tint: vertices dominated by different joints get different colours.
+  Character joints = Character::rigPreview(model, "joint");
+  const GltfPrimitive& prim = model->primitiveOf(static_cast<size_t>(joints.boundDraw()));
+  std::map<uint32_t, std::array<float, 3>> colour_of_joint;
+  for (size_t i = 0; i < prim.positions.size(); ++i) {
+    size_t best = 0;
+    for (size_t k = 1; k < 4; ++k)
+      if (prim.weights0[i][k] > prim.weights0[i][best]) best = k;
+    colour_of_joint[prim.joints0[i][best]] = {joints.splats().sh[i * 3], joints.splats().sh[i * 3 + 1], joints.splats().sh[i * 3 + 2]};
+  }
+  EXPECT_GT(colour_of_joint.size(), 10u);
+  std::set<std::array<float, 3>> distinct;
+  for (const auto& [j, c] : colour_of_joint) distinct.insert(c);
+  EXPECT_EQ(distinct.size(), colour_of_joint.size());
+  EXPECT_THROW(Character::rigPreview(model, "rainbow"), Error);
 }
 
 TEST(Character, PackageRoundTripAndVerification) {

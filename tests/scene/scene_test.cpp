@@ -132,7 +132,16 @@ TEST(SceneJson, ErrorsNameJsonPath) {
   EXPECT_NE(errorOf([&] { loadSceneJson(dir + "/s2.json"); }).find("objects[0].transform: expected 16 numbers, got 3"),
             std::string::npos);
   writeText(dir + "/s3.json", R"({"objects": [{"name": 3}]})");
-  EXPECT_NE(errorOf([&] { loadSceneJson(dir + "/s3.json"); }).find("objects[0]: missing key \"file\""), std::string::npos);
+  EXPECT_NE(errorOf([&] { loadSceneJson(dir + "/s3.json"); }).find("objects[0]: an object has exactly one of \"file\""), std::string::npos);
+  writeText(dir + "/s4.json", R"({"objects": [{"file": "a.ply", "gltf": "b.glb"}]})");
+  EXPECT_NE(errorOf([&] { loadSceneJson(dir + "/s4.json"); }).find("objects[0]: an object has exactly one of"), std::string::npos);
+  writeText(dir + "/s5.json", R"({"objects": [{"file": "a.ply", "clip": "Walk"}]})");
+  EXPECT_NE(errorOf([&] { loadSceneJson(dir + "/s5.json"); }).find("objects[0].clip: \"clip\" applies to glTF and character objects only"),
+            std::string::npos);
+  writeText(dir + "/s6.json", R"({"objects": [], "script": [{"command": "spawn-character", "id": "a"}]})");
+  EXPECT_NE(errorOf([&] { loadSceneJson(dir + "/s6.json"); }).find("script[0]: missing key \"package\""), std::string::npos);
+  writeText(dir + "/s7.json", R"({"script": [{"command": "look-at", "id": "a", "target": [1, 2]}]})");
+  EXPECT_NE(errorOf([&] { loadSceneJson(dir + "/s7.json"); }).find("script[0].target: expected 3 numbers, got 2"), std::string::npos);
 }
 
 TEST(AutoCamera, FramesThePercentileBox) {
