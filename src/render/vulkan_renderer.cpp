@@ -116,8 +116,15 @@ struct VulkanRenderer::Impl {
   gpu::Buffer mesh_color, mesh_depth, mesh_data, mesh_device;  // mesh_data: host staging of mesh_device
   size_t mesh_bytes = 0;
   // GPU-deformed objects: bindings (uploaded when they change) and per-frame mesh data (device-local copy).
-  std::vector<std::pair<const uint8_t*, size_t>> uploaded_bindings;
-  std::vector<size_t> binding_offsets;
+  struct StaticDeformInputs {
+    const void* bindings;
+    size_t binding_bytes;
+    const void* indices;
+    size_t index_count;
+    bool operator==(const StaticDeformInputs&) const = default;
+  };
+  std::vector<StaticDeformInputs> uploaded_bindings;      // bindings and triangle lists: static, uploaded once
+  std::vector<size_t> binding_offsets, index_offsets;
   gpu::Buffer deform_bindings, deform_data;
   bool has_mesh = false;  // this frame draws meshes
 
@@ -551,7 +558,7 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
   std::vector<VkBufferCopy> pos_copies, cov_copies;
   struct DeformDispatch {
     GpuDeformPush push;
-    size_t vertices, indices, palette;  // offsets in the per-frame deform data
+    size_t vertices, palette;  // offsets in the per-frame deform data
   };
   std::vector<DeformDispatch> deforms;
   size_t deform_bytes = 0;
@@ -563,20 +570,22 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
       if (std::string why = o.validate(); !why.empty()) throw Error("render object: " + why);
       bytes += o.positions.size() * (12 + 24);
       if (o.deform) {
-        bindings_same &= d < m.uploaded_bindings.size() && m.uploaded_bindings[d] == std::pair{o.deform->bindings.data(), o.deform->bindings.size()};
+        const Impl::StaticDeformInputs key{o.deform->bindings.data(), o.deform->bindings.size(), o.deform->indices.data(), o.deform->indices.size()};
+        bindings_same &= d < m.uploaded_bindings.size() && m.uploaded_bindings[d] == key;
         ++d;
       }
     }
     if (d != m.uploaded_bindings.size()) bindings_same = false;
-    if (!bindings_same) {  // bindings are static: uploaded once per set of deformed objects
+    if (!bindings_same) {  // bindings and triangle lists are static: uploaded once per set of deformed objects
       m.uploaded_bindings.clear();
       m.binding_offsets.clear();
+      m.index_offsets.clear();
       std::vector<uint8_t> all;
       for (const RenderObject& o : objects)
         if (o.deform) {
-          m.uploaded_bindings.emplace_back(o.deform->bindings.data(), o.deform->bindings.size());
-          m.binding_offsets.push_back(all.size());
-          all.insert(all.end(), o.deform->bindings.begin(), o.deform->bindings.end());
+          m.uploaded_bindings.push_back({o.deform->bindings.data(), o.deform->bindings.size(), o.deform->indices.data(), o.deform->indices.size()});
+          m.binding_offsets.push_back(pack(all, o.deform->bindings.data(), o.deform->bindings.size()));
+          m.index_offsets.push_back(pack(all, o.deform->indices.data(), o.deform->indices.size_bytes()));
         }
       m.deform_bindings = m.ctx.createBuffer(all.size(), false, "splat bindings");
       m.upload(m.deform_bindings, all.data(), all.size());
@@ -589,13 +598,14 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
       if (o.deform) {
         DeformDispatch dd{};
         dd.vertices = pack(packed, o.deform->vertices.data(), o.deform->vertices.size_bytes());
-        dd.indices = pack(packed, o.deform->indices.data(), o.deform->indices.size_bytes());
         std::vector<float> rows;
         for (const Mat4& pm : o.deform->palette)
           for (int r = 0; r < 3; ++r)
             for (int c = 0; c < 4; ++c) rows.push_back(pm.m[r][c]);
         dd.palette = pack(packed, rows.data(), rows.size() * 4);
-        dd.push.bindings = m.deform_bindings.address + m.binding_offsets[d++];
+        dd.push.bindings = m.deform_bindings.address + m.binding_offsets[d];
+        dd.push.indices = m.deform_bindings.address + m.index_offsets[d];
+        ++d;
         dd.push.out_positions = m.positions.address + first * 12;
         dd.push.out_covariances = m.covariances.address + first * 24;
         dd.push.count = static_cast<uint32_t>(o.cloud->size());
@@ -608,7 +618,6 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
       if (m.deform_data.size < deform_bytes) m.deform_data = m.ctx.createBuffer(deform_bytes + deform_bytes / 2, false, "deform inputs");
       for (DeformDispatch& dd : deforms) {
         dd.push.vertices = m.deform_data.address + dd.vertices;
-        dd.push.indices = m.deform_data.address + dd.indices;
         dd.push.palette = m.deform_data.address + dd.palette;
       }
     }
