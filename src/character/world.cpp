@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/parallel.h"
 
 namespace sf::character {
 
@@ -57,15 +58,17 @@ void CharacterWorld::spawn(const std::string& id, const std::string& package_dir
   Entity e;
   e.transform = model_to_world;
   try {
-    auto ch = std::make_shared<Character>(Character::loadPackage(package_dir));
+    std::shared_ptr<const Character>& ch = loaded_[package_dir];
+    if (!ch) ch = std::make_shared<Character>(Character::loadPackage(package_dir));
     e.animator = std::make_unique<Animator>(ch);
-    e.character = std::move(ch);
+    e.character = ch;
     if (!clip.empty()) {
       const int c = e.character->model().findClip(clip);
       if (c < 0) throw Error(package_dir + ": no clip '" + clip + "' (" + e.character->model().clipList() + ")");
       e.animator->play(c, 0.0f);
     }
   } catch (const Error& err) {
+    loaded_.erase(package_dir);
     log_.push_back("warning: character '" + id + "': " + err.what() + "; showing a placeholder");
     e.character.reset();
     e.animator.reset();
@@ -172,6 +175,12 @@ void CharacterWorld::advanceTo(double time, const std::vector<ScriptCommand>& sc
 std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform) {
   frames_.resize(entities_.size());
   deforms_.assign(entities_.size(), SplatDeformSource{});
+  // Characters pose independently: one task each (sampling, blending, look-at, skinning, CPU deform).
+  std::vector<Entity*> list;
+  for (auto& [id, e] : entities_) list.push_back(&e);
+  parallelFor(list.size(), [&](size_t k) {
+    if (list[k]->animator) list[k]->animator->evaluate(frames_[k], gpu_deform);
+  });
   std::vector<RenderObject> out;
   size_t i = 0;
   for (auto& [id, e] : entities_) {
@@ -181,7 +190,6 @@ std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform) {
       continue;
     }
     Character::Frame& f = frames_[i];
-    e.animator->evaluate(f, gpu_deform);
     const Character& ch = *e.character;
     RenderObject ro{&ch.splats(), e.transform * ch.model().meshToModel(f.pose, static_cast<size_t>(ch.boundDraw())), f.positions, f.covariances};
     if (gpu_deform) {

@@ -75,6 +75,7 @@ class CharacterWorld {
   Entity& get(const std::string& id);
 
   std::map<std::string, Entity> entities_;
+  std::map<std::string, std::shared_ptr<const Character>> loaded_;  // packages by path: spawns share them
   std::vector<std::string> log_;
   size_t next_command_ = 0;
   double time_ = 0;
