@@ -919,6 +919,11 @@ int runCharacter(const CharacterOptions& o) {
           }
       return character::Character::bindSplats(model, std::move(l.cloud));
     }();
+    if (!o.clips.empty()) {
+      const anim::RetargetReport r = c.attachClips(o.clips);
+      progress(fmt::format("retargeted {} clips from {}: {} tracks kept, {} dropped ({} joints missing from the skin)", c.model().clips().size(),
+                           o.clips, r.mapped, r.dropped, r.missing_joints.size()));
+    }
     c.savePackage(o.output);
     fmt::print("wrote {} ({} splats bound to {}; expression space {})\n", o.output, c.splats().size(), c.model().document().path,
                c.expressionSpace());

@@ -117,6 +117,7 @@ struct CharacterOptions {
   bool per_vertex = false;   // bind: row i of the PLY belongs to vertex i of the skin (the LAM layout)
   float offset_scale = 0;    // bind --per-vertex: centre = vertex + offset_scale * xyz
   bool rgb_colors = false;   // bind: the PLY's f_dc are plain RGB, not SH coefficients
+  std::string clips;         // build / bind: a glTF whose animations are retargeted onto the skin by joint name
   std::string output;     // build / bind: package directory
   std::string input;      // info: package directory
   bool json = false;      // info

@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
   c_chr_bind->add_flag("--per-vertex", chr.per_vertex, "Row i of the splat file belongs to vertex i of the skin (LAM avatars); its xyz is an offset");
   c_chr_bind->add_option("--offset-scale", chr.offset_scale, "With --per-vertex: centre = vertex + scale * xyz (docs/formats/character.md)")
       ->capture_default_str();
+  c_chr_bind->add_option("--clips", chr.clips, "glTF whose animations are retargeted onto the skin by joint name (LAM: animation.glb)");
+  c_chr_build->add_option("--clips", chr.clips, "glTF whose animations are retargeted onto the skin by joint name");
   c_chr_bind->add_flag("--rgb-colors", chr.rgb_colors, "The file's f_dc_0..2 are plain RGB in [0, 1], not SH coefficients (LAM avatars)");
   auto* c_chr_prev = c_chr->add_subcommand("preview", "Rig preview: a small gaussian per rig vertex, tinted, as a character package");
   c_chr_prev->add_option("--skin", chr.skin, "Skinned glTF / GLB")->required();

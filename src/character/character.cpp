@@ -33,7 +33,7 @@ std::string expressionSpaceOf(const GltfModel& model, int draw) {
 
 // The first animation by name, or "0" when it has none.
 std::string defaultClipOf(const GltfModel& model) {
-  const std::string& name = model.document().animations[0].name;
+  const std::string& name = model.clips()[0].name;
   return name.empty() ? "0" : name;
 }
 
@@ -305,6 +305,15 @@ Character Character::rigPreview(std::shared_ptr<const GltfModel> model, const st
   Character c = bindPerVertex(std::move(model), std::move(cloud), 1.0f, false);
   c.source_ += " (rig preview: " + tint + ")";
   return c;
+}
+
+anim::RetargetReport Character::attachClips(const std::string& animation_file) {
+  auto model = std::make_shared<GltfModel>(*model_);
+  const anim::RetargetReport report = model->addRetargetedClips(loadGltf(animation_file));
+  if (default_clip_.empty() && !model->clips().empty()) default_clip_ = model->clips()[0].name.empty() ? "0" : model->clips()[0].name;
+  model_ = std::move(model);
+  animations_path_ = animation_file;
+  return report;
 }
 
 void Character::deform(int clip, float time, Frame& out, const Controls* controls) const {

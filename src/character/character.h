@@ -40,6 +40,11 @@ class Character {
   // "normal" (a radial pseudo-normal from the mesh centre, mapped to RGB). Throws for an unknown tint.
   static Character rigPreview(std::shared_ptr<const GltfModel> model, const std::string& tint);
 
+  // Adds the animations of another glTF (e.g. the LAM avatar's animation.glb) retargeted onto the skin by
+  // joint name; they are stored in the package and become the default clip source when the skin has none.
+  // Returns the retargeting report (tracks mapped and dropped, joints missing).
+  anim::RetargetReport attachClips(const std::string& animation_file);
+
   // Loads a package directory: character.json is read, then every file's size, SHA-256 and count are
   // verified before anything is built. Errors name the file and the cause.
   static Character loadPackage(const std::string& dir);
@@ -99,7 +104,7 @@ class Character {
   std::vector<SplatBinding> bindings_;
   int draw_ = -1;  // the model draw whose triangles the bindings index
   std::vector<uint32_t> triangles_;
-  std::string source_, skin_path_, expression_space_ = "none", default_clip_;
+  std::string source_, skin_path_, expression_space_ = "none", default_clip_, animations_path_;
 };
 
 // The bound mesh's triangle list: the primitive's indices, or 0..n-1 when it has none.

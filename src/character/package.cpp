@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/sha256.h"
 #include "io/file.h"
+#include "io/gltf.h"
 #include "io/ply.h"
 
 namespace sf::character {
@@ -70,6 +71,13 @@ void Character::savePackage(const std::string& dir_name) const {
   writeBytes(dir / "splats.ply", ply);
   writeBytes(dir / "bindings.bin", bindings);
   writeBytes(dir / skin_name, skin);
+  std::vector<uint8_t> animations;
+  std::string animations_name;
+  if (!animations_path_.empty()) {
+    animations = readFile(animations_path_);
+    animations_name = std::string("animations") + fs::path(animations_path_).extension().string();
+    writeBytes(dir / animations_name, animations);
+  }
   const GltfModel::DrawInfo info = model_->drawInfo(static_cast<size_t>(draw_));
   Json j;
   j["format"] = kFormat;
@@ -80,6 +88,7 @@ void Character::savePackage(const std::string& dir_name) const {
   j["skin"]["node"] = info.node;
   j["skin"]["mesh"] = info.mesh;
   j["skin"]["primitive"] = info.primitive;
+  if (!animations_name.empty()) j["animations"] = fileEntry(animations_name, animations, 0);
   j["colorSpace"] = splats_.color_space == ColorSpace::kLinear ? "linear" : "srgb";
   j["expressionSpace"] = expression_space_;
   j["defaultClip"] = default_clip_;
@@ -109,6 +118,7 @@ Character Character::loadPackage(const std::string& dir_name) {
   const std::vector<uint8_t> ply = readVerified(dir, root, "splats", jp);
   const std::vector<uint8_t> bindings_bytes = readVerified(dir, root, "bindings", jp);
   readVerified(dir, root, "skin", jp);
+  if (root.contains("animations")) readVerified(dir, root, "animations", jp);
   const std::string color_space = root.value("colorSpace", "srgb");
   if (color_space != "srgb" && color_space != "linear") throw Error(jp + ": colorSpace: expected \"srgb\" or \"linear\", got \"" + color_space + "\"");
   const std::string space = root.value("expressionSpace", "none");
@@ -127,7 +137,14 @@ Character Character::loadPackage(const std::string& dir_name) {
   if (binding_count != c.bindings_.size() || c.bindings_.size() != c.splats_.size())
     throw Error(jp + ": bindings.count " + std::to_string(binding_count) + ", bindings.bin holds " + std::to_string(c.bindings_.size()) +
                 ", the PLY " + std::to_string(c.splats_.size()) + " splats; all three must agree");
-  c.model_ = std::make_shared<GltfModel>(c.skin_path_);
+  {
+    auto model = std::make_shared<GltfModel>(c.skin_path_);
+    if (root.contains("animations")) {
+      c.animations_path_ = (dir / root["animations"]["file"].get<std::string>()).string();
+      model->addRetargetedClips(loadGltf(c.animations_path_));
+    }
+    c.model_ = std::move(model);
+  }
   const Json& skin = root["skin"];
   const int mesh = skin.value("mesh", -1), prim = skin.value("primitive", -1), node = skin.value("node", -1);
   c.draw_ = c.model_->findDraw(mesh, prim, node);

@@ -1,10 +1,13 @@
 // GltfModel: the animation sequence on the CPU and the conversion to render meshes (see model.h).
 #include "scene/model.h"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <tuple>
 
 #include "anim/gltf_import.h"
+#include "anim/retarget.h"
 #include "core/error.h"
 #include "io/gltf_splats.h"
 
@@ -82,14 +85,46 @@ const GltfPrimitive& GltfModel::primitiveOf(size_t draw) const {
   return doc_.meshes[static_cast<size_t>(d.mesh)].primitives[static_cast<size_t>(d.primitive)];
 }
 
-int GltfModel::findClip(const std::string& name_or_index) const { return anim::findAnimation(doc_, name_or_index); }
+int GltfModel::findClip(const std::string& name_or_index) const {
+  for (size_t i = 0; i < clips_.size(); ++i)
+    if (clips_[i].name == name_or_index) return static_cast<int>(i);
+  if (name_or_index.empty() || name_or_index.size() > 9) return -1;
+  for (char c : name_or_index)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return -1;
+  const size_t index = std::stoul(name_or_index);
+  return index < clips_.size() ? static_cast<int>(index) : -1;
+}
 
 std::string GltfModel::clipList() const {
   std::string out;
-  for (size_t i = 0; i < doc_.animations.size() && i < 20; ++i)
-    out += (i ? ", " : "") + std::to_string(i) + " '" + doc_.animations[i].name + "'";
-  if (doc_.animations.size() > 20) out += ", ...";
+  for (size_t i = 0; i < clips_.size() && i < 20; ++i) out += (i ? ", " : "") + std::to_string(i) + " '" + clips_[i].name + "'";
+  if (clips_.size() > 20) out += ", ...";
   return out;
+}
+
+anim::RetargetReport GltfModel::addRetargetedClips(const GltfDocument& source) {
+  const anim::Skeleton source_skeleton = anim::skeletonFromGltf(source);
+  anim::RetargetReport total;
+  for (size_t a = 0; a < source.animations.size(); ++a) {
+    const anim::Clip clip = anim::clipFromGltf(source, a, source_skeleton);
+    anim::Clip out;
+    anim::RetargetReport report;
+    anim::RetargetJob job;
+    job.clip = &clip;
+    job.target = &skeleton_;
+    job.output = &out;
+    job.report = &report;
+    job.run();
+    if (out.name.empty()) out.name = source.path + "#" + std::to_string(a);
+    if (std::string why = out.validate(skeleton_); !why.empty()) throw Error(source.path + ": animations[" + std::to_string(a) + "]: " + why);
+    clips_.push_back(std::move(out));
+    total.mapped += report.mapped;
+    total.dropped += report.dropped;
+    for (const std::string& m : report.missing_joints)
+      if (std::find(total.missing_joints.begin(), total.missing_joints.end(), m) == total.missing_joints.end()) total.missing_joints.push_back(m);
+    total.notes.insert(total.notes.end(), report.notes.begin(), report.notes.end());
+  }
+  return total;
 }
 
 size_t GltfModel::vertexCount() const {

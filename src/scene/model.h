@@ -10,6 +10,7 @@
 
 #include "anim/clip.h"
 #include "anim/local_to_model.h"
+#include "anim/retarget.h"
 #include "anim/skeleton.h"
 #include "anim/skinning.h"
 #include "core/gaussian_cloud.h"
@@ -27,8 +28,12 @@ class GltfModel {
   const GltfDocument& document() const { return doc_; }
   const anim::Skeleton& skeleton() const { return skeleton_; }
   const std::vector<anim::Clip>& clips() const { return clips_; }
-  // Clip by exact name, else by decimal index; -1 when neither matches.
+  // Clip by exact name, else by decimal index; -1 when neither matches. Clips are the document's
+  // animations in file order, then any added by addRetargetedClips.
   int findClip(const std::string& name_or_index) const;
+  // Appends every animation of `source` retargeted onto this model's skeleton by joint name (tracks of
+  // joints this skeleton lacks are dropped and reported). Throws sf::Error when a clip does not fit.
+  anim::RetargetReport addRetargetedClips(const GltfDocument& source);
   // "0 'Walk', 1 'Run'" (at most 20), for messages.
   std::string clipList() const;
 

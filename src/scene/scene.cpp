@@ -438,7 +438,7 @@ Scene loadSceneJson(const std::string& path, const SceneLoadOptions& options) {
       else if (obj.model && obj.model->drawnPrimitives() > 0)
         what += (what.empty() ? "" : ", ") + std::to_string(obj.model->drawnPrimitives()) + " mesh primitives (" +
                 std::to_string(obj.model->vertexCount()) + " vertices)" +
-                (obj.clip >= 0 ? ", clip '" + obj.model->document().animations[static_cast<size_t>(obj.clip)].name + "'" : "");
+                (obj.clip >= 0 ? ", clip '" + obj.model->clips()[static_cast<size_t>(obj.clip)].name + "'" : "");
       options.progress("loaded " + obj.name + ": " + what + " from " + obj.source);
     }
     scene.objects.push_back(std::move(obj));

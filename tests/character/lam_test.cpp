@@ -150,6 +150,36 @@ TEST(LamAvatar, LookAtAimsTheHeadWithinLimitsAndTheEyesTakeTheRest) {
   EXPECT_TRUE(a.lastAim().eyes_by_morph);
 }
 
+TEST(LamAvatar, RetargetedClipsPlayOnTheSplats) {
+  SF_REQUIRE_LAM(lam_base);
+  SF_REQUIRE_ASSET(anim_glb, "characters/lam_avatar/animation.glb");
+  Character c = *lam_base;
+  const anim::RetargetReport r = c.attachClips(anim_glb);
+  EXPECT_EQ(c.model().clips().size(), 12u);
+  EXPECT_EQ(r.dropped, 0u);
+  EXPECT_EQ(r.mapped, 6120u);
+  const int hello = c.model().findClip("yumi_h5_a3_hello");
+  ASSERT_GE(hello, 0);
+  Character::Frame rest, f;
+  c.deform(-1, 0, rest);
+  const size_t draw = static_cast<size_t>(c.boundDraw());
+  float moved = 0;
+  for (float t : {0.5f, 1.5f}) {
+    c.deform(hello, t, f);
+    for (size_t i = 0; i < f.positions.size(); ++i)
+      moved = std::max(moved, length(transformPoint(c.model().meshToModel(f.pose, draw), f.positions[i]) -
+                                     transformPoint(c.model().meshToModel(rest.pose, draw), rest.positions[i])));
+  }
+  std::printf("LAM 'hello' clip: largest splat displacement from rest %.1f mm\n", moved * 1e3);
+  EXPECT_GT(moved, 0.01f);
+  // Locomotion at rest speed picks the idle clip by name.
+  Animator a(std::make_shared<Character>(c));
+  a.setVelocity({0, 0, 0});
+  a.update(0.3f);
+  Character::Frame idle;
+  EXPECT_NO_THROW(a.evaluate(idle));
+}
+
 TEST(CharacterContracts, ExpressionSpacesAreNeverReinterpreted) {
   SF_REQUIRE_LAM(lam);
   EXPECT_NO_THROW(lam->mapExpression(arkit({{"jawOpen", 0.5f}})));
