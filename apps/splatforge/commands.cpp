@@ -173,6 +173,28 @@ std::string sceneSummary(const Scene& scene) {
                      characters ? fmt::format(", {} characters", characters) : "");
 }
 
+// The scene of a command's input: a scene JSON (warnings printed, its background unless --bg was given),
+// or one splat file, glTF model or character package.
+Scene loadInput(const char* command, const std::string& input, const std::string& clip, double time, bool strict, std::optional<int> width,
+                std::optional<int> height, bool background_given, RenderSettings& settings) {
+  progress("loading " + input);
+  if (!looksLikeSceneJson(input)) {
+    Scene scene = sceneFromFile(input, clip, time);
+    progress("loaded " + sceneSummary(scene));
+    return scene;
+  }
+  if (!clip.empty()) throw Error("--clip applies to a glTF input; a scene JSON names each object's clip");
+  SceneLoadOptions lo;
+  lo.strict = strict;
+  lo.width = width;
+  lo.height = height;
+  lo.progress = progress;
+  Scene scene = loadSceneJson(input, lo);
+  for (const std::string& w : scene.warnings) fmt::print(stderr, "splatforge {}: warning: {}\n", command, w);
+  if (scene.background && !background_given) settings.background = *scene.background;
+  return scene;
+}
+
 // Renders a scene and writes the outputs; shared by `render` and `demo`.
 int renderAndWrite(const char* command, const Scene& scene, const Camera& cam, const RenderSettings& settings,
                    const BackendChoice& backend, const std::string& png, const std::string& npy, Clock::time_point t_start,
@@ -271,22 +293,8 @@ int runRender(const RenderOptions& o) {
     if (!o.background.empty()) settings.background = parseColor(o.background);
     settings.antialiased = o.antialiased;
 
-    Scene scene;
-    progress("loading " + o.input);
-    if (looksLikeSceneJson(o.input)) {
-      SceneLoadOptions lo;
-      lo.strict = o.strict;
-      lo.width = o.width;
-      lo.height = o.height;
-      lo.progress = progress;
-      scene = loadSceneJson(o.input, lo);
-      for (const std::string& w : scene.warnings) fmt::print(stderr, "splatforge render: warning: {}\n", w);
-      if (scene.background && o.background.empty()) settings.background = *scene.background;
-    } else {
-      if (!std::isfinite(o.time)) throw Error("--time must be a finite number of seconds");
-      scene = sceneFromFile(o.input, o.clip, o.time);
-      progress("loaded " + sceneSummary(scene));
-    }
+    if (!std::isfinite(o.time)) throw Error("--time must be a finite number of seconds");
+    Scene scene = loadInput("render", o.input, o.clip, o.time, o.strict, o.width, o.height, !o.background.empty(), settings);
     double load_s = secondsSince(t0);
     Camera cam;
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
@@ -403,22 +411,7 @@ int runAnimate(const AnimateOptions& o) {
 
     RenderSettings settings;
     if (!o.background.empty()) settings.background = parseColor(o.background);
-    Scene scene;
-    progress("loading " + o.input);
-    if (looksLikeSceneJson(o.input)) {
-      if (!o.clip.empty()) throw Error("--clip applies to a glTF input; a scene JSON names each object's clip");
-      SceneLoadOptions lo;
-      lo.strict = o.strict;
-      lo.width = o.width;
-      lo.height = o.height;
-      lo.progress = progress;
-      scene = loadSceneJson(o.input, lo);
-      for (const std::string& w : scene.warnings) fmt::print(stderr, "splatforge animate: warning: {}\n", w);
-      if (scene.background && o.background.empty()) settings.background = *scene.background;
-    } else {
-      scene = sceneFromFile(o.input, o.clip, 0.0);
-      progress("loaded " + sceneSummary(scene));
-    }
+    Scene scene = loadInput("animate", o.input, o.clip, 0.0, o.strict, o.width, o.height, !o.background.empty(), settings);
     Camera cam;
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
     else if (scene.camera) cam = *scene.camera;

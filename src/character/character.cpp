@@ -58,8 +58,7 @@ std::vector<uint32_t> triangleList(const GltfPrimitive& prim) {
   return seq;
 }
 
-Character Character::fromGltf(std::shared_ptr<const GltfModel> model, size_t count, uint32_t seed) {
-  if (count == 0) throw Error("a splat character needs at least one splat");
+Character Character::startFrom(std::shared_ptr<const GltfModel> model) {
   Character c;
   c.model_ = std::move(model);
   c.source_ = c.model_->document().path;
@@ -67,8 +66,14 @@ Character Character::fromGltf(std::shared_ptr<const GltfModel> model, size_t cou
   c.draw_ = chooseDraw(*c.model_);
   c.expression_space_ = expressionSpaceOf(*c.model_, c.draw_);
   if (!c.model_->clips().empty()) c.default_clip_ = defaultClipOf(*c.model_);
+  c.triangles_ = triangleList(c.model_->primitiveOf(static_cast<size_t>(c.draw_)));
+  return c;
+}
+
+Character Character::fromGltf(std::shared_ptr<const GltfModel> model, size_t count, uint32_t seed) {
+  if (count == 0) throw Error("a splat character needs at least one splat");
+  Character c = startFrom(std::move(model));
   const GltfPrimitive& prim = c.model_->primitiveOf(static_cast<size_t>(c.draw_));
-  c.triangles_ = triangleList(prim);
   const std::vector<uint32_t>& tris = c.triangles_;
   const std::span<const Vec3> rest = prim.positions;
 
@@ -127,15 +132,8 @@ Character Character::fromGltf(std::shared_ptr<const GltfModel> model, size_t cou
 
 Character Character::bindSplats(std::shared_ptr<const GltfModel> model, GaussianCloud splats) {
   if (splats.size() == 0) throw Error("no splats to bind");
-  Character c;
-  c.model_ = std::move(model);
-  c.source_ = c.model_->document().path;
-  c.skin_path_ = c.source_;
-  c.draw_ = chooseDraw(*c.model_);
-  c.expression_space_ = expressionSpaceOf(*c.model_, c.draw_);
-  if (!c.model_->clips().empty()) c.default_clip_ = defaultClipOf(*c.model_);
+  Character c = startFrom(std::move(model));
   const GltfPrimitive& prim = c.model_->primitiveOf(static_cast<size_t>(c.draw_));
-  c.triangles_ = triangleList(prim);
   const std::vector<uint32_t>& tris = c.triangles_;
   const std::vector<uint32_t> nearest = nearestTriangles(splats.positions, prim.positions, tris);
   c.bindings_.resize(splats.size());
@@ -223,18 +221,11 @@ void Character::pose(int clip, float time, Frame& out, const Controls* controls)
 }
 
 Character Character::bindPerVertex(std::shared_ptr<const GltfModel> model, GaussianCloud splats, float offset_scale, bool rgb_colors) {
-  Character c;
-  c.model_ = std::move(model);
-  c.source_ = c.model_->document().path;
-  c.skin_path_ = c.source_;
-  c.draw_ = chooseDraw(*c.model_);
-  c.expression_space_ = expressionSpaceOf(*c.model_, c.draw_);
-  if (!c.model_->clips().empty()) c.default_clip_ = defaultClipOf(*c.model_);
+  Character c = startFrom(std::move(model));
   const GltfPrimitive& prim = c.model_->primitiveOf(static_cast<size_t>(c.draw_));
   if (prim.positions.size() != splats.size())
     throw Error("per-vertex binding needs one splat per vertex: the splat file has " + std::to_string(splats.size()) + " rows, " + c.source_ +
                 "'s bound primitive " + std::to_string(prim.positions.size()) + " vertices");
-  c.triangles_ = triangleList(prim);
   const std::vector<uint32_t>& tris = c.triangles_;
   // The largest non-degenerate triangle around each vertex gives the most stable frame.
   std::vector<int64_t> best(prim.positions.size(), -1);

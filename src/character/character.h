@@ -99,6 +99,9 @@ class Character {
   size_t residentBytes() const;
 
  private:
+  // A character on `model` with no splats yet: the bound draw, its triangles, expression space, clip.
+  static Character startFrom(std::shared_ptr<const GltfModel> model);
+
   std::shared_ptr<const GltfModel> model_;
   GaussianCloud splats_;
   std::vector<SplatBinding> bindings_;
