@@ -534,6 +534,10 @@ int runBench(const BenchOptions& o) {
         scene.objects.push_back(obj);
       }
     }
+    for (const SceneObject& obj : scene.objects)
+      if (obj.model || obj.character)
+        throw Error("bench measures splat rendering: " + obj.source + " is a glTF model or character; use bench-characters or animate");
+    if (!scene.script.empty()) throw Error("bench measures splat rendering: the scene's script spawns characters; use bench-characters");
     Camera cam = scene.camera ? *scene.camera : autoCamera(scene, o.width, o.height);
     std::vector<RenderObject> objects = scene.renderObjects();
     size_t total = 0;

@@ -72,10 +72,16 @@ Animator::Animator(std::shared_ptr<const Character> character) : character_(std:
 }
 
 int Animator::findClipContaining(const std::string& word) const {
-  const auto& anims = character_->model().document().animations;
-  for (size_t i = 0; i < anims.size(); ++i)
-    if (lower(anims[i].name).find(word) != std::string::npos) return static_cast<int>(i);
+  const auto& clips = character_->model().clips();  // the skin's own and any retargeted ones
+  for (size_t i = 0; i < clips.size(); ++i)
+    if (lower(clips[i].name).find(word) != std::string::npos) return static_cast<int>(i);
   return -1;
+}
+
+std::vector<std::pair<int, float>> Animator::activeClips() const {
+  std::vector<std::pair<int, float>> out;
+  for (const Layer& l : layers_) out.push_back({l.clip, l.weight});
+  return out;
 }
 
 void Animator::play(int clip, float fade) {
@@ -110,7 +116,13 @@ void Animator::setClipWeights(std::vector<std::pair<int, float>> weights) {
 void Animator::setVelocity(Vec3 velocity) {
   speed_ = length(velocity);
   const int idle = findClipContaining("idle"), walk = findClipContaining("walk"), run = findClipContaining("run");
-  if (walk < 0 && run < 0) {  // no locomotion clips: the playing clip runs faster or slower
+  if (walk < 0 && run < 0) {  // no locomotion clips: idle if there is one, else the playing clip runs faster or slower
+    if (idle >= 0) {
+      const float keep = speed_;
+      setClipWeights({{idle, 1.0f}});
+      speed_ = keep;
+      return;
+    }
     rate_ = speed_ / 1.4f;
     return;
   }

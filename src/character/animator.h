@@ -33,8 +33,8 @@ class Animator {
   // locomotion until play() or setVelocity() is called again.
   void setClipWeights(std::vector<std::pair<int, float>> weights);
   // Locomotion: speed (m/s) picks and blends the idle / walk / run clips (clip names containing "idle",
-  // "walk", "run", case-insensitive; 0, 1.4 and 3.5 m/s). Without such clips the current clip plays on,
-  // faster or slower with the speed relative to 1.4 m/s.
+  // "walk", "run", case-insensitive; 0, 1.4 and 3.5 m/s). Without walk and run clips: the idle clip when
+  // there is one, else the current clip plays on, faster or slower with the speed relative to 1.4 m/s.
   void setVelocity(Vec3 velocity);
   // Face layer: morph weights from Character::mapExpression (empty clears it).
   void setExpression(std::vector<float> morph);
@@ -48,6 +48,9 @@ class Animator {
   // The pose of this moment into `out` (sampled, blended, face layer, look-at, evaluated), then the
   // splats deformed on the CPU unless `pose_only` (the GPU deform pass does it).
   void evaluate(Character::Frame& out, bool pose_only = false) const;
+
+  // The clips of the current blend (clip index, weight), without those fading out.
+  std::vector<std::pair<int, float>> activeClips() const;
 
   // Joints look-at uses (-1 when absent), and the last look-at's applied and residual yaw/pitch, degrees.
   int headJoint() const { return head_; }

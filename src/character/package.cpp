@@ -54,9 +54,41 @@ std::vector<uint8_t> readVerified(const fs::path& dir, const Json& root, const c
   return bytes;
 }
 
+// Typed optional members: a value of the wrong type is an error naming the key, never a JSON exception.
+std::string stringOr(const Json& obj, const char* key, const std::string& fallback, const std::string& where) {
+  if (!obj.contains(key)) return fallback;
+  if (!obj[key].is_string()) throw Error(where + ": " + key + ": expected a string, got " + obj[key].dump());
+  return obj[key].get<std::string>();
+}
+int64_t integerOr(const Json& obj, const char* key, int64_t fallback, const std::string& where) {
+  if (!obj.contains(key)) return fallback;
+  if (!obj[key].is_number_integer()) throw Error(where + ": " + key + ": expected an integer, got " + obj[key].dump());
+  return obj[key].get<int64_t>();
+}
+
 size_t countOf(const Json& root, const char* what) {
   const Json& e = root[what];
   return e.contains("count") && e["count"].is_number_unsigned() ? e["count"].get<size_t>() : 0;
+}
+
+// A package copies one glTF file: a .gltf naming external buffers or images would arrive incomplete.
+void requireSelfContained(std::span<const uint8_t> bytes, const std::string& path) {
+  if (fs::path(path).extension() != ".gltf") return;  // GLB carries its binary chunk
+  Json j;
+  try {
+    j = Json::parse(bytes.begin(), bytes.end());
+  } catch (const Json::parse_error& e) {
+    throw Error(path + ": malformed JSON: " + e.what());
+  }
+  for (const char* list : {"buffers", "images"}) {
+    if (!j.contains(list) || !j[list].is_array()) continue;
+    for (size_t i = 0; i < j[list].size(); ++i) {
+      const Json& e = j[list][i];
+      if (e.contains("uri") && e["uri"].is_string() && e["uri"].get<std::string>().rfind("data:", 0) != 0)
+        throw Error(path + ": " + list + "[" + std::to_string(i) + "] refers to the external file '" + e["uri"].get<std::string>() +
+                    "'; a character package holds one self-contained skin file (use a GLB or embedded data URIs)");
+    }
+  }
 }
 
 }  // namespace
@@ -64,20 +96,23 @@ size_t countOf(const Json& root, const char* what) {
 void Character::savePackage(const std::string& dir_name) const {
   const fs::path dir(dir_name);
   fs::create_directories(dir);
+  // Every input is read and checked before anything is written.
   const std::vector<uint8_t> ply = writePly(splats_);
   const std::vector<uint8_t> bindings = encodeBindings(bindings_);
   const std::vector<uint8_t> skin = readFile(skin_path_);
   const std::string skin_name = std::string("skin") + fs::path(skin_path_).extension().string();
-  writeBytes(dir / "splats.ply", ply);
-  writeBytes(dir / "bindings.bin", bindings);
-  writeBytes(dir / skin_name, skin);
+  requireSelfContained(skin, skin_path_);
   std::vector<uint8_t> animations;
   std::string animations_name;
   if (!animations_path_.empty()) {
     animations = readFile(animations_path_);
     animations_name = std::string("animations") + fs::path(animations_path_).extension().string();
-    writeBytes(dir / animations_name, animations);
+    requireSelfContained(animations, animations_path_);
   }
+  writeBytes(dir / "splats.ply", ply);
+  writeBytes(dir / "bindings.bin", bindings);
+  writeBytes(dir / skin_name, skin);
+  if (!animations.empty()) writeBytes(dir / animations_name, animations);
   const GltfModel::DrawInfo info = model_->drawInfo(static_cast<size_t>(draw_));
   Json j;
   j["format"] = kFormat;
@@ -110,18 +145,18 @@ Character Character::loadPackage(const std::string& dir_name) {
   } catch (const Json::parse_error& e) {
     throw Error(jp + ": malformed JSON: " + e.what());
   }
-  if (!root.is_object() || root.value("format", "") != kFormat)
+  if (!root.is_object() || stringOr(root, "format", "", jp) != kFormat)
     throw Error(jp + ": format: expected \"" + std::string(kFormat) + "\"");
-  if (root.value("version", 0) != kVersion)
-    throw Error(jp + ": version: " + root.value("version", Json()).dump() + " unsupported (expected 1)");
+  if (integerOr(root, "version", 0, jp) != kVersion)
+    throw Error(jp + ": version: " + (root.contains("version") ? root["version"].dump() : std::string("missing")) + " unsupported (expected 1)");
   // Every file is verified before anything is decoded.
   const std::vector<uint8_t> ply = readVerified(dir, root, "splats", jp);
   const std::vector<uint8_t> bindings_bytes = readVerified(dir, root, "bindings", jp);
   readVerified(dir, root, "skin", jp);
   if (root.contains("animations")) readVerified(dir, root, "animations", jp);
-  const std::string color_space = root.value("colorSpace", "srgb");
+  const std::string color_space = stringOr(root, "colorSpace", "srgb", jp);
   if (color_space != "srgb" && color_space != "linear") throw Error(jp + ": colorSpace: expected \"srgb\" or \"linear\", got \"" + color_space + "\"");
-  const std::string space = root.value("expressionSpace", "none");
+  const std::string space = stringOr(root, "expressionSpace", "none", jp);
   if (space != "arkit52" && space != "morph" && space != "none")
     throw Error(jp + ": expressionSpace: expected \"arkit52\", \"morph\" or \"none\", got \"" + space + "\"");
 
@@ -146,19 +181,31 @@ Character Character::loadPackage(const std::string& dir_name) {
     c.model_ = std::move(model);
   }
   const Json& skin = root["skin"];
-  const int mesh = skin.value("mesh", -1), prim = skin.value("primitive", -1), node = skin.value("node", -1);
+  const int mesh = static_cast<int>(integerOr(skin, "mesh", -1, jp + ": skin")), prim = static_cast<int>(integerOr(skin, "primitive", -1, jp + ": skin")),
+            node = static_cast<int>(integerOr(skin, "node", -1, jp + ": skin"));
   c.draw_ = c.model_->findDraw(mesh, prim, node);
   if (c.draw_ < 0)
     throw Error(jp + ": skin: node " + std::to_string(node) + " does not draw meshes[" + std::to_string(mesh) + "].primitives[" +
                 std::to_string(prim) + "] in " + c.skin_path_);
   c.triangles_ = triangleList(c.model_->primitiveOf(static_cast<size_t>(c.draw_)));
   const size_t tris = c.triangles_.size() / 3;
-  for (size_t i = 0; i < c.bindings_.size(); ++i)
-    if (c.bindings_[i].kind == BindingKind::kTriangle && c.bindings_[i].triangle >= tris)
-      throw Error(jp + ": bindings.bin record " + std::to_string(i) + " names triangle " + std::to_string(c.bindings_[i].triangle) +
+  const GltfModel::DrawInfo info = c.model_->drawInfo(static_cast<size_t>(c.draw_));
+  GltfModel::Pose rest;
+  c.model_->pose(-1, 0.0f, rest);
+  const size_t joints = info.skin >= 0 ? rest.palettes[static_cast<size_t>(info.skin)].size() : 0;
+  for (size_t i = 0; i < c.bindings_.size(); ++i) {
+    const SplatBinding& b = c.bindings_[i];
+    if (b.kind == BindingKind::kTriangle && b.triangle >= tris)
+      throw Error(jp + ": bindings.bin record " + std::to_string(i) + " names triangle " + std::to_string(b.triangle) +
                   " but the bound primitive has " + std::to_string(tris));
+    if (b.kind == BindingKind::kJoints)
+      for (size_t k = 0; k < 4; ++k)
+        if (b.weights[k] != 0 && b.joints[k] >= joints)
+          throw Error(jp + ": bindings.bin record " + std::to_string(i) + " names joint " + std::to_string(b.joints[k]) + " but the bound " +
+                      (joints ? "skin has " + std::to_string(joints) + " joints" : std::string("primitive has no skin")));
+  }
   c.expression_space_ = space;
-  c.default_clip_ = root.value("defaultClip", "");
+  c.default_clip_ = stringOr(root, "defaultClip", "", jp);
   if (!c.default_clip_.empty() && c.model_->findClip(c.default_clip_) < 0)
     throw Error(jp + ": defaultClip: '" + c.default_clip_ + "' is not an animation of " + c.skin_path_);
   return c;

@@ -57,23 +57,24 @@ void CharacterWorld::spawn(const std::string& id, const std::string& package_dir
   if (entities_.count(id)) throw Error("character '" + id + "' already exists");
   Entity e;
   e.transform = model_to_world;
+  std::shared_ptr<const Character>& cached = loaded_[package_dir];
   try {
-    std::shared_ptr<const Character>& ch = loaded_[package_dir];
-    if (!ch) ch = std::make_shared<Character>(Character::loadPackage(package_dir));
-    e.animator = std::make_unique<Animator>(ch);
-    e.character = ch;
-    if (!clip.empty()) {
-      const int c = e.character->model().findClip(clip);
-      if (c < 0) throw Error(package_dir + ": no clip '" + clip + "' (" + e.character->model().clipList() + ")");
-      e.animator->play(c, 0.0f);
-    }
-  } catch (const Error& err) {
+    if (!cached) cached = std::make_shared<Character>(Character::loadPackage(package_dir));
+  } catch (const std::exception& err) {  // any load failure keeps a placeholder
     loaded_.erase(package_dir);
     log_.push_back("warning: character '" + id + "': " + err.what() + "; showing a placeholder");
-    e.character.reset();
-    e.animator.reset();
     e.placeholder = std::make_shared<GaussianCloud>(makeCapsuleCloud());
+    entities_.emplace(id, std::move(e));
+    return;
   }
+  int c = -1;
+  if (!clip.empty()) {
+    c = cached->model().findClip(clip);
+    if (c < 0) throw Error("character '" + id + "': no clip '" + clip + "' in " + package_dir + " (" + cached->model().clipList() + ")");
+  }
+  e.character = cached;
+  e.animator = std::make_unique<Animator>(cached);
+  if (c >= 0) e.animator->play(c, 0.0f);
   entities_.emplace(id, std::move(e));
 }
 

@@ -18,10 +18,22 @@ unsigned workerCount() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+namespace {
+// Set while a thread runs items of a parallelFor: nested calls then run serially on that thread instead of
+// multiplying threads (the outer loop already uses every core).
+thread_local bool t_in_parallel = false;
+
+struct InParallel {
+  bool previous = t_in_parallel;
+  InParallel() { t_in_parallel = true; }
+  ~InParallel() { t_in_parallel = previous; }
+};
+}  // namespace
+
 void parallelFor(size_t count, const std::function<void(size_t)>& fn) {
   if (count == 0) return;
   unsigned threads = static_cast<unsigned>(std::min<size_t>(workerCount(), count));
-  if (threads <= 1) {
+  if (threads <= 1 || t_in_parallel) {
     for (size_t i = 0; i < count; ++i) fn(i);
     return;
   }
@@ -29,6 +41,7 @@ void parallelFor(size_t count, const std::function<void(size_t)>& fn) {
   std::exception_ptr error;
   std::mutex error_mutex;
   auto worker = [&] {
+    InParallel mark;
     for (;;) {
       size_t i = next.fetch_add(1, std::memory_order_relaxed);
       if (i >= count) return;

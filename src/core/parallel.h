@@ -11,7 +11,7 @@ namespace sf {
 unsigned workerCount();
 
 // Calls fn(i) for every i in [0, count), from up to workerCount() threads. fn must be safe to call
-// concurrently for distinct i. Returns after every call finished; the first exception thrown by fn is
+// concurrently for distinct i. A parallelFor called from inside another one runs serially on its thread. Returns after every call finished; the first exception thrown by fn is
 // rethrown here.
 void parallelFor(size_t count, const std::function<void(size_t)>& fn);
 

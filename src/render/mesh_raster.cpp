@@ -39,14 +39,17 @@ struct ScreenTriangle {
   int y0 = 0, y1 = 0;  // rows touched [y0, y1)
 };
 
-uint32_t wrapIndex(int i, int n, uint32_t mode) {
-  if (mode == SF_WRAP_CLAMP) return static_cast<uint32_t>(std::clamp(i, 0, n - 1));
+// Texel index of the integer-valued texel coordinate x (any magnitude) under a wrap mode, by floored
+// modulo in floating point, as the fragment shader computes it.
+uint32_t wrapIndex(float x, int n, uint32_t mode) {
+  const float fn = static_cast<float>(n);
+  auto floorMod = [](float a, float b) { return a - b * std::floor(a / b); };
+  if (mode == SF_WRAP_CLAMP) return static_cast<uint32_t>(std::clamp(x, 0.0f, fn - 1.0f));
   if (mode == SF_WRAP_MIRROR) {
-    int period = 2 * n;
-    int m = ((i % period) + period) % period;
-    return static_cast<uint32_t>(m < n ? m : period - 1 - m);
+    const float m = floorMod(x, 2.0f * fn);
+    return static_cast<uint32_t>(std::min(m < fn ? m : 2.0f * fn - 1.0f - m, fn - 1.0f));
   }
-  return static_cast<uint32_t>(((i % n) + n) % n);
+  return static_cast<uint32_t>(std::min(floorMod(x, fn), fn - 1.0f));
 }
 
 // Edge function of (a -> b) at p: positive on the inside of a triangle with positive area.
@@ -85,12 +88,11 @@ std::array<float, 4> sampleTexture(const MeshTexture& t, float u, float v) {
   const float x = u * static_cast<float>(t.width) - 0.5f, y = v * static_cast<float>(t.height) - 0.5f;
   const float fx0 = std::floor(x), fy0 = std::floor(y);
   const float ax = x - fx0, ay = y - fy0;
-  // Texture coordinates far outside [0, 1] are reduced first so the integer conversion cannot overflow.
-  const int x0 = static_cast<int>(std::fmod(fx0, 1 << 20)), y0 = static_cast<int>(std::fmod(fy0, 1 << 20));
   std::array<float, 4> out{0, 0, 0, 0};
   for (int j = 0; j < 2; ++j)
     for (int i = 0; i < 2; ++i) {
-      const uint32_t tx = wrapIndex(x0 + i, t.width, t.wrap_s), ty = wrapIndex(y0 + j, t.height, t.wrap_t);
+      const uint32_t tx = wrapIndex(fx0 + static_cast<float>(i), t.width, t.wrap_s);
+      const uint32_t ty = wrapIndex(fy0 + static_cast<float>(j), t.height, t.wrap_t);
       const uint8_t* p = &t.rgba[(static_cast<size_t>(ty) * static_cast<size_t>(t.width) + tx) * 4];
       const float w = (i ? ax : 1 - ax) * (j ? ay : 1 - ay);
       for (int k = 0; k < 3; ++k) out[static_cast<size_t>(k)] += w * srgbToLinear(static_cast<float>(p[k]) / 255.0f);

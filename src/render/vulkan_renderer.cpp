@@ -127,6 +127,7 @@ struct VulkanRenderer::Impl {
   std::vector<size_t> binding_offsets, index_offsets;
   gpu::Buffer deform_bindings, deform_data;
   bool has_mesh = false;  // this frame draws meshes
+  std::vector<bool> overridden_last;  // per object of the last frame: its slots were overwritten
 
   explicit Impl(const gpu::ContextOptions& o)
       : ctx(o),
@@ -365,7 +366,7 @@ struct VulkanRenderer::Impl {
     for (gpu::Image* img : {&mesh_color_target, &mesh_depth_target})
       gpu::imageBarrier(cmd, *img, VK_IMAGE_ASPECT_COLOR_BIT, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, top, 0,
                         color_stage, VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT);
-    gpu::imageBarrier(cmd, mesh_zbuffer, VK_IMAGE_ASPECT_DEPTH_BIT, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL, top, 0,
+    gpu::imageBarrier(cmd, mesh_zbuffer, VK_IMAGE_ASPECT_DEPTH_BIT, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_DEPTH_STENCIL_ATTACHMENT_OPTIMAL, top, 0,
                       depth_stage, VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_READ_BIT | VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT);
     VkRenderingAttachmentInfo color[2] = {{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO}, {VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO}};
     color[0].imageView = mesh_color_target.view;
@@ -378,7 +379,7 @@ struct VulkanRenderer::Impl {
     color[1].clearValue.color.float32[0] = static_cast<float>(SF_NO_MESH_DEPTH);
     VkRenderingAttachmentInfo depth{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
     depth.imageView = mesh_zbuffer.view;
-    depth.imageLayout = VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL;
+    depth.imageLayout = VK_IMAGE_LAYOUT_DEPTH_STENCIL_ATTACHMENT_OPTIMAL;
     depth.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
     depth.storeOp = VK_ATTACHMENT_STORE_OP_DONT_CARE;
     depth.clearValue.depthStencil.depth = 0.0f;  // reversed depth: nearer is greater
@@ -530,6 +531,15 @@ gpu::Context& VulkanRenderer::context() { return impl_->ctx; }
 ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
                                  VulkanFrameStats* stats, std::span<const RenderMesh> meshes) {
   Impl& m = *impl_;
+  for (size_t o = 0; o < objects.size(); ++o)
+    if (std::string why = objects[o].validate(); !why.empty()) throw Error("render object " + std::to_string(o) + ": " + why);
+  // Objects whose slots were overwritten last frame (overrides, GPU deform) but not this frame get their
+  // rest values back: the upload cache is keyed by cloud only.
+  std::vector<bool> overridden(objects.size());
+  for (size_t o = 0; o < objects.size(); ++o) overridden[o] = !objects[o].positions.empty() || objects[o].deform;
+  for (size_t o = 0; o < objects.size() && o < m.overridden_last.size(); ++o)
+    if (m.overridden_last[o] && !overridden[o]) m.uploaded.clear();
+  m.overridden_last = overridden;
   m.uploadClouds(objects);
   const uint32_t tiles_x = ceilDiv(static_cast<uint32_t>(cam.width), kTileSize);
   const uint32_t tiles_y = ceilDiv(static_cast<uint32_t>(cam.height), kTileSize);

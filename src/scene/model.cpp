@@ -35,6 +35,12 @@ void GltfModel::build() {
     for (size_t p = 0; p < mesh.primitives.size(); ++p) {
       const GltfPrimitive& prim = mesh.primitives[p];
       if (prim.has_splats || prim.mode != 4 || prim.positions.empty()) continue;
+      const std::string where = doc_.path + ": meshes[" + std::to_string(node.mesh) + "].primitives[" + std::to_string(p) + "]";
+      const size_t corners = prim.indices.empty() ? prim.positions.size() : prim.indices.size();
+      if (corners % 3) throw Error(where + ": TRIANGLES with " + std::to_string(corners) + " corners, not a multiple of 3");
+      for (uint32_t i : prim.indices)
+        if (i >= prim.positions.size())
+          throw Error(where + ": index " + std::to_string(i) + " outside its " + std::to_string(prim.positions.size()) + " vertices");
       Draw d;
       d.node = static_cast<int>(n), d.mesh = node.mesh, d.primitive = static_cast<int>(p);
       if (node.skin >= 0) {

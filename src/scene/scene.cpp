@@ -220,7 +220,9 @@ bool isGltfPath(const std::string& path) {
 void loadGltfObject(SceneObject& obj, const std::string& path, const std::string& clip,
                     std::map<std::string, std::shared_ptr<const GltfModel>>* cache = nullptr) {
   std::shared_ptr<const GltfModel> model;
-  const std::string key = std::filesystem::weakly_canonical(path).string();
+  std::error_code ec;
+  std::string key = std::filesystem::weakly_canonical(path, ec).string();
+  if (ec) key = path;
   if (cache && cache->count(key)) model = cache->at(key);
   else model = std::make_shared<GltfModel>(path);
   if (cache) (*cache)[key] = model;

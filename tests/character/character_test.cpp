@@ -176,13 +176,16 @@ TEST(Character, CesiumManSplatsStayOnTheSkinnedSurface) {
     const std::vector<Vec3>& posed = f.pose.primitives[static_cast<size_t>(c.boundDraw())].positions;
     float worst = 0;
     for (size_t i = 0; i < f.positions.size(); ++i) {
-      // Distance to the plane of the splat's own deformed triangle.
-      const uint32_t bt = c.bindings()[i].triangle;
-      const Vec3 a = posed[tris[bt * 3]], b = posed[tris[bt * 3 + 1]], d = posed[tris[bt * 3 + 2]];
-      const Vec3 n = normalize(cross(b - a, d - a));
-      worst = std::max(worst, std::abs(dot(f.positions[i] - a, n)));
+      // The point of the skinned triangle at the splat's sampling barycentrics, computed here from the
+      // skinned vertices (not through the binding frame).
+      const SplatBinding& bd = c.bindings()[i];
+      const uint32_t bt = bd.triangle;
+      const float b1 = bd.coords[0], b2 = bd.coords[1], b0 = 1 - b1 - b2;
+      ASSERT_GE(std::min({b0, b1, b2}), -1e-4f) << "sampled inside its triangle";
+      const Vec3 on_surface = posed[tris[bt * 3]] * b0 + posed[tris[bt * 3 + 1]] * b1 + posed[tris[bt * 3 + 2]] * b2;
+      worst = std::max(worst, length(f.positions[i] - on_surface));
     }
-    // Sampled splats lie on their triangle (height 0), so they stay on the deformed surface.
+    // Sampled splats lie on their triangle (height 0), so they stay on the skinned surface.
     EXPECT_LT(worst, 1e-4f) << "t = " << t;
     // And they moved with the walk: centres differ from the rest pose.
     if (t > 0) {

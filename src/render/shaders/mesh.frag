@@ -13,14 +13,16 @@ layout(location = 1) out float out_depth;
 float srgbToLinear(float c) { return c <= 0.04045 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4); }
 float linearToSrgb(float c) { return c <= 0.0031308 ? c * 12.92 : 1.055 * pow(c, 1.0 / 2.4) - 0.055; }
 
-int wrapIndex(int i, int n, uint mode) {
-  if (mode == SF_WRAP_CLAMP) return clamp(i, 0, n - 1);
+// Texel index of the integer-valued texel coordinate x (any magnitude) under a wrap mode; floored mod
+// keeps it non-negative. Same as wrapIndex() in mesh_raster.cpp.
+int wrapIndex(float x, int n, uint mode) {
+  float fn = float(n);
+  if (mode == SF_WRAP_CLAMP) return int(clamp(x, 0.0, fn - 1.0));
   if (mode == SF_WRAP_MIRROR) {
-    int period = 2 * n;
-    int m = ((i % period) + period) % period;
-    return m < n ? m : period - 1 - m;
+    float m = mod(x, 2.0 * fn);
+    return int(m < fn ? m : 2.0 * fn - 1.0 - m);
   }
-  return ((i % n) + n) % n;
+  return int(mod(x, fn));
 }
 
 vec4 sampleTexture(GpuMeshDraw d, vec2 uv) {
@@ -28,11 +30,10 @@ vec4 sampleTexture(GpuMeshDraw d, vec2 uv) {
   float x = uv.x * float(w) - 0.5, y = uv.y * float(h) - 0.5;
   float fx0 = floor(x), fy0 = floor(y);
   float ax = x - fx0, ay = y - fy0;
-  int x0 = int(mod(fx0, 1048576.0)), y0 = int(mod(fy0, 1048576.0));
   vec4 acc = vec4(0.0);
   for (int j = 0; j < 2; ++j)
     for (int i = 0; i < 2; ++i) {
-      int tx = wrapIndex(x0 + i, w, d.wrap_s), ty = wrapIndex(y0 + j, h, d.wrap_t);
+      int tx = wrapIndex(fx0 + float(i), w, d.wrap_s), ty = wrapIndex(fy0 + float(j), h, d.wrap_t);
       vec4 t = unpackUnorm4x8(d.texels.v[ty * w + tx]);
       float wt = (i == 1 ? ax : 1.0 - ax) * (j == 1 ? ay : 1.0 - ay);
       acc += wt * vec4(srgbToLinear(t.r), srgbToLinear(t.g), srgbToLinear(t.b), t.a);
