@@ -95,7 +95,6 @@ void requireSelfContained(std::span<const uint8_t> bytes, const std::string& pat
 
 void Character::savePackage(const std::string& dir_name) const {
   const fs::path dir(dir_name);
-  fs::create_directories(dir);
   // Every input is read and checked before anything is written.
   const std::vector<uint8_t> ply = writePly(splats_);
   const std::vector<uint8_t> bindings = encodeBindings(bindings_);
@@ -109,6 +108,7 @@ void Character::savePackage(const std::string& dir_name) const {
     animations_name = std::string("animations") + fs::path(animations_path_).extension().string();
     requireSelfContained(animations, animations_path_);
   }
+  fs::create_directories(dir);
   writeBytes(dir / "splats.ply", ply);
   writeBytes(dir / "bindings.bin", bindings);
   writeBytes(dir / skin_name, skin);

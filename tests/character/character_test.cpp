@@ -198,6 +198,19 @@ TEST(Character, CesiumManSplatsStayOnTheSkinnedSurface) {
   }
 }
 
+TEST(Character, PackagesRefuseSkinsWithExternalFiles) {
+  SF_REQUIRE_ASSET(path, "gltf/interpolation_test.gltf");  // a .gltf with an external .bin
+  Character c = Character::fromGltf(std::make_shared<GltfModel>(path), 50, 1);
+  const fs::path dir = test::tempDir("CharacterExternal");
+  try {
+    c.savePackage((dir / "p").string());
+    FAIL() << "saved a package whose skin needs an external buffer";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("buffers[0] refers to the external file"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir / "p")) << "nothing is written when an input is refused";
+}
+
 TEST(Character, RigPreviewPutsOneGaussianOnEveryVertexAndFollowsTheSkin) {
   SF_REQUIRE_ASSET(path, "gltf/cesium_man.gltf");
   auto model = std::make_shared<GltfModel>(path);
@@ -273,6 +286,13 @@ TEST(Character, PackageRoundTripAndVerification) {
   json.replace(at, 12, "\"count\": 801");
   std::ofstream(dir / "man/character.json") << json;
   expectError("count 801");
+  // A field of the wrong type names the key.
+  json.replace(json.find("\"count\": 801"), 12, "\"count\": 800");
+  const size_t v = json.find("\"version\": 1");
+  ASSERT_NE(v, std::string::npos) << json;
+  json.replace(v, 12, "\"version\": \"1\"");
+  std::ofstream(dir / "man/character.json") << json;
+  expectError("version: expected an integer");
   EXPECT_THROW(Character::loadPackage((dir / "nothing").string()), Error);
 }
 

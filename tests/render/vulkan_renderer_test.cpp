@@ -323,6 +323,10 @@ TEST(VulkanImage, CharacterDeformedOnTheGpuMatchesCpuReference) {
     EXPECT_GE(gpu_deform.psnr, 40.0);
     EXPECT_GE(overrides.psnr, 45.0);
   }
+  // The same cloud drawn without overrides afterwards shows its rest splats again, not the last deform.
+  RenderObject still(&ch->splats(), Mat4{});
+  ImageDiff rest = compareImages(renderCpu({&still, 1}, cam, RenderSettings{}), r->render({&still, 1}, cam, RenderSettings{}));
+  EXPECT_GE(rest.psnr, 45.0) << "stale deformed slots";
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 
