@@ -289,7 +289,8 @@ void Animator::evaluate(Character::Frame& out, bool pose_only) const {
   controls.morph = morph_;
   aim(out.pose, controls);
   character_->applyControls(controls, out.pose);
-  model.evaluate(out.pose);
+  // Posing for the GPU: the bound mesh is skinned there (when it can be), so the CPU leaves it unposed.
+  model.evaluate(out.pose, pose_only && character_->gpuSkinnable() ? character_->boundDraw() : -1);
   out.triangle_bound = out.joint_bound = 0;
   for (const SplatBinding& b : character_->bindings()) (b.kind == BindingKind::kTriangle ? out.triangle_bound : out.joint_bound)++;
   if (pose_only) {

@@ -46,7 +46,8 @@ class Animator {
   void update(float dt);
 
   // The pose of this moment into `out` (sampled, blended, face layer, look-at, evaluated), then the
-  // splats deformed on the CPU unless `pose_only` (the GPU deform pass does it).
+  // splats deformed on the CPU unless `pose_only` (the GPU deform pass does it; the bound mesh is then also
+  // left for the GPU to skin when Character::gpuSkinnable()).
   void evaluate(Character::Frame& out, bool pose_only = false) const;
 
   // The clips of the current blend (clip index, weight), without those fading out.

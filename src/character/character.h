@@ -11,6 +11,7 @@
 #include "character/binding.h"
 #include "character/expression.h"
 #include "core/gaussian_cloud.h"
+#include "render/cpu_renderer.h"
 #include "scene/model.h"
 
 namespace sf::character {
@@ -94,6 +95,12 @@ class Character {
   std::span<const Mat4> palette(const Frame& f) const;
   // The bindings as bindings.bin records (the GPU layout), for SplatDeformSource.
   std::span<const uint8_t> bindingRecords() const;
+  // Whether the bound mesh can be skinned by the Vulkan deform path (skinned, 4 influences per vertex).
+  bool gpuSkinnable() const;
+  // The GPU deform inputs for a frame: posed vertices from the frame, or (gpu_skin, with the bound draw
+  // left unposed by Animator / GltfModel::evaluate) the bind-pose mesh, influences, morph deltas and this
+  // frame's morph weights, skinned on the GPU. Spans point into this character and the frame.
+  SplatDeformSource deformSource(const Frame& f, bool gpu_skin) const;
 
   // Resident bytes (CPU) of the splats, bindings and model data.
   size_t residentBytes() const;
@@ -107,6 +114,8 @@ class Character {
   std::vector<SplatBinding> bindings_;
   int draw_ = -1;  // the model draw whose triangles the bindings index
   std::vector<uint32_t> triangles_;
+  std::vector<Vec3> morph_deltas_;  // the bound primitive's position targets, target-major (GPU skinning)
+  void prepareGpuSkin();
   std::string source_, skin_path_, expression_space_ = "none", default_clip_, animations_path_;
 };
 

@@ -194,7 +194,7 @@ std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform) {
     const Character& ch = *e.character;
     RenderObject ro{&ch.splats(), e.transform * ch.model().meshToModel(f.pose, static_cast<size_t>(ch.boundDraw())), f.positions, f.covariances};
     if (gpu_deform) {
-      deforms_[i] = {ch.bindingRecords(), ch.posedVertices(f), ch.triangles(), ch.palette(f)};
+      deforms_[i] = ch.deformSource(f, ch.gpuSkinnable());
       ro.deform = &deforms_[i];
     }
     out.push_back(ro);

@@ -3,6 +3,7 @@
 // the GPU backend, so each step is exposed as a plain function with the exact math.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -32,6 +33,14 @@ struct SplatDeformSource {
   std::span<const Vec3> vertices;     // the bound mesh's deformed vertices this frame (object space)
   std::span<const uint32_t> indices;  // its triangle list
   std::span<const Mat4> palette;      // skin palette for joint-bound splats (may be empty without them)
+  // Optional: skin the bound mesh on the GPU first (morph targets, then linear blend skinning with 4
+  // influences) instead of reading `vertices`. Used when bind_positions is not empty; all static except
+  // morph_weights (and the palette above).
+  std::span<const Vec3> bind_positions;
+  std::span<const std::array<uint16_t, 4>> joints;  // one per vertex
+  std::span<const std::array<float, 4>> weights;    // one per vertex
+  std::span<const Vec3> morph_deltas;               // target-major: targets * vertices
+  std::span<const float> morph_weights;             // one per target, this frame
 };
 
 // One object of a frame: its gaussians in object space and the object-to-world transform (affine).

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <map>
 
 #include "core/covariance.h"
 #include "core/error.h"
@@ -57,6 +58,9 @@ const uint32_t kRaster[] = {
 const uint32_t kDeformSplats[] = {
 #include "deform_splats.inc"
 };
+const uint32_t kSkinVertices[] = {
+#include "skin_vertices.inc"
+};
 const uint32_t kMeshVert[] = {
 #include "mesh_vert.inc"
 };
@@ -91,7 +95,7 @@ constexpr VkFormat kMeshColorFormat = VK_FORMAT_R32G32B32A32_SFLOAT, kMeshDepthV
 struct VulkanRenderer::Impl {
   gpu::Context ctx;
   gpu::ComputePipeline preprocess, scan_reduce, scan_blocks, scan_apply, sort_setup, depth_keys, gather_counts, emit_keys, histogram,
-      scatter, ranges, raster, deform_splats;
+      scatter, ranges, raster, deform_splats, skin_vertices;
   VkQueryPool queries = VK_NULL_HANDLE;
 
   // Splat sink, uploaded when the objects' clouds change.
@@ -121,10 +125,18 @@ struct VulkanRenderer::Impl {
     size_t binding_bytes;
     const void* indices;
     size_t index_count;
+    const void* bind_positions;  // GPU skinning inputs (null when the object brings posed vertices)
+    size_t vertex_count;
+    const void* morph_deltas;
+    size_t morph_count;
     bool operator==(const StaticDeformInputs&) const = default;
   };
-  std::vector<StaticDeformInputs> uploaded_bindings;      // bindings and triangle lists: static, uploaded once
-  std::vector<size_t> binding_offsets, index_offsets;
+  std::vector<StaticDeformInputs> uploaded_bindings;  // bindings, triangle lists, skinning inputs: static, uploaded once
+  struct StaticOffsets {
+    size_t bindings = 0, indices = 0, bind_positions = 0, joints = 0, weights = 0, morph_deltas = 0;
+  };
+  std::vector<StaticOffsets> static_offsets;
+  gpu::Buffer skinned;  // posed vertices of GPU-skinned deformed objects, this frame
   gpu::Buffer deform_bindings, deform_data;
   bool has_mesh = false;  // this frame draws meshes
   std::vector<bool> overridden_last;  // per object of the last frame: its slots were overwritten
@@ -143,7 +155,8 @@ struct VulkanRenderer::Impl {
         scatter(ctx, kRadixScatter, sizeof(GpuPush), SF_SORT_WG, "radix_scatter", true),
         ranges(ctx, kTileRanges, sizeof(GpuPush), SF_WG_SIZE, "tile_ranges"),
         raster(ctx, kRaster, sizeof(GpuPush), SF_TILE, "raster"),
-        deform_splats(ctx, kDeformSplats, sizeof(GpuDeformPush), SF_WG_SIZE, "deform_splats") {
+        deform_splats(ctx, kDeformSplats, sizeof(GpuDeformPush), SF_WG_SIZE, "deform_splats"),
+        skin_vertices(ctx, kSkinVertices, sizeof(GpuSkinPush), SF_WG_SIZE, "skin_vertices") {
     const gpu::DeviceInfo& d = ctx.info();
     if (d.subgroup_size < 8 || d.subgroup_size > 128 || SF_SORT_WG % d.subgroup_size != 0)
       throw Error("Vulkan device " + d.name + ": subgroup size " + std::to_string(d.subgroup_size) + " unsupported (need 8..128)");
@@ -569,6 +582,9 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
   struct DeformDispatch {
     GpuDeformPush push;
     size_t vertices, palette;  // offsets in the per-frame deform data
+    bool skin = false;         // skin the bound mesh on the GPU first
+    GpuSkinPush skin_push{};
+    size_t morph_weights = 0, skinned_offset = 0;
   };
   std::vector<DeformDispatch> deforms;
   size_t deform_bytes = 0;
@@ -580,41 +596,83 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
       if (std::string why = o.validate(); !why.empty()) throw Error("render object: " + why);
       bytes += o.positions.size() * (12 + 24);
       if (o.deform) {
-        const Impl::StaticDeformInputs key{o.deform->bindings.data(), o.deform->bindings.size(), o.deform->indices.data(), o.deform->indices.size()};
+        const SplatDeformSource& ds = *o.deform;
+        const Impl::StaticDeformInputs key{ds.bindings.data(), ds.bindings.size(), ds.indices.data(), ds.indices.size(),
+                                           ds.bind_positions.data(), ds.bind_positions.size(), ds.morph_deltas.data(), ds.morph_deltas.size()};
         bindings_same &= d < m.uploaded_bindings.size() && m.uploaded_bindings[d] == key;
         ++d;
       }
     }
     if (d != m.uploaded_bindings.size()) bindings_same = false;
-    if (!bindings_same) {  // bindings and triangle lists are static: uploaded once per set of deformed objects
+    if (!bindings_same) {  // static inputs: uploaded once per set of deformed objects, each array once
       m.uploaded_bindings.clear();
-      m.binding_offsets.clear();
-      m.index_offsets.clear();
+      m.static_offsets.clear();
       std::vector<uint8_t> all;
+      std::map<const void*, size_t> placed;  // objects sharing a package share its arrays
+      auto place = [&](const void* data, size_t size) {
+        auto it = placed.find(data);
+        if (it != placed.end()) return it->second;
+        const size_t at = pack(all, data, size);
+        placed.emplace(data, at);
+        return at;
+      };
       for (const RenderObject& o : objects)
         if (o.deform) {
-          m.uploaded_bindings.push_back({o.deform->bindings.data(), o.deform->bindings.size(), o.deform->indices.data(), o.deform->indices.size()});
-          m.binding_offsets.push_back(pack(all, o.deform->bindings.data(), o.deform->bindings.size()));
-          m.index_offsets.push_back(pack(all, o.deform->indices.data(), o.deform->indices.size_bytes()));
+          const SplatDeformSource& ds = *o.deform;
+          const size_t n = ds.bind_positions.empty() ? ds.vertices.size() : ds.bind_positions.size();
+          for (uint32_t i : ds.indices)
+            if (i >= n) throw Error("deform source: triangle index " + std::to_string(i) + " outside " + std::to_string(n) + " vertices");
+          for (size_t v = 0; v < ds.joints.size(); ++v)
+            for (size_t k = 0; k < 4; ++k)
+              if (ds.weights[v][k] > 0 && ds.joints[v][k] >= ds.palette.size())
+                throw Error("deform source: vertex " + std::to_string(v) + " uses joint " + std::to_string(ds.joints[v][k]) + " of a " +
+                            std::to_string(ds.palette.size()) + "-joint palette");
+          m.uploaded_bindings.push_back({ds.bindings.data(), ds.bindings.size(), ds.indices.data(), ds.indices.size(), ds.bind_positions.data(),
+                                         ds.bind_positions.size(), ds.morph_deltas.data(), ds.morph_deltas.size()});
+          Impl::StaticOffsets so;
+          so.bindings = place(ds.bindings.data(), ds.bindings.size());
+          so.indices = place(ds.indices.data(), ds.indices.size_bytes());
+          if (!ds.bind_positions.empty()) {
+            so.bind_positions = place(ds.bind_positions.data(), ds.bind_positions.size_bytes());
+            so.joints = place(ds.joints.data(), ds.joints.size_bytes());
+            so.weights = place(ds.weights.data(), ds.weights.size_bytes());
+            so.morph_deltas = ds.morph_deltas.empty() ? 0 : place(ds.morph_deltas.data(), ds.morph_deltas.size_bytes());
+          }
+          m.static_offsets.push_back(so);
         }
       m.deform_bindings = m.ctx.createBuffer(all.size(), false, "splat bindings");
       m.upload(m.deform_bindings, all.data(), all.size());
     }
     // Per-frame deform inputs, packed 16-byte aligned.
     std::vector<uint8_t> packed;
-    size_t first = 0;
+    size_t first = 0, skinned_bytes = 0;
     d = 0;
     for (const RenderObject& o : objects) {
       if (o.deform) {
         DeformDispatch dd{};
-        dd.vertices = pack(packed, o.deform->vertices.data(), o.deform->vertices.size_bytes());
+        const SplatDeformSource& ds = *o.deform;
+        if (!ds.bind_positions.empty()) {
+          const Impl::StaticOffsets& so = m.static_offsets[d];
+          dd.skin = true;
+          dd.skin_push.bind_positions = m.deform_bindings.address + so.bind_positions;
+          dd.skin_push.joints = m.deform_bindings.address + so.joints;
+          dd.skin_push.weights = m.deform_bindings.address + so.weights;
+          dd.skin_push.morph_deltas = m.deform_bindings.address + so.morph_deltas;
+          dd.skin_push.vertex_count = static_cast<uint32_t>(ds.bind_positions.size());
+          dd.skin_push.target_count = static_cast<uint32_t>(ds.morph_weights.size());
+          dd.morph_weights = pack(packed, ds.morph_weights.data(), ds.morph_weights.size_bytes());
+          dd.skinned_offset = skinned_bytes;
+          skinned_bytes += ds.bind_positions.size_bytes() + 16;
+        } else {
+          dd.vertices = pack(packed, ds.vertices.data(), ds.vertices.size_bytes());
+        }
         std::vector<float> rows;
         for (const Mat4& pm : o.deform->palette)
           for (int r = 0; r < 3; ++r)
             for (int c = 0; c < 4; ++c) rows.push_back(pm.m[r][c]);
         dd.palette = pack(packed, rows.data(), rows.size() * 4);
-        dd.push.bindings = m.deform_bindings.address + m.binding_offsets[d];
-        dd.push.indices = m.deform_bindings.address + m.index_offsets[d];
+        dd.push.bindings = m.deform_bindings.address + m.static_offsets[d].bindings;
+        dd.push.indices = m.deform_bindings.address + m.static_offsets[d].indices;
         ++d;
         dd.push.out_positions = m.positions.address + first * 12;
         dd.push.out_covariances = m.covariances.address + first * 24;
@@ -624,11 +682,19 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
       first += o.cloud->size();
     }
     deform_bytes = packed.size();
+    if (skinned_bytes && m.skinned.size < skinned_bytes) m.skinned = m.ctx.createBuffer(skinned_bytes + skinned_bytes / 2, false, "skinned vertices");
     if (deform_bytes) {
       if (m.deform_data.size < deform_bytes) m.deform_data = m.ctx.createBuffer(deform_bytes + deform_bytes / 2, false, "deform inputs");
       for (DeformDispatch& dd : deforms) {
-        dd.push.vertices = m.deform_data.address + dd.vertices;
         dd.push.palette = m.deform_data.address + dd.palette;
+        if (dd.skin) {
+          dd.skin_push.palette = dd.push.palette;
+          dd.skin_push.morph_weights = m.deform_data.address + dd.morph_weights;
+          dd.skin_push.out_positions = m.skinned.address + dd.skinned_offset;
+          dd.push.vertices = dd.skin_push.out_positions;
+        } else {
+          dd.push.vertices = m.deform_data.address + dd.vertices;
+        }
       }
     }
     const size_t override_bytes = bytes;
@@ -682,7 +748,17 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
       vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.deform_data.buffer, 1, &region);
     }
     gpu::computeBarrier(cmd);
-    // Bound splats: centres and covariances from this frame's deformed meshes, into their slots.
+    // Bound meshes skinned on the GPU, then the bound splats: centres and covariances from this frame's
+    // deformed meshes, into their slots.
+    bool skinned_any = false;
+    for (const DeformDispatch& dd : deforms) {
+      if (!dd.skin) continue;
+      vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.skin_vertices.pipeline());
+      vkCmdPushConstants(cmd, m.skin_vertices.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(GpuSkinPush), &dd.skin_push);
+      vkCmdDispatch(cmd, ceilDiv(dd.skin_push.vertex_count, SF_WG_SIZE), 1, 1);
+      skinned_any = true;
+    }
+    if (skinned_any) gpu::computeBarrier(cmd);
     for (const DeformDispatch& dd : deforms) {
       vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.deform_splats.pipeline());
       vkCmdPushConstants(cmd, m.deform_splats.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(GpuDeformPush), &dd.push);

@@ -152,7 +152,7 @@ void GltfModel::sample(int clip, float time, Pose& out) const {
   if (clip >= 0) anim::SamplingJob{&clips_[static_cast<size_t>(clip)], &skeleton_, time, out.local, out.weights}.run();
 }
 
-void GltfModel::evaluate(Pose& out) const {
+void GltfModel::evaluate(Pose& out, int skip_draw) const {
   if (out.local.size() != skeleton_.size() || out.weights.size() != skeleton_.weightTotal())
     throw Error(doc_.path + ": pose does not belong to this model");
   out.models.resize(skeleton_.size());
@@ -176,6 +176,11 @@ void GltfModel::evaluate(Pose& out) const {
     const GltfPrimitive& prim = doc_.meshes[static_cast<size_t>(d.mesh)].primitives[static_cast<size_t>(d.primitive)];
     const size_t joint = static_cast<size_t>(skeleton_.findSource(d.node));
     PosedPrimitive& pp = out.primitives[i];
+    if (static_cast<int>(i) == skip_draw) {
+      pp.positions.clear();
+      pp.normals.clear();
+      continue;
+    }
     const bool normals = prim.normals.size() == prim.positions.size();
     // Morph targets (weights of the node's joint), then skinning.
     std::span<const Vec3> pos = prim.positions, nrm;

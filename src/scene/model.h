@@ -70,7 +70,8 @@ class GltfModel {
   // change them (blending, expressions, look-at) before evaluate() computes models, palettes and the
   // morphed, skinned primitives.
   void sample(int clip, float time, Pose& out) const;
-  void evaluate(Pose& out) const;
+  // `skip_draw` (>= 0): that draw's primitive is left unposed (empty), for callers that skin it on the GPU.
+  void evaluate(Pose& out, int skip_draw = -1) const;
 
   // The posed primitives as render meshes placed by `model_to_world`. The spans point into `pose` and into
   // this model (textures, uvs, colours, indices): both must outlive the frame.

@@ -192,7 +192,7 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform) {
       const Mat4 to_world = o.object_to_world * ch.model().meshToModel(f.pose, static_cast<size_t>(ch.boundDraw()));
       RenderObject ro{&ch.splats(), to_world, f.positions, f.covariances};
       if (gpu_deform) {
-        out.deforms[c] = {ch.bindingRecords(), ch.posedVertices(f), ch.triangles(), ch.palette(f)};
+        out.deforms[c] = ch.deformSource(f, false);  // posed on the CPU above
         ro.deform = &out.deforms[c];
       }
       out.objects.push_back(ro);

@@ -330,6 +330,42 @@ TEST(VulkanImage, CharacterDeformedOnTheGpuMatchesCpuReference) {
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 
+// Characters posed by the CPU but skinned (morph targets + LBS) and deformed on the GPU, against the CPU
+// reference: cesium_man walking, and the LAM avatar with an expression, a look-at and a retargeted clip.
+TEST(VulkanImage, GpuSkinnedCharactersMatchCpuReference) {
+  SF_REQUIRE_VULKAN(r);
+  SF_REQUIRE_ASSET(man, "gltf/cesium_man.gltf");
+  const std::string dir = test::tempDir("GpuSkinnedCharacters");
+  character::Character::fromGltf(std::make_shared<GltfModel>(man), 3000, 9).savePackage(dir + "/man");
+  character::CharacterWorld world;
+  world.spawn("man", dir + "/man", Mat4{}, "0");
+  const std::string lam_ply = test::assetPath("characters/lam_avatar/offset.ply"), lam_glb = test::assetPath("characters/lam_avatar/skin.glb");
+  const bool lam = !lam_ply.empty() && !lam_glb.empty();
+  if (lam) {
+    character::Character c = character::Character::bindPerVertex(std::make_shared<GltfModel>(lam_glb), loadSplats(lam_ply).cloud, 0.0f, true);
+    c.savePackage(dir + "/lam");
+    world.spawn("lam", dir + "/lam", Mat4::fromLinearTranslation(Mat3{}, {0.8f, -0.7f, 0}));
+    std::vector<float> w(52, 0.0f);
+    w[static_cast<size_t>(character::arkitIndex("jawOpen"))] = 0.8f;
+    w[static_cast<size_t>(character::arkitIndex("eyeBlinkLeft"))] = 1.0f;
+    world.setExpression("lam", {"arkit52", w});
+    world.lookAt("lam", Vec3{2.0f, 1.5f, 3.0f});
+  }
+  world.advanceTo(0.7, {});
+  const Camera cam = lookAtCamera({0.3f, 1.0f, 3.5f}, {0.3f, 0.8f, 0}, {0, 1, 0}, 45, 200, 150);
+  std::vector<RenderObject> gpu_objs = world.renderObjects(true);
+  size_t skinned = 0;
+  for (const RenderObject& o : gpu_objs) skinned += o.deform && !o.deform->bind_positions.empty();
+  EXPECT_EQ(skinned, lam ? 2u : 1u);
+  ImageRGBA gpu = r->render(gpu_objs, cam, RenderSettings{});
+  ImageRGBA cpu = renderCpu(world.renderObjects(false), cam, RenderSettings{});
+  ImageDiff d = compareImages(cpu, gpu);
+  std::printf("GPU-skinned characters%s vs CPU reference: %.2f dB, %.3f%% pixels over 2/255\n", lam ? " (cesium_man + LAM)" : " (cesium_man)",
+              d.psnr, 100 * d.fraction_over);
+  EXPECT_GE(d.psnr, 40.0);
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
 TEST(VulkanImage, BuffersBeyondTheStorageBindingLimit) {
   SF_REQUIRE_VULKAN(r);
   // 800,000 gaussians with SH degree 3: the SH buffer is 154 MB, over lavapipe's 128 MiB limit for one
