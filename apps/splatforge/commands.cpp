@@ -786,14 +786,16 @@ size_t characterGpuBytes(const character::Character& c) {
 int characterInfo(const CharacterOptions& o) {
   const character::Character c = character::Character::loadPackage(o.input);
   character::Character::Frame f;
-  c.deform(-1, 0.0f, f);
+  c.pose(-1, 0.0f, f);  // for the skin's joint count
+  size_t triangle_bound = 0, joint_bound = 0;
+  for (const character::SplatBinding& b : c.bindings()) (b.kind == character::BindingKind::kTriangle ? triangle_bound : joint_bound)++;
   const GltfModel& m = c.model();
   const GltfModel::DrawInfo d = m.drawInfo(static_cast<size_t>(c.boundDraw()));
   const GltfPrimitive& prim = m.primitiveOf(static_cast<size_t>(c.boundDraw()));
   const size_t targets = prim.targets.size();
   if (o.json) {
     fmt::print("{{\n  \"package\": \"{}\",\n  \"splats\": {},\n  \"sh_degree\": {},\n  \"bindings\": {{\"triangle\": {}, \"joints\": {}}},\n",
-               jsonEscape(o.input), c.splats().size(), c.splats().sh_degree, f.triangle_bound, f.joint_bound);
+               jsonEscape(o.input), c.splats().size(), c.splats().sh_degree, triangle_bound, joint_bound);
     fmt::print("  \"skin\": {{\"file\": \"{}\", \"node\": {}, \"mesh\": {}, \"primitive\": {}, \"vertices\": {}, \"morph_targets\": {}, "
                "\"joints\": {}}},\n",
                jsonEscape(m.document().path), d.node, d.mesh, d.primitive, prim.positions.size(), targets,
@@ -806,7 +808,7 @@ int characterInfo(const CharacterOptions& o) {
   }
   fmt::print("package:     {}\n", o.input);
   fmt::print("splats:      {} (SH degree {}), {} bound to triangles, {} to joints\n", c.splats().size(), c.splats().sh_degree,
-             f.triangle_bound, f.joint_bound);
+             triangle_bound, joint_bound);
   fmt::print("skin:        {} node {} meshes[{}].primitives[{}]: {} vertices, {} morph targets\n", m.document().path, d.node, d.mesh,
              d.primitive, prim.positions.size(), targets);
   fmt::print("expressions: {}\n", c.expressionSpace());

@@ -67,6 +67,15 @@ Animator::Animator(std::shared_ptr<const Character> character) : character_(std:
     if (left && eye_left_ < 0) eye_left_ = static_cast<int>(j);
     if (right && eye_right_ < 0) eye_right_ = static_cast<int>(j);
   }
+  if (head_ >= 0) {  // the model faces +z (glTF), so the head's rest forward is +z in model space
+    std::vector<Mat4> rest_models(sk.size());
+    anim::LocalToModelJob ltm;
+    ltm.skeleton = &sk;
+    ltm.input = sk.rest();
+    ltm.output = rest_models;
+    ltm.run();
+    head_forward_local_ = rotationMatrix(conj(rotationOf(rest_models[static_cast<size_t>(head_)]))) * Vec3{0, 0, 1};
+  }
   const int clip = character_->defaultClip().empty() ? -1 : character_->model().findClip(character_->defaultClip());
   layers_ = {{clip, 0.0f, 1.0f}};
 }
@@ -175,15 +184,8 @@ void Animator::aim(GltfModel::Pose& pose, Character::Controls& controls) const {
   ltm.input = pose.local;
   ltm.output = models;
   ltm.run();
-  // The head's forward: the model faces +z (glTF), so the head's rest forward is +z in model space.
-  std::vector<Mat4> rest_models(sk.size());
-  ltm.input = sk.rest();
-  ltm.output = rest_models;
-  ltm.run();
   const Quat mh = rotationOf(models[static_cast<size_t>(head_)]);
-  const Quat rest_h = rotationOf(rest_models[static_cast<size_t>(head_)]);
-  const Vec3 forward_local = rotationMatrix(conj(rest_h)) * Vec3{0, 0, 1};
-  const Vec3 f = normalize(rotationMatrix(mh) * forward_local);
+  const Vec3 f = normalize(rotationMatrix(mh) * head_forward_local_);
   const Vec3 p = models[static_cast<size_t>(head_)].translation();
   const Vec3 to = *look_target_ - p;
   if (!(length(to) > 1e-6f)) return;
@@ -291,8 +293,6 @@ void Animator::evaluate(Character::Frame& out, bool pose_only) const {
   character_->applyControls(controls, out.pose);
   // Posing for the GPU: the bound mesh is skinned there (when it can be), so the CPU leaves it unposed.
   model.evaluate(out.pose, pose_only && character_->gpuSkinnable() ? character_->boundDraw() : -1);
-  out.triangle_bound = out.joint_bound = 0;
-  for (const SplatBinding& b : character_->bindings()) (b.kind == BindingKind::kTriangle ? out.triangle_bound : out.joint_bound)++;
   if (pose_only) {
     out.positions.clear();
     out.covariances.clear();

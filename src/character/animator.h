@@ -82,6 +82,7 @@ class Animator {
   std::optional<Vec3> look_target_;
   LookAtLimits limits_;
   int head_ = -1, neck_ = -1, eye_left_ = -1, eye_right_ = -1;
+  Vec3 head_forward_local_{0, 0, 1};  // +z of the model at rest, in the head joint's frame
   mutable AimReport aim_;
 };
 

@@ -258,8 +258,6 @@ void Character::pose(int clip, float time, Frame& out, const Controls* controls)
   model_->evaluate(out.pose);
   out.positions.clear();
   out.covariances.clear();
-  out.triangle_bound = out.joint_bound = 0;
-  for (const SplatBinding& b : bindings_) (b.kind == BindingKind::kTriangle ? out.triangle_bound : out.joint_bound)++;
 }
 
 Character Character::bindPerVertex(std::shared_ptr<const GltfModel> model, GaussianCloud splats, float offset_scale, bool rgb_colors) {

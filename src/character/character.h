@@ -79,7 +79,6 @@ class Character {
     GltfModel::Pose pose;
     std::vector<Vec3> positions;
     std::vector<Cov6> covariances;
-    size_t triangle_bound = 0, joint_bound = 0;
   };
   // Poses the model (clip -1: rest) and deforms the splats on the CPU (the reference path).
   void deform(int clip, float time, Frame& out, const Controls* controls = nullptr) const;

@@ -587,13 +587,12 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     size_t morph_weights = 0, skinned_offset = 0;
   };
   std::vector<DeformDispatch> deforms;
-  size_t deform_bytes = 0;
+  size_t deform_bytes = 0, override_bytes = 0;  // staged: overrides first, then the deform inputs
   {
     size_t bytes = 0;
     bool bindings_same = true;
     size_t d = 0;
     for (const RenderObject& o : objects) {
-      if (std::string why = o.validate(); !why.empty()) throw Error("render object: " + why);
       bytes += o.positions.size() * (12 + 24);
       if (o.deform) {
         const SplatDeformSource& ds = *o.deform;
@@ -697,7 +696,7 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
         }
       }
     }
-    const size_t override_bytes = bytes;
+    override_bytes = bytes;
     bytes += deform_bytes;
     if (bytes) {
       if (m.dynamic_staging.size < bytes) m.dynamic_staging = m.ctx.createBuffer(bytes + bytes / 2, true, "per-frame splat overrides");
@@ -716,7 +715,6 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
       }
       if (deform_bytes) std::memcpy(dst + override_bytes, packed.data(), deform_bytes);
     }
-    (void)override_bytes;
   }
   m.has_mesh = !meshes.empty();
   std::vector<uint32_t> mesh_triangles;
@@ -742,8 +740,6 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
       vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.covariances.buffer, static_cast<uint32_t>(cov_copies.size()), cov_copies.data());
     }
     if (deform_bytes) {
-      size_t override_bytes = 0;
-      for (const RenderObject& o : objects) override_bytes += o.positions.size() * (12 + 24);
       VkBufferCopy region{override_bytes, 0, deform_bytes};
       vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.deform_data.buffer, 1, &region);
     }

@@ -534,28 +534,6 @@ StbImage stbDecode(const std::vector<uint8_t>& bytes) {
   return out;
 }
 
-std::vector<uint8_t> unbase64(const std::string& text) {
-  std::vector<uint8_t> out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char ch : text) {
-    int v = ch >= 'A' && ch <= 'Z'   ? ch - 'A'
-            : ch >= 'a' && ch <= 'z' ? ch - 'a' + 26
-            : ch >= '0' && ch <= '9' ? ch - '0' + 52
-            : ch == '+'              ? 62
-            : ch == '/'              ? 63
-                                     : -1;
-    if (v < 0) continue;
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<uint8_t>(acc >> bits));
-    }
-  }
-  return out;
-}
-
 std::vector<uint8_t> slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -586,7 +564,7 @@ TEST(GltfTextures, CesiumManBaseColorFromDataUri) {
   json j = json::parse(in);
   std::string uri = j["images"][0]["uri"];
   ASSERT_EQ(uri.rfind("data:image/jpeg;base64,", 0), 0u);
-  StbImage want = stbDecode(unbase64(uri.substr(uri.find(',') + 1)));
+  StbImage want = stbDecode(test::decodeBase64(uri.substr(uri.find(',') + 1)));
   expectSameImage(img, want);
   for (size_t at : {size_t{0}, img.rgba.size() / 2 + 4 * 37, img.rgba.size() - 4}) {
     EXPECT_EQ(img.rgba[at + 3], 255);  // JPEG: opaque

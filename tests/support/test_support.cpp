@@ -108,6 +108,28 @@ TestMesh sphereMesh(Vec3 c, float r, int segments, uint32_t seed) {
   return m;
 }
 
+std::vector<uint8_t> decodeBase64(const std::string& text) {
+  std::vector<uint8_t> out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : text) {
+    int v = c >= 'A' && c <= 'Z'   ? c - 'A'
+            : c >= 'a' && c <= 'z' ? c - 'a' + 26
+            : c >= '0' && c <= '9' ? c - '0' + 52
+            : c == '+'             ? 62
+            : c == '/'             ? 63
+                                   : -1;
+    if (v < 0) continue;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<uint8_t>(acc >> bits));
+    }
+  }
+  return out;
+}
+
 void keepVulkanDriverLoaded() {
   static const bool pinned = [] {
     void* handle = dlopen("libvulkan_lvp.so", RTLD_NOW | RTLD_NODELETE);

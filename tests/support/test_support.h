@@ -61,6 +61,9 @@ struct GoldenTolerance {
 // reports stay meaningful for our own code.
 void keepVulkanDriverLoaded();
 
+// Decodes base64 text (data URIs); characters outside the alphabet, padding included, are skipped.
+std::vector<uint8_t> decodeBase64(const std::string& text);
+
 // Runs the splatforge binary with arguments; returns the exit code and captures stdout+stderr.
 int runCli(const std::string& args, std::string* output);
 
