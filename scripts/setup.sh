@@ -4,13 +4,34 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config ccache
   libgtest-dev libgmock-dev
   zlib1g-dev libzstd-dev
   nlohmann-json3-dev libfmt-dev libstb-dev libcli11-dev libtinygltf-dev
   libvulkan-dev libvulkan-volk-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   python3
 )
+
+# Versions the tests were last run with, where the version matters: the Vulkan driver stack (lavapipe runs
+# every GPU test; its leaks and subgroup size shape the sanitizer run) and the shader compiler. Another
+# version is reported, not refused: Debian's security updates move these (docs/benchmarks.md, "Fresh machine").
+expected=(
+  "mesa-vulkan-drivers 22.3.6"
+  "libvulkan1 1.3.239"
+  "vulkan-validationlayers 1.3.239"
+  "glslc 2023.2"
+)
+
+report_versions() {
+  for e in "${expected[@]}"; do
+    local name=${e% *} want=${e#* } have
+    have=$(dpkg-query -W -f='${Version}' "$name" 2>/dev/null || true)
+    case "$have" in
+      "$want"*) echo "setup: $name $have" ;;
+      *) echo "setup: warning: $name is '${have:-not installed}'; tests were last run with $want (report failures with this line)" ;;
+    esac
+  done
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -21,6 +42,7 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages present"
+  report_versions
   exit 0
 fi
 
@@ -30,4 +52,5 @@ echo "setup: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+report_versions
 echo "setup: done"

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Set up, build with AddressSanitizer + UndefinedBehaviorSanitizer, and run every test.
-# Real-data tests read ../shared/assets (override with SPLATFORGE_ASSETS) and skip when it is absent.
+# Real-data tests read ../shared/assets (override with SPLATFORGE_ASSETS). They skip when it is absent,
+# except under CI=true, where a missing asset or Vulkan device fails the test instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 cmake --preset asan >/dev/null
 cmake --build --preset asan
+echo "test: the Vulkan driver stack these tests run with:"
+./build/asan/apps/splatforge/splatforge devices | sed 's/^/  /' || echo "  (no Vulkan device: the GPU tests will skip, or fail under CI=true)"
 ctest --preset asan

@@ -472,6 +472,37 @@ int runDemo(const DemoOptions& o) {
   }
 }
 
+int runDevices(const DevicesOptions& o) {
+  const uint32_t loader = gpu::loaderVersion();
+  const std::vector<gpu::DeviceInfo> devices = gpu::listDevices();
+  const std::vector<gpu::LayerInfo> layers = gpu::listLayers();
+  if (o.json) {
+    std::string out = fmt::format("{{\n  \"loader\": \"{}\",\n  \"devices\": [", loader ? gpu::versionString(loader) : "");
+    for (const gpu::DeviceInfo& d : devices)
+      out += fmt::format("{}\n    {{\"index\": {}, \"name\": \"{}\", \"type\": \"{}\", \"api\": \"{}\", \"subgroup_size\": {}, "
+                         "\"device_local_bytes\": {}, \"driver\": \"{}\", \"driver_info\": \"{}\", \"driver_version\": {}}}",
+                         &d == &devices.front() ? "" : ",", d.index, jsonEscape(d.name), d.typeName(), gpu::versionString(d.api_version),
+                         d.subgroup_size, d.device_local_bytes, jsonEscape(d.driver_name), jsonEscape(d.driver_info), d.driver_version);
+    out += devices.empty() ? "],\n  \"layers\": [" : "\n  ],\n  \"layers\": [";
+    for (const gpu::LayerInfo& l : layers)
+      out += fmt::format("{}\n    {{\"name\": \"{}\", \"spec\": \"{}\", \"implementation\": {}}}", &l == &layers.front() ? "" : ",",
+                         jsonEscape(l.name), gpu::versionString(l.spec_version), l.implementation_version);
+    out += layers.empty() ? "]\n}\n" : "\n  ]\n}\n";
+    fmt::print("{}", out);
+  } else {
+    if (loader) fmt::print("Vulkan loader {}\n", gpu::versionString(loader));
+    for (const gpu::DeviceInfo& d : devices)
+      fmt::print("device {}: {} ({}, Vulkan {}, subgroup {}, {:.1f} GiB device-local); driver {}: {}\n", d.index, d.name, d.typeName(),
+                 gpu::versionString(d.api_version), d.subgroup_size, static_cast<double>(d.device_local_bytes) / (1 << 30),
+                 d.driver_name.empty() ? "(unnamed)" : d.driver_name, d.driver_info);
+    for (const gpu::LayerInfo& l : layers)
+      fmt::print("layer {} (Vulkan {}, implementation {})\n", l.name, gpu::versionString(l.spec_version), l.implementation_version);
+  }
+  if (!loader) return fail("devices", "Vulkan loader (libvulkan.so.1) not found; install libvulkan1 and a driver (Debian: mesa-vulkan-drivers)");
+  if (devices.empty()) return fail("devices", "no Vulkan device found (for a CPU device install mesa-vulkan-drivers)");
+  return 0;
+}
+
 namespace {
 
 double median(std::vector<double> v) {

@@ -65,6 +65,13 @@ struct DemoOptions {
 };
 int runDemo(const DemoOptions& o);
 
+struct DevicesOptions {
+  bool json = false;
+};
+// Lists the Vulkan loader, every device with its driver and version, and the instance layers. Exit code 1
+// when there is no loader or no device (the message says what to install).
+int runDevices(const DevicesOptions& o);
+
 struct BenchOptions {
   std::string input;        // splat file or scene; empty: the biker capture from the assets directory
   std::string assets;       // directory holding splats/biker.*; default $SPLATFORGE_ASSETS or ../shared/assets

@@ -110,6 +110,10 @@ int main(int argc, char** argv) {
   c_demo->add_option("--device", demo.device, "Vulkan device: index or part of its name");
   c_demo->add_flag("--validation", demo.validation, "Enable Vulkan validation layers");
 
+  DevicesOptions dev;
+  auto* c_dev = app.add_subcommand("devices", "List the Vulkan loader, devices with their drivers, and instance layers");
+  c_dev->add_flag("--json", dev.json, "Machine-readable JSON output");
+
   BenchOptions bench;
   auto* c_bench = app.add_subcommand("bench", "Benchmark rendering (per-pass GPU times) and, with --loads, file loading");
   c_bench->add_option("input", bench.input, "Splat file or scene .json (default: the biker capture in the assets directory)");
@@ -155,6 +159,7 @@ int main(int argc, char** argv) {
   if (c_ren->parsed()) return runRender(ren);
   if (c_demo->parsed()) return runDemo(demo);
   if (c_bench->parsed()) return runBench(bench);
+  if (c_dev->parsed()) return runDevices(dev);
   if (c_bskin->parsed()) return runBenchSkin(bskin);
   if (c_pose->parsed()) return runPose(pose);
   if (c_ani->parsed()) return runAnimate(ani);

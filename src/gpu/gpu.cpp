@@ -5,6 +5,11 @@
 #include <cstring>
 #include <mutex>
 
+#if SPLATFORGE_SANITIZED
+#include <dlfcn.h>
+#include <link.h>
+#endif
+
 #include "core/error.h"
 
 namespace sf::gpu {
@@ -43,6 +48,24 @@ int typeRank(VkPhysicalDeviceType t) {
   }
 }
 
+// Sanitizer builds only: every module loaded so far (the Vulkan loader, the driver, its LLVM, implicit and
+// explicit layers) stays mapped for the life of the process. The loader unloads drivers and layers at
+// vkDestroyInstance; memory they keep in their globals then looks leaked from an "<unknown module>" to
+// LeakSanitizer, whose report then cannot be symbolised or matched by the suppressions file. Release builds
+// let the loader unload them as usual.
+void keepDriverModulesLoaded() {
+#if SPLATFORGE_SANITIZED
+  std::vector<std::string> names;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        if (info->dlpi_name && info->dlpi_name[0]) static_cast<std::vector<std::string>*>(out)->push_back(info->dlpi_name);
+        return 0;
+      },
+      &names);
+  for (const std::string& name : names) dlopen(name.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+#endif
+}
+
 VkInstance createInstance(bool validation, bool* debug_utils) {
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = "splatforge";
@@ -74,14 +97,19 @@ VkInstance createInstance(bool validation, bool* debug_utils) {
   ci.ppEnabledExtensionNames = extensions.data();
   VkInstance instance = VK_NULL_HANDLE;
   SF_VK_CHECK(vkCreateInstance(&ci, nullptr, &instance));
+  keepDriverModulesLoaded();
   volkLoadInstanceOnly(instance);
   return instance;
 }
 
 DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
+  VkPhysicalDeviceProperties basic;
+  vkGetPhysicalDeviceProperties(pd, &basic);
   VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
   VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   props.pNext = &sub;
+  if (basic.apiVersion >= VK_API_VERSION_1_2) sub.pNext = &driver;
   vkGetPhysicalDeviceProperties2(pd, &props);
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(pd, &mem);
@@ -91,6 +119,9 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
   d.type = props.properties.deviceType;
   d.api_version = props.properties.apiVersion;
   d.subgroup_size = sub.subgroupSize;
+  d.driver_name = driver.driverName;
+  d.driver_info = driver.driverInfo;
+  d.driver_version = props.properties.driverVersion;
   for (uint32_t h = 0; h < mem.memoryHeapCount; ++h)
     if (mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) d.device_local_bytes += mem.memoryHeaps[h].size;
   return d;
@@ -156,6 +187,29 @@ std::vector<DeviceInfo> listDevices() {
     out.clear();
   }
   return out;
+}
+
+uint32_t loaderVersion() {
+  if (!initVolk()) return 0;
+  uint32_t v = VK_API_VERSION_1_0;
+  if (vkEnumerateInstanceVersion && vkEnumerateInstanceVersion(&v) != VK_SUCCESS) return 0;
+  return v;
+}
+
+std::vector<LayerInfo> listLayers() {
+  std::vector<LayerInfo> out;
+  if (!initVolk()) return out;
+  uint32_t n = 0;
+  if (vkEnumerateInstanceLayerProperties(&n, nullptr) != VK_SUCCESS) return out;
+  std::vector<VkLayerProperties> props(n);
+  if (vkEnumerateInstanceLayerProperties(&n, props.data()) != VK_SUCCESS) return out;
+  for (uint32_t i = 0; i < n; ++i) out.push_back({props[i].layerName, props[i].description, props[i].specVersion, props[i].implementationVersion});
+  return out;
+}
+
+std::string versionString(uint32_t v) {
+  return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) + "." +
+         std::to_string(VK_API_VERSION_PATCH(v));
 }
 
 bool vulkanAvailable() {
@@ -272,6 +326,7 @@ Context::Context(const ContextOptions& options) : validation_(options.validation
   di.queueCreateInfoCount = 1;
   di.pQueueCreateInfos = &qi;
   SF_VK_CHECK(vkCreateDevice(physical_, &di, nullptr, &device_));
+  keepDriverModulesLoaded();
   volkLoadDevice(device_);
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
   setName(VK_OBJECT_TYPE_QUEUE, reinterpret_cast<uint64_t>(queue_), "compute queue");

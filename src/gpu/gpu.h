@@ -24,8 +24,25 @@ struct DeviceInfo {
   uint32_t api_version = 0;
   uint32_t subgroup_size = 0;
   uint64_t device_local_bytes = 0;
+  // The driver as it names itself (VkPhysicalDeviceDriverProperties): "llvmpipe" / "Mesa 22.3.6", "NVIDIA" /
+  // "580.95.05"; its raw driverVersion too. Empty on drivers older than Vulkan 1.2.
+  std::string driver_name, driver_info;
+  uint32_t driver_version = 0;
   const char* typeName() const;
 };
+
+struct LayerInfo {
+  std::string name, description;
+  uint32_t spec_version = 0;            // the Vulkan API version the layer was written against
+  uint32_t implementation_version = 0;  // the layer's own version
+};
+
+// The loader's instance API version (0 when there is no loader) and the instance layers it can enable.
+// Never throw; used to say which driver stack a run met (`splatforge devices`, the test log).
+uint32_t loaderVersion();
+std::vector<LayerInfo> listLayers();
+// "1.3.239" from a packed Vulkan version.
+std::string versionString(uint32_t version);
 
 struct ContextOptions {
   // Khronos validation layer with a messenger that counts errors (see Context::validationErrors).

@@ -1,7 +1,7 @@
 // glTF 2.0 reader, following the Khronos glTF 2.0 specification (accessors, sparse accessors, skins,
 // animations, morph targets, base-colour textures) and the KHR_gaussian_splatting extension (Release
-// Candidate text, see docs/formats/gltf.md). tinygltf parses the JSON and loads the buffers; this file is
-// the only one that includes it (it brings nlohmann::json along). tinygltf's image decoding is compiled
+// Candidate text, see docs/formats/gltf.md). tinygltf parses the JSON and loads the buffers; this file (with
+// io/tinygltf_impl.cpp) is the only one that includes it (it brings nlohmann::json along). tinygltf's image decoding is compiled
 // out: image bytes are collected here and decoded by io/image_io.cpp (stb), only for the images that a
 // material uses as its base colour.
 //
@@ -10,10 +10,12 @@
 // before use.
 #include "io/gltf.h"
 
-#define TINYGLTF_IMPLEMENTATION
+// tinygltf's implementation is compiled in io/tinygltf_impl.cpp (its own translation unit, so that the
+// two slowest compiles of the library build in parallel); the defines below must match it.
 #define TINYGLTF_NO_STB_IMAGE
 #define TINYGLTF_NO_STB_IMAGE_WRITE
 #define TINYGLTF_NO_EXTERNAL_IMAGE
+#include <nlohmann/json.hpp>
 #include <tiny_gltf.h>
 
 #include <algorithm>
@@ -125,6 +127,22 @@ std::string_view jsonText(std::span<const uint8_t> bytes, bool binary) {
 }
 
 // tinygltf's buffer errors name the file or URI but not the buffer: find the buffer by its uri and name it.
+// A URI's %XX escapes decoded (RFC 3986; glTF image URIs are URI-encoded relative paths). A '%' that does
+// not start two hex digits is kept as it is.
+std::string percentDecoded(const std::string& uri) {
+  auto hex = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1; };
+  std::string out;
+  for (size_t i = 0; i < uri.size(); ++i) {
+    if (uri[i] == '%' && i + 2 < uri.size() && hex(uri[i + 1]) >= 0 && hex(uri[i + 2]) >= 0) {
+      out += static_cast<char>(hex(uri[i + 1]) * 16 + hex(uri[i + 2]));
+      i += 2;
+    } else {
+      out += uri[i];
+    }
+  }
+  return out;
+}
+
 std::string describeLoadError(const std::string& err, std::string_view json) {
   std::string message = err;
   // tinygltf quotes whole data URIs; keep messages short.
@@ -892,7 +910,7 @@ bool Loader::decodeImage(GltfDocument& doc, size_t i) {
   } else if (!img.uri.empty()) {
     const std::string file = "external file '" + img.uri + "'";
     FsContext ctx{base_dir_};
-    std::string path = base_dir_ + "/" + tinygltf::dlib::urldecode(img.uri);
+    std::string path = base_dir_ + "/" + percentDecoded(img.uri);
     if (!fsFileExists(path, &ctx))
       return skip(file + " not found beside the glTF file (or outside its directory)");
     try {

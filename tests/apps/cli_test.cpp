@@ -38,7 +38,7 @@ std::string smallCloud(const std::string& dir) {
 }
 
 TEST(Cli, HelpOnEveryCommand) {
-  for (const char* cmd : {"", "info ", "convert ", "render ", "demo ", "bench "}) {
+  for (const char* cmd : {"", "info ", "convert ", "render ", "demo ", "bench ", "devices "}) {
     CliRun r = cli(std::string(cmd) + "--help");
     EXPECT_EQ(r.code, 0) << cmd;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd << r.out;
@@ -156,7 +156,7 @@ TEST(Cli, RenderFailuresNameTheProblem) {
 }
 
 TEST(Cli, VulkanAndCpuBackendsWriteTheSameImage) {
-  if (!gpu::vulkanAvailable()) GTEST_SKIP() << "no Vulkan device (install mesa-vulkan-drivers)";
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   std::string dir = test::tempDir("CliBackends");
   std::string ply = smallCloud(dir);
   CliRun a = cli("render " + ply + " -o " + dir + "/cpu.png --backend cpu --width 96 --height 64 --save-float " + dir + "/cpu.npy");
@@ -167,6 +167,36 @@ TEST(Cli, VulkanAndCpuBackendsWriteTheSameImage) {
   EXPECT_NE(b.out.find("Vulkan device"), std::string::npos) << b.out;
   ImageDiff d = compareImages(readNpy(dir + "/cpu.npy"), readNpy(dir + "/gpu.npy"));
   EXPECT_GE(d.psnr, 45.0) << "max abs " << d.max_abs;
+}
+
+// `splatforge devices` against vulkaninfo (vulkan-tools), an independent reader of the same driver stack.
+// Its output is printed so that the test log says which driver and layers the suite ran with.
+TEST(Cli, DevicesNamesTheDriverAsVulkaninfoDoes) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  CliRun r = cli("devices");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::printf("%s", r.out.c_str());
+  std::string summary;
+  FILE* p = popen("vulkaninfo --summary 2>/dev/null", "r");
+  ASSERT_NE(p, nullptr);
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) summary.append(buf, n);
+  ASSERT_EQ(pclose(p), 0) << "vulkaninfo --summary failed (Debian: vulkan-tools)";
+  int drivers = 0;
+  for (const char* key : {"driverName", "driverInfo", "deviceName"}) {
+    for (size_t at = summary.find(key); at != std::string::npos; at = summary.find(key, at + 1)) {
+      const size_t eq = summary.find("= ", at), eol = summary.find('\n', at);
+      ASSERT_NE(eq, std::string::npos);
+      const std::string value = summary.substr(eq + 2, eol - eq - 2);
+      EXPECT_NE(r.out.find(value), std::string::npos) << key << " '" << value << "' missing from:\n" << r.out;
+      drivers += std::string(key) == "driverName";
+    }
+  }
+  EXPECT_GE(drivers, 1) << summary;
+  EXPECT_NE(r.out.find("Vulkan loader 1."), std::string::npos) << r.out;
+  CliRun j = cli("devices --json");
+  ASSERT_EQ(j.code, 0) << j.out;
+  EXPECT_NE(j.out.find("\"driver_info\": \""), std::string::npos) << j.out;
 }
 
 TEST(Cli, SceneWithMissingObjectWarnsAndRendersPlaceholder) {

@@ -62,7 +62,7 @@ TEST(PoseCli, FailuresExitOneWithMessage) {
 }  // namespace
 TEST(BenchSkinCli, CrowdRunsAndFailuresNameTheProblem) {
   SF_REQUIRE_ASSET(man, "gltf/cesium_man.gltf");
-  if (!gpu::vulkanAvailable()) GTEST_SKIP() << "no Vulkan device (install mesa-vulkan-drivers)";
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   std::string dir = test::tempDir("BenchSkinCli"), out;
   ASSERT_EQ(test::runCli("bench-skin " + man + " --instances 4 --frames 2 --method dqs --validation --json " + dir + "/skin.json", &out), 0)
       << out;

@@ -77,7 +77,7 @@ std::unique_ptr<gpu::Context> validatedContext() {
 TEST(GpuSkinning, MatchesCpuLbsAndDqsOnCesiumMan) {
   SF_REQUIRE_ASSET(path, "gltf/cesium_man.gltf");
   auto ctx = validatedContext();
-  if (!ctx) GTEST_SKIP() << "no Vulkan device (install mesa-vulkan-drivers)";
+  if (!ctx) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   GpuSkinner skinner(*ctx);
   for (float t : {0.0f, 0.37f, 1.25f}) {
     Posed p = pose(path, t);
@@ -100,7 +100,7 @@ TEST(GpuSkinning, MatchesCpuLbsAndDqsOnCesiumMan) {
 TEST(GpuSkinning, MorphTargetsApplyBeforeSkinning) {
   SF_REQUIRE_ASSET(path, "gltf/cesium_man.gltf");
   auto ctx = validatedContext();
-  if (!ctx) GTEST_SKIP() << "no Vulkan device (install mesa-vulkan-drivers)";
+  if (!ctx) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   Posed p = pose(path, 0.8f);
   const size_t n = p.prim->positions.size();
   // Two synthetic targets: inflate along the normals, and shift up.
@@ -138,7 +138,7 @@ TEST(GpuSkinning, MorphTargetsApplyBeforeSkinning) {
 TEST(GpuSkinning, CrowdInstancesMatchTheirOwnCpuPose) {
   SF_REQUIRE_ASSET(path, "gltf/cesium_man.gltf");
   auto ctx = validatedContext();
-  if (!ctx) GTEST_SKIP() << "no Vulkan device (install mesa-vulkan-drivers)";
+  if (!ctx) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   const float times[3] = {0.1f, 0.9f, 1.7f};
   std::vector<Posed> poses;
   for (float t : times) poses.push_back(pose(path, t));
@@ -164,7 +164,7 @@ TEST(GpuSkinning, CrowdInstancesMatchTheirOwnCpuPose) {
 
 TEST(GpuSkinning, RefusesInvalidJobsWithTheReason) {
   auto ctx = validatedContext();
-  if (!ctx) GTEST_SKIP() << "no Vulkan device (install mesa-vulkan-drivers)";
+  if (!ctx) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   GpuSkinner skinner(*ctx);
   std::vector<Vec3> pos(3, Vec3{}), out(3);
   std::vector<JointIndices4> joints(3, JointIndices4{0, 0, 0, 5});

@@ -454,7 +454,7 @@ TEST(GltfSplats, TruncatedAndCorruptedGlb) {
 TEST(GltfSplats, ConvertCommandWritesGlb) {
   SF_REQUIRE_ASSET(ply, "splats/biker.ply");
   if (!std::filesystem::exists(SPLATFORGE_BINARY))
-    GTEST_SKIP() << "splatforge is not built (" << SPLATFORGE_BINARY << ")";
+    SF_SKIP_OR_FAIL("splatforge is not built (" << SPLATFORGE_BINARY << ")");
   const std::string out = test::tempDir("GltfSplatsConvert") + "/biker.glb";
   std::string log;
   ASSERT_EQ(test::runCli("convert \"" + ply + "\" \"" + out + "\"", &log), 0) << log;

@@ -626,7 +626,9 @@ Sample texturedSample(const std::string& image_uri) {
 TEST(GltfTextures, DataUriExternalFileAndBufferView) {
   const std::string dir = test::tempDir("GltfTextures");
   std::vector<uint8_t> png = smallPng(dir);
-  for (const std::string& uri : {"data:image/png;base64," + base64(png), std::string("tex.png")}) {
+  // URIs are URI-encoded (glTF 2.0, 3.1.5): "my%20tex%2B1.png" names the file "my tex+1.png".
+  std::filesystem::copy_file(dir + "/tex.png", dir + "/my tex+1.png");
+  for (const std::string& uri : {"data:image/png;base64," + base64(png), std::string("tex.png"), std::string("my%20tex%2B1.png")}) {
     SCOPED_TRACE(uri.substr(0, 20));
     GltfDocument doc = parseSample(texturedSample(uri), dir);
     const GltfPrimitive& p = doc.meshes[0].primitives[0];

@@ -18,13 +18,14 @@
 #include "scene/scene.h"
 #include "support/test_support.h"
 
+#include <link.h>
+
 namespace sf {
 namespace {
 
 // One renderer for the whole suite: pipeline compilation on lavapipe costs about a second per shader.
 VulkanRenderer* gpuRenderer() {
   static std::unique_ptr<VulkanRenderer> renderer = []() -> std::unique_ptr<VulkanRenderer> {
-    test::keepVulkanDriverLoaded();
     if (!gpu::vulkanAvailable()) return nullptr;
     gpu::ContextOptions o;
     o.validation = true;
@@ -35,12 +36,33 @@ VulkanRenderer* gpuRenderer() {
 
 #define SF_REQUIRE_VULKAN(var)                                                                              \
   VulkanRenderer* var = gpuRenderer();                                                                      \
-  if (!var) GTEST_SKIP() << "no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)"; \
+  if (!var) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)"); \
   const uint32_t validation_before = var->context().validationErrors()
 
 #define SF_EXPECT_VALIDATION_CLEAN(var)                                                           \
   EXPECT_EQ(var->context().validationErrors(), validation_before)                                 \
       << "Vulkan validation error: " << var->context().lastValidationError()
+
+// Sanitizer builds keep the driver's modules mapped after the last instance is gone, so that what a driver
+// keeps in its globals stays reachable and any real leak in it is symbolised (see keepDriverModulesLoaded).
+TEST(GpuContext, DriverModulesStayLoadedAfterTheContextInSanitizerBuilds) {
+  if (!SPLATFORGE_SANITIZED) SF_SKIP_OR_FAIL("only sanitizer builds keep driver modules loaded");
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  std::string driver;
+  { gpu::Context ctx; driver = ctx.info().driver_name; }
+  std::vector<std::string> modules;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        if (info->dlpi_name && info->dlpi_name[0]) static_cast<std::vector<std::string>*>(out)->push_back(info->dlpi_name);
+        return 0;
+      },
+      &modules);
+  // ICD libraries are named libvulkan_<driver>.so (Mesa) or libnvidia-*; the loader is libvulkan.so.1.
+  const bool icd = std::any_of(modules.begin(), modules.end(), [](const std::string& m) {
+    return m.find("libvulkan_") != std::string::npos || m.find("libnvidia") != std::string::npos;
+  });
+  EXPECT_TRUE(icd) << "driver " << driver << " was unloaded with its instance";
+}
 
 Camera lookCamera(int w, int h) { return lookAtCamera({0.3f, -0.4f, -0.2f}, {0, 0, 3.5f}, {0, -1, 0}, 55.0f, w, h); }
 

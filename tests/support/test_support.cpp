@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <dlfcn.h>
 #include <sys/wait.h>
 
 #include "io/image_io.h"
@@ -16,6 +15,11 @@ namespace fs = std::filesystem;
 std::string assetsDir() {
   if (const char* env = std::getenv("SPLATFORGE_ASSETS")) return env;
   return (fs::path(SPLATFORGE_SOURCE_DIR) / ".." / "shared" / "assets").lexically_normal().string();
+}
+
+bool strictCi() {
+  const char* ci = std::getenv("CI");
+  return ci && (std::string(ci) == "true" || std::string(ci) == "1");
 }
 
 std::string assetPath(const std::string& relative) {
@@ -128,14 +132,6 @@ std::vector<uint8_t> decodeBase64(const std::string& text) {
     }
   }
   return out;
-}
-
-void keepVulkanDriverLoaded() {
-  static const bool pinned = [] {
-    void* handle = dlopen("libvulkan_lvp.so", RTLD_NOW | RTLD_NODELETE);
-    return handle != nullptr;
-  }();
-  (void)pinned;
 }
 
 ::testing::AssertionResult matchesGolden(const std::string& name, const ImageRGBA& image, GoldenTolerance tol) {

@@ -16,11 +16,22 @@ std::string assetsDir();
 // Full path of an asset (e.g. "splats/biker.spz"); empty when the file does not exist.
 std::string assetPath(const std::string& relative);
 
-// Skips the current test with a clear message when an asset is absent; returns its path.
+// True when the tests run in CI (CI=true or CI=1): there, a missing asset, Vulkan device or binary is an
+// error, not a skip, so that a test cannot pass by not running.
+bool strictCi();
+
+// Skips the current test with a message, or fails it under CI (see strictCi).
+#define SF_SKIP_OR_FAIL(message)                                                                          \
+  do {                                                                                                    \
+    if (::sf::test::strictCi()) GTEST_FAIL() << message << " [CI=true: a test that cannot run is an error]"; \
+    GTEST_SKIP() << message;                                                                              \
+  } while (0)
+
+// Skips (fails under CI) the current test with a clear message when an asset is absent; returns its path.
 #define SF_REQUIRE_ASSET(var, relative)                                                                   \
   std::string var = ::sf::test::assetPath(relative);                                                    \
-  if (var.empty()) GTEST_SKIP() << "asset " << relative << " not found under " << ::sf::test::assetsDir() \
-                                << " (set SPLATFORGE_ASSETS to the shared assets directory)"
+  if (var.empty()) SF_SKIP_OR_FAIL("asset " << relative << " not found under " << ::sf::test::assetsDir() \
+                                            << " (set SPLATFORGE_ASSETS to the shared assets directory)")
 
 // A fresh empty directory under the build tree for one test's files.
 std::string tempDir(const std::string& test_name);
@@ -53,13 +64,6 @@ struct GoldenTolerance {
   double max_fraction_over = 0.01;  // pixels whose max channel difference exceeds 2/255
 };
 ::testing::AssertionResult matchesGolden(const std::string& name, const ImageRGBA& image, GoldenTolerance tolerance);
-
-// Keeps Mesa's lavapipe driver loaded for the life of the process (dlopen with RTLD_NODELETE), when it
-// is installed. Call before the first Vulkan instance. Lavapipe keeps a few bytes of its graphics-pipeline
-// state in globals that the loader's dlclose at vkDestroyInstance turns into reported leaks under
-// LeakSanitizer (they are reachable while the module stays loaded); the tests pin it so that leak
-// reports stay meaningful for our own code.
-void keepVulkanDriverLoaded();
 
 // Decodes base64 text (data URIs); characters outside the alphabet, padding included, are skipped.
 std::vector<uint8_t> decodeBase64(const std::string& text);
