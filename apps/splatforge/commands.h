@@ -82,6 +82,9 @@ struct BenchOptions {
   std::string device;
   bool validation = false;
   int width = 1280, height = 720;
+  bool size_given = false;  // --width/--height given: they override a --camera file's size
+  std::string camera;       // camera JSON (as render --camera); default: framed automatically
+  std::string save_scene;   // write the benchmarked scene as one world-space splat file (.ply/.spz/.splat)
   int frames = 10;          // timed frames (median reported) after one warm-up frame
   bool loads = false;       // also measure load throughput of the biker PLY, compressed PLY and SPZ
   std::string json;         // write the results as JSON here

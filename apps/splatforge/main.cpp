@@ -126,6 +126,8 @@ int main(int argc, char** argv) {
   c_bench->add_flag("--validation", bench.validation, "Enable Vulkan validation layers");
   c_bench->add_option("--width", bench.width, "Render width")->check(CLI::Range(1, 16384))->capture_default_str();
   c_bench->add_option("--height", bench.height, "Render height")->check(CLI::Range(1, 16384))->capture_default_str();
+  c_bench->add_option("--camera", bench.camera, "Camera JSON, as render --camera (default: framed automatically); its size unless --width/--height");
+  c_bench->add_option("--save-scene", bench.save_scene, "Also write the scene as one world-space splat file (.ply, .spz, .splat) to time it elsewhere");
   c_bench->add_option("--frames", bench.frames, "Timed frames; the median is reported")->check(CLI::Range(1, 10000))->capture_default_str();
   c_bench->add_flag("--loads", bench.loads, "Also measure load throughput (MB/s) of biker.ply, biker.compressed.ply and biker.spz");
   c_bench->add_option("--json", bench.json, "Write the results as JSON to this file");
@@ -158,7 +160,10 @@ int main(int argc, char** argv) {
   if (c_conv->parsed()) return runConvert(conv);
   if (c_ren->parsed()) return runRender(ren);
   if (c_demo->parsed()) return runDemo(demo);
-  if (c_bench->parsed()) return runBench(bench);
+  if (c_bench->parsed()) {
+    bench.size_given = c_bench->count("--width") + c_bench->count("--height") > 0;
+    return runBench(bench);
+  }
   if (c_dev->parsed()) return runDevices(dev);
   if (c_bskin->parsed()) return runBenchSkin(bskin);
   if (c_pose->parsed()) return runPose(pose);

@@ -4,6 +4,10 @@
 #include <cassert>
 #include <cmath>
 
+#include "core/covariance.h"
+#include "core/error.h"
+#include "core/sh.h"
+
 namespace sf {
 
 void GaussianCloud::resize(size_t n, int degree) {
@@ -39,6 +43,153 @@ size_t GaussianCloud::memoryBytes() const {
                  ids.size() * sizeof(int32_t);
   for (const ExtraChannel& e : extras) bytes += e.values.size() * sizeof(double);
   return bytes;
+}
+
+namespace {
+
+// ---- SH rotation -----------------------------------------------------------------------------------
+
+// Rotation of SH coefficients: coefficients c' such that the rotated splat seen along d has the colour
+// the original had along R^T d. Each degree l is invariant under rotation, so c'_l = X_l c_l for a
+// (2l+1)x(2l+1) matrix; X_l is fitted by least squares over 64 directions with the engine's own basis
+// (core/sh.h), so it follows its (INRIA, Condon-Shortley) conventions by construction.
+class ShRotation {
+ public:
+  explicit ShRotation(const Mat3& r) {
+    constexpr int kDirs = 64;
+    float basis[kDirs][16], rotated[kDirs][16];
+    const Mat3 rt = transpose(r);
+    for (int i = 0; i < kDirs; ++i) {  // Fibonacci sphere
+      double z = 1.0 - (2.0 * i + 1.0) / kDirs, rad = std::sqrt(1.0 - z * z);
+      double phi = 2.399963229728653 * i;
+      Vec3 d{static_cast<float>(rad * std::cos(phi)), static_cast<float>(rad * std::sin(phi)),
+             static_cast<float>(z)};
+      shBasis(3, d, basis[i]);
+      shBasis(3, normalize(rt * d), rotated[i]);
+    }
+    for (int l = 1; l <= 3; ++l) {
+      const int n = 2 * l + 1, first = l * l;
+      // Normal equations (A^T A) X^T = A^T B, with A = basis and B = rotated restricted to degree l.
+      double ata[7][7] = {}, atb[7][7] = {};
+      for (int i = 0; i < kDirs; ++i)
+        for (int j = 0; j < n; ++j)
+          for (int k = 0; k < n; ++k) {
+            ata[j][k] += static_cast<double>(basis[i][first + j]) * basis[i][first + k];
+            atb[j][k] += static_cast<double>(basis[i][first + j]) * rotated[i][first + k];
+          }
+      // Gauss-Jordan with partial pivoting (A^T A is symmetric positive definite).
+      for (int col = 0; col < n; ++col) {
+        int pivot = col;
+        for (int row = col + 1; row < n; ++row)
+          if (std::abs(ata[row][col]) > std::abs(ata[pivot][col])) pivot = row;
+        std::swap(ata[col], ata[pivot]);
+        std::swap(atb[col], atb[pivot]);
+        for (int row = 0; row < n; ++row) {
+          if (row == col) continue;
+          double f = ata[row][col] / ata[col][col];
+          for (int k = 0; k < n; ++k) {
+            ata[row][k] -= f * ata[col][k];
+            atb[row][k] -= f * atb[col][k];
+          }
+        }
+      }
+      // Row j of the solution is M^T's row j: c'_j = sum_k M^T[j][k] c_k.
+      for (int j = 0; j < n; ++j)
+        for (int k = 0; k < n; ++k) m_[first + j][first + k] = atb[j][k] / ata[j][j];
+    }
+  }
+
+  // Rotates one splat's coefficients ([coeff][rgb], degree 1..3 in place; DC is invariant).
+  void apply(float* sh, int degree) const {
+    float out[16][3];
+    for (int l = 1; l <= degree; ++l) {
+      const int n = 2 * l + 1, first = l * l;
+      for (int j = 0; j < n; ++j)
+        for (int c = 0; c < 3; ++c) {
+          double sum = 0;
+          for (int k = 0; k < n; ++k) sum += m_[first + j][first + k] * sh[3 * (first + k) + c];
+          out[first + j][c] = static_cast<float>(sum);
+        }
+    }
+    for (int k = 1; k < (degree + 1) * (degree + 1); ++k)
+      for (int c = 0; c < 3; ++c) sh[3 * k + c] = out[k][c];
+  }
+
+ private:
+  double m_[16][16] = {};
+};
+
+bool isIdentity(const Mat4& m) {
+  const Mat4 identity;
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c)
+      if (m.m[r][c] != identity.m[r][c]) return false;
+  return true;
+}
+
+}  // namespace
+
+void transformCloud(GaussianCloud& cloud, const Mat4& m) {
+  if (isIdentity(m)) return;
+  const Mat3 l = m.linear();
+  const float det = determinant(l);
+  if (!(det > 0) || !std::isfinite(det))
+    throw Error(std::string("world matrix ") + (det < 0 ? "mirrors (negative determinant)" : "collapses an axis (zero scale)"));
+  for (Vec3& p : cloud.positions) p = transformPoint(m, p);
+
+  const Vec3 s{length(l.col(0)), length(l.col(1)), length(l.col(2))};
+  Mat3 rot;  // the rotation of l: its columns normalised (exact when l = R * diagonal scale)
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) rot.m[i][j] = l.m[i][j] / s[j];
+  const Quat q = quatFromRotationMatrix(rot);
+  const float mean = (s.x + s.y + s.z) / 3.0f;
+  const float tol = 1e-5f * mean;
+  const bool similarity = std::abs(s.x - mean) <= tol && std::abs(s.y - mean) <= tol &&
+                          std::abs(s.z - mean) <= tol && std::abs(dot(l.col(0), l.col(1))) <= tol * mean &&
+                          std::abs(dot(l.col(0), l.col(2))) <= tol * mean &&
+                          std::abs(dot(l.col(1), l.col(2))) <= tol * mean;
+  for (size_t i = 0; i < cloud.size(); ++i) {
+    if (similarity) {
+      cloud.rotations[i] = normalize(q * cloud.rotations[i]);
+      cloud.scales[i] = cloud.scales[i] * mean;
+    } else {
+      Mat3 sigma = covarianceMatrix(covarianceFromScaleRotation(cloud.scales[i], cloud.rotations[i]));
+      ScaleRotation sr = decomposeCovariance(covarianceUpper(l * sigma * transpose(l)));
+      cloud.scales[i] = sr.scale;
+      cloud.rotations[i] = sr.rotation;
+    }
+  }
+  if (cloud.sh_degree > 0) {
+    const ShRotation sh_rotation(rotationMatrix(q));
+    for (size_t i = 0; i < cloud.size(); ++i) sh_rotation.apply(cloud.shOf(i).data(), cloud.sh_degree);
+  }
+}
+
+GaussianCloud mergeClouds(std::span<const GaussianCloud* const> parts) {
+  GaussianCloud out;
+  if (parts.empty()) return out;
+  size_t total = 0;
+  int degree = 0;
+  for (const GaussianCloud* c : parts) total += c->size(), degree = std::max(degree, c->sh_degree);
+  out.resize(total, degree);
+  out.color_space = parts[0]->color_space;
+  out.antialiased = parts[0]->antialiased;
+  size_t at = 0;
+  for (const GaussianCloud* c : parts) {
+    const auto offset = static_cast<std::ptrdiff_t>(at);
+    std::copy(c->positions.begin(), c->positions.end(), out.positions.begin() + offset);
+    std::copy(c->scales.begin(), c->scales.end(), out.scales.begin() + offset);
+    std::copy(c->rotations.begin(), c->rotations.end(), out.rotations.begin() + offset);
+    std::copy(c->opacities.begin(), c->opacities.end(), out.opacities.begin() + offset);
+    for (size_t i = 0; i < c->size(); ++i) {
+      std::span<float> dst = out.shOf(at + i);
+      std::fill(dst.begin(), dst.end(), 0.0f);
+      std::span<const float> src = c->shOf(i);
+      std::copy(src.begin(), src.end(), dst.begin());
+    }
+    at += c->size();
+  }
+  return out;
 }
 
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }

@@ -73,6 +73,19 @@ struct GaussianCloud {
   size_t memoryBytes() const;
 };
 
+// Places a cloud in the space of the affine map m, as KHR_gaussian_splatting's M C C^T M^T says:
+// positions are transformed by m; when m's linear part is a rotation times a uniform scale s, rotations are
+// composed with that rotation and scales multiplied by s (an identity m leaves every value bit for bit);
+// otherwise (non-uniform scale or shear) each covariance M Sigma M^T is baked and decomposed again into
+// scale and rotation; SH coefficients of degree >= 1 are rotated by m's rotation. Throws sf::Error when m
+// mirrors (negative determinant) or collapses an axis (zero scale).
+void transformCloud(GaussianCloud& cloud, const Mat4& m);
+
+// The parts concatenated in order, with the highest SH degree of any part (others padded with zero
+// coefficients) and the first part's colour space and antialiased flag; optional channels (normals, ids,
+// extras) are dropped. Callers check that the parts agree on colour space where it matters.
+GaussianCloud mergeClouds(std::span<const GaussianCloud* const> parts);
+
 // SH DC coefficient <-> colour in [0, 1] (colour = 0.5 + C0 * dc).
 constexpr float kShC0 = 0.28209479177387814f;
 constexpr float shDcToColor(float dc) { return 0.5f + kShC0 * dc; }

@@ -154,7 +154,7 @@ struct VulkanRenderer::Impl {
         histogram(ctx, kRadixHistogram, sizeof(GpuPush), SF_SORT_WG, "radix_histogram", true),
         scatter(ctx, kRadixScatter, sizeof(GpuPush), SF_SORT_WG, "radix_scatter", true),
         ranges(ctx, kTileRanges, sizeof(GpuPush), SF_WG_SIZE, "tile_ranges"),
-        raster(ctx, kRaster, sizeof(GpuPush), SF_TILE, "raster"),
+        raster(ctx, kRaster, sizeof(GpuPush), SF_TILE, "raster", true),
         deform_splats(ctx, kDeformSplats, sizeof(GpuDeformPush), SF_WG_SIZE, "deform_splats"),
         skin_vertices(ctx, kSkinVertices, sizeof(GpuSkinPush), SF_WG_SIZE, "skin_vertices") {
     const gpu::DeviceInfo& d = ctx.info();
@@ -179,25 +179,33 @@ struct VulkanRenderer::Impl {
     return readback;
   }
 
+  // Uploads and downloads go through the staging buffer in pieces of at most kStagingChunk bytes, so that
+  // a large scene does not hold a host-visible copy of its largest array for the renderer's life.
+  static constexpr size_t kStagingChunk = size_t{64} << 20;
+
   void upload(gpu::Buffer& dst, const void* data, size_t bytes) {
-    if (bytes == 0) return;
-    gpu::Buffer& st = staging(bytes);
-    std::memcpy(st.mapped, data, bytes);
-    VkCommandBuffer cmd = ctx.begin();
-    VkBufferCopy region{0, 0, bytes};
-    vkCmdCopyBuffer(cmd, st.buffer, dst.buffer, 1, &region);
-    ctx.submit(cmd);
+    for (size_t at = 0; at < bytes; at += kStagingChunk) {
+      const size_t n = std::min(kStagingChunk, bytes - at);
+      gpu::Buffer& st = staging(n);
+      std::memcpy(st.mapped, static_cast<const uint8_t*>(data) + at, n);
+      VkCommandBuffer cmd = ctx.begin();
+      VkBufferCopy region{0, at, n};
+      vkCmdCopyBuffer(cmd, st.buffer, dst.buffer, 1, &region);
+      ctx.submit(cmd);
+    }
   }
 
   std::vector<uint8_t> download(const gpu::Buffer& src, size_t bytes) {
     std::vector<uint8_t> out(bytes);
-    if (bytes == 0) return out;
-    gpu::Buffer& st = staging(bytes);
-    VkCommandBuffer cmd = ctx.begin();
-    VkBufferCopy region{0, 0, bytes};
-    vkCmdCopyBuffer(cmd, src.buffer, st.buffer, 1, &region);
-    ctx.submit(cmd);
-    std::memcpy(out.data(), st.mapped, bytes);
+    for (size_t at = 0; at < bytes; at += kStagingChunk) {
+      const size_t n = std::min(kStagingChunk, bytes - at);
+      gpu::Buffer& st = staging(n);
+      VkCommandBuffer cmd = ctx.begin();
+      VkBufferCopy region{at, 0, n};
+      vkCmdCopyBuffer(cmd, src.buffer, st.buffer, 1, &region);
+      ctx.submit(cmd);
+      std::memcpy(out.data() + at, st.mapped, n);
+    }
     return out;
   }
 
@@ -823,6 +831,7 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     st.visible = cnt[SF_COUNTER_VISIBLE];
     st.tile_keys = cnt[SF_COUNTER_KEYS];
     st.sort_passes = kDepthPasses + passes;
+    st.host_staging_bytes = m.readback.size;
     st.times = {ms[1], ms[2], ms[3], ms[4], ms[5], ms[6], ms[7], ms[8], ms[9], ms[0]};
     if (stats) *stats = st;
     return img;

@@ -121,6 +121,33 @@ TEST(Cli, RenderWithCameraAndFloatOutput) {
   EXPECT_LE(d.max_abs, 0.5 / 255.0 + 1e-6);  // the PNG is the float image rounded to 8 bits
 }
 
+// bench --save-scene bakes each object's transform into one world-space file; rendering that file must give
+// the image the renderer makes from the scene with its transforms (applied per object at render time). The
+// second object is rotated and scaled, with SH degree 1, so covariances and SH coefficients are rotated.
+TEST(Cli, BenchSavesTheSceneItTimesWithItsCamera) {
+  std::string dir = test::tempDir("CliBenchScene");
+  smallCloud(dir);
+  writeText(dir + "/scene.json", R"({"objects": [{"file": "cloud.ply"},
+      {"file": "cloud.ply", "transform": {"translation": [0.6, -0.2, 0.5], "rotation": [0.9238795, 0, 0.3826834, 0], "scale": 0.7}}]})");
+  writeText(dir + "/cam.json", R"({"width": 80, "height": 56, "fx": 70, "fy": 70, "cx": 40, "cy": 28,
+      "world_to_camera": [1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1]})");
+  CliRun b = cli("bench " + dir + "/scene.json --backend cpu --frames 1 --camera " + dir + "/cam.json --save-scene " + dir + "/merged.ply");
+  ASSERT_EQ(b.code, 0) << b.out;
+  EXPECT_NE(b.out.find("80x56"), std::string::npos) << b.out;  // the camera's own size
+  EXPECT_NE(b.out.find("400 gaussians in world space, SH degree 1"), std::string::npos) << b.out;
+  CliRun s = cli("render " + dir + "/scene.json -o " + dir + "/s.png --backend cpu --camera " + dir + "/cam.json --save-float " + dir + "/s.npy");
+  CliRun m = cli("render " + dir + "/merged.ply -o " + dir + "/m.png --backend cpu --camera " + dir + "/cam.json --save-float " + dir + "/m.npy");
+  ASSERT_EQ(s.code, 0) << s.out;
+  ASSERT_EQ(m.code, 0) << m.out;
+  ImageDiff d = compareImages(readNpy(dir + "/s.npy"), readNpy(dir + "/m.npy"));
+  EXPECT_GE(d.psnr, 60.0) << "max abs " << d.max_abs;
+  CliRun w = cli("bench " + dir + "/scene.json --backend cpu --frames 1 --camera " + dir + "/cam.json --width 40 --height 28");
+  EXPECT_NE(w.out.find("40x28"), std::string::npos) << w.out;  // --width/--height scale the camera
+  CliRun bad = cli("bench " + dir + "/scene.json --backend cpu --frames 1 --save-scene " + dir + "/merged.xyz");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.out.find("merged.xyz"), std::string::npos) << bad.out;
+}
+
 TEST(Cli, RenderFailuresNameTheProblem) {
   std::string dir = test::tempDir("CliRenderFailures");
   std::string ply = smallCloud(dir);

@@ -2,6 +2,15 @@
 // Tile raster: one workgroup per 16x16 tile, one thread per pixel, front-to-back blending of the tile's
 // sorted splats in batches staged through shared memory. Same per-pixel math as blendPixel(): with a mesh
 // layer, blending stops at the first splat not in front of the mesh and ends on the mesh colour.
+//
+// Per batch, each subgroup first culls the batch against the rectangle of its own pixels that are still
+// blending: a splat whose alpha >= 1/255 ellipse misses that rectangle cannot change any of them (its
+// alpha test fails for every one), so the subgroup's pixels walk only the splats that can reach them, in
+// the same order. Skipping splats that contribute nothing leaves every pixel's result unchanged, the
+// stop at a mesh included (depths ascend, so the next splat a pixel does walk stops it just the same).
+// The pipeline requires full subgroups: lane i tests batch entries i, i + subgroup size, ...
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
 #include "common.glsl"
 
 layout(local_size_x = SF_TILE, local_size_y = SF_TILE) in;
@@ -10,6 +19,23 @@ shared vec2 s_mean[kBatch];
 shared vec4 s_conic[kBatch];
 shared vec4 s_color_depth[kBatch];
 shared uint s_done[2];
+const uint kWords = kBatch / 32u;  // one bit per batch entry
+
+// Whether splat j of the batch can reach a pixel of [lo, hi] (pixel positions, as in the blending below):
+// a pixel is blended only where opacity * exp(power) >= 1/255, i.e. inside the ellipse
+// d^T Q d <= 2 ln(255 opacity) of the conic Q, whose half extents are sqrt(r2 * Q^-1_xx) and
+// sqrt(r2 * Q^-1_yy). Widened by 2% and half a pixel against rounding; ill-conditioned conics
+// (det below 1e-3 of a*c, where cancellation could shrink the extents) always pass.
+bool reaches(uint j, vec2 lo, vec2 hi) {
+  vec4 co = s_conic[j];
+  if (co.w < 1.0 / 255.0) return false;  // alpha <= opacity < 1/255 everywhere
+  float det = co.x * co.z - co.y * co.y;
+  if (!(det > 1e-3 * co.x * co.z)) return true;
+  float r2 = 2.0 * log(255.0 * co.w);
+  vec2 half_extent = sqrt(vec2(co.z, co.x) * (r2 / det)) * 1.02 + 0.5;
+  vec2 m = s_mean[j];
+  return all(greaterThanEqual(m + half_extent, lo)) && all(lessThanEqual(m - half_extent, hi));
+}
 
 void main() {
   FrameRef fr = pc.frame;
@@ -54,24 +80,38 @@ void main() {
     }
     barrier();
     uint count = min(kBatch, range.y - start);
-    for (uint j = 0u; j < count && !done; ++j) {
-      if (!(s_color_depth[j].w < stop_depth)) {  // this splat and every later one lie behind the mesh
-        done = true;
-        break;
+    // This subgroup's pixels still blending (an empty rectangle when all are done), and the batch entries
+    // that reach them: one bit per entry, the same words in every lane.
+    vec2 lo = vec2(subgroupMin(done ? 1e30 : pixf.x), subgroupMin(done ? 1e30 : pixf.y));
+    vec2 hi = vec2(subgroupMax(done ? -1e30 : pixf.x), subgroupMax(done ? -1e30 : pixf.y));
+    uint reach[kWords];
+    for (uint w = 0u; w < kWords; ++w) {
+      uint bits = 0u;
+      for (uint e = gl_SubgroupInvocationID; e < 32u; e += gl_SubgroupSize)
+        if (w * 32u + e < count && reaches(w * 32u + e, lo, hi)) bits |= 1u << e;
+      reach[w] = subgroupOr(bits);
+    }
+    for (uint w = 0u; w < kWords && !done; ++w) {
+      for (uint bits = reach[w]; bits != 0u; bits &= bits - 1u) {
+        uint j = w * 32u + uint(findLSB(bits));
+        if (!(s_color_depth[j].w < stop_depth)) {  // this splat and every later one lie behind the mesh
+          done = true;
+          break;
+        }
+        vec2 d = s_mean[j] - pixf;
+        vec4 co = s_conic[j];
+        float power = -0.5 * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
+        if (power > 0.0) continue;
+        float alpha = min(0.99, co.w * exp(power));
+        if (alpha < 1.0 / 255.0) continue;
+        float test_t = T * (1.0 - alpha);
+        if (test_t < 0.0001) {
+          done = true;
+          break;
+        }
+        C += s_color_depth[j].xyz * (alpha * T);
+        T = test_t;
       }
-      vec2 d = s_mean[j] - pixf;
-      vec4 co = s_conic[j];
-      float power = -0.5 * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
-      if (power > 0.0) continue;
-      float alpha = min(0.99, co.w * exp(power));
-      if (alpha < 1.0 / 255.0) continue;
-      float test_t = T * (1.0 - alpha);
-      if (test_t < 0.0001) {
-        done = true;
-        break;
-      }
-      C += s_color_depth[j].xyz * (alpha * T);
-      T = test_t;
     }
   }
   if (inside) fr.f.image.v[py * fr.f.width + px] = vec4(C + T * behind, mesh ? 1.0 : 1.0 - T);
