@@ -10,9 +10,10 @@ namespace sf {
 // Number of worker threads parallelFor uses: hardware concurrency, or SPLATFORGE_THREADS if set (>= 1).
 unsigned workerCount();
 
-// Calls fn(i) for every i in [0, count), from up to workerCount() threads. fn must be safe to call
-// concurrently for distinct i. A parallelFor called from inside another one runs serially on its thread. Returns after every call finished; the first exception thrown by fn is
-// rethrown here.
+// Calls fn(i) for every i in [0, count), from up to workerCount() threads (the caller and threads of a
+// pool started on first use and kept). fn must be safe to call concurrently for distinct i. A parallelFor
+// called from inside another one runs serially on its thread; calls from different threads take turns.
+// Returns after every call finished; the first exception thrown by fn is rethrown here.
 void parallelFor(size_t count, const std::function<void(size_t)>& fn);
 
 // Calls fn(begin, end) over [0, count) split into contiguous ranges of at most `grain` items.

@@ -1,0 +1,80 @@
+// parallelFor over the persistent worker pool: every index exactly once whatever the thread count (the pool
+// grows when more threads are asked for), nested calls run serially, the first exception reaches the caller
+// and the pool keeps working after it, and callers on different threads take turns.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "core/parallel.h"
+
+namespace sf {
+namespace {
+
+struct ThreadCount {
+  explicit ThreadCount(const char* n) { setenv("SPLATFORGE_THREADS", n, 1); }
+  ~ThreadCount() { unsetenv("SPLATFORGE_THREADS"); }
+};
+
+TEST(Parallel, EveryIndexOnceForAnyThreadCount) {
+  for (const char* threads : {"1", "3", "8", "2", "16"}) {
+    ThreadCount tc(threads);
+    for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1000}}) {
+      std::vector<std::atomic<int>> hits(count);
+      parallelFor(count, [&](size_t i) { hits[i].fetch_add(1); });
+      for (size_t i = 0; i < count; ++i) ASSERT_EQ(hits[i].load(), 1) << threads << " threads, index " << i << " of " << count;
+    }
+  }
+}
+
+TEST(Parallel, RangesCoverEveryIndexOnce) {
+  ThreadCount tc("4");
+  std::vector<std::atomic<int>> hits(1001);
+  parallelForRange(hits.size(), 16, [&](size_t begin, size_t end) {
+    EXPECT_LE(end - begin, 16u);
+    for (size_t i = begin; i < end; ++i) hits[i].fetch_add(1);
+  });
+  for (size_t i = 0; i < hits.size(); ++i) ASSERT_EQ(hits[i].load(), 1) << i;
+}
+
+TEST(Parallel, NestedCallsRunSeriallyOnTheirThread) {
+  ThreadCount tc("4");
+  std::atomic<int> total{0};
+  parallelFor(8, [&](size_t) {
+    const std::thread::id outer = std::this_thread::get_id();
+    parallelFor(10, [&](size_t) {
+      EXPECT_EQ(std::this_thread::get_id(), outer);
+      total.fetch_add(1);
+    });
+  });
+  EXPECT_EQ(total.load(), 80);
+}
+
+TEST(Parallel, FirstExceptionReachesTheCallerAndThePoolKeepsWorking) {
+  ThreadCount tc("4");
+  EXPECT_THROW(parallelFor(100, [](size_t i) {
+                 if (i == 37) throw std::runtime_error("item 37");
+               }),
+               std::runtime_error);
+  std::atomic<size_t> sum{0};
+  parallelFor(100, [&](size_t i) { sum.fetch_add(i); });
+  EXPECT_EQ(sum.load(), 4950u);
+}
+
+TEST(Parallel, CallersOnDifferentThreadsTakeTurns) {
+  ThreadCount tc("4");
+  std::atomic<size_t> sums[3] = {0, 0, 0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 3; ++c)
+    callers.emplace_back([&, c] {
+      for (int round = 0; round < 50; ++round) parallelFor(64, [&](size_t i) { sums[c].fetch_add(i); });
+    });
+  for (std::thread& t : callers) t.join();
+  for (const auto& s : sums) EXPECT_EQ(s.load(), 50u * 2016u);
+}
+
+}  // namespace
+}  // namespace sf
