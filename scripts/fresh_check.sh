@@ -38,6 +38,10 @@ fi
 dir=${dir:-$(mktemp -d "${TMPDIR:-/tmp}/splatforge-fresh.XXXXXX")}
 mkdir -p "$dir"
 clone="$dir/splatforge"
+if [ -e "$dir/shared" ] || [ -L "$dir/shared" ]; then
+  echo "fresh_check: $dir/shared already exists; choose an empty --dir" >&2
+  exit 2
+fi
 [ -e "$clone" ] && { echo "fresh_check: $clone already exists" >&2; exit 2; }
 git clone --quiet --branch "$branch" "$repo" "$clone" 2>/dev/null || git clone --quiet "$repo" "$clone"
 git -C "$clone" checkout --quiet "$branch"
@@ -72,7 +76,8 @@ run_step "CI=true ./scripts/test.sh" "$dir/test.log" env CI=true ./scripts/test.
 grep -E "tests passed|tests failed|Total Test time" "$dir/test.log" | sed 's/^/  /' || true
 
 if [ $status -eq 0 ] && [ "$keep" -eq 0 ]; then
-  rm -rf "$clone" "$dir/shared"
+  rm -rf "$clone"
+  if [ -L "$dir/shared" ]; then rm "$dir/shared"; fi
   echo "fresh_check: passed (clone removed; logs kept in $dir)"
 elif [ $status -eq 0 ]; then
   echo "fresh_check: passed (clone kept in $clone)"

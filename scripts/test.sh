@@ -8,5 +8,5 @@ cd "$(dirname "$0")/.."
 cmake --preset asan >/dev/null
 cmake --build --preset asan
 echo "test: the Vulkan driver stack these tests run with:"
-./build/asan/apps/splatforge/splatforge devices | sed 's/^/  /' || echo "  (no Vulkan device: the GPU tests will skip, or fail under CI=true)"
+LSAN_OPTIONS="suppressions=$PWD/tests/lsan_suppressions.txt" ./build/asan/apps/splatforge/splatforge devices | sed 's/^/  /' || echo "  (no Vulkan device: the GPU tests will skip, or fail under CI=true)"
 ctest --preset asan

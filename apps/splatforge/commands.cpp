@@ -569,8 +569,8 @@ int runBench(const BenchOptions& o) {
       if (obj.model || obj.character)
         throw Error("bench measures splat rendering: " + obj.source + " is a glTF model or character; use bench-characters or animate");
     if (!scene.script.empty()) throw Error("bench measures splat rendering: the scene's script spawns characters; use bench-characters");
-    Camera cam = !o.camera.empty() ? loadCameraJson(o.camera, o.size_given ? std::optional<int>(o.width) : std::nullopt,
-                                                    o.size_given ? std::optional<int>(o.height) : std::nullopt)
+    Camera cam = !o.camera.empty() ? loadCameraJson(o.camera, o.width_given ? std::optional<int>(o.width) : std::nullopt,
+                                                    o.height_given ? std::optional<int>(o.height) : std::nullopt)
                  : scene.camera ? *scene.camera
                                 : autoCamera(scene, o.width, o.height);
     std::vector<RenderObject> objects = scene.renderObjects();
@@ -578,9 +578,17 @@ int runBench(const BenchOptions& o) {
       // One world-space cloud: each object's cloud placed by its transform, in object order.
       std::vector<GaussianCloud> placed;
       placed.reserve(objects.size());
-      for (const RenderObject& obj : objects) {
-        placed.push_back(*obj.cloud);
-        transformCloud(placed.back(), obj.object_to_world);
+      for (size_t k = 0; k < objects.size(); ++k) {
+        const GaussianCloud& c = *objects[k].cloud;
+        const std::string name = k < scene.objects.size() ? scene.objects[k].name : std::to_string(k);
+        if (c.color_space != objects[0].cloud->color_space || c.antialiased != objects[0].cloud->antialiased)
+          throw Error("--save-scene: object " + name + " differs from the first in colour space or antialiasing; one file holds one of each");
+        placed.push_back(c);
+        try {
+          transformCloud(placed.back(), objects[k].object_to_world);
+        } catch (const Error& e) {
+          throw Error("--save-scene: object " + name + ": " + e.what());
+        }
       }
       std::vector<const GaussianCloud*> parts;
       for (const GaussianCloud& c : placed) parts.push_back(&c);

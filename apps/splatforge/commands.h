@@ -82,7 +82,7 @@ struct BenchOptions {
   std::string device;
   bool validation = false;
   int width = 1280, height = 720;
-  bool size_given = false;  // --width/--height given: they override a --camera file's size
+  bool width_given = false, height_given = false;  // given on the command line: they override a --camera file's size
   std::string camera;       // camera JSON (as render --camera); default: framed automatically
   std::string save_scene;   // write the benchmarked scene as one world-space splat file (.ply/.spz/.splat)
   int frames = 10;          // timed frames (median reported) after one warm-up frame

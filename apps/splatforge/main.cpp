@@ -161,7 +161,8 @@ int main(int argc, char** argv) {
   if (c_ren->parsed()) return runRender(ren);
   if (c_demo->parsed()) return runDemo(demo);
   if (c_bench->parsed()) {
-    bench.size_given = c_bench->count("--width") + c_bench->count("--height") > 0;
+    bench.width_given = c_bench->count("--width") > 0;
+    bench.height_given = c_bench->count("--height") > 0;
     return runBench(bench);
   }
   if (c_dev->parsed()) return runDevices(dev);

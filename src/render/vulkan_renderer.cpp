@@ -154,7 +154,7 @@ struct VulkanRenderer::Impl {
         histogram(ctx, kRadixHistogram, sizeof(GpuPush), SF_SORT_WG, "radix_histogram", true),
         scatter(ctx, kRadixScatter, sizeof(GpuPush), SF_SORT_WG, "radix_scatter", true),
         ranges(ctx, kTileRanges, sizeof(GpuPush), SF_WG_SIZE, "tile_ranges"),
-        raster(ctx, kRaster, sizeof(GpuPush), SF_TILE, "raster", true),
+        raster(ctx, kRaster, sizeof(GpuPush), SF_TILE, "raster"),
         deform_splats(ctx, kDeformSplats, sizeof(GpuDeformPush), SF_WG_SIZE, "deform_splats"),
         skin_vertices(ctx, kSkinVertices, sizeof(GpuSkinPush), SF_WG_SIZE, "skin_vertices") {
     const gpu::DeviceInfo& d = ctx.info();

@@ -46,7 +46,7 @@ VulkanRenderer* gpuRenderer() {
 // Sanitizer builds keep the driver's modules mapped after the last instance is gone, so that what a driver
 // keeps in its globals stays reachable and any real leak in it is symbolised (see keepDriverModulesLoaded).
 TEST(GpuContext, DriverModulesStayLoadedAfterTheContextInSanitizerBuilds) {
-  if (!SPLATFORGE_SANITIZED) SF_SKIP_OR_FAIL("only sanitizer builds keep driver modules loaded");
+  if (!SPLATFORGE_SANITIZED) GTEST_SKIP() << "only sanitizer builds keep driver modules loaded (nothing to check here)";
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   std::string driver;
   { gpu::Context ctx; driver = ctx.info().driver_name; }

@@ -8,9 +8,11 @@
 // alpha test fails for every one), so the subgroup's pixels walk only the splats that can reach them, in
 // the same order. Skipping splats that contribute nothing leaves every pixel's result unchanged, the
 // stop at a mesh included (depths ascend, so the next splat a pixel does walk stops it just the same).
-// The pipeline requires full subgroups: lane i tests batch entries i, i + subgroup size, ...
+// The k-th active lane of a subgroup tests batch entries k, k + active lanes, ..., so any subgroup size and
+// layout works (full subgroups are not required: a 16-wide workgroup row is narrower than NVIDIA's 32).
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_ballot : require
 #include "common.glsl"
 
 layout(local_size_x = SF_TILE, local_size_y = SF_TILE) in;
@@ -31,10 +33,11 @@ bool reaches(uint j, vec2 lo, vec2 hi) {
   if (co.w < 1.0 / 255.0) return false;  // alpha <= opacity < 1/255 everywhere
   float det = co.x * co.z - co.y * co.y;
   if (!(det > 1e-3 * co.x * co.z)) return true;
-  float r2 = 2.0 * log(255.0 * co.w);
+  float r2 = max(2.0 * log(255.0 * co.w), 0.0);  // log may round below 0 for opacity at 1/255
   vec2 half_extent = sqrt(vec2(co.z, co.x) * (r2 / det)) * 1.02 + 0.5;
   vec2 m = s_mean[j];
-  return all(greaterThanEqual(m + half_extent, lo)) && all(lessThanEqual(m - half_extent, hi));
+  // Written so that a NaN keeps the splat: it is culled only when a comparison says it misses.
+  return !(any(lessThan(m + half_extent, lo)) || any(greaterThan(m - half_extent, hi)));
 }
 
 void main() {
@@ -84,10 +87,12 @@ void main() {
     // that reach them: one bit per entry, the same words in every lane.
     vec2 lo = vec2(subgroupMin(done ? 1e30 : pixf.x), subgroupMin(done ? 1e30 : pixf.y));
     vec2 hi = vec2(subgroupMax(done ? -1e30 : pixf.x), subgroupMax(done ? -1e30 : pixf.y));
+    uvec4 lanes = subgroupBallot(true);
+    uint lane = subgroupBallotExclusiveBitCount(lanes), lane_count = subgroupBallotBitCount(lanes);
     uint reach[kWords];
     for (uint w = 0u; w < kWords; ++w) {
       uint bits = 0u;
-      for (uint e = gl_SubgroupInvocationID; e < 32u; e += gl_SubgroupSize)
+      for (uint e = lane; e < 32u; e += lane_count)
         if (w * 32u + e < count && reaches(w * 32u + e, lo, hi)) bits |= 1u << e;
       reach[w] = subgroupOr(bits);
     }
