@@ -615,6 +615,7 @@ int runBench(const BenchOptions& o) {
                  static_cast<double>(dev.device_local_bytes) / (1 << 30));
       VulkanFrameStats st;
       renderer.render(objects, cam, {}, &st);  // warm-up: uploads, pipeline compilation, buffer growth
+      if (o.show_graph) fmt::print("frame graph:\n{}", renderer.lastFrameGraph());
       std::vector<double> pre, depth, scan, emit, sort, ranges, raster, readback, all, wall;
       for (int f = 0; f < o.frames; ++f) {
         const auto t0 = Clock::now();

@@ -85,6 +85,7 @@ struct BenchOptions {
   bool width_given = false, height_given = false;  // given on the command line: they override a --camera file's size
   std::string camera;       // camera JSON (as render --camera); default: framed automatically
   std::string save_scene;   // write the benchmarked scene as one world-space splat file (.ply/.spz/.splat)
+  bool show_graph = false;  // print the frame's passes, their reads and writes, and the barriers between them
   int frames = 10;          // timed frames (median reported) after one warm-up frame
   bool loads = false;       // also measure load throughput of the biker PLY, compressed PLY and SPZ
   std::string json;         // write the results as JSON here

@@ -128,6 +128,7 @@ int main(int argc, char** argv) {
   c_bench->add_option("--height", bench.height, "Render height")->check(CLI::Range(1, 16384))->capture_default_str();
   c_bench->add_option("--camera", bench.camera, "Camera JSON, as render --camera (default: framed automatically); its size unless --width/--height");
   c_bench->add_option("--save-scene", bench.save_scene, "Also write the scene as one world-space splat file (.ply, .spz, .splat) to time it elsewhere");
+  c_bench->add_flag("--show-graph", bench.show_graph, "Vulkan: print the frame graph (passes, what each reads and writes, barriers)");
   c_bench->add_option("--frames", bench.frames, "Timed frames; the median is reported")->check(CLI::Range(1, 10000))->capture_default_str();
   c_bench->add_flag("--loads", bench.loads, "Also measure load throughput (MB/s) of biker.ply, biker.compressed.ply and biker.spz");
   c_bench->add_option("--json", bench.json, "Write the results as JSON to this file");

@@ -29,6 +29,18 @@ using uint = uint32_t;
 // Raster tile edge (16x16 pixels, one thread each).
 #define SF_TILE 16
 
+// Pass flags (GpuPush::pad0): read the sort's alternate buffers; sort on the high key word; carry the low /
+// high word along (the key word and the value always move); the frame's key sort (sort_setup checks the
+// total against the key capacity).
+#define SF_FLAG_SOURCE_ALT 1u
+#define SF_FLAG_KEY_HI 2u
+#define SF_FLAG_CARRY_LO 4u
+#define SF_FLAG_CARRY_HI 8u
+#define SF_FLAG_KEY_SORT 16u
+// Object flags (GpuObject::flags): antialiased opacity compensation; colours are linear (encode to sRGB).
+#define SF_OBJECT_ANTIALIASED 1u
+#define SF_OBJECT_LINEAR_COLOR 2u
+
 #ifndef __cplusplus
 layout(buffer_reference, scalar) buffer Floats { float v[]; };
 layout(buffer_reference, scalar) buffer Uints { uint v[]; };
@@ -46,7 +58,7 @@ struct GpuObject {
   uint sh_degree;
   uint sh_base;               // float index of slot 0's SH in the frame SH buffer
   uint sh_stride;             // floats per slot (3 * (degree + 1)^2)
-  uint flags;                 // bit 0: antialiased, bit 1: colours are linear (encode to sRGB)
+  uint flags;                 // SF_OBJECT_* bits
   uint pad0, pad1;
 };
 
@@ -122,7 +134,7 @@ struct GpuPush {
   SF_REF(Uints) scan_count;   // scan passes: where the element count is read; sort passes: the descriptor
   uint object_index;          // preprocess
   uint shift;                 // radix pass: digit shift
-  uint pad0;                  // pass flags (SF_FLAG_* in common.glsl)
+  uint pad0;                  // pass flags (SF_FLAG_*)
   uint pad1;                  // sort passes: subgroups per workgroup the host configured
 };
 

@@ -9,6 +9,7 @@
 #include "core/covariance.h"
 #include "core/error.h"
 #include "gpu/gpu.h"
+#include "render/frame_graph.h"
 #include "render/gpu_shared.h"
 #include "render/mesh_shared.h"
 
@@ -68,7 +69,6 @@ const uint32_t kMeshFrag[] = {
 #include "mesh_frag.inc"
 };
 
-constexpr uint32_t kFlagSourceAlt = 1, kFlagKeyHi = 2, kFlagCarryLo = 4, kFlagCarryHi = 8, kFlagKeySort = 16;
 constexpr uint32_t kTimestamps = 10;
 constexpr int kDepthPasses = 4;  // 8-bit digits over the 32 depth bits
 
@@ -112,6 +112,7 @@ struct VulkanRenderer::Impl {
   uint32_t tiles = 0, width = 0, height = 0;
   gpu::Buffer tile_ranges, image, counters, frame, objects_buf, readback, dynamic_staging;
   int last_passes = 0;
+  std::string last_graph;  // the last frame's passes and barriers (FrameGraph::describe)
   uint32_t sort_subgroups = 1;  // subgroups per sort workgroup
   // Mesh pass (created on the first frame with meshes): render targets, their copies the raster reads,
   // and one host-visible buffer with the frame's vertex data, textures and draw records.
@@ -482,6 +483,7 @@ struct VulkanRenderer::Impl {
 
   // Exclusive scan in place of `data` (count read from `count_addr`), with `sums` as block sums; the
   // total lands at sums[blocks]. `blocks_word` >= 0 takes the block count from an indirect argument.
+  // Barriers between its own dispatches only: the caller (the frame graph) orders it with the rest.
   void recordScan(VkCommandBuffer cmd, VkDeviceAddress data, VkDeviceAddress count_addr, VkDeviceAddress sums, uint32_t blocks,
                   int indirect_word) {
     GpuPush p = push();
@@ -493,7 +495,6 @@ struct VulkanRenderer::Impl {
     gpu::computeBarrier(cmd);
     if (indirect_word >= 0) dispatchIndirect(cmd, scan_apply, p, static_cast<uint32_t>(indirect_word));
     else dispatch(cmd, scan_apply, p, blocks);
-    gpu::computeBarrier(cmd);
   }
 
   // Sort descriptor (counters[desc_word...]) for `count_addr`'s element count.
@@ -503,28 +504,29 @@ struct VulkanRenderer::Impl {
     p.scan_sums = counters.address + desc_word * 4u;
     p.pad0 = flags;
     dispatch(cmd, sort_setup, p, 1);
-    gpu::computeBarrier(cmd);
   }
 
-  // LSD radix sort of keys[0..5] as described by the descriptor at counters[desc_word]: `lo_passes`
-  // 8-bit passes over the low word, then `hi_passes` over the high word; `carry` (kFlagCarry*) moves the
+  // LSD radix sort of keys[0..5] as described by the descriptor at counters[desc_word] (visible to it:
+  // the caller puts a barrier after the setup): `lo_passes`
+  // 8-bit passes over the low word, then `hi_passes` over the high word; `carry` (SF_FLAG_CARRY_*) moves the
   // other word along. Returns the number of passes; an odd number leaves the result in the alternates.
   int recordSort(VkCommandBuffer cmd, uint32_t desc_word, int lo_passes, int hi_passes, uint32_t carry) {
     const VkDeviceAddress desc = counters.address + desc_word * 4u;
     const int passes = lo_passes + hi_passes;
     for (int pass = 0; pass < passes; ++pass) {
+      if (pass > 0) gpu::computeBarrier(cmd);  // the previous pass's scatter
       GpuPush p = push();
       const bool hi = pass >= lo_passes;
       p.shift = static_cast<uint32_t>(8 * (hi ? pass - lo_passes : pass));
-      p.pad0 = (pass % 2 ? kFlagSourceAlt : 0u) | (hi ? kFlagKeyHi : 0u) | carry;
+      p.pad0 = (pass % 2 ? SF_FLAG_SOURCE_ALT : 0u) | (hi ? SF_FLAG_KEY_HI : 0u) | carry;
       p.scan_data = hist.address;
       p.scan_count = desc;
       dispatchIndirect(cmd, histogram, p, desc_word + SF_SORT_DESC_DISPATCH_SORT);
       gpu::computeBarrier(cmd);
       recordScan(cmd, hist.address, desc + SF_SORT_DESC_HIST_COUNT * 4, hist_sums.address, 0,
                  static_cast<int>(desc_word + SF_SORT_DESC_DISPATCH_HSCAN));
-      dispatchIndirect(cmd, scatter, p, desc_word + SF_SORT_DESC_DISPATCH_SORT);
       gpu::computeBarrier(cmd);
+      dispatchIndirect(cmd, scatter, p, desc_word + SF_SORT_DESC_DISPATCH_SORT);
     }
     return passes;
   }
@@ -547,6 +549,8 @@ struct VulkanRenderer::Impl {
 VulkanRenderer::VulkanRenderer(const gpu::ContextOptions& options) : impl_(std::make_unique<Impl>(options)) {}
 VulkanRenderer::~VulkanRenderer() = default;
 const gpu::DeviceInfo& VulkanRenderer::device() const { return impl_->ctx.info(); }
+const std::string& VulkanRenderer::lastFrameGraph() const { return impl_->last_graph; }
+
 gpu::Context& VulkanRenderer::context() { return impl_->ctx; }
 
 ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
@@ -580,7 +584,8 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     g.sh_degree = static_cast<uint32_t>(cloud.sh_degree);
     g.sh_base = m.sh_base[o];
     g.sh_stride = static_cast<uint32_t>(cloud.shStride());
-    g.flags = (settings.antialiased || cloud.antialiased ? 1u : 0u) | (cloud.color_space == ColorSpace::kLinear ? 2u : 0u);
+    g.flags = (settings.antialiased || cloud.antialiased ? SF_OBJECT_ANTIALIASED : 0u) |
+              (cloud.color_space == ColorSpace::kLinear ? SF_OBJECT_LINEAR_COLOR : 0u);
     first += cloud.size();
   }
   if (!gobj.empty()) std::memcpy(m.objects_buf.mapped, gobj.data(), gobj.size() * sizeof(GpuObject));
@@ -740,77 +745,103 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     VkCommandBuffer cmd = m.ctx.begin();
     vkCmdResetQueryPool(cmd, m.queries, 0, kTimestamps);
     m.timestamp(cmd, 0);
-    vkCmdFillBuffer(cmd, m.counters.buffer, 0, VK_WHOLE_SIZE, 0);
-    vkCmdFillBuffer(cmd, m.tile_ranges.buffer, 0, VK_WHOLE_SIZE, 0);
-    vkCmdUpdateBuffer(cmd, m.counters.buffer, SF_COUNTER_SLOTS * 4, 4, &m.slots);
-    if (!pos_copies.empty()) {
-      vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.positions.buffer, static_cast<uint32_t>(pos_copies.size()), pos_copies.data());
-      vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.covariances.buffer, static_cast<uint32_t>(cov_copies.size()), cov_copies.data());
-    }
-    if (deform_bytes) {
-      VkBufferCopy region{override_bytes, 0, deform_bytes};
-      vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.deform_data.buffer, 1, &region);
-    }
-    gpu::computeBarrier(cmd);
-    // Bound meshes skinned on the GPU, then the bound splats: centres and covariances from this frame's
-    // deformed meshes, into their slots.
-    bool skinned_any = false;
-    for (const DeformDispatch& dd : deforms) {
-      if (!dd.skin) continue;
-      vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.skin_vertices.pipeline());
-      vkCmdPushConstants(cmd, m.skin_vertices.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(GpuSkinPush), &dd.skin_push);
-      vkCmdDispatch(cmd, ceilDiv(dd.skin_push.vertex_count, SF_WG_SIZE), 1, 1);
-      skinned_any = true;
-    }
-    if (skinned_any) gpu::computeBarrier(cmd);
-    for (const DeformDispatch& dd : deforms) {
-      vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.deform_splats.pipeline());
-      vkCmdPushConstants(cmd, m.deform_splats.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(GpuDeformPush), &dd.push);
-      vkCmdDispatch(cmd, ceilDiv(dd.push.count, SF_WG_SIZE), 1, 1);
-    }
-    if (!deforms.empty()) gpu::computeBarrier(cmd);
-    if (m.has_mesh) m.recordMeshes(cmd, mesh_triangles, mesh_draws_offset, cam);
-    m.timestamp(cmd, 1);
-    for (size_t o = 0; o < objects.size(); ++o) {
-      GpuPush p = m.push();
-      p.object_index = static_cast<uint32_t>(o);
-      m.dispatch(cmd, m.preprocess, p, ceilDiv(gobj[o].count, SF_WG_SIZE));
-    }
-    gpu::computeBarrier(cmd);
-    m.timestamp(cmd, 2);
-    // Depth order of the slots (stable: equal depths keep slot order; culled slots last).
+    // The frame as declared passes; the graph puts a barrier wherever a pass touches what an earlier one
+    // wrote (or overwrites what one read) since the last barrier. docs/architecture.md shows the result.
+    FrameGraph g;
+    const uint32_t r_counters = g.resource("counters"), r_ranges = g.resource("tile ranges"), r_deform_in = g.resource("deform inputs"),
+                   r_skinned = g.resource("skinned vertices"), r_splats = g.resource("splat slots"), r_mesh = g.resource("mesh layer"),
+                   r_projected = g.resource("projected splats"), r_keys = g.resource("sort keys"), r_order = g.resource("depth order"),
+                   r_counts = g.resource("tile counts"), r_image = g.resource("image"), r_readback = g.resource("readback");
     const VkDeviceAddress slots_word = m.counters.address + SF_COUNTER_SLOTS * 4;
-    m.dispatch(cmd, m.depth_keys, m.push(), ceilDiv(m.slots, SF_WG_SIZE));
-    gpu::computeBarrier(cmd);
-    m.recordSortSetup(cmd, slots_word, SF_DESC_SPLATS, 0);
-    m.recordSort(cmd, SF_DESC_SPLATS, kDepthPasses, 0, 0);
-    m.dispatch(cmd, m.gather_counts, m.push(), ceilDiv(m.slots, SF_WG_SIZE));
-    gpu::computeBarrier(cmd);
-    m.timestamp(cmd, 3);
-    m.recordScan(cmd, m.sorted_counts.address, slots_word, m.slot_sums.address, slot_blocks, -1);
-    m.timestamp(cmd, 4);
-    m.recordSortSetup(cmd, m.slot_sums.address + static_cast<VkDeviceAddress>(slot_blocks) * 4, SF_DESC_KEYS, kFlagKeySort);
-    m.dispatch(cmd, m.emit_keys, m.push(), ceilDiv(m.slots, SF_WG_SIZE));
-    gpu::computeBarrier(cmd);
-    m.timestamp(cmd, 5);
-    // Keys were emitted in depth order: a stable sort by tile alone gives each tile's splats front to back.
     const int tile_passes = (hi_bits + 7) / 8;
-    int passes = m.recordSort(cmd, SF_DESC_KEYS, 0, tile_passes, 0);
-    m.timestamp(cmd, 6);
-    GpuPush alt = m.push();
-    alt.pad0 = passes % 2 ? kFlagSourceAlt : 0u;
-    m.dispatchIndirect(cmd, m.ranges, alt, SF_DESC_KEYS + SF_SORT_DESC_DISPATCH_ITEMS);
-    gpu::computeBarrier(cmd);
-    m.timestamp(cmd, 7);
-    m.dispatch(cmd, m.raster, alt, tiles_x, tiles_y);
-    gpu::computeBarrier(cmd);
-    m.timestamp(cmd, 8);
     const VkDeviceSize image_bytes = static_cast<VkDeviceSize>(cam.width) * static_cast<VkDeviceSize>(cam.height) * 16;
     gpu::Buffer& st_buf = m.staging(image_bytes + SF_COUNTER_WORDS * 4);
-    VkBufferCopy img_copy{0, 0, image_bytes}, cnt_copy{0, image_bytes, SF_COUNTER_WORDS * 4};
-    vkCmdCopyBuffer(cmd, m.image.buffer, st_buf.buffer, 1, &img_copy);
-    vkCmdCopyBuffer(cmd, m.counters.buffer, st_buf.buffer, 1, &cnt_copy);
-    m.timestamp(cmd, 9);
+    int passes = 0;
+    GpuPush alt = m.push();
+    g.add("clear", {}, {r_counters, r_ranges}, [&] {
+      vkCmdFillBuffer(cmd, m.counters.buffer, 0, VK_WHOLE_SIZE, 0);
+      vkCmdFillBuffer(cmd, m.tile_ranges.buffer, 0, VK_WHOLE_SIZE, 0);
+      vkCmdUpdateBuffer(cmd, m.counters.buffer, SF_COUNTER_SLOTS * 4, 4, &m.slots);
+    });
+    g.add("slot overrides", {}, {r_splats}, [&] {
+      vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.positions.buffer, static_cast<uint32_t>(pos_copies.size()), pos_copies.data());
+      vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.covariances.buffer, static_cast<uint32_t>(cov_copies.size()), cov_copies.data());
+    }, !pos_copies.empty());
+    g.add("deform inputs", {}, {r_deform_in}, [&] {
+      VkBufferCopy region{override_bytes, 0, deform_bytes};
+      vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.deform_data.buffer, 1, &region);
+    }, deform_bytes > 0);
+    // Bound meshes skinned on the GPU, then the bound splats: centres and covariances from this frame's
+    // deformed meshes, into their slots.
+    const bool skin_any = std::any_of(deforms.begin(), deforms.end(), [](const DeformDispatch& dd) { return dd.skin; });
+    g.add("skin", {r_deform_in}, {r_skinned}, [&] {
+      for (const DeformDispatch& dd : deforms) {
+        if (!dd.skin) continue;
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.skin_vertices.pipeline());
+        vkCmdPushConstants(cmd, m.skin_vertices.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(GpuSkinPush), &dd.skin_push);
+        vkCmdDispatch(cmd, ceilDiv(dd.skin_push.vertex_count, SF_WG_SIZE), 1, 1);
+      }
+    }, skin_any);
+    g.add("deform splats", {r_deform_in, r_skinned}, {r_splats}, [&] {
+      for (const DeformDispatch& dd : deforms) {
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.deform_splats.pipeline());
+        vkCmdPushConstants(cmd, m.deform_splats.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(GpuDeformPush), &dd.push);
+        vkCmdDispatch(cmd, ceilDiv(dd.push.count, SF_WG_SIZE), 1, 1);
+      }
+    }, !deforms.empty());
+    g.add("meshes", {}, {r_mesh}, [&] { m.recordMeshes(cmd, mesh_triangles, mesh_draws_offset, cam); }, m.has_mesh);
+    g.add("preprocess", {r_splats, r_counters}, {r_projected, r_counters}, [&] {
+      m.timestamp(cmd, 1);
+      for (size_t o = 0; o < objects.size(); ++o) {
+        GpuPush p = m.push();
+        p.object_index = static_cast<uint32_t>(o);
+        m.dispatch(cmd, m.preprocess, p, ceilDiv(gobj[o].count, SF_WG_SIZE));
+      }
+      m.timestamp(cmd, 2);
+    });
+    // Depth order of the slots (stable: equal depths keep slot order; culled slots last).
+    g.add("depth keys", {r_projected}, {r_keys}, [&] { m.dispatch(cmd, m.depth_keys, m.push(), ceilDiv(m.slots, SF_WG_SIZE)); });
+    g.add("depth sort", {r_keys, r_counters}, {r_keys, r_counters}, [&] {
+      m.recordSortSetup(cmd, slots_word, SF_DESC_SPLATS, 0);
+      gpu::computeBarrier(cmd);
+      m.recordSort(cmd, SF_DESC_SPLATS, kDepthPasses, 0, 0);
+    });
+    g.add("gather counts", {r_keys, r_projected}, {r_order, r_counts}, [&] {
+      m.dispatch(cmd, m.gather_counts, m.push(), ceilDiv(m.slots, SF_WG_SIZE));
+      m.timestamp(cmd, 3);
+    });
+    g.add("scan", {r_counts, r_counters}, {r_counts}, [&] {
+      m.recordScan(cmd, m.sorted_counts.address, slots_word, m.slot_sums.address, slot_blocks, -1);
+      m.timestamp(cmd, 4);
+    });
+    g.add("emit keys", {r_counts, r_order, r_projected, r_counters}, {r_keys, r_counters}, [&] {
+      m.recordSortSetup(cmd, m.slot_sums.address + static_cast<VkDeviceAddress>(slot_blocks) * 4, SF_DESC_KEYS, SF_FLAG_KEY_SORT);
+      gpu::computeBarrier(cmd);
+      m.dispatch(cmd, m.emit_keys, m.push(), ceilDiv(m.slots, SF_WG_SIZE));
+      m.timestamp(cmd, 5);
+    });
+    // Keys were emitted in depth order: a stable sort by tile alone gives each tile's splats front to back.
+    g.add("tile sort", {r_keys, r_counters}, {r_keys}, [&] {
+      passes = m.recordSort(cmd, SF_DESC_KEYS, 0, tile_passes, 0);
+      alt.pad0 = passes % 2 ? SF_FLAG_SOURCE_ALT : 0u;
+      m.timestamp(cmd, 6);
+    });
+    g.add("tile ranges", {r_keys, r_counters}, {r_ranges}, [&] {
+      m.dispatchIndirect(cmd, m.ranges, alt, SF_DESC_KEYS + SF_SORT_DESC_DISPATCH_ITEMS);
+      m.timestamp(cmd, 7);
+    });
+    g.add("raster", {r_ranges, r_keys, r_projected, r_mesh}, {r_image}, [&] {
+      m.dispatch(cmd, m.raster, alt, tiles_x, tiles_y);
+      m.timestamp(cmd, 8);
+    });
+    g.add("readback", {r_image, r_counters}, {r_readback}, [&] {
+      VkBufferCopy img_copy{0, 0, image_bytes}, cnt_copy{0, image_bytes, SF_COUNTER_WORDS * 4};
+      vkCmdCopyBuffer(cmd, m.image.buffer, st_buf.buffer, 1, &img_copy);
+      vkCmdCopyBuffer(cmd, m.counters.buffer, st_buf.buffer, 1, &cnt_copy);
+      m.timestamp(cmd, 9);
+    });
+    g.run([&] { gpu::computeBarrier(cmd); });
+    m.last_graph = g.describe();
     m.ctx.submit(cmd);
     m.last_passes = passes;
 
@@ -884,8 +915,10 @@ double VulkanRenderer::sortPairs(std::vector<uint32_t>& hi, std::vector<uint32_t
   vkCmdUpdateBuffer(cmd, m.counters.buffer, SF_COUNTER_SCAN_TOTAL * 4, 4, &count);
   gpu::computeBarrier(cmd);
   m.recordSortSetup(cmd, m.counters.address + SF_COUNTER_SCAN_TOTAL * 4, SF_DESC_KEYS, 0);
+  gpu::computeBarrier(cmd);
   m.timestamp(cmd, 0);
-  int passes = m.recordSort(cmd, SF_DESC_KEYS, kDepthPasses, (std::clamp(hi_bits, 1, 32) + 7) / 8, kFlagCarryLo | kFlagCarryHi);
+  int passes = m.recordSort(cmd, SF_DESC_KEYS, kDepthPasses, (std::clamp(hi_bits, 1, 32) + 7) / 8, SF_FLAG_CARRY_LO | SF_FLAG_CARRY_HI);
+  gpu::computeBarrier(cmd);
   m.timestamp(cmd, 1);
   m.ctx.submit(cmd);
   bool alt = passes % 2 != 0;

@@ -186,6 +186,19 @@ TEST(VulkanImage, DemoMatchesCpu) {
   ImageDiff d = compareImages(r->render(objs, *scene.camera, rs), renderCpu(objs, *scene.camera, rs));
   std::printf("demo Vulkan vs CPU: PSNR %.2f dB, max abs %.2e\n", d.psnr, d.max_abs);
   EXPECT_GE(d.psnr, 45.0);
+  // The frame is a declared graph: its passes in data-flow order, a barrier before each pass that reads
+  // what the one before wrote, none before the passes of a stretch that only read what is visible.
+  const std::string& graph = r->lastFrameGraph();
+  std::printf("%s", graph.c_str());
+  size_t at = 0;
+  for (const char* pass : {"clear:", "slot overrides:", "deform inputs:", "skin:", "deform splats:", "meshes:", "preprocess:", "depth keys:",
+                           "depth sort:", "gather counts:", "scan:", "emit keys:", "tile sort:", "tile ranges:", "raster:", "readback:"}) {
+    const size_t next = graph.find(pass, at);
+    ASSERT_NE(next, std::string::npos) << pass << " missing or out of order in:\n" << graph;
+    at = next;
+  }
+  EXPECT_NE(graph.find("skin: reads deform inputs; writes skinned vertices (off this frame)"), std::string::npos) << graph;
+  EXPECT_NE(graph.find("| barrier\nraster: reads tile ranges, sort keys, projected splats, mesh layer; writes image"), std::string::npos) << graph;
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 
@@ -390,8 +403,11 @@ TEST(VulkanImage, GpuSkinnedCharactersMatchCpuReference) {
 
 // The raster skips, per subgroup, the splats whose alpha >= 1/255 ellipse misses its pixels. Splats at the
 // edges of that test: needles (ill-conditioned conics), opacities on both sides of 1/255, splats larger
-// than a tile, all white on black so that a wrongly skipped splat changes a pixel by at least 1/255 times
-// its transmittance. Sparse, so that CPU and GPU agree to float rounding everywhere else.
+// than a tile, all white on black, sparse. A splat skipped where it reaches cuts its ellipse short over
+// whole rows of pixels (narrowing the test to 0.7 of the extents gives 41.8 dB, max 0.076). Without the
+// cull the two backends still differ where a pixel's alpha sits at 1/255 and the device's exp rounds it to
+// the other side: one splat's 1/255 at such a pixel (lavapipe 118.0 dB, max 4.3e-5; the H200 92.6 dB,
+// max 3.9e-3, the same PSNR on biker as before the cull).
 TEST(VulkanImage, RasterCullKeepsEverySplatThatReachesAPixel) {
   SF_REQUIRE_VULKAN(r);
   GaussianCloud c = frontCloud(400, 0, 77);
@@ -407,7 +423,8 @@ TEST(VulkanImage, RasterCullKeepsEverySplatThatReachesAPixel) {
   ImageRGBA gpu = r->render({&obj, 1}, cam, {});
   ImageDiff d = compareImages(gpu, renderCpu({&obj, 1}, cam, {}));
   std::printf("raster cull edge cases: PSNR %.2f dB, max abs %.2e\n", d.psnr, d.max_abs);
-  EXPECT_LT(d.max_abs, 2e-4);
+  EXPECT_GE(d.psnr, 80.0);
+  EXPECT_LE(d.max_abs, 1.5 / 255.0);
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 

@@ -83,7 +83,7 @@ void main() {
   float det = a * cc - b * b;
   if (det == 0.0 || isinf(det) || isnan(det)) return;
   float opacity = fr.f.opacities.v[slot];
-  if ((obj.flags & 1u) != 0u) opacity *= sqrt(max(det_raw / det, 0.0));
+  if ((obj.flags & SF_OBJECT_ANTIALIASED) != 0u) opacity *= sqrt(max(det_raw / det, 0.0));
   float det_inv = 1.0 / det;
   float mid = 0.5 * (a + cc);
   float lambda1 = mid + sqrt(max(0.1, mid * mid - det));
@@ -112,7 +112,7 @@ void main() {
 
   vec3 dir = normalize(p_obj - vec3(obj.cam_in_object[0], obj.cam_in_object[1], obj.cam_in_object[2]));
   vec3 col = max(evalSh(obj.sh_degree, fr.f.sh, obj.sh_base + i * obj.sh_stride, dir) + 0.5, vec3(0.0));
-  if ((obj.flags & 2u) != 0u) col = vec3(srgbEncode(col.x), srgbEncode(col.y), srgbEncode(col.z));
+  if ((obj.flags & SF_OBJECT_LINEAR_COLOR) != 0u) col = vec3(srgbEncode(col.x), srgbEncode(col.y), srgbEncode(col.z));
 
   fr.f.means.v[slot] = mean;
   fr.f.conic_opacity.v[slot] = conic_opacity;
