@@ -178,7 +178,7 @@ std::string sceneSummary(const Scene& scene) {
 Scene loadInput(const char* command, const std::string& input, const std::string& clip, double time, bool strict, std::optional<int> width,
                 std::optional<int> height, bool background_given, RenderSettings& settings) {
   progress("loading " + input);
-  if (!looksLikeSceneJson(input)) {
+  if (classifyInput(input) != InputKind::kSceneJson) {
     Scene scene = sceneFromFile(input, clip, time);
     progress("loaded " + sceneSummary(scene));
     return scene;
@@ -546,7 +546,7 @@ int runBench(const BenchOptions& o) {
       what = fmt::format("synthetic {} gaussians", o.synthetic);
     } else {
       std::string input = o.input.empty() ? dir + "/splats/biker.spz" : o.input;
-      if (looksLikeSceneJson(input)) {
+      if (classifyInput(input) == InputKind::kSceneJson) {
         scene = loadSceneJson(input);
       } else {
         cloud = std::make_shared<GaussianCloud>(loadSplats(input).cloud);

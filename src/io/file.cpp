@@ -47,6 +47,15 @@ void writeFileAtomic(const std::string& path, std::span<const uint8_t> bytes) {
   }
 }
 
+InputKind classifyInput(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return InputKind::kCharacterPackage;
+  const std::string ext = fileExtension(path);
+  if (ext == ".gltf" || ext == ".glb") return InputKind::kGltf;
+  if (ext == ".json") return InputKind::kSceneJson;
+  return InputKind::kSplatFile;
+}
+
 std::string fileExtension(const std::string& path) {
   std::string name = std::filesystem::path(path).filename().string();
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });

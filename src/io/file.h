@@ -18,4 +18,10 @@ void writeFileAtomic(const std::string& path, std::span<const uint8_t> bytes);
 // Lower-case extension of a path including the dot (".ply"), with ".compressed.ply" kept whole.
 std::string fileExtension(const std::string& path);
 
+// What an input path names, decided here for every command and scene object: an existing directory is a
+// character package, .gltf / .glb a glTF model, .json a scene, anything else a splat file (whose format
+// decodeSplats then reads from its content). Never throws; a missing file is reported by its loader.
+enum class InputKind { kSplatFile, kGltf, kSceneJson, kCharacterPackage };
+InputKind classifyInput(const std::string& path);
+
 }  // namespace sf

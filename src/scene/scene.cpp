@@ -210,11 +210,6 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform) {
 
 namespace {
 
-bool isGltfPath(const std::string& path) {
-  std::string ext = fileExtension(path);
-  return ext == ".gltf" || ext == ".glb";
-}
-
 // Fills a scene object from a glTF file: the model, its splats, the clip. Throws sf::Error. Objects of one
 // scene that name the same file share one model (and so its textures and vertex data).
 void loadGltfObject(SceneObject& obj, const std::string& path, const std::string& clip,
@@ -321,12 +316,13 @@ Scene sceneFromFile(const std::string& path, const std::string& clip, double tim
   SceneObject obj;
   obj.name = std::filesystem::path(path).stem().string();
   obj.source = path;
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
+  const InputKind kind = classifyInput(path);
+  if (kind == InputKind::kSceneJson) throw Error(path + ": a scene JSON is not one object (load it with loadSceneJson)");
+  if (kind == InputKind::kCharacterPackage) {
     loadCharacterObject(obj, path, clip);
     obj.name = std::filesystem::path(path).filename().string();
     obj.time = time;
-  } else if (isGltfPath(path)) {
+  } else if (kind == InputKind::kGltf) {
     loadGltfObject(obj, path, clip);
     obj.time = time;
   } else {
@@ -346,11 +342,6 @@ Camera parseCameraJson(const std::string& text, const std::string& path, std::op
 
 Camera loadCameraJson(const std::string& path, std::optional<int> width, std::optional<int> height) {
   return parseCameraJson(readText(path), path, width, height);
-}
-
-bool looksLikeSceneJson(const std::string& path) {
-  std::string ext = fileExtension(path);
-  return ext == ".json";
 }
 
 GaussianCloud makePlaceholderCloud() {
@@ -402,7 +393,7 @@ Scene loadSceneJson(const std::string& path, const SceneLoadOptions& options) {
     obj.object_to_world = o.has("transform") ? parseTransform(o["transform"]) : Mat4{};
     std::string resolved = std::filesystem::path(file).is_absolute() ? file : (dir / file).string();
     obj.source = resolved;
-    const bool gltf = !character_key && (gltf_key || isGltfPath(file));
+    const bool gltf = !character_key && (gltf_key || classifyInput(resolved) == InputKind::kGltf);
     std::string clip;
     if (o.has("clip")) {
       if (!gltf && !character_key) o["clip"].fail("\"clip\" applies to glTF and character objects only");

@@ -77,9 +77,6 @@ Camera parseCameraJson(const std::string& text, const std::string& path, std::op
                        std::optional<int> height = {});
 Camera loadCameraJson(const std::string& path, std::optional<int> width = {}, std::optional<int> height = {});
 
-// True when `bytes` look like a JSON document (first non-blank character is '{').
-bool looksLikeSceneJson(const std::string& path);
-
 struct SceneLoadOptions {
   bool strict = false;  // a failing object is an error instead of a placeholder with a warning
   std::optional<int> width, height;  // camera size override

@@ -57,6 +57,7 @@
 
 #include "core/error.h"
 #include "core/gaussian_cloud.h"
+#include "io/file.h"
 #include "io/formats.h"
 #include "io/ply.h"
 #include "io/splat_format.h"
@@ -1216,6 +1217,20 @@ TEST(Formats, SplatStartingWithGzipMagicIsStillReadAsSplat) {
   ASSERT_EQ(tryDecode(bytes, "unlucky.splat", &loaded, &message), Outcome::kDecoded) << message;
   EXPECT_EQ(loaded.format, SplatFormat::kSplat);
   EXPECT_TRUE(cloudsMatch(c, loaded.cloud, splatTolerance()));
+}
+
+// One classifier for every command's input and every scene object: directory, extension, else a splat file.
+TEST(Formats, InputPathsAreClassifiedInOnePlace) {
+  const std::string dir = test::tempDir("ClassifyInput");
+  EXPECT_EQ(classifyInput(dir), InputKind::kCharacterPackage);
+  EXPECT_EQ(classifyInput(dir + "/man.GLB"), InputKind::kGltf);
+  EXPECT_EQ(classifyInput(dir + "/man.gltf"), InputKind::kGltf);
+  EXPECT_EQ(classifyInput(dir + "/scene.json"), InputKind::kSceneJson);
+  EXPECT_EQ(classifyInput(dir + "/c.compressed.ply"), InputKind::kSplatFile);
+  EXPECT_EQ(classifyInput(dir + "/c.spz"), InputKind::kSplatFile);
+  EXPECT_EQ(classifyInput(dir + "/no_extension"), InputKind::kSplatFile);  // content decides (decodeSplats)
+  std::filesystem::create_directories(dir + "/pkg.json");  // a directory is a package whatever its name
+  EXPECT_EQ(classifyInput(dir + "/pkg.json"), InputKind::kCharacterPackage);
 }
 
 TEST(Formats, WriteFormatFollowsExtension) {
