@@ -5,10 +5,8 @@
 #include <cstring>
 #include <mutex>
 
-#if SPLATFORGE_SANITIZED
 #include <dlfcn.h>
 #include <link.h>
-#endif
 
 #include "core/error.h"
 
@@ -55,14 +53,7 @@ int typeRank(VkPhysicalDeviceType t) {
 // let the loader unload them as usual.
 void keepDriverModulesLoaded() {
 #if SPLATFORGE_SANITIZED
-  std::vector<std::string> names;
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, size_t, void* out) {
-        if (info->dlpi_name && info->dlpi_name[0]) static_cast<std::vector<std::string>*>(out)->push_back(info->dlpi_name);
-        return 0;
-      },
-      &names);
-  for (const std::string& name : names) dlopen(name.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  for (const std::string& name : loadedModules()) dlopen(name.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 #endif
 }
 
@@ -205,6 +196,17 @@ std::vector<LayerInfo> listLayers() {
   if (vkEnumerateInstanceLayerProperties(&n, props.data()) != VK_SUCCESS) return out;
   for (uint32_t i = 0; i < n; ++i) out.push_back({props[i].layerName, props[i].description, props[i].specVersion, props[i].implementationVersion});
   return out;
+}
+
+std::vector<std::string> loadedModules() {
+  std::vector<std::string> names;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        if (info->dlpi_name && info->dlpi_name[0]) static_cast<std::vector<std::string>*>(out)->push_back(info->dlpi_name);
+        return 0;
+      },
+      &names);
+  return names;
 }
 
 std::string versionString(uint32_t v) {

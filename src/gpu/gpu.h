@@ -43,6 +43,8 @@ uint32_t loaderVersion();
 std::vector<LayerInfo> listLayers();
 // "1.3.239" from a packed Vulkan version.
 std::string versionString(uint32_t version);
+// Paths of the shared libraries mapped into this process now (the Vulkan loader, drivers, layers, ...).
+std::vector<std::string> loadedModules();
 
 struct ContextOptions {
   // Khronos validation layer with a messenger that counts errors (see Context::validationErrors).

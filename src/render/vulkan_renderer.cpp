@@ -112,7 +112,9 @@ struct VulkanRenderer::Impl {
   uint32_t tiles = 0, width = 0, height = 0;
   gpu::Buffer tile_ranges, image, counters, frame, objects_buf, readback, dynamic_staging;
   int last_passes = 0;
-  std::string last_graph;  // the last frame's passes and barriers (FrameGraph::describe)
+  // The last frame's graph, kept for lastFrameGraph() (described on request, not per frame). Its record
+  // callbacks refer to that frame's locals and are never run again.
+  FrameGraph last_graph;
   uint32_t sort_subgroups = 1;  // subgroups per sort workgroup
   // Mesh pass (created on the first frame with meshes): render targets, their copies the raster reads,
   // and one host-visible buffer with the frame's vertex data, textures and draw records.
@@ -506,10 +508,10 @@ struct VulkanRenderer::Impl {
     dispatch(cmd, sort_setup, p, 1);
   }
 
-  // LSD radix sort of keys[0..5] as described by the descriptor at counters[desc_word] (visible to it:
-  // the caller puts a barrier after the setup): `lo_passes`
-  // 8-bit passes over the low word, then `hi_passes` over the high word; `carry` (SF_FLAG_CARRY_*) moves the
-  // other word along. Returns the number of passes; an odd number leaves the result in the alternates.
+  // LSD radix sort of keys[0..5] as described by the descriptor at counters[desc_word] (the caller puts a
+  // barrier after the setup that wrote it): `lo_passes` 8-bit passes over the low word, then `hi_passes`
+  // over the high word; `carry` (SF_FLAG_CARRY_*) moves the other word along. Returns the number of
+  // passes; an odd number leaves the result in the alternates.
   int recordSort(VkCommandBuffer cmd, uint32_t desc_word, int lo_passes, int hi_passes, uint32_t carry) {
     const VkDeviceAddress desc = counters.address + desc_word * 4u;
     const int passes = lo_passes + hi_passes;
@@ -549,7 +551,7 @@ struct VulkanRenderer::Impl {
 VulkanRenderer::VulkanRenderer(const gpu::ContextOptions& options) : impl_(std::make_unique<Impl>(options)) {}
 VulkanRenderer::~VulkanRenderer() = default;
 const gpu::DeviceInfo& VulkanRenderer::device() const { return impl_->ctx.info(); }
-const std::string& VulkanRenderer::lastFrameGraph() const { return impl_->last_graph; }
+std::string VulkanRenderer::lastFrameGraph() const { return impl_->last_graph.describe(); }
 
 gpu::Context& VulkanRenderer::context() { return impl_->ctx; }
 
@@ -841,7 +843,7 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
       m.timestamp(cmd, 9);
     });
     g.run([&] { gpu::computeBarrier(cmd); });
-    m.last_graph = g.describe();
+    m.last_graph = std::move(g);
     m.ctx.submit(cmd);
     m.last_passes = passes;
 

@@ -62,7 +62,7 @@ class VulkanRenderer {
   gpu::Context& context();
   // The last frame as a frame graph: one line per pass with what it reads and writes (passes off in
   // that frame marked), and the barriers the graph put between them (render/frame_graph.h).
-  const std::string& lastFrameGraph() const;
+  std::string lastFrameGraph() const;
 
   // Renders the objects. Clouds are uploaded when they change (pointer or size) and reused otherwise;
   // transforms are read every frame. Meshes (render/mesh.h) are uploaded every frame, drawn first by the

@@ -18,8 +18,6 @@
 #include "scene/scene.h"
 #include "support/test_support.h"
 
-#include <link.h>
-
 namespace sf {
 namespace {
 
@@ -50,13 +48,7 @@ TEST(GpuContext, DriverModulesStayLoadedAfterTheContextInSanitizerBuilds) {
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   std::string driver;
   { gpu::Context ctx; driver = ctx.info().driver_name; }
-  std::vector<std::string> modules;
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, size_t, void* out) {
-        if (info->dlpi_name && info->dlpi_name[0]) static_cast<std::vector<std::string>*>(out)->push_back(info->dlpi_name);
-        return 0;
-      },
-      &modules);
+  const std::vector<std::string> modules = gpu::loadedModules();
   // ICD libraries are named libvulkan_<driver>.so (Mesa) or libnvidia-*; the loader is libvulkan.so.1.
   const bool icd = std::any_of(modules.begin(), modules.end(), [](const std::string& m) {
     return m.find("libvulkan_") != std::string::npos || m.find("libnvidia") != std::string::npos;
@@ -188,7 +180,7 @@ TEST(VulkanImage, DemoMatchesCpu) {
   EXPECT_GE(d.psnr, 45.0);
   // The frame is a declared graph: its passes in data-flow order, a barrier before each pass that reads
   // what the one before wrote, none before the passes of a stretch that only read what is visible.
-  const std::string& graph = r->lastFrameGraph();
+  const std::string graph = r->lastFrameGraph();
   std::printf("%s", graph.c_str());
   size_t at = 0;
   for (const char* pass : {"clear:", "slot overrides:", "deform inputs:", "skin:", "deform splats:", "meshes:", "preprocess:", "depth keys:",
