@@ -373,7 +373,11 @@ GaussianCloud makePlaceholderCloud() {
 }
 
 Scene loadSceneJson(const std::string& path, const SceneLoadOptions& options) {
-  Json j = parseJson(readText(path), path);
+  return parseSceneJson(readText(path), path, options);
+}
+
+Scene parseSceneJson(const std::string& text, const std::string& path, const SceneLoadOptions& options) {
+  Json j = parseJson(text, path);
   Node root{j, "", path};
   Scene scene;
   static const Json kNoObjects = Json::array();

@@ -79,6 +79,10 @@ Camera loadCameraJson(const std::string& path, std::optional<int> width = {}, st
 
 struct SceneLoadOptions {
   bool strict = false;  // a failing object is an error instead of a placeholder with a warning
+  // Object files, character packages and script packages must lie inside the scene file's directory
+  // (no absolute paths, no ".." leaving it, no symbolic link leading out). On by default; turn it off only
+  // for scenes you trust (render --allow-outside-paths).
+  bool confine_paths = true;
   std::optional<int> width, height;  // camera size override
   std::function<void(const std::string&)> progress;  // called with a line per object loaded
 };
@@ -88,6 +92,8 @@ struct SceneLoadOptions {
 // splat characters ({"character": package directory, same clip keys}), each with an optional "transform". Objects that fail to load are replaced by a visible placeholder and
 // a warning (unless strict). Throws sf::Error for malformed JSON.
 Scene loadSceneJson(const std::string& path, const SceneLoadOptions& options = {});
+// The same from the scene's text; `path` names it in messages and its directory resolves object paths.
+Scene parseSceneJson(const std::string& text, const std::string& path, const SceneLoadOptions& options = {});
 
 // Bounds over every object (world space, 1-99 percentiles of all splat centres and of the mesh vertices
 // posed at scene time 0).
