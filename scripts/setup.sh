@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config ccache
+  clang libclang-rt-14-dev
   libgtest-dev libgmock-dev
   zlib1g-dev libzstd-dev
   nlohmann-json3-dev libfmt-dev libstb-dev libcli11-dev libtinygltf-dev

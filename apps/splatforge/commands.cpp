@@ -19,6 +19,7 @@
 #include "character/character.h"
 #include "core/error.h"
 #include "core/gaussian_cloud.h"
+#include "core/limits.h"
 #include "core/parallel.h"
 #include "deform/gpu_skinning.h"
 #include "io/file.h"
@@ -58,7 +59,9 @@ std::string jsonEscape(const std::string& s) {
   return out;
 }
 
-std::string vecJson(Vec3 v) { return fmt::format("[{}, {}, {}]", v.x, v.y, v.z); }
+// JSON has no NaN or infinity: such a number is written as null, so the output always parses.
+std::string numberJson(double v) { return std::isfinite(v) ? fmt::format("{}", v) : std::string("null"); }
+std::string vecJson(Vec3 v) { return fmt::format("[{}, {}, {}]", numberJson(v.x), numberJson(v.y), numberJson(v.z)); }
 std::string vecText(Vec3 v) { return fmt::format("{:.4f} {:.4f} {:.4f}", v.x, v.y, v.z); }
 
 Vec3 parseColor(const std::string& text) {
@@ -85,6 +88,11 @@ void checkWritableTarget(const std::string& path, const char* what) {
   std::error_code ec;
   if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
     throw Error(std::string(what) + " " + path + ": directory " + parent.string() + " does not exist");
+}
+
+// Every validation message of a context, for the error that ends a command run with --validation.
+std::string validationFailure(const gpu::Context& ctx) {
+  return fmt::format("{} Vulkan validation error(s):\n{}", ctx.validationErrors(), ctx.validationReport());
 }
 
 // "vulkan", or "auto" where a Vulkan device exists.
@@ -138,8 +146,7 @@ class FrameRenderer {
       VulkanFrameStats st;
       f.image = vulkan_->render(objects, cam, settings, &st, meshes);
       if (vulkan_->context().validationErrors() > 0)
-        throw Error(fmt::format("{} Vulkan validation error(s); last: {}", vulkan_->context().validationErrors(),
-                                vulkan_->context().lastValidationError()));
+        throw Error(validationFailure(vulkan_->context()));
       f.visible = st.visible, f.splats = st.splats, f.keys = st.tile_keys;
       const VulkanPassTimes& pt = st.times;
       f.timing = fmt::format("gpu {:.2f} ms: {}preprocess {:.2f}, depth sort {:.2f}, scan {:.2f}, keys {:.2f}, tile sort {:.2f}, "
@@ -175,17 +182,19 @@ std::string sceneSummary(const Scene& scene) {
 
 // The scene of a command's input: a scene JSON (warnings printed, its background unless --bg was given),
 // or one splat file, glTF model or character package.
-Scene loadInput(const char* command, const std::string& input, const std::string& clip, double time, bool strict, std::optional<int> width,
-                std::optional<int> height, bool background_given, RenderSettings& settings) {
+Scene loadInput(const char* command, const std::string& input, const std::string& clip, double time, bool strict, bool allow_outside_paths,
+                std::optional<int> width, std::optional<int> height, bool background_given, RenderSettings& settings) {
   progress("loading " + input);
   if (classifyInput(input) != InputKind::kSceneJson) {
     Scene scene = sceneFromFile(input, clip, time);
+    for (const std::string& w : scene.warnings) fmt::print(stderr, "splatforge {}: warning: {}\n", command, w);
     progress("loaded " + sceneSummary(scene));
     return scene;
   }
   if (!clip.empty()) throw Error("--clip applies to a glTF input; a scene JSON names each object's clip");
   SceneLoadOptions lo;
   lo.strict = strict;
+  lo.confine_paths = !allow_outside_paths;
   lo.width = width;
   lo.height = height;
   lo.progress = progress;
@@ -195,6 +204,15 @@ Scene loadInput(const char* command, const std::string& input, const std::string
   return scene;
 }
 
+// True when no splat of the scene's objects reaches the renderer's alpha threshold of 1/255.
+bool allTransparent(const Scene& scene) {
+  for (const SceneObject& o : scene.objects)
+    if (o.cloud)
+      for (float a : o.cloud->opacities)
+        if (a >= 1.0f / 255.0f) return false;
+  return true;
+}
+
 // Renders a scene and writes the outputs; shared by `render` and `demo`.
 int renderAndWrite(const char* command, const Scene& scene, const Camera& cam, const RenderSettings& settings,
                    const BackendChoice& backend, const std::string& png, const std::string& npy, Clock::time_point t_start,
@@ -202,6 +220,8 @@ int renderAndWrite(const char* command, const Scene& scene, const Camera& cam, c
   FrameRenderer renderer(backend);
   progress(fmt::format("rendering {}x{} on {} ({})", cam.width, cam.height, renderer.describe(), sceneSummary(scene)));
   FrameRenderer::Frame f = renderer.render(scene, 0.0, cam, settings);
+  if (f.visible == 0 && f.mesh_triangles == 0 && f.splats > 0 && allTransparent(scene))
+    return fail(command, fmt::format("nothing to draw: every one of the {} gaussians is fully transparent (opacity below 1/255)", f.splats));
   if (f.visible == 0 && f.mesh_triangles == 0)
     return fail(command, fmt::format("no gaussian is visible from this camera (all {} culled: behind the camera, "
                                      "closer than 0.2, or outside the image); check the camera",
@@ -217,6 +237,20 @@ int renderAndWrite(const char* command, const Scene& scene, const Camera& cam, c
 
 }  // namespace
 
+void applyLoadPolicy(const LoadPolicyOptions& o) {
+  LoadLimits l = loadLimits();
+  if (o.max_gaussians) l.max_gaussians = *o.max_gaussians;
+  if (!o.max_memory.empty()) {
+    try {
+      l.max_bytes = parseByteSize(o.max_memory);
+    } catch (const Error& e) {
+      throw Error(std::string("--max-memory: ") + e.what());
+    }
+  }
+  l.reject_non_finite = o.strict;
+  setLoadLimits(l);
+}
+
 std::string defaultAssetsDir() {
   if (const char* env = std::getenv("SPLATFORGE_ASSETS")) return env;
   return "../shared/assets";
@@ -226,13 +260,14 @@ int runInfo(const InfoOptions& o) {
   try {
     auto t0 = Clock::now();
     LoadedSplats l = loadSplats(o.input);
+    for (const std::string& w : l.warnings) fmt::print(stderr, "splatforge info: warning: {}\n", w);
     const GaussianCloud& c = l.cloud;
     std::string version = l.version ? fmt::format(" (version {})", l.version) : "";
     if (o.json) {
       fmt::print("{{\n  \"file\": \"{}\",\n  \"format\": \"{}\",\n  \"version\": {},\n  \"count\": {},\n  \"sh_degree\": {},\n",
                  jsonEscape(o.input), formatName(l.format), l.version, c.size(), c.sh_degree);
-      fmt::print("  \"antialiased\": {},\n  \"file_bytes\": {},\n  \"memory_bytes\": {},\n", c.antialiased ? "true" : "false",
-                 l.file_bytes, c.memoryBytes());
+      fmt::print("  \"antialiased\": {},\n  \"file_bytes\": {},\n  \"memory_bytes\": {},\n  \"dropped_non_finite\": {},\n",
+                 c.antialiased ? "true" : "false", l.file_bytes, c.memoryBytes(), l.dropped_non_finite);
       if (c.size() > 0) {
         CloudBounds b = computeBounds(c);
         fmt::print("  \"bounds\": {{\"min\": {}, \"max\": {}, \"p01\": {}, \"p99\": {}}},\n", vecJson(b.min), vecJson(b.max),
@@ -245,7 +280,7 @@ int runInfo(const InfoOptions& o) {
     }
     fmt::print("file:        {}\n", o.input);
     fmt::print("format:      {}{}\n", formatName(l.format), version);
-    fmt::print("gaussians:   {}\n", c.size());
+    fmt::print("gaussians:   {}{}\n", c.size(), l.dropped_non_finite ? fmt::format(" ({} with non-finite values dropped)", l.dropped_non_finite) : "");
     fmt::print("sh degree:   {}\n", c.sh_degree);
     fmt::print("antialiased: {}\n", c.antialiased ? "yes" : "no");
     if (c.size() > 0) {
@@ -271,6 +306,7 @@ int runConvert(const ConvertOptions& o) {
     checkWritableTarget(o.output, "output");
     progress("loading " + o.input);
     LoadedSplats l = loadSplats(o.input);
+    for (const std::string& w : l.warnings) fmt::print(stderr, "splatforge convert: warning: {}\n", w);
     progress(fmt::format("loaded {} gaussians ({}), writing {}", l.cloud.size(), formatName(l.format), o.output));
     saveSplats(l.cloud, o.output);
     fmt::print("wrote {} ({} gaussians)\ntime: {:.3f} s\n", o.output, l.cloud.size(), secondsSince(t0));
@@ -294,7 +330,7 @@ int runRender(const RenderOptions& o) {
     settings.antialiased = o.antialiased;
 
     if (!std::isfinite(o.time)) throw Error("--time must be a finite number of seconds");
-    Scene scene = loadInput("render", o.input, o.clip, o.time, o.strict, o.width, o.height, !o.background.empty(), settings);
+    Scene scene = loadInput("render", o.input, o.clip, o.time, o.strict, o.allow_outside_paths, o.width, o.height, !o.background.empty(), settings);
     double load_s = secondsSince(t0);
     Camera cam;
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
@@ -411,7 +447,7 @@ int runAnimate(const AnimateOptions& o) {
 
     RenderSettings settings;
     if (!o.background.empty()) settings.background = parseColor(o.background);
-    Scene scene = loadInput("animate", o.input, o.clip, 0.0, o.strict, o.width, o.height, !o.background.empty(), settings);
+    Scene scene = loadInput("animate", o.input, o.clip, 0.0, o.strict, o.allow_outside_paths, o.width, o.height, !o.background.empty(), settings);
     Camera cam;
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
     else if (scene.camera) cam = *scene.camera;
@@ -547,9 +583,14 @@ int runBench(const BenchOptions& o) {
     } else {
       std::string input = o.input.empty() ? dir + "/splats/biker.spz" : o.input;
       if (classifyInput(input) == InputKind::kSceneJson) {
-        scene = loadSceneJson(input);
+        SceneLoadOptions lo;
+        lo.confine_paths = !o.allow_outside_paths;
+        scene = loadSceneJson(input, lo);
+        for (const std::string& w : scene.warnings) fmt::print(stderr, "splatforge bench: warning: {}\n", w);
       } else {
-        cloud = std::make_shared<GaussianCloud>(loadSplats(input).cloud);
+        LoadedSplats loaded = loadSplats(input);
+        for (const std::string& w : loaded.warnings) fmt::print(stderr, "splatforge bench: warning: {}\n", w);
+        cloud = std::make_shared<GaussianCloud>(std::move(loaded.cloud));
         if (o.sh_degree > 0) padShDegree(*cloud, o.sh_degree);
       }
       what = std::filesystem::path(input).filename().string();
@@ -626,7 +667,7 @@ int runBench(const BenchOptions& o) {
         ranges.push_back(t.ranges), raster.push_back(t.raster), readback.push_back(t.readback), all.push_back(t.total);
       }
       if (renderer.context().validationErrors() > 0)
-        throw Error("Vulkan validation errors: " + renderer.context().lastValidationError());
+        throw Error(validationFailure(renderer.context()));
       double frame_no_readback = median(all) - median(readback);
       fmt::print("visible {} gaussians, {} tile pairs, {} sort passes\n", st.visible, st.tile_keys, st.sort_passes);
       fmt::print("gpu median ms: preprocess {:.3f} | depth sort {:.3f} | scan {:.3f} | keys {:.3f} | tile sort {:.3f} | ranges {:.3f} | "
@@ -820,7 +861,7 @@ int runBenchSkin(const BenchSkinOptions& o) {
       double gpu = crowd.skin(palettes, method);
       if (f > 0) cpu_ms.push_back(cpu), gpu_ms.push_back(gpu);
     }
-    if (ctx.validationErrors() > 0) throw Error("Vulkan validation errors: " + ctx.lastValidationError());
+    if (ctx.validationErrors() > 0) throw Error(validationFailure(ctx));
     const double vertices = static_cast<double>(o.instances) * static_cast<double>(prim.positions.size());
     fmt::print("median ms per frame: cpu poses {:.3f} (sampling, hierarchy, palettes; {} threads) | gpu skinning {:.3f} "
                "({:.2f} G vertices/s)\n",
@@ -941,7 +982,7 @@ int runBenchCharacters(const BenchCharactersOptions& o) {
       ImageRGBA img = renderer.render(objs, cam, RenderSettings{}, &st);
       if (f > 0) cpu_ms.push_back(cpu), gpu_ms.push_back(st.times.total - st.times.readback), deform_ms.push_back(st.times.mesh);
     }
-    if (renderer.context().validationErrors() > 0) throw Error("Vulkan validation errors: " + renderer.context().lastValidationError());
+    if (renderer.context().validationErrors() > 0) throw Error(validationFailure(renderer.context()));
     fmt::print("median ms per frame: gpu {:.3f} (deform + sort + raster, without the image readback; deform pass {:.3f}) | cpu poses {:.1f} "
                "(sampling, skinning of the bound meshes; {} threads)\n",
                median(gpu_ms), median(deform_ms), median(cpu_ms), workerCount());

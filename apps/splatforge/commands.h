@@ -10,6 +10,16 @@
 
 namespace sf::cli {
 
+// Options every command accepts (main.cpp applies them before the command runs): the load limits and
+// the non-finite policy of core/limits.h.
+struct LoadPolicyOptions {
+  std::optional<uint64_t> max_gaussians;
+  std::string max_memory;  // "8G", "512M", bytes
+  bool strict = false;     // refuse files holding non-finite values (set by a command's --strict)
+};
+// Sets the process's load limits from the options; throws sf::Error for a malformed size.
+void applyLoadPolicy(const LoadPolicyOptions& o);
+
 struct InfoOptions {
   std::string input;
   bool json = false;
@@ -33,6 +43,7 @@ struct RenderOptions {
   std::string save_float;       // .npy
   bool antialiased = false;
   bool strict = false;
+  bool allow_outside_paths = false;  // scene JSON: object paths may leave the scene's directory
   std::string clip;  // glTF input: animation name or index (default: the first)
   double time = 0;   // glTF input: seconds into the clip
 };
@@ -52,6 +63,7 @@ struct AnimateOptions {
   bool validation = false;
   std::string background;
   bool strict = false;
+  bool allow_outside_paths = false;
 };
 int runAnimate(const AnimateOptions& o);
 
@@ -89,6 +101,7 @@ struct BenchOptions {
   int frames = 10;          // timed frames (median reported) after one warm-up frame
   bool loads = false;       // also measure load throughput of the biker PLY, compressed PLY and SPZ
   std::string json;         // write the results as JSON here
+  bool allow_outside_paths = false;  // scene JSON input
 };
 int runBench(const BenchOptions& o);
 

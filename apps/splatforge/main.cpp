@@ -4,22 +4,35 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "core/limits.h"
 
 int main(int argc, char** argv) {
   using namespace sf::cli;
   CLI::App app{"splatforge: real-time dynamic Gaussian splatting engine, command-line tools"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "splatforge 0.1.0");
+  app.fallthrough();  // the options below may follow the command's name
+
+  // Limits for loading untrusted files, for every command (docs/formats/README.md, "Untrusted input").
+  LoadPolicyOptions policy;
+  const sf::LoadLimits defaults = sf::defaultLoadLimits();
+  app.add_option("--max-gaussians", policy.max_gaussians,
+                 "Most gaussians one file may declare (default " + std::to_string(defaults.max_gaussians) + ")")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  app.add_option("--max-memory", policy.max_memory,
+                 "Most memory one file's load may take, e.g. 8G (default half the machine's memory: " + sf::formatBytes(defaults.max_bytes) + ")");
 
   InfoOptions info;
   auto* c_info = app.add_subcommand("info", "Print a splat file's count, SH degree, format, bounds and memory");
   c_info->add_option("file", info.input, "Splat file (.ply, .compressed.ply, .spz, .splat)")->required();
   c_info->add_flag("--json", info.json, "Machine-readable JSON output");
+  c_info->add_flag("--strict", policy.strict, "Refuse a file holding NaN or infinite values (default: drop those gaussians with a warning)");
 
   ConvertOptions conv;
   auto* c_conv = app.add_subcommand("convert", "Convert between splat formats (chosen by extension; atomic write)");
   c_conv->add_option("input", conv.input, "Input splat file")->required();
-  c_conv->add_option("output", conv.output, "Output file: .ply, .spz (version 3) or .splat")->required();
+  c_conv->add_option("output", conv.output, "Output file: .ply, .spz (version 3), .splat or .glb")->required();
+  c_conv->add_flag("--strict", policy.strict, "Refuse a file holding NaN or infinite values (default: drop those gaussians with a warning)");
 
   RenderOptions ren;
   auto* c_ren = app.add_subcommand("render", "Render a splat file, glTF/GLB model or scene JSON to a PNG");
@@ -36,7 +49,11 @@ int main(int argc, char** argv) {
   c_ren->add_option("--bg", ren.background, "Background colour R,G,B in [0, 1] (default 0,0,0)");
   c_ren->add_option("--save-float", ren.save_float, "Also write the float RGBA image as .npy");
   c_ren->add_flag("--antialiased", ren.antialiased, "Antialiased mode (opacity compensation) for every object");
-  c_ren->add_flag("--strict", ren.strict, "Fail when a scene object cannot be loaded instead of drawing a placeholder");
+  c_ren->add_flag("--strict", ren.strict,
+                  "Fail when a scene object cannot be loaded instead of drawing a placeholder, and refuse files holding NaN or "
+                  "infinite values instead of dropping those gaussians");
+  c_ren->add_flag("--allow-outside-paths", ren.allow_outside_paths,
+                  "Scene JSON: let object paths be absolute or leave the scene's directory (only for scenes you trust)");
   c_ren->add_option("--clip", ren.clip, "glTF input: animation name or index (default: the first)");
   c_ren->add_option("--time", ren.time, "glTF input: seconds into the clip")->capture_default_str();
 
@@ -96,7 +113,11 @@ int main(int argc, char** argv) {
   c_ani->add_option("--device", ani.device, "Vulkan device: index or part of its name");
   c_ani->add_flag("--validation", ani.validation, "Enable Vulkan validation layers");
   c_ani->add_option("--bg", ani.background, "Background colour R,G,B in [0, 1] (default 0,0,0)");
-  c_ani->add_flag("--strict", ani.strict, "Fail when a scene object cannot be loaded instead of drawing a placeholder");
+  c_ani->add_flag("--strict", ani.strict,
+                  "Fail when a scene object cannot be loaded instead of drawing a placeholder, and refuse files holding NaN or "
+                  "infinite values instead of dropping those gaussians");
+  c_ani->add_flag("--allow-outside-paths", ani.allow_outside_paths,
+                  "Scene JSON: let object paths be absolute or leave the scene's directory (only for scenes you trust)");
 
   DemoOptions demo;
   auto* c_demo = app.add_subcommand("demo", "Render the built-in procedural demo scene");
@@ -132,6 +153,8 @@ int main(int argc, char** argv) {
   c_bench->add_option("--frames", bench.frames, "Timed frames; the median is reported")->check(CLI::Range(1, 10000))->capture_default_str();
   c_bench->add_flag("--loads", bench.loads, "Also measure load throughput (MB/s) of biker.ply, biker.compressed.ply and biker.spz");
   c_bench->add_option("--json", bench.json, "Write the results as JSON to this file");
+  c_bench->add_flag("--allow-outside-paths", bench.allow_outside_paths,
+                    "Scene JSON input: let object paths be absolute or leave the scene's directory");
 
   PoseOptions pose;
   auto* c_pose = app.add_subcommand("pose", "Print a glTF file's joint world matrices and mesh bounds at one time of a clip");
@@ -156,6 +179,13 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+  policy.strict = policy.strict || ren.strict || ani.strict;
+  try {
+    applyLoadPolicy(policy);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "splatforge: error: %s\n", e.what());
+    return 2;
   }
   if (c_info->parsed()) return runInfo(info);
   if (c_conv->parsed()) return runConvert(conv);

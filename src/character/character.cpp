@@ -20,17 +20,6 @@ int chooseDraw(const GltfModel& model) {
   return 0;
 }
 
-// ARKit-named morph targets make the character's expression space arkit52; other targets its own space.
-std::string expressionSpaceOf(const GltfModel& model, int draw) {
-  const GltfMesh& mesh = model.document().meshes[static_cast<size_t>(model.drawInfo(static_cast<size_t>(draw)).mesh)];
-  if (mesh.weights.empty()) return "none";
-  static const char* kArkitProbe[] = {"jawOpen", "eyeBlinkLeft", "eyeBlinkRight", "mouthSmileLeft", "browInnerUp"};
-  for (const std::string& n : mesh.target_names)
-    for (const char* a : kArkitProbe)
-      if (n == a) return "arkit52";
-  return "morph";
-}
-
 // The first animation by name, or "0" when it has none.
 std::string defaultClipOf(const GltfModel& model) {
   const std::string& name = model.clips()[0].name;
@@ -50,6 +39,18 @@ struct Rng {
 };
 
 }  // namespace
+
+// ARKit-named morph targets make the character's expression space arkit52; other targets its own space.
+std::string expressionSpaceOf(const GltfModel& model, int draw) {
+  const GltfMesh& mesh = model.document().meshes[static_cast<size_t>(model.drawInfo(static_cast<size_t>(draw)).mesh)];
+  if (mesh.weights.empty()) return "none";
+  static const char* kArkitProbe[] = {"jawOpen", "eyeBlinkLeft", "eyeBlinkRight", "mouthSmileLeft", "browInnerUp"};
+  for (const std::string& n : mesh.target_names)
+    for (const char* a : kArkitProbe)
+      if (n == a) return "arkit52";
+  return "morph";
+}
+
 
 std::vector<uint32_t> triangleList(const GltfPrimitive& prim) {
   if (!prim.indices.empty()) return prim.indices;

@@ -121,4 +121,8 @@ class Character {
 // The bound mesh's triangle list: the primitive's indices, or 0..n-1 when it has none.
 std::vector<uint32_t> triangleList(const GltfPrimitive& prim);
 
+// The expression space a skin's draw offers: "arkit52" when its mesh's morph targets carry ARKit names,
+// "morph" for other morph targets, "none" without morph targets.
+std::string expressionSpaceOf(const GltfModel& model, int draw);
+
 }  // namespace sf::character

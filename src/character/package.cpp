@@ -9,6 +9,7 @@
 #include "core/sha256.h"
 #include "io/file.h"
 #include "io/gltf.h"
+#include "io/json.h"
 #include "io/ply.h"
 
 namespace sf::character {
@@ -44,7 +45,7 @@ std::vector<uint8_t> readVerified(const fs::path& dir, const Json& root, const c
     return fail("file name '" + name + "' must be relative to the package directory");
   const fs::path path = dir / name;
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return fail((path.string() + ": file is missing").c_str());
+  if (!fs::exists(fs::symlink_status(path, ec))) return fail((path.string() + ": file is missing").c_str());
   std::vector<uint8_t> bytes = readFile(path.string());
   if (e.contains("bytes") && e["bytes"].is_number_unsigned() && e["bytes"].get<uint64_t>() != bytes.size())
     return fail(path.string() + ": " + std::to_string(bytes.size()) + " bytes, character.json says " + std::to_string(e["bytes"].get<uint64_t>()));
@@ -74,12 +75,7 @@ size_t countOf(const Json& root, const char* what) {
 // A package copies one glTF file: a .gltf naming external buffers or images would arrive incomplete.
 void requireSelfContained(std::span<const uint8_t> bytes, const std::string& path) {
   if (fs::path(path).extension() != ".gltf") return;  // GLB carries its binary chunk
-  Json j;
-  try {
-    j = Json::parse(bytes.begin(), bytes.end());
-  } catch (const Json::parse_error& e) {
-    throw Error(path + ": malformed JSON: " + e.what());
-  }
+  Json j = parseJsonText(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
   for (const char* list : {"buffers", "images"}) {
     if (!j.contains(list) || !j[list].is_array()) continue;
     for (size_t i = 0; i < j[list].size(); ++i) {
@@ -137,14 +133,10 @@ Character Character::loadPackage(const std::string& dir_name) {
   const fs::path json_path = dir / "character.json";
   const std::string jp = json_path.string();
   std::error_code ec;
-  if (!fs::is_regular_file(json_path, ec)) throw Error(jp + ": file is missing (a character package is a directory holding character.json)");
+  if (!fs::exists(fs::symlink_status(json_path, ec)))
+    throw Error(jp + ": file is missing (a character package is a directory holding character.json)");
   const std::vector<uint8_t> text = readFile(jp);
-  Json root;
-  try {
-    root = Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
-    throw Error(jp + ": malformed JSON: " + e.what());
-  }
+  Json root = parseJsonText(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), jp);
   if (!root.is_object() || stringOr(root, "format", "", jp) != kFormat)
     throw Error(jp + ": format: expected \"" + std::string(kFormat) + "\"");
   if (integerOr(root, "version", 0, jp) != kVersion)
@@ -165,6 +157,9 @@ Character Character::loadPackage(const std::string& dir_name) {
   c.skin_path_ = (dir / root["skin"]["file"].get<std::string>()).string();
   c.splats_ = readPly(ply, (dir / root["splats"]["file"].get<std::string>()).string());
   c.splats_.color_space = color_space == "linear" ? ColorSpace::kLinear : ColorSpace::kSrgb;
+  if (const NonFiniteReport bad = findNonFinite(c.splats_); bad.rows > 0)  // rows cannot be dropped: bindings align with them
+    throw Error(jp + ": splats: " + std::to_string(bad.rows) + " gaussians hold non-finite values (first: row " + std::to_string(bad.first_row) +
+                ", " + bad.first_field + "); a package's splats are refused rather than realigned");
   c.bindings_ = decodeBindings(bindings_bytes, (dir / root["bindings"]["file"].get<std::string>()).string());
   const size_t splat_count = countOf(root, "splats"), binding_count = countOf(root, "bindings");
   if (splat_count != c.splats_.size())
@@ -205,6 +200,10 @@ Character Character::loadPackage(const std::string& dir_name) {
           throw Error(jp + ": bindings.bin record " + std::to_string(i) + " names joint " + std::to_string(b.joints[k]) + " but the bound " +
                       (joints ? "skin has " + std::to_string(joints) + " joints" : std::string("primitive has no skin")));
   }
+  const std::string offered = expressionSpaceOf(*c.model_, c.draw_);
+  if (space != "none" && space != offered)
+    throw Error(jp + ": expressionSpace: \"" + space + "\" declared, but the bound mesh of " + c.skin_path_ + " offers \"" + offered + "\"" +
+                (offered == "none" ? " (it has no morph targets)" : offered == "morph" ? " (its morph targets are not ARKit-named)" : ""));
   c.expression_space_ = space;
   c.default_clip_ = stringOr(root, "defaultClip", "", jp);
   if (!c.default_clip_.empty() && c.model_->findClip(c.default_clip_) < 0)

@@ -37,6 +37,75 @@ std::string GaussianCloud::validate() const {
   return {};
 }
 
+NonFiniteReport findNonFinite(const GaussianCloud& cloud) {
+  NonFiniteReport r;
+  const size_t n = cloud.size();
+  const size_t stride = static_cast<size_t>(cloud.shStride());
+  auto finite3 = [](Vec3 v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); };
+  for (size_t i = 0; i < n; ++i) {
+    const char* field = nullptr;
+    std::string named;
+    const Quat& q = cloud.rotations[i];
+    if (!finite3(cloud.positions[i])) field = "position";
+    else if (!finite3(cloud.scales[i])) field = "scale";
+    else if (!(std::isfinite(q.w) && std::isfinite(q.x) && std::isfinite(q.y) && std::isfinite(q.z))) field = "rotation";
+    else if (!std::isfinite(cloud.opacities[i])) field = "opacity";
+    else if (!cloud.normals.empty() && !finite3(cloud.normals[i])) field = "normal";
+    if (!field) {
+      for (size_t k = 0; k < stride; ++k)
+        if (!std::isfinite(cloud.sh[i * stride + k])) {
+          named = "sh[" + std::to_string(k / 3) + "] (colour " + std::to_string(k % 3) + ")";
+          break;
+        }
+    }
+    if (!field && named.empty()) {
+      for (const ExtraChannel& e : cloud.extras)
+        if (!std::isfinite(e.values[i])) {
+          named = "extra " + e.name;
+          break;
+        }
+    }
+    if (!field && named.empty()) continue;
+    if (r.rows == 0) {
+      r.first_row = i;
+      r.first_field = field ? field : named;
+      r.bad.assign(n, 0);
+    }
+    r.bad[i] = 1;
+    ++r.rows;
+  }
+  return r;
+}
+
+void eraseRows(GaussianCloud& cloud, std::span<const uint8_t> drop) {
+  const size_t n = cloud.size();
+  assert(drop.size() == n);
+  const size_t stride = static_cast<size_t>(cloud.shStride());
+  size_t out = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (drop[i]) continue;
+    if (out != i) {
+      cloud.positions[out] = cloud.positions[i];
+      cloud.scales[out] = cloud.scales[i];
+      cloud.rotations[out] = cloud.rotations[i];
+      cloud.opacities[out] = cloud.opacities[i];
+      std::copy_n(cloud.sh.begin() + static_cast<std::ptrdiff_t>(i * stride), stride, cloud.sh.begin() + static_cast<std::ptrdiff_t>(out * stride));
+      if (!cloud.normals.empty()) cloud.normals[out] = cloud.normals[i];
+      if (!cloud.ids.empty()) cloud.ids[out] = cloud.ids[i];
+      for (ExtraChannel& e : cloud.extras) e.values[out] = e.values[i];
+    }
+    ++out;
+  }
+  cloud.positions.resize(out);
+  cloud.scales.resize(out);
+  cloud.rotations.resize(out);
+  cloud.opacities.resize(out);
+  cloud.sh.resize(out * stride);
+  if (!cloud.normals.empty()) cloud.normals.resize(out);
+  if (!cloud.ids.empty()) cloud.ids.resize(out);
+  for (ExtraChannel& e : cloud.extras) e.values.resize(out);
+}
+
 size_t GaussianCloud::memoryBytes() const {
   size_t bytes = positions.size() * sizeof(Vec3) + scales.size() * sizeof(Vec3) + rotations.size() * sizeof(Quat) +
                  opacities.size() * sizeof(float) + sh.size() * sizeof(float) + normals.size() * sizeof(Vec3) +

@@ -73,6 +73,19 @@ struct GaussianCloud {
   size_t memoryBytes() const;
 };
 
+// Non-finite values (NaN, +-inf) in a cloud: how many rows hold one, and the first such row and field
+// ("position", "scale", "rotation", "opacity", "sh[k] (colour c)", "normal", "id" never, "extra <name>").
+struct NonFiniteReport {
+  size_t rows = 0;
+  size_t first_row = 0;
+  std::string first_field;
+  std::vector<uint8_t> bad;  // per row: 1 when the row holds a non-finite value (empty when rows == 0)
+};
+NonFiniteReport findNonFinite(const GaussianCloud& cloud);
+
+// Removes the rows whose `drop` entry is non-zero from every array, optional channels included.
+void eraseRows(GaussianCloud& cloud, std::span<const uint8_t> drop);
+
 // Places a cloud in the space of the affine map m, as KHR_gaussian_splatting's M C C^T M^T says:
 // positions are transformed by m; when m's linear part is a rotation times a uniform scale s, rotations are
 // composed with that rotation and scales multiplied by s (an identity m leaves every value bit for bit);

@@ -57,7 +57,7 @@ void keepDriverModulesLoaded() {
 #endif
 }
 
-VkInstance createInstance(bool validation, bool* debug_utils) {
+VkInstance createInstance(bool validation, bool synchronization, bool* debug_utils) {
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = "splatforge";
   app.pEngineName = "splatforge";
@@ -80,7 +80,24 @@ VkInstance createInstance(bool validation, bool* debug_utils) {
     if (!*debug_utils) throw Error("Vulkan validation requested but VK_EXT_debug_utils is unavailable");
     layers.push_back("VK_LAYER_KHRONOS_validation");
   }
+  // Synchronization validation through VK_EXT_validation_features, which the validation layer provides.
+  const VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+  features.enabledValidationFeatureCount = 1;
+  features.pEnabledValidationFeatures = enables;
+  bool sync = false;
+  if (validation && synchronization) {
+    SF_VK_CHECK(vkEnumerateInstanceExtensionProperties("VK_LAYER_KHRONOS_validation", &n, nullptr));
+    std::vector<VkExtensionProperties> layer_exts(n);
+    SF_VK_CHECK(vkEnumerateInstanceExtensionProperties("VK_LAYER_KHRONOS_validation", &n, layer_exts.data()));
+    sync = std::any_of(layer_exts.begin(), layer_exts.end(), [](const VkExtensionProperties& e) {
+      return std::strcmp(e.extensionName, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME) == 0;
+    });
+    if (!sync) throw Error("Vulkan synchronization validation requested but the validation layer lacks VK_EXT_validation_features");
+    extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+  }
   VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  if (sync) ci.pNext = &features;
   ci.pApplicationInfo = &app;
   ci.enabledLayerCount = static_cast<uint32_t>(layers.size());
   ci.ppEnabledLayerNames = layers.data();
@@ -170,7 +187,7 @@ std::vector<DeviceInfo> listDevices() {
   if (!initVolk()) return out;
   try {
     bool debug_utils = false;
-    VkInstance instance = createInstance(false, &debug_utils);
+    VkInstance instance = createInstance(false, false, &debug_utils);
     auto devices = physicalDevices(instance);
     for (uint32_t i = 0; i < devices.size(); ++i) out.push_back(describe(devices[i], i));
     vkDestroyInstance(instance, nullptr);
@@ -222,7 +239,7 @@ bool vulkanAvailable() {
 
 Context::Context(const ContextOptions& options) : validation_(options.validation) {
   if (!initVolk()) throw Error("Vulkan loader (libvulkan.so.1) not found; install libvulkan1 and a driver (Debian: mesa-vulkan-drivers)");
-  instance_ = createInstance(options.validation, &debug_utils_);
+  instance_ = createInstance(options.validation, options.synchronization_validation, &debug_utils_);
   if (debug_utils_ && options.validation) {
     VkDebugUtilsMessengerCreateInfoEXT mi{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
     mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
@@ -356,7 +373,16 @@ Context::~Context() {
 
 void Context::recordValidationError(const char* message) {
   ++validation_errors_;
-  last_validation_error_ = message;
+  if (validation_messages_.size() < kMaxKeptMessages) validation_messages_.emplace_back(message);
+}
+
+std::string Context::validationReport(uint32_t since) const {
+  std::string out;
+  for (size_t i = since; i < validation_messages_.size(); ++i)
+    out += (out.empty() ? "" : "\n") + std::string("  [") + std::to_string(i + 1) + "] " + validation_messages_[i];
+  if (validation_errors_ > validation_messages_.size())
+    out += "\n  (" + std::to_string(validation_errors_ - validation_messages_.size()) + " more not kept)";
+  return out;
 }
 
 void Context::setName(VkObjectType type, uint64_t handle, const std::string& name) const {

@@ -47,8 +47,11 @@ std::string versionString(uint32_t version);
 std::vector<std::string> loadedModules();
 
 struct ContextOptions {
-  // Khronos validation layer with a messenger that counts errors (see Context::validationErrors).
+  // Khronos validation layer with a messenger that records every error (see Context::validationMessages).
   bool validation = false;
+  // With validation: the layer's synchronization validation too (hazards between commands with no barrier
+  // between them, such as a fill and an update of one buffer).
+  bool synchronization_validation = true;
   // Device by index ("0") or by a case-insensitive substring of its name; empty: discrete > integrated >
   // virtual > CPU.
   std::string device;
@@ -83,9 +86,12 @@ class Context {
   // The queue does graphics and Vulkan 1.3 dynamic rendering is enabled: GraphicsPipeline works.
   bool graphics() const { return graphics_ && dynamic_rendering_; }
 
-  // Validation messages of severity error seen so far, and the last such message.
+  // Validation messages of severity error seen so far: their count, every message in order (the first
+  // kMaxKeptMessages are kept), and those from index `since` on as one text, one numbered message per line.
+  static constexpr size_t kMaxKeptMessages = 1000;
   uint32_t validationErrors() const { return validation_errors_; }
-  const std::string& lastValidationError() const { return last_validation_error_; }
+  const std::vector<std::string>& validationMessages() const { return validation_messages_; }
+  std::string validationReport(uint32_t since = 0) const;
 
   // Debug name for any Vulkan object (no-op without VK_EXT_debug_utils).
   void setName(VkObjectType type, uint64_t handle, const std::string& name) const;
@@ -121,7 +127,7 @@ class Context {
   double timestamp_period_ns_ = 1.0;
   bool validation_ = false, debug_utils_ = false, subgroup_size_control_ = false, graphics_ = false, dynamic_rendering_ = false;
   uint32_t validation_errors_ = 0;
-  std::string last_validation_error_;
+  std::vector<std::string> validation_messages_;
 };
 
 // A buffer and its memory; move-only, freed on destruction.

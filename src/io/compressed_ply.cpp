@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/limits.h"
 #include "io/byte_reader.h"
 #include "io/ply.h"
 #include "io/ply_parser.h"
@@ -92,6 +93,7 @@ GaussianCloud readCompressedPly(std::span<const uint8_t> bytes, const std::strin
   // Each vertex row is 16 bytes: reject impossible counts before allocating.
   if (n > bytes.size() / 16) r.failAt(0, "vertex count " + std::to_string(n) + " exceeds what the file can hold");
 
+  checkGaussianBudget(path, n, degree, chunk.count * 18 * sizeof(float));
   std::vector<float> bounds(static_cast<size_t>(chunk.count) * 18, 0.0f);
   ply::visitElement(r, h, static_cast<size_t>(ci), [&](uint64_t row, const double* values) {
     float* b = bounds.data() + row * 18;

@@ -1,50 +1,155 @@
 #include "io/file.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/limits.h"
 
 namespace sf {
 
+namespace {
+
+std::string osError(int err) { return std::strerror(err); }
+
+const char* fileTypeName(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// Temporary names beside `path`: "<name>.sf-tmp-<pid>-XXXXXX". The pid lets a later write recognise the
+// leftovers of a killed process (stale) without touching those of a running one.
+constexpr const char* kTempTag = ".sf-tmp-";
+
+void removeStaleTemporaries(const std::filesystem::path& target) {
+  const std::filesystem::path dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  const std::string prefix = target.filename().string() + kTempTag;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string rest = name.substr(prefix.size());  // "<pid>-XXXXXX"
+    const size_t dash = rest.find('-');
+    if (dash == std::string::npos || dash == 0 || rest.size() - dash - 1 != 6) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(rest.c_str(), &end, 10);
+    if (end != rest.c_str() + dash || pid <= 0) continue;
+    if (pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // owner alive
+    ::unlinkat(::dirfd(d), name.c_str(), 0);
+  }
+  ::closedir(d);
+}
+
+void syncDirectory(const std::filesystem::path& target) {
+  const std::filesystem::path dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);  // best effort: some file systems refuse fsync on directories
+  ::close(fd);
+}
+
+}  // namespace
+
 std::vector<uint8_t> readFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a directory, expected a file");
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw Error(path + ": cannot open: " + std::strerror(errno));
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; the type check below refuses it.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) throw Error(path + ": file is missing");
+    throw Error(path + ": cannot open: " + osError(err));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw Error(path + ": cannot stat: " + osError(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(path + ": is " + fileTypeName(st.st_mode) + ", expected a regular file");
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  try {
+    checkByteBudget(path, size, "file size");
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   std::vector<uint8_t> bytes;
-  uint8_t buffer[1 << 16];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) bytes.insert(bytes.end(), buffer, buffer + n);
-  bool failed = std::ferror(f) != 0;
-  std::fclose(f);
-  if (failed) throw Error(path + ": read error");
+  try {
+    bytes.resize(static_cast<size_t>(size));
+  } catch (const std::bad_alloc&) {
+    ::close(fd);
+    throw Error(path + ": not enough memory to read its " + formatBytes(size));
+  }
+  size_t got = 0;
+  while (got < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw Error(path + ": read error at byte " + std::to_string(got) + ": " + osError(err));
+    }
+    if (n == 0) break;  // shrank while we read: keep what is there; the format's own checks judge it
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  bytes.resize(got);
   return bytes;
 }
 
 void writeFileAtomic(const std::string& path, std::span<const uint8_t> bytes) {
-  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw Error(path + ": cannot create: " + std::strerror(errno));
-  bool ok = bytes.empty() || std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  ok = (std::fflush(f) == 0) && ok;
-  ok = (::fsync(::fileno(f)) == 0) && ok;
-  int saved = errno;
-  ok = (std::fclose(f) == 0) && ok;
+  const std::filesystem::path target(path);
+  removeStaleTemporaries(target);
+  std::string tmp = path + kTempTag + std::to_string(::getpid()) + "-XXXXXX";
+  int fd = ::mkostemp(tmp.data(), O_CLOEXEC);  // created exclusively (O_EXCL), mode 0600
+  if (fd < 0) throw Error(path + ": cannot create a temporary file beside it: " + osError(errno));
+  // mkostemp makes the file 0600; give it the permissions an ordinary new file would have.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  bool ok = true;
+  int saved = 0;
+  size_t done = 0;
+  while (ok && done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = false;
+      saved = n < 0 ? errno : EIO;
+    } else {
+      done += static_cast<size_t>(n);
+    }
+  }
+  if (ok && ::fsync(fd) != 0) ok = false, saved = errno;
+  if (::close(fd) != 0 && ok) ok = false, saved = errno;
   if (!ok) {
-    std::remove(tmp.c_str());
-    throw Error(path + ": write failed: " + std::strerror(saved));
+    ::unlink(tmp.c_str());
+    throw Error(path + ": write failed: " + osError(saved));
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
     saved = errno;
-    std::remove(tmp.c_str());
-    throw Error(path + ": cannot rename temporary file into place: " + std::strerror(saved));
+    ::unlink(tmp.c_str());
+    throw Error(path + ": cannot rename temporary file into place: " + osError(saved));
   }
+  syncDirectory(target);
 }
 
 InputKind classifyInput(const std::string& path) {

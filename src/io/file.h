@@ -8,11 +8,15 @@
 
 namespace sf {
 
-// Reads a whole file; throws sf::Error naming the path and the OS reason on failure.
+// Reads a whole regular file; throws sf::Error naming the path and the reason: missing, a directory, a
+// device, a FIFO or socket (refused without blocking), larger than the load memory limit (core/limits.h),
+// or an OS error.
 std::vector<uint8_t> readFile(const std::string& path);
 
-// Writes `bytes` to a temporary file beside `path`, flushes it, then renames it over `path`.
-// On any failure the temporary file is removed and `path` is left as it was; throws sf::Error.
+// Writes `bytes` to a new temporary file beside `path` (created exclusively with a unique name,
+// "<name>.sf-tmp-<pid>-XXXXXX"), syncs it, renames it over `path` and syncs the directory. Temporary files
+// of this pattern left by processes that no longer run (a killed write) are removed first. On any failure
+// the temporary file is removed and `path` is left as it was; throws sf::Error.
 void writeFileAtomic(const std::string& path, std::span<const uint8_t> bytes);
 
 // Lower-case extension of a path including the dot (".ply"), with ".compressed.ply" kept whole.

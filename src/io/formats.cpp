@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/limits.h"
 #include "io/file.h"
 #include "io/gltf.h"
 #include "io/gltf_splats.h"
@@ -74,12 +75,27 @@ LoadedSplats decodeSplats(std::span<const uint8_t> bytes, const std::string& pat
   }
   std::string problem = out.cloud.validate();
   if (!problem.empty()) throw FormatError(path, 0, "decoded cloud is inconsistent: " + problem);
+  NonFiniteReport bad = findNonFinite(out.cloud);
+  if (bad.rows > 0) {
+    const std::string what = std::to_string(bad.rows) + " of " + std::to_string(out.cloud.size()) +
+                             " gaussians hold non-finite values (NaN or infinity; first: row " + std::to_string(bad.first_row) +
+                             ", " + bad.first_field + ")";
+    if (loadLimits().reject_non_finite) throw Error(path + ": " + what + "; refused (--strict)");
+    eraseRows(out.cloud, bad.bad);
+    out.dropped_non_finite = bad.rows;
+    out.warnings.push_back(path + ": " + what + "; dropped them (--strict refuses such files)");
+  }
   return out;
 }
 
 LoadedSplats loadSplats(const std::string& path) {
-  std::vector<uint8_t> bytes = readFile(path);
-  return decodeSplats(bytes, path);
+  try {
+    std::vector<uint8_t> bytes = readFile(path);
+    return decodeSplats(bytes, path);
+  } catch (const std::bad_alloc&) {
+    throw Error(path + ": ran out of memory while loading (the load memory limit is " + formatBytes(loadLimits().max_bytes) +
+                "; lower it with --max-memory to be refused before allocating)");
+  }
 }
 
 SplatFormat writeFormatForPath(const std::string& path) {
@@ -95,6 +111,11 @@ SplatFormat writeFormatForPath(const std::string& path) {
 }
 
 std::vector<uint8_t> encodeSplats(const GaussianCloud& cloud, SplatFormat format) {
+  NonFiniteReport bad = findNonFinite(cloud);
+  if (bad.rows > 0)
+    throw Error("cannot write " + std::string(formatName(format)) + ": " + std::to_string(bad.rows) + " of " + std::to_string(cloud.size()) +
+                " gaussians hold non-finite values (first: row " + std::to_string(bad.first_row) + ", " + bad.first_field +
+                "); files never carry NaN or infinity");
   switch (format) {
     case SplatFormat::kPly: return writePly(cloud);
     case SplatFormat::kSpz: return writeSpz(cloud);
@@ -108,7 +129,13 @@ std::vector<uint8_t> encodeSplats(const GaussianCloud& cloud, SplatFormat format
 
 void saveSplats(const GaussianCloud& cloud, const std::string& path) {
   SplatFormat format = writeFormatForPath(path);
-  writeFileAtomic(path, encodeSplats(cloud, format));
+  std::vector<uint8_t> bytes;
+  try {
+    bytes = encodeSplats(cloud, format);
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+  writeFileAtomic(path, bytes);
 }
 
 }  // namespace sf

@@ -126,6 +126,38 @@ std::string_view jsonText(std::span<const uint8_t> bytes, bool binary) {
   return {chars + 20, length};
 }
 
+// The GLB container (glTF 2.0, "Binary glTF Layout"): a 12-byte header (magic, version 2, total length),
+// then chunks of (length, type, data). Checked here so that a short or inconsistent file is reported with
+// what is short and where, before tinygltf sees it.
+void checkGlbContainer(std::span<const uint8_t> bytes, const std::string& name) {
+  auto u32 = [&](size_t at) {
+    uint32_t v;
+    std::memcpy(&v, bytes.data() + at, 4);
+    return v;
+  };
+  if (bytes.size() < 12)
+    throw FormatError(name, bytes.size(), "truncated: the GLB header needs 12 bytes, the file has " + std::to_string(bytes.size()));
+  if (u32(4) != 2) throw FormatError(name, 4, "GLB version " + std::to_string(u32(4)) + " (expected 2)");
+  const uint64_t declared = u32(8);
+  if (declared > bytes.size())
+    throw FormatError(name, 8, "truncated: the GLB header declares " + std::to_string(declared) + " bytes, the file has " + std::to_string(bytes.size()));
+  if (declared < bytes.size())
+    throw FormatError(name, 8, "the GLB header declares " + std::to_string(declared) + " bytes but the file has " +
+                                   std::to_string(bytes.size() - declared) + " more");
+  size_t at = 12;
+  for (int chunk = 0; at < declared; ++chunk) {
+    if (declared - at < 8)
+      throw FormatError(name, at, "truncated: chunk " + std::to_string(chunk) + " header needs 8 bytes, " + std::to_string(declared - at) + " remain");
+    const uint64_t length = u32(at), type = u32(at + 4);
+    if (chunk == 0 && type != 0x4E4F534Au) throw FormatError(name, at + 4, "the first GLB chunk is not JSON");
+    if (length > declared - at - 8)
+      throw FormatError(name, at, "truncated: chunk " + std::to_string(chunk) + " (" + (type == 0x4E4F534Au ? "JSON" : type == 0x004E4942u ? "BIN" : "unknown") +
+                                      ") declares " + std::to_string(length) + " bytes, " + std::to_string(declared - at - 8) + " remain");
+    at += 8 + length;
+  }
+  if (at == 12) throw FormatError(name, 12, "truncated: the GLB has no JSON chunk");
+}
+
 // tinygltf's buffer errors name the file or URI but not the buffer: find the buffer by its uri and name it.
 // A URI's %XX escapes decoded (RFC 3986; glTF image URIs are URI-encoded relative paths). A '%' that does
 // not start two hex digits is kept as it is.
@@ -1373,6 +1405,7 @@ const char* gltfInterpolationName(GltfInterpolation interpolation) {
 GltfDocument parseGltf(std::span<const uint8_t> bytes, const std::string& name, const std::string& base_dir) {
   if (bytes.size() > std::numeric_limits<unsigned int>::max()) throw Error(name + ": larger than 4 GiB");
   const bool binary = bytes.size() >= 4 && std::memcmp(bytes.data(), "glTF", 4) == 0;
+  if (binary) checkGlbContainer(bytes, name);
   std::string_view json = jsonText(bytes, binary);
   if (jsonDepth(json) > kMaxJsonDepth)
     throw Error(name + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");

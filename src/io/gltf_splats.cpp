@@ -10,6 +10,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "core/limits.h"
 #include "core/covariance.h"
 #include "core/error.h"
 #include "core/sh.h"
@@ -51,6 +52,8 @@ std::vector<GltfSplatInstance> gltfSplatInstances(const GltfDocument& doc) {
   }
   const std::vector<Mat4> world = doc.worldMatrices();
   std::vector<GltfSplatInstance> out;
+  uint64_t total = 0;  // gaussians instanced so far: many nodes instancing one primitive multiply it
+  int degree = 0;
   std::vector<int> stack(roots.rbegin(), roots.rend());
   while (!stack.empty()) {
     const size_t k = static_cast<size_t>(stack.back());
@@ -61,6 +64,10 @@ std::vector<GltfSplatInstance> gltfSplatInstances(const GltfDocument& doc) {
     const GltfMesh& mesh = doc.meshes[static_cast<size_t>(node.mesh)];
     for (size_t p = 0; p < mesh.primitives.size(); ++p) {
       if (!mesh.primitives[p].has_splats) continue;
+      const GaussianCloud& source = mesh.primitives[p].splats.cloud;
+      total += source.size();
+      degree = std::max(degree, source.sh_degree);
+      checkGaussianBudget(doc.path, total, degree, cloudBytes(total, degree));  // the instances and their merged copy
       GltfSplatInstance inst;
       inst.node = static_cast<int>(k);
       inst.mesh = node.mesh;

@@ -1,15 +1,20 @@
 // INRIA 3DGS PLY reading and writing (docs/formats/ply.md).
 #include "io/ply.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include "core/limits.h"
 #include "io/byte_reader.h"
 #include "io/ply_parser.h"
 
 namespace sf {
 
 namespace {
+
+// Zero-size axes are written as this scale, so the log-scale stays finite.
+constexpr float kMinWrittenScale = 1e-30f;
 
 // Where a vertex property's value goes in the cloud.
 enum class Target : uint8_t { kPosition, kNormal, kDc, kRest, kOpacity, kScale, kRot, kColor8, kId, kExtra };
@@ -117,6 +122,8 @@ GaussianCloud readPly(std::span<const uint8_t> bytes, const std::string& path) {
     r.failAt(h.data_offset, "truncated: vertex count " + std::to_string(v.count) + " needs at least " +
                                 std::to_string(v.count * min_row) + " bytes of data, the file has " +
                                 std::to_string(bytes.size() - h.data_offset));
+  checkGaussianBudget(path, v.count, degree,
+                      v.count * (sizeof(double) * cloud.extras.size() + (seen_norm == 3 ? sizeof(Vec3) : 0) + sizeof(int32_t)));
   std::vector<ExtraChannel> extras = std::move(cloud.extras);  // resize() clears the optional channels
   cloud.resize(n, degree);
   for (ExtraChannel& e : extras) e.values.resize(n);
@@ -200,7 +207,7 @@ std::vector<uint8_t> writePly(const GaussianCloud& cloud) {
     for (int c = 0; c < 3; ++c)
       for (int k = 1; k <= rest; ++k) put(sh[static_cast<size_t>(k * 3 + c)]);
     put(logit(cloud.opacities[i]));
-    for (int a = 0; a < 3; ++a) put(std::log(cloud.scales[i][a]));
+    for (int a = 0; a < 3; ++a) put(std::log(std::max(cloud.scales[i][a], kMinWrittenScale)));
     Quat q = cloud.rotations[i];
     put(q.w), put(q.x), put(q.y), put(q.z);
     if (!cloud.ids.empty()) put(cloud.ids[i]);

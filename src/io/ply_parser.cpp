@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <charconv>
 #include <cstring>
 #include <string_view>
+#include <unordered_set>
 
 namespace sf::ply {
 
@@ -102,6 +104,8 @@ double parseAsciiValue(ByteReader& r, ScalarType t) {
   }
   if (res.ec != std::errc() || res.ptr != tok.data() + tok.size())
     r.failAt(at, "'" + std::string(tok.substr(0, 32)) + "' is not a valid " + scalarName(t));
+  // "nan", "inf" and "-inf" are float values; the loaders' non-finite policy decides what happens to them.
+  if (!isIntegerType(t) && !std::isfinite(v)) return v;
   double lo = 0, hi = 0;
   switch (t) {
     case ScalarType::kInt8: lo = -128, hi = 127; break;
@@ -175,6 +179,7 @@ bool looksLikePly(std::span<const uint8_t> bytes) {
 
 Header parseHeader(ByteReader& r) {
   Header h;
+  std::unordered_set<std::string> names;  // property names of the current element (duplicates are refused)
   bool saw_format = false;
   int line_no = 0;
   constexpr size_t kMaxHeader = 1 << 20;
@@ -212,6 +217,7 @@ Header parseHeader(ByteReader& r) {
       if (res.ec != std::errc() || res.ptr != words[2].data() + words[2].size())
         r.failAt(line_start, "element count '" + std::string(words[2]) + "' is not a non-negative integer");
       h.elements.push_back(std::move(e));
+      names.clear();
     } else if (key == "property") {
       if (h.elements.empty()) r.failAt(line_start, "property before any element");
       Property p;
@@ -228,7 +234,7 @@ Header parseHeader(ByteReader& r) {
         r.failAt(line_start, "property line must be 'property TYPE NAME' or 'property list CTYPE TYPE NAME'");
       }
       Element& e = h.elements.back();
-      if (e.find(p.name) >= 0) r.failAt(line_start, "duplicate property '" + p.name + "' in element '" + e.name + "'");
+      if (!names.insert(p.name).second) r.failAt(line_start, "duplicate property '" + p.name + "' in element '" + e.name + "'");
       e.properties.push_back(std::move(p));
     } else if (key == "end_header") {
       break;

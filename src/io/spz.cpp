@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "core/sh.h"
+#include "core/limits.h"
 #include "io/byte_reader.h"
 
 namespace sf {
@@ -35,6 +36,17 @@ void axisFlipSigns(float signs[16]) {
   for (int k = 0; k < 16; ++k) signs[k] = (a[k] * b[k] < 0) ? -1.0f : 1.0f;
 }
 
+// Extension records may follow the arrays of a legacy body; this much is allowed past them.
+constexpr uint64_t kExtensionSlack = 1u << 20;
+
+// Body bytes per point: positions, alpha, colour, scales, rotation, SH rest coefficients.
+uint64_t bodyBytesPerPoint(uint32_t version, int sh_degree) {
+  return 9 + 1 + 3 + 3 + (version >= 3 ? 4u : 3u) + 3 * shRestPerChannel(sh_degree);
+}
+
+// Inflates a legacy (gzip-wrapped) body. Once its 16-byte header is out, the declared point count and SH
+// degree fix the body's size: the load budget is checked for it before inflating further, and inflating
+// past it (plus room for extension records) stops, so a gzip bomb cannot exhaust memory.
 std::vector<uint8_t> gunzip(std::span<const uint8_t> in, const std::string& path) {
   z_stream zs{};
   if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) throw FormatError(path, 0, "gzip: cannot initialise zlib");
@@ -42,21 +54,31 @@ std::vector<uint8_t> gunzip(std::span<const uint8_t> in, const std::string& path
   zs.next_in = const_cast<Bytef*>(in.data());
   zs.avail_in = static_cast<uInt>(in.size());
   int ret = Z_OK;
-  size_t expected = 0;  // known once the header is out
-  while (ret != Z_STREAM_END) {
-    if (out.size() >= kLegacyHeaderBytes && expected == 0) {
-      uint32_t n;
-      std::memcpy(&n, out.data() + 8, 4);
-      // The largest legal body (v3, degree 4) bounds the output, so a gzip bomb cannot exhaust memory.
-      expected = kLegacyHeaderBytes + static_cast<size_t>(std::min<uint64_t>(n, kMaxPoints)) * (9 + 1 + 3 + 3 + 4 + 3 * 24) +
-                 (1u << 20);
+  uint64_t expected = 0;  // known once the header is out
+  // Once the header is out: check the budget for the body it declares, and bound inflating by that body.
+  auto declareBody = [&] {
+    if (out.size() < kLegacyHeaderBytes || expected != 0) return;
+    uint32_t version, n;
+    std::memcpy(&version, out.data() + 4, 4);
+    std::memcpy(&n, out.data() + 8, 4);
+    const int degree = std::min<int>(out[12], 3);  // checkHeader refuses larger degrees after inflating
+    const uint64_t body = kLegacyHeaderBytes + static_cast<uint64_t>(n) * bodyBytesPerPoint(version, degree);
+    try {
+      checkGaussianBudget(path, n, degree, body);
+    } catch (...) {
+      inflateEnd(&zs);
+      throw;
     }
+    expected = body + kExtensionSlack;
+  };
+  while (ret != Z_STREAM_END) {
     size_t old = out.size();
     out.resize(old + 65536);
     zs.next_out = out.data() + old;
     zs.avail_out = 65536;
     ret = inflate(&zs, Z_NO_FLUSH);
     out.resize(old + 65536 - zs.avail_out);
+    declareBody();
     if (ret == Z_STREAM_END) break;
     if (ret != Z_OK) {
       uint64_t at = zs.total_in;
@@ -67,7 +89,8 @@ std::vector<uint8_t> gunzip(std::span<const uint8_t> in, const std::string& path
     }
     if (expected != 0 && out.size() > expected) {
       inflateEnd(&zs);
-      throw FormatError(path, zs.total_in, "gzip stream inflates past the size its SPZ header allows");
+      throw FormatError(path, zs.total_in, "gzip stream inflates past the size its SPZ header declares (" +
+                                               std::to_string(expected - kExtensionSlack) + " bytes)");
     }
   }
   inflateEnd(&zs);
@@ -209,6 +232,9 @@ GaussianCloud readV4(std::span<const uint8_t> file, const std::string& path, int
   r.skip(12, "reserved header bytes");
   checkHeader(h, r);
   auto sizes = arraySizes(h);
+  uint64_t body = 0;
+  for (size_t s : sizes) body += s;
+  checkGaussianBudget(path, h.points, h.sh_degree, body);
   std::vector<int> present;  // attributes with a stream, in order
   for (int k = 0; k < 6; ++k)
     if (sizes[static_cast<size_t>(k)] != 0) present.push_back(k);
@@ -247,7 +273,7 @@ GaussianCloud readV4(std::span<const uint8_t> file, const std::string& path, int
   return decodeArrays(h, a, options);
 }
 
-uint8_t toByte(float v) { return static_cast<uint8_t>(std::clamp(std::lround(v), 0L, 255L)); }
+uint8_t toByte(float v) { return static_cast<uint8_t>(std::lround(std::clamp(v, 0.0f, 255.0f))); }
 
 }  // namespace
 
@@ -297,7 +323,7 @@ std::vector<uint8_t> writeSpz(const GaussianCloud& cloud, const SpzOptions& opti
     Vec3 p = cloud.positions[i];
     float comps[3] = {p.x, p.y * flip, p.z * flip};
     for (size_t k = 0; k < 3; ++k) {
-      int32_t v = static_cast<int32_t>(std::clamp(std::lround(comps[k] * pos_scale), -8388608L, 8388607L));
+      int32_t v = static_cast<int32_t>(std::lround(std::clamp(comps[k] * pos_scale, -8388608.0f, 8388607.0f)));
       uint32_t u = static_cast<uint32_t>(v) & 0xffffffu;
       positions[i * 9 + k * 3 + 0] = static_cast<uint8_t>(u & 0xffu);
       positions[i * 9 + k * 3 + 1] = static_cast<uint8_t>((u >> 8) & 0xffu);
@@ -306,7 +332,7 @@ std::vector<uint8_t> writeSpz(const GaussianCloud& cloud, const SpzOptions& opti
     alphas[i] = toByte(cloud.opacities[i] * 255.0f);
     auto sh = cloud.shOf(i);
     for (size_t k = 0; k < 3; ++k) colors[i * 3 + k] = toByte((sh[k] * kColorScale + 0.5f) * 255.0f);
-    for (int k = 0; k < 3; ++k) scales[i * 3 + static_cast<size_t>(k)] = toByte((std::log(cloud.scales[i][k]) + 10.0f) * 16.0f);
+    for (int k = 0; k < 3; ++k) scales[i * 3 + static_cast<size_t>(k)] = toByte((std::log(std::max(cloud.scales[i][k], 1e-30f)) + 10.0f) * 16.0f);
     Quat q = normalize(cloud.rotations[i]);
     float xyzw[4] = {q.x, q.y * flip, q.z * flip, q.w};
     uint32_t largest = 0;

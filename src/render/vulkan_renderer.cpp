@@ -761,9 +761,12 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     int passes = 0;
     GpuPush alt = m.push();
     g.add("clear", {}, {r_counters, r_ranges}, [&] {
-      vkCmdFillBuffer(cmd, m.counters.buffer, 0, VK_WHOLE_SIZE, 0);
+      // One write per buffer: a fill followed by an update of the same bytes would be a write-after-write
+      // hazard between two transfer commands with no barrier between them.
+      uint32_t counters[SF_COUNTER_WORDS] = {};
+      counters[SF_COUNTER_SLOTS] = m.slots;
+      vkCmdUpdateBuffer(cmd, m.counters.buffer, 0, sizeof(counters), counters);
       vkCmdFillBuffer(cmd, m.tile_ranges.buffer, 0, VK_WHOLE_SIZE, 0);
-      vkCmdUpdateBuffer(cmd, m.counters.buffer, SF_COUNTER_SLOTS * 4, 4, &m.slots);
     });
     g.add("slot overrides", {}, {r_splats}, [&] {
       vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.positions.buffer, static_cast<uint32_t>(pos_copies.size()), pos_copies.data());
@@ -913,8 +916,9 @@ double VulkanRenderer::sortPairs(std::vector<uint32_t>& hi, std::vector<uint32_t
   uint32_t count = static_cast<uint32_t>(n);
   VkCommandBuffer cmd = m.ctx.begin();
   vkCmdResetQueryPool(cmd, m.queries, 0, kTimestamps);
-  vkCmdFillBuffer(cmd, m.counters.buffer, 0, VK_WHOLE_SIZE, 0);
-  vkCmdUpdateBuffer(cmd, m.counters.buffer, SF_COUNTER_SCAN_TOTAL * 4, 4, &count);
+  uint32_t counters[SF_COUNTER_WORDS] = {};  // one write: see the frame's "clear" pass
+  counters[SF_COUNTER_SCAN_TOTAL] = count;
+  vkCmdUpdateBuffer(cmd, m.counters.buffer, 0, sizeof(counters), counters);
   gpu::computeBarrier(cmd);
   m.recordSortSetup(cmd, m.counters.address + SF_COUNTER_SCAN_TOTAL * 4, SF_DESC_KEYS, 0);
   gpu::computeBarrier(cmd);

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "io/file.h"
 #include "io/formats.h"
+#include "io/json.h"
 #include "anim/clip.h"
 
 namespace sf {
@@ -59,19 +60,20 @@ struct Node {
     for (size_t i = 0; i < count; ++i) out[i] = static_cast<float>(at(i).number());
     return out;
   }
+  // A clip: its name, or its index as a whole number in 0..65535 (returned as text, as a name would be).
+  std::string clipName() const {
+    if (!value.is_number()) return string();
+    const double d = number();
+    if (d != std::floor(d) || d < 0 || d > 65535) fail("expected a clip name or an index in 0..65535");
+    return std::to_string(static_cast<int>(d));
+  }
   Vec3 vec3() const {
     auto v = numbers(3);
     return {v[0], v[1], v[2]};
   }
 };
 
-Json parseJson(const std::string& text, const std::string& file) {
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw FormatError(file, e.byte > 0 ? e.byte - 1 : 0, std::string("malformed JSON: ") + e.what());
-  }
-}
+Json parseJson(const std::string& text, const std::string& file) { return parseJsonText(text, file); }
 
 std::string readText(const std::string& path) {
   std::vector<uint8_t> bytes = readFile(path);
@@ -210,14 +212,39 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform) {
 
 namespace {
 
+// An object's path resolved against the scene file's directory. Confined (the default), the path must stay
+// inside that directory: absolute paths, ".." leading out and symbolic links pointing out are refused.
+std::string resolveScenePath(const std::filesystem::path& dir, const std::string& file, bool confine) {
+  namespace fs = std::filesystem;
+  const fs::path p(file);
+  if (!confine) return p.is_absolute() ? file : (dir / p).string();
+  const char* why = " (scene paths are confined to the scene file's directory; render --allow-outside-paths lifts this for trusted scenes)";
+  if (p.is_absolute()) throw Error("'" + file + "': absolute path refused" + why);
+  std::error_code ec;
+  const fs::path base = fs::weakly_canonical(dir.empty() ? fs::path(".") : dir, ec);
+  const fs::path full = fs::weakly_canonical((dir.empty() ? fs::path(".") : dir) / p, ec);
+  if (ec) throw Error("'" + file + "': cannot resolve: " + ec.message());
+  auto b = base.begin(), f = full.begin();
+  for (; b != base.end() && f != full.end(); ++b, ++f)
+    if (*b != *f) break;
+  if (b != base.end() && !(b->empty() && std::next(b) == base.end()))
+    throw Error("'" + file + "': leads outside the scene's directory " + base.string() + why);
+  return (dir / p).string();
+}
+
+// Identity of a file for sharing loads: its canonical path (the path itself when it cannot be resolved).
+std::string fileKey(const std::string& path) {
+  std::error_code ec;
+  std::string key = std::filesystem::weakly_canonical(path, ec).string();
+  return ec ? path : key;
+}
+
 // Fills a scene object from a glTF file: the model, its splats, the clip. Throws sf::Error. Objects of one
 // scene that name the same file share one model (and so its textures and vertex data).
 void loadGltfObject(SceneObject& obj, const std::string& path, const std::string& clip,
                     std::map<std::string, std::shared_ptr<const GltfModel>>* cache = nullptr) {
   std::shared_ptr<const GltfModel> model;
-  std::error_code ec;
-  std::string key = std::filesystem::weakly_canonical(path, ec).string();
-  if (ec) key = path;
+  const std::string key = fileKey(path);
   if (cache && cache->count(key)) model = cache->at(key);
   else model = std::make_shared<GltfModel>(path);
   if (cache) (*cache)[key] = model;
@@ -231,13 +258,15 @@ void loadGltfObject(SceneObject& obj, const std::string& path, const std::string
   } else {
     obj.clip = model->clips().empty() ? -1 : 0;
   }
-  if (model->splats().size() > 0) obj.cloud = std::make_shared<GaussianCloud>(model->splats());
+  if (model->splats().size() > 0) obj.cloud = std::shared_ptr<const GaussianCloud>(model, &model->splats());
   obj.model = std::move(model);
 }
 
 // A character package: its splats (deformed per frame) and its model; the clip defaults to the package's.
-void loadCharacterObject(SceneObject& obj, const std::string& dir, const std::string& clip) {
-  auto ch = std::make_shared<character::Character>(character::Character::loadPackage(dir));
+void loadCharacterObject(SceneObject& obj, const std::string& dir, const std::string& clip,
+                         std::shared_ptr<const character::Character> shared = nullptr) {
+  std::shared_ptr<const character::Character> ch =
+      shared ? std::move(shared) : std::make_shared<const character::Character>(character::Character::loadPackage(dir));
   const std::string wanted = clip.empty() ? ch->defaultClip() : clip;
   obj.clip = -1;
   if (!wanted.empty()) {
@@ -252,7 +281,7 @@ void loadCharacterObject(SceneObject& obj, const std::string& dir, const std::st
 }
 
 // "script": [{"t": seconds, "command": name, "id": character id, ...command fields}], sorted by t.
-std::vector<character::ScriptCommand> parseScript(const Node& list, const std::filesystem::path& dir) {
+std::vector<character::ScriptCommand> parseScript(const Node& list, const std::filesystem::path& dir, bool confine) {
   if (!list.value.is_array()) list.fail("expected an array of commands");
   std::vector<character::ScriptCommand> out;
   for (size_t i = 0; i < list.value.size(); ++i) {
@@ -271,14 +300,17 @@ std::vector<character::ScriptCommand> parseScript(const Node& list, const std::f
       c.t = n["t"].number();
       if (c.t < 0) n["t"].fail("expected a time >= 0");
     }
-    auto clipName = [&](const Node& v) { return v.value.is_number() ? std::to_string(static_cast<long long>(v.number())) : v.string(); };
     if (c.command == "spawn-character") {
       std::string pkg = n["package"].string();
-      c.package = std::filesystem::path(pkg).is_absolute() ? pkg : (dir / pkg).string();
+      try {
+        c.package = resolveScenePath(dir, pkg, confine);
+      } catch (const Error& e) {
+        n["package"].fail(e.what());
+      }
       if (n.has("transform")) c.transform = parseTransform(n["transform"]);
-      if (n.has("clip")) c.clip = clipName(n["clip"]);
+      if (n.has("clip")) c.clip = n["clip"].clipName();
     } else if (c.command == "set-character-state") {
-      if (n.has("clip")) c.clip = clipName(n["clip"]);
+      if (n.has("clip")) c.clip = n["clip"].clipName();
       if (n.has("velocity")) c.velocity = n["velocity"].vec3();
       if (n.has("fade")) c.fade = static_cast<float>(n["fade"].number());
       if (c.clip.empty() && !c.velocity) n.fail("set-character-state needs \"clip\" or \"velocity\"");
@@ -328,8 +360,9 @@ Scene sceneFromFile(const std::string& path, const std::string& clip, double tim
   } else {
     if (!clip.empty()) throw Error(path + ": --clip applies to glTF files only");
     LoadedSplats loaded = loadSplats(path);
-    if (loaded.cloud.size() == 0) throw Error(path + ": contains no gaussians");
+    if (loaded.cloud.size() == 0) throw Error(path + (loaded.dropped_non_finite ? ": holds no gaussian with finite values" : ": contains no gaussians"));
     obj.cloud = std::make_shared<GaussianCloud>(std::move(loaded.cloud));
+    scene.warnings = std::move(loaded.warnings);
   }
   scene.objects.push_back(std::move(obj));
   return scene;
@@ -385,7 +418,10 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
   if (!objects.value.is_array() || (objects.value.empty() && !root.has("script")))
     objects.fail("expected a non-empty array of objects (or a \"script\" that spawns characters)");
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  // Objects naming the same file share one load (its splats, model or character are immutable once loaded).
   std::map<std::string, std::shared_ptr<const GltfModel>> models;
+  std::map<std::string, std::shared_ptr<const GaussianCloud>> clouds;
+  std::map<std::string, std::shared_ptr<const character::Character>> characters;
   for (size_t i = 0; i < objects.value.size(); ++i) {
     Node o = objects.at(i);
     SceneObject obj;
@@ -395,14 +431,20 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
     std::string file = (gltf_key ? o["gltf"] : character_key ? o["character"] : o["file"]).string();
     obj.name = o.has("name") ? o["name"].string() : std::filesystem::path(file).stem().string();
     obj.object_to_world = o.has("transform") ? parseTransform(o["transform"]) : Mat4{};
-    std::string resolved = std::filesystem::path(file).is_absolute() ? file : (dir / file).string();
+    std::string resolved = file;
+    std::string confinement;  // why the path is refused, when it is
+    try {
+      resolved = resolveScenePath(dir, file, options.confine_paths);
+    } catch (const Error& e) {
+      confinement = e.what();
+    }
     obj.source = resolved;
     const bool gltf = !character_key && (gltf_key || classifyInput(resolved) == InputKind::kGltf);
     std::string clip;
     if (o.has("clip")) {
       if (!gltf && !character_key) o["clip"].fail("\"clip\" applies to glTF and character objects only");
       Node c = o["clip"];
-      clip = c.value.is_number() ? std::to_string(static_cast<long long>(c.number())) : c.string();
+      clip = c.clipName();
     }
     if (o.has("time")) obj.time = o["time"].number();
     if (o.has("speed")) obj.speed = o["speed"].number();
@@ -410,20 +452,40 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
       if (!o["loop"].value.is_boolean()) o["loop"].fail("expected true or false");
       obj.loop = o["loop"].value.get<bool>();
     }
+    std::string failure;
     try {
+      if (!confinement.empty()) throw Error(confinement);
       if (character_key) {
-        loadCharacterObject(obj, resolved, clip);
+        const std::string key = fileKey(resolved);
+        auto it = characters.find(key);
+        loadCharacterObject(obj, resolved, clip, it != characters.end() ? it->second : nullptr);
+        characters.emplace(key, obj.character);
       } else if (gltf) {
         loadGltfObject(obj, resolved, clip, &models);
       } else {
-        LoadedSplats loaded = loadSplats(resolved);
-        if (loaded.cloud.size() == 0) throw Error(resolved + ": contains no gaussians");
-        obj.cloud = std::make_shared<GaussianCloud>(std::move(loaded.cloud));
+        const std::string key = fileKey(resolved);
+        auto it = clouds.find(key);
+        if (it != clouds.end()) {
+          obj.cloud = it->second;
+        } else {
+          LoadedSplats loaded = loadSplats(resolved);
+          if (loaded.cloud.size() == 0)
+            throw Error(resolved + (loaded.dropped_non_finite ? ": holds no gaussian with finite values" : ": contains no gaussians"));
+          for (const std::string& w : loaded.warnings) scene.warnings.push_back(o.path + " (" + obj.name + "): " + w);
+          obj.cloud = std::make_shared<GaussianCloud>(std::move(loaded.cloud));
+          clouds[key] = obj.cloud;
+        }
       }
     } catch (const Error& e) {
-      if (options.strict) throw;
-      scene.warnings.push_back(o.path + " (" + obj.name + "): " + e.what() + "; drawing a placeholder");
-      obj.cloud = std::make_shared<GaussianCloud>(makePlaceholderCloud());
+      failure = e.what();
+    } catch (const std::bad_alloc&) {
+      failure = resolved + ": ran out of memory while loading";
+    }
+    if (!failure.empty()) {
+      if (options.strict) throw Error(path + ": " + o.path + " (" + obj.name + "): " + failure);
+      scene.warnings.push_back(o.path + " (" + obj.name + "): " + failure + "; drawing a placeholder");
+      static const auto placeholder = std::make_shared<const GaussianCloud>(makePlaceholderCloud());
+      obj.cloud = placeholder;
       obj.model.reset();
       obj.character.reset();
       obj.clip = -1;
@@ -440,7 +502,7 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
     }
     scene.objects.push_back(std::move(obj));
   }
-  if (root.has("script")) scene.script = parseScript(root["script"], dir);
+  if (root.has("script")) scene.script = parseScript(root["script"], dir, options.confine_paths);
   if (root.has("camera")) scene.camera = parseCameraNode(root["camera"], options.width, options.height);
   if (root.has("background")) scene.background = root["background"].vec3();
   return scene;

@@ -83,7 +83,7 @@ TEST(AnimateCli, SceneWithModelAndSplatsToPngFrames) {
 })");
   std::string out;
   ASSERT_EQ(test::runCli("animate " + (dir / "scene.json").string() + " --fps 4 --duration 0.75 -o " + (dir / "frames/f_%03d.png").string() +
-                             " --backend cpu",
+                             " --backend cpu --allow-outside-paths",
                          &out),
             0)
       << out;

@@ -9,6 +9,7 @@
 #include "gpu/gpu.h"
 #include "io/formats.h"
 #include "io/image_io.h"
+#include "io/json.h"
 #include "support/test_support.h"
 
 namespace sf {
@@ -58,7 +59,7 @@ TEST(Cli, NoCommandOrUnknownOptionFails) {
 TEST(Cli, MissingFileIsNamed) {
   CliRun r = cli("info /nonexistent/cloud.ply");
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.out.find("/nonexistent/cloud.ply: cannot open"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/nonexistent/cloud.ply: file is missing"), std::string::npos) << r.out;
   CliRun s = cli("render /nonexistent/cloud.spz -o x.png");
   EXPECT_EQ(s.code, 1);
   EXPECT_NE(s.out.find("/nonexistent/cloud.spz"), std::string::npos) << s.out;
@@ -246,6 +247,77 @@ TEST(Cli, DemoWritesPng) {
   EXPECT_EQ(r.code, 0) << r.out;
   ImageRGBA img = readPng(dir + "/demo.png");
   EXPECT_EQ(img.width, 160);
+}
+
+
+// Untrusted input on the command line: the load limits as flags, the non-finite policy with --strict,
+// JSON output that always parses, and a cloud that cannot be seen for want of opacity blamed on that.
+TEST(Cli, LoadLimitsAndTheNonFinitePolicy) {
+  const std::string dir = test::tempDir("CliUntrusted");
+  const std::string ply = smallCloud(dir);
+  CliRun r = cli("info " + ply + " --max-gaussians 50");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find(ply + ": declares 200 gaussians, more than the load limit of 50 (raise it with --max-gaussians)"), std::string::npos)
+      << r.out;
+  r = cli("--max-memory 4k render " + ply + " -o " + dir + "/x.png --backend cpu");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("exceeds the load memory limit of 4.0 KiB (raise it with --max-memory)"), std::string::npos) << r.out;
+  EXPECT_EQ(cli("info " + ply + " --max-memory lots").code, 2);
+
+  // One NaN colour and one infinite position, in an ASCII PLY.
+  std::string text = "ply\nformat ascii 1.0\nelement vertex 4\n";
+  for (const char* p : {"x", "y", "z", "f_dc_0", "f_dc_1", "f_dc_2", "opacity", "scale_0", "scale_1", "scale_2", "rot_0", "rot_1", "rot_2", "rot_3"})
+    text += std::string("property float ") + p + "\n";
+  text += "end_header\n0 0 4 0.1 0.2 0.3 2 -3 -3 -3 1 0 0 0\n0 0 4 nan 0.2 0.3 2 -3 -3 -3 1 0 0 0\n"
+          "inf 0 4 0.1 0.2 0.3 2 -3 -3 -3 1 0 0 0\n0.1 0 4 0.1 0.2 0.3 2 -3 -3 -3 1 0 0 0\n";
+  writeText(dir + "/bad.ply", text);
+  r = cli("info --json " + dir + "/bad.ply");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("warning: " + dir + "/bad.ply: 2 of 4 gaussians hold non-finite values (NaN or infinity; first: row 1, sh[0] (colour 0)); dropped them"),
+            std::string::npos)
+      << r.out;
+  const std::string json = r.out.substr(r.out.find('{'));
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = parseJsonText(json, "info output")) << json;
+  EXPECT_EQ(j["count"], 2);
+  EXPECT_EQ(j["dropped_non_finite"], 2);
+  r = cli("info --strict " + dir + "/bad.ply");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("refused (--strict)"), std::string::npos) << r.out;
+  r = cli("convert " + dir + "/bad.ply " + dir + "/bad.spz");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(loadSplats(dir + "/bad.spz").cloud.size(), 2u);
+  r = cli("convert --strict " + dir + "/bad.ply " + dir + "/strict.spz");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_FALSE(fs::exists(dir + "/strict.spz"));
+  // A scene object holding non-finite values: a warning naming the object, or with --strict the scene and object.
+  writeText(dir + "/scene.json", R"({"objects": [{"file": "cloud.ply"}, {"name": "odd", "file": "bad.ply"}]})");
+  r = cli("render " + dir + "/scene.json -o " + dir + "/s.png --backend cpu --width 32 --height 24");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("warning: objects[1] (odd): " + dir + "/bad.ply: 2 of 4 gaussians hold non-finite values"), std::string::npos) << r.out;
+  r = cli("render " + dir + "/scene.json -o " + dir + "/s.png --backend cpu --width 32 --height 24 --strict");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find(dir + "/scene.json: objects[1] (odd): " + dir + "/bad.ply: 2 of 4 gaussians"), std::string::npos) << r.out;
+
+  // Every opacity logit -inf: transparent, not "check the camera".
+  std::string clear = text.substr(0, text.find("end_header\n") + 11) + "0 0 4 0.1 0.2 0.3 -inf -3 -3 -3 1 0 0 0\n";
+  clear.replace(clear.find("element vertex 4"), 16, "element vertex 1");
+  writeText(dir + "/clear.ply", clear);
+  r = cli("render " + dir + "/clear.ply -o " + dir + "/c.png --backend cpu --width 32 --height 24");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("every one of the 1 gaussians is fully transparent"), std::string::npos) << r.out;
+}
+
+TEST(Cli, ScenePathsOutsideTheSceneNeedTheFlag) {
+  const std::string dir = test::tempDir("CliOutside");
+  const std::string ply = smallCloud(dir);
+  fs::create_directories(dir + "/scenes");
+  writeText(dir + "/scenes/scene.json", R"({"objects": [{"file": "../cloud.ply"}]})");
+  CliRun r = cli("render " + dir + "/scenes/scene.json -o " + dir + "/x.png --backend cpu --strict --width 32 --height 24");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("leads outside the scene's directory"), std::string::npos) << r.out;
+  r = cli("render " + dir + "/scenes/scene.json -o " + dir + "/x.png --backend cpu --strict --width 32 --height 24 --allow-outside-paths");
+  EXPECT_EQ(r.code, 0) << r.out;
 }
 
 }  // namespace

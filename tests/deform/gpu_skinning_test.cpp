@@ -94,7 +94,7 @@ TEST(GpuSkinning, MatchesCpuLbsAndDqsOnCesiumMan) {
       EXPECT_LT(max_n, 1e-4f) << "t " << t;
     }
   }
-  EXPECT_EQ(ctx->validationErrors(), 0u) << ctx->lastValidationError();
+  EXPECT_EQ(ctx->validationErrors(), 0u) << ctx->validationReport();
 }
 
 TEST(GpuSkinning, MorphTargetsApplyBeforeSkinning) {
@@ -132,7 +132,7 @@ TEST(GpuSkinning, MorphTargetsApplyBeforeSkinning) {
   }
   EXPECT_LT(max_p, 1e-4f);
   EXPECT_GT(moved, 0.01f);  // the targets really moved the skinned mesh
-  EXPECT_EQ(ctx->validationErrors(), 0u) << ctx->lastValidationError();
+  EXPECT_EQ(ctx->validationErrors(), 0u) << ctx->validationReport();
 }
 
 TEST(GpuSkinning, CrowdInstancesMatchTheirOwnCpuPose) {
@@ -159,7 +159,7 @@ TEST(GpuSkinning, CrowdInstancesMatchTheirOwnCpuPose) {
     }
   }
   EXPECT_THROW(crowd.skin(std::span<const Mat4>(palettes).first(joints), SkinningMethod::kLinearBlend), Error);
-  EXPECT_EQ(ctx->validationErrors(), 0u) << ctx->lastValidationError();
+  EXPECT_EQ(ctx->validationErrors(), 0u) << ctx->validationReport();
 }
 
 TEST(GpuSkinning, RefusesInvalidJobsWithTheReason) {

@@ -39,7 +39,7 @@ VulkanRenderer* gpuRenderer() {
 
 #define SF_EXPECT_VALIDATION_CLEAN(var)                                                           \
   EXPECT_EQ(var->context().validationErrors(), validation_before)                                 \
-      << "Vulkan validation error: " << var->context().lastValidationError()
+      << "Vulkan validation errors:\n" << var->context().validationReport(validation_before)
 
 // Sanitizer builds keep the driver's modules mapped after the last instance is gone, so that what a driver
 // keeps in its globals stays reachable and any real leak in it is symbolised (see keepDriverModulesLoaded).
@@ -455,7 +455,7 @@ TEST(VulkanImage, KeyOverflowGrowsAndRendersAgain) {
   ImageRGBA img = fresh.render({&obj, 1}, cam, {}, &st);
   EXPECT_GT(st.tile_keys, 4 * c.size());
   EXPECT_TRUE(st.regrown);
-  EXPECT_EQ(fresh.context().validationErrors(), 0u) << fresh.context().lastValidationError();
+  EXPECT_EQ(fresh.context().validationErrors(), 0u) << fresh.context().validationReport();
   ImageDiff d = compareImages(img, renderCpu({&obj, 1}, cam, {}));
   EXPECT_GE(d.psnr, 45.0);
   SF_EXPECT_VALIDATION_CLEAN(r);

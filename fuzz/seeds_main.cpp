@@ -1,0 +1,494 @@
+// fuzz_seeds OUTDIR: writes the seed corpus of every fuzz target into OUTDIR/<target>/, from our own
+// writers (sf::encodeSplats, encodeBindings, the character package writer) and a few layouts no writer of
+// ours produces (ASCII and big-endian PLY, compressed PLY, SPZ v2 and v4). Every cloud is tiny, so each
+// seed is small and runs fast. The fuzz build runs it at build time (fuzz/CMakeLists.txt); the test build
+// runs it as a test and feeds its output to the regression runners.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "character/binding.h"
+#include "core/error.h"
+#include "core/math.h"
+#include "fuzz_support.h"
+#include "io/file.h"
+#include "io/formats.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Bytes = std::vector<uint8_t>;
+
+fs::path g_out;
+size_t g_written = 0;
+
+void put(const std::string& target, const std::string& name, std::span<const uint8_t> bytes) {
+  const fs::path dir = g_out / target;
+  fs::create_directories(dir);
+  sf::writeFileAtomic((dir / name).string(), bytes);
+  ++g_written;
+}
+void put(const std::string& target, const std::string& name, const std::string& text) {
+  put(target, name, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+}
+
+Bytes bytesOf(const std::string& s) {
+  return {s.begin(), s.end()};
+}
+Bytes head(const Bytes& b, size_t n) {
+  return {b.begin(), b.begin() + static_cast<long>(std::min(n, b.size()))};
+}
+
+// ---- PLY ----------------------------------------------------------------------------------------------
+
+struct PlyLayout {
+  std::string header;                              // up to and including "end_header\n"
+  std::vector<std::pair<std::string, int>> props;  // vertex properties: type name, byte size
+  size_t count = 0;
+};
+
+PlyLayout plyLayout(const Bytes& ply) {
+  const std::string text(ply.begin(), ply.end());
+  const size_t end = text.find("end_header\n");
+  if (end == std::string::npos) throw sf::Error("fuzz_seeds: writer output has no end_header");
+  PlyLayout l;
+  l.header = text.substr(0, end + 11);
+  std::istringstream in(l.header);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string key, a, b;
+    words >> key >> a >> b;
+    if (key == "element" && a == "vertex") l.count = std::stoul(b);
+    if (key == "property") {
+      const int size = a == "double"                   ? 8
+                       : a == "uchar" || a == "char"   ? 1
+                       : a == "short" || a == "ushort" ? 2
+                                                       : 4;
+      l.props.push_back({a, size});
+    }
+  }
+  return l;
+}
+
+// The writer's binary little-endian PLY rewritten as ASCII or big-endian: same header, other encoding.
+Bytes plyReencode(const Bytes& ply, const std::string& encoding) {
+  const PlyLayout l = plyLayout(ply);
+  std::string header = l.header;
+  const std::string from = "binary_little_endian";
+  header.replace(header.find(from), from.size(), encoding);
+  Bytes out = bytesOf(header);
+  size_t at = l.header.size();
+  for (size_t row = 0; row < l.count; ++row) {
+    std::string line;
+    for (const auto& [type, size] : l.props) {
+      uint8_t raw[8];
+      std::memcpy(raw, ply.data() + at, static_cast<size_t>(size));
+      at += static_cast<size_t>(size);
+      if (encoding == "binary_big_endian") {
+        for (int k = size - 1; k >= 0; --k) out.push_back(raw[k]);
+        continue;
+      }
+      char buf[64];
+      if (type == "float") {
+        float v;
+        std::memcpy(&v, raw, 4);
+        std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v));
+      } else if (type == "double") {
+        double v;
+        std::memcpy(&v, raw, 8);
+        std::snprintf(buf, sizeof buf, "%.17g", v);
+      } else if (type == "int") {
+        int32_t v;
+        std::memcpy(&v, raw, 4);
+        std::snprintf(buf, sizeof buf, "%d", v);
+      } else if (type == "uint") {
+        uint32_t v;
+        std::memcpy(&v, raw, 4);
+        std::snprintf(buf, sizeof buf, "%u", v);
+      } else if (type == "uchar") {
+        std::snprintf(buf, sizeof buf, "%u", static_cast<unsigned>(raw[0]));
+      } else {
+        throw sf::Error("fuzz_seeds: no ASCII form for PLY type " + type);
+      }
+      line += (line.empty() ? "" : " ") + std::string(buf);
+    }
+    if (encoding == "ascii") {
+      line += "\n";
+      out.insert(out.end(), line.begin(), line.end());
+    }
+  }
+  return out;
+}
+
+void plySeeds() {
+  const std::string t = "fuzz_ply";
+  for (int degree : {0, 1, 2, 3}) {
+    const Bytes ply = sf::encodeSplats(sf::fuzz::sampleCloud(3, degree, 10u + static_cast<uint32_t>(degree)),
+                                       sf::SplatFormat::kPly);
+    put(t, "binary_deg" + std::to_string(degree) + ".ply", ply);
+    if (degree == 0 || degree == 3) {
+      put(t, "ascii_deg" + std::to_string(degree) + ".ply", plyReencode(ply, "ascii"));
+      put(t, "big_endian_deg" + std::to_string(degree) + ".ply", plyReencode(ply, "binary_big_endian"));
+    }
+  }
+  // Optional channels: normals, ids and extra properties of every scalar type the writer keeps.
+  sf::GaussianCloud c = sf::fuzz::sampleCloud(2, 1, 3);
+  c.normals = {{0, 0, 1}, {0, 1, 0}};
+  c.ids = {7, -1};
+  const sf::ScalarType types[] = {sf::ScalarType::kInt8,    sf::ScalarType::kUint8,  sf::ScalarType::kInt16,
+                                  sf::ScalarType::kUint16,  sf::ScalarType::kInt32,  sf::ScalarType::kUint32,
+                                  sf::ScalarType::kFloat32, sf::ScalarType::kFloat64};
+  for (size_t k = 0; k < std::size(types); ++k)
+    c.extras.push_back({"extra_" + std::to_string(k), types[k], {1, 2}});
+  const Bytes full = sf::encodeSplats(c, sf::SplatFormat::kPly);
+  put(t, "normals_ids_extras.ply", full);
+  put(t, "empty.ply", sf::encodeSplats(sf::fuzz::sampleCloud(0, 0, 1), sf::SplatFormat::kPly));
+  put(t, "truncated_header.ply", head(full, 60));
+  put(t, "truncated_body.ply", head(full, full.size() - 7));
+  // Hand-written: colours as uchar red/green/blue, a face element with a list property after the vertices,
+  // comments, CRLF-free ASCII with non-finite values.
+  put(t, "rgb_faces_ascii.ply",
+      "ply\nformat ascii 1.0\ncomment hand-written seed\nobj_info none\nelement vertex 3\nproperty float "
+      "x\nproperty float y\n"
+      "property float z\nproperty uchar red\nproperty uchar green\nproperty uchar blue\nproperty float "
+      "opacity\n"
+      "property float scale_0\nproperty float scale_1\nproperty float scale_2\nproperty float "
+      "rot_0\nproperty float rot_1\n"
+      "property float rot_2\nproperty float rot_3\nelement face 1\nproperty list uchar int "
+      "vertex_indices\nend_header\n"
+      "0 0 0 255 0 0 1 -3 -3 -3 1 0 0 0\n1 0 0 0 255 0 2 -3 -3 -3 1 0 0 0\n0 1 0 0 0 255 nan inf -3 -3 1 0 0 "
+      "0\n3 0 1 2\n");
+  put(t, "minimal_ascii.ply",
+      "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nproperty float "
+      "z\nproperty float f_dc_0\n"
+      "property float f_dc_1\nproperty float f_dc_2\nproperty float opacity\nproperty float "
+      "scale_0\nproperty float scale_1\n"
+      "property float scale_2\nproperty float rot_0\nproperty float rot_1\nproperty float rot_2\nproperty "
+      "float rot_3\nend_header\n"
+      "0 0 0 0.5 0.5 0.5 0 -2 -2 -2 1 0 0 0\n");
+}
+
+// ---- compressed PLY -----------------------------------------------------------------------------------
+
+void appendF32(Bytes& out, float v) {
+  uint8_t b[4];
+  std::memcpy(b, &v, 4);
+  out.insert(out.end(), b, b + 4);
+}
+void appendU32(Bytes& out, uint32_t v) {
+  for (int k = 0; k < 4; ++k) out.push_back(static_cast<uint8_t>(v >> (8 * k)));
+}
+
+// A PlayCanvas compressed PLY of n splats (docs/formats/compressed-ply.md): chunk bounds with or without
+// colour bounds, packed vertices, an optional sh element of the given degree.
+Bytes compressedPly(size_t n, bool color_bounds, int sh_degree, uint32_t seed) {
+  const size_t chunks = (n + 255) / 256;
+  std::string h =
+      "ply\nformat binary_little_endian 1.0\ncomment Generated by splatforge fuzz_seeds\nelement chunk " +
+      std::to_string(chunks) + "\n";
+  std::vector<std::string> bounds = {"min_x",       "min_y",       "min_z",       "max_x",
+                                     "max_y",       "max_z",       "min_scale_x", "min_scale_y",
+                                     "min_scale_z", "max_scale_x", "max_scale_y", "max_scale_z"};
+  if (color_bounds)
+    for (const char* c : {"min_r", "min_g", "min_b", "max_r", "max_g", "max_b"}) bounds.push_back(c);
+  for (const std::string& b : bounds) h += "property float " + b + "\n";
+  h += "element vertex " + std::to_string(n) + "\n";
+  for (const char* p : {"packed_position", "packed_rotation", "packed_scale", "packed_color"})
+    h += std::string("property uint ") + p + "\n";
+  const int rest = sh_degree > 0 ? 3 * ((sh_degree + 1) * (sh_degree + 1) - 1) : 0;
+  if (rest) {
+    h += "element sh " + std::to_string(n) + "\n";
+    for (int k = 0; k < rest; ++k) h += "property uchar f_rest_" + std::to_string(k) + "\n";
+  }
+  h += "end_header\n";
+  Bytes out = bytesOf(h);
+  for (size_t c = 0; c < chunks; ++c) {
+    const float values[18] = {-1, -1, -1, 1, 1, 1, -6, -6, -6, -1, -1, -1, 0, 0, 0, 1, 1, 1};
+    for (size_t k = 0; k < bounds.size(); ++k) appendF32(out, values[k]);
+  }
+  uint32_t state = seed * 2654435761u + 1;
+  auto next = [&] { return state = state * 1664525u + 1013904223u; };
+  for (size_t i = 0; i < n; ++i)
+    for (int k = 0; k < 4; ++k) appendU32(out, next());
+  for (size_t i = 0; i < n; ++i)
+    for (int k = 0; k < rest; ++k) out.push_back(static_cast<uint8_t>(next() >> 24));
+  return out;
+}
+
+void compressedPlySeeds() {
+  const std::string t = "fuzz_compressed_ply";
+  put(t, "colour_bounds_n3.compressed.ply", compressedPly(3, true, 0, 1));
+  put(t, "no_colour_bounds_n2.compressed.ply", compressedPly(2, false, 0, 2));
+  put(t, "sh1_n2.compressed.ply", compressedPly(2, true, 1, 3));
+  put(t, "sh3_n1.compressed.ply", compressedPly(1, true, 3, 4));
+  put(t, "two_chunks_n260.compressed.ply", compressedPly(260, true, 0, 5));
+  put(t, "empty.compressed.ply", compressedPly(0, true, 0, 6));
+  put(t, "inria.ply", sf::encodeSplats(sf::fuzz::sampleCloud(2, 0, 7), sf::SplatFormat::kPly));
+}
+
+// ---- SPZ ----------------------------------------------------------------------------------------------
+
+// The v3 body (16-byte header + planar arrays) of our writer's output.
+Bytes spzV3Body(const sf::GaussianCloud& cloud) {
+  return sf::fuzz::gunzipBytes(sf::encodeSplats(cloud, sf::SplatFormat::kSpz));
+}
+
+// A v2 body from a v3 one: version 2 and 3-byte "first three" rotations (x, y, z of the quaternion).
+Bytes spzV2Body(const Bytes& v3) {
+  uint32_t n;
+  std::memcpy(&n, v3.data() + 8, 4);
+  Bytes out(v3.begin(), v3.begin() + 16);
+  out[4] = 2;
+  const size_t rot_at = 16 + size_t{n} * (9 + 1 + 3 + 3);
+  out.insert(out.end(), v3.begin() + 16, v3.begin() + static_cast<long>(rot_at));
+  for (size_t i = 0; i < n; ++i)
+    for (int k = 0; k < 3; ++k) out.push_back(static_cast<uint8_t>(60 + 40 * k + i));
+  out.insert(out.end(), v3.begin() + static_cast<long>(rot_at + size_t{n} * 4), v3.end());
+  return out;
+}
+
+// A v4 body (see fuzz_support.h, spzV4FromBody) from a v3 one: the 32-byte v4 header, optional extension
+// records, then the same arrays.
+Bytes spzV4Body(const Bytes& v3, bool extensions) {
+  uint32_t n;
+  std::memcpy(&n, v3.data() + 8, 4);
+  const uint8_t degree = v3[12];
+  Bytes ext;
+  if (extensions) {
+    appendU32(ext, 0xADBE0003u);  // coordinate system: RUB
+    appendU32(ext, 4);
+    appendU32(ext, 4);
+    appendU32(ext, 0xADBE0002u);  // safe-orbit camera
+    appendU32(ext, 12);
+    appendF32(ext, -0.5f);
+    appendF32(ext, 0.5f);
+    appendF32(ext, 1.0f);
+  }
+  Bytes out;
+  appendU32(out, 0x5053474e);
+  appendU32(out, 4);
+  appendU32(out, n);
+  out.push_back(degree);
+  out.push_back(v3[13]);
+  out.push_back(static_cast<uint8_t>(v3[14] | (extensions ? 0x02 : 0)));
+  out.push_back(degree == 0 ? 5 : 6);
+  appendU32(out, static_cast<uint32_t>(32 + ext.size()));
+  out.resize(32, 0);
+  out.insert(out.end(), ext.begin(), ext.end());
+  out.insert(out.end(), v3.begin() + 16, v3.end());
+  return out;
+}
+
+void spzSeeds() {
+  const std::string t = "fuzz_spz", b = "fuzz_spz_body";
+  for (int degree : {0, 1, 3}) {
+    sf::GaussianCloud cloud = sf::fuzz::sampleCloud(3, degree, 20u + static_cast<uint32_t>(degree));
+    if (degree == 1) cloud.antialiased = true;
+    const std::string d = "_deg" + std::to_string(degree);
+    const Bytes v3 = spzV3Body(cloud);
+    const Bytes v2 = spzV2Body(v3);
+    put(t, "v3" + d + ".spz", sf::encodeSplats(cloud, sf::SplatFormat::kSpz));
+    put(t, "v2" + d + ".spz", sf::fuzz::gzipBytes(v2));
+    put(t, "v4" + d + ".spz", sf::fuzz::spzV4FromBody(spzV4Body(v3, false)));
+    put(b, "v3" + d + ".body", v3);
+    put(b, "v2" + d + ".body", v2);
+    put(b, "v4" + d + ".body", spzV4Body(v3, false));
+    if (degree == 3) {
+      put(t, "v4_extensions" + d + ".spz", sf::fuzz::spzV4FromBody(spzV4Body(v3, true)));
+      put(b, "v4_extensions" + d + ".body", spzV4Body(v3, true));
+    }
+  }
+  const Bytes empty = spzV3Body(sf::fuzz::sampleCloud(0, 0, 1));
+  put(t, "v3_empty.spz", sf::fuzz::gzipBytes(empty));
+  put(b, "v3_empty.body", empty);
+  put(b, "v4_empty.body", spzV4Body(empty, false));
+  const Bytes v3 = sf::encodeSplats(sf::fuzz::sampleCloud(4, 0, 30), sf::SplatFormat::kSpz);
+  put(t, "truncated_gzip.spz", head(v3, v3.size() / 2));
+}
+
+// ---- .splat, glTF -------------------------------------------------------------------------------------
+
+void splatSeeds() {
+  const std::string t = "fuzz_splat";
+  put(t, "n1.splat", sf::encodeSplats(sf::fuzz::sampleCloud(1, 0, 40), sf::SplatFormat::kSplat));
+  put(t, "n4.splat", sf::encodeSplats(sf::fuzz::sampleCloud(4, 3, 41), sf::SplatFormat::kSplat));
+  const Bytes five = sf::encodeSplats(sf::fuzz::sampleCloud(5, 0, 42), sf::SplatFormat::kSplat);
+  put(t, "not_a_multiple_of_32.splat", head(five, five.size() - 3));
+  // A first record whose x coordinate starts with the gzip magic (1f 8b): the dispatcher must still read
+  // it as .splat.
+  Bytes gz = five;
+  gz[0] = 0x1f;
+  gz[1] = 0x8b;
+  put(t, "gzip_magic_first_float.splat", gz);
+  Bytes gltf = five;
+  std::memcpy(gltf.data(), "glTF", 4);
+  put(t, "gltf_magic_first_float.splat", gltf);
+}
+
+void gltfSeeds() {
+  const std::string t = "fuzz_gltf";
+  for (int degree : {0, 1, 3}) {
+    const Bytes glb = sf::encodeSplats(sf::fuzz::sampleCloud(3, degree, 50u + static_cast<uint32_t>(degree)),
+                                       sf::SplatFormat::kGltf);
+    put(t, "splats_deg" + std::to_string(degree) + ".glb", glb);
+    if (degree != 1) put(t, "splats_deg" + std::to_string(degree) + ".gltf", sf::fuzz::glbToGltfJson(glb));
+  }
+  put(t, "skinned.glb", sf::fuzz::skinnedGlb());
+  put(t, "skinned.gltf", sf::fuzz::skinnedGltfJson());
+  put(t, "minimal.gltf",
+      R"({"asset": {"version": "2.0"}, "scenes": [{"nodes": [0]}], "nodes": [{"matrix": [1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1]}]})");
+}
+
+// ---- JSON: camera, scene, character --------------------------------------------------------------------
+
+void cameraSeeds() {
+  const std::string t = "fuzz_camera";
+  put(t, "intrinsics.json",
+      R"({"width": 1280, "height": 720, "fx": 900, "fy": 900, "cx": 640, "cy": 360,
+ "world_to_camera": [1,0,0,0, 0,1,0,0, 0,0,1,3, 0,0,0,1]})");
+  put(t, "intrinsics_rotated.json",
+      R"({"width": 640, "height": 480, "fx": 500, "fy": 510, "cx": 320, "cy": 240,
+ "world_to_camera": [0,-1,0,0.5, 1,0,0,-0.25, 0,0,1,4, 0,0,0,1]})");
+  put(t, "look_at.json",
+      R"({"eye": [0, 1.5, 3], "target": [0, 0.5, 0], "up": [0, 1, 0], "fov_y_deg": 45, "width": 960, "height": 540})");
+  put(t, "look_at_default_up.json",
+      R"({"eye": [0, 0, 5], "target": [0, 0, 0], "fov_y_deg": 60, "width": 64, "height": 64})");
+  put(t, "look_at_parallel_up.json",
+      R"({"eye": [0,0,1], "target": [0,0,0], "up": [0,0,1], "fov_y_deg": 40, "width": 64, "height": 64})");
+  put(t, "wrong_type.json",
+      R"({"eye": [0,0,1], "target": [0,0,0], "fov_y_deg": "wide", "width": 64, "height": 64})");
+  put(t, "non_rigid.json",
+      R"({"width": 64, "height": 64, "fx": 1, "fy": 1, "cx": 1, "cy": 1, "world_to_camera": [2,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1]})");
+}
+
+void sceneSeeds() {
+  const std::string t = "fuzz_scene";
+  const std::string look_at =
+      R"({"eye": [0, 1, 4], "target": [0, 0.8, 0], "up": [0, 1, 0], "fov_y_deg": 45, "width": 96, "height": 64})";
+  put(t, "objects.json", R"({
+  "objects": [
+    {"name": "biker", "file": "biker.spz"},
+    {"name": "copy", "file": "biker.ply", "transform": {"translation": [1, 0, 0], "rotation": [1, 0, 0, 0], "scale": 0.5}},
+    {"file": "other.splat", "transform": [1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1]},
+    {"file": "nonuniform.compressed.ply", "transform": {"scale": [1, 2, 3]}}
+  ],
+  "camera": )" + look_at + R"(,
+  "background": [0, 0, 0]
+})");
+  put(t, "gltf_objects.json", R"({
+  "objects": [
+    {"gltf": "cesium_man.gltf", "clip": 0, "time": 0.25, "speed": 1.5, "loop": false, "transform": {"translation": [0, 0, -1]}},
+    {"gltf": "fox.glb", "clip": "Walk"},
+    {"file": "model.glb", "clip": "1"},
+    {"character": "man", "clip": "Run", "time": 1, "speed": -1, "loop": true}
+  ],
+  "camera": {"width": 80, "height": 56, "fx": 70, "fy": 70, "cx": 40, "cy": 28, "world_to_camera": [1,0,0,0, 0,1,0,0, 0,0,1,3, 0,0,0,1]},
+  "background": [0.2, 0.3, 0.4]
+})");
+  put(t, "script.json", R"({
+  "script": [
+    {"t": 0,   "command": "spawn-character", "id": "hero", "package": "man", "transform": {"translation": [0, 0, 0]}, "clip": 0},
+    {"t": 0,   "command": "spawn-character", "id": "b", "package": "nowhere"},
+    {"t": 0.5, "command": "set-character-state", "id": "hero", "clip": "Walk", "velocity": [0, 0, 1.2], "fade": 0.3},
+    {"t": 1.0, "command": "set-clip-weights", "id": "hero", "weights": {"Walk": 0.7, "Run": 0.3}},
+    {"t": 1.0, "command": "set-expression", "id": "hero", "weights": {"jawOpen": 0.8, "eyeBlinkLeft": 1}},
+    {"t": 1.0, "command": "set-expression", "id": "hero", "space": "morph", "weights": [0, 0.5, 0]},
+    {"t": 1.2, "command": "look-at", "id": "hero", "target": [0, 1.6, 3]},
+    {"t": 1.3, "command": "look-at", "id": "hero", "target": null},
+    {"t": 1.5, "command": "say", "id": "hero", "text": "hello"},
+    {"t": 3.0, "command": "despawn", "id": "hero"}
+  ],
+  "camera": )" + look_at + "\n}\n");
+  put(t, "script_placeholder_commands.json", R"({"script": [
+    {"t": 0, "command": "spawn-character", "id": "a", "package": "p"},
+    {"t": 0.1, "command": "set-character-state", "id": "a", "velocity": [1, 0, 0]},
+    {"t": 0.2, "command": "set-clip-weights", "id": "a", "weights": {"idle": 1}},
+    {"t": 0.3, "command": "set-expression", "id": "a", "space": "arkit52", "weights": [0.1, 0.2]},
+    {"t": 0.4, "command": "look-at", "id": "a", "target": [0, 1, 2]},
+    {"t": 0.5, "command": "despawn", "id": "a"},
+    {"t": 0.6, "command": "say", "id": "a", "text": "gone"}]})");
+  put(t, "errors_transform.json", R"({"objects": [{"file": "a.ply", "transform": [1, 2, 3]}]})");
+  put(t, "errors_two_sources.json", R"({"objects": [{"file": "a.ply", "gltf": "b.glb"}]})");
+  put(t, "errors_clip_on_splats.json", R"({"objects": [{"file": "a.ply", "clip": "Walk"}]})");
+  put(t, "errors_unknown_command.json", R"({"script": [{"t": 0, "command": "dance", "id": "a"}]})");
+}
+
+void characterSeeds() {
+  const std::string t = "fuzz_character";
+  const fs::path dir = g_out / ".package";
+  fs::remove_all(dir);
+  sf::fuzz::writeSamplePackage(dir.string());
+  const Bytes json = sf::readFile((dir / "character.json").string());
+  fs::remove_all(dir);
+  put(t, "package.json", json);
+  // Variants of the same package: another colour space, a refused expression space, other default clips
+  // (the skin's own, a retargeted one, the rest pose), no animations entry.
+  const std::string text(json.begin(), json.end());
+  auto variant = [&](const std::string& name, const std::string& from, const std::string& to) {
+    std::string v = text;
+    const size_t at = v.find(from);
+    if (at == std::string::npos) throw sf::Error("fuzz_seeds: character.json lacks '" + from + "'");
+    v.replace(at, from.size(), to);
+    put(t, name, v);
+  };
+  variant("linear.json", R"("colorSpace": "srgb")", R"("colorSpace": "linear")");
+  variant("expression_space_mismatch.json", R"("expressionSpace": ")",
+          R"("expressionSpace": "morph", "was": ")");
+  variant("clip_by_name.json", R"("defaultClip": ")", R"("defaultClip": "Idle", "was": ")");
+  variant("rest_pose.json", R"("defaultClip": ")", R"("defaultClip": "", "was": ")");
+  variant("clip_retargeted.json", R"("defaultClip": ")", R"("defaultClip": "3", "was": ")");
+  variant("no_animations.json", R"("animations": {)", R"("animations_removed": {)");
+}
+
+void bindingSeeds() {
+  const std::string t = "fuzz_bindings";
+  const sf::Cov6 cov = sf::covarianceFromScaleRotation({0.05f, 0.02f, 0.01f},
+                                                       sf::normalize(sf::Quat{0.9f, 0.2f, -0.3f, 0.1f}));
+  std::vector<sf::character::SplatBinding> bs;
+  bs.push_back(sf::character::bindToTriangle({0.3f, 0.35f, 0.42f}, cov, 5, {0.1f, 0.2f, 0.3f},
+                                             {0.5f, 0.25f, 0.2f}, {0.2f, 0.7f, 0.35f}));
+  bs.push_back(
+      sf::character::bindToJoints({0.2f, 1.0f, -0.3f}, cov, {1, 0, 65535, 2}, {0.5f, 0.25f, 0.25f, 0}));
+  bs.push_back(sf::character::bindToJoints({0, 0, 0}, cov, {0, 0, 0, 0}, {0, 0, 0, 0}));
+  put(t, "three.bin", sf::character::encodeBindings(bs));
+  put(t, "one.bin", sf::character::encodeBindings(std::span(bs).first(1)));
+  put(t, "empty.bin", sf::character::encodeBindings({}));
+  const Bytes three = sf::character::encodeBindings(bs);
+  put(t, "truncated.bin", head(three, three.size() - 1));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
+    return 2;
+  }
+  g_out = argv[1];
+  try {
+    // Each target's directory is written afresh: seeds a newer generator no longer writes disappear.
+    for (const char* t : {"fuzz_ply", "fuzz_compressed_ply", "fuzz_spz", "fuzz_spz_body", "fuzz_splat",
+                          "fuzz_gltf", "fuzz_camera", "fuzz_scene", "fuzz_character", "fuzz_bindings"})
+      fs::remove_all(g_out / t);
+    plySeeds();
+    compressedPlySeeds();
+    spzSeeds();
+    splatSeeds();
+    gltfSeeds();
+    cameraSeeds();
+    sceneSeeds();
+    characterSeeds();
+    bindingSeeds();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fuzz_seeds: %s\n", e.what());
+    return 1;
+  }
+  std::printf("fuzz_seeds: %zu seeds in %s\n", g_written, g_out.c_str());
+  return 0;
+}
