@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer targets of fuzz/ (docs/fuzzing.md).
 #
-#   scripts/fuzz.sh TARGET|all SECONDS [--jobs N] [extra libFuzzer arguments...]
+#   scripts/fuzz.sh TARGET|all SECONDS [--jobs N] [--no-build] [extra libFuzzer arguments...]
 #
 # Configures (preset "fuzz": clang, ASan + UBSan) and builds build/fuzz when needed, then runs each target
 # for SECONDS on its seeds (build/fuzz/fuzz/seeds/TARGET, written by fuzz_seeds from our own writers), the
@@ -11,6 +11,8 @@
 # `all` runs every target in turn, or N at a time with --jobs N. Prints, per target, the executions, the
 # coverage (cov/ft of libFuzzer's last status line) and the findings; exits non-zero when any target finds
 # something (or fails to run). Build parallelism follows CMAKE_BUILD_PARALLEL_LEVEL (default: all cores).
+# --no-build runs the binaries already in build/fuzz/fuzz/ (built elsewhere and copied in, for long runs
+# on a machine with more cores) with the seeds already in build/fuzz/fuzz/seeds/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,7 +20,7 @@ all_targets=(fuzz_ply fuzz_compressed_ply fuzz_spz fuzz_spz_body fuzz_splat fuzz
 build=build/fuzz
 
 usage() {
-  echo "usage: $0 TARGET|all SECONDS [--jobs N] [extra libFuzzer arguments...]" >&2
+  echo "usage: $0 TARGET|all SECONDS [--jobs N] [--no-build] [extra libFuzzer arguments...]" >&2
   echo "targets: ${all_targets[*]}" >&2
   exit 2
 }
@@ -29,11 +31,13 @@ seconds=$2
 shift 2
 [[ $seconds =~ ^[0-9]+$ && $seconds -gt 0 ]] || { echo "fuzz: SECONDS must be a positive integer, got '$seconds'" >&2; usage; }
 jobs=1
+no_build=0
 extra=()
 while [ $# -gt 0 ]; do
   case $1 in
     --jobs) [ $# -ge 2 ] || usage; jobs=$2; shift 2 ;;
     --jobs=*) jobs=${1#--jobs=}; shift ;;
+    --no-build) no_build=1; shift ;;
     *) extra+=("$1"); shift ;;
   esac
 done
@@ -49,12 +53,18 @@ else
 fi
 
 # Configure once (cmake re-runs itself when a CMakeLists.txt changes), then build what the run needs.
-if [ ! -f "$build/build.ninja" ]; then
-  echo "fuzz: configuring $build (preset fuzz)"
-  cmake --preset fuzz >/dev/null
+if [ "$no_build" = 1 ]; then
+  for t in "${targets[@]}"; do
+    [ -x "$build/fuzz/$t" ] || { echo "fuzz: --no-build: $build/fuzz/$t is missing" >&2; exit 2; }
+  done
+else
+  if [ ! -f "$build/build.ninja" ]; then
+    echo "fuzz: configuring $build (preset fuzz)"
+    cmake --preset fuzz >/dev/null
+  fi
+  echo "fuzz: building ${targets[*]} and the seed corpora"
+  cmake --build "$build" --target "${targets[@]}" fuzz_seed_corpus
 fi
-echo "fuzz: building ${targets[*]} and the seed corpora"
-cmake --build "$build" --target "${targets[@]}" fuzz_seed_corpus
 
 # UBSan reports with a stack; every report is fatal already (-fno-sanitize-recover=all).
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}

@@ -11,4 +11,4 @@ cmake --build --preset asan
 echo "test: the Vulkan driver stack these tests run with:"
 LSAN_OPTIONS="suppressions=$PWD/tests/lsan_suppressions.txt" ./build/asan/apps/splatforge/splatforge devices | sed 's/^/  /' || echo "  (no Vulkan device: the GPU tests will skip, or fail under CI=true)"
 ctest --preset asan
-./scripts/fuzz.sh all 20
+./scripts/fuzz.sh all 20 --jobs 2

@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "splatforge 0.1.0");
   app.fallthrough();  // the options below may follow the command's name
 
-  // Limits for loading untrusted files, for every command (docs/formats/README.md, "Untrusted input").
+  // Limits for loading untrusted files, for every command (docs/untrusted-input.md).
   LoadPolicyOptions policy;
   const sf::LoadLimits defaults = sf::defaultLoadLimits();
   app.add_option("--max-gaussians", policy.max_gaussians,

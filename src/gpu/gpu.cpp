@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -237,10 +238,19 @@ bool vulkanAvailable() {
   return false;
 }
 
-Context::Context(const ContextOptions& options) : validation_(options.validation) {
+// SPLATFORGE_VALIDATION=1 in the environment turns validation (with synchronization validation) on for
+// every context of the process: the test suite sets it, so every GPU test and every command a CLI test
+// runs is validated.
+bool validationForcedByEnvironment() {
+  const char* v = std::getenv("SPLATFORGE_VALIDATION");
+  return v && std::strcmp(v, "1") == 0;
+}
+
+Context::Context(const ContextOptions& options) : validation_(options.validation || validationForcedByEnvironment()) {
   if (!initVolk()) throw Error("Vulkan loader (libvulkan.so.1) not found; install libvulkan1 and a driver (Debian: mesa-vulkan-drivers)");
-  instance_ = createInstance(options.validation, options.synchronization_validation, &debug_utils_);
-  if (debug_utils_ && options.validation) {
+  const bool forced = validation_ && !options.validation;
+  instance_ = createInstance(validation_, options.synchronization_validation || forced, &debug_utils_);
+  if (debug_utils_ && validation_) {
     VkDebugUtilsMessengerCreateInfoEXT mi{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
     mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
     mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |

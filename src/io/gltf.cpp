@@ -26,6 +26,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "core/limits.h"
 #include "io/file.h"
 #include "io/image_io.h"
 
@@ -493,6 +494,7 @@ size_t Loader::forEachComponent(const std::string& ctx, int index, const Accesso
     if (count > kMaxAccessorWithoutView)
       fail(where, "count " + std::to_string(count) + " without a bufferView exceeds the limit of " +
                       std::to_string(kMaxAccessorWithoutView));
+    checkByteBudget(name_, static_cast<uint64_t>(count) * comps * sizeof(float), where + " (no bufferView: zero-filled)");
     static const uint8_t kZero[4] = {0, 0, 0, 0};
     for (size_t e = 0; e < count; ++e)
       for (size_t c = 0; c < comps; ++c) visit(e, c, kZero, a.componentType);
@@ -761,6 +763,11 @@ void Loader::readMeshes(GltfDocument& doc) {
         checkCount(name, model_.accessors[static_cast<size_t>(index)].count);
         return v;
       };
+      if (sp.extensions.count(kSplatExtension)) {  // splats: the declared count against the load budget first
+        const int pi = attribute("POSITION");
+        if (pi >= 0 && static_cast<size_t>(pi) < model_.accessors.size())
+          checkGaussianBudget(name_, model_.accessors[static_cast<size_t>(pi)].count, 0);
+      }
       prim.positions = toVec3(read("POSITION", kPositionRule));
       prim.normals = toVec3(read("NORMAL", kNormalRule));
       std::vector<float> uv = read("TEXCOORD_0", kTexcoordRule);

@@ -12,6 +12,12 @@ namespace sf::test {
 
 namespace fs = std::filesystem;
 
+// Every Vulkan context of a test process, and of the splatforge processes the CLI tests start (they inherit
+// the environment), runs with the validation layer and its synchronization validation
+// (gpu::Context, SPLATFORGE_VALIDATION=1): a validation error fails the test. SPLATFORGE_VALIDATION=0 in the
+// environment turns it off for a run.
+[[maybe_unused]] const bool kValidationEverywhere = [] { return ::setenv("SPLATFORGE_VALIDATION", "1", 0) == 0; }();
+
 std::string assetsDir() {
   if (const char* env = std::getenv("SPLATFORGE_ASSETS")) return env;
   return (fs::path(SPLATFORGE_SOURCE_DIR) / ".." / "shared" / "assets").lexically_normal().string();
