@@ -16,7 +16,7 @@ namespace sf::fuzz {
 // Small limits: a file that declares more than this is refused with an sf::Error by the loaders that
 // honour core/limits.h, so the fuzzer's memory (-rss_limit_mb=2048) is never the first thing to break.
 inline void setFuzzLoadLimits() {
-  setLoadLimits({.max_gaussians = 1u << 20, .max_bytes = 256u << 20});
+  setLoadLimits({.max_gaussians = 1u << 20, .max_bytes = 64u << 20});
 }
 
 }  // namespace sf::fuzz
