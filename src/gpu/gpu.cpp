@@ -388,10 +388,12 @@ void Context::recordValidationError(const char* message) {
 
 std::string Context::validationReport(uint32_t since) const {
   std::string out;
-  for (size_t i = since; i < validation_messages_.size(); ++i)
-    out += (out.empty() ? "" : "\n") + std::string("  [") + std::to_string(i + 1) + "] " + validation_messages_[i];
+  for (size_t i = since; i < validation_messages_.size(); ++i) {
+    if (!out.empty()) out += '\n';
+    out.append("  [").append(std::to_string(i + 1)).append("] ").append(validation_messages_[i]);
+  }
   if (validation_errors_ > validation_messages_.size())
-    out += "\n  (" + std::to_string(validation_errors_ - validation_messages_.size()) + " more not kept)";
+    out.append("\n  (").append(std::to_string(validation_errors_ - validation_messages_.size())).append(" more not kept)");
   return out;
 }
 

@@ -121,9 +121,13 @@ void writeFileAtomic(const std::string& path, std::span<const uint8_t> bytes) {
   std::string tmp = path + kTempTag + std::to_string(::getpid()) + "-XXXXXX";
   int fd = ::mkostemp(tmp.data(), O_CLOEXEC);  // created exclusively (O_EXCL), mode 0600
   if (fd < 0) throw Error(path + ": cannot create a temporary file beside it: " + osError(errno));
-  // mkostemp makes the file 0600; give it the permissions an ordinary new file would have.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
+  // mkostemp makes the file 0600; give it the permissions an ordinary new file would have. The process's
+  // umask can only be read by setting it, so it is read once.
+  static const mode_t mask = [] {
+    const mode_t m = ::umask(0);
+    ::umask(m);
+    return m;
+  }();
   ::fchmod(fd, 0666 & ~mask);
   bool ok = true;
   int saved = 0;

@@ -14,6 +14,11 @@ namespace sf {
 // with decaying random coefficients. Spans roughly a 4 m cube around the origin; deterministic for a seed.
 GaussianCloud makeSyntheticCloud(size_t n, int sh_degree, uint32_t seed = 1);
 
+// A uniformly random, valid cloud: positions in [-1, 1]^3, scales in [0.005, 0.2], unit rotations,
+// opacities in [0.05, 0.95], SH DC in [-1.5, 1.5] and higher coefficients in [-0.5, 0.5]. Deterministic for
+// a seed; the tests' and fuzz seeds' small clouds.
+GaussianCloud makeRandomCloud(size_t n, int sh_degree, uint32_t seed);
+
 // Raises a cloud's SH degree (new coefficients small random values, as trained view dependence).
 void padShDegree(GaussianCloud& cloud, int degree, uint32_t seed = 7);
 

@@ -2,6 +2,8 @@
 // nearest-triangle search against brute force, bindings.bin round trip and errors, cesium_man as a splat
 // character (every splat stays on the skinned surface at several clip times), and packages (round trip,
 // hash mismatch, missing file, count mismatch).
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -293,6 +295,26 @@ TEST(Character, PackageRoundTripAndVerification) {
   json.replace(v, 12, "\"version\": \"1\"");
   std::ofstream(dir / "man/character.json") << json;
   expectError("version: expected an integer");
+  json.replace(json.find("\"version\": \"1\""), 14, "\"version\": 1");
+  // An expression space the skin does not offer (cesium_man has no morph targets).
+  const size_t space = json.find("\"expressionSpace\": \"none\"");
+  ASSERT_NE(space, std::string::npos) << json;
+  std::string arkit = json;
+  arkit.replace(space, 25, "\"expressionSpace\": \"arkit52\"");
+  std::ofstream(dir / "man/character.json") << arkit;
+  expectError("expressionSpace: \"arkit52\" declared, but the bound mesh of");
+  // A number that overflows a double names the file and the JSON path.
+  std::string overflow = json;
+  overflow.replace(overflow.find("\"version\": 1"), 12, "\"version\": 1e999");
+  std::ofstream(dir / "man/character.json") << overflow;
+  expectError("character.json: version: number overflow parsing '1e999'");
+  // character.json as a FIFO is reported as one, not as missing, and does not block.
+  fs::remove(dir / "man/character.json");
+  ASSERT_EQ(::mkfifo((dir / "man/character.json").c_str(), 0600), 0);
+  expectError("character.json: is a FIFO (named pipe), expected a regular file");
+  fs::remove(dir / "man/character.json");
+  std::ofstream(dir / "man/character.json") << json;
+  EXPECT_NO_THROW(Character::loadPackage((dir / "man").string()));
   EXPECT_THROW(Character::loadPackage((dir / "nothing").string()), Error);
 }
 

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include "io/image_io.h"
+#include "scene/synthetic.h"
 
 namespace sf::test {
 
@@ -41,25 +42,7 @@ std::string tempDir(const std::string& test_name) {
   return p.string();
 }
 
-GaussianCloud randomCloud(size_t n, int sh_degree, uint32_t seed) {
-  uint64_t state = 0x9e3779b97f4a7c15ull ^ seed;
-  auto uniform = [&](float lo, float hi) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    float u = static_cast<float>(state >> 40) / 16777216.0f;
-    return lo + (hi - lo) * u;
-  };
-  GaussianCloud c;
-  c.resize(n, sh_degree);
-  for (size_t i = 0; i < n; ++i) {
-    c.positions[i] = {uniform(-1, 1), uniform(-1, 1), uniform(-1, 1)};
-    c.scales[i] = {uniform(0.005f, 0.2f), uniform(0.005f, 0.2f), uniform(0.005f, 0.2f)};
-    c.rotations[i] = normalize(Quat{uniform(-1, 1), uniform(-1, 1), uniform(-1, 1), uniform(-1, 1)});
-    c.opacities[i] = uniform(0.05f, 0.95f);
-    auto sh = c.shOf(i);
-    for (size_t k = 0; k < sh.size(); ++k) sh[k] = k < 3 ? uniform(-1.5f, 1.5f) : uniform(-0.5f, 0.5f);
-  }
-  return c;
-}
+GaussianCloud randomCloud(size_t n, int sh_degree, uint32_t seed) { return makeRandomCloud(n, sh_degree, seed); }
 
 RenderMesh TestMesh::view(const Mat4& object_to_world) const {
   RenderMesh m;
