@@ -83,6 +83,9 @@ bool splatReachesTile(const ProjectedSplat& s, int tx, int ty) {
 
 bool projectSplat(Vec3 p_world, const Cov6& cov_world, float opacity, int sh_degree, const float* sh, Vec3 sh_dir,
                   ColorSpace color_space, const Camera& cam, bool antialiased, ProjectedSplat* out) {
+  // A splat with a non-finite opacity or colour is not drawn (the loaders drop such rows; this keeps the
+  // backends in agreement for clouds built in memory). The Vulkan preprocess does the same.
+  if (!std::isfinite(opacity)) return false;
   const Mat4& view = cam.world_to_camera;
   Vec3 p_view = transformPoint(view, p_world);
   if (!(p_view.z > kNearPlane)) return false;  // also rejects NaN
@@ -124,7 +127,9 @@ bool projectSplat(Vec3 p_world, const Cov6& cov_world, float opacity, int sh_deg
       for (int tx = out->tiles.x0; tx < out->tiles.x1; ++tx) out->touched += splatReachesTile(*out, tx, ty);
     if (out->touched == 0) return false;
   }
-  Vec3 c = shToColor(sh_degree, sh, sh_dir);
+  const Vec3 raw = evalSh(sh_degree, sh, normalize(sh_dir));  // before the clamp, as the shader checks it
+  if (!std::isfinite(raw.x) || !std::isfinite(raw.y) || !std::isfinite(raw.z)) return false;
+  Vec3 c{std::max(raw.x + 0.5f, 0.0f), std::max(raw.y + 0.5f, 0.0f), std::max(raw.z + 0.5f, 0.0f)};  // shToColor
   if (color_space == ColorSpace::kLinear) c = {linearToSrgb(c.x), linearToSrgb(c.y), linearToSrgb(c.z)};
   out->color = c;
   return true;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <numeric>
 
@@ -458,6 +459,36 @@ TEST(VulkanImage, KeyOverflowGrowsAndRendersAgain) {
   EXPECT_EQ(fresh.context().validationErrors(), 0u) << fresh.context().validationReport();
   ImageDiff d = compareImages(img, renderCpu({&obj, 1}, cam, {}));
   EXPECT_GE(d.psnr, 45.0);
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
+// A cloud built in memory with non-finite opacity or colour (files never deliver one: the loaders drop such
+// rows): both backends leave those splats out, and agree on the image, which stays finite.
+TEST(VulkanImage, NonFiniteSplatsAreLeftOutByBothBackends) {
+  SF_REQUIRE_VULKAN(r);
+  GaussianCloud c = frontCloud(400, 1, 91);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  c.opacities[3] = nan;
+  c.shOf(10)[0] = nan;
+  c.shOf(20)[4] = inf;   // a degree-1 coefficient
+  c.shOf(30)[1] = -inf;  // clamps to 0 if drawn: still left out, as on the GPU
+  GaussianCloud clean = c;
+  const uint8_t drop[] = {3, 10, 20, 30};
+  std::vector<uint8_t> mask(c.size(), 0);
+  for (uint8_t i : drop) mask[i] = 1;
+  eraseRows(clean, mask);
+  Camera cam = lookCamera(96, 64);
+  RenderObject obj{&c, Mat4{}}, ref{&clean, Mat4{}};
+  VulkanFrameStats st;
+  ImageRGBA gpu = r->render({&obj, 1}, cam, {}, &st);
+  RenderStats cs;
+  ImageRGBA cpu = renderCpu({&obj, 1}, cam, {}, &cs);
+  ImageRGBA expected = renderCpu({&ref, 1}, cam, {});
+  for (float v : cpu.pixels) ASSERT_TRUE(std::isfinite(v));
+  for (float v : gpu.pixels) ASSERT_TRUE(std::isfinite(v));
+  EXPECT_EQ(cs.visible, st.visible);
+  EXPECT_GE(compareImages(cpu, expected).psnr, 90.0);
+  EXPECT_GE(compareImages(gpu, cpu).psnr, 45.0);
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 

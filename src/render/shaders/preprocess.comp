@@ -83,6 +83,7 @@ void main() {
   float det = a * cc - b * b;
   if (det == 0.0 || isinf(det) || isnan(det)) return;
   float opacity = fr.f.opacities.v[slot];
+  if (isnan(opacity) || isinf(opacity)) return;  // not drawn, as on the CPU (projectSplat)
   if ((obj.flags & SF_OBJECT_ANTIALIASED) != 0u) opacity *= sqrt(max(det_raw / det, 0.0));
   float det_inv = 1.0 / det;
   float mid = 0.5 * (a + cc);
@@ -111,7 +112,9 @@ void main() {
   }
 
   vec3 dir = normalize(p_obj - vec3(obj.cam_in_object[0], obj.cam_in_object[1], obj.cam_in_object[2]));
-  vec3 col = max(evalSh(obj.sh_degree, fr.f.sh, obj.sh_base + i * obj.sh_stride, dir) + 0.5, vec3(0.0));
+  vec3 sh_col = evalSh(obj.sh_degree, fr.f.sh, obj.sh_base + i * obj.sh_stride, dir);
+  if (any(isnan(sh_col)) || any(isinf(sh_col))) return;  // not drawn, as on the CPU (projectSplat)
+  vec3 col = max(sh_col + 0.5, vec3(0.0));
   if ((obj.flags & SF_OBJECT_LINEAR_COLOR) != 0u) col = vec3(srgbEncode(col.x), srgbEncode(col.y), srgbEncode(col.z));
 
   fr.f.means.v[slot] = mean;
