@@ -49,6 +49,10 @@ int fail(const char* command, const std::string& message) {
 
 void progress(const std::string& line) { fmt::print(stderr, "  {}\n", line); }
 
+void printWarnings(const char* command, const std::vector<std::string>& warnings) {
+  for (const std::string& w : warnings) fmt::print(stderr, "splatforge {}: warning: {}\n", command, w);
+}
+
 std::string jsonEscape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -187,7 +191,7 @@ Scene loadInput(const char* command, const std::string& input, const std::string
   progress("loading " + input);
   if (classifyInput(input) != InputKind::kSceneJson) {
     Scene scene = sceneFromFile(input, clip, time);
-    for (const std::string& w : scene.warnings) fmt::print(stderr, "splatforge {}: warning: {}\n", command, w);
+    printWarnings(command, scene.warnings);
     progress("loaded " + sceneSummary(scene));
     return scene;
   }
@@ -199,17 +203,17 @@ Scene loadInput(const char* command, const std::string& input, const std::string
   lo.height = height;
   lo.progress = progress;
   Scene scene = loadSceneJson(input, lo);
-  for (const std::string& w : scene.warnings) fmt::print(stderr, "splatforge {}: warning: {}\n", command, w);
+  printWarnings(command, scene.warnings);
   if (scene.background && !background_given) settings.background = *scene.background;
   return scene;
 }
 
-// True when no splat of the scene's objects reaches the renderer's alpha threshold of 1/255.
+// True when no splat of the scene's objects reaches the renderer's alpha threshold (kAlphaMin, 1/255).
 bool allTransparent(const Scene& scene) {
   for (const SceneObject& o : scene.objects)
     if (o.cloud)
       for (float a : o.cloud->opacities)
-        if (a >= 1.0f / 255.0f) return false;
+        if (a >= kAlphaMin) return false;
   return true;
 }
 
@@ -260,7 +264,7 @@ int runInfo(const InfoOptions& o) {
   try {
     auto t0 = Clock::now();
     LoadedSplats l = loadSplats(o.input);
-    for (const std::string& w : l.warnings) fmt::print(stderr, "splatforge info: warning: {}\n", w);
+    printWarnings("info", l.warnings);
     const GaussianCloud& c = l.cloud;
     std::string version = l.version ? fmt::format(" (version {})", l.version) : "";
     if (o.json) {
@@ -306,7 +310,7 @@ int runConvert(const ConvertOptions& o) {
     checkWritableTarget(o.output, "output");
     progress("loading " + o.input);
     LoadedSplats l = loadSplats(o.input);
-    for (const std::string& w : l.warnings) fmt::print(stderr, "splatforge convert: warning: {}\n", w);
+    printWarnings("convert", l.warnings);
     progress(fmt::format("loaded {} gaussians ({}), writing {}", l.cloud.size(), formatName(l.format), o.output));
     saveSplats(l.cloud, o.output);
     fmt::print("wrote {} ({} gaussians)\ntime: {:.3f} s\n", o.output, l.cloud.size(), secondsSince(t0));
@@ -586,10 +590,10 @@ int runBench(const BenchOptions& o) {
         SceneLoadOptions lo;
         lo.confine_paths = !o.allow_outside_paths;
         scene = loadSceneJson(input, lo);
-        for (const std::string& w : scene.warnings) fmt::print(stderr, "splatforge bench: warning: {}\n", w);
+        printWarnings("bench", scene.warnings);
       } else {
         LoadedSplats loaded = loadSplats(input);
-        for (const std::string& w : loaded.warnings) fmt::print(stderr, "splatforge bench: warning: {}\n", w);
+        printWarnings("bench", loaded.warnings);
         cloud = std::make_shared<GaussianCloud>(std::move(loaded.cloud));
         if (o.sh_degree > 0) padShDegree(*cloud, o.sh_degree);
       }

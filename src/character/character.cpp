@@ -51,7 +51,6 @@ std::string expressionSpaceOf(const GltfModel& model, int draw) {
   return "morph";
 }
 
-
 std::vector<uint32_t> triangleList(const GltfPrimitive& prim) {
   if (!prim.indices.empty()) return prim.indices;
   std::vector<uint32_t> seq(prim.positions.size() - prim.positions.size() % 3);

@@ -158,8 +158,7 @@ Character Character::loadPackage(const std::string& dir_name) {
   c.splats_ = readPly(ply, (dir / root["splats"]["file"].get<std::string>()).string());
   c.splats_.color_space = color_space == "linear" ? ColorSpace::kLinear : ColorSpace::kSrgb;
   if (const NonFiniteReport bad = findNonFinite(c.splats_); bad.rows > 0)  // rows cannot be dropped: bindings align with them
-    throw Error(jp + ": splats: " + std::to_string(bad.rows) + " gaussians hold non-finite values (first: row " + std::to_string(bad.first_row) +
-                ", " + bad.first_field + "); a package's splats are refused rather than realigned");
+    throw Error(jp + ": splats: " + bad.describe(c.splats_.size()) + "; a package's splats are refused rather than realigned");
   c.bindings_ = decodeBindings(bindings_bytes, (dir / root["bindings"]["file"].get<std::string>()).string());
   const size_t splat_count = countOf(root, "splats"), binding_count = countOf(root, "bindings");
   if (splat_count != c.splats_.size())

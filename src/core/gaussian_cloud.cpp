@@ -42,39 +42,37 @@ NonFiniteReport findNonFinite(const GaussianCloud& cloud) {
   const size_t n = cloud.size();
   const size_t stride = static_cast<size_t>(cloud.shStride());
   auto finite3 = [](Vec3 v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); };
-  for (size_t i = 0; i < n; ++i) {
-    const char* field = nullptr;
-    std::string named;
+  // The first field of row i holding a non-finite value, or empty.
+  auto badField = [&](size_t i) -> std::string {
     const Quat& q = cloud.rotations[i];
-    if (!finite3(cloud.positions[i])) field = "position";
-    else if (!finite3(cloud.scales[i])) field = "scale";
-    else if (!(std::isfinite(q.w) && std::isfinite(q.x) && std::isfinite(q.y) && std::isfinite(q.z))) field = "rotation";
-    else if (!std::isfinite(cloud.opacities[i])) field = "opacity";
-    else if (!cloud.normals.empty() && !finite3(cloud.normals[i])) field = "normal";
-    if (!field) {
-      for (size_t k = 0; k < stride; ++k)
-        if (!std::isfinite(cloud.sh[i * stride + k])) {
-          named = "sh[" + std::to_string(k / 3) + "] (colour " + std::to_string(k % 3) + ")";
-          break;
-        }
-    }
-    if (!field && named.empty()) {
-      for (const ExtraChannel& e : cloud.extras)
-        if (!std::isfinite(e.values[i])) {
-          named = "extra " + e.name;
-          break;
-        }
-    }
-    if (!field && named.empty()) continue;
+    if (!finite3(cloud.positions[i])) return "position";
+    if (!finite3(cloud.scales[i])) return "scale";
+    if (!(std::isfinite(q.w) && std::isfinite(q.x) && std::isfinite(q.y) && std::isfinite(q.z))) return "rotation";
+    if (!std::isfinite(cloud.opacities[i])) return "opacity";
+    if (!cloud.normals.empty() && !finite3(cloud.normals[i])) return "normal";
+    for (size_t k = 0; k < stride; ++k)
+      if (!std::isfinite(cloud.sh[i * stride + k])) return "sh[" + std::to_string(k / 3) + "] (colour " + std::to_string(k % 3) + ")";
+    for (const ExtraChannel& e : cloud.extras)
+      if (!std::isfinite(e.values[i])) return "extra " + e.name;
+    return {};
+  };
+  for (size_t i = 0; i < n; ++i) {
+    std::string field = badField(i);
+    if (field.empty()) continue;
     if (r.rows == 0) {
       r.first_row = i;
-      r.first_field = field ? field : named;
+      r.first_field = std::move(field);
       r.bad.assign(n, 0);
     }
     r.bad[i] = 1;
     ++r.rows;
   }
   return r;
+}
+
+std::string NonFiniteReport::describe(size_t total) const {
+  return std::to_string(rows) + " of " + std::to_string(total) + " gaussians hold non-finite values (NaN or infinity; first: row " +
+         std::to_string(first_row) + ", " + first_field + ")";
 }
 
 void eraseRows(GaussianCloud& cloud, std::span<const uint8_t> drop) {

@@ -80,6 +80,9 @@ struct NonFiniteReport {
   size_t first_row = 0;
   std::string first_field;
   std::vector<uint8_t> bad;  // per row: 1 when the row holds a non-finite value (empty when rows == 0)
+
+  // "R of TOTAL gaussians hold non-finite values (NaN or infinity; first: row N, FIELD)", for messages.
+  std::string describe(size_t total) const;
 };
 NonFiniteReport findNonFinite(const GaussianCloud& cloud);
 
@@ -103,6 +106,9 @@ GaussianCloud mergeClouds(std::span<const GaussianCloud* const> parts);
 constexpr float kShC0 = 0.28209479177387814f;
 constexpr float shDcToColor(float dc) { return 0.5f + kShC0 * dc; }
 constexpr float colorToShDc(float c) { return (c - 0.5f) / kShC0; }
+
+// Writers store a zero-size axis as this scale, so that log-scales stay finite.
+constexpr float kMinStoredScale = 1e-30f;
 
 // Logistic helpers for files that store opacity as a logit.
 float sigmoid(float x);

@@ -51,9 +51,8 @@ Vec3 evalSh(int degree, const float* coeffs, Vec3 dir) {
   return sum;
 }
 
-Vec3 shToColor(int degree, const float* coeffs, Vec3 dir) {
-  Vec3 c = evalSh(degree, coeffs, normalize(dir));
-  return {std::max(c.x + 0.5f, 0.0f), std::max(c.y + 0.5f, 0.0f), std::max(c.z + 0.5f, 0.0f)};
-}
+Vec3 shSumToColor(Vec3 sum) { return {std::max(sum.x + 0.5f, 0.0f), std::max(sum.y + 0.5f, 0.0f), std::max(sum.z + 0.5f, 0.0f)}; }
+
+Vec3 shToColor(int degree, const float* coeffs, Vec3 dir) { return shSumToColor(evalSh(degree, coeffs, normalize(dir))); }
 
 }  // namespace sf

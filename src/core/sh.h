@@ -17,8 +17,11 @@ void shBasis(int degree, Vec3 dir, float* basis);
 // offset or clamping the renderer applies.
 Vec3 evalSh(int degree, const float* coeffs, Vec3 dir);
 
+// The colour of a raw evalSh sum: max(sum + 0.5, 0) per channel.
+Vec3 shSumToColor(Vec3 sum);
+
 // Colour of a splat seen along `dir` (from the camera towards the splat, normalised here):
-// max(evalSh + 0.5, 0) per channel.
+// shSumToColor(evalSh(...)).
 Vec3 shToColor(int degree, const float* coeffs, Vec3 dir);
 
 }  // namespace sf

@@ -31,12 +31,28 @@ const char* fileTypeName(mode_t mode) {
   return "not a regular file";
 }
 
+// Closes a file descriptor when it goes out of scope.
+struct FileDescriptor {
+  int fd;
+  explicit FileDescriptor(int descriptor) : fd(descriptor) {}
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  ~FileDescriptor() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// The directory holding `target` ("." for a bare name).
+std::filesystem::path directoryOf(const std::filesystem::path& target) {
+  return target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+}
+
 // Temporary names beside `path`: "<name>.sf-tmp-<pid>-XXXXXX". The pid lets a later write recognise the
 // leftovers of a killed process (stale) without touching those of a running one.
 constexpr const char* kTempTag = ".sf-tmp-";
 
 void removeStaleTemporaries(const std::filesystem::path& target) {
-  const std::filesystem::path dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  const std::filesystem::path dir = directoryOf(target);
   const std::string prefix = target.filename().string() + kTempTag;
   DIR* d = ::opendir(dir.c_str());
   if (!d) return;
@@ -56,61 +72,40 @@ void removeStaleTemporaries(const std::filesystem::path& target) {
 }
 
 void syncDirectory(const std::filesystem::path& target) {
-  const std::filesystem::path dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  ::fsync(fd);  // best effort: some file systems refuse fsync on directories
-  ::close(fd);
+  const FileDescriptor dir{::open(directoryOf(target).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+  if (dir.fd >= 0) ::fsync(dir.fd);  // best effort: some file systems refuse fsync on directories
 }
 
 }  // namespace
 
 std::vector<uint8_t> readFile(const std::string& path) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; the type check below refuses it.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) {
+  const FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)};
+  if (file.fd < 0) {
     const int err = errno;
     if (err == ENOENT) throw Error(path + ": file is missing");
     throw Error(path + ": cannot open: " + osError(err));
   }
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    throw Error(path + ": cannot stat: " + osError(err));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw Error(path + ": is " + fileTypeName(st.st_mode) + ", expected a regular file");
-  }
+  if (::fstat(file.fd, &st) != 0) throw Error(path + ": cannot stat: " + osError(errno));
+  if (!S_ISREG(st.st_mode)) throw Error(path + ": is " + fileTypeName(st.st_mode) + ", expected a regular file");
   const uint64_t size = static_cast<uint64_t>(st.st_size);
-  try {
-    checkByteBudget(path, size, "file size");
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  checkByteBudget(path, size, "file size");
+  ::fcntl(file.fd, F_SETFL, ::fcntl(file.fd, F_GETFL) & ~O_NONBLOCK);
   std::vector<uint8_t> bytes;
   try {
     bytes.resize(static_cast<size_t>(size));
   } catch (const std::bad_alloc&) {
-    ::close(fd);
     throw Error(path + ": not enough memory to read its " + formatBytes(size));
   }
   size_t got = 0;
   while (got < bytes.size()) {
-    const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+    const ssize_t n = ::read(file.fd, bytes.data() + got, bytes.size() - got);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      throw Error(path + ": read error at byte " + std::to_string(got) + ": " + osError(err));
-    }
+    if (n < 0) throw Error(path + ": read error at byte " + std::to_string(got) + ": " + osError(errno));
     if (n == 0) break;  // shrank while we read: keep what is there; the format's own checks judge it
     got += static_cast<size_t>(n);
   }
-  ::close(fd);
   bytes.resize(got);
   return bytes;
 }

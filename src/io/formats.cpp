@@ -77,9 +77,7 @@ LoadedSplats decodeSplats(std::span<const uint8_t> bytes, const std::string& pat
   if (!problem.empty()) throw FormatError(path, 0, "decoded cloud is inconsistent: " + problem);
   NonFiniteReport bad = findNonFinite(out.cloud);
   if (bad.rows > 0) {
-    const std::string what = std::to_string(bad.rows) + " of " + std::to_string(out.cloud.size()) +
-                             " gaussians hold non-finite values (NaN or infinity; first: row " + std::to_string(bad.first_row) +
-                             ", " + bad.first_field + ")";
+    const std::string what = bad.describe(out.cloud.size());
     if (loadLimits().reject_non_finite) throw Error(path + ": " + what + "; refused (--strict)");
     eraseRows(out.cloud, bad.bad);
     out.dropped_non_finite = bad.rows;
@@ -113,9 +111,7 @@ SplatFormat writeFormatForPath(const std::string& path) {
 std::vector<uint8_t> encodeSplats(const GaussianCloud& cloud, SplatFormat format) {
   NonFiniteReport bad = findNonFinite(cloud);
   if (bad.rows > 0)
-    throw Error("cannot write " + std::string(formatName(format)) + ": " + std::to_string(bad.rows) + " of " + std::to_string(cloud.size()) +
-                " gaussians hold non-finite values (first: row " + std::to_string(bad.first_row) + ", " + bad.first_field +
-                "); files never carry NaN or infinity");
+    throw Error("cannot write " + std::string(formatName(format)) + ": " + bad.describe(cloud.size()) + "; files never carry NaN or infinity");
   switch (format) {
     case SplatFormat::kPly: return writePly(cloud);
     case SplatFormat::kSpz: return writeSpz(cloud);

@@ -13,9 +13,6 @@ namespace sf {
 
 namespace {
 
-// Zero-size axes are written as this scale, so the log-scale stays finite.
-constexpr float kMinWrittenScale = 1e-30f;
-
 // Where a vertex property's value goes in the cloud.
 enum class Target : uint8_t { kPosition, kNormal, kDc, kRest, kOpacity, kScale, kRot, kColor8, kId, kExtra };
 
@@ -207,7 +204,7 @@ std::vector<uint8_t> writePly(const GaussianCloud& cloud) {
     for (int c = 0; c < 3; ++c)
       for (int k = 1; k <= rest; ++k) put(sh[static_cast<size_t>(k * 3 + c)]);
     put(logit(cloud.opacities[i]));
-    for (int a = 0; a < 3; ++a) put(std::log(std::max(cloud.scales[i][a], kMinWrittenScale)));
+    for (int a = 0; a < 3; ++a) put(std::log(std::max(cloud.scales[i][a], kMinStoredScale)));
     Quat q = cloud.rotations[i];
     put(q.w), put(q.x), put(q.y), put(q.z);
     if (!cloud.ids.empty()) put(cloud.ids[i]);

@@ -36,13 +36,26 @@ void axisFlipSigns(float signs[16]) {
   for (int k = 0; k < 16; ++k) signs[k] = (a[k] * b[k] < 0) ? -1.0f : 1.0f;
 }
 
+struct SpzHeader {
+  uint32_t version = 0, points = 0;
+  int sh_degree = 0, fractional_bits = 0;
+  uint8_t flags = 0;
+};
+
+std::array<size_t, 6> arraySizes(const SpzHeader& h) {
+  size_t n = h.points;
+  return {n * 9, n, n * 3, n * 3, n * (h.version >= 3 ? 4u : 3u), n * 3 * shRestPerChannel(h.sh_degree)};
+}
+
+// Bytes of the attribute arrays the header declares (the body after the header).
+uint64_t arrayBytes(const SpzHeader& h) {
+  uint64_t total = 0;
+  for (size_t bytes : arraySizes(h)) total += bytes;
+  return total;
+}
+
 // Extension records may follow the arrays of a legacy body; this much is allowed past them.
 constexpr uint64_t kExtensionSlack = 1u << 20;
-
-// Body bytes per point: positions, alpha, colour, scales, rotation, SH rest coefficients.
-uint64_t bodyBytesPerPoint(uint32_t version, int sh_degree) {
-  return 9 + 1 + 3 + 3 + (version >= 3 ? 4u : 3u) + 3 * shRestPerChannel(sh_degree);
-}
 
 // Inflates a legacy (gzip-wrapped) body. Once its 16-byte header is out, the declared point count and SH
 // degree fix the body's size: the load budget is checked for it before inflating further, and inflating
@@ -58,13 +71,13 @@ std::vector<uint8_t> gunzip(std::span<const uint8_t> in, const std::string& path
   // Once the header is out: check the budget for the body it declares, and bound inflating by that body.
   auto declareBody = [&] {
     if (out.size() < kLegacyHeaderBytes || expected != 0) return;
-    uint32_t version, n;
-    std::memcpy(&version, out.data() + 4, 4);
-    std::memcpy(&n, out.data() + 8, 4);
-    const int degree = std::min<int>(out[12], 3);  // checkHeader refuses larger degrees after inflating
-    const uint64_t body = kLegacyHeaderBytes + static_cast<uint64_t>(n) * bodyBytesPerPoint(version, degree);
+    SpzHeader h;
+    std::memcpy(&h.version, out.data() + 4, 4);
+    std::memcpy(&h.points, out.data() + 8, 4);
+    h.sh_degree = std::min<int>(out[12], 3);  // checkHeader refuses larger degrees after inflating
+    const uint64_t body = kLegacyHeaderBytes + arrayBytes(h);
     try {
-      checkGaussianBudget(path, n, degree, body);
+      checkGaussianBudget(path, h.points, h.sh_degree, body);
     } catch (...) {
       inflateEnd(&zs);
       throw;
@@ -116,11 +129,6 @@ struct SpzArrays {
   std::span<const uint8_t> positions, alphas, colors, scales, rotations, sh;
 };
 
-struct SpzHeader {
-  uint32_t version = 0, points = 0;
-  int sh_degree = 0, fractional_bits = 0;
-  uint8_t flags = 0;
-};
 
 void checkHeader(const SpzHeader& h, const ByteReader& r) {
   if (h.version < 2 || h.version > 4)
@@ -130,10 +138,6 @@ void checkHeader(const SpzHeader& h, const ByteReader& r) {
   if (h.points > kMaxPoints) r.failAt(8, "point count " + std::to_string(h.points) + " is implausibly large");
 }
 
-std::array<size_t, 6> arraySizes(const SpzHeader& h) {
-  size_t n = h.points;
-  return {n * 9, n, n * 3, n * 3, n * (h.version >= 3 ? 4u : 3u), n * 3 * shRestPerChannel(h.sh_degree)};
-}
 
 GaussianCloud decodeArrays(const SpzHeader& h, const SpzArrays& a, const SpzOptions& options) {
   const size_t n = h.points;
@@ -232,9 +236,7 @@ GaussianCloud readV4(std::span<const uint8_t> file, const std::string& path, int
   r.skip(12, "reserved header bytes");
   checkHeader(h, r);
   auto sizes = arraySizes(h);
-  uint64_t body = 0;
-  for (size_t s : sizes) body += s;
-  checkGaussianBudget(path, h.points, h.sh_degree, body);
+  checkGaussianBudget(path, h.points, h.sh_degree, arrayBytes(h));
   std::vector<int> present;  // attributes with a stream, in order
   for (int k = 0; k < 6; ++k)
     if (sizes[static_cast<size_t>(k)] != 0) present.push_back(k);
@@ -332,7 +334,7 @@ std::vector<uint8_t> writeSpz(const GaussianCloud& cloud, const SpzOptions& opti
     alphas[i] = toByte(cloud.opacities[i] * 255.0f);
     auto sh = cloud.shOf(i);
     for (size_t k = 0; k < 3; ++k) colors[i * 3 + k] = toByte((sh[k] * kColorScale + 0.5f) * 255.0f);
-    for (int k = 0; k < 3; ++k) scales[i * 3 + static_cast<size_t>(k)] = toByte((std::log(std::max(cloud.scales[i][k], 1e-30f)) + 10.0f) * 16.0f);
+    for (int k = 0; k < 3; ++k) scales[i * 3 + static_cast<size_t>(k)] = toByte((std::log(std::max(cloud.scales[i][k], kMinStoredScale)) + 10.0f) * 16.0f);
     Quat q = normalize(cloud.rotations[i]);
     float xyzw[4] = {q.x, q.y * flip, q.z * flip, q.w};
     uint32_t largest = 0;

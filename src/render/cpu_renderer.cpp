@@ -129,7 +129,7 @@ bool projectSplat(Vec3 p_world, const Cov6& cov_world, float opacity, int sh_deg
   }
   const Vec3 raw = evalSh(sh_degree, sh, normalize(sh_dir));  // before the clamp, as the shader checks it
   if (!std::isfinite(raw.x) || !std::isfinite(raw.y) || !std::isfinite(raw.z)) return false;
-  Vec3 c{std::max(raw.x + 0.5f, 0.0f), std::max(raw.y + 0.5f, 0.0f), std::max(raw.z + 0.5f, 0.0f)};  // shToColor
+  Vec3 c = shSumToColor(raw);
   if (color_space == ColorSpace::kLinear) c = {linearToSrgb(c.x), linearToSrgb(c.y), linearToSrgb(c.z)};
   out->color = c;
   return true;
