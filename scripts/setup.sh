@@ -10,7 +10,9 @@ packages=(
   zlib1g-dev libzstd-dev
   nlohmann-json3-dev libfmt-dev libstb-dev libcli11-dev libtinygltf-dev
   libvulkan-dev libvulkan-volk-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
-  python3
+  python3 python3-dev python3-numpy pybind11-dev
+  libwebp-dev
+  libglfw3-dev libimgui-dev xvfb xauth
 )
 
 # Versions the tests were last run with, where the version matters: the Vulkan driver stack (lavapipe runs
@@ -34,6 +36,24 @@ report_versions() {
   done
 }
 
+# The peer tools of the interop tests (tools/interop/package.json, versions pinned by its lock file) come from
+# the npm registry; Node.js comes from Debian when the machine has none.
+install_npm_tools() {
+  if [ -f tools/interop/node_modules/.package-lock.json ] &&
+     cmp -s tools/interop/package-lock.json tools/interop/node_modules/.sf-installed-lock 2>/dev/null; then
+    echo "setup: npm peer tools present"
+    return
+  fi
+  echo "setup: installing the npm peer tools (tools/interop)"
+  (cd tools/interop && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
+  cp tools/interop/package-lock.json tools/interop/node_modules/.sf-installed-lock
+}
+
+cd "$(dirname "$0")/.."
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  packages+=(nodejs npm)
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -44,6 +64,7 @@ done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages present"
   report_versions
+  install_npm_tools
   exit 0
 fi
 
@@ -54,4 +75,5 @@ export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 report_versions
+install_npm_tools
 echo "setup: done"
