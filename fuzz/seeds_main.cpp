@@ -18,6 +18,7 @@
 #include "fuzz_support.h"
 #include "io/file.h"
 #include "io/formats.h"
+#include "io/zip.h"
 
 namespace {
 
@@ -236,7 +237,9 @@ void compressedPlySeeds() {
 
 // The v3 body (16-byte header + planar arrays) of our writer's output.
 Bytes spzV3Body(const sf::GaussianCloud& cloud) {
-  return sf::fuzz::gunzipBytes(sf::encodeSplats(cloud, sf::SplatFormat::kSpz));
+  sf::FormatOptions v3;
+  v3.spz_version = 3;
+  return sf::fuzz::gunzipBytes(sf::encodeSplats(cloud, sf::SplatFormat::kSpz, v3));
 }
 
 // A v2 body from a v3 one: version 2 and 3-byte "first three" rotations (x, y, z of the quaternion).
@@ -310,6 +313,72 @@ void spzSeeds() {
   put(b, "v4_empty.body", spzV4Body(empty, false));
   const Bytes v3 = sf::encodeSplats(sf::fuzz::sampleCloud(4, 0, 30), sf::SplatFormat::kSpz);
   put(t, "truncated_gzip.spz", head(v3, v3.size() / 2));
+}
+
+// ---- SOG, ksplat ---------------------------------------------------------------------------------------
+
+// fuzz_sog takes archives as they are, and unpacked entries as [u8 name length][name][u32 data length][data].
+void sogSeeds() {
+  const std::string t = "fuzz_sog";
+  for (int degree = 0; degree <= 3; ++degree) {
+    const Bytes sog = sf::encodeSplats(sf::fuzz::sampleCloud(5, degree, static_cast<uint32_t>(50 + degree)), sf::SplatFormat::kSog);
+    const std::string d = "_deg" + std::to_string(degree);
+    put(t, "n5" + d + ".sog", sog);
+    Bytes unpacked;
+    const sf::ZipReader zip(sog, "seed.sog");
+    for (const sf::ZipEntry& e : zip.entries()) {
+      const Bytes data = zip.read(e);
+      unpacked.push_back(static_cast<uint8_t>(e.name.size()));
+      unpacked.insert(unpacked.end(), e.name.begin(), e.name.end());
+      const auto len = static_cast<uint32_t>(data.size());
+      const auto* p = reinterpret_cast<const uint8_t*>(&len);
+      unpacked.insert(unpacked.end(), p, p + 4);
+      unpacked.insert(unpacked.end(), data.begin(), data.end());
+    }
+    put(t, "n5" + d + ".entries", unpacked);
+  }
+  put(t, "empty.sog", sf::encodeSplats(sf::fuzz::sampleCloud(0, 0, 1), sf::SplatFormat::kSog));
+}
+
+// A .ksplat of one section (docs/formats/ksplat.md): level 0 with n records, or level 1 with one full
+// bucket of n records around the origin.
+Bytes ksplatFile(int level, int sh_degree, uint32_t n) {
+  const int components[4] = {0, 9, 24, 45};
+  const size_t record = (level == 0 ? 44u : 24u) + static_cast<size_t>(components[sh_degree]) * (level == 0 ? 4u : 2u);
+  const size_t buckets = level == 0 ? 0 : 12;
+  Bytes b(4096 + 1024 + buckets + record * n, 0);
+  auto u16 = [&](size_t at, uint16_t v) { std::memcpy(&b[at], &v, 2); };
+  auto u32 = [&](size_t at, uint32_t v) { std::memcpy(&b[at], &v, 4); };
+  auto f32 = [&](size_t at, float v) { std::memcpy(&b[at], &v, 4); };
+  b[1] = 1;
+  u32(4, 1), u32(8, 1), u32(12, n), u32(16, n);
+  u16(20, static_cast<uint16_t>(level));
+  u32(4096, n), u32(4100, n);
+  u16(4096 + 40, static_cast<uint16_t>(sh_degree));
+  if (level > 0) u32(4096 + 8, n), u32(4096 + 12, 1), f32(4096 + 16, 5.0f), u16(4096 + 20, 12), u32(4096 + 24, 32767), u32(4096 + 32, 1);
+  for (uint32_t i = 0; i < n; ++i) {
+    const size_t r = 4096 + 1024 + buckets + i * record;
+    if (level == 0) {
+      for (int k = 0; k < 3; ++k) f32(r + 4 * static_cast<size_t>(k), 0.1f * static_cast<float>(i + 1) * static_cast<float>(k + 1));
+      for (int k = 0; k < 3; ++k) f32(r + 12 + 4 * static_cast<size_t>(k), 0.05f);
+      f32(r + 24, 1.0f);
+      b[r + 40] = 200, b[r + 41] = 100, b[r + 42] = 50, b[r + 43] = 255;
+    } else {
+      for (int k = 0; k < 3; ++k) u16(r + 2 * static_cast<size_t>(k), static_cast<uint16_t>(32767 + 100 * i));
+      for (int k = 0; k < 3; ++k) u16(r + 6 + 2 * static_cast<size_t>(k), 0x2a66);  // 0.05 as a half
+      u16(r + 12, 0x3c00);  // w = 1
+      b[r + 20] = 200, b[r + 21] = 100, b[r + 22] = 50, b[r + 23] = 255;
+    }
+  }
+  return b;
+}
+
+void ksplatSeeds() {
+  const std::string t = "fuzz_ksplat";
+  put(t, "level0_deg0_n2.ksplat", ksplatFile(0, 0, 2));
+  put(t, "level0_deg1_n1.ksplat", ksplatFile(0, 1, 1));
+  put(t, "level1_deg0_n2.ksplat", ksplatFile(1, 0, 2));
+  put(t, "level1_deg2_n1.ksplat", ksplatFile(1, 2, 1));
 }
 
 // ---- .splat, glTF -------------------------------------------------------------------------------------
@@ -474,7 +543,8 @@ int main(int argc, char** argv) {
   try {
     // Each target's directory is written afresh: seeds a newer generator no longer writes disappear.
     for (const char* t : {"fuzz_ply", "fuzz_compressed_ply", "fuzz_spz", "fuzz_spz_body", "fuzz_splat",
-                          "fuzz_gltf", "fuzz_camera", "fuzz_scene", "fuzz_character", "fuzz_bindings"})
+                          "fuzz_gltf", "fuzz_camera", "fuzz_scene", "fuzz_character", "fuzz_bindings", "fuzz_sog",
+                          "fuzz_ksplat"})
       fs::remove_all(g_out / t);
     plySeeds();
     compressedPlySeeds();
@@ -485,6 +555,8 @@ int main(int argc, char** argv) {
     sceneSeeds();
     characterSeeds();
     bindingSeeds();
+    sogSeeds();
+    ksplatSeeds();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fuzz_seeds: %s\n", e.what());
     return 1;

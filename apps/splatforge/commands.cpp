@@ -42,10 +42,55 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// A command line that cannot run: one line, exit code 2 (as the argument parser's own errors).
+int usageError(const char* command, const std::string& message) {
+  std::fprintf(stderr, "splatforge %s: error: %s\n", command, message.c_str());
+  return 2;
+}
+
 int fail(const char* command, const std::string& message) {
   fmt::print(stderr, "splatforge {}: error: {}\n", command, message);
   return 1;
 }
+
+// Results of a benchmark as JSON: to stdout with --json (the human-readable lines then went to stderr, see
+// JsonStdout), to a file with --json-out.
+void emitJson(const std::string& json, bool to_stdout, const std::string& file) {
+  if (!file.empty()) {
+    writeFileAtomic(file, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(json.data()), json.size()));
+    std::fprintf(stderr, "wrote %s\n", file.c_str());
+  }
+  if (to_stdout) {
+    std::fflush(stderr);
+    std::fwrite(json.data(), 1, json.size(), stdout);
+    std::fflush(stdout);
+  }
+}
+
+// With --json, stdout carries the JSON document alone: while this lives, what the command prints for people
+// goes to stderr (file descriptor 1 points at 2); release() points it back before the JSON is printed.
+class JsonStdout {
+ public:
+  explicit JsonStdout(bool on) {
+    if (!on) return;
+    std::fflush(stdout);
+    saved_ = dup(1);
+    if (saved_ >= 0) dup2(2, 1);
+  }
+  ~JsonStdout() { release(); }
+  JsonStdout(const JsonStdout&) = delete;
+  JsonStdout& operator=(const JsonStdout&) = delete;
+  void release() {
+    if (saved_ < 0) return;
+    std::fflush(stdout);
+    dup2(saved_, 1);
+    close(saved_);
+    saved_ = -1;
+  }
+
+ private:
+  int saved_ = -1;
+};
 
 void progress(const std::string& line) { fmt::print(stderr, "  {}\n", line); }
 
@@ -253,6 +298,11 @@ void applyLoadPolicy(const LoadPolicyOptions& o) {
   }
   l.reject_non_finite = o.strict;
   setLoadLimits(l);
+  FormatOptions f = formatOptions();
+  f.spz_axes = parseSpzAxes(o.spz_axes);
+  f.gltf_axes = parseGltfAxes(o.gltf_axes);
+  f.spz_version = o.spz_version;
+  setFormatOptions(f);
 }
 
 std::string defaultAssetsDir() {
@@ -270,6 +320,7 @@ int runInfo(const InfoOptions& o) {
     if (o.json) {
       fmt::print("{{\n  \"file\": \"{}\",\n  \"format\": \"{}\",\n  \"version\": {},\n  \"count\": {},\n  \"sh_degree\": {},\n",
                  jsonEscape(o.input), formatName(l.format), l.version, c.size(), c.sh_degree);
+      if (!l.axes.empty()) fmt::print("  \"axes\": \"{}\",\n", jsonEscape(l.axes));
       fmt::print("  \"antialiased\": {},\n  \"file_bytes\": {},\n  \"memory_bytes\": {},\n  \"dropped_non_finite\": {},\n",
                  c.antialiased ? "true" : "false", l.file_bytes, c.memoryBytes(), l.dropped_non_finite);
       if (c.size() > 0) {
@@ -287,6 +338,7 @@ int runInfo(const InfoOptions& o) {
     fmt::print("gaussians:   {}{}\n", c.size(), l.dropped_non_finite ? fmt::format(" ({} with non-finite values dropped)", l.dropped_non_finite) : "");
     fmt::print("sh degree:   {}\n", c.sh_degree);
     fmt::print("antialiased: {}\n", c.antialiased ? "yes" : "no");
+    if (!l.axes.empty()) fmt::print("axes:        {}\n", l.axes);
     if (c.size() > 0) {
       CloudBounds b = computeBounds(c);
       fmt::print("bounds min:  {}\nbounds max:  {}\n1st pct:     {}\n99th pct:    {}\n", vecText(b.min), vecText(b.max),
@@ -303,14 +355,25 @@ int runInfo(const InfoOptions& o) {
   }
 }
 
-int runConvert(const ConvertOptions& o) {
+int runConvert(const ConvertOptions& options) {
+  ConvertOptions o = options;
+  if (o.output.empty() == o.output_positional.empty())
+    return usageError("convert", o.output.empty() ? "an output file is required (-o FILE)" : "give the output once (-o FILE)");
+  if (o.output.empty()) o.output = o.output_positional;
   try {
     auto t0 = Clock::now();
-    writeFormatForPath(o.output);  // refuse an unknown output extension before any work
+    const SplatFormat format = writeFormatForPath(o.output);  // refuse an unknown output extension before any work
     checkWritableTarget(o.output, "output");
     progress("loading " + o.input);
     LoadedSplats l = loadSplats(o.input);
     printWarnings("convert", l.warnings);
+    const std::vector<std::string> losses = exportLosses(l.cloud, format);
+    if (!losses.empty() && o.strict) {
+      std::string all;
+      for (const std::string& loss : losses) all += "\n  " + loss;
+      throw Error(o.output + ": the conversion would lose information (--strict refuses):" + all);
+    }
+    for (const std::string& loss : losses) std::fprintf(stderr, "convert: warning: %s\n", loss.c_str());
     progress(fmt::format("loaded {} gaussians ({}), writing {}", l.cloud.size(), formatName(l.format), o.output));
     saveSplats(l.cloud, o.output);
     fmt::print("wrote {} ({} gaussians)\ntime: {:.3f} s\n", o.output, l.cloud.size(), secondsSince(t0));
@@ -339,7 +402,7 @@ int runRender(const RenderOptions& o) {
     Camera cam;
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
     else if (scene.camera) cam = *scene.camera;
-    else cam = autoCamera(scene, o.width.value_or(1280), o.height.value_or(720));
+    else cam = autoCamera(scene, o.width.value_or(kDefaultWidth), o.height.value_or(kDefaultHeight));
     return renderAndWrite("render", scene, cam, settings, {o.backend, o.device, o.validation}, o.output, o.save_float, t0, load_s);
   } catch (const std::exception& e) {
     return fail("render", e.what());
@@ -455,7 +518,7 @@ int runAnimate(const AnimateOptions& o) {
     Camera cam;
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
     else if (scene.camera) cam = *scene.camera;
-    else cam = autoCamera(scene, o.width.value_or(1280), o.height.value_or(720));
+    else cam = autoCamera(scene, o.width.value_or(kDefaultWidth), o.height.value_or(kDefaultHeight));
     const double load_s = secondsSince(t0);
 
     const size_t frames = std::max<size_t>(1, static_cast<size_t>(std::llround(o.duration * o.fps)));
@@ -555,6 +618,7 @@ double median(std::vector<double> v) {
 
 int runBench(const BenchOptions& o) {
   try {
+    JsonStdout human(o.json);
     std::string dir = o.assets.empty() ? defaultAssetsDir() : o.assets;
     std::string json = "{\n";
     if (o.loads) {
@@ -704,10 +768,8 @@ int runBench(const BenchOptions& o) {
       json += fmt::format("  \"median_ms\": {{\"preprocess\": {:.3f}, \"sort\": {:.3f}, \"raster\": {:.3f}, \"total\": {:.3f}}}\n}}\n", median(pre),
                           median(sort), median(raster), median(all));
     }
-    if (!o.json.empty()) {
-      writeFileAtomic(o.json, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(json.data()), json.size()));
-      fmt::print("wrote {}\n", o.json);
-    }
+    human.release();
+    emitJson(json, o.json, o.json_out);
     return 0;
   } catch (const std::exception& e) {
     return fail("bench", e.what());
@@ -810,6 +872,7 @@ int runPose(const PoseOptions& o) {
 
 int runBenchSkin(const BenchSkinOptions& o) {
   try {
+    JsonStdout human(o.json);
     GltfDocument doc = loadGltf(o.input);
     if (doc.animations.empty()) throw Error(o.input + ": has no animation to play");
     int mesh_node = -1;
@@ -870,14 +933,14 @@ int runBenchSkin(const BenchSkinOptions& o) {
     fmt::print("median ms per frame: cpu poses {:.3f} (sampling, hierarchy, palettes; {} threads) | gpu skinning {:.3f} "
                "({:.2f} G vertices/s)\n",
                median(cpu_ms), threads, median(gpu_ms), vertices / (median(gpu_ms) * 1e-3) / 1e9);
-    if (!o.json.empty()) {
+    if (o.json || !o.json_out.empty()) {
       std::string json = fmt::format(
           "{{\n  \"file\": \"{}\",\n  \"instances\": {},\n  \"vertices_per_instance\": {},\n  \"joints\": {},\n  \"method\": \"{}\",\n"
           "  \"device\": \"{}\",\n  \"frames\": {},\n  \"cpu_threads\": {},\n  \"median_ms\": {{\"cpu_poses\": {:.4f}, \"gpu_skinning\": {:.4f}}}\n}}\n",
           jsonEscape(o.input), o.instances, prim.positions.size(), joints, o.method, jsonEscape(ctx.info().name), o.frames, threads,
           median(cpu_ms), median(gpu_ms));
-      writeFileAtomic(o.json, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(json.data()), json.size()));
-      fmt::print("wrote {}\n", o.json);
+      human.release();
+      emitJson(json, o.json, o.json_out);
     }
     return 0;
   } catch (const std::exception& e) {
@@ -935,6 +998,7 @@ int characterInfo(const CharacterOptions& o) {
 
 int runBenchCharacters(const BenchCharactersOptions& o) {
   try {
+    JsonStdout human(o.json);
     if (o.count == 0) throw Error("--count must be at least 1");
     gpu::ContextOptions co;
     co.device = o.device;
@@ -990,14 +1054,14 @@ int runBenchCharacters(const BenchCharactersOptions& o) {
     fmt::print("median ms per frame: gpu {:.3f} (deform + sort + raster, without the image readback; deform pass {:.3f}) | cpu poses {:.1f} "
                "(sampling, skinning of the bound meshes; {} threads)\n",
                median(gpu_ms), median(deform_ms), median(cpu_ms), workerCount());
-    if (!o.json.empty()) {
+    if (o.json || !o.json_out.empty()) {
       std::string json = fmt::format(
           "{{\n  \"package\": \"{}\",\n  \"count\": {},\n  \"splats\": {},\n  \"width\": {},\n  \"height\": {},\n  \"device\": \"{}\",\n"
           "  \"frames\": {},\n  \"median_ms\": {{\"gpu\": {:.4f}, \"gpu_deform\": {:.4f}, \"cpu_poses\": {:.3f}}}\n}}\n",
           jsonEscape(o.package), o.count, probe->splats().size() * o.count, o.width, o.height, jsonEscape(renderer.device().name), o.frames,
           median(gpu_ms), median(deform_ms), median(cpu_ms));
-      writeFileAtomic(o.json, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(json.data()), json.size()));
-      fmt::print("wrote {}\n", o.json);
+      human.release();
+      emitJson(json, o.json, o.json_out);
     }
     return 0;
   } catch (const std::exception& e) {

@@ -16,7 +16,16 @@ struct LoadPolicyOptions {
   std::optional<uint64_t> max_gaussians;
   std::string max_memory;  // "8G", "512M", bytes
   bool strict = false;     // refuse files holding non-finite values (set by a command's --strict)
+  std::string spz_axes = "auto", gltf_axes = "gltf";
+  int spz_version = 4;
 };
+
+// The image size every command uses when neither a camera file nor --width/--height gives one.
+inline constexpr int kDefaultWidth = 1280, kDefaultHeight = 720;
+
+// The formats the tool reads and writes, for help texts.
+inline constexpr const char* kReadFormats = ".ply, .compressed.ply, .spz, .splat, .sog, meta.json (SOG), .ksplat, .glb, .gltf";
+inline constexpr const char* kWriteFormats = ".ply, .compressed.ply, .spz, .splat, .sog, meta.json (SOG folder), .glb";
 // Sets the process's load limits from the options; throws sf::Error for a malformed size.
 void applyLoadPolicy(const LoadPolicyOptions& o);
 
@@ -28,6 +37,8 @@ int runInfo(const InfoOptions& o);
 
 struct ConvertOptions {
   std::string input, output;
+  std::string output_positional;  // the older form: convert IN OUT
+  bool strict = false;            // set from the load policy: refuse lossy conversions too
 };
 int runConvert(const ConvertOptions& o);
 
@@ -69,7 +80,7 @@ int runAnimate(const AnimateOptions& o);
 
 struct DemoOptions {
   std::string output = "demo.png";
-  int width = 960, height = 540;
+  int width = kDefaultWidth, height = kDefaultHeight;
   std::string save_float;
   std::string backend = "auto";
   std::string device;
@@ -93,14 +104,15 @@ struct BenchOptions {
   std::string backend = "auto";
   std::string device;
   bool validation = false;
-  int width = 1280, height = 720;
+  int width = kDefaultWidth, height = kDefaultHeight;
   bool width_given = false, height_given = false;  // given on the command line: they override a --camera file's size
   std::string camera;       // camera JSON (as render --camera); default: framed automatically
   std::string save_scene;   // write the benchmarked scene as one world-space splat file (.ply/.spz/.splat)
   bool show_graph = false;  // print the frame's passes, their reads and writes, and the barriers between them
   int frames = 10;          // timed frames (median reported) after one warm-up frame
   bool loads = false;       // also measure load throughput of the biker PLY, compressed PLY and SPZ
-  std::string json;         // write the results as JSON here
+  bool json = false;        // print the results as JSON to stdout (the human-readable lines go to stderr)
+  std::string json_out;     // write the results as JSON to this file
   bool allow_outside_paths = false;  // scene JSON input
 };
 int runBench(const BenchOptions& o);
@@ -122,7 +134,8 @@ struct BenchSkinOptions {
   std::string method = "lbs"; // lbs or dqs
   std::string device;
   bool validation = false;
-  std::string json;
+  bool json = false;     // results as JSON on stdout
+  std::string json_out;  // results as JSON in this file
 };
 int runBenchSkin(const BenchSkinOptions& o);
 
@@ -153,11 +166,12 @@ int runCharacter(const CharacterOptions& o);
 struct BenchCharactersOptions {
   std::string package;
   size_t count = 1;
-  int width = 1920, height = 1080;
+  int width = kDefaultWidth, height = kDefaultHeight;
   int frames = 20;
   std::string device;
   bool validation = false;
-  std::string json;
+  bool json = false;     // results as JSON on stdout
+  std::string json_out;  // results as JSON in this file
 };
 int runBenchCharacters(const BenchCharactersOptions& o);
 

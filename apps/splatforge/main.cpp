@@ -4,13 +4,14 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "view_command.h"
 #include "core/limits.h"
 
 int main(int argc, char** argv) {
   using namespace sf::cli;
   CLI::App app{"splatforge: real-time dynamic Gaussian splatting engine, command-line tools"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "splatforge 0.1.0");
+  app.set_version_flag("--version", std::string("splatforge ") + SPLATFORGE_VERSION);
   app.fallthrough();  // the options below may follow the command's name
 
   // Limits for loading untrusted files, for every command (docs/untrusted-input.md).
@@ -21,22 +22,36 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   app.add_option("--max-memory", policy.max_memory,
                  "Most memory one file's load may take, e.g. 8G (default half the machine's memory: " + sf::formatBytes(defaults.max_bytes) + ")");
+  // Axes of files that do not say (docs/formats/interop.md), for every command that reads or writes them.
+  app.add_option("--spz-axes", policy.spz_axes,
+                 "SPZ axes, reading and writing: auto (read the file's coordinate-system record, else RUB; write PLY axes "
+                 "with a record), rub or raw (PLY axes, no record)")
+      ->check(CLI::IsMember({"auto", "rub", "raw"}))
+      ->capture_default_str();
+  app.add_option("--gltf-axes", policy.gltf_axes,
+                 "glTF splat files, reading and writing: gltf (y up, turned to and from the PLY frame) or raw (values as stored)")
+      ->check(CLI::IsMember({"gltf", "raw"}))
+      ->capture_default_str();
 
   InfoOptions info;
   auto* c_info = app.add_subcommand("info", "Print a splat file's count, SH degree, format, bounds and memory");
-  c_info->add_option("file", info.input, "Splat file (.ply, .compressed.ply, .spz, .splat)")->required();
+  c_info->add_option("file", info.input, "Splat file (" + std::string(kReadFormats) + ")")->required();
   c_info->add_flag("--json", info.json, "Machine-readable JSON output");
   c_info->add_flag("--strict", policy.strict, "Refuse a file holding NaN or infinite values (default: drop those gaussians with a warning)");
 
   ConvertOptions conv;
   auto* c_conv = app.add_subcommand("convert", "Convert between splat formats (chosen by extension; atomic write)");
-  c_conv->add_option("input", conv.input, "Input splat file")->required();
-  c_conv->add_option("output", conv.output, "Output file: .ply, .spz (version 3), .splat or .glb")->required();
-  c_conv->add_flag("--strict", policy.strict, "Refuse a file holding NaN or infinite values (default: drop those gaussians with a warning)");
+  c_conv->add_option("input", conv.input, "Input splat file (" + std::string(kReadFormats) + ")")->required();
+  c_conv->add_option("-o,--output", conv.output, "Output file, format by extension: " + std::string(kWriteFormats));
+  c_conv->add_option("output", conv.output_positional, "Output file (as -o; kept for older scripts)");
+  c_conv->add_option("--spz-version", policy.spz_version, "SPZ version to write: 2, 3 or 4")->check(CLI::Range(2, 4))->capture_default_str();
+  c_conv->add_flag("--strict", policy.strict,
+                   "Refuse a file holding NaN or infinite values (default: drop those gaussians with a warning), and refuse a "
+                   "conversion that loses information beyond the output format's quantisation (default: warn)");
 
   RenderOptions ren;
   auto* c_ren = app.add_subcommand("render", "Render a splat file, glTF/GLB model or scene JSON to a PNG");
-  c_ren->add_option("input", ren.input, "Splat file (.ply .spz .splat), glTF model (.gltf .glb) or scene .json")->required();
+  c_ren->add_option("input", ren.input, "Splat file (" + std::string(kReadFormats) + "), glTF model (.gltf .glb), character package or scene .json")->required();
   c_ren->add_option("-o,--output", ren.output, "Output PNG")->required();
   c_ren->add_option("--width", ren.width, "Image width (default 1280, or the camera's)")->check(CLI::Range(1, 16384));
   c_ren->add_option("--height", ren.height, "Image height (default 720, or the camera's)")->check(CLI::Range(1, 16384));
@@ -94,7 +109,8 @@ int main(int argc, char** argv) {
   c_bch->add_option("--frames", bch.frames, "Timed frames; the median is reported")->check(CLI::Range(1, 10000))->capture_default_str();
   c_bch->add_option("--device", bch.device, "Vulkan device: index or part of its name");
   c_bch->add_flag("--validation", bch.validation, "Enable Vulkan validation layers");
-  c_bch->add_option("--json", bch.json, "Write the results as JSON to this file");
+  c_bch->add_flag("--json", bch.json, "Print the results as JSON to stdout (other output goes to stderr)");
+  c_bch->add_option("--json-out", bch.json_out, "Also write the results as JSON to this file");
 
   AnimateOptions ani;
   auto* c_ani = app.add_subcommand("animate", "Render a scene over time to PNG frames or an MP4 (through ffmpeg)");
@@ -148,11 +164,12 @@ int main(int argc, char** argv) {
   c_bench->add_option("--width", bench.width, "Render width")->check(CLI::Range(1, 16384))->capture_default_str();
   c_bench->add_option("--height", bench.height, "Render height")->check(CLI::Range(1, 16384))->capture_default_str();
   c_bench->add_option("--camera", bench.camera, "Camera JSON, as render --camera (default: framed automatically); its size unless --width/--height");
-  c_bench->add_option("--save-scene", bench.save_scene, "Also write the scene as one world-space splat file (.ply, .spz, .splat) to time it elsewhere");
+  c_bench->add_option("--save-scene", bench.save_scene, "Also write the scene as one world-space splat file (" + std::string(kWriteFormats) + ") to time it elsewhere");
   c_bench->add_flag("--show-graph", bench.show_graph, "Vulkan: print the frame graph (passes, what each reads and writes, barriers)");
   c_bench->add_option("--frames", bench.frames, "Timed frames; the median is reported")->check(CLI::Range(1, 10000))->capture_default_str();
   c_bench->add_flag("--loads", bench.loads, "Also measure load throughput (MB/s) of biker.ply, biker.compressed.ply and biker.spz");
-  c_bench->add_option("--json", bench.json, "Write the results as JSON to this file");
+  c_bench->add_flag("--json", bench.json, "Print the results as JSON to stdout (other output goes to stderr)");
+  c_bench->add_option("--json-out", bench.json_out, "Also write the results as JSON to this file");
   c_bench->add_flag("--allow-outside-paths", bench.allow_outside_paths,
                     "Scene JSON input: let object paths be absolute or leave the scene's directory");
 
@@ -173,12 +190,30 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   c_bskin->add_option("--device", bskin.device, "Vulkan device: index or part of its name");
   c_bskin->add_flag("--validation", bskin.validation, "Enable Vulkan validation layers");
-  c_bskin->add_option("--json", bskin.json, "Write the results as JSON to this file");
+  c_bskin->add_flag("--json", bskin.json, "Print the results as JSON to stdout (other output goes to stderr)");
+  c_bskin->add_option("--json-out", bskin.json_out, "Also write the results as JSON to this file");
+
+  ViewCommand view(app);  // splatforge view: options in view_command.cpp
+
+  // --help lists the commands by what they are for.
+  const char* kViewGroup = "View and render";
+  const char* kFormatsGroup = "Formats";
+  const char* kCharactersGroup = "Characters and animation";
+  const char* kBenchGroup = "Benchmarks and devices";
+  for (auto [command, group] : std::initializer_list<std::pair<CLI::App*, const char*>>{
+           {c_ren, kViewGroup}, {c_ani, kViewGroup}, {c_demo, kViewGroup}, {c_info, kFormatsGroup}, {c_conv, kFormatsGroup},
+           {c_chr, kCharactersGroup}, {c_pose, kCharactersGroup}, {c_bench, kBenchGroup}, {c_bch, kBenchGroup},
+           {c_bskin, kBenchGroup}, {c_dev, kBenchGroup}})
+    command->group(group);
+  app.get_subcommand("view")->group(kViewGroup);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // A usage error: one line, exit code 2.
+    std::fprintf(stderr, "splatforge: error: %s (see splatforge --help)\n", e.what());
+    return 2;
   }
   policy.strict = policy.strict || ren.strict || ani.strict;
   try {
@@ -188,7 +223,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (c_info->parsed()) return runInfo(info);
-  if (c_conv->parsed()) return runConvert(conv);
+  if (c_conv->parsed()) {
+    conv.strict = policy.strict;
+    return runConvert(conv);
+  }
   if (c_ren->parsed()) return runRender(ren);
   if (c_demo->parsed()) return runDemo(demo);
   if (c_bench->parsed()) {
@@ -201,6 +239,7 @@ int main(int argc, char** argv) {
   if (c_pose->parsed()) return runPose(pose);
   if (c_ani->parsed()) return runAnimate(ani);
   if (c_bch->parsed()) return runBenchCharacters(bch);
+  if (view.parsed()) return view.run();
   if (c_chr->parsed()) {
     chr.action = c_chr_build->parsed() ? "build" : c_chr_bind->parsed() ? "bind" : c_chr_prev->parsed() ? "preview" : "info";
     return runCharacter(chr);

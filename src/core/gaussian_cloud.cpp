@@ -166,6 +166,16 @@ class ShRotation {
     }
   }
 
+  // Entries within `eps` of 0 or +-1 become exact, so that signed permutations (whose SH matrices have such
+  // entries for sign flips) change values by sign only.
+  void snap(double eps) {
+    for (auto& row : m_)
+      for (double& v : row) {
+        if (std::abs(v) < eps) v = 0;
+        else if (std::abs(std::abs(v) - 1.0) < eps) v = v > 0 ? 1.0 : -1.0;
+      }
+  }
+
   // Rotates one splat's coefficients ([coeff][rgb], degree 1..3 in place; DC is invariant).
   void apply(float* sh, int degree) const {
     float out[16][3];
@@ -228,6 +238,34 @@ void transformCloud(GaussianCloud& cloud, const Mat4& m) {
   }
   if (cloud.sh_degree > 0) {
     const ShRotation sh_rotation(rotationMatrix(q));
+    for (size_t i = 0; i < cloud.size(); ++i) sh_rotation.apply(cloud.shOf(i).data(), cloud.sh_degree);
+  }
+}
+
+void changeAxes(GaussianCloud& cloud, const Mat3& axes) {
+  int source[3];  // source[i]: the old axis that new axis i is made of
+  for (int i = 0; i < 3; ++i) {
+    int ones = 0;
+    for (int j = 0; j < 3; ++j) {
+      const float v = axes.m[i][j];
+      if (v == 1.0f || v == -1.0f) ones++, source[i] = j;
+      else if (v != 0.0f) ones = 99;
+    }
+    if (ones != 1) throw Error("axis change: the matrix is not a signed permutation (row " + std::to_string(i) + ")");
+  }
+  if (source[0] == source[1] || source[0] == source[2] || source[1] == source[2])
+    throw Error("axis change: the matrix is not a signed permutation (two rows take the same axis)");
+  const float det = determinant(axes);
+  for (Vec3& p : cloud.positions) p = axes * p;
+  for (Vec3& n : cloud.normals) n = axes * n;
+  for (Vec3& s : cloud.scales) s = Vec3{s[source[0]], s[source[1]], s[source[2]]};
+  for (Quat& q : cloud.rotations) {
+    const Vec3 v = axes * Vec3{q.x, q.y, q.z} * det;
+    q = Quat{q.w, v.x, v.y, v.z};
+  }
+  if (cloud.sh_degree > 0) {
+    ShRotation sh_rotation(axes);
+    sh_rotation.snap(1e-5);
     for (size_t i = 0; i < cloud.size(); ++i) sh_rotation.apply(cloud.shOf(i).data(), cloud.sh_degree);
   }
 }

@@ -97,6 +97,14 @@ void eraseRows(GaussianCloud& cloud, std::span<const uint8_t> drop);
 // mirrors (negative determinant) or collapses an axis (zero scale).
 void transformCloud(GaussianCloud& cloud, const Mat4& m);
 
+// Re-expresses a cloud in other axes: `axes` is a signed permutation matrix (each row and column holds one
+// +-1) taking coordinates in the cloud's axes to coordinates in the new axes, mirrors included (RDF <-> RDB).
+// Exact: positions and normals are multiplied by `axes`, scales permuted, quaternions re-expressed
+// (w, det(axes) * axes * v) so that every covariance becomes axes * Sigma * axes^T, and SH coefficients
+// rotated so that the colour seen along axes * d is the colour seen along d before (pure sign flips, the
+// common case, change signs only). Throws sf::Error for a matrix that is not a signed permutation.
+void changeAxes(GaussianCloud& cloud, const Mat3& axes);
+
 // The parts concatenated in order, with the highest SH degree of any part (others padded with zero
 // coefficients) and the first part's colour space and antialiased flag; optional channels (normals, ids,
 // extras) are dropped. Callers check that the parts agree on colour space where it matters.

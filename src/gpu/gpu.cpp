@@ -58,7 +58,7 @@ void keepDriverModulesLoaded() {
 #endif
 }
 
-VkInstance createInstance(bool validation, bool synchronization, bool* debug_utils) {
+VkInstance createInstance(bool validation, bool synchronization, bool* debug_utils, const std::vector<std::string>& extra = {}) {
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = "splatforge";
   app.pEngineName = "splatforge";
@@ -71,6 +71,12 @@ VkInstance createInstance(bool validation, bool synchronization, bool* debug_uti
   *debug_utils = std::any_of(exts.begin(), exts.end(),
                              [](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) == 0; });
   if (*debug_utils) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  for (const std::string& name : extra) {
+    if (!std::any_of(exts.begin(), exts.end(), [&](const VkExtensionProperties& e) { return name == e.extensionName; }))
+      throw Error("Vulkan instance extension " + name + " is not available (the window system needs it to present)");
+    if (std::find_if(extensions.begin(), extensions.end(), [&](const char* e) { return name == e; }) == extensions.end())
+      extensions.push_back(name.c_str());
+  }
   if (validation) {
     SF_VK_CHECK(vkEnumerateInstanceLayerProperties(&n, nullptr));
     std::vector<VkLayerProperties> props(n);
@@ -249,7 +255,7 @@ bool validationForcedByEnvironment() {
 Context::Context(const ContextOptions& options) : validation_(options.validation || validationForcedByEnvironment()) {
   if (!initVolk()) throw Error("Vulkan loader (libvulkan.so.1) not found; install libvulkan1 and a driver (Debian: mesa-vulkan-drivers)");
   const bool forced = validation_ && !options.validation;
-  instance_ = createInstance(validation_, options.synchronization_validation || forced, &debug_utils_);
+  instance_ = createInstance(validation_, options.synchronization_validation || forced, &debug_utils_, options.instance_extensions);
   if (debug_utils_ && validation_) {
     VkDebugUtilsMessengerCreateInfoEXT mi{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
     mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
@@ -266,6 +272,30 @@ Context::Context(const ContextOptions& options) : validation_(options.validation
   }
   std::vector<DeviceInfo> infos;
   for (uint32_t i = 0; i < devices.size(); ++i) infos.push_back(describe(devices[i], i));
+  // Presenting: the queue family must do compute and present to the window's display, and the device must
+  // offer swapchains.
+  auto presentFamily = [&](VkPhysicalDevice pd, uint32_t family, const VkQueueFamilyProperties& props) {
+    return (props.queueFlags & VK_QUEUE_COMPUTE_BIT) &&
+           (!options.can_present || options.can_present(instance_, pd, family));
+  };
+  auto canPresent = [&](VkPhysicalDevice pd) {
+    if (!options.can_present) return true;
+    uint32_t en = 0;
+    if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &en, nullptr) != VK_SUCCESS) return false;
+    std::vector<VkExtensionProperties> dexts(en);
+    if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &en, dexts.data()) != VK_SUCCESS) return false;
+    if (std::none_of(dexts.begin(), dexts.end(), [](const VkExtensionProperties& e) {
+          return std::strcmp(e.extensionName, VK_KHR_SWAPCHAIN_EXTENSION_NAME) == 0;
+        }))
+      return false;
+    uint32_t fn = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &fn, nullptr);
+    std::vector<VkQueueFamilyProperties> fams(fn);
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &fn, fams.data());
+    for (uint32_t i = 0; i < fn; ++i)
+      if (presentFamily(pd, i, fams[i])) return true;
+    return false;
+  };
   int chosen = -1;
   if (!options.device.empty()) {
     bool numeric = std::all_of(options.device.begin(), options.device.end(), [](unsigned char c) { return std::isdigit(c); });
@@ -282,13 +312,20 @@ Context::Context(const ContextOptions& options) : validation_(options.validation
     }
   } else {
     for (const DeviceInfo& d : infos)
-      if (d.api_version >= VK_API_VERSION_1_2 && (chosen < 0 || typeRank(d.type) < typeRank(infos[static_cast<size_t>(chosen)].type)))
+      if (d.api_version >= VK_API_VERSION_1_2 && canPresent(devices[d.index]) &&
+          (chosen < 0 || typeRank(d.type) < typeRank(infos[static_cast<size_t>(chosen)].type)))
         chosen = static_cast<int>(d.index);
     if (chosen < 0) chosen = 0;
   }
   physical_ = devices[static_cast<size_t>(chosen)];
   info_ = infos[static_cast<size_t>(chosen)];
   if (info_.api_version < VK_API_VERSION_1_2) throw Error("Vulkan device " + info_.name + " supports only Vulkan < 1.2");
+  if (!canPresent(physical_)) {
+    if (messenger_) vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
+    vkDestroyInstance(instance_, nullptr);
+    throw Error("Vulkan device " + info_.name +
+                " cannot present to this window's display (no queue family with compute and present, or no VK_KHR_swapchain)");
+  }
 
   VkPhysicalDeviceProperties props;
   vkGetPhysicalDeviceProperties(physical_, &props);
@@ -304,10 +341,11 @@ Context::Context(const ContextOptions& options) : validation_(options.validation
   // A queue that also does graphics where there is one (meshes are drawn with the graphics pipeline).
   bool found = false;
   for (uint32_t i = 0; i < qn && !found; ++i)
-    if ((families[i].queueFlags & (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT)) == (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT))
+    if ((families[i].queueFlags & (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT)) == (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT) &&
+        presentFamily(physical_, i, families[i]))
       queue_family_ = i, found = graphics_ = true;
   for (uint32_t i = 0; i < qn && !found; ++i)
-    if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) queue_family_ = i, found = true;
+    if (presentFamily(physical_, i, families[i])) queue_family_ = i, found = true;
   if (!found) throw Error("Vulkan device " + info_.name + " has no compute queue");
 
   VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
@@ -354,6 +392,11 @@ Context::Context(const ContextOptions& options) : validation_(options.validation
   di.pNext = &enable;
   di.queueCreateInfoCount = 1;
   di.pQueueCreateInfos = &qi;
+  const char* swapchain_extension = VK_KHR_SWAPCHAIN_EXTENSION_NAME;
+  if (options.can_present) {
+    di.enabledExtensionCount = 1;
+    di.ppEnabledExtensionNames = &swapchain_extension;
+  }
   SF_VK_CHECK(vkCreateDevice(physical_, &di, nullptr, &device_));
   keepDriverModulesLoaded();
   volkLoadDevice(device_);

@@ -6,6 +6,7 @@
 #include <volk.h>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -55,6 +56,13 @@ struct ContextOptions {
   // Device by index ("0") or by a case-insensitive substring of its name; empty: discrete > integrated >
   // virtual > CPU.
   std::string device;
+  // Presenting to a window (splatforge view). Instance extensions the window system needs besides ours
+  // (VK_KHR_surface and the platform's surface extension, as the windowing library names them), and a test
+  // of whether a queue family of a device can present to the window's display. With can_present set, the
+  // device is chosen among those with a compute queue family that passes it, that family is the context's
+  // queue, and VK_KHR_swapchain is enabled.
+  std::vector<std::string> instance_extensions;
+  std::function<bool(VkInstance, VkPhysicalDevice, uint32_t queue_family)> can_present;
 };
 
 // True when the Vulkan loader is present and at least one device supports Vulkan 1.2 compute with
@@ -74,9 +82,11 @@ class Context {
   Context& operator=(const Context&) = delete;
 
   const DeviceInfo& info() const { return info_; }
+  VkInstance instance() const { return instance_; }
   VkDevice device() const { return device_; }
   VkPhysicalDevice physicalDevice() const { return physical_; }
   VkQueue queue() const { return queue_; }
+  uint32_t queueFamily() const { return queue_family_; }
   uint32_t maxPushConstants() const { return max_push_constants_; }
   uint32_t maxSharedMemory() const { return max_shared_memory_; }
   double timestampPeriodNs() const { return timestamp_period_ns_; }

@@ -1,7 +1,10 @@
 // PlayCanvas compressed PLY reader (docs/formats/compressed-ply.md): per 256 splats a "chunk" row of
 // float bounds; per splat four packed uint32 (position 11/10/11, rotation smallest-three 2+10+10+10,
-// log-scale 11/10/11, colour RGBA 8/8/8/8); optional "sh" element of uchar f_rest_*.
+// log-scale 11/10/11, colour RGBA 8/8/8/8); optional "sh" element of uchar f_rest_*. And the writer.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <numeric>
 #include <string>
 
 #include "core/limits.h"
@@ -133,6 +136,142 @@ GaussianCloud readCompressedPly(std::span<const uint8_t> bytes, const std::strin
     });
   }
   return cloud;
+}
+
+namespace {
+
+uint32_t quantise(float t, int bits) {
+  const float top = static_cast<float>((1u << bits) - 1u);
+  return static_cast<uint32_t>(std::clamp(std::floor(t * top + 0.5f), 0.0f, top));
+}
+
+// t of v within [lo, hi]: 0 at or below lo, 1 at or above hi, 0 for a degenerate range.
+float normalise(float v, float lo, float hi) {
+  if (hi - lo < 1e-5f) return 0.0f;
+  return std::clamp((v - lo) / (hi - lo), 0.0f, 1.0f);
+}
+
+uint32_t pack111011(Vec3 t) { return quantise(t.x, 11) << 21 | quantise(t.y, 10) << 11 | quantise(t.z, 11); }
+
+uint32_t packRotation(Quat rotation) {
+  const Quat q = normalize(rotation);
+  const float v[4] = {q.w, q.x, q.y, q.z};  // rot_0..rot_3
+  uint32_t largest = 0;
+  for (uint32_t k = 1; k < 4; ++k)
+    if (std::abs(v[k]) > std::abs(v[largest])) largest = k;
+  const float sign = v[largest] < 0 ? -1.0f : 1.0f;
+  uint32_t packed = largest << 30;
+  int shift = 20;
+  for (uint32_t k = 0; k < 4; ++k) {
+    if (k == largest) continue;
+    packed |= quantise(v[k] * sign * 0.70710678118654752f + 0.5f, 10) << shift;
+    shift -= 10;
+  }
+  return packed;
+}
+
+// Spreads the low 10 bits of v to every third bit.
+uint32_t spreadBits(uint32_t v) {
+  v &= 0x3ffu;
+  v = (v | (v << 16)) & 0x030000ffu;
+  v = (v | (v << 8)) & 0x0300f00fu;
+  v = (v | (v << 4)) & 0x030c30c3u;
+  v = (v | (v << 2)) & 0x09249249u;
+  return v;
+}
+
+template <typename T>
+void put(std::vector<uint8_t>& out, T v) {
+  uint8_t b[sizeof(T)];
+  std::memcpy(b, &v, sizeof(T));
+  out.insert(out.end(), b, b + sizeof(T));
+}
+
+}  // namespace
+
+std::vector<uint32_t> compressedPlyOrder(const GaussianCloud& cloud) {
+  const size_t n = cloud.size();
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  if (n == 0) return order;
+  Vec3 lo = cloud.positions[0], hi = lo;
+  for (const Vec3& p : cloud.positions)
+    for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], p[k]), hi[k] = std::max(hi[k], p[k]);
+  std::vector<uint32_t> code(n);
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t c = 0;
+    for (int k = 0; k < 3; ++k)
+      c |= spreadBits(quantise(normalise(cloud.positions[i][k], lo[k], hi[k]), 10)) << (2 - k);
+    code[i] = c;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return code[a] < code[b]; });
+  return order;
+}
+
+std::vector<uint8_t> writeCompressedPly(const GaussianCloud& cloud) {
+  const size_t n = cloud.size();
+  const size_t chunks = (n + kChunkSplats - 1) / kChunkSplats;
+  const int rest = shCoeffCount(cloud.sh_degree) - 1;
+  std::string header = "ply\nformat binary_little_endian 1.0\ncomment written by splatforge\n";
+  header += "element chunk " + std::to_string(chunks) + "\n";
+  for (const char* name : kChunkBounds) header += std::string("property float ") + name + "\n";
+  for (const char* name : kChunkColor) header += std::string("property float ") + name + "\n";
+  header += "element vertex " + std::to_string(n) + "\n";
+  for (const char* name : kPacked) header += std::string("property uint ") + name + "\n";
+  if (rest > 0) {
+    header += "element sh " + std::to_string(n) + "\n";
+    for (int k = 0; k < 3 * rest; ++k) header += "property uchar f_rest_" + std::to_string(k) + "\n";
+  }
+  header += "end_header\n";
+
+  const std::vector<uint32_t> order = compressedPlyOrder(cloud);
+  auto color = [&](size_t i, int k) { return shDcToColor(cloud.shOf(i)[static_cast<size_t>(k)]); };
+  auto logScale = [&](size_t i, int k) { return std::clamp(std::log(std::max(cloud.scales[i][k], kMinStoredScale)), -20.0f, 20.0f); };
+  std::vector<uint8_t> out(header.begin(), header.end());
+  out.reserve(header.size() + chunks * 72 + n * (16 + static_cast<size_t>(3 * rest)));
+  std::vector<float> bounds(chunks * 18);
+  for (size_t c = 0; c < chunks; ++c) {
+    float* b = bounds.data() + c * 18;
+    for (int k = 0; k < 3; ++k) {
+      b[k] = b[6 + k] = b[12 + k] = INFINITY;
+      b[3 + k] = b[9 + k] = b[15 + k] = -INFINITY;
+    }
+    for (size_t r = c * kChunkSplats; r < std::min(n, (c + 1) * kChunkSplats); ++r) {
+      const size_t i = order[r];
+      for (int k = 0; k < 3; ++k) {
+        const float values[3] = {cloud.positions[i][k], logScale(i, k), color(i, k)};
+        for (int f = 0; f < 3; ++f) {
+          b[6 * f + k] = std::min(b[6 * f + k], values[f]);
+          b[6 * f + 3 + k] = std::max(b[6 * f + 3 + k], values[f]);
+        }
+      }
+    }
+    for (int k = 0; k < 18; ++k) put(out, b[k]);
+  }
+  for (size_t r = 0; r < n; ++r) {
+    const size_t i = order[r];
+    const float* b = bounds.data() + (r / kChunkSplats) * 18;
+    Vec3 tp, ts;
+    for (int k = 0; k < 3; ++k) {
+      tp[k] = normalise(cloud.positions[i][k], b[k], b[3 + k]);
+      ts[k] = normalise(logScale(i, k), b[6 + k], b[9 + k]);
+    }
+    uint32_t rgba = quantise(std::clamp(cloud.opacities[i], 0.0f, 1.0f), 8);
+    for (int k = 0; k < 3; ++k) rgba |= quantise(normalise(color(i, k), b[12 + k], b[15 + k]), 8) << (24 - 8 * k);
+    put(out, pack111011(tp));
+    put(out, packRotation(cloud.rotations[i]));
+    put(out, pack111011(ts));
+    put(out, rgba);
+  }
+  for (size_t r = 0; r < n && rest > 0; ++r) {
+    const float* sh = cloud.shOf(order[r]).data();
+    for (int channel = 0; channel < 3; ++channel)
+      for (int coeff = 1; coeff <= rest; ++coeff) {  // channel-major, as the INRIA f_rest_*
+        const float t = sh[coeff * 3 + channel] / 8.0f + 0.5f;
+        out.push_back(static_cast<uint8_t>(std::clamp(std::trunc(t * 256.0f), 0.0f, 255.0f)));
+      }
+  }
+  return out;
 }
 
 }  // namespace sf

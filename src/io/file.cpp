@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/limits.h"
+#include "io/sog.h"
 
 namespace sf {
 
@@ -156,6 +157,7 @@ InputKind classifyInput(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) return InputKind::kCharacterPackage;
   const std::string ext = fileExtension(path);
   if (ext == ".gltf" || ext == ".glb") return InputKind::kGltf;
+  if (isSogMetaPath(path)) return InputKind::kSplatFile;  // the meta.json of an unpacked SOG
   if (ext == ".json") return InputKind::kSceneJson;
   return InputKind::kSplatFile;
 }

@@ -23,8 +23,9 @@ void writeFileAtomic(const std::string& path, std::span<const uint8_t> bytes);
 std::string fileExtension(const std::string& path);
 
 // What an input path names, decided here for every command and scene object: an existing directory is a
-// character package, .gltf / .glb a glTF model, .json a scene, anything else a splat file (whose format
-// decodeSplats then reads from its content). Never throws; a missing file is reported by its loader.
+// character package, .gltf / .glb a glTF model, meta.json an unpacked SOG splat file, any other .json a
+// scene, anything else a splat file (whose format decodeSplats then reads from its content). Never throws;
+// a missing file is reported by its loader.
 enum class InputKind { kSplatFile, kGltf, kSceneJson, kCharacterPackage };
 InputKind classifyInput(const std::string& path);
 

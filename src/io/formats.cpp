@@ -1,5 +1,6 @@
 #include "io/formats.h"
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 
@@ -8,10 +9,13 @@
 #include "io/file.h"
 #include "io/gltf.h"
 #include "io/gltf_splats.h"
+#include "io/ksplat.h"
 #include "io/ply.h"
 #include "io/ply_parser.h"
+#include "io/sog.h"
 #include "io/splat_format.h"
 #include "io/spz.h"
+#include "io/zip.h"
 
 namespace sf {
 
@@ -24,7 +28,34 @@ bool spzDecodes(std::span<const uint8_t> bytes, const std::string& path) {
     return false;
   }
 }
+
+FormatOptions& mutableFormatOptions() {
+  static FormatOptions options;
+  return options;
+}
+
+// glTF's frame (LUF) <-> the engine's splat frame (RDF): a 180-degree rotation about z, its own inverse.
+const Mat3 kGltfToRdf = Mat3::diagonal({-1, -1, 1});
+
+std::string spzAxesNote(const SpzInfo& info, SpzAxes policy) {
+  std::string stored = axisSystemName(info.stored);
+  if (policy == SpzAxes::kRaw) return "RDF (read raw: --spz-axes raw)";
+  if (policy == SpzAxes::kRub) return "RUB (--spz-axes rub)";
+  if (info.has_record && info.record != AxisSystem::kUnspecified) return stored + " (declared by the file's coordinate-system record)";
+  return stored + (info.has_record ? " (coordinate-system record says unspecified: SPZ's default)"
+                                   : " (no coordinate-system record: SPZ's default; files from splat-transform 3 and spz-js "
+                                     "store PLY axes: read them with --spz-axes raw)");
+}
 }  // namespace
+
+const FormatOptions& formatOptions() { return mutableFormatOptions(); }
+void setFormatOptions(const FormatOptions& options) { mutableFormatOptions() = options; }
+
+GltfAxes parseGltfAxes(const std::string& text) {
+  if (text == "gltf") return GltfAxes::kGltf;
+  if (text == "raw") return GltfAxes::kRaw;
+  throw Error("glTF axes '" + text + "': expected gltf or raw");
+}
 
 const char* formatName(SplatFormat format) {
   switch (format) {
@@ -34,11 +65,13 @@ const char* formatName(SplatFormat format) {
     case SplatFormat::kSplat: return "splat";
     case SplatFormat::kGltf:
       return "gltf";
+    case SplatFormat::kSog: return "sog";
+    case SplatFormat::kKsplat: return "ksplat";
   }
   return "?";
 }
 
-LoadedSplats decodeSplats(std::span<const uint8_t> bytes, const std::string& path) {
+LoadedSplats decodeSplats(std::span<const uint8_t> bytes, const std::string& path, const FormatOptions& options) {
   LoadedSplats out;
   out.file_bytes = bytes.size();
   std::string ext = fileExtension(path);
@@ -50,6 +83,12 @@ LoadedSplats decodeSplats(std::span<const uint8_t> bytes, const std::string& pat
     GltfDocument doc = parseGltf(bytes, path, dir.empty() ? std::string(".") : dir);
     out.cloud = gltfSplatCloud(doc);
     out.warnings = std::move(doc.warnings);
+    if (options.gltf_axes == GltfAxes::kGltf) {
+      changeAxes(out.cloud, kGltfToRdf);
+      out.axes = "glTF (y up), turned to the PLY frame (y down)";
+    } else {
+      out.axes = "raw (--gltf-axes raw: values as stored)";
+    }
   } else if (ply::looksLikePly(bytes)) {
     if (isCompressedPly(bytes)) {
       out.format = SplatFormat::kCompressedPly;
@@ -62,16 +101,26 @@ LoadedSplats decodeSplats(std::span<const uint8_t> bytes, const std::string& pat
              !(ext == ".splat" && bytes.size() % kSplatRecordBytes == 0 && !spzDecodes(bytes, path))) {
     // A headerless .splat whose first float happens to start with the gzip magic is still a .splat.
     out.format = SplatFormat::kSpz;
-    out.cloud = readSpz(bytes, path, &out.version);
+    SpzInfo info;
+    out.cloud = readSpz(bytes, path, &info, SpzOptions{options.spz_axes, options.spz_version});
+    out.version = info.version;
+    out.axes = spzAxesNote(info, options.spz_axes);
+  } else if ((looksLikeZip(bytes) && ext != ".splat") || isSogMetaPath(path)) {
+    // A ZIP archive (.sog), or the meta.json of an unpacked SOG whose images lie beside it.
+    out.format = SplatFormat::kSog;
+    out.cloud = readSog(bytes, path, &out.version, &out.warnings);
+  } else if (ext == ".ksplat") {
+    out.format = SplatFormat::kKsplat;
+    out.cloud = readKsplat(bytes, path);
   } else if (ext == ".splat") {
     out.format = SplatFormat::kSplat;
     out.cloud = readSplat(bytes, path);
-  } else if (ext == ".ply" || ext == ".compressed.ply" || ext == ".spz" || ext == ".glb") {
+  } else if (ext == ".ply" || ext == ".compressed.ply" || ext == ".spz" || ext == ".glb" || ext == ".sog") {
     throw FormatError(path, 0, "not a " + ext.substr(1) + " file: its first bytes are not the format's magic");
   } else {
     throw FormatError(
         path, 0,
-        "unknown splat format (expected .ply, .compressed.ply, .spz, .splat, .glb or .gltf content)");
+        "unknown splat format (expected .ply, .compressed.ply, .spz, .splat, .glb, .gltf, .sog, meta.json or .ksplat content)");
   }
   std::string problem = out.cloud.validate();
   if (!problem.empty()) throw FormatError(path, 0, "decoded cloud is inconsistent: " + problem);
@@ -86,10 +135,10 @@ LoadedSplats decodeSplats(std::span<const uint8_t> bytes, const std::string& pat
   return out;
 }
 
-LoadedSplats loadSplats(const std::string& path) {
+LoadedSplats loadSplats(const std::string& path, const FormatOptions& options) {
   try {
     std::vector<uint8_t> bytes = readFile(path);
-    return decodeSplats(bytes, path);
+    return decodeSplats(bytes, path, options);
   } catch (const std::bad_alloc&) {
     throw Error(path + ": ran out of memory while loading (the load memory limit is " + formatBytes(loadLimits().max_bytes) +
                 "; lower it with --max-memory to be refused before allocating)");
@@ -98,40 +147,129 @@ LoadedSplats loadSplats(const std::string& path) {
 
 SplatFormat writeFormatForPath(const std::string& path) {
   std::string ext = fileExtension(path);
-  if (ext == ".compressed.ply") throw Error(path + ": writing compressed PLY is not supported (read-only format)");
+  if (ext == ".compressed.ply") return SplatFormat::kCompressedPly;
   if (ext == ".ply") return SplatFormat::kPly;
   if (ext == ".spz") return SplatFormat::kSpz;
   if (ext == ".splat") return SplatFormat::kSplat;
   if (ext == ".glb") return SplatFormat::kGltf;
+  if (ext == ".sog" || isSogMetaPath(path)) return SplatFormat::kSog;
+  if (ext == ".ksplat") throw Error(path + ": writing .ksplat is not supported (read-only format)");
   if (ext == ".gltf") throw Error(path + ": glTF output is written as binary .glb only (use a .glb path)");
   throw Error(path + ": cannot choose an output format from extension '" + ext +
-              "' (use .ply, .spz, .splat or .glb)");
+              "' (use .ply, .compressed.ply, .spz, .splat, .glb, .sog or meta.json)");
 }
 
-std::vector<uint8_t> encodeSplats(const GaussianCloud& cloud, SplatFormat format) {
+std::vector<uint8_t> encodeSplats(const GaussianCloud& cloud, SplatFormat format, const FormatOptions& options) {
   NonFiniteReport bad = findNonFinite(cloud);
   if (bad.rows > 0)
     throw Error("cannot write " + std::string(formatName(format)) + ": " + bad.describe(cloud.size()) + "; files never carry NaN or infinity");
   switch (format) {
     case SplatFormat::kPly: return writePly(cloud);
-    case SplatFormat::kSpz: return writeSpz(cloud);
+    case SplatFormat::kSpz: return writeSpz(cloud, SpzOptions{options.spz_axes, options.spz_version});
     case SplatFormat::kSplat: return writeSplat(cloud);
-    case SplatFormat::kGltf:
-      return writeGltfSplats(cloud);
-    case SplatFormat::kCompressedPly: break;
+    case SplatFormat::kGltf: {
+      if (options.gltf_axes == GltfAxes::kRaw) return writeGltfSplats(cloud);
+      GaussianCloud turned = cloud;
+      changeAxes(turned, kGltfToRdf);  // its own inverse: RDF -> glTF
+      return writeGltfSplats(turned);
+    }
+    case SplatFormat::kCompressedPly: return writeCompressedPly(cloud);
+    case SplatFormat::kSog: return writeSog(cloud);
+    case SplatFormat::kKsplat: throw Error("writing .ksplat is not supported (read-only format)");
   }
-  throw Error("writing compressed PLY is not supported");
+  throw Error("unknown output format");
 }
 
-void saveSplats(const GaussianCloud& cloud, const std::string& path) {
+void saveSplats(const GaussianCloud& cloud, const std::string& path, const FormatOptions& options) {
   SplatFormat format = writeFormatForPath(path);
+  if (format == SplatFormat::kSog && isSogMetaPath(path)) {  // unpacked SOG: meta.json and images beside it
+    try {
+      saveSogUnpacked(cloud, path);
+    } catch (const Error& e) {
+      throw Error(path + ": " + e.what());
+    }
+    return;
+  }
   std::vector<uint8_t> bytes;
   try {
-    bytes = encodeSplats(cloud, format);
+    bytes = encodeSplats(cloud, format, options);
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
   }
   writeFileAtomic(path, bytes);
+}
+
+namespace {
+
+// Counts the gaussians for which any of `count` values produced by `value(i, k)` lies outside [lo, hi].
+template <typename F>
+size_t countOutside(size_t n, int count, float lo, float hi, F value) {
+  size_t rows = 0;
+  for (size_t i = 0; i < n; ++i)
+    for (int k = 0; k < count; ++k) {
+      const float v = value(i, k);
+      if (v < lo || v > hi) {
+        rows++;
+        break;
+      }
+    }
+  return rows;
+}
+
+std::string gaussians(size_t rows, size_t n) {
+  return std::to_string(rows) + " of " + std::to_string(n) + " gaussians";
+}
+
+}  // namespace
+
+std::vector<std::string> exportLosses(const GaussianCloud& cloud, SplatFormat format, const FormatOptions& options) {
+  std::vector<std::string> out;
+  const size_t n = cloud.size();
+  const char* name = formatName(format);
+  const int rest = shCoeffCount(cloud.sh_degree) - 1;
+  auto note = [&](size_t rows, const std::string& what) {
+    if (rows > 0) out.push_back(std::string(name) + ": " + what + " (" + gaussians(rows, n) + ")");
+  };
+  auto dc = [&](size_t i, int k) { return cloud.shOf(i)[static_cast<size_t>(k)]; };
+  auto shRest = [&](size_t i, int k) { return cloud.shOf(i)[static_cast<size_t>(3 + k)]; };
+  auto logScale = [&](size_t i, int k) { return std::log(std::max(cloud.scales[i][k], kMinStoredScale)); };
+  if (format != SplatFormat::kPly) {
+    if (!cloud.normals.empty()) note(n, "normals are not stored");
+    if (!cloud.ids.empty()) note(n, "ids are not stored");
+    for (const ExtraChannel& e : cloud.extras) note(n, "extra channel '" + e.name + "' is not stored");
+  }
+  switch (format) {
+    case SplatFormat::kPly:
+      note(countOutside(n, 1, 1e-7f, 1.0f - 1e-7f, [&](size_t i, int) { return cloud.opacities[i]; }),
+           "opacity 0 or 1 is written as a finite logit (+-16.1)");
+      break;
+    case SplatFormat::kSplat:
+      if (cloud.sh_degree > 0) note(n, "SH bands 1-" + std::to_string(cloud.sh_degree) + " are dropped (.splat holds one colour)");
+      note(countOutside(n, 3, 0.0f, 1.0f, [&](size_t i, int k) { return shDcToColor(dc(i, k)); }),
+           "base colour outside [0, 1] is clamped");
+      break;
+    case SplatFormat::kSpz: {
+      note(countOutside(n, 3, -10.0f, 5.9375f, logScale), "log-scale outside SPZ's [-10, 5.94] is clamped");
+      const float dc_limit = 0.5f / 0.15f;  // colour byte 0..255 covers f_dc in [-3.33, 3.33]
+      note(countOutside(n, 3, -dc_limit, dc_limit, dc), "SH DC outside SPZ's [-3.33, 3.33] is clamped");
+      note(countOutside(n, 3 * rest, -1.0f, 127.0f / 128.0f, shRest), "SH coefficients outside SPZ's [-1, 0.99] are clamped");
+      note(countOutside(n, 3, -8388607.0f, 8388607.0f, [&](size_t i, int k) { return cloud.positions[i][k]; }),
+           "positions beyond SPZ's 24-bit range are clamped");
+      if (options.spz_version == 2 && n > 0)
+        out.push_back(std::string(name) + ": version 2 stores rotations with 8 bits per component (versions 3-4: 10)");
+      break;
+    }
+    case SplatFormat::kCompressedPly:
+      note(countOutside(n, 3 * rest, -4.0f, 4.0f, shRest), "SH coefficients outside [-4, 4] are clamped");
+      note(countOutside(n, 3, -20.0f, 20.0f, logScale), "log-scale outside [-20, 20] is clamped");
+      break;
+    case SplatFormat::kGltf:
+      break;
+    case SplatFormat::kSog:
+    case SplatFormat::kKsplat:
+      break;
+  }
+  return out;
 }
 
 }  // namespace sf

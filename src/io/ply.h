@@ -1,4 +1,4 @@
-// Splat PLY files: the INRIA 3DGS layout (read and write) and PlayCanvas compressed PLY (read).
+// Splat PLY files: the INRIA 3DGS layout and PlayCanvas compressed PLY (read and write).
 // Layouts: docs/formats/ply.md and docs/formats/compressed-ply.md.
 #pragma once
 
@@ -26,5 +26,13 @@ bool isCompressedPly(std::span<const uint8_t> bytes);
 
 // Decodes a PlayCanvas compressed PLY. Throws FormatError on malformed input.
 GaussianCloud readCompressedPly(std::span<const uint8_t> bytes, const std::string& path);
+
+// Encodes a PlayCanvas compressed PLY (18 chunk bounds with colour, an "sh" element for degree >= 1), the
+// splats in Morton order of their positions as the format's other writers do (so chunks are compact and the
+// quantisation fine): row order is NOT kept. Opacity, colour and SH are clamped to the format's ranges
+// (exportLosses in io/formats.h counts what is clamped). Normals, ids and extra channels are not written.
+std::vector<uint8_t> writeCompressedPly(const GaussianCloud& cloud);
+// The order writeCompressedPly writes the cloud's splats in: row r of the file is splat order[r].
+std::vector<uint32_t> compressedPlyOrder(const GaussianCloud& cloud);
 
 }  // namespace sf

@@ -1,4 +1,4 @@
-// SPZ reader (v2-v4) and writer (v3), from the published layout (docs/formats/spz.md).
+// SPZ reader and writer (v2-v4), from the published layout (docs/formats/spz.md).
 #include "io/spz.h"
 
 #include <zlib.h>
@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
-#include "core/sh.h"
+#include "core/error.h"
 #include "core/limits.h"
+#include "core/sh.h"
 #include "io/byte_reader.h"
 
 namespace sf {
@@ -22,19 +24,17 @@ constexpr float kColorScale = 0.15f;
 constexpr size_t kLegacyHeaderBytes = 16;
 constexpr size_t kV4HeaderBytes = 32;
 constexpr uint8_t kFlagAntialiased = 0x01;
+constexpr uint8_t kFlagExtensions = 0x02;
+constexpr uint32_t kCoordinateSystemRecord = 0xADBE0003;
 constexpr uint64_t kMaxPoints = 1ull << 28;  // 268M splats: far beyond any capture, bounds allocations
 
-size_t shRestPerChannel(int degree) { return static_cast<size_t>(shCoeffCount(degree) - 1); }
-
-// Sign of each SH coefficient (DC first) under the RUB <-> RDF flip (y, z negated): the parity of the
-// real SH basis functions, computed from the basis itself so it cannot drift from sh.cpp.
-void axisFlipSigns(float signs[16]) {
-  const Vec3 d = normalize(Vec3{0.3f, 0.5f, 0.7f});
-  float a[16], b[16];
-  shBasis(3, d, a);
-  shBasis(3, Vec3{d.x, -d.y, -d.z}, b);
-  for (int k = 0; k < 16; ++k) signs[k] = (a[k] * b[k] < 0) ? -1.0f : 1.0f;
+std::string hex32(uint32_t v) {
+  char text[9];
+  std::snprintf(text, sizeof text, "%08X", v);
+  return text;
 }
+
+size_t shRestPerChannel(int degree) { return static_cast<size_t>(shCoeffCount(degree) - 1); }
 
 struct SpzHeader {
   uint32_t version = 0, points = 0;
@@ -139,15 +139,12 @@ void checkHeader(const SpzHeader& h, const ByteReader& r) {
 }
 
 
-GaussianCloud decodeArrays(const SpzHeader& h, const SpzArrays& a, const SpzOptions& options) {
+GaussianCloud decodeArrays(const SpzHeader& h, const SpzArrays& a) {
   const size_t n = h.points;
   GaussianCloud cloud;
   cloud.resize(n, h.sh_degree);
   cloud.antialiased = (h.flags & kFlagAntialiased) != 0;
-  const float flip = options.convert_axes ? -1.0f : 1.0f;
   const float pos_scale = 1.0f / static_cast<float>(1u << h.fractional_bits);
-  float signs[16];
-  axisFlipSigns(signs);
   const size_t rest = shRestPerChannel(h.sh_degree);
   for (size_t i = 0; i < n; ++i) {
     float p[3];
@@ -157,7 +154,7 @@ GaussianCloud decodeArrays(const SpzHeader& h, const SpzArrays& a, const SpzOpti
       if (v & 0x800000) v -= 0x1000000;
       p[k] = static_cast<float>(v) * pos_scale;
     }
-    cloud.positions[i] = {p[0], p[1] * flip, p[2] * flip};
+    cloud.positions[i] = {p[0], p[1], p[2]};
     cloud.opacities[i] = static_cast<float>(a.alphas[i]) / 255.0f;
     float* sh = cloud.sh.data() + i * static_cast<size_t>(cloud.shStride());
     for (size_t k = 0; k < 3; ++k)
@@ -183,17 +180,56 @@ GaussianCloud decodeArrays(const SpzHeader& h, const SpzArrays& a, const SpzOpti
       }
       q[largest] = std::sqrt(std::max(0.0f, 1.0f - sum));
     }
-    cloud.rotations[i] = normalize(Quat{q[3], q[0], q[1] * flip, q[2] * flip});
+    cloud.rotations[i] = normalize(Quat{q[3], q[0], q[1], q[2]});
     for (size_t k = 0; k < rest; ++k)
       for (size_t c = 0; c < 3; ++c) {
-        float v = (static_cast<float>(a.sh[i * 3 * rest + k * 3 + c]) - 128.0f) / 128.0f;
-        sh[(k + 1) * 3 + c] = options.convert_axes ? v * signs[k + 1] : v;
+        sh[(k + 1) * 3 + c] = (static_cast<float>(a.sh[i * 3 * rest + k * 3 + c]) - 128.0f) / 128.0f;
       }
   }
   return cloud;
 }
 
-GaussianCloud readLegacy(std::span<const uint8_t> file, const std::string& path, int* version, const SpzOptions& options) {
+// Reads extension records (u32 type, u32 byte length, payload) filling the reader's remaining bytes;
+// returns the coordinate-system record's value when there is one. Unknown types are skipped by length.
+void readExtensionRecords(ByteReader& r, SpzInfo& info) {
+  while (r.remaining() > 0) {
+    const size_t at = r.offset();
+    const uint32_t type = r.readLE<uint32_t>("extension record type");
+    const uint32_t length = r.readLE<uint32_t>("extension record length");
+    if (length > r.remaining())
+      r.failAt(at + 4, "extension record 0x" + hex32(type) + " declares " + std::to_string(length) + " bytes, " +
+                           std::to_string(r.remaining()) + " remain");
+    if (type != kCoordinateSystemRecord) {
+      r.skip(length, "extension record payload");
+      continue;
+    }
+    if (length != 4) r.failAt(at + 4, "coordinate-system record (0xADBE0003) must hold 4 bytes, holds " + std::to_string(length));
+    if (info.has_record) r.failAt(at, "a second coordinate-system record (0xADBE0003)");
+    const uint32_t value = r.readLE<uint32_t>("coordinate system");
+    if (value > static_cast<uint32_t>(AxisSystem::kRBU))
+      r.failAt(at + 8, "coordinate-system record names unknown axes " + std::to_string(value) + " (known: 0-16)");
+    info.has_record = true;
+    info.record = static_cast<AxisSystem>(value);
+  }
+}
+
+// The axes the data is stored in, by the reading policy.
+AxisSystem storedAxes(const SpzInfo& info, SpzAxes policy) {
+  switch (policy) {
+    case SpzAxes::kRaw: return AxisSystem::kRDF;
+    case SpzAxes::kRub: return AxisSystem::kRUB;
+    case SpzAxes::kAuto: break;
+  }
+  return info.has_record && info.record != AxisSystem::kUnspecified ? info.record : AxisSystem::kRUB;
+}
+
+GaussianCloud finish(GaussianCloud cloud, SpzInfo& info, const SpzOptions& options) {
+  info.stored = storedAxes(info, options.axes);
+  if (info.stored != AxisSystem::kRDF) changeAxes(cloud, axesToRdf(info.stored));
+  return cloud;
+}
+
+GaussianCloud readLegacy(std::span<const uint8_t> file, const std::string& path, SpzInfo& info, const SpzOptions& options) {
   std::vector<uint8_t> body = gunzip(file, path);
   // Offsets below are within the decompressed stream.
   const std::string where = path + " (decompressed)";
@@ -216,12 +252,14 @@ GaussianCloud readLegacy(std::span<const uint8_t> file, const std::string& path,
   a.scales = r.bytes(sizes[3], "scales");
   a.rotations = r.bytes(sizes[4], "rotations");
   a.sh = r.bytes(sizes[5], "spherical harmonics");
-  // Trailing bytes are extension records (flag 0x02), which we do not interpret.
-  if (version) *version = static_cast<int>(h.version);
-  return decodeArrays(h, a, options);
+  // Extension records follow the arrays when flag 0x02 is set; other trailing bytes are left alone (an
+  // earlier revision of the layout put records elsewhere; files with such bytes still read).
+  if (h.flags & kFlagExtensions) readExtensionRecords(r, info);
+  info.version = static_cast<int>(h.version);
+  return finish(decodeArrays(h, a), info, options);
 }
 
-GaussianCloud readV4(std::span<const uint8_t> file, const std::string& path, int* version, const SpzOptions& options) {
+GaussianCloud readV4(std::span<const uint8_t> file, const std::string& path, SpzInfo& info, const SpzOptions& options) {
   ByteReader r(file, path);
   SpzHeader h;
   r.readLE<uint32_t>("magic");
@@ -243,6 +281,12 @@ GaussianCloud readV4(std::span<const uint8_t> file, const std::string& path, int
   if (streams != present.size())
     r.failAt(15, "stream count " + std::to_string(streams) + ", expected " + std::to_string(present.size()) + " for these attributes");
   if (toc < kV4HeaderBytes) r.failAt(16, "table of contents offset " + std::to_string(toc) + " lies inside the header");
+  if (toc > file.size()) r.failAt(16, "table of contents offset " + std::to_string(toc) + " lies past the end of the file");
+  if (h.flags & kFlagExtensions) {
+    ByteReader records(file.first(toc), path);
+    records.seek(kV4HeaderBytes, "extension records");
+    readExtensionRecords(records, info);
+  }
   r.seek(toc, "table of contents");
   std::vector<uint64_t> comp(streams), raw(streams);
   for (size_t s = 0; s < streams; ++s) {
@@ -271,8 +315,8 @@ GaussianCloud readV4(std::span<const uint8_t> file, const std::string& path, int
   }
   if (r.remaining() != 0) r.fail(std::to_string(r.remaining()) + " unexpected bytes after the last stream");
   SpzArrays a{decoded[0], decoded[1], decoded[2], decoded[3], decoded[4], decoded[5]};
-  if (version) *version = 4;
-  return decodeArrays(h, a, options);
+  info.version = 4;
+  return finish(decodeArrays(h, a), info, options);
 }
 
 uint8_t toByte(float v) { return static_cast<uint8_t>(std::lround(std::clamp(v, 0.0f, 255.0f))); }
@@ -289,75 +333,185 @@ bool looksLikeSpz(std::span<const uint8_t> bytes) {
   return false;
 }
 
-GaussianCloud readSpz(std::span<const uint8_t> bytes, const std::string& path, int* version, const SpzOptions& options) {
+GaussianCloud readSpz(std::span<const uint8_t> bytes, const std::string& path, SpzInfo* info, const SpzOptions& options) {
   if (!looksLikeSpz(bytes)) throw FormatError(path, 0, "not SPZ: expected the NGSP magic or a gzip stream");
-  if (bytes[0] == 0x1f) return readLegacy(bytes, path, version, options);
-  return readV4(bytes, path, version, options);
+  SpzInfo local;
+  SpzInfo& out = info ? *info : local;
+  out = SpzInfo{};
+  if (bytes[0] == 0x1f) return readLegacy(bytes, path, out, options);
+  return readV4(bytes, path, out, options);
 }
 
-std::vector<uint8_t> writeSpz(const GaussianCloud& cloud, const SpzOptions& options) {
-  const size_t n = cloud.size();
-  const int degree = cloud.sh_degree;
-  const size_t rest = shRestPerChannel(degree);
-  float max_abs = 0;
-  for (const Vec3& p : cloud.positions) max_abs = std::max({max_abs, std::abs(p.x), std::abs(p.y), std::abs(p.z)});
-  int fractional_bits = 12;
-  while (fractional_bits > 0 && max_abs * static_cast<float>(1u << fractional_bits) >= 8388607.0f) --fractional_bits;
-  const float flip = options.convert_axes ? -1.0f : 1.0f;
-  float signs[16];
-  axisFlipSigns(signs);
+namespace {
 
-  std::vector<uint8_t> body(kLegacyHeaderBytes + n * (9 + 1 + 3 + 3 + 4 + 3 * rest));
-  uint32_t header[3] = {kMagic, 3, static_cast<uint32_t>(n)};
-  std::memcpy(body.data(), header, 12);
-  body[12] = static_cast<uint8_t>(degree);
-  body[13] = static_cast<uint8_t>(fractional_bits);
-  body[14] = cloud.antialiased ? kFlagAntialiased : 0;
-  body[15] = 0;
-  uint8_t* positions = body.data() + kLegacyHeaderBytes;
-  uint8_t* alphas = positions + n * 9;
-  uint8_t* colors = alphas + n;
-  uint8_t* scales = colors + n * 3;
-  uint8_t* rotations = scales + n * 3;
-  uint8_t* sh_out = rotations + n * 4;
+// The six planar arrays of a cloud, quantised as `version` stores them (positions with `fractional_bits`).
+std::array<std::vector<uint8_t>, 6> encodeArrays(const GaussianCloud& cloud, int version, int fractional_bits) {
+  const size_t n = cloud.size();
+  const size_t rest = shRestPerChannel(cloud.sh_degree);
+  std::array<std::vector<uint8_t>, 6> out;
+  out[0].resize(n * 9);
+  out[1].resize(n);
+  out[2].resize(n * 3);
+  out[3].resize(n * 3);
+  out[4].resize(n * (version >= 3 ? 4 : 3));
+  out[5].resize(n * 3 * rest);
   const float pos_scale = static_cast<float>(1u << fractional_bits);
   for (size_t i = 0; i < n; ++i) {
-    Vec3 p = cloud.positions[i];
-    float comps[3] = {p.x, p.y * flip, p.z * flip};
-    for (size_t k = 0; k < 3; ++k) {
-      int32_t v = static_cast<int32_t>(std::lround(std::clamp(comps[k] * pos_scale, -8388608.0f, 8388607.0f)));
+    const Vec3 p = cloud.positions[i];
+    for (int k = 0; k < 3; ++k) {
+      int32_t v = static_cast<int32_t>(std::lround(std::clamp(p[k] * pos_scale, -8388608.0f, 8388607.0f)));
       uint32_t u = static_cast<uint32_t>(v) & 0xffffffu;
-      positions[i * 9 + k * 3 + 0] = static_cast<uint8_t>(u & 0xffu);
-      positions[i * 9 + k * 3 + 1] = static_cast<uint8_t>((u >> 8) & 0xffu);
-      positions[i * 9 + k * 3 + 2] = static_cast<uint8_t>((u >> 16) & 0xffu);
+      for (int b = 0; b < 3; ++b) out[0][i * 9 + static_cast<size_t>(k) * 3 + static_cast<size_t>(b)] = static_cast<uint8_t>((u >> (8 * b)) & 0xffu);
     }
-    alphas[i] = toByte(cloud.opacities[i] * 255.0f);
+    out[1][i] = toByte(cloud.opacities[i] * 255.0f);
     auto sh = cloud.shOf(i);
-    for (size_t k = 0; k < 3; ++k) colors[i * 3 + k] = toByte((sh[k] * kColorScale + 0.5f) * 255.0f);
-    for (int k = 0; k < 3; ++k) scales[i * 3 + static_cast<size_t>(k)] = toByte((std::log(std::max(cloud.scales[i][k], kMinStoredScale)) + 10.0f) * 16.0f);
-    Quat q = normalize(cloud.rotations[i]);
-    float xyzw[4] = {q.x, q.y * flip, q.z * flip, q.w};
-    uint32_t largest = 0;
-    for (uint32_t k = 1; k < 4; ++k)
-      if (std::abs(xyzw[k]) > std::abs(xyzw[largest])) largest = k;
-    const float negate = xyzw[largest] < 0 ? -1.0f : 1.0f;
-    uint32_t packed = largest << 30;
-    int shift = 20;
-    for (uint32_t k = 0; k < 4; ++k) {
-      if (k == largest) continue;
-      float v = xyzw[k] * negate;
-      uint32_t mag = static_cast<uint32_t>(std::min(511L, std::lround(std::abs(v) / 0.70710678118654752f * 511.0f)));
-      packed |= ((v < 0 ? 0x200u : 0u) | mag) << shift;
-      shift -= 10;
-    }
-    std::memcpy(rotations + i * 4, &packed, 4);
-    for (size_t k = 0; k < rest; ++k)
-      for (size_t c = 0; c < 3; ++c) {
-        float v = sh[(k + 1) * 3 + c] * (options.convert_axes ? signs[k + 1] : 1.0f);
-        sh_out[i * 3 * rest + k * 3 + c] = toByte(v * 128.0f + 128.0f);
+    for (size_t k = 0; k < 3; ++k) out[2][i * 3 + k] = toByte((sh[k] * kColorScale + 0.5f) * 255.0f);
+    for (int k = 0; k < 3; ++k)
+      out[3][i * 3 + static_cast<size_t>(k)] = toByte((std::log(std::max(cloud.scales[i][k], kMinStoredScale)) + 10.0f) * 16.0f);
+    const Quat q = normalize(cloud.rotations[i]);
+    const float xyzw[4] = {q.x, q.y, q.z, q.w};
+    if (version == 2) {  // first three, w >= 0
+      const float sign = q.w < 0 ? -1.0f : 1.0f;
+      for (size_t k = 0; k < 3; ++k) out[4][i * 3 + k] = toByte(xyzw[k] * sign * 127.5f + 127.5f);
+    } else {  // smallest three
+      uint32_t largest = 0;
+      for (uint32_t k = 1; k < 4; ++k)
+        if (std::abs(xyzw[k]) > std::abs(xyzw[largest])) largest = k;
+      const float negate = xyzw[largest] < 0 ? -1.0f : 1.0f;
+      uint32_t packed = largest << 30;
+      int shift = 20;
+      for (uint32_t k = 0; k < 4; ++k) {
+        if (k == largest) continue;
+        float v = xyzw[k] * negate;
+        uint32_t mag = static_cast<uint32_t>(std::min(511L, std::lround(std::abs(v) / 0.70710678118654752f * 511.0f)));
+        packed |= ((v < 0 ? 0x200u : 0u) | mag) << shift;
+        shift -= 10;
       }
+      std::memcpy(out[4].data() + i * 4, &packed, 4);
+    }
+    for (size_t k = 0; k < rest; ++k)
+      for (size_t c = 0; c < 3; ++c) out[5][i * 3 * rest + k * 3 + c] = toByte(sh[(k + 1) * 3 + c] * 128.0f + 128.0f);
   }
-  return gzip(body);
+  return out;
+}
+
+template <typename T>
+void putLE(std::vector<uint8_t>& out, T v) {
+  uint8_t b[sizeof(T)];
+  std::memcpy(b, &v, sizeof(T));
+  out.insert(out.end(), b, b + sizeof(T));
+}
+
+}  // namespace
+
+std::vector<uint8_t> writeSpz(const GaussianCloud& cloud, const SpzOptions& options) {
+  const int version = options.version;
+  if (version < 2 || version > 4) throw Error("SPZ version " + std::to_string(version) + " cannot be written (2, 3 or 4)");
+  // The axes the file stores, and whether a record declares them. Records go into version 4 files only: there
+  // they sit in the header zone every version-4 reader skips, while readers of versions 2-3 (spz-js, older
+  // libraries) refuse bytes after the SH array. So auto stores version 2-3 files in RUB, the format's default
+  // that needs no record.
+  const bool legacy = version < 4;
+  const AxisSystem stored =
+      options.axes == SpzAxes::kRub || (options.axes == SpzAxes::kAuto && legacy) ? AxisSystem::kRUB : AxisSystem::kRDF;
+  const bool record = !legacy && options.axes != SpzAxes::kRaw;
+  GaussianCloud converted;
+  const GaussianCloud* source = &cloud;
+  if (stored != AxisSystem::kRDF) {
+    converted = cloud;
+    changeAxes(converted, transpose(axesToRdf(stored)));
+    source = &converted;
+  }
+  float max_abs = 0;
+  for (const Vec3& p : source->positions) max_abs = std::max({max_abs, std::abs(p.x), std::abs(p.y), std::abs(p.z)});
+  int fractional_bits = 12;
+  while (fractional_bits > 0 && max_abs * static_cast<float>(1u << fractional_bits) >= 8388607.0f) --fractional_bits;
+  const std::array<std::vector<uint8_t>, 6> arrays = encodeArrays(*source, version, fractional_bits);
+
+  std::vector<uint8_t> records;
+  if (record) {
+    putLE(records, kCoordinateSystemRecord);
+    putLE(records, uint32_t{4});
+    putLE(records, static_cast<uint32_t>(stored));
+  }
+  const uint8_t flags = static_cast<uint8_t>((cloud.antialiased ? kFlagAntialiased : 0) | (record ? kFlagExtensions : 0));
+  const auto n = static_cast<uint32_t>(cloud.size());
+  std::vector<uint8_t> out;
+  if (version < 4) {
+    putLE(out, kMagic);
+    putLE(out, static_cast<uint32_t>(version));
+    putLE(out, n);
+    for (uint8_t b : {static_cast<uint8_t>(cloud.sh_degree), static_cast<uint8_t>(fractional_bits), flags, uint8_t{0}}) out.push_back(b);
+    for (const auto& a : arrays) out.insert(out.end(), a.begin(), a.end());
+    return gzip(out);
+  }
+  std::vector<std::vector<uint8_t>> frames;
+  for (const auto& a : arrays) {
+    if (a.empty()) continue;  // zero-length arrays (SH at degree 0) have no stream
+    std::vector<uint8_t> frame(ZSTD_compressBound(a.size()));
+    const size_t size = ZSTD_compress(frame.data(), frame.size(), a.data(), a.size(), 12);
+    if (ZSTD_isError(size)) throw Error(std::string("SPZ: zstd: ") + ZSTD_getErrorName(size));
+    frame.resize(size);
+    frames.push_back(std::move(frame));
+  }
+  putLE(out, kMagic);
+  putLE(out, uint32_t{4});
+  putLE(out, n);
+  for (uint8_t b : {static_cast<uint8_t>(cloud.sh_degree), static_cast<uint8_t>(fractional_bits), flags,
+                    static_cast<uint8_t>(frames.size())})
+    out.push_back(b);
+  putLE(out, static_cast<uint32_t>(kV4HeaderBytes + records.size()));  // table of contents offset
+  out.resize(kV4HeaderBytes, 0);
+  out.insert(out.end(), records.begin(), records.end());
+  size_t k = 0;
+  for (const auto& a : arrays) {
+    if (a.empty()) continue;
+    putLE(out, static_cast<uint64_t>(frames[k++].size()));
+    putLE(out, static_cast<uint64_t>(a.size()));
+  }
+  for (const auto& frame : frames) out.insert(out.end(), frame.begin(), frame.end());
+  return out;
+}
+
+const char* axisSystemName(AxisSystem axes) {
+  static const char* const names[] = {"unspecified", "LDB", "RDB", "LUB", "RUB", "LDF", "RDF", "LUF", "RUF",
+                                      "LFD", "RFD", "LFU", "RFU", "LBD", "RBD", "LBU", "RBU"};
+  const auto i = static_cast<uint32_t>(axes);
+  return i <= 16 ? names[i] : "?";
+}
+
+Mat3 axesToRdf(AxisSystem axes) {
+  if (axes == AxisSystem::kUnspecified) axes = AxisSystem::kRUB;
+  const std::string name = axisSystemName(axes);
+  Mat3 m = Mat3::diagonal({0, 0, 0});
+  for (int k = 0; k < 3; ++k) {  // column k: the RDF direction of stored axis k
+    switch (name[static_cast<size_t>(k)]) {
+      case 'R': m.m[0][k] = 1; break;
+      case 'L': m.m[0][k] = -1; break;
+      case 'D': m.m[1][k] = 1; break;
+      case 'U': m.m[1][k] = -1; break;
+      case 'F': m.m[2][k] = 1; break;
+      case 'B': m.m[2][k] = -1; break;
+      default: throw Error("unknown axis system");
+    }
+  }
+  return m;
+}
+
+const char* spzAxesName(SpzAxes axes) {
+  switch (axes) {
+    case SpzAxes::kAuto: return "auto";
+    case SpzAxes::kRub: return "rub";
+    case SpzAxes::kRaw: return "raw";
+  }
+  return "?";
+}
+
+SpzAxes parseSpzAxes(const std::string& text) {
+  if (text == "auto") return SpzAxes::kAuto;
+  if (text == "rub") return SpzAxes::kRub;
+  if (text == "raw") return SpzAxes::kRaw;
+  throw Error("SPZ axes '" + text + "': expected auto, rub or raw");
 }
 
 }  // namespace sf

@@ -1,4 +1,4 @@
-// SPZ ("splat zip") reading, versions 2, 3 and 4, and writing, version 3 (docs/formats/spz.md).
+// SPZ ("splat zip") reading and writing, versions 2, 3 and 4 (docs/formats/spz.md).
 // Versions 2-3 are gzip-wrapped; version 4 is an "NGSP" container with one zstd frame per attribute.
 #pragma once
 
@@ -8,26 +8,61 @@
 #include <vector>
 
 #include "core/gaussian_cloud.h"
+#include "core/math.h"
 
 namespace sf {
 
 // True for the v4 magic "NGSP" or a gzip stream (versions 1-3).
 bool looksLikeSpz(std::span<const uint8_t> bytes);
 
-// SPZ stores RUB axes (x right, y up, z back); the INRIA PLY convention is RDF (y down, z forward).
-// By default readers and writers convert (negate y and z of positions, rotations and SH), so an SPZ
-// and a PLY of the same capture decode to the same cloud. `convert_axes = false` keeps the raw axes.
+// The axis systems an SPZ coordinate-system record (extension 0xADBE0003) names: each letter the direction
+// of the x, y and z axis (Left/Right, Up/Down, Back/Front); values 9-16 have y along Front/Back and z along
+// Up/Down. RDF is the INRIA PLY convention (the engine's splat frame), RUB the SPZ default, LUF glTF's.
+enum class AxisSystem : uint32_t {
+  kUnspecified = 0, kLDB, kRDB, kLUB, kRUB, kLDF, kRDF, kLUF, kRUF,
+  kLFD, kRFD, kLFU, kRFU, kLBD, kRBD, kLBU, kRBU,
+};
+const char* axisSystemName(AxisSystem axes);  // "RUB", ...; "unspecified"
+// The signed permutation taking coordinates in `axes` to RDF coordinates (identity for RDF). Its transpose
+// goes back. kUnspecified is treated as RUB (the SPZ default).
+Mat3 axesToRdf(AxisSystem axes);
+
+// How SPZ axes are chosen (docs/formats/spz.md, "What Splatforge does"; docs/formats/interop.md):
+//  Reading: kAuto (default, Niantic's library's rule): the axes the file's coordinate-system record
+//           declares, RUB when it has none; kRub: RUB whatever the record says; kRaw: no conversion (the
+//           stored axes are taken to be the PLY's RDF, as splat-transform 3 and spz-js write them).
+//  Writing: kAuto (default): version 4: the PLY's RDF axes stored unconverted (what splat-transform 3 reads
+//           and writes) plus a record declaring RDF, so Niantic's library reads it upright too;
+//           versions 2-3: RUB without a record (their readers refuse bytes after the arrays, so no record).
+//           kRub: converted to RUB, with a record declaring RUB in version 4 (for readers that ignore records
+//           and assume RUB: splat-transform 2); kRaw: RDF without a record (splat-transform 3's and spz-js's
+//           layout). Records are written into version 4 files only.
+enum class SpzAxes { kAuto, kRub, kRaw };
+const char* spzAxesName(SpzAxes axes);                 // "auto", "rub", "raw"
+SpzAxes parseSpzAxes(const std::string& text);         // throws sf::Error naming the choices
+
 struct SpzOptions {
-  bool convert_axes = true;
+  SpzAxes axes = SpzAxes::kAuto;
+  int version = 4;  // writing: 2, 3 or 4
 };
 
-// Decodes SPZ bytes; writes the file's version to *version when non-null. Refuses versions other than
-// 2, 3 and 4, SH degree above 3, and any size or stream inconsistency, with the byte offset.
-GaussianCloud readSpz(std::span<const uint8_t> bytes, const std::string& path, int* version = nullptr,
+// What a read found: the version and the axes the data was stored in.
+struct SpzInfo {
+  int version = 0;
+  AxisSystem stored = AxisSystem::kRUB;  // the axes converted from (RDF when read raw)
+  bool has_record = false;               // the file holds a coordinate-system record
+  AxisSystem record = AxisSystem::kUnspecified;
+};
+
+// Decodes SPZ bytes into the engine's RDF frame (per `options.axes`). Refuses versions other than 2, 3 and
+// 4, SH degree above 3, malformed extension records, and any size or stream inconsistency, with the byte
+// offset.
+GaussianCloud readSpz(std::span<const uint8_t> bytes, const std::string& path, SpzInfo* info = nullptr,
                       const SpzOptions& options = {});
 
-// Encodes version 3, gzip-wrapped, with 12 fractional position bits (fewer when a coordinate's
-// magnitude needs them).
+// Encodes `options.version`: 2 and 3 gzip-wrapped (2 with first-three rotations), 4 as the NGSP container
+// with one zstd frame per attribute; 12 fractional position bits (fewer when a coordinate's magnitude needs
+// them). Throws sf::Error for another version.
 std::vector<uint8_t> writeSpz(const GaussianCloud& cloud, const SpzOptions& options = {});
 
 }  // namespace sf

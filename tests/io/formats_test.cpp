@@ -55,8 +55,10 @@
 #include <string>
 #include <vector>
 
+#include "core/covariance.h"
 #include "core/error.h"
 #include "core/gaussian_cloud.h"
+#include "core/sh.h"
 #include "io/file.h"
 #include "io/formats.h"
 #include "io/ply.h"
@@ -103,6 +105,26 @@ Bytes gzipBytes(std::span<const uint8_t> in) {
   out.resize(zs.total_out);
   deflateEnd(&zs);
   if (ret != Z_STREAM_END) throw std::runtime_error("deflate did not finish");
+  return out;
+}
+
+Bytes gunzipBytes(std::span<const uint8_t> in) {
+  z_stream zs{};
+  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) throw std::runtime_error("inflateInit2 failed");
+  Bytes out;
+  zs.next_in = const_cast<Bytef*>(in.data());
+  zs.avail_in = static_cast<uInt>(in.size());
+  int ret = Z_OK;
+  while (ret == Z_OK) {
+    const size_t old = out.size();
+    out.resize(old + 65536);
+    zs.next_out = out.data() + old;
+    zs.avail_out = 65536;
+    ret = inflate(&zs, Z_NO_FLUSH);
+    out.resize(old + 65536 - zs.avail_out);
+  }
+  inflateEnd(&zs);
+  if (ret != Z_STREAM_END) throw std::runtime_error("inflate did not finish");
   return out;
 }
 
@@ -537,6 +559,15 @@ Bytes spzLegacyBody(const GaussianCloud& c, int version, bool to_rub = true, con
 
 Bytes spzLegacyFile(const GaussianCloud& c, int version, bool to_rub = true) { return gzipBytes(spzLegacyBody(c, version, to_rub)); }
 
+// A coordinate-system extension record (0xADBE0003) declaring `value` (1 LDB ... 4 RUB, 6 RDF, ... 16 RBU).
+Bytes coordinateRecord(uint32_t value) {
+  Bytes out;
+  putLE(out, uint32_t{0xADBE0003});
+  putLE(out, uint32_t{4});
+  putLE(out, value);
+  return out;
+}
+
 // A version 4 NGSP container: 32-byte header, `extensions` (flag 0x02) between the header and the
 // table of contents, then one zstd frame per non-empty array.
 Bytes spzV4File(const GaussianCloud& c, bool to_rub = true, uint8_t flags = 0, const Bytes& extensions = {}) {
@@ -668,29 +699,134 @@ TEST(Ply, NormalsAndIdsRoundTrip) {
 }
 
 TEST(Spz, RoundTripWithinQuantisation) {
-  for (int degree = 0; degree <= 3; ++degree) {
-    SCOPED_TRACE("SH degree " + std::to_string(degree));
-    GaussianCloud c = test::randomCloud(300, degree, 200 + static_cast<uint32_t>(degree));
-    c.antialiased = degree % 2 == 1;
-    Bytes bytes = writeSpz(c);
-    LoadedSplats loaded = decodeSplats(bytes, "roundtrip.spz");
-    EXPECT_EQ(loaded.format, SplatFormat::kSpz);
-    EXPECT_EQ(loaded.version, 3);
-    EXPECT_EQ(loaded.cloud.sh_degree, degree);
-    EXPECT_EQ(loaded.cloud.antialiased, c.antialiased);
-    EXPECT_TRUE(cloudsMatch(c, loaded.cloud, spzTolerance(3)));
+  for (int version = 2; version <= 4; ++version)
+    for (int degree = 0; degree <= 3; ++degree) {
+      SCOPED_TRACE("version " + std::to_string(version) + ", SH degree " + std::to_string(degree));
+      GaussianCloud c = test::randomCloud(300, degree, 200 + static_cast<uint32_t>(degree));
+      c.antialiased = degree % 2 == 1;
+      Bytes bytes = writeSpz(c, SpzOptions{SpzAxes::kAuto, version});
+      EXPECT_EQ(bytes[0] == 0x1f, version < 4);  // 2-3 gzip-wrapped, 4 the NGSP container
+      LoadedSplats loaded = decodeSplats(bytes, "roundtrip.spz");
+      EXPECT_EQ(loaded.format, SplatFormat::kSpz);
+      EXPECT_EQ(loaded.version, version);
+      EXPECT_EQ(loaded.cloud.sh_degree, degree);
+      EXPECT_EQ(loaded.cloud.antialiased, c.antialiased);
+      EXPECT_TRUE(cloudsMatch(c, loaded.cloud, spzTolerance(version)));
+    }
+  EXPECT_THROW(writeSpz(test::randomCloud(5, 0, 1), SpzOptions{SpzAxes::kAuto, 5}), Error);
+}
+
+// The independent encoders of this file write the same bytes as the writer, version by version.
+TEST(Spz, WriterBytesMatchTheIndependentEncoder) {
+  GaussianCloud c = test::randomCloud(120, 2, 33);
+  // Versions 2-3 carry no record (their readers refuse trailing bytes): auto and rub store RUB, raw RDF.
+  for (int version = 2; version <= 3; ++version) {
+    EXPECT_EQ(gunzipBytes(writeSpz(c, SpzOptions{SpzAxes::kRub, version})), spzLegacyBody(c, version, true)) << "version " << version;
+    EXPECT_EQ(gunzipBytes(writeSpz(c, SpzOptions{SpzAxes::kAuto, version})), spzLegacyBody(c, version, true)) << "version " << version;
+  }
+  EXPECT_EQ(gunzipBytes(writeSpz(c, SpzOptions{SpzAxes::kRaw, 3})), spzLegacyBody(c, 3, false));
+  // Version 4: the same header, records and table; frames compared decoded.
+  const GaussianCloud rub = readSpz(spzV4File(c, true), "independent.spz", nullptr, SpzOptions{SpzAxes::kRaw});
+  EXPECT_TRUE(identicalClouds(rub, readSpz(writeSpz(c, SpzOptions{SpzAxes::kRub, 4}), "ours.spz", nullptr, SpzOptions{SpzAxes::kRaw})));
+}
+
+TEST(Spz, WriterAxesAndTheCoordinateSystemRecord) {
+  GaussianCloud c = test::randomCloud(200, 3, 31);
+  // auto (default): PLY axes stored unconverted, a record declaring RDF (6).
+  Bytes auto_file = writeSpz(c);
+  ASSERT_GE(auto_file.size(), 44u);
+  EXPECT_EQ(auto_file[14] & 0x02, 0x02);
+  EXPECT_EQ(Bytes(auto_file.begin() + 32, auto_file.begin() + 44), coordinateRecord(6));
+  EXPECT_TRUE(cloudsMatch(c, readSpz(auto_file, "a.spz", nullptr, SpzOptions{SpzAxes::kRaw}), spzTolerance(4)));
+  SpzInfo info;
+  EXPECT_TRUE(cloudsMatch(c, readSpz(auto_file, "a.spz", &info), spzTolerance(4)));
+  EXPECT_TRUE(info.has_record);
+  EXPECT_EQ(info.stored, AxisSystem::kRDF);
+  // rub: converted to RUB, a record declaring RUB (4); read raw it is the RUB cloud.
+  Bytes rub_file = writeSpz(c, SpzOptions{SpzAxes::kRub, 4});
+  EXPECT_TRUE(cloudsMatch(flipRdfRub(c), readSpz(rub_file, "b.spz", nullptr, SpzOptions{SpzAxes::kRaw}), spzTolerance(4)));
+  EXPECT_TRUE(cloudsMatch(c, readSpz(rub_file, "b.spz"), spzTolerance(4)));
+  // raw: PLY axes, no record; a reader following SPZ's default (RUB) sees it flipped.
+  Bytes raw_file = writeSpz(c, SpzOptions{SpzAxes::kRaw, 4});
+  EXPECT_EQ(raw_file[14] & 0x02, 0);
+  EXPECT_TRUE(cloudsMatch(c, readSpz(raw_file, "c.spz", nullptr, SpzOptions{SpzAxes::kRaw}), spzTolerance(4)));
+  EXPECT_TRUE(cloudsMatch(flipRdfRub(c), readSpz(raw_file, "c.spz", &info), spzTolerance(4)));
+  EXPECT_FALSE(info.has_record);
+  EXPECT_EQ(info.stored, AxisSystem::kRUB);
+  // --spz-axes rub ignores a record.
+  EXPECT_TRUE(cloudsMatch(flipRdfRub(c), readSpz(auto_file, "a.spz", nullptr, SpzOptions{SpzAxes::kRub}), spzTolerance(4)));
+}
+
+// Every axis system a record can declare, in files built by this test's encoder: the data read with the
+// record equals the raw data re-expressed by the closed-form signed permutation of the system's letters.
+TEST(Spz, RecordedAxisSystemsAreHonoured) {
+  GaussianCloud c = test::randomCloud(60, 3, 35);
+  const char* const names[] = {"LDB", "RDB", "LUB", "RUB", "LDF", "RDF", "LUF", "RUF",
+                               "LFD", "RFD", "LFU", "RFU", "LBD", "RBD", "LBU", "RBU"};
+  for (uint32_t value = 1; value <= 16; ++value) {
+    const std::string name = names[value - 1];
+    SCOPED_TRACE(name);
+    // Stored axis k points along RDF direction dir[k] (x R/L, y D/U, z F/B).
+    Vec3 dir[3];
+    for (int k = 0; k < 3; ++k) {
+      const char l = name[static_cast<size_t>(k)];
+      const float sign = (l == 'R' || l == 'D' || l == 'F') ? 1.0f : -1.0f;
+      const int axis = (l == 'R' || l == 'L') ? 0 : (l == 'D' || l == 'U') ? 1 : 2;
+      dir[k] = Vec3{axis == 0 ? sign : 0.0f, axis == 1 ? sign : 0.0f, axis == 2 ? sign : 0.0f};
+    }
+    auto toRdf = [&](Vec3 s) { return dir[0] * s.x + dir[1] * s.y + dir[2] * s.z; };
+    for (bool v4 : {true, false}) {
+      Bytes file = v4 ? spzV4File(c, false, 0, coordinateRecord(value))
+                      : gzipBytes(spzLegacyBody(c, 3, false, coordinateRecord(value)));
+      const GaussianCloud raw = readSpz(file, "raw.spz", nullptr, SpzOptions{SpzAxes::kRaw});
+      SpzInfo info;
+      const GaussianCloud read = readSpz(file, "rec.spz", &info);
+      EXPECT_EQ(info.record, static_cast<AxisSystem>(value));
+      EXPECT_STREQ(axisSystemName(info.stored), name.c_str());
+      ASSERT_EQ(read.size(), raw.size());
+      for (size_t i = 0; i < raw.size(); ++i) {
+        const Vec3 p = toRdf(raw.positions[i]);
+        for (int k = 0; k < 3; ++k) EXPECT_EQ(read.positions[i][k], p[k]);
+        // Covariance: Sigma_rdf = D Sigma_stored D^T with D's columns dir[k].
+        const Mat3 s = covarianceMatrix(covarianceFromScaleRotation(raw.scales[i], raw.rotations[i]));
+        const Mat3 r = covarianceMatrix(covarianceFromScaleRotation(read.scales[i], read.rotations[i]));
+        for (int a = 0; a < 3; ++a)
+          for (int b = 0; b < 3; ++b) {
+            float expected = 0;
+            for (int k = 0; k < 3; ++k)
+              for (int l = 0; l < 3; ++l) expected += dir[k][a] * s.m[k][l] * dir[l][b];
+            EXPECT_NEAR(r.m[a][b], expected, 1e-5f * (1 + std::abs(expected)));
+          }
+        // Colour seen along an RDF direction d equals the stored colour seen along the stored direction of d.
+        for (Vec3 d : {normalize(Vec3{0.3f, -0.5f, 0.8f}), normalize(Vec3{-0.9f, 0.1f, 0.2f})}) {
+          const Vec3 stored_d{dot(dir[0], d), dot(dir[1], d), dot(dir[2], d)};
+          const Vec3 a = evalSh(3, read.shOf(i).data(), d), b = evalSh(3, raw.shOf(i).data(), stored_d);
+          EXPECT_NEAR(a.x, b.x, 2e-5f);
+          EXPECT_NEAR(a.y, b.y, 2e-5f);
+          EXPECT_NEAR(a.z, b.z, 2e-5f);
+        }
+      }
+    }
   }
 }
 
-TEST(Spz, WriterStoresRubAxesAndRawModeKeepsThem) {
-  GaussianCloud c = test::randomCloud(200, 3, 31);
-  Bytes converted = writeSpz(c);  // default: RDF cloud -> RUB file
-  // Read raw, the file holds the RUB cloud; read with conversion, the original.
-  EXPECT_TRUE(cloudsMatch(flipRdfRub(c), readSpz(converted, "a.spz", nullptr, SpzOptions{false}), spzTolerance(3)));
-  EXPECT_TRUE(cloudsMatch(c, readSpz(converted, "a.spz"), spzTolerance(3)));
-  // Written raw and read raw: unchanged axes.
-  Bytes raw = writeSpz(c, SpzOptions{false});
-  EXPECT_TRUE(cloudsMatch(c, readSpz(raw, "b.spz", nullptr, SpzOptions{false}), spzTolerance(3)));
+TEST(Spz, MalformedCoordinateSystemRecordsAreRefused) {
+  GaussianCloud c = test::randomCloud(10, 0, 36);
+  Bytes unknown = coordinateRecord(17);
+  FormatError e = expectFormatError([&] { readSpz(spzV4File(c, false, 0, unknown), "bad.spz"); });
+  EXPECT_EQ(e.offset(), 40u);
+  EXPECT_NE(std::string(e.what()).find("unknown axes 17"), std::string::npos) << e.what();
+  Bytes short_record;
+  putLE(short_record, uint32_t{0xADBE0003});
+  putLE(short_record, uint32_t{2});
+  short_record.insert(short_record.end(), {6, 0});
+  e = expectFormatError([&] { readSpz(spzV4File(c, false, 0, short_record), "short.spz"); });
+  EXPECT_NE(std::string(e.what()).find("must hold 4 bytes"), std::string::npos) << e.what();
+  Bytes overlong;
+  putLE(overlong, uint32_t{0x12340001});
+  putLE(overlong, uint32_t{1000});
+  e = expectFormatError([&] { readSpz(gzipBytes(spzLegacyBody(c, 3, false, overlong)), "long.spz"); });
+  EXPECT_NE(std::string(e.what()).find("declares 1000 bytes"), std::string::npos) << e.what();
 }
 
 TEST(Splat, RoundTripWithinQuantisation) {
@@ -903,9 +1039,9 @@ TEST(Spz, DecodesIndependentVersion2) {
   for (int degree = 0; degree <= 3; ++degree) {
     SCOPED_TRACE("SH degree " + std::to_string(degree));
     GaussianCloud c = test::randomCloud(300, degree, 500 + static_cast<uint32_t>(degree));
-    int version = 0;
-    GaussianCloud back = readSpz(spzLegacyFile(c, 2), "v2.spz", &version);
-    EXPECT_EQ(version, 2);
+    SpzInfo info;
+    GaussianCloud back = readSpz(spzLegacyFile(c, 2), "v2.spz", &info);
+    EXPECT_EQ(info.version, 2);
     EXPECT_TRUE(cloudsMatch(c, back, spzTolerance(2)));
   }
 }
@@ -937,11 +1073,11 @@ TEST(Spz, DecodesIndependentVersion4) {
 TEST(Spz, ConvertAxesFalseKeepsRawAxes) {
   GaussianCloud c = test::randomCloud(200, 3, 530);
   // Files holding RUB data (converted by this test's encoders): raw mode returns the RUB cloud.
-  EXPECT_TRUE(cloudsMatch(flipRdfRub(c), readSpz(spzV4File(c), "rub.spz", nullptr, SpzOptions{false}), spzTolerance(4)));
-  EXPECT_TRUE(cloudsMatch(flipRdfRub(c), readSpz(spzLegacyFile(c, 2), "rub2.spz", nullptr, SpzOptions{false}), spzTolerance(2)));
+  EXPECT_TRUE(cloudsMatch(flipRdfRub(c), readSpz(spzV4File(c), "rub.spz", nullptr, SpzOptions{SpzAxes::kRaw}), spzTolerance(4)));
+  EXPECT_TRUE(cloudsMatch(flipRdfRub(c), readSpz(spzLegacyFile(c, 2), "rub2.spz", nullptr, SpzOptions{SpzAxes::kRaw}), spzTolerance(2)));
   // Files holding unconverted data read raw are the original cloud.
-  EXPECT_TRUE(cloudsMatch(c, readSpz(spzV4File(c, false), "raw.spz", nullptr, SpzOptions{false}), spzTolerance(4)));
-  EXPECT_TRUE(cloudsMatch(c, readSpz(spzLegacyFile(c, 3, false), "raw3.spz", nullptr, SpzOptions{false}), spzTolerance(3)));
+  EXPECT_TRUE(cloudsMatch(c, readSpz(spzV4File(c, false), "raw.spz", nullptr, SpzOptions{SpzAxes::kRaw}), spzTolerance(4)));
+  EXPECT_TRUE(cloudsMatch(c, readSpz(spzLegacyFile(c, 3, false), "raw3.spz", nullptr, SpzOptions{SpzAxes::kRaw}), spzTolerance(3)));
 }
 
 TEST(Spz, ExtensionRecordsAreSkipped) {
@@ -1180,7 +1316,8 @@ TEST(Formats, DetectsFormatByContent) {
   const Case cases[] = {
       {writePly(c), "really-a-ply.spz", SplatFormat::kPly, 0},
       {encodeCompressedPly(c), "plain-name.ply", SplatFormat::kCompressedPly, 0},
-      {writeSpz(c), "not-a.ply", SplatFormat::kSpz, 3},
+      {writeSpz(c), "not-a.ply", SplatFormat::kSpz, 4},
+      {writeSpz(c, SpzOptions{SpzAxes::kAuto, 3}), "v3.splat", SplatFormat::kSpz, 3},
       {spzLegacyFile(c, 2), "v2.splat", SplatFormat::kSpz, 2},
       {spzV4File(c), "v4.compressed.ply", SplatFormat::kSpz, 4},
       {writeSplat(c), "cloud.splat", SplatFormat::kSplat, 0},
@@ -1238,15 +1375,73 @@ TEST(Formats, WriteFormatFollowsExtension) {
   EXPECT_EQ(writeFormatForPath("B.PLY"), SplatFormat::kPly);
   EXPECT_EQ(writeFormatForPath("x.spz"), SplatFormat::kSpz);
   EXPECT_EQ(writeFormatForPath("x.splat"), SplatFormat::kSplat);
-  EXPECT_THROW(writeFormatForPath("x.compressed.ply"), Error);
+  EXPECT_EQ(writeFormatForPath("x.compressed.ply"), SplatFormat::kCompressedPly);
   EXPECT_THROW(writeFormatForPath("x.obj"), Error);
   EXPECT_THROW(writeFormatForPath("noextension"), Error);
 }
 
-TEST(Formats, SavingCompressedPlyThrowsAndWritesNothing) {
-  const std::string dir = test::tempDir("SavingCompressedPlyThrows");
-  EXPECT_THROW(saveSplats(test::randomCloud(5, 0, 720), dir + "/x.compressed.ply"), Error);
-  EXPECT_TRUE(listDir(dir).empty());
+// exportLosses names what a format cannot hold and how many gaussians it affects, per format.
+TEST(Formats, ExportLossesCountWhatEachFormatCannotHold) {
+  GaussianCloud c = test::randomCloud(10, 2, 740);
+  c.opacities[0] = 1.0f;                  // a PLY logit of +inf, read back
+  c.scales[1] = Vec3{1e-6f, 0.1f, 0.1f};  // below SPZ's smallest log-scale (-10)
+  c.shOf(2)[5] = 5.0f;                    // beyond compressed PLY's SH range and SPZ's
+  c.normals.assign(c.size(), Vec3{0, 0, 1});
+  auto has = [](const std::vector<std::string>& notes, const std::string& what) {
+    for (const std::string& n : notes)
+      if (n.find(what) != std::string::npos) return true;
+    return false;
+  };
+  const auto ply = exportLosses(c, SplatFormat::kPly);
+  EXPECT_TRUE(has(ply, "opacity 0 or 1 is written as a finite logit (+-16.1) (1 of 10 gaussians)"));
+  EXPECT_FALSE(has(ply, "normals"));
+  const auto spz = exportLosses(c, SplatFormat::kSpz);
+  EXPECT_TRUE(has(spz, "log-scale outside SPZ's [-10, 5.94] is clamped (1 of 10 gaussians)"));
+  EXPECT_TRUE(has(spz, "SH coefficients outside SPZ's [-1, 0.99] are clamped (1 of 10 gaussians)"));
+  EXPECT_TRUE(has(spz, "normals are not stored (10 of 10 gaussians)"));
+  EXPECT_TRUE(has(exportLosses(c, SplatFormat::kCompressedPly), "SH coefficients outside [-4, 4] are clamped (1 of 10 gaussians)"));
+  EXPECT_TRUE(has(exportLosses(c, SplatFormat::kSplat), "SH bands 1-2 are dropped (.splat holds one colour) (10 of 10 gaussians)"));
+  GaussianCloud clean = test::randomCloud(10, 3, 741);
+  EXPECT_TRUE(exportLosses(clean, SplatFormat::kPly).empty());
+  EXPECT_TRUE(exportLosses(clean, SplatFormat::kSpz).empty());
+  EXPECT_TRUE(exportLosses(clean, SplatFormat::kGltf).empty());
+}
+
+// The writer's files read back within the format's quantisation (the reader is checked against this file's
+// independent encoder; the writer against splat-transform in interop_test.cpp), rows in Morton order.
+TEST(CompressedPly, WriterRoundTripsInMortonOrder) {
+  for (int degree = 0; degree <= 3; ++degree) {
+    SCOPED_TRACE("SH degree " + std::to_string(degree));
+    GaussianCloud c = test::randomCloud(700, degree, 720 + static_cast<uint32_t>(degree));
+    const std::string dir = test::tempDir("CompressedPlyWriter");
+    saveSplats(c, dir + "/x.compressed.ply");
+    LoadedSplats l = loadSplats(dir + "/x.compressed.ply");
+    EXPECT_EQ(l.format, SplatFormat::kCompressedPly);
+    const std::vector<uint32_t> order = compressedPlyOrder(c);
+    std::vector<uint32_t> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t i = 0; i < sorted.size(); ++i) ASSERT_EQ(sorted[i], i);  // a permutation
+    GaussianCloud reordered = c;
+    for (size_t r = 0; r < c.size(); ++r) {
+      reordered.positions[r] = c.positions[order[r]];
+      reordered.scales[r] = c.scales[order[r]];
+      reordered.rotations[r] = c.rotations[order[r]];
+      reordered.opacities[r] = c.opacities[order[r]];
+      std::copy(c.shOf(order[r]).begin(), c.shOf(order[r]).end(), reordered.shOf(r).begin());
+    }
+    EXPECT_TRUE(cloudsMatch(reordered, l.cloud, compressedPlyTolerance(c)));
+  }
+  // Morton order: consecutive rows are near each other, so each chunk's box is far smaller than the cloud's.
+  GaussianCloud big = test::randomCloud(4096, 0, 730);
+  const std::vector<uint32_t> order = compressedPlyOrder(big);
+  double volume = 0;
+  for (size_t chunk = 0; chunk < 16; ++chunk) {
+    Vec3 lo{INFINITY, INFINITY, INFINITY}, hi = -lo;
+    for (size_t r = chunk * 256; r < (chunk + 1) * 256; ++r)
+      for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], big.positions[order[r]][k]), hi[k] = std::max(hi[k], big.positions[order[r]][k]);
+    volume += double(hi.x - lo.x) * (hi.y - lo.y) * (hi.z - lo.z);
+  }
+  EXPECT_LT(volume / 16, 8.0 / 4);  // the cloud fills [-1, 1]^3 = 8; a chunk of 1/16 of it averages far less than half
 }
 
 TEST(Formats, SavingIntoMissingDirectoryThrowsAndLeavesNothing) {

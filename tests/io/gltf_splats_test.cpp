@@ -27,6 +27,9 @@ namespace {
 using nlohmann::json;
 using Bytes = std::vector<uint8_t>;
 constexpr const char* kExt = "KHR_gaussian_splatting:";
+// Most tests here examine the extension's values as stored, so they write and read without the turn between
+// glTF's y-up frame and the PLY frame (GltfAxes::kRaw); the turn has tests of its own (GltfAxes*).
+const FormatOptions kRawAxes{SpzAxes::kAuto, 4, GltfAxes::kRaw};
 
 // A GLB split into its JSON and BIN chunk, and joined again.
 struct Glb {
@@ -112,7 +115,7 @@ void expectSameCloud(const GaussianCloud& want, const GaussianCloud& got) {
 }
 
 GaussianCloud decodeGlb(const Bytes& glb) {
-  LoadedSplats l = decodeSplats(glb, "test.glb");
+  LoadedSplats l = decodeSplats(glb, "test.glb", kRawAxes);
   EXPECT_EQ(l.format, SplatFormat::kGltf);
   return std::move(l.cloud);
 }
@@ -130,7 +133,7 @@ void expectDecodeError(const Glb& g, std::initializer_list<const char*> fragment
 }
 
 Glb smallGlb(int degree = 1, size_t n = 5) {
-  return splitGlb(encodeSplats(test::randomCloud(n, degree, 90), SplatFormat::kGltf));
+  return splitGlb(encodeSplats(test::randomCloud(n, degree, 90), SplatFormat::kGltf, kRawAxes));
 }
 
 // ---- round trips ----
@@ -140,14 +143,14 @@ TEST(GltfSplats, RoundTripIsExactForEveryShDegree) {
     SCOPED_TRACE(degree);
     GaussianCloud c = test::randomCloud(257, degree, 100 + static_cast<uint32_t>(degree));
     if (degree == 2) c.color_space = ColorSpace::kLinear;
-    expectSameCloud(c, decodeGlb(encodeSplats(c, SplatFormat::kGltf)));
+    expectSameCloud(c, decodeGlb(encodeSplats(c, SplatFormat::kGltf, kRawAxes)));
   }
 }
 
 TEST(GltfSplats, WrittenLayout) {
   GaussianCloud c = test::randomCloud(10, 2, 200);
   c.opacities[3] = 1;
-  Bytes glb = encodeSplats(c, SplatFormat::kGltf);
+  Bytes glb = encodeSplats(c, SplatFormat::kGltf, kRawAxes);
   ASSERT_EQ(glb.size() % 4, 0u);
   Glb g = splitGlb(glb);
   const json& d = g.doc;
@@ -203,7 +206,7 @@ TEST(GltfSplats, GlbExtensionChoosesTheFormat) {
   EXPECT_EQ(writeFormatForPath("a/b.glb"), SplatFormat::kGltf);
   EXPECT_EQ(writeFormatForPath("B.GLB"), SplatFormat::kGltf);
   EXPECT_THROW(writeFormatForPath("x.gltf"), Error);
-  EXPECT_THROW(encodeSplats(GaussianCloud{}, SplatFormat::kGltf), Error);
+  EXPECT_THROW(encodeSplats(GaussianCloud{}, SplatFormat::kGltf, kRawAxes), Error);
   const std::string dir = test::tempDir("GltfSplatsSave");
   GaussianCloud c = test::randomCloud(40, 3, 300);
   saveSplats(c, dir + "/c.glb");
@@ -217,12 +220,12 @@ TEST(GltfSplats, GlbExtensionChoosesTheFormat) {
 TEST(GltfSplats, GltfJsonWithExternalBuffer) {
   const std::string dir = test::tempDir("GltfSplatsJson");
   GaussianCloud c = test::randomCloud(20, 1, 310);
-  Glb g = splitGlb(encodeSplats(c, SplatFormat::kGltf));
+  Glb g = splitGlb(encodeSplats(c, SplatFormat::kGltf, kRawAxes));
   g.doc["buffers"][0]["uri"] = "splats.bin";
   std::ofstream(dir + "/splats.bin", std::ios::binary)
       .write(reinterpret_cast<const char*>(g.bin.data()), static_cast<std::streamsize>(g.bin.size()));
   std::ofstream(dir + "/splats.gltf") << g.doc.dump();
-  expectSameCloud(c, loadSplats(dir + "/splats.gltf").cloud);
+  expectSameCloud(c, loadSplats(dir + "/splats.gltf", kRawAxes).cloud);
 }
 
 TEST(GltfSplats, BikerPlyToGlbAndBack) {
@@ -240,7 +243,7 @@ TEST(GltfSplats, BikerPlyToGlbAndBack) {
 
 TEST(GltfSplats, NodeTransformsMoveRotateScaleAndRotateSh) {
   GaussianCloud c = test::randomCloud(30, 3, 400);
-  Glb g = splitGlb(encodeSplats(c, SplatFormat::kGltf));
+  Glb g = splitGlb(encodeSplats(c, SplatFormat::kGltf, kRawAxes));
   const float h = std::sqrt(0.5f);
   // Parent: translation; child (the mesh node): 90 degrees about z and uniform scale 2.
   g.doc["nodes"] = {{{"children", {1}}, {"translation", {1, 2, 3}}},
@@ -269,7 +272,7 @@ TEST(GltfSplats, NodeTransformsMoveRotateScaleAndRotateSh) {
 
 TEST(GltfSplats, NonUniformScaleBakesTheCovariance) {
   GaussianCloud c = test::randomCloud(20, 0, 410);
-  Glb g = splitGlb(encodeSplats(c, SplatFormat::kGltf));
+  Glb g = splitGlb(encodeSplats(c, SplatFormat::kGltf, kRawAxes));
   g.doc["nodes"][0]["scale"] = {1, 2, 3};
   g.doc["nodes"][0]["rotation"] = {0.5, 0.5, 0.5, 0.5};
   GaussianCloud w = decodeGlb(joinGlb(g));
@@ -288,7 +291,7 @@ TEST(GltfSplats, NonUniformScaleBakesTheCovariance) {
 
 TEST(GltfSplats, InstancesOfTheDefaultScene) {
   GaussianCloud c = test::randomCloud(7, 1, 420);
-  Glb g = splitGlb(encodeSplats(c, SplatFormat::kGltf));
+  Glb g = splitGlb(encodeSplats(c, SplatFormat::kGltf, kRawAxes));
   g.doc["nodes"] = {{{"mesh", 0}}, {{"mesh", 0}, {"translation", {5, 0, 0}}}, {{"mesh", 0}}};
   g.doc["scenes"] = {{{"nodes", {0, 1}}}, {{"nodes", {2}}}};
   GltfDocument doc = parseGltf(joinGlb(g), "two.glb", "");
@@ -308,7 +311,7 @@ TEST(GltfSplats, InstancesOfTheDefaultScene) {
 
 TEST(GltfSplats, QuantisedRotationScaleAndOpacity) {
   GaussianCloud c = test::randomCloud(16, 0, 500);
-  Glb g = splitGlb(encodeSplats(c, SplatFormat::kGltf));
+  Glb g = splitGlb(encodeSplats(c, SplatFormat::kGltf, kRawAxes));
   Bytes rot, scale, opacity;
   for (size_t i = 0; i < c.size(); ++i) {
     const Quat& q = c.rotations[i];
@@ -407,7 +410,7 @@ TEST(GltfSplats, LenientExtensionProperties) {
   ext["sortingMethod"] = "somethingNew";
   g.doc["extensionsRequired"] = {"KHR_gaussian_splatting"};
   g.doc["meshes"][0]["primitives"][0]["attributes"][std::string(kExt) + "FUTURE"] = 0;
-  LoadedSplats l = decodeSplats(joinGlb(g), "test.glb");
+  LoadedSplats l = decodeSplats(joinGlb(g), "test.glb", kRawAxes);
   EXPECT_EQ(l.cloud.color_space, ColorSpace::kLinear);
   std::string all;
   for (const std::string& w : l.warnings) all += w + "\n";
@@ -432,7 +435,7 @@ TEST(GltfSplats, NoSplatPrimitive) {
 
 // Every truncated prefix and many corruptions of a small splat GLB: an sf::Error or a cloud, never a crash.
 TEST(GltfSplats, TruncatedAndCorruptedGlb) {
-  Bytes glb = encodeSplats(test::randomCloud(3, 1, 600), SplatFormat::kGltf);
+  Bytes glb = encodeSplats(test::randomCloud(3, 1, 600), SplatFormat::kGltf, kRawAxes);
   for (size_t n = 0; n < glb.size(); ++n)
     EXPECT_THROW(decodeSplats(std::span<const uint8_t>(glb.data(), n), "cut.glb"), Error) << n;
   uint64_t state = 4242;
@@ -463,6 +466,35 @@ TEST(GltfSplats, ConvertCommandWritesGlb) {
   // And back to PLY from the GLB.
   ASSERT_EQ(test::runCli("convert \"" + out + "\" \"" + out + ".ply\"", &log), 0) << log;
   EXPECT_EQ(loadSplats(out + ".ply").cloud.size(), 152746u);
+}
+
+// ---- axes: glTF's y-up frame <-> the PLY frame ----
+
+// The writer turns the PLY frame (y down, z forward) into glTF's (y up, z forward, x left): the accessors
+// hold (-x, -y, z), quaternions (w, -x, -y, z), scales unchanged, and SH coefficients such that the colour
+// seen along the turned direction is the original's.
+TEST(GltfSplats, GltfAxesWriteTheYUpFrame) {
+  GaussianCloud c = test::randomCloud(25, 3, 700);
+  GaussianCloud stored = decodeGlb(encodeSplats(c, SplatFormat::kGltf, FormatOptions{}));  // read back raw
+  ASSERT_EQ(stored.size(), c.size());
+  for (size_t i = 0; i < c.size(); ++i) {
+    EXPECT_EQ(stored.positions[i].x, -c.positions[i].x);
+    EXPECT_EQ(stored.positions[i].y, -c.positions[i].y);
+    EXPECT_EQ(stored.positions[i].z, c.positions[i].z);
+    EXPECT_EQ(stored.scales[i].x, c.scales[i].x);
+    const Quat &a = stored.rotations[i], &b = c.rotations[i];
+    EXPECT_NEAR(std::abs(a.w * b.w - a.x * b.x - a.y * b.y + a.z * b.z), 1.0f, 1e-6f);
+    for (Vec3 d : {normalize(Vec3{0.2f, 0.7f, -0.3f}), normalize(Vec3{-0.8f, 0.1f, 0.5f})}) {
+      const Vec3 got = evalSh(3, stored.shOf(i).data(), Vec3{-d.x, -d.y, d.z}), want = evalSh(3, c.shOf(i).data(), d);
+      for (int k = 0; k < 3; ++k) EXPECT_NEAR(got[k], want[k], 2e-5f);
+    }
+  }
+  // Read with the default axes, the file is the original cloud again (the turn is its own inverse).
+  expectSameCloud(c, decodeSplats(encodeSplats(c, SplatFormat::kGltf), "turned.glb").cloud);
+  // The old behaviour on request: values as stored both ways.
+  expectSameCloud(c, decodeGlb(encodeSplats(c, SplatFormat::kGltf, kRawAxes)));
+  EXPECT_EQ(parseGltfAxes("raw"), GltfAxes::kRaw);
+  EXPECT_THROW(parseGltfAxes("y-up"), Error);
 }
 
 }  // namespace

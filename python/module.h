@@ -1,0 +1,71 @@
+// Shared pieces of the `splatforge` Python module (docs/python.md): the Cloud holder, argument checks that
+// raise ValueError naming the argument, and the registration functions each source file provides.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/gaussian_cloud.h"
+#include "core/limits.h"
+#include "io/formats.h"
+
+namespace sf::py {
+
+namespace pyb = pybind11;
+
+// A Python `Cloud`. The gaussians are immutable once built (the numpy views it hands out are read-only and
+// every setter swaps in a new GaussianCloud): the Vulkan renderer keeps a cloud on the GPU for as long as
+// the pointer and size of what it is given stay the same, so a cloud must never change in place.
+struct Cloud {
+  std::shared_ptr<const GaussianCloud> data;
+  // Where it came from (load); empty format for clouds built from arrays.
+  std::optional<SplatFormat> format;
+  int version = 0;
+  uint64_t file_bytes = 0;
+  size_t dropped_non_finite = 0;
+  std::vector<std::string> warnings;
+  // Copies with fewer SH coefficients (degrees 0..2), made on the first render that asks for them and kept
+  // so that repeated renders reuse one GPU upload. Read and written with the GIL held.
+  std::array<std::shared_ptr<const GaussianCloud>, 3> reduced;
+
+  // `data`, or its copy truncated to `sh_degree` when that is lower than the cloud's (-1: as stored).
+  std::shared_ptr<const GaussianCloud> withShDegree(int sh_degree);
+  void replace(GaussianCloud cloud);
+};
+
+// A copy of `cloud` keeping only the SH coefficients of degrees 0..degree (degree below the cloud's).
+GaussianCloud reduceShDegree(const GaussianCloud& cloud, int degree);
+
+// Raises ValueError with `message` (pybind11 turns it into Python's ValueError).
+[[noreturn]] void valueError(const std::string& message);
+
+// A path argument: str or os.PathLike (os.fspath), as a string.
+std::string pathArg(const pyb::handle& path, const char* name);
+
+// Applies load limits for one load and restores the previous ones after it (core/limits.h: the limits are
+// process-wide; loads run with the GIL held, so no other Python thread loads meanwhile).
+class ScopedLoadPolicy {
+ public:
+  ScopedLoadPolicy(const pyb::object& max_gaussians, const pyb::object& max_memory, bool strict);
+  ~ScopedLoadPolicy();
+  ScopedLoadPolicy(const ScopedLoadPolicy&) = delete;
+  ScopedLoadPolicy& operator=(const ScopedLoadPolicy&) = delete;
+
+ private:
+  LoadLimits saved_;
+};
+
+// Emits each line as a Python RuntimeWarning (warnings.warn).
+void warnAll(const std::vector<std::string>& lines);
+
+void registerCloud(pyb::module_& m);
+void registerRender(pyb::module_& m);
+
+}  // namespace sf::py

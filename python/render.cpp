@@ -1,0 +1,623 @@
+// splatforge.render, splatforge.Scene and the process's one Vulkan renderer: what `splatforge render` and
+// `splatforge animate` do (apps/splatforge/commands.cpp), through the library's scene, CPU and Vulkan
+// functions, returning numpy images.
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "character/world.h"
+#include "core/error.h"
+#include "gpu/gpu.h"
+#include "io/file.h"
+#include "io/image_io.h"
+#include "module.h"
+#include "render/cpu_renderer.h"
+#include "render/vulkan_renderer.h"
+#include "scene/scene.h"
+
+namespace sf::py {
+
+namespace {
+
+enum class Backend { kAuto, kCpu, kVulkan };
+
+// Everything one render needs besides the scene, resolved from the Python arguments with the GIL held.
+struct RenderJob {
+  Camera camera;
+  RenderSettings settings;
+  Backend backend = Backend::kAuto;
+  std::string device;
+  bool validation = false;
+  int sh_degree = -1;  // -1: as stored
+  bool uint8 = false;
+};
+
+// A scene and what its renders keep between frames. The scene never changes after loading; the rest is
+// touched only under the render mutex.
+struct SceneState {
+  Scene scene;
+  std::string path;
+  SceneFrame frame;  // posed objects and meshes, storage reused frame to frame
+  // Scenes with a script: the characters it spawns, advanced to world_time. Rendering an earlier time
+  // starts a new world (the script runs forward only).
+  std::shared_ptr<character::CharacterWorld> world;
+  double world_time = 0;
+  // Copies of object clouds with fewer SH coefficients (render(sh_degree=...)), by cloud and degree.
+  std::map<std::pair<const GaussianCloud*, int>, std::shared_ptr<const GaussianCloud>> reduced;
+  std::vector<std::string> log;  // script log lines not yet taken
+};
+
+// The process's renderers. One VulkanRenderer lives as long as the process (created on the first Vulkan
+// render, released at interpreter exit) so that repeated renders skip device creation and reuse uploads.
+struct Renderers {
+  std::mutex mutex;  // one render at a time: the renderer, and the scene states it draws, are not shared safely
+  std::unique_ptr<VulkanRenderer> vulkan;
+  std::string device;
+  bool validation = false;
+  std::optional<bool> available;
+  // The Vulkan renderer keeps clouds on the GPU while the pointer and size of each object's cloud stay the
+  // same. Holding what the last frame drew keeps those addresses from being reused by other clouds.
+  std::vector<std::shared_ptr<const void>> keepalive;
+
+  bool vulkanAvailable() {
+    if (!available) available = gpu::vulkanAvailable();
+    return *available;
+  }
+  VulkanRenderer& ensure(const std::string& dev, bool val) {
+    if (!vulkan || dev != device || val != validation) {
+      keepalive.clear();
+      vulkan.reset();
+      gpu::ContextOptions co;
+      co.device = dev;
+      co.validation = val;
+      vulkan = std::make_unique<VulkanRenderer>(co);
+      device = dev, validation = val;
+    }
+    return *vulkan;
+  }
+  void release() {
+    keepalive.clear();
+    vulkan.reset();
+  }
+};
+
+Renderers& renderers() {
+  static Renderers r;
+  return r;
+}
+
+// Renders a scene at scene time t. Called without the GIL.
+ImageRGBA renderState(const std::shared_ptr<SceneState>& st, double t, const RenderJob& job) {
+  Renderers& r = renderers();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  const bool use_vulkan = job.backend == Backend::kVulkan || (job.backend == Backend::kAuto && r.vulkanAvailable());
+  VulkanRenderer* vulkan = use_vulkan ? &r.ensure(job.device, job.validation) : nullptr;
+
+  poseScene(st->scene, t, st->frame, use_vulkan);  // characters deform on the GPU with Vulkan, as the CLI does
+  std::vector<RenderObject> objects = st->frame.objects;
+  if (!st->scene.script.empty()) {
+    if (!st->world || t < st->world_time) {
+      st->world = std::make_shared<character::CharacterWorld>();
+      st->world_time = 0;
+      st->reduced.clear();  // keyed by the old world's cloud addresses
+    }
+    st->world->advanceTo(t, st->scene.script);
+    st->world_time = t;
+    for (const std::string& line : st->world->takeLog()) st->log.push_back("[t=" + std::to_string(t) + "] " + line);
+    std::vector<RenderObject> chars = st->world->renderObjects(use_vulkan);
+    objects.insert(objects.end(), chars.begin(), chars.end());
+  }
+
+  std::vector<std::shared_ptr<const void>> keep{st, st->world};
+  if (job.sh_degree >= 0)
+    for (RenderObject& o : objects)
+      if (o.cloud && o.cloud->sh_degree > job.sh_degree) {
+        std::shared_ptr<const GaussianCloud>& copy = st->reduced[{o.cloud, job.sh_degree}];
+        if (!copy) copy = std::make_shared<const GaussianCloud>(reduceShDegree(*o.cloud, job.sh_degree));
+        o.cloud = copy.get();
+        keep.push_back(copy);
+      }
+
+  if (!vulkan) return renderCpu(objects, job.camera, job.settings, nullptr, st->frame.meshes);
+  // Until this frame is drawn the GPU may still hold the previous frame's clouds: keep both alive.
+  r.keepalive.insert(r.keepalive.end(), keep.begin(), keep.end());
+  const gpu::Context& ctx = vulkan->context();
+  const uint32_t errors_before = ctx.validationErrors();
+  const size_t messages_before = ctx.validationMessages().size();
+  ImageRGBA image = vulkan->render(objects, job.camera, job.settings, nullptr, st->frame.meshes);
+  if (const uint32_t errors = ctx.validationErrors() - errors_before; errors > 0)  // this frame's only
+    throw Error(std::to_string(errors) + " Vulkan validation error(s):\n" + ctx.validationReport(static_cast<uint32_t>(messages_before)));
+  r.keepalive = std::move(keep);
+  return image;
+}
+
+// ---- arguments ----
+
+Backend backendArg(const std::string& s) {
+  if (s == "auto") return Backend::kAuto;
+  if (s == "cpu") return Backend::kCpu;
+  if (s == "vulkan") return Backend::kVulkan;
+  valueError("backend: expected \"auto\", \"cpu\" or \"vulkan\", got \"" + s + "\"");
+}
+
+std::optional<int> sizeArg(const std::optional<int>& v, const char* name) {
+  if (v && (*v <= 0 || *v > kMaxImageSide))
+    valueError(std::string(name) + ": expected 1.." + std::to_string(kMaxImageSide) + " pixels, got " + std::to_string(*v));
+  return v;
+}
+
+Vec3 backgroundArg(const pyb::handle& v) {
+  std::vector<double> c;
+  try {
+    c = v.cast<std::vector<double>>();
+  } catch (const pyb::cast_error&) {
+    c.clear();
+  }
+  if (c.size() != 3 || !std::all_of(c.begin(), c.end(), [](double x) { return std::isfinite(x) && x >= 0 && x <= 1; }))
+    valueError("background: expected three numbers (r, g, b) in [0, 1], got " + std::string(pyb::repr(v)));
+  return {static_cast<float>(c[0]), static_cast<float>(c[1]), static_cast<float>(c[2])};
+}
+
+bool dtypeArg(const pyb::handle& v) {
+  pyb::dtype d = pyb::dtype::from_args(pyb::reinterpret_borrow<pyb::object>(v));
+  if (d.kind() == 'f' && d.itemsize() == 4) return false;
+  if (d.kind() == 'u' && d.itemsize() == 1) return true;
+  valueError("dtype: expected numpy.float32 or numpy.uint8, got " + std::string(pyb::str(d)));
+}
+
+double finiteArg(double v, const char* name) {
+  if (!std::isfinite(v)) valueError(std::string(name) + ": expected a finite number of seconds");
+  return v;
+}
+
+Camera resized(Camera cam, std::optional<int> width, std::optional<int> height) {
+  const int w = width.value_or(cam.width), h = height.value_or(cam.height);
+  const float sx = static_cast<float>(w) / static_cast<float>(cam.width), sy = static_cast<float>(h) / static_cast<float>(cam.height);
+  cam.fx *= sx, cam.cx *= sx, cam.fy *= sy, cam.cy *= sy;
+  cam.width = w, cam.height = h;
+  return cam;
+}
+
+bool hasContent(const Scene& scene) {
+  for (const SceneObject& o : scene.objects)
+    if ((o.cloud && o.cloud->size() > 0) || (o.model && o.model->drawnPrimitives() > 0)) return true;
+  return !scene.script.empty();
+}
+
+// The camera of a render: a camera dict (the camera JSON schema), a camera JSON path, or None (the scene's
+// camera, else the automatic framing). width/height override the size, scaling the intrinsics.
+Camera cameraArg(const pyb::handle& camera, const Scene& scene, std::optional<int> width, std::optional<int> height) {
+  if (camera.is_none()) {
+    if (scene.camera) return resized(*scene.camera, width, height);
+    if (!hasContent(scene)) valueError("camera: None asks for the automatic framing, but the source has no gaussian to frame");
+    return autoCamera(scene, width.value_or(1280), height.value_or(720));
+  }
+  if (pyb::isinstance<pyb::dict>(camera)) {
+    const std::string text = pyb::module_::import("json").attr("dumps")(camera).cast<std::string>();
+    return parseCameraJson(text, "camera", width, height);
+  }
+  if (pyb::isinstance<pyb::str>(camera) || pyb::hasattr(camera, "__fspath__"))
+    return loadCameraJson(pathArg(camera, "camera"), width, height);
+  throw pyb::type_error("camera: expected a dict (camera JSON schema), a camera JSON path or None, got " +
+                        std::string(pyb::str(pyb::type::handle_of(camera).attr("__name__"))));
+}
+
+pyb::dict cameraDict(const Camera& c) {
+  pyb::dict d;
+  d["width"] = c.width, d["height"] = c.height;
+  d["fx"] = c.fx, d["fy"] = c.fy, d["cx"] = c.cx, d["cy"] = c.cy;
+  pyb::list m;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) m.append(c.world_to_camera.m[i][j]);
+  d["world_to_camera"] = m;
+  return d;
+}
+
+// The options every render takes, in one place (Scene.render, Scene.frames and render share them).
+struct RenderArgs {
+  pyb::object camera = pyb::none();
+  std::optional<int> width, height;
+  pyb::object background = pyb::none();
+  std::string backend = "auto";
+  std::optional<int> sh_degree;
+  pyb::object dtype = pyb::none();
+  bool antialiased = false;
+  pyb::object device = pyb::none();
+  bool validation = false;
+
+  RenderJob resolve(const Scene& scene) const {
+    RenderJob job;
+    job.backend = backendArg(backend);
+    job.camera = cameraArg(camera, scene, sizeArg(width, "width"), sizeArg(height, "height"));
+    if (!background.is_none()) job.settings.background = backgroundArg(background);
+    else if (scene.background) job.settings.background = *scene.background;
+    job.settings.antialiased = antialiased;
+    if (sh_degree) {
+      if (*sh_degree < 0 || *sh_degree > 3) valueError("sh_degree: expected 0..3 or None, got " + std::to_string(*sh_degree));
+      job.sh_degree = *sh_degree;
+    }
+    job.uint8 = dtype.is_none() ? false : dtypeArg(dtype);
+    if (!device.is_none()) job.device = pyb::str(device).cast<std::string>();
+    job.validation = validation;
+    return job;
+  }
+};
+
+// The image as numpy: (H, W, 4) float32 owning the renderer's pixels (no copy), or uint8 RGBA rounded from
+// [0, 1] as the PNG writer does.
+pyb::array imageArray(ImageRGBA&& image, bool uint8) {
+  const std::vector<pyb::ssize_t> shape{image.height, image.width, 4};
+  if (uint8) {
+    pyb::array_t<uint8_t> out(shape);
+    uint8_t* o = out.mutable_data();
+    for (size_t i = 0; i < image.pixels.size(); ++i)
+      o[i] = static_cast<uint8_t>(std::lround(std::clamp(image.pixels[i], 0.0f, 1.0f) * 255.0f));
+    return out;
+  }
+  auto* pixels = new std::vector<float>(std::move(image.pixels));
+  pyb::capsule base(pixels, [](void* p) { delete static_cast<std::vector<float>*>(p); });
+  return pyb::array(pyb::dtype::of<float>(), shape, pixels->data(), base);
+}
+
+pyb::array renderArray(const std::shared_ptr<SceneState>& st, double t, const RenderJob& job) {
+  ImageRGBA image;
+  {
+    pyb::gil_scoped_release release;
+    image = renderState(st, t, job);
+  }
+  return imageArray(std::move(image), job.uint8);
+}
+
+// Loads a scene JSON, or one splat file, glTF model or character package, as `splatforge render` does.
+std::shared_ptr<SceneState> loadState(const pyb::handle& path_arg, const std::optional<std::string>& clip, double time, bool strict,
+                                      bool allow_outside_paths, const pyb::object& max_gaussians, const pyb::object& max_memory) {
+  auto st = std::make_shared<SceneState>();
+  st->path = pathArg(path_arg, "path");
+  finiteArg(time, "time");
+  {
+    ScopedLoadPolicy policy(max_gaussians, max_memory, strict);
+    if (classifyInput(st->path) != InputKind::kSceneJson) {
+      st->scene = sceneFromFile(st->path, clip.value_or(""), time);
+    } else {
+      if (clip) valueError("clip: applies to a glTF model or character package; a scene JSON names each object's clip");
+      SceneLoadOptions lo;
+      lo.strict = strict;
+      lo.confine_paths = !allow_outside_paths;
+      st->scene = loadSceneJson(st->path, lo);
+    }
+  }
+  warnAll(st->scene.warnings);
+  return st;
+}
+
+std::shared_ptr<SceneState> cloudState(Cloud& cloud, int sh_degree) {
+  auto st = std::make_shared<SceneState>();
+  SceneObject o;
+  o.name = "cloud";
+  o.source = "python";
+  o.cloud = cloud.withShDegree(sh_degree);
+  st->scene.objects.push_back(std::move(o));
+  return st;
+}
+
+struct PyScene {
+  std::shared_ptr<SceneState> state;
+};
+
+// A source argument: Cloud, Scene or a path.
+std::shared_ptr<SceneState> sourceState(const pyb::handle& source, int sh_degree, const std::optional<std::string>& clip, bool strict,
+                                        bool allow_outside_paths, const pyb::object& max_gaussians, const pyb::object& max_memory) {
+  if (pyb::isinstance<Cloud>(source)) return cloudState(source.cast<Cloud&>(), sh_degree);
+  if (pyb::isinstance<PyScene>(source)) return source.cast<PyScene&>().state;
+  if (pyb::isinstance<pyb::str>(source) || pyb::isinstance<pyb::bytes>(source) || pyb::hasattr(source, "__fspath__"))
+    return loadState(source, clip, 0.0, strict, allow_outside_paths, max_gaussians, max_memory);
+  throw pyb::type_error("source: expected a splatforge.Cloud, a splatforge.Scene or a path, got " +
+                        std::string(pyb::str(pyb::type::handle_of(source).attr("__name__"))));
+}
+
+// Scene length: one loop of each animated object's clip (clip duration / |speed|), the time a non-looping
+// clip reaches its end, and the time of the last script command; the longest of these, 0 for a still scene.
+double sceneDuration(const Scene& scene) {
+  double d = 0;
+  for (const SceneObject& o : scene.objects) {
+    if (!o.model || o.clip < 0 || o.speed == 0) continue;
+    const double clip = o.model->clips()[static_cast<size_t>(o.clip)].duration;
+    if (o.loop) d = std::max(d, clip / std::abs(o.speed));
+    else d = std::max(d, o.speed > 0 ? (clip - o.time) / o.speed : o.time / -o.speed);
+  }
+  for (const character::ScriptCommand& c : scene.script) d = std::max(d, c.t);
+  return d;
+}
+
+// Scene.frames(): renders start + i / fps for i < count, one frame per next().
+struct FrameIterator {
+  std::shared_ptr<SceneState> state;
+  RenderJob job;
+  double fps = 30, start = 0;
+  size_t count = 0, next = 0;
+};
+
+const char* kRenderArgsDoc = R"doc(
+camera: None (the scene's camera, else the automatic framing of the 1st-99th percentile box of the splat
+  centres, as `splatforge render` does), a dict in the camera JSON schema (docs/formats/scene-json.md: either
+  {"width", "height", "fx", "fy", "cx", "cy", "world_to_camera": 16 numbers row-major, OpenCV axes} or
+  {"eye", "target", "up", "fov_y_deg", "width", "height"}), or the path of a camera JSON file.
+width, height: image size; override the camera's (intrinsics scaled). Default 1280 x 720 for the automatic
+  framing.
+background: (r, g, b) in [0, 1]; default the scene's background, else black.
+backend: "auto" (Vulkan when a device exists, else the CPU), "cpu" (the reference renderer) or "vulkan".
+  One Vulkan renderer is created on first use and kept for the process.
+sh_degree: render with SH coefficients up to this degree only (None: all the cloud has).
+dtype: numpy.float32 (default) or numpy.uint8 (RGBA rounded from [0, 1] as PNG files are).
+antialiased: apply the antialiasing opacity compensation to every cloud (clouds flagged antialiased get it
+  anyway).
+device: Vulkan device index or name substring; validation: Khronos validation layers on (a validation error
+  raises splatforge.Error).
+
+Returns an (height, width, 4) array: RGB composited over the background, and alpha = 1 - transmittance.
+)doc";
+
+}  // namespace
+
+void registerRender(pyb::module_& m) {
+  pyb::class_<PyScene>(m, "Scene", R"doc(
+A scene to render over time: a scene JSON (docs/formats/scene-json.md: splat files, glTF models and splat
+characters placed by transforms, a camera, a background, a character script), or one splat file, glTF/GLB
+model or character package.
+
+Scene(path, *, clip=None, time=0.0, strict=False, allow_outside_paths=False, max_gaussians=None,
+max_memory=None). clip and time apply to one glTF model or character package (animation name or index, and
+its start time). strict: an object that fails to load is an error (otherwise a magenta placeholder and a
+RuntimeWarning), and files holding NaN or infinity are refused. Object paths of a scene JSON must stay inside
+its directory unless allow_outside_paths (for scenes you trust). max_gaussians / max_memory: load limits, as
+for load().
+
+Raises splatforge.Error when the file is missing or malformed.
+)doc")
+      .def(pyb::init([](const pyb::object& path, const std::optional<std::string>& clip, double time, bool strict, bool allow_outside_paths,
+                        const pyb::object& max_gaussians, const pyb::object& max_memory) {
+             return PyScene{loadState(path, clip, time, strict, allow_outside_paths, max_gaussians, max_memory)};
+           }),
+           pyb::arg("path"), pyb::kw_only(), pyb::arg("clip") = pyb::none(), pyb::arg("time") = 0.0, pyb::arg("strict") = false,
+           pyb::arg("allow_outside_paths") = false, pyb::arg("max_gaussians") = pyb::none(), pyb::arg("max_memory") = pyb::none())
+      .def_property_readonly("path", [](const PyScene& s) { return s.state->path; }, "The file the scene was loaded from.")
+      .def_property_readonly("duration", [](const PyScene& s) { return sceneDuration(s.state->scene); },
+                             "Seconds of animation: the longest of one loop of each animated object's clip (clip "
+                             "duration / |speed|), the time a non-looping clip reaches its end and the time of the "
+                             "last script command; 0 for a still scene.")
+      .def_property_readonly("warnings", [](const PyScene& s) { return s.state->scene.warnings; },
+                             "Objects replaced by placeholders, with the reason (also issued as RuntimeWarning).")
+      .def_property_readonly(
+          "background",
+          [](const PyScene& s) -> pyb::object {
+            if (!s.state->scene.background) return pyb::none();
+            const Vec3 b = *s.state->scene.background;
+            return pyb::make_tuple(b.x, b.y, b.z);
+          },
+          "The scene's background (r, g, b), or None.")
+      .def_property_readonly(
+          "camera",
+          [](const PyScene& s) -> pyb::object {
+            if (!s.state->scene.camera) return pyb::none();
+            return cameraDict(*s.state->scene.camera);
+          },
+          "The scene's camera as an intrinsics camera dict (usable as render's camera), or None.")
+      .def_property_readonly(
+          "objects",
+          [](const PyScene& s) {
+            pyb::list out;
+            for (const SceneObject& o : s.state->scene.objects) {
+              pyb::dict d;
+              d["name"] = o.name;
+              d["source"] = o.source;
+              d["kind"] = o.character ? "character" : o.model ? "gltf" : "splats";
+              d["gaussians"] = o.cloud ? o.cloud->size() : 0;
+              d["clip"] = pyb::none();
+              if (o.model && o.clip >= 0) {
+                const std::string& name = o.model->clips()[static_cast<size_t>(o.clip)].name;
+                d["clip"] = name.empty() ? pyb::object(pyb::int_(o.clip)) : pyb::object(pyb::str(name));
+              }
+              out.append(d);
+            }
+            return out;
+          },
+          "The objects: dicts with name, source (file), kind (\"splats\", \"gltf\" or \"character\"), gaussians and "
+          "clip (the animation's name, its index when unnamed, or None).")
+      .def_property_readonly(
+          "count",
+          [](const PyScene& s) {
+            size_t n = 0;
+            for (const SceneObject& o : s.state->scene.objects) n += o.cloud ? o.cloud->size() : 0;
+            return n;
+          },
+          "Gaussians over every object (characters spawned by a script not included).")
+      .def(
+          "take_log",
+          [](PyScene& s) {
+            std::vector<std::string> out;
+            {
+              pyb::gil_scoped_release release;
+              std::lock_guard<std::mutex> lock(renderers().mutex);
+              out.swap(s.state->log);
+            }
+            return out;
+          },
+          "Lines the character script logged (say, warnings) in renders since the last call, each prefixed with its time.")
+      .def(
+          "render",
+          [](PyScene& s, double t, const pyb::object& camera, std::optional<int> width, std::optional<int> height, const pyb::object& background,
+             const std::string& backend, std::optional<int> sh_degree, const pyb::object& dtype, bool antialiased, const pyb::object& device,
+             bool validation) {
+            RenderArgs a{camera, width, height, background, backend, sh_degree, dtype, antialiased, device, validation};
+            return renderArray(s.state, finiteArg(t, "t"), a.resolve(s.state->scene));
+          },
+          pyb::arg("t") = 0.0, pyb::arg("camera") = pyb::none(), pyb::kw_only(), pyb::arg("width") = pyb::none(),
+          pyb::arg("height") = pyb::none(), pyb::arg("background") = pyb::none(), pyb::arg("backend") = "auto",
+          pyb::arg("sh_degree") = pyb::none(), pyb::arg("dtype") = pyb::none(), pyb::arg("antialiased") = false,
+          pyb::arg("device") = pyb::none(), pyb::arg("validation") = false,
+          (std::string("Renders the scene at scene time t seconds: glTF clips are sampled at time + speed * t (wrapped when "
+                       "looping), characters deformed, script commands up to t run.\n") +
+           kRenderArgsDoc)
+              .c_str())
+      .def(
+          "frames",
+          [](PyScene& s, double fps, std::optional<double> duration, double start, const pyb::object& camera, std::optional<int> width,
+             std::optional<int> height, const pyb::object& background, const std::string& backend, std::optional<int> sh_degree,
+             const pyb::object& dtype, bool antialiased, const pyb::object& device, bool validation) {
+            if (!(fps > 0 && fps <= 1000)) valueError("fps: expected (0, 1000] frames per second, got " + std::to_string(fps));
+            const double d = duration ? *duration : sceneDuration(s.state->scene);
+            if (!std::isfinite(d) || d < 0 || d > 3600) valueError("duration: expected [0, 3600] seconds, got " + std::to_string(d));
+            RenderArgs a{camera, width, height, background, backend, sh_degree, dtype, antialiased, device, validation};
+            FrameIterator it;
+            it.state = s.state;
+            it.job = a.resolve(s.state->scene);  // one camera for the whole sequence, as `splatforge animate`
+            it.fps = fps;
+            it.start = finiteArg(start, "start");
+            it.count = std::max<size_t>(1, static_cast<size_t>(std::llround(d * fps)));
+            return it;
+          },
+          pyb::arg("fps") = 30.0, pyb::arg("duration") = pyb::none(), pyb::kw_only(), pyb::arg("start") = 0.0,
+          pyb::arg("camera") = pyb::none(), pyb::arg("width") = pyb::none(), pyb::arg("height") = pyb::none(),
+          pyb::arg("background") = pyb::none(), pyb::arg("backend") = "auto", pyb::arg("sh_degree") = pyb::none(),
+          pyb::arg("dtype") = pyb::none(), pyb::arg("antialiased") = false, pyb::arg("device") = pyb::none(),
+          pyb::arg("validation") = false,
+          (std::string("An iterator of (t, image) over max(1, round(duration * fps)) frames at t = start + i / fps, as "
+                       "`splatforge animate` renders them (duration default: Scene.duration). The camera is resolved "
+                       "once, before the first frame. Options as render():\n") +
+           kRenderArgsDoc)
+              .c_str())
+      .def("__repr__", [](const PyScene& s) {
+        return "<splatforge.Scene " + s.state->path + ": " + std::to_string(s.state->scene.objects.size()) + " objects>";
+      });
+
+  pyb::class_<FrameIterator>(m, "FrameIterator", "Frames of Scene.frames(): iterate for (t, image) pairs; len() is the frame count.")
+      .def("__iter__", [](FrameIterator& it) -> FrameIterator& { return it; })
+      .def("__len__", [](const FrameIterator& it) { return it.count; })
+      .def("__next__", [](FrameIterator& it) {
+        if (it.next >= it.count) throw pyb::stop_iteration();
+        const double t = it.start + static_cast<double>(it.next++) / it.fps;
+        return pyb::make_tuple(t, renderArray(it.state, t, it.job));
+      });
+
+  m.def(
+      "render",
+      [](const pyb::object& source, const pyb::object& camera, double time, std::optional<int> width, std::optional<int> height,
+         const pyb::object& background, const std::string& backend, std::optional<int> sh_degree, const pyb::object& dtype, bool antialiased,
+         const pyb::object& device, bool validation, const std::optional<std::string>& clip, bool strict, bool allow_outside_paths,
+         const pyb::object& max_gaussians, const pyb::object& max_memory) {
+        if (sh_degree && (*sh_degree < 0 || *sh_degree > 3)) valueError("sh_degree: expected 0..3 or None, got " + std::to_string(*sh_degree));
+        std::shared_ptr<SceneState> st =
+            sourceState(source, sh_degree.value_or(-1), clip, strict, allow_outside_paths, max_gaussians, max_memory);
+        RenderArgs a{camera, width, height, background, backend, sh_degree, dtype, antialiased, device, validation};
+        return renderArray(st, finiteArg(time, "time"), a.resolve(st->scene));
+      },
+      pyb::arg("source"), pyb::arg("camera") = pyb::none(), pyb::kw_only(), pyb::arg("time") = 0.0, pyb::arg("width") = pyb::none(),
+      pyb::arg("height") = pyb::none(), pyb::arg("background") = pyb::none(), pyb::arg("backend") = "auto",
+      pyb::arg("sh_degree") = pyb::none(), pyb::arg("dtype") = pyb::none(), pyb::arg("antialiased") = false,
+      pyb::arg("device") = pyb::none(), pyb::arg("validation") = false, pyb::arg("clip") = pyb::none(), pyb::arg("strict") = false,
+      pyb::arg("allow_outside_paths") = false, pyb::arg("max_gaussians") = pyb::none(), pyb::arg("max_memory") = pyb::none(),
+      (std::string("Renders a source, as `splatforge render` does, and returns the image as a numpy array.\n\n"
+                   "source: a Cloud, a Scene, or a path: a splat file, glTF/GLB model, character package or scene JSON, "
+                   "loaded for this call (clip, strict, allow_outside_paths, max_gaussians and max_memory as for Scene).\n"
+                   "time: scene time in seconds (glTF clips and characters move; a still cloud ignores it).\n") +
+       kRenderArgsDoc)
+          .c_str());
+
+  m.def(
+      "save_image",
+      [](const pyb::handle& image, const pyb::object& path_arg) {
+        const std::string path = pathArg(path_arg, "path");
+        const std::string ext = fileExtension(path);
+        if (ext != ".png" && ext != ".npy") valueError("path: expected a .png or .npy path, got " + path);
+        pyb::array a = pyb::array::ensure(image);
+        const bool u8 = a && a.dtype().kind() == 'u' && a.dtype().itemsize() == 1;
+        if (!a || !(u8 || a.dtype().kind() == 'f') || a.ndim() != 3 || (a.shape(2) != 3 && a.shape(2) != 4) || a.shape(0) < 1 ||
+            a.shape(1) < 1)
+          valueError("image: expected an (H, W, 4) or (H, W, 3) float32 or uint8 array, got " +
+                     (a ? std::string(pyb::str(a.dtype())) + " " + std::string(pyb::str(a.attr("shape"))) : std::string(pyb::repr(image))));
+        ImageRGBA out(static_cast<int>(a.shape(1)), static_cast<int>(a.shape(0)));
+        const size_t pixels = static_cast<size_t>(out.width) * static_cast<size_t>(out.height), channels = static_cast<size_t>(a.shape(2));
+        if (u8) {
+          auto b = pyb::array_t<uint8_t, pyb::array::c_style | pyb::array::forcecast>::ensure(a);
+          for (size_t i = 0; i < pixels; ++i)
+            for (size_t c = 0; c < 4; ++c) out.pixels[i * 4 + c] = c < channels ? b.data()[i * channels + c] / 255.0f : 1.0f;
+        } else {
+          auto f = pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>::ensure(a);
+          for (size_t i = 0; i < pixels; ++i)
+            for (size_t c = 0; c < 4; ++c) out.pixels[i * 4 + c] = c < channels ? f.data()[i * channels + c] : 1.0f;
+        }
+        pyb::gil_scoped_release release;
+        if (ext == ".png") writePng(path, out);
+        else writeNpy(path, out);
+      },
+      pyb::arg("image"), pyb::arg("path"),
+      "Writes a rendered image atomically: .png as 8-bit RGB (colour clamped to [0, 1] and rounded; alpha is not "
+      "stored), .npy as float32 (H, W, 4) (alpha 1 for a 3-channel image). image: (H, W, 4) or (H, W, 3), float "
+      "(values in [0, 1]) or uint8. Raises ValueError for another extension or array, splatforge.Error when the "
+      "write fails.");
+
+  m.def(
+      "auto_camera",
+      [](const pyb::object& source, int width, int height) {
+        sizeArg(width, "width");
+        sizeArg(height, "height");
+        std::shared_ptr<SceneState> st = sourceState(source, -1, std::nullopt, false, false, pyb::none(), pyb::none());
+        if (!hasContent(st->scene)) valueError("source: has no gaussian to frame");
+        return cameraDict(autoCamera(st->scene, width, height));
+      },
+      pyb::arg("source"), pyb::arg("width") = 1280, pyb::arg("height") = 720,
+      "The automatic framing render() uses without a camera, as a camera dict (intrinsics form) to adjust and pass back.");
+
+  m.def(
+      "vulkan_available", [] {
+        pyb::gil_scoped_release release;
+        std::lock_guard<std::mutex> lock(renderers().mutex);
+        return renderers().vulkanAvailable();
+      },
+      "True when a Vulkan device the renderer can use exists (what backend=\"auto\" checks). Never raises.");
+
+  m.def(
+      "vulkan_device",
+      [](const pyb::object& device) -> pyb::object {
+        const std::optional<std::string> wanted =
+            device.is_none() ? std::nullopt : std::optional<std::string>(pyb::str(device).cast<std::string>());
+        std::optional<gpu::DeviceInfo> info;
+        {
+          pyb::gil_scoped_release release;
+          Renderers& r = renderers();
+          std::lock_guard<std::mutex> lock(r.mutex);
+          if (r.vulkanAvailable()) {
+            // No device named: the renderer there is, else the default device.
+            VulkanRenderer& v = wanted || !r.vulkan ? r.ensure(wanted.value_or(""), r.vulkan && r.validation) : *r.vulkan;
+            info = v.device();
+          }
+        }
+        if (!info) return pyb::none();
+        pyb::dict d;
+        d["name"] = info->name;
+        d["type"] = info->typeName();
+        d["driver"] = info->driver_name + (info->driver_info.empty() ? "" : " " + info->driver_info);
+        d["subgroup_size"] = info->subgroup_size;
+        d["device_local_bytes"] = info->device_local_bytes;
+        return d;
+      },
+      pyb::arg("device") = pyb::none(),
+      "The device of the process's Vulkan renderer (created if needed; `device` picks one by index or name "
+      "substring) as a dict (name, type, driver, subgroup_size, device_local_bytes), or None without a Vulkan "
+      "device.");
+
+  m.def(
+      "release_vulkan", [] {
+        pyb::gil_scoped_release release;
+        std::lock_guard<std::mutex> lock(renderers().mutex);
+        renderers().release();
+      },
+      "Destroys the process's Vulkan renderer and frees its GPU memory; the next Vulkan render creates a new one. "
+      "Called at interpreter exit.");
+}
+
+}  // namespace sf::py

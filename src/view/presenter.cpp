@@ -1,0 +1,476 @@
+#include "view/presenter.h"
+
+#define GLFW_INCLUDE_NONE
+#define GLFW_INCLUDE_VULKAN  // glfwCreateWindowSurface and glfwGetPhysicalDevicePresentationSupport
+#include <GLFW/glfw3.h>
+
+#include <imgui.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_vulkan.h>
+
+#include <algorithm>
+#include <string>
+
+#include "core/error.h"
+
+namespace sf::view {
+
+namespace {
+
+// The ImGui Vulkan backend reports its VkResults here; an error ends the viewer like any other Vulkan error.
+void checkImguiResult(VkResult r) {
+  if (r != VK_SUCCESS) gpu::check(r, "Dear ImGui Vulkan backend call", __FILE__, __LINE__);
+}
+
+// Formats the copied 8-bit pixels can go to unchanged: byte order B,G,R,A or R,G,B,A. Copies move raw bytes,
+// so the display-encoded values land as they are in UNORM and SRGB images alike (an SRGB image only changes
+// how ImGui's own colours are written).
+bool copyableFormat(VkFormat f, bool* bgra) {
+  switch (f) {
+    case VK_FORMAT_B8G8R8A8_UNORM:
+    case VK_FORMAT_B8G8R8A8_SRGB:
+      *bgra = true;
+      return true;
+    case VK_FORMAT_R8G8B8A8_UNORM:
+    case VK_FORMAT_R8G8B8A8_SRGB:
+      *bgra = false;
+      return true;
+    default:
+      return false;
+  }
+}
+
+int formatRank(VkFormat f) {  // UNORM first: ImGui's colours are meant for a target that stores them as they are
+  return f == VK_FORMAT_B8G8R8A8_UNORM ? 0 : f == VK_FORMAT_R8G8B8A8_UNORM ? 1 : 2;
+}
+
+void transition(VkCommandBuffer cmd, VkImage image, VkImageLayout from, VkImageLayout to, VkAccessFlags src_access,
+                VkAccessFlags dst_access) {
+  VkImageMemoryBarrier b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
+  b.srcAccessMask = src_access;
+  b.dstAccessMask = dst_access;
+  b.oldLayout = from;
+  b.newLayout = to;
+  b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  b.image = image;
+  b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr,
+                       1, &b);
+}
+
+}  // namespace
+
+void addPresentOptions(gpu::ContextOptions& options) {
+  uint32_t n = 0;
+  const char** names = glfwGetRequiredInstanceExtensions(&n);
+  if (!names)
+    throw Error("GLFW found no Vulkan surface support for this display (glfwGetRequiredInstanceExtensions failed)");
+  for (uint32_t i = 0; i < n; ++i) options.instance_extensions.emplace_back(names[i]);
+  options.can_present = [](VkInstance instance, VkPhysicalDevice device, uint32_t family) {
+    return glfwGetPhysicalDevicePresentationSupport(instance, device, family) == GLFW_TRUE;
+  };
+}
+
+Presenter::Presenter(gpu::Context& ctx, GLFWwindow* window, bool vsync) : ctx_(ctx), window_(window) {
+  try {
+    SF_VK_CHECK(glfwCreateWindowSurface(ctx.instance(), window, nullptr, &surface_));
+    VkBool32 supported = VK_FALSE;
+    SF_VK_CHECK(vkGetPhysicalDeviceSurfaceSupportKHR(ctx.physicalDevice(), ctx.queueFamily(), surface_, &supported));
+    if (!supported) throw Error("Vulkan device " + ctx.info().name + ": its queue cannot present to this window");
+
+    uint32_t n = 0;
+    SF_VK_CHECK(vkGetPhysicalDeviceSurfaceFormatsKHR(ctx.physicalDevice(), surface_, &n, nullptr));
+    std::vector<VkSurfaceFormatKHR> formats(n);
+    SF_VK_CHECK(vkGetPhysicalDeviceSurfaceFormatsKHR(ctx.physicalDevice(), surface_, &n, formats.data()));
+    bool found = false;
+    for (const VkSurfaceFormatKHR& f : formats) {
+      bool bgra = false;
+      if (f.colorSpace != VK_COLOR_SPACE_SRGB_NONLINEAR_KHR || !copyableFormat(f.format, &bgra)) continue;
+      if (!found || formatRank(f.format) < formatRank(format_)) format_ = f.format, bgra_ = bgra, found = true;
+    }
+    if (!found)
+      throw Error("the window's surface offers no 8-bit RGBA or BGRA format in the sRGB colour space (" +
+                  std::to_string(n) + " formats offered)");
+
+    SF_VK_CHECK(vkGetPhysicalDeviceSurfacePresentModesKHR(ctx.physicalDevice(), surface_, &n, nullptr));
+    std::vector<VkPresentModeKHR> modes(n);
+    SF_VK_CHECK(vkGetPhysicalDeviceSurfacePresentModesKHR(ctx.physicalDevice(), surface_, &n, modes.data()));
+    present_mode_ = VK_PRESENT_MODE_FIFO_KHR;  // always supported
+    if (!vsync)
+      for (VkPresentModeKHR want : {VK_PRESENT_MODE_MAILBOX_KHR, VK_PRESENT_MODE_IMMEDIATE_KHR})
+        if (present_mode_ == VK_PRESENT_MODE_FIFO_KHR && std::find(modes.begin(), modes.end(), want) != modes.end())
+          present_mode_ = want;
+
+    // The overlay's render pass: loads the copied frame, draws ImGui, leaves the image ready to present.
+    VkAttachmentDescription color{};
+    color.format = format_;
+    color.samples = VK_SAMPLE_COUNT_1_BIT;
+    color.loadOp = VK_ATTACHMENT_LOAD_OP_LOAD;
+    color.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
+    color.stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE;
+    color.stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE;
+    color.initialLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+    color.finalLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
+    VkAttachmentReference ref{0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
+    VkSubpassDescription subpass{};
+    subpass.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS;
+    subpass.colorAttachmentCount = 1;
+    subpass.pColorAttachments = &ref;
+    VkSubpassDependency deps[2] = {};
+    deps[0].srcSubpass = VK_SUBPASS_EXTERNAL;  // the frame's copy (and the capture's read) before the overlay
+    deps[0].dstSubpass = 0;
+    deps[0].srcStageMask = VK_PIPELINE_STAGE_TRANSFER_BIT;
+    deps[0].srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT;
+    deps[0].dstStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
+    deps[0].dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_READ_BIT | VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
+    deps[1].srcSubpass = 0;
+    deps[1].dstSubpass = VK_SUBPASS_EXTERNAL;
+    deps[1].srcStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
+    deps[1].srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
+    deps[1].dstStageMask = VK_PIPELINE_STAGE_TRANSFER_BIT;  // a capture with the overlay reads it back
+    deps[1].dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+    VkRenderPassCreateInfo rp{VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO};
+    rp.attachmentCount = 1;
+    rp.pAttachments = &color;
+    rp.subpassCount = 1;
+    rp.pSubpasses = &subpass;
+    rp.dependencyCount = 2;
+    rp.pDependencies = deps;
+    SF_VK_CHECK(vkCreateRenderPass(ctx.device(), &rp, nullptr, &render_pass_));
+    ctx.setName(VK_OBJECT_TYPE_RENDER_PASS, reinterpret_cast<uint64_t>(render_pass_), "viewer overlay pass");
+
+    VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pi.queueFamilyIndex = ctx.queueFamily();
+    SF_VK_CHECK(vkCreateCommandPool(ctx.device(), &pi, nullptr, &command_pool_));
+    ctx.setName(VK_OBJECT_TYPE_COMMAND_POOL, reinterpret_cast<uint64_t>(command_pool_), "viewer command pool");
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = command_pool_;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    SF_VK_CHECK(vkAllocateCommandBuffers(ctx.device(), &ai, &cmd_));
+    ctx.setName(VK_OBJECT_TYPE_COMMAND_BUFFER, reinterpret_cast<uint64_t>(cmd_), "viewer present commands");
+    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    SF_VK_CHECK(vkCreateFence(ctx.device(), &fi, nullptr, &fence_));
+    ctx.setName(VK_OBJECT_TYPE_FENCE, reinterpret_cast<uint64_t>(fence_), "viewer present fence");
+    VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    SF_VK_CHECK(vkCreateSemaphore(ctx.device(), &si, nullptr, &acquired_));
+    ctx.setName(VK_OBJECT_TYPE_SEMAPHORE, reinterpret_cast<uint64_t>(acquired_), "swapchain image acquired");
+
+    VkDescriptorPoolSize pool_size{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 8};
+    VkDescriptorPoolCreateInfo dp{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    dp.flags = VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT;
+    dp.maxSets = 8;
+    dp.poolSizeCount = 1;
+    dp.pPoolSizes = &pool_size;
+    SF_VK_CHECK(vkCreateDescriptorPool(ctx.device(), &dp, nullptr, &descriptor_pool_));
+    ctx.setName(VK_OBJECT_TYPE_DESCRIPTOR_POOL, reinterpret_cast<uint64_t>(descriptor_pool_), "imgui descriptors");
+
+    createSwapchain();
+
+    // Dear ImGui: no imgui.ini (a viewer run leaves no files behind), GLFW input, Vulkan drawing through the
+    // entry points volk loaded (the backend is compiled with IMGUI_IMPL_VULKAN_NO_PROTOTYPES).
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGui::GetIO().IniFilename = nullptr;
+    ImGui::StyleColorsDark();
+    const bool loaded = ImGui_ImplVulkan_LoadFunctions(
+        [](const char* name, void* user) {
+          return vkGetInstanceProcAddr(static_cast<gpu::Context*>(user)->instance(), name);
+        },
+        &ctx);
+    if (!loaded) throw Error("the Dear ImGui Vulkan backend could not load its Vulkan entry points");
+    imgui_glfw_ = ImGui_ImplGlfw_InitForVulkan(window, true);
+    if (!imgui_glfw_) throw Error("the Dear ImGui GLFW backend failed to initialise");
+    ImGui_ImplVulkan_InitInfo info{};
+    info.Instance = ctx.instance();
+    info.PhysicalDevice = ctx.physicalDevice();
+    info.Device = ctx.device();
+    info.QueueFamily = ctx.queueFamily();
+    info.Queue = ctx.queue();
+    info.DescriptorPool = descriptor_pool_;
+    info.Subpass = 0;
+    // One frame in flight (present() waits for its frame), so two vertex-buffer sets are plenty whatever the
+    // swapchain's image count.
+    info.MinImageCount = 2;
+    info.ImageCount = 2;
+    info.MSAASamples = VK_SAMPLE_COUNT_1_BIT;
+    info.CheckVkResultFn = checkImguiResult;
+    imgui_vulkan_ = ImGui_ImplVulkan_Init(&info, render_pass_);
+    if (!imgui_vulkan_) throw Error("the Dear ImGui Vulkan backend failed to initialise");
+    VkCommandBuffer upload = ctx.begin();
+    ImGui_ImplVulkan_CreateFontsTexture(upload);
+    ctx.submit(upload);
+    ImGui_ImplVulkan_DestroyFontUploadObjects();
+  } catch (...) {
+    release();  // the destructor does not run for a constructor that throws
+    throw;
+  }
+}
+
+Presenter::~Presenter() {
+  release();
+}
+
+void Presenter::release() {
+  VkDevice device = ctx_.device();
+  if (device) vkDeviceWaitIdle(device);
+  if (imgui_vulkan_) ImGui_ImplVulkan_Shutdown();
+  if (imgui_glfw_) ImGui_ImplGlfw_Shutdown();
+  if (ImGui::GetCurrentContext()) ImGui::DestroyContext();
+  imgui_vulkan_ = imgui_glfw_ = false;
+  upload_.reset();
+  readback_.reset();
+  destroySwapchainViews();
+  if (swapchain_) vkDestroySwapchainKHR(device, swapchain_, nullptr);
+  swapchain_ = VK_NULL_HANDLE;
+  if (acquired_) vkDestroySemaphore(device, acquired_, nullptr);
+  if (fence_) vkDestroyFence(device, fence_, nullptr);
+  if (command_pool_) vkDestroyCommandPool(device, command_pool_, nullptr);
+  if (descriptor_pool_) vkDestroyDescriptorPool(device, descriptor_pool_, nullptr);
+  if (render_pass_) vkDestroyRenderPass(device, render_pass_, nullptr);
+  if (surface_) vkDestroySurfaceKHR(ctx_.instance(), surface_, nullptr);
+  acquired_ = VK_NULL_HANDLE, fence_ = VK_NULL_HANDLE, command_pool_ = VK_NULL_HANDLE,
+  descriptor_pool_ = VK_NULL_HANDLE;
+  render_pass_ = VK_NULL_HANDLE, surface_ = VK_NULL_HANDLE;
+}
+
+void Presenter::destroySwapchainViews() {
+  VkDevice device = ctx_.device();
+  for (VkFramebuffer f : framebuffers_) vkDestroyFramebuffer(device, f, nullptr);
+  for (VkImageView v : views_) vkDestroyImageView(device, v, nullptr);
+  for (VkSemaphore s : render_done_) vkDestroySemaphore(device, s, nullptr);
+  framebuffers_.clear(), views_.clear(), render_done_.clear(), images_.clear();
+}
+
+void Presenter::createSwapchain() {
+  VkDevice device = ctx_.device();
+  SF_VK_CHECK(vkDeviceWaitIdle(device));
+  VkSurfaceCapabilitiesKHR caps;
+  SF_VK_CHECK(vkGetPhysicalDeviceSurfaceCapabilitiesKHR(ctx_.physicalDevice(), surface_, &caps));
+  if (caps.currentExtent.width != UINT32_MAX) {
+    extent_ = caps.currentExtent;
+  } else {  // the surface takes the swapchain's size: the window's framebuffer size
+    int w = 0, h = 0;
+    glfwGetFramebufferSize(window_, &w, &h);
+    extent_.width =
+        std::clamp(static_cast<uint32_t>(std::max(w, 1)), caps.minImageExtent.width, caps.maxImageExtent.width);
+    extent_.height =
+        std::clamp(static_cast<uint32_t>(std::max(h, 1)), caps.minImageExtent.height, caps.maxImageExtent.height);
+  }
+  if (!(caps.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_DST_BIT) ||
+      !(caps.supportedUsageFlags & VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT))
+    throw Error(
+        "the window's swapchain images cannot be copied to (no TRANSFER_DST usage); the viewer copies each frame into "
+        "them");
+  can_read_back_ = (caps.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_SRC_BIT) != 0;
+  min_images_ = std::max(caps.minImageCount, 2u);
+  if (caps.maxImageCount) min_images_ = std::min(min_images_, caps.maxImageCount);
+  VkSwapchainCreateInfoKHR ci{VK_STRUCTURE_TYPE_SWAPCHAIN_CREATE_INFO_KHR};
+  ci.surface = surface_;
+  ci.minImageCount = min_images_;
+  ci.imageFormat = format_;
+  ci.imageColorSpace = VK_COLOR_SPACE_SRGB_NONLINEAR_KHR;
+  ci.imageExtent = extent_;
+  ci.imageArrayLayers = 1;
+  ci.imageUsage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
+                  (can_read_back_ ? VK_IMAGE_USAGE_TRANSFER_SRC_BIT : 0);
+  ci.imageSharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  ci.preTransform = caps.currentTransform;
+  ci.compositeAlpha = VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR;
+  if (!(caps.supportedCompositeAlpha & VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR))
+    for (VkCompositeAlphaFlagBitsKHR a : {VK_COMPOSITE_ALPHA_INHERIT_BIT_KHR, VK_COMPOSITE_ALPHA_PRE_MULTIPLIED_BIT_KHR,
+                                          VK_COMPOSITE_ALPHA_POST_MULTIPLIED_BIT_KHR})
+      if (caps.supportedCompositeAlpha & a) {
+        ci.compositeAlpha = a;
+        break;
+      }
+  ci.presentMode = present_mode_;
+  ci.clipped = VK_TRUE;
+  ci.oldSwapchain = swapchain_;
+  VkSwapchainKHR created = VK_NULL_HANDLE;
+  SF_VK_CHECK(vkCreateSwapchainKHR(device, &ci, nullptr, &created));
+  destroySwapchainViews();
+  if (swapchain_) vkDestroySwapchainKHR(device, swapchain_, nullptr);
+  swapchain_ = created;
+  ctx_.setName(VK_OBJECT_TYPE_SWAPCHAIN_KHR, reinterpret_cast<uint64_t>(swapchain_), "viewer swapchain");
+
+  uint32_t n = 0;
+  SF_VK_CHECK(vkGetSwapchainImagesKHR(device, swapchain_, &n, nullptr));
+  images_.resize(n);
+  SF_VK_CHECK(vkGetSwapchainImagesKHR(device, swapchain_, &n, images_.data()));
+  for (uint32_t i = 0; i < n; ++i) {
+    const std::string name = "swapchain image " + std::to_string(i);
+    ctx_.setName(VK_OBJECT_TYPE_IMAGE, reinterpret_cast<uint64_t>(images_[i]), name);
+    VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+    vi.image = images_[i];
+    vi.viewType = VK_IMAGE_VIEW_TYPE_2D;
+    vi.format = format_;
+    vi.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    views_.push_back(VK_NULL_HANDLE);
+    SF_VK_CHECK(vkCreateImageView(device, &vi, nullptr, &views_.back()));
+    ctx_.setName(VK_OBJECT_TYPE_IMAGE_VIEW, reinterpret_cast<uint64_t>(views_.back()), name + " view");
+    VkFramebufferCreateInfo fb{VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO};
+    fb.renderPass = render_pass_;
+    fb.attachmentCount = 1;
+    fb.pAttachments = &views_.back();
+    fb.width = extent_.width;
+    fb.height = extent_.height;
+    fb.layers = 1;
+    framebuffers_.push_back(VK_NULL_HANDLE);
+    SF_VK_CHECK(vkCreateFramebuffer(device, &fb, nullptr, &framebuffers_.back()));
+    ctx_.setName(VK_OBJECT_TYPE_FRAMEBUFFER, reinterpret_cast<uint64_t>(framebuffers_.back()), name + " framebuffer");
+    VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    render_done_.push_back(VK_NULL_HANDLE);
+    SF_VK_CHECK(vkCreateSemaphore(device, &si, nullptr, &render_done_.back()));
+    ctx_.setName(VK_OBJECT_TYPE_SEMAPHORE, reinterpret_cast<uint64_t>(render_done_.back()), name + " ready to present");
+  }
+}
+
+void Presenter::newFrame() {
+  ImGui_ImplVulkan_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  ImGui::NewFrame();
+}
+
+void Presenter::present(const ImageRGBA& frame, Vec3 background, ImageRGBA* capture, bool capture_overlay) {
+  VkDevice device = ctx_.device();
+  int fb_w = 0, fb_h = 0;
+  glfwGetFramebufferSize(window_, &fb_w, &fb_h);
+  if (fb_w <= 0 || fb_h <= 0) return;  // minimised: nothing to show
+  if (static_cast<uint32_t>(fb_w) != extent_.width || static_cast<uint32_t>(fb_h) != extent_.height) createSwapchain();
+
+  uint32_t index = 0;
+  VkResult acquired = vkAcquireNextImageKHR(device, swapchain_, UINT64_MAX, acquired_, VK_NULL_HANDLE, &index);
+  if (acquired == VK_ERROR_OUT_OF_DATE_KHR) {
+    createSwapchain();
+    acquired = vkAcquireNextImageKHR(device, swapchain_, UINT64_MAX, acquired_, VK_NULL_HANDLE, &index);
+  }
+  if (acquired != VK_SUBOPTIMAL_KHR) SF_VK_CHECK(acquired);
+  const VkImage image = images_[index];
+
+  // The frame in the swapchain's byte order, rounded as the PNG writer rounds (toRgb8), opaque.
+  const uint32_t w = std::min(static_cast<uint32_t>(std::max(frame.width, 0)), extent_.width);
+  const uint32_t h = std::min(static_cast<uint32_t>(std::max(frame.height, 0)), extent_.height);
+  const VkDeviceSize frame_bytes = static_cast<VkDeviceSize>(frame.width) * static_cast<VkDeviceSize>(frame.height) * 4;
+  if (frame_bytes > 0) {
+    if (upload_.size < frame_bytes) upload_ = ctx_.createBuffer(frame_bytes, true, "viewer frame upload");
+    const std::vector<uint8_t> rgb = toRgb8(frame);
+    uint8_t* dst = static_cast<uint8_t*>(upload_.mapped);
+    const size_t pixels = rgb.size() / 3;
+    for (size_t i = 0; i < pixels; ++i) {
+      dst[i * 4 + 0] = rgb[i * 3 + (bgra_ ? 2 : 0)];
+      dst[i * 4 + 1] = rgb[i * 3 + 1];
+      dst[i * 4 + 2] = rgb[i * 3 + (bgra_ ? 0 : 2)];
+      dst[i * 4 + 3] = 255;
+    }
+  }
+  const bool read_back = capture && can_read_back_;
+  const VkDeviceSize shown_bytes = static_cast<VkDeviceSize>(extent_.width) * extent_.height * 4;
+  if (read_back && readback_.size < shown_bytes)
+    readback_ = ctx_.createBuffer(shown_bytes, true, "viewer screenshot readback");
+
+  SF_VK_CHECK(vkResetCommandBuffer(cmd_, 0));
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  SF_VK_CHECK(vkBeginCommandBuffer(cmd_, &bi));
+  // The acquire semaphore is waited on at the transfer stage, which this first barrier's source scope chains to.
+  transition(cmd_, image, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0,
+             VK_ACCESS_TRANSFER_WRITE_BIT);
+  if (w < extent_.width || h < extent_.height) {
+    VkClearColorValue clear{};
+    clear.float32[0] = background.x, clear.float32[1] = background.y, clear.float32[2] = background.z,
+    clear.float32[3] = 1.0f;
+    VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    vkCmdClearColorImage(cmd_, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &clear, 1, &range);
+    transition(cmd_, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+               VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+  }
+  if (w > 0 && h > 0) {
+    VkBufferImageCopy copy{};
+    copy.bufferRowLength = static_cast<uint32_t>(frame.width);
+    copy.bufferImageHeight = static_cast<uint32_t>(frame.height);
+    copy.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    copy.imageExtent = {w, h, 1};
+    vkCmdCopyBufferToImage(cmd_, upload_.buffer, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &copy);
+  }
+  auto hostBarrier = [&] {
+    VkMemoryBarrier host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host, 0, nullptr, 0,
+                         nullptr);
+  };
+  VkBufferImageCopy shown{};
+  shown.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+  shown.imageExtent = {extent_.width, extent_.height, 1};
+  if (read_back && !capture_overlay) {  // the frame as shown, before the overlay is drawn over it
+    transition(cmd_, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+               VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+    vkCmdCopyImageToBuffer(cmd_, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback_.buffer, 1, &shown);
+    transition(cmd_, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+               VK_ACCESS_TRANSFER_READ_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+    hostBarrier();
+  }
+  VkRenderPassBeginInfo rb{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
+  rb.renderPass = render_pass_;
+  rb.framebuffer = framebuffers_[index];
+  rb.renderArea.extent = extent_;
+  vkCmdBeginRenderPass(cmd_, &rb, VK_SUBPASS_CONTENTS_INLINE);
+  if (ImDrawData* draw = ImGui::GetDrawData()) ImGui_ImplVulkan_RenderDrawData(draw, cmd_);
+  vkCmdEndRenderPass(cmd_);
+  if (read_back && capture_overlay) {  // the image as presented, overlay included
+    transition(cmd_, image, VK_IMAGE_LAYOUT_PRESENT_SRC_KHR, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0,
+               VK_ACCESS_TRANSFER_READ_BIT);
+    vkCmdCopyImageToBuffer(cmd_, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback_.buffer, 1, &shown);
+    transition(cmd_, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_IMAGE_LAYOUT_PRESENT_SRC_KHR,
+               VK_ACCESS_TRANSFER_READ_BIT, 0);
+    hostBarrier();
+  }
+  SF_VK_CHECK(vkEndCommandBuffer(cmd_));
+
+  const VkPipelineStageFlags wait_stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.waitSemaphoreCount = 1;
+  si.pWaitSemaphores = &acquired_;
+  si.pWaitDstStageMask = &wait_stage;
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd_;
+  si.signalSemaphoreCount = 1;
+  si.pSignalSemaphores = &render_done_[index];
+  SF_VK_CHECK(vkResetFences(device, 1, &fence_));
+  SF_VK_CHECK(vkQueueSubmit(ctx_.queue(), 1, &si, fence_));
+  VkPresentInfoKHR pi{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
+  pi.waitSemaphoreCount = 1;
+  pi.pWaitSemaphores = &render_done_[index];
+  pi.swapchainCount = 1;
+  pi.pSwapchains = &swapchain_;
+  pi.pImageIndices = &index;
+  const VkResult presented = vkQueuePresentKHR(ctx_.queue(), &pi);
+  // One frame in flight: the renderer's next frame reuses the queue right away, and this keeps the upload
+  // buffer, the acquire semaphore and ImGui's vertex buffers free for the next frame without more bookkeeping.
+  SF_VK_CHECK(vkWaitForFences(device, 1, &fence_, VK_TRUE, UINT64_MAX));
+  if (presented == VK_ERROR_OUT_OF_DATE_KHR || presented == VK_SUBOPTIMAL_KHR)
+    createSwapchain();
+  else
+    SF_VK_CHECK(presented);
+
+  if (capture) {
+    if (read_back) {
+      *capture = ImageRGBA(static_cast<int>(extent_.width), static_cast<int>(extent_.height));
+      const uint8_t* src = static_cast<const uint8_t*>(readback_.mapped);
+      for (size_t i = 0, n = static_cast<size_t>(extent_.width) * extent_.height; i < n; ++i) {
+        float* p = capture->pixels.data() + i * 4;
+        p[0] = static_cast<float>(src[i * 4 + (bgra_ ? 2 : 0)]) / 255.0f;
+        p[1] = static_cast<float>(src[i * 4 + 1]) / 255.0f;
+        p[2] = static_cast<float>(src[i * 4 + (bgra_ ? 0 : 2)]) / 255.0f;
+        p[3] = 1.0f;
+      }
+    } else {  // the surface does not allow reading its images: the frame that was copied into it
+      *capture = frame;
+    }
+  }
+}
+
+}  // namespace sf::view

@@ -1,0 +1,169 @@
+// The command line's conventions, one rule each (README "Using the tool"): every command has --help and
+// appears in a group of `splatforge --help`; usage errors exit 2 with one line; outputs take -o/--output;
+// --json prints machine-readable output on stdout (benchmarks too, --json-out for a file); the version is the
+// CMake project's; the default image size is one for every command; convert warns about, and with --strict
+// refuses, conversions that lose information.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/gaussian_cloud.h"
+#include "io/formats.h"
+#include "io/image_io.h"
+#include "support/test_support.h"
+
+namespace sf {
+namespace {
+
+struct CliRun {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+CliRun cli(const std::string& args) {
+  CliRun r;
+  r.code = test::runCli(args, &r.out);
+  return r;
+}
+
+// stdout alone (stderr to /dev/null), for commands whose stdout must be one JSON document.
+std::string stdoutOf(const std::string& args, int* code) {
+  const std::string cmd = std::string("\"") + SPLATFORGE_BINARY + "\" " + args + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  if (!p) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  *code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+TEST(CliConventions, EveryCommandHasHelpAndAGroup) {
+  CliRun top = cli("--help");
+  ASSERT_EQ(top.code, 0) << top.out;
+  for (const char* group : {"View and render", "Formats", "Characters and animation", "Benchmarks and devices"})
+    EXPECT_NE(top.out.find(group), std::string::npos) << group << "\n" << top.out;
+  for (const char* cmd : {"info", "convert", "render", "animate", "demo", "view", "bench", "bench-characters", "bench-skin",
+                          "devices", "pose", "character"}) {
+    EXPECT_NE(top.out.find(std::string("  ") + cmd), std::string::npos) << cmd;
+    CliRun r = cli(std::string(cmd) + " --help");
+    EXPECT_EQ(r.code, 0) << cmd << r.out;
+    EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd;
+  }
+  // The help of the format commands lists every format the tool reads and writes.
+  CliRun info = cli("info --help"), convert = cli("convert --help");
+  for (const char* ext : {".compressed.ply", ".spz", ".splat", ".glb"}) {
+    EXPECT_NE(info.out.find(ext), std::string::npos) << ext;
+    EXPECT_NE(convert.out.find(ext), std::string::npos) << ext;
+  }
+}
+
+TEST(CliConventions, UsageErrorsExitTwoWithOneLine) {
+  for (const char* args : {"", "render --frobnicate x.ply -o y.png", "render x.ply -o y.png --width -5", "nosuchcommand",
+                           "convert a.ply", "convert a.ply b.ply -o c.ply", "info --spz-axes sideways x.spz"}) {
+    CliRun r = cli(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    std::string out = r.out;
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    EXPECT_EQ(out.find('\n'), std::string::npos) << args << ": more than one line:\n" << r.out;
+  }
+}
+
+TEST(CliConventions, VersionComesFromTheProject) {
+  CliRun r = cli("--version");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find(std::string("splatforge ") + SPLATFORGE_TEST_VERSION), std::string::npos) << r.out;
+}
+
+TEST(CliConventions, OneDefaultImageSize) {
+  const std::string dir = test::tempDir("CliDefaultSize");
+  GaussianCloud c = test::randomCloud(50, 0, 5);
+  saveSplats(c, dir + "/c.ply");
+  ASSERT_EQ(cli("render " + dir + "/c.ply -o " + dir + "/r.png --backend cpu").code, 0);
+  ASSERT_EQ(cli("demo -o " + dir + "/d.png --backend cpu").code, 0);
+  for (const char* name : {"/r.png", "/d.png"}) {
+    ImageRGBA img = readPng(dir + name);
+    EXPECT_EQ(img.width, 1280) << name;
+    EXPECT_EQ(img.height, 720) << name;
+  }
+  int code = 0;
+  const nlohmann::json bench = nlohmann::json::parse(stdoutOf("bench " + dir + "/c.ply --backend cpu --frames 1 --json", &code));
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(bench["width"], 1280);
+  EXPECT_EQ(bench["height"], 720);
+}
+
+TEST(CliConventions, JsonOnStdoutAndJsonOutToAFile) {
+  const std::string dir = test::tempDir("CliJson");
+  saveSplats(test::randomCloud(40, 1, 6), dir + "/c.ply");
+  int code = 0;
+  // Whole stdout is one JSON document; the human-readable lines went to stderr.
+  for (const std::string& args : std::vector<std::string>{"info " + dir + "/c.ply --json",
+                                                          "bench " + dir + "/c.ply --backend cpu --frames 1 --json", "devices --json"}) {
+    const std::string out = stdoutOf(args, &code);
+    EXPECT_EQ(code, 0) << args;
+    EXPECT_TRUE(nlohmann::json::accept(out)) << args << ":\n" << out;
+  }
+  ASSERT_EQ(cli("bench " + dir + "/c.ply --backend cpu --frames 1 --json-out " + dir + "/b.json").code, 0);
+  std::ifstream in(dir + "/b.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["backend"], "cpu");
+  EXPECT_EQ(j["gaussians"], 40);
+}
+
+TEST(CliConventions, ConvertWarnsAboutLossesAndStrictRefuses) {
+  const std::string dir = test::tempDir("CliLosses");
+  GaussianCloud c = test::randomCloud(30, 2, 7);
+  c.scales[4] = Vec3{1e-6f, 0.1f, 0.1f};  // below SPZ's smallest log-scale
+  saveSplats(c, dir + "/c.ply");
+  CliRun splat = cli("convert " + dir + "/c.ply -o " + dir + "/c.splat");
+  EXPECT_EQ(splat.code, 0) << splat.out;
+  EXPECT_NE(splat.out.find("SH bands 1-2 are dropped"), std::string::npos) << splat.out;
+  EXPECT_NE(splat.out.find("30 of 30 gaussians"), std::string::npos) << splat.out;
+  CliRun spz = cli("convert " + dir + "/c.ply -o " + dir + "/c.spz");
+  EXPECT_EQ(spz.code, 0) << spz.out;
+  EXPECT_NE(spz.out.find("log-scale outside SPZ's [-10, 5.94] is clamped (1 of 30 gaussians)"), std::string::npos) << spz.out;
+  // --strict: refused, nothing written.
+  CliRun strict = cli("convert --strict " + dir + "/c.ply -o " + dir + "/strict.splat");
+  EXPECT_EQ(strict.code, 1) << strict.out;
+  EXPECT_NE(strict.out.find("would lose information"), std::string::npos) << strict.out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/strict.splat"));
+  // A lossless conversion says nothing and --strict lets it through.
+  GaussianCloud d = test::randomCloud(30, 2, 8);
+  saveSplats(d, dir + "/d.ply");
+  CliRun clean = cli("convert --strict " + dir + "/d.ply -o " + dir + "/d.glb");
+  EXPECT_EQ(clean.code, 0) << clean.out;
+  EXPECT_EQ(clean.out.find("warning"), std::string::npos) << clean.out;
+}
+
+TEST(CliConventions, SpzAxesAndVersionFlags) {
+  const std::string dir = test::tempDir("CliSpzAxes");
+  GaussianCloud c = test::randomCloud(20, 1, 9);
+  saveSplats(c, dir + "/c.ply");
+  for (int version = 2; version <= 4; ++version) {
+    const std::string out = dir + "/v" + std::to_string(version) + ".spz";
+    ASSERT_EQ(cli("convert " + dir + "/c.ply -o " + out + " --spz-version " + std::to_string(version)).code, 0);
+    EXPECT_EQ(loadSplats(out).version, version);
+  }
+  // Written raw (no record), read raw it is upright; read by default (RUB, no record) it is turned.
+  ASSERT_EQ(cli("convert " + dir + "/c.ply -o " + dir + "/raw.spz --spz-axes raw").code, 0);
+  int code = 0;
+  nlohmann::json raw = nlohmann::json::parse(stdoutOf("info " + dir + "/raw.spz --json --spz-axes raw", &code));
+  nlohmann::json assumed = nlohmann::json::parse(stdoutOf("info " + dir + "/raw.spz --json", &code));
+  EXPECT_NE(assumed["axes"].get<std::string>().find("--spz-axes raw"), std::string::npos) << assumed.dump();
+  EXPECT_NEAR(raw["bounds"]["min"][1].get<double>(), -assumed["bounds"]["max"][1].get<double>(), 1e-3);
+  EXPECT_EQ(cli("convert " + dir + "/c.ply -o " + dir + "/x.spz --spz-version 5").code, 2);
+}
+
+}  // namespace
+}  // namespace sf

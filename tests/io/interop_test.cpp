@@ -1,0 +1,306 @@
+// Interop with the peer tools from npm (tools/interop: @playcanvas/splat-transform 2.7 and 3.7, spz-js,
+// Khronos gltf-validator; docs/formats/interop.md). For every format pair Splatforge and a peer both
+// support: write with one, read with the other, and compare per gaussian with the source cloud, within the
+// format's quantisation, in the engine's (PLY, RDF) frame, so a file that arrives rotated fails. The
+// peers' PLY files are read by our PLY reader, which other tests check against raw bytes. Two pairs are also
+// rendered and compared by PSNR.
+// Without node or the peer packages these tests skip; under CI=true they fail.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/covariance.h"
+#include "core/gaussian_cloud.h"
+#include "core/image.h"
+#include "core/sh.h"
+#include "io/file.h"
+#include "io/formats.h"
+#include "io/ply.h"
+#include "io/spz.h"
+#include "render/camera.h"
+#include "render/cpu_renderer.h"
+#include "support/peer_tools.h"
+#include "support/test_support.h"
+
+namespace sf {
+namespace {
+
+namespace fs = std::filesystem;
+using test::runPeer;
+using test::succeeded;
+
+constexpr const char* kSplatTransform3 = "splat-transform-3/bin/cli.mjs";
+constexpr const char* kSplatTransform2 = "splat-transform-2/bin/cli.mjs";
+constexpr const char* kValidator = "gltf-validator/package.json";
+
+// Largest differences between two clouds of the same order, per attribute.
+// rotation: 1 - |<qa, qb>|; covariance: largest |Sigma_a - Sigma_b| over the largest variance of the splat (the
+// shape itself: a quaternion and the same quaternion composed with a half-turn about one of the splat's axes
+// give one covariance).
+struct Errors {
+  double position = 0, log_scale = 0, opacity = 0, dc = 0, sh = 0, rotation = 0, covariance = 0;
+};
+
+Errors compare(const GaussianCloud& want, const GaussianCloud& got, std::span<const uint32_t> order = {}) {
+  Errors e;
+  EXPECT_EQ(got.size(), want.size());
+  const int rest = std::min(shCoeffCount(want.sh_degree), shCoeffCount(got.sh_degree)) * 3;
+  for (size_t r = 0; r < std::min(want.size(), got.size()); ++r) {
+    const size_t i = order.empty() ? r : order[r];  // row r of `got` is splat i of `want`
+    for (int k = 0; k < 3; ++k) {
+      e.position = std::max(e.position, double(std::abs(want.positions[i][k] - got.positions[r][k])));
+      e.log_scale = std::max(e.log_scale, double(std::abs(std::log(want.scales[i][k]) - std::log(got.scales[r][k]))));
+      e.dc = std::max(e.dc, double(std::abs(want.shOf(i)[static_cast<size_t>(k)] - got.shOf(r)[static_cast<size_t>(k)])));
+    }
+    for (int k = 3; k < rest; ++k)
+      e.sh = std::max(e.sh, double(std::abs(want.shOf(i)[static_cast<size_t>(k)] - got.shOf(r)[static_cast<size_t>(k)])));
+    e.opacity = std::max(e.opacity, double(std::abs(want.opacities[i] - got.opacities[r])));
+    const Quat &a = want.rotations[i], &b = got.rotations[r];
+    e.rotation = std::max(e.rotation, 1.0 - std::abs(double(a.w) * b.w + double(a.x) * b.x + double(a.y) * b.y + double(a.z) * b.z));
+    const Cov6 ca = covarianceFromScaleRotation(want.scales[i], a), cb = covarianceFromScaleRotation(got.scales[r], b);
+    const double largest = std::max({want.scales[i].x, want.scales[i].y, want.scales[i].z});
+    for (size_t k = 0; k < 6; ++k) e.covariance = std::max(e.covariance, std::abs(double(ca[k]) - cb[k]) / (largest * largest));
+  }
+  return e;
+}
+
+void expectWithin(const Errors& e, const Errors& limit, const std::string& what) {
+  SCOPED_TRACE(what);
+  EXPECT_LE(e.position, limit.position);
+  EXPECT_LE(e.log_scale, limit.log_scale);
+  EXPECT_LE(e.opacity, limit.opacity);
+  EXPECT_LE(e.dc, limit.dc);
+  EXPECT_LE(e.sh, limit.sh);
+  EXPECT_LE(e.rotation, limit.rotation);
+  EXPECT_LE(e.covariance, limit.covariance);
+  std::printf("  %-44s position %.2e  log-scale %.2e  opacity %.2e  f_dc %.2e  SH %.2e  rotation %.2e  covariance %.2e\n",
+              what.c_str(), e.position, e.log_scale, e.opacity, e.dc, e.sh, e.rotation, e.covariance);
+}
+
+// SPZ's quantisation (docs/formats/spz.md): half a step of each field, plus float slack. Rotations of
+// smallest-three with 9-bit magnitudes: about 1e-5 in 1 - |<qa, qb>|; first-three 8-bit with w derived: 4.3e-3
+// measured (w's error grows where w is small).
+// `peer`: the file was written by a peer that, like Niantic's library, snaps SH bytes to buckets of 8 (band 1)
+// and 16 (bands 2-3) after rounding: half a bucket plus half a step.
+Errors spzLimits(int version, bool peer = false) {
+  // Covariance from log-scales within 1/32 (a factor e^(1/16) on variances) and the rotation's quantisation.
+  return Errors{std::ldexp(1.0, -13) + 1e-6, 1.0 / 32 + 1e-5, 0.5 / 255 + 1e-6, 0.5 / (0.15 * 255) + 1e-5,
+                (peer ? 8.5 : 0.5) / 128 + 1e-6, version == 2 ? 5e-3 : 2e-5, version == 2 ? 0.15 : 0.1};
+}
+
+// A capture-like cloud in SPZ's ranges, SH degree 3 (so that every SH sign of an axis change shows).
+GaussianCloud sourceCloud(size_t n = 1500, uint32_t seed = 4242) {
+  GaussianCloud c = test::randomCloud(n, 3, seed);
+  return c;
+}
+
+GaussianCloud readPlyFile(const std::string& path) { return readPly(readFile(path), path); }
+
+// PSNR of two small CPU renders of the clouds, seen from a camera off every axis (a flip in any axis moves
+// the image).
+double renderPsnr(const GaussianCloud& a, const GaussianCloud& b) {
+  const Camera cam = lookAtCamera(Vec3{0.9f, -1.2f, -3.0f}, Vec3{0, 0, 0}, Vec3{0, -1, 0}, 50.0f, 160, 120);
+  auto draw = [&](const GaussianCloud& c) {
+    const RenderObject o(&c);
+    return renderCpu(std::span<const RenderObject>(&o, 1), cam, RenderSettings{});
+  };
+  return compareImages(draw(a), draw(b)).psnr;
+}
+
+class Interop : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = test::tempDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    source_ = sourceCloud();
+    source_ply_ = path("source.ply");
+    saveSplats(source_, source_ply_);
+  }
+  std::string path(const std::string& name) const { return (fs::path(dir_) / name).string(); }
+
+  std::string dir_, source_ply_;
+  GaussianCloud source_;
+};
+
+// ---- SPZ ----
+
+TEST_F(Interop, SpzOursReadBySplatTransform3Upright) {
+  SF_REQUIRE_PEER_TOOL(st3, kSplatTransform3);
+  // Version 4 by default (PLY axes + a record it skips); versions 2-3 hold no record, so raw axes for it.
+  for (auto [version, axes] : {std::pair{4, SpzAxes::kAuto}, std::pair{3, SpzAxes::kRaw}, std::pair{2, SpzAxes::kRaw}}) {
+    const std::string label = "ours v" + std::to_string(version) + " (" + spzAxesName(axes) + ") -> splat-transform 3.7";
+    const std::string spz = path("ours_v" + std::to_string(version) + ".spz"), ply = path("st3_from_ours.ply");
+    saveSplats(source_, spz, FormatOptions{axes, version});
+    ASSERT_TRUE(succeeded(runPeer(kSplatTransform3, {"-w", spz, ply})));
+    expectWithin(compare(source_, readPlyFile(ply)), spzLimits(version), label);
+  }
+}
+
+TEST_F(Interop, SpzOfSplatTransform3ReadRawUpright) {
+  SF_REQUIRE_PEER_TOOL(st3, kSplatTransform3);
+  const std::string spz = path("st3.spz");
+  ASSERT_TRUE(succeeded(runPeer(kSplatTransform3, {"-w", source_ply_, spz})));
+  FormatOptions raw;
+  raw.spz_axes = SpzAxes::kRaw;
+  LoadedSplats l = loadSplats(spz, raw);
+  EXPECT_EQ(l.version, 4);
+  expectWithin(compare(source_, l.cloud), spzLimits(4, true), "splat-transform 3.7 -> ours (--spz-axes raw)");
+  // With the default (no record: SPZ's RUB), such a file is read turned 180 degrees about x; info says so.
+  LoadedSplats assumed = loadSplats(spz);
+  EXPECT_NE(assumed.axes.find("--spz-axes raw"), std::string::npos) << assumed.axes;
+  EXPECT_NEAR(assumed.cloud.positions[7].y, -source_.positions[7].y, 1e-3);
+}
+
+TEST_F(Interop, SpzRubRoundTripsWithSplatTransform2) {
+  SF_REQUIRE_PEER_TOOL(st2, kSplatTransform2);
+  // splat-transform 2.7 converts PLY <-> RUB both ways and ignores records: --spz-axes rub matches it.
+  const std::string ours = path("ours_rub.spz"), ply = path("st2_from_ours.ply");
+  saveSplats(source_, ours, FormatOptions{SpzAxes::kRub, 4});
+  ASSERT_TRUE(succeeded(runPeer(kSplatTransform2, {"-w", ours, ply})));
+  expectWithin(compare(source_, readPlyFile(ply)), spzLimits(4), "ours (rub) -> splat-transform 2.7");
+  const std::string theirs = path("st2.spz");
+  ASSERT_TRUE(succeeded(runPeer(kSplatTransform2, {"-w", source_ply_, theirs})));
+  LoadedSplats l = loadSplats(theirs);  // default: no record, RUB
+  expectWithin(compare(source_, l.cloud), spzLimits(4, true), "splat-transform 2.7 -> ours (default)");
+  EXPECT_GT(renderPsnr(source_, l.cloud), 35.0);  // measured 39.2 dB: SH bytes snapped to buckets
+}
+
+TEST_F(Interop, SpzVersion2RoundTripsWithSpzJs) {
+  SF_REQUIRE_PEER_TOOL(spzjs, "spz-js/dist/index.js");
+  // spz-js (versions 1-2, raw axes) through a small node script: SPZ -> PLY and PLY -> SPZ.
+  const std::string script = path("spzjs.mjs");
+  const std::string module = "file://" + spzjs;
+  writeFileAtomic(script, [&] {
+    std::string s = "import * as spz from '" + module + "';\n"
+                    "import fs from 'fs';\n"
+                    "import { Readable } from 'stream';\n"
+                    "const [mode, input, output] = process.argv.slice(2);\n"
+                    "if (mode === 'to-ply') {\n"
+                    "  const g = await spz.loadSpz(new Uint8Array(fs.readFileSync(input)));\n"
+                    "  fs.writeFileSync(output, Buffer.from(spz.serializePly(g)));\n"
+                    "} else {\n"
+                    "  const g = await spz.loadPly(Readable.toWeb(fs.createReadStream(input)));\n"
+                    "  fs.writeFileSync(output, Buffer.from(await spz.serializeSpz(g)));\n"
+                    "}\n";
+    return std::vector<uint8_t>(s.begin(), s.end());
+  }());
+  // spz-js takes raw axes and refuses bytes after the arrays: --spz-axes raw --spz-version 2 is its form.
+  const std::string ours = path("ours_v2.spz"), ply = path("spzjs_from_ours.ply");
+  saveSplats(source_, ours, FormatOptions{SpzAxes::kRaw, 2});
+  ASSERT_TRUE(succeeded(test::runCommand({test::nodeExecutable(), script, "to-ply", ours, ply})));
+  expectWithin(compare(source_, readPlyFile(ply)), spzLimits(2), "ours v2 (raw) -> spz-js");
+  const std::string theirs = path("spzjs.spz");
+  ASSERT_TRUE(succeeded(test::runCommand({test::nodeExecutable(), script, "to-spz", source_ply_, theirs})));
+  FormatOptions raw;
+  raw.spz_axes = SpzAxes::kRaw;
+  LoadedSplats l = loadSplats(theirs, raw);
+  EXPECT_EQ(l.version, 2);
+  expectWithin(compare(source_, l.cloud), spzLimits(2, true), "spz-js -> ours (--spz-axes raw)");
+}
+
+// ---- glTF (KHR_gaussian_splatting) ----
+
+TEST_F(Interop, GlbOfSplatTransformReadUpright) {
+  SF_REQUIRE_PEER_TOOL(st3, kSplatTransform3);
+  SF_REQUIRE_PEER_TOOL(st2, kSplatTransform2);
+  // Float accessors: positions, scales and SH exact up to float rounding. The peer turns a rotation q into
+  // q_z * q (a half-turn about z composed), we into (w, -x, -y, z) (the half-turn conjugated): the same
+  // covariance, other quaternions; so covariances are compared, not quaternions.
+  const Errors exact{1e-6, 1e-5, 1e-6, 1e-5, 1e-5, 1.0, 1e-5};
+  for (const char* tool : {kSplatTransform3, kSplatTransform2}) {
+    const std::string glb = path("peer.glb");
+    ASSERT_TRUE(succeeded(runPeer(tool, {"-w", source_ply_, glb})));
+    LoadedSplats l = loadSplats(glb);
+    EXPECT_EQ(l.format, SplatFormat::kGltf);
+    expectWithin(compare(source_, l.cloud), exact, std::string(tool).substr(0, 17) + " .glb -> ours");
+    EXPECT_GT(renderPsnr(source_, l.cloud), 60.0);
+  }
+}
+
+TEST_F(Interop, GlbOfOursPassesTheKhronosValidator) {
+  SF_REQUIRE_PEER_TOOL(validator, kValidator);
+  const std::string glb = path("ours.glb"), script = path("validate.mjs");
+  saveSplats(source_, glb);
+  const std::string module = "file://" + fs::path(validator).parent_path().string() + "/index.js";
+  std::string s = "import v from '" + module + "';\nimport fs from 'fs';\n"
+                  "const r = await v.validateBytes(new Uint8Array(fs.readFileSync(process.argv[2])));\n"
+                  "for (const m of r.issues.messages) if (m.severity === 0) console.log(m.code + ' ' + m.pointer + ' ' + m.message);\n"
+                  "console.log('errors ' + r.issues.numErrors);\n";
+  writeFileAtomic(script, std::vector<uint8_t>(s.begin(), s.end()));
+  test::CommandResult r = test::runCommand({test::nodeExecutable(), script, glb});
+  ASSERT_TRUE(succeeded(r));
+  // The validator does not know KHR_gaussian_splatting: its only complaints may be about the extension's
+  // attribute names, which it cannot validate. Every other error fails the test.
+  std::istringstream lines(r.out);
+  std::string line;
+  int errors = -1, unexplained = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("errors ", 0) == 0) errors = std::stoi(line.substr(7));
+    else if (line.find("KHR_gaussian_splatting") == std::string::npos) ADD_FAILURE() << "validator: " << line, ++unexplained;
+  }
+  EXPECT_GE(errors, 0) << r.out;
+  EXPECT_EQ(unexplained, 0) << r.out;
+}
+
+// ---- compressed PLY, .splat, PLY ----
+
+TEST_F(Interop, CompressedPlyBothWays) {
+  SF_REQUIRE_PEER_TOOL(st3, kSplatTransform3);
+  const GaussianCloud& c = source_;
+  // Chunk-relative quantisation: position 11/10/11 bits of the chunk's extent, log-scale likewise, colour 8
+  // bits of the chunk's colour range, opacity 8 bits, rotation 10 bits per component, SH 8 bits over [-4, 4].
+  auto limits = [](const GaussianCloud& cloud) {
+    (void)cloud;
+    return Errors{2.0 / 1023 * 0.5 + 1e-5, 0.02, 0.5 / 255 + 1e-6, 0.5 / 255 / kShC0 * 3.0 + 1e-4, 8.0 / 256 + 1e-5, 2e-5, 0.05};
+  };
+  const std::string ours = path("ours.compressed.ply"), ply = path("st3_from_ours.ply");
+  saveSplats(c, ours);
+  ASSERT_TRUE(succeeded(runPeer(kSplatTransform3, {"-w", ours, ply})));
+  const std::vector<uint32_t> order = compressedPlyOrder(c);  // the rows the writer put in the file
+  expectWithin(compare(c, readPlyFile(ply), order), limits(c), "ours .compressed.ply -> splat-transform 3.7");
+  // The peer's compressed PLY, read by us: matched to the source by nearest position (its own row order).
+  const std::string theirs = path("st3.compressed.ply");
+  ASSERT_TRUE(succeeded(runPeer(kSplatTransform3, {"-w", source_ply_, theirs})));
+  LoadedSplats l = loadSplats(theirs);
+  EXPECT_EQ(l.format, SplatFormat::kCompressedPly);
+  ASSERT_EQ(l.cloud.size(), c.size());
+  std::vector<uint32_t> match(c.size());
+  for (size_t r = 0; r < l.cloud.size(); ++r) {
+    float best = INFINITY;
+    for (size_t i = 0; i < c.size(); ++i) {
+      const Vec3 d = c.positions[i] - l.cloud.positions[r];
+      if (dot(d, d) < best) best = dot(d, d), match[r] = static_cast<uint32_t>(i);
+    }
+  }
+  std::vector<uint32_t> sorted = match;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_TRUE(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end()) << "nearest-position matching is not one to one";
+  expectWithin(compare(c, l.cloud, match), limits(c), "splat-transform 3.7 .compressed.ply -> ours");
+  EXPECT_GT(renderPsnr(c, l.cloud), 35.0);
+}
+
+TEST_F(Interop, SplatAndPlyReadBySplatTransform) {
+  SF_REQUIRE_PEER_TOOL(st3, kSplatTransform3);
+  // .splat: float position and scale, 8-bit colour, opacity and rotation; SH degree 0.
+  GaussianCloud c = source_;
+  c.sh.resize(c.size() * 3);
+  for (size_t i = 0; i < c.size(); ++i)
+    for (int k = 0; k < 3; ++k) c.sh[i * 3 + static_cast<size_t>(k)] = source_.shOf(i)[static_cast<size_t>(k)];
+  c.sh_degree = 0;
+  const std::string splat = path("ours.splat"), ply = path("st3_from_splat.ply");
+  saveSplats(c, splat);
+  ASSERT_TRUE(succeeded(runPeer(kSplatTransform3, {"-w", splat, ply})));
+  expectWithin(compare(c, readPlyFile(ply)), Errors{1e-6, 1e-5, 0.5 / 255 + 1e-6, 0.5 / 255 / kShC0 + 1e-5, 0, 1e-4, 0.03},
+               "ours .splat -> splat-transform 3.7");
+  // PLY both ways: exact up to the logit/log round trip.
+  const std::string back = path("st3_from_ply.ply");
+  ASSERT_TRUE(succeeded(runPeer(kSplatTransform3, {"-w", source_ply_, back})));
+  expectWithin(compare(source_, readPlyFile(back)), Errors{0, 1e-5, 1e-6, 0, 0, 1e-6, 1e-5}, "ours .ply -> splat-transform 3.7 .ply");
+}
+
+}  // namespace
+}  // namespace sf
