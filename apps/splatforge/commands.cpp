@@ -373,7 +373,7 @@ int runConvert(const ConvertOptions& options) {
       for (const std::string& loss : losses) all += "\n  " + loss;
       throw Error(o.output + ": the conversion would lose information (--strict refuses):" + all);
     }
-    for (const std::string& loss : losses) std::fprintf(stderr, "convert: warning: %s\n", loss.c_str());
+    printWarnings("convert", losses);
     progress(fmt::format("loaded {} gaussians ({}), writing {}", l.cloud.size(), formatName(l.format), o.output));
     saveSplats(l.cloud, o.output);
     fmt::print("wrote {} ({} gaussians)\ntime: {:.3f} s\n", o.output, l.cloud.size(), secondsSince(t0));

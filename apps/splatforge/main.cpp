@@ -24,8 +24,8 @@ int main(int argc, char** argv) {
                  "Most memory one file's load may take, e.g. 8G (default half the machine's memory: " + sf::formatBytes(defaults.max_bytes) + ")");
   // Axes of files that do not say (docs/formats/interop.md), for every command that reads or writes them.
   app.add_option("--spz-axes", policy.spz_axes,
-                 "SPZ axes, reading and writing: auto (read the file's coordinate-system record, else RUB; write PLY axes "
-                 "with a record), rub or raw (PLY axes, no record)")
+                 "SPZ axes. auto: read the file's coordinate-system record, else RUB; write version 4 in PLY axes with "
+                 "a record, versions 2-3 in RUB. rub: RUB (with a record in version 4). raw: PLY axes, no record")
       ->check(CLI::IsMember({"auto", "rub", "raw"}))
       ->capture_default_str();
   app.add_option("--gltf-axes", policy.gltf_axes,
@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   auto* c_conv = app.add_subcommand("convert", "Convert between splat formats (chosen by extension; atomic write)");
   c_conv->add_option("input", conv.input, "Input splat file (" + std::string(kReadFormats) + ")")->required();
   c_conv->add_option("-o,--output", conv.output, "Output file, format by extension: " + std::string(kWriteFormats));
-  c_conv->add_option("output", conv.output_positional, "Output file (as -o; kept for older scripts)");
+  c_conv->add_option("out_file", conv.output_positional, "Output file (as -o; kept for older scripts)");
   c_conv->add_option("--spz-version", policy.spz_version, "SPZ version to write: 2, 3 or 4")->check(CLI::Range(2, 4))->capture_default_str();
   c_conv->add_flag("--strict", policy.strict,
                    "Refuse a file holding NaN or infinite values (default: drop those gaussians with a warning), and refuse a "
@@ -53,8 +53,8 @@ int main(int argc, char** argv) {
   auto* c_ren = app.add_subcommand("render", "Render a splat file, glTF/GLB model or scene JSON to a PNG");
   c_ren->add_option("input", ren.input, "Splat file (" + std::string(kReadFormats) + "), glTF model (.gltf .glb), character package or scene .json")->required();
   c_ren->add_option("-o,--output", ren.output, "Output PNG")->required();
-  c_ren->add_option("--width", ren.width, "Image width (default 1280, or the camera's)")->check(CLI::Range(1, 16384));
-  c_ren->add_option("--height", ren.height, "Image height (default 720, or the camera's)")->check(CLI::Range(1, 16384));
+  c_ren->add_option("--width", ren.width, "Image width (default " + std::to_string(kDefaultWidth) + ", or the camera's)")->check(CLI::Range(1, 16384));
+  c_ren->add_option("--height", ren.height, "Image height (default " + std::to_string(kDefaultHeight) + ", or the camera's)")->check(CLI::Range(1, 16384));
   c_ren->add_option("--camera", ren.camera, "Camera JSON (intrinsics + world_to_camera, or look-at)");
   c_ren->add_option("--backend", ren.backend, "Renderer: auto (Vulkan when a device exists), vulkan or cpu")
       ->check(CLI::IsMember({"auto", "vulkan", "cpu"}))
@@ -119,8 +119,8 @@ int main(int argc, char** argv) {
   c_ani->add_option("--fps", ani.fps, "Frames per second")->capture_default_str();
   c_ani->add_option("--duration", ani.duration, "Seconds of scene time to render")->capture_default_str();
   c_ani->add_option("--start", ani.start, "Scene time of the first frame, in seconds")->capture_default_str();
-  c_ani->add_option("--width", ani.width, "Image width (default 1280, or the camera's)")->check(CLI::Range(1, 16384));
-  c_ani->add_option("--height", ani.height, "Image height (default 720, or the camera's)")->check(CLI::Range(1, 16384));
+  c_ani->add_option("--width", ani.width, "Image width (default " + std::to_string(kDefaultWidth) + ", or the camera's)")->check(CLI::Range(1, 16384));
+  c_ani->add_option("--height", ani.height, "Image height (default " + std::to_string(kDefaultHeight) + ", or the camera's)")->check(CLI::Range(1, 16384));
   c_ani->add_option("--camera", ani.camera, "Camera JSON (intrinsics + world_to_camera, or look-at)");
   c_ani->add_option("--clip", ani.clip, "glTF input: animation name or index (default: the first)");
   c_ani->add_option("--backend", ani.backend, "Renderer: auto (Vulkan when a device exists), vulkan or cpu")

@@ -222,7 +222,7 @@ std::string gaussians(size_t rows, size_t n) {
 
 }  // namespace
 
-std::vector<std::string> exportLosses(const GaussianCloud& cloud, SplatFormat format, const FormatOptions& options) {
+std::vector<std::string> exportLosses(const GaussianCloud& cloud, SplatFormat format) {
   std::vector<std::string> out;
   const size_t n = cloud.size();
   const char* name = formatName(format);
@@ -252,11 +252,11 @@ std::vector<std::string> exportLosses(const GaussianCloud& cloud, SplatFormat fo
       note(countOutside(n, 3, -10.0f, 5.9375f, logScale), "log-scale outside SPZ's [-10, 5.94] is clamped");
       const float dc_limit = 0.5f / 0.15f;  // colour byte 0..255 covers f_dc in [-3.33, 3.33]
       note(countOutside(n, 3, -dc_limit, dc_limit, dc), "SH DC outside SPZ's [-3.33, 3.33] is clamped");
-      note(countOutside(n, 3 * rest, -1.0f, 127.0f / 128.0f, shRest), "SH coefficients outside SPZ's [-1, 0.99] are clamped");
+      // Stored bytes cover [-1, 127/128]; files in RUB store some coefficients negated, so the symmetric
+      // range is what holds in every frame.
+      note(countOutside(n, 3 * rest, -127.0f / 128.0f, 127.0f / 128.0f, shRest), "SH coefficients outside SPZ's [-0.99, 0.99] may be clamped");
       note(countOutside(n, 3, -8388607.0f, 8388607.0f, [&](size_t i, int k) { return cloud.positions[i][k]; }),
            "positions beyond SPZ's 24-bit range are clamped");
-      if (options.spz_version == 2 && n > 0)
-        out.push_back(std::string(name) + ": version 2 stores rotations with 8 bits per component (versions 3-4: 10)");
       break;
     }
     case SplatFormat::kCompressedPly:

@@ -76,7 +76,6 @@ void saveSplats(const GaussianCloud& cloud, const std::string& path, const Forma
 // What writing `cloud` as `format` loses beyond the format's documented quantisation, one line each, naming
 // what and how many gaussians (SH bands a format cannot hold, values clamped to a format's range, optional
 // channels it has no place for). Empty when nothing is lost. The CLI warns with these; --strict refuses.
-std::vector<std::string> exportLosses(const GaussianCloud& cloud, SplatFormat format,
-                                      const FormatOptions& options = formatOptions());
+std::vector<std::string> exportLosses(const GaussianCloud& cloud, SplatFormat format);
 
 }  // namespace sf

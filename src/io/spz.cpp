@@ -189,8 +189,8 @@ GaussianCloud decodeArrays(const SpzHeader& h, const SpzArrays& a) {
   return cloud;
 }
 
-// Reads extension records (u32 type, u32 byte length, payload) filling the reader's remaining bytes;
-// returns the coordinate-system record's value when there is one. Unknown types are skipped by length.
+// Reads extension records (u32 type, u32 byte length, payload) filling the reader's remaining bytes, and
+// notes the coordinate-system record in `info`. Unknown types are skipped by length.
 void readExtensionRecords(ByteReader& r, SpzInfo& info) {
   while (r.remaining() > 0) {
     const size_t at = r.offset();
@@ -206,7 +206,7 @@ void readExtensionRecords(ByteReader& r, SpzInfo& info) {
     if (length != 4) r.failAt(at + 4, "coordinate-system record (0xADBE0003) must hold 4 bytes, holds " + std::to_string(length));
     if (info.has_record) r.failAt(at, "a second coordinate-system record (0xADBE0003)");
     const uint32_t value = r.readLE<uint32_t>("coordinate system");
-    if (value > static_cast<uint32_t>(AxisSystem::kRBU))
+    if (value > static_cast<uint32_t>(AxisSystem::kRFU))
       r.failAt(at + 8, "coordinate-system record names unknown axes " + std::to_string(value) + " (known: 0-16)");
     info.has_record = true;
     info.record = static_cast<AxisSystem>(value);
@@ -475,7 +475,7 @@ std::vector<uint8_t> writeSpz(const GaussianCloud& cloud, const SpzOptions& opti
 
 const char* axisSystemName(AxisSystem axes) {
   static const char* const names[] = {"unspecified", "LDB", "RDB", "LUB", "RUB", "LDF", "RDF", "LUF", "RUF",
-                                      "LFD", "RFD", "LFU", "RFU", "LBD", "RBD", "LBU", "RBU"};
+                                      "LBD", "RBD", "LBU", "RBU", "LFD", "RFD", "LFU", "RFU"};
   const auto i = static_cast<uint32_t>(axes);
   return i <= 16 ? names[i] : "?";
 }
@@ -484,6 +484,15 @@ Mat3 axesToRdf(AxisSystem axes) {
   if (axes == AxisSystem::kUnspecified) axes = AxisSystem::kRUB;
   const std::string name = axisSystemName(axes);
   Mat3 m = Mat3::diagonal({0, 0, 0});
+  if (static_cast<uint32_t>(axes) >= static_cast<uint32_t>(AxisSystem::kLBD)) {
+    // The "rotated" family, as the reference library converts it (checked against it value by value in
+    // interop_test.cpp): x by the first letter; stored y along z, forward for U and back for D; stored z
+    // along y, down for F and up for B.
+    m.m[0][0] = name[0] == 'R' ? 1.0f : -1.0f;
+    m.m[2][1] = name[2] == 'U' ? 1.0f : -1.0f;
+    m.m[1][2] = name[1] == 'F' ? 1.0f : -1.0f;
+    return m;
+  }
   for (int k = 0; k < 3; ++k) {  // column k: the RDF direction of stored axis k
     switch (name[static_cast<size_t>(k)]) {
       case 'R': m.m[0][k] = 1; break;

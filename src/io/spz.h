@@ -16,15 +16,18 @@ namespace sf {
 bool looksLikeSpz(std::span<const uint8_t> bytes);
 
 // The axis systems an SPZ coordinate-system record (extension 0xADBE0003) names: each letter the direction
-// of the x, y and z axis (Left/Right, Up/Down, Back/Front); values 9-16 have y along Front/Back and z along
+// of the x, y and z axis (Left/Right, Up/Down, Back/Front); values 9-16 have y along Back/Front and z along
 // Up/Down. RDF is the INRIA PLY convention (the engine's splat frame), RUB the SPZ default, LUF glTF's.
+// The numbering is the reference library's (its CoordinateSystem enum).
 enum class AxisSystem : uint32_t {
   kUnspecified = 0, kLDB, kRDB, kLUB, kRUB, kLDF, kRDF, kLUF, kRUF,
-  kLFD, kRFD, kLFU, kRFU, kLBD, kRBD, kLBU, kRBU,
+  kLBD, kRBD, kLBU, kRBU, kLFD, kRFD, kLFU, kRFU,
 };
 const char* axisSystemName(AxisSystem axes);  // "RUB", ...; "unspecified"
 // The signed permutation taking coordinates in `axes` to RDF coordinates (identity for RDF). Its transpose
-// goes back. kUnspecified is treated as RUB (the SPZ default).
+// goes back. kUnspecified is treated as RUB (the SPZ default). Values 1-8 follow their letters; the rotated
+// family 9-16 follows the reference library's conversion (docs/formats/spz.md), which swaps y and z with
+// signs that do not read off the letters the same way.
 Mat3 axesToRdf(AxisSystem axes);
 
 // How SPZ axes are chosen (docs/formats/spz.md, "What Splatforge does"; docs/formats/interop.md):
