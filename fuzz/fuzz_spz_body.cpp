@@ -9,13 +9,14 @@
 #include "fuzz_support.h"
 #include "fuzz_target.h"
 #include "io/formats.h"
+#include "io/gzip.h"
 
 SF_FUZZ_INITIALIZE_LIMITS
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::span<const uint8_t> body(data, size);
   const std::vector<uint8_t> file =
-      sf::fuzz::isSpzV4Body(body) ? sf::fuzz::spzV4FromBody(body) : sf::fuzz::gzipBytes(body);
+      sf::fuzz::isSpzV4Body(body) ? sf::fuzz::spzV4FromBody(body) : sf::gzipBytes(body);
   try {
     sf::decodeSplats(file, "fuzz.spz");
   } catch (const sf::Error&) {

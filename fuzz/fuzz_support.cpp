@@ -191,42 +191,6 @@ std::vector<uint8_t> glbOf(const std::string& json, std::span<const uint8_t> bin
 
 GaussianCloud sampleCloud(size_t n, int sh_degree, uint32_t seed) { return makeRandomCloud(n, sh_degree, seed); }
 
-std::vector<uint8_t> gzipBytes(std::span<const uint8_t> bytes) {
-  z_stream zs{};
-  if (deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    throw Error("fuzz: deflateInit2 failed");
-  std::vector<uint8_t> out(deflateBound(&zs, static_cast<uLong>(bytes.size())) + 32);
-  zs.next_in = const_cast<Bytef*>(bytes.data());
-  zs.avail_in = static_cast<uInt>(bytes.size());
-  zs.next_out = out.data();
-  zs.avail_out = static_cast<uInt>(out.size());
-  const int ret = deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  if (ret != Z_STREAM_END) throw Error("fuzz: deflate failed");
-  return out;
-}
-
-std::vector<uint8_t> gunzipBytes(std::span<const uint8_t> bytes) {
-  z_stream zs{};
-  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) throw Error("fuzz: inflateInit2 failed");
-  zs.next_in = const_cast<Bytef*>(bytes.data());
-  zs.avail_in = static_cast<uInt>(bytes.size());
-  std::vector<uint8_t> out;
-  int ret = Z_OK;
-  while (ret == Z_OK) {
-    const size_t old = out.size();
-    out.resize(old + 65536);
-    zs.next_out = out.data() + old;
-    zs.avail_out = 65536;
-    ret = inflate(&zs, Z_NO_FLUSH);
-    out.resize(old + 65536 - zs.avail_out);
-  }
-  inflateEnd(&zs);
-  if (ret != Z_STREAM_END) throw Error("fuzz: gunzip failed");
-  return out;
-}
-
 bool isSpzV4Body(std::span<const uint8_t> body) {
   return body.size() >= 8 && readU32(body, 0) == kSpzMagic && readU32(body, 4) == 4;
 }

@@ -17,8 +17,6 @@ namespace sf::fuzz {
 GaussianCloud sampleCloud(size_t n, int sh_degree, uint32_t seed);
 
 // gzip (zlib deflate with a gzip header) and its inverse. gunzip throws sf::Error on a broken stream.
-std::vector<uint8_t> gzipBytes(std::span<const uint8_t> bytes);
-std::vector<uint8_t> gunzipBytes(std::span<const uint8_t> bytes);
 
 // True when `body` starts with the SPZ magic "NGSP" followed by the u32 version 4.
 bool isSpzV4Body(std::span<const uint8_t> body);

@@ -18,6 +18,7 @@
 #include "fuzz_support.h"
 #include "io/file.h"
 #include "io/formats.h"
+#include "io/gzip.h"
 #include "io/zip.h"
 
 namespace {
@@ -239,7 +240,7 @@ void compressedPlySeeds() {
 Bytes spzV3Body(const sf::GaussianCloud& cloud) {
   sf::FormatOptions v3;
   v3.spz_version = 3;
-  return sf::fuzz::gunzipBytes(sf::encodeSplats(cloud, sf::SplatFormat::kSpz, v3));
+  return sf::gunzipBytes(sf::encodeSplats(cloud, sf::SplatFormat::kSpz, v3), "seed.spz", uint64_t{1} << 32);
 }
 
 // A v2 body from a v3 one: version 2 and 3-byte "first three" rotations (x, y, z of the quaternion).
@@ -297,7 +298,7 @@ void spzSeeds() {
     const Bytes v3 = spzV3Body(cloud);
     const Bytes v2 = spzV2Body(v3);
     put(t, "v3" + d + ".spz", sf::encodeSplats(cloud, sf::SplatFormat::kSpz));
-    put(t, "v2" + d + ".spz", sf::fuzz::gzipBytes(v2));
+    put(t, "v2" + d + ".spz", sf::gzipBytes(v2));
     put(t, "v4" + d + ".spz", sf::fuzz::spzV4FromBody(spzV4Body(v3, false)));
     put(b, "v3" + d + ".body", v3);
     put(b, "v2" + d + ".body", v2);
@@ -308,7 +309,7 @@ void spzSeeds() {
     }
   }
   const Bytes empty = spzV3Body(sf::fuzz::sampleCloud(0, 0, 1));
-  put(t, "v3_empty.spz", sf::fuzz::gzipBytes(empty));
+  put(t, "v3_empty.spz", sf::gzipBytes(empty));
   put(b, "v3_empty.body", empty);
   put(b, "v4_empty.body", spzV4Body(empty, false));
   const Bytes v3 = sf::encodeSplats(sf::fuzz::sampleCloud(4, 0, 30), sf::SplatFormat::kSpz);

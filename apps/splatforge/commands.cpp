@@ -262,10 +262,24 @@ bool allTransparent(const Scene& scene) {
   return true;
 }
 
+// The optional float outputs of `render` and `demo`, checked before any work is done.
+struct FloatOutputs {
+  std::string image;  // --save-float: (height, width, 4)
+  std::string depth;  // --save-depth: (height, width, 2)
+
+  void check() const {
+    for (auto [path, flag] : {std::pair{image, "--save-float"}, std::pair{depth, "--save-depth"}}) {
+      if (path.empty()) continue;
+      if (fileExtension(path) != ".npy") throw Error(std::string(flag) + " " + path + ": expected a .npy path");
+      checkWritableTarget(path, flag);
+    }
+  }
+};
+
 // Renders a scene and writes the outputs; shared by `render` and `demo`.
-int renderAndWrite(const char* command, const Scene& scene, const Camera& cam, const RenderSettings& settings,
-                   const BackendChoice& backend, const std::string& png, const std::string& npy, Clock::time_point t_start,
-                   double load_s) {
+int renderAndWrite(const char* command, const Scene& scene, const Camera& cam, RenderSettings settings, const BackendChoice& backend,
+                   const std::string& png, const FloatOutputs& extra, Clock::time_point t_start, double load_s) {
+  settings.depth = !extra.depth.empty();
   FrameRenderer renderer(backend);
   progress(fmt::format("rendering {}x{} on {} ({})", cam.width, cam.height, renderer.describe(), sceneSummary(scene)));
   FrameRenderer::Frame f = renderer.render(scene, 0.0, cam, settings);
@@ -276,10 +290,14 @@ int renderAndWrite(const char* command, const Scene& scene, const Camera& cam, c
                                      "closer than 0.2, or outside the image); check the camera",
                                      f.splats));
   writePng(png, f.image);
-  if (!npy.empty()) writeNpy(npy, f.image);
+  if (!extra.image.empty()) writeNpy(extra.image, f.image);
+  if (!extra.depth.empty()) writeNpy(extra.depth, f.image.depth, f.image.height, f.image.width, 2);
   fmt::print(stderr, "  visible {} of {} gaussians, {} tile keys{}\n", f.visible, f.splats, f.keys,
              f.mesh_triangles ? fmt::format(", {} mesh triangles", f.mesh_triangles) : "");
-  fmt::print("wrote {}{}{}\n", png, npy.empty() ? "" : " and ", npy);
+  std::string written = png;
+  for (const std::string& path : {extra.image, extra.depth})
+    if (!path.empty()) written += ", " + path;
+  fmt::print("wrote {}\n", written);
   fmt::print("time: {:.3f} s total (load {:.3f} s; {})\n", secondsSince(t_start), load_s, f.timing);
   return 0;
 }
@@ -388,10 +406,8 @@ int runRender(const RenderOptions& o) {
     auto t0 = Clock::now();
     if (fileExtension(o.output) != ".png") throw Error("output " + o.output + ": expected a .png path");
     checkWritableTarget(o.output, "output");
-    if (!o.save_float.empty()) {
-      if (fileExtension(o.save_float) != ".npy") throw Error("--save-float " + o.save_float + ": expected a .npy path");
-      checkWritableTarget(o.save_float, "--save-float");
-    }
+    const FloatOutputs extra{o.save_float, o.save_depth};
+    extra.check();
     RenderSettings settings;
     if (!o.background.empty()) settings.background = parseColor(o.background);
     settings.antialiased = o.antialiased;
@@ -403,7 +419,7 @@ int runRender(const RenderOptions& o) {
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
     else if (scene.camera) cam = *scene.camera;
     else cam = autoCamera(scene, o.width.value_or(kDefaultWidth), o.height.value_or(kDefaultHeight));
-    return renderAndWrite("render", scene, cam, settings, {o.backend, o.device, o.validation}, o.output, o.save_float, t0, load_s);
+    return renderAndWrite("render", scene, cam, settings, {o.backend, o.device, o.validation}, o.output, extra, t0, load_s);
   } catch (const std::exception& e) {
     return fail("render", e.what());
   }
@@ -565,10 +581,12 @@ int runDemo(const DemoOptions& o) {
     auto t0 = Clock::now();
     if (fileExtension(o.output) != ".png") throw Error("output " + o.output + ": expected a .png path");
     checkWritableTarget(o.output, "output");
+    const FloatOutputs extra{o.save_float, o.save_depth};
+    extra.check();
     Scene scene = makeDemoScene(o.width, o.height);
     RenderSettings settings;
     settings.background = *scene.background;
-    return renderAndWrite("demo", scene, *scene.camera, settings, {o.backend, o.device, o.validation}, o.output, o.save_float, t0,
+    return renderAndWrite("demo", scene, *scene.camera, settings, {o.backend, o.device, o.validation}, o.output, extra, t0,
                           secondsSince(t0));
   } catch (const std::exception& e) {
     return fail("demo", e.what());

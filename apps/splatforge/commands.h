@@ -52,6 +52,7 @@ struct RenderOptions {
   bool validation = false;       // Vulkan validation layers
   std::string background;       // "R,G,B"
   std::string save_float;       // .npy
+  std::string save_depth;       // .npy: expected splat depth and transmittance per pixel
   bool antialiased = false;
   bool strict = false;
   bool allow_outside_paths = false;  // scene JSON: object paths may leave the scene's directory
@@ -82,6 +83,7 @@ struct DemoOptions {
   std::string output = "demo.png";
   int width = kDefaultWidth, height = kDefaultHeight;
   std::string save_float;
+  std::string save_depth;
   std::string backend = "auto";
   std::string device;
   bool validation = false;

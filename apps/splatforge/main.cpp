@@ -63,6 +63,8 @@ int main(int argc, char** argv) {
   c_ren->add_flag("--validation", ren.validation, "Enable Vulkan validation layers");
   c_ren->add_option("--bg", ren.background, "Background colour R,G,B in [0, 1] (default 0,0,0)");
   c_ren->add_option("--save-float", ren.save_float, "Also write the float RGBA image as .npy");
+  c_ren->add_option("--save-depth", ren.save_depth,
+                  "Also write a (height, width, 2) float .npy: expected splat depth sum(d*alpha*T) and transmittance T per pixel");
   c_ren->add_flag("--antialiased", ren.antialiased, "Antialiased mode (opacity compensation) for every object");
   c_ren->add_flag("--strict", ren.strict,
                   "Fail when a scene object cannot be loaded instead of drawing a placeholder, and refuse files holding NaN or "
@@ -141,6 +143,8 @@ int main(int argc, char** argv) {
   c_demo->add_option("--width", demo.width, "Image width")->check(CLI::Range(1, 16384))->capture_default_str();
   c_demo->add_option("--height", demo.height, "Image height")->check(CLI::Range(1, 16384))->capture_default_str();
   c_demo->add_option("--save-float", demo.save_float, "Also write the float RGBA image as .npy");
+  c_demo->add_option("--save-depth", demo.save_depth,
+                  "Also write a (height, width, 2) float .npy: expected splat depth sum(d*alpha*T) and transmittance T per pixel");
   c_demo->add_option("--backend", demo.backend, "Renderer: auto (Vulkan when a device exists), vulkan or cpu")
       ->check(CLI::IsMember({"auto", "vulkan", "cpu"}))
       ->capture_default_str();

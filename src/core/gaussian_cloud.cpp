@@ -176,6 +176,22 @@ class ShRotation {
       }
   }
 
+  // When every row holds a single +-1 (a signed permutation of the coefficients, as snapped axis changes
+  // give), the source coefficient and sign of each output coefficient; false otherwise.
+  bool signedPermutation(int source[16], float sign[16]) const {
+    source[0] = 0, sign[0] = 1;
+    for (int j = 1; j < 16; ++j) {
+      int nonzero = 0;
+      for (int k = 0; k < 16; ++k) {
+        if (m_[j][k] == 0) continue;
+        if (m_[j][k] != 1.0 && m_[j][k] != -1.0) return false;
+        ++nonzero, source[j] = k, sign[j] = static_cast<float>(m_[j][k]);
+      }
+      if (nonzero != 1) return false;
+    }
+    return true;
+  }
+
   // Rotates one splat's coefficients ([coeff][rgb], degree 1..3 in place; DC is invariant).
   void apply(float* sh, int degree) const {
     float out[16][3];
@@ -266,7 +282,21 @@ void changeAxes(GaussianCloud& cloud, const Mat3& axes) {
   if (cloud.sh_degree > 0) {
     ShRotation sh_rotation(axes);
     sh_rotation.snap(1e-5);
-    for (size_t i = 0; i < cloud.size(); ++i) sh_rotation.apply(cloud.shOf(i).data(), cloud.sh_degree);
+    int source_coeff[16];
+    float sign[16];
+    if (!sh_rotation.signedPermutation(source_coeff, sign)) {
+      for (size_t i = 0; i < cloud.size(); ++i) sh_rotation.apply(cloud.shOf(i).data(), cloud.sh_degree);
+      return;
+    }
+    // Coefficients move and change sign only: no arithmetic on the values.
+    const int coeffs = (cloud.sh_degree + 1) * (cloud.sh_degree + 1);
+    for (size_t i = 0; i < cloud.size(); ++i) {
+      float* sh = cloud.shOf(i).data();
+      float in[16 * 3];
+      std::copy(sh, sh + 3 * coeffs, in);
+      for (int j = 1; j < coeffs; ++j)
+        for (int c = 0; c < 3; ++c) sh[3 * j + c] = sign[j] * in[3 * source_coeff[j] + c];
+    }
   }
 }
 

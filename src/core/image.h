@@ -13,6 +13,11 @@ struct ImageRGBA {
   int width = 0;
   int height = 0;
   std::vector<float> pixels;
+  // Optional depth plane (empty unless the render asked for it, RenderSettings::depth): per pixel the
+  // expected splat depth sum(d * alpha * T) over the splats blended there (d: view-space z) and the
+  // splats' final transmittance T, 2 floats per pixel in the layout of `pixels`. With a mesh layer both
+  // cover only the splats in front of the mesh. The normalised depth is sum(d * alpha * T) / (1 - T).
+  std::vector<float> depth;
 
   ImageRGBA() = default;
   ImageRGBA(int w, int h) : width(w), height(h), pixels(static_cast<size_t>(w) * static_cast<size_t>(h) * 4, 0.0f) {}

@@ -590,6 +590,11 @@ void Image::reset() {
 
 void imageBarrier(VkCommandBuffer cmd, const Image& image, VkImageAspectFlags aspect, VkImageLayout from, VkImageLayout to,
                   VkPipelineStageFlags src_stage, VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
+  imageBarrier(cmd, image.image, aspect, from, to, src_stage, src_access, dst_stage, dst_access);
+}
+
+void imageBarrier(VkCommandBuffer cmd, VkImage image, VkImageAspectFlags aspect, VkImageLayout from, VkImageLayout to,
+                  VkPipelineStageFlags src_stage, VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
   VkImageMemoryBarrier b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
   b.srcAccessMask = src_access;
   b.dstAccessMask = dst_access;
@@ -597,7 +602,7 @@ void imageBarrier(VkCommandBuffer cmd, const Image& image, VkImageAspectFlags as
   b.newLayout = to;
   b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
   b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  b.image = image.image;
+  b.image = image;
   b.subresourceRange = {aspect, 0, 1, 0, 1};
   vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 0, nullptr, 0, nullptr, 1, &b);
 }

@@ -179,6 +179,9 @@ struct Image {
 // Layout transition of a whole image with a full barrier between the given stages and accesses.
 void imageBarrier(VkCommandBuffer cmd, const Image& image, VkImageAspectFlags aspect, VkImageLayout from, VkImageLayout to,
                   VkPipelineStageFlags src_stage, VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access);
+// The same for an image the layer does not own (a swapchain image).
+void imageBarrier(VkCommandBuffer cmd, VkImage image, VkImageAspectFlags aspect, VkImageLayout from, VkImageLayout to,
+                  VkPipelineStageFlags src_stage, VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access);
 
 // A graphics pipeline for dynamic rendering (Vulkan 1.3): vertex + fragment shaders that pull their
 // vertices through device addresses (no vertex input state), triangle lists, no culling, depth test and

@@ -9,6 +9,7 @@
 
 #include "core/limits.h"
 #include "io/byte_reader.h"
+#include "io/byte_writer.h"
 #include "io/ply.h"
 #include "io/ply_parser.h"
 
@@ -180,13 +181,6 @@ uint32_t spreadBits(uint32_t v) {
   return v;
 }
 
-template <typename T>
-void put(std::vector<uint8_t>& out, T v) {
-  uint8_t b[sizeof(T)];
-  std::memcpy(b, &v, sizeof(T));
-  out.insert(out.end(), b, b + sizeof(T));
-}
-
 }  // namespace
 
 std::vector<uint32_t> compressedPlyOrder(const GaussianCloud& cloud) {
@@ -246,7 +240,7 @@ std::vector<uint8_t> writeCompressedPly(const GaussianCloud& cloud) {
         }
       }
     }
-    for (int k = 0; k < 18; ++k) put(out, b[k]);
+    for (int k = 0; k < 18; ++k) putLE(out, b[k]);
   }
   for (size_t r = 0; r < n; ++r) {
     const size_t i = order[r];
@@ -258,10 +252,10 @@ std::vector<uint8_t> writeCompressedPly(const GaussianCloud& cloud) {
     }
     uint32_t rgba = quantise(std::clamp(cloud.opacities[i], 0.0f, 1.0f), 8);
     for (int k = 0; k < 3; ++k) rgba |= quantise(normalise(color(i, k), b[12 + k], b[15 + k]), 8) << (24 - 8 * k);
-    put(out, pack111011(tp));
-    put(out, packRotation(cloud.rotations[i]));
-    put(out, pack111011(ts));
-    put(out, rgba);
+    putLE(out, pack111011(tp));
+    putLE(out, packRotation(cloud.rotations[i]));
+    putLE(out, pack111011(ts));
+    putLE(out, rgba);
   }
   for (size_t r = 0; r < n && rest > 0; ++r) {
     const float* sh = cloud.shOf(order[r]).data();

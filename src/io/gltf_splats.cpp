@@ -14,6 +14,7 @@
 #include "core/covariance.h"
 #include "core/error.h"
 #include "core/sh.h"
+#include "io/byte_writer.h"
 #include "io/gltf.h"
 
 namespace sf {
@@ -27,10 +28,6 @@ constexpr uint32_t kChunkJson = 0x4E4F534A;
 constexpr uint32_t kChunkBin = 0x004E4942;
 constexpr int kFloat = 5126, kUnsignedByte = 5121;
 constexpr int kArrayBuffer = 34962;
-
-void putU32(std::vector<uint8_t>& out, uint32_t v) {
-  for (int k = 0; k < 4; ++k) out.push_back(static_cast<uint8_t>(v >> (8 * k)));
-}
 
 float srgbToLinear(float c) {
   return c <= 0.04045f ? c / 12.92f : std::pow((c + 0.055f) / 1.055f, 2.4f);
@@ -200,14 +197,14 @@ std::vector<uint8_t> writeGltfSplats(const GaussianCloud& cloud) {
   while (bin.size() % 4) bin.push_back(0);
   std::vector<uint8_t> out;
   out.reserve(28 + text.size() + bin.size());
-  putU32(out, kGlbMagic);
-  putU32(out, 2);
-  putU32(out, static_cast<uint32_t>(12 + 8 + text.size() + 8 + bin.size()));
-  putU32(out, static_cast<uint32_t>(text.size()));
-  putU32(out, kChunkJson);
+  putLE<uint32_t>(out, kGlbMagic);
+  putLE<uint32_t>(out, 2);
+  putLE<uint32_t>(out, static_cast<uint32_t>(12 + 8 + text.size() + 8 + bin.size()));
+  putLE<uint32_t>(out, static_cast<uint32_t>(text.size()));
+  putLE<uint32_t>(out, kChunkJson);
   out.insert(out.end(), text.begin(), text.end());
-  putU32(out, static_cast<uint32_t>(bin.size()));
-  putU32(out, kChunkBin);
+  putLE<uint32_t>(out, static_cast<uint32_t>(bin.size()));
+  putLE<uint32_t>(out, kChunkBin);
   out.insert(out.end(), bin.begin(), bin.end());
   return out;
 }

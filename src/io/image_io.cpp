@@ -77,9 +77,24 @@ RgbaImage8 decodeImage8(std::span<const uint8_t> bytes, const std::string& name)
   return image;
 }
 
-void writeNpy(const std::string& path, const ImageRGBA& image) {
-  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(image.height) + ", " +
-                     std::to_string(image.width) + ", 4), }";
+void writeNpy(const std::string& path, const ImageRGBA& image) { writeNpy(path, image.pixels, image.height, image.width, 4); }
+
+void writeNpy(const std::string& path, std::span<const float> values, int height, int width, int channels) {
+  const int64_t shape[3] = {height, width, channels};
+  writeNpyArray(path, values, shape);
+}
+
+void writeNpyArray(const std::string& path, std::span<const float> values, std::span<const int64_t> shape) {
+  size_t count = 1;
+  std::string dims;
+  for (int64_t d : shape) {
+    if (d < 0) throw Error(path + ": negative dimension in an array shape");
+    count *= static_cast<size_t>(d);
+    dims += std::to_string(d) + ", ";
+  }
+  if (!dims.empty()) dims.resize(dims.size() - (shape.size() > 1 ? 2 : 1));  // "(2, 3)"; a 1-D shape keeps its comma: "(5,)"
+  if (values.size() != count) throw Error(path + ": " + std::to_string(values.size()) + " values for an array of shape (" + dims + ")");
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
   size_t total = 10 + dict.size() + 1;
   size_t pad = (64 - total % 64) % 64;
   dict.append(pad, ' ');
@@ -90,12 +105,12 @@ void writeNpy(const std::string& path, const ImageRGBA& image) {
   out.push_back(static_cast<uint8_t>(header_len >> 8));
   out.insert(out.end(), dict.begin(), dict.end());
   size_t offset = out.size();
-  out.resize(offset + image.pixels.size() * 4);
-  std::memcpy(out.data() + offset, image.pixels.data(), image.pixels.size() * 4);
+  out.resize(offset + values.size() * 4);
+  std::memcpy(out.data() + offset, values.data(), values.size() * 4);
   writeFileAtomic(path, out);
 }
 
-ImageRGBA readNpy(const std::string& path) {
+NpyArray readNpyArray(const std::string& path) {
   std::vector<uint8_t> bytes = readFile(path);
   ByteReader r(bytes, path);
   auto magic = r.bytes(8, "npy magic");
@@ -106,12 +121,21 @@ ImageRGBA readNpy(const std::string& path) {
   if (dict.find("'descr': '<f4'") == std::string::npos || dict.find("'fortran_order': False") == std::string::npos)
     r.failAt(10, "expected a C-order little-endian float32 array");
   size_t s = dict.find("'shape': (");
-  int h = 0, w = 0, c = 0;
-  if (s == std::string::npos || std::sscanf(dict.c_str() + s, "'shape': (%d, %d, %d)", &h, &w, &c) != 3 || c != 4 || h <= 0 || w <= 0)
-    r.failAt(10, "expected shape (height, width, 4)");
-  ImageRGBA img(w, h);
-  auto data = r.bytes(img.pixels.size() * 4, "npy data");
-  std::memcpy(img.pixels.data(), data.data(), data.size());
+  NpyArray a;
+  if (s == std::string::npos || std::sscanf(dict.c_str() + s, "'shape': (%d, %d, %d)", &a.height, &a.width, &a.channels) != 3 ||
+      a.height <= 0 || a.width <= 0 || a.channels <= 0 || a.height > kMaxImageSide || a.width > kMaxImageSide || a.channels > 64)
+    r.failAt(10, "expected shape (height, width, channels) within 16384 x 16384 x 64");
+  a.values.resize(static_cast<size_t>(a.height) * static_cast<size_t>(a.width) * static_cast<size_t>(a.channels));
+  auto data = r.bytes(a.values.size() * 4, "npy data");
+  std::memcpy(a.values.data(), data.data(), data.size());
+  return a;
+}
+
+ImageRGBA readNpy(const std::string& path) {
+  NpyArray a = readNpyArray(path);
+  if (a.channels != 4) throw FormatError(path, 10, "expected shape (height, width, 4), got " + std::to_string(a.channels) + " channels");
+  ImageRGBA img(a.width, a.height);
+  img.pixels = std::move(a.values);
   return img;
 }
 

@@ -18,8 +18,18 @@ ImageRGBA readPng(const std::string& path);
 
 // Writes a little-endian float32 .npy array of shape (height, width, 4), atomically.
 void writeNpy(const std::string& path, const ImageRGBA& image);
+// Writes `values` as a little-endian float32 .npy array of shape (height, width, channels), atomically.
+void writeNpy(const std::string& path, std::span<const float> values, int height, int width, int channels);
+// Writes `values` as a little-endian float32 .npy array of any shape (a scalar for an empty one), atomically.
+void writeNpyArray(const std::string& path, std::span<const float> values, std::span<const int64_t> shape);
 // Reads a float32 (height, width, 4) .npy written by writeNpy; throws FormatError otherwise.
 ImageRGBA readNpy(const std::string& path);
+// Reads any float32 (height, width, channels) .npy of that layout (the depth plane has 2 channels).
+struct NpyArray {
+  int height = 0, width = 0, channels = 0;
+  std::vector<float> values;
+};
+NpyArray readNpyArray(const std::string& path);
 
 // 8-bit RGBA pixels as a file stores them (no colour conversion), row-major, top row first.
 struct RgbaImage8 {

@@ -14,6 +14,8 @@
 #include "core/limits.h"
 #include "core/sh.h"
 #include "io/byte_reader.h"
+#include "io/byte_writer.h"
+#include "io/gzip.h"
 
 namespace sf {
 
@@ -107,20 +109,6 @@ std::vector<uint8_t> gunzip(std::span<const uint8_t> in, const std::string& path
     }
   }
   inflateEnd(&zs);
-  return out;
-}
-
-std::vector<uint8_t> gzip(std::span<const uint8_t> in) {
-  z_stream zs{};
-  deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
-  std::vector<uint8_t> out(deflateBound(&zs, static_cast<uLong>(in.size())) + 32);
-  zs.next_in = const_cast<Bytef*>(in.data());
-  zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = out.data();
-  zs.avail_out = static_cast<uInt>(out.size());
-  deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
   return out;
 }
 
@@ -395,13 +383,6 @@ std::array<std::vector<uint8_t>, 6> encodeArrays(const GaussianCloud& cloud, int
   return out;
 }
 
-template <typename T>
-void putLE(std::vector<uint8_t>& out, T v) {
-  uint8_t b[sizeof(T)];
-  std::memcpy(b, &v, sizeof(T));
-  out.insert(out.end(), b, b + sizeof(T));
-}
-
 }  // namespace
 
 std::vector<uint8_t> writeSpz(const GaussianCloud& cloud, const SpzOptions& options) {
@@ -443,7 +424,7 @@ std::vector<uint8_t> writeSpz(const GaussianCloud& cloud, const SpzOptions& opti
     putLE(out, n);
     for (uint8_t b : {static_cast<uint8_t>(cloud.sh_degree), static_cast<uint8_t>(fractional_bits), flags, uint8_t{0}}) out.push_back(b);
     for (const auto& a : arrays) out.insert(out.end(), a.begin(), a.end());
-    return gzip(out);
+    return gzipBytes(out);
   }
   std::vector<std::vector<uint8_t>> frames;
   for (const auto& a : arrays) {

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/limits.h"
 #include "io/byte_reader.h"
+#include "io/byte_writer.h"
 
 namespace sf {
 
@@ -42,13 +43,6 @@ T loadLE(const uint8_t* p) {
   T v;
   std::memcpy(&v, p, sizeof(T));
   return v;
-}
-
-template <typename T>
-void putLE(std::vector<uint8_t>& out, T v) {
-  uint8_t b[sizeof(T)];
-  std::memcpy(b, &v, sizeof(T));
-  out.insert(out.end(), b, b + sizeof(T));
 }
 
 std::string quoted(const std::string& name) {

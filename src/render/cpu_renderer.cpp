@@ -137,7 +137,7 @@ bool projectSplat(Vec3 p_world, const Cov6& cov_world, float opacity, int sh_deg
 
 PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const uint32_t> order, int px, int py,
                        Vec3 background, float stop_depth) {
-  float t = 1.0f;
+  float t = 1.0f, d = 0.0f;
   Vec3 c{0, 0, 0};
   const float pixf_x = static_cast<float>(px), pixf_y = static_cast<float>(py);
   for (uint32_t idx : order) {
@@ -151,9 +151,10 @@ PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const u
     const float test_t = t * (1.0f - alpha);
     if (test_t < kTransmittanceMin) break;
     c = c + s.color * (alpha * t);
+    d += s.depth * (alpha * t);
     t = test_t;
   }
-  return {c + background * t, t};
+  return {c + background * t, t, d};
 }
 
 std::string RenderObject::validate() const {
@@ -273,6 +274,7 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
   st.mesh_ms = msSince(t0);
   t0 = Clock::now();
   ImageRGBA image(cam.width, cam.height);
+  if (settings.depth) image.depth.assign(static_cast<size_t>(cam.width) * static_cast<size_t>(cam.height) * 2, 0.0f);
   parallelFor(tile_count, [&](size_t tile) {
     const int tx = static_cast<int>(tile) % tiles_x, ty = static_cast<int>(tile) / tiles_x;
     std::span<const uint32_t> order(values.data() + range_begin[tile], range_end[tile] - range_begin[tile]);
@@ -287,6 +289,10 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
         out[1] = r.color.y;
         out[2] = r.color.z;
         out[3] = mesh ? 1.0f : 1.0f - r.transmittance;
+        if (settings.depth) {
+          image.depth[pix * 2] = r.depth;
+          image.depth[pix * 2 + 1] = r.transmittance;
+        }
       }
   });
   st.raster_ms = msSince(t0);

@@ -58,7 +58,6 @@ struct RenderObject {
   // Or: deformed on the GPU from bindings (Vulkan backend only; the CPU backend takes the overrides above,
   // computed by the CPU reference character::DeformJob).
   const SplatDeformSource* deform = nullptr;
-
   // Empty when usable; otherwise why not (override sizes).
   std::string validate() const;
 };
@@ -67,6 +66,8 @@ struct RenderSettings {
   Vec3 background{0, 0, 0};
   // Antialiased mode: opacity scaled by sqrt(det(cov2D) / det(cov2D + 0.3 I)), for files trained with it.
   bool antialiased = false;
+  // Also fill the image's depth plane (ImageRGBA::depth): expected splat depth and transmittance.
+  bool depth = false;
 };
 
 // Per-frame figures, for progress lines and benchmarks.
@@ -130,10 +131,12 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
 // Blends the sorted splats of one pixel exactly as the INRIA forward pass does; `order` lists indices
 // into `splats` front to back. Blending stops at the first splat whose depth is not below `stop_depth`
 // (a mesh's depth at the pixel); `background` (or the mesh colour) shows through the final
-// transmittance. Returns rgb and that transmittance.
+// transmittance. Returns rgb, that transmittance and the expected depth sum(d * alpha * T) of the splats
+// blended.
 struct PixelResult {
   Vec3 color;
   float transmittance = 1;
+  float depth = 0;
 };
 PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const uint32_t> order, int px, int py,
                        Vec3 background, float stop_depth = INFINITY);

@@ -71,7 +71,7 @@ struct GpuFrame {
   uint slot_count;   // total slots of the frame
   uint key_capacity; // entries allocated for keys / values
   uint has_mesh;     // 1: mesh_color / mesh_depth hold this frame's mesh layer
-  uint pad1;
+  uint write_depth;  // 1: the raster also writes depth_out
   // Splat sink (inputs).
   SF_REF(Floats) positions;      // 3 floats per slot
   SF_REF(Floats) covariances;    // 6 floats per slot (xx xy xz yy yz zz), object space
@@ -99,6 +99,8 @@ struct GpuFrame {
   // SF_NO_MESH_DEPTH where no mesh covers the pixel.
   SF_REF(Vec4s) mesh_color;
   SF_REF(Floats) mesh_depth;
+  // Depth plane, when write_depth: per pixel (sum of d * alpha * T, final transmittance).
+  SF_REF(Vec2s) depth_out;
 };
 #define SF_NO_MESH_DEPTH 3.0e38
 
@@ -186,7 +188,7 @@ static_assert(sizeof(GpuSkinPush) == 7 * 8 + 8, "GpuSkinPush layout");
 static_assert(sizeof(GpuSplatBinding) == 68, "GpuSplatBinding layout");
 static_assert(sizeof(GpuDeformPush) == 56, "GpuDeformPush layout");
 static_assert(sizeof(GpuObject) == 96, "GpuObject layout");
-static_assert(sizeof(GpuFrame) == 112 + 22 * 8, "GpuFrame layout");
+static_assert(sizeof(GpuFrame) == 112 + 23 * 8, "GpuFrame layout");
 static_assert(sizeof(GpuPush) == 56, "GpuPush layout");
 }  // namespace sf::gpu_layout
 #undef SF_REF

@@ -110,7 +110,7 @@ struct VulkanRenderer::Impl {
   gpu::Buffer keys[6], hist, hist_sums;
   // Per frame.
   uint32_t tiles = 0, width = 0, height = 0;
-  gpu::Buffer tile_ranges, image, counters, frame, objects_buf, readback, dynamic_staging;
+  gpu::Buffer tile_ranges, image, depth_out, counters, frame, objects_buf, readback, dynamic_staging;
   int last_passes = 0;
   // The last frame's graph, kept for lastFrameGraph() (described on request, not per frame). Its record
   // callbacks refer to that frame's locals and are never run again.
@@ -272,11 +272,13 @@ struct VulkanRenderer::Impl {
     hist_sums = ctx.createBuffer((ceilDiv(hist_entries, SF_SCAN_BLOCK) + 1) * 4, false, "histogram block sums");
   }
 
-  void ensureImage(uint32_t w, uint32_t h, uint32_t tile_count) {
+  void ensureImage(uint32_t w, uint32_t h, uint32_t tile_count, bool want_depth) {
     if (w != width || h != height || !image.size) {
       image = ctx.createBuffer(static_cast<VkDeviceSize>(w) * h * 16, false, "image");
+      depth_out = {};
       width = w, height = h;
     }
+    if (want_depth && !depth_out.size) depth_out = ctx.createBuffer(static_cast<VkDeviceSize>(w) * h * 8, false, "depth plane");
     if (tile_count != tiles || !tile_ranges.size) {
       tile_ranges = ctx.createBuffer(static_cast<VkDeviceSize>(tile_count) * 8, false, "tile ranges");
       tiles = tile_count;
@@ -441,7 +443,7 @@ struct VulkanRenderer::Impl {
     gpu::computeBarrier(cmd);
   }
 
-  void writeFrame(const Camera* cam, Vec3 bg, uint32_t tiles_x, uint32_t tiles_y) {
+  void writeFrame(const Camera* cam, Vec3 bg, uint32_t tiles_x, uint32_t tiles_y, bool depth = false) {
     GpuFrame f{};
     if (cam) {
       copyRows(f.world_to_camera, cam->world_to_camera);
@@ -460,6 +462,8 @@ struct VulkanRenderer::Impl {
     f.tile_ranges = tile_ranges.address, f.image = image.address, f.counters = counters.address;
     f.has_mesh = has_mesh ? 1u : 0u;
     f.mesh_color = mesh_color.address, f.mesh_depth = mesh_depth.address;
+    f.write_depth = depth ? 1u : 0u;
+    f.depth_out = depth ? depth_out.address : 0;
     std::memcpy(frame.mapped, &f, sizeof(f));
   }
 
@@ -570,7 +574,7 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
   m.uploadClouds(objects);
   const uint32_t tiles_x = ceilDiv(static_cast<uint32_t>(cam.width), kTileSize);
   const uint32_t tiles_y = ceilDiv(static_cast<uint32_t>(cam.height), kTileSize);
-  m.ensureImage(static_cast<uint32_t>(cam.width), static_cast<uint32_t>(cam.height), tiles_x * tiles_y);
+  m.ensureImage(static_cast<uint32_t>(cam.width), static_cast<uint32_t>(cam.height), tiles_x * tiles_y, settings.depth);
   m.ensureKeys(std::max<uint64_t>(m.key_capacity, static_cast<uint64_t>(m.slots) * 4));
 
   std::vector<GpuObject> gobj(objects.size());
@@ -743,7 +747,7 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
 
   VulkanFrameStats st;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    m.writeFrame(&cam, settings.background, tiles_x, tiles_y);
+    m.writeFrame(&cam, settings.background, tiles_x, tiles_y, settings.depth);
     VkCommandBuffer cmd = m.ctx.begin();
     vkCmdResetQueryPool(cmd, m.queries, 0, kTimestamps);
     m.timestamp(cmd, 0);
@@ -757,7 +761,9 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     const VkDeviceAddress slots_word = m.counters.address + SF_COUNTER_SLOTS * 4;
     const int tile_passes = (hi_bits + 7) / 8;
     const VkDeviceSize image_bytes = static_cast<VkDeviceSize>(cam.width) * static_cast<VkDeviceSize>(cam.height) * 16;
-    gpu::Buffer& st_buf = m.staging(image_bytes + SF_COUNTER_WORDS * 4);
+    // Staging: the image, the depth plane when asked for, the counters.
+    const VkDeviceSize depth_bytes = settings.depth ? image_bytes / 2 : 0, counters_at = image_bytes + depth_bytes;
+    gpu::Buffer& st_buf = m.staging(counters_at + SF_COUNTER_WORDS * 4);
     int passes = 0;
     GpuPush alt = m.push();
     g.add("clear", {}, {r_counters, r_ranges}, [&] {
@@ -840,8 +846,9 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
       m.timestamp(cmd, 8);
     });
     g.add("readback", {r_image, r_counters}, {r_readback}, [&] {
-      VkBufferCopy img_copy{0, 0, image_bytes}, cnt_copy{0, image_bytes, SF_COUNTER_WORDS * 4};
+      VkBufferCopy img_copy{0, 0, image_bytes}, depth_copy{0, image_bytes, depth_bytes}, cnt_copy{0, counters_at, SF_COUNTER_WORDS * 4};
       vkCmdCopyBuffer(cmd, m.image.buffer, st_buf.buffer, 1, &img_copy);
+      if (depth_bytes) vkCmdCopyBuffer(cmd, m.depth_out.buffer, st_buf.buffer, 1, &depth_copy);
       vkCmdCopyBuffer(cmd, m.counters.buffer, st_buf.buffer, 1, &cnt_copy);
       m.timestamp(cmd, 9);
     });
@@ -851,7 +858,7 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     m.last_passes = passes;
 
     uint32_t cnt[SF_COUNTER_WORDS];
-    std::memcpy(cnt, static_cast<uint8_t*>(st_buf.mapped) + image_bytes, sizeof(cnt));
+    std::memcpy(cnt, static_cast<uint8_t*>(st_buf.mapped) + counters_at, sizeof(cnt));
     if (cnt[SF_COUNTER_ERROR])
       throw Error("Vulkan device " + m.ctx.info().name + " ran the radix sort with an unexpected subgroup layout");
     if (cnt[SF_COUNTER_OVERFLOW] && attempt == 0) {
@@ -862,6 +869,10 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     if (cnt[SF_COUNTER_OVERFLOW]) throw Error("Vulkan renderer: tile keys still overflow after growing the buffers");
     ImageRGBA img(cam.width, cam.height);
     std::memcpy(img.pixels.data(), st_buf.mapped, image_bytes);
+    if (depth_bytes) {
+      img.depth.resize(static_cast<size_t>(depth_bytes / 4));
+      std::memcpy(img.depth.data(), static_cast<uint8_t*>(st_buf.mapped) + image_bytes, depth_bytes);
+    }
     std::vector<double> ms = m.readTimestamps(kTimestamps);
     st.splats = m.slots;
     st.visible = cnt[SF_COUNTER_VISIBLE];

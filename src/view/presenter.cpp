@@ -44,19 +44,11 @@ int formatRank(VkFormat f) {  // UNORM first: ImGui's colours are meant for a ta
   return f == VK_FORMAT_B8G8R8A8_UNORM ? 0 : f == VK_FORMAT_R8G8B8A8_UNORM ? 1 : 2;
 }
 
+// Swapchain images only move between transfer and present layouts: transfer stages on both sides.
 void transition(VkCommandBuffer cmd, VkImage image, VkImageLayout from, VkImageLayout to, VkAccessFlags src_access,
                 VkAccessFlags dst_access) {
-  VkImageMemoryBarrier b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
-  b.srcAccessMask = src_access;
-  b.dstAccessMask = dst_access;
-  b.oldLayout = from;
-  b.newLayout = to;
-  b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  b.image = image;
-  b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr,
-                       1, &b);
+  gpu::imageBarrier(cmd, image, VK_IMAGE_ASPECT_COLOR_BIT, from, to, VK_PIPELINE_STAGE_TRANSFER_BIT, src_access,
+                    VK_PIPELINE_STAGE_TRANSFER_BIT, dst_access);
 }
 
 }  // namespace

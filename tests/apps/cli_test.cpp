@@ -3,6 +3,8 @@
 // with a message that names the problem.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -120,6 +122,46 @@ TEST(Cli, RenderWithCameraAndFloatOutput) {
   EXPECT_EQ(npy.height, 64);
   ImageDiff d = compareImages(png, npy);
   EXPECT_LE(d.max_abs, 0.5 / 255.0 + 1e-6);  // the PNG is the float image rounded to 8 bits
+}
+
+// --save-depth: a (height, width, 2) array whose transmittance is the float image's 1 - alpha and whose
+// normalised depth sum(d alpha T) / (1 - T) is a weighted mean of splat depths, so it lies within the
+// cloud's depth range wherever anything was blended. On both backends when Vulkan exists.
+TEST(Cli, RenderSavesTheDepthPlane) {
+  std::string dir = test::tempDir("CliDepth");
+  std::string ply = smallCloud(dir);
+  const GaussianCloud cloud = loadSplats(ply).cloud;
+  float z_min = INFINITY, z_max = -INFINITY;
+  for (const Vec3& p : cloud.positions) z_min = std::min(z_min, p.z), z_max = std::max(z_max, p.z);
+  writeText(dir + "/cam.json", R"({"width": 96, "height": 64, "fx": 80, "fy": 80, "cx": 48, "cy": 32,
+      "world_to_camera": [1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1]})");
+  std::vector<std::string> backends = {"cpu"};
+  if (gpu::vulkanAvailable()) backends.push_back("vulkan");
+  for (const std::string& backend : backends) {
+    CliRun r = cli("render " + ply + " -o " + dir + "/img.png --camera " + dir + "/cam.json --backend " + backend + " --save-float " + dir +
+                   "/img.npy --save-depth " + dir + "/depth.npy");
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("depth.npy"), std::string::npos) << r.out;
+    ImageRGBA img = readNpy(dir + "/img.npy");
+    NpyArray depth = readNpyArray(dir + "/depth.npy");
+    ASSERT_EQ(depth.height, 64);
+    ASSERT_EQ(depth.width, 96);
+    ASSERT_EQ(depth.channels, 2);
+    size_t covered = 0;
+    for (size_t p = 0; p < 96 * 64; ++p) {
+      const float d = depth.values[p * 2], t = depth.values[p * 2 + 1];
+      ASSERT_NEAR(t, 1 - img.pixels[p * 4 + 3], 1e-6f) << backend << " pixel " << p;
+      if (t > 0.999f) continue;
+      ++covered;
+      ASSERT_GE(d / (1 - t), z_min * 0.999f) << backend << " pixel " << p;
+      ASSERT_LE(d / (1 - t), z_max * 1.001f) << backend << " pixel " << p;
+    }
+    EXPECT_GT(covered, 500u) << backend;
+  }
+  CliRun bad = cli("render " + ply + " -o " + dir + "/b.png --save-depth " + dir + "/depth.exr");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.out.find("--save-depth " + dir + "/depth.exr: expected a .npy path"), std::string::npos) << bad.out;
+  EXPECT_FALSE(fs::exists(dir + "/b.png"));
 }
 
 // bench --save-scene bakes each object's transform into one world-space file; rendering that file must give

@@ -1,9 +1,10 @@
 // Interop with the peer tools from npm (tools/interop: @playcanvas/splat-transform 2.7 and 3.7, spz-js,
-// Khronos gltf-validator; docs/formats/interop.md). For every format pair Splatforge and a peer both
-// support: write with one, read with the other, and compare per gaussian with the source cloud, within the
-// format's quantisation, in the engine's (PLY, RDF) frame, so a file that arrives rotated fails. The
-// peers' PLY files are read by our PLY reader, which other tests check against raw bytes. Two pairs are also
-// rendered and compared by PSNR.
+// Niantic's library as @adobe/spz, Spark 2.2 (@sparkjsdev/spark; its web-worker decoder and its writer run in
+// node by tests/io/peers/spark_spz.mjs), Khronos gltf-validator; docs/formats/interop.md). For every format pair
+// Splatforge and a peer both support: write with one, read with the other, and compare per gaussian with the
+// source cloud, within the format's quantisation (and the peer's own, where it re-quantises), in the engine's
+// (PLY, RDF) frame, so a file that arrives rotated fails. The peers' PLY files are read by our PLY reader, which
+// other tests check against raw bytes. Two pairs are also rendered and compared by PSNR.
 // Without node or the peer packages these tests skip; under CI=true they fail.
 #include <gtest/gtest.h>
 
@@ -274,6 +275,192 @@ TEST_F(Interop, SpzCoordinateSystemRecordsMatchNianticsLibrary) {
     // The library keeps the scales and turns the quaternion; we permute the scales (axes * R * axes^T): one
     // covariance, so log-scales and quaternions are compared through it.
     expectWithin(compare(mine, theirs), Errors{1e-6, 10.0, 0, 0, 2e-5, 1.0, 1e-5}, std::string("record ") + axisSystemName(static_cast<AxisSystem>(value)));
+  }
+}
+
+// Spark (@sparkjsdev/spark 2.2, a three.js renderer), its WebAssembly decoder and writer run in node by
+// tests/io/peers/spark_spz.mjs. Two decoded forms: "ext" (its float form) and "packed" (its 16-byte form, what
+// a SplatMesh draws by default).
+constexpr const char* kSpark = "@sparkjsdev/spark/dist/spark.module.js";
+
+test::CommandResult runSparkScript(const std::vector<std::string>& args) {
+  const fs::path script = fs::path(SPLATFORGE_SOURCE_DIR) / "tests" / "io" / "peers" / "spark_spz.mjs";
+  std::vector<std::string> argv = {test::nodeExecutable(), script.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return test::runCommand(argv);
+}
+
+// Spark's decode of an SPZ file of `n` gaussians as a cloud in the axes Spark holds it (SH degree 3, f_dc from
+// Spark's base colour).
+GaussianCloud readBySpark(const std::string& spark, const std::string& spz, const std::string& form, size_t n) {
+  GaussianCloud g;
+  g.resize(n, 3);
+  const std::string out = spz + "." + form + ".f32";
+  const ::testing::AssertionResult ran = succeeded(runSparkScript({"read", spark, spz, out, form}));
+  if (!ran) {
+    ADD_FAILURE() << ran.message();
+    return g;
+  }
+  const std::vector<uint8_t> bytes = readFile(out);
+  constexpr size_t kFloats = 59;  // centre, scales, quaternion (x, y, z, w), opacity, colour, 45 SH
+  std::vector<float> f(bytes.size() / 4);
+  std::memcpy(f.data(), bytes.data(), f.size() * 4);
+  if (f.size() != n * kFloats) {
+    ADD_FAILURE() << "Spark decoded " << f.size() / kFloats << " gaussians of " << spz << ", want " << n;
+    return g;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const float* s = f.data() + i * kFloats;
+    g.positions[i] = {s[0], s[1], s[2]};
+    g.scales[i] = {s[3], s[4], s[5]};
+    g.rotations[i] = normalize(Quat{s[9], s[6], s[7], s[8]});
+    g.opacities[i] = s[10];
+    for (size_t k = 0; k < 3; ++k) g.shOf(i)[k] = colorToShDc(s[11 + k]);
+    for (size_t k = 3; k < 48; ++k) g.shOf(i)[k] = s[11 + k];
+  }
+  return g;
+}
+
+// Spark holds opacity, colour, log-scales and SH as float16 (in its float form, and in the splat arrays its SPZ
+// writer encodes from): half an ulp more, 2^-12 for values below 1, 2^-9 for |log-scale| below 8. Its float form
+// holds rotations as axis-angle of 10/10/12 bits (1e-5 more, measured 8e-6 in all).
+Errors plusSparkHalf(Errors e) {
+  e.opacity += std::ldexp(1.0, -12);
+  e.dc += std::ldexp(1.0, -12) / kShC0;
+  e.log_scale += std::ldexp(1.0, -9);
+  e.sh += std::ldexp(1.0, -12);
+  e.rotation += 1e-5;
+  return e;
+}
+
+// Spark's 16-byte form (PackedSplats): float16 centres (2^-12 below 1), log-scales of 8 bits over [-12, 9] (half a
+// step: 21/508), colour of 8 bits over [0, 1], SH bands of 7, 8 and 6 bits over [-1, 1] (half a step of the
+// coarsest: 1/62), axis-angle rotations of 8/8/8 bits (2.5e-4 more, measured 1.1e-4 in all; the covariance
+// likewise, with the coarser log-scales); opacity keeps SPZ's 8-bit step.
+Errors plusSparkPacked(Errors e) {
+  e.position += std::ldexp(1.0, -12);
+  e.log_scale += 21.0 / 508;
+  e.dc += 0.5 / 255 / kShC0;
+  e.sh += 1.0 / 62;
+  e.rotation += 2.5e-4;
+  e.covariance += 0.15;
+  return e;
+}
+
+// Spark's float form stores each SH coefficient's rgb with one shared exponent and clips every component to the
+// largest power of two not above the triple's largest magnitude, so components above it lose up to half their
+// value. The largest difference from that clipping of `want`, within 8-bit mantissas.
+double sparkExtShError(const GaussianCloud& want, const GaussianCloud& spark) {
+  double e = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    for (size_t k = 3; k < 48; k += 3) {
+      const float* v = want.shOf(i).data() + k;
+      const float largest = std::max({std::abs(v[0]), std::abs(v[1]), std::abs(v[2])});
+      const float cap = largest > 0 ? std::exp2(std::floor(std::log2(largest))) : 0.0f;
+      for (size_t c = 0; c < 3; ++c)
+        e = std::max(e, std::abs(double(std::copysign(std::min(std::abs(v[c]), cap), v[c])) - spark.shOf(i)[k + c]));
+    }
+  return e;
+}
+
+// Spark reads SPZ versions 2-3 (gzip) only, in raw axes: the values as stored are its frame, as for a PLY.
+// Our versions 2-3 written with --spz-axes raw arrive as the PLY does; our default RUB arrives turned 180
+// degrees about x; our default version 4 it refuses.
+TEST_F(Interop, SpzOursReadBySparkRaw) {
+  SF_REQUIRE_PEER_TOOL(spark, kSpark);
+  SF_REQUIRE_PEER_TOOL(three, "three/package.json");
+  const size_t n = source_.size();
+  const std::string v4 = path("ours_v4.spz");
+  saveSplats(source_, v4);
+  const test::CommandResult refused = runSparkScript({"read", spark, v4, v4 + ".f32", "ext"});
+  EXPECT_NE(refused.exit_code, 0) << "Spark reads SPZ version 4 now: update docs/formats/interop.md";
+  EXPECT_NE(refused.err.find("Invalid gzip header"), std::string::npos) << refused.err;
+  for (int version : {3, 2}) {
+    const std::string spz = path("ours_v" + std::to_string(version) + "_raw.spz");
+    saveSplats(source_, spz, FormatOptions{SpzAxes::kRaw, version});
+    const GaussianCloud ours = loadSplats(spz, FormatOptions{SpzAxes::kRaw, 4}).cloud;
+    for (const std::string form : {"ext", "packed"}) {
+      const std::string label = "ours v" + std::to_string(version) + " (raw) -> Spark " + form;
+      const GaussianCloud got = readBySpark(spark, spz, form, n);
+      Errors e = compare(source_, got);
+      if (form == "ext") {
+        const double clipped = sparkExtShError(ours, got);
+        std::printf("  %-44s SH %.2e from the source, %.2e from its clipping of our decode\n", label.c_str(), e.sh,
+                    clipped);
+        EXPECT_LE(clipped, 0.5 / 255 + 1e-6) << label;
+        e.sh = 0;
+      }
+      const Errors limit = form == "ext" ? plusSparkHalf(spzLimits(version)) : plusSparkPacked(spzLimits(version));
+      expectWithin(e, limit, label);
+    }
+  }
+  // Our default for versions 2-3 (RUB, SPZ's own convention) shows turned 180 degrees about x in Spark.
+  const std::string rub = path("ours_v3.spz");
+  saveSplats(source_, rub, FormatOptions{SpzAxes::kAuto, 3});
+  const GaussianCloud turned = readBySpark(spark, rub, "ext", n);
+  EXPECT_GT(compare(source_, turned).position, 0.5);
+  for (size_t i : {size_t(3), size_t(700)}) {
+    EXPECT_NEAR(turned.positions[i].x, source_.positions[i].x, 1e-3);
+    EXPECT_NEAR(turned.positions[i].y, -source_.positions[i].y, 1e-3);
+    EXPECT_NEAR(turned.positions[i].z, -source_.positions[i].z, 1e-3);
+  }
+}
+
+// A coordinate-system record (0xADBE0003, after the SH as Niantic's library writes it into versions 1-3)
+// changes nothing in Spark's decode, whatever it declares; our reader honours it.
+TEST_F(Interop, SpzCoordinateSystemRecordIgnoredBySpark) {
+  SF_REQUIRE_PEER_TOOL(spark, kSpark);
+  SF_REQUIRE_PEER_TOOL(three, "three/package.json");
+  const std::string plain = path("raw_v3.spz");
+  saveSplats(source_, plain, FormatOptions{SpzAxes::kRaw, 3});
+  ASSERT_TRUE(succeeded(runSparkScript({"read", spark, plain, plain + ".f32", "ext"})));
+  const std::vector<uint8_t> without = readFile(plain + ".f32");
+  // Gunzip, set the extensions flag, append the record, gzip again (node's zlib).
+  const std::string append =
+      "const z = require('zlib'), fs = require('fs'); const [input, output, value] = process.argv.slice(1);\n"
+      "const b = z.gunzipSync(fs.readFileSync(input)); b[14] |= 2;\n"
+      "const r = Buffer.alloc(12);\n"
+      "r.writeUInt32LE(0xADBE0003, 0); r.writeUInt32LE(4, 4); r.writeUInt32LE(+value, 8);\n"
+      "fs.writeFileSync(output, z.gzipSync(Buffer.concat([b, r])));\n";
+  for (AxisSystem axes : {AxisSystem::kRDF, AxisSystem::kRUB}) {
+    SCOPED_TRACE(axisSystemName(axes));
+    const std::string spz = path(std::string("record_") + axisSystemName(axes) + ".spz");
+    const std::string value = std::to_string(static_cast<uint32_t>(axes));
+    ASSERT_TRUE(succeeded(test::runCommand({test::nodeExecutable(), "-e", append, plain, spz, value})));
+    LoadedSplats l = loadSplats(spz);
+    EXPECT_EQ(l.version, 3);
+    EXPECT_EQ(l.axes, std::string(axisSystemName(axes)) + " (declared by the file's coordinate-system record)");
+    if (axes == AxisSystem::kRDF)
+      expectWithin(compare(source_, l.cloud), spzLimits(3), "ours v3 (raw) + RDF record -> ours");
+    ASSERT_TRUE(succeeded(runSparkScript({"read", spark, spz, spz + ".f32", "ext"})));
+    EXPECT_TRUE(readFile(spz + ".f32") == without) << "Spark's decode changed with a record declaring "
+                                                   << axisSystemName(axes);
+  }
+}
+
+// Spark writes SPZ version 2 in raw axes (as it read the PLY), no record, antialiased flag set: read upright
+// with --spz-axes raw. writeSpz writes what a PackedSplats holds (its quantisation, then SPZ's); transcodeSpz
+// converts the file directly.
+TEST_F(Interop, SpzOfSparkReadRawUpright) {
+  SF_REQUIRE_PEER_TOOL(spark, kSpark);
+  SF_REQUIRE_PEER_TOOL(three, "three/package.json");
+  FormatOptions raw;
+  raw.spz_axes = SpzAxes::kRaw;
+  for (const std::string writer : {"transcode", "packed"}) {
+    const std::string label =
+        "Spark " + std::string(writer == "packed" ? "writeSpz (PackedSplats)" : "transcodeSpz") + " -> ours (raw)";
+    const std::string spz = path("spark_" + writer + ".spz");
+    ASSERT_TRUE(succeeded(runSparkScript({"write", spark, source_ply_, spz, writer})));
+    LoadedSplats l = loadSplats(spz, raw);
+    EXPECT_EQ(l.version, 2);
+    EXPECT_TRUE(l.cloud.antialiased);
+    // Encoded from float16 arrays, SH bytes snapped to buckets like Niantic's library; writeSpz from what a
+    // PackedSplats holds, whose opacity is one more 8-bit step.
+    Errors limit = plusSparkHalf(spzLimits(2, true));
+    if (writer == "packed") limit = plusSparkPacked(limit), limit.opacity += 0.5 / 255;
+    expectWithin(compare(source_, l.cloud), limit, label);
+    const LoadedSplats assumed = loadSplats(spz);  // no record: SPZ's RUB, so turned
+    EXPECT_NEAR(assumed.cloud.positions[7].y, -source_.positions[7].y, 2e-3);
   }
 }
 

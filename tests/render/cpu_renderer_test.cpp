@@ -223,6 +223,46 @@ ImageRGBA bruteForce(const GaussianCloud& cloud, const Camera& cam, Vec3 bg) {
   return img;
 }
 
+// The depth plane in closed form: two gaussians on the axis, the far one drawn as a second object. At
+// pixel (15, 15) (0.5 px from both means in x and y) each has alpha o * exp(-0.5 * 0.5 / var) with var the
+// analytic EWA variance; the expected depth is z1 a1 + z2 a2 (1 - a1) and the transmittance
+// (1 - a1)(1 - a2). An opaque surface between them (stop depth 4) leaves only the front one.
+TEST(Render, DepthPlaneIsTheExpectedSplatDepth) {
+  const float f = 40.0f;
+  Camera cam = identityCamera(32, 32, f);
+  GaussianCloud front = oneGaussian({0, 0, 3}, 0.2f, 0.7f, {1, 0, 0}), back = oneGaussian({0, 0, 5}, 0.4f, 0.6f, {0, 1, 0});
+  RenderObject objs[2] = {{&back, Mat4{}}, {&front, Mat4{}}};
+  RenderSettings rs;
+  rs.depth = true;
+  ImageRGBA img = renderCpu(objs, cam, rs);
+  ASSERT_EQ(img.depth.size(), 32u * 32u * 2u);
+  auto alphaAt = [&](float z, float s, float o) {
+    const float var = (f * s / z) * (f * s / z) + 0.3f;
+    return o * std::exp(-0.5f * (0.25f + 0.25f) / var);
+  };
+  const float a1 = alphaAt(3, 0.2f, 0.7f), a2 = alphaAt(5, 0.4f, 0.6f);
+  const float* d = img.depth.data() + (15 * 32 + 15) * 2;
+  EXPECT_NEAR(d[0], 3 * a1 + 5 * a2 * (1 - a1), 1e-5f);
+  EXPECT_NEAR(d[1], (1 - a1) * (1 - a2), 1e-6f);
+  EXPECT_NEAR(d[1], 1 - img.at(15, 15)[3], 1e-7f);  // the transmittance is the one behind the image's alpha
+  // Far outside both: nothing blended.
+  EXPECT_EQ(img.depth[0], 0.0f);
+  EXPECT_EQ(img.depth[1], 1.0f);
+  // Without the flag there is no depth plane.
+  EXPECT_TRUE(renderCpu(objs, cam, {}).depth.empty());
+  // A surface at depth 4 stops the pixel after the front splat.
+  ProjectedSplat ps[2];
+  float sh[3] = {0, 0, 0};
+  ASSERT_TRUE(projectSplat({0, 0, 3}, covarianceFromScaleRotation({0.2f, 0.2f, 0.2f}, {}), 0.7f, 0, sh, {0, 0, 1}, ColorSpace::kSrgb, cam,
+                           false, &ps[0]));
+  ASSERT_TRUE(projectSplat({0, 0, 5}, covarianceFromScaleRotation({0.4f, 0.4f, 0.4f}, {}), 0.6f, 0, sh, {0, 0, 1}, ColorSpace::kSrgb, cam,
+                           false, &ps[1]));
+  const uint32_t order[2] = {0, 1};
+  PixelResult r = blendPixel(ps, order, 15, 15, {}, 4.0f);
+  EXPECT_NEAR(r.depth, 3 * a1, 1e-5f);
+  EXPECT_NEAR(r.transmittance, 1 - a1, 1e-6f);
+}
+
 TEST(Render, MatchesBruteForcePerPixelReference) {
   GaussianCloud c = test::randomCloud(600, 3, 5);
   for (Vec3& p : c.positions) p = p + Vec3{0, 0, 3.5f};

@@ -195,6 +195,46 @@ TEST(VulkanImage, DemoMatchesCpu) {
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 
+// The depth plane (expected splat depth, transmittance) per pixel against the CPU reference: a random
+// cloud alone, then cut by an opaque mesh (both stop at the mesh). A pixel may differ where exp() rounding
+// moves a splat across the 1/255 alpha or 1e-4 transmittance thresholds, so most pixels must agree to
+// 1e-3 relative and all to a loose bound; the image itself is unchanged by asking for depth.
+TEST(VulkanImage, DepthPlaneMatchesCpu) {
+  SF_REQUIRE_VULKAN(r);
+  const Camera cam = lookCamera(160, 120);
+  GaussianCloud cloud = frontCloud(3000, 1, 23);
+  test::TestMesh sphere = test::sphereMesh({0.1f, 0.0f, 3.4f}, 0.6f, 24, 5);
+  RenderMesh mesh = sphere.view();
+  RenderObject obj{&cloud, Mat4{}};
+  RenderSettings settings;
+  settings.depth = true;
+  std::vector<float> without_mesh;
+  for (bool with_mesh : {false, true}) {
+    std::span<const RenderMesh> meshes = with_mesh ? std::span<const RenderMesh>(&mesh, 1) : std::span<const RenderMesh>();
+    ImageRGBA cpu = renderCpu({&obj, 1}, cam, settings, nullptr, meshes), gpu = r->render({&obj, 1}, cam, settings, nullptr, meshes);
+    ASSERT_EQ(gpu.depth.size(), cpu.depth.size());
+    size_t close = 0, blended = 0;
+    double worst_t = 0;
+    for (size_t p = 0; p < cpu.depth.size(); p += 2) {
+      const double dc = cpu.depth[p], dg = gpu.depth[p], tc = cpu.depth[p + 1], tg = gpu.depth[p + 1];
+      blended += tc < 0.99;
+      close += std::abs(dc - dg) <= 1e-3 * std::max(1.0, dc) && std::abs(tc - tg) <= 1e-3;
+      worst_t = std::max(worst_t, std::abs(tc - tg));
+    }
+    const size_t pixels = cpu.depth.size() / 2;
+    std::printf("depth plane Vulkan vs CPU%s: %zu of %zu pixels within 1e-3 (%zu blended), worst transmittance difference %.2e\n",
+                with_mesh ? " with a mesh" : "", close, pixels, blended, worst_t);
+    EXPECT_GE(blended, pixels / 4);  // the cloud covers the view: the comparison is not of empty pixels
+    EXPECT_GE(static_cast<double>(close), 0.995 * static_cast<double>(pixels));
+    EXPECT_LE(worst_t, with_mesh ? 0.5 : 0.05);  // mesh edges: the GPU snaps vertices to its sub-pixel grid
+    RenderSettings plain;
+    EXPECT_TRUE(r->render({&obj, 1}, cam, plain, nullptr, meshes).depth.empty());
+    if (with_mesh) EXPECT_NE(gpu.depth, without_mesh) << "the mesh stopped no pixel";
+    else without_mesh = gpu.depth;
+  }
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
 TEST(VulkanImage, BikerMatchesCpu) {
   SF_REQUIRE_VULKAN(r);
   SF_REQUIRE_ASSET(path, "splats/biker.spz");

@@ -49,7 +49,7 @@ void main() {
   bool inside = px < fr.f.width && py < fr.f.height;
   bool done = !inside;
   vec2 pixf = vec2(float(px), float(py));
-  float T = 1.0;
+  float T = 1.0, D = 0.0;
   vec3 C = vec3(0.0);
   vec3 behind = vec3(fr.f.background[0], fr.f.background[1], fr.f.background[2]);
   float stop_depth = SF_NO_MESH_DEPTH;
@@ -115,9 +115,13 @@ void main() {
           break;
         }
         C += s_color_depth[j].xyz * (alpha * T);
+        D += s_color_depth[j].w * (alpha * T);
         T = test_t;
       }
     }
   }
-  if (inside) fr.f.image.v[py * fr.f.width + px] = vec4(C + T * behind, mesh ? 1.0 : 1.0 - T);
+  if (inside) {
+    fr.f.image.v[py * fr.f.width + px] = vec4(C + T * behind, mesh ? 1.0 : 1.0 - T);
+    if (fr.f.write_depth != 0u) fr.f.depth_out.v[py * fr.f.width + px] = vec2(D, T);
+  }
 }
