@@ -533,6 +533,114 @@ void bindingSeeds() {
   put(t, "truncated.bin", head(three, three.size() - 1));
 }
 
+// ---- ONNX ----------------------------------------------------------------------------------------------
+// Protobuf wire format, enough for small ONNX models: varints, length-delimited fields.
+
+void varint(Bytes& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<uint8_t>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<uint8_t>(v));
+}
+
+void fieldVarint(Bytes& out, uint32_t field, uint64_t v) {
+  varint(out, uint64_t{field} << 3);
+  varint(out, v);
+}
+
+void fieldBytes(Bytes& out, uint32_t field, const Bytes& payload) {
+  varint(out, (uint64_t{field} << 3) | 2);
+  varint(out, payload.size());
+  out.insert(out.end(), payload.begin(), payload.end());
+}
+
+void fieldString(Bytes& out, uint32_t field, const std::string& text) { fieldBytes(out, field, Bytes(text.begin(), text.end())); }
+
+// TensorProto: dims (1), data_type (2), name (8), raw_data (9).
+Bytes onnxTensor(const std::string& name, std::vector<int64_t> dims, int type, const Bytes& raw) {
+  Bytes t;
+  for (int64_t d : dims) fieldVarint(t, 1, static_cast<uint64_t>(d));
+  fieldVarint(t, 2, static_cast<uint64_t>(type));
+  fieldString(t, 8, name);
+  fieldBytes(t, 9, raw);
+  return t;
+}
+
+// ValueInfoProto: name (1), type (2) -> TypeProto.tensor_type (1) -> elem_type (1), shape (2) -> dim (1) -> dim_value (1).
+Bytes onnxValue(const std::string& name, int type, std::vector<int64_t> dims) {
+  Bytes shape;
+  for (int64_t d : dims) {
+    Bytes dim;
+    fieldVarint(dim, 1, static_cast<uint64_t>(d));
+    fieldBytes(shape, 1, dim);
+  }
+  Bytes tensor_type;
+  fieldVarint(tensor_type, 1, static_cast<uint64_t>(type));
+  fieldBytes(tensor_type, 2, shape);
+  Bytes type_proto;
+  fieldBytes(type_proto, 1, tensor_type);
+  Bytes v;
+  fieldString(v, 1, name);
+  fieldBytes(v, 2, type_proto);
+  return v;
+}
+
+// NodeProto: input (1), output (2), name (3), op_type (4).
+Bytes onnxNode(const std::string& op, std::vector<std::string> inputs, std::vector<std::string> outputs) {
+  Bytes n;
+  for (const std::string& i : inputs) fieldString(n, 1, i);
+  for (const std::string& o : outputs) fieldString(n, 2, o);
+  fieldString(n, 3, op + "_node");
+  fieldString(n, 4, op);
+  return n;
+}
+
+// ModelProto: ir_version (1), opset_import (8: domain 1, version 2), graph (7: node 1, name 2,
+// initializer 5, input 11, output 12).
+Bytes onnxModel(const std::vector<Bytes>& nodes, const std::vector<Bytes>& initializers, const std::vector<Bytes>& inputs,
+                const std::vector<Bytes>& outputs) {
+  Bytes graph;
+  for (const Bytes& n : nodes) fieldBytes(graph, 1, n);
+  fieldString(graph, 2, "seed");
+  for (const Bytes& t : initializers) fieldBytes(graph, 5, t);
+  for (const Bytes& v : inputs) fieldBytes(graph, 11, v);
+  for (const Bytes& v : outputs) fieldBytes(graph, 12, v);
+  Bytes opset;
+  fieldString(opset, 1, "");
+  fieldVarint(opset, 2, 17);
+  Bytes model;
+  fieldVarint(model, 1, 8);
+  fieldBytes(model, 8, opset);
+  fieldBytes(model, 7, graph);
+  return model;
+}
+
+Bytes floatBytes(std::vector<float> v) {
+  Bytes b(v.size() * 4);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+void onnxSeeds() {
+  const std::string t = "fuzz_onnx";
+  constexpr int kFloat = 1, kInt64 = 7;
+  put(t, "add.onnx", onnxModel({onnxNode("Add", {"a", "b"}, {"c"})}, {}, {onnxValue("a", kFloat, {2, 3}), onnxValue("b", kFloat, {2, 3})},
+                               {onnxValue("c", kFloat, {2, 3})}));
+  std::vector<float> rows(20, 0.1f), rgb(6, 0.5f);
+  const Bytes generator = onnxModel({onnxNode("Identity", {"g"}, {"gaussians"}), onnxNode("Identity", {"c"}, {"rgb"})},
+                                    {onnxTensor("g", {2, 10}, kFloat, floatBytes(rows)), onnxTensor("c", {2, 3}, kFloat, floatBytes(rgb))}, {},
+                                    {onnxValue("gaussians", kFloat, {2, 10}), onnxValue("rgb", kFloat, {2, 3})});
+  put(t, "static_generator.onnx", generator);
+  put(t, "truncated.onnx", head(generator, generator.size() / 2));
+  Bytes shape(16);
+  const int64_t dims[2] = {3, 4};
+  std::memcpy(shape.data(), dims, 16);
+  put(t, "folded.onnx",
+      onnxModel({onnxNode("ConstantOfShape", {"s"}, {"z"}), onnxNode("Transpose", {"z"}, {"zt"}), onnxNode("Add", {"zt", "x"}, {"y"})},
+                {onnxTensor("s", {2}, kInt64, shape)}, {onnxValue("x", kFloat, {4, 3})}, {onnxValue("y", kFloat, {4, 3})}));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -545,7 +653,7 @@ int main(int argc, char** argv) {
     // Each target's directory is written afresh: seeds a newer generator no longer writes disappear.
     for (const char* t : {"fuzz_ply", "fuzz_compressed_ply", "fuzz_spz", "fuzz_spz_body", "fuzz_splat",
                           "fuzz_gltf", "fuzz_camera", "fuzz_scene", "fuzz_character", "fuzz_bindings", "fuzz_sog",
-                          "fuzz_ksplat"})
+                          "fuzz_ksplat", "fuzz_onnx"})
       fs::remove_all(g_out / t);
     plySeeds();
     compressedPlySeeds();
@@ -558,6 +666,7 @@ int main(int argc, char** argv) {
     bindingSeeds();
     sogSeeds();
     ksplatSeeds();
+    onnxSeeds();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fuzz_seeds: %s\n", e.what());
     return 1;

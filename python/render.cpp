@@ -97,7 +97,7 @@ ImageRGBA renderState(const std::shared_ptr<SceneState>& st, double t, const Ren
   const bool use_vulkan = job.backend == Backend::kVulkan || (job.backend == Backend::kAuto && r.vulkanAvailable());
   VulkanRenderer* vulkan = use_vulkan ? &r.ensure(job.device, job.validation) : nullptr;
 
-  poseScene(st->scene, t, st->frame, use_vulkan);  // characters deform on the GPU with Vulkan, as the CLI does
+  poseScene(st->scene, t, st->frame, use_vulkan, &job.camera);  // characters deform on the GPU with Vulkan, as the CLI does
   std::vector<RenderObject> objects = st->frame.objects;
   if (!st->scene.script.empty()) {
     if (!st->world || t < st->world_time) {
@@ -117,12 +117,14 @@ ImageRGBA renderState(const std::shared_ptr<SceneState>& st, double t, const Ren
     for (RenderObject& o : objects)
       if (o.cloud && o.cloud->sh_degree > job.sh_degree) {
         std::shared_ptr<const GaussianCloud>& copy = st->reduced[{o.cloud, job.sh_degree}];
-        if (!copy) copy = std::make_shared<const GaussianCloud>(reduceShDegree(*o.cloud, job.sh_degree));
+        // A generator's cloud changes every frame at the same address: never reuse its reduced copy.
+        if (!copy || o.dynamic) copy = std::make_shared<const GaussianCloud>(reduceShDegree(*o.cloud, job.sh_degree));
         o.cloud = copy.get();
         keep.push_back(copy);
       }
 
-  if (!vulkan) return renderCpu(objects, job.camera, job.settings, nullptr, st->frame.meshes);
+  auto post = [&](ImageRGBA image) { return st->scene.post ? st->scene.post->apply(image) : image; };  // scene JSON "post"
+  if (!vulkan) return post(renderCpu(objects, job.camera, job.settings, nullptr, st->frame.meshes));
   // Until this frame is drawn the GPU may still hold the previous frame's clouds: keep both alive.
   r.keepalive.insert(r.keepalive.end(), keep.begin(), keep.end());
   const gpu::Context& ctx = vulkan->context();
@@ -132,7 +134,7 @@ ImageRGBA renderState(const std::shared_ptr<SceneState>& st, double t, const Ren
   if (const uint32_t errors = ctx.validationErrors() - errors_before; errors > 0)  // this frame's only
     throw Error(std::to_string(errors) + " Vulkan validation error(s):\n" + ctx.validationReport(static_cast<uint32_t>(messages_before)));
   r.keepalive = std::move(keep);
-  return image;
+  return post(std::move(image));
 }
 
 // ---- arguments ----
@@ -184,7 +186,7 @@ Camera resized(Camera cam, std::optional<int> width, std::optional<int> height) 
 
 bool hasContent(const Scene& scene) {
   for (const SceneObject& o : scene.objects)
-    if ((o.cloud && o.cloud->size() > 0) || (o.model && o.model->drawnPrimitives() > 0)) return true;
+    if ((o.cloud && o.cloud->size() > 0) || (o.model && o.model->drawnPrimitives() > 0) || o.generator) return true;
   return !scene.script.empty();
 }
 

@@ -12,6 +12,7 @@ packages=(
   libvulkan-dev libvulkan-volk-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   python3 python3-dev python3-numpy pybind11-dev
   libwebp-dev
+  libonnx-dev libprotobuf-dev libonnx-testdata
   libglfw3-dev libimgui-dev xvfb xauth
 )
 

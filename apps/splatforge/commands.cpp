@@ -180,7 +180,9 @@ class FrameRenderer {
 
   // Renders the scene at scene time t: glTF objects are posed (CPU skinning) and drawn as meshes.
   Frame render(const Scene& scene, double t, const Camera& cam, const RenderSettings& settings) {
-    poseScene(scene, t, frame_, vulkan_ != nullptr);  // characters deform on the GPU with Vulkan
+    const auto t_pose = Clock::now();
+    poseScene(scene, t, frame_, vulkan_ != nullptr, &cam);  // characters deform on the GPU with Vulkan
+    const double pose_ms = secondsSince(t_pose) * 1e3;
     std::vector<RenderObject> objects = frame_.objects;
     if (!scene.script.empty()) {  // the character commands up to this time
       world_.advanceTo(t, scene.script);
@@ -208,6 +210,13 @@ class FrameRenderer {
       f.visible = st.visible, f.splats = st.splats, f.keys = st.tile_keys;
       f.timing = fmt::format("cpu: preprocess {:.1f} ms, sort {:.1f} ms, {}raster {:.1f} ms", st.preprocess_ms, st.sort_ms,
                              meshes.empty() ? "" : fmt::format("meshes {:.1f} ms, ", st.mesh_ms), st.raster_ms);
+    }
+    const bool generators = std::any_of(scene.objects.begin(), scene.objects.end(), [](const SceneObject& o) { return o.generator != nullptr; });
+    if (generators) f.timing += fmt::format("; scene posed with generators (CPU) in {:.1f} ms", pose_ms);
+    if (scene.post) {  // post-processing model on the finished frame
+      const auto t_post = Clock::now();
+      f.image = scene.post->apply(f.image);
+      f.timing += fmt::format("; post {} (CPU) {:.1f} ms", std::filesystem::path(scene.post->path()).filename().string(), secondsSince(t_post) * 1e3);
     }
     return f;
   }

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "onnx_command.h"
 #include "view_command.h"
 #include "core/limits.h"
 
@@ -198,16 +199,18 @@ int main(int argc, char** argv) {
   c_bskin->add_option("--json-out", bskin.json_out, "Also write the results as JSON to this file");
 
   ViewCommand view(app);  // splatforge view: options in view_command.cpp
+  OnnxCommand onnx(app);  // splatforge onnx info|run: options in onnx_command.cpp
 
   // --help lists the commands by what they are for.
   const char* kViewGroup = "View and render";
   const char* kFormatsGroup = "Formats";
   const char* kCharactersGroup = "Characters and animation";
+  const char* kNeuralGroup = "Neural";
   const char* kBenchGroup = "Benchmarks and devices";
   for (auto [command, group] : std::initializer_list<std::pair<CLI::App*, const char*>>{
            {c_ren, kViewGroup}, {c_ani, kViewGroup}, {c_demo, kViewGroup}, {c_info, kFormatsGroup}, {c_conv, kFormatsGroup},
            {c_chr, kCharactersGroup}, {c_pose, kCharactersGroup}, {c_bench, kBenchGroup}, {c_bch, kBenchGroup},
-           {c_bskin, kBenchGroup}, {c_dev, kBenchGroup}})
+           {c_bskin, kBenchGroup}, {c_dev, kBenchGroup}, {onnx.command(), kNeuralGroup}})
     command->group(group);
   app.get_subcommand("view")->group(kViewGroup);
 
@@ -244,6 +247,7 @@ int main(int argc, char** argv) {
   if (c_ani->parsed()) return runAnimate(ani);
   if (c_bch->parsed()) return runBenchCharacters(bch);
   if (view.parsed()) return view.run();
+  if (onnx.parsed()) return onnx.run();
   if (c_chr->parsed()) {
     chr.action = c_chr_build->parsed() ? "build" : c_chr_bind->parsed() ? "bind" : c_chr_prev->parsed() ? "preview" : "info";
     return runCharacter(chr);

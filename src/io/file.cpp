@@ -157,6 +157,7 @@ InputKind classifyInput(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) return InputKind::kCharacterPackage;
   const std::string ext = fileExtension(path);
   if (ext == ".gltf" || ext == ".glb") return InputKind::kGltf;
+  if (ext == ".onnx") return InputKind::kOnnx;  // a neural gaussian generator (neural/generator.h)
   if (isSogMetaPath(path)) return InputKind::kSplatFile;  // the meta.json of an unpacked SOG
   if (ext == ".json") return InputKind::kSceneJson;
   return InputKind::kSplatFile;

@@ -26,7 +26,7 @@ std::string fileExtension(const std::string& path);
 // character package, .gltf / .glb a glTF model, meta.json an unpacked SOG splat file, any other .json a
 // scene, anything else a splat file (whose format decodeSplats then reads from its content). Never throws;
 // a missing file is reported by its loader.
-enum class InputKind { kSplatFile, kGltf, kSceneJson, kCharacterPackage };
+enum class InputKind { kSplatFile, kGltf, kSceneJson, kCharacterPackage, kOnnx };
 InputKind classifyInput(const std::string& path);
 
 }  // namespace sf

@@ -58,6 +58,10 @@ struct RenderObject {
   // Or: deformed on the GPU from bindings (Vulkan backend only; the CPU backend takes the overrides above,
   // computed by the CPU reference character::DeformJob).
   const SplatDeformSource* deform = nullptr;
+  // The cloud's contents change every frame at the same address (a neural generator's output): the Vulkan
+  // backend uploads it every frame instead of caching it by pointer and size.
+  bool dynamic = false;
+
   // Empty when usable; otherwise why not (override sizes).
   std::string validate() const;
 };

@@ -215,7 +215,7 @@ struct VulkanRenderer::Impl {
   void uploadClouds(std::span<const RenderObject> objects) {
     bool same = uploaded.size() == objects.size();
     for (size_t o = 0; same && o < objects.size(); ++o)
-      same = uploaded[o].first == objects[o].cloud && uploaded[o].second == objects[o].cloud->size();
+      same = !objects[o].dynamic && uploaded[o].first == objects[o].cloud && uploaded[o].second == objects[o].cloud->size();
     if (same && means.size) return;  // (a first frame without splats still creates its minimal buffers)
     uploaded.clear();
     sh_base.clear();

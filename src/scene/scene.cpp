@@ -173,7 +173,20 @@ float SceneObject::clipTime(double scene_time) const {
   return loop ? anim::wrapTime(t, duration) : std::clamp(t, 0.0f, std::max(duration, 0.0f));
 }
 
-void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform) {
+namespace {
+
+// What a generator sees: the frame's camera in the object's frame (world_to_camera * object_to_world).
+Camera generatorCamera(const Camera* cam, const Mat4& object_to_world) {
+  Camera c;
+  if (cam) c = *cam;
+  else c.width = 1280, c.height = 720, c.fx = c.fy = 1000, c.cx = 640, c.cy = 360;
+  c.world_to_camera = c.world_to_camera * object_to_world;
+  return c;
+}
+
+}  // namespace
+
+void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, const Camera* cam) {
   size_t models = 0, characters = 0;
   for (const SceneObject& o : scene.objects) {
     if (o.character) ++characters;
@@ -199,6 +212,14 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform) {
       }
       out.objects.push_back(ro);
       ++c;
+      continue;
+    }
+    if (o.generator) {
+      const nn::GeneratedGaussians& g = o.generator->generate(o.time + o.speed * t, generatorCamera(cam, o.object_to_world));
+      if (g.cloud.size() == 0) continue;
+      RenderObject ro{&g.cloud, o.object_to_world, g.cloud.positions, g.covariances};
+      ro.dynamic = true;
+      out.objects.push_back(ro);
       continue;
     }
     if (o.cloud && o.cloud->size() > 0) out.objects.push_back({o.cloud.get(), o.object_to_world, {}, {}});
@@ -260,6 +281,42 @@ void loadGltfObject(SceneObject& obj, const std::string& path, const std::string
   }
   if (model->splats().size() > 0) obj.cloud = std::shared_ptr<const GaussianCloud>(model, &model->splats());
   obj.model = std::move(model);
+}
+
+// A neural generator: the model (loaded, its contract and operators checked) and its control inputs from
+// the scene's "inputs" object (name -> number or array of numbers, nested arrays flattened in order). Every
+// control the model declares must be given. Throws sf::Error naming `where` and the model's controls.
+void loadGeneratorObject(SceneObject& obj, const std::string& path, const Json* inputs, const std::string& where) {
+  auto g = std::make_shared<nn::GaussianGenerator>(path);
+  if (inputs) {
+    if (!inputs->is_object()) throw Error(where + ": expected an object of control name -> number or array");
+    for (const auto& [name, value] : inputs->items()) {
+      std::vector<float> values;
+      std::vector<const Json*> stack{&value};
+      while (!stack.empty()) {  // depth-first, in order
+        const Json* v = stack.back();
+        stack.pop_back();
+        if (v->is_number()) values.push_back(v->get<float>());
+        else if (v->is_array())
+          for (auto it = v->rbegin(); it != v->rend(); ++it) stack.push_back(&*it);
+        else throw Error(where + "." + name + ": expected a number or an array of numbers");
+      }
+      nn::Tensor t(nn::DType::kFloat32, {static_cast<int64_t>(values.size())});
+      t.f = values;
+      try {
+        g->setControl(name, t);
+      } catch (const Error& e) {
+        throw Error(where + "." + name + ": " + e.what());
+      }
+    }
+  }
+  for (const std::string& c : g->contract().control_inputs)
+    if (!inputs || !inputs->contains(c)) {
+      std::string list;
+      for (const std::string& n : g->contract().control_inputs) list += (list.empty() ? "'" : ", '") + n + "'";
+      throw Error(where + ": control input '" + c + "' of " + path + " is not given (its controls: " + list + ")");
+    }
+  obj.generator = std::move(g);
 }
 
 // A character package: its splats (deformed per frame) and its model; the clip defaults to the package's.
@@ -350,6 +407,13 @@ Scene sceneFromFile(const std::string& path, const std::string& clip, double tim
   obj.source = path;
   const InputKind kind = classifyInput(path);
   if (kind == InputKind::kSceneJson) throw Error(path + ": a scene JSON is not one object (load it with loadSceneJson)");
+  if (kind == InputKind::kOnnx) {
+    if (!clip.empty()) throw Error(path + ": --clip applies to glTF files only");
+    loadGeneratorObject(obj, path, nullptr, "inputs");
+    obj.time = time;
+    scene.objects.push_back(std::move(obj));
+    return scene;
+  }
   if (kind == InputKind::kCharacterPackage) {
     loadCharacterObject(obj, path, clip);
     obj.name = std::filesystem::path(path).filename().string();
@@ -425,10 +489,12 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
   for (size_t i = 0; i < objects.value.size(); ++i) {
     Node o = objects.at(i);
     SceneObject obj;
-    if (o.has("file") + o.has("gltf") + o.has("character") != 1)
-      o.fail("an object has exactly one of \"file\" (splats), \"gltf\" (a model) or \"character\" (a character package)");
-    const bool gltf_key = o.has("gltf"), character_key = o.has("character");
-    std::string file = (gltf_key ? o["gltf"] : character_key ? o["character"] : o["file"]).string();
+    if (o.has("file") + o.has("gltf") + o.has("character") + o.has("generator") != 1)
+      o.fail("an object has exactly one of \"file\" (splats), \"gltf\" (a model), \"character\" (a character package) or "
+             "\"generator\" (an ONNX model)");
+    const bool gltf_key = o.has("gltf"), character_key = o.has("character"), generator_key = o.has("generator");
+    std::string file = (gltf_key ? o["gltf"] : character_key ? o["character"] : generator_key ? o["generator"] : o["file"]).string();
+    if (o.has("inputs") && !generator_key) o["inputs"].fail("\"inputs\" applies to generator objects only");
     obj.name = o.has("name") ? o["name"].string() : std::filesystem::path(file).stem().string();
     obj.object_to_world = o.has("transform") ? parseTransform(o["transform"]) : Mat4{};
     std::string resolved = file;
@@ -439,7 +505,7 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
       confinement = e.what();
     }
     obj.source = resolved;
-    const bool gltf = !character_key && (gltf_key || classifyInput(resolved) == InputKind::kGltf);
+    const bool gltf = !character_key && !generator_key && (gltf_key || classifyInput(resolved) == InputKind::kGltf);
     std::string clip;
     if (o.has("clip")) {
       if (!gltf && !character_key) o["clip"].fail("\"clip\" applies to glTF and character objects only");
@@ -455,7 +521,9 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
     std::string failure;
     try {
       if (!confinement.empty()) throw Error(confinement);
-      if (character_key) {
+      if (generator_key) {
+        loadGeneratorObject(obj, resolved, o.has("inputs") ? &o["inputs"].value : nullptr, o.path + ".inputs");
+      } else if (character_key) {
         const std::string key = fileKey(resolved);
         auto it = characters.find(key);
         loadCharacterObject(obj, resolved, clip, it != characters.end() ? it->second : nullptr);
@@ -488,12 +556,14 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
       obj.cloud = placeholder;
       obj.model.reset();
       obj.character.reset();
+      obj.generator.reset();
       obj.clip = -1;
       obj.source = "placeholder";
     }
     if (options.progress) {
       std::string what = obj.cloud ? std::to_string(obj.cloud->size()) + " gaussians" : std::string();
       if (obj.character) what += " bound to " + obj.character->model().document().path;
+      else if (obj.generator) what = "generator, " + obj.generator->contract().describe();
       else if (obj.model && obj.model->drawnPrimitives() > 0)
         what += (what.empty() ? "" : ", ") + std::to_string(obj.model->drawnPrimitives()) + " mesh primitives (" +
                 std::to_string(obj.model->vertexCount()) + " vertices)" +
@@ -505,6 +575,15 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
   if (root.has("script")) scene.script = parseScript(root["script"], dir, options.confine_paths);
   if (root.has("camera")) scene.camera = parseCameraNode(root["camera"], options.width, options.height);
   if (root.has("background")) scene.background = root["background"].vec3();
+  if (root.has("post")) {
+    Node post = root["post"];
+    try {
+      scene.post = std::make_shared<const nn::ImageModel>(resolveScenePath(dir, post.string(), options.confine_paths));
+    } catch (const Error& e) {
+      if (options.strict) throw Error(path + ": " + post.path + ": " + e.what());
+      scene.warnings.push_back(post.path + ": " + e.what() + "; frames are not post-processed");
+    }
+  }
   return scene;
 }
 
@@ -514,7 +593,7 @@ CloudBounds sceneBounds(const Scene& scene) {
     if (o.cloud)
       for (const Vec3& p : o.cloud->positions) all.positions.push_back(transformPoint(o.object_to_world, p));
   bool posed_content = scene.hasMeshes();
-  for (const SceneObject& o : scene.objects) posed_content |= o.character != nullptr;
+  for (const SceneObject& o : scene.objects) posed_content |= o.character != nullptr || o.generator != nullptr;
   if (posed_content) {
     all.positions.clear();
     SceneFrame frame;

@@ -13,6 +13,8 @@
 #include "render/cpu_renderer.h"
 #include "character/character.h"
 #include "character/world.h"
+#include "neural/generator.h"
+#include "neural/image_model.h"
 #include "scene/model.h"
 
 namespace sf {
@@ -28,6 +30,10 @@ struct SceneObject {
   // Splat characters: the character (its model is `model`), drawn as its deformed splats; the clip and
   // timing fields apply as for glTF objects.
   std::shared_ptr<const character::Character> character;
+  // Neural gaussian generators (an ONNX model, docs/neural.md): run every frame with the model time
+  // time + speed * t and the camera (seen from the object's frame); their gaussians join the frame's one
+  // sort. Mutable: a generator keeps its last output and its control inputs.
+  std::shared_ptr<nn::GaussianGenerator> generator;
   int clip = -1;
   double time = 0, speed = 1;
   bool loop = true;
@@ -40,6 +46,8 @@ struct Scene {
   std::vector<SceneObject> objects;
   std::optional<Camera> camera;
   std::optional<Vec3> background;
+  // Post-processing (scene JSON "post"): an image-to-image model run on every finished frame.
+  std::shared_ptr<const nn::ImageModel> post;
   std::vector<std::string> warnings;  // assets replaced by placeholders, with the reason
   // Timed character commands (sorted by time), run by a character::CharacterWorld as scene time advances.
   std::vector<character::ScriptCommand> script;
@@ -61,7 +69,9 @@ struct SceneFrame {
 // Poses every glTF object (CPU skinning) and every character at scene time `t` seconds into `out`,
 // reusing its storage. Characters are deformed on the CPU (the reference, as centre/covariance overrides)
 // unless `gpu_deform`, where their objects carry a SplatDeformSource for the Vulkan deform pass instead.
-void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform = false);
+// Generators run on the CPU executor for time `t` and camera `cam` (a camera at the origin looking along +z
+// when null); their render objects point into the generator's last output.
+void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform = false, const Camera* cam = nullptr);
 
 // A scene of one file: a splat file (PLY, compressed PLY, SPZ, .splat), a glTF / GLB model (its meshes,
 // posed by `clip` at `time`, and its KHR_gaussian_splatting splats) or a character package directory.
@@ -88,8 +98,9 @@ struct SceneLoadOptions {
 };
 
 // Loads a scene JSON file; object paths are relative to the scene file. Objects are splat files
-// ({"file": ...}), glTF models ({"gltf": path, "clip": name or index, "time": t, "speed": s, "loop": b}) or
-// splat characters ({"character": package directory, same clip keys}), each with an optional "transform". Objects that fail to load are replaced by a visible placeholder and
+// ({"file": ...}), glTF models ({"gltf": path, "clip": name or index, "time": t, "speed": s, "loop": b}),
+// splat characters ({"character": package directory, same clip keys}) or neural generators ({"generator":
+// model.onnx, "inputs": {control name: number or array}}), each with an optional "transform". Objects that fail to load are replaced by a visible placeholder and
 // a warning (unless strict). Throws sf::Error for malformed JSON.
 Scene loadSceneJson(const std::string& path, const SceneLoadOptions& options = {});
 // The same from the scene's text; `path` names it in messages and its directory resolves object paths.

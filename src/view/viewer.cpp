@@ -500,15 +500,16 @@ class Viewer {
       image.pixels[i + 2] = settings_.background.z;
     stats_ = {};
     if (!has_scene_) return image;
-    poseScene(scene_, time_, frame_, true);  // characters deform on the GPU
+    poseScene(scene_, time_, frame_, true, &camera_);  // characters deform on the GPU
     std::vector<RenderObject> objects = frame_.objects;
     // Characters with controls: posed by their animator instead (clip at the same time, expression, look-at).
-    // poseScene emits one object per character and per non-empty splat cloud, in scene order.
+    // poseScene emits one object per character, per non-empty splat cloud and per generator with output,
+    // in scene order.
     size_t slot = 0;
     for (size_t i = 0; i < scene_.objects.size(); ++i) {
       const SceneObject& o = scene_.objects[i];
       if (!o.character) {
-        slot += o.cloud && o.cloud->size() > 0;
+        slot += (o.cloud && o.cloud->size() > 0) || (o.generator && o.generator->last().cloud.size() > 0);
         continue;
       }
       CharacterControls& cc = characters_[i];
@@ -551,7 +552,7 @@ class Viewer {
       for (RenderObject& ro : objects) {
         if (!ro.cloud || ro.cloud->sh_degree <= sh_degree_) continue;
         std::shared_ptr<GaussianCloud>& copy = reduced_[ro.cloud];
-        if (!copy) copy = reducedCloud(*ro.cloud, sh_degree_);
+        if (!copy || ro.dynamic) copy = reducedCloud(*ro.cloud, sh_degree_);  // a generator's cloud changes every frame
         ro.cloud = copy.get();
       }
     }
@@ -560,6 +561,7 @@ class Viewer {
     retired_.clear();
     retired_reduced_.clear();
     retired_worlds_.clear();
+    if (scene_.post) image = scene_.post->apply(image);  // scene JSON "post" (CPU)
     return image;
   }
 

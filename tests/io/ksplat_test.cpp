@@ -270,15 +270,7 @@ void expectDecodes(const Built& b, const GaussianCloud& got, const std::string& 
   EXPECT_EQ(bad, 0u) << label << ": " << bad << " values differ from the stored ones; first: " << first;
 }
 
-template <typename F>
-std::string errorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::errorOf;
 
 TEST(Ksplat, DecodesEveryCompressionLevelAndShDegree) {
   for (int level = 0; level <= 2; ++level)

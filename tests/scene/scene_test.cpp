@@ -14,14 +14,7 @@
 namespace sf {
 namespace {
 
-std::string errorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::errorOf;
 
 void writeText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sys/wait.h>
 
+#include "core/error.h"
 #include "io/image_io.h"
 #include "scene/synthetic.h"
 
@@ -165,6 +166,15 @@ int runCli(const std::string& args, std::string* output) {
   int status = pclose(p);
   if (output) *output = out;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string errorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 
 }  // namespace sf::test

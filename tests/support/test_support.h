@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "core/gaussian_cloud.h"
@@ -35,6 +36,9 @@ bool strictCi();
 
 // A fresh empty directory under the build tree for one test's files.
 std::string tempDir(const std::string& test_name);
+
+// The message of the sf::Error `f` throws, or "(no error)"; other exceptions propagate.
+std::string errorOf(const std::function<void()>& f);
 
 // A random, valid cloud: positions in [-1, 1]^3, scales in [0.005, 0.2], unit rotations, opacities in
 // [0.05, 0.95], SH coefficients in [-0.5, 0.5] (DC in [-1.5, 1.5]). Deterministic for a seed.

@@ -1,0 +1,305 @@
+#include "onnx_command.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+
+#include "core/error.h"
+#include "io/file.h"
+#include "io/formats.h"
+#include "io/image_io.h"
+#include "neural/cpu_executor.h"
+#include "neural/cpu_ops.h"
+#include "neural/generator.h"
+#include "scene/scene.h"
+
+namespace sf::cli {
+
+struct OnnxCommand::Options {
+  std::string model;
+  bool json = false;
+  // run
+  std::string inputs;     // JSON file: name -> number, array, or {"type", "shape", "data"}
+  double time = 0;        // generators: the time input
+  std::string camera;     // generators: camera JSON (default: at the origin looking along +z)
+  std::string output_dir; // one .npy per output
+  std::string save_splats;  // generators: the decoded gaussians as a splat file
+};
+
+namespace {
+
+using nlohmann::json;
+using namespace sf::nn;
+
+int fail(const std::string& message) {
+  fmt::print(stderr, "splatforge onnx: error: {}\n", message);
+  return 1;
+}
+
+std::string valueLine(const ValueInfo& v) {
+  std::string shape = "[?]";
+  if (v.has_shape) {
+    shape = "[";
+    for (size_t k = 0; k < v.shape.size(); ++k)
+      shape += (k ? ", " : "") + (v.shape[k] >= 0 ? std::to_string(v.shape[k]) : (v.dim_names[k].empty() ? "?" : v.dim_names[k]));
+    shape += "]";
+  }
+  return fmt::format("{} {} {}", v.name, dtypeName(v.dtype), shape);
+}
+
+json valueJson(const ValueInfo& v) {
+  json dims = json::array();
+  for (size_t k = 0; k < v.shape.size(); ++k) dims.push_back(v.shape[k] >= 0 ? json(v.shape[k]) : json(v.dim_names[k]));
+  return {{"name", v.name}, {"type", dtypeName(v.dtype)}, {"shape", v.has_shape ? dims : json(nullptr)}};
+}
+
+int runInfo(const OnnxCommand* /*unused*/, const std::string& path, bool as_json) {
+  Graph g = loadOnnxFile(path);
+  std::map<std::string, int> ops;
+  for (const Node& n : g.nodes) ops[n.op_type]++;
+  uint64_t weights = 0;
+  for (const auto& [name, t] : g.initializers) weights += static_cast<uint64_t>(t.numel());
+  const std::vector<std::string> unsupported = unsupportedNodes(g);
+  std::string contract, not_generator;
+  try {
+    contract = detectContract(g).describe();
+  } catch (const Error& e) {
+    not_generator = e.what();
+  }
+  if (as_json) {
+    json j = {{"path", path}, {"ir_version", g.ir_version}, {"opset", g.opset}, {"producer", g.producer}, {"nodes", g.nodes.size()},
+              {"initializer_values", weights}, {"metadata", g.metadata}};
+    j["inputs"] = json::array();
+    for (const ValueInfo& v : g.inputs) j["inputs"].push_back(valueJson(v));
+    j["outputs"] = json::array();
+    for (const ValueInfo& v : g.outputs) j["outputs"].push_back(valueJson(v));
+    j["ops"] = json::array();
+    for (const auto& [op, count] : ops) j["ops"].push_back({{"op", op}, {"count", count}, {"cpu", findCpuOp(op) != nullptr}});
+    j["unsupported"] = unsupported;
+    j["generator"] = contract.empty() ? json(nullptr) : json(contract);
+    if (!not_generator.empty()) j["not_generator"] = not_generator;
+    fmt::print("{}\n", j.dump(2));
+    return 0;
+  }
+  fmt::print("{}\n  IR version {}, opset {}, producer '{}', {} nodes, {} weight values\n", path, g.ir_version, g.opset, g.producer, g.nodes.size(), weights);
+  fmt::print("inputs:\n");
+  for (const ValueInfo& v : g.inputs) fmt::print("  {}\n", valueLine(v));
+  fmt::print("outputs:\n");
+  for (const ValueInfo& v : g.outputs) fmt::print("  {}\n", valueLine(v));
+  fmt::print("operators (count, CPU executor):\n");
+  for (const auto& [op, count] : ops) fmt::print("  {:<22} {:>5}  {}\n", op, count, findCpuOp(op) ? "supported" : "NOT SUPPORTED");
+  if (!unsupported.empty()) {
+    fmt::print("cannot run: {} node(s)\n", unsupported.size());
+    for (const std::string& u : unsupported) fmt::print("  {}\n", u);
+  }
+  std::string indented = contract;
+  for (size_t at = indented.find('\n'); at != std::string::npos; at = indented.find('\n', at + 3)) indented.replace(at, 1, "\n  ");
+  if (!contract.empty()) fmt::print("gaussian generator:\n  {}\n", indented);
+  else fmt::print("gaussian generator: no ({})\n", not_generator);
+  return 0;
+}
+
+// An input tensor from JSON: a number, a (nested) array of numbers, or {"type": "float32", "shape": [...],
+// "data": [...]}. Nested arrays give their own shape.
+Tensor tensorFromJson(const json& v, const ValueInfo* declared, const std::string& where) {
+  DType type = declared && declared->dtype != DType::kUndefined ? declared->dtype : DType::kFloat32;
+  Shape shape;
+  std::vector<double> data;
+  const json* values = &v;
+  if (v.is_object()) {
+    if (v.contains("type")) {
+      const std::string t = v["type"].get<std::string>();
+      bool found = false;
+      for (DType d : {DType::kFloat32, DType::kFloat16, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kInt8, DType::kUInt8, DType::kBool})
+        if (dtypeName(d) == t) type = d, found = true;
+      if (!found) throw Error(where + ".type: unknown element type '" + t + "'");
+    }
+    if (!v.contains("data")) throw Error(where + ": expected \"data\"");
+    values = &v["data"];
+    if (v.contains("shape")) shape = v["shape"].get<Shape>();
+  }
+  // Flatten, recording the nested shape.
+  Shape nested;
+  std::function<void(const json&, size_t)> walk = [&](const json& x, size_t depth) {
+    if (x.is_array()) {
+      if (nested.size() == depth) nested.push_back(static_cast<int64_t>(x.size()));
+      else if (nested[depth] != static_cast<int64_t>(x.size())) throw Error(where + ": ragged nested arrays");
+      for (const json& e : x) walk(e, depth + 1);
+    } else if (x.is_number() || x.is_boolean()) {
+      data.push_back(x.is_boolean() ? (x.get<bool>() ? 1.0 : 0.0) : x.get<double>());
+    } else {
+      throw Error(where + ": expected numbers");
+    }
+  };
+  walk(*values, 0);
+  if (shape.empty() && !v.is_object()) shape = nested;
+  if (declared && declared->has_shape && elementCount(shape) != static_cast<int64_t>(data.size())) shape = declared->shape;
+  if (declared && declared->has_shape) {
+    bool fixed = std::all_of(declared->shape.begin(), declared->shape.end(), [](int64_t d) { return d >= 0; });
+    if (fixed && elementCount(declared->shape) == static_cast<int64_t>(data.size())) shape = declared->shape;
+  }
+  if (elementCount(shape) != static_cast<int64_t>(data.size()))
+    throw Error(where + ": " + std::to_string(data.size()) + " values for shape " + shapeString(shape));
+  Tensor t(type, shape);
+  for (size_t k = 0; k < data.size(); ++k) t.set(k, data[k]);
+  return t;
+}
+
+json tensorSummary(const Tensor& t, bool values) {
+  json j = {{"type", dtypeName(t.dtype)}, {"shape", t.shape}};
+  const auto n = static_cast<size_t>(t.numel());
+  if (n > 0) {
+    double lo = t.asDouble(0), hi = lo, sum = 0;
+    for (size_t k = 0; k < n; ++k) {
+      const double x = t.asDouble(k);
+      lo = std::min(lo, x), hi = std::max(hi, x), sum += x;
+    }
+    j["min"] = lo, j["max"] = hi, j["mean"] = sum / static_cast<double>(n);
+  }
+  if (values) {
+    json a = json::array();
+    for (size_t k = 0; k < n; ++k) a.push_back(t.isFloat() ? json(t.f[k]) : json(t.i[k]));
+    j["values"] = a;
+  }
+  return j;
+}
+
+int runModel(const OnnxCommand::Options& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Graph g = loadOnnxFile(o.model);
+  if (!o.output_dir.empty() && !std::filesystem::is_directory(o.output_dir))
+    throw Error("-o " + o.output_dir + ": not a directory");
+  json inputs_json = json::object();
+  if (!o.inputs.empty()) {
+    try {
+      const std::vector<uint8_t> bytes = readFile(o.inputs);
+      inputs_json = json::parse(bytes.begin(), bytes.end());
+    } catch (const json::parse_error& e) {
+      throw Error(o.inputs + ": " + e.what());
+    }
+    if (!inputs_json.is_object()) throw Error(o.inputs + ": expected an object of input name -> value");
+  }
+  // A generator gets its time and camera inputs from --time/--camera; anything else from --inputs.
+  std::optional<GeneratorContract> contract;
+  try {
+    contract = detectContract(g);
+  } catch (const Error&) {
+  }
+  Camera cam;
+  if (!o.camera.empty()) cam = loadCameraJson(o.camera);
+  else cam.width = 1280, cam.height = 720, cam.fx = cam.fy = 1000, cam.cx = 640, cam.cy = 360;
+  TensorMap feeds;
+  for (const ValueInfo& v : g.inputs) {
+    if (inputs_json.contains(v.name)) {
+      feeds[v.name] = tensorFromJson(inputs_json[v.name], &v, o.inputs + ": " + v.name);
+      continue;
+    }
+    if (contract && v.name == contract->time_input) {
+      Tensor t(DType::kFloat32, v.has_shape ? v.shape : Shape{1});
+      for (int64_t& d : t.shape) d = d < 0 ? 1 : d;
+      t.f.assign(1, static_cast<float>(o.time));
+      feeds[v.name] = t;
+    } else if (contract && v.name == contract->view_input) {
+      feeds[v.name] = matrixInput(cam.world_to_camera);
+    } else if (contract && v.name == contract->projection_input) {
+      feeds[v.name] = matrixInput(projectionMatrix(cam));
+    } else {
+      std::string list;
+      for (const ValueInfo& x : g.inputs) list += "\n  " + valueLine(x);
+      throw Error("input '" + v.name + "' is not given (--inputs FILE.json); the model's inputs:" + list);
+    }
+  }
+  for (const auto& [name, value] : inputs_json.items()) {
+    (void)value;
+    if (!feeds.count(name)) throw Error(o.inputs + ": the model has no input '" + name + "'");
+  }
+  const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CpuExecutor exec(std::move(g));
+  std::vector<NodeTime> times;
+  const auto t1 = std::chrono::steady_clock::now();
+  TensorMap out = exec.run(feeds, &times);
+  const double run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
+  std::map<std::string, double> per_op;
+  for (const NodeTime& t : times) per_op[t.op_type] += t.ms;
+
+  if (!o.output_dir.empty())
+    for (const auto& [name, t] : out) {
+      std::vector<float> values(static_cast<size_t>(t.numel()));
+      for (size_t k = 0; k < values.size(); ++k) values[k] = static_cast<float>(t.asDouble(k));
+      std::string file = name;
+      std::replace_if(file.begin(), file.end(), [](char c) { return !(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'); }, '_');
+      writeNpyArray((std::filesystem::path(o.output_dir) / (file + ".npy")).string(), values, t.shape);
+    }
+  size_t gaussians = 0;
+  if (!o.save_splats.empty()) {
+    if (!contract) throw Error("--save-splats: " + o.model + " is not a gaussian generator");
+    GaussianGenerator gen(loadOnnxFile(o.model));
+    GeneratedGaussians decoded = gen.decode(out);
+    gaussians = decoded.cloud.size();
+    saveSplats(bakeGenerated(decoded), o.save_splats);
+  }
+  if (o.json) {
+    json j = {{"model", o.model}, {"run_ms", run_ms}, {"folded_nodes", exec.foldedNodes()}, {"op_ms", per_op}};
+    j["outputs"] = json::object();
+    for (const auto& [name, t] : out) j["outputs"][name] = tensorSummary(t, true);
+    fmt::print("{}\n", j.dump());
+    return 0;
+  }
+  for (const auto& [name, t] : out) {
+    json s = tensorSummary(t, false);
+    fmt::print("{}: {} {}{}\n", name, dtypeName(t.dtype), shapeString(t.shape),
+               s.contains("min") ? fmt::format(" min {:.6g} max {:.6g} mean {:.6g}", s["min"].get<double>(), s["max"].get<double>(), s["mean"].get<double>())
+                                 : std::string());
+  }
+  if (!o.output_dir.empty()) fmt::print("wrote {} .npy file(s) to {}\n", out.size(), o.output_dir);
+  if (!o.save_splats.empty()) fmt::print("wrote {} ({} gaussians)\n", o.save_splats, gaussians);
+  std::vector<std::pair<double, std::string>> slow;
+  for (const auto& [op, ms] : per_op) slow.emplace_back(ms, op);
+  std::sort(slow.rbegin(), slow.rend());
+  std::string split;
+  for (size_t k = 0; k < slow.size() && k < 5; ++k) split += fmt::format("{}{} {:.2f}", k ? ", " : "", slow[k].second, slow[k].first);
+  fmt::print("time: load {:.3f} s, {} node(s) folded, CPU run {:.2f} ms ({})\n", load_s, exec.foldedNodes(), run_ms, split);
+  return 0;
+}
+
+}  // namespace
+
+OnnxCommand::OnnxCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("onnx", "Inspect and run ONNX models (neural gaussian generators) on the CPU executor");
+  command_->require_subcommand(1);
+  info_ = command_->add_subcommand("info", "List a model's inputs, outputs, operators (and whether each is supported) and generator contract");
+  info_->add_option("model", o.model, "ONNX model")->required();
+  info_->add_flag("--json", o.json, "Print JSON to stdout");
+  run_ = command_->add_subcommand("run", "Run a model on the CPU executor and print (or save) its outputs");
+  run_->add_option("model", o.model, "ONNX model")->required();
+  run_->add_option("--inputs", o.inputs, "JSON file: input name -> number, nested array, or {\"type\", \"shape\", \"data\"}");
+  run_->add_option("--time", o.time, "Generators: the time input in seconds (unless --inputs gives it)")->capture_default_str();
+  run_->add_option("--camera", o.camera, "Generators: camera JSON for the view/projection inputs (default: at the origin, looking along +z)");
+  run_->add_option("-o,--output", o.output_dir, "Directory to write one float32 .npy per output into");
+  run_->add_option("--save-splats", o.save_splats, "Generators: write the decoded gaussians as a splat file (format by extension)");
+  run_->add_flag("--json", o.json, "Print JSON (every output's values) to stdout");
+}
+
+OnnxCommand::~OnnxCommand() = default;
+
+bool OnnxCommand::parsed() const { return command_->parsed(); }
+
+int OnnxCommand::run() const {
+  try {
+    if (info_->parsed()) return runInfo(this, options_->model, options_->json);
+    return runModel(*options_);
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+}
+
+}  // namespace sf::cli
