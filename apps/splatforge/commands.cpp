@@ -340,6 +340,8 @@ std::string defaultAssetsDir() {
 int runInfo(const InfoOptions& o) {
   try {
     auto t0 = Clock::now();
+    if (classifyInput(o.input) == InputKind::kOnnx)
+      throw Error(o.input + ": an ONNX model, not a splat file (splatforge onnx info " + o.input + ")");
     LoadedSplats l = loadSplats(o.input);
     printWarnings("info", l.warnings);
     const GaussianCloud& c = l.cloud;
@@ -392,6 +394,8 @@ int runConvert(const ConvertOptions& options) {
     const SplatFormat format = writeFormatForPath(o.output);  // refuse an unknown output extension before any work
     checkWritableTarget(o.output, "output");
     progress("loading " + o.input);
+    if (classifyInput(o.input) == InputKind::kOnnx)
+      throw Error(o.input + ": an ONNX model, not a splat file (splatforge onnx run " + o.input + " --save-splats OUT writes a generator's gaussians)");
     LoadedSplats l = loadSplats(o.input);
     printWarnings("convert", l.warnings);
     const std::vector<std::string> losses = exportLosses(l.cloud, format);

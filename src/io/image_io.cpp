@@ -86,13 +86,13 @@ void writeNpy(const std::string& path, std::span<const float> values, int height
 
 void writeNpyArray(const std::string& path, std::span<const float> values, std::span<const int64_t> shape) {
   size_t count = 1;
-  std::string dims;
-  for (int64_t d : shape) {
-    if (d < 0) throw Error(path + ": negative dimension in an array shape");
-    count *= static_cast<size_t>(d);
-    dims += std::to_string(d) + ", ";
+  std::string dims;  // "2, 3"; a 1-D shape keeps its comma: "5,"; a scalar is empty
+  for (size_t k = 0; k < shape.size(); ++k) {
+    if (shape[k] < 0) throw Error(path + ": negative dimension in an array shape");
+    count *= static_cast<size_t>(shape[k]);
+    dims += (k ? ", " : "") + std::to_string(shape[k]);
   }
-  if (!dims.empty()) dims.resize(dims.size() - (shape.size() > 1 ? 2 : 1));  // "(2, 3)"; a 1-D shape keeps its comma: "(5,)"
+  if (shape.size() == 1) dims += ",";
   if (values.size() != count) throw Error(path + ": " + std::to_string(values.size()) + " values for an array of shape (" + dims + ")");
   std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
   size_t total = 10 + dict.size() + 1;

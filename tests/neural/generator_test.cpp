@@ -343,6 +343,8 @@ TEST(GeneratorCli, RenderWithPostAndOnnxCommands) {
   // Over time: the 4DGS-style model moves from frame to frame.
   ASSERT_EQ(test::runCli("animate " + dir + "/gaussians4d.onnx --fps 2 --duration 1 --width 64 --height 48 --backend cpu -o " + dir + "/f%02d.png", &out), 0) << out;
   EXPECT_LT(compareImages(readPng(dir + "/f00.png"), readPng(dir + "/f01.png")).psnr, 35.0);
+  EXPECT_EQ(test::runCli("info " + dir + "/unet.onnx", &out), 1);
+  EXPECT_NE(out.find("an ONNX model, not a splat file (splatforge onnx info"), std::string::npos) << out;
   EXPECT_EQ(test::runCli("onnx run " + dir + "/unet.onnx", &out), 1);
   EXPECT_NE(out.find("input 'image' is not given"), std::string::npos) << out;
 }
