@@ -73,7 +73,10 @@ std::string peerToolPath(const std::string& relative) {
 
 CommandResult runCommand(const std::vector<std::string>& argv) {
   CommandResult r;
-  for (const std::string& a : argv) r.command += (r.command.empty() ? "" : " ") + quoteForMessage(a);
+  for (const std::string& a : argv) {
+    if (!r.command.empty()) r.command += ' ';
+    r.command += quoteForMessage(a);  // appended in two steps: GCC 12 at -O3 misreads the one-expression form (-Wrestrict)
+  }
   if (argv.empty()) return r;
   TempFile out, err;
   if (out.path.empty() || err.path.empty()) {
