@@ -416,8 +416,8 @@ Raises splatforge.Error when the file is missing or malformed.
               pyb::dict d;
               d["name"] = o.name;
               d["source"] = o.source;
-              d["kind"] = o.character ? "character" : o.model ? "gltf" : "splats";
-              d["gaussians"] = o.cloud ? o.cloud->size() : 0;
+              d["kind"] = o.character ? "character" : o.model ? "gltf" : o.generator ? "generator" : "splats";
+              d["gaussians"] = o.cloud ? o.cloud->size() : o.generator ? o.generator->last().cloud.size() : 0;  // a generator's last output
               d["clip"] = pyb::none();
               if (o.model && o.clip >= 0) {
                 const std::string& name = o.model->clips()[static_cast<size_t>(o.clip)].name;

@@ -528,6 +528,21 @@ class SceneTest(unittest.TestCase):
             self.assertGreater(psnr(scene.render(t, backend="cpu"), scene.render(t, backend="vulkan")), 40.0, f"t = {t}")
 
 
+class GeneratorTest(unittest.TestCase):
+    """A neural generator (models/gaussians4d.onnx, docs/neural.md) as a Scene: it moves with time."""
+
+    def test_generator_scene_moves_over_time(self):
+        scene = splatforge.Scene(REPO / "models" / "gaussians4d.onnx")
+        self.assertEqual(scene.objects[0]["kind"], "generator")
+        camera = {"eye": [0, 0, -3], "target": [0, 0, 0], "up": [0, -1, 0], "fov_y_deg": 45, "width": 64, "height": 48}
+        a = scene.render(0.0, camera=camera, backend="cpu")
+        b = scene.render(0.8, camera=camera, backend="cpu")
+        self.assertGreater(a[..., 3].mean(), 0.05, "the model's gaussians are in view")
+        self.assertLess(psnr(a, b), 35.0, "time moves the gaussians")
+        np.testing.assert_array_equal(scene.render(0.0, camera=camera, backend="cpu"), a)
+        self.assertEqual(scene.objects[0]["gaussians"], 1500)
+
+
 class BadInputTest(unittest.TestCase):
     """(f) Bad input raises the documented exceptions, with messages that say what was expected."""
 
