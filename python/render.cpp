@@ -417,7 +417,7 @@ Raises splatforge.Error when the file is missing or malformed.
               d["name"] = o.name;
               d["source"] = o.source;
               d["kind"] = o.character ? "character" : o.model ? "gltf" : o.generator ? "generator" : "splats";
-              d["gaussians"] = o.cloud ? o.cloud->size() : o.generator ? o.generator->last().cloud.size() : 0;  // a generator's last output
+              d["gaussians"] = o.cloud ? o.cloud->size() : o.generator ? o.generator->lastCount() : 0;  // a generator's last output
               d["clip"] = pyb::none();
               if (o.model && o.clip >= 0) {
                 const std::string& name = o.model->clips()[static_cast<size_t>(o.clip)].name;

@@ -228,14 +228,16 @@ class FrameRenderer {
 };
 
 std::string sceneSummary(const Scene& scene) {
-  size_t splats = 0, models = 0, characters = 0;
+  size_t splats = 0, models = 0, characters = 0, generators = 0;
   for (const SceneObject& o : scene.objects) {
     splats += o.cloud ? o.cloud->size() : 0;
     if (o.character) ++characters;
     else if (o.model) ++models;
+    generators += o.generator != nullptr;
   }
-  return fmt::format("{} objects, {} gaussians{}{}", scene.objects.size(), splats, models ? fmt::format(", {} glTF models", models) : "",
-                     characters ? fmt::format(", {} characters", characters) : "");
+  return fmt::format("{} objects, {} gaussians{}{}{}", scene.objects.size(), splats, models ? fmt::format(", {} glTF models", models) : "",
+                     characters ? fmt::format(", {} characters", characters) : "",
+                     generators ? fmt::format(", {} neural generators", generators) : "");
 }
 
 // The scene of a command's input: a scene JSON (warnings printed, its background unless --bg was given),
@@ -265,7 +267,8 @@ Scene loadInput(const char* command, const std::string& input, const std::string
 // True when no splat of the scene's objects reaches the renderer's alpha threshold (kAlphaMin, 1/255).
 bool allTransparent(const Scene& scene) {
   for (const SceneObject& o : scene.objects)
-    if (o.cloud)
+    if (o.generator) return false;  // its gaussians are made per frame
+    else if (o.cloud)
       for (float a : o.cloud->opacities)
         if (a >= kAlphaMin) return false;
   return true;
@@ -706,8 +709,9 @@ int runBench(const BenchOptions& o) {
       }
     }
     for (const SceneObject& obj : scene.objects)
-      if (obj.model || obj.character)
-        throw Error("bench measures splat rendering: " + obj.source + " is a glTF model or character; use bench-characters or animate");
+      if (obj.model || obj.character || obj.generator)
+        throw Error("bench measures splat rendering: " + obj.source +
+                    " is a glTF model, character or neural generator; use bench-characters, animate or onnx run");
     if (!scene.script.empty()) throw Error("bench measures splat rendering: the scene's script spawns characters; use bench-characters");
     Camera cam = !o.camera.empty() ? loadCameraJson(o.camera, o.width_given ? std::optional<int>(o.width) : std::nullopt,
                                                     o.height_given ? std::optional<int>(o.height) : std::nullopt)

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/limits.h"
 #include "neural/cpu_ops.h"
 
 namespace sf::nn {
@@ -81,8 +82,17 @@ CpuExecutor::CpuExecutor(Graph graph) : graph_(std::move(graph)) {
     for (size_t k = 0; k < out.size() && k < n.outputs.size(); ++k)
       if (!n.outputs[k].empty()) graph_.initializers[n.outputs[k]] = std::move(out[k]);
     ++folded_;
+    // Folded constants count against the load limit together, not only one by one.
+    uint64_t total = 0;
+    for (const auto& [name, t] : graph_.initializers) total += static_cast<uint64_t>(t.numel()) * (t.isFloat() ? 4 : 8);
+    checkByteBudget(graph_.path, total, "the model's constants after folding");
   }
   graph_.nodes = std::move(kept);
+  // Constants only the folded nodes read are dropped.
+  std::set<std::string> used;
+  for (const Node& n : graph_.nodes) used.insert(n.inputs.begin(), n.inputs.end());
+  for (const ValueInfo& v : graph_.outputs) used.insert(v.name);
+  std::erase_if(graph_.initializers, [&](const auto& kv) { return !used.count(kv.first); });
 }
 
 TensorMap CpuExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* times) const {
@@ -131,7 +141,13 @@ TensorMap CpuExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* times
   for (const ValueInfo& v : graph_.outputs) {
     auto it = values.find(v.name);
     if (it == values.end()) throw Error(graph_.path + ": output '" + v.name + "' is not produced by the graph");
-    result[v.name] = *it->second;
+    // An output must be what the model declares: callers read it by its declared type and fixed dimensions.
+    const Tensor& t = *it->second;
+    if (v.dtype != DType::kUndefined && t.dtype != v.dtype)
+      throw Error(graph_.path + ": output '" + v.name + "' is " + dtypeName(t.dtype) + ", the model declares " + dtypeName(v.dtype));
+    if (!shapeMatches(v, t.shape))
+      throw Error(graph_.path + ": output '" + v.name + "' has shape " + shapeString(t.shape) + ", the model declares " + shapeString(v.shape));
+    result[v.name] = t;
   }
   return result;
 }

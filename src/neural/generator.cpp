@@ -16,6 +16,23 @@ std::string lower(std::string s) {
 
 bool has(const std::string& name, const char* part) { return lower(name).find(part) != std::string::npos; }
 
+// Whether a name reads as a colour output: one of its words (split at non-letters-or-digits) is "sh",
+// "rgb", "rgba" or "spherical", or starts with "color"/"colour" ("shape" or "mesh_uv" are not colours).
+bool colourName(const std::string& name) {
+  std::string word;
+  const std::string n = lower(name) + " ";
+  for (char c : n) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      word += c;
+      continue;
+    }
+    if (word == "sh" || word == "rgb" || word == "rgba" || word == "spherical" || word.rfind("color", 0) == 0 || word.rfind("colour", 0) == 0)
+      return true;
+    word.clear();
+  }
+  return false;
+}
+
 std::string listValues(const std::vector<ValueInfo>& values) {
   if (values.empty()) return "none";
   std::string s;
@@ -59,12 +76,14 @@ GeneratorContract detectContract(const Graph& g) {
     if (name.empty()) return;
     const ValueInfo& v = *std::find_if(g.inputs.begin(), g.inputs.end(), [&](const ValueInfo& x) { return x.name == name; });
     if (v.dtype != DType::kFloat32) throw Error(where + std::string(what) + " input '" + name + "' is " + dtypeName(v.dtype) + ", expected float32");
-    const int64_t want = matrix ? 16 : 1;
-    if (v.has_shape) {
-      int64_t n = 1;
-      for (int64_t d : v.shape) n *= d < 0 ? 1 : d;
-      if (n != want) throw Error(where + std::string(what) + " input '" + name + "' has shape " + shapeString(v.shape) + ", expected " + (matrix ? "[4, 4]" : "[1]"));
-    }
+    if (!v.has_shape) return;
+    // Matrices are [4, 4] (what the contract passes); the time is any shape of one element (it is given in
+    // the declared shape). Symbolic dimensions match.
+    bool ok = true;
+    if (matrix) ok = v.shape.size() == 2 && (v.shape[0] == 4 || v.shape[0] < 0) && (v.shape[1] == 4 || v.shape[1] < 0);
+    else
+      for (int64_t d : v.shape) ok = ok && (d == 1 || d < 0);
+    if (!ok) throw Error(where + std::string(what) + " input '" + name + "' has shape " + shapeString(v.shape) + ", expected " + (matrix ? "[4, 4]" : "[1]"));
   };
   checkInput(c.time_input, "time", false);
   checkInput(c.view_input, "view", true);
@@ -87,7 +106,7 @@ GeneratorContract detectContract(const Graph& g) {
 
   const ValueInfo* color = nullptr;
   for (const ValueInfo& v : g.outputs)
-    if (&v != gauss && isFloatType(v.dtype) && (has(v.name, "color") || has(v.name, "colour") || has(v.name, "sh") || has(v.name, "rgb"))) {
+    if (&v != gauss && isFloatType(v.dtype) && colourName(v.name)) {
       color = &v;
       break;
     }
@@ -109,8 +128,9 @@ GeneratorContract detectContract(const Graph& g) {
   auto mode = g.metadata.find("color_mode");
   c.color_is_sh = channels == 48 || (mode != g.metadata.end() && lower(mode->second) == "sh");
 
+  // The count: "num_points" when there is one, else the first integer output.
   for (const ValueInfo& v : g.outputs)
-    if (&v != gauss && &v != color && !isFloatType(v.dtype) && (has(v.name, "num_points") || has(v.name, "count") || c.count_output.empty()))
+    if (&v != gauss && &v != color && !isFloatType(v.dtype) && (lower(v.name) == "num_points" || c.count_output.empty()))
       c.count_output = v.name;
   return c;
 }
@@ -157,6 +177,7 @@ Graph contractChecked(Graph g) {
 GaussianGenerator::GaussianGenerator(Graph graph) : executor_(contractChecked(std::move(graph))), contract_(detectContract(executor_.graph())) {}
 
 void GaussianGenerator::setControl(const std::string& name, const Tensor& value) {
+  std::lock_guard<std::mutex> lock(mutex_);
   const auto& names = contract_.control_inputs;
   if (std::find(names.begin(), names.end(), name) == names.end()) {
     std::string list;
@@ -201,11 +222,17 @@ TensorMap GaussianGenerator::frameInputs(double time, const Camera& cam) const {
   return in;
 }
 
-const GeneratedGaussians& GaussianGenerator::generate(double time, const Camera& cam, std::vector<NodeTime>* times) {
+GeneratedGaussians GaussianGenerator::generate(double time, const Camera& cam, std::vector<NodeTime>* times) {
+  std::lock_guard<std::mutex> lock(mutex_);
   if (ran_ && contract_.isStatic()) return last_;
   last_ = decode(executor_.run(frameInputs(time, cam), times));
   ran_ = true;
   return last_;
+}
+
+size_t GaussianGenerator::lastCount() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return last_.cloud.size();
 }
 
 GeneratedGaussians GaussianGenerator::decode(const TensorMap& outputs) const {
@@ -216,13 +243,16 @@ GeneratedGaussians GaussianGenerator::decode(const TensorMap& outputs) const {
   };
   const Tensor& gauss = get(contract_.gauss_output);
   const Tensor& color = get(contract_.color_output);
-  if (gauss.shape.size() != 2 || gauss.shape[1] != 10)
-    throw Error(path() + ": output '" + contract_.gauss_output + "' has shape " + shapeString(gauss.shape) + ", expected [N, 10]");
+  // What the model computed, not what it declared, decides what is read: checked before any row is.
+  if (!gauss.isFloat() || gauss.shape.size() != 2 || gauss.shape[1] != 10)
+    throw Error(path() + ": output '" + contract_.gauss_output + "' is " + dtypeName(gauss.dtype) + " " + shapeString(gauss.shape) +
+                ", expected float [N, 10]");
   const int64_t n = gauss.shape[0];
   const int64_t channels = contract_.color_channels == 48 ? 48 : (color.shape.size() == 2 ? color.shape[1] : -1);
-  if (color.shape.size() != 2 || color.shape[0] != n || color.shape[1] != channels)
-    throw Error(path() + ": output '" + contract_.color_output + "' has shape " + shapeString(color.shape) + ", expected [" + std::to_string(n) + ", " +
-                std::to_string(contract_.color_channels) + "]");
+  if (!color.isFloat() || color.shape.size() != 2 || color.shape[0] != n || color.shape[1] != channels ||
+      !(channels == 48 || channels == 3 || channels == 4))
+    throw Error(path() + ": output '" + contract_.color_output + "' is " + dtypeName(color.dtype) + " " + shapeString(color.shape) +
+                ", expected float [" + std::to_string(n) + ", " + std::to_string(contract_.color_channels) + "]");
   int64_t live = n;
   if (!contract_.count_output.empty()) {
     const Tensor& count = get(contract_.count_output);

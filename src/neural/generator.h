@@ -20,6 +20,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -80,11 +81,13 @@ class GaussianGenerator {
   // The inputs a frame at `time` seen by `cam` gives the model (controls included), by input name.
   TensorMap frameInputs(double time, const Camera& cam) const;
 
-  // Runs the model for a frame (static models run once and keep the result) and decodes its outputs.
-  // Throws sf::Error when a control is unset or the outputs break the contract (shapes, count > N).
-  const GeneratedGaussians& generate(double time, const Camera& cam, std::vector<NodeTime>* times = nullptr);
-  // The last frame's gaussians (empty before the first run).
-  const GeneratedGaussians& last() const { return last_; }
+  // Runs the model for a frame (static models run once and keep the result) and returns its decoded
+  // outputs (a copy: callers keep their frame's gaussians while other threads or later frames run the
+  // model; calls are serialised). Throws sf::Error when a control is unset or the outputs break the
+  // contract (types, shapes, count > N).
+  GeneratedGaussians generate(double time, const Camera& cam, std::vector<NodeTime>* times = nullptr);
+  // Gaussians of the last frame run (0 before the first run).
+  size_t lastCount() const;
   // Decodes raw outputs (by name) under this contract; public for the GPU executor's results and tests.
   GeneratedGaussians decode(const TensorMap& outputs) const;
 
@@ -94,6 +97,7 @@ class GaussianGenerator {
   std::map<std::string, Tensor> controls_;
   GeneratedGaussians last_;
   bool ran_ = false;
+  mutable std::mutex mutex_;  // generate, setControl and lastCount may be called from several threads
 };
 
 }  // namespace sf::nn

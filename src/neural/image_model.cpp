@@ -47,7 +47,7 @@ ImageRGBA ImageModel::apply(const ImageRGBA& image, std::vector<NodeTime>* times
     for (size_t c = 0; c < 3; ++c) t.set(c * plane + p, std::clamp(image.pixels[p * 4 + c], 0.0f, 1.0f));
   const TensorMap out = executor_.run({{input_, std::move(t)}}, times);
   const Tensor& r = out.at(output_);
-  if (r.shape != Shape{1, 3, h, w})
+  if (!r.isFloat() || r.shape != Shape{1, 3, h, w})
     throw Error(path() + ": output '" + output_ + "' has shape " + shapeString(r.shape) + " for a " + std::to_string(w) + "x" + std::to_string(h) + " frame");
   ImageRGBA result = image;
   for (size_t p = 0; p < plane; ++p)

@@ -93,38 +93,43 @@ Tensor convertTensor(const onnx::TensorProto& t, const std::string& path, const 
   out.dtype = type;
   out.shape = tensorShape(t, path, where);
   const auto n = static_cast<size_t>(elementCount(out.shape));
-  if (isFloatType(type)) out.f.resize(n);
-  else out.i.resize(n);
   auto count_mismatch = [&](size_t have, const char* field) {
     fail(path, where, std::string(field) + " holds " + std::to_string(have) + " values for shape " + shapeString(out.shape));
   };
+  // The values the file holds are counted before anything is allocated for the declared shape, so a few
+  // bytes declaring a large shape cannot make the loader allocate it.
+  const size_t bytes = rawElementBytes(type);
+  size_t held = 0;
+  const char* field = "raw_data";
+  if (t.has_raw_data()) held = t.raw_data().size() / bytes;
+  else if (type == DType::kFloat32) held = static_cast<size_t>(t.float_data_size()), field = "float_data";
+  else if (type == DType::kFloat64) held = static_cast<size_t>(t.double_data_size()), field = "double_data";
+  else if (type == DType::kInt64) held = static_cast<size_t>(t.int64_data_size()), field = "int64_data";
+  else if (type == DType::kUInt32 || type == DType::kUInt64) held = static_cast<size_t>(t.uint64_data_size()), field = "uint64_data";
+  else held = static_cast<size_t>(t.int32_data_size()), field = "int32_data";
+  if (held != n || (t.has_raw_data() && t.raw_data().size() != n * bytes)) count_mismatch(held, field);
+  if (isFloatType(type)) out.f.resize(n);
+  else out.i.resize(n);
   if (t.has_raw_data()) {
     const std::string& raw = t.raw_data();
-    const size_t bytes = rawElementBytes(type);
-    if (raw.size() != n * bytes) count_mismatch(raw.size() / bytes, "raw_data");
     const auto* p = reinterpret_cast<const uint8_t*>(raw.data());
     for (size_t k = 0; k < n; ++k) storeRaw(out, k, p + k * bytes);
     return out;
   }
   switch (type) {
     case DType::kFloat32:
-      if (static_cast<size_t>(t.float_data_size()) != n) count_mismatch(static_cast<size_t>(t.float_data_size()), "float_data");
       for (size_t k = 0; k < n; ++k) out.f[k] = t.float_data(static_cast<int>(k));
       break;
     case DType::kFloat64:
-      if (static_cast<size_t>(t.double_data_size()) != n) count_mismatch(static_cast<size_t>(t.double_data_size()), "double_data");
       for (size_t k = 0; k < n; ++k) out.f[k] = static_cast<float>(t.double_data(static_cast<int>(k)));
       break;
     case DType::kInt64:
-      if (static_cast<size_t>(t.int64_data_size()) != n) count_mismatch(static_cast<size_t>(t.int64_data_size()), "int64_data");
       for (size_t k = 0; k < n; ++k) out.i[k] = t.int64_data(static_cast<int>(k));
       break;
     case DType::kUInt32: case DType::kUInt64:
-      if (static_cast<size_t>(t.uint64_data_size()) != n) count_mismatch(static_cast<size_t>(t.uint64_data_size()), "uint64_data");
       for (size_t k = 0; k < n; ++k) out.i[k] = static_cast<int64_t>(t.uint64_data(static_cast<int>(k)));
       break;
     default:  // int32_data holds every narrower type, float16/bfloat16 as their bit patterns
-      if (static_cast<size_t>(t.int32_data_size()) != n) count_mismatch(static_cast<size_t>(t.int32_data_size()), "int32_data");
       for (size_t k = 0; k < n; ++k) {
         const int32_t v = t.int32_data(static_cast<int>(k));
         if (type == DType::kFloat16 || type == DType::kBFloat16) out.f[k] = halfBitsToFloat(static_cast<uint16_t>(v), type == DType::kBFloat16);

@@ -187,17 +187,19 @@ Camera generatorCamera(const Camera* cam, const Mat4& object_to_world) {
 }  // namespace
 
 void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, const Camera* cam) {
-  size_t models = 0, characters = 0;
+  size_t models = 0, characters = 0, generators = 0;
   for (const SceneObject& o : scene.objects) {
     if (o.character) ++characters;
     else if (o.model) ++models;
+    generators += o.generator != nullptr;
   }
+  out.generated.resize(generators);  // sized up front: objects point into it
   out.poses.resize(models);
   out.characters.resize(characters);
   out.deforms.assign(gpu_deform ? characters : 0, SplatDeformSource{});  // sized up front: objects point into it
   out.meshes.clear();
   out.objects.clear();
-  size_t m = 0, c = 0;
+  size_t m = 0, c = 0, gi = 0;
   for (const SceneObject& o : scene.objects) {
     if (o.character) {
       character::Character::Frame& f = out.characters[c];
@@ -215,7 +217,8 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
       continue;
     }
     if (o.generator) {
-      const nn::GeneratedGaussians& g = o.generator->generate(o.time + o.speed * t, generatorCamera(cam, o.object_to_world));
+      nn::GeneratedGaussians& g = out.generated[gi++];
+      g = o.generator->generate(o.time + o.speed * t, generatorCamera(cam, o.object_to_world));
       if (g.cloud.size() == 0) continue;
       RenderObject ro{&g.cloud, o.object_to_world, g.cloud.positions, g.covariances};
       ro.dynamic = true;
@@ -621,7 +624,9 @@ CloudBounds sceneBounds(const Scene& scene) {
 Camera autoCamera(const Scene& scene, int width, int height) {
   CloudBounds b = sceneBounds(scene);
   bool captures = false;
-  for (const SceneObject& o : scene.objects) captures |= o.cloud && !o.model && !o.character && o.source != "placeholder";
+  // Generators follow the capture convention too (the contract's camera looks along +z with y down).
+  for (const SceneObject& o : scene.objects)
+    captures |= (o.cloud && !o.model && !o.character && o.source != "placeholder") || o.generator != nullptr;
   if (!captures) return frameBox(b.p01, b.p99, Vec3{0, 0, -1}, Vec3{0, 1, 0}, width, height);
   return frameBox(b.p01, b.p99, Vec3{0, 0, 1}, Vec3{0, -1, 0}, width, height);
 }

@@ -63,6 +63,7 @@ struct SceneFrame {
   std::vector<GltfModel::Pose> poses;                    // one per glTF object
   std::vector<character::Character::Frame> characters;  // one per character
   std::vector<SplatDeformSource> deforms;               // one per character, with gpu_deform
+  std::vector<nn::GeneratedGaussians> generated;        // one per generator: this frame's gaussians
   std::vector<RenderObject> objects;
   std::vector<RenderMesh> meshes;
 };
@@ -70,7 +71,7 @@ struct SceneFrame {
 // reusing its storage. Characters are deformed on the CPU (the reference, as centre/covariance overrides)
 // unless `gpu_deform`, where their objects carry a SplatDeformSource for the Vulkan deform pass instead.
 // Generators run on the CPU executor for time `t` and camera `cam` (a camera at the origin looking along +z
-// when null); their render objects point into the generator's last output.
+// when null); their render objects point into `out.generated`, the frame's own copy of their output.
 void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform = false, const Camera* cam = nullptr);
 
 // A scene of one file: a splat file (PLY, compressed PLY, SPZ, .splat), a glTF / GLB model (its meshes,

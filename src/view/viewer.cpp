@@ -509,7 +509,7 @@ class Viewer {
     for (size_t i = 0; i < scene_.objects.size(); ++i) {
       const SceneObject& o = scene_.objects[i];
       if (!o.character) {
-        slot += (o.cloud && o.cloud->size() > 0) || (o.generator && o.generator->last().cloud.size() > 0);
+        slot += (o.cloud && o.cloud->size() > 0) || (o.generator && o.generator->lastCount() > 0);
         continue;
       }
       CharacterControls& cc = characters_[i];

@@ -186,6 +186,17 @@ TEST(Generator, RefusalsNameTheModelsOwnValues) {
   unknown_op.nodes[1].op_type = "FancyNewOp";
   e = errorOf([&] { GaussianGenerator g(unknown_op); });
   EXPECT_NE(e.find("node 'n2' (FancyNewOp), opset 17: operator FancyNewOp is not supported"), std::string::npos) << e;
+  // What a model computes must be what it declares: a float output computed as int64 is refused before
+  // anything reads its rows.
+  Graph lying = tinyGraph("gaussians", {4, 10}, "rgb", {4, 3});
+  lying.nodes[0].op_type = "Cast";
+  Attribute to;
+  to.kind = Attribute::Kind::kInt, to.i = static_cast<int64_t>(DType::kInt64);
+  lying.nodes[0].attributes["to"] = to;
+  lying.inputs.clear();  // static: the cast is folded at load, the check is at the run
+  GaussianGenerator liar(lying);
+  e = errorOf([&] { liar.generate(0, testCamera()); });
+  EXPECT_NE(e.find("output 'gaussians' is int64, the model declares float32"), std::string::npos) << e;
   // A model with an extra control input: running without it set names it.
   Graph controlled = tinyGraph("gaussians", {4, 10}, "rgb", {4, 3});
   controlled.inputs.push_back({"pose", DType::kFloat32, {2, 3}, {"", ""}, true});
@@ -198,9 +209,12 @@ TEST(Generator, RefusalsNameTheModelsOwnValues) {
   e = errorOf([&] { gen.setControl("pose", Tensor(DType::kFloat32, {5})); });
   EXPECT_NE(e.find("control 'pose' needs shape [2, 3] (6 values), got [5]"), std::string::npos) << e;
   gen.setControl("pose", Tensor(DType::kFloat32, {6}));  // six values fill [2, 3]
-  EXPECT_EQ(gen.generate(0, testCamera()).cloud.size(), 4u);
-  // [N, 3] colours are RGB: 0.5 grey is SH DC 0.
-  EXPECT_NEAR(gen.last().cloud.shOf(0)[0], colorToShDc(0.0f), 1e-6);
+  const GeneratedGaussians out = gen.generate(0, testCamera());
+  EXPECT_EQ(out.cloud.size(), 4u);
+  EXPECT_EQ(gen.lastCount(), 4u);
+  // [N, 3] colours are RGB (the tensor is zeros: black, not SH DC 0).
+  EXPECT_NEAR(out.cloud.shOf(0)[0], colorToShDc(0.0f), 1e-6);
+  EXPECT_LT(out.cloud.shOf(0)[0], -1.0f);
 }
 
 // The contract's matrices: the view input is world_to_camera column-major; the projection maps a point
