@@ -331,6 +331,8 @@ double sceneDuration(const Scene& scene) {
     if (o.loop) d = std::max(d, clip / std::abs(o.speed));
     else d = std::max(d, o.speed > 0 ? (clip - o.time) / o.speed : o.time / -o.speed);
   }
+  for (const SceneObject& o : scene.objects)  // generators driven by time: one pass of their model time
+    if (o.generator && !o.generator->contract().time_input.empty() && o.speed != 0) d = std::max(d, nn::kGeneratorTimeSpan / std::abs(o.speed));
   for (const character::ScriptCommand& c : scene.script) d = std::max(d, c.t);
   return d;
 }

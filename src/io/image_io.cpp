@@ -125,8 +125,9 @@ NpyArray readNpyArray(const std::string& path) {
   if (s == std::string::npos || std::sscanf(dict.c_str() + s, "'shape': (%d, %d, %d)", &a.height, &a.width, &a.channels) != 3 ||
       a.height <= 0 || a.width <= 0 || a.channels <= 0 || a.height > kMaxImageSide || a.width > kMaxImageSide || a.channels > 64)
     r.failAt(10, "expected shape (height, width, channels) within 16384 x 16384 x 64");
-  a.values.resize(static_cast<size_t>(a.height) * static_cast<size_t>(a.width) * static_cast<size_t>(a.channels));
-  auto data = r.bytes(a.values.size() * 4, "npy data");
+  const size_t count = static_cast<size_t>(a.height) * static_cast<size_t>(a.width) * static_cast<size_t>(a.channels);
+  auto data = r.bytes(count * 4, "npy data");  // the file must hold the data before any of it is allocated
+  a.values.resize(count);
   std::memcpy(a.values.data(), data.data(), data.size());
   return a;
 }

@@ -32,6 +32,10 @@
 
 namespace sf::nn {
 
+// The model time a timeline plays for a generator with a time input: 4DGS models are trained on
+// timestamps normalised to [0, 1], so one pass is 1 s of model time (1 / |speed| s of scene time).
+inline constexpr double kGeneratorTimeSpan = 1.0;
+
 struct GeneratorContract {
   std::string time_input, view_input, projection_input;  // empty when the model has none
   std::vector<std::string> control_inputs;                // the extra inputs, in model order

@@ -709,6 +709,9 @@ class Viewer {
         const float d = o.model->clips()[static_cast<size_t>(o.clip)].duration;
         if (d > 0 && o.speed != 0) duration_ = std::max(duration_, static_cast<double>(d) / std::abs(o.speed));
       }
+    for (const SceneObject& o : scene_.objects)  // generators driven by time play one pass of their model time
+      if (o.generator && !o.generator->contract().time_input.empty() && o.speed != 0)
+        duration_ = std::max(duration_, nn::kGeneratorTimeSpan / std::abs(o.speed));
     for (const character::ScriptCommand& c : scene_.script) duration_ = std::max(duration_, c.t + 1.0);
     setTime(time_, false);
   }

@@ -541,6 +541,7 @@ class GeneratorTest(unittest.TestCase):
         self.assertLess(psnr(a, b), 35.0, "time moves the gaussians")
         np.testing.assert_array_equal(scene.render(0.0, camera=camera, backend="cpu"), a)
         self.assertEqual(scene.objects[0]["gaussians"], 1500)
+        self.assertEqual(scene.duration, 1.0)  # one pass of the model's normalised time
 
 
 class BadInputTest(unittest.TestCase):

@@ -228,7 +228,9 @@ TEST(VulkanImage, DepthPlaneMatchesCpu) {
     EXPECT_GE(static_cast<double>(close), 0.995 * static_cast<double>(pixels));
     EXPECT_LE(worst_t, with_mesh ? 0.5 : 0.05);  // mesh edges: the GPU snaps vertices to its sub-pixel grid
     RenderSettings plain;
-    EXPECT_TRUE(r->render({&obj, 1}, cam, plain, nullptr, meshes).depth.empty());
+    const ImageRGBA without_depth = r->render({&obj, 1}, cam, plain, nullptr, meshes);
+    EXPECT_TRUE(without_depth.depth.empty());
+    EXPECT_EQ(without_depth.pixels, gpu.pixels) << "asking for depth changed the image";
     if (with_mesh) EXPECT_NE(gpu.depth, without_mesh) << "the mesh stopped no pixel";
     else without_mesh = gpu.depth;
   }
