@@ -241,8 +241,7 @@ int runModel(const OnnxCommand::Options& o) {
   size_t gaussians = 0;
   if (!o.save_splats.empty()) {
     if (!contract) throw Error("--save-splats: " + o.model + " is not a gaussian generator");
-    GaussianGenerator gen(loadOnnxFile(o.model));
-    GeneratedGaussians decoded = gen.decode(out);
+    GeneratedGaussians decoded = decodeGenerated(*contract, out, o.model);  // the run above, not a second load
     gaussians = decoded.cloud.size();
     saveSplats(bakeGenerated(decoded), o.save_splats);
   }

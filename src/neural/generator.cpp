@@ -235,35 +235,35 @@ size_t GaussianGenerator::lastCount() const {
   return last_.cloud.size();
 }
 
-GeneratedGaussians GaussianGenerator::decode(const TensorMap& outputs) const {
+GeneratedGaussians decodeGenerated(const GeneratorContract& contract, const TensorMap& outputs, const std::string& model_path) {
   auto get = [&](const std::string& name) -> const Tensor& {
     auto it = outputs.find(name);
-    if (it == outputs.end()) throw Error(path() + ": output '" + name + "' missing from the results");
+    if (it == outputs.end()) throw Error(model_path + ": output '" + name + "' missing from the results");
     return it->second;
   };
-  const Tensor& gauss = get(contract_.gauss_output);
-  const Tensor& color = get(contract_.color_output);
+  const Tensor& gauss = get(contract.gauss_output);
+  const Tensor& color = get(contract.color_output);
   // What the model computed, not what it declared, decides what is read: checked before any row is.
   if (!gauss.isFloat() || gauss.shape.size() != 2 || gauss.shape[1] != 10)
-    throw Error(path() + ": output '" + contract_.gauss_output + "' is " + dtypeName(gauss.dtype) + " " + shapeString(gauss.shape) +
+    throw Error(model_path + ": output '" + contract.gauss_output + "' is " + dtypeName(gauss.dtype) + " " + shapeString(gauss.shape) +
                 ", expected float [N, 10]");
   const int64_t n = gauss.shape[0];
-  const int64_t channels = contract_.color_channels == 48 ? 48 : (color.shape.size() == 2 ? color.shape[1] : -1);
+  const int64_t channels = contract.color_channels == 48 ? 48 : (color.shape.size() == 2 ? color.shape[1] : -1);
   if (!color.isFloat() || color.shape.size() != 2 || color.shape[0] != n || color.shape[1] != channels ||
       !(channels == 48 || channels == 3 || channels == 4))
-    throw Error(path() + ": output '" + contract_.color_output + "' is " + dtypeName(color.dtype) + " " + shapeString(color.shape) +
-                ", expected float [" + std::to_string(n) + ", " + std::to_string(contract_.color_channels) + "]");
+    throw Error(model_path + ": output '" + contract.color_output + "' is " + dtypeName(color.dtype) + " " + shapeString(color.shape) +
+                ", expected float [" + std::to_string(n) + ", " + std::to_string(contract.color_channels) + "]");
   int64_t live = n;
-  if (!contract_.count_output.empty()) {
-    const Tensor& count = get(contract_.count_output);
-    if (count.numel() != 1) throw Error(path() + ": output '" + contract_.count_output + "' has shape " + shapeString(count.shape) + ", expected [1]");
+  if (!contract.count_output.empty()) {
+    const Tensor& count = get(contract.count_output);
+    if (count.numel() != 1) throw Error(model_path + ": output '" + contract.count_output + "' has shape " + shapeString(count.shape) + ", expected [1]");
     live = count.asInt(0);
     if (live < 0 || live > n)
-      throw Error(path() + ": output '" + contract_.count_output + "' says " + std::to_string(live) + " gaussians, the outputs hold " + std::to_string(n));
+      throw Error(model_path + ": output '" + contract.count_output + "' says " + std::to_string(live) + " gaussians, the outputs hold " + std::to_string(n));
   }
   GeneratedGaussians g;
   g.live = live;
-  const int degree = contract_.color_channels == 48 ? 3 : 0;
+  const int degree = contract.color_channels == 48 ? 3 : 0;
   const size_t rows = static_cast<size_t>(live);
   g.cloud.resize(rows, degree);
   g.covariances.resize(rows);
@@ -278,10 +278,12 @@ GeneratedGaussians GaussianGenerator::decode(const TensorMap& outputs) const {
       const float* c = color.f.data() + i * cc;
       if (degree == 3) std::copy(c, c + 48, sh.begin());
       else
-        for (size_t k = 0; k < 3; ++k) sh[k] = contract_.color_is_sh ? c[k] : colorToShDc(c[k]);
+        for (size_t k = 0; k < 3; ++k) sh[k] = contract.color_is_sh ? c[k] : colorToShDc(c[k]);
     }
   });
   return g;
 }
+
+GeneratedGaussians GaussianGenerator::decode(const TensorMap& outputs) const { return decodeGenerated(contract_, outputs, path()); }
 
 }  // namespace sf::nn

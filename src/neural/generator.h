@@ -66,6 +66,9 @@ struct GeneratedGaussians {
   int64_t live = 0;  // rows used (num_points), <= the output's N
 };
 
+// Decodes a generator's raw outputs (by name) under `contract`; `model_path` names the model in errors.
+GeneratedGaussians decodeGenerated(const GeneratorContract& contract, const TensorMap& outputs, const std::string& model_path);
+
 // The cloud with scales and rotations from the covariances (eigen-decomposition), for writing to a file.
 GaussianCloud bakeGenerated(const GeneratedGaussians& g);
 
