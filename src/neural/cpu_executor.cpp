@@ -95,7 +95,7 @@ CpuExecutor::CpuExecutor(Graph graph) : graph_(std::move(graph)) {
   std::erase_if(graph_.initializers, [&](const auto& kv) { return !used.count(kv.first); });
 }
 
-TensorMap CpuExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* times) const {
+TensorMap CpuExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* times, const ValueObserver* observe) const {
   std::map<std::string, const Tensor*> values;
   for (const auto& [name, t] : graph_.initializers) values[name] = &t;
   for (const ValueInfo& v : graph_.inputs) {
@@ -128,6 +128,7 @@ TensorMap CpuExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* times
       if (n.outputs[o].empty()) continue;
       Tensor& slot = owned[n.outputs[o]] = std::move(out[o]);
       values[n.outputs[o]] = &slot;
+      if (observe) (*observe)(n.outputs[o], slot);
     }
     for (const std::string& name : n.inputs) {
       auto it = last_use.find(name);

@@ -5,6 +5,7 @@
 // Intermediate tensors are freed after their last use.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -14,6 +15,9 @@
 namespace sf::nn {
 
 using TensorMap = std::map<std::string, Tensor>;
+
+// Called with the name and value of every tensor a node produces during a run, in node order.
+using ValueObserver = std::function<void(const std::string& name, const Tensor& value)>;
 
 struct NodeTime {
   std::string op_type;
@@ -30,8 +34,8 @@ class CpuExecutor {
 
   // Runs the graph. Every graph input must be given, with its declared element type and a shape that
   // matches the declared one (symbolic dimensions match anything). Returns every graph output by name.
-  // `times`, when given, receives one entry per node run.
-  TensorMap run(const TensorMap& inputs, std::vector<NodeTime>* times = nullptr) const;
+  // `times`, when given, receives one entry per node run; `observe`, when given, sees every value produced.
+  TensorMap run(const TensorMap& inputs, std::vector<NodeTime>* times = nullptr, const ValueObserver* observe = nullptr) const;
 
  private:
   Graph graph_;

@@ -2011,7 +2011,13 @@ Taps resizeTaps(const ResizeParams& p, int64_t o, int64_t in, double scale, doub
 
 // Resize (opset 11+): N-D, separable: per dimension a list of taps per output coordinate, the output the
 // weighted sum over the product of every dimension's taps. Sizes or scales give the output shape.
-Outputs opResize(const Ctx& c) {
+struct ResizeSetup {
+  ResizeParams p;
+  Shape out;
+  std::vector<std::vector<Taps>> taps;  // per dimension, per output coordinate
+};
+
+ResizeSetup resizeSetup(const Ctx& c) {
   const ResizeParams p = resizeParams(c.node, c.opset);
   const Tensor& x = c.in(0);
   const size_t rank = x.shape.size();
@@ -2054,13 +2060,24 @@ Outputs opResize(const Ctx& c) {
       roi_end[d] = roi->f[d + rank];
     }
   }
-  Tensor y = c.output(x.dtype, out);
-  if (y.numel() == 0) return one(std::move(y));
+  if (c.count(out) == 0) return {p, out, {}};
   if (x.numel() == 0) c.fail("cannot resize an empty input to a non-empty output");
   std::vector<std::vector<Taps>> taps(rank);
   for (size_t d = 0; d < rank; ++d)
     for (int64_t o = 0; o < out[d]; ++o)
       taps[d].push_back(resizeTaps(p, o, x.shape[d], scale[d], roi_start[d], roi_end[d]));
+  return {p, out, std::move(taps)};
+}
+
+Outputs opResize(const Ctx& c) {
+  const Tensor& x = c.in(0);
+  const size_t rank = x.shape.size();
+  ResizeSetup setup = resizeSetup(c);
+  const ResizeParams& p = setup.p;
+  const Shape& out = setup.out;
+  Tensor y = c.output(x.dtype, out);
+  if (y.numel() == 0) return one(std::move(y));
+  const std::vector<std::vector<Taps>>& taps = setup.taps;
   const std::vector<int64_t> in_strides = rowStrides(x.shape);
   std::vector<int64_t> pos(rank, 0);
   std::vector<size_t> pick(rank, 0);  // which tap of each dimension, in the product
@@ -2235,6 +2252,22 @@ bool attributeAllowed(const char* list, const std::string& name, int64_t opset, 
 
 std::span<const OpInfo> cpuOps() {
   return kOps;
+}
+
+ResizeTapTables resizeTapTables(const Node& node, std::span<const Tensor* const> inputs, int64_t opset) {
+  const Ctx c{node, inputs, opset};
+  ResizeSetup setup = resizeSetup(c);
+  ResizeTapTables tables;
+  tables.out = setup.out;
+  tables.extrapolation = setup.p.extrapolation;
+  for (const std::vector<Taps>& axis : setup.taps) {
+    ResizeTapTables::Axis& a = tables.axes.emplace_back();
+    for (const Taps& t : axis) {
+      a.extrapolate.push_back(t.extrapolate);
+      a.taps.push_back(t.taps);
+    }
+  }
+  return tables;
 }
 
 const OpInfo* findCpuOp(const std::string& op_type) {

@@ -42,4 +42,18 @@ const OpInfo* findCpuOp(const std::string& op_type);
 // reads, and its own check passes. Throws sf::Error naming the node, op type, attribute and opset otherwise.
 void checkCpuNode(const Node& node, int64_t opset);
 
+// Resize's separable taps as the CPU kernel computes them, for the GPU executor: the output shape and, per
+// axis and output coordinate, the (input index, weight) pairs (at most 4) or whether it extrapolates
+// (tf_crop_and_resize outside the region: the extrapolation value). Throws as the kernel would.
+struct ResizeTapTables {
+  struct Axis {
+    std::vector<std::vector<std::pair<int64_t, double>>> taps;
+    std::vector<bool> extrapolate;
+  };
+  Shape out;
+  std::vector<Axis> axes;
+  double extrapolation = 0;
+};
+ResizeTapTables resizeTapTables(const Node& node, std::span<const Tensor* const> inputs, int64_t opset);
+
 }  // namespace sf::nn

@@ -65,14 +65,22 @@ Node makeNode(const std::string& op, size_t outputs = 1, std::map<std::string, A
   Node n;
   n.name = "n0";
   n.op_type = op;
-  for (size_t k = 0; k < outputs; ++k) n.outputs.push_back("y" + std::to_string(k));
+  for (size_t k = 0; k < outputs; ++k) {
+    std::string name = "y";  // appended, not "y" + ...: GCC 12 at -O3 misreports -Wrestrict on the latter
+    name += std::to_string(k);
+    n.outputs.push_back(name);
+  }
   n.attributes = std::move(attributes);
   return n;
 }
 
 // Runs one node as the executor does: the load-time check, then the kernel.
 std::vector<Tensor> run(Node node, std::vector<const Tensor*> inputs, int64_t opset = kOpset) {
-  for (size_t k = 0; k < inputs.size(); ++k) node.inputs.push_back(inputs[k] ? "x" + std::to_string(k) : "");
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    std::string name;
+    if (inputs[k]) name = "x" , name += std::to_string(k);
+    node.inputs.push_back(name);
+  }
   checkCpuNode(node, opset);
   const OpInfo* op = findCpuOp(node.op_type);
   EXPECT_NE(op, nullptr);

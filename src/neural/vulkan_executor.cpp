@@ -1,0 +1,1391 @@
+#include "neural/vulkan_executor.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "core/error.h"
+#include "gpu/gpu.h"
+#include "neural/cpu_ops.h"
+#include "neural/shaders/nn_codes.h"
+
+namespace sf::nn {
+namespace {
+
+const uint32_t kEltwiseShader[] = {
+#include "nn_eltwise.inc"
+};
+const uint32_t kMapShader[] = {
+#include "nn_map.inc"
+};
+const uint32_t kGatherShader[] = {
+#include "nn_gather.inc"
+};
+const uint32_t kReduceShader[] = {
+#include "nn_reduce.inc"
+};
+const uint32_t kSoftmaxShader[] = {
+#include "nn_softmax.inc"
+};
+const uint32_t kGemmShader[] = {
+#include "nn_gemm.inc"
+};
+const uint32_t kConvShader[] = {
+#include "nn_conv.inc"
+};
+const uint32_t kSampleShader[] = {
+#include "nn_sample.inc"
+};
+
+enum class Kernel { kEltwise, kMap, kGather, kReduce, kSoftmax, kGemm, kConv, kSample, kCount };
+
+struct KernelSource {
+  std::span<const uint32_t> spirv;
+  const char* name;
+};
+KernelSource kernelSource(Kernel k) {
+  switch (k) {
+    case Kernel::kEltwise: return {kEltwiseShader, "nn_eltwise"};
+    case Kernel::kMap: return {kMapShader, "nn_map"};
+    case Kernel::kGather: return {kGatherShader, "nn_gather"};
+    case Kernel::kReduce: return {kReduceShader, "nn_reduce"};
+    case Kernel::kSoftmax: return {kSoftmaxShader, "nn_softmax"};
+    case Kernel::kGemm: return {kGemmShader, "nn_gemm"};
+    case Kernel::kConv: return {kConvShader, "nn_conv"};
+    case Kernel::kSample: return {kSampleShader, "nn_sample"};
+    case Kernel::kCount: break;
+  }
+  return {{}, ""};
+}
+
+struct Push {
+  VkDeviceAddress data;
+  VkDeviceAddress params;
+  uint32_t base;
+  uint32_t count;
+};
+
+constexpr uint32_t kGroupSize = 256;
+
+// ---- The operator table ----
+
+struct UnaryOp {
+  const char* op_type;
+  uint32_t code;
+};
+constexpr UnaryOp kUnary[] = {
+    {"Abs", NN_ABS},       {"Ceil", NN_CEIL},   {"Cos", NN_COS},        {"Erf", NN_ERF},
+    {"Exp", NN_EXP},       {"Floor", NN_FLOOR}, {"LeakyRelu", NN_LEAKY_RELU}, {"Log", NN_LOG},
+    {"Neg", NN_NEG},       {"Not", NN_NOT},     {"Reciprocal", NN_RECIPROCAL}, {"Relu", NN_RELU},
+    {"Sigmoid", NN_SIGMOID}, {"Sin", NN_SIN},   {"Sqrt", NN_SQRT},      {"Tanh", NN_TANH},
+    {"Cast", NN_IDENTITY},
+};
+constexpr UnaryOp kBinary[] = {
+    {"Add", NN_ADD},     {"And", NN_AND},         {"Div", NN_DIV}, {"Equal", NN_EQUAL}, {"Greater", NN_GREATER},
+    {"Less", NN_LESS},   {"Mul", NN_MUL},         {"Or", NN_OR},   {"Pow", NN_POW},     {"Sub", NN_SUB},
+};
+// Operators whose output is a rearrangement of their inputs' elements: run through a gather map. The value
+// is which inputs are data (the rest must be static): -1 for all of them.
+const std::map<std::string, int>& mapOps() {
+  static const std::map<std::string, int> ops{{"Concat", -1}, {"Expand", 0}, {"Pad", 0},      {"Slice", 0},
+                                              {"Split", 0},   {"Tile", 0},   {"Transpose", 0}};
+  return ops;
+}
+const std::set<std::string>& aliasOps() {
+  static const std::set<std::string> ops{"Flatten", "Identity", "Reshape", "Squeeze", "Unsqueeze"};
+  return ops;
+}
+const std::map<std::string, uint32_t>& reduceOps() {
+  static const std::map<std::string, uint32_t> ops{
+      {"ReduceL1", NN_RED_L1},   {"ReduceL2", NN_RED_L2},     {"ReduceLogSum", NN_RED_LOG_SUM},
+      {"ReduceLogSumExp", NN_RED_LOG_SUM_EXP}, {"ReduceMax", NN_RED_MAX}, {"ReduceMean", NN_RED_MEAN},
+      {"ReduceMin", NN_RED_MIN}, {"ReduceProd", NN_RED_PROD}, {"ReduceSum", NN_RED_SUM},
+      {"ReduceSumSquare", NN_RED_SUM_SQUARE}};
+  return ops;
+}
+// Operators that only ever compute constants here: folded when their inputs are static, else refused.
+const std::set<std::string>& staticOnlyOps() {
+  static const std::set<std::string> ops{"Constant", "ConstantOfShape", "Range", "Shape"};
+  return ops;
+}
+
+const UnaryOp* findIn(std::span<const UnaryOp> table, const std::string& op) {
+  for (const UnaryOp& u : table)
+    if (op == u.op_type) return &u;
+  return nullptr;
+}
+
+bool gpuType(DType t) {
+  switch (t) {
+    case DType::kFloat32:
+    case DType::kFloat16:
+    case DType::kBFloat16:
+    case DType::kFloat64:
+    case DType::kInt8:
+    case DType::kUInt8:
+    case DType::kInt16:
+    case DType::kUInt16:
+    case DType::kInt32:
+    case DType::kInt64:
+    case DType::kBool:
+      return true;
+    default:
+      return false;
+  }
+}
+
+[[noreturn]] void refuse(const Graph& g, const Node& n, const std::string& why) {
+  throw Error(g.path + ": " + n.describe() + ", opset " + std::to_string(g.opset) + ": " + why +
+              " (Vulkan executor)");
+}
+
+std::vector<int64_t> stridesOf(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t d = s.size(); d-- > 1;) st[d - 1] = st[d] * s[d];
+  return st;
+}
+
+// Strides of `in` broadcast (right-aligned) over `out`: 0 on broadcast axes.
+std::vector<int64_t> broadcastStrides(const Shape& in, const Shape& out) {
+  std::vector<int64_t> st(out.size(), 0);
+  const std::vector<int64_t> own = stridesOf(in);
+  const size_t lead = out.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d) st[lead + d] = in[d] == 1 ? 0 : own[d];
+  return st;
+}
+
+// Merges neighbouring axes that every operand walks contiguously (fewer divisions per element; ranks above
+// the kernels' limit become runnable). Strides per operand over `dims`.
+void collapseAxes(Shape& dims, std::vector<std::vector<int64_t>>& strides) {
+  for (size_t d = dims.size(); d-- > 1;) {
+    bool merge = true;
+    for (const auto& st : strides)
+      if (st[d - 1] != st[d] * dims[d]) merge = false;
+    if (dims[d] == 1) merge = true;
+    if (!merge) continue;
+    if (dims[d] != 1)
+      for (auto& st : strides) st[d - 1] = st[d];
+    dims[d - 1] *= dims[d];
+    dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(d));
+    for (auto& st : strides) st.erase(st.begin() + static_cast<std::ptrdiff_t>(d));
+  }
+}
+
+uint32_t floatBits(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, 4);
+  return b;
+}
+
+// A tensor as the GPU holds it: float types as float32 bits, the others as int32 (refusing values outside).
+std::vector<uint32_t> toWords(const Tensor& t, const std::string& what) {
+  std::vector<uint32_t> w(static_cast<size_t>(t.numel()));
+  if (t.isFloat()) {
+    for (size_t k = 0; k < w.size(); ++k) w[k] = floatBits(t.f[k]);
+  } else {
+    for (size_t k = 0; k < w.size(); ++k) {
+      const int64_t v = t.i[k];
+      if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
+        throw Error(what + ": element " + std::to_string(k) + " (" + std::to_string(v) +
+                    ") is outside the int32 range the Vulkan executor holds integers in");
+      w[k] = static_cast<uint32_t>(static_cast<int32_t>(v));
+    }
+  }
+  return w;
+}
+
+Tensor fromWords(const uint32_t* w, DType type, const Shape& shape) {
+  Tensor t(type, shape);
+  if (t.isFloat()) {
+    for (size_t k = 0; k < t.f.size(); ++k) std::memcpy(&t.f[k], &w[k], 4);
+  } else {
+    for (size_t k = 0; k < t.i.size(); ++k) {
+      const int64_t v = static_cast<int32_t>(w[k]);
+      t.i[k] = type == DType::kBool ? (v != 0) : v;
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+std::vector<GpuOpInfo> vulkanOps() {
+  std::vector<GpuOpInfo> ops;
+  for (const UnaryOp& u : kUnary) ops.push_back({u.op_type, u.code == NN_IDENTITY ? "not from or to uint32/uint64" : ""});
+  for (const UnaryOp& u : kBinary) ops.push_back({u.op_type, ""});
+  for (const auto& [op, data] : mapOps()) {
+    (void)data;
+    ops.push_back({op.c_str(), "through a gather map; shape inputs static"});
+  }
+  for (const std::string& op : aliasOps()) ops.push_back({op.c_str(), "aliases its input; shape inputs static"});
+  for (const auto& [op, code] : reduceOps()) {
+    (void)code;
+    ops.push_back({op.c_str(), "up to 6 axes after merging; axes static"});
+  }
+  for (const std::string& op : staticOnlyOps()) ops.push_back({op.c_str(), "folded: inputs must be static"});
+  ops.push_back({"BatchNormalization", "inference; statistics static (folded into a multiply-add)"});
+  ops.push_back({"Clip", "bounds static or tensors"});
+  ops.push_back({"Conv", "1-D and 2-D"});
+  ops.push_back({"Gather", "constant indices through a gather map"});
+  ops.push_back({"Gemm", "float types"});
+  ops.push_back({"GridSample", ""});
+  ops.push_back({"MatMul", "float types; up to 4 batch axes, 65535 batches"});
+  ops.push_back({"Resize", "scales/sizes static; nearest through a gather map"});
+  ops.push_back({"Softmax", ""});
+  ops.push_back({"Where", ""});
+  std::sort(ops.begin(), ops.end(), [](const GpuOpInfo& a, const GpuOpInfo& b) { return std::strcmp(a.op_type, b.op_type) < 0; });
+  return ops;
+}
+
+std::string vulkanUnsupportedReason(const Node& n, int64_t opset) {
+  (void)opset;
+  for (const GpuOpInfo& op : vulkanOps())
+    if (n.op_type == op.op_type) return {};
+  return "no Vulkan kernel for " + n.op_type;
+}
+
+// ---- The plan ----
+
+struct Dispatch {
+  Kernel kernel;
+  uint32_t base;             // first parameter word
+  uint32_t count;            // invocations
+  std::array<uint32_t, 3> groups;
+};
+
+struct Slot {
+  uint64_t offset = 0;  // words into the arena
+  DType dtype = DType::kFloat32;
+  Shape shape;
+  bool is_static = false;
+};
+
+struct NodeSpan {
+  std::string op_type;
+  size_t first = 0, end = 0;  // dispatches
+};
+
+struct Plan {
+  std::vector<Shape> key;
+  std::set<std::string> keyed;         // graph inputs whose values are part of the key (shape arguments)
+  std::map<std::string, Tensor> key_values;
+  std::map<std::string, Slot> slots;
+  std::map<std::string, Tensor> statics;  // static values (graph outputs among them are returned as they are)
+  std::vector<uint32_t> params;
+  std::vector<Dispatch> dispatches;
+  std::vector<NodeSpan> nodes;
+  std::vector<std::pair<uint64_t, std::vector<uint32_t>>> constants;  // offset, words: uploaded once
+  uint64_t arena_words = 0;
+  uint64_t input_words = 0, output_words = 0;
+  gpu::Buffer arena, param_buffer, staging;
+  bool uploaded = false;
+};
+
+struct VulkanExecutor::Impl {
+  gpu::Context& ctx;
+  CpuExecutor cpu;
+  std::array<std::unique_ptr<gpu::ComputePipeline>, static_cast<size_t>(Kernel::kCount)> pipelines;
+  std::vector<std::unique_ptr<Plan>> plans;
+  Plan* current = nullptr;
+  VkQueryPool queries = VK_NULL_HANDLE;
+  uint32_t query_capacity = 0;
+
+  Impl(gpu::Context& c, Graph g) : ctx(c), cpu(std::move(g)) {}
+  ~Impl() {
+    if (queries) vkDestroyQueryPool(ctx.device(), queries, nullptr);
+  }
+
+  const gpu::ComputePipeline& pipeline(Kernel k) {
+    auto& p = pipelines[static_cast<size_t>(k)];
+    if (!p) {
+      const KernelSource src = kernelSource(k);
+      p = std::make_unique<gpu::ComputePipeline>(ctx, src.spirv, sizeof(Push), kGroupSize, src.name);
+    }
+    return *p;
+  }
+
+  Plan& planFor(const TensorMap& inputs);
+  void upload(Plan& plan);
+  void writeInputs(Plan& plan, const TensorMap& inputs);
+  void recordDispatches(Plan& plan, VkCommandBuffer cmd, bool timed);
+};
+
+namespace {
+
+// Thrown while planning when a value that must be a constant (a shape, axes, a fold) is computed from small
+// graph inputs: the plan is made again with those inputs' values as part of its key.
+struct NeedsKey {
+  std::set<std::string> inputs;
+};
+
+// Inputs of up to this many elements may become part of a plan's key.
+constexpr int64_t kMaxKeyedElements = 1024;
+
+// The graph inputs `value` is computed from (through any nodes; initializers and Shape outputs end a path).
+std::set<std::string> inputAncestors(const Graph& g, const std::string& value) {
+  std::map<std::string, const Node*> producer;
+  for (const Node& n : g.nodes)
+    for (const std::string& o : n.outputs) producer[o] = &n;
+  std::set<std::string> inputs, seen;
+  std::vector<std::string> todo{value};
+  while (!todo.empty()) {
+    const std::string v = todo.back();
+    todo.pop_back();
+    if (v.empty() || !seen.insert(v).second) continue;
+    for (const ValueInfo& in : g.inputs)
+      if (in.name == v) inputs.insert(v);
+    auto it = producer.find(v);
+    if (it == producer.end() || it->second->op_type == "Shape") continue;
+    todo.insert(todo.end(), it->second->inputs.begin(), it->second->inputs.end());
+  }
+  return inputs;
+}
+
+// Builds the dispatches of one plan; knows the slots of every value.
+class Lowering {
+ public:
+  Lowering(const Graph& g, Plan& plan) : g_(g), plan_(plan) {}
+
+  // Which values are static, from the graph alone: initializers, Shape's output, and the outputs of nodes
+  // whose inputs are all static.
+  static std::set<std::string> staticValues(const Graph& g, const std::set<std::string>& keyed) {
+    std::set<std::string> s = keyed;
+    for (const auto& [name, t] : g.initializers) {
+      (void)t;
+      s.insert(name);
+    }
+    for (const Node& n : g.nodes) {
+      bool all = true;
+      for (const std::string& in : n.inputs)
+        if (!in.empty() && !s.count(in)) all = false;
+      if (all || n.op_type == "Shape") s.insert(n.outputs.begin(), n.outputs.end());
+    }
+    return s;
+  }
+
+  // Throws NeedsKey when every graph input the values come from is small (and not keyed yet); returns
+  // otherwise (the caller refuses).
+  void keyOrRefuse(const Node& n, const std::vector<std::string>& values) {
+    (void)n;
+    std::set<std::string> inputs;
+    for (const std::string& v : values) {
+      const std::set<std::string> a = inputAncestors(g_, v);
+      inputs.insert(a.begin(), a.end());
+    }
+    if (inputs.empty()) return;
+    for (const std::string& in : inputs) {
+      auto it = sizes_.find(in);
+      if (it == sizes_.end() || it->second > kMaxKeyedElements || plan_.keyed.count(in)) return;
+    }
+    throw NeedsKey{inputs};
+  }
+  std::map<std::string, int64_t> sizes_;  // element counts of the graph inputs
+
+  uint32_t newParams(size_t words) {
+    const auto base = static_cast<uint32_t>(plan_.params.size());
+    plan_.params.resize(plan_.params.size() + words, 0);
+    return base;
+  }
+  uint32_t& param(uint32_t base, size_t k) { return plan_.params[base + k]; }
+
+  void dispatch(Kernel k, uint32_t base, uint64_t count, const Node& n) {
+    if (count == 0) return;
+    const uint64_t groups = (count + kGroupSize - 1) / kGroupSize;
+    const uint64_t x = std::min<uint64_t>(groups, 65535), y = (groups + x - 1) / x;
+    if (y > 65535 || count > 0xFFFFFFFFull) refuse(g_, n, std::to_string(count) + " invocations exceed one dispatch");
+    plan_.dispatches.push_back({k, base, static_cast<uint32_t>(count), {static_cast<uint32_t>(x), static_cast<uint32_t>(y), 1}});
+  }
+
+  // The slot of value `name` (which must exist).
+  const Slot& slot(const Node& n, const std::string& name) {
+    auto it = plan_.slots.find(name);
+    if (it == plan_.slots.end()) refuse(g_, n, "value '" + name + "' has no place on the GPU");
+    return it->second;
+  }
+  uint32_t off(const Node& n, const std::string& name) {
+    const uint64_t o = slot(n, name).offset;
+    if (o > 0xFFFFFFFFull) refuse(g_, n, "the tensor arena exceeds 2^32 words");
+    return static_cast<uint32_t>(o);
+  }
+  const Tensor& staticValue(const Node& n, size_t k, const char* what) {
+    if (k >= n.inputs.size() || n.inputs[k].empty()) refuse(g_, n, std::string(what) + " is required");
+    auto it = plan_.statics.find(n.inputs[k]);
+    if (it == plan_.statics.end()) {
+      keyOrRefuse(n, {n.inputs[k]});
+      refuse(g_, n, std::string(what) + " ('" + n.inputs[k] + "') must be a constant, not computed from the inputs");
+    }
+    return it->second;
+  }
+  // A constant of the plan (uploaded once), returning its offset.
+  uint64_t constant(std::vector<uint32_t> words) {
+    const uint64_t at = allocate(words.size());
+    plan_.constants.emplace_back(at, std::move(words));
+    return at;
+  }
+  uint64_t allocate(uint64_t words) { return alloc_.take(std::max<uint64_t>(words, 1)); }
+  void release(uint64_t at, uint64_t words) { alloc_.give(at, std::max<uint64_t>(words, 1)); }
+  uint64_t high() const { return alloc_.high; }
+
+  void lower(const Node& n, const std::map<std::string, std::pair<DType, Shape>>& info);
+
+ private:
+  void eltwise(const Node& n, uint32_t op, std::span<const std::string> ins, float alpha = 0, float beta = 0);
+  void mapped(const Node& n, int data_input, const std::map<std::string, std::pair<DType, Shape>>& info);
+  void gemm(const Node& n, bool is_gemm);
+  void conv(const Node& n);
+  void reduce(const Node& n, uint32_t kind);
+  void softmax(const Node& n);
+  void gather(const Node& n, const std::map<std::string, std::pair<DType, Shape>>& info);
+  void gridSample(const Node& n);
+  void resize(const Node& n, const std::map<std::string, std::pair<DType, Shape>>& info);
+  void batchNorm(const Node& n);
+  void clip(const Node& n);
+
+  // First-fit allocator over words with merging of freed ranges.
+  struct Allocator {
+    std::map<uint64_t, uint64_t> free;  // offset -> size
+    uint64_t high = 0;
+    uint64_t take(uint64_t n) {
+      n = (n + 63) & ~uint64_t{63};  // 256-byte alignment
+      for (auto it = free.begin(); it != free.end(); ++it) {
+        if (it->second < n) continue;
+        const uint64_t at = it->first, left = it->second - n;
+        free.erase(it);
+        if (left) free[at + n] = left;
+        return at;
+      }
+      const uint64_t at = high;
+      high += n;
+      return at;
+    }
+    void give(uint64_t at, uint64_t n) {
+      n = (n + 63) & ~uint64_t{63};
+      auto it = free.emplace(at, n).first;
+      if (auto next = std::next(it); next != free.end() && it->first + it->second == next->first) {
+        it->second += next->second;
+        free.erase(next);
+      }
+      if (it != free.begin()) {
+        auto prev = std::prev(it);
+        if (prev->first + prev->second == it->first) {
+          prev->second += it->second;
+          free.erase(it);
+        }
+      }
+    }
+  };
+
+  const Graph& g_;
+  Plan& plan_;
+  Allocator alloc_;
+};
+
+void Lowering::eltwise(const Node& n, uint32_t op, std::span<const std::string> ins, float alpha, float beta) {
+  const Slot& out = slot(n, n.outputs[0]);
+  Shape dims = out.shape;
+  std::vector<std::vector<int64_t>> strides;
+  strides.push_back(stridesOf(dims));
+  uint32_t present = 0;
+  for (size_t k = 0; k < ins.size(); ++k) {
+    if (ins[k].empty()) {
+      strides.push_back(std::vector<int64_t>(dims.size(), 0));
+      continue;
+    }
+    present |= 1u << k;
+    const Slot& s = slot(n, ins[k]);
+    if (s.shape.size() > dims.size()) refuse(g_, n, "an input has a higher rank than the output");
+    strides.push_back(broadcastStrides(s.shape, dims));
+  }
+  collapseAxes(dims, strides);
+  if (dims.size() > NN_MAX_RANK) refuse(g_, n, "more than 6 axes after merging");
+  const uint32_t b = newParams(37);
+  param(b, 0) = op;
+  param(b, 1) = static_cast<uint32_t>(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d) param(b, 2 + d) = static_cast<uint32_t>(dims[d]);
+  param(b, 8) = off(n, n.outputs[0]);
+  param(b, 9) = static_cast<uint32_t>(out.dtype);
+  for (size_t k = 0; k < ins.size(); ++k) {
+    if (ins[k].empty()) continue;
+    param(b, 10 + 8 * k) = off(n, ins[k]);
+    param(b, 11 + 8 * k) = static_cast<uint32_t>(slot(n, ins[k]).dtype);
+    for (size_t d = 0; d < dims.size(); ++d) param(b, 12 + 8 * k + d) = static_cast<uint32_t>(strides[k + 1][d]);
+  }
+  param(b, 34) = floatBits(alpha);
+  param(b, 35) = floatBits(beta);
+  param(b, 36) = present;
+  dispatch(Kernel::kEltwise, b, static_cast<uint64_t>(elementCount(out.shape)), n);
+}
+
+// Data movement: the operator's own CPU kernel run on index tensors gives, per output element, which input
+// element it copies (1 + (input << 28 | index); 0 for Pad's fill value).
+void Lowering::mapped(const Node& n, int data_input, const std::map<std::string, std::pair<DType, Shape>>& info) {
+  std::vector<Tensor> owned(n.inputs.size());
+  std::vector<const Tensor*> in(n.inputs.size(), nullptr);
+  std::vector<std::string> data_names;
+  Node run = n;
+  uint32_t fill = 0;
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    if (n.inputs[k].empty()) continue;
+    const bool data = data_input < 0 || static_cast<size_t>(data_input) == k;
+    if (!data) {
+      if (n.op_type == "Pad" && k == 2) {
+        // The fill value: kept for the GPU, replaced by 0 (no element) for the map.
+        const Tensor& v = staticValue(n, k, "constant_value");
+        const DType out_type = slot(n, n.outputs[0]).dtype;
+        fill = isFloatType(out_type) ? floatBits(static_cast<float>(v.asDouble(0)))
+                                     : static_cast<uint32_t>(static_cast<int32_t>(v.asInt(0)));
+        owned[k] = Tensor(DType::kInt64, v.shape);
+        in[k] = &owned[k];
+        continue;
+      }
+      in[k] = &staticValue(n, k, ("input " + std::to_string(k)).c_str());
+      continue;
+    }
+    const auto j = static_cast<int64_t>(data_names.size());
+    if (j >= 16) refuse(g_, n, "more than 16 data inputs");
+    data_names.push_back(n.inputs[k]);
+    const Shape& shape = info.at(n.inputs[k]).second;
+    Tensor t(DType::kInt64, shape);
+    if (static_cast<int64_t>(t.i.size()) >= (int64_t{1} << 28)) refuse(g_, n, "an input of 2^28 elements or more");
+    for (size_t e = 0; e < t.i.size(); ++e) t.i[e] = ((j << 28) | static_cast<int64_t>(e)) + 1;
+    owned[k] = std::move(t);
+    in[k] = &owned[k];
+  }
+  if (n.op_type == "Pad" && g_.opset < 11) {
+    if (const Attribute* v = n.attr("value")) {
+      fill = floatBits(v->f);
+      run.attributes["value"].f = 0;
+    }
+  }
+  const std::vector<Tensor> maps = findCpuOp(n.op_type)->cpu(run, in, g_.opset);
+  for (size_t o = 0; o < n.outputs.size() && o < maps.size(); ++o) {
+    if (n.outputs[o].empty()) continue;
+    std::vector<uint32_t> words(maps[o].i.size());
+    for (size_t e = 0; e < words.size(); ++e) words[e] = static_cast<uint32_t>(maps[o].i[e]);
+    const uint64_t map_at = constant(std::move(words));
+    const uint32_t b = newParams(4 + data_names.size());
+    param(b, 0) = off(n, n.outputs[o]);
+    param(b, 1) = static_cast<uint32_t>(map_at);
+    param(b, 2) = fill;
+    param(b, 3) = static_cast<uint32_t>(data_names.size());
+    for (size_t j = 0; j < data_names.size(); ++j) param(b, 4 + j) = off(n, data_names[j]);
+    if (map_at > 0xFFFFFFFFull) refuse(g_, n, "the tensor arena exceeds 2^32 words");
+    dispatch(Kernel::kMap, b, maps[o].i.size(), n);
+  }
+}
+
+void Lowering::gemm(const Node& n, bool is_gemm) {
+  const Slot& a = slot(n, n.inputs.at(0));
+  const Slot& bm = slot(n, n.inputs.at(1));
+  const Slot& out = slot(n, n.outputs[0]);
+  if (!isFloatType(a.dtype) || !isFloatType(bm.dtype)) refuse(g_, n, "integer matrix products are not supported");
+  int64_t M, N, K;
+  uint32_t sam, sak, sbk, sbn;
+  Shape batch;
+  std::vector<int64_t> a_batch_st, b_batch_st;
+  if (is_gemm) {
+    const bool ta = n.attrInt("transA", 0) != 0, tb = n.attrInt("transB", 0) != 0;
+    if (a.shape.size() != 2 || bm.shape.size() != 2) refuse(g_, n, "A and B must be matrices");
+    M = ta ? a.shape[1] : a.shape[0];
+    K = ta ? a.shape[0] : a.shape[1];
+    N = tb ? bm.shape[0] : bm.shape[1];
+    sam = ta ? 1 : static_cast<uint32_t>(a.shape[1]);
+    sak = ta ? static_cast<uint32_t>(a.shape[1]) : 1;
+    sbk = tb ? 1 : static_cast<uint32_t>(bm.shape[1]);
+    sbn = tb ? static_cast<uint32_t>(bm.shape[1]) : 1;
+  } else {
+    Shape as = a.shape, bs = bm.shape;
+    if (as.empty() || bs.empty()) refuse(g_, n, "scalar operands");
+    if (as.size() == 1) as.insert(as.begin(), 1);
+    if (bs.size() == 1) bs.push_back(1);
+    M = as[as.size() - 2];
+    K = as.back();
+    N = bs.back();
+    sam = static_cast<uint32_t>(K);
+    sak = 1;
+    sbk = static_cast<uint32_t>(N);
+    sbn = 1;
+    const Shape ab(as.begin(), as.end() - 2), bb(bs.begin(), bs.end() - 2);
+    const size_t rank = std::max(ab.size(), bb.size());
+    batch.assign(rank, 1);
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t x = d + ab.size() >= rank ? ab[d + ab.size() - rank] : 1;
+      const int64_t y = d + bb.size() >= rank ? bb[d + bb.size() - rank] : 1;
+      batch[d] = std::max(x, y);
+    }
+    const std::vector<int64_t> ast = broadcastStrides(ab, batch), bst = broadcastStrides(bb, batch);
+    a_batch_st.resize(rank);
+    b_batch_st.resize(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      a_batch_st[d] = ast[d] * M * K;
+      b_batch_st[d] = bst[d] * K * N;
+    }
+    std::vector<std::vector<int64_t>> st{a_batch_st, b_batch_st};
+    collapseAxes(batch, st);
+    a_batch_st = st[0];
+    b_batch_st = st[1];
+    if (batch.size() > 4) refuse(g_, n, "more than 4 batch axes after merging");
+  }
+  int64_t batches = 1;
+  for (int64_t d : batch) batches *= d;
+  if (batches > 65535) refuse(g_, n, std::to_string(batches) + " batches (at most 65535)");
+  const uint32_t b = newParams(33);
+  param(b, 0) = static_cast<uint32_t>(M);
+  param(b, 1) = static_cast<uint32_t>(N);
+  param(b, 2) = static_cast<uint32_t>(K);
+  param(b, 3) = off(n, n.inputs[0]);
+  param(b, 4) = sam;
+  param(b, 5) = sak;
+  param(b, 6) = off(n, n.inputs[1]);
+  param(b, 7) = sbk;
+  param(b, 8) = sbn;
+  param(b, 9) = off(n, n.outputs[0]);
+  param(b, 10) = static_cast<uint32_t>(batch.size());
+  for (size_t d = 0; d < batch.size(); ++d) {
+    param(b, 11 + d) = static_cast<uint32_t>(batch[d]);
+    param(b, 15 + d) = static_cast<uint32_t>(a_batch_st[d]);
+    param(b, 19 + d) = static_cast<uint32_t>(b_batch_st[d]);
+  }
+  float alpha = 1, beta = 0;
+  if (is_gemm) {
+    alpha = n.attrFloat("alpha", 1.0f);
+    beta = n.attrFloat("beta", 1.0f);
+    if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+      const Slot& c = slot(n, n.inputs[2]);
+      if (!isFloatType(c.dtype)) refuse(g_, n, "C must be a float tensor");
+      const std::vector<int64_t> st = broadcastStrides(c.shape, {M, N});
+      param(b, 23) = off(n, n.inputs[2]);
+      param(b, 24) = 1;
+      param(b, 25) = static_cast<uint32_t>(st[0]);
+      param(b, 26) = static_cast<uint32_t>(st[1]);
+    }
+  }
+  param(b, 27) = floatBits(alpha);
+  param(b, 28) = floatBits(beta);
+  param(b, 29) = 0;
+  param(b, 30) = static_cast<uint32_t>(out.dtype);
+  param(b, 31) = static_cast<uint32_t>(a.dtype);
+  param(b, 32) = static_cast<uint32_t>(bm.dtype);
+  if (M == 0 || N == 0 || batches == 0) return;
+  if (K == 0) {
+    // sum over nothing: the kernel's loop does not run and writes alpha * 0 + beta * C.
+  }
+  plan_.dispatches.push_back({Kernel::kGemm, b, 0,
+                              {static_cast<uint32_t>((N + 63) / 64), static_cast<uint32_t>((M + 63) / 64), static_cast<uint32_t>(batches)}});
+  if ((M + 63) / 64 > 65535 || (N + 63) / 64 > 65535) refuse(g_, n, "matrices beyond 4 million rows or columns");
+}
+
+void Lowering::conv(const Node& n) {
+  const Slot& x = slot(n, n.inputs.at(0));
+  const Slot& w = slot(n, n.inputs.at(1));
+  const Slot& out = slot(n, n.outputs[0]);
+  if (!isFloatType(x.dtype)) refuse(g_, n, "integer convolution");
+  const size_t spatial = x.shape.size() - 2;
+  if (x.shape.size() < 3 || spatial > 2) refuse(g_, n, "only 1-D and 2-D convolutions");
+  auto at = [&](const Shape& s, size_t d) { return spatial == 1 ? (d == 0 ? int64_t{1} : s[2]) : s[2 + d]; };
+  const int64_t H = at(x.shape, 0), W = at(x.shape, 1), OH = at(out.shape, 0), OW = at(out.shape, 1);
+  const int64_t KH = at(w.shape, 0), KW = at(w.shape, 1);
+  std::vector<int64_t> strides = n.attrInts("strides", std::vector<int64_t>(spatial, 1));
+  std::vector<int64_t> dil = n.attrInts("dilations", std::vector<int64_t>(spatial, 1));
+  std::vector<int64_t> pads = n.attrInts("pads", std::vector<int64_t>(2 * spatial, 0));
+  const std::string auto_pad = n.attrString("auto_pad", "NOTSET");
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    const int64_t in[2] = {H, W}, o[2] = {OH, OW}, k[2] = {KH, KW};
+    for (size_t d = 0; d < spatial; ++d) {
+      const size_t dd = spatial == 1 ? 1 : d;
+      const int64_t total = std::max<int64_t>(0, (o[dd] - 1) * strides[d] + (k[dd] - 1) * dil[d] + 1 - in[dd]);
+      pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    }
+  } else if (auto_pad == "VALID") {
+    std::fill(pads.begin(), pads.end(), 0);
+  }
+  const uint32_t b = newParams(22);
+  param(b, 0) = static_cast<uint32_t>(x.shape[0]);
+  param(b, 1) = static_cast<uint32_t>(x.shape[1]);
+  param(b, 2) = static_cast<uint32_t>(H);
+  param(b, 3) = static_cast<uint32_t>(W);
+  param(b, 4) = static_cast<uint32_t>(out.shape[1]);
+  param(b, 5) = static_cast<uint32_t>(OH);
+  param(b, 6) = static_cast<uint32_t>(OW);
+  param(b, 7) = static_cast<uint32_t>(KH);
+  param(b, 8) = static_cast<uint32_t>(KW);
+  param(b, 9) = static_cast<uint32_t>(spatial == 1 ? 1 : strides[0]);
+  param(b, 10) = static_cast<uint32_t>(strides[spatial - 1]);
+  param(b, 11) = static_cast<uint32_t>(spatial == 1 ? 0 : pads[0]);
+  param(b, 12) = static_cast<uint32_t>(pads[spatial - 1]);
+  param(b, 13) = static_cast<uint32_t>(spatial == 1 ? 1 : dil[0]);
+  param(b, 14) = static_cast<uint32_t>(dil[spatial - 1]);
+  param(b, 15) = static_cast<uint32_t>(n.attrInt("group", 1));
+  param(b, 16) = off(n, n.inputs[0]);
+  param(b, 17) = off(n, n.inputs[1]);
+  if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+    param(b, 18) = off(n, n.inputs[2]);
+    param(b, 19) = 1;
+  }
+  param(b, 20) = off(n, n.outputs[0]);
+  param(b, 21) = static_cast<uint32_t>(out.dtype);
+  dispatch(Kernel::kConv, b, static_cast<uint64_t>(elementCount(out.shape)), n);
+}
+
+void Lowering::reduce(const Node& n, uint32_t kind) {
+  const Slot& x = slot(n, n.inputs.at(0));
+  const Slot& out = slot(n, n.outputs[0]);
+  const auto rank = static_cast<int64_t>(x.shape.size());
+  const int64_t input_opset = n.op_type == "ReduceSum" ? 13 : 18;
+  std::vector<int64_t> axes;
+  bool given = false;
+  if (g_.opset >= input_opset) {
+    if (n.inputs.size() > 1 && !n.inputs[1].empty()) {
+      const Tensor& t = staticValue(n, 1, "axes");
+      for (int64_t k = 0; k < t.numel(); ++k) axes.push_back(t.asInt(static_cast<size_t>(k)));
+      given = !axes.empty();
+    }
+  } else if (n.attr("axes")) {
+    axes = n.attrInts("axes");
+    given = !axes.empty();
+  }
+  std::vector<bool> reduced(x.shape.size(), !given);
+  for (int64_t a : axes) reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = true;
+  if (!given && g_.opset >= input_opset && n.attrInt("noop_with_empty_axes", 0) != 0)
+    std::fill(reduced.begin(), reduced.end(), false);
+  Shape kept, red;
+  std::vector<int64_t> kept_st, red_st;
+  const std::vector<int64_t> st = stridesOf(x.shape);
+  int64_t total = 1;
+  for (size_t d = 0; d < x.shape.size(); ++d) {
+    if (reduced[d]) {
+      red.push_back(x.shape[d]);
+      red_st.push_back(st[d]);
+      total *= x.shape[d];
+    } else {
+      kept.push_back(x.shape[d]);
+      kept_st.push_back(st[d]);
+    }
+  }
+  std::vector<std::vector<int64_t>> ks{kept_st}, rs{red_st};
+  collapseAxes(kept, ks);
+  collapseAxes(red, rs);
+  if (kept.size() > NN_MAX_RANK || red.size() > NN_MAX_RANK) refuse(g_, n, "more than 6 axes after merging");
+  const uint32_t b = newParams(31);
+  param(b, 0) = kind;
+  param(b, 1) = off(n, n.outputs[0]);
+  param(b, 2) = off(n, n.inputs[0]);
+  param(b, 3) = static_cast<uint32_t>(x.dtype);
+  param(b, 4) = static_cast<uint32_t>(kept.size());
+  for (size_t d = 0; d < kept.size(); ++d) {
+    param(b, 5 + d) = static_cast<uint32_t>(kept[d]);
+    param(b, 11 + d) = static_cast<uint32_t>(ks[0][d]);
+  }
+  param(b, 17) = static_cast<uint32_t>(red.size());
+  for (size_t d = 0; d < red.size(); ++d) {
+    param(b, 18 + d) = static_cast<uint32_t>(red[d]);
+    param(b, 24 + d) = static_cast<uint32_t>(rs[0][d]);
+  }
+  param(b, 30) = static_cast<uint32_t>(total);
+  dispatch(Kernel::kReduce, b, static_cast<uint64_t>(elementCount(out.shape)), n);
+}
+
+void Lowering::softmax(const Node& n) {
+  const Slot& x = slot(n, n.inputs.at(0));
+  const auto rank = static_cast<int64_t>(x.shape.size());
+  const bool per_axis = g_.opset >= 13;
+  int64_t axis = n.attrInt("axis", per_axis ? -1 : 1);
+  if (axis < 0) axis += rank;
+  auto product = [&](int64_t from, int64_t to) {
+    int64_t p = 1;
+    for (int64_t d = from; d < to; ++d) p *= x.shape[static_cast<size_t>(d)];
+    return p;
+  };
+  const int64_t outer = product(0, axis);
+  const int64_t len = per_axis ? x.shape[static_cast<size_t>(axis)] : product(axis, rank);
+  const int64_t inner = per_axis ? product(axis + 1, rank) : 1;
+  const uint32_t b = newParams(7);
+  param(b, 0) = 0;
+  param(b, 1) = off(n, n.outputs[0]);
+  param(b, 2) = off(n, n.inputs[0]);
+  param(b, 3) = static_cast<uint32_t>(x.dtype);
+  param(b, 4) = static_cast<uint32_t>(outer);
+  param(b, 5) = static_cast<uint32_t>(len);
+  param(b, 6) = static_cast<uint32_t>(inner);
+  dispatch(Kernel::kSoftmax, b, static_cast<uint64_t>(outer * inner), n);
+}
+
+void Lowering::gather(const Node& n, const std::map<std::string, std::pair<DType, Shape>>& info) {
+  if (plan_.statics.count(n.inputs.at(1))) {
+    mapped(n, 0, info);
+    return;
+  }
+  const Slot& x = slot(n, n.inputs[0]);
+  const Slot& idx = slot(n, n.inputs[1]);
+  const auto rank = static_cast<int64_t>(x.shape.size());
+  int64_t axis = n.attrInt("axis", 0);
+  if (axis < 0) axis += rank;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.shape[static_cast<size_t>(d)];
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[static_cast<size_t>(d)];
+  const uint32_t b = newParams(8);
+  param(b, 0) = off(n, n.outputs[0]);
+  param(b, 1) = off(n, n.inputs[0]);
+  param(b, 2) = off(n, n.inputs[1]);
+  param(b, 3) = static_cast<uint32_t>(idx.dtype);
+  param(b, 4) = static_cast<uint32_t>(outer);
+  param(b, 5) = static_cast<uint32_t>(x.shape[static_cast<size_t>(axis)]);
+  param(b, 6) = static_cast<uint32_t>(elementCount(idx.shape));
+  param(b, 7) = static_cast<uint32_t>(inner);
+  if (x.shape[static_cast<size_t>(axis)] == 0) refuse(g_, n, "gathering from an empty axis");
+  dispatch(Kernel::kGather, b, static_cast<uint64_t>(elementCount(slot(n, n.outputs[0]).shape)), n);
+}
+
+void Lowering::gridSample(const Node& n) {
+  const Slot& x = slot(n, n.inputs.at(0));
+  const Slot& grid = slot(n, n.inputs.at(1));
+  const Slot& out = slot(n, n.outputs[0]);
+  const std::string mode = n.attrString("mode", g_.opset >= 20 ? "linear" : "bilinear");
+  const std::string padding = n.attrString("padding_mode", "zeros");
+  const uint32_t b = newParams(15);
+  param(b, 0) = NN_SAMPLE_GRID;
+  param(b, 1) = off(n, n.outputs[0]);
+  param(b, 2) = off(n, n.inputs[0]);
+  param(b, 3) = static_cast<uint32_t>(x.dtype);
+  param(b, 4) = off(n, n.inputs[1]);
+  param(b, 5) = static_cast<uint32_t>(grid.dtype);
+  for (size_t d = 0; d < 4; ++d) param(b, 6 + d) = static_cast<uint32_t>(x.shape[d]);
+  param(b, 10) = static_cast<uint32_t>(grid.shape[1]);
+  param(b, 11) = static_cast<uint32_t>(grid.shape[2]);
+  param(b, 12) = mode == "nearest" ? 0 : (mode == "bicubic" || mode == "cubic") ? 2 : 1;
+  param(b, 13) = padding == "border" ? NN_PAD_BORDER : padding == "reflection" ? NN_PAD_REFLECTION : NN_PAD_ZEROS;
+  param(b, 14) = n.attrInt("align_corners", 0) != 0 ? 1 : 0;
+  dispatch(Kernel::kSample, b, static_cast<uint64_t>(elementCount(out.shape)), n);
+}
+
+void Lowering::resize(const Node& n, const std::map<std::string, std::pair<DType, Shape>>& info) {
+  if (n.attrString("mode", "nearest") == "nearest") {
+    mapped(n, 0, info);
+    return;
+  }
+  const Slot& x = slot(n, n.inputs.at(0));
+  const Slot& out = slot(n, n.outputs[0]);
+  if (x.shape.size() > NN_MAX_RANK) refuse(g_, n, "more than 6 axes");
+  // The taps from the CPU kernel's own function; X only lends its type and shape.
+  const Tensor x_like(x.dtype, x.shape);
+  std::vector<const Tensor*> in{&x_like};
+  for (size_t k = 1; k < n.inputs.size(); ++k)
+    in.push_back(n.inputs[k].empty() ? nullptr : &staticValue(n, k, "roi, scales and sizes"));
+  const ResizeTapTables tables = resizeTapTables(n, in, g_.opset);
+  const uint32_t b = newParams(24);
+  param(b, 0) = NN_SAMPLE_RESIZE;
+  param(b, 1) = off(n, n.outputs[0]);
+  param(b, 2) = off(n, n.inputs[0]);
+  param(b, 3) = static_cast<uint32_t>(x.dtype);
+  param(b, 4) = static_cast<uint32_t>(x.shape.size());
+  const std::vector<int64_t> st = stridesOf(x.shape);
+  for (size_t d = 0; d < x.shape.size(); ++d) {
+    param(b, 5 + d) = static_cast<uint32_t>(out.shape[d]);
+    param(b, 11 + d) = static_cast<uint32_t>(st[d]);
+    const ResizeTapTables::Axis& axis = tables.axes.at(d);
+    std::vector<uint32_t> words(axis.taps.size() * 9, 0);
+    for (size_t o = 0; o < axis.taps.size(); ++o) {
+      uint32_t* w = &words[o * 9];
+      if (axis.extrapolate[o]) {
+        w[0] = 0xFFFFFFFFu;
+        continue;
+      }
+      if (axis.taps[o].size() > 4) refuse(g_, n, "more than 4 taps");
+      w[0] = static_cast<uint32_t>(axis.taps[o].size());
+      for (size_t k = 0; k < axis.taps[o].size(); ++k) {
+        w[1 + k] = static_cast<uint32_t>(axis.taps[o][k].first);
+        w[5 + k] = floatBits(static_cast<float>(axis.taps[o][k].second));
+      }
+    }
+    param(b, 17 + d) = static_cast<uint32_t>(constant(std::move(words)));
+  }
+  param(b, 23) = floatBits(static_cast<float>(tables.extrapolation));
+  dispatch(Kernel::kSample, b, static_cast<uint64_t>(elementCount(out.shape)), n);
+}
+
+void Lowering::batchNorm(const Node& n) {
+  const Slot& x = slot(n, n.inputs.at(0));
+  if (n.outputs.size() > 1) refuse(g_, n, "training outputs");
+  const Tensor& scale = staticValue(n, 1, "scale");
+  const Tensor& bias = staticValue(n, 2, "B");
+  const Tensor& mean = staticValue(n, 3, "mean");
+  const Tensor& var = staticValue(n, 4, "var");
+  const double eps = n.attrFloat("epsilon", 1e-5f);
+  const auto c = static_cast<size_t>(x.shape.at(1));
+  Shape pshape(x.shape.size() - 1, 1);
+  pshape[0] = static_cast<int64_t>(c);
+  std::vector<uint32_t> a(c), bb(c);
+  for (size_t k = 0; k < c; ++k) {
+    const double s = scale.asDouble(k) / std::sqrt(var.asDouble(k) + eps);
+    a[k] = floatBits(static_cast<float>(s));
+    bb[k] = floatBits(static_cast<float>(bias.asDouble(k) - mean.asDouble(k) * s));
+  }
+  const std::string an = n.outputs[0] + "#scale", bn = n.outputs[0] + "#shift";
+  plan_.slots[an] = {constant(std::move(a)), DType::kFloat32, pshape, true};
+  plan_.slots[bn] = {constant(std::move(bb)), DType::kFloat32, pshape, true};
+  const std::string ins[3] = {n.inputs[0], an, bn};
+  eltwise(n, NN_MUL_ADD, ins);
+}
+
+void Lowering::clip(const Node& n) {
+  std::string ins[3] = {n.inputs.at(0), "", ""};
+  if (g_.opset < 11) {
+    const DType t = slot(n, n.inputs[0]).dtype;
+    for (int k = 0; k < 2; ++k) {
+      const float v = n.attrFloat(k == 0 ? "min" : "max", k == 0 ? -std::numeric_limits<float>::max() : std::numeric_limits<float>::max());
+      const std::string name = n.outputs[0] + (k == 0 ? "#min" : "#max");
+      plan_.slots[name] = {constant({floatBits(v)}), DType::kFloat32, {}, true};
+      ins[1 + k] = name;
+      (void)t;
+    }
+  } else {
+    for (size_t k = 1; k <= 2 && k < n.inputs.size(); ++k) ins[k] = n.inputs[k];
+  }
+  eltwise(n, NN_CLIP, ins);
+}
+
+void Lowering::lower(const Node& n, const std::map<std::string, std::pair<DType, Shape>>& info) {
+  for (const std::string& name : n.inputs)
+    if (!name.empty() && !gpuType(slot(n, name).dtype))
+      refuse(g_, n, "'" + name + "' is " + dtypeName(slot(n, name).dtype) + ", not a type the GPU holds");
+  for (const std::string& name : n.outputs)
+    if (!name.empty() && !gpuType(slot(n, name).dtype))
+      refuse(g_, n, "'" + name + "' is " + dtypeName(slot(n, name).dtype) + ", not a type the GPU holds");
+  const std::string& op = n.op_type;
+  if (const UnaryOp* u = findIn(kUnary, op)) {
+    float alpha = 0;
+    if (op == "LeakyRelu") alpha = n.attrFloat("alpha", 0.01f);
+    const std::string ins[1] = {n.inputs.at(0)};
+    eltwise(n, u->code, ins, alpha);
+  } else if (const UnaryOp* b = findIn(kBinary, op)) {
+    const std::string ins[2] = {n.inputs.at(0), n.inputs.at(1)};
+    if (op == "Pow" && !isFloatType(slot(n, ins[0]).dtype) && isFloatType(slot(n, ins[1]).dtype))
+      refuse(g_, n, "an integer base with a float exponent");
+    eltwise(n, b->code, ins);
+  } else if (op == "Where") {
+    const std::string ins[3] = {n.inputs.at(0), n.inputs.at(1), n.inputs.at(2)};
+    eltwise(n, NN_WHERE, ins);
+  } else if (op == "Clip") {
+    clip(n);
+  } else if (auto m = mapOps().find(op); m != mapOps().end()) {
+    mapped(n, m->second, info);
+  } else if (op == "Gather") {
+    gather(n, info);
+  } else if (auto r = reduceOps().find(op); r != reduceOps().end()) {
+    reduce(n, r->second);
+  } else if (op == "Softmax") {
+    softmax(n);
+  } else if (op == "MatMul" || op == "Gemm") {
+    gemm(n, op == "Gemm");
+  } else if (op == "Conv") {
+    conv(n);
+  } else if (op == "GridSample") {
+    gridSample(n);
+  } else if (op == "Resize") {
+    resize(n, info);
+  } else if (op == "BatchNormalization") {
+    batchNorm(n);
+  } else {
+    refuse(g_, n, "no Vulkan kernel for " + op);
+  }
+}
+
+}  // namespace
+
+namespace {
+
+void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) {
+  const Graph& g = cpu.graph();
+  const std::set<std::string> static_names = Lowering::staticValues(g, plan.keyed);
+  Lowering low(g, plan);
+  for (const auto& [name, t] : inputs) {
+    low.sizes_[name] = t.numel();
+    if (plan.keyed.count(name)) plan.statics[name] = plan.key_values[name] = t;
+  }
+  // The dry run: every value's type and shape; the static ones are kept.
+  std::map<std::string, std::pair<DType, Shape>> info;
+  for (const auto& [name, t] : g.initializers) info[name] = {t.dtype, t.shape};
+  for (const auto& [name, t] : inputs) info[name] = {t.dtype, t.shape};
+  for (const auto& [name, t] : g.initializers) plan.statics[name] = t;
+  const ValueObserver observe = [&](const std::string& name, const Tensor& t) {
+    info[name] = {t.dtype, t.shape};
+    if (static_names.count(name)) plan.statics[name] = t;
+  };
+  cpu.run(inputs, nullptr, &observe);
+
+  // Aliases resolve to the value whose storage they share.
+  std::map<std::string, std::string> root;
+  auto rootOf = [&](const std::string& name) {
+    auto it = root.find(name);
+    return it == root.end() ? name : it->second;
+  };
+  std::vector<const Node*> gpu_nodes;
+  for (const Node& n : g.nodes) {
+    bool is_static = true;
+    for (const std::string& o : n.outputs)
+      if (!o.empty() && !static_names.count(o)) is_static = false;
+    if (is_static) continue;
+    if (staticOnlyOps().count(n.op_type)) {
+      low.keyOrRefuse(n, n.inputs);
+      refuse(g, n, n.op_type + " computed from the model's inputs (only constant ones are folded)");
+    }
+    if (aliasOps().count(n.op_type)) {
+      root[n.outputs[0]] = rootOf(n.inputs.at(0));
+      continue;
+    }
+    gpu_nodes.push_back(&n);
+  }
+  // Liveness: the last GPU node reading each stored value (through its aliases); outputs live to the end.
+  std::map<std::string, size_t> last_use;
+  for (size_t k = 0; k < gpu_nodes.size(); ++k)
+    for (const std::string& in : gpu_nodes[k]->inputs)
+      if (!in.empty()) last_use[rootOf(in)] = k;
+  std::set<std::string> keep;
+  for (const ValueInfo& v : g.outputs) keep.insert(rootOf(v.name));
+
+  auto place = [&](const std::string& name, uint64_t at, bool is_static) {
+    const auto& [dtype, shape] = info.at(name);
+    plan.slots[name] = {at, dtype, shape, is_static};
+  };
+  // Static values read by GPU nodes (or returned as outputs) are constants of the plan.
+  std::set<std::string> needed;
+  for (const Node* n : gpu_nodes)
+    for (const std::string& in : n->inputs)
+      if (!in.empty()) needed.insert(rootOf(in));
+  for (const std::string& name : keep) needed.insert(name);
+  for (const std::string& name : needed) {
+    auto it = plan.statics.find(name);
+    if (it == plan.statics.end()) continue;
+    if (!gpuType(it->second.dtype)) continue;  // refused by the node that reads it
+    place(name, low.constant(toWords(it->second, g.path + ": constant '" + name + "'")), true);
+  }
+  // Inputs (those not keyed: a keyed input is a constant of the plan).
+  for (const ValueInfo& v : g.inputs) {
+    if (plan.keyed.count(v.name)) continue;
+    const uint64_t words = static_cast<uint64_t>(elementCount(info.at(v.name).second));
+    place(v.name, low.allocate(words), false);
+    plan.input_words += words;
+  }
+  auto aliasSlots = [&]() {
+    for (const auto& [alias, r] : root) {
+      auto it = plan.slots.find(r);
+      if (it == plan.slots.end() || plan.slots.count(alias)) continue;
+      Slot s = it->second;
+      s.dtype = info.at(alias).first;
+      s.shape = info.at(alias).second;
+      plan.slots[alias] = s;
+    }
+  };
+  aliasSlots();
+  for (size_t k = 0; k < gpu_nodes.size(); ++k) {
+    const Node& n = *gpu_nodes[k];
+    for (const std::string& o : n.outputs)
+      if (!o.empty()) place(o, low.allocate(static_cast<uint64_t>(elementCount(info.at(o).second))), false);
+    aliasSlots();
+    const size_t first = plan.dispatches.size();
+    low.lower(n, info);
+    plan.nodes.push_back({n.op_type, first, plan.dispatches.size()});
+    // Values whose last reader this was give their space back.
+    for (const std::string& in : n.inputs) {
+      if (in.empty()) continue;
+      const std::string r = rootOf(in);
+      auto lu = last_use.find(r);
+      if (lu == last_use.end() || lu->second != k || keep.count(r)) continue;
+      const Slot& s = plan.slots.at(r);
+      if (s.is_static) continue;
+      bool graph_input = false;
+      for (const ValueInfo& v : g.inputs) graph_input = graph_input || v.name == r;
+      if (graph_input) continue;
+      low.release(s.offset, static_cast<uint64_t>(elementCount(s.shape)));
+      last_use.erase(lu);
+    }
+    // Outputs nothing reads are dead at once.
+    for (const std::string& o : n.outputs)
+      if (!o.empty() && !last_use.count(o) && !keep.count(o))
+        low.release(plan.slots.at(o).offset, static_cast<uint64_t>(elementCount(plan.slots.at(o).shape)));
+  }
+  for (const ValueInfo& v : g.outputs) {
+    if (!plan.slots.count(v.name) && !plan.statics.count(v.name))
+      throw Error(g.path + ": output '" + v.name + "' has no place on the GPU");
+    if (plan.slots.count(v.name)) plan.output_words += static_cast<uint64_t>(elementCount(plan.slots.at(v.name).shape));
+  }
+  plan.arena_words = std::max<uint64_t>(low.high(), 64);
+}
+
+// Plans, keying the plan on the values of small inputs that shapes or folds turn out to need.
+void buildPlan(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) {
+  std::set<std::string> keyed;
+  while (true) {
+    Plan attempt;
+    attempt.key = plan.key;
+    attempt.keyed = keyed;
+    try {
+      buildPlanOnce(cpu, attempt, inputs);
+    } catch (const NeedsKey& k) {
+      keyed.insert(k.inputs.begin(), k.inputs.end());
+      continue;
+    }
+    plan = std::move(attempt);
+    return;
+  }
+}
+
+bool sameTensor(const Tensor& a, const Tensor& b) {
+  return a.dtype == b.dtype && a.shape == b.shape && a.i == b.i &&
+         std::equal(a.f.begin(), a.f.end(), b.f.begin(), b.f.end(), [](float x, float y) { return std::memcmp(&x, &y, 4) == 0; });
+}
+
+}  // namespace
+
+std::string vulkanPlanProblem(const CpuExecutor& cpu, const TensorMap& inputs) {
+  const Graph& g = cpu.graph();
+  for (const Node& n : g.nodes)
+    if (std::string why = vulkanUnsupportedReason(n, g.opset); !why.empty())
+      return g.path + ": " + n.describe() + ", opset " + std::to_string(g.opset) + ": " + why;
+  try {
+    Plan plan;
+    buildPlan(cpu, plan, inputs);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+void VulkanExecutor::Impl::upload(Plan& plan) {
+  plan.arena = ctx.createBuffer(plan.arena_words * 4, false, "nn arena");
+  plan.param_buffer = ctx.createBuffer(std::max<size_t>(plan.params.size(), 1) * 4, false, "nn params");
+  plan.staging = ctx.createBuffer(std::max<uint64_t>(plan.input_words + plan.output_words, 1) * 4, true, "nn staging");
+  // Constants and parameters go up once, through a staging buffer of their size.
+  uint64_t words = plan.params.size();
+  for (const auto& [at, w] : plan.constants) words += w.size();
+  gpu::Buffer once = ctx.createBuffer(std::max<uint64_t>(words, 1) * 4, true, "nn upload");
+  auto* dst = static_cast<uint32_t*>(once.mapped);
+  std::vector<VkBufferCopy> to_arena;
+  uint64_t cursor = 0;
+  std::memcpy(dst, plan.params.data(), plan.params.size() * 4);
+  cursor += plan.params.size();
+  for (const auto& [at, w] : plan.constants) {
+    std::memcpy(dst + cursor, w.data(), w.size() * 4);
+    to_arena.push_back({cursor * 4, at * 4, w.size() * 4});
+    cursor += w.size();
+  }
+  VkCommandBuffer cmd = ctx.begin();
+  if (!plan.params.empty()) {
+    const VkBufferCopy c{0, 0, plan.params.size() * 4};
+    vkCmdCopyBuffer(cmd, once.buffer, plan.param_buffer.buffer, 1, &c);
+  }
+  if (!to_arena.empty()) vkCmdCopyBuffer(cmd, once.buffer, plan.arena.buffer, static_cast<uint32_t>(to_arena.size()), to_arena.data());
+  ctx.submit(cmd);
+  plan.constants.clear();
+  plan.constants.shrink_to_fit();
+  plan.uploaded = true;
+}
+
+Plan& VulkanExecutor::Impl::planFor(const TensorMap& inputs) {
+  const Graph& g = cpu.graph();
+  std::vector<Shape> key;
+  for (const ValueInfo& v : g.inputs) {
+    auto it = inputs.find(v.name);
+    key.push_back(it == inputs.end() ? Shape{-1} : it->second.shape);
+  }
+  for (auto& p : plans) {
+    if (p->key != key) continue;
+    bool same = true;
+    for (const auto& [name, value] : p->key_values) same = same && sameTensor(value, inputs.at(name));
+    if (same) return *(current = p.get());
+  }
+  auto plan = std::make_unique<Plan>();
+  plan->key = key;
+  buildPlan(cpu, *plan, inputs);
+  upload(*plan);
+  // A few shape sets are kept (a window resized back and forth); the oldest goes first.
+  if (plans.size() >= 4) plans.erase(plans.begin());
+  plans.push_back(std::move(plan));
+  return *(current = plans.back().get());
+}
+
+void VulkanExecutor::Impl::writeInputs(Plan& plan, const TensorMap& inputs) {
+  const Graph& g = cpu.graph();
+  auto* dst = static_cast<uint32_t*>(plan.staging.mapped);
+  uint64_t cursor = 0;
+  for (const ValueInfo& v : g.inputs) {
+    if (plan.keyed.count(v.name)) continue;
+    const Tensor& t = inputs.at(v.name);
+    if (t.dtype != v.dtype && v.dtype != DType::kUndefined)
+      throw Error(g.path + ": input '" + v.name + "' is " + dtypeName(t.dtype) + ", the model declares " + dtypeName(v.dtype));
+    const std::vector<uint32_t> w = toWords(t, g.path + ": input '" + v.name + "'");
+    std::memcpy(dst + cursor, w.data(), w.size() * 4);
+    cursor += w.size();
+  }
+}
+
+void VulkanExecutor::Impl::recordDispatches(Plan& plan, VkCommandBuffer cmd, bool timed) {
+  if (timed) {
+    const auto needed = static_cast<uint32_t>(plan.nodes.size() + 1);
+    if (needed > query_capacity) {
+      if (queries) vkDestroyQueryPool(ctx.device(), queries, nullptr);
+      VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+      qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+      qi.queryCount = needed;
+      SF_VK_CHECK(vkCreateQueryPool(ctx.device(), &qi, nullptr, &queries));
+      query_capacity = needed;
+    }
+    vkCmdResetQueryPool(cmd, queries, 0, needed);
+    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, 0);
+  }
+  Push push{plan.arena.address, plan.param_buffer.address, 0, 0};
+  const gpu::ComputePipeline* bound = nullptr;
+  for (size_t k = 0; k < plan.nodes.size(); ++k) {
+    const NodeSpan& span = plan.nodes[k];
+    for (size_t d = span.first; d < span.end; ++d) {
+      const Dispatch& dispatch = plan.dispatches[d];
+      const gpu::ComputePipeline& p = pipeline(dispatch.kernel);
+      if (&p != bound) {
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline());
+        bound = &p;
+      }
+      push.base = dispatch.base;
+      push.count = dispatch.count;
+      vkCmdPushConstants(cmd, p.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(Push), &push);
+      vkCmdDispatch(cmd, dispatch.groups[0], dispatch.groups[1], dispatch.groups[2]);
+    }
+    // The next node may read anything this one wrote (and its space may be reused after).
+    gpu::computeBarrier(cmd);
+    if (timed) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, static_cast<uint32_t>(k + 1));
+  }
+}
+
+VulkanExecutor::VulkanExecutor(gpu::Context& ctx, Graph graph) : impl_(std::make_unique<Impl>(ctx, std::move(graph))) {
+  const Graph& g = impl_->cpu.graph();
+  std::string bad;
+  for (const Node& n : g.nodes)
+    if (std::string why = vulkanUnsupportedReason(n, g.opset); !why.empty())
+      bad += "\n  " + n.describe() + ", opset " + std::to_string(g.opset) + ": " + why;
+  if (!bad.empty()) throw Error(g.path + ": node(s) the Vulkan executor cannot run:" + bad);
+}
+
+VulkanExecutor::~VulkanExecutor() = default;
+
+const Graph& VulkanExecutor::graph() const { return impl_->cpu.graph(); }
+const CpuExecutor& VulkanExecutor::cpu() const { return impl_->cpu; }
+
+void VulkanExecutor::prepare(const TensorMap& inputs) {
+  Plan& plan = impl_->planFor(inputs);
+  impl_->writeInputs(plan, inputs);
+}
+
+void VulkanExecutor::record(VkCommandBuffer cmd) {
+  if (!impl_->current) throw Error(graph().path + ": record() before prepare()");
+  Plan& plan = *impl_->current;
+  const Graph& g = graph();
+  std::vector<VkBufferCopy> copies;
+  uint64_t cursor = 0;
+  for (const ValueInfo& v : g.inputs) {
+    if (plan.keyed.count(v.name)) continue;
+    const Slot& s = plan.slots.at(v.name);
+    const auto words = static_cast<uint64_t>(elementCount(s.shape));
+    if (words) copies.push_back({cursor * 4, s.offset * 4, words * 4});
+    cursor += words;
+  }
+  if (!copies.empty()) vkCmdCopyBuffer(cmd, plan.staging.buffer, plan.arena.buffer, static_cast<uint32_t>(copies.size()), copies.data());
+  gpu::computeBarrier(cmd);
+  impl_->recordDispatches(plan, cmd, false);
+}
+
+TensorMap VulkanExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* times) {
+  prepare(inputs);
+  Plan& plan = *impl_->current;
+  const Graph& g = graph();
+  gpu::Context& ctx = impl_->ctx;
+  VkCommandBuffer cmd = ctx.begin();
+  {
+    std::vector<VkBufferCopy> copies;
+    uint64_t cursor = 0;
+    for (const ValueInfo& v : g.inputs) {
+      if (plan.keyed.count(v.name)) continue;
+      const Slot& s = plan.slots.at(v.name);
+      const auto words = static_cast<uint64_t>(elementCount(s.shape));
+      if (words) copies.push_back({cursor * 4, s.offset * 4, words * 4});
+      cursor += words;
+    }
+    if (!copies.empty()) vkCmdCopyBuffer(cmd, plan.staging.buffer, plan.arena.buffer, static_cast<uint32_t>(copies.size()), copies.data());
+    gpu::computeBarrier(cmd);
+  }
+  impl_->recordDispatches(plan, cmd, times != nullptr);
+  std::vector<std::pair<const ValueInfo*, uint64_t>> read;  // output, staging word
+  {
+    std::vector<VkBufferCopy> copies;
+    uint64_t cursor = plan.input_words;
+    for (const ValueInfo& v : g.outputs) {
+      auto it = plan.slots.find(v.name);
+      if (it == plan.slots.end()) continue;
+      const auto words = static_cast<uint64_t>(elementCount(it->second.shape));
+      if (words) copies.push_back({it->second.offset * 4, cursor * 4, words * 4});
+      read.emplace_back(&v, cursor);
+      cursor += words;
+    }
+    if (!copies.empty()) vkCmdCopyBuffer(cmd, plan.arena.buffer, plan.staging.buffer, static_cast<uint32_t>(copies.size()), copies.data());
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  }
+  ctx.submit(cmd);
+  if (times) {
+    std::vector<uint64_t> ticks(plan.nodes.size() + 1);
+    SF_VK_CHECK(vkGetQueryPoolResults(ctx.device(), impl_->queries, 0, static_cast<uint32_t>(ticks.size()), ticks.size() * 8,
+                                      ticks.data(), 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+    for (size_t k = 0; k < plan.nodes.size(); ++k)
+      times->push_back({plan.nodes[k].op_type, static_cast<double>(ticks[k + 1] - ticks[k]) * ctx.timestampPeriodNs() * 1e-6});
+  }
+  TensorMap result;
+  const auto* staged = static_cast<const uint32_t*>(plan.staging.mapped);
+  for (const auto& [v, at] : read) {
+    const Slot& s = plan.slots.at(v->name);
+    result[v->name] = fromWords(staged + at, s.dtype, s.shape);
+  }
+  for (const ValueInfo& v : g.outputs)
+    if (!result.count(v.name)) result[v.name] = plan.statics.at(v.name);
+  return result;
+}
+
+VkDeviceAddress VulkanExecutor::outputAddress(const std::string& name) const {
+  if (!impl_->current) throw Error(graph().path + ": outputAddress() before prepare()");
+  auto it = impl_->current->slots.find(name);
+  if (it == impl_->current->slots.end()) throw Error(graph().path + ": no output '" + name + "' on the GPU");
+  return impl_->current->arena.address + it->second.offset * 4;
+}
+
+const Shape& VulkanExecutor::outputShape(const std::string& name) const {
+  if (!impl_->current) throw Error(graph().path + ": outputShape() before prepare()");
+  auto it = impl_->current->slots.find(name);
+  if (it != impl_->current->slots.end()) return it->second.shape;
+  auto st = impl_->current->statics.find(name);
+  if (st == impl_->current->statics.end()) throw Error(graph().path + ": no output '" + name + "'");
+  return st->second.shape;
+}
+
+DType VulkanExecutor::outputType(const std::string& name) const {
+  if (!impl_->current) throw Error(graph().path + ": outputType() before prepare()");
+  auto it = impl_->current->slots.find(name);
+  if (it != impl_->current->slots.end()) return it->second.dtype;
+  auto st = impl_->current->statics.find(name);
+  if (st == impl_->current->statics.end()) throw Error(graph().path + ": no output '" + name + "'");
+  return st->second.dtype;
+}
+
+const Tensor* VulkanExecutor::staticOutput(const std::string& name) const {
+  if (!impl_->current) return nullptr;
+  auto st = impl_->current->statics.find(name);
+  return st == impl_->current->statics.end() ? nullptr : &st->second;
+}
+
+size_t VulkanExecutor::dispatches() const { return impl_->current ? impl_->current->dispatches.size() : 0; }
+uint64_t VulkanExecutor::arenaBytes() const { return impl_->current ? impl_->current->arena_words * 4 : 0; }
+size_t VulkanExecutor::gpuNodes() const { return impl_->current ? impl_->current->nodes.size() : 0; }
+
+}  // namespace sf::nn
