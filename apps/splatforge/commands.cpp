@@ -28,6 +28,7 @@
 #include "gpu/gpu.h"
 #include "io/image_io.h"
 #include "render/cpu_renderer.h"
+#include "neural/vulkan_executor.h"
 #include "render/vulkan_renderer.h"
 #include "scene/demo.h"
 #include "scene/model.h"
@@ -166,6 +167,14 @@ class FrameRenderer {
     }
   }
 
+  FrameRenderer(const FrameRenderer&) = delete;
+  FrameRenderer& operator=(const FrameRenderer&) = delete;
+  // The runners given to the scene's models use this renderer's device: they are taken back with it.
+  ~FrameRenderer() {
+    for (const auto& g : generators_) g->setRunner(nullptr);
+    if (post_) post_->setRunner(nullptr);
+  }
+
   std::string describe() const {
     if (!vulkan_) return "the cpu backend";
     return fmt::format("Vulkan device {} ({}, subgroup {})", vulkan_->device().name, vulkan_->device().typeName(),
@@ -180,6 +189,7 @@ class FrameRenderer {
 
   // Renders the scene at scene time t: glTF objects are posed (CPU skinning) and drawn as meshes.
   Frame render(const Scene& scene, double t, const Camera& cam, const RenderSettings& settings) {
+    attachNeural(scene);
     const auto t_pose = Clock::now();
     poseScene(scene, t, frame_, vulkan_ != nullptr, &cam);  // characters deform on the GPU with Vulkan
     const double pose_ms = secondsSince(t_pose) * 1e3;
@@ -212,16 +222,40 @@ class FrameRenderer {
                              meshes.empty() ? "" : fmt::format("meshes {:.1f} ms, ", st.mesh_ms), st.raster_ms);
     }
     const bool generators = std::any_of(scene.objects.begin(), scene.objects.end(), [](const SceneObject& o) { return o.generator != nullptr; });
-    if (generators) f.timing += fmt::format("; scene posed with generators (CPU) in {:.1f} ms", pose_ms);
+    const char* neural = vulkan_ ? "Vulkan executor" : "CPU executor";
+    if (generators) f.timing += fmt::format("; scene posed with generators ({}) in {:.1f} ms", neural, pose_ms);
     if (scene.post) {  // post-processing model on the finished frame
       const auto t_post = Clock::now();
       f.image = scene.post->apply(f.image);
-      f.timing += fmt::format("; post {} (CPU) {:.1f} ms", std::filesystem::path(scene.post->path()).filename().string(), secondsSince(t_post) * 1e3);
+      f.timing += fmt::format("; post {} ({}) {:.1f} ms", std::filesystem::path(scene.post->path()).filename().string(), neural,
+                              secondsSince(t_post) * 1e3);
     }
     return f;
   }
 
+  // With the Vulkan backend the scene's generators and post model run on the Vulkan executor, on this
+  // renderer's device (their outputs come back to the CPU and join the frame with everything else).
+  void attachNeural(const Scene& scene) {
+    if (!vulkan_) return;
+    for (const SceneObject& o : scene.objects) {
+      if (!o.generator || o.generator->hasRunner()) continue;
+      o.generator->setRunner(vulkanRunner(o.generator->graph()));
+      generators_.push_back(o.generator);
+    }
+    if (scene.post && !scene.post->hasRunner()) {
+      scene.post->setRunner(vulkanRunner(scene.post->graph()));
+      post_ = scene.post;
+    }
+  }
+
  private:
+  nn::GraphRunner vulkanRunner(const nn::Graph& graph) {
+    auto executor = std::make_shared<nn::VulkanExecutor>(vulkan_->context(), graph);
+    return [executor](const nn::TensorMap& inputs, std::vector<nn::NodeTime>* times) { return executor->run(inputs, times); };
+  }
+
+  std::vector<std::shared_ptr<nn::GaussianGenerator>> generators_;
+  std::shared_ptr<nn::ImageModel> post_;
   std::unique_ptr<VulkanRenderer> vulkan_;
   SceneFrame frame_;
   character::CharacterWorld world_;

@@ -24,6 +24,10 @@ struct NodeTime {
   double ms = 0;
 };
 
+// Something that runs a model's graph in place of its CPU executor (the Vulkan executor, attached by the
+// layer that owns a device): inputs by name in, every output by name out, per-node times when asked.
+using GraphRunner = std::function<TensorMap(const TensorMap& inputs, std::vector<NodeTime>* times)>;
+
 class CpuExecutor {
  public:
   explicit CpuExecutor(Graph graph);

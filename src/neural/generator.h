@@ -95,11 +95,16 @@ class GaussianGenerator {
   GeneratedGaussians generate(double time, const Camera& cam, std::vector<NodeTime>* times = nullptr);
   // Gaussians of the last frame run (0 before the first run).
   size_t lastCount() const;
+  // Runs the model through `runner` from now on (nullptr: the CPU executor again); the executor's graph()
+  // is what a runner is built from.
+  void setRunner(GraphRunner runner);
+  bool hasRunner() const;
   // Decodes raw outputs (by name) under this contract; public for the GPU executor's results and tests.
   GeneratedGaussians decode(const TensorMap& outputs) const;
 
  private:
   CpuExecutor executor_;
+  GraphRunner runner_;
   GeneratorContract contract_;
   std::map<std::string, Tensor> controls_;
   GeneratedGaussians last_;

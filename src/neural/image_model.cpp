@@ -45,7 +45,9 @@ ImageRGBA ImageModel::apply(const ImageRGBA& image, std::vector<NodeTime>* times
   const size_t plane = static_cast<size_t>(h * w);
   for (size_t p = 0; p < plane; ++p)
     for (size_t c = 0; c < 3; ++c) t.set(c * plane + p, std::clamp(image.pixels[p * 4 + c], 0.0f, 1.0f));
-  const TensorMap out = executor_.run({{input_, std::move(t)}}, times);
+  TensorMap feed;
+  feed[input_] = std::move(t);
+  const TensorMap out = runner_ ? runner_(feed, times) : executor_.run(feed, times);
   const Tensor& r = out.at(output_);
   if (!r.isFloat() || r.shape != Shape{1, 3, h, w})
     throw Error(path() + ": output '" + output_ + "' has shape " + shapeString(r.shape) + " for a " + std::to_string(w) + "x" + std::to_string(h) + " frame");

@@ -22,9 +22,14 @@ class ImageModel {
   // Runs the model on `image`'s RGB; the result has the input's alpha. Throws when the model's fixed size
   // differs from the image's.
   ImageRGBA apply(const ImageRGBA& image, std::vector<NodeTime>* times = nullptr) const;
+  // Runs the model through `runner` from now on (nullptr: the CPU executor again).
+  void setRunner(GraphRunner runner) { runner_ = std::move(runner); }
+  bool hasRunner() const { return runner_ != nullptr; }
+  const Graph& graph() const { return executor_.graph(); }
 
  private:
   CpuExecutor executor_;
+  GraphRunner runner_;
   std::string input_, output_;
 };
 

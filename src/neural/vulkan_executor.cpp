@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -265,7 +267,7 @@ struct Slot {
 };
 
 struct NodeSpan {
-  std::string op_type;
+  std::string op_type, name;
   size_t first = 0, end = 0;  // dispatches
 };
 
@@ -311,7 +313,9 @@ struct VulkanExecutor::Impl {
   Plan& planFor(const TensorMap& inputs);
   void upload(Plan& plan);
   void writeInputs(Plan& plan, const TensorMap& inputs);
-  void recordDispatches(Plan& plan, VkCommandBuffer cmd, bool timed);
+  // Records the plan's dispatches; returns the command buffer to go on recording into (another one than
+  // `cmd` with sync_nodes, which submits and waits after every node).
+  VkCommandBuffer recordDispatches(Plan& plan, VkCommandBuffer cmd, bool timed, bool sync_nodes = false);
 };
 
 namespace {
@@ -420,9 +424,10 @@ class Lowering {
     }
     return it->second;
   }
-  // A constant of the plan (uploaded once), returning its offset.
+  // A constant of the plan (uploaded once), returning its offset. Always fresh space: a range freed earlier
+  // in the plan is written by the values that held it when the plan runs.
   uint64_t constant(std::vector<uint32_t> words) {
-    const uint64_t at = allocate(words.size());
+    const uint64_t at = alloc_.bump(std::max<uint64_t>(words.size(), 1));
     plan_.constants.emplace_back(at, std::move(words));
     return at;
   }
@@ -458,6 +463,10 @@ class Lowering {
         if (left) free[at + n] = left;
         return at;
       }
+      return bump(n);
+    }
+    uint64_t bump(uint64_t n) {
+      n = (n + 63) & ~uint64_t{63};
       const uint64_t at = high;
       high += n;
       return at;
@@ -1088,7 +1097,7 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
     aliasSlots();
     const size_t first = plan.dispatches.size();
     low.lower(n, info);
-    plan.nodes.push_back({n.op_type, first, plan.dispatches.size()});
+    plan.nodes.push_back({n.op_type, n.name, first, plan.dispatches.size()});
     // Values whose last reader this was give their space back.
     for (const std::string& in : n.inputs) {
       if (in.empty()) continue;
@@ -1223,7 +1232,7 @@ void VulkanExecutor::Impl::writeInputs(Plan& plan, const TensorMap& inputs) {
   }
 }
 
-void VulkanExecutor::Impl::recordDispatches(Plan& plan, VkCommandBuffer cmd, bool timed) {
+VkCommandBuffer VulkanExecutor::Impl::recordDispatches(Plan& plan, VkCommandBuffer cmd, bool timed, bool sync_nodes) {
   if (timed) {
     const auto needed = static_cast<uint32_t>(plan.nodes.size() + 1);
     if (needed > query_capacity) {
@@ -1255,8 +1264,16 @@ void VulkanExecutor::Impl::recordDispatches(Plan& plan, VkCommandBuffer cmd, boo
     }
     // The next node may read anything this one wrote (and its space may be reused after).
     gpu::computeBarrier(cmd);
+    if (sync_nodes) {  // SPLATFORGE_NN_SYNC: each node alone, named first (finds the node of a GPU fault)
+      std::fprintf(stderr, "[nn] node %zu/%zu '%s' (%s): %zu dispatch(es)\n", k + 1, plan.nodes.size(), span.name.c_str(), span.op_type.c_str(),
+                   span.end - span.first);
+      ctx.submit(cmd);
+      cmd = ctx.begin();
+      bound = nullptr;
+    }
     if (timed) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, static_cast<uint32_t>(k + 1));
   }
+  return cmd;
 }
 
 VulkanExecutor::VulkanExecutor(gpu::Context& ctx, Graph graph) : impl_(std::make_unique<Impl>(ctx, std::move(graph))) {
@@ -1315,7 +1332,8 @@ TensorMap VulkanExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* ti
     if (!copies.empty()) vkCmdCopyBuffer(cmd, plan.staging.buffer, plan.arena.buffer, static_cast<uint32_t>(copies.size()), copies.data());
     gpu::computeBarrier(cmd);
   }
-  impl_->recordDispatches(plan, cmd, times != nullptr);
+  static const bool sync_nodes = std::getenv("SPLATFORGE_NN_SYNC") != nullptr;
+  cmd = impl_->recordDispatches(plan, cmd, times != nullptr && !sync_nodes, sync_nodes);
   std::vector<std::pair<const ValueInfo*, uint64_t>> read;  // output, staging word
   {
     std::vector<VkBufferCopy> copies;

@@ -581,7 +581,7 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
   if (root.has("post")) {
     Node post = root["post"];
     try {
-      scene.post = std::make_shared<const nn::ImageModel>(resolveScenePath(dir, post.string(), options.confine_paths));
+      scene.post = std::make_shared<nn::ImageModel>(resolveScenePath(dir, post.string(), options.confine_paths));
     } catch (const Error& e) {
       if (options.strict) throw Error(path + ": " + post.path + ": " + e.what());
       scene.warnings.push_back(post.path + ": " + e.what() + "; frames are not post-processed");

@@ -47,7 +47,7 @@ struct Scene {
   std::optional<Camera> camera;
   std::optional<Vec3> background;
   // Post-processing (scene JSON "post"): an image-to-image model run on every finished frame.
-  std::shared_ptr<const nn::ImageModel> post;
+  std::shared_ptr<nn::ImageModel> post;  // mutable: it may be given a GPU runner
   std::vector<std::string> warnings;  // assets replaced by placeholders, with the reason
   // Timed character commands (sorted by time), run by a character::CharacterWorld as scene time advances.
   std::vector<character::ScriptCommand> script;

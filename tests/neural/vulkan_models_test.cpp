@@ -1,0 +1,198 @@
+// The Vulkan executor on the project's demo models (models/, made by scripts/make_neural_models.py): every
+// output per element against the CPU executor and against PyTorch's own outputs (the .pb files beside the
+// models), plans reused across runs, refusals, per-node times, and the CLI paths that run generators and
+// post models on the GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "core/error.h"
+#include "gpu/gpu.h"
+#include "io/formats.h"
+#include "io/image_io.h"
+#include "neural/generator.h"
+#include "neural/vulkan_executor.h"
+#include "render/cpu_renderer.h"
+#include "support/test_support.h"
+
+namespace sf::nn {
+namespace {
+
+std::string modelPath(const std::string& name) { return std::string(SPLATFORGE_SOURCE_DIR) + "/models/" + name; }
+Tensor pb(const std::string& stem) { return loadTensorProtoFile(modelPath(stem + ".pb")); }
+
+gpu::Context* device() {
+  static std::unique_ptr<gpu::Context> ctx = [] {
+    return gpu::vulkanAvailable() ? std::make_unique<gpu::Context>() : std::unique_ptr<gpu::Context>();
+  }();
+  return ctx.get();
+}
+
+#define REQUIRE_DEVICE() \
+  if (!device()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)")
+
+// Largest |a - b| / (atol + rtol |b|) over the elements (at most 1 passes); integers must be equal.
+double worstRatio(const Tensor& a, const Tensor& b, double atol, double rtol) {
+  EXPECT_EQ(a.dtype, b.dtype);
+  EXPECT_EQ(a.shape, b.shape);
+  if (!a.isFloat()) {
+    EXPECT_EQ(a.i, b.i);
+    return 0;
+  }
+  double worst = 0;
+  for (size_t k = 0; k < std::min(a.f.size(), b.f.size()); ++k)
+    worst = std::max(worst, std::abs(double(a.f[k]) - b.f[k]) / (atol + rtol * std::abs(double(b.f[k]))));
+  return worst;
+}
+
+struct Case {
+  const char* model;
+  TensorMap inputs;
+  std::map<std::string, std::string> torch;  // output -> .pb stem with PyTorch's values
+};
+
+std::vector<Case> demoCases() {
+  Camera cam;
+  cam.width = 160, cam.height = 120, cam.fx = cam.fy = 150, cam.cx = 80, cam.cy = 60;
+  cam.world_to_camera = Mat4::fromLinearTranslation(Mat3{}, {0, 0, 3.2f});
+  GaussianGenerator knot(modelPath("gaussians4d.onnx"));
+  std::vector<Case> cases;
+  for (const char* t : {"0", "0.35", "0.8"})
+    cases.push_back({"gaussians4d.onnx", knot.frameInputs(std::stod(t), cam),
+                     {{"gaussian_f16", std::string("gaussians4d.t") + t + ".gaussian_f16"},
+                      {"color_sh", std::string("gaussians4d.t") + t + ".color_sh"},
+                      {"num_points", std::string("gaussians4d.t") + t + ".num_points"}}});
+  for (const char* v : {"front", "side"}) {
+    const std::string stem = std::string("anchors.") + v;
+    cases.push_back({"anchors.onnx", {{"camera_matrix", pb(stem + ".camera_matrix")}},
+                     {{"gaussians", stem + ".gaussians"}, {"rgb", stem + ".rgb"}, {"num_points", stem + ".num_points"}}});
+  }
+  for (const char* p : {"rest", "bent"}) {
+    const std::string stem = std::string("avatar.") + p;
+    cases.push_back({"avatar.onnx", {{"pose", pb(stem + ".pose")}},
+                     {{"gaussians", stem + ".gaussians"}, {"rgb", stem + ".rgb"}, {"num_points", stem + ".num_points"}}});
+  }
+  cases.push_back({"unet.onnx", {{"image", pb("unet.sample.image")}}, {{"output", "unet.sample.output"}}});
+  return cases;
+}
+
+// Each demo model, one executor per model run over all its cases (the plan is made once and reused; the
+// time, camera or pose changes the result).
+TEST(VulkanExecutor, DemoModelsMatchCpuAndTorchPerElement) {
+  REQUIRE_DEVICE();
+  std::map<std::string, std::unique_ptr<VulkanExecutor>> gpu;
+  std::map<std::string, TensorMap> previous;
+  for (const Case& c : demoCases()) {
+    SCOPED_TRACE(c.model);
+    auto& ex = gpu[c.model];
+    if (!ex) ex = std::make_unique<VulkanExecutor>(*device(), loadOnnxFile(modelPath(c.model)));
+    const TensorMap ours = ex->run(c.inputs);
+    const TensorMap cpu = ex->cpu().run(c.inputs);
+    ASSERT_EQ(ours.size(), cpu.size());
+    for (const auto& [name, want] : cpu) {
+      // Float16 outputs may land one half-precision step apart (float32 sums in another order).
+      const double rtol = want.dtype == DType::kFloat16 ? 2.0 / 1024 : 1e-4;
+      const double vs_cpu = worstRatio(ours.at(name), want, 1e-5, rtol);
+      const double vs_torch = worstRatio(ours.at(name), pb(c.torch.at(name)), 2e-5, want.dtype == DType::kFloat16 ? 2.0 / 1024 : 2e-4);
+      std::printf("%s %s: within %.3f of the tolerance vs CPU, %.3f vs PyTorch\n", c.model, name.c_str(), vs_cpu, vs_torch);
+      EXPECT_LE(vs_cpu, 1.0) << name;
+      EXPECT_LE(vs_torch, 1.0) << name;
+    }
+    if (previous.count(c.model) && std::string(c.model) != "unet.onnx") {
+      const std::string first = ours.begin()->first;
+      EXPECT_NE(ours.at(first).f, previous[c.model].at(first).f) << "the input changed nothing";
+    }
+    previous[c.model] = ours;
+  }
+  EXPECT_GT(gpu["gaussians4d.onnx"]->gpuNodes(), 100u);
+}
+
+// One timestamp interval per node run on the GPU; the unet at two sizes keeps two plans.
+TEST(VulkanExecutor, TimesNodesAndPlansPerShape) {
+  REQUIRE_DEVICE();
+  VulkanExecutor ex(*device(), loadOnnxFile(modelPath("unet.onnx")));
+  for (const auto& [h, w] : std::vector<std::pair<int64_t, int64_t>>{{24, 40}, {16, 16}, {24, 40}}) {
+    Tensor img(DType::kFloat32, {1, 3, h, w});
+    for (size_t k = 0; k < img.f.size(); ++k) img.f[k] = static_cast<float>((k * 37) % 101) / 100.0f;
+    std::vector<NodeTime> times;
+    const TensorMap out = ex.run({{"image", img}}, &times);
+    EXPECT_EQ(times.size(), ex.gpuNodes());
+    for (const NodeTime& t : times) EXPECT_GE(t.ms, 0.0) << t.op_type;
+    EXPECT_EQ(out.at("output").shape, (Shape{1, 3, h, w}));
+    EXPECT_LE(worstRatio(out.at("output"), ex.cpu().run({{"image", img}}).at("output"), 1e-5, 1e-4), 1.0);
+  }
+}
+
+// A graph the GPU cannot run is refused with the node, op type and opset; integers outside int32 too.
+TEST(VulkanExecutor, RefusalsNameTheNode) {
+  REQUIRE_DEVICE();
+  Graph g;
+  g.path = "pool.onnx";
+  g.opset = 17;
+  g.inputs.push_back({"x", DType::kFloat32, {1, 1, 4, 4}, {"", "", "", ""}, true});
+  g.outputs.push_back({"y", DType::kFloat32, {1, 1, 2, 2}, {"", "", "", ""}, true});
+  Node n;
+  n.name = "pool", n.op_type = "MaxPool", n.inputs = {"x"}, n.outputs = {"y"};
+  Attribute k;
+  k.kind = Attribute::Kind::kInts, k.ints = {2, 2};
+  n.attributes["kernel_shape"] = k;
+  Attribute s = k;
+  n.attributes["strides"] = s;
+  g.nodes = {n};
+  const std::string e = test::errorOf([&] { VulkanExecutor ex(*device(), g); });
+  EXPECT_NE(e.find("pool.onnx: node(s) the Vulkan executor cannot run:"), std::string::npos) << e;
+  EXPECT_NE(e.find("node 'pool' (MaxPool), opset 17: no Vulkan kernel for MaxPool"), std::string::npos) << e;
+
+  Graph add;
+  add.path = "add.onnx";
+  add.opset = 17;
+  add.inputs.push_back({"a", DType::kInt64, {2}, {""}, true});
+  add.outputs.push_back({"b", DType::kInt64, {2}, {""}, true});
+  Node a;
+  a.name = "twice", a.op_type = "Add", a.inputs = {"a", "a"}, a.outputs = {"b"};
+  add.nodes = {a};
+  VulkanExecutor ex(*device(), add);
+  Tensor small(DType::kInt64, {2}), big(DType::kInt64, {2});
+  small.i = {3, -4};
+  big.i = {1, int64_t{1} << 40};
+  EXPECT_EQ(ex.run({{"a", small}}).at("b").i, (std::vector<int64_t>{6, -8}));
+  const std::string e2 = test::errorOf([&] { ex.run({{"a", big}}); });
+  EXPECT_NE(e2.find("add.onnx: input 'a': element 1 (1099511627776) is outside the int32 range"), std::string::npos) << e2;
+}
+
+// The CLI: a generator scene and its post model rendered on the Vulkan backend run on the Vulkan executor
+// and give the CPU backend's frame; `onnx run --backend vulkan` gives the CPU's outputs; `animate` moves.
+TEST(VulkanExecutorCli, GeneratorScenesRunOnTheGpu) {
+  REQUIRE_DEVICE();
+  const std::string dir = test::tempDir("VulkanExecutorCli");
+  for (const char* f : {"gaussians4d.onnx", "unet.onnx"})
+    std::filesystem::copy_file(modelPath(f), dir + "/" + f, std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(dir + "/post.json") << R"({"objects": [{"generator": "gaussians4d.onnx", "time": 0.35}], "post": "unet.onnx",
+      "camera": {"eye": [0, 0, -3], "target": [0, 0, 0], "up": [0, -1, 0], "fov_y_deg": 45, "width": 64, "height": 48}})";
+  std::string out;
+  ASSERT_EQ(test::runCli("render " + dir + "/post.json -o " + dir + "/gpu.png --backend vulkan --save-float " + dir + "/gpu.npy", &out), 0) << out;
+  EXPECT_NE(out.find("scene posed with generators (Vulkan executor)"), std::string::npos) << out;
+  EXPECT_NE(out.find("post unet.onnx (Vulkan executor)"), std::string::npos) << out;
+  ASSERT_EQ(test::runCli("render " + dir + "/post.json -o " + dir + "/cpu.png --backend cpu --save-float " + dir + "/cpu.npy", &out), 0) << out;
+  const double psnr = compareImages(readNpy(dir + "/gpu.npy"), readNpy(dir + "/cpu.npy")).psnr;
+  std::printf("generator + post frame, Vulkan vs CPU backends: %.1f dB\n", psnr);
+  EXPECT_GE(psnr, 45.0);
+
+  ASSERT_EQ(test::runCli("onnx run " + dir + "/gaussians4d.onnx --time 0.35 --backend vulkan --repeat 2 -o " + dir, &out), 0) << out;
+  EXPECT_NE(out.find("Vulkan ("), std::string::npos) << out;
+  EXPECT_NE(out.find("(median of 2)"), std::string::npos) << out;
+  ASSERT_EQ(test::runCli("onnx run " + dir + "/gaussians4d.onnx --time 0.35 --backend vulkan --json", &out), 0) << out;
+  EXPECT_NE(out.find("\"backend\":\"vulkan\""), std::string::npos) << out;
+  ASSERT_EQ(test::runCli("onnx info " + dir + "/gaussians4d.onnx", &out), 0) << out;
+  EXPECT_NE(out.find("CPU executor, Vulkan executor"), std::string::npos) << out;
+  EXPECT_EQ(out.find("NOT SUPPORTED"), std::string::npos) << out;
+
+  ASSERT_EQ(test::runCli("animate " + dir + "/gaussians4d.onnx --fps 2 --duration 1 --width 64 --height 48 --backend vulkan -o " + dir + "/f%02d.png", &out), 0) << out;
+  EXPECT_LT(compareImages(readPng(dir + "/f00.png"), readPng(dir + "/f01.png")).psnr, 35.0);
+}
+
+}  // namespace
+}  // namespace sf::nn
