@@ -279,9 +279,20 @@ def save_outputs(model, out_dir, stem, names):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="models")
+    ap.add_argument("--gaussians", type=int, default=0,
+                    help="benchmarks: write only the 4DGS-style model, with this many gaussians (and capacity), no oracle files")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(0)
+    if args.gaussians > 0:
+        global N, MAX_N
+        N = MAX_N = args.gaussians
+        path = os.path.join(args.out, "gaussians4d_%d.onnx" % N)
+        torch.onnx.export(Gaussians4D().eval(), (torch.ones(1, dtype=torch.float32),), path, input_names=["time"],
+                          output_names=["gaussian_f16", "color_sh", "num_points"], opset_version=17, do_constant_folding=False,
+                          export_params=True)
+        report(path)
+        return
     model = Gaussians4D().eval()
     path = os.path.join(args.out, "gaussians4d.onnx")
     names = ["gaussian_f16", "color_sh", "num_points"]

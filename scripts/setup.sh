@@ -14,6 +14,7 @@ packages=(
   libwebp-dev
   libonnx-dev libprotobuf-dev libonnx-testdata
   libglfw3-dev libimgui-dev xvfb xauth
+  ffmpeg
 )
 
 # Versions the tests were last run with, where the version matters: the Vulkan driver stack (lavapipe runs

@@ -260,19 +260,31 @@ int runModel(const OnnxCommand::Options& o) {
     gpu_exec->prepare(feeds);
     plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tp).count();
   }
-  std::vector<std::pair<double, std::vector<NodeTime>>> runs;
+  // Plain runs give the total (GPU timestamps on Vulkan, wall time on the CPU); on Vulkan one more,
+  // profiling run (a barrier after every node) gives the per-operator split.
+  std::vector<double> totals;
+  std::vector<NodeTime> median_times;
+  std::vector<std::pair<double, std::vector<NodeTime>>> cpu_runs;
   double wall_ms = 0;
   for (int r = 0; r < o.repeat; ++r) {
     std::vector<NodeTime> times;
     const auto t1 = std::chrono::steady_clock::now();
-    out = vulkan ? gpu_exec->run(feeds, &times) : cpu_exec->run(feeds, &times);
+    out = vulkan ? gpu_exec->run(feeds) : cpu_exec->run(feeds, &times);
     wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
-    double total = 0;
-    for (const NodeTime& t : times) total += t.ms;
-    runs.emplace_back(vulkan ? total : wall_ms, std::move(times));
+    totals.push_back(vulkan ? gpu_exec->lastGpuMs() : wall_ms);
+    if (!vulkan) cpu_runs.emplace_back(wall_ms, std::move(times));
   }
-  std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  const auto& [run_ms, median_times] = runs[runs.size() / 2];
+  std::vector<double> sorted = totals;
+  std::sort(sorted.begin(), sorted.end());
+  const double run_ms = sorted[sorted.size() / 2];
+  double profile_ms = 0;
+  if (vulkan) {
+    gpu_exec->run(feeds, &median_times);
+    for (const NodeTime& t : median_times) profile_ms += t.ms;
+  } else {
+    std::sort(cpu_runs.begin(), cpu_runs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    median_times = cpu_runs[cpu_runs.size() / 2].second;
+  }
   std::map<std::string, double> per_op;
   for (const NodeTime& t : median_times) per_op[t.op_type] += t.ms;
 
@@ -296,7 +308,8 @@ int runModel(const OnnxCommand::Options& o) {
               {"folded_nodes", exec.foldedNodes()}, {"op_ms", per_op}};
     if (vulkan)
       j["vulkan"] = {{"device", ctx->info().name}, {"plan_ms", plan_ms}, {"last_wall_ms", wall_ms}, {"dispatches", gpu_exec->dispatches()},
-                     {"gpu_nodes", gpu_exec->gpuNodes()}, {"arena_bytes", gpu_exec->arenaBytes()}};
+                     {"gpu_nodes", gpu_exec->gpuNodes()}, {"waves", gpu_exec->waves()}, {"arena_bytes", gpu_exec->arenaBytes()},
+                     {"profile_ms", profile_ms}};
     j["outputs"] = json::object();
     for (const auto& [name, t] : out) j["outputs"][name] = tensorSummary(t, true);
     fmt::print("{}\n", j.dump());
@@ -316,10 +329,11 @@ int runModel(const OnnxCommand::Options& o) {
   std::string split;
   for (size_t k = 0; k < slow.size() && k < 5; ++k) split += fmt::format("{}{} {:.2f}", k ? ", " : "", slow[k].second, slow[k].first);
   if (vulkan)
-    fmt::print("time: load {:.3f} s, {} node(s) folded, plan {:.1f} ms; Vulkan ({}) GPU {:.3f} ms{} for {} node(s) in {} dispatch(es), "
-               "arena {:.1f} MiB ({}); last run {:.2f} ms with upload and readback\n",
+    fmt::print("time: load {:.3f} s, {} node(s) folded, plan {:.1f} ms; Vulkan ({}) GPU {:.3f} ms{} for {} node(s) in {} wave(s), "
+               "{} dispatch(es), arena {:.1f} MiB; last run {:.2f} ms with upload and readback; per-node profile {:.3f} ms ({})\n",
                load_s, exec.foldedNodes(), plan_ms, ctx->info().name, run_ms, o.repeat > 1 ? fmt::format(" (median of {})", o.repeat) : "",
-               gpu_exec->gpuNodes(), gpu_exec->dispatches(), static_cast<double>(gpu_exec->arenaBytes()) / (1 << 20), split, wall_ms);
+               gpu_exec->gpuNodes(), gpu_exec->waves(), gpu_exec->dispatches(), static_cast<double>(gpu_exec->arenaBytes()) / (1 << 20), wall_ms,
+               profile_ms, split);
   else
     fmt::print("time: load {:.3f} s, {} node(s) folded, CPU run {:.2f} ms{} ({})\n", load_s, exec.foldedNodes(), run_ms,
                o.repeat > 1 ? fmt::format(" (median of {})", o.repeat) : "", split);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -42,8 +43,11 @@ const uint32_t kConvShader[] = {
 const uint32_t kSampleShader[] = {
 #include "nn_sample.inc"
 };
+const uint32_t kMatmulSmallShader[] = {
+#include "nn_matmul_small.inc"
+};
 
-enum class Kernel { kEltwise, kMap, kGather, kReduce, kSoftmax, kGemm, kConv, kSample, kCount };
+enum class Kernel { kEltwise, kMap, kGather, kReduce, kSoftmax, kGemm, kMatmulSmall, kConv, kSample, kCount };
 
 struct KernelSource {
   std::span<const uint32_t> spirv;
@@ -59,6 +63,7 @@ KernelSource kernelSource(Kernel k) {
     case Kernel::kGemm: return {kGemmShader, "nn_gemm"};
     case Kernel::kConv: return {kConvShader, "nn_conv"};
     case Kernel::kSample: return {kSampleShader, "nn_sample"};
+    case Kernel::kMatmulSmall: return {kMatmulSmallShader, "nn_matmul_small"};
     case Kernel::kCount: break;
   }
   return {{}, ""};
@@ -97,6 +102,12 @@ const std::map<std::string, int>& mapOps() {
                                               {"Split", 0},   {"Tile", 0},   {"Transpose", 0}};
   return ops;
 }
+// Which input of a node lowered through a gather map is data (-1: all); the rest must be static.
+int mapDataInput(const Node& n) {
+  auto it = mapOps().find(n.op_type);
+  return it != mapOps().end() ? it->second : 0;  // Gather (constant indices), nearest Resize: input 0
+}
+
 const std::set<std::string>& aliasOps() {
   static const std::set<std::string> ops{"Flatten", "Identity", "Reshape", "Squeeze", "Unsqueeze"};
   return ops;
@@ -269,6 +280,7 @@ struct Slot {
 struct NodeSpan {
   std::string op_type, name;
   size_t first = 0, end = 0;  // dispatches
+  size_t wave = 0;            // nodes of one wave are independent: a barrier only between waves
 };
 
 struct Plan {
@@ -279,7 +291,8 @@ struct Plan {
   std::map<std::string, Tensor> statics;  // static values (graph outputs among them are returned as they are)
   std::vector<uint32_t> params;
   std::vector<Dispatch> dispatches;
-  std::vector<NodeSpan> nodes;
+  std::vector<NodeSpan> nodes;  // in run order (by wave)
+  size_t waves = 0;
   std::vector<std::pair<uint64_t, std::vector<uint32_t>>> constants;  // offset, words: uploaded once
   uint64_t arena_words = 0;
   uint64_t input_words = 0, output_words = 0;
@@ -314,8 +327,11 @@ struct VulkanExecutor::Impl {
   void upload(Plan& plan);
   void writeInputs(Plan& plan, const TensorMap& inputs);
   // Records the plan's dispatches; returns the command buffer to go on recording into (another one than
-  // `cmd` with sync_nodes, which submits and waits after every node).
-  VkCommandBuffer recordDispatches(Plan& plan, VkCommandBuffer cmd, bool timed, bool sync_nodes = false);
+  // `cmd` with sync_nodes, which submits and waits after every node). Timestamps: none, the total (queries
+  // 0 and 1), or one after every node (queries 0..n, nodes serialised by barriers: a profile).
+  enum class Stamps { kNone, kTotal, kPerNode };
+  VkCommandBuffer recordDispatches(Plan& plan, VkCommandBuffer cmd, Stamps stamps, bool sync_nodes = false);
+  double last_gpu_ms = 0;
 };
 
 namespace {
@@ -388,6 +404,7 @@ class Lowering {
     throw NeedsKey{inputs};
   }
   std::map<std::string, int64_t> sizes_;  // element counts of the graph inputs
+  std::map<std::string, uint32_t> acts_;  // matrix product output -> activation fused into it (1 relu, 2 sigmoid, 3 tanh)
 
   uint32_t newParams(size_t words) {
     const auto base = static_cast<uint32_t>(plan_.params.size());
@@ -439,7 +456,22 @@ class Lowering {
 
  private:
   void eltwise(const Node& n, uint32_t op, std::span<const std::string> ins, float alpha = 0, float beta = 0);
-  void mapped(const Node& n, int data_input, const std::map<std::string, std::pair<DType, Shape>>& info);
+  void mapped(const Node& n, const std::map<std::string, std::pair<DType, Shape>>& info);
+  std::vector<std::vector<int64_t>> computeMaps(const Node& n, const std::map<std::string, std::pair<DType, Shape>>& info,
+                                                std::vector<std::string>& names, uint32_t& fill);
+  struct Sources {
+    std::vector<std::string> sources;
+    std::vector<int64_t> entries;  // 1 + (source << 28 | index), 0: fill; empty when identity
+    bool identity = false;         // the value's own elements, in order (one source)
+  };
+  Sources sourcesOf(const std::string& value, const std::map<std::string, std::pair<DType, Shape>>& info);
+  Sources compose(const Node& n, const std::vector<int64_t>& map, const std::vector<Sources>& inputs);
+
+ public:
+  std::map<std::string, const Node*> absorbed_;      // stored value -> the map node that would write it, composed into its reader
+  std::function<std::string(const std::string&)> root_;  // alias -> the value whose storage it shares
+
+ private:
   void gemm(const Node& n, bool is_gemm);
   void conv(const Node& n);
   void reduce(const Node& n, uint32_t kind);
@@ -530,13 +562,16 @@ void Lowering::eltwise(const Node& n, uint32_t op, std::span<const std::string> 
 }
 
 // Data movement: the operator's own CPU kernel run on index tensors gives, per output element, which input
-// element it copies (1 + (input << 28 | index); 0 for Pad's fill value).
-void Lowering::mapped(const Node& n, int data_input, const std::map<std::string, std::pair<DType, Shape>>& info) {
+// element it copies (1 + (input << 28 | index); 0 for Pad's fill value). One map per output; `names` gets
+// the data inputs in index order.
+std::vector<std::vector<int64_t>> Lowering::computeMaps(const Node& n, const std::map<std::string, std::pair<DType, Shape>>& info,
+                                                        std::vector<std::string>& names, uint32_t& fill) {
+  const int data_input = mapDataInput(n);
   std::vector<Tensor> owned(n.inputs.size());
   std::vector<const Tensor*> in(n.inputs.size(), nullptr);
-  std::vector<std::string> data_names;
+  names.clear();
   Node run = n;
-  uint32_t fill = 0;
+  fill = 0;
   for (size_t k = 0; k < n.inputs.size(); ++k) {
     if (n.inputs[k].empty()) continue;
     const bool data = data_input < 0 || static_cast<size_t>(data_input) == k;
@@ -544,7 +579,7 @@ void Lowering::mapped(const Node& n, int data_input, const std::map<std::string,
       if (n.op_type == "Pad" && k == 2) {
         // The fill value: kept for the GPU, replaced by 0 (no element) for the map.
         const Tensor& v = staticValue(n, k, "constant_value");
-        const DType out_type = slot(n, n.outputs[0]).dtype;
+        const DType out_type = info.at(n.outputs[0]).first;
         fill = isFloatType(out_type) ? floatBits(static_cast<float>(v.asDouble(0)))
                                      : static_cast<uint32_t>(static_cast<int32_t>(v.asInt(0)));
         owned[k] = Tensor(DType::kInt64, v.shape);
@@ -554,9 +589,9 @@ void Lowering::mapped(const Node& n, int data_input, const std::map<std::string,
       in[k] = &staticValue(n, k, ("input " + std::to_string(k)).c_str());
       continue;
     }
-    const auto j = static_cast<int64_t>(data_names.size());
+    const auto j = static_cast<int64_t>(names.size());
     if (j >= 16) refuse(g_, n, "more than 16 data inputs");
-    data_names.push_back(n.inputs[k]);
+    names.push_back(n.inputs[k]);
     const Shape& shape = info.at(n.inputs[k]).second;
     Tensor t(DType::kInt64, shape);
     if (static_cast<int64_t>(t.i.size()) >= (int64_t{1} << 28)) refuse(g_, n, "an input of 2^28 elements or more");
@@ -570,20 +605,75 @@ void Lowering::mapped(const Node& n, int data_input, const std::map<std::string,
       run.attributes["value"].f = 0;
     }
   }
-  const std::vector<Tensor> maps = findCpuOp(n.op_type)->cpu(run, in, g_.opset);
+  std::vector<Tensor> maps = findCpuOp(n.op_type)->cpu(run, in, g_.opset);
+  std::vector<std::vector<int64_t>> out;
+  for (Tensor& m : maps) out.push_back(std::move(m.i));
+  return out;
+}
+
+// Where each element of `value` comes from: itself, or (when the map node producing it was absorbed into
+// its reader) the elements of that node's own sources, composed through its map.
+Lowering::Sources Lowering::sourcesOf(const std::string& value, const std::map<std::string, std::pair<DType, Shape>>& info) {
+  const std::string r = root_ ? root_(value) : value;
+  auto it = absorbed_.find(r);
+  if (it == absorbed_.end()) return {{value}, {}, true};
+  const Node& p = *it->second;
+  std::vector<std::string> names;
+  uint32_t fill = 0;
+  const std::vector<std::vector<int64_t>> maps = computeMaps(p, info, names, fill);
+  std::vector<Sources> inner;
+  for (const std::string& name : names) inner.push_back(sourcesOf(name, info));
+  return compose(p, maps.at(0), inner);
+}
+
+// Entries of `map` (1 + (j << 28 | index) into `inputs`) resolved through each input's own sources.
+Lowering::Sources Lowering::compose(const Node& n, const std::vector<int64_t>& map, const std::vector<Sources>& inputs) {
+  Sources out;
+  out.identity = false;
+  std::vector<std::vector<int64_t>> remap(inputs.size());  // input j's source k -> index in out.sources
+  for (size_t j = 0; j < inputs.size(); ++j)
+    for (const std::string& src : inputs[j].sources) {
+      auto at = std::find(out.sources.begin(), out.sources.end(), src);
+      if (at == out.sources.end()) {
+        if (out.sources.size() >= 16) refuse(g_, n, "more than 16 data sources after composing moves");
+        out.sources.push_back(src);
+        at = out.sources.end() - 1;
+      }
+      remap[j].push_back(at - out.sources.begin());
+    }
+  out.entries.resize(map.size());
+  for (size_t e = 0; e < map.size(); ++e) {
+    if (map[e] == 0) continue;
+    const int64_t m = map[e] - 1, j = m >> 28, idx = m & 0x0FFFFFFF;
+    const Sources& in = inputs[static_cast<size_t>(j)];
+    int64_t src_entry = in.identity ? idx + 1 : in.entries[static_cast<size_t>(idx)];
+    if (src_entry == 0) continue;
+    const int64_t sm = src_entry - 1, sj = sm >> 28, sidx = sm & 0x0FFFFFFF;
+    out.entries[e] = ((remap[static_cast<size_t>(j)][static_cast<size_t>(sj)] << 28) | sidx) + 1;
+  }
+  return out;
+}
+
+void Lowering::mapped(const Node& n, const std::map<std::string, std::pair<DType, Shape>>& info) {
+  std::vector<std::string> names;
+  uint32_t fill = 0;
+  const std::vector<std::vector<int64_t>> maps = computeMaps(n, info, names, fill);
+  std::vector<Sources> inputs;
+  for (const std::string& name : names) inputs.push_back(sourcesOf(name, info));
   for (size_t o = 0; o < n.outputs.size() && o < maps.size(); ++o) {
     if (n.outputs[o].empty()) continue;
-    std::vector<uint32_t> words(maps[o].i.size());
-    for (size_t e = 0; e < words.size(); ++e) words[e] = static_cast<uint32_t>(maps[o].i[e]);
+    const Sources composed = compose(n, maps[o], inputs);
+    std::vector<uint32_t> words(composed.entries.size());
+    for (size_t e = 0; e < words.size(); ++e) words[e] = static_cast<uint32_t>(composed.entries[e]);
     const uint64_t map_at = constant(std::move(words));
-    const uint32_t b = newParams(4 + data_names.size());
+    const uint32_t b = newParams(4 + composed.sources.size());
     param(b, 0) = off(n, n.outputs[o]);
     param(b, 1) = static_cast<uint32_t>(map_at);
     param(b, 2) = fill;
-    param(b, 3) = static_cast<uint32_t>(data_names.size());
-    for (size_t j = 0; j < data_names.size(); ++j) param(b, 4 + j) = off(n, data_names[j]);
+    param(b, 3) = static_cast<uint32_t>(composed.sources.size());
+    for (size_t j = 0; j < composed.sources.size(); ++j) param(b, 4 + j) = off(n, composed.sources[j]);
     if (map_at > 0xFFFFFFFFull) refuse(g_, n, "the tensor arena exceeds 2^32 words");
-    dispatch(Kernel::kMap, b, maps[o].i.size(), n);
+    dispatch(Kernel::kMap, b, composed.entries.size(), n);
   }
 }
 
@@ -641,7 +731,9 @@ void Lowering::gemm(const Node& n, bool is_gemm) {
   }
   int64_t batches = 1;
   for (int64_t d : batch) batches *= d;
-  if (batches > 65535) refuse(g_, n, std::to_string(batches) + " batches (at most 65535)");
+  // Narrow products (a side under 16, or many small batched matrices) waste most of a 64 x 64 tile: one
+  // invocation per output element instead.
+  const bool small = M < 16 || N < 16 || (N < 64 && K <= 256) || (batches > 1 && M * N < 1024) || batches > 65535;
   const uint32_t b = newParams(33);
   param(b, 0) = static_cast<uint32_t>(M);
   param(b, 1) = static_cast<uint32_t>(N);
@@ -675,13 +767,15 @@ void Lowering::gemm(const Node& n, bool is_gemm) {
   }
   param(b, 27) = floatBits(alpha);
   param(b, 28) = floatBits(beta);
-  param(b, 29) = 0;
+  param(b, 29) = acts_.count(n.outputs[0]) ? acts_.at(n.outputs[0]) : 0;
   param(b, 30) = static_cast<uint32_t>(out.dtype);
   param(b, 31) = static_cast<uint32_t>(a.dtype);
   param(b, 32) = static_cast<uint32_t>(bm.dtype);
   if (M == 0 || N == 0 || batches == 0) return;
-  if (K == 0) {
-    // sum over nothing: the kernel's loop does not run and writes alpha * 0 + beta * C.
+  // K == 0: the sum over nothing is 0; the kernels write alpha * 0 + beta * C.
+  if (small) {
+    dispatch(Kernel::kMatmulSmall, b, static_cast<uint64_t>(batches * M * N), n);
+    return;
   }
   plan_.dispatches.push_back({Kernel::kGemm, b, 0,
                               {static_cast<uint32_t>((N + 63) / 64), static_cast<uint32_t>((M + 63) / 64), static_cast<uint32_t>(batches)}});
@@ -825,7 +919,7 @@ void Lowering::softmax(const Node& n) {
 
 void Lowering::gather(const Node& n, const std::map<std::string, std::pair<DType, Shape>>& info) {
   if (plan_.statics.count(n.inputs.at(1))) {
-    mapped(n, 0, info);
+    mapped(n, info);
     return;
   }
   const Slot& x = slot(n, n.inputs[0]);
@@ -873,7 +967,7 @@ void Lowering::gridSample(const Node& n) {
 
 void Lowering::resize(const Node& n, const std::map<std::string, std::pair<DType, Shape>>& info) {
   if (n.attrString("mode", "nearest") == "nearest") {
-    mapped(n, 0, info);
+    mapped(n, info);
     return;
   }
   const Slot& x = slot(n, n.inputs.at(0));
@@ -958,12 +1052,10 @@ void Lowering::clip(const Node& n) {
 }
 
 void Lowering::lower(const Node& n, const std::map<std::string, std::pair<DType, Shape>>& info) {
-  for (const std::string& name : n.inputs)
-    if (!name.empty() && !gpuType(slot(n, name).dtype))
-      refuse(g_, n, "'" + name + "' is " + dtypeName(slot(n, name).dtype) + ", not a type the GPU holds");
-  for (const std::string& name : n.outputs)
-    if (!name.empty() && !gpuType(slot(n, name).dtype))
-      refuse(g_, n, "'" + name + "' is " + dtypeName(slot(n, name).dtype) + ", not a type the GPU holds");
+  for (const auto* list : {&n.inputs, &n.outputs})
+    for (const std::string& name : *list)
+      if (!name.empty() && !gpuType(info.at(name).first))
+        refuse(g_, n, "'" + name + "' is " + dtypeName(info.at(name).first) + ", not a type the GPU holds");
   const std::string& op = n.op_type;
   if (const UnaryOp* u = findIn(kUnary, op)) {
     float alpha = 0;
@@ -980,8 +1072,8 @@ void Lowering::lower(const Node& n, const std::map<std::string, std::pair<DType,
     eltwise(n, NN_WHERE, ins);
   } else if (op == "Clip") {
     clip(n);
-  } else if (auto m = mapOps().find(op); m != mapOps().end()) {
-    mapped(n, m->second, info);
+  } else if (mapOps().count(op)) {
+    mapped(n, info);
   } else if (op == "Gather") {
     gather(n, info);
   } else if (auto r = reduceOps().find(op); r != reduceOps().end()) {
@@ -1032,6 +1124,26 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
     auto it = root.find(name);
     return it == root.end() ? name : it->second;
   };
+  // An activation right after a matrix product (its only reader) is done in the product's epilogue: the
+  // activation node then aliases the product's output.
+  std::map<std::string, int> readers;
+  std::map<std::string, const Node*> producer;
+  for (const Node& n : g.nodes) {
+    for (const std::string& in : n.inputs) ++readers[in];
+    for (const std::string& o : n.outputs) producer[o] = &n;
+  }
+  for (const ValueInfo& v : g.outputs) ++readers[v.name];
+  std::set<const Node*> fused;
+  for (const Node& n : g.nodes) {
+    const uint32_t act = n.op_type == "Relu" ? 1 : n.op_type == "Sigmoid" ? 2 : n.op_type == "Tanh" ? 3 : 0;
+    if (!act || n.inputs.empty() || static_names.count(n.outputs[0])) continue;
+    auto p = producer.find(n.inputs[0]);
+    if (p == producer.end() || (p->second->op_type != "Gemm" && p->second->op_type != "MatMul") || readers[n.inputs[0]] != 1) continue;
+    const auto& [in_type, in_shape] = info.at(n.inputs[0]);
+    if (!isFloatType(in_type) || info.at(n.outputs[0]).first != in_type) continue;
+    low.acts_[n.inputs[0]] = act;
+    fused.insert(&n);
+  }
   std::vector<const Node*> gpu_nodes;
   for (const Node& n : g.nodes) {
     bool is_static = true;
@@ -1042,17 +1154,81 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
       low.keyOrRefuse(n, n.inputs);
       refuse(g, n, n.op_type + " computed from the model's inputs (only constant ones are folded)");
     }
-    if (aliasOps().count(n.op_type)) {
+    if (aliasOps().count(n.op_type) || fused.count(&n)) {
       root[n.outputs[0]] = rootOf(n.inputs.at(0));
       continue;
     }
     gpu_nodes.push_back(&n);
   }
-  // Liveness: the last GPU node reading each stored value (through its aliases); outputs live to the end.
+  // Chains of data movement compose: a map node whose output only one map node reads (directly or through
+  // aliases) is not run; its reader copies from its sources through the composed map.
+  low.root_ = rootOf;
+  std::map<std::string, std::vector<const Node*>> consumers;
+  for (const Node& n : g.nodes)
+    for (const std::string& in : n.inputs)
+      if (!in.empty()) consumers[in].push_back(&n);
+  auto isMapNode = [&](const Node& n) {
+    return mapOps().count(n.op_type) || (n.op_type == "Gather" && n.inputs.size() > 1 && static_names.count(n.inputs[1])) ||
+           (n.op_type == "Resize" && n.attrString("mode", "nearest") == "nearest");
+  };
+  std::set<const Node*> on_gpu(gpu_nodes.begin(), gpu_nodes.end());
+  for (const Node* p : gpu_nodes) {
+    if (!isMapNode(*p) || p->op_type == "Pad" || p->outputs.size() != 1) continue;
+    // Follow the single reader through aliases.
+    std::string v = p->outputs[0];
+    const Node* reader = nullptr;
+    while (readers[v] == 1 && consumers[v].size() == 1) {
+      const Node* c = consumers[v][0];
+      if (on_gpu.count(c)) {
+        reader = c;
+        break;
+      }
+      if (root.count(c->outputs[0]) == 0) break;  // static or not an alias
+      v = c->outputs[0];
+    }
+    if (!reader || !isMapNode(*reader)) continue;
+    const int data = mapDataInput(*reader);
+    const size_t pos = static_cast<size_t>(std::find(reader->inputs.begin(), reader->inputs.end(), v) - reader->inputs.begin());
+    if (data >= 0 && pos != static_cast<size_t>(data)) continue;
+    low.absorbed_[p->outputs[0]] = p;
+  }
+  std::erase_if(gpu_nodes, [&](const Node* n) { return n->outputs.size() == 1 && low.absorbed_.count(n->outputs[0]) && low.absorbed_.at(n->outputs[0]) == n; });
+  // The stored values a node reads: absorbed nodes' outputs stand for their own inputs.
+  std::function<void(const std::string&, std::vector<std::string>&)> reads = [&](const std::string& in, std::vector<std::string>& out) {
+    if (in.empty()) return;
+    const std::string r = rootOf(in);
+    auto a = low.absorbed_.find(r);
+    if (a == low.absorbed_.end()) {
+      out.push_back(r);
+      return;
+    }
+    for (const std::string& x : a->second->inputs) reads(x, out);
+  };
+  std::vector<std::vector<std::string>> node_reads(gpu_nodes.size());
+  for (size_t k = 0; k < gpu_nodes.size(); ++k)
+    for (const std::string& in : gpu_nodes[k]->inputs) reads(in, node_reads[k]);
+
+  // Waves: a node runs one wave after the latest wave that produced one of its inputs, so the nodes of a
+  // wave are independent and need no barrier between them (one barrier per wave, not per node).
+  std::map<std::string, size_t> produced_in;  // stored value -> wave
+  std::vector<size_t> wave_of(gpu_nodes.size(), 0);
+  size_t waves = 0;
+  for (size_t k = 0; k < gpu_nodes.size(); ++k) {
+    size_t w = 0;
+    for (const std::string& in : node_reads[k])
+      if (auto it = produced_in.find(in); it != produced_in.end()) w = std::max(w, it->second + 1);
+    wave_of[k] = w;
+    waves = std::max(waves, w + 1);
+    for (const std::string& o : gpu_nodes[k]->outputs)
+      if (!o.empty()) produced_in[o] = w;
+  }
+  std::vector<size_t> order(gpu_nodes.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return wave_of[x] < wave_of[y]; });
+  // Liveness by wave: the last wave reading each stored value (through its aliases); outputs live to the end.
   std::map<std::string, size_t> last_use;
   for (size_t k = 0; k < gpu_nodes.size(); ++k)
-    for (const std::string& in : gpu_nodes[k]->inputs)
-      if (!in.empty()) last_use[rootOf(in)] = k;
+    for (const std::string& in : node_reads[k]) last_use[in] = std::max(last_use[in], wave_of[k]);
   std::set<std::string> keep;
   for (const ValueInfo& v : g.outputs) keep.insert(rootOf(v.name));
 
@@ -1062,9 +1238,7 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
   };
   // Static values read by GPU nodes (or returned as outputs) are constants of the plan.
   std::set<std::string> needed;
-  for (const Node* n : gpu_nodes)
-    for (const std::string& in : n->inputs)
-      if (!in.empty()) needed.insert(rootOf(in));
+  for (const auto& list : node_reads) needed.insert(list.begin(), list.end());
   for (const std::string& name : keep) needed.insert(name);
   for (const std::string& name : needed) {
     auto it = plan.statics.find(name);
@@ -1090,33 +1264,40 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
     }
   };
   aliasSlots();
-  for (size_t k = 0; k < gpu_nodes.size(); ++k) {
-    const Node& n = *gpu_nodes[k];
-    for (const std::string& o : n.outputs)
-      if (!o.empty()) place(o, low.allocate(static_cast<uint64_t>(elementCount(info.at(o).second))), false);
-    aliasSlots();
-    const size_t first = plan.dispatches.size();
-    low.lower(n, info);
-    plan.nodes.push_back({n.op_type, n.name, first, plan.dispatches.size()});
-    // Values whose last reader this was give their space back.
-    for (const std::string& in : n.inputs) {
-      if (in.empty()) continue;
-      const std::string r = rootOf(in);
-      auto lu = last_use.find(r);
-      if (lu == last_use.end() || lu->second != k || keep.count(r)) continue;
-      const Slot& s = plan.slots.at(r);
-      if (s.is_static) continue;
-      bool graph_input = false;
-      for (const ValueInfo& v : g.inputs) graph_input = graph_input || v.name == r;
-      if (graph_input) continue;
-      low.release(s.offset, static_cast<uint64_t>(elementCount(s.shape)));
-      last_use.erase(lu);
+  std::set<std::string> graph_inputs;
+  for (const ValueInfo& v : g.inputs) graph_inputs.insert(v.name);
+  // Space is given back at the end of the wave that last reads it, so a later wave may write there (after
+  // the barrier) but no node of the same wave can.
+  size_t at = 0;
+  for (size_t w = 0; w < waves; ++w) {
+    const size_t wave_begin = at;
+    for (; at < order.size() && wave_of[order[at]] == w; ++at) {
+      const Node& n = *gpu_nodes[order[at]];
+      for (const std::string& o : n.outputs)
+        if (!o.empty()) place(o, low.allocate(static_cast<uint64_t>(elementCount(info.at(o).second))), false);
+      aliasSlots();
+      const size_t first = plan.dispatches.size();
+      low.lower(n, info);
+      plan.nodes.push_back({n.op_type, n.name, first, plan.dispatches.size(), w});
     }
-    // Outputs nothing reads are dead at once.
-    for (const std::string& o : n.outputs)
-      if (!o.empty() && !last_use.count(o) && !keep.count(o))
-        low.release(plan.slots.at(o).offset, static_cast<uint64_t>(elementCount(plan.slots.at(o).shape)));
+    std::set<std::string> dead;
+    for (size_t k = wave_begin; k < at; ++k) {
+      const Node& n = *gpu_nodes[order[k]];
+      for (const std::string& r : node_reads[order[k]]) {
+        auto lu = last_use.find(r);
+        if (lu != last_use.end() && lu->second == w) dead.insert(r);
+      }
+      for (const std::string& o : n.outputs)
+        if (!o.empty() && !last_use.count(o)) dead.insert(o);  // read by nothing
+    }
+    for (const std::string& r : dead) {
+      if (keep.count(r) || graph_inputs.count(r)) continue;
+      const Slot& sl = plan.slots.at(r);
+      if (sl.is_static) continue;
+      low.release(sl.offset, static_cast<uint64_t>(elementCount(sl.shape)));
+    }
   }
+  plan.waves = waves;
   for (const ValueInfo& v : g.outputs) {
     if (!plan.slots.count(v.name) && !plan.statics.count(v.name))
       throw Error(g.path + ": output '" + v.name + "' has no place on the GPU");
@@ -1192,6 +1373,8 @@ void VulkanExecutor::Impl::upload(Plan& plan) {
   plan.constants.clear();
   plan.constants.shrink_to_fit();
   plan.uploaded = true;
+  // Every kernel the plan dispatches is compiled now, not while the first run records.
+  for (const Dispatch& d : plan.dispatches) pipeline(d.kernel);
 }
 
 Plan& VulkanExecutor::Impl::planFor(const TensorMap& inputs) {
@@ -1232,9 +1415,10 @@ void VulkanExecutor::Impl::writeInputs(Plan& plan, const TensorMap& inputs) {
   }
 }
 
-VkCommandBuffer VulkanExecutor::Impl::recordDispatches(Plan& plan, VkCommandBuffer cmd, bool timed, bool sync_nodes) {
-  if (timed) {
-    const auto needed = static_cast<uint32_t>(plan.nodes.size() + 1);
+VkCommandBuffer VulkanExecutor::Impl::recordDispatches(Plan& plan, VkCommandBuffer cmd, Stamps stamps, bool sync_nodes) {
+  const bool per_node = stamps == Stamps::kPerNode;
+  if (stamps != Stamps::kNone) {
+    const auto needed = static_cast<uint32_t>(plan.nodes.size() + 2);
     if (needed > query_capacity) {
       if (queries) vkDestroyQueryPool(ctx.device(), queries, nullptr);
       VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
@@ -1262,8 +1446,10 @@ VkCommandBuffer VulkanExecutor::Impl::recordDispatches(Plan& plan, VkCommandBuff
       vkCmdPushConstants(cmd, p.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(Push), &push);
       vkCmdDispatch(cmd, dispatch.groups[0], dispatch.groups[1], dispatch.groups[2]);
     }
-    // The next node may read anything this one wrote (and its space may be reused after).
-    gpu::computeBarrier(cmd);
+    // The next wave may read anything this one wrote (and reuse the space of what it read last). Profiling
+    // runs and SPLATFORGE_NN_SYNC put a barrier after every node, to time or fault-find it alone.
+    const bool wave_end = k + 1 == plan.nodes.size() || plan.nodes[k + 1].wave != span.wave;
+    if (wave_end || per_node || sync_nodes) gpu::computeBarrier(cmd);
     if (sync_nodes) {  // SPLATFORGE_NN_SYNC: each node alone, named first (finds the node of a GPU fault)
       std::fprintf(stderr, "[nn] node %zu/%zu '%s' (%s): %zu dispatch(es)\n", k + 1, plan.nodes.size(), span.name.c_str(), span.op_type.c_str(),
                    span.end - span.first);
@@ -1271,8 +1457,9 @@ VkCommandBuffer VulkanExecutor::Impl::recordDispatches(Plan& plan, VkCommandBuff
       cmd = ctx.begin();
       bound = nullptr;
     }
-    if (timed) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, static_cast<uint32_t>(k + 1));
+    if (per_node) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, static_cast<uint32_t>(k + 1));
   }
+  if (stamps == Stamps::kTotal) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, 1);
   return cmd;
 }
 
@@ -1310,7 +1497,7 @@ void VulkanExecutor::record(VkCommandBuffer cmd) {
   }
   if (!copies.empty()) vkCmdCopyBuffer(cmd, plan.staging.buffer, plan.arena.buffer, static_cast<uint32_t>(copies.size()), copies.data());
   gpu::computeBarrier(cmd);
-  impl_->recordDispatches(plan, cmd, false);
+  impl_->recordDispatches(plan, cmd, Impl::Stamps::kNone);
 }
 
 TensorMap VulkanExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* times) {
@@ -1333,7 +1520,8 @@ TensorMap VulkanExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* ti
     gpu::computeBarrier(cmd);
   }
   static const bool sync_nodes = std::getenv("SPLATFORGE_NN_SYNC") != nullptr;
-  cmd = impl_->recordDispatches(plan, cmd, times != nullptr && !sync_nodes, sync_nodes);
+  const Impl::Stamps stamps = sync_nodes ? Impl::Stamps::kNone : times ? Impl::Stamps::kPerNode : Impl::Stamps::kTotal;
+  cmd = impl_->recordDispatches(plan, cmd, stamps, sync_nodes);
   std::vector<std::pair<const ValueInfo*, uint64_t>> read;  // output, staging word
   {
     std::vector<VkBufferCopy> copies;
@@ -1353,12 +1541,15 @@ TensorMap VulkanExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* ti
     vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
   }
   ctx.submit(cmd);
-  if (times) {
-    std::vector<uint64_t> ticks(plan.nodes.size() + 1);
+  if (stamps != Impl::Stamps::kNone) {
+    std::vector<uint64_t> ticks(stamps == Impl::Stamps::kPerNode ? plan.nodes.size() + 1 : 2);
     SF_VK_CHECK(vkGetQueryPoolResults(ctx.device(), impl_->queries, 0, static_cast<uint32_t>(ticks.size()), ticks.size() * 8,
                                       ticks.data(), 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
-    for (size_t k = 0; k < plan.nodes.size(); ++k)
-      times->push_back({plan.nodes[k].op_type, static_cast<double>(ticks[k + 1] - ticks[k]) * ctx.timestampPeriodNs() * 1e-6});
+    const double to_ms = ctx.timestampPeriodNs() * 1e-6;
+    impl_->last_gpu_ms = static_cast<double>(ticks.back() - ticks.front()) * to_ms;
+    if (times)
+      for (size_t k = 0; k < plan.nodes.size(); ++k)
+        times->push_back({plan.nodes[k].op_type, static_cast<double>(ticks[k + 1] - ticks[k]) * to_ms});
   }
   TensorMap result;
   const auto* staged = static_cast<const uint32_t*>(plan.staging.mapped);
@@ -1404,6 +1595,8 @@ const Tensor* VulkanExecutor::staticOutput(const std::string& name) const {
 
 size_t VulkanExecutor::dispatches() const { return impl_->current ? impl_->current->dispatches.size() : 0; }
 uint64_t VulkanExecutor::arenaBytes() const { return impl_->current ? impl_->current->arena_words * 4 : 0; }
+double VulkanExecutor::lastGpuMs() const { return impl_->last_gpu_ms; }
+size_t VulkanExecutor::waves() const { return impl_->current ? impl_->current->waves : 0; }
 size_t VulkanExecutor::gpuNodes() const { return impl_->current ? impl_->current->nodes.size() : 0; }
 
 }  // namespace sf::nn

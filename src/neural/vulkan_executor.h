@@ -62,8 +62,11 @@ class VulkanExecutor {
   const CpuExecutor& cpu() const;
 
   // Runs the graph on the GPU: inputs as CpuExecutor::run takes them, every output by name. `times`, when
-  // given, receives one entry per node run on the GPU (timestamps; nodes folded or aliased cost nothing).
+  // given, receives one entry per node run on the GPU (timestamps; nodes folded or aliased cost nothing);
+  // such a profiling run serialises the nodes (a barrier after each), so its total exceeds a plain run's.
   TensorMap run(const TensorMap& inputs, std::vector<NodeTime>* times = nullptr);
+  // GPU time of the last run() from its timestamps (ms): the dispatches alone, without upload and readback.
+  double lastGpuMs() const;
 
   // In-frame use: plans for the inputs' shapes (if not yet) and uploads the inputs to the GPU now;
   // record() then records the graph's dispatches into `cmd` (ending with a compute barrier), after which
@@ -78,7 +81,9 @@ class VulkanExecutor {
   // A static output's value (one that does not depend on the inputs), or nullptr.
   const Tensor* staticOutput(const std::string& name) const;
 
-  // Of the current plan: dispatches per run, bytes of the tensor arena, nodes run on the GPU.
+  // Of the current plan: dispatches per run, bytes of the tensor arena, nodes run on the GPU, and the waves
+  // they run in (nodes of a wave are independent: one barrier per wave).
+  size_t waves() const;
   size_t dispatches() const;
   uint64_t arenaBytes() const;
   size_t gpuNodes() const;

@@ -163,6 +163,55 @@ TEST(VulkanExecutor, RefusalsNameTheNode) {
   EXPECT_NE(e2.find("add.onnx: input 'a': element 1 (1099511627776) is outside the int32 range"), std::string::npos) << e2;
 }
 
+Tensor int64s(Shape shape, std::vector<int64_t> v) {
+  Tensor t(DType::kInt64, std::move(shape));
+  t.i = std::move(v);
+  return t;
+}
+
+// A chain of data movement (Transpose -> Reshape -> Slice -> Concat -> Gather by constant indices) runs as
+// one gather-map dispatch composed at plan time, and copies what the CPU kernels copy.
+TEST(VulkanExecutor, ComposedMovesMatchCpu) {
+  REQUIRE_DEVICE();
+  Graph g;
+  g.path = "moves.onnx";
+  g.opset = 17;
+  g.inputs.push_back({"x", DType::kFloat32, {2, 3, 4}, {"", "", ""}, true});
+  g.inputs.push_back({"y", DType::kFloat32, {2, 6}, {"", ""}, true});
+  g.outputs.push_back({"out", DType::kFloat32, {3, 6}, {"", ""}, true});
+  g.initializers["shape"] = int64s({2}, {4, 6});
+  g.initializers["starts"] = int64s({1}, {3});
+  g.initializers["ends"] = int64s({1}, {0});
+  g.initializers["axes"] = int64s({1}, {0});
+  g.initializers["steps"] = int64s({1}, {-2});
+  g.initializers["rows"] = int64s({3}, {3, 0, -1});
+  auto node = [](const char* name, const char* op, std::vector<std::string> in, std::vector<std::string> out) {
+    Node n;
+    n.name = name, n.op_type = op, n.inputs = std::move(in), n.outputs = std::move(out);
+    return n;
+  };
+  Node t = node("t", "Transpose", {"x"}, {"xt"});
+  Attribute perm;
+  perm.kind = Attribute::Kind::kInts, perm.ints = {2, 0, 1};
+  t.attributes["perm"] = perm;
+  Node c = node("c", "Concat", {"sl", "y"}, {"cat"});
+  Attribute axis;
+  axis.kind = Attribute::Kind::kInt, axis.i = 0;
+  c.attributes["axis"] = axis;
+  g.nodes = {t, node("r", "Reshape", {"xt", "shape"}, {"xr"}), node("s", "Slice", {"xr", "starts", "ends", "axes", "steps"}, {"sl"}), c,
+             node("gather", "Gather", {"cat", "rows"}, {"out"})};
+  VulkanExecutor ex(*device(), g);
+  Tensor x(DType::kFloat32, {2, 3, 4}), y(DType::kFloat32, {2, 6});
+  for (size_t k = 0; k < x.f.size(); ++k) x.f[k] = static_cast<float>(k);
+  for (size_t k = 0; k < y.f.size(); ++k) y.f[k] = 100.0f + static_cast<float>(k);
+  const TensorMap ours = ex.run({{"x", x}, {"y", y}});
+  const TensorMap want = ex.cpu().run({{"x", x}, {"y", y}});
+  EXPECT_EQ(ours.at("out").shape, (Shape{3, 6}));
+  EXPECT_EQ(ours.at("out").f, want.at("out").f);
+  EXPECT_EQ(ex.gpuNodes(), 1u);  // four moves composed into the last
+  EXPECT_EQ(ex.dispatches(), 1u);
+}
+
 // The CLI: a generator scene and its post model rendered on the Vulkan backend run on the Vulkan executor
 // and give the CPU backend's frame; `onnx run --backend vulkan` gives the CPU's outputs; `animate` moves.
 TEST(VulkanExecutorCli, GeneratorScenesRunOnTheGpu) {
