@@ -29,18 +29,24 @@ void main() {
   }
   uint sam = P(4), sak = P(5), sbk = P(7), sbn = P(8);
   uint ta = P(31), tb = P(32);
+  bool a_k_fast = sak == 1u && sam != 1u, b_k_fast = sbk == 1u && sbn != 1u;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = 0.0;
   uint lid = gl_LocalInvocationID.x;
   for (uint k0 = 0u; k0 < K; k0 += 16u) {
-    // 16 x 64 values of each operand: 4 per invocation.
+    // 16 x 64 values of each operand: 4 per invocation, neighbouring invocations along the operand's
+    // contiguous axis (k for a row-major A or a transposed B) so that their loads coalesce.
     for (uint e = 0u; e < 4u; ++e) {
       uint e_flat = lid + e * 256u;
-      uint kk = e_flat / 64u, mm = e_flat % 64u;
-      uint gm = row0 + mm, gk = k0 + kk, gn = col0 + mm;
+      uint kk = a_k_fast ? e_flat % 16u : e_flat / 64u, mm = a_k_fast ? e_flat / 16u : e_flat % 64u;
+      uint gm = row0 + mm, gk = k0 + kk;
       tile_a[kk][mm] = (gm < M && gk < K) ? loadF(a_base + gm * sam + gk * sak, ta) : 0.0;
-      tile_b[kk][mm] = (gn < N && gk < K) ? loadF(b_base + gk * sbk + gn * sbn, tb) : 0.0;
+      kk = b_k_fast ? e_flat % 16u : e_flat / 64u;
+      uint nn = b_k_fast ? e_flat / 16u : e_flat % 64u;
+      uint gn = col0 + nn;
+      gk = k0 + kk;
+      tile_b[kk][nn] = (gn < N && gk < K) ? loadF(b_base + gk * sbk + gn * sbn, tb) : 0.0;
     }
     barrier();
     for (uint kk = 0u; kk < 16u; ++kk) {
