@@ -46,8 +46,11 @@ const uint32_t kSampleShader[] = {
 const uint32_t kMatmulSmallShader[] = {
 #include "nn_matmul_small.inc"
 };
+const uint32_t kFusedShader[] = {
+#include "nn_fused.inc"
+};
 
-enum class Kernel { kEltwise, kMap, kGather, kReduce, kSoftmax, kGemm, kMatmulSmall, kConv, kSample, kCount };
+enum class Kernel { kEltwise, kFused, kMap, kGather, kReduce, kSoftmax, kGemm, kMatmulSmall, kConv, kSample, kCount };
 
 struct KernelSource {
   std::span<const uint32_t> spirv;
@@ -64,6 +67,7 @@ KernelSource kernelSource(Kernel k) {
     case Kernel::kConv: return {kConvShader, "nn_conv"};
     case Kernel::kSample: return {kSampleShader, "nn_sample"};
     case Kernel::kMatmulSmall: return {kMatmulSmallShader, "nn_matmul_small"};
+    case Kernel::kFused: return {kFusedShader, "nn_fused"};
     case Kernel::kCount: break;
   }
   return {{}, ""};
@@ -469,6 +473,8 @@ class Lowering {
 
  public:
   std::map<std::string, const Node*> absorbed_;      // stored value -> the map node that would write it, composed into its reader
+  std::map<const Node*, std::vector<const Node*>> chains_;  // last node of a fused elementwise chain -> the chain, in order
+  void fusedChain(const Node& tip, const std::map<std::string, std::pair<DType, Shape>>& info);
   std::function<std::string(const std::string&)> root_;  // alias -> the value whose storage it shares
 
  private:
@@ -1067,13 +1073,71 @@ void Lowering::clip(const Node& n) {
   eltwise(n, NN_CLIP, ins);
 }
 
+// Code and operand count of an operator a fused chain can hold (float arithmetic), or {0, 0}.
+std::pair<uint32_t, int> fusableOp(const Node& n) {
+  if (n.op_type == "Cast") return {0, 0};  // changes the storage class
+  if (const UnaryOp* u = findIn(kUnary, n.op_type); u && n.op_type != "Not") return {u->code, 1};
+  if (const UnaryOp* b = findIn(kBinary, n.op_type); b && n.op_type != "And" && n.op_type != "Or" && n.op_type != "Equal" &&
+                                                     n.op_type != "Less" && n.op_type != "Greater")
+    return {b->code, 2};
+  if (n.op_type == "Clip") return {NN_CLIP, 3};
+  return {0, 0};
+}
+
+void Lowering::fusedChain(const Node& tip, const std::map<std::string, std::pair<DType, Shape>>& info) {
+  const std::vector<const Node*>& chain = chains_.at(&tip);
+  const Slot& out = slot(tip, tip.outputs[0]);
+  std::vector<std::string> inputs;               // external values, register = index
+  std::map<std::string, uint32_t> internal;      // value -> register of the operation writing it
+  std::vector<std::array<uint32_t, 6>> program;  // op, a, b, c, type, alpha bits
+  auto reg = [&](const std::string& v) -> uint32_t {
+    if (v.empty()) return 255;
+    if (auto it = internal.find(v); it != internal.end()) return it->second;
+    auto at = std::find(inputs.begin(), inputs.end(), v);
+    if (at != inputs.end()) return static_cast<uint32_t>(at - inputs.begin());
+    inputs.push_back(v);
+    return static_cast<uint32_t>(inputs.size() - 1);
+  };
+  for (const Node* m : chain) {
+    const uint32_t code = fusableOp(*m).first;
+    std::array<uint32_t, 6> ins{code, 255, 255, 255, static_cast<uint32_t>(info.at(m->outputs[0]).first), 0};
+    for (size_t k = 0; k < m->inputs.size() && k < 3; ++k) ins[1 + k] = reg(m->inputs[k]);
+    if (m->op_type == "LeakyRelu") ins[5] = floatBits(m->attrFloat("alpha", 0.01f));
+    program.push_back(ins);
+    internal[m->outputs[0]] = static_cast<uint32_t>(6 + program.size() - 1);
+  }
+  if (inputs.size() > 6 || program.size() > 16) refuse(g_, tip, "a fused chain beyond 6 inputs or 16 operations");
+  Shape dims = out.shape;
+  std::vector<std::vector<int64_t>> strides{stridesOf(dims)};
+  for (const std::string& v : inputs) strides.push_back(broadcastStrides(slot(tip, v).shape, dims));
+  collapseAxes(dims, strides);
+  if (dims.size() > NN_MAX_RANK) refuse(g_, tip, "more than 6 axes after merging");
+  const uint32_t b = newParams(59 + 6 * 16);
+  param(b, 0) = static_cast<uint32_t>(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d) param(b, 1 + d) = static_cast<uint32_t>(dims[d]);
+  param(b, 7) = off(tip, tip.outputs[0]);
+  param(b, 8) = static_cast<uint32_t>(out.dtype);
+  param(b, 9) = static_cast<uint32_t>(inputs.size());
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    param(b, 10 + 8 * k) = off(tip, inputs[k]);
+    param(b, 11 + 8 * k) = static_cast<uint32_t>(slot(tip, inputs[k]).dtype);
+    for (size_t d = 0; d < dims.size(); ++d) param(b, 12 + 8 * k + d) = static_cast<uint32_t>(strides[k + 1][d]);
+  }
+  param(b, 58) = static_cast<uint32_t>(program.size());
+  for (size_t i = 0; i < program.size(); ++i)
+    for (size_t w = 0; w < 6; ++w) param(b, 59 + 6 * i + w) = program[i][w];
+  dispatch(Kernel::kFused, b, static_cast<uint64_t>(elementCount(out.shape)), tip);
+}
+
 void Lowering::lower(const Node& n, const std::map<std::string, std::pair<DType, Shape>>& info) {
   for (const auto* list : {&n.inputs, &n.outputs})
     for (const std::string& name : *list)
       if (!name.empty() && !gpuType(info.at(name).first))
         refuse(g_, n, "'" + name + "' is " + dtypeName(info.at(name).first) + ", not a type the GPU holds");
   const std::string& op = n.op_type;
-  if (const UnaryOp* u = findIn(kUnary, op)) {
+  if (chains_.count(&n)) {
+    fusedChain(n, info);
+  } else if (const UnaryOp* u = findIn(kUnary, op)) {
     float alpha = 0;
     if (op == "LeakyRelu") alpha = n.attrFloat("alpha", 0.01f);
     const std::string ins[1] = {n.inputs.at(0)};
@@ -1209,7 +1273,54 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
     low.absorbed_[p->outputs[0]] = p;
   }
   std::erase_if(gpu_nodes, [&](const Node* n) { return n->outputs.size() == 1 && low.absorbed_.count(n->outputs[0]) && low.absorbed_.at(n->outputs[0]) == n; });
-  // The stored values a node reads: absorbed nodes' outputs stand for their own inputs.
+  // Chains of elementwise float operators fuse: a node joins the chain that computes one of its inputs when
+  // that input has no other reader, is not an output, and has the node's own shape.
+  {
+    std::map<std::string, size_t> chain_of;  // value computed by a chain (its last node's output) -> chain
+    std::vector<std::vector<const Node*>> chains;
+    std::vector<std::set<std::string>> externals;
+    for (const Node* n : gpu_nodes) {
+      const auto [code, arity] = fusableOp(*n);
+      (void)code;
+      bool is_float = true;
+      for (const auto* list : {&n->inputs, &n->outputs})
+        for (const std::string& v : *list)
+          if (!v.empty() && !isFloatType(info.at(v).first)) is_float = false;
+      if (arity == 0 || !is_float || n->outputs.size() != 1 || n->inputs.empty()) continue;
+      const Shape& shape = info.at(n->outputs[0]).second;
+      size_t joined = chains.size();
+      for (const std::string& in : n->inputs) {
+        auto c = chain_of.find(in);
+        // One reader (graph outputs count as readers): this node, which reads it once.
+        if (in.empty() || c == chain_of.end() || readers[in] != 1 || info.at(in).second != shape) continue;
+        std::set<std::string> ext = externals[c->second];
+        for (const std::string& other : n->inputs)
+          if (!other.empty() && other != in) ext.insert(other);
+        if (ext.size() > 6 || chains[c->second].size() >= 16) continue;
+        joined = c->second;
+        externals[joined] = ext;
+        chain_of.erase(c);
+        break;
+      }
+      if (joined == chains.size()) {
+        chains.emplace_back();
+        externals.emplace_back();
+        for (const std::string& in : n->inputs)
+          if (!in.empty()) externals.back().insert(in);
+      }
+      chains[joined].push_back(n);
+      chain_of[n->outputs[0]] = joined;
+    }
+    std::set<const Node*> inside;
+    for (const auto& chain : chains) {
+      if (chain.size() < 2) continue;
+      low.chains_[chain.back()] = chain;
+      inside.insert(chain.begin(), chain.end() - 1);
+    }
+    std::erase_if(gpu_nodes, [&](const Node* n) { return inside.count(n) > 0; });
+  }
+  // The stored values a node reads: absorbed nodes' outputs stand for their own inputs, a fused chain's last
+  // node reads the chain's inputs.
   std::function<void(const std::string&, std::vector<std::string>&)> reads = [&](const std::string& in, std::vector<std::string>& out) {
     if (in.empty()) return;
     const std::string r = rootOf(in);
@@ -1221,8 +1332,19 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
     for (const std::string& x : a->second->inputs) reads(x, out);
   };
   std::vector<std::vector<std::string>> node_reads(gpu_nodes.size());
-  for (size_t k = 0; k < gpu_nodes.size(); ++k)
-    for (const std::string& in : gpu_nodes[k]->inputs) reads(in, node_reads[k]);
+  for (size_t k = 0; k < gpu_nodes.size(); ++k) {
+    auto chain = low.chains_.find(gpu_nodes[k]);
+    if (chain == low.chains_.end()) {
+      for (const std::string& in : gpu_nodes[k]->inputs) reads(in, node_reads[k]);
+      continue;
+    }
+    std::set<std::string> computed;
+    for (const Node* m : chain->second) {
+      for (const std::string& in : m->inputs)
+        if (!in.empty() && !computed.count(in)) reads(in, node_reads[k]);
+      computed.insert(m->outputs[0]);
+    }
+  }
 
   // Waves: a node runs one wave after the latest wave that produced one of its inputs, so the nodes of a
   // wave are independent and need no barrier between them (one barrier per wave, not per node).
@@ -1294,7 +1416,13 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
       aliasSlots();
       const size_t first = plan.dispatches.size();
       low.lower(n, info);
-      plan.nodes.push_back({n.op_type, n.name, first, plan.dispatches.size(), w});
+      if (auto chain = low.chains_.find(&n); chain != low.chains_.end()) {
+        std::string ops;
+        for (const Node* m : chain->second) ops += (ops.empty() ? "" : "+") + m->op_type;
+        plan.nodes.push_back({"Fused", n.name + " (" + ops + ")", first, plan.dispatches.size(), w});
+      } else {
+        plan.nodes.push_back({n.op_type, n.name, first, plan.dispatches.size(), w});
+      }
     }
     std::set<std::string> dead;
     for (size_t k = wave_begin; k < at; ++k) {

@@ -4,6 +4,7 @@
 // post models on the GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -210,6 +211,51 @@ TEST(VulkanExecutor, ComposedMovesMatchCpu) {
   EXPECT_EQ(ours.at("out").f, want.at("out").f);
   EXPECT_EQ(ex.gpuNodes(), 1u);  // four moves composed into the last
   EXPECT_EQ(ex.dispatches(), 1u);
+}
+
+// An elementwise chain (float16 values between the steps, broadcast inputs, a value read twice) runs as
+// one fused dispatch where it may, rounding each step as the unfused nodes do.
+TEST(VulkanExecutor, FusedChainsMatchCpu) {
+  REQUIRE_DEVICE();
+  Graph g;
+  g.path = "chain.onnx";
+  g.opset = 17;
+  g.inputs.push_back({"x", DType::kFloat16, {4, 5}, {"", ""}, true});
+  g.outputs.push_back({"out", DType::kFloat16, {4, 5}, {"", ""}, true});
+  g.outputs.push_back({"side", DType::kFloat16, {4, 5}, {"", ""}, true});
+  Tensor w(DType::kFloat16, {5}), b(DType::kFloat16, {4, 1}), lo(DType::kFloat16, {}), hi(DType::kFloat16, {});
+  for (size_t k = 0; k < 5; ++k) w.f[k] = roundToFloatType(0.3 * static_cast<double>(k) - 0.7, DType::kFloat16);
+  for (size_t k = 0; k < 4; ++k) b.f[k] = roundToFloatType(0.1 * static_cast<double>(k), DType::kFloat16);
+  lo.f = {-0.25f};
+  hi.f = {0.5f};
+  g.initializers["w"] = w;
+  g.initializers["b"] = b;
+  g.initializers["lo"] = lo;
+  g.initializers["hi"] = hi;
+  auto node = [](const char* name, const char* op, std::vector<std::string> in, const char* out) {
+    Node n;
+    n.name = name, n.op_type = op, n.inputs = std::move(in), n.outputs = {out};
+    return n;
+  };
+  Node leaky = node("leaky", "LeakyRelu", {"s"}, "l");
+  Attribute alpha;
+  alpha.kind = Attribute::Kind::kFloat, alpha.f = 0.2f;
+  leaky.attributes["alpha"] = alpha;
+  // mul -> add -> sigmoid -> leaky -> clip -> out is one chain; "side" (x * x) is an output and read twice
+  // by "sq": both run alone (a chain joins one chain of its inputs).
+  g.nodes = {node("mul", "Mul", {"x", "w"}, "m"), node("add", "Add", {"m", "b"}, "a"), node("sig", "Sigmoid", {"a"}, "s"), leaky,
+             node("clip", "Clip", {"l", "lo", "hi"}, "c"), node("side", "Mul", {"x", "x"}, "side"), node("sq", "Mul", {"side", "side"}, "q"),
+             node("out", "Sub", {"c", "q"}, "out")};
+  VulkanExecutor ex(*device(), g);
+  Tensor x(DType::kFloat16, {4, 5});
+  for (size_t k = 0; k < x.f.size(); ++k) x.f[k] = roundToFloatType(std::sin(static_cast<double>(k)) * 3.0, DType::kFloat16);
+  std::vector<NodeTime> times;
+  const TensorMap ours = ex.run({{"x", x}}, &times);
+  const TensorMap want = ex.cpu().run({{"x", x}});
+  for (const char* name : {"out", "side"}) EXPECT_EQ(ours.at(name).f, want.at(name).f) << name;
+  EXPECT_EQ(ex.gpuNodes(), 3u);
+  ASSERT_EQ(times.size(), 3u);
+  EXPECT_EQ(std::count_if(times.begin(), times.end(), [](const NodeTime& t) { return t.op_type == "Fused"; }), 1);
 }
 
 // The CLI: a generator scene and its post model rendered on the Vulkan backend run on the Vulkan executor
