@@ -28,6 +28,7 @@
 #include "gpu/gpu.h"
 #include "io/image_io.h"
 #include "render/cpu_renderer.h"
+#include "neural/gpu_generator.h"
 #include "neural/vulkan_executor.h"
 #include "render/vulkan_renderer.h"
 #include "scene/demo.h"
@@ -171,7 +172,7 @@ class FrameRenderer {
   FrameRenderer& operator=(const FrameRenderer&) = delete;
   // The runners given to the scene's models use this renderer's device: they are taken back with it.
   ~FrameRenderer() {
-    for (const auto& g : generators_) g->setRunner(nullptr);
+    for (const auto& g : generators_) g->setGpuPath(nullptr);
     if (post_) post_->setRunner(nullptr);
   }
 
@@ -210,10 +211,13 @@ class FrameRenderer {
         throw Error(validationFailure(vulkan_->context()));
       f.visible = st.visible, f.splats = st.splats, f.keys = st.tile_keys;
       const VulkanPassTimes& pt = st.times;
+      // Generators on the GPU path run in the frame, before preprocess (with the meshes, in `mesh`).
+      const bool sources = std::any_of(objects.begin(), objects.end(), [](const RenderObject& o) { return o.gpu_source != nullptr; });
+      const std::string before = meshes.empty() && !sources ? ""
+                                 : fmt::format("{} {:.2f}, ", meshes.empty() ? "generators" : sources ? "generators + meshes" : "meshes", pt.mesh);
       f.timing = fmt::format("gpu {:.2f} ms: {}preprocess {:.2f}, depth sort {:.2f}, scan {:.2f}, keys {:.2f}, tile sort {:.2f}, "
                              "ranges {:.2f}, raster {:.2f}, readback {:.2f}",
-                             pt.total, meshes.empty() ? "" : fmt::format("meshes {:.2f}, ", pt.mesh), pt.preprocess, pt.depth_sort,
-                             pt.scan, pt.emit, pt.sort, pt.ranges, pt.raster, pt.readback);
+                             pt.total, before, pt.preprocess, pt.depth_sort, pt.scan, pt.emit, pt.sort, pt.ranges, pt.raster, pt.readback);
     } else {
       RenderStats st;
       f.image = renderCpu(objects, cam, settings, &st, meshes);
@@ -223,7 +227,8 @@ class FrameRenderer {
     }
     const bool generators = std::any_of(scene.objects.begin(), scene.objects.end(), [](const SceneObject& o) { return o.generator != nullptr; });
     const char* neural = vulkan_ ? "Vulkan executor" : "CPU executor";
-    if (generators) f.timing += fmt::format("; scene posed with generators ({}) in {:.1f} ms", neural, pose_ms);
+    if (generators)
+      f.timing += fmt::format("; scene posed with generators ({}{}) in {:.1f} ms", neural, vulkan_ ? ", in the frame" : "", pose_ms);
     if (scene.post) {  // post-processing model on the finished frame
       const auto t_post = Clock::now();
       f.image = scene.post->apply(f.image);
@@ -233,13 +238,13 @@ class FrameRenderer {
     return f;
   }
 
-  // With the Vulkan backend the scene's generators and post model run on the Vulkan executor, on this
-  // renderer's device (their outputs come back to the CPU and join the frame with everything else).
+  // With the Vulkan backend the scene's generators run on the Vulkan executor inside this renderer's frame
+  // (decoded straight into their slots), and its post model on the Vulkan executor after the readback.
   void attachNeural(const Scene& scene) {
     if (!vulkan_) return;
     for (const SceneObject& o : scene.objects) {
-      if (!o.generator || o.generator->hasRunner()) continue;
-      o.generator->setRunner(vulkanRunner(o.generator->graph()));
+      if (!o.generator || o.generator->gpuPath()) continue;
+      o.generator->setGpuPath(std::make_shared<nn::VulkanGeneratorPath>(vulkan_->context(), *o.generator));
       generators_.push_back(o.generator);
     }
     if (scene.post && !scene.post->hasRunner()) {

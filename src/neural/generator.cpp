@@ -241,6 +241,16 @@ bool GaussianGenerator::hasRunner() const {
   return runner_ != nullptr;
 }
 
+void GaussianGenerator::setGpuPath(std::shared_ptr<GeneratorGpuPath> path) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  gpu_path_ = std::move(path);
+}
+
+GeneratorGpuPath* GaussianGenerator::gpuPath() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return gpu_path_.get();
+}
+
 size_t GaussianGenerator::lastCount() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return last_.cloud.size();

@@ -29,6 +29,7 @@
 #include "core/math.h"
 #include "neural/cpu_executor.h"
 #include "render/camera.h"
+#include "render/cpu_renderer.h"
 
 namespace sf::nn {
 
@@ -72,6 +73,17 @@ GeneratedGaussians decodeGenerated(const GeneratorContract& contract, const Tens
 // The cloud with scales and rotations from the covariances (eigen-decomposition), for writing to a file.
 GaussianCloud bakeGenerated(const GeneratedGaussians& g);
 
+// A generator's GPU path (the Vulkan executor, attached by the layer that owns the device): each frame
+// prepare() takes the frame's inputs and returns the source that writes the decoded gaussians straight
+// into the renderer's slots (render/cpu_renderer.h), with no CPU round trip.
+class GeneratorGpuPath {
+ public:
+  virtual ~GeneratorGpuPath() = default;
+  virtual const GpuSplatSource& prepare(const TensorMap& inputs) = 0;
+  virtual size_t capacity() const = 0;  // rows written (the outputs' N); rows past num_points are left out
+  virtual int shDegree() const = 0;     // 3 for [N, 48] colours, else 0
+};
+
 class GaussianGenerator {
  public:
   // Loads and checks a model file (loader, contract, supported operators).
@@ -99,12 +111,17 @@ class GaussianGenerator {
   // is what a runner is built from.
   void setRunner(GraphRunner runner);
   bool hasRunner() const;
+  // Renders on the GPU from now on (poseScene then gives the frame a GpuSplatSource instead of running the
+  // model; nullptr: back to generate()). The path's inputs are frameInputs().
+  void setGpuPath(std::shared_ptr<GeneratorGpuPath> path);
+  GeneratorGpuPath* gpuPath() const;
   // Decodes raw outputs (by name) under this contract; public for the GPU executor's results and tests.
   GeneratedGaussians decode(const TensorMap& outputs) const;
 
  private:
   CpuExecutor executor_;
   GraphRunner runner_;
+  std::shared_ptr<GeneratorGpuPath> gpu_path_;
   GeneratorContract contract_;
   std::map<std::string, Tensor> controls_;
   GeneratedGaussians last_;

@@ -163,6 +163,7 @@ std::string RenderObject::validate() const {
     return "position and covariance overrides differ in size (" + std::to_string(positions.size()) + " / " + std::to_string(covariances.size()) + ")";
   if (!positions.empty() && positions.size() != cloud->size())
     return "overrides hold " + std::to_string(positions.size()) + " splats for a cloud of " + std::to_string(cloud->size());
+  if (gpu_source && (!positions.empty() || deform)) return "a GPU source with overrides or a deform source";
   if (deform) {
     if (!positions.empty()) return "both overrides and a GPU deform source";
     if (deform->bindings.size() != cloud->size() * 68)
@@ -192,6 +193,8 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
     if (std::string why = objects[o].validate(); !why.empty()) throw std::invalid_argument("object " + std::to_string(o) + ": " + why);
     if (objects[o].deform)
       throw std::invalid_argument("object " + std::to_string(o) + ": the CPU backend deforms no splats; pass centre/covariance overrides");
+    if (objects[o].gpu_source)
+      throw std::invalid_argument("object " + std::to_string(o) + ": its gaussians are written on the GPU; render it with the Vulkan backend");
     first_slot[o + 1] = first_slot[o] + objects[o].cloud->size();
   }
   const size_t total = first_slot.back();

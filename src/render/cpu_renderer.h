@@ -43,6 +43,22 @@ struct SplatDeformSource {
   std::span<const float> morph_weights;             // one per target, this frame
 };
 
+// Where a GPU-written object's values go this frame: device addresses of its first slot in the renderer's
+// arrays (3 floats of centre, 6 of covariance xx xy xz yy yz zz in object space, 1 opacity per slot; SH
+// coefficients [splat][coeff][rgb] at `sh`, sh_stride floats per splat) and its slot count.
+struct GpuSplatTargets {
+  uint64_t positions = 0, covariances = 0, opacities = 0, sh = 0;
+  uint32_t count = 0, sh_stride = 0;
+};
+// An object whose gaussians are computed on the GPU each frame (a neural generator on the Vulkan executor):
+// the Vulkan renderer calls record() in its frame's command buffer (a VkCommandBuffer) before preprocess;
+// it must write every slot of `targets` (an opacity that is NaN leaves a slot out of the frame).
+class GpuSplatSource {
+ public:
+  virtual ~GpuSplatSource() = default;
+  virtual void record(void* command_buffer, const GpuSplatTargets& targets) const = 0;
+};
+
 // One object of a frame: its gaussians in object space and the object-to-world transform (affine).
 struct RenderObject {
   RenderObject(const GaussianCloud* c = nullptr, const Mat4& to_world = {}, std::span<const Vec3> p = {}, std::span<const Cov6> cv = {},
@@ -61,6 +77,9 @@ struct RenderObject {
   // The cloud's contents change every frame at the same address (a neural generator's output): the Vulkan
   // backend uploads it every frame instead of caching it by pointer and size.
   bool dynamic = false;
+  // Or: written on the GPU every frame (Vulkan backend only); `cloud` then gives the slot count, the SH
+  // degree and the colour space, not the values.
+  const GpuSplatSource* gpu_source = nullptr;
 
   // Empty when usable; otherwise why not (override sizes).
   std::string validate() const;

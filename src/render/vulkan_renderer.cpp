@@ -567,7 +567,7 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
   // Objects whose slots were overwritten last frame (overrides, GPU deform) but not this frame get their
   // rest values back: the upload cache is keyed by cloud only.
   std::vector<bool> overridden(objects.size());
-  for (size_t o = 0; o < objects.size(); ++o) overridden[o] = !objects[o].positions.empty() || objects[o].deform;
+  for (size_t o = 0; o < objects.size(); ++o) overridden[o] = !objects[o].positions.empty() || objects[o].deform || objects[o].gpu_source;
   for (size_t o = 0; o < objects.size() && o < m.overridden_last.size(); ++o)
     if (m.overridden_last[o] && !overridden[o]) m.uploaded.clear();
   m.overridden_last = overridden;
@@ -800,6 +800,23 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
         vkCmdDispatch(cmd, ceilDiv(dd.push.count, SF_WG_SIZE), 1, 1);
       }
     }, !deforms.empty());
+    // Objects written on the GPU (neural generators on the Vulkan executor): their passes write the
+    // objects' slot ranges directly.
+    const bool sources = std::any_of(objects.begin(), objects.end(), [](const RenderObject& o) { return o.gpu_source != nullptr; });
+    g.add("gpu sources", {}, {r_splats}, [&] {
+      for (size_t o = 0; o < objects.size(); ++o) {
+        if (!objects[o].gpu_source) continue;
+        const uint32_t first = gobj[o].first_slot;
+        GpuSplatTargets t;
+        t.positions = m.positions.address + static_cast<VkDeviceAddress>(first) * 12;
+        t.covariances = m.covariances.address + static_cast<VkDeviceAddress>(first) * 24;
+        t.opacities = m.opacities.address + static_cast<VkDeviceAddress>(first) * 4;
+        t.sh = m.sh.address + static_cast<VkDeviceAddress>(gobj[o].sh_base) * 4;
+        t.count = gobj[o].count;
+        t.sh_stride = gobj[o].sh_stride;
+        objects[o].gpu_source->record(cmd, t);
+      }
+    }, sources);
     g.add("meshes", {}, {r_mesh}, [&] { m.recordMeshes(cmd, mesh_triangles, mesh_draws_offset, cam); }, m.has_mesh);
     g.add("preprocess", {r_splats, r_counters}, {r_projected, r_counters}, [&] {
       m.timestamp(cmd, 1);

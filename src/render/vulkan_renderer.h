@@ -24,7 +24,8 @@ class Context;
 }  // namespace gpu
 
 struct VulkanPassTimes {  // milliseconds, from GPU timestamps
-  // mesh: everything before preprocess: per-frame uploads, the splat deform pass and the mesh pass.
+  // mesh: everything before preprocess: per-frame uploads, the splat deform pass, GPU sources (neural
+  // generators run in the frame) and the mesh pass.
   // depth_sort: the slots' depth order (4 radix passes over one key per slot); sort: the stable sort of
   // the (tile, slot) keys by tile, emitted in depth order.
   double mesh = 0, preprocess = 0, depth_sort = 0, scan = 0, emit = 0, sort = 0, ranges = 0, raster = 0, readback = 0, total = 0;

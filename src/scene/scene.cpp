@@ -218,7 +218,23 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
     }
     if (o.generator) {
       nn::GeneratedGaussians& g = out.generated[gi++];
-      g = o.generator->generate(o.time + o.speed * t, generatorCamera(cam, o.object_to_world));
+      const Camera gen_cam = generatorCamera(cam, o.object_to_world);
+      if (nn::GeneratorGpuPath* gpu = o.generator->gpuPath()) {
+        // Run and decoded on the GPU in the frame: the cloud only sizes the object's slots (its values are
+        // uploaded once and overwritten every frame).
+        const GpuSplatSource& source = gpu->prepare(o.generator->frameInputs(o.time + o.speed * t, gen_cam));
+        if (g.cloud.size() != gpu->capacity() || g.cloud.sh_degree != gpu->shDegree()) {
+          g = {};
+          g.cloud.resize(gpu->capacity(), gpu->shDegree());
+        }
+        g.live = static_cast<int64_t>(gpu->capacity());
+        if (g.cloud.size() == 0) continue;
+        RenderObject ro{&g.cloud, o.object_to_world};
+        ro.gpu_source = &source;
+        out.objects.push_back(ro);
+        continue;
+      }
+      g = o.generator->generate(o.time + o.speed * t, gen_cam);
       if (g.cloud.size() == 0) continue;
       RenderObject ro{&g.cloud, o.object_to_world, g.cloud.positions, g.covariances};
       ro.dynamic = true;

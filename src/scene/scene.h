@@ -70,8 +70,10 @@ struct SceneFrame {
 // Poses every glTF object (CPU skinning) and every character at scene time `t` seconds into `out`,
 // reusing its storage. Characters are deformed on the CPU (the reference, as centre/covariance overrides)
 // unless `gpu_deform`, where their objects carry a SplatDeformSource for the Vulkan deform pass instead.
-// Generators run on the CPU executor for time `t` and camera `cam` (a camera at the origin looking along +z
-// when null); their render objects point into `out.generated`, the frame's own copy of their output.
+// Generators run for time `t` and camera `cam` (a camera at the origin looking along +z when null): on their
+// executor, their render objects pointing into `out.generated`, the frame's own copy of their output; or,
+// with a GPU path attached (GaussianGenerator::setGpuPath), as a GpuSplatSource the Vulkan renderer records
+// in its frame (out.generated then only sizes the object's slots).
 void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform = false, const Camera* cam = nullptr);
 
 // A scene of one file: a splat file (PLY, compressed PLY, SPZ, .splat), a glTF / GLB model (its meshes,

@@ -15,6 +15,8 @@
 #include "io/formats.h"
 #include "io/image_io.h"
 #include "neural/generator.h"
+#include "neural/gpu_generator.h"
+#include "render/vulkan_renderer.h"
 #include "neural/vulkan_executor.h"
 #include "render/cpu_renderer.h"
 #include "support/test_support.h"
@@ -258,8 +260,52 @@ TEST(VulkanExecutor, FusedChainsMatchCpu) {
   EXPECT_EQ(std::count_if(times.begin(), times.end(), [](const NodeTime& t) { return t.op_type == "Fused"; }), 1);
 }
 
-// The CLI: a generator scene and its post model rendered on the Vulkan backend run on the Vulkan executor
-// and give the CPU backend's frame; `onnx run --backend vulkan` gives the CPU's outputs; `animate` moves.
+// The in-frame path: the executor recorded into the renderer's frame and its outputs decoded on the GPU into
+// the object's slots give the frame the CPU-decoded gaussians give (rows past num_points left out; SH and RGB
+// colours; the object's transform applied by the frame as for any object).
+TEST(VulkanGeneratorPath, DecodesIntoTheFrameLikeTheCpu) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  VulkanRenderer renderer(gpu::ContextOptions{});
+  Camera cam;
+  cam.width = 160, cam.height = 120, cam.fx = cam.fy = 150, cam.cx = 80, cam.cy = 60;
+  cam.world_to_camera = Mat4::fromLinearTranslation(Mat3{}, {0, 0, 3.2f});
+  const Mat4 to_world = Mat4::fromLinearTranslation(Mat3{}, {0.15f, -0.05f, 0});
+  for (const char* model : {"gaussians4d.onnx", "anchors.onnx"}) {
+    SCOPED_TRACE(model);
+    GaussianGenerator gen(modelPath(model));
+    VulkanGeneratorPath path(renderer.context(), gen);
+    const GpuSplatSource& source = path.prepare(gen.frameInputs(0.35, cam));
+    GaussianCloud slots;
+    slots.resize(path.capacity(), path.shDegree());
+    RenderObject ours{&slots, to_world};
+    ours.gpu_source = &source;
+    const ImageRGBA gpu_frame = renderer.render({&ours, 1}, cam, RenderSettings{});
+
+    const GeneratedGaussians cpu = gen.generate(0.35, cam);
+    EXPECT_LT(cpu.cloud.size(), path.capacity() + 1);
+    RenderObject ref{&cpu.cloud, to_world, cpu.cloud.positions, cpu.covariances};
+    ref.dynamic = true;
+    const ImageRGBA cpu_frame = renderer.render({&ref, 1}, cam, RenderSettings{});
+    const double psnr = compareImages(gpu_frame, cpu_frame).psnr;
+    double coverage = 0;
+    for (size_t p = 3; p < cpu_frame.pixels.size(); p += 4) coverage += cpu_frame.pixels[p];
+    std::printf("%s: in-frame GPU path vs CPU-decoded gaussians, %zu of %zu rows live: %.1f dB (mean alpha %.3f)\n", model, cpu.cloud.size(),
+                path.capacity(), psnr, coverage / static_cast<double>(cpu_frame.pixels.size() / 4));
+    EXPECT_GE(psnr, 60.0);
+    EXPECT_GT(coverage, 0.0);
+    const std::string e = test::errorOf([&] {
+      try {
+        renderCpu({&ours, 1}, cam, RenderSettings{});
+      } catch (const std::invalid_argument& x) {
+        throw Error(x.what());
+      }
+    });
+    EXPECT_NE(e.find("written on the GPU; render it with the Vulkan backend"), std::string::npos) << e;
+  }
+}
+
+// The CLI: a generator scene and its post model rendered on the Vulkan backend run on the Vulkan executor (the
+// generator inside the frame) and give the CPU backend's frame; `onnx run --backend vulkan` gives the CPU's outputs; `animate` moves.
 TEST(VulkanExecutorCli, GeneratorScenesRunOnTheGpu) {
   REQUIRE_DEVICE();
   const std::string dir = test::tempDir("VulkanExecutorCli");
@@ -269,7 +315,9 @@ TEST(VulkanExecutorCli, GeneratorScenesRunOnTheGpu) {
       "camera": {"eye": [0, 0, -3], "target": [0, 0, 0], "up": [0, -1, 0], "fov_y_deg": 45, "width": 64, "height": 48}})";
   std::string out;
   ASSERT_EQ(test::runCli("render " + dir + "/post.json -o " + dir + "/gpu.png --backend vulkan --save-float " + dir + "/gpu.npy", &out), 0) << out;
-  EXPECT_NE(out.find("scene posed with generators (Vulkan executor)"), std::string::npos) << out;
+  // The generator runs inside the frame (decoded into its slots on the GPU), the post model after it.
+  EXPECT_NE(out.find("scene posed with generators (Vulkan executor, in the frame)"), std::string::npos) << out;
+  EXPECT_NE(out.find("generators "), std::string::npos) << out;
   EXPECT_NE(out.find("post unet.onnx (Vulkan executor)"), std::string::npos) << out;
   ASSERT_EQ(test::runCli("render " + dir + "/post.json -o " + dir + "/cpu.png --backend cpu --save-float " + dir + "/cpu.npy", &out), 0) << out;
   const double psnr = compareImages(readNpy(dir + "/gpu.npy"), readNpy(dir + "/cpu.npy")).psnr;
