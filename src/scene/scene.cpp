@@ -618,8 +618,14 @@ CloudBounds sceneBounds(const Scene& scene) {
     SceneFrame frame;
     poseScene(scene, 0.0, frame);
     for (const RenderObject& o : frame.objects) {
+      if (o.gpu_source) continue;  // a generator on the GPU path: framed from a CPU run below
       std::span<const Vec3> ps = o.positions.empty() ? std::span<const Vec3>(o.cloud->positions) : o.positions;
       for (const Vec3& p : ps) all.positions.push_back(transformPoint(o.object_to_world, p));
+    }
+    for (const SceneObject& o : scene.objects) {
+      if (!o.generator || !o.generator->gpuPath()) continue;
+      const nn::GeneratedGaussians g = o.generator->generate(o.time, generatorCamera(nullptr, o.object_to_world));
+      for (const Vec3& p : g.cloud.positions) all.positions.push_back(transformPoint(o.object_to_world, p));
     }
     for (const RenderMesh& m : frame.meshes)
       for (const Vec3& p : m.positions) all.positions.push_back(transformPoint(m.object_to_world, p));

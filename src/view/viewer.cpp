@@ -26,6 +26,7 @@
 #include "gpu/gpu.h"
 #include "io/file.h"
 #include "io/image_io.h"
+#include "neural/gpu_generator.h"
 #include "render/vulkan_renderer.h"
 #include "scene/scene.h"
 #include "view/camera_control.h"
@@ -249,6 +250,12 @@ class Viewer {
   // A new scene: camera home, timeline, controls and SH degree from it. `camera_json`: a camera file for
   // the first view.
   void startScene(const std::string& camera_json) {
+    // Generators run on the Vulkan executor inside the frame (decoded into their slots on the GPU).
+    for (const SceneObject& o : scene_.objects) {
+      if (!o.generator || o.generator->gpuPath()) continue;
+      o.generator->setGpuPath(std::make_shared<nn::VulkanGeneratorPath>(renderer_->context(), *o.generator));
+      gpu_generators_.list.push_back(o.generator);
+    }
     int fb_w = 0, fb_h = 0;
     glfwGetFramebufferSize(window_->get(), &fb_w, &fb_h);
     fb_w = std::max(fb_w, 1), fb_h = std::max(fb_h, 1);
@@ -509,7 +516,8 @@ class Viewer {
     for (size_t i = 0; i < scene_.objects.size(); ++i) {
       const SceneObject& o = scene_.objects[i];
       if (!o.character) {
-        slot += (o.cloud && o.cloud->size() > 0) || (o.generator && o.generator->lastCount() > 0);
+        const nn::GeneratorGpuPath* gpu = o.generator ? o.generator->gpuPath() : nullptr;
+        slot += (o.cloud && o.cloud->size() > 0) || (gpu ? gpu->capacity() > 0 : o.generator && o.generator->lastCount() > 0);
         continue;
       }
       CharacterControls& cc = characters_[i];
@@ -754,6 +762,14 @@ class Viewer {
   std::unique_ptr<Window> window_;
   std::unique_ptr<VulkanRenderer> renderer_;
   std::unique_ptr<Presenter> presenter_;
+  // Generators given a GPU path on the renderer's device: detached before the renderer goes (declared after
+  // it, destroyed before it), whichever scene, current or retired, still holds them.
+  struct GpuGenerators {
+    std::vector<std::shared_ptr<nn::GaussianGenerator>> list;
+    ~GpuGenerators() {
+      for (const auto& g : list) g->setGpuPath(nullptr);
+    }
+  } gpu_generators_;
 };
 
 }  // namespace

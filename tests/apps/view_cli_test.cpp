@@ -303,6 +303,35 @@ TEST(ViewCli, DroppedGltfAtAClipTimeMatchesRender) {
   std::printf("[ view vs render of a dropped glTF at t = 0.5 s: %.2f dB ]\n", d.psnr);
 }
 
+// A neural generator in the viewer runs on the Vulkan executor inside the frame (decoded into its slots on
+// the GPU); the home camera is framed from a CPU run; the screenshot matches `render --backend cpu`.
+TEST(ViewCli, GeneratorRunsInTheFrameAndMatchesRender) {
+  std::string why;
+  if (!viewerBuilt(&why)) SF_SKIP_OR_FAIL("splatforge was built without the viewer: " << why);
+  VirtualDisplay x;
+  if (std::string missing = windowPrerequisites(x); !missing.empty()) SF_SKIP_OR_FAIL(missing);
+  ScopedEnv display("DISPLAY", x.display().c_str());
+  const std::string dir = test::tempDir("ViewCliGenerator");
+  const std::string model = std::string(SPLATFORGE_SOURCE_DIR) + "/models/gaussians4d.onnx";
+  // The home camera frames the model's gaussians (from a CPU run: the GPU path's slots hold nothing until
+  // the frame writes them); then a given camera, as render's.
+  writeText(dir + "/cam.json", intrinsicsJson(autoCamera(sceneFromFile(model), 320, 240)));
+  writeText(dir + "/s.txt", "time 0.35\nscreenshot home.png\ncamera cam.json\nscreenshot v.png\nquit\n");
+  std::string out;
+  ASSERT_EQ(test::runCli("view " + model + " --script " + dir + "/s.txt --size 320x240", &out), 0) << out;
+  ASSERT_EQ(test::runCli("render " + model + " --time 0.35 --backend cpu --camera " + dir + "/cam.json -o " + dir +
+                             "/r.png --width 320 --height 240",
+                         &out),
+            0)
+      << out;
+  EXPECT_GT(litFraction(readPng(dir + "/home.png")), 0.02);
+  const ImageRGBA v = readPng(dir + "/v.png"), r = readPng(dir + "/r.png");
+  EXPECT_GT(litFraction(r), 0.02);
+  const ImageDiff d = compareImages(v, r);
+  EXPECT_GE(d.psnr, 40.0) << "max diff " << d.max_abs;
+  std::printf("[ view (generator in the frame) vs render --backend cpu: %.2f dB ]\n", d.psnr);
+}
+
 TEST(ViewCli, ShDegreeCapMatchesACloudTruncatedHere) {
   std::string why;
   if (!viewerBuilt(&why)) SF_SKIP_OR_FAIL("splatforge was built without the viewer: " << why);
