@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <memory>
 
 #include "core/error.h"
@@ -335,6 +337,28 @@ TEST(VulkanExecutorCli, GeneratorScenesRunOnTheGpu) {
 
   ASSERT_EQ(test::runCli("animate " + dir + "/gaussians4d.onnx --fps 2 --duration 1 --width 64 --height 48 --backend vulkan -o " + dir + "/f%02d.png", &out), 0) << out;
   EXPECT_LT(compareImages(readPng(dir + "/f00.png"), readPng(dir + "/f01.png")).psnr, 35.0);
+}
+
+// The 4DGS-style model animated to MP4 (ffmpeg encodes; ffprobe, decoding the file, is the oracle for what
+// was written: H.264, the frame size, one frame per step of the timeline).
+TEST(VulkanExecutorCli, AnimatesToMp4) {
+  REQUIRE_DEVICE();
+  if (std::system("ffprobe -version > /dev/null 2>&1") != 0) SF_SKIP_OR_FAIL("ffmpeg/ffprobe not installed (Debian: ffmpeg)");
+  const std::string dir = test::tempDir("VulkanExecutorMp4");
+  std::filesystem::copy_file(modelPath("gaussians4d.onnx"), dir + "/knot.onnx", std::filesystem::copy_options::overwrite_existing);
+  std::string out;
+  ASSERT_EQ(test::runCli("animate " + dir + "/knot.onnx --fps 8 --duration 1 --width 96 --height 64 --backend vulkan -o " + dir + "/knot.mp4", &out), 0)
+      << out;
+  const std::string probe = dir + "/probe.txt";
+  ASSERT_EQ(std::system(("ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=codec_name,width,height,nb_read_frames "
+                         "-of default=noprint_wrappers=1 " + dir + "/knot.mp4 > " + probe).c_str()),
+            0);
+  std::ifstream in(probe);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("codec_name=h264"), std::string::npos) << text;
+  EXPECT_NE(text.find("width=96"), std::string::npos) << text;
+  EXPECT_NE(text.find("height=64"), std::string::npos) << text;
+  EXPECT_NE(text.find("nb_read_frames=8"), std::string::npos) << text;
 }
 
 }  // namespace

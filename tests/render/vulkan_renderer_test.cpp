@@ -184,7 +184,7 @@ TEST(VulkanImage, DemoMatchesCpu) {
   const std::string graph = r->lastFrameGraph();
   std::printf("%s", graph.c_str());
   size_t at = 0;
-  for (const char* pass : {"clear:", "slot overrides:", "deform inputs:", "skin:", "deform splats:", "meshes:", "preprocess:", "depth keys:",
+  for (const char* pass : {"clear:", "slot overrides:", "deform inputs:", "skin:", "deform splats:", "gpu sources:", "meshes:", "preprocess:", "depth keys:",
                            "depth sort:", "gather counts:", "scan:", "emit keys:", "tile sort:", "tile ranges:", "raster:", "readback:"}) {
     const size_t next = graph.find(pass, at);
     ASSERT_NE(next, std::string::npos) << pass << " missing or out of order in:\n" << graph;
