@@ -728,6 +728,8 @@ int runBench(const BenchOptions& o) {
         lo.confine_paths = !o.allow_outside_paths;
         scene = loadSceneJson(input, lo);
         printWarnings("bench", scene.warnings);
+      } else if (classifyInput(input) == InputKind::kOnnx) {
+        scene = sceneFromFile(input);  // a neural generator: one object
       } else {
         LoadedSplats loaded = loadSplats(input);
         printWarnings("bench", loaded.warnings);
@@ -748,15 +750,25 @@ int runBench(const BenchOptions& o) {
       }
     }
     for (const SceneObject& obj : scene.objects)
-      if (obj.model || obj.character || obj.generator)
-        throw Error("bench measures splat rendering: " + obj.source +
-                    " is a glTF model, character or neural generator; use bench-characters, animate or onnx run");
+      if (obj.model || obj.character)
+        throw Error("bench measures splat rendering: " + obj.source + " is a glTF model or character; use bench-characters or animate");
     if (!scene.script.empty()) throw Error("bench measures splat rendering: the scene's script spawns characters; use bench-characters");
+    // Neural generators run every frame (scene time advancing 1/30 s per frame): on the Vulkan backend in the
+    // frame (their time is in the "generators" figure), on the CPU backend through the CPU executor.
+    const bool generators = std::any_of(scene.objects.begin(), scene.objects.end(), [](const SceneObject& ob) { return ob.generator != nullptr; });
+    if (generators && !o.save_scene.empty())
+      throw Error("--save-scene: the scene's gaussians come from a neural generator each frame; save them with onnx run --save-splats");
     Camera cam = !o.camera.empty() ? loadCameraJson(o.camera, o.width_given ? std::optional<int>(o.width) : std::nullopt,
                                                     o.height_given ? std::optional<int>(o.height) : std::nullopt)
                  : scene.camera ? *scene.camera
                                 : autoCamera(scene, o.width, o.height);
-    std::vector<RenderObject> objects = scene.renderObjects();
+    SceneFrame frame;
+    auto posed = [&](int f, bool gpu) {
+      if (!generators) return scene.renderObjects();
+      poseScene(scene, f / 30.0, frame, gpu, &cam);
+      return frame.objects;
+    };
+    std::vector<RenderObject> objects = generators ? std::vector<RenderObject>{} : scene.renderObjects();
     if (!o.save_scene.empty()) {
       // One world-space cloud: each object's cloud placed by its transform, in object order.
       std::vector<GaussianCloud> placed;
@@ -780,31 +792,50 @@ int runBench(const BenchOptions& o) {
       saveSplats(merged, o.save_scene);
       fmt::print("wrote {} ({} gaussians in world space, SH degree {})\n", o.save_scene, merged.size(), merged.sh_degree);
     }
+    bool use_vulkan = useVulkan(o.backend);
+    std::unique_ptr<VulkanRenderer> vk;
+    // Generators given a GPU path on the renderer's device are detached before it goes.
+    struct Detach {
+      const Scene& scene;
+      ~Detach() {
+        for (const SceneObject& ob : scene.objects)
+          if (ob.generator) ob.generator->setGpuPath(nullptr);
+      }
+    };
+    std::optional<Detach> detach;
+    if (use_vulkan) {
+      gpu::ContextOptions co;
+      co.device = o.device;
+      co.validation = o.validation;
+      vk = std::make_unique<VulkanRenderer>(co);
+      detach.emplace(Detach{scene});
+      for (const SceneObject& ob : scene.objects)
+        if (ob.generator) ob.generator->setGpuPath(std::make_shared<nn::VulkanGeneratorPath>(vk->context(), *ob.generator));
+    }
+    if (generators) objects = posed(0, use_vulkan);  // plans the GPU path (a CPU dry run), sizes the objects
     size_t total = 0;
     int degree = 0;
     for (const auto& obj : objects) total += obj.cloud->size(), degree = std::max(degree, obj.cloud->sh_degree);
-    bool use_vulkan = useVulkan(o.backend);
     fmt::print("scene: {} ({} objects, {} gaussians, SH degree {}), {}x{}, {} timed frames\n", what, objects.size(), total, degree,
                cam.width, cam.height, o.frames);
     json += fmt::format("  \"scene\": \"{}\",\n  \"objects\": {},\n  \"gaussians\": {},\n  \"sh_degree\": {},\n  \"width\": {},\n  \"height\": {},\n  \"frames\": {},\n",
                         jsonEscape(what), objects.size(), total, degree, cam.width, cam.height, o.frames);
     if (use_vulkan) {
-      gpu::ContextOptions co;
-      co.device = o.device;
-      co.validation = o.validation;
-      VulkanRenderer renderer(co);
+      VulkanRenderer& renderer = *vk;
       const gpu::DeviceInfo& dev = renderer.device();
       fmt::print("device: {} ({}, subgroup {}, {:.1f} GiB device-local)\n", dev.name, dev.typeName(), dev.subgroup_size,
                  static_cast<double>(dev.device_local_bytes) / (1 << 30));
       VulkanFrameStats st;
       renderer.render(objects, cam, {}, &st);  // warm-up: uploads, pipeline compilation, buffer growth
       if (o.show_graph) fmt::print("frame graph:\n{}", renderer.lastFrameGraph());
-      std::vector<double> pre, depth, scan, emit, sort, ranges, raster, readback, all, wall;
+      std::vector<double> gen, pre, depth, scan, emit, sort, ranges, raster, readback, all, wall;
       for (int f = 0; f < o.frames; ++f) {
         const auto t0 = Clock::now();
+        if (generators) objects = posed(f + 1, true);
         renderer.render(objects, cam, {}, &st);
         wall.push_back(secondsSince(t0) * 1e3);
         const VulkanPassTimes& t = st.times;
+        gen.push_back(t.mesh);
         pre.push_back(t.preprocess), depth.push_back(t.depth_sort), scan.push_back(t.scan), emit.push_back(t.emit), sort.push_back(t.sort);
         ranges.push_back(t.ranges), raster.push_back(t.raster), readback.push_back(t.readback), all.push_back(t.total);
       }
@@ -812,14 +843,15 @@ int runBench(const BenchOptions& o) {
         throw Error(validationFailure(renderer.context()));
       double frame_no_readback = median(all) - median(readback);
       fmt::print("visible {} gaussians, {} tile pairs, {} sort passes\n", st.visible, st.tile_keys, st.sort_passes);
-      fmt::print("gpu median ms: preprocess {:.3f} | depth sort {:.3f} | scan {:.3f} | keys {:.3f} | tile sort {:.3f} | ranges {:.3f} | "
+      fmt::print("gpu median ms: {}preprocess {:.3f} | depth sort {:.3f} | scan {:.3f} | keys {:.3f} | tile sort {:.3f} | ranges {:.3f} | "
                  "raster {:.3f} | readback {:.3f}\n",
-                 median(pre), median(depth), median(scan), median(emit), median(sort), median(ranges), median(raster), median(readback));
+                 generators ? fmt::format("generators {:.3f} | ", median(gen)) : "", median(pre), median(depth), median(scan), median(emit), median(sort), median(ranges), median(raster), median(readback));
       fmt::print("gpu frame: {:.3f} ms total, {:.3f} ms without the image readback; sorting {:.3f} ms for {} slots and {} pairs\n",
                  median(all), frame_no_readback, median(depth) + median(sort), st.splats, st.tile_keys);
       fmt::print("wall clock: {:.3f} ms per render call (recording, submission, wait, image copy to the host)\n", median(wall));
       json += fmt::format("  \"backend\": \"vulkan\",\n  \"device\": \"{}\",\n  \"visible\": {},\n  \"tile_pairs\": {},\n", jsonEscape(dev.name),
                           st.visible, st.tile_keys);
+      if (generators) json += fmt::format("  \"generators_ms\": {:.4f},\n", median(gen));
       json += fmt::format("  \"median_ms\": {{\"preprocess\": {:.4f}, \"depth_sort\": {:.4f}, \"scan\": {:.4f}, \"keys\": {:.4f}, "
                           "\"tile_sort\": {:.4f}, \"ranges\": {:.4f}, \"raster\": {:.4f}, \"readback\": {:.4f}, \"total\": {:.4f}, "
                           "\"total_without_readback\": {:.4f}}},\n  \"wall_ms_per_call\": {:.4f}\n}}\n",
@@ -830,6 +862,7 @@ int runBench(const BenchOptions& o) {
       std::vector<double> pre, sort, raster, all;
       for (int f = 0; f < o.frames; ++f) {
         auto t0 = Clock::now();
+        if (generators) objects = posed(f + 1, false);  // the CPU executor's time counts in the total
         renderCpu(objects, cam, {}, &st);
         all.push_back(secondsSince(t0) * 1e3);
         pre.push_back(st.preprocess_ms), sort.push_back(st.sort_ms), raster.push_back(st.raster_ms);

@@ -158,7 +158,7 @@ int main(int argc, char** argv) {
 
   BenchOptions bench;
   auto* c_bench = app.add_subcommand("bench", "Benchmark rendering (per-pass GPU times) and, with --loads, file loading");
-  c_bench->add_option("input", bench.input, "Splat file or scene .json (default: the biker capture in the assets directory)");
+  c_bench->add_option("input", bench.input, "Splat file, scene .json or neural generator .onnx (run every frame, in the frame on Vulkan; default: the biker capture in the assets directory)");
   c_bench->add_option("--assets", bench.assets, "Assets directory (default $SPLATFORGE_ASSETS or ../shared/assets)");
   c_bench->add_option("--synthetic", bench.synthetic, "Use a synthetic capture-like cloud of N gaussians")->check(CLI::Range(size_t{1}, size_t{200000000}));
   c_bench->add_option("--copies", bench.copies, "Tile N copies of the input, each its own object")->check(CLI::Range(1, 10000))->capture_default_str();

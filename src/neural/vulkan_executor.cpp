@@ -336,6 +336,22 @@ struct VulkanExecutor::Impl {
   enum class Stamps { kNone, kTotal, kPerNode };
   VkCommandBuffer recordDispatches(Plan& plan, VkCommandBuffer cmd, Stamps stamps, bool sync_nodes = false);
   double last_gpu_ms = 0;
+
+  // The inputs from the staging buffer (where writeInputs put them, in graph order) into their slots, then
+  // a barrier.
+  void recordInputCopy(Plan& plan, VkCommandBuffer cmd) {
+    std::vector<VkBufferCopy> copies;
+    uint64_t cursor = 0;
+    for (const ValueInfo& v : cpu.graph().inputs) {
+      if (plan.keyed.count(v.name)) continue;
+      const Slot& s = plan.slots.at(v.name);
+      const auto words = static_cast<uint64_t>(elementCount(s.shape));
+      if (words) copies.push_back({cursor * 4, s.offset * 4, words * 4});
+      cursor += words;
+    }
+    if (!copies.empty()) vkCmdCopyBuffer(cmd, plan.staging.buffer, plan.arena.buffer, static_cast<uint32_t>(copies.size()), copies.data());
+    gpu::computeBarrier(cmd);
+  }
 };
 
 namespace {
@@ -1629,18 +1645,7 @@ void VulkanExecutor::prepare(const TensorMap& inputs) {
 void VulkanExecutor::record(VkCommandBuffer cmd) {
   if (!impl_->current) throw Error(graph().path + ": record() before prepare()");
   Plan& plan = *impl_->current;
-  const Graph& g = graph();
-  std::vector<VkBufferCopy> copies;
-  uint64_t cursor = 0;
-  for (const ValueInfo& v : g.inputs) {
-    if (plan.keyed.count(v.name)) continue;
-    const Slot& s = plan.slots.at(v.name);
-    const auto words = static_cast<uint64_t>(elementCount(s.shape));
-    if (words) copies.push_back({cursor * 4, s.offset * 4, words * 4});
-    cursor += words;
-  }
-  if (!copies.empty()) vkCmdCopyBuffer(cmd, plan.staging.buffer, plan.arena.buffer, static_cast<uint32_t>(copies.size()), copies.data());
-  gpu::computeBarrier(cmd);
+  impl_->recordInputCopy(plan, cmd);
   impl_->recordDispatches(plan, cmd, Impl::Stamps::kNone);
 }
 
@@ -1650,19 +1655,7 @@ TensorMap VulkanExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* ti
   const Graph& g = graph();
   gpu::Context& ctx = impl_->ctx;
   VkCommandBuffer cmd = ctx.begin();
-  {
-    std::vector<VkBufferCopy> copies;
-    uint64_t cursor = 0;
-    for (const ValueInfo& v : g.inputs) {
-      if (plan.keyed.count(v.name)) continue;
-      const Slot& s = plan.slots.at(v.name);
-      const auto words = static_cast<uint64_t>(elementCount(s.shape));
-      if (words) copies.push_back({cursor * 4, s.offset * 4, words * 4});
-      cursor += words;
-    }
-    if (!copies.empty()) vkCmdCopyBuffer(cmd, plan.staging.buffer, plan.arena.buffer, static_cast<uint32_t>(copies.size()), copies.data());
-    gpu::computeBarrier(cmd);
-  }
+  impl_->recordInputCopy(plan, cmd);
   static const bool sync_nodes = std::getenv("SPLATFORGE_NN_SYNC") != nullptr;
   const Impl::Stamps stamps = sync_nodes ? Impl::Stamps::kNone : times ? Impl::Stamps::kPerNode : Impl::Stamps::kTotal;
   cmd = impl_->recordDispatches(plan, cmd, stamps, sync_nodes);

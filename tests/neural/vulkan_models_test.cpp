@@ -337,6 +337,13 @@ TEST(VulkanExecutorCli, GeneratorScenesRunOnTheGpu) {
 
   ASSERT_EQ(test::runCli("animate " + dir + "/gaussians4d.onnx --fps 2 --duration 1 --width 64 --height 48 --backend vulkan -o " + dir + "/f%02d.png", &out), 0) << out;
   EXPECT_LT(compareImages(readPng(dir + "/f00.png"), readPng(dir + "/f01.png")).psnr, 35.0);
+
+  // bench runs the generator every frame, in the frame: its time reported apart; the 548 padding rows past
+  // num_points are not drawn (1,500 visible of 2,048 slots).
+  ASSERT_EQ(test::runCli("bench " + dir + "/gaussians4d.onnx --backend vulkan --frames 2 --width 64 --height 48 --json", &out), 0) << out;
+  EXPECT_NE(out.find("\"generators_ms\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\"gaussians\": 2048"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"visible\": 1500"), std::string::npos) << out;
 }
 
 // The 4DGS-style model animated to MP4 (ffmpeg encodes; ffprobe, decoding the file, is the oracle for what
