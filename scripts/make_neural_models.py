@@ -204,6 +204,33 @@ class AnchorDecoder(nn.Module):
         return gauss, rgb, torch.tensor([n], dtype=torch.int32)
 
 
+class ProceduralAnchors(AnchorDecoder):
+    """AnchorDecoder at benchmark scale (--anchors): procedural anchors (a golden spiral on a sphere),
+    features and offsets, stored as float16 and cast to float32 in the graph (constants the loader folds),
+    so that a model of millions of gaussians stays half the size; the per-frame work (view-dependent MLP
+    decode of K gaussians per anchor) is the same."""
+
+    def __init__(self, anchors, k=10, feat=16, width=32):
+        super().__init__(anchors=1, k=k, feat=feat, width=width)
+        i = torch.arange(anchors, dtype=torch.float32)
+        golden = math.pi * (3.0 - math.sqrt(5.0))
+        y = 1 - 2 * (i + 0.5) / anchors
+        r = torch.sqrt(1 - y * y)
+        pos = torch.stack([r * torch.cos(golden * i), y, r * torch.sin(golden * i)], -1) * 0.8
+        f = torch.arange(feat, dtype=torch.float32)
+        kk = torch.arange(k * 3, dtype=torch.float32)
+        del self.anchors, self.features, self.offsets
+        self.register_buffer("anchors_h", pos.half())
+        self.register_buffer("features_h", torch.sin(i.unsqueeze(1) * (0.37 + 0.11 * f).unsqueeze(0)).half())
+        self.register_buffer("offsets_h", (0.02 * torch.sin(i.unsqueeze(1) * (0.53 + 0.07 * kk).unsqueeze(0))).reshape(anchors, k, 3).half())
+
+    def forward(self, camera):
+        self.anchors = self.anchors_h.float()
+        self.features = self.features_h.float()
+        self.offsets = self.offsets_h.float()
+        return super().forward(camera)
+
+
 class LbsAvatar(nn.Module):
     """Canonical gaussians on a two-bone limb (a tapered tube along +x) with skinning weights to joint 0
     (origin) and joint 1 (x = 0.5); the input `pose` [2, 4] holds each joint's local rotation as a unit
@@ -281,9 +308,18 @@ def main():
     ap.add_argument("--out", default="models")
     ap.add_argument("--gaussians", type=int, default=0,
                     help="benchmarks: write only the 4DGS-style model, with this many gaussians (and capacity), no oracle files")
+    ap.add_argument("--anchors", type=int, default=0,
+                    help="benchmarks: write only a Scaffold-style model of this many anchors (10 gaussians each), computed in the graph")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(0)
+    if args.anchors > 0:
+        model = ProceduralAnchors(args.anchors).eval()
+        path = os.path.join(args.out, "anchors_%d.onnx" % (args.anchors * model.k))
+        torch.onnx.export(model, (view_cm(0.0),), path, input_names=["camera_matrix"], output_names=["gaussians", "rgb", "num_points"],
+                          opset_version=17, do_constant_folding=False)
+        report(path)
+        return
     if args.gaussians > 0:
         global N, MAX_N
         N = MAX_N = args.gaussians

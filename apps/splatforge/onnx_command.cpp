@@ -304,8 +304,12 @@ int runModel(const OnnxCommand::Options& o) {
     saveSplats(bakeGenerated(decoded), o.save_splats);
   }
   if (o.json) {
+    json nodes = json::array();  // the profile, node by node, slowest first
+    std::vector<NodeTime> by_time = median_times;
+    std::sort(by_time.begin(), by_time.end(), [](const NodeTime& a, const NodeTime& b) { return a.ms > b.ms; });
+    for (const NodeTime& t : by_time) nodes.push_back({{"node", t.node}, {"op", t.op_type}, {"ms", t.ms}});
     json j = {{"model", o.model}, {"backend", vulkan ? "vulkan" : "cpu"}, {"run_ms", run_ms}, {"runs", o.repeat},
-              {"folded_nodes", exec.foldedNodes()}, {"op_ms", per_op}};
+              {"folded_nodes", exec.foldedNodes()}, {"op_ms", per_op}, {"node_ms", nodes}};
     if (vulkan)
       j["vulkan"] = {{"device", ctx->info().name}, {"plan_ms", plan_ms}, {"last_wall_ms", wall_ms}, {"dispatches", gpu_exec->dispatches()},
                      {"gpu_nodes", gpu_exec->gpuNodes()}, {"waves", gpu_exec->waves()}, {"arena_bytes", gpu_exec->arenaBytes()},

@@ -123,7 +123,7 @@ TensorMap CpuExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* times
     const Node& n = graph_.nodes[k];
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<Tensor> out = runNode(graph_, n, values);
-    if (times) times->push_back({n.op_type, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()});
+    if (times) times->push_back({n.op_type, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), n.name});
     for (size_t o = 0; o < out.size() && o < n.outputs.size(); ++o) {
       if (n.outputs[o].empty()) continue;
       Tensor& slot = owned[n.outputs[o]] = std::move(out[o]);

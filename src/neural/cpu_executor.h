@@ -22,6 +22,7 @@ using ValueObserver = std::function<void(const std::string& name, const Tensor& 
 struct NodeTime {
   std::string op_type;
   double ms = 0;
+  std::string node;  // the node's name (a fused chain: its last node and the chain's operators)
 };
 
 // Something that runs a model's graph in place of its CPU executor (the Vulkan executor, attached by the

@@ -1104,7 +1104,7 @@ void Lowering::fusedChain(const Node& tip, const std::map<std::string, std::pair
   const std::vector<const Node*>& chain = chains_.at(&tip);
   const Slot& out = slot(tip, tip.outputs[0]);
   std::vector<std::string> inputs;               // external values, register = index
-  std::map<std::string, uint32_t> internal;      // value -> register of the operation writing it
+  std::map<std::string, uint32_t> internal;      // the previous operation's result -> operand 6
   std::vector<std::array<uint32_t, 6>> program;  // op, a, b, c, type, alpha bits
   auto reg = [&](const std::string& v) -> uint32_t {
     if (v.empty()) return 255;
@@ -1120,7 +1120,8 @@ void Lowering::fusedChain(const Node& tip, const std::map<std::string, std::pair
     for (size_t k = 0; k < m->inputs.size() && k < 3; ++k) ins[1 + k] = reg(m->inputs[k]);
     if (m->op_type == "LeakyRelu") ins[5] = floatBits(m->attrFloat("alpha", 0.01f));
     program.push_back(ins);
-    internal[m->outputs[0]] = static_cast<uint32_t>(6 + program.size() - 1);
+    internal.clear();  // a chain: only the next operation reads this one's result
+    internal[m->outputs[0]] = 6;
   }
   if (inputs.size() > 6 || program.size() > 16) refuse(g_, tip, "a fused chain beyond 6 inputs or 16 operations");
   Shape dims = out.shape;
@@ -1686,7 +1687,7 @@ TensorMap VulkanExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* ti
     impl_->last_gpu_ms = static_cast<double>(ticks.back() - ticks.front()) * to_ms;
     if (times)
       for (size_t k = 0; k < plan.nodes.size(); ++k)
-        times->push_back({plan.nodes[k].op_type, static_cast<double>(ticks[k + 1] - ticks[k]) * to_ms});
+        times->push_back({plan.nodes[k].op_type, static_cast<double>(ticks[k + 1] - ticks[k]) * to_ms, plan.nodes[k].name});
   }
   TensorMap result;
   const auto* staged = static_cast<const uint32_t*>(plan.staging.mapped);

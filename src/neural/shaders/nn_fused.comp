@@ -1,46 +1,71 @@
 #version 460
 // A fused chain of elementwise float operators: up to 6 inputs read once (broadcast through their strides
-// over the output's dimensions), up to 16 operations on registers, one output written: intermediates never
-// reach memory. Each operation's result is rounded to its own value's type, as the unfused nodes would.
+// over the output's dimensions), up to 16 operations, one output written: intermediates never reach memory.
+// Each operation reads inputs and the previous operation's result (a chain: every intermediate has exactly
+// one reader, the next operation), and its result is rounded to its own value's type, as the unfused nodes
+// would. Operands are named, not indexed (an array indexed at run time would live in slow local memory).
 // Parameters: [0] rank, [1..6] output dims, [7] output offset, [8] output type, [9] input count, per input k
 // at 10 + 8k: offset, type, strides[6]; [58] operation count, per operation i at 59 + 6i: op (nn_codes.h),
-// registers a, b, c (inputs are registers 0..5, operation i writes 6 + i; 255: absent), value type, alpha.
+// operands a, b, c (0..5: inputs, 6: the previous result, 255: absent), value type, alpha.
 #include "nn_codes.h"
 #include "nn_common.glsl"
 #include "nn_ops.glsl"
 
 layout(local_size_x = 256) in;
 
+float in0, in1, in2, in3, in4, in5;
+
+float operand(uint r, float acc) {
+  switch (r) {
+    case 0u: return in0;
+    case 1u: return in1;
+    case 2u: return in2;
+    case 3u: return in3;
+    case 4u: return in4;
+    case 5u: return in5;
+  }
+  return acc;
+}
+
 void main() {
   uint i = invocationIndex();
   if (i >= pc.count) return;
   uint rank = P(0), inputs = P(9), ops = P(58);
-  float regs[22];
-  uint offs[6];
-  for (uint k = 0u; k < 6u; ++k) offs[k] = P(10u + 8u * k);
+  uint o0 = P(10), o1 = P(18), o2 = P(26), o3 = P(34), o4 = P(42), o5 = P(50);
   uint rest = i;
   for (int d = int(rank) - 1; d >= 0; --d) {
     uint dim = P(1u + uint(d));
     uint c = rest % dim;
     rest /= dim;
-    for (uint k = 0u; k < inputs; ++k) offs[k] += c * P(12u + 8u * k + uint(d));
+    uint s = 12u + uint(d);
+    o0 += c * P(s);
+    o1 += c * P(s + 8u);
+    o2 += c * P(s + 16u);
+    o3 += c * P(s + 24u);
+    o4 += c * P(s + 32u);
+    o5 += c * P(s + 40u);
   }
-  for (uint k = 0u; k < inputs; ++k) regs[k] = loadF(offs[k], P(11u + 8u * k));
+  in0 = loadF(o0, P(11));
+  in1 = inputs > 1u ? loadF(o1, P(19)) : 0.0;
+  in2 = inputs > 2u ? loadF(o2, P(27)) : 0.0;
+  in3 = inputs > 3u ? loadF(o3, P(35)) : 0.0;
+  in4 = inputs > 4u ? loadF(o4, P(43)) : 0.0;
+  in5 = inputs > 5u ? loadF(o5, P(51)) : 0.0;
+  float acc = 0.0;
   for (uint o = 0u; o < ops; ++o) {
     uint base = 59u + 6u * o;
-    uint op = P(base), ra = P(base + 1u), rb = P(base + 2u), rc = P(base + 3u), t = P(base + 4u);
-    float alpha = PF(base + 5u);
-    float a = regs[ra], r;
+    uint op = P(base), ra = P(base + 1u), rb = P(base + 2u), rc = P(base + 3u);
+    float a = operand(ra, acc), r;
     if (op == NN_CLIP) {
       r = a;
-      if (rb != 255u && !isnan(r)) r = max(r, regs[rb]);
-      if (rc != 255u && !isnan(r)) r = min(r, regs[rc]);
+      if (rb != 255u && !isnan(r)) r = max(r, operand(rb, acc));
+      if (rc != 255u && !isnan(r)) r = min(r, operand(rc, acc));
     } else if (op < 40u) {
-      r = unaryF(op, a, alpha, 0.0);
+      r = unaryF(op, a, PF(base + 5u), 0.0);
     } else {
-      r = binaryF(op, a, regs[rb]);
+      r = binaryF(op, a, operand(rb, acc));
     }
-    regs[6u + o] = roundTo(r, t);
+    acc = roundTo(r, P(base + 4u));
   }
-  storeF(P(7) + i, regs[6u + ops - 1u], P(8));
+  storeF(P(7) + i, acc, P(8));
 }
