@@ -759,8 +759,10 @@ void Lowering::gemm(const Node& n, bool is_gemm) {
   for (int64_t st : b_batch_st) b_shared = b_shared && st == 0;
   const bool stage_b = b_shared && K * N <= 4096;
   const bool small = M < 16 || N < 16 || (batches > 1 && M * N < 1024) || batches > 65535;
-  const uint32_t b = newParams(35);
-  param(b, 33) = small && stage_b ? 1 : 0;
+  const bool per_matrix = batches > 1 && M <= 4 && N <= 4 && K <= 4;
+  const uint32_t b = newParams(36);
+  param(b, 33) = small && stage_b && !per_matrix ? 1 : 0;
+  param(b, 35) = per_matrix ? 1 : 0;
   // Rows per workgroup: 4 passes of 256 / N rows amortise staging B (measured on the H200; 1 to 16 passes
   // were within 20% of each other).
   const uint64_t passes = 4;
@@ -803,6 +805,10 @@ void Lowering::gemm(const Node& n, bool is_gemm) {
   param(b, 32) = static_cast<uint32_t>(bm.dtype);
   if (M == 0 || N == 0 || batches == 0) return;
   // K == 0: the sum over nothing is 0; the kernels write alpha * 0 + beta * C.
+  if (per_matrix) {
+    dispatch(Kernel::kMatmulSmall, b, static_cast<uint64_t>(batches), n);
+    return;
+  }
   if (small && stage_b) {
     // Rows of the output: a workgroup walks 16 passes of 256 / N rows with B in shared memory.
     const uint64_t rows = static_cast<uint64_t>(batches * M), per_group = passes * (256 / static_cast<uint64_t>(N));
@@ -1517,9 +1523,10 @@ void VulkanExecutor::Impl::upload(Plan& plan) {
   auto* dst = static_cast<uint32_t*>(once.mapped);
   std::vector<VkBufferCopy> to_arena;
   uint64_t cursor = 0;
-  std::memcpy(dst, plan.params.data(), plan.params.size() * 4);
+  if (!plan.params.empty()) std::memcpy(dst, plan.params.data(), plan.params.size() * 4);
   cursor += plan.params.size();
   for (const auto& [at, w] : plan.constants) {
+    if (w.empty()) continue;  // (a zero-element constant; memcpy from a null pointer is undefined)
     std::memcpy(dst + cursor, w.data(), w.size() * 4);
     to_arena.push_back({cursor * 4, at * 4, w.size() * 4});
     cursor += w.size();
@@ -1571,7 +1578,7 @@ void VulkanExecutor::Impl::writeInputs(Plan& plan, const TensorMap& inputs) {
     if (t.dtype != v.dtype && v.dtype != DType::kUndefined)
       throw Error(g.path + ": input '" + v.name + "' is " + dtypeName(t.dtype) + ", the model declares " + dtypeName(v.dtype));
     const std::vector<uint32_t> w = toWords(t, g.path + ": input '" + v.name + "'");
-    std::memcpy(dst + cursor, w.data(), w.size() * 4);
+    if (!w.empty()) std::memcpy(dst + cursor, w.data(), w.size() * 4);
     cursor += w.size();
   }
 }

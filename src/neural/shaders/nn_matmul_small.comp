@@ -3,7 +3,8 @@
 // matrices such as 3 x 3 covariance products): one invocation per
 // output element, neighbouring invocations along a row of the output. Parameters as nn_gemm.comp (see
 // there), and [33] = 1 when B (at most 4096 values, the same for every batch) is staged in shared memory:
-// then a subgroup reads one element of A for all its lanes and B without bank conflicts.
+// then a subgroup reads one element of A for all its lanes and B without bank conflicts; [35] = 1 for many
+// tiny matrices (M, N, K <= 4): one invocation per matrix.
 #include "nn_common.glsl"
 
 layout(local_size_x = 256) in;
@@ -51,6 +52,32 @@ void main() {
       float acc = 0.0;
       for (uint k = 0u; k < K; ++k) acc = fma(loadF(a_row + k * sak, ta), staged_b[k * N + lane_n], acc);
       storeF(P(9) + row * N + lane_n, finish(acc, row % M, lane_n), P(30));
+    }
+    return;
+  }
+  if (P(35) != 0u) {
+    // Many tiny matrices (M, N, K <= 4): one invocation per batch computes its whole M x N block.
+    uint batch = invocationIndex();
+    if (batch >= pc.count) return;
+    uint b_base = P(6), rest = batch;
+    for (int d = int(P(10)) - 1; d >= 0; --d) {
+      uint dim = P(11u + uint(d));
+      b_base += (rest % dim) * P(19u + uint(d));
+      rest /= dim;
+    }
+    uint a_base = rowOf(batch * M, M), sam = P(4), sbk = P(7), sbn = P(8), dst = P(9) + batch * M * N, ot = P(30);
+    float b[16];
+    for (uint k = 0u; k < 4u; ++k)
+      for (uint n = 0u; n < 4u; ++n) b[k * 4u + n] = (k < K && n < N) ? loadF(b_base + k * sbk + n * sbn, tb) : 0.0;
+    for (uint m = 0u; m < 4u; ++m) {
+      if (m >= M) break;
+      float a0 = K > 0u ? loadF(a_base + m * sam, ta) : 0.0, a1 = K > 1u ? loadF(a_base + m * sam + sak, ta) : 0.0;
+      float a2 = K > 2u ? loadF(a_base + m * sam + 2u * sak, ta) : 0.0, a3 = K > 3u ? loadF(a_base + m * sam + 3u * sak, ta) : 0.0;
+      for (uint n = 0u; n < 4u; ++n) {
+        if (n >= N) break;
+        float acc = a0 * b[n] + a1 * b[4u + n] + a2 * b[8u + n] + a3 * b[12u + n];
+        storeF(dst + m * N + n, finish(acc, m, n), ot);
+      }
     }
     return;
   }
