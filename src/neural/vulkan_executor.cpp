@@ -1096,13 +1096,13 @@ void Lowering::clip(const Node& n) {
 }
 
 // Code and operand count of an operator a fused chain can hold (float arithmetic), or {0, 0}.
-std::pair<uint32_t, int> fusableOp(const Node& n) {
+std::pair<uint32_t, int> fusableOp(const Node& n, int64_t opset) {
   if (n.op_type == "Cast") return {0, 0};  // changes the storage class
   if (const UnaryOp* u = findIn(kUnary, n.op_type); u && n.op_type != "Not") return {u->code, 1};
   if (const UnaryOp* b = findIn(kBinary, n.op_type); b && n.op_type != "And" && n.op_type != "Or" && n.op_type != "Equal" &&
                                                      n.op_type != "Less" && n.op_type != "Greater")
     return {b->code, 2};
-  if (n.op_type == "Clip") return {NN_CLIP, 3};
+  if (n.op_type == "Clip") return opset >= 11 ? std::pair<uint32_t, int>{NN_CLIP, 3} : std::pair<uint32_t, int>{0, 0};  // bounds as attributes before 11
   return {0, 0};
 }
 
@@ -1121,7 +1121,7 @@ void Lowering::fusedChain(const Node& tip, const std::map<std::string, std::pair
     return static_cast<uint32_t>(inputs.size() - 1);
   };
   for (const Node* m : chain) {
-    const uint32_t code = fusableOp(*m).first;
+    const uint32_t code = fusableOp(*m, g_.opset).first;
     std::array<uint32_t, 6> ins{code, 255, 255, 255, static_cast<uint32_t>(info.at(m->outputs[0]).first), 0};
     for (size_t k = 0; k < m->inputs.size() && k < 3; ++k) ins[1 + k] = reg(m->inputs[k]);
     if (m->op_type == "LeakyRelu") ins[5] = floatBits(m->attrFloat("alpha", 0.01f));
@@ -1303,7 +1303,7 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
     std::vector<std::vector<const Node*>> chains;
     std::vector<std::set<std::string>> externals;
     for (const Node* n : gpu_nodes) {
-      const auto [code, arity] = fusableOp(*n);
+      const auto [code, arity] = fusableOp(*n, g.opset);
       (void)code;
       bool is_float = true;
       for (const auto* list : {&n->inputs, &n->outputs})

@@ -262,6 +262,33 @@ TEST(VulkanExecutor, FusedChainsMatchCpu) {
   EXPECT_EQ(std::count_if(times.begin(), times.end(), [](const NodeTime& t) { return t.op_type == "Fused"; }), 1);
 }
 
+// Before opset 11 Clip's bounds are attributes: such a Clip is not fused into a chain (whose operands are
+// tensors) and still clamps.
+TEST(VulkanExecutor, AttributeClipStaysOutOfChains) {
+  REQUIRE_DEVICE();
+  Graph g;
+  g.path = "clip10.onnx";
+  g.opset = 10;
+  g.inputs.push_back({"x", DType::kFloat32, {8}, {""}, true});
+  g.outputs.push_back({"y", DType::kFloat32, {8}, {""}, true});
+  Node neg;
+  neg.name = "neg", neg.op_type = "Neg", neg.inputs = {"x"}, neg.outputs = {"n"};
+  Node clip;
+  clip.name = "clip", clip.op_type = "Clip", clip.inputs = {"n"}, clip.outputs = {"y"};
+  Attribute lo, hi;
+  lo.kind = hi.kind = Attribute::Kind::kFloat;
+  lo.f = -0.5f, hi.f = 0.25f;
+  clip.attributes["min"] = lo;
+  clip.attributes["max"] = hi;
+  g.nodes = {neg, clip};
+  VulkanExecutor ex(*device(), g);
+  Tensor x(DType::kFloat32, {8});
+  x.f = {-2, -1, -0.3f, 0, 0.1f, 0.4f, 1, 3};
+  const TensorMap ours = ex.run({{"x", x}});
+  EXPECT_EQ(ours.at("y").f, ex.cpu().run({{"x", x}}).at("y").f);
+  EXPECT_EQ(ours.at("y").f, (std::vector<float>{0.25f, 0.25f, 0.25f, 0, -0.1f, -0.4f, -0.5f, -0.5f}));
+}
+
 // The in-frame path: the executor recorded into the renderer's frame and its outputs decoded on the GPU into
 // the object's slots give the frame the CPU-decoded gaussians give (rows past num_points left out; SH and RGB
 // colours; the object's transform applied by the frame as for any object).
