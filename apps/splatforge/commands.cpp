@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <set>
 
 #include <unistd.h>
 
@@ -243,8 +244,12 @@ class FrameRenderer {
   void attachNeural(const Scene& scene) {
     if (!vulkan_) return;
     for (const SceneObject& o : scene.objects) {
-      if (!o.generator || o.generator->gpuPath()) continue;
-      o.generator->setGpuPath(std::make_shared<nn::VulkanGeneratorPath>(vulkan_->context(), *o.generator));
+      if (!o.generator || o.generator->gpuPath() || tried_.count(o.generator.get())) continue;
+      tried_.insert(o.generator.get());
+      if (std::string why = nn::attachGpuPath(vulkan_->context(), *o.generator, o.time); !why.empty()) {
+        fmt::print(stderr, "splatforge: warning: {} runs on the CPU executor: {}\n", o.generator->path(), why);
+        continue;
+      }
       generators_.push_back(o.generator);
     }
     if (scene.post && !scene.post->hasRunner()) {
@@ -260,6 +265,7 @@ class FrameRenderer {
   }
 
   std::vector<std::shared_ptr<nn::GaussianGenerator>> generators_;
+  std::set<const nn::GaussianGenerator*> tried_;  // a refusal is reported once
   std::shared_ptr<nn::ImageModel> post_;
   std::unique_ptr<VulkanRenderer> vulkan_;
   SceneFrame frame_;
@@ -810,7 +816,9 @@ int runBench(const BenchOptions& o) {
       vk = std::make_unique<VulkanRenderer>(co);
       detach.emplace(Detach{scene});
       for (const SceneObject& ob : scene.objects)
-        if (ob.generator) ob.generator->setGpuPath(std::make_shared<nn::VulkanGeneratorPath>(vk->context(), *ob.generator));
+        if (ob.generator)
+          if (std::string why = nn::attachGpuPath(vk->context(), *ob.generator, ob.time); !why.empty())
+            fmt::print(stderr, "bench: warning: {} runs on the CPU executor: {}\n", ob.generator->path(), why);
     }
     if (generators) objects = posed(0, use_vulkan);  // plans the GPU path (a CPU dry run), sizes the objects
     size_t total = 0;

@@ -42,6 +42,11 @@ const GpuSplatSource& VulkanGeneratorPath::prepare(const TensorMap& inputs) {
   capacity_ = static_cast<size_t>(g[0]);
   live_static_ = static_cast<int64_t>(capacity_);
   if (!contract_.count_output.empty()) {
+    // The decode reads the count as one int32 word.
+    const DType ct = executor_->outputType(contract_.count_output);
+    if (isFloatType(ct) || elementCount(executor_->outputShape(contract_.count_output)) != 1)
+      throw Error(path_ + ": output '" + contract_.count_output + "' is " + dtypeName(ct) + " " +
+                  shapeString(executor_->outputShape(contract_.count_output)) + ", expected an integer [1]");
     if (const Tensor* t = executor_->staticOutput(contract_.count_output)) {
       if (t->numel() != 1) throw Error(path_ + ": output '" + contract_.count_output + "' has shape " + shapeString(t->shape) + ", expected [1]");
       live_static_ = std::clamp<int64_t>(t->asInt(0), 0, static_cast<int64_t>(capacity_));
@@ -74,6 +79,20 @@ void VulkanGeneratorPath::record(void* command_buffer, const GpuSplatTargets& ta
   vkCmdPushConstants(cmd, decode_->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(DecodePush), &p);
   const uint32_t groups = (p.rows + 255) / 256, x = std::min<uint32_t>(groups, 65535), y = (groups + x - 1) / x;
   if (groups) vkCmdDispatch(cmd, x, y, 1);
+}
+
+std::string attachGpuPath(gpu::Context& ctx, GaussianGenerator& generator, double time) {
+  Camera cam;
+  cam.width = 640, cam.height = 480, cam.fx = cam.fy = 500, cam.cx = 320, cam.cy = 240;
+  const TensorMap inputs = generator.frameInputs(time, cam);  // (an unset control is the caller's error)
+  try {
+    auto path = std::make_shared<VulkanGeneratorPath>(ctx, generator);
+    path->prepare(inputs);
+    generator.setGpuPath(std::move(path));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
 }
 
 }  // namespace sf::nn

@@ -43,4 +43,9 @@ class VulkanGeneratorPath : public GeneratorGpuPath, public GpuSplatSource {
   int64_t live_static_ = -1;  // num_points when it does not depend on the inputs; -1 when on the GPU
 };
 
+// Gives `generator` a GPU path on `ctx` when the Vulkan executor can run it: the path is built and planned
+// now (for the frame inputs at `time` seen by a stand-in camera: plans depend on shapes only). Returns
+// empty on success, else why not; the generator then stays on its CPU executor.
+std::string attachGpuPath(gpu::Context& ctx, GaussianGenerator& generator, double time);
+
 }  // namespace sf::nn

@@ -250,7 +250,7 @@ std::vector<GpuOpInfo> vulkanOps() {
   ops.push_back({"Gather", "constant indices through a gather map"});
   ops.push_back({"Gemm", "float types"});
   ops.push_back({"GridSample", ""});
-  ops.push_back({"MatMul", "float types; up to 4 batch axes, 65535 batches"});
+  ops.push_back({"MatMul", "float types; up to 4 batch axes after merging"});
   ops.push_back({"Resize", "scales/sizes static; nearest through a gather map"});
   ops.push_back({"Softmax", ""});
   ops.push_back({"Where", ""});
@@ -627,6 +627,15 @@ std::vector<std::vector<int64_t>> Lowering::computeMaps(const Node& n, const std
       run.attributes["value"].f = 0;
     }
   }
+  if (n.op_type == "Resize") {
+    // tf_crop_and_resize writes the extrapolation value outside the region: the fill, 0 (no element) in the
+    // map.
+    if (const Attribute* v = n.attr("extrapolation_value")) {
+      const DType out_type = info.at(n.outputs[0]).first;
+      fill = isFloatType(out_type) ? floatBits(v->f) : static_cast<uint32_t>(static_cast<int32_t>(v->f));
+      run.attributes["extrapolation_value"].f = 0;
+    }
+  }
   std::vector<Tensor> maps = findCpuOp(n.op_type)->cpu(run, in, g_.opset);
   std::vector<std::vector<int64_t>> out;
   for (Tensor& m : maps) out.push_back(std::move(m.i));
@@ -757,7 +766,7 @@ void Lowering::gemm(const Node& n, bool is_gemm) {
   // invocation per output element instead (on the H200, MLP layers of 32 outputs ran faster tiled).
   bool b_shared = true;  // the same B for every batch
   for (int64_t st : b_batch_st) b_shared = b_shared && st == 0;
-  const bool stage_b = b_shared && K * N <= 4096;
+  const bool stage_b = b_shared && N <= 256 && K * N <= 4096;  // a pass walks 256 / N rows
   const bool small = M < 16 || N < 16 || (batches > 1 && M * N < 1024) || batches > 65535;
   const bool per_matrix = batches > 1 && M <= 4 && N <= 4 && K <= 4;
   const uint32_t b = newParams(36);
@@ -1465,6 +1474,9 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
     }
   }
   plan.waves = waves;
+  // Offsets are 32-bit words in the kernels: every value must end below 2^32 words (16 GiB).
+  if (low.high() > 0xFFFFFFFFull)
+    throw Error(g.path + ": the plan needs " + std::to_string(low.high() * 4 >> 20) + " MiB of tensors; the Vulkan executor addresses 16 GiB");
   for (const ValueInfo& v : g.outputs) {
     if (!plan.slots.count(v.name) && !plan.statics.count(v.name))
       throw Error(g.path + ": output '" + v.name + "' has no place on the GPU");

@@ -51,8 +51,8 @@ std::string vulkanPlanProblem(const CpuExecutor& cpu, const TensorMap& inputs);
 
 class VulkanExecutor {
  public:
-  // Throws what the CPU executor's constructor throws, and for a node no GPU kernel runs (vulkanOps()) that
-  // is not folded away as a constant.
+  // Throws what the CPU executor's constructor throws, and for a node whose operator has no GPU kernel
+  // (vulkanOps()), even one that planning would fold into a constant.
   VulkanExecutor(gpu::Context& ctx, Graph graph);
   ~VulkanExecutor();
   VulkanExecutor(const VulkanExecutor&) = delete;

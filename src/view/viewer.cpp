@@ -250,12 +250,6 @@ class Viewer {
   // A new scene: camera home, timeline, controls and SH degree from it. `camera_json`: a camera file for
   // the first view.
   void startScene(const std::string& camera_json) {
-    // Generators run on the Vulkan executor inside the frame (decoded into their slots on the GPU).
-    for (const SceneObject& o : scene_.objects) {
-      if (!o.generator || o.generator->gpuPath()) continue;
-      o.generator->setGpuPath(std::make_shared<nn::VulkanGeneratorPath>(renderer_->context(), *o.generator));
-      gpu_generators_.list.push_back(o.generator);
-    }
     int fb_w = 0, fb_h = 0;
     glfwGetFramebufferSize(window_->get(), &fb_w, &fb_h);
     fb_w = std::max(fb_w, 1), fb_h = std::max(fb_h, 1);
@@ -264,6 +258,21 @@ class Viewer {
     world_time_ = -1;
     characters_.clear();
     characters_.resize(scene_.objects.size());
+    // Generators run on the Vulkan executor inside the frame (decoded into their slots on the GPU), unless
+    // it cannot run them: then on the CPU executor, said once.
+    for (const SceneObject& o : scene_.objects) {
+      if (!o.generator || o.generator->gpuPath()) continue;
+      if (std::string why = nn::attachGpuPath(renderer_->context(), *o.generator, o.time); !why.empty()) {
+        fmt::print(stderr, "  view: {} runs on the CPU executor: {}\n", o.generator->path(), why);
+        continue;
+      }
+      gpu_generators_.list.push_back(o.generator);
+    }
+    if (scene_.post && !scene_.post->hasRunner()) {  // the post model on the Vulkan executor too
+      auto executor = std::make_shared<nn::VulkanExecutor>(renderer_->context(), scene_.post->graph());
+      scene_.post->setRunner([executor](const nn::TensorMap& in, std::vector<nn::NodeTime>* t) { return executor->run(in, t); });
+      gpu_generators_.posts.push_back(scene_.post);
+    }
     startTimeline();
     max_sh_degree_ = 0;
     bool captures = false;
@@ -558,7 +567,8 @@ class Viewer {
         reduced_degree_ = sh_degree_;
       }
       for (RenderObject& ro : objects) {
-        if (!ro.cloud || ro.cloud->sh_degree <= sh_degree_) continue;
+        // (a generator written on the GPU keeps its slots' layout: the decode writes them)
+        if (!ro.cloud || ro.cloud->sh_degree <= sh_degree_ || ro.gpu_source) continue;
         std::shared_ptr<GaussianCloud>& copy = reduced_[ro.cloud];
         if (!copy || ro.dynamic) copy = reducedCloud(*ro.cloud, sh_degree_);  // a generator's cloud changes every frame
         ro.cloud = copy.get();
@@ -569,7 +579,7 @@ class Viewer {
     retired_.clear();
     retired_reduced_.clear();
     retired_worlds_.clear();
-    if (scene_.post) image = scene_.post->apply(image);  // scene JSON "post" (CPU)
+    if (scene_.post) image = scene_.post->apply(image);  // scene JSON "post" (on the Vulkan executor)
     return image;
   }
 
@@ -766,8 +776,10 @@ class Viewer {
   // it, destroyed before it), whichever scene, current or retired, still holds them.
   struct GpuGenerators {
     std::vector<std::shared_ptr<nn::GaussianGenerator>> list;
+    std::vector<std::shared_ptr<nn::ImageModel>> posts;
     ~GpuGenerators() {
       for (const auto& g : list) g->setGpuPath(nullptr);
+      for (const auto& p : posts) p->setRunner(nullptr);
     }
   } gpu_generators_;
 };

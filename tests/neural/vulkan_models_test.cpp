@@ -262,6 +262,44 @@ TEST(VulkanExecutor, FusedChainsMatchCpu) {
   EXPECT_EQ(std::count_if(times.begin(), times.end(), [](const NodeTime& t) { return t.op_type == "Fused"; }), 1);
 }
 
+// Float to integer casts saturate to the target's range (NaN gives 0), as the CPU kernel; a narrow product
+// with more than 256 outputs per row takes the per-output path (staging B would give a pass no rows).
+TEST(VulkanExecutor, CastsSaturateAndWideNarrowProductsRun) {
+  REQUIRE_DEVICE();
+  for (DType to : {DType::kUInt8, DType::kInt8, DType::kInt16, DType::kInt32}) {
+    Graph g;
+    g.path = "cast.onnx";
+    g.opset = 17;
+    g.inputs.push_back({"x", DType::kFloat32, {7}, {""}, true});
+    g.outputs.push_back({"y", to, {7}, {""}, true});
+    Node n;
+    n.name = "cast", n.op_type = "Cast", n.inputs = {"x"}, n.outputs = {"y"};
+    Attribute a;
+    a.kind = Attribute::Kind::kInt, a.i = static_cast<int64_t>(to);
+    n.attributes["to"] = a;
+    g.nodes = {n};
+    VulkanExecutor ex(*device(), g);
+    Tensor x(DType::kFloat32, {7});
+    x.f = {300.0f, -1.0f, 2.9f, -130.0f, 3e9f, -3e9f, std::nanf("")};
+    EXPECT_EQ(ex.run({{"x", x}}).at("y").i, ex.cpu().run({{"x", x}}).at("y").i) << dtypeName(to);
+  }
+  Graph g;
+  g.path = "wide.onnx";
+  g.opset = 17;
+  g.inputs.push_back({"a", DType::kFloat32, {1, 8}, {"", ""}, true});
+  g.outputs.push_back({"y", DType::kFloat32, {1, 512}, {"", ""}, true});
+  Tensor b(DType::kFloat32, {8, 512});
+  for (size_t k = 0; k < b.f.size(); ++k) b.f[k] = static_cast<float>(k % 13) * 0.25f - 1.0f;
+  g.initializers["b"] = b;
+  Node mm;
+  mm.name = "mm", mm.op_type = "MatMul", mm.inputs = {"a", "b"}, mm.outputs = {"y"};
+  g.nodes = {mm};
+  VulkanExecutor ex(*device(), g);
+  Tensor a(DType::kFloat32, {1, 8});
+  a.f = {1, -2, 3, 0.5f, 0.25f, -1, 2, 4};
+  EXPECT_EQ(ex.run({{"a", a}}).at("y").f, ex.cpu().run({{"a", a}}).at("y").f);
+}
+
 // Before opset 11 Clip's bounds are attributes: such a Clip is not fused into a chain (whose operands are
 // tensors) and still clamps.
 TEST(VulkanExecutor, AttributeClipStaysOutOfChains) {

@@ -65,6 +65,21 @@ int truncToInt(float v) {
   return int(clamp(trunc(v), -2147483648.0, 2147483520.0));
 }
 
+// A float truncated toward zero and clamped to an integer type's range (NaN: 0), as Cast does; int64 is
+// held as int32 here, so it clamps to int32.
+int saturateTo(float v, uint t) {
+  if (isnan(v)) return 0;
+  v = trunc(v);
+  float lo = -2147483648.0, hi = 2147483647.0;
+  if (t == kUInt8) lo = 0.0, hi = 255.0;
+  else if (t == kInt8) lo = -128.0, hi = 127.0;
+  else if (t == kUInt16) lo = 0.0, hi = 65535.0;
+  else if (t == kInt16) lo = -32768.0, hi = 32767.0;
+  if (v <= lo) return int(lo);
+  if (v >= hi) return hi >= 2147483647.0 ? 2147483647 : int(hi);
+  return int(v);
+}
+
 uint word(uint off) { return pc.data.w[off]; }
 float loadF(uint off, uint t) { uint w = pc.data.w[off]; return isFloatType(t) ? uintBitsToFloat(w) : float(int(w)); }
 int loadI(uint off, uint t) { uint w = pc.data.w[off]; return isFloatType(t) ? truncToInt(uintBitsToFloat(w)) : int(w); }

@@ -37,7 +37,7 @@ void main() {
   for (uint k = 0u; k < 6u; ++k) pc.covariances.v[i * 6u + k] = pc.gauss.v[i * 10u + 4u + k];
   pc.opacities.v[i] = i < live ? clamp(pc.gauss.v[i * 10u + 3u], 0.0, 1.0) : uintBitsToFloat(0x7FC00000u);
   if (pc.channels == 48u) {
-    for (uint k = 0u; k < 48u; ++k) pc.sh.v[i * pc.sh_stride + k] = pc.color.v[i * 48u + k];
+    for (uint k = 0u; k < min(48u, pc.sh_stride); ++k) pc.sh.v[i * pc.sh_stride + k] = pc.color.v[i * 48u + k];
   } else {
     for (uint k = 0u; k < 3u; ++k) {
       float c = pc.color.v[i * pc.channels + k];

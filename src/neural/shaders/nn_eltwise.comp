@@ -77,7 +77,8 @@ void main() {
       if (isFloatType(ot)) storeF(out_off, loadF(off0, t0), ot);
       else if (ot == kBool) pc.data.w[out_off] = int_mode ? (loadI(off0, t0) != 0 ? 1u : 0u)
                                                          : ((loadF(off0, t0) != 0.0 || isnan(loadF(off0, t0))) ? 1u : 0u);
-      else storeI(out_off, loadI(off0, t0), ot);
+      else if (int_mode) storeI(out_off, loadI(off0, t0), ot);
+      else storeI(out_off, saturateTo(loadF(off0, t0), ot), ot);
     } else if (int_mode) {
       storeI(out_off, unaryI(op, loadI(off0, t0)), ot);
     } else {

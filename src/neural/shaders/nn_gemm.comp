@@ -7,7 +7,9 @@
 // k, [8] B stride n, [9] output offset, [10] batch rank, [11..14] batch dims, [15..18] A batch strides,
 // [19..22] B batch strides, [23] C offset, [24] C present, [25] C stride m, [26] C stride n, [27] alpha,
 // [28] beta, [29] activation (0 none, 1 relu, 2 sigmoid, 3 tanh), [30] output type, [31] A type, [32] B type.
+#include "nn_codes.h"
 #include "nn_common.glsl"
+#include "nn_ops.glsl"
 
 layout(local_size_x = 256) in;
 
@@ -69,9 +71,7 @@ void main() {
       if (n >= N) continue;
       float v = alpha * acc[r][c];
       if (has_c) v += beta * uintBitsToFloat(pc.data.w[P(23) + m * P(25) + n * P(26)]);
-      if (act == 1u) v = max(v, 0.0);
-      else if (act == 2u) v = 1.0 / (1.0 + exp(-v));
-      else if (act == 3u) v = tanh(v);
+      if (act != 0u) v = unaryF(act, v, 0.0, 0.0);  // NN_RELU, NN_SIGMOID, NN_TANH: as the standalone nodes
       storeF(out_base + m * N + n, v, ot);
     }
   }

@@ -5,7 +5,9 @@
 // there), and [33] = 1 when B (at most 4096 values, the same for every batch) is staged in shared memory:
 // then a subgroup reads one element of A for all its lanes and B without bank conflicts; [35] = 1 for many
 // tiny matrices (M, N, K <= 4): one invocation per matrix.
+#include "nn_codes.h"
 #include "nn_common.glsl"
+#include "nn_ops.glsl"
 
 layout(local_size_x = 256) in;
 
@@ -15,9 +17,7 @@ float finish(float acc, uint m, uint n) {
   float v = PF(27) * acc;
   if (P(24) != 0u) v += PF(28) * uintBitsToFloat(pc.data.w[P(23) + m * P(25) + n * P(26)]);
   uint act = P(29);
-  if (act == 1u) v = max(v, 0.0);
-  else if (act == 2u) v = 1.0 / (1.0 + exp(-v));
-  else if (act == 3u) v = tanh(v);
+  if (act != 0u) v = unaryF(act, v, 0.0, 0.0);  // NN_RELU, NN_SIGMOID, NN_TANH: as the standalone nodes
   return v;
 }
 
