@@ -253,17 +253,12 @@ class FrameRenderer {
       generators_.push_back(o.generator);
     }
     if (scene.post && !scene.post->hasRunner()) {
-      scene.post->setRunner(vulkanRunner(scene.post->graph()));
+      scene.post->setRunner(nn::vulkanRunner(vulkan_->context(), scene.post->graph()));
       post_ = scene.post;
     }
   }
 
  private:
-  nn::GraphRunner vulkanRunner(const nn::Graph& graph) {
-    auto executor = std::make_shared<nn::VulkanExecutor>(vulkan_->context(), graph);
-    return [executor](const nn::TensorMap& inputs, std::vector<nn::NodeTime>* times) { return executor->run(inputs, times); };
-  }
-
   std::vector<std::shared_ptr<nn::GaussianGenerator>> generators_;
   std::set<const nn::GaussianGenerator*> tried_;  // a refusal is reported once
   std::shared_ptr<nn::ImageModel> post_;

@@ -13,6 +13,20 @@
 #include "core/limits.h"
 
 namespace sf::nn {
+std::vector<int64_t> rowStrides(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t d = s.size(); d > 1; --d) st[d - 2] = st[d - 1] * s[d - 1];
+  return st;
+}
+
+std::vector<int64_t> broadcastStrides(const Shape& in, const Shape& out) {
+  std::vector<int64_t> st(out.size(), 0);
+  const std::vector<int64_t> own = rowStrides(in);
+  const size_t lead = out.size() - in.size();
+  for (size_t k = 0; k < in.size(); ++k) st[lead + k] = in[k] == 1 ? 0 : own[k];
+  return st;
+}
+
 namespace {
 
 using Inputs = std::span<const Tensor* const>;
@@ -150,12 +164,6 @@ int64_t dimsProduct(const Shape& s, size_t begin, size_t end) {
   return n;
 }
 
-std::vector<int64_t> rowStrides(const Shape& s) {
-  std::vector<int64_t> st(s.size(), 1);
-  for (size_t d = s.size(); d > 1; --d) st[d - 2] = st[d - 1] * s[d - 1];
-  return st;
-}
-
 // numpy's multidirectional broadcasting: align the shapes at the right; each pair of dims is equal or one
 // of them is 1.
 Shape broadcastShapes(const Ctx& c, const Shape& a, const Shape& b) {
@@ -169,15 +177,6 @@ Shape broadcastShapes(const Ctx& c, const Shape& a, const Shape& b) {
     out[k] = da == 1 ? db : da;
   }
   return out;
-}
-
-// The strides that read a tensor of shape `in` as if broadcast to `out` (0 along broadcast dimensions).
-std::vector<int64_t> broadcastStrides(const Shape& in, const Shape& out) {
-  std::vector<int64_t> st(out.size(), 0);
-  const std::vector<int64_t> own = rowStrides(in);
-  const size_t lead = out.size() - in.size();
-  for (size_t k = 0; k < in.size(); ++k) st[lead + k] = in[k] == 1 ? 0 : own[k];
-  return st;
 }
 
 // Visits every element of `shape` in row-major order: f(k, offsets) with k the element's linear index and

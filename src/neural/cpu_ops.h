@@ -32,6 +32,12 @@ struct OpInfo {
   CpuCheck check = nullptr;  // the operator's own load-time checks, after the generic ones; may be nullptr
 };
 
+// Row-major strides of a shape, in elements.
+std::vector<int64_t> rowStrides(const Shape& s);
+// The strides that read a tensor of shape `in` as if broadcast (right-aligned) to `out`: 0 along broadcast
+// dimensions. Shared by the kernels and the Vulkan executor's planning.
+std::vector<int64_t> broadcastStrides(const Shape& in, const Shape& out);
+
 // Every operator of the default domain the CPU executor runs, sorted by name.
 std::span<const OpInfo> cpuOps();
 // The entry for `op_type`, or nullptr.

@@ -160,21 +160,6 @@ bool gpuType(DType t) {
               " (Vulkan executor)");
 }
 
-std::vector<int64_t> stridesOf(const Shape& s) {
-  std::vector<int64_t> st(s.size(), 1);
-  for (size_t d = s.size(); d-- > 1;) st[d - 1] = st[d] * s[d];
-  return st;
-}
-
-// Strides of `in` broadcast (right-aligned) over `out`: 0 on broadcast axes.
-std::vector<int64_t> broadcastStrides(const Shape& in, const Shape& out) {
-  std::vector<int64_t> st(out.size(), 0);
-  const std::vector<int64_t> own = stridesOf(in);
-  const size_t lead = out.size() - in.size();
-  for (size_t d = 0; d < in.size(); ++d) st[lead + d] = in[d] == 1 ? 0 : own[d];
-  return st;
-}
-
 // Merges neighbouring axes that every operand walks contiguously (fewer divisions per element; ranks above
 // the kernels' limit become runnable). Strides per operand over `dims`.
 void collapseAxes(Shape& dims, std::vector<std::vector<int64_t>>& strides) {
@@ -551,7 +536,7 @@ void Lowering::eltwise(const Node& n, uint32_t op, std::span<const std::string> 
   const Slot& out = slot(n, n.outputs[0]);
   Shape dims = out.shape;
   std::vector<std::vector<int64_t>> strides;
-  strides.push_back(stridesOf(dims));
+  strides.push_back(rowStrides(dims));
   uint32_t present = 0;
   for (size_t k = 0; k < ins.size(); ++k) {
     if (ins[k].empty()) {
@@ -910,7 +895,7 @@ void Lowering::reduce(const Node& n, uint32_t kind) {
     std::fill(reduced.begin(), reduced.end(), false);
   Shape kept, red;
   std::vector<int64_t> kept_st, red_st;
-  const std::vector<int64_t> st = stridesOf(x.shape);
+  const std::vector<int64_t> st = rowStrides(x.shape);
   int64_t total = 1;
   for (size_t d = 0; d < x.shape.size(); ++d) {
     if (reduced[d]) {
@@ -1038,7 +1023,7 @@ void Lowering::resize(const Node& n, const std::map<std::string, std::pair<DType
   param(b, 2) = off(n, n.inputs[0]);
   param(b, 3) = static_cast<uint32_t>(x.dtype);
   param(b, 4) = static_cast<uint32_t>(x.shape.size());
-  const std::vector<int64_t> st = stridesOf(x.shape);
+  const std::vector<int64_t> st = rowStrides(x.shape);
   for (size_t d = 0; d < x.shape.size(); ++d) {
     param(b, 5 + d) = static_cast<uint32_t>(out.shape[d]);
     param(b, 11 + d) = static_cast<uint32_t>(st[d]);
@@ -1140,7 +1125,7 @@ void Lowering::fusedChain(const Node& tip, const std::map<std::string, std::pair
   }
   if (inputs.size() > 6 || program.size() > 16) refuse(g_, tip, "a fused chain beyond 6 inputs or 16 operations");
   Shape dims = out.shape;
-  std::vector<std::vector<int64_t>> strides{stridesOf(dims)};
+  std::vector<std::vector<int64_t>> strides{rowStrides(dims)};
   for (const std::string& v : inputs) strides.push_back(broadcastStrides(slot(tip, v).shape, dims));
   collapseAxes(dims, strides);
   if (dims.size() > NN_MAX_RANK) refuse(g_, tip, "more than 6 axes after merging");
@@ -1726,23 +1711,17 @@ VkDeviceAddress VulkanExecutor::outputAddress(const std::string& name) const {
   return impl_->current->arena.address + it->second.offset * 4;
 }
 
-const Shape& VulkanExecutor::outputShape(const std::string& name) const {
-  if (!impl_->current) throw Error(graph().path + ": outputShape() before prepare()");
-  auto it = impl_->current->slots.find(name);
-  if (it != impl_->current->slots.end()) return it->second.shape;
+// An output of the current plan: its slot, or its static value.
+std::pair<const Shape*, DType> VulkanExecutor::outputInfo(const std::string& name) const {
+  if (!impl_->current) throw Error(graph().path + ": output '" + name + "' asked for before prepare()");
+  if (auto it = impl_->current->slots.find(name); it != impl_->current->slots.end()) return {&it->second.shape, it->second.dtype};
   auto st = impl_->current->statics.find(name);
   if (st == impl_->current->statics.end()) throw Error(graph().path + ": no output '" + name + "'");
-  return st->second.shape;
+  return {&st->second.shape, st->second.dtype};
 }
 
-DType VulkanExecutor::outputType(const std::string& name) const {
-  if (!impl_->current) throw Error(graph().path + ": outputType() before prepare()");
-  auto it = impl_->current->slots.find(name);
-  if (it != impl_->current->slots.end()) return it->second.dtype;
-  auto st = impl_->current->statics.find(name);
-  if (st == impl_->current->statics.end()) throw Error(graph().path + ": no output '" + name + "'");
-  return st->second.dtype;
-}
+const Shape& VulkanExecutor::outputShape(const std::string& name) const { return *outputInfo(name).first; }
+DType VulkanExecutor::outputType(const std::string& name) const { return outputInfo(name).second; }
 
 const Tensor* VulkanExecutor::staticOutput(const std::string& name) const {
   if (!impl_->current) return nullptr;
@@ -1752,6 +1731,11 @@ const Tensor* VulkanExecutor::staticOutput(const std::string& name) const {
 
 size_t VulkanExecutor::dispatches() const { return impl_->current ? impl_->current->dispatches.size() : 0; }
 uint64_t VulkanExecutor::arenaBytes() const { return impl_->current ? impl_->current->arena_words * 4 : 0; }
+GraphRunner vulkanRunner(gpu::Context& ctx, const Graph& graph) {
+  auto executor = std::make_shared<VulkanExecutor>(ctx, graph);
+  return [executor](const TensorMap& inputs, std::vector<NodeTime>* times) { return executor->run(inputs, times); };
+}
+
 double VulkanExecutor::lastGpuMs() const { return impl_->last_gpu_ms; }
 size_t VulkanExecutor::waves() const { return impl_->current ? impl_->current->waves : 0; }
 size_t VulkanExecutor::gpuNodes() const { return impl_->current ? impl_->current->nodes.size() : 0; }

@@ -21,6 +21,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <volk.h>
@@ -89,8 +90,14 @@ class VulkanExecutor {
   size_t gpuNodes() const;
 
  private:
+  std::pair<const Shape*, DType> outputInfo(const std::string& name) const;
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// A GraphRunner (cpu_executor.h) on a Vulkan executor of `graph` on `ctx`: for ImageModel::setRunner and
+// GaussianGenerator::setRunner. The executor lives as long as the runner.
+GraphRunner vulkanRunner(gpu::Context& ctx, const Graph& graph);
 
 }  // namespace sf::nn

@@ -269,8 +269,7 @@ class Viewer {
       gpu_generators_.list.push_back(o.generator);
     }
     if (scene_.post && !scene_.post->hasRunner()) {  // the post model on the Vulkan executor too
-      auto executor = std::make_shared<nn::VulkanExecutor>(renderer_->context(), scene_.post->graph());
-      scene_.post->setRunner([executor](const nn::TensorMap& in, std::vector<nn::NodeTime>* t) { return executor->run(in, t); });
+      scene_.post->setRunner(nn::vulkanRunner(renderer_->context(), scene_.post->graph()));
       gpu_generators_.posts.push_back(scene_.post);
     }
     startTimeline();
