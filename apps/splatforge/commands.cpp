@@ -235,6 +235,8 @@ class FrameRenderer {
       f.image = scene.post->apply(f.image);
       f.timing += fmt::format("; post {} ({}) {:.1f} ms", std::filesystem::path(scene.post->path()).filename().string(), neural,
                               secondsSince(t_post) * 1e3);
+      if (vulkan_ && vulkan_->context().validationErrors() > 0)  // the post model ran on the same device
+        throw Error(validationFailure(vulkan_->context()));
     }
     return f;
   }
