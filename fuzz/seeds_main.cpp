@@ -19,6 +19,7 @@
 #include "io/file.h"
 #include "io/formats.h"
 #include "io/gzip.h"
+#include "io/spl2.h"
 #include "io/zip.h"
 
 namespace {
@@ -382,6 +383,45 @@ void ksplatSeeds() {
   put(t, "level1_deg2_n1.ksplat", ksplatFile(1, 2, 1));
 }
 
+// ---- SPL2 ---------------------------------------------------------------------------------------------
+
+// A small hull from a sample cloud (docs/formats/spl2.md): n gaussians, about a third of them core, with the
+// hull channels; with `chunks`, hull_chunk / hull_material for a CHNK tail of that many chunks.
+sf::Spl2Hull spl2Hull(size_t n, int chunks, uint32_t seed) {
+  sf::GaussianCloud c = sf::fuzz::sampleCloud(n, 0, seed);
+  std::vector<double> core(n), packed(n), chunk(n), material(n);
+  for (size_t i = 0; i < n; ++i) {
+    core[i] = i % 3 == 0 ? 1 : 0;
+    packed[i] = static_cast<double>((i % 8) * 16 + i % 16);
+    chunk[i] = chunks > 0 ? static_cast<double>(i % static_cast<size_t>(chunks)) : 0;
+    material[i] = chunks > 0 ? static_cast<double>(i % static_cast<size_t>(chunks) % 6) : 0;
+  }
+  c.extras.push_back({"hull_core", sf::ScalarType::kUint8, core});
+  c.extras.push_back({"hull_packed", sf::ScalarType::kUint8, packed});
+  if (chunks > 0) {
+    c.extras.push_back({"hull_chunk", sf::ScalarType::kUint16, chunk});
+    c.extras.push_back({"hull_material", sf::ScalarType::kUint8, material});
+  }
+  return sf::cloudToSpl2(c);
+}
+
+void spl2Seeds() {
+  const std::string t = "fuzz_spl2";
+  const Bytes plain = sf::encodeSpl2(spl2Hull(5, 0, 60));
+  put(t, "n5.spl2", plain);
+  const Bytes chunked = sf::encodeSpl2(spl2Hull(7, 3, 61));
+  put(t, "n7_chnk3.spl2", chunked);
+  put(t, "n2_chnk1.spl2", sf::encodeSpl2(spl2Hull(2, 1, 62)));  // an even splat count: no padding
+  put(t, "empty.spl2", sf::encodeSpl2(sf::Spl2Hull{}));
+  // Four orders instead of 64: small enough for the fuzzer to reach the CHNK tail and its checks often.
+  sf::Spl2Hull few = spl2Hull(6, 2, 63);
+  few.orders = sf::spl2ShellOrders(few.shell.pos, 4, 30.0f);
+  put(t, "n6_b4_chnk2.spl2", sf::encodeSpl2(few));
+  put(t, "from_cloud.spl2", sf::encodeSplats(sf::fuzz::sampleCloud(4, 2, 64), sf::SplatFormat::kSpl2));
+  put(t, "truncated_in_orders.spl2", head(plain, plain.size() - 6));
+  put(t, "truncated_in_chnk.spl2", head(chunked, chunked.size() - 10));
+}
+
 // ---- .splat, glTF -------------------------------------------------------------------------------------
 
 void splatSeeds() {
@@ -653,7 +693,7 @@ int main(int argc, char** argv) {
     // Each target's directory is written afresh: seeds a newer generator no longer writes disappear.
     for (const char* t : {"fuzz_ply", "fuzz_compressed_ply", "fuzz_spz", "fuzz_spz_body", "fuzz_splat",
                           "fuzz_gltf", "fuzz_camera", "fuzz_scene", "fuzz_character", "fuzz_bindings", "fuzz_sog",
-                          "fuzz_ksplat", "fuzz_onnx"})
+                          "fuzz_ksplat", "fuzz_onnx", "fuzz_spl2"})
       fs::remove_all(g_out / t);
     plySeeds();
     compressedPlySeeds();
@@ -666,6 +706,7 @@ int main(int argc, char** argv) {
     bindingSeeds();
     sogSeeds();
     ksplatSeeds();
+    spl2Seeds();
     onnxSeeds();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fuzz_seeds: %s\n", e.what());

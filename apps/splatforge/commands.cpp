@@ -306,6 +306,15 @@ Scene loadInput(const char* command, const std::string& input, const std::string
   return scene;
 }
 
+// --hull-mode and --light: every splat hull of the scene drawn in one mode; the cel light on or off.
+void applyHullOptions(Scene& scene, const std::string& mode, const std::string& light) {
+  if (!mode.empty()) {
+    const hull::HullMode m = hull::parseHullMode(mode);
+    for (SceneObject& o : scene.objects) o.hull_mode = m;
+  }
+  if (!light.empty()) scene.light.enabled = light == "on";
+}
+
 // True when no splat of the scene's objects reaches the renderer's alpha threshold (kAlphaMin, 1/255).
 bool allTransparent(const Scene& scene) {
   for (const SceneObject& o : scene.objects)
@@ -472,6 +481,7 @@ int runRender(const RenderOptions& o) {
 
     if (!std::isfinite(o.time)) throw Error("--time must be a finite number of seconds");
     Scene scene = loadInput("render", o.input, o.clip, o.time, o.strict, o.allow_outside_paths, o.width, o.height, !o.background.empty(), settings);
+    applyHullOptions(scene, o.hull_mode, o.light);
     double load_s = secondsSince(t0);
     Camera cam;
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
@@ -589,6 +599,7 @@ int runAnimate(const AnimateOptions& o) {
     RenderSettings settings;
     if (!o.background.empty()) settings.background = parseColor(o.background);
     Scene scene = loadInput("animate", o.input, o.clip, 0.0, o.strict, o.allow_outside_paths, o.width, o.height, !o.background.empty(), settings);
+    applyHullOptions(scene, o.hull_mode, o.light);
     Camera cam;
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
     else if (scene.camera) cam = *scene.camera;

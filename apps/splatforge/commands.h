@@ -24,8 +24,8 @@ struct LoadPolicyOptions {
 inline constexpr int kDefaultWidth = 1280, kDefaultHeight = 720;
 
 // The formats the tool reads and writes, for help texts.
-inline constexpr const char* kReadFormats = ".ply, .compressed.ply, .spz, .splat, .sog, meta.json (SOG), .ksplat, .glb, .gltf";
-inline constexpr const char* kWriteFormats = ".ply, .compressed.ply, .spz, .splat, .sog, meta.json (SOG folder), .glb";
+inline constexpr const char* kReadFormats = ".ply, .compressed.ply, .spz, .splat, .sog, meta.json (SOG), .ksplat, .glb, .gltf, .spl2";
+inline constexpr const char* kWriteFormats = ".ply, .compressed.ply, .spz, .splat, .sog, meta.json (SOG folder), .glb, .spl2";
 // Sets the process's load limits from the options; throws sf::Error for a malformed size.
 void applyLoadPolicy(const LoadPolicyOptions& o);
 
@@ -58,6 +58,8 @@ struct RenderOptions {
   bool allow_outside_paths = false;  // scene JSON: object paths may leave the scene's directory
   std::string clip;  // glTF input: animation name or index (default: the first)
   double time = 0;   // glTF input: seconds into the clip
+  std::string hull_mode;  // splat hulls: baked or sorted for every hull (empty: each object's own)
+  std::string light;      // splat hulls: on or off (empty: the scene's)
 };
 int runRender(const RenderOptions& o);
 
@@ -76,6 +78,7 @@ struct AnimateOptions {
   std::string background;
   bool strict = false;
   bool allow_outside_paths = false;
+  std::string hull_mode, light;  // as for render
 };
 int runAnimate(const AnimateOptions& o);
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "hull_command.h"
 #include "onnx_command.h"
 #include "view_command.h"
 #include "core/limits.h"
@@ -74,6 +75,9 @@ int main(int argc, char** argv) {
                   "Scene JSON: let object paths be absolute or leave the scene's directory (only for scenes you trust)");
   c_ren->add_option("--clip", ren.clip, "glTF input: animation name or index (default: the first)");
   c_ren->add_option("--time", ren.time, "glTF input: seconds into the clip")->capture_default_str();
+  c_ren->add_option("--hull-mode", ren.hull_mode, "Splat hulls: baked (opaque core octagons + shell in its heading order) or sorted (every splat in the global sort) for every hull")
+      ->check(CLI::IsMember({"baked", "sorted"}));
+  c_ren->add_option("--light", ren.light, "Splat hulls: the cel light on or off (default: the scene's, on)")->check(CLI::IsMember({"on", "off"}));
 
   CharacterOptions chr;
   auto* c_chr = app.add_subcommand("character", "Build, bind and inspect splat characters");
@@ -126,6 +130,8 @@ int main(int argc, char** argv) {
   c_ani->add_option("--height", ani.height, "Image height (default " + std::to_string(kDefaultHeight) + ", or the camera's)")->check(CLI::Range(1, 16384));
   c_ani->add_option("--camera", ani.camera, "Camera JSON (intrinsics + world_to_camera, or look-at)");
   c_ani->add_option("--clip", ani.clip, "glTF input: animation name or index (default: the first)");
+  c_ani->add_option("--hull-mode", ani.hull_mode, "Splat hulls: baked or sorted for every hull (as for render)")->check(CLI::IsMember({"baked", "sorted"}));
+  c_ani->add_option("--light", ani.light, "Splat hulls: the cel light on or off")->check(CLI::IsMember({"on", "off"}));
   c_ani->add_option("--backend", ani.backend, "Renderer: auto (Vulkan when a device exists), vulkan or cpu")
       ->check(CLI::IsMember({"auto", "vulkan", "cpu"}))
       ->capture_default_str();
@@ -200,17 +206,19 @@ int main(int argc, char** argv) {
 
   ViewCommand view(app);  // splatforge view: options in view_command.cpp
   OnnxCommand onnx(app);  // splatforge onnx info|run: options in onnx_command.cpp
+  HullCommand hull(app);  // splatforge hull bake|info: options in hull_command.cpp
 
   // --help lists the commands by what they are for.
   const char* kViewGroup = "View and render";
   const char* kFormatsGroup = "Formats";
   const char* kCharactersGroup = "Characters and animation";
   const char* kNeuralGroup = "Neural";
+  const char* kHullGroup = "Splat hulls";
   const char* kBenchGroup = "Benchmarks and devices";
   for (auto [command, group] : std::initializer_list<std::pair<CLI::App*, const char*>>{
            {c_ren, kViewGroup}, {c_ani, kViewGroup}, {c_demo, kViewGroup}, {c_info, kFormatsGroup}, {c_conv, kFormatsGroup},
            {c_chr, kCharactersGroup}, {c_pose, kCharactersGroup}, {c_bench, kBenchGroup}, {c_bch, kBenchGroup},
-           {c_bskin, kBenchGroup}, {c_dev, kBenchGroup}, {onnx.command(), kNeuralGroup}})
+           {c_bskin, kBenchGroup}, {c_dev, kBenchGroup}, {onnx.command(), kNeuralGroup}, {hull.command(), kHullGroup}})
     command->group(group);
   app.get_subcommand("view")->group(kViewGroup);
 
@@ -248,6 +256,7 @@ int main(int argc, char** argv) {
   if (c_bch->parsed()) return runBenchCharacters(bch);
   if (view.parsed()) return view.run();
   if (onnx.parsed()) return onnx.run();
+  if (hull.parsed()) return hull.run();
   if (c_chr->parsed()) {
     chr.action = c_chr_build->parsed() ? "build" : c_chr_bind->parsed() ? "bind" : c_chr_prev->parsed() ? "preview" : "info";
     return runCharacter(chr);

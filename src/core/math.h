@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 
 namespace sf {
 
@@ -121,6 +122,17 @@ constexpr Vec3 transformPoint(const Mat4& a, Vec3 p) {
 Mat3 inverse(const Mat3& a);
 // Inverse of an affine 4x4 matrix (last row 0 0 0 1); the linear part must be invertible.
 Mat4 inverseAffine(const Mat4& a);
+
+// A 32-bit integer hash (a "lowbias32" mixer): well-spread bits for per-element random values that must not
+// depend on thread count or order.
+constexpr uint32_t hash32(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  x ^= x >> 16;
+  return x;
+}
 
 // Rotation matrix of a quaternion (normalised first; a zero quaternion gives the identity).
 Mat3 rotationMatrix(Quat q);

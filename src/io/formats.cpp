@@ -1,5 +1,7 @@
 #include "io/formats.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +15,7 @@
 #include "io/ply.h"
 #include "io/ply_parser.h"
 #include "io/sog.h"
+#include "io/spl2.h"
 #include "io/splat_format.h"
 #include "io/spz.h"
 #include "io/zip.h"
@@ -67,6 +70,7 @@ const char* formatName(SplatFormat format) {
       return "gltf";
     case SplatFormat::kSog: return "sog";
     case SplatFormat::kKsplat: return "ksplat";
+    case SplatFormat::kSpl2: return "spl2";
   }
   return "?";
 }
@@ -77,7 +81,14 @@ LoadedSplats decodeSplats(std::span<const uint8_t> bytes, const std::string& pat
   std::string ext = fileExtension(path);
   // A headerless .splat whose first float happens to spell "glTF" is still a .splat.
   const bool glb = bytes.size() >= 4 && std::memcmp(bytes.data(), "glTF", 4) == 0 && ext != ".splat";
-  if (glb || (ext == ".gltf" && !ply::looksLikePly(bytes))) {
+  // The same for "SPL2".
+  const bool spl2 = bytes.size() >= 4 && std::memcmp(bytes.data(), "SPL2", 4) == 0 && ext != ".splat";
+  if (spl2) {
+    out.format = SplatFormat::kSpl2;
+    out.cloud = spl2ToCloud(decodeSpl2(bytes, path));
+    changeAxes(out.cloud, kGltfToRdf);  // the hull frame has glTF's axes
+    out.axes = "SPL2 hull frame (glTF axes, y up), turned to the PLY frame (y down)";
+  } else if (glb || (ext == ".gltf" && !ply::looksLikePly(bytes))) {
     out.format = SplatFormat::kGltf;
     std::string dir = std::filesystem::path(path).parent_path().string();
     GltfDocument doc = parseGltf(bytes, path, dir.empty() ? std::string(".") : dir);
@@ -115,12 +126,14 @@ LoadedSplats decodeSplats(std::span<const uint8_t> bytes, const std::string& pat
   } else if (ext == ".splat") {
     out.format = SplatFormat::kSplat;
     out.cloud = readSplat(bytes, path);
-  } else if (ext == ".ply" || ext == ".compressed.ply" || ext == ".spz" || ext == ".glb" || ext == ".sog") {
+  } else if (ext == ".ply" || ext == ".compressed.ply" || ext == ".spz" || ext == ".glb" || ext == ".sog" ||
+             ext == ".spl2") {
     throw FormatError(path, 0, "not a " + ext.substr(1) + " file: its first bytes are not the format's magic");
   } else {
     throw FormatError(
         path, 0,
-        "unknown splat format (expected .ply, .compressed.ply, .spz, .splat, .glb, .gltf, .sog, meta.json or .ksplat content)");
+        "unknown splat format (expected .ply, .compressed.ply, .spz, .splat, .glb, .gltf, .sog, meta.json, .ksplat or .spl2 "
+        "content)");
   }
   std::string problem = out.cloud.validate();
   if (!problem.empty()) throw FormatError(path, 0, "decoded cloud is inconsistent: " + problem);
@@ -153,10 +166,11 @@ SplatFormat writeFormatForPath(const std::string& path) {
   if (ext == ".splat") return SplatFormat::kSplat;
   if (ext == ".glb") return SplatFormat::kGltf;
   if (ext == ".sog" || isSogMetaPath(path)) return SplatFormat::kSog;
+  if (ext == ".spl2") return SplatFormat::kSpl2;
   if (ext == ".ksplat") throw Error(path + ": writing .ksplat is not supported (read-only format)");
   if (ext == ".gltf") throw Error(path + ": glTF output is written as binary .glb only (use a .glb path)");
   throw Error(path + ": cannot choose an output format from extension '" + ext +
-              "' (use .ply, .compressed.ply, .spz, .splat, .glb, .sog or meta.json)");
+              "' (use .ply, .compressed.ply, .spz, .splat, .glb, .sog, meta.json or .spl2)");
 }
 
 std::vector<uint8_t> encodeSplats(const GaussianCloud& cloud, SplatFormat format, const FormatOptions& options) {
@@ -176,6 +190,11 @@ std::vector<uint8_t> encodeSplats(const GaussianCloud& cloud, SplatFormat format
     case SplatFormat::kCompressedPly: return writeCompressedPly(cloud);
     case SplatFormat::kSog: return writeSog(cloud);
     case SplatFormat::kKsplat: throw Error("writing .ksplat is not supported (read-only format)");
+    case SplatFormat::kSpl2: {
+      GaussianCloud turned = cloud;
+      changeAxes(turned, kGltfToRdf);  // its own inverse: the engine's frame -> the hull frame (glTF axes)
+      return encodeSpl2(cloudToSpl2(turned));
+    }
   }
   throw Error("unknown output format");
 }
@@ -220,6 +239,50 @@ std::string gaussians(size_t rows, size_t n) {
   return std::to_string(rows) + " of " + std::to_string(n) + " gaussians";
 }
 
+const ExtraChannel* channel(const GaussianCloud& cloud, const std::string& name) {
+  for (const ExtraChannel& e : cloud.extras)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+// What cloudToSpl2 cannot keep (io/spl2.h): one colour, two axes, its own orders and its own channels only.
+template <typename Note>
+void spl2Losses(const GaussianCloud& cloud, Note note) {
+  const size_t n = cloud.size();
+  if (cloud.sh_degree > 0) note(n, "SH bands 1-" + std::to_string(cloud.sh_degree) + " are dropped (SPL2 holds one colour)");
+  // The smallest axis is not stored: it comes back as a tenth of the smaller kept one (what spl2ToCloud gives).
+  size_t flat = 0;
+  for (size_t i = 0; i < n; ++i) {
+    std::array<float, 3> s = {cloud.scales[i].x, cloud.scales[i].y, cloud.scales[i].z};
+    std::sort(s.begin(), s.end());
+    const float expected = 0.1f * s[1];
+    if (std::fabs(s[0] - expected) > 1e-5f * std::max(expected, 1e-30f)) ++flat;
+  }
+  note(flat, "the smallest axis is not stored (SPL2 splats are flat; it reads back as a tenth of the smaller other axis)");
+  size_t shell = 0;
+  const ExtraChannel* core = channel(cloud, "hull_core");
+  for (size_t i = 0; i < n; ++i) shell += (core ? core->values[i] == 0.0 : !(cloud.opacities[i] > kSpl2CoreOpacity)) ? 1 : 0;
+  note(shell, "shell orders are computed afresh for 64 heading buckets at 41 degrees of elevation (orders a source file had are not kept)");
+  if (cloud.normals.empty()) note(n, "no normals: each splat's normal is taken along its smallest axis");
+  if (!cloud.ids.empty()) note(n, "ids are not stored");
+  if (cloud.color_space == ColorSpace::kLinear)
+    note(n, "linear colours are encoded to sRGB and clamped to [0, 1] (SPL2 colours are display-encoded)");
+  static const char* const kKept[] = {"hull_core", "hull_ao", "hull_packed", "hull_damage", "hull_seed", "hull_chunk", "hull_material"};
+  for (const ExtraChannel& e : cloud.extras) {
+    if (std::find(std::begin(kKept), std::end(kKept), e.name) == std::end(kKept)) {
+      note(n, "extra channel '" + e.name + "' is not stored");
+    } else if (e.name != "hull_core" && e.name != "hull_chunk" && e.name != "hull_material") {
+      size_t off = 0;
+      for (double v : e.values) off += (v >= 0 && v <= 255 && v == std::floor(v)) ? 0 : 1;
+      note(off, "channel '" + e.name + "' holds values that are not integers in [0, 255]: rounded and clamped");
+    }
+  }
+  const bool has_chunk = channel(cloud, "hull_chunk") != nullptr, has_material = channel(cloud, "hull_material") != nullptr;
+  if (has_chunk != has_material)
+    note(n, std::string(has_chunk ? "hull_chunk without hull_material" : "hull_material without hull_chunk") +
+                ": no CHNK tail is written");
+}
+
 }  // namespace
 
 std::vector<std::string> exportLosses(const GaussianCloud& cloud, SplatFormat format) {
@@ -233,7 +296,7 @@ std::vector<std::string> exportLosses(const GaussianCloud& cloud, SplatFormat fo
   auto dc = [&](size_t i, int k) { return cloud.shOf(i)[static_cast<size_t>(k)]; };
   auto shRest = [&](size_t i, int k) { return cloud.shOf(i)[static_cast<size_t>(3 + k)]; };
   auto logScale = [&](size_t i, int k) { return std::log(std::max(cloud.scales[i][k], kMinStoredScale)); };
-  if (format != SplatFormat::kPly) {
+  if (format != SplatFormat::kPly && format != SplatFormat::kSpl2) {
     if (!cloud.normals.empty()) note(n, "normals are not stored");
     if (!cloud.ids.empty()) note(n, "ids are not stored");
     for (const ExtraChannel& e : cloud.extras) note(n, "extra channel '" + e.name + "' is not stored");
@@ -267,6 +330,9 @@ std::vector<std::string> exportLosses(const GaussianCloud& cloud, SplatFormat fo
       break;
     case SplatFormat::kSog:
     case SplatFormat::kKsplat:
+      break;
+    case SplatFormat::kSpl2:
+      spl2Losses(cloud, note);
       break;
   }
   return out;

@@ -14,8 +14,9 @@ namespace sf {
 
 // kGltf: glTF 2.0 (.glb binary or .gltf JSON) with KHR_gaussian_splatting primitives (docs/formats/gltf.md).
 // kSog: PlayCanvas SOG, a .sog archive or an unpacked meta.json (docs/formats/sog.md); kKsplat: the
-// GaussianSplats3D .ksplat format, read only (docs/formats/ksplat.md).
-enum class SplatFormat { kPly, kCompressedPly, kSpz, kSplat, kGltf, kSog, kKsplat };
+// GaussianSplats3D .ksplat format, read only (docs/formats/ksplat.md); kSpl2: the SPL2 splat-hull file
+// (io/spl2.h, docs/formats/spl2.md), read and written through spl2ToCloud / cloudToSpl2.
+enum class SplatFormat { kPly, kCompressedPly, kSpz, kSplat, kGltf, kSog, kKsplat, kSpl2 };
 
 const char* formatName(SplatFormat format);
 
@@ -50,19 +51,21 @@ struct LoadedSplats {
 // Decodes bytes; `path` names the source in messages and supplies the extension when the content has no
 // magic (.splat, .gltf). A .gltf's external buffers are looked up in `path`'s directory tree. glTF content
 // yields every KHR_gaussian_splatting primitive of the default scene, node transforms applied
-// (io/gltf_splats.h). Throws FormatError / Error.
+// (io/gltf_splats.h). SPL2 content (the "SPL2" magic) yields spl2ToCloud's gaussians, turned from the hull frame
+// (glTF axes, +y up) to the engine's splat frame as glTF splat files are. Throws FormatError / Error.
 // Every format follows one policy for untrusted input (core/limits.h): the declared gaussian count and the
 // memory it needs are checked against loadLimits() before anything is allocated; rows holding a non-finite
 // value (NaN, +-inf, in any field) are dropped with a warning naming their count, the first row and its field,
 // or refused when loadLimits().reject_non_finite. (PLY opacity logits of +-inf are the exact limits 1 and
-// 0, not non-finite values.) Running out of memory anyway is reported as an sf::Error naming the file.
+// 0, not non-finite values. SPL2 refuses them: its shell orders index the rows, so none can be dropped.) Running out of memory anyway is reported as an sf::Error naming the file.
 LoadedSplats decodeSplats(std::span<const uint8_t> bytes, const std::string& path,
                           const FormatOptions& options = formatOptions());
 LoadedSplats loadSplats(const std::string& path, const FormatOptions& options = formatOptions());
 
 // Format a path's extension selects for writing: .ply, .compressed.ply, .spz (FormatOptions::spz_version),
-// .splat, .glb (binary glTF with KHR_gaussian_splatting), .sog (a SOG archive) or a path named meta.json
-// (unpacked SOG: saveSplats writes the images beside it). Throws sf::Error for other extensions (glTF is
+// .splat, .glb (binary glTF with KHR_gaussian_splatting), .sog (a SOG archive), a path named meta.json
+// (unpacked SOG: saveSplats writes the images beside it) or .spl2 (an SPL2 hull: cloudToSpl2 of the cloud
+// turned back to the hull frame, encodeSpl2). Throws sf::Error for other extensions (glTF is
 // written as .glb only; .ksplat is read only).
 SplatFormat writeFormatForPath(const std::string& path);
 // Writers never write non-finite values: a cloud holding one is refused (sf::Error naming the count, the

@@ -164,6 +164,10 @@ std::string RenderObject::validate() const {
   if (!positions.empty() && positions.size() != cloud->size())
     return "overrides hold " + std::to_string(positions.size()) + " splats for a cloud of " + std::to_string(cloud->size());
   if (gpu_source && (!positions.empty() || deform)) return "a GPU source with overrides or a deform source";
+  if (!sort_depth.empty() && sort_depth.size() != cloud->size())
+    return "sort depths hold " + std::to_string(sort_depth.size()) + " values for a cloud of " + std::to_string(cloud->size());
+  for (float d : sort_depth)
+    if (!std::isfinite(d)) return "a sort depth is not finite";
   if (deform) {
     if (!positions.empty()) return "both overrides and a GPU deform source";
     if (deform->bindings.size() != cloud->size() * 68)
@@ -225,8 +229,10 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
         Vec3 p_world = transformPoint(model, p_object);
         ProjectedSplat& ps = projected[base + i];
         if (projectSplat(p_world, covarianceUpper(world_cov), cloud.opacities[i], cloud.sh_degree, cloud.shOf(i).data(),
-                         p_object - cam_object, cloud.color_space, cam, aa, &ps))
+                         p_object - cam_object, cloud.color_space, cam, aa, &ps)) {
           touched[base + i] = static_cast<uint32_t>(ps.touched);
+          if (!objects[o].sort_depth.empty()) ps.depth = std::max(objects[o].sort_depth[i], kMinSortDepth);
+        }
       }
     });
   }

@@ -80,10 +80,17 @@ struct RenderObject {
   // Or: written on the GPU every frame (Vulkan backend only); `cloud` then gives the slot count, the SH
   // degree and the colour space, not the values.
   const GpuSplatSource* gpu_source = nullptr;
+  // Optional, one per splat: the view depth used for the splat's sort key and its test against the mesh layer
+  // instead of its centre's (a splat hull's baked shell order, scene/hull_frame.h). Values are raised to
+  // kMinSortDepth; culling still uses the centre's depth.
+  std::span<const float> sort_depth;
 
   // Empty when usable; otherwise why not (override sizes).
   std::string validate() const;
 };
+
+// Sort depths below the near cull (0.2) are raised to this, so every key's float bits order like its value.
+constexpr float kMinSortDepth = 0.2001f;
 
 struct RenderSettings {
   Vec3 background{0, 0, 0};

@@ -40,6 +40,8 @@ using uint = uint32_t;
 // Object flags (GpuObject::flags): antialiased opacity compensation; colours are linear (encode to sRGB).
 #define SF_OBJECT_ANTIALIASED 1u
 #define SF_OBJECT_LINEAR_COLOR 2u
+#define SF_OBJECT_SORT_DEPTH 4u
+#define SF_MIN_SORT_DEPTH 0.2001  // kMinSortDepth (render/cpu_renderer.h)  // GpuObject.sort_depth holds one sort depth per slot (RenderObject::sort_depth)
 
 #ifndef __cplusplus
 layout(buffer_reference, scalar) buffer Floats { float v[]; };
@@ -59,7 +61,7 @@ struct GpuObject {
   uint sh_base;               // float index of slot 0's SH in the frame SH buffer
   uint sh_stride;             // floats per slot (3 * (degree + 1)^2)
   uint flags;                 // SF_OBJECT_* bits
-  uint pad0, pad1;
+  SF_REF(Floats) sort_depth;  // with SF_OBJECT_SORT_DEPTH: per slot of the object, its sort depth
 };
 
 // Everything a frame's passes read: camera, sizes and buffer addresses.

@@ -39,6 +39,9 @@ struct RenderMesh {
   std::array<float, 4> base_color{1, 1, 1, 1};   // linear factor
   const MeshTexture* texture = nullptr;          // used when uvs are present
   Mat4 object_to_world;
+  // Unlit: base_color x vertex colour (x texel) is the final display colour, clamped to [0, 1]: no light and no
+  // sRGB encode (splat hulls' cores, whose colours are lit per splat and already display-encoded).
+  bool unlit = false;
 
   size_t triangleCount() const { return (indices.empty() ? positions.size() : indices.size()) / 3; }
   // Empty when drawable; otherwise why not (sizes, indices out of range).

@@ -226,7 +226,8 @@ MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam)
             for (size_t c = 0; c < 4; ++c) albedo[c] *= tex[c];
           }
           layer.depth[pix] = z;
-          layer.color[pix] = shadeMeshFragment(m.normals.empty() ? t.face_normal : f.normal, f.pos, albedo);
+          layer.color[pix] = m.unlit ? Vec3{std::clamp(albedo[0], 0.0f, 1.0f), std::clamp(albedo[1], 0.0f, 1.0f), std::clamp(albedo[2], 0.0f, 1.0f)}
+                                     : shadeMeshFragment(m.normals.empty() ? t.face_normal : f.normal, f.pos, albedo);
         }
       }
     }

@@ -18,6 +18,7 @@ namespace sf {
 namespace {
 
 using namespace gpu_layout;
+static_assert(static_cast<float>(SF_MIN_SORT_DEPTH) == kMinSortDepth, "one minimum sort depth on both backends");
 
 // SPIR-V of every pass, compiled by glslc at build time (shaders/*.comp -> *.inc).
 const uint32_t kPreprocess[] = {
@@ -347,7 +348,7 @@ struct VulkanRenderer::Impl {
       copyRows(d.normal_to_view, Mat4::fromLinearTranslation(transpose(inverse(to_view.linear())), Vec3{}));
       for (size_t c = 0; c < 4; ++c) d.base_color[c] = m.base_color[c];
       d.flags = (m.normals.empty() ? 0u : SF_MESH_HAS_NORMALS) | (m.uvs.empty() ? 0u : SF_MESH_HAS_UVS) |
-                (m.colors.empty() ? 0u : SF_MESH_HAS_COLORS) | (m.texture && !m.uvs.empty() ? SF_MESH_HAS_TEXTURE : 0u);
+                (m.colors.empty() ? 0u : SF_MESH_HAS_COLORS) | (m.texture && !m.uvs.empty() ? SF_MESH_HAS_TEXTURE : 0u) | (m.unlit ? SF_MESH_UNLIT : 0u);
       if (d.flags & SF_MESH_HAS_TEXTURE) {
         d.tex_width = static_cast<uint32_t>(m.texture->width), d.tex_height = static_cast<uint32_t>(m.texture->height);
         d.wrap_s = m.texture->wrap_s, d.wrap_t = m.texture->wrap_t;
@@ -594,7 +595,6 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
               (cloud.color_space == ColorSpace::kLinear ? SF_OBJECT_LINEAR_COLOR : 0u);
     first += cloud.size();
   }
-  if (!gobj.empty()) std::memcpy(m.objects_buf.mapped, gobj.data(), gobj.size() * sizeof(GpuObject));
   // Objects with per-frame centres and covariances: staged now, copied into their slot ranges at the
   // start of the frame's command buffer.
   std::vector<VkBufferCopy> pos_copies, cov_copies;
@@ -717,6 +717,11 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     }
     override_bytes = bytes;
     bytes += deform_bytes;
+    // Sort depths (baked hull shells): read by preprocess straight from the host-visible staging buffer.
+    const size_t sort_depth_at = (bytes + 15) / 16 * 16;
+    size_t sort_depth_bytes = 0;
+    for (const RenderObject& o : objects) sort_depth_bytes += o.sort_depth.size_bytes();
+    if (sort_depth_bytes) bytes = sort_depth_at + sort_depth_bytes;
     if (bytes) {
       if (m.dynamic_staging.size < bytes) m.dynamic_staging = m.ctx.createBuffer(bytes + bytes / 2, true, "per-frame splat overrides");
       auto* dst = static_cast<uint8_t*>(m.dynamic_staging.mapped);
@@ -733,8 +738,17 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
         slot += o.cloud->size();
       }
       if (deform_bytes) std::memcpy(dst + override_bytes, packed.data(), deform_bytes);
+      at = sort_depth_at;
+      for (size_t o = 0; o < objects.size(); ++o) {
+        if (objects[o].sort_depth.empty()) continue;
+        std::memcpy(dst + at, objects[o].sort_depth.data(), objects[o].sort_depth.size_bytes());
+        gobj[o].sort_depth = m.dynamic_staging.address + at;
+        gobj[o].flags |= SF_OBJECT_SORT_DEPTH;
+        at += objects[o].sort_depth.size_bytes();
+      }
     }
   }
+  if (!gobj.empty()) std::memcpy(m.objects_buf.mapped, gobj.data(), gobj.size() * sizeof(GpuObject));
   m.has_mesh = !meshes.empty();
   std::vector<uint32_t> mesh_triangles;
   size_t mesh_draws_offset = 0;

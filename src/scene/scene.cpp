@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <numbers>
 
 #include "core/error.h"
 #include "io/file.h"
@@ -156,7 +159,7 @@ Camera parseCameraNode(const Node& n, std::optional<int> width, std::optional<in
 std::vector<RenderObject> Scene::renderObjects() const {
   std::vector<RenderObject> out;
   for (const SceneObject& o : objects)
-    if (o.cloud && o.cloud->size() > 0 && !o.character) out.push_back({o.cloud.get(), o.object_to_world, {}, {}});
+    if (o.cloud && o.cloud->size() > 0 && !o.character && !o.hull) out.push_back({o.cloud.get(), o.object_to_world, {}, {}});
   return out;
 }
 
@@ -187,20 +190,27 @@ Camera generatorCamera(const Camera* cam, const Mat4& object_to_world) {
 }  // namespace
 
 void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, const Camera* cam) {
-  size_t models = 0, characters = 0, generators = 0;
+  size_t models = 0, characters = 0, generators = 0, hulls = 0;
   for (const SceneObject& o : scene.objects) {
+    hulls += o.hull != nullptr;
     if (o.character) ++characters;
     else if (o.model) ++models;
     generators += o.generator != nullptr;
   }
   out.generated.resize(generators);  // sized up front: objects point into it
+  out.hulls.resize(hulls);
   out.poses.resize(models);
   out.characters.resize(characters);
   out.deforms.assign(gpu_deform ? characters : 0, SplatDeformSource{});  // sized up front: objects point into it
   out.meshes.clear();
   out.objects.clear();
-  size_t m = 0, c = 0, gi = 0;
+  size_t m = 0, c = 0, gi = 0, hi = 0;
   for (const SceneObject& o : scene.objects) {
+    if (o.hull) {
+      const Camera hull_cam = generatorCamera(cam, Mat4{});
+      hull::buildHullFrame(*o.hull, o.hull_mode, o.object_to_world, hull_cam, t, scene.light, out.hulls[hi++], out.objects, out.meshes);
+      continue;
+    }
     if (o.character) {
       character::Character::Frame& f = out.characters[c];
       const character::Character& ch = *o.character;
@@ -300,6 +310,20 @@ void loadGltfObject(SceneObject& obj, const std::string& path, const std::string
   }
   if (model->splats().size() > 0) obj.cloud = std::shared_ptr<const GaussianCloud>(model, &model->splats());
   obj.model = std::move(model);
+}
+
+// True when the file starts with the SPL2 magic.
+bool isSpl2(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char magic[4] = {};
+  return f.read(magic, 4) && std::memcmp(magic, "SPL2", 4) == 0;
+}
+
+// A splat hull: the SPL2 file (and its meta sidecar), its rest gaussians as the object's cloud.
+void loadHullObject(SceneObject& obj, const std::string& path) {
+  auto asset = hull::HullAsset::load(path);
+  obj.cloud = std::shared_ptr<const GaussianCloud>(asset, &asset->rest);
+  obj.hull = std::move(asset);
 }
 
 // A neural generator: the model (loaded, its contract and operators checked) and its control inputs from
@@ -433,7 +457,10 @@ Scene sceneFromFile(const std::string& path, const std::string& clip, double tim
     scene.objects.push_back(std::move(obj));
     return scene;
   }
-  if (kind == InputKind::kCharacterPackage) {
+  if (kind == InputKind::kSplatFile && isSpl2(path)) {
+    if (!clip.empty()) throw Error(path + ": --clip applies to glTF files only");
+    loadHullObject(obj, path);
+  } else if (kind == InputKind::kCharacterPackage) {
     loadCharacterObject(obj, path, clip);
     obj.name = std::filesystem::path(path).filename().string();
     obj.time = time;
@@ -508,14 +535,31 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
   for (size_t i = 0; i < objects.value.size(); ++i) {
     Node o = objects.at(i);
     SceneObject obj;
-    if (o.has("file") + o.has("gltf") + o.has("character") + o.has("generator") != 1)
-      o.fail("an object has exactly one of \"file\" (splats), \"gltf\" (a model), \"character\" (a character package) or "
-             "\"generator\" (an ONNX model)");
-    const bool gltf_key = o.has("gltf"), character_key = o.has("character"), generator_key = o.has("generator");
-    std::string file = (gltf_key ? o["gltf"] : character_key ? o["character"] : generator_key ? o["generator"] : o["file"]).string();
+    if (o.has("file") + o.has("gltf") + o.has("character") + o.has("generator") + o.has("hull") != 1)
+      o.fail("an object has exactly one of \"file\" (splats), \"gltf\" (a model), \"character\" (a character package), "
+             "\"generator\" (an ONNX model) or \"hull\" (a splat hull)");
+    const bool gltf_key = o.has("gltf"), character_key = o.has("character"), generator_key = o.has("generator"), hull_key = o.has("hull");
+    std::string file = (gltf_key ? o["gltf"] : character_key ? o["character"] : generator_key ? o["generator"] : hull_key ? o["hull"] : o["file"]).string();
     if (o.has("inputs") && !generator_key) o["inputs"].fail("\"inputs\" applies to generator objects only");
+    if (o.has("heading") && !hull_key) o["heading"].fail("\"heading\" applies to hull objects only");
+    if (o.has("mode") && !hull_key) o["mode"].fail("\"mode\" applies to hull objects only");
     obj.name = o.has("name") ? o["name"].string() : std::filesystem::path(file).stem().string();
     obj.object_to_world = o.has("transform") ? parseTransform(o["transform"]) : Mat4{};
+    if (hull_key) {
+      if (o.has("mode")) {
+        try {
+          obj.hull_mode = hull::parseHullMode(o["mode"].string());
+        } catch (const Error& e) {
+          o["mode"].fail(e.what());
+        }
+      }
+      if (o.has("heading")) {  // a turn about the hull's up axis (+y), degrees, applied before the transform
+        const float h = static_cast<float>(o["heading"].number() * std::numbers::pi / 180.0);
+        Mat4 r;
+        r.m[0][0] = std::cos(h), r.m[0][2] = std::sin(h), r.m[2][0] = -std::sin(h), r.m[2][2] = std::cos(h);
+        obj.object_to_world = obj.object_to_world * r;
+      }
+    }
     std::string resolved = file;
     std::string confinement;  // why the path is refused, when it is
     try {
@@ -524,7 +568,7 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
       confinement = e.what();
     }
     obj.source = resolved;
-    const bool gltf = !character_key && !generator_key && (gltf_key || classifyInput(resolved) == InputKind::kGltf);
+    const bool gltf = !character_key && !generator_key && !hull_key && (gltf_key || classifyInput(resolved) == InputKind::kGltf);
     std::string clip;
     if (o.has("clip")) {
       if (!gltf && !character_key) o["clip"].fail("\"clip\" applies to glTF and character objects only");
@@ -540,7 +584,9 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
     std::string failure;
     try {
       if (!confinement.empty()) throw Error(confinement);
-      if (generator_key) {
+      if (hull_key) {
+        loadHullObject(obj, resolved);
+      } else if (generator_key) {
         loadGeneratorObject(obj, resolved, o.has("inputs") ? &o["inputs"].value : nullptr, o.path + ".inputs");
       } else if (character_key) {
         const std::string key = fileKey(resolved);
@@ -576,12 +622,14 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
       obj.model.reset();
       obj.character.reset();
       obj.generator.reset();
+      obj.hull.reset();
       obj.clip = -1;
       obj.source = "placeholder";
     }
     if (options.progress) {
       std::string what = obj.cloud ? std::to_string(obj.cloud->size()) + " gaussians" : std::string();
-      if (obj.character) what += " bound to " + obj.character->model().document().path;
+      if (obj.hull) what += " in a splat hull (" + std::to_string(obj.hull->hull.core.size()) + " core, " + std::to_string(obj.hull->hull.shell.size()) + " shell, " + hull::hullModeName(obj.hull_mode) + ")";
+      else if (obj.character) what += " bound to " + obj.character->model().document().path;
       else if (obj.generator) what = "generator, " + obj.generator->contract().describe();
       else if (obj.model && obj.model->drawnPrimitives() > 0)
         what += (what.empty() ? "" : ", ") + std::to_string(obj.model->drawnPrimitives()) + " mesh primitives (" +
@@ -594,6 +642,33 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
   if (root.has("script")) scene.script = parseScript(root["script"], dir, options.confine_paths);
   if (root.has("camera")) scene.camera = parseCameraNode(root["camera"], options.width, options.height);
   if (root.has("background")) scene.background = root["background"].vec3();
+  if (root.has("light")) {  // the cel light of splat hulls
+    Node l = root["light"];
+    if (l.value.is_boolean()) {
+      scene.light.enabled = l.value.get<bool>();
+    } else {
+      if (!l.value.is_object()) l.fail("expected an object or true / false");
+      for (auto it = l.value.begin(); it != l.value.end(); ++it)
+        if (it.key() != "enabled" && it.key() != "direction" && it.key() != "brightness" && it.key() != "emission" && it.key() != "flash")
+          l.fail("unknown key \"" + it.key() + "\" (expected enabled, direction, brightness, emission, flash)");
+      if (l.has("enabled")) {
+        if (!l["enabled"].value.is_boolean()) l["enabled"].fail("expected true or false");
+        scene.light.enabled = l["enabled"].value.get<bool>();
+      }
+      if (l.has("direction")) {
+        scene.light.direction = l["direction"].vec3();
+        if (!(length(scene.light.direction) > 0)) l["direction"].fail("expected a non-zero direction");
+      }
+      if (l.has("brightness")) scene.light.brightness = static_cast<float>(l["brightness"].number());
+      if (l.has("emission")) scene.light.emission = static_cast<float>(l["emission"].number());
+      if (l.has("flash")) {
+        Node f = l["flash"];
+        scene.light.flash_position = f["position"].vec3();
+        if (f.has("color")) scene.light.flash_color = f["color"].vec3();
+        scene.light.flash_strength = f.has("strength") ? static_cast<float>(f["strength"].number()) : 1.0f;
+      }
+    }
+  }
   if (root.has("post")) {
     Node post = root["post"];
     try {
@@ -612,7 +687,7 @@ CloudBounds sceneBounds(const Scene& scene) {
     if (o.cloud)
       for (const Vec3& p : o.cloud->positions) all.positions.push_back(transformPoint(o.object_to_world, p));
   bool posed_content = scene.hasMeshes();
-  for (const SceneObject& o : scene.objects) posed_content |= o.character != nullptr || o.generator != nullptr;
+  for (const SceneObject& o : scene.objects) posed_content |= o.character != nullptr || o.generator != nullptr || o.hull != nullptr;
   if (posed_content) {
     all.positions.clear();
     SceneFrame frame;
@@ -648,7 +723,7 @@ Camera autoCamera(const Scene& scene, int width, int height) {
   bool captures = false;
   // Generators follow the capture convention too (the contract's camera looks along +z with y down).
   for (const SceneObject& o : scene.objects)
-    captures |= (o.cloud && !o.model && !o.character && o.source != "placeholder") || o.generator != nullptr;
+    captures |= (o.cloud && !o.model && !o.character && !o.hull && o.source != "placeholder") || o.generator != nullptr;
   if (!captures) return frameBox(b.p01, b.p99, Vec3{0, 0, -1}, Vec3{0, 1, 0}, width, height);
   return frameBox(b.p01, b.p99, Vec3{0, 0, 1}, Vec3{0, -1, 0}, width, height);
 }

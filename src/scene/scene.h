@@ -13,6 +13,7 @@
 #include "render/cpu_renderer.h"
 #include "character/character.h"
 #include "character/world.h"
+#include "hull/hull_render.h"
 #include "neural/generator.h"
 #include "neural/image_model.h"
 #include "scene/model.h"
@@ -34,6 +35,10 @@ struct SceneObject {
   // time + speed * t and the camera (seen from the object's frame); their gaussians join the frame's one
   // sort. Mutable: a generator keeps its last output and its control inputs.
   std::shared_ptr<nn::GaussianGenerator> generator;
+  // Splat hulls (an SPL2 file, {"hull": ...}): drawn by poseScene in `hull_mode` with the scene's cel light;
+  // `cloud` then holds the hull's rest gaussians (for bounds and counts). Heading is part of object_to_world.
+  std::shared_ptr<const hull::HullAsset> hull;
+  hull::HullMode hull_mode = hull::HullMode::kBaked;
   int clip = -1;
   double time = 0, speed = 1;
   bool loop = true;
@@ -48,6 +53,7 @@ struct Scene {
   std::optional<Vec3> background;
   // Post-processing (scene JSON "post"): an image-to-image model run on every finished frame.
   std::shared_ptr<nn::ImageModel> post;  // mutable: it may be given a GPU runner
+  hull::HullLight light;                 // the cel light of splat hulls (scene JSON "light")
   std::vector<std::string> warnings;  // assets replaced by placeholders, with the reason
   // Timed character commands (sorted by time), run by a character::CharacterWorld as scene time advances.
   std::vector<character::ScriptCommand> script;
@@ -64,6 +70,7 @@ struct SceneFrame {
   std::vector<character::Character::Frame> characters;  // one per character
   std::vector<SplatDeformSource> deforms;               // one per character, with gpu_deform
   std::vector<nn::GeneratedGaussians> generated;        // one per generator: this frame's gaussians
+  std::vector<hull::HullFrame> hulls;                   // one per splat hull: its lit splats and core octagons
   std::vector<RenderObject> objects;
   std::vector<RenderMesh> meshes;
 };

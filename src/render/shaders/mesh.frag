@@ -45,6 +45,11 @@ void main() {
   GpuMeshDraw d = pc.draws.d[pc.draw_index];
   vec4 albedo = vec4(d.base_color[0], d.base_color[1], d.base_color[2], d.base_color[3]) * in_color;
   if ((d.flags & SF_MESH_HAS_TEXTURE) != 0u) albedo *= sampleTexture(d, in_uv);
+  out_depth = in_view_pos.z;
+  if ((d.flags & SF_MESH_UNLIT) != 0u) {
+    out_color = vec4(clamp(albedo.rgb, 0.0, 1.0), 1.0);
+    return;
+  }
   vec3 n = (d.flags & SF_MESH_HAS_NORMALS) != 0u ? in_normal : cross(dFdx(in_view_pos), dFdy(in_view_pos));
   n = normalize(n);
   if (dot(n, in_view_pos) > 0.0) n = -n;

@@ -119,7 +119,8 @@ void main() {
 
   fr.f.means.v[slot] = mean;
   fr.f.conic_opacity.v[slot] = conic_opacity;
-  fr.f.color_depth.v[slot] = vec4(col, t.z);
+  float depth = (obj.flags & SF_OBJECT_SORT_DEPTH) != 0u ? max(obj.sort_depth.v[i], SF_MIN_SORT_DEPTH) : t.z;
+  fr.f.color_depth.v[slot] = vec4(col, depth);
   fr.f.rects.v[slot] = uvec2(uint(x0) | (uint(y0) << 16), uint(x1) | (uint(y1) << 16));
   fr.f.touched.v[slot] = uint(area);
   atomicAdd(fr.f.counters.v[SF_COUNTER_VISIBLE], 1u);

@@ -1,0 +1,568 @@
+#include "hull/bake.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <numbers>
+#include <random>
+#include <cctype>
+
+#include "core/covariance.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "core/sh.h"
+#include "hull/chunks.h"
+#include "hull/mesh_query.h"
+#include "io/file.h"
+#include "io/formats.h"
+#include "io/json.h"
+#include "render/mesh.h"
+#include "scene/model.h"
+
+namespace sf::hull {
+namespace {
+
+constexpr float kShC0 = 0.28209479177387814f;
+
+using Clock = std::chrono::steady_clock;
+
+constexpr float kCube = 1.6f;
+constexpr int kMaxParts = 8;
+
+// The model's posed triangles in one space, with what each face came from.
+struct SourceMesh {
+  TriMesh mesh;
+  std::vector<uint32_t> face_draw;           // draw index per face
+  std::vector<std::array<float, 2>> uvs;     // per vertex (0 without)
+  std::vector<std::array<float, 4>> colors;  // per vertex, linear (1 without)
+  std::vector<const MeshTexture*> draw_texture;
+  std::vector<std::array<float, 4>> draw_factor;
+  std::vector<std::string> draw_name;  // the draw's node name (else its mesh's)
+  std::vector<int> draw_material;
+  std::vector<Mat4> draw_to_model;
+};
+
+SourceMesh flatten(const GltfModel& model, const GltfModel::Pose& pose) {
+  SourceMesh out;
+  const std::vector<RenderMesh> meshes = model.renderMeshes(pose, Mat4{});
+  for (size_t d = 0; d < meshes.size(); ++d) {
+    const RenderMesh& m = meshes[d];
+    const GltfModel::DrawInfo info = model.drawInfo(d);
+    const GltfDocument& doc = model.document();
+    std::string name = doc.nodes[static_cast<size_t>(info.node)].name;
+    if (name.empty()) name = doc.meshes[static_cast<size_t>(info.mesh)].name;
+    if (name.empty()) name = "node " + std::to_string(info.node);
+    out.draw_name.push_back(name);
+    out.draw_material.push_back(model.primitiveOf(d).material);
+    out.draw_texture.push_back(m.uvs.empty() ? nullptr : m.texture);
+    out.draw_factor.push_back(m.base_color);
+    out.draw_to_model.push_back(m.object_to_world);
+    const uint32_t base = static_cast<uint32_t>(out.mesh.positions.size());
+    for (size_t v = 0; v < m.positions.size(); ++v) {
+      out.mesh.positions.push_back(transformPoint(m.object_to_world, m.positions[v]));
+      out.uvs.push_back(m.uvs.empty() ? std::array<float, 2>{0, 0} : m.uvs[v]);
+      out.colors.push_back(m.colors.empty() ? std::array<float, 4>{1, 1, 1, 1} : m.colors[v]);
+    }
+    const size_t tris = m.triangleCount();
+    for (size_t t = 0; t < tris; ++t) {
+      std::array<uint32_t, 3> f;
+      for (size_t k = 0; k < 3; ++k) f[k] = base + (m.indices.empty() ? static_cast<uint32_t>(3 * t + k) : m.indices[3 * t + k]);
+      out.mesh.faces.push_back(f);
+      out.face_draw.push_back(static_cast<uint32_t>(d));
+    }
+  }
+  return out;
+}
+
+Vec3 faceNormal(const TriMesh& m, uint32_t f) {
+  const auto& t = m.faces[f];
+  return normalize(cross(m.positions[t[1]] - m.positions[t[0]], m.positions[t[2]] - m.positions[t[0]]));
+}
+float faceArea(const TriMesh& m, uint32_t f) {
+  const auto& t = m.faces[f];
+  return 0.5f * length(cross(m.positions[t[1]] - m.positions[t[0]], m.positions[t[2]] - m.positions[t[0]]));
+}
+
+// Albedo at barycentric (b0, b1, b2) of a face, display-encoded.
+Vec3 albedoAt(const SourceMesh& s, uint32_t f, float b0, float b1, float b2) {
+  const auto& t = s.mesh.faces[f];
+  const uint32_t d = s.face_draw[f];
+  std::array<float, 4> c = s.draw_factor[d];
+  for (size_t k = 0; k < 4; ++k) c[k] *= b0 * s.colors[t[0]][k] + b1 * s.colors[t[1]][k] + b2 * s.colors[t[2]][k];
+  if (const MeshTexture* tex = s.draw_texture[d]) {
+    const float u = b0 * s.uvs[t[0]][0] + b1 * s.uvs[t[1]][0] + b2 * s.uvs[t[2]][0];
+    const float v = b0 * s.uvs[t[0]][1] + b1 * s.uvs[t[1]][1] + b2 * s.uvs[t[2]][1];
+    const std::array<float, 4> texel = sampleTexture(*tex, u, v);
+    for (size_t k = 0; k < 3; ++k) c[k] *= texel[k];
+  }
+  return {linearToSrgb(std::clamp(c[0], 0.0f, 1.0f)), linearToSrgb(std::clamp(c[1], 0.0f, 1.0f)), linearToSrgb(std::clamp(c[2], 0.0f, 1.0f))};
+}
+
+// A splat while baking: centre, unit in-plane axes with their sigmas, normal, display colour, opacity.
+struct Splat {
+  Vec3 pos, t0, t1, normal, color;
+  float s0 = 0, s1 = 0, opacity = 1;
+  uint32_t face = 0;
+  bool flipped = false;
+};
+
+// Cameras of the belt: 72 azimuths x 5 elevations at the dataset's orbit radius.
+std::vector<float> beltElevations(const BakeOptions& o) {
+  std::vector<float> e(5);
+  for (int k = 0; k < 5; ++k) e[static_cast<size_t>(k)] = o.belt_min + (o.belt_max - o.belt_min) * static_cast<float>(k) / 4.0f;
+  return e;
+}
+std::vector<Vec3> beltCameras(const BakeOptions& o) {
+  std::vector<Vec3> cams;
+  for (float e : beltElevations(o))
+    for (int a = 0; a < 72; ++a) {
+      const double az = a * 5.0 * std::numbers::pi / 180.0, el = e * std::numbers::pi / 180.0;
+      cams.push_back(Vec3{static_cast<float>(std::sin(az) * std::cos(el)), static_cast<float>(std::sin(el)),
+                          static_cast<float>(std::cos(az) * std::cos(el))} *
+                     kSpl2CameraDistance);
+    }
+  return cams;
+}
+
+float percentile(std::vector<float> v, double q) {
+  if (v.empty()) return 0;
+  const size_t k = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+
+template <class Keep>
+size_t keepIf(std::vector<Splat>& splats, Keep keep) {
+  std::vector<Splat> kept;
+  kept.reserve(splats.size());
+  for (size_t i = 0; i < splats.size(); ++i)
+    if (keep(i)) kept.push_back(splats[i]);
+  const size_t removed = splats.size() - kept.size();
+  splats.swap(kept);
+  return removed;
+}
+
+std::string jsonVec(Vec3 v) {
+  nlohmann::json j = nlohmann::json::array({v.x, v.y, v.z});
+  return j.dump();
+}
+
+}  // namespace
+
+std::string hullMetaPath(const std::string& spl2_path) {
+  std::string base = spl2_path;
+  if (base.size() > 5 && base.compare(base.size() - 5, 5, ".spl2") == 0) base.resize(base.size() - 5);
+  return base + ".meta.json";
+}
+
+float readHullMetaBeltMiddle(const std::string& meta_path) {
+  const std::vector<uint8_t> bytes = readFile(meta_path);
+  const nlohmann::json j = parseJsonText(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), meta_path);
+  const auto it = j.find("belt_deg");
+  if (!j.is_object() || it == j.end()) throw Error(meta_path + ": belt_deg: missing");
+  if (!it->is_array() || it->size() != 2 || !(*it)[0].is_number() || !(*it)[1].is_number())
+    throw Error(meta_path + ": belt_deg: expected two numbers [min, max]");
+  const float lo = (*it)[0].get<float>(), hi = (*it)[1].get<float>();
+  if (!(lo < hi) || lo < -90 || hi > 90) throw Error(meta_path + ": belt_deg: expected MIN < MAX within [-90, 90]");
+  return 0.5f * (lo + hi);
+}
+
+BakeResult bakeHull(const std::string& model_path, const BakeOptions& opt) {
+  if (opt.budget == 0) throw Error("hull bake: the budget must be at least 1 splat");
+  if (!(opt.belt_min < opt.belt_max) || opt.belt_min < -90 || opt.belt_max > 90)
+    throw Error("hull bake: the belt must be two elevations MIN < MAX within [-90, 90] degrees");
+  if (opt.chunk_size < 1) throw Error("hull bake: the chunk size must be at least 1");
+  const auto t_start = Clock::now();
+  BakeResult result;
+  BakeReport& rep = result.report;
+  rep.source = model_path;
+  auto t_stage = Clock::now();
+  auto stage = [&](const std::string& name, const std::string& line) {
+    const double s = std::chrono::duration<double>(Clock::now() - t_stage).count();
+    rep.stage_seconds.emplace_back(name, s);
+    t_stage = Clock::now();
+    if (opt.progress) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, " (%.2f s)", s);
+      opt.progress(name + ": " + line + buf);
+    }
+  };
+
+  // 1. The posed model, flattened and normalised into the 1.6 cube.
+  auto model = std::make_shared<GltfModel>(model_path);
+  GltfModel::Pose pose;
+  int clip = -1;
+  if (!opt.clip.empty()) {
+    clip = model->findClip(opt.clip);
+    if (clip < 0) throw Error(model_path + ": no clip '" + opt.clip + "' (clips: " + model->clipList() + ")");
+  }
+  model->pose(clip, opt.time, pose);
+  SourceMesh src = flatten(*model, pose);
+  if (src.mesh.faces.empty()) throw Error(model_path + ": no triangles to bake a hull from");
+  Vec3 lo{INFINITY, INFINITY, INFINITY}, hi = -lo;
+  for (const Vec3& p : src.mesh.positions) {
+    lo = Vec3{std::min(lo.x, p.x), std::min(lo.y, p.y), std::min(lo.z, p.z)};
+    hi = Vec3{std::max(hi.x, p.x), std::max(hi.y, p.y), std::max(hi.z, p.z)};
+  }
+  const float extent = std::max({hi.x - lo.x, hi.y - lo.y, hi.z - lo.z});
+  if (!(extent > 0) || !std::isfinite(extent)) throw Error(model_path + ": the model has no extent");
+  const float scale = kCube / extent;
+  const Vec3 centre = (lo + hi) * 0.5f, offset = -centre * scale;  // p_hull = p_source * scale + offset
+  for (Vec3& p : src.mesh.positions) p = p * scale + offset;
+  rep.triangles = src.mesh.faces.size();
+  stage("normalise", std::to_string(rep.triangles) + " triangles, scale " + std::to_string(scale));
+
+  // 2. Winding repair per connected component.
+  const WindingReport wr = repairWinding(src.mesh);
+  rep.components = wr.components, rep.flipped_components = wr.flipped_components;
+  rep.flipped_face_share = wr.faces ? static_cast<double>(wr.flipped_faces) / static_cast<double>(wr.faces) : 0.0;
+  const MeshBvh bvh(src.mesh);
+  stage("winding", std::to_string(wr.flipped_components) + " of " + std::to_string(wr.components) + " components flipped (" +
+                       std::to_string(wr.flipped_faces) + " faces)");
+
+  // 3. The splats: a trained file, or samples of the surface.
+  std::vector<Splat> splats;
+  std::mt19937 rng(opt.seed);
+  std::uniform_real_distribution<float> uni(0.0f, 1.0f);
+  const std::vector<Vec3> cams = beltCameras(opt);
+  auto facesBelt = [&](Vec3 p, Vec3 n) {
+    for (const Vec3& c : cams)
+      if (dot(n, c - p) > 0) return true;
+    return false;
+  };
+  if (!opt.splats.empty()) {
+    LoadedSplats loaded = loadSplats(opt.splats);
+    const GaussianCloud& cloud = loaded.cloud;
+    splats.resize(cloud.size());
+    parallelFor(cloud.size(), [&](size_t i) {
+      Splat& s = splats[i];
+      const Mat3 r = rotationMatrix(cloud.rotations[i]);
+      // The two largest axes, in axis order.
+      int drop = 0;
+      for (int k = 1; k < 3; ++k)
+        if ((&cloud.scales[i].x)[k] < (&cloud.scales[i].x)[drop]) drop = k;
+      int a = drop == 0 ? 1 : 0, b = drop == 2 ? 1 : 2;
+      s.pos = cloud.positions[i];
+      s.t0 = r.col(a), s.t1 = r.col(b);
+      s.s0 = (&cloud.scales[i].x)[a], s.s1 = (&cloud.scales[i].x)[b];
+      if (opt.splats_in_source_frame) {
+        s.pos = s.pos * scale + offset;
+        s.s0 *= scale, s.s1 *= scale;
+      }
+      s.normal = cloud.normals.empty() ? r.col(drop) : cloud.normals[i];
+      const float* dc = cloud.shOf(i).data();
+      s.color = Vec3{std::clamp(0.5f + kShC0 * dc[0], 0.0f, 1.0f), std::clamp(0.5f + kShC0 * dc[1], 0.0f, 1.0f),
+                     std::clamp(0.5f + kShC0 * dc[2], 0.0f, 1.0f)};
+      s.opacity = cloud.opacities[i];
+    });
+    rep.input_splats = splats.size();
+    stage("splats", std::to_string(splats.size()) + " from " + opt.splats);
+  } else {
+    // Area-weighted samples over the faces; enough that about `budget` remain after the belly cull.
+    std::vector<double> cdf(src.mesh.faces.size() + 1, 0.0);
+    double visible_area = 0;
+    for (uint32_t f = 0; f < src.mesh.faces.size(); ++f) {
+      const float a = faceArea(src.mesh, f);
+      cdf[f + 1] = cdf[f] + a;
+      const auto& t = src.mesh.faces[f];
+      if (facesBelt((src.mesh.positions[t[0]] + src.mesh.positions[t[1]] + src.mesh.positions[t[2]]) / 3.0f, faceNormal(src.mesh, f))) visible_area += a;
+    }
+    const double total = cdf.back();
+    if (!(total > 0)) throw Error(model_path + ": every triangle has zero area");
+    const double share = std::clamp(visible_area / total, 0.05, 1.0);
+    const size_t count = static_cast<size_t>(std::ceil(static_cast<double>(opt.budget) / share));
+    const float sigma = 0.75f * static_cast<float>(std::sqrt(total / static_cast<double>(count)));
+    splats.resize(count);
+    for (size_t i = 0; i < count; ++i) {
+      const double x = uni(rng) * total;
+      const uint32_t f = static_cast<uint32_t>(std::min<size_t>(src.mesh.faces.size() - 1,
+                                                              static_cast<size_t>(std::upper_bound(cdf.begin(), cdf.end(), x) - cdf.begin()) - 1));
+      float r1 = std::sqrt(uni(rng)), r2 = uni(rng);
+      const float b0 = 1 - r1, b1 = r1 * (1 - r2), b2 = r1 * r2;
+      const auto& t = src.mesh.faces[f];
+      Splat& s = splats[i];
+      s.pos = src.mesh.positions[t[0]] * b0 + src.mesh.positions[t[1]] * b1 + src.mesh.positions[t[2]] * b2;
+      s.normal = faceNormal(src.mesh, f);
+      const Vec3 e = normalize(src.mesh.positions[t[1]] - src.mesh.positions[t[0]]);
+      const float ang = uni(rng) * 2.0f * std::numbers::pi_v<float>;
+      const Vec3 u = e, w = cross(s.normal, e);
+      s.t0 = normalize(u * std::cos(ang) + w * std::sin(ang));
+      s.t1 = cross(s.normal, s.t0);
+      s.s0 = s.s1 = sigma;
+      s.opacity = 0.99f;
+      s.color = albedoAt(src, f, b0, b1, b2);
+      s.face = f;
+    }
+    rep.sampled = true;
+    rep.input_splats = splats.size();
+    stage("splats", std::to_string(count) + " sampled on the surface (sigma " + std::to_string(sigma) + ")");
+  }
+  for (const Splat& s : splats)
+    if (!std::isfinite(s.pos.x + s.pos.y + s.pos.z + s.s0 + s.s1 + s.opacity))
+      throw Error(opt.splats + ": a splat holds a non-finite value");
+
+  // 4. Normal snap to the nearest face; distances for the floater sign.
+  std::vector<Vec3> centres(splats.size());
+  for (size_t i = 0; i < splats.size(); ++i) centres[i] = splats[i].pos;
+  std::vector<float> dist(splats.size());
+  std::vector<uint8_t> flipped(splats.size(), 0);
+  parallelFor(splats.size(), [&](size_t i) {
+    const MeshBvh::Closest c = bvh.closest(splats[i].pos);
+    dist[i] = c.distance;
+    Splat& s = splats[i];
+    const Vec3 n = faceNormal(src.mesh, c.face);
+    flipped[i] = dot(n, s.normal) < 0;
+    s.normal = n;
+    s.face = c.face;
+    // Keep the in-plane axes perpendicular to the snapped normal (trained axes need not be).
+    Vec3 t0 = s.t0 - n * dot(s.t0, n);
+    if (length(t0) < 1e-6f) t0 = std::abs(n.x) < 0.9f ? cross(n, Vec3{1, 0, 0}) : cross(n, Vec3{0, 1, 0});
+    s.t0 = normalize(t0);
+    s.t1 = cross(n, s.t0);
+  });
+  size_t nflip = 0;
+  for (uint8_t f : flipped) nflip += f;
+  rep.flipped_splat_share = splats.empty() ? 0.0 : static_cast<double>(nflip) / static_cast<double>(splats.size());
+  rep.distance_p50 = percentile(dist, 0.5), rep.distance_p99 = percentile(dist, 0.99);
+  stage("normals", std::to_string(nflip) + " splat normals flipped to their face; distance p50 " + std::to_string(rep.distance_p50) +
+                       " p99 " + std::to_string(rep.distance_p99));
+
+  // 5. Floaters: far from the mesh, detached from the main component, sticking out of a silhouette.
+  {
+    std::vector<uint8_t> far(splats.size());
+    for (size_t i = 0; i < splats.size(); ++i) far[i] = dist[i] > opt.floater_distance;
+    const float nn = medianNearestNeighbour(centres);
+    // 5x the median nearest-neighbour distance: random surface samples leave gaps that 3x would cut off.
+    const float radius = std::max(5.0f * nn, 1e-4f);
+    const std::vector<uint8_t> main = mainComponent(centres, radius);
+    const std::vector<uint16_t> misses = silhouetteMisses(bvh, centres, beltElevations(opt), kSpl2CameraDistance, opt.silhouette_tolerance);
+    for (size_t i = 0; i < splats.size(); ++i) {
+      if (far[i]) ++rep.floaters_distance;
+      else if (!main[i]) ++rep.floaters_connectivity;
+      else if (misses[i]) ++rep.floaters_silhouette;
+    }
+    keepIf(splats, [&](size_t i) { return !far[i] && main[i] && misses[i] == 0; });
+    stage("floaters", std::to_string(rep.floaters_distance) + " by distance (> " + std::to_string(opt.floater_distance) + "), " +
+                          std::to_string(rep.floaters_connectivity) + " detached (link radius " + std::to_string(radius) + "), " +
+                          std::to_string(rep.floaters_silhouette) + " outside a silhouette");
+  }
+
+  // 6. Belly cull, then the budget by importance (opacity x area of the two main axes).
+  rep.belly_culled = keepIf(splats, [&](size_t i) { return facesBelt(splats[i].pos, splats[i].normal); });
+  if (splats.size() > opt.budget) {
+    std::vector<size_t> idx(splats.size());
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+      return splats[a].opacity * splats[a].s0 * splats[a].s1 > splats[b].opacity * splats[b].s0 * splats[b].s1;
+    });
+    std::vector<uint8_t> keep(splats.size(), 0);
+    for (size_t k = 0; k < opt.budget; ++k) keep[idx[k]] = 1;
+    rep.over_budget = keepIf(splats, [&](size_t i) { return keep[i] != 0; });
+  }
+  if (splats.empty()) throw Error(model_path + ": no splat left after the floater cleanup and the belly cull");
+  stage("belly", std::to_string(rep.belly_culled) + " facing no camera of the belt " + std::to_string(opt.belt_min) + "-" +
+                     std::to_string(opt.belt_max) + " deg; " + std::to_string(rep.over_budget) + " over the budget");
+
+  // 7. Core / shell split; the core in importance order so that LOD is one number.
+  std::vector<size_t> core_idx, shell_idx;
+  for (size_t i = 0; i < splats.size(); ++i) (splats[i].opacity > opt.core_opacity ? core_idx : shell_idx).push_back(i);
+  std::stable_sort(core_idx.begin(), core_idx.end(), [&](size_t a, size_t b) {
+    return splats[a].opacity * splats[a].s0 * splats[a].s1 > splats[b].opacity * splats[b].s0 * splats[b].s1;
+  });
+  std::vector<size_t> order = core_idx;
+  order.insert(order.end(), shell_idx.begin(), shell_idx.end());
+  {
+    std::vector<Splat> ordered(order.size());
+    for (size_t k = 0; k < order.size(); ++k) ordered[k] = splats[order[k]];
+    splats.swap(ordered);
+  }
+  const size_t n_core = core_idx.size();
+  rep.core = n_core, rep.shell = splats.size() - n_core;
+  centres.resize(splats.size());
+  for (size_t i = 0; i < splats.size(); ++i) centres[i] = splats[i].pos;
+  stage("split", std::to_string(rep.core) + " core, " + std::to_string(rep.shell) + " shell (opacity > " + std::to_string(opt.core_opacity) + ")");
+
+  // 8. Channels: ambient occlusion, emission by rarity, part id.
+  std::vector<Vec3> normals(splats.size()), colors(splats.size());
+  for (size_t i = 0; i < splats.size(); ++i) normals[i] = splats[i].normal, colors[i] = splats[i].color;
+  const std::vector<float> ao = ambientOcclusion(bvh, centres, normals, opt.ao_rays, opt.ao_distance, opt.seed);
+  Vec3 median_color;
+  for (int c = 0; c < 3; ++c) {
+    std::vector<float> ch(splats.size());
+    for (size_t i = 0; i < splats.size(); ++i) ch[i] = (&colors[i].x)[c];
+    (&median_color.x)[c] = percentile(ch, 0.5);
+  }
+  std::vector<int> emis(splats.size());
+  for (size_t i = 0; i < splats.size(); ++i) {
+    const float rarity = length(colors[i] - median_color);
+    const float e = std::clamp((rarity - opt.emission_threshold) / 0.3f, 0.0f, 1.0f);
+    emis[i] = static_cast<int>(std::lround(e * 15.0f));
+    rep.emissive += emis[i] > 0;
+  }
+  // Parts: mesh nodes when there are at most 8, else materials, else the 7 largest by area plus the rest.
+  std::vector<int> draw_part(src.draw_name.size(), 0);
+  std::vector<std::string> part_names;
+  {
+    auto group = [&](auto key_of) {
+      std::map<std::string, double> area;
+      std::vector<std::string> keys(src.draw_name.size());
+      for (size_t d = 0; d < keys.size(); ++d) keys[d] = key_of(d);
+      for (uint32_t f = 0; f < src.mesh.faces.size(); ++f) area[keys[src.face_draw[f]]] += faceArea(src.mesh, f);
+      return std::make_pair(keys, area);
+    };
+    auto [keys, area] = group([&](size_t d) { return src.draw_name[d]; });
+    if (area.size() > kMaxParts) {
+      auto by_material = group([&](size_t d) {
+        const int m = src.draw_material[d];
+        return m < 0 ? std::string("no material") : "material " + std::to_string(m);
+      });
+      if (by_material.second.size() <= kMaxParts || by_material.second.size() < area.size()) keys = by_material.first, area = by_material.second;
+    }
+    std::vector<std::pair<double, std::string>> ranked;
+    for (const auto& [k, a] : area) ranked.emplace_back(-a, k);
+    std::sort(ranked.begin(), ranked.end());
+    std::map<std::string, int> id;
+    for (size_t r = 0; r < ranked.size(); ++r) {
+      const int p = static_cast<int>(std::min<size_t>(r, kMaxParts - 1));
+      id[ranked[r].second] = p;
+      if (static_cast<size_t>(p) == part_names.size()) part_names.push_back(ranked[r].second);
+      else if (r >= kMaxParts) part_names.back() = "rest";
+    }
+    for (size_t d = 0; d < keys.size(); ++d) draw_part[d] = id[keys[d]];
+  }
+  rep.parts = part_names.size();
+  std::vector<uint8_t> parts(splats.size());
+  for (size_t i = 0; i < splats.size(); ++i) parts[i] = static_cast<uint8_t>(draw_part[src.face_draw[splats[i].face]]);
+  stage("channels", "ao " + std::to_string(opt.ao_rays) + " rays within " + std::to_string(opt.ao_distance) + "; " + std::to_string(rep.emissive) +
+                        " emissive; " + std::to_string(rep.parts) + " parts");
+
+  // 9. Materials and chunks.
+  MaterialRecipe recipe;
+  if (opt.materials.size() > 5 && opt.materials.compare(opt.materials.size() - 5, 5, ".json") == 0) {
+    const std::vector<uint8_t> text = readFile(opt.materials);
+    recipe = parseRecipeJson(std::string(text.begin(), text.end()), opt.materials);
+  } else {
+    recipe = builtinRecipe(opt.materials);
+  }
+  const float link = std::max(3.0f * medianNearestNeighbour(centres), 1e-4f);
+  const std::vector<uint8_t> materials = classifyMaterials(colors, centres, recipe, link, 2);
+  std::vector<float> areas(splats.size());
+  for (size_t i = 0; i < splats.size(); ++i) areas[i] = std::numbers::pi_v<float> * splats[i].s0 * splats[i].s1;
+  ChunkOptions copt;
+  copt.target_size = opt.chunk_size;
+  copt.seed = opt.seed;
+  copt.max_chunks = kSpl2MaxChunks;
+  const ChunkResult chunks = buildChunks(centres, areas, materials, parts, link, copt);
+  rep.chunks = static_cast<size_t>(chunks.chunk_count);
+  stage("chunks", std::to_string(rep.chunks) + " chunks (about " + std::to_string(opt.chunk_size) + " splats each), recipe '" + recipe.name + "'");
+
+  // 10. The file: blocks, orders, CHNK.
+  Spl2Hull& h = result.hull;
+  h.core.resize(n_core);
+  h.shell.resize(splats.size() - n_core);
+  for (size_t i = 0; i < splats.size(); ++i) {
+    const Splat& s = splats[i];
+    const bool core = i < n_core;
+    Spl2Block& b = core ? h.core : h.shell;
+    const size_t k = core ? i : i - n_core;
+    const float radius = core ? spl2CoreRadius(s.opacity) : 1.0f;
+    b.pos[k] = s.pos;
+    b.ax0[k] = s.t0 * (3.0f * s.s0 * radius);
+    b.ax1[k] = s.t1 * (3.0f * s.s1 * radius);
+    b.normal[k] = s.normal;
+    b.color[k] = s.color;
+    b.opacity[k] = s.opacity;
+    b.attrs[k] = {static_cast<float>(std::lround(std::clamp(ao[i], 0.0f, 1.0f) * 255.0f)), static_cast<float>(parts[i] * 16 + emis[i]), 0.0f,
+                  static_cast<float>(hash32(opt.seed * 0x9e3779b9U + static_cast<uint32_t>(i)) & 255u)};
+  }
+  h.orders = spl2ShellOrders(h.shell.pos, kSpl2Buckets, 0.5f * (opt.belt_min + opt.belt_max));
+  h.has_chunks = true;
+  h.chunk_of = chunks.chunk_of;
+  h.material_of = materials;
+  spl2ComputeChunkTable(h);
+  rep.bytes = encodeSpl2(h).size();
+  stage("orders", std::to_string(kSpl2Buckets) + " shell orders");
+
+  // 11. The meta sidecar: normalisation, named points and axes, part boxes, the report.
+  nlohmann::json meta;
+  meta["format"] = "splatforge-hull-meta";
+  meta["version"] = 1;
+  meta["source"] = model_path;
+  meta["cube"] = kCube;
+  meta["normalization"] = {{"scale", scale}, {"offset", nlohmann::json::parse(jsonVec(offset))}, {"rule", "p_hull = p_source * scale + offset"}};
+  meta["belt_deg"] = {opt.belt_min, opt.belt_max};
+  meta["buckets"] = kSpl2Buckets;
+  meta["camera_distance"] = kSpl2CameraDistance;
+  {
+    nlohmann::json points = nlohmann::json::object(), axes = nlohmann::json::object();
+    // Alternatives separated by '|', each matched as a case-insensitive substring of the node name.
+    auto lower = [](std::string s) {
+      for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      return s;
+    };
+    std::vector<std::string> words;
+    for (size_t at = 0; at <= opt.points.size();) {
+      const size_t bar = std::min(opt.points.find('|', at), opt.points.size());
+      if (bar > at) words.push_back(lower(opt.points.substr(at, bar - at)));
+      at = bar + 1;
+    }
+    const GltfDocument& doc = model->document();
+    for (size_t n = 0; n < doc.nodes.size(); ++n) {
+      const std::string& name = doc.nodes[n].name;
+      const std::string low = lower(name);
+      if (name.empty() || std::none_of(words.begin(), words.end(), [&](const std::string& w) { return low.find(w) != std::string::npos; })) continue;
+      const Mat4& world = pose.models[n];
+      const Vec3 p = transformPoint(world, Vec3{}) * scale + offset;
+      const Vec3 z = normalize(world.linear() * Vec3{0, 0, 1});
+      points[name] = nlohmann::json::parse(jsonVec(p));
+      axes[name] = nlohmann::json::parse(jsonVec(z));
+    }
+    meta["points"] = points;
+    meta["axes"] = axes;
+    nlohmann::json boxes = nlohmann::json::array();
+    for (size_t p = 0; p < part_names.size(); ++p) {
+      Vec3 bl{INFINITY, INFINITY, INFINITY}, bh = -bl;
+      size_t count = 0;
+      for (size_t i = 0; i < splats.size(); ++i)
+        if (parts[i] == p) {
+          const Vec3 q = splats[i].pos;
+          bl = Vec3{std::min(bl.x, q.x), std::min(bl.y, q.y), std::min(bl.z, q.z)};
+          bh = Vec3{std::max(bh.x, q.x), std::max(bh.y, q.y), std::max(bh.z, q.z)};
+          ++count;
+        }
+      nlohmann::json box = {{"part", p}, {"name", part_names[p]}, {"splats", count}};
+      if (count) box["min"] = nlohmann::json::parse(jsonVec(bl)), box["max"] = nlohmann::json::parse(jsonVec(bh));
+      boxes.push_back(box);
+    }
+    meta["parts"] = boxes;
+  }
+  rep.seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
+  nlohmann::json stats;
+  stats["triangles"] = rep.triangles;
+  stats["components"] = rep.components;
+  stats["flipped_components"] = rep.flipped_components;
+  stats["flipped_face_share"] = rep.flipped_face_share;
+  stats["flipped_splat_share"] = rep.flipped_splat_share;
+  stats["input_splats"] = rep.input_splats;
+  stats["sampled"] = rep.sampled;
+  stats["floaters"] = {{"distance", rep.floaters_distance}, {"connectivity", rep.floaters_connectivity}, {"silhouette", rep.floaters_silhouette},
+                       {"dataset", nullptr}};
+  stats["distance_p50"] = rep.distance_p50;
+  stats["distance_p99"] = rep.distance_p99;
+  stats["belly_culled"] = rep.belly_culled;
+  stats["over_budget"] = rep.over_budget;
+  stats["core"] = rep.core;
+  stats["shell"] = rep.shell;
+  stats["emissive"] = rep.emissive;
+  stats["parts"] = rep.parts;
+  stats["chunks"] = rep.chunks;
+  stats["bytes"] = rep.bytes;
+  stats["seconds"] = rep.seconds;
+  meta["bake"] = stats;
+  result.meta_json = meta.dump(2) + "\n";
+  return result;
+}
+
+}  // namespace sf::hull

@@ -1,0 +1,169 @@
+#include "hull/hull_render.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "core/error.h"
+#include "hull/bake.h"
+
+namespace sf::hull {
+namespace {
+
+constexpr float kShC0 = 0.28209479177387814f;
+constexpr float kCoreLift = 0.004f;  // hull units (the cube is 1.6): the most important core octagon's lift
+
+float smoothstep(float e0, float e1, float x) {
+  const float t = std::clamp((x - e0) / (e1 - e0), 0.0f, 1.0f);
+  return t * t * (3.0f - 2.0f * t);
+}
+float mix(float a, float b, float t) { return a + (b - a) * t; }
+
+}  // namespace
+
+HullMode parseHullMode(const std::string& text) {
+  if (text == "baked") return HullMode::kBaked;
+  if (text == "sorted") return HullMode::kSorted;
+  throw Error("unknown hull mode '" + text + "' (expected baked or sorted)");
+}
+
+const char* hullModeName(HullMode mode) { return mode == HullMode::kBaked ? "baked" : "sorted"; }
+
+Vec3 celShade(Vec3 albedo, Vec3 normal, Vec3 position, float emis, double time, const HullLight& light) {
+  if (!light.enabled) return albedo;
+  const float ndl = std::clamp(dot(normal, -normalize(light.direction)), 0.0f, 1.0f);
+  float band = mix(0.62f, 0.88f, smoothstep(0.22f, 0.28f, ndl));
+  band = mix(band, 1.12f, smoothstep(0.52f, 0.58f, ndl));
+  Vec3 col = albedo * (light.brightness * band);
+  col = col + albedo * (emis * (0.78f + 0.22f * static_cast<float>(std::sin(time * 2.3))) * light.emission);
+  if (light.flash_strength > 0) {
+    const Vec3 fd = light.flash_position - position;
+    const float fndl = std::clamp(dot(normal, normalize(fd)), 0.0f, 1.0f);
+    const float fband = fndl > 0.5f ? 1.0f : (fndl > 0.2f ? 0.45f : 0.0f);
+    col = col + light.flash_color * (light.flash_strength * fband / (1.0f + 0.15f * dot(fd, fd)));
+  }
+  return {std::clamp(col.x, 0.0f, 1.0f), std::clamp(col.y, 0.0f, 1.0f), std::clamp(col.z, 0.0f, 1.0f)};
+}
+
+std::shared_ptr<HullAsset> HullAsset::load(const std::string& path) {
+  auto a = std::make_shared<HullAsset>();
+  a->path = path;
+  a->hull = loadSpl2(path);
+  if (a->hull.size() == 0) throw Error(path + ": the hull holds no splats");
+  a->rest = spl2ToCloud(a->hull);
+  const std::string meta = hullMetaPath(path);
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(meta, ec)) a->bucket_elevation = readHullMetaBeltMiddle(meta);
+  return a;
+}
+
+void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to_world, const Camera& cam, double time,
+                    const HullLight& light, HullFrame& out, std::vector<RenderObject>& objects, std::vector<RenderMesh>& meshes) {
+  const Spl2Hull& h = asset.hull;
+  const size_t n_core = h.core.size(), n_shell = h.shell.size();
+  const Mat3 linear = object_to_world.linear();
+  auto lit = [&](const Spl2Block& b, size_t k) {
+    const Vec3 n = normalize(linear * b.normal[k]);
+    const float emis = static_cast<float>(static_cast<int>(b.attrs[k][1]) % 16) / 15.0f;
+    return celShade(b.color[k], n, transformPoint(object_to_world, b.pos[k]), emis, time, light);
+  };
+  auto setColor = [&](GaussianCloud& c, size_t i, Vec3 col) {
+    float* dc = c.shOf(i).data();
+    dc[0] = (col.x - 0.5f) / kShC0, dc[1] = (col.y - 0.5f) / kShC0, dc[2] = (col.z - 0.5f) / kShC0;
+  };
+  out.sort_depth.clear();
+  out.core_positions.clear();
+  out.core_colors.clear();
+  out.core_indices.clear();
+  out.bucket = -1;
+
+  if (mode == HullMode::kSorted) {
+    out.cloud = asset.rest;  // core then shell, as spl2ToCloud lays them out
+    for (size_t k = 0; k < n_core; ++k) setColor(out.cloud, k, lit(h.core, k));
+    for (size_t k = 0; k < n_shell; ++k) setColor(out.cloud, n_core + k, lit(h.shell, k));
+    RenderObject ro{&out.cloud, object_to_world};
+    ro.dynamic = true;  // colours change every frame
+    objects.push_back(ro);
+    return;
+  }
+
+  // The shell: gaussians in the order of the camera's heading bucket.
+  if (n_shell > 0) {
+    GaussianCloud& c = out.cloud;
+    const GaussianCloud& r = asset.rest;
+    c = GaussianCloud{};
+    c.resize(n_shell, 0);
+    c.color_space = r.color_space;
+    for (size_t k = 0; k < n_shell; ++k) {
+      c.positions[k] = r.positions[n_core + k];
+      c.scales[k] = r.scales[n_core + k];
+      c.rotations[k] = r.rotations[n_core + k];
+      c.opacities[k] = r.opacities[n_core + k];
+      setColor(c, k, lit(h.shell, k));
+    }
+    const int buckets = static_cast<int>(h.orders.size());
+    RenderObject ro{&c, object_to_world};
+    ro.dynamic = true;
+    if (buckets > 0) {
+      const Vec3 cam_obj = transformPoint(inverseAffine(object_to_world), cam.position());
+      out.bucket = spl2Bucket(cam_obj, buckets);
+      const Vec3 cb = spl2BucketCamera(out.bucket, buckets, asset.bucket_elevation);
+      // Depth of each shell splat as the bucket's camera sees it, placed around the hull centre's real view
+      // depth and pulled towards the camera by its own reach (|ax0|, 3 sigma: a depth bias, as decals get, so
+      // that a shell splat lying on the core's surface shows over it instead of fighting it per pixel), then
+      // made strictly decreasing along the stored order so that the global sort reproduces it.
+      const Vec3 centre_view = transformPoint(cam.world_to_camera * object_to_world, Vec3{});
+      const float s = length(linear.col(0));
+      const float cb_len = length(cb);
+      out.sort_depth.assign(n_shell, 0.0f);
+      float prev = std::numeric_limits<float>::infinity();
+      for (int32_t i : h.orders[static_cast<size_t>(out.bucket)]) {
+        const size_t k = static_cast<size_t>(i);
+        const float raw = centre_view.z + s * (length(h.shell.pos[k] - cb) - cb_len - length(h.shell.ax0[k]));
+        const float v = std::min(raw, std::nextafter(prev, -std::numeric_limits<float>::infinity()));
+        out.sort_depth[k] = v;
+        prev = v;
+      }
+      ro.sort_depth = out.sort_depth;
+    }
+    objects.push_back(ro);
+  } else {
+    out.cloud = GaussianCloud{};
+  }
+
+  // The core: opaque octagons (centre + 8 rim vertices at ax0 cos + ax1 sin), flat-coloured, in the mesh layer.
+  // Splats on one flat face give coplanar octagons whose depths would tie and fight per pixel (differently on
+  // each backend); each octagon is lifted along its normal by kCoreLift * (1 - rank / n_core), so overlaps
+  // resolve by importance (the core is stored most important first) everywhere.
+  if (n_core > 0) {
+    out.core_positions.reserve(n_core * 9);
+    out.core_colors.reserve(n_core * 9);
+    out.core_indices.reserve(n_core * 24);
+    for (size_t k = 0; k < n_core; ++k) {
+      const Vec3 col = lit(h.core, k);
+      const uint32_t base = static_cast<uint32_t>(out.core_positions.size());
+      const Vec3 centre = h.core.pos[k] + h.core.normal[k] * (kCoreLift * (1.0f - static_cast<float>(k) / static_cast<float>(n_core)));
+      out.core_positions.push_back(centre);
+      for (int v = 0; v < 8; ++v) {
+        const float a = static_cast<float>(v) * 0.78539816339744831f;
+        out.core_positions.push_back(centre + h.core.ax0[k] * std::cos(a) + h.core.ax1[k] * std::sin(a));
+      }
+      for (int v = 0; v < 9; ++v) out.core_colors.push_back({col.x, col.y, col.z, 1.0f});
+      for (uint32_t v = 0; v < 8; ++v) {
+        out.core_indices.push_back(base);
+        out.core_indices.push_back(base + 1 + v);
+        out.core_indices.push_back(base + 1 + (v + 1) % 8);
+      }
+    }
+    RenderMesh m;
+    m.positions = out.core_positions;
+    m.colors = out.core_colors;
+    m.indices = out.core_indices;
+    m.object_to_world = object_to_world;
+    m.unlit = true;
+    meshes.push_back(m);
+  }
+}
+
+}  // namespace sf::hull

@@ -1,0 +1,76 @@
+// Splat hulls in the frame (docs/architecture.md "Splat hulls"): a loaded SPL2 hull turned, per frame, into what
+// both renderers draw, lit with the cel light of the hull article.
+//
+// - kBaked (the article's mobile path): the core as opaque octagons in the mesh layer (depth-tested, never
+//   sorted), the shell as gaussians whose sort depths come from the precomputed order of the heading bucket the
+//   camera is in, so the frame's global sort keeps them in exactly that order.
+// - kSorted: every splat of the hull as a gaussian in the global sort like any object.
+//
+// Gamma: hull colours are raw display-encoded values; the cel light works on them as the article tuned it (in
+// that space) and the frame's working space is that display space, so the image is encoded once, at the end
+// (as for every splat).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/gaussian_cloud.h"
+#include "io/spl2.h"
+#include "render/camera.h"
+#include "render/cpu_renderer.h"
+#include "render/mesh.h"
+
+namespace sf::hull {
+
+enum class HullMode { kBaked, kSorted };
+HullMode parseHullMode(const std::string& text);  // "baked" or "sorted"; throws sf::Error naming the choices
+const char* hullModeName(HullMode mode);
+
+// The cel light (scene JSON "light", docs/formats/scene-json.md). Directions and positions in world space.
+struct HullLight {
+  bool enabled = true;          // false: hulls show their raw colours
+  Vec3 direction{-0.4f, -1.0f, -0.3f};  // the way the key light travels
+  float brightness = 1.0f;      // base_brightness
+  float emission = 1.25f;       // gain of the breathing emission
+  Vec3 flash_position;          // a point flash (muzzle, explosion)
+  Vec3 flash_color{1.0f, 0.85f, 0.6f};
+  float flash_strength = 0;     // 0: no flash
+};
+
+// The article's cel shader for one splat, in display space: three bands by N.L with narrow ramps
+// (0.62 -> 0.88 over N.L 0.22..0.28, -> 1.12 over 0.52..0.58), breathing emission
+// albedo * emis * (0.78 + 0.22 sin(2.3 t)) * gain, and the flash with hard bands (1 above N.L 0.5, 0.45 above
+// 0.2) and 1 / (1 + 0.15 d^2) falloff. `emis` in [0, 1]; `normal` unit, world space.
+Vec3 celShade(Vec3 albedo, Vec3 normal, Vec3 position, float emis, double time, const HullLight& light);
+
+// A hull as loaded for the frame.
+struct HullAsset {
+  std::string path;
+  Spl2Hull hull;
+  GaussianCloud rest;   // spl2ToCloud(hull): core then shell
+  float bucket_elevation = 41.0f;  // the belt's middle (meta sidecar), where the bucket cameras sit
+
+  // Loads a .spl2 and its meta sidecar when present (hull/bake.h hullMetaPath). Throws sf::Error / FormatError.
+  static std::shared_ptr<HullAsset> load(const std::string& path);
+};
+
+// One hull's frame data; owns what its RenderObject and RenderMesh point to.
+struct HullFrame {
+  GaussianCloud cloud;                       // kSorted: every splat; kBaked: the shell
+  std::vector<float> sort_depth;             // kBaked: the shell's sort depths
+  std::vector<Vec3> core_positions;          // kBaked: 9 vertices per core splat (centre, then 8 rim)
+  std::vector<std::array<float, 4>> core_colors;
+  std::vector<uint32_t> core_indices;        // 8 triangles per core splat
+  int bucket = 0;                            // the heading bucket used (kBaked)
+};
+
+// Builds the frame data of `asset` placed by `object_to_world` (rotation, uniform scale, translation), seen by
+// `cam` at scene time `time`, and appends its render object and mesh. `out` must stay alive and unmoved while
+// the frame renders.
+void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to_world, const Camera& cam, double time,
+                    const HullLight& light, HullFrame& out, std::vector<RenderObject>& objects, std::vector<RenderMesh>& meshes);
+
+}  // namespace sf::hull
