@@ -53,7 +53,7 @@ int runBake(HullCommand::Options& o) {
   }
   fmt::print("wrote {} ({:.1f} KB: {} core + {} shell, {} chunks, {} parts) and {}\n", o.output, static_cast<double>(b.bytes) / 1024.0, b.core,
              b.shell, b.chunks, b.parts, meta);
-  fmt::print("winding: {} of {} components flipped ({:.1f}% of faces); {:.1f}% of splat normals flipped by the snap\n", b.flipped_components,
+  fmt::print("winding: {} of {} components flipped ({:.1f}% of faces); {:.1f}% of splats snapped to a repaired face (normal flipped)\n", b.flipped_components,
              b.components, 100.0 * b.flipped_face_share, 100.0 * b.flipped_splat_share);
   fmt::print("floaters: {} by distance, {} detached, {} outside a silhouette (distance p50 {:.4f}, p99 {:.4f}); {} belly-culled, {} over "
              "the budget\n",
@@ -78,7 +78,13 @@ int runInfo(const HullCommand::Options& o) {
   size_t materials[kSpl2Materials] = {};
   for (uint8_t m : h.material_of) materials[m < kSpl2Materials ? m : 0]++;
   if (o.json) {
-    fmt::print("{{\"file\": \"{}\", \"bytes\": {}, \"core\": {}, \"shell\": {}, \"buckets\": {}, \"chunks\": {}, \"emissive\": {}}}\n", o.input,
+    std::string file;  // a JSON string's contents
+    for (char ch : o.input) {
+      if (ch == '"' || ch == '\\') file += '\\';
+      if (static_cast<unsigned char>(ch) < 0x20) file += fmt::format("\\u{:04x}", static_cast<int>(ch));
+      else file += ch;
+    }
+    fmt::print("{{\"file\": \"{}\", \"bytes\": {}, \"core\": {}, \"shell\": {}, \"buckets\": {}, \"chunks\": {}, \"emissive\": {}}}\n", file,
                bytes.size(), h.core.size(), h.shell.size(), h.orders.size(), h.has_chunks ? h.chunks.size() : 0, emissive);
     return 0;
   }

@@ -234,6 +234,11 @@ BakeResult bakeHull(const std::string& model_path, const BakeOptions& opt) {
   };
   if (!opt.splats.empty()) {
     LoadedSplats loaded = loadSplats(opt.splats);
+    // Formats with glTF's axes (glTF, SPL2) are turned into the engine's frame on load; the hull frame has
+    // glTF's axes, so turn them back (the turn is its own inverse). PLY and the others are taken as stored.
+    if (loaded.format == SplatFormat::kGltf || loaded.format == SplatFormat::kSpl2) changeAxes(loaded.cloud, Mat3::diagonal({-1, -1, 1}));
+    if (opt.progress)
+      for (const std::string& w : loaded.warnings) opt.progress("warning: " + opt.splats + ": " + w);
     const GaussianCloud& cloud = loaded.cloud;
     splats.resize(cloud.size());
     parallelFor(cloud.size(), [&](size_t i) {
@@ -255,6 +260,7 @@ BakeResult bakeHull(const std::string& model_path, const BakeOptions& opt) {
       const float* dc = cloud.shOf(i).data();
       s.color = Vec3{std::clamp(0.5f + kShC0 * dc[0], 0.0f, 1.0f), std::clamp(0.5f + kShC0 * dc[1], 0.0f, 1.0f),
                      std::clamp(0.5f + kShC0 * dc[2], 0.0f, 1.0f)};
+      if (cloud.color_space == ColorSpace::kLinear) s.color = Vec3{linearToSrgb(s.color.x), linearToSrgb(s.color.y), linearToSrgb(s.color.z)};
       s.opacity = cloud.opacities[i];
     });
     rep.input_splats = splats.size();
@@ -299,9 +305,11 @@ BakeResult bakeHull(const std::string& model_path, const BakeOptions& opt) {
     rep.input_splats = splats.size();
     stage("splats", std::to_string(count) + " sampled on the surface (sigma " + std::to_string(sigma) + ")");
   }
-  for (const Splat& s : splats)
-    if (!std::isfinite(s.pos.x + s.pos.y + s.pos.z + s.s0 + s.s1 + s.opacity))
-      throw Error(opt.splats + ": a splat holds a non-finite value");
+  for (size_t i = 0; i < splats.size(); ++i) {
+    const Splat& s = splats[i];
+    if (!std::isfinite(s.pos.x + s.pos.y + s.pos.z + s.s0 + s.s1 + s.opacity) || std::abs(s.pos.x) + std::abs(s.pos.y) + std::abs(s.pos.z) > 1e6f)
+      throw Error((opt.splats.empty() ? model_path : opt.splats) + ": splat " + std::to_string(i) + " holds a non-finite or huge value");
+  }
 
   // 4. Normal snap to the nearest face; distances for the floater sign.
   std::vector<Vec3> centres(splats.size());
@@ -313,7 +321,7 @@ BakeResult bakeHull(const std::string& model_path, const BakeOptions& opt) {
     dist[i] = c.distance;
     Splat& s = splats[i];
     const Vec3 n = faceNormal(src.mesh, c.face);
-    flipped[i] = dot(n, s.normal) < 0;
+    flipped[i] = wr.face_flipped[c.face];  // the splat would have inherited a reversed face
     s.normal = n;
     s.face = c.face;
     // Keep the in-plane axes perpendicular to the snapped normal (trained axes need not be).
@@ -326,7 +334,7 @@ BakeResult bakeHull(const std::string& model_path, const BakeOptions& opt) {
   for (uint8_t f : flipped) nflip += f;
   rep.flipped_splat_share = splats.empty() ? 0.0 : static_cast<double>(nflip) / static_cast<double>(splats.size());
   rep.distance_p50 = percentile(dist, 0.5), rep.distance_p99 = percentile(dist, 0.99);
-  stage("normals", std::to_string(nflip) + " splat normals flipped to their face; distance p50 " + std::to_string(rep.distance_p50) +
+  stage("normals", std::to_string(nflip) + " splats snapped to a face whose winding was repaired; distance p50 " + std::to_string(rep.distance_p50) +
                        " p99 " + std::to_string(rep.distance_p99));
 
   // 5. Floaters: far from the mesh, detached from the main component, sticking out of a silhouette.
@@ -336,7 +344,9 @@ BakeResult bakeHull(const std::string& model_path, const BakeOptions& opt) {
     const float nn = medianNearestNeighbour(centres);
     // 5x the median nearest-neighbour distance: random surface samples leave gaps that 3x would cut off.
     const float radius = std::max(5.0f * nn, 1e-4f);
-    const std::vector<uint8_t> main = mainComponent(centres, radius);
+    // Components of at least a tenth of the largest are parts, not floaters: keeping the largest alone dropped
+    // whole pieces of models made of disjoint parts (6,346 of 7,161 splats of the interpolation sample).
+    const std::vector<uint8_t> main = mainComponent(centres, radius, 0.1f);
     const std::vector<uint16_t> misses = silhouetteMisses(bvh, centres, beltElevations(opt), kSpl2CameraDistance, opt.silhouette_tolerance);
     for (size_t i = 0; i < splats.size(); ++i) {
       if (far[i]) ++rep.floaters_distance;

@@ -44,7 +44,7 @@ struct BakeReport {
   std::string source;
   size_t triangles = 0, components = 0, flipped_components = 0;
   double flipped_face_share = 0;   // faces whose winding was reversed
-  double flipped_splat_share = 0;  // splats whose input normal pointed against their snapped face normal
+  double flipped_splat_share = 0;  // splats whose nearest face had its winding reversed (their normal flipped)
   size_t input_splats = 0;         // from the file or sampled
   bool sampled = false;
   size_t floaters_distance = 0, floaters_connectivity = 0, floaters_silhouette = 0;

@@ -109,18 +109,20 @@ void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to
       const Vec3 cam_obj = transformPoint(inverseAffine(object_to_world), cam.position());
       out.bucket = spl2Bucket(cam_obj, buckets);
       const Vec3 cb = spl2BucketCamera(out.bucket, buckets, asset.bucket_elevation);
-      // Depth of each shell splat as the bucket's camera sees it, placed around the hull centre's real view
+      // View depth of each shell splat along the bucket camera's axis (the depth its stored order sorts by),
+      // relative to the hull centre and placed around the centre's real view
       // depth and pulled towards the camera by its own reach (|ax0|, 3 sigma: a depth bias, as decals get, so
       // that a shell splat lying on the core's surface shows over it instead of fighting it per pixel), then
       // made strictly decreasing along the stored order so that the global sort reproduces it.
       const Vec3 centre_view = transformPoint(cam.world_to_camera * object_to_world, Vec3{});
       const float s = length(linear.col(0));
-      const float cb_len = length(cb);
+      const Vec3 axis = -normalize(cb);
       out.sort_depth.assign(n_shell, 0.0f);
       float prev = std::numeric_limits<float>::infinity();
       for (int32_t i : h.orders[static_cast<size_t>(out.bucket)]) {
         const size_t k = static_cast<size_t>(i);
-        const float raw = centre_view.z + s * (length(h.shell.pos[k] - cb) - cb_len - length(h.shell.ax0[k]));
+        float raw = centre_view.z + s * (dot(h.shell.pos[k], axis) - length(h.shell.ax0[k]));
+        if (!std::isfinite(raw)) raw = centre_view.z;  // absurd axes from a file: keep the order, not the value
         const float v = std::min(raw, std::nextafter(prev, -std::numeric_limits<float>::infinity()));
         out.sort_depth[k] = v;
         prev = v;

@@ -632,10 +632,12 @@ WindingReport repairWinding(TriMesh& mesh) {
   std::vector<double> vote(count, 0.0);
   for (size_t f = 0; f < nf; ++f) vote[component[f]] += 0.5 * ddot(normal[f], sub(centre[f], centroid));
   double flipped_area = 0;
+  report.face_flipped.assign(nf, 0);
   for (uint32_t c = 0; c < count; ++c) report.flipped_components += vote[c] < 0;
   for (size_t f = 0; f < nf; ++f) {
     if (!(vote[component[f]] < 0)) continue;
     std::swap(mesh.faces[f][1], mesh.faces[f][2]);
+    report.face_flipped[f] = 1;
     ++report.flipped_faces;
     flipped_area += area[f];
   }
@@ -699,7 +701,7 @@ std::vector<float> distanceToMesh(const MeshBvh& bvh, std::span<const Vec3> poin
   return distance;
 }
 
-std::vector<uint8_t> mainComponent(std::span<const Vec3> points, float radius) {
+std::vector<uint8_t> mainComponent(std::span<const Vec3> points, float radius, float keep_fraction) {
   assert(radius > 0);
   std::vector<uint8_t> main(points.size(), 0);
   if (points.empty()) return main;
@@ -724,7 +726,10 @@ std::vector<uint8_t> mainComponent(std::span<const Vec3> points, float radius) {
   uint32_t best = 0;
   for (uint32_t i = 0; i < points.size(); ++i)
     if (size[i] > size[best]) best = i;
-  for (size_t i = 0; i < points.size(); ++i) main[i] = sets.find(static_cast<uint32_t>(i)) == best;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const uint32_t root = sets.find(static_cast<uint32_t>(i));
+    main[i] = root == best || (keep_fraction < 1 && static_cast<float>(size[root]) >= keep_fraction * static_cast<float>(size[best]));
+  }
   return main;
 }
 

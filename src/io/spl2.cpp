@@ -226,12 +226,14 @@ std::vector<std::vector<int32_t>> spl2ShellOrders(std::span<const Vec3> shell_po
   std::vector<std::vector<int32_t>> orders(static_cast<size_t>(std::max(n_buckets, 0)));
   std::vector<double> key(shell_pos.size());
   for (int b = 0; b < n_buckets; ++b) {
+    // View depth along the bucket camera's axis (it looks at the origin), as the frame sorts: dot(p - cam, f).
     const Vec3 cam = spl2BucketCamera(b, n_buckets, elevation_deg);
+    const double len = std::sqrt(static_cast<double>(cam.x) * cam.x + static_cast<double>(cam.y) * cam.y + static_cast<double>(cam.z) * cam.z);
+    const double fx = -cam.x / len, fy = -cam.y / len, fz = -cam.z / len;
     for (size_t i = 0; i < shell_pos.size(); ++i) {
-      const double dx = static_cast<double>(shell_pos[i].x) - cam.x, dy = static_cast<double>(shell_pos[i].y) - cam.y,
-                   dz = static_cast<double>(shell_pos[i].z) - cam.z;
-      const double d2 = dx * dx + dy * dy + dz * dz;
-      key[i] = std::isnan(d2) ? -std::numeric_limits<double>::infinity() : d2;  // a strict weak order even then
+      const double d = (static_cast<double>(shell_pos[i].x) - cam.x) * fx + (static_cast<double>(shell_pos[i].y) - cam.y) * fy +
+                       (static_cast<double>(shell_pos[i].z) - cam.z) * fz;
+      key[i] = std::isnan(d) ? -std::numeric_limits<double>::infinity() : d;  // a strict weak order even then
     }
     std::vector<int32_t>& order = orders[static_cast<size_t>(b)];
     order.resize(shell_pos.size());

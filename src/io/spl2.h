@@ -83,8 +83,8 @@ float spl2CoreRadius(float opacity);
 Vec3 spl2BucketCamera(int bucket, int n_buckets, float elevation_deg, float distance = kSpl2CameraDistance);
 // The bucket whose sector holds the azimuth of `camera` (a camera position in the hull frame).
 int spl2Bucket(Vec3 camera, int n_buckets);
-// n_buckets orders of `shell_pos`, each sorted back to front (distance to that bucket's camera descending;
-// ties by index).
+// n_buckets orders of `shell_pos`, each sorted back to front (view depth along that bucket's camera axis
+// descending, as the frame sorts by view depth; ties by index).
 std::vector<std::vector<int32_t>> spl2ShellOrders(std::span<const Vec3> shell_pos, int n_buckets, float elevation_deg);
 
 // Fills hull.chunks from chunk_of, material_of and the blocks (centroid = mean centre, radius = largest distance

@@ -81,7 +81,7 @@ struct RenderObject {
   // degree and the colour space, not the values.
   const GpuSplatSource* gpu_source = nullptr;
   // Optional, one per splat: the view depth used for the splat's sort key and its test against the mesh layer
-  // instead of its centre's (a splat hull's baked shell order, scene/hull_frame.h). Values are raised to
+  // instead of its centre's (a splat hull's baked shell order, hull/hull_render.h). Values are raised to
   // kMinSortDepth; culling still uses the centre's depth.
   std::span<const float> sort_depth;
 

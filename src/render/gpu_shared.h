@@ -40,8 +40,8 @@ using uint = uint32_t;
 // Object flags (GpuObject::flags): antialiased opacity compensation; colours are linear (encode to sRGB).
 #define SF_OBJECT_ANTIALIASED 1u
 #define SF_OBJECT_LINEAR_COLOR 2u
-#define SF_OBJECT_SORT_DEPTH 4u
-#define SF_MIN_SORT_DEPTH 0.2001  // kMinSortDepth (render/cpu_renderer.h)  // GpuObject.sort_depth holds one sort depth per slot (RenderObject::sort_depth)
+#define SF_OBJECT_SORT_DEPTH 4u  // GpuObject.sort_depth holds one sort depth per slot (RenderObject::sort_depth)
+#define SF_MIN_SORT_DEPTH 0.2001  // sort depths are raised to this (kMinSortDepth, render/cpu_renderer.h)
 
 #ifndef __cplusplus
 layout(buffer_reference, scalar) buffer Floats { float v[]; };

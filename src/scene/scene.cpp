@@ -724,6 +724,12 @@ Camera autoCamera(const Scene& scene, int width, int height) {
   // Generators follow the capture convention too (the contract's camera looks along +z with y down).
   for (const SceneObject& o : scene.objects)
     captures |= (o.cloud && !o.model && !o.character && !o.hull && o.source != "placeholder") || o.generator != nullptr;
+  bool hulls_only = !scene.objects.empty();
+  for (const SceneObject& o : scene.objects) hulls_only &= o.hull != nullptr;
+  if (hulls_only) {  // from the middle of the default camera belt (41 degrees up), where baked hulls are meant to be seen
+    const float e = 41.0f * std::numbers::pi_v<float> / 180.0f;
+    return frameBox(b.p01, b.p99, Vec3{0, -std::sin(e), -std::cos(e)}, Vec3{0, 1, 0}, width, height);
+  }
   if (!captures) return frameBox(b.p01, b.p99, Vec3{0, 0, -1}, Vec3{0, 1, 0}, width, height);
   return frameBox(b.p01, b.p99, Vec3{0, 0, 1}, Vec3{0, -1, 0}, width, height);
 }

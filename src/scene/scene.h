@@ -120,7 +120,8 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
 // posed at scene time 0).
 CloudBounds sceneBounds(const Scene& scene);
 
-// Automatic camera framing the 1-99 percentile box of the scene. Scenes with splat captures are seen along
+// Automatic camera framing the 1-99 percentile box of the scene. Scenes of splat hulls only are seen from 41
+// degrees up (the middle of the default camera belt their shell orders were baked for). Scenes with splat captures are seen along
 // +z with y down (the capture convention); scenes of glTF models only are seen from +z looking down -z
 // with y up (the glTF convention: models face +z).
 Camera autoCamera(const Scene& scene, int width, int height);

@@ -384,6 +384,21 @@ TEST(HullFrame, BakedAndSortedAgreeForAnOpaqueHull) {
   EXPECT_GT(psnr, 22.0) << "baked vs sorted, opaque hull (24.8 dB when written)";
 }
 
+// With a shell: the baked shell (its bucket's order, the depth bias against the core) against every splat in
+// the global sort.
+TEST(HullFrame, BakedAndSortedAgreeWithAShell) {
+  auto asset = sphereHull("HullFrame.ModesShell", true);
+  ASSERT_GT(asset->hull.shell.size(), 50u);
+  for (float az : {30.0f, 250.0f}) {
+    const Camera cam = beltCamera(160, 160, az);
+    const double psnr = compareImages(renderScene(hullScene(asset, hull::HullMode::kBaked), cam, nullptr),
+                                      renderScene(hullScene(asset, hull::HullMode::kSorted), cam, nullptr))
+                            .psnr;
+    std::fprintf(stderr, "baked vs sorted with a shell, azimuth %g: %.2f dB\n", az, psnr);
+    EXPECT_GT(psnr, 20.0) << "azimuth " << az;
+  }
+}
+
 VulkanRenderer* gpuRenderer() {
   static std::unique_ptr<VulkanRenderer> renderer = []() -> std::unique_ptr<VulkanRenderer> {
     if (!gpu::vulkanAvailable()) return nullptr;
@@ -418,6 +433,50 @@ TEST(HullFrame, VulkanMatchesCpuInBothModes) {
       }
     }
   EXPECT_EQ(gpu->context().validationErrors(), validation_before) << gpu->context().validationReport(validation_before);
+}
+
+TEST(HullScene, HullObjectsHeadingModeAndLightFromJson) {
+  auto asset = sphereHull("HullScene.Json", true);
+  const std::string dir = test::tempDir("HullScene.Json");
+  saveSpl2(asset->hull, dir + "/h.spl2");
+  const std::string text = R"({"objects": [{"hull": "h.spl2", "heading": 90, "mode": "sorted"}, {"hull": "h.spl2"}],
+    "light": {"direction": [0, -1, 0], "brightness": 0.8, "emission": 2, "flash": {"position": [1, 2, 3], "strength": 0.5}}})";
+  const Scene s = parseSceneJson(text, dir + "/scene.json", {});
+  ASSERT_EQ(s.objects.size(), 2u);
+  ASSERT_TRUE(s.objects[0].hull && s.objects[1].hull);
+  EXPECT_EQ(s.objects[0].hull_mode, hull::HullMode::kSorted);
+  EXPECT_EQ(s.objects[1].hull_mode, hull::HullMode::kBaked);
+  // A heading of 90 degrees turns the hull's +z (its front) towards +x, the way bucket azimuths grow.
+  const Vec3 front = s.objects[0].object_to_world.linear() * Vec3{0, 0, 1};
+  EXPECT_NEAR(front.x, 1.0f, 1e-6f);
+  EXPECT_NEAR(front.z, 0.0f, 1e-6f);
+  EXPECT_FLOAT_EQ(s.light.brightness, 0.8f);
+  EXPECT_FLOAT_EQ(s.light.emission, 2.0f);
+  EXPECT_FLOAT_EQ(s.light.flash_strength, 0.5f);
+  EXPECT_FLOAT_EQ(s.light.flash_position.z, 3.0f);
+  // A camera at azimuth 10 in the world sees a hull turned by 90 from its own azimuth 280 (bucket 49), an
+  // unturned one from 10 (bucket 1).
+  const Camera cam = beltCamera(64, 64, 10.0f);
+  SceneFrame frame;
+  poseScene(s, 0.0, frame, false, &cam);
+  EXPECT_EQ(frame.hulls[1].bucket, 1);
+  EXPECT_EQ(frame.hulls[0].bucket, -1);  // sorted: no bucket
+  Scene turned = s;
+  turned.objects[1].object_to_world = s.objects[0].object_to_world;
+  poseScene(turned, 0.0, frame, false, &cam);
+  EXPECT_EQ(frame.hulls[1].bucket, 49);
+  // Errors name the JSON path.
+  SceneLoadOptions strict;
+  strict.strict = true;
+  EXPECT_NE(test::errorOf([&] { parseSceneJson(R"({"objects": [{"hull": "h.spl2", "mode": "fast"}]})", dir + "/s.json", strict); })
+                .find("objects[0].mode"),
+            std::string::npos);
+  EXPECT_NE(test::errorOf([&] { parseSceneJson(R"({"objects": [{"file": "h.spl2", "heading": 3}]})", dir + "/s.json", strict); })
+                .find("objects[0].heading"),
+            std::string::npos);
+  EXPECT_NE(test::errorOf([&] { parseSceneJson(R"({"objects": [{"hull": "h.spl2"}], "light": {"colour": 1}})", dir + "/s.json", {}); })
+                .find("light"),
+            std::string::npos);
 }
 
 TEST(HullCli, BakeInfoRenderConvert) {

@@ -723,7 +723,8 @@ TEST(Spl2, ShellOrdersArePermutationsBackToFront) {
     std::sort(sorted.begin(), sorted.end());
     for (size_t i = 0; i < sorted.size(); ++i) ASSERT_EQ(sorted[i], static_cast<int32_t>(i)) << "bucket " << b;
     const Vec3 cam = spl2BucketCamera(b, kSpl2Buckets, 41.0f);
-    auto dist = [&](int32_t i) { return static_cast<double>(length(pos[static_cast<size_t>(i)] - cam)); };
+    // Back to front: view depth along the camera's axis (it looks at the origin) does not increase.
+    auto dist = [&](int32_t i) { return static_cast<double>(dot(pos[static_cast<size_t>(i)] - cam, normalize(-cam))); };
     for (size_t i = 1; i < order.size(); ++i) ASSERT_GE(dist(order[i - 1]) + 1e-6, dist(order[i])) << "bucket " << b << " entry " << i;
     const auto tie = std::find(order.begin(), order.end(), 10);
     ASSERT_LE(tie + 2, order.end());
