@@ -279,7 +279,7 @@ BakeResult bakeHull(const std::string& model_path, const BakeOptions& opt) {
     if (!(total > 0)) throw Error(model_path + ": every triangle has zero area");
     const double share = std::clamp(visible_area / total, 0.05, 1.0);
     const size_t count = static_cast<size_t>(std::ceil(static_cast<double>(opt.budget) / share));
-    const float sigma = 0.75f * static_cast<float>(std::sqrt(total / static_cast<double>(count)));
+    const float sigma = static_cast<float>(std::sqrt(total / static_cast<double>(count)));
     splats.resize(count);
     for (size_t i = 0; i < count; ++i) {
       const double x = uni(rng) * total;
