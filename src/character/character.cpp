@@ -67,27 +67,15 @@ Character Character::startFrom(std::shared_ptr<const GltfModel> model) {
   c.expression_space_ = expressionSpaceOf(*c.model_, c.draw_);
   if (!c.model_->clips().empty()) c.default_clip_ = defaultClipOf(*c.model_);
   c.triangles_ = triangleList(c.model_->primitiveOf(static_cast<size_t>(c.draw_)));
-  c.prepareGpuSkin();
   return c;
-}
-
-void Character::prepareGpuSkin() {
-  morph_deltas_.clear();
-  const GltfPrimitive& prim = model_->primitiveOf(static_cast<size_t>(draw_));
-  const size_t n = prim.positions.size();
-  morph_deltas_.reserve(prim.targets.size() * n);
-  for (const GltfMorphTarget& t : prim.targets) {
-    if (t.positions.size() == n) morph_deltas_.insert(morph_deltas_.end(), t.positions.begin(), t.positions.end());
-    else morph_deltas_.insert(morph_deltas_.end(), n, Vec3{});
-  }
 }
 
 bool Character::gpuSkinnable() const {
   const GltfModel::DrawInfo info = model_->drawInfo(static_cast<size_t>(draw_));
   const GltfPrimitive& prim = model_->primitiveOf(static_cast<size_t>(draw_));
   const size_t n = prim.positions.size();
-  return info.skin >= 0 && prim.joints1.empty() && prim.joints0.size() == n && prim.weights0.size() == n &&
-         morph_deltas_.size() == prim.targets.size() * n;
+  return info.skin >= 0 && prim.joints0.size() == n && prim.weights0.size() == n &&
+         (prim.joints1.empty() || (prim.joints1.size() == n && prim.weights1.size() == n));
 }
 
 SplatDeformSource Character::deformSource(const Frame& f, bool gpu_skin) const {
@@ -99,16 +87,9 @@ SplatDeformSource Character::deformSource(const Frame& f, bool gpu_skin) const {
     s.vertices = posedVertices(f);
     return s;
   }
-  const GltfPrimitive& prim = model_->primitiveOf(static_cast<size_t>(draw_));
-  s.bind_positions = prim.positions;
-  s.joints = prim.joints0;
-  s.weights = prim.weights0;
-  s.morph_deltas = morph_deltas_;
-  const GltfModel::DrawInfo info = model_->drawInfo(static_cast<size_t>(draw_));
-  const anim::Skeleton& sk = model_->skeleton();
-  const size_t joint = static_cast<size_t>(sk.findSource(info.node));
-  s.morph_weights = std::span<const float>(f.pose.weights.data() + sk.weightOffset(joint), std::min(sk.weightCount(joint), prim.targets.size()));
-  if (s.morph_weights.size() != prim.targets.size()) s.morph_weights = {}, s.morph_deltas = {};
+  s.skin = model_->skinSource(f.pose, static_cast<size_t>(draw_));
+  s.skin.normals = {};  // the deform pass reads positions only
+  s.skin.morph_normals = {};
   return s;
 }
 
@@ -252,10 +233,10 @@ void Character::applyControls(const Controls& controls, GltfModel::Pose& pose) c
     }
 }
 
-void Character::pose(int clip, float time, Frame& out, const Controls* controls) const {
+void Character::pose(int clip, float time, Frame& out, const Controls* controls, bool skip_bound_draw) const {
   model_->sample(clip, time, out.pose);
   if (controls) applyControls(*controls, out.pose);
-  model_->evaluate(out.pose);
+  model_->evaluate(out.pose, skip_bound_draw ? draw_ : -1);
   out.positions.clear();
   out.covariances.clear();
 }
@@ -344,7 +325,6 @@ anim::RetargetReport Character::attachClips(const std::string& animation_file) {
   if (default_clip_.empty() && !model->clips().empty()) default_clip_ = model->clips()[0].name.empty() ? "0" : model->clips()[0].name;
   model_ = std::move(model);
   animations_path_ = animation_file;
-  prepareGpuSkin();
   return report;
 }
 

@@ -83,7 +83,8 @@ class Character {
   // Poses the model (clip -1: rest) and deforms the splats on the CPU (the reference path).
   void deform(int clip, float time, Frame& out, const Controls* controls = nullptr) const;
   // Poses the model only (for the GPU deform pass); out.positions / covariances are left empty.
-  void pose(int clip, float time, Frame& out, const Controls* controls = nullptr) const;
+  // `skip_bound_draw`: the bound mesh is left unposed too (the frame's skin pass skins it, deformSource(f, true)).
+  void pose(int clip, float time, Frame& out, const Controls* controls = nullptr, bool skip_bound_draw = false) const;
   // Applies controls to a sampled pose (out.pose.local / weights), before GltfModel::evaluate.
   void applyControls(const Controls& controls, GltfModel::Pose& pose) const;
   // Deforms the splats for an evaluated pose (out.pose) on the CPU.
@@ -94,7 +95,7 @@ class Character {
   std::span<const Mat4> palette(const Frame& f) const;
   // The bindings as bindings.bin records (the GPU layout), for SplatDeformSource.
   std::span<const uint8_t> bindingRecords() const;
-  // Whether the bound mesh can be skinned by the Vulkan deform path (skinned, 4 influences per vertex).
+  // Whether the bound mesh can be skinned by the Vulkan frame's skin pass (a skinned draw, 4 or 8 influences).
   bool gpuSkinnable() const;
   // The GPU deform inputs for a frame: posed vertices from the frame, or (gpu_skin, with the bound draw
   // left unposed by Animator / GltfModel::evaluate) the bind-pose mesh, influences, morph deltas and this
@@ -113,8 +114,6 @@ class Character {
   std::vector<SplatBinding> bindings_;
   int draw_ = -1;  // the model draw whose triangles the bindings index
   std::vector<uint32_t> triangles_;
-  std::vector<Vec3> morph_deltas_;  // the bound primitive's position targets, target-major (GPU skinning)
-  void prepareGpuSkin();
   std::string source_, skin_path_, expression_space_ = "none", default_clip_, animations_path_;
 };
 

@@ -182,7 +182,6 @@ Character Character::loadPackage(const std::string& dir_name) {
     throw Error(jp + ": skin: node " + std::to_string(node) + " does not draw meshes[" + std::to_string(mesh) + "].primitives[" +
                 std::to_string(prim) + "] in " + c.skin_path_);
   c.triangles_ = triangleList(c.model_->primitiveOf(static_cast<size_t>(c.draw_)));
-  c.prepareGpuSkin();
   const size_t tris = c.triangles_.size() / 3;
   const GltfModel::DrawInfo info = c.model_->drawInfo(static_cast<size_t>(c.draw_));
   GltfModel::Pose rest;

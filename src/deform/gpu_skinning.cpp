@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "deform/skin_shared.h"
+#include "deform/skin_pass.h"
 #include "gpu/gpu.h"
 
 namespace sf {
@@ -13,55 +13,12 @@ namespace {
 
 using namespace skin_layout;
 
-const uint32_t kSkinShader[] = {
-#include "skin.inc"
-};
-
-// Influences of every vertex as SF_SKIN_INFLUENCES (joint, weight) slots; unused slots weigh 0.
-void packInfluences(const anim::SkinningJob& job, std::vector<uint32_t>& joints, std::vector<float>& weights) {
-  const size_t n = job.positions.size();
-  joints.assign(n * SF_SKIN_INFLUENCES, 0);
-  weights.assign(n * SF_SKIN_INFLUENCES, 0.0f);
-  for (size_t v = 0; v < n; ++v)
-    for (size_t k = 0; k < 4; ++k) {
-      joints[v * SF_SKIN_INFLUENCES + k] = job.joints0[v][k];
-      weights[v * SF_SKIN_INFLUENCES + k] = job.weights0[v][k];
-      if (!job.joints1.empty()) {
-        joints[v * SF_SKIN_INFLUENCES + 4 + k] = job.joints1[v][k];
-        weights[v * SF_SKIN_INFLUENCES + 4 + k] = job.weights1[v][k];
-      }
-    }
-}
-
-// Rows 0..2 of each palette matrix (LBS) and the dual-quaternion form (DQS), as the shader reads them.
-void packPalette(std::span<const Mat4> palette, std::vector<float>& rows) {
-  rows.resize(palette.size() * 12);
-  for (size_t j = 0; j < palette.size(); ++j)
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 4; ++c) rows[j * 12 + static_cast<size_t>(r * 4 + c)] = palette[j].m[r][c];
-}
-
-void packDualQuats(std::span<const anim::DualQuatJoint> dq_palette, std::vector<float>& out) {
-  out.assign(dq_palette.size() * SF_SKIN_DQ_FLOATS, 0.0f);
-  for (size_t j = 0; j < dq_palette.size(); ++j) {
-    const anim::DualQuatJoint& d = dq_palette[j];
-    float* o = out.data() + j * SF_SKIN_DQ_FLOATS;
-    const float q[8] = {d.real.w, d.real.x, d.real.y, d.real.z, d.dual.w, d.dual.x, d.dual.y, d.dual.z};
-    std::memcpy(o, q, sizeof(q));
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) o[8 + r * 3 + c] = d.stretch.m[r][c];
-  }
-}
-
 // Records one skinning dispatch (instances along y) between timestamps and waits for it.
-double dispatchSkin(gpu::Context& ctx, const gpu::ComputePipeline& pipeline, VkQueryPool queries, const SkinPush& p,
-                    uint32_t instances) {
+double dispatchSkin(gpu::Context& ctx, const SkinPass& pass, VkQueryPool queries, const SkinPush& p, uint32_t instances) {
   VkCommandBuffer cmd = ctx.begin();
   vkCmdResetQueryPool(cmd, queries, 0, 2);
   vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries, 0);
-  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline());
-  vkCmdPushConstants(cmd, pipeline.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(SkinPush), &p);
-  vkCmdDispatch(cmd, (p.vertex_count + SF_SKIN_WG - 1) / SF_SKIN_WG, instances, 1);
+  pass.record(cmd, p, instances);
   gpu::computeBarrier(cmd);
   VkMemoryBarrier host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
@@ -94,11 +51,10 @@ gpu::Buffer hostBuffer(gpu::Context& ctx, const void* data, size_t bytes, const 
 
 struct GpuSkinner::Impl {
   gpu::Context& ctx;
-  gpu::ComputePipeline pipeline;
+  SkinPass pass;
   VkQueryPool queries = VK_NULL_HANDLE;
 
-  explicit Impl(gpu::Context& c)
-      : ctx(c), pipeline(c, kSkinShader, sizeof(SkinPush), SF_SKIN_WG, "skin"), queries(createQueries(c, "skin timestamps")) {}
+  explicit Impl(gpu::Context& c) : ctx(c), pass(c), queries(createQueries(c, "skin timestamps")) {}
   ~Impl() { vkDestroyQueryPool(ctx.device(), queries, nullptr); }
 
   // A host-visible buffer holding `data` (per-call inputs are small; GpuSkinnedCrowd keeps them resident).
@@ -134,7 +90,7 @@ double GpuSkinner::run(const anim::SkinningJob& job, std::span<const anim::Morph
 
   std::vector<uint32_t> joints;
   std::vector<float> weights, palette, dq;
-  if (skinned) packInfluences(job, joints, weights);
+  if (skinned) packSkinInfluences(job.joints0, job.weights0, job.joints1, job.weights1, joints, weights);
   const size_t t_count = targets.size();
   std::vector<Vec3> morph_pos(t_count * n, Vec3{0, 0, 0}), morph_nrm(has_normals ? t_count * n : 0, Vec3{0, 0, 0});
   for (size_t t = 0; t < t_count; ++t) {
@@ -142,8 +98,8 @@ double GpuSkinner::run(const anim::SkinningJob& job, std::span<const anim::Morph
     if (has_normals && !targets[t].normals.empty())
       std::copy(targets[t].normals.begin(), targets[t].normals.end(), morph_nrm.begin() + static_cast<std::ptrdiff_t>(t * n));
   }
-  packPalette(job.palette, palette);
-  packDualQuats(job.dq_palette, dq);
+  packSkinPalette(job.palette, palette);
+  packSkinDualQuats(job.dq_palette, dq);
 
   gpu::Buffer b_pos = m.upload(job.positions.data(), n * 12, "skin positions");
   gpu::Buffer b_nrm = m.upload(job.normals.data(), job.normals.size() * 12, "skin normals");
@@ -164,10 +120,10 @@ double GpuSkinner::run(const anim::SkinningJob& job, std::span<const anim::Morph
   p.vertex_count = static_cast<uint32_t>(n);
   p.target_count = static_cast<uint32_t>(t_count);
   p.method = job.method == anim::SkinningMethod::kDualQuaternion ? SF_SKIN_METHOD_DQS : SF_SKIN_METHOD_LBS;
-  p.flags = (has_normals ? SF_SKIN_FLAG_NORMALS : 0u) | (skinned ? SF_SKIN_FLAG_SKINNED : 0u);
+  p.flags = (has_normals ? SF_SKIN_FLAG_NORMALS | SF_SKIN_FLAG_MORPH_NORMALS : 0u) | (skinned ? SF_SKIN_FLAG_SKINNED : 0u);
 
   p.joint_count = 0;  // one instance
-  const double ms = dispatchSkin(m.ctx, m.pipeline, m.queries, p, 1);
+  const double ms = dispatchSkin(m.ctx, m.pass, m.queries, p, 1);
   std::memcpy(job.out_positions.data(), b_out.mapped, n * 12);
   if (has_normals) std::memcpy(job.out_normals.data(), b_out_n.mapped, job.normals.size() * 12);
   return ms;
@@ -175,13 +131,13 @@ double GpuSkinner::run(const anim::SkinningJob& job, std::span<const anim::Morph
 
 struct GpuSkinnedCrowd::Impl {
   gpu::Context& ctx;
-  gpu::ComputePipeline pipeline;
+  SkinPass pass;
   VkQueryPool queries;
   size_t vertices = 0, joints = 0, instances = 0;
   bool has_normals = false;
   gpu::Buffer positions, normals, joint_ids, weights, palette, dq, out_positions, out_normals, empty;
 
-  Impl(gpu::Context& c) : ctx(c), pipeline(c, kSkinShader, sizeof(SkinPush), SF_SKIN_WG, "skin"), queries(createQueries(c, "crowd skin timestamps")) {}
+  Impl(gpu::Context& c) : ctx(c), pass(c), queries(createQueries(c, "crowd skin timestamps")) {}
   ~Impl() { vkDestroyQueryPool(ctx.device(), queries, nullptr); }
 };
 
@@ -197,7 +153,7 @@ GpuSkinnedCrowd::GpuSkinnedCrowd(gpu::Context& ctx, const anim::SkinningJob& mes
   if (joint_count == 0) throw Error("GPU crowd: joint_count must be positive");
   std::vector<uint32_t> ids;
   std::vector<float> w;
-  packInfluences(mesh, ids, w);
+  packSkinInfluences(mesh.joints0, mesh.weights0, mesh.joints1, mesh.weights1, ids, w);
   for (size_t i = 0; i < ids.size(); ++i)
     if (w[i] > 0 && ids[i] >= joint_count)
       throw Error("GPU crowd: vertex " + std::to_string(i / SF_SKIN_INFLUENCES) + " uses joint " + std::to_string(ids[i]) + " of " +
@@ -223,12 +179,10 @@ double GpuSkinnedCrowd::skin(std::span<const Mat4> palettes, anim::SkinningMetho
                 " instances of " + std::to_string(m.joints) + " joints");
   std::vector<float> packed;
   if (method == anim::SkinningMethod::kDualQuaternion) {
-    std::vector<anim::DualQuatJoint> dq(palettes.size());
-    anim::DualQuatPaletteJob{palettes, dq}.run();
-    packDualQuats(dq, packed);
+    packSkinDualQuats(palettes, packed);
     std::memcpy(m.dq.mapped, packed.data(), packed.size() * 4);
   } else {
-    packPalette(palettes, packed);
+    packSkinPalette(palettes, packed);
     std::memcpy(m.palette.mapped, packed.data(), packed.size() * 4);
   }
   SkinPush p{};
@@ -239,7 +193,7 @@ double GpuSkinnedCrowd::skin(std::span<const Mat4> palettes, anim::SkinningMetho
   p.method = method == anim::SkinningMethod::kDualQuaternion ? SF_SKIN_METHOD_DQS : SF_SKIN_METHOD_LBS;
   p.flags = (m.has_normals ? SF_SKIN_FLAG_NORMALS : 0u) | SF_SKIN_FLAG_SKINNED;
   p.joint_count = static_cast<uint32_t>(m.joints);
-  return dispatchSkin(m.ctx, m.pipeline, m.queries, p, static_cast<uint32_t>(m.instances));
+  return dispatchSkin(m.ctx, m.pass, m.queries, p, static_cast<uint32_t>(m.instances));
 }
 
 std::vector<Vec3> GpuSkinnedCrowd::positions(size_t instance) {

@@ -173,12 +173,7 @@ std::string RenderObject::validate() const {
     if (deform->bindings.size() != cloud->size() * 68)
       return "deform source holds " + std::to_string(deform->bindings.size()) + " binding bytes for " + std::to_string(cloud->size()) + " splats";
     if (deform->indices.size() % 3) return "deform source: index count not a multiple of 3";
-    if (!deform->bind_positions.empty()) {
-      const size_t n = deform->bind_positions.size();
-      if (deform->joints.size() != n || deform->weights.size() != n) return "deform source: skinning inputs differ in size";
-      if (deform->morph_deltas.size() != deform->morph_weights.size() * n) return "deform source: morph deltas do not match the weights";
-      // Index and joint ranges are checked once, when the renderer uploads these static inputs.
-    }
+    // Index ranges and the skin source's joints are checked once, when the renderer uploads these static inputs.
   }
   return {};
 }

@@ -33,14 +33,9 @@ struct SplatDeformSource {
   std::span<const Vec3> vertices;     // the bound mesh's deformed vertices this frame (object space)
   std::span<const uint32_t> indices;  // its triangle list
   std::span<const Mat4> palette;      // skin palette for joint-bound splats (may be empty without them)
-  // Optional: skin the bound mesh on the GPU first (morph targets, then linear blend skinning with 4
-  // influences) instead of reading `vertices`. Used when bind_positions is not empty; all static except
-  // morph_weights (and the palette above).
-  std::span<const Vec3> bind_positions;
-  std::span<const std::array<uint16_t, 4>> joints;  // one per vertex
-  std::span<const std::array<float, 4>> weights;    // one per vertex
-  std::span<const Vec3> morph_deltas;               // target-major: targets * vertices
-  std::span<const float> morph_weights;             // one per target, this frame
+  // Optional: skin the bound mesh on the GPU first (the frame's skin pass) instead of reading `vertices`.
+  // Used when skin is not empty; only its positions are skinned (normals are not needed).
+  SkinSource skin;
 };
 
 // Where a GPU-written object's values go this frame: device addresses of its first slot in the renderer's

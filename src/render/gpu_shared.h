@@ -170,23 +170,7 @@ struct GpuDeformPush {
   uint pad0;
 };
 
-// Push constants of the vertex skinning pass that feeds the deform pass: morph targets, then linear
-// blend skinning with 4 influences (weights renormalised; all-zero weights leave the vertex), as
-// anim::MorphJob + anim::SkinningJob do on the CPU.
-struct GpuSkinPush {
-  SF_REF(Floats) bind_positions;  // 3 per vertex
-  SF_REF(Uints) joints;           // 2 per vertex: joints 0|1 and 2|3, 16 bits each
-  SF_REF(Floats) weights;         // 4 per vertex
-  SF_REF(Floats) morph_deltas;    // target-major: 3 per vertex per target
-  SF_REF(Floats) morph_weights;   // one per target
-  SF_REF(Floats) palette;         // 12 per joint (rows 0..2)
-  SF_REF(Floats) out_positions;   // 3 per vertex
-  uint vertex_count;
-  uint target_count;
-};
-
 #ifdef __cplusplus
-static_assert(sizeof(GpuSkinPush) == 7 * 8 + 8, "GpuSkinPush layout");
 static_assert(sizeof(GpuSplatBinding) == 68, "GpuSplatBinding layout");
 static_assert(sizeof(GpuDeformPush) == 56, "GpuDeformPush layout");
 static_assert(sizeof(GpuObject) == 96, "GpuObject layout");

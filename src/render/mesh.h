@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/math.h"
+#include "deform/skin_source.h"
 #include "render/camera.h"
 
 namespace sf {
@@ -33,6 +34,10 @@ struct MeshTexture {
 struct RenderMesh {
   std::span<const Vec3> positions;
   std::span<const Vec3> normals;                 // empty: flat shading with the face normal
+  // Or: positions and normals are this frame's skin of `skin` (morph targets, LBS or DQS, up to 8 influences),
+  // computed by the renderer (the Vulkan frame's skin pass; the CPU reference on the CPU backend).
+  // `positions` and `normals` must then be empty.
+  SkinSource skin;
   std::span<const std::array<float, 2>> uvs;     // empty: no texture lookup
   std::span<const std::array<float, 4>> colors;  // linear vertex colours, or empty
   std::span<const uint32_t> indices;             // 3 per triangle; empty: positions taken three at a time
@@ -43,7 +48,9 @@ struct RenderMesh {
   // sRGB encode (splat hulls' cores, whose colours are lit per splat and already display-encoded).
   bool unlit = false;
 
-  size_t triangleCount() const { return (indices.empty() ? positions.size() : indices.size()) / 3; }
+  size_t vertexCount() const { return skin.empty() ? positions.size() : skin.vertexCount(); }
+  bool hasNormals() const { return skin.empty() ? !normals.empty() : !skin.normals.empty(); }
+  size_t triangleCount() const { return (indices.empty() ? vertexCount() : indices.size()) / 3; }
   // Empty when drawable; otherwise why not (sizes, indices out of range).
   std::string validate() const;
 };

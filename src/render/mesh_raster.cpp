@@ -70,7 +70,11 @@ float linearToSrgb(float c) {
 }
 
 std::string RenderMesh::validate() const {
-  const size_t n = positions.size();
+  const size_t n = vertexCount();
+  if (!skin.empty()) {
+    if (!positions.empty() || !normals.empty()) return "a skinned mesh takes its positions and normals from its skin source";
+    if (std::string why = skin.validate(); !why.empty()) return why;
+  }
   if (!normals.empty() && normals.size() != n) return "normals: " + std::to_string(normals.size()) + " for " + std::to_string(n) + " positions";
   if (!uvs.empty() && uvs.size() != n) return "uvs: " + std::to_string(uvs.size()) + " for " + std::to_string(n) + " positions";
   if (!colors.empty() && colors.size() != n) return "colors: " + std::to_string(colors.size()) + " for " + std::to_string(n) + " positions";
@@ -120,9 +124,18 @@ MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam)
 
   // Vertex stage and near clipping.
   std::vector<ScreenTriangle> tris;
+  std::vector<Vec3> skinned_p, skinned_n;
   for (size_t mi = 0; mi < meshes.size(); ++mi) {
-    const RenderMesh& m = meshes[mi];
+    RenderMesh m = meshes[mi];
     if (std::string why = m.validate(); !why.empty()) throw Error("mesh " + std::to_string(mi) + ": " + why);
+    if (!m.skin.empty()) {  // the CPU reference of the Vulkan frame's skin pass
+      skinned_p.resize(m.skin.vertexCount());
+      skinned_n.resize(m.skin.normals.size());
+      m.skin.run(skinned_p, skinned_n);
+      m.positions = skinned_p;
+      m.normals = skinned_n;
+      m.skin = {};
+    }
     const Mat4 to_view = cam.world_to_camera * m.object_to_world;
     const Mat3 normal_to_view = transpose(inverse(to_view.linear()));
     std::vector<ViewVertex> vv(m.positions.size());
@@ -227,7 +240,7 @@ MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam)
           }
           layer.depth[pix] = z;
           layer.color[pix] = m.unlit ? Vec3{std::clamp(albedo[0], 0.0f, 1.0f), std::clamp(albedo[1], 0.0f, 1.0f), std::clamp(albedo[2], 0.0f, 1.0f)}
-                                     : shadeMeshFragment(m.normals.empty() ? t.face_normal : f.normal, f.pos, albedo);
+                                     : shadeMeshFragment(!m.hasNormals() ? t.face_normal : f.normal, f.pos, albedo);
         }
       }
     }

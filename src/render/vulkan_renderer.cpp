@@ -5,19 +5,23 @@
 #include <bit>
 #include <cstring>
 #include <map>
+#include <tuple>
 
 #include "core/covariance.h"
 #include "core/error.h"
+#include "deform/skin_pass.h"
 #include "gpu/gpu.h"
 #include "render/frame_graph.h"
 #include "render/gpu_shared.h"
 #include "render/mesh_shared.h"
+#include "render/splat_sink.h"
 
 namespace sf {
 
 namespace {
 
 using namespace gpu_layout;
+using skin_layout::SkinPush;
 static_assert(static_cast<float>(SF_MIN_SORT_DEPTH) == kMinSortDepth, "one minimum sort depth on both backends");
 
 // SPIR-V of every pass, compiled by glslc at build time (shaders/*.comp -> *.inc).
@@ -60,9 +64,6 @@ const uint32_t kRaster[] = {
 const uint32_t kDeformSplats[] = {
 #include "deform_splats.inc"
 };
-const uint32_t kSkinVertices[] = {
-#include "skin_vertices.inc"
-};
 const uint32_t kMeshVert[] = {
 #include "mesh_vert.inc"
 };
@@ -81,11 +82,47 @@ void copyRows(float dst[12], const Mat4& m) {
 }
 
 // Appends `bytes` to a packing of mesh data, 16-byte aligned; returns the offset.
+// `data` null reserves zeroed bytes.
 size_t pack(std::vector<uint8_t>& out, const void* data, size_t bytes) {
   size_t at = (out.size() + 15) & ~size_t{15};
   out.resize(at + bytes);
-  if (bytes) std::memcpy(out.data() + at, data, bytes);
+  if (bytes && data) std::memcpy(out.data() + at, data, bytes);
   return at;
+}
+
+// Calls add(key, fill) for every static input array of a frame in a fixed order; fill(dst) writes the
+// array's packed bytes. An array is keyed by its address and packed size; packed influences by the two
+// arrays they come from (joints0 and joints1, weights0 and weights1).
+using StaticKey = std::tuple<const void*, const void*, size_t>;
+
+template <class Add>
+void forEachStatic(std::span<const RenderObject> objects, std::span<const RenderMesh> meshes, Add&& add) {
+  auto raw = [&](const void* data, size_t bytes) { add(StaticKey{data, nullptr, bytes}, [=](uint8_t* dst) { std::memcpy(dst, data, bytes); }); };
+  auto skin = [&](const SkinSource& s) {
+    raw(s.positions.data(), s.positions.size_bytes());
+    raw(s.normals.data(), s.normals.size_bytes());
+    raw(s.morph_positions.data(), s.morph_positions.size_bytes());
+    raw(s.morph_normals.data(), s.morph_normals.size_bytes());
+    if (!s.skinned()) return;
+    const size_t bytes = s.vertexCount() * SF_SKIN_INFLUENCES * 4;
+    auto influences = [s](bool joints, uint8_t* dst) {
+      std::vector<uint32_t> j;
+      std::vector<float> w;
+      packSkinInfluences(s.joints0, s.weights0, s.joints1, s.weights1, j, w);
+      if (joints) std::memcpy(dst, j.data(), j.size() * 4);
+      else std::memcpy(dst, w.data(), w.size() * 4);
+    };
+    add(StaticKey{s.joints0.data(), s.joints1.data(), bytes}, [=](uint8_t* dst) { influences(true, dst); });
+    add(StaticKey{s.weights0.data(), s.weights1.data(), bytes}, [=](uint8_t* dst) { influences(false, dst); });
+  };
+  for (const RenderObject& o : objects)
+    if (o.deform) {
+      raw(o.deform->bindings.data(), o.deform->bindings.size());
+      raw(o.deform->indices.data(), o.deform->indices.size_bytes());
+      if (!o.deform->skin.empty()) skin(o.deform->skin);
+    }
+  for (const RenderMesh& mesh : meshes)
+    if (!mesh.skin.empty()) skin(mesh.skin);
 }
 
 constexpr VkFormat kMeshColorFormat = VK_FORMAT_R32G32B32A32_SFLOAT, kMeshDepthValueFormat = VK_FORMAT_R32_SFLOAT,
@@ -96,13 +133,21 @@ constexpr VkFormat kMeshColorFormat = VK_FORMAT_R32G32B32A32_SFLOAT, kMeshDepthV
 struct VulkanRenderer::Impl {
   gpu::Context ctx;
   gpu::ComputePipeline preprocess, scan_reduce, scan_blocks, scan_apply, sort_setup, depth_keys, gather_counts, emit_keys, histogram,
-      scatter, ranges, raster, deform_splats, skin_vertices;
+      scatter, ranges, raster, deform_splats;
   VkQueryPool queries = VK_NULL_HANDLE;
 
-  // Splat sink, uploaded when the objects' clouds change.
-  std::vector<std::pair<const GaussianCloud*, size_t>> uploaded;
-  std::vector<uint32_t> sh_base;
-  uint32_t slots = 0;
+  // The splat sinks (render/splat_sink.h): slots, and SH floats (whose stride differs per object). Every
+  // object of the last frame owns a range of each; the arrays below are sized to the capacities.
+  SplatSink slot_sink{UINT32_MAX / 8}, sh_sink{UINT32_MAX};
+  struct Resident {
+    const GaussianCloud* cloud = nullptr;
+    size_t size = 0, sh_floats = 0;
+    SplatSink::Range slots, sh;
+    bool rest = true;  // its ranges hold the cloud's rest values (not overwritten this frame)
+  };
+  std::vector<Resident> residents;  // per object of the last frame
+  uint64_t slot_capacity = 0, sh_capacity = 0;
+  uint32_t slots = 0;  // slot_sink.size(): the frame's slot count, free ranges included (left out by "clear")
   gpu::Buffer positions, covariances, opacities, sh;
   // Per-slot preprocess outputs.
   gpu::Buffer means, conic_opacity, color_depth, rects, touched, order, sorted_counts, slot_sums;
@@ -123,27 +168,22 @@ struct VulkanRenderer::Impl {
   gpu::Image mesh_color_target, mesh_depth_target, mesh_zbuffer;
   gpu::Buffer mesh_color, mesh_depth, mesh_data, mesh_device;  // mesh_data: host staging of mesh_device
   size_t mesh_bytes = 0;
-  // GPU-deformed objects: bindings (uploaded when they change) and per-frame mesh data (device-local copy).
-  struct StaticDeformInputs {
-    const void* bindings;
-    size_t binding_bytes;
-    const void* indices;
-    size_t index_count;
-    const void* bind_positions;  // GPU skinning inputs (null when the object brings posed vertices)
-    size_t vertex_count;
-    const void* morph_deltas;
-    size_t morph_count;
-    bool operator==(const StaticDeformInputs&) const = default;
-  };
-  std::vector<StaticDeformInputs> uploaded_bindings;  // bindings, triangle lists, skinning inputs: static, uploaded once
-  struct StaticOffsets {
-    size_t bindings = 0, indices = 0, bind_positions = 0, joints = 0, weights = 0, morph_deltas = 0;
-  };
-  std::vector<StaticOffsets> static_offsets;
+  // Static inputs of deformed objects and skinned meshes (splat bindings, triangle lists, bind poses, packed
+  // influences, morph deltas): one device buffer, packed again only when the set of source arrays changes
+  // (keyed by address and packed size; an array shared by several objects is packed once).
+  std::vector<StaticKey> static_key;
+  std::map<StaticKey, size_t> static_at;
+  gpu::Buffer static_inputs;
+  size_t static_palette_min = 0;  // palette size the packed joint indices were checked against
+  SkinPass skin_pass;
   gpu::Buffer skinned;  // posed vertices of GPU-skinned deformed objects, this frame
-  gpu::Buffer deform_bindings, deform_data;
+  gpu::Buffer deform_data;
+  std::vector<SkinPush> mesh_skins;  // this frame's skinned meshes (outputs in mesh_device)
+  struct MeshVertices {
+    size_t positions, position_count, normals, normal_count;  // offsets in mesh_device
+  };
+  std::vector<MeshVertices> mesh_vertices;  // per mesh of the last frame (readDebug)
   bool has_mesh = false;  // this frame draws meshes
-  std::vector<bool> overridden_last;  // per object of the last frame: its slots were overwritten
 
   explicit Impl(const gpu::ContextOptions& o)
       : ctx(o),
@@ -160,7 +200,7 @@ struct VulkanRenderer::Impl {
         ranges(ctx, kTileRanges, sizeof(GpuPush), SF_WG_SIZE, "tile_ranges"),
         raster(ctx, kRaster, sizeof(GpuPush), SF_TILE, "raster"),
         deform_splats(ctx, kDeformSplats, sizeof(GpuDeformPush), SF_WG_SIZE, "deform_splats"),
-        skin_vertices(ctx, kSkinVertices, sizeof(GpuSkinPush), SF_WG_SIZE, "skin_vertices") {
+        skin_pass(ctx) {
     const gpu::DeviceInfo& d = ctx.info();
     if (d.subgroup_size < 8 || d.subgroup_size > 128 || SF_SORT_WG % d.subgroup_size != 0)
       throw Error("Vulkan device " + d.name + ": subgroup size " + std::to_string(d.subgroup_size) + " unsupported (need 8..128)");
@@ -177,6 +217,85 @@ struct VulkanRenderer::Impl {
 
   ~Impl() { vkDestroyQueryPool(ctx.device(), queries, nullptr); }
 
+  // Packs and uploads the frame's static inputs when their set changed (see static_key), checking index and
+  // joint ranges then; otherwise only that no palette shrank below what the joints were checked against.
+  void uploadStatic(std::span<const RenderObject> objects, std::span<const RenderMesh> meshes) {
+    std::vector<StaticKey> key;
+    forEachStatic(objects, meshes, [&](const StaticKey& k, auto&&) { key.push_back(k); });
+    size_t palette_min = SIZE_MAX;
+    for (const RenderObject& o : objects)
+      if (o.deform && o.deform->skin.skinned()) palette_min = std::min(palette_min, o.deform->skin.palette.size());
+    if (key == static_key && static_inputs.size) {
+      if (palette_min < static_palette_min) static_key.clear();  // check the joints again
+      else return;
+    }
+    for (size_t i = 0; i < meshes.size(); ++i)
+      if (!meshes[i].skin.empty())
+        if (std::string why = meshes[i].validate(); !why.empty()) throw Error("mesh " + std::to_string(i) + ": " + why);
+    for (size_t i = 0; i < objects.size(); ++i) {
+      const SplatDeformSource* ds = objects[i].deform;
+      if (!ds) continue;
+      const size_t n = ds->skin.empty() ? ds->vertices.size() : ds->skin.vertexCount();
+      for (uint32_t v : ds->indices)
+        if (v >= n) throw Error("render object " + std::to_string(i) + ": deform source: triangle index " + std::to_string(v) + " outside " + std::to_string(n) + " vertices");
+      if (!ds->skin.empty())
+        if (std::string why = ds->skin.validate(); !why.empty()) throw Error("render object " + std::to_string(i) + ": deform source: " + why);
+    }
+    std::vector<uint8_t> all;
+    static_at.clear();
+    forEachStatic(objects, meshes, [&](const StaticKey& k, auto&& fill) {
+      const size_t bytes = std::get<2>(k);
+      if (!static_at.emplace(k, (all.size() + 15) & ~size_t{15}).second) return;
+      const size_t at = pack(all, nullptr, bytes);
+      if (bytes) fill(all.data() + at);
+    });
+    all.resize(std::max<size_t>(all.size(), 16));
+    if (static_inputs.size < all.size()) static_inputs = ctx.createBuffer(all.size() + all.size() / 4, false, "static deform inputs");
+    upload(static_inputs, all.data(), all.size());
+    static_key = std::move(key);
+    static_palette_min = palette_min;
+  }
+
+  VkDeviceAddress staticAddress(const void* id, size_t bytes, const void* id2 = nullptr) const {
+    if (!bytes) return static_inputs.address;  // never read
+    return static_inputs.address + static_at.at({id, id2, bytes});
+  }
+
+  // The skin pass's push constants for a source, static addresses filled in; the frame's palette, morph
+  // weights and outputs are patched by the caller (patchSkinFrame).
+  SkinPush skinPush(const SkinSource& s, bool normals) const {
+    SkinPush p{};
+    const size_t influence_bytes = s.vertexCount() * SF_SKIN_INFLUENCES * 4;
+    normals = normals && !s.normals.empty();
+    p.positions = staticAddress(s.positions.data(), s.positions.size_bytes());
+    p.normals = normals ? staticAddress(s.normals.data(), s.normals.size_bytes()) : static_inputs.address;
+    p.joints = s.skinned() ? staticAddress(s.joints0.data(), influence_bytes, s.joints1.data()) : static_inputs.address;
+    p.weights = s.skinned() ? staticAddress(s.weights0.data(), influence_bytes, s.weights1.data()) : static_inputs.address;
+    p.morph_positions = staticAddress(s.morph_positions.data(), s.morph_positions.size_bytes());
+    p.morph_normals = staticAddress(s.morph_normals.data(), s.morph_normals.size_bytes());
+    p.vertex_count = static_cast<uint32_t>(s.vertexCount());
+    p.target_count = static_cast<uint32_t>(s.morph_weights.size());
+    p.method = s.dual_quaternion ? SF_SKIN_METHOD_DQS : SF_SKIN_METHOD_LBS;
+    p.flags = (normals ? SF_SKIN_FLAG_NORMALS : 0u) | (s.skinned() ? SF_SKIN_FLAG_SKINNED : 0u) |
+              (normals && !s.morph_normals.empty() ? SF_SKIN_FLAG_MORPH_NORMALS : 0u);
+    return p;
+  }
+
+  // Appends a source's per-frame inputs to `packed`: its palette (LBS rows or dual quaternions; returns the
+  // offset) and its morph weights (offset in *weights_at).
+  static size_t packSkinFrame(const SkinSource& s, std::vector<uint8_t>& packed, size_t* weights_at) {
+    std::vector<float> rows;
+    if (s.dual_quaternion) packSkinDualQuats(s.palette, rows);
+    else packSkinPalette(s.palette, rows);
+    *weights_at = pack(packed, s.morph_weights.data(), s.morph_weights.size_bytes());
+    return pack(packed, rows.data(), rows.size() * 4);
+  }
+
+  static void patchSkinFrame(SkinPush& p, VkDeviceAddress palette, VkDeviceAddress weights) {
+    p.palette = p.dq_palette = palette;
+    p.morph_weights = weights;
+  }
+
   // Host-visible staging for uploads and readbacks, grown as needed.
   gpu::Buffer& staging(VkDeviceSize bytes) {
     if (readback.size < bytes) readback = ctx.createBuffer(std::max<VkDeviceSize>(bytes, 1 << 20), true, "staging");
@@ -187,13 +306,13 @@ struct VulkanRenderer::Impl {
   // a large scene does not hold a host-visible copy of its largest array for the renderer's life.
   static constexpr size_t kStagingChunk = size_t{64} << 20;
 
-  void upload(gpu::Buffer& dst, const void* data, size_t bytes) {
+  void upload(gpu::Buffer& dst, const void* data, size_t bytes, size_t offset = 0) {
     for (size_t at = 0; at < bytes; at += kStagingChunk) {
       const size_t n = std::min(kStagingChunk, bytes - at);
       gpu::Buffer& st = staging(n);
       std::memcpy(st.mapped, static_cast<const uint8_t*>(data) + at, n);
       VkCommandBuffer cmd = ctx.begin();
-      VkBufferCopy region{0, at, n};
+      VkBufferCopy region{0, offset + at, n};
       vkCmdCopyBuffer(cmd, st.buffer, dst.buffer, 1, &region);
       ctx.submit(cmd);
     }
@@ -213,51 +332,71 @@ struct VulkanRenderer::Impl {
     return out;
   }
 
-  void uploadClouds(std::span<const RenderObject> objects) {
-    bool same = uploaded.size() == objects.size();
-    for (size_t o = 0; same && o < objects.size(); ++o)
-      same = !objects[o].dynamic && uploaded[o].first == objects[o].cloud && uploaded[o].second == objects[o].cloud->size();
-    if (same && means.size) return;  // (a first frame without splats still creates its minimal buffers)
-    uploaded.clear();
-    sh_base.clear();
-    size_t n = 0, sh_floats = 0;
-    for (const RenderObject& o : objects) {
-      sh_base.push_back(static_cast<uint32_t>(sh_floats));
-      n += o.cloud->size();
-      sh_floats += o.cloud->sh.size();
-      uploaded.emplace_back(o.cloud, o.cloud->size());
-    }
-    if (n > UINT32_MAX / 8 || sh_floats > UINT32_MAX) throw Error("too many splats for one Vulkan frame");
-    slots = static_cast<uint32_t>(n);
-    std::vector<float> pos(n * 3), cov(n * 6), opa(n), shv(sh_floats);
-    size_t s = 0;
+  // Places this frame's objects in the sinks: an object seen last frame (same cloud, size and SH stride, matched
+  // in order) keeps its ranges; objects gone free theirs; new ones get ranges. Uploads the rest values of new
+  // objects, dynamic ones, and ones overwritten last frame (overrides, deform, GPU source) but not in this
+  // one. Returns the slots uploaded.
+  uint64_t placeObjects(std::span<const RenderObject> objects) {
+    std::vector<Resident> placed(objects.size());
+    std::vector<bool> kept(residents.size(), false);
+    std::vector<bool> upload_rest(objects.size(), false);
     for (size_t o = 0; o < objects.size(); ++o) {
       const GaussianCloud& c = *objects[o].cloud;
-      for (size_t i = 0; i < c.size(); ++i, ++s) {
-        std::memcpy(&pos[s * 3], &c.positions[i], 12);
-        Cov6 cv = covarianceFromScaleRotation(c.scales[i], c.rotations[i]);
-        std::memcpy(&cov[s * 6], cv.data(), 24);
-        opa[s] = c.opacities[i];
-      }
-      std::copy(c.sh.begin(), c.sh.end(), shv.begin() + sh_base[o]);
+      Resident& r = placed[o];
+      r.cloud = &c, r.size = c.size(), r.sh_floats = c.sh.size();
+      r.rest = !(!objects[o].positions.empty() || objects[o].deform || objects[o].gpu_source);
+      for (size_t k = 0; k < residents.size(); ++k)
+        if (!kept[k] && residents[k].cloud == r.cloud && residents[k].size == r.size && residents[k].sh_floats == r.sh_floats) {
+          kept[k] = true;
+          r.slots = residents[k].slots, r.sh = residents[k].sh;
+          upload_rest[o] = objects[o].dynamic || (!residents[k].rest && r.rest);
+          break;
+        }
     }
-    positions = ctx.createBuffer(pos.size() * 4, false, "positions");
-    covariances = ctx.createBuffer(cov.size() * 4, false, "covariances");
-    opacities = ctx.createBuffer(opa.size() * 4, false, "opacities");
-    sh = ctx.createBuffer(shv.size() * 4, false, "sh");
-    upload(positions, pos.data(), pos.size() * 4);
-    upload(covariances, cov.data(), cov.size() * 4);
-    upload(opacities, opa.data(), opa.size() * 4);
-    upload(sh, shv.data(), shv.size() * 4);
-    means = ctx.createBuffer(n * 8, false, "means");
-    conic_opacity = ctx.createBuffer(n * 16, false, "conic_opacity");
-    color_depth = ctx.createBuffer(n * 16, false, "color_depth");
-    rects = ctx.createBuffer(n * 8, false, "rects");
-    touched = ctx.createBuffer(n * 4, false, "touched");
-    order = ctx.createBuffer(n * 4, false, "depth order");
-    sorted_counts = ctx.createBuffer(n * 4, false, "sorted tile counts");
-    slot_sums = ctx.createBuffer((ceilDiv(n, SF_SCAN_BLOCK) + 1) * 4, false, "slot block sums");
-    objects_buf = ctx.createBuffer(objects.size() * sizeof(GpuObject), true, "objects");
+    for (size_t k = 0; k < residents.size(); ++k)
+      if (!kept[k]) slot_sink.free(residents[k].slots), sh_sink.free(residents[k].sh);
+    for (size_t o = 0; o < objects.size(); ++o)
+      if (placed[o].slots.count == 0 && placed[o].size > 0) {
+        placed[o].slots = slot_sink.allocate(placed[o].size);
+        placed[o].sh = sh_sink.allocate(placed[o].sh_floats);
+        upload_rest[o] = true;
+      }
+    residents = std::move(placed);
+    slots = static_cast<uint32_t>(slot_sink.size());
+    if (!means.size || slot_sink.size() > slot_capacity || sh_sink.size() > sh_capacity) {  // grow: every object again
+      slot_capacity = std::max<uint64_t>(slot_sink.size(), slot_capacity + slot_capacity / 2);
+      sh_capacity = std::max<uint64_t>(sh_sink.size(), sh_capacity + sh_capacity / 2);
+      const uint64_t n = std::max<uint64_t>(slot_capacity, 1);
+      positions = ctx.createBuffer(n * 12, false, "positions");
+      covariances = ctx.createBuffer(n * 24, false, "covariances");
+      opacities = ctx.createBuffer(n * 4, false, "opacities");
+      sh = ctx.createBuffer(std::max<uint64_t>(sh_capacity, 1) * 4, false, "sh");
+      means = ctx.createBuffer(n * 8, false, "means");
+      conic_opacity = ctx.createBuffer(n * 16, false, "conic_opacity");
+      color_depth = ctx.createBuffer(n * 16, false, "color_depth");
+      rects = ctx.createBuffer(n * 8, false, "rects");
+      touched = ctx.createBuffer(n * 4, false, "touched");
+      order = ctx.createBuffer(n * 4, false, "depth order");
+      sorted_counts = ctx.createBuffer(n * 4, false, "sorted tile counts");
+      slot_sums = ctx.createBuffer((ceilDiv(n, SF_SCAN_BLOCK) + 1) * 4, false, "slot block sums");
+      upload_rest.assign(objects.size(), true);
+    }
+    if (objects_buf.size < std::max<size_t>(objects.size(), 1) * sizeof(GpuObject))
+      objects_buf = ctx.createBuffer(std::max<size_t>(objects.size(), 4) * sizeof(GpuObject), true, "objects");
+    uint64_t uploaded = 0;
+    for (size_t o = 0; o < objects.size(); ++o) {
+      if (!upload_rest[o] || residents[o].size == 0) continue;
+      const GaussianCloud& c = *objects[o].cloud;
+      const uint64_t first = residents[o].slots.first;
+      std::vector<Cov6> cov(c.size());
+      for (size_t i = 0; i < c.size(); ++i) cov[i] = covarianceFromScaleRotation(c.scales[i], c.rotations[i]);
+      upload(positions, c.positions.data(), c.size() * 12, first * 12);
+      upload(covariances, cov.data(), c.size() * 24, first * 24);
+      upload(opacities, c.opacities.data(), c.size() * 4, first * 4);
+      upload(sh, c.sh.data(), c.sh.size() * 4, residents[o].sh.first * 4);
+      uploaded += c.size();
+    }
+    return uploaded;
   }
 
   void ensureKeys(uint64_t capacity) {
@@ -315,6 +454,12 @@ struct VulkanRenderer::Impl {
     std::vector<uint32_t> triangles(meshes.size());
     std::vector<const MeshTexture*> textures;
     std::vector<size_t> texture_offsets;
+    struct MeshSkin {
+      size_t mesh;
+      SkinPush push;
+      size_t palette, weights;  // offsets of the frame's palette and morph weights
+    };
+    std::vector<MeshSkin> skins;
     for (size_t i = 0; i < meshes.size(); ++i) {
       const RenderMesh& m = meshes[i];
       if (std::string why = m.validate(); !why.empty()) throw Error("mesh " + std::to_string(i) + ": " + why);
@@ -323,13 +468,20 @@ struct VulkanRenderer::Impl {
       std::vector<uint32_t> seq;
       std::span<const uint32_t> idx = m.indices;
       if (idx.empty()) {
-        seq.resize(m.positions.size());
+        seq.resize(m.vertexCount());
         for (size_t k = 0; k < seq.size(); ++k) seq[k] = static_cast<uint32_t>(k);
         idx = seq;
       }
       size_t* o = &offs[i * 6];
-      o[0] = pack(bytes, m.positions.data(), m.positions.size_bytes());
-      o[1] = pack(bytes, m.normals.data(), m.normals.size_bytes());
+      if (!m.skin.empty()) {  // vertices written by the frame's skin pass
+        o[0] = pack(bytes, nullptr, m.skin.positions.size_bytes());
+        o[1] = pack(bytes, nullptr, m.skin.normals.size_bytes());
+        skins.push_back({i, skinPush(m.skin, true), 0, 0});
+        skins.back().palette = packSkinFrame(m.skin, bytes, &skins.back().weights);
+      } else {
+        o[0] = pack(bytes, m.positions.data(), m.positions.size_bytes());
+        o[1] = pack(bytes, m.normals.data(), m.normals.size_bytes());
+      }
       o[2] = pack(bytes, m.uvs.data(), m.uvs.size_bytes());
       o[3] = pack(bytes, m.colors.data(), m.colors.size_bytes());
       o[4] = pack(bytes, idx.data(), idx.size_bytes());
@@ -347,7 +499,7 @@ struct VulkanRenderer::Impl {
       copyRows(d.object_to_view, to_view);
       copyRows(d.normal_to_view, Mat4::fromLinearTranslation(transpose(inverse(to_view.linear())), Vec3{}));
       for (size_t c = 0; c < 4; ++c) d.base_color[c] = m.base_color[c];
-      d.flags = (m.normals.empty() ? 0u : SF_MESH_HAS_NORMALS) | (m.uvs.empty() ? 0u : SF_MESH_HAS_UVS) |
+      d.flags = (m.hasNormals() ? SF_MESH_HAS_NORMALS : 0u) | (m.uvs.empty() ? 0u : SF_MESH_HAS_UVS) |
                 (m.colors.empty() ? 0u : SF_MESH_HAS_COLORS) | (m.texture && !m.uvs.empty() ? SF_MESH_HAS_TEXTURE : 0u) | (m.unlit ? SF_MESH_UNLIT : 0u);
       if (d.flags & SF_MESH_HAS_TEXTURE) {
         d.tex_width = static_cast<uint32_t>(m.texture->width), d.tex_height = static_cast<uint32_t>(m.texture->height);
@@ -372,6 +524,16 @@ struct VulkanRenderer::Impl {
       d.colors = base + o[3], d.indices = base + o[4], d.texels = base + o[5];
       std::memcpy(&packed[i], &d, sizeof(d));
     }
+    mesh_vertices.clear();
+    for (size_t i = 0; i < meshes.size(); ++i)
+      mesh_vertices.push_back({offs[i * 6], meshes[i].vertexCount(), offs[i * 6 + 1], meshes[i].hasNormals() ? meshes[i].vertexCount() : 0});
+    mesh_skins.clear();
+    for (MeshSkin& k : skins) {
+      patchSkinFrame(k.push, mesh_device.address + k.palette, mesh_device.address + k.weights);
+      k.push.out_positions = mesh_device.address + offs[k.mesh * 6];
+      k.push.out_normals = mesh_device.address + offs[k.mesh * 6 + 1];
+      mesh_skins.push_back(k.push);
+    }
     std::memcpy(mesh_data.mapped, bytes.data(), bytes.size());
     return triangles;
   }
@@ -381,15 +543,7 @@ struct VulkanRenderer::Impl {
     const VkPipelineStageFlags top = VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT;
     const VkPipelineStageFlags color_stage = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
     const VkPipelineStageFlags depth_stage = VK_PIPELINE_STAGE_EARLY_FRAGMENT_TESTS_BIT | VK_PIPELINE_STAGE_LATE_FRAGMENT_TESTS_BIT;
-    // Vertex data, indices, textures and draw records to device-local memory (vertex pulling and texel
-    // reads from host memory would cross the bus per fragment on a discrete GPU).
-    VkBufferCopy copy{0, 0, mesh_bytes};
-    vkCmdCopyBuffer(cmd, mesh_data.buffer, mesh_device.buffer, 1, &copy);
-    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_VERTEX_SHADER_BIT | VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT, 0, 1,
-                         &mb, 0, nullptr, 0, nullptr);
+    // (The mesh data was copied to device-local memory and skinned by earlier passes of the frame graph.)
     for (gpu::Image* img : {&mesh_color_target, &mesh_depth_target})
       gpu::imageBarrier(cmd, *img, VK_IMAGE_ASPECT_COLOR_BIT, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, top, 0,
                         color_stage, VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT);
@@ -565,14 +719,7 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
   Impl& m = *impl_;
   for (size_t o = 0; o < objects.size(); ++o)
     if (std::string why = objects[o].validate(); !why.empty()) throw Error("render object " + std::to_string(o) + ": " + why);
-  // Objects whose slots were overwritten last frame (overrides, GPU deform) but not this frame get their
-  // rest values back: the upload cache is keyed by cloud only.
-  std::vector<bool> overridden(objects.size());
-  for (size_t o = 0; o < objects.size(); ++o) overridden[o] = !objects[o].positions.empty() || objects[o].deform || objects[o].gpu_source;
-  for (size_t o = 0; o < objects.size() && o < m.overridden_last.size(); ++o)
-    if (m.overridden_last[o] && !overridden[o]) m.uploaded.clear();
-  m.overridden_last = overridden;
-  m.uploadClouds(objects);
+  const uint64_t uploaded_slots = m.placeObjects(objects);
   const uint32_t tiles_x = ceilDiv(static_cast<uint32_t>(cam.width), kTileSize);
   const uint32_t tiles_y = ceilDiv(static_cast<uint32_t>(cam.height), kTileSize);
   m.ensureImage(static_cast<uint32_t>(cam.width), static_cast<uint32_t>(cam.height), tiles_x * tiles_y, settings.depth);
@@ -580,20 +727,19 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
 
   std::vector<GpuObject> gobj(objects.size());
   const Vec3 cam_world = cam.position();
-  for (size_t o = 0, first = 0; o < objects.size(); ++o) {
+  for (size_t o = 0; o < objects.size(); ++o) {
     GpuObject& g = gobj[o];
     copyRows(g.object_to_world, objects[o].object_to_world);
     Vec3 c = transformPoint(inverseAffine(objects[o].object_to_world), cam_world);
     g.cam_in_object[0] = c.x, g.cam_in_object[1] = c.y, g.cam_in_object[2] = c.z;
     const GaussianCloud& cloud = *objects[o].cloud;
-    g.first_slot = static_cast<uint32_t>(first);
+    g.first_slot = static_cast<uint32_t>(m.residents[o].slots.first);
     g.count = static_cast<uint32_t>(cloud.size());
     g.sh_degree = static_cast<uint32_t>(cloud.sh_degree);
-    g.sh_base = m.sh_base[o];
+    g.sh_base = static_cast<uint32_t>(m.residents[o].sh.first);
     g.sh_stride = static_cast<uint32_t>(cloud.shStride());
     g.flags = (settings.antialiased || cloud.antialiased ? SF_OBJECT_ANTIALIASED : 0u) |
               (cloud.color_space == ColorSpace::kLinear ? SF_OBJECT_LINEAR_COLOR : 0u);
-    first += cloud.size();
   }
   // Objects with per-frame centres and covariances: staged now, copied into their slot ranges at the
   // start of the frame's command buffer.
@@ -602,102 +748,43 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     GpuDeformPush push;
     size_t vertices, palette;  // offsets in the per-frame deform data
     bool skin = false;         // skin the bound mesh on the GPU first
-    GpuSkinPush skin_push{};
-    size_t morph_weights = 0, skinned_offset = 0;
+    SkinPush skin_push{};
+    size_t skin_palette = 0, morph_weights = 0, skinned_offset = 0;
   };
   std::vector<DeformDispatch> deforms;
   size_t deform_bytes = 0, override_bytes = 0;  // staged: overrides first, then the deform inputs
+  m.uploadStatic(objects, meshes);
   {
     size_t bytes = 0;
-    bool bindings_same = true;
-    size_t d = 0;
-    for (const RenderObject& o : objects) {
-      bytes += o.positions.size() * (12 + 24);
-      if (o.deform) {
-        const SplatDeformSource& ds = *o.deform;
-        const Impl::StaticDeformInputs key{ds.bindings.data(), ds.bindings.size(), ds.indices.data(), ds.indices.size(),
-                                           ds.bind_positions.data(), ds.bind_positions.size(), ds.morph_deltas.data(), ds.morph_deltas.size()};
-        bindings_same &= d < m.uploaded_bindings.size() && m.uploaded_bindings[d] == key;
-        ++d;
-      }
-    }
-    if (d != m.uploaded_bindings.size()) bindings_same = false;
-    if (!bindings_same) {  // static inputs: uploaded once per set of deformed objects, each array once
-      m.uploaded_bindings.clear();
-      m.static_offsets.clear();
-      std::vector<uint8_t> all;
-      std::map<const void*, size_t> placed;  // objects sharing a package share its arrays
-      auto place = [&](const void* data, size_t size) {
-        auto it = placed.find(data);
-        if (it != placed.end()) return it->second;
-        const size_t at = pack(all, data, size);
-        placed.emplace(data, at);
-        return at;
-      };
-      for (const RenderObject& o : objects)
-        if (o.deform) {
-          const SplatDeformSource& ds = *o.deform;
-          const size_t n = ds.bind_positions.empty() ? ds.vertices.size() : ds.bind_positions.size();
-          for (uint32_t i : ds.indices)
-            if (i >= n) throw Error("deform source: triangle index " + std::to_string(i) + " outside " + std::to_string(n) + " vertices");
-          for (size_t v = 0; v < ds.joints.size(); ++v)
-            for (size_t k = 0; k < 4; ++k)
-              if (ds.weights[v][k] > 0 && ds.joints[v][k] >= ds.palette.size())
-                throw Error("deform source: vertex " + std::to_string(v) + " uses joint " + std::to_string(ds.joints[v][k]) + " of a " +
-                            std::to_string(ds.palette.size()) + "-joint palette");
-          m.uploaded_bindings.push_back({ds.bindings.data(), ds.bindings.size(), ds.indices.data(), ds.indices.size(), ds.bind_positions.data(),
-                                         ds.bind_positions.size(), ds.morph_deltas.data(), ds.morph_deltas.size()});
-          Impl::StaticOffsets so;
-          so.bindings = place(ds.bindings.data(), ds.bindings.size());
-          so.indices = place(ds.indices.data(), ds.indices.size_bytes());
-          if (!ds.bind_positions.empty()) {
-            so.bind_positions = place(ds.bind_positions.data(), ds.bind_positions.size_bytes());
-            so.joints = place(ds.joints.data(), ds.joints.size_bytes());
-            so.weights = place(ds.weights.data(), ds.weights.size_bytes());
-            so.morph_deltas = ds.morph_deltas.empty() ? 0 : place(ds.morph_deltas.data(), ds.morph_deltas.size_bytes());
-          }
-          m.static_offsets.push_back(so);
-        }
-      m.deform_bindings = m.ctx.createBuffer(all.size(), false, "splat bindings");
-      m.upload(m.deform_bindings, all.data(), all.size());
-    }
+    for (const RenderObject& o : objects) bytes += o.positions.size() * (12 + 24);
     // Per-frame deform inputs, packed 16-byte aligned.
     std::vector<uint8_t> packed;
-    size_t first = 0, skinned_bytes = 0;
-    d = 0;
-    for (const RenderObject& o : objects) {
+    size_t skinned_bytes = 0;
+    for (size_t oi = 0; oi < objects.size(); ++oi) {
+      const RenderObject& o = objects[oi];
+      const uint64_t first = m.residents[oi].slots.first;
       if (o.deform) {
         DeformDispatch dd{};
         const SplatDeformSource& ds = *o.deform;
-        if (!ds.bind_positions.empty()) {
-          const Impl::StaticOffsets& so = m.static_offsets[d];
+        if (!ds.skin.empty()) {
           dd.skin = true;
-          dd.skin_push.bind_positions = m.deform_bindings.address + so.bind_positions;
-          dd.skin_push.joints = m.deform_bindings.address + so.joints;
-          dd.skin_push.weights = m.deform_bindings.address + so.weights;
-          dd.skin_push.morph_deltas = m.deform_bindings.address + so.morph_deltas;
-          dd.skin_push.vertex_count = static_cast<uint32_t>(ds.bind_positions.size());
-          dd.skin_push.target_count = static_cast<uint32_t>(ds.morph_weights.size());
-          dd.morph_weights = pack(packed, ds.morph_weights.data(), ds.morph_weights.size_bytes());
+          dd.skin_push = m.skinPush(ds.skin, false);
+          dd.skin_palette = m.packSkinFrame(ds.skin, packed, &dd.morph_weights);
           dd.skinned_offset = skinned_bytes;
-          skinned_bytes += ds.bind_positions.size_bytes() + 16;
+          skinned_bytes += ds.skin.positions.size_bytes() + 16;
         } else {
           dd.vertices = pack(packed, ds.vertices.data(), ds.vertices.size_bytes());
         }
         std::vector<float> rows;
-        for (const Mat4& pm : o.deform->palette)
-          for (int r = 0; r < 3; ++r)
-            for (int c = 0; c < 4; ++c) rows.push_back(pm.m[r][c]);
+        packSkinPalette(ds.palette, rows);
         dd.palette = pack(packed, rows.data(), rows.size() * 4);
-        dd.push.bindings = m.deform_bindings.address + m.static_offsets[d].bindings;
-        dd.push.indices = m.deform_bindings.address + m.static_offsets[d].indices;
-        ++d;
+        dd.push.bindings = m.staticAddress(ds.bindings.data(), ds.bindings.size());
+        dd.push.indices = m.staticAddress(ds.indices.data(), ds.indices.size_bytes());
         dd.push.out_positions = m.positions.address + first * 12;
         dd.push.out_covariances = m.covariances.address + first * 24;
         dd.push.count = static_cast<uint32_t>(o.cloud->size());
         deforms.push_back(dd);
       }
-      first += o.cloud->size();
     }
     deform_bytes = packed.size();
     if (skinned_bytes && m.skinned.size < skinned_bytes) m.skinned = m.ctx.createBuffer(skinned_bytes + skinned_bytes / 2, false, "skinned vertices");
@@ -706,8 +793,7 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
       for (DeformDispatch& dd : deforms) {
         dd.push.palette = m.deform_data.address + dd.palette;
         if (dd.skin) {
-          dd.skin_push.palette = dd.push.palette;
-          dd.skin_push.morph_weights = m.deform_data.address + dd.morph_weights;
+          m.patchSkinFrame(dd.skin_push, m.deform_data.address + dd.skin_palette, m.deform_data.address + dd.morph_weights);
           dd.skin_push.out_positions = m.skinned.address + dd.skinned_offset;
           dd.push.vertices = dd.skin_push.out_positions;
         } else {
@@ -725,8 +811,10 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     if (bytes) {
       if (m.dynamic_staging.size < bytes) m.dynamic_staging = m.ctx.createBuffer(bytes + bytes / 2, true, "per-frame splat overrides");
       auto* dst = static_cast<uint8_t*>(m.dynamic_staging.mapped);
-      size_t at = 0, slot = 0;
-      for (const RenderObject& o : objects) {
+      size_t at = 0;
+      for (size_t oi = 0; oi < objects.size(); ++oi) {
+        const RenderObject& o = objects[oi];
+        const uint64_t slot = m.residents[oi].slots.first;
         if (!o.positions.empty()) {
           std::memcpy(dst + at, o.positions.data(), o.positions.size_bytes());
           pos_copies.push_back({at, slot * 12, o.positions.size_bytes()});
@@ -735,7 +823,6 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
           cov_copies.push_back({at, slot * 24, o.covariances.size_bytes()});
           at += o.covariances.size_bytes();
         }
-        slot += o.cloud->size();
       }
       if (deform_bytes) std::memcpy(dst + override_bytes, packed.data(), deform_bytes);
       at = sort_depth_at;
@@ -750,6 +837,8 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
   }
   if (!gobj.empty()) std::memcpy(m.objects_buf.mapped, gobj.data(), gobj.size() * sizeof(GpuObject));
   m.has_mesh = !meshes.empty();
+  m.mesh_skins.clear();
+  m.mesh_vertices.clear();
   std::vector<uint32_t> mesh_triangles;
   size_t mesh_draws_offset = 0;
   if (m.has_mesh) {
@@ -769,7 +858,7 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     // wrote (or overwrites what one read) since the last barrier. docs/architecture.md shows the result.
     FrameGraph g;
     const uint32_t r_counters = g.resource("counters"), r_ranges = g.resource("tile ranges"), r_deform_in = g.resource("deform inputs"),
-                   r_skinned = g.resource("skinned vertices"), r_splats = g.resource("splat slots"), r_mesh = g.resource("mesh layer"),
+                   r_skinned = g.resource("skinned vertices"), r_mesh_data = g.resource("mesh data"), r_splats = g.resource("splat slots"), r_mesh = g.resource("mesh layer"),
                    r_projected = g.resource("projected splats"), r_keys = g.resource("sort keys"), r_order = g.resource("depth order"),
                    r_counts = g.resource("tile counts"), r_image = g.resource("image"), r_readback = g.resource("readback");
     const VkDeviceAddress slots_word = m.counters.address + SF_COUNTER_SLOTS * 4;
@@ -780,32 +869,38 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     gpu::Buffer& st_buf = m.staging(counters_at + SF_COUNTER_WORDS * 4);
     int passes = 0;
     GpuPush alt = m.push();
-    g.add("clear", {}, {r_counters, r_ranges}, [&] {
+    g.add("clear", {}, {r_counters, r_ranges, r_projected}, [&] {
       // One write per buffer: a fill followed by an update of the same bytes would be a write-after-write
       // hazard between two transfer commands with no barrier between them.
       uint32_t counters[SF_COUNTER_WORDS] = {};
       counters[SF_COUNTER_SLOTS] = m.slots;
       vkCmdUpdateBuffer(cmd, m.counters.buffer, 0, sizeof(counters), counters);
       vkCmdFillBuffer(cmd, m.tile_ranges.buffer, 0, VK_WHOLE_SIZE, 0);
+      // Free slots of the sink (objects gone, not yet reused) touch no tile: depth keys sort them last.
+      for (const SplatSink::Range& r : m.slot_sink.freeRanges()) vkCmdFillBuffer(cmd, m.touched.buffer, r.first * 4, r.count * 4, 0);
     });
     g.add("slot overrides", {}, {r_splats}, [&] {
       vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.positions.buffer, static_cast<uint32_t>(pos_copies.size()), pos_copies.data());
       vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.covariances.buffer, static_cast<uint32_t>(cov_copies.size()), cov_copies.data());
     }, !pos_copies.empty());
+    g.add("mesh data", {}, {r_mesh_data}, [&] {
+      // Vertex data, indices, textures and draw records to device-local memory (vertex pulling and texel
+      // reads from host memory would cross the bus per fragment on a discrete GPU).
+      VkBufferCopy copy{0, 0, m.mesh_bytes};
+      vkCmdCopyBuffer(cmd, m.mesh_data.buffer, m.mesh_device.buffer, 1, &copy);
+    }, m.has_mesh);
     g.add("deform inputs", {}, {r_deform_in}, [&] {
       VkBufferCopy region{override_bytes, 0, deform_bytes};
       vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.deform_data.buffer, 1, &region);
     }, deform_bytes > 0);
-    // Bound meshes skinned on the GPU, then the bound splats: centres and covariances from this frame's
-    // deformed meshes, into their slots.
-    const bool skin_any = std::any_of(deforms.begin(), deforms.end(), [](const DeformDispatch& dd) { return dd.skin; });
-    g.add("skin", {r_deform_in}, {r_skinned}, [&] {
-      for (const DeformDispatch& dd : deforms) {
-        if (!dd.skin) continue;
-        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.skin_vertices.pipeline());
-        vkCmdPushConstants(cmd, m.skin_vertices.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(GpuSkinPush), &dd.skin_push);
-        vkCmdDispatch(cmd, ceilDiv(dd.skin_push.vertex_count, SF_WG_SIZE), 1, 1);
-      }
+    // The one skin pass (deform/skin_pass.h): meshes under bound splats into the skinned-vertex buffer,
+    // skinned drawn meshes into their vertex ranges of the mesh data. Then the bound splats: centres and
+    // covariances from this frame's deformed meshes, into their slots.
+    const bool skin_any = !m.mesh_skins.empty() || std::any_of(deforms.begin(), deforms.end(), [](const DeformDispatch& dd) { return dd.skin; });
+    g.add("skin", {r_deform_in, r_mesh_data}, {r_skinned, r_mesh_data}, [&] {
+      for (const DeformDispatch& dd : deforms)
+        if (dd.skin) m.skin_pass.record(cmd, dd.skin_push);
+      for (const SkinPush& p : m.mesh_skins) m.skin_pass.record(cmd, p);
     }, skin_any);
     g.add("deform splats", {r_deform_in, r_skinned}, {r_splats}, [&] {
       for (const DeformDispatch& dd : deforms) {
@@ -831,7 +926,7 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
         objects[o].gpu_source->record(cmd, t);
       }
     }, sources);
-    g.add("meshes", {}, {r_mesh}, [&] { m.recordMeshes(cmd, mesh_triangles, mesh_draws_offset, cam); }, m.has_mesh);
+    g.add("meshes", {r_mesh_data}, {r_mesh}, [&] { m.recordMeshes(cmd, mesh_triangles, mesh_draws_offset, cam); }, m.has_mesh);
     g.add("preprocess", {r_splats, r_counters}, {r_projected, r_counters}, [&] {
       m.timestamp(cmd, 1);
       for (size_t o = 0; o < objects.size(); ++o) {
@@ -883,7 +978,19 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
       vkCmdCopyBuffer(cmd, m.counters.buffer, st_buf.buffer, 1, &cnt_copy);
       m.timestamp(cmd, 9);
     });
-    g.run([&] { gpu::computeBarrier(cmd); });
+    g.run([&] {
+      if (!m.has_mesh) return gpu::computeBarrier(cmd);
+      // With meshes, what compute and transfer wrote is also read by the mesh pipeline's vertex and
+      // fragment shaders (vertex pulling from the mesh data).
+      VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+      mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+      mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_INDIRECT_COMMAND_READ_BIT |
+                         VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+      vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
+                               VK_PIPELINE_STAGE_VERTEX_SHADER_BIT | VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT,
+                           0, 1, &mb, 0, nullptr, 0, nullptr);
+    });
     m.last_graph = std::move(g);
     m.ctx.submit(cmd);
     m.last_passes = passes;
@@ -910,6 +1017,8 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     st.tile_keys = cnt[SF_COUNTER_KEYS];
     st.sort_passes = kDepthPasses + passes;
     st.host_staging_bytes = m.readback.size;
+    st.uploaded_slots = uploaded_slots;
+    for (const Impl::Resident& r : m.residents) st.first_slots.push_back(r.slots.first);
     st.times = {ms[1], ms[2], ms[3], ms[4], ms[5], ms[6], ms[7], ms[8], ms[9], ms[0]};
     if (stats) *stats = st;
     return img;
@@ -923,13 +1032,13 @@ VulkanFrameDebug VulkanRenderer::readDebug() {
   auto floats = [&](const gpu::Buffer& b, size_t count) {
     std::vector<uint8_t> raw = m.download(b, count * 4);
     std::vector<float> out(count);
-    std::memcpy(out.data(), raw.data(), raw.size());
+    if (count) std::memcpy(out.data(), raw.data(), raw.size());
     return out;
   };
   auto uints = [&](const gpu::Buffer& b, size_t count) {
     std::vector<uint8_t> raw = m.download(b, count * 4);
     std::vector<uint32_t> out(count);
-    std::memcpy(out.data(), raw.data(), raw.size());
+    if (count) std::memcpy(out.data(), raw.data(), raw.size());
     return out;
   };
   d.means = floats(m.means, m.slots * 2ull);
@@ -942,6 +1051,20 @@ VulkanFrameDebug VulkanRenderer::readDebug() {
   d.sorted_tiles = uints(m.keys[alt ? 4 : 1], keys);
   d.sorted_values = uints(m.keys[alt ? 5 : 2], keys);
   d.tile_ranges = uints(m.tile_ranges, m.tiles * 2ull);
+  d.slot_positions = floats(m.positions, m.slots * 3ull);
+  d.slot_covariances = floats(m.covariances, m.slots * 6ull);
+  for (const Impl::MeshVertices& mv : m.mesh_vertices) {
+    auto vecs = [&](size_t at, size_t count) {
+      std::vector<Vec3> out(count);
+      if (!count) return out;
+      // mesh_device's offsets are 16-byte aligned; download() copies whole pieces from offset 0, so read the prefix.
+      std::vector<uint8_t> raw = m.download(m.mesh_device, at + count * 12);
+      std::memcpy(out.data(), raw.data() + at, count * 12);
+      return out;
+    };
+    d.mesh_positions.push_back(vecs(mv.positions, mv.position_count));
+    d.mesh_normals.push_back(vecs(mv.normals, mv.normal_count));
+  }
   return d;
 }
 

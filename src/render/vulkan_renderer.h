@@ -39,6 +39,10 @@ struct VulkanFrameStats {
   // stays at max(64 MiB, the image readback) whatever the scene's size. (A staging buffer as large as the
   // largest array, 2.35 GB for 12.2M SH-3 gaussians, made every GPU pass 3x slower on the H200.)
   size_t host_staging_bytes = 0;
+  // The splat sink: each object's first slot (its range stays put while the object stays in the frame), and
+  // the slots whose rest values were uploaded for this frame (new, dynamic, or no longer overwritten objects).
+  std::vector<uint64_t> first_slots;
+  uint64_t uploaded_slots = 0;
   VulkanPassTimes times;
 };
 
@@ -50,6 +54,10 @@ struct VulkanFrameDebug {
   std::vector<uint32_t> offsets;     // per depth-ordered slot: exclusive scan of tiles touched
   std::vector<uint32_t> sorted_tiles, sorted_values;  // per key, after the sort
   std::vector<uint32_t> tile_ranges;  // 2 per tile
+  // The splat slots after the frame's deform passes (object space): 3 floats of centre, 6 of covariance each.
+  std::vector<float> slot_positions, slot_covariances;
+  // Per mesh of the last frame, the vertices it was drawn with (a skinned mesh: the skin pass's output).
+  std::vector<std::vector<Vec3>> mesh_positions, mesh_normals;
 };
 
 class VulkanRenderer {

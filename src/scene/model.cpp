@@ -66,9 +66,46 @@ void GltfModel::build() {
           d.texture = it->second;
         }
       }
+      // Morph targets as one target-major array each (the layout SkinSource takes).
+      const size_t nv = prim.positions.size();
+      bool target_normals = false;
+      for (const GltfMorphTarget& t : prim.targets) target_normals |= t.normals.size() == nv;
+      for (const GltfMorphTarget& t : prim.targets) {
+        if (t.positions.size() == nv) d.morph_positions.insert(d.morph_positions.end(), t.positions.begin(), t.positions.end());
+        else d.morph_positions.insert(d.morph_positions.end(), nv, Vec3{});
+        if (!target_normals) continue;
+        if (t.normals.size() == nv) d.morph_normals.insert(d.morph_normals.end(), t.normals.begin(), t.normals.end());
+        else d.morph_normals.insert(d.morph_normals.end(), nv, Vec3{});
+      }
       draws_.push_back(std::move(d));
     }
   }
+}
+
+SkinSource GltfModel::skinSource(const Pose& pose, size_t draw) const {
+  const Draw& d = draws_.at(draw);
+  const GltfPrimitive& prim = primitiveOf(draw);
+  const size_t n = prim.positions.size();
+  SkinSource s;
+  s.positions = prim.positions;
+  if (prim.normals.size() == n) s.normals = prim.normals;
+  const size_t joint = static_cast<size_t>(skeleton_.findSource(d.node));
+  const size_t wcount = skeleton_.weightCount(joint);
+  if (wcount > 0 && !prim.targets.empty()) {  // morph targets move with the weights of the mesh's node
+    if (wcount != prim.targets.size())
+      throw Error(doc_.path + ": meshes[" + std::to_string(d.mesh) + "].primitives[" + std::to_string(d.primitive) + "]: " +
+                  std::to_string(prim.targets.size()) + " morph targets but the mesh has " + std::to_string(wcount) + " weights");
+    s.morph_positions = d.morph_positions;
+    if (!s.normals.empty()) s.morph_normals = d.morph_normals;
+    s.morph_weights = std::span<const float>(pose.weights.data() + skeleton_.weightOffset(joint), wcount);
+  }
+  if (d.skin >= 0 && !prim.joints0.empty()) {
+    s.joints0 = prim.joints0, s.weights0 = prim.weights0;
+    s.joints1 = prim.joints1, s.weights1 = prim.weights1;
+    s.palette = pose.palettes.at(static_cast<size_t>(d.skin));
+  }
+  s.dual_quaternion = pose.skinning == anim::SkinningMethod::kDualQuaternion;
+  return s;
 }
 
 GltfModel::DrawInfo GltfModel::drawInfo(size_t draw) const {
@@ -169,59 +206,22 @@ void GltfModel::evaluate(Pose& out, int skip_draw) const {
     anim::PaletteJob{&skins_[s], out.models, palettes[s]}.run();
   }
   out.primitives.resize(draws_.size());
-  std::vector<Vec3> morphed_p, morphed_n;
-  std::vector<anim::MorphTargetView> targets;
   for (size_t i = 0; i < draws_.size(); ++i) {
-    const Draw& d = draws_[i];
-    const GltfPrimitive& prim = doc_.meshes[static_cast<size_t>(d.mesh)].primitives[static_cast<size_t>(d.primitive)];
-    const size_t joint = static_cast<size_t>(skeleton_.findSource(d.node));
     PosedPrimitive& pp = out.primitives[i];
-    if (static_cast<int>(i) == skip_draw) {
+    const SkinSource skin = skinSource(out, i);
+    const bool moves = skin.skinned() || !skin.morph_weights.empty();
+    if (static_cast<int>(i) == skip_draw || (moves && out.skin_in_renderer)) {
       pp.positions.clear();
       pp.normals.clear();
       continue;
     }
-    const bool normals = prim.normals.size() == prim.positions.size();
-    // Morph targets (weights of the node's joint), then skinning.
-    std::span<const Vec3> pos = prim.positions, nrm;
-    if (normals) nrm = prim.normals;
-    const size_t wcount = skeleton_.weightCount(joint);
-    if (wcount > 0 && !prim.targets.empty()) {
-      if (wcount != prim.targets.size())
-        throw Error(doc_.path + ": meshes[" + std::to_string(d.mesh) + "].primitives[" + std::to_string(d.primitive) + "]: " +
-                    std::to_string(prim.targets.size()) + " morph targets but the mesh has " + std::to_string(wcount) + " weights");
-      targets.clear();
-      for (const GltfMorphTarget& t : prim.targets) targets.push_back({t.positions, normals ? std::span<const Vec3>(t.normals) : std::span<const Vec3>()});
-      morphed_p.resize(prim.positions.size());
-      morphed_n.resize(normals ? prim.normals.size() : 0);
-      anim::MorphJob morph;
-      morph.positions = prim.positions;
-      morph.normals = nrm;
-      morph.targets = targets;
-      morph.weights = std::span<const float>(out.weights.data() + skeleton_.weightOffset(joint), wcount);
-      morph.out_positions = morphed_p;
-      morph.out_normals = morphed_n;
-      morph.run();
-      pos = morphed_p;
-      nrm = morphed_n;
-    }
-    pp.positions.resize(pos.size());
-    pp.normals.resize(nrm.size());
-    if (d.skin >= 0 && !prim.joints0.empty()) {
-      anim::SkinningJob skin;
-      skin.palette = palettes[static_cast<size_t>(d.skin)];
-      skin.positions = pos;
-      skin.normals = nrm;
-      skin.joints0 = prim.joints0;
-      skin.weights0 = prim.weights0;
-      skin.joints1 = prim.joints1;
-      skin.weights1 = prim.weights1;
-      skin.out_positions = pp.positions;
-      skin.out_normals = pp.normals;
-      skin.run();
+    pp.positions.resize(skin.positions.size());
+    pp.normals.resize(skin.normals.size());
+    if (moves) {
+      skin.run(pp.positions, pp.normals);
     } else {
-      std::copy(pos.begin(), pos.end(), pp.positions.begin());
-      std::copy(nrm.begin(), nrm.end(), pp.normals.begin());
+      std::copy(skin.positions.begin(), skin.positions.end(), pp.positions.begin());
+      std::copy(skin.normals.begin(), skin.normals.end(), pp.normals.begin());
     }
   }
 }
@@ -238,6 +238,10 @@ std::vector<RenderMesh> GltfModel::renderMeshes(const Pose& pose, const Mat4& mo
     RenderMesh m;
     m.positions = pp.positions;
     m.normals = pp.normals;
+    if (pose.skin_in_renderer && pp.positions.empty()) {  // left to the renderer's skin pass by evaluate()
+      m.skin = skinSource(pose, i);
+      if (!m.skin.skinned() && m.skin.morph_weights.empty()) m.skin = {}, m.positions = prim.positions;  // (a skipped static draw)
+    }
     if (prim.texcoords0.size() == prim.positions.size()) m.uvs = prim.texcoords0;
     if (prim.colors0.size() == prim.positions.size()) m.colors = prim.colors0;
     m.indices = prim.indices;

@@ -62,6 +62,10 @@ class GltfModel {
     std::vector<Mat4> models;        // model-space matrix per joint (= per glTF node)
     std::vector<PosedPrimitive> primitives;  // per drawn primitive, same order as the model's draws
     std::vector<std::vector<Mat4>> palettes;  // per skinned draw node (DrawInfo::skin)
+    // Inputs of evaluate(): how skinned draws are skinned, and whether draws that move (skinned or morphed)
+    // are left to the renderer (empty primitives here; renderMeshes() gives them a SkinSource).
+    anim::SkinningMethod skinning = anim::SkinningMethod::kLinearBlend;
+    bool skin_in_renderer = false;
   };
   // Poses the model at `time` seconds of clip `clip` (-1: the rest pose). The time is used as given
   // (sampling clamps it to the keys); wrap it with anim::wrapTime for looping playback.
@@ -72,6 +76,10 @@ class GltfModel {
   void sample(int clip, float time, Pose& out) const;
   // `skip_draw` (>= 0): that draw's primitive is left unposed (empty), for callers that skin it on the GPU.
   void evaluate(Pose& out, int skip_draw = -1) const;
+  // A draw's morph and skin inputs in a pose (spans into this model and `pose`): what evaluate() runs on the
+  // CPU and the renderers' skin pass runs on the GPU. Throws sf::Error when the mesh's weights and targets
+  // differ in count.
+  SkinSource skinSource(const Pose& pose, size_t draw) const;
 
   // The posed primitives as render meshes placed by `model_to_world`. The spans point into `pose` and into
   // this model (textures, uvs, colours, indices): both must outlive the frame.
@@ -84,6 +92,7 @@ class GltfModel {
     int node = -1, mesh = -1, primitive = -1;
     int skin = -1;  // index into skins_, -1 when the node has no skin
     int texture = -1;  // index into textures_
+    std::vector<Vec3> morph_positions, morph_normals;  // the primitive's targets, target-major (SkinSource)
   };
   void build();
 

@@ -214,12 +214,15 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
     if (o.character) {
       character::Character::Frame& f = out.characters[c];
       const character::Character& ch = *o.character;
-      if (gpu_deform) ch.pose(o.clip, o.clipTime(t), f);
+      f.pose.skinning = o.skinning;
+      // On the GPU the bound mesh is skinned by the frame's skin pass (when its influences allow), else posed here.
+      const bool gpu_skin = gpu_deform && ch.gpuSkinnable();
+      if (gpu_deform) ch.pose(o.clip, o.clipTime(t), f, nullptr, gpu_skin);
       else ch.deform(o.clip, o.clipTime(t), f);
       const Mat4 to_world = o.object_to_world * ch.model().meshToModel(f.pose, static_cast<size_t>(ch.boundDraw()));
       RenderObject ro{&ch.splats(), to_world, f.positions, f.covariances};
       if (gpu_deform) {
-        out.deforms[c] = ch.deformSource(f, false);  // posed on the CPU above
+        out.deforms[c] = ch.deformSource(f, gpu_skin);
         ro.deform = &out.deforms[c];
       }
       out.objects.push_back(ro);
@@ -254,6 +257,8 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
     if (o.cloud && o.cloud->size() > 0) out.objects.push_back({o.cloud.get(), o.object_to_world, {}, {}});
     if (!o.model) continue;
     GltfModel::Pose& pose = out.poses[m++];
+    pose.skinning = o.skinning;
+    pose.skin_in_renderer = gpu_deform;  // skinned and morphed meshes: the Vulkan frame's skin pass
     o.model->pose(o.clip, o.clipTime(t), pose);
     std::vector<RenderMesh> meshes = o.model->renderMeshes(pose, o.object_to_world);
     out.meshes.insert(out.meshes.end(), meshes.begin(), meshes.end());
@@ -574,6 +579,12 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
       if (!gltf && !character_key) o["clip"].fail("\"clip\" applies to glTF and character objects only");
       Node c = o["clip"];
       clip = c.clipName();
+    }
+    if (o.has("skinning")) {
+      if (!gltf && !character_key) o["skinning"].fail("\"skinning\" applies to glTF and character objects only");
+      const std::string method = o["skinning"].string();
+      if (method != "lbs" && method != "dqs") o["skinning"].fail("expected \"lbs\" (linear blend) or \"dqs\" (dual quaternion), got \"" + method + "\"");
+      obj.skinning = method == "dqs" ? anim::SkinningMethod::kDualQuaternion : anim::SkinningMethod::kLinearBlend;
     }
     if (o.has("time")) obj.time = o["time"].number();
     if (o.has("speed")) obj.speed = o["speed"].number();

@@ -42,6 +42,9 @@ struct SceneObject {
   int clip = -1;
   double time = 0, speed = 1;
   bool loop = true;
+  // glTF and character objects: how skinned meshes are skinned (scene JSON "skinning": "lbs" or "dqs"), on
+  // the CPU and in the Vulkan frame's skin pass alike.
+  anim::SkinningMethod skinning = anim::SkinningMethod::kLinearBlend;
 
   // The clip time at scene time t (see above).
   float clipTime(double scene_time) const;
@@ -74,9 +77,11 @@ struct SceneFrame {
   std::vector<RenderObject> objects;
   std::vector<RenderMesh> meshes;
 };
-// Poses every glTF object (CPU skinning) and every character at scene time `t` seconds into `out`,
-// reusing its storage. Characters are deformed on the CPU (the reference, as centre/covariance overrides)
-// unless `gpu_deform`, where their objects carry a SplatDeformSource for the Vulkan deform pass instead.
+// Poses every glTF object and every character at scene time `t` seconds into `out`, reusing its storage.
+// Skinned meshes are skinned and characters deformed on the CPU (the reference, as posed vertices and
+// centre/covariance overrides) unless `gpu_deform`, where skinned and morphed meshes carry a SkinSource for
+// the Vulkan frame's skin pass and characters a SplatDeformSource (with their bound mesh's SkinSource when
+// Character::gpuSkinnable) for its deform pass instead.
 // Generators run for time `t` and camera `cam` (a camera at the origin looking along +z when null): on their
 // executor, their render objects pointing into `out.generated`, the frame's own copy of their output; or,
 // with a GPU path attached (GaussianGenerator::setGpuPath), as a GpuSplatSource the Vulkan renderer records

@@ -184,13 +184,13 @@ TEST(VulkanImage, DemoMatchesCpu) {
   const std::string graph = r->lastFrameGraph();
   std::printf("%s", graph.c_str());
   size_t at = 0;
-  for (const char* pass : {"clear:", "slot overrides:", "deform inputs:", "skin:", "deform splats:", "gpu sources:", "meshes:", "preprocess:", "depth keys:",
+  for (const char* pass : {"clear:", "slot overrides:", "mesh data:", "deform inputs:", "skin:", "deform splats:", "gpu sources:", "meshes:", "preprocess:", "depth keys:",
                            "depth sort:", "gather counts:", "scan:", "emit keys:", "tile sort:", "tile ranges:", "raster:", "readback:"}) {
     const size_t next = graph.find(pass, at);
     ASSERT_NE(next, std::string::npos) << pass << " missing or out of order in:\n" << graph;
     at = next;
   }
-  EXPECT_NE(graph.find("skin: reads deform inputs; writes skinned vertices (off this frame)"), std::string::npos) << graph;
+  EXPECT_NE(graph.find("skin: reads deform inputs, mesh data; writes skinned vertices, mesh data (off this frame)"), std::string::npos) << graph;
   EXPECT_NE(graph.find("| barrier\nraster: reads tile ranges, sort keys, projected splats, mesh layer; writes image"), std::string::npos) << graph;
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
@@ -425,7 +425,7 @@ TEST(VulkanImage, GpuSkinnedCharactersMatchCpuReference) {
   const Camera cam = lookAtCamera({0.3f, 1.0f, 3.5f}, {0.3f, 0.8f, 0}, {0, 1, 0}, 45, 200, 150);
   std::vector<RenderObject> gpu_objs = world.renderObjects(true);
   size_t skinned = 0;
-  for (const RenderObject& o : gpu_objs) skinned += o.deform && !o.deform->bind_positions.empty();
+  for (const RenderObject& o : gpu_objs) skinned += o.deform && !o.deform->skin.empty();
   EXPECT_EQ(skinned, lam ? 2u : 1u);
   ImageRGBA gpu = r->render(gpu_objs, cam, RenderSettings{});
   ImageRGBA cpu = renderCpu(world.renderObjects(false), cam, RenderSettings{});
@@ -433,6 +433,190 @@ TEST(VulkanImage, GpuSkinnedCharactersMatchCpuReference) {
   std::printf("GPU-skinned characters%s vs CPU reference: %.2f dB, %.3f%% pixels over 2/255\n", lam ? " (cesium_man + LAM)" : " (cesium_man)",
               d.psnr, 100 * d.fraction_over);
   EXPECT_GE(d.psnr, 40.0);
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
+// Largest distance between two vertex lists, and the length of the largest vertex (for a relative bound).
+float maxDistance(std::span<const Vec3> a, std::span<const Vec3> b, float* scale = nullptr) {
+  EXPECT_EQ(a.size(), b.size());
+  float worst = 0, big = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) worst = std::max(worst, length(a[i] - b[i])), big = std::max(big, length(b[i]));
+  if (scale) *scale = big;
+  return worst;
+}
+
+// Drawn meshes skinned by the frame's skin pass (deform/shaders/skin.comp) against their CPU skin
+// (SkinSource::run: anim::MorphJob + anim::SkinningJob), vertex by vertex: cesium_man mid-walk with LBS and
+// DQS, the same mesh with its influences split over 8 slots (half of each weight in joints1: the result must
+// equal the 4-influence CPU skin, a closed form independent of the 8-slot code), and a morph-only mesh. Then
+// the images: Vulkan vs CPU, and the CPU backend's own skin vs the mesh posed by the model (bit-identical).
+TEST(VulkanDeform, SkinnedMeshVerticesMatchTheirCpuSkin) {
+  SF_REQUIRE_VULKAN(r);
+  SF_REQUIRE_ASSET(man_path, "gltf/cesium_man.gltf");
+  SF_REQUIRE_ASSET(morph_path, "gltf/morph-stress-test.glb");
+  const GltfModel man(man_path), morph(morph_path);
+  for (const anim::SkinningMethod method : {anim::SkinningMethod::kLinearBlend, anim::SkinningMethod::kDualQuaternion}) {
+    const bool dqs = method == anim::SkinningMethod::kDualQuaternion;
+    GltfModel::Pose pose, posed;
+    pose.skinning = posed.skinning = method;
+    pose.skin_in_renderer = true;
+    man.pose(0, 0.7f, pose);
+    man.pose(0, 0.7f, posed);
+    std::vector<RenderMesh> meshes = man.renderMeshes(pose, Mat4{});
+    ASSERT_EQ(meshes.size(), 1u);
+    ASSERT_FALSE(meshes[0].skin.empty());
+    ASSERT_TRUE(meshes[0].positions.empty());
+    EXPECT_EQ(meshes[0].skin.dual_quaternion, dqs);
+    // The same influences over 8 slots.
+    const SkinSource s4 = meshes[0].skin;  // (a copy: meshes grows below)
+    std::vector<std::array<float, 4>> half(s4.weights0.begin(), s4.weights0.end());
+    for (auto& w : half)
+      for (float& x : w) x *= 0.5f;
+    RenderMesh split = meshes[0];
+    split.skin.weights0 = half, split.skin.joints1 = s4.joints0, split.skin.weights1 = half;
+    split.object_to_world = Mat4::fromLinearTranslation(Mat3{}, {1.5f, 0, 0});
+    meshes.push_back(split);
+    Scene framing = sceneFromFile(man_path, "0", 0.7);
+    Camera cam = autoCamera(framing, 160, 120);
+    ImageRGBA gpu = r->render({}, cam, RenderSettings{}, nullptr, meshes);
+    const VulkanFrameDebug d = r->readDebug();
+    ASSERT_EQ(d.mesh_positions.size(), 2u);
+    std::vector<Vec3> cpu_p(s4.vertexCount()), cpu_n(s4.normals.size());
+    s4.run(cpu_p, cpu_n);
+    float scale = 0;
+    const float dp = maxDistance(d.mesh_positions[0], cpu_p, &scale), dn = maxDistance(d.mesh_normals[0], cpu_n);
+    const float dp8 = maxDistance(d.mesh_positions[1], cpu_p), dn8 = maxDistance(d.mesh_normals[1], cpu_n);
+    std::printf("cesium_man %s: %zu vertices, GPU vs CPU skin max %.2e (of %.2f), normals %.2e; 8 slots %.2e / %.2e\n", dqs ? "DQS" : "LBS",
+                cpu_p.size(), dp, scale, dn, dp8, dn8);
+    EXPECT_LE(dp, 1e-5f * scale);
+    EXPECT_LE(dn, 1e-4f);
+    EXPECT_LE(dp8, 1e-5f * scale);
+    EXPECT_LE(dn8, 1e-4f);
+    // The model's own CPU posing is the same skin.
+    EXPECT_LE(maxDistance(posed.primitives[0].positions, cpu_p), 0.0f);
+    std::vector<RenderMesh> cpu_meshes = man.renderMeshes(posed, Mat4{});
+    EXPECT_EQ(renderCpu({}, cam, RenderSettings{}, nullptr, {meshes.data(), 1}).pixels, renderCpu({}, cam, RenderSettings{}, nullptr, cpu_meshes).pixels)
+        << "the CPU backend's skin differs from the model's";
+    const ImageRGBA cpu_own = renderCpu({}, cam, RenderSettings{}, nullptr, meshes);
+    const ImageDiff diff = compareImages(cpu_own, gpu);
+    std::printf("  image Vulkan vs CPU: %.2f dB\n", diff.psnr);
+    EXPECT_GE(diff.psnr, 35.0);
+  }
+  {  // DQS and LBS differ on this walk (the method reaches the pass).
+    GltfModel::Pose lbs, dqs;
+    dqs.skinning = anim::SkinningMethod::kDualQuaternion;
+    man.pose(0, 0.7f, lbs);
+    man.pose(0, 0.7f, dqs);
+    EXPECT_GT(maxDistance(lbs.primitives[0].positions, dqs.primitives[0].positions), 1e-4f);
+  }
+  // Morph targets only (no skin): the weights of its animation at 1.3 s.
+  GltfModel::Pose pose;
+  pose.skin_in_renderer = true;
+  morph.pose(0, 1.3f, pose);
+  std::vector<RenderMesh> meshes = morph.renderMeshes(pose, Mat4{});
+  size_t morphed = 0;
+  for (const RenderMesh& mesh : meshes) morphed += !mesh.skin.empty();
+  ASSERT_GT(morphed, 0u);
+  Camera cam = autoCamera(sceneFromFile(morph_path, "0", 1.3), 160, 120);
+  r->render({}, cam, RenderSettings{}, nullptr, meshes);
+  const VulkanFrameDebug d = r->readDebug();
+  for (size_t i = 0; i < meshes.size(); ++i) {
+    if (meshes[i].skin.empty()) continue;
+    float nonzero = 0;
+    for (float w : meshes[i].skin.morph_weights) nonzero = std::max(nonzero, std::abs(w));
+    EXPECT_GT(nonzero, 0.0f) << "mesh " << i << ": a rest pose proves nothing";
+    std::vector<Vec3> cpu_p(meshes[i].skin.vertexCount()), cpu_n(meshes[i].skin.normals.size());
+    meshes[i].skin.run(cpu_p, cpu_n);
+    float scale = 0;
+    const float dp = maxDistance(d.mesh_positions[i], cpu_p, &scale);
+    std::printf("morph-stress-test mesh %zu: %zu vertices, %zu targets, GPU vs CPU max %.2e (of %.2f), normals %.2e\n", i, cpu_p.size(),
+                meshes[i].skin.targetCount(), dp, scale, maxDistance(d.mesh_normals[i], cpu_n));
+    EXPECT_LE(dp, 1e-5f * scale);
+    EXPECT_LE(maxDistance(d.mesh_normals[i], cpu_n), 1e-4f);
+  }
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
+// A character whose scene object asks for dual-quaternion skinning ("skinning": "dqs"): its bound mesh skinned
+// by the frame's skin pass and its splats deformed into their slots, against the CPU reference deform with
+// DQS, splat by splat (centres and covariances read back from the slots), and as images.
+TEST(VulkanDeform, DqsCharacterSlotsMatchTheCpuDeform) {
+  SF_REQUIRE_VULKAN(r);
+  SF_REQUIRE_ASSET(path, "gltf/cesium_man.gltf");
+  const std::string dir = test::tempDir("DqsCharacter");
+  character::Character::fromGltf(std::make_shared<GltfModel>(path), 3000, 4).savePackage(dir + "/man");
+  const Scene scene = parseSceneJson(R"({"objects": [{"character": "man", "clip": 0, "skinning": "dqs"}]})", dir + "/scene.json");
+  ASSERT_EQ(scene.objects.at(0).skinning, anim::SkinningMethod::kDualQuaternion);
+  const Camera cam = autoCamera(scene, 160, 120);
+  SceneFrame cpu_frame, gpu_frame, lbs_frame;
+  poseScene(scene, 0.9, cpu_frame, false);
+  poseScene(scene, 0.9, gpu_frame, true);
+  ASSERT_NE(gpu_frame.objects.at(0).deform, nullptr);
+  ASSERT_TRUE(gpu_frame.objects[0].deform->skin.dual_quaternion);
+  ImageRGBA gpu = r->render(gpu_frame.objects, cam, RenderSettings{});
+  const VulkanFrameDebug d = r->readDebug();
+  const character::Character::Frame& f = cpu_frame.characters.at(0);
+  ASSERT_EQ(d.slot_positions.size(), f.positions.size() * 3);
+  float dp = 0, dc = 0, scale = 0, cov_scale = 0;
+  for (size_t i = 0; i < f.positions.size(); ++i) {
+    const Vec3 g{d.slot_positions[3 * i], d.slot_positions[3 * i + 1], d.slot_positions[3 * i + 2]};
+    dp = std::max(dp, length(g - f.positions[i]));
+    scale = std::max(scale, length(f.positions[i]));
+    for (size_t k = 0; k < 6; ++k) {
+      dc = std::max(dc, std::abs(d.slot_covariances[6 * i + k] - f.covariances[i][k]));
+      cov_scale = std::max(cov_scale, std::abs(f.covariances[i][k]));
+    }
+  }
+  const ImageDiff diff = compareImages(renderCpu(cpu_frame.objects, cam, RenderSettings{}), gpu);
+  std::printf("DQS character: %zu splats, centres max %.2e (of %.2f), covariances %.2e (of %.2e), image %.2f dB\n", f.positions.size(), dp, scale, dc,
+              cov_scale, diff.psnr);
+  EXPECT_LE(dp, 2e-5f * scale);
+  EXPECT_LE(dc, 1e-4f * cov_scale);
+  EXPECT_GE(diff.psnr, 40.0);
+  // The method matters: the LBS deform of the same pose is elsewhere.
+  Scene lbs = scene;
+  lbs.objects[0].skinning = anim::SkinningMethod::kLinearBlend;
+  poseScene(lbs, 0.9, lbs_frame, false);
+  float moved = 0;
+  for (size_t i = 0; i < f.positions.size(); ++i) moved = std::max(moved, length(lbs_frame.characters[0].positions[i] - f.positions[i]));
+  EXPECT_GT(moved, 10 * dp);
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
+// The splat sink across frames: objects keep their slot ranges while they stay, a removed object's range is
+// left out of the frame (not drawn) and reused by a later object that fits, and only new objects are
+// uploaded. Every frame against the CPU renderer.
+TEST(VulkanImage, SinkKeepsObjectsInPlaceAcrossFrames) {
+  SF_REQUIRE_VULKAN(r);
+  const GaussianCloud a = test::randomCloud(3000, 1, 41), b = test::randomCloud(2000, 0, 42), c = test::randomCloud(1500, 2, 43),
+                      d = test::randomCloud(1200, 1, 44);
+  const Mat4 left = Mat4::fromLinearTranslation(Mat3{}, {-0.6f, 0, 0}), right = Mat4::fromLinearTranslation(Mat3{}, {0.6f, 0, 0});
+  const Camera cam = lookAtCamera({0, 0, 4}, {0, 0, 0}, {0, 1, 0}, 50, 160, 120);
+  auto frame = [&](std::vector<RenderObject> objs, const char* what) {
+    VulkanFrameStats st;
+    const ImageRGBA gpu = r->render(objs, cam, RenderSettings{}, &st);
+    const ImageDiff diff = compareImages(renderCpu(objs, cam, RenderSettings{}), gpu);
+    std::printf("%s: %zu slots, %llu uploaded, %.2f dB\n", what, st.splats, static_cast<unsigned long long>(st.uploaded_slots), diff.psnr);
+    EXPECT_GE(diff.psnr, 45.0) << what;
+    return st;
+  };
+  const VulkanFrameStats s1 = frame({{&a, left}, {&b, Mat4{}}, {&c, right}}, "a b c");
+  ASSERT_EQ(s1.first_slots.size(), 3u);
+  const VulkanFrameStats s2 = frame({{&a, left}, {&c, right}}, "a c (b gone)");
+  EXPECT_EQ(s2.first_slots, (std::vector<uint64_t>{s1.first_slots[0], s1.first_slots[2]})) << "ranges moved";
+  EXPECT_EQ(s2.uploaded_slots, 0u);
+  EXPECT_EQ(s2.splats, s1.splats) << "b's slots stay in the array, left out";
+  const VulkanFrameStats s3 = frame({{&a, left}, {&c, right}, {&d, Mat4{}}}, "a c d (d in b's place)");
+  EXPECT_EQ(s3.first_slots[2], s1.first_slots[1]);
+  EXPECT_EQ(s3.uploaded_slots, d.size());
+  // Overrides on a kept object, then its rest values again without a full upload.
+  std::vector<Vec3> moved(a.positions.begin(), a.positions.end());
+  for (Vec3& p : moved) p = p + Vec3{0, 0.3f, 0};
+  std::vector<Cov6> covs(a.size());
+  for (size_t i = 0; i < a.size(); ++i) covs[i] = covarianceFromScaleRotation(a.scales[i], a.rotations[i]);
+  frame({{&a, left, moved, covs}, {&c, right}, {&d, Mat4{}}}, "a overridden");
+  const VulkanFrameStats s5 = frame({{&a, left}, {&c, right}, {&d, Mat4{}}}, "a at rest again");
+  EXPECT_EQ(s5.uploaded_slots, a.size());
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 

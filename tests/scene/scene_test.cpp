@@ -128,6 +128,12 @@ TEST(SceneJson, ErrorsNameJsonPath) {
   EXPECT_NE(errorOf([&] { loadSceneJson(dir + "/s3.json"); }).find("objects[0]: an object has exactly one of \"file\""), std::string::npos);
   writeText(dir + "/s4.json", R"({"objects": [{"file": "a.ply", "gltf": "b.glb"}]})");
   EXPECT_NE(errorOf([&] { loadSceneJson(dir + "/s4.json"); }).find("objects[0]: an object has exactly one of"), std::string::npos);
+  writeText(dir + "/s_skin1.json", R"({"objects": [{"gltf": "b.glb", "skinning": "quat"}]})");
+  EXPECT_NE(errorOf([&] { loadSceneJson(dir + "/s_skin1.json"); }).find("objects[0].skinning: expected \"lbs\" (linear blend) or \"dqs\""),
+            std::string::npos);
+  writeText(dir + "/s_skin2.json", R"({"objects": [{"file": "a.ply", "skinning": "dqs"}]})");
+  EXPECT_NE(errorOf([&] { loadSceneJson(dir + "/s_skin2.json"); }).find("objects[0].skinning: \"skinning\" applies to glTF and character objects only"),
+            std::string::npos);
   writeText(dir + "/s5.json", R"({"objects": [{"file": "a.ply", "clip": "Walk"}]})");
   EXPECT_NE(errorOf([&] { loadSceneJson(dir + "/s5.json"); }).find("objects[0].clip: \"clip\" applies to glTF and character objects only"),
             std::string::npos);

@@ -41,12 +41,13 @@ void main() {
   uint joint_base = instance * pc.joint_count;
   uint out_v = instance * pc.vertex_count + v;
   bool has_normals = (pc.flags & SF_SKIN_FLAG_NORMALS) != 0u;
+  bool morph_normals = has_normals && (pc.flags & SF_SKIN_FLAG_MORPH_NORMALS) != 0u;
   vec3 p = load3(pc.positions, v);
   vec3 n = has_normals ? load3(pc.normals, v) : vec3(0.0);
   for (uint t = 0u; t < pc.target_count; ++t) {
     float w = pc.morph_weights.v[t];
     p += w * load3(pc.morph_positions, t * pc.vertex_count + v);
-    if (has_normals) n += w * load3(pc.morph_normals, t * pc.vertex_count + v);
+    if (morph_normals) n += w * load3(pc.morph_normals, t * pc.vertex_count + v);
   }
   uint joints[SF_SKIN_INFLUENCES];
   float weights[SF_SKIN_INFLUENCES];
