@@ -120,7 +120,8 @@ double GpuSkinner::run(const anim::SkinningJob& job, std::span<const anim::Morph
   p.vertex_count = static_cast<uint32_t>(n);
   p.target_count = static_cast<uint32_t>(t_count);
   p.method = job.method == anim::SkinningMethod::kDualQuaternion ? SF_SKIN_METHOD_DQS : SF_SKIN_METHOD_LBS;
-  p.flags = (has_normals ? SF_SKIN_FLAG_NORMALS | SF_SKIN_FLAG_MORPH_NORMALS : 0u) | (skinned ? SF_SKIN_FLAG_SKINNED : 0u);
+  p.flags = (has_normals ? SF_SKIN_FLAG_NORMALS | SF_SKIN_FLAG_MORPH_NORMALS : 0u) | (skinned ? SF_SKIN_FLAG_SKINNED : 0u) |
+            (job.joints1.empty() ? 0u : SF_SKIN_FLAG_EIGHT);
 
   p.joint_count = 0;  // one instance
   const double ms = dispatchSkin(m.ctx, m.pass, m.queries, p, 1);
@@ -134,7 +135,7 @@ struct GpuSkinnedCrowd::Impl {
   SkinPass pass;
   VkQueryPool queries;
   size_t vertices = 0, joints = 0, instances = 0;
-  bool has_normals = false;
+  bool has_normals = false, eight = false;
   gpu::Buffer positions, normals, joint_ids, weights, palette, dq, out_positions, out_normals, empty;
 
   Impl(gpu::Context& c) : ctx(c), pass(c), queries(createQueries(c, "crowd skin timestamps")) {}
@@ -158,7 +159,7 @@ GpuSkinnedCrowd::GpuSkinnedCrowd(gpu::Context& ctx, const anim::SkinningJob& mes
     if (w[i] > 0 && ids[i] >= joint_count)
       throw Error("GPU crowd: vertex " + std::to_string(i / SF_SKIN_INFLUENCES) + " uses joint " + std::to_string(ids[i]) + " of " +
                   std::to_string(joint_count));
-  m.vertices = n, m.joints = joint_count, m.instances = instances, m.has_normals = !mesh.normals.empty();
+  m.vertices = n, m.joints = joint_count, m.instances = instances, m.has_normals = !mesh.normals.empty(), m.eight = !mesh.joints1.empty();
   m.positions = hostBuffer(ctx, mesh.positions.data(), n * 12, "crowd positions");
   m.normals = hostBuffer(ctx, mesh.normals.data(), mesh.normals.size() * 12, "crowd normals");
   m.joint_ids = hostBuffer(ctx, ids.data(), ids.size() * 4, "crowd joints");
@@ -191,7 +192,7 @@ double GpuSkinnedCrowd::skin(std::span<const Mat4> palettes, anim::SkinningMetho
   p.palette = m.palette.address, p.dq_palette = m.dq.address, p.out_positions = m.out_positions.address, p.out_normals = m.out_normals.address;
   p.vertex_count = static_cast<uint32_t>(m.vertices);
   p.method = method == anim::SkinningMethod::kDualQuaternion ? SF_SKIN_METHOD_DQS : SF_SKIN_METHOD_LBS;
-  p.flags = (m.has_normals ? SF_SKIN_FLAG_NORMALS : 0u) | SF_SKIN_FLAG_SKINNED;
+  p.flags = (m.has_normals ? SF_SKIN_FLAG_NORMALS : 0u) | SF_SKIN_FLAG_SKINNED | (m.eight ? SF_SKIN_FLAG_EIGHT : 0u);
   p.joint_count = static_cast<uint32_t>(m.joints);
   return dispatchSkin(m.ctx, m.pass, m.queries, p, static_cast<uint32_t>(m.instances));
 }

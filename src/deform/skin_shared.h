@@ -22,6 +22,7 @@ layout(buffer_reference, scalar) buffer Uints { uint v[]; };
 #define SF_SKIN_FLAG_NORMALS 1u    // normals present (and written)
 #define SF_SKIN_FLAG_SKINNED 2u    // influences and palette present (else morph only)
 #define SF_SKIN_FLAG_MORPH_NORMALS 4u  // morph_normals present (with normals)
+#define SF_SKIN_FLAG_EIGHT 8u          // influence slots 4..7 in use (a second joint/weight set)
 
 struct SkinPush {
   SF_REF(Floats) positions;        // 3 per vertex: bind-pose positions

@@ -277,7 +277,7 @@ struct VulkanRenderer::Impl {
     p.target_count = static_cast<uint32_t>(s.morph_weights.size());
     p.method = s.dual_quaternion ? SF_SKIN_METHOD_DQS : SF_SKIN_METHOD_LBS;
     p.flags = (normals ? SF_SKIN_FLAG_NORMALS : 0u) | (s.skinned() ? SF_SKIN_FLAG_SKINNED : 0u) |
-              (normals && !s.morph_normals.empty() ? SF_SKIN_FLAG_MORPH_NORMALS : 0u);
+              (normals && !s.morph_normals.empty() ? SF_SKIN_FLAG_MORPH_NORMALS : 0u) | (s.joints1.empty() ? 0u : SF_SKIN_FLAG_EIGHT);
     return p;
   }
 
@@ -363,14 +363,25 @@ struct VulkanRenderer::Impl {
       }
     residents = std::move(placed);
     slots = static_cast<uint32_t>(slot_sink.size());
-    if (!means.size || slot_sink.size() > slot_capacity || sh_sink.size() > sh_capacity) {  // grow: every object again
+    if (!means.size || slot_sink.size() > slot_capacity || sh_sink.size() > sh_capacity) {
+      // Grow: new arrays, the old contents copied over on the GPU (kept objects are not uploaded again).
       slot_capacity = std::max<uint64_t>(slot_sink.size(), slot_capacity + slot_capacity / 2);
       sh_capacity = std::max<uint64_t>(sh_sink.size(), sh_capacity + sh_capacity / 2);
       const uint64_t n = std::max<uint64_t>(slot_capacity, 1);
+      gpu::Buffer old[4] = {std::move(positions), std::move(covariances), std::move(opacities), std::move(sh)};
       positions = ctx.createBuffer(n * 12, false, "positions");
       covariances = ctx.createBuffer(n * 24, false, "covariances");
       opacities = ctx.createBuffer(n * 4, false, "opacities");
       sh = ctx.createBuffer(std::max<uint64_t>(sh_capacity, 1) * 4, false, "sh");
+      if (old[0].size) {
+        VkCommandBuffer cmd = ctx.begin();
+        gpu::Buffer* grown[4] = {&positions, &covariances, &opacities, &sh};
+        for (int k = 0; k < 4; ++k) {
+          VkBufferCopy region{0, 0, old[k].size};
+          vkCmdCopyBuffer(cmd, old[k].buffer, grown[k]->buffer, 1, &region);
+        }
+        ctx.submit(cmd);
+      }
       means = ctx.createBuffer(n * 8, false, "means");
       conic_opacity = ctx.createBuffer(n * 16, false, "conic_opacity");
       color_depth = ctx.createBuffer(n * 16, false, "color_depth");
@@ -379,7 +390,6 @@ struct VulkanRenderer::Impl {
       order = ctx.createBuffer(n * 4, false, "depth order");
       sorted_counts = ctx.createBuffer(n * 4, false, "sorted tile counts");
       slot_sums = ctx.createBuffer((ceilDiv(n, SF_SCAN_BLOCK) + 1) * 4, false, "slot block sums");
-      upload_rest.assign(objects.size(), true);
     }
     if (objects_buf.size < std::max<size_t>(objects.size(), 1) * sizeof(GpuObject))
       objects_buf = ctx.createBuffer(std::max<size_t>(objects.size(), 4) * sizeof(GpuObject), true, "objects");

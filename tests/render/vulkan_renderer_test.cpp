@@ -121,10 +121,9 @@ TEST(VulkanSort, SortsTwoMillionPairsWithFewDistinctKeys) {
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 
-TEST(VulkanPasses, ProjectionAndTileListsMatchCpu) {
-  SF_REQUIRE_VULKAN(r);
-  GaussianCloud c = frontCloud(3000, 3, 17);
-  Camera cam = lookCamera(160, 112);
+// Every slot's projection and the sorted (tile, slot) lists against the CPU functions. Returns the largest
+// tile rect seen (in tiles).
+int checkProjectionAndTileLists(VulkanRenderer* r, const GaussianCloud& c, const Camera& cam) {
   RenderObject obj{&c, Mat4{}};
   VulkanFrameStats st;
   r->render({&obj, 1}, cam, {}, &st);
@@ -149,7 +148,8 @@ TEST(VulkanPasses, ProjectionAndTileListsMatchCpu) {
           keys.push_back({static_cast<uint32_t>(y * tiles_x + x), std::bit_cast<uint32_t>(ps[i].depth), static_cast<uint32_t>(i)});
   }
   EXPECT_EQ(st.visible, visible);
-  ASSERT_EQ(st.tile_keys, keys.size());
+  EXPECT_EQ(st.tile_keys, keys.size());
+  if (st.tile_keys != keys.size()) return 0;
   for (size_t i = 0; i < c.size(); ++i) {
     if (!vis[i]) continue;
     EXPECT_NEAR(d.means[i * 2], ps[i].mean_x, 1e-3f) << i;
@@ -162,11 +162,42 @@ TEST(VulkanPasses, ProjectionAndTileListsMatchCpu) {
   std::stable_sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) { return a.tile != b.tile ? a.tile < b.tile : a.depth < b.depth; });
   size_t mismatches = 0;
   for (size_t k = 0; k < keys.size(); ++k) {
-    ASSERT_EQ(d.sorted_tiles[k], keys[k].tile) << k;
+    EXPECT_EQ(d.sorted_tiles[k], keys[k].tile) << k;
+    if (d.sorted_tiles[k] != keys[k].tile) return 0;
     mismatches += d.sorted_values[k] != keys[k].slot;
   }
   // Lists are identical unless two depths differ by float rounding between CPU and GPU (none expected).
   EXPECT_EQ(mismatches, 0u);
+  int largest = 0;
+  for (size_t i = 0; i < c.size(); ++i)
+    if (vis[i]) largest = std::max(largest, ps[i].tiles.area());
+  return largest;
+}
+
+TEST(VulkanPasses, ProjectionAndTileListsMatchCpu) {
+  SF_REQUIRE_VULKAN(r);
+  checkProjectionAndTileLists(r, frontCloud(3000, 3, 17), lookCamera(160, 112));
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
+// Splats whose rects hold more than 256 tiles have their keys emitted by a whole workgroup at once (tested
+// rects up to 1024 tiles, and untested larger ones): the lists must not change. Some splats 15x and a few
+// 150x larger, at 640x480 (1200 tiles).
+TEST(VulkanPasses, LargeSplatsWalkedByWorkgroupsGiveTheSameTileLists) {
+  SF_REQUIRE_VULKAN(r);
+  GaussianCloud c = frontCloud(2000, 1, 23);
+  for (size_t i = 0; i < c.size(); i += 7) c.scales[i] = c.scales[i] * (i % 49 == 0 ? 150.0f : i % 21 == 0 ? 40.0f : 15.0f);
+  const int largest = checkProjectionAndTileLists(r, c, lookCamera(640, 480));
+  EXPECT_GT(largest, kMaxTestedTileArea) << "no untested rect: the test lost its point";
+  size_t cooperative = 0;  // tested rects the workgroup walks
+  for (size_t i = 0; i < c.size(); ++i) {
+    ProjectedSplat p;
+    const Camera cam = lookCamera(640, 480);
+    if (projectSplat(c.positions[i], covarianceFromScaleRotation(c.scales[i], c.rotations[i]), c.opacities[i], c.sh_degree, c.shOf(i).data(),
+                     c.positions[i] - cam.position(), c.color_space, cam, false, &p))
+      cooperative += p.tiles.area() > 256 && p.tiles.area() <= kMaxTestedTileArea;
+  }
+  EXPECT_GT(cooperative, 0u) << "no tested rect above 256 tiles";
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 
@@ -584,8 +615,8 @@ TEST(VulkanDeform, DqsCharacterSlotsMatchTheCpuDeform) {
 }
 
 // The splat sink across frames: objects keep their slot ranges while they stay, a removed object's range is
-// left out of the frame (not drawn) and reused by a later object that fits, and only new objects are
-// uploaded. Every frame against the CPU renderer.
+// left out of the frame (not drawn) and reused by a later object that fits, only new objects are uploaded,
+// and growing the arrays keeps everyone's slots. Every frame against the CPU renderer.
 TEST(VulkanImage, SinkKeepsObjectsInPlaceAcrossFrames) {
   SF_REQUIRE_VULKAN(r);
   const GaussianCloud a = test::randomCloud(3000, 1, 41), b = test::randomCloud(2000, 0, 42), c = test::randomCloud(1500, 2, 43),
@@ -617,6 +648,11 @@ TEST(VulkanImage, SinkKeepsObjectsInPlaceAcrossFrames) {
   frame({{&a, left, moved, covs}, {&c, right}, {&d, Mat4{}}}, "a overridden");
   const VulkanFrameStats s5 = frame({{&a, left}, {&c, right}, {&d, Mat4{}}}, "a at rest again");
   EXPECT_EQ(s5.uploaded_slots, a.size());
+  // A large newcomer grows the arrays: the others are copied over on the GPU, not uploaded again.
+  const GaussianCloud e = test::randomCloud(200000, 3, 45);
+  const VulkanFrameStats s6 = frame({{&a, left}, {&c, right}, {&d, Mat4{}}, {&e, Mat4::fromLinearTranslation(Mat3{}, {0, 0, -1})}}, "a c d e (grown)");
+  EXPECT_EQ(s6.uploaded_slots, e.size());
+  EXPECT_EQ(std::vector<uint64_t>(s6.first_slots.begin(), s6.first_slots.begin() + 3), s5.first_slots);
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 

@@ -46,6 +46,7 @@ void main() {
   vec3 n = has_normals ? load3(pc.normals, v) : vec3(0.0);
   for (uint t = 0u; t < pc.target_count; ++t) {
     float w = pc.morph_weights.v[t];
+    if (w == 0.0) continue;  // most of a face rig's targets are idle in a frame (adding 0 * delta changes nothing)
     p += w * load3(pc.morph_positions, t * pc.vertex_count + v);
     if (morph_normals) n += w * load3(pc.morph_normals, t * pc.vertex_count + v);
   }
@@ -54,7 +55,8 @@ void main() {
   uint count = 0u;
   float sum = 0.0;
   if ((pc.flags & SF_SKIN_FLAG_SKINNED) != 0u) {
-    for (uint k = 0u; k < SF_SKIN_INFLUENCES; ++k) {
+    uint slots = (pc.flags & SF_SKIN_FLAG_EIGHT) != 0u ? SF_SKIN_INFLUENCES : 4u;  // slots 4..7 weigh 0 without a second set
+    for (uint k = 0u; k < slots; ++k) {
       float w = pc.weights.v[SF_SKIN_INFLUENCES * v + k];
       if (!(w > 0.0)) continue;
       joints[count] = joint_base + pc.joints.v[SF_SKIN_INFLUENCES * v + k];
