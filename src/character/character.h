@@ -12,7 +12,7 @@
 #include "character/expression.h"
 #include "core/gaussian_cloud.h"
 #include "render/cpu_renderer.h"
-#include "scene/model.h"
+#include "model/gltf_model.h"
 
 namespace sf::character {
 

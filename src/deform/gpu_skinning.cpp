@@ -4,14 +4,14 @@
 #include <vector>
 
 #include "core/error.h"
-#include "deform/skin_pass.h"
+#include "deform/gpu_passes.h"
 #include "gpu/gpu.h"
 
 namespace sf {
 
 namespace {
 
-using namespace skin_layout;
+using namespace deform_layout;
 
 // Records one skinning dispatch (instances along y) between timestamps and waits for it.
 double dispatchSkin(gpu::Context& ctx, const SkinPass& pass, VkQueryPool queries, const SkinPush& p, uint32_t instances) {

@@ -18,7 +18,7 @@
 #include "io/formats.h"
 #include "io/json.h"
 #include "render/mesh.h"
-#include "scene/model.h"
+#include "model/gltf_model.h"
 
 namespace sf::hull {
 namespace {

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "core/error.h"
 #include "core/limits.h"
@@ -160,6 +161,9 @@ InputKind classifyInput(const std::string& path) {
   if (ext == ".onnx") return InputKind::kOnnx;  // a neural gaussian generator (neural/generator.h)
   if (isSogMetaPath(path)) return InputKind::kSplatFile;  // the meta.json of an unpacked SOG
   if (ext == ".json") return InputKind::kSceneJson;
+  std::ifstream f(path, std::ios::binary);
+  char magic[4] = {};
+  if (f.read(magic, 4) && std::memcmp(magic, "SPL2", 4) == 0) return InputKind::kSplatHull;  // io/spl2.h
   return InputKind::kSplatFile;
 }
 

@@ -142,37 +142,7 @@ struct GpuPush {
   uint pad1;                  // sort passes: subgroups per workgroup the host configured
 };
 
-// A splat bound to a deforming surface (character/binding.h; the bindings.bin record, 68 bytes).
-struct GpuSplatBinding {
-  uint kind;       // 0: triangle, 1: joints
-  uint triangle;
-  uint joints01;   // joints 0 and 1 (16 bits each)
-  uint joints23;
-  float weights[4];
-  float coords[3]; // triangle: b1, b2, h; joints: rest centre
-  float cov[6];    // triangle: covariance in frame coordinates; joints: rest covariance
-};
-
-#ifndef __cplusplus
-layout(buffer_reference, scalar) buffer BindingsRef { GpuSplatBinding b[]; };
-#endif
-
-// Push constants of the splat deform pass: one thread per bound splat, writing its centre and covariance
-// into the object's slot range of the frame's sink.
-struct GpuDeformPush {
-  SF_REF(BindingsRef) bindings;
-  SF_REF(Floats) vertices;        // 3 per vertex, deformed
-  SF_REF(Uints) indices;          // 3 per triangle
-  SF_REF(Floats) palette;         // 12 per joint (rows 0..2)
-  SF_REF(Floats) out_positions;   // the sink's positions at the object's first slot
-  SF_REF(Floats) out_covariances; // the sink's covariances at the object's first slot
-  uint count;
-  uint pad0;
-};
-
 #ifdef __cplusplus
-static_assert(sizeof(GpuSplatBinding) == 68, "GpuSplatBinding layout");
-static_assert(sizeof(GpuDeformPush) == 56, "GpuDeformPush layout");
 static_assert(sizeof(GpuObject) == 96, "GpuObject layout");
 static_assert(sizeof(GpuFrame) == 112 + 23 * 8, "GpuFrame layout");
 static_assert(sizeof(GpuPush) == 56, "GpuPush layout");

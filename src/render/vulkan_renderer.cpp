@@ -9,7 +9,7 @@
 
 #include "core/covariance.h"
 #include "core/error.h"
-#include "deform/skin_pass.h"
+#include "deform/gpu_passes.h"
 #include "gpu/gpu.h"
 #include "render/frame_graph.h"
 #include "render/gpu_shared.h"
@@ -21,7 +21,8 @@ namespace sf {
 namespace {
 
 using namespace gpu_layout;
-using skin_layout::SkinPush;
+using deform_layout::GpuDeformPush;
+using deform_layout::SkinPush;
 static_assert(static_cast<float>(SF_MIN_SORT_DEPTH) == kMinSortDepth, "one minimum sort depth on both backends");
 
 // SPIR-V of every pass, compiled by glslc at build time (shaders/*.comp -> *.inc).
@@ -60,9 +61,6 @@ const uint32_t kTileRanges[] = {
 };
 const uint32_t kRaster[] = {
 #include "raster.inc"
-};
-const uint32_t kDeformSplats[] = {
-#include "deform_splats.inc"
 };
 const uint32_t kMeshVert[] = {
 #include "mesh_vert.inc"
@@ -133,7 +131,7 @@ constexpr VkFormat kMeshColorFormat = VK_FORMAT_R32G32B32A32_SFLOAT, kMeshDepthV
 struct VulkanRenderer::Impl {
   gpu::Context ctx;
   gpu::ComputePipeline preprocess, scan_reduce, scan_blocks, scan_apply, sort_setup, depth_keys, gather_counts, emit_keys, histogram,
-      scatter, ranges, raster, deform_splats;
+      scatter, ranges, raster;
   VkQueryPool queries = VK_NULL_HANDLE;
 
   // The splat sinks (render/splat_sink.h): slots, and SH floats (whose stride differs per object). Every
@@ -175,7 +173,8 @@ struct VulkanRenderer::Impl {
   std::map<StaticKey, size_t> static_at;
   gpu::Buffer static_inputs;
   size_t static_palette_min = 0;  // palette size the packed joint indices were checked against
-  SkinPass skin_pass;
+  SkinPass skin_pass;  // the deform layer's passes (deform/gpu_passes.h)
+  SplatDeformPass splat_deform_pass;
   gpu::Buffer skinned;  // posed vertices of GPU-skinned deformed objects, this frame
   gpu::Buffer deform_data;
   std::vector<SkinPush> mesh_skins;  // this frame's skinned meshes (outputs in mesh_device)
@@ -199,8 +198,8 @@ struct VulkanRenderer::Impl {
         scatter(ctx, kRadixScatter, sizeof(GpuPush), SF_SORT_WG, "radix_scatter", true),
         ranges(ctx, kTileRanges, sizeof(GpuPush), SF_WG_SIZE, "tile_ranges"),
         raster(ctx, kRaster, sizeof(GpuPush), SF_TILE, "raster"),
-        deform_splats(ctx, kDeformSplats, sizeof(GpuDeformPush), SF_WG_SIZE, "deform_splats"),
-        skin_pass(ctx) {
+        skin_pass(ctx),
+        splat_deform_pass(ctx) {
     const gpu::DeviceInfo& d = ctx.info();
     if (d.subgroup_size < 8 || d.subgroup_size > 128 || SF_SORT_WG % d.subgroup_size != 0)
       throw Error("Vulkan device " + d.name + ": subgroup size " + std::to_string(d.subgroup_size) + " unsupported (need 8..128)");
@@ -903,7 +902,7 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
       VkBufferCopy region{override_bytes, 0, deform_bytes};
       vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.deform_data.buffer, 1, &region);
     }, deform_bytes > 0);
-    // The one skin pass (deform/skin_pass.h): meshes under bound splats into the skinned-vertex buffer,
+    // The one skin pass (deform/gpu_passes.h): meshes under bound splats into the skinned-vertex buffer,
     // skinned drawn meshes into their vertex ranges of the mesh data. Then the bound splats: centres and
     // covariances from this frame's deformed meshes, into their slots.
     const bool skin_any = !m.mesh_skins.empty() || std::any_of(deforms.begin(), deforms.end(), [](const DeformDispatch& dd) { return dd.skin; });
@@ -914,9 +913,7 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     }, skin_any);
     g.add("deform splats", {r_deform_in, r_skinned}, {r_splats}, [&] {
       for (const DeformDispatch& dd : deforms) {
-        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.deform_splats.pipeline());
-        vkCmdPushConstants(cmd, m.deform_splats.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(GpuDeformPush), &dd.push);
-        vkCmdDispatch(cmd, ceilDiv(dd.push.count, SF_WG_SIZE), 1, 1);
+        m.splat_deform_pass.record(cmd, dd.push);
       }
     }, !deforms.empty());
     // Objects written on the GPU (neural generators on the Vulkan executor): their passes write the

@@ -317,13 +317,6 @@ void loadGltfObject(SceneObject& obj, const std::string& path, const std::string
   obj.model = std::move(model);
 }
 
-// True when the file starts with the SPL2 magic.
-bool isSpl2(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  char magic[4] = {};
-  return f.read(magic, 4) && std::memcmp(magic, "SPL2", 4) == 0;
-}
-
 // A splat hull: the SPL2 file (and its meta sidecar), its rest gaussians as the object's cloud.
 void loadHullObject(SceneObject& obj, const std::string& path) {
   auto asset = hull::HullAsset::load(path);
@@ -462,7 +455,7 @@ Scene sceneFromFile(const std::string& path, const std::string& clip, double tim
     scene.objects.push_back(std::move(obj));
     return scene;
   }
-  if (kind == InputKind::kSplatFile && isSpl2(path)) {
+  if (kind == InputKind::kSplatHull) {
     if (!clip.empty()) throw Error(path + ": --clip applies to glTF files only");
     loadHullObject(obj, path);
   } else if (kind == InputKind::kCharacterPackage) {

@@ -16,7 +16,7 @@
 #include "hull/hull_render.h"
 #include "neural/generator.h"
 #include "neural/image_model.h"
-#include "scene/model.h"
+#include "model/gltf_model.h"
 
 namespace sf {
 

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "anim/clip.h"
-#include "anim/gltf_import.h"
+#include "model/gltf_import.h"
 #include "anim/local_to_model.h"
 #include "core/error.h"
 #include "support/test_support.h"

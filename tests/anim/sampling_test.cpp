@@ -8,7 +8,7 @@
 #include <set>
 
 #include "anim/clip.h"
-#include "anim/gltf_import.h"
+#include "model/gltf_import.h"
 #include "anim/raw_gltf.h"
 #include "core/error.h"
 #include "support/test_support.h"

@@ -10,7 +10,7 @@
 #include <functional>
 
 #include "anim/clip.h"
-#include "anim/gltf_import.h"
+#include "model/gltf_import.h"
 #include "anim/local_to_model.h"
 #include "anim/raw_gltf.h"
 #include "core/error.h"

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "anim/gltf_import.h"
+#include "model/gltf_import.h"
 #include "core/error.h"
 #include "anim/local_to_model.h"
 #include "deform/gpu_skinning.h"

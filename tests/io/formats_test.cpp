@@ -42,6 +42,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -1374,6 +1375,12 @@ TEST(Formats, InputPathsAreClassifiedInOnePlace) {
   EXPECT_EQ(classifyInput(dir + "/c.compressed.ply"), InputKind::kSplatFile);
   EXPECT_EQ(classifyInput(dir + "/c.spz"), InputKind::kSplatFile);
   EXPECT_EQ(classifyInput(dir + "/no_extension"), InputKind::kSplatFile);  // content decides (decodeSplats)
+  {  // a splat hull by its magic, whatever its name
+    std::ofstream(dir + "/hull.bin", std::ios::binary) << "SPL2rest";
+    std::ofstream(dir + "/short.bin", std::ios::binary) << "SPL";
+  }
+  EXPECT_EQ(classifyInput(dir + "/hull.bin"), InputKind::kSplatHull);
+  EXPECT_EQ(classifyInput(dir + "/short.bin"), InputKind::kSplatFile);
   std::filesystem::create_directories(dir + "/pkg.json");  // a directory is a package whatever its name
   EXPECT_EQ(classifyInput(dir + "/pkg.json"), InputKind::kCharacterPackage);
 }

@@ -5,7 +5,7 @@
 #extension GL_EXT_scalar_block_layout : require
 #extension GL_GOOGLE_include_directive : require
 
-#include "../skin_shared.h"
+#include "../deform_shared.h"
 
 layout(push_constant, scalar) uniform PushBlock { SkinPush pc; };
 layout(local_size_x = SF_SKIN_WG) in;

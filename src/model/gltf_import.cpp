@@ -1,5 +1,5 @@
 // Conversion from the glTF reader's plain structs to skeletons, skin bindings and clips.
-#include "anim/gltf_import.h"
+#include "model/gltf_import.h"
 
 #include <cctype>
 #include <string>

@@ -1,10 +1,11 @@
-// Layout shared by gpu_skinning.cpp and shaders/skin.comp: push constants and limits.
-#ifndef SF_DEFORM_SKIN_SHARED_H
-#define SF_DEFORM_SKIN_SHARED_H
+// Layouts shared by the deform layer's GPU passes (gpu_passes.cpp) and their shaders (shaders/skin.comp,
+// shaders/deform_splats.comp): push constants, records and limits.
+#ifndef SF_DEFORM_SHARED_H
+#define SF_DEFORM_SHARED_H
 
 #ifdef __cplusplus
 #include <cstdint>
-namespace sf::skin_layout {
+namespace sf::deform_layout {
 using uint = uint32_t;
 #define SF_REF(type) uint64_t
 #else
@@ -14,6 +15,7 @@ layout(buffer_reference, scalar) buffer Uints { uint v[]; };
 #endif
 
 #define SF_SKIN_WG 256          // threads per workgroup, one vertex each
+#define SF_DEFORM_WG 256        // splat deform pass: threads per workgroup, one splat each
 #define SF_SKIN_INFLUENCES 8    // JOINTS_0/WEIGHTS_0 and JOINTS_1/WEIGHTS_1; unused slots have weight 0
 #define SF_SKIN_DQ_FLOATS 20    // per joint: real quat (w x y z), dual quat, stretch 3x3 row-major, 3 pad
 
@@ -44,9 +46,39 @@ struct SkinPush {
   uint pad0;
 };
 
+// A splat bound to a deforming surface (character/binding.h; the bindings.bin record, 68 bytes).
+struct GpuSplatBinding {
+  uint kind;       // 0: triangle, 1: joints
+  uint triangle;
+  uint joints01;   // joints 0 and 1 (16 bits each)
+  uint joints23;
+  float weights[4];
+  float coords[3]; // triangle: b1, b2, h; joints: rest centre
+  float cov[6];    // triangle: covariance in frame coordinates; joints: rest covariance
+};
+
+#ifndef __cplusplus
+layout(buffer_reference, scalar) buffer BindingsRef { GpuSplatBinding b[]; };
+#endif
+
+// Push constants of the splat deform pass: one thread per bound splat, writing its centre and covariance
+// into the object's slot range of the frame's sink.
+struct GpuDeformPush {
+  SF_REF(BindingsRef) bindings;
+  SF_REF(Floats) vertices;        // 3 per vertex, deformed
+  SF_REF(Uints) indices;          // 3 per triangle
+  SF_REF(Floats) palette;         // 12 per joint (rows 0..2)
+  SF_REF(Floats) out_positions;   // the sink's positions at the object's first slot
+  SF_REF(Floats) out_covariances; // the sink's covariances at the object's first slot
+  uint count;
+  uint pad0;
+};
+
 #ifdef __cplusplus
 static_assert(sizeof(SkinPush) == 11 * 8 + 24, "SkinPush layout");
-}  // namespace sf::skin_layout
+static_assert(sizeof(GpuSplatBinding) == 68, "GpuSplatBinding layout");
+static_assert(sizeof(GpuDeformPush) == 56, "GpuDeformPush layout");
+}  // namespace sf::deform_layout
 #undef SF_REF
 #endif
 

@@ -6,10 +6,10 @@
 #extension GL_EXT_scalar_block_layout : require
 #extension GL_GOOGLE_include_directive : require
 
-#include "../gpu_shared.h"
+#include "../deform_shared.h"
 
 layout(push_constant, scalar) uniform PushBlock { GpuDeformPush pc; };
-layout(local_size_x = SF_WG_SIZE) in;
+layout(local_size_x = SF_DEFORM_WG) in;
 
 vec3 vertexAt(uint i) { return vec3(pc.vertices.v[3u * i], pc.vertices.v[3u * i + 1u], pc.vertices.v[3u * i + 2u]); }
 

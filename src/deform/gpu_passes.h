@@ -1,7 +1,11 @@
-// The one GPU skinner (shaders/skin.comp: morph targets, then LBS or DQS with up to 8 influences), recorded
-// into a caller's command buffer. GpuSkinner, GpuSkinnedCrowd and the Vulkan frame (drawn meshes and the
-// meshes under bound splats) all dispatch it through this class; the packers below put the inputs in the
-// layout it reads. CPU reference: SkinSource::run (anim::MorphJob + anim::SkinningJob).
+// The deform layer's GPU passes, recorded into a caller's command buffer (the caller orders them with
+// barriers; the Vulkan frame declares them in its frame graph):
+// - SkinPass, the one GPU skinner (shaders/skin.comp: morph targets, then LBS or DQS with up to 8
+//   influences). GpuSkinner, GpuSkinnedCrowd and the Vulkan frame (drawn meshes and the meshes under bound
+//   splats) all dispatch it; the packers below put the inputs in the layout it reads. CPU reference:
+//   SkinSource::run (anim::MorphJob + anim::SkinningJob).
+// - SplatDeformPass (shaders/deform_splats.comp): bound splats' centres and covariances from the deformed
+//   mesh or their joints, into an object's slot range. CPU reference: character::DeformJob.
 #pragma once
 
 #include <array>
@@ -11,7 +15,7 @@
 
 #include "anim/skinning.h"
 #include "core/math.h"
-#include "deform/skin_shared.h"
+#include "deform/deform_shared.h"
 #include "gpu/gpu.h"
 
 namespace sf {
@@ -21,7 +25,17 @@ class SkinPass {
   explicit SkinPass(gpu::Context& ctx);
   // One dispatch over p.vertex_count vertices for `instances` instances (instance i reads palette entries
   // [i * p.joint_count, ...) and writes its own output range). The caller orders it with barriers.
-  void record(VkCommandBuffer cmd, const skin_layout::SkinPush& p, uint32_t instances = 1) const;
+  void record(VkCommandBuffer cmd, const deform_layout::SkinPush& p, uint32_t instances = 1) const;
+
+ private:
+  gpu::ComputePipeline pipeline_;
+};
+
+class SplatDeformPass {
+ public:
+  explicit SplatDeformPass(gpu::Context& ctx);
+  // One dispatch over p.count bound splats.
+  void record(VkCommandBuffer cmd, const deform_layout::GpuDeformPush& p) const;
 
  private:
   gpu::ComputePipeline pipeline_;

@@ -1,4 +1,4 @@
-#include "deform/skin_pass.h"
+#include "deform/gpu_passes.h"
 
 #include "anim/skinning.h"
 
@@ -9,10 +9,13 @@ namespace {
 const uint32_t kSkinShader[] = {
 #include "skin.inc"
 };
+const uint32_t kDeformSplatsShader[] = {
+#include "deform_splats.inc"
+};
 
 }  // namespace
 
-using namespace skin_layout;
+using namespace deform_layout;
 
 SkinPass::SkinPass(gpu::Context& ctx) : pipeline_(ctx, kSkinShader, sizeof(SkinPush), SF_SKIN_WG, "skin") {}
 
@@ -21,6 +24,16 @@ void SkinPass::record(VkCommandBuffer cmd, const SkinPush& p, uint32_t instances
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_.pipeline());
   vkCmdPushConstants(cmd, pipeline_.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(SkinPush), &p);
   vkCmdDispatch(cmd, (p.vertex_count + SF_SKIN_WG - 1) / SF_SKIN_WG, instances, 1);
+}
+
+SplatDeformPass::SplatDeformPass(gpu::Context& ctx)
+    : pipeline_(ctx, kDeformSplatsShader, sizeof(GpuDeformPush), SF_DEFORM_WG, "deform_splats") {}
+
+void SplatDeformPass::record(VkCommandBuffer cmd, const GpuDeformPush& p) const {
+  if (p.count == 0) return;
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_.pipeline());
+  vkCmdPushConstants(cmd, pipeline_.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(GpuDeformPush), &p);
+  vkCmdDispatch(cmd, (p.count + SF_DEFORM_WG - 1) / SF_DEFORM_WG, 1, 1);
 }
 
 void packSkinInfluences(std::span<const std::array<uint16_t, 4>> joints0, std::span<const std::array<float, 4>> weights0,

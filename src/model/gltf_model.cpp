@@ -1,12 +1,12 @@
 // GltfModel: the animation sequence on the CPU and the conversion to render meshes (see model.h).
-#include "scene/model.h"
+#include "model/gltf_model.h"
 
 #include <algorithm>
 #include <cctype>
 #include <map>
 #include <tuple>
 
-#include "anim/gltf_import.h"
+#include "model/gltf_import.h"
 #include "anim/retarget.h"
 #include "core/error.h"
 #include "io/gltf_splats.h"
