@@ -8,7 +8,7 @@
 #include "fuzz_target.h"
 #include "io/formats.h"
 #include "io/gltf.h"
-#include "scene/model.h"
+#include "model/gltf_model.h"
 
 SF_FUZZ_INITIALIZE_LIMITS
 

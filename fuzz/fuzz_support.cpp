@@ -12,7 +12,7 @@
 #include "character/character.h"
 #include "core/error.h"
 #include "io/file.h"
-#include "scene/model.h"
+#include "model/gltf_model.h"
 #include "scene/synthetic.h"
 
 namespace sf::fuzz {

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "anim/clip.h"
-#include "anim/gltf_import.h"
+#include "model/gltf_import.h"
 #include "anim/local_to_model.h"
 #include "anim/skinning.h"
 #include "character/character.h"
@@ -33,7 +33,7 @@
 #include "neural/vulkan_executor.h"
 #include "render/vulkan_renderer.h"
 #include "scene/demo.h"
-#include "scene/model.h"
+#include "model/gltf_model.h"
 #include "scene/scene.h"
 #include "scene/synthetic.h"
 
