@@ -189,7 +189,8 @@ class FrameRenderer {
     std::string timing;
   };
 
-  // Renders the scene at scene time t: glTF objects are posed (CPU skinning) and drawn as meshes.
+  // Renders the scene at scene time t: glTF objects are posed and drawn as meshes (skinned on the CPU, or in
+  // the frame's skin pass with Vulkan).
   Frame render(const Scene& scene, double t, const Camera& cam, const RenderSettings& settings) {
     attachNeural(scene);
     const auto t_pose = Clock::now();

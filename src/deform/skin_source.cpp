@@ -12,6 +12,8 @@ std::string SkinSource::validate() const {
   if (!normals.empty() && normals.size() != n) return "skin source: " + std::to_string(normals.size()) + " normals for " + std::to_string(n) + " vertices";
   if (n && morph_positions.size() % n != 0) return "skin source: morph position deltas are not a whole number of targets";
   const size_t targets = targetCount();
+  if (n > UINT32_MAX / 16 || (targets + 1) * n > UINT32_MAX / 12)  // the GPU pass indexes floats with 32 bits
+    return "skin source: " + std::to_string(n) + " vertices with " + std::to_string(targets) + " morph targets exceed the GPU pass's 32-bit indexing";
   if (!morph_normals.empty() && morph_normals.size() != targets * n) return "skin source: morph normal deltas differ from the position deltas in count";
   if (morph_weights.size() != targets)
     return "skin source: " + std::to_string(morph_weights.size()) + " morph weights for " + std::to_string(targets) + " targets";

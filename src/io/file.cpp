@@ -161,6 +161,10 @@ InputKind classifyInput(const std::string& path) {
   if (ext == ".onnx") return InputKind::kOnnx;  // a neural gaussian generator (neural/generator.h)
   if (isSogMetaPath(path)) return InputKind::kSplatFile;  // the meta.json of an unpacked SOG
   if (ext == ".json") return InputKind::kSceneJson;
+  // The SPL2 magic, read from regular files only (opening a FIFO would block; devices are refused by the
+  // loaders). A headerless .splat may start with those bytes by chance: decodeSplats reads .splat by
+  // extension too.
+  if (ext == ".splat" || !std::filesystem::is_regular_file(path, ec)) return InputKind::kSplatFile;
   std::ifstream f(path, std::ios::binary);
   char magic[4] = {};
   if (f.read(magic, 4) && std::memcmp(magic, "SPL2", 4) == 0) return InputKind::kSplatHull;  // io/spl2.h

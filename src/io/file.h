@@ -24,7 +24,7 @@ std::string fileExtension(const std::string& path);
 
 // What an input path names, decided here for every command and scene object: an existing directory is a
 // character package, .gltf / .glb a glTF model, .onnx a neural generator, meta.json an unpacked SOG splat
-// file, any other .json a scene, a file starting with the SPL2 magic a splat hull, anything else a splat
+// file, any other .json a scene, a file starting with the SPL2 magic a splat hull (but a .splat file), anything else a splat
 // file (whose format decodeSplats then reads from its content). Never throws; a missing file is reported
 // by its loader.
 enum class InputKind { kSplatFile, kGltf, kSceneJson, kCharacterPackage, kOnnx, kSplatHull };

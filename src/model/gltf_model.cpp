@@ -1,4 +1,4 @@
-// GltfModel: the animation sequence on the CPU and the conversion to render meshes (see model.h).
+// GltfModel: the animation sequence on the CPU and the conversion to render meshes (see gltf_model.h).
 #include "model/gltf_model.h"
 
 #include <algorithm>
@@ -208,9 +208,14 @@ void GltfModel::evaluate(Pose& out, int skip_draw) const {
   out.primitives.resize(draws_.size());
   for (size_t i = 0; i < draws_.size(); ++i) {
     PosedPrimitive& pp = out.primitives[i];
+    if (static_cast<int>(i) == skip_draw) {
+      pp.positions.clear();
+      pp.normals.clear();
+      continue;
+    }
     const SkinSource skin = skinSource(out, i);
     const bool moves = skin.skinned() || !skin.morph_weights.empty();
-    if (static_cast<int>(i) == skip_draw || (moves && out.skin_in_renderer)) {
+    if (moves && out.skin_in_renderer) {
       pp.positions.clear();
       pp.normals.clear();
       continue;
@@ -240,7 +245,10 @@ std::vector<RenderMesh> GltfModel::renderMeshes(const Pose& pose, const Mat4& mo
     m.normals = pp.normals;
     if (pose.skin_in_renderer && pp.positions.empty()) {  // left to the renderer's skin pass by evaluate()
       m.skin = skinSource(pose, i);
-      if (!m.skin.skinned() && m.skin.morph_weights.empty()) m.skin = {}, m.positions = prim.positions;  // (a skipped static draw)
+      if (!m.skin.skinned() && m.skin.morph_weights.empty()) {  // (a skipped static draw)
+        m.positions = m.skin.positions, m.normals = m.skin.normals;
+        m.skin = {};
+      }
     }
     if (prim.texcoords0.size() == prim.positions.size()) m.uvs = prim.texcoords0;
     if (prim.colors0.size() == prim.positions.size()) m.colors = prim.colors0;

@@ -173,7 +173,8 @@ std::string RenderObject::validate() const {
     if (deform->bindings.size() != cloud->size() * 68)
       return "deform source holds " + std::to_string(deform->bindings.size()) + " binding bytes for " + std::to_string(cloud->size()) + " splats";
     if (deform->indices.size() % 3) return "deform source: index count not a multiple of 3";
-    // Index ranges and the skin source's joints are checked once, when the renderer uploads these static inputs.
+    // Index, joint and morph-weight ranges are checked by the Vulkan renderer against bounds it measures when it
+    // packs these static inputs, every frame.
   }
   return {};
 }

@@ -55,6 +55,10 @@ class GpuSplatSource {
 };
 
 // One object of a frame: its gaussians in object space and the object-to-world transform (affine).
+// The Vulkan renderer keeps an object's splats on the GPU from frame to frame, matched by the cloud's
+// address, size and SH size (and static deform inputs by their arrays' addresses and sizes): a cloud whose
+// contents change in place must be marked `dynamic`, and a freed cloud's address must not come back with
+// other contents of the same size while the renderer lives.
 struct RenderObject {
   RenderObject(const GaussianCloud* c = nullptr, const Mat4& to_world = {}, std::span<const Vec3> p = {}, std::span<const Cov6> cv = {},
                const SplatDeformSource* d = nullptr)

@@ -141,8 +141,9 @@ struct VulkanRenderer::Impl {
     const GaussianCloud* cloud = nullptr;
     size_t size = 0, sh_floats = 0;
     SplatSink::Range slots, sh;
-    bool rest = true;  // its ranges hold the cloud's rest values (not overwritten this frame)
+    uint32_t overwritten = 0;  // what this frame writes over the rest values: kOverwritesShape | kOverwritesLook
   };
+  static constexpr uint32_t kOverwritesShape = 1, kOverwritesLook = 2;  // centres + covariances; opacities + SH
   std::vector<Resident> residents;  // per object of the last frame
   uint64_t slot_capacity = 0, sh_capacity = 0;
   uint32_t slots = 0;  // slot_sink.size(): the frame's slot count, free ranges included (left out by "clear")
@@ -172,7 +173,10 @@ struct VulkanRenderer::Impl {
   std::vector<StaticKey> static_key;
   std::map<StaticKey, size_t> static_at;
   gpu::Buffer static_inputs;
-  size_t static_palette_min = 0;  // palette size the packed joint indices were checked against
+  struct DeformBounds {  // per deformed object of the packed set: the largest index its static arrays hold
+    int64_t vertex = -1, skin_joint = -1, binding_joint = -1;
+  };
+  std::vector<DeformBounds> deform_bounds;
   SkinPass skin_pass;  // the deform layer's passes (deform/gpu_passes.h)
   SplatDeformPass splat_deform_pass;
   gpu::Buffer skinned;  // posed vertices of GPU-skinned deformed objects, this frame
@@ -216,43 +220,87 @@ struct VulkanRenderer::Impl {
 
   ~Impl() { vkDestroyQueryPool(ctx.device(), queries, nullptr); }
 
-  // Packs and uploads the frame's static inputs when their set changed (see static_key), checking index and
-  // joint ranges then; otherwise only that no palette shrank below what the joints were checked against.
+  // Packs and uploads the frame's static inputs when their set changed (see static_key), measuring then the
+  // largest index each static array holds; every frame checks this frame's inputs against those bounds (the
+  // vertex count, the palette, the morph weights change per frame), so nothing out of range reaches the GPU.
   void uploadStatic(std::span<const RenderObject> objects, std::span<const RenderMesh> meshes) {
     std::vector<StaticKey> key;
     forEachStatic(objects, meshes, [&](const StaticKey& k, auto&&) { key.push_back(k); });
-    size_t palette_min = SIZE_MAX;
-    for (const RenderObject& o : objects)
-      if (o.deform && o.deform->skin.skinned()) palette_min = std::min(palette_min, o.deform->skin.palette.size());
-    if (key == static_key && static_inputs.size) {
-      if (palette_min < static_palette_min) static_key.clear();  // check the joints again
-      else return;
+    if (key != static_key || !static_inputs.size) {
+      static_key.clear();  // (until the pack below succeeds)
+      deform_bounds.clear();
+      for (size_t i = 0; i < meshes.size(); ++i)
+        if (!meshes[i].skin.empty())
+          if (std::string why = meshes[i].validate(); !why.empty()) throw Error("mesh " + std::to_string(i) + ": " + why);
+      for (size_t i = 0; i < objects.size(); ++i) {
+        const SplatDeformSource* ds = objects[i].deform;
+        if (!ds) continue;
+        const std::string where = "render object " + std::to_string(i) + ": deform source: ";
+        if (!ds->skin.empty())
+          if (std::string why = ds->skin.validate(); !why.empty()) throw Error(where + why);
+        DeformBounds b;
+        for (uint32_t v : ds->indices) b.vertex = std::max<int64_t>(b.vertex, v);
+        b.skin_joint = maxJoint(ds->skin);
+        const size_t triangles = ds->indices.size() / 3;
+        for (size_t r = 0; r < ds->bindings.size() / 68; ++r) {
+          uint32_t w[4];  // kind, triangle, joints 0|1, joints 2|3 (GpuSplatBinding)
+          float weights[4];
+          std::memcpy(w, ds->bindings.data() + r * 68, 16);
+          std::memcpy(weights, ds->bindings.data() + r * 68 + 16, 16);
+          if (w[0] == 0 && w[1] >= triangles)
+            throw Error(where + "binding " + std::to_string(r) + " names triangle " + std::to_string(w[1]) + " of " + std::to_string(triangles));
+          if (w[0] == 1) {
+            const uint32_t joints[4] = {w[2] & 0xffffu, w[2] >> 16, w[3] & 0xffffu, w[3] >> 16};
+            for (int k = 0; k < 4; ++k)
+              if (weights[k] != 0) b.binding_joint = std::max<int64_t>(b.binding_joint, joints[k]);
+          }
+        }
+        deform_bounds.push_back(b);
+      }
+      std::vector<uint8_t> all;
+      static_at.clear();
+      forEachStatic(objects, meshes, [&](const StaticKey& k, auto&& fill) {
+        const size_t bytes = std::get<2>(k);
+        if (!static_at.emplace(k, (all.size() + 15) & ~size_t{15}).second) return;
+        const size_t at = pack(all, nullptr, bytes);
+        if (bytes) fill(all.data() + at);
+      });
+      all.resize(std::max<size_t>(all.size(), 16));
+      if (static_inputs.size < all.size()) static_inputs = ctx.createBuffer(all.size() + all.size() / 4, false, "static deform inputs");
+      upload(static_inputs, all.data(), all.size());
+      static_key = std::move(key);
     }
-    for (size_t i = 0; i < meshes.size(); ++i)
-      if (!meshes[i].skin.empty())
-        if (std::string why = meshes[i].validate(); !why.empty()) throw Error("mesh " + std::to_string(i) + ": " + why);
+    // This frame's inputs against the bounds of the static arrays they index.
+    size_t d = 0;
     for (size_t i = 0; i < objects.size(); ++i) {
       const SplatDeformSource* ds = objects[i].deform;
       if (!ds) continue;
+      const DeformBounds& b = deform_bounds[d++];
+      const std::string where = "render object " + std::to_string(i) + ": deform source: ";
       const size_t n = ds->skin.empty() ? ds->vertices.size() : ds->skin.vertexCount();
-      for (uint32_t v : ds->indices)
-        if (v >= n) throw Error("render object " + std::to_string(i) + ": deform source: triangle index " + std::to_string(v) + " outside " + std::to_string(n) + " vertices");
-      if (!ds->skin.empty())
-        if (std::string why = ds->skin.validate(); !why.empty()) throw Error("render object " + std::to_string(i) + ": deform source: " + why);
+      if (b.vertex >= static_cast<int64_t>(n))
+        throw Error(where + "triangle index " + std::to_string(b.vertex) + " outside " + std::to_string(n) + " vertices");
+      if (b.binding_joint >= static_cast<int64_t>(ds->palette.size()))
+        throw Error(where + "a binding uses joint " + std::to_string(b.binding_joint) + " of a " + std::to_string(ds->palette.size()) + "-joint palette");
+      if (ds->skin.empty()) continue;
+      if (ds->skin.morph_weights.size() != ds->skin.targetCount())
+        throw Error(where + std::to_string(ds->skin.morph_weights.size()) + " morph weights for " + std::to_string(ds->skin.targetCount()) + " targets");
+      if (b.skin_joint >= static_cast<int64_t>(ds->skin.palette.size()))
+        throw Error(where + "a vertex uses joint " + std::to_string(b.skin_joint) + " of a " + std::to_string(ds->skin.palette.size()) + "-joint palette");
     }
-    std::vector<uint8_t> all;
-    static_at.clear();
-    forEachStatic(objects, meshes, [&](const StaticKey& k, auto&& fill) {
-      const size_t bytes = std::get<2>(k);
-      if (!static_at.emplace(k, (all.size() + 15) & ~size_t{15}).second) return;
-      const size_t at = pack(all, nullptr, bytes);
-      if (bytes) fill(all.data() + at);
-    });
-    all.resize(std::max<size_t>(all.size(), 16));
-    if (static_inputs.size < all.size()) static_inputs = ctx.createBuffer(all.size() + all.size() / 4, false, "static deform inputs");
-    upload(static_inputs, all.data(), all.size());
-    static_key = std::move(key);
-    static_palette_min = palette_min;
+  }
+
+  // The largest joint index a skin source's vertices use with a positive weight (-1 without any).
+  static int64_t maxJoint(const SkinSource& s) {
+    int64_t m = -1;
+    auto scan = [&](std::span<const std::array<uint16_t, 4>> j, std::span<const std::array<float, 4>> w) {
+      for (size_t v = 0; v < j.size(); ++v)
+        for (size_t k = 0; k < 4; ++k)
+          if (w[v][k] > 0) m = std::max<int64_t>(m, j[v][k]);
+    };
+    scan(s.joints0, s.weights0);
+    scan(s.joints1, s.weights1);
+    return m;
   }
 
   VkDeviceAddress staticAddress(const void* id, size_t bytes, const void* id2 = nullptr) const {
@@ -343,23 +391,30 @@ struct VulkanRenderer::Impl {
       const GaussianCloud& c = *objects[o].cloud;
       Resident& r = placed[o];
       r.cloud = &c, r.size = c.size(), r.sh_floats = c.sh.size();
-      r.rest = !(!objects[o].positions.empty() || objects[o].deform || objects[o].gpu_source);
+      const RenderObject& ro = objects[o];
+      r.overwritten = (!ro.positions.empty() || ro.deform || ro.gpu_source ? kOverwritesShape : 0u) | (ro.gpu_source ? kOverwritesLook : 0u);
       for (size_t k = 0; k < residents.size(); ++k)
         if (!kept[k] && residents[k].cloud == r.cloud && residents[k].size == r.size && residents[k].sh_floats == r.sh_floats) {
           kept[k] = true;
           r.slots = residents[k].slots, r.sh = residents[k].sh;
-          upload_rest[o] = objects[o].dynamic || (!residents[k].rest && r.rest);
+          upload_rest[o] = objects[o].dynamic || (residents[k].overwritten & ~r.overwritten) != 0;  // rest values back
           break;
         }
     }
     for (size_t k = 0; k < residents.size(); ++k)
       if (!kept[k]) slot_sink.free(residents[k].slots), sh_sink.free(residents[k].sh);
-    for (size_t o = 0; o < objects.size(); ++o)
-      if (placed[o].slots.count == 0 && placed[o].size > 0) {
-        placed[o].slots = slot_sink.allocate(placed[o].size);
-        placed[o].sh = sh_sink.allocate(placed[o].sh_floats);
-        upload_rest[o] = true;
-      }
+    try {
+      for (size_t o = 0; o < objects.size(); ++o)
+        if (placed[o].slots.count == 0 && placed[o].size > 0) {
+          placed[o].slots = slot_sink.allocate(placed[o].size);
+          placed[o].sh = sh_sink.allocate(placed[o].sh_floats);
+          upload_rest[o] = true;
+        }
+    } catch (...) {  // too many splats: start the next frame from empty sinks (every object uploaded again)
+      slot_sink.clear(), sh_sink.clear();
+      residents.clear();
+      throw;
+    }
     residents = std::move(placed);
     slots = static_cast<uint32_t>(slot_sink.size());
     if (!means.size || slot_sink.size() > slot_capacity || sh_sink.size() > sh_capacity) {
@@ -1019,7 +1074,7 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
       std::memcpy(img.depth.data(), static_cast<uint8_t*>(st_buf.mapped) + image_bytes, depth_bytes);
     }
     std::vector<double> ms = m.readTimestamps(kTimestamps);
-    st.splats = m.slots;
+    st.splats = m.slot_sink.live();
     st.visible = cnt[SF_COUNTER_VISIBLE];
     st.tile_keys = cnt[SF_COUNTER_KEYS];
     st.sort_passes = kDepthPasses + passes;

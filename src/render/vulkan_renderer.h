@@ -32,7 +32,7 @@ struct VulkanPassTimes {  // milliseconds, from GPU timestamps
 };
 
 struct VulkanFrameStats {
-  size_t splats = 0, visible = 0, tile_keys = 0;
+  size_t splats = 0, visible = 0, tile_keys = 0;  // splats: in the frame's objects (free sink slots not counted)
   int sort_passes = 0;
   bool regrown = false;  // the key buffers overflowed and the frame was rendered again after growing
   // Host-visible staging the renderer holds: uploads go through it in pieces of at most 64 MiB, so it

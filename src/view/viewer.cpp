@@ -541,6 +541,7 @@ class Viewer {
         if (cc.look_at)
           target = transformPoint(inverseAffine(o.object_to_world), mousePoint(o.object_to_world.translation()));
         cc.animator->lookAt(target);
+        cc.frame.pose.skinning = o.skinning;  // the object's "skinning", as poseScene honours it
         cc.animator->evaluate(cc.frame, true);
         RenderObject ro{&ch.splats(),
                         o.object_to_world * ch.model().meshToModel(cc.frame.pose, static_cast<size_t>(ch.boundDraw())),

@@ -32,6 +32,7 @@
 //                  as SPZ v3 (1-|dot| <= 5e-6). Each plus a 1e-5 float slack.
 // Set SF_DEBUG_MAXIMA=1 to print the measured maxima of every comparison.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -1381,6 +1382,8 @@ TEST(Formats, InputPathsAreClassifiedInOnePlace) {
   }
   EXPECT_EQ(classifyInput(dir + "/hull.bin"), InputKind::kSplatHull);
   EXPECT_EQ(classifyInput(dir + "/short.bin"), InputKind::kSplatFile);
+  ASSERT_EQ(::mkfifo((dir + "/pipe.spl2").c_str(), 0600), 0);  // never opened (that would block)
+  EXPECT_EQ(classifyInput(dir + "/pipe.spl2"), InputKind::kSplatFile);
   std::filesystem::create_directories(dir + "/pkg.json");  // a directory is a package whatever its name
   EXPECT_EQ(classifyInput(dir + "/pkg.json"), InputKind::kCharacterPackage);
 }

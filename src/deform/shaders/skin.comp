@@ -27,6 +27,12 @@ mat3 normalMatrix(mat3 m) {  // m is column-major: m[c][r]
   return transpose(mat3(c0 * s, c1 * s, c2 * s));
 }
 
+// As sf::normalize on the CPU: a zero vector stays zero (GLSL normalize() would give NaN).
+vec3 safeNormalize(vec3 v) {
+  float len = length(v);
+  return len > 0.0 ? v / len : vec3(0.0);
+}
+
 vec3 rotate(vec4 q, vec3 v) {  // q = (w, x, y, z)
   vec3 u = q.yzw;
   vec3 t = 2.0 * cross(u, v);
@@ -67,7 +73,7 @@ void main() {
   }
   if (count == 0u || !(sum > 0.0) || isinf(sum)) {  // unskinned (or weightless) vertex: morph only
     store3(pc.out_positions, out_v, p);
-    if (has_normals) store3(pc.out_normals, out_v, normalize(n));
+    if (has_normals) store3(pc.out_normals, out_v, safeNormalize(n));
     return;
   }
   for (uint i = 0u; i < count; ++i) weights[i] /= sum;
@@ -84,7 +90,7 @@ void main() {
     store3(pc.out_positions, out_v, vec3(dot(r0, ph), dot(r1, ph), dot(r2, ph)));
     if (has_normals) {
       mat3 lin = transpose(mat3(r0.xyz, r1.xyz, r2.xyz));
-      store3(pc.out_normals, out_v, normalize(normalMatrix(lin) * n));
+      store3(pc.out_normals, out_v, safeNormalize(normalMatrix(lin) * n));
     }
     return;
   }
@@ -119,5 +125,5 @@ void main() {
   dual /= len;
   vec3 translation = 2.0 * (real.x * dual.yzw - dual.x * real.yzw + cross(real.yzw, dual.yzw));
   store3(pc.out_positions, out_v, rotate(real, stretch * p) + translation);
-  if (has_normals) store3(pc.out_normals, out_v, normalize(rotate(real, normalMatrix(stretch) * n)));
+  if (has_normals) store3(pc.out_normals, out_v, safeNormalize(rotate(real, normalMatrix(stretch) * n)));
 }
