@@ -19,6 +19,7 @@
 #include "anim/skinning.h"
 #include "character/character.h"
 #include "core/error.h"
+#include "hull/hull_pass.h"
 #include "core/gaussian_cloud.h"
 #include "core/limits.h"
 #include "core/parallel.h"
@@ -174,6 +175,8 @@ class FrameRenderer {
   // The runners given to the scene's models use this renderer's device: they are taken back with it.
   ~FrameRenderer() {
     for (const auto& g : generators_) g->setGpuPath(nullptr);
+    for (const auto& h : hulls_) h->setGpuPath(nullptr);
+    hull_pass_.reset();
     if (post_) post_->setRunner(nullptr);
   }
 
@@ -246,6 +249,12 @@ class FrameRenderer {
   // (decoded straight into their slots), and its post model on the Vulkan executor after the readback.
   void attachNeural(const Scene& scene) {
     if (!vulkan_) return;
+    for (const SceneObject& o : scene.objects) {  // live hulls: their pass runs in the frame
+      if (!o.hull_live || o.hull_live->gpuPath()) continue;
+      if (!hull_pass_) hull_pass_ = std::make_shared<hull::HullPass>(vulkan_->context());
+      hull::attachHullGpu(hull_pass_, *o.hull_live);
+      hulls_.push_back(o.hull_live);
+    }
     for (const SceneObject& o : scene.objects) {
       if (!o.generator || o.generator->gpuPath() || tried_.count(o.generator.get())) continue;
       tried_.insert(o.generator.get());
@@ -265,6 +274,8 @@ class FrameRenderer {
   std::vector<std::shared_ptr<nn::GaussianGenerator>> generators_;
   std::set<const nn::GaussianGenerator*> tried_;  // a refusal is reported once
   std::shared_ptr<nn::ImageModel> post_;
+  std::vector<std::shared_ptr<hull::HullInstance>> hulls_;
+  std::shared_ptr<const hull::HullPass> hull_pass_;
   std::unique_ptr<VulkanRenderer> vulkan_;
   SceneFrame frame_;
   character::CharacterWorld world_;
@@ -576,7 +587,7 @@ int runAnimate(const AnimateOptions& o) {
   try {
     auto t0 = Clock::now();
     if (!(o.fps > 0 && o.fps <= 1000)) throw Error("--fps must be in (0, 1000]");
-    if (!(o.duration > 0 && o.duration <= 3600)) throw Error("--duration must be in (0, 3600] seconds");
+    if (o.duration_given && !(o.duration > 0 && o.duration <= 3600)) throw Error("--duration must be in (0, 3600] seconds");
     if (!std::isfinite(o.start)) throw Error("--start must be a finite number of seconds");
     const bool mp4 = fileExtension(o.output) == ".mp4";
     std::string ffmpeg;
@@ -601,15 +612,32 @@ int runAnimate(const AnimateOptions& o) {
     if (!o.background.empty()) settings.background = parseColor(o.background);
     Scene scene = loadInput("animate", o.input, o.clip, 0.0, o.strict, o.allow_outside_paths, o.width, o.height, !o.background.empty(), settings);
     applyHullOptions(scene, o.hull_mode, o.light);
+    double duration = o.duration;
+    if (!o.hull_script.empty()) {  // every hull of the input plays the script
+      const hull::HullScript script = hull::loadHullScript(o.hull_script);
+      hull::DestructionOptions dopt;
+      dopt.seed = o.seed.value_or(script.seed.value_or(1));
+      size_t hulls = 0;
+      for (SceneObject& obj : scene.objects) {
+        if (!obj.hull) continue;
+        obj.hull_live = std::make_shared<hull::HullInstance>(obj.hull, dopt);
+        obj.hull_script = std::make_shared<hull::HullScriptPlayer>(script);
+        ++hulls;
+      }
+      if (hulls == 0) throw Error(o.input + ": holds no splat hull to play the script on");
+      if (!o.duration_given) duration = script.duration;
+      progress(fmt::format("playing {} ({} events, {:.2f} s, seed {}) on {} hull{}", o.hull_script, script.events.size(), script.duration,
+                           dopt.seed, hulls, hulls == 1 ? "" : "s"));
+    }
     Camera cam;
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
     else if (scene.camera) cam = *scene.camera;
     else cam = autoCamera(scene, o.width.value_or(kDefaultWidth), o.height.value_or(kDefaultHeight));
     const double load_s = secondsSince(t0);
 
-    const size_t frames = std::max<size_t>(1, static_cast<size_t>(std::llround(o.duration * o.fps)));
+    const size_t frames = std::max<size_t>(1, static_cast<size_t>(std::llround(duration * o.fps)));
     FrameRenderer renderer({o.backend, o.device, o.validation});
-    progress(fmt::format("animating {} frames at {} fps ({:.3f} s from t = {}) at {}x{} on {} ({})", frames, o.fps, o.duration, o.start,
+    progress(fmt::format("animating {} frames at {} fps ({:.3f} s from t = {}) at {}x{} on {} ({})", frames, o.fps, duration, o.start,
                          cam.width, cam.height, renderer.describe(), sceneSummary(scene)));
     ProgressBar bar(frames);
     std::vector<double> frame_ms;

@@ -79,6 +79,11 @@ struct AnimateOptions {
   bool strict = false;
   bool allow_outside_paths = false;
   std::string hull_mode, light;  // as for render
+  // Play a hull script (docs/formats/hull-script.md) on every splat hull of the input (`hull play`);
+  // `duration` then defaults to the script's when not given.
+  std::string hull_script;
+  std::optional<uint32_t> seed;
+  bool duration_given = true;
 };
 int runAnimate(const AnimateOptions& o);
 

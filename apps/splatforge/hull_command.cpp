@@ -4,10 +4,18 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <filesystem>
 
+#include "commands.h"
 #include "core/error.h"
+#include "gpu/gpu.h"
 #include "hull/bake.h"
+#include "hull/effects.h"
+#include "hull/hull_pass.h"
+#include "render/vulkan_renderer.h"
 #include "hull/hull_render.h"
 #include "io/file.h"
 #include "io/spl2.h"
@@ -20,6 +28,11 @@ struct HullCommand::Options {
   std::string belt = "32,50";
   bool json = false;
   hull::BakeOptions bake;
+  AnimateOptions play;  // hull play
+  int hulls = 200, frames = 120, width = 1920, height = 1080;  // hull bench
+  bool idle = false;
+  uint32_t seed = 1;
+  double duration = 0;
 };
 
 namespace {
@@ -107,6 +120,87 @@ int runInfo(const HullCommand::Options& o) {
   return 0;
 }
 
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// `hull bench`: N live hulls in a grid with every effect on and a hit per frame on the first, on the Vulkan
+// frame; CPU time of the destruction and of building the frame inputs, GPU time of the frame.
+int runBench(const HullCommand::Options& o) {
+  if (o.hulls < 1 || o.hulls > 10000) throw Error("--hulls must be in 1..10000");
+  if (o.frames < 1 || o.frames > 100000) throw Error("--frames must be in 1..100000");
+  auto asset = hull::HullAsset::load(o.input);
+  gpu::ContextOptions co;
+  co.device = o.play.device;
+  VulkanRenderer vk(co);
+  auto pass = std::make_shared<hull::HullPass>(vk.context());
+  std::vector<std::unique_ptr<hull::HullInstance>> hulls;
+  const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(o.hulls))));
+  std::vector<Mat4> place;
+  for (int i = 0; i < o.hulls; ++i) {
+    hull::DestructionOptions d;
+    d.seed = static_cast<uint32_t>(i + 1);
+    hulls.push_back(std::make_unique<hull::HullInstance>(asset, d));
+    hull::attachHullGpu(pass, *hulls.back());
+    const float x = (static_cast<float>(i % side) - 0.5f * static_cast<float>(side - 1)) * 1.8f;
+    const float z = (static_cast<float>(i / side) - 0.5f * static_cast<float>(side - 1)) * 1.8f;
+    place.push_back(Mat4::fromLinearTranslation(Mat3{}, {x, 0, z}));
+  }
+  const float extent = 0.9f * static_cast<float>(side) + 0.8f;
+  const Camera cam = lookAtCamera(Vec3{0, 1.1f, 1.2f} * (extent * 1.6f), {0, 0, 0}, {0, 1, 0}, 45.0f, o.width, o.height);
+  hull::HullLight light;
+  std::vector<hull::HullFrame> frames(hulls.size());
+  std::vector<double> cpu_hit, cpu_build, gpu_before, gpu_total;
+  size_t events = 0;
+  fmt::print(stderr, "  {}\n", fmt::format("hull bench: {} hulls of {} splats (+{} pool slots) at {}x{} on {}, {} frames, effects {}", o.hulls, asset->hull.size(),
+                       hulls[0]->destruction().slots().size() - asset->hull.size(), o.width, o.height, vk.device().name, o.frames,
+                       o.idle ? "off, no hits" : "all on, a hit per frame on the first hull"));
+  for (int f = 0; f < o.frames; ++f) {
+    const double t = static_cast<double>(f) / 60.0;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!o.idle) {  // a hit per frame, from a turning direction; healed every 30 frames
+      hull::Hit h;
+      const float a = static_cast<float>(f) * 0.7f;
+      h.direction = normalize(Vec3{std::sin(a), -0.2f, std::cos(a)});
+      h.kind = static_cast<hull::HitKind>(f % 5);
+      h.weapon = f % 3 == 0 ? hull::Weapon::kCannon : hull::Weapon::kNone;
+      h.damage = 30;
+      events += hulls[0]->destruction().hit(h, t).size();
+      if (f % 30 == 29) hulls[0]->destruction().heal(t, 1.0f);
+      events += hulls[0]->destruction().update(t).size();
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    std::vector<RenderObject> objects;
+    for (size_t i = 0; i < hulls.size(); ++i) {
+      if (!o.idle) {
+        hull::HullEffects& e = hulls[i]->effects;
+        e.charge = 0.5f, e.link_decay = 0.5f, e.siphon = 0.3f, e.implode = 0.05f, e.scatter = 0.05f;
+        e.ripple = 0.02f, e.ripple_age = static_cast<float>(std::fmod(t, 1.0)), e.ripple_origin = {0, 0, 0.8f};
+        e.parts = {{{0, 0, 0}, Quat{std::cos(0.1f * static_cast<float>(t)), 0, std::sin(0.1f * static_cast<float>(t)), 0}, {}}};
+      }
+      hulls[i]->buildFrame(place[i], t, light, frames[i], objects);
+    }
+    const auto t2 = std::chrono::steady_clock::now();
+    VulkanFrameStats st;
+    vk.render(objects, cam, {}, &st);
+    if (f == 0) continue;  // the first frame uploads and allocates
+    cpu_hit.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    cpu_build.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+    gpu_before.push_back(st.times.mesh);
+    gpu_total.push_back(st.times.total - st.times.readback);
+  }
+  fmt::print("hulls {}  splats per hull {}  frames {}  events {}\n", o.hulls, asset->hull.size(), o.frames, events);
+  fmt::print("cpu destruction (hit + update, first hull)  median {:.4f} ms\n", median(cpu_hit));
+  fmt::print("cpu frame inputs (all hulls' params)         median {:.4f} ms\n", median(cpu_build));
+  fmt::print("gpu before preprocess (hull passes, uploads) median {:.4f} ms\n", median(gpu_before));
+  fmt::print("gpu frame without readback                   median {:.4f} ms\n", median(gpu_total));
+  if (vk.context().validationErrors() > 0) throw Error(vk.context().validationReport());
+  return 0;
+}
+
 }  // namespace
 
 HullCommand::HullCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
@@ -130,6 +224,28 @@ HullCommand::HullCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
       ->capture_default_str();
   bake_->add_option("--seed", o.bake.seed, "Random seed (sampling, chunks, per-splat random byte)")->capture_default_str();
   bake_->add_flag("--json", o.json, "Print the meta sidecar (with the bake report) to stdout instead of the summary");
+  play_ = command_->add_subcommand("play", "Play a script of hits, heals and effects on a splat hull and render it to PNG frames or an MP4");
+  play_->add_option("input", o.play.input, "SPL2 hull, or a scene JSON whose hull objects all play the script")->required();
+  play_->add_option("--script", o.play.hull_script, "Hull script JSON (docs/formats/hull-script.md)")->required();
+  play_->add_option("-o,--output", o.play.output, "Frame pattern with one %0Nd field (frames/%04d.png), or a .mp4 file")->capture_default_str();
+  play_->add_option("--seed", o.seed, "Random seed of the destruction (default: the script's \"seed\", else 1)");
+  play_->add_option("--fps", o.play.fps, "Frames per second")->capture_default_str();
+  play_->add_option("--duration", o.duration, "Seconds to render (default: the script's duration)");
+  play_->add_option("--width", o.play.width, "Image width (default 1280)");
+  play_->add_option("--height", o.play.height, "Image height (default 720)");
+  play_->add_option("--camera", o.play.camera, "Camera JSON (default: framed from 41 degrees up)");
+  play_->add_option("--background", o.play.background, "Background colour r,g,b in [0, 1]");
+  play_->add_option("--light", o.play.light, "The hulls' cel light: on or off")->check(CLI::IsMember({"on", "off"}));
+  play_->add_option("--backend", o.play.backend, "auto, cpu or vulkan")->capture_default_str();
+  play_->add_option("--device", o.play.device, "Vulkan device (index or name part)");
+  bench_ = command_->add_subcommand("bench", "Benchmark live hulls on the Vulkan frame: N hulls with every effect on and a hit per frame");
+  bench_->add_option("file", o.input, "SPL2 hull")->required();
+  bench_->add_option("--hulls", o.hulls, "Hulls on screen (a grid)")->capture_default_str();
+  bench_->add_option("--frames", o.frames, "Frames to time (the first is left out)")->capture_default_str();
+  bench_->add_option("--width", o.width, "Image width")->capture_default_str();
+  bench_->add_option("--height", o.height, "Image height")->capture_default_str();
+  bench_->add_flag("--idle", o.idle, "No effects and no hits (the live path's floor)");
+  bench_->add_option("--device", o.play.device, "Vulkan device (index or name part)");
   info_ = command_->add_subcommand("info", "Describe an SPL2 hull: core and shell counts, orders, parts, emission, chunks and materials");
   info_->add_option("file", o.input, "SPL2 file")->required();
   info_->add_flag("--json", o.json, "Print JSON to stdout");
@@ -142,6 +258,14 @@ bool HullCommand::parsed() const { return command_->parsed(); }
 int HullCommand::run() const {
   try {
     if (info_->parsed()) return runInfo(*options_);
+    if (bench_->parsed()) return runBench(*options_);
+    if (play_->parsed()) {
+      AnimateOptions a = options_->play;
+      if (play_->count("--seed")) a.seed = options_->seed;
+      a.duration_given = play_->count("--duration") > 0;
+      if (a.duration_given) a.duration = options_->duration;
+      return runAnimate(a);
+    }
     return runBake(*options_);
   } catch (const std::exception& e) {
     return fail(e.what());

@@ -1,5 +1,5 @@
-// `splatforge hull bake MODEL` and `splatforge hull info FILE`: bake splat hulls from glTF models and inspect
-// SPL2 files (src/hull/, docs/formats/spl2.md). Declared here so that main.cpp registers the
+// `splatforge hull bake MODEL`, `splatforge hull info FILE` and `splatforge hull play FILE --script S`: bake splat
+// hulls from glTF models, inspect SPL2 files and play scripts of hits and effects on them (src/hull/, docs/formats/spl2.md). Declared here so that main.cpp registers the
 // command in one line and dispatches it in another, as for `view`.
 #pragma once
 
@@ -30,6 +30,8 @@ class HullCommand {
   CLI::App* command_ = nullptr;
   CLI::App* info_ = nullptr;
   CLI::App* bake_ = nullptr;
+  CLI::App* play_ = nullptr;
+  CLI::App* bench_ = nullptr;
 };
 
 }  // namespace sf::cli

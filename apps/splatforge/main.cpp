@@ -206,7 +206,7 @@ int main(int argc, char** argv) {
 
   ViewCommand view(app);  // splatforge view: options in view_command.cpp
   OnnxCommand onnx(app);  // splatforge onnx info|run: options in onnx_command.cpp
-  HullCommand hull(app);  // splatforge hull bake|info: options in hull_command.cpp
+  HullCommand hull(app);  // splatforge hull bake|info|play|bench: options in hull_command.cpp
 
   // --help lists the commands by what they are for.
   const char* kViewGroup = "View and render";

@@ -57,6 +57,15 @@ struct HullAsset {
   static std::shared_ptr<HullAsset> load(const std::string& path);
 };
 
+// What a live hull's pass writes per slot (hull/effects.h): object-space centre and covariance, opacity (NaN:
+// left out of the frame) and display-space colour.
+struct HullOutput {
+  std::vector<Vec3> positions;
+  std::vector<Cov6> covariances;
+  std::vector<float> opacities;
+  std::vector<Vec3> colors;
+};
+
 // One hull's frame data; owns what its RenderObject and RenderMesh point to.
 struct HullFrame {
   GaussianCloud cloud;                       // kSorted: every splat; kBaked: the shell
@@ -65,6 +74,7 @@ struct HullFrame {
   std::vector<std::array<float, 4>> core_colors;
   std::vector<uint32_t> core_indices;        // 8 triangles per core splat
   int bucket = 0;                            // the heading bucket used (kBaked)
+  HullOutput live;                           // a live hull (hull/effects.h) on the CPU: its slots this frame
 };
 
 // Builds the frame data of `asset` placed by `object_to_world` (rotation, uniform scale, translation), seen by

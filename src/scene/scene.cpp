@@ -23,58 +23,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-// A JSON value together with its path ("objects[1].transform") and the file, for messages.
-struct Node {
-  const Json& value;
-  std::string path;
-  const std::string& file;
-
-  [[noreturn]] void fail(const std::string& reason) const {
-    throw Error(file + ": " + (path.empty() ? "(root)" : path) + ": " + reason);
-  }
-  bool has(const char* key) const { return value.is_object() && value.contains(key); }
-  Node operator[](const char* key) const {
-    if (!value.is_object()) fail("expected an object");
-    auto it = value.find(key);
-    if (it == value.end()) fail(std::string("missing key \"") + key + "\"");
-    return {*it, path.empty() ? key : path + "." + key, file};
-  }
-  Node at(size_t i) const { return {value[i], path + "[" + std::to_string(i) + "]", file}; }
-  double number() const {
-    if (!value.is_number()) fail("expected a number, got " + std::string(value.type_name()));
-    double d = value.get<double>();
-    if (!std::isfinite(d)) fail("expected a finite number");
-    return d;
-  }
-  int positiveInt() const {
-    double d = number();
-    if (d != std::floor(d) || d < 1 || d > 16384) fail("expected an integer in 1..16384");
-    return static_cast<int>(d);
-  }
-  std::string string() const {
-    if (!value.is_string()) fail("expected a string, got " + std::string(value.type_name()));
-    return value.get<std::string>();
-  }
-  std::vector<float> numbers(size_t count) const {
-    if (!value.is_array()) fail("expected an array of " + std::to_string(count) + " numbers");
-    if (value.size() != count)
-      fail("expected " + std::to_string(count) + " numbers, got " + std::to_string(value.size()));
-    std::vector<float> out(count);
-    for (size_t i = 0; i < count; ++i) out[i] = static_cast<float>(at(i).number());
-    return out;
-  }
-  // A clip: its name, or its index as a whole number in 0..65535 (returned as text, as a name would be).
-  std::string clipName() const {
-    if (!value.is_number()) return string();
-    const double d = number();
-    if (d != std::floor(d) || d < 0 || d > 65535) fail("expected a clip name or an index in 0..65535");
-    return std::to_string(static_cast<int>(d));
-  }
-  Vec3 vec3() const {
-    auto v = numbers(3);
-    return {v[0], v[1], v[2]};
-  }
-};
+using Node = JsonNode;
 
 Json parseJson(const std::string& text, const std::string& file) { return parseJsonText(text, file); }
 
@@ -208,7 +157,12 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
   for (const SceneObject& o : scene.objects) {
     if (o.hull) {
       const Camera hull_cam = generatorCamera(cam, Mat4{});
-      hull::buildHullFrame(*o.hull, o.hull_mode, o.object_to_world, hull_cam, t, scene.light, out.hulls[hi++], out.objects, out.meshes);
+      if (o.hull_live) {
+        if (o.hull_script) o.hull_script->advance(*o.hull_live, t);
+        o.hull_live->buildFrame(o.object_to_world, t, scene.light, out.hulls[hi++], out.objects);
+      } else {
+        hull::buildHullFrame(*o.hull, o.hull_mode, o.object_to_world, hull_cam, t, scene.light, out.hulls[hi++], out.objects, out.meshes);
+      }
       continue;
     }
     if (o.character) {
@@ -541,6 +495,8 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
     if (o.has("inputs") && !generator_key) o["inputs"].fail("\"inputs\" applies to generator objects only");
     if (o.has("heading") && !hull_key) o["heading"].fail("\"heading\" applies to hull objects only");
     if (o.has("mode") && !hull_key) o["mode"].fail("\"mode\" applies to hull objects only");
+    for (const char* key : {"effects", "script", "seed"})
+      if (o.has(key) && !hull_key) o[key].fail(std::string("\"") + key + "\" applies to hull objects only");
     obj.name = o.has("name") ? o["name"].string() : std::filesystem::path(file).stem().string();
     obj.object_to_world = o.has("transform") ? parseTransform(o["transform"]) : Mat4{};
     if (hull_key) {
@@ -590,6 +546,21 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
       if (!confinement.empty()) throw Error(confinement);
       if (hull_key) {
         loadHullObject(obj, resolved);
+        if (o.has("effects") || o.has("script") || o.has("seed")) {  // a live hull
+          hull::HullEffects effects = o.has("effects") ? hull::parseHullEffects(o["effects"]) : hull::HullEffects{};
+          std::optional<hull::HullScript> script;
+          if (o.has("script")) script = hull::loadHullScript(resolveScenePath(dir, o["script"].string(), options.confine_paths));
+          hull::DestructionOptions dopt;
+          if (script && script->seed) dopt.seed = *script->seed;
+          if (o.has("seed")) {
+            const double seed = o["seed"].number();
+            if (seed != std::floor(seed) || seed < 0 || seed > 4294967295.0) o["seed"].fail("expected an integer in 0..4294967295");
+            dopt.seed = static_cast<uint32_t>(seed);
+          }
+          obj.hull_live = std::make_shared<hull::HullInstance>(obj.hull, dopt);
+          obj.hull_live->effects = effects;
+          if (script) obj.hull_script = std::make_shared<hull::HullScriptPlayer>(std::move(*script), effects);
+        }
       } else if (generator_key) {
         loadGeneratorObject(obj, resolved, o.has("inputs") ? &o["inputs"].value : nullptr, o.path + ".inputs");
       } else if (character_key) {
@@ -627,6 +598,8 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
       obj.character.reset();
       obj.generator.reset();
       obj.hull.reset();
+      obj.hull_live.reset();
+      obj.hull_script.reset();
       obj.clip = -1;
       obj.source = "placeholder";
     }

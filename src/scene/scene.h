@@ -14,6 +14,7 @@
 #include "character/character.h"
 #include "character/world.h"
 #include "hull/hull_render.h"
+#include "hull/hull_script.h"
 #include "neural/generator.h"
 #include "neural/image_model.h"
 #include "model/gltf_model.h"
@@ -39,6 +40,10 @@ struct SceneObject {
   // `cloud` then holds the hull's rest gaussians (for bounds and counts). Heading is part of object_to_world.
   std::shared_ptr<const hull::HullAsset> hull;
   hull::HullMode hull_mode = hull::HullMode::kBaked;
+  // A live hull (scene JSON "effects", "script", "seed"; `hull play`): effects and destruction, drawn through
+  // its pass (hull/effects.h) in sorted mode whatever hull_mode says. Mutable: posing advances its script.
+  std::shared_ptr<hull::HullInstance> hull_live;
+  std::shared_ptr<hull::HullScriptPlayer> hull_script;
   int clip = -1;
   double time = 0, speed = 1;
   bool loop = true;

@@ -1,0 +1,386 @@
+#include "hull/effects.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/covariance.h"
+#include "core/error.h"
+
+namespace sf::hull {
+namespace {
+
+using namespace hull_layout;
+
+constexpr float kShC0 = 0.28209479177387814f;
+constexpr float kTwoPi = 6.283185307179586f;
+
+// The shader's random numbers, bit for bit (integer hashing; only the final scale is a float).
+float rnd(uint32_t a, uint32_t b) {
+  return static_cast<float>(hash32(a * 0x9e3779b9u + hash32(b)) >> 8) * (1.0f / 16777216.0f);
+}
+Vec3 rndUnit(uint32_t a, uint32_t b) {
+  const float z = 2.0f * rnd(a, b) - 1.0f, phi = kTwoPi * rnd(a, b + 1u);
+  const float r = std::sqrt(std::max(0.0f, 1.0f - z * z));
+  return {r * std::cos(phi), r * std::sin(phi), z};
+}
+Vec3 safeNormalize(Vec3 v, Vec3 fallback) {
+  const float l = length(v);
+  return l > 1e-12f ? v / l : fallback;
+}
+float smoothstepf(float e0, float e1, float x) {
+  const float t = std::clamp((x - e0) / (e1 - e0), 0.0f, 1.0f);
+  return t * t * (3.0f - 2.0f * t);
+}
+float mixf(float a, float b, float t) { return a * (1.0f - t) + b * t; }
+Vec3 mixv(Vec3 a, Vec3 b, float t) { return a * (1.0f - t) + b * t; }
+float fractf(float x) { return x - std::floor(x); }
+Vec3 vec(const float* v) { return {v[0], v[1], v[2]}; }
+void put(float* dst, Vec3 v) { dst[0] = v.x, dst[1] = v.y, dst[2] = v.z; }
+
+// Rotation matrix of a unit quaternion (x y z w), as the shader builds it (no normalisation).
+Mat3 quatMatrix(float x, float y, float z, float w) {
+  const Vec3 q{x, y, z};
+  auto rot = [&](Vec3 v) { return v + 2.0f * cross(q, cross(q, v) + w * v); };
+  const Vec3 c0 = rot({1, 0, 0}), c1 = rot({0, 1, 0}), c2 = rot({0, 0, 1});
+  Mat3 r;
+  for (int i = 0; i < 3; ++i) r.m[i][0] = c0[i], r.m[i][1] = c1[i], r.m[i][2] = c2[i];
+  return r;
+}
+Mat3 axisAngle(Vec3 w) {
+  const float a = length(w);
+  if (a < 1e-12f) return Mat3{};
+  const Vec3 k = w / a;
+  const float h = 0.5f * a, s = std::sin(h);
+  return quatMatrix(k.x * s, k.y * s, k.z * s, std::cos(h));
+}
+Mat3 scaled(const Mat3& m, float s) {
+  Mat3 r = m;
+  for (auto& row : r.m)
+    for (float& v : row) v *= s;
+  return r;
+}
+Mat3 sandwich(const Mat3& a, const Mat3& c) { return a * c * transpose(a); }
+
+}  // namespace
+
+ScatterMode parseScatterMode(const std::string& text) {
+  if (text == "radial") return ScatterMode::kRadial;
+  if (text == "ring") return ScatterMode::kRing;
+  if (text == "firework") return ScatterMode::kFirework;
+  if (text == "vortex") return ScatterMode::kVortex;
+  throw Error("unknown scatter mode '" + text + "' (expected radial, ring, firework or vortex)");
+}
+
+const char* scatterModeName(ScatterMode mode) {
+  switch (mode) {
+    case ScatterMode::kRadial: return "radial";
+    case ScatterMode::kRing: return "ring";
+    case ScatterMode::kFirework: return "firework";
+    case ScatterMode::kVortex: return "vortex";
+  }
+  return "radial";
+}
+
+bool HullEffects::any() const {
+  return scatter > 0 || implode > 0 || ripple != 0 || charge > 0 || link_decay > 0 || siphon > 0 || !parts.empty();
+}
+
+Vec3 blackBody(float kelvin) {
+  constexpr float c2 = 1.4388e7f;  // nm K
+  const float lambda[3] = {610.0f, 550.0f, 465.0f};
+  float l[3];
+  for (int k = 0; k < 3; ++k) l[k] = -5.0f * std::log(lambda[k]) - c2 / (lambda[k] * kelvin);
+  const float top = std::max(l[0], std::max(l[1], l[2]));
+  const float dim = std::clamp((kelvin - 600.0f) / 1400.0f, 0.0f, 1.0f);
+  return Vec3{std::exp(l[0] - top), std::exp(l[1] - top), std::exp(l[2] - top)} * dim;
+}
+
+HullParams packHullParams(const HullEffects& e, const HullLight& light, const Mat4& object_to_world, Vec3 centre,
+                          double time, uint32_t count) {
+  auto check = [](float v, const char* what) {
+    if (!std::isfinite(v)) throw Error(std::string("hull effects: ") + what + " is not finite");
+  };
+  check(e.scatter, "scatter"), check(e.implode, "implode"), check(e.ripple, "ripple"), check(e.charge, "charge");
+  check(e.link_decay, "link_decay"), check(e.siphon, "siphon"), check(e.kill_bias, "kill_bias");
+  if (e.parts.size() > SF_HULL_PARTS) throw Error("hull effects: part_xform moves at most 8 parts");
+  if (!(e.decay_slot_seconds > 0) || !(e.siphon_period > 0) || !(e.ripple_width > 0) || !(e.debris_life > 0))
+    throw Error("hull effects: decay slot, siphon period, ripple width and debris life must be positive");
+
+  HullParams p{};
+  p.count = count;
+  p.time = static_cast<float>(time);
+  const Mat3 linear = object_to_world.linear();
+  const float scale = length(linear.col(0));
+  p.scale = scale;
+  // The light into object space: rotation^T for directions (the scale cancels in a unit vector), the
+  // inverse transform for the flash position.
+  if (light.enabled) {
+    p.effects |= SF_HULL_FX_LIGHT;
+    put(p.to_light, safeNormalize(transpose(linear) * -normalize(light.direction), {0, 1, 0}));
+    p.brightness = light.brightness;
+    p.emission_gain = light.emission;
+    if (light.flash_strength > 0) {
+      p.effects |= SF_HULL_FX_FLASH;
+      p.flash_strength = light.flash_strength;
+      put(p.flash_position, transformPoint(inverseAffine(object_to_world), light.flash_position));
+      put(p.flash_color, light.flash_color);
+    }
+  }
+  put(p.centre, centre);
+  const float scatter = std::clamp(e.scatter, 0.0f, 1.0f);
+  if (scatter > 0) {
+    p.effects |= SF_HULL_FX_SCATTER;
+    p.scatter = scatter;
+    p.scatter_mode = static_cast<uint32_t>(e.scatter_mode);
+    put(p.kill_direction, safeNormalize(e.kill_direction, {0, 0, 0}));
+    p.kill_bias = std::clamp(e.kill_bias, 0.0f, 1.0f);
+    p.scatter_distance = e.scatter_distance;
+  }
+  p.implode = std::clamp(e.implode, 0.0f, 1.0f);
+  if (e.ripple != 0) {
+    p.effects |= SF_HULL_FX_RIPPLE;
+    p.ripple_amplitude = e.ripple;
+    put(p.ripple_origin, e.ripple_origin);
+    p.ripple_age = std::max(e.ripple_age, 0.0f);
+    p.ripple_speed = e.ripple_speed;
+    p.ripple_width = e.ripple_width;
+    p.ripple_decay = e.ripple_decay;
+  }
+  if (e.charge > 0) {
+    p.effects |= SF_HULL_FX_CHARGE;
+    p.charge = std::min(e.charge, 1.0f);
+    p.charge_lift = e.charge_lift;
+    put(p.charge_color, e.charge_color);
+  }
+  if (e.link_decay > 0) {
+    p.effects |= SF_HULL_FX_LINK_DECAY;
+    p.link_decay = std::min(e.link_decay, 1.0f);
+  }
+  p.decay_slot_seconds = e.decay_slot_seconds;
+  if (e.siphon > 0) {
+    p.effects |= SF_HULL_FX_SIPHON;
+    p.siphon = std::min(e.siphon, 1.0f);
+    p.siphon_share = std::clamp(e.siphon_share, 0.0f, 1.0f);
+    p.siphon_turns = e.siphon_turns;
+  }
+  p.siphon_period = e.siphon_period;
+  p.debris_life = e.debris_life;
+  put(p.gravity, e.gravity);
+  if (!e.parts.empty()) {
+    p.effects |= SF_HULL_FX_PART_XFORM;
+    p.part_count = static_cast<uint32_t>(e.parts.size());
+    for (size_t k = 0; k < e.parts.size(); ++k) {
+      const Quat q = normalize(e.parts[k].rotation);
+      put(p.part_pivot[k], e.parts[k].pivot);
+      p.part_quat[k][0] = q.x, p.part_quat[k][1] = q.y, p.part_quat[k][2] = q.z, p.part_quat[k][3] = q.w;
+      put(p.part_offset[k], e.parts[k].offset);
+    }
+  }
+  return p;
+}
+
+void evaluateHull(const HullParams& p, std::span<const HullRest> rest, std::span<const HullSlot> slots,
+                  std::span<const HullBody> bodies, HullOutput& out) {
+  const size_t n = slots.size();
+  out.positions.assign(n, Vec3{});
+  out.covariances.assign(n, Cov6{});
+  out.opacities.assign(n, std::numeric_limits<float>::quiet_NaN());
+  out.colors.assign(n, Vec3{});
+  const Vec3 centre = vec(p.centre), gravity = vec(p.gravity);
+  for (size_t idx = 0; idx < n; ++idx) {
+    const uint32_t i = static_cast<uint32_t>(idx);
+    const HullSlot& s = slots[idx];
+    const uint32_t kind = (s.flags & SF_HULL_KIND_MASK) >> SF_HULL_KIND_SHIFT;
+    if (kind == SF_HULL_KIND_OFF || !(s.opacity > 0)) continue;
+    if (s.source >= rest.size()) throw Error("hull slot " + std::to_string(idx) + ": rest record out of range");
+    const HullRest& r = rest[s.source];
+    Vec3 pos = vec(s.position);
+    Vec3 n_ = vec(r.normal) * s.normal_sign;
+    Mat3 cov = scaled(covarianceMatrix(Cov6{r.cov[0], r.cov[1], r.cov[2], r.cov[3], r.cov[4], r.cov[5]}), s.size * s.size);
+    Vec3 col = vec(s.color);
+    float op = s.opacity;
+    Vec3 glow{};
+    bool lit = true;
+    const uint32_t key = hash32(i * 0x9e3779b9u + r.seed);
+
+    if (kind == SF_HULL_KIND_DEBRIS) {
+      const float age = std::max(p.time - s.birth, 0.0f), a = age / p.debris_life;
+      if (a >= 1.0f) continue;
+      pos = pos + vec(s.velocity) * age + 0.5f * gravity * age * age;
+      col = blackBody(mixf(6500.0f, 600.0f, std::sqrt(a)));
+      op *= 1.0f - smoothstepf(0.7f, 1.0f, a);
+      lit = false;
+    } else if (kind == SF_HULL_KIND_BODY) {
+      if (s.body >= bodies.size()) throw Error("hull slot " + std::to_string(idx) + ": body out of range");
+      const HullBody& b = bodies[s.body];
+      const float age = std::max(p.time - b.birth, 0.0f);
+      if (age >= b.life) continue;
+      const Mat3 rot = axisAngle(vec(b.spin) * age);
+      const Vec3 pivot = vec(b.pivot);
+      pos = pivot + rot * (pos - pivot) + vec(b.velocity) * age + 0.5f * gravity * age * age;
+      n_ = rot * n_;
+      cov = sandwich(rot, cov);
+      op *= 1.0f - smoothstepf(0.75f, 1.0f, age / b.life);
+    } else {
+      const uint32_t part = r.channels & 0xffu, chunk = r.channels >> 16;
+      if ((p.effects & SF_HULL_FX_PART_XFORM) && part < p.part_count) {
+        const Mat3 rot = quatMatrix(p.part_quat[part][0], p.part_quat[part][1], p.part_quat[part][2], p.part_quat[part][3]);
+        const Vec3 pivot = vec(p.part_pivot[part]);
+        pos = pivot + rot * (pos - pivot) + vec(p.part_offset[part]);
+        n_ = rot * n_;
+        cov = sandwich(rot, cov);
+      }
+      if (p.effects & SF_HULL_FX_CHARGE) {
+        const float h = rnd(chunk * 8u + part, 0xc4a6u);
+        pos = pos + n_ * (p.charge * p.charge_lift * (0.5f + 0.5f * h));
+        glow = glow + vec(p.charge_color) * (p.charge * (1.0f - r.ao) * 1.5f);
+      }
+      if (p.effects & SF_HULL_FX_RIPPLE) {
+        const float d = length(vec(r.position) - vec(p.ripple_origin));
+        const float x = (d - p.ripple_age * p.ripple_speed) / p.ripple_width;
+        pos = pos + n_ * (p.ripple_amplitude * std::exp(-x * x) * std::exp(-p.ripple_age * p.ripple_decay));
+      }
+      if (p.effects & SF_HULL_FX_LINK_DECAY) {
+        const uint32_t q = static_cast<uint32_t>(std::max(std::floor(p.time / p.decay_slot_seconds), 0.0f));
+        const uint32_t chosen = hash32(q * 7919u + 17u) % SF_HULL_PARTS;
+        const float g = p.link_decay;
+        if (part == chosen) {
+          pos = pos + (Vec3{rnd(q, 1u), rnd(q, 2u), rnd(q, 3u)} - Vec3{0.5f, 0.5f, 0.5f}) * (0.06f * g);
+          col = mixv(col, {0.1f, 0.95f, 1.0f}, 0.75f * g);
+          op *= 1.0f - 0.4f * g;
+        }
+        if (rnd(key, q) < 0.015f * g) {
+          pos = pos + (Vec3{rnd(key, q + 11u), rnd(key, q + 12u), rnd(key, q + 13u)} - Vec3{0.5f, 0.5f, 0.5f}) * (0.1f * g);
+          col = {0.6f, 1.0f, 1.0f};
+        }
+      }
+      if ((p.effects & SF_HULL_FX_SIPHON) && rnd(key, 0x51fu) < p.siphon * p.siphon_share) {
+        const float phase = fractf(p.time / p.siphon_period + rnd(key, 0x52fu));
+        const float e = phase * phase;
+        Vec3 v = pos - centre;
+        const float ang = e * p.siphon_turns * kTwoPi, ca = std::cos(ang), sa = std::sin(ang);
+        v = Vec3{ca * v.x + sa * v.z, v.y, -sa * v.x + ca * v.z} * (1.0f - e);
+        pos = centre + v;
+        const Vec3 d = safeNormalize(-v, {0, 1, 0});
+        const float across = 1.0f - 0.6f * e, along = 1.0f + 5.0f * e;
+        Mat3 st = scaled(Mat3{}, across);
+        for (int a = 0; a < 3; ++a)
+          for (int b = 0; b < 3; ++b) st.m[a][b] += (along - across) * d[a] * d[b];
+        cov = sandwich(st, cov);
+      }
+      if (p.effects & SF_HULL_FX_SCATTER) {
+        const Vec3 v = vec(r.position) - centre;
+        const Vec3 ru = rndUnit(key, 0x5ca7u);
+        const float u = rnd(key, 0x5ca9u);
+        Vec3 dir;
+        if (p.scatter_mode == SF_HULL_SCATTER_RING) {
+          dir = safeNormalize({v.x, 0, v.z}, {1, 0, 0}) + 0.3f * Vec3{ru.x, 0, ru.z} + Vec3{0, 0.15f * (u - 0.5f), 0};
+        } else if (p.scatter_mode == SF_HULL_SCATTER_FIREWORK) {
+          dir = {0.35f * ru.x, 1.5f + u, 0.35f * ru.z};
+        } else if (p.scatter_mode == SF_HULL_SCATTER_VORTEX) {
+          dir = safeNormalize(cross({0, 1, 0}, v), {1, 0, 0}) + 0.35f * safeNormalize(v, {0, 1, 0}) + Vec3{0, 0.4f, 0};
+        } else {
+          dir = safeNormalize(v, {0, 1, 0}) + 0.5f * ru;
+        }
+        dir = safeNormalize(dir + (2.0f * p.kill_bias) * vec(p.kill_direction), {0, 1, 0});
+        const float sp = p.scatter, ease = 1.0f - (1.0f - sp) * (1.0f - sp);
+        pos = pos + dir * (p.scatter_distance * (0.4f + 0.6f * u) * ease);
+        if (p.scatter_mode == SF_HULL_SCATTER_VORTEX) {
+          const Vec3 w = pos - centre;
+          const float ang = sp * 3.14159265f * (1.0f + u), ca = std::cos(ang), sa = std::sin(ang);
+          pos = centre + Vec3{ca * w.x + sa * w.z, w.y, -sa * w.x + ca * w.z};
+        }
+        op *= 1.0f - smoothstepf(0.55f, 1.0f, sp);
+        cov = scaled(cov, (1.0f - 0.5f * sp) * (1.0f - 0.5f * sp));
+      }
+      if (p.implode > 0) {
+        const float k = p.implode * p.implode;
+        pos = mixv(pos, centre, k * 0.85f * (0.7f + 0.3f * rnd(key, 0x1317u)));
+        cov = scaled(cov, (1.0f - 0.7f * p.implode) * (1.0f - 0.7f * p.implode));
+        col = mixv(col, {1, 1, 1}, 0.5f * k);
+      }
+      if (s.flags & SF_HULL_FLAG_HOT)
+        glow = glow + Vec3{1.0f, 0.35f, 0.05f} * (0.6f + 0.4f * std::sin(p.time * 5.0f + rnd(key, 0x407u) * kTwoPi));
+      if ((s.flags & SF_HULL_FLAG_SPARK) && fractf(p.time * 0.7f + rnd(key, 0x5a4u)) < 0.08f) {
+        col = {0.7f, 0.85f, 1.0f};
+        lit = false;
+      }
+    }
+
+    if (lit && (p.effects & SF_HULL_FX_LIGHT)) {
+      const float ndl = std::clamp(dot(n_, vec(p.to_light)), 0.0f, 1.0f);
+      float band = mixf(0.62f, 0.88f, smoothstepf(0.22f, 0.28f, ndl));
+      band = mixf(band, 1.12f, smoothstepf(0.52f, 0.58f, ndl));
+      const Vec3 albedo = col;
+      col = albedo * (p.brightness * band) + albedo * (r.emission * (0.78f + 0.22f * std::sin(p.time * 2.3f)) * p.emission_gain);
+      if (p.effects & SF_HULL_FX_FLASH) {
+        const Vec3 fd = vec(p.flash_position) - pos;
+        const float fndl = std::clamp(dot(n_, safeNormalize(fd, {0, 0, 0})), 0.0f, 1.0f);
+        const float fband = fndl > 0.5f ? 1.0f : (fndl > 0.2f ? 0.45f : 0.0f);
+        const float d2 = dot(fd, fd) * p.scale * p.scale;
+        col = col + vec(p.flash_color) * (p.flash_strength * fband / (1.0f + 0.15f * d2));
+      }
+    }
+    col = col + glow;
+    out.positions[idx] = pos;
+    out.covariances[idx] = covarianceUpper(cov);
+    out.opacities[idx] = op;
+    out.colors[idx] = {std::clamp(col.x, 0.0f, 1.0f), std::clamp(col.y, 0.0f, 1.0f), std::clamp(col.z, 0.0f, 1.0f)};
+  }
+}
+
+HullInstance::HullInstance(std::shared_ptr<const HullAsset> asset, const DestructionOptions& options)
+    : asset_(std::move(asset)), options_(options), destruction_(asset_->hull, options) {
+  const auto& rest = destruction_.rest();
+  double c[3] = {0, 0, 0};
+  for (const HullRest& r : rest)
+    for (int k = 0; k < 3; ++k) c[k] += r.position[k];
+  const double n = std::max<double>(1.0, static_cast<double>(rest.size()));
+  centre_ = {static_cast<float>(c[0] / n), static_cast<float>(c[1] / n), static_cast<float>(c[2] / n)};
+  effects.debris_life = options.debris_life;
+  slots_cloud_.resize(destruction_.slots().size(), 0);
+  slots_cloud_.color_space = asset_->rest.color_space;
+}
+
+HullInstance::~HullInstance() = default;
+
+void HullInstance::resetDestruction() {
+  destruction_ = Destruction(asset_->hull, options_);
+  ++generation_;
+}
+
+void HullInstance::setGpuPath(std::shared_ptr<HullGpuPath> path) { gpu_ = std::move(path); }
+
+void HullInstance::buildFrame(const Mat4& object_to_world, double time, const HullLight& light, HullFrame& out,
+                              std::vector<RenderObject>& objects) const {
+  const std::vector<HullSlot>& slots = destruction_.slots();
+  const HullParams params = packHullParams(effects, light, object_to_world, centre_, time, static_cast<uint32_t>(slots.size()));
+  out.sort_depth.clear();
+  out.core_positions.clear();
+  out.core_colors.clear();
+  out.core_indices.clear();
+  out.bucket = -1;
+  if (gpu_) {
+    gpu_->setFrame(params, destruction_, revision());
+    RenderObject ro{&slots_cloud_, object_to_world};
+    ro.gpu_source = gpu_.get();
+    objects.push_back(ro);
+    return;
+  }
+  evaluateHull(params, destruction_.rest(), slots, destruction_.bodies(), out.live);
+  GaussianCloud& c = out.cloud;
+  if (c.size() != slots.size() || c.sh_degree != 0) c.resize(slots.size(), 0);
+  c.color_space = slots_cloud_.color_space;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    c.opacities[i] = out.live.opacities[i];  // NaN: left out
+    float* dc = c.shOf(i).data();
+    const Vec3 col = out.live.colors[i];
+    dc[0] = (col.x - 0.5f) / kShC0, dc[1] = (col.y - 0.5f) / kShC0, dc[2] = (col.z - 0.5f) / kShC0;
+  }
+  RenderObject ro{&c, object_to_world, out.live.positions, out.live.covariances};
+  ro.dynamic = true;
+  objects.push_back(ro);
+}
+
+}  // namespace sf::hull

@@ -1,0 +1,145 @@
+// Live splat hulls (docs/architecture.md "Splat hulls", "Hull effects and destruction"): a hull whose slots
+// are edited by destruction (hull/destruction.h) and animated by effects, turned into gaussians each frame
+// by one pass over its slot range: on the GPU (hull/hull_pass.h, shaders/hull_effects.comp, recorded in the
+// Vulkan frame's "gpu sources" pass, writing straight into the object's sink range) or by its CPU
+// reference here, with the same maths.
+//
+// Effects, each a uniform branch of the pass that costs nothing while off (the article's table in
+// docs/architecture.md):
+// - scatter / implode / assemble: one per-splat random direction played forwards (scatter: the death) or
+//   backwards (assemble: the spawn is scatter at 1 - progress); implode pulls towards the centre. Scatter
+//   modes radial, ring (in the arena plane), firework (a column), vortex; a kinetic bias along the killing
+//   shot.
+// - ripple: a narrow front running from a hit point over the hull, moving splats along their normals.
+// - charge: panels (chunks, else parts) lift along their normals; light through the gaps masked by 1 - ao.
+// - link_decay: time quantised into slots; in each slot a hashed part twitches discretely and fades to
+//   cyan; scattered single "broken packets".
+// - siphon: a share of the splats spirals into the centre, stretching into a thread; the phase is a fract,
+//   so each splat returns to its place without the CPU.
+// - part_xform: up to 8 rigid parts by the part channel (pivot, rotation, offset); normals and covariances
+//   rotated.
+// - the debris pool: knocked splats born white-hot, cooling along the black-body curve in flight; torn
+//   chunks tumble as rigid bodies.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/gaussian_cloud.h"
+#include "core/math.h"
+#include "hull/destruction.h"
+#include "hull/hull_render.h"
+#include "hull/hull_shared.h"
+
+namespace sf::hull {
+
+using hull_layout::HullParams;
+
+enum class ScatterMode { kRadial = 0, kRing = 1, kFirework = 2, kVortex = 3 };
+ScatterMode parseScatterMode(const std::string& text);  // "radial", "ring", "firework", "vortex"; throws sf::Error
+const char* scatterModeName(ScatterMode mode);
+
+struct PartTransform {
+  Vec3 pivot;      // object space
+  Quat rotation;   // about the pivot
+  Vec3 offset;     // after the rotation
+};
+
+// One hull's effect parameters for a frame. Every effect is off at its default.
+struct HullEffects {
+  float scatter = 0;             // progress 0..1 (0: off)
+  ScatterMode scatter_mode = ScatterMode::kRadial;
+  Vec3 kill_direction{0, 0, -1};  // direction of travel of the killing shot
+  float kill_bias = 0;           // 0..1
+  float scatter_distance = 1.2f; // hull units at progress 1
+  float implode = 0;             // 0..1
+
+  float ripple = 0;              // amplitude, hull units (0: off)
+  Vec3 ripple_origin;
+  float ripple_age = 0;          // seconds since the hit
+  float ripple_speed = 1.6f;     // units / s
+  float ripple_width = 0.06f;    // units
+  float ripple_decay = 1.5f;     // 1 / s
+
+  float charge = 0;              // 0..1
+  float charge_lift = 0.05f;     // units at charge 1
+  Vec3 charge_color{1.0f, 0.45f, 0.12f};
+
+  float link_decay = 0;          // 0..1
+  float decay_slot_seconds = 0.12f;
+
+  float siphon = 0;              // 0..1
+  float siphon_share = 0.4f;     // share of the splats taken at siphon 1
+  float siphon_period = 1.6f;    // seconds of one fall
+  float siphon_turns = 1.5f;
+
+  std::vector<PartTransform> parts;  // part_xform: parts[p] moves part p (at most 8)
+
+  float debris_life = 1.4f;      // seconds (Destruction's debris_life)
+  Vec3 gravity{0, -2.0f, 0};     // object space, units / s^2
+
+  bool any() const;  // an effect is on
+};
+
+// Packs the frame's parameters: effects, the cel light (its direction and flash brought into object space
+// through `object_to_world`: rotation, uniform scale, translation), the scene time and the slot count.
+HullParams packHullParams(const HullEffects& effects, const HullLight& light, const Mat4& object_to_world, Vec3 centre,
+                          double time, uint32_t count);
+
+// The CPU reference of the pass: every slot of `slots` (rest indexed by HullSlot::source).
+void evaluateHull(const HullParams& params, std::span<const HullRest> rest, std::span<const HullSlot> slots,
+                  std::span<const HullBody> bodies, HullOutput& out);
+
+// The black-body colour of the debris at temperature `kelvin` (Wien's law at 610, 550 and 465 nm,
+// normalised to the strongest channel, dimmed below 2000 K towards black at 600 K).
+Vec3 blackBody(float kelvin);
+
+// A hull's pass on the GPU (hull/hull_pass.h): buildFrame hands it the frame's parameters and the
+// destruction state before the frame records it.
+class HullGpuPath : public GpuSplatSource {
+ public:
+  // `revision` changes whenever the destruction's slots or bodies do (HullInstance::revision).
+  virtual void setFrame(const HullParams& params, const Destruction& destruction, uint64_t revision) = 0;
+};
+
+// A hull in the frame with live state: its asset, its destruction, this frame's effects, and the object it
+// gives the renderer (a cloud of hullSlots() + pool slots, SH degree 0).
+class HullInstance {
+ public:
+  HullInstance(std::shared_ptr<const HullAsset> asset, const DestructionOptions& options = {});
+  ~HullInstance();
+
+  const HullAsset& asset() const { return *asset_; }
+  Destruction& destruction() { return destruction_; }
+  const Destruction& destruction() const { return destruction_; }
+  HullEffects effects;
+  Vec3 centre() const { return centre_; }
+  // Back to the undamaged hull (a fresh Destruction with the same options).
+  void resetDestruction();
+  // Changes whenever the destruction's slots or bodies do, across resets.
+  uint64_t revision() const { return (generation_ << 40) ^ destruction_.revision(); }
+
+  // Draws on the GPU from now on (its frames then carry a GpuSplatSource, Vulkan backend only).
+  void setGpuPath(std::shared_ptr<HullGpuPath> path);
+  HullGpuPath* gpuPath() const { return gpu_.get(); }
+
+  // This frame's object for a hull placed by `object_to_world` at scene time `time`: with a GPU path the
+  // params are handed to it and the object carries it as gpu_source; else the CPU reference fills `out`.
+  void buildFrame(const Mat4& object_to_world, double time, const HullLight& light, HullFrame& out,
+                  std::vector<RenderObject>& objects) const;
+
+ private:
+  std::shared_ptr<const HullAsset> asset_;
+  DestructionOptions options_;
+  Destruction destruction_;
+  uint64_t generation_ = 0;
+  Vec3 centre_;
+  GaussianCloud slots_cloud_;  // sizes the object: slots, SH degree 0
+  std::shared_ptr<HullGpuPath> gpu_;
+};
+
+}  // namespace sf::hull

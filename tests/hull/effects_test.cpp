@@ -1,0 +1,505 @@
+// Live hulls (hull/effects.h, hull/hull_pass.h, hull/hull_script.h): the pass's CPU reference against
+// closed-form answers per effect (identity when off, rigid part transforms, the ripple's front, scatter's
+// fade, siphon's period, the black-body debris), the Vulkan pass against the CPU reference per slot with
+// every effect on over a damaged hull, scripts (errors naming JSON paths, deterministic replay, seeds), holes
+// that never show the backdrop, the sink's slot mapping unchanged by destruction, and `hull play` to PNG
+// frames and MP4.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <numbers>
+
+#include "core/covariance.h"
+#include "core/error.h"
+#include "gpu/gpu.h"
+#include "hull/destruction.h"
+#include "hull/effects.h"
+#include "hull/hull_pass.h"
+#include "hull/hull_script.h"
+#include "io/spl2.h"
+#include "render/cpu_renderer.h"
+#include "render/vulkan_renderer.h"
+#include "scene/scene.h"
+#include "support/test_support.h"
+
+namespace sf::hull {
+namespace {
+
+using namespace hull_layout;
+constexpr float kShC0 = 0.28209479177387814f;
+
+// A sphere hull of n splats (Fibonacci points, outward normals, tangent axes), parts by octant, a chunk per
+// 100 splats, baked-like channels.
+Spl2Hull sphereHull(size_t n, float radius = 0.6f) {
+  Spl2Hull h;
+  const size_t n_core = n * 3 / 5;
+  h.core.resize(n_core);
+  h.shell.resize(n - n_core);
+  std::vector<uint16_t> chunk(n);
+  for (size_t i = 0; i < n; ++i) {
+    const float z = 1.0f - 2.0f * (static_cast<float>(i) + 0.5f) / static_cast<float>(n);
+    const float r = std::sqrt(1.0f - z * z), phi = static_cast<float>(i) * 2.39996323f;
+    const Vec3 nrm{r * std::cos(phi), z, r * std::sin(phi)};
+    const Vec3 t0 = normalize(cross(std::abs(nrm.y) < 0.9f ? Vec3{0, 1, 0} : Vec3{1, 0, 0}, nrm));
+    const Vec3 t1 = cross(nrm, t0);
+    Spl2Block& b = i < n_core ? h.core : h.shell;
+    const size_t k = i < n_core ? i : i - n_core;
+    b.pos[k] = nrm * radius;
+    b.normal[k] = nrm;
+    b.ax0[k] = t0 * 0.06f;
+    b.ax1[k] = t1 * 0.04f;
+    b.color[k] = {0.3f + 0.5f * (nrm.x * 0.5f + 0.5f), 0.5f, 0.3f + 0.4f * (nrm.z * 0.5f + 0.5f)};
+    b.opacity[k] = i < n_core ? 0.97f : 0.6f;
+    const int part = (nrm.x > 0) + 2 * (nrm.y > 0) + 4 * (nrm.z > 0);
+    b.attrs[k] = {static_cast<float>(80 + (i * 37) % 176), static_cast<float>(part * 16 + (i % 5 == 0 ? 9 : 0)), 0.0f,
+                  static_cast<float>((i * 131) % 256)};
+    chunk[i] = static_cast<uint16_t>(i / 100);
+  }
+  h.orders = spl2ShellOrders(h.shell.pos, kSpl2Buckets, 41.0f);
+  h.has_chunks = true;
+  h.chunk_of = chunk;
+  h.material_of.assign(n, 0);
+  spl2ComputeChunkTable(h);
+  return h;
+}
+
+std::shared_ptr<HullAsset> sphereAsset(const std::string& name, size_t n) {
+  const std::string dir = test::tempDir(name);
+  saveSpl2(sphereHull(n), dir + "/sphere.spl2");
+  return HullAsset::load(dir + "/sphere.spl2");
+}
+
+HullEffects allEffects(Vec3 centre) {
+  HullEffects e;
+  e.scatter = 0.35f;
+  e.scatter_mode = ScatterMode::kVortex;
+  e.kill_direction = {0, 0, -1};
+  e.kill_bias = 0.4f;
+  e.implode = 0.2f;
+  e.ripple = 0.04f;
+  e.ripple_origin = centre + Vec3{0, 0, 0.6f};
+  e.ripple_age = 0.2f;
+  e.charge = 0.7f;
+  e.link_decay = 0.8f;
+  e.siphon = 0.9f;
+  e.parts = {{centre, normalize(Quat{0.9f, 0.1f, 0.3f, 0.2f}), {0.01f, 0.02f, 0}}, {}, {Vec3{0.2f, 0, 0}, normalize(Quat{0.8f, 0, 0.6f, 0}), {}}};
+  return e;
+}
+
+// Damage: hits of every kind, so the slots hold layers, debris and chunk bodies.
+void damage(HullInstance& inst) {
+  Destruction& d = inst.destruction();
+  Hit h;
+  h.direction = {0, 0, -1};
+  h.damage = 60;
+  h.weapon = Weapon::kCannon;
+  d.hit(h, 0.1);
+  d.hit(h, 0.15);
+  h.kind = HitKind::kBlast;
+  h.direction = {1, 0, 0};
+  d.hit(h, 0.2);
+  h.kind = HitKind::kPierce;
+  h.weapon = Weapon::kRailgun;
+  h.direction = normalize(Vec3{0.3f, -0.2f, 1});
+  d.hit(h, 0.25);
+  d.update(0.3);
+}
+
+Vec3 colorOfSh(const float* sh) { return {sh[0] * kShC0 + 0.5f, sh[1] * kShC0 + 0.5f, sh[2] * kShC0 + 0.5f}; }
+
+TEST(HullEffects, OffIsTheRestGaussianUnlit) {
+  auto asset = sphereAsset("HullEffects.Off", 600);
+  HullInstance inst(asset);
+  HullLight light;
+  light.enabled = false;
+  const HullParams p = packHullParams({}, light, Mat4{}, inst.centre(), 1.0, static_cast<uint32_t>(inst.destruction().slots().size()));
+  EXPECT_EQ(p.effects, 0u);
+  HullOutput out;
+  evaluateHull(p, inst.destruction().rest(), inst.destruction().slots(), inst.destruction().bodies(), out);
+  const GaussianCloud& rest = asset->rest;
+  ASSERT_EQ(rest.size(), inst.destruction().hullSlots());
+  for (size_t i = 0; i < rest.size(); ++i) {
+    const Cov6 c = covarianceFromScaleRotation(rest.scales[i], rest.rotations[i]);
+    for (int k = 0; k < 6; ++k) ASSERT_NEAR(out.covariances[i][static_cast<size_t>(k)], c[static_cast<size_t>(k)], 1e-7f) << i;
+    ASSERT_EQ(out.positions[i].x, rest.positions[i].x);
+    ASSERT_EQ(out.positions[i].z, rest.positions[i].z);
+    ASSERT_FLOAT_EQ(out.opacities[i], rest.opacities[i]);
+    const Vec3 col = colorOfSh(rest.shOf(i).data());
+    ASSERT_NEAR(out.colors[i].x, col.x, 1e-5f);
+    ASSERT_NEAR(out.colors[i].z, col.z, 1e-5f);
+  }
+  for (size_t i = rest.size(); i < out.opacities.size(); ++i) ASSERT_TRUE(std::isnan(out.opacities[i])) << "pool slot " << i;
+}
+
+TEST(HullEffects, PartXformIsRigidPerPart) {
+  auto asset = sphereAsset("HullEffects.Part", 800);
+  HullInstance inst(asset);
+  HullLight light;
+  light.enabled = false;
+  HullEffects e;
+  const Vec3 pivot{0.1f, 0.2f, -0.1f}, offset{0.0f, 0.05f, 0.02f};
+  const Quat q = normalize(Quat{std::cos(0.4f), 0, std::sin(0.4f), 0});  // 0.8 rad about +y
+  e.parts.resize(4);
+  e.parts[3] = {pivot, q, offset};
+  const auto& d = inst.destruction();
+  HullOutput off, on;
+  evaluateHull(packHullParams({}, light, Mat4{}, inst.centre(), 0, static_cast<uint32_t>(d.slots().size())), d.rest(), d.slots(), d.bodies(), off);
+  evaluateHull(packHullParams(e, light, Mat4{}, inst.centre(), 0, static_cast<uint32_t>(d.slots().size())), d.rest(), d.slots(), d.bodies(), on);
+  const Mat3 r = rotationMatrix(q);
+  size_t moved = 0;
+  for (size_t i = 0; i < d.hullSlots(); ++i) {
+    const uint32_t part = d.rest()[i].channels & 0xffu;
+    if (part != 3) {
+      ASSERT_EQ(on.positions[i].x, off.positions[i].x) << i;
+      continue;
+    }
+    ++moved;
+    const Vec3 want = pivot + r * (off.positions[i] - pivot) + offset;
+    ASSERT_NEAR(length(on.positions[i] - want), 0.0f, 1e-5f) << i;
+    const Cov6 cw = covarianceUpper(r * covarianceMatrix(off.covariances[i]) * transpose(r));
+    for (size_t k = 0; k < 6; ++k) ASSERT_NEAR(on.covariances[i][k], cw[k], 1e-6f) << i;
+  }
+  EXPECT_GT(moved, 50u);
+}
+
+TEST(HullEffects, RippleFrontAndScatterFade) {
+  auto asset = sphereAsset("HullEffects.Ripple", 800);
+  HullInstance inst(asset);
+  HullLight light;
+  light.enabled = false;
+  const auto& d = inst.destruction();
+  HullEffects e;
+  e.ripple = 0.05f;
+  e.ripple_origin = {0, 0.6f, 0};
+  e.ripple_age = 0.3f;
+  HullOutput out;
+  evaluateHull(packHullParams(e, light, Mat4{}, inst.centre(), 0, static_cast<uint32_t>(d.slots().size())), d.rest(), d.slots(), d.bodies(), out);
+  for (size_t i = 0; i < d.hullSlots(); ++i) {
+    const HullRest& r = d.rest()[i];
+    const Vec3 p{r.position[0], r.position[1], r.position[2]}, n{r.normal[0], r.normal[1], r.normal[2]};
+    const float dist = length(p - e.ripple_origin), x = (dist - e.ripple_age * e.ripple_speed) / e.ripple_width;
+    const float want = e.ripple * std::exp(-x * x) * std::exp(-e.ripple_age * e.ripple_decay);
+    ASSERT_NEAR(dot(out.positions[i] - p, n), want, 1e-6f) << i;
+    ASSERT_NEAR(length(out.positions[i] - p - n * want), 0.0f, 1e-6f) << i;
+  }
+  // Scatter: every splat leaves within [0.4, 1] x distance x ease and is gone at progress 1.
+  for (float s : {0.5f, 1.0f}) {
+    HullEffects sc;
+    sc.scatter = s;
+    evaluateHull(packHullParams(sc, light, Mat4{}, inst.centre(), 0, static_cast<uint32_t>(d.slots().size())), d.rest(), d.slots(), d.bodies(), out);
+    const float ease = 1 - (1 - s) * (1 - s);
+    for (size_t i = 0; i < d.hullSlots(); ++i) {
+      const float moved = length(out.positions[i] - asset->rest.positions[i]);
+      ASSERT_GE(moved, 0.4f * sc.scatter_distance * ease - 1e-5f) << i;
+      ASSERT_LE(moved, 1.0f * sc.scatter_distance * ease + 1e-5f) << i;
+      if (s == 1.0f) {
+        ASSERT_EQ(out.opacities[i], 0.0f) << i;
+      }
+    }
+  }
+}
+
+TEST(HullEffects, SiphonReturnsEachPeriodAndTakesItsShare) {
+  auto asset = sphereAsset("HullEffects.Siphon", 2000);
+  HullInstance inst(asset);
+  HullLight light;
+  light.enabled = false;
+  const auto& d = inst.destruction();
+  HullEffects e;
+  e.siphon = 1;
+  e.siphon_share = 0.25f;
+  e.siphon_period = 0.5f;
+  HullOutput a, b;
+  const uint32_t n = static_cast<uint32_t>(d.slots().size());
+  evaluateHull(packHullParams(e, light, Mat4{}, inst.centre(), 0.3, n), d.rest(), d.slots(), d.bodies(), a);
+  evaluateHull(packHullParams(e, light, Mat4{}, inst.centre(), 0.8, n), d.rest(), d.slots(), d.bodies(), b);
+  size_t taken = 0;
+  for (size_t i = 0; i < d.hullSlots(); ++i) {
+    taken += length(a.positions[i] - asset->rest.positions[i]) > 1e-6f;
+    ASSERT_NEAR(length(a.positions[i] - b.positions[i]), 0.0f, 2e-4f) << i;  // one period later: the same place
+  }
+  const double share = static_cast<double>(taken) / static_cast<double>(d.hullSlots());
+  EXPECT_NEAR(share, 0.25, 0.04);
+}
+
+TEST(HullEffects, DebrisCoolsAlongTheBlackBody) {
+  // Wien's law, independently: the channel ratios at 6500 K (near white: every channel within 21% of the
+  // strongest); cooling reddens (r/g rises) while the strongest channel stays 1 down to 2000 K and then
+  // dims monotonically to black at 600 K.
+  auto wien = [](float l, float t) { return std::pow(l, -5.0f) * std::exp(-1.4388e7f / (l * t)); };
+  const Vec3 hot = blackBody(6500);
+  EXPECT_NEAR(hot.y / hot.z, wien(550, 6500) / wien(465, 6500), 1e-4f);
+  EXPECT_NEAR(hot.x / hot.z, wien(610, 6500) / wien(465, 6500), 1e-4f);
+  EXPECT_GT(std::min({hot.x, hot.y, hot.z}), 0.79f);
+  float prev_rg = 0, prev_top = 2;
+  for (float t = 6000; t >= 700; t -= 500) {
+    const Vec3 c = blackBody(t);
+    const float top = std::max({c.x, c.y, c.z});
+    if (t >= 2000) {
+      EXPECT_NEAR(top, 1.0f, 1e-6f) << t;
+    }
+    EXPECT_LE(top, prev_top) << t;
+    EXPECT_GT(c.x / std::max(c.y, 1e-20f), prev_rg) << t;
+    prev_rg = c.x / std::max(c.y, 1e-20f), prev_top = top;
+  }
+  EXPECT_EQ(blackBody(600).x, 0.0f);
+}
+
+struct GpuRun {
+  HullOutput out;
+  bool ok = false;
+};
+
+std::unique_ptr<gpu::Context> hullContext() {
+  if (!gpu::vulkanAvailable()) return nullptr;
+  gpu::ContextOptions o;
+  o.validation = true;
+  return std::make_unique<gpu::Context>(o);
+}
+
+HullOutput runGpu(gpu::Context& ctx, const std::shared_ptr<const HullPass>& pass, const HullInstance& inst, const HullParams& params) {
+  VulkanHullPath path(pass, inst.destruction());
+  path.setFrame(params, inst.destruction(), inst.revision());
+  const size_t n = inst.destruction().slots().size();
+  gpu::Buffer pos = ctx.createBuffer(n * 12, true, "pos"), cov = ctx.createBuffer(n * 24, true, "cov"),
+              op = ctx.createBuffer(n * 4, true, "op"), sh = ctx.createBuffer(n * 12, true, "sh");
+  GpuSplatTargets t;
+  t.positions = pos.address, t.covariances = cov.address, t.opacities = op.address, t.sh = sh.address;
+  t.count = static_cast<uint32_t>(n), t.sh_stride = 3;
+  VkCommandBuffer cmd = ctx.begin();
+  path.record(cmd, t);
+  ctx.submit(cmd);
+  HullOutput out;
+  out.positions.resize(n), out.covariances.resize(n), out.opacities.resize(n), out.colors.resize(n);
+  const float* p = static_cast<const float*>(pos.mapped);
+  const float* c = static_cast<const float*>(cov.mapped);
+  const float* o = static_cast<const float*>(op.mapped);
+  const float* s = static_cast<const float*>(sh.mapped);
+  for (size_t i = 0; i < n; ++i) {
+    out.positions[i] = {p[3 * i], p[3 * i + 1], p[3 * i + 2]};
+    for (size_t k = 0; k < 6; ++k) out.covariances[i][k] = c[6 * i + k];
+    out.opacities[i] = o[i];
+    out.colors[i] = colorOfSh(s + 3 * i);
+  }
+  return out;
+}
+
+TEST(HullEffects, VulkanPassMatchesTheCpuReferencePerSlot) {
+  auto ctx = hullContext();
+  if (!ctx) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
+  auto pass = std::make_shared<HullPass>(*ctx);
+  auto asset = sphereAsset("HullEffects.Vulkan", 3000);
+  HullInstance inst(asset);
+  damage(inst);
+  const auto& d = inst.destruction();
+  size_t kinds[5] = {0, 0, 0, 0, 0};
+  for (const HullSlot& s : d.slots()) ++kinds[std::min<uint32_t>((s.flags & SF_HULL_KIND_MASK) >> SF_HULL_KIND_SHIFT, 4)];
+  EXPECT_GT(kinds[SF_HULL_KIND_LAYER], 0u);
+  EXPECT_GT(kinds[SF_HULL_KIND_DEBRIS], 0u);
+  HullLight light;
+  light.flash_strength = 0.8f;
+  light.flash_position = {1, 1, 1};
+  const Mat4 to_world = Mat4::fromLinearTranslation(Mat3::diagonal({1.5f, 1.5f, 1.5f}), {0.2f, 0, 0});
+  std::vector<HullEffects> configs(3);
+  configs[1] = allEffects(inst.centre());
+  configs[2] = allEffects(inst.centre());
+  configs[2].scatter_mode = ScatterMode::kRing;
+  configs[2].scatter = 0.8f;
+  for (size_t c = 0; c < configs.size(); ++c) {
+    const HullParams p = packHullParams(configs[c], light, to_world, inst.centre(), 0.37, static_cast<uint32_t>(d.slots().size()));
+    HullOutput cpu;
+    evaluateHull(p, d.rest(), d.slots(), d.bodies(), cpu);
+    const HullOutput g = runGpu(*ctx, pass, inst, p);
+    size_t live = 0;
+    for (size_t i = 0; i < d.slots().size(); ++i) {
+      ASSERT_EQ(std::isnan(g.opacities[i]), std::isnan(cpu.opacities[i])) << "config " << c << " slot " << i;
+      if (std::isnan(cpu.opacities[i])) continue;
+      ++live;
+      ASSERT_NEAR(g.opacities[i], cpu.opacities[i], 1e-5f) << "config " << c << " slot " << i;
+      ASSERT_NEAR(length(g.positions[i] - cpu.positions[i]), 0.0f, 2e-5f) << "config " << c << " slot " << i;
+      for (size_t k = 0; k < 6; ++k) ASSERT_NEAR(g.covariances[i][k], cpu.covariances[i][k], 1e-7f + 1e-4f * std::abs(cpu.covariances[i][k])) << c << " " << i;
+      ASSERT_NEAR(length(g.colors[i] - cpu.colors[i]), 0.0f, 2e-4f) << "config " << c << " slot " << i;
+    }
+    EXPECT_GT(live, d.hullSlots()) << "config " << c;  // the hull and some debris
+  }
+  EXPECT_EQ(ctx->validationErrors(), 0u) << ctx->validationReport();
+}
+
+TEST(HullScript, ParsesAndRefusesWithJsonPaths) {
+  const std::string ok = R"({"seed": 3, "events": [
+    {"time": 0, "effect": "assemble", "duration": 1, "mode": "firework"},
+    {"time": 1.5, "hit": "shot", "direction": [0, 0, -1], "damage": 30, "weapon": "cannon"},
+    {"time": 1.2, "heal": 0.5},
+    {"time": 2, "effect": "part_xform", "part": 2, "axis": [0, 1, 0], "angle": 30, "hold": true}]})";
+  const HullScript s = parseHullScript(ok, "s.json");
+  ASSERT_EQ(s.events.size(), 4u);
+  EXPECT_EQ(s.events[1].type, ScriptEvent::kHeal);  // sorted by time
+  EXPECT_EQ(s.events[2].hit.weapon, Weapon::kCannon);
+  EXPECT_EQ(*s.seed, 3u);
+  EXPECT_DOUBLE_EQ(s.duration, 4.0);  // part_xform ends at 3, plus a second
+  auto err = [](const std::string& text) { return test::errorOf([&] { parseHullScript(text, "s.json"); }); };
+  EXPECT_NE(err(R"({"events": [{"time": 1, "hit": "shot", "direction": [0, 0]}]})").find("s.json: events[0].direction: expected 3 numbers"), std::string::npos);
+  EXPECT_NE(err(R"({"events": [{"time": 1, "hit": "kick"}]})").find("events[0].hit: unknown"), std::string::npos);
+  EXPECT_NE(err(R"({"events": [{"time": 1, "effect": "charge", "colour": [1, 0, 0]}]})").find("events[0].colour: unexpected key"), std::string::npos);
+  EXPECT_NE(err(R"({"events": [{"time": 1, "heal": 1, "hit": "shot"}]})").find("exactly one of"), std::string::npos);
+  EXPECT_NE(err(R"({"events": [{"time": -1, "heal": 1}]})").find("events[0].time"), std::string::npos);
+  EXPECT_NE(err(R"({"events": [{"time": 1, "effect": "part_xform", "part": 9}]})").find("events[0].part"), std::string::npos);
+  EXPECT_NE(err(R"({"events": [], "sed": 1})").find("sed: unexpected key"), std::string::npos);
+}
+
+const char* kBattle = R"({"events": [
+  {"time": 0, "effect": "assemble", "duration": 0.5, "mode": "radial"},
+  {"time": 0.6, "hit": "shot", "direction": [0, 0, -1], "damage": 50, "weapon": "cannon"},
+  {"time": 0.7, "hit": "shot", "direction": [0, 0, -1], "damage": 50, "weapon": "cannon"},
+  {"time": 0.8, "hit": "blast", "direction": [1, -0.2, 0], "damage": 40},
+  {"time": 0.9, "hit": "epicenter", "direction": [0, 1, 0], "damage": 40, "weapon": "mortar"},
+  {"time": 1.0, "hit": "melee", "direction": [-1, 0, 0], "damage": 20},
+  {"time": 1.1, "hit": "pierce", "direction": [0.2, 0, 1], "damage": 30, "weapon": "railgun"},
+  {"time": 1.2, "effect": "charge", "duration": 0.4},
+  {"time": 1.3, "effect": "link_decay", "duration": 0.4, "amount": 0.8},
+  {"time": 1.4, "effect": "siphon", "duration": 0.4},
+  {"time": 1.5, "effect": "part_xform", "duration": 0.3, "part": 1, "axis": [1, 0, 0], "angle": 25},
+  {"time": 1.8, "heal": 1},
+  {"time": 2.0, "effect": "implode", "duration": 0.2},
+  {"time": 2.2, "effect": "scatter", "duration": 0.6, "mode": "vortex"}]})";
+
+TEST(HullScript, ReplayIsDeterministicPerSeed) {
+  auto asset = sphereAsset("HullScript.Replay", 1500);
+  const HullScript script = parseHullScript(kBattle, "battle.json");
+  auto play = [&](uint32_t seed, std::initializer_list<double> times) {
+    DestructionOptions o;
+    o.seed = seed;
+    auto inst = std::make_shared<HullInstance>(asset, o);
+    HullScriptPlayer player(script);
+    for (double t : times) player.advance(*inst, t);
+    return inst;
+  };
+  const auto a = play(7, {0.2, 0.65, 0.95, 1.15}), b = play(7, {1.15}), c = play(8, {1.15}), back = play(7, {1.7, 0.3, 1.15});
+  const auto& sa = a->destruction().slots();
+  ASSERT_EQ(sa.size(), b->destruction().slots().size());
+  EXPECT_EQ(std::memcmp(sa.data(), b->destruction().slots().data(), sa.size() * sizeof(HullSlot)), 0) << "stepped vs one jump";
+  EXPECT_EQ(std::memcmp(sa.data(), back->destruction().slots().data(), sa.size() * sizeof(HullSlot)), 0) << "replayed after going back";
+  EXPECT_NE(std::memcmp(sa.data(), c->destruction().slots().data(), sa.size() * sizeof(HullSlot)), 0) << "another seed";
+  // Healed by the end: every hull slot back at its skin.
+  const auto healed = play(7, {3.5});
+  size_t deep = 0;
+  for (size_t i = 0; i < healed->destruction().hullSlots(); ++i) deep += (healed->destruction().slots()[i].flags & SF_HULL_LEVEL_MASK) != 0;
+  EXPECT_EQ(deep, 0u);
+}
+
+// Renders one hull object (CPU) at `t` of the script over a backdrop; returns the image.
+ImageRGBA renderHull(const std::shared_ptr<HullAsset>& asset, const std::shared_ptr<HullInstance>& inst,
+                     const std::shared_ptr<HullScriptPlayer>& player, double t, Vec3 backdrop) {
+  Scene scene;
+  SceneObject o;
+  o.hull = asset;
+  o.cloud = std::make_shared<GaussianCloud>(asset->rest);
+  o.hull_live = inst;
+  o.hull_script = player;
+  scene.objects.push_back(o);
+  scene.light.enabled = false;
+  SceneFrame frame;
+  const Camera cam = lookAtCamera({0, 0, 2.6f}, {0, 0, 0}, {0, 1, 0}, 40.0f, 96, 96);
+  poseScene(scene, t, frame, false, &cam);
+  RenderSettings rs;
+  rs.background = backdrop;
+  return renderCpu(frame.objects, cam, rs, nullptr, frame.meshes);
+}
+
+TEST(HullDestruction, HolesNeverShowTheBackdrop) {
+  auto asset = sphereAsset("HullDestruction.Holes", 4000);
+  const Vec3 magenta{1, 0, 1};
+  const HullScript script = parseHullScript(R"({"events": [
+    {"time": 0.1, "hit": "shot", "direction": [0, 0, -1], "damage": 80, "weapon": "cannon"},
+    {"time": 0.2, "hit": "shot", "direction": [0, 0, -1], "damage": 80, "weapon": "cannon"},
+    {"time": 0.3, "hit": "blast", "direction": [0, 0, -1], "damage": 80},
+    {"time": 0.4, "hit": "pierce", "direction": [0, 0, -1], "damage": 60, "weapon": "railgun"}]})", "holes.json");
+  auto inst0 = std::make_shared<HullInstance>(asset);
+  const ImageRGBA before = renderHull(asset, inst0, nullptr, 0, magenta);
+  auto inst = std::make_shared<HullInstance>(asset);
+  auto player = std::make_shared<HullScriptPlayer>(script);
+  // Late enough for the debris and bodies to be gone, so only the hull covers its silhouette.
+  const ImageRGBA after = renderHull(asset, inst, player, 6.0, magenta);
+  // Coverage is alpha = 1 - transmittance: a hole would let the backdrop through (alpha drops) and tint
+  // the pixel towards magenta.
+  size_t inside = 0, shows = 0, changed = 0;
+  for (size_t p = 0; p < before.pixels.size(); p += 4) {
+    if (before.pixels[p + 3] < 0.995f) continue;  // outside the silhouette (or on its soft rim)
+    ++inside;
+    shows += after.pixels[p + 3] < 0.95f;
+    changed += std::abs(after.pixels[p] - before.pixels[p]) > 0.05f;
+  }
+  EXPECT_GT(inside, 1000u);
+  EXPECT_GT(changed, 20u) << "the hits left no visible crater";
+  EXPECT_EQ(shows, 0u) << "pixels of the silhouette show the backdrop through a hole";
+}
+
+TEST(HullDestruction, SinkSlotsNeverMoveUnderDestruction) {
+  auto ctx_probe = hullContext();
+  if (!ctx_probe) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
+  ctx_probe.reset();
+  gpu::ContextOptions co;
+  co.validation = true;
+  VulkanRenderer vk(co);
+  auto asset = sphereAsset("HullDestruction.Slots", 2000);
+  auto inst = std::make_shared<HullInstance>(asset);
+  attachHullGpu(std::make_shared<HullPass>(vk.context()), *inst);
+  auto player = std::make_shared<HullScriptPlayer>(parseHullScript(kBattle, "battle.json"));
+  const GaussianCloud other = test::randomCloud(300, 0, 4);  // a second object after the hull
+  Scene scene;
+  SceneObject o;
+  o.hull = asset;
+  o.cloud = std::make_shared<GaussianCloud>(asset->rest);
+  o.hull_live = inst;
+  o.hull_script = player;
+  scene.objects.push_back(o);
+  const Camera cam = lookAtCamera({0, 0, 2.6f}, {0, 0, 0}, {0, 1, 0}, 40.0f, 64, 64);
+  SceneFrame frame;
+  std::vector<uint64_t> first;
+  for (double t : {0.0, 0.65, 1.15, 2.3}) {
+    poseScene(scene, t, frame, true, &cam);
+    std::vector<RenderObject> objects = frame.objects;
+    objects.push_back({&other, Mat4{}});
+    VulkanFrameStats st;
+    vk.render(objects, cam, {}, &st);
+    if (first.empty()) first = st.first_slots;
+    EXPECT_EQ(st.first_slots, first) << "t = " << t;
+    if (t > 0) {
+      EXPECT_EQ(st.uploaded_slots, 0u) << "t = " << t << ": nothing is uploaded after the first frame";
+    }
+  }
+  EXPECT_EQ(vk.context().validationErrors(), 0u) << vk.context().validationReport();
+}
+
+TEST(HullCli, PlayScriptToFramesAndMp4) {
+  const std::string dir = test::tempDir("HullCli.Play");
+  saveSpl2(sphereHull(1200), dir + "/h.spl2");
+  {
+    std::ofstream f(dir + "/battle.json");
+    f << kBattle;
+  }
+  std::string out;
+  ASSERT_EQ(test::runCli("hull play " + dir + "/h.spl2 --script " + dir + "/battle.json --backend cpu --fps 4 --duration 1 --width 48 --height 40 -o " +
+                             dir + "/f/%03d.png",
+                         &out),
+            0)
+      << out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/f/000.png")) << out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/f/003.png")) << out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/f/004.png")) << out;
+  EXPECT_NE(out.find("playing"), std::string::npos) << out;
+  ASSERT_EQ(test::runCli("hull play " + dir + "/h.spl2 --script " + dir + "/battle.json --seed 5 --fps 5 --width 48 --height 40 -o " + dir + "/b.mp4",
+                         &out),
+            0)
+      << out;
+  EXPECT_GT(std::filesystem::file_size(dir + "/b.mp4"), 0u);
+  EXPECT_EQ(test::runCli("hull play " + dir + "/h.spl2 --script " + dir + "/missing.json -o " + dir + "/x.mp4", &out), 1);
+  EXPECT_NE(out.find("missing.json"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace sf::hull
