@@ -1,4 +1,5 @@
 #include "hull/chunks.h"
+#include "hull/point_grid.h"
 
 #include <algorithm>
 #include <array>
@@ -70,74 +71,6 @@ class Rng {
 
 // ---- Neighbours -----------------------------------------------------------------------------------------
 
-// Uniform grid over a point set: the points sorted by cell key, each query scanning the 27 cells around it.
-// The cell is the query radius, widened when the extent would need more than 2^20 cells per axis.
-class Grid {
- public:
-  Grid(std::span<const Vec3> positions, float radius) : positions_(positions), radius2_(radius * radius) {
-    Vec3 lo{0, 0, 0}, hi{0, 0, 0};
-    if (!positions.empty()) lo = hi = positions[0];
-    for (const Vec3& p : positions)
-      for (int a = 0; a < 3; ++a) {
-        lo[a] = std::min(lo[a], p[a]);
-        hi[a] = std::max(hi[a], p[a]);
-      }
-    origin_ = lo;
-    const float extent = std::max({hi.x - lo.x, hi.y - lo.y, hi.z - lo.z, 0.0f});
-    cell_ = std::max(radius, extent * 0x1.0p-20f);
-    if (!(cell_ > 0)) cell_ = 1;
-    entries_.resize(positions.size());
-    for (size_t i = 0; i < positions.size(); ++i)
-      entries_[i] = {key(cellOf(positions[i])), static_cast<uint32_t>(i)};
-    std::sort(entries_.begin(), entries_.end());
-  }
-
-  // The points in cell order: queries made in this order find their cells in cache.
-  size_t size() const { return entries_.size(); }
-  size_t pointAt(size_t t) const { return entries_[t].second; }
-
-  // Calls fn(j) for every point j within the radius of point i (i itself included), in no particular order.
-  // x is the key's low field, so the three cells of a row along x are one contiguous run of entries.
-  template <class Fn>
-  void forNeighbours(size_t i, Fn&& fn) const {
-    const Vec3 p = positions_[i];
-    const std::array<int64_t, 3> c = cellOf(p);
-    const int64_t x0 = std::max<int64_t>(c[0] - 1, 0), x1 = std::min(c[0] + 1, kMaxCell);
-    for (int64_t z = c[2] - 1; z <= c[2] + 1; ++z)
-      for (int64_t y = c[1] - 1; y <= c[1] + 1; ++y) {
-        if (y < 0 || z < 0 || y > kMaxCell || z > kMaxCell) continue;
-        const uint64_t last = key({x1, y, z});
-        auto it = std::lower_bound(entries_.begin(), entries_.end(), Entry{key({x0, y, z}), 0});
-        for (; it != entries_.end() && it->first <= last; ++it) {
-          const Vec3 d = positions_[it->second] - p;
-          if (dot(d, d) <= radius2_) fn(static_cast<size_t>(it->second));
-        }
-      }
-  }
-
- private:
-  using Entry = std::pair<uint64_t, uint32_t>;
-  static constexpr int64_t kMaxCell = (int64_t{1} << 21) - 1;
-
-  std::array<int64_t, 3> cellOf(Vec3 p) const {
-    std::array<int64_t, 3> c{};
-    for (int a = 0; a < 3; ++a) {
-      const float f = std::floor((p[a] - origin_[a]) / cell_);
-      c[a] = f > 0 ? static_cast<int64_t>(std::min(f, static_cast<float>(kMaxCell))) : 0;  // NaN as 0
-    }
-    return c;
-  }
-  static uint64_t key(const std::array<int64_t, 3>& c) {
-    return static_cast<uint64_t>(c[0]) | static_cast<uint64_t>(c[1]) << 21 |
-           static_cast<uint64_t>(c[2]) << 42;
-  }
-
-  std::span<const Vec3> positions_;
-  float radius2_;
-  Vec3 origin_;
-  float cell_ = 1;
-  std::vector<Entry> entries_;
-};
 
 // ---- Recipes --------------------------------------------------------------------------------------------
 
@@ -296,14 +229,14 @@ std::vector<uint8_t> classifyMaterials(std::span<const Vec3> colors, std::span<c
   });
 
   if (!(radius > 0) || passes <= 0 || n == 0) return cls;
-  const Grid grid(positions, radius);
+  const PointGrid grid(positions, radius);
   std::vector<uint8_t> next(n);
   for (int pass = 0; pass < passes; ++pass) {
     parallelForRange(n, kGrain, [&](size_t begin, size_t end) {
       for (size_t t = begin; t < end; ++t) {
         const size_t i = grid.pointAt(t);
         std::array<uint32_t, kMaterialCount> votes{};
-        grid.forNeighbours(i, [&](size_t j) { ++votes[cls[j]]; });
+        grid.forWithin(positions[i], radius, [&](size_t j, float) { ++votes[cls[j]]; });
         uint8_t pick = cls[i];
         for (int m = 0; m < kMaterialCount; ++m)
           if (votes[static_cast<size_t>(m)] > votes[pick]) pick = static_cast<uint8_t>(m);
@@ -515,7 +448,7 @@ ChunkResult buildChunks(std::span<const Vec3> positions, std::span<const float> 
 
   // Neighbour-majority smoothing within each group.
   if (radius > 0 && options.smoothing_passes > 0) {
-    const Grid grid(positions, radius);
+    const PointGrid grid(positions, radius);
     std::vector<uint32_t> next(n);
     for (int pass = 0; pass < options.smoothing_passes; ++pass) {
       parallelForRange(n, kGrain, [&](size_t begin, size_t end) {
@@ -523,7 +456,7 @@ ChunkResult buildChunks(std::span<const Vec3> positions, std::span<const float> 
         for (size_t t = begin; t < end; ++t) {
           const size_t i = grid.pointAt(t);
           votes.clear();
-          grid.forNeighbours(i, [&](size_t j) {
+          grid.forWithin(positions[i], radius, [&](size_t j, float) {
             if (group[j] != group[i]) return;
             for (auto& v : votes)
               if (v.first == local[j]) {
