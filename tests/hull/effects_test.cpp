@@ -367,6 +367,16 @@ const char* kBattle = R"({"events": [
   {"time": 2.0, "effect": "implode", "duration": 0.2},
   {"time": 2.2, "effect": "scatter", "duration": 0.6, "mode": "vortex"}]})";
 
+// The CPU image of a live hull's current state at scene time t (no script advance).
+std::vector<float> imageOf(const HullInstance& inst, double t) {
+  HullFrame frame;
+  std::vector<RenderObject> objects;
+  HullLight light;
+  inst.buildFrame(Mat4{}, t, light, frame, objects);
+  const Camera cam = lookAtCamera({0, 0.8f, 2.4f}, {0, 0, 0}, {0, 1, 0}, 40.0f, 64, 64);
+  return renderCpu(objects, cam, {}, nullptr, {}).pixels;
+}
+
 TEST(HullScript, ReplayIsDeterministicPerSeed) {
   auto asset = sphereAsset("HullScript.Replay", 1500);
   const HullScript script = parseHullScript(kBattle, "battle.json");
@@ -384,6 +394,10 @@ TEST(HullScript, ReplayIsDeterministicPerSeed) {
   EXPECT_EQ(std::memcmp(sa.data(), b->destruction().slots().data(), sa.size() * sizeof(HullSlot)), 0) << "stepped vs one jump";
   EXPECT_EQ(std::memcmp(sa.data(), back->destruction().slots().data(), sa.size() * sizeof(HullSlot)), 0) << "replayed after going back";
   EXPECT_NE(std::memcmp(sa.data(), c->destruction().slots().data(), sa.size() * sizeof(HullSlot)), 0) << "another seed";
+  // The images: identical for one seed, different for another.
+  const std::vector<float> ia = imageOf(*a, 1.15), ib = imageOf(*b, 1.15), ic = imageOf(*c, 1.15);
+  EXPECT_TRUE(ia == ib) << "one seed, two images";
+  EXPECT_FALSE(ia == ic) << "another seed, the same image";
   // Healed by the end: every hull slot back at its skin.
   const auto healed = play(7, {3.5});
   size_t deep = 0;
