@@ -620,8 +620,11 @@ int runAnimate(const AnimateOptions& o) {
       size_t hulls = 0;
       for (SceneObject& obj : scene.objects) {
         if (!obj.hull) continue;
+        // A scene's own standing effects stay as the script's base; its own script and seed give way.
+        const hull::HullEffects base = obj.hull_live ? obj.hull_live->effects : hull::HullEffects{};
         obj.hull_live = std::make_shared<hull::HullInstance>(obj.hull, dopt);
-        obj.hull_script = std::make_shared<hull::HullScriptPlayer>(script);
+        obj.hull_live->effects = base;
+        obj.hull_script = std::make_shared<hull::HullScriptPlayer>(script, base);
         ++hulls;
       }
       if (hulls == 0) throw Error(o.input + ": holds no splat hull to play the script on");

@@ -205,7 +205,7 @@ int runBench(const HullCommand::Options& o) {
 
 HullCommand::HullCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
   Options& o = *options_;
-  command_ = app.add_subcommand("hull", "Bake splat hulls (SPL2) from glTF models and inspect them");
+  command_ = app.add_subcommand("hull", "Splat hulls (SPL2): bake them from glTF models, inspect them, play scripts of hits and effects on them, benchmark live hulls");
   command_->require_subcommand(1);
   bake_ = command_->add_subcommand("bake", "Bake a splat hull from a glTF/GLB model (and optionally a trained splat file of it)");
   bake_->add_option("model", o.input, "glTF / GLB model")->required();

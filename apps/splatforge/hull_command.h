@@ -1,5 +1,5 @@
-// `splatforge hull bake MODEL`, `splatforge hull info FILE` and `splatforge hull play FILE --script S`: bake splat
-// hulls from glTF models, inspect SPL2 files and play scripts of hits and effects on them (src/hull/, docs/formats/spl2.md). Declared here so that main.cpp registers the
+// `splatforge hull bake MODEL`, `hull info FILE`, `hull play FILE --script S` and `hull bench FILE`: bake splat
+// hulls from glTF models, inspect SPL2 files, play scripts of hits and effects on them, time live hulls (src/hull/, docs/formats/spl2.md). Declared here so that main.cpp registers the
 // command in one line and dispatches it in another, as for `view`.
 #pragma once
 

@@ -243,7 +243,6 @@ std::vector<HullEvent> HullScriptPlayer::advance(HullInstance& hull, double t) {
   if (t < last_) {  // replay from the start
     hull.resetDestruction();
     next_ = 0;
-    last_direction_ = {0, 0, -1};
     hit_points_.clear();
   }
   Destruction& d = hull.destruction();
@@ -253,7 +252,6 @@ std::vector<HullEvent> HullScriptPlayer::advance(HullInstance& hull, double t) {
     for (HullEvent& ev : d.update(e.time)) events.push_back(std::move(ev));
     if (e.type == ScriptEvent::kHit) {
       for (HullEvent& ev : d.hit(e.hit, e.time)) events.push_back(std::move(ev));
-      last_direction_ = e.hit.direction;
       hit_points_.emplace_back(e.time, d.lastHitPoint());
     } else {
       d.heal(e.time, e.heal);
@@ -265,8 +263,8 @@ std::vector<HullEvent> HullScriptPlayer::advance(HullInstance& hull, double t) {
   // Effects at t: the base, then every effect event in time order (later events win where they overlap).
   HullEffects fx = base_;
   fx.debris_life = hull.effects.debris_life;
-  Vec3 kill_direction = last_direction_;
-  size_t hit_index = 0;
+  Vec3 kill_direction{0, 0, -1};  // the last hit's before each event, in time order
+  size_t hit_index = 0, hit_no = 0;
   std::vector<PartTransform> parts = fx.parts;
   for (const ScriptEvent& e : script_.events) {
     if (e.time > t) break;
@@ -277,10 +275,10 @@ std::vector<HullEvent> HullScriptPlayer::advance(HullInstance& hull, double t) {
     if (e.type == ScriptEvent::kHit) {
       kill_direction = e.hit.direction;
       const double age = t - e.time;
+      ++hit_no;
       if (e.hit_ripple > 0 && age < 1.5) {  // the hit's own ripple, from where it landed
         fx.ripple = e.hit_ripple;
-        auto it = std::find_if(hit_points_.begin(), hit_points_.end(), [&](const auto& h) { return h.first == e.time; });
-        fx.ripple_origin = it != hit_points_.end() ? it->second : hull.centre();
+        fx.ripple_origin = hit_no - 1 < hit_points_.size() ? hit_points_[hit_no - 1].second : hull.centre();
         fx.ripple_age = static_cast<float>(age);
       }
       continue;

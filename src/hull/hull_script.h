@@ -80,7 +80,6 @@ class HullScriptPlayer {
   HullEffects base_;
   size_t next_ = 0;
   double last_ = -1;
-  Vec3 last_direction_{0, 0, -1}, last_point_;
   std::vector<std::pair<double, Vec3>> hit_points_;  // (time, where it landed) of the hits applied
 };
 

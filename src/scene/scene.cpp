@@ -541,22 +541,30 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
       if (!o["loop"].value.is_boolean()) o["loop"].fail("expected true or false");
       obj.loop = o["loop"].value.get<bool>();
     }
+    // A live hull's effects and seed are checked here, so that a typo is an error like a bad "mode" rather
+    // than a placeholder.
+    const bool live_hull = hull_key && (o.has("effects") || o.has("script") || o.has("seed"));
+    hull::HullEffects effects;
+    std::optional<uint32_t> seed;
+    if (live_hull) {
+      if (o.has("effects")) effects = hull::parseHullEffects(o["effects"]);
+      if (o.has("seed")) {
+        const double v = o["seed"].number();
+        if (v != std::floor(v) || v < 0 || v > 4294967295.0) o["seed"].fail("expected an integer in 0..4294967295");
+        seed = static_cast<uint32_t>(v);
+      }
+    }
     std::string failure;
     try {
       if (!confinement.empty()) throw Error(confinement);
       if (hull_key) {
         loadHullObject(obj, resolved);
-        if (o.has("effects") || o.has("script") || o.has("seed")) {  // a live hull
-          hull::HullEffects effects = o.has("effects") ? hull::parseHullEffects(o["effects"]) : hull::HullEffects{};
+        if (live_hull) {  // effects and seed were checked above; the script file loads here
           std::optional<hull::HullScript> script;
           if (o.has("script")) script = hull::loadHullScript(resolveScenePath(dir, o["script"].string(), options.confine_paths));
           hull::DestructionOptions dopt;
           if (script && script->seed) dopt.seed = *script->seed;
-          if (o.has("seed")) {
-            const double seed = o["seed"].number();
-            if (seed != std::floor(seed) || seed < 0 || seed > 4294967295.0) o["seed"].fail("expected an integer in 0..4294967295");
-            dopt.seed = static_cast<uint32_t>(seed);
-          }
+          if (seed) dopt.seed = *seed;
           obj.hull_live = std::make_shared<hull::HullInstance>(obj.hull, dopt);
           obj.hull_live->effects = effects;
           if (script) obj.hull_script = std::make_shared<hull::HullScriptPlayer>(std::move(*script), effects);

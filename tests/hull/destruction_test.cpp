@@ -763,6 +763,7 @@ TEST(HullDestruction, FullPoolSkipsTheBodyButStillDeepens) {
   EXPECT_EQ(e[0].slots, 0);
   EXPECT_TRUE(d.bodies().empty());
   EXPECT_EQ(countKind(d, SF_HULL_KIND_BODY), 0u);
+  EXPECT_GT(knockedCount(d), 0u) << "the torn chunk's slots went one layer deeper";
 }
 
 TEST(HullDestruction, EmptyHullTakesHitsQuietly) {

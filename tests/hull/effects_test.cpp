@@ -99,6 +99,8 @@ void damage(HullInstance& inst) {
   h.weapon = Weapon::kCannon;
   d.hit(h, 0.1);
   d.hit(h, 0.15);
+  h.weapon = Weapon::kNone;
+  for (int k = 0; k < 5; ++k) d.hit(h, 0.16 + 0.005 * k);  // down to the core: hot points and sparks
   h.kind = HitKind::kBlast;
   h.direction = {1, 0, 0};
   d.hit(h, 0.2);
@@ -300,6 +302,10 @@ TEST(HullEffects, VulkanPassMatchesTheCpuReferencePerSlot) {
   for (const HullSlot& s : d.slots()) ++kinds[std::min<uint32_t>((s.flags & SF_HULL_KIND_MASK) >> SF_HULL_KIND_SHIFT, 4)];
   EXPECT_GT(kinds[SF_HULL_KIND_LAYER], 0u);
   EXPECT_GT(kinds[SF_HULL_KIND_DEBRIS], 0u);
+  EXPECT_GT(kinds[SF_HULL_KIND_BODY], 0u);
+  size_t hot = 0;
+  for (const HullSlot& s : d.slots()) hot += (s.flags & (SF_HULL_FLAG_HOT | SF_HULL_FLAG_SPARK)) != 0;
+  EXPECT_GT(hot, 0u);
   HullLight light;
   light.flash_strength = 0.8f;
   light.flash_position = {1, 1, 1};
@@ -398,6 +404,10 @@ TEST(HullScript, ReplayIsDeterministicPerSeed) {
   const std::vector<float> ia = imageOf(*a, 1.15), ib = imageOf(*b, 1.15), ic = imageOf(*c, 1.15);
   EXPECT_TRUE(ia == ib) << "one seed, two images";
   EXPECT_FALSE(ia == ic) << "another seed, the same image";
+  // After the heal, the implode and the scatter: stepped through every event and in one jump, the same.
+  const auto late_stepped = play(7, {0.2, 0.65, 0.95, 1.15, 1.5, 1.85, 2.1, 2.5, 3.6}), late_jump = play(7, {3.6});
+  EXPECT_EQ(std::memcmp(late_stepped->destruction().slots().data(), late_jump->destruction().slots().data(), sa.size() * sizeof(HullSlot)), 0);
+  EXPECT_TRUE(imageOf(*late_stepped, 2.5) == imageOf(*late_jump, 2.5));
   // Healed by the end: every hull slot back at its skin.
   const auto healed = play(7, {3.5});
   size_t deep = 0;
@@ -487,6 +497,39 @@ TEST(HullDestruction, SinkSlotsNeverMoveUnderDestruction) {
     }
   }
   EXPECT_EQ(vk.context().validationErrors(), 0u) << vk.context().validationReport();
+}
+
+TEST(HullScene, LiveHullKeysFromSceneJson) {
+  const std::string dir = test::tempDir("HullScene.Live");
+  saveSpl2(sphereHull(600), dir + "/h.spl2");
+  {
+    std::ofstream f(dir + "/s.json");
+    f << R"({"seed": 9, "events": [{"time": 0.5, "hit": "shot"}]})";
+  }
+  const Scene a = parseSceneJson(R"({"objects": [{"hull": "h.spl2", "effects": {"charge": 0.5, "parts": [{"part": 1, "angle": 30}]}},
+    {"hull": "h.spl2", "script": "s.json"}, {"hull": "h.spl2", "script": "s.json", "seed": 4}, {"hull": "h.spl2"}]})", dir + "/scene.json");
+  ASSERT_EQ(a.objects.size(), 4u);
+  ASSERT_TRUE(a.objects[0].hull_live);
+  EXPECT_FLOAT_EQ(a.objects[0].hull_live->effects.charge, 0.5f);
+  EXPECT_EQ(a.objects[0].hull_live->effects.parts.size(), 2u);
+  EXPECT_FALSE(a.objects[0].hull_script);
+  ASSERT_TRUE(a.objects[1].hull_script);
+  EXPECT_FALSE(a.objects[3].hull_live);
+  // Seeds: the script's (9) unless the object gives one (4): the same hit lands differently.
+  SceneFrame frame;
+  const Camera cam = lookAtCamera({0, 0, 2.6f}, {0, 0, 0}, {0, 1, 0}, 40.0f, 32, 32);
+  poseScene(a, 1.0, frame, false, &cam);
+  const auto& s1 = a.objects[1].hull_live->destruction().slots();
+  const auto& s2 = a.objects[2].hull_live->destruction().slots();
+  EXPECT_NE(std::memcmp(s1.data(), s2.data(), s1.size() * sizeof(HullSlot)), 0);
+  // Errors name the JSON path, even without strict loading.
+  auto err = [&](const std::string& text) { return test::errorOf([&] { parseSceneJson(text, dir + "/scene.json"); }); };
+  EXPECT_NE(err(R"({"objects": [{"hull": "h.spl2", "effects": {"charj": 1}}]})").find("objects[0].effects.charj: unexpected key"), std::string::npos);
+  EXPECT_NE(err(R"({"objects": [{"hull": "h.spl2", "seed": -1}]})").find("objects[0].seed"), std::string::npos);
+  EXPECT_NE(err(R"({"objects": [{"file": "h.spl2", "effects": {}}]})").find("applies to hull objects only"), std::string::npos);
+  const Scene bad = parseSceneJson(R"({"objects": [{"hull": "h.spl2", "script": "../outside.json"}]})", dir + "/scene.json");
+  ASSERT_FALSE(bad.warnings.empty());
+  EXPECT_NE(bad.warnings[0].find("confined"), std::string::npos) << bad.warnings[0];
 }
 
 TEST(HullCli, PlayScriptToFramesAndMp4) {
