@@ -19,6 +19,8 @@
 #include "hull/hull_render.h"
 #include "io/file.h"
 #include "io/spl2.h"
+#include "train/trainer.h"
+#include "train/views.h"
 
 namespace sf::cli {
 
@@ -33,6 +35,10 @@ struct HullCommand::Options {
   bool idle = false;
   uint32_t seed = 1;
   double duration = 0;
+  // hull bake --train: train the splats in process first (train/trainer.h).
+  bool train = false;
+  int train_steps = 6000, train_size = 400, train_views = 200;
+  float train_entropy = 0.02f;
 };
 
 namespace {
@@ -54,7 +60,32 @@ int runBake(HullCommand::Options& o) {
   if (std::filesystem::path(o.output).extension() != ".spl2") return fail("-o must name a .spl2 file, got '" + o.output + "'");
   parseBelt(o.belt, o.bake);
   if (!o.json) o.bake.progress = [](const std::string& line) { fmt::print(stderr, "  {}\n", line); };
-  if (!o.json) fmt::print(stderr, "baking {} (budget {}{})\n", o.input, o.bake.budget, o.bake.splats.empty() ? ", sampled" : ", splats " + o.bake.splats);
+  GaussianCloud trained;
+  if (o.train) {
+    if (!o.bake.splats.empty()) return fail("give --train or --splats, not both");
+    train::ViewsOptions vo;
+    vo.train_count = o.train_views;
+    vo.size = o.train_size;
+    vo.clip = o.bake.clip;
+    vo.time = o.bake.time;
+    train::TrainOptions to;
+    to.budget = o.bake.budget;
+    to.steps = o.train_steps;
+    to.seed = o.bake.seed;
+    to.entropy = o.train_entropy;
+    if (!o.json)
+      to.progress = [](int step, int steps, double loss, size_t live) {
+        if (step == steps || step % std::max(1, steps / 10) == 0) fmt::print(stderr, "  train: step {}/{} loss {:.5f} live {}\n", step, steps, loss, live);
+      };
+    if (!o.json) fmt::print(stderr, "training {} gaussians on {} views of {} ({} steps at {}x{})\n", to.budget, vo.train_count, o.input, to.steps, vo.size, vo.size);
+    const train::MeshTrainResult r = train::trainFromMesh(o.input, vo, to);
+    if (!o.json)
+      fmt::print(stderr, "  trained in {:.2f} s; validation L1 {:.5f} -> {:.5f}, PSNR {:.2f} -> {:.2f} dB\n", r.train.seconds, r.train.initial.l1,
+                 r.train.final.l1, r.train.initial.psnr, r.train.final.psnr);
+    trained = train::toCloud(r.train.params);  // the dataset's frame is the hull frame (both hull/source_mesh.h)
+    o.bake.cloud = &trained;
+  }
+  if (!o.json) fmt::print(stderr, "baking {} (budget {}{})\n", o.input, o.bake.budget, o.bake.cloud ? ", trained" : o.bake.splats.empty() ? ", sampled" : ", splats " + o.bake.splats);
   hull::BakeResult r = hull::bakeHull(o.input, o.bake);
   const std::string meta = hull::hullMetaPath(o.output);
   saveSpl2(r.hull, o.output);
@@ -208,12 +239,19 @@ HullCommand::HullCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
   command_ = app.add_subcommand("hull", "Splat hulls (SPL2): bake them from glTF models, inspect them, play scripts of hits and effects on them, benchmark live hulls");
   command_->require_subcommand(1);
   bake_ = command_->add_subcommand("bake", "Bake a splat hull from a glTF/GLB model (and optionally a trained splat file of it)");
-  bake_->add_option("model", o.input, "glTF / GLB model")->required();
+  bake_->add_option("model,--mesh", o.input, "glTF / GLB model")->required();
   bake_->add_option("-o,--output", o.output, "Output .spl2 (its meta sidecar is written beside it as NAME.meta.json)")->required();
   bake_->add_option("--splats", o.bake.splats, "A trained splat file of the model (default: sample the mesh surface)");
   bake_->add_flag("--splats-source-frame", o.bake.splats_in_source_frame,
                   "The --splats file is in the model's own frame (default: the hull frame, the model normalised into the 1.6 cube)");
-  bake_->add_option("--budget", o.bake.budget, "Most splats in the hull")->capture_default_str();
+  bake_->add_option("--budget", o.bake.budget, "Most splats in the hull (with --train: the gaussians trained)")->capture_default_str();
+  bake_->add_flag("--train", o.train, "Train the splats first, in process: views of the model rendered in memory, exactly --budget gaussians (`splatforge train`)");
+  bake_->add_option("--train-steps", o.train_steps, "--train: optimisation steps")->check(CLI::Range(1, 10000000))->capture_default_str();
+  bake_->add_option("--train-size", o.train_size, "--train: view size in pixels")->check(CLI::Range(8, 8192))->capture_default_str();
+  bake_->add_option("--train-views", o.train_views, "--train: train views")->check(CLI::Range(1, 10000))->capture_default_str();
+  bake_->add_option("--train-entropy", o.train_entropy, "--train: weight of the annealed opacity entropy term (pushes opacities to 0 or 1 for the core/shell split)")
+      ->check(CLI::Range(0.0f, 100.0f))
+      ->capture_default_str();
   bake_->add_option("--clip", o.bake.clip, "Pose the model at this animation (name or index; default: the rest pose)");
   bake_->add_option("--time", o.bake.time, "Clip time in seconds")->capture_default_str();
   bake_->add_option("--belt", o.belt, "Camera elevation belt MIN,MAX in degrees (belly cull, silhouettes, shell orders)")->capture_default_str();

@@ -6,7 +6,9 @@
 #include "commands.h"
 #include "hull_command.h"
 #include "onnx_command.h"
+#include "train_command.h"
 #include "view_command.h"
+#include "views_command.h"
 #include "core/limits.h"
 
 int main(int argc, char** argv) {
@@ -207,6 +209,8 @@ int main(int argc, char** argv) {
   ViewCommand view(app);  // splatforge view: options in view_command.cpp
   OnnxCommand onnx(app);  // splatforge onnx info|run: options in onnx_command.cpp
   HullCommand hull(app);  // splatforge hull bake|info|play|bench: options in hull_command.cpp
+  ViewsCommand views(app);  // splatforge views: options in views_command.cpp
+  TrainCommand train(app);  // splatforge train: options in train_command.cpp
 
   // --help lists the commands by what they are for.
   const char* kViewGroup = "View and render";
@@ -215,10 +219,12 @@ int main(int argc, char** argv) {
   const char* kNeuralGroup = "Neural";
   const char* kHullGroup = "Splat hulls";
   const char* kBenchGroup = "Benchmarks and devices";
+  const char* kTrainGroup = "Training";
   for (auto [command, group] : std::initializer_list<std::pair<CLI::App*, const char*>>{
            {c_ren, kViewGroup}, {c_ani, kViewGroup}, {c_demo, kViewGroup}, {c_info, kFormatsGroup}, {c_conv, kFormatsGroup},
            {c_chr, kCharactersGroup}, {c_pose, kCharactersGroup}, {c_bench, kBenchGroup}, {c_bch, kBenchGroup},
-           {c_bskin, kBenchGroup}, {c_dev, kBenchGroup}, {onnx.command(), kNeuralGroup}, {hull.command(), kHullGroup}})
+           {c_bskin, kBenchGroup}, {c_dev, kBenchGroup}, {onnx.command(), kNeuralGroup}, {hull.command(), kHullGroup},
+           {views.command(), kTrainGroup}, {train.command(), kTrainGroup}})
     command->group(group);
   app.get_subcommand("view")->group(kViewGroup);
 
@@ -257,6 +263,8 @@ int main(int argc, char** argv) {
   if (view.parsed()) return view.run();
   if (onnx.parsed()) return onnx.run();
   if (hull.parsed()) return hull.run();
+  if (views.parsed()) return views.run();
+  if (train.parsed()) return train.run();
   if (c_chr->parsed()) {
     chr.action = c_chr_build->parsed() ? "build" : c_chr_bind->parsed() ? "bind" : c_chr_prev->parsed() ? "preview" : "info";
     return runCharacter(chr);

@@ -14,6 +14,7 @@
 #include "core/sh.h"
 #include "hull/chunks.h"
 #include "hull/mesh_query.h"
+#include "hull/source_mesh.h"
 #include "io/file.h"
 #include "io/formats.h"
 #include "io/json.h"
@@ -27,53 +28,8 @@ constexpr float kShC0 = 0.28209479177387814f;
 
 using Clock = std::chrono::steady_clock;
 
-constexpr float kCube = 1.6f;
+constexpr float kCube = kSourceCube;
 constexpr int kMaxParts = 8;
-
-// The model's posed triangles in one space, with what each face came from.
-struct SourceMesh {
-  TriMesh mesh;
-  std::vector<uint32_t> face_draw;           // draw index per face
-  std::vector<std::array<float, 2>> uvs;     // per vertex (0 without)
-  std::vector<std::array<float, 4>> colors;  // per vertex, linear (1 without)
-  std::vector<const MeshTexture*> draw_texture;
-  std::vector<std::array<float, 4>> draw_factor;
-  std::vector<std::string> draw_name;  // the draw's node name (else its mesh's)
-  std::vector<int> draw_material;
-  std::vector<Mat4> draw_to_model;
-};
-
-SourceMesh flatten(const GltfModel& model, const GltfModel::Pose& pose) {
-  SourceMesh out;
-  const std::vector<RenderMesh> meshes = model.renderMeshes(pose, Mat4{});
-  for (size_t d = 0; d < meshes.size(); ++d) {
-    const RenderMesh& m = meshes[d];
-    const GltfModel::DrawInfo info = model.drawInfo(d);
-    const GltfDocument& doc = model.document();
-    std::string name = doc.nodes[static_cast<size_t>(info.node)].name;
-    if (name.empty()) name = doc.meshes[static_cast<size_t>(info.mesh)].name;
-    if (name.empty()) name = "node " + std::to_string(info.node);
-    out.draw_name.push_back(name);
-    out.draw_material.push_back(model.primitiveOf(d).material);
-    out.draw_texture.push_back(m.uvs.empty() ? nullptr : m.texture);
-    out.draw_factor.push_back(m.base_color);
-    out.draw_to_model.push_back(m.object_to_world);
-    const uint32_t base = static_cast<uint32_t>(out.mesh.positions.size());
-    for (size_t v = 0; v < m.positions.size(); ++v) {
-      out.mesh.positions.push_back(transformPoint(m.object_to_world, m.positions[v]));
-      out.uvs.push_back(m.uvs.empty() ? std::array<float, 2>{0, 0} : m.uvs[v]);
-      out.colors.push_back(m.colors.empty() ? std::array<float, 4>{1, 1, 1, 1} : m.colors[v]);
-    }
-    const size_t tris = m.triangleCount();
-    for (size_t t = 0; t < tris; ++t) {
-      std::array<uint32_t, 3> f;
-      for (size_t k = 0; k < 3; ++k) f[k] = base + (m.indices.empty() ? static_cast<uint32_t>(3 * t + k) : m.indices[3 * t + k]);
-      out.mesh.faces.push_back(f);
-      out.face_draw.push_back(static_cast<uint32_t>(d));
-    }
-  }
-  return out;
-}
 
 Vec3 faceNormal(const TriMesh& m, uint32_t f) {
   const auto& t = m.faces[f];
@@ -82,21 +38,6 @@ Vec3 faceNormal(const TriMesh& m, uint32_t f) {
 float faceArea(const TriMesh& m, uint32_t f) {
   const auto& t = m.faces[f];
   return 0.5f * length(cross(m.positions[t[1]] - m.positions[t[0]], m.positions[t[2]] - m.positions[t[0]]));
-}
-
-// Albedo at barycentric (b0, b1, b2) of a face, display-encoded.
-Vec3 albedoAt(const SourceMesh& s, uint32_t f, float b0, float b1, float b2) {
-  const auto& t = s.mesh.faces[f];
-  const uint32_t d = s.face_draw[f];
-  std::array<float, 4> c = s.draw_factor[d];
-  for (size_t k = 0; k < 4; ++k) c[k] *= b0 * s.colors[t[0]][k] + b1 * s.colors[t[1]][k] + b2 * s.colors[t[2]][k];
-  if (const MeshTexture* tex = s.draw_texture[d]) {
-    const float u = b0 * s.uvs[t[0]][0] + b1 * s.uvs[t[1]][0] + b2 * s.uvs[t[2]][0];
-    const float v = b0 * s.uvs[t[0]][1] + b1 * s.uvs[t[1]][1] + b2 * s.uvs[t[2]][1];
-    const std::array<float, 4> texel = sampleTexture(*tex, u, v);
-    for (size_t k = 0; k < 3; ++k) c[k] *= texel[k];
-  }
-  return {linearToSrgb(std::clamp(c[0], 0.0f, 1.0f)), linearToSrgb(std::clamp(c[1], 0.0f, 1.0f)), linearToSrgb(std::clamp(c[2], 0.0f, 1.0f))};
 }
 
 // A splat while baking: centre, unit in-plane axes with their sigmas, normal, display colour, opacity.
@@ -191,26 +132,9 @@ BakeResult bakeHull(const std::string& model_path, const BakeOptions& opt) {
   };
 
   // 1. The posed model, flattened and normalised into the 1.6 cube.
-  auto model = std::make_shared<GltfModel>(model_path);
-  GltfModel::Pose pose;
-  int clip = -1;
-  if (!opt.clip.empty()) {
-    clip = model->findClip(opt.clip);
-    if (clip < 0) throw Error(model_path + ": no clip '" + opt.clip + "' (clips: " + model->clipList() + ")");
-  }
-  model->pose(clip, opt.time, pose);
-  SourceMesh src = flatten(*model, pose);
-  if (src.mesh.faces.empty()) throw Error(model_path + ": no triangles to bake a hull from");
-  Vec3 lo{INFINITY, INFINITY, INFINITY}, hi = -lo;
-  for (const Vec3& p : src.mesh.positions) {
-    lo = Vec3{std::min(lo.x, p.x), std::min(lo.y, p.y), std::min(lo.z, p.z)};
-    hi = Vec3{std::max(hi.x, p.x), std::max(hi.y, p.y), std::max(hi.z, p.z)};
-  }
-  const float extent = std::max({hi.x - lo.x, hi.y - lo.y, hi.z - lo.z});
-  if (!(extent > 0) || !std::isfinite(extent)) throw Error(model_path + ": the model has no extent");
-  const float scale = kCube / extent;
-  const Vec3 centre = (lo + hi) * 0.5f, offset = -centre * scale;  // p_hull = p_source * scale + offset
-  for (Vec3& p : src.mesh.positions) p = p * scale + offset;
+  SourceMesh src = loadSourceMesh(model_path, opt.clip, opt.time);
+  const float scale = src.scale;
+  const Vec3 offset = src.offset;  // p_hull = p_source * scale + offset
   rep.triangles = src.mesh.faces.size();
   stage("normalise", std::to_string(rep.triangles) + " triangles, scale " + std::to_string(scale));
 
@@ -232,14 +156,18 @@ BakeResult bakeHull(const std::string& model_path, const BakeOptions& opt) {
       if (dot(n, c - p) > 0) return true;
     return false;
   };
-  if (!opt.splats.empty()) {
-    LoadedSplats loaded = loadSplats(opt.splats);
-    // Formats with glTF's axes (glTF, SPL2) are turned into the engine's frame on load; the hull frame has
-    // glTF's axes, so turn them back (the turn is its own inverse). PLY and the others are taken as stored.
-    if (loaded.format == SplatFormat::kGltf || loaded.format == SplatFormat::kSpl2) changeAxes(loaded.cloud, Mat3::diagonal({-1, -1, 1}));
-    if (opt.progress)
-      for (const std::string& w : loaded.warnings) opt.progress("warning: " + opt.splats + ": " + w);
-    const GaussianCloud& cloud = loaded.cloud;
+  const std::string splat_source = opt.cloud ? opt.cloud_name : opt.splats;
+  if (!opt.splats.empty() || opt.cloud) {
+    LoadedSplats loaded;
+    if (!opt.cloud) {
+      loaded = loadSplats(opt.splats);
+      // Formats with glTF's axes (glTF, SPL2) are turned into the engine's frame on load; the hull frame has
+      // glTF's axes, so turn them back (the turn is its own inverse). PLY and the others are taken as stored.
+      if (loaded.format == SplatFormat::kGltf || loaded.format == SplatFormat::kSpl2) changeAxes(loaded.cloud, Mat3::diagonal({-1, -1, 1}));
+      if (opt.progress)
+        for (const std::string& w : loaded.warnings) opt.progress("warning: " + opt.splats + ": " + w);
+    }
+    const GaussianCloud& cloud = opt.cloud ? *opt.cloud : loaded.cloud;
     splats.resize(cloud.size());
     parallelFor(cloud.size(), [&](size_t i) {
       Splat& s = splats[i];
@@ -264,16 +192,15 @@ BakeResult bakeHull(const std::string& model_path, const BakeOptions& opt) {
       s.opacity = cloud.opacities[i];
     });
     rep.input_splats = splats.size();
-    stage("splats", std::to_string(splats.size()) + " from " + opt.splats);
+    stage("splats", std::to_string(splats.size()) + " from " + splat_source);
   } else {
     // Area-weighted samples over the faces; enough that about `budget` remain after the belly cull.
-    std::vector<double> cdf(src.mesh.faces.size() + 1, 0.0);
+    const std::vector<double> cdf = faceAreaCdf(src.mesh);
     double visible_area = 0;
     for (uint32_t f = 0; f < src.mesh.faces.size(); ++f) {
-      const float a = faceArea(src.mesh, f);
-      cdf[f + 1] = cdf[f] + a;
       const auto& t = src.mesh.faces[f];
-      if (facesBelt((src.mesh.positions[t[0]] + src.mesh.positions[t[1]] + src.mesh.positions[t[2]]) / 3.0f, faceNormal(src.mesh, f))) visible_area += a;
+      if (facesBelt((src.mesh.positions[t[0]] + src.mesh.positions[t[1]] + src.mesh.positions[t[2]]) / 3.0f, faceNormal(src.mesh, f)))
+        visible_area += faceArea(src.mesh, f);
     }
     const double total = cdf.back();
     if (!(total > 0)) throw Error(model_path + ": every triangle has zero area");
@@ -282,14 +209,13 @@ BakeResult bakeHull(const std::string& model_path, const BakeOptions& opt) {
     const float sigma = static_cast<float>(std::sqrt(total / static_cast<double>(count)));
     splats.resize(count);
     for (size_t i = 0; i < count; ++i) {
-      const double x = uni(rng) * total;
-      const uint32_t f = static_cast<uint32_t>(std::min<size_t>(src.mesh.faces.size() - 1,
-                                                              static_cast<size_t>(std::upper_bound(cdf.begin(), cdf.end(), x) - cdf.begin()) - 1));
-      float r1 = std::sqrt(uni(rng)), r2 = uni(rng);
-      const float b0 = 1 - r1, b1 = r1 * (1 - r2), b2 = r1 * r2;
+      const float u_area = uni(rng);
+      const float u1 = uni(rng), u2 = uni(rng);
+      const SurfacePoint sp = surfacePointAt(src.mesh, cdf, u_area, u1, u2);
+      const uint32_t f = sp.face;
       const auto& t = src.mesh.faces[f];
       Splat& s = splats[i];
-      s.pos = src.mesh.positions[t[0]] * b0 + src.mesh.positions[t[1]] * b1 + src.mesh.positions[t[2]] * b2;
+      s.pos = sp.position;
       s.normal = faceNormal(src.mesh, f);
       const Vec3 e = normalize(src.mesh.positions[t[1]] - src.mesh.positions[t[0]]);
       const float ang = uni(rng) * 2.0f * std::numbers::pi_v<float>;
@@ -298,7 +224,7 @@ BakeResult bakeHull(const std::string& model_path, const BakeOptions& opt) {
       s.t1 = cross(s.normal, s.t0);
       s.s0 = s.s1 = sigma;
       s.opacity = 0.99f;
-      s.color = albedoAt(src, f, b0, b1, b2);
+      s.color = albedoAt(src, f, sp.b0, sp.b1, sp.b2);
       s.face = f;
     }
     rep.sampled = true;
@@ -308,7 +234,7 @@ BakeResult bakeHull(const std::string& model_path, const BakeOptions& opt) {
   for (size_t i = 0; i < splats.size(); ++i) {
     const Splat& s = splats[i];
     if (!std::isfinite(s.pos.x + s.pos.y + s.pos.z + s.s0 + s.s1 + s.opacity) || std::abs(s.pos.x) + std::abs(s.pos.y) + std::abs(s.pos.z) > 1e6f)
-      throw Error((opt.splats.empty() ? model_path : opt.splats) + ": splat " + std::to_string(i) + " holds a non-finite or huge value");
+      throw Error((splat_source.empty() ? model_path : splat_source) + ": splat " + std::to_string(i) + " holds a non-finite or huge value");
   }
 
   // 4. Normal snap to the nearest face; distances for the floater sign.
@@ -518,12 +444,12 @@ BakeResult bakeHull(const std::string& model_path, const BakeOptions& opt) {
       if (bar > at) words.push_back(lower(opt.points.substr(at, bar - at)));
       at = bar + 1;
     }
-    const GltfDocument& doc = model->document();
+    const GltfDocument& doc = src.model->document();
     for (size_t n = 0; n < doc.nodes.size(); ++n) {
       const std::string& name = doc.nodes[n].name;
       const std::string low = lower(name);
       if (name.empty() || std::none_of(words.begin(), words.end(), [&](const std::string& w) { return low.find(w) != std::string::npos; })) continue;
-      const Mat4& world = pose.models[n];
+      const Mat4& world = src.node_to_model[n];
       const Vec3 p = transformPoint(world, Vec3{}) * scale + offset;
       const Vec3 z = normalize(world.linear() * Vec3{0, 0, 1});
       points[name] = nlohmann::json::parse(jsonVec(p));

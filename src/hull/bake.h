@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/gaussian_cloud.h"
 #include "io/spl2.h"
 
 namespace sf::hull {
@@ -22,6 +23,9 @@ struct BakeOptions {
   size_t budget = 6000;        // most splats in the hull
   std::string splats;          // a trained splat file of the model; empty: sample the mesh surface
   bool splats_in_source_frame = false;  // the splat file is in the source model's frame (else the hull frame)
+  // Or: a cloud in memory, in the hull frame (a cloud trained in process, train/trainer.h), instead of `splats`.
+  const GaussianCloud* cloud = nullptr;
+  std::string cloud_name = "the trained cloud";  // for messages
   std::string clip;            // pose the model at this clip (name or index); empty: the rest pose
   float time = 0;              // clip time, seconds
   float belt_min = 32, belt_max = 50;  // camera elevation belt, degrees above the horizon

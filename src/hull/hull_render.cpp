@@ -163,7 +163,7 @@ void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to
     m.colors = out.core_colors;
     m.indices = out.core_indices;
     m.object_to_world = object_to_world;
-    m.unlit = true;
+    m.shading = MeshShading::kUnlit;
     meshes.push_back(m);
   }
 }

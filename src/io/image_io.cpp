@@ -77,6 +77,17 @@ RgbaImage8 decodeImage8(std::span<const uint8_t> bytes, const std::string& name)
   return image;
 }
 
+std::vector<uint8_t> encodePng8(const RgbaImage8& image) {
+  if (image.width < 1 || image.height < 1 || image.width > kMaxImageSide || image.height > kMaxImageSide ||
+      image.rgba.size() != static_cast<size_t>(image.width) * static_cast<size_t>(image.height) * 4)
+    throw Error("PNG encoding: " + std::to_string(image.width) + " x " + std::to_string(image.height) + " image with " +
+                std::to_string(image.rgba.size()) + " bytes of RGBA");
+  std::vector<uint8_t> png;
+  if (!stbi_write_png_to_func(appendBytes, &png, image.width, image.height, 4, image.rgba.data(), image.width * 4))
+    throw Error("PNG encoding failed");
+  return png;
+}
+
 void writeNpy(const std::string& path, const ImageRGBA& image) { writeNpy(path, image.pixels, image.height, image.width, 4); }
 
 void writeNpy(const std::string& path, std::span<const float> values, int height, int width, int channels) {

@@ -47,5 +47,8 @@ constexpr int64_t kMaxImagePixels = int64_t{1} << 26;
 // reduced to 8 bits. `name` is used in messages. Throws FormatError for anything else, for truncated or
 // corrupt data, and for images over the limits above.
 RgbaImage8 decodeImage8(std::span<const uint8_t> bytes, const std::string& name);
+// Encodes 8-bit pixels (any content, written as stored: 4 channels, RGBA) as PNG bytes. The image must hold
+// width * height * 4 bytes with 1 <= width, height <= kMaxImageSide. Throws sf::Error when encoding fails.
+std::vector<uint8_t> encodePng8(const RgbaImage8& image);
 
 }  // namespace sf

@@ -3,7 +3,8 @@
 //
 // Shading (both backends, constants in render/mesh_shared.h): albedo = baseColorFactor x vertex colour x
 // base-colour texel (sRGB-decoded, bilinear, wrap per sampler), lit by ambient + one directional light in
-// view space, then sRGB-encoded so it sits in the same display space as the splats' colours.
+// view space, then sRGB-encoded so it sits in the same display space as the splats' colours. Other shading
+// modes (MeshShading) leave the light out or use the cel bands; the dataset views (train/views.h) use them.
 //
 // Composition per pixel: splats are blended front to back as usual but stop at the first splat whose
 // depth is not in front of the mesh (contributions behind the mesh are dropped); the mesh colour then
@@ -30,6 +31,20 @@ struct MeshTexture {
   uint32_t wrap_s = 10497, wrap_t = 10497;  // REPEAT
 };
 
+// How a mesh's fragments get their display colour from the albedo (linear RGBA above).
+enum class MeshShading : uint8_t {
+  kLit,     // ambient + the view-space directional light, then sRGB-encoded (shadeMeshFragment); both backends
+  kUnlit,   // albedo clamped to [0, 1] is the final display colour: no light, no encode (splat hulls' cores,
+            // whose colours are lit per splat and already display-encoded); both backends
+  kAlbedo,  // sRGB-encode(clamp(albedo)): the colour without light (dataset views `flat`, and `ao` with the
+            // occlusion multiplied into the vertex colours); CPU rasterizer only
+  kCel,     // the hull article's cel bands (hull/hull_render.h celShade, no emission or flash) on the
+            // sRGB-encoded albedo, for the world-space key light RenderMesh::cel_light: band 0.62, 0.88 or 1.12
+            // by N.L with ramps over N.L 0.22..0.28 and 0.52..0.58, then clamped (celMeshFragment); CPU only
+};
+// Name for messages ("lit", "unlit", "albedo", "cel").
+const char* meshShadingName(MeshShading shading);
+
 // One triangle list in object space. Spans must stay valid while the frame renders.
 struct RenderMesh {
   std::span<const Vec3> positions;
@@ -44,9 +59,9 @@ struct RenderMesh {
   std::array<float, 4> base_color{1, 1, 1, 1};   // linear factor
   const MeshTexture* texture = nullptr;          // used when uvs are present
   Mat4 object_to_world;
-  // Unlit: base_color x vertex colour (x texel) is the final display colour, clamped to [0, 1]: no light and no
-  // sRGB encode (splat hulls' cores, whose colours are lit per splat and already display-encoded).
-  bool unlit = false;
+  MeshShading shading = MeshShading::kLit;
+  // kCel: the direction the key light travels, in world space (need not be unit; must not be zero).
+  Vec3 cel_light{-0.4f, -1.0f, -0.3f};
 
   size_t vertexCount() const { return skin.empty() ? positions.size() : skin.vertexCount(); }
   bool hasNormals() const { return skin.empty() ? !normals.empty() : !skin.normals.empty(); }
@@ -73,6 +88,8 @@ MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam)
 // The shading model of both backends for one fragment. `normal_view` need not be normalised; `view_pos`
 // is the fragment's view-space position (to turn the normal towards the camera).
 Vec3 shadeMeshFragment(Vec3 normal_view, Vec3 view_pos, std::array<float, 4> albedo_linear);
+// MeshShading::kCel for one fragment: `light_view` is the direction the key light travels, in view space.
+Vec3 celMeshFragment(Vec3 normal_view, Vec3 view_pos, Vec3 light_view, std::array<float, 4> albedo_linear);
 // Bilinear texel lookup in linear colour (each texel sRGB-decoded before filtering).
 std::array<float, 4> sampleTexture(const MeshTexture& texture, float u, float v);
 

@@ -114,6 +114,31 @@ Vec3 shadeMeshFragment(Vec3 normal_view, Vec3 view_pos, std::array<float, 4> alb
   return {encode(albedo[0]), encode(albedo[1]), encode(albedo[2])};
 }
 
+const char* meshShadingName(MeshShading shading) {
+  switch (shading) {
+    case MeshShading::kLit: return "lit";
+    case MeshShading::kUnlit: return "unlit";
+    case MeshShading::kAlbedo: return "albedo";
+    case MeshShading::kCel: return "cel";
+  }
+  return "unknown";
+}
+
+Vec3 celMeshFragment(Vec3 normal_view, Vec3 view_pos, Vec3 light_view, std::array<float, 4> albedo) {
+  Vec3 n = normalize(normal_view);
+  if (dot(n, view_pos) > 0) n = -n;  // two-sided: face the camera
+  const float ndl = std::clamp(dot(n, -normalize(light_view)), 0.0f, 1.0f);
+  // The hull article's three bands (hull/hull_render.cpp celShade), with its narrow ramps.
+  auto smooth = [](float e0, float e1, float x) {
+    const float t = std::clamp((x - e0) / (e1 - e0), 0.0f, 1.0f);
+    return t * t * (3.0f - 2.0f * t);
+  };
+  float band = 0.62f + (0.88f - 0.62f) * smooth(0.22f, 0.28f, ndl);
+  band = band + (1.12f - band) * smooth(0.52f, 0.58f, ndl);
+  auto encode = [&](float c) { return std::clamp(linearToSrgb(std::clamp(c, 0.0f, 1.0f)) * band, 0.0f, 1.0f); };
+  return {encode(albedo[0]), encode(albedo[1]), encode(albedo[2])};
+}
+
 MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam) {
   MeshLayer layer;
   layer.width = cam.width, layer.height = cam.height;
@@ -136,6 +161,8 @@ MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam)
       m.normals = skinned_n;
       m.skin = {};
     }
+    if (m.shading == MeshShading::kCel && !(length(m.cel_light) > 0))
+      throw Error("mesh " + std::to_string(mi) + ": the cel key light direction is zero");
     const Mat4 to_view = cam.world_to_camera * m.object_to_world;
     const Mat3 normal_to_view = transpose(inverse(to_view.linear()));
     std::vector<ViewVertex> vv(m.positions.size());
@@ -239,8 +266,18 @@ MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam)
             for (size_t c = 0; c < 4; ++c) albedo[c] *= tex[c];
           }
           layer.depth[pix] = z;
-          layer.color[pix] = m.unlit ? Vec3{std::clamp(albedo[0], 0.0f, 1.0f), std::clamp(albedo[1], 0.0f, 1.0f), std::clamp(albedo[2], 0.0f, 1.0f)}
-                                     : shadeMeshFragment(!m.hasNormals() ? t.face_normal : f.normal, f.pos, albedo);
+          const Vec3 normal = !m.hasNormals() ? t.face_normal : f.normal;
+          switch (m.shading) {
+            case MeshShading::kLit: layer.color[pix] = shadeMeshFragment(normal, f.pos, albedo); break;
+            case MeshShading::kUnlit:
+              layer.color[pix] = {std::clamp(albedo[0], 0.0f, 1.0f), std::clamp(albedo[1], 0.0f, 1.0f), std::clamp(albedo[2], 0.0f, 1.0f)};
+              break;
+            case MeshShading::kAlbedo:
+              layer.color[pix] = {linearToSrgb(std::clamp(albedo[0], 0.0f, 1.0f)), linearToSrgb(std::clamp(albedo[1], 0.0f, 1.0f)),
+                                  linearToSrgb(std::clamp(albedo[2], 0.0f, 1.0f))};
+              break;
+            case MeshShading::kCel: layer.color[pix] = celMeshFragment(normal, f.pos, cam.world_to_camera.linear() * m.cel_light, albedo); break;
+          }
         }
       }
     }

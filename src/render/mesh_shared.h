@@ -28,7 +28,7 @@ using uint = uint32_t;
 #define SF_MESH_HAS_UVS 2u
 #define SF_MESH_HAS_COLORS 4u
 #define SF_MESH_HAS_TEXTURE 8u
-#define SF_MESH_UNLIT 16u  // the albedo is the final display colour (RenderMesh::unlit)
+#define SF_MESH_UNLIT 16u  // the albedo is the final display colour (MeshShading::kUnlit)
 // Texture wrap modes (glTF / OpenGL enums).
 #define SF_WRAP_REPEAT 10497u
 #define SF_WRAP_CLAMP 33071u

@@ -564,7 +564,7 @@ struct VulkanRenderer::Impl {
       copyRows(d.normal_to_view, Mat4::fromLinearTranslation(transpose(inverse(to_view.linear())), Vec3{}));
       for (size_t c = 0; c < 4; ++c) d.base_color[c] = m.base_color[c];
       d.flags = (m.hasNormals() ? SF_MESH_HAS_NORMALS : 0u) | (m.uvs.empty() ? 0u : SF_MESH_HAS_UVS) |
-                (m.colors.empty() ? 0u : SF_MESH_HAS_COLORS) | (m.texture && !m.uvs.empty() ? SF_MESH_HAS_TEXTURE : 0u) | (m.unlit ? SF_MESH_UNLIT : 0u);
+                (m.colors.empty() ? 0u : SF_MESH_HAS_COLORS) | (m.texture && !m.uvs.empty() ? SF_MESH_HAS_TEXTURE : 0u) | (m.shading == MeshShading::kUnlit ? SF_MESH_UNLIT : 0u);
       if (d.flags & SF_MESH_HAS_TEXTURE) {
         d.tex_width = static_cast<uint32_t>(m.texture->width), d.tex_height = static_cast<uint32_t>(m.texture->height);
         d.wrap_s = m.texture->wrap_s, d.wrap_t = m.texture->wrap_t;
@@ -783,6 +783,11 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
   Impl& m = *impl_;
   for (size_t o = 0; o < objects.size(); ++o)
     if (std::string why = objects[o].validate(); !why.empty()) throw Error("render object " + std::to_string(o) + ": " + why);
+  // The mesh pass shades lit and unlit meshes; the other modes (dataset views) are the CPU rasterizer's only.
+  for (size_t i = 0; i < meshes.size(); ++i)
+    if (meshes[i].shading != MeshShading::kLit && meshes[i].shading != MeshShading::kUnlit)
+      throw Error("mesh " + std::to_string(i) + ": shading '" + meshShadingName(meshes[i].shading) +
+                  "' is drawn by the CPU rasterizer only (rasterizeMeshes); the Vulkan mesh pass draws lit and unlit meshes");
   const uint64_t uploaded_slots = m.placeObjects(objects);
   const uint32_t tiles_x = ceilDiv(static_cast<uint32_t>(cam.width), kTileSize);
   const uint32_t tiles_y = ceilDiv(static_cast<uint32_t>(cam.height), kTileSize);

@@ -350,7 +350,7 @@ TEST(HullFrame, BakedShellFollowsTheBucketOrder) {
   for (size_t k = 1; k < order.size(); ++k)
     EXPECT_LT(f.sort_depth[static_cast<size_t>(order[k])], f.sort_depth[static_cast<size_t>(order[k - 1])]) << "order position " << k;
   EXPECT_EQ(meshes[0].triangleCount(), asset->hull.core.size() * 8);
-  EXPECT_TRUE(meshes[0].unlit);
+  EXPECT_EQ(meshes[0].shading, MeshShading::kUnlit);
 }
 
 Scene hullScene(std::shared_ptr<hull::HullAsset> asset, hull::HullMode mode) {

@@ -373,6 +373,24 @@ TEST(VulkanImage, MeshesCompositedWithSplatsMatchCpu) {
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 
+// The shading modes of the dataset views (albedo, cel) are the CPU rasterizer's only: the Vulkan frame refuses
+// such a mesh before it touches the GPU, and renders normally afterwards.
+TEST(VulkanImage, CpuOnlyMeshShadingsAreRefused) {
+  SF_REQUIRE_VULKAN(r);
+  const Camera cam = lookCamera(64, 48);
+  test::TestMesh sphere = test::sphereMesh({0.1f, 0.0f, 3.4f}, 0.6f, 16, 5);
+  for (MeshShading shading : {MeshShading::kAlbedo, MeshShading::kCel}) {
+    RenderMesh meshes[2] = {sphere.view(), sphere.view()};
+    meshes[1].shading = shading;
+    const std::string msg = test::errorOf([&] { r->render({}, cam, RenderSettings{}, nullptr, meshes); });
+    EXPECT_NE(msg.find(std::string("mesh 1: shading '") + meshShadingName(shading) + "' is drawn by the CPU rasterizer only"), std::string::npos) << msg;
+  }
+  RenderMesh lit = sphere.view();
+  const ImageDiff d = compareImages(renderCpu({}, cam, RenderSettings{}, nullptr, {&lit, 1}), r->render({}, cam, RenderSettings{}, nullptr, {&lit, 1}));
+  EXPECT_GE(d.psnr, 35.0);
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
 // A skinned, textured glTF model posed mid-walk, with splats around it, on both backends; then a frame of
 // the model alone (no splat at all).
 TEST(VulkanImage, SkinnedModelWithSplatsMatchesCpu) {

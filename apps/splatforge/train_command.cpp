@@ -1,0 +1,143 @@
+#include "train_command.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "core/error.h"
+#include "io/file.h"
+#include "io/formats.h"
+#include "train/dataset.h"
+#include "train/trainer.h"
+#include "train/views.h"
+
+namespace sf::cli {
+
+struct TrainCommand::Options {
+  std::string mesh, dataset, output, log, lighting = "ao", clip;
+  float time = 0;
+  size_t budget = 6000;
+  int steps = 6000, size = 400, views = 200;
+  uint32_t seed = 1;
+  float entropy = 0;
+  bool black_background = false, json = false;
+};
+
+namespace {
+
+int fail(const std::string& message) {
+  fmt::print(stderr, "splatforge train: error: {}\n", message);
+  return 1;
+}
+
+// A progress line: a bar on a terminal, a line per tenth of the run otherwise.
+void printProgress(int step, int steps, double loss, size_t live, std::chrono::steady_clock::time_point t0) {
+  static int last_decile = -1;
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double eta = step > 0 ? s / step * (steps - step) : 0;
+  const int filled = steps ? step * 30 / steps : 30;
+  const std::string line = fmt::format("  [{}{}] step {}/{}  loss {:.5f}  live {}  {:.1f} steps/s  eta {:.1f} s", std::string(filled, '#'),
+                                       std::string(30 - filled, '.'), step, steps, loss, live, s > 0 ? step / s : 0.0, eta);
+  if (isatty(2)) {
+    fmt::print(stderr, "\r{}{}", line, step == steps ? "\n" : "");
+  } else if (step == steps || step * 10 / steps != last_decile) {
+    fmt::print(stderr, "{}\n", line);
+    last_decile = step * 10 / steps;
+  }
+}
+
+int runTrain(const TrainCommand::Options& o) {
+  if (o.mesh.empty() == o.dataset.empty()) return fail("give exactly one of --mesh M.glb and --dataset DIR");
+  const auto t0 = std::chrono::steady_clock::now();
+  train::TrainOptions to;
+  to.budget = o.budget;
+  to.steps = o.steps;
+  to.seed = o.seed;
+  to.entropy = o.entropy;
+  to.random_background = !o.black_background;
+  const auto t_train = std::chrono::steady_clock::now();
+  to.progress = [&](int step, int steps, double loss, size_t live) { printProgress(step, steps, loss, live, t_train); };
+  train::TrainResult r;
+  if (!o.mesh.empty()) {
+    train::ViewsOptions vo;
+    vo.train_count = o.views;
+    vo.size = o.size;
+    vo.lighting = train::parseLighting(o.lighting);
+    vo.clip = o.clip;
+    vo.time = o.time;
+    vo.seed = o.seed;
+    fmt::print(stderr, "rendering {} train views of {} at {}x{} ({}), then training {} gaussians for {} steps (seed {})\n", vo.train_count, o.mesh,
+               vo.size, vo.size, o.lighting, o.budget, o.steps, o.seed);
+    r = train::trainFromMesh(o.mesh, vo, to).train;
+  } else {
+    const train::Dataset ds = train::readNerfSynthetic(o.dataset, o.size);
+    if (ds.train.empty()) return fail(o.dataset + ": no train views");
+    fmt::print(stderr, "read {}: {} train, {} val, {} test views at {}x{}; {} gaussians from its visual hull, {} steps (seed {})\n", o.dataset,
+               ds.train.size(), ds.val.size(), ds.test.size(), ds.train[0].camera.width, ds.train[0].camera.height, o.budget, o.steps, o.seed);
+    r = train::trainGaussians(ds, train::initialParams(train::visualHullPoints(ds, o.budget, o.seed), to), to);
+  }
+  // The cloud in the dataset's frame: INRIA PLY with the colour as the SH DC term.
+  GaussianCloud cloud = train::toCloud(r.params);
+  saveSplats(cloud, o.output);
+  const std::string log_path = o.log.empty() ? std::filesystem::path(o.output).replace_extension(".log.jsonl").string() : o.log;
+  const std::string log = train::trainLogJson(r, to);
+  writeFileAtomic(log_path, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(log.data()), log.size()));
+  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (o.json) {
+    fmt::print("{}", log.substr(log.rfind('\n', log.size() - 2) + 1));
+    return 0;
+  }
+  fmt::print("wrote {} ({} gaussians) and {}\n", o.output, cloud.size(), log_path);
+  if (r.final.views)
+    fmt::print("validation ({} views, white background): L1 {:.5f} -> {:.5f}, PSNR {:.2f} -> {:.2f} dB\n", r.final.views, r.initial.l1, r.final.l1,
+               r.initial.psnr, r.final.psnr);
+  fmt::print("time: {:.2f} s training ({:.2f} ms forward, {:.2f} ms backward, {:.2f} ms optimiser per step), {:.2f} s in all; {} relocated\n",
+             r.seconds, r.forward_ms, r.backward_ms, r.optimizer_ms, total, r.relocated);
+  return 0;
+}
+
+}  // namespace
+
+TrainCommand::TrainCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("train", "Train exactly N gaussians on views of a glTF model (rendered by the engine) or on a NeRF-synthetic dataset");
+  command_->add_option("--mesh", o.mesh, "glTF/GLB model: its views are rendered in memory (as `splatforge views`) and the gaussians start on its surface")
+      ->check(CLI::ExistingFile);
+  command_->add_option("--dataset", o.dataset, "NeRF-synthetic folder (transforms_train.json, ...): the gaussians start inside its visual hull")
+      ->check(CLI::ExistingDirectory);
+  command_->add_option("-o,--output", o.output, "Trained cloud (INRIA PLY, or any format by extension), in the dataset's normalised frame")->required();
+  command_->add_option("--budget", o.budget, "Number of gaussians (MCMC: never exceeded)")->check(CLI::Range(size_t{1}, size_t{10000000}))->capture_default_str();
+  command_->add_option("--steps", o.steps, "Optimisation steps")->check(CLI::Range(1, 10000000))->capture_default_str();
+  command_->add_option("--size", o.size, "View size in pixels (--mesh: rendered at this size; --dataset: larger images are resampled to fit)")
+      ->check(CLI::Range(8, 8192))
+      ->capture_default_str();
+  command_->add_option("--views", o.views, "--mesh: number of train views")->check(CLI::Range(1, 10000))->capture_default_str();
+  command_->add_option("--lighting", o.lighting, "--mesh: flat, ao or cel (as `splatforge views`)")->check(CLI::IsMember({"flat", "ao", "cel"}))->capture_default_str();
+  command_->add_option("--clip", o.clip, "--mesh: pose the model at this clip (name or index); default: the bind pose");
+  command_->add_option("--time", o.time, "--mesh: clip time, seconds");
+  command_->add_option("--seed", o.seed, "Seed: the same seed gives the same cloud on one machine")->capture_default_str();
+  command_->add_option("--entropy", o.entropy, "Weight of the opacity entropy term o(1-o), annealed in over the last 40% of the steps (0: off)")
+      ->check(CLI::Range(0.0f, 100.0f))
+      ->capture_default_str();
+  command_->add_flag("--black-background", o.black_background, "Composite over black instead of a random grey per step (for comparison)");
+  command_->add_option("--log", o.log, "Training log, JSON lines (default: the output with .log.jsonl)");
+  command_->add_flag("--json", o.json, "Print the run's summary as JSON to stdout");
+}
+
+TrainCommand::~TrainCommand() = default;
+
+bool TrainCommand::parsed() const { return command_->parsed(); }
+
+int TrainCommand::run() const {
+  try {
+    return runTrain(*options_);
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+}
+
+}  // namespace sf::cli
