@@ -37,6 +37,8 @@
 #include "model/gltf_model.h"
 #include "scene/scene.h"
 #include "scene/synthetic.h"
+#include "train/trainer.h"
+#include "train/views.h"
 
 namespace sf::cli {
 
@@ -1229,6 +1231,27 @@ int runCharacter(const CharacterOptions& o) {
     auto t0 = Clock::now();
     if (o.action == "info") return characterInfo(o);
     character::Character c = [&] {
+      if (o.action == "build" && o.train) {
+        auto model = std::make_shared<GltfModel>(o.from_gltf);
+        const int draw = character::Character::fromGltf(model, 1, o.seed).boundDraw();
+        train::ViewsOptions vo;
+        vo.train_count = o.train_views;
+        vo.size = o.train_size;
+        vo.seed = o.seed;
+        train::TrainOptions to;
+        to.budget = o.splats;
+        to.steps = o.train_steps;
+        to.seed = o.seed;
+        to.progress = [](int step, int steps, double loss, size_t live) {
+          if (step == steps || step % std::max(1, steps / 10) == 0) progress(fmt::format("train: step {}/{} loss {:.5f} live {}", step, steps, loss, live));
+        };
+        progress(fmt::format("training {} gaussians on {} views of {} ({} steps at {}x{})", o.splats, vo.train_count, o.from_gltf, to.steps, vo.size, vo.size));
+        const train::MeshTrainResult r = train::trainFromMesh(o.from_gltf, vo, to);
+        progress(fmt::format("trained in {:.2f} s; validation L1 {:.5f} -> {:.5f}, PSNR {:.2f} -> {:.2f} dB", r.train.seconds, r.train.initial.l1,
+                             r.train.final.l1, r.train.initial.psnr, r.train.final.psnr));
+        GaussianCloud cloud = train::restToBindSpace(*model, draw, train::toSourceFrame(train::toCloud(r.train.params), r.scale, r.offset));
+        return character::Character::bindSplats(model, std::move(cloud));
+      }
       if (o.action == "build") {
         progress(fmt::format("sampling {} gaussians on {}", o.splats, o.from_gltf));
         return character::Character::fromGltf(std::make_shared<GltfModel>(o.from_gltf), o.splats, o.seed);

@@ -84,10 +84,14 @@ int main(int argc, char** argv) {
   CharacterOptions chr;
   auto* c_chr = app.add_subcommand("character", "Build, bind and inspect splat characters");
   c_chr->require_subcommand(1);
-  auto* c_chr_build = c_chr->add_subcommand("build", "Sample gaussians on a skinned glTF's surface and bind them (no training)");
+  auto* c_chr_build = c_chr->add_subcommand("build", "Sample (or, with --train, train) gaussians on a skinned glTF's surface and bind them");
   c_chr_build->add_option("--from-gltf", chr.from_gltf, "Skinned glTF / GLB")->required();
-  c_chr_build->add_option("--splats", chr.splats, "Gaussians to sample")->check(CLI::Range(size_t{1}, size_t{50000000}))->capture_default_str();
-  c_chr_build->add_option("--seed", chr.seed, "Sampling seed")->capture_default_str();
+  c_chr_build->add_option("--splats,--budget", chr.splats, "Gaussians to sample (with --train: to train)")->check(CLI::Range(size_t{1}, size_t{50000000}))->capture_default_str();
+  c_chr_build->add_option("--seed", chr.seed, "Sampling (and training) seed")->capture_default_str();
+  c_chr_build->add_flag("--train", chr.train, "Train the gaussians first, in process, on views of the model at its rest pose rendered in memory (`splatforge train`), then bind them");
+  c_chr_build->add_option("--train-steps", chr.train_steps, "--train: optimisation steps")->check(CLI::Range(1, 10000000))->capture_default_str();
+  c_chr_build->add_option("--train-size", chr.train_size, "--train: view size in pixels")->check(CLI::Range(8, 8192))->capture_default_str();
+  c_chr_build->add_option("--train-views", chr.train_views, "--train: train views")->check(CLI::Range(1, 10000))->capture_default_str();
   c_chr_build->add_option("-o,--output", chr.output, "Package directory")->required();
   auto* c_chr_bind = c_chr->add_subcommand("bind", "Bind a trained splat PLY to the surface of its skinned mesh");
   c_chr_bind->add_option("--splats", chr.splat_file, "Splat file in the skin's bind-pose mesh space")->required();

@@ -13,6 +13,7 @@
 #include "core/covariance.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "model/gltf_model.h"
 #include "train/views.h"
 
 namespace sf::train {
@@ -367,6 +368,72 @@ GaussianCloud toSourceFrame(GaussianCloud cloud, float scale, Vec3 offset) {
   for (size_t i = 0; i < cloud.size(); ++i) {
     cloud.positions[i] = (cloud.positions[i] - offset) / scale;
     cloud.scales[i] = cloud.scales[i] / scale;
+  }
+  return cloud;
+}
+
+GaussianCloud restToBindSpace(const GltfModel& model, int draw, GaussianCloud cloud) {
+  if (draw < 0 || static_cast<size_t>(draw) >= model.drawnPrimitives()) throw Error(model.document().path + ": no draw " + std::to_string(draw));
+  GltfModel::Pose pose;
+  model.pose(-1, 0.0f, pose);
+  const RenderMesh rest = model.renderMeshes(pose, Mat4{})[static_cast<size_t>(draw)];
+  const std::span<const Vec3> bind = model.primitiveOf(static_cast<size_t>(draw)).positions;
+  if (rest.positions.size() != bind.size() || bind.size() < 4) throw Error(model.document().path + ": the bound draw's rest pose has no vertices to fit");
+  // Least squares rest = A bind + t, per output row: normal equations over [x y z 1] (double).
+  double ata[4][4] = {}, atb[4][3] = {};
+  Vec3 lo{INFINITY, INFINITY, INFINITY}, hi = -lo;
+  for (size_t v = 0; v < bind.size(); ++v) {
+    const Vec3 b = bind[v], r = transformPoint(rest.object_to_world, rest.positions[v]);
+    const double x[4] = {b.x, b.y, b.z, 1.0};
+    for (int i = 0; i < 4; ++i) {
+      for (int j = 0; j < 4; ++j) ata[i][j] += x[i] * x[j];
+      for (int k = 0; k < 3; ++k) atb[i][k] += x[i] * r[k];
+    }
+    lo = Vec3{std::min(lo.x, r.x), std::min(lo.y, r.y), std::min(lo.z, r.z)};
+    hi = Vec3{std::max(hi.x, r.x), std::max(hi.y, r.y), std::max(hi.z, r.z)};
+  }
+  // Gauss-Jordan with partial pivoting on [ata | atb].
+  double m[4][7];
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 7; ++j) m[i][j] = j < 4 ? ata[i][j] : atb[i][j - 4];
+  for (int c = 0; c < 4; ++c) {
+    int piv = c;
+    for (int r = c + 1; r < 4; ++r)
+      if (std::abs(m[r][c]) > std::abs(m[piv][c])) piv = r;
+    if (!(std::abs(m[piv][c]) > 1e-18)) throw Error(model.document().path + ": the bound draw's vertices are degenerate (flat or coincident)");
+    for (int j = 0; j < 7; ++j) std::swap(m[c][j], m[piv][j]);
+    for (int r = 0; r < 4; ++r) {
+      if (r == c) continue;
+      const double f = m[r][c] / m[c][c];
+      for (int j = 0; j < 7; ++j) m[r][j] -= f * m[c][j];
+    }
+  }
+  Mat3 a;
+  Vec3 t;
+  for (int k = 0; k < 3; ++k) {
+    for (int i = 0; i < 3; ++i) a.m[k][i] = static_cast<float>(m[i][4 + k] / m[i][i]);
+    t[k] = static_cast<float>(m[3][4 + k] / m[3][3]);
+  }
+  const float extent = std::max({hi.x - lo.x, hi.y - lo.y, hi.z - lo.z});
+  float residual = 0;
+  for (size_t v = 0; v < bind.size(); ++v)
+    residual = std::max(residual, length(a * bind[v] + t - transformPoint(rest.object_to_world, rest.positions[v])));
+  if (!(residual <= 1e-3f * extent))
+    throw Error(model.document().path + ": the rest pose of the bound mesh is not an affine image of its bind pose (residual " + std::to_string(residual) +
+                "); train the character at a pose that is");
+  // Inverse of A (adjugate over the determinant).
+  const float det = determinant(a);
+  Mat3 inv;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      const int i1 = (j + 1) % 3, i2 = (j + 2) % 3, j1 = (i + 1) % 3, j2 = (i + 2) % 3;
+      inv.m[i][j] = (a.m[i1][j1] * a.m[i2][j2] - a.m[i1][j2] * a.m[i2][j1]) / det;
+    }
+  for (size_t i = 0; i < cloud.size(); ++i) {
+    cloud.positions[i] = inv * (cloud.positions[i] - t);
+    const Mat3 cov = covarianceMatrix(covarianceFromScaleRotation(cloud.scales[i], cloud.rotations[i]));
+    const ScaleRotation sr = decomposeCovariance(covarianceUpper(inv * cov * transpose(inv)));
+    cloud.scales[i] = sr.scale, cloud.rotations[i] = sr.rotation;
   }
   return cloud;
 }

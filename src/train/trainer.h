@@ -20,6 +20,10 @@
 #include "train/dataset.h"
 #include "train/raster_grad.h"
 
+namespace sf {
+class GltfModel;
+}
+
 namespace sf::train {
 
 // Where the gaussians start: points on the object's surface (or inside its visual hull) with a display
@@ -124,6 +128,13 @@ MeshTrainResult trainFromMesh(const std::string& model_path, const ViewsOptions&
 // A cloud of the dataset's normalised frame in the source model's frame: positions (p - offset) / scale,
 // scales / scale.
 GaussianCloud toSourceFrame(GaussianCloud cloud, float scale, Vec3 offset);
+
+// A cloud in a glTF model's frame at its rest pose (toSourceFrame of a trainFromMesh result) in the bind space
+// of one of its draws (the space of the primitive's own vertex positions, which character bindings index): the
+// affine map taking the primitive's vertices to their rest-pose positions is fitted by least squares and
+// inverted on centres and covariances. Throws sf::Error naming the model when the rest pose is not an affine
+// image of the bind pose (residual over 1e-3 of the mesh's extent).
+GaussianCloud restToBindSpace(const GltfModel& model, int draw, GaussianCloud cloud);
 
 // The training log as JSON lines (one object per entry) and a summary object.
 std::string trainLogJson(const TrainResult& result, const TrainOptions& options);

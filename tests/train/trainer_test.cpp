@@ -7,6 +7,9 @@
 #include <random>
 #include <set>
 
+#include "io/file.h"
+#include "io/formats.h"
+#include "io/image_io.h"
 #include "train/views.h"
 #include "support/test_support.h"
 #include <gtest/gtest.h>
@@ -202,6 +205,59 @@ TEST(Trainer, TinyRunOnTheKhronosBoxCutsValidationL1FiveFold) {
   std::printf("  validation L1 %.5f -> %.5f, PSNR %.2f -> %.2f dB, %zu relocated\n", r.initial.l1, r.final.l1, r.initial.psnr, r.final.psnr,
               r.relocated);
   EXPECT_LE(r.final.l1 * 5.0, r.initial.l1);
+}
+
+}  // namespace
+}  // namespace sf::train
+
+namespace sf::train {
+namespace {
+
+namespace test = ::sf::test;
+
+// The CLI end to end: train from a mesh and from a folder `views` wrote, the log and the PLY it leaves, the
+// in-process training of `hull bake --train` and `character build --train`, and the trained character
+// animating through `animate`.
+TEST(TrainCli, TrainsFromAMeshAndFromADatasetAndInProcessForHullsAndCharacters) {
+  SF_REQUIRE_ASSET(box, "gltf/box_animated.gltf");
+  SF_REQUIRE_ASSET(man, "gltf/cesium_man.gltf");
+  const std::string dir = test::tempDir("train_cli");
+  std::string out;
+  ASSERT_EQ(test::runCli("train --mesh " + box + " --budget 120 --steps 40 --size 32 --views 12 -o " + dir + "/box.ply --json", &out), 0) << out;
+  EXPECT_NE(out.find("\"budget\": 120"), std::string::npos) << out;
+  const LoadedSplats trained = loadSplats(dir + "/box.ply");
+  EXPECT_EQ(trained.cloud.size(), 120u);
+  const std::vector<uint8_t> log_bytes = readFile(dir + "/box.log.jsonl");
+  const std::string log(log_bytes.begin(), log_bytes.end());
+  EXPECT_NE(log.find("\"opacity_histogram\""), std::string::npos);
+  EXPECT_NE(log.find("\"val_l1_final\""), std::string::npos);
+
+  ASSERT_EQ(test::runCli("views " + box + " -o " + dir + "/ds --count 8 --val 2 --test 0 --size 24", &out), 0) << out;
+  ASSERT_EQ(test::runCli("train --dataset " + dir + "/ds --budget 60 --steps 20 -o " + dir + "/ds.ply", &out), 0) << out;
+  EXPECT_NE(out.find("wrote " + dir + "/ds.ply (60 gaussians)"), std::string::npos) << out;
+  EXPECT_EQ(test::runCli("train --budget 10 --steps 5 -o " + dir + "/none.ply", &out), 1) << out;  // neither --mesh nor --dataset
+  EXPECT_NE(out.find("exactly one of --mesh"), std::string::npos) << out;
+  EXPECT_EQ(test::runCli("train --mesh " + box + " --steps 0 -o " + dir + "/x.ply", &out), 2) << out;
+
+  ASSERT_EQ(test::runCli("hull bake --mesh " + box + " --train --budget 150 --train-steps 30 --train-size 32 --train-views 12 -o " + dir + "/box.spl2",
+                         &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("trained in"), std::string::npos) << out;
+  EXPECT_EQ(test::runCli("hull bake " + box + " --train --splats " + dir + "/box.ply -o " + dir + "/y.spl2", &out), 1) << out;
+
+  ASSERT_EQ(test::runCli("character build --from-gltf " + man + " --train --budget 300 --train-steps 30 --train-size 32 --train-views 12 -o " + dir +
+                             "/man",
+                         &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("wrote " + dir + "/man (300 splats"), std::string::npos) << out;
+  ASSERT_EQ(test::runCli("animate " + dir + "/man --fps 4 --duration 0.5 --width 48 --height 48 --backend cpu -o " + dir + "/f%02d.png", &out), 0) << out;
+  const ImageRGBA f0 = readPng(dir + "/f00.png"), f1 = readPng(dir + "/f01.png");
+  double lit = 0, moved = 0;
+  for (size_t i = 0; i < f0.pixels.size(); ++i) lit += f0.pixels[i], moved += std::abs(f0.pixels[i] - f1.pixels[i]);
+  EXPECT_GT(lit, 10.0) << "the trained character is drawn";
+  EXPECT_GT(moved, 1.0) << "and it walks";
 }
 
 }  // namespace
