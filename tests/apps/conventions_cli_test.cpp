@@ -51,10 +51,10 @@ std::string stdoutOf(const std::string& args, int* code) {
 TEST(CliConventions, EveryCommandHasHelpAndAGroup) {
   CliRun top = cli("--help");
   ASSERT_EQ(top.code, 0) << top.out;
-  for (const char* group : {"View and render", "Formats", "Characters and animation", "Benchmarks and devices"})
+  for (const char* group : {"View and render", "Formats", "Characters and animation", "Benchmarks and devices", "Training"})
     EXPECT_NE(top.out.find(group), std::string::npos) << group << "\n" << top.out;
   for (const char* cmd : {"info", "convert", "render", "animate", "demo", "view", "bench", "bench-characters", "bench-skin",
-                          "devices", "pose", "character"}) {
+                          "devices", "pose", "character", "views", "train", "hull", "onnx"}) {
     EXPECT_NE(top.out.find(std::string("  ") + cmd), std::string::npos) << cmd;
     CliRun r = cli(std::string(cmd) + " --help");
     EXPECT_EQ(r.code, 0) << cmd << r.out;
