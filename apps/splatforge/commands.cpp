@@ -39,6 +39,7 @@
 #include "scene/synthetic.h"
 #include "train/trainer.h"
 #include "train/views.h"
+#include "train_command.h"
 
 namespace sf::cli {
 
@@ -1246,7 +1247,8 @@ int runCharacter(const CharacterOptions& o) {
           if (step == steps || step % std::max(1, steps / 10) == 0) progress(fmt::format("train: step {}/{} loss {:.5f} live {}", step, steps, loss, live));
         };
         progress(fmt::format("training {} gaussians on {} views of {} ({} steps at {}x{})", o.splats, vo.train_count, o.from_gltf, to.steps, vo.size, vo.size));
-        const train::MeshTrainResult r = train::trainFromMesh(o.from_gltf, vo, to);
+        std::unique_ptr<VulkanRenderer> renderer;
+        const train::MeshTrainResult r = train::trainFromMesh(o.from_gltf, vo, to, trainerFor(o.train_backend, "", renderer));
         progress(fmt::format("trained in {:.2f} s; validation L1 {:.5f} -> {:.5f}, PSNR {:.2f} -> {:.2f} dB", r.train.seconds, r.train.initial.l1,
                              r.train.final.l1, r.train.initial.psnr, r.train.final.psnr));
         GaussianCloud cloud = train::restToBindSpace(*model, draw, train::toSourceFrame(train::toCloud(r.train.params), r.scale, r.offset));

@@ -161,6 +161,7 @@ struct CharacterOptions {
   uint32_t seed = 1;      // build: sampling seed
   bool train = false;     // build: train exactly `splats` gaussians on views of the glTF first (train/trainer.h)
   int train_steps = 6000, train_size = 400, train_views = 200;
+  std::string train_backend = "auto";
   std::string splat_file; // bind: the trained splat PLY (in the skin's bind-pose mesh space)
   std::string skin;       // bind: the skinned glTF / GLB
   bool per_vertex = false;   // bind: row i of the PLY belongs to vertex i of the skin (the LAM layout)

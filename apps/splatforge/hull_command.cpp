@@ -21,6 +21,7 @@
 #include "io/spl2.h"
 #include "train/trainer.h"
 #include "train/views.h"
+#include "train_command.h"
 
 namespace sf::cli {
 
@@ -39,6 +40,7 @@ struct HullCommand::Options {
   bool train = false;
   int train_steps = 6000, train_size = 400, train_views = 200;
   float train_entropy = 0.02f;
+  std::string train_backend = "auto";
 };
 
 namespace {
@@ -78,7 +80,8 @@ int runBake(HullCommand::Options& o) {
         if (step == steps || step % std::max(1, steps / 10) == 0) fmt::print(stderr, "  train: step {}/{} loss {:.5f} live {}\n", step, steps, loss, live);
       };
     if (!o.json) fmt::print(stderr, "training {} gaussians on {} views of {} ({} steps at {}x{})\n", to.budget, vo.train_count, o.input, to.steps, vo.size, vo.size);
-    const train::MeshTrainResult r = train::trainFromMesh(o.input, vo, to);
+    std::unique_ptr<VulkanRenderer> renderer;
+    const train::MeshTrainResult r = train::trainFromMesh(o.input, vo, to, trainerFor(o.train_backend, o.play.device, renderer));
     if (!o.json)
       fmt::print(stderr, "  trained in {:.2f} s; validation L1 {:.5f} -> {:.5f}, PSNR {:.2f} -> {:.2f} dB\n", r.train.seconds, r.train.initial.l1,
                  r.train.final.l1, r.train.initial.psnr, r.train.final.psnr);
@@ -249,6 +252,9 @@ HullCommand::HullCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
   bake_->add_option("--train-steps", o.train_steps, "--train: optimisation steps")->check(CLI::Range(1, 10000000))->capture_default_str();
   bake_->add_option("--train-size", o.train_size, "--train: view size in pixels")->check(CLI::Range(8, 8192))->capture_default_str();
   bake_->add_option("--train-views", o.train_views, "--train: train views")->check(CLI::Range(1, 10000))->capture_default_str();
+  bake_->add_option("--train-backend", o.train_backend, "--train: auto, cpu or vulkan (as `splatforge train --backend`)")
+      ->check(CLI::IsMember({"auto", "cpu", "vulkan"}))
+      ->capture_default_str();
   bake_->add_option("--train-entropy", o.train_entropy, "--train: weight of the annealed opacity entropy term (pushes opacities to 0 or 1 for the core/shell split)")
       ->check(CLI::Range(0.0f, 100.0f))
       ->capture_default_str();

@@ -92,6 +92,9 @@ int main(int argc, char** argv) {
   c_chr_build->add_option("--train-steps", chr.train_steps, "--train: optimisation steps")->check(CLI::Range(1, 10000000))->capture_default_str();
   c_chr_build->add_option("--train-size", chr.train_size, "--train: view size in pixels")->check(CLI::Range(8, 8192))->capture_default_str();
   c_chr_build->add_option("--train-views", chr.train_views, "--train: train views")->check(CLI::Range(1, 10000))->capture_default_str();
+  c_chr_build->add_option("--train-backend", chr.train_backend, "--train: auto, cpu or vulkan (as `splatforge train --backend`)")
+      ->check(CLI::IsMember({"auto", "cpu", "vulkan"}))
+      ->capture_default_str();
   c_chr_build->add_option("-o,--output", chr.output, "Package directory")->required();
   auto* c_chr_bind = c_chr->add_subcommand("bind", "Bind a trained splat PLY to the surface of its skinned mesh");
   c_chr_bind->add_option("--splats", chr.splat_file, "Splat file in the skin's bind-pose mesh space")->required();

@@ -360,6 +360,9 @@ Context::Context(const ContextOptions& options) : validation_(options.validation
   VkPhysicalDeviceVulkan12Features enable12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   enable12.bufferDeviceAddress = VK_TRUE;
   enable12.scalarBlockLayout = VK_TRUE;
+  // 64-bit integer atomics on buffers where the device has them (the GPU trainer's fixed-point gradient sums).
+  enable12.shaderBufferInt64Atomics = f12.shaderBufferInt64Atomics;
+  buffer_int64_atomics_ = f12.shaderBufferInt64Atomics == VK_TRUE && supported.features.shaderInt64 == VK_TRUE;
   VkPhysicalDeviceVulkan13Features enable13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
   if (api13 && f13.dynamicRendering && graphics_) {
     enable13.dynamicRendering = VK_TRUE;

@@ -95,6 +95,8 @@ class Context {
   bool subgroupSizeControl() const { return subgroup_size_control_; }
   // The queue does graphics and Vulkan 1.3 dynamic rendering is enabled: GraphicsPipeline works.
   bool graphics() const { return graphics_ && dynamic_rendering_; }
+  // 64-bit integer atomics on storage buffers (and shaderInt64) are enabled.
+  bool bufferInt64Atomics() const { return buffer_int64_atomics_; }
 
   // Validation messages of severity error seen so far: their count, every message in order (the first
   // kMaxKeptMessages are kept), and those from index `since` on as one text, one numbered message per line.
@@ -135,6 +137,7 @@ class Context {
   DeviceInfo info_;
   uint32_t max_push_constants_ = 128, max_shared_memory_ = 16384;
   double timestamp_period_ns_ = 1.0;
+  bool buffer_int64_atomics_ = false;
   bool validation_ = false, debug_utils_ = false, subgroup_size_control_ = false, graphics_ = false, dynamic_rendering_ = false;
   uint32_t validation_errors_ = 0;
   std::vector<std::string> validation_messages_;

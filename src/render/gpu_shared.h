@@ -74,6 +74,8 @@ struct GpuFrame {
   uint key_capacity; // entries allocated for keys / values
   uint has_mesh;     // 1: mesh_color / mesh_depth hold this frame's mesh layer
   uint write_depth;  // 1: the raster also writes depth_out
+  uint write_train;  // 1: the raster also writes train_final_t and train_last (training, train/gpu_trainer.h)
+  uint pad_train;
   // Splat sink (inputs).
   SF_REF(Floats) positions;      // 3 floats per slot
   SF_REF(Floats) covariances;    // 6 floats per slot (xx xy xz yy yz zz), object space
@@ -103,6 +105,10 @@ struct GpuFrame {
   SF_REF(Floats) mesh_depth;
   // Depth plane, when write_depth: per pixel (sum of d * alpha * T, final transmittance).
   SF_REF(Vec2s) depth_out;
+  // Training, when write_train: per pixel the final transmittance and 1 + the position in its tile's list of
+  // the last splat blended (0: none), what the backward pass walks back from.
+  SF_REF(Floats) train_final_t;
+  SF_REF(Uints) train_last;
 };
 #define SF_NO_MESH_DEPTH 3.0e38
 
@@ -144,7 +150,7 @@ struct GpuPush {
 
 #ifdef __cplusplus
 static_assert(sizeof(GpuObject) == 96, "GpuObject layout");
-static_assert(sizeof(GpuFrame) == 112 + 23 * 8, "GpuFrame layout");
+static_assert(sizeof(GpuFrame) == 120 + 25 * 8, "GpuFrame layout");
 static_assert(sizeof(GpuPush) == 56, "GpuPush layout");
 }  // namespace sf::gpu_layout
 #undef SF_REF

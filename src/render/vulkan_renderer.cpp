@@ -156,6 +156,8 @@ struct VulkanRenderer::Impl {
   // Per frame.
   uint32_t tiles = 0, width = 0, height = 0;
   gpu::Buffer tile_ranges, image, depth_out, counters, frame, objects_buf, readback, dynamic_staging;
+  gpu::Buffer train_final_t, train_last;  // per pixel, for a frame with a tail (renderWithTail)
+  bool write_train = false;
   int last_passes = 0;
   // The last frame's graph, kept for lastFrameGraph() (described on request, not per frame). Its record
   // callbacks refer to that frame's locals and are never run again.
@@ -480,6 +482,8 @@ struct VulkanRenderer::Impl {
     if (w != width || h != height || !image.size) {
       image = ctx.createBuffer(static_cast<VkDeviceSize>(w) * h * 16, false, "image");
       depth_out = {};
+      train_final_t = {};
+      train_last = {};
       width = w, height = h;
     }
     if (want_depth && !depth_out.size) depth_out = ctx.createBuffer(static_cast<VkDeviceSize>(w) * h * 8, false, "depth plane");
@@ -683,6 +687,9 @@ struct VulkanRenderer::Impl {
     f.mesh_color = mesh_color.address, f.mesh_depth = mesh_depth.address;
     f.write_depth = depth ? 1u : 0u;
     f.depth_out = depth ? depth_out.address : 0;
+    f.write_train = write_train ? 1u : 0u;
+    f.train_final_t = write_train ? train_final_t.address : 0;
+    f.train_last = write_train ? train_last.address : 0;
     std::memcpy(frame.mapped, &f, sizeof(f));
   }
 
@@ -780,6 +787,18 @@ gpu::Context& VulkanRenderer::context() { return impl_->ctx; }
 
 ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
                                  VulkanFrameStats* stats, std::span<const RenderMesh> meshes) {
+  return renderFrame(objects, cam, settings, stats, meshes, nullptr);
+}
+
+VulkanFrameStats VulkanRenderer::renderWithTail(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
+                                                const FrameTail& tail) {
+  VulkanFrameStats st;
+  renderFrame(objects, cam, settings, &st, {}, &tail);
+  return st;
+}
+
+ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
+                                      VulkanFrameStats* stats, std::span<const RenderMesh> meshes, const FrameTail* tail) {
   Impl& m = *impl_;
   for (size_t o = 0; o < objects.size(); ++o)
     if (std::string why = objects[o].validate(); !why.empty()) throw Error("render object " + std::to_string(o) + ": " + why);
@@ -792,6 +811,12 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
   const uint32_t tiles_x = ceilDiv(static_cast<uint32_t>(cam.width), kTileSize);
   const uint32_t tiles_y = ceilDiv(static_cast<uint32_t>(cam.height), kTileSize);
   m.ensureImage(static_cast<uint32_t>(cam.width), static_cast<uint32_t>(cam.height), tiles_x * tiles_y, settings.depth);
+  m.write_train = tail != nullptr;
+  if (tail && !m.train_last.size) {
+    const VkDeviceSize pixels = static_cast<VkDeviceSize>(cam.width) * static_cast<VkDeviceSize>(cam.height);
+    m.train_final_t = m.ctx.createBuffer(pixels * 4, false, "train final transmittance");
+    m.train_last = m.ctx.createBuffer(pixels * 4, false, "train last splat");
+  }
   m.ensureKeys(std::max<uint64_t>(m.key_capacity, static_cast<uint64_t>(m.slots) * 4));
 
   std::vector<GpuObject> gobj(objects.size());
@@ -929,10 +954,12 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
     const uint32_t r_counters = g.resource("counters"), r_ranges = g.resource("tile ranges"), r_deform_in = g.resource("deform inputs"),
                    r_skinned = g.resource("skinned vertices"), r_mesh_data = g.resource("mesh data"), r_splats = g.resource("splat slots"), r_mesh = g.resource("mesh layer"),
                    r_projected = g.resource("projected splats"), r_keys = g.resource("sort keys"), r_order = g.resource("depth order"),
-                   r_counts = g.resource("tile counts"), r_image = g.resource("image"), r_readback = g.resource("readback");
+                   r_counts = g.resource("tile counts"), r_image = g.resource("image"), r_readback = g.resource("readback"),
+                   r_train = g.resource("training state");
     const VkDeviceAddress slots_word = m.counters.address + SF_COUNTER_SLOTS * 4;
     const int tile_passes = (hi_bits + 7) / 8;
-    const VkDeviceSize image_bytes = static_cast<VkDeviceSize>(cam.width) * static_cast<VkDeviceSize>(cam.height) * 16;
+    // With a tail the image stays on the GPU: only the counters come back.
+    const VkDeviceSize image_bytes = tail ? 0 : static_cast<VkDeviceSize>(cam.width) * static_cast<VkDeviceSize>(cam.height) * 16;
     // Staging: the image, the depth plane when asked for, the counters.
     const VkDeviceSize depth_bytes = settings.depth ? image_bytes / 2 : 0, counters_at = image_bytes + depth_bytes;
     gpu::Buffer& st_buf = m.staging(counters_at + SF_COUNTER_WORDS * 4);
@@ -1038,9 +1065,10 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
       m.dispatch(cmd, m.raster, alt, tiles_x, tiles_y);
       m.timestamp(cmd, 8);
     });
+    g.add("tail", {r_image, r_ranges, r_keys, r_projected, r_counters}, {r_train}, [&] { tail->record(cmd, m.frame.address, alt.pad0); }, tail != nullptr);
     g.add("readback", {r_image, r_counters}, {r_readback}, [&] {
       VkBufferCopy img_copy{0, 0, image_bytes}, depth_copy{0, image_bytes, depth_bytes}, cnt_copy{0, counters_at, SF_COUNTER_WORDS * 4};
-      vkCmdCopyBuffer(cmd, m.image.buffer, st_buf.buffer, 1, &img_copy);
+      if (image_bytes) vkCmdCopyBuffer(cmd, m.image.buffer, st_buf.buffer, 1, &img_copy);
       if (depth_bytes) vkCmdCopyBuffer(cmd, m.depth_out.buffer, st_buf.buffer, 1, &depth_copy);
       vkCmdCopyBuffer(cmd, m.counters.buffer, st_buf.buffer, 1, &cnt_copy);
       m.timestamp(cmd, 9);
@@ -1072,8 +1100,8 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
       continue;
     }
     if (cnt[SF_COUNTER_OVERFLOW]) throw Error("Vulkan renderer: tile keys still overflow after growing the buffers");
-    ImageRGBA img(cam.width, cam.height);
-    std::memcpy(img.pixels.data(), st_buf.mapped, image_bytes);
+    ImageRGBA img(tail ? 0 : cam.width, tail ? 0 : cam.height);
+    if (image_bytes) std::memcpy(img.pixels.data(), st_buf.mapped, image_bytes);
     if (depth_bytes) {
       img.depth.resize(static_cast<size_t>(depth_bytes / 4));
       std::memcpy(img.depth.data(), static_cast<uint8_t*>(st_buf.mapped) + image_bytes, depth_bytes);

@@ -60,6 +60,19 @@ struct VulkanFrameDebug {
   std::vector<std::vector<Vec3>> mesh_positions, mesh_normals;
 };
 
+// Passes recorded after the tile raster in the frame's own command buffer (training's loss and backward
+// passes, train/gpu_trainer.h). `frame` is the device address of the frame's GpuFrame (render/gpu_shared.h);
+// its raster has also written, per pixel, the final transmittance (train_final_t) and 1 + the position in the
+// tile's list of the last splat blended (train_last); `raster_flags` are the raster's pass flags
+// (SF_FLAG_SOURCE_ALT: the sorted values are in values_alt). The tail must only read the frame's buffers, and
+// must do nothing when the frame's counters report a key overflow (the frame is then rendered again, its tail
+// with it, after the key buffers grow).
+class FrameTail {
+ public:
+  virtual ~FrameTail() = default;
+  virtual void record(void* command_buffer, uint64_t frame, uint32_t raster_flags) const = 0;
+};
+
 class VulkanRenderer {
  public:
   explicit VulkanRenderer(const gpu::ContextOptions& options);
@@ -81,6 +94,10 @@ class VulkanRenderer {
   ImageRGBA render(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
                    VulkanFrameStats* stats = nullptr, std::span<const RenderMesh> meshes = {});
 
+  // Renders as render() does and records `tail` after the raster, in the same submission; only the frame's
+  // counters are read back (the image stays on the GPU, for the tail). Returns the frame's figures.
+  VulkanFrameStats renderWithTail(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings, const FrameTail& tail);
+
   // Reads back the last frame's intermediate buffers (slow; for tests).
   VulkanFrameDebug readDebug();
 
@@ -89,6 +106,8 @@ class VulkanRenderer {
   double sortPairs(std::vector<uint32_t>& hi, std::vector<uint32_t>& lo, std::vector<uint32_t>& values, int hi_bits);
 
  private:
+  ImageRGBA renderFrame(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings, VulkanFrameStats* stats,
+                        std::span<const RenderMesh> meshes, const FrameTail* tail);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -68,12 +68,6 @@ Quat frameOf(Vec3 n) {
   return quatFromRotationMatrix(r);
 }
 
-void checkFinite(const GaussianParams& p, int step) {
-  for (const std::vector<float>* v : {&p.means, &p.quats, &p.log_scales, &p.opacity_logits, &p.color_logits})
-    for (float x : *v)
-      if (!std::isfinite(x)) throw Error("train: a parameter became non-finite at step " + std::to_string(step) + " (lower the learning rates)");
-}
-
 std::array<uint32_t, 10> opacityHistogram(const GaussianParams& p) {
   std::array<uint32_t, 10> h{};
   for (size_t i = 0; i < p.size(); ++i) ++h[static_cast<size_t>(std::min(9, static_cast<int>(opacityOf(p, i) * 10.0f)))];
@@ -87,6 +81,20 @@ size_t liveCount(const GaussianParams& p, float min_opacity) {
 }
 
 }  // namespace
+
+void checkFiniteParams(const GaussianParams& p, int step) {
+  for (const std::vector<float>* v : {&p.means, &p.quats, &p.log_scales, &p.opacity_logits, &p.color_logits})
+    for (float x : *v)
+      if (!std::isfinite(x)) throw Error("train: a parameter became non-finite at step " + std::to_string(step) + " (lower the learning rates)");
+}
+
+float sceneExtent(const Dataset& ds) {
+  Vec3 centre{0, 0, 0};
+  for (const View& v : ds.train) centre = centre + v.camera.position() / static_cast<float>(ds.train.size());
+  float extent = 0;
+  for (const View& v : ds.train) extent = std::max(extent, 1.1f * length(v.camera.position() - centre));
+  return extent > 0 ? extent : 1.0f;
+}
 
 GaussianParams initialParams(const InitialPoints& pts, const TrainOptions& o) {
   if (pts.positions.empty()) throw Error("train: no initial points");
@@ -248,13 +256,7 @@ TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const Train
   const int refine_stop = o.refine_stop >= 0 ? o.refine_stop : o.steps - 1000;
   const std::vector<View>& val = ds.val.empty() ? ds.test : ds.val;
   const auto t_start = Clock::now();
-  float extent = o.scene_extent;
-  if (!(extent > 0)) {
-    Vec3 centre{0, 0, 0};
-    for (const View& v : ds.train) centre = centre + v.camera.position() / static_cast<float>(ds.train.size());
-    for (const View& v : ds.train) extent = std::max(extent, 1.1f * length(v.camera.position() - centre));
-    if (!(extent > 0)) extent = 1.0f;
-  }
+  const float extent = o.scene_extent > 0 ? o.scene_extent : sceneExtent(ds);
 
   TrainResult r;
   const size_t n = params.size();
@@ -301,15 +303,7 @@ TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const Train
     t0 = Clock::now();
     // Means decay exponentially from lr_means to lr_means_final over the run.
     const float lr_means = extent * o.lr_means * std::pow(o.lr_means_final / o.lr_means, static_cast<float>(step) / static_cast<float>(o.steps));
-    const float rates[5] = {lr_means, o.lr_quats, o.lr_scales, o.lr_opacities, o.lr_colors};
-    std::vector<float>* grad_groups[5] = {&grads.means, &grads.quats, &grads.log_scales, &grads.opacity_logits, &grads.color_logits};
-    for (int g = 0; g < 5; ++g) adam[g].step(*groups[g], *grad_groups[g], rates[g], step + 1);
-    // MCMC: relocate the dead in the refine window, then noise on the positions of low-opacity gaussians.
-    if (step >= o.refine_start && step < refine_stop && step % o.refine_every == 0 && step > 0) {
-      const size_t moved = relocateDead(params, o.min_opacity, rng, resetMoments);
-      relocated_since += moved;
-      r.relocated += moved;
-    }
+    // MCMC position noise on low-opacity gaussians (before the optimiser's step, as the GPU trainer orders it).
     const float scaler = lr_means * o.noise_lr;
     for (size_t i = 0; i < n; ++i) {
       const float op = opacityOf(params, i);
@@ -320,13 +314,22 @@ TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const Train
       const Vec3 noise = covarianceMatrix(c) * (e * (gate * scaler));
       for (size_t k = 0; k < 3; ++k) params.means[3 * i + k] += noise[static_cast<int>(k)];
     }
+    const float rates[5] = {lr_means, o.lr_quats, o.lr_scales, o.lr_opacities, o.lr_colors};
+    std::vector<float>* grad_groups[5] = {&grads.means, &grads.quats, &grads.log_scales, &grads.opacity_logits, &grads.color_logits};
+    for (int g = 0; g < 5; ++g) adam[g].step(*groups[g], *grad_groups[g], rates[g], step + 1);
+    // MCMC relocation of the dead in the refine window, between steps.
+    if (step >= o.refine_start && step < refine_stop && step % o.refine_every == 0 && step > 0) {
+      const size_t moved = relocateDead(params, o.min_opacity, rng, resetMoments);
+      relocated_since += moved;
+      r.relocated += moved;
+    }
     opt_ms += msSince(t0);
 
     loss_sum += loss;
     ++loss_steps;
     const bool last = step + 1 == o.steps;
     if ((step + 1) % std::max(1, o.log_every) == 0 || last) {
-      checkFinite(params, step + 1);
+      checkFiniteParams(params, step + 1);
       TrainLogEntry e;
       e.step = step + 1;
       e.loss = loss_sum / loss_steps;
@@ -352,13 +355,13 @@ TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const Train
   return r;
 }
 
-MeshTrainResult trainFromMesh(const std::string& model_path, const ViewsOptions& views, const TrainOptions& options) {
+MeshTrainResult trainFromMesh(const std::string& model_path, const ViewsOptions& views, const TrainOptions& options, const TrainFunction& train) {
   if (std::string why = views.validate(); !why.empty()) throw Error("train: " + why);
   const hull::SourceMesh src = loadViewsModel(model_path, views.clip, views.time);
   const Dataset ds = renderViews(src, views);
   const SurfaceSamples s = sampleSurface(src, options.budget, options.seed);
   MeshTrainResult r;
-  r.train = trainGaussians(ds, initialParams(InitialPoints{s.positions, s.normals, s.colors}, options), options);
+  r.train = train(ds, initialParams(InitialPoints{s.positions, s.normals, s.colors}, options), options);
   r.scale = ds.scale, r.offset = ds.offset;
   r.train_views = ds.train.size(), r.val_views = ds.val.size();
   return r;

@@ -97,6 +97,12 @@ InitialPoints visualHullPoints(const Dataset& dataset, size_t count, uint32_t se
 // non-finite parameters (with the step).
 TrainResult trainGaussians(const Dataset& dataset, GaussianParams init, const TrainOptions& options);
 
+// 1.1 x the largest distance of a train camera from the cameras' centroid (3DGS's camera extent, the unit of the
+// means' learning rate); 1 when that is zero.
+float sceneExtent(const Dataset& dataset);
+// Throws sf::Error naming the step when a parameter is not finite.
+void checkFiniteParams(const GaussianParams& params, int step);
+
 // Validation score of parameters over views.
 ValidationScore validate(const GaussianParams& params, const std::vector<View>& views, Vec3 background);
 
@@ -123,7 +129,10 @@ struct MeshTrainResult {
   Vec3 offset{0, 0, 0};
   size_t train_views = 0, val_views = 0;
 };
-MeshTrainResult trainFromMesh(const std::string& model_path, const ViewsOptions& views, const TrainOptions& options);
+// The trainer a caller runs (trainGaussians on the CPU, or trainGaussiansVulkan bound to a renderer).
+using TrainFunction = std::function<TrainResult(const Dataset&, GaussianParams, const TrainOptions&)>;
+MeshTrainResult trainFromMesh(const std::string& model_path, const ViewsOptions& views, const TrainOptions& options,
+                              const TrainFunction& train = trainGaussians);
 
 // A cloud of the dataset's normalised frame in the source model's frame: positions (p - offset) / scale,
 // scales / scale.

@@ -50,6 +50,7 @@ void main() {
   bool done = !inside;
   vec2 pixf = vec2(float(px), float(py));
   float T = 1.0, D = 0.0;
+  uint last = 0u;  // 1 + the list position of the last splat blended (training)
   vec3 C = vec3(0.0);
   vec3 behind = vec3(fr.f.background[0], fr.f.background[1], fr.f.background[2]);
   float stop_depth = SF_NO_MESH_DEPTH;
@@ -117,11 +118,16 @@ void main() {
         C += s_color_depth[j].xyz * (alpha * T);
         D += s_color_depth[j].w * (alpha * T);
         T = test_t;
+        last = start + j - range.x + 1u;
       }
     }
   }
   if (inside) {
     fr.f.image.v[py * fr.f.width + px] = vec4(C + T * behind, mesh ? 1.0 : 1.0 - T);
     if (fr.f.write_depth != 0u) fr.f.depth_out.v[py * fr.f.width + px] = vec2(D, T);
+    if (fr.f.write_train != 0u) {
+      fr.f.train_final_t.v[py * fr.f.width + px] = T;
+      fr.f.train_last.v[py * fr.f.width + px] = last;
+    }
   }
 }

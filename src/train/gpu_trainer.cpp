@@ -1,0 +1,350 @@
+// The GPU trainer's host side: buffers, the activation source, the frame tail, the step loop (train/gpu_trainer.h).
+#include "train/gpu_trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+#include "gpu/gpu.h"
+#include "render/vulkan_renderer.h"
+#include "train/train_shared.h"
+
+namespace sf::train {
+
+namespace {
+
+const uint32_t kTrainActivate[] = {
+#include "train_activate.inc"
+};
+const uint32_t kTrainAdam[] = {
+#include "train_adam.inc"
+};
+const uint32_t kTrainGaussianBackward[] = {
+#include "train_gaussian_backward.inc"
+};
+const uint32_t kTrainLoss[] = {
+#include "train_loss.inc"
+};
+const uint32_t kTrainNoise[] = {
+#include "train_noise.inc"
+};
+const uint32_t kTrainRasterBackward[] = {
+#include "train_raster_backward.inc"
+};
+
+using train_layout::GpuActivatePush;
+using train_layout::GpuTrainPush;
+using Clock = std::chrono::steady_clock;
+constexpr uint32_t kWg = SF_TRAIN_WG;
+constexpr uint32_t kTile = 16;
+
+uint32_t ceilDiv(uint64_t a, uint32_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// splitmix64, the CPU trainer's generator (views, backgrounds and relocation draw the same stream).
+uint64_t nextU64(uint64_t& s) {
+  uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+double uniform01(uint64_t& s) { return static_cast<double>(nextU64(s) >> 11) * (1.0 / 9007199254740992.0); }
+
+// Flat layout of the groups (train_shared.h) <-> GaussianParams.
+std::vector<float> flatten(const GaussianParams& p) {
+  std::vector<float> f;
+  f.reserve(SF_TRAIN_PARAMS * p.size());
+  for (const std::vector<float>* v : {&p.means, &p.quats, &p.log_scales, &p.opacity_logits, &p.color_logits}) f.insert(f.end(), v->begin(), v->end());
+  return f;
+}
+void unflatten(const std::vector<float>& f, size_t n, std::vector<float>* groups[5]) {
+  const size_t widths[5] = {3, 4, 3, 1, 3};
+  size_t at = 0;
+  for (int g = 0; g < 5; ++g) {
+    groups[g]->assign(f.begin() + static_cast<std::ptrdiff_t>(at), f.begin() + static_cast<std::ptrdiff_t>(at + widths[g] * n));
+    at += widths[g] * n;
+  }
+}
+
+class Pipelines {
+ public:
+  explicit Pipelines(gpu::Context& ctx)
+      : activate(ctx, kTrainActivate, sizeof(GpuActivatePush), kWg, "train activate"),
+        loss(ctx, kTrainLoss, sizeof(GpuTrainPush), kWg, "train loss"),
+        raster_backward(ctx, kTrainRasterBackward, sizeof(GpuTrainPush), kTile, "train raster backward"),
+        gaussian_backward(ctx, kTrainGaussianBackward, sizeof(GpuTrainPush), kWg, "train gaussian backward"),
+        noise(ctx, kTrainNoise, sizeof(GpuTrainPush), kWg, "train noise"),
+        adam(ctx, kTrainAdam, sizeof(GpuTrainPush), kWg, "train adam") {}
+  gpu::ComputePipeline activate, loss, raster_backward, gaussian_backward, noise, adam;
+};
+
+template <typename Push>
+void dispatch(VkCommandBuffer cmd, const gpu::ComputePipeline& pl, const Push& p, uint32_t x, uint32_t y = 1) {
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pl.pipeline());
+  vkCmdPushConstants(cmd, pl.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(Push), &p);
+  if (x && y) vkCmdDispatch(cmd, x, y, 1);
+}
+
+// Everything one training run holds on the device.
+class GpuState : public GpuSplatSource, public FrameTail {
+ public:
+  GpuState(VulkanRenderer& renderer, size_t n, int width, int height, size_t views)
+      : renderer_(renderer), ctx_(renderer.context()), pipes_(ctx_), n_(n), width_(width), height_(height) {
+    if (std::string why = gpuTrainingUnsupported(renderer); !why.empty()) throw Error(why);
+    if (n == 0 || n > (1u << 26)) throw Error("train: the GPU trainer takes 1 to 2^26 gaussians");
+    const VkDeviceSize pixels = static_cast<VkDeviceSize>(width) * static_cast<VkDeviceSize>(height);
+    params_ = ctx_.createBuffer(n * SF_TRAIN_PARAMS * 4, false, "train params");
+    grads_ = ctx_.createBuffer(n * SF_TRAIN_PARAMS * 4, false, "train grads");
+    moments_ = ctx_.createBuffer(n * SF_TRAIN_PARAMS * 8, false, "train moments");
+    grad2d_ = ctx_.createBuffer(n * SF_TRAIN_GRAD2D * 8, false, "train 2D gradient sums");
+    targets_ = ctx_.createBuffer(std::max<VkDeviceSize>(1, views) * pixels * 16, false, "train views");
+    pixel_grads_ = ctx_.createBuffer(pixels * 16, false, "train pixel gradients");
+    partial_count_ = ceilDiv(pixels, kWg);
+    partials_ = ctx_.createBuffer(partial_count_ * 4, true, "train loss partials");
+    fill(moments_, 0);
+    fill(grad2d_, 0);
+    cloud_.resize(n, 0);  // gives the frame its slot count and SH layout; the values come from the activation
+    push_.params = params_.address, push_.grads = grads_.address, push_.moments = moments_.address, push_.grad2d = grad2d_.address;
+    push_.pixel_grads = pixel_grads_.address, push_.partials = partials_.address;
+    push_.count = static_cast<uint32_t>(n);
+  }
+
+  void uploadView(size_t index, std::span<const float> rgba) {
+    upload(targets_, rgba.data(), rgba.size_bytes(), index * static_cast<size_t>(width_) * static_cast<size_t>(height_) * 16);
+  }
+  void setParams(const GaussianParams& p) {
+    const std::vector<float> f = flatten(p);
+    upload(params_, f.data(), f.size() * 4, 0);
+  }
+  GaussianParams params() {
+    GaussianParams p;
+    std::vector<float>* groups[5] = {&p.means, &p.quats, &p.log_scales, &p.opacity_logits, &p.color_logits};
+    unflatten(downloadFloats(params_, n_ * SF_TRAIN_PARAMS), n_, groups);
+    return p;
+  }
+  ParamGrads grads() {
+    ParamGrads g;
+    std::vector<float>* groups[5] = {&g.means, &g.quats, &g.log_scales, &g.opacity_logits, &g.color_logits};
+    unflatten(downloadFloats(grads_, n_ * SF_TRAIN_PARAMS), n_, groups);
+    return g;
+  }
+  std::vector<float> moments() { return downloadFloats(moments_, n_ * SF_TRAIN_PARAMS * 2); }
+  void setMoments(const std::vector<float>& m) { upload(moments_, m.data(), m.size() * 4, 0); }
+
+  // One step: the frame with the tail. update: noise and Adam after the gradients.
+  struct StepResult {
+    double loss = 0, forward_ms = 0, tail_ms = 0;
+  };
+  StepResult step(const Camera& cam, size_t view, float grey, float alpha_weight, float entropy_weight, const float lr[5], float noise_scale,
+                  uint32_t adam_step, uint32_t seed, bool update) {
+    push_.target = targets_.address + view * static_cast<size_t>(width_) * static_cast<size_t>(height_) * 16;
+    push_.background = grey, push_.alpha_weight = alpha_weight, push_.entropy_weight = entropy_weight, push_.noise_scale = noise_scale;
+    for (int k = 0; k < 5; ++k) push_.lr[k] = lr[k];
+    push_.step = adam_step, push_.seed = seed;
+    update_ = update;
+    tiles_x_ = ceilDiv(static_cast<uint32_t>(cam.width), kTile), tiles_y_ = ceilDiv(static_cast<uint32_t>(cam.height), kTile);
+    RenderObject object(&cloud_);
+    object.gpu_source = this;
+    RenderSettings settings;
+    settings.background = {grey, grey, grey};
+    const VulkanFrameStats st = renderer_.renderWithTail(std::span<const RenderObject>(&object, 1), cam, settings, *this);
+    if (!st.first_slots.empty() && st.first_slots[0] != 0) throw Error("train: the renderer placed the trained cloud at slot " + std::to_string(st.first_slots[0]));
+    StepResult r;
+    const auto* partials = static_cast<const float*>(partials_.mapped);
+    for (uint32_t k = 0; k < partial_count_; ++k) r.loss += partials[k];
+    r.tail_ms = st.times.readback;
+    r.forward_ms = st.times.total - st.times.readback;
+    return r;
+  }
+
+  // GpuSplatSource: activate the parameters into the frame's slots.
+  void record(void* command_buffer, const GpuSplatTargets& t) const override {
+    GpuActivatePush p{};
+    p.params = params_.address;
+    p.positions = t.positions, p.covariances = t.covariances, p.opacities = t.opacities, p.sh = t.sh;
+    p.count = t.count, p.sh_stride = t.sh_stride;
+    dispatch(static_cast<VkCommandBuffer>(command_buffer), pipes_.activate, p, ceilDiv(t.count, kWg));
+  }
+  // FrameTail: loss, backward, noise, Adam.
+  void record(void* command_buffer, uint64_t frame, uint32_t raster_flags) const override {
+    auto cmd = static_cast<VkCommandBuffer>(command_buffer);
+    GpuTrainPush p = push_;
+    p.frame = frame;
+    p.frame_flags = raster_flags;
+    const uint64_t pixels = static_cast<uint64_t>(width_) * static_cast<uint64_t>(height_);
+    dispatch(cmd, pipes_.loss, p, ceilDiv(pixels, kWg));
+    gpu::computeBarrier(cmd);
+    dispatch(cmd, pipes_.raster_backward, p, tiles_x_, tiles_y_);
+    gpu::computeBarrier(cmd);
+    dispatch(cmd, pipes_.gaussian_backward, p, ceilDiv(n_, kWg));
+    if (!update_) return;
+    gpu::computeBarrier(cmd);
+    dispatch(cmd, pipes_.noise, p, ceilDiv(n_, kWg));
+    gpu::computeBarrier(cmd);
+    dispatch(cmd, pipes_.adam, p, ceilDiv(n_ * SF_TRAIN_PARAMS, kWg));
+  }
+
+ private:
+  void fill(gpu::Buffer& b, uint32_t value) {
+    VkCommandBuffer cmd = ctx_.begin();
+    vkCmdFillBuffer(cmd, b.buffer, 0, VK_WHOLE_SIZE, value);
+    ctx_.submit(cmd);
+  }
+  void upload(gpu::Buffer& dst, const void* data, size_t bytes, size_t offset) {
+    constexpr size_t kChunk = size_t{64} << 20;
+    for (size_t at = 0; at < bytes; at += kChunk) {
+      const size_t n = std::min(kChunk, bytes - at);
+      if (staging_.size < n) staging_ = ctx_.createBuffer(std::max<size_t>(n, size_t{1} << 20), true, "train staging");
+      std::memcpy(staging_.mapped, static_cast<const uint8_t*>(data) + at, n);
+      VkCommandBuffer cmd = ctx_.begin();
+      VkBufferCopy region{0, offset + at, n};
+      vkCmdCopyBuffer(cmd, staging_.buffer, dst.buffer, 1, &region);
+      ctx_.submit(cmd);
+    }
+  }
+  std::vector<float> downloadFloats(const gpu::Buffer& src, size_t count) {
+    std::vector<float> out(count);
+    const size_t bytes = count * 4;
+    constexpr size_t kChunk = size_t{64} << 20;
+    for (size_t at = 0; at < bytes; at += kChunk) {
+      const size_t n = std::min(kChunk, bytes - at);
+      if (staging_.size < n) staging_ = ctx_.createBuffer(std::max<size_t>(n, size_t{1} << 20), true, "train staging");
+      VkCommandBuffer cmd = ctx_.begin();
+      VkBufferCopy region{at, 0, n};
+      vkCmdCopyBuffer(cmd, src.buffer, staging_.buffer, 1, &region);
+      ctx_.submit(cmd);
+      std::memcpy(reinterpret_cast<uint8_t*>(out.data()) + at, staging_.mapped, n);
+    }
+    return out;
+  }
+
+  VulkanRenderer& renderer_;
+  gpu::Context& ctx_;
+  Pipelines pipes_;
+  size_t n_;
+  int width_, height_;
+  gpu::Buffer params_, grads_, moments_, grad2d_, targets_, pixel_grads_, partials_, staging_;
+  uint32_t partial_count_ = 0;
+  GaussianCloud cloud_;
+  GpuTrainPush push_{};
+  bool update_ = false;
+  uint32_t tiles_x_ = 0, tiles_y_ = 0;
+};
+
+}  // namespace
+
+std::string gpuTrainingUnsupported(VulkanRenderer& renderer) {
+  if (!renderer.context().bufferInt64Atomics())
+    return "Vulkan device " + renderer.device().name + " lacks 64-bit integer buffer atomics (shaderBufferInt64Atomics), which the GPU trainer needs";
+  return {};
+}
+
+GpuGradients gpuGradients(VulkanRenderer& renderer, const GaussianParams& params, const Camera& cam, float background, std::span<const float> target,
+                          float alpha_weight) {
+  if (const char* why = params.validate()) throw Error(std::string("train: ") + why);
+  if (target.size() != 4 * static_cast<size_t>(cam.width) * static_cast<size_t>(cam.height)) throw Error("train: the target is not of the camera's size");
+  GpuState s(renderer, params.size(), cam.width, cam.height, 1);
+  s.uploadView(0, target);
+  s.setParams(params);
+  const float lr[5] = {0, 0, 0, 0, 0};
+  GpuGradients g;
+  g.loss = s.step(cam, 0, background, alpha_weight, 0.0f, lr, 0.0f, 1, 0, false).loss;
+  g.grads = s.grads();
+  return g;
+}
+
+TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& ds, GaussianParams params, const TrainOptions& o) {
+  if (ds.train.empty()) throw Error("train: the dataset has no train views");
+  if (o.steps < 1) throw Error("train: --steps must be at least 1");
+  if (params.size() > o.budget) throw Error("train: the initial cloud holds more gaussians than the budget");
+  if (const char* why = params.validate()) throw Error(std::string("train: ") + why);
+  const int width = ds.train[0].camera.width, height = ds.train[0].camera.height;
+  for (const View& v : ds.train) {
+    if (v.camera.width != width || v.camera.height != height) throw Error("train: the GPU trainer needs train views of one size (" + v.name + " differs)");
+    if (v.rgba.size() != 4 * static_cast<size_t>(width) * static_cast<size_t>(height)) throw Error("train: view " + v.name + ": image size does not match its camera");
+  }
+  const int refine_stop = o.refine_stop >= 0 ? o.refine_stop : o.steps - 1000;
+  const std::vector<View>& val = ds.val.empty() ? ds.test : ds.val;
+  const auto t_start = Clock::now();
+  float extent = o.scene_extent;
+  if (!(extent > 0)) extent = sceneExtent(ds);
+
+  const size_t n = params.size();
+  GpuState s(renderer, n, width, height, ds.train.size());
+  for (size_t v = 0; v < ds.train.size(); ++v) s.uploadView(v, ds.train[v].rgba);
+  TrainResult r;
+  if (!val.empty()) r.initial = validate(params, val, o.validation_background);
+  s.setParams(params);
+
+  uint64_t rng = 0x7a1full ^ (static_cast<uint64_t>(o.seed) << 16);
+  double loss_sum = 0, fwd_ms = 0, tail_ms = 0;
+  int loss_steps = 0;
+  size_t relocated_since = 0;
+  for (int step = 0; step < o.steps; ++step) {
+    const size_t view = static_cast<size_t>(nextU64(rng) % ds.train.size());
+    const float grey = o.random_background ? static_cast<float>(uniform01(rng)) : 0.0f;
+    const float ent_w = o.entropy * std::max(0.0f, (static_cast<float>(step) / static_cast<float>(o.steps) - 0.6f) / 0.4f);
+    const float lr_means = extent * o.lr_means * std::pow(o.lr_means_final / o.lr_means, static_cast<float>(step) / static_cast<float>(o.steps));
+    const float rates[5] = {lr_means, o.lr_quats, o.lr_scales, o.lr_opacities, o.lr_colors};
+    const auto sr = s.step(ds.train[view].camera, view, grey, o.alpha_weight, ent_w, rates, lr_means * o.noise_lr, static_cast<uint32_t>(step + 1),
+                           o.seed, true);
+    fwd_ms += sr.forward_ms, tail_ms += sr.tail_ms;
+    loss_sum += sr.loss;
+    ++loss_steps;
+    // MCMC relocation between steps, on the CPU (relocateDead), with the moments of every touched gaussian reset.
+    if (step >= o.refine_start && step < refine_stop && step % o.refine_every == 0 && step > 0) {
+      GaussianParams p = s.params();
+      std::vector<float> m = s.moments();
+      const size_t widths[5] = {3, 4, 3, 1, 3};
+      const size_t firsts[5] = {0, 3 * n, 7 * n, 10 * n, 11 * n};
+      const size_t moved = relocateDead(p, o.min_opacity, rng, [&](size_t i) {
+        for (int g = 0; g < 5; ++g)
+          for (size_t k = 0; k < widths[g]; ++k) {
+            m[firsts[g] + widths[g] * i + k] = 0.0f;
+            m[SF_TRAIN_PARAMS * n + firsts[g] + widths[g] * i + k] = 0.0f;
+          }
+      });
+      if (moved) {
+        s.setParams(p);
+        s.setMoments(m);
+      }
+      relocated_since += moved;
+      r.relocated += moved;
+    }
+    const bool last = step + 1 == o.steps;
+    if ((step + 1) % std::max(1, o.log_every) == 0 || last) {
+      const GaussianParams p = s.params();
+      checkFiniteParams(p, step + 1);
+      TrainLogEntry e;
+      e.step = step + 1;
+      e.loss = loss_sum / loss_steps;
+      e.live = 0;
+      for (size_t i = 0; i < p.size(); ++i) {
+        const float op = opacityOf(p, i);
+        e.live += op > o.min_opacity;
+        ++e.opacity_histogram[static_cast<size_t>(std::min(9, static_cast<int>(op * 10.0f)))];
+      }
+      e.relocated = relocated_since;
+      if (!val.empty() && o.validate_every > 0 && (step + 1) % o.validate_every == 0 && !last) {
+        const ValidationScore v = validate(p, val, o.validation_background);
+        e.val_l1 = v.l1, e.val_psnr = v.psnr;
+      }
+      r.log.push_back(e);
+      if (o.progress) o.progress(step + 1, o.steps, e.loss, e.live);
+      loss_sum = 0, loss_steps = 0, relocated_since = 0;
+    }
+  }
+  r.params = s.params();
+  if (!val.empty()) {
+    r.final = validate(r.params, val, o.validation_background);
+    r.log.back().val_l1 = r.final.l1, r.log.back().val_psnr = r.final.psnr;
+  }
+  // GPU times from the frame's timestamps: the frame up to its raster, and its tail (backward, noise, Adam).
+  r.forward_ms = fwd_ms / o.steps, r.backward_ms = tail_ms / o.steps, r.optimizer_ms = 0;
+  r.seconds = msSince(t_start) / 1000.0;
+  return r;
+}
+
+}  // namespace sf::train
