@@ -128,6 +128,9 @@ int runTrain(const TrainCommand::Options& o) {
   if (r.final.views)
     fmt::print("validation ({} views, white background): L1 {:.5f} -> {:.5f}, PSNR {:.2f} -> {:.2f} dB\n", r.final.views, r.initial.l1, r.final.l1,
                r.initial.psnr, r.final.psnr);
+  if (r.test_final.views)
+    fmt::print("test ({} views, white background): PSNR against the mesh renders {:.2f} dB for the sampled cloud -> {:.2f} dB trained\n",
+               r.test_final.views, r.test_initial.psnr, r.test_final.psnr);
   if (renderer)
     fmt::print("time: {:.2f} s training (GPU per step: {:.3f} ms the frame, {:.3f} ms backward + noise + Adam), {:.2f} s in all; {} relocated\n",
                r.seconds, r.forward_ms, r.backward_ms, total, r.relocated);

@@ -276,6 +276,7 @@ TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& ds, Ga
   for (size_t v = 0; v < ds.train.size(); ++v) s.uploadView(v, ds.train[v].rgba);
   TrainResult r;
   if (!val.empty()) r.initial = validate(params, val, o.validation_background);
+  if (!ds.test.empty()) r.test_initial = validate(params, ds.test, o.validation_background);
   s.setParams(params);
 
   uint64_t rng = 0x7a1full ^ (static_cast<uint64_t>(o.seed) << 16);
@@ -341,6 +342,7 @@ TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& ds, Ga
     r.final = validate(r.params, val, o.validation_background);
     r.log.back().val_l1 = r.final.l1, r.log.back().val_psnr = r.final.psnr;
   }
+  if (!ds.test.empty()) r.test_final = validate(r.params, ds.test, o.validation_background);
   // GPU times from the frame's timestamps: the frame up to its raster, and its tail (backward, noise, Adam).
   r.forward_ms = fwd_ms / o.steps, r.backward_ms = tail_ms / o.steps, r.optimizer_ms = 0;
   r.seconds = msSince(t_start) / 1000.0;

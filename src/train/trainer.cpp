@@ -268,6 +268,7 @@ TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const Train
     for (int g = 0; g < 5; ++g) adam[g].reset(widths[g] * i, widths[g]);
   };
   if (!val.empty()) r.initial = validate(params, val, o.validation_background);
+  if (!ds.test.empty()) r.test_initial = validate(params, ds.test, o.validation_background);
 
   ParamGrads grads;
   grads.resize(n);
@@ -349,6 +350,7 @@ TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const Train
     r.final = validate(params, val, o.validation_background);
     r.log.back().val_l1 = r.final.l1, r.log.back().val_psnr = r.final.psnr;
   }
+  if (!ds.test.empty()) r.test_final = validate(params, ds.test, o.validation_background);
   r.forward_ms = fwd_ms / o.steps, r.backward_ms = bwd_ms / o.steps, r.optimizer_ms = opt_ms / o.steps;
   r.seconds = msSince(t_start) / 1000.0;
   r.params = std::move(params);
@@ -459,9 +461,10 @@ std::string trainLogJson(const TrainResult& r, const TrainOptions& o) {
   std::snprintf(buf, sizeof buf,
                 "{\"summary\": true, \"budget\": %zu, \"steps\": %d, \"seed\": %u, \"seconds\": %.3f, \"relocated\": %zu, "
                 "\"forward_ms\": %.4f, \"backward_ms\": %.4f, \"optimizer_ms\": %.4f, \"val_views\": %zu, "
-                "\"val_l1_initial\": %.6g, \"val_psnr_initial\": %.4f, \"val_l1_final\": %.6g, \"val_psnr_final\": %.4f}\n",
+                "\"val_l1_initial\": %.6g, \"val_psnr_initial\": %.4f, \"val_l1_final\": %.6g, \"val_psnr_final\": %.4f, "
+                "\"test_views\": %zu, \"test_psnr_initial\": %.4f, \"test_psnr_final\": %.4f}\n",
                 o.budget, o.steps, o.seed, r.seconds, r.relocated, r.forward_ms, r.backward_ms, r.optimizer_ms, r.final.views, r.initial.l1,
-                r.initial.psnr, r.final.l1, r.final.psnr);
+                r.initial.psnr, r.final.l1, r.final.psnr, r.test_final.views, r.test_initial.psnr, r.test_final.psnr);
   s += buf;
   return s;
 }

@@ -78,6 +78,7 @@ struct TrainResult {
   GaussianParams params;
   std::vector<TrainLogEntry> log;
   ValidationScore initial, final;  // on the validation views (the test views when there are none)
+  ValidationScore test_initial, test_final;  // on the test views (when the dataset has them)
   double seconds = 0;
   double forward_ms = 0, backward_ms = 0, optimizer_ms = 0;  // per step, mean
   size_t relocated = 0;
