@@ -179,6 +179,40 @@ std::string RenderObject::validate() const {
   return {};
 }
 
+void buildTileLists(std::span<const ProjectedSplat> splats, std::span<const uint32_t> touched, int tiles_x, int tiles_y, TileLists& out) {
+  const size_t total = splats.size();
+  const uint32_t tile_count = static_cast<uint32_t>(tiles_x * tiles_y);
+  std::vector<size_t> offsets(total + 1, 0);
+  for (size_t i = 0; i < total; ++i) offsets[i + 1] = offsets[i] + touched[i];
+  const size_t key_count = offsets.back();
+  // Depth > 0.2, so its float bits order like the value.
+  std::vector<uint64_t> keys(key_count);
+  out.order.resize(key_count);
+  parallelForRange(total, 8192, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      if (!touched[i]) continue;
+      const ProjectedSplat& s = splats[i];
+      const uint64_t depth_bits = std::bit_cast<uint32_t>(s.depth);
+      size_t k = offsets[i];
+      const bool test = s.tiles.area() <= kMaxTestedTileArea;
+      for (int y = s.tiles.y0; y < s.tiles.y1; ++y)
+        for (int x = s.tiles.x0; x < s.tiles.x1; ++x) {
+          if (test && !splatReachesTile(s, x, y)) continue;
+          keys[k] = (static_cast<uint64_t>(y * tiles_x + x) << 32) | depth_bits;
+          out.order[k++] = static_cast<uint32_t>(i);
+        }
+    }
+  });
+  radixSortPairs(keys, out.order, 32 + bitWidth(tile_count));
+  out.begin.assign(tile_count, 0);
+  out.end.assign(tile_count, 0);
+  for (size_t k = 0; k < key_count; ++k) {
+    const uint32_t tile = static_cast<uint32_t>(keys[k] >> 32);
+    if (k == 0 || static_cast<uint32_t>(keys[k - 1] >> 32) != tile) out.begin[tile] = static_cast<uint32_t>(k);
+    if (k + 1 == key_count || static_cast<uint32_t>(keys[k + 1] >> 32) != tile) out.end[tile] = static_cast<uint32_t>(k + 1);
+  }
+}
+
 ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
                     RenderStats* stats, std::span<const RenderMesh> meshes) {
   assert(cam.validate() == nullptr);
@@ -234,42 +268,15 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
   }
   st.preprocess_ms = msSince(t0);
 
-  // 2. Keys: one (tile << 32 | depth bits) key per tile each splat touches; depth > 0.2 so its float
-  // bits order like the value.
+  // 2. Keys and 3. one global stable sort over every key of the frame (buildTileLists).
   t0 = Clock::now();
-  std::vector<size_t> offsets(total + 1, 0);
-  for (size_t i = 0; i < total; ++i) {
-    offsets[i + 1] = offsets[i] + touched[i];
-    st.visible += touched[i] != 0;
-  }
-  const size_t key_count = offsets.back();
-  st.tile_keys = key_count;
-  std::vector<uint64_t> keys(key_count);
-  std::vector<uint32_t> values(key_count);
-  parallelForRange(total, 8192, [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) {
-      if (!touched[i]) continue;
-      const ProjectedSplat& s = projected[i];
-      const uint64_t depth_bits = std::bit_cast<uint32_t>(s.depth);
-      size_t k = offsets[i];
-      const bool test = s.tiles.area() <= kMaxTestedTileArea;
-      for (int y = s.tiles.y0; y < s.tiles.y1; ++y)
-        for (int x = s.tiles.x0; x < s.tiles.x1; ++x) {
-          if (test && !splatReachesTile(s, x, y)) continue;
-          keys[k] = (static_cast<uint64_t>(y * tiles_x + x) << 32) | depth_bits;
-          values[k++] = static_cast<uint32_t>(i);
-        }
-    }
-  });
-  // 3. One global stable sort over every key of the frame.
-  radixSortPairs(keys, values, 32 + bitWidth(tile_count));
-  // Tile ranges.
-  std::vector<uint32_t> range_begin(tile_count, 0), range_end(tile_count, 0);
-  for (size_t k = 0; k < key_count; ++k) {
-    uint32_t tile = static_cast<uint32_t>(keys[k] >> 32);
-    if (k == 0 || static_cast<uint32_t>(keys[k - 1] >> 32) != tile) range_begin[tile] = static_cast<uint32_t>(k);
-    if (k + 1 == key_count || static_cast<uint32_t>(keys[k + 1] >> 32) != tile) range_end[tile] = static_cast<uint32_t>(k + 1);
-  }
+  for (size_t i = 0; i < total; ++i) st.visible += touched[i] != 0;
+  TileLists lists;
+  buildTileLists(projected, touched, tiles_x, tiles_y, lists);
+  st.tile_keys = lists.order.size();
+  const std::vector<uint32_t>& values = lists.order;
+  const std::vector<uint32_t>& range_begin = lists.begin;
+  const std::vector<uint32_t>& range_end = lists.end;
   st.sort_ms = msSince(t0);
 
   // 4. Meshes (opaque, depth-tested), then the tile raster: front-to-back blending per pixel, stopping at

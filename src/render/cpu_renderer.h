@@ -150,6 +150,15 @@ TileRect tileRect(float x, float y, int radius, int tiles_x, int tiles_y);
 bool projectSplat(Vec3 position_world, const Cov6& cov_world, float opacity, int sh_degree, const float* sh,
                   Vec3 sh_direction, ColorSpace color_space, const Camera& cam, bool antialiased, ProjectedSplat* out);
 
+// The frame's tile lists (steps 2 and 3 of the frame): one (tile << 32 | depth bits) key per tile each splat
+// touches (splatReachesTile for rects of at most kMaxTestedTileArea tiles), one stable radix sort over them
+// all. `touched[i]` is splat i's touched count, 0 for a culled splat. After the call `order` holds the splat
+// of each key, grouped by tile and front to back within one, and tile t's keys are [begin[t], end[t]).
+struct TileLists {
+  std::vector<uint32_t> order, begin, end;
+};
+void buildTileLists(std::span<const ProjectedSplat> splats, std::span<const uint32_t> touched, int tiles_x, int tiles_y, TileLists& out);
+
 // Renders every object into a float RGBA image (colour composited over the background; alpha = 1 - T).
 // Meshes, when given, are rasterized first (render/mesh.h) and the splats composited against their depth
 // (alpha 1 where a mesh covers the pixel). Multithreaded over splat chunks and tiles. The camera must be

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "gpu/gpu.h"
 #include "render/vulkan_renderer.h"
+#include "train/random.h"
 #include "train/train_shared.h"
 
 namespace sf::train {
@@ -42,15 +43,6 @@ constexpr uint32_t kTile = 16;
 
 uint32_t ceilDiv(uint64_t a, uint32_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
-// splitmix64, the CPU trainer's generator (views, backgrounds and relocation draw the same stream).
-uint64_t nextU64(uint64_t& s) {
-  uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-double uniform01(uint64_t& s) { return static_cast<double>(nextU64(s) >> 11) * (1.0 / 9007199254740992.0); }
 
 // Flat layout of the groups (train_shared.h) <-> GaussianParams.
 std::vector<float> flatten(const GaussianParams& p) {

@@ -10,15 +10,12 @@
 
 #include "core/covariance.h"
 #include "core/parallel.h"
-#include "render/radix_sort.h"
 
 namespace sf::train {
 
 namespace {
 
 constexpr float kShC0 = 0.28209479177387814f;
-
-int bitWidth(uint32_t v) { return v == 0 ? 1 : 32 - std::countl_zero(v); }
 
 // Per tile-list entry: the gradient of the loss with respect to the splat's 2D parameters at the pixels of
 // that tile. Each entry belongs to one tile, so tiles accumulate without races; entries are summed per
@@ -132,36 +129,12 @@ void rasterForward(const GaussianParams& params, const Camera& cam, Vec3 backgro
     }
   });
 
-  // 2. Keys and the one stable (tile, depth) sort, as renderCpu.
-  std::vector<size_t> offsets(n + 1, 0);
-  for (size_t i = 0; i < n; ++i) offsets[i + 1] = offsets[i] + (st.visible[i] ? static_cast<size_t>(st.projected[i].touched) : 0);
-  const size_t key_count = offsets.back();
-  st.tile_keys = key_count;
-  std::vector<uint64_t> keys(key_count);
-  st.order.resize(key_count);
-  parallelForRange(n, 4096, [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) {
-      if (!st.visible[i]) continue;
-      const ProjectedSplat& s = st.projected[i];
-      const uint64_t depth_bits = std::bit_cast<uint32_t>(s.depth);
-      size_t k = offsets[i];
-      const bool test = s.tiles.area() <= kMaxTestedTileArea;
-      for (int y = s.tiles.y0; y < s.tiles.y1; ++y)
-        for (int x = s.tiles.x0; x < s.tiles.x1; ++x) {
-          if (test && !splatReachesTile(s, x, y)) continue;
-          keys[k] = (static_cast<uint64_t>(y * tiles_x + x) << 32) | depth_bits;
-          st.order[k++] = static_cast<uint32_t>(i);
-        }
-    }
-  });
-  radixSortPairs(keys, st.order, 32 + bitWidth(tile_count));
-  st.tile_begin.assign(tile_count, 0);
-  st.tile_end.assign(tile_count, 0);
-  for (size_t k = 0; k < key_count; ++k) {
-    const uint32_t tile = static_cast<uint32_t>(keys[k] >> 32);
-    if (k == 0 || static_cast<uint32_t>(keys[k - 1] >> 32) != tile) st.tile_begin[tile] = static_cast<uint32_t>(k);
-    if (k + 1 == key_count || static_cast<uint32_t>(keys[k + 1] >> 32) != tile) st.tile_end[tile] = static_cast<uint32_t>(k + 1);
-  }
+  // 2. The frame's tile lists (the same keys and sort as renderCpu).
+  std::vector<uint32_t> touched(n, 0);
+  for (size_t i = 0; i < n; ++i) touched[i] = st.visible[i] ? static_cast<uint32_t>(st.projected[i].touched) : 0u;
+  buildTileLists(st.projected, touched, tiles_x, tiles_y, st.lists);
+  st.tile_keys = st.lists.order.size();
+  const std::vector<uint32_t>& order = st.lists.order;
 
   // 3. The raster: blendPixel's loop, keeping the final transmittance and the last splat blended.
   const size_t pixels = static_cast<size_t>(cam.width) * static_cast<size_t>(cam.height);
@@ -171,7 +144,7 @@ void rasterForward(const GaussianParams& params, const Camera& cam, Vec3 backgro
   st.last.assign(pixels, 0);
   parallelFor(tile_count, [&](size_t tile) {
     const int tx = static_cast<int>(tile) % tiles_x, ty = static_cast<int>(tile) / tiles_x;
-    const uint32_t b = st.tile_begin[tile], e = st.tile_end[tile];
+    const uint32_t b = st.lists.begin[tile], e = st.lists.end[tile];
     for (int py = ty * kTileSize; py < std::min(cam.height, (ty + 1) * kTileSize); ++py)
       for (int px = tx * kTileSize; px < std::min(cam.width, (tx + 1) * kTileSize); ++px) {
         const size_t pix = static_cast<size_t>(py) * static_cast<size_t>(cam.width) + static_cast<size_t>(px);
@@ -179,7 +152,7 @@ void rasterForward(const GaussianParams& params, const Camera& cam, Vec3 backgro
         Vec3 c{0, 0, 0};
         uint32_t last = 0;
         for (uint32_t k = b; k < e; ++k) {
-          const ProjectedSplat& s = st.projected[st.order[k]];
+          const ProjectedSplat& s = st.projected[order[k]];
           const float dx = s.mean_x - static_cast<float>(px), dy = s.mean_y - static_cast<float>(py);
           const float power = -0.5f * (s.conic[0] * dx * dx + s.conic[2] * dy * dy) - s.conic[1] * dx * dy;
           if (power > 0.0f) continue;
@@ -209,13 +182,14 @@ void rasterBackward(const GaussianParams& params, const Camera& cam, Vec3 backgr
   if (d_rgb.size() != 3 * pixels || d_alpha.size() != pixels) throw std::invalid_argument("rasterBackward: gradient images of the wrong size");
   if (grads.opacity_logits.size() != n) grads.resize(n);
   const int tiles_x = (cam.width + kTileSize - 1) / kTileSize;
-  const size_t tile_count = st.tile_begin.size();
+  const size_t tile_count = st.lists.begin.size();
+  const std::vector<uint32_t>& order = st.lists.order;
 
   // 1. Per tile, per pixel, back to front from the last splat blended: dL/d(colour, opacity, mean, conic).
-  std::vector<Grad2D> entry(st.order.size());
+  std::vector<Grad2D> entry(order.size());
   parallelFor(tile_count, [&](size_t tile) {
     const int tx = static_cast<int>(tile) % tiles_x, ty = static_cast<int>(tile) / tiles_x;
-    const uint32_t b = st.tile_begin[tile];
+    const uint32_t b = st.lists.begin[tile];
     for (int py = ty * kTileSize; py < std::min(cam.height, (ty + 1) * kTileSize); ++py)
       for (int px = tx * kTileSize; px < std::min(cam.width, (tx + 1) * kTileSize); ++px) {
         const size_t pix = static_cast<size_t>(py) * static_cast<size_t>(cam.width) + static_cast<size_t>(px);
@@ -228,7 +202,7 @@ void rasterBackward(const GaussianParams& params, const Camera& cam, Vec3 backgr
         float t = t_final;
         Vec3 behind{0, 0, 0};
         for (uint32_t k = b + st.last[pix]; k-- > b;) {
-          const ProjectedSplat& s = st.projected[st.order[k]];
+          const ProjectedSplat& s = st.projected[order[k]];
           const float dx = s.mean_x - static_cast<float>(px), dy = s.mean_y - static_cast<float>(py);
           const float power = -0.5f * (s.conic[0] * dx * dx + s.conic[2] * dy * dy) - s.conic[1] * dx * dy;
           if (power > 0.0f) continue;
@@ -257,8 +231,8 @@ void rasterBackward(const GaussianParams& params, const Camera& cam, Vec3 backgr
   });
   // Entries to gaussians (sequential over the key order: deterministic).
   std::vector<Grad2D> per(n);
-  for (size_t k = 0; k < st.order.size(); ++k) {
-    Grad2D& d = per[st.order[k]];
+  for (size_t k = 0; k < order.size(); ++k) {
+    Grad2D& d = per[order[k]];
     const Grad2D& s = entry[k];
     d.mean_x += s.mean_x, d.mean_y += s.mean_y, d.opacity += s.opacity;
     for (int j = 0; j < 3; ++j) d.conic[j] += s.conic[j], d.color[j] += s.color[j];

@@ -61,8 +61,7 @@ struct RasterState {
   int width = 0, height = 0;
   std::vector<ProjectedSplat> projected;  // per gaussian (meaningless where !visible)
   std::vector<uint8_t> visible;
-  std::vector<uint32_t> order;            // gaussian per tile key, grouped by tile, front to back
-  std::vector<uint32_t> tile_begin, tile_end;
+  TileLists lists;                        // the frame's tile lists (buildTileLists, render/cpu_renderer.h)
   std::vector<float> final_t;             // per pixel: transmittance after the last blended splat
   std::vector<uint32_t> last;             // per pixel: 1 + position in its tile's list of the last splat blended (0: none)
   // The image: rgb (3 per pixel, composited over the background) and alpha = 1 - final_t, top row first.

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "model/gltf_model.h"
+#include "train/random.h"
 #include "train/views.h"
 
 namespace sf::train {
@@ -22,20 +23,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
-// splitmix64: a small, portable generator (the same stream on every standard library).
-uint64_t nextU64(uint64_t& s) {
-  uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-double uniform01(uint64_t& s) { return static_cast<double>(nextU64(s) >> 11) * (1.0 / 9007199254740992.0); }
-// Standard normal (Box-Muller, one value per call).
-float normal01(uint64_t& s) {
-  const double u1 = std::max(uniform01(s), 1e-300), u2 = uniform01(s);
-  return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2));
-}
 
 // Adam over one parameter group (Kingma and Ba 2015; eps 1e-15 as gsplat's trainers use).
 struct Adam {

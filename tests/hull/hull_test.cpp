@@ -18,6 +18,7 @@
 #include "render/cpu_renderer.h"
 #include "render/vulkan_renderer.h"
 #include "scene/scene.h"
+#include "support/gpu_support.h"
 #include "support/test_support.h"
 
 namespace sf {
@@ -399,15 +400,7 @@ TEST(HullFrame, BakedAndSortedAgreeWithAShell) {
   }
 }
 
-VulkanRenderer* gpuRenderer() {
-  static std::unique_ptr<VulkanRenderer> renderer = []() -> std::unique_ptr<VulkanRenderer> {
-    if (!gpu::vulkanAvailable()) return nullptr;
-    gpu::ContextOptions o;
-    o.validation = true;
-    return std::make_unique<VulkanRenderer>(o);
-  }();
-  return renderer.get();
-}
+using test::gpuRenderer;
 
 TEST(HullFrame, VulkanMatchesCpuInBothModes) {
   VulkanRenderer* gpu = gpuRenderer();

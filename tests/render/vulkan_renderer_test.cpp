@@ -18,30 +18,13 @@
 #include "render/vulkan_renderer.h"
 #include "scene/demo.h"
 #include "scene/scene.h"
+#include "support/gpu_support.h"
 #include "support/test_support.h"
 
 namespace sf {
 namespace {
 
-// One renderer for the whole suite: pipeline compilation on lavapipe costs about a second per shader.
-VulkanRenderer* gpuRenderer() {
-  static std::unique_ptr<VulkanRenderer> renderer = []() -> std::unique_ptr<VulkanRenderer> {
-    if (!gpu::vulkanAvailable()) return nullptr;
-    gpu::ContextOptions o;
-    o.validation = true;
-    return std::make_unique<VulkanRenderer>(o);
-  }();
-  return renderer.get();
-}
-
-#define SF_REQUIRE_VULKAN(var)                                                                              \
-  VulkanRenderer* var = gpuRenderer();                                                                      \
-  if (!var) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)"); \
-  const uint32_t validation_before = var->context().validationErrors()
-
-#define SF_EXPECT_VALIDATION_CLEAN(var)                                                           \
-  EXPECT_EQ(var->context().validationErrors(), validation_before)                                 \
-      << "Vulkan validation errors:\n" << var->context().validationReport(validation_before)
+using test::gpuRenderer;
 
 // Sanitizer builds keep the driver's modules mapped after the last instance is gone, so that what a driver
 // keeps in its globals stays reachable and any real leak in it is symbolised (see keepDriverModulesLoaded).

@@ -8,47 +8,15 @@
 #include "gpu/gpu.h"
 #include "render/vulkan_renderer.h"
 #include "train/views.h"
+#include "train/train_test_support.h"
+#include "support/gpu_support.h"
 #include "support/test_support.h"
 #include <gtest/gtest.h>
 
 namespace sf::train {
 namespace {
 
-// One renderer with the validation layer on: any validation error fails the test that caused it.
-VulkanRenderer* gpuRenderer() {
-  static std::unique_ptr<VulkanRenderer> renderer = []() -> std::unique_ptr<VulkanRenderer> {
-    if (!gpu::vulkanAvailable()) return nullptr;
-    gpu::ContextOptions o;
-    o.validation = true;
-    return std::make_unique<VulkanRenderer>(o);
-  }();
-  return renderer.get();
-}
-
-#define SF_REQUIRE_GPU(var)                                                                               \
-  VulkanRenderer* var = gpuRenderer();                                                                    \
-  if (!var) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)"); \
-  const uint32_t validation_before = var->context().validationErrors()
-
-#define SF_EXPECT_NO_VALIDATION_ERRORS(var) \
-  EXPECT_EQ(var->context().validationErrors(), validation_before) << var->context().validationReport(validation_before)
-
-GaussianParams randomParams(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  GaussianParams p;
-  p.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    for (size_t k = 0; k < 3; ++k) {
-      p.means[3 * i + k] = 0.6f * u(rng);
-      p.log_scales[3 * i + k] = std::log(0.01f + 0.05f * (u(rng) + 1.0f));
-      p.color_logits[3 * i + k] = 2.0f * u(rng);
-    }
-    for (size_t k = 0; k < 4; ++k) p.quats[4 * i + k] = u(rng);
-    p.opacity_logits[i] = 3.0f * u(rng);
-  }
-  return p;
-}
+using test_fixtures::randomParams;
 
 double relativeError(const std::vector<float>& gpu, const std::vector<float>& cpu) {
   double d2 = 0, r2 = 0;
@@ -57,7 +25,7 @@ double relativeError(const std::vector<float>& gpu, const std::vector<float>& cp
 }
 
 TEST(GpuTrainer, BackwardMatchesTheCpuBackwardPerGaussian) {
-  SF_REQUIRE_GPU(gpu);
+  SF_REQUIRE_VULKAN(gpu);
   if (std::string why = gpuTrainingUnsupported(*gpu); !why.empty()) SF_SKIP_OR_FAIL(why);
   for (uint32_t seed : {3u, 4u}) {
     SCOPED_TRACE(seed);
@@ -104,28 +72,17 @@ TEST(GpuTrainer, BackwardMatchesTheCpuBackwardPerGaussian) {
     for (size_t i = 0; i < cpu.means.size(); ++i) worst = std::max(worst, static_cast<double>(std::abs(g.grads.means[i] - cpu.means[i])));
     EXPECT_LT(worst, 1e-2 * max_mean);
   }
-  SF_EXPECT_NO_VALIDATION_ERRORS(gpu);
+  SF_EXPECT_VALIDATION_CLEAN(gpu);
 }
 
 TEST(GpuTrainer, TinyRunOnTheKhronosBoxCutsValidationL1FiveFoldAndRepeatsExactly) {
-  SF_REQUIRE_GPU(gpu);
+  SF_REQUIRE_VULKAN(gpu);
   if (std::string why = gpuTrainingUnsupported(*gpu); !why.empty()) SF_SKIP_OR_FAIL(why);
   SF_REQUIRE_ASSET(model, "gltf/box_animated.gltf");
-  ViewsOptions vo;
-  vo.train_count = 40;
-  vo.val_count = 4;
-  vo.test_count = 0;
-  vo.size = 64;
-  const hull::SourceMesh src = loadViewsModel(model, "", 0.0f);
-  const Dataset ds = renderViews(src, vo);
-  TrainOptions o;
-  o.budget = 300;
-  o.steps = 300;
-  o.refine_start = 100;
-  o.refine_stop = 250;
-  o.log_every = 50;
-  const SurfaceSamples s = sampleSurface(src, o.budget, o.seed);
-  const GaussianParams init = initialParams(InitialPoints{s.positions, s.normals, s.colors}, o);
+  const test_fixtures::TinyRun t = test_fixtures::tinyRun(model);
+  const Dataset& ds = t.dataset;
+  const GaussianParams& init = t.init;
+  TrainOptions o = t.options;
   const TrainResult r = trainGaussiansVulkan(*gpu, ds, init, o);
   EXPECT_EQ(r.params.size(), o.budget);
   std::printf("  GPU: validation L1 %.5f -> %.5f, PSNR %.2f -> %.2f dB, %zu relocated\n", r.initial.l1, r.final.l1, r.initial.psnr, r.final.psnr,
@@ -139,7 +96,7 @@ TEST(GpuTrainer, TinyRunOnTheKhronosBoxCutsValidationL1FiveFoldAndRepeatsExactly
   o.seed = 2;
   const TrainResult c = trainGaussiansVulkan(*gpu, ds, init, o);
   EXPECT_NE(a.params.means, c.params.means);
-  SF_EXPECT_NO_VALIDATION_ERRORS(gpu);
+  SF_EXPECT_VALIDATION_CLEAN(gpu);
 }
 
 }  // namespace

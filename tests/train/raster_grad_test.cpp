@@ -8,6 +8,7 @@
 #include "render/camera.h"
 #include "render/cpu_renderer.h"
 #include "support/test_support.h"
+#include "train/train_test_support.h"
 #include <gtest/gtest.h>
 
 namespace sf::train {
@@ -121,20 +122,7 @@ void expectGradientsMatch(SmoothScene s, Vec3 bg, uint32_t seed) {
 }
 
 TEST(RasterGrad, ForwardImageIsTheCpuRenderersImage) {
-  std::mt19937 rng(3);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  GaussianParams p;
-  const size_t n = 400;
-  p.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    for (size_t k = 0; k < 3; ++k) {
-      p.means[3 * i + k] = 0.6f * u(rng);
-      p.log_scales[3 * i + k] = std::log(0.01f + 0.05f * (u(rng) + 1.0f));
-      p.color_logits[3 * i + k] = 2.0f * u(rng);
-    }
-    for (size_t k = 0; k < 4; ++k) p.quats[4 * i + k] = u(rng);
-    p.opacity_logits[i] = 3.0f * u(rng);
-  }
+  const GaussianParams p = test_fixtures::randomParams(400, 3);
   const Camera cam = lookAtCamera({0.4f, 0.9f, 2.6f}, {0, 0, 0}, {0, -1, 0}, 45.0f, 72, 56);
   const Vec3 bg{0.3f, 0.6f, 0.9f};
   RasterState st;

@@ -11,6 +11,7 @@
 #include "io/formats.h"
 #include "io/image_io.h"
 #include "train/views.h"
+#include "train/train_test_support.h"
 #include "support/test_support.h"
 #include <gtest/gtest.h>
 
@@ -184,22 +185,9 @@ TEST(Trainer, RunsAreReproducibleForASeedAndDifferForAnother) {
 // validation L1 falls at least 5x from the sampled cloud, and the count never exceeds the budget.
 TEST(Trainer, TinyRunOnTheKhronosBoxCutsValidationL1FiveFold) {
   SF_REQUIRE_ASSET(model, "gltf/box_animated.gltf");
-  ViewsOptions vo;
-  vo.train_count = 40;
-  vo.val_count = 4;
-  vo.test_count = 0;
-  vo.size = 64;
-  const hull::SourceMesh src = loadViewsModel(model, "", 0.0f);
-  const Dataset ds = renderViews(src, vo);
-  TrainOptions o;
-  o.budget = 300;
-  o.steps = 300;
-  o.refine_start = 100;
-  o.refine_stop = 250;
-  o.log_every = 50;
-  const SurfaceSamples s = sampleSurface(src, o.budget, o.seed);
-  InitialPoints pts{s.positions, s.normals, s.colors};
-  const TrainResult r = trainGaussians(ds, initialParams(pts, o), o);
+  const test_fixtures::TinyRun t = test_fixtures::tinyRun(model);
+  const TrainOptions& o = t.options;
+  const TrainResult r = trainGaussians(t.dataset, t.init, o);
   EXPECT_EQ(r.params.size(), o.budget);
   for (const TrainLogEntry& e : r.log) EXPECT_LE(e.live, o.budget);
   std::printf("  validation L1 %.5f -> %.5f, PSNR %.2f -> %.2f dB, %zu relocated\n", r.initial.l1, r.final.l1, r.initial.psnr, r.final.psnr,
