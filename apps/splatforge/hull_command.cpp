@@ -65,11 +65,13 @@ int runBake(HullCommand::Options& o) {
   GaussianCloud trained;
   if (o.train) {
     if (!o.bake.splats.empty()) return fail("give --train or --splats, not both");
+    if (o.bake.splats_in_source_frame) return fail("--splats-source-frame is for a --splats file; a --train cloud is in the hull frame");
     train::ViewsOptions vo;
     vo.train_count = o.train_views;
     vo.size = o.train_size;
     vo.clip = o.bake.clip;
     vo.time = o.bake.time;
+    vo.seed = o.bake.seed;
     train::TrainOptions to;
     to.budget = o.bake.budget;
     to.steps = o.train_steps;

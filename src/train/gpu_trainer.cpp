@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <memory>
 
 #include "core/error.h"
 #include "gpu/gpu.h"
@@ -78,14 +79,24 @@ void dispatch(VkCommandBuffer cmd, const gpu::ComputePipeline& pl, const Push& p
   vkCmdPushConstants(cmd, pl.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(Push), &p);
   if (x && y) vkCmdDispatch(cmd, x, y, 1);
 }
+// A 1D pass over `items` threads as rows of at most 65535 workgroups (the smallest maxComputeWorkGroupCount
+// Vulkan allows; the shaders' linearIndex() undoes it).
+template <typename Push>
+void dispatch1d(VkCommandBuffer cmd, const gpu::ComputePipeline& pl, const Push& p, uint64_t items) {
+  const uint64_t groups = (items + kWg - 1) / kWg;
+  const uint32_t x = static_cast<uint32_t>(std::min<uint64_t>(groups, 65535)), y = static_cast<uint32_t>((groups + 65534) / 65535);
+  dispatch(cmd, pl, p, x, y);
+}
 
 // Everything one training run holds on the device.
 class GpuState : public GpuSplatSource, public FrameTail {
  public:
   GpuState(VulkanRenderer& renderer, size_t n, int width, int height, size_t views)
-      : renderer_(renderer), ctx_(renderer.context()), pipes_(ctx_), n_(n), width_(width), height_(height) {
+      : renderer_(renderer), ctx_(renderer.context()), n_(n), width_(width), height_(height) {
+    // The device check comes first: the pipelines use 64-bit integer atomics.
     if (std::string why = gpuTrainingUnsupported(renderer); !why.empty()) throw Error(why);
     if (n == 0 || n > (1u << 26)) throw Error("train: the GPU trainer takes 1 to 2^26 gaussians");
+    pipes_ = std::make_unique<Pipelines>(ctx_);
     const VkDeviceSize pixels = static_cast<VkDeviceSize>(width) * static_cast<VkDeviceSize>(height);
     params_ = ctx_.createBuffer(n * SF_TRAIN_PARAMS * 4, false, "train params");
     grads_ = ctx_.createBuffer(n * SF_TRAIN_PARAMS * 4, false, "train grads");
@@ -157,7 +168,7 @@ class GpuState : public GpuSplatSource, public FrameTail {
     p.params = params_.address;
     p.positions = t.positions, p.covariances = t.covariances, p.opacities = t.opacities, p.sh = t.sh;
     p.count = t.count, p.sh_stride = t.sh_stride;
-    dispatch(static_cast<VkCommandBuffer>(command_buffer), pipes_.activate, p, ceilDiv(t.count, kWg));
+    dispatch1d(static_cast<VkCommandBuffer>(command_buffer), pipes_->activate, p, t.count);
   }
   // FrameTail: loss, backward, noise, Adam.
   void record(void* command_buffer, uint64_t frame, uint32_t raster_flags) const override {
@@ -166,16 +177,16 @@ class GpuState : public GpuSplatSource, public FrameTail {
     p.frame = frame;
     p.frame_flags = raster_flags;
     const uint64_t pixels = static_cast<uint64_t>(width_) * static_cast<uint64_t>(height_);
-    dispatch(cmd, pipes_.loss, p, ceilDiv(pixels, kWg));
+    dispatch1d(cmd, pipes_->loss, p, pixels);
     gpu::computeBarrier(cmd);
-    dispatch(cmd, pipes_.raster_backward, p, tiles_x_, tiles_y_);
+    dispatch(cmd, pipes_->raster_backward, p, tiles_x_, tiles_y_);
     gpu::computeBarrier(cmd);
-    dispatch(cmd, pipes_.gaussian_backward, p, ceilDiv(n_, kWg));
+    dispatch1d(cmd, pipes_->gaussian_backward, p, n_);
     if (!update_) return;
     gpu::computeBarrier(cmd);
-    dispatch(cmd, pipes_.noise, p, ceilDiv(n_, kWg));
+    dispatch1d(cmd, pipes_->noise, p, n_);
     gpu::computeBarrier(cmd);
-    dispatch(cmd, pipes_.adam, p, ceilDiv(n_ * SF_TRAIN_PARAMS, kWg));
+    dispatch1d(cmd, pipes_->adam, p, n_ * SF_TRAIN_PARAMS);
   }
 
  private:
@@ -214,7 +225,7 @@ class GpuState : public GpuSplatSource, public FrameTail {
 
   VulkanRenderer& renderer_;
   gpu::Context& ctx_;
-  Pipelines pipes_;
+  std::unique_ptr<Pipelines> pipes_;
   size_t n_;
   int width_, height_;
   gpu::Buffer params_, grads_, moments_, grad2d_, targets_, pixel_grads_, partials_, staging_;
@@ -249,7 +260,7 @@ GpuGradients gpuGradients(VulkanRenderer& renderer, const GaussianParams& params
 
 TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& ds, GaussianParams params, const TrainOptions& o) {
   if (ds.train.empty()) throw Error("train: the dataset has no train views");
-  if (o.steps < 1) throw Error("train: --steps must be at least 1");
+  if (std::string why = o.validate(); !why.empty()) throw Error("train: " + why);
   if (params.size() > o.budget) throw Error("train: the initial cloud holds more gaussians than the budget");
   if (const char* why = params.validate()) throw Error(std::string("train: ") + why);
   const int width = ds.train[0].camera.width, height = ds.train[0].camera.height;

@@ -28,8 +28,9 @@ namespace sf::train {
 // Whether the renderer's device can run the GPU trainer (64-bit integer buffer atomics); why not otherwise.
 std::string gpuTrainingUnsupported(VulkanRenderer& renderer);
 
-// trainGaussians on the renderer's device: the same options, steps, log and result (validation scores are
-// computed by the CPU forward pass on the parameters read back, so they compare across backends). The train
+// trainGaussians on the renderer's device: the same options, the same views and backgrounds step by step, the
+// same log and result (validation scores are computed by the CPU forward pass on the parameters read back, so
+// they compare across backends). The train
 // views must share one size. Throws sf::Error when the device cannot train or an option is bad.
 TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& dataset, GaussianParams init, const TrainOptions& options);
 

@@ -1,5 +1,6 @@
 // The trainers' random numbers: splitmix64 (Steele et al. 2014), the same stream on every standard library,
-// so a seed means the same views, backgrounds and relocations on every machine and on both backends.
+// so a seed means the same views, backgrounds and relocations on every machine and on both backends (the CPU
+// trainer's position noise draws from a stream of its own).
 #pragma once
 
 #include <algorithm>

@@ -17,7 +17,8 @@ using uint = uint32_t;
 // Parameters per gaussian, one flat array of groups: means 3N, quats 4N, log-scales 3N, opacity logits N,
 // colour logits 3N (GaussianParams, train/raster_grad.h); grads and the Adam moments share the layout.
 #define SF_TRAIN_PARAMS 14
-// The raster backward's per-gaussian 2D gradients, 9 per gaussian (mean x, y; conic a, b, c; opacity; rgb),
+// The raster backward's per-gaussian 2D gradients, 9 per gaussian (mean x, y; the 2D covariance's xx, xy, yy,
+// converted from the conic's per entry; opacity; rgb),
 // accumulated as 64-bit fixed point (integer atomics are associative, so a step's sums do not depend on the
 // order the GPU adds them in: runs are reproducible). Per-pixel gradients are scaled by the pixel count first
 // (so a pixel's terms are O(1)), then by 2^SF_TRAIN_FIXED_BITS.

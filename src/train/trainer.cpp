@@ -69,10 +69,26 @@ size_t liveCount(const GaussianParams& p, float min_opacity) {
 
 }  // namespace
 
+std::string TrainOptions::validate() const {
+  auto positive = [](float v) { return v > 0 && std::isfinite(v); };
+  if (budget == 0) return "the budget must be at least 1";
+  if (steps < 1) return "steps must be at least 1";
+  if (refine_every < 1) return "refine_every must be at least 1";
+  if (log_every < 1) return "log_every must be at least 1";
+  if (validate_every < 0) return "validate_every must be 0 (off) or more";
+  if (!(alpha_weight >= 0 && std::isfinite(alpha_weight)) || !(entropy >= 0 && std::isfinite(entropy))) return "alpha and entropy weights must be finite and >= 0";
+  if (!(min_opacity > 0 && min_opacity < 1)) return "min_opacity must be in (0, 1)";
+  if (!(noise_lr >= 0 && std::isfinite(noise_lr))) return "noise_lr must be finite and >= 0";
+  if (!positive(lr_means) || !positive(lr_means_final) || !positive(lr_quats) || !positive(lr_scales) || !positive(lr_opacities) || !positive(lr_colors))
+    return "learning rates must be finite and > 0";
+  if (!(scene_extent >= 0 && std::isfinite(scene_extent))) return "scene_extent must be 0 (from the cameras) or more";
+  return {};
+}
+
 void checkFiniteParams(const GaussianParams& p, int step) {
   for (const std::vector<float>* v : {&p.means, &p.quats, &p.log_scales, &p.opacity_logits, &p.color_logits})
     for (float x : *v)
-      if (!std::isfinite(x)) throw Error("train: a parameter became non-finite at step " + std::to_string(step) + " (lower the learning rates)");
+      if (!std::isfinite(x)) throw Error("train: a parameter became non-finite at step " + std::to_string(step));
 }
 
 float sceneExtent(const Dataset& ds) {
@@ -234,7 +250,7 @@ ValidationScore validate(const GaussianParams& params, const std::vector<View>& 
 
 TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const TrainOptions& o) {
   if (ds.train.empty()) throw Error("train: the dataset has no train views");
-  if (o.steps < 1) throw Error("train: --steps must be at least 1");
+  if (std::string why = o.validate(); !why.empty()) throw Error("train: " + why);
   if (params.size() > o.budget) throw Error("train: the initial cloud holds more gaussians than the budget");
   if (const char* why = params.validate()) throw Error(std::string("train: ") + why);
   for (const View& v : ds.train)
@@ -262,6 +278,7 @@ TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const Train
   RasterState st;
   std::vector<float> d_rgb, d_alpha;
   uint64_t rng = 0x7a1full ^ (static_cast<uint64_t>(o.seed) << 16);
+  uint64_t noise_rng = 0x9015eull ^ (static_cast<uint64_t>(o.seed) << 16);  // its own stream: views and backgrounds as on the GPU
   double loss_sum = 0, fwd_ms = 0, bwd_ms = 0, opt_ms = 0;
   int loss_steps = 0;
   size_t relocated_since = 0;
@@ -271,22 +288,18 @@ TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const Train
     const Vec3 bg{grey, grey, grey};
     auto t0 = Clock::now();
     rasterForward(params, view.camera, bg, st);
-    double loss = photometricLoss(st, view.rgba, bg, o.alpha_weight, d_rgb, d_alpha);
+    const double loss = photometricLoss(st, view.rgba, bg, o.alpha_weight, d_rgb, d_alpha);
     fwd_ms += msSince(t0);
     t0 = Clock::now();
     grads.zero();
     rasterBackward(params, view.camera, bg, st, d_rgb, d_alpha, grads);
     // Entropy o(1 - o), annealed in over the last 40% of the steps.
     const float ent_w = o.entropy * std::max(0.0f, (static_cast<float>(step) / static_cast<float>(o.steps) - 0.6f) / 0.4f);
-    if (ent_w > 0) {
-      double ent = 0;
+    if (ent_w > 0)
       for (size_t i = 0; i < n; ++i) {
         const float op = opacityOf(params, i);
-        ent += op * (1.0f - op);
         grads.opacity_logits[i] += ent_w * (1.0f - 2.0f * op) / static_cast<float>(n) * op * (1.0f - op);
       }
-      loss += ent_w * ent / static_cast<double>(n);
-    }
     bwd_ms += msSince(t0);
     t0 = Clock::now();
     // Means decay exponentially from lr_means to lr_means_final over the run.
@@ -296,8 +309,8 @@ TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const Train
     for (size_t i = 0; i < n; ++i) {
       const float op = opacityOf(params, i);
       const float gate = 1.0f / (1.0f + std::exp(-100.0f * ((1.0f - op) - 0.995f)));
-      const Vec3 e{normal01(rng), normal01(rng), normal01(rng)};
       if (gate * scaler < 1e-12f) continue;
+      const Vec3 e{normal01(noise_rng), normal01(noise_rng), normal01(noise_rng)};
       const Cov6 c = covarianceFromScaleRotation(scaleOf(params, i), rotationOf(params, i));
       const Vec3 noise = covarianceMatrix(c) * (e * (gate * scaler));
       for (size_t k = 0; k < 3; ++k) params.means[3 * i + k] += noise[static_cast<int>(k)];
@@ -415,6 +428,9 @@ GaussianCloud restToBindSpace(const GltfModel& model, int draw, GaussianCloud cl
                 "); train the character at a pose that is");
   // Inverse of A (adjugate over the determinant).
   const float det = determinant(a);
+  if (!(std::abs(det) > 1e-6f * extent * extent * extent))
+    throw Error(model.document().path + ": the rest pose of the bound mesh is a flattened image of its bind pose (determinant " + std::to_string(det) +
+                "); train the character at a pose that is not");
   Mat3 inv;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) {

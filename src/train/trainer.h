@@ -7,7 +7,9 @@
 // silhouette costs RGB error in every view), loss = L1(rgb) + 0.3 L1(alpha) [+ the annealed entropy term
 // o(1 - o) over the last 40% of the steps], Adam per parameter group, then the MCMC step (relocation every
 // `refine_every` steps from `refine_start` to steps - 1000, and position noise on low-opacity gaussians).
-// A run is reproducible for a seed (one backend, any thread count).
+// A run is reproducible for a seed (one backend, any thread count). Both backends draw the views, backgrounds
+// and relocations from one generator, so they see the same steps; they differ in rounding and in the position
+// noise's generator.
 #pragma once
 
 #include <array>
@@ -56,12 +58,15 @@ struct TrainOptions {
   int validate_every = 0;        // validation L1/PSNR every this many steps (0: at the start and the end only)
   Vec3 validation_background{1, 1, 1};
   std::function<void(int step, int steps, double loss, size_t live)> progress;  // every log entry
+
+  // Empty when usable; otherwise the first bad option and why.
+  std::string validate() const;
 };
 
 // One line of the training log.
 struct TrainLogEntry {
   int step = 0;
-  double loss = 0;       // mean over the steps since the previous entry
+  double loss = 0;       // the photometric loss (the entropy term left out), mean over the steps since the previous entry
   size_t live = 0;       // gaussians above min_opacity
   size_t relocated = 0;  // relocated since the previous entry
   std::array<uint32_t, 10> opacity_histogram{};  // opacities in tenths

@@ -207,6 +207,10 @@ TEST(RasterGrad, CloudRoundTrip) {
     EXPECT_NEAR(back.positions[i].x, cloud.positions[i].x, 1e-6);
     EXPECT_NEAR(back.scales[i].y, cloud.scales[i].y, 1e-6 * cloud.scales[i].y + 1e-9);
     EXPECT_NEAR(back.opacities[i], cloud.opacities[i], 1e-5);
+    // Rotations as unit quaternions up to sign; the DC colour term (degree 0 keeps it exactly, up to rounding).
+    const Quat a = back.rotations[i], b = normalize(cloud.rotations[i]);
+    EXPECT_NEAR(std::abs(a.w * b.w + a.x * b.x + a.y * b.y + a.z * b.z), 1.0, 1e-6);
+    for (size_t k = 0; k < 3; ++k) EXPECT_NEAR(back.sh[3 * i + k], cloud.sh[i * static_cast<size_t>(cloud.shStride()) + k], 2e-5);
   }
 }
 

@@ -15,7 +15,7 @@ layout(local_size_x = SF_TRAIN_WG) in;
 const float C0 = 0.28209479177387814;
 
 void main() {
-  uint i = gl_GlobalInvocationID.x, n = pc.count;
+  uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * SF_TRAIN_WG + gl_LocalInvocationID.x, n = pc.count;
   if (i >= n) return;
   TFloats p = pc.params;
   AFloats pos = AFloats(pc.positions), cov = AFloats(pc.covariances), op = AFloats(pc.opacities), sh = AFloats(pc.sh);

@@ -7,7 +7,7 @@ layout(local_size_x = SF_TRAIN_WG) in;
 
 void main() {
   if (frameOverflowed()) return;
-  uint e = gl_GlobalInvocationID.x, n = pc.count;
+  uint e = linearIndex(), n = pc.count;
   if (e >= SF_TRAIN_PARAMS * n) return;
   uint group = e < 3u * n ? 0u : e < 7u * n ? 1u : e < 10u * n ? 2u : e < 11u * n ? 3u : 4u;
   const float b1 = 0.9, b2 = 0.999, eps = 1e-15;

@@ -18,6 +18,10 @@ uint colorAt(uint i) { return 11u * pc.count + 3u * i; }
 
 float sigmoid(float x) { return 1.0 / (1.0 + exp(-x)); }
 
+// The element of a 1D pass of SF_TRAIN_WG-thread workgroups dispatched as rows of at most 65535 of them
+// (gpu_trainer.cpp dispatch1d). (Not gl_WorkGroupSize: this file comes before the shader declares its size.)
+uint linearIndex() { return (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * SF_TRAIN_WG + gl_LocalInvocationID.x; }
+
 // Rows of the rotation matrix of a unit quaternion (w, x, y, z), as core/math.cpp rotationMatrix.
 void rotationRows(vec4 q, out vec3 r0, out vec3 r1, out vec3 r2) {
   float w = q.x, x = q.y, y = q.z, z = q.w;

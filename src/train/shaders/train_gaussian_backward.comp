@@ -11,7 +11,7 @@ const float kFixed = float(1u << 16) * float(1u << (SF_TRAIN_FIXED_BITS - 16));
 
 void main() {
   if (frameOverflowed()) return;
-  uint i = gl_GlobalInvocationID.x, n = pc.count;
+  uint i = linearIndex(), n = pc.count;
   if (i >= n) return;
   FrameRef fr = FrameRef(pc.frame);
   TFloats p = pc.params, gr = pc.grads;
@@ -58,13 +58,8 @@ void main() {
     float j11 = fy / tz, j12 = -(fy * ty) / (tz * tz);
     vec3 t0 = j00 * w0 + j02 * w2, t1 = j11 * w1 + j12 * w2;
     vec3 vt0 = v * t0, vt1 = v * t1;
-    float a = dot(t0, vt0) + 0.3, bb = dot(t0, vt1), c = dot(t1, vt1) + 0.3;
-    float det = a * c - bb * bb;
-    float inv = 1.0 / det, inv2 = inv * inv;
-    float gA = g2[2], gB = g2[3], gC = g2[4];
-    float g_a = gA * (-c * c * inv2) + gB * (bb * c * inv2) + gC * (inv - a * c * inv2);
-    float g_b = gA * (2.0 * bb * c * inv2) + gB * (-inv - 2.0 * bb * bb * inv2) + gC * (2.0 * a * bb * inv2);
-    float g_cc = gA * (inv - a * c * inv2) + gB * (bb * a * inv2) + gC * (-a * a * inv2);
+    // The raster backward summed the conic's gradient as the 2D covariance's (a, b, c) = (xx, xy, yy).
+    float g_a = g2[2], g_b = g2[3], g_cc = g2[4];
     vec3 g_t0 = vt0 * (2.0 * g_a) + vt1 * g_b;
     vec3 g_t1 = vt1 * (2.0 * g_cc) + vt0 * g_b;
     // dL/dM = (G + G^T) M with G = g_a t0 t0' + g_b t0 t1' + g_c t1 t1'; rows of M are m[k].

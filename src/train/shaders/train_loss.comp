@@ -13,7 +13,7 @@ shared float s_sum[SF_TRAIN_WG];
 void main() {
   if (frameOverflowed()) return;
   FrameRef fr = FrameRef(pc.frame);
-  uint pix = gl_GlobalInvocationID.x, npix = fr.f.width * fr.f.height;
+  uint pix = linearIndex(), npix = fr.f.width * fr.f.height;
   float l = 0.0;
   if (pix < npix) {
     vec4 img = fr.f.image.v[pix], t = pc.target.v[pix];
@@ -25,9 +25,10 @@ void main() {
   l = subgroupAdd(l);
   if (subgroupElect()) s_sum[gl_SubgroupID] = l;
   barrier();
-  if (gl_LocalInvocationIndex == 0u) {
+  uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  if (gl_LocalInvocationIndex == 0u && group * SF_TRAIN_WG < npix) {  // the last row may hold workgroups past the image
     float total = 0.0;
     for (uint k = 0u; k < gl_NumSubgroups; ++k) total += s_sum[k];
-    pc.partials.v[gl_WorkGroupID.x] = total;
+    pc.partials.v[group] = total;
   }
 }

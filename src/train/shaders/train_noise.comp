@@ -18,7 +18,7 @@ float uniform01(uint a, uint b) { return (float(hash(a ^ hash(b)) >> 8) + 0.5) *
 
 void main() {
   if (frameOverflowed()) return;
-  uint i = gl_GlobalInvocationID.x, n = pc.count;
+  uint i = linearIndex(), n = pc.count;
   if (i >= n) return;
   TFloats p = pc.params;
   float o = sigmoid(p.v[opacityAt(i)]);

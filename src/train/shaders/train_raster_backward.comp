@@ -3,10 +3,14 @@
 // list back to front from the last splat any of its pixels blended (rasterBackward's first stage,
 // train/raster_grad.cpp, with the same math). All threads take the list's entries in the same order (staged
 // through shared memory in batches), so a subgroup sums its pixels' terms for an entry and one lane adds them to
-// the gaussian's 64-bit fixed-point sums (train_shared.h).
+// the gaussian's 64-bit fixed-point sums (train_shared.h). As in the forward raster, each subgroup first culls
+// a batch against the rectangle of its pixels (an entry whose alpha >= 1/255 ellipse misses it has no term at any
+// of them) and walks only the entries that reach it: without the cull the pass was bound by every thread
+// stepping through every entry of its tile.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_vote : require
+#extension GL_KHR_shader_subgroup_ballot : require
 #extension GL_EXT_shader_atomic_int64 : require
 #include "train_common.glsl"
 
@@ -17,12 +21,36 @@ shared vec4 s_conic[kBatch];
 shared vec3 s_color[kBatch];
 shared uint s_slot[kBatch];
 shared uint s_max_last;
+const uint kWords = kBatch / 32u;  // one bit per batch entry
+
+// Whether entry j of the batch can reach a pixel of [lo, hi] (raster.comp's test).
+bool reaches(uint j, vec2 lo, vec2 hi) {
+  vec4 co = s_conic[j];
+  if (co.w < 1.0 / 255.0) return false;
+  float det = co.x * co.z - co.y * co.y;
+  if (!(det > 1e-3 * co.x * co.z)) return true;
+  float r2 = max(2.0 * log(255.0 * co.w), 0.0);
+  vec2 half_extent = sqrt(vec2(co.z, co.x) * (r2 / det)) * 1.02 + 0.5;
+  vec2 m = s_mean[j];
+  return !(any(lessThan(m + half_extent, lo)) || any(greaterThan(m - half_extent, hi)));
+}
 
 const float kFixed = float(1u << 16) * float(1u << (SF_TRAIN_FIXED_BITS - 16));
 
-void addFixed(uint slot, uint c, float v) {
-  float sum = subgroupAdd(v);
-  if (subgroupElect() && sum != 0.0) atomicAdd(pc.grad2d.v[slot * SF_TRAIN_GRAD2D + c], int64_t(sum * kFixed));
+// The subgroup's sums of an entry's 9 terms into the gaussian's fixed-point sums. The conic terms go in as the
+// gradient of the 2D covariance the conic inverts (dL/dSigma = -Q H Q, H the symmetric gradient of Q = the conic;
+// linear, so it applies to sums): the conic's own sums grow like sigma^4 and would wrap the fixed point for
+// large splats, the covariance's stay O(1).
+void addEntry(uint slot, vec4 co, float v[SF_TRAIN_GRAD2D]) {
+  float sum[SF_TRAIN_GRAD2D];
+  for (uint c = 0u; c < SF_TRAIN_GRAD2D; ++c) sum[c] = subgroupAdd(v[c]);
+  if (!subgroupElect()) return;
+  mat2 q = mat2(co.x, co.y, co.y, co.z);
+  mat2 h = mat2(sum[2], 0.5 * sum[3], 0.5 * sum[3], sum[4]);
+  mat2 g = -(q * h * q);
+  sum[2] = g[0][0], sum[3] = 2.0 * g[0][1], sum[4] = g[1][1];
+  for (uint c = 0u; c < SF_TRAIN_GRAD2D; ++c)
+    if (sum[c] != 0.0) atomicAdd(pc.grad2d.v[slot * SF_TRAIN_GRAD2D + c], int64_t(sum[c] * kFixed));
 }
 
 void main() {
@@ -68,40 +96,56 @@ void main() {
       s_color[tid] = fr.f.color_depth.v[slot].xyz;
     }
     barrier();
-    for (uint j = end - start; j-- > 0u;) {
-      uint k = start + j;
-      float v[SF_TRAIN_GRAD2D] = float[](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-      bool any_term = false;
-      if (k < last) {
-        vec2 d = s_mean[j] - pixf;
-        vec4 co = s_conic[j];
-        float power = -0.5 * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
-        float gauss = exp(power);
-        float raw = co.w * gauss;
-        float alpha = min(0.99, raw);
-        if (power <= 0.0 && alpha >= 1.0 / 255.0) {
-          any_term = true;
-          float one_minus = 1.0 - alpha;
-          t /= one_minus;
-          float w = alpha * t;
-          vec3 c = s_color[j];
-          v[6] = w * g_c.x, v[7] = w * g_c.y, v[8] = w * g_c.z;
-          float g_alpha = dot(g_c, c) * t - (dot(g_c, behind) + g_tn * t_final) / one_minus;
-          behind += c * w;
-          if (raw <= 0.99) {
-            v[5] = g_alpha * gauss;
-            float g_power = g_alpha * co.w * gauss;
-            v[0] = g_power * -(co.x * d.x + co.y * d.y);
-            v[1] = g_power * -(co.z * d.y + co.y * d.x);
-            v[2] = g_power * -0.5 * d.x * d.x;
-            v[3] = g_power * -d.x * d.y;
-            v[4] = g_power * -0.5 * d.y * d.y;
+    // This subgroup's pixels with entries of the batch to walk back through, and the entries that reach them.
+    bool walking = inside && last > start;
+    vec2 lo = vec2(subgroupMin(walking ? pixf.x : 1e30), subgroupMin(walking ? pixf.y : 1e30));
+    vec2 hi = vec2(subgroupMax(walking ? pixf.x : -1e30), subgroupMax(walking ? pixf.y : -1e30));
+    uvec4 lanes = subgroupBallot(true);
+    uint lane = subgroupBallotExclusiveBitCount(lanes), lane_count = subgroupBallotBitCount(lanes);
+    uint count = end - start;
+    uint reach[kWords];
+    for (uint w = 0u; w < kWords; ++w) {
+      uint bits = 0u;
+      for (uint e = lane; e < 32u; e += lane_count)
+        if (w * 32u + e < count && reaches(w * 32u + e, lo, hi)) bits |= 1u << e;
+      reach[w] = subgroupOr(bits);
+    }
+    for (uint w = kWords; w-- > 0u;) {
+      for (uint bits = reach[w]; bits != 0u;) {
+        uint bit = uint(findMSB(bits));
+        bits &= ~(1u << bit);
+        uint j = w * 32u + bit;
+        uint k = start + j;
+        float v[SF_TRAIN_GRAD2D] = float[](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+        bool any_term = false;
+        if (k < last) {
+          vec2 d = s_mean[j] - pixf;
+          vec4 co = s_conic[j];
+          float power = -0.5 * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
+          float gauss = exp(power);
+          float raw = co.w * gauss;
+          float alpha = min(0.99, raw);
+          if (power <= 0.0 && alpha >= 1.0 / 255.0) {
+            any_term = true;
+            float one_minus = 1.0 - alpha;
+            t /= one_minus;
+            float wt = alpha * t;
+            vec3 c = s_color[j];
+            v[6] = wt * g_c.x, v[7] = wt * g_c.y, v[8] = wt * g_c.z;
+            float g_alpha = dot(g_c, c) * t - (dot(g_c, behind) + g_tn * t_final) / one_minus;
+            behind += c * wt;
+            if (raw <= 0.99) {
+              v[5] = g_alpha * gauss;
+              float g_power = g_alpha * co.w * gauss;
+              v[0] = g_power * -(co.x * d.x + co.y * d.y);
+              v[1] = g_power * -(co.z * d.y + co.y * d.x);
+              v[2] = g_power * -0.5 * d.x * d.x;
+              v[3] = g_power * -d.x * d.y;
+              v[4] = g_power * -0.5 * d.y * d.y;
+            }
           }
         }
-      }
-      if (subgroupAny(any_term)) {
-        uint slot = s_slot[j];
-        for (uint c = 0u; c < SF_TRAIN_GRAD2D; ++c) addFixed(slot, c, v[c]);
+        if (subgroupAny(any_term)) addEntry(s_slot[j], s_conic[j], v);
       }
     }
     end = start;
