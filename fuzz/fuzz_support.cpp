@@ -14,6 +14,8 @@
 #include "io/file.h"
 #include "model/gltf_model.h"
 #include "scene/synthetic.h"
+#include "train/dataset.h"
+#include "render/camera.h"
 
 namespace sf::fuzz {
 
@@ -323,6 +325,27 @@ void writeSamplePackage(const std::string& dir_name) {
   character::Character c = character::Character::fromGltf(model, 12, 1);
   c.attachClips((dir / "animations.glb").string());
   c.savePackage(dir.string());
+}
+
+void writeSampleDataset(const std::string& dir) {
+  train::Dataset ds;
+  ds.scale = 0.5f;
+  ds.offset = {0.1f, -0.2f, 0.0f};
+  for (int v = 0; v < 3; ++v) {
+    train::View view;
+    const float az = 2.0f * static_cast<float>(v);
+    // Horizontal field of view 0.6911 rad on 4 pixels: fx = 2 / tan(0.3456).
+    view.camera = lookAtCamera(Vec3{std::sin(az) * 3.0f, 1.0f, std::cos(az) * 3.0f}, {0, 0, 0}, {0, -1, 0}, 39.5978f, 4, 4);
+    view.camera.fx = view.camera.fy = static_cast<float>(2.0 / std::tan(0.3455556035041809));
+    view.rgba.resize(4 * 4 * 4);
+    for (size_t p = 0; p < 16; ++p) {
+      const float a = p % 3 ? 1.0f : 0.5f;
+      view.rgba[4 * p] = 0.25f * a, view.rgba[4 * p + 1] = 0.5f * a, view.rgba[4 * p + 2] = static_cast<float>(p) / 16.0f * a, view.rgba[4 * p + 3] = a;
+    }
+    view.name = (v < 2 ? "train/r_" : "val/r_") + std::to_string(v < 2 ? v : 0);
+    (v < 2 ? ds.train : ds.val).push_back(std::move(view));
+  }
+  train::writeNerfSynthetic(ds, dir);
 }
 
 }  // namespace sf::fuzz

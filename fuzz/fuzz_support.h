@@ -45,6 +45,11 @@ std::string glbToGltfJson(std::span<const uint8_t> glb);
 // character.json written once (a seed) keeps matching the files' sizes and SHA-256.
 void writeSamplePackage(const std::string& dir);
 
+// A small NeRF-synthetic folder (train/dataset.h writeNerfSynthetic): two 4x4 train views and one val view of
+// orbit cameras, with a normalisation record. Deterministic, so its transforms_train.json (a seed) keeps
+// matching its images.
+void writeSampleDataset(const std::string& dir);
+
 // RGBA 8-bit PNG of the given pixels (4 bytes per pixel, top row first).
 std::vector<uint8_t> pngBytes(int width, int height, std::span<const uint8_t> rgba);
 

@@ -556,6 +556,32 @@ void characterSeeds() {
   variant("no_animations.json", R"("animations": {)", R"("animations_removed": {)");
 }
 
+void nerfSeeds() {
+  const std::string t = "fuzz_nerf";
+  const fs::path dir = g_out / ".dataset";
+  fs::remove_all(dir);
+  sf::fuzz::writeSampleDataset(dir.string());
+  const Bytes json = sf::readFile((dir / "transforms_train.json").string());
+  fs::remove_all(dir);
+  put(t, "transforms_train.json", json);
+  const std::string text(json.begin(), json.end());
+  auto variant = [&](const std::string& name, const std::string& from, const std::string& to) {
+    std::string v = text;
+    const size_t at = v.find(from);
+    if (at == std::string::npos) throw sf::Error("fuzz_seeds: transforms_train.json lacks '" + from + "'");
+    v.replace(at, from.size(), to);
+    put(t, name, v);
+  };
+  // Another tool's folder (no normalisation record), file paths with the extension, a wider field of view.
+  variant("no_record.json", R"("splatforge")", R"("other_tool")");
+  variant("with_extension.json", R"(r_000")", R"(r_000.png")");
+  variant("wider.json", R"("camera_angle_x")", R"("camera_angle_x": 1.2, "was")");
+  put(t, "blender_style.json", R"({"camera_angle_x": 0.69, "frames": [{"file_path": "./train/r_000", "rotation": 0.1,
+    "transform_matrix": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 3], [0, 0, 0, 1]]}]})");
+  put(t, "escaping_path.json", R"({"camera_angle_x": 0.69, "frames": [{"file_path": "../../etc/passwd",
+    "transform_matrix": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 3], [0, 0, 0, 1]]}]})");
+}
+
 void bindingSeeds() {
   const std::string t = "fuzz_bindings";
   const sf::Cov6 cov = sf::covarianceFromScaleRotation({0.05f, 0.02f, 0.01f},
@@ -693,7 +719,7 @@ int main(int argc, char** argv) {
     // Each target's directory is written afresh: seeds a newer generator no longer writes disappear.
     for (const char* t : {"fuzz_ply", "fuzz_compressed_ply", "fuzz_spz", "fuzz_spz_body", "fuzz_splat",
                           "fuzz_gltf", "fuzz_camera", "fuzz_scene", "fuzz_character", "fuzz_bindings", "fuzz_sog",
-                          "fuzz_ksplat", "fuzz_onnx", "fuzz_spl2"})
+                          "fuzz_ksplat", "fuzz_onnx", "fuzz_spl2", "fuzz_nerf"})
       fs::remove_all(g_out / t);
     plySeeds();
     compressedPlySeeds();
@@ -703,6 +729,7 @@ int main(int argc, char** argv) {
     cameraSeeds();
     sceneSeeds();
     characterSeeds();
+    nerfSeeds();
     bindingSeeds();
     sogSeeds();
     ksplatSeeds();
