@@ -324,12 +324,8 @@ TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& ds, Ga
       TrainLogEntry e;
       e.step = step + 1;
       e.loss = loss_sum / loss_steps;
-      e.live = 0;
-      for (size_t i = 0; i < p.size(); ++i) {
-        const float op = opacityOf(p, i);
-        e.live += op > o.min_opacity;
-        ++e.opacity_histogram[static_cast<size_t>(std::min(9, static_cast<int>(op * 10.0f)))];
-      }
+      e.live = liveCount(p, o.min_opacity);
+      e.opacity_histogram = opacityHistogram(p);
       e.relocated = relocated_since;
       if (!val.empty() && o.validate_every > 0 && (step + 1) % o.validate_every == 0 && !last) {
         const ValidationScore v = validate(p, val, o.validation_background);

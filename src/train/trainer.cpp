@@ -55,18 +55,6 @@ Quat frameOf(Vec3 n) {
   return quatFromRotationMatrix(r);
 }
 
-std::array<uint32_t, 10> opacityHistogram(const GaussianParams& p) {
-  std::array<uint32_t, 10> h{};
-  for (size_t i = 0; i < p.size(); ++i) ++h[static_cast<size_t>(std::min(9, static_cast<int>(opacityOf(p, i) * 10.0f)))];
-  return h;
-}
-
-size_t liveCount(const GaussianParams& p, float min_opacity) {
-  size_t live = 0;
-  for (size_t i = 0; i < p.size(); ++i) live += opacityOf(p, i) > min_opacity;
-  return live;
-}
-
 }  // namespace
 
 std::string TrainOptions::validate() const {
@@ -83,6 +71,18 @@ std::string TrainOptions::validate() const {
     return "learning rates must be finite and > 0";
   if (!(scene_extent >= 0 && std::isfinite(scene_extent))) return "scene_extent must be 0 (from the cameras) or more";
   return {};
+}
+
+std::array<uint32_t, 10> opacityHistogram(const GaussianParams& p) {
+  std::array<uint32_t, 10> h{};
+  for (size_t i = 0; i < p.size(); ++i) ++h[static_cast<size_t>(std::min(9, static_cast<int>(opacityOf(p, i) * 10.0f)))];
+  return h;
+}
+
+size_t liveCount(const GaussianParams& p, float min_opacity) {
+  size_t live = 0;
+  for (size_t i = 0; i < p.size(); ++i) live += opacityOf(p, i) > min_opacity;
+  return live;
 }
 
 void checkFiniteParams(const GaussianParams& p, int step) {

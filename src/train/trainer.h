@@ -106,6 +106,9 @@ TrainResult trainGaussians(const Dataset& dataset, GaussianParams init, const Tr
 // 1.1 x the largest distance of a train camera from the cameras' centroid (3DGS's camera extent, the unit of the
 // means' learning rate); 1 when that is zero.
 float sceneExtent(const Dataset& dataset);
+// The opacities in tenths (the log's histogram), and the gaussians above min_opacity.
+std::array<uint32_t, 10> opacityHistogram(const GaussianParams& params);
+size_t liveCount(const GaussianParams& params, float min_opacity);
 // Throws sf::Error naming the step when a parameter is not finite.
 void checkFiniteParams(const GaussianParams& params, int step);
 

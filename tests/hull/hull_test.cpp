@@ -24,21 +24,6 @@
 namespace sf {
 namespace {
 
-std::string base64(const std::vector<uint8_t>& bytes) {
-  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    uint32_t v = static_cast<uint32_t>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) v |= static_cast<uint32_t>(bytes[i + 1]) << 8;
-    if (i + 2 < bytes.size()) v |= bytes[i + 2];
-    out += k[(v >> 18) & 63];
-    out += k[(v >> 12) & 63];
-    out += i + 1 < bytes.size() ? k[(v >> 6) & 63] : '=';
-    out += i + 2 < bytes.size() ? k[v & 63] : '=';
-  }
-  return out;
-}
-
 // A glTF of one triangle mesh (one node per part), written by hand: positions and indices in a data URI.
 struct Part {
   std::string name;
@@ -77,7 +62,7 @@ void writeGltf(const std::string& path, const std::vector<Part>& parts) {
   const std::string json = "{\"asset\":{\"version\":\"2.0\"},\"scene\":0,\"scenes\":[{\"nodes\":[" + node_list + "]}],\"nodes\":[" + nodes +
                            "],\"meshes\":[" + meshes + "],\"accessors\":[" + accessors + "],\"bufferViews\":[" + views +
                            "],\"buffers\":[{\"byteLength\":" + std::to_string(bin.size()) + ",\"uri\":\"data:application/octet-stream;base64," +
-                           base64(bin) + "\"}]}";
+                           test::encodeBase64(bin) + "\"}]}";
   std::ofstream(path) << json;
 }
 

@@ -143,21 +143,6 @@ TEST(GltfAssets, LamAvatar) {
 
 // ---- hand-made files ----
 
-std::string base64(const std::vector<uint8_t>& bytes) {
-  static const char* kChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    uint32_t v = static_cast<uint32_t>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) v |= static_cast<uint32_t>(bytes[i + 1]) << 8;
-    if (i + 2 < bytes.size()) v |= bytes[i + 2];
-    out += kChars[(v >> 18) & 63];
-    out += kChars[(v >> 12) & 63];
-    out += i + 1 < bytes.size() ? kChars[(v >> 6) & 63] : '=';
-    out += i + 2 < bytes.size() ? kChars[v & 63] : '=';
-  }
-  return out;
-}
-
 template <typename T>
 void put(std::vector<uint8_t>& b, std::initializer_list<T> values) {
   for (T v : values) {
@@ -219,7 +204,7 @@ Sample sample() {
 
 GltfDocument parseSample(Sample s, const std::string& base_dir = "") {
   if (!s.doc["buffers"][0].contains("uri"))
-    s.doc["buffers"][0]["uri"] = "data:application/octet-stream;base64," + base64(s.bin);
+    s.doc["buffers"][0]["uri"] = "data:application/octet-stream;base64," + test::encodeBase64(s.bin);
   std::string text = s.doc.dump();
   return parseGltf(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()),
                    "bad.gltf", base_dir);
@@ -400,7 +385,7 @@ TEST(GltfBadInput, MissingBuffers) {
   s.doc["buffers"][0]["byteLength"] = 4000;
   expectError(s, {"buffers[0]: external file 'inside.bin' is shorter or longer than its byteLength"}, dir);
   s = sample();
-  s.doc["buffers"][0]["uri"] = "data:application/octet-stream;base64," + base64(s.bin);
+  s.doc["buffers"][0]["uri"] = "data:application/octet-stream;base64," + test::encodeBase64(s.bin);
   s.doc["buffers"][0]["byteLength"] = 4000;
   try {
     parseSample(s);
@@ -628,7 +613,7 @@ TEST(GltfTextures, DataUriExternalFileAndBufferView) {
   std::vector<uint8_t> png = smallPng(dir);
   // URIs are URI-encoded (glTF 2.0, 3.1.5): "my%20tex%2B1.png" names the file "my tex+1.png".
   std::filesystem::copy_file(dir + "/tex.png", dir + "/my tex+1.png");
-  for (const std::string& uri : {"data:image/png;base64," + base64(png), std::string("tex.png"), std::string("my%20tex%2B1.png")}) {
+  for (const std::string& uri : {"data:image/png;base64," + test::encodeBase64(png), std::string("tex.png"), std::string("my%20tex%2B1.png")}) {
     SCOPED_TRACE(uri.substr(0, 20));
     GltfDocument doc = parseSample(texturedSample(uri), dir);
     const GltfPrimitive& p = doc.meshes[0].primitives[0];
@@ -685,12 +670,12 @@ TEST(GltfTextures, UnusableTexturesAreWarnings) {
   std::ofstream(dir + "/../outside.png", std::ios::binary)
       .write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
   expectTextureWarning(texturedSample("../outside.png"), {"images[0]", "outside.png"}, dir);
-  expectTextureWarning(texturedSample("data:image/png;base64," + base64({1, 2, 3, 4, 5, 6, 7, 8})),
+  expectTextureWarning(texturedSample("data:image/png;base64," + test::encodeBase64({1, 2, 3, 4, 5, 6, 7, 8})),
                        {"images[0]: not a decodable PNG or JPEG image"});
   expectTextureWarning(texturedSample("data:image/webp;base64,UklGRg=="),
                        {"images[0]: data URI of media type 'image/webp' (only PNG and JPEG are decoded)"});
   std::vector<uint8_t> cut(png.begin(), png.begin() + static_cast<std::ptrdiff_t>(png.size() / 2));
-  expectTextureWarning(texturedSample("data:image/png;base64," + base64(cut)), {"images[0]:"});
+  expectTextureWarning(texturedSample("data:image/png;base64," + test::encodeBase64(cut)), {"images[0]:"});
   Sample s = texturedSample("tex.png");
   s.doc["materials"][0]["pbrMetallicRoughness"]["baseColorTexture"]["texCoord"] = 1;
   expectTextureWarning(s, {"baseColorTexture: texCoord 1 is not supported (only TEXCOORD_0)"}, dir);

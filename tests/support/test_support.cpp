@@ -102,6 +102,21 @@ TestMesh sphereMesh(Vec3 c, float r, int segments, uint32_t seed) {
   return m;
 }
 
+std::string encodeBase64(const std::vector<uint8_t>& bytes) {
+  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t v = static_cast<uint32_t>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) v |= static_cast<uint32_t>(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size()) v |= bytes[i + 2];
+    out += k[(v >> 18) & 63];
+    out += k[(v >> 12) & 63];
+    out += i + 1 < bytes.size() ? k[(v >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? k[v & 63] : '=';
+  }
+  return out;
+}
+
 std::vector<uint8_t> decodeBase64(const std::string& text) {
   std::vector<uint8_t> out;
   uint32_t acc = 0;

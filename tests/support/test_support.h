@@ -69,6 +69,8 @@ struct GoldenTolerance {
 };
 ::testing::AssertionResult matchesGolden(const std::string& name, const ImageRGBA& image, GoldenTolerance tolerance);
 
+// Encodes bytes as base64 with '=' padding (data URIs of hand-written glTF files).
+std::string encodeBase64(const std::vector<uint8_t>& bytes);
 // Decodes base64 text (data URIs); characters outside the alphabet, padding included, are skipped.
 std::vector<uint8_t> decodeBase64(const std::string& text);
 

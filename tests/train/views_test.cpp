@@ -28,21 +28,6 @@ using nlohmann::json;
 
 constexpr double kPi = std::numbers::pi;
 
-std::string base64(const std::vector<uint8_t>& bytes) {
-  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    uint32_t v = static_cast<uint32_t>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) v |= static_cast<uint32_t>(bytes[i + 1]) << 8;
-    if (i + 2 < bytes.size()) v |= bytes[i + 2];
-    out += k[(v >> 18) & 63];
-    out += k[(v >> 12) & 63];
-    out += i + 1 < bytes.size() ? k[(v >> 6) & 63] : '=';
-    out += i + 2 < bytes.size() ? k[v & 63] : '=';
-  }
-  return out;
-}
-
 // ---- tiny glTF files written by hand ------------------------------------------------------------------
 
 struct Prim {
@@ -91,7 +76,7 @@ void writeGltf(const std::string& path, const std::vector<Prim>& prims, const js
               {"meshes", meshes},
               {"accessors", accessors},
               {"bufferViews", views},
-              {"buffers", json::array({{{"byteLength", bin.size()}, {"uri", "data:application/octet-stream;base64," + base64(bin)}}})}};
+              {"buffers", json::array({{{"byteLength", bin.size()}, {"uri", "data:application/octet-stream;base64," + test::encodeBase64(bin)}}})}};
   for (auto it = extra.begin(); it != extra.end(); ++it) doc[it.key()] = it.value();
   std::ofstream(path) << doc.dump();
 }
@@ -146,7 +131,7 @@ std::string pngDataUri(uint8_t r, uint8_t g, uint8_t b) {
   RgbaImage8 img;
   img.width = img.height = 4;
   for (int i = 0; i < 16; ++i) img.rgba.insert(img.rgba.end(), {r, g, b, 255});
-  return "data:image/png;base64," + base64(encodePng8(img));
+  return "data:image/png;base64," + test::encodeBase64(encodePng8(img));
 }
 
 json constantMaterial(float r, float g, float b) {
