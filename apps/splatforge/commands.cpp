@@ -18,6 +18,10 @@
 #include "anim/local_to_model.h"
 #include "anim/skinning.h"
 #include "character/character.h"
+#include "character/corrective.h"
+#include "character/expression.h"
+#include "character/gnm_pack.h"
+#include "character/rig.h"
 #include "core/error.h"
 #include "hull/hull_pass.h"
 #include "core/gaussian_cloud.h"
@@ -1135,6 +1139,7 @@ int characterInfo(const CharacterOptions& o) {
                d.skin >= 0 ? f.pose.palettes[static_cast<size_t>(d.skin)].size() : 0);
     fmt::print("  \"expression_space\": \"{}\",\n  \"default_clip\": \"{}\",\n  \"clips\": {},\n", c.expressionSpace(),
                jsonEscape(c.defaultClip()), m.clips().size());
+    fmt::print("  {},\n", character::describeParts(c, true));
     fmt::print("  \"memory\": {{\"resident_bytes\": {}, \"gpu_bytes\": {}, \"slots\": {}}}\n}}\n", c.residentBytes(), characterGpuBytes(c),
                c.splats().size());
     return 0;
@@ -1147,8 +1152,53 @@ int characterInfo(const CharacterOptions& o) {
   fmt::print("expressions: {}\n", c.expressionSpace());
   fmt::print("clips:       {}{}\n", m.clips().size(), m.clips().empty() ? "" : " (" + m.clipList() + ")");
   fmt::print("default:     {}\n", c.defaultClip().empty() ? "rest pose" : c.defaultClip());
+  fmt::print("{}", character::describeParts(c, false));  // mouth, teeth, corrective: counts, drives at rest
   fmt::print("memory:      resident {:.2f} MB, GPU {:.2f} MB, {} slots (body part: all splats)\n", static_cast<double>(c.residentBytes()) / 1e6,
              static_cast<double>(characterGpuBytes(c)) / 1e6, c.splats().size());
+  return 0;
+}
+
+// `character gnm-pack SKIN -o PACK [--eyes L,R]`: a GNM pack from a skinned glTF (character/gnm_pack.h).
+int characterGnmPack(const CharacterOptions& o) {
+  auto t0 = Clock::now();
+  character::GnmFromGltfOptions go;
+  if (!o.eyes.empty()) {
+    const size_t comma = o.eyes.find(',');
+    if (comma == std::string::npos || comma == 0 || comma + 1 == o.eyes.size() || o.eyes.find(',', comma + 1) != std::string::npos)
+      return usageError("character gnm-pack", "--eyes takes two joint names, LEFT,RIGHT; got '" + o.eyes + "'");
+    go.left_eye = o.eyes.substr(0, comma);
+    go.right_eye = o.eyes.substr(comma + 1);
+  }
+  progress("baking a GNM pack from " + o.skin);
+  const GltfModel model(o.skin);
+  const character::GnmPack pack = character::fromSkinnedGltf(model, go);
+  const std::vector<uint8_t> bytes = character::encodeGnmPack(pack);
+  writeFileAtomic(o.output, bytes);
+  size_t arkit_names = 0;
+  for (size_t k = 0; k < pack.basisCount(); ++k) arkit_names += character::arkitIndex(pack.control_names[k]) >= 0;
+  const Vec3 lift = pack.bind_transform.translation();
+  fmt::print("wrote {} ({} bytes): {} vertices, {} triangles, {} basis vectors, {} joints, eyes '{}' / '{}', {}\n", o.output, bytes.size(),
+             pack.vertexCount(), pack.triangles.size() / 3, pack.basisCount(), pack.joints.size(),
+             pack.joints[static_cast<size_t>(pack.eye_joints[0])].name, pack.joints[static_cast<size_t>(pack.eye_joints[1])].name,
+             pack.arkit_map.empty() ? std::string("no arkit_map") : fmt::format("arkit_map from {} ARKit-named targets", arkit_names));
+  fmt::print("head-local neutral; the bind transform lifts it by ({:.4f}, {:.4f}, {:.4f}) m\n", lift.x, lift.y, lift.z);
+  fmt::print("time: {:.3f} s\n", secondsSince(t0));
+  return 0;
+}
+
+// `character preview --pack PACK -o FILE`: the GNM pack posed at zero controls, one gaussian per vertex.
+int characterPackPreview(const CharacterOptions& o) {
+  auto t0 = Clock::now();
+  progress("rig preview of the GNM pack " + o.pack + " tinted by " + o.tint);
+  character::GnmRig rig(character::loadGnmPack(o.pack));
+  const GaussianCloud cloud = character::rigPreviewCloud(rig, o.tint, o.sigma);
+  saveSplats(cloud, o.output);
+  Vec3 lo{INFINITY, INFINITY, INFINITY}, hi{-INFINITY, -INFINITY, -INFINITY};
+  for (const Vec3& p : cloud.positions)
+    for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], p[k]), hi[k] = std::max(hi[k], p[k]);
+  fmt::print("wrote {} ({} gaussians, one per vertex, sigma {} m; posed bounds ({:.3f}, {:.3f}, {:.3f}) .. ({:.3f}, {:.3f}, {:.3f}) m)\n", o.output,
+             cloud.size(), o.sigma, lo.x, lo.y, lo.z, hi.x, hi.y, hi.z);
+  fmt::print("time: {:.3f} s\n", secondsSince(t0));
   return 0;
 }
 
@@ -1231,6 +1281,10 @@ int runCharacter(const CharacterOptions& o) {
   try {
     auto t0 = Clock::now();
     if (o.action == "info") return characterInfo(o);
+    if (o.action == "gnm-pack") return characterGnmPack(o);
+    if (o.action == "preview" && !o.pack.empty()) return characterPackPreview(o);
+    if (o.action == "preview" && o.skin.empty())
+      return usageError("character preview", "give the rig: --skin FILE (a skinned glTF) or --pack FILE (a GNM pack)");
     character::Character c = [&] {
       if (o.action == "build" && o.train) {
         auto model = std::make_shared<GltfModel>(o.from_gltf);
@@ -1260,7 +1314,7 @@ int runCharacter(const CharacterOptions& o) {
       }
       if (o.action == "preview") {
         progress("rig preview of " + o.skin + " tinted by " + o.tint);
-        return character::Character::rigPreview(std::make_shared<GltfModel>(o.skin), o.tint);
+        return character::Character::rigPreview(std::make_shared<GltfModel>(o.skin), o.tint, o.sigma);
       }
       progress("binding " + o.splat_file + " to " + o.skin + (o.per_vertex ? fmt::format(" (per vertex, offset scale {})", o.offset_scale) : ""));
       LoadedSplats l = loadSplats(o.splat_file);

@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
   c_ren->add_option("--light", ren.light, "Splat hulls: the cel light on or off (default: the scene's, on)")->check(CLI::IsMember({"on", "off"}));
 
   CharacterOptions chr;
-  auto* c_chr = app.add_subcommand("character", "Build, bind and inspect splat characters");
+  auto* c_chr = app.add_subcommand("character", "Build, bind, preview and inspect splat characters; bake GNM head packs");
   c_chr->require_subcommand(1);
   auto* c_chr_build = c_chr->add_subcommand("build", "Sample (or, with --train, train) gaussians on a skinned glTF's surface and bind them");
   c_chr_build->add_option("--from-gltf", chr.from_gltf, "Skinned glTF / GLB")->required();
@@ -106,12 +106,19 @@ int main(int argc, char** argv) {
   c_chr_bind->add_option("--clips", chr.clips, "glTF whose animations are retargeted onto the skin by joint name (LAM: animation.glb)");
   c_chr_build->add_option("--clips", chr.clips, "glTF whose animations are retargeted onto the skin by joint name");
   c_chr_bind->add_flag("--rgb-colors", chr.rgb_colors, "The file's f_dc_0..2 are plain RGB in [0, 1], not SH coefficients (LAM avatars)");
-  auto* c_chr_prev = c_chr->add_subcommand("preview", "Rig preview: a small gaussian per rig vertex, tinted, as a character package");
-  c_chr_prev->add_option("--skin", chr.skin, "Skinned glTF / GLB")->required();
-  c_chr_prev->add_option("--tint", chr.tint, "joint (dominant joint), uv, height or normal (radial pseudo-normal)")
+  auto* c_chr_prev = c_chr->add_subcommand(
+      "preview", "Rig preview: a small gaussian per rig vertex, tinted: a character package (--skin) or a splat file of the posed GNM pack (--pack)");
+  auto* o_prev_skin = c_chr_prev->add_option("--skin", chr.skin, "Skinned glTF / GLB");
+  c_chr_prev->add_option("--pack", chr.pack, "GNM pack (.sfgnm, docs/formats/gnm-pack.md), posed at zero controls")->excludes(o_prev_skin);
+  c_chr_prev->add_option("--tint", chr.tint, "joint (dominant joint; eye joints in cyan), uv, height or normal (radial pseudo-normal)")
       ->check(CLI::IsMember({"joint", "uv", "height", "normal"}))
       ->capture_default_str();
-  c_chr_prev->add_option("-o,--output", chr.output, "Package directory")->required();
+  c_chr_prev->add_option("--sigma", chr.sigma, "Gaussian standard deviation in metres")->check(CLI::PositiveNumber)->capture_default_str();
+  c_chr_prev->add_option("-o,--output", chr.output, "Package directory (--skin), or splat file by extension, e.g. .ply (--pack)")->required();
+  auto* c_chr_gnm = c_chr->add_subcommand("gnm-pack", "Bake a skinned glTF's head (morph targets, skin, eye joints) into a GNM pack");
+  c_chr_gnm->add_option("skin", chr.skin, "Skinned glTF / GLB (e.g. the LAM avatar's skin.glb)")->required();
+  c_chr_gnm->add_option("-o,--output", chr.output, "Pack file (.sfgnm)")->required();
+  c_chr_gnm->add_option("--eyes", chr.eyes, "Eye joint names LEFT,RIGHT (default: joints named like lEye / rEye, see docs/formats/gnm-pack.md)");
   auto* c_chr_info = c_chr->add_subcommand("info", "Describe a character package (counts, skin, expressions, clips, memory)");
   c_chr_info->add_option("package", chr.input, "Package directory")->required();
   c_chr_info->add_flag("--json", chr.json, "Machine-readable JSON output");
@@ -273,7 +280,11 @@ int main(int argc, char** argv) {
   if (views.parsed()) return views.run();
   if (train.parsed()) return train.run();
   if (c_chr->parsed()) {
-    chr.action = c_chr_build->parsed() ? "build" : c_chr_bind->parsed() ? "bind" : c_chr_prev->parsed() ? "preview" : "info";
+    chr.action = c_chr_build->parsed()  ? "build"
+                 : c_chr_bind->parsed() ? "bind"
+                 : c_chr_prev->parsed() ? "preview"
+                 : c_chr_gnm->parsed()  ? "gnm-pack"
+                                        : "info";
     return runCharacter(chr);
   }
   return 2;

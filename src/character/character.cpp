@@ -4,7 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 
+#include "character/rig.h"
+#include "character/corrective.h"
+#include "character/mouth.h"
 #include "core/error.h"
 #include "render/mesh.h"
 
@@ -50,6 +54,8 @@ std::string expressionSpaceOf(const GltfModel& model, int draw) {
       if (n == a) return "arkit52";
   return "morph";
 }
+
+int boundDrawOf(const GltfModel& model) { return chooseDraw(model); }
 
 std::vector<uint32_t> triangleList(const GltfPrimitive& prim) {
   if (!prim.indices.empty()) return prim.indices;
@@ -203,19 +209,24 @@ std::vector<float> Character::mapExpression(const Expression& e, std::vector<std
                   "' (its morph targets carry no ARKit names); not reinterpreted");
     if (e.weights.size() != kArkit52.size())
       throw Error(source_ + ": an 'arkit52' expression needs 52 values in canonical order, got " + std::to_string(e.weights.size()));
-    std::vector<float> out(targets, 0.0f);
-    for (size_t a = 0; a < kArkit52.size(); ++a) {
-      auto it = std::find(mesh.target_names.begin(), mesh.target_names.end(), kArkit52[a]);
-      if (it == mesh.target_names.end()) {
-        if (missing && e.weights[a] != 0) missing->push_back(kArkit52[a]);
-        continue;
-      }
-      const size_t t = static_cast<size_t>(it - mesh.target_names.begin());
-      if (t < targets) out[t] = e.weights[a];
-    }
-    return out;
+    return arkitToMorphWeights(e.weights, mesh.target_names, targets, missing);
   }
   throw Error(source_ + ": unknown expression space '" + e.space + "' (known: arkit52, morph); refused");
+}
+
+std::vector<float> arkitToMorphWeights(std::span<const float> arkit, const std::vector<std::string>& target_names, size_t targets,
+                                       std::vector<std::string>* missing) {
+  std::vector<float> out(targets, 0.0f);
+  for (size_t a = 0; a < kArkit52.size(); ++a) {
+    auto it = std::find(target_names.begin(), target_names.end(), kArkit52[a]);
+    if (it == target_names.end()) {
+      if (missing && arkit[a] != 0) missing->push_back(kArkit52[a]);
+      continue;
+    }
+    const size_t t = static_cast<size_t>(it - target_names.begin());
+    if (t < targets) out[t] = arkit[a];
+  }
+  return out;
 }
 
 void Character::applyControls(const Controls& controls, GltfModel::Pose& pose) const {
@@ -272,47 +283,29 @@ Character Character::bindPerVertex(std::shared_ptr<const GltfModel> model, Gauss
   return c;
 }
 
-Character Character::rigPreview(std::shared_ptr<const GltfModel> model, const std::string& tint) {
-  if (tint != "joint" && tint != "uv" && tint != "height" && tint != "normal")
-    throw Error("rig preview tint '" + tint + "' unknown (joint, uv, height or normal)");
+Character Character::rigPreview(std::shared_ptr<const GltfModel> model, const std::string& tint, float sigma) {
+  if (!(sigma > 0) || !std::isfinite(sigma)) throw Error("rig preview: sigma must be a positive number of metres, got " + std::to_string(sigma));
   const int draw = chooseDraw(*model);
   const GltfPrimitive& prim = model->primitiveOf(static_cast<size_t>(draw));
   const size_t n = prim.positions.size();
   if (tint == "joint" && prim.joints0.size() != n) throw Error(model->document().path + ": the bound primitive has no JOINTS_0 to tint by");
   if (tint == "uv" && prim.texcoords0.size() != n) throw Error(model->document().path + ": the bound primitive has no TEXCOORD_0 to tint by");
-  Vec3 lo{INFINITY, INFINITY, INFINITY}, hi{-INFINITY, -INFINITY, -INFINITY};
-  for (const Vec3& p : prim.positions)
-    for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], p[k]), hi[k] = std::max(hi[k], p[k]);
-  const Vec3 centre = (lo + hi) * 0.5f;
-  const float extent = std::max({hi.x - lo.x, hi.y - lo.y, hi.z - lo.z});
+  std::array<int, 2> eyes{-1, -1};  // skin joints by the eye-joint name rule (gnm_pack.h), called out in cyan
+  if (const GltfModel::DrawInfo info = model->drawInfo(static_cast<size_t>(draw)); info.skin >= 0) {
+    const GltfDocument& doc = model->document();
+    std::vector<std::string> names;
+    for (int j : doc.skins[static_cast<size_t>(doc.nodes[static_cast<size_t>(info.node)].skin)].joints) names.push_back(doc.nodes[static_cast<size_t>(j)].name);
+    for (int side = 0; side < 2; ++side)
+      if (const std::vector<int> found = eyeJointCandidates(names, side); found.size() == 1) eyes[static_cast<size_t>(side)] = found[0];
+  }
+  const std::vector<Vec3> rgb = rigPreviewColors(tint, prim.positions, prim.joints0, prim.weights0, prim.texcoords0, eyes);
   GaussianCloud cloud;
   cloud.resize(n, 0);
-  const float size = 0.004f * extent;
   for (size_t i = 0; i < n; ++i) {
     cloud.positions[i] = Vec3{};  // offsets from the vertex (offset scale 1 below)
-    cloud.scales[i] = {size, size, size};
+    cloud.scales[i] = {sigma, sigma, sigma};
     cloud.opacities[i] = 0.9f;
-    Vec3 rgb;
-    if (tint == "joint") {
-      size_t best = 0;
-      for (size_t k = 1; k < 4; ++k)
-        if (prim.weights0[i][k] > prim.weights0[i][best]) best = k;
-      const uint32_t j = prim.joints0[i][best];
-      const float hue = std::fmod(static_cast<float>(j) * 0.618034f, 1.0f) * 6.0f;  // golden-ratio hues
-      const float x = 1 - std::abs(std::fmod(hue, 2.0f) - 1);
-      const int sector = static_cast<int>(hue);
-      const Vec3 table[6] = {{1, x, 0}, {x, 1, 0}, {0, 1, x}, {0, x, 1}, {x, 0, 1}, {1, 0, x}};
-      rgb = table[std::clamp(sector, 0, 5)];
-    } else if (tint == "uv") {
-      rgb = {prim.texcoords0[i][0] - std::floor(prim.texcoords0[i][0]), prim.texcoords0[i][1] - std::floor(prim.texcoords0[i][1]), 0.2f};
-    } else if (tint == "height") {
-      const float t = hi.y > lo.y ? (prim.positions[i].y - lo.y) / (hi.y - lo.y) : 0.5f;
-      rgb = {t, 0.2f, 1 - t};
-    } else {
-      const Vec3 d = normalize(prim.positions[i] - centre);
-      rgb = {0.5f + 0.5f * d.x, 0.5f + 0.5f * d.y, 0.5f + 0.5f * d.z};
-    }
-    for (int k = 0; k < 3; ++k) cloud.sh[i * 3 + static_cast<size_t>(k)] = colorToShDc(rgb[k]);
+    for (int k = 0; k < 3; ++k) cloud.sh[i * 3 + static_cast<size_t>(k)] = colorToShDc(rgb[i][k]);
   }
   Character c = bindPerVertex(std::move(model), std::move(cloud), 1.0f, false);
   c.source_ += " (rig preview: " + tint + ")";
@@ -344,6 +337,38 @@ void Character::deformFrame(Frame& out) const {
   job.out_positions = out.positions;
   job.out_covariances = out.covariances;
   job.run();
+  // The optional parts (docs/formats/character-extras.md), each only while present and enabled.
+  out.opacities.clear();
+  out.parts.clear();
+  if (mouth_hidden_ && enabled_.mouth_hidden) applyMouthHidden(*mouth_hidden_, *this, out);
+  if (teeth_ && enabled_.teeth) applyTeeth(*teeth_, *this, out);
+  if (corrective_ && enabled_.corrective) applyCorrective(*corrective_, *this, out);
+}
+
+bool Character::partsActive(const Frame& f) const {
+  if ((mouth_hidden_ && enabled_.mouth_hidden) || (teeth_ && enabled_.teeth)) return true;
+  return corrective_ && enabled_.corrective && correctiveWeights(*corrective_, f.pose).any();
+}
+
+std::span<float> Character::frameOpacities(Frame& f) const {
+  if (f.opacities.empty()) f.opacities = splats_.opacities;
+  return f.opacities;
+}
+
+const GaussianCloud& Character::drawnCloud(Frame& f) const {
+  if (f.opacities.empty()) return splats_;
+  // The copy is kept while it holds this cloud (sizes and rest centres match); only opacities are rewritten.
+  if (f.drawn.size() != splats_.size() || f.drawn.sh.size() != splats_.sh.size() ||
+      std::memcmp(f.drawn.positions.data(), splats_.positions.data(), splats_.size() * sizeof(Vec3)) != 0)
+    f.drawn = splats_;
+  std::copy(f.opacities.begin(), f.opacities.end(), f.drawn.opacities.begin());
+  return f.drawn;
+}
+
+const GaussianCloud& Character::drawnCloud(Part& p) {
+  p.drawn = *p.cloud;
+  p.drawn.opacities = p.opacities;
+  return p.drawn;
 }
 
 size_t Character::residentBytes() const {
@@ -352,7 +377,13 @@ size_t Character::residentBytes() const {
     for (const GltfPrimitive& p : m.primitives)
       model_bytes += p.positions.size() * (12 + 12 + 8 + 16 + 16 + 16) + p.indices.size() * 4 + p.targets.size() * p.positions.size() * 24;
   for (const GltfImage& img : model_->document().images) model_bytes += img.rgba.size();
-  return splats_.memoryBytes() + bindings_.size() * sizeof(SplatBinding) + model_bytes;
+  size_t part_bytes = 0;
+  if (mouth_hidden_) part_bytes += mouth_hidden_->splats.size() * sizeof(HiddenSplat);
+  if (teeth_) part_bytes += teeth_->splats.memoryBytes() + teeth_->points.size() * sizeof(TeethPoint);
+  if (corrective_)
+    for (const Correction& k : corrective_->corrections)
+      part_bytes += k.fade.size() * 5 + k.points.memoryBytes() + k.point_bindings.size() * sizeof(SplatBinding) + k.point_side.size();
+  return splats_.memoryBytes() + bindings_.size() * sizeof(SplatBinding) + model_bytes + part_bytes;
 }
 
 }  // namespace sf::character

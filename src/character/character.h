@@ -16,6 +16,10 @@
 
 namespace sf::character {
 
+struct MouthHidden;  // character/mouth.h
+struct Teeth;        // character/mouth.h
+struct Corrective;   // character/corrective.h
+
 class Character {
  public:
   // Builder (1): samples `count` gaussians on the surface of the model's first skinned triangle primitive
@@ -35,11 +39,13 @@ class Character {
   // (converted to SH DC) rather than SH coefficients. Throws when the counts differ.
   static Character bindPerVertex(std::shared_ptr<const GltfModel> model, GaussianCloud splats, float offset_scale, bool rgb_colors);
 
-  // Rig preview: one small isotropic gaussian per vertex of the bound primitive, bound to that vertex (the
-  // same slots and deform path as any character), tinted by `tint`: "joint" (dominant skin joint, a
-  // colour per joint), "uv" (TEXCOORD_0 as red/green), "height" (bind-pose y from blue to red) or
-  // "normal" (a radial pseudo-normal from the mesh centre, mapped to RGB). Throws for an unknown tint.
-  static Character rigPreview(std::shared_ptr<const GltfModel> model, const std::string& tint);
+  // Rig preview: one small isotropic gaussian (standard deviation `sigma`, bind-space metres) per vertex of
+  // the bound primitive, bound to that vertex (the same slots and deform path as any character), tinted by
+  // `tint` (character::rigPreviewColors, rig.h): "joint" (dominant skin joint, a colour per joint; the skin
+  // joints the eye-joint name rule finds in cyan), "uv" (TEXCOORD_0 as red/green), "height" (bind-pose y
+  // from blue to red) or "normal" (a radial pseudo-normal from the mesh centre, mapped to RGB). Throws for
+  // an unknown tint or a sigma that is not positive.
+  static Character rigPreview(std::shared_ptr<const GltfModel> model, const std::string& tint, float sigma = 0.002f);
 
   // Adds the animations of another glTF (e.g. the LAM avatar's animation.glb) retargeted onto the skin by
   // joint name; they are stored in the package and become the default clip source when the skin has none.
@@ -74,11 +80,27 @@ class Character {
   std::vector<float> mapExpression(const Expression& e, std::vector<std::string>* missing = nullptr) const;
   size_t morphTargetCount() const;
 
+  // An extra splat set drawn with the body in one frame (the teeth, a correction's new points), in the
+  // body's space (mesh space of the bound draw).
+  struct Part {
+    std::string name;                      // "teeth", "corrective <name>"
+    const GaussianCloud* cloud = nullptr;  // its splats (colours, rest values), owned by the character
+    std::vector<Vec3> positions;           // this frame's centres and covariances, one per splat of cloud
+    std::vector<Cov6> covariances;
+    std::vector<float> opacities;          // this frame's opacities
+    std::vector<Vec3> outline;             // teeth: the lip opening this frame (see applyTeethRim)
+    GaussianCloud drawn;                   // `cloud` with `opacities` (drawnCloud)
+  };
   // One deformed frame: the model's pose, and every splat's centre and covariance in model space.
   struct Frame {
     GltfModel::Pose pose;
     std::vector<Vec3> positions;
     std::vector<Cov6> covariances;
+    // Set by deformFrame from the optional parts (docs/formats/character-extras.md): the body's opacities
+    // when a part changed any this frame (else empty: the cloud's own) and the extra splat sets shown.
+    std::vector<float> opacities;
+    std::vector<Part> parts;
+    GaussianCloud drawn;  // the body cloud with `opacities` (drawnCloud)
   };
   // Poses the model (clip -1: rest) and deforms the splats on the CPU (the reference path).
   void deform(int clip, float time, Frame& out, const Controls* controls = nullptr) const;
@@ -105,6 +127,33 @@ class Character {
   // Resident bytes (CPU) of the splats, bindings and model data.
   size_t residentBytes() const;
 
+  // Optional parts (docs/formats/character-extras.md): the closed mouth's hidden points, the teeth and the
+  // pose correctives. loadPackage finds them; deformFrame applies those present and enabled; savePackage
+  // writes them. Each must have been read for this character (its counts and indices).
+  void setMouthHidden(std::shared_ptr<const MouthHidden> m) { mouth_hidden_ = std::move(m); }
+  void setTeeth(std::shared_ptr<const Teeth> t) { teeth_ = std::move(t); }
+  void setCorrective(std::shared_ptr<const Corrective> c) { corrective_ = std::move(c); }
+  const MouthHidden* mouthHidden() const { return mouth_hidden_.get(); }
+  const Teeth* teeth() const { return teeth_.get(); }
+  const Corrective* corrective() const { return corrective_.get(); }
+  // enabled = false: the part is ignored (its splats draw as any other; the frame is the package's without it).
+  struct PartSwitches {
+    bool mouth_hidden = true, teeth = true, corrective = true;
+  };
+  PartSwitches& enabledParts() { return enabled_; }
+  const PartSwitches& enabledParts() const { return enabled_; }
+  // Whether deformFrame would change this frame through a part: an enabled mouth part (present), or an
+  // enabled corrective whose weights in f.pose (evaluated; splats need not be deformed) are not all 0.
+  // The GPU deform path deforms such frames on the CPU instead (CharacterWorld::renderObjects).
+  bool partsActive(const Frame& f) const;
+  // The cloud to draw for a frame: the body's own when f.opacities is empty, else f.drawn refreshed with
+  // f.opacities (the copy is kept between frames and only its opacities rewritten while it matches).
+  const GaussianCloud& drawnCloud(Frame& f) const;
+  // A part's cloud with this frame's opacities (p.drawn, refreshed likewise).
+  static const GaussianCloud& drawnCloud(Part& p);
+  // f.opacities, filled from the cloud first when empty (for the parts that fade body splats).
+  std::span<float> frameOpacities(Frame& f) const;
+
  private:
   // A character on `model` with no splats yet: the bound draw, its triangles, expression space, clip.
   static Character startFrom(std::shared_ptr<const GltfModel> model);
@@ -115,6 +164,10 @@ class Character {
   int draw_ = -1;  // the model draw whose triangles the bindings index
   std::vector<uint32_t> triangles_;
   std::string source_, skin_path_, expression_space_ = "none", default_clip_, animations_path_;
+  std::shared_ptr<const MouthHidden> mouth_hidden_;
+  std::shared_ptr<const Teeth> teeth_;
+  std::shared_ptr<const Corrective> corrective_;
+  PartSwitches enabled_;
 };
 
 // The bound mesh's triangle list: the primitive's indices, or 0..n-1 when it has none.
@@ -123,5 +176,16 @@ std::vector<uint32_t> triangleList(const GltfPrimitive& prim);
 // The expression space a skin's draw offers: "arkit52" when its mesh's morph targets carry ARKit names,
 // "morph" for other morph targets, "none" without morph targets.
 std::string expressionSpaceOf(const GltfModel& model, int draw);
+
+// The draw a character binds to and a skinned rig poses: the model's first skinned triangle primitive, else
+// its first triangle primitive. Throws sf::Error when the model has no triangle primitive.
+int boundDrawOf(const GltfModel& model);
+
+// An arkit52 vector (52 values in kArkit52 order) as morph weights of a mesh whose targets are named
+// `target_names`: each ARKit name drives the target of the same name; `missing` receives the names with a
+// non-zero weight that no target carries. Returns `targets` weights.
+// arkit must hold 52 values.
+std::vector<float> arkitToMorphWeights(std::span<const float> arkit, const std::vector<std::string>& target_names, size_t targets,
+                                       std::vector<std::string>* missing = nullptr);
 
 }  // namespace sf::character

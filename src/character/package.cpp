@@ -5,6 +5,8 @@
 #include <filesystem>
 
 #include "character/character.h"
+#include "character/corrective.h"
+#include "character/mouth.h"
 #include "core/error.h"
 #include "core/sha256.h"
 #include "io/file.h"
@@ -87,6 +89,36 @@ void requireSelfContained(std::span<const uint8_t> bytes, const std::string& pat
   }
 }
 
+// An optional part (docs/formats/character-extras.md): character.json's entry `key` ({file_key: name,
+// "sha256" when given, "enabled" optional}), else `fallback` beside character.json when it exists.
+struct PartFile {
+  std::string path;  // empty: absent
+  bool enabled = true;
+};
+PartFile findPart(const fs::path& dir, const Json& root, const char* key, const char* file_key, const char* fallback, const std::string& jp) {
+  PartFile p;
+  std::error_code ec;
+  if (!root.contains(key)) {
+    if (fs::exists(fs::symlink_status(dir / fallback, ec))) p.path = (dir / fallback).string();
+    return p;
+  }
+  const std::string where = jp + ": " + key;
+  const Json& e = root[key];
+  if (!e.is_object()) throw Error(where + ": expected an object");
+  const std::string name = stringOr(e, file_key, "", where);
+  if (name.empty() || fs::path(name).is_absolute() || name.find("..") != std::string::npos)
+    throw Error(where + "." + file_key + ": '" + name + "' must be a file name relative to the package directory");
+  p.path = (dir / name).string();
+  if (!fs::exists(fs::symlink_status(p.path, ec))) throw Error(where + ": " + p.path + ": file is missing");
+  if (e.contains("sha256")) {
+    const std::string want = stringOr(e, "sha256", "", where), got = sha256Hex(readFile(p.path));
+    if (want != got) throw Error(where + ": " + p.path + ": SHA-256 " + got + " does not match character.json's " + want);
+  }
+  if (e.contains("enabled") && !e["enabled"].is_boolean()) throw Error(where + ".enabled: expected true or false, got " + e["enabled"].dump());
+  p.enabled = e.value("enabled", true);
+  return p;
+}
+
 }  // namespace
 
 void Character::savePackage(const std::string& dir_name) const {
@@ -109,6 +141,9 @@ void Character::savePackage(const std::string& dir_name) const {
   writeBytes(dir / "bindings.bin", bindings);
   writeBytes(dir / skin_name, skin);
   if (!animations.empty()) writeBytes(dir / animations_name, animations);
+  if (mouth_hidden_) writeMouthHidden(dir_name, *mouth_hidden_);  // found beside character.json
+  if (teeth_) writeTeeth(dir_name, *teeth_);
+  if (corrective_) writeCorrective(dir_name, *corrective_);
   const GltfModel::DrawInfo info = model_->drawInfo(static_cast<size_t>(draw_));
   Json j;
   j["format"] = kFormat;
@@ -206,6 +241,20 @@ Character Character::loadPackage(const std::string& dir_name) {
   c.default_clip_ = stringOr(root, "defaultClip", "", jp);
   if (!c.default_clip_.empty() && c.model_->findClip(c.default_clip_) < 0)
     throw Error(jp + ": defaultClip: '" + c.default_clip_ + "' is not an animation of " + c.skin_path_);
+  // Optional parts, checked against the character built so far.
+  if (const PartFile m = findPart(dir, root, "mouthHidden", "file", "mouth_hidden.bin", jp); !m.path.empty()) {
+    const size_t vertices = c.model_->primitiveOf(static_cast<size_t>(c.draw_)).positions.size();
+    c.mouth_hidden_ = std::make_shared<MouthHidden>(decodeMouthHidden(readFile(m.path), m.path, c.splats_.size(), vertices));
+    c.enabled_.mouth_hidden = m.enabled;
+  }
+  if (const PartFile t = findPart(dir, root, "teeth", "file", "teeth.json", jp); !t.path.empty()) {
+    c.teeth_ = std::make_shared<Teeth>(readTeeth(t.path, c));
+    c.enabled_.teeth = t.enabled;
+  }
+  if (const PartFile k = findPart(dir, root, "corrective", "index", "corrective/index.json", jp); !k.path.empty()) {
+    c.corrective_ = std::make_shared<Corrective>(readCorrective(k.path, c));
+    c.enabled_.corrective = k.enabled;
+  }
   return c;
 }
 

@@ -179,8 +179,17 @@ std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform) {
   // Characters pose independently: one task each (sampling, blending, look-at, skinning, CPU deform).
   std::vector<Entity*> list;
   for (auto& [id, e] : entities_) list.push_back(&e);
+  // A frame the optional parts change (Character::partsActive) is deformed on the CPU for both backends:
+  // its overrides, opacities and extra parts are drawn as computed by deformFrame.
   parallelFor(list.size(), [&](size_t k) {
-    if (list[k]->animator) list[k]->animator->evaluate(frames_[k], gpu_deform);
+    const Animator* a = list[k]->animator.get();
+    if (!a) return;
+    Character::Frame& f = frames_[k];
+    const Character& ch = a->character();
+    const bool pose_only = gpu_deform && !(ch.mouthHidden() || ch.teeth());  // mouth parts read CPU-posed lips
+    a->evaluate(f, pose_only);
+    if (pose_only && ch.partsActive(f)) a->evaluate(f, false);
+    if (f.positions.empty()) f.opacities.clear(), f.parts.clear();
   });
   std::vector<RenderObject> out;
   size_t i = 0;
@@ -192,12 +201,19 @@ std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform) {
     }
     Character::Frame& f = frames_[i];
     const Character& ch = *e.character;
-    RenderObject ro{&ch.splats(), e.transform * ch.model().meshToModel(f.pose, static_cast<size_t>(ch.boundDraw())), f.positions, f.covariances};
-    if (gpu_deform) {
+    const Mat4 to_world = e.transform * ch.model().meshToModel(f.pose, static_cast<size_t>(ch.boundDraw()));
+    RenderObject ro{&ch.drawnCloud(f), to_world, f.positions, f.covariances};
+    ro.dynamic = !f.opacities.empty();  // this frame's opacities, in the frame's own copy of the cloud
+    if (gpu_deform && f.positions.empty()) {
       deforms_[i] = ch.deformSource(f, ch.gpuSkinnable());
       ro.deform = &deforms_[i];
     }
     out.push_back(ro);
+    for (Character::Part& p : f.parts) {  // teeth, corrective points: CPU-deformed, new values every frame
+      RenderObject po{&Character::drawnCloud(p), to_world, p.positions, p.covariances};
+      po.dynamic = true;
+      out.push_back(po);
+    }
     ++i;
   }
   return out;

@@ -321,6 +321,7 @@ struct VulkanExecutor::Impl {
   enum class Stamps { kNone, kTotal, kPerNode };
   VkCommandBuffer recordDispatches(Plan& plan, VkCommandBuffer cmd, Stamps stamps, bool sync_nodes = false);
   double last_gpu_ms = 0;
+  std::set<std::string> device_inputs;  // written on the GPU before record(): not copied from staging
 
   // The inputs from the staging buffer (where writeInputs put them, in graph order) into their slots, then
   // a barrier.
@@ -331,7 +332,7 @@ struct VulkanExecutor::Impl {
       if (plan.keyed.count(v.name)) continue;
       const Slot& s = plan.slots.at(v.name);
       const auto words = static_cast<uint64_t>(elementCount(s.shape));
-      if (words) copies.push_back({cursor * 4, s.offset * 4, words * 4});
+      if (words && !device_inputs.count(v.name)) copies.push_back({cursor * 4, s.offset * 4, words * 4});
       cursor += words;
     }
     if (!copies.empty()) vkCmdCopyBuffer(cmd, plan.staging.buffer, plan.arena.buffer, static_cast<uint32_t>(copies.size()), copies.data());
@@ -1702,6 +1703,23 @@ TensorMap VulkanExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* ti
   for (const ValueInfo& v : g.outputs)
     if (!result.count(v.name)) result[v.name] = plan.statics.at(v.name);
   return result;
+}
+
+void VulkanExecutor::setDeviceWrittenInputs(std::set<std::string> names) {
+  for (const std::string& n : names) {
+    bool found = false;
+    for (const ValueInfo& v : graph().inputs) found |= v.name == n;
+    if (!found) throw Error(graph().path + ": no input '" + n + "'");
+  }
+  impl_->device_inputs = std::move(names);
+}
+
+VkDeviceAddress VulkanExecutor::inputAddress(const std::string& name) const {
+  if (!impl_->current) throw Error(graph().path + ": inputAddress() before prepare()");
+  if (impl_->current->keyed.count(name)) throw Error(graph().path + ": input '" + name + "' is a shape argument of the plan, not a GPU value");
+  auto it = impl_->current->slots.find(name);
+  if (it == impl_->current->slots.end()) throw Error(graph().path + ": no input '" + name + "' on the GPU");
+  return impl_->current->arena.address + it->second.offset * 4;
 }
 
 VkDeviceAddress VulkanExecutor::outputAddress(const std::string& name) const {

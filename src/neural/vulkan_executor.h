@@ -20,6 +20,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -76,6 +77,11 @@ class VulkanExecutor {
   void prepare(const TensorMap& inputs);
   void record(VkCommandBuffer cmd);
   VkDeviceAddress outputAddress(const std::string& name) const;
+  // Inputs a GPU pass writes in the frame before record() (at inputAddress, 32-bit words as outputs): record()
+  // leaves them out of its copy from the values prepare() uploaded. Throws for a name that is not an input.
+  void setDeviceWrittenInputs(std::set<std::string> names);
+  // Where an input lives in the prepared plan; throws before prepare() or for an input the plan keys on.
+  VkDeviceAddress inputAddress(const std::string& name) const;
   // The output's shape and type in the prepared plan; throws for an unknown name or before prepare().
   const Shape& outputShape(const std::string& name) const;
   DType outputType(const std::string& name) const;

@@ -1,0 +1,291 @@
+// A decoder character's passes on the Vulkan device (see gpu_lift.h).
+#include "character/gpu_lift.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "character/lift_shared.h"
+#include "core/error.h"
+#include "gpu/gpu.h"
+#include "neural/vulkan_executor.h"
+
+namespace sf::character {
+namespace {
+
+const uint32_t kRaysShader[] = {
+#include "lift_rays.inc"
+};
+const uint32_t kPass1Shader[] = {
+#include "lift_pass1.inc"
+};
+const uint32_t kPass2Shader[] = {
+#include "lift_pass2.inc"
+};
+
+using lift_layout::LiftPass1Push;
+using lift_layout::LiftPass2Push;
+using lift_layout::LiftRaysPush;
+
+template <typename Push>
+void dispatch(VkCommandBuffer cmd, const gpu::ComputePipeline& pl, const Push& p, uint64_t items) {
+  const uint64_t groups = (items + SF_LIFT_WG - 1) / SF_LIFT_WG;
+  const uint32_t x = static_cast<uint32_t>(std::min<uint64_t>(groups, 65535)), y = static_cast<uint32_t>((groups + 65534) / 65535);
+  if (!groups) return;
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pl.pipeline());
+  vkCmdPushConstants(cmd, pl.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(Push), &p);
+  vkCmdDispatch(cmd, x, y, 1);
+}
+
+gpu::Buffer uploadWords(gpu::Context& ctx, std::span<const uint32_t> words, const std::string& name) {
+  gpu::Buffer b = ctx.createBuffer(std::max<size_t>(4, words.size_bytes()), true, name);
+  if (!words.empty()) std::memcpy(b.mapped, words.data(), words.size_bytes());
+  return b;
+}
+
+bool takes(const nn::Graph& g, const char* name) {
+  for (const nn::ValueInfo& v : g.inputs)
+    if (v.name == name) return true;
+  return false;
+}
+
+bool outputs(const nn::Graph& g, const char* name) {
+  for (const nn::ValueInfo& v : g.outputs)
+    if (v.name == name) return true;
+  return false;
+}
+
+// A UV map output [1, 3 or 4, R, R] in float; returns its channels.
+uint32_t mapChannels(const nn::VulkanExecutor& e, const char* name, int res) {
+  const nn::Shape& s = e.outputShape(name);
+  if (!nn::isFloatType(e.outputType(name)) || s.size() != 4 || s[0] != 1 || (s[1] != 3 && s[1] != 4) || s[2] != res || s[3] != res)
+    throw Error(e.graph().path + ": output " + name + " is " + nn::dtypeName(e.outputType(name)) + " " + nn::shapeString(s) + "; the branch needs float [1, 3 or 4, " +
+                std::to_string(res) + ", " + std::to_string(res) + "]");
+  return static_cast<uint32_t>(s[1]);
+}
+
+}  // namespace
+
+struct VulkanBundlePath::Pipelines {
+  gpu::ComputePipeline rays, pass1, pass2;
+  explicit Pipelines(gpu::Context& ctx)
+      : rays(ctx, kRaysShader, sizeof(LiftRaysPush), SF_LIFT_WG, "lift_rays"),
+        pass1(ctx, kPass1Shader, sizeof(LiftPass1Push), SF_LIFT_WG, "lift_pass1"),
+        pass2(ctx, kPass2Shader, sizeof(LiftPass2Push), SF_LIFT_WG, "lift_pass2") {}
+};
+
+struct VulkanBundlePath::Branch {
+  BundleBranch spec;
+  size_t first = 0, texels = 0, vertex_count = 0;
+  gpu::Buffer texel_triangle, indices, vertices, frame, triim, bounds;
+  std::unique_ptr<nn::VulkanExecutor> trunk, geom, appr;
+  std::string trunk_output;  // the trunk's code output
+  bool geom_code_in = false, geom_code_out = false, appr_code_in = false;
+  uint32_t geometry_channels = 3, color_channels = 3;
+  Vec3 eye{0, 0, 0};
+};
+
+VulkanBundlePath::VulkanBundlePath(gpu::Context& ctx, const BundleCharacter& character) : ctx_(ctx), pipes_(std::make_unique<Pipelines>(ctx)) {
+  slots_ = character.size();
+  for (const BranchGpuInputs& in : character.gpuInputs()) {
+    auto b = std::make_unique<Branch>();
+    b->spec = *in.spec;
+    b->first = in.first;
+    b->texels = in.texels;
+    b->vertex_count = in.vertices;
+    const std::string tag = "lift " + in.spec->name;
+    b->texel_triangle = uploadWords(ctx, in.texel_triangle, tag + " texel_triangle");
+    b->indices = uploadWords(ctx, in.indices, tag + " indices");
+    b->vertices = ctx.createBuffer(std::max<size_t>(12, 12 * in.vertices), true, tag + " vertices");
+    b->frame = ctx.createBuffer(36 * in.texels, false, tag + " frame");
+    b->triim = ctx.createBuffer(4 * in.texels, false, tag + " triim");
+    b->bounds = ctx.createBuffer(8 * in.texels, false, tag + " bounds");
+    if (in.trunk) {
+      b->trunk = std::make_unique<nn::VulkanExecutor>(ctx, *in.trunk);
+      b->trunk_output = outputs(*in.trunk, "code") ? "code" : in.trunk->outputs.at(0).name;
+    }
+    b->geom = std::make_unique<nn::VulkanExecutor>(ctx, *in.geom);
+    b->appr = std::make_unique<nn::VulkanExecutor>(ctx, *in.appr);
+    b->geom_code_in = takes(*in.geom, "code");
+    b->geom_code_out = outputs(*in.geom, "code");
+    b->appr_code_in = takes(*in.appr, "code");
+    if (b->geom_code_in) b->geom->setDeviceWrittenInputs({"code"});
+    std::set<std::string> appr_device{"view"};
+    if (b->appr_code_in) appr_device.insert("code");
+    b->appr->setDeviceWrittenInputs(appr_device);
+    branches_.push_back(std::move(b));
+  }
+}
+
+VulkanBundlePath::~VulkanBundlePath() = default;
+
+void VulkanBundlePath::prepare(const BundleFrameRequest& request) {
+  if (request.geometry && request.vertices.size() != branches_.size()) throw Error("bundle GPU path: the request has vertices for " + std::to_string(request.vertices.size()) + " branches");
+  if (request.appearance && request.eyes.size() != branches_.size()) throw Error("bundle GPU path: the request has eyes for " + std::to_string(request.eyes.size()) + " branches");
+  if (request.appearance && !request.geometry && !geometry_ready_) throw Error("bundle GPU path: an appearance pass before the first geometry pass");
+  nn::Tensor gaze(nn::DType::kFloat32, {1, 4});
+  for (size_t k = 0; k < 4; ++k) gaze.f[k] = request.gaze[k];
+  for (size_t bi = 0; bi < branches_.size(); ++bi) {
+    Branch& b = *branches_[bi];
+    const int res = b.spec.uv_resolution;
+    nn::Tensor code;  // the code's shape, for planning the decoders that take it (its values come on the GPU)
+    if (request.geometry) {
+      const std::vector<Vec3>& v = request.vertices[bi];
+      if (v.size() != b.vertex_count) throw Error("bundle GPU path: branch " + b.spec.name + " got " + std::to_string(v.size()) + " vertices");
+      std::memcpy(b.vertices.mapped, v.data(), 12 * v.size());
+      nn::Tensor verts(nn::DType::kFloat32, {1, static_cast<int64_t>(v.size()), 3});
+      std::memcpy(verts.f.data(), v.data(), 12 * v.size());
+      auto inputsFor = [&](const nn::VulkanExecutor& e) {
+        nn::TensorMap in;
+        for (const nn::ValueInfo& vi : e.graph().inputs) {
+          if (vi.name == "verts") in[vi.name] = verts;
+          else if (vi.name == "gaze") in[vi.name] = gaze;
+          else if (vi.name == "code") in[vi.name] = code;
+        }
+        return in;
+      };
+      if (b.trunk) {
+        b.trunk->prepare(inputsFor(*b.trunk));
+        code = nn::Tensor(nn::DType::kFloat32, b.trunk->outputShape(b.trunk_output));
+      }
+      b.geom->prepare(inputsFor(*b.geom));
+      b.geometry_channels = mapChannels(*b.geom, "geom_uv", res);
+    }
+    if (request.appearance) {
+      b.eye = request.eyes[bi];
+      if (b.appr_code_in) {
+        const nn::VulkanExecutor& src = b.trunk ? *b.trunk : *b.geom;
+        code = nn::Tensor(nn::DType::kFloat32, src.outputShape(b.trunk ? b.trunk_output : "code"));
+      }
+      nn::TensorMap in;
+      for (const nn::ValueInfo& vi : b.appr->graph().inputs) {
+        if (vi.name == "view") in[vi.name] = nn::Tensor(nn::DType::kFloat32, {1, 6, res, res});
+        else if (vi.name == "gaze") in[vi.name] = gaze;
+        else if (vi.name == "code") in[vi.name] = code;
+      }
+      b.appr->prepare(in);
+      b.color_channels = mapChannels(*b.appr, "color_uv", res);
+    }
+  }
+  geometry_ready_ = geometry_ready_ || request.geometry;
+  pending_.geometry = pending_.geometry || request.geometry;  // not yet recorded: still owed
+  pending_.appearance = pending_.appearance || request.appearance;
+}
+
+void VulkanBundlePath::record(void* command_buffer, const GpuSplatTargets& targets) const {
+  auto cmd = static_cast<VkCommandBuffer>(command_buffer);
+  if (targets.count != slots_) throw Error("bundle GPU path: the frame gave " + std::to_string(targets.count) + " slots for " + std::to_string(slots_));
+  if (targets.sh_stride < 3) throw Error("bundle GPU path: the slots hold no colour");
+  const bool moved = targets.positions != last_targets_.positions || targets.covariances != last_targets_.covariances ||
+                     targets.opacities != last_targets_.opacities || targets.sh != last_targets_.sh || targets.sh_stride != last_targets_.sh_stride;
+  const bool full = need_full_ || moved;
+  recorded_ = {};
+  if (!geometry_ready_) return;  // nothing to lift yet: the slots hold the cloud's invisible start
+  const bool geometry = pending_.geometry || full;
+  const bool appearance = pending_.appearance || geometry;
+  pending_.geometry = pending_.appearance = false;
+  last_targets_ = targets;
+  need_full_ = false;
+  recorded_ = {geometry, appearance};
+  for (const std::unique_ptr<Branch>& bp : branches_) {
+    Branch& b = *bp;
+    const uint32_t res = static_cast<uint32_t>(b.spec.uv_resolution);
+    const VkDeviceAddress geometry_map = b.geom->outputAddress("geom_uv");
+    if (geometry) {
+      if (b.trunk) {
+        b.trunk->record(cmd);
+        if (b.geom_code_in) {
+          LiftRaysPush copy{};
+          copy.code_src = b.trunk->outputAddress(b.trunk_output);
+          copy.code_dst = b.geom->inputAddress("code");
+          copy.code_words = static_cast<uint32_t>(nn::elementCount(b.trunk->outputShape(b.trunk_output)));
+          dispatch(cmd, pipes_->rays, copy, copy.code_words);
+          gpu::computeBarrier(cmd);
+        }
+      }
+      b.geom->record(cmd);
+      LiftPass1Push p{};
+      p.geometry = geometry_map;
+      p.texel_triangle = b.texel_triangle.address;
+      p.vertices = b.vertices.address;
+      p.indices = b.indices.address;
+      p.frame = b.frame.address;
+      p.triim = b.triim.address;
+      p.bounds = b.bounds.address;
+      p.width = p.height = res;
+      const LiftTuning& t = b.spec.lift;
+      p.scale_mult = t.scale_mult;
+      p.thickness = t.thickness;
+      p.min_scale = t.min_scale;
+      p.max_scale = t.max_scale;
+      p.triangle_scale = t.triangle_scale;
+      p.max_triangle_distance = t.max_triangle_distance;
+      dispatch(cmd, pipes_->pass1, p, b.texels);
+    }
+    if (!appearance) continue;
+    LiftRaysPush r{};
+    r.geometry = geometry_map;
+    r.view = b.appr->inputAddress("view");
+    if (b.appr_code_in) {
+      r.code_src = b.trunk ? b.trunk->outputAddress(b.trunk_output) : b.geom->outputAddress("code");
+      r.code_dst = b.appr->inputAddress("code");
+      r.code_words = static_cast<uint32_t>(nn::elementCount(b.trunk ? b.trunk->outputShape(b.trunk_output) : b.geom->outputShape("code")));
+    }
+    r.eye_x = b.eye.x;
+    r.eye_y = b.eye.y;
+    r.eye_z = b.eye.z;
+    r.texels = static_cast<uint32_t>(b.texels);
+    dispatch(cmd, pipes_->rays, r, std::max<uint64_t>(b.texels, r.code_words));
+    gpu::computeBarrier(cmd);  // rays and pass 1 before the decoder and pass 2
+    b.appr->record(cmd);
+    LiftPass2Push p{};
+    p.geometry = geometry_map;
+    p.color = b.appr->outputAddress("color_uv");
+    p.frame = b.frame.address;
+    p.triim = b.triim.address;
+    p.bounds = b.bounds.address;
+    p.positions = targets.positions + 12 * b.first;
+    p.covariances = targets.covariances + 24 * b.first;
+    p.opacities = targets.opacities + 4 * b.first;
+    p.sh = targets.sh + 4ull * targets.sh_stride * b.first;
+    p.texels = static_cast<uint32_t>(b.texels);
+    p.geometry_channels = b.geometry_channels;
+    p.color_channels = b.color_channels;
+    p.sh_stride = targets.sh_stride;
+    p.center_x = b.spec.frame.center.x;
+    p.center_y = b.spec.frame.center.y;
+    p.center_z = b.spec.frame.center.z;
+    p.world_scale = b.spec.frame.worldScale();
+    p.default_opacity_logit = b.spec.lift.default_opacity_logit;
+    dispatch(cmd, pipes_->pass2, p, b.texels);
+  }
+  gpu::computeBarrier(cmd);
+}
+
+void VulkanBundlePath::readPass1(size_t branch, std::vector<float>& frame, std::vector<uint32_t>& triim, std::vector<float>& bounds) const {
+  const Branch& b = *branches_.at(branch);
+  gpu::Buffer staging = ctx_.createBuffer(48 * b.texels, true, "lift readback");
+  VkCommandBuffer cmd = ctx_.begin();
+  const VkBufferCopy f{0, 0, 36 * b.texels}, t{0, 36 * b.texels, 4 * b.texels}, bo{0, 40 * b.texels, 8 * b.texels};
+  vkCmdCopyBuffer(cmd, b.frame.buffer, staging.buffer, 1, &f);
+  vkCmdCopyBuffer(cmd, b.triim.buffer, staging.buffer, 1, &t);
+  vkCmdCopyBuffer(cmd, b.bounds.buffer, staging.buffer, 1, &bo);
+  ctx_.submit(cmd);
+  const auto* bytes = static_cast<const uint8_t*>(staging.mapped);
+  frame.resize(9 * b.texels);
+  triim.resize(b.texels);
+  bounds.resize(2 * b.texels);
+  std::memcpy(frame.data(), bytes, 36 * b.texels);
+  std::memcpy(triim.data(), bytes + 36 * b.texels, 4 * b.texels);
+  std::memcpy(bounds.data(), bytes + 40 * b.texels, 8 * b.texels);
+}
+
+std::string attachBundleGpuPath(gpu::Context& ctx, BundleCharacter& character) {
+  try {
+    character.setGpuPath(std::make_shared<VulkanBundlePath>(ctx, character));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+}  // namespace sf::character

@@ -1,0 +1,62 @@
+// A decoder character's passes on the Vulkan device, inside the renderer's frame: per branch the trunk and
+// geometry decoders and the appearance decoder on the Vulkan executor, and the lift's three shaders
+// (lift_rays: view rays and the code hand-over; lift_pass1; lift_pass2 into the character's slots), with
+// no CPU round trip between them. The CPU reference of every pass is character/lift.h; BundleCharacter's
+// CPU path runs the same passes on the CPU executor.
+//
+// Per frame it records only what the request asked for: geometry (decoders, pass 1) when the rig output
+// changed, appearance (rays, decoder, pass 2) when the camera moved past the threshold; nothing otherwise,
+// and the slots keep the last pass's gaussians (the whole chain runs again when the frame hands it other
+// slots).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "character/bundle_character.h"
+
+namespace sf::gpu {
+class Context;
+}
+
+namespace sf::character {
+
+class VulkanBundlePath final : public BundleGpuPath, public GpuSplatSource {
+ public:
+  // Builds the executors and static buffers of every branch of `character` on `ctx` (the renderer's
+  // device). Throws sf::Error naming the decoder when the Vulkan executor cannot run it.
+  VulkanBundlePath(gpu::Context& ctx, const BundleCharacter& character);
+  ~VulkanBundlePath() override;
+
+  void prepare(const BundleFrameRequest& request) override;
+  const GpuSplatSource& source() const override { return *this; }
+  // Records this frame's passes; `targets` must hold the character's slots (SH degree 0 or more).
+  void record(void* command_buffer, const GpuSplatTargets& targets) const override;
+
+  // Reads back a branch's pass 1 outputs (tests): frame (9 per texel), triim, bounds (2 per texel).
+  void readPass1(size_t branch, std::vector<float>& frame, std::vector<uint32_t>& triim, std::vector<float>& bounds) const;
+  // What the last record() ran (tests and benchmarks).
+  struct Recorded {
+    bool geometry = false, appearance = false;
+  };
+  Recorded lastRecorded() const { return recorded_; }
+
+ private:
+  struct Branch;
+  gpu::Context& ctx_;
+  std::vector<std::unique_ptr<Branch>> branches_;
+  struct Pipelines;
+  std::unique_ptr<Pipelines> pipes_;
+  size_t slots_ = 0;
+  mutable BundleFrameRequest pending_;  // passes asked for and not recorded yet
+  bool geometry_ready_ = false;  // a geometry pass has been prepared (its inputs are staged)
+  mutable GpuSplatTargets last_targets_{};
+  mutable bool need_full_ = true;   // the slots have not been written yet (or were handed over anew)
+  mutable Recorded recorded_;
+};
+
+// Gives `character` a GPU path on `ctx` when the Vulkan executor can run every decoder. Returns empty on
+// success, else why not (the character then stays on the CPU).
+std::string attachBundleGpuPath(gpu::Context& ctx, BundleCharacter& character);
+
+}  // namespace sf::character
