@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   c_chr_prev->add_option("--sigma", chr.sigma, "Gaussian standard deviation in metres")->check(CLI::PositiveNumber)->capture_default_str();
   c_chr_prev->add_option("-o,--output", chr.output, "Package directory (--skin), or splat file by extension, e.g. .ply (--pack)")->required();
-  auto* c_chr_gnm = c_chr->add_subcommand("gnm-pack", "Bake a skinned glTF's head (morph targets, skin, eye joints) into a GNM pack");
+  auto* c_chr_gnm = c_chr->add_subcommand("gnm-pack", "Bake a skinned glTF's head (morph targets, skin, eye joints; its eyeballs bound to them) into a GNM pack");
   c_chr_gnm->add_option("skin", chr.skin, "Skinned glTF / GLB (e.g. the LAM avatar's skin.glb)")->required();
   c_chr_gnm->add_option("-o,--output", chr.output, "Pack file (.sfgnm)")->required();
   c_chr_gnm->add_option("--eyes", chr.eyes, "Eye joint names LEFT,RIGHT (default: joints named like lEye / rEye, see docs/formats/gnm-pack.md)");

@@ -450,6 +450,11 @@ std::vector<BranchMemory> BundleCharacter::memoryReport() const {
   return out;
 }
 
+BundleCharacter::BranchMaps BundleCharacter::branchMaps(size_t branch) const {
+  const Branch& b = *branches_.at(branch);
+  return {b.geometry, b.color, b.geometry_channels, b.color_channels, b.frame, b.triim, b.bounds};
+}
+
 void BundleCharacter::setGpuPath(std::shared_ptr<BundleGpuPath> path) {
   finish();
   gpu_path_ = std::move(path);

@@ -135,6 +135,17 @@ class BundleCharacter {
   void setPassHook(std::function<void(bool geometry)> hook) { pass_hook_ = std::move(hook); }
   std::vector<BranchMemory> memoryReport() const;
 
+  // A branch's maps and pass 1 outputs of the last completed CPU pass (for tests and inspection; valid
+  // while no pass is in flight): the decoder outputs channel-major, then pass 1's frame, triim, bounds.
+  struct BranchMaps {
+    std::span<const float> geometry, color;
+    int geometry_channels = 3, color_channels = 3;
+    std::span<const std::array<float, 9>> frame;
+    std::span<const uint32_t> triim;
+    std::span<const std::array<float, 2>> bounds;
+  };
+  BranchMaps branchMaps(size_t branch) const;
+
   // Runs the passes on a GPU from now on (nullptr: the CPU again): update() then hands each request to
   // the path, whose source the frame records in place of cloud()'s values (cloud() still sizes the slots).
   // The frame's submission completes before the next update, so nothing is ever in flight to coalesce.

@@ -266,6 +266,9 @@ void writeCorrective(const std::string& package_dir, const Corrective& c) {
 }
 
 float driveAngle(const CorrectiveDrive& d, const GltfModel::Pose& pose) {
+  for (int j : {d.bone_joint[0], d.bone_joint[1], d.frame_joint})
+    if (j < 0 || static_cast<size_t>(j) >= pose.models.size())
+      throw Error("corrective drive: joint " + std::to_string(j) + " unresolved or outside the pose (resolveCorrective first)");
   const Vec3 a = pose.models[static_cast<size_t>(d.bone_joint[0])].translation(), b = pose.models[static_cast<size_t>(d.bone_joint[1])].translation();
   const Vec3 dir = normalize(b - a);
   const Vec3 in_rest = d.frame_rest * (transpose(rotationOf(pose.models[static_cast<size_t>(d.frame_joint)])) * dir);

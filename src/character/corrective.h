@@ -82,7 +82,8 @@ struct CorrectiveWeights {
   std::array<float, 4> angle_deg{}, weight{};
   bool any() const { return weight[0] > 0 || weight[1] > 0 || weight[2] > 0 || weight[3] > 0; }
 };
-// theta of a drive in an evaluated pose (pose.models filled).
+// theta of a drive in an evaluated pose (pose.models filled). The drive must be resolved
+// (resolveCorrective) for this pose's skeleton; otherwise throws sf::Error.
 float driveAngle(const CorrectiveDrive& d, const GltfModel::Pose& pose);
 // w of a drive at theta degrees.
 float driveWeight(const CorrectiveDrive& d, float theta_deg);

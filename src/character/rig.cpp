@@ -268,6 +268,7 @@ std::vector<Vec3> rigPreviewColors(const std::string& tint, std::span<const Vec3
 
 GaussianCloud rigPreviewCloud(RigBackend& rig, const std::string& tint, float sigma) {
   if (!(sigma > 0) || !std::isfinite(sigma)) throw Error("rig preview: sigma must be a positive number of metres, got " + std::to_string(sigma));
+  if (tint == "uv" && rig.uvs().size() != rig.vertexCount()) throw Error(rigName(rig) + ": has no TEXCOORD to tint by (rig preview tint uv)");
   const SkinSource& s = rig.skinSource();
   std::vector<Vec3> posed(s.vertexCount());
   s.run(posed, {});

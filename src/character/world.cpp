@@ -186,7 +186,8 @@ std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform) {
     if (!a) return;
     Character::Frame& f = frames_[k];
     const Character& ch = a->character();
-    const bool pose_only = gpu_deform && !(ch.mouthHidden() || ch.teeth());  // mouth parts read CPU-posed lips
+    const Character::PartSwitches& on = ch.enabledParts();  // mouth parts read the CPU-posed lips
+    const bool pose_only = gpu_deform && !((ch.mouthHidden() && on.mouth_hidden) || (ch.teeth() && on.teeth));
     a->evaluate(f, pose_only);
     if (pose_only && ch.partsActive(f)) a->evaluate(f, false);
     if (f.positions.empty()) f.opacities.clear(), f.parts.clear();
