@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <numbers>
 #include <set>
 
 #include <unistd.h>
@@ -21,6 +22,7 @@
 #include "character/corrective.h"
 #include "character/expression.h"
 #include "character/gnm_pack.h"
+#include "character/gpu_lift.h"
 #include "character/rig.h"
 #include "core/error.h"
 #include "hull/hull_pass.h"
@@ -183,6 +185,7 @@ class FrameRenderer {
   ~FrameRenderer() {
     for (const auto& g : generators_) g->setGpuPath(nullptr);
     for (const auto& h : hulls_) h->setGpuPath(nullptr);
+    for (const auto& b : bundles_) b->setGpuPath(nullptr);
     hull_pass_.reset();
     if (post_) post_->setRunner(nullptr);
   }
@@ -210,6 +213,8 @@ class FrameRenderer {
     if (!scene.script.empty()) {  // the character commands up to this time
       world_.advanceTo(t, scene.script);
       for (const std::string& line : world_.takeLog()) fmt::print(stderr, "  [t={:.2f}] {}\n", t, line);
+      for (character::BundleCharacter* b : world_.bundles()) attachBundle(*b);  // spawned decoder characters
+      world_.setCamera(cam);
       std::vector<RenderObject> chars = world_.renderObjects(vulkan_ != nullptr);
       objects.insert(objects.end(), chars.begin(), chars.end());
     }
@@ -256,6 +261,8 @@ class FrameRenderer {
   // (decoded straight into their slots), and its post model on the Vulkan executor after the readback.
   void attachNeural(const Scene& scene) {
     if (!vulkan_) return;
+    for (const SceneObject& o : scene.objects)
+      if (o.bundle && !o.bundle->gpuPath() && attachBundle(*o.bundle)) bundles_.push_back(o.bundle);
     for (const SceneObject& o : scene.objects) {  // live hulls: their pass runs in the frame
       if (!o.hull_live || o.hull_live->gpuPath()) continue;
       if (!hull_pass_) hull_pass_ = std::make_shared<hull::HullPass>(vulkan_->context());
@@ -280,6 +287,20 @@ class FrameRenderer {
  private:
   std::vector<std::shared_ptr<nn::GaussianGenerator>> generators_;
   std::set<const nn::GaussianGenerator*> tried_;  // a refusal is reported once
+  std::set<const character::BundleCharacter*> tried_bundles_;
+  std::vector<std::shared_ptr<character::BundleCharacter>> bundles_;  // scene objects given a GPU path
+
+  // A decoder character's decoders and lift in this renderer's frame (once; a refusal is reported and the
+  // character stays on the CPU). Returns whether it now has a GPU path.
+  bool attachBundle(character::BundleCharacter& b) {
+    if (!vulkan_ || b.gpuPath()) return b.gpuPath() != nullptr;
+    if (!tried_bundles_.insert(&b).second) return false;
+    if (std::string why = character::attachBundleGpuPath(vulkan_->context(), b); !why.empty()) {
+      fmt::print(stderr, "splatforge: warning: {} runs on the CPU: {}\n", b.bundle().where, why);
+      return false;
+    }
+    return true;
+  }
   std::shared_ptr<nn::ImageModel> post_;
   std::vector<std::shared_ptr<hull::HullInstance>> hulls_;
   std::shared_ptr<const hull::HullPass> hull_pass_;
@@ -651,9 +672,22 @@ int runAnimate(const AnimateOptions& o) {
                          cam.width, cam.height, renderer.describe(), sceneSummary(scene)));
     ProgressBar bar(frames);
     std::vector<double> frame_ms;
+    // --orbit: camera-to-world' = T(c) Ry(a) T(-c) camera-to-world about the centre c of the scene's box.
+    Vec3 pivot{0, 0, 0};
+    if (o.orbit_deg != 0) {
+      const CloudBounds b = sceneBounds(scene);
+      pivot = (b.p01 + b.p99) * 0.5f;
+    }
     for (size_t i = 0; i < frames; ++i) {
       auto tf = Clock::now();
-      FrameRenderer::Frame f = renderer.render(scene, o.start + static_cast<double>(i) / o.fps, cam, settings);
+      Camera frame_cam = cam;
+      if (o.orbit_deg != 0) {
+        const double a = -o.orbit_deg * std::numbers::pi / 180.0 * (frames > 1 ? static_cast<double>(i) / static_cast<double>(frames - 1) : 0.0);
+        const Mat3 ry = rotationMatrix(Quat{static_cast<float>(std::cos(a / 2)), 0, static_cast<float>(std::sin(a / 2)), 0});
+        frame_cam.world_to_camera = cam.world_to_camera * Mat4::fromLinearTranslation(Mat3{}, pivot) * Mat4::fromLinearTranslation(ry, Vec3{0, 0, 0}) *
+                                    Mat4::fromLinearTranslation(Mat3{}, -pivot);
+      }
+      FrameRenderer::Frame f = renderer.render(scene, o.start + static_cast<double>(i) / o.fps, frame_cam, settings);
       writePng(pattern(i), f.image);
       frame_ms.push_back(secondsSince(tf) * 1e3);
       bar.update(i + 1);
@@ -1120,7 +1154,52 @@ size_t characterGpuBytes(const character::Character& c) {
   return c.splats().size() * (slot + 12 + 24);
 }
 
+// `character info BUNDLE`: a decoder character's layout, rig, expression space and per-branch memory.
+int bundleInfo(const CharacterOptions& o) {
+  const character::BundleCharacter c(character::loadCharacterBundle(character::directoryResolver(o.input)));
+  const character::CharacterBundle& b = c.bundle();
+  const std::vector<character::BranchMemory> mem = c.memoryReport();
+  uint64_t resident = 0, gpu = 0, decoders = 0;
+  for (const character::BranchMemory& m : mem) resident += m.resident_bytes, gpu += m.gpu_bytes, decoders += m.decoder_bytes;
+  if (o.json) {
+    fmt::print("{{\n  \"bundle\": \"{}\",\n  \"layout\": \"{}\",\n  \"mode\": \"{}\",\n", jsonEscape(o.input), b.layout, b.mode);
+    fmt::print("  \"rig\": {{\"backend\": \"{}\", \"declared\": {}, \"pack\": \"{}\", \"controls\": {}, \"vertices\": {}}},\n", b.rig.backend,
+               b.rig.declared, jsonEscape(b.rig.pack), c.rig().controlNames().size(), c.rig().vertexCount());
+    fmt::print("  \"expression_space\": {{\"kind\": \"{}\", \"dim\": {}, \"declared\": {}}},\n  \"branches\": [\n", b.expression_space.kind,
+               b.expression_space.dim, b.expression_space.declared);
+    for (size_t i = 0; i < b.branches.size(); ++i) {
+      const character::BundleBranch& br = b.branches[i];
+      const character::BranchMemory& m = mem[i];
+      fmt::print("    {{\"name\": \"{}\", \"uv_resolution\": {}, \"trunk\": {}, \"static_geometry\": {}, \"gaze_conditioned\": {}, \"slots\": {}, "
+                 "\"decoder_bytes\": {}, \"resident_bytes\": {}, \"gpu_bytes\": {}}}{}\n",
+                 br.name, br.uv_resolution, !br.trunk.empty(), br.static_geometry, br.gaze_conditioned, m.slots, m.decoder_bytes, m.resident_bytes,
+                 m.gpu_bytes, i + 1 < b.branches.size() ? "," : "");
+    }
+    fmt::print("  ],\n  \"memory\": {{\"resident_bytes\": {}, \"gpu_bytes\": {}, \"decoder_bytes\": {}, \"slots\": {}, \"bytes_per_gaussian\": {}}}\n}}\n",
+               resident, gpu, decoders, c.size(), character::kSlotBytes);
+    return 0;
+  }
+  fmt::print("bundle:      {} ({}, mode {})\n", o.input, b.layout, b.mode);
+  fmt::print("rig:         {}{}: {} controls, {} vertices{}\n", b.rig.backend, b.rig.declared ? "" : " (default)", c.rig().controlNames().size(),
+             c.rig().vertexCount(), b.rig.pack.empty() ? "" : " (" + b.rig.pack + ")");
+  fmt::print("expressions: {} ({} values){}\n", b.expression_space.kind, b.expression_space.dim, b.expression_space.declared ? "" : " (default)");
+  fmt::print("branches:    {}\n", b.branches.size());
+  for (size_t i = 0; i < b.branches.size(); ++i) {
+    const character::BundleBranch& br = b.branches[i];
+    const character::BranchMemory& m = mem[i];
+    fmt::print("  {:<10} {}x{} texels = {} slots; decoders {}{}{} ({:.2f} MB); mesh {}{}{}\n", br.name, br.uv_resolution, br.uv_resolution, m.slots, br.geom,
+               br.trunk.empty() ? "" : " + " + br.trunk, " + " + br.appr, static_cast<double>(m.decoder_bytes) / 1e6,
+               br.mesh_glb.empty() ? br.mesh_bin : br.mesh_glb, br.static_geometry ? ", static geometry" : "", br.gaze_conditioned ? ", gaze-conditioned" : "");
+    fmt::print("  {:<10} memory: resident {:.2f} MB, GPU {:.2f} MB\n", "", static_cast<double>(m.resident_bytes) / 1e6, static_cast<double>(m.gpu_bytes) / 1e6);
+  }
+  fmt::print("memory:      resident {:.2f} MB (decoders {:.2f} MB), GPU {:.2f} MB, {} slots at {} bytes per gaussian "
+             "(centre 12, covariance 24, opacity 4, colour 12: the document's 52)\n",
+             static_cast<double>(resident) / 1e6, static_cast<double>(decoders) / 1e6, static_cast<double>(gpu) / 1e6, c.size(), character::kSlotBytes);
+  return 0;
+}
+
 int characterInfo(const CharacterOptions& o) {
+  if (character::isCharacterBundle(*character::directoryResolver(o.input))) return bundleInfo(o);
   const character::Character c = character::Character::loadPackage(o.input);
   character::Character::Frame f;
   c.pose(-1, 0.0f, f);  // for the skin's joint count

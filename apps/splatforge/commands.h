@@ -69,6 +69,7 @@ struct AnimateOptions {
   std::string input;
   std::string output = "frames/%04d.png";  // printf pattern with one integer field, or a .mp4 path
   double fps = 30, duration = 2, start = 0;
+  double orbit_deg = 0;  // the camera turns this much about the vertical axis through the scene's centre
   std::optional<int> width, height;
   std::string camera;
   std::string clip;  // glTF input only

@@ -141,6 +141,7 @@ int main(int argc, char** argv) {
   c_ani->add_option("-o,--output", ani.output, "Frame pattern with one %0Nd field (frames/%04d.png), or a .mp4 file")->capture_default_str();
   c_ani->add_option("--fps", ani.fps, "Frames per second")->capture_default_str();
   c_ani->add_option("--duration", ani.duration, "Seconds of scene time to render")->capture_default_str();
+  c_ani->add_option("--orbit", ani.orbit_deg, "Turn the camera this many degrees about the vertical axis through the scene's centre over the animation (a moving camera)");
   c_ani->add_option("--start", ani.start, "Scene time of the first frame, in seconds")->capture_default_str();
   c_ani->add_option("--width", ani.width, "Image width (default " + std::to_string(kDefaultWidth) + ", or the camera's)")->check(CLI::Range(1, 16384));
   c_ani->add_option("--height", ani.height, "Image height (default " + std::to_string(kDefaultHeight) + ", or the camera's)")->check(CLI::Range(1, 16384));

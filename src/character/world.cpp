@@ -1,6 +1,7 @@
 // The character commands (see world.h).
 #include "character/world.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -57,6 +58,17 @@ void CharacterWorld::spawn(const std::string& id, const std::string& package_dir
   if (entities_.count(id)) throw Error("character '" + id + "' already exists");
   Entity e;
   e.transform = model_to_world;
+  if (isCharacterBundle(*directoryResolver(package_dir))) {  // a decoder character: its own state per spawn
+    try {
+      e.bundle = loadBundleCharacter(package_dir);
+      if (!clip.empty()) log_.push_back("warning: character '" + id + "': a decoder character has no body clips; clip '" + clip + "' is ignored");
+    } catch (const std::exception& err) {
+      log_.push_back("warning: character '" + id + "': " + err.what() + "; showing a placeholder");
+      e.placeholder = std::make_shared<GaussianCloud>(makeCapsuleCloud());
+    }
+    entities_.emplace(id, std::move(e));
+    return;
+  }
   std::shared_ptr<const Character>& cached = loaded_[package_dir];
   try {
     if (!cached) cached = std::make_shared<Character>(Character::loadPackage(package_dir));
@@ -85,6 +97,10 @@ void CharacterWorld::despawn(const std::string& id) {
 
 void CharacterWorld::setState(const std::string& id, const std::string& clip, std::optional<Vec3> velocity, float fade) {
   Entity& e = get(id);
+  if (e.bundle && !e.missing_reported) {
+    log_.push_back("character '" + id + "' is a decoder character: it has no body clips (set-character-state is recorded, nothing plays)");
+    e.missing_reported = true;
+  }
   if (!e.animator) return;  // a placeholder ignores animation
   if (!clip.empty()) {
     const int c = e.character->model().findClip(clip);
@@ -108,6 +124,17 @@ void CharacterWorld::setClipWeights(const std::string& id, const std::vector<std
 
 void CharacterWorld::setExpression(const std::string& id, const Expression& expression) {
   Entity& e = get(id);
+  if (e.bundle) {
+    std::vector<std::string> missing;
+    e.bundle->setExpression(expression, &missing);
+    if (!missing.empty() && !e.missing_reported) {
+      std::string names;
+      for (const std::string& n : missing) names += (names.empty() ? "" : ", ") + n;
+      log_.push_back("character '" + id + "' has no rig control for ARKit " + names + " (reported once; those weights are ignored)");
+      e.missing_reported = true;
+    }
+    return;
+  }
   if (!e.animator) return;
   std::vector<std::string> missing;
   std::vector<float> morph = e.character->mapExpression(expression, &missing);
@@ -122,6 +149,14 @@ void CharacterWorld::setExpression(const std::string& id, const Expression& expr
 
 void CharacterWorld::lookAt(const std::string& id, std::optional<Vec3> target_world) {
   Entity& e = get(id);
+  if (e.bundle) {  // the gaze of both eyes towards the target, from the first branch's frame centre
+    if (!target_world) return e.bundle->setGaze({0, 0, 0, 0});
+    const Vec3 d = transformPoint(inverseAffine(e.transform), *target_world) - e.bundle->bundle().branches.front().frame.center;
+    constexpr float kLimit = 0.6f;  // radians: eyes turn no further
+    const float yaw = std::clamp(std::atan2(d.x, d.z), -kLimit, kLimit);
+    const float pitch = std::clamp(-std::atan2(d.y, std::hypot(d.x, d.z)), -kLimit, kLimit);  // positive-down
+    return e.bundle->setGaze({pitch, yaw, pitch, yaw});
+  }
   if (!e.animator) return;
   if (!target_world) return e.animator->lookAt(std::nullopt);
   e.animator->lookAt(transformPoint(inverseAffine(e.transform), *target_world));
@@ -195,6 +230,22 @@ std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform) {
   std::vector<RenderObject> out;
   size_t i = 0;
   for (auto& [id, e] : entities_) {
+    if (e.bundle) {  // a decoder character: its passes for this camera (seen from its own frame)
+      Camera local = camera_ ? *camera_ : lookAtCamera({0, 1.6f, 2.5f}, {0, 1.6f, 0}, {0, 1, 0}, 40, 640, 480);
+      local.world_to_camera = local.world_to_camera * e.transform;
+      e.bundle->update(local);
+      RenderObject ro{&e.bundle->cloud(), e.transform};
+      if (const BundleGpuPath* g = e.bundle->gpuPath()) {
+        ro.gpu_source = &g->source();
+      } else {
+        ro.positions = e.bundle->cloud().positions;
+        ro.covariances = e.bundle->covariances();
+        ro.dynamic = true;
+      }
+      out.push_back(ro);
+      ++i;
+      continue;
+    }
     if (!e.animator) {
       out.push_back({e.placeholder.get(), e.transform, {}, {}});
       ++i;
@@ -217,6 +268,13 @@ std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform) {
     }
     ++i;
   }
+  return out;
+}
+
+std::vector<BundleCharacter*> CharacterWorld::bundles() {
+  std::vector<BundleCharacter*> out;
+  for (auto& [id, e] : entities_)
+    if (e.bundle) out.push_back(e.bundle.get());
   return out;
 }
 

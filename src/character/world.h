@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "character/animator.h"
+#include "character/bundle_character.h"
 #include "render/cpu_renderer.h"
 
 namespace sf::character {
@@ -54,6 +55,12 @@ class CharacterWorld {
   void advanceTo(double time, const std::vector<ScriptCommand>& script);
   void update(float dt);
 
+  // The camera decoder characters (bundles) are seen from this frame (world space): their appearance pass
+  // runs when it moved past the threshold (bundle_character.h). Set it before renderObjects.
+  void setCamera(const Camera& camera) { camera_ = camera; }
+  // The live decoder characters, for the layer that owns a device to give them a GPU path.
+  std::vector<BundleCharacter*> bundles();
+
   // Render objects of every live character at this moment (deformed on the CPU, or with a GPU deform
   // source when gpu_deform). The objects point into this world's frame storage until the next call.
   std::vector<RenderObject> renderObjects(bool gpu_deform);
@@ -70,6 +77,7 @@ class CharacterWorld {
     std::unique_ptr<Animator> animator;
     Mat4 transform;
     std::shared_ptr<const GaussianCloud> placeholder;
+    std::shared_ptr<BundleCharacter> bundle;  // a decoder character (a bundle directory), else null
     bool missing_reported = false;
   };
   Entity& get(const std::string& id);
@@ -81,6 +89,7 @@ class CharacterWorld {
   double time_ = 0;
   std::vector<Character::Frame> frames_;
   std::vector<SplatDeformSource> deforms_;
+  std::optional<Camera> camera_;
 };
 
 // A capsule of splats (radius 0.25, height 1.8, standing on y = 0), marking a character that failed to load.

@@ -108,7 +108,7 @@ Camera parseCameraNode(const Node& n, std::optional<int> width, std::optional<in
 std::vector<RenderObject> Scene::renderObjects() const {
   std::vector<RenderObject> out;
   for (const SceneObject& o : objects)
-    if (o.cloud && o.cloud->size() > 0 && !o.character && !o.hull) out.push_back({o.cloud.get(), o.object_to_world, {}, {}});
+    if (o.cloud && o.cloud->size() > 0 && !o.character && !o.hull && !o.bundle) out.push_back({o.cloud.get(), o.object_to_world, {}, {}});
   return out;
 }
 
@@ -163,6 +163,19 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
       } else {
         hull::buildHullFrame(*o.hull, o.hull_mode, o.object_to_world, hull_cam, t, scene.light, out.hulls[hi++], out.objects, out.meshes);
       }
+      continue;
+    }
+    if (o.bundle) {  // a decoder character: its passes for this camera, seen from its own frame
+      o.bundle->update(generatorCamera(cam, o.object_to_world));
+      RenderObject ro{&o.bundle->cloud(), o.object_to_world};
+      if (const character::BundleGpuPath* g = o.bundle->gpuPath()) {
+        ro.gpu_source = &g->source();
+      } else {
+        ro.positions = o.bundle->cloud().positions;
+        ro.covariances = o.bundle->covariances();
+        ro.dynamic = true;
+      }
+      out.objects.push_back(ro);
       continue;
     }
     if (o.character) {
@@ -317,6 +330,12 @@ void loadGeneratorObject(SceneObject& obj, const std::string& path, const Json* 
 // A character package: its splats (deformed per frame) and its model; the clip defaults to the package's.
 void loadCharacterObject(SceneObject& obj, const std::string& dir, const std::string& clip,
                          std::shared_ptr<const character::Character> shared = nullptr) {
+  if (character::isCharacterBundle(*character::directoryResolver(dir))) {  // a decoder character
+    if (!clip.empty()) throw Error(dir + ": a decoder character has no body clips (remove \"clip\")");
+    obj.bundle = character::loadBundleCharacter(dir);
+    obj.cloud = std::shared_ptr<const GaussianCloud>(obj.bundle, &obj.bundle->cloud());
+    return;
+  }
   std::shared_ptr<const character::Character> ch =
       shared ? std::move(shared) : std::make_shared<const character::Character>(character::Character::loadPackage(dir));
   const std::string wanted = clip.empty() ? ch->defaultClip() : clip;
@@ -604,6 +623,7 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
       obj.cloud = placeholder;
       obj.model.reset();
       obj.character.reset();
+      obj.bundle.reset();
       obj.generator.reset();
       obj.hull.reset();
       obj.hull_live.reset();
@@ -615,6 +635,7 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
       std::string what = obj.cloud ? std::to_string(obj.cloud->size()) + " gaussians" : std::string();
       if (obj.hull) what += " in a splat hull (" + std::to_string(obj.hull->hull.core.size()) + " core, " + std::to_string(obj.hull->hull.shell.size()) + " shell, " + hull::hullModeName(obj.hull_mode) + ")";
       else if (obj.character) what += " bound to " + obj.character->model().document().path;
+      else if (obj.bundle) what += " (decoder character, " + std::to_string(obj.bundle->bundle().branches.size()) + " branches, rig " + obj.bundle->bundle().rig.backend + ")";
       else if (obj.generator) what = "generator, " + obj.generator->contract().describe();
       else if (obj.model && obj.model->drawnPrimitives() > 0)
         what += (what.empty() ? "" : ", ") + std::to_string(obj.model->drawnPrimitives()) + " mesh primitives (" +
@@ -672,7 +693,7 @@ CloudBounds sceneBounds(const Scene& scene) {
     if (o.cloud)
       for (const Vec3& p : o.cloud->positions) all.positions.push_back(transformPoint(o.object_to_world, p));
   bool posed_content = scene.hasMeshes();
-  for (const SceneObject& o : scene.objects) posed_content |= o.character != nullptr || o.generator != nullptr || o.hull != nullptr;
+  for (const SceneObject& o : scene.objects) posed_content |= o.character != nullptr || o.generator != nullptr || o.hull != nullptr || o.bundle != nullptr;
   if (posed_content) {
     all.positions.clear();
     SceneFrame frame;
@@ -708,7 +729,7 @@ Camera autoCamera(const Scene& scene, int width, int height) {
   bool captures = false;
   // Generators follow the capture convention too (the contract's camera looks along +z with y down).
   for (const SceneObject& o : scene.objects)
-    captures |= (o.cloud && !o.model && !o.character && !o.hull && o.source != "placeholder") || o.generator != nullptr;
+    captures |= (o.cloud && !o.model && !o.character && !o.bundle && !o.hull && o.source != "placeholder") || o.generator != nullptr;
   bool hulls_only = !scene.objects.empty();
   for (const SceneObject& o : scene.objects) hulls_only &= o.hull != nullptr;
   if (hulls_only) {  // from the middle of the default camera belt (41 degrees up), where baked hulls are meant to be seen

@@ -32,6 +32,10 @@ struct SceneObject {
   // Splat characters: the character (its model is `model`), drawn as its deformed splats; the clip and
   // timing fields apply as for glTF objects.
   std::shared_ptr<const character::Character> character;
+  // Decoder characters (a character bundle directory, docs/formats/character-bundle.md): their decoders and
+  // UV lift run for each frame's camera (seen from the object's frame) when it or the face changed;
+  // `cloud` is the character's slots. Mutable: the character keeps its state between frames.
+  std::shared_ptr<character::BundleCharacter> bundle;
   // Neural gaussian generators (an ONNX model, docs/neural.md): run every frame with the model time
   // time + speed * t and the camera (seen from the object's frame); their gaussians join the frame's one
   // sort. Mutable: a generator keeps its last output and its control inputs.

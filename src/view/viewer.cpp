@@ -557,6 +557,7 @@ class Viewer {
       world_.advanceTo(time_, scene_.script);
       world_time_ = time_;
       for (const std::string& line : world_.takeLog()) fmt::print(stderr, "  [t={:.2f}] {}\n", time_, line);
+      world_.setCamera(camera_);  // decoder characters run their appearance pass for the view
       std::vector<RenderObject> chars = world_.renderObjects(true);
       objects.insert(objects.end(), chars.begin(), chars.end());
     }

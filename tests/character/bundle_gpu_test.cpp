@@ -7,7 +7,11 @@
 
 #include "character/bundle_character.h"
 #include "character/expression.h"
+#include "character/gnm_pack.h"
 #include "character/gpu_lift.h"
+#include "character/rig.h"
+#include "deform/gpu_skinning.h"
+#include "model/gltf_model.h"
 #include "render/cpu_renderer.h"
 #include "support/gpu_support.h"
 
@@ -141,6 +145,37 @@ TEST(BundleGpu, DrawnInTheFrameLikeTheCpuRenderer) {
   }
   EXPECT_LT(err, 2e-3) << "max abs difference between the Vulkan frame and the CPU renderer";
   EXPECT_GT(covered, 0.05 * static_cast<double>(want.pixels.size()));  // the head covers the view
+  SF_EXPECT_VALIDATION_CLEAN(renderer);
+}
+
+// Both rig backends hand the frame their pose as one skin source: the engine's one GPU skinner (the
+// frame's skin pass) poses a gnm rig as its CPU reference does.
+TEST(BundleGpu, GnmRigPosesOnTheGpuSkinnerAsOnTheCpu) {
+  SF_REQUIRE_VULKAN(renderer);
+  GnmRig rig(fromSkinnedGltf(GltfModel(kOrb + "/head/head.glb")));
+  std::vector<float> c(rig.controlNames().size(), 0.0f);
+  c[0] = 0.8f;                 // jawOpen
+  c[1] = 0.5f;                 // cheekPuff
+  c[c.size() - 4] = 0.3f;      // left eye pitch
+  c[c.size() - 1] = -0.2f;     // right eye yaw
+  rig.setControls(c);
+  std::vector<Vec3> want;
+  rig.pose(want);
+  const SkinSource& s = rig.skinSource();
+  std::vector<Vec3> got(s.vertexCount());
+  anim::SkinningJob job;
+  job.palette = s.palette;
+  job.positions = s.positions;
+  job.joints0 = s.joints0;
+  job.weights0 = s.weights0;
+  job.out_positions = got;
+  std::vector<anim::MorphTargetView> targets;
+  for (size_t t = 0; t < s.targetCount(); ++t) targets.push_back({s.morph_positions.subspan(t * s.vertexCount(), s.vertexCount()), {}});
+  GpuSkinner skinner(renderer->context());
+  skinner.run(job, targets, s.morph_weights);
+  float err = 0;
+  for (size_t i = 0; i < got.size(); ++i) err = std::max(err, length(got[i] - want[i]));
+  EXPECT_LT(err, 2e-6f) << "max distance between the GPU skinner's and the CPU's posed vertices (m)";
   SF_EXPECT_VALIDATION_CLEAN(renderer);
 }
 
