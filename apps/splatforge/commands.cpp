@@ -1283,10 +1283,96 @@ int characterPackPreview(const CharacterOptions& o) {
 
 }  // namespace
 
+// bench-characters on a bundle: a crowd of decoder characters on the GPU path, over a scripted camera path
+// (0.7 mm a frame: the 2 mm threshold runs appearance every third frame) with a new expression every 10th
+// frame; per branch the GPU ms of its geometry and appearance parts, and the passes the threshold skipped.
+int benchBundle(const BenchCharactersOptions& o, JsonStdout& human) {
+  gpu::ContextOptions co;
+  co.device = o.device;
+  co.validation = o.validation;
+  VulkanRenderer renderer(co);
+  std::vector<std::shared_ptr<character::BundleCharacter>> crowd;
+  std::vector<Mat4> placed;
+  const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(o.count))));
+  constexpr float kSpacing = 0.3f;  // metres between heads
+  for (size_t i = 0; i < o.count; ++i) {
+    crowd.push_back(character::loadBundleCharacter(o.package));
+    if (std::string why = character::attachBundleGpuPath(renderer.context(), *crowd.back()); !why.empty()) throw Error(why);
+    dynamic_cast<character::VulkanBundlePath&>(*crowd.back()->gpuPath()).setTiming(true);
+    const float gx = static_cast<float>(static_cast<int>(i) % side) - 0.5f * static_cast<float>(side - 1);
+    const float gy = static_cast<float>(static_cast<int>(i) / side) - 0.5f * static_cast<float>(side - 1);
+    placed.push_back(Mat4::fromLinearTranslation(Mat3{}, Vec3{gx * kSpacing, gy * kSpacing, 0}));
+  }
+  const character::CharacterBundle& b = crowd[0]->bundle();
+  const size_t branches = b.branches.size();
+  const Vec3 head = b.branches.front().frame.center;
+  const float dist = 0.5f + 1.2f * kSpacing * static_cast<float>(side);
+  fmt::print("decoder characters: {} x {} ({} branches, {} slots each) at {}x{} on {} ({}), {} timed frames\n", o.count, o.package, branches,
+             crowd[0]->size(), o.width, o.height, renderer.device().name, renderer.device().typeName(), o.frames);
+  std::vector<std::vector<double>> geo(branches), app(branches);
+  std::vector<double> gpu_ms, cpu_ms;
+  for (int f = 0; f <= o.frames; ++f) {
+    const float x = 0.0007f * static_cast<float>(f);
+    const Camera cam = lookAtCamera(head + Vec3{x, 0.02f, dist}, head + Vec3{x, 0, 0}, {0, 1, 0}, 40, o.width, o.height);
+    auto t0 = Clock::now();
+    std::vector<RenderObject> objs;
+    for (size_t i = 0; i < crowd.size(); ++i) {
+      character::BundleCharacter& c = *crowd[i];
+      if (f % 10 == 0) {
+        character::Expression e{b.expression_space.kind, std::vector<float>(static_cast<size_t>(b.expression_space.dim), 0.0f)};
+        e.weights[0] = 0.5f + 0.5f * std::sin(0.7f * static_cast<float>(f) + static_cast<float>(i));
+        if (b.expression_space.kind == "arkit52") e.weights[static_cast<size_t>(character::arkitIndex("jawOpen"))] = e.weights[0];
+        c.setExpression(e);
+      }
+      Camera local = cam;
+      local.world_to_camera = cam.world_to_camera * placed[i];
+      c.update(local);
+      RenderObject ro{&c.cloud(), placed[i]};
+      ro.gpu_source = &c.gpuPath()->source();
+      objs.push_back(ro);
+    }
+    const double cpu = secondsSince(t0) * 1e3;
+    VulkanFrameStats st;
+    renderer.render(objs, cam, RenderSettings{}, &st);
+    if (f == 0) continue;  // the first frame builds the plans
+    cpu_ms.push_back(cpu);
+    gpu_ms.push_back(st.times.total - st.times.readback);
+    for (const auto& c : crowd) {
+      const auto& path = dynamic_cast<const character::VulkanBundlePath&>(*c->gpuPath());
+      const std::vector<character::VulkanBundlePath::BranchTimes> t = path.branchTimes();
+      for (size_t k = 0; k < branches; ++k) {
+        if (path.lastRecorded().geometry) geo[k].push_back(t[k].geometry_ms);
+        if (path.lastRecorded().appearance) app[k].push_back(t[k].appearance_ms);
+      }
+    }
+  }
+  if (renderer.context().validationErrors() > 0) throw Error(validationFailure(renderer.context()));
+  const character::PassCounters& pc = crowd[0]->counters();
+  auto med = [](std::vector<double> v) { return v.empty() ? 0.0 : median(v); };
+  for (size_t k = 0; k < branches; ++k)
+    fmt::print("  branch {:<8} {}x{}: geometry (decoders + lift pass 1) {:.3f} ms, appearance (rays + decoder + lift pass 2) {:.3f} ms (GPU, median)\n",
+               b.branches[k].name, b.branches[k].uv_resolution, b.branches[k].uv_resolution, med(geo[k]), med(app[k]));
+  fmt::print("passes per character over {} updates: {} geometry, {} appearance, {} skipped by the 2 mm threshold\n", pc.updates, pc.geometry_passes,
+             pc.appearance_passes, pc.skipped);
+  fmt::print("median ms per frame: gpu {:.3f} (passes + sort + raster, without the image readback) | cpu {:.2f} (rig, requests)\n", med(gpu_ms), med(cpu_ms));
+  if (o.json || !o.json_out.empty()) {
+    std::string json = fmt::format("{{\n  \"bundle\": \"{}\",\n  \"count\": {},\n  \"device\": \"{}\",\n  \"frames\": {},\n  \"branches\": [", jsonEscape(o.package),
+                                   o.count, jsonEscape(renderer.device().name), o.frames);
+    for (size_t k = 0; k < branches; ++k)
+      json += fmt::format("{}{{\"name\": \"{}\", \"geometry_ms\": {:.4f}, \"appearance_ms\": {:.4f}}}", k ? ", " : "", b.branches[k].name, med(geo[k]), med(app[k]));
+    json += fmt::format("],\n  \"passes\": {{\"updates\": {}, \"geometry\": {}, \"appearance\": {}, \"skipped\": {}}},\n  \"median_ms\": {{\"gpu\": {:.4f}, \"cpu\": {:.3f}}}\n}}\n",
+                        pc.updates, pc.geometry_passes, pc.appearance_passes, pc.skipped, med(gpu_ms), med(cpu_ms));
+    human.release();
+    emitJson(json, o.json, o.json_out);
+  }
+  return 0;
+}
+
 int runBenchCharacters(const BenchCharactersOptions& o) {
   try {
     JsonStdout human(o.json);
     if (o.count == 0) throw Error("--count must be at least 1");
+    if (character::isCharacterBundle(*character::directoryResolver(o.package))) return benchBundle(o, human);
     gpu::ContextOptions co;
     co.device = o.device;
     co.validation = o.validation;

@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
 
   BenchCharactersOptions bch;
   auto* c_bch = app.add_subcommand("bench-characters", "Benchmark a crowd of animated splat characters on Vulkan (GPU deform pass)");
-  c_bch->add_option("package", bch.package, "Character package directory")->required();
+  c_bch->add_option("package", bch.package, "Character package or decoder character bundle directory")->required();
   c_bch->add_option("--count", bch.count, "Characters in the crowd")->check(CLI::Range(size_t{1}, size_t{10000}))->capture_default_str();
   c_bch->add_option("--width", bch.width, "Render width")->check(CLI::Range(1, 16384))->capture_default_str();
   c_bch->add_option("--height", bch.height, "Render height")->check(CLI::Range(1, 16384))->capture_default_str();

@@ -116,7 +116,23 @@ VulkanBundlePath::VulkanBundlePath(gpu::Context& ctx, const BundleCharacter& cha
   }
 }
 
-VulkanBundlePath::~VulkanBundlePath() = default;
+VulkanBundlePath::~VulkanBundlePath() {
+  if (queries_) vkDestroyQueryPool(ctx_.device(), queries_, nullptr);
+}
+
+std::vector<VulkanBundlePath::BranchTimes> VulkanBundlePath::branchTimes() const {
+  std::vector<BranchTimes> out(branches_.size());
+  if (!queries_) return out;
+  std::vector<uint64_t> ticks(4 * branches_.size());
+  SF_VK_CHECK(vkGetQueryPoolResults(ctx_.device(), queries_, 0, static_cast<uint32_t>(ticks.size()), ticks.size() * 8, ticks.data(), 8,
+                                    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  const double to_ms = ctx_.timestampPeriodNs() * 1e-6;
+  for (size_t b = 0; b < branches_.size(); ++b) {
+    out[b].geometry_ms = static_cast<double>(ticks[4 * b + 1] - ticks[4 * b]) * to_ms;
+    out[b].appearance_ms = static_cast<double>(ticks[4 * b + 3] - ticks[4 * b + 2]) * to_ms;
+  }
+  return out;
+}
 
 void VulkanBundlePath::prepare(const BundleFrameRequest& request) {
   if (request.geometry && request.vertices.size() != branches_.size()) throw Error("bundle GPU path: the request has vertices for " + std::to_string(request.vertices.size()) + " branches");
@@ -186,8 +202,21 @@ void VulkanBundlePath::record(void* command_buffer, const GpuSplatTargets& targe
   last_targets_ = targets;
   need_full_ = false;
   recorded_ = {geometry, appearance};
-  for (const std::unique_ptr<Branch>& bp : branches_) {
-    Branch& b = *bp;
+  const uint32_t stamps = static_cast<uint32_t>(4 * branches_.size());
+  if (timing_ && !queries_) {
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = stamps;
+    SF_VK_CHECK(vkCreateQueryPool(ctx_.device(), &qi, nullptr, &queries_));
+  }
+  const bool timed = timing_ && queries_;
+  if (timed) vkCmdResetQueryPool(cmd, queries_, 0, stamps);
+  auto stamp = [&](size_t b, uint32_t k) {
+    if (timed) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_, static_cast<uint32_t>(4 * b) + k);
+  };
+  for (size_t bi = 0; bi < branches_.size(); ++bi) {
+    Branch& b = *branches_[bi];
+    stamp(bi, 0);
     const uint32_t res = static_cast<uint32_t>(b.spec.uv_resolution);
     const VkDeviceAddress geometry_map = b.geom->outputAddress("geom_uv");
     if (geometry) {
@@ -220,8 +249,14 @@ void VulkanBundlePath::record(void* command_buffer, const GpuSplatTargets& targe
       p.triangle_scale = t.triangle_scale;
       p.max_triangle_distance = t.max_triangle_distance;
       dispatch(cmd, pipes_->pass1, p, b.texels);
+      gpu::computeBarrier(cmd);  // (the timestamp below then closes the part)
     }
-    if (!appearance) continue;
+    stamp(bi, 1);
+    stamp(bi, 2);
+    if (!appearance) {
+      stamp(bi, 3);
+      continue;
+    }
     LiftRaysPush r{};
     r.geometry = geometry_map;
     r.view = b.appr->inputAddress("view");
@@ -257,8 +292,9 @@ void VulkanBundlePath::record(void* command_buffer, const GpuSplatTargets& targe
     p.world_scale = b.spec.frame.worldScale();
     p.default_opacity_logit = b.spec.lift.default_opacity_logit;
     dispatch(cmd, pipes_->pass2, p, b.texels);
+    gpu::computeBarrier(cmd);
+    stamp(bi, 3);
   }
-  gpu::computeBarrier(cmd);
 }
 
 void VulkanBundlePath::readPass1(size_t branch, std::vector<float>& frame, std::vector<uint32_t>& triim, std::vector<float>& bounds) const {

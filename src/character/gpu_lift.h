@@ -13,6 +13,8 @@
 #include <memory>
 #include <vector>
 
+#include <volk.h>
+
 #include "character/bundle_character.h"
 
 namespace sf::gpu {
@@ -40,6 +42,14 @@ class VulkanBundlePath final : public BundleGpuPath, public GpuSplatSource {
     bool geometry = false, appearance = false;
   };
   Recorded lastRecorded() const { return recorded_; }
+  // Timestamps around each branch's parts from now on (benchmarks). After the frame that recorded them has
+  // completed, branchTimes() gives per branch the GPU ms of its geometry part (trunk and geometry decode,
+  // pass 1) and its appearance part (rays, appearance decode, pass 2); a part that did not run reads ~0.
+  void setTiming(bool on) { timing_ = on; }
+  struct BranchTimes {
+    double geometry_ms = 0, appearance_ms = 0;
+  };
+  std::vector<BranchTimes> branchTimes() const;
 
  private:
   struct Branch;
@@ -53,6 +63,8 @@ class VulkanBundlePath final : public BundleGpuPath, public GpuSplatSource {
   mutable GpuSplatTargets last_targets_{};
   mutable bool need_full_ = true;   // the slots have not been written yet (or were handed over anew)
   mutable Recorded recorded_;
+  bool timing_ = false;
+  mutable VkQueryPool queries_ = VK_NULL_HANDLE;  // 4 per branch: geometry start, end, appearance start, end
 };
 
 // Gives `character` a GPU path on `ctx` when the Vulkan executor can run every decoder. Returns empty on
