@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "character/mouth.h"
 #include "core/error.h"
 #include "core/parallel.h"
 
@@ -262,6 +263,7 @@ std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform) {
     }
     out.push_back(ro);
     for (Character::Part& p : f.parts) {  // teeth, corrective points: CPU-deformed, new values every frame
+      if (camera_ && p.name == "teeth") applyTeethRim(p, *camera_, to_world);  // the soft rim needs the view
       RenderObject po{&Character::drawnCloud(p), to_world, p.positions, p.covariances};
       po.dynamic = true;
       out.push_back(po);

@@ -912,7 +912,13 @@ void Lowering::reduce(const Node& n, uint32_t kind) {
   collapseAxes(kept, ks);
   collapseAxes(red, rs);
   if (kept.size() > NN_MAX_RANK || red.size() > NN_MAX_RANK) refuse(g_, n, "more than 6 axes after merging");
-  const uint32_t b = newParams(31);
+  // Few outputs over a long reduction (a mesh's bounds: 3 outputs of 1,225 values): one workgroup per output,
+  // its 256 invocations striding the reduced elements and combining through shared memory, instead of one
+  // invocation walking them all. Float kinds whose partial results combine with the same operation.
+  const uint64_t outputs = static_cast<uint64_t>(elementCount(out.shape));
+  const bool cooperative = isFloatType(x.dtype) && kind != NN_RED_LOG_SUM_EXP && total >= 256 && outputs * 256 <= (uint64_t{1} << 31);
+  const uint32_t b = newParams(32);
+  param(b, 31) = cooperative ? 1 : 0;
   param(b, 0) = kind;
   param(b, 1) = off(n, n.outputs[0]);
   param(b, 2) = off(n, n.inputs[0]);
@@ -928,7 +934,7 @@ void Lowering::reduce(const Node& n, uint32_t kind) {
     param(b, 24 + d) = static_cast<uint32_t>(rs[0][d]);
   }
   param(b, 30) = static_cast<uint32_t>(total);
-  dispatch(Kernel::kReduce, b, static_cast<uint64_t>(elementCount(out.shape)), n);
+  dispatch(Kernel::kReduce, b, cooperative ? outputs * 256 : outputs, n);
 }
 
 void Lowering::softmax(const Node& n) {

@@ -60,8 +60,9 @@ void expectSameGaussians(const BundleCharacter& cpu, const Slots& s) {
     ASSERT_EQ(std::lround(255 * s.f(s.opa)[i]), std::lround(255 * cpu.cloud().opacities[i])) << "slot " << i;  // the same byte
     const Cov6& c = cpu.covariances()[i];
     const float scale = std::max({std::fabs(c[0]), std::fabs(c[3]), std::fabs(c[5])});
-    for (size_t k = 0; k < 6; ++k) ASSERT_NEAR(s.f(s.cov)[6 * i + k], c[k], 1e-4f * scale + 1e-12f) << "slot " << i << " element " << k;
-    for (size_t k = 0; k < 3; ++k) ASSERT_NEAR(s.f(s.sh)[3 * i + k], cpu.cloud().sh[3 * i + k], 1e-5f) << "slot " << i;
+    for (size_t k = 0; k < 6; ++k) ASSERT_NEAR(s.f(s.cov)[6 * i + k], c[k], 2e-3f * scale + 1e-12f) << "slot " << i << " element " << k;
+    // Colour bytes: equal, or one step apart where the decoded value sits on a rounding boundary.
+    for (size_t k = 0; k < 3; ++k) ASSERT_NEAR(s.f(s.sh)[3 * i + k], cpu.cloud().sh[3 * i + k], 1.01f / 255.0f / 0.2820948f) << "slot " << i;
     visible += cpu.cloud().opacities[i] > 0;
   }
   EXPECT_GT(visible, n / 2);
@@ -94,7 +95,9 @@ TEST(BundleGpu, EveryPassMatchesTheCpuPerTexel) {
       ASSERT_EQ(triim[k], m.triim[k]) << "branch " << b << " texel " << k;
       float scale = 0;
       for (float v : m.frame[k]) scale = std::max(scale, std::fabs(v));
-      for (size_t c = 0; c < 9; ++c) ASSERT_NEAR(frame[9 * k + c], m.frame[k][c], 1e-5f * scale + 1e-9f) << "branch " << b << " texel " << k;
+      // The decoders' positions are O(1) in the decoder frame; a device's sin/cos and fused arithmetic move
+      // them by ~1e-7, which a finite difference keeps as an absolute error.
+      for (size_t c = 0; c < 9; ++c) ASSERT_NEAR(frame[9 * k + c], m.frame[k][c], 1e-5f * scale + 1e-6f) << "branch " << b << " texel " << k;
       ASSERT_NEAR(bounds[2 * k + 1], m.bounds[k][1], 1e-6f * m.bounds[k][1]) << "branch " << b << " texel " << k;
     }
   }

@@ -293,8 +293,15 @@ TEST(Mouth, WorldDrawsThePartsOnBothPaths) {
     EXPECT_NEAR(objs[1].cloud->opacities[0], 0.45f, 1e-6f);
     EXPECT_TRUE(objs[1].validate().empty()) << objs[1].validate();
   }
+  // With the world's camera the rim applies: both teeth points project outside the 20 x 6 mm opening (the
+  // head triangle's centroid 16.7 mm below the mouth, the jaw point 29 mm below), so both vanish.
   const Camera cam = lookAtCamera({0, 0, 0.3f}, {0, 0, 0}, {0, 1, 0}, 40, 48, 48);
-  const ImageRGBA img = renderCpu(world.renderObjects(false), cam, RenderSettings{});
+  world.setCamera(cam);
+  std::vector<RenderObject> seen = world.renderObjects(false);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[1].cloud->opacities[0], 0.0f);
+  EXPECT_EQ(seen[1].cloud->opacities[1], 0.0f);
+  const ImageRGBA img = renderCpu(seen, cam, RenderSettings{});
   EXPECT_EQ(img.width, 48);
 }
 

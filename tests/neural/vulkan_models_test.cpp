@@ -174,6 +174,43 @@ Tensor int64s(Shape shape, std::vector<int64_t> v) {
   return t;
 }
 
+// Long reductions to few outputs (a mesh's bounds) run one workgroup per output; every float kind matches
+// the CPU's serial reduction, NaN propagation of max and min included.
+TEST(VulkanExecutor, LongReductionsMatchCpu) {
+  REQUIRE_DEVICE();
+  const char* const kinds[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                               "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"};
+  for (const char* op : kinds) {
+    for (const bool with_nan : {false, true}) {
+      Graph g;
+      g.path = std::string(op) + ".onnx";
+      g.opset = 11;  // axes as an attribute for every reduction
+      g.inputs.push_back({"x", DType::kFloat32, {1, 1225, 3}, {"", "", ""}, true});
+      g.outputs.push_back({"y", DType::kFloat32, {1, 1, 3}, {"", "", ""}, true});
+      Node n;
+      n.name = "r", n.op_type = op, n.inputs = {"x"}, n.outputs = {"y"};
+      Attribute axes;
+      axes.kind = Attribute::Kind::kInts, axes.ints = {1};
+      n.attributes["axes"] = axes;
+      g.nodes = {n};
+      VulkanExecutor ex(*device(), g);
+      Tensor x(DType::kFloat32, {1, 1225, 3});
+      for (size_t k = 0; k < x.f.size(); ++k) x.f[k] = 0.5f + 0.5f * std::sin(0.37f * static_cast<float>(k));  // positive: logs and products stay finite
+      if (std::string(op) == "ReduceProd") for (float& v : x.f) v = 1.0f + 0.0005f * (v - 0.5f);
+      if (with_nan) x.f[3 * 700 + 1] = std::nanf("");
+      const Tensor got = ex.run({{"x", x}}).at("y"), want = ex.cpu().run({{"x", x}}).at("y");
+      ASSERT_EQ(got.shape, want.shape) << op;
+      for (size_t k = 0; k < 3; ++k) {
+        if (std::isnan(want.f[k])) {
+          EXPECT_TRUE(std::isnan(got.f[k])) << op << " output " << k;
+          continue;
+        }
+        EXPECT_NEAR(got.f[k], want.f[k], 2e-5 * std::max(1.0f, std::fabs(want.f[k]))) << op << " output " << k << (with_nan ? " (NaN input)" : "");
+      }
+    }
+  }
+}
+
 // A chain of data movement (Transpose -> Reshape -> Slice -> Concat -> Gather by constant indices) runs as
 // one gather-map dispatch composed at plan time, and copies what the CPU kernels copy.
 TEST(VulkanExecutor, ComposedMovesMatchCpu) {
