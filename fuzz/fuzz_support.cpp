@@ -4,12 +4,14 @@
 #include <zstd.h>
 
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "character/character.h"
+#include "character/expression.h"
 #include "core/error.h"
 #include "io/file.h"
 #include "model/gltf_model.h"
@@ -346,6 +348,75 @@ void writeSampleDataset(const std::string& dir) {
     (v < 2 ? ds.train : ds.val).push_back(std::move(view));
   }
   train::writeNerfSynthetic(ds, dir);
+}
+
+character::GnmPack sampleGnmPack(size_t vertices, size_t basis, bool uvs, bool arkit_map) {
+  if (vertices < 3) throw Error("fuzz: a sample GNM pack needs at least 3 vertices");
+  character::GnmPack p;
+  p.source = "sample.sfgnm";
+  for (size_t i = 0; i < vertices; ++i) {
+    const float a = 0.5f * static_cast<float>(i);
+    p.neutral.push_back({0.05f * std::cos(a), 0.01f * static_cast<float>(i), 0.05f * std::sin(a) + 0.02f});
+    if (uvs) p.uvs.push_back({static_cast<float>(i) / static_cast<float>(vertices - 1), 0.5f + 0.25f * std::sin(a)});
+    // The first half follows the left eye alone, the rest blends both eyes (slot 2 unweighted, joint 7 of 2).
+    if (2 * i < vertices) {
+      p.lbs_joints.push_back({0, 0, 0, 0});
+      p.lbs_weights.push_back({1, 0, 0, 0});
+    } else {
+      p.lbs_joints.push_back({0, 1, 7, 0});
+      p.lbs_weights.push_back({0.25f, 0.75f, 0, 0});
+    }
+  }
+  for (uint32_t i = 1; i + 1 < vertices; ++i) p.triangles.insert(p.triangles.end(), {0u, i, i + 1});
+  for (size_t k = 0; k < basis; ++k)
+    for (size_t i = 0; i < vertices; ++i)
+      p.basis.push_back({0.001f * static_cast<float>(k + 1), -0.0005f * static_cast<float>(i), k % 2 ? 0.002f : -0.0f});
+  character::GnmJoint left, right;
+  left.name = "lEye";
+  left.rest_local = Mat4::fromLinearTranslation(Mat3{}, {-0.03f, 0.0f, 0.04f});
+  left.inverse_bind = Mat4::fromLinearTranslation(Mat3{}, {0.03f, 0.0f, -0.04f});
+  right.name = "rEye";
+  right.parent = 0;
+  right.rest_local = Mat4::fromLinearTranslation(Mat3{}, {0.06f, 0.0f, 0.0f});
+  right.inverse_bind = Mat4::fromLinearTranslation(Mat3{}, {-0.03f, 0.0f, -0.04f});
+  p.joints = {left, right};
+  p.eye_joints = {0, 1};
+  p.bind_transform = Mat4::fromLinearTranslation(Mat3{}, {0.0f, 1.6255f, -0.0184f});
+  for (size_t k = 0; k < basis; ++k) p.control_names.push_back(k < character::kArkit52.size() ? character::kArkit52[k] : "basis" + std::to_string(k));
+  for (const char* g : character::kGnmGazeNames) p.control_names.push_back(g);
+  if (arkit_map) {
+    p.arkit_map.assign(character::kArkit52.size() * basis, 0.0f);
+    for (size_t k = 0; k < basis && k < character::kArkit52.size(); ++k) p.arkit_map[k * basis + k] = 1.0f;
+    if (basis > 0) p.arkit_map.back() = 0.5f;
+  }
+  if (std::string why = p.validate(); !why.empty()) throw Error("fuzz: the sample GNM pack is inconsistent: " + why);
+  return p;
+}
+
+character::BranchMesh sampleBranchMesh(size_t vertices) {
+  if (vertices < 3) throw Error("fuzz: a sample branch mesh needs at least 3 vertices");
+  character::BranchMesh m;
+  for (size_t i = 0; i < vertices; ++i) {
+    const float a = 6.2831853f * static_cast<float>(i) / static_cast<float>(vertices);
+    m.positions.push_back({0.012f * std::cos(a) - 0.03f, 1.6f + 0.012f * std::sin(a), 0.08f});
+    m.uvs.push_back({0.5f + 0.5f * std::cos(a), 0.5f + 0.5f * std::sin(a)});
+  }
+  for (uint32_t i = 1; i + 1 < vertices; ++i) m.indices.insert(m.indices.end(), {0u, i, i + 1});
+  return m;
+}
+
+std::map<std::string, std::vector<uint8_t>> sampleBundleFiles() {
+  auto bytes = [](const std::string& s) { return std::vector<uint8_t>(s.begin(), s.end()); };
+  std::map<std::string, std::vector<uint8_t>> files;
+  for (const char* name : {"head/geom.onnx", "head/appr.onnx", "head/trunk.onnx", "eyes/geom.onnx", "eyes/appr.onnx"})
+    files[name] = bytes(std::string("placeholder decoder ") + name);
+  files["head/head.glb"] = skinnedGlb();
+  files["head/head.sfgnm"] = character::encodeGnmPack(sampleGnmPack(4, 2, true, true));
+  auto [mesh_json, mesh_bin] = character::encodeBranchMesh(sampleBranchMesh(8));
+  files["eyes/mesh.json"] = bytes(mesh_json);
+  files["eyes/mesh.bin"] = std::move(mesh_bin);
+  files["rig_names.json"] = bytes(R"(["jawOpen", "cheekPuff", "eyeBlinkLeft"])");
+  return files;
 }
 
 }  // namespace sf::fuzz

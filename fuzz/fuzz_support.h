@@ -5,10 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "character/bundle.h"
+#include "character/gnm_pack.h"
 #include "core/gaussian_cloud.h"
 
 namespace sf::fuzz {
@@ -49,6 +52,24 @@ void writeSamplePackage(const std::string& dir);
 // orbit cameras, with a normalisation record. Deterministic, so its transforms_train.json (a seed) keeps
 // matching its images.
 void writeSampleDataset(const std::string& dir);
+
+// A small GNM pack (docs/formats/gnm-pack.md) that validates: `vertices` (>= 3) vertices on a curved sheet,
+// a fan of vertices - 2 triangles, `basis` expression vectors, two joints ("lEye", a root, and "rEye", its
+// child: the two eye joints) with the vertices weighted to one or both, and uvs and a 52 x basis arkit_map
+// when asked. Deterministic.
+character::GnmPack sampleGnmPack(size_t vertices, size_t basis, bool uvs, bool arkit_map);
+
+// A small branch mesh (character/bundle.h, mesh_json + mesh_bin): `vertices` (>= 3) vertices with uvs in
+// [0, 1] and a fan of vertices - 2 triangles. encodeBranchMesh gives its files.
+character::BranchMesh sampleBranchMesh(size_t vertices);
+
+// The files of a small in-memory character bundle, under the demo bundle's names
+// (models/characters/orb_head): head/geom.onnx, head/appr.onnx, head/trunk.onnx, eyes/geom.onnx and
+// eyes/appr.onnx (placeholder bytes: loadCharacterBundle checks that named files exist, it does not read
+// them), head/head.glb (skinnedGlb()), head/head.sfgnm (sampleGnmPack), eyes/mesh.json + eyes/mesh.bin
+// (sampleBranchMesh(8)) and rig_names.json (a valid list of control names). No scene.json or
+// export_manifest.json: the caller adds the one it loads.
+std::map<std::string, std::vector<uint8_t>> sampleBundleFiles();
 
 // RGBA 8-bit PNG of the given pixels (4 bytes per pixel, top row first).
 std::vector<uint8_t> pngBytes(int width, int height, std::span<const uint8_t> rgba);
