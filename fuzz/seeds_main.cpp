@@ -1,8 +1,9 @@
 // fuzz_seeds OUTDIR: writes the seed corpus of every fuzz target into OUTDIR/<target>/, from our own
-// writers (sf::encodeSplats, encodeBindings, the character package writer) and a few layouts no writer of
-// ours produces (ASCII and big-endian PLY, compressed PLY, SPZ v2 and v4). Every cloud is tiny, so each
-// seed is small and runs fast. The fuzz build runs it at build time (fuzz/CMakeLists.txt); the test build
-// runs it as a test and feeds its output to the regression runners.
+// writers (sf::encodeSplats, encodeBindings, the character package writer, encodeGnmPack, encodeBranchMesh,
+// the mouth and corrective writers) and a few layouts no writer of ours produces (ASCII and big-endian PLY,
+// compressed PLY, SPZ v2 and v4). Every cloud is tiny, so each seed is small and runs fast. The fuzz build
+// runs it at build time (fuzz/CMakeLists.txt); the test build runs it as a test and feeds its output to the
+// regression runners.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -13,6 +14,10 @@
 #include <vector>
 
 #include "character/binding.h"
+#include "character/bundle.h"
+#include "character/corrective.h"
+#include "character/gnm_pack.h"
+#include "character/mouth.h"
 #include "core/error.h"
 #include "core/math.h"
 #include "fuzz_support.h"
@@ -599,6 +604,199 @@ void bindingSeeds() {
   put(t, "truncated.bin", head(three, three.size() - 1));
 }
 
+// ---- character extras: GNM packs, bundles, mouth parts and correctives --------------------------------
+
+void gnmSeeds() {
+  const std::string t = "fuzz_gnm";
+  namespace ch = sf::character;
+  const Bytes small = ch::encodeGnmPack(sf::fuzz::sampleGnmPack(4, 1, false, false));
+  put(t, "small.sfgnm", small);
+  put(t, "uvs.sfgnm", ch::encodeGnmPack(sf::fuzz::sampleGnmPack(4, 1, true, false)));
+  put(t, "arkit_map.sfgnm", ch::encodeGnmPack(sf::fuzz::sampleGnmPack(4, 1, false, true)));
+  put(t, "uvs_arkit_map.sfgnm", ch::encodeGnmPack(sf::fuzz::sampleGnmPack(5, 2, true, true)));
+  put(t, "no_basis.sfgnm", ch::encodeGnmPack(sf::fuzz::sampleGnmPack(3, 0, false, false)));
+  // A third joint (a child of the left eye) that one vertex is weighted to; a control name at the length limit.
+  ch::GnmPack three = sf::fuzz::sampleGnmPack(4, 1, true, false);
+  ch::GnmJoint lid;
+  lid.name = "eyelid_L";
+  lid.parent = 0;
+  lid.rest_local = sf::Mat4::fromLinearTranslation(sf::Mat3{}, {0.0f, 0.01f, 0.005f});
+  lid.inverse_bind = sf::Mat4::fromLinearTranslation(sf::Mat3{}, {0.03f, -0.01f, -0.045f});
+  three.joints.push_back(lid);
+  three.lbs_joints[0] = {2, 0, 0, 0};
+  put(t, "three_joints.sfgnm", ch::encodeGnmPack(three));
+  ch::GnmPack long_name = sf::fuzz::sampleGnmPack(3, 1, false, false);
+  long_name.control_names[0] = std::string(ch::kGnmMaxNameBytes, 'x');
+  put(t, "name_at_limit.sfgnm", ch::encodeGnmPack(long_name));
+  put(t, "truncated.sfgnm", head(small, small.size() - 1));
+  put(t, "header_only.sfgnm", head(small, 88));
+}
+
+// models/characters/orb_head/scene.json, as scripts/make_character_bundle.py writes it.
+constexpr const char* kOrbHeadScene = R"({
+  "mode": "multi_region",
+  "order": [
+    "head",
+    "eyes"
+  ],
+  "branches": {
+    "head": {
+      "decoders": {
+        "geom": "head/geom.onnx",
+        "appr": "head/appr.onnx"
+      },
+      "mesh_glb": "head/head.glb",
+      "uv_resolution": 96,
+      "frame": {
+        "center": [
+          0.0,
+          1.6,
+          0.0
+        ],
+        "scale": 10.0
+      },
+      "lift": {
+        "scale_mult": 0.6,
+        "thickness": 0.15,
+        "min_scale": 0.002,
+        "max_scale": 0.2
+      }
+    },
+    "eyes": {
+      "decoders": {
+        "geom": "eyes/geom.onnx",
+        "appr": "eyes/appr.onnx"
+      },
+      "mesh_bin": "eyes/mesh.bin",
+      "mesh_json": "eyes/mesh.json",
+      "uv_resolution": 48,
+      "frame": {
+        "center": [
+          0.0,
+          1.6,
+          0.0
+        ],
+        "scale": 10.0
+      },
+      "static_geometry": true,
+      "gaze_conditioned": true,
+      "lift": {
+        "scale_mult": 0.6,
+        "thickness": 0.3,
+        "min_scale": 0.001,
+        "max_scale": 0.05,
+        "max_triangle_distance": 6.0
+      }
+    }
+  },
+  "rig": {
+    "backend": "skinned",
+    "pack": "head/head.glb",
+    "vertex_count": 1225
+  },
+  "expression_space": {
+    "kind": "arkit52"
+  }
+}
+)";
+
+// mesh_json without whitespace (its keys and values hold none), so that it fits a split seed's length byte.
+std::string compactJson(std::string s) {
+  std::erase_if(s, [](char c) { return c == ' ' || c == '\n'; });
+  return s;
+}
+
+// A fuzz_bundle split input: [u8 mesh_json length][mesh_json][mesh_bin].
+Bytes meshSplit(const std::string& json, const Bytes& bin) {
+  if (json.size() > 255) throw sf::Error("fuzz_seeds: mesh_json of " + std::to_string(json.size()) + " bytes does not fit a split seed");
+  Bytes out{static_cast<uint8_t>(json.size())};
+  out.insert(out.end(), json.begin(), json.end());
+  out.insert(out.end(), bin.begin(), bin.end());
+  return out;
+}
+
+void bundleSeeds() {
+  const std::string t = "fuzz_bundle";
+  const std::string scene = kOrbHeadScene;
+  put(t, "scene.json", scene);
+  auto variant = [&](const std::string& name, const std::string& from, const std::string& to) {
+    std::string v = scene;
+    const size_t at = v.find(from);
+    if (at == std::string::npos) throw sf::Error("fuzz_seeds: the orb_head scene.json lacks '" + from + "'");
+    v.replace(at, from.size(), to);
+    put(t, name, v);
+  };
+  const std::string rig = R"("rig": {
+    "backend": "skinned",
+    "pack": "head/head.glb",
+    "vertex_count": 1225
+  },)";
+  // Without a rig block (the default rig reads rig_names.json), a gnm rig and space, a skinned rig posing the
+  // first branch's glTF, a trunk decoder, the gnm68 space.
+  variant("scene_default_rig.json", rig, "");
+  variant("scene_gnm.json", rig + R"(
+  "expression_space": {
+    "kind": "arkit52"
+  })",
+          R"("rig": {"backend": "gnm", "pack": "head/head.sfgnm", "control_names": ["jawOpen", "cheekPuff"], "vertex_count": 4},
+  "expression_space": {"kind": "gnm", "dim": 6, "segments": [{"name": "expression", "start": 0, "count": 2}, {"name": "gaze", "start": 2, "count": 4}]})");
+  variant("scene_skinned_first_glb.json", R"("pack": "head/head.glb",)", "");
+  variant("scene_trunk.json", R"("appr": "head/appr.onnx")", R"("appr": "head/appr.onnx", "trunk": "head/trunk.onnx")");
+  variant("scene_gnm68.json", R"("kind": "arkit52")", R"("kind": "gnm68", "dim": 68)");
+  put(t, "export_manifest.json", R"({
+  "schema_version": 1,
+  "decoders": {"geom": "head/geom.onnx", "appr": "head/appr.onnx", "trunk": "head/trunk.onnx"},
+  "mesh_glb": "head/head.glb",
+  "uv_resolution": 64,
+  "frame": {"center": [0, 1.6, 0], "scale": 10},
+  "lift": {"scale_mult": 0.6, "thickness": 0.15, "min_scale": 0.001, "max_scale": 0.1, "triangle_scale": 1.5,
+           "max_triangle_distance": 3, "default_opacity_logit": 4}
+}
+)");
+  put(t, "export_manifest_mesh_bin.json", R"({"schema_version": 1, "decoders": {"geom": "eyes/geom.onnx", "appr": "eyes/appr.onnx"},
+  "mesh_bin": "eyes/mesh.bin", "mesh_json": "eyes/mesh.json", "uv_resolution": 16, "static_geometry": false, "gaze_conditioned": true,
+  "rig": {"backend": "orl", "control_names": ["jawOpen"], "vertex_count": 8}})");
+  put(t, "rig_names.json", R"(["jawOpen", "cheekPuff", "eyeBlinkLeft", "eyeBlinkRight"])");
+  // mesh_json as encodeBranchMesh writes it (the target's fixed mesh_bin is this mesh's), and split inputs.
+  const auto [json8, bin8] = sf::character::encodeBranchMesh(sf::fuzz::sampleBranchMesh(8));
+  put(t, "mesh.json", json8);
+  put(t, "mesh_split_8.bin", meshSplit(compactJson(json8), bin8));
+  const auto [json3, bin3] = sf::character::encodeBranchMesh(sf::fuzz::sampleBranchMesh(3));
+  put(t, "mesh_split_3.bin", meshSplit(compactJson(json3), bin3));
+  const Bytes split8 = meshSplit(compactJson(json8), bin8);
+  put(t, "mesh_split_truncated.bin", head(split8, split8.size() - 4));
+}
+
+void mouthSeeds() {
+  const std::string t = "fuzz_mouth";
+  namespace ch = sf::character;
+  // The first byte picks the reader: 0 mouth_hidden.bin, 1 teeth.bin, 2 fade.bin, 3 side.bin.
+  auto tagged = [](uint8_t reader, const Bytes& bytes) {
+    Bytes out{reader};
+    out.insert(out.end(), bytes.begin(), bytes.end());
+    return out;
+  };
+  ch::MouthHidden m;
+  m.splats = {{0, ch::HiddenKind::kPlug, 3, 4}, {5, ch::HiddenKind::kInside, 3, 4}, {63, ch::HiddenKind::kLipBand, 31, 0}, {7, ch::HiddenKind::kInside, 10, 20}};
+  put(t, "mouth_hidden.bin", tagged(0, ch::encodeMouthHidden(m)));
+  m.up = {0, 2, 0.1f};  // the reader normalises the axes
+  m.forward = {0.1f, 0, -3};
+  put(t, "mouth_hidden_unnormalised.bin", tagged(0, ch::encodeMouthHidden(m)));
+  put(t, "mouth_hidden_empty.bin", tagged(0, ch::encodeMouthHidden(ch::MouthHidden{})));
+  std::vector<ch::TeethPoint> teeth = {{0, {0.25f, 0.25f, 0.5f}, 0.001f, 0.004f}, {15, {1, 0, 0}, -0.0005f, 0}, {7, {0.2f, 0.3f, 0.5f}, 0, 0.01f}};
+  put(t, "teeth.bin", tagged(1, ch::encodeTeethPoints(teeth)));
+  put(t, "teeth_empty.bin", tagged(1, ch::encodeTeethPoints({})));
+  const std::vector<float> fade = {0, 0.25f, 0.5f, 1, 0.1f, 0.9f, 0.333f, 0.0001f};
+  put(t, "fade_8.bin", tagged(2, ch::encodeFade(fade)));
+  // Every float16 in [0, 1] (and -0): each must decode and encode to its own bytes.
+  Bytes every{2};
+  for (uint32_t h = 0; h <= 0x3c00; ++h) every.insert(every.end(), {static_cast<uint8_t>(h), static_cast<uint8_t>(h >> 8)});
+  every.insert(every.end(), {0x00, 0x80});
+  put(t, "fade_every_value.bin", every);
+  put(t, "side_8.bin", tagged(3, Bytes{0, 1, 1, 0, 0, 0, 1, 1}));
+  put(t, "side_3.bin", tagged(3, Bytes{1, 0, 1}));
+}
+
 // ---- ONNX ----------------------------------------------------------------------------------------------
 // Protobuf wire format, enough for small ONNX models: varints, length-delimited fields.
 
@@ -719,7 +917,8 @@ int main(int argc, char** argv) {
     // Each target's directory is written afresh: seeds a newer generator no longer writes disappear.
     for (const char* t : {"fuzz_ply", "fuzz_compressed_ply", "fuzz_spz", "fuzz_spz_body", "fuzz_splat",
                           "fuzz_gltf", "fuzz_camera", "fuzz_scene", "fuzz_character", "fuzz_bindings", "fuzz_sog",
-                          "fuzz_ksplat", "fuzz_onnx", "fuzz_spl2", "fuzz_nerf"})
+                          "fuzz_ksplat", "fuzz_onnx", "fuzz_spl2", "fuzz_nerf", "fuzz_gnm", "fuzz_bundle",
+                          "fuzz_mouth"})
       fs::remove_all(g_out / t);
     plySeeds();
     compressedPlySeeds();
@@ -735,6 +934,9 @@ int main(int argc, char** argv) {
     ksplatSeeds();
     spl2Seeds();
     onnxSeeds();
+    gnmSeeds();
+    bundleSeeds();
+    mouthSeeds();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fuzz_seeds: %s\n", e.what());
     return 1;

@@ -78,6 +78,16 @@ ExpressionSpace spaceOf(const std::string& kind, int dim) {
 
 }  // namespace
 
+std::map<std::string, nn::Tensor> decoderInputs(const nn::Graph& graph, const DecoderValues& values) {
+  std::map<std::string, nn::Tensor> in;
+  for (const nn::ValueInfo& v : graph.inputs) {
+    const nn::Tensor* t = v.name == "verts" ? values.verts : v.name == "code" ? values.code : v.name == "gaze" ? values.gaze : v.name == "view" ? values.view : nullptr;
+    if (!t) throw Error(graph.path + ": input '" + v.name + "' has no value here (a branch gives verts, code, gaze and view)");
+    in[v.name] = *t;
+  }
+  return in;
+}
+
 bool cameraMoved(const Camera& a, const Camera& b, const CameraChangeThreshold& t) {
   if (length(a.position() - b.position()) > t.move) return true;
   // Rows 2 and 1 of the world-to-camera rotation: the viewing direction and screen-down in world space
@@ -359,22 +369,13 @@ BundleCharacter::Result BundleCharacter::runPasses(const Request& r) {
         b.decoder_vertices[i] = b.spec.frame.toDecoder(src[i]);
         for (int c = 0; c < 3; ++c) verts.f[3 * i + static_cast<size_t>(c)] = b.decoder_vertices[i][c];
       }
-      auto inputsFor = [&](const nn::CpuExecutor& e) {
-        nn::TensorMap in;
-        for (const nn::ValueInfo& v : e.graph().inputs) {
-          if (v.name == "verts") in[v.name] = verts;
-          else if (v.name == "gaze") in[v.name] = gaze;
-          else if (v.name == "code") in[v.name] = *b.code;
-        }
-        return in;
-      };
       b.code.reset();
       if (b.trunk) {
-        nn::TensorMap t = b.trunk->run(inputsFor(*b.trunk));
+        nn::TensorMap t = b.trunk->run(decoderInputs(b.trunk->graph(), {&verts, nullptr, &gaze, nullptr}));
         b.code = t.begin()->second;
         if (auto it = t.find("code"); it != t.end()) b.code = it->second;
       }
-      nn::TensorMap g = b.geom->run(inputsFor(*b.geom));
+      nn::TensorMap g = b.geom->run(decoderInputs(b.geom->graph(), {&verts, b.code ? &*b.code : nullptr, &gaze, nullptr}));
       const nn::Tensor& uv = g.at("geom_uv");
       b.geometry_channels = mapChannels(uv, res, b.geom->graph().path + ": output geom_uv");
       b.geometry = uv.f;
@@ -401,13 +402,7 @@ BundleCharacter::Result BundleCharacter::runPasses(const Request& r) {
     t0 = std::chrono::steady_clock::now();
     nn::Tensor view(nn::DType::kFloat32, {1, 6, res, res});
     plueckerRays(b.geometry, res, res, b.spec.frame.toDecoder(r.camera.position()), view.f);
-    nn::TensorMap in;
-    for (const nn::ValueInfo& v : b.appr->graph().inputs) {
-      if (v.name == "view") in[v.name] = view;
-      else if (v.name == "gaze") in[v.name] = gaze;
-      else if (v.name == "code") in[v.name] = *b.code;
-    }
-    nn::TensorMap a = b.appr->run(in);
+    nn::TensorMap a = b.appr->run(decoderInputs(b.appr->graph(), {nullptr, b.code ? &*b.code : nullptr, &gaze, &view}));
     const nn::Tensor& col = a.at("color_uv");
     b.color_channels = mapChannels(col, res, b.appr->graph().path + ": output color_uv");
     b.color = col.f;

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <future>
 #include <memory>
 #include <optional>
@@ -27,11 +28,24 @@
 
 namespace sf::nn {
 struct Graph;
+struct Tensor;
 }
 
 namespace sf::character {
 
 class RigBackend;
+
+// The tensors a branch can give its decoders (docs/formats/character-bundle.md, "Decoders"); null where
+// not available.
+struct DecoderValues {
+  const nn::Tensor* verts = nullptr;  // [1, V, 3], decoder frame
+  const nn::Tensor* code = nullptr;   // the trunk's or the geometry decoder's code
+  const nn::Tensor* gaze = nullptr;   // [1, 4]
+  const nn::Tensor* view = nullptr;   // [1, 6, R, R] Pluecker rays
+};
+// The inputs of `graph` by name from `values` (each input it declares among verts, code, gaze and view).
+// Throws sf::Error naming the graph and the input when a declared one is not available.
+std::map<std::string, nn::Tensor> decoderInputs(const nn::Graph& graph, const DecoderValues& values);
 
 // The appearance threshold (see the top of the file).
 struct CameraChangeThreshold {

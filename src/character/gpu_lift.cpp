@@ -150,20 +150,11 @@ void VulkanBundlePath::prepare(const BundleFrameRequest& request) {
       std::memcpy(b.vertices.mapped, v.data(), 12 * v.size());
       nn::Tensor verts(nn::DType::kFloat32, {1, static_cast<int64_t>(v.size()), 3});
       std::memcpy(verts.f.data(), v.data(), 12 * v.size());
-      auto inputsFor = [&](const nn::VulkanExecutor& e) {
-        nn::TensorMap in;
-        for (const nn::ValueInfo& vi : e.graph().inputs) {
-          if (vi.name == "verts") in[vi.name] = verts;
-          else if (vi.name == "gaze") in[vi.name] = gaze;
-          else if (vi.name == "code") in[vi.name] = code;
-        }
-        return in;
-      };
       if (b.trunk) {
-        b.trunk->prepare(inputsFor(*b.trunk));
+        b.trunk->prepare(decoderInputs(b.trunk->graph(), {&verts, nullptr, &gaze, nullptr}));
         code = nn::Tensor(nn::DType::kFloat32, b.trunk->outputShape(b.trunk_output));
       }
-      b.geom->prepare(inputsFor(*b.geom));
+      b.geom->prepare(decoderInputs(b.geom->graph(), {&verts, &code, &gaze, nullptr}));
       b.geometry_channels = mapChannels(*b.geom, "geom_uv", res);
     }
     if (request.appearance) {
@@ -172,13 +163,8 @@ void VulkanBundlePath::prepare(const BundleFrameRequest& request) {
         const nn::VulkanExecutor& src = b.trunk ? *b.trunk : *b.geom;
         code = nn::Tensor(nn::DType::kFloat32, src.outputShape(b.trunk ? b.trunk_output : "code"));
       }
-      nn::TensorMap in;
-      for (const nn::ValueInfo& vi : b.appr->graph().inputs) {
-        if (vi.name == "view") in[vi.name] = nn::Tensor(nn::DType::kFloat32, {1, 6, res, res});
-        else if (vi.name == "gaze") in[vi.name] = gaze;
-        else if (vi.name == "code") in[vi.name] = code;
-      }
-      b.appr->prepare(in);
+      const nn::Tensor view(nn::DType::kFloat32, {1, 6, res, res});  // its values come from lift_rays
+      b.appr->prepare(decoderInputs(b.appr->graph(), {nullptr, &code, &gaze, &view}));
       b.color_channels = mapChannels(*b.appr, "color_uv", res);
     }
   }

@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "core/sha256.h"
 #include "io/file.h"
+#include "character/gltf_bytes.h"
 #include "support/test_support.h"
 
 namespace sf::character {
@@ -28,18 +29,7 @@ using Json = nlohmann::json;
 
 constexpr float kPi = 3.14159265358979f;
 
-struct GltfBytes {
-  std::vector<uint8_t> bin;
-  Json views = Json::array(), accessors = Json::array();
-  int add(const void* data, size_t bytes, int component, size_t count, const char* type) {
-    const size_t at = bin.size();
-    bin.insert(bin.end(), static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + bytes);
-    while (bin.size() % 4) bin.push_back(0);
-    views.push_back({{"buffer", 0}, {"byteOffset", at}, {"byteLength", bytes}});
-    accessors.push_back({{"bufferView", views.size() - 1}, {"componentType", component}, {"count", count}, {"type", type}});
-    return static_cast<int>(accessors.size() - 1);
-  }
-};
+using test::GltfBytes;
 
 // Nodes: 0 body (mesh, skin), 1 spine at (0, 1, 0), 2 upperarm_l at (0.2, 1.4, 0), 3 lowerarm_l 0.3 m below
 // it, 4 upperarm_r at (-0.2, 1.4, 0), 5 lowerarm_r. Skin joints [1, 2, 3, 4, 5]; the quad is weighted to the spine.

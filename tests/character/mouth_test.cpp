@@ -19,6 +19,7 @@
 #include "character/world.h"
 #include "core/error.h"
 #include "io/file.h"
+#include "character/gltf_bytes.h"
 #include "support/test_support.h"
 
 namespace sf::character {
@@ -29,19 +30,7 @@ using Json = nlohmann::json;
 
 constexpr float kMm = 0.001f;
 
-// glTF buffers, views and accessors written by hand (one buffer, a base64 data URI).
-struct GltfBytes {
-  std::vector<uint8_t> bin;
-  Json views = Json::array(), accessors = Json::array();
-  int add(const void* data, size_t bytes, int component, size_t count, const char* type) {
-    const size_t at = bin.size();
-    bin.insert(bin.end(), static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + bytes);
-    while (bin.size() % 4) bin.push_back(0);
-    views.push_back({{"buffer", 0}, {"byteOffset", at}, {"byteLength", bytes}});
-    accessors.push_back({{"bufferView", views.size() - 1}, {"componentType", component}, {"count", count}, {"type", type}});
-    return static_cast<int>(accessors.size() - 1);
-  }
-};
+using test::GltfBytes;
 
 // Vertices: 0-2 the head triangle (z = -10 mm), 3/4 the upper lip (left, right), 5/6 the lower lip,
 // 7-9 the jaw triangle. Morph target 0 moves 3, 4 up by 0.5 mm, 5, 6 down by 0.5 mm and 7-9 down by 1 mm.
