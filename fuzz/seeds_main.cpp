@@ -124,7 +124,8 @@ Bytes plyReencode(const Bytes& ply, const std::string& encoding) {
       } else {
         throw sf::Error("fuzz_seeds: no ASCII form for PLY type " + type);
       }
-      line += (line.empty() ? "" : " ") + std::string(buf);
+      if (!line.empty()) line += ' ';  // not (... ? "" : " ") + std::string(buf): a GCC 12 -O3 -Wrestrict false positive
+      line += buf;
     }
     if (encoding == "ascii") {
       line += "\n";

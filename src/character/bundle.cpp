@@ -1,6 +1,7 @@
 // Character bundles (see bundle.h).
 #include "character/bundle.h"
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -124,10 +125,15 @@ BundleBranch parseBranch(const JsonNode& b, const std::string& name, const Bundl
   if (b.has("lift")) br.lift = parseLift(b["lift"]);
   if (b.has("frame")) {
     const JsonNode f = b["frame"];
-    if (f.has("center")) br.frame.center = f["center"].vec3();
+    if (f.has("center")) {
+      br.frame.center = f["center"].vec3();
+      for (int k = 0; k < 3; ++k)
+        if (!std::isfinite(br.frame.center[k])) f["center"].fail("expected three numbers that fit a float");
+    }
     if (f.has("scale")) {
-      br.frame.scale = static_cast<float>(f["scale"].number());
-      if (!(br.frame.scale > 0)) f["scale"].fail("expected a positive number");
+      const double sc = f["scale"].number();
+      if (!(sc >= 1e-6 && sc <= 1e6)) f["scale"].fail("expected a number in 1e-6..1e6");
+      br.frame.scale = static_cast<float>(sc);
     }
   }
   if (b.has("static_geometry")) br.static_geometry = boolean(b["static_geometry"]);
@@ -177,8 +183,11 @@ void parseEngineBlocks(const JsonNode& root, CharacterBundle& out, const BundleR
       if (!segs.value.is_array()) segs.fail("expected an array");
       for (size_t i = 0; i < segs.value.size(); ++i) {
         const JsonNode s = segs.at(i);
-        ExpressionSegment seg{s["name"].string(), static_cast<int>(s["start"].number()), s["count"].positiveInt()};
-        if (seg.start < 0 || seg.start + seg.count > out.expression_space.dim) s.fail("the segment leaves the space's " + std::to_string(out.expression_space.dim) + " values");
+        const double start = s["start"].number();
+        const int dim = out.expression_space.dim;
+        if (start < 0 || start != std::floor(start) || start >= dim) s["start"].fail("expected a whole number in 0.." + std::to_string(dim - 1));
+        ExpressionSegment seg{s["name"].string(), static_cast<int>(start), s["count"].positiveInt()};
+        if (static_cast<int64_t>(seg.start) + seg.count > dim) s.fail("the segment leaves the space's " + std::to_string(dim) + " values");
         out.expression_space.segments.push_back(seg);
       }
     }
@@ -264,22 +273,28 @@ BranchMesh decodeBranchMesh(std::span<const uint8_t> json, std::span<const uint8
   if (v < 3 || v > 16.0e6 || v != std::floor(v)) root["vertex_count"].fail("expected a whole number in 3..16000000");
   if (t < 1 || t > 32.0e6 || t != std::floor(t)) root["triangle_count"].fail("expected a whole number in 1..32000000");
   const size_t vc = static_cast<size_t>(v), tc = static_cast<size_t>(t);
-  auto block = [&](const char* key, size_t bytes) {
+  // Every block inside mesh_bin, checked before anything is allocated (offsets compared as doubles first:
+  // no cast of an out-of-range value, no wrapping sum).
+  auto block = [&](const char* key, uint64_t bytes) {
     const JsonNode off = root[key]["offset"];
     const double o = off.number();
-    if (o < 0 || o != std::floor(o) || static_cast<uint64_t>(o) % 4 != 0) off.fail("expected a byte offset that is a multiple of 4");
+    if (o < 0 || o != std::floor(o) || o > static_cast<double>(bin.size()) || static_cast<uint64_t>(o) % 4 != 0)
+      off.fail("expected a byte offset that is a multiple of 4 inside " + bin_name + " (" + std::to_string(bin.size()) + " bytes)");
     const uint64_t start = static_cast<uint64_t>(o);
-    if (start + bytes > bin.size())
-      off.fail(bin_name + " holds " + std::to_string(bin.size()) + " bytes; " + key + " needs bytes " + std::to_string(start) + ".." + std::to_string(start + bytes));
+    if (bytes > bin.size() - start)
+      off.fail(bin_name + " holds " + std::to_string(bin.size()) + " bytes; " + key + " needs " + std::to_string(bytes) + " bytes from " + std::to_string(start));
     return bin.data() + start;
   };
+  const uint8_t* positions = block("positions", uint64_t{12} * vc);
+  const uint8_t* uvs = block("uvs", uint64_t{8} * vc);
+  const uint8_t* indices = block("indices", uint64_t{12} * tc);
   BranchMesh m;
   m.positions.resize(vc);
   m.uvs.resize(vc);
   m.indices.resize(3 * tc);
-  std::memcpy(m.positions.data(), block("positions", 12 * vc), 12 * vc);
-  std::memcpy(m.uvs.data(), block("uvs", 8 * vc), 8 * vc);
-  std::memcpy(m.indices.data(), block("indices", 12 * tc), 12 * tc);
+  std::memcpy(m.positions.data(), positions, 12 * vc);
+  std::memcpy(m.uvs.data(), uvs, 8 * vc);
+  std::memcpy(m.indices.data(), indices, 12 * tc);
   for (size_t i = 0; i < vc; ++i) {
     const Vec3 p = m.positions[i];
     if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z) || !std::isfinite(m.uvs[i][0]) || !std::isfinite(m.uvs[i][1]))

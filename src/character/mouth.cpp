@@ -36,8 +36,9 @@ Vec3 readAxis(ByteReader& r, const char* what) {
   const size_t at = r.offset();
   Vec3 v;
   for (int k = 0; k < 3; ++k) v[k] = r.readLE<float>(what);
-  if (!std::isfinite(v.x) || !std::isfinite(v.y) || !std::isfinite(v.z) || !(length(v) > 1e-6f))
-    r.failAt(at, std::string(what) + " must be a finite, non-zero vector");
+  const float len = length(v);  // overflows to infinity for huge components: refused as well
+  if (!std::isfinite(v.x) || !std::isfinite(v.y) || !std::isfinite(v.z) || !(len > 1e-6f) || !std::isfinite(len))
+    r.failAt(at, std::string(what) + " must be a finite, non-zero vector of finite length");
   return normalize(v);
 }
 
