@@ -40,7 +40,10 @@ class DirectoryResolver final : public BundleResolver {
     if (std::string why = checkName(name); !why.empty()) throw Error(describe(name) + ": refused: " + why);
     const fs::path full = fs::path(dir_) / name;
     std::error_code ec;
-    const fs::path base = fs::weakly_canonical(dir_, ec), real = fs::weakly_canonical(full, ec);
+    const fs::path base = fs::weakly_canonical(dir_, ec);
+    if (ec) throw Error(describe(name) + ": the bundle directory cannot be resolved: " + ec.message());
+    const fs::path real = fs::weakly_canonical(full, ec);
+    if (ec) throw Error(describe(name) + ": cannot be resolved: " + ec.message());
     const std::string b = base.string(), r = real.string();
     if (r.size() <= b.size() || r.compare(0, b.size(), b) != 0 || r[b.size()] != '/')
       throw Error(describe(name) + ": refused: a symbolic link leads out of the bundle");
@@ -155,7 +158,11 @@ void parseEngineBlocks(const JsonNode& root, CharacterBundle& out, const BundleR
       if (!names.value.is_array()) names.fail("expected an array of names");
       for (size_t i = 0; i < names.value.size(); ++i) out.rig.control_names.push_back(names.at(i).string());
     }
-    if (r.has("vertex_count")) out.rig.vertex_count = r["vertex_count"].positiveInt();
+    if (r.has("vertex_count")) {
+      const double v = r["vertex_count"].number();
+      if (v < 1 || v > 16.0e6 || v != std::floor(v)) r["vertex_count"].fail("expected a whole number in 1..16000000");
+      out.rig.vertex_count = static_cast<int64_t>(v);
+    }
   } else if (files.exists("rig_names.json")) {
     // The default rig: orl with the bundle's own control names.
     const nlohmann::json names = readJson(files, "rig_names.json");
@@ -230,6 +237,7 @@ CharacterBundle loadCharacterBundle(std::shared_ptr<BundleResolver> files) {
     const JsonNode branches = root["branches"];
     if (!branches.value.is_object()) branches.fail("expected an object of branches by name");
     std::set<std::string> seen;
+    if (order.value.size() > kMaxBundleBranches) order.fail("lists " + std::to_string(order.value.size()) + " branches; at most " + std::to_string(kMaxBundleBranches));
     for (size_t i = 0; i < order.value.size(); ++i) {
       const std::string name = order.at(i).string();
       if (!seen.insert(name).second) order.at(i).fail("branch \"" + name + "\" is listed twice");

@@ -37,6 +37,11 @@ std::shared_ptr<BundleResolver> directoryResolver(const std::string& dir);
 // Files held in memory, by name; `label` prefixes names in messages.
 std::shared_ptr<BundleResolver> memoryResolver(std::map<std::string, std::vector<uint8_t>> files, const std::string& label = "memory");
 
+// Limits a bundle is checked against (untrusted input): branches, and slots over all branches (the
+// frame addresses an object's slots with 32-bit counts).
+inline constexpr size_t kMaxBundleBranches = 64;
+inline constexpr uint64_t kMaxBundleSlots = uint64_t{1} << 24;
+
 struct BundleBranch {
   std::string name;
   std::string geom, appr, trunk;          // decoder files (trunk may be empty)

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 
 #include "character/rig.h"
 #include "core/error.h"
@@ -62,11 +63,18 @@ int mapChannels(const nn::Tensor& t, int resolution, const std::string& what) {
   return static_cast<int>(s[1]);
 }
 
+// Where a bundle's glTF finds its external buffers and images: its own folder inside the bundle (none for
+// a bundle held in memory).
+std::string glTFDirectory(const BundleResolver& files, const std::string& name) {
+  if (files.directory().empty()) return {};
+  return (std::filesystem::path(files.directory()) / std::filesystem::path(name).parent_path()).string();
+}
+
 // The rig a bundle names: a gnm pack, or a skinned glTF.
 std::unique_ptr<RigBackend> makeRig(const std::string& backend, const BundleResolver& files, const std::string& pack) {
   const std::vector<uint8_t> bytes = files.read(pack);
   if (backend == "gnm") return std::make_unique<GnmRig>(decodeGnmPack(bytes, files.describe(pack)));
-  auto model = std::make_shared<const GltfModel>(parseGltf(bytes, files.describe(pack), files.directory()));
+  auto model = std::make_shared<const GltfModel>(parseGltf(bytes, files.describe(pack), glTFDirectory(files, pack)));
   return std::make_unique<SkinnedRig>(model);
 }
 
@@ -153,13 +161,15 @@ BundleCharacter::BundleCharacter(CharacterBundle bundle) : bundle_(std::move(bun
   for (const BundleBranch& spec : bundle_.branches) {
     auto b = std::make_unique<Branch>();
     b->spec = spec;
-    const std::string bw = where + ": branch \"" + spec.name + "\"";
+    const std::string bw = where + ": branches." + spec.name;
     if (!spec.mesh_glb.empty()) {
       const std::vector<uint8_t> bytes = files.read(spec.mesh_glb);
-      b->mesh = branchMeshFromGltf(parseGltf(bytes, files.describe(spec.mesh_glb), files.directory()), files.describe(spec.mesh_glb));
+      b->mesh = branchMeshFromGltf(parseGltf(bytes, files.describe(spec.mesh_glb), glTFDirectory(files, spec.mesh_glb)), files.describe(spec.mesh_glb));
     } else {
       b->mesh = decodeBranchMesh(files.read(spec.mesh_json), files.read(spec.mesh_bin), files.describe(spec.mesh_json), files.describe(spec.mesh_bin));
     }
+    if (slots + static_cast<uint64_t>(spec.uv_resolution) * static_cast<uint64_t>(spec.uv_resolution) > kMaxBundleSlots)
+      throw Error(bw + ".uv_resolution: the branches hold more than " + std::to_string(kMaxBundleSlots) + " slots together");
     if (!spec.static_geometry && b->mesh.positions.size() != rig_->vertexCount())
       throw Error(bw + ": its mesh has " + std::to_string(b->mesh.positions.size()) + " vertices but the rig poses " + std::to_string(rig_->vertexCount()) +
                   " (a posed branch shares the rig's topology; mark a mesh of its own \"static_geometry\": true)");
@@ -192,6 +202,20 @@ BundleCharacter::BundleCharacter(CharacterBundle bundle) : bundle_(std::move(bun
     if (b->trunk) checkInputs(*b->trunk, {"verts", "gaze"}, "trunk");
     checkInputs(*b->geom, {"verts", "code", "gaze"}, "geometry");
     checkInputs(*b->appr, {"view", "code", "gaze"}, "appearance");
+    // Declared map shapes, where the decoder states them, against the branch's resolution (the passes check
+    // what the decoders actually produce as well).
+    auto checkDeclared = [&](const nn::Graph& g, const char* output) {
+      const nn::ValueInfo* v = findValue(g.outputs, output);
+      if (!v || !v->has_shape) return;
+      const nn::Shape& sh = v->shape;
+      const int64_t res = spec.uv_resolution;
+      const bool ok = sh.size() == 4 && (sh[0] < 0 || sh[0] == 1) && (sh[1] < 0 || sh[1] == 3 || sh[1] == 4) && (sh[2] < 0 || sh[2] == res) && (sh[3] < 0 || sh[3] == res);
+      if (!ok)
+        throw Error(g.path + ": output " + output + " is declared " + nn::shapeString(sh) + "; " + bw + ".uv_resolution is " + std::to_string(res) +
+                    " (the branch needs [1, 3 or 4, " + std::to_string(res) + ", " + std::to_string(res) + "])");
+    };
+    checkDeclared(b->geom->graph(), "geom_uv");
+    checkDeclared(b->appr->graph(), "color_uv");
     if (!findValue(b->geom->graph().outputs, "geom_uv"))
       throw Error(b->geom->graph().path + ": the geometry decoder has no output \"geom_uv\" (outputs: " + valueList(b->geom->graph().outputs) + ")");
     if (!findValue(b->appr->graph().outputs, "color_uv"))
@@ -266,7 +290,7 @@ BundleCharacter::Request BundleCharacter::request(const Camera& camera) const {
 
 void BundleCharacter::update(const Camera& camera, bool async) {
   ++counters_.updates;
-  collect(false);
+  collect(!async);  // a synchronous update first completes what an earlier asynchronous one left in flight
   // What the newest state needs, against the state the last started pass ran for (a pending request is
   // replaced: latest-only).
   const bool geometry = state_version_ != ran_version_;
@@ -281,18 +305,7 @@ void BundleCharacter::update(const Camera& camera, bool async) {
   ran_version_ = r.version;
   ran_camera_ = camera;
   if (gpu_path_) {
-    BundleFrameRequest g;
-    g.geometry = r.geometry;
-    g.appearance = true;
-    g.gaze = r.gaze;
-    for (const std::unique_ptr<Branch>& b : branches_) {
-      g.eyes.push_back(b->spec.frame.toDecoder(camera.position()));
-      if (!r.geometry) continue;
-      const std::vector<Vec3>& src = b->spec.static_geometry ? b->mesh.positions : r.posed;
-      std::vector<Vec3>& dst = g.vertices.emplace_back(src.size());
-      for (size_t i = 0; i < src.size(); ++i) dst[i] = b->spec.frame.toDecoder(src[i]);
-    }
-    gpu_path_->prepare(g);
+    gpu_path_->prepare(frameRequest(r.geometry, r.posed, camera));
     counters_.geometry_passes += r.geometry;
     counters_.appearance_passes += 1;
     return;
@@ -324,7 +337,17 @@ void BundleCharacter::start(Request r) {
 void BundleCharacter::collect(bool wait) {
   while (in_flight_.valid()) {
     if (!wait && in_flight_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
-    std::unique_ptr<Result> res = in_flight_.get();  // rethrows a failed pass
+    std::unique_ptr<Result> res;
+    try {
+      res = in_flight_.get();  // rethrows a failed pass
+    } catch (...) {
+      // Nothing of the failed pass is drawn; the request waiting behind it is dropped and the newest state
+      // is asked for again by the next update.
+      pending_.reset();
+      ran_version_ = 0;
+      ran_camera_.reset();
+      throw;
+    }
     cloud_.positions = std::move(res->positions);
     covariances_ = std::move(res->covariances);
     cloud_.opacities = std::move(res->opacity);
@@ -372,8 +395,9 @@ BundleCharacter::Result BundleCharacter::runPasses(const Request& r) {
       b.code.reset();
       if (b.trunk) {
         nn::TensorMap t = b.trunk->run(decoderInputs(b.trunk->graph(), {&verts, nullptr, &gaze, nullptr}));
-        b.code = t.begin()->second;
-        if (auto it = t.find("code"); it != t.end()) b.code = it->second;
+        // The trunk's "code", else its first declared output (as the GPU path takes it).
+        const auto it = t.find("code");
+        b.code = it != t.end() ? it->second : t.at(b.trunk->graph().outputs.front().name);
       }
       nn::TensorMap g = b.geom->run(decoderInputs(b.geom->graph(), {&verts, b.code ? &*b.code : nullptr, &gaze, nullptr}));
       const nn::Tensor& uv = g.at("geom_uv");
@@ -435,9 +459,10 @@ std::vector<BranchMemory> BundleCharacter::memoryReport() const {
     m.slots = b->texels;
     m.decoder_bytes = b->decoder_bytes;
     const uint64_t mesh = b->mesh.positions.size() * (12 + 8 + 12) + b->mesh.indices.size() * 4;
-    // Per texel: the layout (4), the maps (geometry 4 + colour 4 channels, view 6; float32), pass 1's
-    // frame, triim and bounds (48) and the lifted gaussian (kSlotBytes).
-    const uint64_t per_texel = 4 + 4 * (4 + 4 + 6) + 48 + kSlotBytes;
+    // Per texel: the layout (4), the maps (geometry and colour at up to 4 channels, view 6; float32), pass
+    // 1's frame, triim and bounds (48) and the lifted gaussian as the CPU holds it (the cloud's centre,
+    // scale, rotation, opacity and colour, 56, and its covariance, 24). Decoders count as their files.
+    const uint64_t per_texel = 4 + 4 * (4 + 4 + 6) + 48 + 56 + 24;
     m.resident_bytes = m.decoder_bytes + mesh + per_texel * b->texels;
     m.gpu_bytes = kSlotBytes * b->texels;
     out.push_back(m);
@@ -448,6 +473,27 @@ std::vector<BranchMemory> BundleCharacter::memoryReport() const {
 BundleCharacter::BranchMaps BundleCharacter::branchMaps(size_t branch) const {
   const Branch& b = *branches_.at(branch);
   return {b.geometry, b.color, b.geometry_channels, b.color_channels, b.frame, b.triim, b.bounds};
+}
+
+BundleFrameRequest BundleCharacter::frameRequest(bool geometry, const std::vector<Vec3>& posed, const Camera& camera) const {
+  BundleFrameRequest g;
+  g.geometry = geometry;
+  g.appearance = true;
+  g.gaze = gaze_;
+  for (const std::unique_ptr<Branch>& b : branches_) {
+    g.eyes.push_back(b->spec.frame.toDecoder(camera.position()));
+    if (!geometry) continue;
+    const std::vector<Vec3>& src = b->spec.static_geometry ? b->mesh.positions : posed;
+    std::vector<Vec3>& dst = g.vertices.emplace_back(src.size());
+    for (size_t i = 0; i < src.size(); ++i) dst[i] = b->spec.frame.toDecoder(src[i]);
+  }
+  return g;
+}
+
+BundleFrameRequest BundleCharacter::trialRequest() {
+  std::vector<Vec3> posed;
+  rig_->pose(posed);
+  return frameRequest(true, posed, lookAtCamera({0, 0, 2}, {0, 0, 0}, {0, 1, 0}, 40, 64, 64));
 }
 
 void BundleCharacter::setGpuPath(std::shared_ptr<BundleGpuPath> path) {

@@ -166,6 +166,8 @@ class BundleCharacter {
   void setGpuPath(std::shared_ptr<BundleGpuPath> path);
   BundleGpuPath* gpuPath() const { return gpu_path_.get(); }
   std::vector<BranchGpuInputs> gpuInputs() const;
+  // A request for every pass at the rig's current controls (a GPU path plans with it before it is attached).
+  BundleFrameRequest trialRequest();
 
  private:
   struct Branch;
@@ -175,6 +177,7 @@ class BundleCharacter {
   void start(Request r);
   void collect(bool wait);
   Request request(const Camera& camera) const;
+  BundleFrameRequest frameRequest(bool geometry, const std::vector<Vec3>& posed, const Camera& camera) const;
 
   CharacterBundle bundle_;
   std::unique_ptr<RigBackend> rig_;

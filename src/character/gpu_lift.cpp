@@ -63,6 +63,12 @@ uint32_t mapChannels(const nn::VulkanExecutor& e, const char* name, int res) {
   return static_cast<uint32_t>(s[1]);
 }
 
+// The passes read a decoder's outputs from its arena: an output the plan folded into a constant has none.
+void requireComputed(const nn::VulkanExecutor& e, const std::string& name) {
+  if (e.staticOutput(name))
+    throw Error(e.graph().path + ": output " + name + " is a constant of the model; the GPU path reads decoder outputs computed on the device");
+}
+
 }  // namespace
 
 struct VulkanBundlePath::Pipelines {
@@ -152,19 +158,24 @@ void VulkanBundlePath::prepare(const BundleFrameRequest& request) {
       std::memcpy(verts.f.data(), v.data(), 12 * v.size());
       if (b.trunk) {
         b.trunk->prepare(decoderInputs(b.trunk->graph(), {&verts, nullptr, &gaze, nullptr}));
-        code = nn::Tensor(nn::DType::kFloat32, b.trunk->outputShape(b.trunk_output));
+        requireComputed(*b.trunk, b.trunk_output);
+        code = nn::Tensor(b.trunk->outputType(b.trunk_output), b.trunk->outputShape(b.trunk_output));
       }
       b.geom->prepare(decoderInputs(b.geom->graph(), {&verts, &code, &gaze, nullptr}));
+      requireComputed(*b.geom, "geom_uv");
+      if (b.appr_code_in && !b.trunk) requireComputed(*b.geom, "code");
       b.geometry_channels = mapChannels(*b.geom, "geom_uv", res);
     }
     if (request.appearance) {
       b.eye = request.eyes[bi];
       if (b.appr_code_in) {
         const nn::VulkanExecutor& src = b.trunk ? *b.trunk : *b.geom;
-        code = nn::Tensor(nn::DType::kFloat32, src.outputShape(b.trunk ? b.trunk_output : "code"));
+        const std::string name = b.trunk ? b.trunk_output : "code";
+        code = nn::Tensor(src.outputType(name), src.outputShape(name));
       }
       const nn::Tensor view(nn::DType::kFloat32, {1, 6, res, res});  // its values come from lift_rays
       b.appr->prepare(decoderInputs(b.appr->graph(), {nullptr, &code, &gaze, &view}));
+      requireComputed(*b.appr, "color_uv");
       b.color_channels = mapChannels(*b.appr, "color_uv", res);
     }
   }
@@ -303,7 +314,9 @@ void VulkanBundlePath::readPass1(size_t branch, std::vector<float>& frame, std::
 
 std::string attachBundleGpuPath(gpu::Context& ctx, BundleCharacter& character) {
   try {
-    character.setGpuPath(std::make_shared<VulkanBundlePath>(ctx, character));
+    auto path = std::make_shared<VulkanBundlePath>(ctx, character);
+    path->prepare(character.trialRequest());  // plans every decoder now: a refusal leaves the character on the CPU
+    character.setGpuPath(std::move(path));
   } catch (const Error& e) {
     return e.what();
   }

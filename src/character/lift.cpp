@@ -131,6 +131,7 @@ void LiftPass1Job::run() const {
 
 uint8_t opacityByte(float logit) {
   const float s = 1.0f / (1.0f + std::exp(-logit));
+  if (!(s >= 0)) return 0;  // a NaN logit: invisible (the GPU pass writes the same byte)
   return static_cast<uint8_t>(std::clamp(255.0f * s, 0.0f, 255.0f));
 }
 

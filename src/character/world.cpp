@@ -234,7 +234,16 @@ std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform) {
     if (e.bundle) {  // a decoder character: its passes for this camera (seen from its own frame)
       Camera local = camera_ ? *camera_ : lookAtCamera({0, 1.6f, 2.5f}, {0, 1.6f, 0}, {0, 1, 0}, 40, 640, 480);
       local.world_to_camera = local.world_to_camera * e.transform;
-      e.bundle->update(local);
+      try {
+        e.bundle->update(local);
+      } catch (const std::exception& err) {  // a pass that fails: the placeholder from now on, said once
+        log_.push_back("warning: character '" + id + "': " + err.what() + "; showing a placeholder");
+        e.bundle.reset();
+        e.placeholder = std::make_shared<GaussianCloud>(makeCapsuleCloud());
+        out.push_back({e.placeholder.get(), e.transform, {}, {}});
+        ++i;
+        continue;
+      }
       RenderObject ro{&e.bundle->cloud(), e.transform};
       if (const BundleGpuPath* g = e.bundle->gpuPath()) {
         ro.gpu_source = &g->source();

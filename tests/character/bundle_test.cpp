@@ -325,6 +325,20 @@ TEST(Bundle, MalformedBundlesNameTheFileAndJsonPath) {
   EXPECT_NE(e.find("expression_space.dim: arkit52 has 52 values"), std::string::npos) << e;
   e = refusal([](nlohmann::json& s) { s["rig"]["backend"] = "wasm"; });
   EXPECT_NE(e.find("rig.backend: unknown rig backend"), std::string::npos) << e;
+  // The document's own rig block (a 17,821-vertex head) parses.
+  {
+    auto f = base;
+    nlohmann::json scene = sceneOf(f);
+    scene["rig"]["vertex_count"] = 17821;
+    f["scene.json"] = bytesOf(scene.dump());
+    EXPECT_EQ(loadCharacterBundle(memoryResolver(f, "mem")).rig.vertex_count, 17821);
+    // A decoder whose declared map does not fit the branch's resolution is refused when the character is made.
+    scene["rig"].erase("vertex_count");
+    scene["branches"]["head"]["uv_resolution"] = 64;
+    f["scene.json"] = bytesOf(scene.dump());
+    e = test::errorOf([&] { BundleCharacter c(loadCharacterBundle(memoryResolver(f, "mem"))); });
+    EXPECT_NE(e.find("output geom_uv is declared [1, 4, 96, 96]; mem:scene.json: branches.head.uv_resolution is 64"), std::string::npos) << e;
+  }
   auto files = base;
   files["scene.json"] = bytesOf("{\"mode\": ");
   e = test::errorOf([&] { loadCharacterBundle(memoryResolver(files, "mem")); });

@@ -18,7 +18,10 @@ const float kShC0 = 0.28209479177387814;
 bool finite3(vec3 v) { return !any(isnan(v)) && !any(isinf(v)); }
 
 float colorByte(float x) { return x > 0.0 ? floor(0.5 + 255.0 * min(x, 1.0)) : 0.0; }
-float opacityByte(float logit) { return floor(clamp(255.0 / (1.0 + exp(-logit)), 0.0, 255.0)); }
+float opacityByte(float logit) {
+  float s = 255.0 / (1.0 + exp(-logit));
+  return s >= 0.0 ? floor(min(s, 255.0)) : 0.0;  // a NaN logit: invisible, as on the CPU
+}
 
 // One Jacobi rotation zeroing a(p, q) of the symmetric matrix `a` (math indices: a[col][row] in GLSL,
 // symmetric so either), accumulated into the eigenvectors `v`.
