@@ -771,7 +771,7 @@ void bundleSeeds() {
 void mouthSeeds() {
   const std::string t = "fuzz_mouth";
   namespace ch = sf::character;
-  // The first byte picks the reader: 0 mouth_hidden.bin, 1 teeth.bin, 2 fade.bin, 3 side.bin.
+  // The first byte picks the reader: 0 mouth_hidden.bin, 1 teeth.bin, 2 fade.bin, 3 side.bin, 4 mouth_meshes.bin.
   auto tagged = [](uint8_t reader, const Bytes& bytes) {
     Bytes out{reader};
     out.insert(out.end(), bytes.begin(), bytes.end());
@@ -796,6 +796,15 @@ void mouthSeeds() {
   put(t, "fade_every_value.bin", every);
   put(t, "side_8.bin", tagged(3, Bytes{0, 1, 1, 0, 0, 0, 1, 1}));
   put(t, "side_3.bin", tagged(3, Bytes{1, 0, 1}));
+  ch::MouthMesh bag;  // 4 mouth_meshes.bin: a quad and a triangle
+  bag.color = {0.6f, 0.1f, 0.15f, 1};
+  bag.vertices = {teeth[0], teeth[1], teeth[2], {3, {0.5f, 0.5f, 0}, 0.005f, 0}};
+  bag.indices = {0, 1, 2, 0, 2, 3};
+  ch::MouthMesh tongue;
+  tongue.color = {0.8f, 0.3f, 0.3f, 0.5f};
+  tongue.vertices = {teeth[2], teeth[1], teeth[0]};
+  tongue.indices = {0, 1, 2};
+  put(t, "mouth_meshes.bin", tagged(4, ch::encodeMouthMeshes(std::vector<ch::MouthMesh>{bag, tongue})));
 }
 
 // ---- ONNX ----------------------------------------------------------------------------------------------

@@ -99,6 +99,7 @@ ImageRGBA renderState(const std::shared_ptr<SceneState>& st, double t, const Ren
 
   poseScene(st->scene, t, st->frame, use_vulkan, &job.camera);  // characters deform on the GPU with Vulkan, as the CLI does
   std::vector<RenderObject> objects = st->frame.objects;
+  std::vector<RenderMesh> meshes = st->frame.meshes;
   if (!st->scene.script.empty()) {
     if (!st->world || t < st->world_time) {
       st->world = std::make_shared<character::CharacterWorld>();
@@ -108,8 +109,10 @@ ImageRGBA renderState(const std::shared_ptr<SceneState>& st, double t, const Ren
     st->world->advanceTo(t, st->scene.script);
     st->world_time = t;
     for (const std::string& line : st->world->takeLog()) st->log.push_back("[t=" + std::to_string(t) + "] " + line);
-    std::vector<RenderObject> chars = st->world->renderObjects(use_vulkan);
+    std::vector<RenderMesh> char_meshes;  // the mouth's meshes
+    std::vector<RenderObject> chars = st->world->renderObjects(use_vulkan, &char_meshes);
     objects.insert(objects.end(), chars.begin(), chars.end());
+    meshes.insert(meshes.end(), char_meshes.begin(), char_meshes.end());
   }
 
   std::vector<std::shared_ptr<const void>> keep{st, st->world};
@@ -124,13 +127,13 @@ ImageRGBA renderState(const std::shared_ptr<SceneState>& st, double t, const Ren
       }
 
   auto post = [&](ImageRGBA image) { return st->scene.post ? st->scene.post->apply(image) : image; };  // scene JSON "post"
-  if (!vulkan) return post(renderCpu(objects, job.camera, job.settings, nullptr, st->frame.meshes));
+  if (!vulkan) return post(renderCpu(objects, job.camera, job.settings, nullptr, meshes));
   // Until this frame is drawn the GPU may still hold the previous frame's clouds: keep both alive.
   r.keepalive.insert(r.keepalive.end(), keep.begin(), keep.end());
   const gpu::Context& ctx = vulkan->context();
   const uint32_t errors_before = ctx.validationErrors();
   const size_t messages_before = ctx.validationMessages().size();
-  ImageRGBA image = vulkan->render(objects, job.camera, job.settings, nullptr, st->frame.meshes);
+  ImageRGBA image = vulkan->render(objects, job.camera, job.settings, nullptr, meshes);
   if (const uint32_t errors = ctx.validationErrors() - errors_before; errors > 0)  // this frame's only
     throw Error(std::to_string(errors) + " Vulkan validation error(s):\n" + ctx.validationReport(static_cast<uint32_t>(messages_before)));
   r.keepalive = std::move(keep);

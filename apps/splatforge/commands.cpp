@@ -210,15 +210,17 @@ class FrameRenderer {
     poseScene(scene, t, frame_, vulkan_ != nullptr, &cam);  // characters deform on the GPU with Vulkan
     const double pose_ms = secondsSince(t_pose) * 1e3;
     std::vector<RenderObject> objects = frame_.objects;
+    std::vector<RenderMesh> meshes = frame_.meshes;
     if (!scene.script.empty()) {  // the character commands up to this time
       world_.advanceTo(t, scene.script);
       for (const std::string& line : world_.takeLog()) fmt::print(stderr, "  [t={:.2f}] {}\n", t, line);
       for (character::BundleCharacter* b : world_.bundles()) attachBundle(*b);  // spawned decoder characters
       world_.setCamera(cam);
-      std::vector<RenderObject> chars = world_.renderObjects(vulkan_ != nullptr);
+      std::vector<RenderMesh> char_meshes;  // the mouth's meshes
+      std::vector<RenderObject> chars = world_.renderObjects(vulkan_ != nullptr, &char_meshes);
       objects.insert(objects.end(), chars.begin(), chars.end());
+      meshes.insert(meshes.end(), char_meshes.begin(), char_meshes.end());
     }
-    const std::vector<RenderMesh>& meshes = frame_.meshes;
     Frame f;
     for (const RenderMesh& m : meshes) f.mesh_triangles += m.triangleCount();
     if (vulkan_) {
@@ -1417,10 +1419,11 @@ int runBenchCharacters(const BenchCharactersOptions& o) {
         }
       }
       world.advanceTo(t, {});
-      std::vector<RenderObject> objs = world.renderObjects(true);
+      std::vector<RenderMesh> meshes;  // the mouth's, when the package has them
+      std::vector<RenderObject> objs = world.renderObjects(true, &meshes);
       const double cpu = secondsSince(t0) * 1e3;
       VulkanFrameStats st;
-      ImageRGBA img = renderer.render(objs, cam, RenderSettings{}, &st);
+      ImageRGBA img = renderer.render(objs, cam, RenderSettings{}, &st, meshes);
       if (f > 0) cpu_ms.push_back(cpu), gpu_ms.push_back(st.times.total - st.times.readback), deform_ms.push_back(st.times.mesh);
     }
     if (renderer.context().validationErrors() > 0) throw Error(validationFailure(renderer.context()));

@@ -379,7 +379,10 @@ size_t Character::residentBytes() const {
   for (const GltfImage& img : model_->document().images) model_bytes += img.rgba.size();
   size_t part_bytes = 0;
   if (mouth_hidden_) part_bytes += mouth_hidden_->splats.size() * sizeof(HiddenSplat);
-  if (teeth_) part_bytes += teeth_->splats.memoryBytes() + teeth_->points.size() * sizeof(TeethPoint);
+  if (teeth_) {
+    part_bytes += teeth_->splats.memoryBytes() + teeth_->points.size() * sizeof(TeethPoint);
+    for (const MouthMesh& m : teeth_->meshes) part_bytes += m.vertices.size() * sizeof(TeethPoint) + m.indices.size() * 4;
+  }
   if (corrective_)
     for (const Correction& k : corrective_->corrections)
       part_bytes += k.fade.size() * 5 + k.points.memoryBytes() + k.point_bindings.size() * sizeof(SplatBinding) + k.point_side.size();

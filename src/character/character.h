@@ -18,6 +18,7 @@ namespace sf::character {
 
 struct MouthHidden;  // character/mouth.h
 struct Teeth;        // character/mouth.h
+struct MouthMesh;    // character/mouth.h
 struct Corrective;   // character/corrective.h
 
 class Character {
@@ -90,6 +91,13 @@ class Character {
     std::vector<float> opacities;          // this frame's opacities
     std::vector<Vec3> outline;             // teeth: the lip opening this frame (see applyTeethRim)
     GaussianCloud drawn;                   // `cloud` with `opacities` (drawnCloud)
+    // teeth: the mouth's meshes this frame (mouth.h mouthRenderMeshes) and their opacity (the teeth ramp).
+    struct Mesh {
+      const MouthMesh* source = nullptr;  // colour and triangles, owned by the character's Teeth
+      std::vector<Vec3> positions, normals;
+    };
+    std::vector<Mesh> meshes;
+    float mesh_opacity = 1;
   };
   // One deformed frame: the model's pose, and every splat's centre and covariance in model space.
   struct Frame {

@@ -339,7 +339,11 @@ std::string describeParts(const Character& c, bool json) {
     Json j = Json::object();
     j["mouth_hidden"] = m ? Json{{"splats", m->splats.size()}, {"plugs", kinds[1]}, {"inside", kinds[2]}, {"lip_band", kinds[3]}, {"enabled", on.mouth_hidden}}
                           : Json(nullptr);
-    j["teeth"] = t ? Json{{"splats", t->splats.size()}, {"lip_pairs", t->lips.size()}, {"enabled", on.teeth}} : Json(nullptr);
+    j["teeth"] = Json(nullptr);
+    if (t) {
+      j["teeth"] = Json{{"splats", t->splats.size()}, {"lip_pairs", t->lips.size()}, {"enabled", on.teeth}, {"meshes", Json::array()}};
+      for (const MouthMesh& mm : t->meshes) j["teeth"]["meshes"].push_back({{"vertices", mm.vertices.size()}, {"triangles", mm.indices.size() / 3}});
+    }
     j["corrective"] = Json(nullptr);
     if (k) {
       j["corrective"] = Json{{"enabled", on.corrective}, {"corrections", Json::array()}};
@@ -363,7 +367,15 @@ std::string describeParts(const Character& c, bool json) {
   if (m)
     out += "mouth:       " + std::to_string(m->splats.size()) + " hidden splats: " + std::to_string(kinds[1]) + " plugs, " + std::to_string(kinds[2]) +
            " inside points, " + std::to_string(kinds[3]) + " lip band" + (on.mouth_hidden ? "" : off) + "\n";
-  if (t) out += "teeth:       " + std::to_string(t->splats.size()) + " splats, " + std::to_string(t->lips.size()) + " lip pairs" + (on.teeth ? "" : off) + "\n";
+  if (t) {
+    size_t vertices = 0, triangles = 0;
+    for (const MouthMesh& mm : t->meshes) vertices += mm.vertices.size(), triangles += mm.indices.size() / 3;
+    out += "teeth:       " + std::to_string(t->splats.size()) + " splats, " + std::to_string(t->lips.size()) + " lip pairs" +
+           (t->meshes.empty() ? std::string()
+                              : ", " + std::to_string(t->meshes.size()) + " mouth meshes (" + std::to_string(vertices) + " vertices, " +
+                                    std::to_string(triangles) + " triangles)") +
+           (on.teeth ? "" : off) + "\n";
+  }
   if (k)
     for (size_t i = 0; i < k->corrections.size(); ++i) {
       out += "corrective:  " + k->corrections[i].name + ": " + std::to_string(k->corrections[i].points.size()) + " new points" + (on.corrective ? "" : off);

@@ -27,6 +27,7 @@ using Json = nlohmann::json;
 
 constexpr char kHiddenMagic[8] = {'A', 'O', 'S', 'M', 'H', 'D', '0', '1'};
 constexpr char kTeethMagic[8] = {'A', 'O', 'S', 'T', 'T', 'H', '0', '1'};
+constexpr char kMeshesMagic[8] = {'A', 'O', 'S', 'M', 'M', 'S', '0', '1'};
 constexpr const char* kTeethFormat = "aosrig-splat-teeth";
 
 std::string recordPrefix(size_t i) { return "record " + std::to_string(i) + ": "; }
@@ -209,16 +210,38 @@ void writeMouthHidden(const std::string& package_dir, const MouthHidden& m) {
 
 // --- teeth ----------------------------------------------------------------------------------------------
 
+namespace {
+
+void putTeethPoint(std::vector<uint8_t>& out, const TeethPoint& p) {
+  putLE(out, p.triangle);
+  for (float b : p.barycentrics) putLE(out, b);
+  putLE(out, p.offset);
+  putLE(out, p.setback);
+}
+
+// One 24-byte teeth.bin record (also a mouth mesh's vertex), checked; `prefix` names it in errors.
+TeethPoint readTeethPoint(ByteReader& r, const std::string& prefix, size_t triangle_count) {
+  TeethPoint p;
+  const size_t at = r.offset();
+  p.triangle = r.readLE<uint32_t>("triangle");
+  for (float& b : p.barycentrics) b = r.readLE<float>("barycentric");
+  p.offset = r.readLE<float>("offset");
+  p.setback = r.readLE<float>("set-back");
+  if (p.triangle >= triangle_count)
+    r.failAt(at, prefix + "triangle " + std::to_string(p.triangle) + " but the bound mesh has " + std::to_string(triangle_count));
+  const float sum = p.barycentrics[0] + p.barycentrics[1] + p.barycentrics[2];
+  if (!std::isfinite(sum) || std::abs(sum - 1) > 1e-3f) r.failAt(at + 4, prefix + "barycentrics must be finite and sum to 1");
+  if (!std::isfinite(p.offset) || !std::isfinite(p.setback)) r.failAt(at + 16, prefix + "offset and set-back must be finite");
+  return p;
+}
+
+}  // namespace
+
 std::vector<uint8_t> encodeTeethPoints(std::span<const TeethPoint> points) {
   std::vector<uint8_t> out(kTeethMagic, kTeethMagic + 8);
   out.reserve(kTeethHeaderBytes + points.size() * kTeethRecordBytes);
   putLE(out, static_cast<uint32_t>(points.size()));
-  for (const TeethPoint& p : points) {
-    putLE(out, p.triangle);
-    for (float b : p.barycentrics) putLE(out, b);
-    putLE(out, p.offset);
-    putLE(out, p.setback);
-  }
+  for (const TeethPoint& p : points) putTeethPoint(out, p);
   return out;
 }
 
@@ -226,19 +249,60 @@ std::vector<TeethPoint> decodeTeethPoints(std::span<const uint8_t> bytes, const 
   ByteReader r(bytes, name);
   const uint32_t count = readHeader(r, kTeethMagic, "a teeth file", kTeethHeaderBytes, kTeethRecordBytes);
   std::vector<TeethPoint> out(count);
-  for (size_t i = 0; i < count; ++i) {
-    TeethPoint& p = out[i];
-    const size_t at = r.offset();
-    p.triangle = r.readLE<uint32_t>("triangle");
-    for (float& b : p.barycentrics) b = r.readLE<float>("barycentric");
-    p.offset = r.readLE<float>("offset");
-    p.setback = r.readLE<float>("set-back");
-    if (p.triangle >= triangle_count)
-      r.failAt(at, recordPrefix(i) + "triangle " + std::to_string(p.triangle) + " but the bound mesh has " + std::to_string(triangle_count));
-    const float sum = p.barycentrics[0] + p.barycentrics[1] + p.barycentrics[2];
-    if (!std::isfinite(sum) || std::abs(sum - 1) > 1e-3f) r.failAt(at + 4, recordPrefix(i) + "barycentrics must be finite and sum to 1");
-    if (!std::isfinite(p.offset) || !std::isfinite(p.setback)) r.failAt(at + 16, recordPrefix(i) + "offset and set-back must be finite");
+  for (size_t i = 0; i < count; ++i) out[i] = readTeethPoint(r, recordPrefix(i), triangle_count);
+  return out;
+}
+
+std::vector<uint8_t> encodeMouthMeshes(std::span<const MouthMesh> meshes) {
+  std::vector<uint8_t> out(kMeshesMagic, kMeshesMagic + 8);
+  putLE(out, static_cast<uint32_t>(meshes.size()));
+  for (const MouthMesh& m : meshes) {
+    putLE(out, static_cast<uint32_t>(m.vertices.size()));
+    putLE(out, static_cast<uint32_t>(m.indices.size() / 3));
+    for (float c : m.color) putLE(out, c);
+    for (const TeethPoint& p : m.vertices) putTeethPoint(out, p);
+    for (uint32_t i : m.indices) putLE(out, i);
   }
+  return out;
+}
+
+std::vector<MouthMesh> decodeMouthMeshes(std::span<const uint8_t> bytes, const std::string& name, size_t triangle_count) {
+  ByteReader r(bytes, name);
+  if (r.size() < 8 || std::memcmp(r.data().data(), kMeshesMagic, 8) != 0)
+    r.failAt(0, std::string("not a mouth meshes file (magic ") + std::string(kMeshesMagic, 8) + " expected)");
+  r.skip(8, "magic");
+  const uint32_t count = r.readLE<uint32_t>("mesh count");
+  if (count < 1 || count > kMaxMouthMeshes)
+    r.failAt(8, std::to_string(count) + " meshes (expected 1 to " + std::to_string(kMaxMouthMeshes) + ")");
+  std::vector<MouthMesh> out(count);
+  for (size_t k = 0; k < count; ++k) {
+    MouthMesh& m = out[k];
+    const std::string mesh = "mesh " + std::to_string(k) + ": ";
+    const size_t at = r.offset();
+    const uint32_t vertices = r.readLE<uint32_t>("vertex count"), triangles = r.readLE<uint32_t>("triangle count");
+    if (vertices < 3 || vertices > kMaxMouthMeshVertices)
+      r.failAt(at, mesh + std::to_string(vertices) + " vertices (expected 3 to " + std::to_string(kMaxMouthMeshVertices) + ")");
+    if (triangles < 1) r.failAt(at + 4, mesh + "no triangles");
+    for (float& c : m.color) c = r.readLE<float>("colour");
+    for (float c : m.color)
+      if (!(c >= 0 && c <= 1)) r.failAt(at + 8, mesh + "colour components must be in [0, 1]");
+    // The mesh's records must fit in what is left before they are allocated.
+    const uint64_t need = uint64_t{vertices} * kTeethRecordBytes + uint64_t{triangles} * 12;
+    if (need > r.size() - r.offset())
+      r.failAt(at, mesh + std::to_string(vertices) + " vertices and " + std::to_string(triangles) + " triangles need " + std::to_string(need) +
+                       " bytes, " + std::to_string(r.size() - r.offset()) + " are left (truncated)");
+    m.vertices.resize(vertices);
+    for (size_t i = 0; i < vertices; ++i) m.vertices[i] = readTeethPoint(r, mesh + "vertex " + std::to_string(i) + ": ", triangle_count);
+    m.indices.resize(size_t{triangles} * 3);
+    for (size_t i = 0; i < m.indices.size(); ++i) {
+      const size_t idx_at = r.offset();
+      m.indices[i] = r.readLE<uint32_t>("index");
+      if (m.indices[i] >= vertices)
+        r.failAt(idx_at, mesh + "triangle " + std::to_string(i / 3) + ": vertex " + std::to_string(m.indices[i]) + " but the mesh has " +
+                             std::to_string(vertices));
+    }
+  }
+  if (r.offset() != r.size()) r.failAt(r.offset(), std::to_string(r.size() - r.offset()) + " trailing bytes after the last mesh");
   return out;
 }
 
@@ -248,11 +312,17 @@ void writeTeeth(const std::string& package_dir, const Teeth& teeth) {
   fs::create_directories(dir);
   writeFileAtomic((dir / "teeth.ply").string(), ply);
   writeFileAtomic((dir / "teeth.bin").string(), bin);
+  std::vector<uint8_t> meshes;
+  if (!teeth.meshes.empty()) {
+    meshes = encodeMouthMeshes(teeth.meshes);
+    writeFileAtomic((dir / "mouth_meshes.bin").string(), meshes);
+  }
   Json j;
   j["format"] = kTeethFormat;
   j["version"] = 1;
   j["splats"] = {{"file", "teeth.ply"}, {"sha256", sha256Hex(ply)}, {"count", teeth.splats.size()}};
   j["bindings"] = {{"file", "teeth.bin"}, {"sha256", sha256Hex(bin)}};
+  if (!teeth.meshes.empty()) j["meshes"] = {{"file", "mouth_meshes.bin"}, {"sha256", sha256Hex(meshes)}};
   j["up"] = {teeth.up.x, teeth.up.y, teeth.up.z};
   j["forward"] = {teeth.forward.x, teeth.forward.y, teeth.forward.z};
   j["lips"] = Json::array();
@@ -294,11 +364,18 @@ Teeth readTeeth(const std::string& json_path, const Character& character) {
     n["bindings"].fail(bin_path + " holds " + std::to_string(t.points.size()) + " points, " + ply_path + " " + std::to_string(t.splats.size()));
   const std::span<const Vec3> rest = restVertices(character);
   const std::vector<uint32_t>& tris = character.triangles();
-  for (size_t i = 0; i < t.points.size(); ++i) {
-    const uint32_t* v = &tris[static_cast<size_t>(t.points[i].triangle) * 3];
+  auto checkArea = [&](const JsonNode& entry, const std::string& what, const TeethPoint& p) {
+    const uint32_t* v = &tris[static_cast<size_t>(p.triangle) * 3];
     if (!(length(cross(rest[v[1]] - rest[v[0]], rest[v[2]] - rest[v[0]])) > 0))
-      n["bindings"].fail(bin_path + ": point " + std::to_string(i) + " is bound to triangle " + std::to_string(t.points[i].triangle) +
-                         ", which has zero area at rest");
+      entry.fail(what + " is bound to triangle " + std::to_string(p.triangle) + ", which has zero area at rest");
+  };
+  for (size_t i = 0; i < t.points.size(); ++i) checkArea(n["bindings"], bin_path + ": point " + std::to_string(i), t.points[i]);
+  if (n.has("meshes")) {
+    std::string meshes_path;
+    t.meshes = decodeMouthMeshes(readNamedFile(dir, n["meshes"], &meshes_path), meshes_path, triangles);
+    for (size_t k = 0; k < t.meshes.size(); ++k)
+      for (size_t i = 0; i < t.meshes[k].vertices.size(); ++i)
+        checkArea(n["meshes"], meshes_path + ": mesh " + std::to_string(k) + " vertex " + std::to_string(i), t.meshes[k].vertices[i]);
   }
   return t;
 }
@@ -328,6 +405,23 @@ void applyMouthHidden(const MouthHidden& m, const Character& character, Characte
   }
 }
 
+namespace {
+
+// Where a bound point (a teeth point, a mouth mesh's vertex) sits this frame, and the rotation of its
+// triangle from rest (`q`).
+Vec3 placeBound(const TeethPoint& tp, std::span<const Vec3> posed, std::span<const Vec3> rest, const std::vector<uint32_t>& tris, Vec3 forward,
+                Mat3* q_out) {
+  const uint32_t* v = &tris[static_cast<size_t>(tp.triangle) * 3];
+  const Mat3 frame_rest = orthonormalFrame(rest[v[0]], rest[v[1]], rest[v[2]]);
+  const Mat3 frame_now = orthonormalFrame(posed[v[0]], posed[v[1]], posed[v[2]]);
+  const Mat3 q = frame_now * transpose(frame_rest);  // the triangle's rotation from rest
+  if (q_out) *q_out = q;
+  const Vec3 on = posed[v[0]] * tp.barycentrics[0] + posed[v[1]] * tp.barycentrics[1] + posed[v[2]] * tp.barycentrics[2];
+  return on + frame_now.col(2) * tp.offset - (q * forward) * tp.setback;
+}
+
+}  // namespace
+
 void applyTeeth(const Teeth& t, const Character& character, Character::Frame& f) {
   const std::span<const Vec3> posed = posedChecked(character, f), rest = restVertices(character);
   float gap = 0;
@@ -343,16 +437,27 @@ void applyTeeth(const Teeth& t, const Character& character, Character::Frame& f)
   p.opacities.resize(n);
   const std::vector<uint32_t>& tris = character.triangles();
   for (size_t i = 0; i < n; ++i) {
-    const TeethPoint& tp = t.points[i];
-    const uint32_t* v = &tris[static_cast<size_t>(tp.triangle) * 3];
-    const Mat3 frame_rest = orthonormalFrame(rest[v[0]], rest[v[1]], rest[v[2]]);
-    const Mat3 frame_now = orthonormalFrame(posed[v[0]], posed[v[1]], posed[v[2]]);
-    const Mat3 q = frame_now * transpose(frame_rest);  // the triangle's rotation from rest
-    const Vec3 on = posed[v[0]] * tp.barycentrics[0] + posed[v[1]] * tp.barycentrics[1] + posed[v[2]] * tp.barycentrics[2];
-    p.positions[i] = on + frame_now.col(2) * tp.offset - (q * t.forward) * tp.setback;
+    Mat3 q;
+    p.positions[i] = placeBound(t.points[i], posed, rest, tris, t.forward, &q);
     const Mat3 cov = covarianceMatrix(covarianceFromScaleRotation(t.splats.scales[i], t.splats.rotations[i]));
     p.covariances[i] = covarianceUpper(q * cov * transpose(q));
     p.opacities[i] = t.splats.opacities[i] * ramp;
+  }
+  // The mouth's meshes: vertices placed likewise, area-weighted vertex normals of the posed triangles.
+  p.mesh_opacity = ramp;
+  for (const MouthMesh& m : t.meshes) {
+    Character::Part::Mesh pm;
+    pm.source = &m;
+    pm.positions.resize(m.vertices.size());
+    for (size_t i = 0; i < m.vertices.size(); ++i) pm.positions[i] = placeBound(m.vertices[i], posed, rest, tris, t.forward, nullptr);
+    pm.normals.assign(m.vertices.size(), Vec3{});
+    for (size_t k = 0; k + 2 < m.indices.size(); k += 3) {
+      const uint32_t a = m.indices[k], b = m.indices[k + 1], c = m.indices[k + 2];
+      const Vec3 face = cross(pm.positions[b] - pm.positions[a], pm.positions[c] - pm.positions[a]);
+      for (uint32_t v : {a, b, c}) pm.normals[v] = pm.normals[v] + face;
+    }
+    for (Vec3& nv : pm.normals) nv = length(nv) > 0 ? normalize(nv) : Vec3{0, 0, 1};
+    p.meshes.push_back(std::move(pm));
   }
   for (const auto& pair : t.lips) p.outline.push_back(posed[pair[0]]);
   for (auto it = t.lips.rbegin(); it != t.lips.rend(); ++it) p.outline.push_back(posed[(*it)[1]]);
@@ -372,18 +477,26 @@ void applyTeethRim(Character::Part& teeth, const Camera& cam, const Mat4& object
   for (size_t i = 0; i < teeth.positions.size(); ++i) {
     const Vec3 c = transformPoint(m, teeth.positions[i]);
     if (!(c.z > kNearPlane)) continue;
-    const float x = cam.fx * c.x / c.z + cam.cx, y = cam.fy * c.y / c.z + cam.cy;
-    bool inside = false;
-    float nearest = INFINITY;
-    for (size_t a = 0, b = poly.size() - 1; a < poly.size(); b = a++) {
-      const float ax = poly[a][0], ay = poly[a][1], bx = poly[b][0], by = poly[b][1];
-      if ((ay > y) != (by > y) && x < (bx - ax) * (y - ay) / (by - ay) + ax) inside = !inside;
-      const float ex = bx - ax, ey = by - ay, len2 = ex * ex + ey * ey;
-      const float s = len2 > 0 ? std::clamp(((x - ax) * ex + (y - ay) * ey) / len2, 0.0f, 1.0f) : 0.0f;
-      nearest = std::min(nearest, std::hypot(x - (ax + s * ex), y - (ay + s * ey)));
-    }
-    teeth.opacities[i] *= inside ? smoothstep(0.0f, width, nearest) : 0.0f;
+    teeth.opacities[i] *= maskCoverage(poly, cam.fx * c.x / c.z + cam.cx, cam.fy * c.y / c.z + cam.cy, width);
   }
+}
+
+std::vector<RenderMesh> mouthRenderMeshes(const Character::Part& teeth, const Mat4& object_to_world) {
+  std::vector<RenderMesh> out;
+  for (const Character::Part::Mesh& pm : teeth.meshes) {
+    RenderMesh r;
+    r.positions = pm.positions;
+    r.normals = pm.normals;
+    r.indices = pm.source->indices;
+    r.base_color = pm.source->color;
+    r.object_to_world = object_to_world;
+    r.shading = MeshShading::kCamera;
+    r.opacity = std::clamp(teeth.mesh_opacity, 0.0f, 1.0f);
+    r.mask = teeth.outline;
+    r.mask_rim = kTeethRimPixels / kTeethRimReferenceWidth;
+    out.push_back(r);
+  }
+  return out;
 }
 
 }  // namespace sf::character

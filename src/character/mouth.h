@@ -19,6 +19,9 @@
 // its barycentrics, `offset` along the posed unit normal and `setback` behind it along forward turned by
 // its triangle's rotation (so the lower teeth follow the jaw through their triangle). The soft rim is
 // per splat and needs the camera: applyTeethRim.
+// The mouth's meshes (teeth.json "meshes": mouth_meshes.bin, ours) are triangle lists whose vertices are
+// bound as teeth points are, drawn with the teeth (the same opacity ramp) lit from the camera and masked
+// per pixel by the lip opening with the same soft rim (mouthRenderMeshes, RenderMesh::mask).
 #pragma once
 
 #include <array>
@@ -30,6 +33,7 @@
 #include "character/character.h"
 #include "core/gaussian_cloud.h"
 #include "render/camera.h"
+#include "render/mesh.h"
 
 namespace sf::character {
 
@@ -83,9 +87,18 @@ struct TeethPoint {
   float setback = 0;                     // metres back along the (turned) head forward
 };
 
+// One of the mouth's meshes (gums, tongue, mouth bag): a triangle list whose vertices are placed each
+// frame as teeth points are, so it follows the head and the jaw through the triangles it is bound to.
+struct MouthMesh {
+  std::array<float, 4> color{1, 1, 1, 1};  // linear RGBA base colour, each in [0, 1]
+  std::vector<TeethPoint> vertices;         // at least 3
+  std::vector<uint32_t> indices;            // 3 per triangle, each below vertices.size(); at least one triangle
+};
+
 struct Teeth {
   GaussianCloud splats;                       // teeth.ply, character frame (rest), colours and opacities
   std::vector<TeethPoint> points;             // teeth.bin, one per splat
+  std::vector<MouthMesh> meshes;              // mouth_meshes.bin (optional)
   std::vector<std::array<uint32_t, 2>> lips;  // (upper, lower) lip vertex pairs, corner to corner
   Vec3 up{0, 1, 0}, forward{0, 0, 1};         // the head's axes at rest, unit length
 };
@@ -96,7 +109,16 @@ std::vector<uint8_t> encodeTeethPoints(std::span<const TeethPoint> points);
 // Decodes teeth.bin (untrusted): triangles below `triangle_count`, barycentrics finite and summing to
 // 1 within 1e-3, offset and set-back finite. Errors as decodeMouthHidden's.
 std::vector<TeethPoint> decodeTeethPoints(std::span<const uint8_t> bytes, const std::string& name, size_t triangle_count);
-// Writes teeth.json, teeth.ply and teeth.bin into `package_dir` (teeth.json last, with both files' SHA-256).
+// Bytes of mouth_meshes.bin: magic AOSMMS01, u32 mesh count, then per mesh u32 vertex count, u32 triangle
+// count, 4 f32 colour, the vertices as teeth.bin records and 3 u32 per triangle.
+constexpr size_t kMaxMouthMeshes = 16;
+constexpr size_t kMaxMouthMeshVertices = size_t{1} << 20;
+std::vector<uint8_t> encodeMouthMeshes(std::span<const MouthMesh> meshes);
+// Decodes mouth_meshes.bin (untrusted): 1..16 meshes, vertices as decodeTeethPoints checks them, colours
+// finite in [0, 1], indices below the mesh's vertex count; counts checked against the bytes left before
+// anything is allocated; errors name the file, byte offset and mesh.
+std::vector<MouthMesh> decodeMouthMeshes(std::span<const uint8_t> bytes, const std::string& name, size_t triangle_count);
+// Writes teeth.json, teeth.ply and teeth.bin (and mouth_meshes.bin when teeth.meshes is not empty) into `package_dir` (teeth.json last, with both files' SHA-256).
 // teeth.splats and teeth.points must have one entry per splat; at least two lip pairs.
 void writeTeeth(const std::string& package_dir, const Teeth& teeth);
 // Reads teeth.json and the two files it names (relative to its folder; their SHA-256 checked when given)
@@ -112,8 +134,8 @@ float lipGap(const Character& character, const Character::Frame& f, Vec3 up, uin
 // Applies mouth_hidden to a frame deformed by Character::deformFrame: moves the plugs, caps the lip band
 // and fades plugs and inside points in f.opacities (initialised from the cloud when empty).
 void applyMouthHidden(const MouthHidden& m, const Character& character, Character::Frame& f);
-// Adds the teeth to f.parts (name "teeth", with the lip opening in `outline`) when they show this frame
-// (gap above 3 mm); otherwise adds nothing.
+// Adds the teeth to f.parts (name "teeth", with the lip opening in `outline` and the mouth's meshes posed
+// in `meshes`) when they show this frame (gap above 3 mm); otherwise adds nothing.
 void applyTeeth(const Teeth& t, const Character& character, Character::Frame& f);
 
 // Our per-splat form of the soft rim: for each teeth splat, d = the screen distance (pixels) of its centre
@@ -122,5 +144,10 @@ void applyTeeth(const Teeth& t, const Character& character, Character::Frame& f)
 // the part (the body's RenderObject transform). An outline point or splat at view z <= 0.2 leaves
 // the part unchanged (or that splat). Only the teeth part is touched; call before drawing the frame.
 void applyTeethRim(Character::Part& teeth, const Camera& cam, const Mat4& object_to_world);
+
+// The mouth's meshes of a teeth part as meshes of the frame: camera-lit (MeshShading::kCamera), the part's
+// opacity ramp as RenderMesh::opacity and its outline as the mask, with the rim of applyTeethRim (10 px at
+// a 1024 px view). The meshes point into `teeth` and its Teeth, which must outlive the frame.
+std::vector<RenderMesh> mouthRenderMeshes(const Character::Part& teeth, const Mat4& object_to_world);
 
 }  // namespace sf::character

@@ -209,7 +209,29 @@ void CharacterWorld::advanceTo(double time, const std::vector<ScriptCommand>& sc
   if (time > time_) update(static_cast<float>(time - time_)), time_ = time;
 }
 
-std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform) {
+bool mouthPartsOn(const Character& ch) {
+  const Character::PartSwitches& on = ch.enabledParts();
+  return (ch.mouthHidden() && on.mouth_hidden) || (ch.teeth() && on.teeth);
+}
+
+void appendCharacterFrame(const Character& ch, Character::Frame& f, const Mat4& to_world, const Camera* cam, const SplatDeformSource* deform,
+                          std::vector<RenderObject>& objects, std::vector<RenderMesh>& meshes) {
+  RenderObject ro{&ch.drawnCloud(f), to_world, f.positions, f.covariances};
+  ro.dynamic = !f.opacities.empty();  // this frame's opacities, in the frame's own copy of the cloud
+  ro.deform = deform;
+  objects.push_back(ro);
+  for (Character::Part& p : f.parts) {  // teeth, corrective points: CPU-deformed, new values every frame
+    if (p.name == "teeth") {
+      if (cam) applyTeethRim(p, *cam, to_world);  // the soft rim needs the view
+      for (RenderMesh& m : mouthRenderMeshes(p, to_world)) meshes.push_back(m);
+    }
+    RenderObject po{&Character::drawnCloud(p), to_world, p.positions, p.covariances};
+    po.dynamic = true;
+    objects.push_back(po);
+  }
+}
+
+std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform, std::vector<RenderMesh>* meshes_out) {
   frames_.resize(entities_.size());
   deforms_.assign(entities_.size(), SplatDeformSource{});
   // Characters pose independently: one task each (sampling, blending, look-at, skinning, CPU deform).
@@ -222,13 +244,13 @@ std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform) {
     if (!a) return;
     Character::Frame& f = frames_[k];
     const Character& ch = a->character();
-    const Character::PartSwitches& on = ch.enabledParts();  // mouth parts read the CPU-posed lips
-    const bool pose_only = gpu_deform && !((ch.mouthHidden() && on.mouth_hidden) || (ch.teeth() && on.teeth));
+    const bool pose_only = gpu_deform && !mouthPartsOn(ch);
     a->evaluate(f, pose_only);
     if (pose_only && ch.partsActive(f)) a->evaluate(f, false);
     if (f.positions.empty()) f.opacities.clear(), f.parts.clear();
   });
   std::vector<RenderObject> out;
+  std::vector<RenderMesh> meshes;
   size_t i = 0;
   for (auto& [id, e] : entities_) {
     if (e.bundle) {  // a decoder character: its passes for this camera (seen from its own frame)
@@ -264,21 +286,12 @@ std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform) {
     Character::Frame& f = frames_[i];
     const Character& ch = *e.character;
     const Mat4 to_world = e.transform * ch.model().meshToModel(f.pose, static_cast<size_t>(ch.boundDraw()));
-    RenderObject ro{&ch.drawnCloud(f), to_world, f.positions, f.covariances};
-    ro.dynamic = !f.opacities.empty();  // this frame's opacities, in the frame's own copy of the cloud
-    if (gpu_deform && f.positions.empty()) {
-      deforms_[i] = ch.deformSource(f, ch.gpuSkinnable());
-      ro.deform = &deforms_[i];
-    }
-    out.push_back(ro);
-    for (Character::Part& p : f.parts) {  // teeth, corrective points: CPU-deformed, new values every frame
-      if (camera_ && p.name == "teeth") applyTeethRim(p, *camera_, to_world);  // the soft rim needs the view
-      RenderObject po{&Character::drawnCloud(p), to_world, p.positions, p.covariances};
-      po.dynamic = true;
-      out.push_back(po);
-    }
+    const bool gpu = gpu_deform && f.positions.empty();
+    if (gpu) deforms_[i] = ch.deformSource(f, ch.gpuSkinnable());
+    appendCharacterFrame(ch, f, to_world, camera_ ? &*camera_ : nullptr, gpu ? &deforms_[i] : nullptr, out, meshes);
     ++i;
   }
+  if (meshes_out) *meshes_out = std::move(meshes);
   return out;
 }
 

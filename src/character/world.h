@@ -34,6 +34,17 @@ struct ScriptCommand {
   std::string text;                                  // say
 };
 
+// Whether a character's frames need their splats deformed on the CPU whatever the backend: an enabled
+// mouth part (mouth_hidden, teeth) reads the posed lips. (An active corrective is known only once posed:
+// Character::partsActive.)
+bool mouthPartsOn(const Character& ch);
+// Appends a posed character frame to a frame's lists: the body (`to_world` places the bound mesh's space;
+// `deform`, when not null, is its GPU deform source and f's splats were not deformed here), then each part
+// (the teeth with their per-splat rim for `cam` when given) and the mouth's meshes. What is appended
+// points into `f` and the character.
+void appendCharacterFrame(const Character& ch, Character::Frame& f, const Mat4& to_world, const Camera* cam, const SplatDeformSource* deform,
+                          std::vector<RenderObject>& objects, std::vector<RenderMesh>& meshes);
+
 extern const char* const kCommands[7];
 bool isCommand(const std::string& name);
 
@@ -62,8 +73,9 @@ class CharacterWorld {
   std::vector<BundleCharacter*> bundles();
 
   // Render objects of every live character at this moment (deformed on the CPU, or with a GPU deform
-  // source when gpu_deform). The objects point into this world's frame storage until the next call.
-  std::vector<RenderObject> renderObjects(bool gpu_deform);
+  // source when gpu_deform), and in `meshes` (when given) the meshes they draw (the mouth's). Objects and
+  // meshes point into this world's frame storage until the next call.
+  std::vector<RenderObject> renderObjects(bool gpu_deform, std::vector<RenderMesh>* meshes = nullptr);
 
   // Log lines (say, warnings, missing ARKit names) since the last call.
   std::vector<std::string> takeLog();

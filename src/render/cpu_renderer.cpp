@@ -136,13 +136,21 @@ bool projectSplat(Vec3 p_world, const Cov6& cov_world, float opacity, int sh_deg
 }
 
 PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const uint32_t> order, int px, int py,
-                       Vec3 background, float stop_depth) {
+                       Vec3 background, const MeshPixel& mesh) {
   float t = 1.0f, d = 0.0f;
   Vec3 c{0, 0, 0};
   const float pixf_x = static_cast<float>(px), pixf_y = static_cast<float>(py);
+  const bool opaque = mesh.depth < INFINITY && !(mesh.alpha < 1.0f);
+  float stop_depth = mesh.depth;  // the mesh fragment not yet passed
   for (uint32_t idx : order) {
     const ProjectedSplat& s = splats[idx];
-    if (!(s.depth < stop_depth)) break;  // this splat and every later one lie behind the mesh
+    if (!(s.depth < stop_depth)) {  // this splat and every later one lie behind the mesh
+      if (opaque) break;
+      c = c + mesh.color * (mesh.alpha * t);
+      t *= 1.0f - mesh.alpha;
+      stop_depth = INFINITY;
+      if (t < kTransmittanceMin) break;
+    }
     const float dx = s.mean_x - pixf_x, dy = s.mean_y - pixf_y;
     const float power = -0.5f * (s.conic[0] * dx * dx + s.conic[2] * dy * dy) - s.conic[1] * dx * dy;
     if (power > 0.0f) continue;
@@ -154,7 +162,12 @@ PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const u
     d += s.depth * (alpha * t);
     t = test_t;
   }
-  return {c + background * t, t, d};
+  if (opaque) return {c + mesh.color * t, t, d, 1.0f};
+  if (stop_depth < INFINITY) {  // a translucent mesh behind every splat blended
+    c = c + mesh.color * (mesh.alpha * t);
+    t *= 1.0f - mesh.alpha;
+  }
+  return {c + background * t, t, d, 1.0f - t};
 }
 
 std::string RenderObject::validate() const {
@@ -279,8 +292,8 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
   const std::vector<uint32_t>& range_end = lists.end;
   st.sort_ms = msSince(t0);
 
-  // 4. Meshes (opaque, depth-tested), then the tile raster: front-to-back blending per pixel, stopping at
-  // the mesh depth and ending on the mesh colour where there is one.
+  // 4. Meshes (depth-tested, one fragment per pixel), then the tile raster: front-to-back blending per
+  // pixel, stopping at an opaque mesh fragment and ending on its colour, or compositing a translucent one.
   t0 = Clock::now();
   const MeshLayer mesh_layer = meshes.empty() ? MeshLayer{} : rasterizeMeshes(meshes, cam);
   st.mesh_ms = msSince(t0);
@@ -293,14 +306,14 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
     for (int py = ty * kTileSize; py < std::min(cam.height, (ty + 1) * kTileSize); ++py)
       for (int px = tx * kTileSize; px < std::min(cam.width, (tx + 1) * kTileSize); ++px) {
         const size_t pix = static_cast<size_t>(py) * static_cast<size_t>(cam.width) + static_cast<size_t>(px);
-        const bool mesh = !mesh_layer.empty() && mesh_layer.depth[pix] < INFINITY;
-        PixelResult r = mesh ? blendPixel(projected, order, px, py, mesh_layer.color[pix], mesh_layer.depth[pix])
-                             : blendPixel(projected, order, px, py, settings.background);
+        MeshPixel mesh;
+        if (!mesh_layer.empty()) mesh = {mesh_layer.color[pix], mesh_layer.depth[pix], mesh_layer.alpha[pix]};
+        const PixelResult r = blendPixel(projected, order, px, py, settings.background, mesh);
         float* out = image.at(px, py);
         out[0] = r.color.x;
         out[1] = r.color.y;
         out[2] = r.color.z;
-        out[3] = mesh ? 1.0f : 1.0f - r.transmittance;
+        out[3] = r.alpha;
         if (settings.depth) {
           image.depth[pix * 2] = r.depth;
           image.depth[pix * 2 + 1] = r.transmittance;

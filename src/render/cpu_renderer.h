@@ -166,17 +166,27 @@ void buildTileLists(std::span<const ProjectedSplat> splats, std::span<const uint
 ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
                     RenderStats* stats = nullptr, std::span<const RenderMesh> meshes = {});
 
+// A pixel of the mesh layer: its fragment's display colour, view depth (+infinity: none) and coverage.
+struct MeshPixel {
+  Vec3 color;
+  float depth = INFINITY;
+  float alpha = 1;
+};
+
 // Blends the sorted splats of one pixel exactly as the INRIA forward pass does; `order` lists indices
-// into `splats` front to back. Blending stops at the first splat whose depth is not below `stop_depth`
-// (a mesh's depth at the pixel); `background` (or the mesh colour) shows through the final
-// transmittance. Returns rgb, that transmittance and the expected depth sum(d * alpha * T) of the splats
-// blended.
+// into `splats` front to back. With an opaque mesh fragment (alpha 1) blending stops at the first splat
+// whose depth is not below the mesh's and the mesh colour shows through the final transmittance; a
+// translucent one (alpha < 1) is composited there, C += T alpha mesh, T *= 1 - alpha, and the splats
+// behind it go on blending. `background` shows through what is left. Returns rgb, that transmittance
+// (in front of an opaque mesh), the expected depth sum(d * alpha * T) of the splats blended and the
+// pixel's alpha (1 with an opaque mesh, else 1 - T).
 struct PixelResult {
   Vec3 color;
   float transmittance = 1;
   float depth = 0;
+  float alpha = 0;
 };
 PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const uint32_t> order, int px, int py,
-                       Vec3 background, float stop_depth = INFINITY);
+                       Vec3 background, const MeshPixel& mesh = {});
 
 }  // namespace sf

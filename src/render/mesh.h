@@ -38,6 +38,9 @@ enum class MeshShading : uint8_t {
             // whose colours are lit per splat and already display-encoded); both backends
   kAlbedo,  // sRGB-encode(clamp(albedo)): the colour without light (dataset views `flat`, and `ao` with the
             // occlusion multiplied into the vertex colours); CPU rasterizer only
+  kCamera,  // lit from the camera: ambient + diffuse for a light at the eye, shade = 0.35 + 0.65 x max(n.v, 0)
+            // with v the unit vector from the fragment to the camera (shadeMeshFragment's constants); both
+            // backends (the mouth's meshes, character/mouth.h)
   kCel,     // the hull article's cel bands (hull/hull_render.h celShade, no emission or flash) on the
             // sRGB-encoded albedo, for the world-space key light RenderMesh::cel_light: band 0.62, 0.88 or 1.12
             // by N.L with ramps over N.L 0.22..0.28 and 0.52..0.58, then clamped (celMeshFragment); CPU only
@@ -62,6 +65,15 @@ struct RenderMesh {
   MeshShading shading = MeshShading::kLit;
   // kCel: the direction the key light travels, in world space (need not be unit; must not be zero).
   Vec3 cel_light{-0.4f, -1.0f, -0.3f};
+  // Coverage, both backends: a fragment's alpha = opacity x smoothstep(0, mask_rim x image width, d), with d
+  // the pixel centre's screen distance (pixels) inside the polygon `mask` (object-space points in order,
+  // projected with the camera; d = 0 outside it). Without a mask (fewer than 3 points, or a point at view
+  // depth <= SF_MESH_NEAR) alpha = opacity. A fragment of alpha 0 is not drawn (no depth either); the
+  // nearest fragment of a pixel wins as for opaque meshes, and with alpha < 1 the pixel is a translucent
+  // layer: the splats in front blend over it and those behind show through 1 - alpha (MeshPixel).
+  float opacity = 1;
+  std::span<const Vec3> mask;
+  float mask_rim = 0;  // the soft edge's width as a fraction of the image width (0: a hard edge)
 
   size_t vertexCount() const { return skin.empty() ? positions.size() : skin.vertexCount(); }
   bool hasNormals() const { return skin.empty() ? !normals.empty() : !skin.normals.empty(); }
@@ -76,8 +88,17 @@ struct MeshLayer {
   int width = 0, height = 0;
   std::vector<Vec3> color;
   std::vector<float> depth;
+  std::vector<float> alpha;  // coverage of the pixel's fragment (1: opaque; RenderMesh::opacity and mask)
   bool empty() const { return depth.empty(); }
 };
+
+// A mesh's mask polygon in the camera's pixel coordinates (x = fx X / Z + cx, y = fy Y / Z + cy of its
+// view-space points); empty when the mesh has no mask (see RenderMesh::mask).
+std::vector<std::array<float, 2>> projectMeshMask(const RenderMesh& mesh, const Camera& cam);
+// Coverage of the point (x, y) by a projected polygon: smoothstep(0, rim, d) for d its distance to the
+// nearest edge when inside (even-odd rule), 0 outside; rim <= 0 gives 1 inside. The mesh pass computes
+// the same in mesh.frag; the teeth's per-splat rim uses it too.
+float maskCoverage(std::span<const std::array<float, 2>> polygon, float x, float y, float rim);
 
 // CPU reference rasterizer: pixel centres at (x + 0.5, y + 0.5) in the camera's pixel coordinates,
 // top-left fill rule, perspective-correct attributes, triangles clipped at view depth SF_MESH_NEAR, depth
@@ -88,6 +109,8 @@ MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam)
 // The shading model of both backends for one fragment. `normal_view` need not be normalised; `view_pos`
 // is the fragment's view-space position (to turn the normal towards the camera).
 Vec3 shadeMeshFragment(Vec3 normal_view, Vec3 view_pos, std::array<float, 4> albedo_linear);
+// MeshShading::kCamera for one fragment: the light is at the eye (the view-space origin).
+Vec3 cameraLitMeshFragment(Vec3 normal_view, Vec3 view_pos, std::array<float, 4> albedo_linear);
 // MeshShading::kCel for one fragment: `light_view` is the direction the key light travels, in view space.
 Vec3 celMeshFragment(Vec3 normal_view, Vec3 view_pos, Vec3 light_view, std::array<float, 4> albedo_linear);
 // Bilinear texel lookup in linear colour (each texel sRGB-decoded before filtering).

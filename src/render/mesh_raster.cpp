@@ -85,7 +85,41 @@ std::string RenderMesh::validate() const {
   if (texture && (texture->width <= 0 || texture->height <= 0 ||
                   texture->rgba.size() != static_cast<size_t>(texture->width) * static_cast<size_t>(texture->height) * 4))
     return "texture: size does not match its pixels";
+  if (!(opacity >= 0 && opacity <= 1)) return "opacity " + std::to_string(opacity) + " is not in [0, 1]";
+  if (!(mask_rim >= 0) || !std::isfinite(mask_rim)) return "mask rim " + std::to_string(mask_rim) + " is not a finite width >= 0";
+  if (mask.size() > SF_MESH_MASK_MAX) return "mask: " + std::to_string(mask.size()) + " points, at most " + std::to_string(SF_MESH_MASK_MAX);
+  for (size_t i = 0; i < mask.size(); ++i)
+    if (!std::isfinite(mask[i].x) || !std::isfinite(mask[i].y) || !std::isfinite(mask[i].z)) return "mask[" + std::to_string(i) + "] is not finite";
   return {};
+}
+
+std::vector<std::array<float, 2>> projectMeshMask(const RenderMesh& m, const Camera& cam) {
+  std::vector<std::array<float, 2>> poly;
+  if (m.mask.size() < 3) return poly;
+  const Mat4 to_view = cam.world_to_camera * m.object_to_world;
+  for (const Vec3& p : m.mask) {
+    const Vec3 c = transformPoint(to_view, p);
+    if (!(c.z > static_cast<float>(SF_MESH_NEAR))) return {};
+    poly.push_back({cam.fx * c.x / c.z + cam.cx, cam.fy * c.y / c.z + cam.cy});
+  }
+  return poly;
+}
+
+float maskCoverage(std::span<const std::array<float, 2>> poly, float x, float y, float rim) {
+  bool inside = false;
+  float nearest = INFINITY;
+  for (size_t a = 0, b = poly.size() - 1; a < poly.size(); b = a++) {
+    const float ax = poly[a][0], ay = poly[a][1], bx = poly[b][0], by = poly[b][1];
+    if ((ay > y) != (by > y) && x < (bx - ax) * (y - ay) / (by - ay) + ax) inside = !inside;
+    const float ex = bx - ax, ey = by - ay, len2 = ex * ex + ey * ey;
+    const float s = len2 > 0 ? std::clamp(((x - ax) * ex + (y - ay) * ey) / len2, 0.0f, 1.0f) : 0.0f;
+    const float dx = x - (ax + s * ex), dy = y - (ay + s * ey);
+    nearest = std::min(nearest, std::sqrt(dx * dx + dy * dy));
+  }
+  if (!inside) return 0.0f;
+  if (!(rim > 0)) return 1.0f;
+  const float t = std::clamp(nearest / rim, 0.0f, 1.0f);
+  return t * t * (3.0f - 2.0f * t);
 }
 
 std::array<float, 4> sampleTexture(const MeshTexture& t, float u, float v) {
@@ -114,10 +148,20 @@ Vec3 shadeMeshFragment(Vec3 normal_view, Vec3 view_pos, std::array<float, 4> alb
   return {encode(albedo[0]), encode(albedo[1]), encode(albedo[2])};
 }
 
+Vec3 cameraLitMeshFragment(Vec3 normal_view, Vec3 view_pos, std::array<float, 4> albedo) {
+  const Vec3 v = normalize(view_pos * -1.0f);  // towards the eye
+  Vec3 n = normalize(normal_view);
+  if (dot(n, v) < 0) n = n * -1.0f;  // two-sided: face the camera
+  const float shade = static_cast<float>(SF_MESH_AMBIENT) + static_cast<float>(SF_MESH_DIFFUSE) * std::max(dot(n, v), 0.0f);
+  auto encode = [&](float c) { return linearToSrgb(std::clamp(c * shade, 0.0f, 1.0f)); };
+  return {encode(albedo[0]), encode(albedo[1]), encode(albedo[2])};
+}
+
 const char* meshShadingName(MeshShading shading) {
   switch (shading) {
     case MeshShading::kLit: return "lit";
     case MeshShading::kUnlit: return "unlit";
+    case MeshShading::kCamera: return "camera";
     case MeshShading::kAlbedo: return "albedo";
     case MeshShading::kCel: return "cel";
   }
@@ -145,6 +189,8 @@ MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam)
   const size_t pixels = static_cast<size_t>(cam.width) * static_cast<size_t>(cam.height);
   layer.color.assign(pixels, Vec3{});
   layer.depth.assign(pixels, std::numeric_limits<float>::infinity());
+  layer.alpha.assign(pixels, 1.0f);
+  std::vector<std::vector<std::array<float, 2>>> masks(meshes.size());  // pixel polygons (empty: none)
   const float near = static_cast<float>(SF_MESH_NEAR);
 
   // Vertex stage and near clipping.
@@ -163,6 +209,8 @@ MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam)
     }
     if (m.shading == MeshShading::kCel && !(length(m.cel_light) > 0))
       throw Error("mesh " + std::to_string(mi) + ": the cel key light direction is zero");
+    if (!(m.opacity > 0)) continue;  // nothing of it is drawn
+    masks[mi] = projectMeshMask(m, cam);
     const Mat4 to_view = cam.world_to_camera * m.object_to_world;
     const Mat3 normal_to_view = transpose(inverse(to_view.linear()));
     std::vector<ViewVertex> vv(m.positions.size());
@@ -222,6 +270,8 @@ MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam)
     for (const ScreenTriangle& t : tris) {
       if (t.y1 <= by0 || t.y0 >= by1) continue;
       const RenderMesh& m = meshes[static_cast<size_t>(t.mesh)];
+      const std::vector<std::array<float, 2>>& mask = masks[static_cast<size_t>(t.mesh)];
+      const float rim = m.mask_rim * static_cast<float>(cam.width);
       float xmin = std::min({t.sx[0], t.sx[1], t.sx[2]}), xmax = std::max({t.sx[0], t.sx[1], t.sx[2]});
       const int x0 = static_cast<int>(std::clamp(std::ceil(xmin - 0.5f), 0.0f, static_cast<float>(cam.width)));
       const int x1 = static_cast<int>(std::clamp(std::floor(xmax - 0.5f) + 1.0f, 0.0f, static_cast<float>(cam.width)));
@@ -247,6 +297,8 @@ MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam)
           const float z = 1.0f / wsum;
           const size_t pix = static_cast<size_t>(y) * static_cast<size_t>(cam.width) + static_cast<size_t>(x);
           if (!(z < layer.depth[pix])) continue;
+          const float alpha = mask.empty() ? m.opacity : m.opacity * maskCoverage(mask, px, py, rim);
+          if (!(alpha > 0)) continue;  // not drawn: no colour, no depth
           ViewVertex f;
           f.pos = Vec3{};
           f.normal = Vec3{};
@@ -266,9 +318,11 @@ MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam)
             for (size_t c = 0; c < 4; ++c) albedo[c] *= tex[c];
           }
           layer.depth[pix] = z;
+          layer.alpha[pix] = alpha;
           const Vec3 normal = !m.hasNormals() ? t.face_normal : f.normal;
           switch (m.shading) {
             case MeshShading::kLit: layer.color[pix] = shadeMeshFragment(normal, f.pos, albedo); break;
+            case MeshShading::kCamera: layer.color[pix] = cameraLitMeshFragment(normal, f.pos, albedo); break;
             case MeshShading::kUnlit:
               layer.color[pix] = {std::clamp(albedo[0], 0.0f, 1.0f), std::clamp(albedo[1], 0.0f, 1.0f), std::clamp(albedo[2], 0.0f, 1.0f)};
               break;

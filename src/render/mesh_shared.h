@@ -29,6 +29,9 @@ using uint = uint32_t;
 #define SF_MESH_HAS_COLORS 4u
 #define SF_MESH_HAS_TEXTURE 8u
 #define SF_MESH_UNLIT 16u  // the albedo is the final display colour (MeshShading::kUnlit)
+#define SF_MESH_CAMERA_LIT 32u  // the light is at the eye (MeshShading::kCamera)
+// A mask polygon (RenderMesh::mask) has at most this many points.
+#define SF_MESH_MASK_MAX 256u
 // Texture wrap modes (glTF / OpenGL enums).
 #define SF_WRAP_REPEAT 10497u
 #define SF_WRAP_CLAMP 33071u
@@ -50,8 +53,10 @@ struct GpuMeshDraw {
   SF_REF(MeshFloats) colors;     // 4 floats per vertex (linear), when SF_MESH_HAS_COLORS
   SF_REF(MeshUints) indices;     // 3 per triangle
   SF_REF(MeshUints) texels;      // RGBA8 (sRGB-encoded), one uint per texel, when SF_MESH_HAS_TEXTURE
+  SF_REF(MeshFloats) mask;       // mask_count points (x, y) in pixels (projectMeshMask), when mask_count >= 3
   uint tex_width, tex_height, wrap_s, wrap_t;
-  uint flags, pad0;
+  uint flags, mask_count;
+  float opacity, mask_rim;       // RenderMesh::opacity; the rim's width in pixels
 };
 
 #ifndef __cplusplus
@@ -68,7 +73,7 @@ struct GpuMeshPush {
 
 #ifdef __cplusplus
 static_assert(sizeof(GpuMeshPush) == 48, "GpuMeshPush layout");
-static_assert(sizeof(GpuMeshDraw) == 28 * 4 + 6 * 8 + 6 * 4, "GpuMeshDraw layout");
+static_assert(sizeof(GpuMeshDraw) == 28 * 4 + 7 * 8 + 8 * 4, "GpuMeshDraw layout");
 }  // namespace sf::gpu_layout
 #undef SF_REF
 #endif

@@ -518,7 +518,7 @@ struct VulkanRenderer::Impl {
   std::vector<uint32_t> uploadMeshes(std::span<const RenderMesh> meshes, const Camera& cam, size_t* draws_offset) {
     std::vector<uint8_t> bytes;
     std::vector<GpuMeshDraw> draws(meshes.size());
-    std::vector<size_t> offs(meshes.size() * 6, 0);
+    std::vector<size_t> offs(meshes.size() * 7, 0);
     std::vector<uint32_t> triangles(meshes.size());
     std::vector<const MeshTexture*> textures;
     std::vector<size_t> texture_offsets;
@@ -532,7 +532,7 @@ struct VulkanRenderer::Impl {
       const RenderMesh& m = meshes[i];
       if (std::string why = m.validate(); !why.empty()) throw Error("mesh " + std::to_string(i) + ": " + why);
       if (m.triangleCount() > UINT32_MAX / 3) throw Error("mesh " + std::to_string(i) + ": too many triangles");
-      triangles[i] = static_cast<uint32_t>(m.triangleCount());
+      triangles[i] = m.opacity > 0 ? static_cast<uint32_t>(m.triangleCount()) : 0u;  // opacity 0: nothing drawn
       std::vector<uint32_t> seq;
       std::span<const uint32_t> idx = m.indices;
       if (idx.empty()) {
@@ -540,7 +540,7 @@ struct VulkanRenderer::Impl {
         for (size_t k = 0; k < seq.size(); ++k) seq[k] = static_cast<uint32_t>(k);
         idx = seq;
       }
-      size_t* o = &offs[i * 6];
+      size_t* o = &offs[i * 7];
       if (!m.skin.empty()) {  // vertices written by the frame's skin pass
         o[0] = pack(bytes, nullptr, m.skin.positions.size_bytes());
         o[1] = pack(bytes, nullptr, m.skin.normals.size_bytes());
@@ -562,13 +562,19 @@ struct VulkanRenderer::Impl {
         }
         o[5] = texture_offsets[static_cast<size_t>(it - textures.begin())];
       }
+      const std::vector<std::array<float, 2>> mask = projectMeshMask(m, cam);  // in pixels, as the CPU's
+      o[6] = pack(bytes, mask.data(), mask.size() * sizeof(mask[0]));
       GpuMeshDraw& d = draws[i];
+      d.mask_count = static_cast<uint32_t>(mask.size());
+      d.opacity = m.opacity;
+      d.mask_rim = m.mask_rim * static_cast<float>(cam.width);
       const Mat4 to_view = cam.world_to_camera * m.object_to_world;
       copyRows(d.object_to_view, to_view);
       copyRows(d.normal_to_view, Mat4::fromLinearTranslation(transpose(inverse(to_view.linear())), Vec3{}));
       for (size_t c = 0; c < 4; ++c) d.base_color[c] = m.base_color[c];
       d.flags = (m.hasNormals() ? SF_MESH_HAS_NORMALS : 0u) | (m.uvs.empty() ? 0u : SF_MESH_HAS_UVS) |
-                (m.colors.empty() ? 0u : SF_MESH_HAS_COLORS) | (m.texture && !m.uvs.empty() ? SF_MESH_HAS_TEXTURE : 0u) | (m.shading == MeshShading::kUnlit ? SF_MESH_UNLIT : 0u);
+                (m.colors.empty() ? 0u : SF_MESH_HAS_COLORS) | (m.texture && !m.uvs.empty() ? SF_MESH_HAS_TEXTURE : 0u) | (m.shading == MeshShading::kUnlit ? SF_MESH_UNLIT : 0u) |
+                (m.shading == MeshShading::kCamera ? SF_MESH_CAMERA_LIT : 0u);
       if (d.flags & SF_MESH_HAS_TEXTURE) {
         d.tex_width = static_cast<uint32_t>(m.texture->width), d.tex_height = static_cast<uint32_t>(m.texture->height);
         d.wrap_s = m.texture->wrap_s, d.wrap_t = m.texture->wrap_t;
@@ -586,20 +592,20 @@ struct VulkanRenderer::Impl {
     auto* packed = reinterpret_cast<GpuMeshDraw*>(bytes.data() + *draws_offset);
     for (size_t i = 0; i < meshes.size(); ++i) {
       GpuMeshDraw d = draws[i];
-      const size_t* o = &offs[i * 6];
+      const size_t* o = &offs[i * 7];
       const VkDeviceAddress base = mesh_device.address;
       d.positions = base + o[0], d.normals = base + o[1], d.uvs = base + o[2];
-      d.colors = base + o[3], d.indices = base + o[4], d.texels = base + o[5];
+      d.colors = base + o[3], d.indices = base + o[4], d.texels = base + o[5], d.mask = base + o[6];
       std::memcpy(&packed[i], &d, sizeof(d));
     }
     mesh_vertices.clear();
     for (size_t i = 0; i < meshes.size(); ++i)
-      mesh_vertices.push_back({offs[i * 6], meshes[i].vertexCount(), offs[i * 6 + 1], meshes[i].hasNormals() ? meshes[i].vertexCount() : 0});
+      mesh_vertices.push_back({offs[i * 7], meshes[i].vertexCount(), offs[i * 7 + 1], meshes[i].hasNormals() ? meshes[i].vertexCount() : 0});
     mesh_skins.clear();
     for (MeshSkin& k : skins) {
       patchSkinFrame(k.push, mesh_device.address + k.palette, mesh_device.address + k.weights);
-      k.push.out_positions = mesh_device.address + offs[k.mesh * 6];
-      k.push.out_normals = mesh_device.address + offs[k.mesh * 6 + 1];
+      k.push.out_positions = mesh_device.address + offs[k.mesh * 7];
+      k.push.out_normals = mesh_device.address + offs[k.mesh * 7 + 1];
       mesh_skins.push_back(k.push);
     }
     std::memcpy(mesh_data.mapped, bytes.data(), bytes.size());
@@ -802,11 +808,12 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, con
   Impl& m = *impl_;
   for (size_t o = 0; o < objects.size(); ++o)
     if (std::string why = objects[o].validate(); !why.empty()) throw Error("render object " + std::to_string(o) + ": " + why);
-  // The mesh pass shades lit and unlit meshes; the other modes (dataset views) are the CPU rasterizer's only.
+  // The mesh pass shades lit, camera-lit and unlit meshes; the other modes (dataset views) are the CPU
+  // rasterizer's only.
   for (size_t i = 0; i < meshes.size(); ++i)
-    if (meshes[i].shading != MeshShading::kLit && meshes[i].shading != MeshShading::kUnlit)
+    if (meshes[i].shading != MeshShading::kLit && meshes[i].shading != MeshShading::kUnlit && meshes[i].shading != MeshShading::kCamera)
       throw Error("mesh " + std::to_string(i) + ": shading '" + meshShadingName(meshes[i].shading) +
-                  "' is drawn by the CPU rasterizer only (rasterizeMeshes); the Vulkan mesh pass draws lit and unlit meshes");
+                  "' is drawn by the CPU rasterizer only (rasterizeMeshes); the Vulkan mesh pass draws lit, camera and unlit meshes");
   const uint64_t uploaded_slots = m.placeObjects(objects);
   const uint32_t tiles_x = ceilDiv(static_cast<uint32_t>(cam.width), kTileSize);
   const uint32_t tiles_y = ceilDiv(static_cast<uint32_t>(cam.height), kTileSize);

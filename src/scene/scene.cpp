@@ -153,8 +153,13 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
   out.deforms.assign(gpu_deform ? characters : 0, SplatDeformSource{});  // sized up front: objects point into it
   out.meshes.clear();
   out.objects.clear();
+  out.object_ranges.clear();
+  out.mesh_ranges.clear();
   size_t m = 0, c = 0, gi = 0, hi = 0;
   for (const SceneObject& o : scene.objects) {
+    // (closed after the loop: each range ends where the next object's begins)
+    out.object_ranges.push_back({out.objects.size(), out.objects.size()});
+    out.mesh_ranges.push_back({out.meshes.size(), out.meshes.size()});
     if (o.hull) {
       const Camera hull_cam = generatorCamera(cam, Mat4{});
       if (o.hull_live) {
@@ -182,17 +187,19 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
       character::Character::Frame& f = out.characters[c];
       const character::Character& ch = *o.character;
       f.pose.skinning = o.skinning;
-      // On the GPU the bound mesh is skinned by the frame's skin pass (when its influences allow), else posed here.
+      // On the GPU the bound mesh is skinned by the frame's skin pass (when its influences allow), else posed
+      // here; a frame its optional parts change (the mouth's, an active corrective) is deformed here for both.
       const bool gpu_skin = gpu_deform && ch.gpuSkinnable();
-      if (gpu_deform) ch.pose(o.clip, o.clipTime(t), f, nullptr, gpu_skin);
-      else ch.deform(o.clip, o.clipTime(t), f);
-      const Mat4 to_world = o.object_to_world * ch.model().meshToModel(f.pose, static_cast<size_t>(ch.boundDraw()));
-      RenderObject ro{&ch.splats(), to_world, f.positions, f.covariances};
-      if (gpu_deform) {
-        out.deforms[c] = ch.deformSource(f, gpu_skin);
-        ro.deform = &out.deforms[c];
+      bool gpu = gpu_deform && !character::mouthPartsOn(ch);
+      if (gpu) {
+        ch.pose(o.clip, o.clipTime(t), f, nullptr, gpu_skin);
+        if (ch.partsActive(f)) gpu = false;
       }
-      out.objects.push_back(ro);
+      if (!gpu) ch.deform(o.clip, o.clipTime(t), f);
+      if (gpu) f.opacities.clear(), f.parts.clear();
+      const Mat4 to_world = o.object_to_world * ch.model().meshToModel(f.pose, static_cast<size_t>(ch.boundDraw()));
+      if (gpu) out.deforms[c] = ch.deformSource(f, gpu_skin);
+      character::appendCharacterFrame(ch, f, to_world, cam, gpu ? &out.deforms[c] : nullptr, out.objects, out.meshes);
       ++c;
       continue;
     }
@@ -229,6 +236,11 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
     o.model->pose(o.clip, o.clipTime(t), pose);
     std::vector<RenderMesh> meshes = o.model->renderMeshes(pose, o.object_to_world);
     out.meshes.insert(out.meshes.end(), meshes.begin(), meshes.end());
+  }
+  for (size_t i = 0; i < out.object_ranges.size(); ++i) {  // objects and meshes are appended in scene order
+    const bool last = i + 1 == out.object_ranges.size();
+    out.object_ranges[i][1] = last ? out.objects.size() : out.object_ranges[i + 1][0];
+    out.mesh_ranges[i][1] = last ? out.meshes.size() : out.mesh_ranges[i + 1][0];
   }
 }
 

@@ -85,6 +85,8 @@ struct SceneFrame {
   std::vector<hull::HullFrame> hulls;                   // one per splat hull: its lit splats and core octagons
   std::vector<RenderObject> objects;
   std::vector<RenderMesh> meshes;
+  // Per scene object, in scene order: the [begin, end) of what it put in `objects` and in `meshes`.
+  std::vector<std::array<size_t, 2>> object_ranges, mesh_ranges;
 };
 // Poses every glTF object and every character at scene time `t` seconds into `out`, reusing its storage.
 // Skinned meshes are skinned and characters deformed on the CPU (the reference, as posed vertices and

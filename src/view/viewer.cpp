@@ -516,41 +516,38 @@ class Viewer {
     stats_ = {};
     if (!has_scene_) return image;
     poseScene(scene_, time_, frame_, true, &camera_);  // characters deform on the GPU
-    std::vector<RenderObject> objects = frame_.objects;
-    // Characters with controls: posed by their animator instead (clip at the same time, expression, look-at).
-    // poseScene emits one object per character, per non-empty splat cloud and per generator with output,
-    // in scene order.
-    size_t slot = 0;
+    // Characters with controls: posed by their animator instead (clip at the same time, expression, look-at),
+    // in place of what poseScene made of them (SceneFrame's ranges).
+    std::vector<RenderObject> objects;
+    std::vector<RenderMesh> meshes;
     for (size_t i = 0; i < scene_.objects.size(); ++i) {
       const SceneObject& o = scene_.objects[i];
-      if (!o.character) {
-        const nn::GeneratorGpuPath* gpu = o.generator ? o.generator->gpuPath() : nullptr;
-        slot += (o.cloud && o.cloud->size() > 0) || (gpu ? gpu->capacity() > 0 : o.generator && o.generator->lastCount() > 0);
+      const auto [ob, oe] = frame_.object_ranges[i];
+      const auto [mb, me] = frame_.mesh_ranges[i];
+      CharacterControls* cc = o.character ? &characters_[i] : nullptr;
+      if (!cc || !cc->active()) {
+        objects.insert(objects.end(), frame_.objects.begin() + static_cast<std::ptrdiff_t>(ob), frame_.objects.begin() + static_cast<std::ptrdiff_t>(oe));
+        meshes.insert(meshes.end(), frame_.meshes.begin() + static_cast<std::ptrdiff_t>(mb), frame_.meshes.begin() + static_cast<std::ptrdiff_t>(me));
         continue;
       }
-      CharacterControls& cc = characters_[i];
-      if (cc.active()) {
-        const character::Character& ch = *o.character;
-        if (!cc.animator) cc.animator = std::make_unique<character::Animator>(o.character);
-        cc.animator->play(o.clip, 0);
-        cc.animator->update(o.clipTime(time_));
-        cc.animator->setExpression(std::any_of(cc.morph.begin(), cc.morph.end(), [](float w) { return w != 0; })
-                                       ? cc.morph
-                                       : std::vector<float>{});
-        std::optional<Vec3> target;
-        if (cc.look_at)
-          target = transformPoint(inverseAffine(o.object_to_world), mousePoint(o.object_to_world.translation()));
-        cc.animator->lookAt(target);
-        cc.frame.pose.skinning = o.skinning;  // the object's "skinning", as poseScene honours it
-        cc.animator->evaluate(cc.frame, true);
-        RenderObject ro{&ch.splats(),
-                        o.object_to_world * ch.model().meshToModel(cc.frame.pose, static_cast<size_t>(ch.boundDraw())),
-                        cc.frame.positions, cc.frame.covariances};
-        cc.deform = ch.deformSource(cc.frame, ch.gpuSkinnable());
-        ro.deform = &cc.deform;
-        objects[slot] = ro;
-      }
-      ++slot;
+      const character::Character& ch = *o.character;
+      if (!cc->animator) cc->animator = std::make_unique<character::Animator>(o.character);
+      cc->animator->play(o.clip, 0);
+      cc->animator->update(o.clipTime(time_));
+      cc->animator->setExpression(std::any_of(cc->morph.begin(), cc->morph.end(), [](float w) { return w != 0; })
+                                      ? cc->morph
+                                      : std::vector<float>{});
+      std::optional<Vec3> target;
+      if (cc->look_at) target = transformPoint(inverseAffine(o.object_to_world), mousePoint(o.object_to_world.translation()));
+      cc->animator->lookAt(target);
+      cc->frame.pose.skinning = o.skinning;  // the object's "skinning", as poseScene honours it
+      // On the GPU unless an optional part changes the frame (the mouth's read the posed lips).
+      bool gpu = !character::mouthPartsOn(ch);
+      cc->animator->evaluate(cc->frame, gpu);
+      if (gpu && ch.partsActive(cc->frame)) gpu = false, cc->animator->evaluate(cc->frame, false);
+      if (gpu) cc->frame.opacities.clear(), cc->frame.parts.clear(), cc->deform = ch.deformSource(cc->frame, ch.gpuSkinnable());
+      const Mat4 to_world = o.object_to_world * ch.model().meshToModel(cc->frame.pose, static_cast<size_t>(ch.boundDraw()));
+      character::appendCharacterFrame(ch, cc->frame, to_world, &camera_, gpu ? &cc->deform : nullptr, objects, meshes);
     }
     if (!scene_.script.empty()) {  // the scene's timed character commands; going back in time replays them
       if (time_ < world_time_) retired_worlds_.push_back(std::exchange(world_, character::CharacterWorld()));
@@ -558,8 +555,10 @@ class Viewer {
       world_time_ = time_;
       for (const std::string& line : world_.takeLog()) fmt::print(stderr, "  [t={:.2f}] {}\n", time_, line);
       world_.setCamera(camera_);  // decoder characters run their appearance pass for the view
-      std::vector<RenderObject> chars = world_.renderObjects(true);
+      std::vector<RenderMesh> char_meshes;
+      std::vector<RenderObject> chars = world_.renderObjects(true, &char_meshes);
       objects.insert(objects.end(), chars.begin(), chars.end());
+      meshes.insert(meshes.end(), char_meshes.begin(), char_meshes.end());
     }
     if (sh_degree_ < max_sh_degree_) {  // lower SH degree: truncated copies, made once per degree
       if (reduced_degree_ != sh_degree_) {
@@ -575,8 +574,8 @@ class Viewer {
         ro.cloud = copy.get();
       }
     }
-    if (objects.empty() && frame_.meshes.empty()) return image;
-    image = renderer_->render(objects, camera_, settings_, &stats_, frame_.meshes);
+    if (objects.empty() && meshes.empty()) return image;
+    image = renderer_->render(objects, camera_, settings_, &stats_, meshes);
     retired_.clear();
     retired_reduced_.clear();
     retired_worlds_.clear();

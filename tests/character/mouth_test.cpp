@@ -3,8 +3,9 @@
 // target lowers by 1 mm, all skinned to one head joint. mouth_hidden's plug / inside / lip-band values and
 // the teeth's placement and fade against hand-computed values at gaps 0, 1, 3, 4 and 5 mm; a head turn is
 // not a parting; the rim mask per splat; enabled = false; the world's render objects; every truncated
-// prefix of mouth_hidden.bin and teeth.bin and bad records refused with file, offset and reason;
-// teeth.json refused naming the JSON path.
+// prefix of mouth_hidden.bin, teeth.bin and mouth_meshes.bin and bad records refused with file, offset and
+// reason; teeth.json refused naming the JSON path; the mouth's meshes placed on their triangles, masked by
+// the lip opening with the soft rim and drawn lit from the camera through the world.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,7 @@
 #include "character/world.h"
 #include "core/error.h"
 #include "io/file.h"
+#include "io/image_io.h"
 #include "character/gltf_bytes.h"
 #include "support/test_support.h"
 
@@ -92,6 +94,22 @@ MouthHidden hiddenOf() {
   return m;
 }
 
+// The mouth bag: a 30 x 16 mm quad on the head triangle, 5 mm in front of it (z = -5 mm, between the head
+// and the lips at z = +10 mm), corners (+-15, +-8) mm.
+const Vec3 kBagCorners[4] = {{-0.015f, -0.008f, -0.005f}, {0.015f, -0.008f, -0.005f}, {0.015f, 0.008f, -0.005f}, {-0.015f, 0.008f, -0.005f}};
+
+MouthMesh bagMesh() {
+  MouthMesh m;
+  m.color = {0.6f, 0.1f, 0.15f, 1.0f};
+  for (const Vec3& c : kBagCorners) {
+    // Barycentrics on the head triangle (-50, -50), (50, -50), (0, 50) mm at (x, y).
+    const float b2 = (c.y + 0.05f) / 0.1f, b1 = 0.5f * (1 - b2 + 20 * c.x), b0 = 1 - b1 - b2;
+    m.vertices.push_back({0, {b0, b1, b2}, 0.005f, 0});
+  }
+  m.indices = {0, 1, 2, 0, 2, 3};
+  return m;
+}
+
 // Teeth: point 0 on the head triangle's centroid, 1 mm off it and 2 mm set back; point 1 on the jaw
 // triangle (the lower teeth), 1 mm set back.
 Teeth teethOf() {
@@ -103,6 +121,7 @@ Teeth teethOf() {
   t.splats.positions[0] = (kVertices[0] + kVertices[1] + kVertices[2]) * third + Vec3{0, 0, -kMm};
   t.splats.positions[1] = kVertices[7] * 0.2f + kVertices[8] * 0.3f + kVertices[9] * 0.5f + Vec3{0, 0, -kMm};
   t.lips = {{3, 5}, {4, 6}};
+  t.meshes = {bagMesh()};
   return t;
 }
 
@@ -394,6 +413,155 @@ TEST(Mouth, TeethFilesRefuseTruncationBadRecordsAndBadJson) {
   expectError(j, file + ": (root): missing key \"bindings\"");
   std::ofstream(json) << good.dump();
   EXPECT_NO_THROW(Character::loadPackage((p.dir / "mouth").string()));
+}
+
+TEST(Mouth, MouthMeshesRideTheirTrianglesAndAreMaskedByTheLipOpening) {
+  const Package p = writePackages("MouthMeshes");
+  const Character mouth = Character::loadPackage((p.dir / "mouth").string());
+  ASSERT_EQ(mouth.teeth()->meshes.size(), 1u);
+  EXPECT_TRUE(frameAt(mouth, 1).parts.empty()) << "1 mm: neither the teeth nor the meshes";
+  Character::Frame f = frameAt(mouth, 4);
+  ASSERT_EQ(f.parts.size(), 1u);
+  const Character::Part& teeth = f.parts[0];
+  ASSERT_EQ(teeth.meshes.size(), 1u);
+  EXPECT_NEAR(teeth.mesh_opacity, 0.5f, 1e-6f) << "the teeth's ramp: half at 4 mm";
+  const Character::Part::Mesh& bag = teeth.meshes[0];
+  ASSERT_EQ(bag.positions.size(), 4u);
+  for (size_t k = 0; k < 4; ++k) {  // the head triangle does not move: the corners stay where they were bound
+    EXPECT_NEAR(length(bag.positions[k] - kBagCorners[k]), 0.0f, 1e-7f) << k;
+    EXPECT_NEAR(std::abs(bag.normals[k].z), 1.0f, 1e-6f) << k;
+  }
+  const std::vector<RenderMesh> meshes = mouthRenderMeshes(teeth, Mat4{});
+  ASSERT_EQ(meshes.size(), 1u);
+  const RenderMesh& m = meshes[0];
+  EXPECT_EQ(m.shading, MeshShading::kCamera);
+  EXPECT_NEAR(m.opacity, 0.5f, 1e-6f);
+  EXPECT_EQ(m.mask.size(), 4u);
+  EXPECT_FLOAT_EQ(m.mask_rim, 10.0f / 1024.0f);
+  EXPECT_EQ(m.triangleCount(), 2u);
+  EXPECT_TRUE(m.validate().empty()) << m.validate();
+  // Seen from the front at 1024 px (fx = 512 / tan 20 deg = 1406.7 px): the opening, 20 x 6 mm at z = 10 mm,
+  // is 97 x 29 px, so its centre is 14.5 px from the nearest lip (beyond the 10 px rim: coverage 1).
+  // Pixels of the bag above the opening (25 px up: y = 5.4 mm on the bag, inside its 8 mm) are masked.
+  const Camera cam = lookAtCamera({0, 0, 0.3f}, {0, 0, 0}, {0, 1, 0}, 40, 1024, 1024);
+  const MeshLayer layer = rasterizeMeshes(meshes, cam);
+  const size_t centre = 512 * 1024 + 512;
+  EXPECT_NEAR(layer.depth[centre], 0.305f, 1e-4f);
+  EXPECT_NEAR(layer.alpha[centre], 0.5f, 1e-6f);
+  EXPECT_EQ(layer.depth[(512 - 25) * 1024 + 512], INFINITY) << "outside the lips: not drawn";
+  EXPECT_EQ(layer.depth[(512 + 25) * 1024 + 512], INFINITY);
+  // 5 px inside the upper lip (y = 14.5 - 5 px from the centre): smoothstep(0, 10, ~5) of the opacity.
+  const float edge = layer.alpha[static_cast<size_t>(512 - 9) * 1024 + 512];
+  EXPECT_GT(edge, 0.5f * 0.3f);
+  EXPECT_LT(edge, 0.5f * 0.7f);
+}
+
+TEST(Mouth, WorldDrawsTheMouthMeshesLitFromTheCamera) {
+  const Package p = writePackages("MouthMeshWorld");
+  CharacterWorld world;
+  world.spawn("a", (p.dir / "mouth").string(), Mat4{});
+  Expression e;
+  e.space = "morph";
+  e.weights = {5};  // lips 5 mm apart: teeth and meshes at full opacity
+  world.setExpression("a", e);
+  const Camera cam = lookAtCamera({0, 0, 0.3f}, {0, 0, 0}, {0, 1, 0}, 40, 1024, 1024);
+  world.setCamera(cam);
+  for (bool gpu : {false, true}) {
+    std::vector<RenderMesh> meshes;
+    const std::vector<RenderObject> objs = world.renderObjects(gpu, &meshes);
+    ASSERT_EQ(objs.size(), 2u);
+    ASSERT_EQ(meshes.size(), 1u);
+    EXPECT_NEAR(meshes[0].opacity, 1.0f, 1e-6f);
+    // At the opening's centre the bag faces the camera (shade 0.35 + 0.65 cos 0 = 1): its own colour,
+    // sRGB-encoded, in front of the head's splats (z = -9 mm) and opaque there.
+    const ImageRGBA img = renderCpu(objs, cam, RenderSettings{}, nullptr, meshes);
+    const float* c = img.at(512, 512);
+    EXPECT_NEAR(c[0], linearToSrgb(0.6f), 2e-3f);
+    EXPECT_NEAR(c[1], linearToSrgb(0.1f), 2e-3f);
+    EXPECT_NEAR(c[2], linearToSrgb(0.15f), 2e-3f);
+    EXPECT_EQ(c[3], 1.0f);
+  }
+  // Closed lips: no meshes.
+  e.weights = {0};
+  world.setExpression("a", e);
+  std::vector<RenderMesh> none;
+  world.renderObjects(false, &none);
+  EXPECT_TRUE(none.empty());
+}
+
+TEST(Mouth, MouthMeshFileRefusesTruncationAndBadRecords) {
+  const MouthMesh bag = bagMesh();
+  const std::vector<uint8_t> bytes = encodeMouthMeshes({&bag, 1});
+  ASSERT_EQ(bytes.size(), 12u + 24 + 4 * 24 + 2 * 12);
+  const std::vector<MouthMesh> back = decodeMouthMeshes(bytes, "mm.bin", 4);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].indices, bag.indices);
+  EXPECT_EQ(back[0].color, bag.color);
+  EXPECT_EQ(back[0].vertices[2].barycentrics, bag.vertices[2].barycentrics);
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    const std::string why = test::errorOf([&] { decodeMouthMeshes(std::span(bytes).first(n), "mm.bin", 4); });
+    EXPECT_EQ(why.rfind("mm.bin: byte ", 0), 0u) << "prefix " << n << ": " << why;
+  }
+  auto with = [&](size_t at, uint32_t v) {
+    std::vector<uint8_t> b = bytes;
+    std::memcpy(&b[at], &v, 4);
+    return b;
+  };
+  auto expectError = [](const std::vector<uint8_t>& b, const std::string& what) {
+    const std::string why = test::errorOf([&] { decodeMouthMeshes(b, "mm.bin", 4); });
+    EXPECT_NE(why.find(what), std::string::npos) << why;
+  };
+  expectError(with(8, 0), "mm.bin: byte 8: 0 meshes (expected 1 to 16)");
+  expectError(with(12, 0x40000000u), "mm.bin: byte 12: mesh 0: 1073741824 vertices (expected 3 to 1048576)");
+  expectError(with(12, 1000), "mm.bin: byte 12: mesh 0: 1000 vertices and 2 triangles need 24024 bytes, 120 are left (truncated)");
+  expectError(with(16, 0), "mm.bin: byte 16: mesh 0: no triangles");
+  float two = 2;
+  uint32_t two_bits;
+  std::memcpy(&two_bits, &two, 4);
+  expectError(with(20, two_bits), "mm.bin: byte 20: mesh 0: colour components must be in [0, 1]");
+  expectError(with(36 + 24, 9), "mm.bin: byte 60: mesh 0: vertex 1: triangle 9 but the bound mesh has 4");
+  expectError(with(36 + 96 + 20, 4), "mm.bin: byte 152: mesh 0: triangle 1: vertex 4 but the mesh has 4");
+  std::vector<uint8_t> trailing = bytes;
+  trailing.push_back(0);
+  expectError(trailing, "mm.bin: byte 156: 1 trailing bytes after the last mesh");
+  std::vector<uint8_t> wrong = bytes;
+  wrong[4] = 'X';
+  expectError(wrong, "mm.bin: byte 0: not a mouth meshes file (magic AOSMMS01 expected)");
+  // teeth.json names it with its SHA-256: a changed file is refused naming the entry; info counts it.
+  const Package p = writePackages("MouthMeshJson");
+  const Character c = Character::loadPackage((p.dir / "mouth").string());
+  EXPECT_NE(describeParts(c, false).find("teeth:       2 splats, 2 lip pairs, 1 mouth meshes (4 vertices, 2 triangles)"), std::string::npos)
+      << describeParts(c, false);
+  EXPECT_NE(describeParts(c, true).find("\"meshes\":[{\"triangles\":2,\"vertices\":4}]"), std::string::npos) << describeParts(c, true);
+  const std::vector<uint8_t> changed = with(20, 0);
+  writeFileAtomic((p.dir / "mouth/mouth_meshes.bin").string(), changed);
+  const std::string why = test::errorOf([&] { Character::loadPackage((p.dir / "mouth").string()); });
+  EXPECT_NE(why.find("teeth.json: meshes.sha256: " + (p.dir / "mouth/mouth_meshes.bin").string() + ": SHA-256"), std::string::npos) << why;
+}
+
+// End to end through the CLI: a script spawns the package and parts its lips by 5 mm; `render` draws the
+// mouth bag in the opening, lit from the camera (the bag's own colour at the centre), and `character info`
+// counts the meshes.
+TEST(Mouth, RenderCliDrawsTheMouthMeshesOfAScriptedCharacter) {
+  const Package p = writePackages("MouthCli");
+  const fs::path scene = p.dir / "scene.json";
+  std::ofstream(scene) << R"({"script": [
+    {"t": 0, "command": "spawn-character", "id": "a", "package": "mouth"},
+    {"t": 0, "command": "set-expression", "id": "a", "space": "morph", "weights": [5]}],
+    "camera": {"eye": [0, 0, 0.3], "target": [0, 0, 0], "up": [0, 1, 0], "fov_y_deg": 40, "width": 256, "height": 256}})";
+  std::string out;
+  for (const char* backend : {"cpu", "vulkan"}) {
+    const std::string png = (p.dir / (std::string(backend) + ".png")).string();
+    ASSERT_EQ(test::runCli("render " + scene.string() + " --backend " + backend + " -o " + png, &out), 0) << out;
+    const ImageRGBA img = readPng(png);
+    ASSERT_EQ(img.width, 256);
+    const float* c = img.at(128, 128);
+    EXPECT_NEAR(c[0], linearToSrgb(0.6f), 3.0f / 255.0f) << backend;
+    EXPECT_NEAR(c[1], linearToSrgb(0.1f), 3.0f / 255.0f) << backend;
+    EXPECT_NEAR(c[2], linearToSrgb(0.15f), 3.0f / 255.0f) << backend;
+  }
+  ASSERT_EQ(test::runCli("character info " + (p.dir / "mouth").string(), &out), 0) << out;
+  EXPECT_NE(out.find("1 mouth meshes (4 vertices, 2 triangles)"), std::string::npos) << out;
 }
 
 }  // namespace

@@ -258,7 +258,7 @@ TEST(Render, DepthPlaneIsTheExpectedSplatDepth) {
   ASSERT_TRUE(projectSplat({0, 0, 5}, covarianceFromScaleRotation({0.4f, 0.4f, 0.4f}, {}), 0.6f, 0, sh, {0, 0, 1}, ColorSpace::kSrgb, cam,
                            false, &ps[1]));
   const uint32_t order[2] = {0, 1};
-  PixelResult r = blendPixel(ps, order, 15, 15, {}, 4.0f);
+  PixelResult r = blendPixel(ps, order, 15, 15, {}, MeshPixel{{}, 4.0f, 1.0f});
   EXPECT_NEAR(r.depth, 3 * a1, 1e-5f);
   EXPECT_NEAR(r.transmittance, 1 - a1, 1e-6f);
 }

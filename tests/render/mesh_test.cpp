@@ -1,8 +1,11 @@
 // Meshes in the splat frame, CPU reference: coverage and fill rule of the triangle rasterizer, depth,
 // the shading formula, texture sampling, near clipping, and the composition of splats with mesh depth
-// (a mesh in front hides splats; splats in front blend over the mesh exactly as over a background).
+// (a mesh in front hides splats; splats in front blend over the mesh exactly as over a background), and
+// translucent masked meshes: coverage against smoothstep of the distance inside the mask, the camera light
+// against its closed form, and the translucent layer against the two opaque compositions it interpolates.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "render/cpu_renderer.h"
@@ -189,6 +192,101 @@ TEST(MeshComposite, SplatsBehindPartOfAMeshAreCutAtTheMeshDepth) {
   ImageRGBA img = renderCpu({&obj, 1}, cam, RenderSettings{}, nullptr, {&view, 1});
   EXPECT_EQ(img.at(31, 24)[0], 0.0f);
   EXPECT_GT(img.at(32, 24)[0], 0.5f);
+}
+
+// A mask polygon in object space whose projection is the pixel rectangle [x0, x1] x [y0, y1] at depth z.
+std::vector<Vec3> pixelRectMask(const Camera& cam, float x0, float y0, float x1, float y1, float z) {
+  auto back = [&](float u, float v) { return Vec3{(u - cam.cx) * z / cam.fx, (v - cam.cy) * z / cam.fy, z}; };
+  return {back(x0, y0), back(x1, y0), back(x1, y1), back(x0, y1)};
+}
+
+float smooth01(float t) {
+  t = std::clamp(t, 0.0f, 1.0f);
+  return t * t * (3 - 2 * t);
+}
+
+TEST(MeshMask, CoverageIsOpacityTimesTheSoftEdgeInsideTheMaskAndNothingOutside) {
+  const Camera cam = pinhole();  // 64 x 48
+  test::TestMesh quad = pixelQuad(cam, 0, 0, 64, 48, 2.0f);  // the whole image
+  const std::vector<Vec3> mask = pixelRectMask(cam, 20, 10, 44, 38, 3.0f);  // the mask's own depth does not matter
+  RenderMesh view = quad.view();
+  view.opacity = 0.5f;
+  view.mask = mask;
+  view.mask_rim = 8.0f / 64.0f;  // 8 px
+  const MeshLayer layer = rasterizeMeshes({&view, 1}, cam);
+  int drawn = 0;
+  for (int y = 0; y < cam.height; ++y)
+    for (int x = 0; x < cam.width; ++x) {
+      const size_t i = static_cast<size_t>(y * cam.width + x);
+      const float px = static_cast<float>(x) + 0.5f, py = static_cast<float>(y) + 0.5f;
+      const bool inside = px > 20 && px < 44 && py > 10 && py < 38;
+      ASSERT_EQ(layer.depth[i] < INFINITY, inside) << x << "," << y << ": only fragments inside the mask are drawn";
+      if (!inside) continue;
+      ++drawn;
+      const float d = std::min({px - 20, 44 - px, py - 10, 38 - py});
+      EXPECT_NEAR(layer.alpha[i], 0.5f * smooth01(d / 8.0f), 1e-5f) << x << "," << y;
+    }
+  EXPECT_EQ(drawn, 24 * 28);
+  EXPECT_NEAR(layer.alpha[static_cast<size_t>(24 * 64 + 32)], 0.5f, 1e-6f) << "12 px from every edge: the full opacity";
+  // A hard edge (no rim), and a mask with a point behind the camera (none: the opacity everywhere).
+  view.mask_rim = 0;
+  EXPECT_EQ(rasterizeMeshes({&view, 1}, cam).alpha[static_cast<size_t>(10 * 64 + 20)], 0.5f);
+  std::vector<Vec3> behind = mask;
+  behind[2].z = -1;
+  view.mask = behind;
+  const MeshLayer unmasked = rasterizeMeshes({&view, 1}, cam);
+  for (size_t i = 0; i < unmasked.alpha.size(); ++i) ASSERT_EQ(unmasked.alpha[i], 0.5f);
+  view.opacity = 0;
+  EXPECT_EQ(rasterizeMeshes({&view, 1}, cam).depth[0], INFINITY) << "opacity 0 draws nothing";
+  view.opacity = 1.5f;
+  EXPECT_NE(view.validate().find("opacity"), std::string::npos);
+}
+
+TEST(MeshMask, CameraLightIsAmbientPlusDiffuseTowardsTheEye) {
+  const Camera cam = pinhole();
+  test::TestMesh quad = pixelQuad(cam, 0, 0, 64, 48, 2.0f);  // normal along -z, facing the camera
+  quad.base_color = {0.8f, 0.4f, 0.2f, 1.0f};
+  RenderMesh view = quad.view();
+  view.shading = MeshShading::kCamera;
+  const MeshLayer layer = rasterizeMeshes({&view, 1}, cam);
+  for (const auto& [x, y] : {std::pair{32, 24}, std::pair{0, 0}, std::pair{63, 20}}) {
+    const Vec3 p{(static_cast<float>(x) + 0.5f - cam.cx) * 2.0f / cam.fx, (static_cast<float>(y) + 0.5f - cam.cy) * 2.0f / cam.fy, 2.0f};
+    const float shade = 0.35f + 0.65f * (p.z / length(p));  // n = -z, v = -p / |p|
+    const Vec3 got = layer.color[static_cast<size_t>(y * cam.width + x)];
+    EXPECT_NEAR(got.x, linearToSrgb(std::min(1.0f, 0.8f * shade)), 1e-5f) << x << "," << y;
+    EXPECT_NEAR(got.y, linearToSrgb(0.4f * shade), 1e-5f) << x << "," << y;
+    EXPECT_NEAR(got.z, linearToSrgb(0.2f * shade), 1e-5f) << x << "," << y;
+  }
+}
+
+// A translucent mesh layer of coverage a is, per pixel, a x (the image with the mesh opaque) + (1 - a) x (the
+// image without it): splats in front blend over both, the splats behind show through 1 - a.
+TEST(MeshComposite, TranslucentMeshIsTheBlendOfTheOpaqueAndTheAbsentMesh) {
+  const Camera cam = pinhole();
+  // Depths 3..5, in front of and behind the mesh; faint enough that no pixel reaches the raster's
+  // early-out transmittance (where the identity would hold only up to what that leaves out).
+  GaussianCloud splats = test::randomCloud(200, 1, 13);
+  for (Vec3& p : splats.positions) p = p + Vec3{0, 0, 4.0f};
+  for (float& o : splats.opacities) o *= 0.5f;
+  test::TestMesh quad = pixelQuad(cam, 0, 0, 64, 48, 4.0f);
+  quad.base_color = {0.9f, 0.2f, 0.4f, 1.0f};
+  RenderMesh opaque = quad.view(), translucent = quad.view();
+  translucent.opacity = 0.3f;
+  RenderObject obj{&splats, Mat4{}};
+  RenderSettings settings;
+  settings.background = {0.1f, 0.2f, 0.3f};
+  const ImageRGBA with_opaque = renderCpu({&obj, 1}, cam, settings, nullptr, {&opaque, 1});
+  const ImageRGBA without = renderCpu({&obj, 1}, cam, settings);
+  const ImageRGBA got = renderCpu({&obj, 1}, cam, settings, nullptr, {&translucent, 1});
+  double max_diff = 0;
+  for (int y = 0; y < cam.height; ++y)
+    for (int x = 0; x < cam.width; ++x)
+      for (int c = 0; c < 4; ++c) {
+        const float want = 0.3f * with_opaque.at(x, y)[c] + 0.7f * without.at(x, y)[c];
+        max_diff = std::max(max_diff, static_cast<double>(std::abs(got.at(x, y)[c] - want)));
+      }
+  EXPECT_LT(max_diff, 2e-6);
+  EXPECT_GT(compareImages(with_opaque, without).max_abs, 0.2) << "the mesh and the splats behind it both matter";
 }
 
 }  // namespace

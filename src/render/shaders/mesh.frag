@@ -41,21 +41,46 @@ vec4 sampleTexture(GpuMeshDraw d, vec2 uv) {
   return acc;
 }
 
+// maskCoverage() of render/mesh.h for the pixel centre `q`: smoothstep(0, rim, distance to the nearest
+// edge) inside the polygon (even-odd rule), 0 outside.
+float maskCoverage(GpuMeshDraw d, vec2 q) {
+  bool inside = false;
+  float nearest = 1e30;
+  uint n = d.mask_count;
+  for (uint a = 0u, b = n - 1u; a < n; b = a++) {
+    vec2 pa = vec2(d.mask.v[2u * a], d.mask.v[2u * a + 1u]), pb = vec2(d.mask.v[2u * b], d.mask.v[2u * b + 1u]);
+    if ((pa.y > q.y) != (pb.y > q.y) && q.x < (pb.x - pa.x) * (q.y - pa.y) / (pb.y - pa.y) + pa.x) inside = !inside;
+    vec2 e = pb - pa;
+    float len2 = e.x * e.x + e.y * e.y;
+    float s = len2 > 0.0 ? clamp(((q.x - pa.x) * e.x + (q.y - pa.y) * e.y) / len2, 0.0, 1.0) : 0.0;
+    vec2 r = q - (pa + s * e);
+    nearest = min(nearest, sqrt(r.x * r.x + r.y * r.y));
+  }
+  if (!inside) return 0.0;
+  if (!(d.mask_rim > 0.0)) return 1.0;
+  float t = clamp(nearest / d.mask_rim, 0.0, 1.0);
+  return t * t * (3.0 - 2.0 * t);
+}
+
 void main() {
   GpuMeshDraw d = pc.draws.d[pc.draw_index];
+  // Coverage first: a fragment of alpha 0 is not drawn (it writes no depth).
+  float coverage = d.mask_count >= 3u ? d.opacity * maskCoverage(d, gl_FragCoord.xy) : d.opacity;
+  if (!(coverage > 0.0)) discard;
   vec4 albedo = vec4(d.base_color[0], d.base_color[1], d.base_color[2], d.base_color[3]) * in_color;
   if ((d.flags & SF_MESH_HAS_TEXTURE) != 0u) albedo *= sampleTexture(d, in_uv);
   out_depth = in_view_pos.z;
   if ((d.flags & SF_MESH_UNLIT) != 0u) {
-    out_color = vec4(clamp(albedo.rgb, 0.0, 1.0), 1.0);
+    out_color = vec4(clamp(albedo.rgb, 0.0, 1.0), coverage);
     return;
   }
   vec3 n = (d.flags & SF_MESH_HAS_NORMALS) != 0u ? in_normal : cross(dFdx(in_view_pos), dFdy(in_view_pos));
   n = normalize(n);
   if (dot(n, in_view_pos) > 0.0) n = -n;
-  vec3 light = normalize(vec3(SF_MESH_LIGHT_X, SF_MESH_LIGHT_Y, SF_MESH_LIGHT_Z));
+  // A light from the camera's upper left, or (SF_MESH_CAMERA_LIT) at the eye.
+  vec3 light = (d.flags & SF_MESH_CAMERA_LIT) != 0u ? normalize(-in_view_pos) : normalize(vec3(SF_MESH_LIGHT_X, SF_MESH_LIGHT_Y, SF_MESH_LIGHT_Z));
   float shade = SF_MESH_AMBIENT + SF_MESH_DIFFUSE * max(dot(n, light), 0.0);
   vec3 c = clamp(albedo.rgb * shade, 0.0, 1.0);
-  out_color = vec4(linearToSrgb(c.r), linearToSrgb(c.g), linearToSrgb(c.b), 1.0);
+  out_color = vec4(linearToSrgb(c.r), linearToSrgb(c.g), linearToSrgb(c.b), coverage);
   out_depth = in_view_pos.z;
 }

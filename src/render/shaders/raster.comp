@@ -53,13 +53,20 @@ void main() {
   uint last = 0u;  // 1 + the list position of the last splat blended (training)
   vec3 C = vec3(0.0);
   vec3 behind = vec3(fr.f.background[0], fr.f.background[1], fr.f.background[2]);
+  // The mesh layer's fragment at this pixel: blending stops at it when it is opaque (and ends on its
+  // colour); a translucent one (coverage < 1) is composited where its depth falls and the splats behind
+  // it go on blending (blendPixel's MeshPixel).
   float stop_depth = SF_NO_MESH_DEPTH;
-  bool mesh = false;
+  bool opaque_mesh = false;
+  vec4 mesh_color = vec4(0.0);
   if (inside && fr.f.has_mesh != 0u) {
     uint pix = py * fr.f.width + px;
     stop_depth = fr.f.mesh_depth.v[pix];
-    mesh = stop_depth < SF_NO_MESH_DEPTH;
-    if (mesh) behind = fr.f.mesh_color.v[pix].xyz;
+    if (stop_depth < SF_NO_MESH_DEPTH) {
+      mesh_color = fr.f.mesh_color.v[pix];
+      opaque_mesh = !(mesh_color.w < 1.0);
+      if (opaque_mesh) behind = mesh_color.xyz;
+    }
   }
   uint tid = gl_LocalInvocationIndex;
   // Done-pixel counts alternate between two counters so that each batch needs two barriers (as
@@ -101,8 +108,17 @@ void main() {
       for (uint bits = reach[w]; bits != 0u; bits &= bits - 1u) {
         uint j = w * 32u + uint(findLSB(bits));
         if (!(s_color_depth[j].w < stop_depth)) {  // this splat and every later one lie behind the mesh
-          done = true;
-          break;
+          if (opaque_mesh) {
+            done = true;
+            break;
+          }
+          C += mesh_color.xyz * (mesh_color.w * T);
+          T *= 1.0 - mesh_color.w;
+          stop_depth = SF_NO_MESH_DEPTH;
+          if (T < 0.0001) {
+            done = true;
+            break;
+          }
         }
         vec2 d = s_mean[j] - pixf;
         vec4 co = s_conic[j];
@@ -123,7 +139,11 @@ void main() {
     }
   }
   if (inside) {
-    fr.f.image.v[py * fr.f.width + px] = vec4(C + T * behind, mesh ? 1.0 : 1.0 - T);
+    if (!opaque_mesh && stop_depth < SF_NO_MESH_DEPTH) {  // a translucent mesh behind every splat blended
+      C += mesh_color.xyz * (mesh_color.w * T);
+      T *= 1.0 - mesh_color.w;
+    }
+    fr.f.image.v[py * fr.f.width + px] = vec4(C + T * behind, opaque_mesh ? 1.0 : 1.0 - T);
     if (fr.f.write_depth != 0u) fr.f.depth_out.v[py * fr.f.width + px] = vec2(D, T);
     if (fr.f.write_train != 0u) {
       fr.f.train_final_t.v[py * fr.f.width + px] = T;
