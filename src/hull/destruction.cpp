@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -182,16 +183,20 @@ std::vector<HullRest> hullRestRecords(const Spl2Hull& hull) {
 // ---- State --------------------------------------------------------------------------------------------------
 
 struct Destruction::Impl {
+  // A healing slot's lerp: its state when its hole began to heal, and the way from there to its original record.
+  struct Lerp {
+    uint32_t i = 0, level = 0, flags = 0;
+    Vec3 position, color;        // the start
+    Vec3 to_position, to_color;  // the original record's minus the start's
+  };
   // A set of slots changed by one hit, healed together.
   struct Hole {
     std::vector<uint32_t> slots;  // may list slots that have since moved to a newer hole (slot_hole tells)
+    // From the start of its healing (`slots` then released): its slots at that time, by index; later some may
+    // still move to a newer hole.
+    std::vector<Lerp> lerp;
     double progress = 0, rate = 0, t = 0;
     bool healing = false, done = false;
-  };
-  // A healing slot's state when its hole began to heal: the lerp's start.
-  struct From {
-    Vec3 position, color;
-    uint32_t level = 0, flags = 0;
   };
 
   const Spl2Hull* hull = nullptr;
@@ -205,8 +210,11 @@ struct Destruction::Impl {
   std::vector<uint32_t> chunk;
 
   std::vector<HullSlot> slots, initial;  // initial: the hull slots' original records
+  std::vector<uint8_t> levels;           // the hull slots' levels (as in their flags), for the neighbourhood checks
   HullSlot off{};
   std::vector<double> pool_end;  // debris: when it goes off
+  std::vector<uint8_t> pool_kind;  // the pool slots' kinds (as in their flags), for the pool's scans
+  size_t pool_off = 0;             // pool slots off
   size_t pool_cursor = 0;
 
   std::vector<HullBody> bodies;
@@ -215,8 +223,22 @@ struct Destruction::Impl {
   std::vector<std::vector<uint32_t>> body_slots;
 
   std::vector<std::vector<uint32_t>> nbr;
+  std::vector<uint32_t> adj_start, adj;  // nbr flattened: slot i's neighbours are adj[adj_start[i] .. adj_start[i + 1])
   float radius = 0, spacing = 0;
   Vec3 centroid;
+  // The hit searches' bounds (built once): the rest positions' grid (cell: the support radius), and by_height,
+  // the slots by descending height (ties by index) with their x and z. `searchable` when every rest position is
+  // finite; a search is bounded by the grid while its reach stays below `full_reach` (the rest box's diagonal),
+  // and otherwise scans every slot.
+  struct Column {
+    float x, z;
+    uint32_t i;
+  };
+  std::optional<PointGrid> search_grid;
+  std::vector<Column> by_height;
+  bool searchable = false;
+  Vec3 box_centre;
+  float full_reach = 0;
   Vec3 last_point;  // where the last hit landed (the centroid before any)
 
   std::vector<uint8_t> faded;  // level-3 innards shown as the core (no shallower neighbour left)
@@ -224,7 +246,6 @@ struct Destruction::Impl {
   std::vector<Hole> holes;
   std::vector<uint32_t> open_holes;  // holes not yet healed, in creation order
   std::vector<int32_t> slot_hole;    // the hole holding slot i, -1 when at its original record
-  std::vector<From> from;
 
   // Chunks (CHNK): members, centroid, mean normal; state 0 intact, 1 cracked, 2 torn; the hole that set it.
   bool has_chunks = false;
@@ -241,9 +262,15 @@ struct Destruction::Impl {
   uint32_t stamp = 0, visit_stamp = 0;
   std::vector<uint32_t> hole_mark, changed_mark, queue_mark, visit_mark;
   std::vector<uint32_t> changed;
-  // Scratch of the candidate searches (kept between hits: no allocation per hit).
+  // Scratch of the candidate searches and the support checks (kept between hits: no allocation per hit).
+  struct LinePoint {
+    float d2, t;
+    uint32_t i;
+  };
   mutable std::vector<std::pair<float, uint32_t>> scratch_ranked;
   mutable std::vector<float> scratch_d2, scratch_t;
+  mutable std::vector<LinePoint> scratch_line;
+  std::vector<uint32_t> scratch_slots, scratch_work, scratch_island, scratch_open;
   int32_t cur_hole = -1;
   uint64_t hit_count = 0;
   uint64_t revision = 0;
@@ -255,16 +282,19 @@ struct Destruction::Impl {
   void buildSupport();
   void buildOnion();
   void buildChunks();
+  void buildSearch();
 
   // -- helpers
   uint64_t rnd(uint64_t slot, uint64_t salt) const { return hash4(opt.seed, hit_count, slot, salt); }
-  uint32_t level(uint32_t i) const { return levelOf(slots[i]); }
+  uint32_t level(uint32_t i) const { return levels[i]; }
+  std::span<const uint32_t> around(uint32_t i) const { return {adj.data() + adj_start[i], adj.data() + adj_start[i + 1]}; }
   Vec3 layerColor(uint32_t i, uint32_t lvl) const;
   uint32_t coreFlags(uint32_t i) const;
   void touch(uint32_t i);
   void markChanged(uint32_t i);
   void setLevel(uint32_t i, uint32_t lvl);
   void countLevel(uint32_t i, uint32_t old_level, uint32_t new_level);
+  void setPoolKind(size_t k, uint32_t kind);
   int64_t allocPool();
   size_t poolRoom() const;
   void spawnDebris(uint32_t i, Vec3 position, Vec3 velocity, double time);
@@ -273,6 +303,7 @@ struct Destruction::Impl {
   size_t spawnBody(const std::vector<uint32_t>& members, Vec3 pivot, Vec3 velocity, double time, uint64_t salt);
 
   // -- hits
+  bool bounded(Vec3 at, float reach) const;
   Vec3 defaultPoint(Vec3 dir) const;
   std::vector<uint32_t> lineCandidates(Vec3 point, Vec3 dir, float facing_sign, size_t k) const;
   std::vector<uint32_t> sphereCandidates(Vec3 point, size_t k) const;
@@ -342,9 +373,11 @@ Destruction::Impl::Impl(const Spl2Hull& h, const DestructionOptions& o) : hull(&
   off.size = 1;
   for (size_t k = 0; k < pool; ++k) slots[n + k] = off;
   pool_end.assign(pool, 0.0);
+  pool_kind.assign(pool, SF_HULL_KIND_OFF);
+  pool_off = pool;
   faded.assign(n, 0);
   slot_hole.assign(n, -1);
-  from.resize(n);
+  levels.assign(n, 0);
   hole_mark.assign(n, 0);
   changed_mark.assign(n, 0);
   queue_mark.assign(n, 0);
@@ -352,6 +385,7 @@ Destruction::Impl::Impl(const Spl2Hull& h, const DestructionOptions& o) : hull(&
   buildSupport();
   buildOnion();
   buildChunks();
+  buildSearch();
 }
 
 // The support radius: the hull's splats lie on a surface, so the count within r grows about as r^2; start from
@@ -360,6 +394,8 @@ Destruction::Impl::Impl(const Spl2Hull& h, const DestructionOptions& o) : hull(&
 // graph is symmetric, which the island flood relies on).
 void Destruction::Impl::buildSupport() {
   nbr.assign(n, {});
+  adj_start.assign(n + 1, 0);
+  adj.clear();
   if (n < 2) {
     radius = spacing = 0.01f;
     return;
@@ -406,6 +442,11 @@ void Destruction::Impl::buildSupport() {
     edges += mutual[i].size();
   }
   nbr = std::move(mutual);
+  adj.reserve(edges);
+  for (uint32_t i = 0; i < n; ++i) {
+    adj.insert(adj.end(), nbr[i].begin(), nbr[i].end());
+    adj_start[i + 1] = static_cast<uint32_t>(adj.size());
+  }
   // The mean spacing of a surface sampled with this density: pi r^2 / spacing^2 = mean neighbours.
   const float mean = std::max(1.0f, static_cast<float>(edges) / static_cast<float>(n));
   spacing = r * std::sqrt(3.14159265f / mean);
@@ -419,7 +460,7 @@ void Destruction::Impl::buildOnion() {
   inward.resize(n);
   step.resize(n);
   const float max_step = radius, min_step = 0.1f * radius;
-  const PointGrid grid(rest_pos, std::max(radius, 1e-6f));
+  search_grid.emplace(rest_pos, std::max(radius, 1e-6f));  // kept for the hit searches
   for (uint32_t i = 0; i < n; ++i) {
     const Vec3 to_centre = normalize(centroid - rest_pos[i]);
     Vec3 in = normalize(-rest_normal[i] * 0.75f + to_centre * 0.25f);
@@ -430,7 +471,7 @@ void Destruction::Impl::buildOnion() {
     const int samples = static_cast<int>(kMaxLevel) + 1;
     for (int k = 1; k <= samples && !std::isfinite(thickness); ++k) {
       const Vec3 at = rest_pos[i] + in * (radius * static_cast<float>(k));
-      grid.forWithin(at, radius, [&](uint32_t j, float) {
+      search_grid->forWithin(at, radius, [&](uint32_t j, float) {
         if (j == i || dot(rest_normal[j], in) <= 0.2f) return;
         const float t = dot(rest_pos[j] - rest_pos[i], in);
         if (t > 0.25f * radius) thickness = std::min(thickness, t);
@@ -466,6 +507,30 @@ void Destruction::Impl::buildChunks() {
     chunk_centroid[c] = {static_cast<float>(sum[c][0] / m), static_cast<float>(sum[c][1] / m),
                          static_cast<float>(sum[c][2] / m)};
     chunk_normal[c] = normalize(chunk_normal[c]);
+  }
+}
+
+// The hit searches' bounds. A non-finite rest position would fall outside the grid's cells: such a hull is
+// always scanned in full.
+void Destruction::Impl::buildSearch() {
+  searchable = n > 0 && std::all_of(rest_pos.begin(), rest_pos.end(), [](Vec3 p) { return finite(p); });
+  if (!searchable) return;
+  Vec3 lo = rest_pos[0], hi = rest_pos[0];
+  for (const Vec3& p : rest_pos)
+    for (int a = 0; a < 3; ++a) {
+      lo[a] = std::min(lo[a], p[a]);
+      hi[a] = std::max(hi[a], p[a]);
+    }
+  box_centre = (lo + hi) * 0.5f;
+  full_reach = length(hi - lo);
+  // The order columnCandidates ranks by: (-height, index) ascending.
+  std::vector<std::pair<float, uint32_t>> order(n);
+  for (uint32_t i = 0; i < n; ++i) order[i] = {-rest_pos[i].y, i};
+  std::sort(order.begin(), order.end());
+  by_height.resize(n);
+  for (uint32_t k = 0; k < n; ++k) {
+    const uint32_t i = order[k].second;
+    by_height[k] = {rest_pos[i].x, rest_pos[i].z, i};
   }
 }
 
@@ -539,6 +604,7 @@ void Destruction::Impl::setLevel(uint32_t i, uint32_t lvl) {
   lvl = std::min(lvl, kMaxLevel);
   HullSlot& s = slots[i];
   countLevel(i, levelOf(s), lvl);
+  levels[i] = static_cast<uint8_t>(lvl);
   s.flags = lvl | kindBits(SF_HULL_KIND_LAYER) | (s.flags & SF_HULL_FLAG_CRACKED) | SF_HULL_FLAG_WOUND |
             (lvl == kMaxLevel ? coreFlags(i) : 0u);
   setVec(s.position, rest_pos[i] + inward[i] * (step[i] * static_cast<float>(lvl)));
@@ -552,24 +618,31 @@ void Destruction::Impl::setLevel(uint32_t i, uint32_t lvl) {
 size_t Destruction::Impl::poolRoom() const {
   size_t room = 0;
   for (size_t k = 0; k < pool; ++k) {
-    const uint32_t kind = kindOf(slots[n + k]);
+    const uint32_t kind = pool_kind[k];
     room += kind == SF_HULL_KIND_OFF || kind == SF_HULL_KIND_DEBRIS ? 1 : 0;
   }
   return room;
 }
 
+// Pool slot k's kind changes (its record is written by the caller).
+void Destruction::Impl::setPoolKind(size_t k, uint32_t kind) {
+  pool_off -= pool_kind[k] == SF_HULL_KIND_OFF ? 1 : 0;
+  pool_off += kind == SF_HULL_KIND_OFF ? 1 : 0;
+  pool_kind[k] = static_cast<uint8_t>(kind);
+}
+
 // The next off pool slot from the round-robin cursor; when none is off, the debris splat that dies first.
 int64_t Destruction::Impl::allocPool() {
-  for (size_t k = 0; k < pool; ++k) {
+  for (size_t k = 0; k < pool && pool_off > 0; ++k) {
     const size_t at = (pool_cursor + k) % pool;
-    if (kindOf(slots[n + at]) == SF_HULL_KIND_OFF) {
+    if (pool_kind[at] == SF_HULL_KIND_OFF) {
       pool_cursor = (at + 1) % pool;
       return static_cast<int64_t>(n + at);
     }
   }
   int64_t best = -1;
   for (size_t k = 0; k < pool; ++k)
-    if (kindOf(slots[n + k]) == SF_HULL_KIND_DEBRIS && (best < 0 || pool_end[k] < pool_end[static_cast<size_t>(best)]))
+    if (pool_kind[k] == SF_HULL_KIND_DEBRIS && (best < 0 || pool_end[k] < pool_end[static_cast<size_t>(best)]))
       best = static_cast<int64_t>(k);
   if (best < 0) return -1;
   pool_cursor = (static_cast<size_t>(best) + 1) % pool;
@@ -583,6 +656,7 @@ void Destruction::Impl::spawnDebris(uint32_t i, Vec3 position, Vec3 velocity, do
   d = off;
   setVec(d.position, position);
   d.flags = kindBits(SF_HULL_KIND_DEBRIS);
+  setPoolKind(static_cast<size_t>(at) - n, SF_HULL_KIND_DEBRIS);
   setVec(d.color, {1, 1, 1});  // the pass colours debris by age (white-hot, cooling)
   d.opacity = initial[i].opacity;
   setVec(d.velocity, velocity);
@@ -654,6 +728,7 @@ size_t Destruction::Impl::spawnBody(const std::vector<uint32_t>& members, Vec3 p
         s.normal_sign = -1;
       }
       s.flags = kindBits(SF_HULL_KIND_BODY);
+      setPoolKind(static_cast<size_t>(at) - n, SF_HULL_KIND_BODY);
       s.opacity = initial[i].opacity;
       s.birth = static_cast<float>(time);
       s.source = i;
@@ -664,8 +739,17 @@ size_t Destruction::Impl::spawnBody(const std::vector<uint32_t>& members, Vec3 p
 }
 
 // ---- Candidates ---------------------------------------------------------------------------------------------
+//
+// Each search is first bounded with the grid: it gathers the slots near where the hit can take them, keeps
+// those whose key (the same expression as the full scan's) is within the reach, and stands when the reach is
+// known to hold the scan's answer (k candidates within it; the nearest slot and all within its limit); else the
+// reach doubles. The answers depend only on the set of candidates (ranked by (key, slot), ties by slot as in
+// the scan's index order), so they are the full scan's bit for bit. A reach past the rest box's diagonal, a
+// point far outside the box, or a hull with non-finite rest positions scans every slot.
 
 namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // The k smallest (key, slot) pairs in order (ties by slot): a selection, then a sort of the k alone.
 std::vector<uint32_t> smallest(std::vector<std::pair<float, uint32_t>>& ranked, size_t k) {
@@ -679,13 +763,49 @@ std::vector<uint32_t> smallest(std::vector<std::pair<float, uint32_t>>& ranked, 
 
 }  // namespace
 
+// Whether a search about `at` within `reach` is bounded with the grid (else it scans every slot).
+bool Destruction::Impl::bounded(Vec3 at, float reach) const {
+  return searchable && reach > 0 && reach < full_reach && length(at - box_centre) <= 2.0f * full_reach;
+}
+
 // Where a ray along `dir` aimed at the centroid first meets the hull: of the slots facing the shot, those nearest
 // the ray (within one spacing of the nearest), the first along it.
 Vec3 Destruction::Impl::defaultPoint(Vec3 dir) const {
-  // One pass over the slots (distances kept), then one over the kept distances.
+  // Bounded: the facing slots within `reach` of the line; once one is found the nearest distance is known, and
+  // the limit (nearest + spacing) within the reach means every slot within the limit was gathered.
+  std::vector<LinePoint>& near = scratch_line;
+  float reach = 2.0f * spacing;
+  while (bounded(centroid, reach)) {
+    near.clear();
+    const float reach2 = reach * reach;
+    float best = kInf;
+    search_grid->forNearSegment(centroid, dir, -kInf, kInf, reach, [&](uint32_t i) {
+      if (!(dot(rest_normal[i], dir) < 0)) return;
+      float t;
+      const float d2 = lineDistance2(rest_pos[i], centroid, dir, &t);
+      if (d2 > reach2) return;
+      near.push_back({d2, t, i});
+      best = std::min(best, d2);
+    });
+    if (near.empty()) {
+      reach *= 2;
+      continue;
+    }
+    const float limit = std::sqrt(best) + spacing;
+    if (limit > reach) {
+      reach = limit;  // one more gather: the nearest stays the same
+      continue;
+    }
+    const LinePoint* first = nullptr;  // the least t (ties by slot) within the limit
+    for (const LinePoint& c : near)
+      if (!(c.d2 > limit * limit) && (!first || c.t < first->t || (c.t == first->t && c.i < first->i))) first = &c;
+    return first ? rest_pos[first->i] : centroid;
+  }
+
+  // Every slot: one pass (distances kept), then one over the kept distances.
   scratch_d2.resize(n);
   scratch_t.resize(n);
-  float best_facing = std::numeric_limits<float>::infinity(), best_any = best_facing;
+  float best_facing = kInf, best_any = best_facing;
   for (uint32_t i = 0; i < n; ++i) {
     const float d2 = lineDistance2(rest_pos[i], centroid, dir, &scratch_t[i]);
     const bool facing = dot(rest_normal[i], dir) < 0;
@@ -695,7 +815,7 @@ Vec3 Destruction::Impl::defaultPoint(Vec3 dir) const {
   }
   const bool any_facing = std::isfinite(best_facing);  // else (nothing faces the shot) take any slot
   const float limit = std::sqrt(any_facing ? best_facing : best_any) + spacing;
-  float first_t = std::numeric_limits<float>::infinity();
+  float first_t = kInf;
   Vec3 point = centroid;
   for (uint32_t i = 0; i < n; ++i) {
     const float stored = scratch_d2[i];
@@ -717,17 +837,38 @@ std::vector<uint32_t> Destruction::Impl::lineCandidates(Vec3 point, Vec3 dir, fl
   if (k == 0) return {};
   const float disc = std::sqrt(static_cast<float>(k) / 3.14159265f) * spacing;
   const float window = std::max(4.0f * radius, 2.0f * disc);
-  for (uint32_t i = 0; i < n; ++i) {
-    if (!(dot(rest_normal[i], dir) * facing_sign > 0)) continue;
+  auto consider = [&](uint32_t i, float reach2) {  // a candidate within reach2 of the line (inf: any)
+    if (!(dot(rest_normal[i], dir) * facing_sign > 0)) return;
     float t;
     const float d2 = lineDistance2(rest_pos[i], point, dir, &t);
-    if (std::fabs(t) <= window) ranked.push_back({d2, i});
+    if (std::fabs(t) <= window && !(d2 > reach2)) ranked.push_back({d2, i});
+  };
+  // Bounded: the window's stretch of the line, out to a reach of about 1.5 discs of k slots.
+  for (float reach = 1.5f * disc + spacing; bounded(point, reach); reach *= 2) {
+    ranked.clear();
+    const float reach2 = reach * reach;
+    search_grid->forNearSegment(point, dir, -window, window, reach, [&](uint32_t i) { consider(i, reach2); });
+    if (ranked.size() >= k) return smallest(ranked, k);
   }
+  ranked.clear();
+  for (uint32_t i = 0; i < n; ++i) consider(i, kInf);
   return smallest(ranked, k);
 }
 
 std::vector<uint32_t> Destruction::Impl::sphereCandidates(Vec3 point, size_t k) const {
   std::vector<std::pair<float, uint32_t>>& ranked = scratch_ranked;
+  // Bounded: the slots within a reach of about 1.5 discs of k slots.
+  for (float reach = 1.5f * std::sqrt(static_cast<float>(k) / 3.14159265f) * spacing + spacing; bounded(point, reach);
+       reach *= 2) {
+    ranked.clear();
+    const float reach2 = reach * reach;
+    const Vec3 box{reach, reach, reach};
+    search_grid->forInBox(point - box, point + box, [&](uint32_t i) {
+      const float d2 = dot(rest_pos[i] - point, rest_pos[i] - point);
+      if (d2 <= reach2) ranked.push_back({d2, i});
+    });
+    if (ranked.size() >= k) return smallest(ranked, k);
+  }
   ranked.resize(n);
   for (uint32_t i = 0; i < n; ++i) ranked[i] = {dot(rest_pos[i] - point, rest_pos[i] - point), i};
   return smallest(ranked, k);
@@ -737,29 +878,43 @@ std::vector<uint32_t> Destruction::Impl::sphereCandidates(Vec3 point, size_t k) 
 // splats, so that the top is taken as a cap rather than a thin core sample).
 std::vector<uint32_t> Destruction::Impl::columnCandidates(Vec3 point, size_t k) const {
   const float column = 1.5f * std::sqrt(static_cast<float>(k) / 3.14159265f) * spacing + radius;
+  auto inColumn = [&](float x, float z) {
+    const float dx = x - point.x, dz = z - point.z;
+    return dx * dx + dz * dz <= column * column;
+  };
+  if (searchable) {  // down the slots by height (the ranking's order) until k are in the column
+    std::vector<uint32_t> out;
+    out.reserve(std::min(k, n));
+    for (size_t j = 0; j < n && out.size() < k; ++j)
+      if (inColumn(by_height[j].x, by_height[j].z)) out.push_back(by_height[j].i);
+    return out;
+  }
   std::vector<std::pair<float, uint32_t>>& ranked = scratch_ranked;
   ranked.clear();
-  for (uint32_t i = 0; i < n; ++i) {
-    const Vec3 d = rest_pos[i] - point;
-    if (d.x * d.x + d.z * d.z <= column * column) ranked.push_back({-rest_pos[i].y, i});
-  }
+  for (uint32_t i = 0; i < n; ++i)
+    if (inColumn(rest_pos[i].x, rest_pos[i].z)) ranked.push_back({-rest_pos[i].y, i});
   return smallest(ranked, k);
 }
 
 // Where the flight through `point` along `dir` leaves the hull: of the slots facing along the flight near its
-// line (within two radii), beyond the entry, the farthest along it.
+// line (within two radii), beyond the entry, the farthest along it (ties by index).
 bool Destruction::Impl::exitOf(Vec3 point, Vec3 dir, uint32_t* exit, float* t_exit) const {
   const float band2 = 4.0f * radius * radius;
   bool found = false;
-  for (uint32_t i = 0; i < n; ++i) {
-    if (!(dot(rest_normal[i], dir) > 0)) continue;
+  auto consider = [&](uint32_t i) {
+    if (!(dot(rest_normal[i], dir) > 0)) return;
     float t;
-    if (lineDistance2(rest_pos[i], point, dir, &t) > band2 || t <= radius) continue;
-    if (!found || t > *t_exit) {
+    if (lineDistance2(rest_pos[i], point, dir, &t) > band2 || t <= radius) return;
+    if (!found || t > *t_exit || (t == *t_exit && i < *exit)) {
       *exit = i;
       *t_exit = t;
       found = true;
     }
+  };
+  if (bounded(point, 2.0f * radius)) {
+    search_grid->forNearSegment(point, dir, radius, kInf, 2.0f * radius, consider);
+  } else {
+    for (uint32_t i = 0; i < n; ++i) consider(i);
   }
   return found;
 }
@@ -833,7 +988,8 @@ void Destruction::Impl::tearChunk(uint32_t c, Vec3 away, double time, std::vecto
 //   (or debris when the pool has no room) and its slots drop to the shallowest level around it;
 // - innards fade: a level-3 slot with no neighbour shallower than 3 shows the core.
 void Destruction::Impl::supportChecks(double time, std::vector<HullEvent>& events) {
-  std::vector<uint32_t> work;
+  std::vector<uint32_t>& work = scratch_work;
+  work.clear();
   const uint32_t qstamp = stamp;
   auto enqueue = [&](uint32_t u) {
     if (queue_mark[u] != qstamp) {
@@ -843,36 +999,36 @@ void Destruction::Impl::supportChecks(double time, std::vector<HullEvent>& event
   };
   for (size_t k = 0; k < changed.size(); ++k) {
     enqueue(changed[k]);
-    for (uint32_t v : nbr[changed[k]]) enqueue(v);
+    for (uint32_t v : around(changed[k])) enqueue(v);
   }
   for (size_t w = 0; w < work.size(); ++w) {
     const uint32_t u = work[w];
     queue_mark[u] = qstamp - 1;  // popped: may be queued again
-    if (nbr[u].empty()) continue;
+    if (adj_start[u] == adj_start[u + 1]) continue;
     uint32_t lowest = kMaxLevel + 1;
-    for (uint32_t v : nbr[u]) lowest = std::min(lowest, level(v));
+    for (uint32_t v : around(u)) lowest = std::min(lowest, level(v));
     if (lowest < level(u) + 2 || lowest > kMaxLevel) continue;
     setLevel(u, lowest);
-    for (uint32_t v : nbr[u]) enqueue(v);
+    for (uint32_t v : around(u)) enqueue(v);
   }
 
   if (opt.island_max > 0) {
     const size_t limit = static_cast<size_t>(opt.island_max);
     std::array<uint32_t, kMaxLevel + 1> level_stamp{};
     for (uint32_t l = 1; l <= kMaxLevel; ++l) level_stamp[l] = ++visit_stamp;  // one visit mark per level this hit
-    std::vector<uint32_t> island;
+    std::vector<uint32_t>& island = scratch_island;
     for (size_t k = 0; k < changed.size(); ++k) {
       const uint32_t s = changed[k];
       const uint32_t lvl = level(s);
       if (lvl == 0) continue;
-      for (uint32_t v0 : nbr[s]) {
+      for (uint32_t v0 : around(s)) {
         if (level(v0) >= lvl || visit_mark[v0] == level_stamp[lvl]) continue;
         island.clear();
         island.push_back(v0);
         visit_mark[v0] = level_stamp[lvl];
         bool small = true;
         for (size_t q = 0; q < island.size() && small; ++q)
-          for (uint32_t w : nbr[island[q]]) {
+          for (uint32_t w : around(island[q])) {
             if (level(w) >= lvl) continue;
             if (visit_mark[w] == level_stamp[lvl]) {
               // Seen by this flood, or by an earlier one that found a large component.
@@ -887,10 +1043,10 @@ void Destruction::Impl::supportChecks(double time, std::vector<HullEvent>& event
             }
           }
         if (!small) continue;
-        uint32_t around = kMaxLevel;
+        uint32_t around_level = kMaxLevel;
         for (uint32_t u : island)
-          for (uint32_t w : nbr[u])
-            if (level(w) >= lvl) around = std::min(around, level(w));
+          for (uint32_t w : around(u))
+            if (level(w) >= lvl) around_level = std::min(around_level, level(w));
         std::sort(island.begin(), island.end());
         Vec3 pivot{0, 0, 0}, normal{0, 0, 0};
         for (uint32_t u : island) {
@@ -905,7 +1061,7 @@ void Destruction::Impl::supportChecks(double time, std::vector<HullEvent>& event
             spawnDebris(u, vecOf(slots[u].position), debrisVelocity(u, -rest_normal[u], {0, 0, 0}, 1.0f), time);
             ++used;
           }
-        for (uint32_t u : island) setLevel(u, std::max(around, level(u)));
+        for (uint32_t u : island) setLevel(u, std::max(around_level, level(u)));
         events.push_back({HullEvent::kIslandDetached, static_cast<int>(island[0]), time, 0.0f,
                           static_cast<int>(island.size())});
       }
@@ -914,11 +1070,12 @@ void Destruction::Impl::supportChecks(double time, std::vector<HullEvent>& event
 
   for (size_t k = 0; k < changed.size(); ++k) {
     const uint32_t s = changed[k];
-    for (size_t j = 0; j <= nbr[s].size(); ++j) {
-      const uint32_t u = j == 0 ? s : nbr[s][j - 1];
+    const std::span<const uint32_t> near = around(s);
+    for (size_t j = 0; j <= near.size(); ++j) {
+      const uint32_t u = j == 0 ? s : near[j - 1];
       if (level(u) != 3 || faded[u] || kindOf(slots[u]) != SF_HULL_KIND_LAYER) continue;
       bool shallower = false;
-      for (uint32_t w : nbr[u]) shallower = shallower || level(w) < 3;
+      for (uint32_t w : around(u)) shallower = shallower || level(w) < 3;
       if (shallower) continue;
       faded[u] = 1;
       setVec(slots[u].color, layerColor(u, kMaxLevel));
@@ -931,9 +1088,9 @@ void Destruction::Impl::supportChecks(double time, std::vector<HullEvent>& event
 // Skin slots bordering a changed slot: a wound's edge, charred to half the skin colour.
 void Destruction::Impl::woundEdges() {
   for (size_t k = 0; k < changed.size(); ++k)
-    for (uint32_t v : nbr[changed[k]]) {
+    for (uint32_t v : around(changed[k])) {
+      if (levels[v] != 0 || changed_mark[v] == stamp) continue;
       HullSlot& s = slots[v];
-      if (levelOf(s) != 0 || changed_mark[v] == stamp) continue;
       if ((s.flags & SF_HULL_FLAG_WOUND) != 0 && slot_hole[v] == cur_hole) continue;
       s.flags |= SF_HULL_FLAG_WOUND;
       setVec(s.color, skin_color[v] * 0.5f);
@@ -1008,10 +1165,24 @@ std::vector<HullEvent> Destruction::Impl::hit(const Hit& h, double time) {
       exit_found = exitOf(point, dir, &exit_slot, &t_exit);
       const float channel2 = 0.5625f * radius * radius;  // 0.75 radius
       const float t_end = exit_found ? t_exit - 0.5f * radius : 4.0f * radius;
-      for (uint32_t i = 0; i < n; ++i) {
-        if (changed_mark[i] == stamp) continue;
+      auto inChannel = [&](uint32_t i) {
         float t;
-        if (lineDistance2(rest_pos[i], point, dir, &t) > channel2 || t <= 0.5f * radius || t >= t_end) continue;
+        return !(lineDistance2(rest_pos[i], point, dir, &t) > channel2 || t <= 0.5f * radius || t >= t_end);
+      };
+      // The channel's slots in index order (the order of the changed list and the hole).
+      std::vector<uint32_t>& channel = scratch_slots;
+      channel.clear();
+      if (bounded(point, 0.75f * radius)) {
+        search_grid->forNearSegment(point, dir, 0.5f * radius, t_end, 0.75f * radius, [&](uint32_t i) {
+          if (inChannel(i)) channel.push_back(i);
+        });
+        std::sort(channel.begin(), channel.end());
+      } else {
+        for (uint32_t i = 0; i < n; ++i)
+          if (inChannel(i)) channel.push_back(i);
+      }
+      for (uint32_t i : channel) {
+        if (changed_mark[i] == stamp) continue;
         slots[i].flags |= SF_HULL_FLAG_CRACKED;
         if (!knock(i, time, 0.0f, dir, {0, 0, 0})) touch(i);
       }
@@ -1101,11 +1272,16 @@ void Destruction::Impl::heal(double time, float amount) {
     if (!hole.healing) {
       hole.healing = true;
       hole.t = start;
+      // Its slots' lerps, by index (a slot that has moved to a newer hole never comes back to this one).
+      std::sort(hole.slots.begin(), hole.slots.end());
+      hole.lerp.clear();
       for (uint32_t i : hole.slots) {
         if (slot_hole[i] != static_cast<int32_t>(hid)) continue;
         const HullSlot& s = slots[i];
-        from[i] = {vecOf(s.position), vecOf(s.color), levelOf(s), s.flags};
+        const Vec3 p = vecOf(s.position), c = vecOf(s.color);
+        hole.lerp.push_back({i, levelOf(s), s.flags, p, c, vecOf(initial[i].position) - p, vecOf(initial[i].color) - c});
       }
+      hole.slots = {};
     } else {
       hole.progress += hole.rate * std::max(0.0, start - hole.t);
       hole.t = std::max(hole.t, start);
@@ -1115,13 +1291,15 @@ void Destruction::Impl::heal(double time, float amount) {
   ++revision;
 }
 
-// Back to the original records: chunk states it set return to intact.
+// Back to the original records (of a healing hole): chunk states it set return to intact.
 void Destruction::Impl::finishHole(uint32_t hid) {
   Hole& hole = holes[hid];
-  for (uint32_t i : hole.slots) {
+  for (const Lerp& l : hole.lerp) {
+    const uint32_t i = l.i;
     if (slot_hole[i] != static_cast<int32_t>(hid)) continue;
     countLevel(i, levelOf(slots[i]), 0);
     slots[i] = initial[i];
+    levels[i] = 0;
     faded[i] = 0;
     slot_hole[i] = -1;
   }
@@ -1133,6 +1311,7 @@ void Destruction::Impl::finishHole(uint32_t hid) {
     }
   hole.done = true;
   hole.slots = {};
+  hole.lerp = {};
 }
 
 std::vector<HullEvent> Destruction::Impl::update(double time) {
@@ -1143,8 +1322,8 @@ std::vector<HullEvent> Destruction::Impl::update(double time) {
   std::vector<HullEvent> events;
   bool dirty = false;
 
-  std::vector<uint32_t> still_open;
-  still_open.reserve(open_holes.size());
+  std::vector<uint32_t>& still_open = scratch_open;
+  still_open.clear();
   for (uint32_t hid : open_holes) {
     Hole& hole = holes[hid];
     if (!hole.healing) {
@@ -1160,30 +1339,34 @@ std::vector<HullEvent> Destruction::Impl::update(double time) {
     }
     still_open.push_back(hid);
     const float p = static_cast<float>(hole.progress);
-    for (uint32_t i : hole.slots) {
+    for (const Lerp& f : hole.lerp) {
+      const uint32_t i = f.i;
       if (slot_hole[i] != static_cast<int32_t>(hid)) continue;
-      const From& f = from[i];
       HullSlot& s = slots[i];
-      const HullSlot& o = initial[i];
-      setVec(s.position, f.position + (vecOf(o.position) - f.position) * p);
-      setVec(s.color, f.color + (vecOf(o.color) - f.color) * p);
+      setVec(s.position, f.position + f.to_position * p);
+      setVec(s.color, f.color + f.to_color * p);
       const uint32_t lvl =
           std::min(kMaxLevel, static_cast<uint32_t>(std::ceil(static_cast<float>(f.level) * (1.0f - p))));
-      countLevel(i, levelOf(s), lvl);
+      countLevel(i, levels[i], lvl);
+      levels[i] = static_cast<uint8_t>(lvl);
       s.flags = lvl | kindBits(SF_HULL_KIND_SKIN) | (f.flags & (SF_HULL_FLAG_WOUND | SF_HULL_FLAG_CRACKED)) |
                 (lvl == kMaxLevel ? f.flags & (SF_HULL_FLAG_HOT | SF_HULL_FLAG_SPARK) : 0u);
     }
   }
-  open_holes = std::move(still_open);
+  open_holes.swap(still_open);
 
   for (size_t k = 0; k < pool; ++k)
-    if (kindOf(slots[n + k]) == SF_HULL_KIND_DEBRIS && time >= pool_end[k]) {
+    if (pool_kind[k] == SF_HULL_KIND_DEBRIS && time >= pool_end[k]) {
       slots[n + k] = off;
+      setPoolKind(k, SF_HULL_KIND_OFF);
       dirty = true;
     }
   for (size_t b = 0; b < bodies.size(); ++b)
     if (body_alive[b] && time >= body_end[b]) {
-      for (uint32_t at : body_slots[b]) slots[at] = off;
+      for (uint32_t at : body_slots[b]) {
+        slots[at] = off;
+        setPoolKind(at - n, SF_HULL_KIND_OFF);
+      }
       body_slots[b].clear();
       bodies[b] = HullBody{};
       body_alive[b] = 0;

@@ -347,6 +347,146 @@ TEST(HullDestruction, KindsShapeTheCandidates) {
   }
 }
 
+// A flat square lattice of side x side core splats on z = 0 facing +z, at exact binary coordinates: hits on
+// it meet many slots at exactly equal distances (ties).
+Spl2Hull latticeHull(size_t side) {
+  Spl2Hull h;
+  h.core.resize(side * side);
+  for (size_t i = 0; i < side * side; ++i) {
+    h.core.pos[i] = {static_cast<float>(i % side) * 0.03125f, static_cast<float>(i / side) * 0.03125f, 0.0f};
+    h.core.ax0[i] = {0.012f, 0, 0};
+    h.core.ax1[i] = {0, 0.012f, 0};
+    h.core.normal[i] = {0, 0, 1};
+    h.core.color[i] = {0.5f, 0.4f, 0.3f};
+    h.core.opacity[i] = 0.95f;
+    h.core.attrs[i] = {128.0f, static_cast<float>((i % 8) * 16), 0.0f, static_cast<float>(i % 256)};
+  }
+  return h;
+}
+
+// Brute-force rankings over every slot, with the keys of the documented rules (squared distances as the
+// destruction computes them) and ties by index.
+float lineDistance2(Vec3 p, Vec3 origin, Vec3 dir, float* t) {
+  const Vec3 d = p - origin;
+  *t = dot(d, dir);
+  const Vec3 off = d - dir * *t;
+  return dot(off, off);
+}
+
+std::set<size_t> firstOf(std::vector<std::pair<float, size_t>> ranked, size_t k) {
+  std::sort(ranked.begin(), ranked.end());
+  std::set<size_t> out;
+  for (size_t j = 0; j < std::min(k, ranked.size()); ++j) out.insert(ranked[j].second);
+  return out;
+}
+
+// The k slots nearest the line whose normal faces `sign` along it, within `window` of the point along it.
+std::set<size_t> nearestToLine(const Destruction& d, Vec3 point, Vec3 dir, float sign, size_t k, float window) {
+  std::vector<std::pair<float, size_t>> ranked;
+  for (size_t i = 0; i < d.hullSlots(); ++i) {
+    if (!(dot(vec(d.rest()[i].normal), dir) * sign > 0)) continue;
+    float t;
+    const float d2 = lineDistance2(vec(d.rest()[i].position), point, dir, &t);
+    if (std::fabs(t) <= window) ranked.push_back({d2, i});
+  }
+  return firstOf(std::move(ranked), k);
+}
+
+std::set<size_t> nearestToPoint(const Destruction& d, Vec3 point, size_t k) {
+  std::vector<std::pair<float, size_t>> ranked;
+  for (size_t i = 0; i < d.hullSlots(); ++i) {
+    const Vec3 off = vec(d.rest()[i].position) - point;
+    ranked.push_back({dot(off, off), i});
+  }
+  return firstOf(std::move(ranked), k);
+}
+
+std::set<size_t> knockedSet(const Destruction& d) {
+  std::set<size_t> out;
+  for (size_t i = 0; i < d.hullSlots(); ++i)
+    if (levelOf(d.slots()[i]) > 0) out.insert(i);
+  return out;
+}
+
+// The candidates of hits given a point (the searches are bounded with the support grid) are the rankings over
+// every slot: BLAST the round(2.5 damage) slots nearest the point; SHOT and MELEE the damage (damage / 2) slots
+// facing the shot nearest its line (few enough that the window along the line is 4 support radii); PIERCE the
+// entry's spall, the crack channel (within 0.75 radii of the line, from half a radius in to half a radius before
+// the exit) and the exit's spall (facing along the flight, about the farthest such slot within 2 radii of the
+// line). Islands off: on an intact hull the knocked slots are exactly the candidates (each hit is healed away
+// before the next).
+TEST(HullDestruction, CandidatesAreTheRankingsOverEverySlot) {
+  DestructionOptions o;
+  o.island_max = 0;
+  const Spl2Hull lattice = latticeHull(40);
+  const Vec3 axes[] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
+  const float damage = 12;
+  size_t checked = 0;
+  for (const Spl2Hull* hull : {&plainHull(), &lattice}) {
+    const bool flat = hull == &lattice;
+    Destruction d(*hull, o);
+    const float r = d.supportRadius();
+    double time = 0;
+    for (size_t at = 7; at < d.hullSlots(); at += d.hullSlots() / 9) {
+      // On the lattice: a lattice point and a cell's centre, where four slots tie.
+      for (int centre = 0; centre < (flat ? 2 : 1); ++centre) {
+        const Vec3 point = vec(d.rest()[at].position) + Vec3{0.015625f, 0.015625f, 0} * static_cast<float>(centre);
+        for (const Vec3 axis : axes) {
+          if (flat && axis.z != -1) continue;  // the lattice is hit from its front
+          Hit h;
+          h.direction = axis;
+          h.point = point;
+          h.has_point = true;
+          h.damage = damage;
+          for (HitKind kind : {HitKind::kShot, HitKind::kMelee, HitKind::kBlast, HitKind::kPierce}) {
+            h.kind = kind;
+            ASSERT_TRUE(knockedSet(d).empty());
+            d.hit(h, time);
+            std::set<size_t> expected;
+            if (kind == HitKind::kShot) expected = nearestToLine(d, point, axis, -1, 12, 4 * r);
+            if (kind == HitKind::kMelee) expected = nearestToLine(d, point, axis, -1, 6, 4 * r);
+            if (kind == HitKind::kBlast) expected = nearestToPoint(d, point, 30);
+            if (kind == HitKind::kPierce) {
+              expected = nearestToLine(d, point, axis, -1, 4, 4 * r);
+              bool found = false;
+              size_t exit = 0;
+              float t_exit = 0;
+              for (size_t i = 0; i < d.hullSlots(); ++i) {
+                float t;
+                if (!(dot(vec(d.rest()[i].normal), axis) > 0) ||
+                    lineDistance2(vec(d.rest()[i].position), point, axis, &t) > 4.0f * r * r || t <= r)
+                  continue;
+                if (!found || t > t_exit) {
+                  found = true;
+                  exit = i;
+                  t_exit = t;
+                }
+              }
+              const float t_end = found ? t_exit - 0.5f * r : 4.0f * r;
+              for (size_t i = 0; i < d.hullSlots(); ++i) {
+                float t;
+                if (lineDistance2(vec(d.rest()[i].position), point, axis, &t) <= 0.5625f * r * r && t > 0.5f * r &&
+                    t < t_end)
+                  expected.insert(i);
+              }
+              EXPECT_TRUE(!flat || !found);  // the lattice is one layer: no exit
+              if (found)
+                for (size_t i : nearestToLine(d, vec(d.rest()[exit].position), axis, 1, 6, 4 * r)) expected.insert(i);
+            }
+            EXPECT_EQ(knockedSet(d), expected) << hitKindName(kind) << " at slot " << at << " along " << axis.x << ","
+                                               << axis.y << "," << axis.z;
+            ++checked;
+            d.heal(time);
+            time += 2.0;  // past the heal
+            d.update(time);
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 200u);
+}
+
 TEST(HullDestruction, HolesNeverShowTheBackground) {
   for (bool chunks : {false, true}) {
     Destruction d(chunks ? chunkHull() : plainHull());
