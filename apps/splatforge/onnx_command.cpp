@@ -307,7 +307,7 @@ int runModel(const OnnxCommand::Options& o) {
     json nodes = json::array();  // the profile, node by node, slowest first
     std::vector<NodeTime> by_time = median_times;
     std::sort(by_time.begin(), by_time.end(), [](const NodeTime& a, const NodeTime& b) { return a.ms > b.ms; });
-    for (const NodeTime& t : by_time) nodes.push_back({{"node", t.node}, {"op", t.op_type}, {"ms", t.ms}});
+    for (const NodeTime& t : by_time) nodes.push_back({{"node", t.node}, {"op", t.op_type}, {"ms", t.ms}, {"wave", t.wave}});
     json j = {{"model", o.model}, {"backend", vulkan ? "vulkan" : "cpu"}, {"run_ms", run_ms}, {"runs", o.repeat},
               {"folded_nodes", exec.foldedNodes()}, {"op_ms", per_op}, {"node_ms", nodes}};
     if (vulkan)

@@ -23,6 +23,7 @@ struct NodeTime {
   std::string op_type;
   double ms = 0;
   std::string node;  // the node's name (a fused chain: its last node and the chain's operators)
+  size_t wave = 0;   // the Vulkan executor's wave (independent nodes share one); 0 on the CPU
 };
 
 // Something that runs a model's graph in place of its CPU executor (the Vulkan executor, attached by the

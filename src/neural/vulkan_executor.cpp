@@ -372,6 +372,15 @@ std::set<std::string> inputAncestors(const Graph& g, const std::string& value) {
 }
 
 // Builds the dispatches of one plan; knows the slots of every value.
+// Whether `from` broadcasts to `to` (numpy rules: aligned at the last axis, each axis equal or 1).
+bool broadcastsTo(const Shape& from, const Shape& to) {
+  if (from.size() > to.size()) return false;
+  const size_t lead = to.size() - from.size();
+  for (size_t k = 0; k < from.size(); ++k)
+    if (from[k] != 1 && from[k] != to[lead + k]) return false;
+  return true;
+}
+
 class Lowering {
  public:
   Lowering(const Graph& g, Plan& plan) : g_(g), plan_(plan) {}
@@ -472,11 +481,57 @@ class Lowering {
   };
   Sources sourcesOf(const std::string& value, const std::map<std::string, std::pair<DType, Shape>>& info);
   Sources compose(const Node& n, const std::vector<int64_t>& map, const std::vector<Sources>& inputs);
+  Sources composeAll(const Node& n, const std::vector<int64_t>& map, const std::vector<Sources>& inputs);
 
  public:
   std::map<std::string, const Node*> absorbed_;      // stored value -> the map node that would write it, composed into its reader
   std::map<const Node*, std::vector<const Node*>> chains_;  // last node of a fused elementwise chain -> the chain, in order
   void fusedChain(const Node& tip, const std::map<std::string, std::pair<DType, Shape>>& info);
+  // A map node whose map is a strided view of its one source (Transpose, Slice, Expand, ...), read only by
+  // elementwise nodes, is not run: they read the source through the view. Keyed by the name they read.
+  struct View {
+    std::string source;
+    Shape shape;                   // the read name's shape
+    int64_t base = 0;              // source element of index 0
+    std::vector<int64_t> strides;  // source elements per step along each axis of `shape`
+  };
+  std::map<std::string, View> views_;
+  // The source of `name` when it is a view that only broadcasts it (Expand: base 0, the source's own
+  // strides, 0 along new or size-1 axes); else `name`.
+  std::string broadcastSource(const std::string& name) const {
+    auto v = views_.find(name);
+    if (v == views_.end() || v->second.base != 0) return name;
+    const View& w = v->second;
+    auto s = shapes_.find(w.source);
+    if (s == shapes_.end() || !broadcastsTo(s->second, w.shape)) return name;
+    std::vector<int64_t> want = broadcastStrides(s->second, w.shape);
+    for (size_t k = 0; k < w.shape.size(); ++k)
+      if (w.shape[k] == 1) want[k] = w.strides[k];  // any stride along an axis of one element
+    return want == w.strides ? w.source : name;
+  }
+  std::map<std::string, Shape> shapes_;  // values' shapes (the dry run's), for broadcastSource
+  // How an elementwise kernel reads `name` for an output of `dims`: word offset, type, strides per axis.
+  struct Operand {
+    uint32_t offset = 0;
+    DType dtype = DType::kFloat32;
+    std::vector<int64_t> strides;
+  };
+  Operand operand(const Node& n, const std::string& name, const Shape& dims);
+  // The map of a map node's output composed through the maps absorbed into it: per element
+  // 1 + (source << 28 | index) into `sources`. False when it writes a fill value.
+  bool composedMap(const Node& n, size_t output, const std::map<std::string, std::pair<DType, Shape>>& info, std::vector<std::string>& sources,
+                   std::vector<int64_t>& entries) {
+    std::vector<std::string> names;
+    uint32_t fill = 0;
+    const std::vector<std::vector<int64_t>> maps = computeMaps(n, info, names, fill);
+    if (maps.size() <= output || fill != 0) return false;
+    std::vector<Sources> inputs;
+    for (const std::string& name : names) inputs.push_back(sourcesOf(name, info));
+    Sources c = compose(n, maps[output], inputs);
+    sources = std::move(c.sources);
+    entries = std::move(c.entries);
+    return true;
+  }
   std::function<std::string(const std::string&)> root_;  // alias -> the value whose storage it shares
 
  private:
@@ -533,21 +588,41 @@ class Lowering {
   Allocator alloc_;
 };
 
+Lowering::Operand Lowering::operand(const Node& n, const std::string& name, const Shape& dims) {
+  Operand o;
+  auto v = views_.find(name);
+  if (v == views_.end()) {
+    const Slot& s = slot(n, name);
+    if (s.shape.size() > dims.size()) refuse(g_, n, "an input has a higher rank than the output");
+    o.offset = off(n, name), o.dtype = s.dtype, o.strides = broadcastStrides(s.shape, dims);
+    return o;
+  }
+  const View& w = v->second;
+  if (w.shape.size() > dims.size()) refuse(g_, n, "an input has a higher rank than the output");
+  const uint64_t at = uint64_t{off(n, w.source)} + static_cast<uint64_t>(w.base);
+  if (at > 0xFFFFFFFFull) refuse(g_, n, "the tensor arena exceeds 2^32 words");
+  o.offset = static_cast<uint32_t>(at), o.dtype = slot(n, w.source).dtype;
+  o.strides.assign(dims.size(), 0);
+  const size_t lead = dims.size() - w.shape.size();
+  for (size_t k = 0; k < w.shape.size(); ++k) o.strides[lead + k] = w.shape[k] == 1 ? 0 : w.strides[k];
+  return o;
+}
+
 void Lowering::eltwise(const Node& n, uint32_t op, std::span<const std::string> ins, float alpha, float beta) {
   const Slot& out = slot(n, n.outputs[0]);
   Shape dims = out.shape;
   std::vector<std::vector<int64_t>> strides;
   strides.push_back(rowStrides(dims));
   uint32_t present = 0;
+  std::vector<Operand> operands(ins.size());
   for (size_t k = 0; k < ins.size(); ++k) {
     if (ins[k].empty()) {
       strides.push_back(std::vector<int64_t>(dims.size(), 0));
       continue;
     }
     present |= 1u << k;
-    const Slot& s = slot(n, ins[k]);
-    if (s.shape.size() > dims.size()) refuse(g_, n, "an input has a higher rank than the output");
-    strides.push_back(broadcastStrides(s.shape, dims));
+    operands[k] = operand(n, ins[k], dims);
+    strides.push_back(operands[k].strides);
   }
   collapseAxes(dims, strides);
   if (dims.size() > NN_MAX_RANK) refuse(g_, n, "more than 6 axes after merging");
@@ -559,8 +634,8 @@ void Lowering::eltwise(const Node& n, uint32_t op, std::span<const std::string> 
   param(b, 9) = static_cast<uint32_t>(out.dtype);
   for (size_t k = 0; k < ins.size(); ++k) {
     if (ins[k].empty()) continue;
-    param(b, 10 + 8 * k) = off(n, ins[k]);
-    param(b, 11 + 8 * k) = static_cast<uint32_t>(slot(n, ins[k]).dtype);
+    param(b, 10 + 8 * k) = operands[k].offset;
+    param(b, 11 + 8 * k) = static_cast<uint32_t>(operands[k].dtype);
     for (size_t d = 0; d < dims.size(); ++d) param(b, 12 + 8 * k + d) = static_cast<uint32_t>(strides[k + 1][d]);
   }
   param(b, 34) = floatBits(alpha);
@@ -643,8 +718,27 @@ Lowering::Sources Lowering::sourcesOf(const std::string& value, const std::map<s
   return compose(p, maps.at(0), inner);
 }
 
-// Entries of `map` (1 + (j << 28 | index) into `inputs`) resolved through each input's own sources.
+// Entries of `map` (1 + (j << 28 | index) into `inputs`) resolved through each input's own sources; only
+// the sources some element reads are kept (a Slice of a Concat may read one of them).
 Lowering::Sources Lowering::compose(const Node& n, const std::vector<int64_t>& map, const std::vector<Sources>& inputs) {
+  Sources all = composeAll(n, map, inputs);
+  Sources out;
+  out.identity = false;
+  std::vector<int64_t> renumber(all.sources.size(), -1);
+  out.entries = std::move(all.entries);
+  for (int64_t& e : out.entries) {
+    if (e == 0) continue;
+    const int64_t j = (e - 1) >> 28, idx = (e - 1) & 0x0FFFFFFF;
+    if (renumber[static_cast<size_t>(j)] < 0) {
+      renumber[static_cast<size_t>(j)] = static_cast<int64_t>(out.sources.size());
+      out.sources.push_back(all.sources[static_cast<size_t>(j)]);
+    }
+    e = ((renumber[static_cast<size_t>(j)] << 28) | idx) + 1;
+  }
+  return out;
+}
+
+Lowering::Sources Lowering::composeAll(const Node& n, const std::vector<int64_t>& map, const std::vector<Sources>& inputs) {
   Sources out;
   out.identity = false;
   std::vector<std::vector<int64_t>> remap(inputs.size());  // input j's source k -> index in out.sources
@@ -1115,7 +1209,7 @@ void Lowering::fusedChain(const Node& tip, const std::map<std::string, std::pair
   std::vector<std::array<uint32_t, 6>> program;  // op, a, b, c, type, alpha bits
   auto reg = [&](const std::string& v) -> uint32_t {
     if (v.empty()) return 255;
-    if (auto it = internal.find(v); it != internal.end()) return it->second;
+    if (auto it = internal.find(broadcastSource(v)); it != internal.end()) return it->second;
     auto at = std::find(inputs.begin(), inputs.end(), v);
     if (at != inputs.end()) return static_cast<uint32_t>(at - inputs.begin());
     inputs.push_back(v);
@@ -1133,7 +1227,11 @@ void Lowering::fusedChain(const Node& tip, const std::map<std::string, std::pair
   if (inputs.size() > 6 || program.size() > 16) refuse(g_, tip, "a fused chain beyond 6 inputs or 16 operations");
   Shape dims = out.shape;
   std::vector<std::vector<int64_t>> strides{rowStrides(dims)};
-  for (const std::string& v : inputs) strides.push_back(broadcastStrides(slot(tip, v).shape, dims));
+  std::vector<Operand> operands;
+  for (const std::string& v : inputs) {
+    operands.push_back(operand(tip, v, dims));
+    strides.push_back(operands.back().strides);
+  }
   collapseAxes(dims, strides);
   if (dims.size() > NN_MAX_RANK) refuse(g_, tip, "more than 6 axes after merging");
   const uint32_t b = newParams(59 + 6 * 16);
@@ -1143,8 +1241,8 @@ void Lowering::fusedChain(const Node& tip, const std::map<std::string, std::pair
   param(b, 8) = static_cast<uint32_t>(out.dtype);
   param(b, 9) = static_cast<uint32_t>(inputs.size());
   for (size_t k = 0; k < inputs.size(); ++k) {
-    param(b, 10 + 8 * k) = off(tip, inputs[k]);
-    param(b, 11 + 8 * k) = static_cast<uint32_t>(slot(tip, inputs[k]).dtype);
+    param(b, 10 + 8 * k) = operands[k].offset;
+    param(b, 11 + 8 * k) = static_cast<uint32_t>(operands[k].dtype);
     for (size_t d = 0; d < dims.size(); ++d) param(b, 12 + 8 * k + d) = static_cast<uint32_t>(strides[k + 1][d]);
   }
   param(b, 58) = static_cast<uint32_t>(program.size());
@@ -1203,6 +1301,42 @@ void Lowering::lower(const Node& n, const std::map<std::string, std::pair<DType,
 
 namespace {
 
+// Whether a map (1 + (source << 28 | index) per element, see computeMaps) reads one source as a strided view
+// over `shape`: index = base + sum_d coord_d stride_d with every stride >= 0.
+bool affineView(const std::vector<int64_t>& map, const Shape& shape, int64_t& base, std::vector<int64_t>& strides) {
+  const size_t count = static_cast<size_t>(elementCount(shape));
+  if (count == 0 || map.size() != count) return false;
+  constexpr int64_t kIndexMask = (int64_t{1} << 28) - 1;
+  auto index = [&](size_t e) -> int64_t {
+    const int64_t m = map[e];
+    return m <= 0 || ((m - 1) >> 28) != 0 ? -1 : (m - 1) & kIndexMask;  // source 0 only
+  };
+  base = index(0);
+  if (base < 0) return false;
+  const std::vector<int64_t> rows = rowStrides(shape);
+  strides.assign(shape.size(), 0);
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] <= 1) continue;
+    const int64_t at = index(static_cast<size_t>(rows[d]));
+    if (at < base) return false;
+    strides[d] = at - base;
+  }
+  std::vector<int64_t> coord(shape.size(), 0);
+  int64_t expect = base;
+  for (size_t e = 0; e < count; ++e) {
+    if (index(e) != expect) return false;
+    for (size_t d = shape.size(); d-- > 0;) {  // the next coordinate, last axis fastest
+      if (++coord[d] < shape[d]) {
+        expect += strides[d];
+        break;
+      }
+      expect -= strides[d] * (shape[d] - 1);
+      coord[d] = 0;
+    }
+  }
+  return true;
+}
+
 void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) {
   const Graph& g = cpu.graph();
   const std::set<std::string> static_names = Lowering::staticValues(g, plan.keyed);
@@ -1221,6 +1355,7 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
     if (static_names.count(name)) plan.statics[name] = t;
   };
   cpu.run(inputs, nullptr, &observe);
+  for (const auto& [name, v] : info) low.shapes_[name] = v.second;
 
   // Aliases resolve to the value whose storage they share.
   std::map<std::string, std::string> root;
@@ -1258,7 +1393,9 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
       low.keyOrRefuse(n, n.inputs);
       refuse(g, n, n.op_type + " computed from the model's inputs (only constant ones are folded)");
     }
-    if (aliasOps().count(n.op_type) || fused.count(&n)) {
+    // (a Cast to the type its input already has changes nothing: an alias too)
+    const bool same_cast = n.op_type == "Cast" && n.inputs.size() == 1 && info.at(n.inputs[0]).first == info.at(n.outputs[0]).first;
+    if (aliasOps().count(n.op_type) || fused.count(&n) || same_cast) {
       root[n.outputs[0]] = rootOf(n.inputs.at(0));
       continue;
     }
@@ -1297,8 +1434,128 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
     low.absorbed_[p->outputs[0]] = p;
   }
   std::erase_if(gpu_nodes, [&](const Node* n) { return n->outputs.size() == 1 && low.absorbed_.count(n->outputs[0]) && low.absorbed_.at(n->outputs[0]) == n; });
+  // Strided views: a map node of one source whose map is affine in the output's coordinates (Transpose,
+  // Slice, Expand, Squeeze of a copy, ...) and whose every reader (through aliases) is an elementwise node is
+  // not run; the readers address its source with the view's strides (Lowering::operand).
+  {
+    std::set<std::string> outputs;
+    for (const ValueInfo& v : g.outputs) outputs.insert(v.name);
+    auto elementwise = [&](const Node& c) {
+      return findIn(kUnary, c.op_type) || findIn(kBinary, c.op_type) || c.op_type == "Where" || c.op_type == "Clip";
+    };
+    std::set<const Node*> viewed;
+    for (const Node* p : gpu_nodes) {
+      if (!isMapNode(*p) || p->op_type == "Pad" || p->op_type == "Resize" || !on_gpu.count(p)) continue;
+      // A map that copies its one source whole and in order (a Slice of everything, a Concat with empty
+      // parts) is an alias of it.
+      if (p->outputs.size() == 1 && !p->outputs[0].empty()) {
+        std::vector<std::string> sources;
+        std::vector<int64_t> entries;
+        const std::string& out = p->outputs[0];
+        if (low.composedMap(*p, 0, info, sources, entries) && sources.size() == 1 && info.at(sources[0]).first == info.at(out).first &&
+            elementCount(info.at(sources[0]).second) == elementCount(info.at(out).second)) {
+          bool identity = !entries.empty();
+          for (size_t e = 0; e < entries.size() && identity; ++e) identity = entries[e] == static_cast<int64_t>(e) + 1;
+          if (identity) {
+            const std::string to = rootOf(sources[0]);
+            for (auto& [alias, r] : root)  // aliases of it now share the source's storage too
+              if (r == out) r = to;
+            root[out] = to;
+            viewed.insert(p);
+            continue;
+          }
+        }
+      }
+      // Every output (Split has several) must become views: the names its readers read (the output or
+      // its aliases), each read only by elementwise GPU nodes.
+      std::vector<std::pair<std::string, Lowering::View>> found;
+      bool ok = true;
+      for (size_t o = 0; o < p->outputs.size() && ok; ++o) {
+        if (p->outputs[o].empty()) continue;
+        std::vector<std::string> names;
+        std::function<void(const std::string&)> visit = [&](const std::string& v) {
+          if (outputs.count(v) || static_names.count(v)) ok = false;
+          bool direct = false;
+          for (const Node* c : consumers[v]) {
+            if (!ok) return;
+            if (on_gpu.count(c)) {
+              if (!elementwise(*c)) ok = false;
+              direct = true;
+            } else if (root.count(c->outputs[0])) {
+              visit(c->outputs[0]);  // an alias of it
+            } else {
+              ok = false;
+            }
+          }
+          if (direct) names.push_back(v);
+        };
+        visit(p->outputs[o]);
+        std::vector<std::string> sources;
+        std::vector<int64_t> entries;
+        if (!ok || names.empty() || !low.composedMap(*p, o, info, sources, entries) || sources.size() != 1 ||
+            info.at(sources[0]).first != info.at(p->outputs[o]).first) {
+          ok = false;
+          break;
+        }
+        for (const std::string& v : names) {
+          Lowering::View view;
+          view.source = sources[0];  // stored: the maps composed into p are not
+          view.shape = info.at(v).second;
+          if (!affineView(entries, view.shape, view.base, view.strides)) {
+            ok = false;
+            break;
+          }
+          found.emplace_back(v, std::move(view));
+        }
+      }
+      if (!ok || found.empty()) continue;
+      for (auto& [v, view] : found) low.views_[v] = std::move(view);
+      viewed.insert(p);
+    }
+    std::erase_if(gpu_nodes, [&](const Node* n) { return viewed.count(n) > 0; });
+    // Nodes nothing reads any more (their readers read through a view past them) are not run either.
+    for (bool changed = true; changed;) {
+      changed = false;
+      std::set<std::string> read;
+      for (const ValueInfo& v : g.outputs) read.insert(rootOf(v.name));
+      std::function<void(const std::string&)> note = [&](const std::string& in) {
+        if (in.empty()) return;
+        if (auto v = low.views_.find(in); v != low.views_.end()) return note(v->second.source);
+        const std::string r = rootOf(in);
+        read.insert(r);
+        if (auto a = low.absorbed_.find(r); a != low.absorbed_.end())
+          for (const std::string& x : a->second->inputs) note(x);
+      };
+      for (const Node* n : gpu_nodes) {
+        if (isMapNode(*n) && n->op_type != "Pad") {  // a map reads only the sources its elements come from
+          for (size_t o = 0; o < n->outputs.size(); ++o) {
+            std::vector<std::string> sources;
+            std::vector<int64_t> entries;
+            if (n->outputs[o].empty()) continue;
+            if (!low.composedMap(*n, o, info, sources, entries)) {
+              for (const std::string& in : n->inputs) note(in);
+              break;
+            }
+            for (const std::string& src : sources) note(src);
+          }
+          for (size_t k = 0; k < n->inputs.size(); ++k)  // and its static operands (indices, shapes)
+            if (static_names.count(n->inputs[k])) note(n->inputs[k]);
+          continue;
+        }
+        for (const std::string& in : n->inputs) note(in);
+      }
+      const size_t before = gpu_nodes.size();
+      std::erase_if(gpu_nodes, [&](const Node* n) {
+        for (const std::string& o : n->outputs)
+          if (!o.empty() && read.count(o)) return false;
+        return true;
+      });
+      changed = gpu_nodes.size() != before;
+    }
+  }
   // Chains of elementwise float operators fuse: a node joins the chain that computes one of its inputs when
-  // that input has no other reader, is not an output, and has the node's own shape.
+  // that input has no other reader, is not an output, and has the node's own shape or one that broadcasts
+  // to it (the chain then evaluates it per element of the larger shape; every value is the same).
   {
     std::map<std::string, size_t> chain_of;  // value computed by a chain (its last node's output) -> chain
     std::vector<std::vector<const Node*>> chains;
@@ -1313,13 +1570,16 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
       if (arity == 0 || !is_float || n->outputs.size() != 1 || n->inputs.empty()) continue;
       const Shape& shape = info.at(n->outputs[0]).second;
       size_t joined = chains.size();
-      for (const std::string& in : n->inputs) {
+      for (const std::string& read : n->inputs) {
+        const std::string in = low.broadcastSource(read);  // a broadcast view of a chain's value reads it
+        if (in != read && readers[read] != 1) continue;
         auto c = chain_of.find(in);
         // One reader (graph outputs count as readers): this node, which reads it once.
-        if (in.empty() || c == chain_of.end() || readers[in] != 1 || info.at(in).second != shape) continue;
+        // (an input of a smaller shape that broadcasts to this node's is recomputed per element of it)
+        if (in.empty() || c == chain_of.end() || readers[in] != 1 || !broadcastsTo(info.at(in).second, shape)) continue;
         std::set<std::string> ext = externals[c->second];
         for (const std::string& other : n->inputs)
-          if (!other.empty() && other != in) ext.insert(other);
+          if (!other.empty() && other != read) ext.insert(other);
         if (ext.size() > 6 || chains[c->second].size() >= 16) continue;
         joined = c->second;
         externals[joined] = ext;
@@ -1347,6 +1607,10 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
   // node reads the chain's inputs.
   std::function<void(const std::string&, std::vector<std::string>&)> reads = [&](const std::string& in, std::vector<std::string>& out) {
     if (in.empty()) return;
+    if (auto v = low.views_.find(in); v != low.views_.end()) {  // a strided view of its source
+      reads(v->second.source, out);
+      return;
+    }
     const std::string r = rootOf(in);
     auto a = low.absorbed_.find(r);
     if (a == low.absorbed_.end()) {
@@ -1358,6 +1622,20 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
   std::vector<std::vector<std::string>> node_reads(gpu_nodes.size());
   for (size_t k = 0; k < gpu_nodes.size(); ++k) {
     auto chain = low.chains_.find(gpu_nodes[k]);
+    const Node& n = *gpu_nodes[k];
+    if (chain == low.chains_.end() && isMapNode(n) && n.op_type != "Pad") {  // the sources its elements come from
+      bool composed = true;
+      for (size_t o = 0; o < n.outputs.size() && composed; ++o) {
+        std::vector<std::string> sources;
+        std::vector<int64_t> entries;
+        if (n.outputs[o].empty()) continue;
+        composed = low.composedMap(n, o, info, sources, entries);
+        for (const std::string& src : sources) reads(src, node_reads[k]);
+      }
+      for (const std::string& in : n.inputs)
+        if (!composed || static_names.count(in)) reads(in, node_reads[k]);
+      continue;
+    }
     if (chain == low.chains_.end()) {
       for (const std::string& in : gpu_nodes[k]->inputs) reads(in, node_reads[k]);
       continue;
@@ -1365,7 +1643,7 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
     std::set<std::string> computed;
     for (const Node* m : chain->second) {
       for (const std::string& in : m->inputs)
-        if (!in.empty() && !computed.count(in)) reads(in, node_reads[k]);
+        if (!in.empty() && !computed.count(low.broadcastSource(in))) reads(in, node_reads[k]);
       computed.insert(m->outputs[0]);
     }
   }
@@ -1698,7 +1976,7 @@ TensorMap VulkanExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* ti
     impl_->last_gpu_ms = static_cast<double>(ticks.back() - ticks.front()) * to_ms;
     if (times)
       for (size_t k = 0; k < plan.nodes.size(); ++k)
-        times->push_back({plan.nodes[k].op_type, static_cast<double>(ticks[k + 1] - ticks[k]) * to_ms, plan.nodes[k].name});
+        times->push_back({plan.nodes[k].op_type, static_cast<double>(ticks[k + 1] - ticks[k]) * to_ms, plan.nodes[k].name, plan.nodes[k].wave});
   }
   TensorMap result;
   const auto* staged = static_cast<const uint32_t*>(plan.staging.mapped);

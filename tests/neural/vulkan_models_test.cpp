@@ -112,7 +112,7 @@ TEST(VulkanExecutor, DemoModelsMatchCpuAndTorchPerElement) {
     }
     previous[c.model] = ours;
   }
-  EXPECT_GT(gpu["gaussians4d.onnx"]->gpuNodes(), 100u);
+  EXPECT_GT(gpu["gaussians4d.onnx"]->gpuNodes(), 60u);  // 468 nodes: most fold, fuse or become views
 }
 
 // One timestamp interval per node run on the GPU; the unet at two sizes keeps two plans.
@@ -252,6 +252,87 @@ TEST(VulkanExecutor, ComposedMovesMatchCpu) {
   EXPECT_EQ(ours.at("out").f, want.at("out").f);
   EXPECT_EQ(ex.gpuNodes(), 1u);  // four moves composed into the last
   EXPECT_EQ(ex.dispatches(), 1u);
+}
+
+// Moves that elementwise nodes read through strides are not run: a Transpose read by an Add, a Split's four
+// outputs read by Muls, an Expand between a Clip and a Div (the chain continues through it, evaluating the
+// Clip per element of the larger shape), and a Slice that takes a Concat's first part whole (an alias).
+TEST(VulkanExecutor, StridedViewsAliasesAndBroadcastChainsMatchCpu) {
+  REQUIRE_DEVICE();
+  Graph g;
+  g.path = "views.onnx";
+  g.opset = 17;
+  g.inputs.push_back({"x", DType::kFloat32, {3, 4, 5}, {"", "", ""}, true});
+  g.inputs.push_back({"q", DType::kFloat32, {6, 4}, {"", ""}, true});
+  g.inputs.push_back({"extra", DType::kFloat32, {2, 4}, {"", ""}, true});
+  g.outputs.push_back({"a", DType::kFloat32, {5, 3, 4}, {"", "", ""}, true});
+  g.outputs.push_back({"s", DType::kFloat32, {6, 1}, {"", ""}, true});
+  g.outputs.push_back({"norm", DType::kFloat32, {6, 4}, {"", ""}, true});
+  Tensor bias(DType::kFloat32, {4}), lo(DType::kFloat32, {});
+  bias.f = {0.5f, -1.0f, 2.0f, 0.25f};
+  lo.f = {1e-3f};
+  g.initializers["bias"] = bias;
+  g.initializers["lo"] = lo;
+  g.initializers["shape"] = int64s({2}, {6, 4});
+  g.initializers["starts"] = int64s({1}, {0});
+  g.initializers["ends"] = int64s({1}, {6});
+  g.initializers["axes"] = int64s({1}, {0});
+  auto node = [](const char* name, const char* op, std::vector<std::string> in, std::vector<std::string> out) {
+    Node n;
+    n.name = name, n.op_type = op, n.inputs = std::move(in), n.outputs = std::move(out);
+    return n;
+  };
+  auto ints = [](std::vector<int64_t> v) {
+    Attribute a;
+    a.kind = Attribute::Kind::kInts, a.ints = std::move(v);
+    return a;
+  };
+  auto one = [](int64_t v) {
+    Attribute a;
+    a.kind = Attribute::Kind::kInt, a.i = v;
+    return a;
+  };
+  Node t = node("t", "Transpose", {"x"}, {"xt"});
+  t.attributes["perm"] = ints({2, 0, 1});
+  Node split = node("split", "Split", {"q"}, {"w", "i", "j", "k"});
+  split.attributes["axis"] = one(1);
+  Node l2 = node("l2", "ReduceL2", {"q"}, {"len"});
+  l2.attributes["axes"] = ints({1});
+  l2.attributes["keepdims"] = one(1);
+  Node cat = node("cat", "Concat", {"d", "extra"}, {"both"});
+  cat.attributes["axis"] = one(0);
+  g.nodes = {t,
+             node("add", "Add", {"xt", "bias"}, {"a"}),
+             split,
+             node("wi", "Mul", {"w", "i"}, {"wi"}),
+             node("jk", "Mul", {"j", "k"}, {"jk"}),
+             node("sub", "Sub", {"wi", "jk"}, {"s"}),
+             l2,
+             node("clip", "Clip", {"len", "lo"}, {"c"}),
+             node("expand", "Expand", {"c", "shape"}, {"e"}),
+             node("div", "Div", {"q", "e"}, {"d"}),
+             cat,
+             node("slice", "Slice", {"both", "starts", "ends", "axes"}, {"norm"})};
+  VulkanExecutor ex(*device(), g);
+  Tensor x(DType::kFloat32, {3, 4, 5}), q(DType::kFloat32, {6, 4}), extra(DType::kFloat32, {2, 4});
+  for (size_t e = 0; e < x.f.size(); ++e) x.f[e] = std::sin(0.7f * static_cast<float>(e));
+  for (size_t e = 0; e < q.f.size(); ++e) q.f[e] = std::cos(1.3f * static_cast<float>(e)) * 2.0f;
+  q.f[0] = q.f[1] = q.f[2] = q.f[3] = 0;  // a zero row: the clip's lower bound decides
+  for (size_t e = 0; e < extra.f.size(); ++e) extra.f[e] = 50.0f + static_cast<float>(e);
+  const TensorMap in{{"x", x}, {"q", q}, {"extra", extra}};
+  std::vector<NodeTime> times;
+  const TensorMap ours = ex.run(in, &times), want = ex.cpu().run(in);
+  for (const char* name : {"a", "s", "norm"}) {
+    ASSERT_EQ(ours.at(name).shape, want.at(name).shape) << name;
+    for (size_t e = 0; e < want.at(name).f.size(); ++e)
+      EXPECT_NEAR(ours.at(name).f[e], want.at(name).f[e], 1e-6f * std::max(1.0f, std::fabs(want.at(name).f[e]))) << name << " " << e;
+  }
+  // Run: the Add, the Mul of j and k, the chain Mul+Sub, the ReduceL2 and the chain Clip+Div; the
+  // Transpose, Split, Expand, Concat and Slice are not.
+  std::string ops;
+  for (const NodeTime& n : times) ops += n.op_type + (n.op_type == "Fused" ? "(" + n.node + ")" : "") + " ";
+  EXPECT_EQ(ex.gpuNodes(), 5u) << ops;
+  EXPECT_EQ(std::count_if(times.begin(), times.end(), [](const NodeTime& n) { return n.op_type == "Fused"; }), 2) << ops;
 }
 
 // An elementwise chain (float16 values between the steps, broadcast inputs, a value read twice) runs as
