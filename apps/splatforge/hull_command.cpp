@@ -190,6 +190,8 @@ int runBench(const HullCommand::Options& o) {
   hull::HullLight light;
   std::vector<hull::HullFrame> frames(hulls.size());
   std::vector<double> cpu_hit, cpu_build, gpu_before, gpu_total;
+  std::vector<double> gpu_pre, gpu_depth, gpu_keys, gpu_tiles, gpu_raster;  // the frame's passes
+  size_t splats = 0, pairs = 0;
   size_t events = 0;
   fmt::print(stderr, "  {}\n", fmt::format("hull bench: {} hulls of {} splats (+{} pool slots) at {}x{} on {}, {} frames, effects {}", o.hulls, asset->hull.size(),
                        hulls[0]->destruction().slots().size() - asset->hull.size(), o.width, o.height, vk.device().name, o.frames,
@@ -227,12 +229,18 @@ int runBench(const HullCommand::Options& o) {
     cpu_build.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
     gpu_before.push_back(st.times.mesh);
     gpu_total.push_back(st.times.total - st.times.readback);
+    gpu_pre.push_back(st.times.preprocess), gpu_depth.push_back(st.times.depth_sort), gpu_keys.push_back(st.times.scan + st.times.emit);
+    gpu_tiles.push_back(st.times.sort + st.times.ranges), gpu_raster.push_back(st.times.raster);
+    splats = st.splats, pairs = st.tile_keys;
   }
   fmt::print("hulls {}  splats per hull {}  frames {}  events {}\n", o.hulls, asset->hull.size(), o.frames, events);
   fmt::print("cpu destruction (hit + update, first hull)  median {:.4f} ms\n", median(cpu_hit));
   fmt::print("cpu frame inputs (all hulls' params)         median {:.4f} ms\n", median(cpu_build));
   fmt::print("gpu before preprocess (hull passes, uploads) median {:.4f} ms\n", median(gpu_before));
   fmt::print("gpu frame without readback                   median {:.4f} ms\n", median(gpu_total));
+  fmt::print("  of it: preprocess {:.4f}, depth sort {:.4f}, scan + keys {:.4f}, tile sort + ranges {:.4f}, raster {:.4f} ms "
+             "({} splats, {} tile pairs)\n",
+             median(gpu_pre), median(gpu_depth), median(gpu_keys), median(gpu_tiles), median(gpu_raster), splats, pairs);
   if (vk.context().validationErrors() > 0) throw Error(vk.context().validationReport());
   return 0;
 }
