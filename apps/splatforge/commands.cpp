@@ -289,16 +289,16 @@ class FrameRenderer {
  private:
   std::vector<std::shared_ptr<nn::GaussianGenerator>> generators_;
   std::set<const nn::GaussianGenerator*> tried_;  // a refusal is reported once
-  std::set<const character::BundleCharacter*> tried_bundles_;
   std::vector<std::shared_ptr<character::BundleCharacter>> bundles_;  // scene objects given a GPU path
 
   // A decoder character's decoders and lift in this renderer's frame (once; a refusal is reported and the
   // character stays on the CPU). Returns whether it now has a GPU path.
   bool attachBundle(character::BundleCharacter& b) {
     if (!vulkan_ || b.gpuPath()) return b.gpuPath() != nullptr;
-    if (!tried_bundles_.insert(&b).second) return false;
+    if (!b.gpuRefusal().empty()) return false;  // refused before (said once)
     if (std::string why = character::attachBundleGpuPath(vulkan_->context(), b); !why.empty()) {
       fmt::print(stderr, "splatforge: warning: {} runs on the CPU: {}\n", b.bundle().where, why);
+      b.setGpuRefusal(why);
       return false;
     }
     return true;

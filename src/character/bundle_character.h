@@ -165,6 +165,9 @@ class BundleCharacter {
   // The frame's submission completes before the next update, so nothing is ever in flight to coalesce.
   void setGpuPath(std::shared_ptr<BundleGpuPath> path);
   BundleGpuPath* gpuPath() const { return gpu_path_.get(); }
+  // Why a GPU path was refused for this character (empty: none was); a frame tries once per character.
+  void setGpuRefusal(std::string why) { gpu_refusal_ = std::move(why); }
+  const std::string& gpuRefusal() const { return gpu_refusal_; }
   std::vector<BranchGpuInputs> gpuInputs() const;
   // A request for every pass at the rig's current controls (a GPU path plans with it before it is attached).
   BundleFrameRequest trialRequest();
@@ -194,6 +197,7 @@ class BundleCharacter {
   std::unique_ptr<Request> pending_;
   std::function<void(bool)> pass_hook_;
   std::shared_ptr<BundleGpuPath> gpu_path_;
+  std::string gpu_refusal_;
 };
 
 // Loads a bundle directory into a character.
