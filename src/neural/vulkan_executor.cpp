@@ -319,6 +319,16 @@ struct VulkanExecutor::Impl {
   // `cmd` with sync_nodes, which submits and waits after every node). Timestamps: none, the total (queries
   // 0 and 1), or one after every node (queries 0..n, nodes serialised by barriers: a profile).
   enum class Stamps { kNone, kTotal, kPerNode };
+  // A timestamp pool of at least `needed` queries.
+  void ensureQueries(uint32_t needed) {
+    if (needed <= query_capacity) return;
+    if (queries) vkDestroyQueryPool(ctx.device(), queries, nullptr);
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = needed;
+    SF_VK_CHECK(vkCreateQueryPool(ctx.device(), &qi, nullptr, &queries));
+    query_capacity = needed;
+  }
   VkCommandBuffer recordDispatches(Plan& plan, VkCommandBuffer cmd, Stamps stamps, bool sync_nodes = false);
   double last_gpu_ms = 0;
   std::set<std::string> device_inputs;  // written on the GPU before record(): not copied from staging
@@ -1869,14 +1879,7 @@ VkCommandBuffer VulkanExecutor::Impl::recordDispatches(Plan& plan, VkCommandBuff
   const bool per_node = stamps == Stamps::kPerNode;
   if (stamps != Stamps::kNone) {
     const auto needed = static_cast<uint32_t>(plan.nodes.size() + 2);
-    if (needed > query_capacity) {
-      if (queries) vkDestroyQueryPool(ctx.device(), queries, nullptr);
-      VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-      qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-      qi.queryCount = needed;
-      SF_VK_CHECK(vkCreateQueryPool(ctx.device(), &qi, nullptr, &queries));
-      query_capacity = needed;
-    }
+    ensureQueries(needed);
     vkCmdResetQueryPool(cmd, queries, 0, needed);
     vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, 0);
   }
@@ -2039,6 +2042,33 @@ GraphRunner vulkanRunner(gpu::Context& ctx, const Graph& graph) {
 }
 
 double VulkanExecutor::lastGpuMs() const { return impl_->last_gpu_ms; }
+
+std::vector<double> VulkanExecutor::runBackToBack(const TensorMap& inputs, int runs) {
+  if (runs < 1 || runs > 4096) throw Error(graph().path + ": back-to-back runs must be 1 to 4096, not " + std::to_string(runs));
+  prepare(inputs);
+  Plan& plan = *impl_->current;
+  gpu::Context& ctx = impl_->ctx;
+  const auto stamps = static_cast<uint32_t>(runs + 1);
+  impl_->ensureQueries(stamps);
+  VkCommandBuffer cmd = ctx.begin();
+  impl_->recordInputCopy(plan, cmd);
+  vkCmdResetQueryPool(cmd, impl_->queries, 0, stamps);
+  gpu::computeBarrier(cmd);
+  vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, impl_->queries, 0);
+  for (int r = 0; r < runs; ++r) {
+    cmd = impl_->recordDispatches(plan, cmd, Impl::Stamps::kNone);  // ends with a barrier: the next run may overwrite
+    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, impl_->queries, static_cast<uint32_t>(r + 1));
+  }
+  ctx.submit(cmd);
+  std::vector<uint64_t> ticks(stamps);
+  SF_VK_CHECK(vkGetQueryPoolResults(ctx.device(), impl_->queries, 0, stamps, ticks.size() * 8, ticks.data(), 8,
+                                    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  const double to_ms = ctx.timestampPeriodNs() * 1e-6;
+  std::vector<double> out;
+  for (int r = 0; r < runs; ++r) out.push_back(static_cast<double>(ticks[static_cast<size_t>(r) + 1] - ticks[static_cast<size_t>(r)]) * to_ms);
+  impl_->last_gpu_ms = out.back();
+  return out;
+}
 size_t VulkanExecutor::waves() const { return impl_->current ? impl_->current->waves : 0; }
 size_t VulkanExecutor::gpuNodes() const { return impl_->current ? impl_->current->nodes.size() : 0; }
 

@@ -69,6 +69,10 @@ class VulkanExecutor {
   TensorMap run(const TensorMap& inputs, std::vector<NodeTime>* times = nullptr);
   // GPU time of the last run() from its timestamps (ms): the dispatches alone, without upload and readback.
   double lastGpuMs() const;
+  // A benchmark: the inputs uploaded once, then `runs` plain runs recorded back to back in one submission
+  // (a barrier between them), so the GPU does not idle between runs; each run's GPU time (ms) from
+  // timestamps around it. No outputs are read. runs in 1..4096.
+  std::vector<double> runBackToBack(const TensorMap& inputs, int runs);
 
   // In-frame use: plans for the inputs' shapes (if not yet) and uploads the inputs to the GPU now;
   // record() then records the graph's dispatches into `cmd` (ending with a compute barrier), after which

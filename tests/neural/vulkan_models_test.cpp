@@ -129,6 +129,15 @@ TEST(VulkanExecutor, TimesNodesAndPlansPerShape) {
     EXPECT_EQ(out.at("output").shape, (Shape{1, 3, h, w}));
     EXPECT_LE(worstRatio(out.at("output"), ex.cpu().run({{"image", img}}).at("output"), 1e-5, 1e-4), 1.0);
   }
+  // Back to back: one time per run, and the runs leave the plan as they found it (a plain run after them
+  // still matches the CPU).
+  Tensor img(DType::kFloat32, {1, 3, 16, 16});
+  for (size_t k = 0; k < img.f.size(); ++k) img.f[k] = static_cast<float>((k * 13) % 29) / 28.0f;
+  const std::vector<double> runs = ex.runBackToBack({{"image", img}}, 5);
+  ASSERT_EQ(runs.size(), 5u);
+  for (double ms : runs) EXPECT_GT(ms, 0.0);
+  EXPECT_LE(worstRatio(ex.run({{"image", img}}).at("output"), ex.cpu().run({{"image", img}}).at("output"), 1e-5, 1e-4), 1.0);
+  EXPECT_NE(test::errorOf([&] { ex.runBackToBack({{"image", img}}, 0); }).find("back-to-back runs must be 1 to 4096"), std::string::npos);
 }
 
 // A graph the GPU cannot run is refused with the node, op type and opset; integers outside int32 too.
@@ -512,6 +521,11 @@ TEST(VulkanExecutorCli, GeneratorScenesRunOnTheGpu) {
   ASSERT_EQ(test::runCli("onnx run " + dir + "/gaussians4d.onnx --time 0.35 --backend vulkan --repeat 2 -o " + dir, &out), 0) << out;
   EXPECT_NE(out.find("Vulkan ("), std::string::npos) << out;
   EXPECT_NE(out.find("(median of 2)"), std::string::npos) << out;
+  ASSERT_EQ(test::runCli("onnx run " + dir + "/gaussians4d.onnx --time 0.35 --backend vulkan --repeat 3 --back-to-back", &out), 0) << out;
+  EXPECT_NE(out.find("back to back: GPU "), std::string::npos) << out;
+  EXPECT_NE(out.find("(median of 3 runs in one submission)"), std::string::npos) << out;
+  EXPECT_EQ(test::runCli("onnx run " + dir + "/gaussians4d.onnx --backend cpu --back-to-back", &out), 1) << out;
+  EXPECT_NE(out.find("--back-to-back times the Vulkan executor"), std::string::npos) << out;
   ASSERT_EQ(test::runCli("onnx run " + dir + "/gaussians4d.onnx --time 0.35 --backend vulkan --json", &out), 0) << out;
   EXPECT_NE(out.find("\"backend\":\"vulkan\""), std::string::npos) << out;
   ASSERT_EQ(test::runCli("onnx info " + dir + "/gaussians4d.onnx", &out), 0) << out;
