@@ -154,6 +154,12 @@ Character::Frame frameAt(const Character& c, float w, Quat head = {}) {
 
 bool sameBits(const void* a, const void* b, size_t bytes) { return std::memcmp(a, b, bytes) == 0; }
 
+// `bytes` with the little-endian u32 at `at` replaced by `v`.
+std::vector<uint8_t> patchedU32(std::vector<uint8_t> bytes, size_t at, uint32_t v) {
+  std::memcpy(&bytes[at], &v, 4);
+  return bytes;
+}
+
 float sizeOf(const Cov6& c, int k) { return decomposeCovariance(c).scale[k]; }
 
 TEST(Mouth, SmoothstepAndTheHiddenRamp) {
@@ -345,11 +351,7 @@ TEST(Mouth, HiddenFileRefusesEveryTruncationAndBadRecords) {
     const std::string why = test::errorOf([&] { decodeMouthHidden(std::span(bytes).first(n), "m.bin", 4, 10); });
     EXPECT_EQ(why.rfind("m.bin: byte ", 0), 0u) << "prefix " << n << ": " << why;
   }
-  auto withU32 = [&](size_t at, uint32_t v) {
-    std::vector<uint8_t> b = bytes;
-    std::memcpy(&b[at], &v, 4);
-    return b;
-  };
+  auto withU32 = [&](size_t at, uint32_t v) { return patchedU32(bytes, at, v); };
   auto expectError = [](const std::vector<uint8_t>& b, const std::string& what) {
     const std::string why = test::errorOf([&] { decodeMouthHidden(b, "m.bin", 4, 10); });
     EXPECT_NE(why.find(what), std::string::npos) << why;
@@ -502,11 +504,7 @@ TEST(Mouth, MouthMeshFileRefusesTruncationAndBadRecords) {
     const std::string why = test::errorOf([&] { decodeMouthMeshes(std::span(bytes).first(n), "mm.bin", 4); });
     EXPECT_EQ(why.rfind("mm.bin: byte ", 0), 0u) << "prefix " << n << ": " << why;
   }
-  auto with = [&](size_t at, uint32_t v) {
-    std::vector<uint8_t> b = bytes;
-    std::memcpy(&b[at], &v, 4);
-    return b;
-  };
+  auto with = [&](size_t at, uint32_t v) { return patchedU32(bytes, at, v); };
   auto expectError = [](const std::vector<uint8_t>& b, const std::string& what) {
     const std::string why = test::errorOf([&] { decodeMouthMeshes(b, "mm.bin", 4); });
     EXPECT_NE(why.find(what), std::string::npos) << why;
