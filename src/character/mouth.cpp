@@ -17,6 +17,7 @@
 #include "io/file.h"
 #include "io/json.h"
 #include "io/ply.h"
+#include "render/mesh_shared.h"
 
 namespace sf::character {
 
@@ -29,6 +30,7 @@ constexpr char kHiddenMagic[8] = {'A', 'O', 'S', 'M', 'H', 'D', '0', '1'};
 constexpr char kTeethMagic[8] = {'A', 'O', 'S', 'T', 'T', 'H', '0', '1'};
 constexpr char kMeshesMagic[8] = {'A', 'O', 'S', 'M', 'M', 'S', '0', '1'};
 constexpr const char* kTeethFormat = "aosrig-splat-teeth";
+static_assert(2 * kMaxLipPairs <= SF_MESH_MASK_MAX, "the lip opening must fit a mesh mask");
 
 std::string recordPrefix(size_t i) { return "record " + std::to_string(i) + ": "; }
 
@@ -284,13 +286,13 @@ std::vector<MouthMesh> decodeMouthMeshes(std::span<const uint8_t> bytes, const s
       r.failAt(at, mesh + std::to_string(vertices) + " vertices (expected 3 to " + std::to_string(kMaxMouthMeshVertices) + ")");
     if (triangles < 1) r.failAt(at + 4, mesh + "no triangles");
     for (float& c : m.color) c = r.readLE<float>("colour");
-    for (float c : m.color)
-      if (!(c >= 0 && c <= 1)) r.failAt(at + 8, mesh + "colour components must be in [0, 1]");
+    for (size_t c = 0; c < 4; ++c)
+      if (!(m.color[c] >= 0 && m.color[c] <= 1)) r.failAt(at + 8 + 4 * c, mesh + "colour components must be in [0, 1]");
     // The mesh's records must fit in what is left before they are allocated.
     const uint64_t need = uint64_t{vertices} * kTeethRecordBytes + uint64_t{triangles} * 12;
     if (need > r.size() - r.offset())
-      r.failAt(at, mesh + std::to_string(vertices) + " vertices and " + std::to_string(triangles) + " triangles need " + std::to_string(need) +
-                       " bytes, " + std::to_string(r.size() - r.offset()) + " are left (truncated)");
+      r.failAt(r.offset(), mesh + std::to_string(vertices) + " vertices and " + std::to_string(triangles) + " triangles need " +
+                               std::to_string(need) + " bytes, " + std::to_string(r.size() - r.offset()) + " are left (truncated)");
     m.vertices.resize(vertices);
     for (size_t i = 0; i < vertices; ++i) m.vertices[i] = readTeethPoint(r, mesh + "vertex " + std::to_string(i) + ": ", triangle_count);
     m.indices.resize(size_t{triangles} * 3);
@@ -343,6 +345,8 @@ Teeth readTeeth(const std::string& json_path, const Character& character) {
   if (n.has("forward")) t.forward = axisOf(n["forward"]);
   const JsonNode lips = n["lips"];
   if (!lips.value.is_array() || lips.value.size() < 2) lips.fail("expected an array of at least two [upper, lower] lip vertex pairs");
+  if (lips.value.size() > kMaxLipPairs)  // the opening is a mesh mask of two points per pair
+    lips.fail(std::to_string(lips.value.size()) + " lip pairs, at most " + std::to_string(kMaxLipPairs));
   for (size_t i = 0; i < lips.value.size(); ++i) {
     const JsonNode pair = lips.at(i);
     if (!pair.value.is_array() || pair.value.size() != 2) pair.fail("expected [upper, lower] lip vertices");

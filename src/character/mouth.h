@@ -112,6 +112,7 @@ std::vector<TeethPoint> decodeTeethPoints(std::span<const uint8_t> bytes, const 
 // Bytes of mouth_meshes.bin: magic AOSMMS01, u32 mesh count, then per mesh u32 vertex count, u32 triangle
 // count, 4 f32 colour, the vertices as teeth.bin records and 3 u32 per triangle.
 constexpr size_t kMaxMouthMeshes = 16;
+constexpr size_t kMaxLipPairs = 128;  // teeth.json "lips": the opening is a mesh mask (render/mesh_shared.h SF_MESH_MASK_MAX points)
 constexpr size_t kMaxMouthMeshVertices = size_t{1} << 20;
 std::vector<uint8_t> encodeMouthMeshes(std::span<const MouthMesh> meshes);
 // Decodes mouth_meshes.bin (untrusted): 1..16 meshes, vertices as decodeTeethPoints checks them, colours

@@ -1186,13 +1186,11 @@ void Lowering::batchNorm(const Node& n) {
 void Lowering::clip(const Node& n) {
   std::string ins[3] = {n.inputs.at(0), "", ""};
   if (g_.opset < 11) {
-    const DType t = slot(n, n.inputs[0]).dtype;
     for (int k = 0; k < 2; ++k) {
       const float v = n.attrFloat(k == 0 ? "min" : "max", k == 0 ? -std::numeric_limits<float>::max() : std::numeric_limits<float>::max());
       const std::string name = n.outputs[0] + (k == 0 ? "#min" : "#max");
       plan_.slots[name] = {constant({floatBits(v)}), DType::kFloat32, {}, true};
       ins[1 + k] = name;
-      (void)t;
     }
   } else {
     for (size_t k = 1; k <= 2 && k < n.inputs.size(); ++k) ins[k] = n.inputs[k];
@@ -1276,7 +1274,7 @@ void Lowering::lower(const Node& n, const std::map<std::string, std::pair<DType,
     eltwise(n, u->code, ins, alpha);
   } else if (const UnaryOp* b = findIn(kBinary, op)) {
     const std::string ins[2] = {n.inputs.at(0), n.inputs.at(1)};
-    if (op == "Pow" && !isFloatType(slot(n, ins[0]).dtype) && isFloatType(slot(n, ins[1]).dtype))
+    if (op == "Pow" && !isFloatType(info.at(ins[0]).first) && isFloatType(info.at(ins[1]).first))  // (an input may be a view)
       refuse(g_, n, "an integer base with a float exponent");
     eltwise(n, b->code, ins);
   } else if (op == "Where") {
@@ -1567,6 +1565,8 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
   // that input has no other reader, is not an output, and has the node's own shape or one that broadcasts
   // to it (the chain then evaluates it per element of the larger shape; every value is the same).
   {
+    std::map<std::string, size_t> view_names;  // source -> the names it is read through as a view
+    for (const auto& [name, view] : low.views_) ++view_names[view.source];
     std::map<std::string, size_t> chain_of;  // value computed by a chain (its last node's output) -> chain
     std::vector<std::vector<const Node*>> chains;
     std::vector<std::set<std::string>> externals;
@@ -1581,8 +1581,9 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
       const Shape& shape = info.at(n->outputs[0]).second;
       size_t joined = chains.size();
       for (const std::string& read : n->inputs) {
-        const std::string in = low.broadcastSource(read);  // a broadcast view of a chain's value reads it
-        if (in != read && readers[read] != 1) continue;
+        // A broadcast view of a chain's value reads it, when the view is its only reader under any name.
+        const std::string in = low.broadcastSource(read);
+        if (in != read && (readers[read] != 1 || view_names[in] != 1)) continue;
         auto c = chain_of.find(in);
         // One reader (graph outputs count as readers): this node, which reads it once.
         // (an input of a smaller shape that broadcasts to this node's is recomputed per element of it)

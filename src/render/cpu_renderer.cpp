@@ -140,15 +140,15 @@ PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const u
   float t = 1.0f, d = 0.0f;
   Vec3 c{0, 0, 0};
   const float pixf_x = static_cast<float>(px), pixf_y = static_cast<float>(py);
-  const bool opaque = mesh.depth < INFINITY && !(mesh.alpha < 1.0f);
-  float stop_depth = mesh.depth;  // the mesh fragment not yet passed
+  bool pending = mesh.depth < INFINITY;  // a mesh fragment not yet passed
+  const bool opaque = pending && !(mesh.alpha < 1.0f);
   for (uint32_t idx : order) {
     const ProjectedSplat& s = splats[idx];
-    if (!(s.depth < stop_depth)) {  // this splat and every later one lie behind the mesh
+    if (pending && !(s.depth < mesh.depth)) {  // this splat and every later one lie behind the mesh
       if (opaque) break;
       c = c + mesh.color * (mesh.alpha * t);
       t *= 1.0f - mesh.alpha;
-      stop_depth = INFINITY;
+      pending = false;
       if (t < kTransmittanceMin) break;
     }
     const float dx = s.mean_x - pixf_x, dy = s.mean_y - pixf_y;
@@ -163,7 +163,7 @@ PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const u
     t = test_t;
   }
   if (opaque) return {c + mesh.color * t, t, d, 1.0f};
-  if (stop_depth < INFINITY) {  // a translucent mesh behind every splat blended
+  if (pending) {  // a translucent mesh behind every splat blended
     c = c + mesh.color * (mesh.alpha * t);
     t *= 1.0f - mesh.alpha;
   }

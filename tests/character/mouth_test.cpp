@@ -405,6 +405,10 @@ TEST(Mouth, TeethFilesRefuseTruncationBadRecordsAndBadJson) {
   j["lips"] = {{3, 5}};
   expectError(j, file + ": lips: expected an array of at least two");
   j = good;
+  j["lips"] = Json::array();
+  for (int k = 0; k < 129; ++k) j["lips"].push_back({3, 5});
+  expectError(j, file + ": lips: 129 lip pairs, at most 128");
+  j = good;
   j["up"] = {0, "1", 0};
   expectError(j, file + ": up[1]: expected a number, got string");
   j = good;
@@ -511,12 +515,13 @@ TEST(Mouth, MouthMeshFileRefusesTruncationAndBadRecords) {
   };
   expectError(with(8, 0), "mm.bin: byte 8: 0 meshes (expected 1 to 16)");
   expectError(with(12, 0x40000000u), "mm.bin: byte 12: mesh 0: 1073741824 vertices (expected 3 to 1048576)");
-  expectError(with(12, 1000), "mm.bin: byte 12: mesh 0: 1000 vertices and 2 triangles need 24024 bytes, 120 are left (truncated)");
+  expectError(with(12, 1000), "mm.bin: byte 36: mesh 0: 1000 vertices and 2 triangles need 24024 bytes, 120 are left (truncated)");
   expectError(with(16, 0), "mm.bin: byte 16: mesh 0: no triangles");
   float two = 2;
   uint32_t two_bits;
   std::memcpy(&two_bits, &two, 4);
   expectError(with(20, two_bits), "mm.bin: byte 20: mesh 0: colour components must be in [0, 1]");
+  expectError(with(28, two_bits), "mm.bin: byte 28: mesh 0: colour components must be in [0, 1]");
   expectError(with(36 + 24, 9), "mm.bin: byte 60: mesh 0: vertex 1: triangle 9 but the bound mesh has 4");
   expectError(with(36 + 96 + 20, 4), "mm.bin: byte 152: mesh 0: triangle 1: vertex 4 but the mesh has 4");
   std::vector<uint8_t> trailing = bytes;

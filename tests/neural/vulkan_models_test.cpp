@@ -342,6 +342,21 @@ TEST(VulkanExecutor, StridedViewsAliasesAndBroadcastChainsMatchCpu) {
   for (const NodeTime& n : times) ops += n.op_type + (n.op_type == "Fused" ? "(" + n.node + ")" : "") + " ";
   EXPECT_EQ(ex.gpuNodes(), 5u) << ops;
   EXPECT_EQ(std::count_if(times.begin(), times.end(), [](const NodeTime& n) { return n.op_type == "Fused"; }), 2) << ops;
+
+  // An Expand read under two names (its output and an Identity of it) by two elementwise nodes: the Clip
+  // before it stays stored (no chain takes it in), and both readers see it through the view.
+  Graph h = g;
+  h.path = "views2.onnx";
+  h.inputs = {g.inputs[1]};  // q
+  h.outputs = {{"d", DType::kFloat32, {6, 4}, {"", ""}, true}, {"m", DType::kFloat32, {6, 4}, {"", ""}, true}};
+  h.nodes = {l2, node("clip", "Clip", {"len", "lo"}, {"c"}), node("expand", "Expand", {"c", "shape"}, {"e"}),
+             node("id", "Identity", {"e"}, {"e2"}), node("div", "Div", {"q", "e"}, {"d"}), node("mul", "Mul", {"q", "e2"}, {"m"})};
+  VulkanExecutor ex2(*device(), h);
+  const TensorMap in2{{"q", q}};
+  const TensorMap ours2 = ex2.run(in2), want2 = ex2.cpu().run(in2);
+  for (const char* name : {"d", "m"})
+    for (size_t e = 0; e < want2.at(name).f.size(); ++e)
+      EXPECT_NEAR(ours2.at(name).f[e], want2.at(name).f[e], 1e-6f * std::max(1.0f, std::fabs(want2.at(name).f[e]))) << name << " " << e;
 }
 
 // An elementwise chain (float16 values between the steps, broadcast inputs, a value read twice) runs as

@@ -64,7 +64,9 @@ float maskCoverage(GpuMeshDraw d, vec2 q) {
 
 void main() {
   GpuMeshDraw d = pc.draws.d[pc.draw_index];
-  // Coverage first: a fragment of alpha 0 is not drawn (it writes no depth).
+  // The face normal's derivatives before any discard (they need the quad's neighbours, uniform control flow).
+  vec3 face = cross(dFdx(in_view_pos), dFdy(in_view_pos));
+  // Coverage: a fragment of alpha 0 is not drawn (it writes no depth).
   float coverage = d.mask_count >= 3u ? d.opacity * maskCoverage(d, gl_FragCoord.xy) : d.opacity;
   if (!(coverage > 0.0)) discard;
   vec4 albedo = vec4(d.base_color[0], d.base_color[1], d.base_color[2], d.base_color[3]) * in_color;
@@ -74,7 +76,7 @@ void main() {
     out_color = vec4(clamp(albedo.rgb, 0.0, 1.0), coverage);
     return;
   }
-  vec3 n = (d.flags & SF_MESH_HAS_NORMALS) != 0u ? in_normal : cross(dFdx(in_view_pos), dFdy(in_view_pos));
+  vec3 n = (d.flags & SF_MESH_HAS_NORMALS) != 0u ? in_normal : face;
   n = normalize(n);
   if (dot(n, in_view_pos) > 0.0) n = -n;
   // A light from the camera's upper left, or (SF_MESH_CAMERA_LIT) at the eye.
