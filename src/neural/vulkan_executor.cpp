@@ -527,20 +527,28 @@ class Lowering {
     std::vector<int64_t> strides;
   };
   Operand operand(const Node& n, const std::string& name, const Shape& dims);
-  // The map of a map node's output composed through the maps absorbed into it: per element
-  // 1 + (source << 28 | index) into `sources`. False when it writes a fill value.
-  bool composedMap(const Node& n, size_t output, const std::map<std::string, std::pair<DType, Shape>>& info, std::vector<std::string>& sources,
-                   std::vector<int64_t>& entries) {
+  // The maps of a map node's outputs composed through the maps absorbed into it (computeMaps, then compose
+  // with the sources of its inputs), made once per plan: the view pass, dead-node elimination, the waves and
+  // the lowering all read them. Valid once absorbed_ is final.
+  struct ComposedMaps {
+    uint32_t fill = 0;             // Pad's (or Resize's) fill value, 0 when it writes none
+    std::vector<Sources> outputs;  // per output: 1 + (source << 28 | index) into its sources per element
+  };
+  const ComposedMaps& composedMaps(const Node& n, const std::map<std::string, std::pair<DType, Shape>>& info) {
+    if (auto it = composed_.find(&n); it != composed_.end()) return it->second;
+    ComposedMaps c;
     std::vector<std::string> names;
-    uint32_t fill = 0;
-    const std::vector<std::vector<int64_t>> maps = computeMaps(n, info, names, fill);
-    if (maps.size() <= output || fill != 0) return false;
+    const std::vector<std::vector<int64_t>> maps = computeMaps(n, info, names, c.fill);
     std::vector<Sources> inputs;
     for (const std::string& name : names) inputs.push_back(sourcesOf(name, info));
-    Sources c = compose(n, maps[output], inputs);
-    sources = std::move(c.sources);
-    entries = std::move(c.entries);
-    return true;
+    for (const std::vector<int64_t>& map : maps) c.outputs.push_back(compose(n, map, inputs));
+    return composed_.emplace(&n, std::move(c)).first->second;
+  }
+  std::map<const Node*, ComposedMaps> composed_;
+  // Output `output`'s composed map, or null when the node writes a fill value.
+  const Sources* composedMap(const Node& n, size_t output, const std::map<std::string, std::pair<DType, Shape>>& info) {
+    const ComposedMaps& c = composedMaps(n, info);
+    return c.fill != 0 || output >= c.outputs.size() ? nullptr : &c.outputs[output];
   }
   std::function<std::string(const std::string&)> root_;  // alias -> the value whose storage it shares
 
@@ -776,21 +784,17 @@ Lowering::Sources Lowering::composeAll(const Node& n, const std::vector<int64_t>
 }
 
 void Lowering::mapped(const Node& n, const std::map<std::string, std::pair<DType, Shape>>& info) {
-  std::vector<std::string> names;
-  uint32_t fill = 0;
-  const std::vector<std::vector<int64_t>> maps = computeMaps(n, info, names, fill);
-  std::vector<Sources> inputs;
-  for (const std::string& name : names) inputs.push_back(sourcesOf(name, info));
-  for (size_t o = 0; o < n.outputs.size() && o < maps.size(); ++o) {
+  const ComposedMaps& maps = composedMaps(n, info);
+  for (size_t o = 0; o < n.outputs.size() && o < maps.outputs.size(); ++o) {
     if (n.outputs[o].empty()) continue;
-    const Sources composed = compose(n, maps[o], inputs);
+    const Sources& composed = maps.outputs[o];
     std::vector<uint32_t> words(composed.entries.size());
     for (size_t e = 0; e < words.size(); ++e) words[e] = static_cast<uint32_t>(composed.entries[e]);
     const uint64_t map_at = constant(std::move(words));
     const uint32_t b = newParams(4 + composed.sources.size());
     param(b, 0) = off(n, n.outputs[o]);
     param(b, 1) = static_cast<uint32_t>(map_at);
-    param(b, 2) = fill;
+    param(b, 2) = maps.fill;
     param(b, 3) = static_cast<uint32_t>(composed.sources.size());
     for (size_t j = 0; j < composed.sources.size(); ++j) param(b, 4 + j) = off(n, composed.sources[j]);
     if (map_at > 0xFFFFFFFFull) refuse(g_, n, "the tensor arena exceeds 2^32 words");
@@ -1457,15 +1461,14 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
       // A map that copies its one source whole and in order (a Slice of everything, a Concat with empty
       // parts) is an alias of it.
       if (p->outputs.size() == 1 && !p->outputs[0].empty()) {
-        std::vector<std::string> sources;
-        std::vector<int64_t> entries;
         const std::string& out = p->outputs[0];
-        if (low.composedMap(*p, 0, info, sources, entries) && sources.size() == 1 && info.at(sources[0]).first == info.at(out).first &&
-            elementCount(info.at(sources[0]).second) == elementCount(info.at(out).second)) {
-          bool identity = !entries.empty();
-          for (size_t e = 0; e < entries.size() && identity; ++e) identity = entries[e] == static_cast<int64_t>(e) + 1;
+        const auto* m = low.composedMap(*p, 0, info);
+        if (m && m->sources.size() == 1 && info.at(m->sources[0]).first == info.at(out).first &&
+            elementCount(info.at(m->sources[0]).second) == elementCount(info.at(out).second)) {
+          bool identity = !m->entries.empty();
+          for (size_t e = 0; e < m->entries.size() && identity; ++e) identity = m->entries[e] == static_cast<int64_t>(e) + 1;
           if (identity) {
-            const std::string to = rootOf(sources[0]);
+            const std::string to = rootOf(m->sources[0]);
             for (auto& [alias, r] : root)  // aliases of it now share the source's storage too
               if (r == out) r = to;
             root[out] = to;
@@ -1498,18 +1501,16 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
           if (direct) names.push_back(v);
         };
         visit(p->outputs[o]);
-        std::vector<std::string> sources;
-        std::vector<int64_t> entries;
-        if (!ok || names.empty() || !low.composedMap(*p, o, info, sources, entries) || sources.size() != 1 ||
-            info.at(sources[0]).first != info.at(p->outputs[o]).first) {
+        const auto* m = ok && !names.empty() ? low.composedMap(*p, o, info) : nullptr;
+        if (!m || m->sources.size() != 1 || info.at(m->sources[0]).first != info.at(p->outputs[o]).first) {
           ok = false;
           break;
         }
         for (const std::string& v : names) {
           Lowering::View view;
-          view.source = sources[0];  // stored: the maps composed into p are not
+          view.source = m->sources[0];  // stored: the maps composed into p are not
           view.shape = info.at(v).second;
-          if (!affineView(entries, view.shape, view.base, view.strides)) {
+          if (!affineView(m->entries, view.shape, view.base, view.strides)) {
             ok = false;
             break;
           }
@@ -1537,14 +1538,13 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
       for (const Node* n : gpu_nodes) {
         if (isMapNode(*n) && n->op_type != "Pad") {  // a map reads only the sources its elements come from
           for (size_t o = 0; o < n->outputs.size(); ++o) {
-            std::vector<std::string> sources;
-            std::vector<int64_t> entries;
             if (n->outputs[o].empty()) continue;
-            if (!low.composedMap(*n, o, info, sources, entries)) {
+            const auto* m = low.composedMap(*n, o, info);
+            if (!m) {
               for (const std::string& in : n->inputs) note(in);
               break;
             }
-            for (const std::string& src : sources) note(src);
+            for (const std::string& src : m->sources) note(src);
           }
           for (size_t k = 0; k < n->inputs.size(); ++k)  // and its static operands (indices, shapes)
             if (static_names.count(n->inputs[k])) note(n->inputs[k]);
@@ -1637,11 +1637,11 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
     if (chain == low.chains_.end() && isMapNode(n) && n.op_type != "Pad") {  // the sources its elements come from
       bool composed = true;
       for (size_t o = 0; o < n.outputs.size() && composed; ++o) {
-        std::vector<std::string> sources;
-        std::vector<int64_t> entries;
         if (n.outputs[o].empty()) continue;
-        composed = low.composedMap(n, o, info, sources, entries);
-        for (const std::string& src : sources) reads(src, node_reads[k]);
+        const auto* m = low.composedMap(n, o, info);
+        composed = m != nullptr;
+        if (m)
+          for (const std::string& src : m->sources) reads(src, node_reads[k]);
       }
       for (const std::string& in : n.inputs)
         if (!composed || static_names.count(in)) reads(in, node_reads[k]);
