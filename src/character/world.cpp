@@ -209,9 +209,13 @@ void CharacterWorld::advanceTo(double time, const std::vector<ScriptCommand>& sc
   if (time > time_) update(static_cast<float>(time - time_)), time_ = time;
 }
 
-bool mouthPartsOn(const Character& ch) {
+bool poseCharacterFrame(const Character& ch, bool gpu_deform, Character::Frame& f, const std::function<void(bool pose_only)>& pose) {
   const Character::PartSwitches& on = ch.enabledParts();
-  return (ch.mouthHidden() && on.mouth_hidden) || (ch.teeth() && on.teeth);
+  bool gpu = gpu_deform && !((ch.mouthHidden() && on.mouth_hidden) || (ch.teeth() && on.teeth));
+  pose(gpu);
+  if (gpu && ch.partsActive(f)) gpu = false, pose(false);
+  if (gpu) f.opacities.clear(), f.parts.clear();
+  return gpu;
 }
 
 void appendCharacterFrame(const Character& ch, Character::Frame& f, const Mat4& to_world, const Camera* cam, const SplatDeformSource* deform,
@@ -244,10 +248,7 @@ std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform, std::ve
     if (!a) return;
     Character::Frame& f = frames_[k];
     const Character& ch = a->character();
-    const bool pose_only = gpu_deform && !mouthPartsOn(ch);
-    a->evaluate(f, pose_only);
-    if (pose_only && ch.partsActive(f)) a->evaluate(f, false);
-    if (f.positions.empty()) f.opacities.clear(), f.parts.clear();
+    poseCharacterFrame(ch, gpu_deform, f, [&](bool pose_only) { a->evaluate(f, pose_only); });
   });
   std::vector<RenderObject> out;
   std::vector<RenderMesh> meshes;

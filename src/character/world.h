@@ -4,6 +4,7 @@
 // load keeps a visible placeholder (a capsule of splats) and logs one warning naming the file and cause.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -34,10 +35,12 @@ struct ScriptCommand {
   std::string text;                                  // say
 };
 
-// Whether a character's frames need their splats deformed on the CPU whatever the backend: an enabled
-// mouth part (mouth_hidden, teeth) reads the posed lips. (An active corrective is known only once posed:
-// Character::partsActive.)
-bool mouthPartsOn(const Character& ch);
+// Poses a character's frame for a backend: `pose(pose_only)` fills `f` (pose_only: the pose alone, for the
+// GPU deform pass; else posed and deformed on the CPU). With gpu_deform the frame is posed only, unless an
+// optional part changes it (an enabled mouth part, which reads the posed lips, or a corrective active at
+// this pose: Character::partsActive), which deforms it on the CPU for both backends. Returns whether the
+// frame is left to the GPU deform pass (its opacities and parts then cleared).
+bool poseCharacterFrame(const Character& ch, bool gpu_deform, Character::Frame& f, const std::function<void(bool pose_only)>& pose);
 // Appends a posed character frame to a frame's lists: the body (`to_world` places the bound mesh's space;
 // `deform`, when not null, is its GPU deform source and f's splats were not deformed here), then each part
 // (the teeth with their per-splat rim for `cam` when given) and the mouth's meshes. What is appended

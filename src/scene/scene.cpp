@@ -188,15 +188,12 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
       const character::Character& ch = *o.character;
       f.pose.skinning = o.skinning;
       // On the GPU the bound mesh is skinned by the frame's skin pass (when its influences allow), else posed
-      // here; a frame its optional parts change (the mouth's, an active corrective) is deformed here for both.
+      // here; a frame its optional parts change is deformed here for both (poseCharacterFrame).
       const bool gpu_skin = gpu_deform && ch.gpuSkinnable();
-      bool gpu = gpu_deform && !character::mouthPartsOn(ch);
-      if (gpu) {
-        ch.pose(o.clip, o.clipTime(t), f, nullptr, gpu_skin);
-        if (ch.partsActive(f)) gpu = false;
-      }
-      if (!gpu) ch.deform(o.clip, o.clipTime(t), f);
-      if (gpu) f.opacities.clear(), f.parts.clear();
+      const bool gpu = character::poseCharacterFrame(ch, gpu_deform, f, [&](bool pose_only) {
+        if (pose_only) ch.pose(o.clip, o.clipTime(t), f, nullptr, gpu_skin);
+        else ch.deform(o.clip, o.clipTime(t), f);
+      });
       const Mat4 to_world = o.object_to_world * ch.model().meshToModel(f.pose, static_cast<size_t>(ch.boundDraw()));
       if (gpu) out.deforms[c] = ch.deformSource(f, gpu_skin);
       character::appendCharacterFrame(ch, f, to_world, cam, gpu ? &out.deforms[c] : nullptr, out.objects, out.meshes);

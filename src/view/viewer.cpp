@@ -541,11 +541,8 @@ class Viewer {
       if (cc->look_at) target = transformPoint(inverseAffine(o.object_to_world), mousePoint(o.object_to_world.translation()));
       cc->animator->lookAt(target);
       cc->frame.pose.skinning = o.skinning;  // the object's "skinning", as poseScene honours it
-      // On the GPU unless an optional part changes the frame (the mouth's read the posed lips).
-      bool gpu = !character::mouthPartsOn(ch);
-      cc->animator->evaluate(cc->frame, gpu);
-      if (gpu && ch.partsActive(cc->frame)) gpu = false, cc->animator->evaluate(cc->frame, false);
-      if (gpu) cc->frame.opacities.clear(), cc->frame.parts.clear(), cc->deform = ch.deformSource(cc->frame, ch.gpuSkinnable());
+      const bool gpu = character::poseCharacterFrame(ch, true, cc->frame, [&](bool pose_only) { cc->animator->evaluate(cc->frame, pose_only); });
+      if (gpu) cc->deform = ch.deformSource(cc->frame, ch.gpuSkinnable());
       const Mat4 to_world = o.object_to_world * ch.model().meshToModel(cc->frame.pose, static_cast<size_t>(ch.boundDraw()));
       character::appendCharacterFrame(ch, cc->frame, to_world, &camera_, gpu ? &cc->deform : nullptr, objects, meshes);
     }
