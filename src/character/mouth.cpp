@@ -47,10 +47,15 @@ Vec3 readAxis(ByteReader& r, const char* what) {
 
 // Checks the magic and reads the record count, refusing a count the remaining bytes cannot hold (before
 // anything is allocated) or bytes left over after the records.
-uint32_t readHeader(ByteReader& r, const char (&magic)[8], const char* what, size_t header_bytes, size_t record_bytes) {
+// Checks a file's 8-byte magic and steps past it.
+void readMagic(ByteReader& r, const char (&magic)[8], const char* what) {
   if (r.size() < 8 || std::memcmp(r.data().data(), magic, 8) != 0)
     r.failAt(0, std::string("not ") + what + " (magic " + std::string(magic, 8) + " expected)");
   r.skip(8, "magic");
+}
+
+uint32_t readHeader(ByteReader& r, const char (&magic)[8], const char* what, size_t header_bytes, size_t record_bytes) {
+  readMagic(r, magic, what);
   const uint32_t count = r.readLE<uint32_t>("record count");
   if (r.size() < header_bytes) r.need(header_bytes - r.offset(), "the header");
   const uint64_t need = uint64_t{count} * record_bytes, have = r.size() - header_bytes;
@@ -270,9 +275,7 @@ std::vector<uint8_t> encodeMouthMeshes(std::span<const MouthMesh> meshes) {
 
 std::vector<MouthMesh> decodeMouthMeshes(std::span<const uint8_t> bytes, const std::string& name, size_t triangle_count) {
   ByteReader r(bytes, name);
-  if (r.size() < 8 || std::memcmp(r.data().data(), kMeshesMagic, 8) != 0)
-    r.failAt(0, std::string("not a mouth meshes file (magic ") + std::string(kMeshesMagic, 8) + " expected)");
-  r.skip(8, "magic");
+  readMagic(r, kMeshesMagic, "a mouth meshes file");
   const uint32_t count = r.readLE<uint32_t>("mesh count");
   if (count < 1 || count > kMaxMouthMeshes)
     r.failAt(8, std::to_string(count) + " meshes (expected 1 to " + std::to_string(kMaxMouthMeshes) + ")");
