@@ -154,6 +154,14 @@ Character::Frame frameAt(const Character& c, float w, Quat head = {}) {
 
 bool sameBits(const void* a, const void* b, size_t bytes) { return std::memcmp(a, b, bytes) == 0; }
 
+// The expression (the bound mesh's one morph target) that parts the lips by `mm` millimetres.
+Expression lipsApart(float mm) {
+  Expression e;
+  e.space = "morph";
+  e.weights = {mm};
+  return e;
+}
+
 // `bytes` with the little-endian u32 at `at` replaced by `v`.
 std::vector<uint8_t> patchedU32(std::vector<uint8_t> bytes, size_t at, uint32_t v) {
   std::memcpy(&bytes[at], &v, 4);
@@ -292,10 +300,7 @@ TEST(Mouth, WorldDrawsThePartsOnBothPaths) {
   const Package p = writePackages("MouthWorld");
   CharacterWorld world;
   world.spawn("a", (p.dir / "mouth").string(), Mat4{});
-  Expression e;
-  e.space = "morph";
-  e.weights = {4};
-  world.setExpression("a", e);
+  world.setExpression("a", lipsApart(4));
   for (bool gpu : {false, true}) {
     std::vector<RenderObject> objs = world.renderObjects(gpu);
     ASSERT_EQ(objs.size(), 2u) << "body and teeth";
@@ -466,10 +471,7 @@ TEST(Mouth, WorldDrawsTheMouthMeshesLitFromTheCamera) {
   const Package p = writePackages("MouthMeshWorld");
   CharacterWorld world;
   world.spawn("a", (p.dir / "mouth").string(), Mat4{});
-  Expression e;
-  e.space = "morph";
-  e.weights = {5};  // lips 5 mm apart: teeth and meshes at full opacity
-  world.setExpression("a", e);
+  world.setExpression("a", lipsApart(5));  // teeth and meshes at full opacity
   const Camera cam = lookAtCamera({0, 0, 0.3f}, {0, 0, 0}, {0, 1, 0}, 40, 1024, 1024);
   world.setCamera(cam);
   for (bool gpu : {false, true}) {
@@ -488,8 +490,7 @@ TEST(Mouth, WorldDrawsTheMouthMeshesLitFromTheCamera) {
     EXPECT_EQ(c[3], 1.0f);
   }
   // Closed lips: no meshes.
-  e.weights = {0};
-  world.setExpression("a", e);
+  world.setExpression("a", lipsApart(0));
   std::vector<RenderMesh> none;
   world.renderObjects(false, &none);
   EXPECT_TRUE(none.empty());
