@@ -46,11 +46,14 @@ const uint32_t kSampleShader[] = {
 const uint32_t kMatmulSmallShader[] = {
 #include "nn_matmul_small.inc"
 };
+const uint32_t kGemmRowsShader[] = {
+#include "nn_gemm_rows.inc"
+};
 const uint32_t kFusedShader[] = {
 #include "nn_fused.inc"
 };
 
-enum class Kernel { kEltwise, kFused, kMap, kGather, kReduce, kSoftmax, kGemm, kMatmulSmall, kConv, kSample, kCount };
+enum class Kernel { kEltwise, kFused, kMap, kGather, kReduce, kSoftmax, kGemm, kGemmRows, kMatmulSmall, kConv, kSample, kCount };
 
 struct KernelSource {
   std::span<const uint32_t> spirv;
@@ -67,6 +70,7 @@ KernelSource kernelSource(Kernel k) {
     case Kernel::kConv: return {kConvShader, "nn_conv"};
     case Kernel::kSample: return {kSampleShader, "nn_sample"};
     case Kernel::kMatmulSmall: return {kMatmulSmallShader, "nn_matmul_small"};
+    case Kernel::kGemmRows: return {kGemmRowsShader, "nn_gemm_rows"};
     case Kernel::kFused: return {kFusedShader, "nn_fused"};
     case Kernel::kCount: break;
   }
@@ -329,7 +333,9 @@ struct VulkanExecutor::Impl {
     SF_VK_CHECK(vkCreateQueryPool(ctx.device(), &qi, nullptr, &queries));
     query_capacity = needed;
   }
-  VkCommandBuffer recordDispatches(Plan& plan, VkCommandBuffer cmd, Stamps stamps, bool sync_nodes = false);
+  // Per-node stamps go to queries query_base .. query_base + nodes; query_base > 0 leaves the reset to the
+  // caller (runs recorded back to back into one pool).
+  VkCommandBuffer recordDispatches(Plan& plan, VkCommandBuffer cmd, Stamps stamps, bool sync_nodes = false, uint32_t query_base = 0);
   double last_gpu_ms = 0;
   std::set<std::string> device_inputs;  // written on the GPU before record(): not copied from staging
 
@@ -856,20 +862,20 @@ void Lowering::gemm(const Node& n, bool is_gemm) {
   }
   int64_t batches = 1;
   for (int64_t d : batch) batches *= d;
-  // Narrow products (a side under 16, or many small batched matrices) waste most of a 64 x 64 tile: one
-  // invocation per output element instead (on the H200, MLP layers of 32 outputs ran faster tiled).
+  // Narrow products waste most of a 64 x 64 tile. With one B for every row (an MLP layer) and N <= 128,
+  // nn_gemm_rows walks the rows with B in shared memory; other narrow products (a side under 16, many small
+  // batched matrices) run one invocation per output element, or per matrix for 3 x 3 ones.
   bool b_shared = true;  // the same B for every batch
   for (int64_t st : b_batch_st) b_shared = b_shared && st == 0;
-  const bool stage_b = b_shared && N <= 256 && K * N <= 4096;  // a pass walks 256 / N rows
-  const bool small = M < 16 || N < 16 || (batches > 1 && M * N < 1024) || batches > 65535;
+  const uint64_t rows = static_cast<uint64_t>(batches * M), column_groups = static_cast<uint64_t>((N + 3) / 4);
   const bool per_matrix = batches > 1 && M <= 4 && N <= 4 && K <= 4;
-  const uint32_t b = newParams(36);
-  param(b, 33) = small && stage_b && !per_matrix ? 1 : 0;
+  const bool by_rows = b_shared && !per_matrix && N <= 128 && K * 4 * static_cast<int64_t>(column_groups) <= 4096 && rows >= 32 && rows <= 0xFFFFFFFFull;
+  const bool small = M < 16 || N < 16 || (batches > 1 && M * N < 1024) || batches > 65535;
+  const uint32_t b = newParams(38);
   param(b, 35) = per_matrix ? 1 : 0;
-  // Rows per workgroup: 4 passes of 256 / N rows amortise staging B (measured on the H200; 1 to 16 passes
-  // were within 20% of each other).
-  const uint64_t passes = 4;
-  param(b, 34) = static_cast<uint32_t>(passes);
+  const uint64_t row_threads = std::min<uint64_t>(32, 256 / std::max<uint64_t>(column_groups, 1));
+  param(b, 36) = static_cast<uint32_t>(column_groups);
+  param(b, 37) = static_cast<uint32_t>(4 * row_threads);
   param(b, 0) = static_cast<uint32_t>(M);
   param(b, 1) = static_cast<uint32_t>(N);
   param(b, 2) = static_cast<uint32_t>(K);
@@ -912,12 +918,11 @@ void Lowering::gemm(const Node& n, bool is_gemm) {
     dispatch(Kernel::kMatmulSmall, b, static_cast<uint64_t>(batches), n);
     return;
   }
-  if (small && stage_b) {
-    // Rows of the output: a workgroup walks 16 passes of 256 / N rows with B in shared memory.
-    const uint64_t rows = static_cast<uint64_t>(batches * M), per_group = passes * (256 / static_cast<uint64_t>(N));
-    const uint64_t groups = (rows + per_group - 1) / per_group, x = std::min<uint64_t>(groups, 65535), y = (groups + x - 1) / x;
-    if (rows > 0xFFFFFFFFull || y > 65535) refuse(g_, n, std::to_string(rows) + " rows exceed one dispatch");
-    plan_.dispatches.push_back({Kernel::kMatmulSmall, b, static_cast<uint32_t>(rows), {static_cast<uint32_t>(x), static_cast<uint32_t>(y), 1}});
+  if (by_rows) {
+    const uint64_t per_group = 4 * row_threads, groups = (rows + per_group - 1) / per_group;
+    const uint64_t x = std::min<uint64_t>(groups, 65535), y = (groups + x - 1) / x;
+    if (y > 65535) refuse(g_, n, std::to_string(rows) + " rows exceed one dispatch");
+    plan_.dispatches.push_back({Kernel::kGemmRows, b, static_cast<uint32_t>(rows), {static_cast<uint32_t>(x), static_cast<uint32_t>(y), 1}});
     return;
   }
   if (small) {
@@ -1876,13 +1881,15 @@ void VulkanExecutor::Impl::writeInputs(Plan& plan, const TensorMap& inputs) {
   }
 }
 
-VkCommandBuffer VulkanExecutor::Impl::recordDispatches(Plan& plan, VkCommandBuffer cmd, Stamps stamps, bool sync_nodes) {
+VkCommandBuffer VulkanExecutor::Impl::recordDispatches(Plan& plan, VkCommandBuffer cmd, Stamps stamps, bool sync_nodes, uint32_t query_base) {
   const bool per_node = stamps == Stamps::kPerNode;
   if (stamps != Stamps::kNone) {
-    const auto needed = static_cast<uint32_t>(plan.nodes.size() + 2);
-    ensureQueries(needed);
-    vkCmdResetQueryPool(cmd, queries, 0, needed);
-    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, 0);
+    if (query_base == 0) {
+      const auto needed = static_cast<uint32_t>(plan.nodes.size() + 2);
+      ensureQueries(needed);
+      vkCmdResetQueryPool(cmd, queries, 0, needed);
+    }
+    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, query_base);
   }
   Push push{plan.arena.address, plan.param_buffer.address, 0, 0};
   const gpu::ComputePipeline* bound = nullptr;
@@ -1911,9 +1918,9 @@ VkCommandBuffer VulkanExecutor::Impl::recordDispatches(Plan& plan, VkCommandBuff
       cmd = ctx.begin();
       bound = nullptr;
     }
-    if (per_node) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, static_cast<uint32_t>(k + 1));
+    if (per_node) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, query_base + static_cast<uint32_t>(k + 1));
   }
-  if (stamps == Stamps::kTotal) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, 1);
+  if (stamps == Stamps::kTotal) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, query_base + 1);
   return cmd;
 }
 
@@ -2044,29 +2051,47 @@ GraphRunner vulkanRunner(gpu::Context& ctx, const Graph& graph) {
 
 double VulkanExecutor::lastGpuMs() const { return impl_->last_gpu_ms; }
 
-std::vector<double> VulkanExecutor::runBackToBack(const TensorMap& inputs, int runs) {
+std::vector<double> VulkanExecutor::runBackToBack(const TensorMap& inputs, int runs, std::vector<NodeTime>* times) {
   if (runs < 1 || runs > 4096) throw Error(graph().path + ": back-to-back runs must be 1 to 4096, not " + std::to_string(runs));
   prepare(inputs);
   Plan& plan = *impl_->current;
   gpu::Context& ctx = impl_->ctx;
   const auto stamps = static_cast<uint32_t>(runs + 1);
-  impl_->ensureQueries(stamps);
+  // The profiled runs follow the plain ones in the same submission (the GPU still busy, its clock up), each
+  // with a stamp after every node (and a barrier: each node alone), so a node's median is stable.
+  const auto nodes = static_cast<uint32_t>(plan.nodes.size());
+  const uint32_t profiled = times ? static_cast<uint32_t>(std::min(runs, kBackToBackProfiledRuns)) : 0u;
+  const uint32_t total_queries = stamps + profiled * (nodes + 1);
+  impl_->ensureQueries(total_queries);
   VkCommandBuffer cmd = ctx.begin();
   impl_->recordInputCopy(plan, cmd);
-  vkCmdResetQueryPool(cmd, impl_->queries, 0, stamps);
+  vkCmdResetQueryPool(cmd, impl_->queries, 0, total_queries);
   gpu::computeBarrier(cmd);
   vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, impl_->queries, 0);
   for (int r = 0; r < runs; ++r) {
     cmd = impl_->recordDispatches(plan, cmd, Impl::Stamps::kNone);  // ends with a barrier: the next run may overwrite
     vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, impl_->queries, static_cast<uint32_t>(r + 1));
   }
+  for (uint32_t r = 0; r < profiled; ++r) cmd = impl_->recordDispatches(plan, cmd, Impl::Stamps::kPerNode, false, stamps + r * (nodes + 1));
   ctx.submit(cmd);
-  std::vector<uint64_t> ticks(stamps);
-  SF_VK_CHECK(vkGetQueryPoolResults(ctx.device(), impl_->queries, 0, stamps, ticks.size() * 8, ticks.data(), 8,
+  std::vector<uint64_t> ticks(total_queries);
+  SF_VK_CHECK(vkGetQueryPoolResults(ctx.device(), impl_->queries, 0, total_queries, ticks.size() * 8, ticks.data(), 8,
                                     VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
   const double to_ms = ctx.timestampPeriodNs() * 1e-6;
   std::vector<double> out;
   for (int r = 0; r < runs; ++r) out.push_back(static_cast<double>(ticks[static_cast<size_t>(r) + 1] - ticks[static_cast<size_t>(r)]) * to_ms);
+  if (times) {
+    times->clear();
+    for (uint32_t k = 0; k < nodes; ++k) {
+      std::vector<double> node_ms;
+      for (uint32_t r = 0; r < profiled; ++r) {
+        const size_t at = stamps + r * (nodes + 1) + k;
+        node_ms.push_back(static_cast<double>(ticks[at + 1] - ticks[at]) * to_ms);
+      }
+      std::nth_element(node_ms.begin(), node_ms.begin() + node_ms.size() / 2, node_ms.end());
+      times->push_back({plan.nodes[k].op_type, node_ms[node_ms.size() / 2], plan.nodes[k].name, plan.nodes[k].wave});
+    }
+  }
   impl_->last_gpu_ms = out.back();
   return out;
 }

@@ -71,8 +71,11 @@ class VulkanExecutor {
   double lastGpuMs() const;
   // A benchmark: the inputs uploaded once, then `runs` plain runs recorded back to back in one submission
   // (a barrier between them), so the GPU does not idle between runs; each run's GPU time (ms) from
-  // timestamps around it. No outputs are read. runs in 1..4096.
-  std::vector<double> runBackToBack(const TensorMap& inputs, int runs);
+  // timestamps around it. No outputs are read. runs in 1..4096. `times`, when given, receives each node's
+  // median over min(runs, kBackToBackProfiledRuns) more runs in the same submission with a barrier and a
+  // timestamp after every node (a stable per-node split: the GPU's clock stays up).
+  static constexpr int kBackToBackProfiledRuns = 64;
+  std::vector<double> runBackToBack(const TensorMap& inputs, int runs, std::vector<NodeTime>* times = nullptr);
 
   // In-frame use: plans for the inputs' shapes (if not yet) and uploads the inputs to the GPU now;
   // record() then records the graph's dispatches into `cmd` (ending with a compute barrier), after which

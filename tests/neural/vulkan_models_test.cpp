@@ -442,6 +442,75 @@ TEST(VulkanExecutor, CastsSaturateAndWideNarrowProductsRun) {
   EXPECT_EQ(ex.run({{"a", a}}).at("y").f, ex.cpu().run({{"a", a}}).at("y").f);
 }
 
+// Narrow products with one B for every row (MLP layers: nn_gemm_rows) against the product summed in double
+// here: widths that fill and that leave part of a column group, depths across and within 16-deep slices, a
+// row count that leaves the last workgroup part full, transposed operands, a broadcast bias with alpha and
+// beta, a fused activation's input, and a batched MatMul whose batches share B.
+TEST(VulkanExecutor, RowWalkingProductsMatchDoubleSums) {
+  REQUIRE_DEVICE();
+  struct Shape3 {
+    int64_t batch, m, k, n;
+    bool gemm, trans_a, trans_b;
+  };
+  const std::vector<Shape3> shapes = {{1, 300, 32, 32, true, false, true}, {1, 1000, 20, 70, true, false, true},  {1, 77, 17, 3, true, false, false},
+                                      {1, 129, 40, 1, true, true, false},  {1, 64, 100, 40, true, false, true},  {1, 40, 1, 128, true, false, false},
+                                      {3, 37, 20, 33, false, false, false}, {1, 513, 32, 48, false, false, false}};
+  uint32_t seed = 7;
+  auto next = [&] {
+    seed = seed * 1664525u + 1013904223u;
+    return static_cast<float>(seed >> 8) / 8388608.0f - 1.0f;
+  };
+  for (const Shape3& s : shapes) {
+    const std::string what = (s.gemm ? "Gemm " : "MatMul ") + std::to_string(s.batch) + "x" + std::to_string(s.m) + "x" + std::to_string(s.k) + "x" +
+                             std::to_string(s.n);
+    Graph g;
+    g.path = "rows.onnx";
+    g.opset = 17;
+    const Shape a_shape = s.gemm ? (s.trans_a ? Shape{s.k, s.m} : Shape{s.m, s.k}) : Shape{s.batch, s.m, s.k};
+    const Shape b_shape = s.trans_b ? Shape{s.n, s.k} : Shape{s.k, s.n};
+    const Shape y_shape = s.gemm ? Shape{s.m, s.n} : Shape{s.batch, s.m, s.n};
+    g.inputs.push_back({"a", DType::kFloat32, a_shape, std::vector<std::string>(a_shape.size()), true});
+    g.outputs.push_back({"y", DType::kFloat32, y_shape, std::vector<std::string>(y_shape.size()), true});
+    Tensor b(DType::kFloat32, b_shape), c(DType::kFloat32, {s.n});
+    for (float& v : b.f) v = next();
+    for (float& v : c.f) v = next();
+    g.initializers["b"] = b;
+    Node mm;
+    mm.name = "mm", mm.op_type = s.gemm ? "Gemm" : "MatMul", mm.inputs = {"a", "b"}, mm.outputs = {"p"};
+    const float alpha = 0.75f, beta = 1.5f;
+    if (s.gemm) {
+      g.initializers["c"] = c;
+      mm.inputs.push_back("c");
+      Attribute f, t;
+      f.kind = Attribute::Kind::kFloat, t.kind = Attribute::Kind::kInt;
+      f.f = alpha, mm.attributes["alpha"] = f;
+      f.f = beta, mm.attributes["beta"] = f;
+      t.i = s.trans_a, mm.attributes["transA"] = t;
+      t.i = s.trans_b, mm.attributes["transB"] = t;
+    }
+    Node relu;
+    relu.name = "relu", relu.op_type = "Relu", relu.inputs = {"p"}, relu.outputs = {"y"};
+    g.nodes = {mm, relu};
+    Tensor a(DType::kFloat32, a_shape);
+    for (float& v : a.f) v = next();
+    Tensor want(DType::kFloat32, y_shape);
+    for (int64_t q = 0; q < s.batch; ++q)
+      for (int64_t i = 0; i < s.m; ++i)
+        for (int64_t j = 0; j < s.n; ++j) {
+          double acc = 0;
+          for (int64_t k = 0; k < s.k; ++k) {
+            const double av = s.trans_a ? a.f[k * s.m + i] : a.f[(q * s.m + i) * s.k + k];
+            const double bv = s.trans_b ? b.f[j * s.k + k] : b.f[k * s.n + j];
+            acc += av * bv;
+          }
+          const double v = s.gemm ? alpha * acc + beta * c.f[j] : acc;
+          want.f[(q * s.m + i) * s.n + j] = static_cast<float>(std::max(v, 0.0));
+        }
+    VulkanExecutor ex(*device(), g);
+    EXPECT_LE(worstRatio(ex.run({{"a", a}}).at("y"), want, 1e-5, 1e-5), 1.0) << what;
+  }
+}
+
 // Before opset 11 Clip's bounds are attributes: such a Clip is not fused into a chain (whose operands are
 // tensors) and still clamps.
 TEST(VulkanExecutor, AttributeClipStaysOutOfChains) {

@@ -10,6 +10,7 @@
 #include "nn_codes.h"
 #include "nn_common.glsl"
 #include "nn_ops.glsl"
+#include "nn_product.glsl"
 
 layout(local_size_x = 256) in;
 
@@ -60,19 +61,14 @@ void main() {
     }
     barrier();
   }
-  float alpha = PF(27), beta = PF(28);
-  uint act = P(29), ot = P(30), out_base = P(9) + batch * M * N;
-  bool has_c = P(24) != 0u;
+  uint ot = P(30), out_base = P(9) + batch * M * N;
   for (uint r = 0u; r < 4u; ++r) {
     uint m = row0 + ty + 16u * r;
     if (m >= M) continue;
     for (uint c = 0u; c < 4u; ++c) {
       uint n = col0 + tx + 16u * c;
       if (n >= N) continue;
-      float v = alpha * acc[r][c];
-      if (has_c) v += beta * uintBitsToFloat(pc.data.w[P(23) + m * P(25) + n * P(26)]);
-      if (act != 0u) v = unaryF(act, v, 0.0, 0.0);  // NN_RELU, NN_SIGMOID, NN_TANH: as the standalone nodes
-      storeF(out_base + m * N + n, v, ot);
+      storeF(out_base + m * N + n, productFinish(acc[r][c], m, n), ot);
     }
   }
 }
