@@ -17,6 +17,16 @@ const uint kSlice = 16u;
 shared vec4 staged_b[1024];                // [k][column group]
 shared float tile_a[128 * (kSlice + 1u)];  // [row][k] of the current slice (up to 128 rows), a row padded by one word
 
+// Columns 4 cg .. 4 cg + 3 of output row `row` (those inside the matrix).
+void storeRow(uint row, vec4 v, uint rows, uint M, uint N, uint cg) {
+  if (row >= rows) return;
+  uint m = row % M, n = cg * 4u, at = P(9) + row * N + n, ot = P(30);
+  storeF(at, productFinish(v.x, m, n), ot);
+  if (n + 1u < N) storeF(at + 1u, productFinish(v.y, m, n + 1u), ot);
+  if (n + 2u < N) storeF(at + 2u, productFinish(v.z, m, n + 2u), ot);
+  if (n + 3u < N) storeF(at + 3u, productFinish(v.w, m, n + 3u), ot);
+}
+
 void main() {
   uint M = P(0), N = P(1), K = P(2), rows = pc.count;
   uint groups = P(36), rows_per_group = P(37), row_threads = rows_per_group / 4u;
@@ -30,7 +40,8 @@ void main() {
   }
   uint cg = lid % groups, rt = lid / groups;
   bool computes = rt < row_threads;
-  vec4 acc[4] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
+  // Four named accumulators (indexed only by constants: a run-time-indexed array would live in local memory).
+  vec4 acc0 = vec4(0.0), acc1 = vec4(0.0), acc2 = vec4(0.0), acc3 = vec4(0.0);
   for (uint k0 = 0u; k0 < K; k0 += kSlice) {
     uint depth = min(kSlice, K - k0);
     barrier();  // the previous slice is read (and, the first time, B is staged)
@@ -42,20 +53,17 @@ void main() {
     if (computes) {
       for (uint kk = 0u; kk < depth; ++kk) {
         vec4 b = staged_b[(k0 + kk) * groups + cg];
-        for (uint i = 0u; i < 4u; ++i) acc[i] = fma(vec4(tile_a[(rt + row_threads * i) * (kSlice + 1u) + kk]), b, acc[i]);
+        uint at = rt * (kSlice + 1u) + kk, step = row_threads * (kSlice + 1u);
+        acc0 = fma(vec4(tile_a[at]), b, acc0);
+        acc1 = fma(vec4(tile_a[at + step]), b, acc1);
+        acc2 = fma(vec4(tile_a[at + 2u * step]), b, acc2);
+        acc3 = fma(vec4(tile_a[at + 3u * step]), b, acc3);
       }
     }
   }
   if (!computes) return;
-  uint out_base = P(9), ot = P(30);
-  for (uint i = 0u; i < 4u; ++i) {
-    uint row = row0 + rt + row_threads * i;
-    if (row >= rows) break;
-    uint m = row % M;
-    for (uint c = 0u; c < 4u; ++c) {
-      uint n = cg * 4u + c;
-      if (n >= N) break;
-      storeF(out_base + row * N + n, productFinish(acc[i][c], m, n), ot);
-    }
-  }
+  storeRow(row0 + rt, acc0, rows, M, N, cg);
+  storeRow(row0 + rt + row_threads, acc1, rows, M, N, cg);
+  storeRow(row0 + rt + 2u * row_threads, acc2, rows, M, N, cg);
+  storeRow(row0 + rt + 3u * row_threads, acc3, rows, M, N, cg);
 }
