@@ -46,14 +46,11 @@ const uint32_t kSampleShader[] = {
 const uint32_t kMatmulSmallShader[] = {
 #include "nn_matmul_small.inc"
 };
-const uint32_t kGemmRowsShader[] = {
-#include "nn_gemm_rows.inc"
-};
 const uint32_t kFusedShader[] = {
 #include "nn_fused.inc"
 };
 
-enum class Kernel { kEltwise, kFused, kMap, kGather, kReduce, kSoftmax, kGemm, kGemmRows, kMatmulSmall, kConv, kSample, kCount };
+enum class Kernel { kEltwise, kFused, kMap, kGather, kReduce, kSoftmax, kGemm, kMatmulSmall, kConv, kSample, kCount };
 
 struct KernelSource {
   std::span<const uint32_t> spirv;
@@ -70,7 +67,6 @@ KernelSource kernelSource(Kernel k) {
     case Kernel::kConv: return {kConvShader, "nn_conv"};
     case Kernel::kSample: return {kSampleShader, "nn_sample"};
     case Kernel::kMatmulSmall: return {kMatmulSmallShader, "nn_matmul_small"};
-    case Kernel::kGemmRows: return {kGemmRowsShader, "nn_gemm_rows"};
     case Kernel::kFused: return {kFusedShader, "nn_fused"};
     case Kernel::kCount: break;
   }
@@ -862,20 +858,14 @@ void Lowering::gemm(const Node& n, bool is_gemm) {
   }
   int64_t batches = 1;
   for (int64_t d : batch) batches *= d;
-  // Narrow products waste most of a 64 x 64 tile. With one B for every row (an MLP layer) and N <= 128,
-  // nn_gemm_rows walks the rows with B in shared memory; other narrow products (a side under 16, many small
-  // batched matrices) run one invocation per output element, or per matrix for 3 x 3 ones.
-  bool b_shared = true;  // the same B for every batch
-  for (int64_t st : b_batch_st) b_shared = b_shared && st == 0;
-  const uint64_t rows = static_cast<uint64_t>(batches * M), column_groups = static_cast<uint64_t>((N + 3) / 4);
+  // Narrow products (a side under 16, or many small batched matrices) waste most of a 64 x 64 tile: one
+  // invocation per output element instead, or per matrix for 3 x 3 ones. (On the H200 the MLP layers of 32
+  // outputs ran fastest tiled: a row-walking kernel with B staged in shared memory took 60 us per 60000 x 32
+  // x 32 layer against the tiles' 26, and a staged-B one-output-per-invocation variant was slower still.)
   const bool per_matrix = batches > 1 && M <= 4 && N <= 4 && K <= 4;
-  const bool by_rows = b_shared && !per_matrix && N <= 128 && K * 4 * static_cast<int64_t>(column_groups) <= 4096 && rows >= 32 && rows <= 0xFFFFFFFFull;
   const bool small = M < 16 || N < 16 || (batches > 1 && M * N < 1024) || batches > 65535;
-  const uint32_t b = newParams(38);
+  const uint32_t b = newParams(36);
   param(b, 35) = per_matrix ? 1 : 0;
-  const uint64_t row_threads = std::min<uint64_t>(32, 256 / std::max<uint64_t>(column_groups, 1));
-  param(b, 36) = static_cast<uint32_t>(column_groups);
-  param(b, 37) = static_cast<uint32_t>(4 * row_threads);
   param(b, 0) = static_cast<uint32_t>(M);
   param(b, 1) = static_cast<uint32_t>(N);
   param(b, 2) = static_cast<uint32_t>(K);
@@ -916,13 +906,6 @@ void Lowering::gemm(const Node& n, bool is_gemm) {
   // K == 0: the sum over nothing is 0; the kernels write alpha * 0 + beta * C.
   if (per_matrix) {
     dispatch(Kernel::kMatmulSmall, b, static_cast<uint64_t>(batches), n);
-    return;
-  }
-  if (by_rows) {
-    const uint64_t per_group = 4 * row_threads, groups = (rows + per_group - 1) / per_group;
-    const uint64_t x = std::min<uint64_t>(groups, 65535), y = (groups + x - 1) / x;
-    if (y > 65535) refuse(g_, n, std::to_string(rows) + " rows exceed one dispatch");
-    plan_.dispatches.push_back({Kernel::kGemmRows, b, static_cast<uint32_t>(rows), {static_cast<uint32_t>(x), static_cast<uint32_t>(y), 1}});
     return;
   }
   if (small) {

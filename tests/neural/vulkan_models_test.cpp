@@ -442,11 +442,11 @@ TEST(VulkanExecutor, CastsSaturateAndWideNarrowProductsRun) {
   EXPECT_EQ(ex.run({{"a", a}}).at("y").f, ex.cpu().run({{"a", a}}).at("y").f);
 }
 
-// Narrow products with one B for every row (MLP layers: nn_gemm_rows) against the product summed in double
-// here: widths that fill and that leave part of a column group, depths across and within 16-deep slices, a
+// Products of MLP layers' shapes (tiled, and one invocation per output for a side under 16) against the
+// product summed in double here: widths that fill and that leave part of a column group, depths across and within 16-deep slices, a
 // row count that leaves the last workgroup part full, transposed operands, a broadcast bias with alpha and
 // beta, a fused activation's input, and a batched MatMul whose batches share B.
-TEST(VulkanExecutor, RowWalkingProductsMatchDoubleSums) {
+TEST(VulkanExecutor, NarrowProductsMatchDoubleSums) {
   REQUIRE_DEVICE();
   struct Shape3 {
     int64_t batch, m, k, n;

@@ -1,6 +1,6 @@
 #version 460
-// Matrix products too narrow for the 64 x 64 tiles of nn_gemm.comp that nn_gemm_rows.comp does not take (a
-// side under 16 with a B per batch, or many tiny batched matrices such as 3 x 3 covariance products): one
+// Matrix products too narrow for the 64 x 64 tiles of nn_gemm.comp (a side
+// under 16, or many tiny batched matrices such as 3 x 3 covariance products): one
 // invocation per output element, neighbouring invocations along a row of the output. Parameters as
 // nn_gemm.comp (see there), and [35] = 1 for many tiny matrices (M, N, K <= 4): one invocation per matrix.
 #include "nn_codes.h"

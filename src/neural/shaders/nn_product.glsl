@@ -1,4 +1,4 @@
-// Shared by the matrix-product kernels (nn_gemm.comp, nn_gemm_rows.comp, nn_matmul_small.comp), whose
+// Shared by the matrix-product kernels (nn_gemm.comp, nn_matmul_small.comp), whose
 // parameter words are laid out as nn_gemm.comp describes.
 
 // The first word of row `row` (batch * M + m) of A: the batch index walks the broadcast batch axes.
