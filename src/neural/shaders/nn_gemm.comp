@@ -22,14 +22,7 @@ void main() {
   uint tx = gl_LocalInvocationID.x % 16u, ty = gl_LocalInvocationID.x / 16u;
   uint row0 = gl_WorkGroupID.y * 64u, col0 = gl_WorkGroupID.x * 64u;
   uint batch = gl_WorkGroupID.z;
-  uint a_base = P(3), b_base = P(6), rest = batch;
-  for (int d = int(P(10)) - 1; d >= 0; --d) {
-    uint dim = P(11u + uint(d));
-    uint c = rest % dim;
-    rest /= dim;
-    a_base += c * P(15u + uint(d));
-    b_base += c * P(19u + uint(d));
-  }
+  uint a_base = productRowOfA(batch * M, M), b_base = productBaseOfB(batch);
   uint sam = P(4), sak = P(5), sbk = P(7), sbn = P(8);
   uint ta = P(31), tb = P(32);
   bool a_k_fast = sak == 1u && sam != 1u, b_k_fast = sbk == 1u && sbn != 1u;

@@ -1,8 +1,8 @@
 #version 460
-// Matrix products too narrow for the 64 x 64 tiles of nn_gemm.comp (a side
-// under 16, or many tiny batched matrices such as 3 x 3 covariance products): one
-// invocation per output element, neighbouring invocations along a row of the output. Parameters as
-// nn_gemm.comp (see there), and [35] = 1 for many tiny matrices (M, N, K <= 4): one invocation per matrix.
+// Matrix products too narrow for the 64 x 64 tiles of nn_gemm.comp (a side under 16, or many tiny batched
+// matrices such as 3 x 3 covariance products): one invocation per output element, neighbouring invocations
+// along a row of the output. Parameters as nn_gemm.comp (see there), and [35] = 1 for many tiny matrices
+// (M, N, K <= 4): one invocation per matrix.
 #include "nn_codes.h"
 #include "nn_common.glsl"
 #include "nn_ops.glsl"
@@ -17,12 +17,7 @@ void main() {
     // Many tiny matrices (M, N, K <= 4): one invocation per batch computes its whole M x N block.
     uint batch = invocationIndex();
     if (batch >= pc.count) return;
-    uint b_base = P(6), rest = batch;
-    for (int d = int(P(10)) - 1; d >= 0; --d) {
-      uint dim = P(11u + uint(d));
-      b_base += (rest % dim) * P(19u + uint(d));
-      rest /= dim;
-    }
+    uint b_base = productBaseOfB(batch);
     uint a_base = productRowOfA(batch * M, M), sam = P(4), sbk = P(7), sbn = P(8), dst = P(9) + batch * M * N, ot = P(30);
     float b[16];
     for (uint k = 0u; k < 4u; ++k)
@@ -42,12 +37,7 @@ void main() {
   uint i = invocationIndex();
   if (i >= pc.count) return;
   uint n = i % N, m = (i / N) % M, batch = i / (M * N);
-  uint b_base = P(6), rest = batch;
-  for (int d = int(P(10)) - 1; d >= 0; --d) {
-    uint dim = P(11u + uint(d));
-    b_base += (rest % dim) * P(19u + uint(d));
-    rest /= dim;
-  }
+  uint b_base = productBaseOfB(batch);
   uint a_row = productRowOfA(batch * M + m, M), b_col = b_base + n * P(8), sbk = P(7);
   float acc = 0.0;
   for (uint k = 0u; k < K; ++k) acc = fma(loadF(a_row + k * sak, ta), loadF(b_col + k * sbk, tb), acc);

@@ -13,6 +13,17 @@ uint productRowOfA(uint row, uint M) {
   return a_base + m * P(4);
 }
 
+// The first word of B for batch `batch` (B's broadcast batch strides).
+uint productBaseOfB(uint batch) {
+  uint b_base = P(6), rest = batch;
+  for (int d = int(P(10)) - 1; d >= 0; --d) {
+    uint dim = P(11u + uint(d));
+    b_base += (rest % dim) * P(19u + uint(d));
+    rest /= dim;
+  }
+  return b_base;
+}
+
 // Output (m, n) from its sum: alpha * acc + beta * C[m][n] (when C is given), then the fused activation.
 float productFinish(float acc, uint m, uint n) {
   float v = PF(27) * acc;
