@@ -882,6 +882,7 @@ int runBench(const BenchOptions& o) {
       fmt::print("wrote {} ({} gaussians in world space, SH degree {})\n", o.save_scene, merged.size(), merged.sh_degree);
     }
     bool use_vulkan = useVulkan(o.backend);
+    if (o.back_to_back > 0 && !use_vulkan) throw Error("--back-to-back times the Vulkan frame; this bench runs on the CPU renderer");
     std::unique_ptr<VulkanRenderer> vk;
     // Generators given a GPU path on the renderer's device are detached before it goes.
     struct Detach {
@@ -942,6 +943,17 @@ int runBench(const BenchOptions& o) {
       fmt::print("wall clock: {:.3f} ms per render call (recording, submission, wait, image copy to the host)\n", median(wall));
       json += fmt::format("  \"backend\": \"vulkan\",\n  \"device\": \"{}\",\n  \"visible\": {},\n  \"tile_pairs\": {},\n", jsonEscape(dev.name),
                           st.visible, st.tile_keys);
+      if (o.back_to_back > 0) {
+        const VulkanPassTimes b = medianPassTimes(renderer.renderBackToBack(objects, cam, {}, o.back_to_back, &st));
+        fmt::print("back to back ({} frames in one submission), gpu median ms: {}preprocess {:.3f} | depth sort {:.3f} | scan {:.3f} | keys {:.3f} | "
+                   "tile sort {:.3f} | ranges {:.3f} | raster {:.3f} | frame without readback {:.3f}\n",
+                   o.back_to_back, generators ? fmt::format("generators {:.3f} | ", b.mesh) : "", b.preprocess, b.depth_sort, b.scan, b.emit, b.sort,
+                   b.ranges, b.raster, b.total - b.readback);
+        json += fmt::format("  \"back_to_back\": {{\"frames\": {}, \"generators\": {:.4f}, \"preprocess\": {:.4f}, \"depth_sort\": {:.4f}, \"scan\": {:.4f}, "
+                            "\"keys\": {:.4f}, \"tile_sort\": {:.4f}, \"ranges\": {:.4f}, \"raster\": {:.4f}, \"total_without_readback\": {:.4f}}},\n",
+                            o.back_to_back, b.mesh, b.preprocess, b.depth_sort, b.scan, b.emit, b.sort, b.ranges, b.raster, b.total - b.readback);
+        if (renderer.context().validationErrors() > 0) throw Error(validationFailure(renderer.context()));
+      }
       if (generators) json += fmt::format("  \"generators_ms\": {:.4f},\n", median(gen));
       json += fmt::format("  \"median_ms\": {{\"preprocess\": {:.4f}, \"depth_sort\": {:.4f}, \"scan\": {:.4f}, \"keys\": {:.4f}, "
                           "\"tile_sort\": {:.4f}, \"ranges\": {:.4f}, \"raster\": {:.4f}, \"readback\": {:.4f}, \"total\": {:.4f}, "

@@ -121,6 +121,7 @@ struct BenchOptions {
   std::string save_scene;   // write the benchmarked scene as one world-space splat file (.ply/.spz/.splat)
   bool show_graph = false;  // print the frame's passes, their reads and writes, and the barriers between them
   int frames = 10;          // timed frames (median reported) after one warm-up frame
+  int back_to_back = 0;     // Vulkan: also this many frames (1..64) in one submission, their medians reported
   bool loads = false;       // also measure load throughput of the biker PLY, compressed PLY and SPZ
   bool json = false;        // print the results as JSON to stdout (the human-readable lines go to stderr)
   std::string json_out;     // write the results as JSON to this file

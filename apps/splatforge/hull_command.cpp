@@ -33,6 +33,7 @@ struct HullCommand::Options {
   hull::BakeOptions bake;
   AnimateOptions play;  // hull play
   int hulls = 200, frames = 120, width = 1920, height = 1080;  // hull bench
+  int back_to_back = 0;  // hull bench: also the last frame this many times in one submission
   bool idle = false;
   uint32_t seed = 1;
   double duration = 0;
@@ -193,6 +194,7 @@ int runBench(const HullCommand::Options& o) {
   std::vector<double> gpu_pre, gpu_depth, gpu_keys, gpu_tiles, gpu_raster;  // the frame's passes
   size_t splats = 0, pairs = 0;
   size_t events = 0;
+  std::vector<RenderObject> last_objects;
   fmt::print(stderr, "  {}\n", fmt::format("hull bench: {} hulls of {} splats (+{} pool slots) at {}x{} on {}, {} frames, effects {}", o.hulls, asset->hull.size(),
                        hulls[0]->destruction().slots().size() - asset->hull.size(), o.width, o.height, vk.device().name, o.frames,
                        o.idle ? "off, no hits" : "all on, a hit per frame on the first hull"));
@@ -224,6 +226,7 @@ int runBench(const HullCommand::Options& o) {
     const auto t2 = std::chrono::steady_clock::now();
     VulkanFrameStats st;
     vk.render(objects, cam, {}, &st);
+    if (f + 1 == o.frames) last_objects = objects;
     if (f == 0) continue;  // the first frame uploads and allocates
     cpu_hit.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     cpu_build.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
@@ -241,6 +244,14 @@ int runBench(const HullCommand::Options& o) {
   fmt::print("  of it: preprocess {:.4f}, depth sort {:.4f}, scan + keys {:.4f}, tile sort + ranges {:.4f}, raster {:.4f} ms "
              "({} splats, {} tile pairs)\n",
              median(gpu_pre), median(gpu_depth), median(gpu_keys), median(gpu_tiles), median(gpu_raster), splats, pairs);
+  if (o.back_to_back > 0 && !last_objects.empty()) {
+    const VulkanPassTimes b = medianPassTimes(vk.renderBackToBack(last_objects, cam, {}, o.back_to_back));
+    fmt::print("back to back ({} frames in one submission):\n", o.back_to_back);
+    fmt::print("gpu before preprocess (hull passes, uploads) median {:.4f} ms\n", b.mesh);
+    fmt::print("gpu frame without readback                   median {:.4f} ms\n", b.total - b.readback);
+    fmt::print("  of it: preprocess {:.4f}, depth sort {:.4f}, scan + keys {:.4f}, tile sort + ranges {:.4f}, raster {:.4f} ms\n", b.preprocess,
+               b.depth_sort, b.scan + b.emit, b.sort + b.ranges, b.raster);
+  }
   if (vk.context().validationErrors() > 0) throw Error(vk.context().validationReport());
   return 0;
 }
@@ -298,6 +309,9 @@ HullCommand::HullCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
   bench_->add_option("--frames", o.frames, "Frames to time (the first is left out)")->capture_default_str();
   bench_->add_option("--width", o.width, "Image width")->capture_default_str();
   bench_->add_option("--height", o.height, "Image height")->capture_default_str();
+  bench_->add_option("--back-to-back", o.back_to_back,
+                     "Also record the last frame N times (1..64) in one submission and report its medians (a GPU that never waits on the host)")
+      ->check(CLI::Range(1, 64));
   bench_->add_flag("--idle", o.idle, "No effects and no hits (the live path's floor)");
   bench_->add_option("--device", o.play.device, "Vulkan device (index or name part)");
   info_ = command_->add_subcommand("info", "Describe an SPL2 hull: core and shell counts, orders, parts, emission, chunks and materials");

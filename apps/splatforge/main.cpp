@@ -195,6 +195,9 @@ int main(int argc, char** argv) {
   c_bench->add_option("--save-scene", bench.save_scene, "Also write the scene as one world-space splat file (" + std::string(kWriteFormats) + ") to time it elsewhere");
   c_bench->add_flag("--show-graph", bench.show_graph, "Vulkan: print the frame graph (passes, what each reads and writes, barriers)");
   c_bench->add_option("--frames", bench.frames, "Timed frames; the median is reported")->check(CLI::Range(1, 10000))->capture_default_str();
+  c_bench->add_option("--back-to-back", bench.back_to_back,
+                      "Vulkan: also record the last frame N times (1..64) in one submission and report its medians (a GPU that never waits on the host)")
+      ->check(CLI::Range(1, 64));
   c_bench->add_flag("--loads", bench.loads, "Also measure load throughput (MB/s) of biker.ply, biker.compressed.ply and biker.spz");
   c_bench->add_flag("--json", bench.json, "Print the results as JSON to stdout (other output goes to stderr)");
   c_bench->add_option("--json-out", bench.json_out, "Also write the results as JSON to this file");

@@ -60,6 +60,9 @@ struct VulkanFrameDebug {
   std::vector<std::vector<Vec3>> mesh_positions, mesh_normals;
 };
 
+// Each pass's median over several frames (benchmarks).
+VulkanPassTimes medianPassTimes(std::span<const VulkanPassTimes> runs);
+
 // Passes recorded after the tile raster in the frame's own command buffer (training's loss and backward
 // passes, train/gpu_trainer.h). `frame` is the device address of the frame's GpuFrame (render/gpu_shared.h);
 // its raster has also written, per pixel, the final transmittance (train_final_t) and 1 + the position in the
@@ -98,6 +101,13 @@ class VulkanRenderer {
   // counters are read back (the image stays on the GPU, for the tail). Returns the frame's figures.
   VulkanFrameStats renderWithTail(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings, const FrameTail& tail);
 
+  // Benchmarking: renders as render() does with the frame's passes recorded `runs` times (1..64) in one
+  // submission, each run after a barrier, over the same inputs; returns every run's pass times (`stats`
+  // gets the last run's figures, `image` its image). Frames submitted one by one leave the GPU idle while
+  // the host waits, and its clocks fall between them; back to back they show what the frame costs a busy GPU.
+  std::vector<VulkanPassTimes> renderBackToBack(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings, int runs,
+                                                VulkanFrameStats* stats = nullptr, std::span<const RenderMesh> meshes = {}, ImageRGBA* image = nullptr);
+
   // Reads back the last frame's intermediate buffers (slow; for tests).
   VulkanFrameDebug readDebug();
 
@@ -107,7 +117,7 @@ class VulkanRenderer {
 
  private:
   ImageRGBA renderFrame(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings, VulkanFrameStats* stats,
-                        std::span<const RenderMesh> meshes, const FrameTail* tail);
+                        std::span<const RenderMesh> meshes, const FrameTail* tail, int runs = 1, std::vector<VulkanPassTimes>* run_times = nullptr);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -191,6 +191,30 @@ TEST(Cli, BenchSavesTheSceneItTimesWithItsCamera) {
   EXPECT_NE(bad.out.find("merged.xyz"), std::string::npos) << bad.out;
 }
 
+// bench --back-to-back: the last frame recorded N times in one submission, its medians in the text and the
+// JSON; refused on the CPU backend and outside 1..64.
+TEST(Cli, BenchBackToBackReportsTheFramesOfOneSubmission) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  std::string dir = test::tempDir("CliBenchBackToBack");
+  const std::string ply = smallCloud(dir);
+  CliRun b = cli("bench " + ply + " --backend vulkan --validation --frames 2 --width 64 --height 48 --back-to-back 3 --json-out " + dir + "/b.json");
+  ASSERT_EQ(b.code, 0) << b.out;
+  EXPECT_NE(b.out.find("back to back (3 frames in one submission)"), std::string::npos) << b.out;
+  std::ifstream in(dir + "/b.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const nlohmann::json j = parseJsonText(text, dir + "/b.json");
+  const nlohmann::json& b2b = j.at("back_to_back");
+  EXPECT_EQ(b2b.at("frames").get<int>(), 3);
+  EXPECT_GT(b2b.at("raster").get<double>(), 0.0);
+  EXPECT_GT(b2b.at("total_without_readback").get<double>(), b2b.at("raster").get<double>());
+  CliRun cpu = cli("bench " + ply + " --backend cpu --frames 1 --back-to-back 3");
+  EXPECT_EQ(cpu.code, 1);
+  EXPECT_NE(cpu.out.find("--back-to-back times the Vulkan frame"), std::string::npos) << cpu.out;
+  CliRun many = cli("bench " + ply + " --backend vulkan --frames 1 --back-to-back 65");
+  EXPECT_NE(many.code, 0);
+  EXPECT_NE(many.out.find("--back-to-back"), std::string::npos) << many.out;
+}
+
 TEST(Cli, RenderFailuresNameTheProblem) {
   std::string dir = test::tempDir("CliRenderFailures");
   std::string ply = smallCloud(dir);

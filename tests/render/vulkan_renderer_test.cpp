@@ -809,6 +809,43 @@ TEST(VulkanImage, KeyOverflowGrowsAndRendersAgain) {
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 
+// Back-to-back frames (benchmarks): the frame recorded several times in one submission gives the image
+// a single frame gives, with meshes in it and through a key overflow (every run overflows, the buffers grow,
+// all runs are recorded again); synchronization validation checks the barriers between the runs.
+TEST(VulkanImage, BackToBackFramesGiveTheFramesImage) {
+  SF_REQUIRE_VULKAN(r);
+  GaussianCloud c = frontCloud(300, 1, 43);
+  for (size_t i = 0; i < 20; ++i) c.scales[i] = c.scales[i] * 8.0f;  // many tiles each: more keys than 4 per slot
+  test::TestMesh sphere = test::sphereMesh({0.1f, 0.0f, 3.4f}, 0.6f, 16, 5);
+  RenderMesh meshes[1] = {sphere.view()};
+  const Camera cam = lookCamera(160, 120);
+  RenderObject obj{&c, Mat4{}};
+  RenderSettings settings;
+  settings.background = {0.1f, 0.2f, 0.3f};
+  gpu::ContextOptions o;
+  o.validation = true;
+  VulkanRenderer fresh(o);
+  VulkanFrameStats st;
+  ImageRGBA back;
+  const std::vector<VulkanPassTimes> runs = fresh.renderBackToBack({&obj, 1}, cam, settings, 3, &st, meshes, &back);
+  EXPECT_TRUE(st.regrown);
+  ASSERT_EQ(runs.size(), 3u);
+  for (const VulkanPassTimes& t : runs) {
+    EXPECT_GT(t.raster, 0.0);
+    EXPECT_GE(t.total, t.mesh + t.preprocess + t.depth_sort + t.raster);
+  }
+  const VulkanPassTimes m = medianPassTimes(runs);
+  EXPECT_GT(m.total, 0.0);
+  const ImageRGBA single = fresh.render({&obj, 1}, cam, settings, nullptr, meshes);
+  ASSERT_EQ(back.pixels.size(), single.pixels.size());
+  EXPECT_EQ(back.pixels, single.pixels);
+  EXPECT_GE(compareImages(back, renderCpu({&obj, 1}, cam, settings, nullptr, meshes)).psnr, 35.0);
+  EXPECT_EQ(fresh.context().validationErrors(), 0u) << fresh.context().validationReport();
+  EXPECT_THROW(fresh.renderBackToBack({&obj, 1}, cam, settings, 65), Error);
+  EXPECT_THROW(fresh.renderBackToBack({&obj, 1}, cam, settings, 0), Error);
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
 // A cloud built in memory with non-finite opacity or colour (files never deliver one: the loaders drop such
 // rows): both backends leave those splats out, and agree on the image, which stays finite.
 TEST(VulkanImage, NonFiniteSplatsAreLeftOutByBothBackends) {
