@@ -27,6 +27,7 @@ struct TrainCommand::Options {
   int steps = 6000, size = 400, views = 200;
   uint32_t seed = 1;
   float entropy = 0;
+  int steps_per_submission = 64;  // Vulkan: steps recorded in one submission
   bool black_background = false, json = false;
   std::string backend = "auto", device;
 };
@@ -89,6 +90,7 @@ int runTrain(const TrainCommand::Options& o) {
   to.steps = o.steps;
   to.seed = o.seed;
   to.entropy = o.entropy;
+  to.steps_per_submission = o.steps_per_submission;
   to.random_background = !o.black_background;
   const auto t_train = std::chrono::steady_clock::now();
   to.progress = [&](int step, int steps, double loss, size_t live) { printProgress(step, steps, loss, live, t_train); };
@@ -164,6 +166,10 @@ TrainCommand::TrainCommand(CLI::App& app) : options_(std::make_unique<Options>()
       ->check(CLI::Range(0.0f, 100.0f))
       ->capture_default_str();
   command_->add_flag("--black-background", o.black_background, "Composite over black instead of a random grey per step (for comparison)");
+  command_->add_option("--steps-per-submission", o.steps_per_submission,
+                       "Vulkan: steps recorded in one submission, the host waiting once per batch (a batch also ends at a relocation or a log entry)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   command_->add_option("--log", o.log, "Training log, JSON lines (default: the output with .log.jsonl)");
   command_->add_option("--backend", o.backend, "auto (Vulkan when a device can train, else the CPU), cpu or vulkan")
       ->check(CLI::IsMember({"auto", "cpu", "vulkan"}))

@@ -70,7 +70,8 @@ const uint32_t kMeshFrag[] = {
 };
 
 constexpr uint32_t kTimestamps = 10;  // per recorded frame
-constexpr uint32_t kMaxBackToBack = 64;  // frames one renderBackToBack submission may record
+constexpr uint32_t kMaxBackToBack = 64;  // frames one submission may record (back-to-back frames, batches)
+constexpr VkDeviceSize kFrameStride = (sizeof(GpuFrame) + 255) / 256 * 256;  // one GpuFrame record per frame of a submission
 constexpr int kDepthPasses = 4;  // 8-bit digits over the 32 depth bits
 
 uint32_t ceilDiv(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
@@ -218,7 +219,7 @@ struct VulkanRenderer::Impl {
     SF_VK_CHECK(vkCreateQueryPool(ctx.device(), &qi, nullptr, &queries));
     ctx.setName(VK_OBJECT_TYPE_QUERY_POOL, reinterpret_cast<uint64_t>(queries), "pass timestamps");
     counters = ctx.createBuffer(SF_COUNTER_WORDS * 4, false, "counters");
-    frame = ctx.createBuffer(sizeof(GpuFrame), true, "frame parameters");
+    frame = ctx.createBuffer(kFrameStride * kMaxBackToBack, true, "frame parameters");
   }
 
   ~Impl() { vkDestroyQueryPool(ctx.device(), queries, nullptr); }
@@ -448,8 +449,6 @@ struct VulkanRenderer::Impl {
       sorted_counts = ctx.createBuffer(n * 4, false, "sorted tile counts");
       slot_sums = ctx.createBuffer((ceilDiv(n, SF_SCAN_BLOCK) + 1) * 4, false, "slot block sums");
     }
-    if (objects_buf.size < std::max<size_t>(objects.size(), 1) * sizeof(GpuObject))
-      objects_buf = ctx.createBuffer(std::max<size_t>(objects.size(), 4) * sizeof(GpuObject), true, "objects");
     uint64_t uploaded = 0;
     for (size_t o = 0; o < objects.size(); ++o) {
       if (!upload_rest[o] || residents[o].size == 0) continue;
@@ -674,7 +673,7 @@ struct VulkanRenderer::Impl {
     gpu::computeBarrier(cmd);
   }
 
-  void writeFrame(const Camera* cam, Vec3 bg, uint32_t tiles_x, uint32_t tiles_y, bool depth = false) {
+  void writeFrame(const Camera* cam, Vec3 bg, uint32_t tiles_x, uint32_t tiles_y, bool depth = false, uint32_t run = 0) {
     GpuFrame f{};
     if (cam) {
       copyRows(f.world_to_camera, cam->world_to_camera);
@@ -698,13 +697,17 @@ struct VulkanRenderer::Impl {
     f.write_train = write_train ? 1u : 0u;
     f.train_final_t = write_train ? train_final_t.address : 0;
     f.train_last = write_train ? train_last.address : 0;
-    std::memcpy(frame.mapped, &f, sizeof(f));
+    std::memcpy(static_cast<uint8_t*>(frame.mapped) + run * kFrameStride, &f, sizeof(f));
   }
 
+  // The frame being recorded (a submission's frames each have their GpuFrame and object records).
+  uint32_t run_index = 0;
+  size_t object_count = 0;
+  VkDeviceAddress frameAddress() const { return frame.address + run_index * kFrameStride; }
   GpuPush push() const {
     GpuPush p{};
-    p.frame = frame.address;
-    p.objects = objects_buf.address;
+    p.frame = frameAddress();
+    p.objects = objects_buf.address + run_index * object_count * sizeof(GpuObject);
     p.pad1 = sort_subgroups;
     return p;
   }
@@ -812,31 +815,57 @@ gpu::Context& VulkanRenderer::context() { return impl_->ctx; }
 
 ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
                                  VulkanFrameStats* stats, std::span<const RenderMesh> meshes) {
-  return renderFrame(objects, cam, settings, stats, meshes, nullptr);
+  const FrameView view{cam, settings.background};
+  std::vector<VulkanFrameStats> st;
+  ImageRGBA img = renderFrame(objects, {&view, 1}, settings, meshes, nullptr, &st);
+  if (stats) *stats = st.back();
+  return img;
 }
 
 std::vector<VulkanPassTimes> VulkanRenderer::renderBackToBack(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
                                                               int runs, VulkanFrameStats* stats, std::span<const RenderMesh> meshes, ImageRGBA* image) {
   if (runs < 1 || runs > static_cast<int>(kMaxBackToBack))
     throw Error("back-to-back frames: " + std::to_string(runs) + " runs asked for, one submission holds 1.." + std::to_string(kMaxBackToBack));
-  std::vector<VulkanPassTimes> times;
-  ImageRGBA last = renderFrame(objects, cam, settings, stats, meshes, nullptr, runs, &times);
+  const std::vector<FrameView> views(static_cast<size_t>(runs), FrameView{cam, settings.background});
+  std::vector<VulkanFrameStats> st;
+  ImageRGBA last = renderFrame(objects, views, settings, meshes, nullptr, &st);
   if (image) *image = std::move(last);
+  if (stats) *stats = st.back();
+  std::vector<VulkanPassTimes> times;
+  for (const VulkanFrameStats& s : st) times.push_back(s.times);
   return times;
 }
 
 VulkanFrameStats VulkanRenderer::renderWithTail(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
                                                 const FrameTail& tail) {
-  VulkanFrameStats st;
-  renderFrame(objects, cam, settings, &st, {}, &tail);
+  const FrameView view{cam, settings.background};
+  std::vector<VulkanFrameStats> st;
+  renderFrame(objects, {&view, 1}, settings, {}, &tail, &st);
+  return st.back();
+}
+
+std::vector<VulkanFrameStats> VulkanRenderer::renderBatchWithTail(std::span<const RenderObject> objects, std::span<const FrameView> views,
+                                                                  const RenderSettings& settings, const FrameTail& tail) {
+  std::vector<VulkanFrameStats> st;
+  renderFrame(objects, views, settings, {}, &tail, &st);
   return st;
 }
 
-ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
-                                      VulkanFrameStats* stats, std::span<const RenderMesh> meshes, const FrameTail* tail, int runs,
-                                      std::vector<VulkanPassTimes>* run_times) {
+ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std::span<const FrameView> views, const RenderSettings& settings,
+                                      std::span<const RenderMesh> meshes, const FrameTail* tail, std::vector<VulkanFrameStats>* run_stats) {
   Impl& m = *impl_;
-  if (tail && runs != 1) throw Error("Vulkan renderer: a frame with a tail is recorded once");
+  if (views.empty() || views.size() > kMaxBackToBack)
+    throw Error("Vulkan renderer: " + std::to_string(views.size()) + " frames in one submission (1.." + std::to_string(kMaxBackToBack) + ")");
+  const Camera& cam = views.front().camera;
+  const int runs = static_cast<int>(views.size());
+  for (size_t r = 1; r < views.size(); ++r) {
+    const Camera& c = views[r].camera;
+    if (c.width != cam.width || c.height != cam.height)
+      throw Error("Vulkan renderer: frame " + std::to_string(r) + " of the submission is " + std::to_string(c.width) + "x" + std::to_string(c.height) +
+                  ", the first " + std::to_string(cam.width) + "x" + std::to_string(cam.height) + " (one image size per submission)");
+    const bool same = c.fx == cam.fx && c.fy == cam.fy && c.cx == cam.cx && c.cy == cam.cy && std::memcmp(c.world_to_camera.m, cam.world_to_camera.m, sizeof(cam.world_to_camera.m)) == 0;
+    if (!meshes.empty() && !same) throw Error("Vulkan renderer: frames with meshes in one submission share one camera");
+  }
   for (size_t o = 0; o < objects.size(); ++o)
     if (std::string why = objects[o].validate(); !why.empty()) throw Error("render object " + std::to_string(o) + ": " + why);
   // The mesh pass shades lit, camera-lit and unlit meshes; the other modes (dataset views) are the CPU
@@ -858,12 +887,9 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, con
   m.ensureKeys(std::max<uint64_t>(m.key_capacity, static_cast<uint64_t>(m.slots) * 4));
 
   std::vector<GpuObject> gobj(objects.size());
-  const Vec3 cam_world = cam.position();
   for (size_t o = 0; o < objects.size(); ++o) {
     GpuObject& g = gobj[o];
     copyRows(g.object_to_world, objects[o].object_to_world);
-    Vec3 c = transformPoint(inverseAffine(objects[o].object_to_world), cam_world);
-    g.cam_in_object[0] = c.x, g.cam_in_object[1] = c.y, g.cam_in_object[2] = c.z;
     const GaussianCloud& cloud = *objects[o].cloud;
     g.first_slot = static_cast<uint32_t>(m.residents[o].slots.first);
     g.count = static_cast<uint32_t>(cloud.size());
@@ -967,7 +993,18 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, con
       }
     }
   }
-  if (!gobj.empty()) std::memcpy(m.objects_buf.mapped, gobj.data(), gobj.size() * sizeof(GpuObject));
+  // The object records, once per frame of the submission (the camera in object space differs per frame).
+  m.object_count = objects.size();
+  if (m.objects_buf.size < std::max<size_t>(objects.size() * views.size(), 1) * sizeof(GpuObject))
+    m.objects_buf = m.ctx.createBuffer(std::max<size_t>(objects.size() * views.size(), 4) * sizeof(GpuObject), true, "objects");
+  for (size_t r = 0; r < views.size(); ++r) {
+    const Vec3 eye = views[r].camera.position();
+    for (size_t o = 0; o < objects.size(); ++o) {
+      const Vec3 c = transformPoint(inverseAffine(objects[o].object_to_world), eye);
+      gobj[o].cam_in_object[0] = c.x, gobj[o].cam_in_object[1] = c.y, gobj[o].cam_in_object[2] = c.z;
+    }
+    if (!gobj.empty()) std::memcpy(static_cast<uint8_t*>(m.objects_buf.mapped) + r * objects.size() * sizeof(GpuObject), gobj.data(), gobj.size() * sizeof(GpuObject));
+  }
   m.has_mesh = !meshes.empty();
   m.mesh_skins.clear();
   m.mesh_vertices.clear();
@@ -980,16 +1017,27 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, con
   const int hi_bits = std::bit_width(tiles_x * tiles_y);  // room for the padding tile id (= tile count)
   const uint32_t slot_blocks = ceilDiv(m.slots, SF_SCAN_BLOCK);
 
-  VulkanFrameStats st;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    m.writeFrame(&cam, settings.background, tiles_x, tiles_y, settings.depth);
+  // The frames this attempt records: all of them, then after a key overflow (the buffers grown) all again,
+  // or with a tail only those that overflowed (a tail does nothing in a frame whose keys overflowed, and the
+  // others' tails have run: training steps are not repeated).
+  std::vector<int> todo(static_cast<size_t>(runs));
+  for (int r = 0; r < runs; ++r) todo[static_cast<size_t>(r)] = r;
+  std::vector<VulkanFrameStats> stats(static_cast<size_t>(runs));
+  ImageRGBA img;
+  // A frame rendered again renders what it overflowed with, so one growth suffices; with a tail the frames
+  // rendered again follow later frames whose tails changed the inputs, and may need a little more.
+  const int attempts = tail && runs > 1 ? 4 : 2;
+  for (int attempt = 0; attempt < attempts; ++attempt) {
+    for (int r = 0; r < runs; ++r)
+      m.writeFrame(&views[static_cast<size_t>(r)].camera, views[static_cast<size_t>(r)].background, tiles_x, tiles_y, settings.depth, static_cast<uint32_t>(r));
     VkCommandBuffer cmd = m.ctx.begin();
-    vkCmdResetQueryPool(cmd, m.queries, 0, kTimestamps * static_cast<uint32_t>(runs));
+    vkCmdResetQueryPool(cmd, m.queries, 0, kTimestamps * static_cast<uint32_t>(todo.size()));
     // With a tail the image stays on the GPU: only the counters come back.
     const VkDeviceSize image_bytes = tail ? 0 : static_cast<VkDeviceSize>(cam.width) * static_cast<VkDeviceSize>(cam.height) * 16;
     // Staging: the image, the depth plane when asked for, the counters.
     const VkDeviceSize depth_bytes = settings.depth ? image_bytes / 2 : 0, counters_at = image_bytes + depth_bytes;
-    gpu::Buffer& st_buf = m.staging(counters_at + SF_COUNTER_WORDS * 4);
+    constexpr VkDeviceSize counter_bytes = SF_COUNTER_WORDS * 4;  // per recorded frame
+    gpu::Buffer& st_buf = m.staging(counters_at + counter_bytes * todo.size());
     int passes = 0;
     GpuPush alt = m.push();
     auto barrier = [&] {
@@ -1005,11 +1053,14 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, con
                                VK_PIPELINE_STAGE_VERTEX_SHADER_BIT | VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT,
                            0, 1, &mb, 0, nullptr, 0, nullptr);
     };
-    // Back-to-back runs (renderBackToBack) record the whole frame again after a barrier: the same passes
-    // over the same inputs, timed on a GPU that never waits on the host between frames.
-    for (int run = 0; run < runs; ++run) {
-      m.timestamp_base = static_cast<uint32_t>(run) * kTimestamps;
-      if (run > 0) barrier();
+    // The frames of one submission (renderBackToBack, renderBatchWithTail) are recorded one after the other,
+    // a barrier between them, each with its own frame and object records: a GPU that never waits on the host.
+    for (size_t at = 0; at < todo.size(); ++at) {
+      const int run = todo[at];
+      m.run_index = static_cast<uint32_t>(run);
+      alt = m.push();  // this frame's records (the tile sort sets its flags)
+      m.timestamp_base = static_cast<uint32_t>(at) * kTimestamps;
+      if (at > 0) barrier();
       m.timestamp(cmd, 0);
       // The frame as declared passes; the graph puts a barrier wherever a pass touches what an earlier one
       // wrote (or overwrites what one read) since the last barrier. docs/architecture.md shows the result.
@@ -1121,9 +1172,9 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, con
         m.dispatch(cmd, m.raster, alt, tiles_x, tiles_y);
         m.timestamp(cmd, 8);
       });
-      g.add("tail", {r_image, r_ranges, r_keys, r_projected, r_counters}, {r_train}, [&] { tail->record(cmd, m.frame.address, alt.pad0); }, tail != nullptr);
+      g.add("tail", {r_image, r_ranges, r_keys, r_projected, r_counters}, {r_train}, [&] { tail->record(cmd, m.frameAddress(), alt.pad0, static_cast<uint32_t>(run)); }, tail != nullptr);
       g.add("readback", {r_image, r_counters}, {r_readback}, [&] {
-        VkBufferCopy img_copy{0, 0, image_bytes}, depth_copy{0, image_bytes, depth_bytes}, cnt_copy{0, counters_at, SF_COUNTER_WORDS * 4};
+        VkBufferCopy img_copy{0, 0, image_bytes}, depth_copy{0, image_bytes, depth_bytes}, cnt_copy{0, counters_at + counter_bytes * at, counter_bytes};
         if (image_bytes) vkCmdCopyBuffer(cmd, m.image.buffer, st_buf.buffer, 1, &img_copy);
         if (depth_bytes) vkCmdCopyBuffer(cmd, m.depth_out.buffer, st_buf.buffer, 1, &depth_copy);
         vkCmdCopyBuffer(cmd, m.counters.buffer, st_buf.buffer, 1, &cnt_copy);
@@ -1133,42 +1184,53 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, con
       m.last_graph = std::move(g);
     }
     m.timestamp_base = 0;
+    m.run_index = 0;
     m.ctx.submit(cmd);
     m.last_passes = passes;
 
-    uint32_t cnt[SF_COUNTER_WORDS];
-    std::memcpy(cnt, static_cast<uint8_t*>(st_buf.mapped) + counters_at, sizeof(cnt));
-    if (cnt[SF_COUNTER_ERROR])
-      throw Error("Vulkan device " + m.ctx.info().name + " ran the radix sort with an unexpected subgroup layout");
-    if (cnt[SF_COUNTER_OVERFLOW] && attempt == 0) {
-      m.ensureKeys(static_cast<uint64_t>(cnt[SF_COUNTER_KEYS]) + cnt[SF_COUNTER_KEYS] / 4);
-      st.regrown = true;
+    std::vector<int> overflowed;
+    uint32_t most_keys = 0;
+    for (size_t at = 0; at < todo.size(); ++at) {
+      uint32_t cnt[SF_COUNTER_WORDS];
+      std::memcpy(cnt, static_cast<uint8_t*>(st_buf.mapped) + counters_at + counter_bytes * at, sizeof(cnt));
+      if (cnt[SF_COUNTER_ERROR])
+        throw Error("Vulkan device " + m.ctx.info().name + " ran the radix sort with an unexpected subgroup layout");
+      VulkanFrameStats& st = stats[static_cast<size_t>(todo[at])];
+      if (cnt[SF_COUNTER_OVERFLOW]) {
+        if (attempt + 1 == attempts) throw Error("Vulkan renderer: tile keys still overflow after growing the buffers");
+        overflowed.push_back(todo[at]);
+        most_keys = std::max(most_keys, cnt[SF_COUNTER_KEYS]);
+        st.regrown = true;
+        continue;
+      }
+      const std::vector<double> ms = m.readTimestamps(kTimestamps, static_cast<uint32_t>(at) * kTimestamps);
+      st.splats = m.slot_sink.live();
+      st.visible = cnt[SF_COUNTER_VISIBLE];
+      st.tile_keys = cnt[SF_COUNTER_KEYS];
+      st.sort_passes = kDepthPasses + passes;
+      st.host_staging_bytes = m.readback.size;
+      st.uploaded_slots = uploaded_slots;
+      st.first_slots.clear();
+      for (const Impl::Resident& r : m.residents) st.first_slots.push_back(r.slots.first);
+      st.times = {ms[1], ms[2], ms[3], ms[4], ms[5], ms[6], ms[7], ms[8], ms[9], ms[0]};
+    }
+    if (!overflowed.empty()) {
+      m.ensureKeys(static_cast<uint64_t>(most_keys) + most_keys / 4);
+      if (tail) {
+        todo = overflowed;
+      } else {
+        for (VulkanFrameStats& st : stats) st.regrown = true;
+      }
       continue;
     }
-    if (cnt[SF_COUNTER_OVERFLOW]) throw Error("Vulkan renderer: tile keys still overflow after growing the buffers");
-    ImageRGBA img(tail ? 0 : cam.width, tail ? 0 : cam.height);
+    // The image (the same in every frame of a back-to-back submission) is the last frame's.
+    img = ImageRGBA(tail ? 0 : cam.width, tail ? 0 : cam.height);
     if (image_bytes) std::memcpy(img.pixels.data(), st_buf.mapped, image_bytes);
     if (depth_bytes) {
       img.depth.resize(static_cast<size_t>(depth_bytes / 4));
       std::memcpy(img.depth.data(), static_cast<uint8_t*>(st_buf.mapped) + image_bytes, depth_bytes);
     }
-    std::vector<double> ms = m.readTimestamps(kTimestamps, static_cast<uint32_t>(runs - 1) * kTimestamps);
-    if (run_times) {
-      run_times->clear();
-      for (int run = 0; run < runs; ++run) {
-        const std::vector<double> r = m.readTimestamps(kTimestamps, static_cast<uint32_t>(run) * kTimestamps);
-        run_times->push_back({r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[0]});
-      }
-    }
-    st.splats = m.slot_sink.live();
-    st.visible = cnt[SF_COUNTER_VISIBLE];
-    st.tile_keys = cnt[SF_COUNTER_KEYS];
-    st.sort_passes = kDepthPasses + passes;
-    st.host_staging_bytes = m.readback.size;
-    st.uploaded_slots = uploaded_slots;
-    for (const Impl::Resident& r : m.residents) st.first_slots.push_back(r.slots.first);
-    st.times = {ms[1], ms[2], ms[3], ms[4], ms[5], ms[6], ms[7], ms[8], ms[9], ms[0]};
-    if (stats) *stats = st;
+    if (run_stats) *run_stats = std::move(stats);
     return img;
   }
   throw Error("Vulkan renderer: unreachable");

@@ -64,7 +64,8 @@ struct VulkanFrameDebug {
 VulkanPassTimes medianPassTimes(std::span<const VulkanPassTimes> runs);
 
 // Passes recorded after the tile raster in the frame's own command buffer (training's loss and backward
-// passes, train/gpu_trainer.h). `frame` is the device address of the frame's GpuFrame (render/gpu_shared.h);
+// passes, train/gpu_trainer.h). `frame` is the device address of the frame's GpuFrame (render/gpu_shared.h),
+// `run` the frame's index in its submission (renderBatchWithTail; 0 for renderWithTail);
 // its raster has also written, per pixel, the final transmittance (train_final_t) and 1 + the position in the
 // tile's list of the last splat blended (train_last); `raster_flags` are the raster's pass flags
 // (SF_FLAG_SOURCE_ALT: the sorted values are in values_alt). The tail must only read the frame's buffers, and
@@ -73,7 +74,13 @@ VulkanPassTimes medianPassTimes(std::span<const VulkanPassTimes> runs);
 class FrameTail {
  public:
   virtual ~FrameTail() = default;
-  virtual void record(void* command_buffer, uint64_t frame, uint32_t raster_flags) const = 0;
+  virtual void record(void* command_buffer, uint64_t frame, uint32_t raster_flags, uint32_t run) const = 0;
+};
+
+// One frame of a batch (renderBatchWithTail): its camera and background. A batch's frames share one image size.
+struct FrameView {
+  Camera camera;
+  Vec3 background{0, 0, 0};
 };
 
 class VulkanRenderer {
@@ -101,6 +108,14 @@ class VulkanRenderer {
   // counters are read back (the image stays on the GPU, for the tail). Returns the frame's figures.
   VulkanFrameStats renderWithTail(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings, const FrameTail& tail);
 
+  // Renders 1..64 frames of the same objects in one submission, each with its own camera and background
+  // and `tail` after it (its record gets the frame's index), one after the other on the GPU with a barrier
+  // between them; the host waits once. Returns each frame's figures. A frame whose keys overflowed (its
+  // tail did nothing, see FrameTail) is rendered again with its tail after the batch, once the key buffers
+  // have grown: it then comes after the batch's later frames.
+  std::vector<VulkanFrameStats> renderBatchWithTail(std::span<const RenderObject> objects, std::span<const FrameView> views, const RenderSettings& settings,
+                                                    const FrameTail& tail);
+
   // Benchmarking: renders as render() does with the frame's passes recorded `runs` times (1..64) in one
   // submission, each run after a barrier, over the same inputs; returns every run's pass times (`stats`
   // gets the last run's figures, `image` its image). Frames submitted one by one leave the GPU idle while
@@ -116,8 +131,9 @@ class VulkanRenderer {
   double sortPairs(std::vector<uint32_t>& hi, std::vector<uint32_t>& lo, std::vector<uint32_t>& values, int hi_bits);
 
  private:
-  ImageRGBA renderFrame(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings, VulkanFrameStats* stats,
-                        std::span<const RenderMesh> meshes, const FrameTail* tail, int runs = 1, std::vector<VulkanPassTimes>* run_times = nullptr);
+  // The frames of one submission (settings.background is replaced by each view's).
+  ImageRGBA renderFrame(std::span<const RenderObject> objects, std::span<const FrameView> views, const RenderSettings& settings,
+                        std::span<const RenderMesh> meshes, const FrameTail* tail, std::vector<VulkanFrameStats>* run_stats);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

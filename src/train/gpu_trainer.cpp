@@ -41,6 +41,10 @@ using train_layout::GpuTrainPush;
 using Clock = std::chrono::steady_clock;
 constexpr uint32_t kWg = SF_TRAIN_WG;
 constexpr uint32_t kTile = 16;
+// The most steps recorded in one submission (the renderer's limit on frames per submission): the host waits
+// once per batch (TrainOptions::steps_per_submission), and a batch ends early at a step after which the host
+// works (a relocation, a log line).
+constexpr size_t kStepsPerSubmission = 64;
 
 uint32_t ceilDiv(uint64_t a, uint32_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
@@ -105,7 +109,7 @@ class GpuState : public GpuSplatSource, public FrameTail {
     targets_ = ctx_.createBuffer(std::max<VkDeviceSize>(1, views) * pixels * 16, false, "train views");
     pixel_grads_ = ctx_.createBuffer(pixels * 16, false, "train pixel gradients");
     partial_count_ = ceilDiv(pixels, kWg);
-    partials_ = ctx_.createBuffer(partial_count_ * 4, true, "train loss partials");
+    partials_ = ctx_.createBuffer(static_cast<VkDeviceSize>(partial_count_) * kStepsPerSubmission * 4, true, "train loss partials");  // per step of a batch
     fill(moments_, 0);
     fill(grad2d_, 0);
     cloud_.resize(n, 0);  // gives the frame its slot count and SH layout; the values come from the activation
@@ -136,31 +140,55 @@ class GpuState : public GpuSplatSource, public FrameTail {
   std::vector<float> moments() { return downloadFloats(moments_, n_ * SF_TRAIN_PARAMS * 2); }
   void setMoments(const std::vector<float>& m) { upload(moments_, m.data(), m.size() * 4, 0); }
 
-  // One step: the frame with the tail. update: noise and Adam after the gradients.
+  // One step's inputs: the view, its background grey, the loss weights, the learning rates, noise and the
+  // Adam step. update: noise and Adam after the gradients.
+  struct StepArgs {
+    const Camera* cam = nullptr;
+    size_t view = 0;
+    float grey = 0, alpha_weight = 0, entropy_weight = 0;
+    float lr[5] = {};
+    float noise_scale = 0;
+    uint32_t adam_step = 1, seed = 0;
+    bool update = false;
+  };
   struct StepResult {
     double loss = 0, forward_ms = 0, tail_ms = 0;
   };
-  StepResult step(const Camera& cam, size_t view, float grey, float alpha_weight, float entropy_weight, const float lr[5], float noise_scale,
-                  uint32_t adam_step, uint32_t seed, bool update) {
-    push_.target = targets_.address + view * static_cast<size_t>(width_) * static_cast<size_t>(height_) * 16;
-    push_.background = grey, push_.alpha_weight = alpha_weight, push_.entropy_weight = entropy_weight, push_.noise_scale = noise_scale;
-    for (int k = 0; k < 5; ++k) push_.lr[k] = lr[k];
-    push_.step = adam_step, push_.seed = seed;
-    update_ = update;
-    tiles_x_ = ceilDiv(static_cast<uint32_t>(cam.width), kTile), tiles_y_ = ceilDiv(static_cast<uint32_t>(cam.height), kTile);
+  // Up to kStepsPerSubmission steps, in order, in one submission: each the frame with the tail.
+  std::vector<StepResult> steps(std::span<const StepArgs> args) {
+    if (args.empty() || args.size() > kStepsPerSubmission) throw Error("train: a batch holds 1 to " + std::to_string(kStepsPerSubmission) + " steps");
+    std::vector<FrameView> views(args.size());
+    run_push_.resize(args.size());
+    run_update_.resize(args.size());
+    for (size_t k = 0; k < args.size(); ++k) {
+      const StepArgs& a = args[k];
+      GpuTrainPush& p = run_push_[k];
+      p = push_;
+      p.target = targets_.address + a.view * static_cast<size_t>(width_) * static_cast<size_t>(height_) * 16;
+      p.partials = partials_.address + k * partial_count_ * 4;
+      p.background = a.grey, p.alpha_weight = a.alpha_weight, p.entropy_weight = a.entropy_weight, p.noise_scale = a.noise_scale;
+      for (int g = 0; g < 5; ++g) p.lr[g] = a.lr[g];
+      p.step = a.adam_step, p.seed = a.seed;
+      run_update_[k] = a.update;
+      views[k].camera = *a.cam;
+      views[k].background = {a.grey, a.grey, a.grey};
+    }
+    tiles_x_ = ceilDiv(static_cast<uint32_t>(width_), kTile), tiles_y_ = ceilDiv(static_cast<uint32_t>(height_), kTile);
     RenderObject object(&cloud_);
     object.gpu_source = this;
-    RenderSettings settings;
-    settings.background = {grey, grey, grey};
-    const VulkanFrameStats st = renderer_.renderWithTail(std::span<const RenderObject>(&object, 1), cam, settings, *this);
-    if (!st.first_slots.empty() && st.first_slots[0] != 0) throw Error("train: the renderer placed the trained cloud at slot " + std::to_string(st.first_slots[0]));
-    StepResult r;
+    const std::vector<VulkanFrameStats> st = renderer_.renderBatchWithTail(std::span<const RenderObject>(&object, 1), views, RenderSettings{}, *this);
+    if (!st[0].first_slots.empty() && st[0].first_slots[0] != 0)
+      throw Error("train: the renderer placed the trained cloud at slot " + std::to_string(st[0].first_slots[0]));
+    std::vector<StepResult> out(args.size());
     const auto* partials = static_cast<const float*>(partials_.mapped);
-    for (uint32_t k = 0; k < partial_count_; ++k) r.loss += partials[k];
-    r.tail_ms = st.times.readback;
-    r.forward_ms = st.times.total - st.times.readback;
-    return r;
+    for (size_t k = 0; k < args.size(); ++k) {
+      for (uint32_t i = 0; i < partial_count_; ++i) out[k].loss += partials[k * partial_count_ + i];
+      out[k].tail_ms = st[k].times.readback;
+      out[k].forward_ms = st[k].times.total - st[k].times.readback;
+    }
+    return out;
   }
+  StepResult step(const StepArgs& a) { return steps({&a, 1})[0]; }
 
   // GpuSplatSource: activate the parameters into the frame's slots.
   void record(void* command_buffer, const GpuSplatTargets& t) const override {
@@ -171,9 +199,9 @@ class GpuState : public GpuSplatSource, public FrameTail {
     dispatch1d(static_cast<VkCommandBuffer>(command_buffer), pipes_->activate, p, t.count);
   }
   // FrameTail: loss, backward, noise, Adam.
-  void record(void* command_buffer, uint64_t frame, uint32_t raster_flags) const override {
+  void record(void* command_buffer, uint64_t frame, uint32_t raster_flags, uint32_t run) const override {
     auto cmd = static_cast<VkCommandBuffer>(command_buffer);
-    GpuTrainPush p = push_;
+    GpuTrainPush p = run_push_.at(run);
     p.frame = frame;
     p.frame_flags = raster_flags;
     const uint64_t pixels = static_cast<uint64_t>(width_) * static_cast<uint64_t>(height_);
@@ -182,7 +210,7 @@ class GpuState : public GpuSplatSource, public FrameTail {
     dispatch(cmd, pipes_->raster_backward, p, tiles_x_, tiles_y_);
     gpu::computeBarrier(cmd);
     dispatch1d(cmd, pipes_->gaussian_backward, p, n_);
-    if (!update_) return;
+    if (!run_update_.at(run)) return;
     gpu::computeBarrier(cmd);
     dispatch1d(cmd, pipes_->noise, p, n_);
     gpu::computeBarrier(cmd);
@@ -231,8 +259,9 @@ class GpuState : public GpuSplatSource, public FrameTail {
   gpu::Buffer params_, grads_, moments_, grad2d_, targets_, pixel_grads_, partials_, staging_;
   uint32_t partial_count_ = 0;
   GaussianCloud cloud_;
-  GpuTrainPush push_{};
-  bool update_ = false;
+  GpuTrainPush push_{};  // what every step shares (the buffers' addresses, the count)
+  std::vector<GpuTrainPush> run_push_;  // per step of the batch being rendered
+  std::vector<bool> run_update_;
   uint32_t tiles_x_ = 0, tiles_y_ = 0;
 };
 
@@ -251,9 +280,10 @@ GpuGradients gpuGradients(VulkanRenderer& renderer, const GaussianParams& params
   GpuState s(renderer, params.size(), cam.width, cam.height, 1);
   s.uploadView(0, target);
   s.setParams(params);
-  const float lr[5] = {0, 0, 0, 0, 0};
   GpuGradients g;
-  g.loss = s.step(cam, 0, background, alpha_weight, 0.0f, lr, 0.0f, 1, 0, false).loss;
+  GpuState::StepArgs a;
+  a.cam = &cam, a.grey = background, a.alpha_weight = alpha_weight;
+  g.loss = s.step(a).loss;
   g.grads = s.grads();
   return g;
 }
@@ -286,19 +316,36 @@ TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& ds, Ga
   double loss_sum = 0, fwd_ms = 0, tail_ms = 0;
   int loss_steps = 0;
   size_t relocated_since = 0;
-  for (int step = 0; step < o.steps; ++step) {
-    const size_t view = static_cast<size_t>(nextU64(rng) % ds.train.size());
-    const float grey = o.random_background ? static_cast<float>(uniform01(rng)) : 0.0f;
-    const float ent_w = o.entropy * std::max(0.0f, (static_cast<float>(step) / static_cast<float>(o.steps) - 0.6f) / 0.4f);
-    const float lr_means = extent * o.lr_means * std::pow(o.lr_means_final / o.lr_means, static_cast<float>(step) / static_cast<float>(o.steps));
-    const float rates[5] = {lr_means, o.lr_quats, o.lr_scales, o.lr_opacities, o.lr_colors};
-    const auto sr = s.step(ds.train[view].camera, view, grey, o.alpha_weight, ent_w, rates, lr_means * o.noise_lr, static_cast<uint32_t>(step + 1),
-                           o.seed, true);
-    fwd_ms += sr.forward_ms, tail_ms += sr.tail_ms;
-    loss_sum += sr.loss;
-    ++loss_steps;
+  auto relocates_after = [&](int step) { return step >= o.refine_start && step < refine_stop && step % o.refine_every == 0 && step > 0; };
+  auto logs_after = [&](int step) { return (step + 1) % std::max(1, o.log_every) == 0 || step + 1 == o.steps; };
+  std::vector<GpuState::StepArgs> batch;
+  for (int next = 0; next < o.steps;) {
+    // The steps up to the next one after which the host works, in one submission; their views, backgrounds
+    // and rates drawn in step order, as one step per submission would.
+    batch.clear();
+    for (bool host_work = false; next < o.steps && batch.size() < static_cast<size_t>(o.steps_per_submission) && !host_work; ++next) {
+      GpuState::StepArgs a;
+      a.view = static_cast<size_t>(nextU64(rng) % ds.train.size());
+      a.cam = &ds.train[a.view].camera;
+      a.grey = o.random_background ? static_cast<float>(uniform01(rng)) : 0.0f;
+      a.alpha_weight = o.alpha_weight;
+      a.entropy_weight = o.entropy * std::max(0.0f, (static_cast<float>(next) / static_cast<float>(o.steps) - 0.6f) / 0.4f);
+      const float lr_means = extent * o.lr_means * std::pow(o.lr_means_final / o.lr_means, static_cast<float>(next) / static_cast<float>(o.steps));
+      const float rates[5] = {lr_means, o.lr_quats, o.lr_scales, o.lr_opacities, o.lr_colors};
+      std::copy(rates, rates + 5, a.lr);
+      a.noise_scale = lr_means * o.noise_lr;
+      a.adam_step = static_cast<uint32_t>(next + 1), a.seed = o.seed, a.update = true;
+      batch.push_back(a);
+      host_work = relocates_after(next) || logs_after(next);
+    }
+    const int step = next - 1;  // the batch's last step
+    for (const GpuState::StepResult& sr : s.steps(batch)) {
+      fwd_ms += sr.forward_ms, tail_ms += sr.tail_ms;
+      loss_sum += sr.loss;
+      ++loss_steps;
+    }
     // MCMC relocation between steps, on the CPU (relocateDead), with the moments of every touched gaussian reset.
-    if (step >= o.refine_start && step < refine_stop && step % o.refine_every == 0 && step > 0) {
+    if (relocates_after(step)) {
       GaussianParams p = s.params();
       std::vector<float> m = s.moments();
       const size_t widths[5] = {3, 4, 3, 1, 3};
@@ -318,7 +365,7 @@ TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& ds, Ga
       r.relocated += moved;
     }
     const bool last = step + 1 == o.steps;
-    if ((step + 1) % std::max(1, o.log_every) == 0 || last) {
+    if (logs_after(step)) {
       const GaussianParams p = s.params();
       checkFiniteParams(p, step + 1);
       TrainLogEntry e;

@@ -57,6 +57,10 @@ struct TrainOptions {
   int log_every = 100;           // a log entry (loss, live count, opacity histogram) every this many steps
   int validate_every = 0;        // validation L1/PSNR every this many steps (0: at the start and the end only)
   Vec3 validation_background{1, 1, 1};
+  // Vulkan: steps recorded in one submission (1..64; a batch also ends at a relocation or a log entry). The
+  // result does not depend on it, unless a step's tile keys overflow the renderer's buffers: that step is
+  // then taken again after its batch.
+  int steps_per_submission = 64;
   std::function<void(int step, int steps, double loss, size_t live)> progress;  // every log entry
 
   // Empty when usable; otherwise the first bad option and why.

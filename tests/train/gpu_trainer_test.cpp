@@ -129,6 +129,15 @@ TEST(GpuTrainer, TinyRunOnTheKhronosBoxCutsValidationL1FiveFoldAndRepeatsExactly
   const TrainResult a = trainGaussiansVulkan(*gpu, ds, init, o), b = trainGaussiansVulkan(*gpu, ds, init, o);
   EXPECT_EQ(a.params.means, b.params.means);
   EXPECT_EQ(a.params.opacity_logits, b.params.opacity_logits);
+  // One step per submission gives what batches of steps give (each step's own camera, background, rates).
+  TrainOptions single = o;
+  single.steps_per_submission = 1;
+  const TrainResult one = trainGaussiansVulkan(*gpu, ds, init, single);
+  EXPECT_EQ(one.params.means, a.params.means);
+  EXPECT_EQ(one.params.color_logits, a.params.color_logits);
+  EXPECT_EQ(one.params.log_scales, a.params.log_scales);
+  ASSERT_EQ(one.log.size(), a.log.size());
+  EXPECT_EQ(one.log.back().loss, a.log.back().loss);
   o.seed = 2;
   const TrainResult c = trainGaussiansVulkan(*gpu, ds, init, o);
   EXPECT_NE(a.params.means, c.params.means);
