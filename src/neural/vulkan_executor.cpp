@@ -1190,6 +1190,9 @@ void Lowering::clip(const Node& n) {
   eltwise(n, NN_CLIP, ins);
 }
 
+// External inputs of a fused chain (shaders/nn_fused.comp reads each once into a named register).
+constexpr size_t kFusedInputs = 8;
+
 // Code and operand count of an operator a fused chain can hold (float arithmetic), or {0, 0}.
 std::pair<uint32_t, int> fusableOp(const Node& n, int64_t opset) {
   if (n.op_type == "Cast") return {0, 0};  // changes the storage class
@@ -1205,7 +1208,7 @@ void Lowering::fusedChain(const Node& tip, const std::map<std::string, std::pair
   const std::vector<const Node*>& chain = chains_.at(&tip);
   const Slot& out = slot(tip, tip.outputs[0]);
   std::vector<std::string> inputs;               // external values, register = index
-  std::map<std::string, uint32_t> internal;      // the previous operation's result -> operand 6
+  std::map<std::string, uint32_t> internal;      // the previous operation's result -> operand kFusedInputs
   std::vector<std::array<uint32_t, 6>> program;  // op, a, b, c, type, alpha bits
   auto reg = [&](const std::string& v) -> uint32_t {
     if (v.empty()) return 255;
@@ -1222,9 +1225,9 @@ void Lowering::fusedChain(const Node& tip, const std::map<std::string, std::pair
     if (m->op_type == "LeakyRelu") ins[5] = floatBits(m->attrFloat("alpha", 0.01f));
     program.push_back(ins);
     internal.clear();  // a chain: only the next operation reads this one's result
-    internal[m->outputs[0]] = 6;
+    internal[m->outputs[0]] = static_cast<uint32_t>(kFusedInputs);
   }
-  if (inputs.size() > 6 || program.size() > 16) refuse(g_, tip, "a fused chain beyond 6 inputs or 16 operations");
+  if (inputs.size() > kFusedInputs || program.size() > 16) refuse(g_, tip, "a fused chain beyond 8 inputs or 16 operations");
   Shape dims = out.shape;
   std::vector<std::vector<int64_t>> strides{rowStrides(dims)};
   std::vector<Operand> operands;
@@ -1234,7 +1237,7 @@ void Lowering::fusedChain(const Node& tip, const std::map<std::string, std::pair
   }
   collapseAxes(dims, strides);
   if (dims.size() > NN_MAX_RANK) refuse(g_, tip, "more than 6 axes after merging");
-  const uint32_t b = newParams(59 + 6 * 16);
+  const uint32_t b = newParams(75 + 6 * 16);
   param(b, 0) = static_cast<uint32_t>(dims.size());
   for (size_t d = 0; d < dims.size(); ++d) param(b, 1 + d) = static_cast<uint32_t>(dims[d]);
   param(b, 7) = off(tip, tip.outputs[0]);
@@ -1245,9 +1248,9 @@ void Lowering::fusedChain(const Node& tip, const std::map<std::string, std::pair
     param(b, 11 + 8 * k) = static_cast<uint32_t>(operands[k].dtype);
     for (size_t d = 0; d < dims.size(); ++d) param(b, 12 + 8 * k + d) = static_cast<uint32_t>(strides[k + 1][d]);
   }
-  param(b, 58) = static_cast<uint32_t>(program.size());
+  param(b, 74) = static_cast<uint32_t>(program.size());
   for (size_t i = 0; i < program.size(); ++i)
-    for (size_t w = 0; w < 6; ++w) param(b, 59 + 6 * i + w) = program[i][w];
+    for (size_t w = 0; w < 6; ++w) param(b, 75 + 6 * i + w) = program[i][w];
   dispatch(Kernel::kFused, b, static_cast<uint64_t>(elementCount(out.shape)), tip);
 }
 
@@ -1579,7 +1582,7 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
         std::set<std::string> ext = externals[c->second];
         for (const std::string& other : n->inputs)
           if (!other.empty() && other != read) ext.insert(other);
-        if (ext.size() > 6 || chains[c->second].size() >= 16) continue;
+        if (ext.size() > kFusedInputs || chains[c->second].size() >= 16) continue;
         joined = c->second;
         externals[joined] = ext;
         chain_of.erase(c);

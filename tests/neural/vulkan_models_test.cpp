@@ -404,6 +404,44 @@ TEST(VulkanExecutor, FusedChainsMatchCpu) {
   EXPECT_EQ(std::count_if(times.begin(), times.end(), [](const NodeTime& t) { return t.op_type == "Fused"; }), 1);
 }
 
+// A chain reads up to 8 external inputs (broadcast ones among them): the product of 8 values is one fused
+// dispatch, that of 9 two (the ninth factor's multiply runs alone), both equal to the CPU reference.
+TEST(VulkanExecutor, FusedChainsReadEightInputs) {
+  REQUIRE_DEVICE();
+  auto named = [](char c, size_t k) {  // (appending, not operator+: GCC 12 warns falsely on the latter)
+    std::string s(1, c);
+    s += std::to_string(k);
+    return s;
+  };
+  for (size_t factors : {8u, 9u}) {
+    Graph g;
+    g.path = "product.onnx";
+    g.opset = 17;
+    g.outputs.push_back({named('p', factors - 1), DType::kFloat32, {4, 5}, {"", ""}, true});
+    TensorMap feeds;
+    for (size_t k = 0; k < factors; ++k) {
+      const Shape shape = k % 3 == 1 ? Shape{5} : k % 3 == 2 ? Shape{4, 1} : Shape{4, 5};
+      const std::string name = named('x', k);
+      g.inputs.push_back({name, DType::kFloat32, shape, std::vector<std::string>(shape.size()), true});
+      Tensor t(DType::kFloat32, shape);
+      for (size_t i = 0; i < t.f.size(); ++i) t.f[i] = static_cast<float>(0.9 + 0.05 * std::sin(static_cast<double>(7 * k + i)));
+      feeds[name] = t;
+      if (k == 0) continue;
+      Node n;
+      n.name = named('m', k), n.op_type = "Mul";
+      n.inputs = {named(k == 1 ? 'x' : 'p', k - 1), name};
+      n.outputs = {named('p', k)};
+      g.nodes.push_back(n);
+    }
+    VulkanExecutor ex(*device(), g);
+    std::vector<NodeTime> times;
+    const TensorMap ours = ex.run(feeds, &times);
+    const std::string out = named('p', factors - 1);
+    EXPECT_EQ(ours.at(out).f, ex.cpu().run(feeds).at(out).f) << factors << " factors";
+    EXPECT_EQ(ex.gpuNodes(), factors == 8 ? 1u : 2u) << factors << " factors";
+  }
+}
+
 // Float to integer casts saturate to the target's range (NaN gives 0), as the CPU kernel; a narrow product
 // with more than 256 outputs per row takes the per-output path (staging B would give a pass no rows).
 TEST(VulkanExecutor, CastsSaturateAndWideNarrowProductsRun) {
