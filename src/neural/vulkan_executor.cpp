@@ -1416,10 +1416,23 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
            (n.op_type == "Resize" && n.attrString("mode", "nearest") == "nearest");
   };
   std::set<const Node*> on_gpu(gpu_nodes.begin(), gpu_nodes.end());
+  auto readsAsData = [&](const Node& reader, const std::string& v) {
+    const int data = mapDataInput(reader);
+    return data < 0 || (static_cast<size_t>(data) < reader.inputs.size() && reader.inputs[static_cast<size_t>(data)] == v);
+  };
   for (const Node* p : gpu_nodes) {
     if (!isMapNode(*p) || p->op_type == "Pad" || p->outputs.size() != 1) continue;
-    // Follow the single reader through aliases.
     std::string v = p->outputs[0];
+    // Several direct readers, every one a map node reading it as data (and no graph output): each composes
+    // it, reading its sources through the composed map, and it is not run (the six column gathers of a
+    // HexPlane's coordinates from one Concat: a wave fewer).
+    const std::vector<const Node*>& direct = consumers[v];
+    if (direct.size() > 1 && readers[v] == static_cast<int>(direct.size()) &&
+        std::all_of(direct.begin(), direct.end(), [&](const Node* c) { return on_gpu.count(c) && isMapNode(*c) && readsAsData(*c, v); })) {
+      low.absorbed_[v] = p;
+      continue;
+    }
+    // Follow the single reader through aliases.
     const Node* reader = nullptr;
     while (readers[v] == 1 && consumers[v].size() == 1) {
       const Node* c = consumers[v][0];
@@ -1430,10 +1443,7 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
       if (root.count(c->outputs[0]) == 0) break;  // static or not an alias
       v = c->outputs[0];
     }
-    if (!reader || !isMapNode(*reader)) continue;
-    const int data = mapDataInput(*reader);
-    const size_t pos = static_cast<size_t>(std::find(reader->inputs.begin(), reader->inputs.end(), v) - reader->inputs.begin());
-    if (data >= 0 && pos != static_cast<size_t>(data)) continue;
+    if (!reader || !isMapNode(*reader) || !readsAsData(*reader, v)) continue;
     low.absorbed_[p->outputs[0]] = p;
   }
   std::erase_if(gpu_nodes, [&](const Node* n) { return n->outputs.size() == 1 && low.absorbed_.count(n->outputs[0]) && low.absorbed_.at(n->outputs[0]) == n; });

@@ -266,6 +266,50 @@ TEST(VulkanExecutor, ComposedMovesMatchCpu) {
 // Moves that elementwise nodes read through strides are not run: a Transpose read by an Add, a Split's four
 // outputs read by Muls, an Expand between a Clip and a Div (the chain continues through it, evaluating the
 // Clip per element of the larger shape), and a Slice that takes a Concat's first part whole (an alias).
+// A move read by several moves (a HexPlane's coordinates gathered column by column from one Concat) is
+// composed into each of them and not run; a reader that is not a move (here an Add) keeps it stored.
+TEST(VulkanExecutor, AMoveReadBySeveralMovesIsComposedIntoEach) {
+  REQUIRE_DEVICE();
+  for (bool other_reader : {false, true}) {
+    Graph g;
+    g.path = "gathers.onnx";
+    g.opset = 17;
+    g.inputs.push_back({"a", DType::kFloat32, {5, 3}, {"", ""}, true});
+    g.inputs.push_back({"b", DType::kFloat32, {5, 1}, {"", ""}, true});
+    g.initializers["xy"] = int64s({2}, {0, 1});
+    g.initializers["zt"] = int64s({2}, {2, 3});
+    g.initializers["xt"] = int64s({2}, {0, 3});
+    auto node = [](const char* name, const char* op, std::vector<std::string> in, std::vector<std::string> out) {
+      Node n;
+      n.name = name, n.op_type = op, n.inputs = std::move(in), n.outputs = std::move(out);
+      return n;
+    };
+    Node c = node("c", "Concat", {"a", "b"}, {"cat"});
+    Attribute axis;
+    axis.kind = Attribute::Kind::kInt, axis.i = 1;
+    c.attributes["axis"] = axis;
+    g.nodes = {c};
+    for (const char* cols : {"xy", "zt", "xt"}) {
+      Node gather = node(cols, "Gather", {"cat", cols}, {std::string("g_") + cols});
+      gather.attributes["axis"] = axis;
+      g.nodes.push_back(gather);
+      g.outputs.push_back({std::string("g_") + cols, DType::kFloat32, {5, 2}, {"", ""}, true});
+    }
+    if (other_reader) {
+      g.nodes.push_back(node("twice", "Add", {"cat", "cat"}, {"twice"}));
+      g.outputs.push_back({"twice", DType::kFloat32, {5, 4}, {"", ""}, true});
+    }
+    VulkanExecutor ex(*device(), g);
+    Tensor a(DType::kFloat32, {5, 3}), b(DType::kFloat32, {5, 1});
+    for (size_t k = 0; k < a.f.size(); ++k) a.f[k] = static_cast<float>(k);
+    for (size_t k = 0; k < b.f.size(); ++k) b.f[k] = 100.0f + static_cast<float>(k);
+    const TensorMap ours = ex.run({{"a", a}, {"b", b}});
+    const TensorMap want = ex.cpu().run({{"a", a}, {"b", b}});
+    for (const ValueInfo& out : g.outputs) EXPECT_EQ(ours.at(out.name).f, want.at(out.name).f) << out.name;
+    EXPECT_EQ(ex.gpuNodes(), other_reader ? 5u : 3u);  // the Concat runs only for the Add
+  }
+}
+
 TEST(VulkanExecutor, StridedViewsAliasesAndBroadcastChainsMatchCpu) {
   REQUIRE_DEVICE();
   Graph g;
