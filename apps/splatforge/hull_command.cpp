@@ -310,8 +310,9 @@ HullCommand::HullCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
   bench_->add_option("--width", o.width, "Image width")->capture_default_str();
   bench_->add_option("--height", o.height, "Image height")->capture_default_str();
   bench_->add_option("--back-to-back", o.back_to_back,
-                     "Also record the last frame N times (1..64) in one submission and report its medians (a GPU that never waits on the host)")
-      ->check(CLI::Range(1, 64));
+                     "Also record the last frame N times (1.." + std::to_string(kMaxFramesPerSubmission) +
+                         ") in one submission and report its medians (a GPU that never waits on the host)")
+      ->check(CLI::Range(1, kMaxFramesPerSubmission));
   bench_->add_flag("--idle", o.idle, "No effects and no hits (the live path's floor)");
   bench_->add_option("--device", o.play.device, "Vulkan device (index or name part)");
   info_ = command_->add_subcommand("info", "Describe an SPL2 hull: core and shell counts, orders, parts, emission, chunks and materials");

@@ -10,6 +10,7 @@
 #include "view_command.h"
 #include "views_command.h"
 #include "core/limits.h"
+#include "render/vulkan_renderer.h"
 
 int main(int argc, char** argv) {
   using namespace sf::cli;
@@ -196,8 +197,9 @@ int main(int argc, char** argv) {
   c_bench->add_flag("--show-graph", bench.show_graph, "Vulkan: print the frame graph (passes, what each reads and writes, barriers)");
   c_bench->add_option("--frames", bench.frames, "Timed frames; the median is reported")->check(CLI::Range(1, 10000))->capture_default_str();
   c_bench->add_option("--back-to-back", bench.back_to_back,
-                      "Vulkan: also record the last frame N times (1..64) in one submission and report its medians (a GPU that never waits on the host)")
-      ->check(CLI::Range(1, 64));
+                      "Vulkan: also record the last frame N times (1.." + std::to_string(sf::kMaxFramesPerSubmission) +
+                          ") in one submission and report its medians (a GPU that never waits on the host)")
+      ->check(CLI::Range(1, sf::kMaxFramesPerSubmission));
   c_bench->add_flag("--loads", bench.loads, "Also measure load throughput (MB/s) of biker.ply, biker.compressed.ply and biker.spz");
   c_bench->add_flag("--json", bench.json, "Print the results as JSON to stdout (other output goes to stderr)");
   c_bench->add_option("--json-out", bench.json_out, "Also write the results as JSON to this file");

@@ -27,7 +27,7 @@ struct TrainCommand::Options {
   int steps = 6000, size = 400, views = 200;
   uint32_t seed = 1;
   float entropy = 0;
-  int steps_per_submission = 64;  // Vulkan: steps recorded in one submission
+  int steps_per_submission = train::kMaxStepsPerSubmission;  // Vulkan: steps recorded in one submission
   bool black_background = false, json = false;
   std::string backend = "auto", device;
 };
@@ -168,7 +168,7 @@ TrainCommand::TrainCommand(CLI::App& app) : options_(std::make_unique<Options>()
   command_->add_flag("--black-background", o.black_background, "Composite over black instead of a random grey per step (for comparison)");
   command_->add_option("--steps-per-submission", o.steps_per_submission,
                        "Vulkan: steps recorded in one submission, the host waiting once per batch (a batch also ends at a relocation or a log entry)")
-      ->check(CLI::Range(1, 64))
+      ->check(CLI::Range(1, train::kMaxStepsPerSubmission))
       ->capture_default_str();
   command_->add_option("--log", o.log, "Training log, JSON lines (default: the output with .log.jsonl)");
   command_->add_option("--backend", o.backend, "auto (Vulkan when a device can train, else the CPU), cpu or vulkan")

@@ -70,7 +70,7 @@ const uint32_t kMeshFrag[] = {
 };
 
 constexpr uint32_t kTimestamps = 10;  // per recorded frame
-constexpr uint32_t kMaxBackToBack = 64;  // frames one submission may record (back-to-back frames, batches)
+constexpr uint32_t kMaxBackToBack = kMaxFramesPerSubmission;
 constexpr VkDeviceSize kFrameStride = (sizeof(GpuFrame) + 255) / 256 * 256;  // one GpuFrame record per frame of a submission
 constexpr int kDepthPasses = 4;  // 8-bit digits over the 32 depth bits
 

@@ -60,6 +60,9 @@ struct VulkanFrameDebug {
   std::vector<std::vector<Vec3>> mesh_positions, mesh_normals;
 };
 
+// The most frames one submission records (renderBatchWithTail, renderBackToBack).
+inline constexpr int kMaxFramesPerSubmission = 64;
+
 // Each pass's median over several frames (benchmarks).
 VulkanPassTimes medianPassTimes(std::span<const VulkanPassTimes> runs);
 

@@ -41,10 +41,11 @@ using train_layout::GpuTrainPush;
 using Clock = std::chrono::steady_clock;
 constexpr uint32_t kWg = SF_TRAIN_WG;
 constexpr uint32_t kTile = 16;
-// The most steps recorded in one submission (the renderer's limit on frames per submission): the host waits
-// once per batch (TrainOptions::steps_per_submission), and a batch ends early at a step after which the host
-// works (a relocation, a log line).
-constexpr size_t kStepsPerSubmission = 64;
+// Steps are recorded in batches of up to kMaxStepsPerSubmission, one submission each: the host waits once per
+// batch (TrainOptions::steps_per_submission), and a batch ends early at a step after which the host works (a
+// relocation, a log line).
+static_assert(kMaxStepsPerSubmission == kMaxFramesPerSubmission, "a training step is one frame of the renderer's submission");
+constexpr size_t kStepsPerSubmission = kMaxStepsPerSubmission;
 
 uint32_t ceilDiv(uint64_t a, uint32_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }

@@ -64,7 +64,8 @@ std::string TrainOptions::validate() const {
   if (refine_every < 1) return "refine_every must be at least 1";
   if (log_every < 1) return "log_every must be at least 1";
   if (validate_every < 0) return "validate_every must be 0 (off) or more";
-  if (steps_per_submission < 1 || steps_per_submission > 64) return "steps_per_submission must be in 1..64";
+  if (steps_per_submission < 1 || steps_per_submission > kMaxStepsPerSubmission)
+    return "steps_per_submission must be in 1.." + std::to_string(kMaxStepsPerSubmission);
   if (!(alpha_weight >= 0 && std::isfinite(alpha_weight)) || !(entropy >= 0 && std::isfinite(entropy))) return "alpha and entropy weights must be finite and >= 0";
   if (!(min_opacity > 0 && min_opacity < 1)) return "min_opacity must be in (0, 1)";
   if (!(noise_lr >= 0 && std::isfinite(noise_lr))) return "noise_lr must be finite and >= 0";

@@ -34,6 +34,9 @@ struct InitialPoints {
   std::vector<Vec3> positions, normals, colors;
 };
 
+// The most training steps one Vulkan submission records (the renderer's frames per submission).
+inline constexpr int kMaxStepsPerSubmission = 64;
+
 struct TrainOptions {
   size_t budget = 6000;  // the number of gaussians, never exceeded
   int steps = 6000;
@@ -60,7 +63,7 @@ struct TrainOptions {
   // Vulkan: steps recorded in one submission (1..64; a batch also ends at a relocation or a log entry). The
   // result does not depend on it, unless a step's tile keys overflow the renderer's buffers: that step is
   // then taken again after its batch.
-  int steps_per_submission = 64;
+  int steps_per_submission = kMaxStepsPerSubmission;
   std::function<void(int step, int steps, double loss, size_t live)> progress;  // every log entry
 
   // Empty when usable; otherwise the first bad option and why.
