@@ -293,6 +293,22 @@ class TinyUNet(nn.Module):
         return torch.clamp(image + 0.15 * torch.tanh(self.dec(torch.cat([e, u], 1))), 0, 1)
 
 
+class OneLayer(nn.Module):
+    """Benchmarks: one MLP layer over rows computed in the graph from the input `time` (a broadcast
+    Relu(t + r), one fused elementwise node), then Relu(Linear(32, 32)): a single GEMM and its producer,
+    timed alone."""
+
+    def __init__(self, rows, width=32):
+        super().__init__()
+        self.rows, self.width = rows, width
+        self.r = nn.Parameter(torch.randn(1, width))
+        self.layer = nn.Linear(width, width)
+
+    def forward(self, t):
+        x = torch.relu(t.reshape(1, 1).expand(self.rows, self.width) + self.r)
+        return torch.relu(self.layer(x))
+
+
 def save_outputs(model, out_dir, stem, names):
     for t in TIMES:
         with torch.no_grad():
@@ -310,9 +326,17 @@ def main():
                     help="benchmarks: write only the 4DGS-style model, with this many gaussians (and capacity), no oracle files")
     ap.add_argument("--anchors", type=int, default=0,
                     help="benchmarks: write only a Scaffold-style model of this many anchors (10 gaussians each), computed in the graph")
+    ap.add_argument("--layer", type=int, default=0,
+                    help="benchmarks: write only a one-layer model (layer_ROWS.onnx: ROWS x 32 x 32 after a broadcast elementwise producer)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(0)
+    if args.layer > 0:
+        path = os.path.join(args.out, "layer_%d.onnx" % args.layer)
+        torch.onnx.export(OneLayer(args.layer).eval(), (torch.ones(1, dtype=torch.float32),), path, input_names=["time"],
+                          output_names=["y"], opset_version=17)
+        report(path)
+        return
     if args.anchors > 0:
         model = ProceduralAnchors(args.anchors).eval()
         path = os.path.join(args.out, "anchors_%d.onnx" % (args.anchors * model.k))
