@@ -133,12 +133,16 @@ int runTrain(const TrainCommand::Options& o) {
   if (r.test_final.views)
     fmt::print("test ({} views, white background): PSNR against the mesh renders {:.2f} dB for the sampled cloud -> {:.2f} dB trained\n",
                r.test_final.views, r.test_initial.psnr, r.test_final.psnr);
-  if (renderer)
-    fmt::print("time: {:.2f} s training (GPU per step: {:.3f} ms the frame, {:.3f} ms backward + noise + Adam), {:.2f} s in all; {} relocated\n",
-               r.seconds, r.forward_ms, r.backward_ms, total, r.relocated);
+  if (renderer) {
+    fmt::print("time: {:.2f} s training (GPU per step: {:.3f} ms the frame, {:.3f} ms backward + noise + Adam; {:.2f} s of it validation), {:.2f} s in all; {} relocated\n",
+               r.seconds, r.forward_ms, r.backward_ms, r.validation_seconds, total, r.relocated);
+    std::string split;
+    for (const auto& [name, ms] : r.gpu_pass_ms) split += fmt::format("{}{} {:.3f}", split.empty() ? "" : ", ", name, ms);
+    fmt::print("GPU per step by pass (ms): {}\n", split);
+  }
   else
-    fmt::print("time: {:.2f} s training ({:.2f} ms forward, {:.2f} ms backward, {:.2f} ms optimiser per step), {:.2f} s in all; {} relocated\n",
-               r.seconds, r.forward_ms, r.backward_ms, r.optimizer_ms, total, r.relocated);
+    fmt::print("time: {:.2f} s training ({:.2f} ms forward, {:.2f} ms backward, {:.2f} ms optimiser per step; {:.2f} s of it validation), {:.2f} s in all; {} relocated\n",
+               r.seconds, r.forward_ms, r.backward_ms, r.optimizer_ms, r.validation_seconds, total, r.relocated);
   return 0;
 }
 

@@ -331,6 +331,7 @@ Context::Context(const ContextOptions& options) : validation_(options.validation
   vkGetPhysicalDeviceProperties(physical_, &props);
   max_push_constants_ = props.limits.maxPushConstantsSize;
   max_shared_memory_ = props.limits.maxComputeSharedMemorySize;
+  max_workgroup_invocations_ = props.limits.maxComputeWorkGroupInvocations;
   timestamp_period_ns_ = props.limits.timestampPeriod;
   vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
 
@@ -727,11 +728,27 @@ uint32_t spirvLocalSizeX(std::span<const uint32_t> spirv) {
   return 0;
 }
 
+namespace {
+// Whether the workgroup size comes from specialisation constants (`layout(local_size_x_id = ...)`: a
+// constant decorated BuiltIn WorkgroupSize, which overrides the LocalSize execution mode).
+bool spirvSpecialisesWorkgroupSize(std::span<const uint32_t> spirv) {
+  constexpr uint32_t kOpDecorate = 71, kDecorationBuiltIn = 11, kBuiltInWorkgroupSize = 25;
+  for (size_t i = 5; i < spirv.size();) {
+    const uint32_t count = spirv[i] >> 16, op = spirv[i] & 0xffffu;
+    if (count == 0 || i + count > spirv.size()) break;
+    if (op == kOpDecorate && count >= 4 && spirv[i + 2] == kDecorationBuiltIn && spirv[i + 3] == kBuiltInWorkgroupSize) return true;
+    i += count;
+  }
+  return false;
+}
+}  // namespace
+
 ComputePipeline::ComputePipeline(Context& ctx, std::span<const uint32_t> spirv, uint32_t push_size, uint32_t local_size_x,
                                  const std::string& name, bool full_subgroups)
     : ctx_(ctx) {
-  uint32_t shader_size = spirvLocalSizeX(spirv);
-  if (shader_size != local_size_x)
+  const bool specialised = spirvSpecialisesWorkgroupSize(spirv);
+  const uint32_t shader_size = spirvLocalSizeX(spirv);
+  if (!specialised && shader_size != local_size_x)
     throw Error("pipeline " + name + ": shader workgroup size " + std::to_string(shader_size) + " differs from the host's " +
                 std::to_string(local_size_x));
   if (push_size > ctx.maxPushConstants())
@@ -752,6 +769,14 @@ ComputePipeline::ComputePipeline(Context& ctx, std::span<const uint32_t> spirv, 
   ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   ci.stage.module = module;
   ci.stage.pName = "main";
+  const VkSpecializationMapEntry size_entry{0, 0, sizeof(uint32_t)};
+  const VkSpecializationInfo size_spec{1, &size_entry, sizeof(uint32_t), &local_size_x};
+  if (specialised) {
+    if (local_size_x == 0 || local_size_x > ctx.maxWorkgroupInvocations())
+      throw Error("pipeline " + name + ": workgroup size " + std::to_string(local_size_x) + " outside the device's 1.." +
+                  std::to_string(ctx.maxWorkgroupInvocations()));
+    ci.stage.pSpecializationInfo = &size_spec;
+  }
   VkPipelineShaderStageRequiredSubgroupSizeCreateInfo required{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
   if (full_subgroups && ctx.subgroupSizeControl()) {
     required.requiredSubgroupSize = ctx.info().subgroup_size;

@@ -89,6 +89,7 @@ class Context {
   uint32_t queueFamily() const { return queue_family_; }
   uint32_t maxPushConstants() const { return max_push_constants_; }
   uint32_t maxSharedMemory() const { return max_shared_memory_; }
+  uint32_t maxWorkgroupInvocations() const { return max_workgroup_invocations_; }
   double timestampPeriodNs() const { return timestamp_period_ns_; }
   bool validationEnabled() const { return validation_; }
   // Pipelines can require full subgroups of info().subgroup_size (Vulkan 1.3 subgroup size control).
@@ -135,7 +136,7 @@ class Context {
   VkFence fence_ = VK_NULL_HANDLE;
   VkPhysicalDeviceMemoryProperties memory_{};
   DeviceInfo info_;
-  uint32_t max_push_constants_ = 128, max_shared_memory_ = 16384;
+  uint32_t max_push_constants_ = 128, max_shared_memory_ = 16384, max_workgroup_invocations_ = 128;
   double timestamp_period_ns_ = 1.0;
   bool buffer_int64_atomics_ = false;
   bool validation_ = false, debug_utils_ = false, subgroup_size_control_ = false, graphics_ = false, dynamic_rendering_ = false;
@@ -211,7 +212,8 @@ class GraphicsPipeline {
 // device addresses in the push constants).
 class ComputePipeline {
  public:
-  // Checks the shader's LocalSize against `local_size_x` and the push size against the device limit.
+  // Checks the shader's LocalSize against `local_size_x` and the push size against the device limit. A
+  // shader declaring `layout(local_size_x_id = 0)` gets `local_size_x` through that specialisation constant.
   // full_subgroups: where the device allows, require full subgroups of info().subgroup_size.
   ComputePipeline(Context& ctx, std::span<const uint32_t> spirv, uint32_t push_size, uint32_t local_size_x,
                   const std::string& name, bool full_subgroups = false);

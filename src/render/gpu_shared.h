@@ -20,10 +20,18 @@ using uint = uint32_t;
 #define SF_SCAN_BLOCK 1024
 // Radix sort: threads per workgroup (128 keeps per-subgroup digit counters within 16 KiB of shared
 // memory even with 8-wide subgroups) and steps per subgroup. Each subgroup owns a contiguous sub-block
-// of subgroup_size * SF_SORT_ROUNDS keys; a workgroup's block is SF_SORT_BLOCK keys.
+// of subgroup_size * rounds keys, a workgroup's block is SF_SORT_WG * rounds keys; sort_setup.comp picks
+// rounds (1 to SF_SORT_MAX_ROUNDS) per sort so that a small sort still has about SF_SORT_TARGET_SUB_BLOCKS
+// subgroups walking in parallel instead of a few walking 64 steps each. SF_SORT_BLOCK is the largest block.
 #define SF_SORT_WG 128
-#define SF_SORT_ROUNDS 64
-#define SF_SORT_BLOCK (SF_SORT_WG * SF_SORT_ROUNDS)
+#define SF_SORT_MAX_ROUNDS 64
+#define SF_SORT_BLOCK (SF_SORT_WG * SF_SORT_MAX_ROUNDS)
+#define SF_SORT_TARGET_SUB_BLOCKS 2048
+// The one-workgroup sort (radix_small.comp) for sorts of at most SF_SMALL_SORT_MAX keys: up to this many
+// subgroups (its workgroup is min(1024, SF_SMALL_SORT_SUB_BLOCKS * subgroup size) invocations), 32 KiB of
+// digit counts in shared memory.
+#define SF_SMALL_SORT_SUB_BLOCKS 32
+#define SF_SMALL_SORT_MAX 16384
 #define SF_RADIX 256
 #define SF_MAX_SUBGROUPS (SF_SORT_WG / 8)
 // Raster tile edge (16x16 pixels, one thread each).
@@ -123,6 +131,7 @@ struct GpuFrame {
 #define SF_SORT_DESC_N 0              // elements sorted (clamped to the key capacity)
 #define SF_SORT_DESC_BLOCKS 1         // radix sort workgroups
 #define SF_SORT_DESC_HIST_COUNT 2     // SF_RADIX * blocks * subgroups per workgroup
+#define SF_SORT_DESC_ROUNDS 3         // steps per subgroup (keys per sub-block / subgroup size)
 #define SF_SORT_DESC_DISPATCH_SORT 4  // 3 uints: indirect args of histogram and scatter
 #define SF_SORT_DESC_DISPATCH_HSCAN 8 // 3 uints: indirect args of the histogram scan
 #define SF_SORT_DESC_DISPATCH_ITEMS 12  // 3 uints: one thread per element (tile ranges)

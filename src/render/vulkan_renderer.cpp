@@ -56,6 +56,9 @@ const uint32_t kRadixHistogram[] = {
 const uint32_t kRadixScatter[] = {
 #include "radix_scatter.inc"
 };
+const uint32_t kRadixSmall[] = {
+#include "radix_small.inc"
+};
 const uint32_t kTileRanges[] = {
 #include "tile_ranges.inc"
 };
@@ -165,6 +168,10 @@ struct VulkanRenderer::Impl {
   // callbacks refer to that frame's locals and are never run again.
   FrameGraph last_graph;
   uint32_t sort_subgroups = 1;  // subgroups per sort workgroup
+  // The one-workgroup sort for sorts the host knows to be small (null where the device's workgroup or shared
+  // memory limits are below what it needs), its workgroup size and subgroups.
+  std::unique_ptr<gpu::ComputePipeline> small_sort;
+  uint32_t small_sort_wg = 0, small_sort_subgroups = 0;
   // Mesh pass (created on the first frame with meshes): render targets, their copies the raster reads,
   // and one host-visible buffer with the frame's vertex data, textures and draw records.
   std::unique_ptr<gpu::GraphicsPipeline> mesh_pipeline;
@@ -213,6 +220,11 @@ struct VulkanRenderer::Impl {
       throw Error("Vulkan device " + d.name + ": subgroup size " + std::to_string(d.subgroup_size) + " unsupported (need 8..128)");
     if (ctx.maxSharedMemory() < 20 * 1024) throw Error("Vulkan device " + d.name + ": less than 20 KiB of shared memory");
     sort_subgroups = SF_SORT_WG / d.subgroup_size;
+    small_sort_wg = std::min<uint32_t>(1024, SF_SMALL_SORT_SUB_BLOCKS * d.subgroup_size);
+    if (ctx.maxWorkgroupInvocations() >= small_sort_wg && ctx.maxSharedMemory() >= SF_SMALL_SORT_SUB_BLOCKS * SF_RADIX * 4) {
+      small_sort = std::make_unique<gpu::ComputePipeline>(ctx, kRadixSmall, sizeof(GpuPush), small_sort_wg, "radix_small", true);
+      small_sort_subgroups = small_sort_wg / d.subgroup_size;
+    }
     VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
     qi.queryCount = kTimestamps * kMaxBackToBack;
@@ -472,7 +484,9 @@ struct VulkanRenderer::Impl {
     key_capacity = static_cast<uint32_t>(capacity);
     const char* names[6] = {"keys_lo", "keys_hi", "values", "keys_lo_alt", "keys_hi_alt", "values_alt"};
     for (int k = 0; k < 6; ++k) keys[k] = ctx.createBuffer(capacity * 4, false, names[k]);
-    uint32_t blocks = ceilDiv(capacity, SF_SORT_BLOCK);
+    // sort_setup.comp's blocking: at most SF_SORT_TARGET_SUB_BLOCKS sub-blocks while it shortens them, and
+    // blocks of SF_SORT_BLOCK keys beyond.
+    const uint32_t blocks = std::max<uint32_t>(ceilDiv(capacity, SF_SORT_BLOCK), SF_SORT_TARGET_SUB_BLOCKS / sort_subgroups);
     const uint64_t hist_entries = static_cast<uint64_t>(blocks) * sort_subgroups * SF_RADIX;
     hist = ctx.createBuffer(hist_entries * 4, false, "radix histogram");
     hist_sums = ctx.createBuffer((ceilDiv(hist_entries, SF_SCAN_BLOCK) + 1) * 4, false, "histogram block sums");
@@ -752,10 +766,20 @@ struct VulkanRenderer::Impl {
   // LSD radix sort of keys[0..5] as described by the descriptor at counters[desc_word] (the caller puts a
   // barrier after the setup that wrote it): `lo_passes` 8-bit passes over the low word, then `hi_passes`
   // over the high word; `carry` (SF_FLAG_CARRY_*) moves the other word along. Returns the number of
-  // passes; an odd number leaves the result in the alternates.
-  int recordSort(VkCommandBuffer cmd, uint32_t desc_word, int lo_passes, int hi_passes, uint32_t carry) {
+  // passes; an odd number leaves the result in the alternates. `at_most`: what the host knows of the
+  // count (UINT64_MAX: nothing); a sort of at most SF_SMALL_SORT_MAX keys runs in one workgroup.
+  int recordSort(VkCommandBuffer cmd, uint32_t desc_word, int lo_passes, int hi_passes, uint32_t carry, uint64_t at_most = UINT64_MAX) {
     const VkDeviceAddress desc = counters.address + desc_word * 4u;
     const int passes = lo_passes + hi_passes;
+    if (small_sort && at_most <= SF_SMALL_SORT_MAX) {
+      GpuPush p = push();
+      p.scan_count = desc;
+      p.shift = static_cast<uint32_t>(lo_passes) | static_cast<uint32_t>(hi_passes) << 8;
+      p.pad0 = carry;
+      p.pad1 = small_sort_subgroups;
+      dispatch(cmd, *small_sort, p, at_most > 0 ? 1u : 0u);
+      return passes;
+    }
     for (int pass = 0; pass < passes; ++pass) {
       if (pass > 0) gpu::computeBarrier(cmd);  // the previous pass's scatter
       GpuPush p = push();
@@ -1142,7 +1166,7 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
       g.add("depth sort", {r_keys, r_counters}, {r_keys, r_counters}, [&] {
         m.recordSortSetup(cmd, slots_word, SF_DESC_SPLATS, 0);
         gpu::computeBarrier(cmd);
-        m.recordSort(cmd, SF_DESC_SPLATS, kDepthPasses, 0, 0);
+        m.recordSort(cmd, SF_DESC_SPLATS, kDepthPasses, 0, 0, m.slots);
       });
       g.add("gather counts", {r_keys, r_projected}, {r_order, r_counts}, [&] {
         m.dispatch(cmd, m.gather_counts, m.push(), ceilDiv(m.slots, SF_WG_SIZE));
@@ -1298,7 +1322,7 @@ double VulkanRenderer::sortPairs(std::vector<uint32_t>& hi, std::vector<uint32_t
   m.recordSortSetup(cmd, m.counters.address + SF_COUNTER_SCAN_TOTAL * 4, SF_DESC_KEYS, 0);
   gpu::computeBarrier(cmd);
   m.timestamp(cmd, 0);
-  int passes = m.recordSort(cmd, SF_DESC_KEYS, kDepthPasses, (std::clamp(hi_bits, 1, 32) + 7) / 8, SF_FLAG_CARRY_LO | SF_FLAG_CARRY_HI);
+  int passes = m.recordSort(cmd, SF_DESC_KEYS, kDepthPasses, (std::clamp(hi_bits, 1, 32) + 7) / 8, SF_FLAG_CARRY_LO | SF_FLAG_CARRY_HI, n);
   gpu::computeBarrier(cmd);
   m.timestamp(cmd, 1);
   m.ctx.submit(cmd);

@@ -66,6 +66,10 @@ void unflatten(const std::vector<float>& f, size_t n, std::vector<float>* groups
   }
 }
 
+// The tail's passes timed per step (GPU timestamps around them).
+constexpr size_t kTailPasses = 3;
+const char* const kTailPassNames[kTailPasses] = {"loss", "raster backward", "gaussian backward + noise + Adam"};
+
 class Pipelines {
  public:
   explicit Pipelines(gpu::Context& ctx)
@@ -113,11 +117,19 @@ class GpuState : public GpuSplatSource, public FrameTail {
     partials_ = ctx_.createBuffer(static_cast<VkDeviceSize>(partial_count_) * kStepsPerSubmission * 4, true, "train loss partials");  // per step of a batch
     fill(moments_, 0);
     fill(grad2d_, 0);
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = static_cast<uint32_t>(kStepsPerSubmission * (kTailPasses + 1));
+    SF_VK_CHECK(vkCreateQueryPool(ctx_.device(), &qi, nullptr, &queries_));
     cloud_.resize(n, 0);  // gives the frame its slot count and SH layout; the values come from the activation
     push_.params = params_.address, push_.grads = grads_.address, push_.moments = moments_.address, push_.grad2d = grad2d_.address;
     push_.pixel_grads = pixel_grads_.address, push_.partials = partials_.address;
     push_.count = static_cast<uint32_t>(n);
   }
+
+  ~GpuState() override { vkDestroyQueryPool(ctx_.device(), queries_, nullptr); }
+  GpuState(const GpuState&) = delete;
+  GpuState& operator=(const GpuState&) = delete;
 
   void uploadView(size_t index, std::span<const float> rgba) {
     upload(targets_, rgba.data(), rgba.size_bytes(), index * static_cast<size_t>(width_) * static_cast<size_t>(height_) * 16);
@@ -154,6 +166,8 @@ class GpuState : public GpuSplatSource, public FrameTail {
   };
   struct StepResult {
     double loss = 0, forward_ms = 0, tail_ms = 0;
+    VulkanPassTimes times;
+    double tail_pass_ms[kTailPasses] = {};  // the tail's passes (kTailPassNames)
   };
   // Up to kStepsPerSubmission steps, in order, in one submission: each the frame with the tail.
   std::vector<StepResult> steps(std::span<const StepArgs> args) {
@@ -182,14 +196,40 @@ class GpuState : public GpuSplatSource, public FrameTail {
       throw Error("train: the renderer placed the trained cloud at slot " + std::to_string(st[0].first_slots[0]));
     std::vector<StepResult> out(args.size());
     const auto* partials = static_cast<const float*>(partials_.mapped);
+    // The tail's timestamps, per step of the batch (a step rendered again after a key overflow wrote them
+    // again, in the same slots).
+    std::vector<uint64_t> ticks(args.size() * (kTailPasses + 1));
+    SF_VK_CHECK(vkGetQueryPoolResults(ctx_.device(), queries_, 0, static_cast<uint32_t>(ticks.size()), ticks.size() * 8, ticks.data(), 8,
+                                      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
     for (size_t k = 0; k < args.size(); ++k) {
+      const uint64_t* tk = ticks.data() + k * (kTailPasses + 1);
+      for (size_t q = 0; q < kTailPasses; ++q) out[k].tail_pass_ms[q] = static_cast<double>(tk[q + 1] - tk[q]) * ctx_.timestampPeriodNs() * 1e-6;
       for (uint32_t i = 0; i < partial_count_; ++i) out[k].loss += partials[k * partial_count_ + i];
       out[k].tail_ms = st[k].times.readback;
       out[k].forward_ms = st[k].times.total - st[k].times.readback;
+      out[k].times = st[k].times;
     }
     return out;
   }
   StepResult step(const StepArgs& a) { return steps({&a, 1})[0]; }
+
+  // The validation score of the parameters on the device, rendered by the frame (the activation as its
+  // source, as in a step) over each view: what validate() computes with the CPU forward, without moving the
+  // parameters or rendering on the host.
+  ValidationScore validate(const std::vector<View>& views, Vec3 background) {
+    ValidationSums sums;
+    RenderObject object(&cloud_);
+    object.gpu_source = this;
+    RenderSettings settings;
+    settings.background = background;
+    for (const View& v : views) {
+      if (v.camera.width != width_ || v.camera.height != height_)
+        throw Error("train: validation view " + v.name + " is not of the train views' size");
+      const ImageRGBA image = renderer_.render(std::span<const RenderObject>(&object, 1), v.camera, settings);
+      sums.add(v, image.pixels.data(), 4, background);
+    }
+    return sums.score();
+  }
 
   // GpuSplatSource: activate the parameters into the frame's slots.
   void record(void* command_buffer, const GpuSplatTargets& t) const override {
@@ -206,16 +246,24 @@ class GpuState : public GpuSplatSource, public FrameTail {
     p.frame = frame;
     p.frame_flags = raster_flags;
     const uint64_t pixels = static_cast<uint64_t>(width_) * static_cast<uint64_t>(height_);
+    const uint32_t q0 = run * (kTailPasses + 1);
+    vkCmdResetQueryPool(cmd, queries_, q0, kTailPasses + 1);
+    auto stamp = [&](uint32_t q) { vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, q0 + q); };
+    stamp(0);
     dispatch1d(cmd, pipes_->loss, p, pixels);
     gpu::computeBarrier(cmd);
+    stamp(1);
     dispatch(cmd, pipes_->raster_backward, p, tiles_x_, tiles_y_);
     gpu::computeBarrier(cmd);
+    stamp(2);
     dispatch1d(cmd, pipes_->gaussian_backward, p, n_);
-    if (!run_update_.at(run)) return;
-    gpu::computeBarrier(cmd);
-    dispatch1d(cmd, pipes_->noise, p, n_);
-    gpu::computeBarrier(cmd);
-    dispatch1d(cmd, pipes_->adam, p, n_ * SF_TRAIN_PARAMS);
+    if (run_update_.at(run)) {
+      gpu::computeBarrier(cmd);
+      dispatch1d(cmd, pipes_->noise, p, n_);
+      gpu::computeBarrier(cmd);
+      dispatch1d(cmd, pipes_->adam, p, n_ * SF_TRAIN_PARAMS);
+    }
+    stamp(3);
   }
 
  private:
@@ -264,6 +312,7 @@ class GpuState : public GpuSplatSource, public FrameTail {
   std::vector<GpuTrainPush> run_push_;  // per step of the batch being rendered
   std::vector<bool> run_update_;
   uint32_t tiles_x_ = 0, tiles_y_ = 0;
+  VkQueryPool queries_ = VK_NULL_HANDLE;  // the tail's timestamps, kTailPasses + 1 per step of a batch
 };
 
 }  // namespace
@@ -309,12 +358,20 @@ TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& ds, Ga
   GpuState s(renderer, n, width, height, ds.train.size());
   for (size_t v = 0; v < ds.train.size(); ++v) s.uploadView(v, ds.train[v].rgba);
   TrainResult r;
-  if (!val.empty()) r.initial = validate(params, val, o.validation_background);
-  if (!ds.test.empty()) r.test_initial = validate(params, ds.test, o.validation_background);
   s.setParams(params);
+  auto score = [&](const std::vector<View>& views) {
+    const auto t0 = Clock::now();
+    const ValidationScore v = s.validate(views, o.validation_background);
+    r.validation_seconds += msSince(t0) / 1000.0;
+    return v;
+  };
+  if (!val.empty()) r.initial = score(val);
+  if (!ds.test.empty()) r.test_initial = score(ds.test);
 
   uint64_t rng = 0x7a1full ^ (static_cast<uint64_t>(o.seed) << 16);
   double loss_sum = 0, fwd_ms = 0, tail_ms = 0;
+  VulkanPassTimes pass_sum;
+  double tail_sum[kTailPasses] = {};
   int loss_steps = 0;
   size_t relocated_since = 0;
   auto relocates_after = [&](int step) { return step >= o.refine_start && step < refine_stop && step % o.refine_every == 0 && step > 0; };
@@ -342,6 +399,10 @@ TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& ds, Ga
     const int step = next - 1;  // the batch's last step
     for (const GpuState::StepResult& sr : s.steps(batch)) {
       fwd_ms += sr.forward_ms, tail_ms += sr.tail_ms;
+      const VulkanPassTimes& t = sr.times;
+      pass_sum.mesh += t.mesh, pass_sum.preprocess += t.preprocess, pass_sum.depth_sort += t.depth_sort, pass_sum.scan += t.scan;
+      pass_sum.emit += t.emit, pass_sum.sort += t.sort, pass_sum.ranges += t.ranges, pass_sum.raster += t.raster;
+      for (size_t q = 0; q < kTailPasses; ++q) tail_sum[q] += sr.tail_pass_ms[q];
       loss_sum += sr.loss;
       ++loss_steps;
     }
@@ -376,7 +437,7 @@ TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& ds, Ga
       e.opacity_histogram = opacityHistogram(p);
       e.relocated = relocated_since;
       if (!val.empty() && o.validate_every > 0 && (step + 1) % o.validate_every == 0 && !last) {
-        const ValidationScore v = validate(p, val, o.validation_background);
+        const ValidationScore v = score(val);
         e.val_l1 = v.l1, e.val_psnr = v.psnr;
       }
       r.log.push_back(e);
@@ -386,12 +447,20 @@ TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& ds, Ga
   }
   r.params = s.params();
   if (!val.empty()) {
-    r.final = validate(r.params, val, o.validation_background);
+    r.final = score(val);
     r.log.back().val_l1 = r.final.l1, r.log.back().val_psnr = r.final.psnr;
   }
-  if (!ds.test.empty()) r.test_final = validate(r.params, ds.test, o.validation_background);
+  if (!ds.test.empty()) r.test_final = score(ds.test);
   // GPU times from the frame's timestamps: the frame up to its raster, and its tail (backward, noise, Adam).
   r.forward_ms = fwd_ms / o.steps, r.backward_ms = tail_ms / o.steps, r.optimizer_ms = 0;
+  const double per = 1.0 / o.steps;
+  r.gpu_pass_ms = {{"activation", pass_sum.mesh * per},
+                   {"preprocess", pass_sum.preprocess * per},
+                   {"depth sort", pass_sum.depth_sort * per},
+                   {"scan + keys", (pass_sum.scan + pass_sum.emit) * per},
+                   {"tile sort + ranges", (pass_sum.sort + pass_sum.ranges) * per},
+                   {"raster", pass_sum.raster * per}};
+  for (size_t q = 0; q < kTailPasses; ++q) r.gpu_pass_ms.emplace_back(kTailPassNames[q], tail_sum[q] * per);
   r.seconds = msSince(t_start) / 1000.0;
   return r;
 }

@@ -223,31 +223,39 @@ size_t relocateDead(GaussianParams& p, float min_opacity, uint64_t& rng, const s
   return dead.size();
 }
 
-ValidationScore validate(const GaussianParams& params, const std::vector<View>& views, Vec3 bg) {
-  ValidationScore s;
-  double l1 = 0, se = 0;
-  size_t values = 0;
-  RasterState st;
-  for (const View& v : views) {
-    rasterForward(params, v.camera, bg, st);
-    const size_t pixels = st.alpha.size();
-    for (size_t p = 0; p < pixels; ++p) {
-      const float a = v.rgba[4 * p + 3];
-      for (size_t k = 0; k < 3; ++k) {
-        const double d = st.rgb[3 * p + k] - (v.rgba[4 * p + k] + (1.0f - a) * bg[static_cast<int>(k)]);
-        l1 += std::abs(d);
-        se += d * d;
-      }
+void ValidationSums::add(const View& v, const float* rgb, int channels, Vec3 bg) {
+  const size_t pixels = static_cast<size_t>(v.camera.width) * static_cast<size_t>(v.camera.height);
+  for (size_t p = 0; p < pixels; ++p) {
+    const float a = v.rgba[4 * p + 3];
+    for (size_t k = 0; k < 3; ++k) {
+      const double d = rgb[static_cast<size_t>(channels) * p + k] - (v.rgba[4 * p + k] + (1.0f - a) * bg[static_cast<int>(k)]);
+      l1 += std::abs(d);
+      se += d * d;
     }
-    values += 3 * pixels;
   }
-  s.views = views.size();
+  values += 3 * pixels;
+  ++views;
+}
+
+ValidationScore ValidationSums::score() const {
+  ValidationScore s;
+  s.views = views;
   if (values) {
     s.l1 = l1 / static_cast<double>(values);
     const double mse = se / static_cast<double>(values);
     s.psnr = mse > 1e-30 ? 10.0 * std::log10(1.0 / mse) : 300.0;  // identical: reported as 300 dB
   }
   return s;
+}
+
+ValidationScore validate(const GaussianParams& params, const std::vector<View>& views, Vec3 bg) {
+  ValidationSums sums;
+  RasterState st;
+  for (const View& v : views) {
+    rasterForward(params, v.camera, bg, st);
+    sums.add(v, st.rgb.data(), 3, bg);
+  }
+  return sums.score();
 }
 
 TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const TrainOptions& o) {
@@ -272,8 +280,14 @@ TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const Train
   auto resetMoments = [&](size_t i) {
     for (int g = 0; g < 5; ++g) adam[g].reset(widths[g] * i, widths[g]);
   };
-  if (!val.empty()) r.initial = validate(params, val, o.validation_background);
-  if (!ds.test.empty()) r.test_initial = validate(params, ds.test, o.validation_background);
+  auto score = [&](const std::vector<View>& views) {
+    const auto t0 = Clock::now();
+    const ValidationScore v = validate(params, views, o.validation_background);
+    r.validation_seconds += msSince(t0) / 1000.0;
+    return v;
+  };
+  if (!val.empty()) r.initial = score(val);
+  if (!ds.test.empty()) r.test_initial = score(ds.test);
 
   ParamGrads grads;
   grads.resize(n);
@@ -340,7 +354,7 @@ TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const Train
       e.relocated = relocated_since;
       e.opacity_histogram = opacityHistogram(params);
       if (!val.empty() && o.validate_every > 0 && (step + 1) % o.validate_every == 0 && !last) {
-        const ValidationScore s = validate(params, val, o.validation_background);
+        const ValidationScore s = score(val);
         e.val_l1 = s.l1, e.val_psnr = s.psnr;
       }
       r.log.push_back(e);
@@ -349,10 +363,10 @@ TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const Train
     }
   }
   if (!val.empty()) {
-    r.final = validate(params, val, o.validation_background);
+    r.final = score(val);
     r.log.back().val_l1 = r.final.l1, r.log.back().val_psnr = r.final.psnr;
   }
-  if (!ds.test.empty()) r.test_final = validate(params, ds.test, o.validation_background);
+  if (!ds.test.empty()) r.test_final = score(ds.test);
   r.forward_ms = fwd_ms / o.steps, r.backward_ms = bwd_ms / o.steps, r.optimizer_ms = opt_ms / o.steps;
   r.seconds = msSince(t_start) / 1000.0;
   r.params = std::move(params);
@@ -464,13 +478,22 @@ std::string trainLogJson(const TrainResult& r, const TrainOptions& o) {
     s += "}\n";
   }
   std::snprintf(buf, sizeof buf,
-                "{\"summary\": true, \"budget\": %zu, \"steps\": %d, \"seed\": %u, \"seconds\": %.3f, \"relocated\": %zu, "
+                "{\"summary\": true, \"budget\": %zu, \"steps\": %d, \"seed\": %u, \"seconds\": %.3f, \"validation_seconds\": %.3f, \"relocated\": %zu, "
                 "\"forward_ms\": %.4f, \"backward_ms\": %.4f, \"optimizer_ms\": %.4f, \"val_views\": %zu, "
                 "\"val_l1_initial\": %.6g, \"val_psnr_initial\": %.4f, \"val_l1_final\": %.6g, \"val_psnr_final\": %.4f, "
-                "\"test_views\": %zu, \"test_psnr_initial\": %.4f, \"test_psnr_final\": %.4f}\n",
-                o.budget, o.steps, o.seed, r.seconds, r.relocated, r.forward_ms, r.backward_ms, r.optimizer_ms, r.final.views, r.initial.l1,
+                "\"test_views\": %zu, \"test_psnr_initial\": %.4f, \"test_psnr_final\": %.4f",
+                o.budget, o.steps, o.seed, r.seconds, r.validation_seconds, r.relocated, r.forward_ms, r.backward_ms, r.optimizer_ms, r.final.views, r.initial.l1,
                 r.initial.psnr, r.final.l1, r.final.psnr, r.test_final.views, r.test_initial.psnr, r.test_final.psnr);
   s += buf;
+  if (!r.gpu_pass_ms.empty()) {
+    s += ", \"gpu_pass_ms\": {";
+    for (size_t k = 0; k < r.gpu_pass_ms.size(); ++k) {
+      std::snprintf(buf, sizeof buf, "%s\"%s\": %.4f", k ? ", " : "", r.gpu_pass_ms[k].first, r.gpu_pass_ms[k].second);
+      s += buf;
+    }
+    s += "}";
+  }
+  s += "}\n";
   return s;
 }
 

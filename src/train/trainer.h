@@ -93,6 +93,10 @@ struct TrainResult {
   ValidationScore test_initial, test_final;  // on the test views (when the dataset has them)
   double seconds = 0;
   double forward_ms = 0, backward_ms = 0, optimizer_ms = 0;  // per step, mean
+  // The GPU trainer's step split by pass (mean ms per step, from GPU timestamps, in order: the frame's
+  // passes, then the tail's: loss, raster backward, the rest). Empty on the CPU.
+  std::vector<std::pair<const char*, double>> gpu_pass_ms;
+  double validation_seconds = 0;  // of `seconds`: scoring the validation and test views
   size_t relocated = 0;
 };
 
@@ -119,8 +123,16 @@ size_t liveCount(const GaussianParams& params, float min_opacity);
 // Throws sf::Error naming the step when a parameter is not finite.
 void checkFiniteParams(const GaussianParams& params, int step);
 
-// Validation score of parameters over views.
+// Validation score of parameters over views (rendered by the CPU forward).
 ValidationScore validate(const GaussianParams& params, const std::vector<View>& views, Vec3 background);
+// The score's sums, view by view, for any renderer: `rgb` holds `channels` floats per pixel (RGB first) of the
+// view's render over `background`; the target is the view's RGBA composited over the same background.
+struct ValidationSums {
+  double l1 = 0, se = 0;
+  size_t values = 0, views = 0;
+  void add(const View& view, const float* rgb, int channels, Vec3 background);
+  ValidationScore score() const;
+};
 
 // The MCMC relocation step, exposed for tests: gaussians with opacity <= min_opacity take the parameters of
 // live ones sampled in proportion to opacity; each sampled source and its copies share the source's

@@ -72,8 +72,10 @@ TEST(VulkanSort, MatchesStableSortForEveryShapeAndSize) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     return static_cast<uint32_t>(state >> 32);
   };
+  // The sizes cross the sort's blocking steps: one step per subgroup up to 2048 subgroups' worth of keys,
+  // then longer sub-blocks (300001 keys: 19 steps on 8-wide subgroups, 5 on 32-wide), up to 64 steps.
   for (size_t n : {size_t{0}, size_t{1}, size_t{1023}, size_t{1024}, size_t{1025}, size_t{2047}, size_t{2048}, size_t{2049},
-                   size_t{65535}, size_t{65536}, size_t{65537}}) {
+                   size_t{65535}, size_t{65536}, size_t{65537}, size_t{300001}}) {
     std::vector<uint32_t> hi(n), lo(n);
     for (size_t i = 0; i < n; ++i) hi[i] = next() & 0x3fffu, lo[i] = next();
     checkSort(r, hi, lo, 14, "random");

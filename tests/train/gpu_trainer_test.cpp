@@ -124,6 +124,12 @@ TEST(GpuTrainer, TinyRunOnTheKhronosBoxCutsValidationL1FiveFoldAndRepeatsExactly
   std::printf("  GPU: validation L1 %.5f -> %.5f, PSNR %.2f -> %.2f dB, %zu relocated\n", r.initial.l1, r.final.l1, r.initial.psnr, r.final.psnr,
               r.relocated);
   EXPECT_LE(r.final.l1 * 5.0, r.initial.l1);
+  // The trainer scores on the device (the frame's render of its parameters); the CPU forward gives the same.
+  const ValidationScore cpu_final = validate(r.params, ds.val.empty() ? ds.test : ds.val, o.validation_background);
+  std::printf("  validation L1 scored on the device %.7f, on the CPU %.7f\n", r.final.l1, cpu_final.l1);
+  EXPECT_EQ(r.final.views, cpu_final.views);
+  EXPECT_NEAR(r.final.l1, cpu_final.l1, 1e-4 * cpu_final.l1);
+  EXPECT_NEAR(r.final.psnr, cpu_final.psnr, 0.01);
   // The same seed again: the same parameters, bit for bit (integer gradient sums); another seed differs.
   o.steps = 40;
   const TrainResult a = trainGaussiansVulkan(*gpu, ds, init, o), b = trainGaussiansVulkan(*gpu, ds, init, o);

@@ -23,8 +23,9 @@ void main() {
     for (uint d = gl_LocalInvocationIndex; d < SF_RADIX; d += SF_SORT_WG) counts[s][d] = 0u;
   barrier();
   uint sg = gl_SubgroupID, width = gl_SubgroupSize;
-  uint start = gl_WorkGroupID.x * SF_SORT_BLOCK + sg * width * SF_SORT_ROUNDS;
-  for (uint r = 0u; r < SF_SORT_ROUNDS; ++r) {
+  uint rounds = pc.scan_count.v[SF_SORT_DESC_ROUNDS];
+  uint start = (gl_WorkGroupID.x * SF_SORT_WG + sg * width) * rounds;
+  for (uint r = 0u; r < rounds; ++r) {
     uint e = start + r * width + gl_SubgroupInvocationID;
     if (e < n) atomicAdd(counts[sg][(keys.v[e] >> pc.shift) & 0xffu], 1u);
   }

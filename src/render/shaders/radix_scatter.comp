@@ -32,7 +32,8 @@ void main() {
   uint sub_block = gl_WorkGroupID.x * nsg + sg;
   for (uint d = lane; d < SF_RADIX; d += width) cursor[sg][d] = pc.scan_data.v[d * sub_blocks + sub_block];
   SUBGROUP_SHARED_BARRIER();
-  uint start = gl_WorkGroupID.x * SF_SORT_BLOCK + sg * width * SF_SORT_ROUNDS;
+  uint rounds = pc.scan_count.v[SF_SORT_DESC_ROUNDS];
+  uint start = (gl_WorkGroupID.x * SF_SORT_WG + sg * width) * rounds;
   // Software pipelining: the next step's triple is loaded while this step is ranked and written.
   uint e = start + lane;
   uint lo = 0u, hi_word = 0u, value = 0u;
@@ -41,12 +42,12 @@ void main() {
     if (carry_hi) hi_word = src_hi.v[e];
     value = src_v.v[e];
   }
-  for (uint r = 0u; r < SF_SORT_ROUNDS; ++r) {
+  for (uint r = 0u; r < rounds; ++r) {
     if (start + r * width >= n) break;  // uniform across the subgroup
     e = start + r * width + lane;
     bool valid = e < n;
     uint next_e = e + width, next_lo = 0u, next_hi = 0u, next_value = 0u;
-    if (r + 1u < SF_SORT_ROUNDS && next_e < n) {
+    if (r + 1u < rounds && next_e < n) {
       if (carry_lo) next_lo = src_lo.v[next_e];
       if (carry_hi) next_hi = src_hi.v[next_e];
       next_value = src_v.v[next_e];

@@ -1,6 +1,6 @@
 #version 460
 // One thread: from an element count (pc.scan_data[0]) derive a sort descriptor at pc.scan_sums: the
-// clamped count, block count, histogram size and the indirect dispatch arguments of the sort passes.
+// clamped count, steps per subgroup, block count, histogram size and the indirect dispatch arguments of the sort passes.
 // For the frame's key sort (SF_FLAG_KEY_SORT) it also records the total and the overflow flag.
 #include "common.glsl"
 
@@ -15,11 +15,19 @@ void main() {
     fr.f.counters.v[SF_COUNTER_KEYS] = total;
     fr.f.counters.v[SF_COUNTER_OVERFLOW] = total > fr.f.key_capacity ? 1u : 0u;
   }
-  uint blocks = (n + SF_SORT_BLOCK - 1u) / SF_SORT_BLOCK;
+  // Enough sub-blocks to fill the device (about SF_SORT_TARGET_SUB_BLOCKS), each at most SF_SORT_MAX_ROUNDS
+  // steps long: a subgroup's steps run one after another, so few long sub-blocks would leave a small sort
+  // waiting on a handful of subgroups. Any blocking gives the same result (the sort is stable).
+  uint width = SF_SORT_WG / pc.pad1;
+  uint per_round = SF_SORT_TARGET_SUB_BLOCKS * width;
+  uint rounds = clamp((n + per_round - 1u) / per_round, 1u, uint(SF_SORT_MAX_ROUNDS));
+  uint block = rounds * SF_SORT_WG;
+  uint blocks = (n + block - 1u) / block;
   uint hist = blocks * pc.pad1 * SF_RADIX;
   d.v[SF_SORT_DESC_N] = n;
   d.v[SF_SORT_DESC_BLOCKS] = blocks;
   d.v[SF_SORT_DESC_HIST_COUNT] = hist;
+  d.v[SF_SORT_DESC_ROUNDS] = rounds;
   d.v[SF_SORT_DESC_DISPATCH_SORT] = blocks;
   d.v[SF_SORT_DESC_DISPATCH_SORT + 1] = 1u;
   d.v[SF_SORT_DESC_DISPATCH_SORT + 2] = 1u;
