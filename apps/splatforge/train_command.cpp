@@ -139,6 +139,9 @@ int runTrain(const TrainCommand::Options& o) {
     std::string split;
     for (const auto& [name, ms] : r.gpu_pass_ms) split += fmt::format("{}{} {:.3f}", split.empty() ? "" : ", ", name, ms);
     fmt::print("GPU per step by pass (ms): {}\n", split);
+    fmt::print("host: {:.2f} s in the steps' submissions (GPU {:.2f} s of it), {:.2f} s validation, {:.2f} s the rest (relocation, logging)\n",
+               r.step_seconds, (r.forward_ms + r.backward_ms) * (r.log.empty() ? 0 : r.log.back().step) / 1000.0, r.validation_seconds,
+               r.seconds - r.step_seconds - r.validation_seconds);
   }
   else
     fmt::print("time: {:.2f} s training ({:.2f} ms forward, {:.2f} ms backward, {:.2f} ms optimiser per step; {:.2f} s of it validation), {:.2f} s in all; {} relocated\n",

@@ -397,7 +397,10 @@ TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& ds, Ga
       host_work = relocates_after(next) || logs_after(next);
     }
     const int step = next - 1;  // the batch's last step
-    for (const GpuState::StepResult& sr : s.steps(batch)) {
+    const auto t_batch = Clock::now();
+    const std::vector<GpuState::StepResult> results = s.steps(batch);
+    r.step_seconds += msSince(t_batch) / 1000.0;
+    for (const GpuState::StepResult& sr : results) {
       fwd_ms += sr.forward_ms, tail_ms += sr.tail_ms;
       const VulkanPassTimes& t = sr.times;
       pass_sum.mesh += t.mesh, pass_sum.preprocess += t.preprocess, pass_sum.depth_sort += t.depth_sort, pass_sum.scan += t.scan;

@@ -97,6 +97,7 @@ struct TrainResult {
   // passes, then the tail's: loss, raster backward, the rest). Empty on the CPU.
   std::vector<std::pair<const char*, double>> gpu_pass_ms;
   double validation_seconds = 0;  // of `seconds`: scoring the validation and test views
+  double step_seconds = 0;        // of `seconds`, the GPU trainer: recording, running and waiting for the steps' submissions
   size_t relocated = 0;
 };
 

@@ -11,6 +11,7 @@
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_vote : require
 #extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_shader_atomic_int64 : require
 #include "train_common.glsl"
 
@@ -39,18 +40,36 @@ const float kFixed = float(1u << 16) * float(1u << (SF_TRAIN_FIXED_BITS - 16));
 
 // The subgroup's sums of an entry's 9 terms into the gaussian's fixed-point sums. The conic terms go in as the
 // gradient of the 2D covariance the conic inverts (dL/dSigma = -Q H Q, H the symmetric gradient of Q = the conic;
-// linear, so it applies to sums): the conic's own sums grow like sigma^4 and would wrap the fixed point for
+// linear, so it applies to the sums): the conic's own sums grow like sigma^4 and would wrap the fixed point for
 // large splats, the covariance's stay O(1).
+// Terms 0-7 are summed by a transposing butterfly: in each of three exchanges a lane keeps half of its values
+// and trades the other half with its partner, so 4 + 2 + 1 shuffles leave each of 8 neighbouring lanes with one
+// term summed over those 8, and one shuffle per further doubling of the subgroup finishes the sums (9 shuffles on
+// 32 lanes, where nine subgroupAdds take 45); those 8 lanes and one more then add a term each, side by side.
 void addEntry(uint slot, vec4 co, float v[SF_TRAIN_GRAD2D]) {
-  float sum[SF_TRAIN_GRAD2D];
-  for (uint c = 0u; c < SF_TRAIN_GRAD2D; ++c) sum[c] = subgroupAdd(v[c]);
-  if (!subgroupElect()) return;
-  mat2 q = mat2(co.x, co.y, co.y, co.z);
-  mat2 h = mat2(sum[2], 0.5 * sum[3], 0.5 * sum[3], sum[4]);
-  mat2 g = -(q * h * q);
-  sum[2] = g[0][0], sum[3] = 2.0 * g[0][1], sum[4] = g[1][1];
-  for (uint c = 0u; c < SF_TRAIN_GRAD2D; ++c)
-    if (sum[c] != 0.0) atomicAdd(pc.grad2d.v[slot * SF_TRAIN_GRAD2D + c], int64_t(sum[c] * kFixed));
+  uint lane = gl_SubgroupInvocationID;
+  bool up = (lane & 1u) != 0u;
+  float a0 = (up ? v[4] : v[0]) + subgroupShuffleXor(up ? v[0] : v[4], 1u);
+  float a1 = (up ? v[5] : v[1]) + subgroupShuffleXor(up ? v[1] : v[5], 1u);
+  float a2 = (up ? v[6] : v[2]) + subgroupShuffleXor(up ? v[2] : v[6], 1u);
+  float a3 = (up ? v[7] : v[3]) + subgroupShuffleXor(up ? v[3] : v[7], 1u);
+  up = (lane & 2u) != 0u;
+  float b0 = (up ? a2 : a0) + subgroupShuffleXor(up ? a0 : a2, 2u);
+  float b1 = (up ? a3 : a1) + subgroupShuffleXor(up ? a1 : a3, 2u);
+  up = (lane & 4u) != 0u;
+  float c = (up ? b1 : b0) + subgroupShuffleXor(up ? b0 : b1, 4u);
+  for (uint m = 8u; m < gl_SubgroupSize; m <<= 1) c += subgroupShuffleXor(c, m);
+  float last = subgroupAdd(v[8]);
+  uint term = ((lane & 1u) << 2) | (lane & 2u) | ((lane >> 2) & 1u);  // which term lane (< 8) holds
+  // The conic's sums (terms 2, 3, 4 on lanes 2, 6, 1) to the covariance's, on the lanes that add them.
+  float h2 = subgroupShuffle(c, 2u), h3 = subgroupShuffle(c, 6u), h4 = subgroupShuffle(c, 1u);
+  if (term >= 2u && term <= 4u) {
+    mat2 q = mat2(co.x, co.y, co.y, co.z);
+    mat2 g = -(q * mat2(h2, 0.5 * h3, 0.5 * h3, h4) * q);
+    c = term == 2u ? g[0][0] : term == 3u ? 2.0 * g[0][1] : g[1][1];
+  }
+  if (lane < 8u && c != 0.0) atomicAdd(pc.grad2d.v[slot * SF_TRAIN_GRAD2D + term], int64_t(c * kFixed));
+  if (lane == min(8u, gl_SubgroupSize - 1u) && last != 0.0) atomicAdd(pc.grad2d.v[slot * SF_TRAIN_GRAD2D + 8u], int64_t(last * kFixed));
 }
 
 void main() {
