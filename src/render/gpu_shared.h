@@ -27,11 +27,11 @@ using uint = uint32_t;
 #define SF_SORT_MAX_ROUNDS 64
 #define SF_SORT_BLOCK (SF_SORT_WG * SF_SORT_MAX_ROUNDS)
 #define SF_SORT_TARGET_SUB_BLOCKS 2048
-// The one-workgroup sort (radix_small.comp) for sorts of at most SF_SMALL_SORT_STEPS keys per invocation
-// (16384 on 32-wide subgroups, 4096 on 8-wide ones): up to this many subgroups (its workgroup is
-// min(1024, SF_SMALL_SORT_SUB_BLOCKS * subgroup size) invocations), 32 KiB of digit counts in shared memory.
+// The one-workgroup sort (radix_small.comp) for sorts of at most SF_SMALL_SORT_MAX keys: up to this many
+// subgroups (its workgroup is min(1024, SF_SMALL_SORT_SUB_BLOCKS * subgroup size) invocations), 32 KiB of
+// digit counts in shared memory.
 #define SF_SMALL_SORT_SUB_BLOCKS 32
-#define SF_SMALL_SORT_STEPS 16
+#define SF_SMALL_SORT_MAX 16384
 #define SF_RADIX 256
 #define SF_MAX_SUBGROUPS (SF_SORT_WG / 8)
 // Raster tile edge (16x16 pixels, one thread each).

@@ -767,11 +767,11 @@ struct VulkanRenderer::Impl {
   // barrier after the setup that wrote it): `lo_passes` 8-bit passes over the low word, then `hi_passes`
   // over the high word; `carry` (SF_FLAG_CARRY_*) moves the other word along. Returns the number of
   // passes; an odd number leaves the result in the alternates. `at_most`: what the host knows of the
-  // count (UINT64_MAX: nothing); a sort it knows to fit radix_small.comp's registers runs in one workgroup.
+  // count (UINT64_MAX: nothing); a sort of at most SF_SMALL_SORT_MAX keys runs in one workgroup.
   int recordSort(VkCommandBuffer cmd, uint32_t desc_word, int lo_passes, int hi_passes, uint32_t carry, uint64_t at_most = UINT64_MAX) {
     const VkDeviceAddress desc = counters.address + desc_word * 4u;
     const int passes = lo_passes + hi_passes;
-    if (small_sort && at_most <= static_cast<uint64_t>(small_sort_wg) * SF_SMALL_SORT_STEPS) {
+    if (small_sort && at_most <= SF_SMALL_SORT_MAX) {
       GpuPush p = push();
       p.scan_count = desc;
       p.shift = static_cast<uint32_t>(lo_passes) | static_cast<uint32_t>(hi_passes) << 8;

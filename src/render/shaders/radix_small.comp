@@ -3,8 +3,7 @@
 // (radix_histogram, the histogram scan, radix_scatter: five dispatches and barriers per 8-bit pass) cost
 // more in their fixed latency than in work. The same passes as recordSort's, with the same stable result
 // and the same ping-pong between the key buffers (an odd number of passes leaves the result in the
-// alternates): each subgroup owns a contiguous sub-block, held in registers through each pass (at most
-// SF_SMALL_SORT_STEPS keys per invocation), counts its digits into shared memory, one scan
+// alternates): each subgroup owns a contiguous sub-block, counts its digits into shared memory, one scan
 // of the digit-major counts gives every sub-block's first position per digit, and each subgroup scatters
 // its keys in order with ballot ranks, as radix_scatter does. Workgroup barriers stand in for the dispatch
 // barriers between steps and passes.
@@ -39,10 +38,6 @@ void main() {
     return;
   }
   uint n = pc.scan_count.v[SF_SORT_DESC_N];
-  if (n > gl_WorkGroupSize.x * SF_SMALL_SORT_STEPS) {  // more than its registers hold: the host's error
-    if (gl_LocalInvocationIndex == 0u) fr.f.counters.v[SF_COUNTER_ERROR] = 1u;
-    return;
-  }
   uint lo_passes = pc.shift & 0xffu, passes = lo_passes + ((pc.shift >> 8) & 0xffu);
   uint sg = gl_SubgroupID, width = gl_SubgroupSize, lane = gl_SubgroupInvocationID, tid = gl_LocalInvocationIndex;
   uint threads = gl_WorkGroupSize.x;
@@ -63,23 +58,12 @@ void main() {
     CoherentUints src_v = alt ? v_b : v_a, dst_v = alt ? v_a : v_b;
     CoherentUints src_key = hi ? src_hi : src_lo;
 
-    // This subgroup's keys in registers (each lane at most SF_SMALL_SORT_STEPS), then the counts of this pass's
-    // digits per sub-block (after the previous pass's scatter is done with cnt and its writes are visible).
+    // Counts of this pass's digits, per sub-block (after the previous pass's scatter is done with cnt and
+    // its key writes are visible).
     WORKGROUP_BARRIER();
     for (uint i = tid; i < entries; i += threads) cnt[i] = 0u;
-    uint lo[SF_SMALL_SORT_STEPS], hi_word[SF_SMALL_SORT_STEPS], value[SF_SMALL_SORT_STEPS];
-    for (uint r = 0u; r < SF_SMALL_SORT_STEPS; ++r) {
-      uint e = start + r * width + lane;
-      lo[r] = 0u, hi_word[r] = 0u, value[r] = 0u;
-      if (e < end) {
-        if (carry_lo) lo[r] = src_lo.v[e];
-        if (carry_hi) hi_word[r] = src_hi.v[e];
-        value[r] = src_v.v[e];
-      }
-    }
     WORKGROUP_BARRIER();
-    for (uint r = 0u; r < SF_SMALL_SORT_STEPS; ++r)
-      if (start + r * width + lane < end) atomicAdd(cnt[(((hi ? hi_word[r] : lo[r]) >> shift) & 0xffu) * nsg + sg], 1u);
+    for (uint e = start + lane; e < end; e += width) atomicAdd(cnt[((src_key.v[e] >> shift) & 0xffu) * nsg + sg], 1u);
     WORKGROUP_BARRIER();
 
     // Exclusive scan of the digit-major counts: each thread a run of per_thread entries, the runs' sums
@@ -105,10 +89,16 @@ void main() {
     WORKGROUP_BARRIER();
 
     // Stable scatter of this subgroup's keys, one step of `width` keys at a time (radix_scatter's ranking).
-    for (uint r = 0u; r < SF_SMALL_SORT_STEPS; ++r) {
-      if (start + r * width >= end) break;  // uniform across the subgroup
-      bool valid = start + r * width + lane < end;
-      uint digit = valid ? ((hi ? hi_word[r] : lo[r]) >> shift) & 0xffu : 0xffu;
+    for (uint base = start; base < end; base += width) {
+      uint e = base + lane;
+      bool valid = e < end;
+      uint lo = 0u, hi_word = 0u, value = 0u;
+      if (valid) {
+        if (carry_lo) lo = src_lo.v[e];
+        if (carry_hi) hi_word = src_hi.v[e];
+        value = src_v.v[e];
+      }
+      uint digit = valid ? ((hi ? hi_word : lo) >> shift) & 0xffu : 0xffu;
       uvec4 match = subgroupBallot(true);
       for (uint b = 0u; b < 8u; ++b) {
         bool bit = ((digit >> b) & 1u) != 0u;
@@ -120,9 +110,9 @@ void main() {
       uint at = cnt[digit * nsg + sg];
       if (valid) {
         uint dst = at + rank;
-        if (carry_lo) dst_lo.v[dst] = lo[r];
-        if (carry_hi) dst_hi.v[dst] = hi_word[r];
-        dst_v.v[dst] = value[r];
+        if (carry_lo) dst_lo.v[dst] = lo;
+        if (carry_hi) dst_hi.v[dst] = hi_word;
+        dst_v.v[dst] = value;
       }
       SUBGROUP_SHARED_BARRIER();
       if (valid && rank == same - 1u) cnt[digit * nsg + sg] = at + same;
