@@ -26,7 +26,7 @@ using uint = uint32_t;
 #define SF_SORT_WG 128
 #define SF_SORT_MAX_ROUNDS 64
 #define SF_SORT_BLOCK (SF_SORT_WG * SF_SORT_MAX_ROUNDS)
-#define SF_SORT_TARGET_SUB_BLOCKS 2048
+#define SF_SORT_TARGET_SUB_BLOCKS 1024
 // The one-workgroup sort (radix_small.comp) for sorts of at most SF_SMALL_SORT_MAX keys: up to this many
 // subgroups (its workgroup is min(1024, SF_SMALL_SORT_SUB_BLOCKS * subgroup size) invocations), 32 KiB of
 // digit counts in shared memory.

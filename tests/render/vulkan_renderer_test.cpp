@@ -72,8 +72,9 @@ TEST(VulkanSort, MatchesStableSortForEveryShapeAndSize) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     return static_cast<uint32_t>(state >> 32);
   };
-  // The sizes cross the sort's blocking steps: one step per subgroup up to 2048 subgroups' worth of keys,
-  // then longer sub-blocks (300001 keys: 19 steps on 8-wide subgroups, 5 on 32-wide), up to 64 steps.
+  // The sizes cross the sort's blocking steps: the one-workgroup sort for small counts, then one step per
+  // subgroup up to 1024 subgroups' worth of keys, then longer sub-blocks (300001 keys: 37 steps on 8-wide
+  // subgroups, 10 on 32-wide), up to 64 steps.
   for (size_t n : {size_t{0}, size_t{1}, size_t{1023}, size_t{1024}, size_t{1025}, size_t{2047}, size_t{2048}, size_t{2049},
                    size_t{65535}, size_t{65536}, size_t{65537}, size_t{300001}}) {
     std::vector<uint32_t> hi(n), lo(n);
