@@ -235,5 +235,8 @@ uint32_t spirvLocalSizeX(std::span<const uint32_t> spirv);
 
 // Barrier making all earlier compute/transfer writes visible to later compute/transfer/indirect reads.
 void computeBarrier(VkCommandBuffer cmd);
+// Barrier between compute shaders only: earlier shader writes visible to later shaders' reads and writes
+// (no transfer or indirect-argument stage waits on it).
+void shaderBarrier(VkCommandBuffer cmd);
 
 }  // namespace sf::gpu

@@ -1903,10 +1903,13 @@ VkCommandBuffer VulkanExecutor::Impl::recordDispatches(Plan& plan, VkCommandBuff
       vkCmdPushConstants(cmd, p.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(Push), &push);
       vkCmdDispatch(cmd, dispatch.groups[0], dispatch.groups[1], dispatch.groups[2]);
     }
-    // The next wave may read anything this one wrote (and reuse the space of what it read last). Profiling
-    // runs and SPLATFORGE_NN_SYNC put a barrier after every node, to time or fault-find it alone.
-    const bool wave_end = k + 1 == plan.nodes.size() || plan.nodes[k + 1].wave != span.wave;
-    if (wave_end || per_node || sync_nodes) gpu::computeBarrier(cmd);
+    // The next wave may read anything this one wrote (and reuse the space of what it read last): a barrier
+    // between shaders, and after the last node one that the caller's copies and indirect reads wait on too.
+    // Profiling runs and SPLATFORGE_NN_SYNC put a barrier after every node, to time or fault-find it alone.
+    const bool last = k + 1 == plan.nodes.size();
+    const bool wave_end = last || plan.nodes[k + 1].wave != span.wave;
+    if (last) gpu::computeBarrier(cmd);
+    else if (wave_end || per_node || sync_nodes) gpu::shaderBarrier(cmd);
     if (sync_nodes) {  // SPLATFORGE_NN_SYNC: each node alone, named first (finds the node of a GPU fault)
       std::fprintf(stderr, "[nn] node %zu/%zu '%s' (%s): %zu dispatch(es)\n", k + 1, plan.nodes.size(), span.name.c_str(), span.op_type.c_str(),
                    span.end - span.first);
