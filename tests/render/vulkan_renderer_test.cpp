@@ -72,9 +72,10 @@ TEST(VulkanSort, MatchesStableSortForEveryShapeAndSize) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     return static_cast<uint32_t>(state >> 32);
   };
-  // The sizes cross the sort's blocking steps: the one-workgroup sort for small counts, then one step per
-  // subgroup up to 1024 subgroups' worth of keys, then longer sub-blocks (300001 keys: 37 steps on 8-wide
-  // subgroups, 10 on 32-wide), up to 64 steps.
+  // The sizes cross the sort's paths: up to 16384 keys the one-workgroup sort; above, the passes over
+  // sub-blocks sized to the count (on 8-wide subgroups 65535 to 65537 keys take 8 or 9 steps per subgroup,
+  // 300001 keys 37; on 32-wide 2 or 3, and 10), and 2M keys (the next test) the most, 64. The frame's tile
+  // sort, whose count only the GPU knows, sorts small counts in 1-step sub-blocks: the tile-list tests below.
   for (size_t n : {size_t{0}, size_t{1}, size_t{1023}, size_t{1024}, size_t{1025}, size_t{2047}, size_t{2048}, size_t{2049},
                    size_t{65535}, size_t{65536}, size_t{65537}, size_t{300001}}) {
     std::vector<uint32_t> hi(n), lo(n);
