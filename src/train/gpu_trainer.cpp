@@ -222,9 +222,7 @@ class GpuState : public GpuSplatSource, public FrameTail {
     object.gpu_source = this;
     RenderSettings settings;
     settings.background = background;
-    for (const View& v : views) {
-      if (v.camera.width != width_ || v.camera.height != height_)
-        throw Error("train: validation view " + v.name + " is not of the train views' size");
+    for (const View& v : views) {  // any size: the frame sizes its image per camera, the train steps' own again
       const ImageRGBA image = renderer_.render(std::span<const RenderObject>(&object, 1), v.camera, settings);
       sums.add(v, image.pixels.data(), 4, background);
     }
