@@ -729,14 +729,17 @@ uint32_t spirvLocalSizeX(std::span<const uint32_t> spirv) {
 }
 
 namespace {
-// Whether the workgroup size comes from specialisation constants (`layout(local_size_x_id = ...)`: a
-// constant decorated BuiltIn WorkgroupSize, which overrides the LocalSize execution mode).
+// Whether the workgroup size comes from specialisation constants (`layout(local_size_x_id = ...)`): the
+// value decorated BuiltIn WorkgroupSize, which overrides the LocalSize execution mode, is a specialisation
+// constant composite (a shader that only reads gl_WorkGroupSize of a fixed size has a plain constant there).
 bool spirvSpecialisesWorkgroupSize(std::span<const uint32_t> spirv) {
-  constexpr uint32_t kOpDecorate = 71, kDecorationBuiltIn = 11, kBuiltInWorkgroupSize = 25;
+  constexpr uint32_t kOpDecorate = 71, kDecorationBuiltIn = 11, kBuiltInWorkgroupSize = 25, kOpSpecConstantComposite = 51;
+  uint32_t size_id = 0;
   for (size_t i = 5; i < spirv.size();) {
     const uint32_t count = spirv[i] >> 16, op = spirv[i] & 0xffffu;
     if (count == 0 || i + count > spirv.size()) break;
-    if (op == kOpDecorate && count >= 4 && spirv[i + 2] == kDecorationBuiltIn && spirv[i + 3] == kBuiltInWorkgroupSize) return true;
+    if (op == kOpDecorate && count >= 4 && spirv[i + 2] == kDecorationBuiltIn && spirv[i + 3] == kBuiltInWorkgroupSize) size_id = spirv[i + 1];
+    if (op == kOpSpecConstantComposite && count >= 3 && size_id != 0 && spirv[i + 2] == size_id) return true;
     i += count;
   }
   return false;
