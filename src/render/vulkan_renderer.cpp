@@ -169,9 +169,9 @@ struct VulkanRenderer::Impl {
   FrameGraph last_graph;
   uint32_t sort_subgroups = 1;  // subgroups per sort workgroup
   // The one-workgroup sort for sorts the host knows to be small (null where the device's workgroup or shared
-  // memory limits are below what it needs), its workgroup size and subgroups.
+  // memory limits are below what it needs), and the subgroups of its workgroup.
   std::unique_ptr<gpu::ComputePipeline> small_sort;
-  uint32_t small_sort_wg = 0, small_sort_subgroups = 0;
+  uint32_t small_sort_subgroups = 0;
   // Mesh pass (created on the first frame with meshes): render targets, their copies the raster reads,
   // and one host-visible buffer with the frame's vertex data, textures and draw records.
   std::unique_ptr<gpu::GraphicsPipeline> mesh_pipeline;
@@ -220,7 +220,7 @@ struct VulkanRenderer::Impl {
       throw Error("Vulkan device " + d.name + ": subgroup size " + std::to_string(d.subgroup_size) + " unsupported (need 8..128)");
     if (ctx.maxSharedMemory() < 20 * 1024) throw Error("Vulkan device " + d.name + ": less than 20 KiB of shared memory");
     sort_subgroups = SF_SORT_WG / d.subgroup_size;
-    small_sort_wg = std::min<uint32_t>(1024, SF_SMALL_SORT_SUB_BLOCKS * d.subgroup_size);
+    const uint32_t small_sort_wg = std::min<uint32_t>(1024, SF_SMALL_SORT_SUB_BLOCKS * d.subgroup_size);
     if (ctx.maxWorkgroupInvocations() >= small_sort_wg && ctx.maxSharedMemory() >= SF_SMALL_SORT_SUB_BLOCKS * SF_RADIX * 4) {
       small_sort = std::make_unique<gpu::ComputePipeline>(ctx, kRadixSmall, sizeof(GpuPush), small_sort_wg, "radix_small", true);
       small_sort_subgroups = small_sort_wg / d.subgroup_size;
