@@ -34,7 +34,9 @@ struct HullCommand::Options {
   AnimateOptions play;  // hull play
   int hulls = 200, frames = 120, width = 1920, height = 1080;  // hull bench
   int back_to_back = 0;  // hull bench: also the last frame this many times in one submission
+  int submissions = 1;   // hull bench: that many such submissions in a row (the GPU clock ramps under steady work)
   bool idle = false;
+  bool tile_stats = false;  // hull bench: print the spread of the last frame's tile pairs
   uint32_t seed = 1;
   double duration = 0;
   // hull bake --train: train the splats in process first (train/trainer.h).
@@ -164,11 +166,28 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// The spread of the last frame's tile pairs over its tiles: each tile's list is walked in full by the raster
+// workgroups of its rows, so the raster's time follows the deepest tiles as much as the total.
+void printTileStats(const VulkanFrameDebug& d, size_t splats) {
+  std::vector<uint32_t> depths;
+  for (size_t i = 0; i + 1 < d.tile_ranges.size(); i += 2) depths.push_back(d.tile_ranges[i + 1] - d.tile_ranges[i]);
+  if (depths.empty()) return;
+  std::sort(depths.begin(), depths.end());
+  uint64_t total = 0, occupied = 0, deep = 0;
+  for (uint32_t n : depths) total += n, occupied += n > 0, deep += n >= 1024 ? n : 0;
+  const auto at = [&](double q) { return depths[std::min(depths.size() - 1, static_cast<size_t>(q * static_cast<double>(depths.size())))]; };
+  const auto share = [&](uint64_t part) { return total > 0 ? static_cast<double>(part) / static_cast<double>(total) : 0.0; };
+  fmt::print("tile pairs: {} tiles, {} with pairs, {} pairs ({:.2f} per splat); per tile p50 {} p90 {} p99 {} max {}\n", depths.size(), occupied, total,
+             splats > 0 ? static_cast<double>(total) / static_cast<double>(splats) : 0.0, at(0.5), at(0.9), at(0.99), depths.back());
+  fmt::print("  pairs in tiles of >= 1024 pairs: {:.1f}%\n", 100.0 * share(deep));
+}
+
 // `hull bench`: N live hulls in a grid with every effect on and a hit per frame on the first, on the Vulkan
 // frame; CPU time of the destruction and of building the frame inputs, GPU time of the frame.
 int runBench(const HullCommand::Options& o) {
   if (o.hulls < 1 || o.hulls > 10000) throw Error("--hulls must be in 1..10000");
   if (o.frames < 1 || o.frames > 100000) throw Error("--frames must be in 1..100000");
+  if (o.submissions > 1 && o.back_to_back == 0) throw Error("--submissions counts --back-to-back submissions: give --back-to-back N too");
   auto asset = hull::HullAsset::load(o.input);
   gpu::ContextOptions co;
   co.device = o.play.device;
@@ -245,13 +264,30 @@ int runBench(const HullCommand::Options& o) {
              "({} splats, {} tile pairs)\n",
              median(gpu_pre), median(gpu_depth), median(gpu_keys), median(gpu_tiles), median(gpu_raster), splats, pairs);
   if (o.back_to_back > 0 && !last_objects.empty()) {
-    const VulkanPassTimes b = medianPassTimes(vk.renderBackToBack(last_objects, cam, {}, o.back_to_back));
-    fmt::print("back to back ({} frames in one submission):\n", o.back_to_back);
+    // Submissions one after another; the medians are over the frames of the later half (the earlier ones
+    // are where a GPU that idled between the timed frames raises its clock), the spread over all of them.
+    const int first_kept = o.submissions / 2;
+    std::vector<VulkanPassTimes> later;
+    std::vector<double> per_submission;
+    for (int s = 0; s < o.submissions; ++s) {
+      const std::vector<VulkanPassTimes> runs = vk.renderBackToBack(last_objects, cam, {}, o.back_to_back);
+      const VulkanPassTimes m = medianPassTimes(runs);
+      per_submission.push_back(m.total - m.readback);
+      if (s >= first_kept) later.insert(later.end(), runs.begin(), runs.end());
+    }
+    const VulkanPassTimes b = medianPassTimes(later);
+    if (o.submissions > 1)
+      fmt::print("back to back ({} frames in each of {} submissions; frame medians per submission {:.4f} .. {:.4f} ms; below: the last {}):\n",
+                 o.back_to_back, o.submissions, *std::min_element(per_submission.begin(), per_submission.end()),
+                 *std::max_element(per_submission.begin(), per_submission.end()), o.submissions - first_kept);
+    else
+      fmt::print("back to back ({} frames in one submission):\n", o.back_to_back);
     fmt::print("gpu before preprocess (hull passes, uploads) median {:.4f} ms\n", b.mesh);
     fmt::print("gpu frame without readback                   median {:.4f} ms\n", b.total - b.readback);
     fmt::print("  of it: preprocess {:.4f}, depth sort {:.4f}, scan + keys {:.4f}, tile sort + ranges {:.4f}, raster {:.4f} ms\n", b.preprocess,
                b.depth_sort, b.scan + b.emit, b.sort + b.ranges, b.raster);
   }
+  if (o.tile_stats) printTileStats(vk.readDebug(), splats);
   if (vk.context().validationErrors() > 0) throw Error(vk.context().validationReport());
   return 0;
 }
@@ -313,7 +349,13 @@ HullCommand::HullCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
                      "Also record the last frame N times (1.." + std::to_string(kMaxFramesPerSubmission) +
                          ") in one submission and report its medians (a GPU that never waits on the host)")
       ->check(CLI::Range(1, kMaxFramesPerSubmission));
+  bench_->add_option("--submissions", o.submissions,
+                     "With --back-to-back: make that many such submissions in a row and report the medians of the later half "
+                     "(a GPU left idle between the timed frames raises its clock only under steady work)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   bench_->add_flag("--idle", o.idle, "No effects and no hits (the live path's floor)");
+  bench_->add_flag("--tile-stats", o.tile_stats, "Also print how the last frame's tile pairs spread over its tiles (reads the frame's buffers back)");
   bench_->add_option("--device", o.play.device, "Vulkan device (index or name part)");
   info_ = command_->add_subcommand("info", "Describe an SPL2 hull: core and shell counts, orders, parts, emission, chunks and materials");
   info_->add_option("file", o.input, "SPL2 file")->required();

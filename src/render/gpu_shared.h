@@ -36,6 +36,10 @@ using uint = uint32_t;
 #define SF_MAX_SUBGROUPS (SF_SORT_WG / 8)
 // Raster tile edge (16x16 pixels, one thread each).
 #define SF_TILE 16
+// Rows of a tile one raster workgroup blends (SF_TILE x SF_RASTER_ROWS pixels, one thread each; a tile takes
+// SF_TILE / SF_RASTER_ROWS workgroups, each walking the tile's whole list): a tile holding thousands of
+// splats is shared among several SMs, and a part of a tile whose pixels are all saturated stops on its own.
+#define SF_RASTER_ROWS 8
 
 // Pass flags (GpuPush::pad0): read the sort's alternate buffers; sort on the high key word; carry the low /
 // high word along (the key word and the value always move); the frame's key sort (sort_setup checks the
@@ -161,6 +165,7 @@ struct GpuPush {
 static_assert(sizeof(GpuObject) == 96, "GpuObject layout");
 static_assert(sizeof(GpuFrame) == 120 + 25 * 8, "GpuFrame layout");
 static_assert(sizeof(GpuPush) == 56, "GpuPush layout");
+static_assert(SF_TILE % SF_RASTER_ROWS == 0 && SF_TILE * SF_RASTER_ROWS % 32 == 0, "raster workgroups: whole rows of a tile, 32-entry words");
 }  // namespace sf::gpu_layout
 #undef SF_REF
 #endif

@@ -1193,7 +1193,7 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
         m.timestamp(cmd, 7);
       });
       g.add("raster", {r_ranges, r_keys, r_projected, r_mesh}, {r_image}, [&] {
-        m.dispatch(cmd, m.raster, alt, tiles_x, tiles_y);
+        m.dispatch(cmd, m.raster, alt, tiles_x, tiles_y * (SF_TILE / SF_RASTER_ROWS));
         m.timestamp(cmd, 8);
       });
       g.add("tail", {r_image, r_ranges, r_keys, r_projected, r_counters}, {r_train}, [&] { tail->record(cmd, m.frameAddress(), alt.pad0, static_cast<uint32_t>(run)); }, tail != nullptr);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -556,6 +557,35 @@ TEST(HullCli, PlayScriptToFramesAndMp4) {
   EXPECT_GT(std::filesystem::file_size(dir + "/b.mp4"), 0u);
   EXPECT_EQ(test::runCli("hull play " + dir + "/h.spl2 --script " + dir + "/missing.json -o " + dir + "/x.mp4", &out), 1);
   EXPECT_NE(out.find("missing.json"), std::string::npos) << out;
+}
+
+// `hull bench` on the Vulkan frame: the passes, the back-to-back submissions, and the tile spread, whose
+// pairs (the sum of the frame's tile ranges, read back) equal the frame's own key count.
+TEST(HullCli, BenchReportsPassesSubmissionsAndTileSpread) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
+  const std::string dir = test::tempDir("HullCli.Bench");
+  saveSpl2(sphereHull(800), dir + "/h.spl2");
+  std::string out;
+  ASSERT_EQ(test::runCli("hull bench " + dir + "/h.spl2 --hulls 3 --frames 3 --width 96 --height 64 --back-to-back 2 --submissions 3 --tile-stats", &out), 0)
+      << out;
+  EXPECT_NE(out.find("hulls 3 "), std::string::npos) << out;
+  EXPECT_NE(out.find("back to back (2 frames in each of 3 submissions"), std::string::npos) << out;
+  EXPECT_NE(out.find("below: the last 2"), std::string::npos) << out;
+  const size_t keys_at = out.find(" tile pairs)");
+  const size_t stats_at = out.find("tile pairs: ");
+  ASSERT_NE(keys_at, std::string::npos) << out;
+  ASSERT_NE(stats_at, std::string::npos) << out;
+  const size_t keys_from = out.rfind(", ", keys_at) + 2;
+  const std::string keys = out.substr(keys_from, keys_at - keys_from);
+  // "tile pairs: T tiles, O with pairs, P pairs (...)": 96x64 is 6x4 tiles.
+  unsigned tiles = 0, occupied = 0;
+  unsigned long long pairs = 0;
+  ASSERT_EQ(std::sscanf(out.c_str() + stats_at, "tile pairs: %u tiles, %u with pairs, %llu pairs", &tiles, &occupied, &pairs), 3) << out;
+  EXPECT_EQ(tiles, 24u);
+  EXPECT_GT(occupied, 0u);
+  EXPECT_EQ(std::to_string(pairs), keys) << out;
+  EXPECT_EQ(test::runCli("hull bench " + dir + "/h.spl2 --hulls 1 --frames 2 --width 32 --height 32 --submissions 2", &out), 1);
+  EXPECT_NE(out.find("--back-to-back"), std::string::npos) << out;
 }
 
 }  // namespace

@@ -745,6 +745,29 @@ TEST(VulkanImage, SinkKeepsObjectsInPlaceAcrossFrames) {
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 
+// Many small objects of sizes that end inside a workgroup (1 to 700 splats), empty ones first, between and
+// last, each with its own transform, against the CPU.
+TEST(VulkanImage, ManySmallAndEmptyObjectsMatchCpu) {
+  SF_REQUIRE_VULKAN(r);
+  const GaussianCloud empty;
+  std::vector<GaussianCloud> clouds;
+  for (size_t k = 0; k < 40; ++k) clouds.push_back(test::randomCloud(1 + (k * 97) % 700, static_cast<int>(k % 3), 60 + static_cast<uint32_t>(k)));
+  std::vector<RenderObject> objects{{&empty, Mat4{}}};
+  for (size_t k = 0; k < clouds.size(); ++k) {
+    const float x = 0.3f * (static_cast<float>(k % 8) - 3.5f), y = 0.3f * (static_cast<float>(k / 8) - 2.0f);
+    objects.push_back({&clouds[k], Mat4::fromLinearTranslation(Mat3::diagonal({0.25f, 0.25f, 0.25f}), {x, y, 0})});
+    if (k % 7 == 3) objects.push_back({&empty, Mat4{}});
+  }
+  objects.push_back({&empty, Mat4{}});
+  const Camera cam = lookAtCamera({0, 0, 3}, {0, 0, 0}, {0, 1, 0}, 50, 160, 120);
+  VulkanFrameStats st;
+  const ImageRGBA gpu = r->render(objects, cam, RenderSettings{}, &st);
+  const ImageDiff diff = compareImages(renderCpu(objects, cam, RenderSettings{}), gpu);
+  std::printf("%zu objects, %zu splats: %.2f dB against the CPU\n", objects.size(), st.splats, diff.psnr);
+  EXPECT_GE(diff.psnr, 45.0);
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
 // The raster skips, per subgroup, the splats whose alpha >= 1/255 ellipse misses its pixels. Splats at the
 // edges of that test: needles (ill-conditioned conics), opacities on both sides of 1/255, splats larger
 // than a tile, all white on black, sparse. A splat skipped where it reaches cuts its ellipse short over

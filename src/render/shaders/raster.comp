@@ -1,7 +1,8 @@
 #version 460
-// Tile raster: one workgroup per 16x16 tile, one thread per pixel, front-to-back blending of the tile's
-// sorted splats in batches staged through shared memory. Same per-pixel math as blendPixel(): with a mesh
-// layer, blending stops at the first splat not in front of the mesh and ends on the mesh colour.
+// Tile raster: SF_TILE / SF_RASTER_ROWS workgroups per 16x16 tile, each blending SF_RASTER_ROWS of its rows,
+// one thread per pixel, front to back over the tile's sorted splats in batches staged through shared
+// memory. Same per-pixel math as blendPixel(): with a mesh layer, blending stops at the first splat not in
+// front of the mesh and ends on the mesh colour.
 //
 // Per batch, each subgroup first culls the batch against the rectangle of its own pixels that are still
 // blending: a splat whose alpha >= 1/255 ellipse misses that rectangle cannot change any of them (its
@@ -15,8 +16,9 @@
 #extension GL_KHR_shader_subgroup_ballot : require
 #include "common.glsl"
 
-layout(local_size_x = SF_TILE, local_size_y = SF_TILE) in;
-const uint kBatch = SF_TILE * SF_TILE;
+layout(local_size_x = SF_TILE, local_size_y = SF_RASTER_ROWS) in;
+const uint kBatch = SF_TILE * SF_RASTER_ROWS;
+const uint kParts = SF_TILE / SF_RASTER_ROWS;  // workgroups per tile, stacked along y
 shared vec2 s_mean[kBatch];
 shared vec4 s_conic[kBatch];
 shared vec4 s_color_depth[kBatch];
@@ -42,7 +44,7 @@ bool reaches(uint j, vec2 lo, vec2 hi) {
 
 void main() {
   FrameRef fr = pc.frame;
-  uint tile = gl_WorkGroupID.y * fr.f.tiles_x + gl_WorkGroupID.x;
+  uint tile = (gl_WorkGroupID.y / kParts) * fr.f.tiles_x + gl_WorkGroupID.x;
   uvec2 range = fr.f.tile_ranges.v[tile];
   Uints values = (pc.pad0 & SF_FLAG_SOURCE_ALT) != 0u ? fr.f.values_alt : fr.f.values;
   uint px = gl_GlobalInvocationID.x, py = gl_GlobalInvocationID.y;
