@@ -6,6 +6,7 @@
 
 #include "core/covariance.h"
 #include "core/error.h"
+#include "render/splat_shape.h"
 
 namespace sf::hull {
 namespace {
@@ -27,6 +28,17 @@ Vec3 rndUnit(uint32_t a, uint32_t b) {
 Vec3 safeNormalize(Vec3 v, Vec3 fallback) {
   const float l = length(v);
   return l > 1e-12f ? v / l : fallback;
+}
+
+// A wound slot's shape word by its rest splat's size class (HullParams::shape_small / shape_large, compared
+// on the covariance's trace, exact in float on both sides); the polygon's sides and turn from its hash.
+uint32_t woundShape(const HullParams& p, const HullRest& r, uint32_t key) {
+  const float trace = r.cov[0] + r.cov[3] + r.cov[5];
+  const uint32_t h = hash32(key ^ 0x5a0e3u);
+  const SplatShapeClass cls = trace >= p.shape_large ? SplatShapeClass::kPolygon
+                              : trace <= p.shape_small ? SplatShapeClass::kDisc
+                                                       : SplatShapeClass::kRoundedHex;
+  return splatShapeWord(cls, 5u + (h >> 8) % 3u, h & 255u);
 }
 float smoothstepf(float e0, float e1, float x) {
   const float t = std::clamp((x - e0) / (e1 - e0), 0.0f, 1.0f);
@@ -187,6 +199,7 @@ void evaluateHull(const HullParams& p, std::span<const HullRest> rest, std::span
   out.covariances.assign(n, Cov6{});
   out.opacities.assign(n, std::numeric_limits<float>::quiet_NaN());
   out.colors.assign(n, Vec3{});
+  out.shapes.assign(n, 0u);
   const Vec3 centre = vec(p.centre), gravity = vec(p.gravity);
   for (size_t idx = 0; idx < n; ++idx) {
     const uint32_t i = static_cast<uint32_t>(idx);
@@ -327,6 +340,8 @@ void evaluateHull(const HullParams& p, std::span<const HullRest> rest, std::span
     out.covariances[idx] = covarianceUpper(cov);
     out.opacities[idx] = op;
     out.colors[idx] = {std::clamp(col.x, 0.0f, 1.0f), std::clamp(col.y, 0.0f, 1.0f), std::clamp(col.z, 0.0f, 1.0f)};
+    if (p.shape_large > 0 && (s.flags & SF_HULL_FLAG_WOUND) && (kind == SF_HULL_KIND_SKIN || kind == SF_HULL_KIND_LAYER))
+      out.shapes[idx] = woundShape(p, r, key);
   }
 }
 
@@ -339,6 +354,19 @@ HullInstance::HullInstance(std::shared_ptr<const HullAsset> asset, const Destruc
   const double n = std::max<double>(1.0, static_cast<double>(rest.size()));
   centre_ = {static_cast<float>(c[0] / n), static_cast<float>(c[1] / n), static_cast<float>(c[2] / n)};
   effects.debris_life = options.debris_life;
+  // The size classes of wound shapes: percentiles of the hull splats' rest sizes (the pool copies theirs).
+  std::vector<float> traces;
+  traces.reserve(destruction_.hullSlots());
+  for (size_t i = 0; i < destruction_.hullSlots() && i < rest.size(); ++i) traces.push_back(rest[i].cov[0] + rest[i].cov[3] + rest[i].cov[5]);
+  if (!traces.empty()) {
+    auto at = [&](double q) {
+      auto it = traces.begin() + static_cast<std::ptrdiff_t>(q * static_cast<double>(traces.size() - 1));
+      std::nth_element(traces.begin(), it, traces.end());
+      return *it;
+    };
+    shape_small_ = at(0.40);
+    shape_large_ = std::max(at(0.85), std::numeric_limits<float>::min());  // > 0: shapes on
+  }
   slots_cloud_.resize(destruction_.slots().size(), 0);
   slots_cloud_.color_space = asset_->rest.color_space;
 }
@@ -352,10 +380,20 @@ void HullInstance::resetDestruction() {
 
 void HullInstance::setGpuPath(std::shared_ptr<HullGpuPath> path) { gpu_ = std::move(path); }
 
+bool HullInstance::wounded() const {
+  if (wounds_revision_ != revision()) {
+    const auto& slots = destruction_.slots();
+    wounded_ = std::any_of(slots.begin(), slots.end(), [](const HullSlot& s) { return (s.flags & SF_HULL_FLAG_WOUND) != 0; });
+    wounds_revision_ = revision();
+  }
+  return wounded_;
+}
+
 void HullInstance::buildFrame(const Mat4& object_to_world, double time, const HullLight& light, HullFrame& out,
                               std::vector<RenderObject>& objects) const {
   const std::vector<HullSlot>& slots = destruction_.slots();
-  const HullParams params = packHullParams(effects, light, object_to_world, centre_, time, static_cast<uint32_t>(slots.size()));
+  HullParams params = packHullParams(effects, light, object_to_world, centre_, time, static_cast<uint32_t>(slots.size()));
+  if (wounded()) params.shape_small = shape_small_, params.shape_large = shape_large_;
   out.sort_depth.clear();
   out.core_positions.clear();
   out.core_colors.clear();
@@ -380,6 +418,7 @@ void HullInstance::buildFrame(const Mat4& object_to_world, double time, const Hu
   }
   RenderObject ro{&c, object_to_world, out.live.positions, out.live.covariances};
   ro.dynamic = true;
+  if (params.shape_large > 0) ro.shapes = out.live.shapes;
   objects.push_back(ro);
 }
 

@@ -118,6 +118,9 @@ class HullInstance {
   const Destruction& destruction() const { return destruction_; }
   HullEffects effects;
   Vec3 centre() const { return centre_; }
+  // The wound shapes' size classes: HullParams::shape_small / shape_large while a wound is open.
+  float shapeSmall() const { return shape_small_; }
+  float shapeLarge() const { return shape_large_; }
   // Back to the undamaged hull (a fresh Destruction with the same options).
   void resetDestruction();
   // Changes whenever the destruction's slots or bodies do, across resets.
@@ -129,6 +132,7 @@ class HullInstance {
 
   // This frame's object for a hull placed by `object_to_world` at scene time `time`: with a GPU path the
   // params are handed to it and the object carries it as gpu_source; else the CPU reference fills `out`.
+  // Wounded slots (wound edges, crater floors) draw with shapes by size class (HullParams::shape_small).
   void buildFrame(const Mat4& object_to_world, double time, const HullLight& light, HullFrame& out,
                   std::vector<RenderObject>& objects) const;
 
@@ -140,6 +144,13 @@ class HullInstance {
   Vec3 centre_;
   GaussianCloud slots_cloud_;  // sizes the object: slots, SH degree 0
   std::shared_ptr<HullGpuPath> gpu_;
+  // Wound shapes: the size classes' thresholds on the rest covariance's trace (the hull splats' 40th and 85th
+  // percentiles), and whether any slot is wounded at the revision last looked at (a hull with no wound
+  // gives no shapes, so its frame costs what a plain one does).
+  float shape_small_ = 0, shape_large_ = 0;
+  mutable uint64_t wounds_revision_ = ~uint64_t{0};
+  mutable bool wounded_ = false;
+  bool wounded() const;
 };
 
 }  // namespace sf::hull

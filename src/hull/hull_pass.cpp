@@ -49,6 +49,7 @@ VulkanHullPath::~VulkanHullPath() = default;
 void VulkanHullPath::setFrame(const HullParams& params, const Destruction& destruction, uint64_t revision) {
   if (destruction.slots().size() != slot_count_) throw Error("hull GPU path: the slot count changed");
   std::memcpy(params_.mapped, &params, sizeof(HullParams));
+  shaped_ = params.shape_large > 0;
   if (revision == uploaded_revision_) return;
   // Stage the slots and bodies; the copy to the device buffers is recorded with the next dispatch. Frames
   // are synchronous, so the staging buffer is free again by the time this runs.
@@ -90,6 +91,7 @@ void VulkanHullPath::record(void* command_buffer, const GpuSplatTargets& t) cons
   p.out_covariances = t.covariances;
   p.out_opacities = t.opacities;
   p.out_sh = t.sh;
+  p.out_shapes = t.shapes;
   p.count = t.count;
   p.sh_stride = t.sh_stride;
   pass_->record(cmd, p);

@@ -32,6 +32,8 @@ class VulkanHullPath : public HullGpuPath {
 
   void setFrame(const HullParams& params, const Destruction& destruction, uint64_t revision) override;
   void record(void* command_buffer, const GpuSplatTargets& targets) const override;
+  // While a wound is open (the frame's parameters give shape classes) the pass writes shape words.
+  bool writesShapes() const override { return shaped_; }
 
  private:
   std::shared_ptr<const HullPass> pass_;
@@ -40,6 +42,7 @@ class VulkanHullPath : public HullGpuPath {
   uint64_t uploaded_revision_ = ~uint64_t{0};
   mutable bool copy_pending_ = false;
   size_t staged_body_bytes_ = 0;
+  bool shaped_ = false;
 };
 
 // Gives `instance` a GPU path on `ctx` (the renderer's device), sharing one pipeline per device among the

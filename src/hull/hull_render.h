@@ -64,6 +64,7 @@ struct HullOutput {
   std::vector<Cov6> covariances;
   std::vector<float> opacities;
   std::vector<Vec3> colors;
+  std::vector<uint32_t> shapes;  // shape words (render/splat_shape.h): wound slots' by size class, else 0
 };
 
 // One hull's frame data; owns what its RenderObject and RenderMesh point to.

@@ -132,6 +132,11 @@ struct HullParams {
   float part_pivot[SF_HULL_PARTS][4];   // xyz, w unused
   float part_quat[SF_HULL_PARTS][4];    // x y z w
   float part_offset[SF_HULL_PARTS][4];  // xyz, w unused
+  // Wound shapes (render/splat_shape.h) by size class: a skin or layer slot flagged SF_HULL_FLAG_WOUND draws
+  // as a disc where its rest covariance's trace is at most shape_small (the model's 40th percentile), a 5- to
+  // 7-gon where at least shape_large (85th), a rounded hex between; shape_large 0: every slot a gaussian.
+  float shape_small;
+  float shape_large;
 };
 
 #ifndef __cplusplus
@@ -140,6 +145,7 @@ layout(buffer_reference, scalar) readonly buffer HullSlotRef { HullSlot s[]; };
 layout(buffer_reference, scalar) readonly buffer HullBodyRef { HullBody b[]; };
 layout(buffer_reference, scalar) readonly buffer HullParamsRef { HullParams p; };
 layout(buffer_reference, scalar) writeonly buffer HullFloats { float v[]; };
+layout(buffer_reference, scalar) writeonly buffer HullUints { uint v[]; };
 #endif
 
 struct HullPush {
@@ -151,6 +157,7 @@ struct HullPush {
   SF_REF(HullFloats) out_covariances;  // 6 per slot
   SF_REF(HullFloats) out_opacities;    // 1 per slot (NaN: left out)
   SF_REF(HullFloats) out_sh;           // sh_stride per slot, DC first
+  SF_REF(HullUints) out_shapes;        // 1 shape word per slot (SF_SHAPE_*, render/gpu_shared.h)
   uint count;
   uint sh_stride;
 };
@@ -159,7 +166,7 @@ struct HullPush {
 static_assert(sizeof(HullRest) == 64, "HullRest layout");
 static_assert(sizeof(HullSlot) == 64, "HullSlot layout");
 static_assert(sizeof(HullBody) == 48, "HullBody layout");
-static_assert(sizeof(HullPush) == 8 * 8 + 8, "HullPush layout");
+static_assert(sizeof(HullPush) == 9 * 8 + 8, "HullPush layout");
 }  // namespace sf::hull_layout
 #undef SF_REF
 #endif

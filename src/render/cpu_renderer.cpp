@@ -15,6 +15,7 @@
 #include "core/sh.h"
 #include "render/mesh.h"
 #include "render/radix_sort.h"
+#include "render/splat_shape.h"
 
 namespace sf {
 
@@ -154,8 +155,11 @@ PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const u
     const float dx = s.mean_x - pixf_x, dy = s.mean_y - pixf_y;
     const float power = -0.5f * (s.conic[0] * dx * dx + s.conic[2] * dy * dy) - s.conic[1] * dx * dy;
     if (power > 0.0f) continue;
-    const float alpha = std::min(kAlphaMax, s.opacity * std::exp(power));
+    const float falloff = std::exp(power);
+    float alpha = std::min(kAlphaMax, s.opacity * falloff);
     if (alpha < kAlphaMin) continue;
+    if (s.shape != 0)  // the shape over the gaussian: never less than its falloff
+      alpha = std::min(kAlphaMax, s.opacity * std::max(falloff, splatShapeCoverage(s.shape, dx, dy, s.conic[0], s.conic[1], s.conic[2])));
     const float test_t = t * (1.0f - alpha);
     if (test_t < kTransmittanceMin) break;
     c = c + s.color * (alpha * t);
@@ -177,6 +181,9 @@ std::string RenderObject::validate() const {
   if (!positions.empty() && positions.size() != cloud->size())
     return "overrides hold " + std::to_string(positions.size()) + " splats for a cloud of " + std::to_string(cloud->size());
   if (gpu_source && (!positions.empty() || deform)) return "a GPU source with overrides or a deform source";
+  if (!shapes.empty() && shapes.size() != cloud->size())
+    return "shapes hold " + std::to_string(shapes.size()) + " words for a cloud of " + std::to_string(cloud->size());
+  if (gpu_source && !shapes.empty()) return "a GPU source with shapes given on the host";
   if (!sort_depth.empty() && sort_depth.size() != cloud->size())
     return "sort depths hold " + std::to_string(sort_depth.size()) + " values for a cloud of " + std::to_string(cloud->size());
   for (float d : sort_depth)
@@ -275,6 +282,7 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
                          p_object - cam_object, cloud.color_space, cam, aa, &ps)) {
           touched[base + i] = static_cast<uint32_t>(ps.touched);
           if (!objects[o].sort_depth.empty()) ps.depth = std::max(objects[o].sort_depth[i], kMinSortDepth);
+          if (!objects[o].shapes.empty()) ps.shape = objects[o].shapes[i];
         }
       }
     });

@@ -43,6 +43,7 @@ struct SplatDeformSource {
 // coefficients [splat][coeff][rgb] at `sh`, sh_stride floats per splat) and its slot count.
 struct GpuSplatTargets {
   uint64_t positions = 0, covariances = 0, opacities = 0, sh = 0;
+  uint64_t shapes = 0;  // one uint32 shape word per slot, for sources that write them (writesShapes)
   uint32_t count = 0, sh_stride = 0;
 };
 // An object whose gaussians are computed on the GPU each frame (a neural generator on the Vulkan executor):
@@ -52,6 +53,8 @@ class GpuSplatSource {
  public:
   virtual ~GpuSplatSource() = default;
   virtual void record(void* command_buffer, const GpuSplatTargets& targets) const = 0;
+  // Whether record() also writes a shape word per slot at targets.shapes (render/splat_shape.h).
+  virtual bool writesShapes() const { return false; }
 };
 
 // One object of a frame: its gaussians in object space and the object-to-world transform (affine).
@@ -83,6 +86,9 @@ struct RenderObject {
   // instead of its centre's (a splat hull's baked shell order, hull/hull_render.h). Values are raised to
   // kMinSortDepth; culling still uses the centre's depth.
   std::span<const float> sort_depth;
+  // Optional, one per splat: its shape word (render/splat_shape.h; 0: the gaussian), honoured by both
+  // renderers. A GPU source writes its own (GpuSplatSource::writesShapes) and gives none here.
+  std::span<const uint32_t> shapes;
 
   // Empty when usable; otherwise why not (override sizes).
   std::string validate() const;
@@ -124,6 +130,7 @@ struct ProjectedSplat {
   int radius = 0;              // pixels
   TileRect tiles;              // INRIA's 3-sigma tile rectangle
   int touched = 0;             // tiles of `tiles` the splat can reach with alpha >= 1/255 (see splatReachesTile)
+  uint32_t shape = 0;          // shape word (render/splat_shape.h), 0: the gaussian
 };
 
 // Rects larger than this many tiles skip the per-tile test (all their tiles count as touched): the test

@@ -54,6 +54,20 @@ using uint = uint32_t;
 #define SF_OBJECT_LINEAR_COLOR 2u
 #define SF_OBJECT_SORT_DEPTH 4u  // GpuObject.sort_depth holds one sort depth per slot (RenderObject::sort_depth)
 #define SF_MIN_SORT_DEPTH 0.2001  // sort depths are raised to this (kMinSortDepth, render/cpu_renderer.h)
+#define SF_OBJECT_SHAPED 8u      // the object gives a shape word per slot (RenderObject::shapes, a GPU source's)
+
+// Splat shapes (render/splat_shape.h): a per-slot word, 0 for the gaussian. Bits 0..1 the class, 2..3 the
+// polygon's sides - 5 (5..7), 4..11 its rotation in 256ths of a turn. A shaped splat keeps the gaussian's
+// support (alpha >= 1/255 of the gaussian, so the tile lists and the raster's cull hold) and its falloff,
+// raised to its full opacity within the shape: a regular polygon or disc of the gaussian's half-maximum
+// radius in the splat's own whitened frame, with an edge ramp of SF_SHAPE_EDGE.
+#define SF_SHAPE_GAUSSIAN 0u
+#define SF_SHAPE_DISC 1u
+#define SF_SHAPE_ROUNDED_HEX 2u
+#define SF_SHAPE_POLYGON 3u
+#define SF_SHAPE_RADIUS 1.1774100  // sqrt(2 ln 2): where the gaussian falls to half its peak (whitened units)
+#define SF_SHAPE_EDGE 0.2          // width of the edge's coverage ramp (whitened units)
+#define SF_SHAPE_CORNER 0.35       // the rounded hex's corner radius, a share of SF_SHAPE_RADIUS
 
 #ifndef __cplusplus
 layout(buffer_reference, scalar) buffer Floats { float v[]; };
@@ -87,7 +101,7 @@ struct GpuFrame {
   uint has_mesh;     // 1: mesh_color / mesh_depth hold this frame's mesh layer
   uint write_depth;  // 1: the raster also writes depth_out
   uint write_train;  // 1: the raster also writes train_final_t and train_last (training, train/gpu_trainer.h)
-  uint pad_train;
+  uint has_shapes;   // 1: an object of the frame is shaped (SF_OBJECT_SHAPED): `shapes` holds every slot's word
   // Splat sink (inputs).
   SF_REF(Floats) positions;      // 3 floats per slot
   SF_REF(Floats) covariances;    // 6 floats per slot (xx xy xz yy yz zz), object space
@@ -121,6 +135,9 @@ struct GpuFrame {
   // the last splat blended (0: none), what the backward pass walks back from.
   SF_REF(Floats) train_final_t;
   SF_REF(Uints) train_last;
+  // Shape words per slot, when has_shapes: written by shaped objects (uploads, GPU sources) before
+  // preprocess, which zeroes the other objects' slots.
+  SF_REF(Uints) shapes;
 };
 #define SF_NO_MESH_DEPTH 3.0e38
 
@@ -163,7 +180,7 @@ struct GpuPush {
 
 #ifdef __cplusplus
 static_assert(sizeof(GpuObject) == 96, "GpuObject layout");
-static_assert(sizeof(GpuFrame) == 120 + 25 * 8, "GpuFrame layout");
+static_assert(sizeof(GpuFrame) == 120 + 26 * 8, "GpuFrame layout");
 static_assert(sizeof(GpuPush) == 56, "GpuPush layout");
 static_assert(SF_TILE % SF_RASTER_ROWS == 0 && SF_TILE * SF_RASTER_ROWS % 32 == 0, "raster workgroups: whole rows of a tile, 32-entry words");
 }  // namespace sf::gpu_layout

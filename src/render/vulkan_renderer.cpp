@@ -154,7 +154,7 @@ struct VulkanRenderer::Impl {
   uint32_t slots = 0;  // slot_sink.size(): the frame's slot count, free ranges included (left out by "clear")
   gpu::Buffer positions, covariances, opacities, sh;
   // Per-slot preprocess outputs.
-  gpu::Buffer means, conic_opacity, color_depth, rects, touched, order, sorted_counts, slot_sums;
+  gpu::Buffer means, conic_opacity, color_depth, rects, touched, order, sorted_counts, slot_sums, shapes;
   // Keys.
   uint32_t key_capacity = 0;
   gpu::Buffer keys[6], hist, hist_sums;
@@ -163,6 +163,7 @@ struct VulkanRenderer::Impl {
   gpu::Buffer tile_ranges, image, depth_out, counters, frame, objects_buf, readback, dynamic_staging;
   gpu::Buffer train_final_t, train_last;  // per pixel, for a frame with a tail (renderWithTail)
   bool write_train = false;
+  bool has_shapes = false;  // this frame: an object gives shape words (GpuFrame::has_shapes)
   int last_passes = 0;
   // The last frame's graph, kept for lastFrameGraph() (described on request, not per frame). Its record
   // callbacks refer to that frame's locals and are never run again.
@@ -459,6 +460,7 @@ struct VulkanRenderer::Impl {
       touched = ctx.createBuffer(n * 4, false, "touched");
       order = ctx.createBuffer(n * 4, false, "depth order");
       sorted_counts = ctx.createBuffer(n * 4, false, "sorted tile counts");
+      shapes = ctx.createBuffer(n * 4, false, "shape words");
       slot_sums = ctx.createBuffer((ceilDiv(n, SF_SCAN_BLOCK) + 1) * 4, false, "slot block sums");
     }
     uint64_t uploaded = 0;
@@ -711,6 +713,8 @@ struct VulkanRenderer::Impl {
     f.write_train = write_train ? 1u : 0u;
     f.train_final_t = write_train ? train_final_t.address : 0;
     f.train_last = write_train ? train_last.address : 0;
+    f.has_shapes = has_shapes ? 1u : 0u;
+    f.shapes = shapes.address;
     std::memcpy(static_cast<uint8_t*>(frame.mapped) + run * kFrameStride, &f, sizeof(f));
   }
 
@@ -922,10 +926,12 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
     g.sh_stride = static_cast<uint32_t>(cloud.shStride());
     g.flags = (settings.antialiased || cloud.antialiased ? SF_OBJECT_ANTIALIASED : 0u) |
               (cloud.color_space == ColorSpace::kLinear ? SF_OBJECT_LINEAR_COLOR : 0u);
+    if (!objects[o].shapes.empty() || (objects[o].gpu_source && objects[o].gpu_source->writesShapes())) g.flags |= SF_OBJECT_SHAPED;
   }
+  m.has_shapes = std::any_of(gobj.begin(), gobj.end(), [](const GpuObject& g) { return (g.flags & SF_OBJECT_SHAPED) != 0; });
   // Objects with per-frame centres and covariances: staged now, copied into their slot ranges at the
   // start of the frame's command buffer.
-  std::vector<VkBufferCopy> pos_copies, cov_copies;
+  std::vector<VkBufferCopy> pos_copies, cov_copies, shape_copies;
   struct DeformDispatch {
     GpuDeformPush push;
     size_t vertices, palette;  // offsets in the per-frame deform data
@@ -938,7 +944,7 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
   m.uploadStatic(objects, meshes);
   {
     size_t bytes = 0;
-    for (const RenderObject& o : objects) bytes += o.positions.size() * (12 + 24);
+    for (const RenderObject& o : objects) bytes += o.positions.size() * (12 + 24) + o.shapes.size_bytes();
     // Per-frame deform inputs, packed 16-byte aligned.
     std::vector<uint8_t> packed;
     size_t skinned_bytes = 0;
@@ -1004,6 +1010,11 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
           std::memcpy(dst + at, o.covariances.data(), o.covariances.size_bytes());
           cov_copies.push_back({at, slot * 24, o.covariances.size_bytes()});
           at += o.covariances.size_bytes();
+        }
+        if (!o.shapes.empty()) {
+          std::memcpy(dst + at, o.shapes.data(), o.shapes.size_bytes());
+          shape_copies.push_back({at, slot * 4, o.shapes.size_bytes()});
+          at += o.shapes.size_bytes();
         }
       }
       if (deform_bytes) std::memcpy(dst + override_bytes, packed.data(), deform_bytes);
@@ -1107,9 +1118,13 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
         for (const SplatSink::Range& r : m.slot_sink.freeRanges()) vkCmdFillBuffer(cmd, m.touched.buffer, r.first * 4, r.count * 4, 0);
       });
       g.add("slot overrides", {}, {r_splats}, [&] {
-        vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.positions.buffer, static_cast<uint32_t>(pos_copies.size()), pos_copies.data());
-        vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.covariances.buffer, static_cast<uint32_t>(cov_copies.size()), cov_copies.data());
-      }, !pos_copies.empty());
+        if (!pos_copies.empty()) {
+          vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.positions.buffer, static_cast<uint32_t>(pos_copies.size()), pos_copies.data());
+          vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.covariances.buffer, static_cast<uint32_t>(cov_copies.size()), cov_copies.data());
+        }
+        if (!shape_copies.empty())
+          vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.shapes.buffer, static_cast<uint32_t>(shape_copies.size()), shape_copies.data());
+      }, !pos_copies.empty() || !shape_copies.empty());
       g.add("mesh data", {}, {r_mesh_data}, [&] {
         // Vertex data, indices, textures and draw records to device-local memory (vertex pulling and texel
         // reads from host memory would cross the bus per fragment on a discrete GPU).
@@ -1148,6 +1163,7 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
           t.sh = m.sh.address + static_cast<VkDeviceAddress>(gobj[o].sh_base) * 4;
           t.count = gobj[o].count;
           t.sh_stride = gobj[o].sh_stride;
+          t.shapes = m.shapes.address + static_cast<VkDeviceAddress>(first) * 4;
           objects[o].gpu_source->record(cmd, t);
         }
       }, sources);

@@ -23,6 +23,7 @@
 #include "hull/hull_script.h"
 #include "io/spl2.h"
 #include "render/cpu_renderer.h"
+#include "render/gpu_shared.h"
 #include "render/vulkan_renderer.h"
 #include "scene/scene.h"
 #include "support/test_support.h"
@@ -269,15 +270,18 @@ HullOutput runGpu(gpu::Context& ctx, const std::shared_ptr<const HullPass>& pass
   path.setFrame(params, inst.destruction(), inst.revision());
   const size_t n = inst.destruction().slots().size();
   gpu::Buffer pos = ctx.createBuffer(n * 12, true, "pos"), cov = ctx.createBuffer(n * 24, true, "cov"),
-              op = ctx.createBuffer(n * 4, true, "op"), sh = ctx.createBuffer(n * 12, true, "sh");
+              op = ctx.createBuffer(n * 4, true, "op"), sh = ctx.createBuffer(n * 12, true, "sh"), shapes = ctx.createBuffer(n * 4, true, "shapes");
+  std::memset(shapes.mapped, 0, n * 4);
   GpuSplatTargets t;
-  t.positions = pos.address, t.covariances = cov.address, t.opacities = op.address, t.sh = sh.address;
+  t.positions = pos.address, t.covariances = cov.address, t.opacities = op.address, t.sh = sh.address, t.shapes = shapes.address;
   t.count = static_cast<uint32_t>(n), t.sh_stride = 3;
   VkCommandBuffer cmd = ctx.begin();
   path.record(cmd, t);
   ctx.submit(cmd);
   HullOutput out;
   out.positions.resize(n), out.covariances.resize(n), out.opacities.resize(n), out.colors.resize(n);
+  const auto* words = static_cast<const uint32_t*>(shapes.mapped);
+  out.shapes.assign(words, words + n);
   const float* p = static_cast<const float*>(pos.mapped);
   const float* c = static_cast<const float*>(cov.mapped);
   const float* o = static_cast<const float*>(op.mapped);
@@ -317,7 +321,8 @@ TEST(HullEffects, VulkanPassMatchesTheCpuReferencePerSlot) {
   configs[2].scatter_mode = ScatterMode::kRing;
   configs[2].scatter = 0.8f;
   for (size_t c = 0; c < configs.size(); ++c) {
-    const HullParams p = packHullParams(configs[c], light, to_world, inst.centre(), 0.37, static_cast<uint32_t>(d.slots().size()));
+    HullParams p = packHullParams(configs[c], light, to_world, inst.centre(), 0.37, static_cast<uint32_t>(d.slots().size()));
+    if (c == 1) p.shape_small = inst.shapeSmall(), p.shape_large = inst.shapeLarge();  // wound shapes on
     HullOutput cpu;
     evaluateHull(p, d.rest(), d.slots(), d.bodies(), cpu);
     const HullOutput g = runGpu(*ctx, pass, inst, p);
@@ -332,8 +337,75 @@ TEST(HullEffects, VulkanPassMatchesTheCpuReferencePerSlot) {
       ASSERT_NEAR(length(g.colors[i] - cpu.colors[i]), 0.0f, 2e-4f) << "config " << c << " slot " << i;
     }
     EXPECT_GT(live, d.hullSlots()) << "config " << c;  // the hull and some debris
+    // Wound shapes: the same word per slot, on wounded skin and layer slots only, every class present.
+    size_t classes[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < d.slots().size(); ++i) {
+      if (std::isnan(cpu.opacities[i])) continue;
+      if (c != 1) {
+        ASSERT_EQ(cpu.shapes[i], 0u) << "config " << c << " slot " << i << ": shapes without shape classes";
+        continue;
+      }
+      ASSERT_EQ(g.shapes[i], cpu.shapes[i]) << "slot " << i;
+      const HullSlot& s = d.slots()[i];
+      const uint32_t kind = (s.flags & SF_HULL_KIND_MASK) >> SF_HULL_KIND_SHIFT;
+      const bool wound = (s.flags & SF_HULL_FLAG_WOUND) != 0 && (kind == SF_HULL_KIND_SKIN || kind == SF_HULL_KIND_LAYER);
+      ASSERT_EQ(cpu.shapes[i] != 0, wound) << "slot " << i;
+      ++classes[cpu.shapes[i] & 3u];
+    }
+    if (c == 1) {
+      for (uint32_t k = SF_SHAPE_DISC; k <= SF_SHAPE_POLYGON; ++k) EXPECT_GT(classes[k], 0u) << "no wound slot of shape class " << k;
+    }
   }
   EXPECT_EQ(ctx->validationErrors(), 0u) << ctx->validationReport();
+}
+
+// Wound shapes only while a wound is open: an undamaged hull's frame carries no shapes (CPU path) and its GPU
+// path writes none; a hit opens them, on wounded slots only; a full heal closes them again.
+TEST(HullEffects, ShapesOnlyWhileAWoundIsOpen) {
+  HullInstance inst(sphereAsset("HullEffects.Shapes", 2000));
+  ASSERT_GT(inst.shapeLarge(), inst.shapeSmall());
+  HullLight light;
+  HullFrame frame;
+  auto shapesOf = [&](double t) {
+    std::vector<RenderObject> objects;
+    inst.buildFrame(Mat4{}, t, light, frame, objects);
+    EXPECT_EQ(objects.size(), 1u);
+    return std::vector<uint32_t>(objects[0].shapes.begin(), objects[0].shapes.end());
+  };
+  EXPECT_TRUE(shapesOf(0.0).empty()) << "idle: no shapes";
+  Hit h;
+  h.direction = {0, 0, -1};
+  h.damage = 40;
+  inst.destruction().hit(h, 0.1);
+  inst.destruction().update(0.2);
+  const std::vector<uint32_t> open = shapesOf(0.2);
+  ASSERT_EQ(open.size(), inst.destruction().slots().size());
+  size_t shaped = 0;
+  for (size_t i = 0; i < open.size(); ++i) {
+    const HullSlot& s = inst.destruction().slots()[i];
+    if (std::isnan(frame.live.opacities[i])) continue;
+    const uint32_t kind = (s.flags & SF_HULL_KIND_MASK) >> SF_HULL_KIND_SHIFT;
+    EXPECT_EQ(open[i] != 0, (s.flags & SF_HULL_FLAG_WOUND) != 0 && kind != SF_HULL_KIND_DEBRIS && kind != SF_HULL_KIND_BODY) << i;
+    shaped += open[i] != 0;
+  }
+  EXPECT_GT(shaped, 10u);
+  inst.destruction().heal(1.0, 1.0f);
+  inst.destruction().update(1.0);
+  inst.destruction().update(30.0);
+  EXPECT_TRUE(shapesOf(30.0).empty()) << "healed: no shapes";
+  // The GPU path says the same to the frame.
+  auto ctx = hullContext();
+  if (!ctx) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
+  HullInstance live(sphereAsset("HullEffects.ShapesGpu", 800));
+  attachHullGpu(std::make_shared<HullPass>(*ctx), live);
+  auto writes = [&](double t) {
+    std::vector<RenderObject> objects;
+    live.buildFrame(Mat4{}, t, light, frame, objects);
+    return objects.at(0).gpu_source->writesShapes();
+  };
+  EXPECT_FALSE(writes(0.0));
+  live.destruction().hit(h, 0.1);
+  EXPECT_TRUE(writes(0.1));
 }
 
 TEST(HullScript, ParsesAndRefusesWithJsonPaths) {

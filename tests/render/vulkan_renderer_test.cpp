@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "gpu/gpu.h"
 #include "io/formats.h"
+#include "render/splat_shape.h"
 #include "render/vulkan_renderer.h"
 #include "scene/demo.h"
 #include "scene/scene.h"
@@ -742,6 +743,37 @@ TEST(VulkanImage, SinkKeepsObjectsInPlaceAcrossFrames) {
   const VulkanFrameStats s6 = frame({{&a, left}, {&c, right}, {&d, Mat4{}}, {&e, Mat4::fromLinearTranslation(Mat3{}, {0, 0, -1})}}, "a c d e (grown)");
   EXPECT_EQ(s6.uploaded_slots, e.size());
   EXPECT_EQ(std::vector<uint64_t>(s6.first_slots.begin(), s6.first_slots.begin() + 3), s5.first_slots);
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
+// Shaped splats (render/splat_shape.h) on the Vulkan frame against the CPU: a cloud whose splats take every
+// class, side count and turn, beside an unshaped object (its slots must read as gaussians); then the same
+// objects with no shapes, which must give the plain image again (the shape buffer is zeroed per frame, not
+// left from the frame before).
+TEST(VulkanImage, SplatShapesMatchCpu) {
+  SF_REQUIRE_VULKAN(r);
+  GaussianCloud shaped = test::randomCloud(1500, 1, 71), plain = test::randomCloud(1200, 0, 72);
+  for (Vec3& sc : shaped.scales) sc = sc * 2.5f;  // splats of several pixels, so their shapes show
+  std::vector<uint32_t> words(shaped.size());
+  for (size_t i = 0; i < words.size(); ++i) {
+    const uint32_t h = static_cast<uint32_t>(i * 2654435761u);
+    words[i] = splatShapeWord(static_cast<SplatShapeClass>(h % 4), 5 + (h >> 4) % 3, (h >> 8) & 255u);
+  }
+  const Camera cam = lookAtCamera({0, 0, 3.5f}, {0, 0, 0}, {0, 1, 0}, 50, 160, 120);
+  std::vector<RenderObject> objects{{&plain, Mat4::fromLinearTranslation(Mat3{}, {0.4f, 0, 0})}, {&shaped, Mat4{}}};
+  objects[1].shapes = words;
+  const ImageRGBA gpu = r->render(objects, cam, RenderSettings{});
+  const ImageRGBA cpu = renderCpu(objects, cam, RenderSettings{});
+  const ImageDiff diff = compareImages(cpu, gpu);
+  objects[1].shapes = {};
+  const ImageRGBA gpu_plain = r->render(objects, cam, RenderSettings{});
+  const ImageDiff plain_diff = compareImages(renderCpu(objects, cam, RenderSettings{}), gpu_plain);
+  const ImageDiff changed = compareImages(cpu, gpu_plain);
+  std::printf("shapes: %.2f dB against the CPU (max %.2g); without them %.2f dB; shapes against none %.2f dB\n", diff.psnr, diff.max_abs,
+              plain_diff.psnr, changed.psnr);
+  EXPECT_GE(diff.psnr, 45.0);
+  EXPECT_GE(plain_diff.psnr, 45.0);
+  EXPECT_LT(changed.psnr, 35.0) << "the shapes changed nothing";
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 

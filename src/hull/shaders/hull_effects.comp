@@ -9,6 +9,7 @@
 #extension GL_GOOGLE_include_directive : require
 
 #include "../hull_shared.h"
+#include "../../render/gpu_shared.h"
 
 layout(push_constant, scalar) uniform PushBlock { HullPush pc; };
 layout(local_size_x = SF_HULL_WG) in;
@@ -56,6 +57,14 @@ vec3 blackBody(float kelvin) {
   vec3 l = -5.0 * log(lambda) - c2 / (lambda * kelvin);
   vec3 c = exp(l - max(l.x, max(l.y, l.z)));
   return c * clamp((kelvin - 600.0) / 1400.0, 0.0, 1.0);
+}
+
+// A wound slot's shape word by its rest splat's size class (hull/effects.cpp woundShape, the same maths).
+uint woundShape(HullRest r, uint key, float small_trace, float large_trace) {
+  float trace = r.cov[0] + r.cov[3] + r.cov[5];
+  uint h = hash32(key ^ 0x5a0e3u);
+  uint cls = trace >= large_trace ? SF_SHAPE_POLYGON : (trace <= small_trace ? SF_SHAPE_DISC : SF_SHAPE_ROUNDED_HEX);
+  return cls | ((h >> 8) % 3u) << 2 | (h & 255u) << 4;  // sides 5..7 (read by polygons only), turn
 }
 
 void main() {
@@ -225,4 +234,10 @@ void main() {
   pc.out_sh.v[sh] = (col.x - 0.5) / kShC0;
   pc.out_sh.v[sh + 1u] = (col.y - 0.5) / kShC0;
   pc.out_sh.v[sh + 2u] = (col.z - 0.5) / kShC0;
+  if (params.p.shape_large > 0.0) {  // a hull with a wound: shape words (the frame gives their buffer)
+    uint kind_shape = SF_SHAPE_GAUSSIAN;
+    if ((s.flags & SF_HULL_FLAG_WOUND) != 0u && (kind == SF_HULL_KIND_SKIN || kind == SF_HULL_KIND_LAYER))
+      kind_shape = woundShape(r, key, params.p.shape_small, params.p.shape_large);
+    pc.out_shapes.v[i] = kind_shape;
+  }
 }

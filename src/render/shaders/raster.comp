@@ -22,6 +22,7 @@ const uint kParts = SF_TILE / SF_RASTER_ROWS;  // workgroups per tile, stacked a
 shared vec2 s_mean[kBatch];
 shared vec4 s_conic[kBatch];
 shared vec4 s_color_depth[kBatch];
+shared uint s_shape[kBatch];  // shape words, when the frame has shapes
 shared uint s_done[2];
 const uint kWords = kBatch / 32u;  // one bit per batch entry
 
@@ -42,8 +43,34 @@ bool reaches(uint j, vec2 lo, vec2 hi) {
   return !(any(lessThan(m + half_extent, lo)) || any(greaterThan(m - half_extent, hi)));
 }
 
+// Coverage of shape `word` (not 0) at offset d = mean - pixel for the conic co.xyz: splatShapeCoverage
+// (render/splat_shape.cpp), the same maths.
+float shapeCoverage(uint word, vec2 d, vec3 co) {
+  const float kPi = 3.14159265358979;
+  float radius = SF_SHAPE_RADIUS;
+  float sa = sqrt(co.x);
+  vec2 u = vec2(sa * d.x + (co.y / sa) * d.y, sqrt(max(co.z - co.y * co.y / co.x, 0.0)) * d.y);
+  float r = length(u);
+  uint cls = word & 3u;
+  float sd;
+  if (cls == SF_SHAPE_DISC) {
+    sd = r - radius;
+  } else {
+    uint sides = cls == SF_SHAPE_ROUNDED_HEX ? 6u : min(5u + ((word >> 2) & 3u), 7u);
+    float sector = 2.0 * kPi / float(sides);
+    float t = atan(u.y, u.x) - float((word >> 4) & 255u) * (2.0 * kPi / 256.0);
+    t -= sector * floor(t / sector) + 0.5 * sector;  // the angle from the nearest edge's normal
+    float x = r * cos(t), y = abs(r * sin(t));
+    float corner = cls == SF_SHAPE_ROUNDED_HEX ? SF_SHAPE_CORNER * radius : 0.0;
+    float apothem = radius * cos(0.5 * sector) - corner, half_edge = apothem * tan(0.5 * sector);
+    sd = (y <= half_edge ? x - apothem : length(vec2(x - apothem, y - half_edge))) - corner;
+  }
+  return clamp(0.5 - sd / SF_SHAPE_EDGE, 0.0, 1.0);
+}
+
 void main() {
   FrameRef fr = pc.frame;
+  bool shapes = fr.f.has_shapes != 0u;
   uint tile = (gl_WorkGroupID.y / kParts) * fr.f.tiles_x + gl_WorkGroupID.x;
   uvec2 range = fr.f.tile_ranges.v[tile];
   Uints values = (pc.pad0 & SF_FLAG_SOURCE_ALT) != 0u ? fr.f.values_alt : fr.f.values;
@@ -90,6 +117,7 @@ void main() {
       s_mean[tid] = fr.f.means.v[slot];
       s_conic[tid] = fr.f.conic_opacity.v[slot];
       s_color_depth[tid] = fr.f.color_depth.v[slot];
+      if (shapes) s_shape[tid] = fr.f.shapes.v[slot];
     }
     barrier();
     uint count = min(kBatch, range.y - start);
@@ -126,8 +154,11 @@ void main() {
         vec4 co = s_conic[j];
         float power = -0.5 * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
         if (power > 0.0) continue;
-        float alpha = min(0.99, co.w * exp(power));
+        float falloff = exp(power);
+        float alpha = min(0.99, co.w * falloff);
         if (alpha < 1.0 / 255.0) continue;
+        if (shapes && s_shape[j] != 0u)  // the shape over the gaussian: never less than its falloff
+          alpha = min(0.99, co.w * max(falloff, shapeCoverage(s_shape[j], d, co.xyz)));
         float test_t = T * (1.0 - alpha);
         if (test_t < 0.0001) {
           done = true;
