@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 #include "core/covariance.h"
 #include "render/cpu_renderer.h"
@@ -112,6 +114,17 @@ TEST(SplatShapes, CoveredPixelsMatchEachShapesArea) {
       // Never below the gaussian: the shape only raises it.
       for (size_t p = 3; p < img.pixels.size(); p += 4) ASSERT_GE(img.pixels[p], gaussian.pixels[p]) << "word " << k.word << " pixel " << p / 4;
     }
+  }
+  // Shapes for another cloud size are refused, naming the sizes.
+  GaussianCloud c = oneGaussian({0, 0, z}, 0.5f, opacity, {1, 1, 1});
+  const std::vector<uint32_t> two{1, 1};
+  RenderObject o{&c, Mat4{}};
+  o.shapes = two;
+  try {
+    renderCpu({&o, 1}, cam, RenderSettings{});
+    ADD_FAILURE() << "shapes of the wrong size were taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("shapes hold 2 words for a cloud of 1"), std::string::npos) << e.what();
   }
 }
 
