@@ -54,7 +54,6 @@ using uint = uint32_t;
 #define SF_OBJECT_LINEAR_COLOR 2u
 #define SF_OBJECT_SORT_DEPTH 4u  // GpuObject.sort_depth holds one sort depth per slot (RenderObject::sort_depth)
 #define SF_MIN_SORT_DEPTH 0.2001  // sort depths are raised to this (kMinSortDepth, render/cpu_renderer.h)
-#define SF_OBJECT_SHAPED 8u      // the object gives a shape word per slot (RenderObject::shapes, a GPU source's)
 
 // Splat shapes (render/splat_shape.h): a per-slot word, 0 for the gaussian. Bits 0..1 the class, 2..3 the
 // polygon's sides - 5 (5..7), 4..11 its rotation in 256ths of a turn. A shaped splat keeps the gaussian's
@@ -101,7 +100,7 @@ struct GpuFrame {
   uint has_mesh;     // 1: mesh_color / mesh_depth hold this frame's mesh layer
   uint write_depth;  // 1: the raster also writes depth_out
   uint write_train;  // 1: the raster also writes train_final_t and train_last (training, train/gpu_trainer.h)
-  uint has_shapes;   // 1: an object of the frame is shaped (SF_OBJECT_SHAPED): `shapes` holds every slot's word
+  uint has_shapes;   // 1: an object of the frame gives shape words: `shapes` holds every slot's
   // Splat sink (inputs).
   SF_REF(Floats) positions;      // 3 floats per slot
   SF_REF(Floats) covariances;    // 6 floats per slot (xx xy xz yy yz zz), object space
@@ -135,8 +134,8 @@ struct GpuFrame {
   // the last splat blended (0: none), what the backward pass walks back from.
   SF_REF(Floats) train_final_t;
   SF_REF(Uints) train_last;
-  // Shape words per slot, when has_shapes: written by shaped objects (uploads, GPU sources) before
-  // preprocess, which zeroes the other objects' slots.
+  // Shape words per slot, when has_shapes (read by the raster's shapes variant): zeroed at the frame's
+  // start, then written by the objects that give them (uploads, GPU sources).
   SF_REF(Uints) shapes;
 };
 #define SF_NO_MESH_DEPTH 3.0e38

@@ -65,6 +65,9 @@ const uint32_t kTileRanges[] = {
 const uint32_t kRaster[] = {
 #include "raster.inc"
 };
+const uint32_t kRasterShapes[] = {
+#include "raster_shapes.inc"
+};
 const uint32_t kMeshVert[] = {
 #include "mesh_vert.inc"
 };
@@ -136,7 +139,7 @@ constexpr VkFormat kMeshColorFormat = VK_FORMAT_R32G32B32A32_SFLOAT, kMeshDepthV
 struct VulkanRenderer::Impl {
   gpu::Context ctx;
   gpu::ComputePipeline preprocess, scan_reduce, scan_blocks, scan_apply, sort_setup, depth_keys, gather_counts, emit_keys, histogram,
-      scatter, ranges, raster;
+      scatter, ranges, raster, raster_shapes;
   VkQueryPool queries = VK_NULL_HANDLE;
 
   // The splat sinks (render/splat_sink.h): slots, and SH floats (whose stride differs per object). Every
@@ -214,6 +217,7 @@ struct VulkanRenderer::Impl {
         scatter(ctx, kRadixScatter, sizeof(GpuPush), SF_SORT_WG, "radix_scatter", true),
         ranges(ctx, kTileRanges, sizeof(GpuPush), SF_WG_SIZE, "tile_ranges"),
         raster(ctx, kRaster, sizeof(GpuPush), SF_TILE, "raster"),
+        raster_shapes(ctx, kRasterShapes, sizeof(GpuPush), SF_TILE, "raster with shapes"),
         skin_pass(ctx),
         splat_deform_pass(ctx) {
     const gpu::DeviceInfo& d = ctx.info();
@@ -926,9 +930,10 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
     g.sh_stride = static_cast<uint32_t>(cloud.shStride());
     g.flags = (settings.antialiased || cloud.antialiased ? SF_OBJECT_ANTIALIASED : 0u) |
               (cloud.color_space == ColorSpace::kLinear ? SF_OBJECT_LINEAR_COLOR : 0u);
-    if (!objects[o].shapes.empty() || (objects[o].gpu_source && objects[o].gpu_source->writesShapes())) g.flags |= SF_OBJECT_SHAPED;
   }
-  m.has_shapes = std::any_of(gobj.begin(), gobj.end(), [](const GpuObject& g) { return (g.flags & SF_OBJECT_SHAPED) != 0; });
+  m.has_shapes = std::any_of(objects.begin(), objects.end(), [](const RenderObject& o) {
+    return !o.shapes.empty() || (o.gpu_source && o.gpu_source->writesShapes());
+  });
   // Objects with per-frame centres and covariances: staged now, copied into their slot ranges at the
   // start of the frame's command buffer.
   std::vector<VkBufferCopy> pos_copies, cov_copies, shape_copies;
@@ -1117,6 +1122,8 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
         // Free slots of the sink (objects gone, not yet reused) touch no tile: depth keys sort them last.
         for (const SplatSink::Range& r : m.slot_sink.freeRanges()) vkCmdFillBuffer(cmd, m.touched.buffer, r.first * 4, r.count * 4, 0);
       });
+      // Frames with shapes: every slot's word 0 (the gaussian) before shaped objects write theirs.
+      g.add("clear shapes", {}, {r_splats}, [&] { vkCmdFillBuffer(cmd, m.shapes.buffer, 0, static_cast<VkDeviceSize>(m.slots) * 4, 0); }, m.has_shapes);
       g.add("slot overrides", {}, {r_splats}, [&] {
         if (!pos_copies.empty()) {
           vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.positions.buffer, static_cast<uint32_t>(pos_copies.size()), pos_copies.data());
@@ -1209,7 +1216,7 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
         m.timestamp(cmd, 7);
       });
       g.add("raster", {r_ranges, r_keys, r_projected, r_mesh}, {r_image}, [&] {
-        m.dispatch(cmd, m.raster, alt, tiles_x, tiles_y * (SF_TILE / SF_RASTER_ROWS));
+        m.dispatch(cmd, m.has_shapes ? m.raster_shapes : m.raster, alt, tiles_x, tiles_y * (SF_TILE / SF_RASTER_ROWS));
         m.timestamp(cmd, 8);
       });
       g.add("tail", {r_image, r_ranges, r_keys, r_projected, r_counters}, {r_train}, [&] { tail->record(cmd, m.frameAddress(), alt.pad0, static_cast<uint32_t>(run)); }, tail != nullptr);

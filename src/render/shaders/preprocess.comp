@@ -46,7 +46,6 @@ void main() {
   FrameRef fr = pc.frame;
   uint slot = obj.first_slot + i;
   fr.f.touched.v[slot] = 0u;
-  if (fr.f.has_shapes != 0u && (obj.flags & SF_OBJECT_SHAPED) == 0u) fr.f.shapes.v[slot] = 0u;  // the gaussian
 
   Floats pos = fr.f.positions, cov = fr.f.covariances;
   vec3 p_obj = vec3(pos.v[3u * slot], pos.v[3u * slot + 1u], pos.v[3u * slot + 2u]);

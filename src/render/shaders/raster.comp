@@ -22,7 +22,6 @@ const uint kParts = SF_TILE / SF_RASTER_ROWS;  // workgroups per tile, stacked a
 shared vec2 s_mean[kBatch];
 shared vec4 s_conic[kBatch];
 shared vec4 s_color_depth[kBatch];
-shared uint s_shape[kBatch];  // shape words, when the frame has shapes
 shared uint s_done[2];
 const uint kWords = kBatch / 32u;  // one bit per batch entry
 
@@ -42,6 +41,12 @@ bool reaches(uint j, vec2 lo, vec2 hi) {
   // Written so that a NaN keeps the splat: it is culled only when a comparison says it misses.
   return !(any(lessThan(m + half_extent, lo)) || any(greaterThan(m - half_extent, hi)));
 }
+
+#ifdef SF_VARIANT_SHAPES
+// The variant for frames with shaped splats (GpuFrame::has_shapes): their words staged with each batch. The
+// plain variant has none of it (its code and shared memory cost the frames without shapes about 6% of the
+// raster on the H200).
+shared uint s_shape[kBatch];
 
 // Coverage of shape `word` (not 0) at offset d = mean - pixel for the conic co.xyz: splatShapeCoverage
 // (render/splat_shape.cpp), the same maths.
@@ -67,10 +72,10 @@ float shapeCoverage(uint word, vec2 d, vec3 co) {
   }
   return clamp(0.5 - sd / SF_SHAPE_EDGE, 0.0, 1.0);
 }
+#endif
 
 void main() {
   FrameRef fr = pc.frame;
-  bool shapes = fr.f.has_shapes != 0u;
   uint tile = (gl_WorkGroupID.y / kParts) * fr.f.tiles_x + gl_WorkGroupID.x;
   uvec2 range = fr.f.tile_ranges.v[tile];
   Uints values = (pc.pad0 & SF_FLAG_SOURCE_ALT) != 0u ? fr.f.values_alt : fr.f.values;
@@ -117,7 +122,9 @@ void main() {
       s_mean[tid] = fr.f.means.v[slot];
       s_conic[tid] = fr.f.conic_opacity.v[slot];
       s_color_depth[tid] = fr.f.color_depth.v[slot];
-      if (shapes) s_shape[tid] = fr.f.shapes.v[slot];
+#ifdef SF_VARIANT_SHAPES
+      s_shape[tid] = fr.f.shapes.v[slot];
+#endif
     }
     barrier();
     uint count = min(kBatch, range.y - start);
@@ -154,11 +161,16 @@ void main() {
         vec4 co = s_conic[j];
         float power = -0.5 * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
         if (power > 0.0) continue;
+#ifdef SF_VARIANT_SHAPES
         float falloff = exp(power);
         float alpha = min(0.99, co.w * falloff);
         if (alpha < 1.0 / 255.0) continue;
-        if (shapes && s_shape[j] != 0u)  // the shape over the gaussian: never less than its falloff
+        if (s_shape[j] != 0u)  // the shape over the gaussian: never less than its falloff
           alpha = min(0.99, co.w * max(falloff, shapeCoverage(s_shape[j], d, co.xyz)));
+#else
+        float alpha = min(0.99, co.w * exp(power));
+        if (alpha < 1.0 / 255.0) continue;
+#endif
         float test_t = T * (1.0 - alpha);
         if (test_t < 0.0001) {
           done = true;
