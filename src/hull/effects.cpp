@@ -30,16 +30,20 @@ Vec3 safeNormalize(Vec3 v, Vec3 fallback) {
   return l > 1e-12f ? v / l : fallback;
 }
 
+// A rest splat's size for the wound shapes' classes: its covariance's trace (the shader sums the same way).
+float restTrace(const HullRest& r) { return r.cov[0] + r.cov[3] + r.cov[5]; }
+
 // A wound slot's shape word by its rest splat's size class (HullParams::shape_small / shape_large, compared
 // on the covariance's trace, exact in float on both sides); the polygon's sides and turn from its hash.
 uint32_t woundShape(const HullParams& p, const HullRest& r, uint32_t key) {
-  const float trace = r.cov[0] + r.cov[3] + r.cov[5];
+  const float trace = restTrace(r);
   const uint32_t h = hash32(key ^ 0x5a0e3u);
   const SplatShapeClass cls = trace >= p.shape_large ? SplatShapeClass::kPolygon
                               : trace <= p.shape_small ? SplatShapeClass::kDisc
                                                        : SplatShapeClass::kRoundedHex;
   return splatShapeWord(cls, 5u + (h >> 8) % 3u, h & 255u);
 }
+
 float smoothstepf(float e0, float e1, float x) {
   const float t = std::clamp((x - e0) / (e1 - e0), 0.0f, 1.0f);
   return t * t * (3.0f - 2.0f * t);
@@ -357,7 +361,7 @@ HullInstance::HullInstance(std::shared_ptr<const HullAsset> asset, const Destruc
   // The size classes of wound shapes: percentiles of the hull splats' rest sizes (the pool copies theirs).
   std::vector<float> traces;
   traces.reserve(destruction_.hullSlots());
-  for (size_t i = 0; i < destruction_.hullSlots() && i < rest.size(); ++i) traces.push_back(rest[i].cov[0] + rest[i].cov[3] + rest[i].cov[5]);
+  for (size_t i = 0; i < destruction_.hullSlots() && i < rest.size(); ++i) traces.push_back(restTrace(rest[i]));
   if (!traces.empty()) {
     auto at = [&](double q) {
       auto it = traces.begin() + static_cast<std::ptrdiff_t>(q * static_cast<double>(traces.size() - 1));

@@ -71,6 +71,7 @@ void VulkanHullPath::setFrame(const HullParams& params, const Destruction& destr
 void VulkanHullPath::record(void* command_buffer, const GpuSplatTargets& t) const {
   auto cmd = static_cast<VkCommandBuffer>(command_buffer);
   if (t.count != slot_count_) throw Error("hull GPU path: the frame gives " + std::to_string(t.count) + " slots for a hull of " + std::to_string(slot_count_));
+  if (shaped_ && t.shapes == 0) throw Error("hull GPU path: a wounded hull writes shape words, and the frame gives no buffer for them");
   if (copy_pending_) {
     const size_t slot_bytes = slot_count_ * sizeof(HullSlot);
     VkBufferCopy region{0, 0, slot_bytes};

@@ -158,7 +158,7 @@ PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const u
     const float falloff = std::exp(power);
     float alpha = std::min(kAlphaMax, s.opacity * falloff);
     if (alpha < kAlphaMin) continue;
-    if (s.shape != 0)  // the shape over the gaussian: never less than its falloff
+    if ((s.shape & 3u) != 0)  // the shape over the gaussian: never less than its falloff
       alpha = std::min(kAlphaMax, s.opacity * std::max(falloff, splatShapeCoverage(s.shape, dx, dy, s.conic[0], s.conic[1], s.conic[2])));
     const float test_t = t * (1.0f - alpha);
     if (test_t < kTransmittanceMin) break;

@@ -55,11 +55,12 @@ using uint = uint32_t;
 #define SF_OBJECT_SORT_DEPTH 4u  // GpuObject.sort_depth holds one sort depth per slot (RenderObject::sort_depth)
 #define SF_MIN_SORT_DEPTH 0.2001  // sort depths are raised to this (kMinSortDepth, render/cpu_renderer.h)
 
-// Splat shapes (render/splat_shape.h): a per-slot word, 0 for the gaussian. Bits 0..1 the class, 2..3 the
+// Splat shapes (render/splat_shape.h): a per-slot word, the gaussian where its class bits are 0. Bits 0..1 the class, 2..3 the
 // polygon's sides - 5 (5..7), 4..11 its rotation in 256ths of a turn. A shaped splat keeps the gaussian's
 // support (alpha >= 1/255 of the gaussian, so the tile lists and the raster's cull hold) and its falloff,
 // raised to its full opacity within the shape: a regular polygon or disc of the gaussian's half-maximum
 // radius in the splat's own whitened frame, with an edge ramp of SF_SHAPE_EDGE.
+#define SF_SHAPE_WORD(cls, sides, turn) ((cls) | ((sides) - 5u) << 2 | (turn) << 4)  // sides 5..7, turn 0..255
 #define SF_SHAPE_GAUSSIAN 0u
 #define SF_SHAPE_DISC 1u
 #define SF_SHAPE_ROUNDED_HEX 2u
@@ -100,7 +101,7 @@ struct GpuFrame {
   uint has_mesh;     // 1: mesh_color / mesh_depth hold this frame's mesh layer
   uint write_depth;  // 1: the raster also writes depth_out
   uint write_train;  // 1: the raster also writes train_final_t and train_last (training, train/gpu_trainer.h)
-  uint has_shapes;   // 1: an object of the frame gives shape words: `shapes` holds every slot's
+  uint pad_train;
   // Splat sink (inputs).
   SF_REF(Floats) positions;      // 3 floats per slot
   SF_REF(Floats) covariances;    // 6 floats per slot (xx xy xz yy yz zz), object space
@@ -134,8 +135,9 @@ struct GpuFrame {
   // the last splat blended (0: none), what the backward pass walks back from.
   SF_REF(Floats) train_final_t;
   SF_REF(Uints) train_last;
-  // Shape words per slot, when has_shapes (read by the raster's shapes variant): zeroed at the frame's
-  // start, then written by the objects that give them (uploads, GPU sources).
+  // Shape words per slot, in frames where an object gives them (the host then runs the raster's shapes
+  // variant, the only reader): zeroed at the frame's start, then written by those objects (uploads, GPU
+  // sources).
   SF_REF(Uints) shapes;
 };
 #define SF_NO_MESH_DEPTH 3.0e38

@@ -23,7 +23,7 @@ float polygonDistance(float x, float y, float apothem, float half) {
 uint32_t splatShapeWord(SplatShapeClass cls, uint32_t sides, uint32_t rotation) {
   const uint32_t c = static_cast<uint32_t>(cls) & 3u;
   if (c == SF_SHAPE_GAUSSIAN) return 0;
-  return c | (std::clamp(sides, 5u, 7u) - 5u) << 2 | (rotation & 255u) << 4;
+  return SF_SHAPE_WORD(c, std::clamp(sides, 5u, 7u), rotation & 255u);
 }
 
 float splatShapeCoverage(uint32_t word, float dx, float dy, float a, float b, float c) {
@@ -33,6 +33,7 @@ float splatShapeCoverage(uint32_t word, float dx, float dy, float a, float b, fl
   const float sa = std::sqrt(a);
   const float ux = sa * dx + (b / sa) * dy, uy = std::sqrt(std::max(c - b * b / a, 0.0f)) * dy;
   const float r = std::sqrt(ux * ux + uy * uy);
+  if (!(r > 0.0f)) return 1.0f;  // the centre lies inside every shape (the raster's atan(0, 0) is undefined)
   const uint32_t cls = word & 3u;
   float sd;
   if (cls == SF_SHAPE_DISC) {

@@ -11,7 +11,7 @@
 // coverage)) wherever the gaussian's own alpha reaches 1/255 (nowhere else: the tile lists and the raster's
 // per-subgroup cull stay valid). The shape only raises the gaussian (a flat plateau with a crisp polygonal
 // edge inside its soft skirt), so shaped splats never open a gap that their gaussians would cover: a splat
-// hull's holes still never show what is behind it. Word 0 is the gaussian.
+// hull's holes still never show what is behind it. A word whose class bits are 0 is the gaussian.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +23,9 @@ enum class SplatShapeClass : uint32_t { kGaussian = 0, kDisc = 1, kRoundedHex = 
 // The word of a shape: `sides` 5..7 (polygons only), `rotation` in 256ths of a turn.
 uint32_t splatShapeWord(SplatShapeClass cls, uint32_t sides = 6, uint32_t rotation = 0);
 
-// Coverage in [0, 1] of shape `word` (not 0) at pixel offset (dx, dy) = mean - pixel centre, for the conic
-// (a, b, c) of [[a, b], [b, c]].
+// Coverage in [0, 1] of shape `word` (class bits not 0) at pixel offset (dx, dy) = mean - pixel centre, for
+// the conic (a, b, c) of [[a, b], [b, c]]. Vertices of a polygon turned by k / 256 of a turn point at
+// angle 2 pi k / 256 + j 2 pi / sides in the whitened frame.
 float splatShapeCoverage(uint32_t word, float dx, float dy, float a, float b, float c);
 
 }  // namespace sf

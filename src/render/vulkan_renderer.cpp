@@ -166,7 +166,7 @@ struct VulkanRenderer::Impl {
   gpu::Buffer tile_ranges, image, depth_out, counters, frame, objects_buf, readback, dynamic_staging;
   gpu::Buffer train_final_t, train_last;  // per pixel, for a frame with a tail (renderWithTail)
   bool write_train = false;
-  bool has_shapes = false;  // this frame: an object gives shape words (GpuFrame::has_shapes)
+  bool has_shapes = false;  // this frame: an object gives shape words (GpuFrame::shapes, the raster's shapes variant)
   int last_passes = 0;
   // The last frame's graph, kept for lastFrameGraph() (described on request, not per frame). Its record
   // callbacks refer to that frame's locals and are never run again.
@@ -717,7 +717,6 @@ struct VulkanRenderer::Impl {
     f.write_train = write_train ? 1u : 0u;
     f.train_final_t = write_train ? train_final_t.address : 0;
     f.train_last = write_train ? train_last.address : 0;
-    f.has_shapes = has_shapes ? 1u : 0u;
     f.shapes = shapes.address;
     std::memcpy(static_cast<uint8_t*>(frame.mapped) + run * kFrameStride, &f, sizeof(f));
   }
@@ -934,6 +933,8 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
   m.has_shapes = std::any_of(objects.begin(), objects.end(), [](const RenderObject& o) {
     return !o.shapes.empty() || (o.gpu_source && o.gpu_source->writesShapes());
   });
+  // The backward passes of a tail (training) differentiate the gaussian's alpha, not a shape's.
+  if (m.has_shapes && tail) throw Error("Vulkan renderer: a frame with a tail (training) draws gaussians only, and an object gives shape words");
   // Objects with per-frame centres and covariances: staged now, copied into their slot ranges at the
   // start of the frame's command buffer.
   std::vector<VkBufferCopy> pos_copies, cov_copies, shape_copies;
@@ -1123,7 +1124,8 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
         for (const SplatSink::Range& r : m.slot_sink.freeRanges()) vkCmdFillBuffer(cmd, m.touched.buffer, r.first * 4, r.count * 4, 0);
       });
       // Frames with shapes: every slot's word 0 (the gaussian) before shaped objects write theirs.
-      g.add("clear shapes", {}, {r_splats}, [&] { vkCmdFillBuffer(cmd, m.shapes.buffer, 0, static_cast<VkDeviceSize>(m.slots) * 4, 0); }, m.has_shapes);
+      g.add("clear shapes", {}, {r_splats}, [&] { vkCmdFillBuffer(cmd, m.shapes.buffer, 0, static_cast<VkDeviceSize>(m.slots) * 4, 0); },
+            m.has_shapes && m.slots > 0);
       g.add("slot overrides", {}, {r_splats}, [&] {
         if (!pos_copies.empty()) {
           vkCmdCopyBuffer(cmd, m.dynamic_staging.buffer, m.positions.buffer, static_cast<uint32_t>(pos_copies.size()), pos_copies.data());
@@ -1215,7 +1217,7 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
         m.dispatchIndirect(cmd, m.ranges, alt, SF_DESC_KEYS + SF_SORT_DESC_DISPATCH_ITEMS);
         m.timestamp(cmd, 7);
       });
-      g.add("raster", {r_ranges, r_keys, r_projected, r_mesh}, {r_image}, [&] {
+      g.add("raster", {r_ranges, r_keys, r_projected, r_mesh, r_splats}, {r_image}, [&] {  // splat slots: the shape words
         m.dispatch(cmd, m.has_shapes ? m.raster_shapes : m.raster, alt, tiles_x, tiles_y * (SF_TILE / SF_RASTER_ROWS));
         m.timestamp(cmd, 8);
       });

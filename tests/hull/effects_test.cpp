@@ -341,8 +341,9 @@ TEST(HullEffects, VulkanPassMatchesTheCpuReferencePerSlot) {
     size_t classes[4] = {0, 0, 0, 0};
     for (size_t i = 0; i < d.slots().size(); ++i) {
       if (std::isnan(cpu.opacities[i])) continue;
-      if (c != 1) {
-        ASSERT_EQ(cpu.shapes[i], 0u) << "config " << c << " slot " << i << ": shapes without shape classes";
+      if (c != 1) {  // no shape classes: no words, and the pass writes none (the buffer was zeroed)
+        ASSERT_EQ(cpu.shapes[i], 0u) << "config " << c << " slot " << i;
+        ASSERT_EQ(g.shapes[i], 0u) << "config " << c << " slot " << i;
         continue;
       }
       ASSERT_EQ(g.shapes[i], cpu.shapes[i]) << "slot " << i;
@@ -406,6 +407,46 @@ TEST(HullEffects, ShapesOnlyWhileAWoundIsOpen) {
   EXPECT_FALSE(writes(0.0));
   live.destruction().hit(h, 0.1);
   EXPECT_TRUE(writes(0.1));
+}
+
+// A wounded hull drawn end to end: its GPU path in the Vulkan frame (the pass writes the shape words, the
+// frame's shapes raster draws them) against its CPU path in the CPU renderer, and both against the same
+// frame with the words taken away (the shapes must show).
+TEST(HullEffects, WoundedHullDrawsAlikeOnBothPaths) {
+  if (!hullContext()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
+  gpu::ContextOptions co;
+  co.validation = true;
+  VulkanRenderer vk(co);
+  auto asset = sphereAsset("HullEffects.WoundFrame", 2000);
+  HullInstance on_cpu(asset), on_gpu(asset);
+  attachHullGpu(std::make_shared<HullPass>(vk.context()), on_gpu);
+  Hit h;
+  h.direction = normalize(Vec3{0.2f, -0.1f, -1});
+  h.damage = 80;
+  for (HullInstance* inst : {&on_cpu, &on_gpu}) {
+    inst->destruction().hit(h, 0.1);
+    inst->destruction().hit(h, 0.15);
+    inst->destruction().update(0.2);
+  }
+  const Camera cam = lookAtCamera({0.3f, 0.2f, 2.2f}, {0, 0, 0}, {0, 1, 0}, 40.0f, 128, 128);
+  HullLight light;
+  HullFrame cpu_frame, gpu_frame;
+  std::vector<RenderObject> cpu_objects, gpu_objects;
+  on_cpu.buildFrame(Mat4{}, 0.2, light, cpu_frame, cpu_objects);
+  on_gpu.buildFrame(Mat4{}, 0.2, light, gpu_frame, gpu_objects);
+  ASSERT_FALSE(cpu_objects.at(0).shapes.empty());
+  ASSERT_TRUE(gpu_objects.at(0).gpu_source->writesShapes());
+  const ImageRGBA cpu = renderCpu(cpu_objects, cam, RenderSettings{});
+  const ImageRGBA gpu = vk.render(gpu_objects, cam, RenderSettings{});
+  cpu_objects[0].shapes = {};
+  const ImageRGBA unshaped = renderCpu(cpu_objects, cam, RenderSettings{});
+  const ImageDiff same = compareImages(cpu, gpu), shown = compareImages(cpu, unshaped, 0.02);
+  const double shown_pixels = shown.fraction_over * 128 * 128;
+  std::printf("wounded hull: GPU path against CPU path %.2f dB (max %.2g); against no shapes %.0f pixels differ by > 0.02 (max %.2f)\n", same.psnr,
+              same.max_abs, shown_pixels, shown.max_abs);
+  EXPECT_GE(same.psnr, 45.0);
+  EXPECT_GT(shown_pixels, 30.0) << "the wound's shapes changed nothing";
+  EXPECT_EQ(vk.context().validationErrors(), 0u) << vk.context().validationReport();
 }
 
 TEST(HullScript, ParsesAndRefusesWithJsonPaths) {

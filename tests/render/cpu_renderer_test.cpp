@@ -115,6 +115,18 @@ TEST(SplatShapes, CoveredPixelsMatchEachShapesArea) {
       for (size_t p = 3; p < img.pixels.size(); p += 4) ASSERT_GE(img.pixels[p], gaussian.pixels[p]) << "word " << k.word << " pixel " << p / 4;
     }
   }
+  // Orientation: a polygon turned by k / 256 of a turn has a vertex at angle 2 pi k / 256 in the whitened
+  // frame (identity conic: u = d) and the middle of an edge half a sector further on. A point at 0.85 R
+  // towards the vertex is well inside (0.14 from the edges: coverage 1); at 0.95 R towards the edge's middle
+  // (apothem R cos 36 deg = 0.81 R) it is 0.17 outside (coverage 0).
+  for (uint32_t k : {0u, 37u, 128u, 201u}) {
+    const uint32_t word = splatShapeWord(SplatShapeClass::kPolygon, 5, k);
+    const double vertex = 2 * kPi * k / 256.0, edge = vertex + kPi / 5;
+    const float in = static_cast<float>(0.85 * radius), out = static_cast<float>(0.95 * radius);
+    EXPECT_FLOAT_EQ(splatShapeCoverage(word, in * static_cast<float>(std::cos(vertex)), in * static_cast<float>(std::sin(vertex)), 1, 0, 1), 1.0f) << k;
+    EXPECT_FLOAT_EQ(splatShapeCoverage(word, out * static_cast<float>(std::cos(edge)), out * static_cast<float>(std::sin(edge)), 1, 0, 1), 0.0f) << k;
+  }
+  EXPECT_FLOAT_EQ(splatShapeCoverage(splatShapeWord(SplatShapeClass::kPolygon, 7, 9), 0, 0, 1, 0, 1), 1.0f) << "the centre";
   // Shapes for another cloud size are refused, naming the sizes.
   GaussianCloud c = oneGaussian({0, 0, z}, 0.5f, opacity, {1, 1, 1});
   const std::vector<uint32_t> two{1, 1};

@@ -204,14 +204,14 @@ TEST(VulkanImage, DemoMatchesCpu) {
   const std::string graph = r->lastFrameGraph();
   std::printf("%s", graph.c_str());
   size_t at = 0;
-  for (const char* pass : {"clear:", "slot overrides:", "mesh data:", "deform inputs:", "skin:", "deform splats:", "gpu sources:", "meshes:", "preprocess:", "depth keys:",
+  for (const char* pass : {"clear:", "clear shapes:", "slot overrides:", "mesh data:", "deform inputs:", "skin:", "deform splats:", "gpu sources:", "meshes:", "preprocess:", "depth keys:",
                            "depth sort:", "gather counts:", "scan:", "emit keys:", "tile sort:", "tile ranges:", "raster:", "readback:"}) {
     const size_t next = graph.find(pass, at);
     ASSERT_NE(next, std::string::npos) << pass << " missing or out of order in:\n" << graph;
     at = next;
   }
   EXPECT_NE(graph.find("skin: reads deform inputs, mesh data; writes skinned vertices, mesh data (off this frame)"), std::string::npos) << graph;
-  EXPECT_NE(graph.find("| barrier\nraster: reads tile ranges, sort keys, projected splats, mesh layer; writes image"), std::string::npos) << graph;
+  EXPECT_NE(graph.find("| barrier\nraster: reads tile ranges, sort keys, projected splats, mesh layer, splat slots; writes image"), std::string::npos) << graph;
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 
@@ -747,9 +747,9 @@ TEST(VulkanImage, SinkKeepsObjectsInPlaceAcrossFrames) {
 }
 
 // Shaped splats (render/splat_shape.h) on the Vulkan frame against the CPU: a cloud whose splats take every
-// class, side count and turn, beside an unshaped object (its slots must read as gaussians); then the same
-// objects with no shapes, which must give the plain image again (the shape buffer is zeroed per frame, not
-// left from the frame before).
+// class, side count and turn, beside an unshaped object (its slots must read as gaussians); then the shapes
+// on the other object only, in the same slots (the first object's words of the frame before must not stay:
+// the words are zeroed per frame); then no shapes at all (the plain raster).
 TEST(VulkanImage, SplatShapesMatchCpu) {
   SF_REQUIRE_VULKAN(r);
   GaussianCloud shaped = test::randomCloud(1500, 1, 71), plain = test::randomCloud(1200, 0, 72);
@@ -765,13 +765,22 @@ TEST(VulkanImage, SplatShapesMatchCpu) {
   const ImageRGBA gpu = r->render(objects, cam, RenderSettings{});
   const ImageRGBA cpu = renderCpu(objects, cam, RenderSettings{});
   const ImageDiff diff = compareImages(cpu, gpu);
+  std::vector<uint32_t> plain_words(plain.size());
+  for (size_t i = 0; i < plain_words.size(); ++i) plain_words[i] = splatShapeWord(SplatShapeClass::kPolygon, 5, static_cast<uint32_t>(i) & 255u);
   objects[1].shapes = {};
+  objects[0].shapes = plain_words;
+  VulkanFrameStats st;
+  const ImageRGBA gpu_swapped = r->render(objects, cam, RenderSettings{}, &st);
+  const ImageDiff swapped = compareImages(renderCpu(objects, cam, RenderSettings{}), gpu_swapped);
+  EXPECT_EQ(st.uploaded_slots, 0u) << "the objects kept their slots";
+  objects[0].shapes = {};
   const ImageRGBA gpu_plain = r->render(objects, cam, RenderSettings{});
   const ImageDiff plain_diff = compareImages(renderCpu(objects, cam, RenderSettings{}), gpu_plain);
   const ImageDiff changed = compareImages(cpu, gpu_plain);
-  std::printf("shapes: %.2f dB against the CPU (max %.2g); without them %.2f dB; shapes against none %.2f dB\n", diff.psnr, diff.max_abs,
-              plain_diff.psnr, changed.psnr);
+  std::printf("shapes: %.2f dB against the CPU (max %.2g); on the other object %.2f dB; without them %.2f dB; shapes against none %.2f dB\n",
+              diff.psnr, diff.max_abs, swapped.psnr, plain_diff.psnr, changed.psnr);
   EXPECT_GE(diff.psnr, 45.0);
+  EXPECT_GE(swapped.psnr, 45.0);
   EXPECT_GE(plain_diff.psnr, 45.0);
   EXPECT_LT(changed.psnr, 35.0) << "the shapes changed nothing";
   SF_EXPECT_VALIDATION_CLEAN(r);

@@ -64,7 +64,7 @@ uint woundShape(HullRest r, uint key, float small_trace, float large_trace) {
   float trace = r.cov[0] + r.cov[3] + r.cov[5];
   uint h = hash32(key ^ 0x5a0e3u);
   uint cls = trace >= large_trace ? SF_SHAPE_POLYGON : (trace <= small_trace ? SF_SHAPE_DISC : SF_SHAPE_ROUNDED_HEX);
-  return cls | ((h >> 8) % 3u) << 2 | (h & 255u) << 4;  // sides 5..7 (read by polygons only), turn
+  return SF_SHAPE_WORD(cls, 5u + (h >> 8) % 3u, h & 255u);  // sides 5..7 (read by polygons only), turn
 }
 
 void main() {

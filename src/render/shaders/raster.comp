@@ -43,12 +43,12 @@ bool reaches(uint j, vec2 lo, vec2 hi) {
 }
 
 #ifdef SF_VARIANT_SHAPES
-// The variant for frames with shaped splats (GpuFrame::has_shapes): their words staged with each batch. The
+// The variant for frames with shaped splats (the host picks it): their words (GpuFrame::shapes) staged with each batch. The
 // plain variant has none of it (its code and shared memory cost the frames without shapes about 6% of the
 // raster on the H200).
 shared uint s_shape[kBatch];
 
-// Coverage of shape `word` (not 0) at offset d = mean - pixel for the conic co.xyz: splatShapeCoverage
+// Coverage of shape `word` (class bits not 0) at offset d = mean - pixel for the conic co.xyz: splatShapeCoverage
 // (render/splat_shape.cpp), the same maths.
 float shapeCoverage(uint word, vec2 d, vec3 co) {
   const float kPi = 3.14159265358979;
@@ -56,6 +56,7 @@ float shapeCoverage(uint word, vec2 d, vec3 co) {
   float sa = sqrt(co.x);
   vec2 u = vec2(sa * d.x + (co.y / sa) * d.y, sqrt(max(co.z - co.y * co.y / co.x, 0.0)) * d.y);
   float r = length(u);
+  if (!(r > 0.0)) return 1.0;  // the centre lies inside every shape (and atan(0, 0) is undefined)
   uint cls = word & 3u;
   float sd;
   if (cls == SF_SHAPE_DISC) {
@@ -165,7 +166,7 @@ void main() {
         float falloff = exp(power);
         float alpha = min(0.99, co.w * falloff);
         if (alpha < 1.0 / 255.0) continue;
-        if (s_shape[j] != 0u)  // the shape over the gaussian: never less than its falloff
+        if ((s_shape[j] & 3u) != 0u)  // the shape over the gaussian: never less than its falloff
           alpha = min(0.99, co.w * max(falloff, shapeCoverage(s_shape[j], d, co.xyz)));
 #else
         float alpha = min(0.99, co.w * exp(power));
