@@ -12,6 +12,9 @@
 // per-subgroup cull stay valid). The shape only raises the gaussian (a flat plateau with a crisp polygonal
 // edge inside its soft skirt), so shaped splats never open a gap that their gaussians would cover: a splat
 // hull's holes still never show what is behind it. A word whose class bits are 0 is the gaussian.
+// The whitened frame is the Cholesky factor's, tied to the image's x axis: a polygon's turn is kept on the
+// screen, not on the surface, so turning the camera about its view axis does not turn the polygons with the
+// splats (a frame from the conic's eigenvectors would, at the cost of a jump where its axes swap).
 #pragma once
 
 #include <cstdint>
