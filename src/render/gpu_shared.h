@@ -55,11 +55,11 @@ using uint = uint32_t;
 #define SF_OBJECT_SORT_DEPTH 4u  // GpuObject.sort_depth holds one sort depth per slot (RenderObject::sort_depth)
 #define SF_MIN_SORT_DEPTH 0.2001  // sort depths are raised to this (kMinSortDepth, render/cpu_renderer.h)
 
-// Splat shapes (render/splat_shape.h): a per-slot word, the gaussian where its class bits are 0. Bits 0..1 the class, 2..3 the
-// polygon's sides - 5 (5..7), 4..11 its rotation in 256ths of a turn. A shaped splat keeps the gaussian's
-// support (alpha >= 1/255 of the gaussian, so the tile lists and the raster's cull hold) and its falloff,
-// raised to its full opacity within the shape: a regular polygon or disc of the gaussian's half-maximum
-// radius in the splat's own whitened frame, with an edge ramp of SF_SHAPE_EDGE.
+// Splat shapes (render/splat_shape.h): a per-slot word, the gaussian where its class bits are 0. Bits 0..1
+// the class, 2..3 the polygon's sides - 5 (5..7), 4..11 its rotation in 256ths of a turn. A shaped splat
+// keeps the gaussian's support (alpha >= 1/255 of the gaussian, so the tile lists and the raster's cull
+// hold) and its falloff, raised to its full opacity within the shape: a regular polygon or disc of the
+// gaussian's half-maximum radius in the splat's own whitened frame, with an edge ramp of SF_SHAPE_EDGE.
 #define SF_SHAPE_WORD(cls, sides, turn) ((cls) | ((sides) - 5u) << 2 | (turn) << 4)  // sides 5..7, turn 0..255
 #define SF_SHAPE_GAUSSIAN 0u
 #define SF_SHAPE_DISC 1u

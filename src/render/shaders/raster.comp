@@ -43,13 +43,13 @@ bool reaches(uint j, vec2 lo, vec2 hi) {
 }
 
 #ifdef SF_VARIANT_SHAPES
-// The variant for frames with shaped splats (the host picks it): their words (GpuFrame::shapes) staged with each batch. The
-// plain variant has none of it (its code and shared memory cost the frames without shapes about 6% of the
-// raster on the H200).
+// The variant for frames with shaped splats (the host picks it): their words (GpuFrame::shapes) staged
+// with each batch. The plain variant has none of it (its code and shared memory cost the frames without
+// shapes about 6% of the raster on the H200).
 shared uint s_shape[kBatch];
 
-// Coverage of shape `word` (class bits not 0) at offset d = mean - pixel for the conic co.xyz: splatShapeCoverage
-// (render/splat_shape.cpp), the same maths.
+// Coverage of shape `word` (class bits not 0) at offset d = mean - pixel for the conic co.xyz:
+// splatShapeCoverage (render/splat_shape.cpp), the same maths.
 float shapeCoverage(uint word, vec2 d, vec3 co) {
   const float kPi = 3.14159265358979;
   float radius = SF_SHAPE_RADIUS;
