@@ -43,8 +43,8 @@ struct SplatDeformSource {
 // coefficients [splat][coeff][rgb] at `sh`, sh_stride floats per splat) and its slot count.
 struct GpuSplatTargets {
   uint64_t positions = 0, covariances = 0, opacities = 0, sh = 0;
-  uint64_t shapes = 0;  // one uint32 shape word per slot, for sources that write them (writesShapes)
   uint32_t count = 0, sh_stride = 0;
+  uint64_t shapes = 0;  // one uint32 shape word per slot, for sources that write them (writesShapes)
 };
 // An object whose gaussians are computed on the GPU each frame (a neural generator on the Vulkan executor):
 // the Vulkan renderer calls record() in its frame's command buffer (a VkCommandBuffer) before preprocess;
