@@ -86,8 +86,8 @@ struct RenderObject {
   // instead of its centre's (a splat hull's baked shell order, hull/hull_render.h). Values are raised to
   // kMinSortDepth; culling still uses the centre's depth.
   std::span<const float> sort_depth;
-  // Optional, one per splat: its shape word (render/splat_shape.h; 0: the gaussian), honoured by both
-  // renderers. A GPU source writes its own (GpuSplatSource::writesShapes) and gives none here.
+  // Optional, one per splat: its shape word (render/splat_shape.h; class bits 0: the gaussian), honoured by
+  // both renderers. A GPU source writes its own (GpuSplatSource::writesShapes) and gives none here.
   std::span<const uint32_t> shapes;
 
   // Empty when usable; otherwise why not (override sizes).
@@ -130,7 +130,7 @@ struct ProjectedSplat {
   int radius = 0;              // pixels
   TileRect tiles;              // INRIA's 3-sigma tile rectangle
   int touched = 0;             // tiles of `tiles` the splat can reach with alpha >= 1/255 (see splatReachesTile)
-  uint32_t shape = 0;          // shape word (render/splat_shape.h), 0: the gaussian
+  uint32_t shape = 0;          // shape word (render/splat_shape.h), class bits 0: the gaussian
 };
 
 // Rects larger than this many tiles skip the per-tile test (all their tiles count as touched): the test

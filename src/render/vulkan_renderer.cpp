@@ -157,7 +157,9 @@ struct VulkanRenderer::Impl {
   uint32_t slots = 0;  // slot_sink.size(): the frame's slot count, free ranges included (left out by "clear")
   gpu::Buffer positions, covariances, opacities, sh;
   // Per-slot preprocess outputs.
-  gpu::Buffer means, conic_opacity, color_depth, rects, touched, order, sorted_counts, slot_sums, shapes;
+  gpu::Buffer means, conic_opacity, color_depth, rects, touched, order, sorted_counts, slot_sums;
+  // Per-slot shape words, rewritten in every frame that reads them (so not kept when the slots grow).
+  gpu::Buffer shapes;
   // Keys.
   uint32_t key_capacity = 0;
   gpu::Buffer keys[6], hist, hist_sums;
