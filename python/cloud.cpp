@@ -72,16 +72,8 @@ GaussianCloud reduceShDegree(const GaussianCloud& cloud, int degree) {
   return out;
 }
 
-std::shared_ptr<const GaussianCloud> Cloud::withShDegree(int sh_degree) {
-  if (sh_degree < 0 || sh_degree >= data->sh_degree) return data;
-  std::shared_ptr<const GaussianCloud>& r = reduced[static_cast<size_t>(sh_degree)];
-  if (!r) r = std::make_shared<const GaussianCloud>(reduceShDegree(*data, sh_degree));
-  return r;
-}
-
 void Cloud::replace(GaussianCloud cloud) {
   data = std::make_shared<const GaussianCloud>(std::move(cloud));
-  reduced = {};
 }
 
 namespace {

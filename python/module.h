@@ -31,16 +31,11 @@ struct Cloud {
   uint64_t file_bytes = 0;
   size_t dropped_non_finite = 0;
   std::vector<std::string> warnings;
-  // Copies with fewer SH coefficients (degrees 0..2), made on the first render that asks for them and kept
-  // so that repeated renders reuse one GPU upload. Read and written with the GIL held.
-  std::array<std::shared_ptr<const GaussianCloud>, 3> reduced;
-
-  // `data`, or its copy truncated to `sh_degree` when that is lower than the cloud's (-1: as stored).
-  std::shared_ptr<const GaussianCloud> withShDegree(int sh_degree);
   void replace(GaussianCloud cloud);
 };
 
-// A copy of `cloud` keeping only the SH coefficients of degrees 0..degree (degree below the cloud's).
+// A copy of `cloud` with SH degree `degree`: higher coefficients dropped, missing ones added as zeros
+// (Cloud.with_sh_degree).
 GaussianCloud reduceShDegree(const GaussianCloud& cloud, int degree);
 
 // Raises ValueError with `message` (pybind11 turns it into Python's ValueError).

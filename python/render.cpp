@@ -16,14 +16,12 @@
 #include "io/image_io.h"
 #include "module.h"
 #include "render/cpu_renderer.h"
-#include "render/vulkan_renderer.h"
+#include "frame/frame.h"
 #include "scene/scene.h"
 
 namespace sf::py {
 
 namespace {
-
-enum class Backend { kAuto, kCpu, kVulkan };
 
 // Everything one render needs besides the scene, resolved from the Python arguments with the GIL held.
 struct RenderJob {
@@ -36,53 +34,54 @@ struct RenderJob {
   bool uint8 = false;
 };
 
-// A scene and what its renders keep between frames. The scene never changes after loading; the rest is
+// A scene and what its renders keep between frames. The scene never changes after loading; the playback is
 // touched only under the render mutex.
 struct SceneState {
   Scene scene;
   std::string path;
-  SceneFrame frame;  // posed objects and meshes, storage reused frame to frame
-  // Scenes with a script: the characters it spawns, advanced to world_time. Rendering an earlier time
-  // starts a new world (the script runs forward only).
-  std::shared_ptr<character::CharacterWorld> world;
-  double world_time = 0;
-  // Copies of object clouds with fewer SH coefficients (render(sh_degree=...)), by cloud and degree.
-  std::map<std::pair<const GaussianCloud*, int>, std::shared_ptr<const GaussianCloud>> reduced;
+  ScenePlayback playback;          // posed storage and the characters its script spawned
   std::vector<std::string> log;  // script log lines not yet taken
 };
 
-// The process's renderers. One VulkanRenderer lives as long as the process (created on the first Vulkan
-// render, released at interpreter exit) so that repeated renders skip device creation and reuse uploads.
+// The process's frame drivers, one per backend. The Vulkan one lives as long as the process (created on the
+// first Vulkan render, released at interpreter exit or by release_vulkan) so that repeated renders skip
+// device creation and reuse uploads.
 struct Renderers {
-  std::mutex mutex;  // one render at a time: the renderer, and the scene states it draws, are not shared safely
-  std::unique_ptr<VulkanRenderer> vulkan;
+  std::mutex mutex;  // one render at a time: the drivers, and the scene states they draw, are not shared safely
+  std::unique_ptr<FrameDriver> vulkan, cpu;
   std::string device;
   bool validation = false;
   std::optional<bool> available;
-  // The Vulkan renderer keeps clouds on the GPU while the pointer and size of each object's cloud stay the
-  // same. Holding what the last frame drew keeps those addresses from being reused by other clouds.
-  std::vector<std::shared_ptr<const void>> keepalive;
+  std::vector<std::string>* log = nullptr;  // where the current render's script lines go
 
   bool vulkanAvailable() {
     if (!available) available = gpu::vulkanAvailable();
     return *available;
   }
-  VulkanRenderer& ensure(const std::string& dev, bool val) {
+  FrameDriverOptions options(Backend backend) {
+    FrameDriverOptions o;
+    o.backend = backend;
+    o.message = [this](const std::string& line) {
+      if (log) log->push_back(line.substr(line.find_first_not_of(' ')));
+    };
+    return o;
+  }
+  FrameDriver& ensureVulkan(const std::string& dev, bool val) {
     if (!vulkan || dev != device || val != validation) {
-      keepalive.clear();
       vulkan.reset();
-      gpu::ContextOptions co;
-      co.device = dev;
-      co.validation = val;
-      vulkan = std::make_unique<VulkanRenderer>(co);
+      FrameDriverOptions o = options(Backend::kVulkan);
+      o.device = dev;
+      o.validation = val;
+      vulkan = std::make_unique<FrameDriver>(o);
       device = dev, validation = val;
     }
     return *vulkan;
   }
-  void release() {
-    keepalive.clear();
-    vulkan.reset();
+  FrameDriver& ensureCpu() {
+    if (!cpu) cpu = std::make_unique<FrameDriver>(options(Backend::kCpu));
+    return *cpu;
   }
+  void release() { vulkan.reset(); }
 };
 
 Renderers& renderers() {
@@ -95,49 +94,27 @@ ImageRGBA renderState(const std::shared_ptr<SceneState>& st, double t, const Ren
   Renderers& r = renderers();
   std::lock_guard<std::mutex> lock(r.mutex);
   const bool use_vulkan = job.backend == Backend::kVulkan || (job.backend == Backend::kAuto && r.vulkanAvailable());
-  VulkanRenderer* vulkan = use_vulkan ? &r.ensure(job.device, job.validation) : nullptr;
-
-  poseScene(st->scene, t, st->frame, use_vulkan, &job.camera);  // characters deform on the GPU with Vulkan, as the CLI does
-  std::vector<RenderObject> objects = st->frame.objects;
-  std::vector<RenderMesh> meshes = st->frame.meshes;
-  if (!st->scene.script.empty()) {
-    if (!st->world || t < st->world_time) {
-      st->world = std::make_shared<character::CharacterWorld>();
-      st->world_time = 0;
-      st->reduced.clear();  // keyed by the old world's cloud addresses
-    }
-    st->world->advanceTo(t, st->scene.script);
-    st->world_time = t;
-    for (const std::string& line : st->world->takeLog()) st->log.push_back("[t=" + std::to_string(t) + "] " + line);
-    std::vector<RenderMesh> char_meshes;  // the mouth's meshes
-    std::vector<RenderObject> chars = st->world->renderObjects(use_vulkan, &char_meshes);
-    objects.insert(objects.end(), chars.begin(), chars.end());
-    meshes.insert(meshes.end(), char_meshes.begin(), char_meshes.end());
+  FrameDriver* driver = nullptr;
+  if (use_vulkan) {
+    driver = &r.ensureVulkan(job.device, job.validation);
+  } else {
+    if (r.vulkan) r.vulkan->detach(st->scene);  // its generators and characters back on the CPU
+    driver = &r.ensureCpu();
   }
-
-  std::vector<std::shared_ptr<const void>> keep{st, st->world};
-  if (job.sh_degree >= 0)
-    for (RenderObject& o : objects)
-      if (o.cloud && o.cloud->sh_degree > job.sh_degree) {
-        std::shared_ptr<const GaussianCloud>& copy = st->reduced[{o.cloud, job.sh_degree}];
-        // A generator's cloud changes every frame at the same address: never reuse its reduced copy.
-        if (!copy || o.dynamic) copy = std::make_shared<const GaussianCloud>(reduceShDegree(*o.cloud, job.sh_degree));
-        o.cloud = copy.get();
-        keep.push_back(copy);
-      }
-
-  auto post = [&](ImageRGBA image) { return st->scene.post ? st->scene.post->apply(image) : image; };  // scene JSON "post"
-  if (!vulkan) return post(renderCpu(objects, job.camera, job.settings, nullptr, meshes));
-  // Until this frame is drawn the GPU may still hold the previous frame's clouds: keep both alive.
-  r.keepalive.insert(r.keepalive.end(), keep.begin(), keep.end());
-  const gpu::Context& ctx = vulkan->context();
-  const uint32_t errors_before = ctx.validationErrors();
-  const size_t messages_before = ctx.validationMessages().size();
-  ImageRGBA image = vulkan->render(objects, job.camera, job.settings, nullptr, meshes);
-  if (const uint32_t errors = ctx.validationErrors() - errors_before; errors > 0)  // this frame's only
-    throw Error(std::to_string(errors) + " Vulkan validation error(s):\n" + ctx.validationReport(static_cast<uint32_t>(messages_before)));
-  r.keepalive = std::move(keep);
-  return post(std::move(image));
+  r.log = &st->log;
+  FrameRequest request{t, job.camera, job.settings, {}};
+  request.settings.max_sh_degree = job.sh_degree;
+  // Until the next frame is drawn the GPU may still hold this scene's clouds: the driver keeps it alive.
+  driver->retire(st);
+  FrameResult f;
+  try {
+    f = driver->render(st->scene, st->playback, request);
+  } catch (...) {
+    r.log = nullptr;
+    throw;
+  }
+  r.log = nullptr;
+  return std::move(f.image);
 }
 
 // ---- arguments ----
@@ -299,12 +276,12 @@ std::shared_ptr<SceneState> loadState(const pyb::handle& path_arg, const std::op
   return st;
 }
 
-std::shared_ptr<SceneState> cloudState(Cloud& cloud, int sh_degree) {
+std::shared_ptr<SceneState> cloudState(Cloud& cloud) {
   auto st = std::make_shared<SceneState>();
   SceneObject o;
   o.name = "cloud";
   o.source = "python";
-  o.cloud = cloud.withShDegree(sh_degree);
+  o.cloud = cloud.data;  // render(sh_degree=) limits the degree where the frame packs it, no copy
   st->scene.objects.push_back(std::move(o));
   return st;
 }
@@ -314,9 +291,9 @@ struct PyScene {
 };
 
 // A source argument: Cloud, Scene or a path.
-std::shared_ptr<SceneState> sourceState(const pyb::handle& source, int sh_degree, const std::optional<std::string>& clip, bool strict,
+std::shared_ptr<SceneState> sourceState(const pyb::handle& source, const std::optional<std::string>& clip, bool strict,
                                         bool allow_outside_paths, const pyb::object& max_gaussians, const pyb::object& max_memory) {
-  if (pyb::isinstance<Cloud>(source)) return cloudState(source.cast<Cloud&>(), sh_degree);
+  if (pyb::isinstance<Cloud>(source)) return cloudState(source.cast<Cloud&>());
   if (pyb::isinstance<PyScene>(source)) return source.cast<PyScene&>().state;
   if (pyb::isinstance<pyb::str>(source) || pyb::isinstance<pyb::bytes>(source) || pyb::hasattr(source, "__fspath__"))
     return loadState(source, clip, 0.0, strict, allow_outside_paths, max_gaussians, max_memory);
@@ -518,7 +495,7 @@ Raises splatforge.Error when the file is missing or malformed.
          const pyb::object& max_gaussians, const pyb::object& max_memory) {
         if (sh_degree && (*sh_degree < 0 || *sh_degree > 3)) valueError("sh_degree: expected 0..3 or None, got " + std::to_string(*sh_degree));
         std::shared_ptr<SceneState> st =
-            sourceState(source, sh_degree.value_or(-1), clip, strict, allow_outside_paths, max_gaussians, max_memory);
+            sourceState(source, clip, strict, allow_outside_paths, max_gaussians, max_memory);
         RenderArgs a{camera, width, height, background, backend, sh_degree, dtype, antialiased, device, validation};
         return renderArray(st, finiteArg(time, "time"), a.resolve(st->scene));
       },
@@ -572,7 +549,7 @@ Raises splatforge.Error when the file is missing or malformed.
       [](const pyb::object& source, int width, int height) {
         sizeArg(width, "width");
         sizeArg(height, "height");
-        std::shared_ptr<SceneState> st = sourceState(source, -1, std::nullopt, false, false, pyb::none(), pyb::none());
+        std::shared_ptr<SceneState> st = sourceState(source, std::nullopt, false, false, pyb::none(), pyb::none());
         if (!hasContent(st->scene)) valueError("source: has no gaussian to frame");
         return cameraDict(autoCamera(st->scene, width, height));
       },
@@ -599,8 +576,8 @@ Raises splatforge.Error when the file is missing or malformed.
           std::lock_guard<std::mutex> lock(r.mutex);
           if (r.vulkanAvailable()) {
             // No device named: the renderer there is, else the default device.
-            VulkanRenderer& v = wanted || !r.vulkan ? r.ensure(wanted.value_or(""), r.vulkan && r.validation) : *r.vulkan;
-            info = v.device();
+            FrameDriver& d = wanted || !r.vulkan ? r.ensureVulkan(wanted.value_or(""), r.vulkan && r.validation) : *r.vulkan;
+            info = d.vulkan()->device();
           }
         }
         if (!info) return pyb::none();

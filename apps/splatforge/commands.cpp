@@ -39,6 +39,7 @@
 #include "neural/gpu_generator.h"
 #include "neural/vulkan_executor.h"
 #include "render/vulkan_renderer.h"
+#include "frame/frame.h"
 #include "scene/demo.h"
 #include "model/gltf_model.h"
 #include "scene/scene.h"
@@ -157,158 +158,18 @@ std::string validationFailure(const gpu::Context& ctx) {
   return fmt::format("{} Vulkan validation error(s):\n{}", ctx.validationErrors(), ctx.validationReport());
 }
 
-// "vulkan", or "auto" where a Vulkan device exists.
-bool useVulkan(const std::string& backend) { return backend == "vulkan" || (backend == "auto" && gpu::vulkanAvailable()); }
-
 struct BackendChoice {
   std::string backend;  // auto, vulkan or cpu
   std::string device;
   bool validation = false;
-};
 
-// Renders frames of a scene on the chosen backend; the Vulkan renderer (and the clouds it uploaded) lives
-// as long as this object, so sequences reuse it.
-class FrameRenderer {
- public:
-  explicit FrameRenderer(const BackendChoice& backend) {
-    if (useVulkan(backend.backend)) {
-      gpu::ContextOptions co;
-      co.device = backend.device;
-      co.validation = backend.validation;
-      vulkan_ = std::make_unique<VulkanRenderer>(co);
-    }
+  FrameDriverOptions driver() const {
+    FrameDriverOptions d;
+    d.backend = parseBackend(backend);
+    d.device = device;
+    d.validation = validation;
+    return d;
   }
-
-  FrameRenderer(const FrameRenderer&) = delete;
-  FrameRenderer& operator=(const FrameRenderer&) = delete;
-  // The runners given to the scene's models use this renderer's device: they are taken back with it.
-  ~FrameRenderer() {
-    for (const auto& g : generators_) g->setGpuPath(nullptr);
-    for (const auto& h : hulls_) h->setGpuPath(nullptr);
-    for (const auto& b : bundles_) b->setGpuPath(nullptr);
-    hull_pass_.reset();
-    if (post_) post_->setRunner(nullptr);
-  }
-
-  std::string describe() const {
-    if (!vulkan_) return "the cpu backend";
-    return fmt::format("Vulkan device {} ({}, subgroup {})", vulkan_->device().name, vulkan_->device().typeName(),
-                       vulkan_->device().subgroup_size);
-  }
-
-  struct Frame {
-    ImageRGBA image;
-    size_t splats = 0, visible = 0, keys = 0, mesh_triangles = 0;
-    std::string timing;
-  };
-
-  // Renders the scene at scene time t: glTF objects are posed and drawn as meshes (skinned on the CPU, or in
-  // the frame's skin pass with Vulkan).
-  Frame render(const Scene& scene, double t, const Camera& cam, const RenderSettings& settings) {
-    attachNeural(scene);
-    const auto t_pose = Clock::now();
-    poseScene(scene, t, frame_, vulkan_ != nullptr, &cam);  // characters deform on the GPU with Vulkan
-    const double pose_ms = secondsSince(t_pose) * 1e3;
-    std::vector<RenderObject> objects = frame_.objects;
-    std::vector<RenderMesh> meshes = frame_.meshes;
-    if (!scene.script.empty()) {  // the character commands up to this time
-      world_.advanceTo(t, scene.script);
-      for (const std::string& line : world_.takeLog()) fmt::print(stderr, "  [t={:.2f}] {}\n", t, line);
-      for (character::BundleCharacter* b : world_.bundles()) attachBundle(*b);  // spawned decoder characters
-      world_.setCamera(cam);
-      std::vector<RenderMesh> char_meshes;  // the mouth's meshes
-      std::vector<RenderObject> chars = world_.renderObjects(vulkan_ != nullptr, &char_meshes);
-      objects.insert(objects.end(), chars.begin(), chars.end());
-      meshes.insert(meshes.end(), char_meshes.begin(), char_meshes.end());
-    }
-    Frame f;
-    for (const RenderMesh& m : meshes) f.mesh_triangles += m.triangleCount();
-    if (vulkan_) {
-      VulkanFrameStats st;
-      f.image = vulkan_->render(objects, cam, settings, &st, meshes);
-      if (vulkan_->context().validationErrors() > 0)
-        throw Error(validationFailure(vulkan_->context()));
-      f.visible = st.visible, f.splats = st.splats, f.keys = st.tile_keys;
-      const VulkanPassTimes& pt = st.times;
-      // Generators on the GPU path run in the frame, before preprocess (with the meshes, in `mesh`).
-      const bool sources = std::any_of(objects.begin(), objects.end(), [](const RenderObject& o) { return o.gpu_source != nullptr; });
-      const std::string before = meshes.empty() && !sources ? ""
-                                 : fmt::format("{} {:.2f}, ", meshes.empty() ? "generators" : sources ? "generators + meshes" : "meshes", pt.mesh);
-      f.timing = fmt::format("gpu {:.2f} ms: {}preprocess {:.2f}, depth sort {:.2f}, scan {:.2f}, keys {:.2f}, tile sort {:.2f}, "
-                             "ranges {:.2f}, raster {:.2f}, readback {:.2f}",
-                             pt.total, before, pt.preprocess, pt.depth_sort, pt.scan, pt.emit, pt.sort, pt.ranges, pt.raster, pt.readback);
-    } else {
-      RenderStats st;
-      f.image = renderCpu(objects, cam, settings, &st, meshes);
-      f.visible = st.visible, f.splats = st.splats, f.keys = st.tile_keys;
-      f.timing = fmt::format("cpu: preprocess {:.1f} ms, sort {:.1f} ms, {}raster {:.1f} ms", st.preprocess_ms, st.sort_ms,
-                             meshes.empty() ? "" : fmt::format("meshes {:.1f} ms, ", st.mesh_ms), st.raster_ms);
-    }
-    const bool generators = std::any_of(scene.objects.begin(), scene.objects.end(), [](const SceneObject& o) { return o.generator != nullptr; });
-    const char* neural = vulkan_ ? "Vulkan executor" : "CPU executor";
-    if (generators)
-      f.timing += fmt::format("; scene posed with generators ({}{}) in {:.1f} ms", neural, vulkan_ ? ", in the frame" : "", pose_ms);
-    if (scene.post) {  // post-processing model on the finished frame
-      const auto t_post = Clock::now();
-      f.image = scene.post->apply(f.image);
-      f.timing += fmt::format("; post {} ({}) {:.1f} ms", std::filesystem::path(scene.post->path()).filename().string(), neural,
-                              secondsSince(t_post) * 1e3);
-      if (vulkan_ && vulkan_->context().validationErrors() > 0)  // the post model ran on the same device
-        throw Error(validationFailure(vulkan_->context()));
-    }
-    return f;
-  }
-
-  // With the Vulkan backend the scene's generators run on the Vulkan executor inside this renderer's frame
-  // (decoded straight into their slots), and its post model on the Vulkan executor after the readback.
-  void attachNeural(const Scene& scene) {
-    if (!vulkan_) return;
-    for (const SceneObject& o : scene.objects)
-      if (o.bundle && !o.bundle->gpuPath() && attachBundle(*o.bundle)) bundles_.push_back(o.bundle);
-    for (const SceneObject& o : scene.objects) {  // live hulls: their pass runs in the frame
-      if (!o.hull_live || o.hull_live->gpuPath()) continue;
-      if (!hull_pass_) hull_pass_ = std::make_shared<hull::HullPass>(vulkan_->context());
-      hull::attachHullGpu(hull_pass_, *o.hull_live);
-      hulls_.push_back(o.hull_live);
-    }
-    for (const SceneObject& o : scene.objects) {
-      if (!o.generator || o.generator->gpuPath() || tried_.count(o.generator.get())) continue;
-      tried_.insert(o.generator.get());
-      if (std::string why = nn::attachGpuPath(vulkan_->context(), *o.generator, o.time); !why.empty()) {
-        fmt::print(stderr, "splatforge: warning: {} runs on the CPU executor: {}\n", o.generator->path(), why);
-        continue;
-      }
-      generators_.push_back(o.generator);
-    }
-    if (scene.post && !scene.post->hasRunner()) {
-      scene.post->setRunner(nn::vulkanRunner(vulkan_->context(), scene.post->graph()));
-      post_ = scene.post;
-    }
-  }
-
- private:
-  std::vector<std::shared_ptr<nn::GaussianGenerator>> generators_;
-  std::set<const nn::GaussianGenerator*> tried_;  // a refusal is reported once
-  std::vector<std::shared_ptr<character::BundleCharacter>> bundles_;  // scene objects given a GPU path
-
-  // A decoder character's decoders and lift in this renderer's frame (once; a refusal is reported and the
-  // character stays on the CPU). Returns whether it now has a GPU path.
-  bool attachBundle(character::BundleCharacter& b) {
-    if (!vulkan_ || b.gpuPath()) return b.gpuPath() != nullptr;
-    if (!b.gpuRefusal().empty()) return false;  // refused before (said once)
-    if (std::string why = character::attachBundleGpuPath(vulkan_->context(), b); !why.empty()) {
-      fmt::print(stderr, "splatforge: warning: {} runs on the CPU: {}\n", b.bundle().where, why);
-      b.setGpuRefusal(why);
-      return false;
-    }
-    return true;
-  }
-  std::shared_ptr<nn::ImageModel> post_;
-  std::vector<std::shared_ptr<hull::HullInstance>> hulls_;
-  std::shared_ptr<const hull::HullPass> hull_pass_;
-  std::unique_ptr<VulkanRenderer> vulkan_;
-  SceneFrame frame_;
-  character::CharacterWorld world_;
 };
 
 std::string sceneSummary(const Scene& scene) {
@@ -326,11 +187,12 @@ std::string sceneSummary(const Scene& scene) {
 
 // The scene of a command's input: a scene JSON (warnings printed, its background unless --bg was given),
 // or one splat file, glTF model or character package.
-Scene loadInput(const char* command, const std::string& input, const std::string& clip, double time, bool strict, bool allow_outside_paths,
+// Every input is drawn at the frame's scene time (render --time, animate --start), whatever its kind.
+Scene loadInput(const char* command, const std::string& input, const std::string& clip, bool strict, bool allow_outside_paths,
                 std::optional<int> width, std::optional<int> height, bool background_given, RenderSettings& settings) {
   progress("loading " + input);
   if (classifyInput(input) != InputKind::kSceneJson) {
-    Scene scene = sceneFromFile(input, clip, time);
+    Scene scene = sceneFromFile(input, clip);
     printWarnings(command, scene.warnings);
     progress("loaded " + sceneSummary(scene));
     return scene;
@@ -382,12 +244,12 @@ struct FloatOutputs {
 };
 
 // Renders a scene and writes the outputs; shared by `render` and `demo`.
-int renderAndWrite(const char* command, const Scene& scene, const Camera& cam, RenderSettings settings, const BackendChoice& backend,
-                   const std::string& png, const FloatOutputs& extra, Clock::time_point t_start, double load_s) {
+int renderAndWrite(const char* command, const Scene& scene, double time, const Camera& cam, RenderSettings settings,
+                   const BackendChoice& backend, const std::string& png, const FloatOutputs& extra, Clock::time_point t_start, double load_s) {
   settings.depth = !extra.depth.empty();
-  FrameRenderer renderer(backend);
-  progress(fmt::format("rendering {}x{} on {} ({})", cam.width, cam.height, renderer.describe(), sceneSummary(scene)));
-  FrameRenderer::Frame f = renderer.render(scene, 0.0, cam, settings);
+  FrameDriver driver(backend.driver());
+  progress(fmt::format("rendering {}x{} on {} ({})", cam.width, cam.height, driver.describe(), sceneSummary(scene)));
+  const FrameResult f = driver.render(scene, {time, cam, settings, {}});
   if (f.visible == 0 && f.mesh_triangles == 0 && f.splats > 0 && allTransparent(scene))
     return fail(command, fmt::format("nothing to draw: every one of the {} gaussians is fully transparent (opacity below 1/255)", f.splats));
   if (f.visible == 0 && f.mesh_triangles == 0)
@@ -397,13 +259,13 @@ int renderAndWrite(const char* command, const Scene& scene, const Camera& cam, R
   writePng(png, f.image);
   if (!extra.image.empty()) writeNpy(extra.image, f.image);
   if (!extra.depth.empty()) writeNpy(extra.depth, f.image.depth, f.image.height, f.image.width, 2);
-  fmt::print(stderr, "  visible {} of {} gaussians, {} tile keys{}\n", f.visible, f.splats, f.keys,
+  fmt::print(stderr, "  visible {} of {} gaussians, {} tile keys{}\n", f.visible, f.splats, f.tile_keys,
              f.mesh_triangles ? fmt::format(", {} mesh triangles", f.mesh_triangles) : "");
   std::string written = png;
   for (const std::string& path : {extra.image, extra.depth})
     if (!path.empty()) written += ", " + path;
   fmt::print("wrote {}\n", written);
-  fmt::print("time: {:.3f} s total (load {:.3f} s; {})\n", secondsSince(t_start), load_s, f.timing);
+  fmt::print("time: {:.3f} s total (load {:.3f} s; {})\n", secondsSince(t_start), load_s, f.timing());
   return 0;
 }
 
@@ -522,14 +384,14 @@ int runRender(const RenderOptions& o) {
     settings.antialiased = o.antialiased;
 
     if (!std::isfinite(o.time)) throw Error("--time must be a finite number of seconds");
-    Scene scene = loadInput("render", o.input, o.clip, o.time, o.strict, o.allow_outside_paths, o.width, o.height, !o.background.empty(), settings);
+    Scene scene = loadInput("render", o.input, o.clip, o.strict, o.allow_outside_paths, o.width, o.height, !o.background.empty(), settings);
     applyHullOptions(scene, o.hull_mode, o.light);
     double load_s = secondsSince(t0);
     Camera cam;
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
     else if (scene.camera) cam = *scene.camera;
     else cam = autoCamera(scene, o.width.value_or(kDefaultWidth), o.height.value_or(kDefaultHeight));
-    return renderAndWrite("render", scene, cam, settings, {o.backend, o.device, o.validation}, o.output, extra, t0, load_s);
+    return renderAndWrite("render", scene, o.time, cam, settings, {o.backend, o.device, o.validation}, o.output, extra, t0, load_s);
   } catch (const std::exception& e) {
     return fail("render", e.what());
   }
@@ -640,7 +502,7 @@ int runAnimate(const AnimateOptions& o) {
 
     RenderSettings settings;
     if (!o.background.empty()) settings.background = parseColor(o.background);
-    Scene scene = loadInput("animate", o.input, o.clip, 0.0, o.strict, o.allow_outside_paths, o.width, o.height, !o.background.empty(), settings);
+    Scene scene = loadInput("animate", o.input, o.clip, o.strict, o.allow_outside_paths, o.width, o.height, !o.background.empty(), settings);
     applyHullOptions(scene, o.hull_mode, o.light);
     double duration = o.duration;
     if (!o.hull_script.empty()) {  // every hull of the input plays the script
@@ -669,9 +531,9 @@ int runAnimate(const AnimateOptions& o) {
     const double load_s = secondsSince(t0);
 
     const size_t frames = std::max<size_t>(1, static_cast<size_t>(std::llround(duration * o.fps)));
-    FrameRenderer renderer({o.backend, o.device, o.validation});
+    FrameDriver driver(BackendChoice{o.backend, o.device, o.validation}.driver());
     progress(fmt::format("animating {} frames at {} fps ({:.3f} s from t = {}) at {}x{} on {} ({})", frames, o.fps, duration, o.start,
-                         cam.width, cam.height, renderer.describe(), sceneSummary(scene)));
+                         cam.width, cam.height, driver.describe(), sceneSummary(scene)));
     ProgressBar bar(frames);
     std::vector<double> frame_ms;
     // --orbit: camera-to-world' = T(c) Ry(a) T(-c) camera-to-world about the centre c of the scene's box.
@@ -689,7 +551,7 @@ int runAnimate(const AnimateOptions& o) {
         frame_cam.world_to_camera = cam.world_to_camera * Mat4::fromLinearTranslation(Mat3{}, pivot) * Mat4::fromLinearTranslation(ry, Vec3{0, 0, 0}) *
                                     Mat4::fromLinearTranslation(Mat3{}, -pivot);
       }
-      FrameRenderer::Frame f = renderer.render(scene, o.start + static_cast<double>(i) / o.fps, frame_cam, settings);
+      const FrameResult f = driver.render(scene, {o.start + static_cast<double>(i) / o.fps, frame_cam, settings, {}});
       writePng(pattern(i), f.image);
       frame_ms.push_back(secondsSince(tf) * 1e3);
       bar.update(i + 1);
@@ -730,7 +592,7 @@ int runDemo(const DemoOptions& o) {
     Scene scene = makeDemoScene(o.width, o.height);
     RenderSettings settings;
     settings.background = *scene.background;
-    return renderAndWrite("demo", scene, *scene.camera, settings, {o.backend, o.device, o.validation}, o.output, extra, t0,
+    return renderAndWrite("demo", scene, 0.0, *scene.camera, settings, {o.backend, o.device, o.validation}, o.output, extra, t0,
                           secondsSince(t0));
   } catch (const std::exception& e) {
     return fail("demo", e.what());
@@ -851,15 +713,9 @@ int runBench(const BenchOptions& o) {
                                                     o.height_given ? std::optional<int>(o.height) : std::nullopt)
                  : scene.camera ? *scene.camera
                                 : autoCamera(scene, o.width, o.height);
-    SceneFrame frame;
-    auto posed = [&](int f, bool gpu) {
-      if (!generators) return scene.renderObjects();
-      poseScene(scene, f / 30.0, frame, gpu, &cam);
-      return frame.objects;
-    };
-    std::vector<RenderObject> objects = generators ? std::vector<RenderObject>{} : scene.renderObjects();
     if (!o.save_scene.empty()) {
       // One world-space cloud: each object's cloud placed by its transform, in object order.
+      const std::vector<RenderObject> objects = scene.renderObjects();
       std::vector<GaussianCloud> placed;
       placed.reserve(objects.size());
       for (size_t k = 0; k < objects.size(); ++k) {
@@ -881,58 +737,38 @@ int runBench(const BenchOptions& o) {
       saveSplats(merged, o.save_scene);
       fmt::print("wrote {} ({} gaussians in world space, SH degree {})\n", o.save_scene, merged.size(), merged.sh_degree);
     }
-    bool use_vulkan = useVulkan(o.backend);
-    if (o.back_to_back > 0 && !use_vulkan) throw Error("--back-to-back times the Vulkan frame; this bench runs on the CPU renderer");
-    std::unique_ptr<VulkanRenderer> vk;
-    // Generators given a GPU path on the renderer's device are detached before it goes.
-    struct Detach {
-      const Scene& scene;
-      ~Detach() {
-        for (const SceneObject& ob : scene.objects)
-          if (ob.generator) ob.generator->setGpuPath(nullptr);
-      }
-    };
-    std::optional<Detach> detach;
-    if (use_vulkan) {
-      gpu::ContextOptions co;
-      co.device = o.device;
-      co.validation = o.validation;
-      vk = std::make_unique<VulkanRenderer>(co);
-      detach.emplace(Detach{scene});
-      for (const SceneObject& ob : scene.objects)
-        if (ob.generator)
-          if (std::string why = nn::attachGpuPath(vk->context(), *ob.generator, ob.time); !why.empty())
-            fmt::print(stderr, "bench: warning: {} runs on the CPU executor: {}\n", ob.generator->path(), why);
-    }
-    if (generators) objects = posed(0, use_vulkan);  // plans the GPU path (a CPU dry run), sizes the objects
-    size_t total = 0;
-    int degree = 0;
-    for (const auto& obj : objects) total += obj.cloud->size(), degree = std::max(degree, obj.cloud->sh_degree);
-    fmt::print("scene: {} ({} objects, {} gaussians, SH degree {}), {}x{}, {} timed frames\n", what, objects.size(), total, degree,
+    FrameDriverOptions fo = BackendChoice{o.backend, o.device, o.validation}.driver();
+    fo.message = [](const std::string& line) { fmt::print(stderr, "bench: {}\n", line); };
+    if (o.back_to_back > 0 && fo.backend == Backend::kCpu) throw Error("--back-to-back times the Vulkan frame; this bench runs on the CPU renderer");
+    FrameDriver driver(fo);
+    if (o.back_to_back > 0 && !driver.usesVulkan()) throw Error("--back-to-back times the Vulkan frame; this bench runs on the CPU renderer");
+    // Frame f at scene time f / 30 s: generators run every frame (on the Vulkan backend in the frame, their
+    // time in the "generators" figure; on the CPU backend through the CPU executor, in the total).
+    auto request = [&](int f) { return FrameRequest{f / 30.0, cam, {}, {}}; };
+    // Warm-up: uploads, pipeline compilation, buffer growth, the generators' GPU plans.
+    const FrameResult warm = driver.render(scene, request(0));
+    const int degree = warm.sh_degree;
+    fmt::print("scene: {} ({} objects, {} gaussians, SH degree {}), {}x{}, {} timed frames\n", what, scene.objects.size(), warm.splats, degree,
                cam.width, cam.height, o.frames);
     json += fmt::format("  \"scene\": \"{}\",\n  \"objects\": {},\n  \"gaussians\": {},\n  \"sh_degree\": {},\n  \"width\": {},\n  \"height\": {},\n  \"frames\": {},\n",
-                        jsonEscape(what), objects.size(), total, degree, cam.width, cam.height, o.frames);
-    if (use_vulkan) {
-      VulkanRenderer& renderer = *vk;
+                        jsonEscape(what), scene.objects.size(), warm.splats, degree, cam.width, cam.height, o.frames);
+    if (driver.usesVulkan()) {
+      VulkanRenderer& renderer = *driver.vulkan();
       const gpu::DeviceInfo& dev = renderer.device();
       fmt::print("device: {} ({}, subgroup {}, {:.1f} GiB device-local)\n", dev.name, dev.typeName(), dev.subgroup_size,
                  static_cast<double>(dev.device_local_bytes) / (1 << 30));
-      VulkanFrameStats st;
-      renderer.render(objects, cam, {}, &st);  // warm-up: uploads, pipeline compilation, buffer growth
       if (o.show_graph) fmt::print("frame graph:\n{}", renderer.lastFrameGraph());
       std::vector<double> gen, pre, depth, scan, emit, sort, ranges, raster, readback, all, wall;
+      VulkanFrameStats st = warm.gpu;
       for (int f = 0; f < o.frames; ++f) {
         const auto t0 = Clock::now();
-        if (generators) objects = posed(f + 1, true);
-        renderer.render(objects, cam, {}, &st);
+        st = driver.render(scene, request(f + 1)).gpu;
         wall.push_back(secondsSince(t0) * 1e3);
         const VulkanPassTimes& t = st.times;
         gen.push_back(t.mesh);
         pre.push_back(t.preprocess), depth.push_back(t.depth_sort), scan.push_back(t.scan), emit.push_back(t.emit), sort.push_back(t.sort);
         ranges.push_back(t.ranges), raster.push_back(t.raster), readback.push_back(t.readback), all.push_back(t.total);
       }
-      if (renderer.context().validationErrors() > 0)
-        throw Error(validationFailure(renderer.context()));
       double frame_no_readback = median(all) - median(readback);
       fmt::print("visible {} gaussians, {} tile pairs, {} sort passes\n", st.visible, st.tile_keys, st.sort_passes);
       fmt::print("gpu median ms: {}preprocess {:.3f} | depth sort {:.3f} | scan {:.3f} | keys {:.3f} | tile sort {:.3f} | ranges {:.3f} | "
@@ -944,7 +780,7 @@ int runBench(const BenchOptions& o) {
       json += fmt::format("  \"backend\": \"vulkan\",\n  \"device\": \"{}\",\n  \"visible\": {},\n  \"tile_pairs\": {},\n", jsonEscape(dev.name),
                           st.visible, st.tile_keys);
       if (o.back_to_back > 0) {
-        const VulkanPassTimes b = medianPassTimes(renderer.renderBackToBack(objects, cam, {}, o.back_to_back, &st));
+        const VulkanPassTimes b = medianPassTimes(driver.renderBackToBack(scene, request(o.frames), o.back_to_back, &st));
         fmt::print("back to back ({} frames in one submission), gpu median ms: {}preprocess {:.3f} | depth sort {:.3f} | scan {:.3f} | keys {:.3f} | "
                    "tile sort {:.3f} | ranges {:.3f} | raster {:.3f} | frame without readback {:.3f}\n",
                    o.back_to_back, generators ? fmt::format("generators {:.3f} | ", b.mesh) : "", b.preprocess, b.depth_sort, b.scan, b.emit, b.sort,
@@ -961,12 +797,11 @@ int runBench(const BenchOptions& o) {
                           median(pre), median(depth), median(scan), median(emit), median(sort), median(ranges), median(raster),
                           median(readback), median(all), frame_no_readback, median(wall));
     } else {
-      RenderStats st;
+      RenderStats st = warm.cpu;
       std::vector<double> pre, sort, raster, all;
       for (int f = 0; f < o.frames; ++f) {
         auto t0 = Clock::now();
-        if (generators) objects = posed(f + 1, false);  // the CPU executor's time counts in the total
-        renderCpu(objects, cam, {}, &st);
+        st = driver.render(scene, request(f + 1)).cpu;  // the CPU executor's time counts in the total
         all.push_back(secondsSince(t0) * 1e3);
         pre.push_back(st.preprocess_ms), sort.push_back(st.sort_ms), raster.push_back(st.raster_ms);
       }

@@ -270,6 +270,7 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
     const Vec3 cam_object = transformPoint(inverseAffine(model), cam_world);
     const size_t base = first_slot[o];
     const bool aa = settings.antialiased || cloud.antialiased;
+    const int sh_degree = drawnShDegree(cloud.sh_degree, settings);
     parallelForRange(cloud.size(), 4096, [&](size_t begin, size_t end) {
       for (size_t i = begin; i < end; ++i) {
         const bool over = !objects[o].positions.empty();
@@ -278,7 +279,7 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
         const Vec3 p_object = over ? objects[o].positions[i] : cloud.positions[i];
         Vec3 p_world = transformPoint(model, p_object);
         ProjectedSplat& ps = projected[base + i];
-        if (projectSplat(p_world, covarianceUpper(world_cov), cloud.opacities[i], cloud.sh_degree, cloud.shOf(i).data(),
+        if (projectSplat(p_world, covarianceUpper(world_cov), cloud.opacities[i], sh_degree, cloud.shOf(i).data(),
                          p_object - cam_object, cloud.color_space, cam, aa, &ps)) {
           touched[base + i] = static_cast<uint32_t>(ps.touched);
           if (!objects[o].sort_depth.empty()) ps.depth = std::max(objects[o].sort_depth[i], kMinSortDepth);

@@ -103,7 +103,15 @@ struct RenderSettings {
   bool antialiased = false;
   // Also fill the image's depth plane (ImageRGBA::depth): expected splat depth and transmittance.
   bool depth = false;
+  // Evaluate spherical harmonics up to this degree only (0..3; -1: each object's own). Applied where the
+  // objects are packed: each object's degree is min(its own, this); its coefficients stay where they are.
+  int max_sh_degree = -1;
 };
+
+// The SH degree an object of degree `degree` is drawn with under `settings`.
+inline int drawnShDegree(int degree, const RenderSettings& settings) {
+  return settings.max_sh_degree >= 0 && settings.max_sh_degree < degree ? settings.max_sh_degree : degree;
+}
 
 // Per-frame figures, for progress lines and benchmarks.
 struct RenderStats {

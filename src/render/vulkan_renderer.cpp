@@ -926,7 +926,7 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
     const GaussianCloud& cloud = *objects[o].cloud;
     g.first_slot = static_cast<uint32_t>(m.residents[o].slots.first);
     g.count = static_cast<uint32_t>(cloud.size());
-    g.sh_degree = static_cast<uint32_t>(cloud.sh_degree);
+    g.sh_degree = static_cast<uint32_t>(drawnShDegree(cloud.sh_degree, settings));
     g.sh_base = static_cast<uint32_t>(m.residents[o].sh.first);
     g.sh_stride = static_cast<uint32_t>(cloud.shStride());
     g.flags = (settings.antialiased || cloud.antialiased ? SF_OBJECT_ANTIALIASED : 0u) |

@@ -26,7 +26,7 @@
 #include "gpu/gpu.h"
 #include "io/file.h"
 #include "io/image_io.h"
-#include "neural/gpu_generator.h"
+#include "frame/frame.h"
 #include "render/vulkan_renderer.h"
 #include "scene/scene.h"
 #include "view/camera_control.h"
@@ -82,24 +82,6 @@ class Window {
   GLFWwindow* window_ = nullptr;
 };
 
-// A copy of a cloud with its SH truncated to `degree` (the SH degree control). Only what the renderer reads.
-std::shared_ptr<GaussianCloud> reducedCloud(const GaussianCloud& c, int degree) {
-  auto out = std::make_shared<GaussianCloud>();
-  out->positions = c.positions;
-  out->scales = c.scales;
-  out->rotations = c.rotations;
-  out->opacities = c.opacities;
-  out->color_space = c.color_space;
-  out->antialiased = c.antialiased;
-  out->sh_degree = degree;
-  const size_t keep = static_cast<size_t>(shCoeffCount(degree)) * 3, stride = static_cast<size_t>(c.shStride());
-  out->sh.resize(c.size() * keep);
-  for (size_t i = 0; i < c.size(); ++i)
-    std::copy_n(c.sh.begin() + static_cast<std::ptrdiff_t>(i * stride), keep,
-                out->sh.begin() + static_cast<std::ptrdiff_t>(i * keep));
-  return out;
-}
-
 // A free "splatforge-view-NNNN.png" in the working directory, for screenshots taken with F12.
 std::string nextScreenshotName() {
   for (int i = 1;; ++i) {
@@ -154,14 +136,16 @@ class Viewer {
       auto* self = static_cast<Viewer*>(glfwGetWindowUserPointer(w));
       for (int i = 0; i < count; ++i) self->dropped_.emplace_back(paths[i]);
     });
-    gpu::ContextOptions co;
-    co.device = o.device;
-    co.validation = o.validation;
-    addPresentOptions(co);
-    renderer_ = std::make_unique<VulkanRenderer>(co);
-    presenter_ = std::make_unique<Presenter>(renderer_->context(), window_->get(), o.vsync);
+    FrameDriverOptions fo;
+    fo.backend = Backend::kVulkan;
+    fo.device = o.device;
+    fo.validation = o.validation;
+    fo.configure = addPresentOptions;
+    fo.message = [](const std::string& line) { fmt::print(stderr, "  view: {}\n", line); };
+    driver_ = std::make_unique<FrameDriver>(fo);
+    presenter_ = std::make_unique<Presenter>(renderer().context(), window_->get(), o.vsync);
     fmt::print(stderr, "  view: {}x{} on Vulkan device {} ({}), swapchain {} images, {}\n", presenter_->width(),
-               presenter_->height(), renderer_->device().name, renderer_->device().typeName(),
+               presenter_->height(), renderer().device().name, renderer().device().typeName(),
                presenter_->format() == VK_FORMAT_B8G8R8A8_UNORM ? "BGRA8" : "RGBA8",
                presenter_->presentMode() == VK_PRESENT_MODE_FIFO_KHR ? "vsync" : "no vsync");
     startScene(o.camera);
@@ -198,7 +182,7 @@ class Viewer {
       presenter_->present(image, settings_.background, capture_path_.empty() ? nullptr : &shot, capture_overlay_);
       present_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - t_present).count();
       render_ms_ = render_ms;
-      const gpu::Context& ctx = renderer_->context();
+      const gpu::Context& ctx = renderer().context();
       if (ctx.validationErrors() > 0)
         throw Error(fmt::format("{} Vulkan validation error(s):\n{}", ctx.validationErrors(), ctx.validationReport()));
       if (!capture_path_.empty()) {
@@ -254,24 +238,9 @@ class Viewer {
     glfwGetFramebufferSize(window_->get(), &fb_w, &fb_h);
     fb_w = std::max(fb_w, 1), fb_h = std::max(fb_h, 1);
     time_ = 0;
-    retired_worlds_.push_back(std::exchange(world_, character::CharacterWorld()));  // see openFile
-    world_time_ = -1;
+    playback_.reset();  // the script's characters start over (the driver keeps the old ones until a frame is drawn)
     characters_.clear();
     characters_.resize(scene_.objects.size());
-    // Generators run on the Vulkan executor inside the frame (decoded into their slots on the GPU), unless
-    // it cannot run them: then on the CPU executor, said once.
-    for (const SceneObject& o : scene_.objects) {
-      if (!o.generator || o.generator->gpuPath()) continue;
-      if (std::string why = nn::attachGpuPath(renderer_->context(), *o.generator, o.time); !why.empty()) {
-        fmt::print(stderr, "  view: {} runs on the CPU executor: {}\n", o.generator->path(), why);
-        continue;
-      }
-      gpu_generators_.list.push_back(o.generator);
-    }
-    if (scene_.post && !scene_.post->hasRunner()) {  // the post model on the Vulkan executor too
-      scene_.post->setRunner(nn::vulkanRunner(renderer_->context(), scene_.post->graph()));
-      gpu_generators_.posts.push_back(scene_.post);
-    }
     startTimeline();
     max_sh_degree_ = 0;
     bool captures = false;
@@ -280,9 +249,6 @@ class Viewer {
       captures |= o.cloud && !o.model && !o.character && o.source != "placeholder";
     }
     sh_degree_ = max_sh_degree_;
-    for (auto& [cloud, copy] : reduced_) retired_reduced_.push_back(copy);  // keyed by the old scene's clouds
-    reduced_.clear();
-    reduced_degree_ = -1;
     if (!background_given_) settings_.background = scene_.background.value_or(Vec3{0, 0, 0});
     // The world's up axis, as automatic framing has it: captures are y-down, glTF models y-up.
     const Vec3 up = captures ? Vec3{0, -1, 0} : Vec3{0, 1, 0};
@@ -313,8 +279,10 @@ class Viewer {
     try {
       Scene next = loadScene(path, {}, 0);
       // The renderer recognises uploaded clouds by address and size: the old scene stays alive until a frame
-      // of the new one has been rendered, so that no new cloud can take an old one's address.
-      retired_.push_back(std::move(scene_));
+      // of the new one has been rendered, so that no new cloud can take an old one's address. Its GPU work
+      // (generators, characters, hulls, post) is taken back now.
+      driver_->detach(scene_);
+      driver_->retire(std::make_shared<const Scene>(std::move(scene_)));
       scene_ = std::move(next);
       has_scene_ = true;
       scene_name_ = path;
@@ -509,27 +477,21 @@ class Viewer {
   }
 
   ImageRGBA renderFrame() {
-    ImageRGBA image(camera_.width, camera_.height);
-    for (size_t i = 0; i < image.pixels.size(); i += 4)
-      image.pixels[i] = settings_.background.x, image.pixels[i + 1] = settings_.background.y,
-      image.pixels[i + 2] = settings_.background.z;
     stats_ = {};
-    if (!has_scene_) return image;
-    poseScene(scene_, time_, frame_, true, &camera_);  // characters deform on the GPU
-    // Characters with controls: posed by their animator instead (clip at the same time, expression, look-at),
-    // in place of what poseScene made of them (SceneFrame's ranges).
-    std::vector<RenderObject> objects;
-    std::vector<RenderMesh> meshes;
-    for (size_t i = 0; i < scene_.objects.size(); ++i) {
-      const SceneObject& o = scene_.objects[i];
-      const auto [ob, oe] = frame_.object_ranges[i];
-      const auto [mb, me] = frame_.mesh_ranges[i];
+    if (!has_scene_) {
+      ImageRGBA image(camera_.width, camera_.height);
+      for (size_t i = 0; i < image.pixels.size(); i += 4)
+        for (int c = 0; c < 3; ++c) image.pixels[i + static_cast<size_t>(c)] = settings_.background[c];
+      return image;
+    }
+    FrameRequest request{time_, camera_, settings_, {}};
+    // The SH degree control: applied where the frame packs the objects (no copies of the clouds).
+    request.settings.max_sh_degree = sh_degree_ < max_sh_degree_ ? sh_degree_ : -1;
+    // Characters with controls: posed by their animator (clip at the same time, expression, look-at) in place
+    // of the scene's posing.
+    request.pose_object = [this](size_t i, const SceneObject& o, std::vector<RenderObject>& objects, std::vector<RenderMesh>& meshes) {
       CharacterControls* cc = o.character ? &characters_[i] : nullptr;
-      if (!cc || !cc->active()) {
-        objects.insert(objects.end(), frame_.objects.begin() + static_cast<std::ptrdiff_t>(ob), frame_.objects.begin() + static_cast<std::ptrdiff_t>(oe));
-        meshes.insert(meshes.end(), frame_.meshes.begin() + static_cast<std::ptrdiff_t>(mb), frame_.meshes.begin() + static_cast<std::ptrdiff_t>(me));
-        continue;
-      }
+      if (!cc || !cc->active()) return false;
       const character::Character& ch = *o.character;
       if (!cc->animator) cc->animator = std::make_unique<character::Animator>(o.character);
       cc->animator->play(o.clip, 0);
@@ -540,44 +502,16 @@ class Viewer {
       std::optional<Vec3> target;
       if (cc->look_at) target = transformPoint(inverseAffine(o.object_to_world), mousePoint(o.object_to_world.translation()));
       cc->animator->lookAt(target);
-      cc->frame.pose.skinning = o.skinning;  // the object's "skinning", as poseScene honours it
+      cc->frame.pose.skinning = o.skinning;  // the object's "skinning", as the scene's posing honours it
       const bool gpu = character::poseCharacterFrame(ch, true, cc->frame, [&](bool pose_only) { cc->animator->evaluate(cc->frame, pose_only); });
       if (gpu) cc->deform = ch.deformSource(cc->frame, ch.gpuSkinnable());
       const Mat4 to_world = o.object_to_world * ch.model().meshToModel(cc->frame.pose, static_cast<size_t>(ch.boundDraw()));
       character::appendCharacterFrame(ch, cc->frame, to_world, &camera_, gpu ? &cc->deform : nullptr, objects, meshes);
-    }
-    if (!scene_.script.empty()) {  // the scene's timed character commands; going back in time replays them
-      if (time_ < world_time_) retired_worlds_.push_back(std::exchange(world_, character::CharacterWorld()));
-      world_.advanceTo(time_, scene_.script);
-      world_time_ = time_;
-      for (const std::string& line : world_.takeLog()) fmt::print(stderr, "  [t={:.2f}] {}\n", time_, line);
-      world_.setCamera(camera_);  // decoder characters run their appearance pass for the view
-      std::vector<RenderMesh> char_meshes;
-      std::vector<RenderObject> chars = world_.renderObjects(true, &char_meshes);
-      objects.insert(objects.end(), chars.begin(), chars.end());
-      meshes.insert(meshes.end(), char_meshes.begin(), char_meshes.end());
-    }
-    if (sh_degree_ < max_sh_degree_) {  // lower SH degree: truncated copies, made once per degree
-      if (reduced_degree_ != sh_degree_) {
-        for (auto& [cloud, copy] : reduced_) retired_reduced_.push_back(copy);  // see openFile
-        reduced_.clear();
-        reduced_degree_ = sh_degree_;
-      }
-      for (RenderObject& ro : objects) {
-        // (a generator written on the GPU keeps its slots' layout: the decode writes them)
-        if (!ro.cloud || ro.cloud->sh_degree <= sh_degree_ || ro.gpu_source) continue;
-        std::shared_ptr<GaussianCloud>& copy = reduced_[ro.cloud];
-        if (!copy || ro.dynamic) copy = reducedCloud(*ro.cloud, sh_degree_);  // a generator's cloud changes every frame
-        ro.cloud = copy.get();
-      }
-    }
-    if (objects.empty() && meshes.empty()) return image;
-    image = renderer_->render(objects, camera_, settings_, &stats_, meshes);
-    retired_.clear();
-    retired_reduced_.clear();
-    retired_worlds_.clear();
-    if (scene_.post) image = scene_.post->apply(image);  // scene JSON "post" (on the Vulkan executor)
-    return image;
+      return true;
+    };
+    FrameResult f = driver_->render(scene_, playback_, request);
+    stats_ = f.gpu;
+    return std::move(f.image);
   }
 
   void drawUi() {
@@ -598,7 +532,7 @@ class Viewer {
       for (size_t i = frame_ms_.size() - n; i < frame_ms_.size(); ++i) mean += frame_ms_[i] / static_cast<double>(n);
       ImGui::Text("%dx%d  %.1f fps  (frame %.2f ms: render %.2f, present %.2f)", camera_.width, camera_.height,
                   mean > 0 ? 1000.0 / mean : 0.0, mean, render_ms_, present_ms_);
-      ImGui::Text("%s", renderer_->device().name.c_str());
+      ImGui::Text("%s", renderer().device().name.c_str());
       ImGui::Text("splats %zu  visible %zu  tile keys %zu  sort passes %d%s", stats_.splats, stats_.visible,
                   stats_.tile_keys, stats_.sort_passes, stats_.regrown ? "  (keys regrown)" : "");
       const VulkanPassTimes& t = stats_.times;
@@ -660,7 +594,7 @@ class Viewer {
     for (const SceneObject& o : scene_.objects) any_character |= o.character != nullptr;
     if (any_character && ImGui::CollapsingHeader("Characters")) characterUi();
     if (!scene_.script.empty())
-      ImGui::Text("%zu characters spawned by the scene's script (not controllable here)", world_.size());
+      ImGui::Text("%zu characters spawned by the scene's script (not controllable here)", playback_.spawned());
     ImGui::End();
   }
 
@@ -743,20 +677,15 @@ class Viewer {
   Scene scene_;
   bool has_scene_ = false;
   std::string scene_name_, status_;
-  std::vector<Scene> retired_;  // kept until a frame without them has been rendered (see openFile)
   RenderSettings settings_;
   bool background_given_ = false;
   CameraControl control_;
   Camera camera_;
   float move_speed_ = 1;
-  double time_ = 0, duration_ = 0, world_time_ = -1;
+  double time_ = 0, duration_ = 0;
   bool playing_ = true, show_ui_ = true;
-  int sh_degree_ = 0, max_sh_degree_ = 0, reduced_degree_ = -1;
-  std::map<const GaussianCloud*, std::shared_ptr<GaussianCloud>> reduced_;
-  std::vector<std::shared_ptr<GaussianCloud>> retired_reduced_;
-  SceneFrame frame_;
-  character::CharacterWorld world_;
-  std::vector<character::CharacterWorld> retired_worlds_;  // their characters' uploads, as retired_
+  int sh_degree_ = 0, max_sh_degree_ = 0;
+  ScenePlayback playback_;  // posed storage and the script's characters
   std::vector<CharacterControls> characters_;  // per scene object
   std::vector<std::string> dropped_;
   VulkanFrameStats stats_;
@@ -767,18 +696,10 @@ class Viewer {
   // the context before the window, the window before GLFW.
   std::unique_ptr<GlfwSession> glfw_;
   std::unique_ptr<Window> window_;
-  std::unique_ptr<VulkanRenderer> renderer_;
+  // The frame (its Vulkan renderer, the GPU work it attached to scenes), before the presenter on its device.
+  std::unique_ptr<FrameDriver> driver_;
   std::unique_ptr<Presenter> presenter_;
-  // Generators given a GPU path on the renderer's device: detached before the renderer goes (declared after
-  // it, destroyed before it), whichever scene, current or retired, still holds them.
-  struct GpuGenerators {
-    std::vector<std::shared_ptr<nn::GaussianGenerator>> list;
-    std::vector<std::shared_ptr<nn::ImageModel>> posts;
-    ~GpuGenerators() {
-      for (const auto& g : list) g->setGpuPath(nullptr);
-      for (const auto& p : posts) p->setRunner(nullptr);
-    }
-  } gpu_generators_;
+  VulkanRenderer& renderer() { return *driver_->vulkan(); }
 };
 
 }  // namespace

@@ -1,0 +1,256 @@
+#include "frame/frame.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "character/gpu_lift.h"
+#include "character/world.h"
+#include "core/error.h"
+#include "gpu/gpu.h"
+#include "hull/hull_pass.h"
+#include "neural/gpu_generator.h"
+#include "neural/vulkan_executor.h"
+
+namespace sf {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+}  // namespace
+
+Backend parseBackend(const std::string& name) {
+  if (name == "auto") return Backend::kAuto;
+  if (name == "cpu") return Backend::kCpu;
+  if (name == "vulkan") return Backend::kVulkan;
+  throw Error("backend '" + name + "': expected auto, cpu or vulkan");
+}
+
+size_t ScenePlayback::spawned() const { return world_ ? world_->size() : 0; }
+
+void ScenePlayback::reset() {
+  world_.reset();
+  world_time_ = 0;
+}
+
+std::string FrameResult::timing() const {
+  std::string s;
+  if (vulkan) {
+    const VulkanPassTimes& pt = gpu.times;
+    // Work before preprocess: generators and decoder characters written in the frame, skinned meshes.
+    const bool meshes = mesh_triangles > 0;
+    const std::string before =
+        !meshes && !gpu_sources ? "" : fmt::format("{} {:.2f}, ", !meshes ? "generators" : gpu_sources ? "generators + meshes" : "meshes", pt.mesh);
+    s = fmt::format("gpu {:.2f} ms: {}preprocess {:.2f}, depth sort {:.2f}, scan {:.2f}, keys {:.2f}, tile sort {:.2f}, ranges {:.2f}, "
+                    "raster {:.2f}, readback {:.2f}",
+                    pt.total, before, pt.preprocess, pt.depth_sort, pt.scan, pt.emit, pt.sort, pt.ranges, pt.raster, pt.readback);
+  } else {
+    s = fmt::format("cpu: preprocess {:.1f} ms, sort {:.1f} ms, {}raster {:.1f} ms", cpu.preprocess_ms, cpu.sort_ms,
+                    mesh_triangles ? fmt::format("meshes {:.1f} ms, ", cpu.mesh_ms) : "", cpu.raster_ms);
+  }
+  const char* executor = vulkan ? "Vulkan executor" : "CPU executor";
+  if (generators) s += fmt::format("; scene posed with generators ({}{}) in {:.1f} ms", executor, vulkan ? ", in the frame" : "", pose_ms);
+  if (!post_name.empty()) s += fmt::format("; post {} ({}) {:.1f} ms", post_name, executor, post_ms);
+  return s;
+}
+
+FrameDriver::FrameDriver(const FrameDriverOptions& options) : options_(options) {
+  if (options_.backend == Backend::kVulkan || (options_.backend == Backend::kAuto && gpu::vulkanAvailable())) {
+    gpu::ContextOptions co;
+    co.device = options_.device;
+    co.validation = options_.validation;
+    if (options_.configure) options_.configure(co);
+    vulkan_ = std::make_unique<VulkanRenderer>(co);
+  }
+}
+
+FrameDriver::~FrameDriver() {
+  // The paths hold this driver's device: taken back before it goes, whoever still holds their owners.
+  for (const auto& g : generators_) g->setGpuPath(nullptr);
+  for (const auto& h : hulls_) h->setGpuPath(nullptr);
+  for (const auto& b : bundles_) b->setGpuPath(nullptr);
+  for (const auto& w : worlds_)
+    if (auto world = w.lock())
+      for (character::BundleCharacter* b : world->bundles()) b->setGpuPath(nullptr);
+  for (const auto& p : posts_) p->setRunner(nullptr);
+  hull_pass_.reset();
+}
+
+std::string FrameDriver::describe() const {
+  if (!vulkan_) return "the cpu backend";
+  const gpu::DeviceInfo& d = vulkan_->device();
+  return fmt::format("Vulkan device {} ({}, subgroup {})", d.name, d.typeName(), d.subgroup_size);
+}
+
+void FrameDriver::say(const std::string& line) const {
+  if (options_.message) options_.message(line);
+  else fmt::print(stderr, "{}\n", line);
+}
+
+void FrameDriver::retire(std::shared_ptr<const void> owner) {
+  if (owner) keep_.push_back(std::move(owner));
+}
+
+bool FrameDriver::attachBundle(character::BundleCharacter& b) {
+  if (!vulkan_ || b.gpuPath()) return b.gpuPath() != nullptr;
+  if (!b.gpuRefusal().empty()) return false;  // refused before (said once)
+  if (std::string why = character::attachBundleGpuPath(vulkan_->context(), b); !why.empty()) {
+    say(fmt::format("splatforge: warning: {} runs on the CPU: {}", b.bundle().where, why));
+    b.setGpuRefusal(why);
+    return false;
+  }
+  return true;
+}
+
+void FrameDriver::attach(const Scene& scene) {
+  if (!vulkan_) return;
+  for (const SceneObject& o : scene.objects) {
+    if (o.bundle && !o.bundle->gpuPath() && attachBundle(*o.bundle)) bundles_.push_back(o.bundle);
+    if (o.hull_live && !o.hull_live->gpuPath()) {  // live hulls: their effect pass runs in the frame
+      if (!hull_pass_) hull_pass_ = std::make_shared<hull::HullPass>(vulkan_->context());
+      hull::attachHullGpu(hull_pass_, *o.hull_live);
+      hulls_.push_back(o.hull_live);
+    }
+    if (o.generator && !o.generator->gpuPath() && !refused_.count(o.generator.get())) {
+      if (std::string why = nn::attachGpuPath(vulkan_->context(), *o.generator, o.time); !why.empty()) {
+        refused_.insert(o.generator.get());
+        say(fmt::format("splatforge: warning: {} runs on the CPU executor: {}", o.generator->path(), why));
+      } else {
+        generators_.push_back(o.generator);
+      }
+    }
+  }
+  if (scene.post && !scene.post->hasRunner()) {
+    scene.post->setRunner(nn::vulkanRunner(vulkan_->context(), scene.post->graph()));
+    posts_.push_back(scene.post);
+  }
+}
+
+void FrameDriver::detach(const Scene& scene) {
+  auto drop = [](auto& list, const auto& item) {
+    const auto it = std::find(list.begin(), list.end(), item);
+    if (it == list.end()) return false;
+    list.erase(it);
+    return true;
+  };
+  for (const SceneObject& o : scene.objects) {
+    if (o.generator && drop(generators_, o.generator)) o.generator->setGpuPath(nullptr);
+    if (o.bundle && drop(bundles_, o.bundle)) o.bundle->setGpuPath(nullptr);
+    if (o.hull_live && drop(hulls_, o.hull_live)) o.hull_live->setGpuPath(nullptr);
+  }
+  if (scene.post && drop(posts_, scene.post)) scene.post->setRunner(nullptr);
+}
+
+void FrameDriver::pose(const Scene& scene, ScenePlayback& pb, const FrameRequest& request, std::vector<RenderObject>& objects,
+                       std::vector<RenderMesh>& meshes) {
+  const double t = request.time;
+  const Camera& cam = request.camera;
+  const bool gpu = vulkan_ != nullptr;  // characters deform and meshes skin in the Vulkan frame
+  poseScene(scene, t, pb.frame_, gpu, &cam);
+  objects.clear();
+  meshes.clear();
+  if (!request.pose_object) {
+    objects = pb.frame_.objects;
+    meshes = pb.frame_.meshes;
+  } else {
+    for (size_t i = 0; i < scene.objects.size(); ++i) {
+      if (request.pose_object(i, scene.objects[i], objects, meshes)) continue;
+      const auto [ob, oe] = pb.frame_.object_ranges[i];
+      const auto [mb, me] = pb.frame_.mesh_ranges[i];
+      objects.insert(objects.end(), pb.frame_.objects.begin() + static_cast<std::ptrdiff_t>(ob),
+                     pb.frame_.objects.begin() + static_cast<std::ptrdiff_t>(oe));
+      meshes.insert(meshes.end(), pb.frame_.meshes.begin() + static_cast<std::ptrdiff_t>(mb), pb.frame_.meshes.begin() + static_cast<std::ptrdiff_t>(me));
+    }
+  }
+  if (scene.script.empty()) return;
+  // The scene's timed character commands up to t; an earlier time replays them in a new world.
+  if (!pb.world_ || t < pb.world_time_) {
+    retire(pb.world_);
+    pb.world_ = std::make_shared<character::CharacterWorld>();
+  }
+  pb.world_->advanceTo(t, scene.script);
+  pb.world_time_ = t;
+  for (const std::string& line : pb.world_->takeLog()) say(fmt::format("  [t={:.2f}] {}", t, line));
+  if (gpu) {
+    bool attached = false;
+    for (character::BundleCharacter* b : pb.world_->bundles()) attached |= !b->gpuPath() && attachBundle(*b);  // spawned decoder characters
+    if (attached) worlds_.push_back(pb.world_);
+  }
+  pb.world_->setCamera(cam);  // decoder characters run their appearance pass for the view
+  std::vector<RenderMesh> char_meshes;  // the mouth's meshes
+  std::vector<RenderObject> chars = pb.world_->renderObjects(gpu, &char_meshes);
+  objects.insert(objects.end(), chars.begin(), chars.end());
+  meshes.insert(meshes.end(), char_meshes.begin(), char_meshes.end());
+  keep_.push_back(pb.world_);
+}
+
+FrameResult FrameDriver::render(const Scene& scene, const FrameRequest& request) { return render(scene, own_, request); }
+
+FrameResult FrameDriver::render(const Scene& scene, ScenePlayback& playback, const FrameRequest& request) {
+  attach(scene);
+  FrameResult f;
+  f.vulkan = vulkan_ != nullptr;
+  f.generators = std::any_of(scene.objects.begin(), scene.objects.end(), [](const SceneObject& o) { return o.generator != nullptr; });
+  std::vector<RenderObject> objects;
+  std::vector<RenderMesh> meshes;
+  const auto t_pose = Clock::now();
+  pose(scene, playback, request, objects, meshes);
+  f.pose_ms = msSince(t_pose);
+  f.objects = objects.size();
+  for (const RenderObject& o : objects) {
+    f.gpu_sources |= o.gpu_source != nullptr;
+    if (o.cloud) f.sh_degree = std::max(f.sh_degree, drawnShDegree(o.cloud->sh_degree, request.settings));
+  }
+  for (const RenderMesh& m : meshes) f.mesh_triangles += m.triangleCount();
+  if (objects.empty() && meshes.empty()) {  // nothing posed (yet): the background, transmittance 1
+    f.image = ImageRGBA(request.camera.width, request.camera.height);
+    for (size_t i = 0; i < f.image.pixels.size(); i += 4)
+      for (int c = 0; c < 3; ++c) f.image.pixels[i + static_cast<size_t>(c)] = request.settings.background[c];
+    if (request.settings.depth)
+      for (size_t i = 0; i < f.image.pixels.size() / 4; ++i) f.image.depth.push_back(0.0f), f.image.depth.push_back(1.0f);
+  } else if (vulkan_) {
+    const gpu::Context& ctx = vulkan_->context();
+    const uint32_t errors_before = ctx.validationErrors();
+    const size_t messages_before = ctx.validationMessages().size();
+    f.image = vulkan_->render(objects, request.camera, request.settings, &f.gpu, meshes);
+    f.splats = f.gpu.splats, f.visible = f.gpu.visible, f.tile_keys = f.gpu.tile_keys;
+    if (const uint32_t errors = ctx.validationErrors() - errors_before; errors > 0)  // this frame's only
+      throw Error(fmt::format("{} Vulkan validation error(s):\n{}", errors, ctx.validationReport(static_cast<uint32_t>(messages_before))));
+  } else {
+    f.image = renderCpu(objects, request.camera, request.settings, &f.cpu, meshes);
+    f.splats = f.cpu.splats, f.visible = f.cpu.visible, f.tile_keys = f.cpu.tile_keys;
+  }
+  // Drawn: what the previous frame held may go; this frame's sources stay until the next one is drawn.
+  retired_.clear();
+  retired_.swap(keep_);
+  if (scene.post) {  // post-processing model on the finished frame (on the Vulkan executor with Vulkan)
+    const auto t_post = Clock::now();
+    const uint32_t errors_before = vulkan_ ? vulkan_->context().validationErrors() : 0;
+    f.image = scene.post->apply(f.image);
+    f.post_ms = msSince(t_post);
+    f.post_name = std::filesystem::path(scene.post->path()).filename().string();
+    if (vulkan_ && vulkan_->context().validationErrors() > errors_before)  // the post model ran on the same device
+      throw Error(fmt::format("{} Vulkan validation error(s):\n{}", vulkan_->context().validationErrors() - errors_before,
+                              vulkan_->context().validationReport()));
+  }
+  return f;
+}
+
+std::vector<VulkanPassTimes> FrameDriver::renderBackToBack(const Scene& scene, const FrameRequest& request, int runs, VulkanFrameStats* stats) {
+  if (!vulkan_) throw Error("back-to-back frames time the Vulkan frame; this driver runs on the CPU renderer");
+  attach(scene);
+  std::vector<RenderObject> objects;
+  std::vector<RenderMesh> meshes;
+  pose(scene, own_, request, objects, meshes);
+  std::vector<VulkanPassTimes> times = vulkan_->renderBackToBack(objects, request.camera, request.settings, runs, stats, meshes);
+  retired_.clear();
+  retired_.swap(keep_);
+  return times;
+}
+
+}  // namespace sf

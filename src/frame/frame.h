@@ -1,0 +1,154 @@
+// The frame as a library object (ARCHITECTURE.md, "Layers"): scene + time + camera + settings -> image and
+// figures, on the CPU renderer or the Vulkan frame. Every front end (the CLI's render, animate, bench and
+// hull commands, the viewer, the Python module) draws through a FrameDriver; none writes its own frame loop.
+//
+// One frame, in order:
+//   1. the scene's GPU work is attached on first sight (Vulkan): neural generators run on the Vulkan executor
+//      inside the frame, decoder characters' decoders and lift, live hulls' effect pass, the post model;
+//      a part the device cannot run falls back to the CPU, said once through FrameDriverOptions::message;
+//   2. every object is posed at the one scene time t for the camera (poseScene: clips, characters, generators,
+//      hull scripts), the scene script's characters advanced to t (going back in time replays the script);
+//   3. the objects and meshes are drawn with one global sort (renderCpu or VulkanRenderer::render), the SH
+//      degree limited where objects are packed (RenderSettings::max_sh_degree, no cloud copies);
+//   4. the scene's post model runs on the finished image.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "render/cpu_renderer.h"
+#include "render/vulkan_renderer.h"
+#include "scene/scene.h"
+
+namespace sf {
+
+namespace gpu {
+struct ContextOptions;
+}
+namespace hull {
+class HullPass;
+}
+
+enum class Backend { kAuto, kCpu, kVulkan };
+// "auto", "cpu" or "vulkan"; throws sf::Error otherwise.
+Backend parseBackend(const std::string& name);
+
+struct FrameDriverOptions {
+  Backend backend = Backend::kAuto;  // auto: the Vulkan frame where a device exists, else the CPU renderer
+  std::string device;                // Vulkan device: index or part of its name (empty: the first)
+  bool validation = false;           // Vulkan validation layers; a frame that raises an error throws
+  // Adds to the Vulkan context's options before the device is made (the viewer: presenting to a window).
+  std::function<void(gpu::ContextOptions&)> configure;
+  // Lines for people: a part of the scene that falls back to the CPU, the scene script's log. Default: stderr.
+  std::function<void(const std::string&)> message;
+};
+
+// What one scene keeps between the frames of a driver: posed storage reused frame to frame and the world of
+// characters its script spawned (advanced forward; a frame at an earlier time starts a new world). A front end
+// that renders several scenes on one driver keeps one playback per scene (FrameDriver::playback).
+class ScenePlayback {
+ public:
+  // Forget the script's world (the next frame replays it from scene time 0).
+  void reset();
+  // Characters the scene's script has spawned so far.
+  size_t spawned() const;
+
+ private:
+  friend class FrameDriver;
+  SceneFrame frame_;
+  std::shared_ptr<character::CharacterWorld> world_;
+  double world_time_ = 0;
+};
+
+// One frame's request: the scene time (seconds, the same for every object kind: glTF clips, characters,
+// generators, hull scripts, the character script), the camera and the render settings.
+struct FrameRequest {
+  double time = 0;
+  Camera camera;
+  RenderSettings settings;
+  // Optional: poses scene object `index` itself, appending its render objects and meshes, instead of the
+  // scene's posing (the viewer's live character controls); returns false to leave the object to the scene.
+  // What it appends must stay valid until the frame has been drawn.
+  std::function<bool(size_t index, const SceneObject& object, std::vector<RenderObject>& objects, std::vector<RenderMesh>& meshes)>
+      pose_object;
+};
+
+struct FrameResult {
+  ImageRGBA image;
+  size_t splats = 0, visible = 0, tile_keys = 0, mesh_triangles = 0;
+  size_t objects = 0;  // render objects drawn (a character or hull may draw several)
+  int sh_degree = 0;   // the highest SH degree drawn
+  bool vulkan = false;
+  VulkanFrameStats gpu;  // Vulkan frames: pass times, sort passes, slots
+  RenderStats cpu;       // CPU frames: stage times
+  double pose_ms = 0;    // CPU time posing the scene (generators on the CPU executor included)
+  double post_ms = 0;    // the post model (0 without one)
+  bool generators = false;   // the scene has neural generators
+  bool gpu_sources = false;  // some objects were written on the GPU in the frame (generators, decoder characters)
+  std::string post_name;     // the post model's file name
+
+  // One line: the GPU passes (or the CPU stages), then posing and post when they apply.
+  std::string timing() const;
+};
+
+class FrameDriver {
+ public:
+  // Creates the Vulkan renderer when the backend asks for it (throws sf::Error when none can be made and
+  // the backend is kVulkan; kAuto without a device runs on the CPU).
+  explicit FrameDriver(const FrameDriverOptions& options = {});
+  // Takes back the GPU paths it gave the scenes' generators, characters, hulls and post models.
+  ~FrameDriver();
+  FrameDriver(const FrameDriver&) = delete;
+  FrameDriver& operator=(const FrameDriver&) = delete;
+
+  bool usesVulkan() const { return vulkan_ != nullptr; }
+  VulkanRenderer* vulkan() { return vulkan_.get(); }  // null on the CPU backend
+  // "the cpu backend" or "Vulkan device NAME (TYPE, subgroup N)".
+  std::string describe() const;
+
+  // Renders `scene` at request.time. The first form keeps the driver's own playback (one scene per driver);
+  // the second a playback the caller keeps per scene. Throws sf::Error (a validation error of this frame
+  // with --validation included).
+  FrameResult render(const Scene& scene, const FrameRequest& request);
+  FrameResult render(const Scene& scene, ScenePlayback& playback, const FrameRequest& request);
+
+  // Benchmarking (Vulkan only): the frame of `request` posed once and its passes recorded `runs` times in
+  // one submission (VulkanRenderer::renderBackToBack).
+  std::vector<VulkanPassTimes> renderBackToBack(const Scene& scene, const FrameRequest& request, int runs, VulkanFrameStats* stats = nullptr);
+
+  // Takes back the GPU paths this driver gave `scene`'s objects (before the scene is drawn by another
+  // driver, e.g. on the CPU backend).
+  void detach(const Scene& scene);
+  // Keeps `owner` (a dropped scene, the scene being drawn) alive until the frame after the next one has been
+  // drawn: the Vulkan renderer matches resident objects by the address of their clouds, which must not be
+  // reused while they may still be resident.
+  void retire(std::shared_ptr<const void> owner);
+
+ private:
+  void attach(const Scene& scene);
+  bool attachBundle(character::BundleCharacter& b);
+  // Poses the scene into playback storage: objects and meshes of this frame.
+  void pose(const Scene& scene, ScenePlayback& playback, const FrameRequest& request, std::vector<RenderObject>& objects,
+            std::vector<RenderMesh>& meshes);
+  void say(const std::string& line) const;
+
+  FrameDriverOptions options_;
+  std::unique_ptr<VulkanRenderer> vulkan_;
+  ScenePlayback own_;
+  // GPU paths given out, taken back by detach() and the destructor.
+  std::vector<std::shared_ptr<nn::GaussianGenerator>> generators_;
+  std::set<const void*> refused_;  // generators and bundles whose refusal was said once
+  std::vector<std::shared_ptr<character::BundleCharacter>> bundles_;
+  std::vector<std::weak_ptr<character::CharacterWorld>> worlds_;  // whose spawned decoder characters were given paths
+  std::vector<std::shared_ptr<hull::HullInstance>> hulls_;
+  std::vector<std::shared_ptr<nn::ImageModel>> posts_;
+  std::shared_ptr<const hull::HullPass> hull_pass_;
+  // What the coming frame draws from (keep_) and what the last one drew from (retired_, released once the
+  // coming frame has been drawn).
+  std::vector<std::shared_ptr<const void>> keep_, retired_;
+};
+
+}  // namespace sf
