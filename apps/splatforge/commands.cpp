@@ -1136,21 +1136,24 @@ int characterPackPreview(const CharacterOptions& o) {
 // (0.7 mm a frame: the 2 mm threshold runs appearance every third frame) with a new expression every 10th
 // frame; per branch the GPU ms of its geometry and appearance parts, and the passes the threshold skipped.
 int benchBundle(const BenchCharactersOptions& o, JsonStdout& human) {
-  gpu::ContextOptions co;
-  co.device = o.device;
-  co.validation = o.validation;
-  VulkanRenderer renderer(co);
+  FrameDriverOptions fo = BackendChoice{"vulkan", o.device, o.validation}.driver();
+  FrameDriver driver(fo);
+  const VulkanRenderer& renderer = *driver.vulkan();
+  // The crowd: one scene object per decoder character, on a grid facing the camera.
+  Scene scene;
   std::vector<std::shared_ptr<character::BundleCharacter>> crowd;
-  std::vector<Mat4> placed;
   const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(o.count))));
   constexpr float kSpacing = 0.3f;  // metres between heads
   for (size_t i = 0; i < o.count; ++i) {
     crowd.push_back(character::loadBundleCharacter(o.package));
-    if (std::string why = character::attachBundleGpuPath(renderer.context(), *crowd.back()); !why.empty()) throw Error(why);
-    dynamic_cast<character::VulkanBundlePath&>(*crowd.back()->gpuPath()).setTiming(true);
     const float gx = static_cast<float>(static_cast<int>(i) % side) - 0.5f * static_cast<float>(side - 1);
     const float gy = static_cast<float>(static_cast<int>(i) / side) - 0.5f * static_cast<float>(side - 1);
-    placed.push_back(Mat4::fromLinearTranslation(Mat3{}, Vec3{gx * kSpacing, gy * kSpacing, 0}));
+    SceneObject obj;
+    obj.name = fmt::format("c{}", i);
+    obj.source = o.package;
+    obj.bundle = crowd.back();
+    obj.object_to_world = Mat4::fromLinearTranslation(Mat3{}, Vec3{gx * kSpacing, gy * kSpacing, 0});
+    scene.objects.push_back(obj);
   }
   const character::CharacterBundle& b = crowd[0]->bundle();
   const size_t branches = b.branches.size();
@@ -1163,29 +1166,23 @@ int benchBundle(const BenchCharactersOptions& o, JsonStdout& human) {
   for (int f = 0; f <= o.frames; ++f) {
     const float x = 0.0007f * static_cast<float>(f);
     const Camera cam = lookAtCamera(head + Vec3{x, 0.02f, dist}, head + Vec3{x, 0, 0}, {0, 1, 0}, 40, o.width, o.height);
-    auto t0 = Clock::now();
-    std::vector<RenderObject> objs;
-    for (size_t i = 0; i < crowd.size(); ++i) {
-      character::BundleCharacter& c = *crowd[i];
-      if (f % 10 == 0) {
+    if (f % 10 == 0)
+      for (size_t i = 0; i < crowd.size(); ++i) {
         character::Expression e{b.expression_space.kind, std::vector<float>(static_cast<size_t>(b.expression_space.dim), 0.0f)};
         e.weights[0] = 0.5f + 0.5f * std::sin(0.7f * static_cast<float>(f) + static_cast<float>(i));
         if (b.expression_space.kind == "arkit52") e.weights[static_cast<size_t>(character::arkitIndex("jawOpen"))] = e.weights[0];
-        c.setExpression(e);
+        crowd[i]->setExpression(e);
       }
-      Camera local = cam;
-      local.world_to_camera = cam.world_to_camera * placed[i];
-      c.update(local);
-      RenderObject ro{&c.cloud(), placed[i]};
-      ro.gpu_source = &c.gpuPath()->source();
-      objs.push_back(ro);
+    const FrameResult fr = driver.render(scene, {static_cast<double>(f) / 60.0, cam, {}, {}});
+    if (f == 0) {  // the first frame attached the decoders and built their plans
+      for (const auto& c : crowd) {
+        if (!c->gpuPath()) throw Error(o.package + ": its decoders do not run on the Vulkan executor: " + c->gpuRefusal());
+        dynamic_cast<character::VulkanBundlePath&>(*c->gpuPath()).setTiming(true);
+      }
+      continue;
     }
-    const double cpu = secondsSince(t0) * 1e3;
-    VulkanFrameStats st;
-    renderer.render(objs, cam, RenderSettings{}, &st);
-    if (f == 0) continue;  // the first frame builds the plans
-    cpu_ms.push_back(cpu);
-    gpu_ms.push_back(st.times.total - st.times.readback);
+    cpu_ms.push_back(fr.pose_ms);
+    gpu_ms.push_back(fr.gpu.times.total - fr.gpu.times.readback);
     for (const auto& c : crowd) {
       const auto& path = dynamic_cast<const character::VulkanBundlePath&>(*c->gpuPath());
       const std::vector<character::VulkanBundlePath::BranchTimes> t = path.branchTimes();
@@ -1195,7 +1192,6 @@ int benchBundle(const BenchCharactersOptions& o, JsonStdout& human) {
       }
     }
   }
-  if (renderer.context().validationErrors() > 0) throw Error(validationFailure(renderer.context()));
   const character::PassCounters& pc = crowd[0]->counters();
   auto med = [](std::vector<double> v) { return v.empty() ? 0.0 : median(v); };
   for (size_t k = 0; k < branches; ++k)
@@ -1222,11 +1218,11 @@ int runBenchCharacters(const BenchCharactersOptions& o) {
     JsonStdout human(o.json);
     if (o.count == 0) throw Error("--count must be at least 1");
     if (character::isCharacterBundle(*character::directoryResolver(o.package))) return benchBundle(o, human);
-    gpu::ContextOptions co;
-    co.device = o.device;
-    co.validation = o.validation;
-    VulkanRenderer renderer(co);
-    character::CharacterWorld world;
+    FrameDriver driver(BackendChoice{"vulkan", o.device, o.validation}.driver());
+    const VulkanRenderer& renderer = *driver.vulkan();
+    // The crowd is a scene script: a spawn per character at t = 0 (and, for packages without clips, an
+    // expression and a look-at per character and frame), played by the frame's character world.
+    Scene scene;
     const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(o.count))));
     // Characters on a grid one spacing apart, seen from the front; spacing from the character's size.
     auto probe = std::make_shared<character::Character>(character::Character::loadPackage(o.package));
@@ -1243,37 +1239,39 @@ int runBenchCharacters(const BenchCharactersOptions& o) {
     for (size_t i = 0; i < o.count; ++i) {
       const float gx = static_cast<float>(static_cast<int>(i) % side) - 0.5f * static_cast<float>(side - 1);
       const float gy = static_cast<float>(static_cast<int>(i) / side) - 0.5f * static_cast<float>(side - 1);
-      world.spawn(fmt::format("c{}", i), o.package, Mat4::fromLinearTranslation(Mat3{}, Vec3{gx * spacing, gy * spacing, 0} - centre));
+      character::ScriptCommand c;
+      c.where = fmt::format("bench-characters: c{}", i);
+      c.command = "spawn-character";
+      c.id = fmt::format("c{}", i);
+      c.package = o.package;
+      c.transform = Mat4::fromLinearTranslation(Mat3{}, Vec3{gx * spacing, gy * spacing, 0} - centre);
+      scene.script.push_back(c);
     }
-    for (const std::string& line : world.takeLog()) fmt::print(stderr, "  {}\n", line);
     const float extent = spacing * static_cast<float>(side);
     const Camera cam = lookAtCamera({0, 0, 1.2f * extent + size.z}, {0, 0, 0}, {0, 1, 0}, 50, o.width, o.height);
     const bool clips = !probe->model().clips().empty();
+    if (!clips && probe->morphTargetCount() > 0)
+      for (int f = 0; f <= o.frames; ++f) {
+        const double t = static_cast<double>(f) / 60.0;
+        for (size_t i = 0; i < o.count; ++i) {
+          character::ScriptCommand c;
+          c.t = t, c.id = fmt::format("c{}", i), c.where = "bench-characters";
+          std::vector<float> w(probe->morphTargetCount(), 0.0f);
+          w[i % w.size()] = 0.5f + 0.5f * static_cast<float>(std::sin(6.0 * t + static_cast<double>(i)));
+          c.command = "set-expression", c.expression = {"morph", w};
+          scene.script.push_back(c);
+          c.command = "look-at", c.target = Vec3{static_cast<float>(std::sin(t + static_cast<double>(i))), 0, 2 * extent};
+          scene.script.push_back(c);
+        }
+      }
     fmt::print("characters: {} x {} ({} splats each, {} in all) at {}x{} on {} ({}), {} timed frames; animated by {}\n", o.count, o.package,
                probe->splats().size(), probe->splats().size() * o.count, o.width, o.height, renderer.device().name,
                renderer.device().typeName(), o.frames, clips ? "its default clip" : "expressions and look-at");
     std::vector<double> cpu_ms, gpu_ms, deform_ms;
     for (int f = 0; f <= o.frames; ++f) {
-      const double t = static_cast<double>(f) / 60.0;
-      auto t0 = Clock::now();
-      if (!clips && probe->morphTargetCount() > 0) {
-        for (size_t i = 0; i < o.count; ++i) {
-          const std::string id = fmt::format("c{}", i);
-          std::vector<float> w(probe->morphTargetCount(), 0.0f);
-          w[i % w.size()] = 0.5f + 0.5f * static_cast<float>(std::sin(6.0 * t + static_cast<double>(i)));
-          world.setExpression(id, {"morph", w});
-          world.lookAt(id, Vec3{static_cast<float>(std::sin(t + static_cast<double>(i))), 0, 2 * extent});
-        }
-      }
-      world.advanceTo(t, {});
-      std::vector<RenderMesh> meshes;  // the mouth's, when the package has them
-      std::vector<RenderObject> objs = world.renderObjects(true, &meshes);
-      const double cpu = secondsSince(t0) * 1e3;
-      VulkanFrameStats st;
-      ImageRGBA img = renderer.render(objs, cam, RenderSettings{}, &st, meshes);
-      if (f > 0) cpu_ms.push_back(cpu), gpu_ms.push_back(st.times.total - st.times.readback), deform_ms.push_back(st.times.mesh);
+      const FrameResult fr = driver.render(scene, {static_cast<double>(f) / 60.0, cam, {}, {}});
+      if (f > 0) cpu_ms.push_back(fr.pose_ms), gpu_ms.push_back(fr.gpu.times.total - fr.gpu.times.readback), deform_ms.push_back(fr.gpu.times.mesh);
     }
-    if (renderer.context().validationErrors() > 0) throw Error(validationFailure(renderer.context()));
     fmt::print("median ms per frame: gpu {:.3f} (deform + sort + raster, without the image readback; deform pass {:.3f}) | cpu poses {:.1f} "
                "(sampling, skinning of the bound meshes; {} threads)\n",
                median(gpu_ms), median(deform_ms), median(cpu_ms), workerCount());

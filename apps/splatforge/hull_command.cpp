@@ -14,7 +14,7 @@
 #include "gpu/gpu.h"
 #include "hull/bake.h"
 #include "hull/effects.h"
-#include "hull/hull_pass.h"
+#include "frame/frame.h"
 #include "render/vulkan_renderer.h"
 #include "hull/hull_render.h"
 #include "io/file.h"
@@ -189,36 +189,43 @@ int runBench(const HullCommand::Options& o) {
   if (o.frames < 1 || o.frames > 100000) throw Error("--frames must be in 1..100000");
   if (o.submissions > 1 && o.back_to_back == 0) throw Error("--submissions counts --back-to-back submissions: give --back-to-back N too");
   auto asset = hull::HullAsset::load(o.input);
-  gpu::ContextOptions co;
-  co.device = o.play.device;
-  VulkanRenderer vk(co);
-  auto pass = std::make_shared<hull::HullPass>(vk.context());
-  std::vector<std::unique_ptr<hull::HullInstance>> hulls;
+  FrameDriverOptions fo;
+  fo.backend = Backend::kVulkan;
+  fo.device = o.play.device;
+  FrameDriver driver(fo);
+  VulkanRenderer& vk = *driver.vulkan();
+  // The crowd: one live hull object per grid cell; the frame driver gives each its GPU pass.
+  Scene scene;
+  std::vector<std::shared_ptr<hull::HullInstance>> hulls;
   const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(o.hulls))));
-  std::vector<Mat4> place;
+  const auto rest = std::make_shared<const GaussianCloud>(asset->rest);
   for (int i = 0; i < o.hulls; ++i) {
     hull::DestructionOptions d;
     d.seed = static_cast<uint32_t>(i + 1);
-    hulls.push_back(std::make_unique<hull::HullInstance>(asset, d));
-    hull::attachHullGpu(pass, *hulls.back());
+    hulls.push_back(std::make_shared<hull::HullInstance>(asset, d));
     const float x = (static_cast<float>(i % side) - 0.5f * static_cast<float>(side - 1)) * 1.8f;
     const float z = (static_cast<float>(i / side) - 0.5f * static_cast<float>(side - 1)) * 1.8f;
-    place.push_back(Mat4::fromLinearTranslation(Mat3{}, {x, 0, z}));
+    SceneObject obj;
+    obj.name = fmt::format("hull{}", i);
+    obj.source = o.input;
+    obj.hull = asset;
+    obj.cloud = rest;
+    obj.hull_live = hulls.back();
+    obj.object_to_world = Mat4::fromLinearTranslation(Mat3{}, {x, 0, z});
+    scene.objects.push_back(obj);
   }
   const float extent = 0.9f * static_cast<float>(side) + 0.8f;
   const Camera cam = lookAtCamera(Vec3{0, 1.1f, 1.2f} * (extent * 1.6f), {0, 0, 0}, {0, 1, 0}, 45.0f, o.width, o.height);
-  hull::HullLight light;
-  std::vector<hull::HullFrame> frames(hulls.size());
   std::vector<double> cpu_hit, cpu_build, gpu_before, gpu_total;
   std::vector<double> gpu_pre, gpu_depth, gpu_keys, gpu_tiles, gpu_raster;  // the frame's passes
   size_t splats = 0, pairs = 0;
   size_t events = 0;
-  std::vector<RenderObject> last_objects;
   fmt::print(stderr, "  {}\n", fmt::format("hull bench: {} hulls of {} splats (+{} pool slots) at {}x{} on {}, {} frames, effects {}", o.hulls, asset->hull.size(),
                        hulls[0]->destruction().slots().size() - asset->hull.size(), o.width, o.height, vk.device().name, o.frames,
                        o.idle ? "off, no hits" : "all on, a hit per frame on the first hull"));
+  double t = 0;
   for (int f = 0; f < o.frames; ++f) {
-    const double t = static_cast<double>(f) / 60.0;
+    t = static_cast<double>(f) / 60.0;
     const auto t0 = std::chrono::steady_clock::now();
     if (!o.idle) {  // a hit per frame, from a turning direction; healed every 30 frames
       hull::Hit h;
@@ -230,25 +237,19 @@ int runBench(const HullCommand::Options& o) {
       events += hulls[0]->destruction().hit(h, t).size();
       if (f % 30 == 29) hulls[0]->destruction().heal(t, 1.0f);
       events += hulls[0]->destruction().update(t).size();
-    }
-    const auto t1 = std::chrono::steady_clock::now();
-    std::vector<RenderObject> objects;
-    for (size_t i = 0; i < hulls.size(); ++i) {
-      if (!o.idle) {
-        hull::HullEffects& e = hulls[i]->effects;
+      for (const auto& hull : hulls) {
+        hull::HullEffects& e = hull->effects;
         e.charge = 0.5f, e.link_decay = 0.5f, e.siphon = 0.3f, e.implode = 0.05f, e.scatter = 0.05f;
         e.ripple = 0.02f, e.ripple_age = static_cast<float>(std::fmod(t, 1.0)), e.ripple_origin = {0, 0, 0.8f};
         e.parts = {{{0, 0, 0}, Quat{std::cos(0.1f * static_cast<float>(t)), 0, std::sin(0.1f * static_cast<float>(t)), 0}, {}}};
       }
-      hulls[i]->buildFrame(place[i], t, light, frames[i], objects);
     }
-    const auto t2 = std::chrono::steady_clock::now();
-    VulkanFrameStats st;
-    vk.render(objects, cam, {}, &st);
-    if (f + 1 == o.frames) last_objects = objects;
+    const auto t1 = std::chrono::steady_clock::now();
+    const FrameResult fr = driver.render(scene, {t, cam, {}, {}});  // posing builds every hull's frame inputs
     if (f == 0) continue;  // the first frame uploads and allocates
+    const VulkanFrameStats& st = fr.gpu;
     cpu_hit.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-    cpu_build.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+    cpu_build.push_back(fr.pose_ms);
     gpu_before.push_back(st.times.mesh);
     gpu_total.push_back(st.times.total - st.times.readback);
     gpu_pre.push_back(st.times.preprocess), gpu_depth.push_back(st.times.depth_sort), gpu_keys.push_back(st.times.scan + st.times.emit);
@@ -263,14 +264,14 @@ int runBench(const HullCommand::Options& o) {
   fmt::print("  of it: preprocess {:.4f}, depth sort {:.4f}, scan + keys {:.4f}, tile sort + ranges {:.4f}, raster {:.4f} ms "
              "({} splats, {} tile pairs)\n",
              median(gpu_pre), median(gpu_depth), median(gpu_keys), median(gpu_tiles), median(gpu_raster), splats, pairs);
-  if (o.back_to_back > 0 && !last_objects.empty()) {
+  if (o.back_to_back > 0) {
     // Submissions one after another; the medians are over the frames of the later half (the earlier ones
     // are where a GPU that idled between the timed frames raises its clock), the spread over all of them.
     const int first_kept = o.submissions / 2;
     std::vector<VulkanPassTimes> later;
     std::vector<double> per_submission;
     for (int s = 0; s < o.submissions; ++s) {
-      const std::vector<VulkanPassTimes> runs = vk.renderBackToBack(last_objects, cam, {}, o.back_to_back);
+      const std::vector<VulkanPassTimes> runs = driver.renderBackToBack(scene, {t, cam, {}, {}}, o.back_to_back);
       const VulkanPassTimes m = medianPassTimes(runs);
       per_submission.push_back(m.total - m.readback);
       if (s >= first_kept) later.insert(later.end(), runs.begin(), runs.end());

@@ -68,6 +68,32 @@ TEST(RenderGltfCli, SkinnedTexturedModelAtTwoClipTimes) {
   EXPECT_NE(out.find("no animation named or numbered 'Dance'"), std::string::npos) << out;
 }
 
+// One scene time for every input kind: `render scene.json --time T` draws a glTF object's clip at T (the same
+// as the object whose clip starts at T drawn at 0: clip time = time + speed * t) and moves it from T = 0; a single
+// model file takes the same time.
+TEST(RenderGltfCli, SceneJsonTakesTheFrameTime) {
+  SF_REQUIRE_ASSET(model, "gltf/cesium_man.gltf");
+  const fs::path dir = test::tempDir("RenderGltfCliTime");
+  const std::string camera = R"("camera": {"eye": [0, 1, 4], "target": [0, 0.8, 0], "up": [0, 1, 0], "fov_y_deg": 45, "width": 80, "height": 60})";
+  writeText(dir / "at.json", R"({"objects": [{"gltf": ")" + model + R"(", "clip": 0}], )" + camera + "}");
+  writeText(dir / "offset.json", R"({"objects": [{"gltf": ")" + model + R"(", "clip": 0, "time": 0.5}], )" + camera + "}");
+  writeText(dir / "cam.json", "{" + camera.substr(camera.find('{') + 1));
+  std::string out;
+  const auto renderAt = [&](const std::string& input, const char* time, const char* npy) {
+    EXPECT_EQ(test::runCli("render " + input + " --backend cpu --allow-outside-paths --camera " + (dir / "cam.json").string() + " --time " + time +
+                               " -o " + (dir / "x.png").string() + " --save-float " + (dir / npy).string(),
+                           &out),
+              0)
+        << out;
+    return readNpy((dir / npy).string());
+  };
+  const ImageRGBA at = renderAt((dir / "at.json").string(), "0.5", "at.npy"), offset = renderAt((dir / "offset.json").string(), "0", "offset.npy"),
+                  start = renderAt((dir / "at.json").string(), "0", "start.npy"), file = renderAt(model, "0.5", "file.npy");
+  EXPECT_EQ(at.pixels, offset.pixels) << "render scene.json --time 0.5 is not the clip at 0.5";
+  EXPECT_EQ(at.pixels, file.pixels) << "the model file and the scene JSON take --time alike";
+  EXPECT_LT(compareImages(at, start).psnr, 35.0) << "--time does not move the model";
+}
+
 TEST(AnimateCli, SceneWithModelAndSplatsToPngFrames) {
   SF_REQUIRE_ASSET(model, "gltf/cesium_man.gltf");
   const fs::path dir = test::tempDir("AnimateCliPng");

@@ -29,6 +29,24 @@ TEST(CharacterCli, BuildInfoRenderAndScript) {
   EXPECT_NE(out.find("\"gpu_bytes\""), std::string::npos) << out;
   ASSERT_EQ(test::runCli("render " + (dir / "man").string() + " -o " + (dir / "man.png").string() + " --time 0.4 --width 96 --height 72", &out), 0)
       << out;
+  // One scene time for every input: a scene JSON's character at --time 0.4 is the character whose clip starts
+  // at 0.4 ("time": clip time = time + speed * t) drawn at 0, and not the character at 0.
+  writeText(dir / "at.json", R"({"objects": [{"character": "man"}],
+    "camera": {"eye": [0, 1, 4], "target": [0, 0.8, 0], "up": [0, 1, 0], "fov_y_deg": 45, "width": 64, "height": 48}})");
+  writeText(dir / "offset.json", R"({"objects": [{"character": "man", "time": 0.4}],
+    "camera": {"eye": [0, 1, 4], "target": [0, 0.8, 0], "up": [0, 1, 0], "fov_y_deg": 45, "width": 64, "height": 48}})");
+  const auto renderAt = [&](const char* scene, const char* time, const char* npy) {
+    EXPECT_EQ(test::runCli("render " + (dir / scene).string() + " --backend cpu --time " + time + " -o " + (dir / "x.png").string() +
+                               " --save-float " + (dir / npy).string(),
+                           &out),
+              0)
+        << out;
+    return readNpy((dir / npy).string());
+  };
+  const ImageRGBA at = renderAt("at.json", "0.4", "at.npy"), offset = renderAt("offset.json", "0", "offset.npy"),
+                  start = renderAt("at.json", "0", "start.npy");
+  EXPECT_EQ(at.pixels, offset.pixels) << "render scene.json --time 0.4 is not the character at clip time 0.4";
+  EXPECT_LT(compareImages(at, start).psnr, 40.0) << "--time does not move the character";
   writeText(dir / "scene.json", R"({
   "script": [
     {"t": 0, "command": "spawn-character", "id": "a", "package": "man", "transform": {"translation": [-0.5, 0, 0]}},

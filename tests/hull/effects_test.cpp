@@ -21,6 +21,7 @@
 #include "hull/effects.h"
 #include "hull/hull_pass.h"
 #include "hull/hull_script.h"
+#include "io/image_io.h"
 #include "io/spl2.h"
 #include "render/cpu_renderer.h"
 #include "render/gpu_shared.h"
@@ -674,6 +675,42 @@ TEST(HullCli, PlayScriptToFramesAndMp4) {
 
 // `hull bench` on the Vulkan frame: the passes, the back-to-back submissions, and the tile spread, whose
 // pairs (the sum of the frame's tile ranges, read back) equal the frame's own key count.
+// `render scene.json --time T` plays a hull object's script to T (the frame's one scene time): the image is
+// the one of a hull whose script player jumped to T, drawn directly (HullInstance::buildFrame, renderCpu),
+// and differs from the hull at 0.
+TEST(HullCli, RenderSceneJsonAtTimePlaysTheScript) {
+  const std::string dir = test::tempDir("HullCli.RenderTime");
+  saveSpl2(sphereHull(1500), dir + "/h.spl2");
+  std::ofstream(dir + "/battle.json") << kBattle;
+  std::ofstream(dir + "/scene.json") << R"({"objects": [{"hull": "h.spl2", "script": "battle.json", "seed": 7}]})";
+  const Camera cam = lookAtCamera({0, 0.8f, 2.4f}, {0, 0, 0}, {0, 1, 0}, 40.0f, 64, 64);
+  std::ofstream(dir + "/cam.json") << R"({"eye": [0, 0.8, 2.4], "target": [0, 0, 0], "up": [0, 1, 0], "fov_y_deg": 40, "width": 64, "height": 64})";
+  std::string out;
+  const auto renderAt = [&](const char* time) {
+    EXPECT_EQ(test::runCli("render " + dir + "/scene.json --backend cpu --camera " + dir + "/cam.json --time " + time + " -o " + dir +
+                               "/h.png --save-float " + dir + "/h.npy",
+                           &out),
+              0)
+        << out;
+    return readNpy(dir + "/h.npy");
+  };
+  const ImageRGBA at = renderAt("1.15"), start = renderAt("0");
+  auto asset = HullAsset::load(dir + "/h.spl2");
+  DestructionOptions o;
+  o.seed = 7;
+  HullInstance inst(asset, o);
+  HullScriptPlayer player(loadHullScript(dir + "/battle.json"));
+  player.advance(inst, 1.15);
+  HullFrame frame;
+  std::vector<RenderObject> objects;
+  inst.buildFrame(Mat4{}, 1.15, HullLight{}, frame, objects);
+  const ImageRGBA ref = renderCpu(objects, cam, {}, nullptr, {});
+  const double psnr = compareImages(at, ref).psnr, psnr0 = compareImages(start, ref).psnr;
+  std::printf("render --time 1.15 vs the script played to 1.15: %.2f dB; at 0: %.2f dB\n", psnr, psnr0);
+  EXPECT_GE(psnr, 90.0);
+  EXPECT_LT(psnr0, psnr - 10.0);
+}
+
 TEST(HullCli, BenchReportsPassesSubmissionsAndTileSpread) {
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
   const std::string dir = test::tempDir("HullCli.Bench");

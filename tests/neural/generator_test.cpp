@@ -149,6 +149,38 @@ TEST(Generator, SceneObjectRendersLikeTorchsGaussians) {
   EXPECT_GE(compareImages(renderCpu({&from_ply, 1}, cam, rs), theirs).psnr, 45.0);
 }
 
+// `render scene.json --time T` runs a scene's generator at model time T (the frame's one scene time, as
+// `render model.onnx --time T` and `animate` do): the image is the one of PyTorch's gaussians at 0.35 drawn
+// directly, and not the one at 0.
+TEST(Generator, RenderSceneJsonAtTimeRunsTheGeneratorAtThatTime) {
+  const std::string dir = test::tempDir("GeneratorSceneTime");
+  std::filesystem::copy_file(modelPath("gaussians4d.onnx"), dir + "/knot.onnx", std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(dir + "/scene.json") << R"({"objects": [{"generator": "knot.onnx"}]})";
+  std::ofstream(dir + "/cam.json") << R"({"width": 160, "height": 120, "fx": 150, "fy": 150, "cx": 80, "cy": 60,
+      "world_to_camera": [1,0,0,0, 0,1,0,0, 0,0,1,3.2, 0,0,0,1]})";
+  std::string out;
+  for (const std::string input : {dir + "/scene.json", dir + "/knot.onnx"}) {
+    SCOPED_TRACE(input);
+    ASSERT_EQ(test::runCli("render " + input + " --time 0.35 --backend cpu --camera " + dir + "/cam.json -o " + dir + "/g.png --save-float " + dir +
+                               "/g.npy",
+                           &out),
+              0)
+        << out;
+    const ImageRGBA ours = readNpy(dir + "/g.npy");
+    GaussianGenerator gen(modelPath("gaussians4d.onnx"));
+    const auto torchAt = [&](const std::string& t) {
+      const GeneratedGaussians g =
+          gen.decode({{"gaussian_f16", expected(t, "gaussian_f16")}, {"color_sh", expected(t, "color_sh")}, {"num_points", expected(t, "num_points")}});
+      RenderObject ref{&g.cloud, Mat4{}, g.cloud.positions, g.covariances};
+      return renderCpu({&ref, 1}, testCamera(), {});
+    };
+    const double at = compareImages(ours, torchAt("0.35")).psnr, at0 = compareImages(ours, torchAt("0")).psnr;
+    std::printf("render --time 0.35 vs torch at 0.35: %.2f dB, vs torch at 0: %.2f dB\n", at, at0);
+    EXPECT_GE(at, 45.0);
+    EXPECT_LT(at0, at - 10.0);
+  }
+}
+
 // Hand-built graphs: what is not a generator is refused with the model's own names and shapes.
 Graph tinyGraph(const std::string& out_name, Shape out_shape, const std::string& color_name, Shape color_shape) {
   Graph g;

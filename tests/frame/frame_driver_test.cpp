@@ -1,0 +1,113 @@
+// The frame driver (frame/frame.h): the SH degree limit applied where objects are packed (against a cloud
+// truncated by hand, on the CPU exactly and on Vulkan within the renderer tolerance), a frame with nothing
+// posed, and the GPU paths it gives a scene's generators taken back by detach() and by its destruction.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "frame/frame.h"
+#include "gpu/gpu.h"
+#include "neural/generator.h"
+#include "support/test_support.h"
+
+namespace sf {
+namespace {
+
+// A copy of `c` keeping only the SH coefficients of degrees 0..degree: the oracle of max_sh_degree.
+GaussianCloud truncated(const GaussianCloud& c, int degree) {
+  GaussianCloud out = c;
+  out.sh_degree = degree;
+  out.sh.clear();
+  for (size_t i = 0; i < c.size(); ++i)
+    for (int k = 0; k < 3 * (degree + 1) * (degree + 1); ++k) out.sh.push_back(c.shOf(i)[static_cast<size_t>(k)]);
+  return out;
+}
+
+Scene oneCloud(std::shared_ptr<const GaussianCloud> cloud) {
+  Scene scene;
+  SceneObject o;
+  o.name = "cloud";
+  o.cloud = std::move(cloud);
+  scene.objects.push_back(o);
+  return scene;
+}
+
+TEST(FrameDriver, ShDegreeLimitIsTheTruncatedCloud) {
+  auto cloud = std::make_shared<const GaussianCloud>(test::randomCloud(400, 3, 5));
+  const Scene scene = oneCloud(cloud);
+  const Camera cam = autoCamera(scene, 96, 64);
+  FrameDriverOptions cpu_options;
+  cpu_options.backend = Backend::kCpu;
+  FrameDriver cpu(cpu_options);
+  for (int degree : {0, 1, 2}) {
+    SCOPED_TRACE(degree);
+    FrameRequest request{0, cam, {}, {}};
+    request.settings.max_sh_degree = degree;
+    const FrameResult f = cpu.render(scene, request);
+    EXPECT_EQ(f.sh_degree, degree);
+    const GaussianCloud cut = truncated(*cloud, degree);
+    const RenderObject ref{&cut, Mat4{}};
+    const ImageRGBA expected = renderCpu({&ref, 1}, cam, {});
+    EXPECT_EQ(f.image.pixels, expected.pixels);
+    if (!gpu::vulkanAvailable()) continue;
+    FrameDriverOptions vk_options;
+    vk_options.backend = Backend::kVulkan;
+    vk_options.validation = true;
+    FrameDriver vk(vk_options);
+    const FrameResult g = vk.render(scene, request);
+    EXPECT_GE(compareImages(g.image, expected).psnr, 45.0);
+  }
+  // Unlimited: the cloud's own degree.
+  EXPECT_EQ(cpu.render(scene, {0, cam, {}, {}}).sh_degree, 3);
+}
+
+TEST(FrameDriver, NothingPosedIsTheBackground) {
+  Scene scene;
+  FrameDriverOptions o;
+  o.backend = Backend::kCpu;
+  FrameDriver driver(o);
+  FrameRequest request{0, lookAtCamera({0, 0, 3}, {0, 0, 0}, {0, 1, 0}, 45, 8, 6), {}, {}};
+  request.settings.background = {0.25f, 0.5f, 1};
+  request.settings.depth = true;
+  const FrameResult f = driver.render(scene, request);
+  ASSERT_EQ(f.image.pixels.size(), 8u * 6u * 4u);
+  for (size_t i = 0; i < f.image.pixels.size(); i += 4) {
+    EXPECT_EQ(f.image.pixels[i + 1], 0.5f);
+    EXPECT_EQ(f.image.pixels[i + 3], 0.0f);
+  }
+  ASSERT_EQ(f.image.depth.size(), 8u * 6u * 2u);
+  EXPECT_EQ(f.image.depth[1], 1.0f);  // transmittance 1
+}
+
+TEST(FrameDriver, GeneratorPathsAreTakenBack) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  Scene scene;
+  SceneObject o;
+  o.generator = std::make_shared<nn::GaussianGenerator>(std::string(SPLATFORGE_SOURCE_DIR) + "/models/gaussians4d.onnx");
+  scene.objects.push_back(o);
+  const Camera cam = lookAtCamera({0, 0, -3.2f}, {0, 0, 0}, {0, -1, 0}, 50, 48, 32);
+  FrameDriverOptions vk;
+  vk.backend = Backend::kVulkan;
+  {
+    FrameDriver driver(vk);
+    const FrameResult f = driver.render(scene, {0.35, cam, {}, {}});
+    EXPECT_TRUE(f.gpu_sources);
+    EXPECT_NE(o.generator->gpuPath(), nullptr);
+    driver.detach(scene);
+    EXPECT_EQ(o.generator->gpuPath(), nullptr);
+    driver.render(scene, {0.4, cam, {}, {}});  // attached again on the next frame
+    EXPECT_NE(o.generator->gpuPath(), nullptr);
+  }
+  EXPECT_EQ(o.generator->gpuPath(), nullptr) << "a path outlived its driver's device";
+  // The CPU driver draws the same scene on the CPU executor.
+  FrameDriverOptions cpu;
+  cpu.backend = Backend::kCpu;
+  FrameDriver driver(cpu);
+  const FrameResult f = driver.render(scene, {0.35, cam, {}, {}});
+  EXPECT_FALSE(f.gpu_sources);
+  EXPECT_GT(f.splats, 0u);
+}
+
+}  // namespace
+}  // namespace sf
