@@ -98,7 +98,7 @@ ImageRGBA renderState(const std::shared_ptr<SceneState>& st, double t, const Ren
   if (use_vulkan) {
     driver = &r.ensureVulkan(job.device, job.validation);
   } else {
-    if (r.vulkan) r.vulkan->detach(st->scene);  // its generators and characters back on the CPU
+    if (r.vulkan) r.vulkan->detach(st->scene, &st->playback);  // its generators and characters back on the CPU
     driver = &r.ensureCpu();
   }
   r.log = &st->log;

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/geometry.h"
 #include "core/parallel.h"
 
 namespace sf::character {
@@ -17,27 +18,6 @@ Mat3 fromColumns(Vec3 a, Vec3 b, Vec3 c) {
   Mat3 m;
   for (int r = 0; r < 3; ++r) m.m[r][0] = a[r], m.m[r][1] = b[r], m.m[r][2] = c[r];
   return m;
-}
-
-// Closest point on triangle (a, b, c) to p (Ericson, Real-Time Collision Detection 5.1.5).
-Vec3 closestOnTriangle(Vec3 p, Vec3 a, Vec3 b, Vec3 c) {
-  const Vec3 ab = b - a, ac = c - a, ap = p - a;
-  const float d1 = dot(ab, ap), d2 = dot(ac, ap);
-  if (d1 <= 0 && d2 <= 0) return a;
-  const Vec3 bp = p - b;
-  const float d3 = dot(ab, bp), d4 = dot(ac, bp);
-  if (d3 >= 0 && d4 <= d3) return b;
-  const float vc = d1 * d4 - d3 * d2;
-  if (vc <= 0 && d1 >= 0 && d3 <= 0) return a + ab * (d1 / (d1 - d3));
-  const Vec3 cp = p - c;
-  const float d5 = dot(ab, cp), d6 = dot(ac, cp);
-  if (d6 >= 0 && d5 <= d6) return c;
-  const float vb = d5 * d2 - d1 * d6;
-  if (vb <= 0 && d2 >= 0 && d6 <= 0) return a + ac * (d2 / (d2 - d6));
-  const float va = d3 * d6 - d5 * d4;
-  if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
-  const float denom = 1.0f / (va + vb + vc);
-  return a + ab * (vb * denom) + ac * (vc * denom);
 }
 
 void put32(std::vector<uint8_t>& out, uint32_t v) {
@@ -145,7 +125,7 @@ std::vector<uint32_t> nearestTriangles(std::span<const Vec3> points, std::span<c
               if (x < 0 || y < 0 || z < 0 || x >= dims[0] || y >= dims[1] || z >= dims[2]) continue;
               for (uint32_t t : grid[(static_cast<size_t>(z) * static_cast<size_t>(dims[1]) + static_cast<size_t>(y)) * static_cast<size_t>(dims[0]) +
                                      static_cast<size_t>(x)]) {
-                const Vec3 q = closestOnTriangle(p, vertices[indices[t * 3]], vertices[indices[t * 3 + 1]], vertices[indices[t * 3 + 2]]);
+                const Vec3 q = closestPointOnTriangle(p, vertices[indices[t * 3]], vertices[indices[t * 3 + 1]], vertices[indices[t * 3 + 2]]);
                 const Vec3 d = q - p;
                 const float d2 = dot(d, d);
                 if (d2 < best || (d2 == best && t < best_t)) best = d2, best_t = t;

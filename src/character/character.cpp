@@ -10,6 +10,7 @@
 #include "character/corrective.h"
 #include "character/mouth.h"
 #include "core/error.h"
+#include "core/random.h"
 #include "render/mesh.h"
 
 namespace sf::character {
@@ -32,14 +33,7 @@ std::string defaultClipOf(const GltfModel& model) {
 
 struct Rng {
   uint64_t state;
-  float uniform() {
-    state += 0x9e3779b97f4a7c15ull;
-    uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return static_cast<float>(z >> 40) / 16777216.0f;
-  }
+  float uniform() { return unitFloat(splitmix64Next(state)); }
 };
 
 }  // namespace

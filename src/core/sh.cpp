@@ -3,10 +3,12 @@
 
 #include <algorithm>
 
+#include "core/gaussian_cloud.h"
+
 namespace sf {
 
 namespace {
-constexpr float kC0 = 0.28209479177387814f;
+constexpr float kC0 = kShC0;
 constexpr float kC1 = 0.4886025119029199f;
 constexpr float kC2[5] = {1.0925484305920792f, -1.0925484305920792f, 0.31539156525252005f, -1.0925484305920792f,
                           0.5462742152960396f};

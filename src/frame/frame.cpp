@@ -131,7 +131,7 @@ void FrameDriver::attach(const Scene& scene) {
   }
 }
 
-void FrameDriver::detach(const Scene& scene) {
+void FrameDriver::detach(const Scene& scene, ScenePlayback* playback) {
   auto drop = [](auto& list, const auto& item) {
     const auto it = std::find(list.begin(), list.end(), item);
     if (it == list.end()) return false;
@@ -144,6 +144,8 @@ void FrameDriver::detach(const Scene& scene) {
     if (o.hull_live && drop(hulls_, o.hull_live)) o.hull_live->setGpuPath(nullptr);
   }
   if (scene.post && drop(posts_, scene.post)) scene.post->setRunner(nullptr);
+  if (playback && playback->world_)
+    for (character::BundleCharacter* b : playback->world_->bundles()) b->setGpuPath(nullptr);
 }
 
 void FrameDriver::pose(const Scene& scene, ScenePlayback& pb, const FrameRequest& request, std::vector<RenderObject>& objects,
@@ -179,7 +181,10 @@ void FrameDriver::pose(const Scene& scene, ScenePlayback& pb, const FrameRequest
   if (gpu) {
     bool attached = false;
     for (character::BundleCharacter* b : pb.world_->bundles()) attached |= !b->gpuPath() && attachBundle(*b);  // spawned decoder characters
-    if (attached) worlds_.push_back(pb.world_);
+    if (attached) {
+      std::erase_if(worlds_, [](const std::weak_ptr<character::CharacterWorld>& w) { return w.expired(); });
+      worlds_.push_back(pb.world_);
+    }
   }
   pb.world_->setCamera(cam);  // decoder characters run their appearance pass for the view
   std::vector<RenderMesh> char_meshes;  // the mouth's meshes

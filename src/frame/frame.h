@@ -119,9 +119,9 @@ class FrameDriver {
   // one submission (VulkanRenderer::renderBackToBack).
   std::vector<VulkanPassTimes> renderBackToBack(const Scene& scene, const FrameRequest& request, int runs, VulkanFrameStats* stats = nullptr);
 
-  // Takes back the GPU paths this driver gave `scene`'s objects (before the scene is drawn by another
-  // driver, e.g. on the CPU backend).
-  void detach(const Scene& scene);
+  // Takes back the GPU paths this driver gave `scene`'s objects and, with `playback`, the characters its
+  // script spawned (before the scene is drawn by another driver, e.g. on the CPU backend).
+  void detach(const Scene& scene, ScenePlayback* playback = nullptr);
   // Keeps `owner` (a dropped scene, the scene being drawn) alive until the frame after the next one has been
   // drawn: the Vulkan renderer matches resident objects by the address of their clouds, which must not be
   // reused while they may still be resident.

@@ -10,6 +10,7 @@
 
 #include "core/covariance.h"
 #include "core/error.h"
+#include "core/gaussian_cloud.h"
 #include "core/parallel.h"
 #include "core/sh.h"
 #include "hull/chunks.h"
@@ -24,7 +25,6 @@
 namespace sf::hull {
 namespace {
 
-constexpr float kShC0 = 0.28209479177387814f;
 
 using Clock = std::chrono::steady_clock;
 

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/parallel.h"
+#include "core/random.h"
 #include "render/mesh.h"
 #include "io/json.h"
 #include "io/spl2.h"
@@ -41,29 +42,16 @@ Vec3 oklab(Vec3 srgb) {
 
 // ---- Random numbers -------------------------------------------------------------------------------------
 
-uint64_t mix64(uint64_t x) {  // splitmix64's finaliser
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 uint64_t hash3(uint64_t a, uint64_t b, uint64_t c) {
-  return mix64(mix64(mix64(a + 0x9e3779b97f4a7c15ull) ^ b) + 0x632be59bd9b4e019ull * (c + 1));
+  return mix64(mix64(splitmix64(a) ^ b) + 0x632be59bd9b4e019ull * (c + 1));
 }
 
-double unit(uint64_t h) {
-  return static_cast<double>(h >> 11) * 0x1.0p-53;
-}  // [0, 1)
+double unit(uint64_t h) { return unitDouble(h); }  // [0, 1)
 
 class Rng {
  public:
   explicit Rng(uint64_t seed) : state_(seed) {}
-  double next() {  // splitmix64, [0, 1)
-    state_ += 0x9e3779b97f4a7c15ull;
-    return unit(mix64(state_));
-  }
+  double next() { return unit(splitmix64Next(state_)); }  // [0, 1)
 
  private:
   uint64_t state_;

@@ -12,6 +12,7 @@
 
 #include "core/covariance.h"
 #include "core/error.h"
+#include "core/random.h"
 #include "core/gaussian_cloud.h"
 
 namespace sf::hull {
@@ -30,22 +31,14 @@ constexpr Vec3 kUp{0, 1, 0};  // glTF +y
 
 // ---- Random numbers: stateless hashes, so a value depends only on (seed, event, slot, purpose) ---------------
 
-uint64_t mix64(uint64_t x) {  // splitmix64's finaliser
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 uint64_t hash4(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
-  uint64_t h = mix64(a + 0x9e3779b97f4a7c15ull);
+  uint64_t h = splitmix64(a);
   h = mix64(h ^ (b + 0x632be59bd9b4e019ull));
   h = mix64(h ^ (c + 0x8cb92ba72f3d8dd7ull));
   return mix64(h ^ (d + 0xd6e8feb86659fd93ull));
 }
 
-float unitOf(uint64_t h) { return static_cast<float>(h >> 40) * 0x1.0p-24f; }  // [0, 1)
+float unitOf(uint64_t h) { return unitFloat(h); }  // [0, 1)
 
 // Purposes of the hashes (the last argument), so that two draws for one slot are independent.
 enum Salt : uint64_t { kSaltDebris = 1, kSaltVelocity, kSaltHot, kSaltTone, kSaltChip, kSaltBody, kSaltCrack };

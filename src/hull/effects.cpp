@@ -6,6 +6,7 @@
 
 #include "core/covariance.h"
 #include "core/error.h"
+#include "core/gaussian_cloud.h"
 #include "render/splat_shape.h"
 
 namespace sf::hull {
@@ -13,7 +14,6 @@ namespace {
 
 using namespace hull_layout;
 
-constexpr float kShC0 = 0.28209479177387814f;
 constexpr float kTwoPi = 6.283185307179586f;
 
 // The shader's random numbers, bit for bit (integer hashing; only the final scale is a float).

@@ -6,12 +6,12 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/gaussian_cloud.h"
 #include "hull/bake.h"
 
 namespace sf::hull {
 namespace {
 
-constexpr float kShC0 = 0.28209479177387814f;
 constexpr float kCoreLift = 0.004f;  // hull units (the cube is 1.6): the most important core octagon's lift
 
 float smoothstep(float e0, float e1, float x) {

@@ -10,7 +10,9 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/geometry.h"
 #include "core/parallel.h"
+#include "core/random.h"
 
 namespace sf::hull {
 
@@ -31,62 +33,8 @@ inline float halfArea(Vec3 lo, Vec3 hi) {
   return d.x * d.y + d.y * d.z + d.z * d.x;
 }
 
-inline Vec3 closestOnSegment(Vec3 p, Vec3 a, Vec3 b) {
-  const Vec3 ab = b - a;
-  const float len2 = dot(ab, ab);
-  if (!(len2 > 0)) return a;
-  return a + ab * std::clamp(dot(p - a, ab) / len2, 0.0f, 1.0f);
-}
-
 inline float distance2(Vec3 a, Vec3 b) {
   return dot(a - b, a - b);
-}
-
-Vec3 closestOnDegenerate(Vec3 p, Vec3 a, Vec3 b, Vec3 c) {
-  Vec3 best = closestOnSegment(p, a, b);
-  float best_d2 = distance2(p, best);
-  for (const auto& [u, v] : {std::pair{b, c}, std::pair{c, a}}) {
-    const Vec3 q = closestOnSegment(p, u, v);
-    const float d2 = distance2(p, q);
-    if (d2 < best_d2) best = q, best_d2 = d2;
-  }
-  return best;
-}
-
-// Ericson's region test. The divisions are guarded: rounding can make a denominator that is positive in exact
-// arithmetic zero for a point far from a small triangle.
-inline Vec3 closestOnTriangle(Vec3 p, Vec3 a, Vec3 b, Vec3 c) {
-  const Vec3 ab = b - a, ac = c - a;
-  const Vec3 n = cross(ab, ac);
-  if (dot(n, n) == 0) return closestOnDegenerate(p, a, b, c);
-  const Vec3 ap = p - a;
-  const float d1 = dot(ab, ap), d2 = dot(ac, ap);
-  if (d1 <= 0 && d2 <= 0) return a;
-  const Vec3 bp = p - b;
-  const float d3 = dot(ab, bp), d4 = dot(ac, bp);
-  if (d3 >= 0 && d4 <= d3) return b;
-  const float vc = d1 * d4 - d3 * d2;
-  if (vc <= 0 && d1 >= 0 && d3 <= 0) {
-    const float den = d1 - d3;
-    return a + ab * (den > 0 ? std::min(d1 / den, 1.0f) : 0.0f);
-  }
-  const Vec3 cp = p - c;
-  const float d5 = dot(ab, cp), d6 = dot(ac, cp);
-  if (d6 >= 0 && d5 <= d6) return c;
-  const float vb = d5 * d2 - d1 * d6;
-  if (vb <= 0 && d2 >= 0 && d6 <= 0) {
-    const float den = d2 - d6;
-    return a + ac * (den > 0 ? std::min(d2 / den, 1.0f) : 0.0f);
-  }
-  const float va = d3 * d6 - d5 * d4;
-  if (va <= 0 && d4 - d3 >= 0 && d5 - d6 >= 0) {
-    const float den = (d4 - d3) + (d5 - d6);
-    return b + (c - b) * (den > 0 ? std::min((d4 - d3) / den, 1.0f) : 0.0f);
-  }
-  const float sum = va + vb + vc;
-  if (!(sum > 0)) return closestOnDegenerate(p, a, b, c);
-  const float v = vb / sum, w = vc / sum;
-  return a + ab * v + ac * w;
 }
 
 // Moller-Trumbore, two-sided, with the barycentric tolerance. Writes t (any sign) on a crossing; a NaN t
@@ -153,13 +101,6 @@ inline int binIndex(float c, float lo, float scale) {
   const float x = (c - lo) * scale;
   if (!(x >= 0)) return 0;
   return x < kBins ? static_cast<int>(x) : kBins - 1;
-}
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
 }
 
 // Union-find whose root is always the lowest index of its set, so every labelling derived from it is
@@ -271,9 +212,6 @@ Vec3 triangleCentre(const TriMesh& mesh, size_t f) {
   return (mesh.positions[face[0]] + mesh.positions[face[1]] + mesh.positions[face[2]]) / 3.0f;
 }
 
-Vec3 closestPointOnTriangle(Vec3 p, Vec3 a, Vec3 b, Vec3 c) {
-  return closestOnTriangle(p, a, b, c);
-}
 
 std::optional<float> intersectTriangle(Vec3 origin, Vec3 dir, Vec3 a, Vec3 b, Vec3 c) {
   float t = 0;
@@ -423,7 +361,7 @@ MeshBvh::Closest MeshBvh::closest(Vec3 p) const {
     if (node.count > 0) {
       for (uint32_t i = node.first; i < node.first + node.count; ++i) {
         const Tri& tri = tris_[i];
-        const Vec3 q = closestOnTriangle(p, tri.a, tri.b, tri.c);
+        const Vec3 q = closestPointOnTriangle(p, tri.a, tri.b, tri.c);
         const float q2 = distance2(p, q);
         if (q2 < best_d2) {
           best_d2 = q2;

@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "core/geometry.h"
 #include "core/math.h"
 
 namespace sf::hull {
@@ -27,10 +28,6 @@ Vec3 triangleNormal(const TriMesh& mesh, size_t f);
 float triangleArea(const TriMesh& mesh, size_t f);
 // Centre (vertex average) of face f.
 Vec3 triangleCentre(const TriMesh& mesh, size_t f);
-
-// Point of triangle (a, b, c) nearest to p (Ericson, Real-Time Collision Detection 5.1.5); a degenerate
-// triangle (zero normal) is treated as its three edges.
-Vec3 closestPointOnTriangle(Vec3 p, Vec3 a, Vec3 b, Vec3 c);
 
 // Barycentric tolerance of the ray-triangle test: a hit may lie this far (in barycentric units) outside the
 // triangle, so that a ray through a shared edge or vertex hits at least one of the faces around it.

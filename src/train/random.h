@@ -8,16 +8,13 @@
 #include <cstdint>
 #include <numbers>
 
+#include "core/random.h"
+
 namespace sf::train {
 
-inline uint64_t nextU64(uint64_t& s) {
-  uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+inline uint64_t nextU64(uint64_t& s) { return splitmix64Next(s); }
 // Uniform in [0, 1).
-inline double uniform01(uint64_t& s) { return static_cast<double>(nextU64(s) >> 11) * (1.0 / 9007199254740992.0); }
+inline double uniform01(uint64_t& s) { return unitDouble(nextU64(s)); }
 // Standard normal (Box-Muller, one value per call).
 inline float normal01(uint64_t& s) {
   const double u1 = std::max(uniform01(s), 1e-300), u2 = uniform01(s);

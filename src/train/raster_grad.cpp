@@ -9,13 +9,13 @@
 #include <stdexcept>
 
 #include "core/covariance.h"
+#include "core/gaussian_cloud.h"
 #include "core/parallel.h"
 
 namespace sf::train {
 
 namespace {
 
-constexpr float kShC0 = 0.28209479177387814f;
 
 // Per tile-list entry: the gradient of the loss with respect to the splat's 2D parameters at the pixels of
 // that tile. Each entry belongs to one tile, so tiles accumulate without races; entries are summed per

@@ -159,7 +159,7 @@ TEST(Generator, RenderSceneJsonAtTimeRunsTheGeneratorAtThatTime) {
   std::ofstream(dir + "/cam.json") << R"({"width": 160, "height": 120, "fx": 150, "fy": 150, "cx": 80, "cy": 60,
       "world_to_camera": [1,0,0,0, 0,1,0,0, 0,0,1,3.2, 0,0,0,1]})";
   std::string out;
-  for (const std::string input : {dir + "/scene.json", dir + "/knot.onnx"}) {
+  for (const std::string& input : {dir + "/scene.json", dir + "/knot.onnx"}) {
     SCOPED_TRACE(input);
     ASSERT_EQ(test::runCli("render " + input + " --time 0.35 --backend cpu --camera " + dir + "/cam.json -o " + dir + "/g.png --save-float " + dir +
                                "/g.npy",
