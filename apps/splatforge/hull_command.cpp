@@ -1,6 +1,5 @@
 #include "hull_command.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -24,27 +23,6 @@
 #include "train_command.h"
 
 namespace sf::cli {
-
-struct HullCommand::Options {
-  std::string input;   // bake: the glTF model; info: the SPL2 file
-  std::string output;  // bake: the SPL2 file (the meta sidecar beside it)
-  std::string belt = "32,50";
-  bool json = false;
-  hull::BakeOptions bake;
-  AnimateOptions play;  // hull play
-  int hulls = 200, frames = 120, width = 1920, height = 1080;  // hull bench
-  int back_to_back = 0;  // hull bench: also the last frame this many times in one submission
-  int submissions = 1;   // hull bench: that many such submissions in a row (the GPU clock ramps under steady work)
-  bool idle = false;
-  bool tile_stats = false;  // hull bench: print the spread of the last frame's tile pairs
-  uint32_t seed = 1;
-  double duration = 0;
-  // hull bake --train: train the splats in process first (train/trainer.h).
-  bool train = false;
-  int train_steps = 6000, train_size = 400, train_views = 200;
-  float train_entropy = 0.02f;
-  std::string train_backend = "auto";
-};
 
 namespace {
 
@@ -295,88 +273,20 @@ int runBench(const HullCommand::Options& o) {
 
 }  // namespace
 
-HullCommand::HullCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
-  Options& o = *options_;
-  command_ = app.add_subcommand("hull", "Splat hulls (SPL2): bake them from glTF models, inspect them, play scripts of hits and effects on them, benchmark live hulls");
-  command_->require_subcommand(1);
-  bake_ = command_->add_subcommand("bake", "Bake a splat hull from a glTF/GLB model (and optionally a trained splat file of it)");
-  bake_->add_option("model,--mesh", o.input, "glTF / GLB model")->required();
-  bake_->add_option("-o,--output", o.output, "Output .spl2 (its meta sidecar is written beside it as NAME.meta.json)")->required();
-  bake_->add_option("--splats", o.bake.splats, "A trained splat file of the model (default: sample the mesh surface)");
-  bake_->add_flag("--splats-source-frame", o.bake.splats_in_source_frame,
-                  "The --splats file is in the model's own frame (default: the hull frame, the model normalised into the 1.6 cube)");
-  bake_->add_option("--budget", o.bake.budget, "Most splats in the hull (with --train: the gaussians trained)")->capture_default_str();
-  bake_->add_flag("--train", o.train, "Train the splats first, in process: views of the model rendered in memory, exactly --budget gaussians (`splatforge train`)");
-  bake_->add_option("--train-steps", o.train_steps, "--train: optimisation steps")->check(CLI::Range(1, 10000000))->capture_default_str();
-  bake_->add_option("--train-size", o.train_size, "--train: view size in pixels")->check(CLI::Range(8, 8192))->capture_default_str();
-  bake_->add_option("--train-views", o.train_views, "--train: train views")->check(CLI::Range(1, 10000))->capture_default_str();
-  bake_->add_option("--train-backend", o.train_backend, "--train: auto, cpu or vulkan (as `splatforge train --backend`)")
-      ->check(CLI::IsMember({"auto", "cpu", "vulkan"}))
-      ->capture_default_str();
-  bake_->add_option("--train-entropy", o.train_entropy, "--train: weight of the annealed opacity entropy term (pushes opacities to 0 or 1 for the core/shell split)")
-      ->check(CLI::Range(0.0f, 100.0f))
-      ->capture_default_str();
-  bake_->add_option("--clip", o.bake.clip, "Pose the model at this animation (name or index; default: the rest pose)");
-  bake_->add_option("--time", o.bake.time, "Clip time in seconds")->capture_default_str();
-  bake_->add_option("--belt", o.belt, "Camera elevation belt MIN,MAX in degrees (belly cull, silhouettes, shell orders)")->capture_default_str();
-  bake_->add_option("--ao-rays", o.bake.ao_rays, "Ambient-occlusion rays per splat")->capture_default_str();
-  bake_->add_option("--materials", o.bake.materials, "Material recipe: mech, organic, or a JSON file")->capture_default_str();
-  bake_->add_option("--chunk-size", o.bake.chunk_size, "Splats per chunk, about")->capture_default_str();
-  bake_->add_option("--points", o.bake.points, "Named points for the meta sidecar: nodes whose name contains one of these '|'-separated words (any case)")
-      ->capture_default_str();
-  bake_->add_option("--seed", o.bake.seed, "Random seed (sampling, chunks, per-splat random byte)")->capture_default_str();
-  bake_->add_flag("--json", o.json, "Print the meta sidecar (with the bake report) to stdout instead of the summary");
-  play_ = command_->add_subcommand("play", "Play a script of hits, heals and effects on a splat hull and render it to PNG frames or an MP4");
-  play_->add_option("input", o.play.input, "SPL2 hull, or a scene JSON whose hull objects all play the script")->required();
-  play_->add_option("--script", o.play.hull_script, "Hull script JSON (docs/formats/hull-script.md)")->required();
-  play_->add_option("-o,--output", o.play.output, "Frame pattern with one %0Nd field (frames/%04d.png), or a .mp4 file")->capture_default_str();
-  play_->add_option("--seed", o.seed, "Random seed of the destruction (default: the script's \"seed\", else 1)");
-  play_->add_option("--fps", o.play.fps, "Frames per second")->capture_default_str();
-  play_->add_option("--duration", o.duration, "Seconds to render (default: the script's duration)");
-  play_->add_option("--width", o.play.width, "Image width (default 1280)");
-  play_->add_option("--height", o.play.height, "Image height (default 720)");
-  play_->add_option("--camera", o.play.camera, "Camera JSON (default: framed from 41 degrees up)");
-  play_->add_option("--background", o.play.background, "Background colour r,g,b in [0, 1]");
-  play_->add_option("--light", o.play.light, "The hulls' cel light: on or off")->check(CLI::IsMember({"on", "off"}));
-  play_->add_option("--backend", o.play.backend, "auto, cpu or vulkan")->capture_default_str();
-  play_->add_option("--device", o.play.device, "Vulkan device (index or name part)");
-  bench_ = command_->add_subcommand("bench", "Benchmark live hulls on the Vulkan frame: N hulls with every effect on and a hit per frame");
-  bench_->add_option("file", o.input, "SPL2 hull")->required();
-  bench_->add_option("--hulls", o.hulls, "Hulls on screen (a grid)")->capture_default_str();
-  bench_->add_option("--frames", o.frames, "Frames to time (the first is left out)")->capture_default_str();
-  bench_->add_option("--width", o.width, "Image width")->capture_default_str();
-  bench_->add_option("--height", o.height, "Image height")->capture_default_str();
-  bench_->add_option("--back-to-back", o.back_to_back,
-                     "Also record the last frame N times (1.." + std::to_string(kMaxFramesPerSubmission) +
-                         ") in one submission and report its medians (a GPU that never waits on the host)")
-      ->check(CLI::Range(1, kMaxFramesPerSubmission));
-  bench_->add_option("--submissions", o.submissions,
-                     "With --back-to-back: make that many such submissions in a row and report the medians of the later half "
-                     "(a GPU left idle between the timed frames raises its clock only under steady work)")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  bench_->add_flag("--idle", o.idle, "No effects and no hits (the live path's floor)");
-  bench_->add_flag("--tile-stats", o.tile_stats, "Also print how the last frame's tile pairs spread over its tiles (reads the frame's buffers back)");
-  bench_->add_option("--device", o.play.device, "Vulkan device (index or name part)");
-  info_ = command_->add_subcommand("info", "Describe an SPL2 hull: core and shell counts, orders, parts, emission, chunks and materials");
-  info_->add_option("file", o.input, "SPL2 file")->required();
-  info_->add_flag("--json", o.json, "Print JSON to stdout");
-}
-
 HullCommand::~HullCommand() = default;
-
-bool HullCommand::parsed() const { return command_->parsed(); }
 
 int HullCommand::run() const {
   try {
-    if (info_->parsed()) return runInfo(*options_);
-    if (bench_->parsed()) return runBench(*options_);
-    if (play_->parsed()) {
-      AnimateOptions a = options_->play;
-      if (play_->count("--seed")) a.seed = options_->seed;
-      a.duration_given = play_->count("--duration") > 0;
-      if (a.duration_given) a.duration = options_->duration;
-      return runAnimate(a);
+    switch (options_->action) {
+      case Options::Action::kInfo: return runInfo(*options_);
+      case Options::Action::kBench: return runBench(*options_);
+      case Options::Action::kPlay: {
+        AnimateOptions a = options_->play;
+        if (options_->seed_given) a.seed = options_->seed;
+        if (a.duration_given) a.duration = options_->duration;
+        return runAnimate(a);
+      }
+      case Options::Action::kBake: break;
     }
     return runBake(*options_);
   } catch (const std::exception& e) {

@@ -1,9 +1,14 @@
 // `splatforge hull bake MODEL`, `hull info FILE`, `hull play FILE --script S` and `hull bench FILE`: bake splat
-// hulls from glTF models, inspect SPL2 files, play scripts of hits and effects on them, time live hulls (src/hull/, docs/formats/spl2.md). Declared here so that main.cpp registers the
-// command in one line and dispatches it in another, as for `view`.
+// hulls from glTF models, inspect SPL2 files, play scripts of hits and effects on them, time live hulls (src/hull/, docs/formats/spl2.md). Its options are declared here;
+// main.cpp, the one file that includes CLI11, registers them and dispatches the command.
 #pragma once
 
 #include <memory>
+#include <cstdint>
+#include <string>
+
+#include "commands.h"
+#include "hull/bake.h"
 
 namespace CLI {
 class App;
@@ -23,15 +28,34 @@ class HullCommand {
   // Exit code: 0, or 1 with "splatforge hull: error: ..." on stderr.
   int run() const;
 
-  struct Options;
+  // What the command line gave (filled by the parser in main.cpp).
+  struct Options {
+    std::string input;   // bake: the glTF model; info: the SPL2 file
+    std::string output;  // bake: the SPL2 file (the meta sidecar beside it)
+    std::string belt = "32,50";
+    bool json = false;
+    hull::BakeOptions bake;
+    AnimateOptions play;  // hull play
+    int hulls = 200, frames = 120, width = 1920, height = 1080;  // hull bench
+    int back_to_back = 0;  // hull bench: also the last frame this many times in one submission
+    int submissions = 1;   // hull bench: that many such submissions in a row (the GPU clock ramps under steady work)
+    bool idle = false;
+    bool tile_stats = false;  // hull bench: print the spread of the last frame's tile pairs
+    uint32_t seed = 1;
+    double duration = 0;  // hull play --duration (play.duration_given says whether it was given)
+    // hull bake --train: train the splats in process first (train/trainer.h).
+    bool train = false;
+    int train_steps = 6000, train_size = 400, train_views = 200;
+    float train_entropy = 0.02f;
+    std::string train_backend = "auto";
+    // Which subcommand ran and what it was given (set by the parser).
+    enum class Action { kBake, kInfo, kPlay, kBench } action = Action::kBake;
+    bool seed_given = false;
+  };
 
  private:
   std::unique_ptr<Options> options_;
   CLI::App* command_ = nullptr;
-  CLI::App* info_ = nullptr;
-  CLI::App* bake_ = nullptr;
-  CLI::App* play_ = nullptr;
-  CLI::App* bench_ = nullptr;
 };
 
 }  // namespace sf::cli

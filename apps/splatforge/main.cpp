@@ -12,6 +12,229 @@
 #include "core/limits.h"
 #include "render/vulkan_renderer.h"
 
+// ---- The commands whose options their headers declare: registered here, where CLI11 lives ----
+
+namespace sf::cli {
+
+ViewCommand::ViewCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand(
+      "view",
+      "Open a window on a splat file, glTF model, character package or scene JSON (orbit/fly camera, "
+      "timeline, character controls, screenshots; docs/viewer.md)");
+  command_->add_option("input", o.input,
+                       "Splat file, glTF model, character package or scene .json (default: drop one on the window)");
+  command_->add_option("--size", o.size, "Window size WIDTHxHEIGHT")->capture_default_str();
+  command_->add_option("--camera", o.camera, "Camera JSON for the first view (as render --camera)");
+  command_->add_option("--script", o.script,
+                       "Run a script of viewer commands, one a line: camera, orbit, key, time, wait, drop, screenshot, "
+                       "screenshot-ui, clip, "
+                       "expression, look-at, quit (docs/viewer.md)");
+  command_->add_option("--device", o.device, "Vulkan device: index or part of its name");
+  command_->add_flag("--validation", o.validation, "Enable Vulkan validation layers");
+  command_->add_flag("--no-vsync", o.no_vsync,
+                     "Present without waiting for vertical blank (mailbox or immediate), to measure frame rates");
+  command_->add_option("--bg", o.background, "Background colour R,G,B in [0, 1] (default: the scene's, else 0,0,0)");
+  command_->add_option("--clip", o.clip, "glTF / character input: animation name or index (default: the first)");
+  command_->add_option("--time", o.time, "glTF / character input: seconds into the clip")->capture_default_str();
+  command_->add_flag("--strict", o.strict,
+                     "Fail when a scene object cannot be loaded instead of drawing a placeholder, and refuse files "
+                     "holding NaN or infinite "
+                     "values instead of dropping those gaussians");
+  command_->add_flag(
+      "--allow-outside-paths", o.allow_outside_paths,
+      "Scene JSON: let object paths be absolute or leave the scene's directory (only for scenes you trust)");
+}
+
+bool ViewCommand::parsed() const {
+  return command_->parsed();
+}
+
+ViewsCommand::ViewsCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  train::ViewsOptions& v = o.views;
+  command_ = app.add_subcommand(
+      "views",
+      "Render a training dataset of a glTF/GLB model: the model posed and normalised into the 1.6 cube, orbit cameras at radius 3.2 (train "
+      "views on a golden spiral within an elevation belt, val and test views on rings at fixed elevations), RGBA PNGs in a NeRF-synthetic "
+      "folder (transforms_{train,val,test}.json, OpenGL camera-to-world matrices) that other trainers read too. Rendered on the CPU. "
+      "See docs/training.md");
+  command_->add_option("model", o.input, "glTF / GLB model (static or skinned)")->required();
+  command_->add_option("-o,--output", o.output, "Output folder (created; its transforms files are replaced)")->required();
+  command_->add_option("--count", v.train_count, "Train views (golden spiral in the belt)")->check(CLI::Range(1, 100000))->capture_default_str();
+  command_->add_option("--val", v.val_count, "Validation views (a ring at 30 degrees)")->check(CLI::Range(0, 100000))->capture_default_str();
+  command_->add_option("--test", v.test_count, "Test views (rings at 20 and 40 degrees, half each)")->check(CLI::Range(0, 100000))->capture_default_str();
+  command_->add_option("--size", v.size, "Image width and height in pixels")->check(CLI::Range(1, 16384))->capture_default_str();
+  command_->add_option("--lighting", o.lighting,
+                       "flat: the albedo; ao: the albedo under a white dome (ambient occlusion, no sun); cel: the hull article's three cel "
+                       "bands from a fixed key light")
+      ->check(CLI::IsMember({"flat", "ao", "cel"}))
+      ->capture_default_str();
+  command_
+      ->add_option("--belt", o.belt, "Elevation belt of the train views MIN,MAX in degrees above the horizon (uniform in sin between them)")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            float lo = 0, hi = 0;
+            return parseBelt(text, lo, hi) ? std::string() : "expected MIN,MAX in degrees with -90 <= MIN < MAX <= 90, got '" + text + "'";
+          },
+          "MIN,MAX"))
+      ->capture_default_str();
+  command_->add_option("--clip", v.clip, "Pose the model at this animation (name or index; default: the bind pose)");
+  command_->add_option("--time", v.time, "Clip time in seconds")->capture_default_str();
+  command_->add_option("--supersample", v.supersample, "Samples per pixel along each axis (antialiased colour and alpha)")
+      ->check(CLI::Range(1, 8))
+      ->capture_default_str();
+  command_->add_option("--ao-rays", v.ao_rays, "ao: occlusion rays per vertex")->check(CLI::Range(1, 4096))->capture_default_str();
+  command_->add_option("--seed", v.seed, "Random seed (the occlusion rays)")->capture_default_str();
+  command_->add_flag("--json", o.json, "Print a JSON summary to stdout (and no progress on stderr)");
+}
+
+bool ViewsCommand::parsed() const { return command_->parsed(); }
+
+TrainCommand::TrainCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("train", "Train exactly N gaussians on views of a glTF model (rendered by the engine) or on a NeRF-synthetic dataset");
+  command_->add_option("--mesh", o.mesh, "glTF/GLB model: its views are rendered in memory (as `splatforge views`) and the gaussians start on its surface")
+      ->check(CLI::ExistingFile);
+  command_->add_option("--dataset", o.dataset, "NeRF-synthetic folder (transforms_train.json, ...): the gaussians start inside its visual hull")
+      ->check(CLI::ExistingDirectory);
+  command_->add_option("-o,--output", o.output, "Trained cloud (INRIA PLY, or any format by extension), in the dataset's normalised frame")->required();
+  command_->add_option("--budget", o.budget, "Number of gaussians (MCMC: never exceeded)")->check(CLI::Range(size_t{1}, size_t{10000000}))->capture_default_str();
+  command_->add_option("--steps", o.steps, "Optimisation steps")->check(CLI::Range(1, 10000000))->capture_default_str();
+  command_->add_option("--size", o.size, "View size in pixels (--mesh: rendered at this size; --dataset: larger images are resampled to fit)")
+      ->check(CLI::Range(8, 8192))
+      ->capture_default_str();
+  command_->add_option("--views", o.views, "--mesh: number of train views")->check(CLI::Range(1, 10000))->capture_default_str();
+  command_->add_option("--lighting", o.lighting, "--mesh: flat, ao or cel (as `splatforge views`)")->check(CLI::IsMember({"flat", "ao", "cel"}))->capture_default_str();
+  command_->add_option("--clip", o.clip, "--mesh: pose the model at this clip (name or index); default: the bind pose");
+  command_->add_option("--time", o.time, "--mesh: clip time, seconds");
+  command_->add_option("--seed", o.seed, "Seed: the same seed gives the same cloud on one machine")->capture_default_str();
+  command_->add_option("--entropy", o.entropy, "Weight of the opacity entropy term o(1-o), annealed in over the last 40% of the steps (0: off)")
+      ->check(CLI::Range(0.0f, 100.0f))
+      ->capture_default_str();
+  command_->add_flag("--black-background", o.black_background, "Composite over black instead of a random grey per step (for comparison)");
+  command_->add_option("--steps-per-submission", o.steps_per_submission,
+                       "Vulkan: steps recorded in one submission, the host waiting once per batch (a batch also ends at a relocation or a log entry)")
+      ->check(CLI::Range(1, train::kMaxStepsPerSubmission))
+      ->capture_default_str();
+  command_->add_option("--log", o.log, "Training log, JSON lines (default: the output with .log.jsonl)");
+  command_->add_option("--backend", o.backend, "auto (Vulkan when a device can train, else the CPU), cpu or vulkan")
+      ->check(CLI::IsMember({"auto", "cpu", "vulkan"}))
+      ->capture_default_str();
+  command_->add_option("--device", o.device, "Vulkan device: index or part of its name");
+  command_->add_flag("--json", o.json, "Print the run's summary as JSON to stdout");
+}
+
+bool TrainCommand::parsed() const { return command_->parsed(); }
+
+HullCommand::HullCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("hull", "Splat hulls (SPL2): bake them from glTF models, inspect them, play scripts of hits and effects on them, benchmark live hulls");
+  command_->require_subcommand(1);
+  CLI::App* bake = command_->add_subcommand("bake", "Bake a splat hull from a glTF/GLB model (and optionally a trained splat file of it)");
+  bake->add_option("model,--mesh", o.input, "glTF / GLB model")->required();
+  bake->add_option("-o,--output", o.output, "Output .spl2 (its meta sidecar is written beside it as NAME.meta.json)")->required();
+  bake->add_option("--splats", o.bake.splats, "A trained splat file of the model (default: sample the mesh surface)");
+  bake->add_flag("--splats-source-frame", o.bake.splats_in_source_frame,
+                  "The --splats file is in the model's own frame (default: the hull frame, the model normalised into the 1.6 cube)");
+  bake->add_option("--budget", o.bake.budget, "Most splats in the hull (with --train: the gaussians trained)")->capture_default_str();
+  bake->add_flag("--train", o.train, "Train the splats first, in process: views of the model rendered in memory, exactly --budget gaussians (`splatforge train`)");
+  bake->add_option("--train-steps", o.train_steps, "--train: optimisation steps")->check(CLI::Range(1, 10000000))->capture_default_str();
+  bake->add_option("--train-size", o.train_size, "--train: view size in pixels")->check(CLI::Range(8, 8192))->capture_default_str();
+  bake->add_option("--train-views", o.train_views, "--train: train views")->check(CLI::Range(1, 10000))->capture_default_str();
+  bake->add_option("--train-backend", o.train_backend, "--train: auto, cpu or vulkan (as `splatforge train --backend`)")
+      ->check(CLI::IsMember({"auto", "cpu", "vulkan"}))
+      ->capture_default_str();
+  bake->add_option("--train-entropy", o.train_entropy, "--train: weight of the annealed opacity entropy term (pushes opacities to 0 or 1 for the core/shell split)")
+      ->check(CLI::Range(0.0f, 100.0f))
+      ->capture_default_str();
+  bake->add_option("--clip", o.bake.clip, "Pose the model at this animation (name or index; default: the rest pose)");
+  bake->add_option("--time", o.bake.time, "Clip time in seconds")->capture_default_str();
+  bake->add_option("--belt", o.belt, "Camera elevation belt MIN,MAX in degrees (belly cull, silhouettes, shell orders)")->capture_default_str();
+  bake->add_option("--ao-rays", o.bake.ao_rays, "Ambient-occlusion rays per splat")->capture_default_str();
+  bake->add_option("--materials", o.bake.materials, "Material recipe: mech, organic, or a JSON file")->capture_default_str();
+  bake->add_option("--chunk-size", o.bake.chunk_size, "Splats per chunk, about")->capture_default_str();
+  bake->add_option("--points", o.bake.points, "Named points for the meta sidecar: nodes whose name contains one of these '|'-separated words (any case)")
+      ->capture_default_str();
+  bake->add_option("--seed", o.bake.seed, "Random seed (sampling, chunks, per-splat random byte)")->capture_default_str();
+  bake->add_flag("--json", o.json, "Print the meta sidecar (with the bake report) to stdout instead of the summary");
+  CLI::App* play = command_->add_subcommand("play", "Play a script of hits, heals and effects on a splat hull and render it to PNG frames or an MP4");
+  play->add_option("input", o.play.input, "SPL2 hull, or a scene JSON whose hull objects all play the script")->required();
+  play->add_option("--script", o.play.hull_script, "Hull script JSON (docs/formats/hull-script.md)")->required();
+  play->add_option("-o,--output", o.play.output, "Frame pattern with one %0Nd field (frames/%04d.png), or a .mp4 file")->capture_default_str();
+  play->add_option("--seed", o.seed, "Random seed of the destruction (default: the script's \"seed\", else 1)");
+  play->add_option("--fps", o.play.fps, "Frames per second")->capture_default_str();
+  play->add_option("--duration", o.duration, "Seconds to render (default: the script's duration)");
+  play->add_option("--width", o.play.width, "Image width (default 1280)");
+  play->add_option("--height", o.play.height, "Image height (default 720)");
+  play->add_option("--camera", o.play.camera, "Camera JSON (default: framed from 41 degrees up)");
+  play->add_option("--background", o.play.background, "Background colour r,g,b in [0, 1]");
+  play->add_option("--light", o.play.light, "The hulls' cel light: on or off")->check(CLI::IsMember({"on", "off"}));
+  play->add_option("--backend", o.play.backend, "auto, cpu or vulkan")->capture_default_str();
+  play->add_option("--device", o.play.device, "Vulkan device (index or name part)");
+  CLI::App* bench = command_->add_subcommand("bench", "Benchmark live hulls on the Vulkan frame: N hulls with every effect on and a hit per frame");
+  bench->add_option("file", o.input, "SPL2 hull")->required();
+  bench->add_option("--hulls", o.hulls, "Hulls on screen (a grid)")->capture_default_str();
+  bench->add_option("--frames", o.frames, "Frames to time (the first is left out)")->capture_default_str();
+  bench->add_option("--width", o.width, "Image width")->capture_default_str();
+  bench->add_option("--height", o.height, "Image height")->capture_default_str();
+  bench->add_option("--back-to-back", o.back_to_back,
+                     "Also record the last frame N times (1.." + std::to_string(kMaxFramesPerSubmission) +
+                         ") in one submission and report its medians (a GPU that never waits on the host)")
+      ->check(CLI::Range(1, kMaxFramesPerSubmission));
+  bench->add_option("--submissions", o.submissions,
+                     "With --back-to-back: make that many such submissions in a row and report the medians of the later half "
+                     "(a GPU left idle between the timed frames raises its clock only under steady work)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  bench->add_flag("--idle", o.idle, "No effects and no hits (the live path's floor)");
+  bench->add_flag("--tile-stats", o.tile_stats, "Also print how the last frame's tile pairs spread over its tiles (reads the frame's buffers back)");
+  bench->add_option("--device", o.play.device, "Vulkan device (index or name part)");
+  CLI::App* info = command_->add_subcommand("info", "Describe an SPL2 hull: core and shell counts, orders, parts, emission, chunks and materials");
+  info->add_option("file", o.input, "SPL2 file")->required();
+  info->add_flag("--json", o.json, "Print JSON to stdout");
+  info->callback([&o] { o.action = Options::Action::kInfo; });
+  bench->callback([&o] { o.action = Options::Action::kBench; });
+  play->callback([&o, play] {
+    o.action = Options::Action::kPlay;
+    o.seed_given = play->count("--seed") > 0;
+    o.play.duration_given = play->count("--duration") > 0;
+  });
+}
+
+bool HullCommand::parsed() const { return command_->parsed(); }
+
+OnnxCommand::OnnxCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("onnx", "Inspect and run ONNX models (neural gaussian generators) on the CPU or Vulkan executor");
+  command_->require_subcommand(1);
+  CLI::App* info_cmd = command_->add_subcommand("info", "List a model's inputs, outputs, operators (and whether each is supported) and generator contract");
+  info_cmd->add_option("model", o.model, "ONNX model")->required();
+  info_cmd->add_flag("--json", o.json, "Print JSON to stdout");
+  info_cmd->callback([&o] { o.info = true; });
+  CLI::App* run_cmd = command_->add_subcommand("run", "Run a model on the CPU or Vulkan executor and print (or save) its outputs");
+  run_cmd->add_option("model", o.model, "ONNX model")->required();
+  run_cmd->add_option("--inputs", o.inputs, "JSON file: input name -> number, nested array, or {\"type\", \"shape\", \"data\"}");
+  run_cmd->add_option("--time", o.time, "Generators: the time input in seconds (unless --inputs gives it)")->capture_default_str();
+  run_cmd->add_option("--camera", o.camera, "Generators: camera JSON for the view/projection inputs (default: at the origin, looking along +z)");
+  run_cmd->add_option("-o,--output", o.output_dir, "Directory to write one float32 .npy per output into");
+  run_cmd->add_option("--save-splats", o.save_splats, "Generators: write the decoded gaussians as a splat file (format by extension)");
+  run_cmd->add_flag("--json", o.json, "Print JSON (every output's values) to stdout");
+  run_cmd->add_option("--backend", o.backend, "Executor: cpu (the reference), vulkan, or auto (vulkan where a device exists)")
+      ->check(CLI::IsMember({"cpu", "vulkan", "auto"}))
+      ->capture_default_str();
+  run_cmd->add_option("--device", o.device, "Vulkan device by index or name substring");
+  run_cmd->add_option("--repeat", o.repeat, "Run this many times and report the median (GPU time from timestamps on Vulkan)")->capture_default_str();
+  run_cmd->add_flag("--back-to-back", o.back_to_back,
+                 "Vulkan: also record --repeat runs back to back in one submission (at most 4096; the GPU never idles between "
+                 "them, so its clock stays up) and report their median GPU time; the per-node profile is then each node's median "
+                 "over up to 64 profiled runs in the same submission");
+}
+
+bool OnnxCommand::parsed() const { return command_->parsed(); }
+
+}  // namespace sf::cli
+
 int main(int argc, char** argv) {
   using namespace sf::cli;
   CLI::App app{"splatforge: real-time dynamic Gaussian splatting engine, command-line tools"};
@@ -226,11 +449,11 @@ int main(int argc, char** argv) {
   c_bskin->add_flag("--json", bskin.json, "Print the results as JSON to stdout (other output goes to stderr)");
   c_bskin->add_option("--json-out", bskin.json_out, "Also write the results as JSON to this file");
 
-  ViewCommand view(app);  // splatforge view: options in view_command.cpp
-  OnnxCommand onnx(app);  // splatforge onnx info|run: options in onnx_command.cpp
-  HullCommand hull(app);  // splatforge hull bake|info|play|bench: options in hull_command.cpp
-  ViewsCommand views(app);  // splatforge views: options in views_command.cpp
-  TrainCommand train(app);  // splatforge train: options in train_command.cpp
+  ViewCommand view(app);  // splatforge view: registered above
+  OnnxCommand onnx(app);  // splatforge onnx info|run: registered above
+  HullCommand hull(app);  // splatforge hull bake|info|play|bench: registered above
+  ViewsCommand views(app);  // splatforge views: registered above
+  TrainCommand train(app);  // splatforge train: registered above
 
   // --help lists the commands by what they are for.
   const char* kViewGroup = "View and render";

@@ -1,6 +1,5 @@
 #include "onnx_command.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -24,21 +23,6 @@
 #include "scene/scene.h"
 
 namespace sf::cli {
-
-struct OnnxCommand::Options {
-  std::string model;
-  bool json = false;
-  // run
-  std::string inputs;     // JSON file: name -> number, array, or {"type", "shape", "data"}
-  double time = 0;        // generators: the time input
-  std::string camera;     // generators: camera JSON (default: at the origin looking along +z)
-  std::string output_dir; // one .npy per output
-  std::string save_splats;  // generators: the decoded gaussians as a splat file
-  std::string backend = "cpu";  // cpu, vulkan or auto
-  std::string device;           // Vulkan device by index or name
-  int repeat = 1;               // runs to time (the median is reported)
-  bool back_to_back = false;    // Vulkan: the repeats in one submission
-};
 
 namespace {
 
@@ -67,7 +51,7 @@ json valueJson(const ValueInfo& v) {
   return {{"name", v.name}, {"type", dtypeName(v.dtype)}, {"shape", v.has_shape ? dims : json(nullptr)}};
 }
 
-int runInfo(const OnnxCommand* /*unused*/, const std::string& path, bool as_json) {
+int runInfo(const std::string& path, bool as_json) {
   Graph g = loadOnnxFile(path);
   std::map<std::string, int> ops;
   for (const Node& n : g.nodes) ops[n.op_type]++;
@@ -359,39 +343,11 @@ int runModel(const OnnxCommand::Options& o) {
 
 }  // namespace
 
-OnnxCommand::OnnxCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
-  Options& o = *options_;
-  command_ = app.add_subcommand("onnx", "Inspect and run ONNX models (neural gaussian generators) on the CPU or Vulkan executor");
-  command_->require_subcommand(1);
-  info_ = command_->add_subcommand("info", "List a model's inputs, outputs, operators (and whether each is supported) and generator contract");
-  info_->add_option("model", o.model, "ONNX model")->required();
-  info_->add_flag("--json", o.json, "Print JSON to stdout");
-  run_ = command_->add_subcommand("run", "Run a model on the CPU or Vulkan executor and print (or save) its outputs");
-  run_->add_option("model", o.model, "ONNX model")->required();
-  run_->add_option("--inputs", o.inputs, "JSON file: input name -> number, nested array, or {\"type\", \"shape\", \"data\"}");
-  run_->add_option("--time", o.time, "Generators: the time input in seconds (unless --inputs gives it)")->capture_default_str();
-  run_->add_option("--camera", o.camera, "Generators: camera JSON for the view/projection inputs (default: at the origin, looking along +z)");
-  run_->add_option("-o,--output", o.output_dir, "Directory to write one float32 .npy per output into");
-  run_->add_option("--save-splats", o.save_splats, "Generators: write the decoded gaussians as a splat file (format by extension)");
-  run_->add_flag("--json", o.json, "Print JSON (every output's values) to stdout");
-  run_->add_option("--backend", o.backend, "Executor: cpu (the reference), vulkan, or auto (vulkan where a device exists)")
-      ->check(CLI::IsMember({"cpu", "vulkan", "auto"}))
-      ->capture_default_str();
-  run_->add_option("--device", o.device, "Vulkan device by index or name substring");
-  run_->add_option("--repeat", o.repeat, "Run this many times and report the median (GPU time from timestamps on Vulkan)")->capture_default_str();
-  run_->add_flag("--back-to-back", o.back_to_back,
-                 "Vulkan: also record --repeat runs back to back in one submission (at most 4096; the GPU never idles between "
-                 "them, so its clock stays up) and report their median GPU time; the per-node profile is then each node's median "
-                 "over up to 64 profiled runs in the same submission");
-}
-
 OnnxCommand::~OnnxCommand() = default;
-
-bool OnnxCommand::parsed() const { return command_->parsed(); }
 
 int OnnxCommand::run() const {
   try {
-    if (info_->parsed()) return runInfo(this, options_->model, options_->json);
+    if (options_->info) return runInfo(options_->model, options_->json);
     return runModel(*options_);
   } catch (const std::exception& e) {
     return fail(e.what());

@@ -1,6 +1,5 @@
 #include "train_command.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -19,18 +18,6 @@
 #include "train/views.h"
 
 namespace sf::cli {
-
-struct TrainCommand::Options {
-  std::string mesh, dataset, output, log, lighting = "ao", clip;
-  float time = 0;
-  size_t budget = 6000;
-  int steps = 6000, size = 400, views = 200;
-  uint32_t seed = 1;
-  float entropy = 0;
-  int steps_per_submission = train::kMaxStepsPerSubmission;  // Vulkan: steps recorded in one submission
-  bool black_background = false, json = false;
-  std::string backend = "auto", device;
-};
 
 namespace {
 
@@ -151,43 +138,7 @@ int runTrain(const TrainCommand::Options& o) {
 
 }  // namespace
 
-TrainCommand::TrainCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
-  Options& o = *options_;
-  command_ = app.add_subcommand("train", "Train exactly N gaussians on views of a glTF model (rendered by the engine) or on a NeRF-synthetic dataset");
-  command_->add_option("--mesh", o.mesh, "glTF/GLB model: its views are rendered in memory (as `splatforge views`) and the gaussians start on its surface")
-      ->check(CLI::ExistingFile);
-  command_->add_option("--dataset", o.dataset, "NeRF-synthetic folder (transforms_train.json, ...): the gaussians start inside its visual hull")
-      ->check(CLI::ExistingDirectory);
-  command_->add_option("-o,--output", o.output, "Trained cloud (INRIA PLY, or any format by extension), in the dataset's normalised frame")->required();
-  command_->add_option("--budget", o.budget, "Number of gaussians (MCMC: never exceeded)")->check(CLI::Range(size_t{1}, size_t{10000000}))->capture_default_str();
-  command_->add_option("--steps", o.steps, "Optimisation steps")->check(CLI::Range(1, 10000000))->capture_default_str();
-  command_->add_option("--size", o.size, "View size in pixels (--mesh: rendered at this size; --dataset: larger images are resampled to fit)")
-      ->check(CLI::Range(8, 8192))
-      ->capture_default_str();
-  command_->add_option("--views", o.views, "--mesh: number of train views")->check(CLI::Range(1, 10000))->capture_default_str();
-  command_->add_option("--lighting", o.lighting, "--mesh: flat, ao or cel (as `splatforge views`)")->check(CLI::IsMember({"flat", "ao", "cel"}))->capture_default_str();
-  command_->add_option("--clip", o.clip, "--mesh: pose the model at this clip (name or index); default: the bind pose");
-  command_->add_option("--time", o.time, "--mesh: clip time, seconds");
-  command_->add_option("--seed", o.seed, "Seed: the same seed gives the same cloud on one machine")->capture_default_str();
-  command_->add_option("--entropy", o.entropy, "Weight of the opacity entropy term o(1-o), annealed in over the last 40% of the steps (0: off)")
-      ->check(CLI::Range(0.0f, 100.0f))
-      ->capture_default_str();
-  command_->add_flag("--black-background", o.black_background, "Composite over black instead of a random grey per step (for comparison)");
-  command_->add_option("--steps-per-submission", o.steps_per_submission,
-                       "Vulkan: steps recorded in one submission, the host waiting once per batch (a batch also ends at a relocation or a log entry)")
-      ->check(CLI::Range(1, train::kMaxStepsPerSubmission))
-      ->capture_default_str();
-  command_->add_option("--log", o.log, "Training log, JSON lines (default: the output with .log.jsonl)");
-  command_->add_option("--backend", o.backend, "auto (Vulkan when a device can train, else the CPU), cpu or vulkan")
-      ->check(CLI::IsMember({"auto", "cpu", "vulkan"}))
-      ->capture_default_str();
-  command_->add_option("--device", o.device, "Vulkan device: index or part of its name");
-  command_->add_flag("--json", o.json, "Print the run's summary as JSON to stdout");
-}
-
 TrainCommand::~TrainCommand() = default;
-
-bool TrainCommand::parsed() const { return command_->parsed(); }
 
 int TrainCommand::run() const {
   try {

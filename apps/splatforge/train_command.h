@@ -1,5 +1,5 @@
-// `splatforge train`: budgeted gaussian training from a mesh or a dataset (src/train/trainer.h). Declared here so that
-// main.cpp registers the command in one line and dispatches it in another, as for `hull`.
+// `splatforge train`: budgeted gaussian training from a mesh or a dataset (src/train/trainer.h). Its options are declared
+// here; main.cpp, the one file that includes CLI11, registers them and dispatches the command.
 #pragma once
 
 #include <memory>
@@ -33,7 +33,18 @@ class TrainCommand {
   // Exit code: 0, or 1 with "splatforge train: error: ..." on stderr.
   int run() const;
 
-  struct Options;
+  // What the command line gave (filled by the parser in main.cpp).
+  struct Options {
+    std::string mesh, dataset, output, log, lighting = "ao", clip;
+    float time = 0;
+    size_t budget = 6000;
+    int steps = 6000, size = 400, views = 200;
+    uint32_t seed = 1;
+    float entropy = 0;
+    int steps_per_submission = train::kMaxStepsPerSubmission;  // Vulkan: steps recorded in one submission
+    bool black_background = false, json = false;
+    std::string backend = "auto", device;
+  };
 
  private:
   std::unique_ptr<Options> options_;

@@ -1,8 +1,6 @@
-// `splatforge view`: options and the call into the viewer. CLI11 is included here as in main.cpp (this
-// command declares its own options so that main.cpp only registers and dispatches it).
+// `splatforge view`: the options checked and the call into the viewer (main.cpp registers the options).
 #include "view_command.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <cmath>
@@ -19,12 +17,6 @@
 #endif
 
 namespace sf::cli {
-
-struct ViewCommand::Options {
-  std::string input, size = "1280x720", camera, script, device, background, clip;
-  double time = 0;
-  bool validation = false, no_vsync = false, strict = false, allow_outside_paths = false;
-};
 
 namespace {
 
@@ -56,41 +48,7 @@ Vec3 parseBackground(const std::string& text) {
 
 }  // namespace
 
-ViewCommand::ViewCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
-  Options& o = *options_;
-  command_ = app.add_subcommand(
-      "view",
-      "Open a window on a splat file, glTF model, character package or scene JSON (orbit/fly camera, "
-      "timeline, character controls, screenshots; docs/viewer.md)");
-  command_->add_option("input", o.input,
-                       "Splat file, glTF model, character package or scene .json (default: drop one on the window)");
-  command_->add_option("--size", o.size, "Window size WIDTHxHEIGHT")->capture_default_str();
-  command_->add_option("--camera", o.camera, "Camera JSON for the first view (as render --camera)");
-  command_->add_option("--script", o.script,
-                       "Run a script of viewer commands, one a line: camera, orbit, key, time, wait, drop, screenshot, "
-                       "screenshot-ui, clip, "
-                       "expression, look-at, quit (docs/viewer.md)");
-  command_->add_option("--device", o.device, "Vulkan device: index or part of its name");
-  command_->add_flag("--validation", o.validation, "Enable Vulkan validation layers");
-  command_->add_flag("--no-vsync", o.no_vsync,
-                     "Present without waiting for vertical blank (mailbox or immediate), to measure frame rates");
-  command_->add_option("--bg", o.background, "Background colour R,G,B in [0, 1] (default: the scene's, else 0,0,0)");
-  command_->add_option("--clip", o.clip, "glTF / character input: animation name or index (default: the first)");
-  command_->add_option("--time", o.time, "glTF / character input: seconds into the clip")->capture_default_str();
-  command_->add_flag("--strict", o.strict,
-                     "Fail when a scene object cannot be loaded instead of drawing a placeholder, and refuse files "
-                     "holding NaN or infinite "
-                     "values instead of dropping those gaussians");
-  command_->add_flag(
-      "--allow-outside-paths", o.allow_outside_paths,
-      "Scene JSON: let object paths be absolute or leave the scene's directory (only for scenes you trust)");
-}
-
 ViewCommand::~ViewCommand() = default;
-
-bool ViewCommand::parsed() const {
-  return command_->parsed();
-}
 
 int ViewCommand::run() const {
   const Options& o = *options_;

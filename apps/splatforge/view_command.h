@@ -1,8 +1,9 @@
-// `splatforge view [FILE|SCENE]`: the interactive viewer (src/view/, docs/viewer.md). The command declares
-// its own options here, so that main.cpp registers it in one line and dispatches it in another.
+// `splatforge view [FILE|SCENE]`: the interactive viewer (src/view/, docs/viewer.md). Its options are
+// declared here; main.cpp, the one file that includes CLI11, registers them and dispatches the command.
 #pragma once
 
 #include <memory>
+#include <string>
 
 namespace CLI {
 class App;
@@ -25,7 +26,12 @@ class ViewCommand {
   int run() const;
 
  private:
-  struct Options;
+  // What the command line gave (filled by the parser in main.cpp).
+  struct Options {
+    std::string input, size = "1280x720", camera, script, device, background, clip;
+    double time = 0;
+    bool validation = false, no_vsync = false, strict = false, allow_outside_paths = false;
+  };
   std::unique_ptr<Options> options_;
   CLI::App* command_ = nullptr;
 };

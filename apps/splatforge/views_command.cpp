@@ -1,6 +1,5 @@
 #include "views_command.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -14,15 +13,6 @@
 
 namespace sf::cli {
 
-struct ViewsCommand::Options {
-  std::string input;
-  std::string output;
-  std::string belt = fmt::format("{},{}", train::kBeltMin, train::kBeltMax);
-  std::string lighting = "ao";
-  bool json = false;
-  train::ViewsOptions views;
-};
-
 namespace {
 
 int fail(const std::string& message) {
@@ -30,11 +20,14 @@ int fail(const std::string& message) {
   return 1;
 }
 
-// "MIN,MAX" in degrees with -90 <= MIN < MAX <= 90; false otherwise.
+}  // namespace
+
 bool parseBelt(const std::string& text, float& lo, float& hi) {
   char extra = 0;
   return std::sscanf(text.c_str(), "%f,%f%c", &lo, &hi, &extra) == 2 && lo < hi && lo >= -90 && hi <= 90;
 }
+
+namespace {
 
 double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -96,48 +89,7 @@ int runViews(ViewsCommand::Options& o) {
 
 }  // namespace
 
-ViewsCommand::ViewsCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
-  Options& o = *options_;
-  train::ViewsOptions& v = o.views;
-  command_ = app.add_subcommand(
-      "views",
-      "Render a training dataset of a glTF/GLB model: the model posed and normalised into the 1.6 cube, orbit cameras at radius 3.2 (train "
-      "views on a golden spiral within an elevation belt, val and test views on rings at fixed elevations), RGBA PNGs in a NeRF-synthetic "
-      "folder (transforms_{train,val,test}.json, OpenGL camera-to-world matrices) that other trainers read too. Rendered on the CPU. "
-      "See docs/training.md");
-  command_->add_option("model", o.input, "glTF / GLB model (static or skinned)")->required();
-  command_->add_option("-o,--output", o.output, "Output folder (created; its transforms files are replaced)")->required();
-  command_->add_option("--count", v.train_count, "Train views (golden spiral in the belt)")->check(CLI::Range(1, 100000))->capture_default_str();
-  command_->add_option("--val", v.val_count, "Validation views (a ring at 30 degrees)")->check(CLI::Range(0, 100000))->capture_default_str();
-  command_->add_option("--test", v.test_count, "Test views (rings at 20 and 40 degrees, half each)")->check(CLI::Range(0, 100000))->capture_default_str();
-  command_->add_option("--size", v.size, "Image width and height in pixels")->check(CLI::Range(1, 16384))->capture_default_str();
-  command_->add_option("--lighting", o.lighting,
-                       "flat: the albedo; ao: the albedo under a white dome (ambient occlusion, no sun); cel: the hull article's three cel "
-                       "bands from a fixed key light")
-      ->check(CLI::IsMember({"flat", "ao", "cel"}))
-      ->capture_default_str();
-  command_
-      ->add_option("--belt", o.belt, "Elevation belt of the train views MIN,MAX in degrees above the horizon (uniform in sin between them)")
-      ->check(CLI::Validator(
-          [](std::string& text) {
-            float lo = 0, hi = 0;
-            return parseBelt(text, lo, hi) ? std::string() : "expected MIN,MAX in degrees with -90 <= MIN < MAX <= 90, got '" + text + "'";
-          },
-          "MIN,MAX"))
-      ->capture_default_str();
-  command_->add_option("--clip", v.clip, "Pose the model at this animation (name or index; default: the bind pose)");
-  command_->add_option("--time", v.time, "Clip time in seconds")->capture_default_str();
-  command_->add_option("--supersample", v.supersample, "Samples per pixel along each axis (antialiased colour and alpha)")
-      ->check(CLI::Range(1, 8))
-      ->capture_default_str();
-  command_->add_option("--ao-rays", v.ao_rays, "ao: occlusion rays per vertex")->check(CLI::Range(1, 4096))->capture_default_str();
-  command_->add_option("--seed", v.seed, "Random seed (the occlusion rays)")->capture_default_str();
-  command_->add_flag("--json", o.json, "Print a JSON summary to stdout (and no progress on stderr)");
-}
-
 ViewsCommand::~ViewsCommand() = default;
-
-bool ViewsCommand::parsed() const { return command_->parsed(); }
 
 int ViewsCommand::run() const {
   try {
