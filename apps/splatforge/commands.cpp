@@ -390,7 +390,7 @@ int runRender(const RenderOptions& o) {
     Camera cam;
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
     else if (scene.camera) cam = *scene.camera;
-    else cam = autoCamera(scene, o.width.value_or(kDefaultWidth), o.height.value_or(kDefaultHeight));
+    else cam = autoCamera(scene, o.width.value_or(kDefaultWidth), o.height.value_or(kDefaultHeight), o.time);  // framed as drawn
     return renderAndWrite("render", scene, o.time, cam, settings, {o.backend, o.device, o.validation}, o.output, extra, t0, load_s);
   } catch (const std::exception& e) {
     return fail("render", e.what());
@@ -527,7 +527,7 @@ int runAnimate(const AnimateOptions& o) {
     Camera cam;
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
     else if (scene.camera) cam = *scene.camera;
-    else cam = autoCamera(scene, o.width.value_or(kDefaultWidth), o.height.value_or(kDefaultHeight));
+    else cam = autoCamera(scene, o.width.value_or(kDefaultWidth), o.height.value_or(kDefaultHeight), o.start);
     const double load_s = secondsSince(t0);
 
     const size_t frames = std::max<size_t>(1, static_cast<size_t>(std::llround(duration * o.fps)));

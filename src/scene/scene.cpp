@@ -696,7 +696,7 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
   return scene;
 }
 
-CloudBounds sceneBounds(const Scene& scene) {
+CloudBounds sceneBounds(const Scene& scene, double time) {
   GaussianCloud all;
   for (const SceneObject& o : scene.objects)
     if (o.cloud)
@@ -706,7 +706,7 @@ CloudBounds sceneBounds(const Scene& scene) {
   if (posed_content) {
     all.positions.clear();
     SceneFrame frame;
-    poseScene(scene, 0.0, frame);
+    poseScene(scene, time, frame);
     for (const RenderObject& o : frame.objects) {
       if (o.gpu_source) continue;  // a generator on the GPU path: framed from a CPU run below
       std::span<const Vec3> ps = o.positions.empty() ? std::span<const Vec3>(o.cloud->positions) : o.positions;
@@ -714,15 +714,15 @@ CloudBounds sceneBounds(const Scene& scene) {
     }
     for (const SceneObject& o : scene.objects) {
       if (!o.generator || !o.generator->gpuPath()) continue;
-      const nn::GeneratedGaussians g = o.generator->generate(o.time, generatorCamera(nullptr, o.object_to_world));
+      const nn::GeneratedGaussians g = o.generator->generate(o.time + o.speed * time, generatorCamera(nullptr, o.object_to_world));
       for (const Vec3& p : g.cloud.positions) all.positions.push_back(transformPoint(o.object_to_world, p));
     }
     for (const RenderMesh& m : frame.meshes)
       for (const Vec3& p : m.positions) all.positions.push_back(transformPoint(m.object_to_world, p));
   }
-  if (!scene.script.empty()) {  // characters the script spawns at time 0
+  if (!scene.script.empty()) {  // characters the script has spawned by `time`
     character::CharacterWorld world;
-    world.advanceTo(0.0, scene.script);
+    world.advanceTo(time, scene.script);
     std::vector<RenderObject> objs = world.renderObjects(false);
     for (const RenderObject& o : objs) {
       std::span<const Vec3> ps = o.positions.empty() ? std::span<const Vec3>(o.cloud->positions) : o.positions;
@@ -733,8 +733,8 @@ CloudBounds sceneBounds(const Scene& scene) {
   return computeBounds(all);
 }
 
-Camera autoCamera(const Scene& scene, int width, int height) {
-  CloudBounds b = sceneBounds(scene);
+Camera autoCamera(const Scene& scene, int width, int height, double time) {
+  CloudBounds b = sceneBounds(scene, time);
   bool captures = false;
   // Generators follow the capture convention too (the contract's camera looks along +z with y down).
   for (const SceneObject& o : scene.objects)

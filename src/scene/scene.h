@@ -132,15 +132,15 @@ Scene loadSceneJson(const std::string& path, const SceneLoadOptions& options = {
 // The same from the scene's text; `path` names it in messages and its directory resolves object paths.
 Scene parseSceneJson(const std::string& text, const std::string& path, const SceneLoadOptions& options = {});
 
-// Bounds over every object (world space, 1-99 percentiles of all splat centres and of the mesh vertices
-// posed at scene time 0).
-CloudBounds sceneBounds(const Scene& scene);
+// Bounds over every object (world space, 1-99 percentiles of all splat centres and of the mesh vertices),
+// the scene posed at scene time `time`.
+CloudBounds sceneBounds(const Scene& scene, double time = 0);
 
-// Automatic camera framing the 1-99 percentile box of the scene. Scenes of splat hulls only are seen from 41
+// Automatic camera framing the 1-99 percentile box of the scene posed at scene time `time`. Scenes of splat hulls only are seen from 41
 // degrees up (the middle of the default camera belt their shell orders were baked for). Scenes with splat captures are seen along
 // +z with y down (the capture convention); scenes of glTF models only are seen from +z looking down -z
 // with y up (the glTF convention: models face +z).
-Camera autoCamera(const Scene& scene, int width, int height);
+Camera autoCamera(const Scene& scene, int width, int height, double time = 0);
 
 // A magenta-and-black checkered cube of gaussians, 1 unit wide, marking an asset that failed to load.
 GaussianCloud makePlaceholderCloud();
