@@ -69,15 +69,41 @@ FrameDriver::FrameDriver(const FrameDriverOptions& options) : options_(options) 
   }
 }
 
+namespace {
+
+// Calls `take_back` on every owner in `list` still alive.
+template <typename T, typename F>
+void forLive(const std::vector<std::weak_ptr<T>>& list, F take_back) {
+  for (const std::weak_ptr<T>& w : list)
+    if (std::shared_ptr<T> p = w.lock()) take_back(*p);
+}
+
+// Forgets the owners that are gone, then says whether `item` is in `list`.
+template <typename T>
+bool holds(std::vector<std::weak_ptr<T>>& list, const T* item) {
+  std::erase_if(list, [](const std::weak_ptr<T>& w) { return w.expired(); });
+  return std::any_of(list.begin(), list.end(), [&](const std::weak_ptr<T>& w) { return w.lock().get() == item; });
+}
+
+// Removes `item` from `list`; returns whether it was there.
+template <typename T>
+bool drop(std::vector<std::weak_ptr<T>>& list, const T* item) {
+  const bool found = item != nullptr && holds(list, item);
+  if (found) std::erase_if(list, [&](const std::weak_ptr<T>& w) { return w.lock().get() == item; });
+  return found;
+}
+
+}  // namespace
+
 FrameDriver::~FrameDriver() {
   // The paths hold this driver's device: taken back before it goes, whoever still holds their owners.
-  for (const auto& g : generators_) g->setGpuPath(nullptr);
-  for (const auto& h : hulls_) h->setGpuPath(nullptr);
-  for (const auto& b : bundles_) b->setGpuPath(nullptr);
-  for (const auto& w : worlds_)
-    if (auto world = w.lock())
-      for (character::BundleCharacter* b : world->bundles()) b->setGpuPath(nullptr);
-  for (const auto& p : posts_) p->setRunner(nullptr);
+  forLive(generators_, [](nn::GaussianGenerator& g) { g.setGpuPath(nullptr); });
+  forLive(hulls_, [](hull::HullInstance& h) { h.setGpuPath(nullptr); });
+  forLive(bundles_, [](character::BundleCharacter& b) { b.setGpuPath(nullptr); });
+  forLive(worlds_, [](character::CharacterWorld& world) {
+    for (character::BundleCharacter* b : world.bundles()) b->setGpuPath(nullptr);
+  });
+  forLive(posts_, [](nn::ImageModel& p) { p.setRunner(nullptr); });
   hull_pass_.reset();
 }
 
@@ -110,15 +136,20 @@ bool FrameDriver::attachBundle(character::BundleCharacter& b) {
 void FrameDriver::attach(const Scene& scene) {
   if (!vulkan_) return;
   for (const SceneObject& o : scene.objects) {
-    if (o.bundle && !o.bundle->gpuPath() && attachBundle(*o.bundle)) bundles_.push_back(o.bundle);
+    if (o.bundle && !o.bundle->gpuPath() && attachBundle(*o.bundle)) {
+      holds(bundles_, o.bundle.get());  // (forgets the bundles that are gone)
+      bundles_.push_back(o.bundle);
+    }
     if (o.hull_live && !o.hull_live->gpuPath()) {  // live hulls: their effect pass runs in the frame
       if (!hull_pass_) hull_pass_ = std::make_shared<hull::HullPass>(vulkan_->context());
       hull::attachHullGpu(hull_pass_, *o.hull_live);
+      holds(hulls_, o.hull_live.get());
       hulls_.push_back(o.hull_live);
     }
-    if (o.generator && !o.generator->gpuPath() && !refused_.count(o.generator.get())) {
+    if (o.generator && !o.generator->gpuPath() && !holds(refused_, o.generator.get())) {
+      holds(generators_, o.generator.get());
       if (std::string why = nn::attachGpuPath(vulkan_->context(), *o.generator, o.time); !why.empty()) {
-        refused_.insert(o.generator.get());
+        refused_.push_back(o.generator);
         say(fmt::format("splatforge: warning: {} runs on the CPU executor: {}", o.generator->path(), why));
       } else {
         generators_.push_back(o.generator);
@@ -127,23 +158,18 @@ void FrameDriver::attach(const Scene& scene) {
   }
   if (scene.post && !scene.post->hasRunner()) {
     scene.post->setRunner(nn::vulkanRunner(vulkan_->context(), scene.post->graph()));
+    holds(posts_, scene.post.get());
     posts_.push_back(scene.post);
   }
 }
 
 void FrameDriver::detach(const Scene& scene, ScenePlayback* playback) {
-  auto drop = [](auto& list, const auto& item) {
-    const auto it = std::find(list.begin(), list.end(), item);
-    if (it == list.end()) return false;
-    list.erase(it);
-    return true;
-  };
   for (const SceneObject& o : scene.objects) {
-    if (o.generator && drop(generators_, o.generator)) o.generator->setGpuPath(nullptr);
-    if (o.bundle && drop(bundles_, o.bundle)) o.bundle->setGpuPath(nullptr);
-    if (o.hull_live && drop(hulls_, o.hull_live)) o.hull_live->setGpuPath(nullptr);
+    if (drop(generators_, o.generator.get())) o.generator->setGpuPath(nullptr);
+    if (drop(bundles_, o.bundle.get())) o.bundle->setGpuPath(nullptr);
+    if (drop(hulls_, o.hull_live.get())) o.hull_live->setGpuPath(nullptr);
   }
-  if (scene.post && drop(posts_, scene.post)) scene.post->setRunner(nullptr);
+  if (drop(posts_, scene.post.get())) scene.post->setRunner(nullptr);
   if (playback && playback->world_)
     for (character::BundleCharacter* b : playback->world_->bundles()) b->setGpuPath(nullptr);
 }
@@ -230,9 +256,16 @@ FrameResult FrameDriver::render(const Scene& scene, ScenePlayback& playback, con
     f.image = renderCpu(objects, request.camera, request.settings, &f.cpu, meshes);
     f.splats = f.cpu.splats, f.visible = f.cpu.visible, f.tile_keys = f.cpu.tile_keys;
   }
-  // Drawn: what the previous frame held may go; this frame's sources stay until the next one is drawn.
-  retired_.clear();
-  retired_.swap(keep_);
+  // Drawn: what the previous frame held may go; this frame's sources stay until the next one is drawn. A frame
+  // with nothing posed did not reach the renderer, whose resident objects are still the last drawn frame's:
+  // everything stays until a frame is drawn.
+  if (objects.empty() && meshes.empty()) {
+    retired_.insert(retired_.end(), std::make_move_iterator(keep_.begin()), std::make_move_iterator(keep_.end()));
+    keep_.clear();
+  } else {
+    retired_.clear();
+    retired_.swap(keep_);
+  }
   if (scene.post) {  // post-processing model on the finished frame (on the Vulkan executor with Vulkan)
     const auto t_post = Clock::now();
     const uint32_t errors_before = vulkan_ ? vulkan_->context().validationErrors() : 0;

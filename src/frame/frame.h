@@ -15,7 +15,6 @@
 
 #include <functional>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -138,13 +137,14 @@ class FrameDriver {
   FrameDriverOptions options_;
   std::unique_ptr<VulkanRenderer> vulkan_;
   ScenePlayback own_;
-  // GPU paths given out, taken back by detach() and the destructor.
-  std::vector<std::shared_ptr<nn::GaussianGenerator>> generators_;
-  std::set<const void*> refused_;  // generators and bundles whose refusal was said once
-  std::vector<std::shared_ptr<character::BundleCharacter>> bundles_;
+  // GPU paths given out, taken back by detach() and the destructor. Held weakly: a scene dropped by its front end
+  // (Python renders a file loaded for one call) takes its paths with it; the ones still alive when the driver
+  // goes are taken back then.
+  std::vector<std::weak_ptr<nn::GaussianGenerator>> generators_, refused_;  // refused_: said once
+  std::vector<std::weak_ptr<character::BundleCharacter>> bundles_;
   std::vector<std::weak_ptr<character::CharacterWorld>> worlds_;  // whose spawned decoder characters were given paths
-  std::vector<std::shared_ptr<hull::HullInstance>> hulls_;
-  std::vector<std::shared_ptr<nn::ImageModel>> posts_;
+  std::vector<std::weak_ptr<hull::HullInstance>> hulls_;
+  std::vector<std::weak_ptr<nn::ImageModel>> posts_;
   std::shared_ptr<const hull::HullPass> hull_pass_;
   // What the coming frame draws from (keep_) and what the last one drew from (retired_, released once the
   // coming frame has been drawn).

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/gaussian_cloud.h"
+#include "hull/meta.h"
 #include "io/spl2.h"
 
 namespace sf::hull {
@@ -69,11 +70,5 @@ struct BakeResult {
 // Bakes a hull from a glTF / GLB model. Throws sf::Error naming the file and the reason (no triangles, no
 // splat left after cleanup, a bad option).
 BakeResult bakeHull(const std::string& model_path, const BakeOptions& options);
-
-// The sidecar path of a hull file: "drone.spl2" -> "drone.meta.json".
-std::string hullMetaPath(const std::string& spl2_path);
-// The middle of the camera belt a meta sidecar records (where the bucket cameras of its orders sit); throws
-// sf::Error naming the file and JSON path when it is malformed.
-float readHullMetaBeltMiddle(const std::string& meta_path);
 
 }  // namespace sf::hull

@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "core/gaussian_cloud.h"
-#include "hull/bake.h"
+#include "hull/meta.h"
 
 namespace sf::hull {
 namespace {

@@ -53,7 +53,7 @@ struct HullAsset {
   GaussianCloud rest;   // spl2ToCloud(hull): core then shell
   float bucket_elevation = 41.0f;  // the belt's middle (meta sidecar), where the bucket cameras sit
 
-  // Loads a .spl2 and its meta sidecar when present (hull/bake.h hullMetaPath). Throws sf::Error / FormatError.
+  // Loads a .spl2 and its meta sidecar when present (hull/meta.h hullMetaPath). Throws sf::Error / FormatError.
   static std::shared_ptr<HullAsset> load(const std::string& path);
 };
 

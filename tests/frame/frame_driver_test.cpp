@@ -73,11 +73,17 @@ TEST(FrameDriver, NothingPosedIsTheBackground) {
   const FrameResult f = driver.render(scene, request);
   ASSERT_EQ(f.image.pixels.size(), 8u * 6u * 4u);
   for (size_t i = 0; i < f.image.pixels.size(); i += 4) {
+    EXPECT_EQ(f.image.pixels[i], 0.25f);
     EXPECT_EQ(f.image.pixels[i + 1], 0.5f);
-    EXPECT_EQ(f.image.pixels[i + 3], 0.0f);
+    EXPECT_EQ(f.image.pixels[i + 2], 1.0f);
+    EXPECT_EQ(f.image.pixels[i + 3], 0.0f);  // alpha = 1 - T
   }
   ASSERT_EQ(f.image.depth.size(), 8u * 6u * 2u);
-  EXPECT_EQ(f.image.depth[1], 1.0f);  // transmittance 1
+  for (size_t i = 0; i < f.image.depth.size(); i += 2) {
+    EXPECT_EQ(f.image.depth[i], 0.0f);      // no splat depth
+    EXPECT_EQ(f.image.depth[i + 1], 1.0f);  // transmittance 1
+  }
+  EXPECT_EQ(f.splats, 0u);
 }
 
 TEST(FrameDriver, GeneratorPathsAreTakenBack) {
@@ -107,6 +113,30 @@ TEST(FrameDriver, GeneratorPathsAreTakenBack) {
   const FrameResult f = driver.render(scene, {0.35, cam, {}, {}});
   EXPECT_FALSE(f.gpu_sources);
   EXPECT_GT(f.splats, 0u);
+}
+
+// A scene dropped by its front end takes its GPU paths with it (the driver holds them weakly), and a driver
+// that outlives many scenes attaches each one's anew without keeping the old ones.
+TEST(FrameDriver, DroppedScenesTakeTheirPathsWithThem) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  FrameDriverOptions vk;
+  vk.backend = Backend::kVulkan;
+  FrameDriver driver(vk);
+  const Camera cam = lookAtCamera({0, 0, -3.2f}, {0, 0, 0}, {0, -1, 0}, 50, 48, 32);
+  std::weak_ptr<nn::GaussianGenerator> first;
+  for (int i = 0; i < 3; ++i) {
+    auto scene = std::make_shared<Scene>();
+    SceneObject o;
+    o.generator = std::make_shared<nn::GaussianGenerator>(std::string(SPLATFORGE_SOURCE_DIR) + "/models/gaussians4d.onnx");
+    if (i == 0) first = o.generator;
+    scene->objects.push_back(o);
+    EXPECT_TRUE(driver.render(*scene, {0.1 * i, cam, {}, {}}).gpu_sources);
+    driver.retire(scene);  // as Python does with a scene loaded for one call
+  }
+  driver.render(Scene{}, {0, cam, {}, {}});  // nothing posed: the last scene is still kept
+  driver.render(oneCloud(std::make_shared<const GaussianCloud>(test::randomCloud(50, 0, 1))), {0, cam, {}, {}});
+  driver.render(oneCloud(std::make_shared<const GaussianCloud>(test::randomCloud(50, 0, 2))), {0, cam, {}, {}});
+  EXPECT_TRUE(first.expired()) << "the driver keeps a dropped scene's generator alive";
 }
 
 }  // namespace

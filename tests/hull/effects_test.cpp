@@ -673,8 +673,6 @@ TEST(HullCli, PlayScriptToFramesAndMp4) {
   EXPECT_NE(out.find("missing.json"), std::string::npos) << out;
 }
 
-// `hull bench` on the Vulkan frame: the passes, the back-to-back submissions, and the tile spread, whose
-// pairs (the sum of the frame's tile ranges, read back) equal the frame's own key count.
 // `render scene.json --time T` plays a hull object's script to T (the frame's one scene time): the image is
 // the one of a hull whose script player jumped to T, drawn directly (HullInstance::buildFrame, renderCpu),
 // and differs from the hull before the hits (0.55 s: assembled, not yet shot).
@@ -711,6 +709,8 @@ TEST(HullCli, RenderSceneJsonAtTimePlaysTheScript) {
   EXPECT_LT(psnr0, psnr - 10.0);
 }
 
+// `hull bench` on the Vulkan frame: the passes, the back-to-back submissions, and the tile spread, whose
+// pairs (the sum of the frame's tile ranges, read back) equal the frame's own key count.
 TEST(HullCli, BenchReportsPassesSubmissionsAndTileSpread) {
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
   const std::string dir = test::tempDir("HullCli.Bench");
