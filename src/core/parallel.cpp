@@ -33,12 +33,19 @@ struct InParallel {
 
 // Threads started once and reused by every parallelFor: starting 15 threads per call costs about as much
 // as posing a thousand skeletons. run() wakes `helpers` of them to call `work` alongside the caller and
-// returns when all have returned from it. Calls from different threads take turns. The pool grows to the
-// largest number of helpers asked for and is never destroyed: its threads wait until the process ends.
+// returns when all have returned from it. A call while another thread's job holds the pool never waits for
+// it: its caller does all of its own work (`work` pulls items until none is left). Waiting instead would
+// deadlock when the job holding the pool waits on that caller (a task that waits for another thread's
+// parallelFor). The pool grows to the largest number of helpers asked for and is never destroyed: its
+// threads wait until the process ends.
 class WorkerPool {
  public:
   void run(unsigned helpers, const std::function<void()>& work) {
-    std::lock_guard<std::mutex> turn(turn_);
+    std::unique_lock<std::mutex> turn(turn_, std::try_to_lock);
+    if (!turn.owns_lock()) {  // busy with another thread's job: this caller alone
+      work();
+      return;
+    }
     {
       std::lock_guard<std::mutex> lock(m_);
       while (workers_.size() < helpers) {

@@ -12,7 +12,9 @@ unsigned workerCount();
 
 // Calls fn(i) for every i in [0, count), from up to workerCount() threads (the caller and threads of a
 // pool started on first use and kept). fn must be safe to call concurrently for distinct i. A parallelFor
-// called from inside another one runs serially on its thread; calls from different threads take turns.
+// called from inside another one runs serially on its thread; one called while another thread's holds the
+// pool runs on its caller's thread alone, never waiting for the pool (so a task may wait on another thread's
+// parallelFor without a deadlock).
 // Returns after every call finished; the first exception thrown by fn is rethrown here.
 void parallelFor(size_t count, const std::function<void(size_t)>& fn);
 

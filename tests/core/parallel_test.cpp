@@ -1,10 +1,14 @@
 // parallelFor over the persistent worker pool: every index exactly once whatever the thread count (the pool
 // grows when more threads are asked for), nested calls run serially, the first exception reaches the caller
-// and the pool keeps working after it, and callers on different threads take turns.
+// and the pool keeps working after it, callers on different threads all finish, and a task waiting on another
+// thread's parallelFor finishes too (no deadlock).
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -64,7 +68,7 @@ TEST(Parallel, FirstExceptionReachesTheCallerAndThePoolKeepsWorking) {
   EXPECT_EQ(sum.load(), 4950u);
 }
 
-TEST(Parallel, CallersOnDifferentThreadsTakeTurns) {
+TEST(Parallel, CallersOnDifferentThreadsAllFinish) {
   ThreadCount tc("4");
   std::atomic<size_t> sums[3] = {0, 0, 0};
   std::vector<std::thread> callers;
@@ -74,6 +78,31 @@ TEST(Parallel, CallersOnDifferentThreadsTakeTurns) {
     });
   for (std::thread& t : callers) t.join();
   for (const auto& s : sums) EXPECT_EQ(s.load(), 50u * 2016u);
+}
+
+// A task of one parallelFor waits for another thread whose own parallelFor needs the pool the first one holds:
+// with callers taking turns for the pool this never returned. The scenario runs on a thread of its own, so that
+// a deadlock fails the test after a minute instead of hanging it.
+TEST(Parallel, ATaskWaitingOnAnotherThreadsParallelForFinishes) {
+  ThreadCount tc("4");
+  auto scenario = std::async(std::launch::async, [] {
+    std::atomic<size_t> inner{0}, outer{0};
+    parallelFor(8, [&](size_t i) {
+      if (i == 0) {
+        std::thread other([&] { parallelFor(100, [&](size_t k) { inner.fetch_add(k); }); });
+        other.join();  // waits on the other thread's parallelFor while this one holds the pool
+      }
+      outer.fetch_add(1);
+    });
+    return std::pair<size_t, size_t>(inner.load(), outer.load());
+  });
+  if (scenario.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    std::fprintf(stderr, "parallelFor deadlocked: a task waiting on another thread's parallelFor never returned\n");
+    std::_Exit(1);  // the deadlocked threads cannot be joined
+  }
+  const auto [inner, outer] = scenario.get();
+  EXPECT_EQ(inner, 4950u);
+  EXPECT_EQ(outer, 8u);
 }
 
 }  // namespace
