@@ -1,5 +1,7 @@
-// Errors. A caller's mistake (a broken precondition) is an assert; bad data from outside (files, JSON,
-// command-line values) is an sf::Error, whose message names the source, the position and the reason.
+// Errors. Bad data from outside (files, JSON, command-line values) is an sf::Error, whose message names the
+// source, the position and the reason; so is a frame's input a renderer refuses (RenderObject::validate and
+// the backend's own limits), with the same type on the CPU and Vulkan backends, since front ends pass such
+// input through from data. A broken internal invariant is an assert.
 #pragma once
 
 #include <cstdint>

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/error.h"
 #include "core/parallel.h"
 #include "core/sh.h"
 #include "render/mesh.h"
@@ -244,11 +245,11 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
   // Slots: every object's splats occupy a fixed, contiguous range of one frame-wide array.
   std::vector<size_t> first_slot(objects.size() + 1, 0);
   for (size_t o = 0; o < objects.size(); ++o) {
-    if (std::string why = objects[o].validate(); !why.empty()) throw std::invalid_argument("object " + std::to_string(o) + ": " + why);
+    if (std::string why = objects[o].validate(); !why.empty()) throw Error("object " + std::to_string(o) + ": " + why);
     if (objects[o].deform)
-      throw std::invalid_argument("object " + std::to_string(o) + ": the CPU backend deforms no splats; pass centre/covariance overrides");
+      throw Error("object " + std::to_string(o) + ": the CPU backend deforms no splats; pass centre/covariance overrides");
     if (objects[o].gpu_source)
-      throw std::invalid_argument("object " + std::to_string(o) + ": its gaussians are written on the GPU; render it with the Vulkan backend");
+      throw Error("object " + std::to_string(o) + ": its gaussians are written on the GPU; render it with the Vulkan backend");
     first_slot[o + 1] = first_slot[o] + objects[o].cloud->size();
   }
   const size_t total = first_slot.back();
