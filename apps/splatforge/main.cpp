@@ -300,7 +300,7 @@ int main(int argc, char** argv) {
   c_ren->add_flag("--allow-outside-paths", ren.allow_outside_paths,
                   "Scene JSON: let object paths be absolute or leave the scene's directory (only for scenes you trust)");
   c_ren->add_option("--clip", ren.clip, "glTF input: animation name or index (default: the first)");
-  c_ren->add_option("--time", ren.time, "glTF input: seconds into the clip")->capture_default_str();
+  c_ren->add_option("--time", ren.time, "Scene time in seconds, the same for every input: glTF clips, characters, generators, hull scripts, the character script")->capture_default_str();
   c_ren->add_option("--hull-mode", ren.hull_mode, "Splat hulls: baked (opaque core octagons + shell in its heading order) or sorted (every splat in the global sort) for every hull")
       ->check(CLI::IsMember({"baked", "sorted"}));
   c_ren->add_option("--light", ren.light, "Splat hulls: the cel light on or off (default: the scene's, on)")->check(CLI::IsMember({"on", "off"}));
