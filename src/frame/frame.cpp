@@ -78,6 +78,13 @@ void forLive(const std::vector<std::weak_ptr<T>>& list, F take_back) {
     if (std::shared_ptr<T> p = w.lock()) take_back(*p);
 }
 
+// Forgets the owners that are gone, then adds `item`.
+template <typename T>
+void remember(std::vector<std::weak_ptr<T>>& list, const std::shared_ptr<T>& item) {
+  std::erase_if(list, [](const std::weak_ptr<T>& w) { return w.expired(); });
+  list.push_back(item);
+}
+
 // Forgets the owners that are gone, then says whether `item` is in `list`.
 template <typename T>
 bool holds(std::vector<std::weak_ptr<T>>& list, const T* item) {
@@ -136,30 +143,24 @@ bool FrameDriver::attachBundle(character::BundleCharacter& b) {
 void FrameDriver::attach(const Scene& scene) {
   if (!vulkan_) return;
   for (const SceneObject& o : scene.objects) {
-    if (o.bundle && !o.bundle->gpuPath() && attachBundle(*o.bundle)) {
-      holds(bundles_, o.bundle.get());  // (forgets the bundles that are gone)
-      bundles_.push_back(o.bundle);
-    }
+    if (o.bundle && !o.bundle->gpuPath() && attachBundle(*o.bundle)) remember(bundles_, o.bundle);
     if (o.hull_live && !o.hull_live->gpuPath()) {  // live hulls: their effect pass runs in the frame
       if (!hull_pass_) hull_pass_ = std::make_shared<hull::HullPass>(vulkan_->context());
       hull::attachHullGpu(hull_pass_, *o.hull_live);
-      holds(hulls_, o.hull_live.get());
-      hulls_.push_back(o.hull_live);
+      remember(hulls_, o.hull_live);
     }
     if (o.generator && !o.generator->gpuPath() && !holds(refused_, o.generator.get())) {
-      holds(generators_, o.generator.get());
       if (std::string why = nn::attachGpuPath(vulkan_->context(), *o.generator, o.time); !why.empty()) {
-        refused_.push_back(o.generator);
+        remember(refused_, o.generator);
         say(fmt::format("splatforge: warning: {} runs on the CPU executor: {}", o.generator->path(), why));
       } else {
-        generators_.push_back(o.generator);
+        remember(generators_, o.generator);
       }
     }
   }
   if (scene.post && !scene.post->hasRunner()) {
     scene.post->setRunner(nn::vulkanRunner(vulkan_->context(), scene.post->graph()));
-    holds(posts_, scene.post.get());
-    posts_.push_back(scene.post);
+    remember(posts_, scene.post);
   }
 }
 
@@ -207,10 +208,7 @@ void FrameDriver::pose(const Scene& scene, ScenePlayback& pb, const FrameRequest
   if (gpu) {
     bool attached = false;
     for (character::BundleCharacter* b : pb.world_->bundles()) attached |= !b->gpuPath() && attachBundle(*b);  // spawned decoder characters
-    if (attached) {
-      std::erase_if(worlds_, [](const std::weak_ptr<character::CharacterWorld>& w) { return w.expired(); });
-      worlds_.push_back(pb.world_);
-    }
+    if (attached) remember(worlds_, pb.world_);
   }
   pb.world_->setCamera(cam);  // decoder characters run their appearance pass for the view
   std::vector<RenderMesh> char_meshes;  // the mouth's meshes
@@ -250,31 +248,20 @@ FrameResult FrameDriver::render(const Scene& scene, ScenePlayback& playback, con
     const size_t messages_before = ctx.validationMessages().size();
     f.image = vulkan_->render(objects, request.camera, request.settings, &f.gpu, meshes);
     f.splats = f.gpu.splats, f.visible = f.gpu.visible, f.tile_keys = f.gpu.tile_keys;
-    if (const uint32_t errors = ctx.validationErrors() - errors_before; errors > 0)  // this frame's only
-      throw Error(fmt::format("{} Vulkan validation error(s):\n{}", errors, ctx.validationReport(static_cast<uint32_t>(messages_before))));
+    throwNewValidationErrors(errors_before, messages_before);
   } else {
     f.image = renderCpu(objects, request.camera, request.settings, &f.cpu, meshes);
     f.splats = f.cpu.splats, f.visible = f.cpu.visible, f.tile_keys = f.cpu.tile_keys;
   }
-  // Drawn: what the previous frame held may go; this frame's sources stay until the next one is drawn. A frame
-  // with nothing posed did not reach the renderer, whose resident objects are still the last drawn frame's:
-  // everything stays until a frame is drawn.
-  if (objects.empty() && meshes.empty()) {
-    retired_.insert(retired_.end(), std::make_move_iterator(keep_.begin()), std::make_move_iterator(keep_.end()));
-    keep_.clear();
-  } else {
-    retired_.clear();
-    retired_.swap(keep_);
-  }
+  frameDone(!objects.empty() || !meshes.empty());
   if (scene.post) {  // post-processing model on the finished frame (on the Vulkan executor with Vulkan)
     const auto t_post = Clock::now();
     const uint32_t errors_before = vulkan_ ? vulkan_->context().validationErrors() : 0;
+    const size_t messages_before = vulkan_ ? vulkan_->context().validationMessages().size() : 0;
     f.image = scene.post->apply(f.image);
     f.post_ms = msSince(t_post);
     f.post_name = std::filesystem::path(scene.post->path()).filename().string();
-    if (vulkan_ && vulkan_->context().validationErrors() > errors_before)  // the post model ran on the same device
-      throw Error(fmt::format("{} Vulkan validation error(s):\n{}", vulkan_->context().validationErrors() - errors_before,
-                              vulkan_->context().validationReport()));
+    if (vulkan_) throwNewValidationErrors(errors_before, messages_before);  // the post model ran on the same device
   }
   return f;
 }
@@ -286,9 +273,24 @@ std::vector<VulkanPassTimes> FrameDriver::renderBackToBack(const Scene& scene, c
   std::vector<RenderMesh> meshes;
   pose(scene, own_, request, objects, meshes);
   std::vector<VulkanPassTimes> times = vulkan_->renderBackToBack(objects, request.camera, request.settings, runs, stats, meshes);
+  frameDone(true);
+  return times;
+}
+
+void FrameDriver::frameDone(bool drawn) {
+  if (!drawn) {
+    retired_.insert(retired_.end(), std::make_move_iterator(keep_.begin()), std::make_move_iterator(keep_.end()));
+    keep_.clear();
+    return;
+  }
   retired_.clear();
   retired_.swap(keep_);
-  return times;
+}
+
+void FrameDriver::throwNewValidationErrors(uint32_t errors_before, size_t messages_before) const {
+  const gpu::Context& ctx = vulkan_->context();
+  if (const uint32_t errors = ctx.validationErrors() - errors_before; errors > 0)
+    throw Error(fmt::format("{} Vulkan validation error(s):\n{}", errors, ctx.validationReport(static_cast<uint32_t>(messages_before))));
 }
 
 }  // namespace sf

@@ -133,6 +133,12 @@ class FrameDriver {
   void pose(const Scene& scene, ScenePlayback& playback, const FrameRequest& request, std::vector<RenderObject>& objects,
             std::vector<RenderMesh>& meshes);
   void say(const std::string& line) const;
+  // After a frame: what the previous frame held may go, this frame's owners stay until the next one is drawn.
+  // A frame that did not reach the renderer (`drawn` false) releases nothing: the renderer's resident objects
+  // are still the last drawn frame's.
+  void frameDone(bool drawn);
+  // Throws the validation errors the device raised since `errors_before` (its first message: `messages_before`).
+  void throwNewValidationErrors(uint32_t errors_before, size_t messages_before) const;
 
   FrameDriverOptions options_;
   std::unique_ptr<VulkanRenderer> vulkan_;

@@ -477,13 +477,7 @@ class Viewer {
   }
 
   ImageRGBA renderFrame() {
-    stats_ = {};
-    if (!has_scene_) {
-      ImageRGBA image(camera_.width, camera_.height);
-      for (size_t i = 0; i < image.pixels.size(); i += 4)
-        for (int c = 0; c < 3; ++c) image.pixels[i + static_cast<size_t>(c)] = settings_.background[c];
-      return image;
-    }
+    // (Before a file is opened the scene is empty: the frame is the background.)
     FrameRequest request{time_, camera_, settings_, {}};
     // The SH degree control: applied where the frame packs the objects (no copies of the clouds).
     request.settings.max_sh_degree = sh_degree_ < max_sh_degree_ ? sh_degree_ : -1;
