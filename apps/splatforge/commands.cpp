@@ -755,7 +755,7 @@ int runBench(const BenchOptions& o) {
       fmt::print("device: {} ({}, subgroup {}, {:.1f} GiB device-local)\n", dev.name, dev.typeName(), dev.subgroup_size,
                  static_cast<double>(dev.device_local_bytes) / (1 << 30));
       if (o.show_graph) fmt::print("frame graph:\n{}", renderer.lastFrameGraph());
-      std::vector<double> gen, pre, depth, scan, emit, sort, ranges, raster, readback, all, wall;
+      std::vector<double> gen, pre, bin, scan, emit, sort, raster, readback, all, wall;
       VulkanFrameStats st = warm.gpu;
       for (int f = 0; f < o.frames; ++f) {
         const auto t0 = Clock::now();
@@ -763,36 +763,37 @@ int runBench(const BenchOptions& o) {
         wall.push_back(secondsSince(t0) * 1e3);
         const VulkanPassTimes& t = st.times;
         gen.push_back(t.mesh);
-        pre.push_back(t.preprocess), depth.push_back(t.depth_sort), scan.push_back(t.scan), emit.push_back(t.emit), sort.push_back(t.sort);
-        ranges.push_back(t.ranges), raster.push_back(t.raster), readback.push_back(t.readback), all.push_back(t.total);
+        pre.push_back(t.preprocess), bin.push_back(t.bin), scan.push_back(t.scan), emit.push_back(t.emit), sort.push_back(t.sort);
+        raster.push_back(t.raster), readback.push_back(t.readback), all.push_back(t.total);
       }
       double frame_no_readback = median(all) - median(readback);
-      fmt::print("visible {} gaussians, {} tile pairs, {} sort passes\n", st.visible, st.tile_keys, st.sort_passes);
-      fmt::print("gpu median ms: {}preprocess {:.3f} | depth sort {:.3f} | scan {:.3f} | keys {:.3f} | tile sort {:.3f} | ranges {:.3f} | "
+      fmt::print("visible {} gaussians, {} tile pairs, {} merge passes\n", st.visible, st.tile_keys, st.sort_passes);
+      fmt::print("gpu median ms: {}preprocess {:.3f} | bin {:.3f} | tile ranges {:.3f} | emit {:.3f} | tile sort {:.3f} | "
                  "raster {:.3f} | readback {:.3f}\n",
-                 generators ? fmt::format("generators {:.3f} | ", median(gen)) : "", median(pre), median(depth), median(scan), median(emit), median(sort), median(ranges), median(raster), median(readback));
-      fmt::print("gpu frame: {:.3f} ms total, {:.3f} ms without the image readback; sorting {:.3f} ms for {} slots and {} pairs\n",
-                 median(all), frame_no_readback, median(depth) + median(sort), st.splats, st.tile_keys);
+                 generators ? fmt::format("generators {:.3f} | ", median(gen)) : "", median(pre), median(bin), median(scan), median(emit), median(sort),
+                 median(raster), median(readback));
+      fmt::print("gpu frame: {:.3f} ms total, {:.3f} ms without the image readback; binning and sorting {:.3f} ms for {} slots and {} pairs\n",
+                 median(all), frame_no_readback, median(bin) + median(scan) + median(emit) + median(sort), st.splats, st.tile_keys);
       fmt::print("wall clock: {:.3f} ms per render call (recording, submission, wait, image copy to the host)\n", median(wall));
       json += fmt::format("  \"backend\": \"vulkan\",\n  \"device\": \"{}\",\n  \"visible\": {},\n  \"tile_pairs\": {},\n", jsonEscape(dev.name),
                           st.visible, st.tile_keys);
       if (o.back_to_back > 0) {
         const VulkanPassTimes b = medianPassTimes(driver.renderBackToBack(scene, request(o.frames), o.back_to_back, &st));
-        fmt::print("back to back ({} frames in one submission), gpu median ms: {}preprocess {:.3f} | depth sort {:.3f} | scan {:.3f} | keys {:.3f} | "
-                   "tile sort {:.3f} | ranges {:.3f} | raster {:.3f} | frame without readback {:.3f}\n",
-                   o.back_to_back, generators ? fmt::format("generators {:.3f} | ", b.mesh) : "", b.preprocess, b.depth_sort, b.scan, b.emit, b.sort,
-                   b.ranges, b.raster, b.total - b.readback);
-        json += fmt::format("  \"back_to_back\": {{\"frames\": {}, \"generators\": {:.4f}, \"preprocess\": {:.4f}, \"depth_sort\": {:.4f}, \"scan\": {:.4f}, "
-                            "\"keys\": {:.4f}, \"tile_sort\": {:.4f}, \"ranges\": {:.4f}, \"raster\": {:.4f}, \"total_without_readback\": {:.4f}}},\n",
-                            o.back_to_back, b.mesh, b.preprocess, b.depth_sort, b.scan, b.emit, b.sort, b.ranges, b.raster, b.total - b.readback);
+        fmt::print("back to back ({} frames in one submission), gpu median ms: {}preprocess {:.3f} | bin {:.3f} | tile ranges {:.3f} | emit {:.3f} | "
+                   "tile sort {:.3f} | raster {:.3f} | frame without readback {:.3f}\n",
+                   o.back_to_back, generators ? fmt::format("generators {:.3f} | ", b.mesh) : "", b.preprocess, b.bin, b.scan, b.emit, b.sort, b.raster,
+                   b.total - b.readback);
+        json += fmt::format("  \"back_to_back\": {{\"frames\": {}, \"generators\": {:.4f}, \"preprocess\": {:.4f}, \"bin\": {:.4f}, \"tile_ranges\": {:.4f}, "
+                            "\"emit\": {:.4f}, \"tile_sort\": {:.4f}, \"raster\": {:.4f}, \"total_without_readback\": {:.4f}}},\n",
+                            o.back_to_back, b.mesh, b.preprocess, b.bin, b.scan, b.emit, b.sort, b.raster, b.total - b.readback);
         if (renderer.context().validationErrors() > 0) throw Error(validationFailure(renderer.context()));
       }
       if (generators) json += fmt::format("  \"generators_ms\": {:.4f},\n", median(gen));
-      json += fmt::format("  \"median_ms\": {{\"preprocess\": {:.4f}, \"depth_sort\": {:.4f}, \"scan\": {:.4f}, \"keys\": {:.4f}, "
-                          "\"tile_sort\": {:.4f}, \"ranges\": {:.4f}, \"raster\": {:.4f}, \"readback\": {:.4f}, \"total\": {:.4f}, "
+      json += fmt::format("  \"median_ms\": {{\"preprocess\": {:.4f}, \"bin\": {:.4f}, \"tile_ranges\": {:.4f}, \"emit\": {:.4f}, "
+                          "\"tile_sort\": {:.4f}, \"raster\": {:.4f}, \"readback\": {:.4f}, \"total\": {:.4f}, "
                           "\"total_without_readback\": {:.4f}}},\n  \"wall_ms_per_call\": {:.4f}\n}}\n",
-                          median(pre), median(depth), median(scan), median(emit), median(sort), median(ranges), median(raster),
-                          median(readback), median(all), frame_no_readback, median(wall));
+                          median(pre), median(bin), median(scan), median(emit), median(sort), median(raster), median(readback), median(all),
+                          frame_no_readback, median(wall));
     } else {
       RenderStats st = warm.cpu;
       std::vector<double> pre, sort, raster, all;

@@ -195,7 +195,7 @@ int runBench(const HullCommand::Options& o) {
   const float extent = 0.9f * static_cast<float>(side) + 0.8f;
   const Camera cam = lookAtCamera(Vec3{0, 1.1f, 1.2f} * (extent * 1.6f), {0, 0, 0}, {0, 1, 0}, 45.0f, o.width, o.height);
   std::vector<double> cpu_hit, cpu_build, gpu_before, gpu_total;
-  std::vector<double> gpu_pre, gpu_depth, gpu_keys, gpu_tiles, gpu_raster;  // the frame's passes
+  std::vector<double> gpu_pre, gpu_bin, gpu_sort, gpu_raster;  // the frame's passes
   size_t splats = 0, pairs = 0;
   size_t events = 0;
   fmt::print(stderr, "  {}\n", fmt::format("hull bench: {} hulls of {} splats (+{} pool slots) at {}x{} on {}, {} frames, effects {}", o.hulls, asset->hull.size(),
@@ -232,8 +232,8 @@ int runBench(const HullCommand::Options& o) {
     cpu_build.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count() + fr.pose_ms);
     gpu_before.push_back(st.times.mesh);
     gpu_total.push_back(st.times.total - st.times.readback);
-    gpu_pre.push_back(st.times.preprocess), gpu_depth.push_back(st.times.depth_sort), gpu_keys.push_back(st.times.scan + st.times.emit);
-    gpu_tiles.push_back(st.times.sort + st.times.ranges), gpu_raster.push_back(st.times.raster);
+    gpu_pre.push_back(st.times.preprocess), gpu_bin.push_back(st.times.bin + st.times.scan + st.times.emit);
+    gpu_sort.push_back(st.times.sort), gpu_raster.push_back(st.times.raster);
     splats = st.splats, pairs = st.tile_keys;
   }
   fmt::print("hulls {}  splats per hull {}  frames {}  events {}\n", o.hulls, asset->hull.size(), o.frames, events);
@@ -241,9 +241,8 @@ int runBench(const HullCommand::Options& o) {
   fmt::print("cpu frame inputs (all hulls' params)         median {:.4f} ms\n", median(cpu_build));
   fmt::print("gpu before preprocess (hull passes, uploads) median {:.4f} ms\n", median(gpu_before));
   fmt::print("gpu frame without readback                   median {:.4f} ms\n", median(gpu_total));
-  fmt::print("  of it: preprocess {:.4f}, depth sort {:.4f}, scan + keys {:.4f}, tile sort + ranges {:.4f}, raster {:.4f} ms "
-             "({} splats, {} tile pairs)\n",
-             median(gpu_pre), median(gpu_depth), median(gpu_keys), median(gpu_tiles), median(gpu_raster), splats, pairs);
+  fmt::print("  of it: preprocess {:.4f}, binning {:.4f}, tile sort {:.4f}, raster {:.4f} ms ({} splats, {} tile pairs)\n", median(gpu_pre),
+             median(gpu_bin), median(gpu_sort), median(gpu_raster), splats, pairs);
   if (o.back_to_back > 0) {
     // Submissions one after another; the medians are over the frames of the later half (the earlier ones
     // are where a GPU that idled between the timed frames raises its clock), the spread over all of them.
@@ -265,8 +264,8 @@ int runBench(const HullCommand::Options& o) {
       fmt::print("back to back ({} frames in one submission):\n", o.back_to_back);
     fmt::print("gpu before preprocess (hull passes, uploads) median {:.4f} ms\n", b.mesh);
     fmt::print("gpu frame without readback                   median {:.4f} ms\n", b.total - b.readback);
-    fmt::print("  of it: preprocess {:.4f}, depth sort {:.4f}, scan + keys {:.4f}, tile sort + ranges {:.4f}, raster {:.4f} ms\n", b.preprocess,
-               b.depth_sort, b.scan + b.emit, b.sort + b.ranges, b.raster);
+    fmt::print("  of it: preprocess {:.4f}, binning {:.4f}, tile sort {:.4f}, raster {:.4f} ms\n", b.preprocess, b.bin + b.scan + b.emit, b.sort,
+               b.raster);
   }
   if (o.tile_stats) printTileStats(vk.readDebug(), splats);
   if (vk.context().validationErrors() > 0) throw Error(vk.context().validationReport());

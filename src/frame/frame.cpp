@@ -46,9 +46,9 @@ std::string FrameResult::timing() const {
     const bool meshes = mesh_triangles > 0;
     const std::string before =
         !meshes && !gpu_sources ? "" : fmt::format("{} {:.2f}, ", !meshes ? "generators" : gpu_sources ? "generators + meshes" : "meshes", pt.mesh);
-    s = fmt::format("gpu {:.2f} ms: {}preprocess {:.2f}, depth sort {:.2f}, scan {:.2f}, keys {:.2f}, tile sort {:.2f}, ranges {:.2f}, "
-                    "raster {:.2f}, readback {:.2f}",
-                    pt.total, before, pt.preprocess, pt.depth_sort, pt.scan, pt.emit, pt.sort, pt.ranges, pt.raster, pt.readback);
+    s = fmt::format("gpu {:.2f} ms: {}preprocess {:.2f}, bin {:.2f}, tile ranges {:.2f}, emit {:.2f}, tile sort {:.2f}, raster {:.2f}, "
+                    "readback {:.2f}",
+                    pt.total, before, pt.preprocess, pt.bin, pt.scan, pt.emit, pt.sort, pt.raster, pt.readback);
   } else {
     s = fmt::format("cpu: preprocess {:.1f} ms, sort {:.1f} ms, {}raster {:.1f} ms", cpu.preprocess_ms, cpu.sort_ms,
                     mesh_triangles ? fmt::format("meshes {:.1f} ms, ", cpu.mesh_ms) : "", cpu.raster_ms);

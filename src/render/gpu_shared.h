@@ -40,15 +40,21 @@ using uint = uint32_t;
 // SF_TILE / SF_RASTER_ROWS workgroups, each walking the tile's whole list): a tile holding thousands of
 // splats is shared among several SMs, and a part of a tile whose pixels are all saturated stops on its own.
 #define SF_RASTER_ROWS 8
+// Tile lists (bin_tiles.comp, seg_sort.comp, seg_merge.comp): each tile's (depth, slot) pairs are binned into
+// its own range and sorted there: chunks of up to SF_SEG_BLOCK pairs sorted in shared memory (one workgroup
+// of SF_SEG_WG threads each), then merged pairwise in passes of doubling width within tiles longer than one
+// chunk. A tile of L > SF_SEG_BLOCK pairs takes sfMergePasses(L) passes, alternating between the pair
+// buffers: it ends in the alternates when that number is odd. SF_MAX_MERGE_PASSES covers 2^31 pairs.
+#define SF_SEG_BLOCK 4096
+#define SF_SEG_WG 256
+#define SF_MAX_MERGE_PASSES 20
 
-// Pass flags (GpuPush::pad0): read the sort's alternate buffers; sort on the high key word; carry the low /
-// high word along (the key word and the value always move); the frame's key sort (sort_setup checks the
-// total against the key capacity).
+// Radix sort pass flags (GpuPush::pad0): read the sort's alternate buffers; sort on the high key word; carry
+// the low / high word along (the key word and the value always move).
 #define SF_FLAG_SOURCE_ALT 1u
 #define SF_FLAG_KEY_HI 2u
 #define SF_FLAG_CARRY_LO 4u
 #define SF_FLAG_CARRY_HI 8u
-#define SF_FLAG_KEY_SORT 16u
 // Object flags (GpuObject::flags): antialiased opacity compensation; colours are linear (encode to sRGB).
 #define SF_OBJECT_ANTIALIASED 1u
 #define SF_OBJECT_LINEAR_COLOR 2u
@@ -113,16 +119,17 @@ struct GpuFrame {
   SF_REF(Vec4s) color_depth;     // rgb, view depth
   SF_REF(UVec2s) rects;          // (x0 | y0 << 16, x1 | y1 << 16)
   SF_REF(Uints) touched;         // tiles per slot
-  SF_REF(Uints) order;           // slots in depth order (culled slots last)
-  SF_REF(Uints) sorted_counts;   // tiles of order[i]; scanned in place to each one's first key
-  // Keys (ping-pong) and values.
-  SF_REF(Uints) keys_lo;         // depth bits
-  SF_REF(Uints) keys_hi;         // tile index
-  SF_REF(Uints) values;          // slot index
+  SF_REF(Uints) tile_bins;       // per tile: its pair count, scanned in place to its first pair, then the emit cursor
+  SF_REF(UVec2s) chunks;         // (tile, chunk index in the tile) per sort chunk of SF_SEG_BLOCK pairs, in no order
+  // Pairs (ping-pong): in the frame, keys_lo holds depth bits and values slots; keys_hi only serves
+  // sortPairs (the radix sort of caller-given pairs).
+  SF_REF(Uints) keys_lo;
+  SF_REF(Uints) keys_hi;
+  SF_REF(Uints) values;
   SF_REF(Uints) keys_lo_alt;
   SF_REF(Uints) keys_hi_alt;
   SF_REF(Uints) values_alt;
-  SF_REF(UVec2s) tile_ranges;    // per tile [begin, end)
+  SF_REF(UVec2s) tile_ranges;    // per tile [begin, end) of its pairs
   SF_REF(Vec4s) image;           // width * height RGBA
   SF_REF(Uints) counters;        // see SF_COUNTER_*
   // Mesh layer (render/mesh.h), when has_mesh: display colour and view depth per pixel, depth
@@ -147,8 +154,12 @@ struct GpuFrame {
 #define SF_COUNTER_OVERFLOW 1      // 1 when keys exceeded key_capacity
 #define SF_COUNTER_VISIBLE 4       // slots touching at least one tile
 #define SF_COUNTER_ERROR 5         // 1 when a sort workgroup ran with an unexpected subgroup count
+#define SF_COUNTER_CHUNKS 6        // sort chunks of the frame's tile lists
+#define SF_COUNTER_LONGEST 7       // the longest tile list
+#define SF_COUNTER_SEG_DISPATCH 8  // 3 uints: indirect args of the chunk sort (one workgroup per chunk)
 #define SF_COUNTER_SCAN_TOTAL 20   // scratch element count (GPU sort of caller-given pairs)
 #define SF_COUNTER_SLOTS 21        // slot count of the frame
+#define SF_COUNTER_TILES 22        // tile count of the frame (the tile scan's element count)
 // Sort descriptors (16 words each) written by sort_setup.comp and read by the sort passes.
 #define SF_SORT_DESC_N 0              // elements sorted (clamped to the key capacity)
 #define SF_SORT_DESC_BLOCKS 1         // radix sort workgroups
@@ -157,12 +168,14 @@ struct GpuFrame {
 #define SF_SORT_DESC_DISPATCH_SORT 4  // 3 uints: indirect args of histogram and scatter
 #define SF_SORT_DESC_DISPATCH_HSCAN 8 // 3 uints: indirect args of the histogram scan
 #define SF_SORT_DESC_DISPATCH_ITEMS 12  // 3 uints: one thread per element (tile ranges)
-#define SF_DESC_SPLATS 32          // depth sort of the frame's slots
-#define SF_DESC_KEYS 48            // tile sort of the frame's keys
-#define SF_COUNTER_WORDS 64
+#define SF_DESC_KEYS 48            // sortPairs' radix sort
+#define SF_COUNTER_MERGE_DISPATCH 64  // 3 uints per merge pass (SF_MAX_MERGE_PASSES): 0 workgroups when no list needs it
+#define SF_COUNTER_WORDS 128
 
 #ifndef __cplusplus
 layout(buffer_reference, scalar) buffer FrameRef { GpuFrame f; };
+// Merge passes a tile list of `len` pairs takes (the C++ twin: mergePasses in vulkan_renderer.cpp).
+uint sfMergePasses(uint len) { return len <= SF_SEG_BLOCK ? 0u : uint(findMSB((len - 1u) / SF_SEG_BLOCK)) + 1u; }
 layout(buffer_reference, scalar) buffer ObjectsRef { GpuObject o[]; };
 #endif
 

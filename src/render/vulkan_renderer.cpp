@@ -41,14 +41,20 @@ const uint32_t kScanApply[] = {
 const uint32_t kSortSetup[] = {
 #include "sort_setup.inc"
 };
-const uint32_t kDepthKeys[] = {
-#include "depth_keys.inc"
+const uint32_t kBinTiles[] = {
+#include "bin_tiles.inc"
 };
-const uint32_t kGatherCounts[] = {
-#include "gather_counts.inc"
+const uint32_t kTileSetup[] = {
+#include "tile_setup.inc"
 };
-const uint32_t kEmitKeys[] = {
-#include "emit_keys.inc"
+const uint32_t kSegSetup[] = {
+#include "seg_setup.inc"
+};
+const uint32_t kSegSort[] = {
+#include "seg_sort.inc"
+};
+const uint32_t kSegMerge[] = {
+#include "seg_merge.inc"
 };
 const uint32_t kRadixHistogram[] = {
 #include "radix_histogram.inc"
@@ -58,9 +64,6 @@ const uint32_t kRadixScatter[] = {
 };
 const uint32_t kRadixSmall[] = {
 #include "radix_small.inc"
-};
-const uint32_t kTileRanges[] = {
-#include "tile_ranges.inc"
 };
 const uint32_t kRaster[] = {
 #include "raster.inc"
@@ -75,10 +78,14 @@ const uint32_t kMeshFrag[] = {
 #include "mesh_frag.inc"
 };
 
-constexpr uint32_t kTimestamps = 10;  // per recorded frame
+constexpr uint32_t kTimestamps = 9;  // per recorded frame
 constexpr uint32_t kMaxBackToBack = kMaxFramesPerSubmission;
 constexpr VkDeviceSize kFrameStride = (sizeof(GpuFrame) + 255) / 256 * 256;  // one GpuFrame record per frame of a submission
-constexpr int kDepthPasses = 4;  // 8-bit digits over the 32 depth bits
+constexpr int kDepthPasses = 4;  // sortPairs: 8-bit digits over the 32-bit low word
+
+// Merge passes a tile list of `len` pairs takes (sfMergePasses in gpu_shared.h): its pairs end in the
+// alternate buffers when the number is odd.
+uint32_t mergePasses(uint64_t len) { return len <= SF_SEG_BLOCK ? 0u : static_cast<uint32_t>(std::bit_width((len - 1) / SF_SEG_BLOCK)); }
 
 uint32_t ceilDiv(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 
@@ -138,8 +145,8 @@ constexpr VkFormat kMeshColorFormat = VK_FORMAT_R32G32B32A32_SFLOAT, kMeshDepthV
 
 struct VulkanRenderer::Impl {
   gpu::Context ctx;
-  gpu::ComputePipeline preprocess, scan_reduce, scan_blocks, scan_apply, sort_setup, depth_keys, gather_counts, emit_keys, histogram,
-      scatter, ranges, raster, raster_shapes;
+  gpu::ComputePipeline preprocess, scan_reduce, scan_blocks, scan_apply, sort_setup, bin_tiles, tile_setup, seg_setup, seg_sort, seg_merge,
+      histogram, scatter, raster, raster_shapes;
   VkQueryPool queries = VK_NULL_HANDLE;
 
   // The splat sinks (render/splat_sink.h): slots, and SH floats (whose stride differs per object). Every
@@ -157,7 +164,7 @@ struct VulkanRenderer::Impl {
   uint32_t slots = 0;  // slot_sink.size(): the frame's slot count, free ranges included (left out by "clear")
   gpu::Buffer positions, covariances, opacities, sh;
   // Per-slot preprocess outputs.
-  gpu::Buffer means, conic_opacity, color_depth, rects, touched, order, sorted_counts, slot_sums;
+  gpu::Buffer means, conic_opacity, color_depth, rects, touched;
   // Per-slot shape words, rewritten in every frame that reads them (so not kept when the slots grow).
   gpu::Buffer shapes;
   // Keys.
@@ -165,11 +172,11 @@ struct VulkanRenderer::Impl {
   gpu::Buffer keys[6], hist, hist_sums;
   // Per frame.
   uint32_t tiles = 0, width = 0, height = 0;
-  gpu::Buffer tile_ranges, image, depth_out, counters, frame, objects_buf, readback, dynamic_staging;
+  gpu::Buffer tile_ranges, tile_bins, bin_sums, chunks, image, depth_out, counters, frame, objects_buf, readback, dynamic_staging;
+  uint64_t chunk_capacity = 0;
   gpu::Buffer train_final_t, train_last;  // per pixel, for a frame with a tail (renderWithTail)
   bool write_train = false;
   bool has_shapes = false;  // this frame: an object gives shape words (GpuFrame::shapes, the raster's shapes variant)
-  int last_passes = 0;
   // The last frame's graph, kept for lastFrameGraph() (described on request, not per frame). Its record
   // callbacks refer to that frame's locals and are never run again.
   FrameGraph last_graph;
@@ -212,12 +219,13 @@ struct VulkanRenderer::Impl {
         scan_blocks(ctx, kScanBlocks, sizeof(GpuPush), SF_WG_SIZE, "scan_blocks"),
         scan_apply(ctx, kScanApply, sizeof(GpuPush), SF_WG_SIZE, "scan_apply"),
         sort_setup(ctx, kSortSetup, sizeof(GpuPush), 1, "sort_setup"),
-        depth_keys(ctx, kDepthKeys, sizeof(GpuPush), SF_WG_SIZE, "depth_keys"),
-        gather_counts(ctx, kGatherCounts, sizeof(GpuPush), SF_WG_SIZE, "gather_counts"),
-        emit_keys(ctx, kEmitKeys, sizeof(GpuPush), SF_WG_SIZE, "emit_keys"),
+        bin_tiles(ctx, kBinTiles, sizeof(GpuPush), SF_WG_SIZE, "bin_tiles"),
+        tile_setup(ctx, kTileSetup, sizeof(GpuPush), SF_WG_SIZE, "tile_setup"),
+        seg_setup(ctx, kSegSetup, sizeof(GpuPush), 1, "seg_setup"),
+        seg_sort(ctx, kSegSort, sizeof(GpuPush), SF_SEG_WG, "seg_sort"),
+        seg_merge(ctx, kSegMerge, sizeof(GpuPush), SF_SEG_WG, "seg_merge"),
         histogram(ctx, kRadixHistogram, sizeof(GpuPush), SF_SORT_WG, "radix_histogram", true),
         scatter(ctx, kRadixScatter, sizeof(GpuPush), SF_SORT_WG, "radix_scatter", true),
-        ranges(ctx, kTileRanges, sizeof(GpuPush), SF_WG_SIZE, "tile_ranges"),
         raster(ctx, kRaster, sizeof(GpuPush), SF_TILE, "raster"),
         raster_shapes(ctx, kRasterShapes, sizeof(GpuPush), SF_TILE, "raster with shapes"),
         skin_pass(ctx),
@@ -225,7 +233,8 @@ struct VulkanRenderer::Impl {
     const gpu::DeviceInfo& d = ctx.info();
     if (d.subgroup_size < 8 || d.subgroup_size > 128 || SF_SORT_WG % d.subgroup_size != 0)
       throw Error("Vulkan device " + d.name + ": subgroup size " + std::to_string(d.subgroup_size) + " unsupported (need 8..128)");
-    if (ctx.maxSharedMemory() < 20 * 1024) throw Error("Vulkan device " + d.name + ": less than 20 KiB of shared memory");
+    if (ctx.maxSharedMemory() < SF_SEG_BLOCK * 8)
+      throw Error("Vulkan device " + d.name + ": less than " + std::to_string(SF_SEG_BLOCK * 8 / 1024) + " KiB of shared memory");
     sort_subgroups = SF_SORT_WG / d.subgroup_size;
     const uint32_t small_sort_wg = std::min<uint32_t>(1024, SF_SMALL_SORT_SUB_BLOCKS * d.subgroup_size);
     if (ctx.maxWorkgroupInvocations() >= small_sort_wg && ctx.maxSharedMemory() >= SF_SMALL_SORT_SUB_BLOCKS * SF_RADIX * 4) {
@@ -464,10 +473,7 @@ struct VulkanRenderer::Impl {
       color_depth = ctx.createBuffer(n * 16, false, "color_depth");
       rects = ctx.createBuffer(n * 8, false, "rects");
       touched = ctx.createBuffer(n * 4, false, "touched");
-      order = ctx.createBuffer(n * 4, false, "depth order");
-      sorted_counts = ctx.createBuffer(n * 4, false, "sorted tile counts");
       shapes = ctx.createBuffer(n * 4, false, "shape words");
-      slot_sums = ctx.createBuffer((ceilDiv(n, SF_SCAN_BLOCK) + 1) * 4, false, "slot block sums");
     }
     uint64_t uploaded = 0;
     for (size_t o = 0; o < objects.size(); ++o) {
@@ -511,8 +517,19 @@ struct VulkanRenderer::Impl {
     if (want_depth && !depth_out.size) depth_out = ctx.createBuffer(static_cast<VkDeviceSize>(w) * h * 8, false, "depth plane");
     if (tile_count != tiles || !tile_ranges.size) {
       tile_ranges = ctx.createBuffer(static_cast<VkDeviceSize>(tile_count) * 8, false, "tile ranges");
+      tile_bins = ctx.createBuffer(static_cast<VkDeviceSize>(tile_count) * 4, false, "tile bins");
+      bin_sums = ctx.createBuffer((ceilDiv(tile_count, SF_SCAN_BLOCK) + 1) * 4, false, "tile bin block sums");
       tiles = tile_count;
     }
+  }
+
+  // The sort chunk table for the current tiles and key capacity: at most one partial chunk per tile beyond
+  // the whole ones of the capacity.
+  void ensureChunks() {
+    const uint64_t need = static_cast<uint64_t>(tiles) + key_capacity / SF_SEG_BLOCK + 1;
+    if (need <= chunk_capacity && chunks.size) return;
+    chunks = ctx.createBuffer(need * 8, false, "sort chunks");
+    chunk_capacity = need;
   }
 
   void ensureMeshTargets(uint32_t w, uint32_t h) {
@@ -708,7 +725,7 @@ struct VulkanRenderer::Impl {
     f.key_capacity = key_capacity;
     f.positions = positions.address, f.covariances = covariances.address, f.opacities = opacities.address, f.sh = sh.address;
     f.means = means.address, f.conic_opacity = conic_opacity.address, f.color_depth = color_depth.address;
-    f.rects = rects.address, f.touched = touched.address, f.order = order.address, f.sorted_counts = sorted_counts.address;
+    f.rects = rects.address, f.touched = touched.address, f.tile_bins = tile_bins.address, f.chunks = chunks.address;
     f.keys_lo = keys[0].address, f.keys_hi = keys[1].address, f.values = keys[2].address;
     f.keys_lo_alt = keys[3].address, f.keys_hi_alt = keys[4].address, f.values_alt = keys[5].address;
     f.tile_ranges = tile_ranges.address, f.image = image.address, f.counters = counters.address;
@@ -832,8 +849,8 @@ VulkanPassTimes medianPassTimes(std::span<const VulkanPassTimes> runs) {
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
     out.*field = v[v.size() / 2];
   };
-  for (double VulkanPassTimes::*f : {&VulkanPassTimes::mesh, &VulkanPassTimes::preprocess, &VulkanPassTimes::depth_sort, &VulkanPassTimes::scan,
-                                     &VulkanPassTimes::emit, &VulkanPassTimes::sort, &VulkanPassTimes::ranges, &VulkanPassTimes::raster,
+  for (double VulkanPassTimes::*f : {&VulkanPassTimes::mesh, &VulkanPassTimes::preprocess, &VulkanPassTimes::bin, &VulkanPassTimes::scan,
+                                     &VulkanPassTimes::emit, &VulkanPassTimes::sort, &VulkanPassTimes::raster,
                                      &VulkanPassTimes::readback, &VulkanPassTimes::total})
     median(f);
   return out;
@@ -1057,8 +1074,7 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
     m.ensureMeshTargets(static_cast<uint32_t>(cam.width), static_cast<uint32_t>(cam.height));
     mesh_triangles = m.uploadMeshes(meshes, cam, &mesh_draws_offset);
   }
-  const int hi_bits = std::bit_width(tiles_x * tiles_y);  // room for the padding tile id (= tile count)
-  const uint32_t slot_blocks = ceilDiv(m.slots, SF_SCAN_BLOCK);
+  const uint32_t tile_count = tiles_x * tiles_y, tile_blocks = ceilDiv(tile_count, SF_SCAN_BLOCK);
 
   // The frames this attempt records: all of them, then after a key overflow (the buffers grown) all again,
   // or with a tail only those that overflowed (a tail does nothing in a frame whose keys overflowed, and the
@@ -1071,6 +1087,7 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
   // rendered again follow later frames whose tails changed the inputs, and may need a little more.
   const int attempts = tail && runs > 1 ? 4 : 2;
   for (int attempt = 0; attempt < attempts; ++attempt) {
+    m.ensureChunks();
     for (int r = 0; r < runs; ++r)
       m.writeFrame(&views[static_cast<size_t>(r)].camera, views[static_cast<size_t>(r)].background, tiles_x, tiles_y, settings.depth, static_cast<uint32_t>(r));
     VkCommandBuffer cmd = m.ctx.begin();
@@ -1081,8 +1098,9 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
     const VkDeviceSize depth_bytes = settings.depth ? image_bytes / 2 : 0, counters_at = image_bytes + depth_bytes;
     constexpr VkDeviceSize counter_bytes = SF_COUNTER_WORDS * 4;  // per recorded frame
     gpu::Buffer& st_buf = m.staging(counters_at + counter_bytes * todo.size());
-    int passes = 0;
-    GpuPush alt = m.push();
+    // Merge passes recorded: enough for the longest list possible (a slot reaches a tile once); those no
+    // list of the frame needs are dispatched with no workgroups (seg_setup.comp).
+    const uint32_t merge_passes = std::min<uint32_t>(mergePasses(std::min<uint64_t>(m.slots, m.key_capacity)), SF_MAX_MERGE_PASSES);
     auto barrier = [&] {
       if (!m.has_mesh) return gpu::computeBarrier(cmd);
       // With meshes, what compute and transfer wrote is also read by the mesh pipeline's vertex and
@@ -1101,27 +1119,24 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
     for (size_t at = 0; at < todo.size(); ++at) {
       const int run = todo[at];
       m.run_index = static_cast<uint32_t>(run);
-      alt = m.push();  // this frame's records (the tile sort sets its flags)
       m.timestamp_base = static_cast<uint32_t>(at) * kTimestamps;
       if (at > 0) barrier();
       m.timestamp(cmd, 0);
       // The frame as declared passes; the graph puts a barrier wherever a pass touches what an earlier one
       // wrote (or overwrites what one read) since the last barrier. docs/architecture.md shows the result.
       FrameGraph g;
-      const uint32_t r_counters = g.resource("counters"), r_ranges = g.resource("tile ranges"), r_deform_in = g.resource("deform inputs"),
+      const uint32_t r_counters = g.resource("counters"), r_bins = g.resource("tile bins"), r_deform_in = g.resource("deform inputs"),
                      r_skinned = g.resource("skinned vertices"), r_mesh_data = g.resource("mesh data"), r_splats = g.resource("splat slots"), r_mesh = g.resource("mesh layer"),
-                     r_projected = g.resource("projected splats"), r_keys = g.resource("sort keys"), r_order = g.resource("depth order"),
-                     r_counts = g.resource("tile counts"), r_image = g.resource("image"), r_readback = g.resource("readback"),
-                     r_train = g.resource("training state");
-      const VkDeviceAddress slots_word = m.counters.address + SF_COUNTER_SLOTS * 4;
-      const int tile_passes = (hi_bits + 7) / 8;
-      g.add("clear", {}, {r_counters, r_ranges, r_projected}, [&] {
+                     r_projected = g.resource("projected splats"), r_ranges = g.resource("tile ranges"), r_pairs = g.resource("tile pairs"),
+                     r_image = g.resource("image"), r_readback = g.resource("readback"), r_train = g.resource("training state");
+      g.add("clear", {}, {r_counters, r_bins, r_projected}, [&] {
         // One write per buffer: a fill followed by an update of the same bytes would be a write-after-write
         // hazard between two transfer commands with no barrier between them.
         uint32_t counters[SF_COUNTER_WORDS] = {};
         counters[SF_COUNTER_SLOTS] = m.slots;
+        counters[SF_COUNTER_TILES] = tile_count;
         vkCmdUpdateBuffer(cmd, m.counters.buffer, 0, sizeof(counters), counters);
-        vkCmdFillBuffer(cmd, m.tile_ranges.buffer, 0, VK_WHOLE_SIZE, 0);
+        vkCmdFillBuffer(cmd, m.tile_bins.buffer, 0, VK_WHOLE_SIZE, 0);
         // Free slots of the sink (objects gone, not yet reused) touch no tile: depth keys sort them last.
         for (const SplatSink::Range& r : m.slot_sink.freeRanges()) vkCmdFillBuffer(cmd, m.touched.buffer, r.first * 4, r.count * 4, 0);
       });
@@ -1188,48 +1203,49 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
         }
         m.timestamp(cmd, 2);
       });
-      // Depth order of the slots (stable: equal depths keep slot order; culled slots last).
-      g.add("depth keys", {r_projected}, {r_keys}, [&] { m.dispatch(cmd, m.depth_keys, m.push(), ceilDiv(m.slots, SF_WG_SIZE)); });
-      g.add("depth sort", {r_keys, r_counters}, {r_keys, r_counters}, [&] {
-        m.recordSortSetup(cmd, slots_word, SF_DESC_SPLATS, 0);
-        gpu::computeBarrier(cmd);
-        m.recordSort(cmd, SF_DESC_SPLATS, kDepthPasses, 0, 0, m.slots);
-      });
-      g.add("gather counts", {r_keys, r_projected}, {r_order, r_counts}, [&] {
-        m.dispatch(cmd, m.gather_counts, m.push(), ceilDiv(m.slots, SF_WG_SIZE));
+      // Each tile's (depth, slot) pairs in its own range: counted per tile, the counts scanned to ranges,
+      // the pairs binned at the tiles' cursors, then sorted within each tile (chunks, then merges).
+      g.add("bin", {r_projected, r_bins}, {r_bins}, [&] {
+        m.dispatch(cmd, m.bin_tiles, m.push(), ceilDiv(m.slots, SF_WG_SIZE));
         m.timestamp(cmd, 3);
       });
-      g.add("scan", {r_counts, r_counters}, {r_counts}, [&] {
-        m.recordScan(cmd, m.sorted_counts.address, slots_word, m.slot_sums.address, slot_blocks, -1);
+      g.add("tile ranges", {r_bins, r_counters}, {r_bins, r_ranges, r_counters}, [&] {
+        m.recordScan(cmd, m.tile_bins.address, m.counters.address + SF_COUNTER_TILES * 4, m.bin_sums.address, tile_blocks, -1);
+        gpu::computeBarrier(cmd);
+        GpuPush p = m.push();
+        p.scan_count = m.bin_sums.address + static_cast<VkDeviceAddress>(tile_blocks) * 4;  // the scan's total
+        m.dispatch(cmd, m.tile_setup, p, ceilDiv(tile_count, SF_WG_SIZE));
+        gpu::computeBarrier(cmd);
+        m.dispatch(cmd, m.seg_setup, m.push(), 1);
         m.timestamp(cmd, 4);
       });
-      g.add("emit keys", {r_counts, r_order, r_projected, r_counters}, {r_keys, r_counters}, [&] {
-        m.recordSortSetup(cmd, m.slot_sums.address + static_cast<VkDeviceAddress>(slot_blocks) * 4, SF_DESC_KEYS, SF_FLAG_KEY_SORT);
-        gpu::computeBarrier(cmd);
-        m.dispatch(cmd, m.emit_keys, m.push(), ceilDiv(m.slots, SF_WG_SIZE));
+      g.add("emit", {r_projected, r_bins, r_ranges}, {r_bins, r_pairs}, [&] {
+        GpuPush p = m.push();
+        p.pad0 = 1;  // emitting
+        m.dispatch(cmd, m.bin_tiles, p, ceilDiv(m.slots, SF_WG_SIZE));
         m.timestamp(cmd, 5);
       });
-      // Keys were emitted in depth order: a stable sort by tile alone gives each tile's splats front to back.
-      g.add("tile sort", {r_keys, r_counters}, {r_keys}, [&] {
-        passes = m.recordSort(cmd, SF_DESC_KEYS, 0, tile_passes, 0);
-        alt.pad0 = passes % 2 ? SF_FLAG_SOURCE_ALT : 0u;
+      g.add("tile sort", {r_pairs, r_ranges, r_counters}, {r_pairs}, [&] {
+        m.dispatchIndirect(cmd, m.seg_sort, m.push(), SF_COUNTER_SEG_DISPATCH);
+        for (uint32_t pass = 0; pass < merge_passes; ++pass) {
+          gpu::computeBarrier(cmd);
+          GpuPush p = m.push();
+          p.shift = pass;
+          m.dispatchIndirect(cmd, m.seg_merge, p, SF_COUNTER_MERGE_DISPATCH + 3 * pass);
+        }
         m.timestamp(cmd, 6);
       });
-      g.add("tile ranges", {r_keys, r_counters}, {r_ranges}, [&] {
-        m.dispatchIndirect(cmd, m.ranges, alt, SF_DESC_KEYS + SF_SORT_DESC_DISPATCH_ITEMS);
+      g.add("raster", {r_ranges, r_pairs, r_projected, r_mesh, r_splats}, {r_image}, [&] {  // splat slots: the shape words
+        m.dispatch(cmd, m.has_shapes ? m.raster_shapes : m.raster, m.push(), tiles_x, tiles_y * (SF_TILE / SF_RASTER_ROWS));
         m.timestamp(cmd, 7);
       });
-      g.add("raster", {r_ranges, r_keys, r_projected, r_mesh, r_splats}, {r_image}, [&] {  // splat slots: the shape words
-        m.dispatch(cmd, m.has_shapes ? m.raster_shapes : m.raster, alt, tiles_x, tiles_y * (SF_TILE / SF_RASTER_ROWS));
-        m.timestamp(cmd, 8);
-      });
-      g.add("tail", {r_image, r_ranges, r_keys, r_projected, r_counters}, {r_train}, [&] { tail->record(cmd, m.frameAddress(), alt.pad0, static_cast<uint32_t>(run)); }, tail != nullptr);
+      g.add("tail", {r_image, r_ranges, r_pairs, r_projected, r_counters}, {r_train}, [&] { tail->record(cmd, m.frameAddress(), static_cast<uint32_t>(run)); }, tail != nullptr);
       g.add("readback", {r_image, r_counters}, {r_readback}, [&] {
         VkBufferCopy img_copy{0, 0, image_bytes}, depth_copy{0, image_bytes, depth_bytes}, cnt_copy{0, counters_at + counter_bytes * at, counter_bytes};
         if (image_bytes) vkCmdCopyBuffer(cmd, m.image.buffer, st_buf.buffer, 1, &img_copy);
         if (depth_bytes) vkCmdCopyBuffer(cmd, m.depth_out.buffer, st_buf.buffer, 1, &depth_copy);
         vkCmdCopyBuffer(cmd, m.counters.buffer, st_buf.buffer, 1, &cnt_copy);
-        m.timestamp(cmd, 9);
+        m.timestamp(cmd, 8);
       });
       g.run(barrier);
       m.last_graph = std::move(g);
@@ -1237,7 +1253,6 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
     m.timestamp_base = 0;
     m.run_index = 0;
     m.ctx.submit(cmd);
-    m.last_passes = passes;
 
     std::vector<int> overflowed;
     uint32_t most_keys = 0;
@@ -1258,12 +1273,12 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
       st.splats = m.slot_sink.live();
       st.visible = cnt[SF_COUNTER_VISIBLE];
       st.tile_keys = cnt[SF_COUNTER_KEYS];
-      st.sort_passes = kDepthPasses + passes;
+      st.sort_passes = static_cast<int>(mergePasses(cnt[SF_COUNTER_LONGEST]));
       st.host_staging_bytes = m.readback.size;
       st.uploaded_slots = uploaded_slots;
       st.first_slots.clear();
       for (const Impl::Resident& r : m.residents) st.first_slots.push_back(r.slots.first);
-      st.times = {ms[1], ms[2], ms[3], ms[4], ms[5], ms[6], ms[7], ms[8], ms[9], ms[0]};
+      st.times = {ms[1], ms[2], ms[3], ms[4], ms[5], ms[6], ms[7], ms[8], ms[0]};
     }
     if (!overflowed.empty()) {
       m.ensureKeys(static_cast<uint64_t>(most_keys) + most_keys / 4);
@@ -1305,13 +1320,17 @@ VulkanFrameDebug VulkanRenderer::readDebug() {
   d.means = floats(m.means, m.slots * 2ull);
   d.conic_opacity = floats(m.conic_opacity, m.slots * 4ull);
   d.color_depth = floats(m.color_depth, m.slots * 4ull);
-  d.offsets = uints(m.sorted_counts, m.slots);
   std::vector<uint32_t> cnt = uints(m.counters, SF_COUNTER_WORDS);
-  size_t keys = std::min(cnt[SF_COUNTER_KEYS], m.key_capacity);
-  bool alt = m.last_passes % 2 != 0;
-  d.sorted_tiles = uints(m.keys[alt ? 4 : 1], keys);
-  d.sorted_values = uints(m.keys[alt ? 5 : 2], keys);
+  const size_t keys = cnt[SF_COUNTER_OVERFLOW] ? 0 : cnt[SF_COUNTER_KEYS];
   d.tile_ranges = uints(m.tile_ranges, m.tiles * 2ull);
+  const std::vector<uint32_t> values = uints(m.keys[2], keys), values_alt = uints(m.keys[5], keys);
+  d.sorted_tiles.assign(keys, 0);
+  d.sorted_values.assign(keys, 0);
+  for (uint32_t t = 0; t < m.tiles; ++t) {
+    const uint32_t begin = d.tile_ranges[2 * t], end = d.tile_ranges[2 * t + 1];
+    const std::vector<uint32_t>& from = mergePasses(end - begin) % 2 ? values_alt : values;
+    for (uint32_t k = begin; k < end && k < keys; ++k) d.sorted_tiles[k] = t, d.sorted_values[k] = from[k];
+  }
   d.slot_positions = floats(m.positions, m.slots * 3ull);
   d.slot_covariances = floats(m.covariances, m.slots * 6ull);
   for (const Impl::MeshVertices& mv : m.mesh_vertices) {

@@ -25,15 +25,15 @@ class Context;
 
 struct VulkanPassTimes {  // milliseconds, from GPU timestamps
   // mesh: everything before preprocess: per-frame uploads, the splat deform pass, GPU sources (neural
-  // generators run in the frame) and the mesh pass.
-  // depth_sort: the slots' depth order (4 radix passes over one key per slot); sort: the stable sort of
-  // the (tile, slot) keys by tile, emitted in depth order.
-  double mesh = 0, preprocess = 0, depth_sort = 0, scan = 0, emit = 0, sort = 0, ranges = 0, raster = 0, readback = 0, total = 0;
+  // generators run in the frame) and the mesh pass. bin: each tile's pair count; scan: the tiles' ranges
+  // and sort chunks; emit: the (depth, slot) pairs into their tiles' ranges; sort: each tile's pairs by
+  // depth (chunk sorts in shared memory, then merges within the longer lists).
+  double mesh = 0, preprocess = 0, bin = 0, scan = 0, emit = 0, sort = 0, raster = 0, readback = 0, total = 0;
 };
 
 struct VulkanFrameStats {
   size_t splats = 0, visible = 0, tile_keys = 0;  // splats: in the frame's objects (free sink slots not counted)
-  int sort_passes = 0;
+  int sort_passes = 0;  // merge passes of the longest tile list (0: every list fit one chunk sort)
   bool regrown = false;  // the key buffers overflowed and the frame was rendered again after growing
   // Host-visible staging the renderer holds: uploads go through it in pieces of at most 64 MiB, so it
   // stays at max(64 MiB, the image readback) whatever the scene's size. (A staging buffer as large as the
@@ -51,8 +51,7 @@ struct VulkanFrameDebug {
   std::vector<float> means;          // 2 per slot
   std::vector<float> conic_opacity;  // 4 per slot
   std::vector<float> color_depth;    // 4 per slot
-  std::vector<uint32_t> offsets;     // per depth-ordered slot: exclusive scan of tiles touched
-  std::vector<uint32_t> sorted_tiles, sorted_values;  // per key, after the sort
+  std::vector<uint32_t> sorted_tiles, sorted_values;  // per pair, after the sort (each tile's from the buffer its list ended in)
   std::vector<uint32_t> tile_ranges;  // 2 per tile
   // The splat slots after the frame's deform passes (object space): 3 floats of centre, 6 of covariance each.
   std::vector<float> slot_positions, slot_covariances;
@@ -70,14 +69,14 @@ VulkanPassTimes medianPassTimes(std::span<const VulkanPassTimes> runs);
 // passes, train/gpu_trainer.h). `frame` is the device address of the frame's GpuFrame (render/gpu_shared.h),
 // `run` the frame's index in its submission (renderBatchWithTail; 0 for renderWithTail);
 // its raster has also written, per pixel, the final transmittance (train_final_t) and 1 + the position in the
-// tile's list of the last splat blended (train_last); `raster_flags` are the raster's pass flags
-// (SF_FLAG_SOURCE_ALT: the sorted values are in values_alt). The tail must only read the frame's buffers, and
+// tile's list of the last splat blended (train_last); a tile's list sits in values or values_alt as its
+// length says (sfMergePasses, render/gpu_shared.h). The tail must only read the frame's buffers, and
 // must do nothing when the frame's counters report a key overflow (the frame is then rendered again, its tail
 // with it, after the key buffers grow).
 class FrameTail {
  public:
   virtual ~FrameTail() = default;
-  virtual void record(void* command_buffer, uint64_t frame, uint32_t raster_flags, uint32_t run) const = 0;
+  virtual void record(void* command_buffer, uint64_t frame, uint32_t run) const = 0;
 };
 
 // One frame of a batch (renderBatchWithTail): its camera and background. A batch's frames share one image size.

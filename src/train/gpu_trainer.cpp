@@ -238,11 +238,10 @@ class GpuState : public GpuSplatSource, public FrameTail {
     dispatch1d(static_cast<VkCommandBuffer>(command_buffer), pipes_->activate, p, t.count);
   }
   // FrameTail: loss, backward, noise, Adam.
-  void record(void* command_buffer, uint64_t frame, uint32_t raster_flags, uint32_t run) const override {
+  void record(void* command_buffer, uint64_t frame, uint32_t run) const override {
     auto cmd = static_cast<VkCommandBuffer>(command_buffer);
     GpuTrainPush p = run_push_.at(run);
     p.frame = frame;
-    p.frame_flags = raster_flags;
     const uint64_t pixels = static_cast<uint64_t>(width_) * static_cast<uint64_t>(height_);
     const uint32_t q0 = run * (kTailPasses + 1);
     vkCmdResetQueryPool(cmd, queries_, q0, kTailPasses + 1);
@@ -401,8 +400,8 @@ TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& ds, Ga
     for (const GpuState::StepResult& sr : results) {
       fwd_ms += sr.forward_ms, tail_ms += sr.tail_ms;
       const VulkanPassTimes& t = sr.times;
-      pass_sum.mesh += t.mesh, pass_sum.preprocess += t.preprocess, pass_sum.depth_sort += t.depth_sort, pass_sum.scan += t.scan;
-      pass_sum.emit += t.emit, pass_sum.sort += t.sort, pass_sum.ranges += t.ranges, pass_sum.raster += t.raster;
+      pass_sum.mesh += t.mesh, pass_sum.preprocess += t.preprocess, pass_sum.bin += t.bin, pass_sum.scan += t.scan;
+      pass_sum.emit += t.emit, pass_sum.sort += t.sort, pass_sum.raster += t.raster;
       for (size_t q = 0; q < kTailPasses; ++q) tail_sum[q] += sr.tail_pass_ms[q];
       loss_sum += sr.loss;
       ++loss_steps;
@@ -457,9 +456,9 @@ TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& ds, Ga
   const double per = 1.0 / o.steps;
   r.gpu_pass_ms = {{"activation", pass_sum.mesh * per},
                    {"preprocess", pass_sum.preprocess * per},
-                   {"depth sort", pass_sum.depth_sort * per},
-                   {"scan + keys", (pass_sum.scan + pass_sum.emit) * per},
-                   {"tile sort + ranges", (pass_sum.sort + pass_sum.ranges) * per},
+                   {"bin + tile ranges", (pass_sum.bin + pass_sum.scan) * per},
+                   {"emit", pass_sum.emit * per},
+                   {"tile sort", pass_sum.sort * per},
                    {"raster", pass_sum.raster * per}};
   for (size_t q = 0; q < kTailPasses; ++q) r.gpu_pass_ms.emplace_back(kTailPassNames[q], tail_sum[q] * per);
   r.seconds = msSince(t_start) / 1000.0;

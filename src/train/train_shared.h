@@ -49,8 +49,7 @@ struct GpuTrainPush {
   float noise_scale;         // lr_means * noise_lr
   float lr[5];               // means, quats, log-scales, opacities, colours (means already times the extent)
   uint seed;
-  uint frame_flags;          // the raster's pass flags (SF_FLAG_SOURCE_ALT: the sorted values are in values_alt)
-  uint pad;
+  uint pad[2];
 };
 
 // The activation pass (a GpuSplatSource): parameters -> the frame's slots.

@@ -527,18 +527,17 @@ class Viewer {
       ImGui::Text("%dx%d  %.1f fps  (frame %.2f ms: render %.2f, present %.2f)", camera_.width, camera_.height,
                   mean > 0 ? 1000.0 / mean : 0.0, mean, render_ms_, present_ms_);
       ImGui::Text("%s", renderer().device().name.c_str());
-      ImGui::Text("splats %zu  visible %zu  tile keys %zu  sort passes %d%s", stats_.splats, stats_.visible,
+      ImGui::Text("splats %zu  visible %zu  tile pairs %zu  merge passes %d%s", stats_.splats, stats_.visible,
                   stats_.tile_keys, stats_.sort_passes, stats_.regrown ? "  (keys regrown)" : "");
       const VulkanPassTimes& t = stats_.times;
       if (ImGui::TreeNode("GPU passes", "GPU passes: %.2f ms", t.total)) {
         if (ImGui::BeginTable("passes", 2, ImGuiTableFlags_SizingFixedFit)) {
           const std::pair<const char*, double> rows[] = {{"meshes + deform", t.mesh},
                                                          {"preprocess", t.preprocess},
-                                                         {"depth sort", t.depth_sort},
-                                                         {"scan", t.scan},
-                                                         {"keys", t.emit},
+                                                         {"bin", t.bin},
+                                                         {"tile ranges", t.scan},
+                                                         {"emit", t.emit},
                                                          {"tile sort", t.sort},
-                                                         {"ranges", t.ranges},
                                                          {"raster", t.raster},
                                                          {"readback", t.readback},
                                                          {"GPU total", t.total}};

@@ -1,7 +1,6 @@
 #version 460
 // One thread: from an element count (pc.scan_data[0]) derive a sort descriptor at pc.scan_sums: the
 // clamped count, steps per subgroup, block count, histogram size and the indirect dispatch arguments of the sort passes.
-// For the frame's key sort (SF_FLAG_KEY_SORT) it also records the total and the overflow flag.
 #include "common.glsl"
 
 layout(local_size_x = 1) in;
@@ -11,10 +10,6 @@ void main() {
   Uints d = pc.scan_sums;
   uint total = pc.scan_data.v[0];
   uint n = min(total, fr.f.key_capacity);
-  if ((pc.pad0 & SF_FLAG_KEY_SORT) != 0u) {
-    fr.f.counters.v[SF_COUNTER_KEYS] = total;
-    fr.f.counters.v[SF_COUNTER_OVERFLOW] = total > fr.f.key_capacity ? 1u : 0u;
-  }
   // Enough sub-blocks to fill the device (about SF_SORT_TARGET_SUB_BLOCKS), each at most SF_SORT_MAX_ROUNDS
   // steps long: a subgroup's steps run one after another, so few long sub-blocks would leave a small sort
   // waiting on a handful of subgroups. Any blocking gives the same result (the sort is stable).

@@ -1,17 +1,23 @@
 // Whether a splat can reach alpha >= 1/255 in tile (tx, ty): splatReachesTile() of cpu_renderer.cpp.
+// `precise` (no contraction into fused operations): the binning's counting and emitting runs must decide
+// every tile alike, whatever code the compiler makes of each.
 #define SF_MAX_TESTED_TILE_AREA 1024
 
-float conicQ(vec3 con, float dx, float dy) { return con.x * dx * dx + 2.0 * con.y * dx * dy + con.z * dy * dy; }
+float conicQ(vec3 con, float dx, float dy) {
+  precise float q = con.x * dx * dx + 2.0 * con.y * dx * dy + con.z * dy * dy;
+  return q;
+}
 
 bool splatReachesTile(vec2 mean, vec4 co, uint tx, uint ty) {
-  float limit = 2.0 * log(255.0 * co.w);
-  float x0 = float(tx * SF_TILE) - mean.x, x1 = x0 + float(SF_TILE - 1);
-  float y0 = float(ty * SF_TILE) - mean.y, y1 = y0 + float(SF_TILE - 1);
+  precise float limit = 2.0 * log(255.0 * co.w);
+  precise float x0 = float(tx * SF_TILE) - mean.x, x1 = x0 + float(SF_TILE - 1);
+  precise float y0 = float(ty * SF_TILE) - mean.y, y1 = y0 + float(SF_TILE - 1);
   if (x0 <= 0.0 && x1 >= 0.0 && y0 <= 0.0 && y1 >= 0.0) return limit >= 0.0;
   vec3 con = co.xyz;
-  float best = conicQ(con, x0, clamp(-con.y * x0 / con.z, y0, y1));
+  precise float best = conicQ(con, x0, clamp(-con.y * x0 / con.z, y0, y1));
   best = min(best, conicQ(con, x1, clamp(-con.y * x1 / con.z, y0, y1)));
   best = min(best, conicQ(con, clamp(-con.y * y0 / con.x, x0, x1), y0));
   best = min(best, conicQ(con, clamp(-con.y * y1 / con.x, x0, x1), y1));
-  return best <= limit * 1.001 + 0.01;
+  precise float bound = limit * 1.001 + 0.01;
+  return best <= bound;
 }

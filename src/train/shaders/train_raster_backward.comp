@@ -77,7 +77,7 @@ void main() {
   FrameRef fr = FrameRef(pc.frame);
   uint tile = gl_WorkGroupID.y * fr.f.tiles_x + gl_WorkGroupID.x;
   uvec2 range = fr.f.tile_ranges.v[tile];
-  Uints values = (pc.frame_flags & SF_FLAG_SOURCE_ALT) != 0u ? fr.f.values_alt : fr.f.values;
+  Uints values = (sfMergePasses(range.y - range.x) & 1u) != 0u ? fr.f.values_alt : fr.f.values;
   uint px = gl_GlobalInvocationID.x, py = gl_GlobalInvocationID.y;
   bool inside = px < fr.f.width && py < fr.f.height;
   uint pix = py * fr.f.width + px;

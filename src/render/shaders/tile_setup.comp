@@ -1,0 +1,32 @@
+#version 460
+// After the tile counts were scanned (tile_bins: each tile's first pair; the total at pc.scan_count[0]):
+// per tile its [begin, end) range and its sort chunks (SF_SEG_BLOCK pairs each, listed in no order), the
+// longest list, the frame's pair total and its overflow flag. A frame whose pairs overflow the key capacity
+// gets empty ranges and no chunks (it is rendered again once the buffers have grown).
+#include "common.glsl"
+
+layout(local_size_x = SF_WG_SIZE) in;
+
+void main() {
+  FrameRef fr = pc.frame;
+  uint tiles = fr.f.tiles_x * fr.f.tiles_y, t = gl_GlobalInvocationID.x;
+  if (t >= tiles) return;
+  uint total = pc.scan_count.v[0];
+  bool overflow = total > fr.f.key_capacity;
+  if (t == 0u) {
+    fr.f.counters.v[SF_COUNTER_KEYS] = total;
+    fr.f.counters.v[SF_COUNTER_OVERFLOW] = overflow ? 1u : 0u;
+  }
+  uint begin = fr.f.tile_bins.v[t], end = t + 1u < tiles ? fr.f.tile_bins.v[t + 1u] : total;
+  if (overflow) {
+    fr.f.tile_ranges.v[t] = uvec2(0u);
+    return;
+  }
+  fr.f.tile_ranges.v[t] = uvec2(begin, end);
+  uint len = end - begin;
+  if (len == 0u) return;
+  uint chunks = (len + SF_SEG_BLOCK - 1u) / SF_SEG_BLOCK;
+  uint first = atomicAdd(fr.f.counters.v[SF_COUNTER_CHUNKS], chunks);
+  for (uint k = 0u; k < chunks; ++k) fr.f.chunks.v[first + k] = uvec2(t, k);
+  atomicMax(fr.f.counters.v[SF_COUNTER_LONGEST], len);
+}
