@@ -50,6 +50,7 @@ namespace sf::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+static_assert(kDefaultWidth == kDefaultCameraWidth && kDefaultHeight == kDefaultCameraHeight, "one default image size");
 
 double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 

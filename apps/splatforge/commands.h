@@ -21,7 +21,7 @@ struct LoadPolicyOptions {
 };
 
 // The image size every command uses when neither a camera file nor --width/--height gives one.
-inline constexpr int kDefaultWidth = 1280, kDefaultHeight = 720;
+inline constexpr int kDefaultWidth = 1280, kDefaultHeight = 720;  // a look-at camera file's default too (commands.cpp checks)
 
 // The formats the tool reads and writes, for help texts.
 inline constexpr const char* kReadFormats = ".ply, .compressed.ply, .spz, .splat, .sog, meta.json (SOG), .ksplat, .glb, .gltf, .spl2";

@@ -29,6 +29,7 @@
 #include "core/limits.h"
 #include "io/file.h"
 #include "io/image_io.h"
+#include "io/json.h"
 
 namespace sf {
 
@@ -1414,6 +1415,19 @@ GltfDocument parseGltf(std::span<const uint8_t> bytes, const std::string& name, 
   const bool binary = bytes.size() >= 4 && std::memcmp(bytes.data(), "glTF", 4) == 0;
   if (binary) checkGlbContainer(bytes, name);
   std::string_view json = jsonText(bytes, binary);
+  if (!binary) {
+    // A .gltf is a JSON object: anything else (a PLY, a PNG, a GLB with a damaged magic) is named as such
+    // before the JSON checks, which would otherwise report what its bytes happen to look like.
+    size_t first = json.size() >= 3 && json.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;  // a UTF-8 byte-order mark
+    while (first < json.size() && std::strchr(" \t\r\n", json[first])) ++first;
+    if (first == json.size() || json[first] != '{') {
+      std::string start;
+      for (size_t i = first; i < json.size() && start.size() < 12; ++i)
+        start += json[i] >= 32 && json[i] < 127 ? json[i] : '.';
+      throw FormatError(name, first, "not a glTF or GLB model (a .gltf file is a JSON object, a .glb starts with \"glTF\"); this file " +
+                                         (start.empty() ? std::string("is empty") : "starts with \"" + start + "\""));
+    }
+  }
   if (jsonDepth(json) > kMaxJsonDepth)
     throw Error(name + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
 
@@ -1441,11 +1455,13 @@ GltfDocument parseGltf(std::span<const uint8_t> bytes, const std::string& name, 
       ok = loader.LoadASCIIFromString(&model, &err, &warn, reinterpret_cast<const char*>(bytes.data()),
                                       static_cast<unsigned int>(bytes.size()), dir);
   } catch (const std::exception& e) {  // nlohmann::json or allocation failures inside tinygltf
-    throw Error(name + ": " + e.what());
+    (void)parseJsonText(json, name);  // malformed JSON: its byte, path and reason
+    throw Error(name + ": " + withoutJsonPrefix(e.what()));
   }
   if (!ok) {
+    (void)parseJsonText(json, name);
     if (err.empty()) err = "not a valid glTF file";
-    throw Error(name + ": " + describeLoadError(err, json));
+    throw Error(name + ": " + withoutJsonPrefix(describeLoadError(err, json)));
   }
   GltfDocument doc = Loader(model, name, image_bytes, fs_ctx.base_dir).run();
   if (!warn.empty()) doc.warnings.push_back(describeLoadError(warn, json));

@@ -50,17 +50,16 @@ class PathTracker {
   std::vector<Level> stack_;
 };
 
-// nlohmann's messages start with "[json.exception.<kind>.<id>] "; ours do not.
-std::string withoutPrefix(const char* what) {
-  std::string s = what;
-  if (s.rfind("[json.exception.", 0) == 0) {
-    const size_t end = s.find("] ");
-    if (end != std::string::npos) s = s.substr(end + 2);
+}  // namespace
+
+std::string withoutJsonPrefix(std::string s) {
+  for (size_t at; (at = s.find("[json.exception.")) != std::string::npos;) {
+    const size_t end = s.find("] ", at);
+    if (end == std::string::npos) break;
+    s.erase(at, end + 2 - at);
   }
   return s;
 }
-
-}  // namespace
 
 nlohmann::json parseJsonText(std::string_view text, const std::string& file) {
   PathTracker tracker;
@@ -69,9 +68,9 @@ nlohmann::json parseJsonText(std::string_view text, const std::string& file) {
         text.begin(), text.end(),
         [&tracker](int, nlohmann::json::parse_event_t e, nlohmann::json& parsed) { return tracker.event(e, parsed); });
   } catch (const nlohmann::json::parse_error& e) {
-    throw FormatError(file, e.byte > 0 ? e.byte - 1 : 0, "malformed JSON at " + tracker.path() + ": " + withoutPrefix(e.what()));
+    throw FormatError(file, e.byte > 0 ? e.byte - 1 : 0, "malformed JSON at " + tracker.path() + ": " + withoutJsonPrefix(e.what()));
   } catch (const nlohmann::json::exception& e) {
-    throw Error(file + ": " + tracker.path() + ": " + withoutPrefix(e.what()));
+    throw Error(file + ": " + tracker.path() + ": " + withoutJsonPrefix(e.what()));
   }
 }
 

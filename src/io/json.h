@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,9 @@ namespace sf {
 
 nlohmann::json parseJsonText(std::string_view text, const std::string& file);
 
+// `s` without nlohmann's "[json.exception.<kind>.<id>] " markers (messages of libraries that use it).
+std::string withoutJsonPrefix(std::string s);
+
 // A JSON value together with its path ("objects[1].transform") and the file, for messages.
 struct JsonNode {
   const nlohmann::json& value;
@@ -28,6 +32,18 @@ struct JsonNode {
     throw Error(file + ": " + (path.empty() ? "(root)" : path) + ": " + reason);
   }
   bool has(const char* key) const { return value.is_object() && value.contains(key); }
+  // Refuses a key of this object outside `known` (a typo such as "upp" is an error, not a default).
+  void onlyKeys(std::initializer_list<const char*> known) const {
+    if (!value.is_object()) fail("expected an object");
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      bool found = false;
+      for (const char* k : known) found = found || it.key() == k;
+      if (found) continue;
+      std::string list;
+      for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+      throw Error(file + ": " + (path.empty() ? "(root)" : path) + ": unknown key \"" + it.key() + "\" (expected " + list + ")");
+    }
+  }
   JsonNode operator[](const char* key) const {
     if (!value.is_object()) fail("expected an object");
     auto it = value.find(key);

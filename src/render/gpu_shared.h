@@ -45,8 +45,13 @@ using uint = uint32_t;
 // of SF_SEG_WG threads each), then merged pairwise in passes of doubling width within tiles longer than one
 // chunk. A tile of L > SF_SEG_BLOCK pairs takes sfMergePasses(L) passes, alternating between the pair
 // buffers: it ends in the alternates when that number is odd. SF_MAX_MERGE_PASSES covers 2^31 pairs.
+// Lists of at most SF_SEG_SMALL pairs (most lists of most frames) are sorted by a smaller workgroup
+// (SF_SEG_SMALL_WG threads, SF_SEG_SMALL pairs of shared memory): no thread idles through a network sized
+// for a long list.
 #define SF_SEG_BLOCK 4096
 #define SF_SEG_WG 256
+#define SF_SEG_SMALL 256
+#define SF_SEG_SMALL_WG 64
 #define SF_MAX_MERGE_PASSES 20
 
 // Radix sort pass flags (GpuPush::pad0): read the sort's alternate buffers; sort on the high key word; carry
@@ -107,7 +112,7 @@ struct GpuFrame {
   uint has_mesh;     // 1: mesh_color / mesh_depth hold this frame's mesh layer
   uint write_depth;  // 1: the raster also writes depth_out
   uint write_train;  // 1: the raster also writes train_final_t and train_last (training, train/gpu_trainer.h)
-  uint pad_train;
+  uint chunk_capacity;  // entries of chunks[]: lists of at most SF_SEG_SMALL pairs from the front, the others' chunks from the back
   // Splat sink (inputs).
   SF_REF(Floats) positions;      // 3 floats per slot
   SF_REF(Floats) covariances;    // 6 floats per slot (xx xy xz yy yz zz), object space
@@ -120,7 +125,7 @@ struct GpuFrame {
   SF_REF(UVec2s) rects;          // (x0 | y0 << 16, x1 | y1 << 16)
   SF_REF(Uints) touched;         // tiles per slot
   SF_REF(Uints) tile_bins;       // per tile: its pair count, scanned in place to its first pair, then the emit cursor
-  SF_REF(UVec2s) chunks;         // (tile, chunk index in the tile) per sort chunk of SF_SEG_BLOCK pairs, in no order
+  SF_REF(UVec2s) chunks;         // (tile, chunk index in the tile) per sort chunk of SF_SEG_BLOCK pairs, in no order (see chunk_capacity)
   // Pairs (ping-pong): in the frame, keys_lo holds depth bits and values slots; keys_hi only serves
   // sortPairs (the radix sort of caller-given pairs).
   SF_REF(Uints) keys_lo;
@@ -154,9 +159,11 @@ struct GpuFrame {
 #define SF_COUNTER_OVERFLOW 1      // 1 when keys exceeded key_capacity
 #define SF_COUNTER_VISIBLE 4       // slots touching at least one tile
 #define SF_COUNTER_ERROR 5         // 1 when a sort workgroup ran with an unexpected subgroup count
-#define SF_COUNTER_CHUNKS 6        // sort chunks of the frame's tile lists
+#define SF_COUNTER_CHUNKS 6        // sort chunks of the lists longer than SF_SEG_SMALL
 #define SF_COUNTER_LONGEST 7       // the longest tile list
-#define SF_COUNTER_SEG_DISPATCH 8  // 3 uints: indirect args of the chunk sort (one workgroup per chunk)
+#define SF_COUNTER_SEG_DISPATCH 8  // 3 uints: indirect args of their chunk sort (one workgroup per chunk)
+#define SF_COUNTER_SMALL_CHUNKS 11     // lists of 2..SF_SEG_SMALL pairs (one chunk each)
+#define SF_COUNTER_SMALL_DISPATCH 12   // 3 uints: indirect args of their sort
 #define SF_COUNTER_SCAN_TOTAL 20   // scratch element count (GPU sort of caller-given pairs)
 #define SF_COUNTER_SLOTS 21        // slot count of the frame
 #define SF_COUNTER_TILES 22        // tile count of the frame (the tile scan's element count)

@@ -53,6 +53,9 @@ const uint32_t kSegSetup[] = {
 const uint32_t kSegSort[] = {
 #include "seg_sort.inc"
 };
+const uint32_t kSegSortSmall[] = {
+#include "seg_sort_small.inc"
+};
 const uint32_t kSegMerge[] = {
 #include "seg_merge.inc"
 };
@@ -145,7 +148,7 @@ constexpr VkFormat kMeshColorFormat = VK_FORMAT_R32G32B32A32_SFLOAT, kMeshDepthV
 
 struct VulkanRenderer::Impl {
   gpu::Context ctx;
-  gpu::ComputePipeline preprocess, scan_reduce, scan_blocks, scan_apply, sort_setup, bin_tiles, tile_setup, seg_setup, seg_sort, seg_merge,
+  gpu::ComputePipeline preprocess, scan_reduce, scan_blocks, scan_apply, sort_setup, bin_tiles, tile_setup, seg_setup, seg_sort, seg_sort_small, seg_merge,
       histogram, scatter, raster, raster_shapes;
   VkQueryPool queries = VK_NULL_HANDLE;
 
@@ -223,6 +226,7 @@ struct VulkanRenderer::Impl {
         tile_setup(ctx, kTileSetup, sizeof(GpuPush), SF_WG_SIZE, "tile_setup"),
         seg_setup(ctx, kSegSetup, sizeof(GpuPush), 1, "seg_setup"),
         seg_sort(ctx, kSegSort, sizeof(GpuPush), SF_SEG_WG, "seg_sort"),
+        seg_sort_small(ctx, kSegSortSmall, sizeof(GpuPush), SF_SEG_SMALL_WG, "seg_sort small"),
         seg_merge(ctx, kSegMerge, sizeof(GpuPush), SF_SEG_WG, "seg_merge"),
         histogram(ctx, kRadixHistogram, sizeof(GpuPush), SF_SORT_WG, "radix_histogram", true),
         scatter(ctx, kRadixScatter, sizeof(GpuPush), SF_SORT_WG, "radix_scatter", true),
@@ -524,7 +528,7 @@ struct VulkanRenderer::Impl {
   }
 
   // The sort chunk table for the current tiles and key capacity: at most one partial chunk per tile beyond
-  // the whole ones of the capacity.
+  // the whole ones of the capacity (small lists from the front, the chunks of longer ones from the back).
   void ensureChunks() {
     const uint64_t need = static_cast<uint64_t>(tiles) + key_capacity / SF_SEG_BLOCK + 1;
     if (need <= chunk_capacity && chunks.size) return;
@@ -726,6 +730,7 @@ struct VulkanRenderer::Impl {
     f.positions = positions.address, f.covariances = covariances.address, f.opacities = opacities.address, f.sh = sh.address;
     f.means = means.address, f.conic_opacity = conic_opacity.address, f.color_depth = color_depth.address;
     f.rects = rects.address, f.touched = touched.address, f.tile_bins = tile_bins.address, f.chunks = chunks.address;
+    f.chunk_capacity = static_cast<uint32_t>(chunk_capacity);
     f.keys_lo = keys[0].address, f.keys_hi = keys[1].address, f.values = keys[2].address;
     f.keys_lo_alt = keys[3].address, f.keys_hi_alt = keys[4].address, f.values_alt = keys[5].address;
     f.tile_ranges = tile_ranges.address, f.image = image.address, f.counters = counters.address;
@@ -1226,6 +1231,7 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
         m.timestamp(cmd, 5);
       });
       g.add("tile sort", {r_pairs, r_ranges, r_counters}, {r_pairs}, [&] {
+        m.dispatchIndirect(cmd, m.seg_sort_small, m.push(), SF_COUNTER_SMALL_DISPATCH);  // disjoint ranges: no barrier between
         m.dispatchIndirect(cmd, m.seg_sort, m.push(), SF_COUNTER_SEG_DISPATCH);
         for (uint32_t pass = 0; pass < merge_passes; ++pass) {
           gpu::computeBarrier(cmd);

@@ -74,8 +74,10 @@ Camera parseCameraNode(const Node& n, std::optional<int> width, std::optional<in
   if (!n.value.is_object()) n.fail("expected a camera object");
   Camera cam;
   if (n.has("eye")) {
-    int w = width ? *width : n["width"].positiveInt();
-    int h = height ? *height : n["height"].positiveInt();
+    n.onlyKeys({"eye", "target", "up", "fov_y_deg", "width", "height"});
+    // A look-at camera's size defaults to kDefaultCameraWidth x kDefaultCameraHeight; the caller's wins.
+    int w = width ? *width : n.has("width") ? n["width"].positiveInt() : kDefaultCameraWidth;
+    int h = height ? *height : n.has("height") ? n["height"].positiveInt() : kDefaultCameraHeight;
     Vec3 eye = n["eye"].vec3(), target = n["target"].vec3();
     Vec3 up = n.has("up") ? n["up"].vec3() : Vec3{0, 1, 0};
     float fov = static_cast<float>(n["fov_y_deg"].number());
@@ -85,6 +87,7 @@ Camera parseCameraNode(const Node& n, std::optional<int> width, std::optional<in
     if (length(cross(normalize(forward), normalize(up))) < 1e-6f) n["up"].fail("up is parallel to the viewing direction");
     cam = lookAtCamera(eye, target, up, fov, w, h);
   } else if (n.has("world_to_camera")) {
+    n.onlyKeys({"world_to_camera", "fx", "fy", "cx", "cy", "width", "height"});  // intrinsics are in pixels of this size
     cam.width = n["width"].positiveInt();
     cam.height = n["height"].positiveInt();
     cam.fx = static_cast<float>(n["fx"].number());
@@ -663,9 +666,7 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
       scene.light.enabled = l.value.get<bool>();
     } else {
       if (!l.value.is_object()) l.fail("expected an object or true / false");
-      for (auto it = l.value.begin(); it != l.value.end(); ++it)
-        if (it.key() != "enabled" && it.key() != "direction" && it.key() != "brightness" && it.key() != "emission" && it.key() != "flash")
-          l.fail("unknown key \"" + it.key() + "\" (expected enabled, direction, brightness, emission, flash)");
+      l.onlyKeys({"enabled", "direction", "brightness", "emission", "flash"});
       if (l.has("enabled")) {
         if (!l["enabled"].value.is_boolean()) l["enabled"].fail("expected true or false");
         scene.light.enabled = l["enabled"].value.get<bool>();

@@ -106,9 +106,11 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform = 
 Scene sceneFromFile(const std::string& path, const std::string& clip = {}, double time = 0);
 
 // Camera JSON: either intrinsics {"width","height","fx","fy","cx","cy","world_to_camera": 16 numbers
-// row-major, OpenCV axes} or look-at {"eye","target","up","fov_y_deg","width","height"}.
+// row-major, OpenCV axes} or look-at {"eye","target","up"?,"fov_y_deg","width"?,"height"?} (up defaults
+// to +y, the size to kDefaultCameraWidth x kDefaultCameraHeight). Any other key is refused.
 // `width`/`height` override the file's size when given (intrinsics are scaled to match).
 // Throws sf::Error naming the file and the JSON path of the problem.
+inline constexpr int kDefaultCameraWidth = 1280, kDefaultCameraHeight = 720;
 Camera parseCameraJson(const std::string& text, const std::string& path, std::optional<int> width = {},
                        std::optional<int> height = {});
 Camera loadCameraJson(const std::string& path, std::optional<int> width = {}, std::optional<int> height = {});

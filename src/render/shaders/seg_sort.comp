@@ -1,43 +1,95 @@
 #version 460
-// Chunk sort: one workgroup per chunk of a tile list (tile_setup.comp lists them), its up to SF_SEG_BLOCK
-// (depth bits, slot) pairs sorted in shared memory by a bitonic network over the next power of two (padding
-// pairs sort last), then written back in place. Pairs compare by depth, then slot: a total order (a slot
-// reaches a tile once), so the result is the one order whatever the network, and equal depths keep slot
-// order as on the CPU.
+// Chunk sort: one workgroup per chunk of a tile list (tile_setup.comp lists them), its up to CAPACITY
+// (depth bits, slot) pairs sorted in shared memory and written back in place. Pairs compare by depth, then
+// slot: a total order (a slot reaches a tile once), so the result is the one order whatever the method, and
+// equal depths keep slot order as on the CPU. The chunk is padded to a power of two n (padding pairs sort
+// last); each thread owns E = max(1, n / WG) consecutive places, held in registers: it sorts its pairs
+// itself, then runs of doubling width are merged, each thread filling its own places of the merged run
+// (a merge-path search for where they start, then a sequential merge), all read before any is written
+// back. log2(n / E) merge steps, two barriers each: O(n log n) work.
+// The "small" variant sorts the lists of at most SF_SEG_SMALL pairs (listed from the chunk table's front),
+// the plain one the chunks of longer lists (listed from its back).
 #include "common.glsl"
 
-layout(local_size_x = SF_SEG_WG) in;
-shared uint s_key[SF_SEG_BLOCK], s_val[SF_SEG_BLOCK];
+#ifdef SF_VARIANT_SMALL
+#define WG SF_SEG_SMALL_WG
+#define CAPACITY SF_SEG_SMALL
+#else
+#define WG SF_SEG_WG
+#define CAPACITY SF_SEG_BLOCK
+#endif
+#define E (CAPACITY / WG)  // the most pairs a thread owns
+
+layout(local_size_x = WG) in;
+shared uint s_key[CAPACITY], s_val[CAPACITY];
+
+bool pairLess(uint ka, uint va, uint kb, uint vb) { return ka < kb || (ka == kb && va < vb); }
 
 void main() {
   FrameRef fr = pc.frame;
+#ifdef SF_VARIANT_SMALL
   uvec2 chunk = fr.f.chunks.v[gl_WorkGroupID.x];
+#else
+  uvec2 chunk = fr.f.chunks.v[fr.f.chunk_capacity - 1u - gl_WorkGroupID.x];
+#endif
   uvec2 range = fr.f.tile_ranges.v[chunk.x];
   uint start = range.x + chunk.y * SF_SEG_BLOCK;
-  uint len = min(uint(SF_SEG_BLOCK), range.y - start);
+  uint len = min(uint(CAPACITY), range.y - start);
   if (len < 2u) return;  // uniform across the workgroup
   uint n = 1u << (findMSB(len - 1u) + 1);
+  uint own = max(1u, n / WG);              // pairs per thread (a power of two)
   uint tid = gl_LocalInvocationIndex;
-  for (uint i = tid; i < n; i += SF_SEG_WG) {
-    bool real = i < len;
-    s_key[i] = real ? fr.f.keys_lo.v[start + i] : 0xffffffffu;
-    s_val[i] = real ? fr.f.values.v[start + i] : 0xffffffffu;
+  bool holds = tid * own < n;             // threads past n / own hold nothing
+  uint first = tid * own;
+  uint key[E], val[E];
+  for (uint k = 0u; k < E; ++k) {
+    uint i = first + k;
+    bool real = holds && k < own && i < len;
+    key[k] = real ? fr.f.keys_lo.v[start + i] : 0xffffffffu;
+    val[k] = real ? fr.f.values.v[start + i] : 0xffffffffu;
   }
-  barrier();
-  for (uint k = 2u; k <= n; k <<= 1)
-    for (uint j = k >> 1; j > 0u; j >>= 1) {
-      for (uint i = tid; i < n / 2u; i += SF_SEG_WG) {
-        uint a = 2u * i - (i & (j - 1u)), b = a + j;  // the pair (a, b) at distance j
-        uint ka = s_key[a], kb = s_key[b], va = s_val[a], vb = s_val[b];
-        bool b_first = kb < ka || (kb == ka && vb < va);
-        if (b_first == ((a & k) == 0u)) {  // ascending blocks want b first when smaller, descending ones when larger
-          s_key[a] = kb, s_key[b] = ka;
-          s_val[a] = vb, s_val[b] = va;
+  // The thread's own run: insertion sort in registers (padding stays last: it is the largest pair).
+  if (own > 1u)  // uniform: the unrolled network is skipped where each thread holds one pair
+    for (uint k = 1u; k < E; ++k)
+      for (uint j = k; j > 0u; --j)
+        if (j < own && pairLess(key[j], val[j], key[j - 1u], val[j - 1u])) {
+          uint tk = key[j], tv = val[j];
+          key[j] = key[j - 1u], val[j] = val[j - 1u];
+          key[j - 1u] = tk, val[j - 1u] = tv;
         }
+  if (holds)
+    for (uint k = 0u; k < E; ++k)
+      if (k < own) s_key[first + k] = key[k], s_val[first + k] = val[k];
+  barrier();
+  for (uint w = own; w < n; w <<= 1) {
+    // Merge path: this thread's `own` places of the merged run of 2w start at diagonal d; a binary search
+    // finds how many of them come from the left run, then they are merged one by one (the left run first
+    // on ties: only padding ties, with padding).
+    if (holds) {
+      uint base = first & ~(2u * w - 1u), d = first - base, a_end = base + w, b_end = base + 2u * w;
+      uint lo = d > w ? d - w : 0u, hi = min(d, w);
+      while (lo < hi) {
+        uint mid = (lo + hi) >> 1, ai = base + mid, bi = a_end + d - mid - 1u;
+        if (!pairLess(s_key[bi], s_val[bi], s_key[ai], s_val[ai])) lo = mid + 1u;
+        else hi = mid;
       }
-      barrier();
+      uint i = base + lo, j = a_end + d - lo;
+      for (uint k = 0u; k < E; ++k) {
+        if (k >= own) break;
+        bool take_a = j >= b_end || (i < a_end && !pairLess(s_key[j], s_val[j], s_key[i], s_val[i]));
+        uint at = take_a ? i : j;
+        key[k] = s_key[at], val[k] = s_val[at];
+        if (take_a) ++i;
+        else ++j;
+      }
     }
-  for (uint i = tid; i < len; i += SF_SEG_WG) {
+    barrier();  // every place read before any is overwritten
+    if (holds)
+      for (uint k = 0u; k < E; ++k)
+        if (k < own) s_key[first + k] = key[k], s_val[first + k] = val[k];
+    barrier();
+  }
+  for (uint i = tid; i < len; i += WG) {
     fr.f.keys_lo.v[start + i] = s_key[i];
     fr.f.values.v[start + i] = s_val[i];
   }

@@ -1,7 +1,8 @@
 #version 460
 // After the tile counts were scanned (tile_bins: each tile's first pair; the total at pc.scan_count[0]):
-// per tile its [begin, end) range and its sort chunks (SF_SEG_BLOCK pairs each, listed in no order), the
-// longest list, the frame's pair total and its overflow flag. A frame whose pairs overflow the key capacity
+// per tile its [begin, end) range and its sort chunks (SF_SEG_BLOCK pairs each, listed in no order: lists of
+// at most SF_SEG_SMALL pairs from the table's front, the chunks of longer ones from its back), the longest
+// list, the frame's pair total and its overflow flag. A frame whose pairs overflow the key capacity
 // gets empty ranges and no chunks (it is rendered again once the buffers have grown).
 #include "common.glsl"
 
@@ -24,9 +25,13 @@ void main() {
   }
   fr.f.tile_ranges.v[t] = uvec2(begin, end);
   uint len = end - begin;
-  if (len == 0u) return;
+  if (len < 2u) return;  // nothing to sort
+  atomicMax(fr.f.counters.v[SF_COUNTER_LONGEST], len);
+  if (len <= SF_SEG_SMALL) {
+    fr.f.chunks.v[atomicAdd(fr.f.counters.v[SF_COUNTER_SMALL_CHUNKS], 1u)] = uvec2(t, 0u);
+    return;
+  }
   uint chunks = (len + SF_SEG_BLOCK - 1u) / SF_SEG_BLOCK;
   uint first = atomicAdd(fr.f.counters.v[SF_COUNTER_CHUNKS], chunks);
-  for (uint k = 0u; k < chunks; ++k) fr.f.chunks.v[first + k] = uvec2(t, k);
-  atomicMax(fr.f.counters.v[SF_COUNTER_LONGEST], len);
+  for (uint k = 0u; k < chunks; ++k) fr.f.chunks.v[fr.f.chunk_capacity - 1u - (first + k)] = uvec2(t, k);
 }
