@@ -47,18 +47,33 @@
 
 namespace sf::cli {
 
+int reportUsage(const std::string& command, const std::string& message) {
+  fmt::print(stderr, "splatforge {}: error: {} (see splatforge {} --help)\n", command, message, command);
+  return 2;
+}
+
+std::string jsonEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\', out += c;
+    else if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+    else out += c;
+  }
+  return out;
+}
+
+int reportFailure(const std::string& command, const std::exception& e) {
+  if (dynamic_cast<const UsageError*>(&e)) return reportUsage(command, e.what());
+  fmt::print(stderr, "splatforge {}: error: {}\n", command, e.what());
+  return 1;
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
 static_assert(kDefaultWidth == kDefaultCameraWidth && kDefaultHeight == kDefaultCameraHeight, "one default image size");
 
 double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-// A command line that cannot run: one line, exit code 2 (as the argument parser's own errors).
-int usageError(const char* command, const std::string& message) {
-  std::fprintf(stderr, "splatforge %s: error: %s\n", command, message.c_str());
-  return 2;
-}
 
 int fail(const char* command, const std::string& message) {
   fmt::print(stderr, "splatforge {}: error: {}\n", command, message);
@@ -108,16 +123,6 @@ void progress(const std::string& line) { fmt::print(stderr, "  {}\n", line); }
 
 void printWarnings(const char* command, const std::vector<std::string>& warnings) {
   for (const std::string& w : warnings) fmt::print(stderr, "splatforge {}: warning: {}\n", command, w);
-}
-
-std::string jsonEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\', out += c;
-    else if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-    else out += c;
-  }
-  return out;
 }
 
 // JSON has no NaN or infinity: such a number is written as null, so the output always parses.
@@ -186,7 +191,7 @@ std::string sceneSummary(const Scene& scene) {
 // The scene of a command's input: a scene JSON (warnings printed, its background unless --bg was given),
 // or one splat file, glTF model or character package.
 // Every input is drawn at the frame's scene time (render --time, animate --start), whatever its kind.
-Scene loadInput(const char* command, const std::string& input, const std::string& clip, bool strict, bool allow_outside_paths,
+Scene loadInput(const char* command, const std::string& input, const std::string& clip, bool strict_objects, bool allow_outside_paths,
                 std::optional<int> width, std::optional<int> height, bool background_given, RenderSettings& settings) {
   progress("loading " + input);
   if (classifyInput(input) != InputKind::kSceneJson) {
@@ -197,7 +202,7 @@ Scene loadInput(const char* command, const std::string& input, const std::string
   }
   if (!clip.empty()) throw Error("--clip applies to a glTF input; a scene JSON names each object's clip");
   SceneLoadOptions lo;
-  lo.strict = strict;
+  lo.strict = strict_objects;
   lo.confine_paths = !allow_outside_paths;
   lo.width = width;
   lo.height = height;
@@ -336,18 +341,29 @@ int runInfo(const InfoOptions& o) {
     fmt::print("time:        {:.3f} s\n", secondsSince(t0));
     return 0;
   } catch (const std::exception& e) {
-    return fail("info", e.what());
+    return reportFailure("info", e);
   }
 }
 
 int runConvert(const ConvertOptions& options) {
   ConvertOptions o = options;
   if (o.output.empty() == o.output_positional.empty())
-    return usageError("convert", o.output.empty() ? "an output file is required (-o FILE)" : "give the output once (-o FILE)");
+    return reportUsage("convert", o.output.empty() ? "an output file is required (-o FILE)" : "give the output once (-o FILE)");
   if (o.output.empty()) o.output = o.output_positional;
   try {
     auto t0 = Clock::now();
-    const SplatFormat format = writeFormatForPath(o.output);  // refuse an unknown output extension before any work
+    SplatFormat format;
+    try {
+      format = writeFormatForPath(o.output);  // refuse an unknown output extension before any work
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+    std::error_code ec;
+    if (std::filesystem::exists(o.output, ec)) {
+      if (std::filesystem::equivalent(o.input, o.output, ec))
+        throw UsageError("-o " + o.output + ": is the input file; convert never overwrites its input (write elsewhere, then move it)");
+      if (!o.overwrite) throw UsageError("-o " + o.output + ": exists; -w/--overwrite replaces it");
+    }
     checkWritableTarget(o.output, "output");
     progress("loading " + o.input);
     if (classifyInput(o.input) == InputKind::kOnnx)
@@ -366,14 +382,14 @@ int runConvert(const ConvertOptions& options) {
     fmt::print("wrote {} ({} gaussians)\ntime: {:.3f} s\n", o.output, l.cloud.size(), secondsSince(t0));
     return 0;
   } catch (const std::exception& e) {
-    return fail("convert", e.what());
+    return reportFailure("convert", e);
   }
 }
 
 int runRender(const RenderOptions& o) {
   try {
     auto t0 = Clock::now();
-    if (fileExtension(o.output) != ".png") throw Error("output " + o.output + ": expected a .png path");
+    if (fileExtension(o.output) != ".png") throw UsageError("-o " + o.output + ": expected a .png path (this command writes a PNG)");
     checkWritableTarget(o.output, "output");
     const FloatOutputs extra{o.save_float, o.save_depth};
     extra.check();
@@ -382,16 +398,16 @@ int runRender(const RenderOptions& o) {
     settings.antialiased = o.antialiased;
 
     if (!std::isfinite(o.time)) throw Error("--time must be a finite number of seconds");
-    Scene scene = loadInput("render", o.input, o.clip, o.strict, o.allow_outside_paths, o.width, o.height, !o.background.empty(), settings);
+    Camera cam;  // a camera file is checked before the scene loads (a typo should not wait for a large scene)
+    if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
+    Scene scene = loadInput("render", o.input, o.clip, !o.keep_going, o.allow_outside_paths, o.width, o.height, !o.background.empty(), settings);
     applyHullOptions(scene, o.hull_mode, o.light);
     double load_s = secondsSince(t0);
-    Camera cam;
-    if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
-    else if (scene.camera) cam = *scene.camera;
-    else cam = autoCamera(scene, o.width.value_or(kDefaultWidth), o.height.value_or(kDefaultHeight), o.time);  // framed as drawn
+    if (o.camera.empty())
+      cam = scene.camera ? *scene.camera : autoCamera(scene, o.width.value_or(kDefaultWidth), o.height.value_or(kDefaultHeight), o.time);  // framed as drawn
     return renderAndWrite("render", scene, o.time, cam, settings, {o.backend, o.device, o.validation}, o.output, extra, t0, load_s);
   } catch (const std::exception& e) {
-    return fail("render", e.what());
+    return reportFailure("render", e);
   }
 }
 
@@ -500,7 +516,9 @@ int runAnimate(const AnimateOptions& o) {
 
     RenderSettings settings;
     if (!o.background.empty()) settings.background = parseColor(o.background);
-    Scene scene = loadInput("animate", o.input, o.clip, o.strict, o.allow_outside_paths, o.width, o.height, !o.background.empty(), settings);
+    Camera cam;  // a camera file is checked before the scene loads
+    if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
+    Scene scene = loadInput(o.command.c_str(), o.input, o.clip, !o.keep_going, o.allow_outside_paths, o.width, o.height, !o.background.empty(), settings);
     applyHullOptions(scene, o.hull_mode, o.light);
     double duration = o.duration;
     if (!o.hull_script.empty()) {  // every hull of the input plays the script
@@ -522,10 +540,8 @@ int runAnimate(const AnimateOptions& o) {
       progress(fmt::format("playing {} ({} events, {:.2f} s, seed {}) on {} hull{}", o.hull_script, script.events.size(), script.duration,
                            dopt.seed, hulls, hulls == 1 ? "" : "s"));
     }
-    Camera cam;
-    if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
-    else if (scene.camera) cam = *scene.camera;
-    else cam = autoCamera(scene, o.width.value_or(kDefaultWidth), o.height.value_or(kDefaultHeight), o.start);
+    if (o.camera.empty())
+      cam = scene.camera ? *scene.camera : autoCamera(scene, o.width.value_or(kDefaultWidth), o.height.value_or(kDefaultHeight), o.start);
     const double load_s = secondsSince(t0);
 
     const size_t frames = std::max<size_t>(1, static_cast<size_t>(std::llround(duration * o.fps)));
@@ -576,14 +592,14 @@ int runAnimate(const AnimateOptions& o) {
                sorted[sorted.size() / 2]);
     return 0;
   } catch (const std::exception& e) {
-    return fail("animate", e.what());
+    return reportFailure(o.command, e);
   }
 }
 
 int runDemo(const DemoOptions& o) {
   try {
     auto t0 = Clock::now();
-    if (fileExtension(o.output) != ".png") throw Error("output " + o.output + ": expected a .png path");
+    if (fileExtension(o.output) != ".png") throw UsageError("-o " + o.output + ": expected a .png path (this command writes a PNG)");
     checkWritableTarget(o.output, "output");
     const FloatOutputs extra{o.save_float, o.save_depth};
     extra.check();
@@ -593,7 +609,7 @@ int runDemo(const DemoOptions& o) {
     return renderAndWrite("demo", scene, 0.0, *scene.camera, settings, {o.backend, o.device, o.validation}, o.output, extra, t0,
                           secondsSince(t0));
   } catch (const std::exception& e) {
-    return fail("demo", e.what());
+    return reportFailure("demo", e);
   }
 }
 
@@ -642,6 +658,10 @@ int runBench(const BenchOptions& o) {
   try {
     JsonStdout human(o.json);
     std::string dir = o.assets.empty() ? defaultAssetsDir() : o.assets;
+    // The sample assets are needed for --loads and for the default scene: say where they were looked for.
+    if ((o.loads || (o.synthetic == 0 && o.input.empty())) && !std::filesystem::is_directory(dir + "/splats"))
+      throw Error("sample assets not found at " + dir + " (looked for " + dir + "/splats): give --assets DIR or set SPLATFORGE_ASSETS" +
+                  (o.assets.empty() && !std::getenv("SPLATFORGE_ASSETS") ? " (the default, ../shared/assets, is relative to the current folder)" : ""));
     std::string json = "{\n";
     if (o.loads) {
       const std::string files[] = {dir + "/splats/biker.ply", dir + "/splats/biker.compressed.ply", dir + "/splats/biker.spz"};
@@ -674,6 +694,7 @@ int runBench(const BenchOptions& o) {
       std::string input = o.input.empty() ? dir + "/splats/biker.spz" : o.input;
       if (classifyInput(input) == InputKind::kSceneJson) {
         SceneLoadOptions lo;
+        lo.strict = true;  // a benchmark of a scene missing an object measures something else
         lo.confine_paths = !o.allow_outside_paths;
         scene = loadSceneJson(input, lo);
         printWarnings("bench", scene.warnings);
@@ -816,7 +837,7 @@ int runBench(const BenchOptions& o) {
     emitJson(json, o.json, o.json_out);
     return 0;
   } catch (const std::exception& e) {
-    return fail("bench", e.what());
+    return reportFailure("bench", e);
   }
 }
 
@@ -910,7 +931,7 @@ int runPose(const PoseOptions& o) {
     fmt::print("time:     {:.3f} s\n", secondsSince(t0));
     return 0;
   } catch (const std::exception& e) {
-    return fail("pose", e.what());
+    return reportFailure("pose", e);
   }
 }
 
@@ -988,7 +1009,7 @@ int runBenchSkin(const BenchSkinOptions& o) {
     }
     return 0;
   } catch (const std::exception& e) {
-    return fail("bench-skin", e.what());
+    return reportFailure("bench-skin", e);
   }
 }
 
@@ -1092,7 +1113,7 @@ int characterGnmPack(const CharacterOptions& o) {
   if (!o.eyes.empty()) {
     const size_t comma = o.eyes.find(',');
     if (comma == std::string::npos || comma == 0 || comma + 1 == o.eyes.size() || o.eyes.find(',', comma + 1) != std::string::npos)
-      return usageError("character gnm-pack", "--eyes takes two joint names, LEFT,RIGHT; got '" + o.eyes + "'");
+      return reportUsage("character gnm-pack", "--eyes takes two joint names, LEFT,RIGHT; got '" + o.eyes + "'");
     go.left_eye = o.eyes.substr(0, comma);
     go.right_eye = o.eyes.substr(comma + 1);
   }
@@ -1285,7 +1306,7 @@ int runBenchCharacters(const BenchCharactersOptions& o) {
     }
     return 0;
   } catch (const std::exception& e) {
-    return fail("bench-characters", e.what());
+    return reportFailure("bench-characters", e);
   }
 }
 
@@ -1296,7 +1317,7 @@ int runCharacter(const CharacterOptions& o) {
     if (o.action == "gnm-pack") return characterGnmPack(o);
     if (o.action == "preview" && !o.pack.empty()) return characterPackPreview(o);
     if (o.action == "preview" && o.skin.empty())
-      return usageError("character preview", "give the rig: --skin FILE (a skinned glTF) or --pack FILE (a GNM pack)");
+      return reportUsage("character preview", "give the rig: --skin FILE (a skinned glTF) or --pack FILE (a GNM pack)");
     character::Character c = [&] {
       if (o.action == "build" && o.train) {
         auto model = std::make_shared<GltfModel>(o.from_gltf);
@@ -1351,7 +1372,7 @@ int runCharacter(const CharacterOptions& o) {
     fmt::print("time: {:.3f} s\n", secondsSince(t0));
     return 0;
   } catch (const std::exception& e) {
-    return fail("character", e.what());
+    return reportFailure("character", e);
   }
 }
 

@@ -4,11 +4,29 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/error.h"
+
 namespace sf::cli {
+
+// A command line that cannot run as given (an output of the wrong kind, options that contradict or a
+// required one missing): reported as the argument parser's own errors are, exit code 2.
+class UsageError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Prints "splatforge <command>: error: <message>" on stderr and returns the exit code: 2 for a usage
+// error (with a pointer to `splatforge <command> --help`), 1 for every other failure.
+int reportFailure(const std::string& command, const std::exception& e);
+int reportUsage(const std::string& command, const std::string& message);
+
+// `s` escaped for a JSON string's contents.
+std::string jsonEscape(const std::string& s);
 
 // Options every command accepts (main.cpp applies them before the command runs): the load limits and
 // the non-finite policy of core/limits.h.
@@ -39,6 +57,7 @@ struct ConvertOptions {
   std::string input, output;
   std::string output_positional;  // the older form: convert IN OUT
   bool strict = false;            // set from the load policy: refuse lossy conversions too
+  bool overwrite = false;         // replace an existing output (the input never)
 };
 int runConvert(const ConvertOptions& o);
 
@@ -54,7 +73,8 @@ struct RenderOptions {
   std::string save_float;       // .npy
   std::string save_depth;       // .npy: expected splat depth and transmittance per pixel
   bool antialiased = false;
-  bool strict = false;
+  bool strict = false;      // refuse files holding non-finite values
+  bool keep_going = false;  // scene JSON: an object that cannot be loaded is a placeholder with a warning, not an error
   bool allow_outside_paths = false;  // scene JSON: object paths may leave the scene's directory
   std::string clip;  // glTF input: animation name or index (default: the first)
   double time = 0;   // glTF input: seconds into the clip
@@ -77,7 +97,7 @@ struct AnimateOptions {
   std::string device;
   bool validation = false;
   std::string background;
-  bool strict = false;
+  bool strict = false, keep_going = false;  // as for render
   bool allow_outside_paths = false;
   std::string hull_mode, light;  // as for render
   // Play a hull script (docs/formats/hull-script.md) on every splat hull of the input (`hull play`);
@@ -85,6 +105,7 @@ struct AnimateOptions {
   std::string hull_script;
   std::optional<uint32_t> seed;
   bool duration_given = true;
+  std::string command = "animate";  // how errors name the command (`hull play` runs this one)
 };
 int runAnimate(const AnimateOptions& o);
 

@@ -21,32 +21,26 @@
 #include "train/trainer.h"
 #include "train/views.h"
 #include "train_command.h"
+#include "views_command.h"
 
 namespace sf::cli {
 
 namespace {
 
-int fail(const std::string& message) {
-  fmt::print(stderr, "splatforge hull: error: {}\n", message);
-  return 1;
-}
 
-void parseBelt(const std::string& text, hull::BakeOptions& o) {
-  float lo = 0, hi = 0;
-  char extra = 0;
-  if (std::sscanf(text.c_str(), "%f,%f%c", &lo, &hi, &extra) != 2 || !(lo < hi) || lo < -90 || hi > 90)
-    throw Error("--belt '" + text + "': expected MIN,MAX in degrees with -90 <= MIN < MAX <= 90");
-  o.belt_min = lo, o.belt_max = hi;
+void applyBelt(const std::string& text, hull::BakeOptions& o) {
+  if (!parseBelt(text, o.belt_min, o.belt_max))  // views_command.h: the one reading of a belt
+    throw UsageError("--belt '" + text + "': expected MIN,MAX in degrees with -90 <= MIN < MAX <= 90");
 }
 
 int runBake(HullCommand::Options& o) {
-  if (std::filesystem::path(o.output).extension() != ".spl2") return fail("-o must name a .spl2 file, got '" + o.output + "'");
-  parseBelt(o.belt, o.bake);
+  if (std::filesystem::path(o.output).extension() != ".spl2") throw UsageError("-o must name a .spl2 file, got '" + o.output + "'");
+  applyBelt(o.belt, o.bake);
   if (!o.json) o.bake.progress = [](const std::string& line) { fmt::print(stderr, "  {}\n", line); };
   GaussianCloud trained;
   if (o.train) {
-    if (!o.bake.splats.empty()) return fail("give --train or --splats, not both");
-    if (o.bake.splats_in_source_frame) return fail("--splats-source-frame is for a --splats file; a --train cloud is in the hull frame");
+    if (!o.bake.splats.empty()) throw UsageError("give --train or --splats, not both");
+    if (o.bake.splats_in_source_frame) throw UsageError("--splats-source-frame is for a --splats file; a --train cloud is in the hull frame");
     train::ViewsOptions vo;
     vo.train_count = o.train_views;
     vo.size = o.train_size;
@@ -165,7 +159,7 @@ void printTileStats(const VulkanFrameDebug& d, size_t splats) {
 int runBench(const HullCommand::Options& o) {
   if (o.hulls < 1 || o.hulls > 10000) throw Error("--hulls must be in 1..10000");
   if (o.frames < 1 || o.frames > 100000) throw Error("--frames must be in 1..100000");
-  if (o.submissions > 1 && o.back_to_back == 0) throw Error("--submissions counts --back-to-back submissions: give --back-to-back N too");
+  if (o.submissions > 1 && o.back_to_back == 0) throw UsageError("--submissions counts --back-to-back submissions: give --back-to-back N too");
   auto asset = hull::HullAsset::load(o.input);
   FrameDriverOptions fo;
   fo.backend = Backend::kVulkan;
@@ -243,6 +237,14 @@ int runBench(const HullCommand::Options& o) {
   fmt::print("gpu frame without readback                   median {:.4f} ms\n", median(gpu_total));
   fmt::print("  of it: preprocess {:.4f}, binning {:.4f}, tile sort {:.4f}, raster {:.4f} ms ({} splats, {} tile pairs)\n", median(gpu_pre),
              median(gpu_bin), median(gpu_sort), median(gpu_raster), splats, pairs);
+  std::string json = fmt::format(
+      "{{\n  \"hulls\": {},\n  \"splats_per_hull\": {},\n  \"frames\": {},\n  \"events\": {},\n  \"width\": {},\n  \"height\": {},\n"
+      "  \"device\": \"{}\",\n  \"effects\": {},\n  \"splats\": {},\n  \"tile_pairs\": {},\n  \"median_ms\": {{\"cpu_hit\": {:.4f}, "
+      "\"cpu_frame_inputs\": {:.4f}, \"gpu_before_preprocess\": {:.4f}, \"gpu_frame_without_readback\": {:.4f}, \"preprocess\": {:.4f}, "
+      "\"binning\": {:.4f}, \"tile_sort\": {:.4f}, \"raster\": {:.4f}}}",
+      o.hulls, asset->hull.size(), o.frames, events, o.width, o.height, jsonEscape(vk.device().name), o.idle ? "false" : "true", splats, pairs,
+      median(cpu_hit), median(cpu_build), median(gpu_before), median(gpu_total), median(gpu_pre), median(gpu_bin), median(gpu_sort),
+      median(gpu_raster));
   if (o.back_to_back > 0) {
     // Submissions one after another; the medians are over the frames of the later half (the earlier ones
     // are where a GPU that idled between the timed frames raises its clock), the spread over all of them.
@@ -266,6 +268,14 @@ int runBench(const HullCommand::Options& o) {
     fmt::print("gpu frame without readback                   median {:.4f} ms\n", b.total - b.readback);
     fmt::print("  of it: preprocess {:.4f}, binning {:.4f}, tile sort {:.4f}, raster {:.4f} ms\n", b.preprocess, b.bin + b.scan + b.emit, b.sort,
                b.raster);
+    json += fmt::format(",\n  \"back_to_back\": {{\"frames\": {}, \"submissions\": {}, \"gpu_before_preprocess\": {:.4f}, "
+                        "\"gpu_frame_without_readback\": {:.4f}, \"preprocess\": {:.4f}, \"binning\": {:.4f}, \"tile_sort\": {:.4f}, \"raster\": {:.4f}}}",
+                        o.back_to_back, o.submissions, b.mesh, b.total - b.readback, b.preprocess, b.bin + b.scan + b.emit, b.sort, b.raster);
+  }
+  json += "\n}\n";
+  if (!o.json_out.empty()) {
+    writeFileAtomic(o.json_out, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(json.data()), json.size()));
+    fmt::print(stderr, "wrote {}\n", o.json_out);
   }
   if (o.tile_stats) printTileStats(vk.readDebug(), splats);
   if (vk.context().validationErrors() > 0) throw Error(vk.context().validationReport());
@@ -277,6 +287,11 @@ int runBench(const HullCommand::Options& o) {
 HullCommand::~HullCommand() = default;
 
 int HullCommand::run() const {
+  static const char* kNames[] = {"hull bake", "hull info", "hull play", "hull bench"};
+  const std::string command = options_->action == Options::Action::kInfo    ? kNames[1]
+                              : options_->action == Options::Action::kPlay  ? kNames[2]
+                              : options_->action == Options::Action::kBench ? kNames[3]
+                                                                             : kNames[0];
   try {
     switch (options_->action) {
       case Options::Action::kInfo: return runInfo(*options_);
@@ -285,13 +300,14 @@ int HullCommand::run() const {
         AnimateOptions a = options_->play;
         if (options_->seed_given) a.seed = options_->seed;
         if (a.duration_given) a.duration = options_->duration;
+        a.command = command;
         return runAnimate(a);
       }
       case Options::Action::kBake: break;
     }
     return runBake(*options_);
   } catch (const std::exception& e) {
-    return fail(e.what());
+    return reportFailure(command, e);
   }
 }
 

@@ -25,7 +25,7 @@ class HullCommand {
 
   CLI::App* command() const { return command_; }
   bool parsed() const;
-  // Exit code: 0, or 1 with "splatforge hull: error: ..." on stderr.
+  // Exit code: 0, 1 with "splatforge hull <action>: error: ..." on stderr, or 2 for a usage error.
   int run() const;
 
   // What the command line gave (filled by the parser in main.cpp).
@@ -41,6 +41,7 @@ class HullCommand {
     int submissions = 1;   // hull bench: that many such submissions in a row (the GPU clock ramps under steady work)
     bool idle = false;
     bool tile_stats = false;  // hull bench: print the spread of the last frame's tile pairs
+    std::string json_out;     // hull bench: also write the results as JSON to this file
     uint32_t seed = 1;
     double duration = 0;  // hull play --duration (play.duration_given says whether it was given)
     // hull bake --train: train the splats in process first (train/trainer.h).

@@ -1,7 +1,10 @@
 // splatforge: command-line front end. Argument parsing (CLI11) lives only in this file.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "commands.h"
 #include "hull_command.h"
@@ -34,7 +37,7 @@ ViewCommand::ViewCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
   command_->add_flag("--validation", o.validation, "Enable Vulkan validation layers");
   command_->add_flag("--no-vsync", o.no_vsync,
                      "Present without waiting for vertical blank (mailbox or immediate), to measure frame rates");
-  command_->add_option("--bg", o.background, "Background colour R,G,B in [0, 1] (default: the scene's, else 0,0,0)");
+  command_->add_option("--bg,--background", o.background, "Background colour R,G,B in [0, 1] (default: the scene's, else 0,0,0)");
   command_->add_option("--clip", o.clip, "glTF / character input: animation name or index (default: the first)");
   command_->add_option("--time", o.time, "glTF / character input: seconds into the clip")->capture_default_str();
   command_->add_flag("--strict", o.strict,
@@ -168,7 +171,7 @@ HullCommand::HullCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
   play->add_option("--width", o.play.width, "Image width (default 1280)");
   play->add_option("--height", o.play.height, "Image height (default 720)");
   play->add_option("--camera", o.play.camera, "Camera JSON (default: framed from 41 degrees up)");
-  play->add_option("--background", o.play.background, "Background colour r,g,b in [0, 1]");
+  play->add_option("--bg,--background", o.play.background, "Background colour R,G,B in [0, 1] (default 0,0,0, or the scene's)");
   play->add_option("--light", o.play.light, "The hulls' cel light: on or off")->check(CLI::IsMember({"on", "off"}));
   play->add_option("--backend", o.play.backend, "auto, cpu or vulkan")->capture_default_str();
   play->add_option("--device", o.play.device, "Vulkan device (index or name part)");
@@ -190,6 +193,7 @@ HullCommand::HullCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
   bench->add_flag("--idle", o.idle, "No effects and no hits (the live path's floor)");
   bench->add_flag("--tile-stats", o.tile_stats, "Also print how the last frame's tile pairs spread over its tiles (reads the frame's buffers back)");
   bench->add_option("--device", o.play.device, "Vulkan device (index or name part)");
+  bench->add_option("--json-out", o.json_out, "Also write the results as JSON to this file");
   CLI::App* info = command_->add_subcommand("info", "Describe an SPL2 hull: core and shell counts, orders, parts, emission, chunks and materials");
   info->add_option("file", o.input, "SPL2 file")->required();
   info->add_flag("--json", o.json, "Print JSON to stdout");
@@ -233,6 +237,70 @@ OnnxCommand::OnnxCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
 
 bool OnnxCommand::parsed() const { return command_->parsed(); }
 
+namespace {
+
+size_t editDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// A command name the parser would not know (`splatforge rendr x.spz`, `splatforge hull bak`): the message
+// names it and the nearest known one. Empty when every command word is known. The global options that take
+// a value are skipped with their value.
+std::string unknownCommand(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* at = &app;
+  std::string path = "splatforge";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;
+    if (arg.rfind("-", 0) == 0) {
+      const bool takes_value = arg == "--max-gaussians" || arg == "--max-memory" || arg == "--spz-axes" || arg == "--gltf-axes";
+      if (takes_value && at == &app) ++i;
+      if (at != &app) break;  // a command's own options: its parser judges them
+      continue;
+    }
+    const std::vector<const CLI::App*> subs = at->get_subcommands([](const CLI::App*) { return true; });
+    if (subs.empty()) break;  // a command without commands of its own: this is its argument
+    const CLI::App* next = nullptr;
+    std::string nearest;
+    size_t best = 3;  // suggestions within two edits
+    for (const CLI::App* s : subs) {
+      if (s->get_name() == arg) next = s;
+      const size_t d = editDistance(arg, s->get_name());
+      if (d < best || (!arg.empty() && s->get_name().rfind(arg, 0) == 0 && nearest.empty())) best = std::min(best, d), nearest = s->get_name();
+    }
+    if (!next)
+      return "unknown command '" + arg + "'" + (path == "splatforge" ? "" : " of " + path.substr(11)) +
+             (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)") + "; see " + path + " --help";
+    at = next;
+    path += " " + arg;
+  }
+  return {};
+}
+
+// The command being parsed when the parser stopped ("splatforge render"), for a pointer to its --help.
+std::string parsedCommand(CLI::App& app) {
+  std::string path = "splatforge";
+  for (CLI::App* at = &app;;) {
+    const std::vector<CLI::App*> subs = at->get_subcommands();
+    if (subs.empty()) return path;
+    at = subs.front();
+    path += " " + at->get_name();
+  }
+}
+
+}  // namespace
+
 }  // namespace sf::cli
 
 int main(int argc, char** argv) {
@@ -270,8 +338,9 @@ int main(int argc, char** argv) {
   ConvertOptions conv;
   auto* c_conv = app.add_subcommand("convert", "Convert between splat formats (chosen by extension; atomic write)");
   c_conv->add_option("input", conv.input, "Input splat file (" + std::string(kReadFormats) + ")")->required();
-  c_conv->add_option("-o,--output", conv.output, "Output file, format by extension: " + std::string(kWriteFormats));
+  c_conv->add_option("-o,--output", conv.output, "Output file, format by extension: " + std::string(kWriteFormats) + " (REQUIRED)");
   c_conv->add_option("out_file", conv.output_positional, "Output file (as -o; kept for older scripts)");
+  c_conv->add_flag("-w,--overwrite", conv.overwrite, "Replace an existing output file (never the input)");
   c_conv->add_option("--spz-version", policy.spz_version, "SPZ version to write: 2, 3 or 4")->check(CLI::Range(2, 4))->capture_default_str();
   c_conv->add_flag("--strict", policy.strict,
                    "Refuse a file holding NaN or infinite values (default: drop those gaussians with a warning), and refuse a "
@@ -289,14 +358,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   c_ren->add_option("--device", ren.device, "Vulkan device: index or part of its name");
   c_ren->add_flag("--validation", ren.validation, "Enable Vulkan validation layers");
-  c_ren->add_option("--bg", ren.background, "Background colour R,G,B in [0, 1] (default 0,0,0)");
+  c_ren->add_option("--bg,--background", ren.background, "Background colour R,G,B in [0, 1] (default 0,0,0, or the scene's)");
   c_ren->add_option("--save-float", ren.save_float, "Also write the float RGBA image as .npy");
   c_ren->add_option("--save-depth", ren.save_depth,
                   "Also write a (height, width, 2) float .npy: expected splat depth sum(d*alpha*T) and transmittance T per pixel");
   c_ren->add_flag("--antialiased", ren.antialiased, "Antialiased mode (opacity compensation) for every object");
-  c_ren->add_flag("--strict", ren.strict,
-                  "Fail when a scene object cannot be loaded instead of drawing a placeholder, and refuse files holding NaN or "
-                  "infinite values instead of dropping those gaussians");
+  c_ren->add_flag("--strict", ren.strict, "Refuse files holding NaN or infinite values (default: drop those gaussians with a warning)");
+  c_ren->add_flag("--keep-going", ren.keep_going,
+                  "Scene JSON: draw a magenta placeholder (with a warning) for an object that cannot be loaded (default: fail)");
   c_ren->add_flag("--allow-outside-paths", ren.allow_outside_paths,
                   "Scene JSON: let object paths be absolute or leave the scene's directory (only for scenes you trust)");
   c_ren->add_option("--clip", ren.clip, "glTF input: animation name or index (default: the first)");
@@ -378,10 +447,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   c_ani->add_option("--device", ani.device, "Vulkan device: index or part of its name");
   c_ani->add_flag("--validation", ani.validation, "Enable Vulkan validation layers");
-  c_ani->add_option("--bg", ani.background, "Background colour R,G,B in [0, 1] (default 0,0,0)");
-  c_ani->add_flag("--strict", ani.strict,
-                  "Fail when a scene object cannot be loaded instead of drawing a placeholder, and refuse files holding NaN or "
-                  "infinite values instead of dropping those gaussians");
+  c_ani->add_option("--bg,--background", ani.background, "Background colour R,G,B in [0, 1] (default 0,0,0, or the scene's)");
+  c_ani->add_flag("--strict", ani.strict, "Refuse files holding NaN or infinite values (default: drop those gaussians with a warning)");
+  c_ani->add_flag("--keep-going", ani.keep_going,
+                  "Scene JSON: draw a magenta placeholder (with a warning) for an object that cannot be loaded (default: fail)");
   c_ani->add_flag("--allow-outside-paths", ani.allow_outside_paths,
                   "Scene JSON: let object paths be absolute or leave the scene's directory (only for scenes you trust)");
 
@@ -470,13 +539,22 @@ int main(int argc, char** argv) {
            {views.command(), kTrainGroup}, {train.command(), kTrainGroup}})
     command->group(group);
   app.get_subcommand("view")->group(kViewGroup);
+  // The options every command takes are listed once, by the top-level help; each command's help says so.
+  for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
+    command->footer("Options of every command (before or after its name): --max-gaussians N, --max-memory SIZE, --spz-axes auto|rub|raw, "
+                    "--gltf-axes gltf|raw (splatforge --help describes them)");
 
+  if (const std::string unknown = unknownCommand(app, argc, argv); !unknown.empty()) {
+    std::fprintf(stderr, "splatforge: error: %s\n", unknown.c_str());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    // A usage error: one line, exit code 2.
-    std::fprintf(stderr, "splatforge: error: %s (see splatforge --help)\n", e.what());
+    // A usage error: one line naming the command, and where its options are listed; exit code 2.
+    const std::string command = parsedCommand(app);
+    std::fprintf(stderr, "%s: error: %s (see %s --help)\n", command.c_str(), e.what(), command.c_str());
     return 2;
   }
   policy.strict = policy.strict || ren.strict || ani.strict;

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 
+#include "commands.h"
 #include "core/error.h"
 #include "io/file.h"
 #include "io/formats.h"
@@ -29,10 +30,6 @@ namespace {
 using nlohmann::json;
 using namespace sf::nn;
 
-int fail(const std::string& message) {
-  fmt::print(stderr, "splatforge onnx: error: {}\n", message);
-  return 1;
-}
 
 std::string valueLine(const ValueInfo& v) {
   std::string shape = "[?]";
@@ -174,8 +171,13 @@ json tensorSummary(const Tensor& t, bool values) {
 int runModel(const OnnxCommand::Options& o) {
   const auto t0 = std::chrono::steady_clock::now();
   Graph g = loadOnnxFile(o.model);
-  if (!o.output_dir.empty() && !std::filesystem::is_directory(o.output_dir))
-    throw Error("-o " + o.output_dir + ": not a directory");
+  if (!o.output_dir.empty()) {  // created when missing, as every command's output folder
+    std::error_code ec;
+    if (std::filesystem::exists(o.output_dir, ec) && !std::filesystem::is_directory(o.output_dir, ec))
+      throw UsageError("-o " + o.output_dir + ": exists and is not a directory (-o names the folder for the outputs' .npy files)");
+    std::filesystem::create_directories(o.output_dir, ec);
+    if (ec) throw Error("-o " + o.output_dir + ": cannot create the folder: " + ec.message());
+  }
   json inputs_json = json::object();
   if (!o.inputs.empty()) {
     try {
@@ -350,7 +352,7 @@ int OnnxCommand::run() const {
     if (options_->info) return runInfo(options_->model, options_->json);
     return runModel(*options_);
   } catch (const std::exception& e) {
-    return fail(e.what());
+    return reportFailure(options_->info ? "onnx info" : "onnx run", e);
   }
 }
 

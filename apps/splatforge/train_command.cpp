@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "commands.h"
 #include "core/error.h"
 #include "gpu/gpu.h"
 #include "render/vulkan_renderer.h"
@@ -21,10 +22,6 @@ namespace sf::cli {
 
 namespace {
 
-int fail(const std::string& message) {
-  fmt::print(stderr, "splatforge train: error: {}\n", message);
-  return 1;
-}
 
 }  // namespace
 
@@ -70,7 +67,7 @@ void printProgress(int step, int steps, double loss, size_t live, std::chrono::s
 }
 
 int runTrain(const TrainCommand::Options& o) {
-  if (o.mesh.empty() == o.dataset.empty()) return fail("give exactly one of --mesh M.glb and --dataset DIR");
+  if (o.mesh.empty() == o.dataset.empty()) throw UsageError("give exactly one of --mesh M.glb and --dataset DIR");
   const auto t0 = std::chrono::steady_clock::now();
   train::TrainOptions to;
   to.budget = o.budget;
@@ -97,7 +94,7 @@ int runTrain(const TrainCommand::Options& o) {
     r = train::trainFromMesh(o.mesh, vo, to, trainer).train;
   } else {
     const train::Dataset ds = train::readNerfSynthetic(o.dataset, o.size);
-    if (ds.train.empty()) return fail(o.dataset + ": no train views");
+    if (ds.train.empty()) throw Error(o.dataset + ": no train views");
     fmt::print(stderr, "read {}: {} train, {} val, {} test views at {}x{}; {} gaussians from its visual hull, {} steps (seed {})\n", o.dataset,
                ds.train.size(), ds.val.size(), ds.test.size(), ds.train[0].camera.width, ds.train[0].camera.height, o.budget, o.steps, o.seed);
     r = trainer(ds, train::initialParams(train::visualHullPoints(ds, o.budget, o.seed), to), to);
@@ -144,7 +141,7 @@ int TrainCommand::run() const {
   try {
     return runTrain(*options_);
   } catch (const std::exception& e) {
-    return fail(e.what());
+    return reportFailure("train", e);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "commands.h"
 #include "core/error.h"
 #include "core/limits.h"
 #include "core/math.h"
@@ -86,8 +87,7 @@ int ViewCommand::run() const {
         "(Debian: libglfw3-dev libimgui-dev; see docs/viewer.md)");
 #endif
   } catch (const std::exception& e) {
-    fmt::print(stderr, "splatforge view: error: {}\n", e.what());
-    return 1;
+    return reportFailure("view", e);
   }
 }
 

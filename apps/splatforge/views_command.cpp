@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "commands.h"
 #include "core/error.h"
 #include "train/dataset.h"
 #include "train/views.h"
@@ -15,10 +16,6 @@ namespace sf::cli {
 
 namespace {
 
-int fail(const std::string& message) {
-  fmt::print(stderr, "splatforge views: error: {}\n", message);
-  return 1;
-}
 
 }  // namespace
 
@@ -95,7 +92,7 @@ int ViewsCommand::run() const {
   try {
     return runViews(*options_);
   } catch (const std::exception& e) {
-    return fail(e.what());
+    return reportFailure("views", e);
   }
 }
 

@@ -25,7 +25,7 @@ class ViewsCommand {
 
   CLI::App* command() const { return command_; }
   bool parsed() const;
-  // Exit code: 0, or 1 with "splatforge views: error: ..." on stderr.
+  // Exit code: 0, 1 with "splatforge views: error: ..." on stderr, or 2 for a usage error.
   int run() const;
 
   // What the command line gave (filled by the parser in main.cpp).

@@ -293,6 +293,23 @@ void writeNerfSynthetic(const Dataset& d, const std::string& dir) {
     const std::vector<uint8_t> png = encodePng8(straightRgba8(v));
     writeFileAtomic((fs::path(dir) / (stem(jobs[j].split, jobs[j].index) + ".png")).string(), png);
   });
+  // Images of an earlier run into this folder that this dataset does not list (more views then, or a
+  // split it has no more) are removed: the folder holds exactly what its transforms files describe. Only
+  // names of this writer's pattern (r_<digits>.png in a split folder) are touched.
+  for (size_t s = 0; s < 3; ++s) {
+    const fs::path split = fs::path(dir) / kSplits[s];
+    if (!fs::is_directory(split, ec)) continue;
+    for (const fs::directory_entry& e : fs::directory_iterator(split, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.size() < 7 || name.rfind("r_", 0) != 0 || e.path().extension() != ".png") continue;
+      const std::string digits = name.substr(2, name.size() - 6);
+      if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+      const size_t index = std::stoull(digits);
+      if (index < splitOf(d, s).size() && name == fs::path(stem(s, index)).filename().string() + ".png") continue;
+      fs::remove(e.path(), ec);
+    }
+    if (splitOf(d, s).empty()) fs::remove(split, ec);  // only when empty
+  }
   // The transforms files last, train at the very end: the folder reads as a dataset only once complete.
   for (size_t s : {size_t{2}, size_t{1}, size_t{0}}) {
     const std::vector<View>& views = splitOf(d, s);

@@ -94,9 +94,9 @@ TEST(Cli, ConvertRoundTripAndAtomicFailure) {
   CliRun r = cli("convert " + ply + " " + dir + "/out.spz");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(loadSplats(dir + "/out.spz").cloud.size(), 200u);
-  // Unknown output extension: refused, nothing written.
+  // Unknown output extension: a usage error, nothing written.
   CliRun bad = cli("convert " + ply + " " + dir + "/out.xyz");
-  EXPECT_EQ(bad.code, 1);
+  EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.out.find(".xyz"), std::string::npos) << bad.out;
   EXPECT_FALSE(fs::exists(dir + "/out.xyz"));
   // Corrupt input: refused, no output, no temporary left behind.
@@ -293,18 +293,21 @@ TEST(Cli, DevicesNamesTheDriverAsVulkaninfoDoes) {
   EXPECT_NE(j.out.find("\"driver_info\": \""), std::string::npos) << j.out;
 }
 
-TEST(Cli, SceneWithMissingObjectWarnsAndRendersPlaceholder) {
+// A scene object that cannot be loaded fails the command (a pipeline must notice), naming the object and
+// the file; --keep-going draws the placeholder instead, with a warning.
+TEST(Cli, SceneWithMissingObjectFailsUnlessKeepGoing) {
   std::string dir = test::tempDir("CliScenePlaceholder");
   smallCloud(dir);
   writeText(dir + "/scene.json", R"({"objects": [{"file": "cloud.ply"}, {"name": "lost", "file": "lost.spz",
       "transform": {"translation": [0, 0, 4]}}]})");
-  CliRun r = cli("render " + dir + "/scene.json -o " + dir + "/s.png --width 64 --height 48");
+  CliRun fails = cli("render " + dir + "/scene.json -o " + dir + "/t.png --width 64 --height 48");
+  EXPECT_EQ(fails.code, 1) << fails.out;
+  EXPECT_NE(fails.out.find("lost.spz"), std::string::npos) << fails.out;
+  EXPECT_FALSE(fs::exists(dir + "/t.png"));
+  CliRun r = cli("render " + dir + "/scene.json -o " + dir + "/s.png --width 64 --height 48 --keep-going");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("warning: objects[1] (lost)"), std::string::npos) << r.out;
   EXPECT_TRUE(fs::exists(dir + "/s.png"));
-  CliRun strict = cli("render " + dir + "/scene.json -o " + dir + "/t.png --strict");
-  EXPECT_EQ(strict.code, 1);
-  EXPECT_NE(strict.out.find("lost.spz"), std::string::npos) << strict.out;
 }
 
 TEST(Cli, DemoWritesPng) {
@@ -379,10 +382,10 @@ TEST(Cli, ScenePathsOutsideTheSceneNeedTheFlag) {
   const std::string ply = smallCloud(dir);
   fs::create_directories(dir + "/scenes");
   writeText(dir + "/scenes/scene.json", R"({"objects": [{"file": "../cloud.ply"}]})");
-  CliRun r = cli("render " + dir + "/scenes/scene.json -o " + dir + "/x.png --backend cpu --strict --width 32 --height 24");
+  CliRun r = cli("render " + dir + "/scenes/scene.json -o " + dir + "/x.png --backend cpu --width 32 --height 24");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("leads outside the scene's directory"), std::string::npos) << r.out;
-  r = cli("render " + dir + "/scenes/scene.json -o " + dir + "/x.png --backend cpu --strict --width 32 --height 24 --allow-outside-paths");
+  r = cli("render " + dir + "/scenes/scene.json -o " + dir + "/x.png --backend cpu --width 32 --height 24 --allow-outside-paths");
   EXPECT_EQ(r.code, 0) << r.out;
 }
 

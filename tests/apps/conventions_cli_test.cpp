@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/gaussian_cloud.h"
+#include "io/file.h"
 #include "io/formats.h"
 #include "io/image_io.h"
 #include "support/test_support.h"
@@ -70,13 +71,128 @@ TEST(CliConventions, EveryCommandHasHelpAndAGroup) {
 
 TEST(CliConventions, UsageErrorsExitTwoWithOneLine) {
   for (const char* args : {"", "render --frobnicate x.ply -o y.png", "render x.ply -o y.png --width -5", "nosuchcommand",
-                           "convert a.ply", "convert a.ply b.ply -o c.ply", "info --spz-axes sideways x.spz"}) {
+                           "convert a.ply", "convert a.ply b.ply -o c.ply", "info --spz-axes sideways x.spz", "rendr x.spz", "hull bak x.glb",
+                           "render --widht 320 x.ply -o y.png", "render x.ply -o y.jpg", "convert x.ply -o x.xyz", "train -o x.ply",
+                           "hull bake x.glb -o x.ply", "hull bake x.glb --belt 50,30 -o x.spl2"}) {
     CliRun r = cli(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
     std::string out = r.out;
     while (!out.empty() && out.back() == '\n') out.pop_back();
     EXPECT_EQ(out.find('\n'), std::string::npos) << args << ": more than one line:\n" << r.out;
   }
+}
+
+// A usage error names the command it belongs to and where that command's options are listed; an unknown
+// command is named, with the nearest known one.
+TEST(CliConventions, UsageErrorsNameTheCommandAndItsHelp) {
+  struct Case {
+    const char* args;
+    const char* says;
+  };
+  for (const Case& c : {Case{"rendr x.spz", "unknown command 'rendr' (did you mean 'render'?)"},
+                        Case{"hull bak x.glb", "unknown command 'bak' of hull (did you mean 'bake'?)"},
+                        Case{"--max-memory 2G rendr x.spz", "unknown command 'rendr'"},
+                        Case{"render --widht 320 x.ply -o y.png", "(see splatforge render --help)"},
+                        Case{"render x.ply -o y.jpg", "splatforge render: error: -o y.jpg: expected a .png path"},
+                        Case{"convert x.ply -o x.xyz", "(see splatforge convert --help)"},
+                        Case{"train -o x.ply", "splatforge train: error: give exactly one of --mesh"},
+                        Case{"hull bake x.glb -o x.ply", "(see splatforge hull bake --help)"}}) {
+    const CliRun r = cli(c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << "\n" << r.out;
+  }
+  // A failure that is not a usage error exits 1 and names the command as typed (hull play runs animate).
+  const std::string dir = test::tempDir("CliCommandNames");
+  std::ofstream(dir + "/bad.json") << "{";
+  const CliRun play = cli("hull play " + dir + "/none.spl2 --script " + dir + "/bad.json -o " + dir + "/f_%02d.png");
+  EXPECT_EQ(play.code, 1) << play.out;
+  EXPECT_NE(play.out.find("splatforge hull play: error:"), std::string::npos) << play.out;
+  // Every command's help points at the options every command takes.
+  EXPECT_NE(cli("convert --help").out.find("--spz-axes auto|rub|raw"), std::string::npos);
+}
+
+// convert never writes over its input, and replaces an existing output only when asked (-w/--overwrite).
+TEST(CliConventions, ConvertNeverOverwritesItsInputAndAsksToReplace) {
+  const std::string dir = test::tempDir("CliOverwrite");
+  saveSplats(test::randomCloud(20, 0, 8), dir + "/c.ply");
+  const std::vector<uint8_t> before = readFile(dir + "/c.ply");
+  CliRun self = cli("convert " + dir + "/c.ply -o " + dir + "/c.ply");
+  EXPECT_EQ(self.code, 2) << self.out;
+  EXPECT_NE(self.out.find("is the input file"), std::string::npos) << self.out;
+  self = cli("convert " + dir + "/c.ply -o " + dir + "/./c.ply -w");
+  EXPECT_EQ(self.code, 2) << self.out;
+  EXPECT_EQ(readFile(dir + "/c.ply"), before);
+  ASSERT_EQ(cli("convert " + dir + "/c.ply -o " + dir + "/d.spz").code, 0);
+  const CliRun again = cli("convert " + dir + "/c.ply -o " + dir + "/d.spz");
+  EXPECT_EQ(again.code, 2) << again.out;
+  EXPECT_NE(again.out.find("exists; -w/--overwrite replaces it"), std::string::npos) << again.out;
+  EXPECT_EQ(cli("convert " + dir + "/c.ply -o " + dir + "/d.spz --overwrite").code, 0);
+}
+
+// Camera files: unknown keys refused, a look-at camera's size defaulting to 1280x720, and the file read
+// before the scene (a mistake in it is reported even when the scene would fail too).
+TEST(CliConventions, CameraFilesRefuseUnknownKeysAndAreReadFirst) {
+  const std::string dir = test::tempDir("CliCameraFile");
+  GaussianCloud c = test::randomCloud(50, 0, 9);
+  saveSplats(c, dir + "/c.ply");
+  std::ofstream(dir + "/typo.json") << R"({"eye": [0, 0, -3], "target": [0, 0, 0], "upp": [0, 1, 0], "fov_y_deg": 50})";
+  const CliRun typo = cli("render " + dir + "/missing.ply --camera " + dir + "/typo.json -o " + dir + "/t.png");
+  EXPECT_EQ(typo.code, 1) << typo.out;
+  EXPECT_NE(typo.out.find("typo.json: (root): unknown key \"upp\" (expected eye, target, up, fov_y_deg, width, height)"), std::string::npos)
+      << typo.out;
+  std::ofstream(dir + "/sized.json") << R"({"eye": [0, 0, -3], "target": [0, 0, 0], "fov_y_deg": 50})";
+  ASSERT_EQ(cli("render " + dir + "/c.ply --camera " + dir + "/sized.json -o " + dir + "/s.png --backend cpu").code, 0);
+  const ImageRGBA img = readPng(dir + "/s.png");
+  EXPECT_EQ(img.width, 1280);
+  EXPECT_EQ(img.height, 720);
+}
+
+// Inputs of the wrong kind and malformed glTF are named for what they are, without a library's internals.
+TEST(CliConventions, WrongInputsAreNamedForWhatTheyAre) {
+  const std::string dir = test::tempDir("CliWrongInputs");
+  saveSplats(test::randomCloud(20, 0, 10), dir + "/c.ply");
+  const CliRun ply = cli("hull bake " + dir + "/c.ply -o " + dir + "/h.spl2");
+  EXPECT_EQ(ply.code, 1) << ply.out;
+  EXPECT_NE(ply.out.find("c.ply: byte 0: not a glTF or GLB model"), std::string::npos) << ply.out;
+  EXPECT_NE(ply.out.find("starts with \"ply"), std::string::npos) << ply.out;
+  std::ofstream(dir + "/bad.gltf") << "{\"asset\": {\"version\": \"2.0\"}, \"meshes\": [";
+  const CliRun bad = cli("render " + dir + "/bad.gltf -o " + dir + "/b.png");
+  EXPECT_EQ(bad.code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("bad.gltf: byte "), std::string::npos) << bad.out;
+  EXPECT_EQ(bad.out.find("json.exception"), std::string::npos) << bad.out;
+  // bench without the sample assets says where it looked and how to point it elsewhere.
+  const CliRun bench = cli("bench --loads --backend cpu --assets " + dir + "/nowhere");
+  EXPECT_EQ(bench.code, 1) << bench.out;
+  EXPECT_NE(bench.out.find("give --assets DIR or set SPLATFORGE_ASSETS"), std::string::npos) << bench.out;
+}
+
+// Output folders are created as needed, by every command that writes into one (onnx run -o DIR/ as hull play).
+TEST(CliConventions, OutputFoldersAreCreated) {
+  const std::string dir = test::tempDir("CliOutputFolders");
+  const std::string model = std::string(SPLATFORGE_SOURCE_DIR) + "/models/gaussians4d.onnx";
+  const CliRun run = cli("onnx run " + model + " --time 0.5 -o " + dir + "/new/out/");
+  EXPECT_EQ(run.code, 0) << run.out;
+  size_t npy = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/new/out")) npy += e.path().extension() == ".npy";
+  EXPECT_GT(npy, 0u);
+  std::ofstream(dir + "/file") << "x";
+  EXPECT_EQ(cli("onnx run " + model + " -o " + dir + "/file").code, 2);
+}
+
+// `views -o DIR` into the folder of an earlier run: the images its JSON no longer lists are gone.
+TEST(CliConventions, ViewsFolderHoldsOnlyWhatItsJsonLists) {
+  SF_REQUIRE_ASSET(box, "gltf/box_animated.gltf");
+  const std::string dir = test::tempDir("CliViewsAgain");
+  ASSERT_EQ(cli("views " + box + " -o " + dir + "/ds --count 6 --val 2 --test 0 --size 16").code, 0);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/ds/train/r_005.png"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/ds/val/r_001.png"));
+  std::ofstream(dir + "/ds/train/notes.txt") << "mine";  // not the writer's: kept
+  const CliRun again = cli("views " + box + " -o " + dir + "/ds --count 3 --val 0 --test 0 --size 16");
+  ASSERT_EQ(again.code, 0) << again.out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/ds/train/r_002.png"));
+  for (const char* gone : {"/ds/train/r_003.png", "/ds/train/r_005.png", "/ds/val/r_000.png"})
+    EXPECT_FALSE(std::filesystem::exists(dir + gone)) << gone;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/ds/train/notes.txt"));
 }
 
 TEST(CliConventions, VersionComesFromTheProject) {

@@ -21,7 +21,9 @@
 #include "hull/effects.h"
 #include "hull/hull_pass.h"
 #include "hull/hull_script.h"
+#include "io/file.h"
 #include "io/image_io.h"
+#include "io/json.h"
 #include "io/spl2.h"
 #include "render/cpu_renderer.h"
 #include "render/gpu_shared.h"
@@ -716,8 +718,19 @@ TEST(HullCli, BenchReportsPassesSubmissionsAndTileSpread) {
   const std::string dir = test::tempDir("HullCli.Bench");
   saveSpl2(sphereHull(800), dir + "/h.spl2");
   std::string out;
-  ASSERT_EQ(test::runCli("hull bench " + dir + "/h.spl2 --hulls 3 --frames 3 --width 96 --height 64 --back-to-back 2 --submissions 3 --tile-stats", &out), 0)
+  ASSERT_EQ(test::runCli("hull bench " + dir + "/h.spl2 --hulls 3 --frames 3 --width 96 --height 64 --back-to-back 2 --submissions 3 --tile-stats --json-out " +
+                             dir + "/bench.json",
+                         &out),
+            0)
       << out;
+  // The JSON holds what the lines say (as every benchmark's --json-out).
+  const std::vector<uint8_t> bytes = readFile(dir + "/bench.json");
+  const nlohmann::json j = parseJsonText(std::string(bytes.begin(), bytes.end()), dir + "/bench.json");
+  EXPECT_EQ(j.at("hulls").get<int>(), 3);
+  EXPECT_GT(j.at("median_ms").at("gpu_frame_without_readback").get<double>(), 0.0);
+  EXPECT_EQ(j.at("back_to_back").at("submissions").get<int>(), 3);
+  EXPECT_NE(out.find("tile pairs)"), std::string::npos) << out;
+  EXPECT_NE(out.find(std::to_string(j.at("tile_pairs").get<unsigned long long>()) + " tile pairs)"), std::string::npos) << out;
   EXPECT_NE(out.find("hulls 3 "), std::string::npos) << out;
   EXPECT_NE(out.find("back to back (2 frames in each of 3 submissions"), std::string::npos) << out;
   EXPECT_NE(out.find("below: the last 2"), std::string::npos) << out;
@@ -734,7 +747,7 @@ TEST(HullCli, BenchReportsPassesSubmissionsAndTileSpread) {
   EXPECT_EQ(tiles, 24u);
   EXPECT_GT(occupied, 0u);
   EXPECT_EQ(std::to_string(pairs), keys) << out;
-  EXPECT_EQ(test::runCli("hull bench " + dir + "/h.spl2 --hulls 1 --frames 2 --width 32 --height 32 --submissions 2", &out), 1);
+  EXPECT_EQ(test::runCli("hull bench " + dir + "/h.spl2 --hulls 1 --frames 2 --width 32 --height 32 --submissions 2", &out), 2);  // a usage error
   EXPECT_NE(out.find("--back-to-back"), std::string::npos) << out;
 }
 

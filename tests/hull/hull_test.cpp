@@ -484,9 +484,9 @@ TEST(HullCli, BakeInfoRenderConvert) {
   EXPECT_EQ(a.material_of, b.material_of);
   for (size_t i = 0; i < a.core.size(); ++i) EXPECT_NEAR(length(a.core.pos[i] - b.core.pos[i]), 0.0f, 1e-6f);
   // Errors: one line naming the problem.
-  EXPECT_EQ(test::runCli("hull bake " + path + " -o " + dir + "/x.ply", &out), 1);
+  EXPECT_EQ(test::runCli("hull bake " + path + " -o " + dir + "/x.ply", &out), 2);  // usage errors exit 2
   EXPECT_NE(out.find(".spl2"), std::string::npos) << out;
-  EXPECT_EQ(test::runCli("hull bake " + path + " --belt 50,30 -o " + dir + "/x.spl2", &out), 1);
+  EXPECT_EQ(test::runCli("hull bake " + path + " --belt 50,30 -o " + dir + "/x.spl2", &out), 2);
   EXPECT_NE(out.find("--belt"), std::string::npos) << out;
   EXPECT_EQ(test::runCli("hull info " + dir + "/man.ply", &out), 1);
   EXPECT_NE(out.find("man.ply"), std::string::npos) << out;

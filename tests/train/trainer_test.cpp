@@ -228,7 +228,7 @@ TEST(TrainCli, TrainsFromAMeshAndFromADatasetAndInProcessForHullsAndCharacters) 
   ASSERT_EQ(test::runCli("views " + box + " -o " + dir + "/ds --count 8 --val 2 --test 0 --size 24", &out), 0) << out;
   ASSERT_EQ(test::runCli("train --dataset " + dir + "/ds --budget 60 --steps 20 -o " + dir + "/ds.ply", &out), 0) << out;
   EXPECT_NE(out.find("wrote " + dir + "/ds.ply (60 gaussians)"), std::string::npos) << out;
-  EXPECT_EQ(test::runCli("train --budget 10 --steps 5 -o " + dir + "/none.ply", &out), 1) << out;  // neither --mesh nor --dataset
+  EXPECT_EQ(test::runCli("train --budget 10 --steps 5 -o " + dir + "/none.ply", &out), 2) << out;  // neither --mesh nor --dataset: a usage error
   EXPECT_NE(out.find("exactly one of --mesh"), std::string::npos) << out;
   EXPECT_EQ(test::runCli("train --mesh " + box + " --steps 0 -o " + dir + "/x.ply", &out), 2) << out;
 
@@ -237,7 +237,7 @@ TEST(TrainCli, TrainsFromAMeshAndFromADatasetAndInProcessForHullsAndCharacters) 
             0)
       << out;
   EXPECT_NE(out.find("trained in"), std::string::npos) << out;
-  EXPECT_EQ(test::runCli("hull bake " + box + " --train --splats " + dir + "/box.ply -o " + dir + "/y.spl2", &out), 1) << out;
+  EXPECT_EQ(test::runCli("hull bake " + box + " --train --splats " + dir + "/box.ply -o " + dir + "/y.spl2", &out), 2) << out;
 
   ASSERT_EQ(test::runCli("character build --from-gltf " + man + " --train --budget 300 --train-steps 30 --train-size 32 --train-views 12 -o " + dir +
                              "/man",
