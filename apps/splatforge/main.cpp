@@ -540,9 +540,13 @@ int main(int argc, char** argv) {
     command->group(group);
   app.get_subcommand("view")->group(kViewGroup);
   // The options every command takes are listed once, by the top-level help; each command's help says so.
-  for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
-    command->footer("Options of every command (before or after its name): --max-gaussians N, --max-memory SIZE, --spz-axes auto|rub|raw, "
-                    "--gltf-axes gltf|raw (splatforge --help describes them)");
+  const char* kEveryCommand =
+      "Options of every command (before or after its name): --max-gaussians N, --max-memory SIZE, --spz-axes auto|rub|raw, "
+      "--gltf-axes gltf|raw (splatforge --help describes them)";
+  for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) {
+    command->footer(kEveryCommand);
+    for (CLI::App* action : command->get_subcommands([](CLI::App*) { return true; })) action->footer(kEveryCommand);
+  }
 
   if (const std::string unknown = unknownCommand(app, argc, argv); !unknown.empty()) {
     std::fprintf(stderr, "splatforge: error: %s\n", unknown.c_str());

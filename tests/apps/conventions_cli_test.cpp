@@ -1,4 +1,4 @@
-// The command line's conventions, one rule each (README "Using the tool"): every command has --help and
+// The command line's conventions (docs/cli.md), one rule each: every command has --help and
 // appears in a group of `splatforge --help`; usage errors exit 2 with one line; outputs take -o/--output;
 // --json prints machine-readable output on stdout (benchmarks too, --json-out for a file); the version is the
 // CMake project's; the default image size is one for every command; convert warns about, and with --strict
@@ -79,6 +79,39 @@ TEST(CliConventions, UsageErrorsExitTwoWithOneLine) {
     std::string out = r.out;
     while (!out.empty() && out.back() == '\n') out.pop_back();
     EXPECT_EQ(out.find('\n'), std::string::npos) << args << ": more than one line:\n" << r.out;
+  }
+}
+
+// docs/cli.md's rules over every command and action: an unknown option is a usage error (exit 2, one line
+// naming the command and its --help); outputs take -o/--output; results print as JSON with --json where the
+// command prints results, and benchmarks write them with --json-out.
+TEST(CliConventions, EveryCommandFollowsTheRules) {
+  struct Command {
+    const char* name;
+    bool writes, json, json_out;
+  };
+  const Command commands[] = {
+      {"info", false, true, false},           {"convert", true, false, false},         {"render", true, false, false},
+      {"animate", true, false, false},        {"demo", true, false, false},            {"view", false, false, false},
+      {"bench", false, true, true},           {"bench-characters", false, true, true}, {"bench-skin", false, true, true},
+      {"devices", false, true, false},        {"pose", false, true, false},            {"character build", true, false, false},
+      {"character bind", true, false, false}, {"character info", false, true, false},  {"character preview", true, false, false},
+      {"character gnm-pack", true, false, false}, {"views", true, true, false},        {"train", true, true, false},
+      {"hull bake", true, true, false},       {"hull info", false, true, false},       {"hull play", true, false, false},
+      {"hull bench", false, false, true},     {"onnx info", false, true, false},       {"onnx run", true, true, false}};
+  for (const Command& c : commands) {
+    const std::string name = c.name;
+    const CliRun bad = cli(name + " --no-such-option");
+    EXPECT_EQ(bad.code, 2) << name << "\n" << bad.out;
+    EXPECT_NE(bad.out.find("splatforge " + name + ": error: "), std::string::npos) << name << "\n" << bad.out;
+    EXPECT_NE(bad.out.find("(see splatforge " + name + " --help)"), std::string::npos) << name << "\n" << bad.out;
+    const CliRun help = cli(name + " --help");
+    ASSERT_EQ(help.code, 0) << name;
+    auto lists = [&](const std::string& option) { return help.out.find("  " + option) != std::string::npos; };
+    EXPECT_EQ(lists("-o,--output"), c.writes) << name << ": -o/--output\n" << help.out;
+    EXPECT_EQ(lists("--json "), c.json) << name << ": --json\n" << help.out;
+    EXPECT_EQ(lists("--json-out"), c.json_out) << name << ": --json-out\n" << help.out;
+    EXPECT_NE(help.out.find("--spz-axes auto|rub|raw"), std::string::npos) << name << ": the options of every command";
   }
 }
 
