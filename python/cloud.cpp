@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <utility>
 
 #include "core/error.h"
@@ -16,6 +17,13 @@ static_assert(sizeof(Vec3) == 3 * sizeof(float) && alignof(Vec3) == alignof(floa
 static_assert(sizeof(Quat) == 4 * sizeof(float) && alignof(Quat) == alignof(float), "Quat is viewed as 4 floats");
 
 void valueError(const std::string& message) { throw pyb::value_error(message); }
+
+std::string inputPathArg(const pyb::handle& path, const char* name) {
+  std::string p = pathArg(path, name);
+  std::error_code ec;
+  if (!std::filesystem::exists(p, ec)) throw MissingFile(p + ": file is missing");
+  return p;
+}
 
 std::string pathArg(const pyb::handle& path, const char* name) {
   // os.fsdecode takes str, bytes and os.PathLike and raises TypeError for anything else.
@@ -284,11 +292,12 @@ what was expected. Rotations are normalised.
             float* o = out.mutable_data();
             for (size_t i = 0; i < g.size(); ++i)
               for (size_t k = 0; k < 3; ++k) o[i * 3 + k] = shDcToColor(g.shOf(i)[k]);
+            out.attr("setflags")(pyb::arg("write") = false);  // read-only like every other array: writing to it would change nothing
             return out;
           },
           [](Cloud& c, const pyb::object& v) { update(c, v, setColors); },
-          "(N, 3) float32 DC colour, 0.5 + 0.28209479 * sh[:, 0, :] (a new array, unclamped). Assigning sets the DC "
-          "terms and keeps the higher coefficients.")
+          "(N, 3) float32 DC colour, 0.5 + 0.28209479 * sh[:, 0, :] (computed, unclamped, read-only as the other arrays). "
+          "Assigning (cloud.colors = ...) sets the DC terms and keeps the higher coefficients.")
       .def_property_readonly(
           "normals",
           [](const Cloud& c) -> pyb::object {
@@ -342,7 +351,7 @@ what was expected. Rotations are normalised.
   m.def(
       "load",
       [](const pyb::object& path, const pyb::object& max_gaussians, const pyb::object& max_memory, bool strict) {
-        const std::string p = pathArg(path, "path");
+        const std::string p = inputPathArg(path, "path");
         LoadedSplats l;
         {
           ScopedLoadPolicy policy(max_gaussians, max_memory, strict);

@@ -44,6 +44,14 @@ GaussianCloud reduceShDegree(const GaussianCloud& cloud, int degree);
 // A path argument: str or os.PathLike (os.fspath), as a string.
 std::string pathArg(const pyb::handle& path, const char* name);
 
+// A file the call reads: pathArg, and a missing file raises splatforge.MissingFileError, a subclass of both
+// splatforge.Error and Python's FileNotFoundError (so `except FileNotFoundError` works as for open()).
+class MissingFile : public Error {
+ public:
+  using Error::Error;
+};
+std::string inputPathArg(const pyb::handle& path, const char* name);
+
 // Applies load limits for one load and restores the previous ones after it (core/limits.h: the limits are
 // process-wide; loads run with the GIL held, so no other Python thread loads meanwhile).
 class ScopedLoadPolicy {

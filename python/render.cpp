@@ -183,7 +183,7 @@ Camera cameraArg(const pyb::handle& camera, const Scene& scene, std::optional<in
     return parseCameraJson(text, "camera", width, height);
   }
   if (pyb::isinstance<pyb::str>(camera) || pyb::hasattr(camera, "__fspath__"))
-    return loadCameraJson(pathArg(camera, "camera"), width, height);
+    return loadCameraJson(inputPathArg(camera, "camera"), width, height);
   throw pyb::type_error("camera: expected a dict (camera JSON schema), a camera JSON path or None, got " +
                         std::string(pyb::str(pyb::type::handle_of(camera).attr("__name__"))));
 }
@@ -258,7 +258,7 @@ pyb::array renderArray(const std::shared_ptr<SceneState>& st, double t, const Re
 std::shared_ptr<SceneState> loadState(const pyb::handle& path_arg, const std::optional<std::string>& clip, double time, bool strict,
                                       bool allow_outside_paths, const pyb::object& max_gaussians, const pyb::object& max_memory) {
   auto st = std::make_shared<SceneState>();
-  st->path = pathArg(path_arg, "path");
+  st->path = inputPathArg(path_arg, "path");
   finiteArg(time, "time");
   {
     ScopedLoadPolicy policy(max_gaussians, max_memory, strict);
@@ -348,6 +348,16 @@ Returns an (height, width, 4) array: RGB composited over the background, and alp
 }  // namespace
 
 void registerRender(pyb::module_& m) {
+  // Registered before Scene so that Scene.frames()'s signature names it.
+  pyb::class_<FrameIterator>(m, "FrameIterator", "Frames of Scene.frames(): iterate for (t, image) pairs; len() is the frame count.")
+      .def("__iter__", [](FrameIterator& it) -> FrameIterator& { return it; })
+      .def("__len__", [](const FrameIterator& it) { return it.count; })
+      .def("__next__", [](FrameIterator& it) {
+        if (it.next >= it.count) throw pyb::stop_iteration();
+        const double t = it.start + static_cast<double>(it.next++) / it.fps;
+        return pyb::make_tuple(t, renderArray(it.state, t, it.job));
+      });
+
   pyb::class_<PyScene>(m, "Scene", R"doc(
 A scene to render over time: a scene JSON (docs/formats/scene-json.md: splat files, glTF models and splat
 characters placed by transforms, a camera, a background, a character script), or one splat file, glTF/GLB
@@ -476,15 +486,6 @@ Raises splatforge.Error when the file is missing or malformed.
               .c_str())
       .def("__repr__", [](const PyScene& s) {
         return "<splatforge.Scene " + s.state->path + ": " + std::to_string(s.state->scene.objects.size()) + " objects>";
-      });
-
-  pyb::class_<FrameIterator>(m, "FrameIterator", "Frames of Scene.frames(): iterate for (t, image) pairs; len() is the frame count.")
-      .def("__iter__", [](FrameIterator& it) -> FrameIterator& { return it; })
-      .def("__len__", [](const FrameIterator& it) { return it.count; })
-      .def("__next__", [](FrameIterator& it) {
-        if (it.next >= it.count) throw pyb::stop_iteration();
-        const double t = it.start + static_cast<double>(it.next++) / it.fps;
-        return pyb::make_tuple(t, renderArray(it.state, t, it.job));
       });
 
   m.def(

@@ -1,6 +1,7 @@
 // The `splatforge` Python module (docs/python.md): load, save and render splat files, clouds and scenes
 // from Python with numpy arrays in and out. Errors from the library (sf::Error) become splatforge.Error, a
-// RuntimeError; sf::FormatError becomes splatforge.FormatError with the file, byte offset and reason.
+// RuntimeError; sf::FormatError becomes splatforge.FormatError with the file, byte offset and reason; a missing
+// input file splatforge.MissingFileError, also a FileNotFoundError.
 #include "core/error.h"
 #include "module.h"
 
@@ -13,6 +14,7 @@ namespace {
 // after the interpreter has finalised).
 pybind11::exception<sf::Error>* error_type = nullptr;
 pybind11::exception<sf::FormatError>* format_error_type = nullptr;
+pybind11::object* missing_file_type = nullptr;
 }  // namespace
 
 PYBIND11_MODULE(splatforge, m) {
@@ -35,9 +37,17 @@ See docs/python.md for the reference.
                  "camera or scene, or a Vulkan failure. The message names the file and the reason.";
   format_error_type = new pyb::exception<sf::FormatError>(m, "FormatError", error_type->ptr());
   format_error_type->doc() = "Malformed file content (a subclass of Error). Attributes: path, offset (byte) and reason.";
+  // Both an engine error and Python's FileNotFoundError (the C layouts allow the two bases).
+  missing_file_type = new pyb::object(pyb::module_::import("builtins").attr("type")(
+      "MissingFileError", pyb::make_tuple(*error_type, pyb::module_::import("builtins").attr("FileNotFoundError")),
+      pyb::dict(pyb::arg("__doc__") = "A file the call reads does not exist: both an Error and a FileNotFoundError.",
+                pyb::arg("__module__") = "splatforge")));
+  m.attr("MissingFileError") = *missing_file_type;
   pyb::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const sf::py::MissingFile& e) {
+      PyErr_SetString(missing_file_type->ptr(), e.what());
     } catch (const sf::FormatError& e) {
       pyb::object instance = pyb::reinterpret_borrow<pyb::object>(format_error_type->ptr())(e.what());
       instance.attr("path") = e.path();

@@ -130,23 +130,99 @@ std::string numberJson(double v) { return std::isfinite(v) ? fmt::format("{}", v
 std::string vecJson(Vec3 v) { return fmt::format("[{}, {}, {}]", numberJson(v.x), numberJson(v.y), numberJson(v.z)); }
 std::string vecText(Vec3 v) { return fmt::format("{:.4f} {:.4f} {:.4f}", v.x, v.y, v.z); }
 
-Vec3 parseColor(const std::string& text) {
-  Vec3 c;
+// `count` finite numbers separated by commas ("1,0.5,2"), for option `option`; a usage error otherwise.
+std::vector<double> parseNumbers(const std::string& text, const char* option, size_t count, const char* example) {
+  std::vector<double> out;
   const char* p = text.c_str();
-  for (int k = 0; k < 3; ++k) {
+  const std::string expected = std::string(option) + " '" + text + "': expected " + std::to_string(count) +
+                               " numbers separated by commas, like " + example;
+  for (size_t k = 0; k < count; ++k) {
     char* end = nullptr;
-    double v = std::strtod(p, &end);
-    if (end == p || !std::isfinite(v) || v < 0 || v > 1)
-      throw Error("--bg '" + text + "': expected three numbers in [0, 1] separated by commas, like 1,1,1");
-    c[k] = static_cast<float>(v);
+    const double v = std::strtod(p, &end);
+    if (end == p || !std::isfinite(v)) throw UsageError(expected);
+    out.push_back(v);
     p = end;
-    if (k < 2) {
-      if (*p != ',') throw Error("--bg '" + text + "': expected three numbers in [0, 1] separated by commas, like 1,1,1");
+    if (k + 1 < count) {
+      if (*p != ',') throw UsageError(expected);
       ++p;
     }
   }
-  if (*p != '\0') throw Error("--bg '" + text + "': unexpected text after the third number");
-  return c;
+  if (*p != '\0') throw UsageError(expected);
+  return out;
+}
+
+Vec3 parseColor(const std::string& text) {
+  const std::vector<double> v = parseNumbers(text, "--bg", 3, "1,1,1");
+  for (double x : v)
+    if (x < 0 || x > 1) throw UsageError("--bg '" + text + "': expected three numbers in [0, 1] separated by commas, like 1,1,1");
+  return Vec3{static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2])};
+}
+
+Vec3 parseVec3(const std::string& text, const char* option) {
+  const std::vector<double> v = parseNumbers(text, option, 3, "0,1.5,0");
+  return Vec3{static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2])};
+}
+
+// convert's transforms and filters, in the order its --help states: --flip, --rotate, --scale, --translate
+// (each a change of the whole cloud: positions, rotations, scales and SH together), then --box and
+// --min-opacity, which keep the gaussians whose transformed centre lies in the box and whose opacity
+// reaches the threshold. (Non-finite gaussians were dropped on load, or refused with --strict.) Returns a
+// line describing what was done, empty when nothing was asked.
+std::string applyConvertEdits(GaussianCloud& cloud, const ConvertOptions& o) {
+  std::vector<std::string> done;
+  for (const std::string& axis : o.flip) {
+    Vec3 d{1, 1, 1};
+    if (axis == "x") d.x = -1;
+    else if (axis == "y") d.y = -1;
+    else if (axis == "z") d.z = -1;
+    else throw UsageError("--flip '" + axis + "': expected x, y or z");
+    changeAxes(cloud, Mat3::diagonal(d));  // a mirror: exact, SH included
+    done.push_back("flipped " + axis);
+  }
+  if (!o.rotate.empty()) {
+    const Vec3 deg = parseVec3(o.rotate, "--rotate");
+    // About x, then y, then z (extrinsic, degrees): R = Rz * Ry * Rx.
+    auto about = [](Vec3 axis, float degrees) {
+      const float h = 0.5f * degrees * 3.14159265358979f / 180.0f;
+      return rotationMatrix(Quat{std::cos(h), axis.x * std::sin(h), axis.y * std::sin(h), axis.z * std::sin(h)});
+    };
+    const Mat3 r = about({0, 0, 1}, deg.z) * about({0, 1, 0}, deg.y) * about({1, 0, 0}, deg.x);
+    transformCloud(cloud, Mat4::fromLinearTranslation(r, {0, 0, 0}));
+    done.push_back(fmt::format("rotated {:g},{:g},{:g} degrees", deg.x, deg.y, deg.z));
+  }
+  if (o.scale) {
+    if (!(*o.scale > 0) || !std::isfinite(*o.scale)) throw UsageError(fmt::format("--scale {}: expected a positive number", *o.scale));
+    transformCloud(cloud, Mat4::fromLinearTranslation(Mat3::diagonal({*o.scale, *o.scale, *o.scale}), {0, 0, 0}));
+    done.push_back(fmt::format("scaled {:g}", *o.scale));
+  }
+  if (!o.translate.empty()) {
+    const Vec3 t = parseVec3(o.translate, "--translate");
+    transformCloud(cloud, Mat4::fromLinearTranslation(Mat3{}, t));
+    done.push_back(fmt::format("translated {:g},{:g},{:g}", t.x, t.y, t.z));
+  }
+  std::vector<uint8_t> drop(cloud.size(), 0);
+  size_t dropped = 0;
+  if (!o.box.empty()) {
+    const std::vector<double> b = parseNumbers(o.box, "--box", 6, "-1,-1,-1,1,1,1");
+    if (!(b[0] <= b[3] && b[1] <= b[4] && b[2] <= b[5])) throw UsageError("--box '" + o.box + "': expected MINX,MINY,MINZ,MAXX,MAXY,MAXZ with each min <= max");
+    for (size_t i = 0; i < cloud.size(); ++i) {
+      const Vec3 p = cloud.positions[i];
+      if (!(p.x >= b[0] && p.y >= b[1] && p.z >= b[2] && p.x <= b[3] && p.y <= b[4] && p.z <= b[5])) drop[i] = 1;
+    }
+  }
+  if (o.min_opacity) {
+    if (!(*o.min_opacity >= 0 && *o.min_opacity <= 1)) throw UsageError(fmt::format("--min-opacity {}: expected a number in [0, 1]", *o.min_opacity));
+    for (size_t i = 0; i < cloud.size(); ++i)
+      if (!(cloud.opacities[i] >= *o.min_opacity)) drop[i] = 1;
+  }
+  for (uint8_t d : drop) dropped += d;
+  if (!o.box.empty() || o.min_opacity) {
+    eraseRows(cloud, drop);
+    done.push_back(fmt::format("filtered out {} gaussians ({} kept)", dropped, cloud.size()));
+  }
+  std::string line;
+  for (const std::string& d : done) line += (line.empty() ? "" : "; ") + d;
+  return line;
 }
 
 void checkWritableTarget(const std::string& path, const char* what) {
@@ -370,6 +446,7 @@ int runConvert(const ConvertOptions& options) {
       throw Error(o.input + ": an ONNX model, not a splat file (splatforge onnx run " + o.input + " --save-splats OUT writes a generator's gaussians)");
     LoadedSplats l = loadSplats(o.input);
     printWarnings("convert", l.warnings);
+    if (const std::string edits = applyConvertEdits(l.cloud, o); !edits.empty()) progress(edits);
     const std::vector<std::string> losses = exportLosses(l.cloud, format);
     if (!losses.empty() && o.strict) {
       std::string all;

@@ -58,6 +58,14 @@ struct ConvertOptions {
   std::string output_positional;  // the older form: convert IN OUT
   bool strict = false;            // set from the load policy: refuse lossy conversions too
   bool overwrite = false;         // replace an existing output (the input never)
+  // Transforms and filters, applied in this order (the help says so): flips, rotation, scale, translation,
+  // then the box and opacity filters.
+  std::vector<std::string> flip;  // x, y or z per --flip
+  std::string rotate;             // "X,Y,Z" degrees about x, then y, then z
+  std::optional<float> scale;
+  std::string translate;          // "X,Y,Z"
+  std::string box;                // "MINX,MINY,MINZ,MAXX,MAXY,MAXZ": keep centres inside
+  std::optional<float> min_opacity;
 };
 int runConvert(const ConvertOptions& o);
 

@@ -137,9 +137,11 @@ HullCommand::HullCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
   CLI::App* bake = command_->add_subcommand("bake", "Bake a splat hull from a glTF/GLB model (and optionally a trained splat file of it)");
   bake->add_option("model,--mesh", o.input, "glTF / GLB model")->required();
   bake->add_option("-o,--output", o.output, "Output .spl2 (its meta sidecar is written beside it as NAME.meta.json)")->required();
-  bake->add_option("--splats", o.bake.splats, "A trained splat file of the model (default: sample the mesh surface)");
+  bake->add_option("--splats", o.bake.splats,
+                   "A trained splat file of the model, in the PLY frame as `train` writes it (default: sample the mesh surface)");
   bake->add_flag("--splats-source-frame", o.bake.splats_in_source_frame,
-                  "The --splats file is in the model's own frame (default: the hull frame, the model normalised into the 1.6 cube)");
+                  "The --splats file's positions are in the model's own units (default: the model normalised into the 1.6 cube, as "
+                  "`views` and `train` have it)");
   bake->add_option("--budget", o.bake.budget, "Most splats in the hull (with --train: the gaussians trained)")->capture_default_str();
   bake->add_flag("--train", o.train, "Train the splats first, in process: views of the model rendered in memory, exactly --budget gaussians (`splatforge train`)");
   bake->add_option("--train-steps", o.train_steps, "--train: optimisation steps")->check(CLI::Range(1, 10000000))->capture_default_str();
@@ -336,11 +338,20 @@ int main(int argc, char** argv) {
   c_info->add_flag("--strict", policy.strict, "Refuse a file holding NaN or infinite values (default: drop those gaussians with a warning)");
 
   ConvertOptions conv;
-  auto* c_conv = app.add_subcommand("convert", "Convert between splat formats (chosen by extension; atomic write)");
+  auto* c_conv = app.add_subcommand("convert",
+                                    "Convert between splat formats (chosen by extension; atomic write), optionally transformed and filtered "
+                                    "(options 1-6 below, applied in that order)");
   c_conv->add_option("input", conv.input, "Input splat file (" + std::string(kReadFormats) + ")")->required();
   c_conv->add_option("-o,--output", conv.output, "Output file, format by extension: " + std::string(kWriteFormats) + " (REQUIRED)");
   c_conv->add_option("out_file", conv.output_positional, "Output file (as -o; kept for older scripts)");
   c_conv->add_flag("-w,--overwrite", conv.overwrite, "Replace an existing output file (never the input)");
+  // Applied in the order they are listed here, whatever their order on the command line.
+  c_conv->add_option("--flip", conv.flip, "1. Mirror along an axis: x, y or z (repeatable; exact, SH included)")->check(CLI::IsMember({"x", "y", "z"}));
+  c_conv->add_option("--rotate", conv.rotate, "2. Rotate X,Y,Z degrees about x, then y, then z (about the origin)");
+  c_conv->add_option("--scale", conv.scale, "3. Scale uniformly by S about the origin");
+  c_conv->add_option("--translate", conv.translate, "4. Translate by X,Y,Z");
+  c_conv->add_option("--box", conv.box, "5. Keep the gaussians whose centre (after 1-4) lies in MINX,MINY,MINZ,MAXX,MAXY,MAXZ");
+  c_conv->add_option("--min-opacity", conv.min_opacity, "6. Keep the gaussians of opacity >= A (0..1)");
   c_conv->add_option("--spz-version", policy.spz_version, "SPZ version to write: 2, 3 or 4")->check(CLI::Range(2, 4))->capture_default_str();
   c_conv->add_flag("--strict", policy.strict,
                    "Refuse a file holding NaN or infinite values (default: drop those gaussians with a warning), and refuse a "

@@ -81,6 +81,7 @@ int runTrain(const TrainCommand::Options& o) {
   std::unique_ptr<VulkanRenderer> renderer;
   const train::TrainFunction trainer = trainerFor(o.backend, o.device, renderer);
   train::TrainResult r;
+  bool gltf_axes = true;  // the dataset frame is glTF's (a mesh's views, or a folder `views` wrote)
   if (!o.mesh.empty()) {
     train::ViewsOptions vo;
     vo.train_count = o.views;
@@ -95,12 +96,16 @@ int runTrain(const TrainCommand::Options& o) {
   } else {
     const train::Dataset ds = train::readNerfSynthetic(o.dataset, o.size);
     if (ds.train.empty()) throw Error(o.dataset + ": no train views");
+    gltf_axes = ds.gltf_axes;
     fmt::print(stderr, "read {}: {} train, {} val, {} test views at {}x{}; {} gaussians from its visual hull, {} steps (seed {})\n", o.dataset,
                ds.train.size(), ds.val.size(), ds.test.size(), ds.train[0].camera.width, ds.train[0].camera.height, o.budget, o.steps, o.seed);
     r = trainer(ds, train::initialParams(train::visualHullPoints(ds, o.budget, o.seed), to), to);
   }
-  // The cloud in the dataset's frame: INRIA PLY with the colour as the SH DC term.
+  // The cloud in the dataset's frame: INRIA PLY with the colour as the SH DC term. A glTF-axes frame (+y up)
+  // is turned to the PLY frame (y down), so the file opens upright here and in other splat tools, as a
+  // capture does; a foreign dataset's frame is written as it is.
   GaussianCloud cloud = train::toCloud(r.params);
+  if (gltf_axes) changeAxes(cloud, gltfToPlyAxes());
   saveSplats(cloud, o.output);
   const std::string log_path = o.log.empty() ? std::filesystem::path(o.output).replace_extension(".log.jsonl").string() : o.log;
   const std::string log = train::trainLogJson(r, to);
@@ -110,7 +115,8 @@ int runTrain(const TrainCommand::Options& o) {
     fmt::print("{}", log.substr(log.rfind('\n', log.size() - 2) + 1));
     return 0;
   }
-  fmt::print("wrote {} ({} gaussians) and {}\n", o.output, cloud.size(), log_path);
+  fmt::print("wrote {} ({} gaussians; {}) and {}\n", o.output, cloud.size(),
+             gltf_axes ? "turned from the dataset's y-up frame to the PLY frame, y down" : "in the dataset's frame", log_path);
   if (r.final.views)
     fmt::print("validation ({} views, white background): L1 {:.5f} -> {:.5f}, PSNR {:.2f} -> {:.2f} dB\n", r.final.views, r.initial.l1, r.final.l1,
                r.initial.psnr, r.final.psnr);

@@ -143,9 +143,10 @@ BakeResult bakeHull(const std::string& model_path, const BakeOptions& opt) {
     LoadedSplats loaded;
     if (!opt.cloud) {
       loaded = loadSplats(opt.splats);
-      // Formats with glTF's axes (glTF, SPL2) are turned into the engine's frame on load; the hull frame has
-      // glTF's axes, so turn them back (the turn is its own inverse). PLY and the others are taken as stored.
-      if (loaded.format == SplatFormat::kGltf || loaded.format == SplatFormat::kSpl2) changeAxes(loaded.cloud, Mat3::diagonal({-1, -1, 1}));
+      // Every splat file is in the engine's frame once loaded (the PLY convention, y down: `train` writes its
+      // clouds so, glTF and SPL2 are turned on load); the hull frame has glTF's axes (y up), so turn it back
+      // (the turn is its own inverse).
+      changeAxes(loaded.cloud, gltfToPlyAxes());
       if (opt.progress)
         for (const std::string& w : loaded.warnings) opt.progress("warning: " + opt.splats + ": " + w);
     }

@@ -37,8 +37,7 @@ FormatOptions& mutableFormatOptions() {
   return options;
 }
 
-// glTF's frame (LUF) <-> the engine's splat frame (RDF): a 180-degree rotation about z, its own inverse.
-const Mat3 kGltfToRdf = Mat3::diagonal({-1, -1, 1});
+const Mat3 kGltfToRdf = gltfToPlyAxes();
 
 std::string spzAxesNote(const SpzInfo& info, SpzAxes policy) {
   std::string stored = axisSystemName(info.stored);

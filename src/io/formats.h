@@ -8,9 +8,15 @@
 #include <vector>
 
 #include "core/gaussian_cloud.h"
+#include "core/math.h"
 #include "io/spz.h"
 
 namespace sf {
+
+// glTF's frame (y up, LUF) <-> the engine's splat frame, the PLY convention (RDF, y down): a half turn about
+// z, its own inverse. Loaders of glTF splats and SPL2 hulls turn them with it; a cloud trained in a glTF-axes
+// dataset frame is written turned with it (changeAxes).
+inline Mat3 gltfToPlyAxes() { return Mat3::diagonal({-1, -1, 1}); }
 
 // kGltf: glTF 2.0 (.glb binary or .gltf JSON) with KHR_gaussian_splatting primitives (docs/formats/gltf.md).
 // kSog: PlayCanvas SOG, a .sog archive or an unpacked meta.json (docs/formats/sog.md); kKsplat: the

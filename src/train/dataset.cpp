@@ -167,6 +167,7 @@ bool readSplit(const fs::path& dir, size_t split, int max_size, Dataset& out, ui
     if (!(scale > 0)) sf["scale"].fail("expected a positive number");
     out.scale = static_cast<float>(scale);
     out.offset = sf["offset"].vec3();
+    out.gltf_axes = true;
   }
   std::vector<View>& views = splitOf(out, split);
   int width = 0, height = 0;

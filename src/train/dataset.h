@@ -33,6 +33,10 @@ struct Dataset {
   // (p_dataset = p_source * scale + offset), identity for a folder without it.
   float scale = 1.0f;
   Vec3 offset{0, 0, 0};
+  // The frame is splatforge's dataset frame: glTF axes, +y up (rendered by `views` / trainFromMesh, or read
+  // from a folder whose transforms_train.json carries the "splatforge" record). A cloud trained on it is
+  // written turned to the PLY frame (y down), as captures are.
+  bool gltf_axes = false;
 };
 
 // Camera-to-world in the OpenGL convention (x right, y up, z back) that a NeRF-synthetic frame's

@@ -227,6 +227,7 @@ Dataset renderViews(const hull::SourceMesh& source, const ViewsOptions& o) {
   const SplitCameras cams = datasetCameras(o);
   Dataset ds;
   ds.scale = source.scale, ds.offset = source.offset;
+  ds.gltf_axes = true;
   struct Job {
     std::vector<View>* split;
     size_t index;

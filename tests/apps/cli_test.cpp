@@ -230,7 +230,7 @@ TEST(Cli, RenderFailuresNameTheProblem) {
   EXPECT_NE(b.out.find("no gaussian is visible"), std::string::npos) << b.out;
   EXPECT_FALSE(fs::exists(dir + "/b.png"));
   CliRun c = cli("render " + ply + " -o " + dir + "/c.png --bg 2,0,0");
-  EXPECT_EQ(c.code, 1);
+  EXPECT_EQ(c.code, 2);  // a bad option value: a usage error
   EXPECT_NE(c.out.find("--bg"), std::string::npos) << c.out;
   CliRun d = cli("render " + ply + " -o " + dir + "/d.png --backend metal");
   EXPECT_NE(d.code, 0);

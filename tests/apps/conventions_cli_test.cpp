@@ -228,6 +228,45 @@ TEST(CliConventions, ViewsFolderHoldsOnlyWhatItsJsonLists) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/ds/train/notes.txt"));
 }
 
+// convert's transforms and filters against closed forms, applied in the order the help states (flip, rotate,
+// scale, translate, then box and opacity filters) whatever their order on the command line.
+TEST(CliConventions, ConvertTransformsAndFiltersInTheStatedOrder) {
+  const std::string dir = test::tempDir("CliConvertEdits");
+  const GaussianCloud c = test::randomCloud(300, 1, 12);
+  saveSplats(c, dir + "/c.ply");
+  const GaussianCloud in = loadSplats(dir + "/c.ply").cloud;  // as stored (PLY round trip)
+  auto edited = [&](const std::string& args) {
+    const CliRun r = cli("convert " + dir + "/c.ply -o " + dir + "/e.ply -w " + args);
+    EXPECT_EQ(r.code, 0) << args << "\n" << r.out;
+    return loadSplats(dir + "/e.ply").cloud;
+  };
+  // Translation after scale, though given first: p' = 2 p + (1, -2, 0.5).
+  GaussianCloud e = edited("--translate 1,-2,0.5 --scale 2");
+  ASSERT_EQ(e.size(), in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Vec3 want = in.positions[i] * 2.0f + Vec3{1, -2, 0.5f};
+    EXPECT_LT(length(e.positions[i] - want), 1e-5f * (1 + length(want))) << i;
+    EXPECT_LT(length(e.scales[i] - in.scales[i] * 2.0f), 1e-5f * length(in.scales[i])) << i;
+  }
+  // A quarter turn about z: (x, y, z) -> (-y, x, z); a mirror in x: x -> -x, applied first.
+  e = edited("--rotate 0,0,90 --flip x");
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Vec3 p = in.positions[i], want{-p.y, -p.x, p.z};
+    EXPECT_LT(length(e.positions[i] - want), 1e-5f * (1 + length(p))) << i;
+  }
+  // Filters in the output frame: the box after the translation, then the opacity threshold.
+  e = edited("--translate 10,0,0 --box 10,-0.5,-1e9,11e9,0.5,1e9 --min-opacity 0.5");
+  size_t kept = 0;
+  for (size_t i = 0; i < in.size(); ++i) kept += in.positions[i].x >= 0 && std::abs(in.positions[i].y) <= 0.5f && in.opacities[i] >= 0.5f;
+  EXPECT_EQ(e.size(), kept);
+  EXPECT_GT(kept, 0u);
+  EXPECT_LT(kept, in.size());
+  const CliRun bad = cli("convert " + dir + "/c.ply -o " + dir + "/f.ply --rotate 90");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--rotate '90': expected 3 numbers"), std::string::npos) << bad.out;
+  EXPECT_NE(cli("convert --help").out.find("applied in that order"), std::string::npos);
+}
+
 TEST(CliConventions, VersionComesFromTheProject) {
   CliRun r = cli("--version");
   EXPECT_EQ(r.code, 0);

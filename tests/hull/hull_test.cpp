@@ -117,6 +117,13 @@ GaussianCloud cloudOf(const std::vector<Vec3>& centres, float sigma, float opaci
   return c;
 }
 
+// A cloud made in the hull frame (glTF axes, y up) saved as splat files are: in the PLY frame (y down), as
+// `train` writes them; hull bake turns it back.
+void saveInPlyFrame(GaussianCloud c, const std::string& path) {
+  changeAxes(c, gltfToPlyAxes());
+  saveSplats(c, path);
+}
+
 // The planted-floater fixture: a sphere of radius 0.8 (its box is the 1.6 cube, so the hull frame is the file's)
 // plus a small plate outside it; clean splats on the sphere; floaters of each sign.
 struct FloaterFixture {
@@ -143,7 +150,7 @@ FloaterFixture makeFloaterFixture(const std::string& name) {
     const float a = static_cast<float>(i) * 0.6f;
     pts.push_back(Vec3{std::cos(a), 0.0f, std::sin(a)} * 0.84f);
   }
-  saveSplats(cloudOf(pts, 0.012f, 0.97f), f.ply);
+  saveInPlyFrame(cloudOf(pts, 0.012f, 0.97f), f.ply);
   return f;
 }
 
@@ -306,7 +313,7 @@ std::shared_ptr<hull::HullAsset> sphereHull(const std::string& name, bool with_s
       float* dc = c.shOf(i).data();
       dc[0] = u(rng) - 0.5f, dc[1] = u(rng) - 0.5f, dc[2] = u(rng) - 0.5f;
     }
-    saveSplats(c, dir + "/splats.ply");
+    saveInPlyFrame(c, dir + "/splats.ply");
     o.splats = dir + "/splats.ply";
   }
   hull::BakeResult r = hull::bakeHull(dir + "/sphere.gltf", o);

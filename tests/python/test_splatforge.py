@@ -194,6 +194,12 @@ class PlyOracleTest(unittest.TestCase):
         np.testing.assert_allclose(cloud.opacities, expected["opacities"], rtol=0, atol=2e-7)
         np.testing.assert_array_equal(cloud.sh, expected["sh"].astype(np.float32))
         np.testing.assert_allclose(cloud.colors, 0.5 + SH_C0 * expected["sh"][:, 0, :], rtol=0, atol=1e-6)
+        # colors is computed: read-only like the views, so a write cannot silently change nothing.
+        with self.assertRaises(ValueError):
+            cloud.colors[0, 0] = 1.0
+        # Scene.frames()'s signature names its iterator type (not a C++ name).
+        self.assertIn("splatforge.FrameIterator", splatforge.Scene.frames.__doc__)
+        self.assertNotIn("anonymous", splatforge.Scene.frames.__doc__)
 
     def test_written_ply_with_sh_degree_1_and_shuffled_properties(self):
         rng = np.random.default_rng(7)
@@ -552,6 +558,11 @@ class BadInputTest(unittest.TestCase):
             missing = os.path.join(tmp, "missing.ply")
             with self.assertRaisesRegex(splatforge.Error, "missing.ply"):
                 splatforge.load(missing)
+            # A missing input is also Python's FileNotFoundError, as open() raises.
+            for call in (splatforge.load, splatforge.Scene, splatforge.render):
+                with self.assertRaises(FileNotFoundError):
+                    call(missing)
+            self.assertTrue(issubclass(splatforge.MissingFileError, splatforge.Error))
             with self.assertRaisesRegex(splatforge.Error, "missing.ply"):
                 splatforge.Scene(missing)
             with self.assertRaisesRegex(splatforge.Error, "missing.ply"):

@@ -10,6 +10,7 @@
 #include "io/file.h"
 #include "io/formats.h"
 #include "io/image_io.h"
+#include "hull/source_mesh.h"
 #include "train/views.h"
 #include "train/train_test_support.h"
 #include "support/test_support.h"
@@ -208,6 +209,43 @@ namespace {
 
 namespace test = ::sf::test;
 
+// `train` writes its cloud upright in the PLY frame (y down) as captures are, not in the dataset's y-up glTF
+// frame: every trained splat lies on the model's normalised surface turned by the closed-form half turn about
+// z (x, y) -> (-x, -y); in the dataset frame as it was, most would not (the man is not symmetric under it).
+TEST(TrainCli, TrainedCloudIsWrittenUprightInThePlyFrame) {
+  SF_REQUIRE_ASSET(man, "gltf/cesium_man.gltf");
+  const std::string dir = test::tempDir("train_upright");
+  std::string out;
+  ASSERT_EQ(test::runCli("train --mesh " + man + " --budget 800 --steps 20 --size 32 --views 8 -o " + dir + "/man.ply", &out), 0) << out;
+  const GaussianCloud cloud = loadSplats(dir + "/man.ply").cloud;
+  const hull::SourceMesh src = hull::loadSourceMesh(man, "", 0.0f);  // the dataset frame: normalised, y up
+  std::vector<Vec3> surface;
+  const std::vector<double> cdf = hull::faceAreaCdf(src.mesh);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(0, 1);
+  for (int i = 0; i < 4000; ++i) surface.push_back(hull::surfacePointAt(src.mesh, cdf, u(rng), u(rng), u(rng)).position);
+  auto medianDistance = [&](Vec3 flip) {
+    std::vector<float> d;
+    for (const Vec3& p : cloud.positions) {
+      const Vec3 q{p.x * flip.x, p.y * flip.y, p.z * flip.z};  // back to the dataset frame
+      float best = 1e30f;
+      for (const Vec3& s : surface) best = std::min(best, length(s - q));
+      d.push_back(best);
+    }
+    std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
+    return d[d.size() / 2];
+  };
+  const float turned = medianDistance({-1, -1, 1}), as_stored = medianDistance({1, 1, 1});
+  std::printf("median distance to the surface: turned back %.4f, as stored %.4f\n", turned, as_stored);
+  EXPECT_LT(turned, 0.03f);
+  EXPECT_GT(as_stored, 4 * turned);
+  // `hull bake --splats` takes such a file back into the hull frame: its splats lie on the mesh.
+  ASSERT_EQ(test::runCli("hull bake " + man + " --splats " + dir + "/man.ply --budget 600 -o " + dir + "/man.spl2 --json", &out), 0) << out;
+  EXPECT_NE(out.find("\"distance_p50\""), std::string::npos) << out;
+  const size_t at = out.find("\"distance_p50\"");
+  EXPECT_LT(std::stod(out.substr(out.find(':', at) + 1)), 0.03) << out;
+}
+
 // The CLI end to end: train from a mesh and from a folder `views` wrote, the log and the PLY it leaves, the
 // in-process training of `hull bake --train` and `character build --train`, and the trained character
 // animating through `animate`.
@@ -227,7 +265,7 @@ TEST(TrainCli, TrainsFromAMeshAndFromADatasetAndInProcessForHullsAndCharacters) 
 
   ASSERT_EQ(test::runCli("views " + box + " -o " + dir + "/ds --count 8 --val 2 --test 0 --size 24", &out), 0) << out;
   ASSERT_EQ(test::runCli("train --dataset " + dir + "/ds --budget 60 --steps 20 -o " + dir + "/ds.ply", &out), 0) << out;
-  EXPECT_NE(out.find("wrote " + dir + "/ds.ply (60 gaussians)"), std::string::npos) << out;
+  EXPECT_NE(out.find("wrote " + dir + "/ds.ply (60 gaussians; turned from the dataset's y-up frame to the PLY frame"), std::string::npos) << out;
   EXPECT_EQ(test::runCli("train --budget 10 --steps 5 -o " + dir + "/none.ply", &out), 2) << out;  // neither --mesh nor --dataset: a usage error
   EXPECT_NE(out.find("exactly one of --mesh"), std::string::npos) << out;
   EXPECT_EQ(test::runCli("train --mesh " + box + " --steps 0 -o " + dir + "/x.ply", &out), 2) << out;
