@@ -450,6 +450,17 @@ Scene sceneFromFile(const std::string& path, const std::string& clip, double tim
   } else if (kind == InputKind::kGltf) {
     loadGltfObject(obj, path, clip);
     obj.time = time;
+    // A glTF file that holds only gaussians (KHR_gaussian_splatting, no mesh, no animation) is a splat file
+    // like any other: read as `info` reads it, turned into the engine's splat frame (the PLY convention), so a
+    // capture saved as .glb renders and frames as its .ply does.
+    if (obj.model->drawnPrimitives() == 0 && obj.model->clips().empty() && clip.empty()) {
+      obj = SceneObject{};
+      obj.name = std::filesystem::path(path).stem().string();
+      obj.source = path;
+      LoadedSplats loaded = loadSplats(path);
+      obj.cloud = std::make_shared<GaussianCloud>(std::move(loaded.cloud));
+      scene.warnings = std::move(loaded.warnings);
+    }
   } else {
     if (!clip.empty()) throw Error(path + ": --clip applies to glTF files only");
     LoadedSplats loaded = loadSplats(path);

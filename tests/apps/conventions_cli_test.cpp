@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/gaussian_cloud.h"
+#include "core/image.h"
 #include "io/file.h"
 #include "io/formats.h"
 #include "io/image_io.h"
@@ -265,6 +266,24 @@ TEST(CliConventions, ConvertTransformsAndFiltersInTheStatedOrder) {
   EXPECT_EQ(bad.code, 2) << bad.out;
   EXPECT_NE(bad.out.find("--rotate '90': expected 3 numbers"), std::string::npos) << bad.out;
   EXPECT_NE(cli("convert --help").out.find("applied in that order"), std::string::npos);
+}
+
+// A capture saved as .glb is the same capture: `info` and `render` read it in one frame, so the .glb and the
+// .ply render the same image with a camera and when framed automatically.
+TEST(CliConventions, ACaptureAsGlbRendersAsItsPly) {
+  const std::string dir = test::tempDir("CliGlbCapture");
+  GaussianCloud c = test::randomCloud(400, 0, 13);
+  for (Vec3& p : c.positions) p = Vec3{p.x * 0.5f, p.y - 0.8f, p.z * 0.3f};  // an off-centre, asymmetric capture
+  saveSplats(c, dir + "/c.ply");
+  ASSERT_EQ(cli("convert " + dir + "/c.ply -o " + dir + "/c.glb").code, 0);
+  std::ofstream(dir + "/cam.json") << R"({"eye": [0.3, -1, -3], "target": [0, -0.8, 0], "up": [0, -1, 0], "fov_y_deg": 50, "width": 96, "height": 64})";
+  for (const std::string& camera : {std::string(" --camera ") + dir + "/cam.json", std::string(" --width 96 --height 64")}) {
+    ASSERT_EQ(cli("render " + dir + "/c.ply -o " + dir + "/p.png --backend cpu" + camera).code, 0);
+    const CliRun glb = cli("render " + dir + "/c.glb -o " + dir + "/g.png --backend cpu" + camera);
+    ASSERT_EQ(glb.code, 0) << glb.out;
+    const ImageDiff d = compareImages(readPng(dir + "/p.png"), readPng(dir + "/g.png"));
+    EXPECT_GE(d.psnr, 45.0) << camera;
+  }
 }
 
 TEST(CliConventions, VersionComesFromTheProject) {
