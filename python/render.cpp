@@ -51,12 +51,17 @@ struct Renderers {
   std::unique_ptr<FrameDriver> vulkan, cpu;
   std::string device;
   bool validation = false;
-  std::optional<bool> available;
+  std::optional<bool> available, gpu_available;
   std::vector<std::string>* log = nullptr;  // where the current render's script lines go
 
   bool vulkanAvailable() {
     if (!available) available = gpu::vulkanAvailable();
     return *available;
+  }
+  // What backend="auto" checks: a Vulkan device that is a GPU (a CPU one, lavapipe, is slower than the CPU renderer).
+  bool autoPicksVulkan() {
+    if (!gpu_available) gpu_available = gpu::gpuDeviceAvailable();
+    return *gpu_available;
   }
   FrameDriverOptions options(Backend backend) {
     FrameDriverOptions o;
@@ -93,7 +98,7 @@ Renderers& renderers() {
 ImageRGBA renderState(const std::shared_ptr<SceneState>& st, double t, const RenderJob& job) {
   Renderers& r = renderers();
   std::lock_guard<std::mutex> lock(r.mutex);
-  const bool use_vulkan = job.backend == Backend::kVulkan || (job.backend == Backend::kAuto && r.vulkanAvailable());
+  const bool use_vulkan = job.backend == Backend::kVulkan || (job.backend == Backend::kAuto && r.autoPicksVulkan());
   FrameDriver* driver = nullptr;
   if (use_vulkan) {
     driver = &r.ensureVulkan(job.device, job.validation);
@@ -563,7 +568,8 @@ Raises splatforge.Error when the file is missing or malformed.
         std::lock_guard<std::mutex> lock(renderers().mutex);
         return renderers().vulkanAvailable();
       },
-      "True when a Vulkan device the renderer can use exists (what backend=\"auto\" checks). Never raises.");
+      "True when a Vulkan device the renderer can use exists (backend=\"vulkan\" works). backend=\"auto\" takes it only "
+      "when it is a GPU: a CPU Vulkan device (lavapipe) renders slower than the CPU renderer. Never raises.");
 
   m.def(
       "vulkan_device",

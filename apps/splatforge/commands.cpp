@@ -834,6 +834,9 @@ int runBench(const BenchOptions& o) {
       fmt::print("wrote {} ({} gaussians in world space, SH degree {})\n", o.save_scene, merged.size(), merged.sh_degree);
     }
     FrameDriverOptions fo = BackendChoice{o.backend, o.device, o.validation}.driver();
+    // bench times the Vulkan frame wherever a Vulkan device exists, a CPU one (lavapipe) included, where the
+    // other commands' `auto` prefers the CPU renderer.
+    if (fo.backend == Backend::kAuto && gpu::vulkanAvailable()) fo.backend = Backend::kVulkan;
     fo.message = [](const std::string& line) { fmt::print(stderr, "bench: {}\n", line); };
     if (o.back_to_back > 0 && fo.backend == Backend::kCpu) throw Error("--back-to-back times the Vulkan frame; this bench runs on the CPU renderer");
     FrameDriver driver(fo);

@@ -74,7 +74,7 @@ struct RenderOptions {
   std::string output;           // .png
   std::optional<int> width, height;
   std::string camera;           // camera JSON path, optional
-  std::string backend = "auto";  // auto (Vulkan when a device exists), vulkan or cpu
+  std::string backend = "auto";  // auto (Vulkan on a GPU, else the CPU renderer), vulkan or cpu
   std::string device;            // Vulkan device index or name substring
   bool validation = false;       // Vulkan validation layers
   std::string background;       // "R,G,B"

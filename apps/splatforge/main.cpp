@@ -364,7 +364,7 @@ int main(int argc, char** argv) {
   c_ren->add_option("--width", ren.width, "Image width (default " + std::to_string(kDefaultWidth) + ", or the camera's)")->check(CLI::Range(1, 16384));
   c_ren->add_option("--height", ren.height, "Image height (default " + std::to_string(kDefaultHeight) + ", or the camera's)")->check(CLI::Range(1, 16384));
   c_ren->add_option("--camera", ren.camera, "Camera JSON (intrinsics + world_to_camera, or look-at)");
-  c_ren->add_option("--backend", ren.backend, "Renderer: auto (Vulkan when a device exists), vulkan or cpu")
+  c_ren->add_option("--backend", ren.backend, "Renderer: auto (Vulkan on a GPU; the CPU renderer where the only Vulkan device is a CPU one, such as lavapipe), vulkan or cpu")
       ->check(CLI::IsMember({"auto", "vulkan", "cpu"}))
       ->capture_default_str();
   c_ren->add_option("--device", ren.device, "Vulkan device: index or part of its name");
@@ -453,7 +453,7 @@ int main(int argc, char** argv) {
   c_ani->add_option("--clip", ani.clip, "glTF input: animation name or index (default: the first)");
   c_ani->add_option("--hull-mode", ani.hull_mode, "Splat hulls: baked or sorted for every hull (as for render)")->check(CLI::IsMember({"baked", "sorted"}));
   c_ani->add_option("--light", ani.light, "Splat hulls: the cel light on or off")->check(CLI::IsMember({"on", "off"}));
-  c_ani->add_option("--backend", ani.backend, "Renderer: auto (Vulkan when a device exists), vulkan or cpu")
+  c_ani->add_option("--backend", ani.backend, "Renderer: auto (Vulkan on a GPU; the CPU renderer where the only Vulkan device is a CPU one, such as lavapipe), vulkan or cpu")
       ->check(CLI::IsMember({"auto", "vulkan", "cpu"}))
       ->capture_default_str();
   c_ani->add_option("--device", ani.device, "Vulkan device: index or part of its name");
@@ -473,7 +473,7 @@ int main(int argc, char** argv) {
   c_demo->add_option("--save-float", demo.save_float, "Also write the float RGBA image as .npy");
   c_demo->add_option("--save-depth", demo.save_depth,
                   "Also write a (height, width, 2) float .npy: expected splat depth sum(d*alpha*T) and transmittance T per pixel");
-  c_demo->add_option("--backend", demo.backend, "Renderer: auto (Vulkan when a device exists), vulkan or cpu")
+  c_demo->add_option("--backend", demo.backend, "Renderer: auto (Vulkan on a GPU; the CPU renderer where the only Vulkan device is a CPU one, such as lavapipe), vulkan or cpu")
       ->check(CLI::IsMember({"auto", "vulkan", "cpu"}))
       ->capture_default_str();
   c_demo->add_option("--device", demo.device, "Vulkan device: index or part of its name");
@@ -490,7 +490,7 @@ int main(int argc, char** argv) {
   c_bench->add_option("--synthetic", bench.synthetic, "Use a synthetic capture-like cloud of N gaussians")->check(CLI::Range(size_t{1}, size_t{200000000}));
   c_bench->add_option("--copies", bench.copies, "Tile N copies of the input, each its own object")->check(CLI::Range(1, 10000))->capture_default_str();
   c_bench->add_option("--sh-degree", bench.sh_degree, "Raise the SH degree to D (0..3)")->check(CLI::Range(0, 3));
-  c_bench->add_option("--backend", bench.backend, "Renderer: auto, vulkan or cpu")->check(CLI::IsMember({"auto", "vulkan", "cpu"}))->capture_default_str();
+  c_bench->add_option("--backend", bench.backend, "Renderer: auto (Vulkan wherever a Vulkan device exists, a CPU one included), vulkan or cpu")->check(CLI::IsMember({"auto", "vulkan", "cpu"}))->capture_default_str();
   c_bench->add_option("--device", bench.device, "Vulkan device: index or part of its name");
   c_bench->add_flag("--validation", bench.validation, "Enable Vulkan validation layers");
   c_bench->add_option("--width", bench.width, "Render width")->check(CLI::Range(1, 16384))->capture_default_str();

@@ -60,7 +60,7 @@ std::string FrameResult::timing() const {
 }
 
 FrameDriver::FrameDriver(const FrameDriverOptions& options) : options_(options) {
-  if (options_.backend == Backend::kVulkan || (options_.backend == Backend::kAuto && gpu::vulkanAvailable())) {
+  if (options_.backend == Backend::kVulkan || (options_.backend == Backend::kAuto && gpu::gpuDeviceAvailable())) {
     gpu::ContextOptions co;
     co.device = options_.device;
     co.validation = options_.validation;

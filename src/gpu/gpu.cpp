@@ -244,6 +244,12 @@ bool vulkanAvailable() {
   return false;
 }
 
+bool gpuDeviceAvailable() {
+  for (const DeviceInfo& d : listDevices())
+    if (d.api_version >= VK_API_VERSION_1_2 && d.type != VK_PHYSICAL_DEVICE_TYPE_CPU) return true;
+  return false;
+}
+
 // SPLATFORGE_VALIDATION=1 in the environment turns validation (with synchronization validation) on for
 // every context of the process: the test suite sets it, so every GPU test and every command a CLI test
 // runs is validated.

@@ -68,6 +68,10 @@ struct ContextOptions {
 // True when the Vulkan loader is present and at least one device supports Vulkan 1.2 compute with
 // buffer device addresses. Never throws.
 bool vulkanAvailable();
+// Whether a Vulkan 1.2 device other than a CPU implementation (lavapipe, SwiftShader) exists: what `auto`
+// backends of the frame choose. A CPU device runs the frame slower than the CPU renderer on the same cores
+// and takes several times its memory (docs/benchmarks.md), so without a GPU the CPU renderer is the default.
+bool gpuDeviceAvailable();
 // Devices the loader reports (empty when there is no loader). Never throws.
 std::vector<DeviceInfo> listDevices();
 

@@ -354,7 +354,7 @@ TEST(ViewCli, ShDegreeCapMatchesACloudTruncatedHere) {
   ASSERT_EQ(test::runCli("view " + dir + "/full.ply --camera " + dir + "/cam.json --script " + dir + "/s.txt --size 320x240", &out),
             0)
       << out;
-  const std::string common = " --camera " + dir + "/cam.json --width 320 --height 240";
+  const std::string common = " --camera " + dir + "/cam.json --width 320 --height 240 --backend vulkan";  // the viewer's renderer
   ASSERT_EQ(test::runCli("render " + dir + "/full.ply -o " + dir + "/r3.png" + common, &out), 0) << out;
   ASSERT_EQ(test::runCli("render " + dir + "/dc.ply -o " + dir + "/r0.png" + common, &out), 0) << out;
   const ImageRGBA v3 = readPng(dir + "/sh3.png"), v0 = readPng(dir + "/sh0.png");
@@ -394,7 +394,7 @@ TEST(ViewCli, CharacterExpressionMatchesTheSceneScriptsAndLookAtTurnsTheHead) {
   writeText(dir + "/scene.json", R"({"script": [
     {"t": 0, "command": "spawn-character", "id": "a", "package": "lam"},
     {"t": 0, "command": "set-expression", "id": "a", "weights": {"jawOpen": 1, "eyeBlinkLeft": 1}}]})");
-  const std::string common = " --camera " + dir + "/cam.json --width 320 --height 240";
+  const std::string common = " --camera " + dir + "/cam.json --width 320 --height 240 --backend vulkan";  // the viewer's renderer
   ASSERT_EQ(test::runCli("render " + dir + "/lam -o " + dir + "/render_neutral.png" + common, &out), 0) << out;
   ASSERT_EQ(test::runCli("render " + dir + "/scene.json -o " + dir + "/render_expression.png" + common, &out), 0)
       << out;
