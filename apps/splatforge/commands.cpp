@@ -421,6 +421,102 @@ int runInfo(const InfoOptions& o) {
   }
 }
 
+int runValidate(const ValidateOptions& o) {
+  try {
+    const auto t0 = Clock::now();
+    if (classifyInput(o.input) == InputKind::kOnnx) throw Error(o.input + ": an ONNX model, not a splat file (splatforge onnx info " + o.input + ")");
+    // Non-finite rows are counted and dropped by the loader (core/limits.h); --strict would refuse the file.
+    LoadedSplats l = loadSplats(o.input);
+    const GaussianCloud& c = l.cloud;
+    const size_t n = c.size();
+    // Scales: a gaussian thinner than 1e-7 of the cloud's extent (or with a zero or negative axis) is
+    // degenerate (it covers no pixel and ill-conditions its covariance); one 10,000 times longer than wide is a needle.
+    Vec3 lo{1e30f, 1e30f, 1e30f}, hi{-1e30f, -1e30f, -1e30f};
+    for (const Vec3& p : c.positions)
+      for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], p[k]), hi[k] = std::max(hi[k], p[k]);
+    const float extent = n ? std::max({hi.x - lo.x, hi.y - lo.y, hi.z - lo.z, 1e-30f}) : 1.0f;
+    size_t degenerate = 0, needles = 0, invisible = 0, saturated = 0, dc_outside = 0, rest_large = 0;
+    float rest_max = 0;
+    const int rest = shCoeffCount(c.sh_degree) - 1;
+    for (size_t i = 0; i < n; ++i) {
+      const Vec3 s = c.scales[i];
+      const float smin = std::min({s.x, s.y, s.z}), smax = std::max({s.x, s.y, s.z});
+      degenerate += !(smin > 1e-7f * extent);
+      needles += smin > 0 && smax > 1e4f * smin;
+      invisible += c.opacities[i] < 1.0f / 255.0f;
+      saturated += c.opacities[i] >= 0.99f;
+      const float* sh = c.shOf(i).data();
+      bool outside = false;
+      for (int k = 0; k < 3; ++k) {
+        const float col = shDcToColor(sh[k]);
+        outside = outside || col < -0.05f || col > 1.05f;
+      }
+      dc_outside += outside;
+      bool large = false;
+      for (int k = 0; k < 3 * rest; ++k) {
+        rest_max = std::max(rest_max, std::abs(sh[3 + k]));
+        large = large || std::abs(sh[3 + k]) > 4.0f;  // beyond compressed PLY's range, far beyond trained values
+      }
+      rest_large += large;
+    }
+    // Overdraw for the default camera (the framing `render` uses), at 640x360 on the CPU renderer: visible
+    // gaussians and tile pairs, and splats per tile on average.
+    size_t visible = 0, pairs = 0;
+    double per_tile = 0;
+    if (n > 0) {
+      Scene scene;
+      SceneObject obj;
+      obj.cloud = std::make_shared<GaussianCloud>(c);
+      scene.objects.push_back(obj);
+      const Camera cam = autoCamera(scene, 640, 360);
+      RenderStats st;
+      const std::vector<RenderObject> objects = scene.renderObjects();
+      renderCpu(objects, cam, RenderSettings{}, &st);
+      visible = st.visible, pairs = st.tile_keys;
+      per_tile = static_cast<double>(pairs) / (((640 + 15) / 16) * ((360 + 15) / 16));
+    }
+    std::vector<std::string> problems, notes;
+    auto count = [&](size_t k, const std::string& what) { return fmt::format("{} of {} gaussians {}", k, n + l.dropped_non_finite, what); };
+    if (l.dropped_non_finite) problems.push_back(count(l.dropped_non_finite, "hold NaN or infinite values (dropped when loaded; --strict refuses the file)"));
+    if (n == 0) problems.push_back("no gaussian to draw");
+    if (degenerate) problems.push_back(count(degenerate, fmt::format("have a scale axis of zero or below 1e-7 of the extent ({:.3g})", extent)));
+    if (needles) notes.push_back(count(needles, "are needles (one axis 10,000 times another)"));
+    if (invisible) notes.push_back(count(invisible, "have opacity below 1/255 (never drawn)"));
+    if (dc_outside) notes.push_back(count(dc_outside, "have a base colour outside [0, 1] (clamped when drawn)"));
+    if (rest_large) notes.push_back(count(rest_large, fmt::format("have SH coefficients beyond +-4 (largest {:.3g})", rest_max)));
+    for (const std::string& w : l.warnings) notes.push_back(w);
+    const std::string frame = l.axes.empty() ? "PLY convention (x right, y down, z forward), as stored" : l.axes;
+    if (o.json) {
+      auto list = [](const std::vector<std::string>& v) {
+        std::string s = "[";
+        for (size_t i = 0; i < v.size(); ++i) s += (i ? ", \"" : "\"") + jsonEscape(v[i]) + "\"";
+        return s + "]";
+      };
+      fmt::print("{{\n  \"file\": \"{}\",\n  \"format\": \"{}\",\n  \"count\": {},\n  \"sh_degree\": {},\n  \"frame\": \"{}\",\n"
+                 "  \"non_finite\": {},\n  \"degenerate_scales\": {},\n  \"needles\": {},\n  \"invisible\": {},\n  \"opaque\": {},\n"
+                 "  \"dc_outside_unit\": {},\n  \"sh_rest_large\": {},\n  \"sh_rest_max\": {},\n  \"default_camera\": {{\"width\": 640, "
+                 "\"height\": 360, \"visible\": {}, \"tile_pairs\": {}, \"splats_per_tile\": {:.2f}}},\n  \"problems\": {},\n  \"notes\": {},\n"
+                 "  \"valid\": {}\n}}\n",
+                 jsonEscape(o.input), formatName(l.format), n, c.sh_degree, jsonEscape(frame), l.dropped_non_finite, degenerate, needles,
+                 invisible, saturated, dc_outside, rest_large, rest_max, visible, pairs, per_tile, list(problems), list(notes),
+                 problems.empty() ? "true" : "false");
+    } else {
+      fmt::print("file:        {}\nformat:      {}\ngaussians:   {}\nsh degree:   {}\nframe:       {}\n", o.input, formatName(l.format), n,
+                 c.sh_degree, frame);
+      fmt::print("opacity:     {} below 1/255, {} at 0.99 or more\n", invisible, saturated);
+      fmt::print("overdraw:    {} of {} visible from the default camera at 640x360, {} tile pairs, {:.1f} splats per 16x16 tile\n", visible, n,
+                 pairs, per_tile);
+      for (const std::string& p : problems) fmt::print("problem:     {}\n", p);
+      for (const std::string& s : notes) fmt::print("note:        {}\n", s);
+      fmt::print("{} ({:.2f} s)\n", problems.empty() ? "valid" : fmt::format("{} problem{}", problems.size(), problems.size() == 1 ? "" : "s"),
+                 secondsSince(t0));
+    }
+    return problems.empty() ? 0 : 1;
+  } catch (const std::exception& e) {
+    return reportFailure("validate", e);
+  }
+}
+
 int runConvert(const ConvertOptions& options) {
   ConvertOptions o = options;
   if (o.output.empty() == o.output_positional.empty())

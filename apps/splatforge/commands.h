@@ -53,6 +53,15 @@ struct InfoOptions {
 };
 int runInfo(const InfoOptions& o);
 
+// `validate FILE`: what is wrong or doubtful in a splat file (non-finite rows, degenerate scales, opacity and
+// SH ranges, the frame it declares, the overdraw a default camera would see). Exit 0 when it holds no
+// problem, 1 when it does (each one named), so a pipeline can gate on it.
+struct ValidateOptions {
+  std::string input;
+  bool json = false;
+};
+int runValidate(const ValidateOptions& o);
+
 struct ConvertOptions {
   std::string input, output;
   std::string output_positional;  // the older form: convert IN OUT

@@ -337,6 +337,13 @@ int main(int argc, char** argv) {
   c_info->add_flag("--json", info.json, "Machine-readable JSON output");
   c_info->add_flag("--strict", policy.strict, "Refuse a file holding NaN or infinite values (default: drop those gaussians with a warning)");
 
+  ValidateOptions val;
+  auto* c_val = app.add_subcommand("validate",
+                                   "Check a splat file: non-finite values, degenerate scales, opacity and SH ranges, its frame, the overdraw "
+                                   "of the default camera (exit 1 when it holds a problem)");
+  c_val->add_option("file", val.input, "Splat file (" + std::string(kReadFormats) + ")")->required();
+  c_val->add_flag("--json", val.json, "Machine-readable JSON output");
+
   ConvertOptions conv;
   auto* c_conv = app.add_subcommand("convert",
                                     "Convert between splat formats (chosen by extension; atomic write), optionally transformed and filtered "
@@ -544,7 +551,7 @@ int main(int argc, char** argv) {
   const char* kBenchGroup = "Benchmarks and devices";
   const char* kTrainGroup = "Training";
   for (auto [command, group] : std::initializer_list<std::pair<CLI::App*, const char*>>{
-           {c_ren, kViewGroup}, {c_ani, kViewGroup}, {c_demo, kViewGroup}, {c_info, kFormatsGroup}, {c_conv, kFormatsGroup},
+           {c_ren, kViewGroup}, {c_ani, kViewGroup}, {c_demo, kViewGroup}, {c_info, kFormatsGroup}, {c_val, kFormatsGroup}, {c_conv, kFormatsGroup},
            {c_chr, kCharactersGroup}, {c_pose, kCharactersGroup}, {c_bench, kBenchGroup}, {c_bch, kBenchGroup},
            {c_bskin, kBenchGroup}, {c_dev, kBenchGroup}, {onnx.command(), kNeuralGroup}, {hull.command(), kHullGroup},
            {views.command(), kTrainGroup}, {train.command(), kTrainGroup}})
@@ -580,6 +587,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (c_info->parsed()) return runInfo(info);
+  if (c_val->parsed()) return runValidate(val);
   if (c_conv->parsed()) {
     conv.strict = policy.strict;
     return runConvert(conv);

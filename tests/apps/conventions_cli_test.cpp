@@ -8,7 +8,10 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -55,7 +58,7 @@ TEST(CliConventions, EveryCommandHasHelpAndAGroup) {
   ASSERT_EQ(top.code, 0) << top.out;
   for (const char* group : {"View and render", "Formats", "Characters and animation", "Benchmarks and devices", "Training"})
     EXPECT_NE(top.out.find(group), std::string::npos) << group << "\n" << top.out;
-  for (const char* cmd : {"info", "convert", "render", "animate", "demo", "view", "bench", "bench-characters", "bench-skin",
+  for (const char* cmd : {"info", "validate", "convert", "render", "animate", "demo", "view", "bench", "bench-characters", "bench-skin",
                           "devices", "pose", "character", "views", "train", "hull", "onnx"}) {
     EXPECT_NE(top.out.find(std::string("  ") + cmd), std::string::npos) << cmd;
     CliRun r = cli(std::string(cmd) + " --help");
@@ -93,6 +96,7 @@ TEST(CliConventions, EveryCommandFollowsTheRules) {
   };
   const Command commands[] = {
       {"info", false, true, false},           {"convert", true, false, false},         {"render", true, false, false},
+      {"validate", false, true, false},
       {"animate", true, false, false},        {"demo", true, false, false},            {"view", false, false, false},
       {"bench", false, true, true},           {"bench-characters", false, true, true}, {"bench-skin", false, true, true},
       {"devices", false, true, false},        {"pose", false, true, false},            {"character build", true, false, false},
@@ -284,6 +288,60 @@ TEST(CliConventions, ACaptureAsGlbRendersAsItsPly) {
     const ImageDiff d = compareImages(readPng(dir + "/p.png"), readPng(dir + "/g.png"));
     EXPECT_GE(d.psnr, 45.0) << camera;
   }
+}
+
+// `validate` counts each defect planted in a file exactly, exits 1 when one is a problem, 0 for a clean file.
+TEST(CliConventions, ValidateNamesEachPlantedDefect) {
+  const std::string dir = test::tempDir("CliValidate");
+  GaussianCloud c = test::randomCloud(200, 1, 14);
+  for (size_t i = 0; i < c.size(); ++i) {  // a clean start: visible, base colours inside [0, 1], modest SH, round gaussians
+    c.opacities[i] = 0.5f;
+    c.scales[i] = Vec3{0.05f, 0.05f, 0.05f};
+    float* sh = c.shOf(i).data();
+    for (int k = 0; k < 3; ++k) sh[k] = 0.1f;
+    for (int k = 3; k < 12; ++k) sh[k] = std::clamp(sh[k], -1.0f, 1.0f);
+  }
+  saveSplats(c, dir + "/clean.ply");
+  int code = -1;
+  nlohmann::json j = nlohmann::json::parse(stdoutOf("validate " + dir + "/clean.ply --json", &code));
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(j["valid"], true);
+  EXPECT_TRUE(j["problems"].empty()) << j.dump();
+  // NaN and infinity as other tools write them (this writer refuses them): markers replaced in the bytes.
+  c.positions[3].x = 12345.5f;
+  c.positions[8].y = 23456.5f;
+  for (size_t i : {10, 11, 12}) c.scales[i] = Vec3{1e-12f, 0.1f, 0.1f};
+  for (size_t i : {20, 21, 22, 23}) c.opacities[i] = 0.001f;
+  c.shOf(30)[1] = 10.0f;  // a base colour far above 1
+  c.shOf(31)[5] = 6.0f;   // an SH coefficient beyond +-4
+  saveSplats(c, dir + "/bad.ply");
+  std::vector<uint8_t> bytes = readFile(dir + "/bad.ply");
+  auto plant = [&](float marker, float value) {
+    uint8_t m[4], v[4];
+    std::memcpy(m, &marker, 4);
+    std::memcpy(v, &value, 4);
+    auto at = std::search(bytes.begin(), bytes.end(), m, m + 4);
+    ASSERT_NE(at, bytes.end());
+    std::copy(v, v + 4, at);
+  };
+  plant(12345.5f, std::numeric_limits<float>::quiet_NaN());
+  plant(23456.5f, std::numeric_limits<float>::infinity());
+  std::ofstream(dir + "/bad.ply", std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  j = nlohmann::json::parse(stdoutOf("validate " + dir + "/bad.ply --json", &code));
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(j["valid"], false);
+  EXPECT_EQ(j["non_finite"], 2);
+  EXPECT_EQ(j["degenerate_scales"], 3);
+  EXPECT_EQ(j["invisible"], 4);
+  EXPECT_EQ(j["dc_outside_unit"], 1);
+  EXPECT_EQ(j["sh_rest_large"], 1);
+  EXPECT_EQ(j["count"], 198);
+  EXPECT_EQ(j["problems"].size(), 2u) << j.dump();
+  EXPECT_GT(j["default_camera"]["visible"].get<int>(), 0);
+  const CliRun text = cli("validate " + dir + "/bad.ply");
+  EXPECT_EQ(text.code, 1);
+  EXPECT_NE(text.out.find("problem:     2 of 200 gaussians hold NaN or infinite values"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("2 problems"), std::string::npos) << text.out;
 }
 
 TEST(CliConventions, VersionComesFromTheProject) {
