@@ -1,10 +1,12 @@
 #include "commands.h"
 
 #include <fmt/core.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
@@ -660,6 +662,31 @@ class ProgressBar {
   size_t last_decile_ = 0;
 };
 
+// Ctrl-C (SIGINT) or SIGTERM while frames are written: the handler only raises a flag; the loop stops after
+// the frame in hand and removes what this run wrote, so an interrupted run leaves no partial output.
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void onInterrupt(int) { g_interrupted = 1; }
+
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    g_interrupted = 0;
+    previous_int_ = std::signal(SIGINT, onInterrupt);
+    previous_term_ = std::signal(SIGTERM, onInterrupt);
+  }
+  ~InterruptGuard() {
+    std::signal(SIGINT, previous_int_);
+    std::signal(SIGTERM, previous_term_);
+  }
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+  bool interrupted() const { return g_interrupted != 0; }
+
+ private:
+  void (*previous_int_)(int) = SIG_DFL;
+  void (*previous_term_)(int) = SIG_DFL;
+};
+
 }  // namespace
 
 int runAnimate(const AnimateOptions& o) {
@@ -729,7 +756,22 @@ int runAnimate(const AnimateOptions& o) {
       const CloudBounds b = sceneBounds(scene);
       pivot = (b.p01 + b.p99) * 0.5f;
     }
+    InterruptGuard interrupt;
+    auto removePartial = [&](size_t written) {
+      std::error_code ec;
+      if (mp4) {
+        std::filesystem::remove_all(frames_dir, ec);
+        std::filesystem::remove(o.output + ".partial.mp4", ec);
+      } else {
+        for (size_t k = 0; k < written; ++k) std::filesystem::remove(pattern(k), ec);
+      }
+    };
     for (size_t i = 0; i < frames; ++i) {
+      if (interrupt.interrupted()) {
+        removePartial(i);
+        fmt::print(stderr, "splatforge {}: interrupted after {} of {} frames; the partial output was removed\n", o.command, i, frames);
+        return 130;  // 128 + SIGINT, as a shell reports it
+      }
       auto tf = Clock::now();
       Camera frame_cam = cam;
       if (o.orbit_deg != 0) {
@@ -749,6 +791,12 @@ int runAnimate(const AnimateOptions& o) {
                                           o.fps, shellQuote((frames_dir / "%06d.png").string()), shellQuote(tmp));
       progress("encoding " + o.output + " with " + ffmpeg);
       const int rc = std::system(cmd.c_str());
+      // (system() ignores SIGINT in this process while ffmpeg runs; ffmpeg then ends by it.)
+      if (interrupt.interrupted() || (rc != -1 && WIFSIGNALED(rc) && (WTERMSIG(rc) == SIGINT || WTERMSIG(rc) == SIGTERM))) {
+        removePartial(frames);
+        fmt::print(stderr, "splatforge {}: interrupted while encoding; the partial output was removed\n", o.command);
+        return 130;
+      }
       if (rc != 0 || !std::filesystem::exists(tmp)) {
         std::filesystem::remove(tmp);
         throw Error(fmt::format("ffmpeg failed (exit status {}); the frames are kept in {}", rc, frames_dir.string()));

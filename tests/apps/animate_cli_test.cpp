@@ -4,10 +4,16 @@
 // failures (frame pattern, missing ffmpeg, unknown clip, unloadable model) with messages naming the cause.
 // Mesh frames use the CPU backend here; the Vulkan mesh pass is compared with it in gpu_tests.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "io/formats.h"
 #include "io/image_io.h"
@@ -180,6 +186,40 @@ TEST(AnimateCli, FailuresNameTheCause) {
   EXPECT_GT(litFraction(readPng((dir / "p_00.png").string())), 0.05);
   EXPECT_EQ(test::runCli("animate " + (dir / "scene.json").string() + " --backend cpu -o " + (dir / "q_%02d.png").string(), &out), 1);
   EXPECT_NE(out.find("broken.gltf"), std::string::npos) << out;
+}
+
+// Ctrl-C during a long `animate` (SIGINT, as a terminal sends it) stops after the frame in hand, removes the
+// frames this run wrote (PNG sequence) or its frame folder (MP4), and exits 130: no partial output is left.
+TEST(AnimateCli, InterruptLeavesNoPartialOutput) {
+  const std::string dir = test::tempDir("AnimateInterrupt");
+  GaussianCloud c = test::randomCloud(3000, 0, 15);
+  for (Vec3& p : c.positions) p = p + Vec3{0, 0, 4};
+  saveSplats(c, dir + "/c.ply");
+  for (const std::string& out : {dir + "/f_%05d.png", dir + "/long.mp4"}) {
+    const std::string first = out.ends_with(".mp4") ? dir + "/long.mp4.frames/000000.png" : dir + "/f_00000.png";
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      const std::string input = dir + "/c.ply";
+      execl(SPLATFORGE_BINARY, SPLATFORGE_BINARY, "animate", input.c_str(), "--backend", "cpu", "--fps", "30", "--duration", "600",
+            "--width", "64", "--height", "48", "-o", out.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    while (!std::filesystem::exists(first) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(std::filesystem::exists(first)) << "no frame written";
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    kill(pid, SIGINT);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << "ended by a signal, not by the interrupt handling";
+    EXPECT_EQ(WEXITSTATUS(status), 130);
+    std::vector<std::string> left;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      if (e.path().filename() != "c.ply") left.push_back(e.path().filename().string());
+    EXPECT_TRUE(left.empty()) << out << ": left " << left.size() << " entries, the first " << (left.empty() ? "" : left[0]);
+  }
 }
 
 }  // namespace
