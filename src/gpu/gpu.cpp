@@ -465,6 +465,11 @@ uint32_t Context::memoryType(uint32_t bits, VkMemoryPropertyFlags flags) const {
   throw Error("no Vulkan memory type with the required properties");
 }
 
+void Context::countAllocation(int64_t bytes) {
+  allocated_bytes_ = static_cast<uint64_t>(static_cast<int64_t>(allocated_bytes_) + bytes);
+  peak_allocated_bytes_ = std::max(peak_allocated_bytes_, allocated_bytes_);
+}
+
 Buffer Context::createBuffer(VkDeviceSize size, bool host_visible, const std::string& name) {
   Buffer b;
   b.ctx = this;
@@ -487,6 +492,8 @@ Buffer Context::createBuffer(VkDeviceSize size, bool host_visible, const std::st
   VkResult r = vkAllocateMemory(device_, &ai, nullptr, &b.memory);
   if (r != VK_SUCCESS)
     throw Error("cannot allocate " + std::to_string(req.size) + " bytes of Vulkan memory for '" + name + "': " + resultName(r));
+  b.allocation = req.size;
+  countAllocation(static_cast<int64_t>(req.size));
   SF_VK_CHECK(vkBindBufferMemory(device_, b.buffer, b.memory, 0));
   VkBufferDeviceAddressInfo ad{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
   ad.buffer = b.buffer;
@@ -525,8 +532,8 @@ void Context::submit(VkCommandBuffer cmd) {
 Buffer& Buffer::operator=(Buffer&& o) noexcept {
   if (this != &o) {
     reset();
-    ctx = o.ctx, buffer = o.buffer, memory = o.memory, size = o.size, address = o.address, mapped = o.mapped;
-    o.buffer = VK_NULL_HANDLE, o.memory = VK_NULL_HANDLE, o.mapped = nullptr, o.size = 0, o.address = 0;
+    ctx = o.ctx, buffer = o.buffer, memory = o.memory, size = o.size, address = o.address, mapped = o.mapped, allocation = o.allocation;
+    o.buffer = VK_NULL_HANDLE, o.memory = VK_NULL_HANDLE, o.mapped = nullptr, o.size = 0, o.address = 0, o.allocation = 0;
   }
   return *this;
 }
@@ -535,8 +542,9 @@ void Buffer::reset() {
   if (ctx && buffer) {
     vkDestroyBuffer(ctx->device(), buffer, nullptr);
     vkFreeMemory(ctx->device(), memory, nullptr);
+    ctx->countAllocation(-static_cast<int64_t>(allocation));
   }
-  buffer = VK_NULL_HANDLE, memory = VK_NULL_HANDLE, mapped = nullptr, size = 0, address = 0;
+  buffer = VK_NULL_HANDLE, memory = VK_NULL_HANDLE, mapped = nullptr, size = 0, address = 0, allocation = 0;
 }
 
 Image Context::createImage(uint32_t width, uint32_t height, VkFormat format, VkImageUsageFlags usage, VkImageAspectFlags aspect,
@@ -567,6 +575,8 @@ Image Context::createImage(uint32_t width, uint32_t height, VkFormat format, VkI
   r = vkAllocateMemory(device_, &ai, nullptr, &img.memory);
   if (r != VK_SUCCESS)
     throw Error("cannot allocate " + std::to_string(req.size) + " bytes of Vulkan memory for '" + name + "': " + resultName(r));
+  img.allocation = req.size;
+  countAllocation(static_cast<int64_t>(req.size));
   SF_VK_CHECK(vkBindImageMemory(device_, img.image, img.memory, 0));
   VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
   vi.image = img.image;
@@ -584,7 +594,8 @@ Image& Image::operator=(Image&& o) noexcept {
   if (this != &o) {
     reset();
     ctx = o.ctx, image = o.image, memory = o.memory, view = o.view, format = o.format, width = o.width, height = o.height;
-    o.image = VK_NULL_HANDLE, o.memory = VK_NULL_HANDLE, o.view = VK_NULL_HANDLE, o.width = o.height = 0;
+    allocation = o.allocation;
+    o.image = VK_NULL_HANDLE, o.memory = VK_NULL_HANDLE, o.view = VK_NULL_HANDLE, o.width = o.height = 0, o.allocation = 0;
   }
   return *this;
 }
@@ -594,8 +605,9 @@ void Image::reset() {
     vkDestroyImageView(ctx->device(), view, nullptr);
     vkDestroyImage(ctx->device(), image, nullptr);
     vkFreeMemory(ctx->device(), memory, nullptr);
+    ctx->countAllocation(-static_cast<int64_t>(allocation));
   }
-  image = VK_NULL_HANDLE, memory = VK_NULL_HANDLE, view = VK_NULL_HANDLE, width = height = 0;
+  image = VK_NULL_HANDLE, memory = VK_NULL_HANDLE, view = VK_NULL_HANDLE, width = height = 0, allocation = 0;
 }
 
 void imageBarrier(VkCommandBuffer cmd, const Image& image, VkImageAspectFlags aspect, VkImageLayout from, VkImageLayout to,

@@ -113,6 +113,13 @@ class Context {
   // Debug name for any Vulkan object (no-op without VK_EXT_debug_utils).
   void setName(VkObjectType type, uint64_t handle, const std::string& name) const;
 
+  // Bytes of Vulkan memory this context's buffers and images hold now (allocated less freed), and the most
+  // it held at once: what a long run checks stays flat (tests/frame: the soak test).
+  uint64_t allocatedBytes() const { return allocated_bytes_; }
+  uint64_t peakAllocatedBytes() const { return peak_allocated_bytes_; }
+  // Internal, for Buffer and Image.
+  void countAllocation(int64_t bytes);
+
   // Device-local storage buffer with a device address (host_visible: mapped, host-coherent instead).
   Buffer createBuffer(VkDeviceSize size, bool host_visible, const std::string& name);
 
@@ -146,6 +153,7 @@ class Context {
   bool validation_ = false, debug_utils_ = false, subgroup_size_control_ = false, graphics_ = false, dynamic_rendering_ = false;
   uint32_t validation_errors_ = 0;
   std::vector<std::string> validation_messages_;
+  uint64_t allocated_bytes_ = 0, peak_allocated_bytes_ = 0;
 };
 
 // A buffer and its memory; move-only, freed on destruction.
@@ -156,6 +164,7 @@ struct Buffer {
   VkDeviceSize size = 0;
   VkDeviceAddress address = 0;
   void* mapped = nullptr;
+  VkDeviceSize allocation = 0;  // bytes of its memory (counted by the context)
 
   Buffer() = default;
   Buffer(Buffer&& o) noexcept { *this = std::move(o); }
@@ -174,6 +183,7 @@ struct Image {
   VkImageView view = VK_NULL_HANDLE;
   VkFormat format = VK_FORMAT_UNDEFINED;
   uint32_t width = 0, height = 0;
+  VkDeviceSize allocation = 0;  // bytes of its memory (counted by the context)
 
   Image() = default;
   Image(Image&& o) noexcept { *this = std::move(o); }

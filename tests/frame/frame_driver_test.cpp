@@ -3,11 +3,24 @@
 // posed, and the GPU paths it gives a scene's generators taken back by detach() and by its destruction.
 #include <gtest/gtest.h>
 
+#include <malloc.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
+#if defined(__has_include)
+#if __has_include(<sanitizer/allocator_interface.h>) && SPLATFORGE_SANITIZED
+#include <sanitizer/allocator_interface.h>
+#define SF_HEAP_FROM_SANITIZER 1
+#endif
+#endif
+
 #include "frame/frame.h"
 #include "gpu/gpu.h"
+#include "render/vulkan_renderer.h"
 #include "neural/generator.h"
 #include "support/test_support.h"
 
@@ -137,6 +150,75 @@ TEST(FrameDriver, DroppedScenesTakeTheirPathsWithThem) {
   driver.render(oneCloud(std::make_shared<const GaussianCloud>(test::randomCloud(50, 0, 1))), {0, cam, {}, {}});
   driver.render(oneCloud(std::make_shared<const GaussianCloud>(test::randomCloud(50, 0, 2))), {0, cam, {}, {}});
   EXPECT_TRUE(first.expired()) << "the driver keeps a dropped scene's generator alive";
+}
+
+// Live heap bytes of the process (the sanitizer's count under AddressSanitizer, whose quarantine hides frees
+// from the C library's statistics; mallinfo2 otherwise).
+size_t liveHeapBytes() {
+#ifdef SF_HEAP_FROM_SANITIZER
+  return __sanitizer_get_current_allocated_bytes();
+#else
+  return mallinfo2().uordblks;
+#endif
+}
+
+// A long run in one process with the scene changing under it (the short version of the soak benchmark,
+// docs/benchmarks.md): 300 Vulkan frames, a second capture of seven sizes added and removed every 5 frames, a
+// skinned glTF model every 7, the camera orbiting, the image resized every 50 frames (as a window is). Once
+// every configuration has been seen (frame 100), the GPU memory the renderer holds stays at its high-water
+// mark, the live heap does not grow, frame time does not drift, and validation (on for every test context)
+// reports nothing (a validation error throws from render()).
+TEST(FrameDriver, LongRunWithAChangingSceneStaysFlat) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  SF_REQUIRE_ASSET(man, "gltf/cesium_man.gltf");
+  FrameDriverOptions vk;
+  vk.backend = Backend::kVulkan;
+  FrameDriver driver(vk);
+  const gpu::Context& ctx = driver.vulkan()->context();
+  Scene base = oneCloud(std::make_shared<const GaussianCloud>(test::randomCloud(2000, 1, 31)));
+  std::vector<std::shared_ptr<const GaussianCloud>> extra;
+  for (int k = 0; k < 7; ++k) extra.push_back(std::make_shared<const GaussianCloud>(test::randomCloud(300 + 150 * static_cast<size_t>(k), 1, 40 + k)));
+  SceneObject model = sceneFromFile(man).objects.at(0);
+  model.object_to_world = Mat4::fromLinearTranslation(Mat3::diagonal({0.6f, 0.6f, 0.6f}), {0.5f, 0.3f, 0});
+  ScenePlayback playback;
+  const int frames = 300, settled = 100;
+  uint64_t gpu_at_settled = 0, peak_at_settled = 0;
+  size_t heap_at_settled = 0;
+  std::vector<double> early_ms, late_ms;
+  for (int f = 0; f < frames; ++f) {
+    Scene scene = base;
+    if ((f / 5) % 2 == 1) {
+      SceneObject o;
+      o.name = "extra";
+      o.cloud = extra[static_cast<size_t>(f / 10) % extra.size()];
+      o.object_to_world = Mat4::fromLinearTranslation(Mat3{}, {-0.4f, 0, 0.2f});
+      scene.objects.push_back(o);
+    }
+    if ((f / 7) % 2 == 1) scene.objects.push_back(model);
+    const int w = (f / 50) % 2 ? 80 : 64, h = (f / 50) % 2 ? 60 : 48;
+    const float a = 0.05f * static_cast<float>(f);
+    const Camera cam = lookAtCamera(Vec3{3.2f * std::sin(a), -0.3f, -3.2f * std::cos(a)}, {0, 0, 0}, {0, -1, 0}, 50, w, h);
+    const auto t0 = std::chrono::steady_clock::now();
+    const FrameResult r = driver.render(scene, playback, {0.02 * f, cam, {}, {}});
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_EQ(r.image.width, w);
+    if (f >= settled && f < settled + 60) early_ms.push_back(ms);
+    if (f >= frames - 60) late_ms.push_back(ms);
+    if (f == settled) gpu_at_settled = ctx.allocatedBytes(), peak_at_settled = ctx.peakAllocatedBytes(), heap_at_settled = liveHeapBytes();
+  }
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  const size_t heap_end = liveHeapBytes();
+  const double heap_growth = static_cast<double>(heap_end) - static_cast<double>(heap_at_settled);
+  std::printf("soak: GPU memory %.2f MB at frame %d, %.2f MB at the end (peak %.2f); heap %+.3f MB; frame %.2f -> %.2f ms (median)\n",
+              static_cast<double>(gpu_at_settled) / 1e6, settled, static_cast<double>(ctx.allocatedBytes()) / 1e6,
+              static_cast<double>(ctx.peakAllocatedBytes()) / 1e6, heap_growth / 1e6, median(early_ms), median(late_ms));
+  EXPECT_EQ(ctx.peakAllocatedBytes(), peak_at_settled) << "GPU memory grew past its high-water mark after every configuration was seen";
+  EXPECT_LE(ctx.allocatedBytes(), peak_at_settled);
+  EXPECT_LT(heap_growth, 1e6) << "the live heap grew by " << heap_growth << " bytes over " << frames - settled << " frames";
+  EXPECT_LT(median(late_ms), 2.0 * median(early_ms) + 5.0) << "frame time drifted";
 }
 
 }  // namespace
