@@ -364,6 +364,13 @@ void applyLoadPolicy(const LoadPolicyOptions& o) {
   }
   l.reject_non_finite = o.strict;
   setLoadLimits(l);
+  if (!o.max_gpu_memory.empty()) {
+    try {
+      gpu::setMemoryBudget(parseByteSize(o.max_gpu_memory));
+    } catch (const Error& e) {
+      throw Error(std::string("--max-gpu-memory: ") + e.what());
+    }
+  }
   FormatOptions f = formatOptions();
   f.spz_axes = parseSpzAxes(o.spz_axes);
   f.gltf_axes = parseGltfAxes(o.gltf_axes);

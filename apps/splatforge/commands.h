@@ -33,6 +33,7 @@ std::string jsonEscape(const std::string& s);
 struct LoadPolicyOptions {
   std::optional<uint64_t> max_gaussians;
   std::string max_memory;  // "8G", "512M", bytes
+  std::string max_gpu_memory;  // a budget of Vulkan memory ("512M"), as a smaller device would have
   bool strict = false;     // refuse files holding non-finite values (set by a command's --strict)
   std::string spz_axes = "auto", gltf_axes = "gltf";
   int spz_version = 4;

@@ -266,7 +266,8 @@ std::string unknownCommand(const CLI::App& app, int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--") break;
     if (arg.rfind("-", 0) == 0) {
-      const bool takes_value = arg == "--max-gaussians" || arg == "--max-memory" || arg == "--spz-axes" || arg == "--gltf-axes";
+      const bool takes_value =
+          arg == "--max-gaussians" || arg == "--max-memory" || arg == "--max-gpu-memory" || arg == "--spz-axes" || arg == "--gltf-axes";
       if (takes_value && at == &app) ++i;
       if (at != &app) break;  // a command's own options: its parser judges them
       continue;
@@ -320,6 +321,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   app.add_option("--max-memory", policy.max_memory,
                  "Most memory one file's load may take, e.g. 8G (default half the machine's memory: " + sf::formatBytes(defaults.max_bytes) + ")");
+  app.add_option("--max-gpu-memory", policy.max_gpu_memory,
+                 "Most Vulkan memory the renderer may hold, e.g. 512M (default: the device's); a frame past it fails naming its size "
+                 "and the budget");
   // Axes of files that do not say (docs/formats/interop.md), for every command that reads or writes them.
   app.add_option("--spz-axes", policy.spz_axes,
                  "SPZ axes. auto: read the file's coordinate-system record, else RUB; write version 4 in PLY axes with "
@@ -559,8 +563,8 @@ int main(int argc, char** argv) {
   app.get_subcommand("view")->group(kViewGroup);
   // The options every command takes are listed once, by the top-level help; each command's help says so.
   const char* kEveryCommand =
-      "Options of every command (before or after its name): --max-gaussians N, --max-memory SIZE, --spz-axes auto|rub|raw, "
-      "--gltf-axes gltf|raw (splatforge --help describes them)";
+      "Options of every command (before or after its name): --max-gaussians N, --max-memory SIZE, --max-gpu-memory SIZE, "
+      "--spz-axes auto|rub|raw, --gltf-axes gltf|raw (splatforge --help describes them)";
   for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) {
     command->footer(kEveryCommand);
     for (CLI::App* action : command->get_subcommands([](CLI::App*) { return true; })) action->footer(kEveryCommand);

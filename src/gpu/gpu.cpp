@@ -10,6 +10,7 @@
 #include <link.h>
 
 #include "core/error.h"
+#include "core/limits.h"
 
 namespace sf::gpu {
 
@@ -243,6 +244,13 @@ bool vulkanAvailable() {
     if (d.api_version >= VK_API_VERSION_1_2) return true;
   return false;
 }
+
+namespace {
+uint64_t g_memory_budget = 0;
+}  // namespace
+
+void setMemoryBudget(uint64_t bytes) { g_memory_budget = bytes; }
+uint64_t memoryBudget() { return g_memory_budget; }
 
 bool gpuDeviceAvailable() {
   for (const DeviceInfo& d : listDevices())
@@ -489,9 +497,18 @@ Buffer Context::createBuffer(VkDeviceSize size, bool host_visible, const std::st
   ai.allocationSize = req.size;
   ai.memoryTypeIndex = memoryType(req.memoryTypeBits, host_visible ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
                                                                    : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  if (g_memory_budget && allocated_bytes_ + req.size > g_memory_budget) {
+    vkDestroyBuffer(device_, b.buffer, nullptr);
+    b.buffer = VK_NULL_HANDLE;
+    throw MemoryBudgetError("'" + name + "' needs " + formatBytes(req.size) + " of GPU memory, and " + formatBytes(allocated_bytes_) + " of the " +
+                            formatBytes(g_memory_budget) + " budget (--max-gpu-memory) are in use");
+  }
   VkResult r = vkAllocateMemory(device_, &ai, nullptr, &b.memory);
-  if (r != VK_SUCCESS)
+  if (r != VK_SUCCESS) {
+    vkDestroyBuffer(device_, b.buffer, nullptr);
+    b.buffer = VK_NULL_HANDLE;
     throw Error("cannot allocate " + std::to_string(req.size) + " bytes of Vulkan memory for '" + name + "': " + resultName(r));
+  }
   b.allocation = req.size;
   countAllocation(static_cast<int64_t>(req.size));
   SF_VK_CHECK(vkBindBufferMemory(device_, b.buffer, b.memory, 0));
@@ -572,6 +589,9 @@ Image Context::createImage(uint32_t width, uint32_t height, VkFormat format, VkI
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ai.allocationSize = req.size;
   ai.memoryTypeIndex = memoryType(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  if (g_memory_budget && allocated_bytes_ + req.size > g_memory_budget)
+    throw MemoryBudgetError("'" + name + "' needs " + formatBytes(req.size) + " of GPU memory, and " + formatBytes(allocated_bytes_) + " of the " +
+                            formatBytes(g_memory_budget) + " budget (--max-gpu-memory) are in use");
   r = vkAllocateMemory(device_, &ai, nullptr, &img.memory);
   if (r != VK_SUCCESS)
     throw Error("cannot allocate " + std::to_string(req.size) + " bytes of Vulkan memory for '" + name + "': " + resultName(r));

@@ -5,6 +5,8 @@
 
 #include <volk.h>
 
+#include "core/error.h"
+
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -68,6 +70,16 @@ struct ContextOptions {
 // True when the Vulkan loader is present and at least one device supports Vulkan 1.2 compute with
 // buffer device addresses. Never throws.
 bool vulkanAvailable();
+
+// A process-wide budget of Vulkan memory per context (0: none, the device's own limit), as a small device
+// would have (`--max-gpu-memory`): an allocation past it throws MemoryBudgetError, as a device out of memory
+// throws Error, before anything is half made.
+void setMemoryBudget(uint64_t bytes);
+uint64_t memoryBudget();
+class MemoryBudgetError : public Error {
+ public:
+  using Error::Error;
+};
 // Whether a Vulkan 1.2 device other than a CPU implementation (lavapipe, SwiftShader) exists: what `auto`
 // backends of the frame choose. A CPU device runs the frame slower than the CPU renderer on the same cores
 // and takes several times its memory (docs/benchmarks.md), so without a GPU the CPU renderer is the default.

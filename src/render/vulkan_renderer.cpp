@@ -256,6 +256,25 @@ struct VulkanRenderer::Impl {
 
   ~Impl() { vkDestroyQueryPool(ctx.device(), queries, nullptr); }
 
+  // After an allocation failed part way (a frame past the memory budget): every per-scene buffer released
+  // and every capacity forgotten, so the next frame builds them again from nothing (a viewer or a notebook
+  // goes on with a smaller scene) and no half-grown buffer is ever used.
+  void dropResources() {
+    residents.clear();
+    slot_sink.clear(), sh_sink.clear();
+    slot_capacity = sh_capacity = 0, slots = 0;
+    for (gpu::Buffer* b : {&positions, &covariances, &opacities, &sh, &means, &conic_opacity, &color_depth, &rects, &touched, &shapes, &hist,
+                           &hist_sums, &tile_ranges, &tile_bins, &bin_sums, &chunks, &image, &depth_out, &train_final_t, &train_last})
+      b->reset();
+    for (gpu::Buffer& k : keys) k.reset();
+    key_capacity = 0, chunk_capacity = 0, tiles = 0, width = height = 0;
+    static_key.clear(), static_at.clear(), deform_bounds.clear();
+    static_inputs.reset();
+    mesh_color_target.reset(), mesh_depth_target.reset(), mesh_zbuffer.reset();
+    for (gpu::Buffer* b : {&mesh_color, &mesh_depth, &mesh_data, &mesh_device}) b->reset();
+    mesh_bytes = 0;
+  }
+
   // Packs and uploads the frame's static inputs when their set changed (see static_key), measuring then the
   // largest index each static array holds; every frame checks this frame's inputs against those bounds (the
   // vertex count, the palette, the morph weights change per frame), so nothing out of range reaches the GPU.
@@ -908,6 +927,20 @@ std::vector<VulkanFrameStats> VulkanRenderer::renderBatchWithTail(std::span<cons
 
 ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std::span<const FrameView> views, const RenderSettings& settings,
                                       std::span<const RenderMesh> meshes, const FrameTail* tail, std::vector<VulkanFrameStats>* run_stats) {
+  try {
+    return renderFrameOnce(objects, views, settings, meshes, tail, run_stats);
+  } catch (const gpu::MemoryBudgetError& e) {
+    impl_->dropResources();
+    size_t gaussians = 0;
+    for (const RenderObject& o : objects) gaussians += o.cloud ? o.cloud->size() : 0;
+    const Camera& cam = views.front().camera;
+    throw Error("Vulkan renderer: a frame of " + std::to_string(gaussians) + " gaussians in " + std::to_string(objects.size()) + " objects at " +
+                std::to_string(cam.width) + "x" + std::to_string(cam.height) + " does not fit the GPU memory budget: " + e.what());
+  }
+}
+
+ImageRGBA VulkanRenderer::renderFrameOnce(std::span<const RenderObject> objects, std::span<const FrameView> views, const RenderSettings& settings,
+                                          std::span<const RenderMesh> meshes, const FrameTail* tail, std::vector<VulkanFrameStats>* run_stats) {
   Impl& m = *impl_;
   if (views.empty() || views.size() > kMaxBackToBack)
     throw Error("Vulkan renderer: " + std::to_string(views.size()) + " frames in one submission (1.." + std::to_string(kMaxBackToBack) + ")");

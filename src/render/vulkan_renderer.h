@@ -136,6 +136,8 @@ class VulkanRenderer {
   // The frames of one submission (settings.background is replaced by each view's).
   ImageRGBA renderFrame(std::span<const RenderObject> objects, std::span<const FrameView> views, const RenderSettings& settings,
                         std::span<const RenderMesh> meshes, const FrameTail* tail, std::vector<VulkanFrameStats>* run_stats);
+  ImageRGBA renderFrameOnce(std::span<const RenderObject> objects, std::span<const FrameView> views, const RenderSettings& settings,
+                            std::span<const RenderMesh> meshes, const FrameTail* tail, std::vector<VulkanFrameStats>* run_stats);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -20,6 +20,7 @@
 
 #include "core/gaussian_cloud.h"
 #include "core/image.h"
+#include "gpu/gpu.h"
 #include "io/file.h"
 #include "io/formats.h"
 #include "io/image_io.h"
@@ -342,6 +343,21 @@ TEST(CliConventions, ValidateNamesEachPlantedDefect) {
   EXPECT_EQ(text.code, 1);
   EXPECT_NE(text.out.find("problem:     2 of 200 gaussians hold NaN or infinite values"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("2 problems"), std::string::npos) << text.out;
+}
+
+// --max-gpu-memory makes a small device of any Vulkan device: a frame past it fails (exit 1) naming the
+// frame's size and the budget; within it the same command renders.
+TEST(CliConventions, MaxGpuMemoryIsABudgetTheFrameNames) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device");
+  const std::string dir = test::tempDir("CliGpuBudget");
+  saveSplats(test::randomCloud(100000, 0, 16), dir + "/c.ply");
+  const CliRun over = cli("render " + dir + "/c.ply -o " + dir + "/o.png --backend vulkan --width 64 --height 48 --max-gpu-memory 2M");
+  EXPECT_EQ(over.code, 1) << over.out;
+  EXPECT_NE(over.out.find("a frame of 100000 gaussians in 1 objects at 64x48 does not fit the GPU memory budget"), std::string::npos) << over.out;
+  EXPECT_NE(over.out.find("of the 2.0 MiB budget (--max-gpu-memory)"), std::string::npos) << over.out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/o.png"));
+  EXPECT_EQ(cli("render " + dir + "/c.ply -o " + dir + "/o.png --backend vulkan --width 64 --height 48 --max-gpu-memory 1G").code, 0);
+  EXPECT_EQ(cli("--max-gpu-memory lots render " + dir + "/c.ply -o " + dir + "/p.png").code, 2);
 }
 
 TEST(CliConventions, VersionComesFromTheProject) {

@@ -994,5 +994,31 @@ TEST(VulkanValidation, SynchronizationValidationReportsAWriteAfterWriteHazard) {
   EXPECT_EQ(ctx.validationErrors(), before) << ctx.validationReport(before);
 }
 
+// A frame past the GPU memory budget (gpu::setMemoryBudget, `--max-gpu-memory`) fails with one clear error
+// naming the frame and the budget, holds nothing half made, and the renderer goes on once the frame fits:
+// the next frame matches the CPU reference.
+TEST(VulkanImage, FramePastTheMemoryBudgetFailsCleanlyAndTheNextOneRenders) {
+  SF_REQUIRE_VULKAN(r);
+  const GaussianCloud small = frontCloud(500, 1, 51), large = frontCloud(200000, 1, 52);
+  const Camera cam = lookCamera(64, 48);
+  RenderObject a{&small, Mat4{}}, b{&large, Mat4{}};
+  r->render({&a, 1}, cam, {});
+  const uint64_t in_use = r->context().allocatedBytes();
+  gpu::setMemoryBudget(in_use + (4u << 20));  // 4 MiB more than the small frame holds; the large one needs far more
+  std::string message;
+  try {
+    r->render({&b, 1}, cam, {});
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  gpu::setMemoryBudget(0);
+  EXPECT_NE(message.find("a frame of 200000 gaussians in 1 objects at 64x48 does not fit the GPU memory budget"), std::string::npos) << message;
+  EXPECT_NE(message.find("--max-gpu-memory"), std::string::npos) << message;
+  EXPECT_LE(r->context().allocatedBytes(), in_use) << "the failed frame left buffers behind";
+  const ImageDiff d = compareImages(r->render({&a, 1}, cam, {}), renderCpu({&a, 1}, cam, {}));
+  EXPECT_GE(d.psnr, 45.0);
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
 }  // namespace
 }  // namespace sf
