@@ -153,12 +153,16 @@ std::vector<double> parseNumbers(const std::string& text, const char* option, si
   return out;
 }
 
+}  // namespace
+
 Vec3 parseColor(const std::string& text) {
   const std::vector<double> v = parseNumbers(text, "--bg", 3, "1,1,1");
   for (double x : v)
     if (x < 0 || x > 1) throw UsageError("--bg '" + text + "': expected three numbers in [0, 1] separated by commas, like 1,1,1");
   return Vec3{static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2])};
 }
+
+namespace {
 
 Vec3 parseVec3(const std::string& text, const char* option) {
   const std::vector<double> v = parseNumbers(text, option, 3, "0,1.5,0");
@@ -190,6 +194,7 @@ std::string applyConvertEdits(GaussianCloud& cloud, const ConvertOptions& o) {
     };
     const Mat3 r = about({0, 0, 1}, deg.z) * about({0, 1, 0}, deg.y) * about({1, 0, 0}, deg.x);
     transformCloud(cloud, Mat4::fromLinearTranslation(r, {0, 0, 0}));
+    for (Vec3& n : cloud.normals) n = r * n;  // (transformCloud leaves normals as they were)
     done.push_back(fmt::format("rotated {:g},{:g},{:g} degrees", deg.x, deg.y, deg.z));
   }
   if (o.scale) {
@@ -278,7 +283,7 @@ Scene loadInput(const char* command, const std::string& input, const std::string
     progress("loaded " + sceneSummary(scene));
     return scene;
   }
-  if (!clip.empty()) throw Error("--clip applies to a glTF input; a scene JSON names each object's clip");
+  if (!clip.empty()) throw UsageError("--clip applies to a glTF input; a scene JSON names each object's clip");
   SceneLoadOptions lo;
   lo.strict = strict_objects;
   lo.confine_paths = !allow_outside_paths;
@@ -579,7 +584,7 @@ int runRender(const RenderOptions& o) {
     if (!o.background.empty()) settings.background = parseColor(o.background);
     settings.antialiased = o.antialiased;
 
-    if (!std::isfinite(o.time)) throw Error("--time must be a finite number of seconds");
+    if (!std::isfinite(o.time)) throw UsageError("--time must be a finite number of seconds");
     Camera cam;  // a camera file is checked before the scene loads (a typo should not wait for a large scene)
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
     Scene scene = loadInput("render", o.input, o.clip, !o.keep_going, o.allow_outside_paths, o.width, o.height, !o.background.empty(), settings);
@@ -603,15 +608,15 @@ struct FramePattern {
     FramePattern p;
     size_t at = pattern.find('%');
     if (at == std::string::npos || pattern.find('%', at + 1) != std::string::npos)
-      throw Error("-o " + pattern + ": expected one frame-number field such as %04d (frames/%04d.png) or a .mp4 path");
+      throw UsageError("-o " + pattern + ": expected one frame-number field such as %04d (frames/%04d.png) or a .mp4 path");
     size_t k = at + 1;
     while (k < pattern.size() && std::isdigit(static_cast<unsigned char>(pattern[k]))) ++k;
     if (k >= pattern.size() || pattern[k] != 'd')
-      throw Error("-o " + pattern + ": the frame-number field must be %d or %0Nd, like %04d");
+      throw UsageError("-o " + pattern + ": the frame-number field must be %d or %0Nd, like %04d");
     if (k > at + 1) p.width = std::stoi(pattern.substr(at + 1, k - at - 1));
-    if (p.width > 12) throw Error("-o " + pattern + ": frame-number width above 12 digits");
+    if (p.width > 12) throw UsageError("-o " + pattern + ": frame-number width above 12 digits");
     p.prefix = pattern.substr(0, at), p.suffix = pattern.substr(k + 1);
-    if (fileExtension(p.suffix) != ".png") throw Error("-o " + pattern + ": frames are written as PNG; end the pattern with .png");
+    if (fileExtension(p.suffix) != ".png") throw UsageError("-o " + pattern + ": frames are written as PNG; end the pattern with .png");
     return p;
   }
   std::string operator()(size_t frame) const {
@@ -680,6 +685,9 @@ class InterruptGuard {
     g_interrupted = 0;
     previous_int_ = std::signal(SIGINT, onInterrupt);
     previous_term_ = std::signal(SIGTERM, onInterrupt);
+    // A process started with the signal ignored (`animate ... &` from a script) keeps ignoring it.
+    if (previous_int_ == SIG_IGN) std::signal(SIGINT, SIG_IGN);
+    if (previous_term_ == SIG_IGN) std::signal(SIGTERM, SIG_IGN);
   }
   ~InterruptGuard() {
     std::signal(SIGINT, previous_int_);
@@ -697,28 +705,48 @@ class InterruptGuard {
 }  // namespace
 
 int runAnimate(const AnimateOptions& o) {
+  // What this run wrote, removed when it is interrupted or fails: no partial output is left behind.
+  const bool mp4 = fileExtension(o.output) == ".mp4";
+  std::filesystem::path frames_dir;
+  FramePattern pattern;
+  size_t written = 0;
+  auto removePartial = [&] {
+    std::error_code ec;
+    if (mp4) {
+      if (!frames_dir.empty()) std::filesystem::remove_all(frames_dir, ec);
+      std::filesystem::remove(o.output + ".partial.mp4", ec);
+    } else {
+      for (size_t k = 0; k < written; ++k) std::filesystem::remove(pattern(k), ec);
+    }
+  };
+  InterruptGuard interrupt;
   try {
     auto t0 = Clock::now();
-    if (!(o.fps > 0 && o.fps <= 1000)) throw Error("--fps must be in (0, 1000]");
-    if (o.duration_given && !(o.duration > 0 && o.duration <= 3600)) throw Error("--duration must be in (0, 3600] seconds");
-    if (!std::isfinite(o.start)) throw Error("--start must be a finite number of seconds");
-    const bool mp4 = fileExtension(o.output) == ".mp4";
+    if (!(o.fps > 0 && o.fps <= 1000)) throw UsageError("--fps must be in (0, 1000]");
+    if (o.duration_given && !(o.duration > 0 && o.duration <= 3600)) throw UsageError("--duration must be in (0, 3600] seconds");
+    if (!std::isfinite(o.start)) throw UsageError("--start must be a finite number of seconds");
     std::string ffmpeg;
-    FramePattern pattern;
-    std::filesystem::path frames_dir;
+    auto makeFolder = [](const std::filesystem::path& dir) {
+      std::error_code ec;
+      if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
+        throw UsageError("-o: " + dir.string() + " exists and is not a folder");
+      std::filesystem::create_directories(dir, ec);
+      if (ec) throw Error(dir.string() + ": cannot create the folder: " + ec.message());
+    };
     if (mp4) {
       checkWritableTarget(o.output, "output");
       ffmpeg = findOnPath("ffmpeg");
       if (ffmpeg.empty())
         throw Error("-o " + o.output + ": writing MP4 needs ffmpeg on PATH (apt-get install ffmpeg); or write PNG frames with -o frames/%04d.png");
+      pattern = FramePattern::parse((std::filesystem::path(o.output + ".frames") / "%06d.png").string());
+      std::error_code ec;
+      std::filesystem::remove_all(o.output + ".frames", ec);
+      makeFolder(o.output + ".frames");
       frames_dir = o.output + ".frames";
-      std::filesystem::remove_all(frames_dir);
-      std::filesystem::create_directories(frames_dir);
-      pattern = FramePattern::parse((frames_dir / "%06d.png").string());
     } else {
       pattern = FramePattern::parse(o.output);
       std::filesystem::path parent = std::filesystem::path(pattern(0)).parent_path();
-      if (!parent.empty()) std::filesystem::create_directories(parent);
+      if (!parent.empty()) makeFolder(parent);
     }
 
     RenderSettings settings;
@@ -763,22 +791,13 @@ int runAnimate(const AnimateOptions& o) {
       const CloudBounds b = sceneBounds(scene);
       pivot = (b.p01 + b.p99) * 0.5f;
     }
-    InterruptGuard interrupt;
-    auto removePartial = [&](size_t written) {
-      std::error_code ec;
-      if (mp4) {
-        std::filesystem::remove_all(frames_dir, ec);
-        std::filesystem::remove(o.output + ".partial.mp4", ec);
-      } else {
-        for (size_t k = 0; k < written; ++k) std::filesystem::remove(pattern(k), ec);
-      }
+    auto stopped = [&](const char* when) {
+      removePartial();
+      fmt::print(stderr, "splatforge {}: interrupted {}; the partial output was removed\n", o.command, when);
+      return 130;  // 128 + SIGINT, as a shell reports it
     };
     for (size_t i = 0; i < frames; ++i) {
-      if (interrupt.interrupted()) {
-        removePartial(i);
-        fmt::print(stderr, "splatforge {}: interrupted after {} of {} frames; the partial output was removed\n", o.command, i, frames);
-        return 130;  // 128 + SIGINT, as a shell reports it
-      }
+      if (interrupt.interrupted()) return stopped(fmt::format("after {} of {} frames", i, frames).c_str());
       auto tf = Clock::now();
       Camera frame_cam = cam;
       if (o.orbit_deg != 0) {
@@ -789,24 +808,27 @@ int runAnimate(const AnimateOptions& o) {
       }
       const FrameResult f = driver.render(scene, {o.start + static_cast<double>(i) / o.fps, frame_cam, settings, {}});
       writePng(pattern(i), f.image);
+      written = i + 1;
       frame_ms.push_back(secondsSince(tf) * 1e3);
       bar.update(i + 1);
     }
+    if (interrupt.interrupted()) return stopped("during the last frame");
     if (mp4) {
       const std::string tmp = o.output + ".partial.mp4";
       const std::string cmd = fmt::format("{} -y -loglevel error -framerate {} -i {} -c:v libx264 -pix_fmt yuv420p -crf 18 {}", shellQuote(ffmpeg),
                                           o.fps, shellQuote((frames_dir / "%06d.png").string()), shellQuote(tmp));
       progress("encoding " + o.output + " with " + ffmpeg);
       const int rc = std::system(cmd.c_str());
-      // (system() ignores SIGINT in this process while ffmpeg runs; ffmpeg then ends by it.)
-      if (interrupt.interrupted() || (rc != -1 && WIFSIGNALED(rc) && (WTERMSIG(rc) == SIGINT || WTERMSIG(rc) == SIGTERM))) {
-        removePartial(frames);
-        fmt::print(stderr, "splatforge {}: interrupted while encoding; the partial output was removed\n", o.command);
-        return 130;
-      }
+      // system() ignores SIGINT in this process while ffmpeg runs: ffmpeg ends by it, killed or (its own
+      // handler) with exit status 255.
+      const bool ffmpeg_interrupted =
+          rc != -1 && ((WIFSIGNALED(rc) && (WTERMSIG(rc) == SIGINT || WTERMSIG(rc) == SIGTERM)) || (WIFEXITED(rc) && WEXITSTATUS(rc) == 255));
+      if (interrupt.interrupted() || ffmpeg_interrupted) return stopped("while encoding");
       if (rc != 0 || !std::filesystem::exists(tmp)) {
         std::filesystem::remove(tmp);
-        throw Error(fmt::format("ffmpeg failed (exit status {}); the frames are kept in {}", rc, frames_dir.string()));
+        const std::string kept = frames_dir.string();
+        frames_dir.clear();  // the frames stay, for another encoder (removePartial leaves them)
+        throw Error(fmt::format("ffmpeg failed (exit status {}); the frames are kept in {}", rc, kept));
       }
       std::filesystem::rename(tmp, o.output);
       std::filesystem::remove_all(frames_dir);
@@ -820,6 +842,7 @@ int runAnimate(const AnimateOptions& o) {
                sorted[sorted.size() / 2]);
     return 0;
   } catch (const std::exception& e) {
+    removePartial();
     return reportFailure(o.command, e);
   }
 }
@@ -989,7 +1012,7 @@ int runBench(const BenchOptions& o) {
     // other commands' `auto` prefers the CPU renderer.
     if (fo.backend == Backend::kAuto && gpu::vulkanAvailable()) fo.backend = Backend::kVulkan;
     fo.message = [](const std::string& line) { fmt::print(stderr, "bench: {}\n", line); };
-    if (o.back_to_back > 0 && fo.backend == Backend::kCpu) throw Error("--back-to-back times the Vulkan frame; this bench runs on the CPU renderer");
+    if (o.back_to_back > 0 && fo.backend == Backend::kCpu) throw UsageError("--back-to-back times the Vulkan frame; this bench runs on the CPU renderer");
     FrameDriver driver(fo);
     if (o.back_to_back > 0 && !driver.usesVulkan()) throw Error("--back-to-back times the Vulkan frame; this bench runs on the CPU renderer");
     // Frame f at scene time f / 30 s: generators run every frame (on the Vulkan backend in the frame, their
@@ -1090,7 +1113,7 @@ std::string matrixText(const Mat4& m) {
 int runPose(const PoseOptions& o) {
   try {
     auto t0 = Clock::now();
-    if (!std::isfinite(o.time)) throw Error("--time must be a finite number of seconds");
+    if (!std::isfinite(o.time)) throw UsageError("--time must be a finite number of seconds");
     const GltfModel model(o.input);
     const GltfDocument& doc = model.document();
     const anim::Skeleton& skeleton = model.skeleton();
@@ -1603,7 +1626,7 @@ int runCharacter(const CharacterOptions& o) {
     fmt::print("time: {:.3f} s\n", secondsSince(t0));
     return 0;
   } catch (const std::exception& e) {
-    return reportFailure("character", e);
+    return reportFailure("character " + o.action, e);
   }
 }
 

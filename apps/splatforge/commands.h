@@ -11,6 +11,10 @@
 
 #include "core/error.h"
 
+namespace sf {
+struct Vec3;
+}  // namespace sf
+
 namespace sf::cli {
 
 // A command line that cannot run as given (an output of the wrong kind, options that contradict or a
@@ -27,6 +31,9 @@ int reportUsage(const std::string& command, const std::string& message);
 
 // `s` escaped for a JSON string's contents.
 std::string jsonEscape(const std::string& s);
+
+// A --bg / --background value "R,G,B" with each in [0, 1]; a UsageError otherwise.
+Vec3 parseColor(const std::string& text);
 
 // Options every command accepts (main.cpp applies them before the command runs): the load limits and
 // the non-finite policy of core/limits.h.

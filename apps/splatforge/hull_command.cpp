@@ -157,8 +157,8 @@ void printTileStats(const VulkanFrameDebug& d, size_t splats) {
 // `hull bench`: N live hulls in a grid with every effect on and a hit per frame on the first, on the Vulkan
 // frame; CPU time of the destruction and of building the frame inputs, GPU time of the frame.
 int runBench(const HullCommand::Options& o) {
-  if (o.hulls < 1 || o.hulls > 10000) throw Error("--hulls must be in 1..10000");
-  if (o.frames < 1 || o.frames > 100000) throw Error("--frames must be in 1..100000");
+  if (o.hulls < 1 || o.hulls > 10000) throw UsageError("--hulls must be in 1..10000");
+  if (o.frames < 1 || o.frames > 100000) throw UsageError("--frames must be in 1..100000");
   if (o.submissions > 1 && o.back_to_back == 0) throw UsageError("--submissions counts --back-to-back submissions: give --back-to-back N too");
   auto asset = hull::HullAsset::load(o.input);
   FrameDriverOptions fo;

@@ -175,7 +175,7 @@ HullCommand::HullCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
   play->add_option("--camera", o.play.camera, "Camera JSON (default: framed from 41 degrees up)");
   play->add_option("--bg,--background", o.play.background, "Background colour R,G,B in [0, 1] (default 0,0,0, or the scene's)");
   play->add_option("--light", o.play.light, "The hulls' cel light: on or off")->check(CLI::IsMember({"on", "off"}));
-  play->add_option("--backend", o.play.backend, "auto, cpu or vulkan")->capture_default_str();
+  play->add_option("--backend", o.play.backend, "auto, cpu or vulkan")->check(CLI::IsMember({"auto", "cpu", "vulkan"}))->capture_default_str();
   play->add_option("--device", o.play.device, "Vulkan device (index or name part)");
   CLI::App* bench = command_->add_subcommand("bench", "Benchmark live hulls on the Vulkan frame: N hulls with every effect on and a hit per frame");
   bench->add_option("file", o.input, "SPL2 hull")->required();
@@ -284,7 +284,7 @@ std::string unknownCommand(const CLI::App& app, int argc, char** argv) {
     }
     if (!next)
       return "unknown command '" + arg + "'" + (path == "splatforge" ? "" : " of " + path.substr(11)) +
-             (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)") + "; see " + path + " --help";
+             (nearest.empty() ? "" : ", did you mean '" + nearest + "'?") + " (see " + path + " --help)";
     at = next;
     path += " " + arg;
   }
@@ -586,8 +586,9 @@ int main(int argc, char** argv) {
   policy.strict = policy.strict || ren.strict || ani.strict;
   try {
     applyLoadPolicy(policy);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "splatforge: error: %s\n", e.what());
+  } catch (const std::exception& e) {  // a global option's value: a usage error of the command it came with
+    const std::string command = parsedCommand(app);
+    std::fprintf(stderr, "%s: error: %s (see %s --help)\n", command.c_str(), e.what(), command.c_str());
     return 2;
   }
   if (c_info->parsed()) return runInfo(info);

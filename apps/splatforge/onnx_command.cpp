@@ -225,9 +225,9 @@ int runModel(const OnnxCommand::Options& o) {
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const bool vulkan = o.backend == "vulkan" || (o.backend == "auto" && gpu::vulkanAvailable());
   if (o.backend == "vulkan" && !gpu::vulkanAvailable()) throw Error("--backend vulkan: no Vulkan device (install mesa-vulkan-drivers)");
-  if (o.repeat < 1) throw Error("--repeat must be at least 1");
-  if (o.back_to_back && !vulkan) throw Error("--back-to-back times the Vulkan executor: use --backend vulkan");
-  if (o.back_to_back && o.repeat > 4096) throw Error("--back-to-back: --repeat must be at most 4096 (one submission), not " + std::to_string(o.repeat));
+  if (o.repeat < 1) throw UsageError("--repeat must be at least 1");
+  if (o.back_to_back && !vulkan) throw UsageError("--back-to-back times the Vulkan executor: use --backend vulkan");
+  if (o.back_to_back && o.repeat > 4096) throw UsageError("--back-to-back: --repeat must be at most 4096 (one submission), not " + std::to_string(o.repeat));
   std::unique_ptr<gpu::Context> ctx;
   std::unique_ptr<VulkanExecutor> gpu_exec;
   std::unique_ptr<CpuExecutor> cpu_exec;

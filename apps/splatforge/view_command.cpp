@@ -29,22 +29,8 @@ void parseSize(const std::string& text, int* width, int* height) {
   const bool w_ok = x != std::string::npos && end == text.c_str() + x;
   const long h = w_ok ? std::strtol(text.c_str() + x + 1, &end, 10) : 0;
   if (!w_ok || *end != '\0' || x + 1 == text.size() || w < 1 || h < 1 || w > 16384 || h > 16384)
-    throw Error("--size '" + text + "': expected WIDTHxHEIGHT with each in 1..16384, like 1280x720");
+    throw UsageError("--size '" + text + "': expected WIDTHxHEIGHT with each in 1..16384, like 1280x720");
   *width = static_cast<int>(w), *height = static_cast<int>(h);
-}
-
-Vec3 parseBackground(const std::string& text) {
-  Vec3 c;
-  const char* p = text.c_str();
-  for (int k = 0; k < 3; ++k) {
-    char* end = nullptr;
-    const double v = std::strtod(p, &end);
-    if (end == p || !std::isfinite(v) || v < 0 || v > 1 || (k < 2 && *end != ',') || (k == 2 && *end != '\0'))
-      throw Error("--bg '" + text + "': expected three numbers in [0, 1] separated by commas, like 1,1,1");
-    c[k] = static_cast<float>(v);
-    p = end + 1;
-  }
-  return c;
 }
 
 }  // namespace
@@ -58,7 +44,7 @@ int ViewCommand::run() const {
     int width = 0, height = 0;
     parseSize(o.size, &width, &height);
     std::optional<Vec3> background;
-    if (!o.background.empty()) background = parseBackground(o.background);
+    if (!o.background.empty()) background = parseColor(o.background);
     if (!std::isfinite(o.time)) throw Error("--time must be a finite number of seconds");
 #if SPLATFORGE_HAS_VIEWER
     view::ViewerOptions v;

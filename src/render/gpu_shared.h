@@ -53,6 +53,9 @@ using uint = uint32_t;
 #define SF_SEG_SMALL 256
 #define SF_SEG_SMALL_WG 64
 #define SF_MAX_MERGE_PASSES 20
+// Their indirect dispatches are rows of at most SF_DISPATCH_ROW workgroups (Vulkan guarantees 65,535 per
+// dimension; an 8K frame lists more chunks than that): workgroup (x, y) takes chunk y * SF_DISPATCH_ROW + x.
+#define SF_DISPATCH_ROW 32768
 
 // Radix sort pass flags (GpuPush::pad0): read the sort's alternate buffers; sort on the high key word; carry
 // the low / high word along (the key word and the value always move).

@@ -270,6 +270,7 @@ struct VulkanRenderer::Impl {
     key_capacity = 0, chunk_capacity = 0, tiles = 0, width = height = 0;
     static_key.clear(), static_at.clear(), deform_bounds.clear();
     static_inputs.reset();
+    mesh_vertices.clear();
     mesh_color_target.reset(), mesh_depth_target.reset(), mesh_zbuffer.reset();
     for (gpu::Buffer* b : {&mesh_color, &mesh_depth, &mesh_data, &mesh_device}) b->reset();
     mesh_bytes = 0;
@@ -514,19 +515,30 @@ struct VulkanRenderer::Impl {
     return uploaded;
   }
 
-  void ensureKeys(uint64_t capacity) {
-    if (capacity <= key_capacity && keys[0].size) return;
-    capacity = std::max<uint64_t>(capacity, 1024);
+  // The frame's pair buffers (keys_lo, values and their alternates) for `capacity` pairs; with `radix`, also
+  // what only the radix sort of sortPairs uses (keys_hi and its alternate, the histograms). Every buffer is
+  // made before any is replaced, and the capacity recorded last, so a failed allocation changes nothing.
+  void ensureKeys(uint64_t capacity, bool radix = false) {
+    const bool have_radix = keys[1].size != 0;
+    if (capacity <= key_capacity && keys[0].size && (!radix || have_radix)) return;
+    capacity = std::max<uint64_t>({capacity, key_capacity, 1024});
     if (capacity > (1ull << 31)) throw Error("frame needs more than 2^31 tile keys");
-    key_capacity = static_cast<uint32_t>(capacity);
     const char* names[6] = {"keys_lo", "keys_hi", "values", "keys_lo_alt", "keys_hi_alt", "values_alt"};
-    for (int k = 0; k < 6; ++k) keys[k] = ctx.createBuffer(capacity * 4, false, names[k]);
-    // sort_setup.comp's blocking: at most SF_SORT_TARGET_SUB_BLOCKS sub-blocks while it shortens them, and
-    // blocks of SF_SORT_BLOCK keys beyond.
-    const uint32_t blocks = std::max<uint32_t>(ceilDiv(capacity, SF_SORT_BLOCK), SF_SORT_TARGET_SUB_BLOCKS / sort_subgroups);
-    const uint64_t hist_entries = static_cast<uint64_t>(blocks) * sort_subgroups * SF_RADIX;
-    hist = ctx.createBuffer(hist_entries * 4, false, "radix histogram");
-    hist_sums = ctx.createBuffer((ceilDiv(hist_entries, SF_SCAN_BLOCK) + 1) * 4, false, "histogram block sums");
+    const bool with_radix = radix || have_radix;
+    gpu::Buffer made[6], made_hist, made_sums;
+    for (int k = 0; k < 6; ++k)
+      if (with_radix || (k != 1 && k != 4)) made[k] = ctx.createBuffer(capacity * 4, false, names[k]);
+    if (with_radix) {
+      // sort_setup.comp's blocking: at most SF_SORT_TARGET_SUB_BLOCKS sub-blocks while it shortens them, and
+      // blocks of SF_SORT_BLOCK keys beyond.
+      const uint32_t blocks = std::max<uint32_t>(ceilDiv(capacity, SF_SORT_BLOCK), SF_SORT_TARGET_SUB_BLOCKS / sort_subgroups);
+      const uint64_t hist_entries = static_cast<uint64_t>(blocks) * sort_subgroups * SF_RADIX;
+      made_hist = ctx.createBuffer(hist_entries * 4, false, "radix histogram");
+      made_sums = ctx.createBuffer((ceilDiv(hist_entries, SF_SCAN_BLOCK) + 1) * 4, false, "histogram block sums");
+    }
+    for (int k = 0; k < 6; ++k) keys[k] = std::move(made[k]);
+    hist = std::move(made_hist), hist_sums = std::move(made_sums);
+    key_capacity = static_cast<uint32_t>(capacity);
   }
 
   void ensureImage(uint32_t w, uint32_t h, uint32_t tile_count, bool want_depth) {
@@ -1301,6 +1313,9 @@ ImageRGBA VulkanRenderer::renderFrameOnce(std::span<const RenderObject> objects,
       if (cnt[SF_COUNTER_ERROR])
         throw Error("Vulkan device " + m.ctx.info().name + " ran the radix sort with an unexpected subgroup layout");
       VulkanFrameStats& st = stats[static_cast<size_t>(todo[at])];
+      if (cnt[SF_COUNTER_OVERFLOW] == 2)
+        throw Error("Vulkan renderer: the frame needs 2^32 or more (tile, splat) pairs (splats covering the screen many times over); "
+                    "render it smaller or with fewer gaussians");
       if (cnt[SF_COUNTER_OVERFLOW]) {
         if (attempt + 1 == attempts) throw Error("Vulkan renderer: tile keys still overflow after growing the buffers");
         overflowed.push_back(todo[at]);
@@ -1360,7 +1375,7 @@ VulkanFrameDebug VulkanRenderer::readDebug() {
   d.conic_opacity = floats(m.conic_opacity, m.slots * 4ull);
   d.color_depth = floats(m.color_depth, m.slots * 4ull);
   std::vector<uint32_t> cnt = uints(m.counters, SF_COUNTER_WORDS);
-  const size_t keys = cnt[SF_COUNTER_OVERFLOW] ? 0 : cnt[SF_COUNTER_KEYS];
+  const size_t keys = cnt[SF_COUNTER_OVERFLOW] || !m.keys[0].size ? 0 : std::min<size_t>(cnt[SF_COUNTER_KEYS], m.key_capacity);
   d.tile_ranges = uints(m.tile_ranges, m.tiles * 2ull);
   const std::vector<uint32_t> values = uints(m.keys[2], keys), values_alt = uints(m.keys[5], keys);
   d.sorted_tiles.assign(keys, 0);
@@ -1392,7 +1407,7 @@ double VulkanRenderer::sortPairs(std::vector<uint32_t>& hi, std::vector<uint32_t
   const size_t n = hi.size();
   if (lo.size() != n || values.size() != n) throw Error("sortPairs: arrays differ in size");
   if (n == 0) return 0;
-  m.ensureKeys(n);
+  m.ensureKeys(n, true);
   m.writeFrame(nullptr, {}, 0, 0);
   m.upload(m.keys[0], lo.data(), n * 4);
   m.upload(m.keys[1], hi.data(), n * 4);

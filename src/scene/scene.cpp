@@ -296,6 +296,20 @@ void loadGltfObject(SceneObject& obj, const std::string& path, const std::string
   obj.model = std::move(model);
 }
 
+// A glTF object that is a splat file in disguise: gaussians only (KHR_gaussian_splatting), no mesh, no
+// animation, no clip asked for. Such a file is read as `info` reads it, turned into the engine's splat frame
+// (the PLY convention), so a capture saved as .glb renders as its .ply, alone or in a scene.
+bool gaussiansOnly(const SceneObject& obj, const std::string& clip) {
+  return obj.model && obj.model->drawnPrimitives() == 0 && obj.model->clips().empty() && clip.empty();
+}
+
+std::shared_ptr<const GaussianCloud> loadCapture(const std::string& path, std::vector<std::string>& warnings) {
+  LoadedSplats loaded = loadSplats(path);
+  if (loaded.cloud.size() == 0) throw Error(path + (loaded.dropped_non_finite ? ": holds no gaussian with finite values" : ": contains no gaussians"));
+  for (std::string& w : loaded.warnings) warnings.push_back(std::move(w));
+  return std::make_shared<GaussianCloud>(std::move(loaded.cloud));
+}
+
 // A splat hull: the SPL2 file (and its meta sidecar), its rest gaussians as the object's cloud.
 void loadHullObject(SceneObject& obj, const std::string& path) {
   auto asset = hull::HullAsset::load(path);
@@ -450,16 +464,10 @@ Scene sceneFromFile(const std::string& path, const std::string& clip, double tim
   } else if (kind == InputKind::kGltf) {
     loadGltfObject(obj, path, clip);
     obj.time = time;
-    // A glTF file that holds only gaussians (KHR_gaussian_splatting, no mesh, no animation) is a splat file
-    // like any other: read as `info` reads it, turned into the engine's splat frame (the PLY convention), so a
-    // capture saved as .glb renders and frames as its .ply does.
-    if (obj.model->drawnPrimitives() == 0 && obj.model->clips().empty() && clip.empty()) {
-      obj = SceneObject{};
-      obj.name = std::filesystem::path(path).stem().string();
-      obj.source = path;
-      LoadedSplats loaded = loadSplats(path);
-      obj.cloud = std::make_shared<GaussianCloud>(std::move(loaded.cloud));
-      scene.warnings = std::move(loaded.warnings);
+    if (gaussiansOnly(obj, clip)) {  // a capture saved as glTF: a splat file like any other
+      obj.model.reset();
+      obj.clip = -1;
+      obj.cloud = loadCapture(path, scene.warnings);
     }
   } else {
     if (!clip.empty()) throw Error(path + ": --clip applies to glTF files only");
@@ -620,6 +628,13 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
         characters.emplace(key, obj.character);
       } else if (gltf) {
         loadGltfObject(obj, resolved, clip, &models);
+        if (!gltf_key && gaussiansOnly(obj, clip)) {  // "file": a capture saved as glTF, read as the command line reads it
+          std::vector<std::string> warnings;
+          obj.model.reset();
+          obj.clip = -1;
+          obj.cloud = loadCapture(resolved, warnings);
+          for (const std::string& w : warnings) scene.warnings.push_back(o.path + " (" + obj.name + "): " + w);
+        }
       } else {
         const std::string key = fileKey(resolved);
         auto it = clouds.find(key);

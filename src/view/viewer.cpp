@@ -511,7 +511,9 @@ class Viewer {
   void drawUi() {
     if (!show_ui_) return;
     ImGui::SetNextWindowPos(ImVec2(8, 8), ImGuiCond_FirstUseEver);
-    ImGui::SetNextWindowCollapsed(camera_.width < 640, ImGuiCond_FirstUseEver);  // small windows: the title bar only
+    // The panel starts collapsed to its title bar, whatever the window's size: the first thing seen is the scene
+    // (a click on its title opens it; H hides it).
+    ImGui::SetNextWindowCollapsed(true, ImGuiCond_FirstUseEver);
     ImGui::SetNextWindowBgAlpha(0.8f);
     ImGui::Begin("splatforge", nullptr, ImGuiWindowFlags_AlwaysAutoResize);
     if (!has_scene_)

@@ -160,11 +160,11 @@ TEST(AnimateCli, FailuresNameTheCause) {
   const fs::path dir = test::tempDir("AnimateCliFail");
   std::string out;
   SF_REQUIRE_ASSET(model, "gltf/cesium_man.gltf");
-  EXPECT_EQ(test::runCli("animate " + model + " -o " + (dir / "frames.png").string(), &out), 1);
+  EXPECT_EQ(test::runCli("animate " + model + " -o " + (dir / "frames.png").string(), &out), 2);  // usage errors
   EXPECT_NE(out.find("frame-number field"), std::string::npos) << out;
-  EXPECT_EQ(test::runCli("animate " + model + " -o " + (dir / "f_%04x.png").string(), &out), 1);
+  EXPECT_EQ(test::runCli("animate " + model + " -o " + (dir / "f_%04x.png").string(), &out), 2);
   EXPECT_NE(out.find("%d or %0Nd"), std::string::npos) << out;
-  EXPECT_EQ(test::runCli("animate " + model + " --fps 0", &out), 1);
+  EXPECT_EQ(test::runCli("animate " + model + " --fps 0", &out), 2);
   EXPECT_NE(out.find("--fps"), std::string::npos) << out;
   {
     ScopedEnv env("PATH", (dir / "empty").string());

@@ -128,8 +128,10 @@ TEST(CliConventions, UsageErrorsNameTheCommandAndItsHelp) {
     const char* args;
     const char* says;
   };
-  for (const Case& c : {Case{"rendr x.spz", "unknown command 'rendr' (did you mean 'render'?)"},
-                        Case{"hull bak x.glb", "unknown command 'bak' of hull (did you mean 'bake'?)"},
+  for (const Case& c : {Case{"rendr x.spz", "unknown command 'rendr', did you mean 'render'? (see splatforge --help)"},
+                        Case{"hull bak x.glb", "unknown command 'bak' of hull, did you mean 'bake'? (see splatforge hull --help)"},
+                        Case{"animate x.ply -o out.gif", "(see splatforge animate --help)"},
+                        Case{"render x.ply -o y.png --max-gpu-memory lots", "splatforge render: error: --max-gpu-memory: "},
                         Case{"--max-memory 2G rendr x.spz", "unknown command 'rendr'"},
                         Case{"render --widht 320 x.ply -o y.png", "(see splatforge render --help)"},
                         Case{"render x.ply -o y.jpg", "splatforge render: error: -o y.jpg: expected a .png path"},
@@ -282,12 +284,15 @@ TEST(CliConventions, ACaptureAsGlbRendersAsItsPly) {
   saveSplats(c, dir + "/c.ply");
   ASSERT_EQ(cli("convert " + dir + "/c.ply -o " + dir + "/c.glb").code, 0);
   std::ofstream(dir + "/cam.json") << R"({"eye": [0.3, -1, -3], "target": [0, -0.8, 0], "up": [0, -1, 0], "fov_y_deg": 50, "width": 96, "height": 64})";
+  std::ofstream(dir + "/scene.json") << R"({"objects": [{"file": "c.glb"}]})";  // a scene's "file" reads it alike
   for (const std::string& camera : {std::string(" --camera ") + dir + "/cam.json", std::string(" --width 96 --height 64")}) {
     ASSERT_EQ(cli("render " + dir + "/c.ply -o " + dir + "/p.png --backend cpu" + camera).code, 0);
-    const CliRun glb = cli("render " + dir + "/c.glb -o " + dir + "/g.png --backend cpu" + camera);
-    ASSERT_EQ(glb.code, 0) << glb.out;
-    const ImageDiff d = compareImages(readPng(dir + "/p.png"), readPng(dir + "/g.png"));
-    EXPECT_GE(d.psnr, 45.0) << camera;
+    for (const char* other : {"/c.glb", "/scene.json"}) {
+      const CliRun glb = cli("render " + dir + other + " -o " + dir + "/g.png --backend cpu" + camera);
+      ASSERT_EQ(glb.code, 0) << glb.out;
+      const ImageDiff d = compareImages(readPng(dir + "/p.png"), readPng(dir + "/g.png"));
+      EXPECT_GE(d.psnr, 45.0) << other << camera;
+    }
   }
 }
 

@@ -195,7 +195,7 @@ TEST(ViewCli, MalformedScriptNamesItsLineBeforeAnyWindow) {
   std::string out;
   EXPECT_EQ(test::runCli("view --script " + dir + "/s.txt", &out), 1);
   EXPECT_NE(out.find(dir + "/s.txt:2: unknown command 'zoom'"), std::string::npos) << out;
-  EXPECT_EQ(test::runCli("view --size 320by240", &out), 1);
+  EXPECT_EQ(test::runCli("view --size 320by240", &out), 2);  // a bad option value: a usage error
   EXPECT_NE(out.find("--size '320by240': expected WIDTHxHEIGHT"), std::string::npos) << out;
 }
 

@@ -684,7 +684,7 @@ TEST(VulkanExecutorCli, GeneratorScenesRunOnTheGpu) {
   ASSERT_EQ(test::runCli("onnx run " + dir + "/gaussians4d.onnx --time 0.35 --backend vulkan --repeat 3 --back-to-back", &out), 0) << out;
   EXPECT_NE(out.find("back to back: GPU "), std::string::npos) << out;
   EXPECT_NE(out.find("(median of 3 runs in one submission)"), std::string::npos) << out;
-  EXPECT_EQ(test::runCli("onnx run " + dir + "/gaussians4d.onnx --backend cpu --back-to-back", &out), 1) << out;
+  EXPECT_EQ(test::runCli("onnx run " + dir + "/gaussians4d.onnx --backend cpu --back-to-back", &out), 2) << out;  // contradicting options: a usage error
   EXPECT_NE(out.find("--back-to-back times the Vulkan executor"), std::string::npos) << out;
   ASSERT_EQ(test::runCli("onnx run " + dir + "/gaussians4d.onnx --time 0.35 --backend vulkan --json", &out), 0) << out;
   EXPECT_NE(out.find("\"backend\":\"vulkan\""), std::string::npos) << out;

@@ -11,7 +11,9 @@ layout(local_size_x = SF_SEG_WG) in;
 
 void main() {
   FrameRef fr = pc.frame;
-  uvec2 chunk = fr.f.chunks.v[fr.f.chunk_capacity - 1u - gl_WorkGroupID.x];  // chunks of lists longer than SF_SEG_SMALL
+  const uint index = gl_WorkGroupID.y * SF_DISPATCH_ROW + gl_WorkGroupID.x;
+  if (index >= fr.f.counters.v[SF_COUNTER_CHUNKS]) return;  // past the last row's chunks
+  uvec2 chunk = fr.f.chunks.v[fr.f.chunk_capacity - 1u - index];  // chunks of lists longer than SF_SEG_SMALL
   uvec2 range = fr.f.tile_ranges.v[chunk.x];
   uint len = range.y - range.x, w = uint(SF_SEG_BLOCK) << pc.shift;
   if (len <= w) return;

@@ -6,19 +6,18 @@
 
 layout(local_size_x = 1) in;
 
+// `count` workgroups as rows of at most SF_DISPATCH_ROW (the shaders skip the indices past `count`).
+void writeArgs(FrameRef fr, uint at, uint count) {
+  fr.f.counters.v[at] = min(count, uint(SF_DISPATCH_ROW));
+  fr.f.counters.v[at + 1u] = count == 0u ? 0u : (count + SF_DISPATCH_ROW - 1u) / SF_DISPATCH_ROW;
+  fr.f.counters.v[at + 2u] = 1u;
+}
+
 void main() {
   FrameRef fr = pc.frame;
   uint chunks = fr.f.counters.v[SF_COUNTER_CHUNKS], longest = fr.f.counters.v[SF_COUNTER_LONGEST];
-  fr.f.counters.v[SF_COUNTER_SEG_DISPATCH] = chunks;
-  fr.f.counters.v[SF_COUNTER_SEG_DISPATCH + 1] = 1u;
-  fr.f.counters.v[SF_COUNTER_SEG_DISPATCH + 2] = 1u;
-  fr.f.counters.v[SF_COUNTER_SMALL_DISPATCH] = fr.f.counters.v[SF_COUNTER_SMALL_CHUNKS];
-  fr.f.counters.v[SF_COUNTER_SMALL_DISPATCH + 1] = 1u;
-  fr.f.counters.v[SF_COUNTER_SMALL_DISPATCH + 2] = 1u;
-  for (uint p = 0u; p < SF_MAX_MERGE_PASSES; ++p) {
-    uint at = SF_COUNTER_MERGE_DISPATCH + 3u * p;
-    fr.f.counters.v[at] = (uint(SF_SEG_BLOCK) << p) < longest ? chunks : 0u;
-    fr.f.counters.v[at + 1u] = 1u;
-    fr.f.counters.v[at + 2u] = 1u;
-  }
+  writeArgs(fr, SF_COUNTER_SEG_DISPATCH, chunks);
+  writeArgs(fr, SF_COUNTER_SMALL_DISPATCH, fr.f.counters.v[SF_COUNTER_SMALL_CHUNKS]);
+  for (uint p = 0u; p < SF_MAX_MERGE_PASSES; ++p)
+    writeArgs(fr, SF_COUNTER_MERGE_DISPATCH + 3u * p, (uint(SF_SEG_BLOCK) << p) < longest ? chunks : 0u);
 }

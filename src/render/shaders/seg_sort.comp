@@ -27,10 +27,13 @@ bool pairLess(uint ka, uint va, uint kb, uint vb) { return ka < kb || (ka == kb 
 
 void main() {
   FrameRef fr = pc.frame;
+  const uint index = gl_WorkGroupID.y * SF_DISPATCH_ROW + gl_WorkGroupID.x;
 #ifdef SF_VARIANT_SMALL
-  uvec2 chunk = fr.f.chunks.v[gl_WorkGroupID.x];
+  if (index >= fr.f.counters.v[SF_COUNTER_SMALL_CHUNKS]) return;  // past the last row's chunks
+  uvec2 chunk = fr.f.chunks.v[index];
 #else
-  uvec2 chunk = fr.f.chunks.v[fr.f.chunk_capacity - 1u - gl_WorkGroupID.x];
+  if (index >= fr.f.counters.v[SF_COUNTER_CHUNKS]) return;
+  uvec2 chunk = fr.f.chunks.v[fr.f.chunk_capacity - 1u - index];
 #endif
   uvec2 range = fr.f.tile_ranges.v[chunk.x];
   uint start = range.x + chunk.y * SF_SEG_BLOCK;

@@ -3,7 +3,8 @@
 // per tile its [begin, end) range and its sort chunks (SF_SEG_BLOCK pairs each, listed in no order: lists of
 // at most SF_SEG_SMALL pairs from the table's front, the chunks of longer ones from its back), the longest
 // list, the frame's pair total and its overflow flag. A frame whose pairs overflow the key capacity
-// gets empty ranges and no chunks (it is rendered again once the buffers have grown).
+// gets empty ranges and no chunks (it is rendered again once the buffers have grown; a frame of 2^32 pairs
+// or more is refused).
 #include "common.glsl"
 
 layout(local_size_x = SF_WG_SIZE) in;
@@ -14,12 +15,15 @@ void main() {
   if (t >= tiles) return;
   uint total = pc.scan_count.v[0];
   bool overflow = total > fr.f.key_capacity;
-  if (t == 0u) {
-    fr.f.counters.v[SF_COUNTER_KEYS] = total;
-    fr.f.counters.v[SF_COUNTER_OVERFLOW] = overflow ? 1u : 0u;
-  }
+  if (t == 0u) fr.f.counters.v[SF_COUNTER_KEYS] = total;
+  if (overflow) atomicMax(fr.f.counters.v[SF_COUNTER_OVERFLOW], 1u);
   uint begin = fr.f.tile_bins.v[t], end = t + 1u < tiles ? fr.f.tile_bins.v[t + 1u] : total;
-  if (overflow) {
+  // A frame of 2^32 pairs or more wraps the 32-bit scan: the tile where it wraps ends before it begins, and
+  // the total read above is the wrapped one. That tile flags it (2: beyond any capacity); every tile whose
+  // range is not inside the buffers is left empty, so nothing is written or read out of bounds.
+  const bool wrapped = end < begin;
+  if (wrapped) atomicMax(fr.f.counters.v[SF_COUNTER_OVERFLOW], 2u);
+  if (overflow || wrapped || end > fr.f.key_capacity) {
     fr.f.tile_ranges.v[t] = uvec2(0u);
     return;
   }
