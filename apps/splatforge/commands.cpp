@@ -82,8 +82,8 @@ int fail(const char* command, const std::string& message) {
   return 1;
 }
 
-// Results of a benchmark as JSON: to stdout with --json (the human-readable lines then went to stderr, see
-// JsonStdout), to a file with --json-out.
+}  // namespace
+
 void emitJson(const std::string& json, bool to_stdout, const std::string& file) {
   if (!file.empty()) {
     writeFileAtomic(file, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(json.data()), json.size()));
@@ -95,6 +95,16 @@ void emitJson(const std::string& json, bool to_stdout, const std::string& file) 
     std::fflush(stdout);
   }
 }
+
+void makeOutputFolder(const std::string& dir) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
+    throw UsageError("-o: " + dir + " exists and is not a folder");
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(dir + ": cannot create the folder: " + ec.message());
+}
+
+namespace {
 
 // With --json, stdout carries the JSON document alone: while this lives, what the command prints for people
 // goes to stderr (file descriptor 1 points at 2); release() points it back before the JSON is printed.
@@ -445,10 +455,11 @@ int runValidate(const ValidateOptions& o) {
     const size_t n = c.size();
     // Scales: a gaussian thinner than 1e-7 of the cloud's extent (or with a zero or negative axis) is
     // degenerate (it covers no pixel and ill-conditions its covariance); one 10,000 times longer than wide is a needle.
-    Vec3 lo{1e30f, 1e30f, 1e30f}, hi{-1e30f, -1e30f, -1e30f};
-    for (const Vec3& p : c.positions)
-      for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], p[k]), hi[k] = std::max(hi[k], p[k]);
-    const float extent = n ? std::max({hi.x - lo.x, hi.y - lo.y, hi.z - lo.z, 1e-30f}) : 1.0f;
+    float extent = 1.0f;
+    if (n) {
+      const CloudBounds b = computeBounds(c);
+      extent = std::max({b.max.x - b.min.x, b.max.y - b.min.y, b.max.z - b.min.z, 1e-30f});
+    }
     size_t degenerate = 0, needles = 0, invisible = 0, saturated = 0, dc_outside = 0, rest_large = 0;
     float rest_max = 0;
     const int rest = shCoeffCount(c.sh_degree) - 1;
@@ -726,13 +737,6 @@ int runAnimate(const AnimateOptions& o) {
     if (o.duration_given && !(o.duration > 0 && o.duration <= 3600)) throw UsageError("--duration must be in (0, 3600] seconds");
     if (!std::isfinite(o.start)) throw UsageError("--start must be a finite number of seconds");
     std::string ffmpeg;
-    auto makeFolder = [](const std::filesystem::path& dir) {
-      std::error_code ec;
-      if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
-        throw UsageError("-o: " + dir.string() + " exists and is not a folder");
-      std::filesystem::create_directories(dir, ec);
-      if (ec) throw Error(dir.string() + ": cannot create the folder: " + ec.message());
-    };
     if (mp4) {
       checkWritableTarget(o.output, "output");
       ffmpeg = findOnPath("ffmpeg");
@@ -741,12 +745,12 @@ int runAnimate(const AnimateOptions& o) {
       pattern = FramePattern::parse((std::filesystem::path(o.output + ".frames") / "%06d.png").string());
       std::error_code ec;
       std::filesystem::remove_all(o.output + ".frames", ec);
-      makeFolder(o.output + ".frames");
+      makeOutputFolder(o.output + ".frames");
       frames_dir = o.output + ".frames";
     } else {
       pattern = FramePattern::parse(o.output);
       std::filesystem::path parent = std::filesystem::path(pattern(0)).parent_path();
-      if (!parent.empty()) makeFolder(parent);
+      if (!parent.empty()) makeOutputFolder(parent.string());
     }
 
     RenderSettings settings;

@@ -32,6 +32,13 @@ int reportUsage(const std::string& command, const std::string& message);
 // `s` escaped for a JSON string's contents.
 std::string jsonEscape(const std::string& s);
 
+// Results of a benchmark as JSON: to stdout with --json (the human-readable lines then went to stderr), to
+// a file with --json-out (written atomically) when `file` is not empty.
+void emitJson(const std::string& json, bool to_stdout, const std::string& file);
+
+// An output folder, created with its parents when missing; one that exists as a file is a usage error.
+void makeOutputFolder(const std::string& dir);
+
 // A --bg / --background value "R,G,B" with each in [0, 1]; a UsageError otherwise.
 Vec3 parseColor(const std::string& text);
 

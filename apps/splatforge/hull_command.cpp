@@ -273,10 +273,7 @@ int runBench(const HullCommand::Options& o) {
                         o.back_to_back, o.submissions, b.mesh, b.total - b.readback, b.preprocess, b.bin + b.scan + b.emit, b.sort, b.raster);
   }
   json += "\n}\n";
-  if (!o.json_out.empty()) {
-    writeFileAtomic(o.json_out, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(json.data()), json.size()));
-    fmt::print(stderr, "wrote {}\n", o.json_out);
-  }
+  emitJson(json, false, o.json_out);
   if (o.tile_stats) printTileStats(vk.readDebug(), splats);
   if (vk.context().validationErrors() > 0) throw Error(vk.context().validationReport());
   return 0;

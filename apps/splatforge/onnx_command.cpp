@@ -171,13 +171,7 @@ json tensorSummary(const Tensor& t, bool values) {
 int runModel(const OnnxCommand::Options& o) {
   const auto t0 = std::chrono::steady_clock::now();
   Graph g = loadOnnxFile(o.model);
-  if (!o.output_dir.empty()) {  // created when missing, as every command's output folder
-    std::error_code ec;
-    if (std::filesystem::exists(o.output_dir, ec) && !std::filesystem::is_directory(o.output_dir, ec))
-      throw UsageError("-o " + o.output_dir + ": exists and is not a directory (-o names the folder for the outputs' .npy files)");
-    std::filesystem::create_directories(o.output_dir, ec);
-    if (ec) throw Error("-o " + o.output_dir + ": cannot create the folder: " + ec.message());
-  }
+  if (!o.output_dir.empty()) makeOutputFolder(o.output_dir);  // created when missing, as every command's output folder
   json inputs_json = json::object();
   if (!o.inputs.empty()) {
     try {

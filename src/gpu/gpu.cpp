@@ -473,6 +473,13 @@ uint32_t Context::memoryType(uint32_t bits, VkMemoryPropertyFlags flags) const {
   throw Error("no Vulkan memory type with the required properties");
 }
 
+// Throws MemoryBudgetError when `bytes` more for `name` would pass the budget (setMemoryBudget).
+void Context::checkBudget(uint64_t bytes, const std::string& name) const {
+  if (g_memory_budget && allocated_bytes_ + bytes > g_memory_budget)
+    throw MemoryBudgetError("'" + name + "' needs " + formatBytes(bytes) + " of GPU memory, and " + formatBytes(allocated_bytes_) + " of the " +
+                            formatBytes(g_memory_budget) + " budget (--max-gpu-memory) are in use");
+}
+
 void Context::countAllocation(int64_t bytes) {
   allocated_bytes_ = static_cast<uint64_t>(static_cast<int64_t>(allocated_bytes_) + bytes);
   peak_allocated_bytes_ = std::max(peak_allocated_bytes_, allocated_bytes_);
@@ -497,18 +504,10 @@ Buffer Context::createBuffer(VkDeviceSize size, bool host_visible, const std::st
   ai.allocationSize = req.size;
   ai.memoryTypeIndex = memoryType(req.memoryTypeBits, host_visible ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
                                                                    : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-  if (g_memory_budget && allocated_bytes_ + req.size > g_memory_budget) {
-    vkDestroyBuffer(device_, b.buffer, nullptr);
-    b.buffer = VK_NULL_HANDLE;
-    throw MemoryBudgetError("'" + name + "' needs " + formatBytes(req.size) + " of GPU memory, and " + formatBytes(allocated_bytes_) + " of the " +
-                            formatBytes(g_memory_budget) + " budget (--max-gpu-memory) are in use");
-  }
+  checkBudget(req.size, name);  // (b's destructor destroys the buffer on a throw)
   VkResult r = vkAllocateMemory(device_, &ai, nullptr, &b.memory);
-  if (r != VK_SUCCESS) {
-    vkDestroyBuffer(device_, b.buffer, nullptr);
-    b.buffer = VK_NULL_HANDLE;
+  if (r != VK_SUCCESS)
     throw Error("cannot allocate " + std::to_string(req.size) + " bytes of Vulkan memory for '" + name + "': " + resultName(r));
-  }
   b.allocation = req.size;
   countAllocation(static_cast<int64_t>(req.size));
   SF_VK_CHECK(vkBindBufferMemory(device_, b.buffer, b.memory, 0));
@@ -589,9 +588,7 @@ Image Context::createImage(uint32_t width, uint32_t height, VkFormat format, VkI
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ai.allocationSize = req.size;
   ai.memoryTypeIndex = memoryType(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-  if (g_memory_budget && allocated_bytes_ + req.size > g_memory_budget)
-    throw MemoryBudgetError("'" + name + "' needs " + formatBytes(req.size) + " of GPU memory, and " + formatBytes(allocated_bytes_) + " of the " +
-                            formatBytes(g_memory_budget) + " budget (--max-gpu-memory) are in use");
+  checkBudget(req.size, name);
   r = vkAllocateMemory(device_, &ai, nullptr, &img.memory);
   if (r != VK_SUCCESS)
     throw Error("cannot allocate " + std::to_string(req.size) + " bytes of Vulkan memory for '" + name + "': " + resultName(r));

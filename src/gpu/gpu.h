@@ -131,6 +131,7 @@ class Context {
   uint64_t peakAllocatedBytes() const { return peak_allocated_bytes_; }
   // Internal, for Buffer and Image.
   void countAllocation(int64_t bytes);
+  void checkBudget(uint64_t bytes, const std::string& name) const;
 
   // Device-local storage buffer with a device address (host_visible: mapped, host-coherent instead).
   Buffer createBuffer(VkDeviceSize size, bool host_visible, const std::string& name);

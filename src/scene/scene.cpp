@@ -471,10 +471,7 @@ Scene sceneFromFile(const std::string& path, const std::string& clip, double tim
     }
   } else {
     if (!clip.empty()) throw Error(path + ": --clip applies to glTF files only");
-    LoadedSplats loaded = loadSplats(path);
-    if (loaded.cloud.size() == 0) throw Error(path + (loaded.dropped_non_finite ? ": holds no gaussian with finite values" : ": contains no gaussians"));
-    obj.cloud = std::make_shared<GaussianCloud>(std::move(loaded.cloud));
-    scene.warnings = std::move(loaded.warnings);
+    obj.cloud = loadCapture(path, scene.warnings);
   }
   scene.objects.push_back(std::move(obj));
   return scene;
@@ -626,27 +623,25 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
         auto it = characters.find(key);
         loadCharacterObject(obj, resolved, clip, it != characters.end() ? it->second : nullptr);
         characters.emplace(key, obj.character);
-      } else if (gltf) {
-        loadGltfObject(obj, resolved, clip, &models);
-        if (!gltf_key && gaussiansOnly(obj, clip)) {  // "file": a capture saved as glTF, read as the command line reads it
-          std::vector<std::string> warnings;
-          obj.model.reset();
-          obj.clip = -1;
-          obj.cloud = loadCapture(resolved, warnings);
-          for (const std::string& w : warnings) scene.warnings.push_back(o.path + " (" + obj.name + "): " + w);
-        }
       } else {
-        const std::string key = fileKey(resolved);
-        auto it = clouds.find(key);
-        if (it != clouds.end()) {
-          obj.cloud = it->second;
+        // A splat file (objects naming the same file share one load); a glTF "file" holding only gaussians is one.
+        auto capture = [&] {
+          const std::string key = fileKey(resolved);
+          if (auto it = clouds.find(key); it != clouds.end()) return it->second;
+          std::vector<std::string> warnings;
+          clouds[key] = loadCapture(resolved, warnings);
+          for (const std::string& w : warnings) scene.warnings.push_back(o.path + " (" + obj.name + "): " + w);
+          return clouds[key];
+        };
+        if (gltf) {
+          loadGltfObject(obj, resolved, clip, &models);
+          if (!gltf_key && gaussiansOnly(obj, clip)) {
+            obj.model.reset();
+            obj.clip = -1;
+            obj.cloud = capture();
+          }
         } else {
-          LoadedSplats loaded = loadSplats(resolved);
-          if (loaded.cloud.size() == 0)
-            throw Error(resolved + (loaded.dropped_non_finite ? ": holds no gaussian with finite values" : ": contains no gaussians"));
-          for (const std::string& w : loaded.warnings) scene.warnings.push_back(o.path + " (" + obj.name + "): " + w);
-          obj.cloud = std::make_shared<GaussianCloud>(std::move(loaded.cloud));
-          clouds[key] = obj.cloud;
+          obj.cloud = capture();
         }
       }
     } catch (const Error& e) {
