@@ -1244,7 +1244,7 @@ ImageRGBA VulkanRenderer::renderFrameOnce(std::span<const RenderObject> objects,
         }
       }, sources);
       g.add("meshes", {r_mesh_data}, {r_mesh}, [&] { m.recordMeshes(cmd, mesh_triangles, mesh_draws_offset, cam); }, m.has_mesh);
-      g.add("preprocess", {r_splats, r_counters}, {r_projected, r_counters}, [&] {
+      g.add("preprocess", {r_splats, r_counters, r_bins}, {r_projected, r_counters, r_bins}, [&] {  // tile bins: the counts of most slots
         m.timestamp(cmd, 1);
         for (size_t o = 0; o < objects.size(); ++o) {
           GpuPush p = m.push();

@@ -1,6 +1,7 @@
 #version 460
 // Tile binning, run twice over the frame's slots (slot order). Counting (pad0 = 0): per tile each visible
-// slot reaches, one added to the tile's count. Emitting (pad0 = 1, after the counts were scanned to each
+// slot reaches, one added to the tile's count; preprocess.comp has already counted the slots of at most
+// SF_COOP_TILES tiles, so this run counts only the wider ones. Emitting (pad0 = 1, after the counts were scanned to each
 // tile's first pair): one (depth bits, slot) pair written at the tile's cursor. Places within a tile come
 // from atomics, in no order: seg_sort.comp and seg_merge.comp then order each tile's pairs by (depth, slot),
 // the CPU's order (cpu_renderer.cpp: a stable sort by tile and depth of pairs made in slot order).
@@ -10,8 +11,6 @@
 // others wait. (Workgroup barriers, not subgroup operations: no reconvergence needed.)
 #include "common.glsl"
 #include "tile_test.glsl"
-
-#define SF_COOP_TILES 256
 
 layout(local_size_x = SF_WG_SIZE) in;
 shared uint coop_count;
@@ -46,7 +45,7 @@ void main() {
   barrier();
   if (coop) {
     coop_slot[atomicAdd(coop_count, 1u)] = slot;
-  } else if (live) {
+  } else if (live && emit) {
     vec2 mean = fr.f.means.v[slot];
     vec4 co = fr.f.conic_opacity.v[slot];
     uint depth_bits = floatBitsToUint(fr.f.color_depth.v[slot].w);

@@ -1,6 +1,7 @@
 #version 460
 // Preprocess one object's slots: transform, cull, EWA projection, conic, radius, SH colour, tile rect,
 // depth. Same math, in the same order, as projectSplat() in cpu_renderer.cpp.
+#extension GL_KHR_shader_subgroup_ballot : require
 #include "common.glsl"
 #include "tile_test.glsl"
 
@@ -12,24 +13,43 @@ const float C2[5] = float[](1.0925484305920792, -1.0925484305920792, 0.315391565
 const float C3[7] = float[](-0.5900435899266435, 2.890611442640554, -0.4570457994644658, 0.3731763325901154,
                             -0.4570457994644658, 1.445305721320277, -0.5900435899266435);
 
-vec3 shCoeff(Floats sh, uint base, uint k) { return vec3(sh.v[base + 3u * k], sh.v[base + 3u * k + 1u], sh.v[base + 3u * k + 2u]); }
+// The slot's SH coefficients (rgb per basis function), loaded before they are summed. Where the object's SH
+// start and stride are multiples of 4 floats (SH degree 1 and 3 data: 12 and 48 floats per slot), as 16-byte
+// loads: a slot's coefficients are 192 contiguous bytes that neighbouring lanes read 192 bytes apart, and
+// 4-byte loads would fetch each cache sector four times.
+#define SF_SH_MAX 48
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer AlignedVec4s { vec4 v[]; };
 
-vec3 evalSh(uint degree, Floats sh, uint base, vec3 dir) {
-  vec3 r = C0 * shCoeff(sh, base, 0u);
+vec3 shCoeff(float f[SF_SH_MAX], uint k) { return vec3(f[3u * k], f[3u * k + 1u], f[3u * k + 2u]); }
+
+vec3 evalSh(uint degree, Floats sh, uint base, bool aligned, vec3 dir) {
+  uint used = 3u * (degree + 1u) * (degree + 1u);
+  float f[SF_SH_MAX];
+  if (aligned) {
+    AlignedVec4s q = AlignedVec4s(sh);
+    uint base4 = base >> 2;
+    for (uint k = 0u; k < SF_SH_MAX / 4u; ++k)
+      if (4u * k < used) {
+        vec4 v = q.v[base4 + k];
+        f[4u * k] = v.x, f[4u * k + 1u] = v.y, f[4u * k + 2u] = v.z, f[4u * k + 3u] = v.w;
+      }
+  } else {
+    for (uint k = 0u; k < SF_SH_MAX; ++k)
+      if (k < used) f[k] = sh.v[base + k];
+  }
+  vec3 r = C0 * shCoeff(f, 0u);
   if (degree < 1u) return r;
   float x = dir.x, y = dir.y, z = dir.z;
-  r += -C1 * y * shCoeff(sh, base, 1u) + C1 * z * shCoeff(sh, base, 2u) - C1 * x * shCoeff(sh, base, 3u);
+  r += -C1 * y * shCoeff(f, 1u) + C1 * z * shCoeff(f, 2u) - C1 * x * shCoeff(f, 3u);
   if (degree < 2u) return r;
   float xx = x * x, yy = y * y, zz = z * z, xy = x * y, yz = y * z, xz = x * z;
-  r += C2[0] * xy * shCoeff(sh, base, 4u) + C2[1] * yz * shCoeff(sh, base, 5u) +
-       C2[2] * (2.0 * zz - xx - yy) * shCoeff(sh, base, 6u) + C2[3] * xz * shCoeff(sh, base, 7u) +
-       C2[4] * (xx - yy) * shCoeff(sh, base, 8u);
+  r += C2[0] * xy * shCoeff(f, 4u) + C2[1] * yz * shCoeff(f, 5u) + C2[2] * (2.0 * zz - xx - yy) * shCoeff(f, 6u) +
+       C2[3] * xz * shCoeff(f, 7u) + C2[4] * (xx - yy) * shCoeff(f, 8u);
   if (degree < 3u) return r;
-  r += C3[0] * y * (3.0 * xx - yy) * shCoeff(sh, base, 9u) + C3[1] * xy * z * shCoeff(sh, base, 10u) +
-       C3[2] * y * (4.0 * zz - xx - yy) * shCoeff(sh, base, 11u) +
-       C3[3] * z * (2.0 * zz - 3.0 * xx - 3.0 * yy) * shCoeff(sh, base, 12u) +
-       C3[4] * x * (4.0 * zz - xx - yy) * shCoeff(sh, base, 13u) + C3[5] * z * (xx - yy) * shCoeff(sh, base, 14u) +
-       C3[6] * x * (xx - 3.0 * yy) * shCoeff(sh, base, 15u);
+  r += C3[0] * y * (3.0 * xx - yy) * shCoeff(f, 9u) + C3[1] * xy * z * shCoeff(f, 10u) +
+       C3[2] * y * (4.0 * zz - xx - yy) * shCoeff(f, 11u) + C3[3] * z * (2.0 * zz - 3.0 * xx - 3.0 * yy) * shCoeff(f, 12u) +
+       C3[4] * x * (4.0 * zz - xx - yy) * shCoeff(f, 13u) + C3[5] * z * (xx - yy) * shCoeff(f, 14u) +
+       C3[6] * x * (xx - 3.0 * yy) * shCoeff(f, 15u);
   return r;
 }
 
@@ -104,6 +124,7 @@ void main() {
   if (area == 0) return;
 
   vec4 conic_opacity = vec4(cc * det_inv, -b * det_inv, a * det_inv, opacity);
+  const int rect_area = area;
   if (area <= SF_MAX_TESTED_TILE_AREA) {
     area = 0;
     for (int ty = y0; ty < y1; ++ty)
@@ -112,7 +133,8 @@ void main() {
   }
 
   vec3 dir = normalize(p_obj - vec3(obj.cam_in_object[0], obj.cam_in_object[1], obj.cam_in_object[2]));
-  vec3 sh_col = evalSh(obj.sh_degree, fr.f.sh, obj.sh_base + i * obj.sh_stride, dir);
+  bool aligned = ((obj.sh_base | obj.sh_stride) & 3u) == 0u;  // uniform across the dispatch
+  vec3 sh_col = evalSh(obj.sh_degree, fr.f.sh, obj.sh_base + i * obj.sh_stride, aligned, dir);
   if (any(isnan(sh_col)) || any(isinf(sh_col))) return;  // not drawn, as on the CPU (projectSplat)
   vec3 col = max(sh_col + 0.5, vec3(0.0));
   if ((obj.flags & SF_OBJECT_LINEAR_COLOR) != 0u) col = vec3(srgbEncode(col.x), srgbEncode(col.y), srgbEncode(col.z));
@@ -123,5 +145,13 @@ void main() {
   fr.f.color_depth.v[slot] = vec4(col, depth);
   fr.f.rects.v[slot] = uvec2(uint(x0) | (uint(y0) << 16), uint(x1) | (uint(y1) << 16));
   fr.f.touched.v[slot] = uint(area);
-  atomicAdd(fr.f.counters.v[SF_COUNTER_VISIBLE], 1u);
+  // The tile counts of the binning (bin_tiles.comp counts only the rects wider than SF_COOP_TILES, which a
+  // whole workgroup walks): the same test as above, once the slot is known to be drawn.
+  if (rect_area <= SF_COOP_TILES)
+    for (int ty = y0; ty < y1; ++ty)
+      for (int tx = x0; tx < x1; ++tx)
+        if (splatReachesTile(mean, conic_opacity, uint(tx), uint(ty))) atomicAdd(fr.f.tile_bins.v[uint(ty) * fr.f.tiles_x + uint(tx)], 1u);
+  // One atomic per group of lanes that got here together (a single counter takes every slot's add otherwise).
+  uint here = subgroupBallotBitCount(subgroupBallot(true));
+  if (subgroupElect()) atomicAdd(fr.f.counters.v[SF_COUNTER_VISIBLE], here);
 }

@@ -1,13 +1,32 @@
 #version 460
 // Merge pass pc.shift of the tile lists longer than one chunk: within each such list, sorted runs of
 // w = SF_SEG_BLOCK << pc.shift pairs are merged two by two into runs of 2w, from one pair buffer into the
-// other (even passes read keys_lo / values, odd ones the alternates). One workgroup per chunk; each pair
-// finds its place by its rank in the partner run (a binary search; pairs are unique, see seg_sort.comp).
+// other (even passes read keys_lo / values, odd ones the alternates). One workgroup per SF_SEG_BLOCK places
+// of the output (a chunk of the list): two merge-path searches in global memory find which pairs of the two
+// runs fill those places (pairs are unique, see seg_sort.comp, so the split is exact), both slices are
+// staged in shared memory with coalesced reads, each thread merges E places there, and the block is written
+// back coalesced. Global traffic is one read and one write of each pair per pass.
 // Lists of at most w pairs are done and not touched: a list's final buffer follows from its length
 // (sfMergePasses in gpu_shared.h). A run without a partner is copied.
 #include "common.glsl"
 
+#define E (SF_SEG_BLOCK / SF_SEG_WG)  // output places per thread
+
 layout(local_size_x = SF_SEG_WG) in;
+shared uint s_key[SF_SEG_BLOCK], s_val[SF_SEG_BLOCK];
+
+bool pairLess(uint ka, uint va, uint kb, uint vb) { return ka < kb || (ka == kb && va < vb); }
+
+// How many of the first d places of merge(A, B) come from A (A = src[a, a + na), B = src[b, b + nb)).
+uint splitGlobal(Uints src_k, Uints src_v, uint a, uint na, uint b, uint nb, uint d) {
+  uint lo = d > nb ? d - nb : 0u, hi = min(d, na);
+  while (lo < hi) {
+    uint mid = (lo + hi) >> 1, ai = a + mid, bi = b + d - mid - 1u;
+    if (pairLess(src_k.v[ai], src_v.v[ai], src_k.v[bi], src_v.v[bi])) lo = mid + 1u;
+    else hi = mid;
+  }
+  return lo;
+}
 
 void main() {
   FrameRef fr = pc.frame;
@@ -16,31 +35,63 @@ void main() {
   uvec2 chunk = fr.f.chunks.v[fr.f.chunk_capacity - 1u - index];  // chunks of lists longer than SF_SEG_SMALL
   uvec2 range = fr.f.tile_ranges.v[chunk.x];
   uint len = range.y - range.x, w = uint(SF_SEG_BLOCK) << pc.shift;
-  if (len <= w) return;
+  if (len <= w) return;  // uniform across the workgroup, as every early return below
+  uint out0 = chunk.y * SF_SEG_BLOCK;
+  if (out0 >= len) return;
+  uint out1 = min(out0 + SF_SEG_BLOCK, len), total = out1 - out0;
   bool odd = (pc.shift & 1u) != 0u;
   Uints src_k = odd ? fr.f.keys_lo_alt : fr.f.keys_lo, src_v = odd ? fr.f.values_alt : fr.f.values;
   Uints dst_k = odd ? fr.f.keys_lo : fr.f.keys_lo_alt, dst_v = odd ? fr.f.values : fr.f.values_alt;
-  uint b = range.x;
-  for (uint e = gl_LocalInvocationIndex; e < SF_SEG_BLOCK; e += SF_SEG_WG) {
-    uint pos = chunk.y * SF_SEG_BLOCK + e;
-    if (pos >= len) break;
-    uint key = src_k.v[b + pos], val = src_v.v[b + pos];
-    uint run = pos / w, base = (run & ~1u) * w;
-    // The partner run [lo, hi) and where this pair's own run starts in the merged output.
-    bool first = (run & 1u) == 0u;
-    uint lo = first ? base + w : base, hi = first ? min(base + 2u * w, len) : base + w;
-    uint out_pos = pos;
-    if (lo < hi) {
-      uint l = lo, h = hi;  // the partner's pairs before this one: lower bound
-      while (l < h) {
-        uint mid = (l + h) >> 1;
-        uint km = src_k.v[b + mid];
-        if (km < key || (km == key && src_v.v[b + mid] < val)) l = mid + 1u;
-        else h = mid;
-      }
-      out_pos = first ? pos + (l - lo) : pos - w + (l - lo);
+  uint b = range.x, tid = gl_LocalInvocationIndex;
+  // The pair of runs this block lies in (2w is a multiple of the block): A = [base, a_end), B = [a_end, b_end).
+  uint base = out0 & ~(2u * w - 1u), a_end = min(base + w, len), b_end = min(base + 2u * w, len);
+  if (a_end == b_end) {  // a run without a partner
+    for (uint i = out0 + tid; i < out1; i += SF_SEG_WG) {
+      dst_k.v[b + i] = src_k.v[b + i];
+      dst_v.v[b + i] = src_v.v[b + i];
     }
-    dst_k.v[b + out_pos] = key;
-    dst_v.v[b + out_pos] = val;
+    return;
+  }
+  uint na = a_end - base, nb = b_end - a_end;
+  // (The two splits pass through s_key: 32 KiB of shared memory is all some devices have.)
+  if (tid < 2u) s_key[tid] = splitGlobal(src_k, src_v, b + base, na, b + a_end, nb, (tid == 0u ? out0 : out1) - base);
+  barrier();
+  uint i0 = s_key[0], i1 = s_key[1];
+  barrier();  // read before the staging below overwrites them
+  uint from_a = i1 - i0;  // this block's pairs from A come first in shared memory, then those from B
+  uint j0 = (out0 - base) - i0;
+  for (uint i = tid; i < total; i += SF_SEG_WG) {
+    uint at = i < from_a ? b + base + i0 + i : b + a_end + j0 + (i - from_a);
+    s_key[i] = src_k.v[at];
+    s_val[i] = src_v.v[at];
+  }
+  barrier();
+  // This thread's places [d, d + E) of the block: a merge-path search in shared memory, then a sequential merge.
+  uint key[E], val[E];
+  uint d = tid * E, from_b = total - from_a;
+  if (d < total) {
+    uint lo = d > from_b ? d - from_b : 0u, hi = min(d, from_a);
+    while (lo < hi) {
+      uint mid = (lo + hi) >> 1, bi = from_a + d - mid - 1u;
+      if (pairLess(s_key[mid], s_val[mid], s_key[bi], s_val[bi])) lo = mid + 1u;
+      else hi = mid;
+    }
+    uint i = lo, j = from_a + d - lo;
+    for (uint k = 0u; k < E; ++k) {
+      bool take_a = j >= total || (i < from_a && pairLess(s_key[i], s_val[i], s_key[j], s_val[j]));
+      uint at = take_a ? i : j;
+      key[k] = s_key[at], val[k] = s_val[at];
+      if (take_a) ++i;
+      else ++j;
+    }
+  }
+  barrier();  // every staged pair read before any is overwritten
+  if (d < total)
+    for (uint k = 0u; k < E; ++k)
+      if (d + k < total) s_key[d + k] = key[k], s_val[d + k] = val[k];
+  barrier();
+  for (uint i = tid; i < total; i += SF_SEG_WG) {
+    dst_k.v[b + out0 + i] = s_key[i];
+    dst_v.v[b + out0 + i] = s_val[i];
   }
 }

@@ -2,6 +2,9 @@
 // `precise` (no contraction into fused operations): the binning's counting and emitting runs must decide
 // every tile alike, whatever code the compiler makes of each.
 #define SF_MAX_TESTED_TILE_AREA 1024
+// Rects of more tiles than this are binned by a whole workgroup (bin_tiles.comp); preprocess.comp counts the
+// tiles of the others (all of them tested: SF_COOP_TILES <= SF_MAX_TESTED_TILE_AREA).
+#define SF_COOP_TILES 256
 
 float conicQ(vec3 con, float dx, float dy) {
   precise float q = con.x * dx * dx + 2.0 * con.y * dx * dy + con.z * dy * dy;
