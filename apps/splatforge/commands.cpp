@@ -1594,8 +1594,11 @@ int runCharacter(const CharacterOptions& o) {
         progress(fmt::format("training {} gaussians on {} views of {} ({} steps at {}x{})", o.splats, vo.train_count, o.from_gltf, to.steps, vo.size, vo.size));
         std::unique_ptr<VulkanRenderer> renderer;
         const train::MeshTrainResult r = train::trainFromMesh(o.from_gltf, vo, to, trainerFor(o.train_backend, "", renderer));
-        progress(fmt::format("trained in {:.2f} s; validation L1 {:.5f} -> {:.5f}, PSNR {:.2f} -> {:.2f} dB", r.train.seconds, r.train.initial.l1,
-                             r.train.final.l1, r.train.initial.psnr, r.train.final.psnr));
+        progress(
+            fmt::format("trained in {:.2f} s; validation L1 {:.5f} -> {:.5f}, PSNR {:.2f} -> {:.2f} dB, "
+                        "SSIM {:.4f} -> {:.4f}",
+                        r.train.seconds, r.train.initial.l1, r.train.final.l1, r.train.initial.psnr,
+                        r.train.final.psnr, r.train.initial.ssim, r.train.final.ssim));
         GaussianCloud cloud = train::restToBindSpace(*model, draw, train::toSourceFrame(train::toCloud(r.train.params), r.scale, r.offset));
         return character::Character::bindSplats(model, std::move(cloud));
       }

@@ -60,8 +60,11 @@ int runBake(HullCommand::Options& o) {
     std::unique_ptr<VulkanRenderer> renderer;
     const train::MeshTrainResult r = train::trainFromMesh(o.input, vo, to, trainerFor(o.train_backend, o.play.device, renderer));
     if (!o.json)
-      fmt::print(stderr, "  trained in {:.2f} s; validation L1 {:.5f} -> {:.5f}, PSNR {:.2f} -> {:.2f} dB\n", r.train.seconds, r.train.initial.l1,
-                 r.train.final.l1, r.train.initial.psnr, r.train.final.psnr);
+      fmt::print(stderr,
+                 "  trained in {:.2f} s; validation L1 {:.5f} -> {:.5f}, PSNR {:.2f} -> {:.2f} dB, "
+                 "SSIM {:.4f} -> {:.4f}\n",
+                 r.train.seconds, r.train.initial.l1, r.train.final.l1, r.train.initial.psnr,
+                 r.train.final.psnr, r.train.initial.ssim, r.train.final.ssim);
     trained = train::toCloud(r.train.params);  // the dataset's frame is the hull frame (both hull/source_mesh.h)
     o.bake.cloud = &trained;
   }

@@ -96,12 +96,18 @@ bool ViewsCommand::parsed() const { return command_->parsed(); }
 
 TrainCommand::TrainCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
   Options& o = *options_;
-  command_ = app.add_subcommand("train", "Train exactly N gaussians on views of a glTF model (rendered by the engine) or on a NeRF-synthetic dataset");
+  command_ = app.add_subcommand("train",
+                                "Train exactly N gaussians on views of a glTF model (rendered by the engine) "
+                                "or on a NeRF-synthetic dataset; writes the cloud, a JSON-lines log and a plot "
+                                "of the loss and the validation PSNR/SSIM (--plot LOG draws that plot from a "
+                                "log without training)");
   command_->add_option("--mesh", o.mesh, "glTF/GLB model: its views are rendered in memory (as `splatforge views`) and the gaussians start on its surface")
       ->check(CLI::ExistingFile);
   command_->add_option("--dataset", o.dataset, "NeRF-synthetic folder (transforms_train.json, ...): the gaussians start inside its visual hull")
       ->check(CLI::ExistingDirectory);
-  command_->add_option("-o,--output", o.output, "Trained cloud (INRIA PLY, or any format by extension), in the dataset's normalised frame")->required();
+  command_->add_option("-o,--output", o.output,
+                       "Trained cloud (INRIA PLY, or any format by extension), in the dataset's normalised "
+                       "frame; with --plot, the plot (.png; default: the log's name with .plot.png)");
   command_->add_option("--budget", o.budget, "Number of gaussians (MCMC: never exceeded)")->check(CLI::Range(size_t{1}, size_t{10000000}))->capture_default_str();
   command_->add_option("--steps", o.steps, "Optimisation steps")->check(CLI::Range(1, 10000000))->capture_default_str();
   command_->add_option("--size", o.size, "View size in pixels (--mesh: rendered at this size; --dataset: larger images are resampled to fit)")
@@ -120,12 +126,33 @@ TrainCommand::TrainCommand(CLI::App& app) : options_(std::make_unique<Options>()
                        "Vulkan: steps recorded in one submission, the host waiting once per batch (a batch also ends at a relocation or a log entry)")
       ->check(CLI::Range(1, train::kMaxStepsPerSubmission))
       ->capture_default_str();
-  command_->add_option("--log", o.log, "Training log, JSON lines (default: the output with .log.jsonl)");
+  command_->add_option("--log", o.log,
+                       "Training log, JSON lines (default: the output with .log.jsonl); the plot of the "
+                       "training loss and the validation PSNR and SSIM is written beside the cloud, as the "
+                       "output with .plot.png");
+  command_
+      ->add_option("--log-every", o.log_every,
+                   "A log entry (mean loss, live count, opacity histogram) every N steps (default: 100, or "
+                   "the largest divisor of --val-every up to 100)")
+      ->check(CLI::Range(1, 10000000));
+  command_
+      ->add_option("--val-every", o.val_every,
+                   "Score the validation views (L1, PSNR, SSIM) every N steps, a multiple of --log-every "
+                   "(0: at the start and the end only)")
+      ->check(CLI::Range(0, 10000000))
+      ->capture_default_str();
+  command_->add_option("--val-images", o.val_images,
+                       "At every validation write DIR/step_NNNNNN.png: the first 4 validation views "
+                       "rendered (left) beside the ground truth (right), over white (default: none)");
+  command_->add_option("--plot", o.plot,
+                       "Draw the plot of an existing training log (LOG.jsonl) and train nothing: to -o, "
+                       "default the log's name with .plot.png");
   command_->add_option("--backend", o.backend, "auto (Vulkan when a device can train, else the CPU), cpu or vulkan")
       ->check(CLI::IsMember({"auto", "cpu", "vulkan"}))
       ->capture_default_str();
   command_->add_option("--device", o.device, "Vulkan device: index or part of its name");
-  command_->add_flag("--json", o.json, "Print the run's summary as JSON to stdout");
+  command_->add_flag("--json", o.json,
+                     "Print the run's summary as JSON to stdout (with --plot: what was drawn)");
 }
 
 bool TrainCommand::parsed() const { return command_->parsed(); }

@@ -10,20 +10,17 @@
 #include "commands.h"
 #include "core/error.h"
 #include "gpu/gpu.h"
-#include "render/vulkan_renderer.h"
-#include "train/gpu_trainer.h"
 #include "io/file.h"
 #include "io/formats.h"
+#include "io/image_io.h"
+#include "render/vulkan_renderer.h"
 #include "train/dataset.h"
+#include "train/gpu_trainer.h"
+#include "train/plot.h"
 #include "train/trainer.h"
 #include "train/views.h"
 
 namespace sf::cli {
-
-namespace {
-
-
-}  // namespace
 
 train::TrainFunction trainerFor(const std::string& backend, const std::string& device, std::unique_ptr<VulkanRenderer>& holder) {
   if (backend != "auto" && backend != "cpu" && backend != "vulkan") throw Error("--backend must be auto, cpu or vulkan, got '" + backend + "'");
@@ -66,8 +63,62 @@ void printProgress(int step, int steps, double loss, size_t live, std::chrono::s
   }
 }
 
+// The plot beside a log, of its name: `<name>.plot.png` for `<name>.log.jsonl`, else the log's extension
+// replaced.
+std::string plotPathFor(const std::string& log) {
+  const std::string suffix = ".log.jsonl";
+  if (log.size() > suffix.size() && log.compare(log.size() - suffix.size(), suffix.size(), suffix) == 0)
+    return log.substr(0, log.size() - suffix.size()) + ".plot.png";
+  return std::filesystem::path(log).replace_extension(".plot.png").string();
+}
+
+// `train --plot LOG`: the plot of an existing log, nothing trained. The log is read whole before anything is
+// written, so a malformed one leaves no file.
+int runPlot(const TrainCommand::Options& o) {
+  if (!o.mesh.empty() || !o.dataset.empty() || !o.log.empty() || !o.val_images.empty())
+    throw UsageError("--plot draws an existing log and trains nothing: it takes no --mesh, --dataset, --log "
+                     "or --val-images");
+  const std::string out = o.output.empty() ? plotPathFor(o.plot) : o.output;
+  if (fileExtension(out) != ".png")
+    throw UsageError("-o " + out + ": expected a .png path (--plot writes a PNG)");
+  std::error_code ec;
+  if (std::filesystem::equivalent(out, o.plot, ec))
+    throw UsageError("-o " + out + ": is the log itself; write the plot elsewhere");
+  const train::TrainCurves curves = train::readTrainLog(o.plot);
+  const train::TrainPlot plot = train::plotTraining(curves);
+  writePng(out, plot.image);
+  if (o.json) {
+    fmt::print(
+        "{{\"plot\": \"{}\", \"log\": \"{}\", \"width\": {}, \"height\": {}, \"steps\": {}, \"entries\": {}, "
+        "\"validations\": {}, \"ssim\": {}}}\n",
+        jsonEscape(out), jsonEscape(o.plot), plot.image.width, plot.image.height, curves.steps,
+        curves.loss.size(), curves.validation.size(), plot.has_ssim ? "true" : "false");
+    return 0;
+  }
+  fmt::print("wrote {} ({}x{}: {} log entr{} and {} validation{} over {} steps{})\n", out, plot.image.width,
+             plot.image.height, curves.loss.size(), curves.loss.size() == 1 ? "y" : "ies",
+             curves.validation.size(), curves.validation.size() == 1 ? "" : "s", curves.steps,
+             curves.validation.empty() || plot.has_ssim ? "" : "; the log has no SSIM");
+  return 0;
+}
+
 int runTrain(const TrainCommand::Options& o) {
+  if (!o.plot.empty()) return runPlot(o);
   if (o.mesh.empty() == o.dataset.empty()) throw UsageError("give exactly one of --mesh M.glb and --dataset DIR");
+  if (o.output.empty()) throw UsageError("-o/--output is required: the trained cloud's file");
+  // A validation is recorded on its step's log entry: without --log-every, the log follows --val-every.
+  int log_every = o.log_every;
+  if (log_every == 0) {
+    log_every = 100;
+    if (o.val_every > 0)
+      while (o.val_every % log_every != 0) --log_every;
+  }
+  if (o.val_every % log_every != 0)
+    throw UsageError(
+        fmt::format("--val-every {} must be a multiple of --log-every {} (a validation is recorded on "
+                    "its step's log entry)",
+                    o.val_every, log_every));
+  if (!o.val_images.empty()) makeOutputFolder(o.val_images);
   const auto t0 = std::chrono::steady_clock::now();
   train::TrainOptions to;
   to.budget = o.budget;
@@ -76,8 +127,23 @@ int runTrain(const TrainCommand::Options& o) {
   to.entropy = o.entropy;
   to.steps_per_submission = o.steps_per_submission;
   to.random_background = !o.black_background;
+  to.log_every = log_every;
+  to.validate_every = o.val_every;
   const auto t_train = std::chrono::steady_clock::now();
   to.progress = [&](int step, int steps, double loss, size_t live) { printProgress(step, steps, loss, live, t_train); };
+  // Every validation: a line on stderr for those inside the run (the first and the last are printed at the
+  // end), and with --val-images its sheet of renders beside the ground truth.
+  to.validation_image_views = o.val_images.empty() ? 0 : 4;
+  to.on_validation = [&](const train::ValidationImages& v) {
+    if (v.step > 0 && v.step < o.steps)
+      fmt::print(stderr, "{}  step {}: validation L1 {:.5f}, PSNR {:.2f} dB, SSIM {:.4f}\n",
+                 isatty(2) ? "\r\033[K" : "", v.step, v.score.l1, v.score.psnr, v.score.ssim);
+    if (o.val_images.empty()) return;
+    const ImageRGBA sheet = train::validationSheet(v, to.validation_background);
+    if (sheet.width > 0)
+      writePng((std::filesystem::path(o.val_images) / fmt::format("step_{:06d}.png", v.step)).string(),
+               sheet);
+  };
   std::unique_ptr<VulkanRenderer> renderer;
   const train::TrainFunction trainer = trainerFor(o.backend, o.device, renderer);
   train::TrainResult r;
@@ -110,19 +176,31 @@ int runTrain(const TrainCommand::Options& o) {
   const std::string log_path = o.log.empty() ? std::filesystem::path(o.output).replace_extension(".log.jsonl").string() : o.log;
   const std::string log = train::trainLogJson(r, to);
   writeFileAtomic(log_path, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(log.data()), log.size()));
+  // The plot is drawn from the log's text, so `train --plot` on the log draws the same picture.
+  const std::string plot_path = std::filesystem::path(o.output).replace_extension(".plot.png").string();
+  writePng(plot_path, train::plotTraining(train::parseTrainLog(log, log_path)).image);
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (o.json) {
     fmt::print("{}", log.substr(log.rfind('\n', log.size() - 2) + 1));
     return 0;
   }
-  fmt::print("wrote {} ({} gaussians; {}) and {}\n", o.output, cloud.size(),
-             gltf_axes ? "turned from the dataset's y-up frame to the PLY frame, y down" : "in the dataset's frame", log_path);
+  fmt::print(
+      "wrote {} ({} gaussians; {}), {} and {}\n", o.output, cloud.size(),
+      gltf_axes ? "turned from the dataset's y-up frame to the PLY frame, y down" : "in the dataset's frame",
+      log_path, plot_path);
+  if (!o.val_images.empty() && r.final.views)
+    fmt::print("validation images: {}/step_NNNNNN.png, {} of them\n", o.val_images,
+               2 + (o.val_every > 0 ? (o.steps - 1) / o.val_every : 0));
   if (r.final.views)
-    fmt::print("validation ({} views, white background): L1 {:.5f} -> {:.5f}, PSNR {:.2f} -> {:.2f} dB\n", r.final.views, r.initial.l1, r.final.l1,
-               r.initial.psnr, r.final.psnr);
+    fmt::print(
+        "validation ({} views, white background): L1 {:.5f} -> {:.5f}, PSNR {:.2f} -> {:.2f} dB, "
+        "SSIM {:.4f} -> {:.4f}\n",
+        r.final.views, r.initial.l1, r.final.l1, r.initial.psnr, r.final.psnr, r.initial.ssim, r.final.ssim);
   if (r.test_final.views)
-    fmt::print("test ({} views, white background): PSNR against the mesh renders {:.2f} dB for the sampled cloud -> {:.2f} dB trained\n",
-               r.test_final.views, r.test_initial.psnr, r.test_final.psnr);
+    fmt::print(
+        "test ({} views, white background): PSNR against the mesh renders {:.2f} dB for the sampled cloud "
+        "-> {:.2f} dB trained, SSIM {:.4f} -> {:.4f}\n",
+        r.test_final.views, r.test_initial.psnr, r.test_final.psnr, r.test_initial.ssim, r.test_final.ssim);
   if (renderer) {
     fmt::print("time: {:.2f} s training (GPU per step: {:.3f} ms the frame, {:.3f} ms backward + noise + Adam; {:.2f} s of it validation), {:.2f} s in all; {} relocated\n",
                r.seconds, r.forward_ms, r.backward_ms, r.validation_seconds, total, r.relocated);

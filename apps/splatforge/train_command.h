@@ -1,5 +1,6 @@
-// `splatforge train`: budgeted gaussian training from a mesh or a dataset (src/train/trainer.h). Its options are declared
-// here; main.cpp, the one file that includes CLI11, registers them and dispatches the command.
+// `splatforge train`: budgeted gaussian training from a mesh or a dataset (src/train/trainer.h), and the plot
+// of a training log (src/train/plot.h). Its options are declared here; main.cpp, the one file that includes
+// CLI11, registers them and dispatches the command.
 #pragma once
 
 #include <memory>
@@ -36,9 +37,13 @@ class TrainCommand {
   // What the command line gave (filled by the parser in main.cpp).
   struct Options {
     std::string mesh, dataset, output, log, lighting = "ao", clip;
+    std::string plot;        // --plot LOG: draw the plot of an existing log instead of training
+    std::string val_images;  // --val-images DIR: a sheet of renders beside the ground truth per validation
     float time = 0;
     size_t budget = 6000;
     int steps = 6000, size = 400, views = 200;
+    int log_every = 0, val_every = 0;  // log_every 0: 100, or the largest divisor of val_every up to 100;
+                                       // val_every 0: validation at the start and the end only
     uint32_t seed = 1;
     float entropy = 0;
     int steps_per_submission = train::kMaxStepsPerSubmission;  // Vulkan: steps recorded in one submission

@@ -1,4 +1,5 @@
-// Float RGBA images (the renderers' output) and the comparisons the tests and tools use.
+// Float RGBA images (the renderers' output) and the comparisons the tests and tools use: the one home of
+// image metrics (PSNR, SSIM).
 #pragma once
 
 #include <cstddef>
@@ -40,6 +41,20 @@ struct ImageDiff {
 
 // Compares the RGB channels of two images of the same size (values clamped to [0, 1] first).
 ImageDiff compareImages(const ImageRGBA& a, const ImageRGBA& b, double threshold = 2.0 / 255.0);
+
+// Structural similarity (Wang, Bovik, Sheikh and Simoncelli 2004, "Image quality assessment: from error
+// visibility to structural similarity") of two images of one size: per channel of RGB (values clamped to
+// [0, 1], data range 1), local means, variances and covariance under an 11x11 Gaussian window of sigma 1.5
+// (normalised to sum 1), SSIM = (2 mu_a mu_b + C1)(2 cov + C2) / ((mu_a^2 + mu_b^2 + C1)(var_a + var_b + C2))
+// with C1 = (0.01)^2, C2 = (0.03)^2 and population (co)variances (E[ab] - mu_a mu_b); the mean over the three
+// channels and every window position. Convention: 'valid' windows only, those lying wholly inside the image
+// (a W x H image has (W - 10) x (H - 10) positions, no padding), the Gaussian-window form 3DGS-style
+// evaluations report; a 'same' form that zero-pads the border would average in windows whose means the
+// padding pulls down. An image narrower or lower than 11 pixels gets the largest odd window that fits (the
+// same Gaussian, cut and renormalised). Identical images give exactly 1. `a` and `b` hold `a_channels` /
+// `b_channels` (>= 3) floats per pixel, RGB first, row-major.
+double ssim(const float* a, int a_channels, const float* b, int b_channels, int width, int height);
+double ssim(const ImageRGBA& a, const ImageRGBA& b);
 
 // Per-pixel |a - b| * gain, for writing a visible diff image.
 ImageRGBA diffImage(const ImageRGBA& a, const ImageRGBA& b, float gain = 4.0f);

@@ -218,6 +218,10 @@ class GpuState : public GpuSplatSource, public FrameTail {
   // parameters or rendering on the host.
   ValidationScore validate(const std::vector<View>& views, Vec3 background) {
     ValidationSums sums;
+    addRendered(sums, views, background);
+    return sums.score();
+  }
+  void addRendered(ValidationSums& sums, const std::vector<View>& views, Vec3 background) {
     RenderObject object(&cloud_);
     object.gpu_source = this;
     RenderSettings settings;
@@ -226,7 +230,6 @@ class GpuState : public GpuSplatSource, public FrameTail {
       const ImageRGBA image = renderer_.render(std::span<const RenderObject>(&object, 1), v.camera, settings);
       sums.add(v, image.pixels.data(), 4, background);
     }
-    return sums.score();
   }
 
   // GpuSplatSource: activate the parameters into the frame's slots.
@@ -362,7 +365,14 @@ TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& ds, Ga
     r.validation_seconds += msSince(t0) / 1000.0;
     return v;
   };
-  if (!val.empty()) r.initial = score(val);
+  auto scoreVal = [&](int step) {  // the val views, their renders handed to on_validation
+    const auto t0 = Clock::now();
+    const ValidationScore v = validationAt(
+        step, val, o, [&](ValidationSums& sums) { s.addRendered(sums, val, o.validation_background); });
+    r.validation_seconds += msSince(t0) / 1000.0;
+    return v;
+  };
+  if (!val.empty()) r.initial = scoreVal(0);
   if (!ds.test.empty()) r.test_initial = score(ds.test);
 
   uint64_t rng = 0x7a1full ^ (static_cast<uint64_t>(o.seed) << 16);
@@ -437,8 +447,8 @@ TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& ds, Ga
       e.opacity_histogram = opacityHistogram(p);
       e.relocated = relocated_since;
       if (!val.empty() && o.validate_every > 0 && (step + 1) % o.validate_every == 0 && !last) {
-        const ValidationScore v = score(val);
-        e.val_l1 = v.l1, e.val_psnr = v.psnr;
+        const ValidationScore v = scoreVal(step + 1);
+        e.val_l1 = v.l1, e.val_psnr = v.psnr, e.val_ssim = v.ssim;
       }
       r.log.push_back(e);
       if (o.progress) o.progress(step + 1, o.steps, e.loss, e.live);
@@ -447,8 +457,9 @@ TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& ds, Ga
   }
   r.params = s.params();
   if (!val.empty()) {
-    r.final = score(val);
-    r.log.back().val_l1 = r.final.l1, r.log.back().val_psnr = r.final.psnr;
+    r.final = scoreVal(o.steps);
+    TrainLogEntry& final_entry = r.log.back();
+    final_entry.val_l1 = r.final.l1, final_entry.val_psnr = r.final.psnr, final_entry.val_ssim = r.final.ssim;
   }
   if (!ds.test.empty()) r.test_final = score(ds.test);
   // GPU times from the frame's timestamps: the frame up to its raster, and its tail (backward, noise, Adam).

@@ -12,6 +12,7 @@
 
 #include "core/covariance.h"
 #include "core/error.h"
+#include "core/image.h"
 #include "core/parallel.h"
 #include "model/gltf_model.h"
 #include "train/random.h"
@@ -64,6 +65,9 @@ std::string TrainOptions::validate() const {
   if (refine_every < 1) return "refine_every must be at least 1";
   if (log_every < 1) return "log_every must be at least 1";
   if (validate_every < 0) return "validate_every must be 0 (off) or more";
+  if (validate_every % log_every != 0)
+    return "validate_every (" + std::to_string(validate_every) + ") must be a multiple of log_every (" +
+           std::to_string(log_every) + "): a validation is recorded on its step's log entry";
   if (steps_per_submission < 1 || steps_per_submission > kMaxStepsPerSubmission)
     return "steps_per_submission must be in 1.." + std::to_string(kMaxStepsPerSubmission);
   if (!(alpha_weight >= 0 && std::isfinite(alpha_weight)) || !(entropy >= 0 && std::isfinite(entropy))) return "alpha and entropy weights must be finite and >= 0";
@@ -225,13 +229,21 @@ size_t relocateDead(GaussianParams& p, float min_opacity, uint64_t& rng, const s
 
 void ValidationSums::add(const View& v, const float* rgb, int channels, Vec3 bg) {
   const size_t pixels = static_cast<size_t>(v.camera.width) * static_cast<size_t>(v.camera.height);
+  std::vector<float> target(3 * pixels);
   for (size_t p = 0; p < pixels; ++p) {
     const float a = v.rgba[4 * p + 3];
     for (size_t k = 0; k < 3; ++k) {
-      const double d = rgb[static_cast<size_t>(channels) * p + k] - (v.rgba[4 * p + k] + (1.0f - a) * bg[static_cast<int>(k)]);
+      target[3 * p + k] = v.rgba[4 * p + k] + (1.0f - a) * bg[static_cast<int>(k)];
+      const double d = rgb[static_cast<size_t>(channels) * p + k] - target[3 * p + k];
       l1 += std::abs(d);
       se += d * d;
     }
+  }
+  ssim += sf::ssim(rgb, channels, target.data(), 3, v.camera.width, v.camera.height);
+  if (renders.size() < keep_renders) {
+    std::vector<float>& kept = renders.emplace_back(3 * pixels);
+    for (size_t p = 0; p < pixels; ++p)
+      for (size_t k = 0; k < 3; ++k) kept[3 * p + k] = rgb[static_cast<size_t>(channels) * p + k];
   }
   values += 3 * pixels;
   ++views;
@@ -244,17 +256,41 @@ ValidationScore ValidationSums::score() const {
     s.l1 = l1 / static_cast<double>(values);
     const double mse = se / static_cast<double>(values);
     s.psnr = mse > 1e-30 ? 10.0 * std::log10(1.0 / mse) : 300.0;  // identical: reported as 300 dB
+    s.ssim = ssim / static_cast<double>(views);
   }
   return s;
 }
 
-ValidationScore validate(const GaussianParams& params, const std::vector<View>& views, Vec3 bg) {
+ValidationScore validationAt(int step, const std::vector<View>& views, const TrainOptions& o,
+                             const std::function<void(ValidationSums&)>& render) {
   ValidationSums sums;
+  if (o.on_validation) sums.keep_renders = o.validation_image_views;
+  render(sums);
+  ValidationImages images;
+  images.score = sums.score();
+  if (o.on_validation) {
+    images.step = step;
+    images.views = &views;
+    images.rgb = std::move(sums.renders);
+    o.on_validation(images);
+  }
+  return images.score;
+}
+
+namespace {
+void addRendered(ValidationSums& sums, const GaussianParams& params, const std::vector<View>& views,
+                 Vec3 bg) {
   RasterState st;
   for (const View& v : views) {
     rasterForward(params, v.camera, bg, st);
     sums.add(v, st.rgb.data(), 3, bg);
   }
+}
+}  // namespace
+
+ValidationScore validate(const GaussianParams& params, const std::vector<View>& views, Vec3 bg) {
+  ValidationSums sums;
+  addRendered(sums, params, views, bg);
   return sums.score();
 }
 
@@ -286,7 +322,14 @@ TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const Train
     r.validation_seconds += msSince(t0) / 1000.0;
     return v;
   };
-  if (!val.empty()) r.initial = score(val);
+  auto scoreVal = [&](int step) {  // the val views, their renders handed to on_validation
+    const auto t0 = Clock::now();
+    const ValidationScore v = validationAt(
+        step, val, o, [&](ValidationSums& sums) { addRendered(sums, params, val, o.validation_background); });
+    r.validation_seconds += msSince(t0) / 1000.0;
+    return v;
+  };
+  if (!val.empty()) r.initial = scoreVal(0);
   if (!ds.test.empty()) r.test_initial = score(ds.test);
 
   ParamGrads grads;
@@ -354,8 +397,8 @@ TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const Train
       e.relocated = relocated_since;
       e.opacity_histogram = opacityHistogram(params);
       if (!val.empty() && o.validate_every > 0 && (step + 1) % o.validate_every == 0 && !last) {
-        const ValidationScore s = score(val);
-        e.val_l1 = s.l1, e.val_psnr = s.psnr;
+        const ValidationScore s = scoreVal(step + 1);
+        e.val_l1 = s.l1, e.val_psnr = s.psnr, e.val_ssim = s.ssim;
       }
       r.log.push_back(e);
       if (o.progress) o.progress(step + 1, o.steps, e.loss, e.live);
@@ -363,8 +406,9 @@ TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const Train
     }
   }
   if (!val.empty()) {
-    r.final = score(val);
-    r.log.back().val_l1 = r.final.l1, r.log.back().val_psnr = r.final.psnr;
+    r.final = scoreVal(o.steps);
+    TrainLogEntry& final_entry = r.log.back();
+    final_entry.val_l1 = r.final.l1, final_entry.val_psnr = r.final.psnr, final_entry.val_ssim = r.final.ssim;
   }
   if (!ds.test.empty()) r.test_final = score(ds.test);
   r.forward_ms = fwd_ms / o.steps, r.backward_ms = bwd_ms / o.steps, r.optimizer_ms = opt_ms / o.steps;
@@ -472,7 +516,8 @@ std::string trainLogJson(const TrainResult& r, const TrainOptions& o) {
     for (size_t k = 0; k < e.opacity_histogram.size(); ++k) s += (k ? ", " : "") + std::to_string(e.opacity_histogram[k]);
     s += "]";
     if (e.val_l1 >= 0) {
-      std::snprintf(buf, sizeof buf, ", \"val_l1\": %.6g, \"val_psnr\": %.4f", e.val_l1, e.val_psnr);
+      std::snprintf(buf, sizeof buf, ", \"val_l1\": %.6g, \"val_psnr\": %.4f, \"val_ssim\": %.6f", e.val_l1,
+                    e.val_psnr, e.val_ssim);
       s += buf;
     }
     s += "}\n";
@@ -484,6 +529,11 @@ std::string trainLogJson(const TrainResult& r, const TrainOptions& o) {
                 "\"test_views\": %zu, \"test_psnr_initial\": %.4f, \"test_psnr_final\": %.4f",
                 o.budget, o.steps, o.seed, r.seconds, r.validation_seconds, r.relocated, r.forward_ms, r.backward_ms, r.optimizer_ms, r.final.views, r.initial.l1,
                 r.initial.psnr, r.final.l1, r.final.psnr, r.test_final.views, r.test_initial.psnr, r.test_final.psnr);
+  s += buf;
+  std::snprintf(buf, sizeof buf,
+                ", \"val_ssim_initial\": %.6f, \"val_ssim_final\": %.6f, \"test_ssim_initial\": %.6f, "
+                "\"test_ssim_final\": %.6f",
+                r.initial.ssim, r.final.ssim, r.test_initial.ssim, r.test_final.ssim);
   s += buf;
   if (!r.gpu_pass_ms.empty()) {
     s += ", \"gpu_pass_ms\": {";

@@ -34,6 +34,8 @@ struct InitialPoints {
   std::vector<Vec3> positions, normals, colors;
 };
 
+struct ValidationImages;
+
 // The most training steps one Vulkan submission records (the renderer's frames per submission).
 inline constexpr int kMaxStepsPerSubmission = 64;
 
@@ -58,8 +60,15 @@ struct TrainOptions {
   float init_log_scale = -3.50655789f;  // ln 0.03
   float quat_noise = 0.01f;
   int log_every = 100;           // a log entry (loss, live count, opacity histogram) every this many steps
-  int validate_every = 0;        // validation L1/PSNR every this many steps (0: at the start and the end only)
+  // Validation L1/PSNR/SSIM every this many steps (0: at the start and the end only); a multiple of
+  // log_every, since a validation is recorded on its step's log entry.
+  int validate_every = 0;
   Vec3 validation_background{1, 1, 1};
+  // Called at every validation of the val views (step 0 before the first step, every validate_every steps,
+  // the last step) with their score and the renders of their first `validation_image_views` views; unset, no
+  // render is kept.
+  std::function<void(const ValidationImages&)> on_validation;
+  size_t validation_image_views = 4;
   // Vulkan: steps recorded in one submission (1..64; a batch also ends at a relocation or a log entry). The
   // result does not depend on it, unless a step's tile keys overflow the renderer's buffers: that step is
   // then taken again after its batch.
@@ -77,13 +86,25 @@ struct TrainLogEntry {
   size_t live = 0;       // gaussians above min_opacity
   size_t relocated = 0;  // relocated since the previous entry
   std::array<uint32_t, 10> opacity_histogram{};  // opacities in tenths
-  double val_l1 = -1, val_psnr = -1;             // when validated at this step
+  double val_l1 = -1, val_psnr = -1, val_ssim = -1;  // when validated at this step
 };
 
 struct ValidationScore {
   double l1 = 0;    // mean |rgb - target| over the views, composited over the validation background
-  double psnr = 0;  // of rgb over the same
+  double psnr = 0;  // of rgb over the same (the mean squared error over every value of every view)
+  // The mean over the views of each view's SSIM (core/image.h: 11x11 Gaussian window, 'valid' positions).
+  double ssim = 0;
   size_t views = 0;
+};
+
+// What a validation of the val views hands to TrainOptions::on_validation.
+struct ValidationImages {
+  int step = 0;                              // 0: before the first step
+  const std::vector<View>* views = nullptr;  // the val views (the test views when the dataset has none)
+  // The renders of the first views (at most validation_image_views), in order: RGB over the validation
+  // background, 3 floats per pixel; the ground truth is each view's RGBA composited over the same.
+  std::vector<std::vector<float>> rgb;
+  ValidationScore score;
 };
 
 struct TrainResult {
@@ -126,14 +147,21 @@ void checkFiniteParams(const GaussianParams& params, int step);
 
 // Validation score of parameters over views (rendered by the CPU forward).
 ValidationScore validate(const GaussianParams& params, const std::vector<View>& views, Vec3 background);
-// The score's sums, view by view, for any renderer: `rgb` holds `channels` floats per pixel (RGB first) of the
-// view's render over `background`; the target is the view's RGBA composited over the same background.
+// The score's sums, view by view, for any renderer: `rgb` holds `channels` floats per pixel (RGB first) of
+// the view's render over `background`; the target is the view's RGBA composited over the same background. The
+// renders of the first `keep_renders` views are kept (RGB, 3 floats per pixel) in `renders`.
 struct ValidationSums {
-  double l1 = 0, se = 0;
+  double l1 = 0, se = 0, ssim = 0;
   size_t values = 0, views = 0;
+  size_t keep_renders = 0;
+  std::vector<std::vector<float>> renders;
   void add(const View& view, const float* rgb, int channels, Vec3 background);
   ValidationScore score() const;
 };
+// A validation of the val views at `step`, for both trainers: `render` adds every view to the sums it is
+// given (with the renders kept that options.on_validation wants), which is then called.
+ValidationScore validationAt(int step, const std::vector<View>& views, const TrainOptions& options,
+                             const std::function<void(ValidationSums&)>& render);
 
 // The MCMC relocation step, exposed for tests: gaussians with opacity <= min_opacity take the parameters of
 // live ones sampled in proportion to opacity; each sampled source and its copies share the source's

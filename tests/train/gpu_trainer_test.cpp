@@ -130,6 +130,8 @@ TEST(GpuTrainer, TinyRunOnTheKhronosBoxCutsValidationL1FiveFoldAndRepeatsExactly
   EXPECT_EQ(r.final.views, cpu_final.views);
   EXPECT_NEAR(r.final.l1, cpu_final.l1, 1e-4 * cpu_final.l1);
   EXPECT_NEAR(r.final.psnr, cpu_final.psnr, 0.01);
+  std::printf("  validation SSIM scored on the device %.6f, on the CPU %.6f\n", r.final.ssim, cpu_final.ssim);
+  EXPECT_NEAR(r.final.ssim, cpu_final.ssim, 1e-3);
   // The same seed again: the same parameters, bit for bit (integer gradient sums); another seed differs.
   o.steps = 40;
   const TrainResult a = trainGaussiansVulkan(*gpu, ds, init, o), b = trainGaussiansVulkan(*gpu, ds, init, o);

@@ -3,18 +3,23 @@
 // the engine's own views.
 #include "train/trainer.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
+#include <filesystem>
 #include <random>
 #include <set>
+#include <span>
 
+#include "core/image.h"
+#include "hull/source_mesh.h"
 #include "io/file.h"
 #include "io/formats.h"
 #include "io/image_io.h"
-#include "hull/source_mesh.h"
-#include "train/views.h"
-#include "train/train_test_support.h"
 #include "support/test_support.h"
-#include <gtest/gtest.h>
+#include "train/plot.h"
+#include "train/train_test_support.h"
+#include "train/views.h"
 
 namespace sf::train {
 namespace {
@@ -182,6 +187,61 @@ TEST(Trainer, RunsAreReproducibleForASeedAndDifferForAnother) {
   EXPECT_NE(a.params.means, c.params.means);
 }
 
+// Validation at step 0, every validate_every steps and the last: the score (SSIM too) on the log entry, the
+// renders of the first validation_image_views val views handed to on_validation, which score as they should:
+// the kept render against its view over the background gives the score's SSIM for a single view.
+TEST(Trainer, ValidationsRecordSsimAndHandOverTheirRenders) {
+  const GaussianParams teacher = teacherCloud(40, 1);
+  const Dataset ds = teacherDataset(teacher, 12, 24);  // 9 train, 3 val views
+  ASSERT_EQ(ds.val.size(), 3u);
+  InitialPoints pts;
+  for (size_t i = 0; i < 30; ++i) {
+    pts.positions.push_back(meanOf(teacher, i) + Vec3{0.05f, -0.03f, 0.02f});
+    pts.colors.push_back({0.5f, 0.5f, 0.5f});
+  }
+  TrainOptions o;
+  o.budget = 30;
+  o.steps = 50;
+  o.log_every = 10;
+  o.validate_every = 20;
+  o.validation_image_views = 2;
+  std::vector<int> steps;
+  std::vector<ValidationImages> seen;
+  o.on_validation = [&](const ValidationImages& v) {
+    steps.push_back(v.step);
+    seen.push_back(v);
+  };
+  const TrainResult r = trainGaussians(ds, initialParams(pts, o), o);
+  EXPECT_EQ(steps, (std::vector<int>{0, 20, 40, 50}));
+  for (const ValidationImages& v : seen) {
+    EXPECT_EQ(v.views, &ds.val);
+    ASSERT_EQ(v.rgb.size(), 2u);
+    EXPECT_EQ(v.rgb[0].size(), 24u * 24u * 3u);
+    EXPECT_GT(v.score.ssim, 0.0);
+    EXPECT_LE(v.score.ssim, 1.0);
+  }
+  EXPECT_EQ(seen.front().score.ssim, r.initial.ssim);
+  EXPECT_EQ(seen.back().score.ssim, r.final.ssim);
+  for (const TrainLogEntry& e : r.log) {
+    const bool validated = e.step == 20 || e.step == 40 || e.step == 50;
+    EXPECT_EQ(e.val_ssim >= 0, validated) << "step " << e.step;
+    EXPECT_EQ(e.val_psnr >= 0, validated) << "step " << e.step;
+  }
+  EXPECT_EQ(r.log.back().val_ssim, r.final.ssim);
+  // One view scored alone: its SSIM is ssim(render, view over the background).
+  const View& v0 = ds.val[0];
+  std::vector<float> target(24 * 24 * 3);
+  for (size_t p = 0; p < 24 * 24; ++p)
+    for (size_t k = 0; k < 3; ++k)
+      target[3 * p + k] =
+          v0.rgba[4 * p + k] + (1 - v0.rgba[4 * p + 3]) * o.validation_background[static_cast<int>(k)];
+  const ValidationScore one = validate(r.params, {v0}, o.validation_background);
+  EXPECT_DOUBLE_EQ(one.ssim, ssim(seen.back().rgb[0].data(), 3, target.data(), 3, 24, 24));
+  // validate_every must fall on log entries.
+  o.validate_every = 25;
+  EXPECT_NE(o.validate().find("multiple of log_every"), std::string::npos) << o.validate();
+}
+
 // The tiny run: 300 splats, 64x64 views, 300 steps on the Khronos box rendered by `views`:
 // validation L1 falls at least 5x from the sampled cloud, and the count never exceeds the budget.
 TEST(Trainer, TinyRunOnTheKhronosBoxCutsValidationL1FiveFold) {
@@ -289,6 +349,79 @@ TEST(TrainCli, TrainsFromAMeshAndFromADatasetAndInProcessForHullsAndCharacters) 
   for (size_t i = 0; i < f0.pixels.size(); ++i) lit += f0.pixels[i], moved += std::abs(f0.pixels[i] - f1.pixels[i]);
   EXPECT_GT(lit, 10.0) << "the trained character is drawn";
   EXPECT_GT(moved, 1.0) << "and it walks";
+}
+
+// What `train` shows besides the cloud: val_ssim in the log, the plot beside the cloud (a PNG of the plot's
+// size), a sheet of renders beside the ground truth per validation with --val-images; `--plot` draws the same
+// picture from the log, and refuses a malformed or missing log with its name (and line), exit 1, writing
+// nothing.
+TEST(TrainCli, WritesThePlotAndValidationImagesAndPlotsALog) {
+  SF_REQUIRE_ASSET(box, "gltf/box_animated.gltf");
+  const std::string dir = test::tempDir("train_cli_plot");
+  std::string out;
+  ASSERT_EQ(test::runCli(
+                "train --mesh " + box +
+                    " --budget 60 --steps 20 --size 24 --views 6 --log-every 5 --val-every 10 --val-images " +
+                    dir + "/val -o " + dir + "/box.ply",
+                &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("box.log.jsonl and " + dir + "/box.plot.png"), std::string::npos) << out;
+  EXPECT_NE(out.find(", SSIM "), std::string::npos) << out;
+  EXPECT_NE(out.find("step 10: validation L1 "), std::string::npos) << out;
+  const std::vector<uint8_t> log_bytes = readFile(dir + "/box.log.jsonl");
+  const std::string log(log_bytes.begin(), log_bytes.end());
+  EXPECT_NE(log.find("{\"step\": 10, "), std::string::npos) << log;
+  EXPECT_NE(log.find("\"val_ssim\": "), std::string::npos) << log;
+  EXPECT_NE(log.find("\"val_ssim_final\": "), std::string::npos) << log;
+  const ImageRGBA plot = readPng(dir + "/box.plot.png");
+  EXPECT_EQ(plot.width, kPlotWidth);
+  EXPECT_EQ(plot.height, kPlotHeight);
+  // Sheets at steps 0, 10 and 20: the first 4 val views, 24 px enlarged 5x, render beside ground truth.
+  for (const char* step : {"000000", "000010", "000020"}) {
+    const ImageRGBA sheet = readPng(dir + "/val/step_" + std::string(step) + ".png");
+    EXPECT_GE(sheet.width, 2 * 24 * 5 + 24) << step;
+    EXPECT_GE(sheet.height, 4 * (24 * 5 + 8)) << step;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/val/step_000005.png"));
+
+  // --plot: the same picture from the log; by default beside the log, as <name>.plot.png.
+  ASSERT_EQ(test::runCli("train --plot " + dir + "/box.log.jsonl -o " + dir + "/again.png", &out), 0) << out;
+  EXPECT_EQ(readFile(dir + "/again.png"), readFile(dir + "/box.plot.png"));
+  std::filesystem::copy_file(dir + "/box.log.jsonl", dir + "/copy.log.jsonl");
+  ASSERT_EQ(test::runCli("train --plot " + dir + "/copy.log.jsonl --json", &out), 0) << out;
+  EXPECT_NE(out.find("\"width\": 900, \"height\": 660, \"steps\": 20, \"entries\": 4, \"validations\": 3, "
+                     "\"ssim\": true"),
+            std::string::npos)
+      << out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/copy.plot.png"));
+
+  // A malformed line: exit 1, the file and the line named, nothing written; likewise a missing log.
+  std::string bad =
+      log.substr(0, log.find('\n', log.find('\n') + 1) + 1) + "{\"step\": 15, \"loss\": 0.1,}\n";
+  writeFileAtomic(dir + "/bad.log.jsonl",
+                  std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bad.data()), bad.size()));
+  EXPECT_EQ(test::runCli("train --plot " + dir + "/bad.log.jsonl -o " + dir + "/bad.png", &out), 1) << out;
+  EXPECT_NE(out.find("splatforge train: error: " + dir + "/bad.log.jsonl: line 3: "), std::string::npos)
+      << out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/bad.png"));
+  EXPECT_EQ(test::runCli("train --plot " + dir + "/none.log.jsonl", &out), 1) << out;
+  EXPECT_NE(out.find(dir + "/none.log.jsonl"), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/none.plot.png"));
+  // Usage errors: --plot with training inputs, a plot that is not a PNG, --val-every off the log's steps.
+  EXPECT_EQ(test::runCli("train --plot " + dir + "/box.log.jsonl --mesh " + box, &out), 2) << out;
+  EXPECT_EQ(test::runCli("train --plot " + dir + "/box.log.jsonl -o " + dir + "/p.jpg", &out), 2) << out;
+  // Without --log-every the log follows --val-every (the largest divisor up to 100: here every 2 steps).
+  ASSERT_EQ(test::runCli("train --mesh " + box + " --budget 20 --steps 4 --size 16 --views 3 --val-every 2 -o " + dir +
+                             "/auto.ply",
+                         &out),
+            0)
+      << out;
+  const std::vector<uint8_t> auto_bytes = readFile(dir + "/auto.log.jsonl");
+  EXPECT_NE(std::string(auto_bytes.begin(), auto_bytes.end()).find("{\"step\": 2, "), std::string::npos);
+  EXPECT_EQ(test::runCli("train --mesh " + box + " --val-every 150 --log-every 100 -o " + dir + "/x.ply", &out), 2)
+      << out;
+  EXPECT_NE(out.find("--val-every 150 must be a multiple of --log-every 100"), std::string::npos) << out;
 }
 
 }  // namespace
