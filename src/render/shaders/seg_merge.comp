@@ -12,6 +12,10 @@
 
 #define E (SF_SEG_BLOCK / SF_SEG_WG)  // output places per thread
 
+// Shared-memory places are swizzled within each 32-word row (the XOR of the row's low 4 index bits):
+// threads that own E consecutive places (E = 2..16) reach 32 different banks when they touch their k-th
+// place together, where the plain layout would put all of a subgroup's accesses in E-fold bank conflicts.
+#define SW(i) ((i) ^ (((i) >> 5) & 15u))
 layout(local_size_x = SF_SEG_WG) in;
 shared uint s_key[SF_SEG_BLOCK], s_val[SF_SEG_BLOCK];
 
@@ -54,16 +58,16 @@ void main() {
   }
   uint na = a_end - base, nb = b_end - a_end;
   // (The two splits pass through s_key: 32 KiB of shared memory is all some devices have.)
-  if (tid < 2u) s_key[tid] = splitGlobal(src_k, src_v, b + base, na, b + a_end, nb, (tid == 0u ? out0 : out1) - base);
+  if (tid < 2u) s_key[SW(tid)] = splitGlobal(src_k, src_v, b + base, na, b + a_end, nb, (tid == 0u ? out0 : out1) - base);
   barrier();
-  uint i0 = s_key[0], i1 = s_key[1];
+  uint i0 = s_key[SW(0u)], i1 = s_key[SW(1u)];
   barrier();  // read before the staging below overwrites them
   uint from_a = i1 - i0;  // this block's pairs from A come first in shared memory, then those from B
   uint j0 = (out0 - base) - i0;
   for (uint i = tid; i < total; i += SF_SEG_WG) {
     uint at = i < from_a ? b + base + i0 + i : b + a_end + j0 + (i - from_a);
-    s_key[i] = src_k.v[at];
-    s_val[i] = src_v.v[at];
+    s_key[SW(i)] = src_k.v[at];
+    s_val[SW(i)] = src_v.v[at];
   }
   barrier();
   // This thread's places [d, d + E) of the block: a merge-path search in shared memory, then a sequential merge.
@@ -73,14 +77,14 @@ void main() {
     uint lo = d > from_b ? d - from_b : 0u, hi = min(d, from_a);
     while (lo < hi) {
       uint mid = (lo + hi) >> 1, bi = from_a + d - mid - 1u;
-      if (pairLess(s_key[mid], s_val[mid], s_key[bi], s_val[bi])) lo = mid + 1u;
+      if (pairLess(s_key[SW(mid)], s_val[SW(mid)], s_key[SW(bi)], s_val[SW(bi)])) lo = mid + 1u;
       else hi = mid;
     }
     uint i = lo, j = from_a + d - lo;
     for (uint k = 0u; k < E; ++k) {
-      bool take_a = j >= total || (i < from_a && pairLess(s_key[i], s_val[i], s_key[j], s_val[j]));
+      bool take_a = j >= total || (i < from_a && pairLess(s_key[SW(i)], s_val[SW(i)], s_key[SW(j)], s_val[SW(j)]));
       uint at = take_a ? i : j;
-      key[k] = s_key[at], val[k] = s_val[at];
+      key[k] = s_key[SW(at)], val[k] = s_val[SW(at)];
       if (take_a) ++i;
       else ++j;
     }
@@ -88,10 +92,10 @@ void main() {
   barrier();  // every staged pair read before any is overwritten
   if (d < total)
     for (uint k = 0u; k < E; ++k)
-      if (d + k < total) s_key[d + k] = key[k], s_val[d + k] = val[k];
+      if (d + k < total) s_key[SW(d + k)] = key[k], s_val[SW(d + k)] = val[k];
   barrier();
   for (uint i = tid; i < total; i += SF_SEG_WG) {
-    dst_k.v[b + out0 + i] = s_key[i];
-    dst_v.v[b + out0 + i] = s_val[i];
+    dst_k.v[b + out0 + i] = s_key[SW(i)];
+    dst_v.v[b + out0 + i] = s_val[SW(i)];
   }
 }

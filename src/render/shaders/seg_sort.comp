@@ -20,6 +20,10 @@
 #endif
 #define E (CAPACITY / WG)  // the most pairs a thread owns
 
+// Shared-memory places are swizzled within each 32-word row (the XOR of the row's low 4 index bits):
+// threads that own E consecutive places (E = 2..16) reach 32 different banks when they touch their k-th
+// place together, where the plain layout would put all of a subgroup's accesses in E-fold bank conflicts.
+#define SW(i) ((i) ^ (((i) >> 5) & 15u))
 layout(local_size_x = WG) in;
 shared uint s_key[CAPACITY], s_val[CAPACITY];
 
@@ -44,12 +48,18 @@ void main() {
   uint tid = gl_LocalInvocationIndex;
   bool holds = tid * own < n;             // threads past n / own hold nothing
   uint first = tid * own;
+  // Staged through shared memory so that the global reads are coalesced; each thread then takes its places.
+  for (uint i = tid; i < n; i += WG) {
+    bool real = i < len;
+    s_key[SW(i)] = real ? fr.f.keys_lo.v[start + i] : 0xffffffffu;
+    s_val[SW(i)] = real ? fr.f.values.v[start + i] : 0xffffffffu;
+  }
+  barrier();
   uint key[E], val[E];
   for (uint k = 0u; k < E; ++k) {
-    uint i = first + k;
-    bool real = holds && k < own && i < len;
-    key[k] = real ? fr.f.keys_lo.v[start + i] : 0xffffffffu;
-    val[k] = real ? fr.f.values.v[start + i] : 0xffffffffu;
+    bool mine = holds && k < own;  // (a thread reads and then writes only its own places: no barrier between)
+    key[k] = mine ? s_key[SW(first + k)] : 0xffffffffu;
+    val[k] = mine ? s_val[SW(first + k)] : 0xffffffffu;
   }
   // The thread's own run: insertion sort in registers (padding stays last: it is the largest pair).
   if (own > 1u)  // uniform: the unrolled network is skipped where each thread holds one pair
@@ -62,7 +72,7 @@ void main() {
         }
   if (holds)
     for (uint k = 0u; k < E; ++k)
-      if (k < own) s_key[first + k] = key[k], s_val[first + k] = val[k];
+      if (k < own) s_key[SW(first + k)] = key[k], s_val[SW(first + k)] = val[k];
   barrier();
   for (uint w = own; w < n; w <<= 1) {
     // Merge path: this thread's `own` places of the merged run of 2w start at diagonal d; a binary search
@@ -73,15 +83,15 @@ void main() {
       uint lo = d > w ? d - w : 0u, hi = min(d, w);
       while (lo < hi) {
         uint mid = (lo + hi) >> 1, ai = base + mid, bi = a_end + d - mid - 1u;
-        if (!pairLess(s_key[bi], s_val[bi], s_key[ai], s_val[ai])) lo = mid + 1u;
+        if (!pairLess(s_key[SW(bi)], s_val[SW(bi)], s_key[SW(ai)], s_val[SW(ai)])) lo = mid + 1u;
         else hi = mid;
       }
       uint i = base + lo, j = a_end + d - lo;
       for (uint k = 0u; k < E; ++k) {
         if (k >= own) break;
-        bool take_a = j >= b_end || (i < a_end && !pairLess(s_key[j], s_val[j], s_key[i], s_val[i]));
+        bool take_a = j >= b_end || (i < a_end && !pairLess(s_key[SW(j)], s_val[SW(j)], s_key[SW(i)], s_val[SW(i)]));
         uint at = take_a ? i : j;
-        key[k] = s_key[at], val[k] = s_val[at];
+        key[k] = s_key[SW(at)], val[k] = s_val[SW(at)];
         if (take_a) ++i;
         else ++j;
       }
@@ -89,11 +99,11 @@ void main() {
     barrier();  // every place read before any is overwritten
     if (holds)
       for (uint k = 0u; k < E; ++k)
-        if (k < own) s_key[first + k] = key[k], s_val[first + k] = val[k];
+        if (k < own) s_key[SW(first + k)] = key[k], s_val[SW(first + k)] = val[k];
     barrier();
   }
   for (uint i = tid; i < len; i += WG) {
-    fr.f.keys_lo.v[start + i] = s_key[i];
-    fr.f.values.v[start + i] = s_val[i];
+    fr.f.keys_lo.v[start + i] = s_key[SW(i)];
+    fr.f.values.v[start + i] = s_val[SW(i)];
   }
 }
