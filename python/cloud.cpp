@@ -41,9 +41,8 @@ void warnAll(const std::vector<std::string>& lines) {
     if (PyErr_WarnEx(PyExc_RuntimeWarning, line.c_str(), 2) != 0) throw pyb::error_already_set();
 }
 
-ScopedLoadPolicy::ScopedLoadPolicy(const pyb::object& max_gaussians, const pyb::object& max_memory, bool strict)
-    : saved_(loadLimits()) {
-  LoadLimits l = saved_;
+LoadLimits loadLimitsArg(const pyb::object& max_gaussians, const pyb::object& max_memory, bool strict) {
+  LoadLimits l = loadLimits();
   if (!max_gaussians.is_none()) {
     if (!pyb::isinstance<pyb::int_>(max_gaussians) || pyb::isinstance<pyb::bool_>(max_gaussians) ||
         max_gaussians.cast<long long>() <= 0)
@@ -66,10 +65,8 @@ ScopedLoadPolicy::ScopedLoadPolicy(const pyb::object& max_gaussians, const pyb::
     }
   }
   l.reject_non_finite = strict;
-  setLoadLimits(l);
+  return l;
 }
-
-ScopedLoadPolicy::~ScopedLoadPolicy() { setLoadLimits(saved_); }
 
 GaussianCloud reduceShDegree(const GaussianCloud& cloud, int degree) {
   GaussianCloud out = cloud;
@@ -352,9 +349,11 @@ what was expected. Rotations are normalised.
       "load",
       [](const pyb::object& path, const pyb::object& max_gaussians, const pyb::object& max_memory, bool strict) {
         const std::string p = inputPathArg(path, "path");
+        const LoadLimits limits = loadLimitsArg(max_gaussians, max_memory, strict);
         LoadedSplats l;
         {
-          ScopedLoadPolicy policy(max_gaussians, max_memory, strict);
+          pyb::gil_scoped_release release;  // other Python threads run (and load, with their own limits)
+          ThreadLoadLimits scope(limits);
           l = loadSplats(p);
         }
         Cloud c;

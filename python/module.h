@@ -52,18 +52,10 @@ class MissingFile : public Error {
 };
 std::string inputPathArg(const pyb::handle& path, const char* name);
 
-// Applies load limits for one load and restores the previous ones after it (core/limits.h: the limits are
-// process-wide; loads run with the GIL held, so no other Python thread loads meanwhile).
-class ScopedLoadPolicy {
- public:
-  ScopedLoadPolicy(const pyb::object& max_gaussians, const pyb::object& max_memory, bool strict);
-  ~ScopedLoadPolicy();
-  ScopedLoadPolicy(const ScopedLoadPolicy&) = delete;
-  ScopedLoadPolicy& operator=(const ScopedLoadPolicy&) = delete;
-
- private:
-  LoadLimits saved_;
-};
+// The load limits of one load from load()'s keyword arguments (None: the limits in force), for a
+// ThreadLoadLimits around the load: they apply to that thread's load alone, so the load can run without the
+// GIL while other threads load with theirs. Raises ValueError for a bad value.
+LoadLimits loadLimitsArg(const pyb::object& max_gaussians, const pyb::object& max_memory, bool strict);
 
 // Emits each line as a Python RuntimeWarning (warnings.warn).
 void warnAll(const std::vector<std::string>& lines);

@@ -265,12 +265,15 @@ std::shared_ptr<SceneState> loadState(const pyb::handle& path_arg, const std::op
   auto st = std::make_shared<SceneState>();
   st->path = inputPathArg(path_arg, "path");
   finiteArg(time, "time");
+  const LoadLimits limits = loadLimitsArg(max_gaussians, max_memory, strict);
+  if (clip && classifyInput(st->path) == InputKind::kSceneJson)
+    valueError("clip: applies to a glTF model or character package; a scene JSON names each object's clip");
   {
-    ScopedLoadPolicy policy(max_gaussians, max_memory, strict);
+    pyb::gil_scoped_release release;  // other Python threads run (and load, with their own limits)
+    ThreadLoadLimits scope(limits);
     if (classifyInput(st->path) != InputKind::kSceneJson) {
       st->scene = sceneFromFile(st->path, clip.value_or(""), time);
     } else {
-      if (clip) valueError("clip: applies to a glTF model or character package; a scene JSON names each object's clip");
       SceneLoadOptions lo;
       lo.strict = strict;
       lo.confine_paths = !allow_outside_paths;
@@ -577,6 +580,7 @@ Raises splatforge.Error when the file is missing or malformed.
         const std::optional<std::string> wanted =
             device.is_none() ? std::nullopt : std::optional<std::string>(pyb::str(device).cast<std::string>());
         std::optional<gpu::DeviceInfo> info;
+        uint64_t allocated = 0, peak = 0;
         {
           pyb::gil_scoped_release release;
           Renderers& r = renderers();
@@ -585,6 +589,8 @@ Raises splatforge.Error when the file is missing or malformed.
             // No device named: the renderer there is, else the default device.
             FrameDriver& d = wanted || !r.vulkan ? r.ensureVulkan(wanted.value_or(""), r.vulkan && r.validation) : *r.vulkan;
             info = d.vulkan()->device();
+            allocated = d.vulkan()->context().allocatedBytes();
+            peak = d.vulkan()->context().peakAllocatedBytes();
           }
         }
         if (!info) return pyb::none();
@@ -594,12 +600,15 @@ Raises splatforge.Error when the file is missing or malformed.
         d["driver"] = info->driver_name + (info->driver_info.empty() ? "" : " " + info->driver_info);
         d["subgroup_size"] = info->subgroup_size;
         d["device_local_bytes"] = info->device_local_bytes;
+        d["allocated_bytes"] = allocated;  // GPU memory the renderer holds now, and its high-water mark
+        d["peak_allocated_bytes"] = peak;
         return d;
       },
       pyb::arg("device") = pyb::none(),
       "The device of the process's Vulkan renderer (created if needed; `device` picks one by index or name "
-      "substring) as a dict (name, type, driver, subgroup_size, device_local_bytes), or None without a Vulkan "
-      "device.");
+      "substring) as a dict (name, type, driver, subgroup_size, device_local_bytes, and the GPU memory the "
+      "renderer holds: allocated_bytes now, peak_allocated_bytes its high-water mark), or None without a "
+      "Vulkan device.");
 
   m.def(
       "release_vulkan", [] {

@@ -12,11 +12,16 @@
 namespace sf {
 
 namespace {
-LoadLimits& current() {
+LoadLimits& process() {
   static LoadLimits limits = defaultLoadLimits();
   return limits;
 }
+thread_local const LoadLimits* t_limits = nullptr;  // the innermost live ThreadLoadLimits of this thread
+const LoadLimits& current() { return t_limits ? *t_limits : process(); }
 }  // namespace
+
+ThreadLoadLimits::ThreadLoadLimits(const LoadLimits& limits) : limits_(limits), outer_(t_limits) { t_limits = &limits_; }
+ThreadLoadLimits::~ThreadLoadLimits() { t_limits = outer_; }
 
 LoadLimits defaultLoadLimits() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
@@ -28,7 +33,7 @@ LoadLimits defaultLoadLimits() {
 }
 
 const LoadLimits& loadLimits() { return current(); }
-void setLoadLimits(const LoadLimits& limits) { current() = limits; }
+void setLoadLimits(const LoadLimits& limits) { process() = limits; }
 
 uint64_t cloudBytes(uint64_t count, int sh_degree) {
   const uint64_t coeffs = static_cast<uint64_t>((sh_degree + 1) * (sh_degree + 1));

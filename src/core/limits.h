@@ -20,10 +20,27 @@ struct LoadLimits {
 // 2^27 (134M, beyond any capture). The CLI raises or lowers them with --max-gaussians / --max-memory.
 LoadLimits defaultLoadLimits();
 
-// The limits in force for this process (defaultLoadLimits() until set). Set them before loading; the
-// setting is process-wide and not synchronised with loads running on other threads.
+// The limits in force for the calling thread: its ThreadLoadLimits where one is alive, else the process's
+// (defaultLoadLimits() until set). setLoadLimits sets the process's: do it before loading, it is not
+// synchronised with loads running on other threads.
 const LoadLimits& loadLimits();
 void setLoadLimits(const LoadLimits& limits);
+
+// Limits for the loads of the calling thread alone while this lives (nested ones restore the outer one on
+// destruction): a thread that loads with its own limits (the Python module, which lets other threads run
+// while it loads) leaves every other thread's loads as they were. Loaders read the limits on the thread that
+// called them.
+class ThreadLoadLimits {
+ public:
+  explicit ThreadLoadLimits(const LoadLimits& limits);
+  ~ThreadLoadLimits();
+  ThreadLoadLimits(const ThreadLoadLimits&) = delete;
+  ThreadLoadLimits& operator=(const ThreadLoadLimits&) = delete;
+
+ private:
+  LoadLimits limits_;
+  const LoadLimits* outer_;
+};
 
 // Bytes a GaussianCloud of `count` gaussians of SH degree `sh_degree` holds.
 uint64_t cloudBytes(uint64_t count, int sh_degree);
