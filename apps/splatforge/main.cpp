@@ -24,22 +24,30 @@ ViewCommand::ViewCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
   command_ = app.add_subcommand(
       "view",
       "Open a window on a splat file, glTF model, character package or scene JSON (orbit/fly camera, "
-      "timeline, character controls, screenshots; docs/viewer.md)");
+      "turntable, ground grid, upright flip, timeline, character controls, screenshots; docs/viewer.md)");
   command_->add_option("input", o.input,
                        "Splat file, glTF model, character package or scene .json (default: drop one on the window)");
   command_->add_option("--size", o.size, "Window size WIDTHxHEIGHT")->capture_default_str();
   command_->add_option("--camera", o.camera, "Camera JSON for the first view (as render --camera)");
   command_->add_option("--script", o.script,
                        "Run a script of viewer commands, one a line: camera, orbit, key, time, wait, drop, screenshot, "
-                       "screenshot-ui, clip, "
-                       "expression, look-at, quit (docs/viewer.md)");
+                       "screenshot-ui, save-camera, resize, grid, turntable, upright-flip, clip, expression, look-at, "
+                       "quit (docs/viewer.md)");
   command_->add_option("--device", o.device, "Vulkan device: index or part of its name");
   command_->add_flag("--validation", o.validation, "Enable Vulkan validation layers");
   command_->add_flag("--no-vsync", o.no_vsync,
                      "Present without waiting for vertical blank (mailbox or immediate), to measure frame rates");
-  command_->add_option("--bg,--background", o.background, "Background colour R,G,B in [0, 1] (default: the scene's, else 0,0,0)");
+  command_->add_option("--bg,--background", o.background,
+                       "Background colour R,G,B in [0, 1] (default: the scene's, else mid grey 0.5,0.5,0.5)");
   command_->add_option("--clip", o.clip, "glTF / character input: animation name or index (default: the first)");
   command_->add_option("--time", o.time, "glTF / character input: seconds into the clip")->capture_default_str();
+  command_->add_flag("--full-res", o.full_res,
+                     "Render every frame at the window's size; by default frames drawn while the camera moves are "
+                     "rendered at 1/2 or 1/4 of it (to keep --target-frame-ms) and stretched, and a full-size one "
+                     "follows once it rests for 0.25 s");
+  command_->add_option("--target-frame-ms", o.target_frame_ms,
+                       "Render time in milliseconds to keep while the camera moves, by rendering at a smaller size")
+      ->capture_default_str();
   command_->add_flag("--strict", o.strict,
                      "Fail when a scene object cannot be loaded instead of drawing a placeholder, and refuse files "
                      "holding NaN or infinite "

@@ -46,6 +46,9 @@ int ViewCommand::run() const {
     std::optional<Vec3> background;
     if (!o.background.empty()) background = parseColor(o.background);
     if (!std::isfinite(o.time)) throw Error("--time must be a finite number of seconds");
+    if (!(o.target_frame_ms > 0 && o.target_frame_ms <= 10000))
+      throw UsageError(
+          fmt::format("--target-frame-ms {}: expected milliseconds in (0, 10000]", o.target_frame_ms));
 #if SPLATFORGE_HAS_VIEWER
     view::ViewerOptions v;
     v.input = o.input;
@@ -60,6 +63,8 @@ int ViewCommand::run() const {
     v.time = o.time;
     v.strict = o.strict;
     v.allow_outside_paths = o.allow_outside_paths;
+    v.full_res = o.full_res;
+    v.target_frame_ms = o.target_frame_ms;
     if (o.strict) {
       LoadLimits limits = loadLimits();
       limits.reject_non_finite = true;

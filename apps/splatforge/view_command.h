@@ -29,8 +29,8 @@ class ViewCommand {
   // What the command line gave (filled by the parser in main.cpp).
   struct Options {
     std::string input, size = "1280x720", camera, script, device, background, clip;
-    double time = 0;
-    bool validation = false, no_vsync = false, strict = false, allow_outside_paths = false;
+    double time = 0, target_frame_ms = 50;
+    bool validation = false, no_vsync = false, strict = false, allow_outside_paths = false, full_res = false;
   };
   std::unique_ptr<Options> options_;
   CLI::App* command_ = nullptr;

@@ -111,6 +111,16 @@ void CameraControl::rotate(float dyaw_deg, float dpitch_deg) {
   has_exact_ = false;
 }
 
+void CameraControl::turn(float dyaw_deg, Vec3 pivot) {
+  const float a = dyaw_deg * kDeg, c = std::cos(a), s = std::sin(a);
+  // The same rotation as a change of yaw: F0 turns towards R0.
+  const Vec3 w = target_ - pivot;
+  const float f = dot(w, f0_), r = dot(w, r0_), u = dot(w, up_);
+  target_ = pivot + f0_ * (f * c - r * s) + r0_ * (f * s + r * c) + up_ * u;
+  yaw_ = std::remainder(yaw_ + a, 2.0f * 3.14159265358979f);
+  has_exact_ = false;
+}
+
 void CameraControl::pan(float dx_px, float dy_px, int height) {
   const float fy = intrinsics_.fy * static_cast<float>(height) / static_cast<float>(intrinsics_.height);
   const float scale = distance_ / std::max(fy, 1e-6f);  // world units per pixel at the target's depth

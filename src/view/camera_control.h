@@ -35,6 +35,10 @@ class CameraControl {
   void rotate(float dyaw_deg, float dpitch_deg);
   // Pan by a drag of (dx, dy) pixels at image height `height`: the target moves with the cursor.
   void pan(float dx_px, float dy_px, int height);
+  // Turntable: turns the camera (eye, view and orbit target) by `dyaw_deg` about the world's up axis through
+  // `pivot`, in the direction of positive yaw; the pitch, the distance and the eye's height above the pivot
+  // stay.
+  void turn(float dyaw_deg, Vec3 pivot);
   // Mouse wheel: orbit mode scales the distance by 0.9 per step in (positive steps), fly mode moves along
   // the view direction by a tenth of the distance per step.
   void zoom(float steps);

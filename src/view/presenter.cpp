@@ -9,7 +9,9 @@
 #include <backends/imgui_impl_vulkan.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 
@@ -38,6 +40,28 @@ bool copyableFormat(VkFormat f, bool* bgra) {
     default:
       return false;
   }
+}
+
+// One channel of `frame` at 8 bits, rounded as the PNG writer rounds (toRgb8).
+uint8_t toByte(float v) {
+  return static_cast<uint8_t>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255.0f));
+}
+
+// Per destination column (or row) of a stretch from `from` to `to` pixels: the two source pixels and the
+// weight of the second. Pixel centres map to pixel centres: source coordinate (x + 0.5) * from / to - 0.5.
+struct Tap {
+  uint32_t a, b;
+  float w;
+};
+std::vector<Tap> stretchTaps(uint32_t from, uint32_t to) {
+  std::vector<Tap> taps(to);
+  const float ratio = static_cast<float>(from) / static_cast<float>(to), last = static_cast<float>(from - 1);
+  for (uint32_t i = 0; i < to; ++i) {
+    const float s = std::clamp((static_cast<float>(i) + 0.5f) * ratio - 0.5f, 0.0f, last);
+    const uint32_t a = static_cast<uint32_t>(s);
+    taps[i] = {a, std::min(a + 1, from - 1), s - static_cast<float>(a)};
+  }
+  return taps;
 }
 
 int formatRank(VkFormat f) {  // UNORM first: ImGui's colours are meant for a target that stores them as they are
@@ -326,12 +350,14 @@ void Presenter::newFrame() {
   ImGui::NewFrame();
 }
 
-void Presenter::present(const ImageRGBA& frame, Vec3 background, ImageRGBA* capture, bool capture_overlay) {
+void Presenter::present(const ImageRGBA& frame, Vec3 background, const PresentOptions& options) {
   VkDevice device = ctx_.device();
   int fb_w = 0, fb_h = 0;
   glfwGetFramebufferSize(window_, &fb_w, &fb_h);
   if (fb_w <= 0 || fb_h <= 0) return;  // minimised: nothing to show
   if (static_cast<uint32_t>(fb_w) != extent_.width || static_cast<uint32_t>(fb_h) != extent_.height) createSwapchain();
+  ImageRGBA* const capture = options.capture;
+  const bool capture_overlay = options.capture_overlay;
 
   uint32_t index = 0;
   VkResult acquired = vkAcquireNextImageKHR(device, swapchain_, UINT64_MAX, acquired_, VK_NULL_HANDLE, &index);
@@ -342,21 +368,52 @@ void Presenter::present(const ImageRGBA& frame, Vec3 background, ImageRGBA* capt
   if (acquired != VK_SUBOPTIMAL_KHR) SF_VK_CHECK(acquired);
   const VkImage image = images_[index];
 
-  // The frame in the swapchain's byte order, rounded as the PNG writer rounds (toRgb8), opaque.
-  const uint32_t w = std::min(static_cast<uint32_t>(std::max(frame.width, 0)), extent_.width);
-  const uint32_t h = std::min(static_cast<uint32_t>(std::max(frame.height, 0)), extent_.height);
-  const VkDeviceSize frame_bytes = static_cast<VkDeviceSize>(frame.width) * static_cast<VkDeviceSize>(frame.height) * 4;
-  if (frame_bytes > 0) {
+  // The frame in the swapchain's byte order, rounded as the PNG writer rounds (toRgb8), opaque; a frame
+  // rendered at a reduced size is stretched over the whole image.
+  const bool stretch = options.stretch && frame.width > 0 && frame.height > 0 &&
+                       (static_cast<uint32_t>(frame.width) != extent_.width ||
+                        static_cast<uint32_t>(frame.height) != extent_.height);
+  const uint32_t buffer_w = stretch ? extent_.width : static_cast<uint32_t>(std::max(frame.width, 0));
+  const uint32_t buffer_h = stretch ? extent_.height : static_cast<uint32_t>(std::max(frame.height, 0));
+  const uint32_t w = std::min(buffer_w, extent_.width), h = std::min(buffer_h, extent_.height);
+  const VkDeviceSize frame_bytes = static_cast<VkDeviceSize>(buffer_w) * buffer_h * 4;
+  const bool reuse = options.same_frame && uploaded_valid_ && uploaded_w_ == buffer_w &&
+                     uploaded_h_ == buffer_h && uploaded_stretch_ == stretch;
+  if (frame_bytes > 0 && !reuse) {
     if (upload_.size < frame_bytes) upload_ = ctx_.createBuffer(frame_bytes, true, "viewer frame upload");
-    const std::vector<uint8_t> rgb = toRgb8(frame);
     uint8_t* dst = static_cast<uint8_t*>(upload_.mapped);
-    const size_t pixels = rgb.size() / 3;
-    for (size_t i = 0; i < pixels; ++i) {
-      dst[i * 4 + 0] = rgb[i * 3 + (bgra_ ? 2 : 0)];
-      dst[i * 4 + 1] = rgb[i * 3 + 1];
-      dst[i * 4 + 2] = rgb[i * 3 + (bgra_ ? 0 : 2)];
-      dst[i * 4 + 3] = 255;
+    const int r = bgra_ ? 2 : 0, b = bgra_ ? 0 : 2;
+    if (!stretch) {
+      const std::vector<uint8_t> rgb = toRgb8(frame);
+      const size_t pixels = rgb.size() / 3;
+      for (size_t i = 0; i < pixels; ++i) {
+        dst[i * 4 + 0] = rgb[i * 3 + static_cast<size_t>(r)];
+        dst[i * 4 + 1] = rgb[i * 3 + 1];
+        dst[i * 4 + 2] = rgb[i * 3 + static_cast<size_t>(b)];
+        dst[i * 4 + 3] = 255;
+      }
+    } else {
+      const std::vector<Tap> xs = stretchTaps(static_cast<uint32_t>(frame.width), buffer_w);
+      const std::vector<Tap> ys = stretchTaps(static_cast<uint32_t>(frame.height), buffer_h);
+      const size_t row = static_cast<size_t>(frame.width) * 4;
+      for (uint32_t y = 0; y < buffer_h; ++y) {
+        const Tap ty = ys[y];
+        const float* row_a = frame.pixels.data() + ty.a * row;
+        const float* row_b = frame.pixels.data() + ty.b * row;
+        uint8_t* out = dst + static_cast<size_t>(y) * buffer_w * 4;
+        for (uint32_t x = 0; x < buffer_w; ++x, out += 4) {
+          const Tap tx = xs[x];
+          float rgb[3];
+          for (int c = 0; c < 3; ++c) {
+            const float top = row_a[tx.a * 4 + c] + tx.w * (row_a[tx.b * 4 + c] - row_a[tx.a * 4 + c]);
+            const float bottom = row_b[tx.a * 4 + c] + tx.w * (row_b[tx.b * 4 + c] - row_b[tx.a * 4 + c]);
+            rgb[c] = top + ty.w * (bottom - top);
+          }
+          out[0] = toByte(rgb[r]), out[1] = toByte(rgb[1]), out[2] = toByte(rgb[b]), out[3] = 255;
+        }
+      }
     }
+    uploaded_w_ = buffer_w, uploaded_h_ = buffer_h, uploaded_stretch_ = stretch, uploaded_valid_ = true;
   }
   const bool read_back = capture && can_read_back_;
   const VkDeviceSize shown_bytes = static_cast<VkDeviceSize>(extent_.width) * extent_.height * 4;
@@ -381,8 +438,8 @@ void Presenter::present(const ImageRGBA& frame, Vec3 background, ImageRGBA* capt
   }
   if (w > 0 && h > 0) {
     VkBufferImageCopy copy{};
-    copy.bufferRowLength = static_cast<uint32_t>(frame.width);
-    copy.bufferImageHeight = static_cast<uint32_t>(frame.height);
+    copy.bufferRowLength = buffer_w;
+    copy.bufferImageHeight = buffer_h;
     copy.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
     copy.imageExtent = {w, h, 1};
     vkCmdCopyBufferToImage(cmd_, upload_.buffer, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &copy);
@@ -459,8 +516,18 @@ void Presenter::present(const ImageRGBA& frame, Vec3 background, ImageRGBA* capt
         p[2] = static_cast<float>(src[i * 4 + (bgra_ ? 0 : 2)]) / 255.0f;
         p[3] = 1.0f;
       }
-    } else {  // the surface does not allow reading its images: the frame that was copied into it
+    } else if (!stretch) {  // the surface does not allow reading its images: the frame copied into it
       *capture = frame;
+    } else {  // the same, stretched: as the upload buffer holds it
+      *capture = ImageRGBA(static_cast<int>(buffer_w), static_cast<int>(buffer_h));
+      const uint8_t* src = static_cast<const uint8_t*>(upload_.mapped);
+      for (size_t i = 0, n = static_cast<size_t>(buffer_w) * buffer_h; i < n; ++i) {
+        float* p = capture->pixels.data() + i * 4;
+        p[0] = static_cast<float>(src[i * 4 + (bgra_ ? 2 : 0)]) / 255.0f;
+        p[1] = static_cast<float>(src[i * 4 + 1]) / 255.0f;
+        p[2] = static_cast<float>(src[i * 4 + (bgra_ ? 0 : 2)]) / 255.0f;
+        p[3] = 1.0f;
+      }
     }
   }
 }

@@ -11,7 +11,7 @@
 
 namespace sf::view {
 
-const char* const kViewerKeys[] = {"f",    "space", "r", "h", "w", "a", "s",   "d",      "q",    "e",
+const char* const kViewerKeys[] = {"f", "space", "r", "h", "g", "t", "u", "w", "a", "s", "d", "q", "e",
                                    "left", "right", "0", "1", "2", "3", "f12", "escape", nullptr};
 
 bool isViewerKey(const std::string& name) {
@@ -135,13 +135,35 @@ std::vector<ScriptCommand> parseViewerScript(const std::string& text, const std:
       for (double v : {c.values[0], c.values[1]})
         if (v < 1 || v > 16384 || v != std::floor(v))
           throw Error(where + ": resize '" + w[1] + "': width and height must be whole numbers in 1..16384");
+    } else if (name == "save-camera") {
+      expect(1, "save-camera <file.json>");
+      c.kind = ScriptCommand::Kind::kSaveCamera;
+      c.path = resolve(w[1]);
+      if (fileExtension(c.path) != ".json")
+        throw Error(where + ": save-camera " + w[1] + ": expected a .json path");
+    } else if (name == "grid" || name == "upright-flip") {
+      expect(1, name == "grid" ? "grid on|off" : "upright-flip on|off");
+      c.kind = name == "grid" ? ScriptCommand::Kind::kGrid : ScriptCommand::Kind::kUprightFlip;
+      c.key = lower(w[1]);
+      if (c.key != "on" && c.key != "off")
+        throw Error(where + ": " + name + " takes on or off, got '" + w[1] + "'");
+    } else if (name == "turntable") {
+      expect(1, "turntable <degrees_per_second>, or turntable off");
+      c.kind = ScriptCommand::Kind::kTurntable;
+      if (lower(w[1]) == "off") {
+        c.key = "off";
+      } else {
+        c.values[0] = number(w[1], where, "turntable speed");
+        if (std::abs(c.values[0]) > 360)
+          throw Error(where + ": turntable speed must be within [-360, 360] degrees per second, got " + w[1]);
+      }
     } else if (name == "quit") {
       expect(0, "quit");
       c.kind = ScriptCommand::Kind::kQuit;
     } else {
       throw Error(where + ": unknown command '" + w[0] +
-                  "' (expected camera, orbit, key, time, wait, drop, screenshot, screenshot-ui, resize, clip, "
-                  "expression, look-at or quit)");
+                  "' (expected camera, orbit, key, time, wait, drop, screenshot, screenshot-ui, save-camera, "
+                  "resize, grid, turntable, upright-flip, clip, expression, look-at or quit)");
     }
     out.push_back(std::move(c));
   }

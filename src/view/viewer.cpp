@@ -30,7 +30,9 @@
 #include "render/vulkan_renderer.h"
 #include "scene/scene.h"
 #include "view/camera_control.h"
+#include "view/ground_grid.h"
 #include "view/presenter.h"
+#include "view/render_scale.h"
 #include "view/view_script.h"
 
 namespace sf::view {
@@ -38,6 +40,10 @@ namespace sf::view {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Under a script, time-driven motion (the turntable) advances this much per frame drawn and the camera's rest
+// is counted in such frames, so that screenshots do not depend on how fast frames come.
+constexpr double kScriptFrameSeconds = 1.0 / 30.0;
 
 // The last GLFW error, for the one-line messages when the window system cannot be reached.
 std::string g_glfw_error;
@@ -103,11 +109,45 @@ struct KeyName {
   const char* name;
 };
 constexpr KeyName kKeys[] = {{GLFW_KEY_F, "f"}, {GLFW_KEY_SPACE, "space"}, {GLFW_KEY_R, "r"},
-                             {GLFW_KEY_H, "h"}, {GLFW_KEY_W, "w"},         {GLFW_KEY_A, "a"},
+                             {GLFW_KEY_H, "h"}, {GLFW_KEY_G, "g"},         {GLFW_KEY_T, "t"},
+                             {GLFW_KEY_U, "u"}, {GLFW_KEY_W, "w"},         {GLFW_KEY_A, "a"},
                              {GLFW_KEY_S, "s"}, {GLFW_KEY_D, "d"},         {GLFW_KEY_Q, "q"},
                              {GLFW_KEY_E, "e"}, {GLFW_KEY_LEFT, "left"},   {GLFW_KEY_RIGHT, "right"},
                              {GLFW_KEY_0, "0"}, {GLFW_KEY_1, "1"},         {GLFW_KEY_2, "2"},
                              {GLFW_KEY_3, "3"}, {GLFW_KEY_F12, "f12"},     {GLFW_KEY_ESCAPE, "escape"}};
+
+// A camera as camera JSON (intrinsics and world_to_camera, every float printed exactly): `render --camera`.
+std::string cameraJson(const Camera& c) {
+  std::string m;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j)
+      m += fmt::format("{}{:.9g}", m.empty() ? "" : ", ", c.world_to_camera.m[i][j]);
+  return fmt::format(
+      "{{\"width\": {}, \"height\": {}, \"fx\": {:.9g}, \"fy\": {:.9g}, \"cx\": {:.9g}, \"cy\": {:.9g},\n"
+      " \"world_to_camera\": [{}]}}\n",
+      c.width, c.height, c.fx, c.fy, c.cx, c.cy, m);
+}
+
+// What a frame shows, as far as the viewer's own state goes: a window at rest draws its last frame again
+// only when this changes (or input, a script or a live control asks for a new one).
+struct FrameKey {
+  Camera camera;
+  double time = 0;
+  Vec3 background;
+  int sh_degree = 0;
+  bool grid = false;
+  float scale = 1;
+  bool operator==(const FrameKey& o) const {
+    const Camera &a = camera, &b = o.camera;
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j)
+        if (a.world_to_camera.m[i][j] != b.world_to_camera.m[i][j]) return false;
+    return a.width == b.width && a.height == b.height && a.fx == b.fx && a.fy == b.fy && a.cx == b.cx &&
+           a.cy == b.cy && time == o.time && background.x == o.background.x &&
+           background.y == o.background.y && background.z == o.background.z && sh_degree == o.sh_degree &&
+           grid == o.grid && scale == o.scale;
+  }
+};
 
 bool isMoveKey(const std::string& name) {
   return name.size() == 1 && std::string("wasdqe").find(name[0]) != std::string::npos;
@@ -117,8 +157,13 @@ class Viewer {
  public:
   explicit Viewer(const ViewerOptions& o) : opt_(o) {
     if (!o.script.empty()) script_ = loadViewerScript(o.script);
-    // Playback starts paused under a script, so that its screenshots do not depend on how fast frames come.
+    // Playback starts paused under a script, so that its screenshots do not depend on how fast frames come;
+    // the grid starts off under a script (`grid on` or `key g` shows it), so that screenshots show the frame
+    // `render` draws.
     playing_ = script_.empty();
+    grid_ = script_.empty();
+    scale_options_.adaptive = !o.full_res;
+    scale_options_.target_ms = o.target_frame_ms;
     background_given_ = o.background.has_value();
     if (o.background) settings_.background = *o.background;
     if (!o.input.empty()) {
@@ -135,6 +180,13 @@ class Viewer {
     glfwSetDropCallback(window_->get(), [](GLFWwindow* w, int count, const char** paths) {
       auto* self = static_cast<Viewer*>(glfwGetWindowUserPointer(w));
       for (int i = 0; i < count; ++i) self->dropped_.emplace_back(paths[i]);
+    });
+    // Key taps are queued as they come (ImGui's GLFW backend, installed later, passes them on): a tap shorter
+    // than a frame (a frame at rest on a CPU renderer takes the better part of a second) is never seen down
+    // by ImGui's per-frame key state.
+    glfwSetKeyCallback(window_->get(), [](GLFWwindow* w, int key, int, int action, int) {
+      if (action == GLFW_PRESS || action == GLFW_REPEAT)
+        static_cast<Viewer*>(glfwGetWindowUserPointer(w))->key_taps_.push_back({key, action == GLFW_REPEAT});
     });
     FrameDriverOptions fo;
     fo.backend = Backend::kVulkan;
@@ -154,34 +206,85 @@ class Viewer {
   int run() {
     auto last = Clock::now();
     const auto start = last;
+    bool idle = false;  // the last iteration drew nothing new: wait for input instead of spinning
+    double idle_timeout = 0.1;
     while (!glfwWindowShouldClose(window_->get()) && !quit_) {
-      glfwPollEvents();
+      if (idle)
+        glfwWaitEventsTimeout(idle_timeout);
+      else
+        glfwPollEvents();
       const auto now = Clock::now();
       const double dt = std::chrono::duration<double>(now - last).count();
       last = now;
+      const bool dropped = !dropped_.empty();
       for (const std::string& path : std::exchange(dropped_, {})) openFile(path, false);
       presenter_->newFrame();
       capture_path_.clear();
+      camera_path_.clear();
       capture_overlay_ = false;
+      const bool scripted = scriptRunning();
       handleInput(static_cast<float>(dt));
+      if (turntable_ && turntable_speed_ != 0) {  // before the frame's script commands, which see each turn
+        control_.turn(turntable_speed_ * static_cast<float>(scripted ? kScriptFrameSeconds : dt), centre_);
+        markMotion();
+      }
       runScript();
       if (quit_) break;
-      if (playing_ && duration_ > 0) setTime(std::fmod(time_ + dt, duration_), false);
+      if (playing_ && duration_ > 0) {
+        setTime(std::fmod(time_ + dt, duration_), false);
+        markMotion();
+      }
       int fb_w = 0, fb_h = 0;
       glfwGetFramebufferSize(window_->get(), &fb_w, &fb_h);
-      if (fb_w > 0 && fb_h > 0) camera_ = control_.camera(fb_w, fb_h);
+      if (fb_w > 0 && fb_h > 0) camera_ = sceneCamera(control_.camera(fb_w, fb_h));
+      double since_motion = 0;  // this frame moved
+      if (!moved_ && (scripted || scriptRunning()))
+        since_motion = static_cast<double>(frames_since_motion_) * kScriptFrameSeconds;
+      else if (!moved_)
+        since_motion = std::chrono::duration<double>(Clock::now() - last_motion_).count();
+      render_scale_ = chooseRenderScale(samples_, since_motion, scale_options_);
       drawUi();
       ImGui::Render();
-      if (fb_w <= 0 || fb_h <= 0) continue;
+      if (fb_w <= 0 || fb_h <= 0) {  // minimised
+        idle = true;
+        continue;
+      }
 
-      const auto t_render = Clock::now();
-      ImageRGBA image = renderFrame();
-      const double render_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_render).count();
+      // A new frame when what it shows changed; a window at rest shows its last frame again.
+      const FrameKey key{camera_, time_, settings_.background, sh_degree_, grid_, render_scale_};
+      const bool input = userInput() || dropped;
+      const bool render = scripted || scriptRunning() || !has_frame_ || !(key == frame_key_) || input ||
+                          std::exchange(dirty_, false) || ImGui::IsAnyItemActive() ||
+                          std::any_of(characters_.begin(), characters_.end(),
+                                      [](const CharacterControls& c) { return c.active(); });
+      if (render) {
+        const auto t_render = Clock::now();
+        const Camera cam =
+            scaleCamera(camera_, scaledSize(fb_w, render_scale_), scaledSize(fb_h, render_scale_));
+        frame_ = renderFrame(cam);
+        if (grid_) drawGroundGrid(frame_, cam, settings_.background, groundGrid());
+        render_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - t_render).count();
+        frame_key_ = key;
+        frame_scale_ = render_scale_;
+        has_frame_ = true;
+        // The last few of each scale: the cost model needs times at two scales, and the full-size frame at
+        // rest is the one a drag starts from.
+        samples_.push_back({render_ms_, render_scale_});
+        if (std::count_if(samples_.begin(), samples_.end(), [&](const RenderSample& r) {
+              return r.scale == render_scale_;
+            }) > static_cast<std::ptrdiff_t>(kRenderScaleSamples))
+          samples_.erase(std::find_if(samples_.begin(), samples_.end(),
+                                      [&](const RenderSample& r) { return r.scale == render_scale_; }));
+      }
       ImageRGBA shot;
+      PresentOptions po;
+      po.stretch = frame_scale_ < 1;
+      po.same_frame = !render;
+      po.capture = capture_path_.empty() ? nullptr : &shot;
+      po.capture_overlay = capture_overlay_;
       const auto t_present = Clock::now();
-      presenter_->present(image, settings_.background, capture_path_.empty() ? nullptr : &shot, capture_overlay_);
+      presenter_->present(frame_, settings_.background, po);
       present_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - t_present).count();
-      render_ms_ = render_ms;
       const gpu::Context& ctx = renderer().context();
       if (ctx.validationErrors() > 0)
         throw Error(fmt::format("{} Vulkan validation error(s):\n{}", ctx.validationErrors(), ctx.validationReport()));
@@ -190,8 +293,23 @@ class Viewer {
         fmt::print("wrote {}\n", capture_path_);
         status_ = "wrote " + capture_path_;
       }
-      frame_ms_.push_back(std::chrono::duration<double, std::milli>(Clock::now() - now).count());
-      render_times_.push_back(render_ms);
+      if (!camera_path_.empty()) {
+        const std::string json = cameraJson(camera_);
+        writeFileAtomic(camera_path_,
+                        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(json.data()), json.size()));
+        fmt::print("wrote {}\n", camera_path_);
+      }
+      if (render) {
+        frame_ms_.push_back(std::chrono::duration<double, std::milli>(Clock::now() - now).count());
+        render_times_.push_back(render_ms_);
+        ++frames_since_motion_;
+      }
+      // The rest is counted from the end of the last frame that moved: a frame slower than the rest time is
+      // not a rest.
+      if (std::exchange(moved_, false)) last_motion_ = Clock::now();
+      // Idle until input comes, or until the camera has rested long enough for the full-resolution frame.
+      idle = !render && !input && !scriptRunning();
+      idle_timeout = render_scale_ < 1 ? std::max(0.005, scale_options_.rest_seconds - since_motion) : 0.1;
     }
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     const size_t frames = frame_ms_.size();
@@ -238,6 +356,7 @@ class Viewer {
     glfwGetFramebufferSize(window_->get(), &fb_w, &fb_h);
     fb_w = std::max(fb_w, 1), fb_h = std::max(fb_h, 1);
     time_ = 0;
+    samples_.clear();  // another scene, other costs
     playback_.reset();  // the script's characters start over (the driver keeps the old ones until a frame is drawn)
     characters_.clear();
     characters_.resize(scene_.objects.size());
@@ -249,28 +368,84 @@ class Viewer {
       captures |= o.cloud && !o.model && !o.character && o.source != "placeholder";
     }
     sh_degree_ = max_sh_degree_;
-    if (!background_given_) settings_.background = scene_.background.value_or(Vec3{0, 0, 0});
+    if (!background_given_) settings_.background = scene_.background.value_or(kViewerBackdrop);
     // The world's up axis, as automatic framing has it: captures are y-down, glTF models y-up.
     const Vec3 up = captures ? Vec3{0, -1, 0} : Vec3{0, 1, 0};
     Vec3 centre{0, 0, 0};
     float radius = 1;
+    has_bounds_ = false;
     Camera home;
     if (has_scene_) {
       try {
         const CloudBounds b = sceneBounds(scene_);
         centre = 0.5f * (b.p01 + b.p99);
         radius = std::max(0.5f * length(b.p99 - b.p01), 1e-3f);
+        bounds_lo_ = b.p01, bounds_hi_ = b.p99;
+        has_bounds_ = true;
         home = autoCamera(scene_, fb_w, fb_h);
       } catch (const Error&) {  // nothing to frame: a camera at the origin
         home = lookAtCamera(Vec3{0, 0, 0} - 3.0f * Vec3{0, 0, 1}, centre, up, 50, fb_w, fb_h);
       }
       if (scene_.camera) home = resizeCamera(*scene_.camera, fb_w, fb_h);
     } else {
-      home = lookAtCamera(Vec3{0, 0, -3}, centre, up, 50, fb_w, fb_h);
+      // A little above the ground plane (y = 0 here), so that the empty window shows the grid.
+      home = lookAtCamera(Vec3{0, 1, -3}, centre, up, 50, fb_w, fb_h);
     }
     if (!camera_json.empty()) home = loadCameraJson(camera_json, fb_w, fb_h);
     move_speed_ = radius;  // the scene's radius per second
+    centre_ = centre, radius_ = radius;
     control_ = CameraControl(home, centre, up, 2 * radius);
+  }
+
+  // The upright flip: the scene turned 180 degrees about the x axis through its centre, (x, y, z) ->
+  // (x, 2 c.y - y, 2 c.z - z): y down <-> y up, as between captures written in the OpenCV (y down, z forward)
+  // and OpenGL (y up, z back) conventions. A rotation, not a mirror, so nothing is drawn reversed; it fixes
+  // the centre, so the scene stays in view.
+  Mat4 flipTransform() const {
+    Mat4 f;
+    f.m[1][1] = -1, f.m[2][2] = -1;
+    f.m[1][3] = 2 * centre_.y, f.m[2][3] = 2 * centre_.z;
+    return f;
+  }
+
+  // The camera the controls give (in the world as shown) as a camera of the scene itself: the upright flip is
+  // a view transform, composed into the pose; the clouds are not touched. `render --camera` of it draws the
+  // frame the window shows.
+  Camera sceneCamera(const Camera& shown) const {
+    if (!upright_flip_) return shown;
+    Camera c = shown;
+    c.world_to_camera = shown.world_to_camera * flipTransform();
+    return c;
+  }
+
+  // The grid under the scene: on the plane normal to the world's up axis (as shown, so the upright flip moves
+  // it to the other side of the scene's own coordinates) through the lowest point of the scene's 1-99
+  // percentile box; y = 0 before a scene is open. Lines fade out at several times the scene's size or the
+  // camera's distance, whichever is larger.
+  GroundGrid groundGrid() const {
+    GroundGrid g;
+    const Vec3 shown_up = control_.up();
+    // Up in the scene's own axes.
+    const Vec3 up = upright_flip_ ? Vec3{shown_up.x, -shown_up.y, -shown_up.z} : shown_up;
+    if (has_bounds_) g.height = up.y > 0 ? bounds_lo_.y : bounds_hi_.y;
+    g.fade_distance = std::max(20.0f, 6.0f * std::max(radius_, length(camera_.position() - centre_)));
+    return g;
+  }
+
+  void markMotion() {
+    moved_ = true;
+    frames_since_motion_ = 0;
+  }
+
+  bool scriptRunning() const { return next_command_ < script_.size() || wait_frames_ > 0; }
+
+  // Whether the user did anything this frame that may change what is drawn: buttons, the wheel, keys, text.
+  static bool userInput() {
+    const ImGuiIO& io = ImGui::GetIO();
+    for (int i = 0; i < 5; ++i)
+      if (io.MouseDown[i] || io.MouseReleased[i]) return true;
+    if (io.MouseWheel != 0 || io.MouseWheelH != 0 || io.InputQueueCharacters.Size > 0) return true;
+    return std::any_of(std::begin(io.KeysDown), std::end(io.KeysDown), [](bool down) { return down; });
   }
 
   // Opens a dropped file. A failure keeps the current scene and shows why; a script's drop must work, so
@@ -289,6 +464,7 @@ class Viewer {
       glfwSetWindowTitle(window_->get(), ("splatforge view - " + path).c_str());
       startScene({});
       status_ = "opened " + path;
+      dirty_ = true;
     } catch (const std::exception& e) {
       status_ = "cannot open " + path + ": " + e.what();
       fmt::print(stderr, "splatforge view: error: {}\n", status_);
@@ -306,6 +482,14 @@ class Viewer {
     capture_path_ = path;
   }
 
+  // F12 and the panel's button: a screenshot and its camera beside it (the same name, .json), so that
+  // `render --camera` can draw it again, the upright flip included.
+  void screenshotWithCamera() {
+    const std::string png = nextScreenshotName();
+    screenshot(png);
+    camera_path_ = png.substr(0, png.size() - 4) + ".json";
+  }
+
   // A key's action; the keyboard and scripts (`key <name>`) both come here. Movement keys tapped move a
   // tenth of a second's worth; held on the keyboard they move continuously (handleInput).
   void tapKey(const std::string& name) {
@@ -318,6 +502,12 @@ class Viewer {
       control_.reset();
     } else if (name == "h") {
       show_ui_ = !show_ui_;
+    } else if (name == "g") {
+      grid_ = !grid_;
+    } else if (name == "t") {
+      turntable_ = !turntable_;
+    } else if (name == "u") {
+      upright_flip_ = !upright_flip_;
     } else if (isMoveKey(name)) {
       moveBy(name, 0.1f);
     } else if (name == "left" || name == "right") {
@@ -325,16 +515,18 @@ class Viewer {
     } else if (name.size() == 1 && name[0] >= '0' && name[0] <= '3') {
       sh_degree_ = std::min(name[0] - '0', max_sh_degree_);
     } else if (name == "f12") {
-      screenshot(nextScreenshotName());
+      screenshotWithCamera();
     } else if (name == "escape") {
       quit_ = true;
     }
+    dirty_ = true;
   }
 
   void moveBy(const std::string& key, float seconds) {
     const float s = move_speed_ * seconds;
     const char k = key[0];
     control_.move(k == 'd' ? s : k == 'a' ? -s : 0, k == 'e' ? s : k == 'q' ? -s : 0, k == 'w' ? s : k == 's' ? -s : 0);
+    markMotion();
   }
 
   void handleInput(float dt) {
@@ -343,21 +535,27 @@ class Viewer {
     glfwGetFramebufferSize(window_->get(), nullptr, &fb_h);
     if (!io.WantCaptureMouse) {
       const float sx = io.DisplayFramebufferScale.x, sy = io.DisplayFramebufferScale.y;
-      if (io.MouseDown[0] && (io.MouseDelta.x != 0 || io.MouseDelta.y != 0))
-        control_.rotate(0.25f * io.MouseDelta.x, 0.25f * io.MouseDelta.y);
-      if ((io.MouseDown[1] || io.MouseDown[2]) && (io.MouseDelta.x != 0 || io.MouseDelta.y != 0))
+      const bool moved = io.MouseDelta.x != 0 || io.MouseDelta.y != 0;
+      if (io.MouseDown[0] && moved) control_.rotate(0.25f * io.MouseDelta.x, 0.25f * io.MouseDelta.y);
+      if ((io.MouseDown[1] || io.MouseDown[2]) && moved)
         control_.pan(io.MouseDelta.x * sx, io.MouseDelta.y * sy, std::max(fb_h, 1));
       if (io.MouseWheel != 0) control_.zoom(io.MouseWheel);
+      // A drag moves the camera until the button comes up, pauses included: a full-size frame in the middle
+      // of one would hold the next movement back.
+      if (io.MouseDown[0] || io.MouseDown[1] || io.MouseDown[2] || io.MouseWheel != 0) markMotion();
     }
+    const std::vector<std::pair<int, bool>> taps = std::exchange(key_taps_, {});
     if (io.WantCaptureKeyboard) return;
     for (const KeyName& k : kKeys) {
       if (isMoveKey(k.name)) {
         const float speed = ImGui::IsKeyDown(GLFW_KEY_LEFT_SHIFT) ? 4.0f : 1.0f;
         if (ImGui::IsKeyDown(k.key)) moveBy(k.name, dt * speed);
-      } else if (ImGui::IsKeyPressed(k.key, k.key == GLFW_KEY_LEFT || k.key == GLFW_KEY_RIGHT)) {
-        tapKey(k.name);
       }
     }
+    for (const auto& [key, repeat] : taps)  // repeated only where holding the key means to go on (time steps)
+      for (const KeyName& k : kKeys)
+        if (k.key == key && !isMoveKey(k.name) && (!repeat || key == GLFW_KEY_LEFT || key == GLFW_KEY_RIGHT))
+          tapKey(k.name);
   }
 
   // Runs script commands until one that ends this frame's share (wait, screenshot, quit).
@@ -399,6 +597,19 @@ class Viewer {
             break;
           case ScriptCommand::Kind::kExpression:
             scriptExpression(c.key, static_cast<float>(c.values[0]));
+            break;
+          case ScriptCommand::Kind::kSaveCamera:
+            camera_path_ = c.path;  // written with this frame's camera
+            break;
+          case ScriptCommand::Kind::kGrid:
+            grid_ = c.key == "on";
+            break;
+          case ScriptCommand::Kind::kTurntable:
+            turntable_ = c.key != "off";
+            if (turntable_) turntable_speed_ = static_cast<float>(c.values[0]);
+            break;
+          case ScriptCommand::Kind::kUprightFlip:
+            upright_flip_ = c.key == "on";
             break;
           case ScriptCommand::Kind::kResize:
             // The next frame, after the window system has applied it, draws at the new size.
@@ -476,9 +687,12 @@ class Viewer {
     return eye + ray * length(p - eye);
   }
 
-  ImageRGBA renderFrame() {
+  // The frame at `cam` (camera_, or camera_ scaled down while the camera moves), with the depth plane the
+  // grid is occluded by when the grid is on.
+  ImageRGBA renderFrame(const Camera& cam) {
     // (Before a file is opened the scene is empty: the frame is the background.)
-    FrameRequest request{time_, camera_, settings_, {}};
+    FrameRequest request{time_, cam, settings_, {}};
+    request.settings.depth = grid_;
     // The SH degree control: applied where the frame packs the objects (no copies of the clouds).
     request.settings.max_sh_degree = sh_degree_ < max_sh_degree_ ? sh_degree_ : -1;
     // Characters with controls: posed by their animator (clip at the same time, expression, look-at) in place
@@ -528,6 +742,12 @@ class Viewer {
       for (size_t i = frame_ms_.size() - n; i < frame_ms_.size(); ++i) mean += frame_ms_[i] / static_cast<double>(n);
       ImGui::Text("%dx%d  %.1f fps  (frame %.2f ms: render %.2f, present %.2f)", camera_.width, camera_.height,
                   mean > 0 ? 1000.0 / mean : 0.0, mean, render_ms_, present_ms_);
+      // Adaptive resolution: the scale the last frame was drawn at (the window shows it stretched).
+      if (frame_scale_ < 1)
+        ImGui::Text("render scale 1/%d (%dx%d) while moving",
+                    static_cast<int>(std::lround(1.0f / frame_scale_)), frame_.width, frame_.height);
+      else
+        ImGui::TextUnformatted("render scale 1 (full resolution)");
       ImGui::Text("%s", renderer().device().name.c_str());
       ImGui::Text("splats %zu  visible %zu  tile pairs %zu  merge passes %d%s", stats_.splats, stats_.visible,
                   stats_.tile_keys, stats_.sort_passes, stats_.regrown ? "  (keys regrown)" : "");
@@ -566,6 +786,11 @@ class Viewer {
       if (ImGui::Button("reset (R)")) control_.reset();
       ImGui::Text("yaw %.1f  pitch %.1f  distance %.3f", control_.yawDeg(), control_.pitchDeg(), control_.distance());
       ImGui::SliderFloat("move speed", &move_speed_, 0.001f, 100.0f, "%.3f /s", ImGuiSliderFlags_Logarithmic);
+      ImGui::Checkbox("turntable (T)", &turntable_);
+      ImGui::SameLine();
+      ImGui::SetNextItemWidth(160);
+      ImGui::SliderFloat("deg/s", &turntable_speed_, -180.0f, 180.0f, "%.0f");
+      ImGui::Checkbox("upright flip (U): y down <-> y up", &upright_flip_);
     }
 
     if (ImGui::CollapsingHeader("Render", ImGuiTreeNodeFlags_DefaultOpen)) {
@@ -575,7 +800,10 @@ class Viewer {
         ImGui::SliderInt("SH degree", &sh_degree_, 0, max_sh_degree_);
       else
         ImGui::TextUnformatted("SH degree 0 (the scene has no higher-order SH)");
-      if (ImGui::Button("screenshot (F12)")) screenshot(nextScreenshotName());
+      ImGui::Checkbox("ground grid and axes (G)", &grid_);
+      bool full_res = !scale_options_.adaptive;
+      if (ImGui::Checkbox("full resolution while moving", &full_res)) scale_options_.adaptive = !full_res;
+      if (ImGui::Button("screenshot (F12)")) screenshotWithCamera();
     }
 
     if (duration_ > 0 && ImGui::CollapsingHeader("Timeline", ImGuiTreeNodeFlags_DefaultOpen)) {
@@ -666,6 +894,7 @@ class Viewer {
   int wait_frames_ = 0;
   bool quit_ = false;
   std::string capture_path_;                               // write this frame here
+  std::string camera_path_;                                // write this frame's camera here
   bool capture_overlay_ = false;                           // with the UI
   std::optional<std::pair<float, float>> script_pointer_;  // look-at pixel set by a script, instead of the mouse
 
@@ -683,9 +912,32 @@ class Viewer {
   ScenePlayback playback_;  // posed storage and the script's characters
   std::vector<CharacterControls> characters_;  // per scene object
   std::vector<std::string> dropped_;
+  std::vector<std::pair<int, bool>> key_taps_;  // GLFW key, repeat: since the last frame
   VulkanFrameStats stats_;
   std::vector<double> frame_ms_, render_times_;
   double render_ms_ = 0, present_ms_ = 0;
+
+  // The scene's 1-99 percentile box (the grid's plane), its centre (the turntable's pivot, the upright flip's
+  // centre) and radius.
+  Vec3 bounds_lo_{0, 0, 0}, bounds_hi_{0, 0, 0}, centre_{0, 0, 0};
+  float radius_ = 1;
+  bool has_bounds_ = false;
+  bool grid_ = true, upright_flip_ = false, turntable_ = false;
+  float turntable_speed_ = 20;  // degrees per second, positive: the view turns right
+
+  // Adaptive resolution (view/render_scale.h): the last frames' render times at their scales; motion marks.
+  RenderScaleOptions scale_options_;
+  std::vector<RenderSample> samples_;
+  float render_scale_ = 1;
+  Clock::time_point last_motion_{};    // the end of the last frame that moved
+  bool moved_ = false;                 // this frame moved
+  int frames_since_motion_ = 1000000;  // under a script, rest is counted in frames
+
+  // The last frame drawn (grid included), shown again while nothing changes.
+  ImageRGBA frame_;
+  FrameKey frame_key_;
+  float frame_scale_ = 1;
+  bool has_frame_ = false, dirty_ = false;
 
   // Destroyed in reverse: the presenter (surface, swapchain, ImGui) before the renderer's Vulkan context,
   // the context before the window, the window before GLFW.

@@ -3,8 +3,12 @@
 // 40 dB and in practice identical); an orbit compared with a render from the camera the documented orbit
 // formula gives, computed here; opening a file by a (scripted) drop and setting a glTF clip's time, compared
 // with `render --time`; the overlay drawn only over its panel; and the failures: no display, a display
-// that cannot be reached, a malformed script. Needs Xvfb and a Vulkan device: skipped without them, failed
-// under CI=true.
+// that cannot be reached, a malformed script. The comparisons with `render` give the viewer render's black
+// background (--bg 0,0,0; the viewer's own default is grey). The first-look features: the grey backdrop, the
+// ground grid (off under a script until `grid on`), the upright flip (a vertical mirror of a flat scene, and
+// `render` of the camera the viewer exports), the turntable (the exported cameras turned by the expected
+// angle) and the adaptive resolution (reduced while it turns, `render`'s frame once the camera rests, every
+// frame with --full-res). Needs Xvfb and a Vulkan device: skipped without them, failed under CI=true.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -227,8 +231,10 @@ TEST(ViewCli, ScreenshotsMatchRenderAndTheOrbitFormula) {
                                 "\nwait 2\nscreenshot view_b.png\nscreenshot-ui view_b_ui.png\n"
                                 "resize 200x150\ncamera a.json\nscreenshot view_small.png\nquit\n");
   std::string out;
-  ASSERT_EQ(
-      test::runCli("view " + biker + " --camera " + dir + "/a.json --script " + dir + "/s.txt --size 320x240", &out), 0)
+  ASSERT_EQ(test::runCli("view " + biker + " --camera " + dir + "/a.json --script " + dir +
+                             "/s.txt --size 320x240 --bg 0,0,0",
+                         &out),
+            0)
       << out;
   EXPECT_NE(out.find("wrote " + dir + "/view_b_ui.png"), std::string::npos) << out;
   const std::string size = " --width " + std::to_string(kW) + " --height " + std::to_string(kH);
@@ -289,7 +295,7 @@ TEST(ViewCli, DroppedGltfAtAClipTimeMatchesRender) {
   writeText(dir + "/s.txt",
             "drop " + model + "\ntime 0.5\ncamera cam.json\nscreenshot t05.png\ntime 0\nscreenshot t0.png\nquit\n");
   std::string out;
-  ASSERT_EQ(test::runCli("view --script " + dir + "/s.txt --size 320x240", &out), 0) << out;
+  ASSERT_EQ(test::runCli("view --script " + dir + "/s.txt --size 320x240 --bg 0,0,0", &out), 0) << out;
   ASSERT_EQ(test::runCli("render " + model + " --time 0.5 --camera " + dir + "/cam.json -o " + dir +
                              "/r05.png --width 320 --height 240",
                          &out),
@@ -318,7 +324,8 @@ TEST(ViewCli, GeneratorRunsInTheFrameAndMatchesRender) {
   writeText(dir + "/cam.json", intrinsicsJson(autoCamera(sceneFromFile(model), 320, 240)));
   writeText(dir + "/s.txt", "time 0.35\nscreenshot home.png\ncamera cam.json\nscreenshot v.png\nquit\n");
   std::string out;
-  ASSERT_EQ(test::runCli("view " + model + " --script " + dir + "/s.txt --size 320x240", &out), 0) << out;
+  ASSERT_EQ(test::runCli("view " + model + " --script " + dir + "/s.txt --size 320x240 --bg 0,0,0", &out), 0)
+      << out;
   ASSERT_EQ(test::runCli("render " + model + " --time 0.35 --backend cpu --camera " + dir + "/cam.json -o " + dir +
                              "/r.png --width 320 --height 240",
                          &out),
@@ -351,7 +358,9 @@ TEST(ViewCli, ShDegreeCapMatchesACloudTruncatedHere) {
   writeText(dir + "/cam.json", lookAtJson(Vec3{1.5f, -1.0f, -3.5f}, Vec3{0, 0, 0}, Vec3{0, -1, 0}, 320, 240));
   writeText(dir + "/s.txt", "screenshot sh3.png\nkey 0\nscreenshot sh0.png\nquit\n");
   std::string out;
-  ASSERT_EQ(test::runCli("view " + dir + "/full.ply --camera " + dir + "/cam.json --script " + dir + "/s.txt --size 320x240", &out),
+  ASSERT_EQ(test::runCli("view " + dir + "/full.ply --camera " + dir + "/cam.json --script " + dir +
+                             "/s.txt --size 320x240 --bg 0,0,0",
+                         &out),
             0)
       << out;
   const std::string common = " --camera " + dir + "/cam.json --width 320 --height 240 --backend vulkan";  // the viewer's renderer
@@ -387,7 +396,8 @@ TEST(ViewCli, CharacterExpressionMatchesTheSceneScriptsAndLookAtTurnsTheHead) {
             "screenshot neutral.png\nexpression jawOpen 1\nexpression eyeBlinkLeft 1\nscreenshot expression.png\n"
             "look-at 300 40\nscreenshot look.png\nlook-at off\nexpression jawOpen 0\nexpression eyeBlinkLeft "
             "0\nscreenshot back.png\nquit\n");
-  ASSERT_EQ(test::runCli("view " + dir + "/lam --camera " + dir + "/cam.json --script " + dir + "/s.txt --size 320x240",
+  ASSERT_EQ(test::runCli("view " + dir + "/lam --camera " + dir + "/cam.json --script " + dir +
+                             "/s.txt --size 320x240 --bg 0,0,0",
                          &out),
             0)
       << out;
@@ -411,6 +421,259 @@ TEST(ViewCli, CharacterExpressionMatchesTheSceneScriptsAndLookAtTurnsTheHead) {
   EXPECT_LT(compareImages(expression, look).psnr, 35.0);     // the head turned to the pointer
   EXPECT_EQ(compareImages(back, r_neutral).max_abs, 0.0);    // controls off: the plain pose again
   std::printf("[ view vs render of a character: neutral %.2f dB, expression %.2f dB ]\n", dn.psnr, de.psnr);
+}
+
+// ---- The first look: backdrop, grid, upright flip, turntable, adaptive resolution ----
+
+// A flat, vertically asymmetric card of splats in the plane z = 8.5 around (5, -1, 8.5) (between the grid's
+// lines z = 8 and 9, so that none runs along the card's foot): a blue stem on the left and three bars to its
+// right, red on top, green in the middle, a long yellow one at the bottom, with gaps between the colours
+// (splats of different colours never overlap, so that the blending order of splats at one depth cannot
+// matter). The world's origin lies behind any camera looking at it along +z.
+GaussianCloud cardCloud() {
+  GaussianCloud c;
+  std::vector<std::pair<Vec3, Vec3>> splats;  // position, colour
+  auto strip = [&](float x0, float x1, float y0, float y1, Vec3 colour) {
+    for (float y = y0; y <= y1 + 1e-4f; y += 0.03f)
+      for (float x = x0; x <= x1 + 1e-4f; x += 0.03f) splats.push_back({Vec3{5 + x, -1 + y, 8.5f}, colour});
+  };
+  strip(-0.45f, -0.36f, -0.5f, 0.5f, {0.1f, 0.2f, 0.9f});    // stem
+  strip(-0.24f, 0.30f, -0.5f, -0.41f, {0.9f, 0.1f, 0.1f});   // top bar
+  strip(-0.24f, 0.06f, -0.12f, -0.03f, {0.1f, 0.8f, 0.2f});  // middle bar
+  strip(-0.24f, 0.45f, 0.41f, 0.5f, {0.95f, 0.85f, 0.1f});   // bottom bar, across the middle
+  c.resize(splats.size(), 0);
+  for (size_t i = 0; i < splats.size(); ++i) {
+    c.positions[i] = splats[i].first;
+    c.scales[i] = Vec3{0.02f, 0.02f, 0.002f};
+    c.opacities[i] = 0.95f;
+    for (size_t k = 0; k < 3; ++k) c.sh[i * 3 + k] = colorToShDc(splats[i].second[static_cast<int>(k)]);
+  }
+  return c;
+}
+
+// The card's scene centre as the viewer computes it (the bounds' 1-99 percentile box): the turntable's pivot
+// and the upright flip's centre.
+Vec3 sceneCentre(const std::string& path) {
+  const CloudBounds b = sceneBounds(sceneFromFile(path));
+  return 0.5f * (b.p01 + b.p99);
+}
+
+// Pixels whose RGB differ by more than `tol` between a and b within rows [y0, y1).
+int changedPixels(const ImageRGBA& a, const ImageRGBA& b, int y0, int y1, float tol = 0.5f / 255.0f) {
+  int n = 0;
+  for (int y = y0; y < y1; ++y)
+    for (int x = 0; x < a.width; ++x)
+      for (int c = 0; c < 3; ++c)
+        if (std::abs(a.at(x, y)[c] - b.at(x, y)[c]) > tol) {
+          ++n;
+          break;
+        }
+  return n;
+}
+
+TEST(ViewCli, GreyBackdropGroundGridAndUprightFlip) {
+  std::string why;
+  if (!viewerBuilt(&why)) SF_SKIP_OR_FAIL("splatforge was built without the viewer: " << why);
+  VirtualDisplay x;
+  if (std::string missing = windowPrerequisites(x); !missing.empty()) SF_SKIP_OR_FAIL(missing);
+  ScopedEnv display("DISPLAY", x.display().c_str());
+  const std::string dir = test::tempDir("ViewCliFirstLook");
+  constexpr int kW = 320, kH = 240;
+  saveSplats(cardCloud(), dir + "/card.ply");
+  const Vec3 c = sceneCentre(dir + "/card.ply");
+  // Level, straight at the card's centre: the principal point is the image centre, so the flip (a turn about
+  // the x axis through the centre) of this flat card is the frame mirrored top to bottom.
+  writeText(dir + "/cam.json", lookAtJson(c - Vec3{0, 0, 2.5f}, c, Vec3{0, -1, 0}, kW, kH));
+  writeText(dir + "/s.txt",
+            "screenshot plain.png\ngrid on\nscreenshot grid.png\nkey g\nscreenshot gridoff.png\n"
+            "upright-flip on\nsave-camera flip.json\nscreenshot flip.png\nquit\n");
+  std::string out;
+  ASSERT_EQ(test::runCli("view " + dir + "/card.ply --camera " + dir + "/cam.json --script " + dir +
+                             "/s.txt --size 320x240",
+                         &out),
+            0)
+      << out;
+  const std::string common = " --width 320 --height 240 --backend vulkan --bg 0.5,0.5,0.5";
+  ASSERT_EQ(
+      test::runCli("render " + dir + "/card.ply --camera " + dir + "/cam.json -o " + dir + "/r.png" + common,
+                   &out),
+      0)
+      << out;
+  ASSERT_EQ(test::runCli("render " + dir + "/card.ply --camera " + dir + "/flip.json -o " + dir +
+                             "/rflip.png" + common,
+                         &out),
+            0)
+      << out;
+  const ImageRGBA plain = readPng(dir + "/plain.png"), grid = readPng(dir + "/grid.png");
+  const ImageRGBA gridoff = readPng(dir + "/gridoff.png"), flip = readPng(dir + "/flip.png");
+  ASSERT_EQ(plain.width, kW);
+  ASSERT_EQ(plain.height, kH);
+
+  // The backdrop: mid grey (0.5 -> 128) in the empty corners, and the frame `render --bg 0.5,0.5,0.5` draws.
+  for (const auto& [px, py] :
+       {std::pair{0, 0}, std::pair{kW - 1, 0}, std::pair{0, kH - 1}, std::pair{kW - 1, kH - 1}})
+    for (int ch = 0; ch < 3; ++ch) EXPECT_EQ(plain.at(px, py)[ch], 128.0f / 255.0f) << px << "," << py;
+  EXPECT_GT(litFraction(plain), 0.99);  // (no black anywhere)
+  const ImageDiff dp = compareImages(plain, readPng(dir + "/r.png"));
+  EXPECT_GE(dp.psnr, 40.0) << "max diff " << dp.max_abs;
+
+  // The grid: on the plane under the card, below the eye, so only in the lower half (the axes at the origin
+  // are behind the camera); lighter lines there; off again after `key g`.
+  EXPECT_EQ(changedPixels(plain, grid, 0, kH / 2), 0);
+  const int lines = changedPixels(plain, grid, kH / 2, kH);
+  EXPECT_GT(lines, 1000) << "grid pixels in the lower half";
+  EXPECT_EQ(compareImages(plain, gridoff).max_abs, 0.0);
+  // The line x = c.x runs from the bottom of the image to the horizon through the middle column: drawn where
+  // the floor is in front of the card (below it), hidden where the card's opaque bottom bar is in front of
+  // it. A splat's interior stays as it was, down to the row of the lowest splats' centres (their tails reach
+  // below the plane, where the floor is in front of them).
+  const float fy = 0.5f * kH / std::tan(25.0f * 3.14159265f / 180.0f);
+  const int foot = static_cast<int>(0.5f * kH + fy * (-0.5f - c.y) / 2.5f) - 1;
+  auto brightest = [&](const ImageRGBA& img, int y) {
+    float m = 0;
+    for (int xx = kW / 2 - 12; xx <= kW / 2 + 12; ++xx) m = std::max(m, img.at(xx, y)[0]);
+    return m;
+  };
+  EXPECT_GT(brightest(grid, kH - 10), brightest(plain, kH - 10) + 0.02f) << "the centre line below the card";
+  auto coloured = [&](int xx, int y) {  // far from the grey: a splat's colour
+    const float* p = plain.at(xx, y);
+    return std::max({std::abs(p[0] - 0.5f), std::abs(p[1] - 0.5f), std::abs(p[2] - 0.5f)}) >= 0.3f;
+  };
+  int interior = 0, interior_changed = 0;
+  for (int y = kH / 2; y < foot; ++y)
+    for (int xx = 1; xx < kW - 1; ++xx) {
+      bool inside = true;  // the pixel and its 8 neighbours coloured: inside a bar, not on its soft edge
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) inside = inside && coloured(xx + dx, y + dy);
+      if (!inside) continue;
+      ++interior;
+      const float *p = plain.at(xx, y), *q = grid.at(xx, y);
+      interior_changed +=
+          std::max({std::abs(p[0] - q[0]), std::abs(p[1] - q[1]), std::abs(p[2] - q[2])}) > 2.5f / 255;
+    }
+  EXPECT_GT(interior, 300);
+  EXPECT_EQ(interior_changed, 0) << "of " << interior << " splat pixels in the lower half";
+
+  // The upright flip: the card turned over about the x axis through its centre, seen by the same camera, is
+  // the frame mirrored top to bottom; and the camera the viewer exports draws it with `render` (the flip
+  // composed into the camera's pose, the cloud untouched).
+  ImageRGBA mirrored = plain;
+  for (int y = 0; y < kH; ++y)
+    for (int xx = 0; xx < kW; ++xx)
+      for (int ch = 0; ch < 4; ++ch) mirrored.at(xx, y)[ch] = plain.at(xx, kH - 1 - y)[ch];
+  const ImageDiff dm = compareImages(flip, mirrored), dr = compareImages(flip, readPng(dir + "/rflip.png"));
+  EXPECT_GE(dm.psnr, 35.0) << "flip vs mirrored: max diff " << dm.max_abs;
+  EXPECT_LT(compareImages(flip, plain).psnr, 25.0);  // the card is not symmetric
+  EXPECT_GE(dr.psnr, 40.0) << "flip vs render of the exported camera: max diff " << dr.max_abs;
+  std::printf(
+      "[ backdrop vs render --bg: %.2f dB; flip vs mirrored %.2f dB, vs render %.2f dB; %d grid pixels ]\n",
+      dp.psnr, dm.psnr, dr.psnr, lines);
+}
+
+// Sum of squared differences between horizontal and vertical neighbours: a frame rendered smaller and
+// stretched has softer edges, a step spread over k pixels counting 1/k of a sharp one.
+double gradientEnergy(const ImageRGBA& img) {
+  double e = 0;
+  for (int y = 0; y + 1 < img.height; ++y)
+    for (int x = 0; x + 1 < img.width; ++x)
+      for (int c = 0; c < 3; ++c) {
+        const double dx = img.at(x + 1, y)[c] - img.at(x, y)[c], dy = img.at(x, y + 1)[c] - img.at(x, y)[c];
+        e += dx * dx + dy * dy;
+      }
+  return e;
+}
+
+// The view direction's bearing about the up axis (0, -1, 0), in degrees: from +z towards +x (the view's
+// right).
+double bearing(const Camera& cam) {
+  const Vec3 f = cam.world_to_camera.linear().row(2);
+  return std::atan2(static_cast<double>(f.x), static_cast<double>(f.z)) * 180.0 / 3.14159265358979;
+}
+
+TEST(ViewCli, TurntableTurnsAndARestingCameraRendersAtFullResolution) {
+  std::string why;
+  if (!viewerBuilt(&why)) SF_SKIP_OR_FAIL("splatforge was built without the viewer: " << why);
+  VirtualDisplay x;
+  if (std::string missing = windowPrerequisites(x); !missing.empty()) SF_SKIP_OR_FAIL(missing);
+  ScopedEnv display("DISPLAY", x.display().c_str());
+  const std::string dir = test::tempDir("ViewCliTurntable");
+  saveSplats(cardCloud(), dir + "/card.ply");
+  const Vec3 c = sceneCentre(dir + "/card.ply");
+  writeText(dir + "/cam.json", lookAtJson(c - Vec3{0.3f, 0.2f, 2.5f}, c, Vec3{0, -1, 0}, 320, 240));
+  // 60 degrees a second: two degrees a frame under a script. The turntable turns at the start of each frame
+  // before the frame's commands: t1 is 11 frames (22 degrees) after t0, t2 one more, then 10 frames of rest
+  // (a third of a second at a script's 1/30 s a frame, past the 0.25 s the camera needs to rest).
+  writeText(dir + "/s.txt",
+            "turntable 60\nsave-camera t0.json\nscreenshot t0.png\nwait 10\nsave-camera t1.json\nscreenshot "
+            "t1.png\n"
+            "turntable off\nwait 10\nsave-camera t2.json\nscreenshot t2.png\nquit\n");
+  std::string out;
+  // A target no frame can keep: every frame while the camera moves is rendered at a reduced scale.
+  ASSERT_EQ(test::runCli("view " + dir + "/card.ply --camera " + dir + "/cam.json --script " + dir +
+                             "/s.txt --size 320x240 --target-frame-ms 0.001",
+                         &out),
+            0)
+      << out;
+  const Camera t0 = loadCameraJson(dir + "/t0.json"), t1 = loadCameraJson(dir + "/t1.json");
+  const Camera t2 = loadCameraJson(dir + "/t2.json");
+  EXPECT_NEAR(bearing(t1) - bearing(t0), 22.0, 0.02);
+  EXPECT_NEAR(bearing(t2) - bearing(t0), 24.0, 0.02);
+  // About the vertical axis through the scene's centre: the eye keeps its height and its distance from it.
+  auto flat = [&](Vec3 p) {
+    return std::hypot(static_cast<double>(p.x - c.x), static_cast<double>(p.z - c.z));
+  };
+  EXPECT_NEAR(flat(t1.position()), flat(t0.position()), 1e-4);
+  EXPECT_NEAR(t1.position().y, t0.position().y, 1e-4);
+  EXPECT_EQ(t1.fx, t0.fx);
+
+  const std::string common = " --width 320 --height 240 --backend vulkan --bg 0.5,0.5,0.5";
+  for (const char* name : {"t0", "t1", "t2"})
+    ASSERT_EQ(test::runCli("render " + dir + "/card.ply --camera " + dir + "/" + name + ".json -o " + dir +
+                               "/r" + name + ".png" + common,
+                           &out),
+              0)
+        << out;
+  const ImageRGBA v0 = readPng(dir + "/t0.png"), v1 = readPng(dir + "/t1.png"), v2 = readPng(dir + "/t2.png");
+  EXPECT_LT(compareImages(v0, v1).psnr, 30.0);  // it turned
+  // Before it turned and once it rested: full resolution, the frame `render` draws. While turning: a half or
+  // a quarter of the size stretched over the window, the same view with soft edges.
+  const ImageDiff d0 = compareImages(v0, readPng(dir + "/rt0.png"));
+  const ImageDiff d1 = compareImages(v1, readPng(dir + "/rt1.png"));
+  const ImageDiff d2 = compareImages(v2, readPng(dir + "/rt2.png"));
+  EXPECT_GE(d0.psnr, 40.0) << "max diff " << d0.max_abs;
+  const double sharp = gradientEnergy(readPng(dir + "/rt1.png")), soft = gradientEnergy(v1);
+  EXPECT_LT(soft, 0.85 * sharp) << "turning: " << d1.psnr << " dB";
+  EXPECT_LT(d1.psnr, 38.0) << "turning: max diff " << d1.max_abs;
+  EXPECT_GT(d1.psnr, 18.0) << "turning: max diff " << d1.max_abs;
+  EXPECT_GE(d2.psnr, 40.0) << "at rest: max diff " << d2.max_abs;
+
+  // --full-res: every frame at the window's size, turning or not.
+  writeText(dir + "/full.txt", "turntable 60\nwait 3\nsave-camera f.json\nscreenshot f.png\nquit\n");
+  ASSERT_EQ(test::runCli("view " + dir + "/card.ply --camera " + dir + "/cam.json --script " + dir +
+                             "/full.txt --size 320x240 --target-frame-ms 0.001 --full-res",
+                         &out),
+            0)
+      << out;
+  ASSERT_EQ(
+      test::runCli("render " + dir + "/card.ply --camera " + dir + "/f.json -o " + dir + "/rf.png" + common,
+                   &out),
+      0)
+      << out;
+  const ImageDiff df = compareImages(readPng(dir + "/f.png"), readPng(dir + "/rf.png"));
+  EXPECT_GE(df.psnr, 40.0) << "--full-res while turning: max diff " << df.max_abs;
+  std::printf(
+      "[ turntable: %.3f deg in 11 frames; vs render: before %.2f dB, turning %.2f dB (edge energy %.2f of "
+      "render's), at rest %.2f dB, --full-res turning %.2f dB ]\n",
+      bearing(t1) - bearing(t0), d0.psnr, d1.psnr, soft / sharp, d2.psnr, df.psnr);
+}
+
+TEST(ViewCli, TargetFrameTimeMustBePositive) {
+  std::string why;
+  if (!viewerBuilt(&why)) SF_SKIP_OR_FAIL("splatforge was built without the viewer: " << why);
+  ScopedEnv no_x("DISPLAY", nullptr), no_wayland("WAYLAND_DISPLAY", nullptr);
+  std::string out;
+  EXPECT_EQ(test::runCli("view --target-frame-ms 0", &out), 2);
+  EXPECT_NE(out.find("--target-frame-ms 0: expected milliseconds in (0, 10000]"), std::string::npos) << out;
 }
 
 }  // namespace

@@ -106,6 +106,40 @@ TEST(CameraControl, DragsKeepTargetInOrbitAndEyeInFly) {
     for (int j = 0; j < 4; ++j) EXPECT_EQ(back.world_to_camera.m[i][j], s.home.world_to_camera.m[i][j]);
 }
 
+// The turntable turns eye, view and target about the vertical axis through a pivot off the target: the yaw
+// grows by the angle, the pitch and the orbit distance stay, the eye keeps its height and its distance from
+// the axis, and the eye's bearing about the axis turns by the angle (towards the home view's right).
+TEST(CameraControl, TurntableTurnsAboutTheVerticalAxisThroughThePivot) {
+  Orbit s;
+  view::CameraControl c(s.home, s.target, s.up, 1);
+  c.setOrbit(10, 20, 3);
+  const Vec3 pivot = s.target + Vec3{0.3f, 0.5f, -0.2f};
+  const Vec3 eye0 = c.eye();
+  const float yaw0 = c.yawDeg(), pitch0 = c.pitchDeg();
+  auto flat = [&](Vec3 p) {  // p - pivot in the plane normal to up
+    const Vec3 d = p - pivot;
+    return d - s.up * dot(d, s.up);
+  };
+  for (int step = 1; step <= 3; ++step) {
+    c.turn(11, pivot);
+    EXPECT_NEAR(c.yawDeg(), yaw0 + 11.0f * static_cast<float>(step), 1e-3f);
+    EXPECT_NEAR(c.pitchDeg(), pitch0, 1e-3f);
+    EXPECT_NEAR(c.distance(), 3.0f, 1e-5f);
+    EXPECT_NEAR(dot(c.eye() - pivot, s.up), dot(eye0 - pivot, s.up), 1e-4f);
+    EXPECT_NEAR(length(flat(c.eye())), length(flat(eye0)), 1e-4f);
+    const Vec3 a = normalize(flat(eye0)), b = normalize(flat(c.eye()));
+    const float angle = std::atan2(dot(cross(a, b), s.up), dot(a, b)) * 180.0f / kPi;
+    EXPECT_NEAR(std::abs(angle), 11.0f * static_cast<float>(step), 1e-2f);
+  }
+  // A full turn comes back; the opposite speed undoes it.
+  const Vec3 eye3 = c.eye();
+  c.turn(360, pivot);
+  expectNear(c.eye(), eye3, 1e-4f, "a full turn");
+  c.turn(-33, pivot);
+  expectNear(c.eye(), eye0, 1e-4f, "turned back");
+  expectNear(c.target(), s.target, 1e-4f, "the target turned back");
+}
+
 TEST(CameraControl, PanKeepsTheTargetUnderTheCursor) {
   Orbit s;
   view::CameraControl c(s.home, s.target, s.up, 1);

@@ -67,6 +67,28 @@ TEST(ViewScript, ParsesEveryCommand) {
   EXPECT_EQ(c[3].values[0], 12.0);
   EXPECT_EQ(c[3].values[1], 34.5);
   EXPECT_EQ(c[4].key, "off");
+  // The first-look commands: grid, turntable, upright flip, camera export.
+  const std::vector<ScriptCommand> f = view::parseViewerScript(
+      "grid on\nGRID Off\nturntable 30\nturntable -12.5\nturntable off\nupright-flip on\nupright-flip off\n"
+      "save-camera cams/a.json\nkey g\nkey T\nkey u\n",
+      "/s/x.txt");
+  ASSERT_EQ(f.size(), 11u);
+  EXPECT_EQ(f[0].kind, ScriptCommand::Kind::kGrid);
+  EXPECT_EQ(f[0].key, "on");
+  EXPECT_EQ(f[1].key, "off");
+  EXPECT_EQ(f[2].kind, ScriptCommand::Kind::kTurntable);
+  EXPECT_EQ(f[2].key, "");
+  EXPECT_EQ(f[2].values[0], 30.0);
+  EXPECT_EQ(f[3].values[0], -12.5);
+  EXPECT_EQ(f[4].key, "off");
+  EXPECT_EQ(f[5].kind, ScriptCommand::Kind::kUprightFlip);
+  EXPECT_EQ(f[5].key, "on");
+  EXPECT_EQ(f[6].key, "off");
+  EXPECT_EQ(f[7].kind, ScriptCommand::Kind::kSaveCamera);
+  EXPECT_EQ(f[7].path, "/s/cams/a.json");
+  EXPECT_EQ(f[8].key, "g");
+  EXPECT_EQ(f[9].key, "t");
+  EXPECT_EQ(f[10].key, "u");
   // A script given by a bare file name resolves against the working directory.
   EXPECT_EQ(view::parseViewerScript("camera c.json\n", "run.txt")[0].path, "c.json");
 }
@@ -92,6 +114,15 @@ TEST(ViewScript, RefusesMalformedLinesNamingTheLine) {
       {"clip", "s.txt:1: 'clip' takes 1 argument"},
       {"resize 200", "s.txt:1: resize '200': expected WIDTHxHEIGHT"},
       {"resize 0x150", "s.txt:1: resize '0x150': width and height must be whole numbers"},
+      {"grid", "s.txt:1: 'grid' takes 1 argument (grid on|off)"},
+      {"grid yes", "s.txt:1: grid takes on or off, got 'yes'"},
+      {"upright-flip 1", "s.txt:1: upright-flip takes on or off, got '1'"},
+      {"turntable", "s.txt:1: 'turntable' takes 1 argument"},
+      {"turntable fast", "s.txt:1: turntable speed 'fast' is not a number"},
+      {"turntable 400", "s.txt:1: turntable speed must be within [-360, 360]"},
+      {"turntable nan", "s.txt:1: turntable speed must be finite"},
+      {"save-camera a.png", "s.txt:1: save-camera a.png: expected a .json path"},
+      {"save-camera", "s.txt:1: 'save-camera' takes 1 argument"},
   };
   for (const auto& [text, message] : cases) {
     try {
