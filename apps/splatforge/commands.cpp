@@ -754,6 +754,7 @@ int runAnimate(const AnimateOptions& o) {
     }
 
     RenderSettings settings;
+    if (!o.default_background.empty()) settings.background = parseColor(o.default_background);
     if (!o.background.empty()) settings.background = parseColor(o.background);
     Camera cam;  // a camera file is checked before the scene loads
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
@@ -779,8 +780,18 @@ int runAnimate(const AnimateOptions& o) {
       progress(fmt::format("playing {} ({} events, {:.2f} s, seed {}) on {} hull{}", o.hull_script, script.events.size(), script.duration,
                            dopt.seed, hulls, hulls == 1 ? "" : "s"));
     }
-    if (o.camera.empty())
-      cam = scene.camera ? *scene.camera : autoCamera(scene, o.width.value_or(kDefaultWidth), o.height.value_or(kDefaultHeight), o.start);
+    if (o.camera.empty() && scene.camera) {
+      cam = *scene.camera;
+    } else if (o.camera.empty()) {
+      // A played hull moves (parts turn, panels lift, wounds open): framed on its box over the whole clip,
+      // sampled every 0.1 s or so. The scripts replay from the start when the first frame goes back in time.
+      std::vector<double> times{o.start};
+      if (!o.hull_script.empty()) {
+        const int n = static_cast<int>(std::clamp(std::ceil(duration / 0.1) + 1.0, 2.0, 121.0));
+        for (int k = 1; k < n; ++k) times.push_back(o.start + duration * static_cast<double>(k) / static_cast<double>(n - 1));
+      }
+      cam = autoCameraOverClip(scene, o.width.value_or(kDefaultWidth), o.height.value_or(kDefaultHeight), times);
+    }
     const double load_s = secondsSince(t0);
 
     const size_t frames = std::max<size_t>(1, static_cast<size_t>(std::llround(duration * o.fps)));

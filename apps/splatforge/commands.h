@@ -129,17 +129,24 @@ struct AnimateOptions {
   std::string device;
   bool validation = false;
   std::string background;
+  // The background when neither --bg nor the scene gives one, "R,G,B" (empty: the renderer's 0,0,0).
+  std::string default_background;
   bool strict = false, keep_going = false;  // as for render
   bool allow_outside_paths = false;
   std::string hull_mode, light;  // as for render
   // Play a hull script (docs/formats/hull-script.md) on every splat hull of the input (`hull play`);
-  // `duration` then defaults to the script's when not given.
+  // `duration` then defaults to the script's when not given, and a hull-only input without a camera is
+  // framed on its hulls over the whole clip (autoCameraOverClip).
   std::string hull_script;
   std::optional<uint32_t> seed;
   bool duration_given = true;
   std::string command = "animate";  // how errors name the command (`hull play` runs this one)
 };
 int runAnimate(const AnimateOptions& o);
+
+// `hull play`'s default background: a dark slate blue-grey that the cel-lit hulls, their white-hot debris and
+// sparks read against (pure black swallows the hulls' dark crater floors and cooling debris).
+inline constexpr const char* kHullPlayBackground = "0.16,0.19,0.24";
 
 struct DemoOptions {
   std::string output = "demo.png";

@@ -300,6 +300,7 @@ int HullCommand::run() const {
         AnimateOptions a = options_->play;
         if (options_->seed_given) a.seed = options_->seed;
         if (a.duration_given) a.duration = options_->duration;
+        a.default_background = kHullPlayBackground;
         a.command = command;
         return runAnimate(a);
       }

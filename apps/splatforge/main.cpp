@@ -207,8 +207,9 @@ HullCommand::HullCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
   play->add_option("--duration", o.duration, "Seconds to render (default: the script's duration)");
   play->add_option("--width", o.play.width, "Image width (default 1280)");
   play->add_option("--height", o.play.height, "Image height (default 720)");
-  play->add_option("--camera", o.play.camera, "Camera JSON (default: framed from 41 degrees up)");
-  play->add_option("--bg,--background", o.play.background, "Background colour R,G,B in [0, 1] (default 0,0,0, or the scene's)");
+  play->add_option("--camera", o.play.camera, "Camera JSON (default: the hulls framed over the whole clip, from 41 degrees up)");
+  play->add_option("--bg,--background", o.play.background,
+                   std::string("Background colour R,G,B in [0, 1] (default: the scene's, else dark slate ") + kHullPlayBackground + ")");
   play->add_option("--light", o.play.light, "The hulls' cel light: on or off")->check(CLI::IsMember({"on", "off"}));
   play->add_option("--backend", o.play.backend, "auto, cpu or vulkan")->check(CLI::IsMember({"auto", "cpu", "vulkan"}))->capture_default_str();
   play->add_option("--device", o.play.device, "Vulkan device (index or name part)");

@@ -285,9 +285,10 @@ std::vector<HullEvent> HullScriptPlayer::advance(HullInstance& hull, double t) {
     }
     if (e.type != ScriptEvent::kEffect) continue;
     switch (e.effect) {
-      case EffectKind::kAssemble:
+      case EffectKind::kAssemble:  // the spawn re-forms the whole hull: a held scatter and implode end here
         if (running) fx.scatter = 1.0f - p, fx.scatter_mode = e.mode, fx.scatter_distance = e.distance, fx.kill_bias = 0;
         else fx.scatter = 0;
+        fx.implode = 0;
         break;
       case EffectKind::kScatter:  // the death: held at its end
         fx.scatter = p, fx.scatter_mode = e.mode, fx.scatter_distance = e.distance;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace sf {
 
@@ -57,6 +58,37 @@ Camera frameBox(Vec3 lo, Vec3 hi, Vec3 view_dir, Vec3 up, int width, int height)
   float distance = 1.1f * radius / std::sin(half_fov_min);  // 10% margin
   Vec3 eye = centre - normalize(view_dir) * distance;
   return lookAtCamera(eye, centre, up, kFovY, width, height);
+}
+
+Camera frameBoxTight(Vec3 lo, Vec3 hi, Vec3 view_dir, Vec3 up, int width, int height, float margin, const Mat3& box_axes) {
+  constexpr float kFovY = 50.0f;
+  const Vec3 forward = normalize(view_dir);
+  const Camera axes = lookAtCamera(Vec3{0, 0, 0}, forward, up, kFovY, width, height);  // the orientation and focal length
+  const Mat3 r = axes.world_to_camera.linear();
+  margin = std::clamp(margin, 0.0f, 0.45f);
+  // A corner p at camera coordinates c = r (p - eye) lands inside the margins when |c.x| <= tx c.z and
+  // |c.y| <= ty c.z. With the corners' and the eye's coordinates in the camera's axes (P = r p, E = r eye),
+  // each bound is linear in E: per axis the two sides' tightest constraints meet at the closest eye depth, and
+  // the eye's offset across is their midpoint (which centres the projection).
+  const float t[2] = {(0.5f - margin) * static_cast<float>(width) / axes.fx, (0.5f - margin) * static_cast<float>(height) / axes.fy};
+  float plus[2], minus[2], nearest = std::numeric_limits<float>::max();
+  for (int k = 0; k < 2; ++k) plus[k] = minus[k] = -std::numeric_limits<float>::max();
+  for (int corner = 0; corner < 8; ++corner) {
+    const Vec3 p{corner & 1 ? hi.x : lo.x, corner & 2 ? hi.y : lo.y, corner & 4 ? hi.z : lo.z};
+    const Vec3 c = r * (transpose(box_axes) * p);
+    for (int k = 0; k < 2; ++k) {
+      plus[k] = std::max(plus[k], c[k] - t[k] * c.z);
+      minus[k] = std::max(minus[k], -c[k] - t[k] * c.z);
+    }
+    nearest = std::min(nearest, c.z);
+  }
+  Vec3 e;
+  e.z = nearest - 0.25f;  // the renderer culls splats closer than 0.2
+  for (int k = 0; k < 2; ++k) e.z = std::min(e.z, -(plus[k] + minus[k]) / (2.0f * t[k]));
+  e.x = 0.5f * (plus[0] - minus[0]);
+  e.y = 0.5f * (plus[1] - minus[1]);
+  const Vec3 eye = transpose(r) * e;
+  return lookAtCamera(eye, eye + forward, up, kFovY, width, height);
 }
 
 }  // namespace sf

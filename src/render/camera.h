@@ -28,4 +28,12 @@ Camera lookAtCamera(Vec3 eye, Vec3 target, Vec3 up, float fov_y_deg, int width, 
 // with `up` up on screen.
 Camera frameBox(Vec3 lo, Vec3 hi, Vec3 view_dir, Vec3 up, int width, int height);
 
+// Camera looking along `view_dir` with `up` up on screen and the 50 degree vertical field of view, placed so
+// that the 8 corners of the box [lo, hi] project into the image with `margin` (a fraction of the image's
+// width and height) free on every side: the corners' projection is centred and touches the margin on the
+// tighter axis (the closest such camera; never closer than 0.25 to the box's nearest corner). The box's axes
+// are the rows of the rotation `box_axes` (a corner c of the box is the world point transpose(box_axes) * c).
+Camera frameBoxTight(Vec3 lo, Vec3 hi, Vec3 view_dir, Vec3 up, int width, int height, float margin = 0.08f,
+                     const Mat3& box_axes = Mat3{});
+
 }  // namespace sf

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <numbers>
 
@@ -15,6 +16,8 @@
 #include "io/file.h"
 #include "io/formats.h"
 #include "io/json.h"
+#include "hull/effects.h"
+#include "hull/hull_shared.h"
 #include "anim/clip.h"
 
 namespace sf {
@@ -755,18 +758,81 @@ CloudBounds sceneBounds(const Scene& scene, double time) {
   return computeBounds(all);
 }
 
+bool hullsOnly(const Scene& scene) {
+  bool hulls = !scene.objects.empty();
+  for (const SceneObject& o : scene.objects) hulls &= o.hull != nullptr;
+  return hulls;
+}
+
+std::pair<Vec3, Vec3> hullSceneBox(const Scene& scene, double time, const Mat3& axes) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  Vec3 lo{kInf, kInf, kInf}, hi{-kInf, -kInf, -kInf};
+  const auto add = [&](const Mat4& to_world, Vec3 p) {
+    p = axes * transformPoint(to_world, p);
+    lo = {std::min(lo.x, p.x), std::min(lo.y, p.y), std::min(lo.z, p.z)};
+    hi = {std::max(hi.x, p.x), std::max(hi.y, p.y), std::max(hi.z, p.z)};
+  };
+  for (const SceneObject& o : scene.objects) {
+    if (!o.hull) throw Error("hullSceneBox: object '" + o.name + "' is not a splat hull");
+    if (!o.hull_live) {
+      if (o.cloud)
+        for (const Vec3& p : o.cloud->positions) add(o.object_to_world, p);
+      continue;
+    }
+    hull::HullInstance& h = *o.hull_live;
+    if (o.hull_script) o.hull_script->advance(h, time);
+    // The slots as the frame's pass places them, less the effects that send splats away from the hull.
+    hull::HullEffects effects = h.effects;
+    effects.scatter = 0, effects.implode = 0;
+    const auto& slots = h.destruction().slots();
+    const hull::HullParams params =
+        hull::packHullParams(effects, scene.light, o.object_to_world, h.centre(), time, static_cast<uint32_t>(slots.size()));
+    hull::HullOutput out;
+    hull::evaluateHull(params, h.destruction().rest(), slots, h.destruction().bodies(), out);
+    size_t added = 0;
+    for (size_t i = 0; i < slots.size(); ++i) {
+      const uint32_t kind = (slots[i].flags & SF_HULL_KIND_MASK) >> SF_HULL_KIND_SHIFT;
+      if ((kind == SF_HULL_KIND_SKIN || kind == SF_HULL_KIND_LAYER) && out.opacities[i] > 0) add(o.object_to_world, out.positions[i]), ++added;
+    }
+    if (added == 0 && o.cloud)  // every slot faded out by its standing effects: where the hull rests
+      for (const Vec3& p : o.cloud->positions) add(o.object_to_world, p);
+  }
+  if (!(lo.x <= hi.x)) throw Error("the scene has nothing to frame (no hull splat)");
+  return {lo, hi};
+}
+
+Camera autoCameraOverClip(const Scene& scene, int width, int height, std::span<const double> times) {
+  if (times.empty()) throw Error("autoCameraOverClip: no times");
+  if (!hullsOnly(scene)) return autoCamera(scene, width, height, times.front());
+  // The heading: a three-quarter view of the broad side (seen along one of its axes a hull may show only
+  // its profile, and its box's depth then inflates the fit). The box is then taken along the heading, where
+  // it is tightest around what the camera sees.
+  const auto [lo0, hi0] = hullSceneBox(scene, times.front());
+  const float a = hullViewAzimuth(lo0, hi0) * std::numbers::pi_v<float> / 180.0f;
+  Mat3 axes;  // rows: across the view (horizontal), up, towards the camera (horizontal)
+  axes.m[0][0] = std::cos(a), axes.m[0][1] = 0, axes.m[0][2] = -std::sin(a);
+  axes.m[1][0] = 0, axes.m[1][1] = 1, axes.m[1][2] = 0;
+  axes.m[2][0] = std::sin(a), axes.m[2][1] = 0, axes.m[2][2] = std::cos(a);
+  auto [lo, hi] = hullSceneBox(scene, times.front(), axes);
+  for (size_t k = 1; k < times.size(); ++k) {
+    const auto [l, h] = hullSceneBox(scene, times[k], axes);
+    lo = {std::min(lo.x, l.x), std::min(lo.y, l.y), std::min(lo.z, l.z)};
+    hi = {std::max(hi.x, h.x), std::max(hi.y, h.y), std::max(hi.z, h.z)};
+  }
+  const float e = 41.0f * std::numbers::pi_v<float> / 180.0f;  // the middle of the default camera belt
+  const Vec3 view{-std::sin(a) * std::cos(e), -std::sin(e), -std::cos(a) * std::cos(e)};
+  return frameBoxTight(lo, hi, view, Vec3{0, 1, 0}, width, height, kHullFrameMargin, axes);
+}
+
+float hullViewAzimuth(Vec3 lo, Vec3 hi) { return hi.x - lo.x < hi.z - lo.z ? 60.0f : 30.0f; }
+
 Camera autoCamera(const Scene& scene, int width, int height, double time) {
+  if (hullsOnly(scene)) return autoCameraOverClip(scene, width, height, std::span<const double>(&time, 1));
   CloudBounds b = sceneBounds(scene, time);
   bool captures = false;
   // Generators follow the capture convention too (the contract's camera looks along +z with y down).
   for (const SceneObject& o : scene.objects)
     captures |= (o.cloud && !o.model && !o.character && !o.bundle && !o.hull && o.source != "placeholder") || o.generator != nullptr;
-  bool hulls_only = !scene.objects.empty();
-  for (const SceneObject& o : scene.objects) hulls_only &= o.hull != nullptr;
-  if (hulls_only) {  // from the middle of the default camera belt (41 degrees up), where baked hulls are meant to be seen
-    const float e = 41.0f * std::numbers::pi_v<float> / 180.0f;
-    return frameBox(b.p01, b.p99, Vec3{0, -std::sin(e), -std::cos(e)}, Vec3{0, 1, 0}, width, height);
-  }
   if (!captures) return frameBox(b.p01, b.p99, Vec3{0, 0, -1}, Vec3{0, 1, 0}, width, height);
   return frameBox(b.p01, b.p99, Vec3{0, 0, 1}, Vec3{0, -1, 0}, width, height);
 }

@@ -5,6 +5,8 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -138,11 +140,39 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
 // the scene posed at scene time `time`.
 CloudBounds sceneBounds(const Scene& scene, double time = 0);
 
-// Automatic camera framing the 1-99 percentile box of the scene posed at scene time `time`. Scenes of splat hulls only are seen from 41
-// degrees up (the middle of the default camera belt their shell orders were baked for). Scenes with splat captures are seen along
-// +z with y down (the capture convention); scenes of glTF models only are seen from +z looking down -z
-// with y up (the glTF convention: models face +z).
+// Automatic camera framing the 1-99 percentile box of the scene posed at scene time `time`. Scenes with splat captures are
+// seen along +z with y down (the capture convention); scenes of glTF models only are seen from +z looking down -z
+// with y up (the glTF convention: models face +z). Scenes of splat hulls only are framed tightly on hullSceneBox
+// (autoCameraOverClip at the one time).
 Camera autoCamera(const Scene& scene, int width, int height, double time = 0);
+
+// True when the scene has objects and every one is a splat hull.
+bool hullsOnly(const Scene& scene);
+
+// The box a scene of splat hulls only is framed on at scene time `time` (world space): every hull's slots where
+// its script and standing effects put them at `time` (part moves, charge, siphon, ripples, wounds), without
+// the splats meant to leave the hull (flying debris, torn chunks, and the scatter, assemble and implode
+// progress); a hull without live state by its rest splats. The box is along the rows of the rotation `axes`
+// (the bounds of axes * p; identity: the world's axes). Advances the hulls' scripts to `time` (as posing
+// does). Throws sf::Error when an object is not a hull or there is nothing to frame.
+std::pair<Vec3, Vec3> hullSceneBox(const Scene& scene, double time = 0, const Mat3& axes = Mat3{});
+
+// The margin autoCamera leaves free on every side of a hull-only scene's box (a fraction of the image's width
+// and height).
+inline constexpr float kHullFrameMargin = 0.08f;
+
+// autoCamera over a clip. A scene of splat hulls only is seen from 41 degrees up (the middle of the default
+// camera belt their shell orders were baked for) in a three-quarter view: 30 degrees off the broad side of its
+// box at times.front() (the camera 60 degrees from +z towards +x when the box is narrower along x than along
+// z, else 30 degrees; the side the default key light falls on). The union of hullSceneBox at `times` (visited
+// in the order given), taken along the camera's heading (x across the view, y up), has its 8 corners fitted
+// into the image with kHullFrameMargin free on every side (frameBoxTight). Any other scene: autoCamera at
+// times.front(). `times` must not be empty.
+Camera autoCameraOverClip(const Scene& scene, int width, int height, std::span<const double> times);
+
+// The heading of autoCameraOverClip's camera for a hull-only scene whose box at its first time is [lo, hi]:
+// the camera's azimuth in degrees from +z towards +x (60 or 30).
+float hullViewAzimuth(Vec3 lo, Vec3 hi);
 
 // A magenta-and-black checkered cube of gaussians, 1 unit wide, marking an asset that failed to load.
 GaussianCloud makePlaceholderCloud();

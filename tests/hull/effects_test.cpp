@@ -6,6 +6,8 @@
 // frames and MP4.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -709,6 +711,144 @@ TEST(HullCli, RenderSceneJsonAtTimePlaysTheScript) {
   std::printf("render --time 1.15 vs the script played to 1.15: %.2f dB; at 0.55: %.2f dB\n", psnr, psnr0);
   EXPECT_GE(psnr, 90.0);
   EXPECT_LT(psnr0, psnr - 10.0);
+}
+
+// Hull-only scenes are framed tightly (scene/scene.h autoCameraOverClip), checked from the camera's own
+// matrices: the box of the splats as drawn at every time of the clip, taken along the camera's heading (across
+// the view, up, towards the camera), projects inside the image with kHullFrameMargin free on every side,
+// centred and touching the margin on one axis; the splats fill at least 60% of the height; the view is 41
+// degrees down. The script moves the whole hull (every part offset and held): framed at the start alone, the
+// moved hull would leave the margin.
+TEST(HullFraming, AutoCameraFitsTheHullOverTheClip) {
+  const std::string dir = test::tempDir("HullFraming.Fit");
+  Spl2Hull h = sphereHull(1500);  // a figure's proportions: tall, thin along x, wide along z
+  for (Spl2Block* b : {&h.core, &h.shell})
+    for (Vec3& p : b->pos) p = {p.x * 0.3f, p.y * 1.3f, p.z};
+  saveSpl2(h, dir + "/h.spl2");
+  std::string events;
+  for (int part = 0; part < 8; ++part)
+    events += std::string(part ? ", " : "") + R"({"time": 0.5, "effect": "part_xform", "duration": 0.5, "part": )" + std::to_string(part) +
+              R"(, "offset": [1.2, 0, 0], "hold": true})";
+  std::ofstream(dir + "/s.json") << R"({"events": [)" + events + "]}";
+  std::ofstream(dir + "/scene.json")
+      << R"({"objects": [{"hull": "h.spl2", "script": "s.json", "heading": 20, "transform": {"translation": [2, 0.5, -1]}}]})";
+  const Scene scene = loadSceneJson(dir + "/scene.json");
+  ASSERT_TRUE(hullsOnly(scene));
+  std::vector<double> times;
+  for (int k = 0; k <= 10; ++k) times.push_back(0.15 * k);
+  constexpr int kW = 320, kH = 180;
+  const Camera cam = autoCameraOverClip(scene, kW, kH, times);
+  const Camera start_only = autoCamera(scene, kW, kH, 0.0);
+  // The splats as drawn (opacity above 0; off pool slots are NaN) at every time.
+  std::vector<Vec3> points, moved;
+  SceneFrame frame;
+  for (double t : times) {
+    poseScene(scene, t, frame, false, &cam);
+    for (const RenderObject& o : frame.objects)
+      for (size_t i = 0; i < o.positions.size(); ++i)
+        if (o.cloud->opacities[i] > 0) (t == times.back() ? moved : points).push_back(transformPoint(o.object_to_world, o.positions[i]));
+  }
+  ASSERT_GT(moved.size(), 1000u);
+  points.insert(points.end(), moved.begin(), moved.end());
+  const Mat3 r = cam.world_to_camera.linear();
+  const Vec3 forward = r.row(2), across = r.row(0), up{0, 1, 0};
+  EXPECT_NEAR(forward.y, -std::sin(41.0f * std::numbers::pi_v<float> / 180.0f), 1e-4f);
+  EXPECT_NEAR(across.y, 0.0f, 1e-5f);
+  const Vec3 back = normalize(Vec3{-forward.x, 0, -forward.z});
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  Vec3 lo{kInf, kInf, kInf}, hi{-kInf, -kInf, -kInf};
+  for (const Vec3& p : points) {
+    const Vec3 c{dot(p, across), dot(p, up), dot(p, back)};
+    for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], c[k]), hi[k] = std::max(hi[k], c[k]);
+  }
+  const auto project = [](const Camera& c, Vec3 p) {
+    const Vec3 v = transformPoint(c.world_to_camera, p);
+    EXPECT_GT(v.z, 0.2f);
+    return std::array<float, 2>{c.fx * v.x / v.z + c.cx, c.fy * v.y / v.z + c.cy};
+  };
+  float u0 = kInf, u1 = -kInf, v0 = kInf, v1 = -kInf;
+  for (int corner = 0; corner < 8; ++corner) {
+    const Vec3 c{corner & 1 ? hi.x : lo.x, corner & 2 ? hi.y : lo.y, corner & 4 ? hi.z : lo.z};
+    const auto uv = project(cam, across * c.x + up * c.y + back * c.z);
+    u0 = std::min(u0, uv[0]), u1 = std::max(u1, uv[0]), v0 = std::min(v0, uv[1]), v1 = std::max(v1, uv[1]);
+  }
+  const float mu = kHullFrameMargin * kW, mv = kHullFrameMargin * kH;
+  std::printf("hull box over the clip: u %.1f..%.1f of %d, v %.1f..%.1f of %d (margins %.1f, %.1f px)\n", u0, u1, kW, v0, v1, kH, mu, mv);
+  EXPECT_GE(u0, mu - 0.05f);
+  EXPECT_LE(u1, kW - mu + 0.05f);
+  EXPECT_GE(v0, mv - 0.05f);
+  EXPECT_LE(v1, kH - mv + 0.05f);
+  EXPECT_NEAR(u0 - mu, kW - mu - u1, 0.1f) << "centred across";
+  EXPECT_NEAR(v0 - mv, kH - mv - v1, 0.1f) << "centred up and down";
+  EXPECT_TRUE(std::abs(u0 - mu) < 0.1f || std::abs(v0 - mv) < 0.1f) << "not as close as the margin allows";
+  float top = kInf, bottom = -kInf;
+  for (const Vec3& p : points) {
+    const auto uv = project(cam, p);
+    top = std::min(top, uv[1]), bottom = std::max(bottom, uv[1]);
+  }
+  std::printf("splat centres fill %.0f%% of the height\n", 100.0 * (bottom - top) / kH);
+  EXPECT_GE((bottom - top) / kH, 0.6f);
+  bool escapes = false;  // the moved hull, framed at the start alone
+  for (const Vec3& p : moved) {
+    const auto uv = project(start_only, p);
+    escapes |= uv[0] < mu || uv[0] > kW - mu || uv[1] < mv || uv[1] > kH - mv;
+  }
+  EXPECT_TRUE(escapes) << "the script does not move the hull out of the start's framing";
+}
+
+// An assemble re-forms the whole hull: a held implode (and scatter) before it ends where it starts.
+TEST(HullScript, AssembleEndsAHeldImplode) {
+  auto asset = sphereAsset("HullScript.Assemble", 600);
+  HullInstance inst(asset);
+  HullScriptPlayer player(parseHullScript(R"({"events": [{"time": 0, "effect": "implode", "duration": 0.2},
+    {"time": 0.3, "effect": "scatter", "duration": 0.2}, {"time": 1, "effect": "assemble", "duration": 0.5}]})", "s.json"));
+  player.advance(inst, 0.8);
+  EXPECT_FLOAT_EQ(inst.effects.implode, 1.0f);
+  EXPECT_FLOAT_EQ(inst.effects.scatter, 1.0f);
+  player.advance(inst, 1.25);
+  EXPECT_FLOAT_EQ(inst.effects.implode, 0.0f);
+  EXPECT_FLOAT_EQ(inst.effects.scatter, 0.5f);
+  player.advance(inst, 2.0);
+  EXPECT_FALSE(inst.effects.any());
+}
+
+// The README's hull demo (cesium_man baked at --budget 6000, scripts/hull_battle.json): the first frame shows
+// the intact hull, 60% of the height or more, over the default slate backdrop (0.16, 0.19, 0.24 in every
+// corner); `--bg 0,0,0` still gives black.
+TEST(HullCli, PlayReadmeDemoShowsTheHullOnTheBackdrop) {
+  SF_REQUIRE_ASSET(model, "gltf/cesium_man.gltf");
+  const std::string dir = test::tempDir("HullCli.ReadmeDemo");
+  const std::string script = std::string(SPLATFORGE_SOURCE_DIR) + "/scripts/hull_battle.json";
+  std::string out;
+  ASSERT_EQ(test::runCli("hull bake " + model + " --budget 6000 -o " + dir + "/man.spl2", &out), 0) << out;
+  // --fps 0.1: one frame, at t = 0, of the whole clip's framing.
+  const auto play = [&](const std::string& extra, const std::string& png) {
+    EXPECT_EQ(test::runCli("hull play " + dir + "/man.spl2 --script " + script + " --backend cpu --fps 0.1 --width 160 --height 90 " + extra +
+                               " -o " + dir + "/" + png + "_%d.png",
+                           &out),
+              0)
+        << out;
+    return readPng(dir + "/" + png + "_0.png");
+  };
+  const ImageRGBA img = play("", "slate");
+  const float slate[3] = {0.16f, 0.19f, 0.24f};
+  for (const auto& [x, y] : {std::pair{0, 0}, std::pair{159, 0}, std::pair{0, 89}, std::pair{159, 89}})
+    for (int k = 0; k < 3; ++k) EXPECT_NEAR(img.at(x, y)[k], slate[k], 0.6f / 255.0f) << "corner " << x << "," << y;
+  size_t hull_pixels = 0;
+  int top = img.height, bottom = -1;
+  for (int y = 0; y < img.height; ++y)
+    for (int x = 0; x < img.width; ++x) {
+      const float* p = img.at(x, y);
+      if (std::abs(p[0] - slate[0]) + std::abs(p[1] - slate[1]) + std::abs(p[2] - slate[2]) > 0.05f) {
+        ++hull_pixels;
+        top = std::min(top, y), bottom = std::max(bottom, y);
+      }
+    }
+  std::printf("frame 0: %zu hull pixels of %d, rows %d..%d of %d\n", hull_pixels, img.width * img.height, top, bottom, img.height);
+  EXPECT_GT(hull_pixels, static_cast<size_t>(img.width * img.height / 20)) << "frame 0 shows no hull";
+  EXPECT_GE(bottom - top + 1, img.height * 6 / 10);
+  const ImageRGBA black = play("--bg 0,0,0", "black");
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(black.at(0, 0)[k], 0.0f);
 }
 
 // `hull bench` on the Vulkan frame: the passes, the back-to-back submissions, and the tile spread, whose
