@@ -47,8 +47,10 @@ using uint = uint32_t;
 // buffers: it ends in the alternates when that number is odd. SF_MAX_MERGE_PASSES covers 2^31 pairs.
 // Lists of at most SF_SEG_SMALL pairs (most lists of most frames) are sorted by a smaller workgroup
 // (SF_SEG_SMALL_WG threads, SF_SEG_SMALL pairs of shared memory): no thread idles through a network sized
-// for a long list.
-#define SF_SEG_BLOCK 4096
+// for a long list. Chunks of 2,048 pairs (16 KiB of shared memory a workgroup, 8 pairs a thread): with
+// 4,096 the H200 held half as many sort workgroups per SM and the headline scene's tile sort took 2.30 ms
+// instead of 1.11 (docs/benchmarks.md).
+#define SF_SEG_BLOCK 2048
 #define SF_SEG_WG 256
 #define SF_SEG_SMALL 256
 #define SF_SEG_SMALL_WG 64

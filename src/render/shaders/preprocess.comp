@@ -125,16 +125,10 @@ void main() {
 
   vec4 conic_opacity = vec4(cc * det_inv, -b * det_inv, a * det_inv, opacity);
   const int rect_area = area;
-  uint reached = 0u;  // rects of at most 32 tiles: which tiles the test passed, in row order (for the counts below)
   if (area <= SF_MAX_TESTED_TILE_AREA) {
     area = 0;
-    int k = 0;
     for (int ty = y0; ty < y1; ++ty)
-      for (int tx = x0; tx < x1; ++tx, ++k)
-        if (splatReachesTile(mean, conic_opacity, uint(tx), uint(ty))) {
-          ++area;
-          if (k < 32) reached |= 1u << k;
-        }
+      for (int tx = x0; tx < x1; ++tx) area += splatReachesTile(mean, conic_opacity, uint(tx), uint(ty)) ? 1 : 0;
     if (area == 0) return;
   }
 
@@ -153,17 +147,10 @@ void main() {
   fr.f.touched.v[slot] = uint(area);
   // The tile counts of the binning (bin_tiles.comp counts only the rects wider than SF_COOP_TILES, which a
   // whole workgroup walks): the same test as above, once the slot is known to be drawn.
-  if (rect_area <= 32) {
-    uint w = uint(x1 - x0);
-    for (uint bits = reached; bits != 0u; bits &= bits - 1u) {
-      uint k = uint(findLSB(bits));
-      atomicAdd(fr.f.tile_bins.v[(uint(y0) + k / w) * fr.f.tiles_x + uint(x0) + k % w], 1u);
-    }
-  } else if (rect_area <= SF_COOP_TILES) {
+  if (rect_area <= SF_COOP_TILES)
     for (int ty = y0; ty < y1; ++ty)
       for (int tx = x0; tx < x1; ++tx)
         if (splatReachesTile(mean, conic_opacity, uint(tx), uint(ty))) atomicAdd(fr.f.tile_bins.v[uint(ty) * fr.f.tiles_x + uint(tx)], 1u);
-  }
   // One atomic per group of lanes that got here together (a single counter takes every slot's add otherwise).
   uint here = subgroupBallotBitCount(subgroupBallot(true));
   if (subgroupElect()) atomicAdd(fr.f.counters.v[SF_COUNTER_VISIBLE], here);
