@@ -266,12 +266,13 @@ std::shared_ptr<SceneState> loadState(const pyb::handle& path_arg, const std::op
   st->path = inputPathArg(path_arg, "path");
   finiteArg(time, "time");
   const LoadLimits limits = loadLimitsArg(max_gaussians, max_memory, strict);
-  if (clip && classifyInput(st->path) == InputKind::kSceneJson)
+  const bool scene_json = classifyInput(st->path) == InputKind::kSceneJson;
+  if (clip && scene_json)
     valueError("clip: applies to a glTF model or character package; a scene JSON names each object's clip");
   {
     pyb::gil_scoped_release release;  // other Python threads run (and load, with their own limits)
     ThreadLoadLimits scope(limits);
-    if (classifyInput(st->path) != InputKind::kSceneJson) {
+    if (!scene_json) {
       st->scene = sceneFromFile(st->path, clip.value_or(""), time);
     } else {
       SceneLoadOptions lo;

@@ -1,8 +1,8 @@
 #version 460
 // Tile binning, run twice over the frame's slots (slot order). Counting (pad0 = 0): per tile each visible
 // slot reaches, one added to the tile's count; preprocess.comp has already counted the slots of at most
-// SF_COOP_TILES tiles, so this run counts only the wider ones. Emitting (pad0 = 1, after the counts were scanned to each
-// tile's first pair): one (depth bits, slot) pair written at the tile's cursor. Places within a tile come
+// SF_COOP_TILES tiles, so this run counts only the wider ones. Emitting (pad0 = 1, after the counts were
+// scanned to each tile's first pair): one (depth bits, slot) pair written at the tile's cursor. Places within a tile come
 // from atomics, in no order: seg_sort.comp and seg_merge.comp then order each tile's pairs by (depth, slot),
 // the CPU's order (cpu_renderer.cpp: a stable sort by tile and depth of pairs made in slot order).
 // Both runs test the same tiles with the same code (the mode only picks the action), and an emit never
