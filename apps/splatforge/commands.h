@@ -103,7 +103,7 @@ struct RenderOptions {
   bool validation = false;       // Vulkan validation layers
   std::string background;       // "R,G,B"
   std::string save_float;       // .npy
-  std::string save_depth;       // .npy: expected splat depth and transmittance per pixel
+  std::string save_depth;       // .npy: expected depth (splats and meshes) and transmittance per pixel
   bool antialiased = false;
   bool strict = false;      // refuse files holding non-finite values
   bool keep_going = false;  // scene JSON: an object that cannot be loaded is a placeholder with a warning, not an error

@@ -419,7 +419,8 @@ int main(int argc, char** argv) {
   c_ren->add_option("--bg,--background", ren.background, "Background colour R,G,B in [0, 1] (default 0,0,0, or the scene's)");
   c_ren->add_option("--save-float", ren.save_float, "Also write the float RGBA image as .npy");
   c_ren->add_option("--save-depth", ren.save_depth,
-                  "Also write a (height, width, 2) float .npy: expected splat depth sum(d*alpha*T) and transmittance T per pixel");
+                  "Also write a (height, width, 2) float .npy: expected depth sum(d*alpha*T) (splats and meshes) and "
+                  "transmittance T per pixel");
   c_ren->add_flag("--antialiased", ren.antialiased, "Antialiased mode (opacity compensation) for every object");
   c_ren->add_flag("--strict", ren.strict, "Refuse files holding NaN or infinite values (default: drop those gaussians with a warning)");
   c_ren->add_flag("--keep-going", ren.keep_going,
@@ -519,7 +520,8 @@ int main(int argc, char** argv) {
   c_demo->add_option("--height", demo.height, "Image height")->check(CLI::Range(1, 16384))->capture_default_str();
   c_demo->add_option("--save-float", demo.save_float, "Also write the float RGBA image as .npy");
   c_demo->add_option("--save-depth", demo.save_depth,
-                  "Also write a (height, width, 2) float .npy: expected splat depth sum(d*alpha*T) and transmittance T per pixel");
+                  "Also write a (height, width, 2) float .npy: expected depth sum(d*alpha*T) (splats and meshes) and "
+                  "transmittance T per pixel");
   c_demo->add_option("--backend", demo.backend, "Renderer: auto (Vulkan on a GPU; the CPU renderer where the only Vulkan device is a CPU one, such as lavapipe), vulkan or cpu")
       ->check(CLI::IsMember({"auto", "vulkan", "cpu"}))
       ->capture_default_str();

@@ -15,9 +15,10 @@ struct ImageRGBA {
   int height = 0;
   std::vector<float> pixels;
   // Optional depth plane (empty unless the render asked for it, RenderSettings::depth): per pixel the
-  // expected splat depth sum(d * alpha * T) over the splats blended there (d: view-space z) and the
-  // splats' final transmittance T, 2 floats per pixel in the layout of `pixels`. With a mesh layer both
-  // cover only the splats in front of the mesh. The normalised depth is sum(d * alpha * T) / (1 - T).
+  // expected depth sum(d * alpha * T) over the layers blended there (d: view-space z) and the final
+  // transmittance T, 2 floats per pixel in the layout of `pixels`. A mesh fragment counts as one more layer
+  // (an opaque one ends the sum with d_mesh * T and T = 0), so T = 1 - alpha always. The normalised depth is
+  // sum(d * alpha * T) / (1 - T).
   std::vector<float> depth;
 
   ImageRGBA() = default;

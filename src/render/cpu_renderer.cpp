@@ -149,6 +149,7 @@ PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const u
     if (pending && !(s.depth < mesh.depth)) {  // this splat and every later one lie behind the mesh
       if (opaque) break;
       c = c + mesh.color * (mesh.alpha * t);
+      d += mesh.depth * (mesh.alpha * t);
       t *= 1.0f - mesh.alpha;
       pending = false;
       if (t < kTransmittanceMin) break;
@@ -167,9 +168,10 @@ PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const u
     d += s.depth * (alpha * t);
     t = test_t;
   }
-  if (opaque) return {c + mesh.color * t, t, d, 1.0f};
+  if (opaque) return {c + mesh.color * t, 0.0f, d + mesh.depth * t, 1.0f};
   if (pending) {  // a translucent mesh behind every splat blended
     c = c + mesh.color * (mesh.alpha * t);
+    d += mesh.depth * (mesh.alpha * t);
     t *= 1.0f - mesh.alpha;
   }
   return {c + background * t, t, d, 1.0f - t};

@@ -101,7 +101,7 @@ struct RenderSettings {
   Vec3 background{0, 0, 0};
   // Antialiased mode: opacity scaled by sqrt(det(cov2D) / det(cov2D + 0.3 I)), for files trained with it.
   bool antialiased = false;
-  // Also fill the image's depth plane (ImageRGBA::depth): expected splat depth and transmittance.
+  // Also fill the image's depth plane (ImageRGBA::depth): expected depth and transmittance.
   bool depth = false;
   // Evaluate spherical harmonics up to this degree only (0..3; -1: each object's own). Applied where the
   // objects are packed: each object's degree is min(its own, this); its coefficients stay where they are.
@@ -192,9 +192,9 @@ struct MeshPixel {
 // into `splats` front to back. With an opaque mesh fragment (alpha 1) blending stops at the first splat
 // whose depth is not below the mesh's and the mesh colour shows through the final transmittance; a
 // translucent one (alpha < 1) is composited there, C += T alpha mesh, T *= 1 - alpha, and the splats
-// behind it go on blending. `background` shows through what is left. Returns rgb, that transmittance
-// (in front of an opaque mesh), the expected depth sum(d * alpha * T) of the splats blended and the
-// pixel's alpha (1 with an opaque mesh, else 1 - T).
+// behind it go on blending. `background` shows through what is left. Returns rgb, the final
+// transmittance T, the expected depth sum(d * alpha * T) over every layer blended (the splats and the mesh
+// fragment as one more layer: an opaque one adds d_mesh * T and leaves T = 0) and the pixel's alpha, 1 - T.
 struct PixelResult {
   Vec3 color;
   float transmittance = 1;

@@ -146,7 +146,8 @@ struct GpuFrame {
   // SF_NO_MESH_DEPTH where no mesh covers the pixel.
   SF_REF(Vec4s) mesh_color;
   SF_REF(Floats) mesh_depth;
-  // Depth plane, when write_depth: per pixel (sum of d * alpha * T, final transmittance).
+  // Depth plane, when write_depth: per pixel (sum of d * alpha * T, final transmittance), a mesh fragment
+  // counted as one more layer (ImageRGBA::depth).
   SF_REF(Vec2s) depth_out;
   // Training, when write_train: per pixel the final transmittance and 1 + the position in its tile's list of
   // the last splat blended (0: none), what the backward pass walks back from.

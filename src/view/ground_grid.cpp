@@ -66,13 +66,12 @@ void compositeBehindSplats(ImageRGBA& image, size_t index, Vec3 background, Vec3
   float through = 1;  // what reaches the element from behind the frame: 1 - the frame's alpha
   if (has_depth) {
     const float d = image.depth[index * 2], t = image.depth[index * 2 + 1];
-    const float splat_alpha = 1.0f - t;
-    through = clamp01(1.0f - p[3]);
-    if (p[3] > splat_alpha + 1e-3f) {
-      front = 0;  // an opaque (or translucent) mesh: its depth is not in the plane; it hides the element
-    } else if (splat_alpha > 1e-3f) {
-      // The splats' expected depth; the change from in front to behind is spread over 2% of the depth, so
-      // that a line crossing a surface fades instead of breaking up into the splats' noise.
+    const float splat_alpha = 1.0f - t;  // the frame's alpha
+    through = clamp01(t);
+    if (splat_alpha > 1e-3f) {
+      // The expected depth of the splats and mesh fragments there; the change from in front to behind is
+      // spread over 2% of the depth, so that a line crossing a surface fades instead of breaking up into the
+      // splats' noise.
       const float splat_depth = d / splat_alpha;
       front = clamp01(0.5f + (splat_depth - depth) / (0.02f * std::max(depth, 1e-6f)));
     }

@@ -3,8 +3,9 @@
 // from the camera (and where their spacing shrinks to a few pixels), and short axes at the origin (x red,
 // y green, z blue). They are occluded by the splats through the frame's depth plane (ImageRGBA::depth, asked
 // for with RenderSettings::depth): where a line lies in front of the splats' expected depth it is drawn over
-// the frame, behind it only the transmittance left by the splats lets it through. The depth plane holds no
-// mesh depth, so a pixel covered by an opaque mesh hides them. Pure function, no window (docs/viewer.md).
+// the frame, behind it only the transmittance left by the splats lets it through. Meshes are in the depth
+// plane as one more layer, so a line in front of a mesh is drawn over it and one behind it is hidden. Pure
+// function, no window (docs/viewer.md).
 #pragma once
 
 #include "core/image.h"

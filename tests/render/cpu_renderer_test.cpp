@@ -343,9 +343,17 @@ TEST(Render, DepthPlaneIsTheExpectedSplatDepth) {
   ASSERT_TRUE(projectSplat({0, 0, 5}, covarianceFromScaleRotation({0.4f, 0.4f, 0.4f}, {}), 0.6f, 0, sh, {0, 0, 1}, ColorSpace::kSrgb, cam,
                            false, &ps[1]));
   const uint32_t order[2] = {0, 1};
+  // The mesh is the last layer: it adds 4 * (1 - a1) to the expected depth and leaves nothing behind.
   PixelResult r = blendPixel(ps, order, 15, 15, {}, MeshPixel{{}, 4.0f, 1.0f});
-  EXPECT_NEAR(r.depth, 3 * a1, 1e-5f);
-  EXPECT_NEAR(r.transmittance, 1 - a1, 1e-6f);
+  EXPECT_NEAR(r.depth, 3 * a1 + 4 * (1 - a1), 1e-5f);
+  EXPECT_EQ(r.transmittance, 0.0f);
+  EXPECT_EQ(r.alpha, 1.0f);
+  // A translucent one (alpha 0.5) is a layer between the two splats: 3 a1 + 4 (0.5 (1 - a1)) + 5 a2 T'.
+  r = blendPixel(ps, order, 15, 15, {}, MeshPixel{{}, 4.0f, 0.5f});
+  const float t_mesh = (1 - a1) * 0.5f;
+  EXPECT_NEAR(r.depth, 3 * a1 + 4 * 0.5f * (1 - a1) + 5 * a2 * t_mesh, 1e-5f);
+  EXPECT_NEAR(r.transmittance, t_mesh * (1 - a2), 1e-6f);
+  EXPECT_NEAR(r.alpha, 1 - r.transmittance, 1e-7f);
 }
 
 TEST(Render, MatchesBruteForcePerPixelReference) {

@@ -1,5 +1,6 @@
 // The viewer's ground grid and axes (view/ground_grid.h): the compositing rule against the splats' depth
-// plane (over the frame in front of the splats, through their transmittance behind them, hidden by meshes),
+// plane (over the frame in front of the splats and meshes, through the splats' transmittance behind them, hidden
+// behind an opaque mesh),
 // the lines where the plane's integer coordinates project, nothing above the horizon or past the fade
 // distance, the axes in their colours where the axes project, and a frame covered by near opaque splats left
 // as it was.
@@ -58,11 +59,15 @@ TEST(GroundGrid, CompositesAgainstTheSplatsDepth) {
   view::compositeBehindSplats(d, 0, kGrey, line, 0.5f, 10);
   EXPECT_NEAR(d.pixels[0], 0.6f + 0.5f * 0.5f * 0.5f, 1e-6f);
   EXPECT_NEAR(d.pixels[1], 0.4f + 0.5f * 0.5f * 0.5f, 1e-6f);
-  // An opaque mesh (alpha 1, no splats in front: T = 1): its depth is unknown, it hides the line.
+  // An opaque mesh at depth 4 with no splats in front (the plane holds D = 4, T = 0): a line behind it is
+  // hidden, one in front of it drawn over it.
   ImageRGBA m = filled(1, 1, Vec3{0.2f, 0.3f, 0.4f}, true);
-  m.pixels[3] = 1;
-  view::compositeBehindSplats(m, 0, kGrey, line, 0.5f, 1);
+  m.pixels[3] = 1, m.depth[0] = 4, m.depth[1] = 0;
+  ImageRGBA m_front = m;
+  view::compositeBehindSplats(m, 0, kGrey, line, 0.5f, 6);
   EXPECT_FLOAT_EQ(m.pixels[0], 0.2f);
+  view::compositeBehindSplats(m_front, 0, kGrey, line, 0.5f, 2);
+  EXPECT_FLOAT_EQ(m_front.pixels[0], 0.6f);
 }
 
 TEST(GroundGrid, LinesOnTheIntegerCoordinatesAxesInTheirColours) {

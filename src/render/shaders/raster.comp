@@ -151,6 +151,7 @@ void main() {
             break;
           }
           C += mesh_color.xyz * (mesh_color.w * T);
+          D += stop_depth * (mesh_color.w * T);
           T *= 1.0 - mesh_color.w;
           stop_depth = SF_NO_MESH_DEPTH;
           if (T < 0.0001) {
@@ -187,10 +188,13 @@ void main() {
   if (inside) {
     if (!opaque_mesh && stop_depth < SF_NO_MESH_DEPTH) {  // a translucent mesh behind every splat blended
       C += mesh_color.xyz * (mesh_color.w * T);
+      D += stop_depth * (mesh_color.w * T);
       T *= 1.0 - mesh_color.w;
     }
     fr.f.image.v[py * fr.f.width + px] = vec4(C + T * behind, opaque_mesh ? 1.0 : 1.0 - T);
-    if (fr.f.write_depth != 0u) fr.f.depth_out.v[py * fr.f.width + px] = vec2(D, T);
+    // The depth plane counts a mesh fragment as one more layer: an opaque one ends it (blendPixel).
+    if (fr.f.write_depth != 0u)
+      fr.f.depth_out.v[py * fr.f.width + px] = opaque_mesh ? vec2(D + stop_depth * T, 0.0) : vec2(D, T);
     if (fr.f.write_train != 0u) {
       fr.f.train_final_t.v[py * fr.f.width + px] = T;
       fr.f.train_last.v[py * fr.f.width + px] = last;
