@@ -44,6 +44,7 @@ std::string spzAxesNote(const SpzInfo& info, SpzAxes policy) {
   if (policy == SpzAxes::kRaw) return "RDF (read raw: --spz-axes raw)";
   if (policy == SpzAxes::kRub) return "RUB (--spz-axes rub)";
   if (info.has_record && info.record != AxisSystem::kUnspecified) return stored + " (declared by the file's coordinate-system record)";
+  if (info.gzip_comment != AxisSystem::kUnspecified) return stored + " (declared by the gzip header's comment)";
   return stored + (info.has_record ? " (coordinate-system record says unspecified: SPZ's default)"
                                    : " (no coordinate-system record: SPZ's default; files from splat-transform 3 and spz-js "
                                      "store PLY axes: read them with --spz-axes raw)");

@@ -6,9 +6,18 @@
 
 namespace sf {
 
-std::vector<uint8_t> gzipBytes(std::span<const uint8_t> bytes, int level) {
+std::vector<uint8_t> gzipBytes(std::span<const uint8_t> bytes, int level, const std::string& comment) {
+  if (comment.find('\0') != std::string::npos) throw Error("gzip: a header comment cannot hold a zero byte");
   z_stream zs{};
   if (deflateInit2(&zs, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) throw Error("gzip: cannot initialise zlib");
+  gz_header header{};
+  std::string comment_z = comment;  // zlib reads it until its zero byte, during deflate
+  header.comment = reinterpret_cast<Bytef*>(comment_z.data());
+  header.os = 255;  // unknown (RFC 1952), as zlib writes without a header
+  if (!comment.empty() && deflateSetHeader(&zs, &header) != Z_OK) {
+    deflateEnd(&zs);
+    throw Error("gzip: cannot set the header comment");
+  }
   std::vector<uint8_t> out(deflateBound(&zs, static_cast<uLong>(bytes.size())) + 32);
   zs.next_in = const_cast<Bytef*>(bytes.data());
   zs.avail_in = static_cast<uInt>(bytes.size());

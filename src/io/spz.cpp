@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string_view>
 
 #include "core/error.h"
 #include "core/limits.h"
@@ -62,9 +63,15 @@ constexpr uint64_t kExtensionSlack = 1u << 20;
 // Inflates a legacy (gzip-wrapped) body. Once its 16-byte header is out, the declared point count and SH
 // degree fix the body's size: the load budget is checked for it before inflating further, and inflating
 // past it (plus room for extension records) stops, so a gzip bomb cannot exhaust memory.
-std::vector<uint8_t> gunzip(std::span<const uint8_t> in, const std::string& path) {
+// The gzip member header's comment (its first 255 bytes) goes to `comment`.
+std::vector<uint8_t> gunzip(std::span<const uint8_t> in, const std::string& path, std::string& comment) {
   z_stream zs{};
   if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) throw FormatError(path, 0, "gzip: cannot initialise zlib");
+  std::array<char, 256> comment_buffer{};
+  gz_header header{};
+  header.comment = reinterpret_cast<Bytef*>(comment_buffer.data());
+  header.comm_max = static_cast<uInt>(comment_buffer.size() - 1);  // the last byte stays zero
+  inflateGetHeader(&zs, &header);
   std::vector<uint8_t> out;
   zs.next_in = const_cast<Bytef*>(in.data());
   zs.avail_in = static_cast<uInt>(in.size());
@@ -109,7 +116,21 @@ std::vector<uint8_t> gunzip(std::span<const uint8_t> in, const std::string& path
     }
   }
   inflateEnd(&zs);
+  comment = header.done == 1 ? std::string(comment_buffer.data()) : std::string();
   return out;
+}
+
+// Versions 2-3 declare their axes in the gzip header's comment (they have no room for a record that their
+// readers would accept): this text followed by the system's three letters.
+constexpr std::string_view kGzipAxesComment = "SPZ coordinate system: ";
+
+// The axis system a gzip comment declares, kUnspecified for any other comment.
+AxisSystem gzipCommentAxes(const std::string& comment) {
+  if (!comment.starts_with(kGzipAxesComment)) return AxisSystem::kUnspecified;
+  const std::string name = comment.substr(kGzipAxesComment.size());
+  for (uint32_t v = 1; v <= static_cast<uint32_t>(AxisSystem::kRFU); ++v)
+    if (name == axisSystemName(static_cast<AxisSystem>(v))) return static_cast<AxisSystem>(v);
+  return AxisSystem::kUnspecified;
 }
 
 // The planar attribute arrays of an SPZ body, each a view into decoded bytes.
@@ -208,7 +229,8 @@ AxisSystem storedAxes(const SpzInfo& info, SpzAxes policy) {
     case SpzAxes::kRub: return AxisSystem::kRUB;
     case SpzAxes::kAuto: break;
   }
-  return info.has_record && info.record != AxisSystem::kUnspecified ? info.record : AxisSystem::kRUB;
+  if (info.has_record && info.record != AxisSystem::kUnspecified) return info.record;
+  return info.gzip_comment != AxisSystem::kUnspecified ? info.gzip_comment : AxisSystem::kRUB;
 }
 
 GaussianCloud finish(GaussianCloud cloud, SpzInfo& info, const SpzOptions& options) {
@@ -218,7 +240,9 @@ GaussianCloud finish(GaussianCloud cloud, SpzInfo& info, const SpzOptions& optio
 }
 
 GaussianCloud readLegacy(std::span<const uint8_t> file, const std::string& path, SpzInfo& info, const SpzOptions& options) {
-  std::vector<uint8_t> body = gunzip(file, path);
+  std::string comment;
+  std::vector<uint8_t> body = gunzip(file, path, comment);
+  info.gzip_comment = gzipCommentAxes(comment);
   // Offsets below are within the decompressed stream.
   const std::string where = path + " (decompressed)";
   ByteReader r(body, where);
@@ -424,7 +448,7 @@ std::vector<uint8_t> writeSpz(const GaussianCloud& cloud, const SpzOptions& opti
     putLE(out, n);
     for (uint8_t b : {static_cast<uint8_t>(cloud.sh_degree), static_cast<uint8_t>(fractional_bits), flags, uint8_t{0}}) out.push_back(b);
     for (const auto& a : arrays) out.insert(out.end(), a.begin(), a.end());
-    return gzipBytes(out);
+    return gzipBytes(out, 6, std::string(kGzipAxesComment) + axisSystemName(stored));
   }
   std::vector<std::vector<uint8_t>> frames;
   for (const auto& a : arrays) {

@@ -32,14 +32,17 @@ Mat3 axesToRdf(AxisSystem axes);
 
 // How SPZ axes are chosen (docs/formats/spz.md, "What Splatforge does"; docs/formats/interop.md):
 //  Reading: kAuto (default, Niantic's library's rule): the axes the file's coordinate-system record
-//           declares, RUB when it has none; kRub: RUB whatever the record says; kRaw: no conversion (the
-//           stored axes are taken to be the PLY's RDF, as splat-transform 3 and spz-js write them).
+//           declares, else (versions 2-3) the axes its gzip header's comment declares (what Splatforge
+//           writes there), RUB when it has neither; kRub: RUB whatever the file says; kRaw: no conversion
+//           (the stored axes are taken to be the PLY's RDF, as splat-transform 3 and spz-js write them).
 //  Writing: kAuto (default): version 4: the PLY's RDF axes stored unconverted (what splat-transform 3 reads
 //           and writes) plus a record declaring RDF, so Niantic's library reads it upright too;
-//           versions 2-3: RUB without a record (their readers refuse bytes after the arrays, so no record).
+//           versions 2-3: RUB (their readers refuse bytes after the arrays, so no record).
 //           kRub: converted to RUB, with a record declaring RUB in version 4 (for readers that ignore records
 //           and assume RUB: splat-transform 2); kRaw: RDF without a record (splat-transform 3's and spz-js's
-//           layout). Records are written into version 4 files only.
+//           layout). Records are written into version 4 files only; versions 2-3 name their axes in the gzip
+//           header's comment ("SPZ coordinate system: RUB"), which gzip readers skip, so our own raw files
+//           read back upright without a flag.
 enum class SpzAxes { kAuto, kRub, kRaw };
 const char* spzAxesName(SpzAxes axes);                 // "auto", "rub", "raw"
 SpzAxes parseSpzAxes(const std::string& text);         // throws sf::Error naming the choices
@@ -55,6 +58,7 @@ struct SpzInfo {
   AxisSystem stored = AxisSystem::kRUB;  // the axes converted from (RDF when read raw)
   bool has_record = false;               // the file holds a coordinate-system record
   AxisSystem record = AxisSystem::kUnspecified;
+  AxisSystem gzip_comment = AxisSystem::kUnspecified;  // versions 2-3: the axes the gzip comment declares
 };
 
 // Decodes SPZ bytes into the engine's RDF frame (per `options.axes`). Refuses versions other than 2, 3 and

@@ -759,6 +759,52 @@ TEST(Spz, WriterAxesAndTheCoordinateSystemRecord) {
   EXPECT_TRUE(cloudsMatch(flipRdfRub(c), readSpz(auto_file, "a.spz", nullptr, SpzOptions{SpzAxes::kRub}), spzTolerance(4)));
 }
 
+// Versions 2-3 have no room for a record their readers accept: the writer names the stored axes in the gzip
+// header's comment (RFC 1952 FCOMMENT, checked here in the raw bytes), so its raw files read back upright
+// without a flag, while a file without the comment keeps SPZ's default (RUB).
+TEST(Spz, LegacyVersionsDeclareTheirAxesInTheGzipComment) {
+  GaussianCloud c = test::randomCloud(150, 3, 37);
+  for (int version = 2; version <= 3; ++version) {
+    SCOPED_TRACE(version);
+    for (SpzAxes axes : {SpzAxes::kRaw, SpzAxes::kAuto}) {
+      const Bytes file = writeSpz(c, SpzOptions{axes, version});
+      const std::string expected = std::string("SPZ coordinate system: ") + (axes == SpzAxes::kRaw ? "RDF" : "RUB");
+      // gzip member: ID1 ID2 CM FLG MTIME(4) XFL OS, then (FLG bit 4) the zero-terminated comment.
+      ASSERT_GT(file.size(), 10 + expected.size() + 1);
+      EXPECT_EQ(file[0], 0x1f);
+      EXPECT_EQ(file[3], 0x10) << "FLG: FCOMMENT alone";
+      EXPECT_EQ(std::string(file.begin() + 10, file.begin() + 10 + static_cast<std::ptrdiff_t>(expected.size())), expected);
+      EXPECT_EQ(file[10 + expected.size()], 0);
+      SpzInfo info;
+      EXPECT_TRUE(cloudsMatch(c, readSpz(file, "legacy.spz", &info), spzTolerance(version)));
+      EXPECT_EQ(info.gzip_comment, axes == SpzAxes::kRaw ? AxisSystem::kRDF : AxisSystem::kRUB);
+      EXPECT_FALSE(info.has_record);
+      // --spz-axes rub and raw still override what the file says.
+      const GaussianCloud as_rub = readSpz(file, "legacy.spz", nullptr, SpzOptions{SpzAxes::kRub});
+      EXPECT_TRUE(cloudsMatch(axes == SpzAxes::kRaw ? flipRdfRub(c) : c, as_rub, spzTolerance(version)));
+    }
+    // The same body without a comment (another writer's file) is RUB by default; another comment says nothing.
+    const Bytes body = gunzipBytes(writeSpz(c, SpzOptions{SpzAxes::kRaw, version}));
+    SpzInfo info;
+    EXPECT_TRUE(cloudsMatch(flipRdfRub(c), readSpz(gzipBytes(body), "plain.spz", &info), spzTolerance(version)));
+    EXPECT_EQ(info.gzip_comment, AxisSystem::kUnspecified);
+    EXPECT_EQ(info.stored, AxisSystem::kRUB);
+    // A comment spliced into a plain member's header (FLG bit 4, the text after the 10 fixed bytes).
+    Bytes other = gzipBytes(body);
+    const std::string text = "SPZ coordinate system: XYZ";
+    other[3] |= 0x10;
+    other.insert(other.begin() + 10, 0);
+    other.insert(other.begin() + 10, text.begin(), text.end());
+    readSpz(other, "other.spz", &info);
+    EXPECT_EQ(info.stored, AxisSystem::kRUB);
+    other.erase(other.begin() + 10, other.begin() + 10 + static_cast<std::ptrdiff_t>(text.size()));
+    const std::string rdf = "SPZ coordinate system: RDF";
+    other.insert(other.begin() + 10, rdf.begin(), rdf.end());
+    EXPECT_TRUE(cloudsMatch(c, readSpz(other, "spliced.spz", &info), spzTolerance(version)));
+    EXPECT_EQ(info.gzip_comment, AxisSystem::kRDF);
+  }
+}
+
 // Every axis system a record can declare, in files built by this test's encoder: the data read with the
 // record equals the raw data re-expressed by the closed-form signed permutation of the system's letters.
 TEST(Spz, RecordedAxisSystemsAreHonoured) {
