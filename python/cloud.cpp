@@ -107,12 +107,39 @@ std::string shapeText(const pyb::array& a) {
   return s + (a.ndim() == 1 ? ",)" : ")");
 }
 
+}  // namespace
+
+pyb::object hostArrayArg(const pyb::handle& value_in, const char* name) {
+  if (pyb::isinstance<pyb::array>(value_in) || !pyb::hasattr(value_in, "__dlpack__")) return pyb::reinterpret_borrow<pyb::object>(value_in);
+  pyb::object value = pyb::reinterpret_borrow<pyb::object>(value_in);
+  if (pyb::hasattr(value, "requires_grad") && value.attr("requires_grad").cast<bool>()) value = value.attr("detach")();
+  // DLPack device types: 1 the host, 3 CUDA host (pinned) memory; anything else lives on a device.
+  int device_type = 1;
+  if (pyb::hasattr(value, "__dlpack_device__")) device_type = pyb::cast<int>(value.attr("__dlpack_device__")()[pyb::int_(0)]);
+  if (device_type != 1 && device_type != 3) {
+    if (!pyb::hasattr(value, "cpu"))
+      valueError(std::string(name) + ": a tensor on DLPack device type " + std::to_string(device_type) +
+                 " that has no .cpu(); copy it to the host first");
+    value = value.attr("cpu")();
+  }
+  try {
+    return pyb::module_::import("numpy").attr("from_dlpack")(value);
+  } catch (pyb::error_already_set& e) {
+    valueError(std::string(name) + ": numpy cannot read this tensor through DLPack (" + std::string(pyb::str(e.value())) +
+               "); convert it to float32 first (e.g. .float())");
+  }
+}
+
+namespace {
+
 // `value` as a C-contiguous float32 array whose shape is `dims` (-1: any extent), else ValueError naming
 // `name` and `expected` (the shape in words, e.g. "(N, 3)"). Floating numpy dtypes are converted; other numpy
 // dtypes are refused (an integer or boolean array here is almost always a mistake, e.g. colours in 0..255).
-pyb::array_t<float, pyb::array::c_style> floatArray(const pyb::handle& value, const char* name, std::vector<pyb::ssize_t> dims,
+pyb::array_t<float, pyb::array::c_style> floatArray(const pyb::handle& value_in, const char* name, std::vector<pyb::ssize_t> dims,
                                                      const char* expected) {
-  // Nested sequences (lists of numbers) are converted to float32; numpy arrays keep their dtype for the check.
+  // Tensors come in through DLPack; nested sequences (lists of numbers) are converted to float32; numpy
+  // arrays keep their dtype for the check.
+  const pyb::object value = hostArrayArg(value_in, name);
   pyb::array a;
   if (pyb::isinstance<pyb::array>(value)) a = pyb::array::ensure(value);
   else a = pyb::array_t<float, pyb::array::forcecast>::ensure(value);
@@ -174,7 +201,7 @@ void setOpacities(GaussianCloud& c, const pyb::handle& v, pyb::ssize_t n) {
 
 // SH degree for an (N, K, 3) coefficient array, or ValueError.
 int shDegreeOf(const pyb::handle& v) {
-  pyb::array a = pyb::array::ensure(v);
+  pyb::array a = pyb::array::ensure(hostArrayArg(v, "sh"));
   if (a && a.ndim() == 3)
     for (int d = 0; d <= 3; ++d)
       if (a.shape(1) == shCoeffCount(d)) return d;
@@ -232,7 +259,9 @@ to a property (the cloud takes a copy): ``cloud.positions = cloud.positions + [0
 Construct from arrays: ``Cloud(positions, scales=None, rotations=None, opacities=None, sh=None,
 colors=None, *, color_space="srgb", antialiased=False)``. Only positions is required; missing arrays default
 to scale 1, the identity rotation, opacity 1 and colour 0.5 grey. Give either sh or colors (N, 3), a DC
-colour. float64 and float16 arrays are converted; every other dtype, a wrong shape, a non-finite value, a
+colour. Tensors of torch, JAX or CuPy are taken through DLPack (host tensors without a copy, GPU tensors
+copied to the host, tensors that require grad detached). float64 and float16 arrays are converted; every
+other dtype, a wrong shape, a non-finite value, a
 negative scale, an opacity outside [0, 1] or a zero quaternion raises ValueError naming the argument and
 what was expected. Rotations are normalised.
 )doc")

@@ -57,6 +57,13 @@ std::string inputPathArg(const pyb::handle& path, const char* name);
 // GIL while other threads load with theirs. Raises ValueError for a bad value.
 LoadLimits loadLimitsArg(const pyb::object& max_gaussians, const pyb::object& max_memory, bool strict);
 
+// `value` as something numpy reads: a tensor of another library that speaks DLPack (torch, JAX, CuPy, ...:
+// it has __dlpack__) becomes a numpy array over the same host memory (numpy.from_dlpack, no copy); a tensor
+// on a GPU is copied to the host first (its .cpu(), after .detach() where it has one), and a torch tensor
+// that requires grad is detached. Anything else is returned as it is. Raises ValueError naming `name` for a
+// tensor numpy cannot take (e.g. bfloat16) or a device tensor without a way to the host.
+pyb::object hostArrayArg(const pyb::handle& value, const char* name);
+
 // Emits each line as a Python RuntimeWarning (warnings.warn).
 void warnAll(const std::vector<std::string>& lines);
 

@@ -184,7 +184,15 @@ Camera cameraArg(const pyb::handle& camera, const Scene& scene, std::optional<in
     return autoCamera(scene, width.value_or(1280), height.value_or(720));
   }
   if (pyb::isinstance<pyb::dict>(camera)) {
-    const std::string text = pyb::module_::import("json").attr("dumps")(camera).cast<std::string>();
+    // Array or tensor values (a 4x4 world_to_camera, an eye) become flat lists of numbers first.
+    pyb::dict plain;
+    for (auto [key, value] : pyb::reinterpret_borrow<pyb::dict>(camera)) {
+      const std::string field = "camera[" + std::string(pyb::repr(key)) + "]";
+      pyb::object v = hostArrayArg(value, field.c_str());
+      if (!pyb::hasattr(v, "tolist") || !pyb::hasattr(v, "ndim")) plain[key] = v;
+      else plain[key] = v.attr("ndim").cast<int>() == 0 ? v.attr("tolist")() : v.attr("reshape")(-1).attr("tolist")();
+    }
+    const std::string text = pyb::module_::import("json").attr("dumps")(plain).cast<std::string>();
     return parseCameraJson(text, "camera", width, height);
   }
   if (pyb::isinstance<pyb::str>(camera) || pyb::hasattr(camera, "__fspath__"))
@@ -338,7 +346,8 @@ const char* kRenderArgsDoc = R"doc(
 camera: None (the scene's camera, else the automatic framing of the 1st-99th percentile box of the splat
   centres, as `splatforge render` does), a dict in the camera JSON schema (docs/formats/scene-json.md: either
   {"width", "height", "fx", "fy", "cx", "cy", "world_to_camera": 16 numbers row-major, OpenCV axes} or
-  {"eye", "target", "up", "fov_y_deg", "width", "height"}), or the path of a camera JSON file.
+  {"eye", "target", "up", "fov_y_deg", "width", "height"}; values may be numpy arrays or torch tensors, e.g.
+  a (4, 4) world_to_camera: gsplat's viewmat), or the path of a camera JSON file.
 width, height: image size; override the camera's (intrinsics scaled). Default 1280 x 720 for the automatic
   framing.
 background: (r, g, b) in [0, 1]; default the scene's background, else black.

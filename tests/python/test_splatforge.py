@@ -298,6 +298,85 @@ class ClosedFormRenderTest(unittest.TestCase):
         self.assertEqual(np.unravel_index(np.argmax(image[..., 3]), image.shape[:2]), (16, 64))
 
 
+class DlpackProducer:
+    """A tensor of another library as the DLPack protocol sees it: only __dlpack__ / __dlpack_device__ (backed by
+    numpy's own exporter, so the capsule is a real one)."""
+
+    def __init__(self, array, device=(1, 0)):
+        self.array, self.device = np.asarray(array), device
+
+    def __dlpack__(self, stream=None):
+        if self.device[0] != 1:
+            raise BufferError("device memory: not readable on the host")
+        return self.array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.device
+
+
+class DeviceTensor(DlpackProducer):
+    """A tensor in device memory (DLPack device type 2, CUDA) whose .cpu() copies it to the host."""
+
+    def __init__(self, host):
+        super().__init__(np.zeros_like(host), device=(2, 0))
+        self.host = host
+
+    def cpu(self):
+        return DlpackProducer(self.host)
+
+
+class DlpackTest(unittest.TestCase):
+    """Tensors (torch, JAX, CuPy, ...) in through DLPack: the same cloud and image as from numpy arrays."""
+
+    def arrays(self):
+        rng = np.random.default_rng(5)
+        return dict(positions=(rng.normal(size=(40, 3)) + [0, 0, 4]).astype(np.float32),
+                    scales=rng.uniform(0.05, 0.2, size=(40, 3)).astype(np.float32),
+                    rotations=rng.normal(size=(40, 4)).astype(np.float32),
+                    opacities=rng.uniform(0.2, 0.9, size=40).astype(np.float32),
+                    sh=rng.normal(scale=0.3, size=(40, 4, 3)).astype(np.float32))
+
+    def test_tensors_build_the_same_cloud_and_image(self):
+        a = self.arrays()
+        from_numpy = splatforge.Cloud(**a)
+        from_tensors = splatforge.Cloud(**{k: DlpackProducer(v) for k, v in a.items()})
+        for name in ("positions", "scales", "rotations", "opacities", "sh"):
+            np.testing.assert_array_equal(getattr(from_tensors, name), getattr(from_numpy, name), err_msg=name)
+        # A camera dict whose world_to_camera is a (4, 4) tensor (gsplat's viewmat) and whose focal length is
+        # a 0-d array.
+        cam = ClosedFormRenderTest().camera()
+        tensor_cam = dict(cam, fx=np.float32(cam["fx"]),
+                          world_to_camera=DlpackProducer(np.array(cam["world_to_camera"], np.float32).reshape(4, 4)))
+        np.testing.assert_array_equal(splatforge.render(from_tensors, tensor_cam, backend="cpu"),
+                                      splatforge.render(from_numpy, cam, backend="cpu"))
+        # Setters take tensors too.
+        moved = splatforge.Cloud(**a)
+        moved.positions = DlpackProducer(a["positions"] + 1)
+        np.testing.assert_array_equal(moved.positions, a["positions"] + 1)
+
+    def test_device_tensors_are_copied_to_the_host_or_refused(self):
+        a = self.arrays()
+        np.testing.assert_array_equal(splatforge.Cloud(positions=DeviceTensor(a["positions"])).positions, a["positions"])
+        stuck = DlpackProducer(a["positions"], device=(2, 0))  # no .cpu()
+        with self.assertRaisesRegex(ValueError, r"positions: a tensor on DLPack device type 2 that has no \.cpu\(\)"):
+            splatforge.Cloud(positions=stuck)
+
+    def test_torch_tensors_when_torch_is_installed(self):
+        try:
+            import torch
+        except ImportError:
+            self.skipTest("torch is not installed (the DLPack path itself is tested without it)")
+        a = self.arrays()
+        t = {k: torch.from_numpy(v.copy()) for k, v in a.items()}
+        t["positions"].requires_grad_(True)  # a tensor in a training graph: detached, not refused
+        t["scales"] = t["scales"].double()
+        cloud = splatforge.Cloud(**t)
+        np.testing.assert_array_equal(cloud.positions, a["positions"])
+        np.testing.assert_array_equal(cloud.scales, a["scales"])
+        with self.assertRaisesRegex(ValueError, "opacities: "):
+            splatforge.Cloud(positions=t["positions"], opacities=t["opacities"].bfloat16())
+
+
 class SaveImageTest(unittest.TestCase):
     def test_png_and_npy(self):
         rng = np.random.default_rng(4)
