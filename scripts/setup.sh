@@ -15,6 +15,7 @@ packages=(
   libonnx-dev libprotobuf-dev libonnx-testdata
   libglfw3-dev libimgui-dev xvfb xauth
   ffmpeg
+  slurm-wlm munge
 )
 
 # Versions the tests were last run with, where the version matters: the Vulkan driver stack (lavapipe runs

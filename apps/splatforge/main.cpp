@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "batch_command.h"
 #include "commands.h"
 #include "hull_command.h"
 #include "onnx_command.h"
@@ -13,6 +14,7 @@
 #include "view_command.h"
 #include "views_command.h"
 #include "core/limits.h"
+#include "core/text.h"
 #include "render/vulkan_renderer.h"
 
 // ---- The commands whose options their headers declare: registered here, where CLI11 lives ----
@@ -197,6 +199,7 @@ HullCommand::HullCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
   bake->add_option("--points", o.bake.points, "Named points for the meta sidecar: nodes whose name contains one of these '|'-separated words (any case)")
       ->capture_default_str();
   bake->add_option("--seed", o.bake.seed, "Random seed (sampling, chunks, per-splat random byte)")->capture_default_str();
+  bake->add_option("--device", o.play.device, "--train: Vulkan device (index or name part)");
   bake->add_flag("--json", o.json, "Print the meta sidecar (with the bake report) to stdout instead of the summary");
   CLI::App* play = command_->add_subcommand("play", "Play a script of hits, heals and effects on a splat hull and render it to PNG frames or an MP4");
   play->add_option("input", o.play.input, "SPL2 hull, or a scene JSON whose hull objects all play the script")->required();
@@ -275,22 +278,48 @@ OnnxCommand::OnnxCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
 
 bool OnnxCommand::parsed() const { return command_->parsed(); }
 
-namespace {
-
-size_t editDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
+BatchCommand::BatchCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("batch",
+                                "Run a manifest of splatforge commands (hull bakes, trainings, converts, renders, ...): locally with N "
+                                "workers, or as one Slurm array job (--slurm); each job's outputs appear only when it succeeds, and a run "
+                                "again skips the jobs already done for the same inputs (docs/batch.md, docs/formats/batch-manifest.md)");
+  command_->add_option("manifest", o.manifest, "Batch manifest (.json)");
+  command_->add_option("-j,--jobs", o.jobs, "Jobs run at once here (with --slurm: by each task)")->check(CLI::Range(1, 256))->capture_default_str();
+  command_->add_option("--devices", o.devices,
+                       "GPUs to spread the jobs over, e.g. 0,1: worker w passes --device devices[w % n] to the commands that take "
+                       "--device (render, animate, train, hull bake, hull play, onnx run)");
+  command_->add_flag("--retry-failed", o.retry_failed, "Run again the jobs whose last run failed with the same inputs and command (default: skip them)");
+  command_->add_option("--task", o.task, "Run only task I's share: the jobs whose index modulo --tasks is I (what each Slurm array task runs)");
+  command_->add_option("--tasks", o.tasks,
+                       "Tasks the jobs are split over (default with --task: one job per task); without --task, the task index "
+                       "comes from $SLURM_ARRAY_TASK_ID or $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 30));
+  command_->add_option("--shard", o.shard, "Run only shard i of n (i/n, from 0): the same as --task i --tasks n");
+  command_->add_flag("--slurm", o.slurm, "Submit the jobs that need to run as one Slurm array job (sbatch --array) instead of running them here");
+  command_->add_option("--partition", o.partition, "--slurm: the partition");
+  command_->add_option("--time", o.time_limit, "--slurm: time limit per task (as sbatch --time, e.g. 2:00:00)");
+  command_->add_option("--gpus-per-task", o.gpus_per_task, "--slurm: GPUs per task (--gres=gpu:N)")->check(CLI::Range(0, 64));
+  command_->add_option("--cpus-per-task", o.cpus_per_task, "--slurm: CPUs per task")->check(CLI::Range(0, 4096));
+  command_->add_option("--mem", o.memory, "--slurm: memory per task (as sbatch --mem, e.g. 32G)");
+  command_->add_option("--max-parallel", o.max_parallel, "--slurm: at most K tasks at once (--array=...%K)")->check(CLI::Range(0, 100000));
+  command_->add_option("--job-name", o.job_name, "--slurm: the array job's name (default splatforge-<manifest name>)");
+  command_->add_option("--sbatch-arg", o.sbatch_args, "--slurm: one more sbatch argument, passed as given (repeatable; --sbatch-arg=--exclusive)");
+  command_->add_option("--sbatch", o.sbatch, "--slurm: the sbatch program")->capture_default_str();
+  command_->add_flag("--dry-run", o.dry_run,
+                     "Check the manifest and print what would run and why (with --slurm: write and print the sbatch script, submit nothing)");
+  command_->add_flag("--json", o.json, "Print the run's (or submission's) summary as JSON to stdout");
+  CLI::App* status = command_->add_subcommand("status", "Where each job of a manifest stands (done, failed, running, interrupted, pending), totals and the slowest jobs");
+  status->add_option("manifest", o.manifest, "Batch manifest (.json)")->required();
+  status->add_flag("--json", o.json, "Print JSON to stdout");
+  status->add_option("--slowest", o.slowest, "How many of the slowest jobs to list")->check(CLI::Range(0, 100000))->capture_default_str();
+  status->add_option("--plot", o.plot, "Also draw the job-time chart (PNG) here (every run writes STATE/job_times.png)");
+  status->callback([&o] { o.status = true; });
 }
+
+bool BatchCommand::parsed() const { return command_->parsed(); }
+
+namespace {
 
 // A command name the parser would not know (`splatforge rendr x.spz`, `splatforge hull bak`): the message
 // names it and the nearest known one. Empty when every command word is known. The global options that take
@@ -310,6 +339,10 @@ std::string unknownCommand(const CLI::App& app, int argc, char** argv) {
     }
     const std::vector<const CLI::App*> subs = at->get_subcommands([](const CLI::App*) { return true; });
     if (subs.empty()) break;  // a command without commands of its own: this is its argument
+    // A command with actions and an argument of its own (`batch MANIFEST`, `batch status MANIFEST`): a word
+    // that is no action is its argument.
+    const bool takes_argument = !at->get_options([](const CLI::Option* opt) { return opt->get_positional(); }).empty();
+    if (takes_argument && std::none_of(subs.begin(), subs.end(), [&](const CLI::App* s) { return s->get_name() == arg; })) break;
     const CLI::App* next = nullptr;
     std::string nearest;
     size_t best = 3;  // suggestions within two edits
@@ -583,6 +616,7 @@ int main(int argc, char** argv) {
   HullCommand hull(app);  // splatforge hull bake|info|play|bench: registered above
   ViewsCommand views(app);  // splatforge views: registered above
   TrainCommand train(app);  // splatforge train: registered above
+  BatchCommand batch(app);  // splatforge batch [status]: registered above
 
   // --help lists the commands by what they are for.
   const char* kViewGroup = "View and render";
@@ -592,11 +626,12 @@ int main(int argc, char** argv) {
   const char* kHullGroup = "Splat hulls";
   const char* kBenchGroup = "Benchmarks and devices";
   const char* kTrainGroup = "Training";
+  const char* kBatchGroup = "Batches and clusters";
   for (auto [command, group] : std::initializer_list<std::pair<CLI::App*, const char*>>{
            {c_ren, kViewGroup}, {c_ani, kViewGroup}, {c_demo, kViewGroup}, {c_info, kFormatsGroup}, {c_val, kFormatsGroup}, {c_conv, kFormatsGroup},
            {c_chr, kCharactersGroup}, {c_pose, kCharactersGroup}, {c_bench, kBenchGroup}, {c_bch, kBenchGroup},
            {c_bskin, kBenchGroup}, {c_dev, kBenchGroup}, {onnx.command(), kNeuralGroup}, {hull.command(), kHullGroup},
-           {views.command(), kTrainGroup}, {train.command(), kTrainGroup}})
+           {views.command(), kTrainGroup}, {train.command(), kTrainGroup}, {batch.command(), kBatchGroup}})
     command->group(group);
   app.get_subcommand("view")->group(kViewGroup);
   // The options every command takes are listed once, by the top-level help; each command's help says so.
@@ -652,6 +687,7 @@ int main(int argc, char** argv) {
   if (hull.parsed()) return hull.run();
   if (views.parsed()) return views.run();
   if (train.parsed()) return train.run();
+  if (batch.parsed()) return batch.run();
   if (c_chr->parsed()) {
     chr.action = c_chr_build->parsed()  ? "build"
                  : c_chr_bind->parsed() ? "bind"

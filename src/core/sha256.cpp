@@ -38,20 +38,35 @@ void compress(std::array<uint32_t, 8>& h, const uint8_t* block) {
 }  // namespace
 
 std::string sha256Hex(std::span<const uint8_t> bytes) {
-  std::array<uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  const size_t full = bytes.size() / 64;
-  for (size_t i = 0; i < full; ++i) compress(h, bytes.data() + i * 64);
+  Sha256 s;
+  s.update(bytes);
+  return s.hexDigest();
+}
+
+void Sha256::update(std::span<const uint8_t> bytes) {
+  total_ += bytes.size();
+  size_t i = 0;
+  if (filled_ > 0) {
+    while (filled_ < 64 && i < bytes.size()) block_[filled_++] = bytes[i++];
+    if (filled_ < 64) return;
+    compress(h_, block_);
+    filled_ = 0;
+  }
+  for (; i + 64 <= bytes.size(); i += 64) compress(h_, bytes.data() + i);
+  while (i < bytes.size()) block_[filled_++] = bytes[i++];
+}
+
+std::string Sha256::hexDigest() {
   uint8_t tail[128] = {};
-  const size_t rest = bytes.size() - full * 64;
-  for (size_t i = 0; i < rest; ++i) tail[i] = bytes[full * 64 + i];
-  tail[rest] = 0x80;
-  const size_t tail_blocks = rest + 9 <= 64 ? 1 : 2;
-  const uint64_t bits = static_cast<uint64_t>(bytes.size()) * 8;
+  for (size_t i = 0; i < filled_; ++i) tail[i] = block_[i];
+  tail[filled_] = 0x80;
+  const size_t tail_blocks = filled_ + 9 <= 64 ? 1 : 2;
+  const uint64_t bits = total_ * 8;
   for (int k = 0; k < 8; ++k) tail[tail_blocks * 64 - 1 - static_cast<size_t>(k)] = static_cast<uint8_t>(bits >> (8 * k));
-  for (size_t i = 0; i < tail_blocks; ++i) compress(h, tail + i * 64);
+  for (size_t i = 0; i < tail_blocks; ++i) compress(h_, tail + i * 64);
   static const char* hex = "0123456789abcdef";
   std::string out;
-  for (uint32_t v : h)
+  for (uint32_t v : h_)
     for (int k = 7; k >= 0; --k) out += hex[(v >> (4 * k)) & 0xf];
   return out;
 }

@@ -1,14 +1,15 @@
 // What a training run shows besides its log (docs/training.md "Plots and validation images"): the plot of the
 // training loss and the validation PSNR and SSIM over the steps, drawn from the JSON-lines log (so a plot
 // drawn later from a log, `splatforge train --plot`, is the one the run wrote), and the sheets of validation
-// renders beside their ground truth. Drawn by our own small raster code (lines, markers, a 5x7 bitmap font)
-// into an ImageRGBA; io/image_io.h writes the PNG.
+// renders beside their ground truth. Drawn by our own small raster code (core/chart.h: lines, a 5x7 bitmap
+// font, ticks) into an ImageRGBA; io/image_io.h writes the PNG.
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/chart.h"
 #include "core/image.h"
 #include "core/math.h"
 #include "train/trainer.h"
@@ -72,9 +73,9 @@ TrainPlot plotTraining(const TrainCurves& curves);
 // enlarged by whole pixels. Empty (0 x 0) when no render was kept.
 ImageRGBA validationSheet(const ValidationImages& images, Vec3 background);
 
-// The text the plots use, for tests: the width in pixels of `text` in the 5x7 font at `scale`, and drawing it
-// with its top-left corner at (x, y) (pixels outside the image are dropped).
-int textWidth(std::string_view text, int scale);
-void drawText(ImageRGBA& image, int x, int y, std::string_view text, Vec3 color, int scale);
+// The text the plots use (core/chart.h), here for tests: the width in pixels of `text` in the 5x7 font at
+// `scale`, and drawing it with its top-left corner at (x, y) (pixels outside the image are dropped).
+using chart::drawText;
+using chart::textWidth;
 
 }  // namespace sf::train

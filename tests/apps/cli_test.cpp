@@ -19,15 +19,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int code;
-  std::string out;
-};
-CliRun cli(const std::string& args) {
-  CliRun r;
-  r.code = test::runCli(args, &r.out);
-  return r;
-}
+using test::cli;
+using test::CliRun;
 
 void writeText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 

@@ -29,16 +29,8 @@
 namespace sf {
 namespace {
 
-struct CliRun {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-CliRun cli(const std::string& args) {
-  CliRun r;
-  r.code = test::runCli(args, &r.out);
-  return r;
-}
+using test::cli;
+using test::CliRun;
 
 // stdout alone (stderr to /dev/null), for commands whose stdout must be one JSON document.
 std::string stdoutOf(const std::string& args, int* code) {
@@ -57,10 +49,10 @@ std::string stdoutOf(const std::string& args, int* code) {
 TEST(CliConventions, EveryCommandHasHelpAndAGroup) {
   CliRun top = cli("--help");
   ASSERT_EQ(top.code, 0) << top.out;
-  for (const char* group : {"View and render", "Formats", "Characters and animation", "Benchmarks and devices", "Training"})
+  for (const char* group : {"View and render", "Formats", "Characters and animation", "Benchmarks and devices", "Training", "Batches and clusters"})
     EXPECT_NE(top.out.find(group), std::string::npos) << group << "\n" << top.out;
   for (const char* cmd : {"info", "validate", "convert", "render", "animate", "demo", "view", "bench", "bench-characters", "bench-skin",
-                          "devices", "pose", "character", "views", "train", "hull", "onnx"}) {
+                          "devices", "pose", "character", "views", "train", "hull", "onnx", "batch"}) {
     EXPECT_NE(top.out.find(std::string("  ") + cmd), std::string::npos) << cmd;
     CliRun r = cli(std::string(cmd) + " --help");
     EXPECT_EQ(r.code, 0) << cmd << r.out;
@@ -104,7 +96,8 @@ TEST(CliConventions, EveryCommandFollowsTheRules) {
       {"character bind", true, false, false}, {"character info", false, true, false},  {"character preview", true, false, false},
       {"character gnm-pack", true, false, false}, {"views", true, true, false},        {"train", true, true, false},
       {"hull bake", true, true, false},       {"hull info", false, true, false},       {"hull play", true, false, false},
-      {"hull bench", false, false, true},     {"onnx info", false, true, false},       {"onnx run", true, true, false}};
+      {"hull bench", false, false, true},     {"onnx info", false, true, false},       {"onnx run", true, true, false},
+      {"batch", false, true, false},          {"batch status", false, true, false}};
   for (const Command& c : commands) {
     const std::string name = c.name;
     const CliRun bad = cli(name + " --no-such-option");

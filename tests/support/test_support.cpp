@@ -192,4 +192,10 @@ std::string errorOf(const std::function<void()>& f) {
   return "(no error)";
 }
 
+CliRun cli(const std::string& args) {
+  CliRun r;
+  r.code = runCli(args, &r.out);
+  return r;
+}
+
 }  // namespace sf::test

@@ -76,5 +76,11 @@ std::vector<uint8_t> decodeBase64(const std::string& text);
 
 // Runs the splatforge binary with arguments; returns the exit code and captures stdout+stderr.
 int runCli(const std::string& args, std::string* output);
+// The same as one value: the exit code and stdout and stderr together.
+struct CliRun {
+  int code = -1;
+  std::string out;
+};
+CliRun cli(const std::string& args);
 
 }  // namespace sf::test
