@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "hull_command.h"
 #include "onnx_command.h"
+#include "soak_command.h"
 #include "train_command.h"
 #include "view_command.h"
 #include "views_command.h"
@@ -319,6 +320,37 @@ BatchCommand::BatchCommand(CLI::App& app) : options_(std::make_unique<Options>()
 
 bool BatchCommand::parsed() const { return command_->parsed(); }
 
+SoakCommand::SoakCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("soak",
+                                "Render many frames with the scene changing under it (objects added and removed, the camera "
+                                "orbiting, the image resized) and report the frame time, GPU memory and resident memory over "
+                                "the run, with their drift over its second half (docs/benchmarks.md \"Soak\")");
+  command_->add_option("inputs", o.inputs,
+                       "Splat files, glTF models, character packages, ONNX generators, SPL2 hulls or scene JSONs; each comes "
+                       "and goes on its own period (the first stays). Default: captures, a skinned glTF model, a character "
+                       "and a hull baked from the model playing hits and heals, from the assets directory");
+  command_->add_option("--assets", o.assets, "Assets directory of the default inputs (default $SPLATFORGE_ASSETS or ../shared/assets)");
+  command_->add_option("--frames", o.frames, "Frames to render")->check(CLI::Range(2, 100000000))->capture_default_str();
+  command_->add_option("--width", o.width, "Image width (every --resize-every frames it alternates with 3/4 of it)")
+      ->check(CLI::Range(8, 16384))
+      ->capture_default_str();
+  command_->add_option("--height", o.height, "Image height")->check(CLI::Range(8, 16384))->capture_default_str();
+  command_->add_option("--resize-every", o.resize_every, "Frames between resizes")->check(CLI::Range(1, 100000000))->capture_default_str();
+  command_->add_option("--sample-every", o.sample_every, "Frames between samples of the curves")->check(CLI::Range(1, 100000000))->capture_default_str();
+  command_->add_option("--backend", o.backend, "auto, vulkan or cpu")->check(CLI::IsMember({"auto", "vulkan", "cpu"}))->capture_default_str();
+  command_->add_option("--device", o.device, "Vulkan device: index or part of its name");
+  command_->add_flag("--validation", o.validation, "Enable Vulkan validation layers (a frame that raises an error fails the run)");
+  command_->add_option("--plot", o.plot, "Write the curves (frame time, GPU memory, resident memory over the frames) to this PNG");
+  command_->add_option("--json-out", o.json_out, "Write the report (figures and every sample) as JSON to this file");
+  command_->add_flag("--json", o.json, "Print the report as JSON to stdout (no progress lines)");
+  command_->add_option("--max-drift", o.max_drift_mb,
+                       "Fail (exit 1) when GPU or resident memory drifts by more than this many MB per 1000 frames over the "
+                       "run's second half");
+}
+
+bool SoakCommand::parsed() const { return command_->parsed(); }
+
 namespace {
 
 // A command name the parser would not know (`splatforge rendr x.spz`, `splatforge hull bak`): the message
@@ -617,6 +649,7 @@ int main(int argc, char** argv) {
   ViewsCommand views(app);  // splatforge views: registered above
   TrainCommand train(app);  // splatforge train: registered above
   BatchCommand batch(app);  // splatforge batch [status]: registered above
+  SoakCommand soak(app);    // splatforge soak: registered above
 
   // --help lists the commands by what they are for.
   const char* kViewGroup = "View and render";
@@ -630,7 +663,7 @@ int main(int argc, char** argv) {
   for (auto [command, group] : std::initializer_list<std::pair<CLI::App*, const char*>>{
            {c_ren, kViewGroup}, {c_ani, kViewGroup}, {c_demo, kViewGroup}, {c_info, kFormatsGroup}, {c_val, kFormatsGroup}, {c_conv, kFormatsGroup},
            {c_chr, kCharactersGroup}, {c_pose, kCharactersGroup}, {c_bench, kBenchGroup}, {c_bch, kBenchGroup},
-           {c_bskin, kBenchGroup}, {c_dev, kBenchGroup}, {onnx.command(), kNeuralGroup}, {hull.command(), kHullGroup},
+           {c_bskin, kBenchGroup}, {c_dev, kBenchGroup}, {soak.command(), kBenchGroup}, {onnx.command(), kNeuralGroup}, {hull.command(), kHullGroup},
            {views.command(), kTrainGroup}, {train.command(), kTrainGroup}, {batch.command(), kBatchGroup}})
     command->group(group);
   app.get_subcommand("view")->group(kViewGroup);
@@ -688,6 +721,7 @@ int main(int argc, char** argv) {
   if (views.parsed()) return views.run();
   if (train.parsed()) return train.run();
   if (batch.parsed()) return batch.run();
+  if (soak.parsed()) return soak.run();
   if (c_chr->parsed()) {
     chr.action = c_chr_build->parsed()  ? "build"
                  : c_chr_bind->parsed() ? "bind"

@@ -208,6 +208,45 @@ TEST(Cli, BenchBackToBackReportsTheFramesOfOneSubmission) {
   EXPECT_NE(many.out.find("--back-to-back"), std::string::npos) << many.out;
 }
 
+// `soak` with its default inputs (captures, the skinned model, a character made from it and a hull baked from
+// it, hit and healed): the JSON report's samples follow the schedule (the first input always there, the
+// size alternating), the GPU memory never passes its half-way high-water mark, the plot is written, and
+// --max-drift decides the exit code from the slopes the report gives.
+TEST(Cli, SoakReportsFlatMemoryWithItsCurves) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  SF_REQUIRE_ASSET(man, "gltf/cesium_man.gltf");
+  const std::string dir = test::tempDir("CliSoak");
+  const CliRun r = cli("soak --assets " + test::assetsDir() + " --backend vulkan --frames 36 --width 64 --height 48 --resize-every 12 "
+                       "--sample-every 4 --json-out " + dir + "/soak.json --plot " + dir + "/soak.png --max-drift 0.01");
+  EXPECT_NE(r.out.find("a hull of"), std::string::npos) << r.out;
+  ASSERT_TRUE(std::filesystem::exists(dir + "/soak.json")) << r.out;
+  std::ifstream in(dir + "/soak.json");
+  const nlohmann::json j = parseJsonText(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), dir + "/soak.json");
+  // --max-drift fails the run (exit 1, the report still written) exactly when a slope passes it.
+  const double worst = std::max(std::abs(j.at("gpu_slope_bytes_per_kframe").get<double>()), std::abs(j.at("rss_slope_bytes_per_kframe").get<double>()));
+  ASSERT_EQ(r.code, worst > 0.01e6 ? 1 : 0) << r.out;
+  if (r.code == 1) {
+    EXPECT_NE(r.out.find("more than --max-drift 0.01"), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(j.at("frames").get<int>(), 36);
+  EXPECT_EQ(j.at("inputs").size(), 5u);
+  const nlohmann::json& samples = j.at("samples");
+  ASSERT_EQ(samples.size(), 10u);  // frames 0, 4, ..., 32 and the last, 35
+  size_t most = 0;
+  for (const nlohmann::json& s : samples) {
+    const int f = s.at("frame").get<int>();
+    EXPECT_EQ(s.at("width").get<int>(), (f / 12) % 2 ? 48 : 64) << f;
+    EXPECT_GE(s.at("objects").get<size_t>(), 1u);
+    most = std::max(most, s.at("objects").get<size_t>());
+  }
+  EXPECT_GE(most, 3u);  // inputs came and went
+  EXPECT_EQ(j.at("gpu_peak_bytes").get<uint64_t>(), j.at("gpu_peak_at_half_bytes").get<uint64_t>());
+  EXPECT_EQ(j.at("validation_errors").get<int>(), 0);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/soak.png"));
+  const CliRun bad = cli("soak --frames 1");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+}
+
 TEST(Cli, RenderFailuresNameTheProblem) {
   std::string dir = test::tempDir("CliRenderFailures");
   std::string ply = smallCloud(dir);

@@ -19,6 +19,7 @@
 #endif
 
 #include "frame/frame.h"
+#include "frame/soak.h"
 #include "gpu/gpu.h"
 #include "render/vulkan_renderer.h"
 #include "neural/generator.h"
@@ -219,6 +220,61 @@ TEST(FrameDriver, LongRunWithAChangingSceneStaysFlat) {
   EXPECT_LE(ctx.allocatedBytes(), peak_at_settled);
   EXPECT_LT(heap_growth, 1e6) << "the live heap grew by " << heap_growth << " bytes over " << frames - settled << " frames";
   EXPECT_LT(median(late_ms), 2.0 * median(early_ms) + 5.0) << "frame time drifted";
+}
+
+// The soak (frame/soak.h): each input is in the frame on its own period and the size alternates as
+// documented (counted here from the schedule), the GPU memory never grows past the half-way high-water mark,
+// and the plot has its three panels.
+TEST(Soak, InputsComeAndGoOnTheirPeriodsAndMemoryStaysFlat) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  FrameDriverOptions vk;
+  vk.backend = Backend::kVulkan;
+  FrameDriver driver(vk);
+  std::vector<SoakInput> inputs;
+  const int periods[3] = {0, 10, 7};
+  for (int k = 0; k < 3; ++k)
+    inputs.push_back({"cloud " + std::to_string(k), oneCloud(std::make_shared<const GaussianCloud>(test::randomCloud(500 + 300 * static_cast<size_t>(k), 1, 60 + k))),
+                      periods[k], Vec3{1.5f * static_cast<float>(k), 0, 0}});
+  SoakOptions o;
+  o.frames = 120;
+  o.width = 96, o.height = 64;
+  o.resize_every = 25;
+  o.sample_every = 3;
+  size_t calls = 0;
+  const SoakReport r = runSoak(driver, inputs, o, [&](const SoakSample&) { ++calls; });
+  ASSERT_EQ(r.samples.size(), 41u);  // frames 0, 3, ..., 117 and the last, 119
+  EXPECT_EQ(calls, r.samples.size());
+  for (const SoakSample& s : r.samples) {
+    SCOPED_TRACE(s.frame);
+    const size_t expected = 1 + (s.frame / 10) % 2 + (s.frame / 7) % 2;
+    EXPECT_EQ(s.objects, expected);
+    EXPECT_EQ(s.splats, 500u + ((s.frame / 10) % 2 ? 800u : 0u) + ((s.frame / 7) % 2 ? 1100u : 0u));
+    const bool small = (s.frame / 25) % 2 == 1;
+    EXPECT_EQ(s.width, small ? 72 : 96);
+    EXPECT_EQ(s.height, small ? 48 : 64);
+    EXPECT_GT(s.gpu_bytes, 0u);
+    EXPECT_GT(s.rss_bytes, 0u);
+  }
+  // Every configuration has been seen by half-way: the GPU memory of the second half never passes the
+  // high-water mark of the first (it moves below it as objects come and go).
+  EXPECT_EQ(r.gpu_peak_bytes, r.gpu_peak_at_half);
+  for (const SoakSample& s : r.samples) EXPECT_LE(s.gpu_bytes, r.gpu_peak_at_half) << s.frame;
+  EXPECT_EQ(r.validation_errors, 0u);
+  EXPECT_GT(r.early_ms, 0.0);
+  EXPECT_GT(r.late_ms, 0.0);
+  const ImageRGBA plot = plotSoak(r);
+  EXPECT_EQ(plot.width, 900);
+  // Three panels: three curves in their colours.
+  size_t blue = 0, orange = 0, green = 0;
+  for (size_t i = 0; i < plot.pixels.size(); i += 4) {
+    const float* p = plot.pixels.data() + i;
+    blue += p[0] < 0.2f && p[2] > 0.7f;
+    orange += p[0] > 0.8f && p[2] < 0.1f;
+    green += p[1] > 0.55f && p[0] < 0.2f && p[2] < 0.3f;
+  }
+  EXPECT_GT(blue, 500u);
+  EXPECT_GT(orange, 500u);
+  EXPECT_GT(green, 500u);
 }
 
 }  // namespace
