@@ -223,6 +223,7 @@ struct RenderArgs {
   bool antialiased = false;
   pyb::object device = pyb::none();
   bool validation = false;
+  pyb::object blend_space = pyb::none();
 
   RenderJob resolve(const Scene& scene) const {
     RenderJob job;
@@ -231,6 +232,13 @@ struct RenderArgs {
     if (!background.is_none()) job.settings.background = backgroundArg(background);
     else if (scene.background) job.settings.background = *scene.background;
     job.settings.antialiased = antialiased;
+    if (!blend_space.is_none()) {
+      const std::string space = pyb::str(blend_space).cast<std::string>();
+      if (space != "display" && space != "linear") valueError("blend_space: expected \"display\", \"linear\" or None, got \"" + space + "\"");
+      job.settings.blend_space = parseBlendSpace(space);
+    } else if (scene.blend_space) {
+      job.settings.blend_space = *scene.blend_space;
+    }
     if (sh_degree) {
       if (*sh_degree < 0 || *sh_degree > 3) valueError("sh_degree: expected 0..3 or None, got " + std::to_string(*sh_degree));
       job.sh_degree = *sh_degree;
@@ -359,6 +367,8 @@ antialiased: apply the antialiasing opacity compensation to every cloud (clouds 
   anyway).
 device: Vulkan device index or name substring; validation: Khronos validation layers on (a validation error
   raises splatforge.Error).
+blend_space: "display" (colours blended as they are, sRGB-encoded: INRIA's rasterizer) or "linear" (decoded to
+  linear light before blending, the pixel encoded after); None: the scene's "blend_space", else display.
 
 Returns an (height, width, 4) array: RGB composited over the background, and alpha = 1 - transmittance.
 )doc";
@@ -463,14 +473,14 @@ Raises splatforge.Error when the file is missing or malformed.
           "render",
           [](PyScene& s, double t, const pyb::object& camera, std::optional<int> width, std::optional<int> height, const pyb::object& background,
              const std::string& backend, std::optional<int> sh_degree, const pyb::object& dtype, bool antialiased, const pyb::object& device,
-             bool validation) {
-            RenderArgs a{camera, width, height, background, backend, sh_degree, dtype, antialiased, device, validation};
+             bool validation, const pyb::object& blend_space) {
+            RenderArgs a{camera, width, height, background, backend, sh_degree, dtype, antialiased, device, validation, blend_space};
             return renderArray(s.state, finiteArg(t, "t"), a.resolve(s.state->scene));
           },
           pyb::arg("t") = 0.0, pyb::arg("camera") = pyb::none(), pyb::kw_only(), pyb::arg("width") = pyb::none(),
           pyb::arg("height") = pyb::none(), pyb::arg("background") = pyb::none(), pyb::arg("backend") = "auto",
           pyb::arg("sh_degree") = pyb::none(), pyb::arg("dtype") = pyb::none(), pyb::arg("antialiased") = false,
-          pyb::arg("device") = pyb::none(), pyb::arg("validation") = false,
+          pyb::arg("device") = pyb::none(), pyb::arg("validation") = false, pyb::arg("blend_space") = pyb::none(),
           (std::string("Renders the scene at scene time t seconds: glTF clips are sampled at time + speed * t (wrapped when "
                        "looping), characters deformed, script commands up to t run.\n") +
            kRenderArgsDoc)
@@ -479,11 +489,11 @@ Raises splatforge.Error when the file is missing or malformed.
           "frames",
           [](PyScene& s, double fps, std::optional<double> duration, double start, const pyb::object& camera, std::optional<int> width,
              std::optional<int> height, const pyb::object& background, const std::string& backend, std::optional<int> sh_degree,
-             const pyb::object& dtype, bool antialiased, const pyb::object& device, bool validation) {
+             const pyb::object& dtype, bool antialiased, const pyb::object& device, bool validation, const pyb::object& blend_space) {
             if (!(fps > 0 && fps <= 1000)) valueError("fps: expected (0, 1000] frames per second, got " + std::to_string(fps));
             const double d = duration ? *duration : sceneDuration(s.state->scene);
             if (!std::isfinite(d) || d < 0 || d > 3600) valueError("duration: expected [0, 3600] seconds, got " + std::to_string(d));
-            RenderArgs a{camera, width, height, background, backend, sh_degree, dtype, antialiased, device, validation};
+            RenderArgs a{camera, width, height, background, backend, sh_degree, dtype, antialiased, device, validation, blend_space};
             FrameIterator it;
             it.state = s.state;
             it.job = a.resolve(s.state->scene);  // one camera for the whole sequence, as `splatforge animate`
@@ -496,7 +506,7 @@ Raises splatforge.Error when the file is missing or malformed.
           pyb::arg("camera") = pyb::none(), pyb::arg("width") = pyb::none(), pyb::arg("height") = pyb::none(),
           pyb::arg("background") = pyb::none(), pyb::arg("backend") = "auto", pyb::arg("sh_degree") = pyb::none(),
           pyb::arg("dtype") = pyb::none(), pyb::arg("antialiased") = false, pyb::arg("device") = pyb::none(),
-          pyb::arg("validation") = false,
+          pyb::arg("validation") = false, pyb::arg("blend_space") = pyb::none(),
           (std::string("An iterator of (t, image) over max(1, round(duration * fps)) frames at t = start + i / fps, as "
                        "`splatforge animate` renders them (duration default: Scene.duration). The camera is resolved "
                        "once, before the first frame. Options as render():\n") +
@@ -510,18 +520,19 @@ Raises splatforge.Error when the file is missing or malformed.
       "render",
       [](const pyb::object& source, const pyb::object& camera, double time, std::optional<int> width, std::optional<int> height,
          const pyb::object& background, const std::string& backend, std::optional<int> sh_degree, const pyb::object& dtype, bool antialiased,
-         const pyb::object& device, bool validation, const std::optional<std::string>& clip, bool strict, bool allow_outside_paths,
+         const pyb::object& device, bool validation, const pyb::object& blend_space, const std::optional<std::string>& clip, bool strict,
+         bool allow_outside_paths,
          const pyb::object& max_gaussians, const pyb::object& max_memory) {
         if (sh_degree && (*sh_degree < 0 || *sh_degree > 3)) valueError("sh_degree: expected 0..3 or None, got " + std::to_string(*sh_degree));
         std::shared_ptr<SceneState> st =
             sourceState(source, clip, strict, allow_outside_paths, max_gaussians, max_memory);
-        RenderArgs a{camera, width, height, background, backend, sh_degree, dtype, antialiased, device, validation};
+        RenderArgs a{camera, width, height, background, backend, sh_degree, dtype, antialiased, device, validation, blend_space};
         return renderArray(st, finiteArg(time, "time"), a.resolve(st->scene));
       },
       pyb::arg("source"), pyb::arg("camera") = pyb::none(), pyb::kw_only(), pyb::arg("time") = 0.0, pyb::arg("width") = pyb::none(),
       pyb::arg("height") = pyb::none(), pyb::arg("background") = pyb::none(), pyb::arg("backend") = "auto",
       pyb::arg("sh_degree") = pyb::none(), pyb::arg("dtype") = pyb::none(), pyb::arg("antialiased") = false,
-      pyb::arg("device") = pyb::none(), pyb::arg("validation") = false, pyb::arg("clip") = pyb::none(), pyb::arg("strict") = false,
+      pyb::arg("device") = pyb::none(), pyb::arg("validation") = false, pyb::arg("blend_space") = pyb::none(), pyb::arg("clip") = pyb::none(), pyb::arg("strict") = false,
       pyb::arg("allow_outside_paths") = false, pyb::arg("max_gaussians") = pyb::none(), pyb::arg("max_memory") = pyb::none(),
       (std::string("Renders a source, as `splatforge render` does, and returns the image as a numpy array.\n\n"
                    "source: a Cloud, a Scene, or a path: a splat file, glTF/GLB model, character package or scene JSON, "

@@ -1,8 +1,10 @@
 // The `splatforge` Python module (docs/python.md): load, save and render splat files, clouds and scenes
 // from Python with numpy arrays in and out. Errors from the library (sf::Error) become splatforge.Error, a
 // RuntimeError; sf::FormatError becomes splatforge.FormatError with the file, byte offset and reason; a missing
-// input file splatforge.MissingFileError, also a FileNotFoundError.
+// input file splatforge.MissingFileError, also a FileNotFoundError; a lost Vulkan device
+// splatforge.DeviceLostError (the device already replaced: render again).
 #include "core/error.h"
+#include "gpu/gpu.h"
 #include "module.h"
 
 #ifndef SPLATFORGE_VERSION
@@ -15,6 +17,7 @@ namespace {
 pybind11::exception<sf::Error>* error_type = nullptr;
 pybind11::exception<sf::FormatError>* format_error_type = nullptr;
 pybind11::object* missing_file_type = nullptr;
+pybind11::exception<sf::gpu::DeviceLost>* device_lost_type = nullptr;
 }  // namespace
 
 PYBIND11_MODULE(splatforge, m) {
@@ -43,11 +46,16 @@ See docs/python.md for the reference.
       pyb::dict(pyb::arg("__doc__") = "A file the call reads does not exist: both an Error and a FileNotFoundError.",
                 pyb::arg("__module__") = "splatforge")));
   m.attr("MissingFileError") = *missing_file_type;
+  device_lost_type = new pyb::exception<sf::gpu::DeviceLost>(m, "DeviceLostError", error_type->ptr());
+  device_lost_type->doc() = "The Vulkan device was lost during a frame (a subclass of Error; the message names the pass "
+                            "that was running). The renderer has already made a new device: render again to go on.";
   pyb::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const sf::py::MissingFile& e) {
       PyErr_SetString(missing_file_type->ptr(), e.what());
+    } catch (const sf::gpu::DeviceLost& e) {
+      PyErr_SetString(device_lost_type->ptr(), e.what());
     } catch (const sf::FormatError& e) {
       pyb::object instance = pyb::reinterpret_borrow<pyb::object>(format_error_type->ptr())(e.what());
       instance.attr("path") = e.path();

@@ -102,7 +102,9 @@ bool drop(std::vector<std::weak_ptr<T>>& list, const T* item) {
 
 }  // namespace
 
-FrameDriver::~FrameDriver() {
+FrameDriver::~FrameDriver() { takeBackGpuPaths(); }
+
+void FrameDriver::takeBackGpuPaths() {
   // The paths hold this driver's device: taken back before it goes, whoever still holds their owners.
   forLive(generators_, [](nn::GaussianGenerator& g) { g.setGpuPath(nullptr); });
   forLive(hulls_, [](hull::HullInstance& h) { h.setGpuPath(nullptr); });
@@ -111,7 +113,39 @@ FrameDriver::~FrameDriver() {
     for (character::BundleCharacter* b : world.bundles()) b->setGpuPath(nullptr);
   });
   forLive(posts_, [](nn::ImageModel& p) { p.setRunner(nullptr); });
+  generators_.clear(), refused_.clear(), hulls_.clear(), bundles_.clear(), worlds_.clear(), posts_.clear();
   hull_pass_.reset();
+}
+
+void FrameDriver::replaceDevice() {
+  takeBackGpuPaths();
+  keep_.clear();
+  retired_.clear();
+  vulkan_.reset();  // destroying objects of a lost device is allowed; nothing waits on it
+  gpu::ContextOptions co;
+  co.device = options_.device;
+  co.validation = options_.validation;
+  if (options_.configure) options_.configure(co);
+  vulkan_ = std::make_unique<VulkanRenderer>(co);
+  ++device_resets_;
+}
+
+template <typename Frame>
+auto FrameDriver::recovering(Frame&& frame) -> decltype(frame()) {
+  try {
+    return frame();
+  } catch (const gpu::DeviceLost& e) {
+    if (!options_.replace_lost_device) throw;
+    std::string what = e.what();
+    try {
+      replaceDevice();
+      what += "; the frame driver has made a new device: render again to go on";
+    } catch (const std::exception& again) {
+      vulkan_.reset();
+      what += std::string("; making a new device failed too: ") + again.what();
+    }
+    throw gpu::DeviceLost(what);
+  }
 }
 
 std::string FrameDriver::describe() const {
@@ -221,6 +255,11 @@ void FrameDriver::pose(const Scene& scene, ScenePlayback& pb, const FrameRequest
 FrameResult FrameDriver::render(const Scene& scene, const FrameRequest& request) { return render(scene, own_, request); }
 
 FrameResult FrameDriver::render(const Scene& scene, ScenePlayback& playback, const FrameRequest& request) {
+  if (options_.backend != Backend::kCpu && !vulkan_ && device_resets_ > 0) replaceDevice();  // the last try failed
+  return recovering([&] { return renderFrame(scene, playback, request); });
+}
+
+FrameResult FrameDriver::renderFrame(const Scene& scene, ScenePlayback& playback, const FrameRequest& request) {
   attach(scene);
   FrameResult f;
   f.vulkan = vulkan_ != nullptr;
@@ -268,13 +307,15 @@ FrameResult FrameDriver::render(const Scene& scene, ScenePlayback& playback, con
 
 std::vector<VulkanPassTimes> FrameDriver::renderBackToBack(const Scene& scene, const FrameRequest& request, int runs, VulkanFrameStats* stats) {
   if (!vulkan_) throw Error("back-to-back frames time the Vulkan frame; this driver runs on the CPU renderer");
-  attach(scene);
-  std::vector<RenderObject> objects;
-  std::vector<RenderMesh> meshes;
-  pose(scene, own_, request, objects, meshes);
-  std::vector<VulkanPassTimes> times = vulkan_->renderBackToBack(objects, request.camera, request.settings, runs, stats, meshes);
-  frameDone(true);
-  return times;
+  return recovering([&] {
+    attach(scene);
+    std::vector<RenderObject> objects;
+    std::vector<RenderMesh> meshes;
+    pose(scene, own_, request, objects, meshes);
+    std::vector<VulkanPassTimes> times = vulkan_->renderBackToBack(objects, request.camera, request.settings, runs, stats, meshes);
+    frameDone(true);
+    return times;
+  });
 }
 
 void FrameDriver::frameDone(bool drawn) {

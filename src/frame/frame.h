@@ -43,6 +43,9 @@ struct FrameDriverOptions {
   std::function<void(gpu::ContextOptions&)> configure;
   // Lines for people: a part of the scene that falls back to the CPU, the scene script's log. Default: stderr.
   std::function<void(const std::string&)> message;
+  // On a lost device, make a new one before throwing (render). A front end that holds objects of the device
+  // itself (the viewer's swapchain) turns this off and calls replaceDevice() once it has let go of them.
+  bool replace_lost_device = true;
 };
 
 // What one scene keeps between the frames of a driver: posed storage reused frame to frame and the world of
@@ -104,13 +107,19 @@ class FrameDriver {
   FrameDriver& operator=(const FrameDriver&) = delete;
 
   bool usesVulkan() const { return vulkan_ != nullptr; }
+  // How many lost devices this driver has replaced.
+  int deviceResets() const { return device_resets_; }
+  // Takes back every GPU path given out and makes a new device with the driver's options (after a lost one).
+  void replaceDevice();
   VulkanRenderer* vulkan() { return vulkan_.get(); }  // null on the CPU backend
   // "the cpu backend" or "Vulkan device NAME (TYPE, subgroup N)".
   std::string describe() const;
 
   // Renders `scene` at request.time. The first form keeps the driver's own playback (one scene per driver);
   // the second a playback the caller keeps per scene. Throws sf::Error (a validation error of this frame
-  // with --validation included).
+  // with --validation included). A lost device (gpu::DeviceLost, naming the pass that was running) is
+  // replaced before the error is thrown: the GPU paths given out are taken back and a new device made, so
+  // the caller may render again (the scene's GPU work is attached again on that frame).
   FrameResult render(const Scene& scene, const FrameRequest& request);
   FrameResult render(const Scene& scene, ScenePlayback& playback, const FrameRequest& request);
 
@@ -133,6 +142,11 @@ class FrameDriver {
   void pose(const Scene& scene, ScenePlayback& playback, const FrameRequest& request, std::vector<RenderObject>& objects,
             std::vector<RenderMesh>& meshes);
   void say(const std::string& line) const;
+  FrameResult renderFrame(const Scene& scene, ScenePlayback& playback, const FrameRequest& request);
+  // Runs `frame`; on gpu::DeviceLost replaces the device and throws the error, saying so.
+  template <typename Frame>
+  auto recovering(Frame&& frame) -> decltype(frame());
+  void takeBackGpuPaths();
   // After a frame: what the previous frame held may go, this frame's owners stay until the next one is drawn.
   // A frame that did not reach the renderer (`drawn` false) releases nothing: the renderer's resident objects
   // are still the last drawn frame's.
@@ -155,6 +169,7 @@ class FrameDriver {
   // What the coming frame draws from (keep_) and what the last one drew from (retired_, released once the
   // coming frame has been drawn).
   std::vector<std::shared_ptr<const void>> keep_, retired_;
+  int device_resets_ = 0;
 };
 
 }  // namespace sf

@@ -149,7 +149,7 @@ SoakReport runSoak(FrameDriver& driver, std::vector<SoakInput> inputs, const Soa
   for (int f = 0; f < o.frames; ++f) {
     Scene scene;
     for (const SoakInput& in : inputs)
-      if (in.period <= 0 || (f / in.period) % 2 == 1) {
+      if (in.period <= 0 || f < o.warmup || (f / in.period) % 2 == 1) {
         const std::vector<SceneObject> objects = placed(in.scene, in.offset);
         scene.objects.insert(scene.objects.end(), objects.begin(), objects.end());
       }

@@ -18,7 +18,7 @@
 namespace sf {
 
 // One input of the soak: a scene (of one file: sceneFromFile) whose objects are in the frame while
-// (frame / period) is odd, always when period is 0; placed at `offset` in the world.
+// (frame / period) is odd (and during the warm-up), always when period is 0; placed at `offset` in the world.
 struct SoakInput {
   std::string name;
   Scene scene;
@@ -31,6 +31,9 @@ struct SoakOptions {
   int width = 640, height = 360;  // every `resize_every` frames the size alternates with 3/4 of it
   int resize_every = 250;
   int sample_every = 10;          // a sample every this many frames (and at the last frame)
+  // The first frames draw every input at once (the heaviest configuration, which the periods alone may first
+  // reach late in a run), so the memory's high-water mark is reached at the start and growth after it shows.
+  int warmup = 30;
   double frame_seconds = 1.0 / 30.0;  // scene time per frame
   RenderSettings settings;
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -155,7 +156,9 @@ std::vector<VkPhysicalDevice> physicalDevices(VkInstance instance) {
 
 void check(VkResult result, const char* call, const char* file, int line) {
   if (result == VK_SUCCESS) return;
-  throw Error(std::string(file) + ":" + std::to_string(line) + ": " + call + " failed: " + resultName(result));
+  const std::string what = std::string(file) + ":" + std::to_string(line) + ": " + call + " failed: " + resultName(result);
+  if (result == VK_ERROR_DEVICE_LOST) throw DeviceLost(what);
+  throw Error(what);
 }
 
 const char* resultName(VkResult r) {
@@ -429,6 +432,11 @@ Context::Context(const ContextOptions& options) : validation_(options.validation
   VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   SF_VK_CHECK(vkCreateFence(device_, &fi, nullptr, &fence_));
   setName(VK_OBJECT_TYPE_FENCE, reinterpret_cast<uint64_t>(fence_), "submit fence");
+  // The fault is injected into the first context of the process only: the device made to replace the lost one
+  // works (what the recovery tests check).
+  static std::atomic<bool> fault_taken{false};
+  if (const char* fault = std::getenv("SPLATFORGE_FAULT_DEVICE_LOST"); fault && !fault_taken.exchange(true))
+    fail_from_submit_ = std::strtoull(fault, nullptr, 10);
 }
 
 Context::~Context() {
@@ -534,15 +542,31 @@ VkCommandBuffer Context::begin() {
   return cmd;
 }
 
-void Context::submit(VkCommandBuffer cmd) {
+void Context::submit(VkCommandBuffer cmd, const char* what) {
   SF_VK_CHECK(vkEndCommandBuffer(cmd));
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cmd;
-  SF_VK_CHECK(vkResetFences(device_, 1, &fence_));
-  SF_VK_CHECK(vkQueueSubmit(queue_, 1, &si, fence_));
-  SF_VK_CHECK(vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX));
+  ++submits_;
+  if (lost_) {
+    vkFreeCommandBuffers(device_, pool_, 1, &cmd);
+    throw DeviceLost("vkQueueSubmit: the device " + info_.name + " was lost earlier (VK_ERROR_DEVICE_LOST)");
+  }
+  try {
+    SF_VK_CHECK(vkResetFences(device_, 1, &fence_));
+    SF_VK_CHECK(vkQueueSubmit(queue_, 1, &si, fence_));
+    SF_VK_CHECK(vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX));
+  } catch (const DeviceLost& e) {
+    lost_ = true;
+    vkFreeCommandBuffers(device_, pool_, 1, &cmd);
+    throw DeviceLost(std::string(e.what()) + (what ? std::string(" while ") + what : std::string()));
+  }
   vkFreeCommandBuffers(device_, pool_, 1, &cmd);
+  if (fail_from_submit_ != 0 && submits_ >= fail_from_submit_) {
+    lost_ = true;
+    throw DeviceLost("vkWaitForFences: VK_ERROR_DEVICE_LOST (simulated: SPLATFORGE_FAULT_DEVICE_LOST=" +
+                     std::to_string(fail_from_submit_) + ")" + (what ? std::string(" while ") + what : std::string()));
+  }
 }
 
 Buffer& Buffer::operator=(Buffer&& o) noexcept {

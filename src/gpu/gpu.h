@@ -15,7 +15,16 @@
 
 namespace sf::gpu {
 
-// Throws sf::Error("<file>:<line>: <call> failed: <VkResult name>") unless result is VK_SUCCESS.
+// The device was lost (VK_ERROR_DEVICE_LOST: a driver reset, a fault, a dispatch the driver's watchdog
+// killed): nothing more can run on this context; its owner makes a new one (FrameDriver does;
+// docs/untrusted-input.md "A lost device").
+class DeviceLost : public Error {
+ public:
+  using Error::Error;
+};
+
+// Throws sf::Error("<file>:<line>: <call> failed: <VkResult name>") unless result is VK_SUCCESS; DeviceLost
+// for VK_ERROR_DEVICE_LOST.
 void check(VkResult result, const char* call, const char* file, int line);
 #define SF_VK_CHECK(call) ::sf::gpu::check((call), #call, __FILE__, __LINE__)
 const char* resultName(VkResult result);
@@ -140,9 +149,17 @@ class Context {
   Image createImage(uint32_t width, uint32_t height, VkFormat format, VkImageUsageFlags usage, VkImageAspectFlags aspect,
                     const std::string& name);
 
-  // Records into a fresh primary command buffer; submit() waits for completion.
+  // Records into a fresh primary command buffer; submit() waits for completion. A lost device throws
+  // DeviceLost, then and at every later submit (lost() is true from then on).
   VkCommandBuffer begin();
-  void submit(VkCommandBuffer cmd);
+  // `what` names the work in a lost device's message ("uploading ...").
+  void submit(VkCommandBuffer cmd, const char* what = nullptr);
+  bool lost() const { return lost_; }
+  // Fault injection for the tests of recovery: the submit with this 1-based count (of this context's submits)
+  // and every later one fail as a lost device does (DeviceLost), after the work itself ran. 0: never. Set from
+  // SPLATFORGE_FAULT_DEVICE_LOST=N for the first context the process makes.
+  void failSubmitsFrom(uint64_t count) { fail_from_submit_ = count; }
+  uint64_t submits() const { return submits_; }
 
   // Internal, for the messenger callback.
   void recordValidationError(const char* message);
@@ -167,6 +184,8 @@ class Context {
   uint32_t validation_errors_ = 0;
   std::vector<std::string> validation_messages_;
   uint64_t allocated_bytes_ = 0, peak_allocated_bytes_ = 0;
+  uint64_t submits_ = 0, fail_from_submit_ = 0;
+  bool lost_ = false;
 };
 
 // A buffer and its memory; move-only, freed on destruction.

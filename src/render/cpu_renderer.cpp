@@ -84,7 +84,7 @@ bool splatReachesTile(const ProjectedSplat& s, int tx, int ty) {
 }
 
 bool projectSplat(Vec3 p_world, const Cov6& cov_world, float opacity, int sh_degree, const float* sh, Vec3 sh_dir,
-                  ColorSpace color_space, const Camera& cam, bool antialiased, ProjectedSplat* out) {
+                  ColorSpace color_space, const Camera& cam, bool antialiased, ProjectedSplat* out, BlendSpace blend_space) {
   // A splat with a non-finite opacity or colour is not drawn (the loaders drop such rows; this keeps the
   // backends in agreement for clouds built in memory). The Vulkan preprocess does the same.
   if (!std::isfinite(opacity)) return false;
@@ -132,9 +132,21 @@ bool projectSplat(Vec3 p_world, const Cov6& cov_world, float opacity, int sh_deg
   const Vec3 raw = evalSh(sh_degree, sh, normalize(sh_dir));  // before the clamp, as the shader checks it
   if (!std::isfinite(raw.x) || !std::isfinite(raw.y) || !std::isfinite(raw.z)) return false;
   Vec3 c = shSumToColor(raw);
-  if (color_space == ColorSpace::kLinear) c = {linearToSrgb(c.x), linearToSrgb(c.y), linearToSrgb(c.z)};
+  // The colour in the space the frame blends in: a display-space cloud's decoded for a linear blend, a
+  // linear cloud's encoded for a display blend.
+  const bool linear_cloud = color_space == ColorSpace::kLinear;
+  if (blend_space == BlendSpace::kLinear && !linear_cloud) c = {srgbToLinear(c.x), srgbToLinear(c.y), srgbToLinear(c.z)};
+  if (blend_space == BlendSpace::kDisplay && linear_cloud) c = {linearToSrgb(c.x), linearToSrgb(c.y), linearToSrgb(c.z)};
   out->color = c;
   return true;
+}
+
+const char* blendSpaceName(BlendSpace space) { return space == BlendSpace::kLinear ? "linear" : "display"; }
+
+BlendSpace parseBlendSpace(const std::string& text) {
+  if (text == "display" || text == "srgb") return BlendSpace::kDisplay;
+  if (text == "linear") return BlendSpace::kLinear;
+  throw Error("blend space '" + text + "': expected display (or srgb) or linear");
 }
 
 PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const uint32_t> order, int px, int py,
@@ -283,7 +295,7 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
         Vec3 p_world = transformPoint(model, p_object);
         ProjectedSplat& ps = projected[base + i];
         if (projectSplat(p_world, covarianceUpper(world_cov), cloud.opacities[i], sh_degree, cloud.shOf(i).data(),
-                         p_object - cam_object, cloud.color_space, cam, aa, &ps)) {
+                         p_object - cam_object, cloud.color_space, cam, aa, &ps, settings.blend_space)) {
           touched[base + i] = static_cast<uint32_t>(ps.touched);
           if (!objects[o].sort_depth.empty()) ps.depth = std::max(objects[o].sort_depth[i], kMinSortDepth);
           if (!objects[o].shapes.empty()) ps.shape = objects[o].shapes[i];
@@ -312,6 +324,11 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
   t0 = Clock::now();
   ImageRGBA image(cam.width, cam.height);
   if (settings.depth) image.depth.assign(static_cast<size_t>(cam.width) * static_cast<size_t>(cam.height) * 2, 0.0f);
+  // A linear blend: the background and the mesh colours (display-encoded) decoded, the pixel encoded after.
+  const bool linear = settings.blend_space == BlendSpace::kLinear;
+  auto decode = [](Vec3 c) { return Vec3{srgbToLinear(c.x), srgbToLinear(c.y), srgbToLinear(c.z)}; };
+  auto encode = [](Vec3 c) { return Vec3{linearToSrgb(c.x), linearToSrgb(c.y), linearToSrgb(c.z)}; };
+  const Vec3 background = linear ? decode(settings.background) : settings.background;
   parallelFor(tile_count, [&](size_t tile) {
     const int tx = static_cast<int>(tile) % tiles_x, ty = static_cast<int>(tile) / tiles_x;
     std::span<const uint32_t> order(values.data() + range_begin[tile], range_end[tile] - range_begin[tile]);
@@ -320,11 +337,13 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
         const size_t pix = static_cast<size_t>(py) * static_cast<size_t>(cam.width) + static_cast<size_t>(px);
         MeshPixel mesh;
         if (!mesh_layer.empty()) mesh = {mesh_layer.color[pix], mesh_layer.depth[pix], mesh_layer.alpha[pix]};
-        const PixelResult r = blendPixel(projected, order, px, py, settings.background, mesh);
+        if (linear) mesh.color = decode(mesh.color);
+        const PixelResult r = blendPixel(projected, order, px, py, background, mesh);
+        const Vec3 color = linear ? encode(r.color) : r.color;
         float* out = image.at(px, py);
-        out[0] = r.color.x;
-        out[1] = r.color.y;
-        out[2] = r.color.z;
+        out[0] = color.x;
+        out[1] = color.y;
+        out[2] = color.z;
         out[3] = r.alpha;
         if (settings.depth) {
           image.depth[pix * 2] = r.depth;

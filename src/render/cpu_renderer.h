@@ -97,8 +97,17 @@ struct RenderObject {
 // Sort depths below the near cull (0.2) are raised to this, so every key's float bits order like its value.
 constexpr float kMinSortDepth = 0.2001f;
 
+// Where the frame blends: in display space (sRGB-encoded colours blended as they are, as INRIA's rasterizer
+// and the captures trained with it do; the default) or in linear light (every colour decoded to linear before
+// blending, the pixel encoded to sRGB after: the character pipeline's convention, for linear-space packages).
+// The image is display-encoded either way.
+enum class BlendSpace { kDisplay, kLinear };
+const char* blendSpaceName(BlendSpace space);                 // "display", "linear"
+BlendSpace parseBlendSpace(const std::string& text);          // throws sf::Error naming the choices
+
 struct RenderSettings {
   Vec3 background{0, 0, 0};
+  BlendSpace blend_space = BlendSpace::kDisplay;
   // Antialiased mode: opacity scaled by sqrt(det(cov2D) / det(cov2D + 0.3 I)), for files trained with it.
   bool antialiased = false;
   // Also fill the image's depth plane (ImageRGBA::depth): expected depth and transmittance.
@@ -163,7 +172,8 @@ TileRect tileRect(float x, float y, int radius, int tiles_x, int tiles_y);
 // Preprocesses one splat. Returns false when it is culled (behind the near plane, degenerate, or
 // touching no tile). `cam_in_object` is the camera centre in the object's space (for SH directions).
 bool projectSplat(Vec3 position_world, const Cov6& cov_world, float opacity, int sh_degree, const float* sh,
-                  Vec3 sh_direction, ColorSpace color_space, const Camera& cam, bool antialiased, ProjectedSplat* out);
+                  Vec3 sh_direction, ColorSpace color_space, const Camera& cam, bool antialiased, ProjectedSplat* out,
+                  BlendSpace blend_space = BlendSpace::kDisplay);
 
 // The frame's tile lists (steps 2 and 3 of the frame): one (tile << 32 | depth bits) key per tile each splat
 // touches (splatReachesTile for rects of at most kMaxTestedTileArea tiles), one stable radix sort over them

@@ -47,9 +47,10 @@ size_t FrameGraph::barrierCount() const {
   return n;
 }
 
-void FrameGraph::run(const std::function<void()>& barrier) const {
+void FrameGraph::run(const std::function<void()>& barrier, const std::function<void(size_t pass)>& before_pass) const {
   for (const Step& s : plan()) {
     if (s.barrier_before) barrier();
+    if (before_pass) before_pass(s.pass);
     if (passes_[s.pass].record) passes_[s.pass].record();
   }
 }

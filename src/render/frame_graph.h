@@ -37,8 +37,9 @@ class FrameGraph {
   std::vector<Step> plan() const;
   size_t barrierCount() const;
 
-  // Records the plan: barrier() where a step needs one, then the pass's own callback.
-  void run(const std::function<void()>& barrier) const;
+  // Records the plan: barrier() where a step needs one, then `before_pass` (when given) with the pass's index
+  // in passes(), then the pass's own callback.
+  void run(const std::function<void()>& barrier, const std::function<void(size_t pass)>& before_pass = {}) const;
 
   // One line per pass: "name: reads a, b; writes c" (disabled passes marked), with "| barrier" lines.
   std::string describe() const;

@@ -118,6 +118,8 @@ struct GpuFrame {
   uint write_depth;  // 1: the raster also writes depth_out
   uint write_train;  // 1: the raster also writes train_final_t and train_last (training, train/gpu_trainer.h)
   uint chunk_capacity;  // entries of chunks[]: lists of at most SF_SEG_SMALL pairs from the front, the others' chunks from the back
+  uint blend_linear;    // 1: colours blended in linear light (RenderSettings::blend_space), the pixel encoded after
+  uint frame_pad0;      // keeps the buffer references below 8-byte aligned in both languages
   // Splat sink (inputs).
   SF_REF(Floats) positions;      // 3 floats per slot
   SF_REF(Floats) covariances;    // 6 floats per slot (xx xy xz yy yz zz), object space
@@ -207,7 +209,7 @@ struct GpuPush {
 
 #ifdef __cplusplus
 static_assert(sizeof(GpuObject) == 96, "GpuObject layout");
-static_assert(sizeof(GpuFrame) == 120 + 26 * 8, "GpuFrame layout");
+static_assert(sizeof(GpuFrame) == 128 + 26 * 8, "GpuFrame layout");
 static_assert(sizeof(GpuPush) == 56, "GpuPush layout");
 static_assert(SF_TILE % SF_RASTER_ROWS == 0 && SF_TILE * SF_RASTER_ROWS % 32 == 0, "raster workgroups: whole rows of a tile, 32-entry words");
 }  // namespace sf::gpu_layout

@@ -183,6 +183,28 @@ struct VulkanRenderer::Impl {
   // The last frame's graph, kept for lastFrameGraph() (described on request, not per frame). Its record
   // callbacks refer to that frame's locals and are never run again.
   FrameGraph last_graph;
+  // Breadcrumbs (host-visible): before each pass the frame writes its serial number into the pass's own word
+  // (one word per recorded frame and pass, so no two writes meet), so that when the device is lost the pass
+  // that was running (the last one begun) can be named.
+  gpu::Buffer breadcrumb;
+  uint32_t frame_serial = 0;
+
+  // The breadcrumbs read after a lost device: the last pass the submission's frames began, and which frame.
+  std::string lostPassReport() const {
+    const std::vector<FrameGraph::Pass>& passes = last_graph.passes();
+    if (!breadcrumb.mapped || passes.empty()) return "no pass is known to have begun";
+    const auto* words = static_cast<const uint32_t*>(breadcrumb.mapped);
+    const size_t capacity = static_cast<size_t>(breadcrumb.size / 4);
+    size_t last = capacity;
+    for (size_t w = 0; w < capacity; ++w)
+      if (words[w] == frame_serial) last = w;
+    if (last == capacity) return "no pass of the frame had begun";
+    std::string all;
+    for (const FrameGraph::Pass& p : passes)
+      if (p.enabled) all += (all.empty() ? "" : ", ") + p.name;
+    return "the last pass begun was '" + passes[last % passes.size()].name + "' of frame " + std::to_string(last / passes.size() + 1) +
+           " in the submission (the frame's passes: " + all + ")";
+  }
   uint32_t sort_subgroups = 1;  // subgroups per sort workgroup
   // The one-workgroup sort for sorts the host knows to be small (null where the device's workgroup or shared
   // memory limits are below what it needs), and the subgroups of its workgroup.
@@ -214,6 +236,7 @@ struct VulkanRenderer::Impl {
   };
   std::vector<MeshVertices> mesh_vertices;  // per mesh of the last frame (readDebug)
   bool has_mesh = false;  // this frame draws meshes
+  bool blend_linear = false;  // this frame blends in linear light (RenderSettings::blend_space)
 
   explicit Impl(const gpu::ContextOptions& o)
       : ctx(o),
@@ -417,7 +440,7 @@ struct VulkanRenderer::Impl {
       VkCommandBuffer cmd = ctx.begin();
       VkBufferCopy region{0, offset + at, n};
       vkCmdCopyBuffer(cmd, st.buffer, dst.buffer, 1, &region);
-      ctx.submit(cmd);
+      ctx.submit(cmd, "uploading the scene's data");
     }
   }
 
@@ -429,7 +452,7 @@ struct VulkanRenderer::Impl {
       VkCommandBuffer cmd = ctx.begin();
       VkBufferCopy region{at, 0, n};
       vkCmdCopyBuffer(cmd, src.buffer, st.buffer, 1, &region);
-      ctx.submit(cmd);
+      ctx.submit(cmd, "reading a buffer back");
       std::memcpy(out.data() + at, st.mapped, n);
     }
     return out;
@@ -490,7 +513,7 @@ struct VulkanRenderer::Impl {
           VkBufferCopy region{0, 0, old[k].size};
           vkCmdCopyBuffer(cmd, old[k].buffer, grown[k]->buffer, 1, &region);
         }
-        ctx.submit(cmd);
+        ctx.submit(cmd, "growing the splat buffers");
       }
       means = ctx.createBuffer(n * 8, false, "means");
       conic_opacity = ctx.createBuffer(n * 16, false, "conic_opacity");
@@ -766,6 +789,7 @@ struct VulkanRenderer::Impl {
     f.keys_lo_alt = keys[3].address, f.keys_hi_alt = keys[4].address, f.values_alt = keys[5].address;
     f.tile_ranges = tile_ranges.address, f.image = image.address, f.counters = counters.address;
     f.has_mesh = has_mesh ? 1u : 0u;
+    f.blend_linear = blend_linear ? 1u : 0u;
     f.mesh_color = mesh_color.address, f.mesh_depth = mesh_depth.address;
     f.write_depth = depth ? 1u : 0u;
     f.depth_out = depth ? depth_out.address : 0;
@@ -979,6 +1003,10 @@ ImageRGBA VulkanRenderer::renderFrameOnce(std::span<const RenderObject> objects,
   const uint32_t tiles_y = ceilDiv(static_cast<uint32_t>(cam.height), kTileSize);
   m.ensureImage(static_cast<uint32_t>(cam.width), static_cast<uint32_t>(cam.height), tiles_x * tiles_y, settings.depth);
   m.write_train = tail != nullptr;
+  // The backward passes of a tail (training) differentiate the display-space blend.
+  if (tail && settings.blend_space == BlendSpace::kLinear)
+    throw Error("Vulkan renderer: a frame with a tail (training) blends in display space, and the settings ask for linear");
+  m.blend_linear = settings.blend_space == BlendSpace::kLinear;
   if (tail && !m.train_last.size) {
     const VkDeviceSize pixels = static_cast<VkDeviceSize>(cam.width) * static_cast<VkDeviceSize>(cam.height);
     m.train_final_t = m.ctx.createBuffer(pixels * 4, false, "train final transmittance");
@@ -1164,6 +1192,7 @@ ImageRGBA VulkanRenderer::renderFrameOnce(std::span<const RenderObject> objects,
                                VK_PIPELINE_STAGE_VERTEX_SHADER_BIT | VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT,
                            0, 1, &mb, 0, nullptr, 0, nullptr);
     };
+    m.frame_serial = m.frame_serial == UINT32_MAX ? 1 : m.frame_serial + 1;  // never 0, the words' initial value
     // The frames of one submission (renderBackToBack, renderBatchWithTail) are recorded one after the other,
     // a barrier between them, each with its own frame and object records: a GPU that never waits on the host.
     for (size_t at = 0; at < todo.size(); ++at) {
@@ -1298,12 +1327,22 @@ ImageRGBA VulkanRenderer::renderFrameOnce(std::span<const RenderObject> objects,
         vkCmdCopyBuffer(cmd, m.counters.buffer, st_buf.buffer, 1, &cnt_copy);
         m.timestamp(cmd, 8);
       });
-      g.run(barrier);
+      const VkDeviceSize crumbs = 4 * g.passes().size() * todo.size();
+      if (m.breadcrumb.size < crumbs) {
+        m.breadcrumb = m.ctx.createBuffer(crumbs, true, "pass breadcrumbs");
+        std::memset(m.breadcrumb.mapped, 0, static_cast<size_t>(m.breadcrumb.size));
+      }
+      const VkDeviceSize crumb_base = 4 * g.passes().size() * static_cast<VkDeviceSize>(at);
+      g.run(barrier, [&](size_t pass) { vkCmdFillBuffer(cmd, m.breadcrumb.buffer, crumb_base + 4 * pass, 4, m.frame_serial); });
       m.last_graph = std::move(g);
     }
     m.timestamp_base = 0;
     m.run_index = 0;
-    m.ctx.submit(cmd);
+    try {
+      m.ctx.submit(cmd, "running the frame");
+    } catch (const gpu::DeviceLost& e) {
+      throw gpu::DeviceLost(std::string(e.what()) + "; " + m.lostPassReport());
+    }
 
     std::vector<int> overflowed;
     uint32_t most_keys = 0;

@@ -684,6 +684,12 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
   if (root.has("script")) scene.script = parseScript(root["script"], dir, options.confine_paths);
   if (root.has("camera")) scene.camera = parseCameraNode(root["camera"], options.width, options.height);
   if (root.has("background")) scene.background = root["background"].vec3();
+  if (root.has("blend_space")) {
+    Node b = root["blend_space"];
+    if (!b.value.is_string() || (b.value.get<std::string>() != "display" && b.value.get<std::string>() != "linear"))
+      b.fail("expected \"display\" or \"linear\"");
+    scene.blend_space = parseBlendSpace(b.value.get<std::string>());
+  }
   if (root.has("light")) {  // the cel light of splat hulls
     Node l = root["light"];
     if (l.value.is_boolean()) {

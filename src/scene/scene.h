@@ -65,6 +65,7 @@ struct Scene {
   std::vector<SceneObject> objects;
   std::optional<Camera> camera;
   std::optional<Vec3> background;
+  std::optional<BlendSpace> blend_space;  // scene JSON "blend_space": where the frame blends (RenderSettings)
   // Post-processing (scene JSON "post"): an image-to-image model run on every finished frame.
   std::shared_ptr<nn::ImageModel> post;  // mutable: it may be given a GPU runner
   hull::HullLight light;                 // the cel light of splat hulls (scene JSON "light")

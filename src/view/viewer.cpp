@@ -166,6 +166,7 @@ class Viewer {
     scale_options_.target_ms = o.target_frame_ms;
     background_given_ = o.background.has_value();
     if (o.background) settings_.background = *o.background;
+    blend_space_option_ = o.blend_space;
     if (!o.input.empty()) {
       scene_ = loadScene(o.input, o.clip, o.time);
       has_scene_ = true;
@@ -194,7 +195,9 @@ class Viewer {
     fo.validation = o.validation;
     fo.configure = addPresentOptions;
     fo.message = [](const std::string& line) { fmt::print(stderr, "  view: {}\n", line); };
+    fo.replace_lost_device = false;  // the presenter lives on the device: replaceLostDevice() lets go of it first
     driver_ = std::make_unique<FrameDriver>(fo);
+    vsync_ = o.vsync;
     presenter_ = std::make_unique<Presenter>(renderer().context(), window_->get(), o.vsync);
     fmt::print(stderr, "  view: {}x{} on Vulkan device {} ({}), swapchain {} images, {}\n", presenter_->width(),
                presenter_->height(), renderer().device().name, renderer().device().typeName(),
@@ -261,7 +264,12 @@ class Viewer {
         const auto t_render = Clock::now();
         const Camera cam =
             scaleCamera(camera_, scaledSize(fb_w, render_scale_), scaledSize(fb_h, render_scale_));
-        frame_ = renderFrame(cam);
+        try {
+          frame_ = renderFrame(cam);
+        } catch (const gpu::DeviceLost& e) {
+          replaceLostDevice(e.what());
+          continue;  // a new presenter starts the next frame
+        }
         if (grid_) drawGroundGrid(frame_, cam, settings_.background, groundGrid());
         render_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - t_render).count();
         frame_key_ = key;
@@ -369,6 +377,7 @@ class Viewer {
     }
     sh_degree_ = max_sh_degree_;
     if (!background_given_) settings_.background = scene_.background.value_or(kViewerBackdrop);
+    settings_.blend_space = blend_space_option_ ? *blend_space_option_ : scene_.blend_space.value_or(BlendSpace::kDisplay);
     // The world's up axis, as automatic framing has it: captures are y-down, glTF models y-up.
     const Vec3 up = captures ? Vec3{0, -1, 0} : Vec3{0, 1, 0};
     Vec3 centre{0, 0, 0};
@@ -722,6 +731,20 @@ class Viewer {
     return std::move(f.image);
   }
 
+  // The device was lost under a frame: the swapchain and the overlay go first (they live on it), then the
+  // driver makes a new device and takes back the scene's GPU work (attached again by the next frame), and a new
+  // presenter is made on it. The view goes on where it was, saying what happened.
+  void replaceLostDevice(const std::string& what) {
+    fmt::print(stderr, "splatforge view: {}\n", what);
+    presenter_.reset();
+    driver_->replaceDevice();
+    presenter_ = std::make_unique<Presenter>(renderer().context(), window_->get(), vsync_);
+    status_ = "the Vulkan device was lost and replaced (" + what + ")";
+    fmt::print(stderr, "  view: the device was lost and replaced; going on\n");
+    has_frame_ = false;
+    dirty_ = true;
+  }
+
   void drawUi() {
     if (!show_ui_) return;
     ImGui::SetNextWindowPos(ImVec2(8, 8), ImGuiCond_FirstUseEver);
@@ -946,6 +969,8 @@ class Viewer {
   // The frame (its Vulkan renderer, the GPU work it attached to scenes), before the presenter on its device.
   std::unique_ptr<FrameDriver> driver_;
   std::unique_ptr<Presenter> presenter_;
+  bool vsync_ = true;
+  std::optional<BlendSpace> blend_space_option_;  // --blend-space, over the scene's
   VulkanRenderer& renderer() { return *driver_->vulkan(); }
 };
 

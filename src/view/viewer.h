@@ -12,7 +12,12 @@
 
 #include "core/math.h"
 
+namespace sf {
+enum class BlendSpace;  // render/cpu_renderer.h
+}  // namespace sf
+
 namespace sf::view {
+
 
 struct ViewerOptions {
   std::string input;  // splat file, glTF model, character package or scene JSON; empty: drop one on the window
@@ -23,6 +28,7 @@ struct ViewerOptions {
   bool validation = false;  // Vulkan validation layers (a validation error ends the viewer with the messages)
   bool vsync = true;        // FIFO presentation; false: mailbox or immediate where offered (frame-rate measurements)
   std::optional<Vec3> background;    // overrides the scene's background (default: kViewerBackdrop)
+  std::optional<BlendSpace> blend_space;  // overrides the scene's blend space (default: display)
   std::string clip;                  // glTF / character input: animation name or index
   double time = 0;                   // glTF / character input: seconds into the clip
   bool strict = false;               // scene JSON: a failing object is an error

@@ -247,6 +247,21 @@ TEST(Cli, SoakReportsFlatMemoryWithItsCurves) {
   EXPECT_EQ(bad.code, 2) << bad.out;
 }
 
+// A lost device in `render` (injected): exit 1, the message says what was lost and where, and no image is
+// written.
+TEST(Cli, RenderReportsALostDeviceAndWritesNothing) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  const std::string dir = test::tempDir("CliDeviceLost");
+  const std::string ply = smallCloud(dir);
+  setenv("SPLATFORGE_FAULT_DEVICE_LOST", "1", 1);
+  const CliRun r = cli("render " + ply + " --backend vulkan --width 64 --height 48 -o " + dir + "/out.png");
+  unsetenv("SPLATFORGE_FAULT_DEVICE_LOST");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("splatforge render: error:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("VK_ERROR_DEVICE_LOST"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out.png"));
+}
+
 TEST(Cli, RenderFailuresNameTheProblem) {
   std::string dir = test::tempDir("CliRenderFailures");
   std::string ply = smallCloud(dir);

@@ -13,6 +13,8 @@ import os
 import pathlib
 import re
 import struct
+import subprocess
+import sys
 import tempfile
 import unittest
 import warnings
@@ -278,6 +280,19 @@ class ClosedFormRenderTest(unittest.TestCase):
             np.testing.assert_allclose(image[32 + dy, 32 + dx], self.expected(dx, dy, color, bg), rtol=0, atol=2e-6,
                                        err_msg=f"pixel offset ({dx}, {dy})")
 
+    def test_linear_blend_space_decodes_blends_and_encodes(self):
+        color, bg = (0.9, 0.3, 0.1), (0.2, 0.4, 0.6)
+        image = splatforge.render(self.cloud(color), self.camera(), backend="cpu", background=bg, blend_space="linear")
+        dec = lambda c: c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+        enc = lambda l: 12.92 * l if l <= 0.0031308 else 1.055 * l ** (1 / 2.4) - 0.055
+        var = (self.F * self.SIGMA / self.Z) ** 2 + 0.3
+        for dx in (0, 3):
+            alpha = min(0.99, self.OPACITY * math.exp(-0.5 * dx * dx / var))
+            expected = [enc(alpha * dec(c) + (1 - alpha) * dec(b)) for c, b in zip(color, bg)]
+            np.testing.assert_allclose(image[32, 32 + dx, :3], expected, rtol=0, atol=2e-6)
+        with self.assertRaisesRegex(ValueError, "blend_space: expected"):
+            splatforge.render(self.cloud(color), self.camera(), backend="cpu", blend_space="gamma")
+
     def test_linear_colours_are_encoded_to_srgb(self):
         linear = (0.2, 0.05, 0.001)
         srgb = [12.92 * c if c <= 0.0031308 else 1.055 * c ** (1 / 2.4) - 0.055 for c in linear]
@@ -375,6 +390,46 @@ class DlpackTest(unittest.TestCase):
         np.testing.assert_array_equal(cloud.scales, a["scales"])
         with self.assertRaisesRegex(ValueError, "opacities: "):
             splatforge.Cloud(positions=t["positions"], opacities=t["opacities"].bfloat16())
+
+
+class DeviceLostTest(unittest.TestCase):
+    """A lost Vulkan device (injected with SPLATFORGE_FAULT_DEVICE_LOST=1: the process's first device fails its
+    first submit as a lost device does) raises DeviceLostError naming what failed; the renderer has made a new
+    device, and rendering again gives the image a healthy process gives."""
+
+    def test_render_again_after_a_lost_device(self):
+        if not splatforge.vulkan_available():
+            skip_or_fail(self, "no Vulkan device (install mesa-vulkan-drivers)")
+        script = (
+            "import numpy as np, splatforge\n"
+            "rng = np.random.default_rng(3)\n"
+            "cloud = splatforge.Cloud((rng.normal(size=(500, 3)) * 0.3 + [0, 0, 3]).astype(np.float32), "
+            "scales=np.full((500, 3), 0.05, np.float32))\n"
+            "cam = {'width': 64, 'height': 48, 'fx': 60, 'fy': 60, 'cx': 32, 'cy': 24, "
+            "'world_to_camera': [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]}\n"
+            "try:\n"
+            "    splatforge.render(cloud, cam, backend='vulkan')\n"
+            "    print('NO ERROR')\n"
+            "except splatforge.DeviceLostError as e:\n"
+            "    assert isinstance(e, splatforge.Error)\n"
+            "    print('LOST:', e)\n"
+            "np.save(__import__('sys').argv[1], splatforge.render(cloud, cam, backend='vulkan'))\n")
+        with tempfile.TemporaryDirectory() as d:
+            out = {}
+            for name, fault in (("faulted", "1"), ("healthy", None)):
+                env = dict(os.environ)
+                env.pop("SPLATFORGE_FAULT_DEVICE_LOST", None)
+                if fault:
+                    env["SPLATFORGE_FAULT_DEVICE_LOST"] = fault
+                path = os.path.join(d, name + ".npy")
+                run = subprocess.run([sys.executable, "-c", script, path], env=env, capture_output=True, text=True, timeout=300)
+                self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+                out[name] = (run.stdout, np.load(path))
+            self.assertIn("LOST:", out["faulted"][0])
+            self.assertIn("VK_ERROR_DEVICE_LOST", out["faulted"][0])
+            self.assertIn("render again", out["faulted"][0])
+            self.assertIn("NO ERROR", out["healthy"][0])
+            np.testing.assert_array_equal(out["faulted"][1], out["healthy"][1])
 
 
 class SaveImageTest(unittest.TestCase):

@@ -312,6 +312,55 @@ ImageRGBA bruteForce(const GaussianCloud& cloud, const Camera& cam, Vec3 bg) {
 // pixel (15, 15) (0.5 px from both means in x and y) each has alpha o * exp(-0.5 * 0.5 / var) with var the
 // analytic EWA variance; the expected depth is z1 a1 + z2 a2 (1 - a1) and the transmittance
 // (1 - a1)(1 - a2). An opaque surface between them (stop depth 4) leaves only the front one.
+// The blend spaces against the closed form of two translucent splats over a background: display blends the
+// sRGB colours as they are; linear decodes every colour (splats, background) with the sRGB curve, blends, and
+// encodes the pixel (the curve written out here, not the renderer's helpers). A linear-space cloud is taken
+// as it is by the linear blend and encoded by the display one.
+TEST(Render, BlendSpacesMatchTheClosedForm) {
+  const float f = 40.0f;
+  Camera cam = identityCamera(32, 32, f);
+  const Vec3 c1{0.9f, 0.2f, 0.05f}, c2{0.1f, 0.6f, 0.95f}, bg{0.3f, 0.5f, 0.2f};
+  GaussianCloud front = oneGaussian({0, 0, 3}, 0.2f, 0.7f, c1), back = oneGaussian({0, 0, 5}, 0.4f, 0.6f, c2);
+  RenderObject objs[2] = {{&back, Mat4{}}, {&front, Mat4{}}};
+  auto alphaAt = [&](float z, float sd, float o) {
+    const float var = (f * sd / z) * (f * sd / z) + 0.3f;
+    return o * std::exp(-0.5f * (0.25f + 0.25f) / var);
+  };
+  const double a1 = alphaAt(3, 0.2f, 0.7f), a2 = alphaAt(5, 0.4f, 0.6f);
+  auto dec = [](double c) { return c <= 0.04045 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4); };
+  auto enc = [](double l) { return l <= 0.0031308 ? 12.92 * l : 1.055 * std::pow(l, 1 / 2.4) - 0.055; };
+  RenderSettings rs;
+  rs.background = bg;
+  for (BlendSpace space : {BlendSpace::kDisplay, BlendSpace::kLinear}) {
+    SCOPED_TRACE(blendSpaceName(space));
+    rs.blend_space = space;
+    const ImageRGBA img = renderCpu(objs, cam, rs);
+    for (int k = 0; k < 3; ++k) {
+      const double expected =
+          space == BlendSpace::kDisplay
+              ? c1[k] * a1 + c2[k] * a2 * (1 - a1) + bg[k] * (1 - a1) * (1 - a2)
+              : enc(dec(c1[k]) * a1 + dec(c2[k]) * a2 * (1 - a1) + dec(bg[k]) * (1 - a1) * (1 - a2));
+      EXPECT_NEAR(img.at(15, 15)[k], expected, 2e-6) << "channel " << k;
+      // Far from both splats: the background, display-encoded either way.
+      EXPECT_NEAR(img.at(0, 0)[k], bg[k], 2e-6) << "channel " << k;
+    }
+    EXPECT_NEAR(img.at(15, 15)[3], 1 - (1 - a1) * (1 - a2), 1e-6);  // alpha does not depend on the space
+  }
+  // Linear-space clouds: their colours are linear already.
+  front.color_space = back.color_space = ColorSpace::kLinear;
+  rs.blend_space = BlendSpace::kLinear;
+  const ImageRGBA lin = renderCpu(objs, cam, rs);
+  rs.blend_space = BlendSpace::kDisplay;
+  const ImageRGBA disp = renderCpu(objs, cam, rs);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_NEAR(lin.at(15, 15)[k], enc(c1[k] * a1 + c2[k] * a2 * (1 - a1) + dec(bg[k]) * (1 - a1) * (1 - a2)), 2e-6);
+    EXPECT_NEAR(disp.at(15, 15)[k], enc(c1[k]) * a1 + enc(c2[k]) * a2 * (1 - a1) + bg[k] * (1 - a1) * (1 - a2), 2e-6);
+  }
+  EXPECT_EQ(parseBlendSpace("linear"), BlendSpace::kLinear);
+  EXPECT_EQ(parseBlendSpace("srgb"), BlendSpace::kDisplay);
+  EXPECT_NE(test::errorOf([] { parseBlendSpace("gamma"); }).find("expected display"), std::string::npos);
+}
+
 TEST(Render, DepthPlaneIsTheExpectedSplatDepth) {
   const float f = 40.0f;
   Camera cam = identityCamera(32, 32, f);

@@ -42,6 +42,28 @@ TEST(GpuContext, DriverModulesStayLoadedAfterTheContextInSanitizerBuilds) {
   EXPECT_TRUE(icd) << "driver " << driver << " was unloaded with its instance";
 }
 
+// A lost device: the failing submit and every later one throw gpu::DeviceLost (an sf::Error), and lost()
+// says so. The fault is injected after the work ran (failSubmitsFrom).
+TEST(GpuContext, ALostDeviceFailsEverySubmitFromThenOn) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  gpu::Context ctx;
+  gpu::Buffer b = ctx.createBuffer(64, true, "fault test");
+  auto fill = [&](uint32_t value) {
+    VkCommandBuffer cmd = ctx.begin();
+    vkCmdFillBuffer(cmd, b.buffer, 0, VK_WHOLE_SIZE, value);
+    ctx.submit(cmd);
+  };
+  fill(7);
+  EXPECT_EQ(static_cast<const uint32_t*>(b.mapped)[3], 7u);
+  EXPECT_FALSE(ctx.lost());
+  ctx.failSubmitsFrom(ctx.submits() + 1);
+  const std::string first = test::errorOf([&] { fill(9); });
+  EXPECT_NE(first.find("VK_ERROR_DEVICE_LOST"), std::string::npos) << first;
+  EXPECT_TRUE(ctx.lost());
+  EXPECT_THROW(fill(11), gpu::DeviceLost);
+  EXPECT_NE(test::errorOf([&] { fill(12); }).find("was lost earlier"), std::string::npos);
+}
+
 Camera lookCamera(int w, int h) { return lookAtCamera({0.3f, -0.4f, -0.2f}, {0, 0, 3.5f}, {0, -1, 0}, 55.0f, w, h); }
 
 GaussianCloud frontCloud(size_t n, int degree, uint32_t seed) {
@@ -275,6 +297,29 @@ TEST(VulkanImage, DepthPlaneMatchesCpu) {
     if (with_mesh) EXPECT_NE(gpu.depth, without_mesh) << "the mesh stopped no pixel";
     else without_mesh = gpu.depth;
   }
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
+// A linear blend on the GPU against the CPU's, pixel by pixel, with a mesh in the frame (its colours decoded
+// too) and a cloud of linear colours beside a display one; and the two spaces differ where splats overlap.
+TEST(VulkanImage, LinearBlendMatchesCpu) {
+  SF_REQUIRE_VULKAN(r);
+  const Camera cam = lookCamera(120, 90);
+  GaussianCloud cloud = frontCloud(2500, 1, 29), linear = frontCloud(800, 0, 31);
+  linear.color_space = ColorSpace::kLinear;
+  test::TestMesh sphere = test::sphereMesh({0.1f, 0.0f, 3.4f}, 0.5f, 20, 5);
+  const RenderMesh mesh = sphere.view();
+  RenderObject objs[2] = {{&cloud, Mat4{}}, {&linear, Mat4{}}};
+  RenderSettings settings;
+  settings.background = {0.25f, 0.4f, 0.6f};
+  settings.blend_space = BlendSpace::kLinear;
+  const ImageRGBA cpu = renderCpu(objs, cam, settings, nullptr, {&mesh, 1}), gpu = r->render(objs, cam, settings, nullptr, {&mesh, 1});
+  const ImageDiff d = compareImages(gpu, cpu);
+  std::printf("linear blend, Vulkan vs CPU: %.1f dB, max %.2e\n", d.psnr, d.max_abs);
+  EXPECT_GT(d.psnr, 60.0);
+  settings.blend_space = BlendSpace::kDisplay;
+  const ImageRGBA display = r->render(objs, cam, settings, nullptr, {&mesh, 1});
+  EXPECT_LT(compareImages(display, gpu).psnr, 45.0) << "the blend space changed nothing";
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 

@@ -82,10 +82,12 @@ TEST(SceneJson, LoadsObjectsWithTransformsAndCamera) {
       {"file": "a.ply", "transform": [1,0,0,1, 0,1,0,0, 0,0,1,0, 0,0,0,1]}
     ],
     "camera": {"eye": [0, 0, -5], "target": [0, 0, 0], "up": [0, -1, 0], "fov_y_deg": 50, "width": 64, "height": 48},
-    "background": [0.5, 0.5, 0.5]
+    "background": [0.5, 0.5, 0.5],
+    "blend_space": "linear"
   })");
   Scene s = loadSceneJson(dir + "/scene.json");
   ASSERT_EQ(s.objects.size(), 2u);
+  EXPECT_EQ(s.blend_space, BlendSpace::kLinear);
   EXPECT_EQ(s.objects[0].name, "left");
   EXPECT_EQ(s.objects[1].name, "a");
   EXPECT_FLOAT_EQ(s.objects[0].object_to_world.m[0][0], 2);
@@ -139,6 +141,8 @@ TEST(SceneJson, ErrorsNameJsonPath) {
             std::string::npos);
   writeText(dir + "/s6.json", R"({"objects": [], "script": [{"command": "spawn-character", "id": "a"}]})");
   EXPECT_NE(errorOf([&] { loadSceneJson(dir + "/s6.json"); }).find("script[0]: missing key \"package\""), std::string::npos);
+  writeText(dir + "/s_blend.json", R"({"objects": [{"file": "a.ply"}], "blend_space": "gamma"})");
+  EXPECT_NE(errorOf([&] { loadSceneJson(dir + "/s_blend.json"); }).find("blend_space: expected \"display\" or \"linear\""), std::string::npos);
   writeText(dir + "/s7.json", R"({"script": [{"command": "look-at", "id": "a", "target": [1, 2]}]})");
   EXPECT_NE(errorOf([&] { loadSceneJson(dir + "/s7.json"); }).find("script[0].target: expected 3 numbers, got 2"), std::string::npos);
 }

@@ -53,8 +53,6 @@ vec3 evalSh(uint degree, Floats sh, uint base, bool aligned, vec3 dir) {
   return r;
 }
 
-float srgbEncode(float l) { return l <= 0.0031308 ? 12.92 * l : 1.055 * pow(l, 1.0 / 2.4) - 0.055; }
-
 mat3 rows3(float m[12]) {  // rows 0..2 of a row-major 3x4 matrix, as a GLSL (column-major) mat3 M with M * v
   return transpose(mat3(m[0], m[1], m[2], m[4], m[5], m[6], m[8], m[9], m[10]));
 }
@@ -137,7 +135,11 @@ void main() {
   vec3 sh_col = evalSh(obj.sh_degree, fr.f.sh, obj.sh_base + i * obj.sh_stride, aligned, dir);
   if (any(isnan(sh_col)) || any(isinf(sh_col))) return;  // not drawn, as on the CPU (projectSplat)
   vec3 col = max(sh_col + 0.5, vec3(0.0));
-  if ((obj.flags & SF_OBJECT_LINEAR_COLOR) != 0u) col = vec3(srgbEncode(col.x), srgbEncode(col.y), srgbEncode(col.z));
+  // The colour in the space the frame blends in (projectSplat): a display-space cloud's decoded for a linear
+  // blend, a linear cloud's encoded for a display blend.
+  bool linear_cloud = (obj.flags & SF_OBJECT_LINEAR_COLOR) != 0u;
+  if (fr.f.blend_linear != 0u && !linear_cloud) col = srgbDecode(col);
+  if (fr.f.blend_linear == 0u && linear_cloud) col = srgbEncode(col);
 
   fr.f.means.v[slot] = mean;
   fr.f.conic_opacity.v[slot] = conic_opacity;

@@ -88,6 +88,8 @@ void main() {
   uint last = 0u;  // 1 + the list position of the last splat blended (training)
   vec3 C = vec3(0.0);
   vec3 behind = vec3(fr.f.background[0], fr.f.background[1], fr.f.background[2]);
+  const bool linear = fr.f.blend_linear != 0u;  // the background and mesh colours decoded, the pixel encoded
+  if (linear) behind = srgbDecode(behind);
   // The mesh layer's fragment at this pixel: blending stops at it when it is opaque (and ends on its
   // colour); a translucent one (coverage < 1) is composited where its depth falls and the splats behind
   // it go on blending (blendPixel's MeshPixel).
@@ -99,6 +101,7 @@ void main() {
     stop_depth = fr.f.mesh_depth.v[pix];
     if (stop_depth < SF_NO_MESH_DEPTH) {
       mesh_color = fr.f.mesh_color.v[pix];
+      if (linear) mesh_color.xyz = srgbDecode(mesh_color.xyz);
       opaque_mesh = !(mesh_color.w < 1.0);
       if (opaque_mesh) behind = mesh_color.xyz;
     }
@@ -191,7 +194,9 @@ void main() {
       D += stop_depth * (mesh_color.w * T);
       T *= 1.0 - mesh_color.w;
     }
-    fr.f.image.v[py * fr.f.width + px] = vec4(C + T * behind, opaque_mesh ? 1.0 : 1.0 - T);
+    vec3 color = C + T * behind;
+    if (linear) color = srgbEncode(color);
+    fr.f.image.v[py * fr.f.width + px] = vec4(color, opaque_mesh ? 1.0 : 1.0 - T);
     // The depth plane counts a mesh fragment as one more layer: an opaque one ends it (blendPixel).
     if (fr.f.write_depth != 0u)
       fr.f.depth_out.v[py * fr.f.width + px] = opaque_mesh ? vec2(D + stop_depth * T, 0.0) : vec2(D, T);
