@@ -71,12 +71,16 @@ struct SamplingJob {
 float wrapTime(float t, float duration);
 float clampTime(float t, float duration);
 
+// The longest step a frame advances an animation by: a stall longer than this (a hitch, a debugger, a window
+// drag) advances only this much, so the pose never jumps (the glTF skinning document's 1/15 s).
+inline constexpr float kMaxFrameStep = 1.0f / 15.0f;
+
 // Playback state carried between frames (the sampling job itself is stateless).
 struct Playback {
   float time = 0;
   float speed = 1;        // negative plays backwards
   bool loop = true;       // wrap at the end, else clamp
-  float max_step = 0.1f;  // a frame step longer than this (a hitch) advances only this much
+  float max_step = kMaxFrameStep;  // a frame step longer than this (a hitch) advances only this much
 
   // Advances by `dt` seconds of wall time (capped at max_step), then wraps or clamps to the duration.
   void advance(float dt, float duration);

@@ -26,6 +26,7 @@
 #include "gpu/gpu.h"
 #include "io/file.h"
 #include "io/image_io.h"
+#include "anim/clip.h"
 #include "frame/frame.h"
 #include "render/vulkan_renderer.h"
 #include "scene/scene.h"
@@ -234,7 +235,8 @@ class Viewer {
       runScript();
       if (quit_) break;
       if (playing_ && duration_ > 0) {
-        setTime(std::fmod(time_ + dt, duration_), false);
+        // A stall advances the clip by at most anim::kMaxFrameStep (1/15 s): no jump in the pose.
+        setTime(std::fmod(time_ + std::min(dt, static_cast<double>(anim::kMaxFrameStep)), duration_), false);
         markMotion();
       }
       int fb_w = 0, fb_h = 0;

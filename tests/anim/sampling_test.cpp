@@ -257,6 +257,12 @@ TEST(Sampling, PlaybackHelpers) {
   EXPECT_FLOAT_EQ(clampTime(3.0f, 2.0f), 2.0f);
   EXPECT_FLOAT_EQ(clampTime(-1.0f, 2.0f), 0.0f);
   EXPECT_EQ(wrapTime(1.0f, 0.0f), 0.0f);
+  // By default a stall advances 1/15 s (the glTF skinning document's cap), whatever its length.
+  Playback d;
+  d.advance(5.0f, 2.0f);
+  EXPECT_FLOAT_EQ(d.time, 1.0f / 15.0f);
+  d.advance(0.05f, 2.0f);  // a normal frame is not touched
+  EXPECT_FLOAT_EQ(d.time, 1.0f / 15.0f + 0.05f);
   Playback p;
   p.max_step = 0.1f;
   p.advance(5.0f, 2.0f);  // a 5 s hitch advances only 0.1 s
