@@ -1,5 +1,5 @@
 // splatforge.render, splatforge.Scene and the process's one Vulkan renderer: what `splatforge render` and
-// `splatforge animate` do (apps/splatforge/commands.cpp), through the library's scene, CPU and Vulkan
+// `splatforge animate` do (apps/splatforge/render_command.cpp), through the library's scene, CPU and Vulkan
 // functions, returning numpy images.
 #include <pybind11/stl.h>
 

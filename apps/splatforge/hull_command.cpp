@@ -105,13 +105,7 @@ int runInfo(const HullCommand::Options& o) {
   size_t materials[kSpl2Materials] = {};
   for (uint8_t m : h.material_of) materials[m < kSpl2Materials ? m : 0]++;
   if (o.json) {
-    std::string file;  // a JSON string's contents
-    for (char ch : o.input) {
-      if (ch == '"' || ch == '\\') file += '\\';
-      if (static_cast<unsigned char>(ch) < 0x20) file += fmt::format("\\u{:04x}", static_cast<int>(ch));
-      else file += ch;
-    }
-    fmt::print("{{\"file\": \"{}\", \"bytes\": {}, \"core\": {}, \"shell\": {}, \"buckets\": {}, \"chunks\": {}, \"emissive\": {}}}\n", file,
+    fmt::print("{{\"file\": \"{}\", \"bytes\": {}, \"core\": {}, \"shell\": {}, \"buckets\": {}, \"chunks\": {}, \"emissive\": {}}}\n", jsonEscape(o.input),
                bytes.size(), h.core.size(), h.shell.size(), h.orders.size(), h.has_chunks ? h.chunks.size() : 0, emissive);
     return 0;
   }

@@ -7,14 +7,18 @@
 #include <cstdint>
 #include <string>
 
-#include "commands.h"
 #include "hull/bake.h"
+#include "render_command.h"
 
 namespace CLI {
 class App;
 }
 
 namespace sf::cli {
+
+// `hull play`'s default background: a dark slate blue-grey that the cel-lit hulls, their white-hot debris and
+// sparks read against (pure black swallows the hulls' dark crater floors and cooling debris).
+inline constexpr const char* kHullPlayBackground = "0.16,0.19,0.24";
 
 class HullCommand {
  public:

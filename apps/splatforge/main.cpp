@@ -3,13 +3,18 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "batch_command.h"
+#include "bench_command.h"
+#include "character_command.h"
 #include "commands.h"
+#include "formats_command.h"
 #include "hull_command.h"
 #include "onnx_command.h"
+#include "render_command.h"
 #include "soak_command.h"
 #include "train_command.h"
 #include "view_command.h"
@@ -18,9 +23,283 @@
 #include "core/text.h"
 #include "render/vulkan_renderer.h"
 
-// ---- The commands whose options their headers declare: registered here, where CLI11 lives ----
+// ---- The commands, their options declared in their headers: registered here, where CLI11 lives ----
 
 namespace sf::cli {
+
+InfoCommand::InfoCommand(CLI::App& app, LoadPolicyOptions& policy) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("info", "Print a splat file's count, SH degree, format, bounds and memory");
+  command_->add_option("file", o.input, "Splat file (" + std::string(kReadFormats) + ")")->required();
+  command_->add_flag("--json", o.json, "Machine-readable JSON output");
+  command_->add_flag("--strict", policy.strict, "Refuse a file holding NaN or infinite values (default: drop those gaussians with a warning)");
+}
+
+bool InfoCommand::parsed() const { return command_->parsed(); }
+
+ValidateCommand::ValidateCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("validate",
+                                "Check a splat file: non-finite values, degenerate scales, opacity and SH ranges, its frame, the overdraw "
+                                "of the default camera (exit 1 when it holds a problem)");
+  command_->add_option("file", o.input, "Splat file (" + std::string(kReadFormats) + ")")->required();
+  command_->add_flag("--json", o.json, "Machine-readable JSON output");
+}
+
+bool ValidateCommand::parsed() const { return command_->parsed(); }
+
+ConvertCommand::ConvertCommand(CLI::App& app, LoadPolicyOptions& policy) : options_(std::make_unique<Options>()), policy_(&policy) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("convert",
+                                "Convert between splat formats (chosen by extension; atomic write), optionally transformed and filtered "
+                                "(options 1-6 below, applied in that order)");
+  command_->add_option("input", o.input, "Input splat file (" + std::string(kReadFormats) + ")")->required();
+  command_->add_option("-o,--output", o.output, "Output file, format by extension: " + std::string(kWriteFormats) + " (REQUIRED)");
+  command_->add_option("out_file", o.output_positional, "Output file (as -o; kept for older scripts)");
+  command_->add_flag("-w,--overwrite", o.overwrite, "Replace an existing output file (never the input)");
+  // Applied in the order they are listed here, whatever their order on the command line.
+  command_->add_option("--flip", o.flip, "1. Mirror along an axis: x, y or z (repeatable; exact, SH included)")->check(CLI::IsMember({"x", "y", "z"}));
+  command_->add_option("--rotate", o.rotate, "2. Rotate X,Y,Z degrees about x, then y, then z (about the origin)");
+  command_->add_option("--scale", o.scale, "3. Scale uniformly by S about the origin");
+  command_->add_option("--translate", o.translate, "4. Translate by X,Y,Z");
+  command_->add_option("--box", o.box, "5. Keep the gaussians whose centre (after 1-4) lies in MINX,MINY,MINZ,MAXX,MAXY,MAXZ");
+  command_->add_option("--min-opacity", o.min_opacity, "6. Keep the gaussians of opacity >= A (0..1)");
+  command_->add_option("--spz-version", policy.spz_version, "SPZ version to write: 2, 3 or 4")->check(CLI::Range(2, 4))->capture_default_str();
+  command_->add_flag("--strict", policy.strict,
+                     "Refuse a file holding NaN or infinite values (default: drop those gaussians with a warning), and refuse a "
+                     "conversion that loses information beyond the output format's quantisation (default: warn)");
+}
+
+bool ConvertCommand::parsed() const { return command_->parsed(); }
+
+RenderCommand::RenderCommand(CLI::App& app, LoadPolicyOptions& policy) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("render", "Render a splat file, glTF/GLB model or scene JSON to a PNG");
+  command_->add_option("input", o.input, "Splat file (" + std::string(kReadFormats) + "), glTF model (.gltf .glb), character package or scene .json")->required();
+  command_->add_option("-o,--output", o.output, "Output PNG")->required();
+  command_->add_option("--width", o.width, "Image width (default " + std::to_string(kDefaultWidth) + ", or the camera's)")->check(CLI::Range(1, 16384));
+  command_->add_option("--height", o.height, "Image height (default " + std::to_string(kDefaultHeight) + ", or the camera's)")->check(CLI::Range(1, 16384));
+  command_->add_option("--camera", o.camera, "Camera JSON (intrinsics + world_to_camera, or look-at)");
+  command_->add_option("--backend", o.backend, "Renderer: auto (Vulkan on a GPU; the CPU renderer where the only Vulkan device is a CPU one, such as lavapipe), vulkan or cpu")
+      ->check(CLI::IsMember({"auto", "vulkan", "cpu"}))
+      ->capture_default_str();
+  command_->add_option("--device", o.device, "Vulkan device: index or part of its name");
+  command_->add_flag("--validation", o.validation, "Enable Vulkan validation layers");
+  command_->add_option("--bg,--background", o.background, "Background colour R,G,B in [0, 1] (default 0,0,0, or the scene's)");
+  command_->add_option("--blend-space", o.blend_space,
+                       "Blend in display space (sRGB colours as they are, as INRIA's rasterizer) or in linear light "
+                       "(decoded, blended, encoded) (default: the scene's \"blend_space\", else display)")
+      ->check(CLI::IsMember({"display", "linear"}));
+  command_->add_option("--save-float", o.save_float, "Also write the float RGBA image as .npy");
+  command_->add_option("--save-depth", o.save_depth,
+                       "Also write a (height, width, 2) float .npy: expected depth sum(d*alpha*T) (splats and meshes) and "
+                       "transmittance T per pixel");
+  command_->add_flag("--antialiased", o.antialiased, "Antialiased mode (opacity compensation) for every object");
+  command_->add_flag("--strict", policy.strict, "Refuse files holding NaN or infinite values (default: drop those gaussians with a warning)");
+  command_->add_flag("--keep-going", o.keep_going,
+                     "Scene JSON: draw a magenta placeholder (with a warning) for an object that cannot be loaded (default: fail)");
+  command_->add_flag("--allow-outside-paths", o.allow_outside_paths,
+                     "Scene JSON: let object paths be absolute or leave the scene's directory (only for scenes you trust)");
+  command_->add_option("--clip", o.clip, "glTF input: animation name or index (default: the first)");
+  command_->add_option("--time", o.time, "Scene time in seconds, the same for every input: glTF clips, characters, generators, hull scripts, the character script")->capture_default_str();
+  command_->add_option("--hull-mode", o.hull_mode, "Splat hulls: baked (opaque core octagons + shell in its heading order) or sorted (every splat in the global sort) for every hull")
+      ->check(CLI::IsMember({"baked", "sorted"}));
+  command_->add_option("--light", o.light, "Splat hulls: the cel light on or off (default: the scene's, on)")->check(CLI::IsMember({"on", "off"}));
+}
+
+bool RenderCommand::parsed() const { return command_->parsed(); }
+
+CharacterCommand::CharacterCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("character", "Build, bind, preview and inspect splat characters; bake GNM head packs");
+  command_->require_subcommand(1);
+  CLI::App* build = command_->add_subcommand("build", "Sample (or, with --train, train) gaussians on a skinned glTF's surface and bind them");
+  build->add_option("--from-gltf", o.from_gltf, "Skinned glTF / GLB")->required();
+  build->add_option("--splats,--budget", o.splats, "Gaussians to sample (with --train: to train)")->check(CLI::Range(size_t{1}, size_t{50000000}))->capture_default_str();
+  build->add_option("--seed", o.seed, "Sampling (and training) seed")->capture_default_str();
+  build->add_flag("--train", o.train, "Train the gaussians first, in process, on views of the model at its rest pose rendered in memory (`splatforge train`), then bind them");
+  build->add_option("--train-steps", o.train_steps, "--train: optimisation steps")->check(CLI::Range(1, 10000000))->capture_default_str();
+  build->add_option("--train-size", o.train_size, "--train: view size in pixels")->check(CLI::Range(8, 8192))->capture_default_str();
+  build->add_option("--train-views", o.train_views, "--train: train views")->check(CLI::Range(1, 10000))->capture_default_str();
+  build->add_option("--train-backend", o.train_backend, "--train: auto, cpu or vulkan (as `splatforge train --backend`)")
+      ->check(CLI::IsMember({"auto", "cpu", "vulkan"}))
+      ->capture_default_str();
+  build->add_option("-o,--output", o.output, "Package directory")->required();
+  CLI::App* bind = command_->add_subcommand("bind", "Bind a trained splat PLY to the surface of its skinned mesh");
+  bind->add_option("--splats", o.splat_file, "Splat file in the skin's bind-pose mesh space")->required();
+  bind->add_option("--skin", o.skin, "Skinned glTF / GLB")->required();
+  bind->add_option("-o,--output", o.output, "Package directory")->required();
+  bind->add_flag("--per-vertex", o.per_vertex, "Row i of the splat file belongs to vertex i of the skin (LAM avatars); its xyz is an offset");
+  bind->add_option("--offset-scale", o.offset_scale, "With --per-vertex: centre = vertex + scale * xyz (docs/formats/character.md)")
+      ->capture_default_str();
+  bind->add_option("--clips", o.clips, "glTF whose animations are retargeted onto the skin by joint name (LAM: animation.glb)");
+  build->add_option("--clips", o.clips, "glTF whose animations are retargeted onto the skin by joint name");
+  bind->add_flag("--rgb-colors", o.rgb_colors, "The file's f_dc_0..2 are plain RGB in [0, 1], not SH coefficients (LAM avatars)");
+  CLI::App* preview = command_->add_subcommand(
+      "preview", "Rig preview: a small gaussian per rig vertex, tinted: a character package (--skin) or a splat file of the posed GNM pack (--pack)");
+  auto* o_prev_skin = preview->add_option("--skin", o.skin, "Skinned glTF / GLB");
+  preview->add_option("--pack", o.pack, "GNM pack (.sfgnm, docs/formats/gnm-pack.md), posed at zero controls")->excludes(o_prev_skin);
+  preview->add_option("--tint", o.tint, "joint (dominant joint; eye joints in cyan), uv, height or normal (radial pseudo-normal)")
+      ->check(CLI::IsMember({"joint", "uv", "height", "normal"}))
+      ->capture_default_str();
+  preview->add_option("--sigma", o.sigma, "Gaussian standard deviation in metres")->check(CLI::PositiveNumber)->capture_default_str();
+  preview->add_option("-o,--output", o.output, "Package directory (--skin), or splat file by extension, e.g. .ply (--pack)")->required();
+  CLI::App* gnm_pack = command_->add_subcommand("gnm-pack", "Bake a skinned glTF's head (morph targets, skin, eye joints; its eyeballs bound to them) into a GNM pack");
+  gnm_pack->add_option("skin", o.skin, "Skinned glTF / GLB (e.g. the LAM avatar's skin.glb)")->required();
+  gnm_pack->add_option("-o,--output", o.output, "Pack file (.sfgnm)")->required();
+  gnm_pack->add_option("--eyes", o.eyes, "Eye joint names LEFT,RIGHT (default: joints named like lEye / rEye, see docs/formats/gnm-pack.md)");
+  CLI::App* info = command_->add_subcommand("info", "Describe a character package (counts, skin, expressions, clips, memory)");
+  info->add_option("package", o.input, "Package directory")->required();
+  info->add_flag("--json", o.json, "Machine-readable JSON output");
+  // The action is the subcommand that was given.
+  build->callback([&o] { o.action = "build"; });
+  bind->callback([&o] { o.action = "bind"; });
+  preview->callback([&o] { o.action = "preview"; });
+  gnm_pack->callback([&o] { o.action = "gnm-pack"; });
+  info->callback([&o] { o.action = "info"; });
+}
+
+bool CharacterCommand::parsed() const { return command_->parsed(); }
+
+BenchCharactersCommand::BenchCharactersCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("bench-characters", "Benchmark a crowd of animated splat characters on Vulkan (GPU deform pass)");
+  command_->add_option("package", o.package, "Character package or decoder character bundle directory")->required();
+  command_->add_option("--count", o.count, "Characters in the crowd")->check(CLI::Range(size_t{1}, size_t{10000}))->capture_default_str();
+  command_->add_option("--width", o.width, "Render width")->check(CLI::Range(1, 16384))->capture_default_str();
+  command_->add_option("--height", o.height, "Render height")->check(CLI::Range(1, 16384))->capture_default_str();
+  command_->add_option("--frames", o.frames, "Timed frames; the median is reported")->check(CLI::Range(1, 10000))->capture_default_str();
+  command_->add_option("--device", o.device, "Vulkan device: index or part of its name");
+  command_->add_flag("--validation", o.validation, "Enable Vulkan validation layers");
+  command_->add_flag("--json", o.json, "Print the results as JSON to stdout (other output goes to stderr)");
+  command_->add_option("--json-out", o.json_out, "Also write the results as JSON to this file");
+}
+
+bool BenchCharactersCommand::parsed() const { return command_->parsed(); }
+
+AnimateCommand::AnimateCommand(CLI::App& app, LoadPolicyOptions& policy) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("animate", "Render a scene over time to PNG frames or an MP4 (through ffmpeg)");
+  command_->add_option("input", o.input, "Scene .json, glTF model (.gltf .glb) or splat file")->required();
+  command_->add_option("-o,--output", o.output, "Frame pattern with one %0Nd field (frames/%04d.png), or a .mp4 file")->capture_default_str();
+  command_->add_option("--fps", o.fps, "Frames per second")->capture_default_str();
+  command_->add_option("--duration", o.duration, "Seconds of scene time to render")->capture_default_str();
+  command_->add_option("--orbit", o.orbit_deg, "Turn the camera this many degrees about the vertical axis through the scene's centre over the animation (a moving camera)");
+  command_->add_option("--start", o.start, "Scene time of the first frame, in seconds")->capture_default_str();
+  command_->add_option("--width", o.width, "Image width (default " + std::to_string(kDefaultWidth) + ", or the camera's)")->check(CLI::Range(1, 16384));
+  command_->add_option("--height", o.height, "Image height (default " + std::to_string(kDefaultHeight) + ", or the camera's)")->check(CLI::Range(1, 16384));
+  command_->add_option("--camera", o.camera, "Camera JSON (intrinsics + world_to_camera, or look-at)");
+  command_->add_option("--clip", o.clip, "glTF input: animation name or index (default: the first)");
+  command_->add_option("--hull-mode", o.hull_mode, "Splat hulls: baked or sorted for every hull (as for render)")->check(CLI::IsMember({"baked", "sorted"}));
+  command_->add_option("--light", o.light, "Splat hulls: the cel light on or off")->check(CLI::IsMember({"on", "off"}));
+  command_->add_option("--backend", o.backend, "Renderer: auto (Vulkan on a GPU; the CPU renderer where the only Vulkan device is a CPU one, such as lavapipe), vulkan or cpu")
+      ->check(CLI::IsMember({"auto", "vulkan", "cpu"}))
+      ->capture_default_str();
+  command_->add_option("--device", o.device, "Vulkan device: index or part of its name");
+  command_->add_flag("--validation", o.validation, "Enable Vulkan validation layers");
+  command_->add_option("--bg,--background", o.background, "Background colour R,G,B in [0, 1] (default 0,0,0, or the scene's)");
+  command_->add_option("--blend-space", o.blend_space,
+                       "Blend in display space (sRGB colours as they are, as INRIA's rasterizer) or in linear light "
+                       "(decoded, blended, encoded) (default: the scene's \"blend_space\", else display)")
+      ->check(CLI::IsMember({"display", "linear"}));
+  command_->add_flag("--strict", policy.strict, "Refuse files holding NaN or infinite values (default: drop those gaussians with a warning)");
+  command_->add_flag("--keep-going", o.keep_going,
+                     "Scene JSON: draw a magenta placeholder (with a warning) for an object that cannot be loaded (default: fail)");
+  command_->add_flag("--allow-outside-paths", o.allow_outside_paths,
+                     "Scene JSON: let object paths be absolute or leave the scene's directory (only for scenes you trust)");
+}
+
+bool AnimateCommand::parsed() const { return command_->parsed(); }
+
+DemoCommand::DemoCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("demo", "Render the built-in procedural demo scene");
+  command_->add_option("-o,--output", o.output, "Output PNG")->capture_default_str();
+  command_->add_option("--width", o.width, "Image width")->check(CLI::Range(1, 16384))->capture_default_str();
+  command_->add_option("--height", o.height, "Image height")->check(CLI::Range(1, 16384))->capture_default_str();
+  command_->add_option("--save-float", o.save_float, "Also write the float RGBA image as .npy");
+  command_->add_option("--save-depth", o.save_depth,
+                       "Also write a (height, width, 2) float .npy: expected depth sum(d*alpha*T) (splats and meshes) and "
+                       "transmittance T per pixel");
+  command_->add_option("--backend", o.backend, "Renderer: auto (Vulkan on a GPU; the CPU renderer where the only Vulkan device is a CPU one, such as lavapipe), vulkan or cpu")
+      ->check(CLI::IsMember({"auto", "vulkan", "cpu"}))
+      ->capture_default_str();
+  command_->add_option("--device", o.device, "Vulkan device: index or part of its name");
+  command_->add_flag("--validation", o.validation, "Enable Vulkan validation layers");
+}
+
+bool DemoCommand::parsed() const { return command_->parsed(); }
+
+DevicesCommand::DevicesCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("devices", "List the Vulkan loader, devices with their drivers, and instance layers");
+  command_->add_flag("--json", o.json, "Machine-readable JSON output");
+}
+
+bool DevicesCommand::parsed() const { return command_->parsed(); }
+
+BenchCommand::BenchCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("bench", "Benchmark rendering (per-pass GPU times) and, with --loads, file loading");
+  command_->add_option("input", o.input, "Splat file, scene .json or neural generator .onnx (run every frame, in the frame on Vulkan; default: the biker capture in the assets directory)");
+  command_->add_option("--assets", o.assets, "Assets directory (default $SPLATFORGE_ASSETS or ../shared/assets)");
+  command_->add_option("--synthetic", o.synthetic, "Use a synthetic capture-like cloud of N gaussians")->check(CLI::Range(size_t{1}, size_t{200000000}));
+  command_->add_option("--copies", o.copies, "Tile N copies of the input, each its own object")->check(CLI::Range(1, 10000))->capture_default_str();
+  command_->add_option("--sh-degree", o.sh_degree, "Raise the SH degree to D (0..3)")->check(CLI::Range(0, 3));
+  command_->add_option("--backend", o.backend, "Renderer: auto (Vulkan wherever a Vulkan device exists, a CPU one included), vulkan or cpu")->check(CLI::IsMember({"auto", "vulkan", "cpu"}))->capture_default_str();
+  command_->add_option("--device", o.device, "Vulkan device: index or part of its name");
+  command_->add_flag("--validation", o.validation, "Enable Vulkan validation layers");
+  command_->add_option("--width", o.width, "Render width")->check(CLI::Range(1, 16384))->capture_default_str();
+  command_->add_option("--height", o.height, "Render height")->check(CLI::Range(1, 16384))->capture_default_str();
+  command_->add_option("--camera", o.camera, "Camera JSON, as render --camera (default: framed automatically); its size unless --width/--height");
+  command_->add_option("--save-scene", o.save_scene, "Also write the scene as one world-space splat file (" + std::string(kWriteFormats) + ") to time it elsewhere");
+  command_->add_flag("--show-graph", o.show_graph, "Vulkan: print the frame graph (passes, what each reads and writes, barriers)");
+  command_->add_option("--frames", o.frames, "Timed frames; the median is reported")->check(CLI::Range(1, 10000))->capture_default_str();
+  command_->add_option("--back-to-back", o.back_to_back,
+                       "Vulkan: also record the last frame N times (1.." + std::to_string(sf::kMaxFramesPerSubmission) +
+                           ") in one submission and report its medians (a GPU that never waits on the host)")
+      ->check(CLI::Range(1, sf::kMaxFramesPerSubmission));
+  command_->add_flag("--loads", o.loads, "Also measure load throughput (MB/s) of biker.ply, biker.compressed.ply and biker.spz");
+  command_->add_flag("--json", o.json, "Print the results as JSON to stdout (other output goes to stderr)");
+  command_->add_option("--json-out", o.json_out, "Also write the results as JSON to this file");
+  command_->add_flag("--allow-outside-paths", o.allow_outside_paths,
+                     "Scene JSON input: let object paths be absolute or leave the scene's directory");
+  // Given on the command line, --width and --height override a --camera file's size.
+  command_->callback([&o, command = command_] {
+    o.width_given = command->count("--width") > 0;
+    o.height_given = command->count("--height") > 0;
+  });
+}
+
+bool BenchCommand::parsed() const { return command_->parsed(); }
+
+PoseCommand::PoseCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("pose", "Print a glTF file's joint world matrices and mesh bounds at one time of a clip");
+  command_->add_option("file", o.input, "glTF file (.gltf or .glb)")->required();
+  command_->add_option("--clip", o.clip, "Animation name or index (default: the first; the rest pose when there is none)");
+  command_->add_option("--time", o.time, "Time in seconds (clamped to the clip's keys)")->capture_default_str();
+  command_->add_flag("--json", o.json, "Machine-readable JSON output");
+}
+
+bool PoseCommand::parsed() const { return command_->parsed(); }
+
+BenchSkinCommand::BenchSkinCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("bench-skin", "Benchmark a crowd of GPU-skinned instances of an animated glTF mesh");
+  command_->add_option("file", o.input, "glTF/GLB with a skin and an animation")->required();
+  command_->add_option("--instances", o.instances, "Animated instances")->check(CLI::Range(size_t{1}, size_t{65535}))->capture_default_str();
+  command_->add_option("--frames", o.frames, "Timed frames; the median is reported")->check(CLI::Range(1, 10000))->capture_default_str();
+  command_->add_option("--method", o.method, "Skinning: lbs (linear blend) or dqs (dual quaternion)")
+      ->check(CLI::IsMember({"lbs", "dqs"}))
+      ->capture_default_str();
+  command_->add_option("--device", o.device, "Vulkan device: index or part of its name");
+  command_->add_flag("--validation", o.validation, "Enable Vulkan validation layers");
+  command_->add_flag("--json", o.json, "Print the results as JSON to stdout (other output goes to stderr)");
+  command_->add_option("--json-out", o.json_out, "Also write the results as JSON to this file");
+}
+
+bool BenchSkinCommand::parsed() const { return command_->parsed(); }
 
 ViewCommand::ViewCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
   Options& o = *options_;
@@ -42,6 +321,10 @@ ViewCommand::ViewCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
                      "Present without waiting for vertical blank (mailbox or immediate), to measure frame rates");
   command_->add_option("--bg,--background", o.background,
                        "Background colour R,G,B in [0, 1] (default: the scene's, else mid grey 0.5,0.5,0.5)");
+  command_->add_option("--blend-space", o.blend_space,
+                       "Blend in display space (sRGB colours as they are, as INRIA's rasterizer) or in linear light "
+                       "(decoded, blended, encoded) (default: the scene's \"blend_space\", else display)")
+      ->check(CLI::IsMember({"display", "linear"}));
   command_->add_option("--clip", o.clip, "glTF / character input: animation name or index (default: the first)");
   command_->add_option("--time", o.time, "glTF / character input: seconds into the clip")->capture_default_str();
   command_->add_flag("--full-res", o.full_res,
@@ -403,19 +686,9 @@ std::string parsedCommand(CLI::App& app) {
   }
 }
 
-}  // namespace
-
-}  // namespace sf::cli
-
-int main(int argc, char** argv) {
-  using namespace sf::cli;
-  CLI::App app{"splatforge: real-time dynamic Gaussian splatting engine, command-line tools"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("splatforge ") + SPLATFORGE_VERSION);
-  app.fallthrough();  // the options below may follow the command's name
-
-  // Limits for loading untrusted files, for every command (docs/untrusted-input.md).
-  LoadPolicyOptions policy;
+// Options of every command (before or after its name): the load limits of untrusted files
+// (docs/untrusted-input.md) and the axes of files that do not say theirs (docs/formats/interop.md).
+void addEveryCommandOptions(CLI::App& app, LoadPolicyOptions& policy) {
   const sf::LoadLimits defaults = sf::defaultLoadLimits();
   app.add_option("--max-gaussians", policy.max_gaussians,
                  "Most gaussians one file may declare (default " + std::to_string(defaults.max_gaussians) + ")")
@@ -435,239 +708,10 @@ int main(int argc, char** argv) {
                  "glTF splat files, reading and writing: gltf (y up, turned to and from the PLY frame) or raw (values as stored)")
       ->check(CLI::IsMember({"gltf", "raw"}))
       ->capture_default_str();
+}
 
-  InfoOptions info;
-  auto* c_info = app.add_subcommand("info", "Print a splat file's count, SH degree, format, bounds and memory");
-  c_info->add_option("file", info.input, "Splat file (" + std::string(kReadFormats) + ")")->required();
-  c_info->add_flag("--json", info.json, "Machine-readable JSON output");
-  c_info->add_flag("--strict", policy.strict, "Refuse a file holding NaN or infinite values (default: drop those gaussians with a warning)");
-
-  ValidateOptions val;
-  auto* c_val = app.add_subcommand("validate",
-                                   "Check a splat file: non-finite values, degenerate scales, opacity and SH ranges, its frame, the overdraw "
-                                   "of the default camera (exit 1 when it holds a problem)");
-  c_val->add_option("file", val.input, "Splat file (" + std::string(kReadFormats) + ")")->required();
-  c_val->add_flag("--json", val.json, "Machine-readable JSON output");
-
-  ConvertOptions conv;
-  auto* c_conv = app.add_subcommand("convert",
-                                    "Convert between splat formats (chosen by extension; atomic write), optionally transformed and filtered "
-                                    "(options 1-6 below, applied in that order)");
-  c_conv->add_option("input", conv.input, "Input splat file (" + std::string(kReadFormats) + ")")->required();
-  c_conv->add_option("-o,--output", conv.output, "Output file, format by extension: " + std::string(kWriteFormats) + " (REQUIRED)");
-  c_conv->add_option("out_file", conv.output_positional, "Output file (as -o; kept for older scripts)");
-  c_conv->add_flag("-w,--overwrite", conv.overwrite, "Replace an existing output file (never the input)");
-  // Applied in the order they are listed here, whatever their order on the command line.
-  c_conv->add_option("--flip", conv.flip, "1. Mirror along an axis: x, y or z (repeatable; exact, SH included)")->check(CLI::IsMember({"x", "y", "z"}));
-  c_conv->add_option("--rotate", conv.rotate, "2. Rotate X,Y,Z degrees about x, then y, then z (about the origin)");
-  c_conv->add_option("--scale", conv.scale, "3. Scale uniformly by S about the origin");
-  c_conv->add_option("--translate", conv.translate, "4. Translate by X,Y,Z");
-  c_conv->add_option("--box", conv.box, "5. Keep the gaussians whose centre (after 1-4) lies in MINX,MINY,MINZ,MAXX,MAXY,MAXZ");
-  c_conv->add_option("--min-opacity", conv.min_opacity, "6. Keep the gaussians of opacity >= A (0..1)");
-  c_conv->add_option("--spz-version", policy.spz_version, "SPZ version to write: 2, 3 or 4")->check(CLI::Range(2, 4))->capture_default_str();
-  c_conv->add_flag("--strict", policy.strict,
-                   "Refuse a file holding NaN or infinite values (default: drop those gaussians with a warning), and refuse a "
-                   "conversion that loses information beyond the output format's quantisation (default: warn)");
-
-  RenderOptions ren;
-  auto* c_ren = app.add_subcommand("render", "Render a splat file, glTF/GLB model or scene JSON to a PNG");
-  c_ren->add_option("input", ren.input, "Splat file (" + std::string(kReadFormats) + "), glTF model (.gltf .glb), character package or scene .json")->required();
-  c_ren->add_option("-o,--output", ren.output, "Output PNG")->required();
-  c_ren->add_option("--width", ren.width, "Image width (default " + std::to_string(kDefaultWidth) + ", or the camera's)")->check(CLI::Range(1, 16384));
-  c_ren->add_option("--height", ren.height, "Image height (default " + std::to_string(kDefaultHeight) + ", or the camera's)")->check(CLI::Range(1, 16384));
-  c_ren->add_option("--camera", ren.camera, "Camera JSON (intrinsics + world_to_camera, or look-at)");
-  c_ren->add_option("--backend", ren.backend, "Renderer: auto (Vulkan on a GPU; the CPU renderer where the only Vulkan device is a CPU one, such as lavapipe), vulkan or cpu")
-      ->check(CLI::IsMember({"auto", "vulkan", "cpu"}))
-      ->capture_default_str();
-  c_ren->add_option("--device", ren.device, "Vulkan device: index or part of its name");
-  c_ren->add_flag("--validation", ren.validation, "Enable Vulkan validation layers");
-  c_ren->add_option("--bg,--background", ren.background, "Background colour R,G,B in [0, 1] (default 0,0,0, or the scene's)");
-  c_ren->add_option("--save-float", ren.save_float, "Also write the float RGBA image as .npy");
-  c_ren->add_option("--save-depth", ren.save_depth,
-                  "Also write a (height, width, 2) float .npy: expected depth sum(d*alpha*T) (splats and meshes) and "
-                  "transmittance T per pixel");
-  c_ren->add_flag("--antialiased", ren.antialiased, "Antialiased mode (opacity compensation) for every object");
-  c_ren->add_flag("--strict", ren.strict, "Refuse files holding NaN or infinite values (default: drop those gaussians with a warning)");
-  c_ren->add_flag("--keep-going", ren.keep_going,
-                  "Scene JSON: draw a magenta placeholder (with a warning) for an object that cannot be loaded (default: fail)");
-  c_ren->add_flag("--allow-outside-paths", ren.allow_outside_paths,
-                  "Scene JSON: let object paths be absolute or leave the scene's directory (only for scenes you trust)");
-  c_ren->add_option("--clip", ren.clip, "glTF input: animation name or index (default: the first)");
-  c_ren->add_option("--time", ren.time, "Scene time in seconds, the same for every input: glTF clips, characters, generators, hull scripts, the character script")->capture_default_str();
-  c_ren->add_option("--hull-mode", ren.hull_mode, "Splat hulls: baked (opaque core octagons + shell in its heading order) or sorted (every splat in the global sort) for every hull")
-      ->check(CLI::IsMember({"baked", "sorted"}));
-  c_ren->add_option("--light", ren.light, "Splat hulls: the cel light on or off (default: the scene's, on)")->check(CLI::IsMember({"on", "off"}));
-
-  CharacterOptions chr;
-  auto* c_chr = app.add_subcommand("character", "Build, bind, preview and inspect splat characters; bake GNM head packs");
-  c_chr->require_subcommand(1);
-  auto* c_chr_build = c_chr->add_subcommand("build", "Sample (or, with --train, train) gaussians on a skinned glTF's surface and bind them");
-  c_chr_build->add_option("--from-gltf", chr.from_gltf, "Skinned glTF / GLB")->required();
-  c_chr_build->add_option("--splats,--budget", chr.splats, "Gaussians to sample (with --train: to train)")->check(CLI::Range(size_t{1}, size_t{50000000}))->capture_default_str();
-  c_chr_build->add_option("--seed", chr.seed, "Sampling (and training) seed")->capture_default_str();
-  c_chr_build->add_flag("--train", chr.train, "Train the gaussians first, in process, on views of the model at its rest pose rendered in memory (`splatforge train`), then bind them");
-  c_chr_build->add_option("--train-steps", chr.train_steps, "--train: optimisation steps")->check(CLI::Range(1, 10000000))->capture_default_str();
-  c_chr_build->add_option("--train-size", chr.train_size, "--train: view size in pixels")->check(CLI::Range(8, 8192))->capture_default_str();
-  c_chr_build->add_option("--train-views", chr.train_views, "--train: train views")->check(CLI::Range(1, 10000))->capture_default_str();
-  c_chr_build->add_option("--train-backend", chr.train_backend, "--train: auto, cpu or vulkan (as `splatforge train --backend`)")
-      ->check(CLI::IsMember({"auto", "cpu", "vulkan"}))
-      ->capture_default_str();
-  c_chr_build->add_option("-o,--output", chr.output, "Package directory")->required();
-  auto* c_chr_bind = c_chr->add_subcommand("bind", "Bind a trained splat PLY to the surface of its skinned mesh");
-  c_chr_bind->add_option("--splats", chr.splat_file, "Splat file in the skin's bind-pose mesh space")->required();
-  c_chr_bind->add_option("--skin", chr.skin, "Skinned glTF / GLB")->required();
-  c_chr_bind->add_option("-o,--output", chr.output, "Package directory")->required();
-  c_chr_bind->add_flag("--per-vertex", chr.per_vertex, "Row i of the splat file belongs to vertex i of the skin (LAM avatars); its xyz is an offset");
-  c_chr_bind->add_option("--offset-scale", chr.offset_scale, "With --per-vertex: centre = vertex + scale * xyz (docs/formats/character.md)")
-      ->capture_default_str();
-  c_chr_bind->add_option("--clips", chr.clips, "glTF whose animations are retargeted onto the skin by joint name (LAM: animation.glb)");
-  c_chr_build->add_option("--clips", chr.clips, "glTF whose animations are retargeted onto the skin by joint name");
-  c_chr_bind->add_flag("--rgb-colors", chr.rgb_colors, "The file's f_dc_0..2 are plain RGB in [0, 1], not SH coefficients (LAM avatars)");
-  auto* c_chr_prev = c_chr->add_subcommand(
-      "preview", "Rig preview: a small gaussian per rig vertex, tinted: a character package (--skin) or a splat file of the posed GNM pack (--pack)");
-  auto* o_prev_skin = c_chr_prev->add_option("--skin", chr.skin, "Skinned glTF / GLB");
-  c_chr_prev->add_option("--pack", chr.pack, "GNM pack (.sfgnm, docs/formats/gnm-pack.md), posed at zero controls")->excludes(o_prev_skin);
-  c_chr_prev->add_option("--tint", chr.tint, "joint (dominant joint; eye joints in cyan), uv, height or normal (radial pseudo-normal)")
-      ->check(CLI::IsMember({"joint", "uv", "height", "normal"}))
-      ->capture_default_str();
-  c_chr_prev->add_option("--sigma", chr.sigma, "Gaussian standard deviation in metres")->check(CLI::PositiveNumber)->capture_default_str();
-  c_chr_prev->add_option("-o,--output", chr.output, "Package directory (--skin), or splat file by extension, e.g. .ply (--pack)")->required();
-  auto* c_chr_gnm = c_chr->add_subcommand("gnm-pack", "Bake a skinned glTF's head (morph targets, skin, eye joints; its eyeballs bound to them) into a GNM pack");
-  c_chr_gnm->add_option("skin", chr.skin, "Skinned glTF / GLB (e.g. the LAM avatar's skin.glb)")->required();
-  c_chr_gnm->add_option("-o,--output", chr.output, "Pack file (.sfgnm)")->required();
-  c_chr_gnm->add_option("--eyes", chr.eyes, "Eye joint names LEFT,RIGHT (default: joints named like lEye / rEye, see docs/formats/gnm-pack.md)");
-  auto* c_chr_info = c_chr->add_subcommand("info", "Describe a character package (counts, skin, expressions, clips, memory)");
-  c_chr_info->add_option("package", chr.input, "Package directory")->required();
-  c_chr_info->add_flag("--json", chr.json, "Machine-readable JSON output");
-
-  BenchCharactersOptions bch;
-  auto* c_bch = app.add_subcommand("bench-characters", "Benchmark a crowd of animated splat characters on Vulkan (GPU deform pass)");
-  c_bch->add_option("package", bch.package, "Character package or decoder character bundle directory")->required();
-  c_bch->add_option("--count", bch.count, "Characters in the crowd")->check(CLI::Range(size_t{1}, size_t{10000}))->capture_default_str();
-  c_bch->add_option("--width", bch.width, "Render width")->check(CLI::Range(1, 16384))->capture_default_str();
-  c_bch->add_option("--height", bch.height, "Render height")->check(CLI::Range(1, 16384))->capture_default_str();
-  c_bch->add_option("--frames", bch.frames, "Timed frames; the median is reported")->check(CLI::Range(1, 10000))->capture_default_str();
-  c_bch->add_option("--device", bch.device, "Vulkan device: index or part of its name");
-  c_bch->add_flag("--validation", bch.validation, "Enable Vulkan validation layers");
-  c_bch->add_flag("--json", bch.json, "Print the results as JSON to stdout (other output goes to stderr)");
-  c_bch->add_option("--json-out", bch.json_out, "Also write the results as JSON to this file");
-
-  AnimateOptions ani;
-  auto* c_ani = app.add_subcommand("animate", "Render a scene over time to PNG frames or an MP4 (through ffmpeg)");
-  c_ani->add_option("input", ani.input, "Scene .json, glTF model (.gltf .glb) or splat file")->required();
-  c_ani->add_option("-o,--output", ani.output, "Frame pattern with one %0Nd field (frames/%04d.png), or a .mp4 file")->capture_default_str();
-  c_ani->add_option("--fps", ani.fps, "Frames per second")->capture_default_str();
-  c_ani->add_option("--duration", ani.duration, "Seconds of scene time to render")->capture_default_str();
-  c_ani->add_option("--orbit", ani.orbit_deg, "Turn the camera this many degrees about the vertical axis through the scene's centre over the animation (a moving camera)");
-  c_ani->add_option("--start", ani.start, "Scene time of the first frame, in seconds")->capture_default_str();
-  c_ani->add_option("--width", ani.width, "Image width (default " + std::to_string(kDefaultWidth) + ", or the camera's)")->check(CLI::Range(1, 16384));
-  c_ani->add_option("--height", ani.height, "Image height (default " + std::to_string(kDefaultHeight) + ", or the camera's)")->check(CLI::Range(1, 16384));
-  c_ani->add_option("--camera", ani.camera, "Camera JSON (intrinsics + world_to_camera, or look-at)");
-  c_ani->add_option("--clip", ani.clip, "glTF input: animation name or index (default: the first)");
-  c_ani->add_option("--hull-mode", ani.hull_mode, "Splat hulls: baked or sorted for every hull (as for render)")->check(CLI::IsMember({"baked", "sorted"}));
-  c_ani->add_option("--light", ani.light, "Splat hulls: the cel light on or off")->check(CLI::IsMember({"on", "off"}));
-  c_ani->add_option("--backend", ani.backend, "Renderer: auto (Vulkan on a GPU; the CPU renderer where the only Vulkan device is a CPU one, such as lavapipe), vulkan or cpu")
-      ->check(CLI::IsMember({"auto", "vulkan", "cpu"}))
-      ->capture_default_str();
-  c_ani->add_option("--device", ani.device, "Vulkan device: index or part of its name");
-  c_ani->add_flag("--validation", ani.validation, "Enable Vulkan validation layers");
-  c_ani->add_option("--bg,--background", ani.background, "Background colour R,G,B in [0, 1] (default 0,0,0, or the scene's)");
-  c_ani->add_flag("--strict", ani.strict, "Refuse files holding NaN or infinite values (default: drop those gaussians with a warning)");
-  c_ani->add_flag("--keep-going", ani.keep_going,
-                  "Scene JSON: draw a magenta placeholder (with a warning) for an object that cannot be loaded (default: fail)");
-  c_ani->add_flag("--allow-outside-paths", ani.allow_outside_paths,
-                  "Scene JSON: let object paths be absolute or leave the scene's directory (only for scenes you trust)");
-
-  DemoOptions demo;
-  auto* c_demo = app.add_subcommand("demo", "Render the built-in procedural demo scene");
-  c_demo->add_option("-o,--output", demo.output, "Output PNG")->capture_default_str();
-  c_demo->add_option("--width", demo.width, "Image width")->check(CLI::Range(1, 16384))->capture_default_str();
-  c_demo->add_option("--height", demo.height, "Image height")->check(CLI::Range(1, 16384))->capture_default_str();
-  c_demo->add_option("--save-float", demo.save_float, "Also write the float RGBA image as .npy");
-  c_demo->add_option("--save-depth", demo.save_depth,
-                  "Also write a (height, width, 2) float .npy: expected depth sum(d*alpha*T) (splats and meshes) and "
-                  "transmittance T per pixel");
-  c_demo->add_option("--backend", demo.backend, "Renderer: auto (Vulkan on a GPU; the CPU renderer where the only Vulkan device is a CPU one, such as lavapipe), vulkan or cpu")
-      ->check(CLI::IsMember({"auto", "vulkan", "cpu"}))
-      ->capture_default_str();
-  c_demo->add_option("--device", demo.device, "Vulkan device: index or part of its name");
-  c_demo->add_flag("--validation", demo.validation, "Enable Vulkan validation layers");
-
-  DevicesOptions dev;
-  auto* c_dev = app.add_subcommand("devices", "List the Vulkan loader, devices with their drivers, and instance layers");
-  c_dev->add_flag("--json", dev.json, "Machine-readable JSON output");
-
-  BenchOptions bench;
-  auto* c_bench = app.add_subcommand("bench", "Benchmark rendering (per-pass GPU times) and, with --loads, file loading");
-  c_bench->add_option("input", bench.input, "Splat file, scene .json or neural generator .onnx (run every frame, in the frame on Vulkan; default: the biker capture in the assets directory)");
-  c_bench->add_option("--assets", bench.assets, "Assets directory (default $SPLATFORGE_ASSETS or ../shared/assets)");
-  c_bench->add_option("--synthetic", bench.synthetic, "Use a synthetic capture-like cloud of N gaussians")->check(CLI::Range(size_t{1}, size_t{200000000}));
-  c_bench->add_option("--copies", bench.copies, "Tile N copies of the input, each its own object")->check(CLI::Range(1, 10000))->capture_default_str();
-  c_bench->add_option("--sh-degree", bench.sh_degree, "Raise the SH degree to D (0..3)")->check(CLI::Range(0, 3));
-  c_bench->add_option("--backend", bench.backend, "Renderer: auto (Vulkan wherever a Vulkan device exists, a CPU one included), vulkan or cpu")->check(CLI::IsMember({"auto", "vulkan", "cpu"}))->capture_default_str();
-  c_bench->add_option("--device", bench.device, "Vulkan device: index or part of its name");
-  c_bench->add_flag("--validation", bench.validation, "Enable Vulkan validation layers");
-  c_bench->add_option("--width", bench.width, "Render width")->check(CLI::Range(1, 16384))->capture_default_str();
-  c_bench->add_option("--height", bench.height, "Render height")->check(CLI::Range(1, 16384))->capture_default_str();
-  c_bench->add_option("--camera", bench.camera, "Camera JSON, as render --camera (default: framed automatically); its size unless --width/--height");
-  c_bench->add_option("--save-scene", bench.save_scene, "Also write the scene as one world-space splat file (" + std::string(kWriteFormats) + ") to time it elsewhere");
-  c_bench->add_flag("--show-graph", bench.show_graph, "Vulkan: print the frame graph (passes, what each reads and writes, barriers)");
-  c_bench->add_option("--frames", bench.frames, "Timed frames; the median is reported")->check(CLI::Range(1, 10000))->capture_default_str();
-  c_bench->add_option("--back-to-back", bench.back_to_back,
-                      "Vulkan: also record the last frame N times (1.." + std::to_string(sf::kMaxFramesPerSubmission) +
-                          ") in one submission and report its medians (a GPU that never waits on the host)")
-      ->check(CLI::Range(1, sf::kMaxFramesPerSubmission));
-  c_bench->add_flag("--loads", bench.loads, "Also measure load throughput (MB/s) of biker.ply, biker.compressed.ply and biker.spz");
-  c_bench->add_flag("--json", bench.json, "Print the results as JSON to stdout (other output goes to stderr)");
-  c_bench->add_option("--json-out", bench.json_out, "Also write the results as JSON to this file");
-  c_bench->add_flag("--allow-outside-paths", bench.allow_outside_paths,
-                    "Scene JSON input: let object paths be absolute or leave the scene's directory");
-
-  PoseOptions pose;
-  auto* c_pose = app.add_subcommand("pose", "Print a glTF file's joint world matrices and mesh bounds at one time of a clip");
-  c_pose->add_option("file", pose.input, "glTF file (.gltf or .glb)")->required();
-  c_pose->add_option("--clip", pose.clip, "Animation name or index (default: the first; the rest pose when there is none)");
-  c_pose->add_option("--time", pose.time, "Time in seconds (clamped to the clip's keys)")->capture_default_str();
-  c_pose->add_flag("--json", pose.json, "Machine-readable JSON output");
-
-  BenchSkinOptions bskin;
-  auto* c_bskin = app.add_subcommand("bench-skin", "Benchmark a crowd of GPU-skinned instances of an animated glTF mesh");
-  c_bskin->add_option("file", bskin.input, "glTF/GLB with a skin and an animation")->required();
-  c_bskin->add_option("--instances", bskin.instances, "Animated instances")->check(CLI::Range(size_t{1}, size_t{65535}))->capture_default_str();
-  c_bskin->add_option("--frames", bskin.frames, "Timed frames; the median is reported")->check(CLI::Range(1, 10000))->capture_default_str();
-  c_bskin->add_option("--method", bskin.method, "Skinning: lbs (linear blend) or dqs (dual quaternion)")
-      ->check(CLI::IsMember({"lbs", "dqs"}))
-      ->capture_default_str();
-  c_bskin->add_option("--device", bskin.device, "Vulkan device: index or part of its name");
-  c_bskin->add_flag("--validation", bskin.validation, "Enable Vulkan validation layers");
-  c_bskin->add_flag("--json", bskin.json, "Print the results as JSON to stdout (other output goes to stderr)");
-  c_bskin->add_option("--json-out", bskin.json_out, "Also write the results as JSON to this file");
-
-  ViewCommand view(app);  // splatforge view: registered above
-  OnnxCommand onnx(app);  // splatforge onnx info|run: registered above
-  HullCommand hull(app);  // splatforge hull bake|info|play|bench: registered above
-  ViewsCommand views(app);  // splatforge views: registered above
-  TrainCommand train(app);  // splatforge train: registered above
-  BatchCommand batch(app);  // splatforge batch [status]: registered above
-  SoakCommand soak(app);    // splatforge soak: registered above
-
-  // --help lists the commands by what they are for.
-  const char* kViewGroup = "View and render";
-  const char* kFormatsGroup = "Formats";
-  const char* kCharactersGroup = "Characters and animation";
-  const char* kNeuralGroup = "Neural";
-  const char* kHullGroup = "Splat hulls";
-  const char* kBenchGroup = "Benchmarks and devices";
-  const char* kTrainGroup = "Training";
-  const char* kBatchGroup = "Batches and clusters";
-  for (auto [command, group] : std::initializer_list<std::pair<CLI::App*, const char*>>{
-           {c_ren, kViewGroup}, {c_ani, kViewGroup}, {c_demo, kViewGroup}, {c_info, kFormatsGroup}, {c_val, kFormatsGroup}, {c_conv, kFormatsGroup},
-           {c_chr, kCharactersGroup}, {c_pose, kCharactersGroup}, {c_bench, kBenchGroup}, {c_bch, kBenchGroup},
-           {c_bskin, kBenchGroup}, {c_dev, kBenchGroup}, {soak.command(), kBenchGroup}, {onnx.command(), kNeuralGroup}, {hull.command(), kHullGroup},
-           {views.command(), kTrainGroup}, {train.command(), kTrainGroup}, {batch.command(), kBatchGroup}})
-    command->group(group);
-  app.get_subcommand("view")->group(kViewGroup);
-  // The options every command takes are listed once, by the top-level help; each command's help says so.
+// Each command's help ends with a pointer to the options every command takes (listed once, by the top-level help).
+void addEveryCommandFooter(CLI::App& app) {
   const char* kEveryCommand =
       "Options of every command (before or after its name): --max-gaussians N, --max-memory SIZE, --max-gpu-memory SIZE, "
       "--spz-axes auto|rub|raw, --gltf-axes gltf|raw (splatforge --help describes them)";
@@ -675,7 +719,11 @@ int main(int argc, char** argv) {
     command->footer(kEveryCommand);
     for (CLI::App* action : command->get_subcommands([](CLI::App*) { return true; })) action->footer(kEveryCommand);
   }
+}
 
+// Parses the command line and applies the load policy. Returns -1 to go on to the command, else the exit code:
+// 0 for --help and --version, 2 for a usage error (one line naming the command and where its options are listed).
+int parse(CLI::App& app, int argc, char** argv, const LoadPolicyOptions& policy) {
   if (const std::string unknown = unknownCommand(app, argc, argv); !unknown.empty()) {
     std::fprintf(stderr, "splatforge: error: %s\n", unknown.c_str());
     return 2;
@@ -689,7 +737,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: error: %s (see %s --help)\n", command.c_str(), e.what(), command.c_str());
     return 2;
   }
-  policy.strict = policy.strict || ren.strict || ani.strict;
   try {
     applyLoadPolicy(policy);
   } catch (const std::exception& e) {  // a global option's value: a usage error of the command it came with
@@ -697,38 +744,83 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: error: %s (see %s --help)\n", command.c_str(), e.what(), command.c_str());
     return 2;
   }
-  if (c_info->parsed()) return runInfo(info);
-  if (c_val->parsed()) return runValidate(val);
-  if (c_conv->parsed()) {
-    conv.strict = policy.strict;
-    return runConvert(conv);
-  }
-  if (c_ren->parsed()) return runRender(ren);
-  if (c_demo->parsed()) return runDemo(demo);
-  if (c_bench->parsed()) {
-    bench.width_given = c_bench->count("--width") > 0;
-    bench.height_given = c_bench->count("--height") > 0;
-    return runBench(bench);
-  }
-  if (c_dev->parsed()) return runDevices(dev);
-  if (c_bskin->parsed()) return runBenchSkin(bskin);
-  if (c_pose->parsed()) return runPose(pose);
-  if (c_ani->parsed()) return runAnimate(ani);
-  if (c_bch->parsed()) return runBenchCharacters(bch);
-  if (view.parsed()) return view.run();
-  if (onnx.parsed()) return onnx.run();
-  if (hull.parsed()) return hull.run();
-  if (views.parsed()) return views.run();
-  if (train.parsed()) return train.run();
-  if (batch.parsed()) return batch.run();
-  if (soak.parsed()) return soak.run();
-  if (c_chr->parsed()) {
-    chr.action = c_chr_build->parsed()  ? "build"
-                 : c_chr_bind->parsed() ? "bind"
-                 : c_chr_prev->parsed() ? "preview"
-                 : c_chr_gnm->parsed()  ? "gnm-pack"
-                                        : "info";
-    return runCharacter(chr);
-  }
+  return -1;
+}
+
+}  // namespace
+
+}  // namespace sf::cli
+
+int main(int argc, char** argv) {
+  using namespace sf::cli;
+  CLI::App app{"splatforge: real-time dynamic Gaussian splatting engine, command-line tools"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("splatforge ") + SPLATFORGE_VERSION);
+  app.fallthrough();  // the options below may follow the command's name
+  LoadPolicyOptions policy;
+  addEveryCommandOptions(app, policy);
+
+  // Registered in the order --help lists them within their groups.
+  InfoCommand info(app, policy);
+  ValidateCommand validate(app);
+  ConvertCommand convert(app, policy);
+  RenderCommand render(app, policy);
+  CharacterCommand character(app);
+  BenchCharactersCommand bench_characters(app);
+  AnimateCommand animate(app, policy);
+  DemoCommand demo(app);
+  DevicesCommand devices(app);
+  BenchCommand bench(app);
+  PoseCommand pose(app);
+  BenchSkinCommand bench_skin(app);
+  ViewCommand view(app);
+  OnnxCommand onnx(app);
+  HullCommand hull(app);
+  ViewsCommand views(app);
+  TrainCommand train(app);
+  BatchCommand batch(app);
+  SoakCommand soak(app);
+
+  // --help lists the commands by what they are for.
+  const char* kViewGroup = "View and render";
+  const char* kFormatsGroup = "Formats";
+  const char* kCharactersGroup = "Characters and animation";
+  const char* kNeuralGroup = "Neural";
+  const char* kHullGroup = "Splat hulls";
+  const char* kBenchGroup = "Benchmarks and devices";
+  const char* kTrainGroup = "Training";
+  const char* kBatchGroup = "Batches and clusters";
+  struct Entry {
+    CLI::App* command;
+    const char* group;
+    std::function<int()> run;
+  };
+  const std::vector<Entry> commands = {
+      {info.command(), kFormatsGroup, [&] { return info.run(); }},
+      {validate.command(), kFormatsGroup, [&] { return validate.run(); }},
+      {convert.command(), kFormatsGroup, [&] { return convert.run(); }},
+      {render.command(), kViewGroup, [&] { return render.run(); }},
+      {animate.command(), kViewGroup, [&] { return animate.run(); }},
+      {demo.command(), kViewGroup, [&] { return demo.run(); }},
+      {view.command(), kViewGroup, [&] { return view.run(); }},
+      {character.command(), kCharactersGroup, [&] { return character.run(); }},
+      {pose.command(), kCharactersGroup, [&] { return pose.run(); }},
+      {bench.command(), kBenchGroup, [&] { return bench.run(); }},
+      {bench_characters.command(), kBenchGroup, [&] { return bench_characters.run(); }},
+      {bench_skin.command(), kBenchGroup, [&] { return bench_skin.run(); }},
+      {devices.command(), kBenchGroup, [&] { return devices.run(); }},
+      {soak.command(), kBenchGroup, [&] { return soak.run(); }},
+      {onnx.command(), kNeuralGroup, [&] { return onnx.run(); }},
+      {hull.command(), kHullGroup, [&] { return hull.run(); }},
+      {views.command(), kTrainGroup, [&] { return views.run(); }},
+      {train.command(), kTrainGroup, [&] { return train.run(); }},
+      {batch.command(), kBatchGroup, [&] { return batch.run(); }},
+  };
+  for (const Entry& c : commands) c.command->group(c.group);
+  addEveryCommandFooter(app);
+
+  if (const int rc = parse(app, argc, argv, policy); rc >= 0) return rc;
+  for (const Entry& c : commands)
+    if (c.command->parsed()) return c.run();
   return 2;
 }

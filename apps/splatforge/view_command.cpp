@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/limits.h"
 #include "core/math.h"
+#include "render/cpu_renderer.h"
 
 #if SPLATFORGE_HAS_VIEWER
 #include "view/viewer.h"
@@ -59,6 +60,7 @@ int ViewCommand::run() const {
     v.validation = o.validation;
     v.vsync = !o.no_vsync;
     v.background = background;
+    if (!o.blend_space.empty()) v.blend_space = parseBlendSpace(o.blend_space);
     v.clip = o.clip;
     v.time = o.time;
     v.strict = o.strict;

@@ -19,6 +19,7 @@ class ViewCommand {
   ViewCommand(const ViewCommand&) = delete;
   ViewCommand& operator=(const ViewCommand&) = delete;
 
+  CLI::App* command() const { return command_; }
   // Whether the command line named `view`.
   bool parsed() const;
   // Runs the viewer; returns the exit code (1 with "splatforge view: error: ..." on stderr for a failure, no
@@ -29,6 +30,7 @@ class ViewCommand {
   // What the command line gave (filled by the parser in main.cpp).
   struct Options {
     std::string input, size = "1280x720", camera, script, device, background, clip;
+    std::string blend_space;  // display or linear (empty: the scene's, else display)
     double time = 0, target_frame_ms = 50;
     bool validation = false, no_vsync = false, strict = false, allow_outside_paths = false, full_res = false;
   };

@@ -26,10 +26,6 @@ bool parseBelt(const std::string& text, float& lo, float& hi) {
 
 namespace {
 
-double secondsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 int runViews(ViewsCommand::Options& o) {
   train::ViewsOptions& v = o.views;
   parseBelt(o.belt, v.belt_min, v.belt_max);  // checked by the option's validator

@@ -270,7 +270,10 @@ class Viewer {
           frame_ = renderFrame(cam);
         } catch (const gpu::DeviceLost& e) {
           replaceLostDevice(e.what());
-          continue;  // a new presenter starts the next frame
+          presenter_->newFrame();  // the overlay of this frame again, on the new presenter
+          drawUi();
+          ImGui::Render();
+          frame_ = renderFrame(cam);  // the same frame on the new device (a second loss ends the view)
         }
         if (grid_) drawGroundGrid(frame_, cam, settings_.background, groundGrid());
         render_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - t_render).count();

@@ -262,6 +262,26 @@ TEST(Cli, RenderReportsALostDeviceAndWritesNothing) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/out.png"));
 }
 
+// --blend-space: linear differs from display where splats overlap, the scene JSON's "blend_space" gives the
+// same image as the flag, the flag overrides the scene, and a bad value is a usage error.
+TEST(Cli, BlendSpaceFromTheFlagOrTheScene) {
+  const std::string dir = test::tempDir("CliBlendSpace");
+  const std::string ply = smallCloud(dir);
+  writeText(dir + "/scene.json", R"({"objects": [{"file": ")" + fs::path(ply).filename().string() + R"("}], "blend_space": "linear"})");
+  const std::string common = " --backend cpu --width 96 --height 64 --bg 0.2,0.4,0.6 -o " + dir;
+  ASSERT_EQ(cli("render " + ply + common + "/display.png").code, 0);
+  ASSERT_EQ(cli("render " + ply + " --blend-space linear" + common + "/linear.png").code, 0);
+  ASSERT_EQ(cli("render " + dir + "/scene.json" + common + "/scene.png").code, 0);
+  ASSERT_EQ(cli("render " + dir + "/scene.json --blend-space display" + common + "/scene_display.png").code, 0);
+  const ImageRGBA display = readPng(dir + "/display.png"), linear = readPng(dir + "/linear.png");
+  EXPECT_LT(compareImages(display, linear).psnr, 50.0) << "the blend space changed nothing";
+  EXPECT_EQ(readPng(dir + "/scene.png").pixels, linear.pixels);
+  EXPECT_EQ(readPng(dir + "/scene_display.png").pixels, display.pixels);
+  const CliRun bad = cli("render " + ply + " --blend-space gamma" + common + "/bad.png");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--blend-space"), std::string::npos) << bad.out;
+}
+
 TEST(Cli, RenderFailuresNameTheProblem) {
   std::string dir = test::tempDir("CliRenderFailures");
   std::string ply = smallCloud(dir);

@@ -52,7 +52,7 @@ TEST(CliConventions, EveryCommandHasHelpAndAGroup) {
   for (const char* group : {"View and render", "Formats", "Characters and animation", "Benchmarks and devices", "Training", "Batches and clusters"})
     EXPECT_NE(top.out.find(group), std::string::npos) << group << "\n" << top.out;
   for (const char* cmd : {"info", "validate", "convert", "render", "animate", "demo", "view", "bench", "bench-characters", "bench-skin",
-                          "devices", "pose", "character", "views", "train", "hull", "onnx", "batch"}) {
+                          "devices", "pose", "character", "views", "train", "hull", "onnx", "batch", "soak"}) {
     EXPECT_NE(top.out.find(std::string("  ") + cmd), std::string::npos) << cmd;
     CliRun r = cli(std::string(cmd) + " --help");
     EXPECT_EQ(r.code, 0) << cmd << r.out;
@@ -97,7 +97,7 @@ TEST(CliConventions, EveryCommandFollowsTheRules) {
       {"character gnm-pack", true, false, false}, {"views", true, true, false},        {"train", true, true, false},
       {"hull bake", true, true, false},       {"hull info", false, true, false},       {"hull play", true, false, false},
       {"hull bench", false, false, true},     {"onnx info", false, true, false},       {"onnx run", true, true, false},
-      {"batch", false, true, false},          {"batch status", false, true, false}};
+      {"batch", false, true, false},          {"batch status", false, true, false},    {"soak", false, true, true}};
   for (const Command& c : commands) {
     const std::string name = c.name;
     const CliRun bad = cli(name + " --no-such-option");

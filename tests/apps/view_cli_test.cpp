@@ -282,6 +282,34 @@ TEST(ViewCli, ScreenshotsMatchRenderAndTheOrbitFormula) {
   EXPECT_LT(y_max, 40) << "the panel reaches row " << y_max;
 }
 
+// A device lost under the viewer (injected at the 8th submit of the first device, a frame's: the log names
+// the pass) is replaced: the presenter is made again on the new device, the frame is drawn again, and the
+// screenshots of the script still match `render` of the same camera.
+TEST(ViewCli, LostDeviceIsReplacedAndTheViewGoesOn) {
+  SF_REQUIRE_ASSET(biker, "splats/biker.spz");
+  std::string why;
+  if (!viewerBuilt(&why)) SF_SKIP_OR_FAIL("splatforge was built without the viewer: " << why);
+  VirtualDisplay x;
+  if (std::string missing = windowPrerequisites(x); !missing.empty()) SF_SKIP_OR_FAIL(missing);
+  ScopedEnv display("DISPLAY", x.display().c_str());
+  const std::string dir = test::tempDir("ViewCliDeviceLost");
+  writeText(dir + "/cam.json", intrinsicsJson(autoCamera(sceneFromFile(biker), 160, 120)));
+  writeText(dir + "/s.txt", "camera cam.json\nwait 1\nscreenshot a.png\nwait 1\nscreenshot b.png\nquit\n");
+  std::string out;
+  {
+    ScopedEnv fault("SPLATFORGE_FAULT_DEVICE_LOST", "8");
+    ASSERT_EQ(test::runCli("view " + biker + " --script " + dir + "/s.txt --size 160x120 --bg 0,0,0", &out), 0) << out;
+  }
+  EXPECT_NE(out.find("VK_ERROR_DEVICE_LOST"), std::string::npos) << out;
+  EXPECT_NE(out.find("the device was lost and replaced"), std::string::npos) << out;
+  ASSERT_EQ(test::runCli("render " + biker + " --camera " + dir + "/cam.json -o " + dir + "/r.png", &out), 0) << out;
+  const ImageRGBA r = readPng(dir + "/r.png");
+  for (const char* shot : {"a.png", "b.png"}) {
+    ASSERT_TRUE(fs::exists(dir + "/" + shot)) << shot << " was not written:\n" << out;
+    EXPECT_GE(compareImages(readPng(dir + "/" + shot), r).psnr, 40.0) << shot;
+  }
+}
+
 TEST(ViewCli, DroppedGltfAtAClipTimeMatchesRender) {
   SF_REQUIRE_ASSET(model, "gltf/cesium_man.gltf");
   std::string why;

@@ -1,0 +1,573 @@
+#include "bench_command.h"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "anim/clip.h"
+#include "anim/local_to_model.h"
+#include "anim/skinning.h"
+#include "character/bundle.h"
+#include "character/bundle_character.h"
+#include "character/character.h"
+#include "character/expression.h"
+#include "character/gpu_lift.h"
+#include "character/world.h"
+#include "core/error.h"
+#include "core/gaussian_cloud.h"
+#include "core/parallel.h"
+#include "deform/gpu_skinning.h"
+#include "frame/frame.h"
+#include "gpu/gpu.h"
+#include "io/file.h"
+#include "io/formats.h"
+#include "io/gltf.h"
+#include "model/gltf_import.h"
+#include "render/vulkan_renderer.h"
+#include "scene/scene.h"
+#include "scene/synthetic.h"
+
+namespace sf::cli {
+
+namespace {
+
+// With --json, stdout carries the JSON document alone: while this lives, what the command prints for people
+// goes to stderr (file descriptor 1 points at 2); release() points it back before the JSON is printed.
+class JsonStdout {
+ public:
+  explicit JsonStdout(bool on) {
+    if (!on) return;
+    std::fflush(stdout);
+    saved_ = dup(1);
+    if (saved_ >= 0) dup2(2, 1);
+  }
+  ~JsonStdout() { release(); }
+  JsonStdout(const JsonStdout&) = delete;
+  JsonStdout& operator=(const JsonStdout&) = delete;
+  void release() {
+    if (saved_ < 0) return;
+    std::fflush(stdout);
+    dup2(saved_, 1);
+    close(saved_);
+    saved_ = -1;
+  }
+
+ private:
+  int saved_ = -1;
+};
+
+// Every validation message of a context, for the error that ends a command run with --validation.
+std::string validationFailure(const gpu::Context& ctx) {
+  return fmt::format("{} Vulkan validation error(s):\n{}", ctx.validationErrors(), ctx.validationReport());
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// --loads: load throughput of the biker PLY, compressed PLY and SPZ of the assets directory, printed; returns
+// the JSON's "loads" member.
+std::string benchLoads(const std::string& dir, int frames) {
+  const std::string files[] = {dir + "/splats/biker.ply", dir + "/splats/biker.compressed.ply", dir + "/splats/biker.spz"};
+  std::string json = "  \"loads\": [";
+  for (const std::string& f : files) {
+    std::vector<uint8_t> bytes = readFile(f);
+    std::vector<double> times;
+    for (int r = 0; r < std::max(3, frames); ++r) {
+      auto t0 = Clock::now();
+      LoadedSplats l = decodeSplats(bytes, f);
+      times.push_back(secondsSince(t0));
+    }
+    double t = median(times), mb = static_cast<double>(bytes.size()) / 1e6;
+    fmt::print("load {:<24} {:8.1f} MB/s  ({:.2f} MB in {:.1f} ms, median of {})\n", std::filesystem::path(f).filename().string(),
+               mb / t, mb, t * 1e3, times.size());
+    json += fmt::format("{}{{\"file\": \"{}\", \"mb\": {:.3f}, \"ms\": {:.3f}, \"mb_per_s\": {:.1f}}}",
+                        &f == &files[0] ? "" : ", ", jsonEscape(std::filesystem::path(f).filename().string()), mb, t * 1e3, mb / t);
+  }
+  json += "],\n";
+  return json;
+}
+
+// The scene bench renders (INPUT: a splat file, scene JSON or neural generator; the biker capture of the
+// assets directory; or a synthetic cloud; tiled by --copies) and its name. Refuses scenes holding glTF
+// models, characters or a script: bench measures splat rendering.
+Scene benchScene(const BenchCommand::Options& o, const std::string& dir, std::string& what) {
+  std::shared_ptr<GaussianCloud> cloud;
+  Scene scene;
+  if (o.synthetic > 0) {
+    cloud = std::make_shared<GaussianCloud>(makeSyntheticCloud(o.synthetic, std::max(0, o.sh_degree)));
+    what = fmt::format("synthetic {} gaussians", o.synthetic);
+  } else {
+    std::string input = o.input.empty() ? dir + "/splats/biker.spz" : o.input;
+    if (classifyInput(input) == InputKind::kSceneJson) {
+      SceneLoadOptions lo;
+      lo.strict = true;  // a benchmark of a scene missing an object measures something else
+      lo.confine_paths = !o.allow_outside_paths;
+      scene = loadSceneJson(input, lo);
+      printWarnings("bench", scene.warnings);
+    } else if (classifyInput(input) == InputKind::kOnnx) {
+      scene = sceneFromFile(input);  // a neural generator: one object
+    } else {
+      LoadedSplats loaded = loadSplats(input);
+      printWarnings("bench", loaded.warnings);
+      cloud = std::make_shared<GaussianCloud>(std::move(loaded.cloud));
+      if (o.sh_degree > 0) padShDegree(*cloud, o.sh_degree);
+    }
+    what = std::filesystem::path(input).filename().string();
+  }
+  if (cloud) {
+    if (o.copies > 1) {
+      scene = tiledScene(cloud, o.copies);
+      what += fmt::format(" x{} copies", o.copies);
+    } else {
+      SceneObject obj;
+      obj.name = what;
+      obj.cloud = cloud;
+      scene.objects.push_back(obj);
+    }
+  }
+  for (const SceneObject& obj : scene.objects)
+    if (obj.model || obj.character)
+      throw Error("bench measures splat rendering: " + obj.source + " is a glTF model or character; use bench-characters or animate");
+  if (!scene.script.empty()) throw Error("bench measures splat rendering: the scene's script spawns characters; use bench-characters");
+  return scene;
+}
+
+// --save-scene: one world-space cloud, each object's cloud placed by its transform, in object order.
+void saveWorldScene(const Scene& scene, const std::string& path) {
+  const std::vector<RenderObject> objects = scene.renderObjects();
+  std::vector<GaussianCloud> placed;
+  placed.reserve(objects.size());
+  for (size_t k = 0; k < objects.size(); ++k) {
+    const GaussianCloud& c = *objects[k].cloud;
+    const std::string name = k < scene.objects.size() ? scene.objects[k].name : std::to_string(k);
+    if (c.color_space != objects[0].cloud->color_space || c.antialiased != objects[0].cloud->antialiased)
+      throw Error("--save-scene: object " + name + " differs from the first in colour space or antialiasing; one file holds one of each");
+    placed.push_back(c);
+    try {
+      transformCloud(placed.back(), objects[k].object_to_world);
+    } catch (const Error& e) {
+      throw Error("--save-scene: object " + name + ": " + e.what());
+    }
+  }
+  std::vector<const GaussianCloud*> parts;
+  for (const GaussianCloud& c : placed) parts.push_back(&c);
+  const GaussianCloud merged = mergeClouds(parts);
+  placed.clear();
+  saveSplats(merged, path);
+  fmt::print("wrote {} ({} gaussians in world space, SH degree {})\n", path, merged.size(), merged.sh_degree);
+}
+
+// Frame f at scene time f / 30 s: generators run every frame (on the Vulkan backend in the frame, their
+// time in the "generators" figure; on the CPU backend through the CPU executor, in the total).
+FrameRequest benchFrame(int f, const Camera& cam) { return FrameRequest{f / 30.0, cam, {}, {}}; }
+
+// The Vulkan frame timed over --frames (and --back-to-back): per-pass GPU medians printed, their JSON members
+// appended to `json` (closing the document).
+void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scene& scene, const Camera& cam, const FrameResult& warm,
+                 bool generators, std::string& json) {
+  VulkanRenderer& renderer = *driver.vulkan();
+  const gpu::DeviceInfo& dev = renderer.device();
+  fmt::print("device: {} ({}, subgroup {}, {:.1f} GiB device-local)\n", dev.name, dev.typeName(), dev.subgroup_size,
+             static_cast<double>(dev.device_local_bytes) / (1 << 30));
+  if (o.show_graph) fmt::print("frame graph:\n{}", renderer.lastFrameGraph());
+  std::vector<double> gen, pre, bin, scan, emit, sort, raster, readback, all, wall;
+  VulkanFrameStats st = warm.gpu;
+  for (int f = 0; f < o.frames; ++f) {
+    const auto t0 = Clock::now();
+    st = driver.render(scene, benchFrame(f + 1, cam)).gpu;
+    wall.push_back(secondsSince(t0) * 1e3);
+    const VulkanPassTimes& t = st.times;
+    gen.push_back(t.mesh);
+    pre.push_back(t.preprocess), bin.push_back(t.bin), scan.push_back(t.scan), emit.push_back(t.emit), sort.push_back(t.sort);
+    raster.push_back(t.raster), readback.push_back(t.readback), all.push_back(t.total);
+  }
+  double frame_no_readback = median(all) - median(readback);
+  fmt::print("visible {} gaussians, {} tile pairs, {} merge passes\n", st.visible, st.tile_keys, st.sort_passes);
+  fmt::print("gpu median ms: {}preprocess {:.3f} | bin {:.3f} | tile ranges {:.3f} | emit {:.3f} | tile sort {:.3f} | "
+             "raster {:.3f} | readback {:.3f}\n",
+             generators ? fmt::format("generators {:.3f} | ", median(gen)) : "", median(pre), median(bin), median(scan), median(emit), median(sort),
+             median(raster), median(readback));
+  fmt::print("gpu frame: {:.3f} ms total, {:.3f} ms without the image readback; binning and sorting {:.3f} ms for {} slots and {} pairs\n",
+             median(all), frame_no_readback, median(bin) + median(scan) + median(emit) + median(sort), st.splats, st.tile_keys);
+  fmt::print("wall clock: {:.3f} ms per render call (recording, submission, wait, image copy to the host)\n", median(wall));
+  json += fmt::format("  \"backend\": \"vulkan\",\n  \"device\": \"{}\",\n  \"visible\": {},\n  \"tile_pairs\": {},\n", jsonEscape(dev.name),
+                      st.visible, st.tile_keys);
+  if (o.back_to_back > 0) {
+    const VulkanPassTimes b = medianPassTimes(driver.renderBackToBack(scene, benchFrame(o.frames, cam), o.back_to_back, &st));
+    fmt::print("back to back ({} frames in one submission), gpu median ms: {}preprocess {:.3f} | bin {:.3f} | tile ranges {:.3f} | emit {:.3f} | "
+               "tile sort {:.3f} | raster {:.3f} | frame without readback {:.3f}\n",
+               o.back_to_back, generators ? fmt::format("generators {:.3f} | ", b.mesh) : "", b.preprocess, b.bin, b.scan, b.emit, b.sort, b.raster,
+               b.total - b.readback);
+    json += fmt::format("  \"back_to_back\": {{\"frames\": {}, \"generators\": {:.4f}, \"preprocess\": {:.4f}, \"bin\": {:.4f}, \"tile_ranges\": {:.4f}, "
+                        "\"emit\": {:.4f}, \"tile_sort\": {:.4f}, \"raster\": {:.4f}, \"total_without_readback\": {:.4f}}},\n",
+                        o.back_to_back, b.mesh, b.preprocess, b.bin, b.scan, b.emit, b.sort, b.raster, b.total - b.readback);
+    if (renderer.context().validationErrors() > 0) throw Error(validationFailure(renderer.context()));
+  }
+  if (generators) json += fmt::format("  \"generators_ms\": {:.4f},\n", median(gen));
+  json += fmt::format("  \"median_ms\": {{\"preprocess\": {:.4f}, \"bin\": {:.4f}, \"tile_ranges\": {:.4f}, \"emit\": {:.4f}, "
+                      "\"tile_sort\": {:.4f}, \"raster\": {:.4f}, \"readback\": {:.4f}, \"total\": {:.4f}, "
+                      "\"total_without_readback\": {:.4f}}},\n  \"wall_ms_per_call\": {:.4f}\n}}\n",
+                      median(pre), median(bin), median(scan), median(emit), median(sort), median(raster), median(readback), median(all),
+                      frame_no_readback, median(wall));
+}
+
+// The CPU renderer timed over --frames: stage medians printed, their JSON members appended to `json` (closing
+// the document).
+void benchCpu(const BenchCommand::Options& o, FrameDriver& driver, const Scene& scene, const Camera& cam, const FrameResult& warm,
+              std::string& json) {
+  RenderStats st = warm.cpu;
+  std::vector<double> pre, sort, raster, all;
+  for (int f = 0; f < o.frames; ++f) {
+    auto t0 = Clock::now();
+    st = driver.render(scene, benchFrame(f + 1, cam)).cpu;  // the CPU executor's time counts in the total
+    all.push_back(secondsSince(t0) * 1e3);
+    pre.push_back(st.preprocess_ms), sort.push_back(st.sort_ms), raster.push_back(st.raster_ms);
+  }
+  fmt::print("cpu ({} threads): visible {}, {} tile pairs\n", workerCount(), st.visible, st.tile_keys);
+  fmt::print("cpu median ms: preprocess {:.1f} | sort {:.1f} | raster {:.1f} | total {:.1f}\n", median(pre), median(sort), median(raster),
+             median(all));
+  json += fmt::format("  \"backend\": \"cpu\",\n  \"threads\": {},\n  \"visible\": {},\n  \"tile_pairs\": {},\n", workerCount(), st.visible,
+                      st.tile_keys);
+  json += fmt::format("  \"median_ms\": {{\"preprocess\": {:.3f}, \"sort\": {:.3f}, \"raster\": {:.3f}, \"total\": {:.3f}}}\n}}\n", median(pre),
+                      median(sort), median(raster), median(all));
+}
+
+// bench-characters on a bundle: a crowd of decoder characters on the GPU path, over a scripted camera path
+// (0.7 mm a frame: the 2 mm threshold runs appearance every third frame) with a new expression every 10th
+// frame; per branch the GPU ms of its geometry and appearance parts, and the passes the threshold skipped.
+int benchBundle(const BenchCharactersCommand::Options& o, JsonStdout& human) {
+  FrameDriverOptions fo = driverOptions("vulkan", o.device, o.validation);
+  FrameDriver driver(fo);
+  const VulkanRenderer& renderer = *driver.vulkan();
+  // The crowd: one scene object per decoder character, on a grid facing the camera.
+  Scene scene;
+  std::vector<std::shared_ptr<character::BundleCharacter>> crowd;
+  const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(o.count))));
+  constexpr float kSpacing = 0.3f;  // metres between heads
+  for (size_t i = 0; i < o.count; ++i) {
+    crowd.push_back(character::loadBundleCharacter(o.package));
+    const float gx = static_cast<float>(static_cast<int>(i) % side) - 0.5f * static_cast<float>(side - 1);
+    const float gy = static_cast<float>(static_cast<int>(i) / side) - 0.5f * static_cast<float>(side - 1);
+    SceneObject obj;
+    obj.name = fmt::format("c{}", i);
+    obj.source = o.package;
+    obj.bundle = crowd.back();
+    obj.object_to_world = Mat4::fromLinearTranslation(Mat3{}, Vec3{gx * kSpacing, gy * kSpacing, 0});
+    scene.objects.push_back(obj);
+  }
+  const character::CharacterBundle& b = crowd[0]->bundle();
+  const size_t branches = b.branches.size();
+  const Vec3 head = b.branches.front().frame.center;
+  const float dist = 0.5f + 1.2f * kSpacing * static_cast<float>(side);
+  fmt::print("decoder characters: {} x {} ({} branches, {} slots each) at {}x{} on {} ({}), {} timed frames\n", o.count, o.package, branches,
+             crowd[0]->size(), o.width, o.height, renderer.device().name, renderer.device().typeName(), o.frames);
+  std::vector<std::vector<double>> geo(branches), app(branches);
+  std::vector<double> gpu_ms, cpu_ms;
+  for (int f = 0; f <= o.frames; ++f) {
+    const float x = 0.0007f * static_cast<float>(f);
+    const Camera cam = lookAtCamera(head + Vec3{x, 0.02f, dist}, head + Vec3{x, 0, 0}, {0, 1, 0}, 40, o.width, o.height);
+    if (f % 10 == 0)
+      for (size_t i = 0; i < crowd.size(); ++i) {
+        character::Expression e{b.expression_space.kind, std::vector<float>(static_cast<size_t>(b.expression_space.dim), 0.0f)};
+        e.weights[0] = 0.5f + 0.5f * std::sin(0.7f * static_cast<float>(f) + static_cast<float>(i));
+        if (b.expression_space.kind == "arkit52") e.weights[static_cast<size_t>(character::arkitIndex("jawOpen"))] = e.weights[0];
+        crowd[i]->setExpression(e);
+      }
+    const FrameResult fr = driver.render(scene, {static_cast<double>(f) / 60.0, cam, {}, {}});
+    if (f == 0) {  // the first frame attached the decoders and built their plans
+      for (const auto& c : crowd) {
+        if (!c->gpuPath()) throw Error(o.package + ": its decoders do not run on the Vulkan executor: " + c->gpuRefusal());
+        dynamic_cast<character::VulkanBundlePath&>(*c->gpuPath()).setTiming(true);
+      }
+      continue;
+    }
+    cpu_ms.push_back(fr.pose_ms);
+    gpu_ms.push_back(fr.gpu.times.total - fr.gpu.times.readback);
+    for (const auto& c : crowd) {
+      const auto& path = dynamic_cast<const character::VulkanBundlePath&>(*c->gpuPath());
+      const std::vector<character::VulkanBundlePath::BranchTimes> t = path.branchTimes();
+      for (size_t k = 0; k < branches; ++k) {
+        if (path.lastRecorded().geometry) geo[k].push_back(t[k].geometry_ms);
+        if (path.lastRecorded().appearance) app[k].push_back(t[k].appearance_ms);
+      }
+    }
+  }
+  const character::PassCounters& pc = crowd[0]->counters();
+  auto med = [](std::vector<double> v) { return v.empty() ? 0.0 : median(v); };
+  for (size_t k = 0; k < branches; ++k)
+    fmt::print("  branch {:<8} {}x{}: geometry (decoders + lift pass 1) {:.3f} ms, appearance (rays + decoder + lift pass 2) {:.3f} ms (GPU, median)\n",
+               b.branches[k].name, b.branches[k].uv_resolution, b.branches[k].uv_resolution, med(geo[k]), med(app[k]));
+  fmt::print("passes per character over {} updates: {} geometry, {} appearance, {} skipped by the 2 mm threshold\n", pc.updates, pc.geometry_passes,
+             pc.appearance_passes, pc.skipped);
+  fmt::print("median ms per frame: gpu {:.3f} (passes + sort + raster, without the image readback) | cpu {:.2f} (rig, requests)\n", med(gpu_ms), med(cpu_ms));
+  if (o.json || !o.json_out.empty()) {
+    std::string json = fmt::format("{{\n  \"bundle\": \"{}\",\n  \"count\": {},\n  \"device\": \"{}\",\n  \"frames\": {},\n  \"branches\": [", jsonEscape(o.package),
+                                   o.count, jsonEscape(renderer.device().name), o.frames);
+    for (size_t k = 0; k < branches; ++k)
+      json += fmt::format("{}{{\"name\": \"{}\", \"geometry_ms\": {:.4f}, \"appearance_ms\": {:.4f}}}", k ? ", " : "", b.branches[k].name, med(geo[k]), med(app[k]));
+    json += fmt::format("],\n  \"passes\": {{\"updates\": {}, \"geometry\": {}, \"appearance\": {}, \"skipped\": {}}},\n  \"median_ms\": {{\"gpu\": {:.4f}, \"cpu\": {:.3f}}}\n}}\n",
+                        pc.updates, pc.geometry_passes, pc.appearance_passes, pc.skipped, med(gpu_ms), med(cpu_ms));
+    human.release();
+    emitJson(json, o.json, o.json_out);
+  }
+  return 0;
+}
+
+}  // namespace
+
+BenchCommand::~BenchCommand() = default;
+
+int BenchCommand::run() const {
+  const Options& o = *options_;
+  try {
+    JsonStdout human(o.json);
+    std::string dir = o.assets.empty() ? defaultAssetsDir() : o.assets;
+    // The sample assets are needed for --loads and for the default scene: say where they were looked for.
+    if ((o.loads || (o.synthetic == 0 && o.input.empty())) && !std::filesystem::is_directory(dir + "/splats"))
+      throw Error("sample assets not found at " + dir + " (looked for " + dir + "/splats): give --assets DIR or set SPLATFORGE_ASSETS" +
+                  (o.assets.empty() && !std::getenv("SPLATFORGE_ASSETS") ? " (the default, ../shared/assets, is relative to the current folder)" : ""));
+    std::string json = "{\n";
+    if (o.loads) json += benchLoads(dir, o.frames);
+    std::string what;
+    Scene scene = benchScene(o, dir, what);
+    // Neural generators run every frame (scene time advancing 1/30 s per frame): on the Vulkan backend in the
+    // frame (their time is in the "generators" figure), on the CPU backend through the CPU executor.
+    const bool generators = std::any_of(scene.objects.begin(), scene.objects.end(), [](const SceneObject& ob) { return ob.generator != nullptr; });
+    if (generators && !o.save_scene.empty())
+      throw Error("--save-scene: the scene's gaussians come from a neural generator each frame; save them with onnx run --save-splats");
+    Camera cam = !o.camera.empty() ? loadCameraJson(o.camera, o.width_given ? std::optional<int>(o.width) : std::nullopt,
+                                                    o.height_given ? std::optional<int>(o.height) : std::nullopt)
+                 : scene.camera ? *scene.camera
+                                : autoCamera(scene, o.width, o.height);
+    if (!o.save_scene.empty()) saveWorldScene(scene, o.save_scene);
+    FrameDriverOptions fo = driverOptions(o.backend, o.device, o.validation);
+    // bench times the Vulkan frame wherever a Vulkan device exists, a CPU one (lavapipe) included, where the
+    // other commands' `auto` prefers the CPU renderer.
+    if (fo.backend == Backend::kAuto && gpu::vulkanAvailable()) fo.backend = Backend::kVulkan;
+    fo.message = [](const std::string& line) { fmt::print(stderr, "bench: {}\n", line); };
+    if (o.back_to_back > 0 && fo.backend == Backend::kCpu) throw UsageError("--back-to-back times the Vulkan frame; this bench runs on the CPU renderer");
+    FrameDriver driver(fo);
+    if (o.back_to_back > 0 && !driver.usesVulkan()) throw Error("--back-to-back times the Vulkan frame; this bench runs on the CPU renderer");
+    // Warm-up: uploads, pipeline compilation, buffer growth, the generators' GPU plans.
+    const FrameResult warm = driver.render(scene, benchFrame(0, cam));
+    const int degree = warm.sh_degree;
+    fmt::print("scene: {} ({} objects, {} gaussians, SH degree {}), {}x{}, {} timed frames\n", what, scene.objects.size(), warm.splats, degree,
+               cam.width, cam.height, o.frames);
+    json += fmt::format("  \"scene\": \"{}\",\n  \"objects\": {},\n  \"gaussians\": {},\n  \"sh_degree\": {},\n  \"width\": {},\n  \"height\": {},\n  \"frames\": {},\n",
+                        jsonEscape(what), scene.objects.size(), warm.splats, degree, cam.width, cam.height, o.frames);
+    if (driver.usesVulkan()) benchVulkan(o, driver, scene, cam, warm, generators, json);
+    else benchCpu(o, driver, scene, cam, warm, json);
+    human.release();
+    emitJson(json, o.json, o.json_out);
+    return 0;
+  } catch (const std::exception& e) {
+    return reportFailure("bench", e);
+  }
+}
+
+BenchSkinCommand::~BenchSkinCommand() = default;
+
+int BenchSkinCommand::run() const {
+  const Options& o = *options_;
+  try {
+    JsonStdout human(o.json);
+    GltfDocument doc = loadGltf(o.input);
+    if (doc.animations.empty()) throw Error(o.input + ": has no animation to play");
+    int mesh_node = -1;
+    for (size_t n = 0; n < doc.nodes.size() && mesh_node < 0; ++n)
+      if (doc.nodes[n].skin >= 0 && doc.nodes[n].mesh >= 0) mesh_node = static_cast<int>(n);
+    if (mesh_node < 0) throw Error(o.input + ": has no skinned mesh node");
+    const GltfNode& node = doc.nodes[static_cast<size_t>(mesh_node)];
+    const GltfPrimitive& prim = doc.meshes[static_cast<size_t>(node.mesh)].primitives[0];
+    anim::Skeleton skeleton = anim::skeletonFromGltf(doc);
+    anim::Clip clip = anim::clipFromGltf(doc, 0, skeleton);
+    anim::SkinBinding skin = anim::skinFromGltf(doc, static_cast<size_t>(node.skin), skeleton, mesh_node);
+    const size_t joints = skin.joints.size();
+    const auto method = o.method == "dqs" ? anim::SkinningMethod::kDualQuaternion : anim::SkinningMethod::kLinearBlend;
+
+    gpu::ContextOptions co;
+    co.device = o.device;
+    co.validation = o.validation;
+    gpu::Context ctx(co);
+    anim::SkinningJob mesh;
+    mesh.positions = prim.positions;
+    mesh.normals = prim.normals;
+    mesh.joints0 = prim.joints0;
+    mesh.weights0 = prim.weights0;
+    mesh.joints1 = prim.joints1;
+    mesh.weights1 = prim.weights1;
+    GpuSkinnedCrowd crowd(ctx, mesh, joints, o.instances);
+    fmt::print("crowd: {} instances of {} ({} vertices, {} joints), {} skinning on {} ({}), {} timed frames\n", o.instances, o.input,
+               prim.positions.size(), joints, o.method, ctx.info().name, ctx.info().typeName(), o.frames);
+
+    std::vector<Mat4> palettes(o.instances * joints);
+    std::vector<double> cpu_ms, gpu_ms;
+    // Instances pose in parallel, in runs of kGrain with their own scratch (sampling, hierarchy, palette).
+    constexpr size_t kGrain = 16;
+    const unsigned threads = static_cast<unsigned>(std::min<size_t>(workerCount(), (o.instances + kGrain - 1) / kGrain));
+    for (int f = 0; f <= o.frames; ++f) {  // frame 0 is the warm-up
+      auto t0 = Clock::now();
+      parallelForRange(o.instances, kGrain, [&](size_t begin, size_t end) {
+        std::vector<anim::Transform> local(skeleton.size());
+        std::vector<float> morph(skeleton.weightTotal());
+        std::vector<Mat4> models(skeleton.size());
+        for (size_t i = begin; i < end; ++i) {
+          float t = anim::wrapTime(static_cast<float>(f) / 60.0f + 0.137f * static_cast<float>(i), clip.duration);
+          anim::SamplingJob{&clip, &skeleton, t, local, morph}.run();
+          anim::LocalToModelJob ltm;
+          ltm.skeleton = &skeleton;
+          ltm.input = local;
+          ltm.output = models;
+          ltm.run();
+          anim::PaletteJob{&skin, models, std::span<Mat4>(palettes).subspan(i * joints, joints)}.run();
+        }
+      });
+      double cpu = secondsSince(t0) * 1e3;
+      double gpu = crowd.skin(palettes, method);
+      if (f > 0) cpu_ms.push_back(cpu), gpu_ms.push_back(gpu);
+    }
+    if (ctx.validationErrors() > 0) throw Error(validationFailure(ctx));
+    const double vertices = static_cast<double>(o.instances) * static_cast<double>(prim.positions.size());
+    fmt::print("median ms per frame: cpu poses {:.3f} (sampling, hierarchy, palettes; {} threads) | gpu skinning {:.3f} "
+               "({:.2f} G vertices/s)\n",
+               median(cpu_ms), threads, median(gpu_ms), vertices / (median(gpu_ms) * 1e-3) / 1e9);
+    if (o.json || !o.json_out.empty()) {
+      std::string json = fmt::format(
+          "{{\n  \"file\": \"{}\",\n  \"instances\": {},\n  \"vertices_per_instance\": {},\n  \"joints\": {},\n  \"method\": \"{}\",\n"
+          "  \"device\": \"{}\",\n  \"frames\": {},\n  \"cpu_threads\": {},\n  \"median_ms\": {{\"cpu_poses\": {:.4f}, \"gpu_skinning\": {:.4f}}}\n}}\n",
+          jsonEscape(o.input), o.instances, prim.positions.size(), joints, o.method, jsonEscape(ctx.info().name), o.frames, threads,
+          median(cpu_ms), median(gpu_ms));
+      human.release();
+      emitJson(json, o.json, o.json_out);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    return reportFailure("bench-skin", e);
+  }
+}
+
+BenchCharactersCommand::~BenchCharactersCommand() = default;
+
+int BenchCharactersCommand::run() const {
+  const Options& o = *options_;
+  try {
+    JsonStdout human(o.json);
+    if (o.count == 0) throw Error("--count must be at least 1");
+    if (character::isCharacterBundle(*character::directoryResolver(o.package))) return benchBundle(o, human);
+    FrameDriver driver(driverOptions("vulkan", o.device, o.validation));
+    const VulkanRenderer& renderer = *driver.vulkan();
+    // The crowd is a scene script: a spawn per character at t = 0 (and, for packages without clips, an
+    // expression and a look-at per character and frame), played by the frame's character world.
+    Scene scene;
+    const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(o.count))));
+    // Characters on a grid one spacing apart, seen from the front; spacing from the character's size.
+    auto probe = std::make_shared<character::Character>(character::Character::loadPackage(o.package));
+    character::Character::Frame f0;
+    probe->deform(-1, 0, f0);
+    Vec3 lo{INFINITY, INFINITY, INFINITY}, hi{-INFINITY, -INFINITY, -INFINITY};
+    const Mat4 m0 = probe->model().meshToModel(f0.pose, static_cast<size_t>(probe->boundDraw()));
+    for (const Vec3& p : f0.positions) {
+      const Vec3 w = transformPoint(m0, p);
+      for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], w[k]), hi[k] = std::max(hi[k], w[k]);
+    }
+    const Vec3 size = hi - lo, centre = (lo + hi) * 0.5f;
+    const float spacing = 1.2f * std::max(size.x, size.y);
+    for (size_t i = 0; i < o.count; ++i) {
+      const float gx = static_cast<float>(static_cast<int>(i) % side) - 0.5f * static_cast<float>(side - 1);
+      const float gy = static_cast<float>(static_cast<int>(i) / side) - 0.5f * static_cast<float>(side - 1);
+      character::ScriptCommand c;
+      c.where = fmt::format("bench-characters: c{}", i);
+      c.command = "spawn-character";
+      c.id = fmt::format("c{}", i);
+      c.package = o.package;
+      c.transform = Mat4::fromLinearTranslation(Mat3{}, Vec3{gx * spacing, gy * spacing, 0} - centre);
+      scene.script.push_back(c);
+    }
+    const float extent = spacing * static_cast<float>(side);
+    const Camera cam = lookAtCamera({0, 0, 1.2f * extent + size.z}, {0, 0, 0}, {0, 1, 0}, 50, o.width, o.height);
+    const bool clips = !probe->model().clips().empty();
+    if (!clips && probe->morphTargetCount() > 0)
+      for (int f = 0; f <= o.frames; ++f) {
+        const double t = static_cast<double>(f) / 60.0;
+        for (size_t i = 0; i < o.count; ++i) {
+          character::ScriptCommand c;
+          c.t = t, c.id = fmt::format("c{}", i), c.where = "bench-characters";
+          std::vector<float> w(probe->morphTargetCount(), 0.0f);
+          w[i % w.size()] = 0.5f + 0.5f * static_cast<float>(std::sin(6.0 * t + static_cast<double>(i)));
+          c.command = "set-expression", c.expression = {"morph", w};
+          scene.script.push_back(c);
+          c.command = "look-at", c.target = Vec3{static_cast<float>(std::sin(t + static_cast<double>(i))), 0, 2 * extent};
+          scene.script.push_back(c);
+        }
+      }
+    fmt::print("characters: {} x {} ({} splats each, {} in all) at {}x{} on {} ({}), {} timed frames; animated by {}\n", o.count, o.package,
+               probe->splats().size(), probe->splats().size() * o.count, o.width, o.height, renderer.device().name,
+               renderer.device().typeName(), o.frames, clips ? "its default clip" : "expressions and look-at");
+    std::vector<double> cpu_ms, gpu_ms, deform_ms;
+    for (int f = 0; f <= o.frames; ++f) {
+      const FrameResult fr = driver.render(scene, {static_cast<double>(f) / 60.0, cam, {}, {}});
+      if (f > 0) cpu_ms.push_back(fr.pose_ms), gpu_ms.push_back(fr.gpu.times.total - fr.gpu.times.readback), deform_ms.push_back(fr.gpu.times.mesh);
+    }
+    fmt::print("median ms per frame: gpu {:.3f} (deform + sort + raster, without the image readback; deform pass {:.3f}) | cpu poses {:.1f} "
+               "(sampling, skinning of the bound meshes; {} threads)\n",
+               median(gpu_ms), median(deform_ms), median(cpu_ms), workerCount());
+    if (o.json || !o.json_out.empty()) {
+      std::string json = fmt::format(
+          "{{\n  \"package\": \"{}\",\n  \"count\": {},\n  \"splats\": {},\n  \"width\": {},\n  \"height\": {},\n  \"device\": \"{}\",\n"
+          "  \"frames\": {},\n  \"median_ms\": {{\"gpu\": {:.4f}, \"gpu_deform\": {:.4f}, \"cpu_poses\": {:.3f}}}\n}}\n",
+          jsonEscape(o.package), o.count, probe->splats().size() * o.count, o.width, o.height, jsonEscape(renderer.device().name), o.frames,
+          median(gpu_ms), median(deform_ms), median(cpu_ms));
+      human.release();
+      emitJson(json, o.json, o.json_out);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    return reportFailure("bench-characters", e);
+  }
+}
+
+DevicesCommand::~DevicesCommand() = default;
+
+int DevicesCommand::run() const {
+  const Options& o = *options_;
+  const uint32_t loader = gpu::loaderVersion();
+  const std::vector<gpu::DeviceInfo> devices = gpu::listDevices();
+  const std::vector<gpu::LayerInfo> layers = gpu::listLayers();
+  if (o.json) {
+    std::string out = fmt::format("{{\n  \"loader\": \"{}\",\n  \"devices\": [", loader ? gpu::versionString(loader) : "");
+    for (const gpu::DeviceInfo& d : devices)
+      out += fmt::format("{}\n    {{\"index\": {}, \"name\": \"{}\", \"type\": \"{}\", \"api\": \"{}\", \"subgroup_size\": {}, "
+                         "\"device_local_bytes\": {}, \"driver\": \"{}\", \"driver_info\": \"{}\", \"driver_version\": {}}}",
+                         &d == &devices.front() ? "" : ",", d.index, jsonEscape(d.name), d.typeName(), gpu::versionString(d.api_version),
+                         d.subgroup_size, d.device_local_bytes, jsonEscape(d.driver_name), jsonEscape(d.driver_info), d.driver_version);
+    out += devices.empty() ? "],\n  \"layers\": [" : "\n  ],\n  \"layers\": [";
+    for (const gpu::LayerInfo& l : layers)
+      out += fmt::format("{}\n    {{\"name\": \"{}\", \"spec\": \"{}\", \"implementation\": {}}}", &l == &layers.front() ? "" : ",",
+                         jsonEscape(l.name), gpu::versionString(l.spec_version), l.implementation_version);
+    out += layers.empty() ? "]\n}\n" : "\n  ]\n}\n";
+    fmt::print("{}", out);
+  } else {
+    if (loader) fmt::print("Vulkan loader {}\n", gpu::versionString(loader));
+    for (const gpu::DeviceInfo& d : devices)
+      fmt::print("device {}: {} ({}, Vulkan {}, subgroup {}, {:.1f} GiB device-local); driver {}: {}\n", d.index, d.name, d.typeName(),
+                 gpu::versionString(d.api_version), d.subgroup_size, static_cast<double>(d.device_local_bytes) / (1 << 30),
+                 d.driver_name.empty() ? "(unnamed)" : d.driver_name, d.driver_info);
+    for (const gpu::LayerInfo& l : layers)
+      fmt::print("layer {} (Vulkan {}, implementation {})\n", l.name, gpu::versionString(l.spec_version), l.implementation_version);
+  }
+  if (!loader) return fail("devices", "Vulkan loader (libvulkan.so.1) not found; install libvulkan1 and a driver (Debian: mesa-vulkan-drivers)");
+  if (devices.empty()) return fail("devices", "no Vulkan device found (for a CPU device install mesa-vulkan-drivers)");
+  return 0;
+}
+
+}  // namespace sf::cli
