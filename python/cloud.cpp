@@ -113,10 +113,11 @@ pyb::object hostArrayArg(const pyb::handle& value_in, const char* name) {
   if (pyb::isinstance<pyb::array>(value_in) || !pyb::hasattr(value_in, "__dlpack__")) return pyb::reinterpret_borrow<pyb::object>(value_in);
   pyb::object value = pyb::reinterpret_borrow<pyb::object>(value_in);
   if (pyb::hasattr(value, "requires_grad") && value.attr("requires_grad").cast<bool>()) value = value.attr("detach")();
-  // DLPack device types: 1 the host, 3 CUDA host (pinned) memory; anything else lives on a device.
+  // DLPack device types: 1 the host; anything else (a GPU, or CUDA's pinned host memory, 3, which numpy does not
+  // take either) is copied to the host first.
   int device_type = 1;
   if (pyb::hasattr(value, "__dlpack_device__")) device_type = pyb::cast<int>(value.attr("__dlpack_device__")()[pyb::int_(0)]);
-  if (device_type != 1 && device_type != 3) {
+  if (device_type != 1) {
     if (!pyb::hasattr(value, "cpu"))
       valueError(std::string(name) + ": a tensor on DLPack device type " + std::to_string(device_type) +
                  " that has no .cpu(); copy it to the host first");
@@ -126,7 +127,7 @@ pyb::object hostArrayArg(const pyb::handle& value_in, const char* name) {
     return pyb::module_::import("numpy").attr("from_dlpack")(value);
   } catch (pyb::error_already_set& e) {
     valueError(std::string(name) + ": numpy cannot read this tensor through DLPack (" + std::string(pyb::str(e.value())) +
-               "); convert it to float32 first (e.g. .float())");
+               "); give a float32, float64 or float16 tensor in host memory (e.g. .float().cpu())");
   }
 }
 

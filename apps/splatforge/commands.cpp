@@ -118,6 +118,7 @@ FrameDriverOptions driverOptions(const std::string& backend, const std::string& 
   d.backend = parseBackend(backend);
   d.device = device;
   d.validation = validation;
+  d.replace_lost_device = false;  // a command ends on a lost device: no new device to make, no "render again"
   return d;
 }
 

@@ -624,6 +624,7 @@ SoakCommand::SoakCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
   command_->add_option("--backend", o.backend, "auto, vulkan or cpu")->check(CLI::IsMember({"auto", "vulkan", "cpu"}))->capture_default_str();
   command_->add_option("--device", o.device, "Vulkan device: index or part of its name");
   command_->add_flag("--validation", o.validation, "Enable Vulkan validation layers (a frame that raises an error fails the run)");
+  command_->add_option("--bg,--background", o.background, "Background colour R,G,B in [0, 1] (default 0,0,0)");
   command_->add_option("--plot", o.plot, "Write the curves (frame time, GPU memory, resident memory over the frames) to this PNG");
   command_->add_option("--json-out", o.json_out, "Write the report (figures and every sample) as JSON to this file");
   command_->add_flag("--json", o.json, "Print the report as JSON to stdout (no progress lines)");

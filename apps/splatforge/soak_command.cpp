@@ -95,6 +95,12 @@ nlohmann::json reportJson(const SoakReport& r, const std::string& device, const 
 }
 
 int runSoakCommand(const SoakCommand::Options& o) {
+  // The outputs are checked before the run: a typo must not throw away thousands of frames.
+  if (!o.plot.empty()) {
+    if (fileExtension(o.plot) != ".png") throw UsageError("--plot " + o.plot + ": expected a .png path");
+    checkWritableTarget(o.plot, "--plot");
+  }
+  if (!o.json_out.empty()) checkWritableTarget(o.json_out, "--json-out");
   // A temporary folder for the default set's baked hull and its script, removed at the end.
   std::string work;
   struct Cleanup {
@@ -113,6 +119,10 @@ int runSoakCommand(const SoakCommand::Options& o) {
   } else {
     for (const std::string& path : o.inputs) loaded.push_back({path, loadInput(path)});
   }
+  for (const auto& [name, scene] : loaded)
+    if (!scene.script.empty() || scene.post)
+      throw Error(name + ": a scene with a character script or a post model is not a soak input (the soak draws each input's "
+                         "objects on their period; give the objects themselves)");
   // Side by side along x, each input's box after the last one's, with a fifth of the widest box between.
   std::vector<SoakInput> inputs;
   std::vector<std::string> names;
@@ -129,6 +139,7 @@ int runSoakCommand(const SoakCommand::Options& o) {
   fo.backend = parseBackend(o.backend);
   fo.device = o.device;
   fo.validation = o.validation;
+  fo.replace_lost_device = false;  // a lost device ends the run with its error
   FrameDriver driver(fo);
   if (!o.json) {
     fmt::print(stderr, "soak: {} frames of {}x{} on {}; inputs:\n", o.frames, o.width, o.height, driver.describe());
@@ -139,6 +150,7 @@ int runSoakCommand(const SoakCommand::Options& o) {
   so.frames = o.frames;
   so.width = o.width, so.height = o.height;
   so.resize_every = o.resize_every, so.sample_every = o.sample_every;
+  if (!o.background.empty()) so.settings.background = parseColor(o.background);
   const bool tty = isatty(2) != 0;
   int last_tenth = -1;
   auto progress = [&](const SoakSample& s) {

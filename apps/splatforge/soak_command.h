@@ -35,6 +35,7 @@ class SoakCommand {
     std::string backend = "auto", device;
     bool validation = false;
     std::string plot, json_out;
+    std::string background;  // "R,G,B"
     bool json = false;
     double max_drift_mb = -1;  // > 0: fail when GPU or resident memory drifts more per 1,000 frames
   };

@@ -243,7 +243,13 @@ JobPlan planJob(const Manifest& m, const Job& job, const std::optional<JobRecord
     return p;
   }
   if (last->status != JobStatus::kDone) {
-    p.why = std::string("its last run is ") + statusName(effectiveStatus(*last));
+    const JobStatus now = effectiveStatus(*last);
+    if (now == JobStatus::kRunning && last->host == hostName()) {
+      p.plan = Plan::kRunning;
+      p.why = "it is running here now (pid " + std::to_string(last->pid) + ")";
+      return p;
+    }
+    p.why = std::string("its last run is ") + statusName(now);
     return p;
   }
   for (const std::string& o : job.outputs) {

@@ -66,7 +66,8 @@ std::map<std::string, InputHash> hashInputs(const Manifest& m, const Job& job,
                                             HashCache* cache = nullptr);
 
 // Where a job stands against its last record and the files now.
-enum class Plan { kRun, kUpToDate, kFailedBefore };
+// kRunning: its last run is still running on this machine (a live process): left to finish, never run twice.
+enum class Plan { kRun, kUpToDate, kFailedBefore, kRunning };
 struct JobPlan {
   Plan plan = Plan::kRun;
   std::string why;  // kRun: "never ran", "inputs changed", "command changed", "an output is missing", ...

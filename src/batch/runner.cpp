@@ -91,14 +91,23 @@ std::string oldPrefix(const Job& job) {
   return ".sfbatch-old." + job.key + ".";
 }
 
-// Removes what an earlier, killed run of this job left in its output folders.
+// True when a staging folder's tag ("<prefix><host>.<pid>") names a live process of this machine.
+bool stagedByALiveProcess(const std::string& name, const std::string& prefix) {
+  const std::string tag = name.substr(prefix.size());
+  const size_t dot = tag.rfind('.');
+  if (dot == std::string::npos || tag.substr(0, dot) != hostName()) return false;
+  const long pid = std::strtol(tag.c_str() + dot + 1, nullptr, 10);
+  return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH);
+}
+
+// Removes what an earlier, killed run of this job left in its output folders (not a live run's staging).
 void removeStale(const Job& job, const std::string& folder) {
   std::error_code ec;
   if (!fs::is_directory(folder, ec)) return;
   for (const fs::directory_entry& e : fs::directory_iterator(folder, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind(stagePrefix(job), 0) == 0 || name.rfind(oldPrefix(job), 0) == 0)
-      fs::remove_all(e.path(), ec);
+    if (name.rfind(stagePrefix(job), 0) == 0 && !stagedByALiveProcess(name, stagePrefix(job))) fs::remove_all(e.path(), ec);
+    else if (name.rfind(oldPrefix(job), 0) == 0) fs::remove_all(e.path(), ec);
   }
 }
 
@@ -268,6 +277,8 @@ RunSummary runBatch(const Manifest& m, const RunOptions& o) {
     if (plan.plan == Plan::kUpToDate) {
       ++sum.up_to_date;
       say(tag(job) + " up to date   " + job.name);
+    } else if (plan.plan == Plan::kRunning) {
+      say(tag(job) + " running      " + job.name + " (" + plan.why + "; left to finish)");
     } else if (plan.plan == Plan::kFailedBefore) {
       ++sum.failed_before;
       sum.failed_jobs.push_back(k);
@@ -326,12 +337,14 @@ RunSummary runBatch(const Manifest& m, const RunOptions& o) {
           r.status = JobStatus::kFailed;
           r.error = c.spawn_error;
         } else if (c.exit_code == 0) {
-          r.written = publish(m, job, staging);
+          // Every declared output must be in the staging folder before anything is published: a job whose
+          // command left one out fails whole, its earlier outputs untouched.
           std::string missing;
-          for (const std::string& out : job.outputs) {
+          for (size_t i = 0; i < job.outputs.size(); ++i) {
             std::error_code ec;
-            if (!fs::exists(absoluteIn(m.dir, out), ec)) missing += (missing.empty() ? "" : ", ") + out;
+            if (!fs::exists(absoluteIn(m.dir, staging.output_paths[i]), ec)) missing += (missing.empty() ? "" : ", ") + job.outputs[i];
           }
+          if (missing.empty()) r.written = publish(m, job, staging);
           r.status = missing.empty() ? JobStatus::kDone : JobStatus::kFailed;
           if (!missing.empty()) r.error = "the command exited 0 but did not write " + missing;
         } else if (g_stop.load() && (c.signal == SIGTERM || c.signal == SIGINT || c.exit_code == 130)) {

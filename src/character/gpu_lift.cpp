@@ -317,6 +317,8 @@ std::string attachBundleGpuPath(gpu::Context& ctx, BundleCharacter& character) {
     auto path = std::make_shared<VulkanBundlePath>(ctx, character);
     path->prepare(character.trialRequest());  // plans every decoder now: a refusal leaves the character on the CPU
     character.setGpuPath(std::move(path));
+  } catch (const gpu::DeviceLost&) {
+    throw;  // not a refusal of this object: the frame driver replaces the device
   } catch (const Error& e) {
     return e.what();
   }

@@ -121,12 +121,14 @@ void FrameDriver::replaceDevice() {
   takeBackGpuPaths();
   keep_.clear();
   retired_.clear();
+  device_missing_ = true;  // until the new one is made: a failed try is tried again by the next frame
   vulkan_.reset();  // destroying objects of a lost device is allowed; nothing waits on it
   gpu::ContextOptions co;
   co.device = options_.device;
   co.validation = options_.validation;
   if (options_.configure) options_.configure(co);
   vulkan_ = std::make_unique<VulkanRenderer>(co);
+  device_missing_ = false;
   ++device_resets_;
 }
 
@@ -255,7 +257,7 @@ void FrameDriver::pose(const Scene& scene, ScenePlayback& pb, const FrameRequest
 FrameResult FrameDriver::render(const Scene& scene, const FrameRequest& request) { return render(scene, own_, request); }
 
 FrameResult FrameDriver::render(const Scene& scene, ScenePlayback& playback, const FrameRequest& request) {
-  if (options_.backend != Backend::kCpu && !vulkan_ && device_resets_ > 0) replaceDevice();  // the last try failed
+  if (device_missing_) replaceDevice();  // the last try to replace a lost device failed: never the CPU instead
   return recovering([&] { return renderFrame(scene, playback, request); });
 }
 
@@ -306,6 +308,7 @@ FrameResult FrameDriver::renderFrame(const Scene& scene, ScenePlayback& playback
 }
 
 std::vector<VulkanPassTimes> FrameDriver::renderBackToBack(const Scene& scene, const FrameRequest& request, int runs, VulkanFrameStats* stats) {
+  if (device_missing_) replaceDevice();
   if (!vulkan_) throw Error("back-to-back frames time the Vulkan frame; this driver runs on the CPU renderer");
   return recovering([&] {
     attach(scene);

@@ -170,6 +170,7 @@ class FrameDriver {
   // coming frame has been drawn).
   std::vector<std::shared_ptr<const void>> keep_, retired_;
   int device_resets_ = 0;
+  bool device_missing_ = false;  // a lost device was dropped and making the new one failed
 };
 
 }  // namespace sf

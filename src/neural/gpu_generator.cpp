@@ -89,6 +89,8 @@ std::string attachGpuPath(gpu::Context& ctx, GaussianGenerator& generator, doubl
     auto path = std::make_shared<VulkanGeneratorPath>(ctx, generator);
     path->prepare(inputs);
     generator.setGpuPath(std::move(path));
+  } catch (const gpu::DeviceLost&) {
+    throw;  // not a refusal of this object: the frame driver replaces the device
   } catch (const Error& e) {
     return e.what();
   }

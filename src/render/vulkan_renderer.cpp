@@ -202,7 +202,7 @@ struct VulkanRenderer::Impl {
     std::string all;
     for (const FrameGraph::Pass& p : passes)
       if (p.enabled) all += (all.empty() ? "" : ", ") + p.name;
-    return "the last pass begun was '" + passes[last % passes.size()].name + "' of frame " + std::to_string(last / passes.size() + 1) +
+    return "the last pass whose start was recorded was '" + passes[last % passes.size()].name + "' of frame " + std::to_string(last / passes.size() + 1) +
            " in the submission (the frame's passes: " + all + ")";
   }
   uint32_t sort_subgroups = 1;  // subgroups per sort workgroup

@@ -21,6 +21,11 @@ namespace fs = std::filesystem;
 using test::cli;
 using test::CliRun;
 
+std::string readText(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 void writeText(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
 }
@@ -207,6 +212,25 @@ TEST(BatchCli, LocalRunsSkipRetryAndShard) {
   r = cli("batch " + m + " --dry-run");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("skip  out/a.spz"), std::string::npos) << r.out;
+}
+
+// A command that exits 0 without writing every declared output fails whole: nothing of it is published (the
+// output it did write keeps its earlier content), and no staging folder is left behind.
+TEST(BatchCli, AJobMissingAnOutputPublishesNothing) {
+  const std::string dir = test::tempDir("BatchCliMissingOutput");
+  fs::create_directories(dir + "/clouds");
+  fs::create_directories(dir + "/out");
+  cloudAt(dir + "/clouds/a.ply", 3);
+  writeText(dir + "/out/a.spz", "an earlier output");
+  writeText(dir + "/m.json", R"({"version": 1, "jobs": [
+    {"name": "two", "command": "convert", "inputs": ["clouds/a.ply"], "outputs": ["out/a.spz", "out/never.ply"],
+     "args": ["{input}", "-o", "{output0}"]}]})");
+  const CliRun r = cli("batch " + dir + "/m.json");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("did not write out/never.ply"), std::string::npos) << r.out;
+  EXPECT_EQ(readText(dir + "/out/a.spz"), "an earlier output");
+  EXPECT_FALSE(fs::exists(dir + "/out/never.ply"));
+  EXPECT_FALSE(hasStaging(dir + "/out"));
 }
 
 TEST(BatchCli, SlurmDryRunWritesTheArrayScript) {

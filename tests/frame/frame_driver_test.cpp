@@ -237,7 +237,7 @@ TEST(FrameDriver, LostDeviceIsNamedAndReplaced) {
   ctx.failSubmitsFrom(ctx.submits() + 1);
   const std::string what = test::errorOf([&] { driver.render(scene, request); });
   EXPECT_NE(what.find("VK_ERROR_DEVICE_LOST"), std::string::npos) << what;
-  EXPECT_NE(what.find("the last pass begun was 'readback'"), std::string::npos) << what;  // the work itself had run
+  EXPECT_NE(what.find("the last pass whose start was recorded was 'readback'"), std::string::npos) << what;  // the work itself had run
   EXPECT_NE(what.find("raster"), std::string::npos) << what;                              // the frame's passes listed
   EXPECT_NE(what.find("made a new device"), std::string::npos) << what;
   EXPECT_EQ(driver.deviceResets(), 1);
