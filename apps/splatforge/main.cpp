@@ -610,8 +610,8 @@ SoakCommand::SoakCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
                                 "orbiting, the image resized) and report the frame time, GPU memory and resident memory over "
                                 "the run, with their drift over its second half (docs/benchmarks.md \"Soak\")");
   command_->add_option("inputs", o.inputs,
-                       "Splat files, glTF models, character packages, ONNX generators, SPL2 hulls or scene JSONs; each comes "
-                       "and goes on its own period (the first stays). Default: captures, a skinned glTF model, a character "
+                       "Splat files, glTF models, character packages, ONNX generators, SPL2 hulls or scene JSONs; after a "
+                       "warm-up of 30 frames with all of them, each comes and goes on its own period (the first stays). Default: captures, a skinned glTF model, a character "
                        "and a hull baked from the model playing hits and heals, from the assets directory");
   command_->add_option("--assets", o.assets, "Assets directory of the default inputs (default $SPLATFORGE_ASSETS or ../shared/assets)");
   command_->add_option("--frames", o.frames, "Frames to render")->check(CLI::Range(2, 100000000))->capture_default_str();
