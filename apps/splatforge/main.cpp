@@ -72,6 +72,26 @@ ConvertCommand::ConvertCommand(CLI::App& app, LoadPolicyOptions& policy) : optio
 
 bool ConvertCommand::parsed() const { return command_->parsed(); }
 
+namespace {
+
+// The frame options render and animate share: the backend and device, validation, the background and the
+// blend space.
+void addFrameOptions(CLI::App* command, std::string& backend, std::string& device, bool& validation, std::string& background,
+                     std::string& blend_space) {
+  command->add_option("--backend", backend, "Renderer: auto (Vulkan on a GPU; the CPU renderer where the only Vulkan device is a CPU one, such as lavapipe), vulkan or cpu")
+      ->check(CLI::IsMember({"auto", "vulkan", "cpu"}))
+      ->capture_default_str();
+  command->add_option("--device", device, "Vulkan device: index or part of its name");
+  command->add_flag("--validation", validation, "Enable Vulkan validation layers");
+  command->add_option("--bg,--background", background, "Background colour R,G,B in [0, 1] (default 0,0,0, or the scene's)");
+  command->add_option("--blend-space", blend_space,
+                      "Blend in display space (sRGB colours as they are, as INRIA's rasterizer) or in linear light "
+                      "(decoded, blended, encoded) (default: the scene's \"blend_space\", else display)")
+      ->check(CLI::IsMember({"display", "linear"}));
+}
+
+}  // namespace
+
 RenderCommand::RenderCommand(CLI::App& app, LoadPolicyOptions& policy) : options_(std::make_unique<Options>()) {
   Options& o = *options_;
   command_ = app.add_subcommand("render", "Render a splat file, glTF/GLB model or scene JSON to a PNG");
@@ -80,16 +100,7 @@ RenderCommand::RenderCommand(CLI::App& app, LoadPolicyOptions& policy) : options
   command_->add_option("--width", o.width, "Image width (default " + std::to_string(kDefaultWidth) + ", or the camera's)")->check(CLI::Range(1, 16384));
   command_->add_option("--height", o.height, "Image height (default " + std::to_string(kDefaultHeight) + ", or the camera's)")->check(CLI::Range(1, 16384));
   command_->add_option("--camera", o.camera, "Camera JSON (intrinsics + world_to_camera, or look-at)");
-  command_->add_option("--backend", o.backend, "Renderer: auto (Vulkan on a GPU; the CPU renderer where the only Vulkan device is a CPU one, such as lavapipe), vulkan or cpu")
-      ->check(CLI::IsMember({"auto", "vulkan", "cpu"}))
-      ->capture_default_str();
-  command_->add_option("--device", o.device, "Vulkan device: index or part of its name");
-  command_->add_flag("--validation", o.validation, "Enable Vulkan validation layers");
-  command_->add_option("--bg,--background", o.background, "Background colour R,G,B in [0, 1] (default 0,0,0, or the scene's)");
-  command_->add_option("--blend-space", o.blend_space,
-                       "Blend in display space (sRGB colours as they are, as INRIA's rasterizer) or in linear light "
-                       "(decoded, blended, encoded) (default: the scene's \"blend_space\", else display)")
-      ->check(CLI::IsMember({"display", "linear"}));
+  addFrameOptions(command_, o.backend, o.device, o.validation, o.background, o.blend_space);
   command_->add_option("--save-float", o.save_float, "Also write the float RGBA image as .npy");
   command_->add_option("--save-depth", o.save_depth,
                        "Also write a (height, width, 2) float .npy: expected depth sum(d*alpha*T) (splats and meshes) and "
@@ -192,16 +203,7 @@ AnimateCommand::AnimateCommand(CLI::App& app, LoadPolicyOptions& policy) : optio
   command_->add_option("--clip", o.clip, "glTF input: animation name or index (default: the first)");
   command_->add_option("--hull-mode", o.hull_mode, "Splat hulls: baked or sorted for every hull (as for render)")->check(CLI::IsMember({"baked", "sorted"}));
   command_->add_option("--light", o.light, "Splat hulls: the cel light on or off")->check(CLI::IsMember({"on", "off"}));
-  command_->add_option("--backend", o.backend, "Renderer: auto (Vulkan on a GPU; the CPU renderer where the only Vulkan device is a CPU one, such as lavapipe), vulkan or cpu")
-      ->check(CLI::IsMember({"auto", "vulkan", "cpu"}))
-      ->capture_default_str();
-  command_->add_option("--device", o.device, "Vulkan device: index or part of its name");
-  command_->add_flag("--validation", o.validation, "Enable Vulkan validation layers");
-  command_->add_option("--bg,--background", o.background, "Background colour R,G,B in [0, 1] (default 0,0,0, or the scene's)");
-  command_->add_option("--blend-space", o.blend_space,
-                       "Blend in display space (sRGB colours as they are, as INRIA's rasterizer) or in linear light "
-                       "(decoded, blended, encoded) (default: the scene's \"blend_space\", else display)")
-      ->check(CLI::IsMember({"display", "linear"}));
+  addFrameOptions(command_, o.backend, o.device, o.validation, o.background, o.blend_space);
   command_->add_flag("--strict", policy.strict, "Refuse files holding NaN or infinite values (default: drop those gaussians with a warning)");
   command_->add_flag("--keep-going", o.keep_going,
                      "Scene JSON: draw a magenta placeholder (with a warning) for an object that cannot be loaded (default: fail)");
