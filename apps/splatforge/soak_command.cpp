@@ -126,10 +126,14 @@ int runSoakCommand(const SoakCommand::Options& o) {
   // Side by side along x, each input's box after the last one's, with a fifth of the widest box between.
   std::vector<SoakInput> inputs;
   std::vector<std::string> names;
+  std::vector<CloudBounds> bounds;  // each input's, posed once
   float x = 0, gap = 0;
-  for (const auto& [name, scene] : loaded) gap = std::max(gap, 0.2f * (sceneBounds(scene).p99.x - sceneBounds(scene).p01.x));
+  for (const auto& [name, scene] : loaded) {
+    bounds.push_back(sceneBounds(scene));
+    gap = std::max(gap, 0.2f * (bounds.back().p99.x - bounds.back().p01.x));
+  }
   for (size_t k = 0; k < loaded.size(); ++k) {
-    const CloudBounds b = sceneBounds(loaded[k].second);
+    const CloudBounds& b = bounds[k];
     SoakInput in{loaded[k].first, loaded[k].second, kPeriods[k % std::size(kPeriods)], {x - b.p01.x, 0, 0}};
     x += (b.p99.x - b.p01.x) + gap;
     inputs.push_back(std::move(in));

@@ -121,11 +121,13 @@ SoakReport runSoak(FrameDriver& driver, std::vector<SoakInput> inputs, const Soa
   if (o.width < 8 || o.height < 8) throw Error("soak: image size " + std::to_string(o.width) + "x" + std::to_string(o.height) + " is too small");
   if (o.sample_every < 1 || o.resize_every < 1) throw Error("soak: sample and resize intervals must be positive");
 
-  // Every input present: the box the camera orbits, and the scene the camera is framed on.
+  // Each input's objects placed once; every input present: the box the camera orbits, and the scene the
+  // camera is framed on.
+  std::vector<std::vector<SceneObject>> objects_of;
   Scene all;
   for (const SoakInput& in : inputs) {
-    const std::vector<SceneObject> objects = placed(in.scene, in.offset);
-    all.objects.insert(all.objects.end(), objects.begin(), objects.end());
+    objects_of.push_back(placed(in.scene, in.offset));
+    all.objects.insert(all.objects.end(), objects_of.back().begin(), objects_of.back().end());
   }
   const CloudBounds box = sceneBounds(all);
   const Vec3 target = (box.p01 + box.p99) * 0.5f;
@@ -148,11 +150,9 @@ SoakReport runSoak(FrameDriver& driver, std::vector<SoakInput> inputs, const Soa
   const int half = o.frames / 2;
   for (int f = 0; f < o.frames; ++f) {
     Scene scene;
-    for (const SoakInput& in : inputs)
-      if (in.period <= 0 || f < o.warmup || (f / in.period) % 2 == 1) {
-        const std::vector<SceneObject> objects = placed(in.scene, in.offset);
-        scene.objects.insert(scene.objects.end(), objects.begin(), objects.end());
-      }
+    for (size_t k = 0; k < inputs.size(); ++k)
+      if (inputs[k].period <= 0 || f < o.warmup || (f / inputs[k].period) % 2 == 1)
+        scene.objects.insert(scene.objects.end(), objects_of[k].begin(), objects_of[k].end());
     const bool small = (f / o.resize_every) % 2 == 1;
     const int w = small ? std::max(8, o.width * 3 / 4) : o.width, h = small ? std::max(8, o.height * 3 / 4) : o.height;
     // A full turn every 600 frames.
