@@ -104,8 +104,8 @@ int InfoCommand::run() const {
       fmt::print("{{\n  \"file\": \"{}\",\n  \"format\": \"{}\",\n  \"version\": {},\n  \"count\": {},\n  \"sh_degree\": {},\n",
                  jsonEscape(o.input), formatName(l.format), l.version, c.size(), c.sh_degree);
       if (!l.axes.empty()) fmt::print("  \"axes\": \"{}\",\n", jsonEscape(l.axes));
-      fmt::print("  \"antialiased\": {},\n  \"file_bytes\": {},\n  \"memory_bytes\": {},\n  \"dropped_non_finite\": {},\n",
-                 c.antialiased ? "true" : "false", l.file_bytes, c.memoryBytes(), l.dropped_non_finite);
+      fmt::print("  \"antialiased\": {},\n  \"screen_filter\": {},\n  \"file_bytes\": {},\n  \"memory_bytes\": {},\n  \"dropped_non_finite\": {},\n",
+                 c.antialiased ? "true" : "false", c.screen_filter, l.file_bytes, c.memoryBytes(), l.dropped_non_finite);
       if (c.size() > 0) {
         CloudBounds b = computeBounds(c);
         fmt::print("  \"bounds\": {{\"min\": {}, \"max\": {}, \"p01\": {}, \"p99\": {}}},\n", vecJson(b.min), vecJson(b.max),
@@ -120,7 +120,8 @@ int InfoCommand::run() const {
     fmt::print("format:      {}{}\n", formatName(l.format), version);
     fmt::print("gaussians:   {}{}\n", c.size(), l.dropped_non_finite ? fmt::format(" ({} with non-finite values dropped)", l.dropped_non_finite) : "");
     fmt::print("sh degree:   {}\n", c.sh_degree);
-    fmt::print("antialiased: {}\n", c.antialiased ? "yes" : "no");
+    fmt::print("antialiased: {} (screen filter {} px^2{})\n", c.antialiased ? "yes" : "no", c.screen_filter,
+               c.screen_filter == kScreenFilterMip ? ", Mip-Splatting's 2D mip filter" : "");
     if (!l.axes.empty()) fmt::print("axes:        {}\n", l.axes);
     if (c.size() > 0) {
       CloudBounds b = computeBounds(c);

@@ -315,8 +315,8 @@ ViewCommand::ViewCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
   command_->add_option("--camera", o.camera, "Camera JSON for the first view (as render --camera)");
   command_->add_option("--script", o.script,
                        "Run a script of viewer commands, one a line: camera, orbit, key, time, wait, drop, screenshot, "
-                       "screenshot-ui, save-camera, resize, grid, turntable, upright-flip, clip, expression, look-at, "
-                       "quit (docs/viewer.md)");
+                       "screenshot-ui, save-camera, resize, grid, turntable, upright-flip, antialiased, clip, expression, "
+                       "look-at, quit (docs/viewer.md)");
   command_->add_option("--device", o.device, "Vulkan device: index or part of its name");
   command_->add_flag("--validation", o.validation, "Enable Vulkan validation layers");
   command_->add_flag("--no-vsync", o.no_vsync,
@@ -327,6 +327,8 @@ ViewCommand::ViewCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
                        "Blend in display space (sRGB colours as they are, as INRIA's rasterizer) or in linear light "
                        "(decoded, blended, encoded) (default: the scene's \"blend_space\", else display)")
       ->check(CLI::IsMember({"display", "linear"}));
+  command_->add_flag("--antialiased", o.antialiased,
+                     "Antialiased mode (opacity compensation) for every object; files trained with it always get it");
   command_->add_option("--clip", o.clip, "glTF / character input: animation name or index (default: the first)");
   command_->add_option("--time", o.time, "glTF / character input: seconds into the clip")->capture_default_str();
   command_->add_flag("--full-res", o.full_res,

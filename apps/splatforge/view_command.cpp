@@ -61,6 +61,7 @@ int ViewCommand::run() const {
     v.vsync = !o.no_vsync;
     v.background = background;
     if (!o.blend_space.empty()) v.blend_space = parseBlendSpace(o.blend_space);
+    v.antialiased = o.antialiased;
     v.clip = o.clip;
     v.time = o.time;
     v.strict = o.strict;

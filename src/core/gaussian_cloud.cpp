@@ -32,6 +32,8 @@ std::string GaussianCloud::validate() const {
   if (sh.size() != n * static_cast<size_t>(shStride())) return "sh size mismatch";
   if (!normals.empty() && normals.size() != n) return "normals size mismatch";
   if (!ids.empty() && ids.size() != n) return "ids size mismatch";
+  if (!(screen_filter >= 0.0f && screen_filter <= 16.0f))
+    return "screen_filter " + std::to_string(screen_filter) + " outside [0, 16] pixels^2";
   for (const ExtraChannel& e : extras)
     if (e.values.size() != n) return "extra channel '" + e.name + "' size mismatch";
   return {};
@@ -309,6 +311,7 @@ GaussianCloud mergeClouds(std::span<const GaussianCloud* const> parts) {
   out.resize(total, degree);
   out.color_space = parts[0]->color_space;
   out.antialiased = parts[0]->antialiased;
+  out.screen_filter = parts[0]->screen_filter;
   size_t at = 0;
   for (const GaussianCloud* c : parts) {
     const auto offset = static_cast<std::ptrdiff_t>(at);

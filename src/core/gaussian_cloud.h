@@ -19,6 +19,12 @@
 
 namespace sf {
 
+// Variances (pixels^2) of the screen-space filter added to every projected covariance (GaussianCloud::
+// screen_filter): INRIA's dilation (and gsplat's), and Mip-Splatting's 2D mip filter (a one-pixel box
+// approximated by a gaussian).
+constexpr float kScreenFilterInria = 0.3f;
+constexpr float kScreenFilterMip = 0.1f;
+
 // Number of SH coefficients per colour channel for a degree (0..3): 1, 4, 9, 16.
 constexpr int shCoeffCount(int degree) { return (degree + 1) * (degree + 1); }
 
@@ -51,7 +57,13 @@ struct GaussianCloud {
   std::vector<ExtraChannel> extras;
 
   ColorSpace color_space = ColorSpace::kSrgb;
-  bool antialiased = false;  // trained with the antialiased (mip) opacity compensation
+  // The screen-space filter the cloud was trained with: its variance in pixels^2, added to each projected
+  // covariance (kScreenFilterInria: INRIA's dilation, also gsplat's antialiased mode; kScreenFilterMip:
+  // Mip-Splatting's 2D mip filter), and whether the opacity is compensated by the determinant ratio
+  // (antialiased: gsplat's "antialiased" mode, Mip-Splatting, SPZ's antialiased flag, SOG's "antialiased"
+  // model, PLY's "SplatRenderMode: mip" comment).
+  bool antialiased = false;
+  float screen_filter = kScreenFilterInria;
 
   size_t size() const { return positions.size(); }
   int shStride() const { return shCoeffCount(sh_degree) * 3; }

@@ -136,6 +136,7 @@ GaussianCloud readCompressedPly(std::span<const uint8_t> bytes, const std::strin
       }
     });
   }
+  applyPlyAntialiasComments(h.comments, cloud);
   return cloud;
 }
 
@@ -206,7 +207,7 @@ std::vector<uint8_t> writeCompressedPly(const GaussianCloud& cloud) {
   const size_t n = cloud.size();
   const size_t chunks = (n + kChunkSplats - 1) / kChunkSplats;
   const int rest = shCoeffCount(cloud.sh_degree) - 1;
-  std::string header = "ply\nformat binary_little_endian 1.0\ncomment written by splatforge\n";
+  std::string header = "ply\nformat binary_little_endian 1.0\ncomment written by splatforge\n" + plyAntialiasComments(cloud);
   header += "element chunk " + std::to_string(chunks) + "\n";
   for (const char* name : kChunkBounds) header += std::string("property float ") + name + "\n";
   for (const char* name : kChunkColor) header += std::string("property float ") + name + "\n";

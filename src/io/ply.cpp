@@ -14,7 +14,7 @@ namespace sf {
 namespace {
 
 // Where a vertex property's value goes in the cloud.
-enum class Target : uint8_t { kPosition, kNormal, kDc, kRest, kOpacity, kScale, kRot, kColor8, kId, kExtra };
+enum class Target : uint8_t { kPosition, kNormal, kDc, kRest, kOpacity, kScale, kRot, kColor8, kId, kFilter3d, kExtra };
 
 struct Binding {
   Target target = Target::kExtra;
@@ -45,6 +45,30 @@ int shDegreeForRestCount(int rest) {
 
 }  // namespace
 
+// "SplatRenderMode: mip" / "SplatRenderMode: default" come from gsplat's and nerfstudio's exporters,
+// "train_flags antialiasing" from the INRIA proposal. Unknown comments change nothing.
+void applyPlyAntialiasComments(const std::vector<std::string>& comments, GaussianCloud& cloud) {
+  for (const std::string& line : comments) {
+    const size_t b = line.find_first_not_of(" \t"), e = line.find_last_not_of(" \t\r");
+    const std::string c = b == std::string::npos ? std::string() : line.substr(b, e - b + 1);
+    if (c == "SplatRenderMode: mip" || c == "train_flags antialiasing") cloud.antialiased = true;
+    if (c == "SplatRenderMode: default") cloud.antialiased = false;
+    const std::string ours = "splatforge screen_filter ";
+    if (c.compare(0, ours.size(), ours) == 0) {
+      char* end = nullptr;
+      const float v = std::strtof(c.c_str() + ours.size(), &end);
+      if (end != c.c_str() + ours.size() && v >= 0.0f && v <= 16.0f) cloud.screen_filter = v;
+    }
+  }
+}
+
+std::string plyAntialiasComments(const GaussianCloud& cloud) {
+  std::string out;
+  if (cloud.antialiased) out += "comment SplatRenderMode: mip\n";
+  if (cloud.screen_filter != kScreenFilterInria) out += "comment splatforge screen_filter " + std::to_string(cloud.screen_filter) + "\n";
+  return out;
+}
+
 GaussianCloud readPly(std::span<const uint8_t> bytes, const std::string& path) {
   ByteReader r(bytes, path);
   ply::Header h = ply::parseHeader(r);
@@ -56,7 +80,7 @@ GaussianCloud readPly(std::span<const uint8_t> bytes, const std::string& path) {
   std::vector<Binding> bind(v.properties.size());
   int rest_count = 0, max_rest = -1;
   int seen_scale = 0, seen_rot = 0, seen_pos = 0, seen_dc = 0, seen_norm = 0, seen_color = 0;
-  bool seen_opacity = false;
+  bool seen_opacity = false, has_filter_3d = false;
   for (size_t i = 0; i < v.properties.size(); ++i) {
     const ply::Property& p = v.properties[i];
     const std::string& n = p.name;
@@ -91,6 +115,9 @@ GaussianCloud readPly(std::span<const uint8_t> bytes, const std::string& path) {
       ++seen_color;
     } else if (n == "id" && p.type == ScalarType::kInt32) {
       b = {Target::kId, 0};
+    } else if (n == "filter_3D") {
+      b = {Target::kFilter3d, 0};
+      has_filter_3d = true;
     } else {
       b = {Target::kExtra, static_cast<int>(cloud.extras.size())};
       cloud.extras.push_back({n, p.type, {}});
@@ -135,6 +162,7 @@ GaussianCloud readPly(std::span<const uint8_t> bytes, const std::string& path) {
   ply::visitElement(r, h, static_cast<size_t>(vi), [&](uint64_t row, const double* values) {
     float s[3] = {0, 0, 0};
     float q[4] = {1, 0, 0, 0};
+    float filter = 0;
     float* sh = cloud.sh.data() + row * static_cast<size_t>(cloud.shStride());
     for (size_t i = 0; i < bind.size(); ++i) {
       const Binding& b = bind[i];
@@ -154,20 +182,39 @@ GaussianCloud readPly(std::span<const uint8_t> bytes, const std::string& path) {
         case Target::kRot: q[b.index] = f; break;
         case Target::kColor8: if (use_color8) sh[b.index] = colorToShDc(f / 255.0f); break;
         case Target::kId: cloud.ids[row] = static_cast<int32_t>(values[i]); break;
+        case Target::kFilter3d: filter = f; break;
         case Target::kExtra: if (b.index >= 0) extras[static_cast<size_t>(b.index)].values[row] = values[i]; break;
       }
     }
     cloud.scales[row] = {std::exp(s[0]), std::exp(s[1]), std::exp(s[2])};
     cloud.rotations[row] = normalize(Quat{q[0], q[1], q[2], q[3]});
+    if (has_filter_3d) {
+      // Mip-Splatting's 3D smoothing filter, baked as its renderer applies it: an isotropic gaussian of
+      // standard deviation `filter` convolved with the splat (variances add along every axis), the opacity
+      // scaled by sqrt(det(S^2) / det(S^2 + filter^2 I)) so the splat's integral is kept.
+      const Vec3 sc = cloud.scales[row];
+      const float f2 = filter * filter;
+      const Vec3 wide{std::sqrt(sc.x * sc.x + f2), std::sqrt(sc.y * sc.y + f2), std::sqrt(sc.z * sc.z + f2)};
+      const double ratio = (static_cast<double>(sc.x) * sc.y * sc.z) / (static_cast<double>(wide.x) * wide.y * wide.z);
+      cloud.scales[row] = wide;
+      cloud.opacities[row] *= static_cast<float>(ratio);
+    }
   });
   cloud.extras = std::move(extras);
+  applyPlyAntialiasComments(h.comments, cloud);
+  // A Mip-Splatting PLY (it alone writes filter_3D) is drawn with its 2D mip filter: compensated opacity and
+  // a variance of 0.1 pixels^2. The written file holds the filtered gaussians and says so in its comments.
+  if (has_filter_3d) {
+    cloud.antialiased = true;
+    cloud.screen_filter = kScreenFilterMip;
+  }
   return cloud;
 }
 
 std::vector<uint8_t> writePly(const GaussianCloud& cloud) {
   const size_t n = cloud.size();
   const int rest = shCoeffCount(cloud.sh_degree) - 1;
-  std::string header = "ply\nformat binary_little_endian 1.0\ncomment written by splatforge\n";
+  std::string header = "ply\nformat binary_little_endian 1.0\ncomment written by splatforge\n" + plyAntialiasComments(cloud);
   header += "element vertex " + std::to_string(n) + "\n";
   auto prop = [&](const char* type, const std::string& name) { header += std::string("property ") + type + " " + name + "\n"; };
   for (const char* a : {"x", "y", "z"}) prop("float", a);

@@ -13,12 +13,20 @@ namespace sf {
 
 // Decodes an INRIA-layout PLY (ascii, binary little- or big-endian; properties found by name in any
 // order). Unknown vertex properties become cloud.extras. `path` names the source in error messages.
-// Throws FormatError on malformed input.
+// Antialiasing: Mip-Splatting's per-gaussian `filter_3D` is baked into the scales and opacities (its 3D
+// smoothing filter) and selects its 2D mip filter; header comments declare gsplat's antialiased mode
+// (PlyAntialiasComments). Throws FormatError on malformed input.
 GaussianCloud readPly(std::span<const uint8_t> bytes, const std::string& path);
 
 // Encodes a cloud as binary little-endian INRIA PLY: x y z [nx ny nz] f_dc_0..2 f_rest_* opacity
 // scale_0..2 rot_0..3 [id] then every extra channel with its original type.
 std::vector<uint8_t> writePly(const GaussianCloud& cloud);
+
+// The header comment lines (each ending in a newline) that record a cloud's antialiasing: "SplatRenderMode:
+// mip" when antialiased, "splatforge screen_filter V" when its 2D filter is not INRIA's 0.3 pixels^2. Both PLY
+// writers emit them; both readers honour them (and "SplatRenderMode: default", "train_flags antialiasing").
+std::string plyAntialiasComments(const GaussianCloud& cloud);
+void applyPlyAntialiasComments(const std::vector<std::string>& comments, GaussianCloud& cloud);
 
 // True when a PLY header declares the PlayCanvas compressed layout (a "chunk" element and a vertex
 // element with packed_position).

@@ -84,7 +84,8 @@ bool splatReachesTile(const ProjectedSplat& s, int tx, int ty) {
 }
 
 bool projectSplat(Vec3 p_world, const Cov6& cov_world, float opacity, int sh_degree, const float* sh, Vec3 sh_dir,
-                  ColorSpace color_space, const Camera& cam, bool antialiased, ProjectedSplat* out, BlendSpace blend_space) {
+                  ColorSpace color_space, const Camera& cam, bool antialiased, ProjectedSplat* out, BlendSpace blend_space,
+                  float screen_filter) {
   // A splat with a non-finite opacity or colour is not drawn (the loaders drop such rows; this keeps the
   // backends in agreement for clouds built in memory). The Vulkan preprocess does the same.
   if (!std::isfinite(opacity)) return false;
@@ -94,8 +95,8 @@ bool projectSplat(Vec3 p_world, const Cov6& cov_world, float opacity, int sh_deg
 
   std::array<float, 3> cov2 = projectCovariance(p_view, cov_world, view.linear(), cam);
   const float det_raw = cov2[0] * cov2[2] - cov2[1] * cov2[1];
-  cov2[0] += kDilation;
-  cov2[2] += kDilation;
+  cov2[0] += screen_filter;
+  cov2[2] += screen_filter;
   const float det = cov2[0] * cov2[2] - cov2[1] * cov2[1];
   if (det == 0.0f || !std::isfinite(det)) return false;
   if (antialiased) opacity *= std::sqrt(std::max(det_raw / det, 0.0f));
@@ -295,7 +296,7 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
         Vec3 p_world = transformPoint(model, p_object);
         ProjectedSplat& ps = projected[base + i];
         if (projectSplat(p_world, covarianceUpper(world_cov), cloud.opacities[i], sh_degree, cloud.shOf(i).data(),
-                         p_object - cam_object, cloud.color_space, cam, aa, &ps, settings.blend_space)) {
+                         p_object - cam_object, cloud.color_space, cam, aa, &ps, settings.blend_space, cloud.screen_filter)) {
           touched[base + i] = static_cast<uint32_t>(ps.touched);
           if (!objects[o].sort_depth.empty()) ps.depth = std::max(objects[o].sort_depth[i], kMinSortDepth);
           if (!objects[o].shapes.empty()) ps.shape = objects[o].shapes[i];

@@ -21,7 +21,7 @@ namespace sf {
 // Rendering constants (ARCHITECTURE.md, "Rendering math").
 constexpr int kTileSize = 16;                 // tiles are 16x16 pixels
 constexpr float kNearPlane = 0.2f;            // splats at view z <= 0.2 are culled
-constexpr float kDilation = 0.3f;             // added to the 2D covariance diagonal (EWA low-pass)
+constexpr float kDilation = kScreenFilterInria;  // added to the 2D covariance diagonal (EWA low-pass) by default
 constexpr float kAlphaMax = 0.99f;            // per-splat alpha clamp
 constexpr float kAlphaMin = 1.0f / 255.0f;    // splats below this alpha at a pixel are skipped
 constexpr float kTransmittanceMin = 1e-4f;    // a pixel stops when transmittance would fall below this
@@ -108,7 +108,8 @@ BlendSpace parseBlendSpace(const std::string& text);          // throws sf::Erro
 struct RenderSettings {
   Vec3 background{0, 0, 0};
   BlendSpace blend_space = BlendSpace::kDisplay;
-  // Antialiased mode: opacity scaled by sqrt(det(cov2D) / det(cov2D + 0.3 I)), for files trained with it.
+  // Antialiased mode for every object: opacity scaled by sqrt(det(cov2D) / det(cov2D + f I)), f the object's
+  // screen filter (GaussianCloud::screen_filter). Clouds flagged antialiased get it whatever this says.
   bool antialiased = false;
   // Also fill the image's depth plane (ImageRGBA::depth): expected depth and transmittance.
   bool depth = false;
@@ -171,9 +172,11 @@ TileRect tileRect(float x, float y, int radius, int tiles_x, int tiles_y);
 
 // Preprocesses one splat. Returns false when it is culled (behind the near plane, degenerate, or
 // touching no tile). `cam_in_object` is the camera centre in the object's space (for SH directions).
+// `screen_filter` is the variance (pixels^2) added to the projected covariance; with `antialiased` the opacity
+// is scaled by sqrt(det(cov2D) / det(cov2D + screen_filter I)).
 bool projectSplat(Vec3 position_world, const Cov6& cov_world, float opacity, int sh_degree, const float* sh,
                   Vec3 sh_direction, ColorSpace color_space, const Camera& cam, bool antialiased, ProjectedSplat* out,
-                  BlendSpace blend_space = BlendSpace::kDisplay);
+                  BlendSpace blend_space = BlendSpace::kDisplay, float screen_filter = kDilation);
 
 // The frame's tile lists (steps 2 and 3 of the frame): one (tile << 32 | depth bits) key per tile each splat
 // touches (splatReachesTile for rects of at most kMaxTestedTileArea tiles), one stable radix sort over them

@@ -103,6 +103,8 @@ struct GpuObject {
   uint sh_base;               // float index of slot 0's SH in the frame SH buffer
   uint sh_stride;             // floats per slot (3 * (degree + 1)^2)
   uint flags;                 // SF_OBJECT_* bits
+  float screen_filter;        // variance (pixels^2) added to the projected covariance (GaussianCloud::screen_filter)
+  uint pad0;
   SF_REF(Floats) sort_depth;  // with SF_OBJECT_SORT_DEPTH: per slot of the object, its sort depth
 };
 
@@ -208,7 +210,7 @@ struct GpuPush {
 };
 
 #ifdef __cplusplus
-static_assert(sizeof(GpuObject) == 96, "GpuObject layout");
+static_assert(sizeof(GpuObject) == 104, "GpuObject layout");
 static_assert(sizeof(GpuFrame) == 128 + 26 * 8, "GpuFrame layout");
 static_assert(sizeof(GpuPush) == 56, "GpuPush layout");
 static_assert(SF_TILE % SF_RASTER_ROWS == 0 && SF_TILE * SF_RASTER_ROWS % 32 == 0, "raster workgroups: whole rows of a tile, 32-entry words");

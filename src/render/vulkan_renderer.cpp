@@ -1026,6 +1026,7 @@ ImageRGBA VulkanRenderer::renderFrameOnce(std::span<const RenderObject> objects,
     g.sh_stride = static_cast<uint32_t>(cloud.shStride());
     g.flags = (settings.antialiased || cloud.antialiased ? SF_OBJECT_ANTIALIASED : 0u) |
               (cloud.color_space == ColorSpace::kLinear ? SF_OBJECT_LINEAR_COLOR : 0u);
+    g.screen_filter = cloud.screen_filter;
   }
   m.has_shapes = std::any_of(objects.begin(), objects.end(), [](const RenderObject& o) {
     return !o.shapes.empty() || (o.gpu_source && o.gpu_source->writesShapes());

@@ -141,9 +141,11 @@ std::vector<ScriptCommand> parseViewerScript(const std::string& text, const std:
       c.path = resolve(w[1]);
       if (fileExtension(c.path) != ".json")
         throw Error(where + ": save-camera " + w[1] + ": expected a .json path");
-    } else if (name == "grid" || name == "upright-flip") {
-      expect(1, name == "grid" ? "grid on|off" : "upright-flip on|off");
-      c.kind = name == "grid" ? ScriptCommand::Kind::kGrid : ScriptCommand::Kind::kUprightFlip;
+    } else if (name == "grid" || name == "upright-flip" || name == "antialiased") {
+      expect(1, (name + " on|off").c_str());
+      c.kind = name == "grid" ? ScriptCommand::Kind::kGrid
+               : name == "upright-flip" ? ScriptCommand::Kind::kUprightFlip
+                                        : ScriptCommand::Kind::kAntialiased;
       c.key = lower(w[1]);
       if (c.key != "on" && c.key != "off")
         throw Error(where + ": " + name + " takes on or off, got '" + w[1] + "'");
@@ -163,7 +165,7 @@ std::vector<ScriptCommand> parseViewerScript(const std::string& text, const std:
     } else {
       throw Error(where + ": unknown command '" + w[0] +
                   "' (expected camera, orbit, key, time, wait, drop, screenshot, screenshot-ui, save-camera, "
-                  "resize, grid, turntable, upright-flip, clip, expression, look-at or quit)");
+                  "resize, grid, turntable, upright-flip, antialiased, clip, expression, look-at or quit)");
     }
     out.push_back(std::move(c));
   }

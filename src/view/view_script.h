@@ -15,6 +15,7 @@
 //   grid on|off                     the ground grid and axes
 //   turntable <deg_per_s> | off     orbit about the scene's centre (1/30 s a frame under a script)
 //   upright-flip on|off             turn the world's up axis over (y down <-> y up)
+//   antialiased on|off              antialiased mode (opacity compensation) for every object
 //   clip <name|index>               characters: play this clip (each character that has it)
 //   expression <morph-target> <w>   characters: set a morph target's weight in [0, 1] (each that has it; the
 //                                   name is every word before the weight, so it may hold spaces)
@@ -43,6 +44,7 @@ struct ScriptCommand {
     kGrid,
     kTurntable,
     kUprightFlip,
+    kAntialiased,
     kClip,
     kExpression,
     kLookAt,
@@ -52,7 +54,7 @@ struct ScriptCommand {
   int line = 0;          // 1-based line in the script, for messages
   std::string path;      // camera, drop, screenshot, save-camera: resolved against the script's directory
   // key: lower-case name; clip: the clip; expression: the morph target; look-at, turntable: "off" or empty;
-  // grid, upright-flip: "on" or "off"
+  // grid, upright-flip, antialiased: "on" or "off"
   std::string key;
   bool overlay = false;  // screenshot: with the UI (screenshot-ui)
   // orbit: yaw, pitch, distance; time: seconds; wait: frames; resize: width, height; expression: weight;

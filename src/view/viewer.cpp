@@ -138,6 +138,7 @@ struct FrameKey {
   int sh_degree = 0;
   bool grid = false;
   float scale = 1;
+  bool antialiased = false;
   bool operator==(const FrameKey& o) const {
     const Camera &a = camera, &b = o.camera;
     for (int i = 0; i < 4; ++i)
@@ -146,7 +147,7 @@ struct FrameKey {
     return a.width == b.width && a.height == b.height && a.fx == b.fx && a.fy == b.fy && a.cx == b.cx &&
            a.cy == b.cy && time == o.time && background.x == o.background.x &&
            background.y == o.background.y && background.z == o.background.z && sh_degree == o.sh_degree &&
-           grid == o.grid && scale == o.scale;
+           grid == o.grid && scale == o.scale && antialiased == o.antialiased;
   }
 };
 
@@ -168,6 +169,7 @@ class Viewer {
     background_given_ = o.background.has_value();
     if (o.background) settings_.background = *o.background;
     blend_space_option_ = o.blend_space;
+    settings_.antialiased = o.antialiased;
     if (!o.input.empty()) {
       scene_ = loadScene(o.input, o.clip, o.time);
       has_scene_ = true;
@@ -256,7 +258,7 @@ class Viewer {
       }
 
       // A new frame when what it shows changed; a window at rest shows its last frame again.
-      const FrameKey key{camera_, time_, settings_.background, sh_degree_, grid_, render_scale_};
+      const FrameKey key{camera_, time_, settings_.background, sh_degree_, grid_, render_scale_, settings_.antialiased};
       const bool input = userInput() || dropped;
       const bool render = scripted || scriptRunning() || !has_frame_ || !(key == frame_key_) || input ||
                           std::exchange(dirty_, false) || ImGui::IsAnyItemActive() ||
@@ -618,6 +620,9 @@ class Viewer {
           case ScriptCommand::Kind::kGrid:
             grid_ = c.key == "on";
             break;
+          case ScriptCommand::Kind::kAntialiased:
+            settings_.antialiased = c.key == "on";
+            break;
           case ScriptCommand::Kind::kTurntable:
             turntable_ = c.key != "off";
             if (turntable_) turntable_speed_ = static_cast<float>(c.values[0]);
@@ -829,6 +834,7 @@ class Viewer {
       else
         ImGui::TextUnformatted("SH degree 0 (the scene has no higher-order SH)");
       ImGui::Checkbox("ground grid and axes (G)", &grid_);
+      ImGui::Checkbox("antialiased: every object (mip filter)", &settings_.antialiased);
       bool full_res = !scale_options_.adaptive;
       if (ImGui::Checkbox("full resolution while moving", &full_res)) scale_options_.adaptive = !full_res;
       if (ImGui::Button("screenshot (F12)")) screenshotWithCamera();

@@ -29,6 +29,7 @@ struct ViewerOptions {
   bool vsync = true;        // FIFO presentation; false: mailbox or immediate where offered (frame-rate measurements)
   std::optional<Vec3> background;    // overrides the scene's background (default: kViewerBackdrop)
   std::optional<BlendSpace> blend_space;  // overrides the scene's blend space (default: display)
+  bool antialiased = false;          // antialiased mode for every object (clouds flagged so always get it)
   std::string clip;                  // glTF / character input: animation name or index
   double time = 0;                   // glTF / character input: seconds into the clip
   bool strict = false;               // scene JSON: a failing object is an error

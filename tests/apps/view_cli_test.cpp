@@ -229,7 +229,8 @@ TEST(ViewCli, ScreenshotsMatchRenderAndTheOrbitFormula) {
 
   writeText(dir + "/s.txt", "camera a.json\nscreenshot view_a.png\norbit 60 20 " + std::to_string(d) +
                                 "\nwait 2\nscreenshot view_b.png\nscreenshot-ui view_b_ui.png\n"
-                                "resize 200x150\ncamera a.json\nscreenshot view_small.png\nquit\n");
+                                "resize 200x150\ncamera a.json\nscreenshot view_small.png\n"
+                                "antialiased on\nwait 1\nscreenshot view_small_aa.png\nquit\n");
   std::string out;
   ASSERT_EQ(test::runCli("view " + biker + " --camera " + dir + "/a.json --script " + dir +
                              "/s.txt --size 320x240 --bg 0,0,0",
@@ -265,6 +266,15 @@ TEST(ViewCli, ScreenshotsMatchRenderAndTheOrbitFormula) {
   ASSERT_EQ(vs.height, 150);
   const ImageDiff ds = compareImages(vs, rs);
   EXPECT_GE(ds.psnr, 40.0) << "after the resize: max diff " << ds.max_abs;
+  // The antialiased switch (script, overlay checkbox, --antialiased) draws what render --antialiased draws.
+  ASSERT_EQ(test::runCli("render " + biker + " --camera " + dir + "/a.json -o " + dir +
+                             "/render_small_aa.png --width 200 --height 150 --antialiased",
+                         &out),
+            0)
+      << out;
+  const ImageRGBA vaa = readPng(dir + "/view_small_aa.png"), raa = readPng(dir + "/render_small_aa.png");
+  EXPECT_GE(compareImages(vaa, raa).psnr, 40.0);
+  EXPECT_LT(compareImages(raa, rs).psnr, compareImages(vaa, raa).psnr - 3.0) << "antialiased mode changed nothing";
   std::printf("[ view vs render: camera JSON %.2f dB, orbit %.2f dB, resized %.2f dB ]\n", da.psnr, db.psnr, ds.psnr);
 
   // The overlay (in a window this small, the panel starts collapsed to its title bar at the top) changes only

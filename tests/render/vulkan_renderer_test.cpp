@@ -323,6 +323,26 @@ TEST(VulkanImage, LinearBlendMatchesCpu) {
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 
+// Antialiased objects with each screen filter (INRIA's 0.3 px^2 and Mip-Splatting's 0.1) beside a plain one:
+// the GPU's image against the CPU's, and the filter's size visible in the image.
+TEST(VulkanImage, AntialiasedScreenFiltersMatchCpu) {
+  SF_REQUIRE_VULKAN(r);
+  const Camera cam = lookCamera(120, 90);
+  GaussianCloud plain = frontCloud(1500, 1, 41), aa = frontCloud(1500, 0, 43), mip = frontCloud(1500, 2, 47);
+  for (GaussianCloud* c : {&plain, &aa, &mip})
+    for (Vec3& s : c->scales) s = s * 0.15f;  // many splats below a pixel, where the filters matter
+  aa.antialiased = mip.antialiased = true;
+  mip.screen_filter = kScreenFilterMip;
+  const RenderObject objs[3] = {{&plain, Mat4{}}, {&aa, Mat4{}}, {&mip, Mat4{}}};
+  const ImageRGBA cpu = renderCpu(objs, cam, {}), gpu = r->render(objs, cam, {});
+  const ImageDiff d = compareImages(gpu, cpu);
+  std::printf("antialiased screen filters, Vulkan vs CPU: %.1f dB, max %.2e\n", d.psnr, d.max_abs);
+  EXPECT_GT(d.psnr, 60.0);
+  mip.screen_filter = kScreenFilterInria;
+  EXPECT_LT(compareImages(r->render(objs, cam, {}), gpu).psnr, 55.0) << "the screen filter changed nothing";
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
 TEST(VulkanImage, BikerMatchesCpu) {
   SF_REQUIRE_VULKAN(r);
   SF_REQUIRE_ASSET(path, "splats/biker.spz");

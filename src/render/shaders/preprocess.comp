@@ -96,8 +96,8 @@ void main() {
   vec3 vt0 = Sw * t0, vt1 = Sw * t1;
   float a = dot(t0, vt0), b = dot(t0, vt1), cc = dot(t1, vt1);
   float det_raw = a * cc - b * b;
-  a += 0.3;
-  cc += 0.3;
+  a += obj.screen_filter;
+  cc += obj.screen_filter;
   float det = a * cc - b * b;
   if (det == 0.0 || isinf(det) || isnan(det)) return;
   float opacity = fr.f.opacities.v[slot];
