@@ -252,45 +252,58 @@ void Animator::aim(GltfModel::Pose& pose, Character::Controls& controls) const {
   aim_.eyes_by_morph = true;
 }
 
-void Animator::evaluate(Character::Frame& out, bool pose_only) const {
+void Animator::sampleControlled(GltfModel::Pose& pose) const {
   const GltfModel& model = character_->model();
   const anim::Skeleton& sk = model.skeleton();
-  model.sample(-1, 0.0f, out.pose);  // sizes the pose and starts from rest
   const float target = fading_ ? fade_.weightOfTarget() : 1.0f;
-  std::vector<GltfModel::Pose> sampled;
-  std::vector<anim::BlendLayer> blend;
-  auto addLayers = [&](const std::vector<Layer>& layers, float scale) {
-    for (const Layer& l : layers) {
-      if (l.weight * scale <= 0) continue;
-      sampled.emplace_back();
-      const float duration = l.clip >= 0 ? model.clips()[static_cast<size_t>(l.clip)].duration : 0.0f;
-      model.sample(l.clip, anim::wrapTime(l.time, duration), sampled.back());
+  if (!fading_ && layers_.size() == 1 && layers_[0].weight == 1.0f) {
+    // One clip at full weight: sampled as it is (a blend of one layer would only renormalise it), so the
+    // pose equals the clip's own at that time, as a scene object's clip gives it.
+    const Layer& l = layers_[0];
+    const float duration = l.clip >= 0 ? model.clips()[static_cast<size_t>(l.clip)].duration : 0.0f;
+    model.sample(l.clip, anim::wrapTime(l.time, duration), pose);
+  } else {
+    model.sample(-1, 0.0f, pose);  // sizes the pose and starts from rest
+    std::vector<GltfModel::Pose> sampled;
+    std::vector<anim::BlendLayer> blend;
+    auto addLayers = [&](const std::vector<Layer>& layers, float scale) {
+      for (const Layer& l : layers) {
+        if (l.weight * scale <= 0) continue;
+        sampled.emplace_back();
+        const float duration = l.clip >= 0 ? model.clips()[static_cast<size_t>(l.clip)].duration : 0.0f;
+        model.sample(l.clip, anim::wrapTime(l.time, duration), sampled.back());
+      }
+    };
+    addLayers(layers_, target);
+    addLayers(fading_from_, fading_ ? 1 - target : 0);
+    size_t k = 0;
+    auto addBlend = [&](const std::vector<Layer>& layers, float scale) {
+      for (const Layer& l : layers) {
+        if (l.weight * scale <= 0) continue;
+        blend.push_back({sampled[k].local, l.weight * scale, {}, sampled[k].weights});
+        ++k;
+      }
+    };
+    addBlend(layers_, target);
+    addBlend(fading_from_, fading_ ? 1 - target : 0);
+    if (!blend.empty()) {
+      anim::BlendingJob job;
+      job.skeleton = &sk;
+      job.layers = blend;
+      job.output = pose.local;
+      job.output_weights = pose.weights;
+      job.run();
     }
-  };
-  addLayers(layers_, target);
-  addLayers(fading_from_, fading_ ? 1 - target : 0);
-  size_t k = 0;
-  auto addBlend = [&](const std::vector<Layer>& layers, float scale) {
-    for (const Layer& l : layers) {
-      if (l.weight * scale <= 0) continue;
-      blend.push_back({sampled[k].local, l.weight * scale, {}, sampled[k].weights});
-      ++k;
-    }
-  };
-  addBlend(layers_, target);
-  addBlend(fading_from_, fading_ ? 1 - target : 0);
-  if (!blend.empty()) {
-    anim::BlendingJob job;
-    job.skeleton = &sk;
-    job.layers = blend;
-    job.output = out.pose.local;
-    job.output_weights = out.pose.weights;
-    job.run();
   }
   Character::Controls controls;
   controls.morph = morph_;
-  aim(out.pose, controls);
-  character_->applyControls(controls, out.pose);
+  aim(pose, controls);
+  character_->applyControls(controls, pose);
+}
+
+void Animator::evaluate(Character::Frame& out, bool pose_only) const {
+  const GltfModel& model = character_->model();
+  sampleControlled(out.pose);
   // Posing for the GPU: the bound mesh is skinned there (when it can be), so the CPU leaves it unposed.
   model.evaluate(out.pose, pose_only && character_->gpuSkinnable() ? character_->boundDraw() : -1);
   if (pose_only) {
@@ -299,6 +312,11 @@ void Animator::evaluate(Character::Frame& out, bool pose_only) const {
   } else {
     character_->deformFrame(out);
   }
+}
+
+void Animator::evaluateMeshes(GltfModel::Pose& pose) const {
+  sampleControlled(pose);
+  character_->model().evaluate(pose);
 }
 
 }  // namespace sf::character

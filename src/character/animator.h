@@ -38,6 +38,8 @@ class Animator {
   void setVelocity(Vec3 velocity);
   // Face layer: morph weights from Character::mapExpression (empty clears it).
   void setExpression(std::vector<float> morph);
+  // The face layer's morph weights (empty: none set).
+  const std::vector<float>& expression() const { return morph_; }
   // Aim at a point in the character's model space, or stop aiming.
   void lookAt(std::optional<Vec3> target_model);
   void setLookAtLimits(const LookAtLimits& limits) { limits_ = limits; }
@@ -49,6 +51,10 @@ class Animator {
   // splats deformed on the CPU unless `pose_only` (the GPU deform pass does it; the bound mesh is then also
   // left for the GPU to skin when Character::gpuSkinnable()).
   void evaluate(Character::Frame& out, bool pose_only = false) const;
+  // The pose of this moment for a character drawn as its glTF meshes (Character::skinOnly): sampled,
+  // blended, face layer, look-at, then GltfModel::evaluate (draws that move are left to the renderer's skin
+  // pass when pose.skin_in_renderer). Nothing is deformed.
+  void evaluateMeshes(GltfModel::Pose& pose) const;
 
   // The clips of the current blend (clip index, weight), without those fading out.
   std::vector<std::pair<int, float>> activeClips() const;
@@ -69,6 +75,8 @@ class Animator {
     float time = 0, weight = 1;
   };
   int findClipContaining(const std::string& word) const;
+  // Sampled, blended, face layer and look-at into pose.local / pose.weights (before GltfModel::evaluate).
+  void sampleControlled(GltfModel::Pose& pose) const;
   void aim(GltfModel::Pose& pose, Character::Controls& controls) const;
 
   std::shared_ptr<const Character> character_;

@@ -145,13 +145,18 @@ struct BundleCharacter::Result {
   double geometry_ms = 0, appearance_ms = 0;
 };
 
+std::string orlRefusal(const CharacterBundle& bundle) {
+  if (bundle.rig.backend != "orl") return {};
+  return bundle.where + ": rig backend \"orl\"" + (bundle.rig.declared ? "" : " (the default of a bundle without a \"rig\" block)") +
+         " is refused: it poses the face by evaluating the character's own OpenRigLogic DNA, and this engine has no DNA reader or "
+         "evaluator; the decoders were trained on vertices that rig poses, so another rig would draw a wrong face without a sign. "
+         "Declare \"rig\": {\"backend\": \"gnm\", \"pack\": ...} or {\"backend\": \"skinned\"} (docs/formats/character-bundle.md)";
+}
+
 BundleCharacter::BundleCharacter(CharacterBundle bundle) : bundle_(std::move(bundle)) {
   const BundleResolver& files = *bundle_.files;
   const std::string& where = bundle_.where;
-  if (bundle_.rig.backend == "orl")
-    throw Error(where + ": rig backend \"orl\"" + (bundle_.rig.declared ? "" : " (the default of a bundle without a \"rig\" block)") +
-                " needs the character's own rig runtime, which this engine does not have; declare \"rig\": {\"backend\": \"gnm\", \"pack\": ...} or "
-                "{\"backend\": \"skinned\"}");
+  if (std::string why = orlRefusal(bundle_); !why.empty()) throw Error(why);
   rig_ = makeRig(bundle_.rig.backend, files, bundle_.rig.pack);
   if (bundle_.rig.vertex_count >= 0 && static_cast<size_t>(bundle_.rig.vertex_count) != rig_->vertexCount())
     throw Error(where + ": rig.vertex_count is " + std::to_string(bundle_.rig.vertex_count) + " but " + files.describe(bundle_.rig.pack) + " poses " +

@@ -129,6 +129,8 @@ class BundleCharacter {
   void setExpression(const Expression& e, std::vector<std::string>* missing = nullptr);
   // The rig's raw control vector (RigBackend::controlNames), bypassing the expression space.
   void setRig(std::span<const float> controls);
+  // The rig's raw control vector as last set (setExpression or setRig).
+  std::span<const float> rigControls() const { return controls_; }
   // Gaze [pitchL, yawL, pitchR, yawR] in radians, pitch positive-down, for gaze-conditioned branches (a
   // gnm rig takes it through its four gaze controls as well).
   void setGaze(const std::array<float, 4>& gaze);
@@ -202,5 +204,12 @@ class BundleCharacter {
 
 // Loads a bundle directory into a character.
 std::shared_ptr<BundleCharacter> loadBundleCharacter(const std::string& dir);
+
+// Why a bundle is refused for its rig backend, or empty: a bundle declaring the orl rig backend (OpenRigLogic
+// DNA), or defaulting to it without a "rig" block, gets this refusal (docs/formats/character-bundle.md, "The
+// orl rig backend") from the BundleCharacter constructor, the scene loader (an object or a script's spawn,
+// strict or not) and CharacterWorld::spawn, never a placeholder: it names the marker file, says this engine
+// has no runtime that evaluates a DNA and what to declare instead.
+std::string orlRefusal(const CharacterBundle& bundle);
 
 }  // namespace sf::character

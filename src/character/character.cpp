@@ -93,6 +93,8 @@ SplatDeformSource Character::deformSource(const Frame& f, bool gpu_skin) const {
   return s;
 }
 
+Character Character::skinOnly(std::shared_ptr<const GltfModel> model) { return startFrom(std::move(model)); }
+
 Character Character::fromGltf(std::shared_ptr<const GltfModel> model, size_t count, uint32_t seed) {
   if (count == 0) throw Error("a splat character needs at least one splat");
   Character c = startFrom(std::move(model));

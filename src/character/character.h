@@ -48,6 +48,12 @@ class Character {
   // an unknown tint or a sigma that is not positive.
   static Character rigPreview(std::shared_ptr<const GltfModel> model, const std::string& tint, float sigma = 0.002f);
 
+  // Builder (4): no splats, the skin alone: a plain glTF whose meshes are drawn posed (a script's spawn of a
+  // .gltf / .glb). An Animator drives it as any character (clips, face layer on the bound primitive's morph
+  // targets, look-at); Animator::evaluateMeshes poses it. Throws sf::Error when the model has no triangle
+  // primitive.
+  static Character skinOnly(std::shared_ptr<const GltfModel> model);
+
   // Adds the animations of another glTF (e.g. the LAM avatar's animation.glb) retargeted onto the skin by
   // joint name; they are stored in the package and become the default clip source when the skin has none.
   // Returns the retargeting report (tracks mapped and dropped, joints missing).

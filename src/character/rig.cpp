@@ -116,35 +116,37 @@ const SkinSource& SkinnedRig::skinSource() {
 
 // ---- GnmRig ----
 
-GnmRig::GnmRig(GnmPack pack) : pack_(std::move(pack)) {
-  if (std::string why = pack_.validate(); !why.empty()) throw Error(gnmName(pack_) + ": " + why);
-  controls_.assign(pack_.controlCount(), 0.0f);
-  models_.resize(pack_.joints.size());
-  palette_.resize(pack_.joints.size());
+GnmRig::GnmRig(GnmPack pack) : GnmRig(std::make_shared<const GnmPack>(std::move(pack))) {}
+
+GnmRig::GnmRig(std::shared_ptr<const GnmPack> pack) : pack_(std::move(pack)) {
+  if (std::string why = pack_->validate(); !why.empty()) throw Error(gnmName(*pack_) + ": " + why);
+  controls_.assign(pack_->controlCount(), 0.0f);
+  models_.resize(pack_->joints.size());
+  palette_.resize(pack_->joints.size());
 }
 
 void GnmRig::setControls(std::span<const float> controls) {
-  checkControls(controls, pack_.controlCount(), gnmName(pack_));
+  checkControls(controls, pack_->controlCount(), gnmName(*pack_));
   controls_.assign(controls.begin(), controls.end());
 }
 
 const SkinSource& GnmRig::skinSource() {
-  const size_t k = pack_.basisCount();
-  for (size_t j = 0; j < pack_.joints.size(); ++j) {
-    const GnmJoint& jt = pack_.joints[j];
+  const size_t k = pack_->basisCount();
+  for (size_t j = 0; j < pack_->joints.size(); ++j) {
+    const GnmJoint& jt = pack_->joints[j];
     models_[j] = jt.parent < 0 ? jt.rest_local : models_[static_cast<size_t>(jt.parent)] * jt.rest_local;
     for (size_t side = 0; side < 2; ++side)
-      if (static_cast<int32_t>(j) == pack_.eye_joints[side]) {  // about the pivot: M' = T(c) R T(-c) M, c = M's origin
+      if (static_cast<int32_t>(j) == pack_->eye_joints[side]) {  // about the pivot: M' = T(c) R T(-c) M, c = M's origin
         const Mat3 r = gazeRotation(controls_[k + 2 * side], controls_[k + 2 * side + 1]);
         models_[j] = Mat4::fromLinearTranslation(r * models_[j].linear(), models_[j].translation());
       }
-    palette_[j] = pack_.bind_transform * models_[j] * jt.inverse_bind;
+    palette_[j] = pack_->bind_transform * models_[j] * jt.inverse_bind;
   }
   source_ = SkinSource{};
-  source_.positions = pack_.neutral;
-  source_.joints0 = pack_.lbs_joints;
-  source_.weights0 = pack_.lbs_weights;
-  source_.morph_positions = pack_.basis;
+  source_.positions = pack_->neutral;
+  source_.joints0 = pack_->lbs_joints;
+  source_.weights0 = pack_->lbs_weights;
+  source_.morph_positions = pack_->basis;
   source_.morph_weights = std::span<const float>(controls_.data(), k);
   source_.palette = palette_;
   return source_;

@@ -103,23 +103,25 @@ class GnmRig final : public RigBackend {
  public:
   // Throws sf::Error naming the pack's source when pack.validate() fails.
   explicit GnmRig(GnmPack pack);
+  // The same over a pack shared by several rigs (each with its own controls); pack must not be null.
+  explicit GnmRig(std::shared_ptr<const GnmPack> pack);
 
   std::string kind() const override { return "gnm"; }
-  const std::vector<std::string>& controlNames() const override { return pack_.control_names; }
+  const std::vector<std::string>& controlNames() const override { return pack_->control_names; }
   void setControls(std::span<const float> controls) override;
-  size_t vertexCount() const override { return pack_.neutral.size(); }
-  std::span<const uint32_t> triangles() const override { return pack_.triangles; }
-  std::span<const std::array<float, 2>> uvs() const override { return pack_.uvs; }
+  size_t vertexCount() const override { return pack_->neutral.size(); }
+  std::span<const uint32_t> triangles() const override { return pack_->triangles; }
+  std::span<const std::array<float, 2>> uvs() const override { return pack_->uvs; }
   const SkinSource& skinSource() override;
-  std::array<int, 2> eyeJoints() const override { return {pack_.eye_joints[0], pack_.eye_joints[1]}; }
+  std::array<int, 2> eyeJoints() const override { return {pack_->eye_joints[0], pack_->eye_joints[1]}; }
 
-  const GnmPack& pack() const { return pack_; }
+  const GnmPack& pack() const { return *pack_; }
   std::span<const float> controls() const { return controls_; }
   // The joints' model matrices (head-local) of the last skinSource(), gaze applied.
   std::span<const Mat4> jointModels() const { return models_; }
 
  private:
-  GnmPack pack_;
+  std::shared_ptr<const GnmPack> pack_;
   std::vector<float> controls_;
   std::vector<Mat4> models_, palette_;
   SkinSource source_;

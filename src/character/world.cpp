@@ -4,13 +4,30 @@
 #include <algorithm>
 #include <cmath>
 
+#include "character/gnm_pack.h"
 #include "character/mouth.h"
+#include "character/rig.h"
+#include "core/covariance.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "io/file.h"
 
 namespace sf::character {
 
-const char* const kCommands[7] = {"spawn-character", "despawn", "set-character-state", "set-clip-weights", "set-expression", "look-at", "say"};
+const char* const kCommands[8] = {"spawn-character", "despawn", "set-character-state", "set-clip-weights", "set-expression", "set-controls", "look-at", "say"};
+
+// A GNM pack's rig preview (docs/formats/gnm-pack.md, "Rig preview"): one small gaussian per vertex of the
+// pack's mesh at the rig's posed vertices, one rig (and so one control vector) per spawn over a shared pack.
+struct GnmPreview {
+  explicit GnmPreview(std::shared_ptr<const GnmPack> pack) : rig(std::move(pack)) {}
+  GnmRig rig;
+  GaussianCloud cloud;             // colours (joint tint), opacity and size; positions at zero controls
+  std::vector<Vec3> positions;     // the posed vertices (output space: the body's bind space)
+  std::vector<Cov6> covariances;   // sigma^2 I for every vertex
+  std::vector<float> controls;     // set-expression / set-controls: coefficients, then the four gaze angles
+  std::array<float, 4> look{};     // look-at's gaze, added to the gaze controls
+  bool posed = false;              // positions are those of the rig's controls
+};
 
 bool isCommand(const std::string& name) {
   for (const char* c : kCommands)
@@ -54,38 +71,113 @@ const Animator* CharacterWorld::animator(const std::string& id) const {
   return it == entities_.end() ? nullptr : it->second.animator.get();
 }
 
-void CharacterWorld::spawn(const std::string& id, const std::string& package_dir, const Mat4& model_to_world, const std::string& clip) {
+std::string CharacterWorld::kind(const std::string& id) const {
+  auto it = entities_.find(id);
+  if (it == entities_.end()) return {};
+  const Entity& e = it->second;
+  return e.gnm ? "gnm" : e.bundle ? "bundle" : e.meshes ? "gltf" : e.character ? "package" : "placeholder";
+}
+
+const GnmRig* CharacterWorld::gnmRig(const std::string& id) const {
+  auto it = entities_.find(id);
+  return it == entities_.end() || !it->second.gnm ? nullptr : &it->second.gnm->rig;
+}
+
+namespace {
+
+constexpr float kGnmPreviewSigma = 0.002f;  // metres: the document's rig preview size
+constexpr float kGazeLimit = 0.6f;          // radians: eyes turn no further
+
+// The rig's controls for a preview's state: the expression / raw controls with look-at's gaze added.
+void applyGnmControls(GnmPreview& g) {
+  std::vector<float> c = g.controls;
+  const size_t k = g.rig.pack().basisCount();
+  for (size_t i = 0; i < kGnmGazeControls; ++i) c[k + i] += g.look[i];
+  g.rig.setControls(c);  // throws for a value that is not finite (the previous controls are kept)
+  g.posed = false;
+}
+
+// "a, b, c" (at most 20 names, then how many more), for messages.
+std::string nameList(const std::vector<std::string>& names) {
+  std::string s;
+  for (size_t i = 0; i < names.size() && i < 20; ++i) s += (i ? ", " : "") + names[i];
+  if (names.size() > 20) s += ", ... (" + std::to_string(names.size()) + " in all)";
+  return s.empty() ? "none" : s;
+}
+
+}  // namespace
+
+void CharacterWorld::spawn(const std::string& id, const std::string& package, const Mat4& model_to_world, const std::string& clip) {
   if (id.empty()) throw Error("spawn-character: empty id");
   if (entities_.count(id)) throw Error("character '" + id + "' already exists");
   Entity e;
   e.transform = model_to_world;
-  if (isCharacterBundle(*directoryResolver(package_dir))) {  // a decoder character: its own state per spawn
+  // Files that fail to load: the placeholder capsule, with one warning naming the file and the cause.
+  auto placeholder = [&](const std::string& why) {
+    log_.push_back("warning: character '" + id + "': " + why + "; showing a placeholder");
+    e.placeholder = std::make_shared<GaussianCloud>(makeCapsuleCloud());
+    entities_.emplace(id, std::move(e));
+  };
+  const std::string ext = fileExtension(package);
+  if (ext == ".sfgnm") {  // a GNM pack: its rig preview, driven by expressions, set-controls and look-at
+    std::shared_ptr<const GnmPack>& pack = packs_[package];
+    std::shared_ptr<GnmPreview> g;
     try {
-      e.bundle = loadBundleCharacter(package_dir);
-      if (!clip.empty()) log_.push_back("warning: character '" + id + "': a decoder character has no body clips; clip '" + clip + "' is ignored");
+      if (!pack) pack = std::make_shared<const GnmPack>(loadGnmPack(package));
+      g = std::make_shared<GnmPreview>(pack);
+      g->cloud = rigPreviewCloud(g->rig, "joint", kGnmPreviewSigma);
     } catch (const std::exception& err) {
-      log_.push_back("warning: character '" + id + "': " + err.what() + "; showing a placeholder");
-      e.placeholder = std::make_shared<GaussianCloud>(makeCapsuleCloud());
+      packs_.erase(package);
+      return placeholder(err.what());
     }
+    if (!clip.empty()) log_.push_back("warning: character '" + id + "': a GNM pack's rig preview has no body clips; clip '" + clip + "' is ignored");
+    g->controls.assign(g->rig.controlNames().size(), 0.0f);
+    g->covariances.assign(g->cloud.size(), covarianceFromScaleRotation({kGnmPreviewSigma, kGnmPreviewSigma, kGnmPreviewSigma}, Quat{}));
+    e.gnm = std::move(g);
     entities_.emplace(id, std::move(e));
     return;
   }
-  std::shared_ptr<const Character>& cached = loaded_[package_dir];
+  const bool gltf = ext == ".gltf" || ext == ".glb";
+  if (!gltf) {
+    std::shared_ptr<BundleResolver> files = directoryResolver(package);
+    if (isCharacterBundle(*files)) {  // a decoder character: its own state per spawn
+      std::string refused;  // an orl rig is refused with its reason, not drawn as a placeholder
+      try {
+        refused = orlRefusal(loadCharacterBundle(files));
+      } catch (const std::exception&) {  // a bundle that does not parse: the placeholder below says why
+      }
+      if (!refused.empty()) throw Error("character '" + id + "': " + refused);
+      try {
+        e.bundle = loadBundleCharacter(package);
+        if (!clip.empty()) log_.push_back("warning: character '" + id + "': a decoder character has no body clips; clip '" + clip + "' is ignored");
+      } catch (const std::exception& err) {
+        return placeholder(err.what());
+      }
+      entities_.emplace(id, std::move(e));
+      return;
+    }
+  }
+  // A splat character package, or a plain glTF drawn as its meshes: both share the model (and the package)
+  // between spawns; each spawn has its own animator, so spawns of one file animate independently.
+  std::shared_ptr<const Character>& cached = loaded_[package];
   try {
-    if (!cached) cached = std::make_shared<Character>(Character::loadPackage(package_dir));
+    if (!cached && gltf) {
+      auto model = std::make_shared<const GltfModel>(package);
+      if (model->drawnPrimitives() == 0) throw Error(package + ": has no triangle mesh to draw (a spawned glTF is drawn as its meshes)");
+      cached = std::make_shared<Character>(Character::skinOnly(std::move(model)));
+    }
+    if (!cached) cached = std::make_shared<Character>(Character::loadPackage(package));
   } catch (const std::exception& err) {  // any load failure keeps a placeholder
-    loaded_.erase(package_dir);
-    log_.push_back("warning: character '" + id + "': " + err.what() + "; showing a placeholder");
-    e.placeholder = std::make_shared<GaussianCloud>(makeCapsuleCloud());
-    entities_.emplace(id, std::move(e));
-    return;
+    loaded_.erase(package);
+    return placeholder(err.what());
   }
   int c = -1;
   if (!clip.empty()) {
     c = cached->model().findClip(clip);
-    if (c < 0) throw Error("character '" + id + "': no clip '" + clip + "' in " + package_dir + " (" + cached->model().clipList() + ")");
+    if (c < 0) throw Error("character '" + id + "': no clip '" + clip + "' in " + package + " (" + cached->model().clipList() + ")");
   }
   e.character = cached;
+  e.meshes = gltf;
   e.animator = std::make_unique<Animator>(cached);
   if (c >= 0) e.animator->play(c, 0.0f);
   entities_.emplace(id, std::move(e));
@@ -98,8 +190,9 @@ void CharacterWorld::despawn(const std::string& id) {
 
 void CharacterWorld::setState(const std::string& id, const std::string& clip, std::optional<Vec3> velocity, float fade) {
   Entity& e = get(id);
-  if (e.bundle && !e.missing_reported) {
-    log_.push_back("character '" + id + "' is a decoder character: it has no body clips (set-character-state is recorded, nothing plays)");
+  if ((e.bundle || e.gnm) && !e.missing_reported) {
+    log_.push_back("character '" + id + "' is " + (e.gnm ? "a GNM pack's rig preview" : "a decoder character") +
+                   ": it has no body clips (set-character-state is recorded, nothing plays)");
     e.missing_reported = true;
   }
   if (!e.animator) return;  // a placeholder ignores animation
@@ -125,6 +218,22 @@ void CharacterWorld::setClipWeights(const std::string& id, const std::vector<std
 
 void CharacterWorld::setExpression(const std::string& id, const Expression& expression) {
   Entity& e = get(id);
+  if (e.gnm) {  // the pack's space (gnm: coefficients + gaze), gnm68, or arkit52 through the pack's arkit map
+    const GnmRig& rig = e.gnm->rig;
+    const ExpressionSpace space = expression.space == "arkit52" ? arkit52Space()
+                                  : expression.space == "gnm"   ? gnmSpace(rig.pack().basisCount())
+                                  : expression.space == "gnm68" ? gnm68Space()
+                                                                : ExpressionSpace{expression.space, static_cast<int>(expression.weights.size()), {}};
+    std::vector<float> controls = mapToControls(space, expression.weights, rig);
+    std::swap(controls, e.gnm->controls);
+    try {
+      applyGnmControls(*e.gnm);
+    } catch (const Error&) {
+      std::swap(controls, e.gnm->controls);
+      throw;
+    }
+    return;
+  }
   if (e.bundle) {
     std::vector<std::string> missing;
     e.bundle->setExpression(expression, &missing);
@@ -148,14 +257,75 @@ void CharacterWorld::setExpression(const std::string& id, const Expression& expr
   e.animator->setExpression(std::move(morph));
 }
 
+void CharacterWorld::setControls(const std::string& id, const std::vector<float>& values, const std::vector<std::pair<std::string, float>>& named) {
+  Entity& e = get(id);
+  std::vector<std::string> names;
+  std::vector<float> current;
+  if (e.gnm) {
+    names = e.gnm->rig.controlNames();
+    current = e.gnm->controls;
+  } else if (e.bundle) {
+    names = e.bundle->rig().controlNames();
+    current.assign(e.bundle->rigControls().begin(), e.bundle->rigControls().end());
+  } else if (e.animator) {  // the bound mesh's morph targets
+    const GltfModel& model = e.character->model();
+    const GltfMesh& mesh = model.document().meshes[static_cast<size_t>(model.drawInfo(static_cast<size_t>(e.character->boundDraw())).mesh)];
+    const size_t n = e.character->morphTargetCount();
+    for (size_t k = 0; k < n; ++k) names.push_back(k < mesh.target_names.size() ? mesh.target_names[k] : "target" + std::to_string(k));
+    current = e.animator->expression();
+    if (current.empty()) current.assign(n, 0.0f);
+  } else {
+    return;  // a placeholder ignores controls
+  }
+  if (names.empty()) throw Error("character '" + id + "' has no controls (no morph targets, no rig controls)");
+  if (!named.empty()) {
+    for (const auto& [name, v] : named) {
+      auto it = std::find(names.begin(), names.end(), name);
+      if (it == names.end()) throw Error("character '" + id + "' has no control '" + name + "' (its controls: " + nameList(names) + ")");
+      current[static_cast<size_t>(it - names.begin())] = v;
+    }
+  } else {
+    if (values.size() != names.size())
+      throw Error("character '" + id + "': set-controls needs " + std::to_string(names.size()) + " values (its controls: " + nameList(names) + "), got " +
+                  std::to_string(values.size()));
+    current = values;
+  }
+  for (size_t k = 0; k < current.size(); ++k)
+    if (!std::isfinite(current[k])) throw Error("character '" + id + "': control '" + names[k] + "' is not finite");
+  if (e.gnm) {
+    std::swap(current, e.gnm->controls);
+    applyGnmControls(*e.gnm);
+  } else if (e.bundle) {
+    e.bundle->setRig(current);
+  } else {
+    e.animator->setExpression(std::move(current));
+  }
+}
+
 void CharacterWorld::lookAt(const std::string& id, std::optional<Vec3> target_world) {
   Entity& e = get(id);
+  if (e.gnm) {  // the gaze of both eyes towards the target, from the midpoint of the eye joints at rest
+    GnmPreview& g = *e.gnm;
+    g.look = {};
+    if (target_world) {
+      const GnmPack& p = g.rig.pack();
+      std::vector<Mat4> models(p.joints.size());
+      for (size_t j = 0; j < p.joints.size(); ++j)
+        models[j] = p.joints[j].parent < 0 ? p.joints[j].rest_local : models[static_cast<size_t>(p.joints[j].parent)] * p.joints[j].rest_local;
+      const Vec3 pivot = 0.5f * (models[static_cast<size_t>(p.eye_joints[0])].translation() + models[static_cast<size_t>(p.eye_joints[1])].translation());
+      // The target in the head-local frame, where the gaze angles are defined.
+      const Vec3 d = transformPoint(inverseAffine(e.transform * p.bind_transform), *target_world) - pivot;
+      const float yaw = std::clamp(std::atan2(d.x, d.z), -kGazeLimit, kGazeLimit);
+      const float pitch = std::clamp(-std::atan2(d.y, std::hypot(d.x, d.z)), -kGazeLimit, kGazeLimit);  // positive-down
+      g.look = {pitch, yaw, pitch, yaw};
+    }
+    return applyGnmControls(g);
+  }
   if (e.bundle) {  // the gaze of both eyes towards the target, from the first branch's frame centre
     if (!target_world) return e.bundle->setGaze({0, 0, 0, 0});
     const Vec3 d = transformPoint(inverseAffine(e.transform), *target_world) - e.bundle->bundle().branches.front().frame.center;
-    constexpr float kLimit = 0.6f;  // radians: eyes turn no further
-    const float yaw = std::clamp(std::atan2(d.x, d.z), -kLimit, kLimit);
-    const float pitch = std::clamp(-std::atan2(d.y, std::hypot(d.x, d.z)), -kLimit, kLimit);  // positive-down
+    const float yaw = std::clamp(std::atan2(d.x, d.z), -kGazeLimit, kGazeLimit);
+    const float pitch = std::clamp(-std::atan2(d.y, std::hypot(d.x, d.z)), -kGazeLimit, kGazeLimit);  // positive-down
     return e.bundle->setGaze({pitch, yaw, pitch, yaw});
   }
   if (!e.animator) return;
@@ -186,7 +356,8 @@ void CharacterWorld::execute(const ScriptCommand& c) {
         }
       }
       setExpression(c.id, e);
-    } else if (c.command == "look-at") lookAt(c.id, c.target);
+    } else if (c.command == "set-controls") setControls(c.id, c.controls, c.named_controls);
+    else if (c.command == "look-at") lookAt(c.id, c.target);
     else if (c.command == "say") say(c.id, c.text);
     else throw Error("unknown command '" + c.command + "'");
   } catch (const Error& e) {
@@ -244,9 +415,19 @@ std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform, std::ve
   // A frame the optional parts change (Character::partsActive) is deformed on the CPU for both backends:
   // its overrides, opacities and extra parts are drawn as computed by deformFrame.
   parallelFor(list.size(), [&](size_t k) {
+    if (GnmPreview* g = list[k]->gnm.get()) {  // posed again only when its controls changed
+      if (!g->posed) g->rig.pose(g->positions), g->posed = true;
+      return;
+    }
     const Animator* a = list[k]->animator.get();
     if (!a) return;
     Character::Frame& f = frames_[k];
+    if (list[k]->meshes) {  // a plain glTF: its meshes posed, skinned here or by the renderer's skin pass
+      f.pose.skin_in_renderer = gpu_deform;
+      a->evaluateMeshes(f.pose);
+      return;
+    }
+    f.pose.skin_in_renderer = false;  // the slot may have held a plain glTF's pose before a despawn
     const Character& ch = a->character();
     poseCharacterFrame(ch, gpu_deform, f, [&](bool pose_only) { a->evaluate(f, pose_only); });
   });
@@ -279,8 +460,18 @@ std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform, std::ve
       ++i;
       continue;
     }
+    if (e.gnm) {  // one gaussian per vertex at the posed vertices; the cloud's colours and sizes stay
+      out.push_back({&e.gnm->cloud, e.transform, e.gnm->positions, e.gnm->covariances});
+      ++i;
+      continue;
+    }
     if (!e.animator) {
       out.push_back({e.placeholder.get(), e.transform, {}, {}});
+      ++i;
+      continue;
+    }
+    if (e.meshes) {  // through the mesh layer, as a scene's glTF object
+      for (const RenderMesh& m : e.character->model().renderMeshes(frames_[i].pose, e.transform)) meshes.push_back(m);
       ++i;
       continue;
     }

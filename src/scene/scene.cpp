@@ -356,6 +356,21 @@ void loadGeneratorObject(SceneObject& obj, const std::string& path, const Json* 
   obj.generator = std::move(g);
 }
 
+// Why a character directory is refused outright: a decoder character bundle that declares (or defaults to)
+// the orl rig backend (character::orlRefusal). Empty otherwise, and for a bundle that does not parse (loading
+// it then says why, as a placeholder's warning).
+std::string orlRefusalOf(const std::string& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return {};
+  try {
+    std::shared_ptr<character::BundleResolver> files = character::directoryResolver(dir);
+    if (!character::isCharacterBundle(*files)) return {};
+    return character::orlRefusal(character::loadCharacterBundle(files));
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
 // A character package: its splats (deformed per frame) and its model; the clip defaults to the package's.
 void loadCharacterObject(SceneObject& obj, const std::string& dir, const std::string& clip,
                          std::shared_ptr<const character::Character> shared = nullptr) {
@@ -407,8 +422,18 @@ std::vector<character::ScriptCommand> parseScript(const Node& list, const std::f
       } catch (const Error& e) {
         n["package"].fail(e.what());
       }
+      if (std::string why = orlRefusalOf(c.package); !why.empty()) n["package"].fail(why);
       if (n.has("transform")) c.transform = parseTransform(n["transform"]);
       if (n.has("clip")) c.clip = n["clip"].clipName();
+    } else if (c.command == "set-controls") {
+      Node v = n["controls"];
+      if (v.value.is_object() && !v.value.empty()) {
+        for (auto it = v.value.begin(); it != v.value.end(); ++it) c.named_controls.push_back({it.key(), static_cast<float>(v[it.key().c_str()].number())});
+      } else if (v.value.is_array() && !v.value.empty()) {
+        c.controls = v.numbers(v.value.size());
+      } else {
+        v.fail("expected an array of control values or {control name: value}");
+      }
     } else if (c.command == "set-character-state") {
       if (n.has("clip")) c.clip = n["clip"].clipName();
       if (n.has("velocity")) c.velocity = n["velocity"].vec3();
@@ -572,6 +597,8 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
       confinement = e.what();
     }
     obj.source = resolved;
+    if (character_key && confinement.empty())  // refused, strict or not: never a placeholder
+      if (std::string why = orlRefusalOf(resolved); !why.empty()) o["character"].fail(why);
     const bool gltf = !character_key && !generator_key && !hull_key && (gltf_key || classifyInput(resolved) == InputKind::kGltf);
     std::string clip;
     if (o.has("clip")) {
@@ -754,11 +781,14 @@ CloudBounds sceneBounds(const Scene& scene, double time) {
   if (!scene.script.empty()) {  // characters the script has spawned by `time`
     character::CharacterWorld world;
     world.advanceTo(time, scene.script);
-    std::vector<RenderObject> objs = world.renderObjects(false);
+    std::vector<RenderMesh> meshes;  // spawned glTFs' meshes, the mouth's
+    std::vector<RenderObject> objs = world.renderObjects(false, &meshes);
     for (const RenderObject& o : objs) {
       std::span<const Vec3> ps = o.positions.empty() ? std::span<const Vec3>(o.cloud->positions) : o.positions;
       for (const Vec3& p : ps) all.positions.push_back(transformPoint(o.object_to_world, p));
     }
+    for (const RenderMesh& m : meshes)
+      for (const Vec3& p : m.positions) all.positions.push_back(transformPoint(m.object_to_world, p));
   }
   if (all.positions.empty()) throw Error("the scene has nothing to frame (no splats, no mesh vertices)");
   return computeBounds(all);

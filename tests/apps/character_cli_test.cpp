@@ -1,11 +1,13 @@
 // `splatforge character build|bind|info`, characters and scripts in `render` / `animate`, and
 // `bench-characters`, run as processes: packages built from a glTF and from the LAM avatar, a scripted
-// scene with a placeholder, and the errors a user meets (unknown command, hash mismatch, wrong space).
+// scene with a placeholder, a script spawning a plain glTF and a GNM pack, and the errors a user meets
+// (unknown command, hash mismatch, wrong space).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "gpu/gpu.h"
 #include "io/file.h"
 #include "io/image_io.h"
 #include "support/test_support.h"
@@ -80,6 +82,56 @@ TEST(CharacterCli, BuildInfoRenderAndScript) {
   writeFileAtomic((dir / "man/bindings.bin").string(), bin);
   EXPECT_EQ(test::runCli("character info " + (dir / "man").string(), &out), 1);
   EXPECT_NE(out.find("bindings.bin: SHA-256"), std::string::npos) << out;
+}
+
+// A script spawning a plain skinned glTF (cesium_man, drawn as its meshes) and a GNM pack (the demo head's rig,
+// drawn as its rig preview) renders both, on the CPU and (where there is a device) the Vulkan frame, with no
+// placeholder; the same script naming missing files draws the placeholders instead.
+TEST(CharacterCli, ScriptSpawnsAPlainGltfAndAGnmPackAndBothDraw) {
+  SF_REQUIRE_ASSET(man, "gltf/cesium_man.gltf");
+  const fs::path dir = test::tempDir("CharacterCliSpawnPaths");
+  std::string out;
+  const std::string head_glb = std::string(SPLATFORGE_SOURCE_DIR) + "/models/characters/orb_head/head/head.glb";
+  ASSERT_EQ(test::runCli("character gnm-pack " + head_glb + " -o " + (dir / "head.sfgnm").string(), &out), 0) << out;
+  const auto scene = [&](const std::string& gltf, const std::string& pack) {
+    return R"({"script": [
+    {"t": 0, "command": "spawn-character", "id": "man", "package": ")" + gltf + R"(", "transform": {"translation": [-0.4, 0, 0]}},
+    {"t": 0, "command": "spawn-character", "id": "head", "package": ")" + pack + R"(", "transform": {"translation": [0.5, -3.8, 0], "scale": 3}},
+    {"t": 0.2, "command": "set-controls", "id": "head", "controls": {"jawOpen": 1}},
+    {"t": 0.3, "command": "look-at", "id": "man", "target": [0, 1.5, 3]}],
+  "camera": {"eye": [0, 1, 3], "target": [0, 0.8, 0], "up": [0, 1, 0], "fov_y_deg": 45, "width": 96, "height": 72}})";
+  };
+  writeText(dir / "both.json", scene(man, "head.sfgnm"));
+  writeText(dir / "missing.json", scene((dir / "nowhere.glb").string(), "nowhere.sfgnm"));
+  const auto render = [&](const char* name, const std::string& backend) {
+    const std::string npy = (dir / (std::string(name) + "_" + backend + ".npy")).string();
+    EXPECT_EQ(test::runCli("render " + (dir / (std::string(name) + ".json")).string() + " --allow-outside-paths --time 0.5 --backend " + backend +
+                               " -o " + (dir / "x.png").string() + " --save-float " + npy,
+                           &out),
+              0)
+        << out;
+    return readNpy(npy);
+  };
+  const ImageRGBA both = render("both", "cpu");
+  EXPECT_EQ(out.find("placeholder"), std::string::npos) << out;
+  const ImageRGBA missing = render("missing", "cpu");
+  EXPECT_NE(out.find("warning: character 'man'"), std::string::npos) << out;
+  EXPECT_NE(out.find("warning: character 'head'"), std::string::npos) << out;
+  EXPECT_NE(out.find("placeholder"), std::string::npos) << out;
+  EXPECT_LT(compareImages(both, missing).psnr, 25.0) << "the spawned glTF and GNM pack draw, not the placeholders";
+  // Both characters cover pixels of their own halves of the image (the man left, the head right).
+  size_t left = 0, right = 0;
+  for (int y = 0; y < both.height; ++y)
+    for (int x = 0; x < both.width; ++x) {
+      const float a = both.pixels[(static_cast<size_t>(y) * static_cast<size_t>(both.width) + static_cast<size_t>(x)) * 4 + 3];
+      if (a > 0.1f) (x < both.width / 2 ? left : right) += 1;
+    }
+  EXPECT_GT(left, 100u);
+  EXPECT_GT(right, 20u);
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device: the Vulkan frame of the spawned characters is not checked");
+  const ImageRGBA gpu = render("both", "vulkan");
+  EXPECT_EQ(out.find("placeholder"), std::string::npos) << out;
+  EXPECT_GT(compareImages(both, gpu).psnr, 30.0) << "the Vulkan frame draws the spawned characters as the CPU frame does";
 }
 
 TEST(CharacterCli, LamAvatarPerVertexBindingAndCrowdBenchmark) {

@@ -347,6 +347,47 @@ TEST(ViewCli, DroppedGltfAtAClipTimeMatchesRender) {
   std::printf("[ view vs render of a dropped glTF at t = 0.5 s: %.2f dB ]\n", d.psnr);
 }
 
+// A scene script spawning a plain glTF (its meshes, posed by the animator) and a GNM pack (its rig preview)
+// draws in the viewer as `render` draws it: the one frame driver, no placeholder, at a clip time.
+TEST(ViewCli, ScriptSpawnedGltfAndGnmPackMatchRender) {
+  SF_REQUIRE_ASSET(model, "gltf/cesium_man.gltf");
+  std::string why;
+  if (!viewerBuilt(&why)) SF_SKIP_OR_FAIL("splatforge was built without the viewer: " << why);
+  VirtualDisplay x;
+  if (std::string missing = windowPrerequisites(x); !missing.empty()) SF_SKIP_OR_FAIL(missing);
+  ScopedEnv display("DISPLAY", x.display().c_str());
+  const std::string dir = test::tempDir("ViewCliSpawnPaths");
+  std::string out;
+  ASSERT_EQ(test::runCli("character gnm-pack " + std::string(SPLATFORGE_SOURCE_DIR) + "/models/characters/orb_head/head/head.glb -o " + dir +
+                             "/head.sfgnm",
+                         &out),
+            0)
+      << out;
+  writeText(dir + "/scene.json", R"({"script": [
+    {"t": 0, "command": "spawn-character", "id": "man", "package": ")" + model + R"(", "transform": {"translation": [-0.4, 0, 0]}},
+    {"t": 0, "command": "spawn-character", "id": "head", "package": "head.sfgnm", "transform": {"translation": [0.5, -3.8, 0], "scale": 3}},
+    {"t": 0.2, "command": "set-controls", "id": "head", "controls": {"jawOpen": 1}}]})");
+  writeText(dir + "/cam.json", R"({"eye": [0, 1, 3], "target": [0, 0.8, 0], "fov_y_deg": 45, "width": 320, "height": 240})");
+  writeText(dir + "/s.txt", "time 0.5\nscreenshot v.png\nquit\n");
+  ASSERT_EQ(test::runCli("view " + dir + "/scene.json --allow-outside-paths --camera " + dir + "/cam.json --script " + dir +
+                             "/s.txt --size 320x240 --bg 0,0,0",
+                         &out),
+            0)
+      << out;
+  EXPECT_EQ(out.find("placeholder"), std::string::npos) << out;
+  ASSERT_EQ(test::runCli("render " + dir + "/scene.json --allow-outside-paths --time 0.5 --camera " + dir + "/cam.json -o " + dir +
+                             "/r.png --width 320 --height 240 --backend vulkan",
+                         &out),
+            0)
+      << out;
+  EXPECT_EQ(out.find("placeholder"), std::string::npos) << out;
+  const ImageRGBA v = readPng(dir + "/v.png"), r = readPng(dir + "/r.png");
+  EXPECT_GT(litFraction(r), 0.03);
+  const ImageDiff d = compareImages(v, r);
+  EXPECT_GE(d.psnr, 40.0) << "max diff " << d.max_abs;
+  std::printf("[ view vs render of a script's spawned glTF and GNM pack at t = 0.5 s: %.2f dB ]\n", d.psnr);
+}
+
 // A neural generator in the viewer runs on the Vulkan executor inside the frame (decoded into its slots on
 // the GPU); the home camera is framed from a CPU run; the screenshot matches `render --backend cpu`.
 TEST(ViewCli, GeneratorRunsInTheFrameAndMatchesRender) {
