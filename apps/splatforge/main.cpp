@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "formats_command.h"
 #include "hull_command.h"
+#include "lod_command.h"
 #include "onnx_command.h"
 #include "render_command.h"
 #include "soak_command.h"
@@ -607,6 +608,45 @@ BatchCommand::BatchCommand(CLI::App& app) : options_(std::make_unique<Options>()
 
 bool BatchCommand::parsed() const { return command_->parsed(); }
 
+LodCommand::LodCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("lod", "Level of detail: build a hierarchy of merged gaussians from a splat PLY out of core, describe it, cut it "
+                                       "for a camera under a budget of gaussians (docs/lod.md)");
+  command_->require_subcommand(1);
+  CLI::App* build = command_->add_subcommand("build", "Build a level-of-detail hierarchy (chunk files and an index) from a binary splat PLY, out of core");
+  build->add_option("input", o.input, "Splat PLY (binary little-endian, INRIA 3DGS layout)")->required();
+  build->add_option("-o,--output", o.output, "Output directory (its index is replaced; chunk files of an earlier build are removed)")->required();
+  build->add_option("--fanout", o.fanout, "Children per parent")->check(CLI::Range(2, 64))->capture_default_str();
+  build->add_option("--chunk-size", o.chunk_size, "Leaves per chunk, rounded up to a power of the fan-out")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 31))
+      ->capture_default_str();
+  build->add_option("--memory-mb", o.memory_mb, "Memory for the sort runs, merge buffers and a chunk, in MB (the input may be larger)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 24))
+      ->capture_default_str();
+  build->add_option("--scratch", o.scratch, "Directory for the sort's run files (default: OUTPUT/.scratch); removed when done");
+  CLI::App* info = command_->add_subcommand("info", "Describe a level-of-detail hierarchy: leaves, nodes per level, chunks, bytes");
+  info->add_option("dir", o.input, "Hierarchy directory (lod build's output)")->required();
+  info->add_flag("--json", o.json, "Machine-readable JSON output");
+  info->add_flag("--verify", o.verify, "Also read every chunk and check its size, checksum and nodes");
+  CLI::App* cut = command_->add_subcommand("cut", "Choose the nodes a camera sees under a budget of gaussians (largest screen-space error refined first) "
+                                                  "and write them as a splat file");
+  cut->add_option("dir", o.input, "Hierarchy directory (lod build's output)")->required();
+  cut->add_option("--budget", o.budget, "Most gaussians in the cut")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40))->required();
+  cut->add_option("-o,--output", o.output, "Output splat file, format by extension: " + std::string(kWriteFormats))->required();
+  cut->add_option("--camera", o.camera, "Camera JSON (intrinsics + world_to_camera, or look-at), as render takes it (default: the capture framed as render frames it)");
+  cut->add_option("--width", o.width, "Image width (default " + std::to_string(kDefaultWidth) + ", or the camera's)")->check(CLI::Range(1, 16384));
+  cut->add_option("--height", o.height, "Image height (default " + std::to_string(kDefaultHeight) + ", or the camera's)")->check(CLI::Range(1, 16384));
+  cut->add_option("--threshold", o.threshold, "Do not refine nodes whose projected size is at most this many pixels (0: the budget alone decides)")
+      ->check(CLI::Range(0.0f, 1e6f))
+      ->capture_default_str();
+  cut->add_option("--camera-out", o.camera_out, "Also write the camera used as JSON (for `render CUT --camera FILE`)");
+  build->callback([&o] { o.action = Options::Action::kBuild; });
+  info->callback([&o] { o.action = Options::Action::kInfo; });
+  cut->callback([&o] { o.action = Options::Action::kCut; });
+}
+
+bool LodCommand::parsed() const { return command_->parsed(); }
+
 SoakCommand::SoakCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
   Options& o = *options_;
   command_ = app.add_subcommand("soak",
@@ -785,6 +825,7 @@ int main(int argc, char** argv) {
   TrainCommand train(app);
   BatchCommand batch(app);
   SoakCommand soak(app);
+  LodCommand lod(app);
 
   // --help lists the commands by what they are for.
   const char* kViewGroup = "View and render";
@@ -795,6 +836,7 @@ int main(int argc, char** argv) {
   const char* kBenchGroup = "Benchmarks and devices";
   const char* kTrainGroup = "Training";
   const char* kBatchGroup = "Batches and clusters";
+  const char* kLodGroup = "Level of detail";
   struct Entry {
     CLI::App* command;
     const char* group;
@@ -820,6 +862,7 @@ int main(int argc, char** argv) {
       {views.command(), kTrainGroup, [&] { return views.run(); }},
       {train.command(), kTrainGroup, [&] { return train.run(); }},
       {batch.command(), kBatchGroup, [&] { return batch.run(); }},
+      {lod.command(), kLodGroup, [&] { return lod.run(); }},
   };
   for (const Entry& c : commands) c.command->group(c.group);
   addEveryCommandFooter(app);

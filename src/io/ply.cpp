@@ -62,6 +62,15 @@ void applyPlyAntialiasComments(const std::vector<std::string>& comments, Gaussia
   }
 }
 
+void bakeSmoothingFilter(Vec3& scale, float& opacity, float filter_3d) {
+  // An isotropic gaussian convolved with the splat: variances add along every axis; the integral is kept.
+  const float f2 = filter_3d * filter_3d;
+  const Vec3 wide{std::sqrt(scale.x * scale.x + f2), std::sqrt(scale.y * scale.y + f2), std::sqrt(scale.z * scale.z + f2)};
+  const double ratio = (static_cast<double>(scale.x) * scale.y * scale.z) / (static_cast<double>(wide.x) * wide.y * wide.z);
+  scale = wide;
+  opacity *= static_cast<float>(ratio);
+}
+
 std::string plyAntialiasComments(const GaussianCloud& cloud) {
   std::string out;
   if (cloud.antialiased) out += "comment SplatRenderMode: mip\n";
@@ -188,17 +197,7 @@ GaussianCloud readPly(std::span<const uint8_t> bytes, const std::string& path) {
     }
     cloud.scales[row] = {std::exp(s[0]), std::exp(s[1]), std::exp(s[2])};
     cloud.rotations[row] = normalize(Quat{q[0], q[1], q[2], q[3]});
-    if (has_filter_3d) {
-      // Mip-Splatting's 3D smoothing filter, baked as its renderer applies it: an isotropic gaussian of
-      // standard deviation `filter` convolved with the splat (variances add along every axis), the opacity
-      // scaled by sqrt(det(S^2) / det(S^2 + filter^2 I)) so the splat's integral is kept.
-      const Vec3 sc = cloud.scales[row];
-      const float f2 = filter * filter;
-      const Vec3 wide{std::sqrt(sc.x * sc.x + f2), std::sqrt(sc.y * sc.y + f2), std::sqrt(sc.z * sc.z + f2)};
-      const double ratio = (static_cast<double>(sc.x) * sc.y * sc.z) / (static_cast<double>(wide.x) * wide.y * wide.z);
-      cloud.scales[row] = wide;
-      cloud.opacities[row] *= static_cast<float>(ratio);
-    }
+    if (has_filter_3d) bakeSmoothingFilter(cloud.scales[row], cloud.opacities[row], filter);
   });
   cloud.extras = std::move(extras);
   applyPlyAntialiasComments(h.comments, cloud);

@@ -26,6 +26,9 @@ std::vector<uint8_t> writePly(const GaussianCloud& cloud);
 // mip" when antialiased, "splatforge screen_filter V" when its 2D filter is not INRIA's 0.3 pixels^2. Both PLY
 // writers emit them; both readers honour them (and "SplatRenderMode: default", "train_flags antialiasing").
 std::string plyAntialiasComments(const GaussianCloud& cloud);
+// Mip-Splatting's 3D smoothing filter of standard deviation `filter_3d` baked into one gaussian as its renderer
+// applies it: scale' = sqrt(scale^2 + f^2) per axis, opacity' = opacity * sqrt(prod scale^2 / prod scale'^2).
+void bakeSmoothingFilter(Vec3& scale, float& opacity, float filter_3d);
 void applyPlyAntialiasComments(const std::vector<std::string>& comments, GaussianCloud& cloud);
 
 // True when a PLY header declares the PlayCanvas compressed layout (a "chunk" element and a vertex

@@ -5,6 +5,7 @@
 // Mesh frames use the CPU backend here; the Vulkan mesh pass is compared with it in gpu_tests.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -220,6 +221,49 @@ TEST(AnimateCli, InterruptLeavesNoPartialOutput) {
       if (e.path().filename() != "c.ply") left.push_back(e.path().filename().string());
     EXPECT_TRUE(left.empty()) << out << ": left " << left.size() << " entries, the first " << (left.empty() ? "" : left[0]);
   }
+}
+
+// The peak resident memory (KiB) of `splatforge animate SCENE` for `frames` frames at 30 fps (lavapipe
+// allocates device memory in the process, so GPU memory counts too). AddressSanitizer's quarantine is
+// switched off in the child so that freed memory is not held on its behalf.
+long peakKibOfAnimate(const std::string& scene, int frames, const std::string& out) {
+  const pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    setenv("ASAN_OPTIONS", "detect_leaks=0:quarantine_size_mb=0", 1);
+    const std::string duration = std::to_string(frames / 30.0);
+    execl(SPLATFORGE_BINARY, SPLATFORGE_BINARY, "animate", scene.c_str(), "--fps", "30", "--duration", duration.c_str(), "-o",
+          out.c_str(), "--allow-outside-paths", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  if (wait4(pid, &status, 0, &usage) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+  return usage.ru_maxrss;
+}
+
+// A long clip (8 s at 30 fps: a walking glTF beside a cloud of splats, the clip looping four times) keeps the
+// memory of a short one: a frame that left something behind would grow the peak with the frame count.
+TEST(AnimateCli, LongClipKeepsTheMemoryOfAShortOne) {
+  SF_REQUIRE_ASSET(model, "gltf/cesium_man.gltf");
+  const fs::path dir = test::tempDir("AnimateLongClip");
+  saveSplats(test::randomCloud(5000, 1, 9), (dir / "cloud.ply").string());
+  writeText(dir / "scene.json", R"({
+  "objects": [
+    {"gltf": ")" + model + R"(", "clip": 0},
+    {"file": "cloud.ply", "transform": {"translation": [0, 1, -1.5], "scale": 0.4}}
+  ],
+  "camera": {"eye": [0, 1, 4], "target": [0, 0.8, 0], "up": [0, 1, 0], "fov_y_deg": 45, "width": 64, "height": 48}
+})");
+  const std::string scene = (dir / "scene.json").string();
+  const long short_kib = peakKibOfAnimate(scene, 30, (dir / "short/f_%04d.png").string());
+  const long long_kib = peakKibOfAnimate(scene, 240, (dir / "long/f_%04d.png").string());
+  ASSERT_GT(short_kib, 0) << "animate of 30 frames failed";
+  ASSERT_GT(long_kib, 0) << "animate of 240 frames failed";
+  ASSERT_TRUE(fs::exists(dir / "long/f_0239.png"));
+  std::printf("[ animate peak resident memory: 30 frames %.1f MiB, 240 frames %.1f MiB ]\n", static_cast<double>(short_kib) / 1024.0,
+              static_cast<double>(long_kib) / 1024.0);
+  EXPECT_LE(long_kib, short_kib + short_kib / 20 + 16 * 1024) << "the peak grew with the frame count";
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/covariance.h"
+#include "core/random.h"
 #include "io/formats.h"
 #include "io/ply.h"
 #include "render/cpu_renderer.h"
@@ -146,19 +147,14 @@ double coveredPsnr(const ImageRGBA& a, const ImageRGBA& ref) {
   return n == 0 || sum == 0 ? 200.0 : 10.0 * std::log10(static_cast<double>(n) / sum);
 }
 
-// Gaussians whose integral is what they are (no trained reliance on a dilation): n splats in a slab 2 wide and
+// Gaussians (core/random.h) whose integral is what they are (no trained reliance on a dilation): n splats in a slab 2 wide and
 // 1.5 high at depth 3.7..4.3, standard deviations 0.004..0.03 with up to 3:1 anisotropy, opacities 0.3..0.9.
 // Seen by `zoomCamera` at 1x they are 0.26..1.9 pixels across; at 0.25x a fraction of a pixel; at 4x many pixels.
 GaussianCloud slabCloud(size_t n, uint32_t seed) {
   GaussianCloud c;
   c.resize(n, 0);
   uint64_t state = seed;
-  auto uniform = [&] {  // splitmix64 to [0, 1)
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return static_cast<float>((z ^ (z >> 31)) >> 40) / static_cast<float>(1ull << 24);
-  };
+  auto uniform = [&] { return unitFloat(splitmix64Next(state)); };
   for (size_t i = 0; i < n; ++i) {
     c.positions[i] = {2.0f * uniform() - 1.0f, 1.5f * uniform() - 0.75f, 3.7f + 0.6f * uniform()};
     const float s = 0.004f * std::pow(7.5f, uniform());

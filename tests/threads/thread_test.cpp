@@ -20,22 +20,18 @@
 #include "core/gaussian_cloud.h"
 #include "core/limits.h"
 #include "core/parallel.h"
+#include "core/random.h"
 #include "io/ply.h"
 #include "render/cpu_renderer.h"
 
 namespace sf {
 namespace {
 
-// Splats in front of the camera, from splitmix64: SH degree 1, sizes of a few pixels.
+// Splats in front of the camera (core/random.h): SH degree 1, sizes of a few pixels.
 GaussianCloud cloudOf(size_t n, uint64_t seed) {
   GaussianCloud c;
   c.resize(n, 1);
-  auto uniform = [&] {
-    uint64_t z = (seed += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return static_cast<float>((z ^ (z >> 31)) >> 40) / static_cast<float>(1ull << 24);
-  };
+  auto uniform = [&] { return unitFloat(splitmix64Next(seed)); };
   for (size_t i = 0; i < n; ++i) {
     c.positions[i] = {2.0f * uniform() - 1.0f, 1.5f * uniform() - 0.75f, 3.0f + uniform()};
     const float s = 0.01f + 0.03f * uniform();

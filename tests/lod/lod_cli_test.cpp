@@ -1,0 +1,136 @@
+// `splatforge lod build | info | cut` (apps/splatforge/lod_command.*): the command line's conventions for the
+// three actions, and biker built, cut under several budgets and rendered with the CPU renderer against the
+// full capture from the same camera (PSNR reported; a budget above the leaf count gives the leaves and the
+// same image).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "core/image.h"
+#include "io/formats.h"
+#include "io/image_io.h"
+#include "support/test_support.h"
+
+namespace sf {
+namespace {
+
+using test::cli;
+using test::CliRun;
+
+TEST(LodCli, ActionsFollowTheConventions) {
+  const CliRun top = cli("--help");
+  EXPECT_NE(top.out.find("Level of detail"), std::string::npos) << top.out;
+  EXPECT_NE(top.out.find("  lod"), std::string::npos) << top.out;
+  struct Action {
+    const char* name;
+    bool writes, json;
+  };
+  for (const Action& a :
+       {Action{"lod build", true, false}, Action{"lod info", false, true}, Action{"lod cut", true, false}}) {
+    const std::string name = a.name;
+    const CliRun bad = cli(name + " --no-such-option");
+    EXPECT_EQ(bad.code, 2) << name << "\n" << bad.out;
+    EXPECT_NE(bad.out.find("splatforge " + name + ": error: "), std::string::npos) << bad.out;
+    EXPECT_NE(bad.out.find("(see splatforge " + name + " --help)"), std::string::npos) << bad.out;
+    const CliRun help = cli(name + " --help");
+    ASSERT_EQ(help.code, 0) << name;
+    EXPECT_NE(help.out.find("Usage"), std::string::npos);
+    EXPECT_EQ(help.out.find("  -o,--output") != std::string::npos, a.writes) << name << "\n" << help.out;
+    EXPECT_EQ(help.out.find("  --json ") != std::string::npos, a.json) << name << "\n" << help.out;
+    EXPECT_EQ(help.out.find("--json-out"), std::string::npos) << name;
+    EXPECT_NE(help.out.find("--spz-axes auto|rub|raw"), std::string::npos) << name;
+  }
+  EXPECT_EQ(cli("lod bild x.ply -o y").code, 2);
+  EXPECT_NE(cli("lod bild x.ply -o y").out.find("did you mean 'build'?"), std::string::npos);
+  // Usage errors: one line, exit 2.
+  const std::string dir = test::tempDir("LodCliUsage");
+  for (const std::string& args : {std::string("lod build x.ply"), std::string("lod cut ") + dir + " -o c.ply",
+                                  std::string("lod cut ") + dir + " --budget 5 -o c.xyz",
+                                  std::string("lod build x.ply -o y --fanout 1")}) {
+    const CliRun r = cli(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    std::string out = r.out;
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    EXPECT_EQ(out.find('\n'), std::string::npos) << args << "\n" << r.out;
+  }
+  // A directory without an index: exit 1, named.
+  const CliRun missing = cli("lod info " + dir);
+  EXPECT_EQ(missing.code, 1) << missing.out;
+  EXPECT_NE(missing.out.find("splatforge lod info: error: " + dir + "/index.sflod: file is missing"),
+            std::string::npos)
+      << missing.out;
+}
+
+TEST(LodCli, BikerCutRendersAsTheFullCapture) {
+  SF_REQUIRE_ASSET(biker, "splats/biker.ply");
+  const std::string dir = test::tempDir("LodCliBiker");
+  // Out of core (8 MB: runs of about 30,000 gaussians), chunks of 4,096 leaves.
+  const CliRun build = cli("lod build " + biker + " -o " + dir + "/tree --chunk-size 4096 --memory-mb 8");
+  ASSERT_EQ(build.code, 0) << build.out;
+  EXPECT_NE(build.out.find("sorted out of core in "), std::string::npos) << build.out;
+  EXPECT_NE(build.out.find("peak memory"), std::string::npos) << build.out;
+  std::cout << build.out;
+
+  const CliRun info = cli("lod info " + dir + "/tree --json --verify");
+  ASSERT_EQ(info.code, 0) << info.out;
+  const nlohmann::json j = nlohmann::json::parse(info.out.substr(info.out.find('{')));
+  const uint64_t leaves = j["leaves"];
+  EXPECT_EQ(leaves, loadSplats(biker).cloud.size());
+  EXPECT_EQ(j["chunk_count"], (leaves + 4095) / 4096);
+  EXPECT_EQ(j["levels"][0], leaves);
+  EXPECT_EQ(j["levels"].back(), 1);
+  EXPECT_TRUE(j["verified"]);
+
+  auto render = [&](const std::string& input, const std::string& png) {
+    const CliRun r = cli("render " + input + " --camera " + dir + "/cam.json --backend cpu -o " + png);
+    EXPECT_EQ(r.code, 0) << r.out;
+    return readPng(png);
+  };
+  // The full budget first: it writes the camera the others use.
+  const CliRun full_cut = cli("lod cut " + dir + "/tree --budget 1000000 --width 480 --height 270 -o " + dir +
+                              "/all.ply --camera-out " + dir + "/cam.json");
+  ASSERT_EQ(full_cut.code, 0) << full_cut.out;
+  const ImageRGBA reference = render(biker, dir + "/full.png");
+  const GaussianCloud all = loadSplats(dir + "/all.ply").cloud;
+  EXPECT_EQ(all.size(), leaves) << "every leaf is in view of the default camera";
+  const ImageDiff same = compareImages(render(dir + "/all.ply", dir + "/all.png"), reference);
+  std::cout << "budget 1000000: " << all.size() << " gaussians, PSNR " << same.psnr << " dB, max difference "
+            << same.max_abs << "\n";
+  // The leaves in the input's order: the same 8-bit image (the PLY's exp/log and sigmoid/logit round trip
+  // moves values by about 1e-7, below an 8-bit step here).
+  EXPECT_EQ(same.max_abs, 0.0);
+
+  // A camera that sees none of it: exit 1, said.
+  std::ofstream(dir + "/away.json") << R"({"eye": [0, 0, -50], "target": [0, 0, -100], "fov_y_deg": 40})";
+  const CliRun away =
+      cli("lod cut " + dir + "/tree --budget 100 --camera " + dir + "/away.json -o " + dir + "/away.ply");
+  EXPECT_EQ(away.code, 1) << away.out;
+  EXPECT_NE(away.out.find("splatforge lod cut: error: no node of the hierarchy is in view"),
+            std::string::npos)
+      << away.out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/away.ply"));
+
+  double last_psnr = same.psnr;
+  for (uint64_t budget : {uint64_t{60000}, uint64_t{20000}, uint64_t{5000}}) {
+    const std::string out = dir + "/cut_" + std::to_string(budget) + ".ply";
+    const CliRun cut = cli("lod cut " + dir + "/tree --budget " + std::to_string(budget) + " --camera " +
+                           dir + "/cam.json -o " + out);
+    ASSERT_EQ(cut.code, 0) << cut.out;
+    const GaussianCloud c = loadSplats(out).cloud;
+    EXPECT_LE(c.size(), budget);
+    EXPECT_GT(c.size(), budget - 8);  // the fan-out: a refinement adds at most 7
+    const ImageDiff d =
+        compareImages(render(out, dir + "/cut_" + std::to_string(budget) + ".png"), reference);
+    std::cout << "budget " << budget << ": " << c.size() << " gaussians, PSNR " << d.psnr << " dB\n";
+    RecordProperty("psnr_" + std::to_string(budget), std::to_string(d.psnr));
+    EXPECT_GT(d.psnr, 18.0) << budget;
+    EXPECT_LT(d.psnr, last_psnr) << budget;  // fewer gaussians, further from the full image
+    last_psnr = d.psnr;
+  }
+}
+
+}  // namespace
+}  // namespace sf
