@@ -23,6 +23,7 @@
 #include "core/limits.h"
 #include "core/text.h"
 #include "render/vulkan_renderer.h"
+#include "scene/scene.h"
 
 // ---- The commands, their options declared in their headers: registered here, where CLI11 lives ----
 
@@ -77,8 +78,16 @@ namespace {
 
 // The frame options render and animate share: the backend and device, validation, the background and the
 // blend space.
+void addLodBudgetOption(CLI::App* command, std::optional<uint64_t>& lod_budget) {
+  command->add_option("--lod-budget", lod_budget,
+                      "Level-of-detail objects: the most gaussians a frame draws of them all (default: the scene's \"lod_budget\", "
+                      "else " + std::to_string(kDefaultLodBudget) + ")")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+}
+
 void addFrameOptions(CLI::App* command, std::string& backend, std::string& device, bool& validation, std::string& background,
-                     std::string& blend_space) {
+                     std::string& blend_space, std::optional<uint64_t>& lod_budget) {
+  addLodBudgetOption(command, lod_budget);
   command->add_option("--backend", backend, "Renderer: auto (Vulkan on a GPU; the CPU renderer where the only Vulkan device is a CPU one, such as lavapipe), vulkan or cpu")
       ->check(CLI::IsMember({"auto", "vulkan", "cpu"}))
       ->capture_default_str();
@@ -101,7 +110,7 @@ RenderCommand::RenderCommand(CLI::App& app, LoadPolicyOptions& policy) : options
   command_->add_option("--width", o.width, "Image width (default " + std::to_string(kDefaultWidth) + ", or the camera's)")->check(CLI::Range(1, 16384));
   command_->add_option("--height", o.height, "Image height (default " + std::to_string(kDefaultHeight) + ", or the camera's)")->check(CLI::Range(1, 16384));
   command_->add_option("--camera", o.camera, "Camera JSON (intrinsics + world_to_camera, or look-at)");
-  addFrameOptions(command_, o.backend, o.device, o.validation, o.background, o.blend_space);
+  addFrameOptions(command_, o.backend, o.device, o.validation, o.background, o.blend_space, o.lod_budget);
   command_->add_option("--save-float", o.save_float, "Also write the float RGBA image as .npy");
   command_->add_option("--save-depth", o.save_depth,
                        "Also write a (height, width, 2) float .npy: expected depth sum(d*alpha*T) (splats and meshes) and "
@@ -204,7 +213,7 @@ AnimateCommand::AnimateCommand(CLI::App& app, LoadPolicyOptions& policy) : optio
   command_->add_option("--clip", o.clip, "glTF input: animation name or index (default: the first)");
   command_->add_option("--hull-mode", o.hull_mode, "Splat hulls: baked or sorted for every hull (as for render)")->check(CLI::IsMember({"baked", "sorted"}));
   command_->add_option("--light", o.light, "Splat hulls: the cel light on or off")->check(CLI::IsMember({"on", "off"}));
-  addFrameOptions(command_, o.backend, o.device, o.validation, o.background, o.blend_space);
+  addFrameOptions(command_, o.backend, o.device, o.validation, o.background, o.blend_space, o.lod_budget);
   command_->add_flag("--strict", policy.strict, "Refuse files holding NaN or infinite values (default: drop those gaussians with a warning)");
   command_->add_flag("--keep-going", o.keep_going,
                      "Scene JSON: draw a magenta placeholder (with a warning) for an object that cannot be loaded (default: fail)");
@@ -330,6 +339,7 @@ ViewCommand::ViewCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
       ->check(CLI::IsMember({"display", "linear"}));
   command_->add_flag("--antialiased", o.antialiased,
                      "Antialiased mode (opacity compensation) for every object; files trained with it always get it");
+  addLodBudgetOption(command_, o.lod_budget);
   command_->add_option("--clip", o.clip, "glTF / character input: animation name or index (default: the first)");
   command_->add_option("--time", o.time, "glTF / character input: seconds into the clip")->capture_default_str();
   command_->add_flag("--full-res", o.full_res,

@@ -283,6 +283,7 @@ int RenderCommand::run() const {
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
     Scene scene = loadInput("render", o.input, o.clip, !o.keep_going, o.allow_outside_paths, o.width, o.height, !o.background.empty(), settings);
     settings.blend_space = o.blend_space.empty() ? scene.blend_space.value_or(BlendSpace::kDisplay) : parseBlendSpace(o.blend_space);
+    if (o.lod_budget) scene.lod_budget = *o.lod_budget;
     applyHullOptions(scene, o.hull_mode, o.light);
     double load_s = secondsSince(t0);
     if (o.camera.empty())
@@ -338,6 +339,7 @@ int runAnimate(const AnimateOptions& o) {
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
     Scene scene = loadInput(o.command.c_str(), o.input, o.clip, !o.keep_going, o.allow_outside_paths, o.width, o.height, !o.background.empty(), settings);
     settings.blend_space = o.blend_space.empty() ? scene.blend_space.value_or(BlendSpace::kDisplay) : parseBlendSpace(o.blend_space);
+    if (o.lod_budget) scene.lod_budget = *o.lod_budget;
     applyHullOptions(scene, o.hull_mode, o.light);
     double duration = o.duration;
     if (!o.hull_script.empty()) duration = playHullScript(scene, o);

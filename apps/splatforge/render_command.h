@@ -41,6 +41,7 @@ class RenderCommand {
     bool validation = false;       // Vulkan validation layers
     std::string background;       // "R,G,B"
     std::string blend_space;      // display or linear (empty: the scene's, else display)
+    std::optional<uint64_t> lod_budget;  // level-of-detail objects: gaussians a frame draws (empty: the scene's)
     std::string save_float;       // .npy
     std::string save_depth;       // .npy: expected depth (splats and meshes) and transmittance per pixel
     bool antialiased = false;
@@ -72,6 +73,7 @@ struct AnimateOptions {
   bool validation = false;
   std::string background;
   std::string blend_space;  // display or linear (empty: the scene's, else display)
+  std::optional<uint64_t> lod_budget;  // as for render
   // The background when neither --bg nor the scene gives one, "R,G,B" (empty: the renderer's 0,0,0).
   std::string default_background;
   bool keep_going = false;  // as for render

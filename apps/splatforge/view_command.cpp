@@ -62,6 +62,7 @@ int ViewCommand::run() const {
     v.background = background;
     if (!o.blend_space.empty()) v.blend_space = parseBlendSpace(o.blend_space);
     v.antialiased = o.antialiased;
+    v.lod_budget = o.lod_budget;
     v.clip = o.clip;
     v.time = o.time;
     v.strict = o.strict;

@@ -2,7 +2,9 @@
 // declared here; main.cpp, the one file that includes CLI11, registers them and dispatches the command.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace CLI {
@@ -32,6 +34,7 @@ class ViewCommand {
     std::string input, size = "1280x720", camera, script, device, background, clip;
     std::string blend_space;  // display or linear (empty: the scene's, else display)
     bool antialiased = false;
+    std::optional<uint64_t> lod_budget;
     double time = 0, target_frame_ms = 50;
     bool validation = false, no_vsync = false, strict = false, allow_outside_paths = false, full_res = false;
   };

@@ -155,7 +155,9 @@ void writeFileAtomic(const std::string& path, std::span<const uint8_t> bytes) {
 
 InputKind classifyInput(const std::string& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return InputKind::kCharacterPackage;
+  if (std::filesystem::is_directory(path, ec))
+    return std::filesystem::is_regular_file(std::filesystem::path(path) / "index.sflod", ec) ? InputKind::kLodHierarchy
+                                                                                            : InputKind::kCharacterPackage;
   const std::string ext = fileExtension(path);
   if (ext == ".gltf" || ext == ".glb") return InputKind::kGltf;
   if (ext == ".onnx") return InputKind::kOnnx;  // a neural gaussian generator (neural/generator.h)

@@ -27,7 +27,9 @@ std::string fileExtension(const std::string& path);
 // file, any other .json a scene, a file starting with the SPL2 magic a splat hull (but a .splat file), anything else a splat
 // file (whose format decodeSplats then reads from its content). Never throws; a missing file is reported
 // by its loader.
-enum class InputKind { kSplatFile, kGltf, kSceneJson, kCharacterPackage, kOnnx, kSplatHull };
+// kLodHierarchy: a directory holding a level-of-detail index (index.sflod, docs/formats/lod.md); any other
+// directory is a character package or bundle.
+enum class InputKind { kSplatFile, kGltf, kSceneJson, kCharacterPackage, kOnnx, kSplatHull, kLodHierarchy };
 InputKind classifyInput(const std::string& path);
 
 }  // namespace sf

@@ -19,9 +19,11 @@ uint64_t nodeId(NodeRef r) {
 
 struct Candidate {
   float error;
+  uint32_t target;
   NodeRef ref;
-  bool operator<(const Candidate& o) const {  // priority_queue: the largest error on top, then the lowest id
+  bool operator<(const Candidate& o) const {  // priority_queue: the largest error on top, then the lowest target and id
     if (error != o.error) return error < o.error;
+    if (target != o.target) return target > o.target;
     return nodeId(ref) > nodeId(o.ref);
   }
 };
@@ -80,59 +82,88 @@ float screenError(const Node& n, const Camera& cam) {
 }
 
 CutResult selectCut(const Hierarchy& h, const Camera& cam, const CutOptions& o) {
-  assert(cam.validate() == nullptr);
-  CutResult result;
-  std::vector<NodeRef> chosen;
+  const CutTarget target{&h, cam, nullptr};
+  return std::move(selectCuts({&target, 1}, o)[0]);
+}
+
+std::vector<CutResult> selectCuts(std::span<const CutTarget> targets, const CutOptions& o,
+                                  std::vector<std::vector<std::pair<float, uint32_t>>>* wanted) {
+  std::vector<CutResult> results(targets.size());
+  std::vector<std::vector<NodeRef>> chosen(targets.size());
+  if (wanted) wanted->assign(targets.size(), {});
   std::priority_queue<Candidate> frontier;  // chosen nodes that have children
-  const NodeRef root = rootOf(h);
-  const Node& root_node = nodeAt(h, root);
-  if (o.budget == 0 || !boxVisible(root_node.box_min, root_node.box_max, cam, o.margin_px)) {
-    result.culled = o.budget == 0 ? 0 : 1;
-    return result;
-  }
-  uint64_t count = 1;
-  auto choose = [&](NodeRef r) {
-    const Node& n = nodeAt(h, r);
+  std::vector<Candidate> held;              // chosen nodes whose children are not all resident
+  uint64_t count = 0;
+  auto choose = [&](uint32_t t, NodeRef r) {
+    const Node& n = nodeAt(*targets[t].hierarchy, r);
     if (n.leaf())
-      chosen.push_back(r);
+      chosen[t].push_back(r);
     else
-      frontier.push({screenError(n, cam), r});
+      frontier.push({screenError(n, targets[t].camera), t, r});
   };
-  choose(root);
+  for (uint32_t t = 0; t < targets.size(); ++t) {
+    assert(targets[t].camera.validate() == nullptr);
+    const Hierarchy& h = *targets[t].hierarchy;
+    const NodeRef root = rootOf(h);
+    const Node& root_node = nodeAt(h, root);
+    if (!boxVisible(root_node.box_min, root_node.box_max, targets[t].camera, o.margin_px)) {
+      results[t].culled = 1;
+    } else if (count + 1 > o.budget) {
+      results[t].budget_limited = true;  // not even its root fits
+    } else {
+      ++count;
+      choose(t, root);
+    }
+  }
   std::vector<NodeRef> children, visible;
+  std::vector<uint32_t> missing;
   while (!frontier.empty()) {
     const Candidate c = frontier.top();
     if (c.error <= o.threshold_px) break;
-    children.clear(), visible.clear();
+    const CutTarget& target = targets[c.target];
+    const Hierarchy& h = *target.hierarchy;
+    CutResult& result = results[c.target];
+    children.clear(), visible.clear(), missing.clear();
     childrenOf(h, c.ref, children);
+    // Which children are in view: a chunk's root by its box in the index (its nodes may not be in memory).
+    const bool chunk_roots = (nodeAt(h, c.ref).flags & kChildrenAreChunks) != 0;
     for (NodeRef k : children) {
-      const Node& n = nodeAt(h, k);
-      if (boxVisible(n.box_min, n.box_max, cam, o.margin_px))
-        visible.push_back(k);
-      else
-        ++result.culled;
+      const Vec3 lo = chunk_roots ? h.index.chunks[k.chunk].box_min : nodeAt(h, k).box_min;
+      const Vec3 hi = chunk_roots ? h.index.chunks[k.chunk].box_max : nodeAt(h, k).box_max;
+      if (!boxVisible(lo, hi, target.camera, o.margin_px)) continue;
+      visible.push_back(k);
+      if (chunk_roots && target.resident && !(*target.resident)[k.chunk]) missing.push_back(k.chunk);
+    }
+    if (!missing.empty()) {  // drawn as it is until its chunks are in
+      if (wanted)
+        for (uint32_t chunk : missing) (*wanted)[c.target].push_back({c.error, chunk});
+      frontier.pop();
+      held.push_back(c);
+      continue;
     }
     if (count - 1 + visible.size() > o.budget) {
-      result.culled -= children.size() - visible.size();  // not refined after all
       result.budget_limited = true;
       break;
     }
+    result.culled += children.size() - visible.size();
     frontier.pop();
     count = count - 1 + visible.size();
     ++result.refined;
-    for (NodeRef k : visible) choose(k);
+    for (NodeRef k : visible) choose(c.target, k);
   }
-  while (!frontier.empty()) {
-    result.max_error_px = std::max(result.max_error_px, frontier.top().error);
-    chosen.push_back(frontier.top().ref);
-    frontier.pop();
+  for (; !frontier.empty(); frontier.pop()) held.push_back(frontier.top());
+  for (const Candidate& c : held) {
+    results[c.target].max_error_px = std::max(results[c.target].max_error_px, c.error);
+    chosen[c.target].push_back(c.ref);
   }
-  assert(chosen.size() == count);
-  std::sort(chosen.begin(), chosen.end(),
-            [&](NodeRef a, NodeRef b) { return nodeAt(h, a).source_index < nodeAt(h, b).source_index; });
-  for (NodeRef r : chosen) result.leaves += nodeAt(h, r).leaf();
-  result.nodes = std::move(chosen);
-  return result;
+  for (uint32_t t = 0; t < targets.size(); ++t) {
+    const Hierarchy& h = *targets[t].hierarchy;
+    std::sort(chosen[t].begin(), chosen[t].end(),
+              [&](NodeRef a, NodeRef b) { return nodeAt(h, a).source_index < nodeAt(h, b).source_index; });
+    for (NodeRef r : chosen[t]) results[t].leaves += nodeAt(h, r).leaf();
+    results[t].nodes = std::move(chosen[t]);
+  }
+  return results;
 }
 
 GaussianCloud cutCloud(const Hierarchy& h, const CutResult& cut) {

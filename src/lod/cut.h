@@ -14,6 +14,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "core/gaussian_cloud.h"
@@ -63,6 +65,23 @@ float screenError(const Node& node, const Camera& cam);
 
 // The cut for one camera. The camera must be valid (Camera::validate).
 CutResult selectCut(const Hierarchy& h, const Camera& cam, const CutOptions& options);
+
+// One hierarchy of a frame's joint cut: its camera in the hierarchy's own space, and which of its chunks are
+// in memory (one byte per chunk, non-zero: resident; null: all of them, a loaded Hierarchy).
+struct CutTarget {
+  const Hierarchy* hierarchy = nullptr;
+  Camera camera;
+  const std::vector<uint8_t>* resident = nullptr;
+};
+
+// The joint cut of several hierarchies under one budget (a frame's LOD objects): the rule of selectCut over
+// every target at once, the visible node of largest error refined first whichever hierarchy it is in (ties:
+// the lower target, then the lower node id). A node whose children include the root of a chunk that is not
+// resident is held (drawn itself, not refined) and its missing chunks are added to `wanted[target]` with the
+// node's error as their priority; the cut goes on with the next node. Roots beyond the budget are left out.
+// With one target whose chunks are all resident this is selectCut.
+std::vector<CutResult> selectCuts(std::span<const CutTarget> targets, const CutOptions& options,
+                                  std::vector<std::vector<std::pair<float, uint32_t>>>* wanted = nullptr);
 
 // The chosen nodes as a cloud, in the cut's order, with the hierarchy's SH degree, colour space and
 // antialiased flag.

@@ -414,9 +414,14 @@ Hierarchy loadHierarchy(const std::string& dir) {
   if (h.index.has_top) h.top = loadChunk(dir, h.index, kNone);
   h.chunks.resize(h.index.chunks.size());
   for (uint32_t i = 0; i < h.chunks.size(); ++i) h.chunks[i] = loadChunk(dir, h.index, i);
+  checkChunkParents(h);
+  return h;
+}
+
+void checkChunkParents(const Hierarchy& h) {
   if (h.index.has_top) {
     // Every chunk hangs under exactly one top node: the one its entry names.
-    const std::string top_path = (std::filesystem::path(dir) / h.index.top.file).string();
+    const std::string top_path = (std::filesystem::path(h.dir) / h.index.top.file).string();
     std::vector<uint32_t> parent(h.chunks.size(), kNone);
     const size_t record = nodeRecordBytes(h.index.sh_degree);
     for (uint32_t i = 0; i < h.top.nodes.size(); ++i) {
@@ -437,7 +442,6 @@ Hierarchy loadHierarchy(const std::string& dir) {
         throw FormatError(top_path, h.index.top.offset,
                           "top chunk: no node holds chunk " + std::to_string(c));
   }
-  return h;
 }
 
 std::vector<uint64_t> levelCounts(const Hierarchy& h) {

@@ -112,6 +112,9 @@ struct Hierarchy {
 // (decodeChunk), and the whole a tree (every chunk hung under exactly one top node, the one its entry
 // names). Throws sf::Error for a missing index (an unfinished build leaves none), FormatError for a bad file.
 Hierarchy loadHierarchy(const std::string& dir);
+// Checks that every chunk hangs under exactly one top node, the one its index entry names (needs the index and
+// the top chunk only). Throws FormatError naming the top chunk's byte.
+void checkChunkParents(const Hierarchy& h);
 // Only the index (what `lod info` prints without --verify).
 Index loadIndex(const std::string& dir);
 

@@ -114,7 +114,7 @@ Camera parseCameraNode(const Node& n, std::optional<int> width, std::optional<in
 std::vector<RenderObject> Scene::renderObjects() const {
   std::vector<RenderObject> out;
   for (const SceneObject& o : objects)
-    if (o.cloud && o.cloud->size() > 0 && !o.character && !o.hull && !o.bundle) out.push_back({o.cloud.get(), o.object_to_world, {}, {}});
+    if (o.cloud && o.cloud->size() > 0 && !o.character && !o.hull && !o.bundle && !o.lod) out.push_back({o.cloud.get(), o.object_to_world, {}, {}});
   return out;
 }
 
@@ -162,6 +162,12 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
   out.object_ranges.clear();
   out.mesh_ranges.clear();
   size_t m = 0, c = 0, gi = 0, hi = 0;
+  // Level-of-detail objects: one cut of them all under the scene's budget, each seen from its own frame.
+  std::vector<lod::LodStream*> streams;
+  std::vector<Camera> lod_cameras;
+  for (const SceneObject& o : scene.objects)
+    if (o.lod) streams.push_back(o.lod.get()), lod_cameras.push_back(generatorCamera(cam, o.object_to_world));
+  if (!streams.empty()) lod::selectFrameCuts(streams, lod_cameras, scene.lod_budget, scene.lod_settle);
   for (const SceneObject& o : scene.objects) {
     // (closed after the loop: each range ends where the next object's begins)
     out.object_ranges.push_back({out.objects.size(), out.objects.size()});
@@ -174,6 +180,13 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
       } else {
         hull::buildHullFrame(*o.hull, o.hull_mode, o.object_to_world, hull_cam, t, scene.light, out.hulls[hi++], out.objects, out.meshes);
       }
+      continue;
+    }
+    if (o.lod) {  // this frame's cut (above)
+      if (o.lod->cloud().size() == 0) continue;
+      RenderObject ro{&o.lod->cloud(), o.object_to_world};
+      ro.dynamic = true;  // new contents at the same address every frame
+      out.objects.push_back(ro);
       continue;
     }
     if (o.bundle) {  // a decoder character: its passes for this camera, seen from its own frame
@@ -468,6 +481,26 @@ std::vector<character::ScriptCommand> parseScript(const Node& list, const std::f
 
 }  // namespace
 
+// A level-of-detail hierarchy: its stream (index and top chunk read now, the rest as frames want it) and, as
+// `cloud`, a proxy for bounds (never drawn): the corners of the box between the 1st and 99th percentiles of its
+// leaves' positions, which the index records, so that automatic framing sees what it sees of the capture.
+void loadLodObject(SceneObject& obj, const std::string& dir, uint64_t pool_nodes) {
+  lod::StreamOptions options;
+  options.pool_nodes = pool_nodes;
+  obj.lod = std::make_shared<lod::LodStream>(dir, options);
+  const lod::Index& x = obj.lod->hierarchy().index;
+  GaussianCloud proxy;
+  proxy.resize(8, x.sh_degree);
+  proxy.color_space = x.color_space;
+  proxy.antialiased = x.antialiased;
+  proxy.screen_filter = x.screen_filter;
+  for (int i = 0; i < 8; ++i) {
+    proxy.positions[static_cast<size_t>(i)] = {i & 1 ? x.p99.x : x.p01.x, i & 2 ? x.p99.y : x.p01.y, i & 4 ? x.p99.z : x.p01.z};
+    proxy.opacities[static_cast<size_t>(i)] = 0;
+  }
+  obj.cloud = std::make_shared<const GaussianCloud>(std::move(proxy));
+}
+
 Scene sceneFromFile(const std::string& path, const std::string& clip, double time) {
   Scene scene;
   SceneObject obj;
@@ -482,7 +515,11 @@ Scene sceneFromFile(const std::string& path, const std::string& clip, double tim
     scene.objects.push_back(std::move(obj));
     return scene;
   }
-  if (kind == InputKind::kSplatHull) {
+  if (kind == InputKind::kLodHierarchy) {
+    if (!clip.empty()) throw Error(path + ": --clip applies to glTF files only");
+    loadLodObject(obj, path, lod::StreamOptions{}.pool_nodes);
+    obj.name = std::filesystem::path(path).filename().string();
+  } else if (kind == InputKind::kSplatHull) {
     if (!clip.empty()) throw Error(path + ": --clip applies to glTF files only");
     loadHullObject(obj, path);
   } else if (kind == InputKind::kCharacterPackage) {
@@ -559,14 +596,24 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
   std::map<std::string, std::shared_ptr<const GltfModel>> models;
   std::map<std::string, std::shared_ptr<const GaussianCloud>> clouds;
   std::map<std::string, std::shared_ptr<const character::Character>> characters;
+  // Level of detail: each LOD object's pool of nodes in memory (docs/lod.md), and the frame's budget.
+  auto count = [](Node n, uint64_t lo) {
+    const double v = n.number();
+    if (v != std::floor(v) || v < static_cast<double>(lo) || v > 1e12) n.fail("expected a whole number of at least " + std::to_string(lo));
+    return static_cast<uint64_t>(v);
+  };
+  const uint64_t lod_pool = root.has("lod_pool") ? count(root["lod_pool"], 1) : lod::StreamOptions{}.pool_nodes;
+  if (root.has("lod_budget")) scene.lod_budget = count(root["lod_budget"], 1);
   for (size_t i = 0; i < objects.value.size(); ++i) {
     Node o = objects.at(i);
     SceneObject obj;
-    if (o.has("file") + o.has("gltf") + o.has("character") + o.has("generator") + o.has("hull") != 1)
+    if (o.has("file") + o.has("gltf") + o.has("character") + o.has("generator") + o.has("hull") + o.has("lod") != 1)
       o.fail("an object has exactly one of \"file\" (splats), \"gltf\" (a model), \"character\" (a character package), "
-             "\"generator\" (an ONNX model) or \"hull\" (a splat hull)");
+             "\"generator\" (an ONNX model), \"hull\" (a splat hull) or \"lod\" (a level-of-detail hierarchy)");
     const bool gltf_key = o.has("gltf"), character_key = o.has("character"), generator_key = o.has("generator"), hull_key = o.has("hull");
-    std::string file = (gltf_key ? o["gltf"] : character_key ? o["character"] : generator_key ? o["generator"] : hull_key ? o["hull"] : o["file"]).string();
+    const bool lod_key = o.has("lod");
+    std::string file = (gltf_key ? o["gltf"] : character_key ? o["character"] : generator_key ? o["generator"] : hull_key ? o["hull"]
+                        : lod_key ? o["lod"] : o["file"]).string();
     if (o.has("inputs") && !generator_key) o["inputs"].fail("\"inputs\" applies to generator objects only");
     if (o.has("heading") && !hull_key) o["heading"].fail("\"heading\" applies to hull objects only");
     if (o.has("mode") && !hull_key) o["mode"].fail("\"mode\" applies to hull objects only");
@@ -634,7 +681,11 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
     std::string failure;
     try {
       if (!confinement.empty()) throw Error(confinement);
-      if (hull_key) {
+      if (lod_key || (!gltf_key && !character_key && !generator_key && !hull_key && classifyInput(resolved) == InputKind::kLodHierarchy)) {
+        if (lod_key && classifyInput(resolved) != InputKind::kLodHierarchy)
+          throw Error(resolved + ": not a level-of-detail hierarchy (no index.sflod in a directory; splatforge lod build makes one)");
+        loadLodObject(obj, resolved, lod_pool);
+      } else if (hull_key) {
         loadHullObject(obj, resolved);
         if (live_hull) {  // effects and seed were checked above; the script file loads here
           std::optional<hull::HullScript> script;
@@ -691,6 +742,7 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
       obj.hull.reset();
       obj.hull_live.reset();
       obj.hull_script.reset();
+      obj.lod.reset();
       obj.clip = -1;
       obj.source = "placeholder";
     }
@@ -700,6 +752,7 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
       else if (obj.character) what += " bound to " + obj.character->model().document().path;
       else if (obj.bundle) what += " (decoder character, " + std::to_string(obj.bundle->bundle().branches.size()) + " branches, rig " + obj.bundle->bundle().rig.backend + ")";
       else if (obj.generator) what = "generator, " + obj.generator->contract().describe();
+      else if (obj.lod) what = "level-of-detail hierarchy of " + std::to_string(obj.lod->hierarchy().index.leaf_count) + " gaussians";
       else if (obj.model && obj.model->drawnPrimitives() > 0)
         what += (what.empty() ? "" : ", ") + std::to_string(obj.model->drawnPrimitives()) + " mesh primitives (" +
                 std::to_string(obj.model->vertexCount()) + " vertices)" +

@@ -17,6 +17,7 @@
 #include "character/world.h"
 #include "hull/hull_render.h"
 #include "hull/hull_script.h"
+#include "lod/stream.h"
 #include "neural/generator.h"
 #include "neural/image_model.h"
 #include "model/gltf_model.h"
@@ -50,6 +51,10 @@ struct SceneObject {
   // its pass (hull/effects.h) in sorted mode whatever hull_mode says. Mutable: posing advances its script.
   std::shared_ptr<hull::HullInstance> hull_live;
   std::shared_ptr<hull::HullScriptPlayer> hull_script;
+  // Level-of-detail hierarchies (a directory with index.sflod, {"lod": ...}; docs/lod.md): streamed from disk,
+  // cut for each frame's camera under the scene's budget with the frame's other LOD objects; `cloud` then holds
+  // a proxy of its top levels (for bounds and counts). Mutable: the stream keeps its pool between frames.
+  std::shared_ptr<lod::LodStream> lod;
   int clip = -1;
   double time = 0, speed = 1;
   bool loop = true;
@@ -61,6 +66,8 @@ struct SceneObject {
   float clipTime(double scene_time) const;
 };
 
+inline constexpr uint64_t kDefaultLodBudget = 4000000;  // gaussians of LOD objects a frame draws at most
+
 struct Scene {
   std::vector<SceneObject> objects;
   std::optional<Camera> camera;
@@ -69,6 +76,11 @@ struct Scene {
   // Post-processing (scene JSON "post"): an image-to-image model run on every finished frame.
   std::shared_ptr<nn::ImageModel> post;  // mutable: it may be given a GPU runner
   hull::HullLight light;                 // the cel light of splat hulls (scene JSON "light")
+  // Level-of-detail objects: the most gaussians a frame draws of them all together (scene JSON "lod_budget";
+  // the CLI's --lod-budget), and whether a frame waits for the chunks its cut wants (true: offline renders get
+  // the image of a loaded scene; the viewer sets false, so that no frame waits for the disk).
+  uint64_t lod_budget = kDefaultLodBudget;
+  bool lod_settle = true;
   std::vector<std::string> warnings;  // assets replaced by placeholders, with the reason
   // Timed character commands (sorted by time), run by a character::CharacterWorld as scene time advances.
   std::vector<character::ScriptCommand> script;

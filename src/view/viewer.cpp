@@ -260,7 +260,7 @@ class Viewer {
       // A new frame when what it shows changed; a window at rest shows its last frame again.
       const FrameKey key{camera_, time_, settings_.background, sh_degree_, grid_, render_scale_, settings_.antialiased};
       const bool input = userInput() || dropped;
-      const bool render = scripted || scriptRunning() || !has_frame_ || !(key == frame_key_) || input ||
+      const bool render = scripted || scriptRunning() || !has_frame_ || !(key == frame_key_) || input || lodStreaming() ||
                           std::exchange(dirty_, false) || ImGui::IsAnyItemActive() ||
                           std::any_of(characters_.begin(), characters_.end(),
                                       [](const CharacterControls& c) { return c.active(); });
@@ -385,6 +385,9 @@ class Viewer {
     sh_degree_ = max_sh_degree_;
     if (!background_given_) settings_.background = scene_.background.value_or(kViewerBackdrop);
     settings_.blend_space = blend_space_option_ ? *blend_space_option_ : scene_.blend_space.value_or(BlendSpace::kDisplay);
+    // Level-of-detail objects stream while frames go on: a frame never waits for the disk.
+    scene_.lod_settle = false;
+    if (opt_.lod_budget) scene_.lod_budget = *opt_.lod_budget;
     // The world's up axis, as automatic framing has it: captures are y-down, glTF models y-up.
     const Vec3 up = captures ? Vec3{0, -1, 0} : Vec3{0, 1, 0};
     Vec3 centre{0, 0, 0};
@@ -438,6 +441,13 @@ class Viewer {
   // it to the other side of the scene's own coordinates) through the lowest point of the scene's 1-99
   // percentile box; y = 0 before a scene is open. Lines fade out at several times the scene's size or the
   // camera's distance, whichever is larger.
+  // Whether a level-of-detail object still has chunks on their way in (frames go on until they are drawn).
+  bool lodStreaming() const {
+    for (const SceneObject& o : scene_.objects)
+      if (o.lod && o.lod->stats().pending > 0) return true;
+    return false;
+  }
+
   GroundGrid groundGrid() const {
     GroundGrid g;
     const Vec3 shown_up = control_.up();

@@ -30,6 +30,7 @@ struct ViewerOptions {
   std::optional<Vec3> background;    // overrides the scene's background (default: kViewerBackdrop)
   std::optional<BlendSpace> blend_space;  // overrides the scene's blend space (default: display)
   bool antialiased = false;          // antialiased mode for every object (clouds flagged so always get it)
+  std::optional<uint64_t> lod_budget;  // level-of-detail objects: gaussians a frame draws (default: the scene's)
   std::string clip;                  // glTF / character input: animation name or index
   double time = 0;                   // glTF / character input: seconds into the clip
   bool strict = false;               // scene JSON: a failing object is an error
