@@ -168,6 +168,11 @@ std::vector<CutResult> selectCuts(std::span<const CutTarget> targets, const CutO
 
 GaussianCloud cutCloud(const Hierarchy& h, const CutResult& cut) {
   GaussianCloud cloud;
+  fillCutCloud(h, cut, cloud);
+  return cloud;
+}
+
+void fillCutCloud(const Hierarchy& h, const CutResult& cut, GaussianCloud& cloud) {
   cloud.resize(cut.nodes.size(), h.index.sh_degree);
   cloud.color_space = h.index.color_space;
   cloud.antialiased = h.index.antialiased;
@@ -181,7 +186,6 @@ GaussianCloud cutCloud(const Hierarchy& h, const CutResult& cut) {
     cloud.opacities[i] = n.opacity;
     std::copy_n(shAt(h, cut.nodes[i]), stride, cloud.sh.begin() + static_cast<std::ptrdiff_t>(i * stride));
   }
-  return cloud;
 }
 
 }  // namespace sf::lod

@@ -86,5 +86,7 @@ std::vector<CutResult> selectCuts(std::span<const CutTarget> targets, const CutO
 // The chosen nodes as a cloud, in the cut's order, with the hierarchy's SH degree, colour space and
 // antialiased flag.
 GaussianCloud cutCloud(const Hierarchy& h, const CutResult& cut);
+// The same into `cloud`, reusing its storage.
+void fillCutCloud(const Hierarchy& h, const CutResult& cut, GaussianCloud& cloud);
 
 }  // namespace sf::lod

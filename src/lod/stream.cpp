@@ -134,16 +134,7 @@ const GaussianCloud& LodStream::draw(const CutResult& cut) {
   ++frame_;
   for (NodeRef r : cut.nodes)
     if (r.chunk != kNone) last_drawn_[r.chunk] = frame_;
-  cloud_.resize(cut.nodes.size(), h_.index.sh_degree);
-  const size_t stride = static_cast<size_t>(cloud_.shStride());
-  for (size_t i = 0; i < cut.nodes.size(); ++i) {
-    const Node& n = nodeAt(h_, cut.nodes[i]);
-    cloud_.positions[i] = n.position;
-    cloud_.scales[i] = n.scale;
-    cloud_.rotations[i] = n.rotation;
-    cloud_.opacities[i] = n.opacity;
-    std::copy_n(shAt(h_, cut.nodes[i]), stride, cloud_.sh.begin() + static_cast<std::ptrdiff_t>(i * stride));
-  }
+  fillCutCloud(h_, cut, cloud_);
   return cloud_;
 }
 
