@@ -16,6 +16,7 @@ packages=(
   libglfw3-dev libimgui-dev xvfb xauth
   ffmpeg
   slurm-wlm munge
+  emscripten chromium
 )
 
 # Versions the tests were last run with, where the version matters: the Vulkan driver stack (lavapipe runs
@@ -52,6 +53,36 @@ install_npm_tools() {
   cp tools/interop/package-lock.json tools/interop/node_modules/.sf-installed-lock
 }
 
+# The C sources of the compression libraries the web build compiles to WebAssembly (docs/web.md): zlib (gzip,
+# ZIP) and zstd (SPZ version 4), taken from the npm registry as two packages that carry them, pinned by
+# version and checksum, unpacked under web/third_party/ (only their C files are used; nothing of theirs runs).
+web_sources=(
+  "zlib-sync 0.1.10 sha512-t7/pYg5tLBznL1RuhmbAt8rNp5tbhr+TSrJFnMkRtrGIaPJZ6Dc0uR4u3OoQI2d6cGlVI62E3Gy6gwkxyIqr/w=="
+  "zstd-napi 0.0.13 sha512-ErGF+Ko1PsbooU6oC/sc/diiWKwVa0kd/5AkFSs7kg5kwcEuOtSzOy3xUOadXQlAVNab9TxsxaUk3hOq3cj/lA=="
+)
+install_web_sources() {
+  local entry name version integrity dir tmp got
+  for entry in "${web_sources[@]}"; do
+    read -r name version integrity <<<"$entry"
+    dir=web/third_party/$name-$version
+    if [ -f "$dir/.sf-integrity" ] && [ "$(cat "$dir/.sf-integrity")" = "$integrity" ]; then continue; fi
+    echo "setup: fetching the C sources of $name $version (web build)"
+    tmp=$(mktemp -d)
+    (cd "$tmp" && npm pack --silent "$name@$version" >/dev/null)
+    got="sha512-$(python3 -c 'import base64, hashlib, sys; print(base64.b64encode(hashlib.sha512(open(sys.argv[1], "rb").read()).digest()).decode())' "$tmp/$name-$version.tgz")"
+    if [ "$got" != "$integrity" ]; then
+      echo "setup: error: $name-$version.tgz has checksum $got, expected $integrity" >&2
+      rm -rf "$tmp"
+      exit 1
+    fi
+    rm -rf "$dir" && mkdir -p "$dir"
+    tar -xzf "$tmp/$name-$version.tgz" -C "$dir" --strip-components=1
+    echo "$integrity" >"$dir/.sf-integrity"
+    rm -rf "$tmp"
+  done
+  echo "setup: web build sources present"
+}
+
 cd "$(dirname "$0")/.."
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   packages+=(nodejs npm)
@@ -68,6 +99,7 @@ if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages present"
   report_versions
   install_npm_tools
+  install_web_sources
   exit 0
 fi
 
@@ -79,4 +111,5 @@ export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 report_versions
 install_npm_tools
+install_web_sources
 echo "setup: done"

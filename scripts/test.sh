@@ -9,7 +9,7 @@
 #                              tools, the viewer under Xvfb, the training runs, the Python module), no fuzz smoke
 #   scripts/test.sh ... [ctest arguments]   e.g. -R Frame to run some tests only
 #
-# Prints where the time went (setup, configure, build, tests, fuzz) at the end.
+# Prints where the time went (setup, configure, build, web, tests, fuzz) at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,6 +42,8 @@ cmake --preset asan >/dev/null
 phase configure
 cmake --build --preset asan
 phase build
+./scripts/build_web.sh  # the web page's WebAssembly (docs/web.md); its object files stay in build/web
+phase web
 echo "test: the Vulkan driver stack these tests run with:"
 LSAN_OPTIONS="suppressions=$PWD/tests/lsan_suppressions.txt" ./build/asan/apps/splatforge/splatforge devices | sed 's/^/  /' || echo "  (no Vulkan device: the GPU tests will skip, or fail under CI=true)"
 if [ "$quick" = 1 ]; then

@@ -20,6 +20,7 @@
 #include "train_command.h"
 #include "view_command.h"
 #include "views_command.h"
+#include "web_command.h"
 #include "core/limits.h"
 #include "core/text.h"
 #include "render/vulkan_renderer.h"
@@ -689,6 +690,29 @@ SoakCommand::SoakCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
 
 bool SoakCommand::parsed() const { return command_->parsed(); }
 
+ExportWebCommand::ExportWebCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("export-web",
+                                "Write the web page (WebGPU, docs/web.md) with one splat file as a self-contained static folder that any "
+                                "static web server can host; look at it with `splatforge serve DIR`");
+  command_->add_option("input", o.input, "Splat file the page opens (.ply, .compressed.ply, .spz, .splat, .ksplat, .spl2)")->required();
+  command_->add_option("-o,--output", o.output, "Output folder (created; its page files are replaced)")->required();
+  command_->add_option("--web-build", o.web_build, "Folder holding the page's WebAssembly (default: build/web of the source tree, made by scripts/build_web.sh)");
+}
+
+bool ExportWebCommand::parsed() const { return command_->parsed(); }
+
+ServeCommand::ServeCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  command_ = app.add_subcommand("serve", "Serve a folder (export-web's output) over HTTP to look at it in a browser; runs until Ctrl-C");
+  command_->add_option("dir", o.dir, "Folder to serve")->required();
+  command_->add_option("--port", o.port, "TCP port (0: any free port; the line printed names it)")->check(CLI::Range(0, 65535))->capture_default_str();
+  command_->add_option("--bind", o.bind, "Address to listen on (IPv4; 0.0.0.0 for every interface)")->capture_default_str();
+  command_->add_flag("--quiet", o.quiet, "No line per request on stderr");
+}
+
+bool ServeCommand::parsed() const { return command_->parsed(); }
+
 namespace {
 
 // A command name the parser would not know (`splatforge rendr x.spz`, `splatforge hull bak`): the message
@@ -836,6 +860,8 @@ int main(int argc, char** argv) {
   BatchCommand batch(app);
   SoakCommand soak(app);
   LodCommand lod(app);
+  ExportWebCommand export_web(app);
+  ServeCommand serve(app);
 
   // --help lists the commands by what they are for.
   const char* kViewGroup = "View and render";
@@ -847,6 +873,7 @@ int main(int argc, char** argv) {
   const char* kTrainGroup = "Training";
   const char* kBatchGroup = "Batches and clusters";
   const char* kLodGroup = "Level of detail";
+  const char* kWebGroup = "Web page";
   struct Entry {
     CLI::App* command;
     const char* group;
@@ -873,6 +900,8 @@ int main(int argc, char** argv) {
       {train.command(), kTrainGroup, [&] { return train.run(); }},
       {batch.command(), kBatchGroup, [&] { return batch.run(); }},
       {lod.command(), kLodGroup, [&] { return lod.run(); }},
+      {export_web.command(), kWebGroup, [&] { return export_web.run(); }},
+      {serve.command(), kWebGroup, [&] { return serve.run(); }},
   };
   for (const Entry& c : commands) c.command->group(c.group);
   addEveryCommandFooter(app);

@@ -49,10 +49,10 @@ std::string stdoutOf(const std::string& args, int* code) {
 TEST(CliConventions, EveryCommandHasHelpAndAGroup) {
   CliRun top = cli("--help");
   ASSERT_EQ(top.code, 0) << top.out;
-  for (const char* group : {"View and render", "Formats", "Characters and animation", "Benchmarks and devices", "Training", "Batches and clusters", "Level of detail"})
+  for (const char* group : {"View and render", "Formats", "Characters and animation", "Benchmarks and devices", "Training", "Batches and clusters", "Level of detail", "Web page"})
     EXPECT_NE(top.out.find(group), std::string::npos) << group << "\n" << top.out;
   for (const char* cmd : {"info", "validate", "convert", "render", "animate", "demo", "view", "bench", "bench-characters", "bench-skin",
-                          "devices", "pose", "character", "views", "train", "hull", "onnx", "batch", "soak", "lod"}) {
+                          "devices", "pose", "character", "views", "train", "hull", "onnx", "batch", "soak", "lod", "export-web", "serve"}) {
     EXPECT_NE(top.out.find(std::string("  ") + cmd), std::string::npos) << cmd;
     CliRun r = cli(std::string(cmd) + " --help");
     EXPECT_EQ(r.code, 0) << cmd << r.out;
@@ -98,7 +98,8 @@ TEST(CliConventions, EveryCommandFollowsTheRules) {
       {"hull bake", true, true, false},       {"hull info", false, true, false},       {"hull play", true, false, false},
       {"hull bench", false, false, true},     {"onnx info", false, true, false},       {"onnx run", true, true, false},
       {"batch", false, true, false},          {"batch status", false, true, false},    {"soak", false, true, true},
-      {"lod build", true, false, false},      {"lod info", false, true, false},        {"lod cut", true, false, false}};
+      {"lod build", true, false, false},      {"lod info", false, true, false},        {"lod cut", true, false, false},
+      {"export-web", true, false, false},     {"serve", false, false, false}};
   for (const Command& c : commands) {
     const std::string name = c.name;
     const CliRun bad = cli(name + " --no-such-option");

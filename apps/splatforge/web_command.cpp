@@ -1,0 +1,267 @@
+#include "web_command.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include "commands.h"
+#include "core/error.h"
+#include "io/file.h"
+#include "io/formats.h"
+
+namespace sf::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The page's files (web/), in the folder the export writes: index.html first.
+constexpr const char* kPageFiles[] = {"index.html",          "main.js",            "renderer.js",         "decode_worker.js",
+                                      "shaders/common.wgsl", "shaders/preprocess.wgsl", "shaders/scan.wgsl", "shaders/keys.wgsl",
+                                      "shaders/radix.wgsl",  "shaders/raster.wgsl", "shaders/blit.wgsl"};
+// What scripts/build_web.sh makes (build/web/).
+constexpr const char* kWasmFiles[] = {"sf_decode.js", "sf_decode.wasm"};
+
+void copyInto(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  fs::create_directories(to.parent_path(), ec);
+  std::vector<uint8_t> bytes = readFile(from.string());
+  writeFileAtomic(to.string(), bytes);
+}
+
+std::string formatKb(uintmax_t bytes) { return fmt::format("{:.0f} KB", static_cast<double>(bytes) / 1024.0); }
+
+}  // namespace
+
+ExportWebCommand::~ExportWebCommand() = default;
+
+int ExportWebCommand::run() const {
+  const Options& o = *options_;
+  try {
+    if (classifyInput(o.input) != InputKind::kSplatFile)
+      throw Error(o.input + ": the web page opens splat files only for now (scenes, glTF models, characters, generators and hulls are not in "
+                            "the web build yet; docs/web.md)");
+    // The file must open in the page: decoded here by the same decodeSplats the page's WebAssembly runs.
+    const LoadedSplats loaded = loadSplats(o.input);
+    if (loaded.format == SplatFormat::kSog || loaded.format == SplatFormat::kGltf)
+      throw Error(o.input + ": " + formatName(loaded.format) + " is not in the web build yet (convert it to .spz: splatforge convert " + o.input +
+                  " -o NAME.spz)");
+    const fs::path web_dir = SPLATFORGE_WEB_DIR;
+    const fs::path build_dir = o.web_build.empty() ? fs::path(SPLATFORGE_WEB_BUILD_DIR) : fs::path(o.web_build);
+    for (const char* f : kWasmFiles)
+      if (!fs::exists(build_dir / f))
+        throw Error((build_dir / f).string() + ": the page's WebAssembly is missing: build it with scripts/build_web.sh (or give --web-build DIR)");
+    makeOutputFolder(o.output);
+    const fs::path out = o.output;
+    const std::string scene = fs::path(o.input).filename().string();
+    std::error_code ec;
+    if (fs::equivalent(fs::path(o.input), out / scene, ec)) throw UsageError("-o: " + o.output + " is the input's own folder");
+    for (const char* f : kPageFiles) copyInto(web_dir / f, out / f);
+    uintmax_t page_bytes = 0;
+    for (const char* f : kWasmFiles) {
+      copyInto(build_dir / f, out / f);
+      page_bytes += fs::file_size(out / f);
+    }
+    copyInto(o.input, out / scene);
+    const std::string manifest = "{\n  \"scene\": \"" + jsonEscape(scene) + "\",\n  \"format\": \"" + formatName(loaded.format) +
+                                 "\",\n  \"gaussians\": " + std::to_string(loaded.cloud.size()) + "\n}\n";
+    writeFileAtomic((out / "manifest.json").string(), std::vector<uint8_t>(manifest.begin(), manifest.end()));
+    fmt::print("wrote {}: the page, its WebAssembly ({}) and {} ({}, {} gaussians); look at it with: splatforge serve {}\n", o.output,
+               formatKb(page_bytes), scene, formatName(loaded.format), loaded.cloud.size(), o.output);
+    return 0;
+  } catch (const std::exception& e) {
+    return reportFailure("export-web", e);
+  }
+}
+
+// ---- serve ----
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+std::atomic<int> g_open_connections{0};  // connections whose thread is still running
+void onSignal(int) { g_stop = true; }
+
+const char* mimeType(const fs::path& path) {
+  const std::string ext = path.extension().string();
+  if (ext == ".html" || ext == ".htm") return "text/html; charset=utf-8";
+  if (ext == ".js" || ext == ".mjs") return "text/javascript; charset=utf-8";
+  if (ext == ".wasm") return "application/wasm";
+  if (ext == ".json") return "application/json";
+  if (ext == ".wgsl") return "text/wgsl; charset=utf-8";
+  if (ext == ".css") return "text/css; charset=utf-8";
+  if (ext == ".png") return "image/png";
+  if (ext == ".svg") return "image/svg+xml";
+  if (ext == ".txt" || ext == ".md") return "text/plain; charset=utf-8";
+  return "application/octet-stream";  // splat files and anything else
+}
+
+bool sendAll(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+void sendStatus(int fd, int code, const char* reason, bool head) {
+  const std::string body = fmt::format("{} {}\n", code, reason);
+  const std::string response = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+                                           code, reason, body.size(), head ? "" : body);
+  sendAll(fd, response.data(), response.size());
+}
+
+// "%2e%2E" and the like decoded; false for a malformed escape or a NUL.
+bool percentDecode(const std::string& in, std::string& out) {
+  out.clear();
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '%') {
+      out += in[i];
+      continue;
+    }
+    if (i + 2 >= in.size() || !std::isxdigit(static_cast<unsigned char>(in[i + 1])) || !std::isxdigit(static_cast<unsigned char>(in[i + 2])))
+      return false;
+    const char c = static_cast<char>(std::stoi(in.substr(i + 1, 2), nullptr, 16));
+    if (c == '\0') return false;
+    out += c;
+    i += 2;
+  }
+  return true;
+}
+
+// One request on `fd` (then the connection closes): GET or HEAD of a file inside `root`.
+void serveConnection(int fd, const fs::path& root, bool quiet) {
+  timeval timeout{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  std::string request;
+  char buffer[4096];
+  while (request.find("\r\n\r\n") == std::string::npos && request.size() < 16384) {
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) break;
+    request.append(buffer, static_cast<size_t>(n));
+  }
+  const size_t line_end = request.find("\r\n");
+  if (line_end == std::string::npos) {
+    ::close(fd);
+    return;
+  }
+  const std::string line = request.substr(0, line_end);
+  const size_t sp1 = line.find(' '), sp2 = line.find(' ', sp1 == std::string::npos ? 0 : sp1 + 1);
+  int status = 200;
+  fs::path file;
+  const std::string method = line.substr(0, sp1);
+  const bool head = method == "HEAD";
+  std::string target = sp1 == std::string::npos || sp2 == std::string::npos ? std::string() : line.substr(sp1 + 1, sp2 - sp1 - 1);
+  target = target.substr(0, target.find_first_of("?#"));
+  std::string path;
+  if (method != "GET" && method != "HEAD") {
+    status = 405;
+  } else if (target.empty() || target[0] != '/' || !percentDecode(target, path)) {
+    status = 400;
+  } else {
+    // Only names inside the folder: no ".." step, and the resolved file (links followed) must stay inside.
+    const fs::path rel = fs::path(path).relative_path();
+    for (const fs::path& step : rel)
+      if (step == "..") status = 403;
+    if (status == 200) {
+      std::error_code ec, kind;
+      file = fs::weakly_canonical(root / rel, ec);
+      if (!ec && fs::is_directory(file, kind)) file /= "index.html";
+      const std::string f = file.string(), r = root.string();
+      if (ec || f.compare(0, r.size(), r) != 0 || (f.size() > r.size() && f[r.size()] != '/')) status = 403;
+      else if (!fs::is_regular_file(file, kind)) status = 404;
+    }
+  }
+  if (status == 200) {
+    std::ifstream in(file, std::ios::binary);
+    std::error_code ec;
+    const uintmax_t size = fs::file_size(file, ec);
+    if (!in || ec) {
+      status = 500;
+    } else {
+      const std::string header = fmt::format("HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
+                                             mimeType(file), size);
+      bool ok = sendAll(fd, header.data(), header.size());
+      std::vector<char> chunk(1 << 16);
+      while (ok && !head && in) {
+        in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+        if (in.gcount() > 0) ok = sendAll(fd, chunk.data(), static_cast<size_t>(in.gcount()));
+      }
+    }
+  }
+  const char* reasons[] = {"OK", "Bad Request", "Forbidden", "Not Found", "Method Not Allowed", "Internal Server Error"};
+  const char* reason = status == 400 ? reasons[1] : status == 403 ? reasons[2] : status == 404 ? reasons[3] : status == 405 ? reasons[4] : reasons[5];
+  if (status != 200) sendStatus(fd, status, reason, head);
+  if (!quiet) fmt::print(stderr, "  {} {} {}\n", method, target, status);
+  ::shutdown(fd, SHUT_WR);
+  ::close(fd);
+}
+
+}  // namespace
+
+ServeCommand::~ServeCommand() = default;
+
+int ServeCommand::run() const {
+  const Options& o = *options_;
+  try {
+    std::error_code ec;
+    if (!fs::is_directory(o.dir, ec)) throw Error(o.dir + ": not a folder (serve takes the folder export-web wrote)");
+    const fs::path root = fs::canonical(o.dir);
+    in_addr address{};
+    if (::inet_pton(AF_INET, o.bind.c_str(), &address) != 1) throw UsageError("--bind: '" + o.bind + "' is not an IPv4 address");
+    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (listener < 0) throw Error(std::string("cannot open a socket: ") + std::strerror(errno));
+    const int yes = 1;
+    setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(static_cast<uint16_t>(o.port));
+    sa.sin_addr = address;
+    if (::bind(listener, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(listener, 64) != 0) {
+      const int err = errno;
+      ::close(listener);
+      throw Error(fmt::format("{}:{}: cannot listen: {}", o.bind, o.port, std::strerror(err)));
+    }
+    socklen_t len = sizeof sa;
+    ::getsockname(listener, reinterpret_cast<sockaddr*>(&sa), &len);
+    struct sigaction action{};
+    action.sa_handler = onSignal;
+    sigaction(SIGINT, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
+    fmt::print("serving {} at http://{}:{}/ (Ctrl-C stops)\n", root.string(), o.bind, ntohs(sa.sin_port));
+    std::fflush(stdout);
+    while (!g_stop) {
+      pollfd p{listener, POLLIN, 0};
+      if (::poll(&p, 1, 200) <= 0) continue;
+      const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) continue;
+      ++g_open_connections;
+      // A thread per connection: a browser opens connections it sends nothing on for a while.
+      std::thread([fd, root, quiet = o.quiet] {
+        serveConnection(fd, root, quiet);
+        --g_open_connections;
+      }).detach();
+    }
+    ::close(listener);
+    // Let requests under way finish (each is bounded by its 10 s receive timeout).
+    for (int i = 0; i < 150 && g_open_connections > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return 0;
+  } catch (const std::exception& e) {
+    return reportFailure("serve", e);
+  }
+}
+
+}  // namespace sf::cli

@@ -1,0 +1,265 @@
+// The page: opens a scene (the ?scene= URL parameter, the export's manifest.json, or a dropped file), decodes it
+// in the worker (the engine's C++ as WebAssembly), draws it with the WebGPU frame (renderer.js), and orbits the
+// camera with the mouse. ?readback=1 draws one frame for the camera the URL gives and prints the image and the
+// figures to the console (lines starting "SFWEB"), for the tests (docs/web.md).
+import { openDevice, Renderer } from './renderer.js';
+
+const params = new URLSearchParams(location.search);
+const readback = params.get('readback') === '1';
+const $ = (id) => document.getElementById(id);
+const canvas = $('canvas');
+
+function log(line) { console.log(`SFWEB ${line}`); }
+function status(text) { $('status').textContent = text; }
+function progress(fraction) {
+  const p = $('progress');
+  p.style.display = fraction === null ? 'none' : 'block';
+  if (fraction === null) return;
+  if (fraction === undefined) p.removeAttribute('value'); else p.value = fraction;
+}
+// An error in the command line's words ("error: " and the engine's message naming the file and the reason).
+function showError(message) {
+  $('error').textContent = `error: ${message}`;
+  status('');
+  progress(null);
+  log(`ERROR ${message}`);
+}
+
+function numbers(name, count) {
+  const text = params.get(name);
+  if (text === null) return null;
+  const v = text.split(',').map(Number);
+  if (v.length !== count || v.some((x) => !Number.isFinite(x))) throw new Error(`URL parameter ${name}: expected ${count} comma-separated numbers, got '${text}'`);
+  return v;
+}
+
+// Camera centre from world_to_camera's rows (Camera::position: -R^T t).
+function eyeOf(view) {
+  const e = [0, 0, 0];
+  for (let j = 0; j < 3; ++j) e[j] = -(view[j] * view[3] + view[4 + j] * view[7] + view[8 + j] * view[11]);
+  return e;
+}
+
+const sub = (a, b) => [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
+const cross = (a, b) => [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+const dot = (a, b) => a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+const normalize = (a) => { const l = Math.hypot(a[0], a[1], a[2]); return [a[0] / l, a[1] / l, a[2] / l]; };
+
+// The orbit: around the target, at a distance, turned by yaw about the up axis and pitched from the starting
+// view direction; the camera is built as lookAtCamera (render/camera.cpp) builds it.
+class Orbit {
+  constructor(start) {
+    this.target = start.slice(19, 22);
+    this.up = start.slice(22, 25);
+    this.fov = start[25];
+    const eye = start.slice(16, 19);
+    const off = sub(this.target, eye);
+    this.distance = Math.hypot(...off);
+    this.forward0 = normalize(off);
+    this.right0 = normalize(cross(this.forward0, this.up));
+    this.yaw = 0;
+    this.pitch = 0;
+  }
+  camera(width, height) {
+    const cp = Math.cos(this.pitch), sp = Math.sin(this.pitch), cy = Math.cos(this.yaw), sy = Math.sin(this.yaw);
+    const down = [-this.up[0], -this.up[1], -this.up[2]];
+    const forward = normalize([0, 1, 2].map((k) => cp * (cy * this.forward0[k] + sy * this.right0[k]) + sp * down[k]));
+    const eye = [0, 1, 2].map((k) => this.target[k] - forward[k] * this.distance);
+    const right = normalize(cross(forward, this.up));
+    const d = cross(forward, right);
+    const view = [...right, -dot(right, eye), ...d, -dot(d, eye), ...forward, -dot(forward, eye)];
+    const f = 0.5 * height / Math.tan(0.5 * this.fov * Math.PI / 180);
+    return { view, fx: f, fy: f, cx: 0.5 * width, cy: 0.5 * height, eye, width, height };
+  }
+}
+
+// The file's bytes, with progress; errors in the loader's words.
+async function fetchScene(url, name) {
+  let response;
+  try {
+    response = await fetch(url);
+  } catch (e) {
+    throw new Error(`${name}: cannot open: ${e.message}`);
+  }
+  if (response.status === 404) throw new Error(`${name}: file is missing`);
+  if (!response.ok) throw new Error(`${name}: cannot open: HTTP ${response.status}`);
+  const total = Number(response.headers.get('Content-Length')) || 0;
+  const reader = response.body.getReader();
+  const chunks = [];
+  let got = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    got += value.length;
+    status(`loading ${name}: ${(got / 1e6).toFixed(1)}${total ? ` / ${(total / 1e6).toFixed(1)}` : ''} MB`);
+    progress(total ? got / total : undefined);
+  }
+  const bytes = new Uint8Array(got);
+  let at = 0;
+  for (const c of chunks) { bytes.set(c, at); at += c.length; }
+  return bytes.buffer;
+}
+
+function readDropped(file) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onprogress = (e) => {
+      status(`reading ${file.name}: ${(e.loaded / 1e6).toFixed(1)} / ${(file.size / 1e6).toFixed(1)} MB`);
+      progress(file.size ? e.loaded / file.size : undefined);
+    };
+    reader.onload = () => resolve(reader.result);
+    reader.onerror = () => reject(new Error(`${file.name}: cannot open: ${reader.error && reader.error.message}`));
+    reader.readAsArrayBuffer(file);
+  });
+}
+
+const worker = new Worker(new URL('decode_worker.js', import.meta.url));
+function decode(bytes, name, width, height) {
+  return new Promise((resolve, reject) => {
+    worker.onmessage = (e) => {
+      const m = e.data;
+      if (m.type === 'progress') { status(m.stage); progress(undefined); }
+      if (m.type === 'done') resolve(m);
+      if (m.type === 'error') reject(new Error(m.message));
+    };
+    worker.onerror = (e) => reject(new Error(`the decoder did not start: ${e.message || 'its script or WebAssembly is missing'}`));
+    worker.postMessage({ bytes, name, width, height }, [bytes]);
+  });
+}
+
+let renderer = null, orbit = null, fixedCamera = null, background = [0, 0, 0];
+let drawing = false, again = false, loading = false;
+
+function canvasSize() {
+  const size = numbers('size', 2);
+  if (size) return size;
+  const r = devicePixelRatio || 1;
+  return [Math.max(16, Math.round(canvas.clientWidth * r)), Math.max(16, Math.round(canvas.clientHeight * r))];
+}
+
+function currentCamera() {
+  const [w, h] = canvasSize();
+  if (canvas.width !== w || canvas.height !== h) { canvas.width = w; canvas.height = h; }
+  return fixedCamera ? { ...fixedCamera, width: w, height: h } : orbit.camera(w, h);
+}
+
+async function draw() {
+  if (!renderer || !renderer.scene) return;
+  if (drawing) { again = true; return; }
+  drawing = true;
+  try {
+    do {
+      again = false;
+      const s = await renderer.render(currentCamera(), background);
+      const over = s.keysWanted > s.keys ? ` (${s.keysWanted - s.keys} keys past the GPU's buffer limit were dropped)` : '';
+      $('timings').textContent = `frame ${s.ms.toFixed(1)} ms (submit to done), ${s.splats} splats, ${s.keys} tile keys${over}`;
+    } while (again);
+  } catch (e) {
+    showError(e.message);
+  } finally {
+    drawing = false;
+  }
+}
+
+async function open(bytesPromise, name) {
+  if (loading) return;
+  loading = true;
+  $('error').textContent = '';
+  try {
+    const t0 = performance.now();
+    const bytes = await bytesPromise;
+    const [w, h] = canvasSize();
+    const decoded = await decode(bytes, name, w, h);
+    const t1 = performance.now();
+    for (const warning of decoded.info.warnings) console.warn(warning);
+    status(`${name}: ${decoded.info.format}${decoded.info.version ? ` ${decoded.info.version}` : ''}, ${decoded.info.gaussians} gaussians, SH degree ${decoded.info.sh_degree}`);
+    progress(null);
+    renderer.setScene(decoded.cloud);
+    orbit = new Orbit(decoded.camera);
+    const camera = currentCamera();
+    const s = await renderer.render(camera, background);
+    const t2 = performance.now();
+    $('timings').textContent = `first frame ${s.ms.toFixed(1)} ms, ${s.splats} splats, ${s.keys} tile keys; load and decode ${(t1 - t0).toFixed(0)} ms`;
+    log(`FIRST-FRAME ${performance.now().toFixed(0)} ms since the page opened; load and decode ${(t1 - t0).toFixed(0)} ms; first frame ${(t2 - t1).toFixed(0)} ms; ${s.splats} splats, ${s.keys} keys`);
+    if (readback) await printImage(camera);
+  } catch (e) {
+    showError(e.message);
+  } finally {
+    loading = false;
+  }
+}
+
+// The image as float32 RGBA rows, base64 in lines of at most 32,000 characters.
+async function printImage(camera) {
+  const image = await renderer.readImage();
+  const bytes = new Uint8Array(image.buffer);
+  let text = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+  const b64 = btoa(text), line = 32000, chunks = Math.ceil(b64.length / line);
+  log(`IMAGE ${camera.width} ${camera.height} ${chunks}`);
+  for (let i = 0; i < chunks; ++i) log(`CHUNK ${i} ${b64.slice(i * line, (i + 1) * line)}`);
+  log('IMAGE-END');
+}
+
+function controls() {
+  let dragging = null;
+  canvas.addEventListener('pointerdown', (e) => { dragging = { x: e.clientX, y: e.clientY }; canvas.setPointerCapture(e.pointerId); });
+  canvas.addEventListener('pointerup', () => { dragging = null; });
+  canvas.addEventListener('pointermove', (e) => {
+    if (!dragging || !orbit || fixedCamera) return;
+    orbit.yaw -= (e.clientX - dragging.x) * 0.005;
+    orbit.pitch = Math.max(-1.5, Math.min(1.5, orbit.pitch + (e.clientY - dragging.y) * 0.005));
+    dragging = { x: e.clientX, y: e.clientY };
+    draw();
+  });
+  canvas.addEventListener('wheel', (e) => {
+    if (!orbit || fixedCamera) return;
+    e.preventDefault();
+    orbit.distance *= Math.exp(e.deltaY * 0.001);
+    draw();
+  }, { passive: false });
+  new ResizeObserver(() => draw()).observe(canvas);
+  document.addEventListener('dragover', (e) => { e.preventDefault(); document.body.classList.add('dragging'); });
+  document.addEventListener('dragleave', () => document.body.classList.remove('dragging'));
+  document.addEventListener('drop', (e) => {
+    e.preventDefault();
+    document.body.classList.remove('dragging');
+    const file = e.dataTransfer.files[0];
+    if (file) { fixedCamera = null; open(readDropped(file), file.name); }
+  });
+}
+
+async function sceneName() {
+  const named = params.get('scene');
+  if (named) return named;
+  const r = await fetch('manifest.json').catch(() => null);
+  if (!r || !r.ok) return null;
+  const manifest = await r.json();
+  return manifest.scene || null;
+}
+
+async function main() {
+  try {
+    background = numbers('bg', 3) || background;
+    const view = numbers('view', 12);
+    if (view) {
+      const [fx, fy, cx, cy] = numbers('intrinsics', 4) || (() => { throw new Error('URL parameter view needs intrinsics=fx,fy,cx,cy'); })();
+      fixedCamera = { view, fx, fy, cx, cy, eye: eyeOf(view) };
+    }
+    const { device, adapterName } = await openDevice();
+    log(`ADAPTER ${adapterName}`);
+    device.lost.then((info) => showError(`the WebGPU device was lost: ${info.message}`));
+    device.addEventListener('uncapturederror', (e) => showError(`WebGPU: ${e.error.message}`));
+    renderer = await Renderer.create(device, canvas, new URL('.', import.meta.url));
+    controls();
+    const name = await sceneName();
+    if (name) await open(fetchScene(new URL(name, location.href), name), name);
+    else status('drop a splat file here');
+  } catch (e) {
+    showError(e.message);
+  }
+  log('READY');
+}
+
+main();

@@ -1,0 +1,303 @@
+// The frame on WebGPU: the passes of the Vulkan frame in WGSL (web/shaders/), with the same math as the CPU
+// reference (render/cpu_renderer.cpp): preprocess, one global sort of (tile, depth) keys over every splat of the
+// frame, tile ranges, the 16x16 tile raster; then the image is shown in the canvas. No pass waits on the host:
+// the key count, the sort's sizes and its dispatches are computed on the GPU (keys.wgsl's setup pass).
+
+const SHADERS = ['common', 'preprocess', 'scan', 'keys', 'radix', 'raster', 'blit'];
+const FRAME_BYTES = 144;  // struct Frame in common.wgsl
+const PROJ_BYTES = 48;    // struct Proj in common.wgsl
+const BLOCK = 1024;       // keys per sort block, elements per scan block
+const MAX_ROW = 32768;    // workgroups along x of a 1D pass; more go to y
+const CONTROL_WORDS = 32; // keys.wgsl's control[]
+
+export class RendererError extends Error {}
+
+async function loadShaders(base) {
+  const texts = await Promise.all(SHADERS.map(async (name) => {
+    const r = await fetch(new URL(`shaders/${name}.wgsl`, base));
+    if (!r.ok) throw new RendererError(`shaders/${name}.wgsl: HTTP ${r.status}`);
+    return r.text();
+  }));
+  return Object.fromEntries(SHADERS.map((n, i) => [n, texts[i]]));
+}
+
+// A WebGPU device with the adapter's storage limits (the sort's key buffers grow past the defaults).
+export async function openDevice() {
+  if (!navigator.gpu) throw new RendererError('WebGPU is not available in this browser (navigator.gpu is missing; see docs/web.md for the browsers and flags that have it)');
+  let adapter = await navigator.gpu.requestAdapter();
+  if (!adapter) adapter = await navigator.gpu.requestAdapter({ forceFallbackAdapter: true });
+  if (!adapter) throw new RendererError('WebGPU has no adapter here (no GPU and no fallback adapter; see docs/web.md)');
+  const want = ['maxStorageBufferBindingSize', 'maxBufferSize', 'maxStorageBuffersPerShaderStage', 'maxComputeWorkgroupStorageSize'];
+  const requiredLimits = {};
+  for (const k of want) requiredLimits[k] = adapter.limits[k];
+  const device = await adapter.requestDevice({ requiredLimits });
+  const info = adapter.info || {};
+  const name = [info.vendor, info.architecture, info.description].filter(Boolean).join(' ') || 'unknown adapter';
+  return { device, adapterName: name };
+}
+
+function groups1d(n) {  // [x, y] workgroups for n workgroups of a 1D pass
+  return n <= MAX_ROW ? [Math.max(n, 0), 1] : [MAX_ROW, Math.ceil(n / MAX_ROW)];
+}
+
+function bitWidth(v) { return v === 0 ? 1 : 32 - Math.clz32(v); }
+
+export class Renderer {
+  static async create(device, canvas, baseUrl) {
+    const r = new Renderer(device, canvas);
+    await r.init(baseUrl);
+    return r;
+  }
+
+  constructor(device, canvas) {
+    this.device = device;
+    this.canvas = canvas;
+    this.scene = null;
+    this.size = null;
+    this.keyCapacity = 0;
+    this.stats = { keys: 0, keysWanted: 0 };
+  }
+
+  async init(baseUrl) {
+    const src = await loadShaders(baseUrl);
+    const d = this.device;
+    const module = (name) => d.createShaderModule({ code: (name === 'blit' ? '' : src.common) + '\n' + src[name], label: name });
+    const compute = (name, entry) => d.createComputePipeline({ layout: 'auto', compute: { module: module(name), entryPoint: entry }, label: `${name}:${entry}` });
+    d.pushErrorScope('validation');
+    this.pipelines = {
+      preprocess: compute('preprocess', 'main'),
+      scanBlocks: compute('scan', 'scan_blocks'),
+      scanAdd: compute('scan', 'scan_add'),
+      setup: compute('keys', 'setup'),
+      emit: compute('keys', 'emit'),
+      histogram: compute('radix', 'histogram'),
+      scatter: compute('radix', 'scatter'),
+      ranges: compute('raster', 'tile_ranges'),
+      raster: compute('raster', 'raster'),
+    };
+    this.format = navigator.gpu.getPreferredCanvasFormat();
+    const blit = module('blit');
+    this.pipelines.blit = d.createRenderPipeline({
+      layout: 'auto', vertex: { module: blit, entryPoint: 'vs' },
+      fragment: { module: blit, entryPoint: 'fs', targets: [{ format: this.format }] }, primitive: { topology: 'triangle-list' },
+    });
+    const err = await d.popErrorScope();
+    if (err) throw new RendererError(`a WGSL pass did not compile: ${err.message}`);
+    this.context = this.canvas.getContext('webgpu');
+    this.context.configure({ device: d, format: this.format, alphaMode: 'opaque' });
+    this.frameBuffer = d.createBuffer({ size: FRAME_BYTES, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    this.shiftBuffers = [];
+    for (let s = 0; s < 64; s += 8) {
+      const b = d.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+      d.queue.writeBuffer(b, 0, new Uint32Array([s, 0, 0, 0]));
+      this.shiftBuffers.push(b);
+    }
+    this.levelBuffers = [];
+    for (let l = 0; l < 8; ++l) {
+      const b = d.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+      d.queue.writeBuffer(b, 0, new Uint32Array([l, 0, 0, 0]));
+      this.levelBuffers.push(b);
+    }
+    this.control = d.createBuffer({ size: CONTROL_WORDS * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.INDIRECT | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+    this.controlRead = d.createBuffer({ size: CONTROL_WORDS * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    this.controlReadBusy = false;
+  }
+
+  buffer(bytes, usage, label) {
+    return this.device.createBuffer({ size: Math.max(16, Math.ceil(bytes / 4) * 4), usage, label });
+  }
+
+  bind(pipeline, entries) {
+    return this.device.createBindGroup({
+      layout: pipeline.getBindGroupLayout(0),
+      entries: entries.map(([binding, resource]) => ({ binding, resource: resource instanceof GPUBuffer ? { buffer: resource } : resource })),
+    });
+  }
+
+  // The decoded cloud (web/decode_worker.js): positions (3 per splat), covariances (6), opacities, SH
+  // (shStride per splat), and its flags.
+  setScene(cloud) {
+    const S = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
+    const upload = (array, label) => {
+      const b = this.buffer(array.byteLength, S, label);
+      this.device.queue.writeBuffer(b, 0, array.buffer, array.byteOffset, array.byteLength);
+      return b;
+    };
+    if (this.scene) for (const k of ['positions', 'covariances', 'opacities', 'sh']) this.scene[k].destroy();
+    const n = cloud.count;
+    this.scene = {
+      count: n, shDegree: cloud.shDegree, shStride: 3 * (cloud.shDegree + 1) * (cloud.shDegree + 1),
+      antialiased: cloud.antialiased, linear: cloud.linear, screenFilter: cloud.screenFilter,
+      positions: upload(cloud.positions, 'positions'), covariances: upload(cloud.covariances, 'covariances'),
+      opacities: upload(cloud.opacities, 'opacities'), sh: upload(cloud.sh, 'sh'),
+    };
+    this.size = null;  // rebuilt for the new count
+    this.keyCapacity = Math.max(1 << 20, 4 * n);
+  }
+
+  // Buffers and bind groups for the image size, the splat count and the key capacity.
+  build(width, height) {
+    const d = this.device, sc = this.scene, n = sc.count;
+    if (this.resources) for (const b of this.resources) b.destroy();
+    const res = [];
+    const S = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
+    const make = (bytes, label) => { const b = this.buffer(bytes, S, label); res.push(b); return b; };
+    const maxBinding = d.limits.maxStorageBufferBindingSize;
+    this.keyCapacity = Math.min(this.keyCapacity, Math.floor(maxBinding / 4), 65535 * BLOCK);
+    const cap = this.keyCapacity;
+    const tilesX = Math.ceil(width / 16), tilesY = Math.ceil(height / 16), tileCount = tilesX * tilesY;
+    const proj = make(n * PROJ_BYTES, 'proj'), touched = make(n * 4, 'touched'), offsets = make(n * 4, 'offsets');
+    const tl1n = Math.ceil(n / BLOCK), tl2n = Math.ceil(tl1n / BLOCK);
+    const tL1 = make(tl1n * 4, 'touched sums 1'), tL2 = make(tl2n * 4, 'touched sums 2'), tL3 = make(16, 'touched sums 3');
+    const tSizes = make(16, 'touched sizes');
+    d.queue.writeBuffer(tSizes, 0, new Uint32Array([n, tl1n, tl2n, 0]));
+    const keySets = [0, 1].map((s) => ['hi', 'lo', 'val'].map((k) => make(cap * 4, `keys ${k} ${s}`)));
+    const histN = 256 * Math.ceil(cap / BLOCK), hl1n = Math.ceil(histN / BLOCK), hl2n = Math.ceil(hl1n / BLOCK);
+    const hist = make(histN * 4, 'histogram'), hL1 = make(hl1n * 4, 'histogram sums 1'), hL2 = make(hl2n * 4, 'histogram sums 2');
+    const hL3 = make(16, 'histogram sums 3');
+    const ranges = make(tileCount * 8, 'tile ranges');
+    const image = make(width * height * 16, 'image');
+    const blitInfo = this.buffer(16, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, 'blit info');
+    res.push(blitInfo);
+    d.queue.writeBuffer(blitInfo, 0, new Uint32Array([width, height, 0, 0]));
+    const imageRead = d.createBuffer({ size: width * height * 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    res.push(imageRead);
+
+    const P = this.pipelines, F = this.frameBuffer;
+    const scanGroups = (data, sums, sizes, level) => ({
+      blocks: this.bind(P.scanBlocks, [[0, data], [1, sums], [2, sizes], [3, this.levelBuffers[level]]]),
+      add: this.bind(P.scanAdd, [[0, data], [1, sums], [2, sizes], [3, this.levelBuffers[level]]]),
+    });
+    // Radix passes: 8 bits each over the depth word, then over the tile word's significant bits.
+    const shifts = [0, 8, 16, 24];
+    for (let s = 0; s < bitWidth(tileCount); s += 8) shifts.push(32 + s);
+    const passes = shifts.map((shift, p) => {
+      const [sh, sl, sv] = keySets[p % 2], [dh, dl, dv] = keySets[(p + 1) % 2];
+      const u = this.shiftBuffers[shift / 8];
+      return {
+        histogram: this.bind(P.histogram, [[0, this.control], [1, u], [2, sh], [3, sl], [5, hist]]),
+        scatter: this.bind(P.scatter, [[0, this.control], [1, u], [2, sh], [3, sl], [4, sv], [5, hist], [6, dh], [7, dl], [8, dv]]),
+      };
+    });
+    const [fh, , fv] = keySets[shifts.length % 2];
+    this.size = {
+      width, height, tilesX, tilesY, tileCount, n, cap, passes, image, imageRead, rangesBuffer: ranges, touched, offsets, tl1n, tl2n,
+      preprocess: this.bind(P.preprocess, [[0, F], [1, sc.positions], [2, sc.covariances], [3, sc.opacities], [4, sc.sh], [5, proj], [6, touched]]),
+      touchedScan: [scanGroups(offsets, tL1, tSizes, 0), scanGroups(tL1, tL2, tSizes, 1), scanGroups(tL2, tL3, tSizes, 2)],
+      histScan: [scanGroups(hist, hL1, this.control, 4), scanGroups(hL1, hL2, this.control, 5), scanGroups(hL2, hL3, this.control, 6)],
+      setup: this.bind(P.setup, [[0, F], [2, touched], [3, offsets], [7, this.control]]),
+      emit: this.bind(P.emit, [[0, F], [1, proj], [2, touched], [3, offsets], [4, keySets[0][0]], [5, keySets[0][1]], [6, keySets[0][2]]]),
+      ranges: this.bind(P.ranges, [[0, F], [1, this.control], [2, fh], [4, ranges]]),
+      raster: this.bind(P.raster, [[0, F], [3, fv], [4, ranges], [5, proj], [6, image]]),
+      blit: this.bind(P.blit, [[0, image], [1, blitInfo]]),
+    };
+    this.resources = res;
+  }
+
+  writeFrame(camera, background) {
+    const sc = this.scene, z = this.size;
+    const buf = new ArrayBuffer(FRAME_BYTES), f = new Float32Array(buf), u = new Uint32Array(buf);
+    f.set(camera.view, 0);  // 12 floats: rows of world_to_camera
+    f.set([camera.fx, camera.fy, camera.cx, camera.cy], 12);
+    f.set([background[0], background[1], background[2], 1], 16);
+    f.set([camera.eye[0], camera.eye[1], camera.eye[2], 1], 20);
+    u.set([z.width, z.height, z.tilesX, z.tilesY, sc.count, sc.shDegree, sc.shStride, (sc.antialiased ? 1 : 0) | (sc.linear ? 2 : 0)], 24);
+    f[32] = sc.screenFilter;
+    u.set([z.cap, z.tileCount, 0], 33);
+    this.device.queue.writeBuffer(this.frameBuffer, 0, buf);
+  }
+
+  // Records and submits one frame for `camera` ({view: 12 floats, fx, fy, cx, cy, eye, width, height}); with
+  // `show`, also draws it into the canvas. Resolves when the GPU has finished it, with its figures.
+  async render(camera, background, { show = true } = {}) {
+    const d = this.device;
+    if (!this.size || this.size.width !== camera.width || this.size.height !== camera.height) this.build(camera.width, camera.height);
+    for (;;) {
+      const t0 = performance.now();
+      this.writeFrame(camera, background);
+      const z = this.size, P = this.pipelines;
+      const enc = d.createCommandEncoder();
+      enc.clearBuffer(z.rangesBuffer);
+      let pass = enc.beginComputePass();
+      pass.setPipeline(P.preprocess);
+      pass.setBindGroup(0, z.preprocess);
+      pass.dispatchWorkgroups(...groups1d(Math.ceil(z.n / 256)));
+      pass.end();
+      enc.copyBufferToBuffer(z.touched, 0, z.offsets, 0, z.n * 4);
+      pass = enc.beginComputePass();
+      const counts = [Math.ceil(z.n / BLOCK), Math.ceil(z.tl1n / BLOCK), Math.ceil(z.tl2n / BLOCK)];
+      for (let l = 0; l < 3; ++l) {
+        pass.setPipeline(P.scanBlocks);
+        pass.setBindGroup(0, z.touchedScan[l].blocks);
+        pass.dispatchWorkgroups(counts[l]);
+      }
+      for (let l = 1; l >= 0; --l) {
+        pass.setPipeline(P.scanAdd);
+        pass.setBindGroup(0, z.touchedScan[l].add);
+        pass.dispatchWorkgroups(counts[l]);
+      }
+      pass.setPipeline(P.setup);
+      pass.setBindGroup(0, z.setup);
+      pass.dispatchWorkgroups(1);
+      pass.setPipeline(P.emit);
+      pass.setBindGroup(0, z.emit);
+      pass.dispatchWorkgroups(...groups1d(Math.ceil(z.n / 256)));
+      for (const p of z.passes) {
+        pass.setPipeline(P.histogram);
+        pass.setBindGroup(0, p.histogram);
+        pass.dispatchWorkgroupsIndirect(this.control, 8 * 4);
+        const args = [11, 14, 17];
+        for (let l = 0; l < 3; ++l) {
+          pass.setPipeline(P.scanBlocks);
+          pass.setBindGroup(0, z.histScan[l].blocks);
+          pass.dispatchWorkgroupsIndirect(this.control, args[l] * 4);
+        }
+        for (let l = 1; l >= 0; --l) {
+          pass.setPipeline(P.scanAdd);
+          pass.setBindGroup(0, z.histScan[l].add);
+          pass.dispatchWorkgroupsIndirect(this.control, args[l] * 4);
+        }
+        pass.setPipeline(P.scatter);
+        pass.setBindGroup(0, p.scatter);
+        pass.dispatchWorkgroupsIndirect(this.control, 8 * 4);
+      }
+      pass.setPipeline(P.ranges);
+      pass.setBindGroup(0, z.ranges);
+      pass.dispatchWorkgroupsIndirect(this.control, 20 * 4);
+      pass.setPipeline(P.raster);
+      pass.setBindGroup(0, z.raster);
+      pass.dispatchWorkgroups(z.tilesX, z.tilesY);
+      pass.end();
+      if (show) {
+        const rp = enc.beginRenderPass({ colorAttachments: [{ view: this.context.getCurrentTexture().createView(), loadOp: 'clear', storeOp: 'store', clearValue: [0, 0, 0, 1] }] });
+        rp.setPipeline(P.blit);
+        rp.setBindGroup(0, z.blit);
+        rp.draw(3);
+        rp.end();
+      }
+      enc.copyBufferToBuffer(this.control, 0, this.controlRead, 0, CONTROL_WORDS * 4);
+      d.queue.submit([enc.finish()]);
+      await this.controlRead.mapAsync(GPUMapMode.READ);
+      const c = new Uint32Array(this.controlRead.getMappedRange().slice(0));
+      this.controlRead.unmap();
+      const ms = performance.now() - t0;
+      this.stats = { keysWanted: c[0], keys: c[1], ms, splats: z.n, capacity: z.cap };
+      if (c[0] <= z.cap || z.cap >= Math.floor(d.limits.maxStorageBufferBindingSize / 4)) return this.stats;
+      // More keys than the buffers hold: grow them and draw the frame again.
+      this.keyCapacity = Math.ceil(c[0] * 1.25);
+      this.build(camera.width, camera.height);
+    }
+  }
+
+  // The last frame's float RGBA image, row by row from the top.
+  async readImage() {
+    const z = this.size, d = this.device;
+    const enc = d.createCommandEncoder();
+    enc.copyBufferToBuffer(z.image, 0, z.imageRead, 0, z.width * z.height * 16);
+    d.queue.submit([enc.finish()]);
+    await z.imageRead.mapAsync(GPUMapMode.READ);
+    const out = new Float32Array(z.imageRead.getMappedRange().slice(0));
+    z.imageRead.unmap();
+    return out;
+  }
+}
