@@ -20,15 +20,18 @@
 #include "character/expression.h"
 #include "character/gpu_lift.h"
 #include "character/world.h"
+#include "core/chart.h"
 #include "core/error.h"
 #include "core/gaussian_cloud.h"
 #include "core/parallel.h"
 #include "deform/gpu_skinning.h"
 #include "frame/frame.h"
 #include "gpu/gpu.h"
+#include "lod/stream.h"
 #include "io/file.h"
 #include "io/formats.h"
 #include "io/gltf.h"
+#include "io/image_io.h"
 #include "model/gltf_import.h"
 #include "render/vulkan_renderer.h"
 #include "scene/scene.h"
@@ -114,8 +117,8 @@ Scene benchScene(const BenchCommand::Options& o, const std::string& dir, std::st
       lo.confine_paths = !o.allow_outside_paths;
       scene = loadSceneJson(input, lo);
       printWarnings("bench", scene.warnings);
-    } else if (classifyInput(input) == InputKind::kOnnx) {
-      scene = sceneFromFile(input);  // a neural generator: one object
+    } else if (classifyInput(input) == InputKind::kOnnx || classifyInput(input) == InputKind::kLodHierarchy) {
+      scene = sceneFromFile(input);  // a neural generator, or a level-of-detail hierarchy: one object
     } else {
       LoadedSplats loaded = loadSplats(input);
       printWarnings("bench", loaded.warnings);
@@ -223,6 +226,80 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
 
 // The CPU renderer timed over --frames: stage medians printed, their JSON members appended to `json` (closing
 // the document).
+// `bench --lod`: a fly-through of the scene's level-of-detail objects as the viewer draws them (frames never
+// wait for the disk): the camera closes from its start to 15% of the distance to the scene's centre while it
+// turns 90 degrees about the world's up axis. Per frame: the frame's time, the gaussians drawn, the nodes in
+// the pools, the chunks and bytes read so far, the chunks on their way.
+void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene, const Camera& start, std::string& json) {
+  std::vector<lod::LodStream*> streams;
+  for (SceneObject& ob : scene.objects)
+    if (ob.lod) streams.push_back(ob.lod.get());
+  if (streams.empty()) throw Error(o.input + ": --lod flies through level-of-detail objects, and this input has none (splatforge lod build makes one)");
+  scene.lod_settle = false;
+  const CloudBounds bounds = sceneBounds(scene);
+  const Vec3 centre = 0.5f * (bounds.p01 + bounds.p99), eye0 = start.position();
+  const Mat4& v = start.world_to_camera;
+  const Vec3 up = normalize(Vec3{-v.m[1][0], -v.m[1][1], -v.m[1][2]});  // the camera's up (OpenCV: -y) in the world
+  const float fov_y = 2.0f * std::atan(0.5f * static_cast<float>(start.height) / start.fy) * 180.0f / 3.14159265f;
+  struct Sample {
+    double ms = 0, pose_ms = 0;
+    uint64_t drawn = 0, resident = 0, pool = 0, chunks = 0, bytes = 0, pending = 0, evictions = 0;
+  };
+  std::vector<Sample> samples;
+  for (int f = 0; f < o.frames; ++f) {
+    const float s = o.frames > 1 ? static_cast<float>(f) / static_cast<float>(o.frames - 1) : 0.0f;
+    const float turn = 0.5f * 3.14159265f * s, k = 1.0f - 0.85f * s;
+    const Vec3 d = eye0 - centre;  // turned about `up` (Rodrigues), then brought closer
+    const Vec3 turned = d * std::cos(turn) + cross(up, d) * std::sin(turn) + up * (dot(up, d) * (1.0f - std::cos(turn)));
+    const Camera cam = lookAtCamera(centre + turned * k, centre, up, fov_y, start.width, start.height);
+    const auto t0 = Clock::now();
+    const FrameResult r = driver.render(scene, FrameRequest{0.0, cam, {}, {}});
+    Sample x;
+    x.ms = secondsSince(t0) * 1e3;
+    x.pose_ms = r.pose_ms;
+    for (lod::LodStream* st : streams) {
+      const lod::StreamStats ss = st->stats();
+      x.drawn += ss.drawn, x.resident += ss.resident_nodes, x.pool += ss.pool_nodes, x.chunks += ss.chunks_read;
+      x.bytes += ss.bytes_read, x.pending += ss.pending, x.evictions += ss.evictions;
+    }
+    samples.push_back(x);
+    fmt::print("lod frame {:4d}: {:8.2f} ms (cut and pose {:6.2f} ms), {:9d} gaussians drawn, {:9d} nodes resident ({:5.1f}% of the pools), "
+               "{:5d} chunks read ({:.1f} MB), {:3d} on their way\n",
+               f, x.ms, x.pose_ms, x.drawn, x.resident, 100.0 * static_cast<double>(x.resident) / static_cast<double>(std::max<uint64_t>(x.pool, 1)),
+               x.chunks, static_cast<double>(x.bytes) / 1e6, x.pending);
+  }
+  double worst = 0, sum = 0, worst_pose = 0;
+  uint64_t most = 0;
+  for (const Sample& x : samples) worst = std::max(worst, x.ms), sum += x.ms, worst_pose = std::max(worst_pose, x.pose_ms), most = std::max(most, x.drawn);
+  fmt::print("lod: {} frames, mean {:.2f} ms, worst {:.2f} ms (cut and pose at most {:.2f} ms; no frame waits for the disk), at most {} of the "
+             "budget's {} gaussians drawn\n",
+             samples.size(), sum / static_cast<double>(std::max<size_t>(samples.size(), 1)), worst, worst_pose, most, scene.lod_budget);
+  json += fmt::format("  \"backend\": \"{}\",\n  \"lod\": {{\"budget\": {}, \"objects\": {}, \"frames\": [", driver.usesVulkan() ? "vulkan" : "cpu",
+                      scene.lod_budget, streams.size());
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const Sample& x = samples[i];
+    json += fmt::format("{}\n    {{\"ms\": {:.3f}, \"pose_ms\": {:.3f}, \"drawn\": {}, \"resident\": {}, \"pool\": {}, \"chunks_read\": {}, "
+                        "\"bytes_read\": {}, \"pending\": {}, \"evictions\": {}}}",
+                        i ? "," : "", x.ms, x.pose_ms, x.drawn, x.resident, x.pool, x.chunks, x.bytes, x.pending, x.evictions);
+  }
+  json += "\n  ]}\n}\n";
+  if (!o.plot.empty()) {
+    std::vector<double> frames;
+    chart::Panel ms{"FRAME MS", Vec3{0.12f, 0.38f, 0.80f}, {}}, drawn{"GAUSSIANS DRAWN (THOUSANDS)", Vec3{0.88f, 0.40f, 0.05f}, {}};
+    chart::Panel resident{"NODES RESIDENT (THOUSANDS)", Vec3{0.10f, 0.60f, 0.25f}, {}}, read{"CHUNKS READ", Vec3{0.55f, 0.20f, 0.65f}, {}};
+    for (size_t i = 0; i < samples.size(); ++i) {
+      frames.push_back(static_cast<double>(i));
+      ms.values.push_back(samples[i].ms);
+      drawn.values.push_back(static_cast<double>(samples[i].drawn) / 1e3);
+      resident.values.push_back(static_cast<double>(samples[i].resident) / 1e3);
+      read.values.push_back(static_cast<double>(samples[i].chunks));
+    }
+    writePng(o.plot, chart::plotPanels("LEVEL OF DETAIL FLY-THROUGH: BUDGET " + std::to_string(scene.lod_budget), "FRAME", frames,
+                                       {ms, drawn, resident, read}));
+    fmt::print("lod: wrote {}\n", o.plot);
+  }
+}
+
 void benchCpu(const BenchCommand::Options& o, FrameDriver& driver, const Scene& scene, const Camera& cam, const FrameResult& warm,
               std::string& json) {
   RenderStats st = warm.cpu;
@@ -339,7 +416,10 @@ int BenchCommand::run() const {
     std::string json = "{\n";
     if (o.loads) json += benchLoads(dir, o.frames);
     std::string what;
+    if (!o.plot.empty() && !o.lod) throw UsageError("--plot draws the curves of the --lod fly-through: give --lod");
+    if (!o.plot.empty() && fileExtension(o.plot) != ".png") throw UsageError("--plot " + o.plot + ": expected a .png path");
     Scene scene = benchScene(o, dir, what);
+    if (o.lod_budget) scene.lod_budget = *o.lod_budget;
     // Neural generators run every frame (scene time advancing 1/30 s per frame): on the Vulkan backend in the
     // frame (their time is in the "generators" figure), on the CPU backend through the CPU executor.
     const bool generators = std::any_of(scene.objects.begin(), scene.objects.end(), [](const SceneObject& ob) { return ob.generator != nullptr; });
@@ -358,6 +438,15 @@ int BenchCommand::run() const {
     if (o.back_to_back > 0 && fo.backend == Backend::kCpu) throw UsageError("--back-to-back times the Vulkan frame; this bench runs on the CPU renderer");
     FrameDriver driver(fo);
     if (o.back_to_back > 0 && !driver.usesVulkan()) throw Error("--back-to-back times the Vulkan frame; this bench runs on the CPU renderer");
+    if (o.lod) {  // a fly-through from a cold start: no warm-up frame
+      fmt::print("scene: {} ({} objects), {}x{}, {} frames of a fly-through\n", what, scene.objects.size(), cam.width, cam.height, o.frames);
+      json += fmt::format("  \"scene\": \"{}\",\n  \"objects\": {},\n  \"width\": {},\n  \"height\": {},\n", jsonEscape(what), scene.objects.size(),
+                          cam.width, cam.height);
+      benchLod(o, driver, scene, cam, json);
+      human.release();
+      emitJson(json, o.json, o.json_out);
+      return 0;
+    }
     // Warm-up: uploads, pipeline compilation, buffer growth, the generators' GPU plans.
     const FrameResult warm = driver.render(scene, benchFrame(0, cam));
     const int degree = warm.sh_degree;

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "commands.h"
@@ -49,6 +51,9 @@ class BenchCommand {
     bool json = false;        // print the results as JSON to stdout (the human-readable lines go to stderr)
     std::string json_out;     // write the results as JSON to this file
     bool allow_outside_paths = false;  // scene JSON input
+    bool lod = false;          // a fly-through of the input's level-of-detail objects, per-frame figures
+    std::optional<uint64_t> lod_budget;  // --lod: gaussians a frame draws (default: the scene's)
+    std::string plot;          // --lod: the per-frame curves as a PNG
   };
 
  private:

@@ -277,6 +277,11 @@ BenchCommand::BenchCommand(CLI::App& app) : options_(std::make_unique<Options>()
   command_->add_option("--json-out", o.json_out, "Also write the results as JSON to this file");
   command_->add_flag("--allow-outside-paths", o.allow_outside_paths,
                      "Scene JSON input: let object paths be absolute or leave the scene's directory");
+  command_->add_flag("--lod", o.lod,
+                     "Fly through the input's level-of-detail objects as the viewer draws them (no frame waits for the disk): per frame "
+                     "the time, gaussians drawn, nodes resident, chunks read (docs/lod.md)");
+  addLodBudgetOption(command_, o.lod_budget);
+  command_->add_option("--plot", o.plot, "--lod: also write the per-frame curves as a PNG");
   // Given on the command line, --width and --height override a --camera file's size.
   command_->callback([&o, command = command_] {
     o.width_given = command->count("--width") > 0;

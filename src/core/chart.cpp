@@ -140,4 +140,53 @@ std::string tickLabel(double v, int decimals) {
   return buf;
 }
 
+namespace {
+
+// One panel of plotPanels: `values` over `x` in the rectangle [left, right] x [top, bottom], its y axis from 0
+// with tick labels, the title above it.
+void drawPanel(ImageRGBA& im, int left, int top, int right, int bottom, const Ticks& xt, const std::vector<double>& x,
+               const Panel& panel) {
+  const Vec3 black{0, 0, 0}, grid{0.88f, 0.88f, 0.88f};
+  constexpr int kScale = 2, kGlyphH = 14;
+  double hi = 0;
+  for (double v : panel.values) hi = std::max(hi, v);
+  const Ticks yt = niceTicks(0, hi > 0 ? hi * 1.1 : 1, 4);
+  auto px = [&](double v) { return left + static_cast<int>(std::lround((v - xt.lo) / std::max(xt.hi - xt.lo, 1e-9) * (right - left))); };
+  auto py = [&](double v) { return bottom - static_cast<int>(std::lround((v - yt.lo) / std::max(yt.hi - yt.lo, 1e-9) * (bottom - top))); };
+  for (double y = yt.lo; y <= yt.hi + 0.5 * yt.step; y += yt.step) {
+    drawLine(im, left, py(y), right, py(y), grid, 1);
+    const std::string label = tickLabel(y, yt.decimals);
+    drawText(im, left - 9 - textWidth(label, kScale), py(y) - kGlyphH / 2, label, black, kScale);
+  }
+  for (double v = xt.lo; v <= xt.hi + 0.5 * xt.step; v += xt.step) {
+    drawLine(im, px(v), top, px(v), bottom, grid, 1);
+    const std::string label = tickLabel(v, xt.decimals);
+    drawText(im, px(v) - textWidth(label, kScale) / 2, bottom + 9, label, black, kScale);
+  }
+  drawLine(im, left, bottom, right, bottom, black, 2);
+  drawLine(im, left, top, left, bottom, black, 2);
+  drawText(im, left, top - kGlyphH - 8, panel.title, panel.color, kScale);
+  for (size_t i = 0; i + 1 < panel.values.size() && i + 1 < x.size(); ++i)
+    drawLine(im, px(x[i]), py(panel.values[i]), px(x[i + 1]), py(panel.values[i + 1]), panel.color, 2);
+}
+
+}  // namespace
+
+ImageRGBA plotPanels(const std::string& title, const std::string& x_title, const std::vector<double>& x,
+                     const std::vector<Panel>& panels) {
+  constexpr int kWidth = 900, kPanelH = 170, kTop = 60, kGap = 80, kLeft = 110, kRight = 860;
+  const int n = static_cast<int>(panels.size());
+  ImageRGBA im(kWidth, kTop + 20 + n * kPanelH + std::max(n - 1, 0) * kGap + 70);
+  fillRect(im, 0, 0, im.width - 1, im.height - 1, Vec3{1, 1, 1});
+  const double lo = x.empty() ? 0 : x.front(), hi = x.empty() ? 1 : x.back();
+  const Ticks xt = niceTicks(lo, std::max(hi, lo + 1), 8);
+  drawText(im, (kWidth - textWidth(title, 2)) / 2, 12, title, Vec3{0, 0, 0}, 2);
+  for (int p = 0; p < n; ++p) {
+    const int top = kTop + 20 + p * (kPanelH + kGap);
+    drawPanel(im, kLeft, top, kRight, top + kPanelH, xt, x, panels[static_cast<size_t>(p)]);
+  }
+  drawText(im, (kLeft + kRight - textWidth(x_title, 2)) / 2, im.height - 22, x_title, Vec3{0, 0, 0}, 2);
+  return im;
+}
+
 }  // namespace sf::chart

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/image.h"
 #include "core/math.h"
@@ -32,5 +33,16 @@ struct Ticks {
 Ticks niceTicks(double lo, double hi, int target);
 // A tick's label with `decimals` decimals (never "-0").
 std::string tickLabel(double value, int decimals);
+
+// One curve of plotPanels: its title (drawn above its panel, in its colour) and a value per x.
+struct Panel {
+  std::string title;
+  Vec3 color;
+  std::vector<double> values;
+};
+// Panels stacked over one x axis: each its own y axis from 0 with tick labels, `title` across the top and
+// `x_title` under the last axis. 900 pixels wide, 250 a panel.
+ImageRGBA plotPanels(const std::string& title, const std::string& x_title, const std::vector<double>& x,
+                     const std::vector<Panel>& panels);
 
 }  // namespace sf::chart

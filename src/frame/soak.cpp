@@ -42,34 +42,6 @@ std::vector<SceneObject> placed(const Scene& scene, Vec3 offset) {
   return out;
 }
 
-// One panel of the soak plot: `values` over the frames in the rectangle [left, right] x [top, bottom], its
-// y axis from 0 with tick labels, the title above it.
-void drawCurve(ImageRGBA& im, int left, int top, int right, int bottom, const chart::Ticks& xt,
-               const std::vector<double>& frames, const std::vector<double>& values, const std::string& title, Vec3 color) {
-  const Vec3 black{0, 0, 0}, grid{0.88f, 0.88f, 0.88f};
-  constexpr int kScale = 2, kGlyphH = 14;
-  double hi = 0;
-  for (double v : values) hi = std::max(hi, v);
-  const chart::Ticks yt = chart::niceTicks(0, hi > 0 ? hi * 1.1 : 1, 4);
-  auto px = [&](double x) { return left + static_cast<int>(std::lround((x - xt.lo) / std::max(xt.hi - xt.lo, 1e-9) * (right - left))); };
-  auto py = [&](double y) { return bottom - static_cast<int>(std::lround((y - yt.lo) / std::max(yt.hi - yt.lo, 1e-9) * (bottom - top))); };
-  for (double y = yt.lo; y <= yt.hi + 0.5 * yt.step; y += yt.step) {
-    chart::drawLine(im, left, py(y), right, py(y), grid, 1);
-    const std::string label = chart::tickLabel(y, yt.decimals);
-    chart::drawText(im, left - 9 - chart::textWidth(label, kScale), py(y) - kGlyphH / 2, label, black, kScale);
-  }
-  for (double x = xt.lo; x <= xt.hi + 0.5 * xt.step; x += xt.step) {
-    chart::drawLine(im, px(x), top, px(x), bottom, grid, 1);
-    const std::string label = chart::tickLabel(x, xt.decimals);
-    chart::drawText(im, px(x) - chart::textWidth(label, kScale) / 2, bottom + 9, label, black, kScale);
-  }
-  chart::drawLine(im, left, bottom, right, bottom, black, 2);
-  chart::drawLine(im, left, top, left, bottom, black, 2);
-  chart::drawText(im, left, top - kGlyphH - 8, title, color, kScale);
-  for (size_t i = 0; i + 1 < values.size(); ++i)
-    chart::drawLine(im, px(frames[i]), py(values[i]), px(frames[i + 1]), py(values[i + 1]), color, 2);
-}
-
 std::string perKframe(double v, const char* unit, double scale) {
   char text[64];
   std::snprintf(text, sizeof text, "%+.3f %s PER 1000 FRAMES", v / scale, unit);
@@ -79,29 +51,17 @@ std::string perKframe(double v, const char* unit, double scale) {
 }  // namespace
 
 ImageRGBA plotSoak(const SoakReport& r) {
-  constexpr int kWidth = 900, kPanelH = 170, kTop = 60, kGap = 80, kLeft = 110, kRight = 860;
-  ImageRGBA im(kWidth, kTop + 20 + 3 * kPanelH + 2 * kGap + 70);
-  chart::fillRect(im, 0, 0, im.width - 1, im.height - 1, Vec3{1, 1, 1});
-  std::vector<double> frames, ms, gpu, rss;
+  std::vector<double> frames;
+  chart::Panel ms{"FRAME MS: " + perKframe(r.frame_ms_slope_per_kframe, "MS", 1), Vec3{0.12f, 0.38f, 0.80f}, {}};
+  chart::Panel gpu{"GPU MEMORY MB: " + perKframe(r.gpu_slope_per_kframe, "MB", 1e6), Vec3{0.88f, 0.40f, 0.05f}, {}};
+  chart::Panel rss{"RESIDENT MEMORY MB: " + perKframe(r.rss_slope_per_kframe, "MB", 1e6), Vec3{0.10f, 0.60f, 0.25f}, {}};
   for (const SoakSample& s : r.samples) {
     frames.push_back(s.frame);
-    ms.push_back(s.frame_ms);
-    gpu.push_back(static_cast<double>(s.gpu_bytes) / 1e6);
-    rss.push_back(static_cast<double>(s.rss_bytes) / 1e6);
+    ms.values.push_back(s.frame_ms);
+    gpu.values.push_back(static_cast<double>(s.gpu_bytes) / 1e6);
+    rss.values.push_back(static_cast<double>(s.rss_bytes) / 1e6);
   }
-  const chart::Ticks xt = chart::niceTicks(0, std::max(1, r.frames - 1), 8);
-  const std::string title = "SOAK: " + std::to_string(r.frames) + " FRAMES, SLOPES OVER THE SECOND HALF";
-  chart::drawText(im, (kWidth - chart::textWidth(title, 2)) / 2, 12, title, Vec3{0, 0, 0}, 2);
-  const int t1 = kTop + 20, t2 = t1 + kPanelH + kGap, t3 = t2 + kPanelH + kGap;
-  drawCurve(im, kLeft, t1, kRight, t1 + kPanelH, xt, frames, ms, "FRAME MS: " + perKframe(r.frame_ms_slope_per_kframe, "MS", 1),
-            Vec3{0.12f, 0.38f, 0.80f});
-  drawCurve(im, kLeft, t2, kRight, t2 + kPanelH, xt, frames, gpu, "GPU MEMORY MB: " + perKframe(r.gpu_slope_per_kframe, "MB", 1e6),
-            Vec3{0.88f, 0.40f, 0.05f});
-  drawCurve(im, kLeft, t3, kRight, t3 + kPanelH, xt, frames, rss, "RESIDENT MEMORY MB: " + perKframe(r.rss_slope_per_kframe, "MB", 1e6),
-            Vec3{0.10f, 0.60f, 0.25f});
-  const std::string x_title = "FRAME";
-  chart::drawText(im, (kLeft + kRight - chart::textWidth(x_title, 2)) / 2, im.height - 22, x_title, Vec3{0, 0, 0}, 2);
-  return im;
+  return chart::plotPanels("SOAK: " + std::to_string(r.frames) + " FRAMES, SLOPES OVER THE SECOND HALF", "FRAME", frames, {ms, gpu, rss});
 }
 
 uint64_t residentBytes() {

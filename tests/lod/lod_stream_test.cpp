@@ -11,6 +11,8 @@
 #include <fstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "core/image.h"
 #include "io/file.h"
 #include "io/formats.h"
@@ -210,6 +212,30 @@ TEST(LodStream, SceneJsonAndTheCommandLineDrawIt) {
   r = test::cli("render " + dir + "/bad.json -o " + dir + "/bad.png --backend cpu");
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.out.find("not a level-of-detail hierarchy"), std::string::npos) << r.out;
+}
+
+// `bench --lod`: a fly-through from a cold start, per frame under the budget, the first frame with the top
+// levels only (the frame never waits for the disk), chunks read as it goes, the curves as a PNG.
+TEST(LodStream, BenchFliesThroughFromAColdStart) {
+  SF_REQUIRE_ASSET(biker, "splats/biker.ply");
+  const std::string dir = test::tempDir("LodStreamBench");
+  const std::string json = dir + "/fly.json", plot = dir + "/fly.png";
+  test::CliRun r = test::cli("bench " + bikerHierarchy() + " --lod --frames 8 --lod-budget 20000 --width 96 --height 72 --backend cpu --json-out " +
+                             json + " --plot " + plot);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::vector<uint8_t> text = readFile(json);
+  const nlohmann::json j = nlohmann::json::parse(std::string(text.begin(), text.end()));
+  const auto& frames = j.at("lod").at("frames");
+  ASSERT_EQ(frames.size(), 8u);
+  for (const auto& f : frames) EXPECT_LE(f.at("drawn").get<uint64_t>(), 20000u);
+  EXPECT_LT(frames[0].at("drawn").get<uint64_t>(), 1000u) << "the first frame waited for chunks";
+  EXPECT_GT(frames[7].at("chunks_read").get<uint64_t>(), 0u) << "the loader read nothing in eight frames";
+  EXPECT_TRUE(fs::exists(plot));
+  r = test::cli("bench " + biker + " --lod --frames 2 --backend cpu");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--lod flies through level-of-detail objects, and this input has none"), std::string::npos) << r.out;
+  r = test::cli("bench " + biker + " --plot x.png --backend cpu");
+  EXPECT_EQ(r.code, 2) << r.out;
 }
 
 }  // namespace
