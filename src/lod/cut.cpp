@@ -21,6 +21,7 @@ struct Candidate {
   float error;
   uint32_t target;
   NodeRef ref;
+  NodeRef parent;
   bool operator<(const Candidate& o) const {  // priority_queue: the largest error on top, then the lowest target and id
     if (error != o.error) return error < o.error;
     if (target != o.target) return target > o.target;
@@ -89,17 +90,17 @@ CutResult selectCut(const Hierarchy& h, const Camera& cam, const CutOptions& o) 
 std::vector<CutResult> selectCuts(std::span<const CutTarget> targets, const CutOptions& o,
                                   std::vector<std::vector<std::pair<float, uint32_t>>>* wanted) {
   std::vector<CutResult> results(targets.size());
-  std::vector<std::vector<NodeRef>> chosen(targets.size());
+  std::vector<std::vector<std::pair<NodeRef, NodeRef>>> chosen(targets.size());  // (node, parent)
   if (wanted) wanted->assign(targets.size(), {});
   std::priority_queue<Candidate> frontier;  // chosen nodes that have children
   std::vector<Candidate> held;              // chosen nodes whose children are not all resident
   uint64_t count = 0;
-  auto choose = [&](uint32_t t, NodeRef r) {
+  auto choose = [&](uint32_t t, NodeRef r, NodeRef parent) {
     const Node& n = nodeAt(*targets[t].hierarchy, r);
     if (n.leaf())
-      chosen[t].push_back(r);
+      chosen[t].push_back({r, parent});
     else
-      frontier.push({screenError(n, targets[t].camera), t, r});
+      frontier.push({screenError(n, targets[t].camera), t, r, parent});
   };
   for (uint32_t t = 0; t < targets.size(); ++t) {
     assert(targets[t].camera.validate() == nullptr);
@@ -112,7 +113,7 @@ std::vector<CutResult> selectCuts(std::span<const CutTarget> targets, const CutO
       results[t].budget_limited = true;  // not even its root fits
     } else {
       ++count;
-      choose(t, root);
+      choose(t, root, kNoNode);
     }
   }
   std::vector<NodeRef> children, visible;
@@ -149,19 +150,24 @@ std::vector<CutResult> selectCuts(std::span<const CutTarget> targets, const CutO
     frontier.pop();
     count = count - 1 + visible.size();
     ++result.refined;
-    for (NodeRef k : visible) choose(c.target, k);
+    result.refined_from.push_back({c.ref, c.parent});
+    for (NodeRef k : visible) choose(c.target, k, c.ref);
   }
   for (; !frontier.empty(); frontier.pop()) held.push_back(frontier.top());
   for (const Candidate& c : held) {
     results[c.target].max_error_px = std::max(results[c.target].max_error_px, c.error);
-    chosen[c.target].push_back(c.ref);
+    chosen[c.target].push_back({c.ref, c.parent});
   }
   for (uint32_t t = 0; t < targets.size(); ++t) {
     const Hierarchy& h = *targets[t].hierarchy;
-    std::sort(chosen[t].begin(), chosen[t].end(),
-              [&](NodeRef a, NodeRef b) { return nodeAt(h, a).source_index < nodeAt(h, b).source_index; });
-    for (NodeRef r : chosen[t]) results[t].leaves += nodeAt(h, r).leaf();
-    results[t].nodes = std::move(chosen[t]);
+    std::sort(chosen[t].begin(), chosen[t].end(), [&](const auto& a, const auto& b) {
+      return nodeAt(h, a.first).source_index < nodeAt(h, b.first).source_index;
+    });
+    for (const auto& [r, parent] : chosen[t]) {
+      results[t].nodes.push_back(r);
+      results[t].parents.push_back(parent);
+      results[t].leaves += nodeAt(h, r).leaf();
+    }
   }
   return results;
 }

@@ -39,9 +39,14 @@ struct CutOptions {
                          // projection by their 2D dilation)
 };
 
+// "No node": the parent of a root.
+inline constexpr NodeRef kNoNode{kNone, kNone};
+
 struct CutResult {
   std::vector<NodeRef>
       nodes;             // the chosen nodes, ordered by source_index (a full cut: the input's row order)
+  std::vector<NodeRef> parents;  // per chosen node, the node it was refined from (kNoNode for a root)
+  std::vector<std::pair<NodeRef, NodeRef>> refined_from;  // every node refined away, with its own parent (kNoNode for a root)
   uint64_t leaves = 0;   // how many of them are leaves
   uint64_t refined = 0;  // nodes replaced by their children
   uint64_t culled = 0;   // nodes dropped outside the frustum

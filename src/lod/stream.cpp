@@ -2,6 +2,8 @@
 #include "lod/stream.h"
 
 #include <algorithm>
+#include <unordered_set>
+#include <cmath>
 #include <filesystem>
 
 #include "core/error.h"
@@ -130,11 +132,78 @@ void LodStream::request(std::vector<std::pair<float, uint32_t>> wanted) {
   if (!queue_.empty()) wake_.notify_one();
 }
 
-const GaussianCloud& LodStream::draw(const CutResult& cut) {
+namespace {
+
+uint64_t nodeKey(NodeRef r) { return (static_cast<uint64_t>(r.chunk == kNone ? 0u : r.chunk + 1u) << 32) | r.index; }
+
+}  // namespace
+
+const GaussianCloud& LodStream::draw(const CutResult& cut, bool fade) {
   ++frame_;
   for (NodeRef r : cut.nodes)
     if (r.chunk != kNone) last_drawn_[r.chunk] = frame_;
   fillCutCloud(h_, cut, cloud_);
+  std::unordered_set<uint64_t> drawn;
+  drawn.reserve(cut.nodes.size());
+  for (NodeRef r : cut.nodes) drawn.insert(nodeKey(r));
+  std::unordered_map<uint64_t, Morph> morph;
+  if (fade && !drawn_.empty()) {
+    // Where each new node comes from: its nearest ancestor the last draw drew (the cut's refinements lead there).
+    std::unordered_map<uint64_t, NodeRef> up;
+    up.reserve(cut.refined_from.size());
+    for (const auto& [node, parent] : cut.refined_from) up[nodeKey(node)] = parent;
+    std::vector<NodeRef> source(cut.nodes.size(), kNoNode);
+    std::unordered_set<uint64_t> given;  // ancestors whose first new node has taken their opacity
+    for (size_t i = 0; i < cut.nodes.size(); ++i) {
+      const uint64_t key = nodeKey(cut.nodes[i]);
+      if (drawn_.count(key)) {
+        if (auto it = morph_.find(key); it != morph_.end() && it->second.age + 1 < kFadeFrames) {
+          morph[key] = it->second;  // still on its way from the ancestor it replaced
+          ++morph[key].age;
+        }
+        continue;
+      }
+      for (NodeRef a = cut.parents[i]; !(a == kNoNode);) {
+        if (drawn_.count(nodeKey(a))) {
+          source[i] = a;
+          break;
+        }
+        const auto it = up.find(nodeKey(a));
+        a = it == up.end() ? kNoNode : it->second;
+      }
+    }
+    for (size_t i = 0; i < cut.nodes.size(); ++i) {
+      if (source[i] == kNoNode) continue;
+      // The new nodes from one ancestor start stacked on it: the first as the ancestor itself, the others
+      // transparent, so the first draw shows exactly what the last one did.
+      const bool first = given.insert(nodeKey(source[i])).second;
+      morph[nodeKey(cut.nodes[i])] = {source[i], first ? nodeAt(h_, source[i]).opacity : 0.0f, 0};
+    }
+  }
+  const size_t stride = static_cast<size_t>(cloud_.shStride());
+  for (size_t i = 0; i < cut.nodes.size(); ++i) {
+    const auto it = morph.find(nodeKey(cut.nodes[i]));
+    if (it == morph.end()) continue;
+    const Morph& m = it->second;
+    const float t = static_cast<float>(m.age) / static_cast<float>(kFadeFrames);
+    auto mix = [t](float a, float b) { return a + (b - a) * t; };
+    const Node& p = nodeAt(h_, m.from);
+    Vec3& pos = cloud_.positions[i];
+    pos = p.position + (pos - p.position) * t;
+    Vec3& sc = cloud_.scales[i];
+    sc = {std::exp(mix(std::log(p.scale.x), std::log(sc.x))), std::exp(mix(std::log(p.scale.y), std::log(sc.y))),
+          std::exp(mix(std::log(p.scale.z), std::log(sc.z)))};
+    const Quat q = cloud_.rotations[i];
+    const float sign = p.rotation.w * q.w + p.rotation.x * q.x + p.rotation.y * q.y + p.rotation.z * q.z < 0 ? -1.0f : 1.0f;
+    cloud_.rotations[i] = normalize(Quat{mix(p.rotation.w, sign * q.w), mix(p.rotation.x, sign * q.x), mix(p.rotation.y, sign * q.y),
+                                         mix(p.rotation.z, sign * q.z)});
+    cloud_.opacities[i] = mix(m.start_opacity, cloud_.opacities[i]);
+    const float* psh = shAt(h_, m.from);
+    float* sh = cloud_.sh.data() + i * stride;
+    for (size_t j = 0; j < stride; ++j) sh[j] = mix(psh[j], sh[j]);
+  }
+  drawn_.swap(drawn);
+  morph_.swap(morph);
   return cloud_;
 }
 
@@ -159,7 +228,8 @@ StreamStats LodStream::stats() const {
   return s;
 }
 
-void selectFrameCuts(std::span<LodStream* const> streams, std::span<const Camera> cameras, uint64_t budget, bool settle) {
+void selectFrameCuts(std::span<LodStream* const> streams, std::span<const Camera> cameras, uint64_t budget, bool settle,
+                     bool fade) {
   CutOptions options;
   options.budget = budget;
   std::vector<CutTarget> targets(streams.size());
@@ -181,7 +251,7 @@ void selectFrameCuts(std::span<LodStream* const> streams, std::span<const Camera
     if (!settle || !missing) break;
     for (LodStream* s : streams) s->waitIdle();
   }
-  for (size_t i = 0; i < streams.size(); ++i) streams[i]->draw(cuts[i]);
+  for (size_t i = 0; i < streams.size(); ++i) streams[i]->draw(cuts[i], fade);
 }
 
 }  // namespace sf::lod

@@ -16,6 +16,8 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -25,6 +27,14 @@
 #include "render/camera.h"
 
 namespace sf::lod {
+
+// Level changes without a pop: the nodes that replace an ancestor (one refinement or several) start as the
+// ancestor and morph into themselves over this many frames. At the start every one of them sits where the
+// ancestor sits, with its scale, rotation and colour; the first with its opacity, the others transparent, so
+// the first frame draws exactly what the last one did. Position, scale (in log space), rotation (normalised
+// lerp), colour and opacity then go linearly to the node's own, reached kFadeFrames frames later. A node that
+// replaces its descendants (zooming out) appears at once.
+inline constexpr int kFadeFrames = 8;
 
 struct StreamOptions {
   uint64_t pool_nodes = 16u << 20;  // nodes in memory at most (the top chunk counts; 16M by default)
@@ -60,8 +70,9 @@ class LodStream {
   // requests of earlier frames that were not started.
   void request(std::vector<std::pair<float, uint32_t>> wanted);
   // Frame thread. The frame's cut: stamps the chunks it draws from (the eviction order) and builds the cloud
-  // of its nodes, kept until the next call.
-  const GaussianCloud& draw(const CutResult& cut);
+  // of its nodes, kept until the next call. With `fade`, a node that replaced its parent since the last draw
+  // morphs from it over kFadeFrames draws (see kFadeFrames).
+  const GaussianCloud& draw(const CutResult& cut, bool fade = false);
   const GaussianCloud& cloud() const { return cloud_; }
   // Blocks until every chunk asked for is loaded or has failed (offline renders, tests). Does not install.
   void waitIdle();
@@ -78,6 +89,13 @@ class LodStream {
   std::vector<uint64_t> no_room_;     // per chunk: 1 + the frame during which it found no room (not asked again)
   uint64_t frame_ = 0, resident_nodes_ = 0, evictions_ = 0;
   GaussianCloud cloud_;
+  struct Morph {
+    NodeRef from;               // the ancestor it replaced
+    float start_opacity = 0;    // its opacity at the start: its share of the ancestor's
+    int age = 0;                // draws since it appeared
+  };
+  std::unordered_set<uint64_t> drawn_;             // the nodes the last draw drew
+  std::unordered_map<uint64_t, Morph> morph_;      // those still morphing in
 
   mutable std::mutex mutex_;
   std::condition_variable wake_, idle_;
@@ -94,7 +112,9 @@ class LodStream {
 // One frame's LOD objects: their joint cut under `budget` gaussians (selectCuts, each camera in its object's
 // own space), the chunks each cut wants asked for, each object's cloud built (LodStream::cloud()). With
 // `settle` the frame waits for the chunks its cut wants and cuts again until none is missing (offline
-// renders: the image of a fully loaded scene, as far as the pool allows); without, it never waits.
-void selectFrameCuts(std::span<LodStream* const> streams, std::span<const Camera> cameras, uint64_t budget, bool settle);
+// renders: the image of a fully loaded scene, as far as the pool allows); without, it never waits. `fade`:
+// refinements morph over kFadeFrames frames (LodStream::draw).
+void selectFrameCuts(std::span<LodStream* const> streams, std::span<const Camera> cameras, uint64_t budget, bool settle,
+                     bool fade = false);
 
 }  // namespace sf::lod

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -167,7 +168,8 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
   std::vector<Camera> lod_cameras;
   for (const SceneObject& o : scene.objects)
     if (o.lod) streams.push_back(o.lod.get()), lod_cameras.push_back(generatorCamera(cam, o.object_to_world));
-  if (!streams.empty()) lod::selectFrameCuts(streams, lod_cameras, scene.lod_budget, scene.lod_settle);
+  // Frames that never wait (the viewer) morph their refinements in; settled ones (offline) draw the cut as it is.
+  if (!streams.empty()) lod::selectFrameCuts(streams, lod_cameras, scene.lod_budget, scene.lod_settle, !scene.lod_settle);
   for (const SceneObject& o : scene.objects) {
     // (closed after the loop: each range ends where the next object's begins)
     out.object_ranges.push_back({out.objects.size(), out.objects.size()});
@@ -175,7 +177,9 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
     if (o.hull) {
       const Camera hull_cam = generatorCamera(cam, Mat4{});
       if (o.hull_live) {
-        if (o.hull_script) o.hull_script->advance(*o.hull_live, t);
+        if (o.hull_script)
+          for (const hull::HullEvent& ev : o.hull_script->advance(*o.hull_live, t))
+            if (ev.type == hull::HullEvent::kGunSilenced) std::fprintf(stderr, "%s: %s\n", o.name.c_str(), ev.describe().c_str());
         o.hull_live->buildFrame(o.object_to_world, t, scene.light, out.hulls[hi++], out.objects);
       } else {
         hull::buildHullFrame(*o.hull, o.hull_mode, o.object_to_world, hull_cam, t, scene.light, out.hulls[hi++], out.objects, out.meshes);
@@ -690,6 +694,7 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
         if (live_hull) {  // effects and seed were checked above; the script file loads here
           std::optional<hull::HullScript> script;
           if (o.has("script")) script = hull::loadHullScript(resolveScenePath(dir, o["script"].string(), options.confine_paths));
+          if (script) hull::checkHullScript(*script, *obj.hull);  // its `fire` guns against the hull's meta sidecar
           hull::DestructionOptions dopt;
           if (script && script->seed) dopt.seed = *script->seed;
           if (seed) dopt.seed = *seed;

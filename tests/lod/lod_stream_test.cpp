@@ -214,6 +214,40 @@ TEST(LodStream, SceneJsonAndTheCommandLineDrawIt) {
   EXPECT_NE(r.out.find("not a level-of-detail hierarchy"), std::string::npos) << r.out;
 }
 
+// A refinement morphs in: the first frame after it draws what the coarser cut drew (each parent's children
+// stacked on it compose to the parent), kFadeFrames frames later the children are themselves, and the step
+// between frames is smaller than without the fade. (A larger budget for the same camera only refines: the cut
+// is the same greedy order taken further.)
+TEST(LodStream, RefinementsMorphInWithoutAPop) {
+  SF_REQUIRE_ASSET(biker, "splats/biker.ply");
+  lod::LodStream faded(bikerHierarchy()), plain(bikerHierarchy());
+  lod::LodStream* f[1] = {&faded};
+  lod::LodStream* p[1] = {&plain};
+  const Camera cam = partCamera(2);
+  lod::selectFrameCuts(f, {&cam, 1}, 3000, true, true);
+  lod::selectFrameCuts(p, {&cam, 1}, 3000, true, false);
+  const ImageRGBA before = renderCloud(faded.cloud(), cam);
+  lod::selectFrameCuts(f, {&cam, 1}, 12000, true, true);
+  lod::selectFrameCuts(p, {&cam, 1}, 12000, true, false);
+  ASSERT_EQ(faded.cloud().size(), plain.cloud().size());
+  const double morph_db = compareImages(renderCloud(faded.cloud(), cam), before).psnr;
+  const double pop_db = compareImages(renderCloud(plain.cloud(), cam), before).psnr;
+  std::printf("[ the frame after refining 3,000 to 12,000 gaussians against the frame before: morphed %.1f dB, popped %.1f dB ]\n",
+              morph_db, pop_db);
+  EXPECT_GE(morph_db, 50.0);
+  EXPECT_GT(morph_db, pop_db + 10.0);
+  std::vector<double> steps;
+  ImageRGBA last = renderCloud(faded.cloud(), cam);
+  for (int i = 0; i < lod::kFadeFrames; ++i) {
+    lod::selectFrameCuts(f, {&cam, 1}, 12000, true, true);
+    const ImageRGBA now = renderCloud(faded.cloud(), cam);
+    steps.push_back(compareImages(now, last).psnr);
+    last = now;
+  }
+  for (double db : steps) EXPECT_GT(db, pop_db) << "a step of the fade is as large as the pop";
+  EXPECT_EQ(last.pixels, renderCloud(plain.cloud(), cam).pixels) << "not itself after the fade";
+}
+
 // `bench --lod`: a fly-through from a cold start, per frame under the budget, the first frame with the top
 // levels only (the frame never waits for the disk), chunks read as it goes, the curves as a PNG.
 TEST(LodStream, BenchFliesThroughFromAColdStart) {
