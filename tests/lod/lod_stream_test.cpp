@@ -5,6 +5,8 @@
 // the command line (--lod-budget) reach it.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -28,10 +30,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// biker built into chunks of 4096 leaves (38 chunks, 174,570 nodes), once per test binary.
+// biker built into chunks of 4096 leaves (38 chunks, 174,570 nodes), once per test process (ctest runs the
+// tests as processes side by side: each builds its own, in a folder of its own).
 const std::string& bikerHierarchy() {
   static const std::string dir = [] {
-    const std::string d = test::tempDir("LodStreamBiker") + "/biker.lod";
+    const std::string d = test::tempDir("LodStreamBiker-" + std::to_string(::getpid())) + "/biker.lod";
     lod::BuildOptions o;
     o.chunk_leaves = 4096;
     lod::buildHierarchy(test::assetPath("splats/biker.ply"), d, o);
