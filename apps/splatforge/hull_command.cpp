@@ -124,7 +124,23 @@ int runInfo(const HullCommand::Options& o) {
     fmt::print("CHNK: none\n");
   }
   const std::string meta = hull::hullMetaPath(o.input);
-  if (std::filesystem::exists(meta)) fmt::print("meta: {}\n", meta);
+  if (std::filesystem::exists(meta)) {
+    fmt::print("meta: {}\n", meta);
+    // The gameplay points hull scripts use (docs/formats/hull-script.md "Fire", "Thrust").
+    const std::vector<hull::HullGun> guns = hull::readHullMetaGuns(meta);
+    fmt::print("guns (script fire ids):");
+    for (size_t g = 0; g < guns.size(); ++g)
+      fmt::print(" {} {} [{:.3f}, {:.3f}, {:.3f}]", g, guns[g].name, guns[g].tip.x, guns[g].tip.y, guns[g].tip.z);
+    fmt::print("{}\n", guns.empty() ? " none" : "");
+    const hull::HullEngines engines = hull::readHullMetaEngines(meta);
+    fmt::print("engines (script thrust):");
+    for (const hull::HullGun& e : engines.nozzles) fmt::print(" {} [{:.3f}, {:.3f}, {:.3f}]", e.name, e.tip.x, e.tip.y, e.tip.z);
+    if (engines.nozzles.empty()) fmt::print(" none");
+    fmt::print("; engine parts:");
+    for (int p = 0; p < 8; ++p)
+      if ((engines.part_mask >> p) & 1u) fmt::print(" {}", p);
+    fmt::print("{}\n", engines.part_mask == 0 ? " none" : "");
+  }
   return 0;
 }
 

@@ -238,6 +238,7 @@ double playHullScript(Scene& scene, const AnimateOptions& o) {
     if (!obj.hull) continue;
     // A scene's own standing effects stay as the script's base; its own script and seed give way.
     const hull::HullEffects base = obj.hull_live ? obj.hull_live->effects : hull::HullEffects{};
+    hull::checkHullScript(script, *obj.hull);  // its `fire` guns against the hull's meta sidecar
     obj.hull_live = std::make_shared<hull::HullInstance>(obj.hull, dopt);
     obj.hull_live->effects = base;
     obj.hull_script = std::make_shared<hull::HullScriptPlayer>(script, base);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -141,6 +142,11 @@ std::string HullEvent::describe() const {
     case kChunkCracked: return "chunk " + i + " cracked";
     case kChunkTorn: return "chunk " + i + " torn off (" + std::to_string(slots) + " slots)";
     case kIslandDetached: return "island at slot " + i + " detached (" + std::to_string(slots) + " slots)";
+    case kGunSilenced: {
+      char at[32];
+      std::snprintf(at, sizeof at, "%.2f", time);
+      return "gun " + i + " silent: fire at " + at + " s consumed (part " + std::to_string(slots) + " disabled, " + percent + "% knocked)";
+    }
   }
   return "event " + i;
 }
@@ -1381,6 +1387,26 @@ Destruction& Destruction::operator=(Destruction&&) noexcept = default;
 std::vector<HullEvent> Destruction::hit(const Hit& hit, double time) { return impl_->hit(hit, time); }
 void Destruction::heal(double time, float amount) { impl_->heal(time, amount); }
 std::vector<HullEvent> Destruction::update(double time) { return impl_->update(time); }
+
+void Destruction::emitIon(uint32_t source, Vec3 position, Vec3 velocity, double time) {
+  Impl& m = *impl_;
+  if (source >= m.n) throw Error("hull ion trail: source slot " + std::to_string(source) + " out of range");
+  const int64_t at = m.allocPool();
+  if (at < 0) return;
+  HullSlot& d = m.slots[static_cast<size_t>(at)];
+  d = m.off;
+  setVec(d.position, position);
+  d.flags = kindBits(SF_HULL_KIND_DEBRIS) | SF_HULL_FLAG_ION;
+  m.setPoolKind(static_cast<size_t>(at) - m.n, SF_HULL_KIND_DEBRIS);
+  setVec(d.color, {0.45f, 0.8f, 1.0f});  // the pass colours ion droplets by age
+  d.opacity = 0.85f;
+  setVec(d.velocity, velocity);
+  d.birth = static_cast<float>(time);
+  d.source = source;
+  d.size = kDebrisSize;
+  m.pool_end[static_cast<size_t>(at) - m.n] = time + static_cast<double>(m.opt.debris_life);
+  ++m.revision;
+}
 const std::vector<HullSlot>& Destruction::slots() const { return impl_->slots; }
 const std::vector<HullBody>& Destruction::bodies() const { return impl_->bodies; }
 const std::vector<HullRest>& Destruction::rest() const { return impl_->rest; }
@@ -1393,6 +1419,10 @@ float Destruction::partDamage(int part) const {
   const size_t p = static_cast<size_t>(part);
   return impl_->part_count[p] == 0 ? 0.0f
                                    : static_cast<float>(impl_->part_knocked[p]) / static_cast<float>(impl_->part_count[p]);
+}
+
+bool Destruction::partDisabled(int part) const {
+  return part >= 0 && part < kParts && impl_->part_disabled[static_cast<size_t>(part)];
 }
 
 const std::vector<uint32_t>& Destruction::neighbours(size_t i) const {

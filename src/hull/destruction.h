@@ -63,9 +63,11 @@ struct Hit {
 };
 
 struct HullEvent {
-  enum Type { kPartDisabled, kPartRestored, kChunkCracked, kChunkTorn, kIslandDetached };
+  enum Type { kPartDisabled, kPartRestored, kChunkCracked, kChunkTorn, kIslandDetached, kGunSilenced };
   Type type = kPartDisabled;
-  int index = 0;       // the part (kPart*), the chunk (kChunk*), or the island's first slot
+  // The part (kPart*), the chunk (kChunk*), the island's first slot, or the gun (kGunSilenced: a script's
+  // `fire` consumed because the gun's part is disabled; `slots` then holds the part, `share` its knocked share)
+  int index = 0;
   double time = 0;
   float share = 0;     // kPart*: the part's knocked share at the event
   int slots = 0;       // kChunkCracked: slots on the crack; kChunkTorn: pool slots flying; kIslandDetached: its slots
@@ -101,6 +103,11 @@ class Destruction {
   std::vector<HullEvent> hit(const Hit& hit, double time);
   // Starts (or speeds) the healing of every hole: `amount` in (0, 1] of the way per heal_seconds.
   void heal(double time, float amount = 1.0f);
+  // An engine's ion trail: one droplet in the pool (a debris slot flagged SF_HULL_FLAG_ION, which the pass
+  // draws blue and fading over debris_life) at `position` (object space) with `velocity`, born at `time` (not
+  // before the last), shaped as hull splat `source` at the debris' size. Takes an off pool slot, else the
+  // debris splat that dies first.
+  void emitIon(uint32_t source, Vec3 position, Vec3 velocity, double time);
   // Advances to scene time `time` (not before the last): heal lerps, debris and bodies whose life is over go
   // off; returns the events (parts restored by healing).
   std::vector<HullEvent> update(double time);
@@ -115,6 +122,9 @@ class Destruction {
   Vec3 lastHitPoint() const;
   // Per part (0..7): share of its slots knocked (level > 0).
   float partDamage(int part) const;
+  // Whether part (0..7) is disabled: its knocked share reached part_threshold (the kPartDisabled event) and
+  // no heal has brought it back below since (kPartRestored).
+  bool partDisabled(int part) const;
   // Neighbours of slot i in the support graph (hull slots only), and the radius used.
   const std::vector<uint32_t>& neighbours(size_t i) const;
   float supportRadius() const;

@@ -99,7 +99,25 @@ const char* scatterModeName(ScatterMode mode) {
 }
 
 bool HullEffects::any() const {
-  return scatter > 0 || implode > 0 || ripple != 0 || charge > 0 || link_decay > 0 || siphon > 0 || !parts.empty();
+  return scatter > 0 || implode > 0 || ripple != 0 || charge > 0 || link_decay > 0 || siphon > 0 || !parts.empty() ||
+         muzzle_flash > 0 || (thrust > 0 && engine_parts != 0) ||
+         std::any_of(barrel_heat.begin(), barrel_heat.end(), [](const BarrelHeat& b) { return b.heat > 0; });
+}
+
+Vec3 barrelGlow(float heat, float distance, float radius) {
+  if (!(distance < radius) || !(heat > 0)) return {};
+  const float h = std::min(heat, 1.0f), w = (1.0f - distance / radius) * (1.0f - distance / radius);
+  return blackBody(1000.0f + 5500.0f * h) * (1.5f * h * w);
+}
+
+HullLight muzzleLight(const HullLight& light, const HullEffects& e, const Mat4& object_to_world) {
+  HullLight l = light;
+  if (light.enabled && e.muzzle_flash > 0) {
+    l.flash_position = transformPoint(object_to_world, e.muzzle_point);
+    l.flash_strength = e.muzzle_flash;
+    l.flash_color = e.muzzle_color;
+  }
+  return l;
 }
 
 Vec3 blackBody(float kelvin) {
@@ -193,6 +211,26 @@ HullParams packHullParams(const HullEffects& e, const HullLight& light, const Ma
       put(p.part_offset[k], e.parts[k].offset);
     }
   }
+  if (e.barrel_heat.size() > SF_HULL_GUNS) throw Error("hull effects: barrel heat on at most 8 guns");
+  if (!e.barrel_heat.empty()) {
+    if (!(e.heat_radius > 0) || !std::isfinite(e.heat_radius)) throw Error("hull effects: heat_radius must be positive");
+    for (const HullEffects::BarrelHeat& b : e.barrel_heat) {
+      check(b.heat, "barrel heat");
+      check(b.tip.x + b.tip.y + b.tip.z, "barrel tip");
+      if (!(b.heat > 0)) continue;  // a cold gun costs nothing
+      const uint32_t g = p.gun_count++;
+      put(p.gun_heat[g], b.tip);
+      p.gun_heat[g][3] = b.heat;
+    }
+    if (p.gun_count > 0) p.effects |= SF_HULL_FX_HEAT, p.heat_radius = e.heat_radius;
+  }
+  check(e.thrust, "thrust");
+  if (e.thrust > 0 && (e.engine_parts & 0xffu) != 0) {
+    p.effects |= SF_HULL_FX_THRUST;
+    p.engine_parts = e.engine_parts & 0xffu;
+    p.thrust = std::min(e.thrust, 1.0f);
+    put(p.thrust_color, e.thrust_color);
+  }
   return p;
 }
 
@@ -225,8 +263,13 @@ void evaluateHull(const HullParams& p, std::span<const HullRest> rest, std::span
       const float age = std::max(p.time - s.birth, 0.0f), a = age / p.debris_life;
       if (a >= 1.0f) continue;
       pos = pos + vec(s.velocity) * age + 0.5f * gravity * age * age;
-      col = blackBody(mixf(6500.0f, 600.0f, std::sqrt(a)));
-      op *= 1.0f - smoothstepf(0.7f, 1.0f, a);
+      if (s.flags & SF_HULL_FLAG_ION) {  // an engine's ion droplet: blue, fading
+        col = mixv({0.55f, 0.85f, 1.0f}, {0.1f, 0.25f, 0.9f}, a);
+        op *= 1.0f - a;
+      } else {
+        col = blackBody(mixf(6500.0f, 600.0f, std::sqrt(a)));
+        op *= 1.0f - smoothstepf(0.7f, 1.0f, a);
+      }
       lit = false;
     } else if (kind == SF_HULL_KIND_BODY) {
       if (s.body >= bodies.size()) throw Error("hull slot " + std::to_string(idx) + ": body out of range");
@@ -319,6 +362,12 @@ void evaluateHull(const HullParams& p, std::span<const HullRest> rest, std::span
       }
       if (s.flags & SF_HULL_FLAG_HOT)
         glow = glow + Vec3{1.0f, 0.35f, 0.05f} * (0.6f + 0.4f * std::sin(p.time * 5.0f + rnd(key, 0x407u) * kTwoPi));
+      if (p.effects & SF_HULL_FX_HEAT) {
+        for (uint32_t g = 0; g < p.gun_count && g < SF_HULL_GUNS; ++g)
+          glow = glow + barrelGlow(p.gun_heat[g][3], length(vec(r.position) - vec(p.gun_heat[g])), p.heat_radius);
+      }
+      if ((p.effects & SF_HULL_FX_THRUST) && part < 8u && ((p.engine_parts >> part) & 1u))
+        glow = glow + vec(p.thrust_color) * (p.thrust * (0.85f + 0.15f * std::sin(p.time * 40.0f + rnd(key, 0x7e5u) * kTwoPi)));
       if ((s.flags & SF_HULL_FLAG_SPARK) && fractf(p.time * 0.7f + rnd(key, 0x5a4u)) < 0.08f) {
         col = {0.7f, 0.85f, 1.0f};
         lit = false;
@@ -396,7 +445,8 @@ bool HullInstance::wounded() const {
 void HullInstance::buildFrame(const Mat4& object_to_world, double time, const HullLight& light, HullFrame& out,
                               std::vector<RenderObject>& objects) const {
   const std::vector<HullSlot>& slots = destruction_.slots();
-  HullParams params = packHullParams(effects, light, object_to_world, centre_, time, static_cast<uint32_t>(slots.size()));
+  HullParams params =
+      packHullParams(effects, muzzleLight(light, effects, object_to_world), object_to_world, centre_, time, static_cast<uint32_t>(slots.size()));
   if (wounded()) params.shape_small = shape_small_, params.shape_large = shape_large_;
   out.sort_depth.clear();
   out.core_positions.clear();

@@ -20,6 +20,10 @@
 //   rotated.
 // - the debris pool: knocked splats born white-hot, cooling along the black-body curve in flight; torn
 //   chunks tumble as rigid bodies.
+// - muzzle flash (script `fire`): the cel light's point flash at a gun's barrel tip for this hull.
+// - barrel heat: hull splats within heat_radius of a gun's tip glow along the black body by its heat.
+// - engine ignition (script `thrust`): blue emission on the engine parts; ion droplets from the debris pool,
+//   blue and fading (SF_HULL_FLAG_ION) instead of cooling along the black body.
 #pragma once
 
 #include <array>
@@ -82,8 +86,40 @@ struct HullEffects {
   float debris_life = 1.4f;      // seconds (Destruction's debris_life)
   Vec3 gravity{0, -2.0f, 0};     // object space, units / s^2
 
+  // Muzzle flash: while muzzle_flash > 0 this hull's cel light takes its point flash from here (muzzleLight),
+  // in place of the scene light's.
+  float muzzle_flash = 0;        // strength (0: off)
+  Vec3 muzzle_point;             // object space: the firing gun's barrel tip
+  Vec3 muzzle_color{1.0f, 0.8f, 0.45f};
+
+  // Barrel heat: per gun (at most SF_HULL_GUNS), its tip (object space) and heat (>= 0; the glow saturates at
+  // 1). Hull slots whose rest centre lies within heat_radius of a tip glow (barrelGlow).
+  struct BarrelHeat {
+    Vec3 tip;
+    float heat = 0;
+  };
+  std::vector<BarrelHeat> barrel_heat;
+  float heat_radius = 0.15f;     // hull units
+
+  // Engine ignition: hull slots of the parts in engine_parts (bit p: part p) glow thrust_color * thrust *
+  // (0.85 + 0.15 sin(40 t + 2 pi rnd)), a flicker per splat; the ion trail is debris (Destruction::emitIon).
+  float thrust = 0;              // 0..1 (0: off)
+  uint32_t engine_parts = 0;
+  Vec3 thrust_color{0.25f, 0.6f, 1.0f};
+
   bool any() const;  // an effect is on
 };
+
+// The glow a hull splat whose rest centre lies `distance` from a gun's tip gets from the gun's `heat`:
+// h = min(heat, 1), w = (1 - distance / radius)^2 inside the radius (0 outside), glow =
+// blackBody(1000 + 5500 h) * 1.5 h w: dull red while warm, orange, then white-hot at heat 1. The pass sums it
+// over the guns and adds it to the lit colour (as the charge glow), then clamps to [0, 1].
+Vec3 barrelGlow(float heat, float distance, float radius);
+
+// The cel light a live hull is drawn with: `light`, whose point flash is replaced, while the hull's muzzle
+// flash is on (and the light is), by the muzzle flash at the barrel tip placed in world space
+// (object_to_world applied to effects.muzzle_point) with its strength and colour.
+HullLight muzzleLight(const HullLight& light, const HullEffects& effects, const Mat4& object_to_world);
 
 // Packs the frame's parameters: effects, the cel light (its direction and flash brought into object space
 // through `object_to_world`: rotation, uniform scale, translation), the scene time and the slot count.

@@ -54,7 +54,11 @@ std::shared_ptr<HullAsset> HullAsset::load(const std::string& path) {
   a->rest = spl2ToCloud(a->hull);
   const std::string meta = hullMetaPath(path);
   std::error_code ec;
-  if (std::filesystem::is_regular_file(meta, ec)) a->bucket_elevation = readHullMetaBeltMiddle(meta);
+  if (std::filesystem::is_regular_file(meta, ec)) {
+    a->bucket_elevation = readHullMetaBeltMiddle(meta);
+    a->guns = readHullMetaGuns(meta);
+    a->engines = readHullMetaEngines(meta);
+  }
   return a;
 }
 

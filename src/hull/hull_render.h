@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/gaussian_cloud.h"
+#include "hull/meta.h"
 #include "io/spl2.h"
 #include "render/camera.h"
 #include "render/cpu_renderer.h"
@@ -52,6 +53,8 @@ struct HullAsset {
   Spl2Hull hull;
   GaussianCloud rest;   // spl2ToCloud(hull): core then shell
   float bucket_elevation = 41.0f;  // the belt's middle (meta sidecar), where the bucket cameras sit
+  std::vector<HullGun> guns;       // barrel tips (meta sidecar, hull/meta.h readHullMetaGuns): script `fire` gun ids
+  HullEngines engines;             // engine nozzles and parts (meta sidecar): script `thrust`
 
   // Loads a .spl2 and its meta sidecar when present (hull/meta.h hullMetaPath). Throws sf::Error / FormatError.
   static std::shared_ptr<HullAsset> load(const std::string& path);

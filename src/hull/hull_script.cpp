@@ -1,6 +1,7 @@
 #include "hull/hull_script.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numbers>
 #include <set>
@@ -66,10 +67,36 @@ Quat axisAngleQuat(Vec3 axis, float degrees) {
 
 ScriptEvent parseEvent(const JsonNode& e) {
   ScriptEvent ev;
-  const int kinds = e.has("hit") + e.has("heal") + e.has("effect");
-  if (!e.value.is_object() || kinds != 1) e.fail("an event has \"time\" and exactly one of \"hit\", \"heal\" or \"effect\"");
+  const int kinds = e.has("hit") + e.has("heal") + e.has("effect") + e.has("fire") + e.has("thrust");
+  if (!e.value.is_object() || kinds != 1)
+    e.fail("an event has \"time\" and exactly one of \"hit\", \"heal\", \"effect\", \"fire\" or \"thrust\"");
   ev.time = numberIn(e["time"], 0, 86400);
-  if (e.has("hit")) {
+  if (e.has("thrust")) {
+    onlyKeys(e, {"time", "thrust", "amount", "rate", "point", "direction"}, "a thrust");
+    ev.type = ScriptEvent::kThrust;
+    if (!e["thrust"].value.is_boolean()) e["thrust"].fail("expected true (ignition) or false (cut-off)");
+    ev.thrust = e["thrust"].value.get<bool>();
+    if (e.has("amount")) ev.amount = numberIn(e["amount"], 0, 1);
+    if (e.has("rate")) ev.rate = numberIn(e["rate"], 0, 240);
+    if (e.has("point")) ev.tip = e["point"].vec3();
+    if (e.has("direction")) ev.direction = normalize(direction(e["direction"]));
+  } else if (e.has("fire")) {
+    onlyKeys(e, {"time", "fire", "point", "strength", "heat"}, "a fire");
+    ev.type = ScriptEvent::kFire;
+    const JsonNode g = e["fire"];
+    if (g.value.is_string()) {
+      ev.gun_name = g.value.get<std::string>();
+      if (ev.gun_name.empty()) g.fail("expected a gun id 0..7 or a gun's name, got an empty name");
+    } else {
+      if (!g.value.is_number()) g.fail("expected a gun id 0..7 or a gun's name");
+      const double id = g.number();
+      if (id != std::floor(id) || id < 0 || id >= SF_HULL_GUNS) g.fail("expected a gun id 0..7, got " + std::to_string(id));
+      ev.gun = static_cast<int>(id);
+    }
+    if (e.has("point")) ev.tip = e["point"].vec3();
+    if (e.has("strength")) ev.strength = numberIn(e["strength"], 0, 100);
+    if (e.has("heat")) ev.heat = numberIn(e["heat"], 0, 10);
+  } else if (e.has("hit")) {
     onlyKeys(e, {"time", "hit", "direction", "point", "damage", "weapon", "ripple"}, "a hit");
     ev.type = ScriptEvent::kHit;
     ev.hit.kind = parsed(e["hit"], parseHitKind);
@@ -147,7 +174,72 @@ ScriptEvent parseEvent(const JsonNode& e) {
   return ev;
 }
 
+// The gun a `fire` plays (its heat accumulator, 0..7) and its barrel tip (hull frame); refuses, naming the
+// script file and the event's JSON path, a gun the hull does not have.
+std::pair<int, Vec3> resolveGun(const ScriptEvent& e, const HullAsset& asset, const std::string& path) {
+  const std::vector<HullGun>& guns = asset.guns;
+  auto fail = [&](const std::string& why) {
+    std::string list;
+    for (size_t g = 0; g < guns.size(); ++g) list += (g ? ", " : "") + std::to_string(g) + " " + guns[g].name;
+    const std::string have =
+        guns.empty() ? "the hull " + asset.path + " has no guns: its meta sidecar names no barrel tips; give the tip as \"point\""
+                     : "the hull's guns: " + list;
+    throw Error(path + ": events[" + std::to_string(e.index) + "].fire: " + why + " (" + have + ")");
+  };
+  if (!e.gun_name.empty()) {
+    for (size_t g = 0; g < guns.size(); ++g)
+      if (guns[g].name == e.gun_name) {
+        if (g >= SF_HULL_GUNS) fail("gun '" + e.gun_name + "' is past the first 8 guns");
+        return {static_cast<int>(g), e.tip.value_or(guns[g].tip)};
+      }
+    fail("no gun named '" + e.gun_name + "'");
+  }
+  if (e.tip) return {e.gun, *e.tip};
+  if (static_cast<size_t>(e.gun) >= guns.size()) fail("no gun " + std::to_string(e.gun));
+  return {e.gun, guns[static_cast<size_t>(e.gun)].tip};
+}
+
+// The hull splat nearest `tip` (-1: none).
+int64_t nearestSplat(const Destruction& d, Vec3 tip) {
+  const std::vector<HullRest>& rest = d.rest();
+  float best = INFINITY;
+  int64_t at = -1;
+  for (size_t i = 0; i < rest.size() && i < d.hullSlots(); ++i) {
+    const Vec3 p{rest[i].position[0], rest[i].position[1], rest[i].position[2]};
+    const float d2 = dot(p - tip, p - tip);
+    if (d2 < best) best = d2, at = static_cast<int64_t>(i);
+  }
+  return at;
+}
+
+// The part of the hull splat nearest `tip` (the gun's part: a fire is consumed while it is disabled).
+int gunPart(const Destruction& d, Vec3 tip) {
+  const int64_t i = nearestSplat(d, tip);
+  return i < 0 ? -1 : static_cast<int>(d.rest()[static_cast<size_t>(i)].channels & 0xffu);
+}
+
+// The nozzles (tip, trail direction) a `thrust` ignites: its "point", else the meta sidecar's engine points
+// (trail along -axis); refuses a hull with neither, naming the script file and the event's JSON path.
+std::vector<std::pair<Vec3, Vec3>> resolveNozzles(const ScriptEvent& e, const HullAsset& asset, const std::string& path) {
+  std::vector<std::pair<Vec3, Vec3>> out;
+  if (e.tip) {
+    out.emplace_back(*e.tip, e.direction.value_or(Vec3{0, -1, 0}));
+    return out;
+  }
+  for (const HullGun& g : asset.engines.nozzles) out.emplace_back(g.tip, e.direction.value_or(-g.axis));
+  if (out.empty())
+    throw Error(path + ": events[" + std::to_string(e.index) + "].thrust: the hull " + asset.path +
+                " has no engines (its meta sidecar names no points called *engine* or *exhaust*); give the nozzle as \"point\"");
+  return out;
+}
+
 }  // namespace
+
+void checkHullScript(const HullScript& script, const HullAsset& asset) {
+  for (const ScriptEvent& e : script.events)
+    if (e.type == ScriptEvent::kFire) resolveGun(e, asset, script.path);
+    else if (e.type == ScriptEvent::kThrust && e.thrust) resolveNozzles(e, asset, script.path);
+}
 
 EffectKind parseEffectKind(const std::string& text) {
   for (EffectKind k : kEffectKinds)
@@ -176,7 +268,11 @@ HullScript parseHullScript(const std::string& text, const std::string& path) {
   HullScript s;
   const JsonNode events = root["events"];
   if (!events.value.is_array()) events.fail("expected an array of events");
-  for (size_t i = 0; i < events.value.size(); ++i) s.events.push_back(parseEvent(events.at(i)));
+  for (size_t i = 0; i < events.value.size(); ++i) {
+    s.events.push_back(parseEvent(events.at(i)));
+    s.events.back().index = i;
+  }
+  s.path = path;
   std::stable_sort(s.events.begin(), s.events.end(), [](const ScriptEvent& a, const ScriptEvent& b) { return a.time < b.time; });
   double end = 0;
   for (const ScriptEvent& e : s.events) end = std::max(end, e.time + (e.type == ScriptEvent::kEffect ? e.duration : 0.0));
@@ -244,12 +340,37 @@ std::vector<HullEvent> HullScriptPlayer::advance(HullInstance& hull, double t) {
     hull.resetDestruction();
     next_ = 0;
     hit_points_.clear();
+    shots_.clear();
+    thrust_on_ = false;
   }
   Destruction& d = hull.destruction();
   for (; next_ < script_.events.size() && script_.events[next_].time <= t; ++next_) {
     const ScriptEvent& e = script_.events[next_];
     if (e.type == ScriptEvent::kEffect) continue;
+    emitTrail(d, e.time, events);
     for (HullEvent& ev : d.update(e.time)) events.push_back(std::move(ev));
+    if (e.type == ScriptEvent::kThrust) {
+      thrust_on_ = e.thrust;
+      if (!e.thrust) continue;
+      thrust_since_ = e.time, thrust_amount_ = e.amount, thrust_rate_ = e.rate, droplet_ = 0;
+      nozzles_.clear();
+      engine_parts_ = hull.asset().engines.part_mask;
+      for (const auto& [tip, dir] : resolveNozzles(e, hull.asset(), script_.path)) {
+        const int64_t at = nearestSplat(d, tip);
+        if (at < 0) continue;
+        nozzles_.push_back({tip, dir, static_cast<uint32_t>(at)});
+        // Without parts named "engine", the parts of the splats nearest the nozzles.
+        if (hull.asset().engines.part_mask == 0) engine_parts_ |= 1u << (d.rest()[static_cast<size_t>(at)].channels & 7u);
+      }
+      continue;
+    }
+    if (e.type == ScriptEvent::kFire) {  // a gun whose part is disabled falls silent: the fire is consumed
+      const auto [gun, tip] = resolveGun(e, hull.asset(), script_.path);
+      const int part = gunPart(d, tip);
+      if (part >= 0 && d.partDisabled(part)) events.push_back({HullEvent::kGunSilenced, gun, e.time, d.partDamage(part), part});
+      else shots_.push_back({e.time, gun, tip, e.strength, e.heat});
+      continue;
+    }
     if (e.type == ScriptEvent::kHit) {
       for (HullEvent& ev : d.hit(e.hit, e.time)) events.push_back(std::move(ev));
       hit_points_.emplace_back(e.time, d.lastHitPoint());
@@ -257,6 +378,7 @@ std::vector<HullEvent> HullScriptPlayer::advance(HullInstance& hull, double t) {
       d.heal(e.time, e.heal);
     }
   }
+  emitTrail(d, t, events);
   for (HullEvent& ev : d.update(t)) events.push_back(std::move(ev));
   last_ = t;
 
@@ -325,8 +447,51 @@ std::vector<HullEvent> HullScriptPlayer::advance(HullInstance& hull, double t) {
     }
   }
   fx.parts = std::move(parts);
+
+  // Fire: the muzzle flash of the latest shot while it lasts; each gun's heat, the sum of its shots' cooling.
+  if (!shots_.empty()) {
+    const Shot& last = shots_.back();
+    const double age = t - last.time;
+    if (age >= 0 && age < kMuzzleFlashSeconds) {
+      const double f = 1.0 - age / kMuzzleFlashSeconds;
+      fx.muzzle_flash = static_cast<float>(last.strength * f * f);
+      fx.muzzle_point = last.tip;
+    }
+    std::array<double, SF_HULL_GUNS> heat{};
+    std::array<Vec3, SF_HULL_GUNS> tips{};
+    for (const Shot& s : shots_) {
+      const size_t g = static_cast<size_t>(s.gun);
+      heat[g] += s.heat * std::exp(-(t - s.time) / kBarrelCoolSeconds);
+      tips[g] = s.tip;
+    }
+    for (size_t g = 0; g < SF_HULL_GUNS; ++g)
+      if (heat[g] > 1e-4) fx.barrel_heat.push_back({tips[g], static_cast<float>(heat[g])});
+  }
+  if (thrust_on_ && engine_parts_ != 0) {  // ignition: eased in linearly
+    fx.thrust = thrust_amount_ * static_cast<float>(std::clamp((t - thrust_since_) / kIgnitionSeconds, 0.0, 1.0));
+    fx.engine_parts = engine_parts_;
+  }
   hull.effects = std::move(fx);
   return events;
+}
+
+// The ion trail's droplets due up to `upto` (droplet k of every nozzle at thrust_since_ + k / rate), each after
+// bringing the destruction to its time (so the pool is the same whether the frames step or jump).
+void HullScriptPlayer::emitTrail(Destruction& d, double upto, std::vector<HullEvent>& events) {
+  if (!thrust_on_ || !(thrust_rate_ > 0) || nozzles_.empty()) return;
+  for (;;) {
+    const double tk = thrust_since_ + static_cast<double>(droplet_) / thrust_rate_;
+    if (tk > upto) break;
+    for (HullEvent& ev : d.update(tk)) events.push_back(std::move(ev));
+    for (size_t j = 0; j < nozzles_.size(); ++j) {
+      const uint32_t h = hash32(static_cast<uint32_t>(droplet_) * 0x9e3779b9u + static_cast<uint32_t>(j) * 0x85ebca6bu + 0x1095u);
+      auto u = [&](uint32_t salt) { return static_cast<float>(hash32(h + salt) >> 8) * (1.0f / 16777216.0f) - 0.5f; };
+      const Vec3 jitter{u(1), u(2), u(3)};
+      const Nozzle& nz = nozzles_[j];
+      d.emitIon(nz.source, nz.tip + jitter * 0.03f, nz.direction * kIonSpeed + jitter * 0.3f, tk);
+    }
+    ++droplet_;
+  }
 }
 
 }  // namespace sf::hull

@@ -21,10 +21,23 @@ enum class EffectKind { kAssemble, kScatter, kImplode, kRipple, kCharge, kLinkDe
 EffectKind parseEffectKind(const std::string& text);  // "assemble", "scatter", ... "part_xform"; throws sf::Error
 const char* effectKindName(EffectKind kind);
 
+// Muzzle flash and barrel heat of `fire` (docs/formats/hull-script.md): the flash's strength decays as
+// strength * (1 - age / kMuzzleFlashSeconds)^2 and is gone after it; each shot adds its `heat` to the gun,
+// which cools as exp(-age / kBarrelCoolSeconds): a gun's heat at t is the sum over its shots fired at t_k <= t
+// of heat_k * exp(-(t - t_k) / kBarrelCoolSeconds).
+constexpr double kMuzzleFlashSeconds = 0.1;
+constexpr double kBarrelCoolSeconds = 2.0;
+// Engine ignition (`thrust`): the emission eases in linearly over kIgnitionSeconds; ion droplets leave each
+// nozzle at `rate` per second from the ignition on (droplet k at t_on + k / rate), at kIonSpeed along the
+// trail's direction plus a hashed jitter.
+constexpr double kIgnitionSeconds = 0.15;
+constexpr float kIonSpeed = 0.9f;
+
 struct ScriptEvent {
-  enum Type { kHit, kHeal, kEffect };
+  enum Type { kHit, kHeal, kEffect, kFire, kThrust };
   Type type = kHit;
   double time = 0;
+  size_t index = 0;  // its place in the file's "events" (error messages name events[index])
   // kHit
   Hit hit;
   float hit_ripple = 0.02f;  // amplitude of the ripple the hit starts from where it lands (0: none)
@@ -46,12 +59,23 @@ struct ScriptEvent {
   Vec3 pivot, axis{0, 1, 0}, offset;
   float angle = 0;              // degrees
   bool hold = false;            // part_xform: keep the end pose instead of returning
+  // kFire: the gun (an index into the hull's guns, HullAsset::guns, or a gun's name) and its shot
+  int gun = 0;
+  std::string gun_name;         // non-empty: the gun by name
+  std::optional<Vec3> tip;      // "point": the barrel tip (hull frame) in place of the meta sidecar's
+  float strength = 1.5f;        // the flash's peak strength
+  float heat = 0.2f;            // heat the shot adds to its gun
+  // kThrust: the engines on (amount: the emission, 0..1) or off; `tip` (a nozzle in place of the sidecar's)
+  // with `direction` (the trail's way, default down)
+  bool thrust = false;
+  float rate = 30;              // ion droplets per second per nozzle
 };
 
 struct HullScript {
   std::vector<ScriptEvent> events;  // sorted by time (stable: equal times keep the file's order)
   double duration = 0;              // "duration", else the end of the last event + 1 s
   std::optional<uint32_t> seed;
+  std::string path;                 // the file it was read from (error messages)
 };
 
 // Parses a script; every refusal names the file and the JSON path ("events[3].direction: expected 3
@@ -63,6 +87,12 @@ HullScript loadHullScript(const std::string& path);
 // ("scatter", "scatter_mode", "implode", "charge", "link_decay", "siphon", "ripple": {...}, "parts": [...]).
 HullEffects parseHullEffects(const JsonNode& node);
 
+// Checks the script's `fire` events against a hull: each names a gun of `asset` (HullAsset::guns, from its
+// meta sidecar) or gives its tip by "point". Throws sf::Error naming the script file, the JSON path
+// (events[3].fire) and the reason (no such gun; the guns the hull has). HullScriptPlayer::advance checks each
+// fire it plays the same way.
+void checkHullScript(const HullScript& script, const HullAsset& asset);
+
 // Plays a script on one hull.
 class HullScriptPlayer {
  public:
@@ -71,7 +101,9 @@ class HullScriptPlayer {
   // Brings `hull` to scene time `t`: the hits and heals with time <= t not yet applied (in order, each at
   // its own time), Destruction::update(t), and hull.effects = the base effects with every effect event's
   // value at t. A time before the last restarts the hull from its undamaged state and replays. Returns the
-  // destruction's events since the last call.
+  // destruction's events since the last call. A `fire` whose gun's part is disabled (Destruction::
+  // partDisabled: 30% of the part's slots knocked, until a heal restores it) is consumed: no flash, no heat,
+  // a kGunSilenced event; the gun's part is the part of the hull splat nearest its tip.
   std::vector<HullEvent> advance(HullInstance& hull, double t);
   const HullScript& script() const { return script_; }
 
@@ -81,6 +113,26 @@ class HullScriptPlayer {
   size_t next_ = 0;
   double last_ = -1;
   std::vector<std::pair<double, Vec3>> hit_points_;  // (time, where it landed) of the hits applied
+  struct Shot {
+    double time;
+    int gun;
+    Vec3 tip;
+    float strength, heat;
+  };
+  std::vector<Shot> shots_;  // the fires played that were not consumed, in time order
+  // The engines while thrust is on: since when, its amount and droplet rate, the nozzles (tip, trail
+  // direction, the hull splat whose shape the droplets take) and the engine parts; the next droplet.
+  struct Nozzle {
+    Vec3 tip, direction;
+    uint32_t source;
+  };
+  bool thrust_on_ = false;
+  double thrust_since_ = 0;
+  float thrust_amount_ = 0, thrust_rate_ = 30;
+  std::vector<Nozzle> nozzles_;
+  uint32_t engine_parts_ = 0;
+  uint64_t droplet_ = 0;  // droplets emitted since the ignition (per nozzle)
+  void emitTrail(Destruction& d, double upto, std::vector<HullEvent>& events);
 };
 
 }  // namespace sf::hull

@@ -22,6 +22,7 @@ using uint = uint32_t;
 #define SF_HULL_WG 128       // threads per workgroup, one slot each
 #define SF_HULL_PARTS 8      // part_xform: rigid parts by the part channel (attrs.y / 16)
 #define SF_HULL_MAX_LEVEL 4  // onion layers below the skin: 1 dark backing, 2 ribs, 3 innards, 4 core
+#define SF_HULL_GUNS 8       // barrel heat: guns whose tips glow (HullParams.gun_heat)
 
 // HullSlot.flags
 #define SF_HULL_LEVEL_MASK 0xFu     // bits 0..3: onion level, 0 = skin
@@ -36,6 +37,7 @@ using uint = uint32_t;
 #define SF_HULL_FLAG_SPARK 0x200u   // rare cold spark (blinks blue-white)
 #define SF_HULL_FLAG_CRACKED 0x400u // on a crack line (kept dark; the chunk is weakened)
 #define SF_HULL_FLAG_WOUND 0x800u   // on a wound's edge or a crater floor (charred)
+#define SF_HULL_FLAG_ION 0x1000u    // a debris slot of an engine's ion trail (blue, fading; not the black body)
 
 // Effects active this frame (HullParams.effects): each is a uniform branch, off by default.
 #define SF_HULL_FX_SCATTER 1u
@@ -46,6 +48,8 @@ using uint = uint32_t;
 #define SF_HULL_FX_PART_XFORM 32u
 #define SF_HULL_FX_LIGHT 64u       // the cel light (else raw colours)
 #define SF_HULL_FX_FLASH 128u      // the point flash of the cel light
+#define SF_HULL_FX_HEAT 256u       // barrel heat: hull splats near a hot gun's tip glow
+#define SF_HULL_FX_THRUST 512u     // engine ignition: the engine parts' blue emission
 
 // Scatter modes (HullParams.scatter_mode)
 #define SF_HULL_SCATTER_RADIAL 0u
@@ -137,6 +141,16 @@ struct HullParams {
   // 7-gon where at least shape_large (85th), a rounded hex between; shape_large 0: every slot a gaussian.
   float shape_small;
   float shape_large;
+  // Barrel heat (script `fire`, hull/hull_script.h): hull slots whose rest centre lies within heat_radius of a
+  // gun's tip glow along the black body by that gun's heat (hull/effects.h barrelGlow).
+  uint gun_count;        // guns in gun_heat (<= SF_HULL_GUNS)
+  float heat_radius;     // object space (hull units)
+  float gun_heat[SF_HULL_GUNS][4];  // the tip xyz (object space), w: the gun's heat (>= 0)
+  // Engine ignition (script `thrust`): hull slots of the parts in engine_parts (bit p: part p) glow
+  // thrust_color * thrust * (0.85 + 0.15 sin(40 t + 2 pi rnd)) (hull/effects.h).
+  uint engine_parts;
+  float thrust;          // 0..1
+  float thrust_color[3];
 };
 
 #ifndef __cplusplus

@@ -118,6 +118,7 @@ void damage(HullInstance& inst) {
   d.update(0.3);
 }
 
+Vec3 vec3Of(const float* v) { return {v[0], v[1], v[2]}; }
 Vec3 colorOfSh(const float* sh) { return {sh[0] * kShC0 + 0.5f, sh[1] * kShC0 + 0.5f, sh[2] * kShC0 + 0.5f}; }
 
 TEST(HullEffects, OffIsTheRestGaussianUnlit) {
@@ -307,6 +308,8 @@ TEST(HullEffects, VulkanPassMatchesTheCpuReferencePerSlot) {
   auto asset = sphereAsset("HullEffects.Vulkan", 3000);
   HullInstance inst(asset);
   damage(inst);
+  for (uint32_t k = 0; k < 6; ++k)  // an engine's ion droplets among the debris
+    inst.destruction().emitIon(k * 7, {0.05f * static_cast<float>(k), -0.7f, 0}, {0, -0.9f, 0.1f}, 0.3 + 0.01 * k);
   const auto& d = inst.destruction();
   size_t kinds[5] = {0, 0, 0, 0, 0};
   for (const HullSlot& s : d.slots()) ++kinds[std::min<uint32_t>((s.flags & SF_HULL_KIND_MASK) >> SF_HULL_KIND_SHIFT, 4)];
@@ -320,13 +323,24 @@ TEST(HullEffects, VulkanPassMatchesTheCpuReferencePerSlot) {
   light.flash_strength = 0.8f;
   light.flash_position = {1, 1, 1};
   const Mat4 to_world = Mat4::fromLinearTranslation(Mat3::diagonal({1.5f, 1.5f, 1.5f}), {0.2f, 0, 0});
-  std::vector<HullEffects> configs(3);
+  std::vector<HullEffects> configs(4);
   configs[1] = allEffects(inst.centre());
   configs[2] = allEffects(inst.centre());
   configs[2].scatter_mode = ScatterMode::kRing;
   configs[2].scatter = 0.8f;
+  // Barrel heat on three guns (one cold, one past saturation) over the damaged hull, with a muzzle flash.
+  configs[3].barrel_heat = {{{0, 0, 0.6f}, 0.45f}, {{0.6f, 0, 0}, 1.7f}, {{0, 0.6f, 0}, 0.0f}, {{0, -0.6f, 0}, 0.05f}};
+  configs[3].heat_radius = 0.25f;
+  configs[3].muzzle_flash = 1.2f;
+  configs[3].muzzle_point = {0, 0, 0.6f};
+  configs[3].thrust = 0.8f;  // engine ignition on parts 1 and 4
+  configs[3].engine_parts = 0x12u;
   for (size_t c = 0; c < configs.size(); ++c) {
-    HullParams p = packHullParams(configs[c], light, to_world, inst.centre(), 0.37, static_cast<uint32_t>(d.slots().size()));
+    const HullLight lit = muzzleLight(light, configs[c], to_world);  // config 3's muzzle flash replaces the scene's
+    HullParams p = packHullParams(configs[c], lit, to_world, inst.centre(), 0.37, static_cast<uint32_t>(d.slots().size()));
+    if (c == 3) {
+      EXPECT_EQ(p.gun_count, 3u);  // the cold gun is left out
+    }
     if (c == 1) p.shape_small = inst.shapeSmall(), p.shape_large = inst.shapeLarge();  // wound shapes on
     HullOutput cpu;
     evaluateHull(p, d.rest(), d.slots(), d.bodies(), cpu);
@@ -889,6 +903,345 @@ TEST(HullCli, BenchReportsPassesSubmissionsAndTileSpread) {
   EXPECT_EQ(std::to_string(pairs), keys) << out;
   EXPECT_EQ(test::runCli("hull bench " + dir + "/h.spl2 --hulls 1 --frames 2 --width 32 --height 32 --submissions 2", &out), 2);  // a usage error
   EXPECT_NE(out.find("--back-to-back"), std::string::npos) << out;
+}
+
+// ---- Guns: script `fire`, muzzle flash, barrel heat, a gun silenced by damage to its part ------------------
+
+// A sphere hull with a meta sidecar naming two barrel tips (gun 0 on the +x+y+z octant, part 7; gun 1 on +x,
+// part 3 or 1) and an engine point, which is no gun.
+std::shared_ptr<HullAsset> gunAsset(const std::string& name, size_t n) {
+  const std::string dir = test::tempDir(name);
+  saveSpl2(sphereHull(n), dir + "/sphere.spl2");
+  std::ofstream(dir + "/sphere.meta.json") << R"({"belt_deg": [32, 50],
+    "points": {"turret_b_tip": [0.62, 0.05, -0.05], "turret_a_tip": [0.05, 0.05, 0.62], "engine_l": [0, -0.6, -0.1]},
+    "axes": {"turret_b_tip": [2, 0, 0], "turret_a_tip": [0, 0, 1], "engine_l": [0, 0, 1]},
+    "parts": [{"part": 0, "name": "hull"}, {"part": 2, "name": "Engine_Pod"}]})";
+  return HullAsset::load(dir + "/sphere.spl2");
+}
+const Vec3 kTipA{0.05f, 0.05f, 0.62f}, kTipB{0.62f, 0.05f, -0.05f};
+
+TEST(HullGuns, MetaSidecarNamesTheBarrelTips) {
+  auto asset = gunAsset("HullGuns.Meta", 800);
+  ASSERT_EQ(asset->guns.size(), 2u);  // the engine point is no gun; name order
+  EXPECT_EQ(asset->guns[0].name, "turret_a_tip");
+  EXPECT_EQ(asset->guns[1].name, "turret_b_tip");
+  EXPECT_EQ(length(asset->guns[0].tip - kTipA), 0.0f);
+  EXPECT_NEAR(length(asset->guns[1].axis - Vec3{1, 0, 0}), 0.0f, 1e-7f);
+  ASSERT_EQ(asset->engines.nozzles.size(), 1u);  // the engine point, and the part named *engine*
+  EXPECT_EQ(asset->engines.nozzles[0].name, "engine_l");
+  EXPECT_EQ(asset->engines.part_mask, 4u);
+  // Without "tip" / "muzzle" names, the "barrel" / "gun" points are the guns.
+  const std::string dir = test::tempDir("HullGuns.MetaErrors");
+  std::ofstream(dir + "/a.meta.json") << R"({"belt_deg": [32, 50], "points": {"gun_r": [0, 0, 1], "barrel_l": [0, 0, 2], "engine": [0, 0, 3]}})";
+  const auto guns = readHullMetaGuns(dir + "/a.meta.json");
+  ASSERT_EQ(guns.size(), 2u);
+  EXPECT_EQ(guns[0].name, "barrel_l");
+  std::ofstream(dir + "/b.meta.json") << R"({"belt_deg": [32, 50], "points": {"muzzle": [0, 0]}})";
+  EXPECT_NE(test::errorOf([&] { readHullMetaGuns(dir + "/b.meta.json"); }).find("b.meta.json: points.muzzle: expected 3 numbers"), std::string::npos);
+  std::ofstream(dir + "/c.meta.json") << R"({"belt_deg": [32, 50], "points": {"muzzle": [0, 0, 1]}, "axes": {"muzzle": [0, 0, 0]}})";
+  EXPECT_NE(test::errorOf([&] { readHullMetaGuns(dir + "/c.meta.json"); }).find("c.meta.json: axes.muzzle: expected a non-zero direction"), std::string::npos);
+}
+
+// `fire`: the cel light's point flash at the gun's tip placed by the hull's object-to-world, strength
+// s (1 - age / 0.1)^2 for 0.1 s, and on the frame's colours the flash's closed form.
+TEST(HullScript, FireFlashesAtTheBarrelTip) {
+  auto asset = gunAsset("HullScript.Fire", 1500);
+  HullInstance inst(asset);
+  HullScriptPlayer player(parseHullScript(R"({"events": [{"time": 1.0, "fire": 1, "strength": 2},
+                                                          {"time": 2.0, "fire": "turret_a_tip"}]})", "s.json"));
+  player.advance(inst, 0.99);
+  EXPECT_EQ(inst.effects.muzzle_flash, 0.0f);
+  player.advance(inst, 1.03);
+  EXPECT_NEAR(inst.effects.muzzle_flash, 2.0 * 0.7 * 0.7, 1e-5);
+  EXPECT_EQ(length(inst.effects.muzzle_point - kTipB), 0.0f);
+  // Object to world: a quarter turn about y ((x, y, z) -> (z, y, -x)), scale 1.5, a translation.
+  Mat3 lin;
+  lin.m[0][0] = 0, lin.m[0][1] = 0, lin.m[0][2] = 1.5f;
+  lin.m[1][0] = 0, lin.m[1][1] = 1.5f, lin.m[1][2] = 0;
+  lin.m[2][0] = -1.5f, lin.m[2][1] = 0, lin.m[2][2] = 0;
+  const Vec3 shift{0.2f, -0.1f, 3.0f};
+  const Mat4 to_world = Mat4::fromLinearTranslation(lin, shift);
+  HullLight scene_light;
+  scene_light.flash_strength = 0.3f, scene_light.flash_position = {9, 9, 9};  // the scene's flash gives way
+  const HullLight l = muzzleLight(scene_light, inst.effects, to_world);
+  const Vec3 world_tip = Vec3{1.5f * kTipB.z, 1.5f * kTipB.y, -1.5f * kTipB.x} + shift;
+  EXPECT_NEAR(length(l.flash_position - world_tip), 0.0f, 1e-6f);
+  EXPECT_NEAR(l.flash_strength, 0.98f, 1e-5f);
+  EXPECT_EQ(length(l.flash_color - inst.effects.muzzle_color), 0.0f);
+  // The frame's colours: each lit hull slot gains flash_color * strength * band / (1 + 0.15 d^2) (d in world units).
+  const auto& d = inst.destruction();
+  HullFrame frame;
+  std::vector<RenderObject> objects;
+  inst.buildFrame(to_world, 1.03, scene_light, frame, objects);
+  HullEffects no_flash = inst.effects;
+  no_flash.muzzle_flash = 0;
+  HullLight dark = scene_light;
+  dark.flash_strength = 0;
+  HullOutput off;
+  evaluateHull(packHullParams(no_flash, dark, to_world, inst.centre(), 1.03, static_cast<uint32_t>(d.slots().size())), d.rest(), d.slots(), d.bodies(), off);
+  size_t checked = 0;  // slots the flash reaches, unclamped (the tip sits just off the surface: a small cap)
+  for (size_t i = 0; i < d.hullSlots(); ++i) {
+    const HullRest& r = d.rest()[i];
+    const Vec3 pos = vec3Of(r.position), n = vec3Of(r.normal);
+    const Vec3 fd = kTipB - pos;
+    const float ndl = std::clamp(dot(n, normalize(fd)), 0.0f, 1.0f);
+    const float band = ndl > 0.5f ? 1.0f : (ndl > 0.2f ? 0.45f : 0.0f);
+    const Vec3 expect = off.colors[i] + inst.effects.muzzle_color * (0.98f * band / (1.0f + 0.15f * 2.25f * dot(fd, fd)));
+    for (int k = 0; k < 3; ++k) {
+      if (expect[k] >= 0.999f) continue;  // clamped
+      ASSERT_NEAR(frame.live.colors[i][k], expect[k], 2e-4f) << "slot " << i;
+      checked += band > 0;
+    }
+  }
+  EXPECT_GE(checked, 10u);
+  player.advance(inst, 1.1);  // over
+  EXPECT_EQ(inst.effects.muzzle_flash, 0.0f);
+  EXPECT_EQ(muzzleLight(scene_light, inst.effects, to_world).flash_strength, 0.3f);
+  player.advance(inst, 2.05);  // by name, default strength 1.5
+  EXPECT_NEAR(inst.effects.muzzle_flash, 1.5 * 0.5 * 0.5, 1e-5);
+  EXPECT_EQ(length(inst.effects.muzzle_point - kTipA), 0.0f);
+
+  // Refusals name the file, the JSON path and the reason.
+  auto err = [](const std::string& text) { return test::errorOf([&] { parseHullScript(text, "s.json"); }); };
+  EXPECT_NE(err(R"({"events": [{"time": 1, "fire": 8}]})").find("s.json: events[0].fire: expected a gun id 0..7"), std::string::npos);
+  EXPECT_NE(err(R"({"events": [{"time": 1, "fire": 0.5}]})").find("events[0].fire: expected a gun id"), std::string::npos);
+  EXPECT_NE(err(R"({"events": [{"time": 1, "fire": 0, "gun": 1}]})").find("events[0].gun: unexpected key for a fire"), std::string::npos);
+  EXPECT_NE(err(R"({"events": [{"time": 1, "fire": 0, "heat": -1}]})").find("events[0].heat"), std::string::npos);
+  const HullScript missing = parseHullScript(R"({"events": [{"time": 0, "heal": 1}, {"time": 1, "fire": 2}]})", "s.json");
+  EXPECT_NE(test::errorOf([&] { checkHullScript(missing, *asset); }).find("s.json: events[1].fire: no gun 2 (the hull's guns: 0 turret_a_tip, 1 turret_b_tip)"),
+            std::string::npos);
+  const HullScript named = parseHullScript(R"({"events": [{"time": 1, "fire": "turret_c_tip"}]})", "s.json");
+  HullScriptPlayer bad(named);
+  HullInstance fresh(asset);
+  EXPECT_NE(test::errorOf([&] { bad.advance(fresh, 1.5); }).find("s.json: events[0].fire: no gun named 'turret_c_tip'"), std::string::npos);
+  // A hull without guns takes a "point".
+  auto plain = sphereAsset("HullScript.FirePoint", 800);
+  EXPECT_NE(test::errorOf([&] { checkHullScript(missing, *plain); }).find("has no guns"), std::string::npos);
+  HullInstance pi(plain);
+  HullScriptPlayer pp(parseHullScript(R"({"events": [{"time": 0, "fire": 3, "point": [0, 0.7, 0]}]})", "p.json"));
+  pp.advance(pi, 0.0);
+  EXPECT_NEAR(pi.effects.muzzle_flash, 1.5f, 1e-6f);
+  EXPECT_EQ(length(pi.effects.muzzle_point - Vec3{0, 0.7f, 0}), 0.0f);
+}
+
+// Barrel heat: heat_g(t) = sum over g's shots of heat_k exp(-(t - t_k) / 2 s); hull slots within the radius of
+// a tip glow by blackBody(1000 + 5500 h) * 1.5 h (1 - d / radius)^2, h = min(heat, 1); farther ones unchanged.
+TEST(HullScript, BarrelHeatIsTheSumOfCoolingShots) {
+  auto asset = gunAsset("HullScript.Heat", 2000);
+  HullInstance inst(asset);
+  HullScriptPlayer player(parseHullScript(R"({"events": [
+    {"time": 0.2, "fire": 0}, {"time": 0.5, "fire": 0}, {"time": 0.6, "fire": 0, "heat": 0.9}, {"time": 0.7, "fire": 1}]})",
+                                          "h.json"));
+  player.advance(inst, 1.5);
+  const double heat0 = 0.2 * std::exp(-1.3 / 2.0) + 0.2 * std::exp(-1.0 / 2.0) + 0.9 * std::exp(-0.9 / 2.0);
+  const double heat1 = 0.2 * std::exp(-0.8 / 2.0);
+  ASSERT_EQ(inst.effects.barrel_heat.size(), 2u);
+  EXPECT_NEAR(inst.effects.barrel_heat[0].heat, heat0, 1e-6);
+  EXPECT_NEAR(inst.effects.barrel_heat[1].heat, heat1, 1e-6);
+  EXPECT_EQ(length(inst.effects.barrel_heat[0].tip - kTipA), 0.0f);
+  EXPECT_EQ(length(inst.effects.barrel_heat[1].tip - kTipB), 0.0f);
+  // The glow, on raw colours (light off): per slot against the closed form.
+  const auto& d = inst.destruction();
+  HullLight off_light;
+  off_light.enabled = false;
+  HullEffects cold = inst.effects;
+  cold.barrel_heat.clear();
+  const uint32_t count = static_cast<uint32_t>(d.slots().size());
+  HullOutput hot, plain;
+  evaluateHull(packHullParams(inst.effects, off_light, Mat4{}, inst.centre(), 1.5, count), d.rest(), d.slots(), d.bodies(), hot);
+  evaluateHull(packHullParams(cold, off_light, Mat4{}, inst.centre(), 1.5, count), d.rest(), d.slots(), d.bodies(), plain);
+  const float radius = inst.effects.heat_radius;
+  size_t glowing = 0;
+  for (size_t i = 0; i < d.hullSlots(); ++i) {
+    const Vec3 p = vec3Of(d.rest()[i].position);
+    Vec3 glow{};
+    const double heats[2] = {heat0, heat1};
+    const Vec3 tips[2] = {kTipA, kTipB};
+    for (int g = 0; g < 2; ++g) {
+      const float dist = length(p - tips[g]);
+      if (dist >= radius) continue;
+      const float h = std::min(static_cast<float>(heats[g]), 1.0f), w = (1 - dist / radius) * (1 - dist / radius);
+      glow = glow + blackBody(1000.0f + 5500.0f * h) * (1.5f * h * w);
+    }
+    glowing += length(glow) > 1e-3f;
+    for (int k = 0; k < 3; ++k) ASSERT_NEAR(hot.colors[i][k], std::min(plain.colors[i][k] + glow[k], 1.0f), 1e-5f) << "slot " << i;
+    if (length(glow) == 0) {
+      ASSERT_EQ(length(hot.colors[i] - plain.colors[i]), 0.0f) << "slot " << i;
+    }
+  }
+  EXPECT_GT(glowing, 5u);
+  // Cooled off: no heat is left after long enough (and no pass term).
+  player.advance(inst, 30.0);
+  EXPECT_TRUE(inst.effects.barrel_heat.empty());
+  EXPECT_EQ(packHullParams(inst.effects, off_light, Mat4{}, inst.centre(), 30.0, count).effects & SF_HULL_FX_HEAT, 0u);
+}
+
+// The article's rule: once 30% of the gun's part is knocked, its fires are consumed (a kGunSilenced event, no
+// flash, no heat) until a heal restores the part. A script hits the part of gun 0 (part 7, the +x+y+z octant)
+// until it falls silent, firing between the hits.
+TEST(HullScript, GunFallsSilentOnceItsPartIsThirtyPercentKnocked) {
+  auto asset = gunAsset("HullScript.Silenced", 3000);
+  std::string events;
+  const int kRounds = 14;
+  for (int k = 0; k < kRounds; ++k) {
+    const Vec3 p = normalize(Vec3{0.25f + 0.15f * static_cast<float>(k % 3), 0.25f + 0.15f * static_cast<float>((k / 3) % 3), 0.5f}) * 0.6f;
+    events += (k ? "," : "") + std::string(R"({"time": )") + std::to_string(0.2 * k + 0.05) + R"(, "hit": "blast", "damage": 25, "point": [)" +
+              std::to_string(p.x) + "," + std::to_string(p.y) + "," + std::to_string(p.z) + R"(], "direction": [0, 0, -1]},)";
+    events += R"({"time": )" + std::to_string(0.2 * k + 0.15) + R"(, "fire": 0})";
+  }
+  events += R"(, {"time": 3.0, "heal": 1}, {"time": 6.0, "fire": 0})";
+  HullInstance inst(asset);
+  HullScriptPlayer player(parseHullScript("{\"events\": [" + events + "]}", "silence.json"));
+  int fired = 0, silenced = 0;
+  double heat = 0;  // closed form over the shots that fired
+  const double t_end = 0.2 * (kRounds - 1) + 0.16;
+  for (int k = 0; k < kRounds; ++k) {
+    const double t = 0.2 * k + 0.16;
+    const std::vector<HullEvent> evs = player.advance(inst, t);
+    const auto& d = inst.destruction();
+    const bool disabled = d.partDisabled(7);
+    const size_t n_silent = static_cast<size_t>(std::count_if(evs.begin(), evs.end(), [](const HullEvent& e) { return e.type == HullEvent::kGunSilenced; }));
+    if (disabled) {
+      ++silenced;
+      EXPECT_GE(d.partDamage(7), 0.3f);
+      EXPECT_EQ(inst.effects.muzzle_flash, 0.0f) << "round " << k;
+      ASSERT_EQ(n_silent, 1u) << "round " << k;
+      const HullEvent& e = *std::find_if(evs.begin(), evs.end(), [](const HullEvent& x) { return x.type == HullEvent::kGunSilenced; });
+      EXPECT_EQ(e.index, 0);
+      EXPECT_EQ(e.slots, 7);
+      EXPECT_NE(e.describe().find("gun 0 silent: fire at"), std::string::npos) << e.describe();
+    } else {
+      EXPECT_EQ(silenced, 0) << "a silenced gun came back without a heal (round " << k << ")";
+      ++fired;
+      EXPECT_LT(d.partDamage(7), 0.3f);
+      EXPECT_NEAR(inst.effects.muzzle_flash, 1.5 * 0.9 * 0.9, 1e-5) << "round " << k;
+      EXPECT_EQ(n_silent, 0u);
+      heat += 0.2 * std::exp(-(t_end - (0.2 * k + 0.15)) / 2.0);
+    }
+  }
+  EXPECT_GT(fired, 0);
+  EXPECT_GT(silenced, 0) << "the hits never knocked 30% of part 7 (" << inst.destruction().partDamage(7) << ")";
+  ASSERT_EQ(inst.effects.barrel_heat.size(), 1u);
+  EXPECT_NEAR(inst.effects.barrel_heat[0].heat, heat, 1e-6);  // only the shots that fired heat the barrel
+  // Healed: the part is restored and the gun fires again.
+  player.advance(inst, 6.01);
+  EXPECT_FALSE(inst.destruction().partDisabled(7));
+  EXPECT_GT(inst.effects.muzzle_flash, 0.0f);
+}
+
+// `hull play` plays `fire` from a hull's meta sidecar; a gun the hull lacks is refused before rendering, naming
+// the script and the event.
+TEST(HullCli, PlayFireUsesTheMetaSidecar) {
+  auto asset = gunAsset("HullCli.Fire", 1200);
+  const std::string dir = std::filesystem::path(asset->path).parent_path().string();
+  std::ofstream(dir + "/fire.json") << R"({"events": [{"time": 0.1, "fire": 0}, {"time": 0.2, "fire": "turret_b_tip", "heat": 0.5}]})";
+  std::ofstream(dir + "/bad.json") << R"({"events": [{"time": 0.1, "fire": 0}, {"time": 0.2, "fire": 4}]})";
+  std::string out;
+  ASSERT_EQ(test::runCli("hull play " + asset->path + " --script " + dir + "/fire.json --backend cpu --fps 10 --width 48 --height 40 -o " + dir +
+                             "/f/%03d.png",
+                         &out),
+            0)
+      << out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/f/000.png")) << out;
+  EXPECT_EQ(test::runCli("hull play " + asset->path + " --script " + dir + "/bad.json --backend cpu -o " + dir + "/x.mp4", &out), 1);
+  EXPECT_NE(out.find("bad.json: events[1].fire: no gun 4"), std::string::npos) << out;
+  // `hull info` lists the guns and engines the sidecar gives.
+  ASSERT_EQ(test::runCli("hull info " + asset->path, &out), 0) << out;
+  EXPECT_NE(out.find("guns (script fire ids): 0 turret_a_tip [0.050, 0.050, 0.620] 1 turret_b_tip"), std::string::npos) << out;
+  EXPECT_NE(out.find("engines (script thrust): engine_l [0.000, -0.600, -0.100]; engine parts: 2"), std::string::npos) << out;
+  // Blasts on gun 0's part (7) until it is disabled, then a fire: the frame prints the silenced gun.
+  std::ofstream(dir + "/silence.json") << R"({"events": [
+    {"time": 0.1, "hit": "blast", "damage": 60, "point": [0.25, 0.3, 0.45]},
+    {"time": 0.2, "hit": "blast", "damage": 60, "point": [0.4, 0.25, 0.35]},
+    {"time": 0.3, "hit": "blast", "damage": 60, "point": [0.3, 0.4, 0.3]},
+    {"time": 0.4, "hit": "blast", "damage": 60, "point": [0.2, 0.2, 0.5]},
+    {"time": 0.45, "fire": 0}]})";
+  ASSERT_EQ(test::runCli("hull play " + asset->path + " --script " + dir + "/silence.json --backend cpu --fps 2 --duration 1.1 --width 32 --height 24 -o " +
+                             dir + "/s/%03d.png",
+                         &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("gun 0 silent: fire at 0.45 s consumed (part 7 disabled"), std::string::npos) << out;
+}
+
+// `thrust`: the engine parts (named *engine* in the sidecar) glow thrust_color * thrust * (0.85 + 0.15 sin ..),
+// eased in over 0.15 s; ion droplets leave the nozzle at `rate` from the ignition (droplet k at t_on + k / rate)
+// and fly as debris, blue and fading: colour mix([0.55, 0.85, 1], [0.1, 0.25, 0.9], a), opacity 0.85 (1 - a).
+TEST(HullScript, ThrustLightsTheEnginePartAndTrailsIons) {
+  auto asset = gunAsset("HullScript.Thrust", 2000);
+  const HullScript script = parseHullScript(R"({"events": [{"time": 0.5, "thrust": true, "rate": 30}, {"time": 1.5, "thrust": false}]})", "t.json");
+  HullInstance inst(asset);
+  HullScriptPlayer player(script);
+  player.advance(inst, 0.55);
+  EXPECT_NEAR(inst.effects.thrust, 0.05f / 0.15f, 1e-5f);
+  EXPECT_EQ(inst.effects.engine_parts, 4u);
+  player.advance(inst, 1.0);
+  EXPECT_EQ(inst.effects.thrust, 1.0f);
+  const auto& d = inst.destruction();
+  auto ions = [&](const HullInstance& h) {
+    std::vector<size_t> out;
+    for (size_t i = h.destruction().hullSlots(); i < h.destruction().slots().size(); ++i) {
+      const HullSlot& s = h.destruction().slots()[i];
+      if ((s.flags & SF_HULL_FLAG_ION) && ((s.flags & SF_HULL_KIND_MASK) >> SF_HULL_KIND_SHIFT) == SF_HULL_KIND_DEBRIS) out.push_back(i);
+    }
+    return out;
+  };
+  EXPECT_EQ(ions(inst).size(), 16u);  // 0.5 + k / 30 <= 1.0: k = 0..15
+  // The pass, light off: engine-part slots gain between 0.7 and 1 of thrust_color; the rest unchanged; droplets
+  // by their closed form.
+  HullLight off_light;
+  off_light.enabled = false;
+  HullEffects cold = inst.effects;
+  cold.thrust = 0;
+  const uint32_t count = static_cast<uint32_t>(d.slots().size());
+  HullOutput on, plain;
+  evaluateHull(packHullParams(inst.effects, off_light, Mat4{}, inst.centre(), 1.0, count), d.rest(), d.slots(), d.bodies(), on);
+  evaluateHull(packHullParams(cold, off_light, Mat4{}, inst.centre(), 1.0, count), d.rest(), d.slots(), d.bodies(), plain);
+  size_t engine = 0;
+  for (size_t i = 0; i < d.hullSlots(); ++i) {
+    if ((d.rest()[i].channels & 0xffu) != 2u) {
+      ASSERT_EQ(length(on.colors[i] - plain.colors[i]), 0.0f) << "slot " << i;
+      continue;
+    }
+    ++engine;
+    for (int k = 0; k < 3; ++k) {
+      const float c = inst.effects.thrust_color[k], delta = on.colors[i][k] - plain.colors[i][k];
+      if (on.colors[i][k] >= 1.0f) continue;  // clamped
+      ASSERT_GE(delta, 0.7f * c - 1e-5f) << "slot " << i;
+      ASSERT_LE(delta, 1.0f * c + 1e-5f) << "slot " << i;
+    }
+  }
+  EXPECT_GT(engine, 100u);
+  const Vec3 tip{0, -0.6f, -0.1f}, trail{0, 0, -1};  // engine_l, its trail along -axis
+  for (size_t i : ions(inst)) {
+    const HullSlot& s = d.slots()[i];
+    const float age = 1.0f - s.birth, a = age / inst.effects.debris_life;
+    const Vec3 col = Vec3{0.55f, 0.85f, 1.0f} * (1 - a) + Vec3{0.1f, 0.25f, 0.9f} * a;
+    ASSERT_NEAR(length(on.colors[i] - col), 0.0f, 1e-5f) << "slot " << i;
+    ASSERT_NEAR(on.opacities[i], 0.85f * (1 - a), 1e-5f) << "slot " << i;
+    const Vec3 centre = tip + trail * (kIonSpeed * age) + inst.effects.gravity * (0.5f * age * age);
+    ASSERT_LE(length(on.positions[i] - centre), 0.015f * std::sqrt(3.0f) + 0.15f * std::sqrt(3.0f) * age + 1e-5f) << "slot " << i;
+  }
+  // Cut off at 1.5: no droplet after it, no glow; by 1.5 + 1.4 s every droplet is gone.
+  player.advance(inst, 2.0);
+  EXPECT_EQ(inst.effects.thrust, 0.0f);
+  for (size_t i : ions(inst)) EXPECT_LE(d.slots()[i].birth, 1.5f);
+  EXPECT_EQ(ions(inst).size(), 27u);  // k = 0..30 born by 1.5 (0.5 + k / 30); at 2.0 those born after 0.6 fly: k = 4..30
+  player.advance(inst, 3.0);
+  EXPECT_TRUE(ions(inst).empty());
+  // Stepping the frames or jumping gives the same slots.
+  HullInstance a(asset), b(asset);
+  HullScriptPlayer pa(script), pb(script);
+  for (double t = 0.0; t < 1.84; t += 0.1) pa.advance(a, t);
+  pa.advance(a, 1.85);
+  pb.advance(b, 1.85);
+  ASSERT_EQ(a.destruction().slots().size(), b.destruction().slots().size());
+  EXPECT_EQ(std::memcmp(a.destruction().slots().data(), b.destruction().slots().data(), a.destruction().slots().size() * sizeof(HullSlot)), 0);
+  // Refusals: a hull without engines, a thrust that is no boolean.
+  auto plain_asset = sphereAsset("HullScript.ThrustNone", 600);
+  EXPECT_NE(test::errorOf([&] { checkHullScript(script, *plain_asset); }).find("t.json: events[0].thrust: the hull"), std::string::npos);
+  EXPECT_NE(test::errorOf([&] { parseHullScript(R"({"events": [{"time": 0, "thrust": 1}]})", "t.json"); }).find("t.json: events[0].thrust: expected true"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -100,8 +100,13 @@ void main() {
       return;
     }
     pos += vec3(s.velocity[0], s.velocity[1], s.velocity[2]) * age + 0.5 * gravity * age * age;
-    col = blackBody(mix(6500.0, 600.0, sqrt(a)));
-    op *= 1.0 - smoothstepf(0.7, 1.0, a);
+    if ((s.flags & SF_HULL_FLAG_ION) != 0u) {  // an engine's ion droplet: blue, fading
+      col = mix(vec3(0.55, 0.85, 1.0), vec3(0.1, 0.25, 0.9), a);
+      op *= 1.0 - a;
+    } else {
+      col = blackBody(mix(6500.0, 600.0, sqrt(a)));
+      op *= 1.0 - smoothstepf(0.7, 1.0, a);
+    }
     lit = false;
   } else if (kind == SF_HULL_KIND_BODY) {
     HullBody b = pc.bodies.b[s.body];
@@ -197,6 +202,21 @@ void main() {
     }
     if ((s.flags & SF_HULL_FLAG_HOT) != 0u)
       glow += vec3(1.0, 0.35, 0.05) * (0.6 + 0.4 * sin(params.p.time * 5.0 + rnd(key, 0x407u) * kTwoPi));
+    if ((params.p.effects & SF_HULL_FX_HEAT) != 0u) {
+      // Barrel heat (hull::barrelGlow): black-body glow by each hot gun's heat within heat_radius of its tip.
+      vec3 rp = vec3(r.position[0], r.position[1], r.position[2]);
+      for (uint g = 0u; g < params.p.gun_count && g < uint(SF_HULL_GUNS); ++g) {
+        float d = length(rp - vec3(params.p.gun_heat[g][0], params.p.gun_heat[g][1], params.p.gun_heat[g][2]));
+        float heat = params.p.gun_heat[g][3];
+        if (d < params.p.heat_radius && heat > 0.0) {
+          float h = min(heat, 1.0), w = (1.0 - d / params.p.heat_radius) * (1.0 - d / params.p.heat_radius);
+          glow += blackBody(1000.0 + 5500.0 * h) * (1.5 * h * w);
+        }
+      }
+    }
+    if ((params.p.effects & SF_HULL_FX_THRUST) != 0u && part < 8u && ((params.p.engine_parts >> part) & 1u) != 0u)
+      glow += vec3(params.p.thrust_color[0], params.p.thrust_color[1], params.p.thrust_color[2]) *
+              (params.p.thrust * (0.85 + 0.15 * sin(params.p.time * 40.0 + rnd(key, 0x7e5u) * kTwoPi)));
     if ((s.flags & SF_HULL_FLAG_SPARK) != 0u && fract(params.p.time * 0.7 + rnd(key, 0x5a4u)) < 0.08) {
       col = vec3(0.7, 0.85, 1.0);
       lit = false;
