@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/limits.h"
+#include "core/morton.h"
 #include "io/byte_reader.h"
 #include "io/byte_writer.h"
 #include "io/ply.h"
@@ -172,16 +173,6 @@ uint32_t packRotation(Quat rotation) {
   return packed;
 }
 
-// Spreads the low 10 bits of v to every third bit.
-uint32_t spreadBits(uint32_t v) {
-  v &= 0x3ffu;
-  v = (v | (v << 16)) & 0x030000ffu;
-  v = (v | (v << 8)) & 0x0300f00fu;
-  v = (v | (v << 4)) & 0x030c30c3u;
-  v = (v | (v << 2)) & 0x09249249u;
-  return v;
-}
-
 }  // namespace
 
 std::vector<uint32_t> compressedPlyOrder(const GaussianCloud& cloud) {
@@ -196,7 +187,7 @@ std::vector<uint32_t> compressedPlyOrder(const GaussianCloud& cloud) {
   for (size_t i = 0; i < n; ++i) {
     uint32_t c = 0;
     for (int k = 0; k < 3; ++k)
-      c |= spreadBits(quantise(normalise(cloud.positions[i][k], lo[k], hi[k]), 10)) << (2 - k);
+      c |= static_cast<uint32_t>(spreadBits3(quantise(normalise(cloud.positions[i][k], lo[k], hi[k]), 10)) << (2 - k));  // 30 bits
     code[i] = c;
   }
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return code[a] < code[b]; });

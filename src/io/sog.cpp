@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "core/limits.h"
+#include "core/morton.h"
 #include "core/parallel.h"
 #include "io/file.h"
 #include "io/json.h"
@@ -489,17 +490,6 @@ std::vector<uint8_t> encodeLossless(const std::vector<uint8_t>& rgba, int width,
   return out;
 }
 
-// 21 bits per axis interleaved: x in bit 0, y in bit 1, z in bit 2.
-uint64_t spreadBits(uint64_t v) {
-  v &= 0x1fffff;
-  v = (v | v << 32) & 0x1f00000000ffffull;
-  v = (v | v << 16) & 0x1f0000ff0000ffull;
-  v = (v | v << 8) & 0x100f00f00f00f00full;
-  v = (v | v << 4) & 0x10c30c30c30c30c3ull;
-  v = (v | v << 2) & 0x1249249249249249ull;
-  return v;
-}
-
 std::vector<uint32_t> mortonOrder(const GaussianCloud& cloud) {
   const size_t n = cloud.size();
   std::vector<uint32_t> order(n);
@@ -514,7 +504,7 @@ std::vector<uint32_t> mortonOrder(const GaussianCloud& cloud) {
     for (int a = 0; a < 3; ++a) {
       const double span = static_cast<double>(hi[a]) - lo[a];
       const double t = span > 0 ? (static_cast<double>(cloud.positions[i][a]) - lo[a]) / span : 0.0;
-      c |= spreadBits(static_cast<uint64_t>(std::clamp(t, 0.0, 1.0) * 2097151.0)) << a;
+      c |= spreadBits3(static_cast<uint64_t>(std::clamp(t, 0.0, 1.0) * 2097151.0)) << a;
     }
     code[i] = c;
   }

@@ -18,6 +18,7 @@
 #include "core/covariance.h"
 #include "core/error.h"
 #include "core/gaussian_cloud.h"
+#include "core/morton.h"
 #include "core/parallel.h"
 #include "io/file.h"
 #include "lod/format.h"
@@ -33,16 +34,6 @@ namespace {
 
 constexpr int kMortonBits = 21;  // per axis: 63-bit keys
 constexpr int kHistogramBins = 4096;
-
-uint64_t spreadBits(uint64_t v) {  // 21 bits -> every third bit of 63
-  v &= 0x1fffff;
-  v = (v | v << 32) & 0x1f00000000ffffULL;
-  v = (v | v << 16) & 0x1f0000ff0000ffULL;
-  v = (v | v << 8) & 0x100f00f00f00f00fULL;
-  v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
-  v = (v | v << 2) & 0x1249249249249249ULL;
-  return v;
-}
 
 // A leaf on its way through the sort: its key, input row and block floats (lod/ply_stream.h's row layout).
 struct LeafRef {
@@ -363,7 +354,7 @@ BuildReport buildHierarchy(const std::string& input, const std::string& out_dir,
     for (int a = 0; a < 3; ++a) {
       const uint64_t q = static_cast<uint64_t>(
           std::clamp(std::floor(p[a] * to_grid), 0.0, static_cast<double>((1u << kMortonBits) - 1)));
-      key |= spreadBits(q) << (2 - a);
+      key |= spreadBits3(q) << (2 - a);
     }
     return key;
   };
