@@ -4,8 +4,9 @@
 // kernels live one file per family, declared in cpu_ops_kernels.h: elementwise unary (cpu_ops_unary.cpp)
 // and binary (cpu_ops_binary.cpp), matrix products (cpu_ops_matmul.cpp), shapes and data movement
 // (cpu_ops_shape.cpp), constants (cpu_ops_constant.cpp), reductions and Softmax (cpu_ops_reduce.cpp), Cast
-// (cpu_ops_cast.cpp), convolution, pooling and batch normalisation (cpu_ops_conv.cpp), sampling
-// (cpu_ops_sampling.cpp); what they share is in cpu_ops_common.h.
+// (cpu_ops_cast.cpp), convolution, pooling and batch normalisation (cpu_ops_conv.cpp), layer and instance
+// normalisation (cpu_ops_norm.cpp), Einsum (cpu_ops_einsum.cpp), sampling (cpu_ops_sampling.cpp); what they
+// share is in cpu_ops_common.h.
 #include "neural/cpu_ops.h"
 
 #include <algorithm>
@@ -72,6 +73,7 @@ const OpInfo kOps[] = {
      "auto_pad dilations group kernel_shape output_padding output_shape pads strides", checkConv},
     {"Cos", 7, run<opCos>, "", ""},
     {"Div", 7, run<opDiv>, "", ""},
+    {"Einsum", 12, run<opEinsum>, "", "equation", checkEinsum},
     {"Equal", 7, run<opEqual>, "", ""},
     {"Erf", 9, run<opErf>, "", ""},
     {"Exp", 6, run<opExp>, "", ""},
@@ -83,12 +85,17 @@ const OpInfo kOps[] = {
     {"Greater", 7, run<opGreater>, "", ""},
     {"GridSample", 16, run<opGridSample>, "4-D input", "align_corners mode padding_mode", checkGridSample},
     {"Identity", 1, run<opIdentity>, "tensors (no sequences or optionals)", ""},
+    {"InstanceNormalization", 6, run<opInstanceNormalization>, "", "epsilon"},
+    {"LayerNormalization", 17, run<opLayerNormalization>, "stash_type 1 (float32 statistics)",
+     "axis epsilon stash_type", checkLayerNormalization},
     {"LeakyRelu", 6, run<opLeakyRelu>, "", "alpha"},
     {"Less", 7, run<opLess>, "", ""},
     {"Log", 6, run<opLog>, "", ""},
     {"MatMul", 1, run<opMatMul>, "", ""},
+    {"Max", 8, run<opMax>, "", ""},
     {"MaxPool", 1, run<opMaxPool>, "N-D windows, Indices output",
      "auto_pad ceil_mode>=10 dilations>=10 kernel_shape pads storage_order>=8 strides", checkPool},
+    {"Min", 8, run<opMin>, "", ""},
     {"Mul", 7, run<opMul>, "", ""},
     {"Neg", 6, run<opNeg>, "", ""},
     {"Not", 1, run<opNot>, "", ""},
@@ -116,6 +123,7 @@ const OpInfo kOps[] = {
      "extrapolation_value "
      "keep_aspect_ratio_policy>=18 mode nearest_mode",
      checkResize},
+    {"ScatterND", 11, run<opScatterND>, "", "reduction>=16", checkScatterND},
     {"Shape", 1, run<opShape>, "", "end>=15 start>=15"},
     {"Sigmoid", 6, run<opSigmoid>, "", ""},
     {"Sin", 7, run<opSin>, "", ""},

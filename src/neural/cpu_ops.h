@@ -62,4 +62,23 @@ struct ResizeTapTables {
 };
 ResizeTapTables resizeTapTables(const Node& node, std::span<const Tensor* const> inputs, int64_t opset);
 
+// Einsum's equation resolved against its operands' shapes, as the CPU kernel reads it, for the GPU executor
+// too: one label per distinct letter and per axis an ellipsis stands for (right-aligned over the operands,
+// numpy-broadcast). Each label has its size and, per operand, whether the operand has it and its stride
+// there (in elements; 0 where the operand broadcasts it; the sum of both strides where a letter repeats in
+// one term: a diagonal). `output` lists the labels of the output's axes in order; the others are summed.
+// Throws sf::Error naming the node and the equation for an equation the kernel does not implement or that
+// does not fit the shapes.
+struct EinsumSpec {
+  struct Label {
+    int64_t size = 1;
+    std::vector<bool> present;     // per operand
+    std::vector<int64_t> strides;  // per operand
+  };
+  std::vector<Label> labels;
+  std::vector<size_t> output;  // label index per output axis
+  Shape out;
+};
+EinsumSpec einsumSpec(const Node& node, std::span<const Shape> shapes, int64_t opset);
+
 }  // namespace sf::nn

@@ -1,5 +1,7 @@
 // Elementwise binary operators with numpy's multidirectional broadcasting (cpu_ops_kernels.h): arithmetic,
-// Pow, comparisons, logical operators and Where, all one strided walk over the broadcast output.
+// Pow, comparisons, logical operators, Where and the variadic Max and Min, all strided walks over the
+// broadcast output.
+#include <algorithm>
 #include <cmath>
 
 #include "neural/cpu_ops_kernels.h"
@@ -84,7 +86,42 @@ Outputs logical(const Ctx& c, F fn) {
   return one(std::move(y));
 }
 
+// Max and Min: one or more inputs of one numeric type broadcast together; a NaN wins (numpy's maximum and
+// minimum); uint64 compares unsigned. The first input is copied to the output, then each other one folded in.
+template <bool kMax>
+Outputs extremum(const Ctx& c) {
+  if (c.inputs.empty()) c.fail("needs at least one input");
+  const Tensor& first = c.in(0);
+  if (first.dtype == DType::kBool) c.fail("inputs must be numeric, not bool");
+  Shape shape = first.shape;
+  for (size_t k = 1; k < c.inputs.size(); ++k) {
+    c.sameType(first, c.in(k), "inputs");
+    shape = broadcastShapes(c, shape, c.in(k).shape);
+  }
+  Tensor y = c.output(first.dtype, shape);
+  for (size_t k = 0; k < c.inputs.size(); ++k) {
+    const Tensor& x = c.in(k);
+    walk<1>(shape, {broadcastStrides(x.shape, shape)}, [&](int64_t e, const std::array<int64_t, 1>& o) {
+      if (y.isFloat()) {
+        const float a = y.f[e], b = x.f[o[0]];
+        y.f[e] = k == 0 || std::isnan(b) ? b : std::isnan(a) ? a : kMax ? std::max(a, b) : std::min(a, b);
+      } else {
+        const int64_t a = y.i[e], b = x.i[o[0]];
+        y.i[e] = k == 0 || (kMax ? intLess(a, b, x.dtype) : intLess(b, a, x.dtype)) ? b : a;
+      }
+    });
+  }
+  return one(std::move(y));
+}
+
 }  // namespace
+
+Outputs opMax(const Ctx& c) {
+  return extremum<true>(c);
+}
+Outputs opMin(const Ctx& c) {
+  return extremum<false>(c);
+}
 
 Outputs opAdd(const Ctx& c) {
   return binaryNumeric(

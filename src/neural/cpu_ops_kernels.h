@@ -33,6 +33,8 @@ Outputs opDiv(const Ctx& c);
 Outputs opEqual(const Ctx& c);
 Outputs opGreater(const Ctx& c);
 Outputs opLess(const Ctx& c);
+Outputs opMax(const Ctx& c);
+Outputs opMin(const Ctx& c);
 Outputs opMul(const Ctx& c);
 Outputs opNot(const Ctx& c);
 Outputs opOr(const Ctx& c);
@@ -52,6 +54,7 @@ Outputs opGather(const Ctx& c);
 Outputs opIdentity(const Ctx& c);
 Outputs opPad(const Ctx& c);
 Outputs opReshape(const Ctx& c);
+Outputs opScatterND(const Ctx& c);
 Outputs opShape(const Ctx& c);
 Outputs opSlice(const Ctx& c);
 Outputs opSplit(const Ctx& c);
@@ -60,6 +63,7 @@ Outputs opTile(const Ctx& c);
 Outputs opTranspose(const Ctx& c);
 Outputs opUnsqueeze(const Ctx& c);
 void checkPad(const Node& node, int64_t opset);
+void checkScatterND(const Node& node, int64_t opset);
 
 // cpu_ops_constant.cpp
 Outputs opConstant(const Ctx& c);
@@ -92,6 +96,15 @@ Outputs opMaxPool(const Ctx& c);
 void checkBatchNormalization(const Node& node, int64_t opset);
 void checkConv(const Node& node, int64_t opset);
 void checkPool(const Node& node, int64_t opset);
+
+// cpu_ops_norm.cpp
+Outputs opInstanceNormalization(const Ctx& c);
+Outputs opLayerNormalization(const Ctx& c);
+void checkLayerNormalization(const Node& node, int64_t opset);
+
+// cpu_ops_einsum.cpp
+Outputs opEinsum(const Ctx& c);
+void checkEinsum(const Node& node, int64_t opset);
 
 // cpu_ops_sampling.cpp
 Outputs opGridSample(const Ctx& c);

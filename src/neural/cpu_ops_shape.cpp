@@ -1,7 +1,9 @@
 // Shapes and data movement (cpu_ops_kernels.h): operators that only rearrange, repeat or select elements
 // (Reshape and its kin keep the data and change the shape; Transpose, Expand, Slice walk it with other
-// strides; Concat, Split, Gather, Tile copy blocks; Pad reads with edge, reflect or wrap indexing).
+// strides; Concat, Split, Gather, Tile copy blocks; Pad reads with edge, reflect or wrap indexing; ScatterND
+// writes blocks of updates over a copy of its data).
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "neural/cpu_ops_kernels.h"
@@ -286,6 +288,86 @@ Outputs opGather(const Ctx& c) {
       c.fail("index " + std::to_string(i) + " is out of range for dimension " + std::to_string(dim));
     if (i < 0) i += dim;
     for (int64_t o = 0; o < outer; ++o) copyBlock(y, (o * n + j) * inner, x, (o * dim + i) * inner, inner);
+  }
+  return one(std::move(y));
+}
+
+namespace {
+
+// In the order of the names pickValue is given.
+enum class ScatterReduction { kNone, kAdd, kMul, kMax, kMin };
+
+ScatterReduction scatterReduction(const Node& node, int64_t opset) {
+  std::vector<std::string> names{"none"};
+  if (opset >= 16) names.insert(names.end(), {"add", "mul"});
+  if (opset >= 18) names.insert(names.end(), {"max", "min"});
+  return static_cast<ScatterReduction>(pickValue(node, opset, "reduction", "none", names));
+}
+
+}  // namespace
+
+void checkScatterND(const Node& node, int64_t opset) {
+  scatterReduction(node, opset);
+}
+
+// ScatterND: a copy of data, then for each index tuple (the last axis of indices, negative values from the
+// end) its block of updates written over (reduction none: the last write wins) or combined with the data in
+// order (add, mul: integers wrap; max, min: a NaN wins).
+Outputs opScatterND(const Ctx& c) {
+  const Tensor& data = c.in(0);
+  const Tensor& idx = c.in(1);
+  const Tensor& updates = c.in(2);
+  const ScatterReduction reduction = scatterReduction(c.node, c.opset);
+  c.sameType(data, updates, "data and updates");
+  const std::vector<int64_t>& indices = c.ints(idx, "indices");
+  if (idx.shape.empty()) c.fail("indices must have rank 1 or more, it is a scalar");
+  const auto k = static_cast<size_t>(idx.shape.back());
+  if (k > data.shape.size())
+    c.fail("index tuples of " + std::to_string(k) + " values for data of rank " + std::to_string(data.shape.size()));
+  Shape want(idx.shape.begin(), idx.shape.end() - 1);
+  want.insert(want.end(), data.shape.begin() + static_cast<std::ptrdiff_t>(k), data.shape.end());
+  if (updates.shape != want)
+    c.fail("updates of shape " + shapeString(updates.shape) + ", expected " + shapeString(want) + " (indices " +
+           shapeString(idx.shape) + ", data " + shapeString(data.shape) + ")");
+  if (reduction != ScatterReduction::kNone && data.dtype == DType::kBool)
+    c.fail("a reduction over bool data");
+  Tensor y = c.output(data.dtype, data.shape);
+  copyBlock(y, 0, data, 0, data.numel());
+  const std::vector<int64_t> st = rowStrides(data.shape);
+  const int64_t block = dimsProduct(data.shape, k, data.shape.size());
+  const int64_t tuples = dimsProduct(idx.shape, 0, idx.shape.size() - 1);
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t at = 0;
+    for (size_t d = 0; d < k; ++d) {
+      int64_t i = indices[static_cast<size_t>(t) * k + d];
+      const int64_t dim = data.shape[d];
+      if (i < -dim || i >= dim)
+        c.fail("index " + std::to_string(i) + " is out of range for dimension " + std::to_string(d) + " of size " + std::to_string(dim));
+      at += (i < 0 ? i + dim : i) * st[d];
+    }
+    if (reduction == ScatterReduction::kNone) {
+      copyBlock(y, at, updates, t * block, block);
+      continue;
+    }
+    for (int64_t e = 0; e < block; ++e) {
+      const auto o = static_cast<size_t>(at + e), u = static_cast<size_t>(t * block + e);
+      if (y.isFloat()) {
+        const double a = y.f[o], b = updates.f[u];
+        double r = reduction == ScatterReduction::kAdd   ? a + b
+                   : reduction == ScatterReduction::kMul ? a * b
+                   : std::isnan(a) || std::isnan(b)      ? a + b
+                   : reduction == ScatterReduction::kMax ? std::max(a, b)
+                                                         : std::min(a, b);
+        y.f[o] = roundToFloatType(r, y.dtype);
+      } else {
+        const int64_t a = y.i[o], b = updates.i[u];
+        const int64_t r = reduction == ScatterReduction::kAdd   ? wrapAdd(a, b)
+                          : reduction == ScatterReduction::kMul ? wrapMul(a, b)
+                          : reduction == ScatterReduction::kMax ? (intLess(a, b, y.dtype) ? b : a)
+                                                                : (intLess(b, a, y.dtype) ? b : a);
+        y.i[o] = wrapToIntType(r, y.dtype);
+      }
+    }
   }
   return one(std::move(y));
 }

@@ -100,16 +100,21 @@ constexpr UnaryOp kBinary[] = {
     {"Less", NN_LESS},   {"Mul", NN_MUL},         {"Or", NN_OR},   {"Pow", NN_POW},     {"Sub", NN_SUB},
 };
 // Operators whose output is a rearrangement of their inputs' elements: run through a gather map. The value
-// is which inputs are data (the rest must be static): -1 for all of them.
+// is which inputs are data, one bit per input (the rest must be static): -1 for all of them. (ScatterND:
+// data and updates; its indices static, reduction none.)
 const std::map<std::string, int>& mapOps() {
-  static const std::map<std::string, int> ops{{"Concat", -1}, {"Expand", 0}, {"Pad", 0},      {"Slice", 0},
-                                              {"Split", 0},   {"Tile", 0},   {"Transpose", 0}};
+  static const std::map<std::string, int> ops{{"Concat", -1}, {"Expand", 1}, {"Pad", 1},  {"ScatterND", 5}, {"Slice", 1},
+                                              {"Split", 1},   {"Tile", 1},   {"Transpose", 1}};
   return ops;
 }
-// Which input of a node lowered through a gather map is data (-1: all); the rest must be static.
-int mapDataInput(const Node& n) {
+// Which inputs of a node lowered through a gather map are data (bit k: input k; -1: all); the rest must be
+// static.
+int mapDataInputs(const Node& n) {
   auto it = mapOps().find(n.op_type);
-  return it != mapOps().end() ? it->second : 0;  // Gather (constant indices), nearest Resize: input 0
+  return it != mapOps().end() ? it->second : 1;  // Gather (constant indices), nearest Resize: input 0
+}
+bool isDataInput(int inputs, size_t k) {
+  return inputs < 0 || (k < 31 && ((inputs >> k) & 1) != 0);
 }
 
 const std::set<std::string>& aliasOps() {
@@ -221,7 +226,8 @@ std::vector<GpuOpInfo> vulkanOps() {
   for (const UnaryOp& u : kBinary) ops.push_back({u.op_type, ""});
   for (const auto& [op, data] : mapOps()) {
     (void)data;
-    ops.push_back({op.c_str(), "through a gather map; shape inputs static"});
+    ops.push_back({op.c_str(), op == "ScatterND" ? "reduction none, through a gather map; indices static"
+                                                 : "through a gather map; shape inputs static"});
   }
   for (const std::string& op : aliasOps()) ops.push_back({op.c_str(), "aliases its input; shape inputs static"});
   for (const auto& [op, code] : reduceOps()) {
@@ -232,6 +238,12 @@ std::vector<GpuOpInfo> vulkanOps() {
   ops.push_back({"BatchNormalization", "inference; statistics static (folded into a multiply-add)"});
   ops.push_back({"Clip", "bounds static or tensors"});
   ops.push_back({"Conv", "1-D and 2-D"});
+  ops.push_back({"Einsum", "one operand (a strided sum) or two float operands (a strided GEMM: output labels batch, then one "
+                           "operand's, then the other's)"});
+  ops.push_back({"InstanceNormalization", "one invocation per (n, c) plane"});
+  ops.push_back({"LayerNormalization", "one invocation per row"});
+  ops.push_back({"Max", "float types: up to 8 inputs; integer types: up to 2"});
+  ops.push_back({"Min", "float types: up to 8 inputs; integer types: up to 2"});
   ops.push_back({"Gather", "constant indices through a gather map"});
   ops.push_back({"Gemm", "float types"});
   ops.push_back({"GridSample", ""});
@@ -245,6 +257,10 @@ std::vector<GpuOpInfo> vulkanOps() {
 
 std::string vulkanUnsupportedReason(const Node& n, int64_t opset) {
   (void)opset;
+  if (n.op_type == "ScatterND" && n.attrString("reduction", "none") != "none")
+    return "no Vulkan kernel for ScatterND with reduction '" + n.attrString("reduction", "none") + "' (reduction none runs through a gather map)";
+  if (n.op_type == "Einsum" && n.inputs.size() > 2)
+    return "no Vulkan kernel for Einsum of " + std::to_string(n.inputs.size()) + " operands (one or two)";
   for (const GpuOpInfo& op : vulkanOps())
     if (n.op_type == op.op_type) return {};
   return "no Vulkan kernel for " + n.op_type;
@@ -564,6 +580,26 @@ class Lowering {
   void resize(const Node& n, const std::map<std::string, std::pair<DType, Shape>>& info);
   void batchNorm(const Node& n);
   void clip(const Node& n);
+  void extremum(const Node& n, const std::map<std::string, std::pair<DType, Shape>>& info);
+  void normalise(const Node& n);
+  void einsum(const Node& n);
+  // A reduction of `input` over `red` (its strides `rs`) for each element of `kept` (strides `ks`), written
+  // in kept's row-major order: the Reduce* family and one-operand Einsum.
+  void stridedReduce(const Node& n, uint32_t kind, const std::string& input, Shape kept, std::vector<int64_t> ks, Shape red,
+                     std::vector<int64_t> rs);
+  // A batched product out[batch][m][n] = sum_k A[.. m .. k] B[.. k .. n] with A and B read through strides:
+  // MatMul, Gemm (alpha, beta, C from the node) and two-operand Einsum.
+  struct Product {
+    std::string a, b;
+    int64_t M = 0, N = 0, K = 0;
+    int64_t sam = 0, sak = 0, sbk = 0, sbn = 0;
+    Shape batch;
+    std::vector<int64_t> a_batch_st, b_batch_st;
+  };
+  void product(const Node& n, const Product& p, bool is_gemm);
+  // A fused program (shaders/nn_fused.comp) over `inputs` writing the node's first output: operations
+  // {op, a, b, c, value type, alpha bits} with operands 0..7 (inputs), 8 (the previous result), 255 (none).
+  void fusedProgram(const Node& tip, const std::vector<std::string>& inputs, const std::vector<std::array<uint32_t, 6>>& program);
 
   // First-fit allocator over words with merging of freed ranges.
   struct Allocator {
@@ -669,7 +705,7 @@ void Lowering::eltwise(const Node& n, uint32_t op, std::span<const std::string> 
 // the data inputs in index order.
 std::vector<std::vector<int64_t>> Lowering::computeMaps(const Node& n, const std::map<std::string, std::pair<DType, Shape>>& info,
                                                         std::vector<std::string>& names, uint32_t& fill) {
-  const int data_input = mapDataInput(n);
+  const int data_inputs = mapDataInputs(n);
   std::vector<Tensor> owned(n.inputs.size());
   std::vector<const Tensor*> in(n.inputs.size(), nullptr);
   names.clear();
@@ -677,7 +713,7 @@ std::vector<std::vector<int64_t>> Lowering::computeMaps(const Node& n, const std
   fill = 0;
   for (size_t k = 0; k < n.inputs.size(); ++k) {
     if (n.inputs[k].empty()) continue;
-    const bool data = data_input < 0 || static_cast<size_t>(data_input) == k;
+    const bool data = isDataInput(data_inputs, k);
     if (!data) {
       if (n.op_type == "Pad" && k == 2) {
         // The fill value: kept for the GPU, replaced by 0 (no element) for the map.
@@ -807,55 +843,66 @@ void Lowering::mapped(const Node& n, const std::map<std::string, std::pair<DType
 void Lowering::gemm(const Node& n, bool is_gemm) {
   const Slot& a = slot(n, n.inputs.at(0));
   const Slot& bm = slot(n, n.inputs.at(1));
-  const Slot& out = slot(n, n.outputs[0]);
   if (!isFloatType(a.dtype) || !isFloatType(bm.dtype)) refuse(g_, n, "integer matrix products are not supported");
-  int64_t M, N, K;
-  uint32_t sam, sak, sbk, sbn;
-  Shape batch;
-  std::vector<int64_t> a_batch_st, b_batch_st;
+  Product p;
+  p.a = n.inputs[0];
+  p.b = n.inputs[1];
   if (is_gemm) {
     const bool ta = n.attrInt("transA", 0) != 0, tb = n.attrInt("transB", 0) != 0;
     if (a.shape.size() != 2 || bm.shape.size() != 2) refuse(g_, n, "A and B must be matrices");
-    M = ta ? a.shape[1] : a.shape[0];
-    K = ta ? a.shape[0] : a.shape[1];
-    N = tb ? bm.shape[0] : bm.shape[1];
-    sam = ta ? 1 : static_cast<uint32_t>(a.shape[1]);
-    sak = ta ? static_cast<uint32_t>(a.shape[1]) : 1;
-    sbk = tb ? 1 : static_cast<uint32_t>(bm.shape[1]);
-    sbn = tb ? static_cast<uint32_t>(bm.shape[1]) : 1;
+    p.M = ta ? a.shape[1] : a.shape[0];
+    p.K = ta ? a.shape[0] : a.shape[1];
+    p.N = tb ? bm.shape[0] : bm.shape[1];
+    p.sam = ta ? 1 : a.shape[1];
+    p.sak = ta ? a.shape[1] : 1;
+    p.sbk = tb ? 1 : bm.shape[1];
+    p.sbn = tb ? bm.shape[1] : 1;
   } else {
     Shape as = a.shape, bs = bm.shape;
     if (as.empty() || bs.empty()) refuse(g_, n, "scalar operands");
     if (as.size() == 1) as.insert(as.begin(), 1);
     if (bs.size() == 1) bs.push_back(1);
-    M = as[as.size() - 2];
-    K = as.back();
-    N = bs.back();
-    sam = static_cast<uint32_t>(K);
-    sak = 1;
-    sbk = static_cast<uint32_t>(N);
-    sbn = 1;
+    p.M = as[as.size() - 2];
+    p.K = as.back();
+    p.N = bs.back();
+    p.sam = p.K;
+    p.sak = 1;
+    p.sbk = p.N;
+    p.sbn = 1;
     const Shape ab(as.begin(), as.end() - 2), bb(bs.begin(), bs.end() - 2);
     const size_t rank = std::max(ab.size(), bb.size());
-    batch.assign(rank, 1);
+    p.batch.assign(rank, 1);
     for (size_t d = 0; d < rank; ++d) {
       const int64_t x = d + ab.size() >= rank ? ab[d + ab.size() - rank] : 1;
       const int64_t y = d + bb.size() >= rank ? bb[d + bb.size() - rank] : 1;
-      batch[d] = std::max(x, y);
+      p.batch[d] = std::max(x, y);
     }
-    const std::vector<int64_t> ast = broadcastStrides(ab, batch), bst = broadcastStrides(bb, batch);
-    a_batch_st.resize(rank);
-    b_batch_st.resize(rank);
+    const std::vector<int64_t> ast = broadcastStrides(ab, p.batch), bst = broadcastStrides(bb, p.batch);
+    p.a_batch_st.resize(rank);
+    p.b_batch_st.resize(rank);
     for (size_t d = 0; d < rank; ++d) {
-      a_batch_st[d] = ast[d] * M * K;
-      b_batch_st[d] = bst[d] * K * N;
+      p.a_batch_st[d] = ast[d] * p.M * p.K;
+      p.b_batch_st[d] = bst[d] * p.K * p.N;
     }
-    std::vector<std::vector<int64_t>> st{a_batch_st, b_batch_st};
-    collapseAxes(batch, st);
-    a_batch_st = st[0];
-    b_batch_st = st[1];
-    if (batch.size() > 4) refuse(g_, n, "more than 4 batch axes after merging");
   }
+  product(n, p, is_gemm);
+}
+
+void Lowering::product(const Node& n, const Product& pr, bool is_gemm) {
+  const Slot& a = slot(n, pr.a);
+  const Slot& bm = slot(n, pr.b);
+  const Slot& out = slot(n, n.outputs[0]);
+  const int64_t M = pr.M, N = pr.N, K = pr.K;
+  Shape batch = pr.batch;
+  std::vector<std::vector<int64_t>> batch_st{pr.a_batch_st, pr.b_batch_st};
+  collapseAxes(batch, batch_st);
+  const std::vector<int64_t>& a_batch_st = batch_st[0];
+  const std::vector<int64_t>& b_batch_st = batch_st[1];
+  if (batch.size() > 4) refuse(g_, n, "more than 4 batch axes after merging");
+  for (int64_t v : {pr.sam, pr.sak, pr.sbk, pr.sbn})
+    if (v < 0 || v > 0xFFFFFFFFll) refuse(g_, n, "operand strides beyond 32 bits");
+  const auto sam = static_cast<uint32_t>(pr.sam), sak = static_cast<uint32_t>(pr.sak), sbk = static_cast<uint32_t>(pr.sbk),
+             sbn = static_cast<uint32_t>(pr.sbn);
   int64_t batches = 1;
   for (int64_t d : batch) batches *= d;
   // Narrow products (a side under 16, or many small batched matrices) waste most of a 64 x 64 tile: one
@@ -869,10 +916,10 @@ void Lowering::gemm(const Node& n, bool is_gemm) {
   param(b, 0) = static_cast<uint32_t>(M);
   param(b, 1) = static_cast<uint32_t>(N);
   param(b, 2) = static_cast<uint32_t>(K);
-  param(b, 3) = off(n, n.inputs[0]);
+  param(b, 3) = off(n, pr.a);
   param(b, 4) = sam;
   param(b, 5) = sak;
-  param(b, 6) = off(n, n.inputs[1]);
+  param(b, 6) = off(n, pr.b);
   param(b, 7) = sbk;
   param(b, 8) = sbn;
   param(b, 9) = off(n, n.outputs[0]);
@@ -971,7 +1018,6 @@ void Lowering::conv(const Node& n) {
 
 void Lowering::reduce(const Node& n, uint32_t kind) {
   const Slot& x = slot(n, n.inputs.at(0));
-  const Slot& out = slot(n, n.outputs[0]);
   const auto rank = static_cast<int64_t>(x.shape.size());
   const int64_t input_opset = n.op_type == "ReduceSum" ? 13 : 18;
   std::vector<int64_t> axes;
@@ -993,18 +1039,25 @@ void Lowering::reduce(const Node& n, uint32_t kind) {
   Shape kept, red;
   std::vector<int64_t> kept_st, red_st;
   const std::vector<int64_t> st = rowStrides(x.shape);
-  int64_t total = 1;
   for (size_t d = 0; d < x.shape.size(); ++d) {
     if (reduced[d]) {
       red.push_back(x.shape[d]);
       red_st.push_back(st[d]);
-      total *= x.shape[d];
     } else {
       kept.push_back(x.shape[d]);
       kept_st.push_back(st[d]);
     }
   }
-  std::vector<std::vector<int64_t>> ks{kept_st}, rs{red_st};
+  stridedReduce(n, kind, n.inputs[0], std::move(kept), std::move(kept_st), std::move(red), std::move(red_st));
+}
+
+void Lowering::stridedReduce(const Node& n, uint32_t kind, const std::string& input, Shape kept, std::vector<int64_t> kept_st,
+                             Shape red, std::vector<int64_t> red_st) {
+  const Slot& x = slot(n, input);
+  const Slot& out = slot(n, n.outputs[0]);
+  int64_t total = 1;
+  for (int64_t d : red) total *= d;
+  std::vector<std::vector<int64_t>> ks{std::move(kept_st)}, rs{std::move(red_st)};
   collapseAxes(kept, ks);
   collapseAxes(red, rs);
   if (kept.size() > NN_MAX_RANK || red.size() > NN_MAX_RANK) refuse(g_, n, "more than 6 axes after merging");
@@ -1017,7 +1070,7 @@ void Lowering::reduce(const Node& n, uint32_t kind) {
   param(b, 31) = cooperative ? 1 : 0;
   param(b, 0) = kind;
   param(b, 1) = off(n, n.outputs[0]);
-  param(b, 2) = off(n, n.inputs[0]);
+  param(b, 2) = off(n, input);
   param(b, 3) = static_cast<uint32_t>(x.dtype);
   param(b, 4) = static_cast<uint32_t>(kept.size());
   for (size_t d = 0; d < kept.size(); ++d) {
@@ -1193,6 +1246,157 @@ void Lowering::clip(const Node& n) {
 // External inputs of a fused chain (shaders/nn_fused.comp reads each once into a named register).
 constexpr size_t kFusedInputs = 8;
 
+// Max and Min: one input is a copy, two an elementwise dispatch, three to eight float inputs one fused program
+// folding them in order (integer values would lose bits in the fused kernel's float registers).
+void Lowering::extremum(const Node& n, const std::map<std::string, std::pair<DType, Shape>>& info) {
+  const uint32_t code = n.op_type == "Max" ? NN_MAX : NN_MIN;
+  if (n.inputs.size() == 1) {
+    const std::string ins[1] = {n.inputs[0]};
+    eltwise(n, NN_IDENTITY, ins);
+    return;
+  }
+  if (n.inputs.size() == 2) {
+    const std::string ins[2] = {n.inputs[0], n.inputs[1]};
+    eltwise(n, code, ins);
+    return;
+  }
+  const DType type = info.at(n.outputs[0]).first;
+  if (!isFloatType(type)) refuse(g_, n, std::to_string(n.inputs.size()) + " integer inputs (integer " + n.op_type + " takes up to 2)");
+  std::vector<std::string> inputs;
+  auto reg = [&](const std::string& v) {
+    auto at = std::find(inputs.begin(), inputs.end(), v);
+    if (at != inputs.end()) return static_cast<uint32_t>(at - inputs.begin());
+    inputs.push_back(v);
+    return static_cast<uint32_t>(inputs.size() - 1);
+  };
+  std::vector<std::array<uint32_t, 6>> program;
+  for (size_t k = 1; k < n.inputs.size(); ++k)
+    program.push_back({code, k == 1 ? reg(n.inputs[0]) : static_cast<uint32_t>(kFusedInputs), reg(n.inputs[k]), 255, static_cast<uint32_t>(type), 0});
+  fusedProgram(n, inputs, program);
+}
+
+// LayerNormalization (rows: every axis from `axis` on) and InstanceNormalization (rows: the (n, c) planes):
+// one invocation per row of nn_softmax.comp's normalising mode.
+void Lowering::normalise(const Node& n) {
+  const bool layer = n.op_type == "LayerNormalization";
+  const Slot& x = slot(n, n.inputs.at(0));
+  const Slot& scale = slot(n, n.inputs.at(1));
+  const auto rank = static_cast<int64_t>(x.shape.size());
+  int64_t axis = layer ? n.attrInt("axis", -1) : 2;
+  if (axis < 0) axis += rank;
+  int64_t rows = 1, len = 1;
+  for (int64_t d = 0; d < rank; ++d) (d < axis ? rows : len) *= x.shape[static_cast<size_t>(d)];
+  // Which value of scale and B each element takes: per element of the row, one for all, or per channel.
+  auto mode = [&](const Slot& s) -> uint32_t { return !layer ? 2 : elementCount(s.shape) == 1 && len != 1 ? 1 : 0; };
+  const uint32_t b = newParams(18);
+  param(b, 0) = 2;
+  param(b, 1) = off(n, n.outputs[0]);
+  param(b, 2) = off(n, n.inputs[0]);
+  param(b, 3) = static_cast<uint32_t>(x.dtype);
+  param(b, 4) = static_cast<uint32_t>(rows);
+  param(b, 5) = static_cast<uint32_t>(len);
+  param(b, 6) = 1;
+  param(b, 7) = floatBits(n.attrFloat("epsilon", 1e-5f));
+  param(b, 8) = off(n, n.inputs[1]);
+  param(b, 9) = mode(scale);
+  param(b, 10) = static_cast<uint32_t>(rank > 1 ? x.shape[1] : 1);
+  if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+    param(b, 11) = off(n, n.inputs[2]);
+    param(b, 12) = 1;
+    param(b, 17) = mode(slot(n, n.inputs[2]));
+  }
+  for (size_t k = 1; k <= 2; ++k) {
+    if (k >= n.outputs.size() || n.outputs[k].empty()) continue;
+    param(b, 12 + k) = off(n, n.outputs[k]);
+    param(b, 15) |= 1u << (k - 1);
+  }
+  param(b, 16) = layer ? 1 : 0;
+  dispatch(Kernel::kSoftmax, b, static_cast<uint64_t>(rows), n);
+}
+
+// Einsum through the strides of einsumSpec (the CPU kernel's own reading of the equation): one operand is a
+// strided sum (transposes, diagonals, traces, sums); two float operands a strided batched product when the
+// output's axes are the labels both have (batch), then the labels of one operand only (M), then the other's
+// (N), each group contiguous in its operand, and the summed labels are laid out alike in both (K).
+void Lowering::einsum(const Node& n) {
+  std::vector<Shape> shapes;
+  for (const std::string& in : n.inputs) shapes.push_back(slot(n, in).shape);
+  const EinsumSpec spec = einsumSpec(n, shapes, g_.opset);
+  std::vector<bool> in_output(spec.labels.size(), false);
+  for (size_t l : spec.output) in_output[l] = true;
+  if (n.inputs.size() == 1) {
+    Shape kept, red;
+    std::vector<int64_t> ks, rs;
+    for (size_t l : spec.output) kept.push_back(spec.labels[l].size), ks.push_back(spec.labels[l].strides[0]);
+    for (size_t l = 0; l < spec.labels.size(); ++l)
+      if (!in_output[l]) red.push_back(spec.labels[l].size), rs.push_back(spec.labels[l].strides[0]);
+    stridedReduce(n, NN_RED_SUM, n.inputs[0], std::move(kept), std::move(ks), std::move(red), std::move(rs));
+    return;
+  }
+  if (n.inputs.size() != 2) refuse(g_, n, "Einsum of more than two operands");
+  for (const std::string& in : n.inputs)
+    if (!isFloatType(slot(n, in).dtype)) refuse(g_, n, "an integer Einsum of two operands (the GPU's products are float)");
+  const std::string equation = "equation '" + n.attrString("equation", "") + "': ";
+  // Labels of one element play no part in the layout. The output's axes up to the last label both operands
+  // have are batch axes (one an operand lacks has stride 0 there); the rest must be one operand's own labels
+  // (the product's rows), then the other's (its columns).
+  std::vector<size_t> axes;  // output labels of more than one element
+  std::string order;         // per such axis: 'b' both operands have it, '0' or '1' the operand that alone has it
+  for (size_t l : spec.output) {
+    const EinsumSpec::Label& label = spec.labels[l];
+    if (label.size == 1) continue;
+    axes.push_back(l);
+    order += label.present[0] && label.present[1] ? 'b' : label.present[0] ? '0' : '1';
+  }
+  std::vector<size_t> summed;
+  for (size_t l = 0; l < spec.labels.size(); ++l) {
+    if (in_output[l] || spec.labels[l].size == 1) continue;
+    if (!spec.labels[l].present[0] || !spec.labels[l].present[1])
+      refuse(g_, n, equation + "a label summed within one operand (GPU products sum over labels both operands have)");
+    summed.push_back(l);
+  }
+  const size_t lead = order.find_last_of('b') == std::string::npos ? 0 : order.find_last_of('b') + 1;
+  const std::string rest = order.substr(lead);
+  const size_t ia = rest.empty() ? 0 : static_cast<size_t>(rest[0] - '0'), ib = 1 - ia;
+  const size_t switch_at = rest.find_first_not_of(static_cast<char>('0' + ia));
+  if (switch_at != std::string::npos && rest.find(static_cast<char>('0' + ia), switch_at) != std::string::npos)
+    refuse(g_, n, equation + "the output's axes are not batch axes, then one operand's own labels, then the other's");
+  std::vector<size_t> batch(axes.begin(), axes.begin() + static_cast<std::ptrdiff_t>(lead)), own[2];
+  for (size_t k = lead; k < axes.size(); ++k) own[order[k] == '1' ? 1 : 0].push_back(axes[k]);
+  // A group of labels as one axis of an operand: its size and stride, when the labels are contiguous there.
+  auto merge = [&](const std::vector<size_t>& labels, size_t op, int64_t& size, int64_t& stride) {
+    size = 1, stride = 0;
+    for (size_t l : labels) size *= spec.labels[l].size;
+    if (labels.empty() || size == 0) return true;
+    stride = spec.labels[labels.back()].strides[op];
+    for (size_t k = 0; k + 1 < labels.size(); ++k)
+      if (spec.labels[labels[k]].strides[op] != spec.labels[labels[k + 1]].strides[op] * spec.labels[labels[k + 1]].size) return false;
+    return true;
+  };
+  Product p;
+  p.a = n.inputs[ia];
+  p.b = n.inputs[ib];
+  if (!merge(own[ia], ia, p.M, p.sam) || !merge(own[ib], ib, p.N, p.sbn))
+    refuse(g_, n, equation + "an operand's output labels are not contiguous in it");
+  bool laid_out = false;
+  for (size_t by : {ia, ib}) {
+    std::stable_sort(summed.begin(), summed.end(), [&](size_t x, size_t y) { return spec.labels[x].strides[by] > spec.labels[y].strides[by]; });
+    int64_t k_b = 0;
+    if (merge(summed, ia, p.K, p.sak) && merge(summed, ib, k_b, p.sbk)) {
+      laid_out = true;
+      break;
+    }
+  }
+  if (!laid_out) refuse(g_, n, equation + "the summed labels are not laid out alike in both operands");
+  for (size_t l : batch) {
+    p.batch.push_back(spec.labels[l].size);
+    p.a_batch_st.push_back(spec.labels[l].strides[ia]);
+    p.b_batch_st.push_back(spec.labels[l].strides[ib]);
+  }
+  product(n, p, false);
+}
+
+
 // Code and operand count of an operator a fused chain can hold (float arithmetic), or {0, 0}.
 std::pair<uint32_t, int> fusableOp(const Node& n, int64_t opset) {
   if (n.op_type == "Cast") return {0, 0};  // changes the storage class
@@ -1201,12 +1405,12 @@ std::pair<uint32_t, int> fusableOp(const Node& n, int64_t opset) {
                                                      n.op_type != "Less" && n.op_type != "Greater")
     return {b->code, 2};
   if (n.op_type == "Clip") return opset >= 11 ? std::pair<uint32_t, int>{NN_CLIP, 3} : std::pair<uint32_t, int>{0, 0};  // bounds as attributes before 11
+  if ((n.op_type == "Max" || n.op_type == "Min") && n.inputs.size() == 2) return {n.op_type == "Max" ? NN_MAX : NN_MIN, 2};
   return {0, 0};
 }
 
 void Lowering::fusedChain(const Node& tip, const std::map<std::string, std::pair<DType, Shape>>& info) {
   const std::vector<const Node*>& chain = chains_.at(&tip);
-  const Slot& out = slot(tip, tip.outputs[0]);
   std::vector<std::string> inputs;               // external values, register = index
   std::map<std::string, uint32_t> internal;      // the previous operation's result -> operand kFusedInputs
   std::vector<std::array<uint32_t, 6>> program;  // op, a, b, c, type, alpha bits
@@ -1227,6 +1431,11 @@ void Lowering::fusedChain(const Node& tip, const std::map<std::string, std::pair
     internal.clear();  // a chain: only the next operation reads this one's result
     internal[m->outputs[0]] = static_cast<uint32_t>(kFusedInputs);
   }
+  fusedProgram(tip, inputs, program);
+}
+
+void Lowering::fusedProgram(const Node& tip, const std::vector<std::string>& inputs, const std::vector<std::array<uint32_t, 6>>& program) {
+  const Slot& out = slot(tip, tip.outputs[0]);
   if (inputs.size() > kFusedInputs || program.size() > 16) refuse(g_, tip, "a fused chain beyond 8 inputs or 16 operations");
   Shape dims = out.shape;
   std::vector<std::vector<int64_t>> strides{rowStrides(dims)};
@@ -1295,6 +1504,12 @@ void Lowering::lower(const Node& n, const std::map<std::string, std::pair<DType,
     resize(n, info);
   } else if (op == "BatchNormalization") {
     batchNorm(n);
+  } else if (op == "Max" || op == "Min") {
+    extremum(n, info);
+  } else if (op == "LayerNormalization" || op == "InstanceNormalization") {
+    normalise(n);
+  } else if (op == "Einsum") {
+    einsum(n);
   } else {
     refuse(g_, n, "no Vulkan kernel for " + op);
   }
@@ -1417,8 +1632,10 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
   };
   std::set<const Node*> on_gpu(gpu_nodes.begin(), gpu_nodes.end());
   auto readsAsData = [&](const Node& reader, const std::string& v) {
-    const int data = mapDataInput(reader);
-    return data < 0 || (static_cast<size_t>(data) < reader.inputs.size() && reader.inputs[static_cast<size_t>(data)] == v);
+    const int data = mapDataInputs(reader);
+    for (size_t k = 0; k < reader.inputs.size(); ++k)
+      if (isDataInput(data, k) && reader.inputs[k] == v) return true;
+    return false;
   };
   for (const Node* p : gpu_nodes) {
     if (!isMapNode(*p) || p->op_type == "Pad" || p->outputs.size() != 1) continue;
@@ -1454,7 +1671,8 @@ void buildPlanOnce(const CpuExecutor& cpu, Plan& plan, const TensorMap& inputs) 
     std::set<std::string> outputs;
     for (const ValueInfo& v : g.outputs) outputs.insert(v.name);
     auto elementwise = [&](const Node& c) {
-      return findIn(kUnary, c.op_type) || findIn(kBinary, c.op_type) || c.op_type == "Where" || c.op_type == "Clip";
+      return findIn(kUnary, c.op_type) || findIn(kBinary, c.op_type) || c.op_type == "Where" || c.op_type == "Clip" ||
+             c.op_type == "Max" || c.op_type == "Min";
     };
     std::set<const Node*> viewed;
     for (const Node* p : gpu_nodes) {

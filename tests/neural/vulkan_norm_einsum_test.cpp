@@ -1,0 +1,263 @@
+// Max, Min, LayerNormalization, InstanceNormalization, Einsum and ScatterND on the Vulkan executor against
+// the CPU executor per element, on shapes larger than ONNX's conformance cases (which also run on the GPU,
+// onnx_conformance_vulkan_test.cpp): the variadic and fused forms of Max and Min, normalisation with and
+// without its statistics outputs, Einsum's strided sums and products (attention-style, transposed output,
+// broadcast ellipsis), ScatterND by constant indices; and the forms the GPU refuses, named with the node.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+
+#include "core/error.h"
+#include "gpu/gpu.h"
+#include "neural/vulkan_executor.h"
+#include "support/test_support.h"
+
+namespace sf::nn {
+namespace {
+
+gpu::Context* device() {
+  static std::unique_ptr<gpu::Context> ctx = [] {
+    return gpu::vulkanAvailable() ? std::make_unique<gpu::Context>() : std::unique_ptr<gpu::Context>();
+  }();
+  return ctx.get();
+}
+
+#define REQUIRE_DEVICE() \
+  if (!device()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)")
+
+Tensor ramp(DType type, Shape shape, double phase) {
+  Tensor t(type, std::move(shape));
+  for (size_t k = 0; k < t.f.size(); ++k) t.f[k] = roundToFloatType(std::sin(0.61 * static_cast<double>(k) + phase) * 1.5 + 0.2, type);
+  for (size_t k = 0; k < t.i.size(); ++k) t.i[k] = static_cast<int64_t>(k * 7919 % 201) - 100;
+  return t;
+}
+
+Attribute attr(int64_t v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInt;
+  a.i = v;
+  return a;
+}
+Attribute attr(const char* v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kString;
+  a.s = v;
+  return a;
+}
+
+// A one-node graph: inputs (fed) and initializers (static), the node, its outputs.
+struct OneNode {
+  Graph g;
+  TensorMap feeds;
+  OneNode(const char* op, std::map<std::string, Attribute> attributes = {}) {
+    g.path = std::string(op) + ".onnx";
+    g.opset = 18;
+    Node n;
+    n.name = "n0", n.op_type = op, n.attributes = std::move(attributes);
+    g.nodes.push_back(n);
+  }
+  OneNode& input(const std::string& name, Tensor t) {
+    g.inputs.push_back({name, t.dtype, {}, {}, false});
+    feeds[name] = std::move(t);
+    g.nodes[0].inputs.push_back(name);
+    return *this;
+  }
+  OneNode& constant(const std::string& name, Tensor t) {
+    g.initializers[name] = std::move(t);
+    g.nodes[0].inputs.push_back(name);
+    return *this;
+  }
+  OneNode& output(const std::string& name, DType type) {
+    g.outputs.push_back({name, type, {}, {}, false});
+    g.nodes[0].outputs.push_back(name);
+    return *this;
+  }
+};
+
+// Runs the graph on both executors; every output must agree per element (integers exactly, floats within
+// the GPU's float32 sums of the CPU's double ones).
+void expectGpuMatchesCpu(const OneNode& m, double tol = 2e-5) {
+  VulkanExecutor ex(*device(), m.g);
+  const TensorMap gpu = ex.run(m.feeds), cpu = ex.cpu().run(m.feeds);
+  for (const ValueInfo& v : m.g.outputs) {
+    const Tensor &a = gpu.at(v.name), &b = cpu.at(v.name);
+    ASSERT_EQ(a.dtype, b.dtype) << m.g.path << " " << v.name;
+    ASSERT_EQ(a.shape, b.shape) << m.g.path << " " << v.name;
+    EXPECT_EQ(a.i, b.i) << m.g.path << " " << v.name;
+    size_t bad = 0;
+    for (size_t k = 0; k < b.f.size(); ++k) {
+      const bool same = std::isnan(b.f[k]) ? std::isnan(a.f[k]) : std::fabs(a.f[k] - b.f[k]) <= tol * std::max(1.0f, std::fabs(b.f[k]));
+      if (!same && bad++ < 3) ADD_FAILURE() << m.g.path << " " << v.name << " element " << k << ": GPU " << a.f[k] << ", CPU " << b.f[k];
+    }
+  }
+}
+
+std::string planProblem(const OneNode& m) {
+  return vulkanPlanProblem(CpuExecutor(m.g), m.feeds);
+}
+
+TEST(VulkanNewOps, MaxMinElementwiseFusedAndVariadic) {
+  REQUIRE_DEVICE();
+  for (const char* op : {"Max", "Min"}) {
+    // Two inputs, broadcasting: one elementwise dispatch.
+    OneNode two(op);
+    two.input("a", ramp(DType::kFloat32, {64, 33}, 0.1)).input("b", ramp(DType::kFloat32, {33}, 0.7)).output("y", DType::kFloat32);
+    expectGpuMatchesCpu(two);
+    // Five inputs (a NaN among them, broadcast shapes, one read twice): one fused program.
+    Tensor c = ramp(DType::kFloat32, {64, 1}, 1.3);
+    c.f[5] = std::nanf("");
+    OneNode five(op);
+    five.input("a", ramp(DType::kFloat16, {64, 33}, 0.1)).input("b", ramp(DType::kFloat16, {33}, 0.7));
+    Tensor c16(DType::kFloat16, {64, 1});
+    for (size_t k = 0; k < c.f.size(); ++k) c16.f[k] = roundToFloatType(c.f[k], DType::kFloat16);
+    five.input("c", c16).constant("d", ramp(DType::kFloat16, {}, 2.0)).output("y", DType::kFloat16);
+    five.g.nodes[0].inputs.push_back("a");
+    expectGpuMatchesCpu(five, 0);
+    // Integers (two inputs) and one input.
+    OneNode ints(op);
+    ints.input("a", ramp(DType::kInt32, {7, 9}, 0)).input("b", ramp(DType::kInt32, {7, 1}, 0)).output("y", DType::kInt32);
+    expectGpuMatchesCpu(ints);
+    OneNode one(op);
+    one.input("a", ramp(DType::kInt16, {11}, 0)).output("y", DType::kInt16);
+    expectGpuMatchesCpu(one);
+    // Three integer inputs: refused when planned, naming the node.
+    OneNode three(op);
+    three.input("a", ramp(DType::kInt32, {4}, 0)).input("b", ramp(DType::kInt32, {4}, 0)).input("c", ramp(DType::kInt32, {4}, 0)).output("y", DType::kInt32);
+    const std::string e = planProblem(three);
+    EXPECT_NE(e.find(std::string("node 'n0' (") + op + "), opset 18: 3 integer inputs (integer " + op + " takes up to 2) (Vulkan executor)"),
+              std::string::npos)
+        << e;
+  }
+}
+
+// A Max between two float operators joins their fused chain (ReLU6-like clamps in generator MLPs).
+TEST(VulkanNewOps, MaxJoinsFusedChains) {
+  REQUIRE_DEVICE();
+  Graph g;
+  g.path = "chain.onnx";
+  g.opset = 18;
+  g.inputs.push_back({"x", DType::kFloat32, {}, {}, false});
+  g.outputs.push_back({"y", DType::kFloat32, {}, {}, false});
+  Tensor lo(DType::kFloat32, {}), hi(DType::kFloat32, {});
+  lo.f = {-0.5f};
+  hi.f = {0.75f};
+  g.initializers["lo"] = lo;
+  g.initializers["hi"] = hi;
+  auto node = [](const char* name, const char* op, std::vector<std::string> in, const char* out) {
+    Node n;
+    n.name = name, n.op_type = op, n.inputs = std::move(in), n.outputs = {out};
+    return n;
+  };
+  g.nodes = {node("mul", "Mul", {"x", "x"}, "m"), node("max", "Max", {"m", "lo"}, "a"), node("min", "Min", {"hi", "a"}, "b"),
+             node("tanh", "Tanh", {"b"}, "y")};
+  VulkanExecutor ex(*device(), g);
+  const TensorMap feeds{{"x", ramp(DType::kFloat32, {5, 40}, 0.3)}};
+  std::vector<NodeTime> times;
+  const Tensor got = ex.run(feeds, &times).at("y"), want = ex.cpu().run(feeds).at("y");
+  ASSERT_EQ(got.shape, want.shape);
+  for (size_t k = 0; k < want.f.size(); ++k) EXPECT_NEAR(got.f[k], want.f[k], 1e-6) << k;
+  ASSERT_EQ(times.size(), 1u);
+  EXPECT_EQ(times[0].op_type, "Fused");
+}
+
+TEST(VulkanNewOps, NormalizationMatchesCpu) {
+  REQUIRE_DEVICE();
+  // LayerNormalization over the last axis with its statistics; over two axes in float16; one scale value.
+  OneNode rows("LayerNormalization");
+  rows.input("x", ramp(DType::kFloat32, {37, 96}, 0.2)).constant("w", ramp(DType::kFloat32, {96}, 1.0)).constant("b", ramp(DType::kFloat32, {96}, 2.0));
+  rows.output("y", DType::kFloat32).output("mean", DType::kFloat32).output("inv", DType::kFloat32);
+  expectGpuMatchesCpu(rows);
+  OneNode half("LayerNormalization", {{"axis", attr(int64_t{1})}});
+  half.input("x", ramp(DType::kFloat16, {6, 3, 40}, 0.4)).input("w", ramp(DType::kFloat16, {3, 40}, 0.9)).input("b", ramp(DType::kFloat16, {3, 40}, 1.9));
+  half.output("y", DType::kFloat16);
+  half.g.nodes[0].outputs.push_back("");  // Mean not asked for
+  half.g.nodes[0].outputs.push_back("inv");
+  half.g.outputs.push_back({"inv", DType::kFloat32, {}, {}, false});
+  expectGpuMatchesCpu(half, 3e-3);  // a float16 step may round the other way from a float32 statistic
+  OneNode one_scale("LayerNormalization", {{"axis", attr(int64_t{-2})}});
+  one_scale.input("x", ramp(DType::kFloat32, {4, 5, 6}, 0.6)).constant("w", ramp(DType::kFloat32, {1}, 0.5)).output("y", DType::kFloat32);
+  expectGpuMatchesCpu(one_scale);
+  OneNode instance("InstanceNormalization");
+  instance.input("x", ramp(DType::kFloat32, {2, 4, 9, 7}, 0.8)).input("s", ramp(DType::kFloat32, {4}, 0.1)).input("b", ramp(DType::kFloat32, {4}, 0.3));
+  instance.output("y", DType::kFloat32);
+  expectGpuMatchesCpu(instance);
+}
+
+TEST(VulkanNewOps, EinsumSumsAndProductsMatchCpu) {
+  REQUIRE_DEVICE();
+  struct Case {
+    const char* equation;
+    std::vector<Shape> shapes;
+  };
+  const Case cases[] = {
+      {"bhid,bhjd->bhij", {{2, 3, 70, 32}, {2, 3, 65, 32}}},  // attention scores: tiled GEMM, B transposed
+      {"bhij,bhjd->bhid", {{2, 3, 20, 65}, {2, 3, 65, 24}}},  // attention-weighted values
+      {"bij,bkj->bki", {{3, 5, 7}, {3, 4, 7}}},               // the output's rows from the second operand
+      {"ij,jk->ki", {{40, 9}, {9, 50}}},                       // a transposed product
+      {"...ij,...jk->...ik", {{2, 1, 6, 5}, {3, 5, 4}}},       // broadcast batch axes (stride 0)
+      {"i,j->ij", {{17}, {19}}},                               // an outer product (no summed label)
+      {"ij,jk->ikj", {{6, 7}, {7, 5}}},                        // every axis a batch axis (stride 0 where one lacks it)
+      {"ij,ij->i", {{30, 12}, {30, 12}}},                      // a row-wise dot product
+      {"bn,bnd->bd", {{4, 50}, {4, 50, 8}}},                   // a weighted sum
+      {"ij->ji", {{13, 11}}},                                  // one operand: a transpose
+      {"bii->bi", {{3, 6, 6}}},                                // a diagonal
+      {"ii", {{9, 9}}},                                        // a trace
+      {"abc->ca", {{5, 300, 4}}},                              // a long sum, transposed
+  };
+  for (const Case& c : cases) {
+    OneNode m("Einsum", {{"equation", attr(c.equation)}});
+    for (size_t k = 0; k < c.shapes.size(); ++k) m.input(k == 0 ? "a" : "b", ramp(DType::kFloat32, c.shapes[k], 0.3 * static_cast<double>(k)));
+    m.output("y", DType::kFloat32);
+    SCOPED_TRACE(c.equation);
+    expectGpuMatchesCpu(m, 1e-4);
+  }
+  // One integer operand: an integer sum.
+  OneNode sum("Einsum", {{"equation", attr("ij->j")}});
+  sum.input("a", ramp(DType::kInt32, {20, 6}, 0)).output("y", DType::kInt32);
+  expectGpuMatchesCpu(sum);
+  // Forms the GPU's strided product cannot take are refused when planned, with the node and the equation.
+  auto refused = [](const char* equation, std::vector<Shape> shapes, DType type = DType::kFloat32) {
+    OneNode m("Einsum", {{"equation", attr(equation)}});
+    for (size_t k = 0; k < shapes.size(); ++k) m.input(k == 0 ? "a" : "b", ramp(type, shapes[k], 0));
+    m.output("y", type);
+    return planProblem(m);
+  };
+  std::string e = refused("ab,cd->acbd", {{2, 3}, {4, 5}});
+  EXPECT_NE(e.find("node 'n0' (Einsum), opset 18: equation 'ab,cd->acbd': the output's axes are not batch axes, then one operand's own "
+                   "labels, then the other's (Vulkan executor)"),
+            std::string::npos)
+      << e;
+  e = refused("ij,j->", {{2, 3}, {3}});
+  EXPECT_NE(e.find("equation 'ij,j->': a label summed within one operand"), std::string::npos) << e;
+  e = refused("ij,jk->ik", {{2, 3}, {3, 4}}, DType::kInt32);
+  EXPECT_NE(e.find("an integer Einsum of two operands"), std::string::npos) << e;
+  e = refused("ijk,ikj->i", {{2, 3, 4}, {2, 4, 3}});  // j and k summed, laid out in the opposite orders
+  EXPECT_NE(e.find("the summed labels are not laid out alike in both operands"), std::string::npos) << e;
+}
+
+TEST(VulkanNewOps, ScatterNDByConstantIndicesMatchesCpu) {
+  REQUIRE_DEVICE();
+  // Rows of data overwritten by rows of updates; row 2 twice (the last write wins) and row 7 from the end.
+  Tensor idx(DType::kInt64, {4, 1});
+  idx.i = {2, 5, 2, -1};
+  OneNode rows("ScatterND");
+  rows.input("data", ramp(DType::kFloat32, {8, 16}, 0.2)).constant("idx", idx).input("updates", ramp(DType::kFloat32, {4, 16}, 1.1));
+  rows.output("y", DType::kFloat32);
+  expectGpuMatchesCpu(rows, 0);
+  // Single elements of an integer tensor.
+  Tensor at(DType::kInt64, {3, 3});
+  at.i = {0, 1, 2, 1, 0, 0, 1, 2, 3};
+  OneNode elems("ScatterND");
+  elems.input("data", ramp(DType::kInt32, {2, 3, 4}, 0)).constant("at", at).input("updates", ramp(DType::kInt32, {3}, 0)).output("y", DType::kInt32);
+  expectGpuMatchesCpu(elems, 0);
+  // A reduction has no GPU kernel: refused when the executor is made.
+  OneNode add("ScatterND", {{"reduction", attr("add")}});
+  add.input("data", ramp(DType::kFloat32, {8, 16}, 0.2)).constant("idx", idx).input("updates", ramp(DType::kFloat32, {4, 16}, 1.1));
+  add.output("y", DType::kFloat32);
+  const std::string e = test::errorOf([&] { VulkanExecutor ex(*device(), add.g); });
+  EXPECT_NE(e.find("node 'n0' (ScatterND), opset 18: no Vulkan kernel for ScatterND with reduction 'add'"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace sf::nn
