@@ -1,6 +1,6 @@
 // fuzz_seeds OUTDIR: writes the seed corpus of every fuzz target into OUTDIR/<target>/, from our own
 // writers (sf::encodeSplats, encodeBindings, the character package writer, encodeGnmPack, encodeBranchMesh,
-// the mouth and corrective writers) and a few layouts no writer of ours produces (ASCII and big-endian PLY,
+// the mouth and corrective writers, the level-of-detail build) and a few layouts no writer of ours produces (ASCII and big-endian PLY,
 // compressed PLY, SPZ v2 and v4). Every cloud is tiny, so each seed is small and runs fast. The fuzz build
 // runs it at build time (fuzz/CMakeLists.txt); the test build runs it as a test and feeds its output to the
 // regression runners.
@@ -24,8 +24,11 @@
 #include "io/file.h"
 #include "io/formats.h"
 #include "io/gzip.h"
+#include "io/ply.h"
 #include "io/spl2.h"
 #include "io/zip.h"
+#include "lod/build.h"
+#include "lod/format.h"
 
 namespace {
 
@@ -807,6 +810,55 @@ void mouthSeeds() {
   put(t, "mouth_meshes.bin", tagged(4, ch::encodeMouthMeshes(std::vector<ch::MouthMesh>{bag, tongue})));
 }
 
+// ---- level-of-detail hierarchies ---------------------------------------------------------------------
+
+// A hierarchy `lod build` makes from a small sample cloud (mip: antialiased with Mip-Splatting's screen filter),
+// framed as fuzz_lod takes it: the flags byte, then each file as [u32 LE size][bytes], the index first, then
+// the files it lists in its order (the top chunk's, then the chunks').
+Bytes lodHierarchy(size_t n, int sh_degree, uint32_t fanout, uint64_t chunk_leaves, bool mip, uint8_t flags) {
+  const fs::path dir = g_out / ".lod";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  sf::GaussianCloud cloud = sf::fuzz::sampleCloud(n, sh_degree, static_cast<uint32_t>(n));
+  if (mip) cloud.antialiased = true, cloud.screen_filter = sf::kScreenFilterMip;
+  sf::writeFileAtomic((dir / "in.ply").string(), sf::writePly(cloud));
+  sf::lod::BuildOptions o;
+  o.fanout = fanout;
+  o.chunk_leaves = chunk_leaves;
+  o.memory_bytes = 16u << 20;
+  sf::lod::buildHierarchy((dir / "in.ply").string(), (dir / "tree").string(), o);
+  const sf::lod::Index index = sf::lod::loadIndex((dir / "tree").string());
+  Bytes out{flags};
+  auto file = [&](const std::string& name) {
+    const Bytes b = sf::readFile((dir / "tree" / name).string());
+    appendU32(out, static_cast<uint32_t>(b.size()));
+    out.insert(out.end(), b.begin(), b.end());
+  };
+  file(sf::lod::kIndexFileName);
+  if (index.has_top) file(index.top.file);
+  for (const sf::lod::ChunkEntry& e : index.chunks) file(e.file);
+  fs::remove_all(dir);
+  return out;
+}
+
+void lodSeeds() {
+  const std::string t = "fuzz_lod";
+  // Flags: bit 0 keeps the checksums as they are, the rest is the cut's budget - 1.
+  put(t, "one_chunk.lod", lodHierarchy(5, 0, 2, 8, false, 0x20));
+  const Bytes chunks = lodHierarchy(12, 1, 2, 4, false, 0x10);
+  put(t, "three_chunks_degree1.lod", chunks);
+  put(t, "partial_chunk_fanout3.lod", lodHierarchy(10, 0, 3, 3, false, 0xfe));
+  put(t, "degree3_fanout4.lod", lodHierarchy(6, 3, 4, 4, false, 0x08));
+  put(t, "mip_degree2.lod", lodHierarchy(8, 2, 2, 2, true, 0x06));
+  Bytes as_they_are = chunks;
+  as_they_are[0] |= 1;
+  put(t, "checksums_as_they_are.lod", as_they_are);
+  Bytes budget_1 = chunks;
+  budget_1[0] = 0;
+  put(t, "budget_1.lod", budget_1);
+  put(t, "truncated.lod", head(chunks, chunks.size() - 100));
+}
+
 // ---- ONNX ----------------------------------------------------------------------------------------------
 // Protobuf wire format, enough for small ONNX models: varints, length-delimited fields.
 
@@ -928,7 +980,7 @@ int main(int argc, char** argv) {
     for (const char* t : {"fuzz_ply", "fuzz_compressed_ply", "fuzz_spz", "fuzz_spz_body", "fuzz_splat",
                           "fuzz_gltf", "fuzz_camera", "fuzz_scene", "fuzz_character", "fuzz_bindings", "fuzz_sog",
                           "fuzz_ksplat", "fuzz_onnx", "fuzz_spl2", "fuzz_nerf", "fuzz_gnm", "fuzz_bundle",
-                          "fuzz_mouth"})
+                          "fuzz_mouth", "fuzz_lod"})
       fs::remove_all(g_out / t);
     plySeeds();
     compressedPlySeeds();
@@ -947,6 +999,7 @@ int main(int argc, char** argv) {
     gnmSeeds();
     bundleSeeds();
     mouthSeeds();
+    lodSeeds();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fuzz_seeds: %s\n", e.what());
     return 1;

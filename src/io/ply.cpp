@@ -13,14 +13,6 @@ namespace sf {
 
 namespace {
 
-// Where a vertex property's value goes in the cloud.
-enum class Target : uint8_t { kPosition, kNormal, kDc, kRest, kOpacity, kScale, kRot, kColor8, kId, kFilter3d, kExtra };
-
-struct Binding {
-  Target target = Target::kExtra;
-  int index = 0;  // component, coefficient or extra-channel index
-};
-
 bool parseIndexed(const std::string& name, const char* prefix, int* index) {
   size_t n = std::strlen(prefix);
   if (name.size() <= n || name.compare(0, n, prefix) != 0) return false;
@@ -78,58 +70,67 @@ std::string plyAntialiasComments(const GaussianCloud& cloud) {
   return out;
 }
 
-GaussianCloud readPly(std::span<const uint8_t> bytes, const std::string& path) {
-  ByteReader r(bytes, path);
-  ply::Header h = ply::parseHeader(r);
-  int vi = h.find("vertex");
+PlyVertexLayout plyVertexLayout(const ply::Header& h, const ByteReader& r) {
+  using Target = PlyVertexLayout::Target;
+  const int vi = h.find("vertex");
   if (vi < 0) r.failAt(0, "PLY has no 'vertex' element");
   const ply::Element& v = h.elements[static_cast<size_t>(vi)];
-
-  GaussianCloud cloud;
-  std::vector<Binding> bind(v.properties.size());
+  PlyVertexLayout l;
+  l.element = static_cast<size_t>(vi);
+  l.count = v.count;
+  l.row_bytes = v.rowBytes();
+  l.fields.resize(v.properties.size());
   int rest_count = 0, max_rest = -1;
   int seen_scale = 0, seen_rot = 0, seen_pos = 0, seen_dc = 0, seen_norm = 0, seen_color = 0;
-  bool seen_opacity = false, has_filter_3d = false;
+  bool seen_opacity = false;
+  uint32_t offset = 0;
+  std::vector<uint8_t> is_rest(v.properties.size(), 0);
   for (size_t i = 0; i < v.properties.size(); ++i) {
     const ply::Property& p = v.properties[i];
     const std::string& n = p.name;
-    Binding& b = bind[i];
+    PlyVertexLayout::Field& f = l.fields[i];
+    f.type = p.type;
+    f.offset = offset;
+    offset += static_cast<uint32_t>(ply::scalarSize(p.type));
     int idx = 0;
+    auto bind = [&](Target target, int index) { f.target = target, f.index = static_cast<uint32_t>(index); };
     if (p.is_list) {
-      b = {Target::kExtra, -1};  // list properties are skipped
+      bind(Target::kSkip, 0);  // list properties are skipped
     } else if (n == "x" || n == "y" || n == "z") {
-      b = {Target::kPosition, n[0] - 'x'};
+      bind(Target::kPosition, n[0] - 'x');
       ++seen_pos;
     } else if (n == "nx" || n == "ny" || n == "nz") {
-      b = {Target::kNormal, n[1] - 'x'};
+      bind(Target::kNormal, n[1] - 'x');
       ++seen_norm;
     } else if (parseIndexed(n, "f_dc_", &idx) && idx < 3) {
-      b = {Target::kDc, idx};
+      bind(Target::kSh, idx);  // the DC coefficient's channel idx
       ++seen_dc;
     } else if (parseIndexed(n, "f_rest_", &idx)) {
-      b = {Target::kRest, idx};
+      bind(Target::kSh, idx);  // turned into its SH float below, once the degree is known
+      is_rest[i] = 1;
       ++rest_count;
       max_rest = std::max(max_rest, idx);
     } else if (n == "opacity") {
-      b = {Target::kOpacity, 0};
+      bind(Target::kOpacity, 0);
       seen_opacity = true;
     } else if (parseIndexed(n, "scale_", &idx) && idx < 3) {
-      b = {Target::kScale, idx};
+      bind(Target::kScale, idx);
       ++seen_scale;
     } else if (parseIndexed(n, "rot_", &idx) && idx < 4) {
-      b = {Target::kRot, idx};
+      bind(Target::kRot, idx);
       ++seen_rot;
     } else if (n == "red" || n == "green" || n == "blue") {
-      b = {Target::kColor8, n == "red" ? 0 : (n == "green" ? 1 : 2)};
+      bind(Target::kColor8, n == "red" ? 0 : (n == "green" ? 1 : 2));
       ++seen_color;
     } else if (n == "id" && p.type == ScalarType::kInt32) {
-      b = {Target::kId, 0};
+      bind(Target::kId, 0);
+      l.ids = true;
     } else if (n == "filter_3D") {
-      b = {Target::kFilter3d, 0};
-      has_filter_3d = true;
+      bind(Target::kFilter3d, 0);
+      l.filter_3d = true;
     } else {
-      b = {Target::kExtra, static_cast<int>(cloud.extras.size())};
-      cloud.extras.push_back({n, p.type, {}});
+      bind(Target::kExtra, static_cast<int>(l.extras.size()));
+      l.extras.push_back({n, p.type, {}});
     }
   }
   auto missing = [&](const std::string& what) {
@@ -140,10 +141,94 @@ GaussianCloud readPly(std::span<const uint8_t> bytes, const std::string& path) {
   if (seen_rot != 4) missing("rot_0..rot_3");
   if (!seen_opacity) missing("opacity");
   if (seen_dc != 3 && seen_color != 3) missing("f_dc_0..f_dc_2 (or red, green, blue)");
-  int degree = shDegreeForRestCount(rest_count);
-  if (degree < 0 || max_rest != rest_count - 1)
-    r.failAt(0, "f_rest properties: found " + std::to_string(rest_count) +
-                    " (highest index " + std::to_string(max_rest) + "); expected f_rest_0..f_rest_N-1 with N in {0, 9, 24, 45}");
+  l.sh_degree = shDegreeForRestCount(rest_count);
+  if (l.sh_degree < 0 || max_rest != rest_count - 1)
+    r.failAt(0, "f_rest properties: found " + std::to_string(rest_count) + " (highest index " +
+                    std::to_string(max_rest) + "); expected f_rest_0..f_rest_N-1 with N in {0, 9, 24, 45}");
+  l.normals = seen_norm == 3;
+  const bool use_color8 = seen_dc != 3;
+  const int coeffs_per_channel = shCoeffCount(l.sh_degree) - 1;
+  for (size_t i = 0; i < l.fields.size(); ++i) {
+    PlyVertexLayout::Field& f = l.fields[i];
+    if (is_rest[i]) {
+      // f_rest is channel-major: index = channel * coeffs_per_channel + (coefficient - 1).
+      const int idx = static_cast<int>(f.index), channel = idx / coeffs_per_channel, coeff = idx % coeffs_per_channel + 1;
+      f.index = static_cast<uint32_t>(coeff * 3 + channel);
+    }
+    if ((f.target == Target::kColor8 && !use_color8) || (f.target == Target::kNormal && !l.normals)) f.target = Target::kSkip;
+  }
+  GaussianCloud flags;
+  applyPlyAntialiasComments(h.comments, flags);
+  // A Mip-Splatting PLY (it alone writes filter_3D) is drawn with its 2D mip filter: compensated opacity and
+  // a variance of 0.1 pixels^2. The written file holds the filtered gaussians and says so in its comments.
+  l.antialiased = flags.antialiased || l.filter_3d;
+  l.screen_filter = l.filter_3d ? kScreenFilterMip : flags.screen_filter;
+  return l;
+}
+
+namespace {
+
+// What a row holds before activation.
+struct RawVertex {
+  float scale[3] = {0, 0, 0};
+  float rot[4] = {1, 0, 0, 0};
+  float filter = 0;
+};
+
+void startVertex(const PlyVertexLayout& l, PlyVertex& out) {
+  out.position = out.normal = Vec3{};
+  out.opacity = 0;
+  out.id = 0;
+  std::fill_n(out.sh, shCoeffCount(l.sh_degree) * 3, 0.0f);
+}
+
+void applyField(const PlyVertexLayout::Field& f, double value, RawVertex& raw, PlyVertex& out) {
+  using Target = PlyVertexLayout::Target;
+  const float v = static_cast<float>(value);
+  const int i = static_cast<int>(f.index);
+  switch (f.target) {
+    case Target::kPosition: out.position[i] = v; break;
+    case Target::kNormal: out.normal[i] = v; break;
+    case Target::kSh: out.sh[f.index] = v; break;
+    case Target::kColor8: out.sh[f.index] = colorToShDc(v / 255.0f); break;
+    case Target::kOpacity: out.opacity = sigmoid(v); break;
+    case Target::kScale: raw.scale[f.index] = v; break;
+    case Target::kRot: raw.rot[f.index] = v; break;
+    case Target::kId: out.id = static_cast<int32_t>(value); break;
+    case Target::kFilter3d: raw.filter = v; break;
+    case Target::kExtra: if (out.extras) out.extras[f.index] = value; break;
+    case Target::kSkip: break;
+  }
+}
+
+void finishVertex(const PlyVertexLayout& l, const RawVertex& raw, PlyVertex& out) {
+  out.scale = {std::exp(raw.scale[0]), std::exp(raw.scale[1]), std::exp(raw.scale[2])};
+  out.rotation = normalize(Quat{raw.rot[0], raw.rot[1], raw.rot[2], raw.rot[3]});
+  if (l.filter_3d) bakeSmoothingFilter(out.scale, out.opacity, raw.filter);
+}
+
+}  // namespace
+
+void decodePlyVertex(const PlyVertexLayout& layout, const double* values, PlyVertex& out) {
+  RawVertex raw;
+  startVertex(layout, out);
+  for (size_t i = 0; i < layout.fields.size(); ++i) applyField(layout.fields[i], values[i], raw, out);
+  finishVertex(layout, raw, out);
+}
+
+void decodePlyVertexRow(const PlyVertexLayout& layout, const uint8_t* row, PlyVertex& out) {
+  RawVertex raw;
+  startVertex(layout, out);
+  for (const PlyVertexLayout::Field& f : layout.fields)
+    if (f.target != PlyVertexLayout::Target::kSkip) applyField(f, ply::loadScalar(row + f.offset, f.type, false), raw, out);
+  finishVertex(layout, raw, out);
+}
+
+GaussianCloud readPly(std::span<const uint8_t> bytes, const std::string& path) {
+  ByteReader r(bytes, path);
+  const ply::Header h = ply::parseHeader(r);
+  const PlyVertexLayout layout = plyVertexLayout(h, r);
+  const ply::Element& v = h.elements[layout.element];
 
   const size_t n = static_cast<size_t>(v.count);
   // visitElement bounds-checks the data before the loop; keep allocation bounded by the file size too.
@@ -155,58 +240,32 @@ GaussianCloud readPly(std::span<const uint8_t> bytes, const std::string& path) {
     r.failAt(h.data_offset, "truncated: vertex count " + std::to_string(v.count) + " needs at least " +
                                 std::to_string(v.count * min_row) + " bytes of data, the file has " +
                                 std::to_string(bytes.size() - h.data_offset));
-  checkGaussianBudget(path, v.count, degree,
-                      v.count * (sizeof(double) * cloud.extras.size() + (seen_norm == 3 ? sizeof(Vec3) : 0) + sizeof(int32_t)));
-  std::vector<ExtraChannel> extras = std::move(cloud.extras);  // resize() clears the optional channels
-  cloud.resize(n, degree);
+  checkGaussianBudget(path, v.count, layout.sh_degree,
+                      v.count * (sizeof(double) * layout.extras.size() + (layout.normals ? sizeof(Vec3) : 0) + sizeof(int32_t)));
+  GaussianCloud cloud;
+  cloud.resize(n, layout.sh_degree);
+  std::vector<ExtraChannel> extras = layout.extras;
   for (ExtraChannel& e : extras) e.values.resize(n);
-  bool has_normals = seen_norm == 3;
-  if (has_normals) cloud.normals.resize(n);
-  bool has_ids = false;
-  for (const Binding& b : bind) has_ids |= b.target == Target::kId;
-  if (has_ids) cloud.ids.resize(n);
-  const bool use_color8 = seen_dc != 3;
-  const int coeffs_per_channel = shCoeffCount(degree) - 1;
+  if (layout.normals) cloud.normals.resize(n);
+  if (layout.ids) cloud.ids.resize(n);
+  std::vector<double> row_extras(extras.size());
 
-  ply::visitElement(r, h, static_cast<size_t>(vi), [&](uint64_t row, const double* values) {
-    float s[3] = {0, 0, 0};
-    float q[4] = {1, 0, 0, 0};
-    float filter = 0;
-    float* sh = cloud.sh.data() + row * static_cast<size_t>(cloud.shStride());
-    for (size_t i = 0; i < bind.size(); ++i) {
-      const Binding& b = bind[i];
-      float f = static_cast<float>(values[i]);
-      switch (b.target) {
-        case Target::kPosition: cloud.positions[row][b.index] = f; break;
-        case Target::kNormal: if (has_normals) cloud.normals[row][b.index] = f; break;
-        case Target::kDc: sh[b.index] = f; break;
-        case Target::kRest: {
-          // f_rest is channel-major: index = channel * coeffs_per_channel + (coefficient - 1).
-          int channel = b.index / coeffs_per_channel, coeff = b.index % coeffs_per_channel + 1;
-          sh[coeff * 3 + channel] = f;
-          break;
-        }
-        case Target::kOpacity: cloud.opacities[row] = sigmoid(f); break;
-        case Target::kScale: s[b.index] = f; break;
-        case Target::kRot: q[b.index] = f; break;
-        case Target::kColor8: if (use_color8) sh[b.index] = colorToShDc(f / 255.0f); break;
-        case Target::kId: cloud.ids[row] = static_cast<int32_t>(values[i]); break;
-        case Target::kFilter3d: filter = f; break;
-        case Target::kExtra: if (b.index >= 0) extras[static_cast<size_t>(b.index)].values[row] = values[i]; break;
-      }
-    }
-    cloud.scales[row] = {std::exp(s[0]), std::exp(s[1]), std::exp(s[2])};
-    cloud.rotations[row] = normalize(Quat{q[0], q[1], q[2], q[3]});
-    if (has_filter_3d) bakeSmoothingFilter(cloud.scales[row], cloud.opacities[row], filter);
+  ply::visitElement(r, h, layout.element, [&](uint64_t row, const double* values) {
+    PlyVertex g;
+    g.sh = cloud.sh.data() + row * static_cast<size_t>(cloud.shStride());
+    g.extras = row_extras.data();
+    decodePlyVertex(layout, values, g);
+    cloud.positions[row] = g.position;
+    cloud.scales[row] = g.scale;
+    cloud.rotations[row] = g.rotation;
+    cloud.opacities[row] = g.opacity;
+    if (layout.normals) cloud.normals[row] = g.normal;
+    if (layout.ids) cloud.ids[row] = g.id;
+    for (size_t k = 0; k < extras.size(); ++k) extras[k].values[row] = row_extras[k];
   });
   cloud.extras = std::move(extras);
-  applyPlyAntialiasComments(h.comments, cloud);
-  // A Mip-Splatting PLY (it alone writes filter_3D) is drawn with its 2D mip filter: compensated opacity and
-  // a variance of 0.1 pixels^2. The written file holds the filtered gaussians and says so in its comments.
-  if (has_filter_3d) {
-    cloud.antialiased = true;
-    cloud.screen_filter = kScreenFilterMip;
-  }
+  cloud.antialiased = layout.antialiased;
+  cloud.screen_filter = layout.screen_filter;
   return cloud;
 }
 

@@ -59,20 +59,6 @@ T loadSwapped(const uint8_t* p, bool big_endian) {
   return v;
 }
 
-double loadScalar(const uint8_t* p, ScalarType t, bool big_endian) {
-  switch (t) {
-    case ScalarType::kInt8: return static_cast<int8_t>(p[0]);
-    case ScalarType::kUint8: return p[0];
-    case ScalarType::kInt16: return loadSwapped<int16_t>(p, big_endian);
-    case ScalarType::kUint16: return loadSwapped<uint16_t>(p, big_endian);
-    case ScalarType::kInt32: return loadSwapped<int32_t>(p, big_endian);
-    case ScalarType::kUint32: return loadSwapped<uint32_t>(p, big_endian);
-    case ScalarType::kFloat32: return loadSwapped<float>(p, big_endian);
-    case ScalarType::kFloat64: return loadSwapped<double>(p, big_endian);
-  }
-  return 0;
-}
-
 bool isIntegerType(ScalarType t) { return t != ScalarType::kFloat32 && t != ScalarType::kFloat64; }
 
 // Reads one whitespace-separated ASCII token at the cursor (skipping blanks and newlines).
@@ -122,6 +108,20 @@ double parseAsciiValue(ByteReader& r, ScalarType t) {
 }
 
 }  // namespace
+
+double loadScalar(const uint8_t* p, ScalarType t, bool big_endian) {
+  switch (t) {
+    case ScalarType::kInt8: return static_cast<int8_t>(p[0]);
+    case ScalarType::kUint8: return p[0];
+    case ScalarType::kInt16: return loadSwapped<int16_t>(p, big_endian);
+    case ScalarType::kUint16: return loadSwapped<uint16_t>(p, big_endian);
+    case ScalarType::kInt32: return loadSwapped<int32_t>(p, big_endian);
+    case ScalarType::kUint32: return loadSwapped<uint32_t>(p, big_endian);
+    case ScalarType::kFloat32: return loadSwapped<float>(p, big_endian);
+    case ScalarType::kFloat64: return loadSwapped<double>(p, big_endian);
+  }
+  return 0;
+}
 
 int Element::find(const std::string& n) const {
   for (size_t i = 0; i < properties.size(); ++i)

@@ -53,6 +53,8 @@ Header parseHeader(ByteReader& reader);
 
 size_t scalarSize(ScalarType t);
 const char* scalarName(ScalarType t);
+// One stored scalar at p as double (exact for every PLY type), in the given byte order.
+double loadScalar(const uint8_t* p, ScalarType t, bool big_endian);
 
 // Walks the data section element by element from header.data_offset. For the element with index
 // `wanted`, calls visit(row, values) where values[p] is property p converted to double (list properties

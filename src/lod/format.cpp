@@ -212,8 +212,17 @@ Chunk decodeChunk(std::span<const uint8_t> bytes, const std::string& path, uint6
     for (size_t k = 0; k < stride; ++k)
       if (!std::isfinite(c.sh[i * stride + k])) bad(kNodeFixedBytes + 4 * k, "SH coefficient not finite");
     if (n.flags & ~kChildrenAreChunks) bad(86, "unknown flags " + std::to_string(n.flags));
+    if (n.child_count > index.fanout)
+      bad(80, std::to_string(n.child_count) + " children, the fan-out is " + std::to_string(index.fanout));
+    // A chunk's root at chunk_levels, the top nodes over chunk roots one above it.
+    if (!top && i == 0 && n.level != index.chunk_levels)
+      bad(84, "the chunk's root at level " + std::to_string(n.level) + ", the index says chunks have " +
+                  std::to_string(index.chunk_levels) + " levels above their leaves");
     if (n.flags & kChildrenAreChunks) {
       if (!top) bad(86, "chunk children outside the top chunk");
+      if (n.level != uint64_t{index.chunk_levels} + 1)
+        bad(84, "chunk roots' parent at level " + std::to_string(n.level) + ", expected " +
+                    std::to_string(uint64_t{index.chunk_levels} + 1));
       if (n.child_count == 0 || n.first_child >= index.chunks.size() ||
           n.child_count > index.chunks.size() - n.first_child)
         bad(76, "chunk children [" + std::to_string(n.first_child) + ", +" + std::to_string(n.child_count) +
@@ -226,8 +235,6 @@ Chunk decodeChunk(std::span<const uint8_t> bytes, const std::string& path, uint6
       ++leaves;
       continue;
     }
-    if (n.child_count > index.fanout)
-      bad(80, std::to_string(n.child_count) + " children, the fan-out is " + std::to_string(index.fanout));
     // Children after their parent: the nodes form a tree walked downwards only.
     if (n.first_child <= i || n.first_child >= count || n.child_count > count - n.first_child)
       bad(76, "children [" + std::to_string(n.first_child) + ", +" + std::to_string(n.child_count) +
@@ -316,9 +323,10 @@ Index decodeIndex(std::span<const uint8_t> bytes, const std::string& path) {
   x.dropped_non_finite = r.readLE<uint64_t>("dropped rows");
   x.bounds_min = readVec(r, "bounds"), x.bounds_max = readVec(r, "bounds");
   x.p01 = readVec(r, "percentile bounds"), x.p99 = readVec(r, "percentile bounds");
-  if (!finite(x.bounds_min) || !finite(x.bounds_max) || !finite(x.p01) || !finite(x.p99) ||
-      !ordered(x.bounds_min, x.bounds_max))
+  if (!finite(x.bounds_min) || !finite(x.bounds_max) || !ordered(x.bounds_min, x.bounds_max))
     r.failAt(56, "bounds not finite or min above max");
+  if (!finite(x.p01) || !finite(x.p99) || !ordered(x.p01, x.p99))
+    r.failAt(80, "percentile bounds not finite or the 1st above the 99th");
   // The whole size is known from the count: check it, then the checksum, before reading the entries.
   const uint64_t want = kIndexHeaderBytes + kChunkEntryBytes * (uint64_t{chunk_count} + 1) + 4;
   if (bytes.size() != want)
@@ -348,7 +356,13 @@ Index decodeIndex(std::span<const uint8_t> bytes, const std::string& path) {
     x.top = readEntry(r, "top chunk");
     checkEntry(x.top, top_at, "top chunk", true);
   } else {
-    r.skip(kChunkEntryBytes, "top chunk entry");
+    // As encodeIndex writes it: an empty entry (zeros, the parent kNone).
+    std::vector<uint8_t> empty;
+    putEntry(empty, ChunkEntry{});
+    const auto entry = r.bytes(kChunkEntryBytes, "top chunk entry");
+    for (size_t k = 0; k < kChunkEntryBytes; ++k)
+      if (entry[k] != empty[k])
+        r.failAt(top_at + k, "top chunk entry not empty (zeros, parent 0xFFFFFFFF) in an index without a top chunk");
   }
   x.chunks.resize(chunk_count);
   uint64_t leaves = 0, nodes = x.has_top ? x.top.node_count : 0;
@@ -386,17 +400,16 @@ Index loadIndex(const std::string& dir) {
   return decodeIndex(bytes, path);
 }
 
-Chunk loadChunk(const std::string& dir, const Index& index, uint32_t chunk_id) {
+Chunk decodeChunkFile(std::span<const uint8_t> file, const std::string& path, const Index& index,
+                      uint32_t chunk_id) {
   const ChunkEntry& e = chunk_id == kNone ? index.top : index.chunks.at(chunk_id);
-  const std::string path = (std::filesystem::path(dir) / e.file).string();
-  const std::vector<uint8_t> bytes = readFile(path);
   const std::string what = chunk_id == kNone ? std::string("top chunk") : "chunk " + std::to_string(chunk_id);
-  if (bytes.size() < e.offset || bytes.size() - e.offset < e.bytes)
-    throw FormatError(path, bytes.size(),
+  if (file.size() < e.offset || file.size() - e.offset < e.bytes)
+    throw FormatError(path, file.size(),
                       what + ": truncated: the index places " + std::to_string(e.bytes) +
                           " bytes at offset " + std::to_string(e.offset) + ", the file ends at byte " +
-                          std::to_string(bytes.size()));
-  const std::span<const uint8_t> span(bytes.data() + e.offset, static_cast<size_t>(e.bytes));
+                          std::to_string(file.size()));
+  const std::span<const uint8_t> span = file.subspan(static_cast<size_t>(e.offset), static_cast<size_t>(e.bytes));
   Chunk c = decodeChunk(span, path, e.offset, index, chunk_id);
   const uint32_t crc = crc32Of(span);
   if (crc != e.crc32)
@@ -405,6 +418,12 @@ Chunk loadChunk(const std::string& dir, const Index& index, uint32_t chunk_id) {
                           " bytes (CRC-32 in the index " + std::to_string(e.crc32) + ", computed " +
                           std::to_string(crc) + "): the file is corrupt");
   return c;
+}
+
+Chunk loadChunk(const std::string& dir, const Index& index, uint32_t chunk_id) {
+  const ChunkEntry& e = chunk_id == kNone ? index.top : index.chunks.at(chunk_id);
+  const std::string path = (std::filesystem::path(dir) / e.file).string();
+  return decodeChunkFile(readFile(path), path, index, chunk_id);
 }
 
 Hierarchy loadHierarchy(const std::string& dir) {

@@ -120,6 +120,10 @@ Index loadIndex(const std::string& dir);
 
 // Reads one chunk through its entry: the file's size, the checksum and the nodes. Throws FormatError.
 Chunk loadChunk(const std::string& dir, const Index& index, uint32_t chunk_id);
+// The same from the bytes of the file the entry names (`path` in messages): the entry's range inside it (else
+// "truncated", at the file's end), decodeChunk, then the checksum (a mismatch at the chunk's offset).
+Chunk decodeChunkFile(std::span<const uint8_t> file, const std::string& path, const Index& index,
+                      uint32_t chunk_id);
 
 // Node counts per level (index 0: leaves) over the chunks and the top.
 std::vector<uint64_t> levelCounts(const Hierarchy& h);

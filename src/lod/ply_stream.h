@@ -1,15 +1,17 @@
 // A splat PLY read in pieces, for inputs that need not fit in memory (`lod build`). The header is parsed by
-// the io library's PLY parser (io/ply_parser.h); the rows are then read block by block with the same
-// conversions as readPly (io/ply.h): exp of the stored log-scales, sigmoid of the opacity logits, normalised
-// quaternions, f_rest reordered to [coeff][rgb], so a row reads to the same floats either way.
-// Binary little-endian files in the INRIA 3DGS layout only (what trainers write; `convert` turns others
-// into one); properties other than the gaussian's own are skipped (Mip-Splatting's filter_3D is baked in, as readPly does).
+// the io library's PLY parser (io/ply_parser.h) and its vertex element bound by readPly's own row decoder
+// (io/ply.h, PlyVertexLayout); the rows are then read block by block and decoded one by one by it, so a row
+// reads to the same floats either way. Binary little-endian files in the INRIA 3DGS layout only (what
+// trainers write; `convert` turns others into one); properties other than the gaussian's own are skipped
+// (Mip-Splatting's filter_3D is baked in, as readPly does).
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "io/ply.h"
 
 namespace sf::lod {
 
@@ -34,8 +36,8 @@ class PlySplatStream {
   const std::string& path() const { return path_; }
   // The antialiasing the file declares (io/ply.h: its header comments, or Mip-Splatting's filter_3D column,
   // which read() bakes into each row as readPly does).
-  bool antialiased() const { return antialiased_; }
-  float screenFilter() const { return screen_filter_; }
+  bool antialiased() const { return layout_.antialiased; }
+  float screenFilter() const { return layout_.screen_filter; }
 
   // Back to the first row.
   void rewind() { next_row_ = 0; }
@@ -45,16 +47,12 @@ class PlySplatStream {
   uint64_t nextRow() const { return next_row_; }
 
  private:
-  struct Binding;
   std::string path_;
   int fd_ = -1;
   uint64_t count_ = 0, file_bytes_ = 0, data_offset_ = 0, row_bytes_ = 0, next_row_ = 0;
   int sh_degree_ = 0;
-  bool antialiased_ = false;
-  float screen_filter_ = 0.3f;
-  int filter_3d_ = -1;  // index in bindings_ of filter_3D, else -1
   size_t stride_ = kSplatFixedFloats;
-  std::vector<Binding> bindings_;
+  PlyVertexLayout layout_;
   std::vector<uint8_t> raw_;
 };
 

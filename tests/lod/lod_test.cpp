@@ -169,21 +169,18 @@ TEST(Lod, ParentsAreTheMomentsOfTheirLeaves) {
   EXPECT_GT(parents, 200u);
 }
 
-TEST(Lod, StreamingReaderReadsAsTheWholeFileReader) {
-  const std::string dir = test::tempDir("LodStream");
-  GaussianCloud c = test::randomCloud(53, 2, 13);
-  c.normals.assign(c.size(), Vec3{0, 0, 1});  // channels the hierarchy does not keep: skipped by the reader
-  c.ids.resize(c.size(), 7);
-  c.extras.push_back({"confidence", ScalarType::kFloat64, std::vector<double>(c.size(), 0.25)});
-  c.opacities[4] = 1.0f;  // a logit at the clamp
-  writeFileAtomic(dir + "/in.ply", writePly(c));
-  const GaussianCloud ref = readPly(readFile(dir + "/in.ply"), dir + "/in.ply");
-  lod::PlySplatStream in(dir + "/in.ply");
-  ASSERT_EQ(in.count(), 53u);
-  ASSERT_EQ(in.shDegree(), 2);
+// Reads `path` with the streaming reader in blocks of 7 rows (blocks that do not divide the count) and checks
+// every row against readPly's, bit for bit; returns the rows read.
+size_t expectStreamedAsReadPly(const std::string& path) {
+  const GaussianCloud ref = readPly(readFile(path), path);
+  lod::PlySplatStream in(path);
+  EXPECT_EQ(in.count(), ref.size());
+  EXPECT_EQ(in.shDegree(), ref.sh_degree);
+  EXPECT_EQ(in.antialiased(), ref.antialiased);
+  EXPECT_EQ(in.screenFilter(), ref.screen_filter);
   std::vector<float> block;
   size_t row = 0;
-  while (const size_t n = in.read(7, block)) {  // blocks that do not divide the count
+  while (const size_t n = in.read(7, block)) {
     for (size_t i = 0; i < n; ++i, ++row) {
       const float* d = block.data() + i * in.stride();
       const Vec3 p{d[0], d[1], d[2]}, s{d[3], d[4], d[5]};
@@ -195,7 +192,41 @@ TEST(Lod, StreamingReaderReadsAsTheWholeFileReader) {
           << row;
     }
   }
-  EXPECT_EQ(row, 53u);
+  return row;
+}
+
+TEST(Lod, StreamingReaderReadsAsTheWholeFileReader) {
+  const std::string dir = test::tempDir("LodStream");
+  GaussianCloud c = test::randomCloud(53, 2, 13);
+  c.normals.assign(c.size(), Vec3{0, 0, 1});  // channels the hierarchy does not keep: skipped by the reader
+  c.ids.resize(c.size(), 7);
+  c.extras.push_back({"confidence", ScalarType::kFloat64, std::vector<double>(c.size(), 0.25)});
+  c.opacities[4] = 1.0f;  // a logit at the clamp
+  writeFileAtomic(dir + "/in.ply", writePly(c));
+  EXPECT_EQ(expectStreamedAsReadPly(dir + "/in.ply"), 53u);
+  // Another layout, through the same row decoder (io/ply.h): other scalar types, 8-bit colour instead of f_dc,
+  // properties in another order, a quaternion of length 2, an antialiasing comment.
+  std::string layout =
+      "ply\nformat binary_little_endian 1.0\ncomment SplatRenderMode: mip\nelement vertex 9\n"
+      "property uchar red\nproperty double x\nproperty short y\nproperty float z\nproperty uchar green\n"
+      "property float rot_1\nproperty float rot_0\nproperty float rot_2\nproperty float rot_3\n"
+      "property float opacity\nproperty float scale_2\nproperty float scale_0\nproperty float scale_1\n"
+      "property int id\nproperty uchar blue\nend_header\n";
+  std::vector<uint8_t> other(layout.begin(), layout.end());
+  auto put = [&](auto v) {
+    const auto* b = reinterpret_cast<const uint8_t*>(&v);
+    other.insert(other.end(), b, b + sizeof(v));
+  };
+  for (int i = 0; i < 9; ++i) {
+    const float f = static_cast<float>(i);
+    put(static_cast<uint8_t>(20 * i)), put(0.25 * i - 1), put(static_cast<int16_t>(3 - i)), put(0.5f * f);
+    put(static_cast<uint8_t>(255 - 7 * i));
+    put(0.2f * f), put(2.0f), put(-0.1f * f), put(0.3f);
+    put(0.4f * f - 2), put(-3.0f), put(-2.0f + 0.1f * f), put(-4.0f);
+    put(static_cast<int32_t>(i)), put(static_cast<uint8_t>(9 * i));
+  }
+  writeFileAtomic(dir + "/colour.ply", other);
+  EXPECT_EQ(expectStreamedAsReadPly(dir + "/colour.ply"), 9u);
   // Refused with the path, the byte and why: ASCII, a truncated body, a missing property.
   const std::string ascii = dir + "/ascii.ply";
   const std::string text = "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nend_header\n0\n";
@@ -481,6 +512,81 @@ TEST(Lod, CorruptAndTruncatedFilesAreRefusedWithPathAndOffset) {
   e = formatErrorOf([&] { lod::decodeIndex(escape, index_path); });
   EXPECT_EQ(e.offset(), lod::kIndexHeaderBytes + lod::kChunkEntryBytes);
   EXPECT_NE(e.reason().find("not a plain name"), std::string::npos) << e.what();
+}
+
+// Checks the readers once lacked (docs/formats/lod.md), each refused with the file and the byte of the field: an
+// index whose levels per chunk disagree with its chunks, a top node over more chunks than the fan-out, a top
+// chunk entry that is not the empty one without a top, percentile bounds out of order.
+TEST(Lod, InconsistentLevelsFanOutAndIndexFieldsAreRefused) {
+  const std::string dir = test::tempDir("LodInconsistent");
+  lod::buildHierarchy(writeInput(dir, 600, 1, 8), dir + "/good", options(4, 64));  // 10 chunks, 3 levels each
+  const std::string tree = dir + "/tree", index_path = tree + "/" + lod::kIndexFileName;
+  auto fresh = [&] {
+    fs::remove_all(tree);
+    fs::copy(dir + "/good", tree);
+  };
+  auto writeIndex = [&](std::vector<uint8_t> b) {  // with its checksum made right
+    const uint32_t crc = lod::crc32Of(std::span<const uint8_t>(b.data(), b.size() - 4));
+    std::memcpy(b.data() + b.size() - 4, &crc, 4);
+    writeFileAtomic(index_path, b);
+  };
+  const size_t record = lod::nodeRecordBytes(1);
+
+  // chunk_levels 4 and chunk_leaves 256 (a consistent pair; every chunk's leaf count fits) over chunks of 3
+  // levels: the top's nodes over the chunks' roots are at level 4, not 5; a chunk's root at 3, not 4.
+  fresh();
+  std::vector<uint8_t> index = readFile(index_path);
+  const uint32_t leaves256 = 256, levels4 = 4;
+  std::memcpy(index.data() + 16, &leaves256, 4);
+  std::memcpy(index.data() + 20, &levels4, 4);
+  writeIndex(index);
+  const lod::Index deeper = lod::loadIndex(tree);
+  const lod::Chunk top = lod::loadChunk(dir + "/good", lod::loadIndex(dir + "/good"), lod::kNone);
+  uint32_t over_chunks = 0;
+  while (!(top.nodes[over_chunks].flags & lod::kChildrenAreChunks)) ++over_chunks;
+  FormatError e = formatErrorOf([&] { lod::loadHierarchy(tree); });
+  EXPECT_EQ(e.path(), tree + "/" + lod::kTopFileName);
+  EXPECT_EQ(e.offset(), lod::kChunkHeaderBytes + over_chunks * record + 84);
+  EXPECT_NE(e.reason().find("chunk roots' parent at level 4, expected 5"), std::string::npos) << e.what();
+  e = formatErrorOf([&] { lod::loadChunk(tree, deeper, 2); });
+  EXPECT_EQ(e.path(), tree + "/chunk_000002.sflc");
+  EXPECT_EQ(e.offset(), lod::kChunkHeaderBytes + 84);
+  EXPECT_NE(e.reason().find("chunk 2: node 0: the chunk's root at level 3"), std::string::npos) << e.what();
+
+  // A top node claiming fan-out + 1 chunks (all inside the chunk list): refused by the chunk's own checks.
+  fresh();
+  const lod::Index x = lod::loadIndex(tree);
+  std::vector<uint8_t> top_bytes = readFile(tree + "/" + lod::kTopFileName);
+  const uint32_t five = 5;
+  std::memcpy(top_bytes.data() + lod::kChunkHeaderBytes + over_chunks * record + 80, &five, 4);
+  e = formatErrorOf([&] { lod::decodeChunk(top_bytes, "top", 0, x, lod::kNone); });
+  EXPECT_EQ(e.offset(), lod::kChunkHeaderBytes + over_chunks * record + 80);
+  EXPECT_NE(e.reason().find("5 children, the fan-out is 4"), std::string::npos) << e.what();
+
+  // Percentile bounds with the 1st above the 99th.
+  fresh();
+  index = readFile(index_path);
+  float p01x, p99x;
+  std::memcpy(&p01x, index.data() + 80, 4);
+  std::memcpy(&p99x, index.data() + 92, 4);
+  ASSERT_LT(p01x, p99x);
+  std::memcpy(index.data() + 80, &p99x, 4);
+  std::memcpy(index.data() + 92, &p01x, 4);
+  writeIndex(index);
+  e = formatErrorOf([&] { lod::loadIndex(tree); });
+  EXPECT_EQ(e.offset(), 80u);
+  EXPECT_NE(e.reason().find("percentile bounds"), std::string::npos) << e.what();
+
+  // One chunk, no top: its entry must be the empty one the writer writes (a stray byte is refused at that byte).
+  lod::buildHierarchy(writeInput(dir, 40, 0, 12, "small.ply"), dir + "/one", options(8, 64));
+  std::vector<uint8_t> one = readFile(dir + "/one/" + lod::kIndexFileName);
+  ASSERT_EQ(one.size(), lod::kIndexHeaderBytes + 2 * lod::kChunkEntryBytes + 4);
+  one[lod::kIndexHeaderBytes + 5] = 'x';
+  const uint32_t crc = lod::crc32Of(std::span<const uint8_t>(one.data(), one.size() - 4));
+  std::memcpy(one.data() + one.size() - 4, &crc, 4);
+  e = formatErrorOf([&] { lod::decodeIndex(one, "one.sflod"); });
+  EXPECT_EQ(e.offset(), lod::kIndexHeaderBytes + 5);
+  EXPECT_NE(e.reason().find("top chunk entry not empty"), std::string::npos) << e.what();
 }
 
 TEST(Lod, InterruptedBuildLeavesNoIndex) {
