@@ -136,22 +136,104 @@ namespace {
 
 uint64_t nodeKey(NodeRef r) { return (static_cast<uint64_t>(r.chunk == kNone ? 0u : r.chunk + 1u) << 32) | r.index; }
 
+// One gaussian's shape and colour, where a morph starts or ends.
+struct GaussianView {
+  Vec3 position, scale;
+  Quat rotation;
+  const float* sh;
+};
+
+GaussianView viewOf(const Node& n, const float* sh) { return {n.position, n.scale, n.rotation, sh}; }
+
+// Gaussian i of `c` set to the blend at t in [0, 1] of a and b: position, scale in log space, rotation by
+// normalised lerp (on b's side of the sphere), SH linearly. b may be gaussian i itself. Opacity is the caller's.
+void morphGaussian(GaussianCloud& c, size_t i, const GaussianView& a, const GaussianView& b, float t) {
+  auto mix = [t](float x, float y) { return x + (y - x) * t; };
+  const Vec3 pb = b.position, sb = b.scale;
+  const Quat q = b.rotation;
+  const float* shb = b.sh;
+  c.positions[i] = a.position + (pb - a.position) * t;
+  c.scales[i] = {std::exp(mix(std::log(a.scale.x), std::log(sb.x))), std::exp(mix(std::log(a.scale.y), std::log(sb.y))),
+                 std::exp(mix(std::log(a.scale.z), std::log(sb.z)))};
+  const Quat& p = a.rotation;
+  const float sign = p.w * q.w + p.x * q.x + p.y * q.y + p.z * q.z < 0 ? -1.0f : 1.0f;
+  c.rotations[i] = normalize(Quat{mix(p.w, sign * q.w), mix(p.x, sign * q.x), mix(p.y, sign * q.y), mix(p.z, sign * q.z)});
+  const size_t stride = static_cast<size_t>(c.shStride());
+  float* sh = c.sh.data() + i * stride;
+  for (size_t j = 0; j < stride; ++j) sh[j] = mix(a.sh[j], shb[j]);
+}
+
 }  // namespace
 
 const GaussianCloud& LodStream::draw(const CutResult& cut, bool fade) {
   ++frame_;
   for (NodeRef r : cut.nodes)
     if (r.chunk != kNone) last_drawn_[r.chunk] = frame_;
-  fillCutCloud(h_, cut, cloud_);
   std::unordered_set<uint64_t> drawn;
   drawn.reserve(cut.nodes.size());
   for (NodeRef r : cut.nodes) drawn.insert(nodeKey(r));
+  // This cut's chain (fading only): each drawn or refined node's parent.
+  std::unordered_map<uint64_t, NodeRef> up;
+  if (fade) {
+    up.reserve(cut.nodes.size() + cut.refined_from.size());
+    for (const auto& [node, parent] : cut.refined_from) up[nodeKey(node)] = parent;
+    for (size_t i = 0; i < cut.nodes.size(); ++i) up[nodeKey(cut.nodes[i])] = cut.parents[i];
+  }
+
+  // Zooming out: what the last draw showed of the nodes this cut replaced by a coarser one (snapshots of
+  // cloud_ as it was drawn, morphs and ghosts included), before cloud_ is filled again.
+  std::vector<Ghost> ghosts;
+  if (fade && !drawn_.empty()) {
+    // The nearest ancestor of a node of the last cut (along that cut's chain) that this cut draws and the
+    // last one did not: the coarser node it went into, or none.
+    auto coarser = [&](NodeRef r) -> NodeRef {
+      for (auto it = up_.find(nodeKey(r)); it != up_.end() && !(it->second == kNoNode); it = up_.find(nodeKey(it->second))) {
+        const uint64_t k = nodeKey(it->second);
+        if (drawn.count(k)) return drawn_.count(k) ? kNoNode : it->second;
+      }
+      return kNoNode;
+    };
+    auto snapshot = [&](size_t index) {
+      GaussianCloud g;
+      g.resize(1, cloud_.sh_degree);
+      g.positions[0] = cloud_.positions[index], g.scales[0] = cloud_.scales[index], g.rotations[0] = cloud_.rotations[index];
+      g.opacities[0] = cloud_.opacities[index];
+      const size_t stride = static_cast<size_t>(cloud_.shStride());
+      std::copy_n(cloud_.sh.begin() + static_cast<std::ptrdiff_t>(index * stride), stride, g.sh.begin());
+      return g;
+    };
+    const size_t last_count = last_nodes_.size();
+    for (size_t i = 0; i < last_count; ++i) {
+      if (drawn.count(nodeKey(last_nodes_[i]))) continue;
+      const NodeRef into = coarser(last_nodes_[i]);
+      if (!(into == kNoNode)) ghosts.push_back({snapshot(i), into, 0.0f, 0});
+    }
+    for (size_t g = 0; g < ghosts_.size(); ++g) {
+      Ghost& gh = ghosts_[g];
+      if (drawn.count(nodeKey(gh.into))) {  // still fading into the node it started towards
+        if (gh.age + 1 < kFadeFrames) {
+          ++gh.age;
+          ghosts.push_back(std::move(gh));
+        }
+        continue;
+      }
+      // Its node was itself replaced by a coarser one: on from where it is now, into that one.
+      const NodeRef into = coarser(gh.into);
+      if (!(into == kNoNode)) ghosts.push_back({snapshot(last_count + g), into, 0.0f, 0});
+    }
+    // The first ghost into a node ends with the node's opacity (continuing ones keep theirs), the others
+    // transparent: at the end they draw what the node alone draws.
+    std::unordered_set<uint64_t> given;
+    for (const Ghost& gh : ghosts)
+      if (gh.age > 0 && gh.end_opacity > 0.0f) given.insert(nodeKey(gh.into));
+    for (Ghost& gh : ghosts)
+      if (gh.age == 0 && given.insert(nodeKey(gh.into)).second) gh.end_opacity = nodeAt(h_, gh.into).opacity;
+  }
+
+  fillCutCloud(h_, cut, cloud_);
   std::unordered_map<uint64_t, Morph> morph;
   if (fade && !drawn_.empty()) {
     // Where each new node comes from: its nearest ancestor the last draw drew (the cut's refinements lead there).
-    std::unordered_map<uint64_t, NodeRef> up;
-    up.reserve(cut.refined_from.size());
-    for (const auto& [node, parent] : cut.refined_from) up[nodeKey(node)] = parent;
     std::vector<NodeRef> source(cut.nodes.size(), kNoNode);
     std::unordered_set<uint64_t> given;  // ancestors whose first new node has taken their opacity
     for (size_t i = 0; i < cut.nodes.size(); ++i) {
@@ -186,24 +268,34 @@ const GaussianCloud& LodStream::draw(const CutResult& cut, bool fade) {
     if (it == morph.end()) continue;
     const Morph& m = it->second;
     const float t = static_cast<float>(m.age) / static_cast<float>(kFadeFrames);
-    auto mix = [t](float a, float b) { return a + (b - a) * t; };
-    const Node& p = nodeAt(h_, m.from);
-    Vec3& pos = cloud_.positions[i];
-    pos = p.position + (pos - p.position) * t;
-    Vec3& sc = cloud_.scales[i];
-    sc = {std::exp(mix(std::log(p.scale.x), std::log(sc.x))), std::exp(mix(std::log(p.scale.y), std::log(sc.y))),
-          std::exp(mix(std::log(p.scale.z), std::log(sc.z)))};
-    const Quat q = cloud_.rotations[i];
-    const float sign = p.rotation.w * q.w + p.rotation.x * q.x + p.rotation.y * q.y + p.rotation.z * q.z < 0 ? -1.0f : 1.0f;
-    cloud_.rotations[i] = normalize(Quat{mix(p.rotation.w, sign * q.w), mix(p.rotation.x, sign * q.x), mix(p.rotation.y, sign * q.y),
-                                         mix(p.rotation.z, sign * q.z)});
-    cloud_.opacities[i] = mix(m.start_opacity, cloud_.opacities[i]);
-    const float* psh = shAt(h_, m.from);
-    float* sh = cloud_.sh.data() + i * stride;
-    for (size_t j = 0; j < stride; ++j) sh[j] = mix(psh[j], sh[j]);
+    const GaussianView own{cloud_.positions[i], cloud_.scales[i], cloud_.rotations[i], cloud_.sh.data() + i * stride};
+    morphGaussian(cloud_, i, viewOf(nodeAt(h_, m.from), shAt(h_, m.from)), own, t);
+    cloud_.opacities[i] = m.start_opacity + (cloud_.opacities[i] - m.start_opacity) * t;
+  }
+  if (!ghosts.empty()) {
+    // The nodes ghosts fade into are drawn transparent meanwhile; the ghosts follow the cut's nodes.
+    std::unordered_set<uint64_t> hidden;
+    for (const Ghost& gh : ghosts) hidden.insert(nodeKey(gh.into));
+    for (size_t i = 0; i < cut.nodes.size(); ++i)
+      if (hidden.count(nodeKey(cut.nodes[i]))) cloud_.opacities[i] = 0.0f;
+    const size_t n = cut.nodes.size();
+    const size_t total = n + ghosts.size();  // (GaussianCloud::resize would clear the SH)
+    cloud_.positions.resize(total), cloud_.scales.resize(total), cloud_.rotations.resize(total), cloud_.opacities.resize(total);
+    cloud_.sh.resize(total * stride);
+    for (size_t g = 0; g < ghosts.size(); ++g) {
+      const Ghost& gh = ghosts[g];
+      const float t = static_cast<float>(gh.age) / static_cast<float>(kFadeFrames);
+      const GaussianCloud& a = gh.start;
+      morphGaussian(cloud_, n + g, {a.positions[0], a.scales[0], a.rotations[0], a.sh.data()}, viewOf(nodeAt(h_, gh.into), shAt(h_, gh.into)), t);
+      cloud_.opacities[n + g] = a.opacities[0] + (gh.end_opacity - a.opacities[0]) * t;
+    }
   }
   drawn_.swap(drawn);
   morph_.swap(morph);
+  ghosts_.swap(ghosts);
+  up_.swap(up);
+  if (fade) last_nodes_ = cut.nodes;
+  else last_nodes_.clear();
   return cloud_;
 }
 

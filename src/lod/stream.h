@@ -32,8 +32,11 @@ namespace sf::lod {
 // ancestor and morph into themselves over this many frames. At the start every one of them sits where the
 // ancestor sits, with its scale, rotation and colour; the first with its opacity, the others transparent, so
 // the first frame draws exactly what the last one did. Position, scale (in log space), rotation (normalised
-// lerp), colour and opacity then go linearly to the node's own, reached kFadeFrames frames later. A node that
-// replaces its descendants (zooming out) appears at once.
+// lerp), colour and opacity then go linearly to the node's own, reached kFadeFrames frames later. Zooming out
+// is the same in reverse: the nodes a coarser node replaces stay drawn (after the cut's own nodes, beyond
+// the budget for those frames) as they were last drawn and morph into it over kFadeFrames frames, the first
+// of them towards its opacity, the others towards transparent, while the coarser node itself is drawn
+// transparent; then the coarser node alone is drawn, which is what they had become.
 inline constexpr int kFadeFrames = 8;
 
 struct StreamOptions {
@@ -71,7 +74,7 @@ class LodStream {
   void request(std::vector<std::pair<float, uint32_t>> wanted);
   // Frame thread. The frame's cut: stamps the chunks it draws from (the eviction order) and builds the cloud
   // of its nodes, kept until the next call. With `fade`, a node that replaced its parent since the last draw
-  // morphs from it over kFadeFrames draws (see kFadeFrames).
+  // morphs from it over kFadeFrames draws, and nodes a coarser one replaced morph into it (see kFadeFrames).
   const GaussianCloud& draw(const CutResult& cut, bool fade = false);
   const GaussianCloud& cloud() const { return cloud_; }
   // Blocks until every chunk asked for is loaded or has failed (offline renders, tests). Does not install.
@@ -96,6 +99,17 @@ class LodStream {
   };
   std::unordered_set<uint64_t> drawn_;             // the nodes the last draw drew
   std::unordered_map<uint64_t, Morph> morph_;      // those still morphing in
+  // Zooming out: a node the cut no longer draws, fading into the coarser node that replaced it. It starts as
+  // it was last drawn (`start`: one gaussian) and goes linearly to `into` (to `end_opacity` in opacity).
+  struct Ghost {
+    GaussianCloud start;
+    NodeRef into;
+    float end_opacity = 0;
+    int age = 0;
+  };
+  std::vector<Ghost> ghosts_;                          // drawn after the cut's nodes, in this order
+  std::vector<NodeRef> last_nodes_;                    // the last cut's nodes (cloud_'s first gaussians)
+  std::unordered_map<uint64_t, NodeRef> up_;           // the last cut: each drawn or refined node's parent
 
   mutable std::mutex mutex_;
   std::condition_variable wake_, idle_;
@@ -113,7 +127,7 @@ class LodStream {
 // own space), the chunks each cut wants asked for, each object's cloud built (LodStream::cloud()). With
 // `settle` the frame waits for the chunks its cut wants and cuts again until none is missing (offline
 // renders: the image of a fully loaded scene, as far as the pool allows); without, it never waits. `fade`:
-// refinements morph over kFadeFrames frames (LodStream::draw).
+// level changes morph over kFadeFrames frames, both ways (LodStream::draw).
 void selectFrameCuts(std::span<LodStream* const> streams, std::span<const Camera> cameras, uint64_t budget, bool settle,
                      bool fade = false);
 

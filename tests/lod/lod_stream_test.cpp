@@ -251,6 +251,43 @@ TEST(LodStream, RefinementsMorphInWithoutAPop) {
   EXPECT_EQ(last.pixels, renderCloud(plain.cloud(), cam).pixels) << "not itself after the fade";
 }
 
+// Zooming out morphs too: the nodes a coarser node replaced stay drawn as they were (the first frame after the
+// coarsening draws what the finer cut drew) and fade into it over kFadeFrames frames, each step smaller than
+// the pop without the fade; then the coarser cut alone is drawn, exactly as without the fade. (A smaller
+// budget for the same camera only coarsens: the cut is a prefix of the same greedy order.)
+TEST(LodStream, CoarseningsMorphOutWithoutAPop) {
+  SF_REQUIRE_ASSET(biker, "splats/biker.ply");
+  lod::LodStream faded(bikerHierarchy()), plain(bikerHierarchy());
+  lod::LodStream* f[1] = {&faded};
+  lod::LodStream* p[1] = {&plain};
+  const Camera cam = partCamera(2);
+  lod::selectFrameCuts(f, {&cam, 1}, 12000, true, true);
+  lod::selectFrameCuts(p, {&cam, 1}, 12000, true, false);
+  const ImageRGBA before = renderCloud(faded.cloud(), cam);
+  ASSERT_EQ(before.pixels, renderCloud(plain.cloud(), cam).pixels);
+  lod::selectFrameCuts(f, {&cam, 1}, 3000, true, true);
+  lod::selectFrameCuts(p, {&cam, 1}, 3000, true, false);
+  const size_t coarse = plain.cloud().size();
+  EXPECT_GT(faded.cloud().size(), coarse) << "no node stayed to fade out";
+  const double morph_db = compareImages(renderCloud(faded.cloud(), cam), before).psnr;
+  const double pop_db = compareImages(renderCloud(plain.cloud(), cam), before).psnr;
+  std::printf("[ the frame after coarsening 12,000 to 3,000 gaussians (%zu drawn while fading) against the frame before: "
+              "morphed %.1f dB, popped %.1f dB ]\n", faded.cloud().size(), morph_db, pop_db);
+  EXPECT_GE(morph_db, 50.0);
+  EXPECT_GT(morph_db, pop_db + 10.0);
+  std::vector<double> steps;
+  ImageRGBA last = renderCloud(faded.cloud(), cam);
+  for (int i = 0; i < lod::kFadeFrames; ++i) {
+    lod::selectFrameCuts(f, {&cam, 1}, 3000, true, true);
+    const ImageRGBA now = renderCloud(faded.cloud(), cam);
+    steps.push_back(compareImages(now, last).psnr);
+    last = now;
+  }
+  for (double db : steps) EXPECT_GT(db, pop_db) << "a step of the fade is as large as the pop";
+  EXPECT_EQ(faded.cloud().size(), coarse) << "nodes still fading after kFadeFrames frames";
+  EXPECT_EQ(last.pixels, renderCloud(plain.cloud(), cam).pixels) << "not the coarser cut after the fade";
+}
+
 // `bench --lod`: a fly-through from a cold start, per frame under the budget, the first frame with the top
 // levels only (the frame never waits for the disk), chunks read as it goes, the curves as a PNG.
 TEST(LodStream, BenchFliesThroughFromAColdStart) {
