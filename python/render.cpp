@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -41,6 +42,8 @@ struct SceneState {
   std::string path;
   ScenePlayback playback;          // posed storage and the characters its script spawned
   std::vector<std::string> log;  // script log lines not yet taken
+  std::vector<FiredClipEvent> events;  // animation events renders fired, not yet taken
+  uint64_t events_skipped = 0;         // past the per-frame cap, since the last take_events
 };
 
 // The process's frame drivers, one per backend. The Vulkan one lives as long as the process (created on the
@@ -119,7 +122,29 @@ ImageRGBA renderState(const std::shared_ptr<SceneState>& st, double t, const Ren
     throw;
   }
   r.log = nullptr;
+  st->events.insert(st->events.end(), std::make_move_iterator(f.events.begin()), std::make_move_iterator(f.events.end()));
+  st->events_skipped += f.events_skipped;
   return std::move(f.image);
+}
+
+// Animation events as Python dicts: object, event, clip_time, scene_time.
+pyb::list eventList(const std::vector<FiredClipEvent>& events) {
+  pyb::list out;
+  for (const FiredClipEvent& e : events) {
+    pyb::dict d;
+    d["object"] = e.object;
+    d["event"] = e.event;
+    d["clip_time"] = static_cast<double>(e.clip_time);
+    d["scene_time"] = e.scene_time;
+    out.append(d);
+  }
+  return out;
+}
+
+void warnSkipped(uint64_t skipped) {
+  if (skipped > 0)
+    warnAll({std::to_string(skipped) + " animation events crossed past the cap of " + std::to_string(kMaxClipEventsPerStep) +
+             " a step were not reported (a step far beyond the clips' length)"});
 }
 
 // ---- arguments ----
@@ -443,12 +468,21 @@ Raises splatforge.Error when the file is missing or malformed.
                 const std::string& name = o.model->clips()[static_cast<size_t>(o.clip)].name;
                 d["clip"] = name.empty() ? pyb::object(pyb::int_(o.clip)) : pyb::object(pyb::str(name));
               }
+              pyb::list events;
+              for (const anim::ClipEvent& e : o.clipEvents()) {
+                pyb::dict ev;
+                ev["name"] = e.name;
+                ev["time"] = static_cast<double>(e.time);
+                events.append(ev);
+              }
+              d["events"] = events;
               out.append(d);
             }
             return out;
           },
-          "The objects: dicts with name, source (file), kind (\"splats\", \"gltf\" or \"character\"), gaussians and "
-          "clip (the animation's name, its index when unnamed, or None).")
+          "The objects: dicts with name, source (file), kind (\"splats\", \"gltf\" or \"character\"), gaussians, "
+          "clip (the animation's name, its index when unnamed, or None) and events (the clip's animation events: dicts "
+          "with name and time, clip seconds, in time order).")
       .def_property_readonly(
           "count",
           [](const PyScene& s) {
@@ -469,6 +503,54 @@ Raises splatforge.Error when the file is missing or malformed.
             return out;
           },
           "Lines the character script logged (say, warnings) in renders since the last call, each prefixed with its time.")
+      .def(
+          "take_events",
+          [](PyScene& s) {
+            std::vector<FiredClipEvent> events;
+            uint64_t skipped = 0;
+            {
+              pyb::gil_scoped_release release;
+              std::lock_guard<std::mutex> lock(renderers().mutex);
+              events.swap(s.state->events);
+              std::swap(skipped, s.state->events_skipped);
+            }
+            warnSkipped(skipped);
+            return eventList(events);
+          },
+          "The animation events renders (render, frames) fired since the last call, in scene-time order: dicts with object, "
+          "event, clip_time (the event's time in its clip) and scene_time (when the playhead reached it). A render fires the "
+          "events crossed since the scene's last render or advance (the first one those exactly at its time); a render at "
+          "an earlier time fires none.")
+      .def(
+          "advance",
+          [](PyScene& s, double t) {
+            finiteArg(t, "t");
+            ClipEventStep step;
+            {
+              pyb::gil_scoped_release release;
+              std::lock_guard<std::mutex> lock(renderers().mutex);
+              step = s.state->playback.advanceEvents(s.state->scene, t);
+            }
+            warnSkipped(step.skipped);
+            return eventList(step.events);
+          },
+          pyb::arg("t"),
+          "Moves the scene's event clock to scene time t without rendering and returns the animation events that fired "
+          "(as take_events lists them; not queued for take_events): those crossed since the last render or advance, the "
+          "events exactly at t when it is the first, none when t is not later. A render at t afterwards fires none again.")
+      .def(
+          "events_between",
+          [](const PyScene& s, double t0, double t1, bool include_start) {
+            finiteArg(t0, "t0");
+            finiteArg(t1, "t1");
+            if (t1 < t0) valueError("t1: expected t1 >= t0, got " + std::to_string(t1) + " < " + std::to_string(t0));
+            const ClipEventStep step = clipEventsBetween(s.state->scene, t0, t1, include_start);
+            warnSkipped(step.skipped);
+            return eventList(step.events);
+          },
+          pyb::arg("t0"), pyb::arg("t1"), pyb::kw_only(), pyb::arg("include_start") = false,
+          "The animation events crossed as scene time goes from t0 to t1 (t0 excluded unless include_start), computed "
+          "from the clips' timing alone: no render, and the scene's event clock is left as it is.")
       .def(
           "render",
           [](PyScene& s, double t, const pyb::object& camera, std::optional<int> width, std::optional<int> height, const pyb::object& background,

@@ -23,6 +23,7 @@
 #include "web_command.h"
 #include "core/limits.h"
 #include "core/text.h"
+#include "hull/hull_lod.h"
 #include "render/vulkan_renderer.h"
 #include "scene/scene.h"
 
@@ -86,6 +87,25 @@ void addLodBudgetOption(CLI::App* command, std::optional<uint64_t>& lod_budget) 
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
 }
 
+// --hull-lod (render, animate, hull play) and hull bench's --lod: K, auto or off (hull/hull_lod.h), checked
+// before anything loads.
+CLI::Validator hullLodValidator() {
+  return CLI::Validator(
+      [](std::string& text) {
+        try {
+          hull::parseHullLod(text);
+          return std::string();
+        } catch (const std::exception& e) {
+          return std::string(e.what());
+        }
+      },
+      "K|auto|off");
+}
+const std::string kHullLodHelp =
+    "Splat hulls' runtime LOD for every hull: K (draw the first K splats in importance order), auto (K by the hull's size on "
+    "screen: every splat while its bounding sphere is at least sqrt(4 N / (2 pi)) pixels in radius, 2 pi r^2 / 4 below, at least "
+    "a tenth) or off (every splat) (default: each hull object's \"lod\", else off; a hull script's lod events still apply)";
+
 void addFrameOptions(CLI::App* command, std::string& backend, std::string& device, bool& validation, std::string& background,
                      std::string& blend_space, std::optional<uint64_t>& lod_budget) {
   addLodBudgetOption(command, lod_budget);
@@ -127,6 +147,7 @@ RenderCommand::RenderCommand(CLI::App& app, LoadPolicyOptions& policy) : options
   command_->add_option("--hull-mode", o.hull_mode, "Splat hulls: baked (opaque core octagons + shell in its heading order) or sorted (every splat in the global sort) for every hull")
       ->check(CLI::IsMember({"baked", "sorted"}));
   command_->add_option("--light", o.light, "Splat hulls: the cel light on or off (default: the scene's, on)")->check(CLI::IsMember({"on", "off"}));
+  command_->add_option("--hull-lod", o.hull_lod, kHullLodHelp)->check(hullLodValidator());
 }
 
 bool RenderCommand::parsed() const { return command_->parsed(); }
@@ -212,8 +233,11 @@ AnimateCommand::AnimateCommand(CLI::App& app, LoadPolicyOptions& policy) : optio
   command_->add_option("--height", o.height, "Image height (default " + std::to_string(kDefaultHeight) + ", or the camera's)")->check(CLI::Range(1, 16384));
   command_->add_option("--camera", o.camera, "Camera JSON (intrinsics + world_to_camera, or look-at)");
   command_->add_option("--clip", o.clip, "glTF input: animation name or index (default: the first)");
+  command_->add_option("--events-out", o.events_out,
+                       "Write the animation events the frames cross to this .jsonl file, one JSON object a line (default: one line each on stdout)");
   command_->add_option("--hull-mode", o.hull_mode, "Splat hulls: baked or sorted for every hull (as for render)")->check(CLI::IsMember({"baked", "sorted"}));
   command_->add_option("--light", o.light, "Splat hulls: the cel light on or off")->check(CLI::IsMember({"on", "off"}));
+  command_->add_option("--hull-lod", o.hull_lod, kHullLodHelp)->check(hullLodValidator());
   addFrameOptions(command_, o.backend, o.device, o.validation, o.background, o.blend_space, o.lod_budget);
   command_->add_flag("--strict", policy.strict, "Refuse files holding NaN or infinite values (default: drop those gaussians with a warning)");
   command_->add_flag("--keep-going", o.keep_going,
@@ -519,6 +543,7 @@ HullCommand::HullCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
   play->add_option("--bg,--background", o.play.background,
                    std::string("Background colour R,G,B in [0, 1] (default: the scene's, else dark slate ") + kHullPlayBackground + ")");
   play->add_option("--light", o.play.light, "The hulls' cel light: on or off")->check(CLI::IsMember({"on", "off"}));
+  play->add_option("--hull-lod", o.play.hull_lod, kHullLodHelp)->check(hullLodValidator());
   play->add_option("--backend", o.play.backend, "auto, cpu or vulkan")->check(CLI::IsMember({"auto", "cpu", "vulkan"}))->capture_default_str();
   play->add_option("--device", o.play.device, "Vulkan device (index or name part)");
   CLI::App* bench = command_->add_subcommand("bench", "Benchmark live hulls on the Vulkan frame: N hulls with every effect on and a hit per frame");
@@ -537,6 +562,17 @@ HullCommand::HullCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   bench->add_flag("--idle", o.idle, "No effects and no hits (the live path's floor)");
+  bench->add_option("--lod", o.lod, "Every hull's runtime LOD: K, auto or off (as --hull-lod of render)")->check(hullLodValidator())->capture_default_str();
+  bench->add_option("--lod-sweep", o.lod_sweep,
+                     "Time the frame at N splat budgets K = ceil(splats * j / N), j = 1..N (every hull at the same K; after the runs at "
+                     "--lod) and print the curve of frame time against K; with --plot, a PNG of it")
+      ->check(CLI::Range(2, 64));
+  bench->add_option("--plot", o.plot, "With --lod-sweep: write the frame-time-against-K chart to this PNG");
+  bench->add_option("--hull-mode", o.bench_mode,
+                     "live (default: live hulls through their effects pass), or baked / sorted: static hulls drawn in that mode (no "
+                     "effects, no hits)")
+      ->check(CLI::IsMember({"live", "baked", "sorted"}))
+      ->capture_default_str();
   bench->add_flag("--tile-stats", o.tile_stats, "Also print how the last frame's tile pairs spread over its tiles (reads the frame's buffers back)");
   bench->add_option("--device", o.play.device, "Vulkan device (index or name part)");
   bench->add_option("--json-out", o.json_out, "Also write the results as JSON to this file");

@@ -65,11 +65,21 @@ Scene loadInput(const char* command, const std::string& input, const std::string
   return scene;
 }
 
-// --hull-mode and --light: every splat hull of the scene drawn in one mode; the cel light on or off.
-void applyHullOptions(Scene& scene, const std::string& mode, const std::string& light) {
+// --hull-mode, --light and --hull-lod: every splat hull of the scene drawn in one mode; the cel light on or off;
+// every hull's runtime LOD (a hull script's `lod` events still replace it from their times on).
+void applyHullOptions(Scene& scene, const std::string& mode, const std::string& light, const std::string& lod = {}) {
   if (!mode.empty()) {
     const hull::HullMode m = hull::parseHullMode(mode);
     for (SceneObject& o : scene.objects) o.hull_mode = m;
+  }
+  if (!lod.empty()) {
+    hull::HullLod l;
+    try {
+      l = hull::parseHullLod(lod);
+    } catch (const Error& e) {
+      throw UsageError(std::string("--hull-lod: ") + e.what());
+    }
+    for (SceneObject& o : scene.objects) o.hull_lod = l;
   }
   if (!light.empty()) scene.light.enabled = light == "on";
 }
@@ -285,7 +295,7 @@ int RenderCommand::run() const {
     Scene scene = loadInput("render", o.input, o.clip, !o.keep_going, o.allow_outside_paths, o.width, o.height, !o.background.empty(), settings);
     settings.blend_space = o.blend_space.empty() ? scene.blend_space.value_or(BlendSpace::kDisplay) : parseBlendSpace(o.blend_space);
     if (o.lod_budget) scene.lod_budget = *o.lod_budget;
-    applyHullOptions(scene, o.hull_mode, o.light);
+    applyHullOptions(scene, o.hull_mode, o.light, o.hull_lod);
     double load_s = secondsSince(t0);
     if (o.camera.empty())
       cam = scene.camera ? *scene.camera : autoCamera(scene, o.width.value_or(kDefaultWidth), o.height.value_or(kDefaultHeight), o.time);  // framed as drawn
@@ -316,6 +326,10 @@ int runAnimate(const AnimateOptions& o) {
     if (!(o.fps > 0 && o.fps <= 1000)) throw UsageError("--fps must be in (0, 1000]");
     if (o.duration_given && !(o.duration > 0 && o.duration <= 3600)) throw UsageError("--duration must be in (0, 3600] seconds");
     if (!std::isfinite(o.start)) throw UsageError("--start must be a finite number of seconds");
+    if (!o.events_out.empty()) {
+      if (fileExtension(o.events_out) != ".jsonl") throw UsageError("--events-out " + o.events_out + ": expected a .jsonl path (JSON lines)");
+      checkWritableTarget(o.events_out, "--events-out");
+    }
     std::string ffmpeg;
     if (mp4) {
       checkWritableTarget(o.output, "output");
@@ -341,7 +355,7 @@ int runAnimate(const AnimateOptions& o) {
     Scene scene = loadInput(o.command.c_str(), o.input, o.clip, !o.keep_going, o.allow_outside_paths, o.width, o.height, !o.background.empty(), settings);
     settings.blend_space = o.blend_space.empty() ? scene.blend_space.value_or(BlendSpace::kDisplay) : parseBlendSpace(o.blend_space);
     if (o.lod_budget) scene.lod_budget = *o.lod_budget;
-    applyHullOptions(scene, o.hull_mode, o.light);
+    applyHullOptions(scene, o.hull_mode, o.light, o.hull_lod);
     double duration = o.duration;
     if (!o.hull_script.empty()) duration = playHullScript(scene, o);
     if (o.camera.empty()) cam = animationCamera(scene, o, duration);
@@ -353,6 +367,22 @@ int runAnimate(const AnimateOptions& o) {
                          cam.width, cam.height, driver.describe(), sceneSummary(scene)));
     ProgressBar bar(frames);
     std::vector<double> frame_ms;
+    // Animation events: a line each on stdout, or JSON lines for --events-out.
+    std::string events_jsonl;
+    size_t event_count = 0;
+    auto reportEvents = [&](const FrameResult& f, size_t frame) {
+      for (const FiredClipEvent& e : f.events) {
+        if (o.events_out.empty())
+          fmt::print("event t={:.4f} s: {} {} (clip time {} s, frame {})\n", e.scene_time, e.object, e.event, e.clip_time, frame);
+        else
+          events_jsonl += fmt::format("{{\"frame\": {}, \"scene_time\": {}, \"object\": \"{}\", \"event\": \"{}\", \"clip_time\": {}}}\n", frame,
+                                      numberJson(e.scene_time), jsonEscape(e.object), jsonEscape(e.event), e.clip_time);
+      }
+      event_count += f.events.size();
+      if (f.events_skipped > 0)
+        printWarnings(o.command.c_str(), {fmt::format("frame {}: {} more animation events crossed in one frame (over {}); not reported", frame,
+                                                      f.events_skipped, kMaxClipEventsPerStep)});
+    };
     // --orbit: camera-to-world' = T(c) Ry(a) T(-c) camera-to-world about the centre c of the scene's box.
     Vec3 pivot{0, 0, 0};
     if (o.orbit_deg != 0) {
@@ -375,12 +405,18 @@ int runAnimate(const AnimateOptions& o) {
                                     Mat4::fromLinearTranslation(Mat3{}, -pivot);
       }
       const FrameResult f = driver.render(scene, {o.start + static_cast<double>(i) / o.fps, frame_cam, settings, {}});
+      reportEvents(f, i);
       writePng(pattern(i), f.image);
       written = i + 1;
       frame_ms.push_back(secondsSince(tf) * 1e3);
       bar.update(i + 1);
     }
     if (interrupt.interrupted()) return stopped("during the last frame");
+    auto writeEvents = [&] {
+      if (o.events_out.empty()) return;
+      writeFileAtomic(o.events_out, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(events_jsonl.data()), events_jsonl.size()));
+      fmt::print("wrote {} ({} animation events)\n", o.events_out, event_count);
+    };
     if (mp4) {
       const std::string tmp = o.output + ".partial.mp4";
       const std::string cmd = fmt::format("{} -y -loglevel error -framerate {} -i {} -c:v libx264 -pix_fmt yuv420p -crf 18 {}", shellQuote(ffmpeg),
@@ -404,6 +440,7 @@ int runAnimate(const AnimateOptions& o) {
     } else {
       fmt::print("wrote {} .. {} ({} frames at {} fps)\n", pattern(0), pattern(frames - 1), frames, o.fps);
     }
+    writeEvents();
     std::vector<double> sorted = frame_ms;
     std::sort(sorted.begin(), sorted.end());
     fmt::print("time: {:.3f} s total (load {:.3f} s; median {:.1f} ms per frame including PNG writing)\n", secondsSince(t0), load_s,

@@ -51,6 +51,7 @@ class RenderCommand {
     double time = 0;   // scene time in seconds, the same for every input
     std::string hull_mode;  // splat hulls: baked or sorted for every hull (empty: each object's own)
     std::string light;      // splat hulls: on or off (empty: the scene's)
+    std::string hull_lod;   // splat hulls: K, auto or off for every hull (empty: each object's own)
   };
 
  private:
@@ -68,6 +69,9 @@ struct AnimateOptions {
   std::optional<int> width, height;
   std::string camera;
   std::string clip;  // glTF input only
+  // Animation events the frames cross (scene/clip_events.h): one line each on stdout, or with a path one JSON
+  // object a line in that .jsonl file (written when the run succeeds).
+  std::string events_out;
   std::string backend = "auto";
   std::string device;
   bool validation = false;
@@ -78,7 +82,7 @@ struct AnimateOptions {
   std::string default_background;
   bool keep_going = false;  // as for render
   bool allow_outside_paths = false;
-  std::string hull_mode, light;  // as for render
+  std::string hull_mode, light, hull_lod;  // as for render
   // Play a hull script (docs/formats/hull-script.md) on every splat hull of the input (`hull play`);
   // `duration` then defaults to the script's when not given, and a hull-only input without a camera is
   // framed on its hulls over the whole clip (autoCameraOverClip).

@@ -37,13 +37,22 @@ struct Track {
   size_t keyCount() const { return times.size(); }
 };
 
+// A named time within a clip (an animation event: a foot down, a blow landing), in clip seconds. What fires
+// them as playback crosses them: anim/clip_events.h.
+struct ClipEvent {
+  std::string name;
+  float time = 0;  // finite, in [0, duration]
+};
+
 struct Clip {
   std::string name;
   float duration = 0;  // the last key time of any track
   std::vector<Track> tracks;
+  std::vector<ClipEvent> events;  // in time order (ties keep their declared order)
 
   // Full check of the clip against a skeleton (once, after building it): joints in range, component counts,
-  // value counts, strictly increasing finite times, finite values. Empty when fine, otherwise why.
+  // value counts, strictly increasing finite times, finite values, events in time order within [0, duration].
+  // Empty when fine, otherwise why.
   std::string validate(const Skeleton& skeleton) const;
 };
 

@@ -20,6 +20,7 @@ void RetargetJob::run() const {
   Clip result;
   result.name = clip->name;
   result.duration = clip->duration;
+  result.events = clip->events;
   RetargetReport rep;
   for (const Track& t : clip->tracks) {
     int joint = t.joint_name.empty() ? -1 : target->find(t.joint_name);  // unnamed joints cannot be matched

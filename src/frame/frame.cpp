@@ -36,6 +36,7 @@ size_t ScenePlayback::spawned() const { return world_ ? world_->size() : 0; }
 void ScenePlayback::reset() {
   world_.reset();
   world_time_ = 0;
+  events_.reset();
 }
 
 std::string FrameResult::timing() const {
@@ -232,13 +233,15 @@ void FrameDriver::pose(const Scene& scene, ScenePlayback& pb, const FrameRequest
       meshes.insert(meshes.end(), pb.frame_.meshes.begin() + static_cast<std::ptrdiff_t>(mb), pb.frame_.meshes.begin() + static_cast<std::ptrdiff_t>(me));
     }
   }
-  if (scene.script.empty()) return;
-  // The scene's timed character commands up to t; an earlier time replays them in a new world.
-  if (!pb.world_ || t < pb.world_time_) {
+  if (scene.script.empty() && scene.triggers.empty()) return;
+  // The scene's character commands up to t (timed ones, and those animation events trigger); an earlier time
+  // replays them from scene time 0 in a new world.
+  const bool fresh = !pb.world_ || t < pb.world_time_;
+  if (fresh) {
     retire(pb.world_);
     pb.world_ = std::make_shared<character::CharacterWorld>();
   }
-  pb.world_->advanceTo(t, scene.script);
+  runSceneScript(scene, *pb.world_, fresh ? 0.0 : pb.world_time_, t, fresh);
   pb.world_time_ = t;
   for (const std::string& line : pb.world_->takeLog()) say(fmt::format("  [t={:.2f}] {}", t, line));
   if (gpu) {
@@ -304,6 +307,10 @@ FrameResult FrameDriver::renderFrame(const Scene& scene, ScenePlayback& playback
     f.post_name = std::filesystem::path(scene.post->path()).filename().string();
     if (vulkan_) throwNewValidationErrors(errors_before, messages_before);  // the post model ran on the same device
   }
+  // Once the frame is done: a frame that failed leaves its events to the next one at its time.
+  ClipEventStep step = playback.events_.advance(scene, request.time);
+  f.events = std::move(step.events);
+  f.events_skipped = step.skipped;
   return f;
 }
 

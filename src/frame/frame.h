@@ -10,7 +10,9 @@
 //      hull scripts), the scene script's characters advanced to t (going back in time replays the script);
 //   3. the objects and meshes are drawn with one global sort (renderCpu or VulkanRenderer::render), the SH
 //      degree limited where objects are packed (RenderSettings::max_sh_degree, no cloud copies);
-//   4. the scene's post model runs on the finished image.
+//   4. the scene's post model runs on the finished image;
+//   5. the scene's animation events crossed since the playback's last frame are reported (FrameResult::events,
+//      by ClipEventClock's rule: a first frame fires those at its time, a frame at an earlier time none).
 #pragma once
 
 #include <functional>
@@ -20,6 +22,7 @@
 
 #include "render/cpu_renderer.h"
 #include "render/vulkan_renderer.h"
+#include "scene/clip_events.h"
 #include "scene/scene.h"
 
 namespace sf {
@@ -48,21 +51,27 @@ struct FrameDriverOptions {
   bool replace_lost_device = true;
 };
 
-// What one scene keeps between the frames of a driver: posed storage reused frame to frame and the world of
-// characters its script spawned (advanced forward; a frame at an earlier time starts a new world). A front end
-// that renders several scenes on one driver keeps one playback per scene (FrameDriver::playback).
+// What one scene keeps between the frames of a driver: posed storage reused frame to frame, the world of
+// characters its script spawned (advanced forward; a frame at an earlier time starts a new world) and the clock
+// of its animation events. A front end that renders several scenes on one driver keeps one playback per scene
+// (FrameDriver::playback).
 class ScenePlayback {
  public:
-  // Forget the script's world (the next frame replays it from scene time 0).
+  // Forget the script's world (the next frame replays it from scene time 0) and restart the event clock (the
+  // next frame is a first one).
   void reset();
   // Characters the scene's script has spawned so far.
   size_t spawned() const;
+  // Moves the event clock to `t` without drawing (Python's Scene.advance): the events a frame at `t` would
+  // report, which that frame then does not report again.
+  ClipEventStep advanceEvents(const Scene& scene, double t) { return events_.advance(scene, t); }
 
  private:
   friend class FrameDriver;
   SceneFrame frame_;
   std::shared_ptr<character::CharacterWorld> world_;
   double world_time_ = 0;
+  ClipEventClock events_;
 };
 
 // One frame's request: the scene time (seconds, the same for every object kind: glTF clips, characters,
@@ -91,6 +100,10 @@ struct FrameResult {
   bool generators = false;   // the scene has neural generators
   bool gpu_sources = false;  // some objects were written on the GPU in the frame (generators, decoder characters)
   std::string post_name;     // the post model's file name
+  // Animation events this frame crossed (scene/clip_events.h), in scene-time order, and how many were past the
+  // per-step cap (kMaxClipEventsPerStep) and not reported.
+  std::vector<FiredClipEvent> events;
+  uint64_t events_skipped = 0;
 
   // One line: the GPU passes (or the CPU stages), then posing and post when they apply.
   std::string timing() const;

@@ -235,7 +235,10 @@ HullParams packHullParams(const HullEffects& e, const HullLight& light, const Ma
 }
 
 void evaluateHull(const HullParams& p, std::span<const HullRest> rest, std::span<const HullSlot> slots,
-                  std::span<const HullBody> bodies, HullOutput& out) {
+                  std::span<const HullBody> bodies, HullOutput& out, std::span<const uint32_t> lod_rank) {
+  const bool lod = (p.effects & SF_HULL_FX_LOD) != 0;
+  if (lod && lod_rank.size() != rest.size())
+    throw Error("hull LOD: " + std::to_string(lod_rank.size()) + " ranks for " + std::to_string(rest.size()) + " rest records");
   const size_t n = slots.size();
   out.positions.assign(n, Vec3{});
   out.covariances.assign(n, Cov6{});
@@ -249,6 +252,7 @@ void evaluateHull(const HullParams& p, std::span<const HullRest> rest, std::span
     const uint32_t kind = (s.flags & SF_HULL_KIND_MASK) >> SF_HULL_KIND_SHIFT;
     if (kind == SF_HULL_KIND_OFF || !(s.opacity > 0)) continue;
     if (s.source >= rest.size()) throw Error("hull slot " + std::to_string(idx) + ": rest record out of range");
+    if (lod && !(s.flags & SF_HULL_FLAG_ION) && lod_rank[s.source] >= p.lod_count) continue;  // runtime LOD
     const HullRest& r = rest[s.source];
     Vec3 pos = vec(s.position);
     Vec3 n_ = vec(r.normal) * s.normal_sign;
@@ -422,6 +426,8 @@ HullInstance::HullInstance(std::shared_ptr<const HullAsset> asset, const Destruc
   }
   slots_cloud_.resize(destruction_.slots().size(), 0);
   slots_cloud_.color_space = asset_->rest.color_space;
+  lod_rank_ = asset_->lod_rank.size() == rest.size() ? asset_->lod_rank : hullImportanceRanks(asset_->hull);
+  lod_radius_ = asset_->lod_radius > 0 ? asset_->lod_radius : hullLodRadius(asset_->hull);
 }
 
 HullInstance::~HullInstance() = default;
@@ -443,11 +449,14 @@ bool HullInstance::wounded() const {
 }
 
 void HullInstance::buildFrame(const Mat4& object_to_world, double time, const HullLight& light, HullFrame& out,
-                              std::vector<RenderObject>& objects) const {
+                              std::vector<RenderObject>& objects, const HullLod& lod, const Camera* cam) const {
   const std::vector<HullSlot>& slots = destruction_.slots();
   HullParams params =
       packHullParams(effects, muzzleLight(light, effects, object_to_world), object_to_world, centre_, time, static_cast<uint32_t>(slots.size()));
   if (wounded()) params.shape_small = shape_small_, params.shape_large = shape_large_;
+  const uint32_t n = static_cast<uint32_t>(lod_rank_.size());
+  out.lod_count = resolveHullLod(effects.lod.value_or(lod), n, lod_radius_, object_to_world, cam);
+  if (out.lod_count < n) params.effects |= SF_HULL_FX_LOD, params.lod_count = out.lod_count;
   out.sort_depth.clear();
   out.core_positions.clear();
   out.core_colors.clear();
@@ -460,7 +469,7 @@ void HullInstance::buildFrame(const Mat4& object_to_world, double time, const Hu
     objects.push_back(ro);
     return;
   }
-  evaluateHull(params, destruction_.rest(), slots, destruction_.bodies(), out.live);
+  evaluateHull(params, destruction_.rest(), slots, destruction_.bodies(), out.live, lod_rank_);
   GaussianCloud& c = out.cloud;
   if (c.size() != slots.size() || c.sh_degree != 0) c.resize(slots.size(), 0);
   c.color_space = slots_cloud_.color_space;

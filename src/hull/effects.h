@@ -29,6 +29,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,6 +37,7 @@
 #include "core/gaussian_cloud.h"
 #include "core/math.h"
 #include "hull/destruction.h"
+#include "hull/hull_lod.h"
 #include "hull/hull_render.h"
 #include "hull/hull_shared.h"
 
@@ -107,6 +109,10 @@ struct HullEffects {
   uint32_t engine_parts = 0;
   Vec3 thrust_color{0.25f, 0.6f, 1.0f};
 
+  // Runtime LOD set by a hull script's `lod` event (hull/hull_lod.h): while given, it replaces the object's
+  // own (scene JSON "lod", --hull-lod). Not an effect: any() ignores it.
+  std::optional<HullLod> lod;
+
   bool any() const;  // an effect is on
 };
 
@@ -126,9 +132,11 @@ HullLight muzzleLight(const HullLight& light, const HullEffects& effects, const 
 HullParams packHullParams(const HullEffects& effects, const HullLight& light, const Mat4& object_to_world, Vec3 centre,
                           double time, uint32_t count);
 
-// The CPU reference of the pass: every slot of `slots` (rest indexed by HullSlot::source).
+// The CPU reference of the pass: every slot of `slots` (rest indexed by HullSlot::source). With SF_HULL_FX_LOD
+// in params.effects, `lod_rank` (one per rest record, hull/hull_lod.h) leaves out the slots whose rest record
+// ranks >= params.lod_count, ion droplets excepted (hull/hull_shared.h HullParams::lod_count).
 void evaluateHull(const HullParams& params, std::span<const HullRest> rest, std::span<const HullSlot> slots,
-                  std::span<const HullBody> bodies, HullOutput& out);
+                  std::span<const HullBody> bodies, HullOutput& out, std::span<const uint32_t> lod_rank = {});
 
 // The black-body colour of the debris at temperature `kelvin` (Wien's law at 610, 550 and 465 nm,
 // normalised to the strongest channel, dimmed below 2000 K towards black at 600 K).
@@ -169,8 +177,12 @@ class HullInstance {
   // This frame's object for a hull placed by `object_to_world` at scene time `time`: with a GPU path the
   // params are handed to it and the object carries it as gpu_source; else the CPU reference fills `out`.
   // Wounded slots (wound edges, crater floors) draw with shapes by size class (HullParams::shape_small).
+  // Runtime LOD: `effects.lod` when a script set one, else `lod` (the object's), resolved for `cam` (the
+  // distance rule draws every splat without a camera) into out.lod_count; the slot range stays the same.
   void buildFrame(const Mat4& object_to_world, double time, const HullLight& light, HullFrame& out,
-                  std::vector<RenderObject>& objects) const;
+                  std::vector<RenderObject>& objects, const HullLod& lod = {}, const Camera* cam = nullptr) const;
+  // The importance rank of each rest record (the asset's, hull/hull_lod.h).
+  const std::vector<uint32_t>& lodRanks() const { return lod_rank_; }
 
  private:
   std::shared_ptr<const HullAsset> asset_;
@@ -180,6 +192,8 @@ class HullInstance {
   Vec3 centre_;
   GaussianCloud slots_cloud_;  // sizes the object: slots, SH degree 0
   std::shared_ptr<HullGpuPath> gpu_;
+  std::vector<uint32_t> lod_rank_;
+  float lod_radius_ = 0;
   // Wound shapes: the size classes' thresholds on the rest covariance's trace (the hull splats' 40th and 85th
   // percentiles), and whether any slot is wounded at the revision last looked at (a hull with no wound
   // gives no shapes, so its frame costs what a plain one does).

@@ -26,7 +26,7 @@ void HullPass::record(VkCommandBuffer cmd, const HullPush& push) const {
   vkCmdDispatch(cmd, (push.count + SF_HULL_WG - 1) / SF_HULL_WG, 1, 1);
 }
 
-VulkanHullPath::VulkanHullPath(std::shared_ptr<const HullPass> pass, const Destruction& destruction)
+VulkanHullPath::VulkanHullPath(std::shared_ptr<const HullPass> pass, const Destruction& destruction, std::span<const uint32_t> lod_rank)
     : pass_(std::move(pass)) {
   gpu::Context& ctx = pass_->context();
   const auto& rest = destruction.rest();
@@ -42,12 +42,25 @@ VulkanHullPath::VulkanHullPath(std::shared_ptr<const HullPass> pass, const Destr
   VkBufferCopy region{0, 0, rest.size() * sizeof(HullRest)};
   if (region.size > 0) vkCmdCopyBuffer(cmd, staging_.buffer, rest_.buffer, 1, &region);
   ctx.submit(cmd);
+  // The importance ranks (runtime LOD), once, through the same staging buffer.
+  if (!lod_rank.empty()) {
+    if (lod_rank.size() != rest.size())
+      throw Error("hull GPU path: " + std::to_string(lod_rank.size()) + " LOD ranks for " + std::to_string(rest.size()) + " rest records");
+    const size_t bytes = lod_rank.size() * sizeof(uint32_t);
+    ranks_ = ctx.createBuffer(bytes, false, "hull lod ranks");
+    std::memcpy(staging_.mapped, lod_rank.data(), bytes);
+    cmd = ctx.begin();
+    VkBufferCopy rank_region{0, 0, bytes};
+    vkCmdCopyBuffer(cmd, staging_.buffer, ranks_.buffer, 1, &rank_region);
+    ctx.submit(cmd);
+  }
 }
 
 VulkanHullPath::~VulkanHullPath() = default;
 
 void VulkanHullPath::setFrame(const HullParams& params, const Destruction& destruction, uint64_t revision) {
   if (destruction.slots().size() != slot_count_) throw Error("hull GPU path: the slot count changed");
+  if ((params.effects & SF_HULL_FX_LOD) != 0 && !ranks_.buffer) throw Error("hull GPU path: runtime LOD on a path made without the hull's LOD ranks");
   std::memcpy(params_.mapped, &params, sizeof(HullParams));
   shaped_ = params.shape_large > 0;
   if (revision == uploaded_revision_) return;
@@ -93,13 +106,14 @@ void VulkanHullPath::record(void* command_buffer, const GpuSplatTargets& t) cons
   p.out_opacities = t.opacities;
   p.out_sh = t.sh;
   p.out_shapes = t.shapes;
+  p.lod_rank = ranks_.address;
   p.count = t.count;
   p.sh_stride = t.sh_stride;
   pass_->record(cmd, p);
 }
 
 void attachHullGpu(const std::shared_ptr<const HullPass>& pass, HullInstance& instance) {
-  instance.setGpuPath(std::make_shared<VulkanHullPath>(pass, instance.destruction()));
+  instance.setGpuPath(std::make_shared<VulkanHullPath>(pass, instance.destruction(), instance.lodRanks()));
 }
 
 }  // namespace sf::hull

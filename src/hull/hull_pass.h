@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "gpu/gpu.h"
 #include "hull/effects.h"
@@ -27,7 +28,9 @@ class HullPass {
 
 class VulkanHullPath : public HullGpuPath {
  public:
-  VulkanHullPath(std::shared_ptr<const HullPass> pass, const Destruction& destruction);
+  // `lod_rank`: each rest record's importance rank (HullInstance::lodRanks), uploaded once with the rest
+  // records; without it a frame with runtime LOD on (SF_HULL_FX_LOD) is refused.
+  VulkanHullPath(std::shared_ptr<const HullPass> pass, const Destruction& destruction, std::span<const uint32_t> lod_rank = {});
   ~VulkanHullPath() override;
 
   void setFrame(const HullParams& params, const Destruction& destruction, uint64_t revision) override;
@@ -37,7 +40,7 @@ class VulkanHullPath : public HullGpuPath {
 
  private:
   std::shared_ptr<const HullPass> pass_;
-  gpu::Buffer rest_, slots_, bodies_, staging_, params_;
+  gpu::Buffer rest_, slots_, bodies_, staging_, params_, ranks_;
   size_t slot_count_ = 0, body_capacity_ = 0;
   uint64_t uploaded_revision_ = ~uint64_t{0};
   mutable bool copy_pending_ = false;

@@ -52,6 +52,8 @@ std::shared_ptr<HullAsset> HullAsset::load(const std::string& path) {
   a->hull = loadSpl2(path);
   if (a->hull.size() == 0) throw Error(path + ": the hull holds no splats");
   a->rest = spl2ToCloud(a->hull);
+  a->lod_rank = hullImportanceRanks(a->hull);
+  a->lod_radius = hullLodRadius(a->hull);
   const std::string meta = hullMetaPath(path);
   std::error_code ec;
   if (std::filesystem::is_regular_file(meta, ec)) {
@@ -63,9 +65,19 @@ std::shared_ptr<HullAsset> HullAsset::load(const std::string& path) {
 }
 
 void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to_world, const Camera& cam, double time,
-                    const HullLight& light, HullFrame& out, std::vector<RenderObject>& objects, std::vector<RenderMesh>& meshes) {
+                    const HullLight& light, HullFrame& out, std::vector<RenderObject>& objects, std::vector<RenderMesh>& meshes,
+                    const HullLod& lod) {
   const Spl2Hull& h = asset.hull;
   const size_t n_core = h.core.size(), n_shell = h.shell.size();
+  // Runtime LOD: splat i (spl2ToCloud order) is drawn when its importance rank is below K.
+  const uint32_t n_all = static_cast<uint32_t>(h.size());
+  const uint32_t lod_k = resolveHullLod(lod, n_all, asset.lod_radius > 0 ? asset.lod_radius : hullLodRadius(h), object_to_world, &cam);
+  out.lod_count = lod_k;
+  const bool cut = lod_k < n_all;
+  std::vector<uint32_t> own_rank;  // an asset not made by load() carries no ranks
+  if (cut && asset.lod_rank.size() != n_all) own_rank = hullImportanceRanks(h);
+  const std::vector<uint32_t>& rank = own_rank.empty() ? asset.lod_rank : own_rank;
+  auto drawn = [&](size_t i) { return !cut || rank[i] < lod_k; };
   const Mat3 linear = object_to_world.linear();
   auto lit = [&](const Spl2Block& b, size_t k) {
     const Vec3 n = normalize(linear * b.normal[k]);
@@ -84,27 +96,40 @@ void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to
 
   if (mode == HullMode::kSorted) {
     out.cloud = asset.rest;  // core then shell, as spl2ToCloud lays them out
-    for (size_t k = 0; k < n_core; ++k) setColor(out.cloud, k, lit(h.core, k));
-    for (size_t k = 0; k < n_shell; ++k) setColor(out.cloud, n_core + k, lit(h.shell, k));
+    for (size_t k = 0; k < n_core; ++k)
+      if (drawn(k)) setColor(out.cloud, k, lit(h.core, k));
+    for (size_t k = 0; k < n_shell; ++k)
+      if (drawn(n_core + k)) setColor(out.cloud, n_core + k, lit(h.shell, k));
+    if (cut) {  // only the first K in importance order, in the same (spl2ToCloud) order
+      std::vector<uint8_t> drop(n_all);
+      for (size_t i = 0; i < n_all; ++i) drop[i] = !drawn(i);
+      eraseRows(out.cloud, drop);
+    }
     RenderObject ro{&out.cloud, object_to_world};
     ro.dynamic = true;  // colours change every frame
     objects.push_back(ro);
     return;
   }
 
-  // The shell: gaussians in the order of the camera's heading bucket.
-  if (n_shell > 0) {
+  // The shell: gaussians in the order of the camera's heading bucket. With LOD, only its rows of rank < K
+  // (`rows`), each lit and placed as in the full shell.
+  std::vector<uint32_t> rows;
+  rows.reserve(n_shell);
+  for (size_t k = 0; k < n_shell; ++k)
+    if (drawn(n_core + k)) rows.push_back(static_cast<uint32_t>(k));
+  if (!rows.empty()) {
     GaussianCloud& c = out.cloud;
     const GaussianCloud& r = asset.rest;
     c = GaussianCloud{};
-    c.resize(n_shell, 0);
+    c.resize(rows.size(), 0);
     c.color_space = r.color_space;
-    for (size_t k = 0; k < n_shell; ++k) {
-      c.positions[k] = r.positions[n_core + k];
-      c.scales[k] = r.scales[n_core + k];
-      c.rotations[k] = r.rotations[n_core + k];
-      c.opacities[k] = r.opacities[n_core + k];
-      setColor(c, k, lit(h.shell, k));
+    for (size_t w = 0; w < rows.size(); ++w) {
+      const size_t k = rows[w];
+      c.positions[w] = r.positions[n_core + k];
+      c.scales[w] = r.scales[n_core + k];
+      c.rotations[w] = r.rotations[n_core + k];
+      c.opacities[w] = r.opacities[n_core + k];
+      setColor(c, w, lit(h.shell, k));
     }
     const int buckets = static_cast<int>(h.orders.size());
     RenderObject ro{&c, object_to_world};
@@ -117,7 +142,9 @@ void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to
       // relative to the hull centre and placed around the centre's real view
       // depth and pulled towards the camera by its own reach (|ax0|, 3 sigma: a depth bias, as decals get, so
       // that a shell splat lying on the core's surface shows over it instead of fighting it per pixel), then
-      // made strictly decreasing along the stored order so that the global sort reproduces it.
+      // made strictly decreasing along the stored order so that the global sort reproduces it. Computed over
+      // the whole shell whatever K is, so a drawn row's depth is the full hull's (and the drawn rows keep the
+      // bucket's order: a subsequence of a strictly decreasing sequence).
       const Vec3 centre_view = transformPoint(cam.world_to_camera * object_to_world, Vec3{});
       const float s = length(linear.col(0));
       const Vec3 axis = -normalize(cb);
@@ -131,6 +158,10 @@ void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to
         out.sort_depth[k] = v;
         prev = v;
       }
+      if (rows.size() < n_shell) {
+        for (size_t w = 0; w < rows.size(); ++w) out.sort_depth[w] = out.sort_depth[rows[w]];  // rows ascend: w <= rows[w]
+        out.sort_depth.resize(rows.size());
+      }
       ro.sort_depth = out.sort_depth;
     }
     objects.push_back(ro);
@@ -142,11 +173,15 @@ void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to
   // Splats on one flat face give coplanar octagons whose depths would tie and fight per pixel (differently on
   // each backend); each octagon is lifted along its normal by kCoreLift * (1 - rank / n_core), so overlaps
   // resolve by importance (the core is stored most important first) everywhere.
-  if (n_core > 0) {
-    out.core_positions.reserve(n_core * 9);
-    out.core_colors.reserve(n_core * 9);
-    out.core_indices.reserve(n_core * 24);
+  // LOD keeps the octagons of rank < K (a prefix of the core), each lifted as in the full hull.
+  size_t core_drawn = 0;
+  for (size_t k = 0; k < n_core; ++k) core_drawn += drawn(k);
+  if (core_drawn > 0) {
+    out.core_positions.reserve(core_drawn * 9);
+    out.core_colors.reserve(core_drawn * 9);
+    out.core_indices.reserve(core_drawn * 24);
     for (size_t k = 0; k < n_core; ++k) {
+      if (!drawn(k)) continue;
       const Vec3 col = lit(h.core, k);
       const uint32_t base = static_cast<uint32_t>(out.core_positions.size());
       const Vec3 centre = h.core.pos[k] + h.core.normal[k] * (kCoreLift * (1.0f - static_cast<float>(k) / static_cast<float>(n_core)));

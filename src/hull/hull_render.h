@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/gaussian_cloud.h"
+#include "hull/hull_lod.h"
 #include "hull/meta.h"
 #include "io/spl2.h"
 #include "render/camera.h"
@@ -55,6 +56,10 @@ struct HullAsset {
   float bucket_elevation = 41.0f;  // the belt's middle (meta sidecar), where the bucket cameras sit
   std::vector<HullGun> guns;       // barrel tips (meta sidecar, hull/meta.h readHullMetaGuns): script `fire` gun ids
   HullEngines engines;             // engine nozzles and parts (meta sidecar): script `thrust`
+  // Runtime LOD (hull/hull_lod.h): each splat's place in the importance order (spl2ToCloud order), and the
+  // bounding radius of the distance rule.
+  std::vector<uint32_t> lod_rank;
+  float lod_radius = 0;
 
   // Loads a .spl2 and its meta sidecar when present (hull/meta.h hullMetaPath). Throws sf::Error / FormatError.
   static std::shared_ptr<HullAsset> load(const std::string& path);
@@ -78,13 +83,18 @@ struct HullFrame {
   std::vector<std::array<float, 4>> core_colors;
   std::vector<uint32_t> core_indices;        // 8 triangles per core splat
   int bucket = 0;                            // the heading bucket used (kBaked)
+  uint32_t lod_count = 0;                    // K: the hull splats drawn this frame (hull/hull_lod.h)
   HullOutput live;                           // a live hull (hull/effects.h) on the CPU: its slots this frame
 };
 
 // Builds the frame data of `asset` placed by `object_to_world` (rotation, uniform scale, translation), seen by
 // `cam` at scene time `time`, and appends its render object and mesh. `out` must stay alive and unmoved while
-// the frame renders.
+// the frame renders. `lod` (hull/hull_lod.h) draws only the first K splats in importance order: the core's
+// octagons of rank < K (a prefix of its rows, each placed exactly as in the full hull) and the shell splats of
+// rank < K (kBaked: with the sort depths they have in the full hull's bucket order; kSorted: in spl2ToCloud
+// order); K >= the hull's splats is the full hull, bit for bit.
 void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to_world, const Camera& cam, double time,
-                    const HullLight& light, HullFrame& out, std::vector<RenderObject>& objects, std::vector<RenderMesh>& meshes);
+                    const HullLight& light, HullFrame& out, std::vector<RenderObject>& objects, std::vector<RenderMesh>& meshes,
+                    const HullLod& lod = {});
 
 }  // namespace sf::hull

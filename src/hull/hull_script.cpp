@@ -67,11 +67,15 @@ Quat axisAngleQuat(Vec3 axis, float degrees) {
 
 ScriptEvent parseEvent(const JsonNode& e) {
   ScriptEvent ev;
-  const int kinds = e.has("hit") + e.has("heal") + e.has("effect") + e.has("fire") + e.has("thrust");
+  const int kinds = e.has("hit") + e.has("heal") + e.has("effect") + e.has("fire") + e.has("thrust") + e.has("lod");
   if (!e.value.is_object() || kinds != 1)
-    e.fail("an event has \"time\" and exactly one of \"hit\", \"heal\", \"effect\", \"fire\" or \"thrust\"");
+    e.fail("an event has \"time\" and exactly one of \"hit\", \"heal\", \"effect\", \"fire\", \"thrust\" or \"lod\"");
   ev.time = numberIn(e["time"], 0, 86400);
-  if (e.has("thrust")) {
+  if (e.has("lod")) {
+    onlyKeys(e, {"time", "lod"}, "a lod");
+    ev.type = ScriptEvent::kLod;
+    ev.lod = parseHullLodJson(e["lod"]);
+  } else if (e.has("thrust")) {
     onlyKeys(e, {"time", "thrust", "amount", "rate", "point", "direction"}, "a thrust");
     ev.type = ScriptEvent::kThrust;
     if (!e["thrust"].value.is_boolean()) e["thrust"].fail("expected true (ignition) or false (cut-off)");
@@ -346,7 +350,7 @@ std::vector<HullEvent> HullScriptPlayer::advance(HullInstance& hull, double t) {
   Destruction& d = hull.destruction();
   for (; next_ < script_.events.size() && script_.events[next_].time <= t; ++next_) {
     const ScriptEvent& e = script_.events[next_];
-    if (e.type == ScriptEvent::kEffect) continue;
+    if (e.type == ScriptEvent::kEffect || e.type == ScriptEvent::kLod) continue;
     emitTrail(d, e.time, events);
     for (HullEvent& ev : d.update(e.time)) events.push_back(std::move(ev));
     if (e.type == ScriptEvent::kThrust) {
@@ -403,6 +407,10 @@ std::vector<HullEvent> HullScriptPlayer::advance(HullInstance& hull, double t) {
         fx.ripple_origin = hit_no - 1 < hit_points_.size() ? hit_points_[hit_no - 1].second : hull.centre();
         fx.ripple_age = static_cast<float>(age);
       }
+      continue;
+    }
+    if (e.type == ScriptEvent::kLod) {  // from its time on (a later one replaces it)
+      fx.lod = e.lod;
       continue;
     }
     if (e.type != ScriptEvent::kEffect) continue;

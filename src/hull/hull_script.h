@@ -34,7 +34,7 @@ constexpr double kIgnitionSeconds = 0.15;
 constexpr float kIonSpeed = 0.9f;
 
 struct ScriptEvent {
-  enum Type { kHit, kHeal, kEffect, kFire, kThrust };
+  enum Type { kHit, kHeal, kEffect, kFire, kThrust, kLod };
   Type type = kHit;
   double time = 0;
   size_t index = 0;  // its place in the file's "events" (error messages name events[index])
@@ -69,6 +69,8 @@ struct ScriptEvent {
   // with `direction` (the trail's way, default down)
   bool thrust = false;
   float rate = 30;              // ion droplets per second per nozzle
+  // kLod: the hull's runtime LOD from this time on (hull/hull_lod.h; replaces the object's own)
+  HullLod lod;
 };
 
 struct HullScript {

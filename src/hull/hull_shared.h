@@ -50,6 +50,7 @@ using uint = uint32_t;
 #define SF_HULL_FX_FLASH 128u      // the point flash of the cel light
 #define SF_HULL_FX_HEAT 256u       // barrel heat: hull splats near a hot gun's tip glow
 #define SF_HULL_FX_THRUST 512u     // engine ignition: the engine parts' blue emission
+#define SF_HULL_FX_LOD 1024u       // runtime LOD: slots whose rest record ranks >= lod_count are left out
 
 // Scatter modes (HullParams.scatter_mode)
 #define SF_HULL_SCATTER_RADIAL 0u
@@ -151,6 +152,11 @@ struct HullParams {
   uint engine_parts;
   float thrust;          // 0..1
   float thrust_color[3];
+  // Runtime LOD (hull/hull_lod.h; SF_HULL_FX_LOD, set only when K is below the hull's splats): a slot whose
+  // rest record's importance rank (HullPush.lod_rank) is >= lod_count is left out (opacity NaN): the hull
+  // splat, the layers it is reborn as, its debris and its chunk body's copies alike; ion droplets (which take
+  // a splat's shape, not its place) stay.
+  uint lod_count;
 };
 
 #ifndef __cplusplus
@@ -160,6 +166,7 @@ layout(buffer_reference, scalar) readonly buffer HullBodyRef { HullBody b[]; };
 layout(buffer_reference, scalar) readonly buffer HullParamsRef { HullParams p; };
 layout(buffer_reference, scalar) writeonly buffer HullFloats { float v[]; };
 layout(buffer_reference, scalar) writeonly buffer HullUints { uint v[]; };
+layout(buffer_reference, scalar) readonly buffer HullRanks { uint v[]; };
 #endif
 
 struct HullPush {
@@ -172,6 +179,7 @@ struct HullPush {
   SF_REF(HullFloats) out_opacities;    // 1 per slot (NaN: left out)
   SF_REF(HullFloats) out_sh;           // sh_stride per slot, DC first
   SF_REF(HullUints) out_shapes;        // 1 shape word per slot (SF_SHAPE_*, render/gpu_shared.h)
+  SF_REF(HullRanks) lod_rank;          // 1 per rest record: its place in the importance order (runtime LOD)
   uint count;
   uint sh_stride;
 };
@@ -180,7 +188,7 @@ struct HullPush {
 static_assert(sizeof(HullRest) == 64, "HullRest layout");
 static_assert(sizeof(HullSlot) == 64, "HullSlot layout");
 static_assert(sizeof(HullBody) == 48, "HullBody layout");
-static_assert(sizeof(HullPush) == 9 * 8 + 8, "HullPush layout");
+static_assert(sizeof(HullPush) == 10 * 8 + 8, "HullPush layout");
 }  // namespace sf::hull_layout
 #undef SF_REF
 #endif

@@ -400,6 +400,8 @@ class Loader {
                   const std::string& where) const;
   void readSkins(GltfDocument& doc) const;
   void readAnimations(GltfDocument& doc) const;
+  static void readAnimationEvents(const tinygltf::Value& extras, const std::string& where, GltfAnimation& anim,
+                                  std::vector<std::string>& warnings);
   void readScenes(GltfDocument& doc) const;
   void checkSkinnedMeshes(GltfDocument& doc) const;
 
@@ -1310,7 +1312,42 @@ void Loader::readAnimations(GltfDocument& doc) const {
       }
       anim.channels.push_back(ch);
     }
+    readAnimationEvents(src.extras, where, anim, doc.warnings);
   }
+}
+
+// extras.events: [{"name": string, "time": seconds in [0, duration]}, ...] (other keys of an event are left for
+// the tools that wrote them). Anything else leaves the animation without events, with a warning.
+void Loader::readAnimationEvents(const tinygltf::Value& extras, const std::string& where, GltfAnimation& anim,
+                                 std::vector<std::string>& warnings) {
+  if (!extras.IsObject() || !extras.Has("events")) return;
+  const tinygltf::Value& list = extras.Get("events");
+  std::string why;
+  std::vector<GltfAnimationEvent> events;
+  if (!list.IsArray()) why = "not an array of {\"name\", \"time\"}";
+  for (size_t k = 0; why.empty() && k < list.ArrayLen(); ++k) {
+    const tinygltf::Value& e = list.Get(static_cast<int>(k));
+    const std::string at_k = "events[" + std::to_string(k) + "]";
+    if (!e.IsObject() || !e.Has("name") || !e.Has("time")) {
+      why = at_k + " is not an object with \"name\" and \"time\"";
+    } else if (!e.Get("name").IsString() || e.Get("name").Get<std::string>().empty()) {
+      why = at_k + ".name is not a non-empty string";
+    } else if (!e.Get("time").IsNumber() || !std::isfinite(e.Get("time").GetNumberAsDouble())) {
+      why = at_k + ".time is not a finite number";
+    } else {
+      const double t = e.Get("time").GetNumberAsDouble();
+      if (t < 0 || t > anim.duration)
+        why = at_k + ".time " + std::to_string(t) + " is outside the clip [0, " + std::to_string(anim.duration) + "]";
+      else
+        events.push_back({e.Get("name").Get<std::string>(), static_cast<float>(t)});
+    }
+  }
+  if (!why.empty()) {
+    warnings.push_back(where + ".extras.events: ignored (" + why + ")");
+    return;
+  }
+  std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.time < b.time; });
+  anim.events = std::move(events);
 }
 
 // ---- scenes ------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@
 #include "hull/effects.h"
 #include "hull/hull_shared.h"
 #include "anim/clip.h"
+#include "scene/clip_events.h"
 
 namespace sf {
 
@@ -180,9 +181,9 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
         if (o.hull_script)
           for (const hull::HullEvent& ev : o.hull_script->advance(*o.hull_live, t))
             if (ev.type == hull::HullEvent::kGunSilenced) std::fprintf(stderr, "%s: %s\n", o.name.c_str(), ev.describe().c_str());
-        o.hull_live->buildFrame(o.object_to_world, t, scene.light, out.hulls[hi++], out.objects);
+        o.hull_live->buildFrame(o.object_to_world, t, scene.light, out.hulls[hi++], out.objects, o.hull_lod, cam ? &hull_cam : nullptr);
       } else {
-        hull::buildHullFrame(*o.hull, o.hull_mode, o.object_to_world, hull_cam, t, scene.light, out.hulls[hi++], out.objects, out.meshes);
+        hull::buildHullFrame(*o.hull, o.hull_mode, o.object_to_world, hull_cam, t, scene.light, out.hulls[hi++], out.objects, out.meshes, o.hull_lod);
       }
       continue;
     }
@@ -412,8 +413,45 @@ void loadCharacterObject(SceneObject& obj, const std::string& dir, const std::st
   obj.character = std::move(ch);
 }
 
-// "script": [{"t": seconds, "command": name, "id": character id, ...command fields}], sorted by t.
-std::vector<character::ScriptCommand> parseScript(const Node& list, const std::filesystem::path& dir, bool confine) {
+// "events": [{"name": string, "time": clip seconds >= 0}] of a glTF or character object, in the order given
+// (checked against the clip's duration once the object has loaded: checkClipEvents).
+std::vector<anim::ClipEvent> parseClipEvents(const Node& list) {
+  if (!list.value.is_array()) list.fail("expected an array of {\"name\", \"time\"}");
+  std::vector<anim::ClipEvent> out;
+  for (size_t i = 0; i < list.value.size(); ++i) {
+    Node e = list.at(i);
+    e.onlyKeys({"name", "time"});
+    anim::ClipEvent ev{e["name"].string(), 0};
+    if (ev.name.empty()) e["name"].fail("expected a non-empty event name");
+    const double t = e["time"].number();
+    if (t < 0) e["time"].fail("expected a clip time >= 0 seconds");
+    ev.time = static_cast<float>(t);
+    out.push_back(std::move(ev));
+  }
+  return out;
+}
+
+std::string shortNumber(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", v);
+  return text;
+}
+
+// The events' times against the clip the object plays; then in time order (ties as declared).
+void checkClipEvents(const Node& list, const SceneObject& obj, std::vector<anim::ClipEvent>& events) {
+  if (obj.bundle) list.fail("a decoder character has no body clips (remove \"events\")");
+  if (!obj.model || obj.clip < 0) list.fail("the object plays no clip (its file has no animation), so it has no events");
+  const anim::Clip& clip = obj.model->clips()[static_cast<size_t>(obj.clip)];
+  for (size_t i = 0; i < events.size(); ++i)
+    if (events[i].time > clip.duration)
+      list.at(i)["time"].fail(shortNumber(events[i].time) + " s is outside the clip '" + clip.name + "' [0, " + shortNumber(clip.duration) + "] s");
+  std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.time < b.time; });
+}
+
+// "script": [{"t": seconds, "command": name, "id": character id, ...command fields}], sorted by t. A command with
+// "on": {"object", "event"} instead of "t" goes to `triggers`: run when that object's animation event fires.
+std::vector<character::ScriptCommand> parseScript(const Node& list, const std::filesystem::path& dir, bool confine,
+                                                  const std::vector<SceneObject>& objects, std::vector<ScriptTrigger>& triggers) {
   if (!list.value.is_array()) list.fail("expected an array of commands");
   std::vector<character::ScriptCommand> out;
   for (size_t i = 0; i < list.value.size(); ++i) {
@@ -428,6 +466,29 @@ std::vector<character::ScriptCommand> parseScript(const Node& list, const std::f
       n["command"].fail("unknown command '" + c.command + "' (known: " + known + ")");
     }
     c.id = n["id"].string();
+    std::optional<ScriptTrigger> trigger;
+    if (n.has("on")) {
+      if (n.has("t")) n.fail("a command has \"t\" (a scene time) or \"on\" (an animation event), not both");
+      Node on = n["on"];
+      on.onlyKeys({"object", "event"});
+      trigger = ScriptTrigger{on["object"].string(), on["event"].string(), {}};
+      bool named = false, loaded = false, known = false;
+      std::string names, events;
+      for (const SceneObject& so : objects) {
+        names += (names.empty() ? "'" : ", '") + so.name + "'";
+        if (so.name != trigger->object) continue;
+        named = true;
+        loaded = loaded || so.source != "placeholder";  // a placeholder's events are unknown (it never fires)
+        for (const anim::ClipEvent& e : so.clipEvents()) {
+          known = known || e.name == trigger->event;
+          events += (events.empty() ? "'" : ", '") + e.name + "'";
+        }
+      }
+      if (!named) on["object"].fail("no scene object is named '" + trigger->object + "' (objects: " + (names.empty() ? "none" : names) + ")");
+      if (loaded && !known)
+        on["event"].fail("object '" + trigger->object + "' has no animation event '" + trigger->event + "' (its events: " +
+                         (events.empty() ? "none" : events) + ")");
+    }
     if (n.has("t")) {
       c.t = n["t"].number();
       if (c.t < 0) n["t"].fail("expected a time >= 0");
@@ -476,6 +537,11 @@ std::vector<character::ScriptCommand> parseScript(const Node& list, const std::f
       if (!n["target"].value.is_null()) c.target = n["target"].vec3();
     } else if (c.command == "say") {
       c.text = n["text"].string();
+    }
+    if (trigger) {
+      trigger->command = std::move(c);
+      triggers.push_back(std::move(*trigger));
+      continue;
     }
     out.push_back(std::move(c));
   }
@@ -611,11 +677,12 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
   for (size_t i = 0; i < objects.value.size(); ++i) {
     Node o = objects.at(i);
     SceneObject obj;
-    if (o.has("file") + o.has("gltf") + o.has("character") + o.has("generator") + o.has("hull") + o.has("lod") != 1)
+    // On a hull object "lod" is the hull's runtime LOD, not a level-of-detail hierarchy.
+    if (o.has("file") + o.has("gltf") + o.has("character") + o.has("generator") + o.has("hull") + (o.has("lod") && !o.has("hull")) != 1)
       o.fail("an object has exactly one of \"file\" (splats), \"gltf\" (a model), \"character\" (a character package), "
              "\"generator\" (an ONNX model), \"hull\" (a splat hull) or \"lod\" (a level-of-detail hierarchy)");
     const bool gltf_key = o.has("gltf"), character_key = o.has("character"), generator_key = o.has("generator"), hull_key = o.has("hull");
-    const bool lod_key = o.has("lod");
+    const bool lod_key = o.has("lod") && !hull_key;
     std::string file = (gltf_key ? o["gltf"] : character_key ? o["character"] : generator_key ? o["generator"] : hull_key ? o["hull"]
                         : lod_key ? o["lod"] : o["file"]).string();
     if (o.has("inputs") && !generator_key) o["inputs"].fail("\"inputs\" applies to generator objects only");
@@ -626,6 +693,7 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
     obj.name = o.has("name") ? o["name"].string() : std::filesystem::path(file).stem().string();
     obj.object_to_world = o.has("transform") ? parseTransform(o["transform"]) : Mat4{};
     if (hull_key) {
+      if (o.has("lod")) obj.hull_lod = hull::parseHullLodJson(o["lod"]);
       if (o.has("mode")) {
         try {
           obj.hull_mode = hull::parseHullMode(o["mode"].string());
@@ -662,6 +730,11 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
       const std::string method = o["skinning"].string();
       if (method != "lbs" && method != "dqs") o["skinning"].fail("expected \"lbs\" (linear blend) or \"dqs\" (dual quaternion), got \"" + method + "\"");
       obj.skinning = method == "dqs" ? anim::SkinningMethod::kDualQuaternion : anim::SkinningMethod::kLinearBlend;
+    }
+    std::optional<std::vector<anim::ClipEvent>> events;  // animation events: checked against the clip once loaded
+    if (o.has("events")) {
+      if (!gltf && !character_key) o["events"].fail("\"events\" applies to glTF and character objects only");
+      events = parseClipEvents(o["events"]);
     }
     if (o.has("time")) obj.time = o["time"].number();
     if (o.has("speed")) obj.speed = o["speed"].number();
@@ -750,6 +823,10 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
       obj.lod.reset();
       obj.clip = -1;
       obj.source = "placeholder";
+    } else if (events) {
+      checkClipEvents(o["events"], obj, *events);
+      obj.events = std::move(events);
+      obj.events_clip = obj.clip;
     }
     if (options.progress) {
       std::string what = obj.cloud ? std::to_string(obj.cloud->size()) + " gaussians" : std::string();
@@ -766,7 +843,7 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
     }
     scene.objects.push_back(std::move(obj));
   }
-  if (root.has("script")) scene.script = parseScript(root["script"], dir, options.confine_paths);
+  if (root.has("script")) scene.script = parseScript(root["script"], dir, options.confine_paths, scene.objects, scene.triggers);
   if (root.has("camera")) scene.camera = parseCameraNode(root["camera"], options.width, options.height);
   if (root.has("background")) scene.background = root["background"].vec3();
   if (root.has("blend_space")) {
@@ -836,9 +913,9 @@ CloudBounds sceneBounds(const Scene& scene, double time) {
     for (const RenderMesh& m : frame.meshes)
       for (const Vec3& p : m.positions) all.positions.push_back(transformPoint(m.object_to_world, p));
   }
-  if (!scene.script.empty()) {  // characters the script has spawned by `time`
+  if (!scene.script.empty() || !scene.triggers.empty()) {  // characters the script has spawned by `time`
     character::CharacterWorld world;
-    world.advanceTo(time, scene.script);
+    runSceneScript(scene, world, 0, time, true);
     std::vector<RenderMesh> meshes;  // spawned glTFs' meshes, the mouth's
     std::vector<RenderObject> objs = world.renderObjects(false, &meshes);
     for (const RenderObject& o : objs) {

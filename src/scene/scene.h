@@ -47,6 +47,10 @@ struct SceneObject {
   // `cloud` then holds the hull's rest gaussians (for bounds and counts). Heading is part of object_to_world.
   std::shared_ptr<const hull::HullAsset> hull;
   hull::HullMode hull_mode = hull::HullMode::kBaked;
+  // Runtime LOD (scene JSON "lod" on a hull object, --hull-lod; hull/hull_lod.h): the first K splats in
+  // importance order, or K by the distance rule, in every mode and for live hulls (a script's `lod` event
+  // replaces it from its time on).
+  hull::HullLod hull_lod;
   // A live hull (scene JSON "effects", "script", "seed"; `hull play`): effects and destruction, drawn through
   // its pass (hull/effects.h) in sorted mode whatever hull_mode says. Mutable: posing advances its script.
   std::shared_ptr<hull::HullInstance> hull_live;
@@ -62,8 +66,23 @@ struct SceneObject {
   // the CPU and in the Vulkan frame's skin pass alike.
   anim::SkinningMethod skinning = anim::SkinningMethod::kLinearBlend;
 
+  // Animation events (scene JSON "events" on glTF and character objects, given for clip `events_clip`): when
+  // set they replace the events the clip's file carries. clipEvents() is what fires (scene/clip_events.h).
+  std::optional<std::vector<anim::ClipEvent>> events;
+  int events_clip = -1;
+
   // The clip time at scene time t (see above).
   float clipTime(double scene_time) const;
+  // The events of the clip played, in time order: `events` for events_clip, else the clip's own (glTF
+  // extras.events); none without a clip.
+  std::span<const anim::ClipEvent> clipEvents() const;
+};
+
+// A scene script command run when an object's animation event fires (scene JSON "script" entries with "on"
+// instead of "t"; scene/clip_events.h runSceneScript).
+struct ScriptTrigger {
+  std::string object, event;          // the scene object's name and the event's name
+  character::ScriptCommand command;  // its `t` unused
 };
 
 inline constexpr uint64_t kDefaultLodBudget = 4000000;  // gaussians of LOD objects a frame draws at most
@@ -84,6 +103,8 @@ struct Scene {
   std::vector<std::string> warnings;  // assets replaced by placeholders, with the reason
   // Timed character commands (sorted by time), run by a character::CharacterWorld as scene time advances.
   std::vector<character::ScriptCommand> script;
+  // Character commands run when an object's animation event fires (in script order for one event).
+  std::vector<ScriptTrigger> triggers;
 
   // Render objects of the static splat objects (characters and glTF meshes need poseScene).
   std::vector<RenderObject> renderObjects() const;

@@ -373,6 +373,7 @@ class Viewer {
     time_ = 0;
     samples_.clear();  // another scene, other costs
     playback_.reset();  // the script's characters start over (the driver keeps the old ones until a frame is drawn)
+    recent_events_.clear();
     characters_.clear();
     characters_.resize(scene_.objects.size());
     startTimeline();
@@ -748,6 +749,12 @@ class Viewer {
     };
     FrameResult f = driver_->render(scene_, playback_, request);
     stats_ = f.gpu;
+    // The animation events this frame crossed (the clock's rule: none when the timeline goes back), the latest kept.
+    for (const FiredClipEvent& e : f.events)
+      recent_events_.push_back(fmt::format("t = {:.3f} s  {}: {} (clip {:.3f} s)", e.scene_time, e.object, e.event, e.clip_time));
+    if (f.events_skipped > 0) recent_events_.push_back(fmt::format("({} more in one frame, not listed)", f.events_skipped));
+    if (recent_events_.size() > kRecentEvents)
+      recent_events_.erase(recent_events_.begin(), recent_events_.end() - static_cast<std::ptrdiff_t>(kRecentEvents));
     return std::move(f.image);
   }
 
@@ -856,6 +863,8 @@ class Viewer {
       float t = static_cast<float>(time_);
       if (ImGui::SliderFloat("time", &t, 0.0f, static_cast<float>(duration_), "%.3f s")) setTime(t, true);
     }
+    if (!recent_events_.empty() && ImGui::CollapsingHeader("Animation events", ImGuiTreeNodeFlags_DefaultOpen))
+      for (const std::string& line : recent_events_) ImGui::TextUnformatted(line.c_str());
 
     bool any_character = false;
     for (const SceneObject& o : scene_.objects) any_character |= o.character != nullptr;
@@ -953,7 +962,9 @@ class Viewer {
   double time_ = 0, duration_ = 0;
   bool playing_ = true, show_ui_ = true;
   int sh_degree_ = 0, max_sh_degree_ = 0;
-  ScenePlayback playback_;  // posed storage and the script's characters
+  ScenePlayback playback_;  // posed storage, the script's characters and the animation events' clock
+  static constexpr size_t kRecentEvents = 8;
+  std::vector<std::string> recent_events_;  // the latest animation events the frames fired, oldest first
   std::vector<CharacterControls> characters_;  // per scene object
   std::vector<std::string> dropped_;
   std::vector<std::pair<int, bool>> key_taps_;  // GLFW key, repeat: since the last frame

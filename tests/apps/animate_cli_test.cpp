@@ -16,6 +16,12 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <tuple>
+
 #include "io/formats.h"
 #include "io/image_io.h"
 #include "support/test_support.h"
@@ -187,6 +193,83 @@ TEST(AnimateCli, FailuresNameTheCause) {
   EXPECT_GT(litFraction(readPng((dir / "p_00.png").string())), 0.05);
   EXPECT_EQ(test::runCli("animate " + (dir / "scene.json").string() + " --backend cpu -o " + (dir / "q_%02d.png").string(), &out), 1);
   EXPECT_NE(out.find("broken.gltf"), std::string::npos) << out;
+}
+
+// A glTF quad sliding along x over a 1 s clip "walk" whose extras carry events foot_l (0.25 s) and foot_r (0.75 s).
+void writeWalker(const fs::path& path) {
+  const float data[] = {-0.25f, -0.25f, 0, 0.25f, -0.25f, 0, 0.25f, 0.25f, 0, -0.25f, 0.25f, 0,  // positions (48 bytes)
+                        0, 1,                                                                // key times (8)
+                        -1, 0, 0, 1, 0, 0};                                                  // translations (24)
+  const uint16_t idx[] = {0, 1, 2, 0, 2, 3};                                                 // indices (12)
+  std::vector<uint8_t> bin(reinterpret_cast<const uint8_t*>(data), reinterpret_cast<const uint8_t*>(data) + sizeof(data));
+  bin.insert(bin.end(), reinterpret_cast<const uint8_t*>(idx), reinterpret_cast<const uint8_t*>(idx) + sizeof(idx));
+  writeText(path, R"({"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}],
+  "nodes": [{"name": "walker", "mesh": 0}],
+  "meshes": [{"primitives": [{"attributes": {"POSITION": 0}, "indices": 3}]}],
+  "buffers": [{"byteLength": 92, "uri": "data:application/octet-stream;base64,)" + test::encodeBase64(bin) + R"("}],
+  "bufferViews": [{"buffer": 0, "byteOffset": 0, "byteLength": 48}, {"buffer": 0, "byteOffset": 48, "byteLength": 8},
+                  {"buffer": 0, "byteOffset": 56, "byteLength": 24}, {"buffer": 0, "byteOffset": 80, "byteLength": 12}],
+  "accessors": [{"bufferView": 0, "componentType": 5126, "count": 4, "type": "VEC3", "min": [-0.25, -0.25, 0], "max": [0.25, 0.25, 0]},
+                {"bufferView": 1, "componentType": 5126, "count": 2, "type": "SCALAR", "min": [0], "max": [1]},
+                {"bufferView": 2, "componentType": 5126, "count": 2, "type": "VEC3"},
+                {"bufferView": 3, "componentType": 5123, "count": 6, "type": "SCALAR"}],
+  "animations": [{"name": "walk", "samplers": [{"input": 1, "output": 2, "interpolation": "LINEAR"}],
+                  "channels": [{"sampler": 0, "target": {"node": 0, "path": "translation"}}],
+                  "extras": {"events": [{"name": "foot_l", "time": 0.25}, {"name": "foot_r", "time": 0.75}]}}]})");
+}
+
+// `animate` reports the animation events each frame crosses: one line each on stdout, or JSON lines with
+// --events-out. The walker plays at time 0.1 + 2 t, so over frames t = 0, 0.25, ..., 1.75 (4 fps, 2 s) its playhead
+// runs 0.1 -> 3.6 and crosses e + k at t = (e + k - 0.1) / 2, in the frame ceil(4 t): the closed form below.
+TEST(AnimateCli, PrintsTheAnimationEventsFramesCross) {
+  const fs::path dir = test::tempDir("AnimateCliEvents");
+  writeWalker(dir / "walker.gltf");
+  writeText(dir / "scene.json", R"({"objects": [{"gltf": "walker.gltf", "time": 0.1, "speed": 2}],
+    "camera": {"eye": [0, 0, 3], "target": [0, 0, 0], "up": [0, 1, 0], "fov_y_deg": 50, "width": 16, "height": 12}})");
+  std::vector<std::string> expected;
+  std::vector<std::tuple<int, double, std::string, double>> closed;  // frame, scene time, event, clip time
+  for (int k = 0; k < 4; ++k)
+    for (const auto& [name, e] : {std::pair<const char*, double>{"foot_l", 0.25}, {"foot_r", 0.75}}) {
+      const double t = (e + k - 0.1) / 2;
+      if (t > 1.75) continue;
+      const int frame = static_cast<int>(std::ceil(t * 4 - 1e-9));
+      closed.emplace_back(frame, t, name, e);
+      char text[128];
+      std::snprintf(text, sizeof(text), "event t=%.4f s: walker %s (clip time %g s, frame %d)", t, name, e, frame);
+      expected.push_back(text);
+    }
+  ASSERT_EQ(expected.size(), 7u);
+  std::string out;
+  const std::string args = "animate " + (dir / "scene.json").string() + " --fps 4 --duration 2 --backend cpu -o " + (dir / "f_%02d.png").string();
+  ASSERT_EQ(test::runCli(args, &out), 0) << out;
+  std::vector<std::string> lines;
+  for (size_t at = 0, end; (end = out.find('\n', at)) != std::string::npos; at = end + 1)
+    if (out.compare(at, 6, "event ") == 0) lines.push_back(out.substr(at, end - at));
+  EXPECT_EQ(lines, expected) << out;
+
+  // --events-out: JSON lines, and no event lines on stdout.
+  ASSERT_EQ(test::runCli(args + " --events-out " + (dir / "events.jsonl").string(), &out), 0) << out;
+  EXPECT_EQ(out.find("event t="), std::string::npos) << out;
+  EXPECT_NE(out.find("events.jsonl (7 animation events)"), std::string::npos) << out;
+  std::ifstream in(dir / "events.jsonl");
+  std::string line;
+  size_t n = 0;
+  while (std::getline(in, line)) {
+    ASSERT_LT(n, closed.size());
+    const nlohmann::json j = nlohmann::json::parse(line);
+    const auto& [frame, t, name, e] = closed[n++];
+    EXPECT_EQ(j.size(), 5u) << line;
+    EXPECT_EQ(j.at("frame").get<int>(), frame) << line;
+    EXPECT_NEAR(j.at("scene_time").get<double>(), t, 1e-9) << line;
+    EXPECT_EQ(j.at("object").get<std::string>(), "walker") << line;
+    EXPECT_EQ(j.at("event").get<std::string>(), name) << line;
+    EXPECT_EQ(j.at("clip_time").get<double>(), e) << line;
+  }
+  EXPECT_EQ(n, closed.size());
+  // Only .jsonl is written; its folder must exist.
+  EXPECT_EQ(test::runCli(args + " --events-out " + (dir / "events.txt").string(), &out), 2) << out;
+  EXPECT_NE(out.find("--events-out " + (dir / "events.txt").string() + ": expected a .jsonl path"), std::string::npos) << out;
+  EXPECT_EQ(test::runCli(args + " --events-out " + (dir / "no/such/e.jsonl").string(), &out), 1) << out;
 }
 
 // Ctrl-C during a long `animate` (SIGINT, as a terminal sends it) stops after the frame in hand, removes the

@@ -76,6 +76,59 @@ TEST(FrameDriver, ShDegreeLimitIsTheTruncatedCloud) {
   EXPECT_EQ(cpu.render(scene, {0, cam, {}, {}}).sh_degree, 3);
 }
 
+// A glTF object (built in memory, no mesh) whose 1 s clip has events foot_l at 0.25 s and foot_r at 0.75 s.
+Scene walkerScene() {
+  GltfDocument doc;
+  doc.path = "walker";
+  doc.nodes.resize(1);
+  doc.nodes[0].name = "walker";
+  doc.scenes.push_back({"", {0}});
+  doc.default_scene = 0;
+  GltfAnimation a;
+  a.name = "walk";
+  a.duration = 1;
+  GltfSampler s;
+  s.times = {0, 1};
+  s.values = {0, 0, 0, 1, 0, 0};
+  s.components = 3;
+  a.samplers.push_back(s);
+  a.channels.push_back({0, 0, GltfPath::kTranslation});
+  a.events = {{"foot_l", 0.25f}, {"foot_r", 0.75f}};
+  doc.animations.push_back(a);
+  Scene scene;
+  SceneObject o;
+  o.name = "walker";
+  o.model = std::make_shared<GltfModel>(std::move(doc));
+  o.clip = 0;
+  scene.objects.push_back(o);
+  return scene;
+}
+
+// Each frame reports the events crossed since the playback's last frame (the first one those at its time, an
+// earlier time none); moving the clock without drawing (advanceEvents) takes them from the next frame.
+TEST(FrameDriver, FramesReportTheAnimationEventsTheyCross) {
+  const Scene scene = walkerScene();
+  FrameDriverOptions o;
+  o.backend = Backend::kCpu;
+  FrameDriver driver(o);
+  ScenePlayback playback;
+  auto frame = [&](double t) {
+    const FrameResult f = driver.render(scene, playback, {t, lookAtCamera({0, 0, 3}, {0, 0, 0}, {0, 1, 0}, 45, 8, 6), {}, {}});
+    std::string out;
+    for (const FiredClipEvent& e : f.events) out += (out.empty() ? "" : " ") + e.object + ":" + e.event + "@" + std::to_string(e.scene_time);
+    return out;
+  };
+  EXPECT_EQ(frame(0.25), "walker:foot_l@0.250000");  // a first frame fires what lies at its time
+  EXPECT_EQ(frame(0.5), "");
+  EXPECT_EQ(frame(2.3), "walker:foot_r@0.750000 walker:foot_l@1.250000 walker:foot_r@1.750000 walker:foot_l@2.250000");
+  EXPECT_EQ(frame(1.0), "");  // back in time: none
+  EXPECT_EQ(frame(1.3), "walker:foot_l@1.250000");
+  EXPECT_EQ(playback.advanceEvents(scene, 1.8).events.size(), 1u);  // foot_r at 1.75, without a frame
+  EXPECT_EQ(frame(2.0), "");
+  playback.reset();
+  EXPECT_EQ(frame(2.25), "walker:foot_l@2.250000");
+}
+
 TEST(FrameDriver, NothingPosedIsTheBackground) {
   Scene scene;
   FrameDriverOptions o;

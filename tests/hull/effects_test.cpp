@@ -272,7 +272,7 @@ std::unique_ptr<gpu::Context> hullContext() {
 }
 
 HullOutput runGpu(gpu::Context& ctx, const std::shared_ptr<const HullPass>& pass, const HullInstance& inst, const HullParams& params) {
-  VulkanHullPath path(pass, inst.destruction());
+  VulkanHullPath path(pass, inst.destruction(), inst.lodRanks());
   path.setFrame(params, inst.destruction(), inst.revision());
   const size_t n = inst.destruction().slots().size();
   gpu::Buffer pos = ctx.createBuffer(n * 12, true, "pos"), cov = ctx.createBuffer(n * 24, true, "cov"),
@@ -377,6 +377,133 @@ TEST(HullEffects, VulkanPassMatchesTheCpuReferencePerSlot) {
     }
   }
   EXPECT_EQ(ctx->validationErrors(), 0u) << ctx->validationReport();
+}
+
+// Runtime LOD on a live hull (hull/hull_lod.h): with K set the pass leaves out exactly the slots whose rest
+// record ranks >= K (hull slots, their layers, debris and body copies; ion droplets stay) and every other slot
+// is bit for bit what it is without LOD; the Vulkan pass makes the same cut per slot; K >= N is no cut.
+TEST(HullEffects, LodLeavesOutTheSlotsOfSplatsPastK) {
+  auto asset = sphereAsset("HullEffects.Lod", 3000);
+  HullInstance inst(asset);
+  damage(inst);
+  for (uint32_t k = 0; k < 6; ++k)  // ion droplets taking the shape of splats of every rank
+    inst.destruction().emitIon(k * 499, {0.05f * static_cast<float>(k), -0.7f, 0}, {0, -0.9f, 0.1f}, 0.3 + 0.01 * k);
+  const auto& d = inst.destruction();
+  const std::vector<uint32_t>& rank = inst.lodRanks();
+  ASSERT_EQ(rank, hullImportanceRanks(asset->hull));
+  const uint32_t n = static_cast<uint32_t>(d.hullSlots()), k = 1234;
+  const Mat4 to_world = Mat4::fromLinearTranslation(Mat3::diagonal({1.5f, 1.5f, 1.5f}), {0.2f, 0, 0});
+  HullParams p = packHullParams(allEffects(inst.centre()), HullLight{}, to_world, inst.centre(), 0.37, static_cast<uint32_t>(d.slots().size()));
+  p.shape_small = inst.shapeSmall(), p.shape_large = inst.shapeLarge();
+  HullOutput all, cut;
+  evaluateHull(p, d.rest(), d.slots(), d.bodies(), all);
+  HullParams q = p;
+  q.effects |= SF_HULL_FX_LOD, q.lod_count = k;
+  evaluateHull(q, d.rest(), d.slots(), d.bodies(), cut, rank);
+  size_t kept_hull = 0, left_out = 0, ions = 0, pool_left_out = 0;
+  for (size_t i = 0; i < d.slots().size(); ++i) {
+    const HullSlot& s = d.slots()[i];
+    const bool ion = (s.flags & SF_HULL_FLAG_ION) != 0;
+    const bool keep = ion || rank[s.source] < k;
+    if (std::isnan(all.opacities[i])) {
+      ASSERT_TRUE(std::isnan(cut.opacities[i])) << i;
+      continue;
+    }
+    if (!keep) {
+      ASSERT_TRUE(std::isnan(cut.opacities[i])) << "slot " << i << " of rank " << rank[s.source];
+      ++left_out, pool_left_out += i >= n;
+      continue;
+    }
+    ions += ion && rank[s.source] >= k;
+    kept_hull += i < n;
+    ASSERT_EQ(std::memcmp(&cut.positions[i], &all.positions[i], sizeof(Vec3)), 0) << i;
+    ASSERT_EQ(std::memcmp(&cut.covariances[i], &all.covariances[i], sizeof(Cov6)), 0) << i;
+    ASSERT_EQ(std::memcmp(&cut.colors[i], &all.colors[i], sizeof(Vec3)), 0) << i;
+    ASSERT_EQ(cut.opacities[i], all.opacities[i]) << i;
+    ASSERT_EQ(cut.shapes[i], all.shapes[i]) << i;
+  }
+  EXPECT_GT(left_out, n - k - 10);  // the hull slots past K (a few may be off already)
+  EXPECT_GT(pool_left_out, 0u) << "debris or body copies of splats past K";
+  EXPECT_GT(ions, 0u) << "ion droplets shaped after splats past K stay";
+  EXPECT_LE(kept_hull, k);
+  // buildFrame: the object's LOD, a script's override over it, and K >= N as no LOD at all.
+  HullLight light;
+  HullFrame f_off, f_k, f_n, f_script;
+  std::vector<RenderObject> objects;
+  inst.buildFrame(to_world, 0.37, light, f_off, objects);
+  inst.buildFrame(to_world, 0.37, light, f_k, objects, HullLod::fixed(k));
+  inst.buildFrame(to_world, 0.37, light, f_n, objects, HullLod::fixed(n));
+  EXPECT_EQ(f_off.lod_count, n);
+  EXPECT_EQ(f_k.lod_count, k);
+  EXPECT_EQ(f_n.lod_count, n);
+  for (size_t i = 0; i < d.slots().size(); ++i) {
+    ASSERT_EQ(std::memcmp(&f_n.live.positions[i], &f_off.live.positions[i], sizeof(Vec3)), 0);
+    ASSERT_EQ(std::isnan(f_n.live.opacities[i]), std::isnan(f_off.live.opacities[i]));
+    if (!std::isnan(f_off.live.opacities[i])) {
+      ASSERT_EQ(f_n.live.opacities[i], f_off.live.opacities[i]);
+    }
+    const bool keep = (d.slots()[i].flags & SF_HULL_FLAG_ION) != 0 || rank[d.slots()[i].source] < k;
+    if (!keep) {
+      ASSERT_TRUE(std::isnan(f_k.live.opacities[i])) << i;
+    }
+  }
+  inst.effects.lod = HullLod::fixed(10);  // a script's `lod` event replaces the object's
+  inst.buildFrame(to_world, 0.37, light, f_script, objects, HullLod::fixed(k));
+  EXPECT_EQ(f_script.lod_count, 10u);
+  inst.effects.lod.reset();
+  // The Vulkan pass: the same cut, slot for slot.
+  auto ctx = hullContext();
+  if (!ctx) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
+  auto pass = std::make_shared<HullPass>(*ctx);
+  const HullOutput g = runGpu(*ctx, pass, inst, q);
+  for (size_t i = 0; i < d.slots().size(); ++i) {
+    ASSERT_EQ(std::isnan(g.opacities[i]), std::isnan(cut.opacities[i])) << "slot " << i;
+    if (std::isnan(cut.opacities[i])) continue;
+    ASSERT_NEAR(g.opacities[i], cut.opacities[i], 1e-5f) << i;
+    ASSERT_NEAR(length(g.positions[i] - cut.positions[i]), 0.0f, 2e-5f) << i;
+    ASSERT_NEAR(length(g.colors[i] - cut.colors[i]), 0.0f, 2e-4f) << i;
+    ASSERT_EQ(g.shapes[i], cut.shapes[i]) << i;
+  }
+  // A path made without the ranks refuses a frame with LOD on.
+  VulkanHullPath bare(pass, d);
+  EXPECT_NE(test::errorOf([&] { bare.setFrame(q, d, inst.revision()); }).find("LOD"), std::string::npos);
+  EXPECT_EQ(ctx->validationErrors(), 0u) << ctx->validationReport();
+}
+
+// A live hull at K drawn end to end: its GPU path in the Vulkan frame against its CPU path in the CPU
+// renderer; and K = N on the GPU path is the image without LOD, bit for bit.
+TEST(HullEffects, LodLiveHullDrawsAlikeOnBothPaths) {
+  if (!hullContext()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
+  gpu::ContextOptions co;
+  co.validation = true;
+  VulkanRenderer vk(co);
+  auto asset = sphereAsset("HullEffects.LodFrame", 2000);
+  HullInstance on_cpu(asset), on_gpu(asset);
+  attachHullGpu(std::make_shared<HullPass>(vk.context()), on_gpu);
+  Hit h;
+  h.direction = normalize(Vec3{0.2f, -0.1f, -1});
+  h.damage = 60;
+  for (HullInstance* inst : {&on_cpu, &on_gpu}) {
+    inst->destruction().hit(h, 0.1);
+    inst->destruction().update(0.2);
+  }
+  const Camera cam = lookAtCamera({0.3f, 0.2f, 2.2f}, {0, 0, 0}, {0, 1, 0}, 40.0f, 128, 128);
+  HullLight light;
+  auto draw = [&](HullInstance& inst, HullLod lod, bool gpu) {
+    HullFrame frame;
+    std::vector<RenderObject> objects;
+    inst.buildFrame(Mat4{}, 0.2, light, frame, objects, lod, &cam);
+    return gpu ? vk.render(objects, cam, RenderSettings{}) : renderCpu(objects, cam, RenderSettings{});
+  };
+  const ImageRGBA cpu = draw(on_cpu, HullLod::fixed(700), false), gpu = draw(on_gpu, HullLod::fixed(700), true);
+  const ImageRGBA full = draw(on_cpu, HullLod::off(), false);
+  const ImageDiff same = compareImages(cpu, gpu), shown = compareImages(cpu, full, 0.02);
+  std::printf("live hull at K 700 of 2000: GPU path against CPU path %.2f dB; against the full hull %.0f pixels differ by > 0.02\n", same.psnr,
+              shown.fraction_over * 128 * 128);
+  EXPECT_GE(same.psnr, 45.0);
+  EXPECT_GT(shown.fraction_over * 128 * 128, 30.0) << "the cut changed nothing";
+  EXPECT_EQ(draw(on_gpu, HullLod::fixed(2000), true).pixels, draw(on_gpu, HullLod::off(), true).pixels);
+  EXPECT_EQ(vk.context().validationErrors(), 0u) << vk.context().validationReport();
 }
 
 // Wound shapes only while a wound is open: an undamaged hull's frame carries no shapes (CPU path) and its GPU
@@ -507,6 +634,40 @@ const char* kBattle = R"({"events": [
   {"time": 2.2, "effect": "scatter", "duration": 0.6, "mode": "vortex"}]})";
 
 // The CPU image of a live hull's current state at scene time t (no script advance).
+// A script's `lod` events: the hull's LOD from each event's time on (over the object's own), refused with the
+// JSON path when bad, replayed when time goes back.
+TEST(HullScript, LodEventsSetTheHullsLodFromTheirTime) {
+  const HullScript script = parseHullScript(
+      R"({"events": [{"time": 2, "lod": "auto"}, {"time": 1, "lod": 300}, {"time": 3, "lod": "off"}, {"time": 1.5, "hit": "shot"}]})", "lod.json");
+  ASSERT_EQ(script.events.size(), 4u);
+  EXPECT_EQ(script.events[0].type, ScriptEvent::kLod);
+  EXPECT_EQ(script.events[0].lod, HullLod::fixed(300));
+  HullInstance inst(sphereAsset("HullScript.Lod", 800));
+  HullScriptPlayer player(script);
+  player.advance(inst, 0.5);
+  EXPECT_FALSE(inst.effects.lod.has_value());
+  player.advance(inst, 1.2);
+  EXPECT_EQ(inst.effects.lod, HullLod::fixed(300));
+  player.advance(inst, 2.5);
+  EXPECT_EQ(inst.effects.lod, HullLod::automatic());
+  player.advance(inst, 3.5);
+  EXPECT_EQ(inst.effects.lod, HullLod::off());
+  player.advance(inst, 1.7);  // back in time: replayed
+  EXPECT_EQ(inst.effects.lod, HullLod::fixed(300));
+  HullFrame frame;
+  std::vector<RenderObject> objects;
+  inst.buildFrame(Mat4{}, 1.7, HullLight{}, frame, objects, HullLod::fixed(50));
+  EXPECT_EQ(frame.lod_count, 300u);  // the script's over the object's
+  for (const char* bad : {R"({"time": 1, "lod": 0})", R"({"time": 1, "lod": "most"})", R"({"time": 1, "lod": 2.5})"}) {
+    const std::string e = test::errorOf([&] { parseHullScript(std::string(R"({"events": [{"time": 0, "heal": 1}, )") + bad + "]}", "bad.json"); });
+    EXPECT_NE(e.find("bad.json: events[1].lod: expected a whole number of splats K >= 1"), std::string::npos) << e;
+  }
+  EXPECT_NE(test::errorOf([&] { parseHullScript(R"({"events": [{"time": 1, "lod": 5, "amount": 1}]})", "bad.json"); }).find("events[0].amount"),
+            std::string::npos);
+  EXPECT_NE(test::errorOf([&] { parseHullScript(R"({"events": [{"time": 1, "lod": 5, "heal": 1}]})", "bad.json"); }).find("\"lod\""),
+            std::string::npos);
+}
+
 std::vector<float> imageOf(const HullInstance& inst, double t) {
   HullFrame frame;
   std::vector<RenderObject> objects;
@@ -903,6 +1064,53 @@ TEST(HullCli, BenchReportsPassesSubmissionsAndTileSpread) {
   EXPECT_EQ(std::to_string(pairs), keys) << out;
   EXPECT_EQ(test::runCli("hull bench " + dir + "/h.spl2 --hulls 1 --frames 2 --width 32 --height 32 --submissions 2", &out), 2);  // a usage error
   EXPECT_NE(out.find("--back-to-back"), std::string::npos) << out;
+}
+
+// `--hull-lod` on render and `hull play`, and `hull bench --lod-sweep`: the curve's K values, its JSON and its
+// PNG; bad values are usage errors naming the option.
+TEST(HullCli, HullLodOptionsAndBenchSweep) {
+  const std::string dir = test::tempDir("HullCli.Lod");
+  saveSpl2(sphereHull(800), dir + "/h.spl2");
+  std::string out;
+  ASSERT_EQ(test::runCli("render " + dir + "/h.spl2 --backend cpu --width 48 --height 48 --hull-lod 200 -o " + dir + "/k.png", &out), 0) << out;
+  ASSERT_EQ(test::runCli("render " + dir + "/h.spl2 --backend cpu --width 48 --height 48 --hull-lod auto -o " + dir + "/auto.png", &out), 0) << out;
+  EXPECT_EQ(test::runCli("render " + dir + "/h.spl2 --backend cpu --width 48 --height 48 --hull-lod 0 -o " + dir + "/x.png", &out), 2);
+  EXPECT_NE(out.find("--hull-lod"), std::string::npos) << out;
+  std::ofstream(dir + "/s.json") << R"({"events": [{"time": 0.0, "lod": 100}, {"time": 0.05, "hit": "shot"}], "duration": 0.1})";
+  ASSERT_EQ(test::runCli("hull play " + dir + "/h.spl2 --script " + dir + "/s.json --backend cpu --fps 20 --width 48 --height 48 --hull-lod auto -o " +
+                             dir + "/play/%02d.png",
+                         &out),
+            0)
+      << out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/play/01.png"));
+  ASSERT_EQ(test::runCli("render --help", &out), 0);
+  EXPECT_NE(out.find("--hull-lod"), std::string::npos);
+  ASSERT_EQ(test::runCli("hull bench --help", &out), 0);
+  EXPECT_NE(out.find("--lod-sweep"), std::string::npos);
+  EXPECT_EQ(test::runCli("hull bench " + dir + "/h.spl2 --plot " + dir + "/p.png", &out), 2);  // --plot needs --lod-sweep
+  EXPECT_NE(out.find("--lod-sweep"), std::string::npos) << out;
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
+  for (const char* mode : {"live", "baked"}) {
+    ASSERT_EQ(test::runCli("hull bench " + dir + "/h.spl2 --hulls 2 --frames 3 --width 64 --height 48 --hull-mode " + std::string(mode) +
+                               " --lod-sweep 3 --plot " + dir + "/sweep.png --json-out " + dir + "/sweep.json",
+                           &out),
+              0)
+        << out;
+    const std::vector<uint8_t> bytes = readFile(dir + "/sweep.json");
+    const nlohmann::json j = parseJsonText(std::string(bytes.begin(), bytes.end()), dir + "/sweep.json");
+    EXPECT_EQ(j.at("mode").get<std::string>(), mode);
+    const nlohmann::json& sweep = j.at("lod_sweep");
+    ASSERT_EQ(sweep.size(), 3u);
+    const uint32_t want[3] = {267, 534, 800};  // ceil(800 j / 3)
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(sweep[i].at("k").get<uint32_t>(), want[i]);
+      EXPECT_GT(sweep[i].at("gpu_frame_without_readback").get<double>(), 0.0);
+    }
+    EXPECT_LE(sweep[0].at("visible").get<size_t>(), sweep[2].at("visible").get<size_t>());
+    const ImageRGBA plot = readPng(dir + "/sweep.png");
+    EXPECT_EQ(plot.width, 900);
+    EXPECT_NE(out.find("lod sweep (3 budgets"), std::string::npos) << out;
+  }
 }
 
 // ---- Guns: script `fire`, muzzle flash, barrel heat, a gun silenced by damage to its part ------------------

@@ -729,6 +729,101 @@ class SceneTest(unittest.TestCase):
             self.assertGreater(psnr(scene.render(t, backend="cpu"), scene.render(t, backend="vulkan")), 40.0, f"t = {t}")
 
 
+def closed_form_events(objects, t0, t1, include_start=True):
+    """Every crossing of (name, time, speed, loop, duration, events) objects' clip events by their playheads
+    p(t) = time + speed * t over scene times [t0, t1] (t0 only with include_start): at t = (e + k D - time) / speed,
+    in scene-time order, ties in object order."""
+    out = []
+    for index, (name, time, speed, loop, duration, events) in enumerate(objects):
+        p0, p1 = time + speed * t0, time + speed * t1
+        lo, hi = min(p0, p1), max(p0, p1)
+        for k in range(-50, 51) if loop else (0,):
+            for event, e in events:
+                p = e + k * duration
+                start = p == p0
+                if lo <= p <= hi and (include_start or not start):
+                    out.append((round((p - time) / speed, 9), index, name, event, e))
+    out.sort(key=lambda x: (x[0], x[1]))
+    return [(name, event, e, t) for t, _, name, event, e in out]
+
+
+class AnimationEventsTest(unittest.TestCase):
+    """Animation events (docs/python.md, Scene.take_events / advance / events_between): a 2 s clip whose glTF extras
+    carry events "step" (0.5 s) and "turn" (1.5 s), played at time 0.25 + 2 t, and the same file with events declared
+    in the scene JSON, played backwards; against the closed form."""
+
+    OBJECTS = [("mover", 0.25, 2.0, True, 2.0, [("step", 0.5), ("turn", 1.5)]),
+               ("back", 0.0, -1.0, True, 2.0, [("tick", 1.0)])]
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        d = pathlib.Path(cls.tmp.name)
+        gltf = moving_quad_gltf()
+        gltf["animations"][0]["extras"] = {"events": [{"name": "turn", "time": 1.5}, {"name": "step", "time": 0.5}]}
+        (d / "mover.gltf").write_text(json.dumps(gltf))
+        cls.scene_path = d / "scene.json"
+        cls.scene_path.write_text(json.dumps({
+            "objects": [{"name": "mover", "gltf": "mover.gltf", "time": 0.25, "speed": 2},
+                        {"name": "back", "gltf": "mover.gltf", "speed": -1, "events": [{"name": "tick", "time": 1.0}]}],
+            "camera": {"eye": [0, 0, 5], "target": [0, 0, 0], "up": [0, 1, 0], "fov_y_deg": 45, "width": 24, "height": 16},
+        }))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def as_tuples(self, events):
+        for e in events:
+            self.assertEqual(set(e), {"object", "event", "clip_time", "scene_time"})
+        return [(e["object"], e["event"], e["clip_time"], round(e["scene_time"], 9)) for e in events]
+
+    def test_objects_list_their_events(self):
+        scene = splatforge.Scene(self.scene_path)
+        self.assertEqual(scene.objects[0]["events"], [{"name": "step", "time": 0.5}, {"name": "turn", "time": 1.5}])
+        self.assertEqual(scene.objects[1]["events"], [{"name": "tick", "time": 1.0}])  # the scene's replace the file's
+
+    def test_frames_fire_each_crossing_once(self):
+        scene = splatforge.Scene(self.scene_path)
+        for t, _ in scene.frames(fps=8, duration=2.5, backend="cpu"):
+            pass
+        got = self.as_tuples(scene.take_events())
+        want = closed_form_events(self.OBJECTS, 0.0, 2.375)  # the last frame is at 19 / 8
+        self.assertEqual(len(want), 6)
+        self.assertEqual(got, want)
+        self.assertEqual(scene.take_events(), [])
+
+    def test_advance_and_seek_back(self):
+        scene = splatforge.Scene(self.scene_path)
+        self.assertEqual(scene.advance(0.0), [])
+        self.assertEqual(self.as_tuples(scene.advance(1.0)), closed_form_events(self.OBJECTS, 0.0, 1.0, include_start=False))
+        self.assertEqual(scene.advance(0.2), [])  # back in time: none
+        self.assertEqual(self.as_tuples(scene.advance(0.7)), [("mover", "turn", 1.5, 0.625)])
+        scene.render(0.7, backend="cpu")  # the clock is there already: nothing more
+        self.assertEqual(scene.take_events(), [])
+        scene.render(1.2, backend="cpu")
+        self.assertEqual(self.as_tuples(scene.take_events()), [("back", "tick", 1.0, 1.0), ("mover", "step", 0.5, 1.125)])
+        with self.assertRaisesRegex(ValueError, "t: expected a finite"):
+            scene.advance(float("nan"))
+
+    def test_events_between_is_the_closed_form(self):
+        scene = splatforge.Scene(self.scene_path)
+        for t0, t1 in ((0.0, 0.125), (0.0, 3.9), (0.125, 1.0), (1.0, 1.0), (2.5, 7.25)):
+            self.assertEqual(self.as_tuples(scene.events_between(t0, t1)), closed_form_events(self.OBJECTS, t0, t1, False))
+            self.assertEqual(self.as_tuples(scene.events_between(t0, t1, include_start=True)),
+                             closed_form_events(self.OBJECTS, t0, t1, True))
+        with self.assertRaisesRegex(ValueError, "t1"):
+            scene.events_between(2.0, 1.0)
+
+    def test_bad_events_name_the_json_path(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (pathlib.Path(tmp) / "mover.gltf").write_text(json.dumps(moving_quad_gltf()))
+            path = pathlib.Path(tmp) / "scene.json"
+            path.write_text(json.dumps({"objects": [{"gltf": "mover.gltf", "events": [{"name": "late", "time": 2.5}]}]}))
+            with self.assertRaisesRegex(splatforge.Error, r"objects\[0\]\.events\[0\]\.time: 2\.5 s is outside the clip 'slide' \[0, 2\] s"):
+                splatforge.Scene(path)
+
+
 class GeneratorTest(unittest.TestCase):
     """A neural generator (models/gaussians4d.onnx, docs/neural.md) as a Scene: it moves with time."""
 

@@ -81,6 +81,11 @@ void main() {
     pc.out_opacities.v[i] = nan;
     return;
   }
+  // Runtime LOD: only the first lod_count rest records in importance order (hull::evaluateHull, the same rule).
+  if ((params.p.effects & SF_HULL_FX_LOD) != 0u && (s.flags & SF_HULL_FLAG_ION) == 0u && pc.lod_rank.v[s.source] >= params.p.lod_count) {
+    pc.out_opacities.v[i] = nan;
+    return;
+  }
   HullRest r = pc.rest.r[s.source];
   vec3 pos = vec3(s.position[0], s.position[1], s.position[2]);
   vec3 n = vec3(r.normal[0], r.normal[1], r.normal[2]) * s.normal_sign;
