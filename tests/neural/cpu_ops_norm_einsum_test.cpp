@@ -12,11 +12,12 @@
 #include "neural/cpu_ops.h"
 #include "neural/tensor.h"
 #include "support/test_support.h"
+#include "op_test_helpers.h"
 
 namespace sf::nn {
 namespace {
 
-using test::errorOf;
+using sf::test::errorOf;
 
 Tensor ramp(Shape shape, double scale = 0.37, double offset = -1.1, DType type = DType::kFloat32) {
   Tensor t(type, std::move(shape));
@@ -24,31 +25,7 @@ Tensor ramp(Shape shape, double scale = 0.37, double offset = -1.1, DType type =
   return t;
 }
 
-Tensor ints(Shape shape, std::vector<int64_t> values, DType type = DType::kInt64) {
-  Tensor t(type, std::move(shape));
-  EXPECT_EQ(t.i.size(), values.size());
-  t.i = std::move(values);
-  return t;
-}
-
-Attribute attr(int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInt;
-  a.i = v;
-  return a;
-}
-Attribute attr(float v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kFloat;
-  a.f = v;
-  return a;
-}
-Attribute attr(const char* v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kString;
-  a.s = v;
-  return a;
-}
+using optest::ints, optest::intAttr, optest::floatAttr, optest::stringAttr;
 
 // Runs one node named "n0" as the executor does: the load-time check, then the kernel.
 std::vector<Tensor> run(const std::string& op, std::vector<const Tensor*> inputs, std::map<std::string, Attribute> attributes = {},
@@ -72,7 +49,7 @@ std::vector<Tensor> run(const std::string& op, std::vector<const Tensor*> inputs
 }
 
 Tensor einsum(const char* equation, std::vector<const Tensor*> inputs) {
-  return run("Einsum", std::move(inputs), {{"equation", attr(equation)}}).at(0);
+  return run("Einsum", std::move(inputs), {{"equation", stringAttr(equation)}}).at(0);
 }
 
 void expectNear(const Tensor& got, const std::vector<double>& want, const Shape& shape, double tol = 1e-5) {
@@ -126,7 +103,7 @@ std::pair<double, double> stats(const Tensor& x, size_t first, size_t len, doubl
 
 TEST(CpuOpsNormalization, LayerNormalizationRowsStatisticsAndRefusals) {
   const Tensor x = ramp({2, 3, 4}), scale = ramp({3, 4}, 0.5, 0.2), bias = ramp({3, 4}, 0.3, 1.0);
-  const std::vector<Tensor> out = run("LayerNormalization", {&x, &scale, &bias}, {{"axis", attr(int64_t{1})}, {"epsilon", attr(1e-3f)}}, 3);
+  const std::vector<Tensor> out = run("LayerNormalization", {&x, &scale, &bias}, {{"axis", intAttr(1)}, {"epsilon", floatAttr(1e-3f)}}, 3);
   ASSERT_EQ(out.size(), 3u);
   std::vector<double> y, mean, inv;
   for (size_t r = 0; r < 2; ++r) {
@@ -150,13 +127,13 @@ TEST(CpuOpsNormalization, LayerNormalizationRowsStatisticsAndRefusals) {
   expectNear(y2, want2, {2, 3, 4});
   // Refusals.
   const Tensor bad_scale = ramp({4, 3});
-  std::string e = errorOf([&] { run("LayerNormalization", {&x, &bad_scale}, {{"axis", attr(int64_t{2})}}); });
+  std::string e = errorOf([&] { run("LayerNormalization", {&x, &bad_scale}, {{"axis", intAttr(2)}}); });
   EXPECT_NE(e.find("node 'n0' (LayerNormalization), opset 18: Scale of shape [4, 3] does not match the normalised shape [4]"),
             std::string::npos)
       << e;
-  e = errorOf([&] { run("LayerNormalization", {&x, &scale}, {{"axis", attr(int64_t{3})}}); });
+  e = errorOf([&] { run("LayerNormalization", {&x, &scale}, {{"axis", intAttr(3)}}); });
   EXPECT_NE(e.find("(LayerNormalization), opset 18: axis 3 is out of range for rank 3"), std::string::npos) << e;
-  e = errorOf([&] { run("LayerNormalization", {&x, &scale}, {{"stash_type", attr(int64_t{11})}}); });
+  e = errorOf([&] { run("LayerNormalization", {&x, &scale}, {{"stash_type", intAttr(11)}}); });
   EXPECT_NE(e.find("(LayerNormalization), opset 18: attribute stash_type = 11 is not supported by the CPU kernel"), std::string::npos) << e;
   e = errorOf([&] { run("LayerNormalization", {&x, &scale}, {}, 1, 16); });
   EXPECT_NE(e.find("implements LayerNormalization from opset 17 on"), std::string::npos) << e;
@@ -164,7 +141,7 @@ TEST(CpuOpsNormalization, LayerNormalizationRowsStatisticsAndRefusals) {
 
 TEST(CpuOpsNormalization, InstanceNormalizationPerPlane) {
   const Tensor x = ramp({2, 3, 5, 2}), scale = ramp({3}, 0.9, 0.1), bias = ramp({3}, 0.4, 0.5);
-  const Tensor y = run("InstanceNormalization", {&x, &scale, &bias}, {{"epsilon", attr(0.01f)}}).at(0);
+  const Tensor y = run("InstanceNormalization", {&x, &scale, &bias}, {{"epsilon", floatAttr(0.01f)}}).at(0);
   std::vector<double> want;
   for (size_t p = 0; p < 6; ++p) {
     const auto [m, s] = stats(x, p * 10, 10, static_cast<double>(0.01f));
@@ -256,7 +233,7 @@ TEST(CpuOpsEinsum, RefusalsNameTheNodeAndEquation) {
   const Tensor a = ramp({2, 3}), b = ramp({4, 5});
   auto check = [](const char* equation, size_t inputs) {
     Node n;
-    n.name = "n0", n.op_type = "Einsum", n.attributes["equation"] = attr(equation);
+    n.name = "n0", n.op_type = "Einsum", n.attributes["equation"] = stringAttr(equation);
     n.inputs.assign(inputs, "x");
     n.outputs = {"y"};
     return errorOf([&] { checkCpuNode(n, 12); });
@@ -293,24 +270,24 @@ TEST(CpuOpsScatterND, WritesAndReductions) {
   EXPECT_EQ(none.f[6], 30.0f);
   EXPECT_TRUE(std::isnan(none.f[7]));
   EXPECT_EQ(none.f[0], 1.0f);
-  const Tensor add = run("ScatterND", {&data, &idx, &upd}, {{"reduction", attr("add")}}).at(0);
+  const Tensor add = run("ScatterND", {&data, &idx, &upd}, {{"reduction", stringAttr("add")}}).at(0);
   EXPECT_EQ(add.f[2], 63.0f);  // 3 + 10 + 50
   EXPECT_EQ(add.f[3], 84.0f);
-  const Tensor mul = run("ScatterND", {&data, &idx, &upd}, {{"reduction", attr("mul")}}).at(0);
+  const Tensor mul = run("ScatterND", {&data, &idx, &upd}, {{"reduction", stringAttr("mul")}}).at(0);
   EXPECT_EQ(mul.f[2], 1500.0f);
-  const Tensor mx = run("ScatterND", {&data, &idx, &upd}, {{"reduction", attr("max")}}).at(0);
+  const Tensor mx = run("ScatterND", {&data, &idx, &upd}, {{"reduction", stringAttr("max")}}).at(0);
   EXPECT_EQ(mx.f[2], 50.0f);
   EXPECT_TRUE(std::isnan(mx.f[7]));  // a NaN wins
-  const Tensor mn = run("ScatterND", {&data, &idx, &upd}, {{"reduction", attr("min")}}).at(0);
+  const Tensor mn = run("ScatterND", {&data, &idx, &upd}, {{"reduction", stringAttr("min")}}).at(0);
   EXPECT_EQ(mn.f[2], 3.0f);
   EXPECT_EQ(mn.f[6], 7.0f);
   // Whole-element indices into integers, wrapping.
   const Tensor small = ints({2, 2}, {100, 2, 3, 4}, DType::kInt8), at = ints({1, 2}, {0, 0}), plus = ints({1}, {100}, DType::kInt8);
-  EXPECT_EQ(run("ScatterND", {&small, &at, &plus}, {{"reduction", attr("add")}}).at(0).i, (std::vector<int64_t>{-56, 2, 3, 4}));
+  EXPECT_EQ(run("ScatterND", {&small, &at, &plus}, {{"reduction", stringAttr("add")}}).at(0).i, (std::vector<int64_t>{-56, 2, 3, 4}));
   // Refusals.
-  std::string e = errorOf([&] { run("ScatterND", {&data, &idx, &upd}, {{"reduction", attr("max")}}, 1, 16); });
+  std::string e = errorOf([&] { run("ScatterND", {&data, &idx, &upd}, {{"reduction", stringAttr("max")}}, 1, 16); });
   EXPECT_EQ(e, "node 'n0' (ScatterND), opset 16: attribute reduction = 'max' is not supported by the CPU kernel (none, add or mul)");
-  e = errorOf([&] { run("ScatterND", {&data, &idx, &upd}, {{"reduction", attr("add")}}, 1, 13); });
+  e = errorOf([&] { run("ScatterND", {&data, &idx, &upd}, {{"reduction", stringAttr("add")}}, 1, 13); });
   EXPECT_NE(e.find("attribute reduction is not supported by the CPU kernel at this opset"), std::string::npos) << e;
   const Tensor far = ints({1, 1}, {4});
   const Tensor row = ramp({1, 2});

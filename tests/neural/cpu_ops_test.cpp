@@ -16,50 +16,14 @@
 #include "core/error.h"
 #include "neural/tensor.h"
 #include "support/test_support.h"
+#include "op_test_helpers.h"
 
 namespace sf::nn {
 namespace {
 
 constexpr int64_t kOpset = 17;
 
-Tensor floats(Shape shape, std::vector<float> values, DType type = DType::kFloat32) {
-  Tensor t(type, std::move(shape));
-  EXPECT_EQ(t.f.size(), values.size());
-  t.f = std::move(values);
-  return t;
-}
-
-Tensor ints(Shape shape, std::vector<int64_t> values, DType type = DType::kInt64) {
-  Tensor t(type, std::move(shape));
-  EXPECT_EQ(t.i.size(), values.size());
-  t.i = std::move(values);
-  return t;
-}
-
-Attribute intAttr(int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInt;
-  a.i = v;
-  return a;
-}
-Attribute floatAttr(float v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kFloat;
-  a.f = v;
-  return a;
-}
-Attribute stringAttr(const std::string& v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kString;
-  a.s = v;
-  return a;
-}
-Attribute intsAttr(std::vector<int64_t> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInts;
-  a.ints = std::move(v);
-  return a;
-}
+using optest::floats, optest::ints, optest::intAttr, optest::floatAttr, optest::stringAttr, optest::intsAttr;
 
 Node makeNode(const std::string& op, size_t outputs = 1, std::map<std::string, Attribute> attributes = {}) {
   Node n;
@@ -93,7 +57,7 @@ Tensor run1(Node node, std::vector<const Tensor*> inputs, int64_t opset = kOpset
   return out.empty() ? Tensor() : out[0];
 }
 
-using test::errorOf;
+using sf::test::errorOf;
 
 TEST(CpuOps, TableIsSortedAndComplete) {
   const std::span<const OpInfo> ops = cpuOps();

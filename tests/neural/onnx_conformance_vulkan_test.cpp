@@ -14,6 +14,7 @@
 #include "neural/conformance_support.h"
 #include "neural/vulkan_executor.h"
 #include "support/test_support.h"
+#include "vulkan_test_device.h"
 
 namespace sf::nn {
 namespace {
@@ -42,12 +43,7 @@ std::vector<std::string> claimedCases() {
 }
 
 // One device for the whole process (a case is a process under ctest; the summary runs them all).
-gpu::Context* device() {
-  static std::unique_ptr<gpu::Context> ctx = [] {
-    return gpu::vulkanAvailable() ? std::make_unique<gpu::Context>() : std::unique_ptr<gpu::Context>();
-  }();
-  return ctx.get();
-}
+using optest::device;
 
 Runner vulkanRunner(const Graph& g) {
   auto executor = std::make_shared<VulkanExecutor>(*device(), g);

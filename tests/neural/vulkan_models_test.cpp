@@ -22,6 +22,7 @@
 #include "neural/vulkan_executor.h"
 #include "render/cpu_renderer.h"
 #include "support/test_support.h"
+#include "vulkan_test_device.h"
 
 namespace sf::nn {
 namespace {
@@ -29,15 +30,7 @@ namespace {
 std::string modelPath(const std::string& name) { return std::string(SPLATFORGE_SOURCE_DIR) + "/models/" + name; }
 Tensor pb(const std::string& stem) { return loadTensorProtoFile(modelPath(stem + ".pb")); }
 
-gpu::Context* device() {
-  static std::unique_ptr<gpu::Context> ctx = [] {
-    return gpu::vulkanAvailable() ? std::make_unique<gpu::Context>() : std::unique_ptr<gpu::Context>();
-  }();
-  return ctx.get();
-}
-
-#define REQUIRE_DEVICE() \
-  if (!device()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)")
+using optest::device;
 
 // Largest |a - b| / (atol + rtol |b|) over the elements (at most 1 passes); integers must be equal.
 double worstRatio(const Tensor& a, const Tensor& b, double atol, double rtol) {

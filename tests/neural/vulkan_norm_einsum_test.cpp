@@ -12,19 +12,13 @@
 #include "gpu/gpu.h"
 #include "neural/vulkan_executor.h"
 #include "support/test_support.h"
+#include "op_test_helpers.h"
+#include "vulkan_test_device.h"
 
 namespace sf::nn {
 namespace {
 
-gpu::Context* device() {
-  static std::unique_ptr<gpu::Context> ctx = [] {
-    return gpu::vulkanAvailable() ? std::make_unique<gpu::Context>() : std::unique_ptr<gpu::Context>();
-  }();
-  return ctx.get();
-}
-
-#define REQUIRE_DEVICE() \
-  if (!device()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)")
+using optest::device;
 
 Tensor ramp(DType type, Shape shape, double phase) {
   Tensor t(type, std::move(shape));
@@ -33,18 +27,7 @@ Tensor ramp(DType type, Shape shape, double phase) {
   return t;
 }
 
-Attribute attr(int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInt;
-  a.i = v;
-  return a;
-}
-Attribute attr(const char* v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kString;
-  a.s = v;
-  return a;
-}
+using optest::intAttr, optest::stringAttr;
 
 // A one-node graph: inputs (fed) and initializers (static), the node, its outputs.
 struct OneNode {
@@ -168,14 +151,14 @@ TEST(VulkanNewOps, NormalizationMatchesCpu) {
   rows.input("x", ramp(DType::kFloat32, {37, 96}, 0.2)).constant("w", ramp(DType::kFloat32, {96}, 1.0)).constant("b", ramp(DType::kFloat32, {96}, 2.0));
   rows.output("y", DType::kFloat32).output("mean", DType::kFloat32).output("inv", DType::kFloat32);
   expectGpuMatchesCpu(rows);
-  OneNode half("LayerNormalization", {{"axis", attr(int64_t{1})}});
+  OneNode half("LayerNormalization", {{"axis", intAttr(1)}});
   half.input("x", ramp(DType::kFloat16, {6, 3, 40}, 0.4)).input("w", ramp(DType::kFloat16, {3, 40}, 0.9)).input("b", ramp(DType::kFloat16, {3, 40}, 1.9));
   half.output("y", DType::kFloat16);
   half.g.nodes[0].outputs.push_back("");  // Mean not asked for
   half.g.nodes[0].outputs.push_back("inv");
   half.g.outputs.push_back({"inv", DType::kFloat32, {}, {}, false});
   expectGpuMatchesCpu(half, 3e-3);  // a float16 step may round the other way from a float32 statistic
-  OneNode one_scale("LayerNormalization", {{"axis", attr(int64_t{-2})}});
+  OneNode one_scale("LayerNormalization", {{"axis", intAttr(-2)}});
   one_scale.input("x", ramp(DType::kFloat32, {4, 5, 6}, 0.6)).constant("w", ramp(DType::kFloat32, {1}, 0.5)).output("y", DType::kFloat32);
   expectGpuMatchesCpu(one_scale);
   OneNode instance("InstanceNormalization");
@@ -206,19 +189,19 @@ TEST(VulkanNewOps, EinsumSumsAndProductsMatchCpu) {
       {"abc->ca", {{5, 300, 4}}},                              // a long sum, transposed
   };
   for (const Case& c : cases) {
-    OneNode m("Einsum", {{"equation", attr(c.equation)}});
+    OneNode m("Einsum", {{"equation", stringAttr(c.equation)}});
     for (size_t k = 0; k < c.shapes.size(); ++k) m.input(k == 0 ? "a" : "b", ramp(DType::kFloat32, c.shapes[k], 0.3 * static_cast<double>(k)));
     m.output("y", DType::kFloat32);
     SCOPED_TRACE(c.equation);
     expectGpuMatchesCpu(m, 1e-4);
   }
   // One integer operand: an integer sum.
-  OneNode sum("Einsum", {{"equation", attr("ij->j")}});
+  OneNode sum("Einsum", {{"equation", stringAttr("ij->j")}});
   sum.input("a", ramp(DType::kInt32, {20, 6}, 0)).output("y", DType::kInt32);
   expectGpuMatchesCpu(sum);
   // Forms the GPU's strided product cannot take are refused when planned, with the node and the equation.
   auto refused = [](const char* equation, std::vector<Shape> shapes, DType type = DType::kFloat32) {
-    OneNode m("Einsum", {{"equation", attr(equation)}});
+    OneNode m("Einsum", {{"equation", stringAttr(equation)}});
     for (size_t k = 0; k < shapes.size(); ++k) m.input(k == 0 ? "a" : "b", ramp(type, shapes[k], 0));
     m.output("y", type);
     return planProblem(m);
@@ -252,7 +235,7 @@ TEST(VulkanNewOps, ScatterNDByConstantIndicesMatchesCpu) {
   elems.input("data", ramp(DType::kInt32, {2, 3, 4}, 0)).constant("at", at).input("updates", ramp(DType::kInt32, {3}, 0)).output("y", DType::kInt32);
   expectGpuMatchesCpu(elems, 0);
   // A reduction has no GPU kernel: refused when the executor is made.
-  OneNode add("ScatterND", {{"reduction", attr("add")}});
+  OneNode add("ScatterND", {{"reduction", stringAttr("add")}});
   add.input("data", ramp(DType::kFloat32, {8, 16}, 0.2)).constant("idx", idx).input("updates", ramp(DType::kFloat32, {4, 16}, 1.1));
   add.output("y", DType::kFloat32);
   const std::string e = test::errorOf([&] { VulkanExecutor ex(*device(), add.g); });
