@@ -52,5 +52,12 @@ inline Attribute intsAttr(std::vector<int64_t> v) {
   return a;
 }
 
+// A node of one output.
+inline Node node(const char* name, const char* op, std::vector<std::string> inputs, const char* output) {
+  Node n;
+  n.name = name, n.op_type = op, n.inputs = std::move(inputs), n.outputs = {output};
+  return n;
+}
+
 }  // namespace sf::nn::optest
 

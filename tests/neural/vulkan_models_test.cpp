@@ -22,6 +22,7 @@
 #include "neural/vulkan_executor.h"
 #include "render/cpu_renderer.h"
 #include "support/test_support.h"
+#include "op_test_helpers.h"
 #include "vulkan_test_device.h"
 
 namespace sf::nn {
@@ -415,11 +416,7 @@ TEST(VulkanExecutor, FusedChainsMatchCpu) {
   g.initializers["b"] = b;
   g.initializers["lo"] = lo;
   g.initializers["hi"] = hi;
-  auto node = [](const char* name, const char* op, std::vector<std::string> in, const char* out) {
-    Node n;
-    n.name = name, n.op_type = op, n.inputs = std::move(in), n.outputs = {out};
-    return n;
-  };
+  using optest::node;
   Node leaky = node("leaky", "LeakyRelu", {"s"}, "l");
   Attribute alpha;
   alpha.kind = Attribute::Kind::kFloat, alpha.f = 0.2f;

@@ -127,11 +127,7 @@ TEST(VulkanNewOps, MaxJoinsFusedChains) {
   hi.f = {0.75f};
   g.initializers["lo"] = lo;
   g.initializers["hi"] = hi;
-  auto node = [](const char* name, const char* op, std::vector<std::string> in, const char* out) {
-    Node n;
-    n.name = name, n.op_type = op, n.inputs = std::move(in), n.outputs = {out};
-    return n;
-  };
+  using optest::node;
   g.nodes = {node("mul", "Mul", {"x", "x"}, "m"), node("max", "Max", {"m", "lo"}, "a"), node("min", "Min", {"hi", "a"}, "b"),
              node("tanh", "Tanh", {"b"}, "y")};
   VulkanExecutor ex(*device(), g);
