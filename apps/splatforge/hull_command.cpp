@@ -181,10 +181,7 @@ ImageRGBA plotLodSweep(const std::string& title, bool back_to_back, const std::v
                             {"CPU FRAME INPUTS, MS", Vec3{0.10f, 0.60f, 0.25f}, inputs_ms}});
 }
 
-// `hull bench`: N hulls in a grid on the Vulkan frame; live (the default: every effect on and a hit per frame
-// on the first, unless --idle) or static in baked / sorted mode. CPU time of the destruction and of building
-// the frame inputs, GPU time of the frame; with --lod-sweep the same at N splat budgets K.
-int runBench(const HullCommand::Options& o) {
+void checkBenchOptions(const HullCommand::Options& o) {
   if (o.hulls < 1 || o.hulls > 10000) throw UsageError("--hulls must be in 1..10000");
   if (o.frames < 1 || o.frames > 100000) throw UsageError("--frames must be in 1..100000");
   if (o.submissions > 1 && o.back_to_back == 0) throw UsageError("--submissions counts --back-to-back submissions: give --back-to-back N too");
@@ -193,23 +190,23 @@ int runBench(const HullCommand::Options& o) {
     if (fileExtension(o.plot) != ".png") throw UsageError("--plot " + o.plot + ": expected a .png path");
     checkWritableTarget(o.plot, "--plot");
   }
-  const bool live = o.bench_mode == "live";
-  const bool idle = o.idle || !live;  // static hulls take no hits and no effects
-  const hull::HullLod lod = hull::parseHullLod(o.lod);
-  auto asset = hull::HullAsset::load(o.input);
-  FrameDriverOptions fo;
-  fo.backend = Backend::kVulkan;
-  fo.device = o.play.device;
-  FrameDriver driver(fo);
-  VulkanRenderer& vk = *driver.vulkan();
-  // The crowd: one hull object per grid cell; the frame driver gives each live one its GPU pass.
+}
+
+// The crowd: one hull object per grid cell; the frame driver gives each live one its GPU pass.
+struct HullCrowd {
   Scene scene;
-  std::vector<std::shared_ptr<hull::HullInstance>> hulls;
-  const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(o.hulls))));
+  std::vector<std::shared_ptr<hull::HullInstance>> hulls;  // the live hulls (none for static ones)
+  int side = 0;                                            // cells per row of the grid
+};
+
+HullCrowd buildCrowd(const HullCommand::Options& o, const std::shared_ptr<hull::HullAsset>& asset,
+                     const hull::HullLod& lod, bool live) {
+  HullCrowd c;
+  c.side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(o.hulls))));
   const auto rest = std::make_shared<const GaussianCloud>(asset->rest);
   for (int i = 0; i < o.hulls; ++i) {
-    const float x = (static_cast<float>(i % side) - 0.5f * static_cast<float>(side - 1)) * 1.8f;
-    const float z = (static_cast<float>(i / side) - 0.5f * static_cast<float>(side - 1)) * 1.8f;
+    const float x = (static_cast<float>(i % c.side) - 0.5f * static_cast<float>(c.side - 1)) * 1.8f;
+    const float z = (static_cast<float>(i / c.side) - 0.5f * static_cast<float>(c.side - 1)) * 1.8f;
     SceneObject obj;
     obj.name = fmt::format("hull{}", i);
     obj.source = o.input;
@@ -219,38 +216,51 @@ int runBench(const HullCommand::Options& o) {
     if (live) {
       hull::DestructionOptions d;
       d.seed = static_cast<uint32_t>(i + 1);
-      hulls.push_back(std::make_shared<hull::HullInstance>(asset, d));
-      obj.hull_live = hulls.back();
+      c.hulls.push_back(std::make_shared<hull::HullInstance>(asset, d));
+      obj.hull_live = c.hulls.back();
     } else {
       obj.hull_mode = hull::parseHullMode(o.bench_mode);
     }
     obj.object_to_world = Mat4::fromLinearTranslation(Mat3{}, {x, 0, z});
-    scene.objects.push_back(obj);
+    c.scene.objects.push_back(obj);
   }
-  const float extent = 0.9f * static_cast<float>(side) + 0.8f;
-  const Camera cam = lookAtCamera(Vec3{0, 1.1f, 1.2f} * (extent * 1.6f), {0, 0, 0}, {0, 1, 0}, 45.0f, o.width, o.height);
-  const size_t pool = live ? hulls[0]->destruction().slots().size() - asset->hull.size() : 0;
-  // K per hull this camera gives (the distance rule differs per hull by its depth).
+  return c;
+}
+
+// K per hull this camera gives (the distance rule differs per hull by its depth).
+struct LodRange {
   uint32_t k_min = ~0u, k_max = 0;
   uint64_t k_sum = 0;
-  for (const SceneObject& obj : scene.objects) {
-    const uint32_t k = hull::resolveHullLod(lod, static_cast<uint32_t>(asset->hull.size()), asset->lod_radius, obj.object_to_world, &cam);
-    k_min = std::min(k_min, k), k_max = std::max(k_max, k), k_sum += k;
-  }
-  fmt::print(stderr, "  {}\n", fmt::format("hull bench: {} hulls of {} splats (+{} pool slots) at {}x{} on {}, {} frames, {}, lod {}", o.hulls,
-                                           asset->hull.size(), pool, o.width, o.height, vk.device().name, o.frames,
-                                           !live ? "static " + o.bench_mode + " hulls" : idle ? "effects off, no hits" : "effects all on, a hit per frame on the first hull",
-                                           hull::hullLodName(lod)) +
-                                   (lod.mode == hull::HullLod::Mode::kAuto ? fmt::format(" (K per hull {}..{}, {} splats in all)", k_min, k_max, k_sum) : ""));
+};
 
-  // `frames` frames from scene time 0 (the first left out: it uploads and allocates); medians.
-  struct Run {
-    std::vector<double> cpu_hit, cpu_build, gpu_before, gpu_total, gpu_pre, gpu_bin, gpu_sort, gpu_raster;
-    size_t splats = 0, visible = 0, pairs = 0, events = 0;
-    double t = 0;
-  };
-  auto runFrames = [&](int frames) {
-    Run r;
+LodRange lodRange(const Scene& scene, const hull::HullLod& lod, const hull::HullAsset& asset,
+                  const Camera& cam) {
+  LodRange r;
+  for (const SceneObject& obj : scene.objects) {
+    const uint32_t k = hull::resolveHullLod(lod, static_cast<uint32_t>(asset.hull.size()), asset.lod_radius, obj.object_to_world, &cam);
+    r.k_min = std::min(r.k_min, k), r.k_max = std::max(r.k_max, k), r.k_sum += k;
+  }
+  return r;
+}
+
+// `frames` frames from scene time 0 (the first left out: it uploads and allocates); medians.
+struct BenchRun {
+  std::vector<double> cpu_hit, cpu_build, gpu_before, gpu_total, gpu_pre, gpu_bin, gpu_sort, gpu_raster;
+  size_t splats = 0, visible = 0, pairs = 0, events = 0;
+  double t = 0;
+};
+
+// The timed frames of the crowd from one camera: live hulls take a hit per frame and every effect unless
+// idle.
+struct BenchFrames {
+  FrameDriver& driver;
+  const HullCrowd& crowd;
+  const Camera& cam;
+  bool idle;
+  int back_to_back, submissions;
+
+  BenchRun run(int frames) const {
+    BenchRun r;
     for (int f = 0; f < frames; ++f) {
       r.t = static_cast<double>(f) / 60.0;
       const double t = r.t;
@@ -262,20 +272,20 @@ int runBench(const HullCommand::Options& o) {
         h.kind = static_cast<hull::HitKind>(f % 5);
         h.weapon = f % 3 == 0 ? hull::Weapon::kCannon : hull::Weapon::kNone;
         h.damage = 30;
-        r.events += hulls[0]->destruction().hit(h, t).size();
-        if (f % 30 == 29) hulls[0]->destruction().heal(t, 1.0f);
-        r.events += hulls[0]->destruction().update(t).size();
+        r.events += crowd.hulls[0]->destruction().hit(h, t).size();
+        if (f % 30 == 29) crowd.hulls[0]->destruction().heal(t, 1.0f);
+        r.events += crowd.hulls[0]->destruction().update(t).size();
       }
       const auto t1 = std::chrono::steady_clock::now();
       if (!idle)
-        for (const auto& hull : hulls) {  // every effect on (their parameters are part of the frame inputs)
+        for (const auto& hull : crowd.hulls) {  // every effect on (their parameters are part of the frame inputs)
           hull::HullEffects& e = hull->effects;
           e.charge = 0.5f, e.link_decay = 0.5f, e.siphon = 0.3f, e.implode = 0.05f, e.scatter = 0.05f;
           e.ripple = 0.02f, e.ripple_age = static_cast<float>(std::fmod(t, 1.0)), e.ripple_origin = {0, 0, 0.8f};
           e.parts = {{{0, 0, 0}, Quat{std::cos(0.1f * static_cast<float>(t)), 0, std::sin(0.1f * static_cast<float>(t)), 0}, {}}};
         }
       const auto t2 = std::chrono::steady_clock::now();
-      const FrameResult fr = driver.render(scene, {t, cam, {}, {}});  // posing builds every hull's frame inputs
+      const FrameResult fr = driver.render(crowd.scene, {t, cam, {}, {}});  // posing builds every hull's frame inputs
       if (f == 0) continue;  // the first frame uploads and allocates
       const VulkanFrameStats& st = fr.gpu;
       r.cpu_hit.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
@@ -287,22 +297,116 @@ int runBench(const HullCommand::Options& o) {
       r.splats = st.splats, r.visible = st.visible, r.pairs = st.tile_keys;
     }
     return r;
-  };
+  }
+
   // Back to back: submissions one after another; the medians are over the frames of the later half (the
   // earlier ones are where a GPU that idled between the timed frames raises its clock).
-  auto backToBack = [&](double t, std::vector<double>* per_submission) {
-    const int first_kept = o.submissions / 2;
+  VulkanPassTimes backToBack(double t, std::vector<double>* per_submission) const {
+    const int first_kept = submissions / 2;
     std::vector<VulkanPassTimes> later;
-    for (int s = 0; s < o.submissions; ++s) {
-      const std::vector<VulkanPassTimes> runs = driver.renderBackToBack(scene, {t, cam, {}, {}}, o.back_to_back);
+    for (int s = 0; s < submissions; ++s) {
+      const std::vector<VulkanPassTimes> runs = driver.renderBackToBack(crowd.scene, {t, cam, {}, {}}, back_to_back);
       const VulkanPassTimes m = medianPassTimes(runs);
       if (per_submission) per_submission->push_back(m.total - m.readback);
       if (s >= first_kept) later.insert(later.end(), runs.begin(), runs.end());
     }
     return medianPassTimes(later);
-  };
+  }
+};
 
-  const Run r = runFrames(o.frames);
+// The back-to-back submissions at the last frame's time, printed; returns their JSON member.
+std::string benchBackToBack(const HullCommand::Options& o, const BenchFrames& frames, double t) {
+  std::vector<double> per_submission;
+  const VulkanPassTimes b = frames.backToBack(t, &per_submission);
+  if (o.submissions > 1)
+    fmt::print("back to back ({} frames in each of {} submissions; frame medians per submission {:.4f} .. {:.4f} ms; below: the last {}):\n",
+               o.back_to_back, o.submissions, *std::min_element(per_submission.begin(), per_submission.end()),
+               *std::max_element(per_submission.begin(), per_submission.end()), o.submissions - o.submissions / 2);
+  else
+    fmt::print("back to back ({} frames in one submission):\n", o.back_to_back);
+  fmt::print("gpu before preprocess (hull passes, uploads) median {:.4f} ms\n", b.mesh);
+  fmt::print("gpu frame without readback                   median {:.4f} ms\n", b.total - b.readback);
+  fmt::print("  of it: preprocess {:.4f}, binning {:.4f}, tile sort {:.4f}, raster {:.4f} ms\n", b.preprocess, b.bin + b.scan + b.emit, b.sort,
+             b.raster);
+  return fmt::format(",\n  \"back_to_back\": {{\"frames\": {}, \"submissions\": {}, \"gpu_before_preprocess\": {:.4f}, "
+                     "\"gpu_frame_without_readback\": {:.4f}, \"preprocess\": {:.4f}, \"binning\": {:.4f}, \"tile_sort\": {:.4f}, \"raster\": {:.4f}}}",
+                     o.back_to_back, o.submissions, b.mesh, b.total - b.readback, b.preprocess, b.bin + b.scan + b.emit, b.sort, b.raster);
+}
+
+// `--lod-sweep`: every hull at K = ceil(n j / N), j = 1..N, each from the undamaged hulls at scene time 0
+// (the same hits and effects at every K); printed as a table, drawn with --plot; returns its JSON member.
+std::string benchLodSweep(const HullCommand::Options& o, const BenchFrames& frames, HullCrowd& crowd, size_t n,
+                          bool idle) {
+  std::vector<double> ks, frame_ms, before_ms, raster_ms, inputs_ms;
+  fmt::print("lod sweep ({} budgets; every hull at K of {} splats; medians of {} frames{}):\n", o.lod_sweep, n, o.frames - 1,
+             o.back_to_back > 0 ? ", then back to back" : "");
+  fmt::print("  {:>8} {:>7} {:>10} {:>10} {:>12} {:>13} {:>10} {:>10} {:>10} {:>13}{}\n", "K", "share", "visible", "pairs", "gpu frame ms",
+             "before preproc", "preproc", "sort", "raster", "cpu inputs ms", o.back_to_back > 0 ? "   back to back ms" : "");
+  std::string json = ",\n  \"lod_sweep\": [";
+  for (int j = 1; j <= o.lod_sweep; ++j) {
+    const uint32_t k = static_cast<uint32_t>((static_cast<uint64_t>(n) * static_cast<uint64_t>(j) + static_cast<uint64_t>(o.lod_sweep) - 1) /
+                                             static_cast<uint64_t>(o.lod_sweep));
+    for (SceneObject& obj : crowd.scene.objects) obj.hull_lod = hull::HullLod::fixed(k);
+    for (const auto& h : crowd.hulls) h->resetDestruction();
+    const BenchRun s = frames.run(o.frames);
+    double b2b = 0;
+    if (o.back_to_back > 0) {
+      const VulkanPassTimes b = frames.backToBack(s.t, nullptr);
+      b2b = b.total - b.readback;
+    }
+    const double share = n > 0 ? static_cast<double>(k) / static_cast<double>(n) : 0.0;
+    fmt::print("  {:>8} {:>7.3f} {:>10} {:>10} {:>12.4f} {:>13.4f} {:>10.4f} {:>10.4f} {:>10.4f} {:>13.4f}{}\n", k, share, s.visible, s.pairs,
+               median(s.gpu_total), median(s.gpu_before), median(s.gpu_pre), median(s.gpu_sort), median(s.gpu_raster), median(s.cpu_build),
+               o.back_to_back > 0 ? fmt::format("   {:>14.4f}", b2b) : "");
+    json += fmt::format("{}\n    {{\"k\": {}, \"share\": {:.4f}, \"splats\": {}, \"visible\": {}, \"tile_pairs\": {}, \"gpu_frame_without_readback\": {:.4f}, "
+                        "\"cpu_frame_inputs\": {:.4f}, \"gpu_before_preprocess\": {:.4f}, \"preprocess\": {:.4f}, \"binning\": {:.4f}, "
+                        "\"tile_sort\": {:.4f}, \"raster\": {:.4f}{}}}",
+                        j == 1 ? "" : ",", k, share, s.splats, s.visible, s.pairs, median(s.gpu_total), median(s.cpu_build), median(s.gpu_before),
+                        median(s.gpu_pre), median(s.gpu_bin), median(s.gpu_sort), median(s.gpu_raster),
+                        o.back_to_back > 0 ? fmt::format(", \"back_to_back_gpu_frame\": {:.4f}", b2b) : "");
+    ks.push_back(k);
+    frame_ms.push_back(o.back_to_back > 0 ? b2b : median(s.gpu_total));
+    before_ms.push_back(median(s.gpu_before));
+    raster_ms.push_back(median(s.gpu_raster));
+    inputs_ms.push_back(median(s.cpu_build));
+  }
+  json += "\n  ]";
+  if (!o.plot.empty()) {
+    const std::string title = fmt::format("HULL LOD: {} {} HULLS OF {} SPLATS AT {}X{}, {}", o.hulls, o.bench_mode, n, o.width, o.height,
+                                          idle ? "IDLE" : "EFFECTS AND HITS");
+    writePng(o.plot, plotLodSweep(title, o.back_to_back > 0, ks, frame_ms, before_ms, raster_ms, inputs_ms));
+    fmt::print("wrote {}\n", o.plot);
+  }
+  return json;
+}
+
+// `hull bench`: N hulls in a grid on the Vulkan frame; live (the default: every effect on and a hit per frame
+// on the first, unless --idle) or static in baked / sorted mode. CPU time of the destruction and of building
+// the frame inputs, GPU time of the frame; with --lod-sweep the same at N splat budgets K.
+int runBench(const HullCommand::Options& o) {
+  checkBenchOptions(o);
+  const bool live = o.bench_mode == "live";
+  const bool idle = o.idle || !live;  // static hulls take no hits and no effects
+  const hull::HullLod lod = hull::parseHullLod(o.lod);
+  auto asset = hull::HullAsset::load(o.input);
+  FrameDriverOptions fo;
+  fo.backend = Backend::kVulkan;
+  fo.device = o.play.device;
+  FrameDriver driver(fo);
+  VulkanRenderer& vk = *driver.vulkan();
+  HullCrowd crowd = buildCrowd(o, asset, lod, live);
+  const float extent = 0.9f * static_cast<float>(crowd.side) + 0.8f;
+  const Camera cam = lookAtCamera(Vec3{0, 1.1f, 1.2f} * (extent * 1.6f), {0, 0, 0}, {0, 1, 0}, 45.0f, o.width, o.height);
+  const size_t pool = live ? crowd.hulls[0]->destruction().slots().size() - asset->hull.size() : 0;
+  const LodRange k = lodRange(crowd.scene, lod, *asset, cam);
+  fmt::print(stderr, "  {}\n", fmt::format("hull bench: {} hulls of {} splats (+{} pool slots) at {}x{} on {}, {} frames, {}, lod {}", o.hulls,
+                                           asset->hull.size(), pool, o.width, o.height, vk.device().name, o.frames,
+                                           !live ? "static " + o.bench_mode + " hulls" : idle ? "effects off, no hits" : "effects all on, a hit per frame on the first hull",
+                                           hull::hullLodName(lod)) +
+                                   (lod.mode == hull::HullLod::Mode::kAuto ? fmt::format(" (K per hull {}..{}, {} splats in all)", k.k_min, k.k_max, k.k_sum) : ""));
+
+  const BenchFrames frames{driver, crowd, cam, idle, o.back_to_back, o.submissions};
+  const BenchRun r = frames.run(o.frames);
   fmt::print("hulls {}  splats per hull {}  frames {}  events {}\n", o.hulls, asset->hull.size(), o.frames, r.events);
   fmt::print("cpu destruction (hit + update, first hull)  median {:.4f} ms\n", median(r.cpu_hit));
   fmt::print("cpu frame inputs (all hulls' params)         median {:.4f} ms\n", median(r.cpu_build));
@@ -315,73 +419,12 @@ int runBench(const HullCommand::Options& o) {
       "  \"device\": \"{}\",\n  \"mode\": \"{}\",\n  \"lod\": \"{}\",\n  \"lod_k\": {{\"min\": {}, \"max\": {}, \"total\": {}}},\n  \"effects\": {},\n  \"splats\": {},\n  \"tile_pairs\": {},\n  \"median_ms\": {{\"cpu_hit\": {:.4f}, "
       "\"cpu_frame_inputs\": {:.4f}, \"gpu_before_preprocess\": {:.4f}, \"gpu_frame_without_readback\": {:.4f}, \"preprocess\": {:.4f}, "
       "\"binning\": {:.4f}, \"tile_sort\": {:.4f}, \"raster\": {:.4f}}}",
-      o.hulls, asset->hull.size(), o.frames, r.events, o.width, o.height, jsonEscape(vk.device().name), o.bench_mode, hull::hullLodName(lod), k_min, k_max, k_sum,
+      o.hulls, asset->hull.size(), o.frames, r.events, o.width, o.height, jsonEscape(vk.device().name), o.bench_mode, hull::hullLodName(lod), k.k_min, k.k_max, k.k_sum,
       idle ? "false" : "true", r.splats, r.pairs, median(r.cpu_hit), median(r.cpu_build), median(r.gpu_before), median(r.gpu_total),
       median(r.gpu_pre), median(r.gpu_bin), median(r.gpu_sort), median(r.gpu_raster));
-  if (o.back_to_back > 0) {
-    std::vector<double> per_submission;
-    const VulkanPassTimes b = backToBack(r.t, &per_submission);
-    if (o.submissions > 1)
-      fmt::print("back to back ({} frames in each of {} submissions; frame medians per submission {:.4f} .. {:.4f} ms; below: the last {}):\n",
-                 o.back_to_back, o.submissions, *std::min_element(per_submission.begin(), per_submission.end()),
-                 *std::max_element(per_submission.begin(), per_submission.end()), o.submissions - o.submissions / 2);
-    else
-      fmt::print("back to back ({} frames in one submission):\n", o.back_to_back);
-    fmt::print("gpu before preprocess (hull passes, uploads) median {:.4f} ms\n", b.mesh);
-    fmt::print("gpu frame without readback                   median {:.4f} ms\n", b.total - b.readback);
-    fmt::print("  of it: preprocess {:.4f}, binning {:.4f}, tile sort {:.4f}, raster {:.4f} ms\n", b.preprocess, b.bin + b.scan + b.emit, b.sort,
-               b.raster);
-    json += fmt::format(",\n  \"back_to_back\": {{\"frames\": {}, \"submissions\": {}, \"gpu_before_preprocess\": {:.4f}, "
-                        "\"gpu_frame_without_readback\": {:.4f}, \"preprocess\": {:.4f}, \"binning\": {:.4f}, \"tile_sort\": {:.4f}, \"raster\": {:.4f}}}",
-                        o.back_to_back, o.submissions, b.mesh, b.total - b.readback, b.preprocess, b.bin + b.scan + b.emit, b.sort, b.raster);
-  }
+  if (o.back_to_back > 0) json += benchBackToBack(o, frames, r.t);
   if (o.tile_stats) printTileStats(vk.readDebug(), r.splats);
-
-  if (o.lod_sweep > 0) {
-    // Every hull at K = ceil(n j / N), j = 1..N, each from the undamaged hulls at scene time 0 (the same hits
-    // and effects at every K).
-    const size_t n = asset->hull.size();
-    std::vector<double> ks, frame_ms, before_ms, raster_ms, inputs_ms;
-    fmt::print("lod sweep ({} budgets; every hull at K of {} splats; medians of {} frames{}):\n", o.lod_sweep, n, o.frames - 1,
-               o.back_to_back > 0 ? ", then back to back" : "");
-    fmt::print("  {:>8} {:>7} {:>10} {:>10} {:>12} {:>13} {:>10} {:>10} {:>10} {:>13}{}\n", "K", "share", "visible", "pairs", "gpu frame ms",
-               "before preproc", "preproc", "sort", "raster", "cpu inputs ms", o.back_to_back > 0 ? "   back to back ms" : "");
-    json += ",\n  \"lod_sweep\": [";
-    for (int j = 1; j <= o.lod_sweep; ++j) {
-      const uint32_t k = static_cast<uint32_t>((static_cast<uint64_t>(n) * static_cast<uint64_t>(j) + static_cast<uint64_t>(o.lod_sweep) - 1) /
-                                               static_cast<uint64_t>(o.lod_sweep));
-      for (SceneObject& obj : scene.objects) obj.hull_lod = hull::HullLod::fixed(k);
-      for (const auto& h : hulls) h->resetDestruction();
-      const Run s = runFrames(o.frames);
-      double b2b = 0;
-      if (o.back_to_back > 0) {
-        const VulkanPassTimes b = backToBack(s.t, nullptr);
-        b2b = b.total - b.readback;
-      }
-      const double share = n > 0 ? static_cast<double>(k) / static_cast<double>(n) : 0.0;
-      fmt::print("  {:>8} {:>7.3f} {:>10} {:>10} {:>12.4f} {:>13.4f} {:>10.4f} {:>10.4f} {:>10.4f} {:>13.4f}{}\n", k, share, s.visible, s.pairs,
-                 median(s.gpu_total), median(s.gpu_before), median(s.gpu_pre), median(s.gpu_sort), median(s.gpu_raster), median(s.cpu_build),
-                 o.back_to_back > 0 ? fmt::format("   {:>14.4f}", b2b) : "");
-      json += fmt::format("{}\n    {{\"k\": {}, \"share\": {:.4f}, \"splats\": {}, \"visible\": {}, \"tile_pairs\": {}, \"gpu_frame_without_readback\": {:.4f}, "
-                          "\"cpu_frame_inputs\": {:.4f}, \"gpu_before_preprocess\": {:.4f}, \"preprocess\": {:.4f}, \"binning\": {:.4f}, "
-                          "\"tile_sort\": {:.4f}, \"raster\": {:.4f}{}}}",
-                          j == 1 ? "" : ",", k, share, s.splats, s.visible, s.pairs, median(s.gpu_total), median(s.cpu_build), median(s.gpu_before),
-                          median(s.gpu_pre), median(s.gpu_bin), median(s.gpu_sort), median(s.gpu_raster),
-                          o.back_to_back > 0 ? fmt::format(", \"back_to_back_gpu_frame\": {:.4f}", b2b) : "");
-      ks.push_back(k);
-      frame_ms.push_back(o.back_to_back > 0 ? b2b : median(s.gpu_total));
-      before_ms.push_back(median(s.gpu_before));
-      raster_ms.push_back(median(s.gpu_raster));
-      inputs_ms.push_back(median(s.cpu_build));
-    }
-    json += "\n  ]";
-    if (!o.plot.empty()) {
-      const std::string title = fmt::format("HULL LOD: {} {} HULLS OF {} SPLATS AT {}X{}, {}", o.hulls, o.bench_mode, n, o.width, o.height,
-                                            idle ? "IDLE" : "EFFECTS AND HITS");
-      writePng(o.plot, plotLodSweep(title, o.back_to_back > 0, ks, frame_ms, before_ms, raster_ms, inputs_ms));
-      fmt::print("wrote {}\n", o.plot);
-    }
-  }
+  if (o.lod_sweep > 0) json += benchLodSweep(o, frames, crowd, asset->hull.size(), idle);
   json += "\n}\n";
   emitJson(json, false, o.json_out);
   if (vk.context().validationErrors() > 0) throw Error(vk.context().validationReport());

@@ -178,6 +178,249 @@ struct Checker {
   void add(size_t entry, const std::string& path, const std::string& reason) {
     problems.emplace_back(entry, file + ": " + path + ": " + reason);
   }
+  // Throws every problem, one a line, when there is any.
+  void throwAny() {
+    if (problems.empty()) return;
+    std::stable_sort(problems.begin(), problems.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::string all;
+    for (const auto& p : problems) all += (all.empty() ? "" : "\n") + p.second;
+    throw Error(all);
+  }
+};
+
+// The command a job names; an unknown one is an error suggesting the nearest.
+const KnownCommand& findCommand(const JsonNode& node, const std::string& command) {
+  const KnownCommand* known = nullptr;
+  std::string nearest;
+  size_t best = 4;
+  for (const KnownCommand& k : knownCommands()) {
+    if (command == k.words) known = &k;
+    if (const size_t d = editDistance(command, k.words); d < best) best = d, nearest = k.words;
+  }
+  if (!known)
+    node["command"].fail("unknown command \"" + command + "\"" +
+                         (nearest.empty() ? "" : ", did you mean \"" + nearest + "\"?") +
+                         " (a batch runs: info, validate, convert, render, animate, demo, views, train, "
+                         "hull bake|play|info, "
+                         "character build|bind|preview|gnm-pack|info, onnx run|info, pose)");
+  return *known;
+}
+
+// A "jobs" entry as written, before its placeholders are filled in.
+struct JobEntry {
+  std::vector<std::string> words;  // the command's
+  std::string command;
+  const KnownCommand* known = nullptr;
+  std::vector<std::string> inputs, outputs, args, flags;
+  bool has_args = false;
+  std::string name;
+};
+
+JobEntry readJobEntry(const JsonNode& node) {
+  node.onlyKeys({"name", "command", "foreach", "inputs", "outputs", "args", "flags"});
+  JobEntry e;
+  e.words = splitWords(node["command"].string());
+  e.command = joinWords(e.words);
+  e.known = &findCommand(node, e.command);
+  e.inputs = node.has("inputs") ? stringList(node["inputs"]) : std::vector<std::string>{};
+  e.outputs = node.has("outputs") ? stringList(node["outputs"]) : std::vector<std::string>{};
+  e.has_args = node.has("args");
+  e.args = e.has_args ? stringList(node["args"]) : std::vector<std::string>{};
+  e.flags = node.has("flags") ? stringList(node["flags"]) : std::vector<std::string>{};
+  e.name = node.has("name") ? node["name"].string() : "";
+  return e;
+}
+
+// One job, or one per file the pattern matches: the pattern placeholders of each.
+std::vector<Vars> patternExpansions(const JsonNode& node, const std::string& dir) {
+  std::vector<Vars> expansions;
+  if (node.has("foreach")) {
+    for (const std::string& match : expandPattern(node["foreach"], dir)) {
+      const std::string file = fs::path(match).filename().string();
+      expansions.push_back({{"match", match}, {"file", file}, {"stem", stemOf(file)}});
+    }
+  } else {
+    expansions.push_back({});
+  }
+  return expansions;
+}
+
+// Fills in the placeholders of one expansion's values; an unknown placeholder is an error naming the
+// manifest, the value's path and the pattern's match.
+struct Expander {
+  const std::string& name;  // the manifest
+  const Vars& pattern_vars;
+  std::string operator()(const std::string& value, const std::string& path, const Vars& vars,
+                         bool keep_outputs) const {
+    std::string unknown;
+    std::string out = substitute(value, vars, keep_outputs, unknown);
+    if (!unknown.empty()) {
+      const bool pattern_only = unknown == "match" || unknown == "file" || unknown == "stem";
+      throw Error(name + ": " + path +
+                  (pattern_vars.empty() ? "" : " (" + pattern_vars.at("match") + ")") +
+                  ": unknown placeholder {" + unknown + "}" +
+                  (pattern_only ? " (only a job with \"foreach\" has it)"
+                                : " (placeholders: {input}, {inputN}, {output}, "
+                                  "{outputN}, and with \"foreach\" {match}, {file}, {stem})"));
+    }
+    return out;
+  }
+};
+
+// One manifest being parsed: its jobs so far, the defaults, the problems found.
+struct ManifestReader {
+  const std::string& name;  // the manifest, in messages
+  Manifest& m;
+  Checker check;
+  std::map<std::string, std::vector<std::string>> default_flags;  // command words (or "*") -> flags
+
+  void readDefaults(const JsonNode& r) {
+    if (!r.has("defaults")) return;
+    try {
+      const JsonNode d = r["defaults"];
+      d.onlyKeys({"flags"});
+      if (d.has("flags")) {
+        const JsonNode f = d["flags"];
+        if (!f.value.is_object()) f.fail("expected an object: command (or \"*\") -> array of flags");
+        for (auto it = f.value.begin(); it != f.value.end(); ++it) {
+          const JsonNode entry{it.value(), f.path + "." + it.key(), name};
+          const std::string words = joinWords(splitWords(it.key()));
+          const bool known =
+              words == "*" || std::any_of(knownCommands().begin(), knownCommands().end(),
+                                          [&](const KnownCommand& k) { return words == k.words; });
+          if (!known) entry.fail("\"" + it.key() + "\" is not a command a batch runs");
+          default_flags[words] = stringList(entry);
+        }
+      }
+    } catch (const Error& e) {
+      check.problems.emplace_back(0, e.what());
+    }
+  }
+
+  void readJobs(const JsonNode& jobs) {
+    if (!jobs.value.is_array() || jobs.value.empty()) jobs.fail("expected a non-empty array of jobs");
+    for (size_t j = 0; j < jobs.value.size(); ++j) {
+      const JsonNode node = jobs.at(j);
+      try {
+        const JobEntry e = readJobEntry(node);
+        for (const Vars& pattern_vars : patternExpansions(node, m.dir))
+          m.jobs.push_back(expandJob(node, j, e, pattern_vars));
+      } catch (const Error& e) {
+        check.problems.emplace_back(j, e.what());
+      }
+    }
+  }
+
+  // The job of entry `j` for one expansion: inputs, outputs, arguments and flags with their placeholders
+  // filled in (the outputs' left for the runner), its name.
+  Job expandJob(const JsonNode& node, size_t j, const JobEntry& e, const Vars& pattern_vars) const {
+    Job job;
+    job.where = node.path + (pattern_vars.empty() ? "" : " (" + pattern_vars.at("match") + ")");
+    job.entry = j;
+    job.named = !e.name.empty();
+    job.command = e.words;
+    job.takes_device = e.known->takes_device;
+    const Expander expand{name, pattern_vars};
+    for (size_t i = 0; i < e.inputs.size(); ++i) {
+      job.inputs.push_back(expand(e.inputs[i], node.path + ".inputs[" + std::to_string(i) + "]", pattern_vars, false));
+      if (job.inputs.back().empty())
+        throw Error(name + ": " + node.path + ".inputs[" + std::to_string(i) + "]: an empty path");
+    }
+    for (size_t i = 0; i < e.outputs.size(); ++i) {
+      job.outputs.push_back(expand(e.outputs[i], node.path + ".outputs[" + std::to_string(i) + "]", pattern_vars, false));
+      const std::string& o = job.outputs.back();
+      if (o.empty() || o.back() == '/' || fs::path(o).filename() == "." || fs::path(o).filename() == "..")
+        throw Error(name + ": " + node.path + ".outputs[" + std::to_string(i) + "]: \"" + o +
+                    "\" is not a file or folder name");
+    }
+    Vars arg_vars = pattern_vars;
+    for (size_t i = 0; i < job.inputs.size(); ++i) {
+      arg_vars["input" + std::to_string(i)] = job.inputs[i];
+      if (i == 0) arg_vars["input"] = job.inputs[i];
+    }
+    const std::vector<std::string> args =
+        e.has_args ? e.args
+                   : defaultArgs(e.command, job.inputs.size(), job.outputs.size(), job.inputs.empty() ? "" : job.inputs[0]);
+    for (size_t i = 0; i < args.size(); ++i)
+      job.args.push_back(expand(args[i], node.path + ".args[" + std::to_string(i) + "]", arg_vars, true));
+    std::vector<std::string> flags;
+    if (auto it = default_flags.find("*"); it != default_flags.end()) flags = it->second;
+    if (auto it = default_flags.find(e.command); it != default_flags.end())
+      flags.insert(flags.end(), it->second.begin(), it->second.end());
+    flags.insert(flags.end(), e.flags.begin(), e.flags.end());
+    for (size_t i = 0; i < flags.size(); ++i)
+      job.args.push_back(expand(flags[i], node.path + ".flags[" + std::to_string(i) + "]", arg_vars, true));
+    checkOutputsNamed(job);
+    for (const std::string& a : job.args)
+      job.has_device = job.has_device || a == "--device" || a.rfind("--device=", 0) == 0;
+    job.name = !e.name.empty()         ? expand(e.name, node.path + ".name", pattern_vars, false)
+               : !job.outputs.empty() ? job.outputs[0]
+                                      : e.command + (job.inputs.empty() ? "" : " " + job.inputs[0]);
+    return job;
+  }
+
+  // Outputs the arguments name, and the sidecars beside them.
+  void checkOutputsNamed(const Job& job) const {
+    std::set<int> named;
+    for (const std::string& a : job.args)
+      for (int i : outputsNamed(a)) {
+        if (static_cast<size_t>(i) >= job.outputs.size())
+          throw Error(name + ": " + job.where + ".args: {output" + std::to_string(i) +
+                      "} names no output (the job declares " + std::to_string(job.outputs.size()) + ")");
+        named.insert(i);
+      }
+    for (size_t i = 0; i < job.outputs.size(); ++i) {
+      if (named.count(static_cast<int>(i))) continue;
+      const fs::path folder = fs::path(absolute(m.dir, job.outputs[i])).parent_path();
+      bool beside = false;
+      for (int n : named)
+        beside = beside || fs::path(absolute(m.dir, job.outputs[static_cast<size_t>(n)])).parent_path() == folder;
+      if (!beside)
+        throw Error(
+            name + ": " + job.where + ".outputs[" + std::to_string(i) + "]: " + job.outputs[i] +
+            " is neither named in the arguments ({output" + std::to_string(i) +
+            "}) nor in the folder of an output that is (where the command would write it as a sidecar)");
+    }
+  }
+
+  // Across jobs: names, inputs that exist and that no job writes, outputs written once.
+  void checkAcrossJobs() {
+    std::map<std::string, const Job*> names;
+    std::map<std::string, std::string> written;  // absolute output -> "jobs[k].outputs[i]"
+    for (size_t k = 0; k < m.jobs.size(); ++k) {
+      Job& job = m.jobs[k];
+      job.index = k;
+      job.key = keyOf(job.name);
+      // Two jobs named after one output are reported as writing it, below.
+      if (auto [it, fresh] = names.emplace(job.name, &job); !fresh && (job.named || it->second->named))
+        check.add(job.entry, job.where + ".name",
+                  "\"" + job.name + "\" is also the name of " + it->second->where + " (job names are unique)");
+      for (size_t i = 0; i < job.outputs.size(); ++i) {
+        const std::string here = job.where + ".outputs[" + std::to_string(i) + "]";
+        const std::string abs = absolute(m.dir, job.outputs[i]);
+        if (auto [it, fresh] = written.emplace(abs, here); !fresh)
+          check.add(job.entry, here,
+                    job.outputs[i] + " is also written by " + it->second + " (two jobs writing one output)");
+        if (fs::path(m.state_dir).lexically_relative(abs).string().rfind("..", 0) != 0)
+          check.add(job.entry, here, job.outputs[i] + " holds the batch's own state folder " + m.state_dir);
+      }
+    }
+    for (const Job& job : m.jobs)
+      for (size_t i = 0; i < job.inputs.size(); ++i) {
+        const std::string here = job.where + ".inputs[" + std::to_string(i) + "]";
+        const std::string abs = absolute(m.dir, job.inputs[i]);
+        if (auto it = written.find(abs); it != written.end()) {
+          check.add(
+              job.entry, here,
+              job.inputs[i] + " is written by " + it->second +
+                  " (jobs of one manifest run in any order and on any node: chain two manifests instead)");
+          continue;
+        }
+        std::error_code ec;
+        if (!fs::exists(abs, ec)) check.add(job.entry, here, job.inputs[i] + ": no such file or folder");
+      }
+  }
 };
 
 }  // namespace
@@ -254,202 +497,11 @@ Manifest parseManifest(const std::string& text, const std::string& name, const s
   const std::string stem = fs::path(name).stem().string();
   m.state_dir = absolute(m.dir, r.has("state") ? r["state"].string() : stem + ".batch");
 
-  Checker check{name, {}};
-  std::map<std::string, std::vector<std::string>> default_flags;  // command words (or "*") -> flags
-  if (r.has("defaults")) {
-    try {
-      const JsonNode d = r["defaults"];
-      d.onlyKeys({"flags"});
-      if (d.has("flags")) {
-        const JsonNode f = d["flags"];
-        if (!f.value.is_object()) f.fail("expected an object: command (or \"*\") -> array of flags");
-        for (auto it = f.value.begin(); it != f.value.end(); ++it) {
-          const JsonNode entry{it.value(), f.path + "." + it.key(), name};
-          const std::string words = joinWords(splitWords(it.key()));
-          const bool known =
-              words == "*" || std::any_of(knownCommands().begin(), knownCommands().end(),
-                                          [&](const KnownCommand& k) { return words == k.words; });
-          if (!known) entry.fail("\"" + it.key() + "\" is not a command a batch runs");
-          default_flags[words] = stringList(entry);
-        }
-      }
-    } catch (const Error& e) {
-      check.problems.emplace_back(0, e.what());
-    }
-  }
-
-  const JsonNode jobs = r["jobs"];
-  if (!jobs.value.is_array() || jobs.value.empty()) jobs.fail("expected a non-empty array of jobs");
-  for (size_t j = 0; j < jobs.value.size(); ++j) {
-    const JsonNode node = jobs.at(j);
-    try {
-      node.onlyKeys({"name", "command", "foreach", "inputs", "outputs", "args", "flags"});
-      const std::vector<std::string> words = splitWords(node["command"].string());
-      const std::string command = joinWords(words);
-      const KnownCommand* known = nullptr;
-      std::string nearest;
-      size_t best = 4;
-      for (const KnownCommand& k : knownCommands()) {
-        if (command == k.words) known = &k;
-        if (const size_t d = editDistance(command, k.words); d < best) best = d, nearest = k.words;
-      }
-      if (!known)
-        node["command"].fail("unknown command \"" + command + "\"" +
-                             (nearest.empty() ? "" : ", did you mean \"" + nearest + "\"?") +
-                             " (a batch runs: info, validate, convert, render, animate, demo, views, train, "
-                             "hull bake|play|info, "
-                             "character build|bind|preview|gnm-pack|info, onnx run|info, pose)");
-      const std::vector<std::string> raw_inputs =
-          node.has("inputs") ? stringList(node["inputs"]) : std::vector<std::string>{};
-      const std::vector<std::string> raw_outputs =
-          node.has("outputs") ? stringList(node["outputs"]) : std::vector<std::string>{};
-      const bool has_args = node.has("args");
-      const std::vector<std::string> raw_args =
-          has_args ? stringList(node["args"]) : std::vector<std::string>{};
-      const std::vector<std::string> raw_flags =
-          node.has("flags") ? stringList(node["flags"]) : std::vector<std::string>{};
-      const std::string raw_name = node.has("name") ? node["name"].string() : "";
-      // One job, or one per file the pattern matches.
-      std::vector<Vars> expansions;
-      if (node.has("foreach")) {
-        for (const std::string& match : expandPattern(node["foreach"], m.dir)) {
-          const std::string file = fs::path(match).filename().string();
-          expansions.push_back({{"match", match}, {"file", file}, {"stem", stemOf(file)}});
-        }
-      } else {
-        expansions.push_back({});
-      }
-      for (const Vars& pattern_vars : expansions) {
-        Job job;
-        job.where = node.path + (pattern_vars.empty() ? "" : " (" + pattern_vars.at("match") + ")");
-        job.entry = j;
-        job.named = !raw_name.empty();
-        job.command = words;
-        job.takes_device = known->takes_device;
-        auto expand = [&](const std::string& value, const std::string& path, const Vars& vars,
-                          bool keep_outputs) {
-          std::string unknown;
-          std::string out = substitute(value, vars, keep_outputs, unknown);
-          if (!unknown.empty()) {
-            const bool pattern_only = unknown == "match" || unknown == "file" || unknown == "stem";
-            throw Error(name + ": " + path +
-                        (pattern_vars.empty() ? "" : " (" + pattern_vars.at("match") + ")") +
-                        ": unknown placeholder {" + unknown + "}" +
-                        (pattern_only ? " (only a job with \"foreach\" has it)"
-                                      : " (placeholders: {input}, {inputN}, {output}, "
-                                        "{outputN}, and with \"foreach\" {match}, {file}, {stem})"));
-          }
-          return out;
-        };
-        for (size_t i = 0; i < raw_inputs.size(); ++i) {
-          job.inputs.push_back(
-              expand(raw_inputs[i], node.path + ".inputs[" + std::to_string(i) + "]", pattern_vars, false));
-          if (job.inputs.back().empty())
-            throw Error(name + ": " + node.path + ".inputs[" + std::to_string(i) + "]: an empty path");
-        }
-        for (size_t i = 0; i < raw_outputs.size(); ++i) {
-          job.outputs.push_back(
-              expand(raw_outputs[i], node.path + ".outputs[" + std::to_string(i) + "]", pattern_vars, false));
-          const std::string& o = job.outputs.back();
-          if (o.empty() || o.back() == '/' || fs::path(o).filename() == "." || fs::path(o).filename() == "..")
-            throw Error(name + ": " + node.path + ".outputs[" + std::to_string(i) + "]: \"" + o +
-                        "\" is not a file or folder name");
-        }
-        Vars arg_vars = pattern_vars;
-        for (size_t i = 0; i < job.inputs.size(); ++i) {
-          arg_vars["input" + std::to_string(i)] = job.inputs[i];
-          if (i == 0) arg_vars["input"] = job.inputs[i];
-        }
-        const std::vector<std::string> args =
-            has_args ? raw_args
-                     : defaultArgs(command, job.inputs.size(), job.outputs.size(),
-                                   job.inputs.empty() ? "" : job.inputs[0]);
-        for (size_t i = 0; i < args.size(); ++i)
-          job.args.push_back(expand(args[i], node.path + ".args[" + std::to_string(i) + "]", arg_vars, true));
-        std::vector<std::string> flags;
-        if (auto it = default_flags.find("*"); it != default_flags.end()) flags = it->second;
-        if (auto it = default_flags.find(command); it != default_flags.end())
-          flags.insert(flags.end(), it->second.begin(), it->second.end());
-        flags.insert(flags.end(), raw_flags.begin(), raw_flags.end());
-        for (size_t i = 0; i < flags.size(); ++i)
-          job.args.push_back(
-              expand(flags[i], node.path + ".flags[" + std::to_string(i) + "]", arg_vars, true));
-        // Outputs the arguments name, and the sidecars beside them.
-        std::set<int> named;
-        for (const std::string& a : job.args)
-          for (int i : outputsNamed(a)) {
-            if (static_cast<size_t>(i) >= job.outputs.size())
-              throw Error(name + ": " + job.where + ".args: {output" + std::to_string(i) +
-                          "} names no output (the job declares " + std::to_string(job.outputs.size()) + ")");
-            named.insert(i);
-          }
-        for (size_t i = 0; i < job.outputs.size(); ++i) {
-          if (named.count(static_cast<int>(i))) continue;
-          const fs::path folder = fs::path(absolute(m.dir, job.outputs[i])).parent_path();
-          bool beside = false;
-          for (int n : named)
-            beside = beside ||
-                     fs::path(absolute(m.dir, job.outputs[static_cast<size_t>(n)])).parent_path() == folder;
-          if (!beside)
-            throw Error(
-                name + ": " + job.where + ".outputs[" + std::to_string(i) + "]: " + job.outputs[i] +
-                " is neither named in the arguments ({output" + std::to_string(i) +
-                "}) nor in the folder of an output that is (where the command would write it as a sidecar)");
-        }
-        for (const std::string& a : job.args)
-          job.has_device = job.has_device || a == "--device" || a.rfind("--device=", 0) == 0;
-        job.name = !raw_name.empty()      ? expand(raw_name, node.path + ".name", pattern_vars, false)
-                   : !job.outputs.empty() ? job.outputs[0]
-                                          : command + (job.inputs.empty() ? "" : " " + job.inputs[0]);
-        m.jobs.push_back(std::move(job));
-      }
-    } catch (const Error& e) {
-      check.problems.emplace_back(j, e.what());
-    }
-  }
-
-  // Across jobs: names, inputs that exist and that no job writes, outputs written once.
-  std::map<std::string, const Job*> names;
-  std::map<std::string, std::string> written;  // absolute output -> "jobs[k].outputs[i]"
-  for (size_t k = 0; k < m.jobs.size(); ++k) {
-    Job& job = m.jobs[k];
-    job.index = k;
-    job.key = keyOf(job.name);
-    // Two jobs named after one output are reported as writing it, below.
-    if (auto [it, fresh] = names.emplace(job.name, &job); !fresh && (job.named || it->second->named))
-      check.add(job.entry, job.where + ".name",
-                "\"" + job.name + "\" is also the name of " + it->second->where + " (job names are unique)");
-    for (size_t i = 0; i < job.outputs.size(); ++i) {
-      const std::string here = job.where + ".outputs[" + std::to_string(i) + "]";
-      const std::string abs = absolute(m.dir, job.outputs[i]);
-      if (auto [it, fresh] = written.emplace(abs, here); !fresh)
-        check.add(job.entry, here,
-                  job.outputs[i] + " is also written by " + it->second + " (two jobs writing one output)");
-      if (fs::path(m.state_dir).lexically_relative(abs).string().rfind("..", 0) != 0)
-        check.add(job.entry, here, job.outputs[i] + " holds the batch's own state folder " + m.state_dir);
-    }
-  }
-  for (const Job& job : m.jobs)
-    for (size_t i = 0; i < job.inputs.size(); ++i) {
-      const std::string here = job.where + ".inputs[" + std::to_string(i) + "]";
-      const std::string abs = absolute(m.dir, job.inputs[i]);
-      if (auto it = written.find(abs); it != written.end()) {
-        check.add(
-            job.entry, here,
-            job.inputs[i] + " is written by " + it->second +
-                " (jobs of one manifest run in any order and on any node: chain two manifests instead)");
-        continue;
-      }
-      std::error_code ec;
-      if (!fs::exists(abs, ec)) check.add(job.entry, here, job.inputs[i] + ": no such file or folder");
-    }
-  if (!check.problems.empty()) {
-    std::stable_sort(check.problems.begin(), check.problems.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::string all;
-    for (const auto& p : check.problems) all += (all.empty() ? "" : "\n") + p.second;
-    throw Error(all);
-  }
+  ManifestReader reader{name, m, Checker{name, {}}, {}};
+  reader.readDefaults(r);
+  reader.readJobs(r["jobs"]);
+  reader.checkAcrossJobs();
+  reader.check.throwAny();
   return m;
 }
 

@@ -218,6 +218,203 @@ ChildResult runChild(const std::string& exe, const std::vector<std::string>& arg
   return r;
 }
 
+
+// The record of a command that ran: its outputs published when it exited 0 having written every one of them,
+// else failed or interrupted, with why.
+void settleRecord(JobRecord& r, const ChildResult& c, const Manifest& m, const Job& job,
+                  const Staging& staging) {
+  r.exit_code = c.exit_code;
+  r.signal = c.signal;
+  if (!c.spawn_error.empty()) {
+    r.status = JobStatus::kFailed;
+    r.error = c.spawn_error;
+  } else if (c.exit_code == 0) {
+    // Every declared output must be in the staging folder before anything is published: a job whose
+    // command left one out fails whole, its earlier outputs untouched.
+    std::string missing;
+    for (size_t i = 0; i < job.outputs.size(); ++i) {
+      std::error_code ec;
+      if (!fs::exists(absoluteIn(m.dir, staging.output_paths[i]), ec)) missing += (missing.empty() ? "" : ", ") + job.outputs[i];
+    }
+    if (missing.empty()) r.written = publish(m, job, staging);
+    r.status = missing.empty() ? JobStatus::kDone : JobStatus::kFailed;
+    if (!missing.empty()) r.error = "the command exited 0 but did not write " + missing;
+  } else if (g_stop.load() && (c.signal == SIGTERM || c.signal == SIGINT || c.exit_code == 130)) {
+    r.status = JobStatus::kInterrupted;
+    r.error = "stopped by a signal to the batch; its outputs were discarded";
+  } else {
+    r.status = JobStatus::kFailed;
+    r.error = errorText((fs::path(m.state_dir) / r.log).string());
+    if (r.error.empty())
+      r.error = c.signal ? "killed by signal " + std::to_string(c.signal)
+                         : "exited with code " + std::to_string(c.exit_code);
+  }
+}
+
+// What a job of the share needs, decided before any runs.
+struct Todo {
+  size_t job;
+  std::map<std::string, InputHash> inputs;
+};
+
+// One run of a batch: the jobs to run, the workers that take them, the summary they fill in.
+struct BatchRun {
+  const Manifest& m;
+  const RunOptions& o;
+  const std::string exe;
+  RunSummary& sum;
+  std::vector<Todo> todo;
+  std::atomic<size_t> next{0};
+  std::mutex log_mutex, sum_mutex;
+
+  void say(const std::string& line) {
+    if (!o.log) return;
+    std::lock_guard<std::mutex> lock(log_mutex);
+    o.log(line);
+  }
+  std::string tag(const Job& job) const {
+    return "[" + std::to_string(job.index + 1) + "/" + std::to_string(m.jobs.size()) + "]";
+  }
+
+  // Each job of the share against its last record: counted as up to date, running elsewhere or failed
+  // before, or put on the list to run.
+  void plan(const std::vector<size_t>& share) {
+    const std::vector<std::optional<JobRecord>> records = readRecords(m);
+    HashCache hashes;
+    for (size_t k : share) {
+      const Job& job = m.jobs[k];
+      JobPlan p;
+      try {
+        p = planJob(m, job, records[k], o.retry_failed, &hashes);
+      } catch (const Error& e) {  // an input went missing or unreadable since the manifest was checked
+        JobRecord r;
+        r.name = job.name, r.index = k, r.status = JobStatus::kFailed, r.command = commandLine(job),
+        r.outputs = job.outputs;
+        r.error = e.what(), r.started = r.finished = unixNow(), r.host = hostName(), r.pid = ::getpid(),
+        r.task = o.task;
+        writeRecord(m, job, r);
+        ++sum.failed;
+        sum.failed_jobs.push_back(k);
+        say(tag(job) + " failed       " + job.name + ": " + e.what());
+        continue;
+      }
+      if (p.plan == Plan::kUpToDate) {
+        ++sum.up_to_date;
+        say(tag(job) + " up to date   " + job.name);
+      } else if (p.plan == Plan::kRunning) {
+        say(tag(job) + " running      " + job.name + " (" + p.why + "; left to finish)");
+      } else if (p.plan == Plan::kFailedBefore) {
+        ++sum.failed_before;
+        sum.failed_jobs.push_back(k);
+        say(tag(job) + " failed       " + job.name +
+            " (before, with these inputs; --retry-failed runs it again)");
+      } else {
+        todo.push_back({k, std::move(p.inputs)});
+      }
+    }
+  }
+
+  // A worker: takes the next job, runs it, records it, until none is left or the batch is stopped.
+  void work(int slot) {
+    for (;;) {
+      if (g_stop.load()) return;
+      const size_t t = next.fetch_add(1);
+      if (t >= todo.size()) return;
+      runJob(todo[t], slot);
+    }
+  }
+
+  void runJob(const Todo& t, int slot) {
+    const Job& job = m.jobs[t.job];
+    const auto t0 = std::chrono::steady_clock::now();
+    JobRecord r;
+    r.name = job.name, r.index = job.index, r.command = commandLine(job), r.inputs = t.inputs,
+    r.outputs = job.outputs;
+    r.host = hostName(), r.pid = ::getpid(), r.task = o.task;
+    r.log = (fs::path("logs") / (job.key + ".log")).string();
+    if (job.takes_device && !job.has_device && !o.devices.empty())
+      r.device = o.devices[static_cast<size_t>(slot) % o.devices.size()];
+    r.status = JobStatus::kRunning;
+    r.started = unixNow();
+    double child_seconds = 0;
+    Staging staging;
+    try {
+      staging = prepareStaging(m, job);
+      writeRecord(m, job, r);
+      std::vector<std::string> argv = {exe};
+      argv.insert(argv.end(), job.command.begin(), job.command.end());
+      const std::vector<std::string> args = expandOutputs(job, staging.output_paths);
+      argv.insert(argv.end(), args.begin(), args.end());
+      if (!r.device.empty()) argv.insert(argv.end(), {"--device", r.device});
+      say(tag(job) + " started      " + job.name + (r.device.empty() ? "" : " (device " + r.device + ")"));
+      const auto c0 = std::chrono::steady_clock::now();
+      const ChildResult c = runChild(exe, argv, m.dir, (fs::path(m.state_dir) / r.log).string(), slot);
+      child_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+      settleRecord(r, c, m, job, staging);
+    } catch (const std::exception& e) {
+      r.status = JobStatus::kFailed;
+      r.error = std::string("the batch could not run or publish it: ") + e.what();
+    }
+    removeStaging(staging);
+    r.finished = unixNow();
+    r.seconds = child_seconds;
+    r.overhead_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - child_seconds;
+    try {
+      writeRecord(m, job, r);
+    } catch (const std::exception& e) {
+      say(tag(job) + " warning      " + job.name + ": its record could not be written: " + e.what());
+    }
+    {
+      std::lock_guard<std::mutex> lock(sum_mutex);
+      ++sum.ran;
+      sum.job_seconds += child_seconds;
+      sum.overhead_seconds += r.overhead_seconds;
+      if (r.status == JobStatus::kDone) ++sum.done;
+      if (r.status == JobStatus::kFailed) ++sum.failed, sum.failed_jobs.push_back(job.index);
+      if (r.status == JobStatus::kInterrupted) ++sum.interrupted;
+    }
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%7.2f s", child_seconds);
+    std::string line = tag(job) + " " + std::string(statusName(r.status)) +
+                       std::string(13 - std::strlen(statusName(r.status)), ' ') + job.name + "  " + secs;
+    if (r.status == JobStatus::kFailed)
+      line += "\n      " + r.error + "\n      log: " + (fs::path(m.state_dir) / r.log).string();
+    say(line);
+  }
+
+  // The workers, with SIGINT / SIGTERM caught while they run (onStopSignal).
+  void runWorkers() {
+    g_stop.store(false);
+    struct sigaction action {
+    }, old_int{}, old_term{};
+    action.sa_handler = onStopSignal;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &old_int);
+    ::sigaction(SIGTERM, &action, &old_term);
+    const int workers = std::clamp<int>(
+        o.workers, 1, std::min<int>(kMaxWorkers, std::max<int>(1, static_cast<int>(todo.size()))));
+    std::vector<std::thread> threads;
+    for (int w = 1; w < workers; ++w) threads.emplace_back(&BatchRun::work, this, w);
+    work(0);
+    for (std::thread& t : threads) t.join();
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGTERM, &old_term, nullptr);
+  }
+
+  // The job-time chart of every job recorded so far (this run's and, for a task, the other tasks').
+  void writeTimesChart() {
+    std::vector<TimedJob> timed;
+    for (const std::optional<JobRecord>& r : readRecords(m))
+      if (r) timed.push_back({r->name, r->started, r->finished, r->status});
+    try {
+      writePng((fs::path(m.state_dir) / "job_times.png").string(), plotJobTimes(timed));
+    } catch (const std::exception& e) {
+      say(std::string("warning: the job-time chart could not be written: ") + e.what());
+    }
+  }
+};
+
 }  // namespace
 
 std::vector<size_t> shareOf(size_t jobs, size_t task, size_t tasks) {
@@ -229,7 +426,7 @@ std::vector<size_t> shareOf(size_t jobs, size_t task, size_t tasks) {
 RunSummary runBatch(const Manifest& m, const RunOptions& o) {
   const auto t_start = std::chrono::steady_clock::now();
   RunSummary sum;
-  const std::string exe = o.executable.empty() ? selfExecutable() : o.executable;
+  BatchRun run{m, o, o.executable.empty() ? selfExecutable() : o.executable, sum, {}, {}, {}, {}};
   fs::create_directories(fs::path(m.state_dir) / "logs");
   std::vector<size_t> share;
   if (o.only)
@@ -237,177 +434,10 @@ RunSummary runBatch(const Manifest& m, const RunOptions& o) {
   else
     for (size_t k = 0; k < m.jobs.size(); ++k) share.push_back(k);
   sum.selected = share.size();
-
-  const std::vector<std::optional<JobRecord>> records = readRecords(m);
-  std::mutex log_mutex;
-  auto say = [&](const std::string& line) {
-    if (!o.log) return;
-    std::lock_guard<std::mutex> lock(log_mutex);
-    o.log(line);
-  };
-  const size_t total = m.jobs.size();
-  auto tag = [&](const Job& job) {
-    return "[" + std::to_string(job.index + 1) + "/" + std::to_string(total) + "]";
-  };
-
-  // What each job of the share needs, decided before any runs.
-  struct Todo {
-    size_t job;
-    std::map<std::string, InputHash> inputs;
-  };
-  std::vector<Todo> todo;
-  HashCache hashes;
-  for (size_t k : share) {
-    const Job& job = m.jobs[k];
-    JobPlan plan;
-    try {
-      plan = planJob(m, job, records[k], o.retry_failed, &hashes);
-    } catch (const Error& e) {  // an input went missing or unreadable since the manifest was checked
-      JobRecord r;
-      r.name = job.name, r.index = k, r.status = JobStatus::kFailed, r.command = commandLine(job),
-      r.outputs = job.outputs;
-      r.error = e.what(), r.started = r.finished = unixNow(), r.host = hostName(), r.pid = ::getpid(),
-      r.task = o.task;
-      writeRecord(m, job, r);
-      ++sum.failed;
-      sum.failed_jobs.push_back(k);
-      say(tag(job) + " failed       " + job.name + ": " + e.what());
-      continue;
-    }
-    if (plan.plan == Plan::kUpToDate) {
-      ++sum.up_to_date;
-      say(tag(job) + " up to date   " + job.name);
-    } else if (plan.plan == Plan::kRunning) {
-      say(tag(job) + " running      " + job.name + " (" + plan.why + "; left to finish)");
-    } else if (plan.plan == Plan::kFailedBefore) {
-      ++sum.failed_before;
-      sum.failed_jobs.push_back(k);
-      say(tag(job) + " failed       " + job.name +
-          " (before, with these inputs; --retry-failed runs it again)");
-    } else {
-      todo.push_back({k, std::move(plan.inputs)});
-    }
-  }
-
-  // The workers: each takes the next job, runs it, records it.
-  g_stop.store(false);
-  struct sigaction action {
-  }, old_int{}, old_term{};
-  action.sa_handler = onStopSignal;
-  sigemptyset(&action.sa_mask);
-  ::sigaction(SIGINT, &action, &old_int);
-  ::sigaction(SIGTERM, &action, &old_term);
-  std::atomic<size_t> next{0};
-  std::mutex sum_mutex;
-  const int workers = std::clamp<int>(
-      o.workers, 1, std::min<int>(kMaxWorkers, std::max<int>(1, static_cast<int>(todo.size()))));
-  auto worker = [&](int slot) {
-    for (;;) {
-      if (g_stop.load()) return;
-      const size_t t = next.fetch_add(1);
-      if (t >= todo.size()) return;
-      const Job& job = m.jobs[todo[t].job];
-      const auto t0 = std::chrono::steady_clock::now();
-      JobRecord r;
-      r.name = job.name, r.index = job.index, r.command = commandLine(job), r.inputs = todo[t].inputs,
-      r.outputs = job.outputs;
-      r.host = hostName(), r.pid = ::getpid(), r.task = o.task;
-      r.log = (fs::path("logs") / (job.key + ".log")).string();
-      if (job.takes_device && !job.has_device && !o.devices.empty())
-        r.device = o.devices[static_cast<size_t>(slot) % o.devices.size()];
-      r.status = JobStatus::kRunning;
-      r.started = unixNow();
-      double child_seconds = 0;
-      Staging staging;
-      try {
-        staging = prepareStaging(m, job);
-        writeRecord(m, job, r);
-        std::vector<std::string> argv = {exe};
-        argv.insert(argv.end(), job.command.begin(), job.command.end());
-        const std::vector<std::string> args = expandOutputs(job, staging.output_paths);
-        argv.insert(argv.end(), args.begin(), args.end());
-        if (!r.device.empty()) argv.insert(argv.end(), {"--device", r.device});
-        say(tag(job) + " started      " + job.name + (r.device.empty() ? "" : " (device " + r.device + ")"));
-        const auto c0 = std::chrono::steady_clock::now();
-        const ChildResult c = runChild(exe, argv, m.dir, (fs::path(m.state_dir) / r.log).string(), slot);
-        child_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
-        r.exit_code = c.exit_code;
-        r.signal = c.signal;
-        if (!c.spawn_error.empty()) {
-          r.status = JobStatus::kFailed;
-          r.error = c.spawn_error;
-        } else if (c.exit_code == 0) {
-          // Every declared output must be in the staging folder before anything is published: a job whose
-          // command left one out fails whole, its earlier outputs untouched.
-          std::string missing;
-          for (size_t i = 0; i < job.outputs.size(); ++i) {
-            std::error_code ec;
-            if (!fs::exists(absoluteIn(m.dir, staging.output_paths[i]), ec)) missing += (missing.empty() ? "" : ", ") + job.outputs[i];
-          }
-          if (missing.empty()) r.written = publish(m, job, staging);
-          r.status = missing.empty() ? JobStatus::kDone : JobStatus::kFailed;
-          if (!missing.empty()) r.error = "the command exited 0 but did not write " + missing;
-        } else if (g_stop.load() && (c.signal == SIGTERM || c.signal == SIGINT || c.exit_code == 130)) {
-          r.status = JobStatus::kInterrupted;
-          r.error = "stopped by a signal to the batch; its outputs were discarded";
-        } else {
-          r.status = JobStatus::kFailed;
-          r.error = errorText((fs::path(m.state_dir) / r.log).string());
-          if (r.error.empty())
-            r.error = c.signal ? "killed by signal " + std::to_string(c.signal)
-                               : "exited with code " + std::to_string(c.exit_code);
-        }
-      } catch (const std::exception& e) {
-        r.status = JobStatus::kFailed;
-        r.error = std::string("the batch could not run or publish it: ") + e.what();
-      }
-      removeStaging(staging);
-      r.finished = unixNow();
-      r.seconds = child_seconds;
-      r.overhead_seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - child_seconds;
-      try {
-        writeRecord(m, job, r);
-      } catch (const std::exception& e) {
-        say(tag(job) + " warning      " + job.name + ": its record could not be written: " + e.what());
-      }
-      {
-        std::lock_guard<std::mutex> lock(sum_mutex);
-        ++sum.ran;
-        sum.job_seconds += child_seconds;
-        sum.overhead_seconds += r.overhead_seconds;
-        if (r.status == JobStatus::kDone) ++sum.done;
-        if (r.status == JobStatus::kFailed) ++sum.failed, sum.failed_jobs.push_back(job.index);
-        if (r.status == JobStatus::kInterrupted) ++sum.interrupted;
-      }
-      char secs[32];
-      std::snprintf(secs, sizeof secs, "%7.2f s", child_seconds);
-      std::string line = tag(job) + " " + std::string(statusName(r.status)) +
-                         std::string(13 - std::strlen(statusName(r.status)), ' ') + job.name + "  " + secs;
-      if (r.status == JobStatus::kFailed)
-        line += "\n      " + r.error + "\n      log: " + (fs::path(m.state_dir) / r.log).string();
-      say(line);
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int w = 1; w < workers; ++w) threads.emplace_back(worker, w);
-  worker(0);
-  for (std::thread& t : threads) t.join();
-  ::sigaction(SIGINT, &old_int, nullptr);
-  ::sigaction(SIGTERM, &old_term, nullptr);
+  run.plan(share);
+  run.runWorkers();
   sum.stopped = g_stop.load();
-
-  // The job-time chart of every job recorded so far (this run's and, for a task, the other tasks').
-  if (sum.ran > 0) {
-    std::vector<TimedJob> timed;
-    for (const std::optional<JobRecord>& r : readRecords(m))
-      if (r) timed.push_back({r->name, r->started, r->finished, r->status});
-    try {
-      writePng((fs::path(m.state_dir) / "job_times.png").string(), plotJobTimes(timed));
-    } catch (const std::exception& e) {
-      say(std::string("warning: the job-time chart could not be written: ") + e.what());
-    }
-  }
+  if (sum.ran > 0) run.writeTimesChart();
   sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   return sum;
 }

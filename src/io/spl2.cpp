@@ -339,8 +339,15 @@ std::vector<uint8_t> encodeSpl2(const Spl2Hull& hull) {
   return out;
 }
 
-Spl2Hull decodeSpl2(std::span<const uint8_t> bytes, const std::string& path) {
-  ByteReader r(bytes, path);
+namespace {
+
+struct Spl2Counts {
+  uint64_t n_core = 0, n_shell = 0, n_buckets = 0;
+};
+
+// The header: its magic and counts, each count against the file before anything is allocated, and the load
+// against the memory limits.
+Spl2Counts readSpl2Header(ByteReader& r, uint64_t size, const std::string& path) {
   auto magic = r.bytes(4, "SPL2 magic");
   if (std::memcmp(magic.data(), "SPL2", 4) != 0) r.failAt(0, "not an SPL2 file (its first bytes are not \"SPL2\")");
   const int32_t counts[3] = {r.readLE<int32_t>("n_core"), r.readLE<int32_t>("n_shell"), r.readLE<int32_t>("n_buckets")};
@@ -352,7 +359,6 @@ Spl2Hull decodeSpl2(std::span<const uint8_t> bytes, const std::string& path) {
   if (counts[2] > kMaxBuckets)
     r.failAt(12, "n_buckets " + std::to_string(n_buckets) + " is more than the " + std::to_string(kMaxBuckets) + " SPL2 allows");
   // Every count against the file before anything is allocated (64-bit: no product overflows).
-  const uint64_t size = bytes.size();
   const uint64_t core_end = kHeaderBytes + n_core * kSplatBytes, shell_end = core_end + n_shell * kSplatBytes;
   const uint64_t orders_end = shell_end + n_buckets * n_shell * 4;
   auto tooBig = [&](uint64_t offset, const std::string& what, uint64_t end) {
@@ -368,49 +374,51 @@ Spl2Hull decodeSpl2(std::span<const uint8_t> bytes, const std::string& path) {
   // (normals and seven one-value channels as double).
   const uint64_t hull_bytes = n * (kSplatBytes + 3) + n_buckets * (n_shell * 4 + sizeof(std::vector<int32_t>));
   checkGaussianBudget(path, n, 0, hull_bytes + n * (12 + 7 * 8));
+  return {n_core, n_shell, n_buckets};
+}
 
-  Spl2Hull hull;
-  Spl2Block* blocks[2] = {&hull.core, &hull.shell};
-  for (int b = 0; b < 2; ++b) {
-    Spl2Block& k = *blocks[b];
-    const size_t count = static_cast<size_t>(b == 0 ? n_core : n_shell);
-    const std::pair<const char*, std::vector<Vec3>*> vecs[] = {
-        {"pos", &k.pos}, {"ax0", &k.ax0}, {"ax1", &k.ax1}, {"normal", &k.normal}, {"color", &k.color}};
-    for (const auto& [field, v] : vecs) {
-      const size_t at = r.offset();
-      readArray(r, *v, count, field);
-      for (size_t i = 0; i < count; ++i)
-        if (!finite3((*v)[i]))
-          r.failAt(at + 12 * i, fieldOf(b, field, i) + " is not finite (NaN or infinity); SPL2 refuses non-finite values "
-                                                      "(the orders index the rows, so none can be dropped)");
-    }
-    size_t at = r.offset();
-    readArray(r, k.opacity, count, "opacity");
-    for (size_t i = 0; i < count; ++i) {
-      const float o = k.opacity[i];
-      if (!std::isfinite(o))
-        r.failAt(at + 4 * i, fieldOf(b, "opacity", i) + " is not finite (NaN or infinity); SPL2 refuses non-finite values "
-                                                        "(the orders index the rows, so none can be dropped)");
-      if (!(o >= 0.0f && o <= 1.0f)) r.failAt(at + 4 * i, fieldOf(b, "opacity", i) + " " + num(o) + " lies outside [0, 1]");
-    }
-    at = r.offset();
-    readArray(r, k.attrs, count, "attrs");
-    for (size_t i = 0; i < count; ++i)
-      for (size_t c = 0; c < 4; ++c) {
-        const float v = k.attrs[i][c];
-        if (!std::isfinite(v))
-          r.failAt(at + 16 * i + 4 * c, fieldOf(b, "attrs", i) + " channel " + std::to_string(c) +
-                                             " is not finite (NaN or infinity); SPL2 refuses non-finite values");
-        if (!isByteValue(v))
-          r.failAt(at + 16 * i + 4 * c, fieldOf(b, "attrs", i) + " channel " + std::to_string(c) + ": " + num(v) +
-                                             " is not an integer in [0, 255]");
-      }
-  }
-  hull.orders.resize(static_cast<size_t>(n_buckets));
-  std::vector<uint8_t> seen(static_cast<size_t>(n_shell));
-  for (size_t b = 0; b < hull.orders.size(); ++b) {
+// Block `b`'s `count` rows, field by field, every value checked: SPL2 refuses non-finite values (the orders
+// index the rows, so none can be dropped), opacities outside [0, 1] and attrs that are not bytes.
+void readSpl2Block(ByteReader& r, int b, size_t count, Spl2Block& k) {
+  const std::pair<const char*, std::vector<Vec3>*> vecs[] = {
+      {"pos", &k.pos}, {"ax0", &k.ax0}, {"ax1", &k.ax1}, {"normal", &k.normal}, {"color", &k.color}};
+  for (const auto& [field, v] : vecs) {
     const size_t at = r.offset();
-    std::vector<int32_t>& order = hull.orders[b];
+    readArray(r, *v, count, field);
+    for (size_t i = 0; i < count; ++i)
+      if (!finite3((*v)[i]))
+        r.failAt(at + 12 * i, fieldOf(b, field, i) + " is not finite (NaN or infinity); SPL2 refuses non-finite values "
+                                                    "(the orders index the rows, so none can be dropped)");
+  }
+  size_t at = r.offset();
+  readArray(r, k.opacity, count, "opacity");
+  for (size_t i = 0; i < count; ++i) {
+    const float o = k.opacity[i];
+    if (!std::isfinite(o))
+      r.failAt(at + 4 * i, fieldOf(b, "opacity", i) + " is not finite (NaN or infinity); SPL2 refuses non-finite values "
+                                                      "(the orders index the rows, so none can be dropped)");
+    if (!(o >= 0.0f && o <= 1.0f)) r.failAt(at + 4 * i, fieldOf(b, "opacity", i) + " " + num(o) + " lies outside [0, 1]");
+  }
+  at = r.offset();
+  readArray(r, k.attrs, count, "attrs");
+  for (size_t i = 0; i < count; ++i)
+    for (size_t c = 0; c < 4; ++c) {
+      const float v = k.attrs[i][c];
+      if (!std::isfinite(v))
+        r.failAt(at + 16 * i + 4 * c, fieldOf(b, "attrs", i) + " channel " + std::to_string(c) +
+                                           " is not finite (NaN or infinity); SPL2 refuses non-finite values");
+      if (!isByteValue(v))
+        r.failAt(at + 16 * i + 4 * c, fieldOf(b, "attrs", i) + " channel " + std::to_string(c) + ": " + num(v) +
+                                           " is not an integer in [0, 255]");
+    }
+}
+
+// The shell orders, each a permutation of the shell's rows.
+void readShellOrders(ByteReader& r, uint64_t n_shell, std::vector<std::vector<int32_t>>& orders) {
+  std::vector<uint8_t> seen(static_cast<size_t>(n_shell));
+  for (size_t b = 0; b < orders.size(); ++b) {
+    const size_t at = r.offset();
+    std::vector<int32_t>& order = orders[b];
     readArray(r, order, static_cast<size_t>(n_shell), "shell order");
     std::fill(seen.begin(), seen.end(), uint8_t{0});
     for (size_t j = 0; j < order.size(); ++j) {
@@ -433,10 +441,52 @@ Spl2Hull decodeSpl2(std::span<const uint8_t> bytes, const std::string& path) {
       r.failAt(at + 4 * j, reason);
     }
   }
+}
 
-  // The optional CHNK tail, which must end the file.
+// Chunk record `c` of the CHNK tail, at byte `at`, its values checked.
+Spl2Chunk readChunkRecord(ByteReader& r, uint64_t at, uint32_t c) {
+  Spl2Chunk k;
+  const std::string name = "CHNK chunk " + std::to_string(c) + ": ";
+  k.centroid.x = r.readLE<float>("CHNK centroid");
+  k.centroid.y = r.readLE<float>("CHNK centroid");
+  k.centroid.z = r.readLE<float>("CHNK centroid");
+  k.radius = r.readLE<float>("CHNK radius");
+  k.area = r.readLE<float>("CHNK area");
+  k.count = r.readLE<uint32_t>("CHNK count");
+  k.material = r.readLE<uint8_t>("CHNK material");
+  k.part = r.readLE<uint8_t>("CHNK part");
+  const uint16_t reserved = r.readLE<uint16_t>("CHNK reserved");
+  if (!finite3(k.centroid)) r.failAt(at, name + "centroid is not finite (NaN or infinity)");
+  if (!(std::isfinite(k.radius) && k.radius >= 0)) r.failAt(at + 12, name + "radius " + num(k.radius) + " is not a finite number >= 0");
+  if (!(std::isfinite(k.area) && k.area >= 0)) r.failAt(at + 16, name + "area " + num(k.area) + " is not a finite number >= 0");
+  if (k.material >= kSpl2Materials) r.failAt(at + 24, name + "material " + std::to_string(k.material) + " (expected 0..5)");
+  if (k.part > 7) r.failAt(at + 25, name + "part " + std::to_string(k.part) + " (expected 0..7)");
+  if (reserved != 0) r.failAt(at + 26, name + "reserved field " + std::to_string(reserved) + " is not zero");
+  return k;
+}
+
+// Every splat's material against its chunk's, every chunk's count against the splats that carry it.
+void checkChunkMembers(const ByteReader& r, const Spl2Hull& hull, uint64_t packed_at, uint64_t records_at) {
+  const size_t n_chunks = hull.chunks.size();
+  std::vector<uint32_t> members(n_chunks);
+  for (size_t i = 0; i < hull.chunk_of.size(); ++i) {
+    const uint16_t c = hull.chunk_of[i];
+    ++members[c];
+    if (hull.material_of[i] != hull.chunks[c].material)
+      r.failAt(packed_at + 2 * i, "CHNK splat " + std::to_string(i) + " has material " + std::to_string(hull.material_of[i]) +
+                                      ", its chunk " + std::to_string(c) + " material " + std::to_string(hull.chunks[c].material));
+  }
+  for (uint32_t c = 0; c < n_chunks; ++c)
+    if (members[c] != hull.chunks[c].count)
+      r.failAt(records_at + uint64_t{c} * kChunkRecordBytes + 20,
+               "CHNK chunk " + std::to_string(c) + " declares " + std::to_string(hull.chunks[c].count) + " splats, " +
+                   std::to_string(members[c]) + " carry it");
+}
+
+// The optional CHNK tail, which must end the file: each splat's chunk and material, the chunk records.
+void readChunkTail(ByteReader& r, std::span<const uint8_t> bytes, uint64_t n, Spl2Hull& hull) {
+  const uint64_t size = bytes.size();
   const size_t tail = r.offset();
-  if (r.remaining() == 0) return hull;
   if (r.remaining() < 4 || std::memcmp(bytes.data() + tail, "CHNK", 4) != 0)
     r.failAt(tail, std::to_string(r.remaining()) + " bytes after the orders are not a CHNK tail (expected \"CHNK\" or the end of the file)");
   r.skip(4, "CHNK magic");
@@ -471,40 +521,24 @@ Spl2Hull decodeSpl2(std::span<const uint8_t> bytes, const std::string& path) {
     if (r.readLE<uint8_t>("CHNK padding") != 0) r.failAt(at, "CHNK padding byte is not zero");
   }
   hull.chunks.resize(n_chunks);
-  for (uint32_t c = 0; c < n_chunks; ++c) {
-    Spl2Chunk& k = hull.chunks[c];
-    const uint64_t at = records_at + uint64_t{c} * kChunkRecordBytes;
-    const std::string name = "CHNK chunk " + std::to_string(c) + ": ";
-    k.centroid.x = r.readLE<float>("CHNK centroid");
-    k.centroid.y = r.readLE<float>("CHNK centroid");
-    k.centroid.z = r.readLE<float>("CHNK centroid");
-    k.radius = r.readLE<float>("CHNK radius");
-    k.area = r.readLE<float>("CHNK area");
-    k.count = r.readLE<uint32_t>("CHNK count");
-    k.material = r.readLE<uint8_t>("CHNK material");
-    k.part = r.readLE<uint8_t>("CHNK part");
-    const uint16_t reserved = r.readLE<uint16_t>("CHNK reserved");
-    if (!finite3(k.centroid)) r.failAt(at, name + "centroid is not finite (NaN or infinity)");
-    if (!(std::isfinite(k.radius) && k.radius >= 0)) r.failAt(at + 12, name + "radius " + num(k.radius) + " is not a finite number >= 0");
-    if (!(std::isfinite(k.area) && k.area >= 0)) r.failAt(at + 16, name + "area " + num(k.area) + " is not a finite number >= 0");
-    if (k.material >= kSpl2Materials) r.failAt(at + 24, name + "material " + std::to_string(k.material) + " (expected 0..5)");
-    if (k.part > 7) r.failAt(at + 25, name + "part " + std::to_string(k.part) + " (expected 0..7)");
-    if (reserved != 0) r.failAt(at + 26, name + "reserved field " + std::to_string(reserved) + " is not zero");
-  }
-  std::vector<uint32_t> members(n_chunks);
-  for (size_t i = 0; i < n; ++i) {
-    const uint16_t c = hull.chunk_of[i];
-    ++members[c];
-    if (hull.material_of[i] != hull.chunks[c].material)
-      r.failAt(packed_at + 2 * i, "CHNK splat " + std::to_string(i) + " has material " + std::to_string(hull.material_of[i]) +
-                                      ", its chunk " + std::to_string(c) + " material " + std::to_string(hull.chunks[c].material));
-  }
   for (uint32_t c = 0; c < n_chunks; ++c)
-    if (members[c] != hull.chunks[c].count)
-      r.failAt(records_at + uint64_t{c} * kChunkRecordBytes + 20,
-               "CHNK chunk " + std::to_string(c) + " declares " + std::to_string(hull.chunks[c].count) + " splats, " +
-                   std::to_string(members[c]) + " carry it");
+    hull.chunks[c] = readChunkRecord(r, records_at + uint64_t{c} * kChunkRecordBytes, c);
+  checkChunkMembers(r, hull, packed_at, records_at);
   hull.has_chunks = true;
+}
+
+}  // namespace
+
+Spl2Hull decodeSpl2(std::span<const uint8_t> bytes, const std::string& path) {
+  ByteReader r(bytes, path);
+  const Spl2Counts counts = readSpl2Header(r, bytes.size(), path);
+  Spl2Hull hull;
+  Spl2Block* blocks[2] = {&hull.core, &hull.shell};
+  for (int b = 0; b < 2; ++b)
+    readSpl2Block(r, b, static_cast<size_t>(b == 0 ? counts.n_core : counts.n_shell), *blocks[b]);
+  hull.orders.resize(static_cast<size_t>(counts.n_buckets));
+  readShellOrders(r, counts.n_shell, hull.orders);
+  if (r.remaining() > 0) readChunkTail(r, bytes, counts.n_core + counts.n_shell, hull);
   return hull;
 }
 

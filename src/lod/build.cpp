@@ -260,6 +260,378 @@ std::string mb(uint64_t bytes) {
   return s;
 }
 
+void say(const BuildOptions& o, const std::string& line) {
+  if (o.progress) o.progress(line);
+}
+
+// The sizes of one build: the rows, the chunks, and how the memory setting is shared out.
+struct BuildSizes {
+  size_t stride = 0, stride_sh = 0;  // floats per row; of them SH coefficients
+  int degree = 0;
+  uint64_t chunk_leaves = 0;
+  uint32_t chunk_levels = 0;  // levels above the leaves inside a chunk
+  size_t record = 0;          // bytes of a sort-run record
+  uint64_t spare = 0;         // the memory setting less a chunk's needs
+  size_t run_capacity = 0;    // gaussians in one sort run
+  size_t block_rows = 0;      // input rows read at a time
+};
+
+BuildSizes planBuild(const PlySplatStream& in, const BuildOptions& o) {
+  BuildSizes z;
+  z.stride = in.stride(), z.stride_sh = z.stride - kSplatFixedFloats;
+  z.degree = in.shDegree();
+  z.chunk_leaves = roundChunkLeaves(std::max<uint64_t>(o.chunk_leaves, 1), o.fanout);
+  for (uint64_t p = 1; p < z.chunk_leaves; p *= o.fanout) ++z.chunk_levels;
+  z.record = 16 + 4 * z.stride;
+
+  // Memory: a chunk (its leaves' records, every level's nodes with double moments and SH, its encoding)
+  // takes what it needs; half of the rest holds a sort run, a quarter the merge's read buffers.
+  const double node_bytes = sizeof(Node) + sizeof(Moments) + 12.0 * static_cast<double>(z.stride_sh) +
+                            static_cast<double>(nodeRecordBytes(z.degree));
+  const uint64_t chunk_bytes =
+      static_cast<uint64_t>(static_cast<double>(z.chunk_leaves) *
+                            (static_cast<double>(z.record) + node_bytes * o.fanout / (o.fanout - 1)));
+  if (chunk_bytes > o.memory_bytes / 2)
+    throw Error("a chunk of " + std::to_string(z.chunk_leaves) + " leaves needs about " + mb(chunk_bytes) +
+                ", more than half the memory setting (" + mb(o.memory_bytes) +
+                "): give more memory or fewer leaves per chunk");
+  z.spare = o.memory_bytes - chunk_bytes;
+  z.run_capacity = static_cast<size_t>(std::max<uint64_t>(256, z.spare / 2 / (z.record + 24)));
+  // Input blocks (the file's bytes and their floats) take at most a sixteenth of the setting.
+  const uint64_t block_row_bytes = in.rowBytes() + 4 * z.stride;
+  z.block_rows = static_cast<size_t>(std::clamp<uint64_t>(
+      o.memory_bytes / 16 / block_row_bytes, 256, std::min<uint64_t>(z.run_capacity, 65536)));
+  return z;
+}
+
+struct RowBounds {
+  Vec3 lo{INFINITY, INFINITY, INFINITY}, hi{-INFINITY, -INFINITY, -INFINITY};
+  uint64_t dropped = 0;  // rows holding NaN or infinity
+  Vec3 span() const { return {hi.x - lo.x, hi.y - lo.y, hi.z - lo.z}; }
+};
+
+// Pass 1: bounds of the finite rows.
+RowBounds scanBounds(PlySplatStream& in, size_t block_rows, std::vector<float>& block) {
+  const size_t stride = in.stride();
+  RowBounds b;
+  while (const size_t rows = in.read(block_rows, block)) {
+    for (size_t i = 0; i < rows; ++i) {
+      const float* d = block.data() + i * stride;
+      if (!rowFinite({d, stride})) {
+        ++b.dropped;
+        continue;
+      }
+      b.lo = {std::min(b.lo.x, d[0]), std::min(b.lo.y, d[1]), std::min(b.lo.z, d[2])};
+      b.hi = {std::max(b.hi.x, d[0]), std::max(b.hi.y, d[1]), std::max(b.hi.z, d[2])};
+    }
+  }
+  return b;
+}
+
+// The output directory, created.
+fs::path prepareOutputDir(const std::string& out_dir) {
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (!fs::is_directory(out_dir, ec)) throw Error(out_dir + ": cannot create the output directory");
+  const fs::path out(out_dir);
+  // No index may point at chunks this build replaces.
+  fs::remove(out / kIndexFileName, ec);
+  if (ec) throw Error((out / kIndexFileName).string() + ": cannot remove the old index: " + ec.message());
+  return out;
+}
+
+// A row's Morton key over the bounds' cube: kMortonBits an axis.
+struct MortonGrid {
+  Vec3 lo;
+  double to_grid;
+  explicit MortonGrid(const RowBounds& b)
+      : lo(b.lo),
+        to_grid(static_cast<double>(1u << kMortonBits) /
+                std::max({static_cast<double>(b.hi.x) - b.lo.x, static_cast<double>(b.hi.y) - b.lo.y,
+                          static_cast<double>(b.hi.z) - b.lo.z, 1e-30})) {}
+  uint64_t keyOf(const float* d) const {
+    uint64_t key = 0;
+    const double p[3] = {static_cast<double>(d[0]) - lo.x, static_cast<double>(d[1]) - lo.y,
+                         static_cast<double>(d[2]) - lo.z};
+    for (int a = 0; a < 3; ++a) {
+      const uint64_t q = static_cast<uint64_t>(
+          std::clamp(std::floor(p[a] * to_grid), 0.0, static_cast<double>((1u << kMortonBits) - 1)));
+      key |= spreadBits3(q) << (2 - a);
+    }
+    return key;
+  }
+};
+
+using Histograms = std::vector<std::array<uint64_t, kHistogramBins>>;  // per axis, over the bounds
+
+// The leaves in (key, row) order: sorted in memory when they fit one run, else written as sorted runs to a
+// scratch folder and merged as the chunks take them. The run files go when it does (or at release()).
+class LeafSort {
+ public:
+  LeafSort(const BuildSizes& z, const fs::path& out, const BuildOptions& o) : z_(z), out_(out), o_(o) {}
+
+  void reserve(uint64_t leaves) { keys_.reserve(std::min<uint64_t>(z_.run_capacity, leaves)); }
+
+  void add(uint64_t key, uint64_t row, const float* d) {
+    if (keys_.size() == z_.run_capacity) flushRun();
+    keys_.push_back(key);
+    rows_.push_back(row);
+    data_.insert(data_.end(), d, d + z_.stride);
+  }
+
+  // After the last add: sorts in memory, or writes the last run.
+  void finish() {
+    in_memory_ = runs_.empty();
+    if (in_memory_) {
+      sortRun();
+      say(o_, "sorting in memory: " + std::to_string(keys_.size()) + " gaussians");
+    } else {
+      if (!keys_.empty()) flushRun();
+      say(o_, "sorted " + std::to_string(runs_.size()) + " runs; merging");
+    }
+  }
+
+  bool inMemory() const { return in_memory_; }
+  size_t runCount() const { return runs_.size(); }
+
+  // Opens the runs for the k-way merge, a heap on (key, row).
+  void startMerge() {
+    if (!in_memory_) {
+      const size_t buffer_records =
+          static_cast<size_t>(std::max<uint64_t>(1, z_.spare / 4 / runs_.size() / z_.record));
+      for (size_t r = 0; r < runs_.size(); ++r) {
+        readers_.push_back(std::make_unique<RunReader>(runs_[r], z_.record, buffer_records));
+        LeafRef l;
+        if (readers_.back()->current(l)) heap_.push({{l.key, l.row}, r});
+      }
+    }
+    chunk_data_.resize(static_cast<size_t>(z_.chunk_leaves) * z_.stride);
+  }
+
+  // Up to chunk_leaves next leaves (merged from the runs, their floats copied into a chunk buffer); valid
+  // until the next call.
+  std::span<const LeafRef> nextLeaves() {
+    chunk_refs_.clear();
+    while (chunk_refs_.size() < z_.chunk_leaves) {
+      LeafRef l;
+      if (in_memory_) {
+        if (next_sorted_ == order_.size()) break;
+        const uint32_t i = order_[next_sorted_++];
+        l = {keys_[i], rows_[i], data_.data() + size_t{i} * z_.stride};
+      } else {
+        if (heap_.empty()) break;
+        const size_t r = heap_.top().second;
+        heap_.pop();
+        if (!readers_[r]->current(l)) throw Error("sort run " + runs_[r] + " ended early");
+        float* dst = chunk_data_.data() + chunk_refs_.size() * z_.stride;
+        std::memcpy(dst, l.data, z_.stride * 4);
+        l.data = dst;
+        readers_[r]->advance();
+        LeafRef next;
+        if (readers_[r]->current(next)) heap_.push({{next.key, next.row}, r});
+      }
+      chunk_refs_.push_back(l);
+    }
+    return chunk_refs_;
+  }
+
+  // Closes and removes the run files (the runs are consumed).
+  void release() {
+    readers_.clear();
+    scratch_.reset();
+  }
+
+ private:
+  void sortRun() {
+    std::vector<uint64_t> sorted = keys_;
+    order_.resize(keys_.size());
+    for (uint32_t i = 0; i < order_.size(); ++i) order_[i] = i;
+    radixSortPairs(sorted, order_, 3 * kMortonBits);  // stable: equal keys stay in row order
+  }
+
+  void flushRun() {
+    if (!scratch_) {
+      scratch_ =
+          std::make_unique<ScratchDir>(o_.scratch_dir.empty() ? (out_ / ".scratch").string() : o_.scratch_dir);
+      say(o_, "sorting out of core: runs of up to " + std::to_string(z_.run_capacity) + " gaussians in " +
+                  scratch_->path);
+    }
+    sortRun();
+    char name[32];
+    std::snprintf(name, sizeof(name), "run_%06zu.bin", runs_.size());
+    const std::string path = (fs::path(scratch_->path) / name).string();
+    RunWriter w(path, z_.record);
+    for (uint32_t i : order_) w.put(keys_[i], rows_[i], data_.data() + size_t{i} * z_.stride);
+    w.close();
+    runs_.push_back(path);
+    keys_.clear(), rows_.clear(), data_.clear();
+  }
+
+  using HeapItem = std::pair<std::pair<uint64_t, uint64_t>, size_t>;  // ((key, row), run)
+
+  const BuildSizes& z_;
+  const fs::path& out_;
+  const BuildOptions& o_;
+  std::unique_ptr<ScratchDir> scratch_;  // declared before the readers: they close before it goes
+  std::vector<std::string> runs_;
+  std::vector<uint64_t> keys_, rows_;
+  std::vector<float> data_;
+  std::vector<uint32_t> order_;
+  bool in_memory_ = true;
+  std::vector<std::unique_ptr<RunReader>> readers_;
+  std::priority_queue<HeapItem, std::vector<HeapItem>, std::greater<HeapItem>> heap_;
+  size_t next_sorted_ = 0;
+  std::vector<float> chunk_data_;
+  std::vector<LeafRef> chunk_refs_;
+};
+
+// Pass 2: keys, percentile histograms and sorted runs.
+void sortRows(PlySplatStream& in, const BuildSizes& z, const RowBounds& b, uint64_t leaf_count,
+              std::vector<float>& block, LeafSort& sort, Histograms& histogram) {
+  const MortonGrid grid(b);
+  const Vec3 lo = b.lo, span = b.span();
+  in.rewind();
+  sort.reserve(leaf_count);
+  while (true) {
+    const uint64_t first_row = in.nextRow();
+    const size_t got = in.read(z.block_rows, block);
+    if (got == 0) break;
+    for (size_t i = 0; i < got; ++i) {
+      const float* d = block.data() + i * z.stride;
+      if (!rowFinite({d, z.stride})) continue;
+      for (int a = 0; a < 3; ++a) {
+        const float s = span[a] > 0 ? (d[a] - lo[a]) / span[a] : 0.0f;
+        ++histogram[static_cast<size_t>(a)][static_cast<size_t>(
+            std::clamp(static_cast<int>(s * kHistogramBins), 0, kHistogramBins - 1))];
+      }
+      sort.add(grid.keyOf(d), first_row + i, d);
+    }
+  }
+  sort.finish();
+}
+
+// The index's 1st and 99th percentiles of the positions per axis, from the histograms.
+void setPercentiles(Index& index, const Histograms& histogram, const RowBounds& b, uint64_t leaf_count) {
+  const Vec3 lo = b.lo, span = b.span();
+  for (int a = 0; a < 3; ++a) {
+    const auto& h = histogram[static_cast<size_t>(a)];
+    uint64_t sum = 0;
+    int b01 = 0, b99 = kHistogramBins - 1;
+    bool got01 = false;
+    for (int k = 0; k < kHistogramBins; ++k) {
+      sum += h[static_cast<size_t>(k)];
+      if (!got01 && static_cast<double>(sum) >= 0.01 * static_cast<double>(leaf_count)) b01 = k, got01 = true;
+      if (static_cast<double>(sum) >= 0.99 * static_cast<double>(leaf_count)) {
+        b99 = k;
+        break;
+      }
+    }
+    index.p01[a] = lo[a] + span[a] * static_cast<float>(b01) / kHistogramBins;
+    index.p99[a] = lo[a] + span[a] * static_cast<float>(b99 + 1) / kHistogramBins;
+  }
+}
+
+// The index but its chunks: the input's SH degree and filter, the sizes, the bounds and their percentiles.
+Index makeIndex(const PlySplatStream& in, const std::string& input, const BuildOptions& o,
+                const BuildSizes& z, const RowBounds& b, uint64_t leaf_count, const Histograms& histogram) {
+  Index index;
+  index.sh_degree = z.degree;
+  index.antialiased = in.antialiased();
+  index.screen_filter = in.screenFilter();
+  if (index.screen_filter != kScreenFilterInria && index.screen_filter != kScreenFilterMip)
+    throw Error(input + ": a screen filter of " + std::to_string(index.screen_filter) +
+                " px^2 (the hierarchy records INRIA's 0.3 or Mip-Splatting's 0.1)");
+  index.fanout = o.fanout;
+  index.chunk_leaves = static_cast<uint32_t>(z.chunk_leaves);
+  index.chunk_levels = z.chunk_levels;
+  index.leaf_count = leaf_count;
+  index.dropped_non_finite = b.dropped;
+  index.bounds_min = b.lo, index.bounds_max = b.hi;
+  setPercentiles(index, histogram, b, leaf_count);
+  return index;
+}
+
+// Chunk `c` over its leaves: its levels up to its root (kept in slot c of `roots`, the top's lowest level),
+// its file written and listed in the index. Returns the file's bytes.
+uint64_t writeChunk(size_t c, std::span<const LeafRef> leaves, const BuildSizes& z, uint32_t fanout,
+                    const fs::path& out, Level& roots, Index& index) {
+  std::vector<Level> levels(1);
+  makeLeaves(leaves, z.stride_sh, levels[0]);
+  for (uint32_t l = 1; l <= z.chunk_levels; ++l) {
+    levels.emplace_back();
+    makeParents(levels[l - 1], fanout, static_cast<uint16_t>(l), z.stride_sh, levels[l]);
+  }
+  const Level& top_level = levels.back();
+  roots.nodes[c] = top_level.nodes[0];
+  roots.moments[c] = top_level.moments[0];
+  std::copy_n(top_level.sh.begin(), z.stride_sh,
+              roots.sh.begin() + static_cast<std::ptrdiff_t>(c * z.stride_sh));
+  std::copy_n(top_level.shd.begin(), z.stride_sh,
+              roots.shd.begin() + static_cast<std::ptrdiff_t>(c * z.stride_sh));
+  const Chunk chunk = assemble(levels, z.stride_sh, false);
+  const std::vector<uint8_t> bytes = encodeChunk(chunk, z.degree, static_cast<uint32_t>(c));
+  ChunkEntry e;
+  e.file = chunkFileName(c);
+  e.offset = 0;
+  e.bytes = bytes.size();
+  e.node_count = static_cast<uint32_t>(chunk.nodes.size());
+  e.first_leaf = c * z.chunk_leaves;
+  e.leaf_count = static_cast<uint32_t>(leaves.size());
+  e.crc32 = crc32Of(bytes);
+  e.box_min = chunk.nodes[0].box_min, e.box_max = chunk.nodes[0].box_max;
+  writeFileAtomic((out / e.file).string(), bytes);
+  index.chunks.push_back(e);
+  index.node_count += chunk.nodes.size();
+  return bytes.size();
+}
+
+// The top levels over the chunks' roots (more than one chunk), written as one more chunk; each chunk's parent
+// set in the index. Returns the levels it adds; adds its bytes to `bytes_written`.
+uint32_t writeTop(Level roots, const BuildSizes& z, const BuildOptions& o, const fs::path& out, Index& index,
+                  uint64_t& bytes_written) {
+  const size_t chunk_count = roots.nodes.size();
+  std::vector<Level> levels;
+  levels.push_back(std::move(roots));
+  while (levels.back().nodes.size() > 1) {
+    Level next;
+    makeParents(levels.back(), o.fanout, static_cast<uint16_t>(z.chunk_levels + levels.size()), z.stride_sh,
+                next);
+    levels.push_back(std::move(next));
+  }
+  levels.erase(levels.begin());  // the roots live in their chunks
+  const Chunk top = assemble(levels, z.stride_sh, true);
+  // Each chunk's parent: the lowest top level sits at the end of the top chunk.
+  const size_t lowest = top.nodes.size() - levels.front().nodes.size();
+  for (size_t c = 0; c < chunk_count; ++c)
+    index.chunks[c].parent = static_cast<uint32_t>(lowest + c / o.fanout);
+  const std::vector<uint8_t> bytes = encodeChunk(top, z.degree, kNone);
+  index.has_top = true;
+  index.top.file = kTopFileName;
+  index.top.bytes = bytes.size();
+  index.top.node_count = static_cast<uint32_t>(top.nodes.size());
+  index.top.crc32 = crc32Of(bytes);
+  index.top.box_min = top.nodes[0].box_min, index.top.box_max = top.nodes[0].box_max;
+  writeFileAtomic((out / kTopFileName).string(), bytes);
+  index.node_count += top.nodes.size();
+  bytes_written += bytes.size();
+  say(o, "top: " + std::to_string(top.nodes.size()) + " nodes over " + std::to_string(chunk_count) +
+             " chunks");
+  return static_cast<uint32_t>(levels.size());
+}
+
+// Files of an earlier build that this index does not list, and the default scratch folder when empty.
+void removeStaleFiles(const fs::path& out, const Index& index, const BuildOptions& o) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(out, ec)) {
+    const std::string name = entry.path().filename().string();
+    const bool stale_chunk = name.rfind("chunk_", 0) == 0 && name.ends_with(".sflc") &&
+                             std::none_of(index.chunks.begin(), index.chunks.end(),
+                                          [&](const ChunkEntry& e) { return e.file == name; });
+    if (stale_chunk || (name == kTopFileName && !index.has_top)) fs::remove(entry.path(), ec);
+  }
+  if (o.scratch_dir.empty()) fs::remove(out / ".scratch", ec);  // only when empty
+}
+
 }  // namespace
 
 uint64_t roundChunkLeaves(uint64_t leaves, uint32_t fanout) {
@@ -278,314 +650,67 @@ uint64_t peakMemoryBytes() {
 
 BuildReport buildHierarchy(const std::string& input, const std::string& out_dir, const BuildOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
-  auto say = [&](const std::string& line) {
-    if (o.progress) o.progress(line);
-  };
   if (o.fanout < 2 || o.fanout > 64)
     throw Error("fan-out " + std::to_string(o.fanout) + ": expected 2 to 64");
   PlySplatStream in(input);
-  const size_t stride = in.stride(), stride_sh = stride - kSplatFixedFloats;
-  const int degree = in.shDegree();
-  const uint64_t chunk_leaves = roundChunkLeaves(std::max<uint64_t>(o.chunk_leaves, 1), o.fanout);
-  uint32_t chunk_levels = 0;
-  for (uint64_t p = 1; p < chunk_leaves; p *= o.fanout) ++chunk_levels;
-  const size_t record = 16 + 4 * stride;
+  const BuildSizes z = planBuild(in, o);
+  say(o, "reading " + input + ": " + std::to_string(in.count()) + " gaussians, SH degree " +
+             std::to_string(z.degree) + ", " + mb(in.fileBytes()));
 
-  // Memory: a chunk (its leaves' records, every level's nodes with double moments and SH, its encoding)
-  // takes what it needs; half of the rest holds a sort run, a quarter the merge's read buffers.
-  const double node_bytes = sizeof(Node) + sizeof(Moments) + 12.0 * static_cast<double>(stride_sh) +
-                            static_cast<double>(nodeRecordBytes(degree));
-  const uint64_t chunk_bytes =
-      static_cast<uint64_t>(static_cast<double>(chunk_leaves) *
-                            (static_cast<double>(record) + node_bytes * o.fanout / (o.fanout - 1)));
-  if (chunk_bytes > o.memory_bytes / 2)
-    throw Error("a chunk of " + std::to_string(chunk_leaves) + " leaves needs about " + mb(chunk_bytes) +
-                ", more than half the memory setting (" + mb(o.memory_bytes) +
-                "): give more memory or fewer leaves per chunk");
-  const uint64_t spare = o.memory_bytes - chunk_bytes;
-  const size_t run_capacity = static_cast<size_t>(std::max<uint64_t>(256, spare / 2 / (record + 24)));
-  // Input blocks (the file's bytes and their floats) take at most a sixteenth of the setting.
-  const uint64_t block_row_bytes = in.rowBytes() + 4 * stride;
-  const size_t block_rows = static_cast<size_t>(std::clamp<uint64_t>(
-      o.memory_bytes / 16 / block_row_bytes, 256, std::min<uint64_t>(run_capacity, 65536)));
-  say("reading " + input + ": " + std::to_string(in.count()) + " gaussians, SH degree " +
-      std::to_string(degree) + ", " + mb(in.fileBytes()));
-
-  // Pass 1: bounds of the finite rows.
   std::vector<float> block;
-  Vec3 lo{INFINITY, INFINITY, INFINITY}, hi{-INFINITY, -INFINITY, -INFINITY};
-  uint64_t dropped = 0;
-  while (const size_t rows = in.read(block_rows, block)) {
-    for (size_t i = 0; i < rows; ++i) {
-      const float* d = block.data() + i * stride;
-      if (!rowFinite({d, stride})) {
-        ++dropped;
-        continue;
-      }
-      lo = {std::min(lo.x, d[0]), std::min(lo.y, d[1]), std::min(lo.z, d[2])};
-      hi = {std::max(hi.x, d[0]), std::max(hi.y, d[1]), std::max(hi.z, d[2])};
-    }
-  }
+  const RowBounds bounds = scanBounds(in, z.block_rows, block);
+  const Vec3 lo = bounds.lo, hi = bounds.hi;
+  const uint64_t dropped = bounds.dropped;
   const uint64_t leaf_count = in.count() - dropped;
   if (leaf_count == 0)
     throw Error(input + ": no gaussians to build from" +
                 (dropped ? " (every row holds NaN or infinity)" : ""));
-  const uint64_t chunk_count = (leaf_count + chunk_leaves - 1) / chunk_leaves;
-  say("bounds [" + std::to_string(lo.x) + ", " + std::to_string(lo.y) + ", " + std::to_string(lo.z) +
-      "] to [" + std::to_string(hi.x) + ", " + std::to_string(hi.y) + ", " + std::to_string(hi.z) + "]" +
-      (dropped ? "; " + std::to_string(dropped) + " rows holding NaN or infinity left out" : ""));
+  const uint64_t chunk_count = (leaf_count + z.chunk_leaves - 1) / z.chunk_leaves;
+  say(o, "bounds [" + std::to_string(lo.x) + ", " + std::to_string(lo.y) + ", " + std::to_string(lo.z) +
+             "] to [" + std::to_string(hi.x) + ", " + std::to_string(hi.y) + ", " + std::to_string(hi.z) + "]" +
+             (dropped ? "; " + std::to_string(dropped) + " rows holding NaN or infinity left out" : ""));
 
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  if (!fs::is_directory(out_dir, ec)) throw Error(out_dir + ": cannot create the output directory");
-  const fs::path out(out_dir);
-  // No index may point at chunks this build replaces.
-  fs::remove(out / kIndexFileName, ec);
-  if (ec) throw Error((out / kIndexFileName).string() + ": cannot remove the old index: " + ec.message());
-
-  // Pass 2: keys, percentile histograms and sorted runs.
-  const double extent = std::max({static_cast<double>(hi.x) - lo.x, static_cast<double>(hi.y) - lo.y,
-                                  static_cast<double>(hi.z) - lo.z, 1e-30});
-  const double to_grid = static_cast<double>(1u << kMortonBits) / extent;
-  auto keyOf = [&](const float* d) {
-    uint64_t key = 0;
-    const double p[3] = {static_cast<double>(d[0]) - lo.x, static_cast<double>(d[1]) - lo.y,
-                         static_cast<double>(d[2]) - lo.z};
-    for (int a = 0; a < 3; ++a) {
-      const uint64_t q = static_cast<uint64_t>(
-          std::clamp(std::floor(p[a] * to_grid), 0.0, static_cast<double>((1u << kMortonBits) - 1)));
-      key |= spreadBits3(q) << (2 - a);
-    }
-    return key;
-  };
-  std::vector<std::array<uint64_t, kHistogramBins>> histogram(3);
+  const fs::path out = prepareOutputDir(out_dir);
+  Histograms histogram(3);
   for (auto& h : histogram) h.fill(0);
-  const Vec3 span{hi.x - lo.x, hi.y - lo.y, hi.z - lo.z};
-  std::unique_ptr<ScratchDir> scratch;
-  std::vector<std::string> runs;
-  std::vector<uint64_t> keys, rows;
-  std::vector<float> data;
-  std::vector<uint32_t> order;
-  auto sortRun = [&] {
-    std::vector<uint64_t> sorted = keys;
-    order.resize(keys.size());
-    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-    radixSortPairs(sorted, order, 3 * kMortonBits);  // stable: equal keys stay in row order
-  };
-  auto flushRun = [&] {
-    if (!scratch) {
-      scratch =
-          std::make_unique<ScratchDir>(o.scratch_dir.empty() ? (out / ".scratch").string() : o.scratch_dir);
-      say("sorting out of core: runs of up to " + std::to_string(run_capacity) + " gaussians in " +
-          scratch->path);
-    }
-    sortRun();
-    char name[32];
-    std::snprintf(name, sizeof(name), "run_%06zu.bin", runs.size());
-    const std::string path = (fs::path(scratch->path) / name).string();
-    RunWriter w(path, record);
-    for (uint32_t i : order) w.put(keys[i], rows[i], data.data() + size_t{i} * stride);
-    w.close();
-    runs.push_back(path);
-    keys.clear(), rows.clear(), data.clear();
-  };
-  in.rewind();
-  keys.reserve(std::min<uint64_t>(run_capacity, leaf_count));
-  while (true) {
-    const uint64_t first_row = in.nextRow();
-    const size_t got = in.read(block_rows, block);
-    if (got == 0) break;
-    for (size_t i = 0; i < got; ++i) {
-      const float* d = block.data() + i * stride;
-      if (!rowFinite({d, stride})) continue;
-      for (int a = 0; a < 3; ++a) {
-        const float s = span[a] > 0 ? (d[a] - lo[a]) / span[a] : 0.0f;
-        ++histogram[static_cast<size_t>(a)][static_cast<size_t>(
-            std::clamp(static_cast<int>(s * kHistogramBins), 0, kHistogramBins - 1))];
-      }
-      if (keys.size() == run_capacity) flushRun();
-      keys.push_back(keyOf(d));
-      rows.push_back(first_row + i);
-      data.insert(data.end(), d, d + stride);
-    }
-  }
-  const bool in_memory = runs.empty();
-  if (in_memory) {
-    sortRun();
-    say("sorting in memory: " + std::to_string(keys.size()) + " gaussians");
-  } else {
-    if (!keys.empty()) flushRun();
-    say("sorted " + std::to_string(runs.size()) + " runs; merging");
-  }
+  LeafSort sort(z, out, o);
+  sortRows(in, z, bounds, leaf_count, block, sort, histogram);
   std::vector<float>().swap(block);
-
-  Index index;
-  index.sh_degree = degree;
-  index.antialiased = in.antialiased();
-  index.screen_filter = in.screenFilter();
-  if (index.screen_filter != kScreenFilterInria && index.screen_filter != kScreenFilterMip)
-    throw Error(input + ": a screen filter of " + std::to_string(index.screen_filter) +
-                " px^2 (the hierarchy records INRIA's 0.3 or Mip-Splatting's 0.1)");
-  index.fanout = o.fanout;
-  index.chunk_leaves = static_cast<uint32_t>(chunk_leaves);
-  index.chunk_levels = chunk_levels;
-  index.leaf_count = leaf_count;
-  index.dropped_non_finite = dropped;
-  index.bounds_min = lo, index.bounds_max = hi;
-  for (int a = 0; a < 3; ++a) {
-    const auto& h = histogram[static_cast<size_t>(a)];
-    uint64_t sum = 0;
-    int b01 = 0, b99 = kHistogramBins - 1;
-    bool got01 = false;
-    for (int b = 0; b < kHistogramBins; ++b) {
-      sum += h[static_cast<size_t>(b)];
-      if (!got01 && static_cast<double>(sum) >= 0.01 * static_cast<double>(leaf_count)) b01 = b, got01 = true;
-      if (static_cast<double>(sum) >= 0.99 * static_cast<double>(leaf_count)) {
-        b99 = b;
-        break;
-      }
-    }
-    index.p01[a] = lo[a] + span[a] * static_cast<float>(b01) / kHistogramBins;
-    index.p99[a] = lo[a] + span[a] * static_cast<float>(b99 + 1) / kHistogramBins;
-  }
+  Index index = makeIndex(in, input, o, z, bounds, leaf_count, histogram);
 
   // The merged stream, chunk by chunk.
-  std::vector<std::unique_ptr<RunReader>> readers;
-  using HeapItem = std::pair<std::pair<uint64_t, uint64_t>, size_t>;  // ((key, row), run)
-  std::priority_queue<HeapItem, std::vector<HeapItem>, std::greater<HeapItem>> heap;
-  if (!in_memory) {
-    const size_t buffer_records =
-        static_cast<size_t>(std::max<uint64_t>(1, spare / 4 / runs.size() / record));
-    for (size_t r = 0; r < runs.size(); ++r) {
-      readers.push_back(std::make_unique<RunReader>(runs[r], record, buffer_records));
-      LeafRef l;
-      if (readers.back()->current(l)) heap.push({{l.key, l.row}, r});
-    }
-  }
-  size_t next_sorted = 0;
-  std::vector<float> chunk_data(static_cast<size_t>(chunk_leaves) * stride);
-  std::vector<LeafRef> chunk_refs;
-  // Fills chunk_refs with up to chunk_leaves next leaves (their floats copied into chunk_data).
-  auto nextLeaves = [&] {
-    chunk_refs.clear();
-    while (chunk_refs.size() < chunk_leaves) {
-      LeafRef l;
-      if (in_memory) {
-        if (next_sorted == order.size()) break;
-        const uint32_t i = order[next_sorted++];
-        l = {keys[i], rows[i], data.data() + size_t{i} * stride};
-      } else {
-        if (heap.empty()) break;
-        const size_t r = heap.top().second;
-        heap.pop();
-        if (!readers[r]->current(l)) throw Error("sort run " + runs[r] + " ended early");
-        float* dst = chunk_data.data() + chunk_refs.size() * stride;
-        std::memcpy(dst, l.data, stride * 4);
-        l.data = dst;
-        readers[r]->advance();
-        LeafRef next;
-        if (readers[r]->current(next)) heap.push({{next.key, next.row}, r});
-      }
-      chunk_refs.push_back(l);
-    }
-  };
-
+  sort.startMerge();
   BuildReport report;
   report.input_rows = in.count();
   report.leaves = leaf_count;
   report.dropped_non_finite = dropped;
-  report.runs = in_memory ? 1 : runs.size();
-  report.chunk_leaves = static_cast<uint32_t>(chunk_leaves);
-  report.sh_degree = degree;
+  report.runs = sort.inMemory() ? 1 : sort.runCount();
+  report.chunk_leaves = static_cast<uint32_t>(z.chunk_leaves);
+  report.sh_degree = z.degree;
   Level roots;  // each chunk's root, with its moments: the top's lowest level
-  roots.resize(chunk_count, stride_sh);
+  roots.resize(chunk_count, z.stride_sh);
   const size_t progress_every = std::max<size_t>(1, chunk_count / 10);
   for (size_t c = 0; c < chunk_count; ++c) {
-    nextLeaves();
-    if (chunk_refs.empty())
+    const std::span<const LeafRef> leaves = sort.nextLeaves();
+    if (leaves.empty())
       throw Error("the merged sort ended after " + std::to_string(c) + " of " + std::to_string(chunk_count) +
                   " chunks");
-    std::vector<Level> levels(1);
-    makeLeaves(chunk_refs, stride_sh, levels[0]);
-    for (uint32_t l = 1; l <= chunk_levels; ++l) {
-      levels.emplace_back();
-      makeParents(levels[l - 1], o.fanout, static_cast<uint16_t>(l), stride_sh, levels[l]);
-    }
-    const Level& top_level = levels.back();
-    roots.nodes[c] = top_level.nodes[0];
-    roots.moments[c] = top_level.moments[0];
-    std::copy_n(top_level.sh.begin(), stride_sh,
-                roots.sh.begin() + static_cast<std::ptrdiff_t>(c * stride_sh));
-    std::copy_n(top_level.shd.begin(), stride_sh,
-                roots.shd.begin() + static_cast<std::ptrdiff_t>(c * stride_sh));
-    const Chunk chunk = assemble(levels, stride_sh, false);
-    const std::vector<uint8_t> bytes = encodeChunk(chunk, degree, static_cast<uint32_t>(c));
-    ChunkEntry e;
-    e.file = chunkFileName(c);
-    e.offset = 0;
-    e.bytes = bytes.size();
-    e.node_count = static_cast<uint32_t>(chunk.nodes.size());
-    e.first_leaf = c * chunk_leaves;
-    e.leaf_count = static_cast<uint32_t>(chunk_refs.size());
-    e.crc32 = crc32Of(bytes);
-    e.box_min = chunk.nodes[0].box_min, e.box_max = chunk.nodes[0].box_max;
-    writeFileAtomic((out / e.file).string(), bytes);
-    index.chunks.push_back(e);
-    index.node_count += chunk.nodes.size();
-    report.bytes_written += bytes.size();
+    report.bytes_written += writeChunk(c, leaves, z, o.fanout, out, roots, index);
     if ((c + 1) % progress_every == 0 || c + 1 == chunk_count)
-      say("chunk " + std::to_string(c + 1) + " of " + std::to_string(chunk_count) + " (" +
-          std::to_string(index.node_count) + " nodes, " + std::to_string(static_cast<int>(since(t0))) +
-          " s)");
+      say(o, "chunk " + std::to_string(c + 1) + " of " + std::to_string(chunk_count) + " (" +
+                 std::to_string(index.node_count) + " nodes, " + std::to_string(static_cast<int>(since(t0))) +
+                 " s)");
     if (o.after_chunk) o.after_chunk(c + 1);
   }
-  readers.clear();
-  scratch.reset();  // the runs are consumed
+  sort.release();  // the runs are consumed
 
   // The top levels over the chunks' roots.
-  uint32_t levels_total = chunk_levels + 1;
-  if (chunk_count > 1) {
-    std::vector<Level> levels;
-    levels.push_back(std::move(roots));
-    while (levels.back().nodes.size() > 1) {
-      Level next;
-      makeParents(levels.back(), o.fanout, static_cast<uint16_t>(chunk_levels + levels.size()), stride_sh,
-                  next);
-      levels.push_back(std::move(next));
-    }
-    levels.erase(levels.begin());  // the roots live in their chunks
-    levels_total += static_cast<uint32_t>(levels.size());
-    const Chunk top = assemble(levels, stride_sh, true);
-    // Each chunk's parent: the lowest top level sits at the end of the top chunk.
-    const size_t lowest = top.nodes.size() - levels.front().nodes.size();
-    for (size_t c = 0; c < chunk_count; ++c)
-      index.chunks[c].parent = static_cast<uint32_t>(lowest + c / o.fanout);
-    const std::vector<uint8_t> bytes = encodeChunk(top, degree, kNone);
-    index.has_top = true;
-    index.top.file = kTopFileName;
-    index.top.bytes = bytes.size();
-    index.top.node_count = static_cast<uint32_t>(top.nodes.size());
-    index.top.crc32 = crc32Of(bytes);
-    index.top.box_min = top.nodes[0].box_min, index.top.box_max = top.nodes[0].box_max;
-    writeFileAtomic((out / kTopFileName).string(), bytes);
-    index.node_count += top.nodes.size();
-    report.bytes_written += bytes.size();
-    say("top: " + std::to_string(top.nodes.size()) + " nodes over " + std::to_string(chunk_count) +
-        " chunks");
-  }
+  uint32_t levels_total = z.chunk_levels + 1;
+  if (chunk_count > 1) levels_total += writeTop(std::move(roots), z, o, out, index, report.bytes_written);
   const std::vector<uint8_t> index_bytes = encodeIndex(index);
   writeFileAtomic((out / kIndexFileName).string(), index_bytes);
   report.bytes_written += index_bytes.size();
-
-  // Files of an earlier build that this index does not list.
-  for (const auto& entry : fs::directory_iterator(out, ec)) {
-    const std::string name = entry.path().filename().string();
-    const bool stale_chunk = name.rfind("chunk_", 0) == 0 && name.ends_with(".sflc") &&
-                             std::none_of(index.chunks.begin(), index.chunks.end(),
-                                          [&](const ChunkEntry& e) { return e.file == name; });
-    if (stale_chunk || (name == kTopFileName && !index.has_top)) fs::remove(entry.path(), ec);
-  }
-  if (o.scratch_dir.empty()) fs::remove(out / ".scratch", ec);  // only when empty
+  removeStaleFiles(out, index, o);
 
   report.nodes = index.node_count;
   report.chunks = chunk_count;

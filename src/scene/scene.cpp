@@ -653,6 +653,282 @@ Scene loadSceneJson(const std::string& path, const SceneLoadOptions& options) {
   return parseSceneJson(readText(path), path, options);
 }
 
+namespace {
+
+// A whole number of at least `lo` (and at most 1e12).
+uint64_t wholeCount(const Node& n, uint64_t lo) {
+  const double v = n.number();
+  if (v != std::floor(v) || v < static_cast<double>(lo) || v > 1e12) n.fail("expected a whole number of at least " + std::to_string(lo));
+  return static_cast<uint64_t>(v);
+}
+
+// An object's kind (its one file key) and the file that key names; keys of other kinds are refused.
+struct ObjectKind {
+  bool gltf_key = false, character_key = false, generator_key = false, hull_key = false, lod_key = false;
+  std::string file;
+};
+
+ObjectKind readObjectKind(const Node& o) {
+  // On a hull object "lod" is the hull's runtime LOD, not a level-of-detail hierarchy.
+  if (o.has("file") + o.has("gltf") + o.has("character") + o.has("generator") + o.has("hull") + (o.has("lod") && !o.has("hull")) != 1)
+    o.fail("an object has exactly one of \"file\" (splats), \"gltf\" (a model), \"character\" (a character package), "
+           "\"generator\" (an ONNX model), \"hull\" (a splat hull) or \"lod\" (a level-of-detail hierarchy)");
+  ObjectKind k;
+  k.gltf_key = o.has("gltf"), k.character_key = o.has("character"), k.generator_key = o.has("generator"), k.hull_key = o.has("hull");
+  k.lod_key = o.has("lod") && !k.hull_key;
+  k.file = (k.gltf_key ? o["gltf"] : k.character_key ? o["character"] : k.generator_key ? o["generator"] : k.hull_key ? o["hull"]
+            : k.lod_key ? o["lod"] : o["file"]).string();
+  if (o.has("inputs") && !k.generator_key) o["inputs"].fail("\"inputs\" applies to generator objects only");
+  if (o.has("heading") && !k.hull_key) o["heading"].fail("\"heading\" applies to hull objects only");
+  if (o.has("mode") && !k.hull_key) o["mode"].fail("\"mode\" applies to hull objects only");
+  for (const char* key : {"effects", "script", "seed"})
+    if (o.has(key) && !k.hull_key) o[key].fail(std::string("\"") + key + "\" applies to hull objects only");
+  return k;
+}
+
+// A hull object's runtime LOD, mode and heading.
+void readHullDrawing(const Node& o, SceneObject& obj) {
+  if (o.has("lod")) obj.hull_lod = hull::parseHullLodJson(o["lod"]);
+  if (o.has("mode")) {
+    try {
+      obj.hull_mode = hull::parseHullMode(o["mode"].string());
+    } catch (const Error& e) {
+      o["mode"].fail(e.what());
+    }
+  }
+  if (o.has("heading")) {  // a turn about the hull's up axis (+y), degrees, applied before the transform
+    const float h = static_cast<float>(o["heading"].number() * std::numbers::pi / 180.0);
+    Mat4 r;
+    r.m[0][0] = std::cos(h), r.m[0][2] = std::sin(h), r.m[2][0] = -std::sin(h), r.m[2][2] = std::cos(h);
+    obj.object_to_world = obj.object_to_world * r;
+  }
+}
+
+// How an object plays: its clip, skinning, events ("clip", "skinning" and "events" on glTF and character
+// objects only), time, speed and loop.
+struct ObjectPlayback {
+  std::string clip;
+  std::optional<std::vector<anim::ClipEvent>> events;  // animation events: checked against the clip once loaded
+};
+
+ObjectPlayback readPlayback(const Node& o, bool animated, SceneObject& obj) {
+  ObjectPlayback p;
+  if (o.has("clip")) {
+    if (!animated) o["clip"].fail("\"clip\" applies to glTF and character objects only");
+    Node c = o["clip"];
+    p.clip = c.clipName();
+  }
+  if (o.has("skinning")) {
+    if (!animated) o["skinning"].fail("\"skinning\" applies to glTF and character objects only");
+    const std::string method = o["skinning"].string();
+    if (method != "lbs" && method != "dqs") o["skinning"].fail("expected \"lbs\" (linear blend) or \"dqs\" (dual quaternion), got \"" + method + "\"");
+    obj.skinning = method == "dqs" ? anim::SkinningMethod::kDualQuaternion : anim::SkinningMethod::kLinearBlend;
+  }
+  if (o.has("events")) {
+    if (!animated) o["events"].fail("\"events\" applies to glTF and character objects only");
+    p.events = parseClipEvents(o["events"]);
+  }
+  if (o.has("time")) obj.time = o["time"].number();
+  if (o.has("speed")) obj.speed = o["speed"].number();
+  if (o.has("loop")) {
+    if (!o["loop"].value.is_boolean()) o["loop"].fail("expected true or false");
+    obj.loop = o["loop"].value.get<bool>();
+  }
+  return p;
+}
+
+// A live hull's effects and seed, checked here, so that a typo is an error like a bad "mode" rather than a
+// placeholder.
+struct LiveHull {
+  bool live = false;
+  hull::HullEffects effects;
+  std::optional<uint32_t> seed;
+};
+
+LiveHull readLiveHull(const Node& o, bool hull_key) {
+  LiveHull h;
+  h.live = hull_key && (o.has("effects") || o.has("script") || o.has("seed"));
+  if (h.live) {
+    if (o.has("effects")) h.effects = hull::parseHullEffects(o["effects"]);
+    if (o.has("seed")) {
+      const double v = o["seed"].number();
+      if (v != std::floor(v) || v < 0 || v > 4294967295.0) o["seed"].fail("expected an integer in 0..4294967295");
+      h.seed = static_cast<uint32_t>(v);
+    }
+  }
+  return h;
+}
+
+// An object that failed to load becomes the placeholder cube (one cloud for every placeholder).
+void makePlaceholder(SceneObject& obj) {
+  static const auto placeholder = std::make_shared<const GaussianCloud>(makePlaceholderCloud());
+  obj.cloud = placeholder;
+  obj.model.reset();
+  obj.character.reset();
+  obj.bundle.reset();
+  obj.generator.reset();
+  obj.hull.reset();
+  obj.hull_live.reset();
+  obj.hull_script.reset();
+  obj.lod.reset();
+  obj.clip = -1;
+  obj.source = "placeholder";
+}
+
+// What a loaded object holds, for the progress line.
+std::string describeLoaded(const SceneObject& obj) {
+  std::string what = obj.cloud ? std::to_string(obj.cloud->size()) + " gaussians" : std::string();
+  if (obj.hull) what += " in a splat hull (" + std::to_string(obj.hull->hull.core.size()) + " core, " + std::to_string(obj.hull->hull.shell.size()) + " shell, " + hull::hullModeName(obj.hull_mode) + ")";
+  else if (obj.character) what += " bound to " + obj.character->model().document().path;
+  else if (obj.bundle) what += " (decoder character, " + std::to_string(obj.bundle->bundle().branches.size()) + " branches, rig " + obj.bundle->bundle().rig.backend + ")";
+  else if (obj.generator) what = "generator, " + obj.generator->contract().describe();
+  else if (obj.lod) what = "level-of-detail hierarchy of " + std::to_string(obj.lod->hierarchy().index.leaf_count) + " gaussians";
+  else if (obj.model && obj.model->drawnPrimitives() > 0)
+    what += (what.empty() ? "" : ", ") + std::to_string(obj.model->drawnPrimitives()) + " mesh primitives (" +
+            std::to_string(obj.model->vertexCount()) + " vertices)" +
+            (obj.clip >= 0 ? ", clip '" + obj.model->clips()[static_cast<size_t>(obj.clip)].name + "'" : "");
+  return what;
+}
+
+// The scene's "light", the cel light of splat hulls: true / false, or an object of its settings.
+void readHullLight(const Node& l, hull::HullLight& light) {
+  if (l.value.is_boolean()) {
+    light.enabled = l.value.get<bool>();
+    return;
+  }
+  if (!l.value.is_object()) l.fail("expected an object or true / false");
+  l.onlyKeys({"enabled", "direction", "brightness", "emission", "flash"});
+  if (l.has("enabled")) {
+    if (!l["enabled"].value.is_boolean()) l["enabled"].fail("expected true or false");
+    light.enabled = l["enabled"].value.get<bool>();
+  }
+  if (l.has("direction")) {
+    light.direction = l["direction"].vec3();
+    if (!(length(light.direction) > 0)) l["direction"].fail("expected a non-zero direction");
+  }
+  if (l.has("brightness")) light.brightness = static_cast<float>(l["brightness"].number());
+  if (l.has("emission")) light.emission = static_cast<float>(l["emission"].number());
+  if (l.has("flash")) {
+    Node f = l["flash"];
+    light.flash_position = f["position"].vec3();
+    if (f.has("color")) light.flash_color = f["color"].vec3();
+    light.flash_strength = f.has("strength") ? static_cast<float>(f["strength"].number()) : 1.0f;
+  }
+}
+
+// The objects of one scene file being loaded, with the loads they share.
+struct SceneObjectLoader {
+  Scene& scene;
+  const std::string& path;  // the scene file
+  const std::filesystem::path dir;
+  const SceneLoadOptions& options;
+  uint64_t lod_pool;  // each LOD object's pool of nodes in memory (docs/lod.md)
+  // Objects naming the same file share one load (its splats, model or character are immutable once loaded).
+  std::map<std::string, std::shared_ptr<const GltfModel>> models;
+  std::map<std::string, std::shared_ptr<const GaussianCloud>> clouds;
+  std::map<std::string, std::shared_ptr<const character::Character>> characters;
+
+  // The scene object of an entry `o` of "objects": checked, loaded (a placeholder with a warning when its
+  // file fails to load and the load is not strict), its progress line given.
+  SceneObject read(const Node& o) {
+    SceneObject obj;
+    const ObjectKind k = readObjectKind(o);
+    obj.name = o.has("name") ? o["name"].string() : std::filesystem::path(k.file).stem().string();
+    obj.object_to_world = o.has("transform") ? parseTransform(o["transform"]) : Mat4{};
+    if (k.hull_key) readHullDrawing(o, obj);
+    std::string resolved = k.file;
+    std::string confinement;  // why the path is refused, when it is
+    try {
+      resolved = resolveScenePath(dir, k.file, options.confine_paths);
+    } catch (const Error& e) {
+      confinement = e.what();
+    }
+    obj.source = resolved;
+    if (k.character_key && confinement.empty())  // refused, strict or not: never a placeholder
+      if (std::string why = orlRefusalOf(resolved); !why.empty()) o["character"].fail(why);
+    const bool gltf = !k.character_key && !k.generator_key && !k.hull_key && (k.gltf_key || classifyInput(resolved) == InputKind::kGltf);
+    ObjectPlayback play = readPlayback(o, gltf || k.character_key, obj);
+    const LiveHull live = readLiveHull(o, k.hull_key);
+    std::string failure;
+    try {
+      if (!confinement.empty()) throw Error(confinement);
+      load(o, k, resolved, gltf, play.clip, live, obj);
+    } catch (const Error& e) {
+      failure = e.what();
+    } catch (const std::bad_alloc&) {
+      failure = resolved + ": ran out of memory while loading";
+    }
+    if (!failure.empty()) {
+      if (options.strict) throw Error(path + ": " + o.path + " (" + obj.name + "): " + failure);
+      scene.warnings.push_back(o.path + " (" + obj.name + "): " + failure + "; drawing a placeholder");
+      makePlaceholder(obj);
+    } else if (play.events) {
+      checkClipEvents(o["events"], obj, *play.events);
+      obj.events = std::move(play.events);
+      obj.events_clip = obj.clip;
+    }
+    if (options.progress) options.progress("loaded " + obj.name + ": " + describeLoaded(obj) + " from " + obj.source);
+    return obj;
+  }
+
+  // Loads the object's file by its kind. Throws sf::Error.
+  void load(const Node& o, const ObjectKind& k, const std::string& resolved, bool gltf, const std::string& clip,
+            const LiveHull& live, SceneObject& obj) {
+    if (k.lod_key || (!k.gltf_key && !k.character_key && !k.generator_key && !k.hull_key && classifyInput(resolved) == InputKind::kLodHierarchy)) {
+      if (k.lod_key && classifyInput(resolved) != InputKind::kLodHierarchy)
+        throw Error(resolved + ": not a level-of-detail hierarchy (no index.sflod in a directory; splatforge lod build makes one)");
+      loadLodObject(obj, resolved, lod_pool);
+    } else if (k.hull_key) {
+      loadHullObject(obj, resolved);
+      if (live.live) makeHullLive(o, live, obj);
+    } else if (k.generator_key) {
+      loadGeneratorObject(obj, resolved, o.has("inputs") ? &o["inputs"].value : nullptr, o.path + ".inputs");
+    } else if (k.character_key) {
+      const std::string key = fileKey(resolved);
+      auto it = characters.find(key);
+      loadCharacterObject(obj, resolved, clip, it != characters.end() ? it->second : nullptr);
+      characters.emplace(key, obj.character);
+    } else if (gltf) {
+      loadGltfObject(obj, resolved, clip, &models);
+      // A glTF "file" holding only gaussians is a splat file.
+      if (!k.gltf_key && gaussiansOnly(obj, clip)) {
+        obj.model.reset();
+        obj.clip = -1;
+        obj.cloud = capture(o, resolved, obj.name);
+      }
+    } else {
+      obj.cloud = capture(o, resolved, obj.name);
+    }
+  }
+
+  // A loaded hull made live: effects and seed were checked by readLiveHull; the script file loads here.
+  void makeHullLive(const Node& o, const LiveHull& live, SceneObject& obj) {
+    std::optional<hull::HullScript> script;
+    if (o.has("script")) script = hull::loadHullScript(resolveScenePath(dir, o["script"].string(), options.confine_paths));
+    if (script) hull::checkHullScript(*script, *obj.hull);  // its `fire` guns against the hull's meta sidecar
+    hull::DestructionOptions dopt;
+    if (script && script->seed) dopt.seed = *script->seed;
+    if (live.seed) dopt.seed = *live.seed;
+    obj.hull_live = std::make_shared<hull::HullInstance>(obj.hull, dopt);
+    obj.hull_live->effects = live.effects;
+    if (script) obj.hull_script = std::make_shared<hull::HullScriptPlayer>(std::move(*script), live.effects);
+  }
+
+  // A splat file (objects naming the same file share one load); its warnings go to the scene's, named by
+  // the object.
+  std::shared_ptr<const GaussianCloud> capture(const Node& o, const std::string& resolved,
+                                               const std::string& name) {
+    const std::string key = fileKey(resolved);
+    if (auto it = clouds.find(key); it != clouds.end()) return it->second;
+    std::vector<std::string> warnings;
+    clouds[key] = loadCapture(resolved, warnings);
+    for (const std::string& w : warnings) scene.warnings.push_back(o.path + " (" + name + "): " + w);
+    return clouds[key];
+  }
+};
+
+}  // namespace
+
 Scene parseSceneJson(const std::string& text, const std::string& path, const SceneLoadOptions& options) {
   Json j = parseJson(text, path);
   Node root{j, "", path};
@@ -662,187 +938,11 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
   if (!objects.value.is_array() || (objects.value.empty() && !root.has("script")))
     objects.fail("expected a non-empty array of objects (or a \"script\" that spawns characters)");
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  // Objects naming the same file share one load (its splats, model or character are immutable once loaded).
-  std::map<std::string, std::shared_ptr<const GltfModel>> models;
-  std::map<std::string, std::shared_ptr<const GaussianCloud>> clouds;
-  std::map<std::string, std::shared_ptr<const character::Character>> characters;
   // Level of detail: each LOD object's pool of nodes in memory (docs/lod.md), and the frame's budget.
-  auto count = [](Node n, uint64_t lo) {
-    const double v = n.number();
-    if (v != std::floor(v) || v < static_cast<double>(lo) || v > 1e12) n.fail("expected a whole number of at least " + std::to_string(lo));
-    return static_cast<uint64_t>(v);
-  };
-  const uint64_t lod_pool = root.has("lod_pool") ? count(root["lod_pool"], 1) : lod::StreamOptions{}.pool_nodes;
-  if (root.has("lod_budget")) scene.lod_budget = count(root["lod_budget"], 1);
-  for (size_t i = 0; i < objects.value.size(); ++i) {
-    Node o = objects.at(i);
-    SceneObject obj;
-    // On a hull object "lod" is the hull's runtime LOD, not a level-of-detail hierarchy.
-    if (o.has("file") + o.has("gltf") + o.has("character") + o.has("generator") + o.has("hull") + (o.has("lod") && !o.has("hull")) != 1)
-      o.fail("an object has exactly one of \"file\" (splats), \"gltf\" (a model), \"character\" (a character package), "
-             "\"generator\" (an ONNX model), \"hull\" (a splat hull) or \"lod\" (a level-of-detail hierarchy)");
-    const bool gltf_key = o.has("gltf"), character_key = o.has("character"), generator_key = o.has("generator"), hull_key = o.has("hull");
-    const bool lod_key = o.has("lod") && !hull_key;
-    std::string file = (gltf_key ? o["gltf"] : character_key ? o["character"] : generator_key ? o["generator"] : hull_key ? o["hull"]
-                        : lod_key ? o["lod"] : o["file"]).string();
-    if (o.has("inputs") && !generator_key) o["inputs"].fail("\"inputs\" applies to generator objects only");
-    if (o.has("heading") && !hull_key) o["heading"].fail("\"heading\" applies to hull objects only");
-    if (o.has("mode") && !hull_key) o["mode"].fail("\"mode\" applies to hull objects only");
-    for (const char* key : {"effects", "script", "seed"})
-      if (o.has(key) && !hull_key) o[key].fail(std::string("\"") + key + "\" applies to hull objects only");
-    obj.name = o.has("name") ? o["name"].string() : std::filesystem::path(file).stem().string();
-    obj.object_to_world = o.has("transform") ? parseTransform(o["transform"]) : Mat4{};
-    if (hull_key) {
-      if (o.has("lod")) obj.hull_lod = hull::parseHullLodJson(o["lod"]);
-      if (o.has("mode")) {
-        try {
-          obj.hull_mode = hull::parseHullMode(o["mode"].string());
-        } catch (const Error& e) {
-          o["mode"].fail(e.what());
-        }
-      }
-      if (o.has("heading")) {  // a turn about the hull's up axis (+y), degrees, applied before the transform
-        const float h = static_cast<float>(o["heading"].number() * std::numbers::pi / 180.0);
-        Mat4 r;
-        r.m[0][0] = std::cos(h), r.m[0][2] = std::sin(h), r.m[2][0] = -std::sin(h), r.m[2][2] = std::cos(h);
-        obj.object_to_world = obj.object_to_world * r;
-      }
-    }
-    std::string resolved = file;
-    std::string confinement;  // why the path is refused, when it is
-    try {
-      resolved = resolveScenePath(dir, file, options.confine_paths);
-    } catch (const Error& e) {
-      confinement = e.what();
-    }
-    obj.source = resolved;
-    if (character_key && confinement.empty())  // refused, strict or not: never a placeholder
-      if (std::string why = orlRefusalOf(resolved); !why.empty()) o["character"].fail(why);
-    const bool gltf = !character_key && !generator_key && !hull_key && (gltf_key || classifyInput(resolved) == InputKind::kGltf);
-    std::string clip;
-    if (o.has("clip")) {
-      if (!gltf && !character_key) o["clip"].fail("\"clip\" applies to glTF and character objects only");
-      Node c = o["clip"];
-      clip = c.clipName();
-    }
-    if (o.has("skinning")) {
-      if (!gltf && !character_key) o["skinning"].fail("\"skinning\" applies to glTF and character objects only");
-      const std::string method = o["skinning"].string();
-      if (method != "lbs" && method != "dqs") o["skinning"].fail("expected \"lbs\" (linear blend) or \"dqs\" (dual quaternion), got \"" + method + "\"");
-      obj.skinning = method == "dqs" ? anim::SkinningMethod::kDualQuaternion : anim::SkinningMethod::kLinearBlend;
-    }
-    std::optional<std::vector<anim::ClipEvent>> events;  // animation events: checked against the clip once loaded
-    if (o.has("events")) {
-      if (!gltf && !character_key) o["events"].fail("\"events\" applies to glTF and character objects only");
-      events = parseClipEvents(o["events"]);
-    }
-    if (o.has("time")) obj.time = o["time"].number();
-    if (o.has("speed")) obj.speed = o["speed"].number();
-    if (o.has("loop")) {
-      if (!o["loop"].value.is_boolean()) o["loop"].fail("expected true or false");
-      obj.loop = o["loop"].value.get<bool>();
-    }
-    // A live hull's effects and seed are checked here, so that a typo is an error like a bad "mode" rather
-    // than a placeholder.
-    const bool live_hull = hull_key && (o.has("effects") || o.has("script") || o.has("seed"));
-    hull::HullEffects effects;
-    std::optional<uint32_t> seed;
-    if (live_hull) {
-      if (o.has("effects")) effects = hull::parseHullEffects(o["effects"]);
-      if (o.has("seed")) {
-        const double v = o["seed"].number();
-        if (v != std::floor(v) || v < 0 || v > 4294967295.0) o["seed"].fail("expected an integer in 0..4294967295");
-        seed = static_cast<uint32_t>(v);
-      }
-    }
-    std::string failure;
-    try {
-      if (!confinement.empty()) throw Error(confinement);
-      if (lod_key || (!gltf_key && !character_key && !generator_key && !hull_key && classifyInput(resolved) == InputKind::kLodHierarchy)) {
-        if (lod_key && classifyInput(resolved) != InputKind::kLodHierarchy)
-          throw Error(resolved + ": not a level-of-detail hierarchy (no index.sflod in a directory; splatforge lod build makes one)");
-        loadLodObject(obj, resolved, lod_pool);
-      } else if (hull_key) {
-        loadHullObject(obj, resolved);
-        if (live_hull) {  // effects and seed were checked above; the script file loads here
-          std::optional<hull::HullScript> script;
-          if (o.has("script")) script = hull::loadHullScript(resolveScenePath(dir, o["script"].string(), options.confine_paths));
-          if (script) hull::checkHullScript(*script, *obj.hull);  // its `fire` guns against the hull's meta sidecar
-          hull::DestructionOptions dopt;
-          if (script && script->seed) dopt.seed = *script->seed;
-          if (seed) dopt.seed = *seed;
-          obj.hull_live = std::make_shared<hull::HullInstance>(obj.hull, dopt);
-          obj.hull_live->effects = effects;
-          if (script) obj.hull_script = std::make_shared<hull::HullScriptPlayer>(std::move(*script), effects);
-        }
-      } else if (generator_key) {
-        loadGeneratorObject(obj, resolved, o.has("inputs") ? &o["inputs"].value : nullptr, o.path + ".inputs");
-      } else if (character_key) {
-        const std::string key = fileKey(resolved);
-        auto it = characters.find(key);
-        loadCharacterObject(obj, resolved, clip, it != characters.end() ? it->second : nullptr);
-        characters.emplace(key, obj.character);
-      } else {
-        // A splat file (objects naming the same file share one load); a glTF "file" holding only gaussians is one.
-        auto capture = [&] {
-          const std::string key = fileKey(resolved);
-          if (auto it = clouds.find(key); it != clouds.end()) return it->second;
-          std::vector<std::string> warnings;
-          clouds[key] = loadCapture(resolved, warnings);
-          for (const std::string& w : warnings) scene.warnings.push_back(o.path + " (" + obj.name + "): " + w);
-          return clouds[key];
-        };
-        if (gltf) {
-          loadGltfObject(obj, resolved, clip, &models);
-          if (!gltf_key && gaussiansOnly(obj, clip)) {
-            obj.model.reset();
-            obj.clip = -1;
-            obj.cloud = capture();
-          }
-        } else {
-          obj.cloud = capture();
-        }
-      }
-    } catch (const Error& e) {
-      failure = e.what();
-    } catch (const std::bad_alloc&) {
-      failure = resolved + ": ran out of memory while loading";
-    }
-    if (!failure.empty()) {
-      if (options.strict) throw Error(path + ": " + o.path + " (" + obj.name + "): " + failure);
-      scene.warnings.push_back(o.path + " (" + obj.name + "): " + failure + "; drawing a placeholder");
-      static const auto placeholder = std::make_shared<const GaussianCloud>(makePlaceholderCloud());
-      obj.cloud = placeholder;
-      obj.model.reset();
-      obj.character.reset();
-      obj.bundle.reset();
-      obj.generator.reset();
-      obj.hull.reset();
-      obj.hull_live.reset();
-      obj.hull_script.reset();
-      obj.lod.reset();
-      obj.clip = -1;
-      obj.source = "placeholder";
-    } else if (events) {
-      checkClipEvents(o["events"], obj, *events);
-      obj.events = std::move(events);
-      obj.events_clip = obj.clip;
-    }
-    if (options.progress) {
-      std::string what = obj.cloud ? std::to_string(obj.cloud->size()) + " gaussians" : std::string();
-      if (obj.hull) what += " in a splat hull (" + std::to_string(obj.hull->hull.core.size()) + " core, " + std::to_string(obj.hull->hull.shell.size()) + " shell, " + hull::hullModeName(obj.hull_mode) + ")";
-      else if (obj.character) what += " bound to " + obj.character->model().document().path;
-      else if (obj.bundle) what += " (decoder character, " + std::to_string(obj.bundle->bundle().branches.size()) + " branches, rig " + obj.bundle->bundle().rig.backend + ")";
-      else if (obj.generator) what = "generator, " + obj.generator->contract().describe();
-      else if (obj.lod) what = "level-of-detail hierarchy of " + std::to_string(obj.lod->hierarchy().index.leaf_count) + " gaussians";
-      else if (obj.model && obj.model->drawnPrimitives() > 0)
-        what += (what.empty() ? "" : ", ") + std::to_string(obj.model->drawnPrimitives()) + " mesh primitives (" +
-                std::to_string(obj.model->vertexCount()) + " vertices)" +
-                (obj.clip >= 0 ? ", clip '" + obj.model->clips()[static_cast<size_t>(obj.clip)].name + "'" : "");
-      options.progress("loaded " + obj.name + ": " + what + " from " + obj.source);
-    }
-    scene.objects.push_back(std::move(obj));
-  }
+  const uint64_t lod_pool = root.has("lod_pool") ? wholeCount(root["lod_pool"], 1) : lod::StreamOptions{}.pool_nodes;
+  if (root.has("lod_budget")) scene.lod_budget = wholeCount(root["lod_budget"], 1);
+  SceneObjectLoader loader{scene, path, dir, options, lod_pool, {}, {}, {}};
+  for (size_t i = 0; i < objects.value.size(); ++i) scene.objects.push_back(loader.read(objects.at(i)));
   if (root.has("script")) scene.script = parseScript(root["script"], dir, options.confine_paths, scene.objects, scene.triggers);
   if (root.has("camera")) scene.camera = parseCameraNode(root["camera"], options.width, options.height);
   if (root.has("background")) scene.background = root["background"].vec3();
@@ -852,31 +952,7 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
       b.fail("expected \"display\" or \"linear\"");
     scene.blend_space = parseBlendSpace(b.value.get<std::string>());
   }
-  if (root.has("light")) {  // the cel light of splat hulls
-    Node l = root["light"];
-    if (l.value.is_boolean()) {
-      scene.light.enabled = l.value.get<bool>();
-    } else {
-      if (!l.value.is_object()) l.fail("expected an object or true / false");
-      l.onlyKeys({"enabled", "direction", "brightness", "emission", "flash"});
-      if (l.has("enabled")) {
-        if (!l["enabled"].value.is_boolean()) l["enabled"].fail("expected true or false");
-        scene.light.enabled = l["enabled"].value.get<bool>();
-      }
-      if (l.has("direction")) {
-        scene.light.direction = l["direction"].vec3();
-        if (!(length(scene.light.direction) > 0)) l["direction"].fail("expected a non-zero direction");
-      }
-      if (l.has("brightness")) scene.light.brightness = static_cast<float>(l["brightness"].number());
-      if (l.has("emission")) scene.light.emission = static_cast<float>(l["emission"].number());
-      if (l.has("flash")) {
-        Node f = l["flash"];
-        scene.light.flash_position = f["position"].vec3();
-        if (f.has("color")) scene.light.flash_color = f["color"].vec3();
-        scene.light.flash_strength = f.has("strength") ? static_cast<float>(f["strength"].number()) : 1.0f;
-      }
-    }
-  }
+  if (root.has("light")) readHullLight(root["light"], scene.light);
   if (root.has("post")) {
     Node post = root["post"];
     try {
