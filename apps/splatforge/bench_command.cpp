@@ -172,7 +172,11 @@ void saveWorldScene(const Scene& scene, const std::string& path) {
 
 // Frame f at scene time f / 30 s: generators run every frame (on the Vulkan backend in the frame, their
 // time in the "generators" figure; on the CPU backend through the CPU executor, in the total).
-FrameRequest benchFrame(int f, const Camera& cam) { return FrameRequest{f / 30.0, cam, {}, {}}; }
+FrameRequest benchFrame(int f, const Camera& cam, const BenchCommand::Options& o) {
+  FrameRequest request{f / 30.0, cam, {}, {}};
+  if (o.raster_slice) request.settings.raster_slice = *o.raster_slice;
+  return request;
+}
 
 // The Vulkan frame timed over --frames (and --back-to-back): per-pass GPU medians printed, their JSON members
 // appended to `json` (closing the document).
@@ -187,7 +191,7 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
   VulkanFrameStats st = warm.gpu;
   for (int f = 0; f < o.frames; ++f) {
     const auto t0 = Clock::now();
-    st = driver.render(scene, benchFrame(f + 1, cam)).gpu;
+    st = driver.render(scene, benchFrame(f + 1, cam, o)).gpu;
     wall.push_back(secondsSince(t0) * 1e3);
     const VulkanPassTimes& t = st.times;
     gen.push_back(t.mesh);
@@ -195,7 +199,8 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
     raster.push_back(t.raster), readback.push_back(t.readback), all.push_back(t.total);
   }
   double frame_no_readback = median(all) - median(readback);
-  fmt::print("visible {} gaussians, {} tile pairs, {} merge passes\n", st.visible, st.tile_keys, st.sort_passes);
+  fmt::print("visible {} gaussians, {} tile pairs, {} merge passes, deepest tile {} pairs{}\n", st.visible, st.tile_keys, st.sort_passes,
+             st.longest_tile, st.raster_slices ? fmt::format(" (its raster in {} slices, {} submissions a frame)", st.raster_slices, st.submissions) : "");
   fmt::print("gpu median ms: {}preprocess {:.3f} | bin {:.3f} | tile ranges {:.3f} | emit {:.3f} | tile sort {:.3f} | "
              "raster {:.3f} | readback {:.3f}\n",
              generators ? fmt::format("generators {:.3f} | ", median(gen)) : "", median(pre), median(bin), median(scan), median(emit), median(sort),
@@ -205,8 +210,12 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
   fmt::print("wall clock: {:.3f} ms per render call (recording, submission, wait, image copy to the host)\n", median(wall));
   json += fmt::format("  \"backend\": \"vulkan\",\n  \"device\": \"{}\",\n  \"visible\": {},\n  \"tile_pairs\": {},\n", jsonEscape(dev.name),
                       st.visible, st.tile_keys);
+  // The raster's slices (--raster-slice): the deepest tile, the slices after the frame's own raster and the
+  // submissions of a frame (1 when no tile is deeper than a slice).
+  json += fmt::format("  \"longest_tile\": {},\n  \"raster_slice\": {},\n  \"raster_slices\": {},\n  \"submissions\": {},\n", st.longest_tile,
+                      o.raster_slice.value_or(kDefaultRasterSlice), st.raster_slices, st.submissions);
   if (o.back_to_back > 0) {
-    const VulkanPassTimes b = medianPassTimes(driver.renderBackToBack(scene, benchFrame(o.frames, cam), o.back_to_back, &st));
+    const VulkanPassTimes b = medianPassTimes(driver.renderBackToBack(scene, benchFrame(o.frames, cam, o), o.back_to_back, &st));
     fmt::print("back to back ({} frames in one submission), gpu median ms: {}preprocess {:.3f} | bin {:.3f} | tile ranges {:.3f} | emit {:.3f} | "
                "tile sort {:.3f} | raster {:.3f} | frame without readback {:.3f}\n",
                o.back_to_back, generators ? fmt::format("generators {:.3f} | ", b.mesh) : "", b.preprocess, b.bin, b.scan, b.emit, b.sort, b.raster,
@@ -306,7 +315,7 @@ void benchCpu(const BenchCommand::Options& o, FrameDriver& driver, const Scene& 
   std::vector<double> pre, sort, raster, all;
   for (int f = 0; f < o.frames; ++f) {
     auto t0 = Clock::now();
-    st = driver.render(scene, benchFrame(f + 1, cam)).cpu;  // the CPU executor's time counts in the total
+    st = driver.render(scene, benchFrame(f + 1, cam, o)).cpu;  // the CPU executor's time counts in the total
     all.push_back(secondsSince(t0) * 1e3);
     pre.push_back(st.preprocess_ms), sort.push_back(st.sort_ms), raster.push_back(st.raster_ms);
   }
@@ -448,7 +457,7 @@ int BenchCommand::run() const {
       return 0;
     }
     // Warm-up: uploads, pipeline compilation, buffer growth, the generators' GPU plans.
-    const FrameResult warm = driver.render(scene, benchFrame(0, cam));
+    const FrameResult warm = driver.render(scene, benchFrame(0, cam, o));
     const int degree = warm.sh_degree;
     fmt::print("scene: {} ({} objects, {} gaussians, SH degree {}), {}x{}, {} timed frames\n", what, scene.objects.size(), warm.splats, degree,
                cam.width, cam.height, o.frames);

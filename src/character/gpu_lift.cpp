@@ -297,6 +297,7 @@ void VulkanBundlePath::record(void* command_buffer, const GpuSplatTargets& targe
 void VulkanBundlePath::readPass1(size_t branch, std::vector<float>& frame, std::vector<uint32_t>& triim, std::vector<float>& bounds) const {
   const Branch& b = *branches_.at(branch);
   gpu::Buffer staging = ctx_.createBuffer(48 * b.texels, true, "lift readback");
+  const auto lock = ctx_.lock();  // the context may be another thread's too (gpu::Context::lock)
   VkCommandBuffer cmd = ctx_.begin();
   const VkBufferCopy f{0, 0, 36 * b.texels}, t{0, 36 * b.texels, 4 * b.texels}, bo{0, 40 * b.texels, 8 * b.texels};
   vkCmdCopyBuffer(cmd, b.frame.buffer, staging.buffer, 1, &f);

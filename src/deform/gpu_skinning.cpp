@@ -15,6 +15,7 @@ using namespace deform_layout;
 
 // Records one skinning dispatch (instances along y) between timestamps and waits for it.
 double dispatchSkin(gpu::Context& ctx, const SkinPass& pass, VkQueryPool queries, const SkinPush& p, uint32_t instances) {
+  const auto lock = ctx.lock();  // the context may be another thread's too (gpu::Context::lock)
   VkCommandBuffer cmd = ctx.begin();
   vkCmdResetQueryPool(cmd, queries, 0, 2);
   vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries, 0);
@@ -201,6 +202,7 @@ std::vector<Vec3> GpuSkinnedCrowd::positions(size_t instance) {
   Impl& m = *impl_;
   if (instance >= m.instances) throw Error("GPU crowd: instance " + std::to_string(instance) + " out of range");
   gpu::Buffer staging = m.ctx.createBuffer(m.vertices * 12, true, "crowd readback");
+  const auto lock = m.ctx.lock();  // (gpu::Context::lock)
   VkCommandBuffer cmd = m.ctx.begin();
   VkBufferCopy region{instance * m.vertices * 12, 0, m.vertices * 12};
   vkCmdCopyBuffer(cmd, m.out_positions.buffer, staging.buffer, 1, &region);

@@ -50,6 +50,9 @@ std::string FrameResult::timing() const {
     s = fmt::format("gpu {:.2f} ms: {}preprocess {:.2f}, bin {:.2f}, tile ranges {:.2f}, emit {:.2f}, tile sort {:.2f}, raster {:.2f}, "
                     "readback {:.2f}",
                     pt.total, before, pt.preprocess, pt.bin, pt.scan, pt.emit, pt.sort, pt.raster, pt.readback);
+    if (gpu.raster_slices > 0)
+      s += fmt::format(" (the raster's deep tiles in {} slices, the deepest {} pairs; {} submissions)", gpu.raster_slices, gpu.longest_tile,
+                       gpu.submissions);
   } else {
     s = fmt::format("cpu: preprocess {:.1f} ms, sort {:.1f} ms, {}raster {:.1f} ms", cpu.preprocess_ms, cpu.sort_ms,
                     mesh_triangles ? fmt::format("meshes {:.1f} ms, ", cpu.mesh_ms) : "", cpu.raster_ms);

@@ -7,8 +7,10 @@
 
 #include "core/error.h"
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -126,6 +128,8 @@ class Context {
 
   // Validation messages of severity error seen so far: their count, every message in order (the first
   // kMaxKeptMessages are kept), and those from index `since` on as one text, one numbered message per line.
+  // The layer reports from whichever thread made the call, so the count and the report may be read while other
+  // threads work; validationMessages() only while none does.
   static constexpr size_t kMaxKeptMessages = 1000;
   uint32_t validationErrors() const { return validation_errors_; }
   const std::vector<std::string>& validationMessages() const { return validation_messages_; }
@@ -149,8 +153,18 @@ class Context {
   Image createImage(uint32_t width, uint32_t height, VkFormat format, VkImageUsageFlags usage, VkImageAspectFlags aspect,
                     const std::string& name);
 
+  // Threads. A context has one queue, one command pool and one fence, and Vulkan requires the host to use
+  // each from one thread at a time (recording into a command buffer uses its pool). begin() and submit() each
+  // hold the context's lock while they run, so their own calls never meet another thread's; the work between
+  // them (recording, and reading back what the submission wrote to a host-visible buffer) needs the caller to
+  // hold lock() from before begin() until after the read-back, which every library entry point that records
+  // does (VulkanRenderer's renders, the neural executor's runs, the deform, hull, lift and trainer passes). The
+  // lock is recursive, so such an entry point may call another, and uncontended it costs one atomic operation.
+  [[nodiscard]] std::unique_lock<std::recursive_mutex> lock() const { return std::unique_lock<std::recursive_mutex>(mutex_); }
+
   // Records into a fresh primary command buffer; submit() waits for completion. A lost device throws
-  // DeviceLost, then and at every later submit (lost() is true from then on).
+  // DeviceLost, then and at every later submit (lost() is true from then on). Callers on a context that other
+  // threads use hold lock() across the pair (see above).
   VkCommandBuffer begin();
   // `what` names the work in a lost device's message ("uploading ...").
   void submit(VkCommandBuffer cmd, const char* what = nullptr);
@@ -181,11 +195,16 @@ class Context {
   double timestamp_period_ns_ = 1.0;
   bool buffer_int64_atomics_ = false;
   bool validation_ = false, debug_utils_ = false, subgroup_size_control_ = false, graphics_ = false, dynamic_rendering_ = false;
-  uint32_t validation_errors_ = 0;
+  // Counters that calls outside the lock touch too (a buffer made or freed on one thread while another
+  // renders, a validation message from either) are atomic; the kept messages have their own mutex.
+  std::atomic<uint32_t> validation_errors_{0};
+  mutable std::mutex messages_mutex_;
   std::vector<std::string> validation_messages_;
-  uint64_t allocated_bytes_ = 0, peak_allocated_bytes_ = 0;
-  uint64_t submits_ = 0, fail_from_submit_ = 0;
-  bool lost_ = false;
+  std::atomic<uint64_t> allocated_bytes_{0}, peak_allocated_bytes_{0};
+  std::atomic<uint64_t> submits_{0};
+  uint64_t fail_from_submit_ = 0;
+  std::atomic<bool> lost_{false};
+  mutable std::recursive_mutex mutex_;  // lock(): the queue, the command pool and the fence
 };
 
 // A buffer and its memory; move-only, freed on destruction.

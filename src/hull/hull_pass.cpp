@@ -38,6 +38,7 @@ VulkanHullPath::VulkanHullPath(std::shared_ptr<const HullPass> pass, const Destr
   // The rest records, once, through a staging buffer that then serves the slot uploads.
   staging_ = ctx.createBuffer(std::max<VkDeviceSize>(rest_bytes, std::max<size_t>(slot_count_, 1) * sizeof(HullSlot)), true, "hull staging");
   std::memcpy(staging_.mapped, rest.data(), rest.size() * sizeof(HullRest));
+  const auto lock = ctx.lock();  // the context may be another thread's too (gpu::Context::lock)
   VkCommandBuffer cmd = ctx.begin();
   VkBufferCopy region{0, 0, rest.size() * sizeof(HullRest)};
   if (region.size > 0) vkCmdCopyBuffer(cmd, staging_.buffer, rest_.buffer, 1, &region);

@@ -97,6 +97,12 @@ struct RenderObject {
 // Sort depths below the near cull (0.2) are raised to this, so every key's float bits order like its value.
 constexpr float kMinSortDepth = 0.2001f;
 
+// The default of RenderSettings::raster_slice: above the deepest tile of any real frame measured (biker at
+// 1280x720: 4,038 pairs; the 40 overlapping copies of the biker benchmark at 1920x1080: 45,685), and far below
+// what one workgroup walks in a watchdog's time (on the H200 a workgroup walked a stack of faint splats at
+// 0.16 us a pair: about 20 ms a slice).
+constexpr uint32_t kDefaultRasterSlice = 1u << 17;
+
 // Where the frame blends: in display space (sRGB-encoded colours blended as they are, as INRIA's rasterizer
 // and the captures trained with it do; the default) or in linear light (every colour decoded to linear before
 // blending, the pixel encoded to sRGB after: the character pipeline's convention, for linear-space packages).
@@ -116,6 +122,13 @@ struct RenderSettings {
   // Evaluate spherical harmonics up to this degree only (0..3; -1: each object's own). Applied where the
   // objects are packed: each object's degree is min(its own, this); its coefficients stay where they are.
   int max_sh_degree = -1;
+  // Vulkan: the most entries of a tile's sorted list one raster dispatch walks (0: no limit). A driver kills a
+  // submission that runs past its watchdog (about 2 s on Windows), and one raster workgroup walks a whole
+  // tile's list, so a tile under a deep stack of splats would make one long dispatch; a frame whose deepest
+  // tile holds more than this draws those tiles in slices of this many entries after its own raster, each
+  // slice a submission of its own, with the same image bit for bit (docs/untrusted-input.md, "The GPU").
+  // Frames within it run as before. Frames with a tail (training) and back-to-back batches are not split.
+  uint32_t raster_slice = kDefaultRasterSlice;
 };
 
 // The SH degree an object of degree `degree` is drawn with under `settings`.

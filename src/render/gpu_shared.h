@@ -121,7 +121,10 @@ struct GpuFrame {
   uint write_train;  // 1: the raster also writes train_final_t and train_last (training, train/gpu_trainer.h)
   uint chunk_capacity;  // entries of chunks[]: lists of at most SF_SEG_SMALL pairs from the front, the others' chunks from the back
   uint blend_linear;    // 1: colours blended in linear light (RenderSettings::blend_space), the pixel encoded after
-  uint frame_pad0;      // keeps the buffer references below 8-byte aligned in both languages
+  // Raster slices (RenderSettings::raster_slice): the most entries of a tile's list one raster workgroup walks
+  // per dispatch (0: the whole list). The frame's raster leaves the tiles holding more to the slices, which
+  // walk them in pieces of this many (raster.comp).
+  uint raster_slice;
   // Splat sink (inputs).
   SF_REF(Floats) positions;      // 3 floats per slot
   SF_REF(Floats) covariances;    // 6 floats per slot (xx xy xz yy yz zz), object space
@@ -161,8 +164,14 @@ struct GpuFrame {
   // variant, the only reader): zeroed at the frame's start, then written by those objects (uploads, GPU
   // sources).
   SF_REF(Uints) shapes;
+  // Raster slices: per pixel of a tile that another slice goes on with, what the image does not hold of its
+  // state (the image holds the colour so far and the transmittance): the depth sum's bits and the
+  // SF_CARRY_* flags. Allocated once a frame needs slices.
+  SF_REF(UVec2s) raster_carry;
 };
 #define SF_NO_MESH_DEPTH 3.0e38
+#define SF_CARRY_DONE 1u         // the pixel has stopped blending
+#define SF_CARRY_MESH_PASSED 2u  // its translucent mesh fragment has been composited
 
 // counters[]: totals and indirect dispatch arguments written on the GPU.
 #define SF_COUNTER_KEYS 0          // total (tile, slot) keys this frame (may exceed capacity)
@@ -204,14 +213,14 @@ struct GpuPush {
   SF_REF(Uints) scan_sums;    // scan passes: per-block sums
   SF_REF(Uints) scan_count;   // scan passes: where the element count is read; sort passes: the descriptor
   uint object_index;          // preprocess
-  uint shift;                 // radix pass: digit shift
+  uint shift;                 // radix pass: digit shift; raster: 0 the frame's raster, s + 1 slice s of the deep tiles
   uint pad0;                  // pass flags (SF_FLAG_*)
   uint pad1;                  // sort passes: subgroups per workgroup the host configured
 };
 
 #ifdef __cplusplus
 static_assert(sizeof(GpuObject) == 104, "GpuObject layout");
-static_assert(sizeof(GpuFrame) == 128 + 26 * 8, "GpuFrame layout");
+static_assert(sizeof(GpuFrame) == 128 + 27 * 8, "GpuFrame layout");
 static_assert(sizeof(GpuPush) == 56, "GpuPush layout");
 static_assert(SF_TILE % SF_RASTER_ROWS == 0 && SF_TILE * SF_RASTER_ROWS % 32 == 0, "raster workgroups: whole rows of a tile, 32-entry words");
 }  // namespace sf::gpu_layout

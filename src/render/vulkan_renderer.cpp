@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <tuple>
@@ -179,6 +180,12 @@ struct VulkanRenderer::Impl {
   uint64_t chunk_capacity = 0;
   gpu::Buffer train_final_t, train_last;  // per pixel, for a frame with a tail (renderWithTail)
   bool write_train = false;
+  // Raster slices (RenderSettings::raster_slice): this frame's slice size (0: the frame's raster walks every
+  // list whole), the per-pixel state carried between slices (made by the first frame that needs it), and the
+  // slices the last frame took (lastFrameGraph).
+  uint32_t raster_slice = 0;
+  gpu::Buffer raster_carry;
+  uint32_t last_slices = 0;
   bool has_shapes = false;  // this frame: an object gives shape words (GpuFrame::shapes, the raster's shapes variant)
   // The last frame's graph, kept for lastFrameGraph() (described on request, not per frame). Its record
   // callbacks refer to that frame's locals and are never run again.
@@ -287,7 +294,7 @@ struct VulkanRenderer::Impl {
     slot_sink.clear(), sh_sink.clear();
     slot_capacity = sh_capacity = 0, slots = 0;
     for (gpu::Buffer* b : {&positions, &covariances, &opacities, &sh, &means, &conic_opacity, &color_depth, &rects, &touched, &shapes, &hist,
-                           &hist_sums, &tile_ranges, &tile_bins, &bin_sums, &chunks, &image, &depth_out, &train_final_t, &train_last})
+                           &hist_sums, &tile_ranges, &tile_bins, &bin_sums, &chunks, &image, &depth_out, &train_final_t, &train_last, &raster_carry})
       b->reset();
     for (gpu::Buffer& k : keys) k.reset();
     key_capacity = 0, chunk_capacity = 0, tiles = 0, width = height = 0;
@@ -570,6 +577,7 @@ struct VulkanRenderer::Impl {
       depth_out = {};
       train_final_t = {};
       train_last = {};
+      raster_carry = {};
       width = w, height = h;
     }
     if (want_depth && !depth_out.size) depth_out = ctx.createBuffer(static_cast<VkDeviceSize>(w) * h * 8, false, "depth plane");
@@ -797,6 +805,8 @@ struct VulkanRenderer::Impl {
     f.train_final_t = write_train ? train_final_t.address : 0;
     f.train_last = write_train ? train_last.address : 0;
     f.shapes = shapes.address;
+    f.raster_slice = raster_slice;
+    f.raster_carry = raster_carry.address;
     std::memcpy(static_cast<uint8_t*>(frame.mapped) + run * kFrameStride, &f, sizeof(f));
   }
 
@@ -898,6 +908,53 @@ struct VulkanRenderer::Impl {
     ms[0] = static_cast<double>(ticks[count - 1] - ticks[0]) * ctx.timestampPeriodNs() * 1e-6;
     return ms;
   }
+
+  // The tiles of the frame just submitted that hold more than raster_slice pairs, which its raster left
+  // (raster.comp): slice s walks entries [s K, (s + 1) K) of each of them, K = raster_slice, in a submission
+  // of its own, so that no submission walks more than K entries of any list however deep the tile; the pixels'
+  // state waits in the image and raster_carry between them. The last slice copies the finished image (and
+  // depth plane) to the staging buffer over the unfinished one the frame's readback copied. The slices' GPU
+  // time is added to the raster's and the frame's. A watchdog applies to each submission, so one slice per
+  // submission bounds each by K entries per workgroup (2 x tiles x K entries in all), whatever the frame.
+  void rasterSlices(VulkanFrameStats& st, uint32_t tiles_x, uint32_t tiles_y, const gpu::Buffer& st_buf, VkDeviceSize image_bytes,
+                    VkDeviceSize depth_bytes) {
+    const VkDeviceSize carry_bytes = static_cast<VkDeviceSize>(width) * height * 8;
+    if (raster_carry.size < carry_bytes) raster_carry = ctx.createBuffer(carry_bytes, false, "raster slice carry");
+    const uint64_t carry_address = raster_carry.address;  // the frame record was written before the buffer existed
+    std::memcpy(static_cast<uint8_t*>(frame.mapped) + offsetof(GpuFrame, raster_carry), &carry_address, sizeof(carry_address));
+    const uint32_t slices = static_cast<uint32_t>((st.longest_tile - 1) / raster_slice + 1);
+    for (uint32_t s = 0; s < slices; ++s) {
+      VkCommandBuffer cmd = ctx.begin();
+      timestamp_base = kTimestamps;  // the queries after the frame's (a sliced frame is alone in its submission)
+      vkCmdResetQueryPool(cmd, queries, timestamp_base, 2);
+      timestamp(cmd, 0);
+      // The previous submission's raster (and the frame's readback, which read the image this one writes).
+      gpu::computeBarrier(cmd);
+      GpuPush p = push();
+      p.shift = s + 1;
+      dispatch(cmd, has_shapes ? raster_shapes : raster, p, tiles_x, tiles_y * (SF_TILE / SF_RASTER_ROWS));
+      if (s + 1 == slices) {
+        gpu::computeBarrier(cmd);
+        VkBufferCopy img_copy{0, 0, image_bytes}, depth_copy{0, image_bytes, depth_bytes};
+        vkCmdCopyBuffer(cmd, image.buffer, st_buf.buffer, 1, &img_copy);
+        if (depth_bytes) vkCmdCopyBuffer(cmd, depth_out.buffer, st_buf.buffer, 1, &depth_copy);
+      }
+      timestamp(cmd, 1);
+      timestamp_base = 0;
+      try {
+        ctx.submit(cmd, "running the frame's raster slices");
+      } catch (const gpu::DeviceLost& e) {
+        throw gpu::DeviceLost(std::string(e.what()) + "; the frame's passes had run, and raster slice " + std::to_string(s + 1) + " of " +
+                              std::to_string(slices) + " (tiles of more than " + std::to_string(raster_slice) + " pairs) was running");
+      }
+      const double ms = readTimestamps(2, kTimestamps)[0];
+      st.times.raster += ms;
+      st.times.total += ms;
+    }
+    st.raster_slices = static_cast<int>(slices);
+    st.submissions = 1 + static_cast<int>(slices);
+    last_slices = slices;
+  }
 };
 
 VulkanPassTimes medianPassTimes(std::span<const VulkanPassTimes> runs) {
@@ -919,7 +976,14 @@ VulkanPassTimes medianPassTimes(std::span<const VulkanPassTimes> runs) {
 VulkanRenderer::VulkanRenderer(const gpu::ContextOptions& options) : impl_(std::make_unique<Impl>(options)) {}
 VulkanRenderer::~VulkanRenderer() = default;
 const gpu::DeviceInfo& VulkanRenderer::device() const { return impl_->ctx.info(); }
-std::string VulkanRenderer::lastFrameGraph() const { return impl_->last_graph.describe(); }
+std::string VulkanRenderer::lastFrameGraph() const {
+  const auto lock = impl_->ctx.lock();  // (a render on another thread replaces the graph)
+  std::string graph = impl_->last_graph.describe();
+  if (impl_->last_slices)
+    graph += "then raster slices: " + std::to_string(impl_->last_slices) + " (tiles of more than " + std::to_string(impl_->raster_slice) +
+             " pairs, which the frame's raster left), a submission each\n";
+  return graph;
+}
 
 gpu::Context& VulkanRenderer::context() { return impl_->ctx; }
 
@@ -963,6 +1027,9 @@ std::vector<VulkanFrameStats> VulkanRenderer::renderBatchWithTail(std::span<cons
 
 ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std::span<const FrameView> views, const RenderSettings& settings,
                                       std::span<const RenderMesh> meshes, const FrameTail* tail, std::vector<VulkanFrameStats>* run_stats) {
+  // Every render entry point comes here: the context's lock, held from the uploads to the image read back from
+  // the staging buffer, serialises frames of one renderer (and any other work on its context) across threads.
+  const auto lock = impl_->ctx.lock();
   try {
     return renderFrameOnce(objects, views, settings, meshes, tail, run_stats);
   } catch (const gpu::MemoryBudgetError& e) {
@@ -1013,6 +1080,10 @@ ImageRGBA VulkanRenderer::renderFrameOnce(std::span<const RenderObject> objects,
     m.train_last = m.ctx.createBuffer(pixels * 4, false, "train last splat");
   }
   m.ensureKeys(std::max<uint64_t>(m.key_capacity, static_cast<uint64_t>(m.slots) * 4));
+  // Raster slices need the frame alone in its submission and nothing after its raster but the readback: the
+  // frames of a batch, and a tail's backward passes (which walk the lists themselves), take them whole.
+  m.raster_slice = runs == 1 && !tail ? settings.raster_slice : 0;
+  m.last_slices = 0;
 
   std::vector<GpuObject> gobj(objects.size());
   for (size_t o = 0; o < objects.size(); ++o) {
@@ -1368,6 +1439,7 @@ ImageRGBA VulkanRenderer::renderFrameOnce(std::span<const RenderObject> objects,
       st.visible = cnt[SF_COUNTER_VISIBLE];
       st.tile_keys = cnt[SF_COUNTER_KEYS];
       st.sort_passes = static_cast<int>(mergePasses(cnt[SF_COUNTER_LONGEST]));
+      st.longest_tile = cnt[SF_COUNTER_LONGEST];
       st.host_staging_bytes = m.readback.size;
       st.uploaded_slots = uploaded_slots;
       st.first_slots.clear();
@@ -1383,6 +1455,10 @@ ImageRGBA VulkanRenderer::renderFrameOnce(std::span<const RenderObject> objects,
       }
       continue;
     }
+    // Tiles deeper than the raster slice, which the frame's raster left: drawn in slices now (their own
+    // submissions). The host knows the deepest tile from the counters it reads back anyway, so a frame within
+    // the slice costs nothing more; only a deeper one waits for the host between its submissions.
+    if (m.raster_slice != 0 && stats[0].longest_tile > m.raster_slice) m.rasterSlices(stats[0], tiles_x, tiles_y, st_buf, image_bytes, depth_bytes);
     // The image (the same in every frame of a back-to-back submission) is the last frame's.
     img = ImageRGBA(tail ? 0 : cam.width, tail ? 0 : cam.height);
     if (image_bytes) std::memcpy(img.pixels.data(), st_buf.mapped, image_bytes);
@@ -1398,6 +1474,7 @@ ImageRGBA VulkanRenderer::renderFrameOnce(std::span<const RenderObject> objects,
 
 VulkanFrameDebug VulkanRenderer::readDebug() {
   Impl& m = *impl_;
+  const auto lock = m.ctx.lock();
   VulkanFrameDebug d;
   auto floats = [&](const gpu::Buffer& b, size_t count) {
     std::vector<uint8_t> raw = m.download(b, count * 4);
@@ -1443,6 +1520,7 @@ VulkanFrameDebug VulkanRenderer::readDebug() {
 }
 
 double VulkanRenderer::sortPairs(std::vector<uint32_t>& hi, std::vector<uint32_t>& lo, std::vector<uint32_t>& values, int hi_bits) {
+  const auto lock = impl_->ctx.lock();
   Impl& m = *impl_;
   const size_t n = hi.size();
   if (lo.size() != n || values.size() != n) throw Error("sortPairs: arrays differ in size");

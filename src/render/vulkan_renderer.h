@@ -1,4 +1,6 @@
-// Vulkan compute renderer: the frame of ARCHITECTURE.md steps 4-7 on the GPU, in one submission.
+// Vulkan compute renderer: the frame of ARCHITECTURE.md steps 4-7 on the GPU, in one submission (a frame
+// whose deepest tile holds more than RenderSettings::raster_slice pairs: its deep tiles' raster in slices after it,
+// a submission each).
 // preprocess (every object's slots, each with its own transform) -> depth sort of the slots -> scan of
 // tile counts in depth order -> key emission in depth order -> one global stable radix sort by tile
 // (equivalent to sorting (tile, depth) keys) -> tile ranges -> tile raster -> readback.
@@ -34,6 +36,11 @@ struct VulkanPassTimes {  // milliseconds, from GPU timestamps
 struct VulkanFrameStats {
   size_t splats = 0, visible = 0, tile_keys = 0;  // splats: in the frame's objects (free sink slots not counted)
   int sort_passes = 0;  // merge passes of the longest tile list (0: every list fit one chunk sort)
+  // The deepest tile's list (pairs), and the raster slices its frame took (RenderSettings::raster_slice): 0 when
+  // every tile was drawn by the frame's own raster, else the slices that walked the deeper tiles after it, each
+  // a submission of its own. `submissions`: the frame's, 1 + raster_slices (a back-to-back batch counts one).
+  uint64_t longest_tile = 0;
+  int raster_slices = 0, submissions = 1;
   bool regrown = false;  // the key buffers overflowed and the frame was rendered again after growing
   // Host-visible staging the renderer holds: uploads go through it in pieces of at most 64 MiB, so it
   // stays at max(64 MiB, the image readback) whatever the scene's size. (A staging buffer as large as the
@@ -85,6 +92,11 @@ struct FrameView {
   Vec3 background{0, 0, 0};
 };
 
+// Threads: one renderer may be called from several threads. Its renders, readDebug, sortPairs and
+// lastFrameGraph hold its context's lock (gpu::Context::lock) for the whole frame (uploads, recording, submit,
+// wait, read back), so frames from two threads run one after the other, each the image it would be alone;
+// other work on context() that holds the same lock waits for the frame, and the frame for it. The objects a
+// render reads (clouds, spans) must not change while it runs.
 class VulkanRenderer {
  public:
   explicit VulkanRenderer(const gpu::ContextOptions& options);

@@ -267,12 +267,16 @@ class GpuState : public GpuSplatSource, public FrameTail {
   }
 
  private:
+  // Each holds the context's lock from the staging buffer's use to the submit's end: the renderer's context
+  // may be another thread's too (gpu::Context::lock).
   void fill(gpu::Buffer& b, uint32_t value) {
+    const auto lock = ctx_.lock();
     VkCommandBuffer cmd = ctx_.begin();
     vkCmdFillBuffer(cmd, b.buffer, 0, VK_WHOLE_SIZE, value);
     ctx_.submit(cmd);
   }
   void upload(gpu::Buffer& dst, const void* data, size_t bytes, size_t offset) {
+    const auto lock = ctx_.lock();
     constexpr size_t kChunk = size_t{64} << 20;
     for (size_t at = 0; at < bytes; at += kChunk) {
       const size_t n = std::min(kChunk, bytes - at);
@@ -285,6 +289,7 @@ class GpuState : public GpuSplatSource, public FrameTail {
     }
   }
   std::vector<float> downloadFloats(const gpu::Buffer& src, size_t count) {
+    const auto lock = ctx_.lock();
     std::vector<float> out(count);
     const size_t bytes = count * 4;
     constexpr size_t kChunk = size_t{64} << 20;

@@ -208,6 +208,32 @@ TEST(Cli, BenchBackToBackReportsTheFramesOfOneSubmission) {
   EXPECT_NE(many.out.find("--back-to-back"), std::string::npos) << many.out;
 }
 
+// --raster-slice (render, animate, bench): a frame whose deepest tile holds more walks it in slices, a
+// submission each, with the image of the unsplit frame; render's timing line and bench's JSON say how many.
+TEST(Cli, RasterSliceSplitsDeepTilesAndKeepsTheImage) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  std::string dir = test::tempDir("CliRasterSlice");
+  const std::string ply = smallCloud(dir), size = " --backend vulkan --validation --width 64 --height 48";
+  CliRun whole = cli("render " + ply + " -o " + dir + "/whole.png --raster-slice 0 --save-float " + dir + "/whole.npy" + size);
+  CliRun sliced = cli("render " + ply + " -o " + dir + "/sliced.png --raster-slice 8 --save-float " + dir + "/sliced.npy" + size);
+  ASSERT_EQ(whole.code, 0) << whole.out;
+  ASSERT_EQ(sliced.code, 0) << sliced.out;
+  EXPECT_EQ(whole.out.find("slices"), std::string::npos) << whole.out;
+  EXPECT_NE(sliced.out.find("the raster's deep tiles in "), std::string::npos) << sliced.out;
+  EXPECT_EQ(readNpy(dir + "/whole.npy").pixels, readNpy(dir + "/sliced.npy").pixels);
+  CliRun b = cli("bench " + ply + " --frames 1 --raster-slice 8 --json-out " + dir + "/b.json" + size);
+  ASSERT_EQ(b.code, 0) << b.out;
+  std::ifstream in(dir + "/b.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const nlohmann::json j = parseJsonText(text, dir + "/b.json");
+  EXPECT_EQ(j.at("raster_slice").get<int>(), 8);
+  const uint64_t longest = j.at("longest_tile").get<uint64_t>();
+  EXPECT_GT(longest, 8u);
+  EXPECT_EQ(j.at("raster_slices").get<uint64_t>(), (longest + 7) / 8);
+  EXPECT_EQ(j.at("submissions").get<uint64_t>(), (longest + 7) / 8 + 1);
+  EXPECT_EQ(cli("animate " + ply + " -o " + dir + "/f_%02d.png --raster-slice -3").code, 2);
+}
+
 // `soak` with its default inputs (captures, the skinned model, a character made from it and a hull baked from
 // it, hit and healed): the JSON report's samples follow the schedule (the first input always there, the
 // size alternating), the GPU memory never passes its half-way high-water mark, the plot is written, and

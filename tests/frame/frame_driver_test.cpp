@@ -306,6 +306,36 @@ TEST(FrameDriver, LostDeviceIsNamedAndReplaced) {
   EXPECT_EQ(driver.deviceResets(), 2);
 }
 
+// A device lost while a frame's raster slices run (RenderSettings::raster_slice, a slice per submission): the
+// error names the slice, the driver makes a new device, and the next frame is the sliced image, which is the
+// unsplit one. The FrameDriver's settings carry the slice size through to the renderer and its figures back.
+TEST(FrameDriver, LostDeviceInARasterSliceIsNamedAndReplaced) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  FrameDriverOptions vk;
+  vk.backend = Backend::kVulkan;
+  FrameDriver driver(vk);
+  const Scene scene = oneCloud(std::make_shared<const GaussianCloud>(test::randomCloud(1500, 1, 72)));
+  FrameRequest request{0, autoCamera(scene, 80, 60), {}, {}};
+  request.settings.raster_slice = 0;
+  const FrameResult whole = driver.render(scene, request);
+  EXPECT_EQ(whole.gpu.raster_slices, 0);
+  ASSERT_GT(whole.gpu.longest_tile, 64u * 3) << "the test needs a tile of more than three slices";
+  request.settings.raster_slice = 64;
+  const FrameResult sliced = driver.render(scene, request);
+  EXPECT_EQ(static_cast<uint64_t>(sliced.gpu.raster_slices), (whole.gpu.longest_tile + 63) / 64);
+  EXPECT_EQ(sliced.gpu.submissions, sliced.gpu.raster_slices + 1);
+  EXPECT_NE(sliced.timing().find("slices"), std::string::npos) << sliced.timing();
+  EXPECT_EQ(sliced.image.pixels, whole.image.pixels);
+  gpu::Context& ctx = driver.vulkan()->context();
+  ctx.failSubmitsFrom(ctx.submits() + 3);  // the frame's submission, the first slice's, then the second slice's
+  const std::string what = test::errorOf([&] { driver.render(scene, request); });
+  EXPECT_NE(what.find("VK_ERROR_DEVICE_LOST"), std::string::npos) << what;
+  EXPECT_NE(what.find("raster slice 2 of " + std::to_string(sliced.gpu.raster_slices)), std::string::npos) << what;
+  EXPECT_NE(what.find("made a new device"), std::string::npos) << what;
+  EXPECT_EQ(driver.deviceResets(), 1);
+  EXPECT_EQ(driver.render(scene, request).image.pixels, whole.image.pixels);
+}
+
 // The soak (frame/soak.h): each input is in the frame on its own period and the size alternates as
 // documented (counted here from the schedule), the GPU memory never grows past the half-way high-water mark,
 // and the plot has its three panels.

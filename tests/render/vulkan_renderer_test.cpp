@@ -1000,6 +1000,104 @@ TEST(VulkanImage, BackToBackFramesGiveTheFramesImage) {
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 
+// A tile under a deep stack, for the raster's slices: `n` small faint splats over the middle of tile (1, 1) of
+// `cam`'s frame (each reaching that tile alone) at depths 2..6 in no order, and 6 huge faint splats among them
+// covering every tile. Every other splat of the stack is shaped (render/splat_shape.h).
+struct DeepStack {
+  GaussianCloud cloud;
+  std::vector<uint32_t> shapes;
+};
+DeepStack deepStack(size_t n, const Camera& cam) {
+  DeepStack d{test::randomCloud(n + 6, 1, 77), {}};
+  GaussianCloud& c = d.cloud;
+  const Mat4 to_world = inverseAffine(cam.world_to_camera);
+  for (size_t i = 0; i < c.size(); ++i) {
+    const bool huge = i >= n;
+    // randomCloud's positions and opacities serve as the random numbers.
+    const float r1 = 0.5f * (c.positions[i].x + 1), r2 = 0.5f * (c.positions[i].y + 1), r3 = 0.5f * (c.positions[i].z + 1);
+    const float z = 2.0f + 4.0f * r3, px = huge ? 32.0f : 22.0f + 4.0f * r1, py = huge ? 24.0f : 22.0f + 4.0f * r2;
+    c.positions[i] = transformPoint(to_world, Vec3{(px - cam.cx) * z / cam.fx, (py - cam.cy) * z / cam.fy, z});
+    const float sigma = (huge ? 60.0f : 0.8f + 0.4f * r1 * r2) * z / cam.fx;
+    c.scales[i] = Vec3{sigma, sigma, sigma};
+    c.opacities[i] = huge ? 0.04f : 0.01f + 0.04f * (c.opacities[i] - 0.05f) / 0.9f;
+    d.shapes.push_back(i % 2 ? splatShapeWord(static_cast<SplatShapeClass>(1 + i / 2 % 3), 5 + static_cast<uint32_t>(i % 3), static_cast<uint32_t>(i % 256)) : 0u);
+  }
+  return d;
+}
+
+// The raster's slices (RenderSettings::raster_slice): a frame whose deepest tile holds more than the slice
+// draws that tile in slices after its own raster, a submission each, with the pixels' state carried between
+// them; the image (and depth plane) is the unsplit frame's bit for bit and the CPU's within the usual
+// tolerance. 20,000 splats stacked over one tile of a 64x48 frame, with huge splats over every tile among them,
+// sliced 1,000 entries at a time (21 slices on any device): pixels stop at every stage (the stack saturates the
+// middle of the tile part way down; its rim stays translucent), with shapes, with a translucent quad and an
+// opaque sphere in the stack (the mesh composited in one slice and stopping pixels in others), with and
+// without the depth plane. A frame within the slice size, batches of frames and the default never slice.
+TEST(VulkanImage, DeepTilesInSlicesGiveTheUnsplitImage) {
+  SF_REQUIRE_VULKAN(r);
+  const Camera cam = lookAtCamera({0, 0, 0}, {0, 0, 1}, {0, -1, 0}, 60.0f, 64, 48);
+  const DeepStack stack = deepStack(20000, cam);
+  const Mat4 to_world = inverseAffine(cam.world_to_camera);
+  auto at = [&](float px, float py, float z) { return transformPoint(to_world, Vec3{(px - cam.cx) * z / cam.fx, (py - cam.cy) * z / cam.fy, z}); };
+  test::TestMesh quad = test::quadMesh(at(19.0f, 24.0f, 3.5f), 4.0f * 3.5f / cam.fx, 10.0f * 3.5f / cam.fx);
+  test::TestMesh sphere = test::sphereMesh(at(28.0f, 26.0f, 4.8f), 5.0f * 4.8f / cam.fx, 16, 5);
+  RenderMesh meshes[2] = {quad.view(), sphere.view()};
+  meshes[0].opacity = 0.6f;  // translucent: composited where its depth falls, the splats behind go on blending
+  RenderObject obj{&stack.cloud, Mat4{}};
+  obj.shapes = stack.shapes;
+  for (bool with_mesh : {false, true}) {
+    for (bool depth : {false, true}) {
+      const std::span<const RenderMesh> ms = with_mesh ? std::span<const RenderMesh>(meshes) : std::span<const RenderMesh>();
+      RenderSettings whole, sliced;
+      whole.background = sliced.background = {0.1f, 0.2f, 0.3f};
+      whole.depth = sliced.depth = depth;
+      whole.raster_slice = 0;
+      sliced.raster_slice = 1000;
+      VulkanFrameStats st_whole, st_sliced;
+      const ImageRGBA a = r->render({&obj, 1}, cam, whole, &st_whole, ms), b = r->render({&obj, 1}, cam, sliced, &st_sliced, ms);
+      const std::string what = std::string(with_mesh ? "with meshes" : "splats alone") + (depth ? ", depth plane" : "");
+      EXPECT_EQ(st_whole.raster_slices, 0) << what;
+      EXPECT_EQ(st_whole.submissions, 1) << what;
+      ASSERT_GE(st_sliced.longest_tile, 20000u) << what;
+      EXPECT_EQ(st_sliced.longest_tile, st_whole.longest_tile) << what;
+      EXPECT_EQ(static_cast<uint64_t>(st_sliced.raster_slices), (st_sliced.longest_tile + 999) / 1000) << what;
+      EXPECT_EQ(st_sliced.submissions, st_sliced.raster_slices + 1) << what;
+      EXPECT_NE(r->lastFrameGraph().find("then raster slices: " + std::to_string(st_sliced.raster_slices)), std::string::npos) << r->lastFrameGraph();
+      EXPECT_TRUE(a.pixels == b.pixels) << what << ": the sliced image differs from the whole one";
+      EXPECT_TRUE(a.depth == b.depth) << what << ": the sliced depth plane differs from the whole one";
+      const ImageDiff d = compareImages(b, renderCpu({&obj, 1}, cam, sliced, nullptr, ms));
+      std::printf("deep tile (%llu pairs) in %d slices, %s: bit-identical to the whole frame: %s; against the CPU %.2f dB, max %.2e\n",
+                  static_cast<unsigned long long>(st_sliced.longest_tile), st_sliced.raster_slices, what.c_str(),
+                  a.pixels == b.pixels && a.depth == b.depth ? "yes" : "no", d.psnr, d.max_abs);
+      EXPECT_GE(d.psnr, with_mesh ? 35.0 : 45.0) << what;
+      if (depth && !with_mesh) {  // the stack's pixels stop in different slices: saturated, part way, barely touched
+        size_t saturated = 0, partway = 0;
+        for (int y = 16; y < 32; ++y)
+          for (int x = 16; x < 32; ++x) {
+            const float t = b.depth[2 * (static_cast<size_t>(y) * 64 + static_cast<size_t>(x)) + 1];
+            saturated += t < 1e-3f, partway += t > 0.01f && t < 0.9f;
+          }
+        EXPECT_GT(saturated, 10u);
+        EXPECT_GT(partway, 10u);
+      }
+    }
+  }
+  // The default never slices a frame like this one's tiles; a batch of frames (back to back) is never sliced.
+  RenderSettings plain;
+  plain.background = {0.1f, 0.2f, 0.3f};
+  VulkanFrameStats st;
+  const ImageRGBA whole = r->render({&obj, 1}, cam, plain, &st);
+  EXPECT_EQ(st.raster_slices, 0);
+  EXPECT_EQ(r->lastFrameGraph().find("raster slices"), std::string::npos);
+  RenderSettings sliced = plain;
+  sliced.raster_slice = 1000;
+  ImageRGBA back;
+  r->renderBackToBack({&obj, 1}, cam, sliced, 2, &st, {}, &back);
+  EXPECT_EQ(st.raster_slices, 0);
+  EXPECT_TRUE(back.pixels == whole.pixels);
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
 // A cloud built in memory with non-finite opacity or colour (files never deliver one: the loaders drop such
 // rows): both backends leave those splats out, and agree on the image, which stays finite.
 TEST(VulkanImage, NonFiniteSplatsAreLeftOutByBothBackends) {

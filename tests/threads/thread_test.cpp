@@ -1,5 +1,6 @@
 // Threads under ThreadSanitizer (built with -fsanitize=thread from the sources it needs: core, the CPU
-// frame, the PLY reader; tests/CMakeLists.txt): CPU frames rendered from several threads at once equal the
+// frame, the PLY reader, the Vulkan renderer; tests/CMakeLists.txt; its Vulkan tests are in
+// vulkan_thread_test.cpp): CPU frames rendered from several threads at once equal the
 // serial frames, a task that waits on another thread's parallelFor does not deadlock, and loads with their
 // own per-thread limits run side by side. A data race or a lock-order inversion fails the run (the sanitizer
 // exits non-zero with its report).
@@ -23,44 +24,15 @@
 #include "core/random.h"
 #include "io/ply.h"
 #include "render/cpu_renderer.h"
+#include "threads/thread_scene.h"
 
 namespace sf {
 namespace {
 
-// Splats in front of the camera (core/random.h): SH degree 1, sizes of a few pixels.
-GaussianCloud cloudOf(size_t n, uint64_t seed) {
-  GaussianCloud c;
-  c.resize(n, 1);
-  auto uniform = [&] { return unitFloat(splitmix64Next(seed)); };
-  for (size_t i = 0; i < n; ++i) {
-    c.positions[i] = {2.0f * uniform() - 1.0f, 1.5f * uniform() - 0.75f, 3.0f + uniform()};
-    const float s = 0.01f + 0.03f * uniform();
-    c.scales[i] = {s, s * (0.5f + uniform()), s};
-    c.rotations[i] = normalize(Quat{uniform() - 0.5f, uniform() - 0.5f, uniform() - 0.5f, uniform() - 0.5f});
-    c.opacities[i] = 0.2f + 0.7f * uniform();
-    for (float& v : c.shOf(i)) v = uniform() - 0.5f;
-  }
-  return c;
-}
+using thread_test::cameraAt;
+using thread_test::cloudOf;
 
-Camera cameraAt(float x) {
-  Camera c;
-  c.width = 96;
-  c.height = 72;
-  c.fx = c.fy = 90;
-  c.cx = 48;
-  c.cy = 36;
-  c.world_to_camera = Mat4{};
-  c.world_to_camera.m[0][3] = x;
-  return c;
-}
-
-// Runs `fn` on a thread and fails (rather than hanging the suite) if it takes longer than a minute.
-void finishesWithinAMinute(const std::function<void()>& fn, const char* what) {
-  auto done = std::async(std::launch::async, fn);
-  ASSERT_EQ(done.wait_for(std::chrono::seconds(60)), std::future_status::ready) << what << ": still running after 60 s (a deadlock)";
-  done.get();
-}
+void finishesWithinAMinute(const std::function<void()>& fn, const char* what) { thread_test::finishesWithin(60, fn, what); }
 
 TEST(Threads, CpuFramesFromSeveralThreadsEqualTheSerialFrames) {
   const GaussianCloud cloud = cloudOf(4000, 11);

@@ -11,6 +11,16 @@
 // stop at a mesh included (depths ascend, so the next splat a pixel does walk stops it just the same).
 // The k-th active lane of a subgroup tests batch entries k, k + active lanes, ..., so any subgroup size and
 // layout works (full subgroups are not required: a 16-wide workgroup row is narrower than NVIDIA's 32).
+//
+// Slices (GpuFrame::raster_slice = K, not 0): a workgroup never walks more than K entries of its tile's list
+// in one dispatch, so that no dispatch outlasts a driver's watchdog however deep a tile is. The frame's own
+// raster (pc.shift 0) draws every tile of at most K entries as described above and leaves the deeper ones;
+// the host then dispatches slice s = 0, 1, ... (pc.shift s + 1), each in a submission of its own, over
+// entries [sK, (s + 1)K) of the deep tiles only. Between slices a pixel's state is carried exactly: the
+// colour so far and the transmittance in the image itself, the depth sum and the done / mesh-passed flags
+// in GpuFrame::raster_carry; a tile's last slice writes the pixel as the frame's raster would have. The
+// blending is the same code over the same entries in the same order, so the image is bit-identical to the
+// unsplit frame's (the subgroup cull skips only entries that change nothing, whichever batch holds them).
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_ballot : require
@@ -79,7 +89,20 @@ void main() {
   FrameRef fr = pc.frame;
   uint tile = (gl_WorkGroupID.y / kParts) * fr.f.tiles_x + gl_WorkGroupID.x;
   uvec2 range = fr.f.tile_ranges.v[tile];
-  Uints values = (sfMergePasses(range.y - range.x) & 1u) != 0u ? fr.f.values_alt : fr.f.values;
+  uint len = range.y - range.x;
+  Uints values = (sfMergePasses(len) & 1u) != 0u ? fr.f.values_alt : fr.f.values;
+  // The entries this dispatch walks (whole workgroups return together: the tile decides).
+  uint begin = range.x, end = range.y, slice_entries = fr.f.raster_slice;
+  bool resume = false, finish = true;
+  if (slice_entries != 0u && len > slice_entries) {
+    if (pc.shift == 0u || pc.shift - 1u > (len - 1u) / slice_entries) return;  // left to the slices / past its last
+    begin = range.x + (pc.shift - 1u) * slice_entries;
+    end = begin + min(slice_entries, range.y - begin);
+    resume = begin != range.x;
+    finish = end == range.y;
+  } else if (pc.shift != 0u) {
+    return;  // drawn whole by the frame's raster
+  }
   uint px = gl_GlobalInvocationID.x, py = gl_GlobalInvocationID.y;
   bool inside = px < fr.f.width && py < fr.f.height;
   bool done = !inside;
@@ -106,6 +129,17 @@ void main() {
       if (opaque_mesh) behind = mesh_color.xyz;
     }
   }
+  const float fragment_depth = stop_depth;  // the mesh fragment's depth (SF_NO_MESH_DEPTH: none)
+  if (resume && inside) {  // the state the tile's previous slice left
+    uint pix = py * fr.f.width + px;
+    vec4 ct = fr.f.image.v[pix];
+    uvec2 carry = fr.f.raster_carry.v[pix];
+    C = ct.xyz;
+    T = ct.w;
+    D = uintBitsToFloat(carry.x);
+    done = (carry.y & SF_CARRY_DONE) != 0u;
+    if ((carry.y & SF_CARRY_MESH_PASSED) != 0u) stop_depth = SF_NO_MESH_DEPTH;
+  }
   uint tid = gl_LocalInvocationIndex;
   // Done-pixel counts alternate between two counters so that each batch needs two barriers (as
   // __syncthreads_count does in the INRIA rasterizer): one after counting, one after staging.
@@ -115,13 +149,13 @@ void main() {
   }
   barrier();
   uint parity = 0u;
-  for (uint start = range.x; start < range.y; start += kBatch, parity ^= 1u) {
+  for (uint start = begin; start < end; start += kBatch, parity ^= 1u) {
     if (done) atomicAdd(s_done[parity], 1u);
     barrier();  // counts complete; every thread has finished reading the previous batch
     if (s_done[parity] == kBatch) break;
     if (tid == 0u) s_done[parity ^ 1u] = 0u;
     uint k = start + tid;
-    if (k < range.y) {
+    if (k < end) {
       uint slot = values.v[k];
       s_mean[tid] = fr.f.means.v[slot];
       s_conic[tid] = fr.f.conic_opacity.v[slot];
@@ -131,7 +165,7 @@ void main() {
 #endif
     }
     barrier();
-    uint count = min(kBatch, range.y - start);
+    uint count = min(kBatch, end - start);
     // This subgroup's pixels still blending (an empty rectangle when all are done), and the batch entries
     // that reach them: one bit per entry, the same words in every lane.
     vec2 lo = vec2(subgroupMin(done ? 1e30 : pixf.x), subgroupMin(done ? 1e30 : pixf.y));
@@ -188,7 +222,12 @@ void main() {
       }
     }
   }
-  if (inside) {
+  if (inside && !finish) {  // the next slice goes on from here
+    uint pix = py * fr.f.width + px;
+    fr.f.image.v[pix] = vec4(C, T);
+    uint flags = (done ? SF_CARRY_DONE : 0u) | (stop_depth != fragment_depth ? SF_CARRY_MESH_PASSED : 0u);
+    fr.f.raster_carry.v[pix] = uvec2(floatBitsToUint(D), flags);
+  } else if (inside) {
     if (!opaque_mesh && stop_depth < SF_NO_MESH_DEPTH) {  // a translucent mesh behind every splat blended
       C += mesh_color.xyz * (mesh_color.w * T);
       D += stop_depth * (mesh_color.w * T);
