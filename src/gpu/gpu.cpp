@@ -269,50 +269,63 @@ bool validationForcedByEnvironment() {
   return v && std::strcmp(v, "1") == 0;
 }
 
-Context::Context(const ContextOptions& options) : validation_(options.validation || validationForcedByEnvironment()) {
-  if (!initVolk()) throw Error("Vulkan loader (libvulkan.so.1) not found; install libvulkan1 and a driver (Debian: mesa-vulkan-drivers)");
-  const bool forced = validation_ && !options.validation;
-  instance_ = createInstance(validation_, options.synchronization_validation || forced, &debug_utils_, options.instance_extensions);
-  if (debug_utils_ && validation_) {
-    VkDebugUtilsMessengerCreateInfoEXT mi{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
-    mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
-    mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
-    mi.pfnUserCallback = onDebugMessage;
-    mi.pUserData = this;
-    SF_VK_CHECK(vkCreateDebugUtilsMessengerEXT(instance_, &mi, nullptr, &messenger_));
-  }
-  auto devices = physicalDevices(instance_);
+namespace {
+
+// The messenger that records the validation layer's errors and warnings into `context`.
+VkDebugUtilsMessengerEXT createMessenger(VkInstance instance, Context* context) {
+  VkDebugUtilsMessengerCreateInfoEXT mi{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+  mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
+  mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                   VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+  mi.pfnUserCallback = onDebugMessage;
+  mi.pUserData = context;
+  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+  SF_VK_CHECK(vkCreateDebugUtilsMessengerEXT(instance, &mi, nullptr, &messenger));
+  return messenger;
+}
+
+// Presenting: the queue family must do compute and present to the window's display, and the device must
+// offer swapchains.
+bool presentFamily(const ContextOptions& options, VkInstance instance, VkPhysicalDevice pd, uint32_t family,
+                   const VkQueueFamilyProperties& props) {
+  return (props.queueFlags & VK_QUEUE_COMPUTE_BIT) && (!options.can_present || options.can_present(instance, pd, family));
+}
+
+bool canPresent(const ContextOptions& options, VkInstance instance, VkPhysicalDevice pd) {
+  if (!options.can_present) return true;
+  uint32_t en = 0;
+  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &en, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> dexts(en);
+  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &en, dexts.data()) != VK_SUCCESS) return false;
+  if (std::none_of(dexts.begin(), dexts.end(), [](const VkExtensionProperties& e) {
+        return std::strcmp(e.extensionName, VK_KHR_SWAPCHAIN_EXTENSION_NAME) == 0;
+      }))
+    return false;
+  uint32_t fn = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &fn, nullptr);
+  std::vector<VkQueueFamilyProperties> fams(fn);
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &fn, fams.data());
+  for (uint32_t i = 0; i < fn; ++i)
+    if (presentFamily(options, instance, pd, i, fams[i])) return true;
+  return false;
+}
+
+struct DeviceChoice {
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  DeviceInfo info;
+};
+
+// The device options.device names (index or part of its name), else the best kind that does Vulkan 1.2 (and
+// can present, when asked). Throws naming the devices there are; on most refusals the instance (and the
+// messenger) are destroyed first.
+DeviceChoice chooseDevice(const ContextOptions& options, VkInstance instance, VkDebugUtilsMessengerEXT messenger) {
+  auto devices = physicalDevices(instance);
   if (devices.empty()) {
-    vkDestroyInstance(instance_, nullptr);
+    vkDestroyInstance(instance, nullptr);
     throw Error("no Vulkan device found (for a CPU device install mesa-vulkan-drivers)");
   }
   std::vector<DeviceInfo> infos;
   for (uint32_t i = 0; i < devices.size(); ++i) infos.push_back(describe(devices[i], i));
-  // Presenting: the queue family must do compute and present to the window's display, and the device must
-  // offer swapchains.
-  auto presentFamily = [&](VkPhysicalDevice pd, uint32_t family, const VkQueueFamilyProperties& props) {
-    return (props.queueFlags & VK_QUEUE_COMPUTE_BIT) &&
-           (!options.can_present || options.can_present(instance_, pd, family));
-  };
-  auto canPresent = [&](VkPhysicalDevice pd) {
-    if (!options.can_present) return true;
-    uint32_t en = 0;
-    if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &en, nullptr) != VK_SUCCESS) return false;
-    std::vector<VkExtensionProperties> dexts(en);
-    if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &en, dexts.data()) != VK_SUCCESS) return false;
-    if (std::none_of(dexts.begin(), dexts.end(), [](const VkExtensionProperties& e) {
-          return std::strcmp(e.extensionName, VK_KHR_SWAPCHAIN_EXTENSION_NAME) == 0;
-        }))
-      return false;
-    uint32_t fn = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(pd, &fn, nullptr);
-    std::vector<VkQueueFamilyProperties> fams(fn);
-    vkGetPhysicalDeviceQueueFamilyProperties(pd, &fn, fams.data());
-    for (uint32_t i = 0; i < fn; ++i)
-      if (presentFamily(pd, i, fams[i])) return true;
-    return false;
-  };
   int chosen = -1;
   if (!options.device.empty()) {
     bool numeric = std::all_of(options.device.begin(), options.device.end(), [](unsigned char c) { return std::isdigit(c); });
@@ -324,25 +337,132 @@ Context::Context(const ContextOptions& options) : validation_(options.validation
     if (chosen < 0) {
       std::string names;
       for (const DeviceInfo& d : infos) names += (names.empty() ? "" : ", ") + std::to_string(d.index) + ": " + d.name;
-      vkDestroyInstance(instance_, nullptr);
+      vkDestroyInstance(instance, nullptr);
       throw Error("Vulkan device '" + options.device + "' not found (available: " + names + ")");
     }
   } else {
     for (const DeviceInfo& d : infos)
-      if (d.api_version >= VK_API_VERSION_1_2 && canPresent(devices[d.index]) &&
+      if (d.api_version >= VK_API_VERSION_1_2 && canPresent(options, instance, devices[d.index]) &&
           (chosen < 0 || typeRank(d.type) < typeRank(infos[static_cast<size_t>(chosen)].type)))
         chosen = static_cast<int>(d.index);
     if (chosen < 0) chosen = 0;
   }
-  physical_ = devices[static_cast<size_t>(chosen)];
-  info_ = infos[static_cast<size_t>(chosen)];
-  if (info_.api_version < VK_API_VERSION_1_2) throw Error("Vulkan device " + info_.name + " supports only Vulkan < 1.2");
-  if (!canPresent(physical_)) {
-    if (messenger_) vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
-    vkDestroyInstance(instance_, nullptr);
-    throw Error("Vulkan device " + info_.name +
+  DeviceChoice choice{devices[static_cast<size_t>(chosen)], infos[static_cast<size_t>(chosen)]};
+  if (choice.info.api_version < VK_API_VERSION_1_2) throw Error("Vulkan device " + choice.info.name + " supports only Vulkan < 1.2");
+  if (!canPresent(options, instance, choice.physical)) {
+    if (messenger) vkDestroyDebugUtilsMessengerEXT(instance, messenger, nullptr);
+    vkDestroyInstance(instance, nullptr);
+    throw Error("Vulkan device " + choice.info.name +
                 " cannot present to this window's display (no queue family with compute and present, or no VK_KHR_swapchain)");
   }
+  return choice;
+}
+
+struct QueueChoice {
+  uint32_t family = 0;
+  bool graphics = false;
+};
+
+// A queue family that does compute (and presents, when asked), one that also does graphics where there is
+// one (meshes are drawn with the graphics pipeline).
+QueueChoice chooseQueueFamily(const ContextOptions& options, VkInstance instance, VkPhysicalDevice physical, const DeviceInfo& info) {
+  uint32_t qn = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &qn, nullptr);
+  std::vector<VkQueueFamilyProperties> families(qn);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &qn, families.data());
+  for (uint32_t i = 0; i < qn; ++i)
+    if ((families[i].queueFlags & (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT)) == (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT) &&
+        presentFamily(options, instance, physical, i, families[i]))
+      return {i, true};
+  for (uint32_t i = 0; i < qn; ++i)
+    if (presentFamily(options, instance, physical, i, families[i])) return {i, false};
+  throw Error("Vulkan device " + info.name + " has no compute queue");
+}
+
+// The features a context enables, chained for vkCreateDevice (enable, then enable12, then enable13 where
+// any of its features is on). Not copied: the chain points into it.
+struct EnabledFeatures {
+  VkPhysicalDeviceFeatures2 enable{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  VkPhysicalDeviceVulkan12Features enable12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan13Features enable13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  bool buffer_int64_atomics = false, dynamic_rendering = false, subgroup_size_control = false;
+
+  EnabledFeatures() = default;
+  EnabledFeatures(const EnabledFeatures&) = delete;
+  EnabledFeatures& operator=(const EnabledFeatures&) = delete;
+};
+
+// Buffer device addresses and scalar block layout (required), 64-bit integers and their buffer atomics,
+// dynamic rendering (with a graphics queue) and full compute subgroups of the device's size where the device
+// has them.
+void chooseFeatures(VkPhysicalDevice physical, const DeviceInfo& info, bool graphics, EnabledFeatures& out) {
+  VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceFeatures2 supported{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  supported.pNext = &f12;
+  const bool api13 = info.api_version >= VK_API_VERSION_1_3;
+  if (api13) f12.pNext = &f13;
+  vkGetPhysicalDeviceFeatures2(physical, &supported);
+  if (!f12.bufferDeviceAddress || !f12.scalarBlockLayout)
+    throw Error("Vulkan device " + info.name + " lacks bufferDeviceAddress or scalarBlockLayout");
+  out.enable12.bufferDeviceAddress = VK_TRUE;
+  out.enable12.scalarBlockLayout = VK_TRUE;
+  // 64-bit integer atomics on buffers where the device has them (the GPU trainer's fixed-point gradient sums).
+  out.enable12.shaderBufferInt64Atomics = f12.shaderBufferInt64Atomics;
+  out.buffer_int64_atomics = f12.shaderBufferInt64Atomics == VK_TRUE && supported.features.shaderInt64 == VK_TRUE;
+  if (api13 && f13.dynamicRendering && graphics) {
+    out.enable13.dynamicRendering = VK_TRUE;
+    out.enable12.pNext = &out.enable13;
+    out.dynamic_rendering = true;
+  }
+  if (api13 && f13.subgroupSizeControl && f13.computeFullSubgroups) {
+    VkPhysicalDeviceVulkan13Properties p13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES};
+    VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    props2.pNext = &p13;
+    vkGetPhysicalDeviceProperties2(physical, &props2);
+    if ((p13.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) && p13.minSubgroupSize <= info.subgroup_size &&
+        info.subgroup_size <= p13.maxSubgroupSize) {
+      out.enable13.subgroupSizeControl = VK_TRUE;
+      out.enable13.computeFullSubgroups = VK_TRUE;
+      out.enable12.pNext = &out.enable13;
+      out.subgroup_size_control = true;
+    }
+  }
+  out.enable.pNext = &out.enable12;
+  out.enable.features.shaderInt64 = supported.features.shaderInt64;
+}
+
+// The device with one queue of `family`, the features `enable` chains, and VK_KHR_swapchain when presenting.
+VkDevice createDevice(VkPhysicalDevice physical, uint32_t family, const VkPhysicalDeviceFeatures2& enable, bool swapchain) {
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  qi.queueFamilyIndex = family;
+  qi.queueCount = 1;
+  qi.pQueuePriorities = &priority;
+  VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  di.pNext = &enable;
+  di.queueCreateInfoCount = 1;
+  di.pQueueCreateInfos = &qi;
+  const char* swapchain_extension = VK_KHR_SWAPCHAIN_EXTENSION_NAME;
+  if (swapchain) {
+    di.enabledExtensionCount = 1;
+    di.ppEnabledExtensionNames = &swapchain_extension;
+  }
+  VkDevice device = VK_NULL_HANDLE;
+  SF_VK_CHECK(vkCreateDevice(physical, &di, nullptr, &device));
+  return device;
+}
+
+}  // namespace
+
+Context::Context(const ContextOptions& options) : validation_(options.validation || validationForcedByEnvironment()) {
+  if (!initVolk()) throw Error("Vulkan loader (libvulkan.so.1) not found; install libvulkan1 and a driver (Debian: mesa-vulkan-drivers)");
+  const bool forced = validation_ && !options.validation;
+  instance_ = createInstance(validation_, options.synchronization_validation || forced, &debug_utils_, options.instance_extensions);
+  if (debug_utils_ && validation_) messenger_ = createMessenger(instance_, this);
+  const DeviceChoice choice = chooseDevice(options, instance_, messenger_);
+  physical_ = choice.physical;
+  info_ = choice.info;
 
   VkPhysicalDeviceProperties props;
   vkGetPhysicalDeviceProperties(physical_, &props);
@@ -352,73 +472,15 @@ Context::Context(const ContextOptions& options) : validation_(options.validation
   timestamp_period_ns_ = props.limits.timestampPeriod;
   vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
 
-  uint32_t qn = 0;
-  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &qn, nullptr);
-  std::vector<VkQueueFamilyProperties> families(qn);
-  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &qn, families.data());
-  // A queue that also does graphics where there is one (meshes are drawn with the graphics pipeline).
-  bool found = false;
-  for (uint32_t i = 0; i < qn && !found; ++i)
-    if ((families[i].queueFlags & (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT)) == (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT) &&
-        presentFamily(physical_, i, families[i]))
-      queue_family_ = i, found = graphics_ = true;
-  for (uint32_t i = 0; i < qn && !found; ++i)
-    if (presentFamily(physical_, i, families[i])) queue_family_ = i, found = true;
-  if (!found) throw Error("Vulkan device " + info_.name + " has no compute queue");
-
-  VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  VkPhysicalDeviceFeatures2 supported{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  supported.pNext = &f12;
-  const bool api13 = info_.api_version >= VK_API_VERSION_1_3;
-  if (api13) f12.pNext = &f13;
-  vkGetPhysicalDeviceFeatures2(physical_, &supported);
-  if (!f12.bufferDeviceAddress || !f12.scalarBlockLayout)
-    throw Error("Vulkan device " + info_.name + " lacks bufferDeviceAddress or scalarBlockLayout");
-  VkPhysicalDeviceVulkan12Features enable12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  enable12.bufferDeviceAddress = VK_TRUE;
-  enable12.scalarBlockLayout = VK_TRUE;
-  // 64-bit integer atomics on buffers where the device has them (the GPU trainer's fixed-point gradient sums).
-  enable12.shaderBufferInt64Atomics = f12.shaderBufferInt64Atomics;
-  buffer_int64_atomics_ = f12.shaderBufferInt64Atomics == VK_TRUE && supported.features.shaderInt64 == VK_TRUE;
-  VkPhysicalDeviceVulkan13Features enable13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-  if (api13 && f13.dynamicRendering && graphics_) {
-    enable13.dynamicRendering = VK_TRUE;
-    enable12.pNext = &enable13;
-    dynamic_rendering_ = true;
-  }
-  if (api13 && f13.subgroupSizeControl && f13.computeFullSubgroups) {
-    VkPhysicalDeviceVulkan13Properties p13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES};
-    VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-    props2.pNext = &p13;
-    vkGetPhysicalDeviceProperties2(physical_, &props2);
-    if ((p13.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) && p13.minSubgroupSize <= info_.subgroup_size &&
-        info_.subgroup_size <= p13.maxSubgroupSize) {
-      enable13.subgroupSizeControl = VK_TRUE;
-      enable13.computeFullSubgroups = VK_TRUE;
-      enable12.pNext = &enable13;
-      subgroup_size_control_ = true;
-    }
-  }
-  VkPhysicalDeviceFeatures2 enable{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  enable.pNext = &enable12;
-  enable.features.shaderInt64 = supported.features.shaderInt64;
-
-  float priority = 1.0f;
-  VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-  qi.queueFamilyIndex = queue_family_;
-  qi.queueCount = 1;
-  qi.pQueuePriorities = &priority;
-  VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  di.pNext = &enable;
-  di.queueCreateInfoCount = 1;
-  di.pQueueCreateInfos = &qi;
-  const char* swapchain_extension = VK_KHR_SWAPCHAIN_EXTENSION_NAME;
-  if (options.can_present) {
-    di.enabledExtensionCount = 1;
-    di.ppEnabledExtensionNames = &swapchain_extension;
-  }
-  SF_VK_CHECK(vkCreateDevice(physical_, &di, nullptr, &device_));
+  const QueueChoice queue = chooseQueueFamily(options, instance_, physical_, info_);
+  queue_family_ = queue.family;
+  graphics_ = queue.graphics;
+  EnabledFeatures features;
+  chooseFeatures(physical_, info_, graphics_, features);
+  buffer_int64_atomics_ = features.buffer_int64_atomics;
+  dynamic_rendering_ = features.dynamic_rendering;
+  subgroup_size_control_ = features.subgroup_size_control;
+  device_ = createDevice(physical_, queue_family_, features.enable, static_cast<bool>(options.can_present));
   keepDriverModulesLoaded();
   volkLoadDevice(device_);
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
@@ -451,11 +513,13 @@ Context::~Context() {
 }
 
 void Context::recordValidationError(const char* message) {
+  std::lock_guard<std::mutex> hold(messages_mutex_);
   ++validation_errors_;
   if (validation_messages_.size() < kMaxKeptMessages) validation_messages_.emplace_back(message);
 }
 
 std::string Context::validationReport(uint32_t since) const {
+  std::lock_guard<std::mutex> hold(messages_mutex_);
   std::string out;
   for (size_t i = since; i < validation_messages_.size(); ++i) {
     if (!out.empty()) out += '\n';
@@ -489,8 +553,10 @@ void Context::checkBudget(uint64_t bytes, const std::string& name) const {
 }
 
 void Context::countAllocation(int64_t bytes) {
-  allocated_bytes_ = static_cast<uint64_t>(static_cast<int64_t>(allocated_bytes_) + bytes);
-  peak_allocated_bytes_ = std::max(peak_allocated_bytes_, allocated_bytes_);
+  const uint64_t now = allocated_bytes_.fetch_add(static_cast<uint64_t>(bytes)) + static_cast<uint64_t>(bytes);  // (mod 2^64: a free subtracts)
+  uint64_t peak = peak_allocated_bytes_.load();
+  while (now > peak && !peak_allocated_bytes_.compare_exchange_weak(peak, now)) {
+  }
 }
 
 Buffer Context::createBuffer(VkDeviceSize size, bool host_visible, const std::string& name) {
@@ -529,6 +595,7 @@ Buffer Context::createBuffer(VkDeviceSize size, bool host_visible, const std::st
 }
 
 VkCommandBuffer Context::begin() {
+  const std::lock_guard<std::recursive_mutex> hold(mutex_);
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   ai.commandPool = pool_;
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -543,6 +610,7 @@ VkCommandBuffer Context::begin() {
 }
 
 void Context::submit(VkCommandBuffer cmd, const char* what) {
+  const std::lock_guard<std::recursive_mutex> hold(mutex_);
   SF_VK_CHECK(vkEndCommandBuffer(cmd));
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;

@@ -215,9 +215,12 @@ Presenter::Presenter(gpu::Context& ctx, GLFWwindow* window, bool vsync) : ctx_(c
     info.CheckVkResultFn = checkImguiResult;
     imgui_vulkan_ = ImGui_ImplVulkan_Init(&info, render_pass_);
     if (!imgui_vulkan_) throw Error("the Dear ImGui Vulkan backend failed to initialise");
-    VkCommandBuffer upload = ctx.begin();
-    ImGui_ImplVulkan_CreateFontsTexture(upload);
-    ctx.submit(upload);
+    {
+      const auto lock = ctx.lock();  // the renderer's context: its pool and queue (gpu::Context::lock)
+      VkCommandBuffer upload = ctx.begin();
+      ImGui_ImplVulkan_CreateFontsTexture(upload);
+      ctx.submit(upload);
+    }
     ImGui_ImplVulkan_DestroyFontUploadObjects();
   } catch (...) {
     release();  // the destructor does not run for a constructor that throws
@@ -231,7 +234,10 @@ Presenter::~Presenter() {
 
 void Presenter::release() {
   VkDevice device = ctx_.device();
-  if (device) vkDeviceWaitIdle(device);
+  if (device) {
+    const auto lock = ctx_.lock();  // waiting for the device uses its queue (gpu::Context::lock)
+    vkDeviceWaitIdle(device);
+  }
   if (imgui_vulkan_) ImGui_ImplVulkan_Shutdown();
   if (imgui_glfw_) ImGui_ImplGlfw_Shutdown();
   if (ImGui::GetCurrentContext()) ImGui::DestroyContext();
@@ -262,7 +268,10 @@ void Presenter::destroySwapchainViews() {
 
 void Presenter::createSwapchain() {
   VkDevice device = ctx_.device();
-  SF_VK_CHECK(vkDeviceWaitIdle(device));
+  {
+    const auto lock = ctx_.lock();  // waiting for the device uses its queue (gpu::Context::lock)
+    SF_VK_CHECK(vkDeviceWaitIdle(device));
+  }
   VkSurfaceCapabilitiesKHR caps;
   SF_VK_CHECK(vkGetPhysicalDeviceSurfaceCapabilitiesKHR(ctx_.physicalDevice(), surface_, &caps));
   if (caps.currentExtent.width != UINT32_MAX) {
@@ -350,6 +359,127 @@ void Presenter::newFrame() {
   ImGui::NewFrame();
 }
 
+namespace {
+
+// `frame` as 8-bit pixels in the swapchain's byte order (B,G,R,A with `bgra`), rounded as the PNG writer
+// rounds (toRgb8), opaque, into `dst` (buffer_w x buffer_h pixels): the frame as it is, or with `stretch`
+// bilinearly stretched over the whole buffer.
+void writeFrame(const ImageRGBA& frame, bool stretch, uint32_t buffer_w, uint32_t buffer_h, bool bgra, uint8_t* dst) {
+  const int r = bgra ? 2 : 0, b = bgra ? 0 : 2;
+  if (!stretch) {
+    const std::vector<uint8_t> rgb = toRgb8(frame);
+    const size_t pixels = rgb.size() / 3;
+    for (size_t i = 0; i < pixels; ++i) {
+      dst[i * 4 + 0] = rgb[i * 3 + static_cast<size_t>(r)];
+      dst[i * 4 + 1] = rgb[i * 3 + 1];
+      dst[i * 4 + 2] = rgb[i * 3 + static_cast<size_t>(b)];
+      dst[i * 4 + 3] = 255;
+    }
+    return;
+  }
+  const std::vector<Tap> xs = stretchTaps(static_cast<uint32_t>(frame.width), buffer_w);
+  const std::vector<Tap> ys = stretchTaps(static_cast<uint32_t>(frame.height), buffer_h);
+  const size_t row = static_cast<size_t>(frame.width) * 4;
+  for (uint32_t y = 0; y < buffer_h; ++y) {
+    const Tap ty = ys[y];
+    const float* row_a = frame.pixels.data() + ty.a * row;
+    const float* row_b = frame.pixels.data() + ty.b * row;
+    uint8_t* out = dst + static_cast<size_t>(y) * buffer_w * 4;
+    for (uint32_t x = 0; x < buffer_w; ++x, out += 4) {
+      const Tap tx = xs[x];
+      float rgb[3];
+      for (int c = 0; c < 3; ++c) {
+        const float top = row_a[tx.a * 4 + c] + tx.w * (row_a[tx.b * 4 + c] - row_a[tx.a * 4 + c]);
+        const float bottom = row_b[tx.a * 4 + c] + tx.w * (row_b[tx.b * 4 + c] - row_b[tx.a * 4 + c]);
+        rgb[c] = top + ty.w * (bottom - top);
+      }
+      out[0] = toByte(rgb[r]), out[1] = toByte(rgb[1]), out[2] = toByte(rgb[b]), out[3] = 255;
+    }
+  }
+}
+
+// An image of `width` x `height` from 8-bit pixels in the swapchain's byte order, opaque.
+ImageRGBA fromBytes(const void* bytes, uint32_t width, uint32_t height, bool bgra) {
+  ImageRGBA image(static_cast<int>(width), static_cast<int>(height));
+  const uint8_t* src = static_cast<const uint8_t*>(bytes);
+  for (size_t i = 0, n = static_cast<size_t>(width) * height; i < n; ++i) {
+    float* p = image.pixels.data() + i * 4;
+    p[0] = static_cast<float>(src[i * 4 + (bgra ? 2 : 0)]) / 255.0f;
+    p[1] = static_cast<float>(src[i * 4 + 1]) / 255.0f;
+    p[2] = static_cast<float>(src[i * 4 + (bgra ? 0 : 2)]) / 255.0f;
+    p[3] = 1.0f;
+  }
+  return image;
+}
+
+// Records the upload buffer's frame (buffer_w x buffer_h pixels, of which w x h fit) into swapchain image
+// `image` of `extent`, the rest of the image cleared to `background`; the image is left in TRANSFER_DST.
+void recordFrameCopy(VkCommandBuffer cmd, VkImage image, VkExtent2D extent, Vec3 background, VkBuffer upload, uint32_t buffer_w,
+                     uint32_t buffer_h, uint32_t w, uint32_t h) {
+  // The acquire semaphore is waited on at the transfer stage, which this first barrier's source scope chains to.
+  transition(cmd, image, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0, VK_ACCESS_TRANSFER_WRITE_BIT);
+  if (w < extent.width || h < extent.height) {
+    VkClearColorValue clear{};
+    clear.float32[0] = background.x, clear.float32[1] = background.y, clear.float32[2] = background.z,
+    clear.float32[3] = 1.0f;
+    VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    vkCmdClearColorImage(cmd, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &clear, 1, &range);
+    transition(cmd, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+               VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+  }
+  if (w > 0 && h > 0) {
+    VkBufferImageCopy copy{};
+    copy.bufferRowLength = buffer_w;
+    copy.bufferImageHeight = buffer_h;
+    copy.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    copy.imageExtent = {w, h, 1};
+    vkCmdCopyBufferToImage(cmd, upload, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &copy);
+  }
+}
+
+// Records a copy of the whole image (in `layout`, last written with `access`) into `readback` for the host to
+// read after the submission's fence, the image back in `layout` afterwards.
+void recordReadback(VkCommandBuffer cmd, VkImage image, VkExtent2D extent, VkImageLayout layout, VkAccessFlags access, VkBuffer readback) {
+  VkBufferImageCopy shown{};
+  shown.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+  shown.imageExtent = {extent.width, extent.height, 1};
+  transition(cmd, image, layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, access, VK_ACCESS_TRANSFER_READ_BIT);
+  vkCmdCopyImageToBuffer(cmd, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback, 1, &shown);
+  transition(cmd, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, layout, VK_ACCESS_TRANSFER_READ_BIT, access);
+  VkMemoryBarrier host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host, 0, nullptr, 0, nullptr);
+}
+
+// Submits `cmd` (waiting for `acquired` at the transfer stage, signalling `render_done` and `fence`) and
+// presents swapchain image `index` once it is done. Returns what presenting returned.
+VkResult submitAndPresent(gpu::Context& ctx, VkCommandBuffer cmd, VkFence fence, VkSemaphore acquired, VkSemaphore render_done,
+                          VkSwapchainKHR swapchain, uint32_t index) {
+  const VkPipelineStageFlags wait_stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.waitSemaphoreCount = 1;
+  si.pWaitSemaphores = &acquired;
+  si.pWaitDstStageMask = &wait_stage;
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd;
+  si.signalSemaphoreCount = 1;
+  si.pSignalSemaphores = &render_done;
+  // The queue is the renderer's context's: submitted to and presented on under its lock (gpu::Context::lock).
+  const std::unique_lock<std::recursive_mutex> queue_lock = ctx.lock();
+  SF_VK_CHECK(vkResetFences(ctx.device(), 1, &fence));
+  SF_VK_CHECK(vkQueueSubmit(ctx.queue(), 1, &si, fence));
+  VkPresentInfoKHR pi{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
+  pi.waitSemaphoreCount = 1;
+  pi.pWaitSemaphores = &render_done;
+  pi.swapchainCount = 1;
+  pi.pSwapchains = &swapchain;
+  pi.pImageIndices = &index;
+  return vkQueuePresentKHR(ctx.queue(), &pi);
+}
+
+}  // namespace
+
 void Presenter::present(const ImageRGBA& frame, Vec3 background, const PresentOptions& options) {
   VkDevice device = ctx_.device();
   int fb_w = 0, fb_h = 0;
@@ -381,38 +511,7 @@ void Presenter::present(const ImageRGBA& frame, Vec3 background, const PresentOp
                      uploaded_h_ == buffer_h && uploaded_stretch_ == stretch;
   if (frame_bytes > 0 && !reuse) {
     if (upload_.size < frame_bytes) upload_ = ctx_.createBuffer(frame_bytes, true, "viewer frame upload");
-    uint8_t* dst = static_cast<uint8_t*>(upload_.mapped);
-    const int r = bgra_ ? 2 : 0, b = bgra_ ? 0 : 2;
-    if (!stretch) {
-      const std::vector<uint8_t> rgb = toRgb8(frame);
-      const size_t pixels = rgb.size() / 3;
-      for (size_t i = 0; i < pixels; ++i) {
-        dst[i * 4 + 0] = rgb[i * 3 + static_cast<size_t>(r)];
-        dst[i * 4 + 1] = rgb[i * 3 + 1];
-        dst[i * 4 + 2] = rgb[i * 3 + static_cast<size_t>(b)];
-        dst[i * 4 + 3] = 255;
-      }
-    } else {
-      const std::vector<Tap> xs = stretchTaps(static_cast<uint32_t>(frame.width), buffer_w);
-      const std::vector<Tap> ys = stretchTaps(static_cast<uint32_t>(frame.height), buffer_h);
-      const size_t row = static_cast<size_t>(frame.width) * 4;
-      for (uint32_t y = 0; y < buffer_h; ++y) {
-        const Tap ty = ys[y];
-        const float* row_a = frame.pixels.data() + ty.a * row;
-        const float* row_b = frame.pixels.data() + ty.b * row;
-        uint8_t* out = dst + static_cast<size_t>(y) * buffer_w * 4;
-        for (uint32_t x = 0; x < buffer_w; ++x, out += 4) {
-          const Tap tx = xs[x];
-          float rgb[3];
-          for (int c = 0; c < 3; ++c) {
-            const float top = row_a[tx.a * 4 + c] + tx.w * (row_a[tx.b * 4 + c] - row_a[tx.a * 4 + c]);
-            const float bottom = row_b[tx.a * 4 + c] + tx.w * (row_b[tx.b * 4 + c] - row_b[tx.a * 4 + c]);
-            rgb[c] = top + ty.w * (bottom - top);
-          }
-          out[0] = toByte(rgb[r]), out[1] = toByte(rgb[1]), out[2] = toByte(rgb[b]), out[3] = 255;
-        }
-      }
-    }
+    writeFrame(frame, stretch, buffer_w, buffer_h, bgra_, static_cast<uint8_t*>(upload_.mapped));
     uploaded_w_ = buffer_w, uploaded_h_ = buffer_h, uploaded_stretch_ = stretch, uploaded_valid_ = true;
   }
   const bool read_back = capture && can_read_back_;
@@ -424,44 +523,9 @@ void Presenter::present(const ImageRGBA& frame, Vec3 background, const PresentOp
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   SF_VK_CHECK(vkBeginCommandBuffer(cmd_, &bi));
-  // The acquire semaphore is waited on at the transfer stage, which this first barrier's source scope chains to.
-  transition(cmd_, image, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0,
-             VK_ACCESS_TRANSFER_WRITE_BIT);
-  if (w < extent_.width || h < extent_.height) {
-    VkClearColorValue clear{};
-    clear.float32[0] = background.x, clear.float32[1] = background.y, clear.float32[2] = background.z,
-    clear.float32[3] = 1.0f;
-    VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    vkCmdClearColorImage(cmd_, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &clear, 1, &range);
-    transition(cmd_, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-               VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
-  }
-  if (w > 0 && h > 0) {
-    VkBufferImageCopy copy{};
-    copy.bufferRowLength = buffer_w;
-    copy.bufferImageHeight = buffer_h;
-    copy.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-    copy.imageExtent = {w, h, 1};
-    vkCmdCopyBufferToImage(cmd_, upload_.buffer, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &copy);
-  }
-  auto hostBarrier = [&] {
-    VkMemoryBarrier host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host, 0, nullptr, 0,
-                         nullptr);
-  };
-  VkBufferImageCopy shown{};
-  shown.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-  shown.imageExtent = {extent_.width, extent_.height, 1};
-  if (read_back && !capture_overlay) {  // the frame as shown, before the overlay is drawn over it
-    transition(cmd_, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-               VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_TRANSFER_READ_BIT);
-    vkCmdCopyImageToBuffer(cmd_, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback_.buffer, 1, &shown);
-    transition(cmd_, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-               VK_ACCESS_TRANSFER_READ_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
-    hostBarrier();
-  }
+  recordFrameCopy(cmd_, image, extent_, background, upload_.buffer, buffer_w, buffer_h, w, h);
+  if (read_back && !capture_overlay)  // the frame as shown, before the overlay is drawn over it
+    recordReadback(cmd_, image, extent_, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_ACCESS_TRANSFER_WRITE_BIT, readback_.buffer);
   VkRenderPassBeginInfo rb{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
   rb.renderPass = render_pass_;
   rb.framebuffer = framebuffers_[index];
@@ -469,34 +533,11 @@ void Presenter::present(const ImageRGBA& frame, Vec3 background, const PresentOp
   vkCmdBeginRenderPass(cmd_, &rb, VK_SUBPASS_CONTENTS_INLINE);
   if (ImDrawData* draw = ImGui::GetDrawData()) ImGui_ImplVulkan_RenderDrawData(draw, cmd_);
   vkCmdEndRenderPass(cmd_);
-  if (read_back && capture_overlay) {  // the image as presented, overlay included
-    transition(cmd_, image, VK_IMAGE_LAYOUT_PRESENT_SRC_KHR, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0,
-               VK_ACCESS_TRANSFER_READ_BIT);
-    vkCmdCopyImageToBuffer(cmd_, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback_.buffer, 1, &shown);
-    transition(cmd_, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_IMAGE_LAYOUT_PRESENT_SRC_KHR,
-               VK_ACCESS_TRANSFER_READ_BIT, 0);
-    hostBarrier();
-  }
+  if (read_back && capture_overlay)  // the image as presented, overlay included
+    recordReadback(cmd_, image, extent_, VK_IMAGE_LAYOUT_PRESENT_SRC_KHR, 0, readback_.buffer);
   SF_VK_CHECK(vkEndCommandBuffer(cmd_));
 
-  const VkPipelineStageFlags wait_stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
-  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.waitSemaphoreCount = 1;
-  si.pWaitSemaphores = &acquired_;
-  si.pWaitDstStageMask = &wait_stage;
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &cmd_;
-  si.signalSemaphoreCount = 1;
-  si.pSignalSemaphores = &render_done_[index];
-  SF_VK_CHECK(vkResetFences(device, 1, &fence_));
-  SF_VK_CHECK(vkQueueSubmit(ctx_.queue(), 1, &si, fence_));
-  VkPresentInfoKHR pi{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
-  pi.waitSemaphoreCount = 1;
-  pi.pWaitSemaphores = &render_done_[index];
-  pi.swapchainCount = 1;
-  pi.pSwapchains = &swapchain_;
-  pi.pImageIndices = &index;
-  const VkResult presented = vkQueuePresentKHR(ctx_.queue(), &pi);
+  const VkResult presented = submitAndPresent(ctx_, cmd_, fence_, acquired_, render_done_[index], swapchain_, index);
   // One frame in flight: the renderer's next frame reuses the queue right away, and this keeps the upload
   // buffer, the acquire semaphore and ImGui's vertex buffers free for the next frame without more bookkeeping.
   SF_VK_CHECK(vkWaitForFences(device, 1, &fence_, VK_TRUE, UINT64_MAX));
@@ -505,31 +546,13 @@ void Presenter::present(const ImageRGBA& frame, Vec3 background, const PresentOp
   else
     SF_VK_CHECK(presented);
 
-  if (capture) {
-    if (read_back) {
-      *capture = ImageRGBA(static_cast<int>(extent_.width), static_cast<int>(extent_.height));
-      const uint8_t* src = static_cast<const uint8_t*>(readback_.mapped);
-      for (size_t i = 0, n = static_cast<size_t>(extent_.width) * extent_.height; i < n; ++i) {
-        float* p = capture->pixels.data() + i * 4;
-        p[0] = static_cast<float>(src[i * 4 + (bgra_ ? 2 : 0)]) / 255.0f;
-        p[1] = static_cast<float>(src[i * 4 + 1]) / 255.0f;
-        p[2] = static_cast<float>(src[i * 4 + (bgra_ ? 0 : 2)]) / 255.0f;
-        p[3] = 1.0f;
-      }
-    } else if (!stretch) {  // the surface does not allow reading its images: the frame copied into it
-      *capture = frame;
-    } else {  // the same, stretched: as the upload buffer holds it
-      *capture = ImageRGBA(static_cast<int>(buffer_w), static_cast<int>(buffer_h));
-      const uint8_t* src = static_cast<const uint8_t*>(upload_.mapped);
-      for (size_t i = 0, n = static_cast<size_t>(buffer_w) * buffer_h; i < n; ++i) {
-        float* p = capture->pixels.data() + i * 4;
-        p[0] = static_cast<float>(src[i * 4 + (bgra_ ? 2 : 0)]) / 255.0f;
-        p[1] = static_cast<float>(src[i * 4 + 1]) / 255.0f;
-        p[2] = static_cast<float>(src[i * 4 + (bgra_ ? 0 : 2)]) / 255.0f;
-        p[3] = 1.0f;
-      }
-    }
-  }
+  if (!capture) return;
+  if (read_back)
+    *capture = fromBytes(readback_.mapped, extent_.width, extent_.height, bgra_);
+  else if (!stretch)  // the surface does not allow reading its images: the frame copied into it
+    *capture = frame;
+  else  // the same, stretched: as the upload buffer holds it
+    *capture = fromBytes(upload_.mapped, buffer_w, buffer_h, bgra_);
 }
 
 }  // namespace sf::view
