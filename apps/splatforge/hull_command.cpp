@@ -40,6 +40,7 @@ int runBake(HullCommand::Options& o) {
   applyBelt(o.belt, o.bake);
   if (!o.json) o.bake.progress = [](const std::string& line) { fmt::print(stderr, "  {}\n", line); };
   GaussianCloud trained;
+  std::vector<hull::CoverageView> coverage;
   if (o.train) {
     if (!o.bake.splats.empty()) throw UsageError("give --train or --splats, not both");
     if (o.bake.splats_in_source_frame) throw UsageError("--splats-source-frame is for a --splats file; a --train cloud is in the hull frame");
@@ -69,6 +70,8 @@ int runBake(HullCommand::Options& o) {
                  r.train.final.psnr, r.train.initial.ssim, r.train.final.ssim);
     trained = train::toCloud(r.train.params);  // the dataset's frame is the hull frame (both hull/source_mesh.h)
     o.bake.cloud = &trained;
+    coverage = r.coverage;  // the floater pass over the training views
+    o.bake.views = coverage;
   }
   if (!o.json) fmt::print(stderr, "baking {} (budget {}{})\n", o.input, o.bake.budget, o.bake.cloud ? ", trained" : o.bake.splats.empty() ? ", sampled" : ", splats " + o.bake.splats);
   hull::BakeResult r = hull::bakeHull(o.input, o.bake);
@@ -84,9 +87,11 @@ int runBake(HullCommand::Options& o) {
              b.shell, b.chunks, b.parts, meta);
   fmt::print("winding: {} of {} components flipped ({:.1f}% of faces); {:.1f}% of splats snapped to a repaired face (normal flipped)\n", b.flipped_components,
              b.components, 100.0 * b.flipped_face_share, 100.0 * b.flipped_splat_share);
-  fmt::print("floaters: {} by distance, {} detached, {} outside a silhouette (distance p50 {:.4f}, p99 {:.4f}); {} belly-culled, {} over "
+  fmt::print("floaters: {} by distance, {} detached, {} outside a silhouette, {} (distance p50 {:.4f}, p99 {:.4f}); {} belly-culled, {} over "
              "the budget\n",
-             b.floaters_distance, b.floaters_connectivity, b.floaters_silhouette, b.distance_p50, b.distance_p99, b.belly_culled, b.over_budget);
+             b.floaters_distance, b.floaters_connectivity, b.floaters_silhouette,
+             b.dataset_pass ? fmt::format("{} on background in a training view", b.floaters_dataset) : std::string("no training views"),
+             b.distance_p50, b.distance_p99, b.belly_culled, b.over_budget);
   fmt::print("time: {:.2f} s\n", b.seconds);
   return 0;
 }

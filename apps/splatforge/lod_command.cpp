@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <numeric>
 
@@ -9,9 +10,11 @@
 #include "core/error.h"
 #include "io/file.h"
 #include "io/formats.h"
+#include "io/lod_meta.h"
 #include "lod/build.h"
 #include "lod/cut.h"
 #include "lod/format.h"
+#include "lod/meta_cut.h"
 #include "render/camera.h"
 #include "scene/scene.h"
 
@@ -62,7 +65,51 @@ std::vector<uint64_t> levelCountsFromIndex(const lod::Index& x) {
   return counts;
 }
 
+// `lod info` of PlayCanvas's streamed LOD: its levels, tree and files (io/lod_meta.h).
+int runMetaInfo(const LodCommand::Options& o) {
+  const LodMeta m = loadLodMeta(o.input);
+  std::vector<size_t> leaves_with(m.level_count, 0);
+  for (const LodMetaLeaf& leaf : m.leaves)
+    for (int l : leaf.levels) ++leaves_with[l];
+  if (o.verify) {  // every range of every level read from its file
+    for (int l = 0; l < m.level_count; ++l) {
+      std::vector<int> only(m.leaves.size(), -1);
+      for (size_t i = 0; i < m.leaves.size(); ++i)
+        if (std::find(m.leaves[i].levels.begin(), m.leaves[i].levels.end(), l) != m.leaves[i].levels.end()) only[i] = l;
+      const GaussianCloud c = readLodMetaLeaves(m, only);
+      if (c.size() != m.counts[l])
+        throw Error(o.input + ": level " + std::to_string(l) + " read " + std::to_string(c.size()) + " gaussians, counts says " +
+                    std::to_string(m.counts[l]));
+    }
+  }
+  if (o.json) {
+    std::string counts, with, files;
+    for (int l = 0; l < m.level_count; ++l) {
+      counts += fmt::format("{}{}", l ? ", " : "", m.counts[l]);
+      with += fmt::format("{}{}", l ? ", " : "", leaves_with[l]);
+    }
+    for (size_t i = 0; i < m.files.size(); ++i) files += fmt::format("{}\"{}\"", i ? ", " : "", jsonEscape(m.files[i]));
+    fmt::print(
+        "{{\"file\": \"{}\", \"format\": \"lod-meta\", \"generator\": \"{}\", \"levels\": {}, \"count\": {}, "
+        "\"counts\": [{}], \"leaves_with_level\": [{}], \"nodes\": {}, \"leaves\": {}, \"depth\": {}, "
+        "\"bounds_min\": {}, \"bounds_max\": {}, \"verified\": {}, \"files\": [{}]}}\n",
+        jsonEscape(o.input), jsonEscape(m.generator), m.level_count, m.count, counts, with, m.nodes, m.leaves.size(),
+        m.depth, vecJson(m.box_min), vecJson(m.box_max), o.verify ? "true" : "false", files);
+    return 0;
+  }
+  fmt::print("{}: PlayCanvas streamed level of detail{}\n", o.input,
+             m.generator.empty() ? std::string() : " (" + m.generator + ")");
+  fmt::print("  levels {} (0 the finest), {} gaussians in all\n", m.level_count, m.count);
+  for (int l = 0; l < m.level_count; ++l)
+    fmt::print("  level {}: {} gaussians in {} of the {} leaves\n", l, m.counts[l], leaves_with[l], m.leaves.size());
+  fmt::print("  tree {} nodes, depth {}; {} SOG files\n", m.nodes, m.depth, m.files.size());
+  fmt::print("  bounds {} to {}\n", vecText(m.box_min), vecText(m.box_max));
+  if (o.verify) fmt::print("  verified: every level's ranges read from their files\n");
+  return 0;
+}
+
 int runInfo(const LodCommand::Options& o) {
+  if (isLodMetaPath(o.input)) return runMetaInfo(o);
   lod::Index x;
   std::vector<uint64_t> levels;
   if (o.verify) {
@@ -123,6 +170,31 @@ std::string cameraJson(const Camera& c) {
       c.width, c.height, c.fx, c.fy, c.cx, c.cy, m);
 }
 
+void writeCameraOut(const LodCommand::Options& o, const Camera& cam) {
+  if (o.camera_out.empty()) return;
+  const std::string text = cameraJson(cam);
+  writeFileAtomic(o.camera_out, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+}
+
+// `lod cut` of PlayCanvas's streamed LOD: a level per leaf (lod/meta_cut.h). `cam` is set when --camera was given.
+int runMetaCut(const LodCommand::Options& o, Camera cam, Clock::time_point t0) {
+  const LodMeta m = loadLodMeta(o.input);
+  if (o.camera.empty())  // as `render` frames a capture, here by the tree's bound
+    cam = frameBox(m.box_min, m.box_max, Vec3{0, 0, 1}, Vec3{0, -1, 0}, o.width.value_or(kDefaultWidth),
+                   o.height.value_or(kDefaultHeight));
+  const lod::MetaCut cut = lod::cutLodMeta(m, cam, o.budget);
+  if (cut.culled == m.leaves.size()) return fail("lod cut", "no leaf of the tree is in view of this camera; check the camera");
+  progress("reading the chosen ranges of " + o.input);
+  saveSplats(readLodMetaLeaves(m, cut.leaf_level), o.output);
+  writeCameraOut(o, cam);
+  fmt::print(stderr, "  chose a level for {} of the {} leaves ({} at their finest), {} culled{}\n", m.leaves.size() - cut.culled,
+             m.leaves.size(), cut.finest, cut.culled, cut.budget_limited ? ", budget reached" : "");
+  fmt::print("wrote {}{}: {} gaussians (budget {})\n", o.output, o.camera_out.empty() ? "" : ", " + o.camera_out, cut.count,
+             o.budget);
+  fmt::print("time: {:.3f} s\n", secondsSince(t0));
+  return 0;
+}
+
 int runCut(const LodCommand::Options& o) {
   const auto t0 = Clock::now();
   try {
@@ -139,6 +211,7 @@ int runCut(const LodCommand::Options& o) {
   Camera cam;
   if (!o.camera.empty())
     cam = loadCameraJson(o.camera, o.width, o.height);  // read first: a typo should not wait for the load
+  if (isLodMetaPath(o.input)) return runMetaCut(o, cam, t0);
   progress("loading " + o.input);
   const lod::Hierarchy h = lod::loadHierarchy(o.input);
   const double load_s = secondsSince(t0);
@@ -156,11 +229,7 @@ int runCut(const LodCommand::Options& o) {
     return fail("lod cut",
                 "no node of the hierarchy is in view of this camera (or --budget is 0); check the camera");
   saveSplats(lod::cutCloud(h, cut), o.output);
-  if (!o.camera_out.empty()) {
-    const std::string text = cameraJson(cam);
-    writeFileAtomic(o.camera_out,
-                    std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
-  }
+  writeCameraOut(o, cam);
   fmt::print(stderr, "  chose {} of the hierarchy's {} nodes ({} leaves of {}), {} refined, {} culled{}\n",
              cut.nodes.size(), h.index.node_count, cut.leaves, h.index.leaf_count, cut.refined, cut.culled,
              cut.budget_limited

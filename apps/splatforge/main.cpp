@@ -106,6 +106,15 @@ const std::string kHullLodHelp =
     "screen: every splat while its bounding sphere is at least sqrt(4 N / (2 pi)) pixels in radius, 2 pi r^2 / 4 below, at least "
     "a tenth) or off (every splat) (default: each hull object's \"lod\", else off; a hull script's lod events still apply)";
 
+// --raster-slice (render, animate, bench): how many entries of a tile's sorted list one Vulkan raster dispatch
+// walks at most (RenderSettings::raster_slice).
+void addRasterSliceOption(CLI::App* command, std::optional<uint32_t>& raster_slice) {
+  command->add_option("--raster-slice", raster_slice,
+                      "Vulkan: walk each tile's sorted splats at most N at a time, in a submission per slice, where a tile holds more "
+                      "(a frame under a deep stack of splats then never makes one dispatch long enough for a driver's watchdog to "
+                      "kill; the image is the same); 0 never splits (default " + std::to_string(kDefaultRasterSlice) + ")");
+}
+
 void addFrameOptions(CLI::App* command, std::string& backend, std::string& device, bool& validation, std::string& background,
                      std::string& blend_space, std::optional<uint64_t>& lod_budget) {
   addLodBudgetOption(command, lod_budget);
@@ -132,6 +141,7 @@ RenderCommand::RenderCommand(CLI::App& app, LoadPolicyOptions& policy) : options
   command_->add_option("--height", o.height, "Image height (default " + std::to_string(kDefaultHeight) + ", or the camera's)")->check(CLI::Range(1, 16384));
   command_->add_option("--camera", o.camera, "Camera JSON (intrinsics + world_to_camera, or look-at)");
   addFrameOptions(command_, o.backend, o.device, o.validation, o.background, o.blend_space, o.lod_budget);
+  addRasterSliceOption(command_, o.raster_slice);
   command_->add_option("--save-float", o.save_float, "Also write the float RGBA image as .npy");
   command_->add_option("--save-depth", o.save_depth,
                        "Also write a (height, width, 2) float .npy: expected depth sum(d*alpha*T) (splats and meshes) and "
@@ -239,6 +249,7 @@ AnimateCommand::AnimateCommand(CLI::App& app, LoadPolicyOptions& policy) : optio
   command_->add_option("--light", o.light, "Splat hulls: the cel light on or off")->check(CLI::IsMember({"on", "off"}));
   command_->add_option("--hull-lod", o.hull_lod, kHullLodHelp)->check(hullLodValidator());
   addFrameOptions(command_, o.backend, o.device, o.validation, o.background, o.blend_space, o.lod_budget);
+  addRasterSliceOption(command_, o.raster_slice);
   command_->add_flag("--strict", policy.strict, "Refuse files holding NaN or infinite values (default: drop those gaussians with a warning)");
   command_->add_flag("--keep-going", o.keep_going,
                      "Scene JSON: draw a magenta placeholder (with a warning) for an object that cannot be loaded (default: fail)");
@@ -296,6 +307,7 @@ BenchCommand::BenchCommand(CLI::App& app) : options_(std::make_unique<Options>()
                        "Vulkan: also record the last frame N times (1.." + std::to_string(sf::kMaxFramesPerSubmission) +
                            ") in one submission and report its medians (a GPU that never waits on the host)")
       ->check(CLI::Range(1, sf::kMaxFramesPerSubmission));
+  addRasterSliceOption(command_, o.raster_slice);
   command_->add_flag("--loads", o.loads, "Also measure load throughput (MB/s) of biker.ply, biker.compressed.ply and biker.spz");
   command_->add_flag("--json", o.json, "Print the results as JSON to stdout (other output goes to stderr)");
   command_->add_option("--json-out", o.json_out, "Also write the results as JSON to this file");
@@ -676,13 +688,14 @@ LodCommand::LodCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 24))
       ->capture_default_str();
   build->add_option("--scratch", o.scratch, "Directory for the sort's run files (default: OUTPUT/.scratch); removed when done");
-  CLI::App* info = command_->add_subcommand("info", "Describe a level-of-detail hierarchy: leaves, nodes per level, chunks, bytes");
-  info->add_option("dir", o.input, "Hierarchy directory (lod build's output)")->required();
+  CLI::App* info = command_->add_subcommand("info", "Describe a level-of-detail hierarchy: leaves, nodes per level, chunks, bytes "
+                                                    "(or PlayCanvas's streamed LOD: levels, leaves, files)");
+  info->add_option("dir", o.input, "Hierarchy directory (lod build's output), or a PlayCanvas lod-meta.json")->required();
   info->add_flag("--json", o.json, "Machine-readable JSON output");
-  info->add_flag("--verify", o.verify, "Also read every chunk and check its size, checksum and nodes");
+  info->add_flag("--verify", o.verify, "Also read every chunk and check its size, checksum and nodes (lod-meta.json: read every level's ranges)");
   CLI::App* cut = command_->add_subcommand("cut", "Choose the nodes a camera sees under a budget of gaussians (largest screen-space error refined first) "
                                                   "and write them as a splat file");
-  cut->add_option("dir", o.input, "Hierarchy directory (lod build's output)")->required();
+  cut->add_option("dir", o.input, "Hierarchy directory (lod build's output), or a PlayCanvas lod-meta.json (a level per leaf)")->required();
   cut->add_option("--budget", o.budget, "Most gaussians in the cut")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40))->required();
   cut->add_option("-o,--output", o.output, "Output splat file, format by extension: " + std::string(kWriteFormats))->required();
   cut->add_option("--camera", o.camera, "Camera JSON (intrinsics + world_to_camera, or look-at), as render takes it (default: the capture framed as render frames it)");

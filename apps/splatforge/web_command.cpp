@@ -54,7 +54,7 @@ int ExportWebCommand::run() const {
                             "the web build yet; docs/web.md)");
     // The file must open in the page: decoded here by the same decodeSplats the page's WebAssembly runs.
     const LoadedSplats loaded = loadSplats(o.input);
-    if (loaded.format == SplatFormat::kSog || loaded.format == SplatFormat::kGltf)
+    if (loaded.format == SplatFormat::kSog || loaded.format == SplatFormat::kGltf || loaded.format == SplatFormat::kLodMeta)
       throw Error(o.input + ": " + formatName(loaded.format) + " is not in the web build yet (convert it to .spz: splatforge convert " + o.input +
                   " -o NAME.spz)");
     const fs::path web_dir = SPLATFORGE_WEB_DIR;

@@ -279,12 +279,23 @@ float removeFloaters(std::vector<Splat>& splats, const std::vector<float>& dist,
   // whole pieces of models made of disjoint parts (6,346 of 7,161 splats of the interpolation sample).
   const std::vector<uint8_t> main = mainComponent(centres, radius, 0.1f);
   const std::vector<uint16_t> misses = silhouetteMisses(bvh, centres, beltElevations(opt), kSpl2CameraDistance, opt.silhouette_tolerance);
+  // The fourth pass, over the training views: a disc on nothing but background in some view. Its radius is
+  // where the splat's alpha falls to 1/255: sigma * sqrt(2 ln(255 opacity)) of its larger axis.
+  std::vector<uint8_t> in_air(splats.size(), 0);
+  rep.dataset_pass = !opt.views.empty();
+  if (rep.dataset_pass) {
+    std::vector<float> radii(splats.size());
+    for (size_t i = 0; i < splats.size(); ++i)
+      radii[i] = std::max(splats[i].s0, splats[i].s1) * std::sqrt(std::max(2.0f * std::log(255.0f * splats[i].opacity), 0.0f));
+    in_air = datasetFloaters(centres, radii, opt.views);
+  }
   for (size_t i = 0; i < splats.size(); ++i) {
     if (far[i]) ++rep.floaters_distance;
     else if (!main[i]) ++rep.floaters_connectivity;
     else if (misses[i]) ++rep.floaters_silhouette;
+    else if (in_air[i]) ++rep.floaters_dataset;
   }
-  keepIf(splats, [&](size_t i) { return !far[i] && main[i] && misses[i] == 0; });
+  keepIf(splats, [&](size_t i) { return !far[i] && main[i] && misses[i] == 0 && !in_air[i]; });
   return radius;
 }
 
@@ -471,7 +482,7 @@ nlohmann::json reportJson(const BakeReport& rep) {
   stats["input_splats"] = rep.input_splats;
   stats["sampled"] = rep.sampled;
   stats["floaters"] = {{"distance", rep.floaters_distance}, {"connectivity", rep.floaters_connectivity}, {"silhouette", rep.floaters_silhouette},
-                       {"dataset", nullptr}};
+                       {"dataset", rep.dataset_pass ? nlohmann::json(rep.floaters_dataset) : nlohmann::json(nullptr)}};
   stats["distance_p50"] = rep.distance_p50;
   stats["distance_p99"] = rep.distance_p99;
   stats["belly_culled"] = rep.belly_culled;
@@ -553,11 +564,14 @@ BakeResult bakeHull(const std::string& model_path, const BakeOptions& opt) {
   stage("normals", std::to_string(snap.flipped) + " splats snapped to a face whose winding was repaired; distance p50 " + std::to_string(rep.distance_p50) +
                        " p99 " + std::to_string(rep.distance_p99));
 
-  // 5. Floaters: far from the mesh, detached from the main component, sticking out of a silhouette.
+  // 5. Floaters: far from the mesh, detached from the main component, sticking out of a silhouette, on
+  // background in a training view.
   const float link_radius = removeFloaters(splats, snap.distance, src.mesh, bvh, opt, rep);
   stage("floaters", std::to_string(rep.floaters_distance) + " by distance (> " + std::to_string(opt.floater_distance) + "), " +
                         std::to_string(rep.floaters_connectivity) + " detached (link radius " + std::to_string(link_radius) + "), " +
-                        std::to_string(rep.floaters_silhouette) + " outside a silhouette");
+                        std::to_string(rep.floaters_silhouette) + " outside a silhouette" +
+                        (rep.dataset_pass ? ", " + std::to_string(rep.floaters_dataset) + " on background in a training view"
+                                          : std::string(", no training views (the dataset pass did not run)")));
 
   // 6. Belly cull, then the budget by importance (opacity x area of the two main axes).
   rep.belly_culled = keepIf(splats, [&](size_t i) { return facesBelt(cams, splats[i].pos, splats[i].normal); });

@@ -11,11 +11,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "core/gaussian_cloud.h"
 #include "hull/meta.h"
+#include "hull/mesh_query.h"
 #include "io/spl2.h"
 
 namespace sf::hull {
@@ -41,6 +43,9 @@ struct BakeOptions {
   std::string materials = "mech";  // material recipe: a built-in name or a JSON file (hull/chunks.h)
   int chunk_size = 100;        // splats per chunk, about
   uint32_t seed = 1;
+  // The training views of the cloud (hull frame), for the floater pass over the dataset (mesh_query.h sign 4);
+  // empty: that pass does not run and the report says so (a --splats file or a sampled cloud has none).
+  std::span<const CoverageView> views;
   std::function<void(const std::string&)> progress;  // one line per stage
 };
 
@@ -53,6 +58,8 @@ struct BakeReport {
   size_t input_splats = 0;         // from the file or sampled
   bool sampled = false;
   size_t floaters_distance = 0, floaters_connectivity = 0, floaters_silhouette = 0;
+  size_t floaters_dataset = 0;  // sign 4, over the training views; meaningful when dataset_pass
+  bool dataset_pass = false;
   float distance_p50 = 0, distance_p99 = 0;  // splat-to-mesh distance before cleanup
   size_t belly_culled = 0, over_budget = 0;
   size_t core = 0, shell = 0, emissive = 0, chunks = 0, parts = 0;

@@ -765,4 +765,35 @@ std::vector<uint16_t> silhouetteMisses(const MeshBvh& bvh, std::span<const Vec3>
   return misses;
 }
 
+std::vector<uint8_t> datasetFloaters(std::span<const Vec3> points, std::span<const float> radii,
+                                     std::span<const CoverageView> views) {
+  assert(points.size() == radii.size());
+  std::vector<uint8_t> flagged(points.size(), 0);
+  std::vector<uint32_t> sat;  // summed-area table of covered pixels, (width + 1) x (height + 1)
+  for (const CoverageView& v : views) {
+    const size_t w = static_cast<size_t>(v.width), h = static_cast<size_t>(v.height);
+    assert(v.covered.size() == w * h);
+    sat.assign((w + 1) * (h + 1), 0);
+    for (size_t y = 0; y < h; ++y)
+      for (size_t x = 0; x < w; ++x)
+        sat[(y + 1) * (w + 1) + x + 1] = (v.covered[y * w + x] ? 1u : 0u) + sat[y * (w + 1) + x + 1] +
+                                         sat[(y + 1) * (w + 1) + x] - sat[y * (w + 1) + x];
+    parallelFor(points.size(), [&](size_t i) {
+      if (flagged[i]) return;
+      const Vec3 c = transformPoint(v.world_to_camera, points[i]);
+      if (!(c.z > 0.2f)) return;
+      const float u = v.fx * c.x / c.z + v.cx, t = v.fy * c.y / c.z + v.cy;
+      const float r = std::max(v.fx, v.fy) * radii[i] / c.z;
+      // Pixel p covers [p, p + 1): the square's first and last pixels.
+      const float x0 = std::floor(u - r), x1 = std::floor(u + r), y0 = std::floor(t - r), y1 = std::floor(t + r);
+      if (!(x0 >= 0 && y0 >= 0 && x1 < static_cast<float>(w) && y1 < static_cast<float>(h))) return;
+      const size_t a = static_cast<size_t>(x0), b = static_cast<size_t>(x1) + 1, d = static_cast<size_t>(y0),
+                   e = static_cast<size_t>(y1) + 1;
+      const uint32_t count = sat[e * (w + 1) + b] - sat[d * (w + 1) + b] - sat[e * (w + 1) + a] + sat[d * (w + 1) + a];
+      if (count == 0) flagged[i] = 1;
+    });
+  }
+  return flagged;
+}
+
 }  // namespace sf::hull

@@ -128,4 +128,23 @@ std::vector<uint16_t> silhouetteMisses(const MeshBvh& bvh, std::span<const Vec3>
                                        std::span<const float> elevations_deg, float camera_distance,
                                        float surface_tolerance);
 
+// A training view for floater sign 4: its pinhole (world to camera, +z forward, pixel = f * xy / z + c, as the
+// renderers project) and which of its pixels the model covers (one byte per pixel, row-major, non-zero where the
+// view's alpha is above 1/255).
+struct CoverageView {
+  Mat4 world_to_camera;
+  float fx = 0, fy = 0, cx = 0, cy = 0;
+  int width = 0, height = 0;
+  std::vector<uint8_t> covered;
+};
+
+// Floater sign 4, the pass over the training views: 1 for a point whose disc (radius radii[i] in world units,
+// drawn at the point's depth) lies, in some view, wholly inside the image and on pixels the model does not
+// cover: a splat hanging in the air that the trainer left because it is too small to matter in the loss.
+// The disc is tested by its bounding square of pixels (conservative: a square touching a covered pixel clears
+// the point). Views where the point is behind the camera (z <= 0.2) or its square leaves the image say
+// nothing. Deterministic; parallel over points.
+std::vector<uint8_t> datasetFloaters(std::span<const Vec3> points, std::span<const float> radii,
+                                     std::span<const CoverageView> views);
+
 }  // namespace sf::hull

@@ -162,6 +162,7 @@ InputKind classifyInput(const std::string& path) {
   if (ext == ".gltf" || ext == ".glb") return InputKind::kGltf;
   if (ext == ".onnx") return InputKind::kOnnx;  // a neural gaussian generator (neural/generator.h)
   if (isSogMetaPath(path)) return InputKind::kSplatFile;  // the meta.json of an unpacked SOG
+  if (isLodMetaPath(path)) return InputKind::kSplatFile;  // PlayCanvas's streamed LOD over SOG files
   if (ext == ".json") return InputKind::kSceneJson;
   // The SPL2 magic, read from regular files only (opening a FIFO would block; devices are refused by the
   // loaders). A headerless .splat may start with those bytes by chance: decodeSplats reads .splat by
@@ -180,6 +181,12 @@ std::string fileExtension(const std::string& path) {
   if (name.size() > compressed.size() && name.ends_with(compressed)) return compressed;
   size_t dot = name.rfind('.');
   return dot == std::string::npos ? std::string() : name.substr(dot);
+}
+
+bool isLodMetaPath(const std::string& path) {
+  std::string name = std::filesystem::path(path).filename().string();
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return name.ends_with("lod-meta.json");
 }
 
 }  // namespace sf

@@ -22,9 +22,13 @@ void writeFileAtomic(const std::string& path, std::span<const uint8_t> bytes);
 // Lower-case extension of a path including the dot (".ply"), with ".compressed.ply" kept whole.
 std::string fileExtension(const std::string& path);
 
+// True for a path whose file name ends with "lod-meta.json" (any case): PlayCanvas's streamed LOD, a splat
+// file (io/lod_meta.h).
+bool isLodMetaPath(const std::string& path);
+
 // What an input path names, decided here for every command and scene object: an existing directory is a
 // character package, .gltf / .glb a glTF model, .onnx a neural generator, meta.json an unpacked SOG splat
-// file, any other .json a scene, a file starting with the SPL2 magic a splat hull (but a .splat file), anything else a splat
+// file, *lod-meta.json PlayCanvas's streamed LOD (a splat file), any other .json a scene, a file starting with the SPL2 magic a splat hull (but a .splat file), anything else a splat
 // file (whose format decodeSplats then reads from its content). Never throws; a missing file is reported
 // by its loader.
 // kLodHierarchy: a directory holding a level-of-detail index (index.sflod, docs/formats/lod.md); any other

@@ -12,6 +12,7 @@
 #include "io/gltf.h"
 #include "io/gltf_splats.h"
 #include "io/ksplat.h"
+#include "io/lod_meta.h"
 #include "io/ply.h"
 #include "io/ply_parser.h"
 #include "io/sog.h"
@@ -71,6 +72,7 @@ const char* formatName(SplatFormat format) {
     case SplatFormat::kSog: return "sog";
     case SplatFormat::kKsplat: return "ksplat";
     case SplatFormat::kSpl2: return "spl2";
+    case SplatFormat::kLodMeta: return "lod-meta";
   }
   return "?";
 }
@@ -116,6 +118,13 @@ LoadedSplats decodeSplats(std::span<const uint8_t> bytes, const std::string& pat
     out.cloud = readSpz(bytes, path, &info, SpzOptions{options.spz_axes, options.spz_version});
     out.version = info.version;
     out.axes = spzAxesNote(info, options.spz_axes);
+  } else if (isLodMetaPath(path)) {
+    // PlayCanvas's streamed LOD: the JSON names SOG files beside it; every leaf at its finest level.
+    out.format = SplatFormat::kLodMeta;
+    const LodMeta meta = parseLodMeta(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
+    out.cloud = readLodMetaLeaves(meta, lodMetaLevels(meta, 0));
+    if (!meta.environment.empty())
+      out.warnings.push_back(path + ": its environment gaussians (" + meta.environment + ", splat-transform's -l -1) are not read");
   } else if ((looksLikeZip(bytes) && ext != ".splat") || isSogMetaPath(path)) {
     // A ZIP archive (.sog), or the meta.json of an unpacked SOG whose images lie beside it.
     out.format = SplatFormat::kSog;
@@ -132,7 +141,7 @@ LoadedSplats decodeSplats(std::span<const uint8_t> bytes, const std::string& pat
   } else {
     throw FormatError(
         path, 0,
-        "unknown splat format (expected .ply, .compressed.ply, .spz, .splat, .glb, .gltf, .sog, meta.json, .ksplat or .spl2 "
+        "unknown splat format (expected .ply, .compressed.ply, .spz, .splat, .glb, .gltf, .sog, meta.json, lod-meta.json, .ksplat or .spl2 "
         "content)");
   }
   std::string problem = out.cloud.validate();
@@ -190,6 +199,7 @@ std::vector<uint8_t> encodeSplats(const GaussianCloud& cloud, SplatFormat format
     case SplatFormat::kCompressedPly: return writeCompressedPly(cloud);
     case SplatFormat::kSog: return writeSog(cloud);
     case SplatFormat::kKsplat: throw Error("writing .ksplat is not supported (read-only format)");
+    case SplatFormat::kLodMeta: throw Error("writing lod-meta.json is not supported (read-only format)");
     case SplatFormat::kSpl2: {
       GaussianCloud turned = cloud;
       changeAxes(turned, kGltfToRdf);  // its own inverse: the engine's frame -> the hull frame (glTF axes)
@@ -331,6 +341,7 @@ std::vector<std::string> exportLosses(const GaussianCloud& cloud, SplatFormat fo
       break;
     case SplatFormat::kSog:
     case SplatFormat::kKsplat:
+    case SplatFormat::kLodMeta:
       break;
     case SplatFormat::kSpl2:
       spl2Losses(cloud, note);

@@ -21,8 +21,10 @@ inline Mat3 gltfToPlyAxes() { return Mat3::diagonal({-1, -1, 1}); }
 // kGltf: glTF 2.0 (.glb binary or .gltf JSON) with KHR_gaussian_splatting primitives (docs/formats/gltf.md).
 // kSog: PlayCanvas SOG, a .sog archive or an unpacked meta.json (docs/formats/sog.md); kKsplat: the
 // GaussianSplats3D .ksplat format, read only (docs/formats/ksplat.md); kSpl2: the SPL2 splat-hull file
-// (io/spl2.h, docs/formats/spl2.md), read and written through spl2ToCloud / cloudToSpl2.
-enum class SplatFormat { kPly, kCompressedPly, kSpz, kSplat, kGltf, kSog, kKsplat, kSpl2 };
+// (io/spl2.h, docs/formats/spl2.md), read and written through spl2ToCloud / cloudToSpl2. kLodMeta:
+// PlayCanvas's streamed LOD (a lod-meta.json over SOG files, io/lod_meta.h, docs/formats/lod-meta.md), read
+// only, each leaf at its finest level.
+enum class SplatFormat { kPly, kCompressedPly, kSpz, kSplat, kGltf, kSog, kKsplat, kSpl2, kLodMeta };
 
 const char* formatName(SplatFormat format);
 

@@ -74,13 +74,14 @@ bool boxVisible(Vec3 lo, Vec3 hi, const Camera& cam, float margin_px) {
   return true;
 }
 
-float screenError(const Node& n, const Camera& cam) {
+float boxScreenError(Vec3 lo, Vec3 hi, float size, const Camera& cam) {
   const Vec3 p = cam.position();
-  const Vec3 d{std::max({n.box_min.x - p.x, 0.0f, p.x - n.box_max.x}),
-               std::max({n.box_min.y - p.y, 0.0f, p.y - n.box_max.y}),
-               std::max({n.box_min.z - p.z, 0.0f, p.z - n.box_max.z})};
-  return std::max(cam.fx, cam.fy) * n.size / std::max(length(d), kNear);
+  const Vec3 d{std::max({lo.x - p.x, 0.0f, p.x - hi.x}), std::max({lo.y - p.y, 0.0f, p.y - hi.y}),
+               std::max({lo.z - p.z, 0.0f, p.z - hi.z})};
+  return std::max(cam.fx, cam.fy) * size / std::max(length(d), kNear);
 }
+
+float screenError(const Node& n, const Camera& cam) { return boxScreenError(n.box_min, n.box_max, n.size, cam); }
 
 CutResult selectCut(const Hierarchy& h, const Camera& cam, const CutOptions& o) {
   const CutTarget target{&h, cam, nullptr};

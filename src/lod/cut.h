@@ -65,8 +65,11 @@ void childrenOf(const Hierarchy& h, NodeRef ref, std::vector<NodeRef>& out);
 // Whether a box may be seen by the camera (conservative: false only when the box lies wholly behind z = 0.2
 // or wholly outside one side of the image widened by margin_px).
 bool boxVisible(Vec3 box_min, Vec3 box_max, const Camera& cam, float margin_px);
-// A node's screen-space error in pixels.
+// A node's screen-space error in pixels: boxScreenError of its box and longest edge.
 float screenError(const Node& node, const Camera& cam);
+// f * size / distance: f the larger focal length in pixels, distance from the camera centre to the box (at
+// least the renderer's near distance 0.2).
+float boxScreenError(Vec3 box_min, Vec3 box_max, float size, const Camera& cam);
 
 // The cut for one camera. The camera must be valid (Camera::validate).
 CutResult selectCut(const Hierarchy& h, const Camera& cam, const CutOptions& options);

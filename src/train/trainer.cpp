@@ -426,7 +426,23 @@ MeshTrainResult trainFromMesh(const std::string& model_path, const ViewsOptions&
   r.train = train(ds, initialParams(InitialPoints{s.positions, s.normals, s.colors}, options), options);
   r.scale = ds.scale, r.offset = ds.offset;
   r.train_views = ds.train.size(), r.val_views = ds.val.size();
+  r.coverage = coverageOf(ds.train);
   return r;
+}
+
+std::vector<hull::CoverageView> coverageOf(std::span<const View> views) {
+  std::vector<hull::CoverageView> out;
+  out.reserve(views.size());
+  for (const View& v : views) {
+    hull::CoverageView c;
+    c.world_to_camera = v.camera.world_to_camera;
+    c.fx = v.camera.fx, c.fy = v.camera.fy, c.cx = v.camera.cx, c.cy = v.camera.cy;
+    c.width = v.camera.width, c.height = v.camera.height;
+    c.covered.resize(static_cast<size_t>(c.width) * static_cast<size_t>(c.height));
+    for (size_t p = 0; p < c.covered.size() && 4 * p + 3 < v.rgba.size(); ++p) c.covered[p] = v.rgba[4 * p + 3] > 1.0f / 255.0f;
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 GaussianCloud toSourceFrame(GaussianCloud cloud, float scale, Vec3 offset) {

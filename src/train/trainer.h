@@ -16,9 +16,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "hull/mesh_query.h"
 #include "train/dataset.h"
 #include "train/raster_grad.h"
 
@@ -185,7 +187,13 @@ struct MeshTrainResult {
   float scale = 1;
   Vec3 offset{0, 0, 0};
   size_t train_views = 0, val_views = 0;
+  // The training views' cameras and coverage (alpha above 1/255), for the bake's floater pass over them
+  // (hull/mesh_query.h sign 4): one byte per pixel, a quarter of the views' alpha.
+  std::vector<hull::CoverageView> coverage;
 };
+
+// The coverage of views (alpha above 1/255) with their pinholes, as the floater pass takes them.
+std::vector<hull::CoverageView> coverageOf(std::span<const View> views);
 // The trainer a caller runs (trainGaussians on the CPU, or trainGaussiansVulkan bound to a renderer).
 using TrainFunction = std::function<TrainResult(const Dataset&, GaussianParams, const TrainOptions&)>;
 MeshTrainResult trainFromMesh(const std::string& model_path, const ViewsOptions& views, const TrainOptions& options,

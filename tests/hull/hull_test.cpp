@@ -172,6 +172,31 @@ TEST(HullBake, FindsEveryPlantedFloaterAndNoCleanSplat) {
   EXPECT_EQ(r.report.core + r.report.shell + r.report.belly_culled, f.clean);
   EXPECT_GT(r.report.belly_culled, 0u);
   EXPECT_EQ(r.report.flipped_components, 0u);
+  EXPECT_FALSE(r.report.dataset_pass);  // a --splats file has no training views
+  EXPECT_NE(r.meta_json.find("\"dataset\": null"), std::string::npos);
+}
+
+// With training views the fourth pass runs after the other three: views that cover every pixel flag nothing,
+// and the counts of the other signs do not move.
+TEST(HullBake, TrainingViewsThatCoverEverythingFlagNoMore) {
+  const FloaterFixture f = makeFloaterFixture("HullBake.DatasetPass");
+  hull::CoverageView v;  // looking down -z from z = 3.2: the sphere fills the middle of a 64 x 64 image
+  v.world_to_camera.m[1][1] = -1, v.world_to_camera.m[2][2] = -1, v.world_to_camera.m[2][3] = 3.2f;
+  v.fx = v.fy = 40, v.cx = v.cy = 32, v.width = v.height = 64;
+  v.covered.assign(64 * 64, 1);
+  const std::vector<hull::CoverageView> views = {v};
+  hull::BakeOptions o;
+  o.splats = f.ply;
+  o.budget = 100000;
+  o.ao_rays = 8;
+  o.views = views;
+  const hull::BakeResult r = hull::bakeHull(f.gltf, o);
+  EXPECT_TRUE(r.report.dataset_pass);
+  EXPECT_EQ(r.report.floaters_dataset, 0u);
+  EXPECT_EQ(r.report.floaters_distance, f.far);
+  EXPECT_EQ(r.report.floaters_connectivity, f.detached);
+  EXPECT_EQ(r.report.floaters_silhouette, f.sticking);
+  EXPECT_NE(r.meta_json.find("\"dataset\": 0"), std::string::npos);
 }
 
 TEST(HullBake, BellyCullKeepsOnlySplatsFacingTheBelt) {

@@ -644,5 +644,37 @@ TEST(Silhouette, SurfaceAndInsidePointsAreInsideEverySilhouette) {
   EXPECT_GT(one[surface], 0);
 }
 
+// Floater sign 4 against its definition worked by hand: a 100 x 100 view looking down +z (f = 100, centre 50)
+// covering only pixels 40-59 in x and y. At depth 10 a point at x = -3 lands on pixel 20 (background), at 0 on
+// pixel 50 (covered); a radius r spans 10 r pixels either side. A second view covers everything.
+TEST(DatasetFloaters, ADiscOnBackgroundInSomeViewIsAFloater) {
+  CoverageView partial;
+  partial.fx = partial.fy = 100;
+  partial.cx = partial.cy = 50;
+  partial.width = partial.height = 100;
+  partial.covered.assign(100 * 100, 0);
+  for (int y = 40; y < 60; ++y)
+    for (int x = 40; x < 60; ++x) partial.covered[static_cast<size_t>(y * 100 + x)] = 1;
+  CoverageView full = partial;
+  full.covered.assign(100 * 100, 1);
+  full.world_to_camera.m[0][3] = 2.5f;  // shifted: the points land elsewhere, all on covered pixels
+  const std::vector<Vec3> points = {
+      {0, 0, 10},      // pixel 50: covered
+      {-3, 0, 10},     // pixel 20: background
+      {-3, 0, 10},     // the same, radius 2.5: its square (-5..45) leaves the image, no verdict
+      {-1.2f, 0, 10},  // pixel 38, radius 0.15: pixels 36-39, all background
+      {-1.2f, 0, 10},  // radius 0.25: pixels 35-40, pixel 40 covered
+      {0, 0, -5},      // behind the camera
+  };
+  const std::vector<float> radii = {0.05f, 0.05f, 2.5f, 0.15f, 0.25f, 0.05f};
+  const std::vector<CoverageView> one = {partial};
+  EXPECT_EQ(datasetFloaters(points, radii, one), (std::vector<uint8_t>{0, 1, 0, 1, 0, 0}));
+  const std::vector<CoverageView> covered_only = {full};
+  EXPECT_EQ(datasetFloaters(points, radii, covered_only), (std::vector<uint8_t>{0, 0, 0, 0, 0, 0}));
+  // Some view is enough, in either order.
+  const std::vector<CoverageView> both = {full, partial};
+  EXPECT_EQ(datasetFloaters(points, radii, both), (std::vector<uint8_t>{0, 1, 0, 1, 0, 0}));
+}
+
 }  // namespace
 }  // namespace sf::hull

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <iterator>
+
+#include <fstream>
+
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -335,6 +339,14 @@ TEST(TrainCli, TrainsFromAMeshAndFromADatasetAndInProcessForHullsAndCharacters) 
             0)
       << out;
   EXPECT_NE(out.find("trained in"), std::string::npos) << out;
+  // The floater pass over the training views ran (the sidecar counts it instead of null).
+  EXPECT_NE(out.find("on background in a training view"), std::string::npos) << out;
+  {
+    std::ifstream meta_in(dir + "/box.meta.json");
+    const std::string meta((std::istreambuf_iterator<char>(meta_in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(meta.find("\"dataset\": null"), std::string::npos) << meta;
+    EXPECT_NE(meta.find("\"dataset\":"), std::string::npos) << meta;
+  }
   EXPECT_EQ(test::runCli("hull bake " + box + " --train --splats " + dir + "/box.ply -o " + dir + "/y.spl2", &out), 2) << out;
 
   ASSERT_EQ(test::runCli("character build --from-gltf " + man + " --train --budget 300 --train-steps 30 --train-size 32 --train-views 12 -o " + dir +

@@ -1,6 +1,7 @@
-// The formats whose libraries the web build leaves out for now: SOG (lossless WebP images, libwebp) and glTF
-// (tinygltf). decodeSplats (io/formats.cpp) is compiled unchanged; these definitions take the place of
-// io/sog.cpp, io/gltf.cpp and io/gltf_splats.cpp in the WebAssembly module and refuse such a file with the
+// The formats whose libraries the web build leaves out for now: SOG (lossless WebP images, libwebp), glTF
+// (tinygltf) and PlayCanvas's streamed LOD (SOG files). decodeSplats (io/formats.cpp) is compiled unchanged;
+// these definitions take the place of io/sog.cpp, io/gltf.cpp, io/gltf_splats.cpp and io/lod_meta.cpp in the
+// WebAssembly module and refuse such a file with the
 // reason, naming it as every loader does. docs/web.md lists what the web build does not read yet.
 #include <algorithm>
 #include <cctype>
@@ -9,6 +10,7 @@
 #include "core/error.h"
 #include "io/gltf.h"
 #include "io/gltf_splats.h"
+#include "io/lod_meta.h"
 #include "io/sog.h"
 
 namespace sf {
@@ -23,6 +25,14 @@ bool isSogMetaPath(const std::string& path) {
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return name == "meta.json";
 }
+
+LodMeta parseLodMeta(std::string_view, const std::string& path) {
+  throw FormatError(path, 0, std::string("PlayCanvas's streamed LOD (SOG files) is not in the web build yet") + kHint);
+}
+
+std::vector<int> lodMetaLevels(const LodMeta&, int) { throw Error("lod-meta.json is not in the web build yet"); }
+
+GaussianCloud readLodMetaLeaves(const LodMeta&, std::span<const int>) { throw Error("lod-meta.json is not in the web build yet"); }
 
 GaussianCloud readSog(std::span<const uint8_t>, const std::string& path, int*, std::vector<std::string>*) {
   throw FormatError(path, 0, std::string("SOG is not in the web build yet") + kHint);

@@ -1,0 +1,243 @@
+// PlayCanvas's streamed LOD (io/lod_meta.h, lod/meta_cut.h): splat-transform 3's lod-meta.json output read
+// level by level against splat-transform's own reading of it (the peer decodes the same SOG files); a
+// hand-written tree over one SOG file read range by range against that file; refusals naming the JSON path;
+// the camera cut against its rule worked by hand; the CLI.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "io/file.h"
+#include "io/formats.h"
+#include "io/lod_meta.h"
+#include "io/sog.h"
+#include "lod/meta_cut.h"
+#include "render/camera.h"
+#include "support/peer_tools.h"
+#include "support/test_support.h"
+
+namespace sf {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kSt3 = "splat-transform-3/bin/cli.mjs";
+
+void writeText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// Row order of a cloud by position (x, then y, then z): the peer's reader need not keep the tree's order.
+std::vector<size_t> byPosition(const GaussianCloud& c) {
+  std::vector<size_t> order(c.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const Vec3 p = c.positions[a], q = c.positions[b];
+    return p.x != q.x ? p.x < q.x : p.y != q.y ? p.y < q.y : p.z < q.z;
+  });
+  return order;
+}
+
+// The two decodes of the same SOG rows agree value by value (as the SOG peer tests require).
+void expectSameGaussians(const GaussianCloud& ours, const GaussianCloud& peer, const std::string& label) {
+  ASSERT_EQ(ours.size(), peer.size()) << label;
+  ASSERT_EQ(ours.sh_degree, peer.sh_degree) << label;
+  const std::vector<size_t> a = byPosition(ours), b = byPosition(peer);
+  size_t bad = 0;
+  std::string first;
+  auto check = [&](size_t i, const char* what, double x, double y, double tol) {
+    if (std::abs(x - y) > tol * (1.0 + std::abs(x)) && bad++ == 0)
+      first = std::string(what) + " of the " + std::to_string(i) + "th by position: ours " + std::to_string(x) + ", peer " +
+              std::to_string(y);
+  };
+  for (size_t k = 0; k < a.size(); ++k) {
+    const size_t i = a[k], j = b[k];
+    for (int c = 0; c < 3; ++c) {
+      check(k, "position", ours.positions[i][c], peer.positions[j][c], 1e-6);
+      check(k, "scale", ours.scales[i][c], peer.scales[j][c], 1e-5);
+    }
+    const Quat q = ours.rotations[i], r = peer.rotations[j];
+    check(k, "rotation", std::abs(q.w * r.w + q.x * r.x + q.y * r.y + q.z * r.z), 1.0, 1e-5);
+    check(k, "opacity", ours.opacities[i], peer.opacities[j], 2e-6);
+    const auto so = ours.shOf(i), sp = peer.shOf(j);
+    for (size_t s = 0; s < so.size(); ++s) check(k, "sh", so[s], sp[s], 1e-6);
+  }
+  EXPECT_EQ(bad, 0u) << label << ": " << bad << " values differ; first: " << first;
+}
+
+// splat-transform 3 writes a two-level streamed LOD; each level read here equals splat-transform's own read of
+// that level (-L n), and loading the lod-meta.json as a splat file is level 0.
+TEST(LodMetaPeer, SplatTransformLevelsReadAsItReadsThem) {
+  SF_REQUIRE_PEER_TOOL(tool, kSt3);
+  const std::string dir = test::tempDir("LodMetaPeer");
+  GaussianCloud fine = test::randomCloud(3000, 1, 7), coarse = test::randomCloud(600, 1, 8);
+  for (GaussianCloud* c : {&fine, &coarse})
+    for (Vec3& p : c->positions) p = p * 8.0f;  // spread over several chunks of 1 m
+  saveSplats(fine, dir + "/fine.ply");
+  saveSplats(coarse, dir + "/coarse.ply");
+  ASSERT_TRUE(test::succeeded(test::runPeer(kSt3, {"-q", "-w", "-g", "cpu", dir + "/fine.ply", "-l", "0", dir + "/coarse.ply",
+                                                   "-l", "1", dir + "/out/lod-meta.json", "--lod-chunk-count", "1",
+                                                   "--lod-chunk-extent", "1"})));
+  const std::string meta_path = dir + "/out/lod-meta.json";
+  EXPECT_EQ(classifyInput(meta_path), InputKind::kSplatFile);
+  const LodMeta meta = loadLodMeta(meta_path);
+  EXPECT_EQ(meta.level_count, 2);
+  ASSERT_EQ(meta.counts.size(), 2u);
+  EXPECT_EQ(meta.counts[0], 3000u);
+  EXPECT_EQ(meta.counts[1], 600u);
+  EXPECT_GT(meta.leaves.size(), 1u) << "the test wants a tree of several leaves";
+  for (int level = 0; level < 2; ++level) {
+    const std::string peer_ply = dir + "/peer_l" + std::to_string(level) + ".ply";
+    ASSERT_TRUE(test::succeeded(test::runPeer(kSt3, {"-q", "-w", "-g", "cpu", meta_path, "-L", std::to_string(level), peer_ply})));
+    const GaussianCloud ours = readLodMetaLeaves(meta, lodMetaLevels(meta, level));
+    expectSameGaussians(ours, loadSplats(peer_ply).cloud, "level " + std::to_string(level));
+  }
+  const LoadedSplats loaded = loadSplats(meta_path);
+  EXPECT_EQ(loaded.format, SplatFormat::kLodMeta);
+  EXPECT_EQ(loaded.cloud.size(), 3000u);
+}
+
+// A hand-written tree over one SOG file of 60 rows (stored in row order): leaf A holds rows 0-19 at level 0
+// and 40-49 at level 1, leaf B rows 20-39 and 50-59. A's box is near the origin, B's 20 m further along +z.
+struct HandTree {
+  std::string dir, meta_path;
+  GaussianCloud rows;  // the SOG file as our reader decodes it
+
+  explicit HandTree(const std::string& name) : dir(test::tempDir(name)), meta_path(dir + "/lod-meta.json") {
+    fs::create_directories(dir + "/data");
+    SogWriteOptions o;
+    o.morton_order = false;
+    saveSogUnpacked(test::randomCloud(60, 0, 3), dir + "/data/meta.json", o);
+    rows = loadSplats(dir + "/data/meta.json").cloud;
+  }
+
+  static std::string json(const std::string& a_lods, const std::string& counts = "[40, 20]", const std::string& files = "\"data/meta.json\"",
+                          int count = 60) {
+    return R"({"version": 1, "asset": {"generator": "by hand"}, "count": )" + std::to_string(count) + R"(, "counts": )" + counts +
+           R"(, "lodLevels": 2, "filenames": [)" + files + R"(], "tree": {"bound": {"min": [-1, -1, 0], "max": [1, 1, 21]}, "children": [)"
+           R"({"bound": {"min": [-1, -1, 0], "max": [1, 1, 1]}, "lods": )" + a_lods + R"(},)"
+           R"({"bound": {"min": [-1, -1, 20], "max": [1, 1, 21]}, "lods": {"0": {"file": 0, "offset": 20, "count": 20}, "1": {"file": 0, "offset": 50, "count": 10}}}]}})";
+  }
+  static constexpr const char* kA = R"({"0": {"file": 0, "offset": 0, "count": 20}, "1": {"file": 0, "offset": 40, "count": 10}})";
+
+  LodMeta write(const std::string& text) const {
+    writeText(meta_path, text);
+    return loadLodMeta(meta_path);
+  }
+};
+
+void expectRows(const GaussianCloud& got, const GaussianCloud& file, std::vector<std::pair<size_t, size_t>> ranges) {
+  size_t at = 0;
+  for (const auto& [begin, end] : ranges)
+    for (size_t r = begin; r < end; ++r, ++at) {
+      ASSERT_LT(at, got.size());
+      for (int c = 0; c < 3; ++c) EXPECT_EQ(got.positions[at][c], file.positions[r][c]) << "row " << at << " should be file row " << r;
+      EXPECT_NEAR(got.opacities[at], file.opacities[r], 1e-6f);  // a PLY stores the logit
+    }
+  EXPECT_EQ(at, got.size());
+}
+
+TEST(LodMeta, LevelsAreTheLeavesRangesInTreeOrder) {
+  const HandTree t("LodMetaHand");
+  const LodMeta m = t.write(HandTree::json(HandTree::kA));
+  EXPECT_EQ(m.generator, "by hand");
+  EXPECT_EQ(m.nodes, 3u);
+  EXPECT_EQ(m.depth, 1);
+  ASSERT_EQ(m.leaves.size(), 2u);
+  EXPECT_EQ(m.leaves[1].json_path, "tree.children[1]");
+  expectRows(readLodMetaLeaves(m, lodMetaLevels(m, 0)), t.rows, {{0, 20}, {20, 40}});
+  expectRows(readLodMetaLeaves(m, lodMetaLevels(m, 1)), t.rows, {{40, 50}, {50, 60}});
+  expectRows(readLodMetaLeaves(m, std::vector<int>{1, -1}), t.rows, {{40, 50}});
+  expectRows(loadSplats(t.meta_path).cloud, t.rows, {{0, 20}, {20, 40}});
+}
+
+// A leaf without the level asked takes its nearest finer level, else its nearest coarser: A has only level 1,
+// so asked for 0 it takes 1.
+TEST(LodMeta, MissingLevelsFallToTheNearestFinerThenCoarser) {
+  const HandTree t("LodMetaMissing");
+  const LodMeta m = t.write(HandTree::json(R"({"1": {"file": 0, "offset": 40, "count": 10}})", "[20, 20]", "\"data/meta.json\"", 40));
+  EXPECT_EQ(lodMetaLevels(m, 0), (std::vector<int>{1, 0}));
+  EXPECT_EQ(lodMetaLevels(m, 1), (std::vector<int>{1, 1}));
+  EXPECT_EQ(m.count, 40u);
+}
+
+TEST(LodMeta, BadFilesAreRefusedNamingTheJsonPath) {
+  const HandTree t("LodMetaBad");
+  auto error = [&](const std::string& text, bool read = false) {
+    try {
+      const LodMeta m = t.write(text);
+      if (read) readLodMetaLeaves(m, lodMetaLevels(m, 0));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::string past = error(HandTree::json(R"({"0": {"file": 0, "offset": 50, "count": 20}, "1": {"file": 0, "offset": 40, "count": 10}})"), true);
+  EXPECT_NE(past.find("tree.children[0]: the range of 20 gaussians at offset 50 runs past the 60 gaussians of data/meta.json"), std::string::npos) << past;
+  const std::string level = error(HandTree::json(R"({"2": {"file": 0, "offset": 0, "count": 20}})"));
+  EXPECT_NE(level.find("tree.children[0].lods.2: expected a level in 0..1"), std::string::npos) << level;
+  const std::string file = error(HandTree::json(R"({"0": {"file": 1, "offset": 0, "count": 20}, "1": {"file": 0, "offset": 40, "count": 10}})"));
+  EXPECT_NE(file.find("tree.children[0].lods.0.file: expected a whole number in 0..0"), std::string::npos) << file;
+  const std::string counts = error(HandTree::json(HandTree::kA, "[41, 20]"));
+  EXPECT_NE(counts.find("counts[0]: says 41 gaussians but the tree's level-0 ranges hold 40"), std::string::npos) << counts;
+  const std::string outside = error(HandTree::json(HandTree::kA, "[40, 20]", R"("../data/meta.json")"));
+  EXPECT_NE(outside.find("filenames[0]: \"../data/meta.json\" leaves the lod-meta.json's folder"), std::string::npos) << outside;
+  std::string deep = R"({"bound": {"min": [0, 0, 0], "max": [1, 1, 1]}, "lods": {"0": {"file": 0, "offset": 0, "count": 1}}})";
+  for (int i = 0; i < 70; ++i) deep = R"({"bound": {"min": [0, 0, 0], "max": [1, 1, 1]}, "children": [)" + deep + "]}";
+  const std::string too_deep =
+      error(R"({"version": 1, "count": 1, "counts": [1], "lodLevels": 1, "filenames": ["data/meta.json"], "tree": )" + deep + "}");
+  EXPECT_NE(too_deep.find("the tree is deeper than 64 levels"), std::string::npos) << too_deep;
+  const std::string total = error(HandTree::json(HandTree::kA, "[40, 20]", "\"data/meta.json\"", 61));
+  EXPECT_NE(total.find("count: says 61 gaussians but the levels hold 60"), std::string::npos) << total;
+  const std::string version = error(R"({"version": 2})");
+  EXPECT_NE(version.find("version: version 2 is not supported (expected 1)"), std::string::npos) << version;
+}
+
+// The cut, worked by hand: both leaves start coarse (10 + 10); A, nearer, has the larger error, so a budget
+// of 30 refines A (20 + 10) and refuses B; under 20 the coarse levels are the cut, over budget; a camera
+// looking away culls both.
+TEST(LodMeta, CutRefinesTheNearerLeafFirstWithinTheBudget) {
+  const HandTree t("LodMetaCut");
+  const LodMeta m = t.write(HandTree::json(HandTree::kA));
+  const Camera toward = lookAtCamera({0, 0, -5}, {0, 0, 10}, {0, -1, 0}, 50, 320, 240);
+  lod::MetaCut c = lod::cutLodMeta(m, toward, 30);
+  EXPECT_EQ(c.leaf_level, (std::vector<int>{0, 1}));
+  EXPECT_EQ(c.count, 30u);
+  EXPECT_TRUE(c.budget_limited);
+  EXPECT_EQ(c.finest, 1u);
+  c = lod::cutLodMeta(m, toward, 40);
+  EXPECT_EQ(c.leaf_level, (std::vector<int>{0, 0}));
+  EXPECT_FALSE(c.budget_limited);
+  c = lod::cutLodMeta(m, toward, 15);
+  EXPECT_EQ(c.leaf_level, (std::vector<int>{1, 1}));
+  EXPECT_EQ(c.count, 20u);
+  EXPECT_TRUE(c.budget_limited);
+  const Camera away = lookAtCamera({0, 0, -5}, {0, 0, -20}, {0, -1, 0}, 50, 320, 240);
+  c = lod::cutLodMeta(m, away, 100);
+  EXPECT_EQ(c.culled, 2u);
+  EXPECT_EQ(c.leaf_level, (std::vector<int>{-1, -1}));
+}
+
+TEST(LodMetaCli, InfoAndCutOpenTheStreamedLod) {
+  const HandTree t("LodMetaCli");
+  t.write(HandTree::json(HandTree::kA));
+  const test::CliRun info = test::cli("lod info " + t.meta_path + " --json --verify");
+  ASSERT_EQ(info.code, 0) << info.out;
+  EXPECT_NE(info.out.find("\"format\": \"lod-meta\""), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("\"counts\": [40, 20]"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("\"verified\": true"), std::string::npos) << info.out;
+  writeText(t.dir + "/cam.json", R"({"width": 320, "height": 240, "fov_y_deg": 50, "eye": [0, 0, -5], "target": [0, 0, 10], "up": [0, -1, 0]})");
+  const test::CliRun cut = test::cli("lod cut " + t.meta_path + " --budget 30 --camera " + t.dir + "/cam.json -o " + t.dir + "/cut.ply");
+  ASSERT_EQ(cut.code, 0) << cut.out;
+  EXPECT_NE(cut.out.find("30 gaussians (budget 30)"), std::string::npos) << cut.out;
+  expectRows(loadSplats(t.dir + "/cut.ply").cloud, t.rows, {{0, 20}, {50, 60}});
+  const test::CliRun described = test::cli("info " + t.meta_path);
+  ASSERT_EQ(described.code, 0) << described.out;
+  EXPECT_NE(described.out.find("lod-meta"), std::string::npos) << described.out;
+}
+
+}  // namespace
+}  // namespace sf
