@@ -9,11 +9,11 @@
 #extension GL_GOOGLE_include_directive : require
 
 #include "../lift_shared.h"
+#include "../../render/shaders/sh_dc.glsl"
 
 layout(push_constant, scalar) uniform PushBlock { LiftPass2Push pc; };
 layout(local_size_x = SF_LIFT_WG) in;
 
-const float kShC0 = 0.28209479177387814;
 
 bool finite3(vec3 v) { return !any(isnan(v)) && !any(isinf(v)); }
 
@@ -47,7 +47,7 @@ void main() {
   if (k >= n) return;
   vec3 center = vec3(pc.center_x, pc.center_y, pc.center_z);
   vec3 p = vec3(pc.geometry.v[k], pc.geometry.v[n + k], pc.geometry.v[2u * n + k]);
-  for (uint c = 0u; c < 3u; ++c) pc.sh.v[k * pc.sh_stride + c] = (colorByte(pc.color.v[c * n + k]) / 255.0 - 0.5) / kShC0;
+  for (uint c = 0u; c < 3u; ++c) pc.sh.v[k * pc.sh_stride + c] = shDcFromColor(colorByte(pc.color.v[c * n + k]) / 255.0);
   for (uint c = 3u; c < pc.sh_stride; ++c) pc.sh.v[k * pc.sh_stride + c] = 0.0;
   if (pc.triim.w[k] == 0u) {
     vec3 at = finite3(p) ? p * pc.world_scale + center : center;

@@ -10,11 +10,11 @@
 
 #include "../hull_shared.h"
 #include "../../render/gpu_shared.h"
+#include "../../render/shaders/sh_dc.glsl"
 
 layout(push_constant, scalar) uniform PushBlock { HullPush pc; };
 layout(local_size_x = SF_HULL_WG) in;
 
-const float kShC0 = 0.28209479177387814;
 const float kTwoPi = 6.283185307179586;
 
 uint hash32(uint x) {
@@ -256,9 +256,9 @@ void main() {
   pc.out_covariances.v[6u * i + 5u] = cov[2][2];
   pc.out_opacities.v[i] = op;
   uint sh = i * pc.sh_stride;
-  pc.out_sh.v[sh] = (col.x - 0.5) / kShC0;
-  pc.out_sh.v[sh + 1u] = (col.y - 0.5) / kShC0;
-  pc.out_sh.v[sh + 2u] = (col.z - 0.5) / kShC0;
+  pc.out_sh.v[sh] = shDcFromColor(col.x);
+  pc.out_sh.v[sh + 1u] = shDcFromColor(col.y);
+  pc.out_sh.v[sh + 2u] = shDcFromColor(col.z);
   if (params.p.shape_large > 0.0) {  // a hull with a wound: shape words (the frame gives their buffer)
     uint kind_shape = SF_SHAPE_GAUSSIAN;
     if ((s.flags & SF_HULL_FLAG_WOUND) != 0u && (kind == SF_HULL_KIND_SKIN || kind == SF_HULL_KIND_LAYER))

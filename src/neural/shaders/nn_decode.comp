@@ -8,6 +8,8 @@
 // targets (render/cpu_renderer.h GpuSplatTargets), N, colour channels, whether colours are SH, SH stride.
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#extension GL_GOOGLE_include_directive : require
+#include "../../render/shaders/sh_dc.glsl"
 
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer Words { uint w[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer Floats { float v[]; };
@@ -41,7 +43,7 @@ void main() {
   } else {
     for (uint k = 0u; k < 3u; ++k) {
       float c = pc.color.v[i * pc.channels + k];
-      pc.sh.v[i * pc.sh_stride + k] = pc.color_is_sh != 0u ? c : (c - 0.5) / 0.28209479177387814;
+      pc.sh.v[i * pc.sh_stride + k] = pc.color_is_sh != 0u ? c : shDcFromColor(c);
     }
   }
 }

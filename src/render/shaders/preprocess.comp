@@ -3,11 +3,11 @@
 // depth. Same math, in the same order, as projectSplat() in cpu_renderer.cpp.
 #extension GL_KHR_shader_subgroup_ballot : require
 #include "common.glsl"
+#include "sh_dc.glsl"
 #include "tile_test.glsl"
 
 layout(local_size_x = SF_WG_SIZE) in;
 
-const float C0 = 0.28209479177387814;
 const float C1 = 0.4886025119029199;
 const float C2[5] = float[](1.0925484305920792, -1.0925484305920792, 0.31539156525252005, -1.0925484305920792, 0.5462742152960396);
 const float C3[7] = float[](-0.5900435899266435, 2.890611442640554, -0.4570457994644658, 0.3731763325901154,
@@ -37,7 +37,7 @@ vec3 evalSh(uint degree, Floats sh, uint base, bool aligned, vec3 dir) {
     for (uint k = 0u; k < SF_SH_MAX; ++k)
       if (k < used) f[k] = sh.v[base + k];
   }
-  vec3 r = C0 * shCoeff(f, 0u);
+  vec3 r = kShC0 * shCoeff(f, 0u);
   if (degree < 1u) return r;
   float x = dir.x, y = dir.y, z = dir.z;
   r += -C1 * y * shCoeff(f, 1u) + C1 * z * shCoeff(f, 2u) - C1 * x * shCoeff(f, 3u);

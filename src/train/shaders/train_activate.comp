@@ -7,12 +7,12 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #include "../train_shared.h"
+#include "../../render/shaders/sh_dc.glsl"
 
 layout(buffer_reference, scalar) buffer AFloats { float v[]; };
 layout(push_constant, scalar) uniform PushBlock { GpuActivatePush pc; };
 layout(local_size_x = SF_TRAIN_WG) in;
 
-const float C0 = 0.28209479177387814;
 
 void main() {
   uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * SF_TRAIN_WG + gl_LocalInvocationID.x, n = pc.count;
@@ -37,5 +37,5 @@ void main() {
   cov.v[6u * i + 4u] = dot(m1, m2);
   cov.v[6u * i + 5u] = dot(m2, m2);
   op.v[i] = 1.0 / (1.0 + exp(-p.v[10u * n + i]));
-  for (uint k = 0u; k < 3u; ++k) sh.v[i * pc.sh_stride + k] = (1.0 / (1.0 + exp(-p.v[ca + k])) - 0.5) / C0;
+  for (uint k = 0u; k < 3u; ++k) sh.v[i * pc.sh_stride + k] = shDcFromColor(1.0 / (1.0 + exp(-p.v[ca + k])));
 }
