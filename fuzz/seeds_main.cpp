@@ -859,6 +859,31 @@ void lodSeeds() {
   put(t, "truncated.lod", head(chunks, chunks.size() - 100));
 }
 
+// lod-meta.json texts (docs/formats/lod-meta.md), as splat-transform 3 writes them: one leaf, two levels over
+// two leaves (one leaf without level 0), a deeper tree, an environment.
+void lodMetaSeeds() {
+  const std::string t = "fuzz_lod_meta";
+  auto leaf = [](const std::string& lo, const std::string& hi, const std::string& lods) {
+    return R"({"bound": {"min": )" + lo + R"(, "max": )" + hi + R"(}, "lods": )" + lods + "}";
+  };
+  auto meta = [](int levels, const std::string& counts, int count, const std::string& files, const std::string& tree,
+                 const std::string& extra = "") {
+    return R"({"version": 1, "asset": {"generator": "splat-transform v3.7.0", "chunkGaussians": 32768, "chunkExtent": 16}, "count": )" +
+           std::to_string(count) + R"(, "counts": )" + counts + R"(, "lodLevels": )" + std::to_string(levels) +
+           R"(, "lodErrors": false, "filenames": )" + files + extra + R"(, "tree": )" + tree + "}";
+  };
+  put(t, "one_leaf.json",
+      meta(1, "[10]", 10, R"(["0_0/meta.json"])", leaf("[-1, -1, -1]", "[1, 1, 1]", R"({"0": {"file": 0, "offset": 0, "count": 10}})")));
+  const std::string a = leaf("[-1, -1, -1]", "[0, 1, 1]", R"({"0": {"file": 0, "offset": 0, "count": 20}, "1": {"file": 1, "offset": 0, "count": 5}})");
+  const std::string b = leaf("[0, -1, -1]", "[1, 1, 1]", R"({"1": {"file": 1, "offset": 5, "count": 4}})");
+  const std::string two = R"({"bound": {"min": [-1, -1, -1], "max": [1, 1, 1]}, "children": [)" + a + ", " + b + "]}";
+  put(t, "two_levels.json", meta(2, "[20, 9]", 29, R"(["0_0/meta.json", "1_0/meta.json"])", two));
+  const std::string deep = R"({"bound": {"min": [-1, -1, -1], "max": [1, 1, 1]}, "children": [)" + two + ", " + a + "]}";
+  put(t, "deeper.json", meta(2, "[40, 14]", 54, R"(["0_0/meta.json", "1_0/meta.json"])", deep));
+  put(t, "environment.json",
+      meta(2, "[20, 9]", 29, R"(["0_0/meta.json", "1_0/meta.json"])", two, R"(, "environment": "env/meta.json")"));
+}
+
 // ---- ONNX ----------------------------------------------------------------------------------------------
 // Protobuf wire format, enough for small ONNX models: varints, length-delimited fields.
 
@@ -980,7 +1005,7 @@ int main(int argc, char** argv) {
     for (const char* t : {"fuzz_ply", "fuzz_compressed_ply", "fuzz_spz", "fuzz_spz_body", "fuzz_splat",
                           "fuzz_gltf", "fuzz_camera", "fuzz_scene", "fuzz_character", "fuzz_bindings", "fuzz_sog",
                           "fuzz_ksplat", "fuzz_onnx", "fuzz_spl2", "fuzz_nerf", "fuzz_gnm", "fuzz_bundle",
-                          "fuzz_mouth", "fuzz_lod"})
+                          "fuzz_mouth", "fuzz_lod", "fuzz_lod_meta"})
       fs::remove_all(g_out / t);
     plySeeds();
     compressedPlySeeds();
@@ -1000,6 +1025,7 @@ int main(int argc, char** argv) {
     bundleSeeds();
     mouthSeeds();
     lodSeeds();
+    lodMetaSeeds();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fuzz_seeds: %s\n", e.what());
     return 1;

@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets=(fuzz_ply fuzz_compressed_ply fuzz_spz fuzz_spz_body fuzz_splat fuzz_gltf fuzz_camera fuzz_scene fuzz_character fuzz_bindings fuzz_sog fuzz_ksplat fuzz_onnx fuzz_spl2 fuzz_nerf fuzz_gnm fuzz_bundle fuzz_mouth fuzz_lod)
+all_targets=(fuzz_ply fuzz_compressed_ply fuzz_spz fuzz_spz_body fuzz_splat fuzz_gltf fuzz_camera fuzz_scene fuzz_character fuzz_bindings fuzz_sog fuzz_ksplat fuzz_onnx fuzz_spl2 fuzz_nerf fuzz_gnm fuzz_bundle fuzz_mouth fuzz_lod fuzz_lod_meta)
 build=build/fuzz
 
 usage() {

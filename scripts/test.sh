@@ -2,7 +2,7 @@
 # Set up, build with AddressSanitizer + UndefinedBehaviorSanitizer, and run every test.
 # Real-data tests read ../shared/assets (override with SPLATFORGE_ASSETS). They skip when it is absent,
 # except under CI=true, where a missing asset or Vulkan device fails the test instead.
-# Then a fuzz smoke run: every libFuzzer target of fuzz/ for 10 s (build/fuzz, clang; docs/fuzzing.md).
+# Then a fuzz smoke run: every libFuzzer target of fuzz/ for 8 s (build/fuzz, clang; docs/fuzzing.md).
 #
 #   scripts/test.sh            everything (what CI runs)
 #   scripts/test.sh --quick    daily work: the build (incremental) and ctest without the slow tier (the npm peer
@@ -53,5 +53,5 @@ if [ "$quick" = 1 ]; then
 fi
 ctest --preset asan "${ctest_args[@]}"
 phase tests
-./scripts/fuzz.sh all 10 --jobs 2
+./scripts/fuzz.sh all 8 --jobs 2
 phase fuzz

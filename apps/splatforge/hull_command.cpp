@@ -61,7 +61,7 @@ int runBake(HullCommand::Options& o) {
       };
     if (!o.json) fmt::print(stderr, "training {} gaussians on {} views of {} ({} steps at {}x{})\n", to.budget, vo.train_count, o.input, to.steps, vo.size, vo.size);
     std::unique_ptr<VulkanRenderer> renderer;
-    const train::MeshTrainResult r = train::trainFromMesh(o.input, vo, to, trainerFor(o.train_backend, o.play.device, renderer));
+    train::MeshTrainResult r = train::trainFromMesh(o.input, vo, to, trainerFor(o.train_backend, o.play.device, renderer));
     if (!o.json)
       fmt::print(stderr,
                  "  trained in {:.2f} s; validation L1 {:.5f} -> {:.5f}, PSNR {:.2f} -> {:.2f} dB, "
@@ -69,12 +69,17 @@ int runBake(HullCommand::Options& o) {
                  r.train.seconds, r.train.initial.l1, r.train.final.l1, r.train.initial.psnr,
                  r.train.final.psnr, r.train.initial.ssim, r.train.final.ssim);
     trained = train::toCloud(r.train.params);  // the dataset's frame is the hull frame (both hull/source_mesh.h)
-    o.bake.cloud = &trained;
-    coverage = r.coverage;  // the floater pass over the training views
-    o.bake.views = coverage;
+    coverage = std::move(r.coverage);  // the floater pass over the training views
   }
-  if (!o.json) fmt::print(stderr, "baking {} (budget {}{})\n", o.input, o.bake.budget, o.bake.cloud ? ", trained" : o.bake.splats.empty() ? ", sampled" : ", splats " + o.bake.splats);
-  hull::BakeResult r = hull::bakeHull(o.input, o.bake);
+  // What this run bakes with: the options and, for --train, the cloud and views this function holds (kept out
+  // of `o`, which outlives them).
+  hull::BakeOptions bake = o.bake;
+  if (o.train) {
+    bake.cloud = &trained;
+    bake.views = coverage;
+  }
+  if (!o.json) fmt::print(stderr, "baking {} (budget {}{})\n", o.input, bake.budget, bake.cloud ? ", trained" : bake.splats.empty() ? ", sampled" : ", splats " + bake.splats);
+  hull::BakeResult r = hull::bakeHull(o.input, bake);
   const std::string meta = hull::hullMetaPath(o.output);
   saveSpl2(r.hull, o.output);
   writeFileAtomic(meta, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(r.meta_json.data()), r.meta_json.size()));

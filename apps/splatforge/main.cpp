@@ -720,7 +720,7 @@ SoakCommand::SoakCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
                                 "the run, with their drift over its second half (docs/benchmarks.md \"Soak\")");
   command_->add_option("inputs", o.inputs,
                        "Splat files, glTF models, character packages, ONNX generators, SPL2 hulls or scene JSONs; after a "
-                       "warm-up of 30 frames with all of them, each comes and goes on its own period (the first stays). Default: captures, a skinned glTF model, a character "
+                       "warm-up (--warmup) with all of them, each comes and goes on its own period (the first stays). Default: captures, a skinned glTF model, a character "
                        "and a hull baked from the model playing hits and heals, from the assets directory");
   command_->add_option("--assets", o.assets, "Assets directory of the default inputs (default $SPLATFORGE_ASSETS or ../shared/assets)");
   command_->add_option("--frames", o.frames, "Frames to render")->check(CLI::Range(2, 100000000))->capture_default_str();
@@ -729,6 +729,10 @@ SoakCommand::SoakCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
       ->capture_default_str();
   command_->add_option("--height", o.height, "Image height")->check(CLI::Range(8, 16384))->capture_default_str();
   command_->add_option("--resize-every", o.resize_every, "Frames between resizes")->check(CLI::Range(1, 100000000))->capture_default_str();
+  command_->add_option("--warmup", o.warmup, "First frames with every input in the scene at once, so that the high-water mark of memory is reached "
+                                             "before the curves are judged")
+      ->check(CLI::Range(0, 100000000))
+      ->capture_default_str();
   command_->add_option("--sample-every", o.sample_every, "Frames between samples of the curves")->check(CLI::Range(1, 100000000))->capture_default_str();
   command_->add_option("--backend", o.backend, "auto, vulkan or cpu")->check(CLI::IsMember({"auto", "vulkan", "cpu"}))->capture_default_str();
   command_->add_option("--device", o.device, "Vulkan device: index or part of its name");

@@ -154,6 +154,7 @@ int runSoakCommand(const SoakCommand::Options& o) {
   so.frames = o.frames;
   so.width = o.width, so.height = o.height;
   so.resize_every = o.resize_every, so.sample_every = o.sample_every;
+  so.warmup = o.warmup;
   if (!o.background.empty()) so.settings.background = parseColor(o.background);
   const bool tty = isatty(2) != 0;
   int last_tenth = -1;

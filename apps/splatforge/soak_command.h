@@ -32,6 +32,7 @@ class SoakCommand {
     int frames = 1000;
     int width = 640, height = 360;
     int resize_every = 250, sample_every = 10;
+    int warmup = 30;  // first frames with every input in the scene
     std::string backend = "auto", device;
     bool validation = false;
     std::string plot, json_out;

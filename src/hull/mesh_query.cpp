@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/error.h"
 #include "core/geometry.h"
 #include "core/parallel.h"
 #include "core/random.h"
@@ -767,12 +768,14 @@ std::vector<uint16_t> silhouetteMisses(const MeshBvh& bvh, std::span<const Vec3>
 
 std::vector<uint8_t> datasetFloaters(std::span<const Vec3> points, std::span<const float> radii,
                                      std::span<const CoverageView> views) {
-  assert(points.size() == radii.size());
+  if (points.size() != radii.size()) throw Error("datasetFloaters: " + std::to_string(radii.size()) + " radii for " + std::to_string(points.size()) + " points");
   std::vector<uint8_t> flagged(points.size(), 0);
   std::vector<uint32_t> sat;  // summed-area table of covered pixels, (width + 1) x (height + 1)
   for (const CoverageView& v : views) {
     const size_t w = static_cast<size_t>(v.width), h = static_cast<size_t>(v.height);
-    assert(v.covered.size() == w * h);
+    if (v.covered.size() != w * h)
+      throw Error("datasetFloaters: a view's coverage holds " + std::to_string(v.covered.size()) + " pixels, not " +
+                  std::to_string(w) + " x " + std::to_string(h));
     sat.assign((w + 1) * (h + 1), 0);
     for (size_t y = 0; y < h; ++y)
       for (size_t x = 0; x < w; ++x)
@@ -781,9 +784,13 @@ std::vector<uint8_t> datasetFloaters(std::span<const Vec3> points, std::span<con
     parallelFor(points.size(), [&](size_t i) {
       if (flagged[i]) return;
       const Vec3 c = transformPoint(v.world_to_camera, points[i]);
-      if (!(c.z > 0.2f)) return;
+      const float near = c.z - radii[i];  // the disc's nearest depth
+      if (!(near > 0.2f)) return;
       const float u = v.fx * c.x / c.z + v.cx, t = v.fy * c.y / c.z + v.cy;
-      const float r = std::max(v.fx, v.fy) * radii[i] / c.z;
+      // An upper bound of the disc's image: its radius at its nearest depth, widened by (|c| / z)^2 for the
+      // stretch of a projection away from the image centre.
+      const float off_axis = length(c) / c.z;
+      const float r = std::max(v.fx, v.fy) * radii[i] / near * off_axis * off_axis;
       // Pixel p covers [p, p + 1): the square's first and last pixels.
       const float x0 = std::floor(u - r), x1 = std::floor(u + r), y0 = std::floor(t - r), y1 = std::floor(t + r);
       if (!(x0 >= 0 && y0 >= 0 && x1 < static_cast<float>(w) && y1 < static_cast<float>(h))) return;

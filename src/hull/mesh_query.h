@@ -141,9 +141,11 @@ struct CoverageView {
 // Floater sign 4, the pass over the training views: 1 for a point whose disc (radius radii[i] in world units,
 // drawn at the point's depth) lies, in some view, wholly inside the image and on pixels the model does not
 // cover: a splat hanging in the air that the trainer left because it is too small to matter in the loss.
-// The disc is tested by its bounding square of pixels (conservative: a square touching a covered pixel clears
-// the point). Views where the point is behind the camera (z <= 0.2) or its square leaves the image say
-// nothing. Deterministic; parallel over points.
+// The disc is tested by a square of pixels that holds its image (its radius projected at the disc's nearest
+// depth, widened for the stretch away from the image centre; conservative: a square touching a covered pixel
+// clears the point). Views where the disc reaches within 0.2 of the camera plane or its square leaves the
+// image say nothing. Throws sf::Error when a view's coverage is not width x height bytes or the radii do not
+// match the points. Deterministic; parallel over points.
 std::vector<uint8_t> datasetFloaters(std::span<const Vec3> points, std::span<const float> radii,
                                      std::span<const CoverageView> views);
 

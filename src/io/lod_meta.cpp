@@ -31,6 +31,8 @@ uint64_t wholeNumber(const JsonNode& n, uint64_t max) {
 
 Vec3 vec3(const JsonNode& n) {
   const std::vector<float> v = n.numbers(3);
+  for (float x : v)
+    if (!std::isfinite(x)) n.fail("expected finite numbers (a value overflows a float)");
   return {v[0], v[1], v[2]};
 }
 
@@ -71,7 +73,9 @@ struct TreeReader {
     for (auto it = lods.value.begin(); it != lods.value.end(); ++it) {
       const std::string& key = it.key();
       const JsonNode entry{*it, lods.path + "." + key, lods.file};
-      const bool digits = !key.empty() && key.size() <= 3 &&
+      // A level is written as a plain decimal number ("0", "12"): no sign, no leading zero, so no two keys
+      // name one level.
+      const bool digits = !key.empty() && key.size() <= 3 && (key.size() == 1 || key[0] != '0') &&
                           std::all_of(key.begin(), key.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
       const int level = digits ? std::stoi(key) : -1;
       if (level < 0 || level >= meta.level_count)
@@ -195,7 +199,9 @@ GaussianCloud readLodMetaLeaves(const LodMeta& meta, std::span<const int> leaf_l
     wants.push_back({i, r});
     total += r.count;
   }
-  checkGaussianBudget(meta.path, total, 0);
+  // At SH degree 3, the most a SOG holds (the degree is known only once a file is decoded); each file is then
+  // checked again by its own reader.
+  checkGaussianBudget(meta.path, total, 3);
   // Decode each file once, in the order of first use, keeping only the rows wanted from it.
   const fs::path dir = fs::path(meta.path).parent_path();
   std::vector<GaussianCloud> parts(wants.size());

@@ -439,7 +439,10 @@ std::vector<hull::CoverageView> coverageOf(std::span<const View> views) {
     c.fx = v.camera.fx, c.fy = v.camera.fy, c.cx = v.camera.cx, c.cy = v.camera.cy;
     c.width = v.camera.width, c.height = v.camera.height;
     c.covered.resize(static_cast<size_t>(c.width) * static_cast<size_t>(c.height));
-    for (size_t p = 0; p < c.covered.size() && 4 * p + 3 < v.rgba.size(); ++p) c.covered[p] = v.rgba[4 * p + 3] > 1.0f / 255.0f;
+    if (v.rgba.size() != 4 * c.covered.size())
+      throw Error("view " + v.name + ": " + std::to_string(v.rgba.size()) + " floats for a " + std::to_string(c.width) + " x " +
+                  std::to_string(c.height) + " RGBA image");
+    for (size_t p = 0; p < c.covered.size(); ++p) c.covered[p] = v.rgba[4 * p + 3] > 1.0f / 255.0f;
     out.push_back(std::move(c));
   }
   return out;

@@ -73,9 +73,9 @@ void expectSameGaussians(const GaussianCloud& ours, const GaussianCloud& peer, c
 TEST(LodMetaPeer, SplatTransformLevelsReadAsItReadsThem) {
   SF_REQUIRE_PEER_TOOL(tool, kSt3);
   const std::string dir = test::tempDir("LodMetaPeer");
-  GaussianCloud fine = test::randomCloud(3000, 1, 7), coarse = test::randomCloud(600, 1, 8);
+  GaussianCloud fine = test::randomCloud(1200, 1, 7), coarse = test::randomCloud(300, 1, 8);
   for (GaussianCloud* c : {&fine, &coarse})
-    for (Vec3& p : c->positions) p = p * 8.0f;  // spread over several chunks of 1 m
+    for (Vec3& p : c->positions) p = p * 6.0f;  // spread over several chunks of 1 m
   saveSplats(fine, dir + "/fine.ply");
   saveSplats(coarse, dir + "/coarse.ply");
   ASSERT_TRUE(test::succeeded(test::runPeer(kSt3, {"-q", "-w", "-g", "cpu", dir + "/fine.ply", "-l", "0", dir + "/coarse.ply",
@@ -86,8 +86,8 @@ TEST(LodMetaPeer, SplatTransformLevelsReadAsItReadsThem) {
   const LodMeta meta = loadLodMeta(meta_path);
   EXPECT_EQ(meta.level_count, 2);
   ASSERT_EQ(meta.counts.size(), 2u);
-  EXPECT_EQ(meta.counts[0], 3000u);
-  EXPECT_EQ(meta.counts[1], 600u);
+  EXPECT_EQ(meta.counts[0], 1200u);
+  EXPECT_EQ(meta.counts[1], 300u);
   EXPECT_GT(meta.leaves.size(), 1u) << "the test wants a tree of several leaves";
   for (int level = 0; level < 2; ++level) {
     const std::string peer_ply = dir + "/peer_l" + std::to_string(level) + ".ply";
@@ -97,7 +97,7 @@ TEST(LodMetaPeer, SplatTransformLevelsReadAsItReadsThem) {
   }
   const LoadedSplats loaded = loadSplats(meta_path);
   EXPECT_EQ(loaded.format, SplatFormat::kLodMeta);
-  EXPECT_EQ(loaded.cloud.size(), 3000u);
+  EXPECT_EQ(loaded.cloud.size(), 1200u);
 }
 
 // A hand-written tree over one SOG file of 60 rows (stored in row order): leaf A holds rows 0-19 at level 0
@@ -179,6 +179,12 @@ TEST(LodMeta, BadFilesAreRefusedNamingTheJsonPath) {
   EXPECT_NE(past.find("tree.children[0]: the range of 20 gaussians at offset 50 runs past the 60 gaussians of data/meta.json"), std::string::npos) << past;
   const std::string level = error(HandTree::json(R"({"2": {"file": 0, "offset": 0, "count": 20}})"));
   EXPECT_NE(level.find("tree.children[0].lods.2: expected a level in 0..1"), std::string::npos) << level;
+  const std::string zero = error(HandTree::json(R"({"00": {"file": 0, "offset": 0, "count": 20}, "1": {"file": 0, "offset": 40, "count": 10}})"));
+  EXPECT_NE(zero.find("tree.children[0].lods.00: expected a level in 0..1"), std::string::npos) << zero;
+  std::string huge = HandTree::json(HandTree::kA);
+  huge.replace(huge.find("[1, 1, 21]"), 10, "[1, 1, 1e39]");
+  const std::string overflow = error(huge);
+  EXPECT_NE(overflow.find("tree.bound.max: expected finite numbers"), std::string::npos) << overflow;
   const std::string file = error(HandTree::json(R"({"0": {"file": 1, "offset": 0, "count": 20}, "1": {"file": 0, "offset": 40, "count": 10}})"));
   EXPECT_NE(file.find("tree.children[0].lods.0.file: expected a whole number in 0..0"), std::string::npos) << file;
   const std::string counts = error(HandTree::json(HandTree::kA, "[41, 20]"));
@@ -234,6 +240,9 @@ TEST(LodMetaCli, InfoAndCutOpenTheStreamedLod) {
   ASSERT_EQ(cut.code, 0) << cut.out;
   EXPECT_NE(cut.out.find("30 gaussians (budget 30)"), std::string::npos) << cut.out;
   expectRows(loadSplats(t.dir + "/cut.ply").cloud, t.rows, {{0, 20}, {50, 60}});
+  const test::CliRun threshold = test::cli("lod cut " + t.meta_path + " --budget 30 --threshold 4 -o " + t.dir + "/t.ply");
+  EXPECT_EQ(threshold.code, 2) << threshold.out;
+  EXPECT_NE(threshold.out.find("--threshold applies to a hierarchy's nodes"), std::string::npos) << threshold.out;
   const test::CliRun described = test::cli("info " + t.meta_path);
   ASSERT_EQ(described.code, 0) << described.out;
   EXPECT_NE(described.out.find("lod-meta"), std::string::npos) << described.out;
