@@ -56,6 +56,20 @@ def poc_fre(x, poc):
     return torch.cat([x, emb.sin(), emb.cos()], -1)
 
 
+def hexplane_features(levels, x):
+    """The HexPlane features of points x = (x, y, z, t) in [-1, 1]: per level, the product over the six pairs of
+    coordinates of each plane's bilinear sample, the levels concatenated (scripts/train_gltf_4d.py uses it too)."""
+    feats = []
+    for planes in levels:
+        f = 1.0
+        for ci, comb in enumerate(itertools.combinations(range(4), 2)):
+            coords = x[..., list(comb)].view(1, 1, -1, 2)
+            s = F.grid_sample(planes[ci], coords, align_corners=True, mode="bilinear", padding_mode="border")
+            f = f * s.view(planes[ci].shape[1], -1).transpose(0, 1)
+        feats.append(f)
+    return torch.cat(feats, -1)
+
+
 class HexPlane(nn.Module):
     """Six planes over the pairs of (x, y, z, t), two resolutions, features multiplied over planes."""
 
@@ -81,16 +95,7 @@ class HexPlane(nn.Module):
 
     def forward(self, pts, t):
         pts = (pts - self.aabb[0]) * (2.0 / (self.aabb[1] - self.aabb[0])) - 1.0
-        pts = torch.cat([pts, t], -1)
-        feats = []
-        for planes in self.levels:
-            f = 1.0
-            for ci, comb in enumerate(itertools.combinations(range(4), 2)):
-                coords = pts[..., list(comb)].view(1, 1, -1, 2)
-                s = F.grid_sample(planes[ci], coords, align_corners=True, mode="bilinear", padding_mode="border")
-                f = f * s.view(planes[ci].shape[1], -1).transpose(0, 1)
-            feats.append(f)
-        return torch.cat(feats, -1)
+        return hexplane_features(self.levels, torch.cat([pts, t], -1))
 
 
 def head(w, out):

@@ -63,6 +63,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 from PIL import Image
 
+from make_neural_models import hexplane_features  # the same HexPlane sampling as the demo generator
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -222,16 +224,7 @@ class HexPlane(nn.Module):
         self.feat_dim = channels * len(multires)
 
     def forward(self, pts, t):
-        x = torch.cat([(pts - self.lo) * self.inv - 1.0, t * 2.0 - 1.0], -1)
-        feats = []
-        for planes in self.levels:
-            f = 1.0
-            for ci, comb in enumerate(itertools.combinations(range(4), 2)):
-                coords = x[..., list(comb)].view(1, 1, -1, 2)
-                s = F.grid_sample(planes[ci], coords, align_corners=True, mode="bilinear", padding_mode="border")
-                f = f * s.view(planes[ci].shape[1], -1).transpose(0, 1)
-            feats.append(f)
-        return torch.cat(feats, -1)
+        return hexplane_features(self.levels, torch.cat([(pts - self.lo) * self.inv - 1.0, t * 2.0 - 1.0], -1))
 
     def smoothness(self):
         """4DGS's regularisers: total variation of every plane, second differences of the time planes."""
