@@ -242,30 +242,10 @@ std::string describe(const Cloud& c) {
   return "<splatforge.Cloud: " + std::to_string(c.data->size()) + " gaussians, SH degree " + std::to_string(c.data->sh_degree) + from + ">";
 }
 
-}  // namespace
-
-void registerCloud(pyb::module_& m) {
-  pyb::class_<Cloud>(m, "Cloud", R"doc(
-A set of 3D gaussians, as numpy arrays.
-
-Values are *activated*, as the renderers use them (not the log/logit space of INRIA PLY files):
-positions (N, 3) float32 in the cloud's units; scales (N, 3) float32, LINEAR standard deviations along the
-gaussian's local axes; rotations (N, 4) float32 unit quaternions in (w, x, y, z) order; opacities (N,)
-float32 in [0, 1]; sh (N, K, 3) float32 raw spherical-harmonic coefficients, K = (sh_degree + 1)^2,
-[gaussian][coefficient][r, g, b], coefficient 0 the DC term (colour = 0.5 + 0.28209479 * sh[:, 0, :]).
-
-Arrays read from a Cloud are read-only views of its storage (no copy). To change a cloud assign a new array
-to a property (the cloud takes a copy): ``cloud.positions = cloud.positions + [0, 1, 0]``.
-
-Construct from arrays: ``Cloud(positions, scales=None, rotations=None, opacities=None, sh=None,
-colors=None, *, color_space="srgb", antialiased=False)``. Only positions is required; missing arrays default
-to scale 1, the identity rotation, opacity 1 and colour 0.5 grey. Give either sh or colors (N, 3), a DC
-colour. Tensors of torch, JAX or CuPy are taken through DLPack (host tensors without a copy, GPU tensors
-copied to the host, tensors that require grad detached). float64 and float16 arrays are converted; every
-other dtype, a wrong shape, a non-finite value, a
-negative scale, an opacity outside [0, 1] or a zero quaternion raises ValueError naming the argument and
-what was expected. Rotations are normalised.
-)doc")
+// Cloud's constructor from arrays and its array properties (positions, scales, rotations, opacities, sh,
+// colors, normals).
+void defCloudArrays(pyb::class_<Cloud>& cloud) {
+  cloud
       .def(pyb::init([](const pyb::object& positions, const pyb::object& scales, const pyb::object& rotations, const pyb::object& opacities,
                         const pyb::object& sh, const pyb::object& colors, const std::string& color_space, bool antialiased) {
              if (!sh.is_none() && !colors.is_none()) valueError("give sh or colors, not both (colors sets the DC term of sh)");
@@ -331,7 +311,13 @@ what was expected. Rotations are normalised.
             if (c.data->normals.empty()) return pyb::none();
             return viewOf(c.data, &c.data->normals.data()->x, {static_cast<pyb::ssize_t>(c.data->size()), 3});
           },
-          "(N, 3) float32 normals when the file had them (PLY nx, ny, nz), else None.")
+          "(N, 3) float32 normals when the file had them (PLY nx, ny, nz), else None.");
+}
+
+// Cloud's other properties (SH degree, count, colour space, what it was loaded from), with_sh_degree, copies
+// and repr.
+void defCloudAttributes(pyb::class_<Cloud>& cloud) {
+  cloud
       .def_property_readonly("sh_degree", [](const Cloud& c) { return c.data->sh_degree; }, "SH degree, 0..3.")
       .def_property_readonly("count", [](const Cloud& c) { return c.data->size(); }, "Number of gaussians.")
       .def("__len__", [](const Cloud& c) { return c.data->size(); })
@@ -374,7 +360,10 @@ what was expected. Rotations are normalised.
       .def("__copy__", [](const Cloud& c) { return c; })
       .def("__deepcopy__", [](const Cloud& c, const pyb::dict&) { return c; }, pyb::arg("memo"))
       .def("__repr__", &describe);
+}
 
+// The module's load and save.
+void registerLoadSave(pyb::module_& m) {
   m.def(
       "load",
       [](const pyb::object& path, const pyb::object& max_gaussians, const pyb::object& max_memory, bool strict) {
@@ -426,6 +415,36 @@ Writes a cloud in the format its extension names: .ply (INRIA 3DGS binary PLY), 
 
 Raises splatforge.Error for another extension, a missing directory or an I/O failure.
 )doc");
+}
+
+}  // namespace
+
+void registerCloud(pyb::module_& m) {
+  pyb::class_<Cloud> cloud(m, "Cloud", R"doc(
+A set of 3D gaussians, as numpy arrays.
+
+Values are *activated*, as the renderers use them (not the log/logit space of INRIA PLY files):
+positions (N, 3) float32 in the cloud's units; scales (N, 3) float32, LINEAR standard deviations along the
+gaussian's local axes; rotations (N, 4) float32 unit quaternions in (w, x, y, z) order; opacities (N,)
+float32 in [0, 1]; sh (N, K, 3) float32 raw spherical-harmonic coefficients, K = (sh_degree + 1)^2,
+[gaussian][coefficient][r, g, b], coefficient 0 the DC term (colour = 0.5 + 0.28209479 * sh[:, 0, :]).
+
+Arrays read from a Cloud are read-only views of its storage (no copy). To change a cloud assign a new array
+to a property (the cloud takes a copy): ``cloud.positions = cloud.positions + [0, 1, 0]``.
+
+Construct from arrays: ``Cloud(positions, scales=None, rotations=None, opacities=None, sh=None,
+colors=None, *, color_space="srgb", antialiased=False)``. Only positions is required; missing arrays default
+to scale 1, the identity rotation, opacity 1 and colour 0.5 grey. Give either sh or colors (N, 3), a DC
+colour. Tensors of torch, JAX or CuPy are taken through DLPack (host tensors without a copy, GPU tensors
+copied to the host, tensors that require grad detached). float64 and float16 arrays are converted; every
+other dtype, a wrong shape, a non-finite value, a
+negative scale, an opacity outside [0, 1] or a zero quaternion raises ValueError naming the argument and
+what was expected. Rotations are normalised.
+)doc");
+  defCloudArrays(cloud);
+  defCloudAttributes(cloud);
+
+  registerLoadSave(m);
 }
 
 }  // namespace sf::py

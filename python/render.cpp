@@ -398,33 +398,10 @@ blend_space: "display" (colours blended as they are, sRGB-encoded: INRIA's raste
 Returns an (height, width, 4) array: RGB composited over the background, and alpha = 1 - transmittance.
 )doc";
 
-}  // namespace
-
-void registerRender(pyb::module_& m) {
-  // Registered before Scene so that Scene.frames()'s signature names it.
-  pyb::class_<FrameIterator>(m, "FrameIterator", "Frames of Scene.frames(): iterate for (t, image) pairs; len() is the frame count.")
-      .def("__iter__", [](FrameIterator& it) -> FrameIterator& { return it; })
-      .def("__len__", [](const FrameIterator& it) { return it.count; })
-      .def("__next__", [](FrameIterator& it) {
-        if (it.next >= it.count) throw pyb::stop_iteration();
-        const double t = it.start + static_cast<double>(it.next++) / it.fps;
-        return pyb::make_tuple(t, renderArray(it.state, t, it.job));
-      });
-
-  pyb::class_<PyScene>(m, "Scene", R"doc(
-A scene to render over time: a scene JSON (docs/formats/scene-json.md: splat files, glTF models and splat
-characters placed by transforms, a camera, a background, a character script), or one splat file, glTF/GLB
-model or character package.
-
-Scene(path, *, clip=None, time=0.0, strict=False, allow_outside_paths=False, max_gaussians=None,
-max_memory=None). clip and time apply to one glTF model or character package (animation name or index, and
-its start time). strict: an object that fails to load is an error (otherwise a magenta placeholder and a
-RuntimeWarning), and files holding NaN or infinity are refused. Object paths of a scene JSON must stay inside
-its directory unless allow_outside_paths (for scenes you trust). max_gaussians / max_memory: load limits, as
-for load().
-
-Raises splatforge.Error when the file is missing or malformed.
-)doc")
+// Scene's constructor and read-only properties (path, duration, warnings, background, camera, objects,
+// count).
+void defSceneProperties(pyb::class_<PyScene>& scene) {
+  scene
       .def(pyb::init([](const pyb::object& path, const std::optional<std::string>& clip, double time, bool strict, bool allow_outside_paths,
                         const pyb::object& max_gaussians, const pyb::object& max_memory) {
              return PyScene{loadState(path, clip, time, strict, allow_outside_paths, max_gaussians, max_memory)};
@@ -490,7 +467,12 @@ Raises splatforge.Error when the file is missing or malformed.
             for (const SceneObject& o : s.state->scene.objects) n += o.cloud ? o.cloud->size() : 0;
             return n;
           },
-          "Gaussians over every object (characters spawned by a script not included).")
+          "Gaussians over every object (characters spawned by a script not included).");
+}
+
+// Scene's script log and animation-event methods (take_log, take_events, advance, events_between).
+void defSceneEvents(pyb::class_<PyScene>& scene) {
+  scene
       .def(
           "take_log",
           [](PyScene& s) {
@@ -550,7 +532,12 @@ Raises splatforge.Error when the file is missing or malformed.
           },
           pyb::arg("t0"), pyb::arg("t1"), pyb::kw_only(), pyb::arg("include_start") = false,
           "The animation events crossed as scene time goes from t0 to t1 (t0 excluded unless include_start), computed "
-          "from the clips' timing alone: no render, and the scene's event clock is left as it is.")
+          "from the clips' timing alone: no render, and the scene's event clock is left as it is.");
+}
+
+// Scene's render and frames, and its repr.
+void defSceneRendering(pyb::class_<PyScene>& scene) {
+  scene
       .def(
           "render",
           [](PyScene& s, double t, const pyb::object& camera, std::optional<int> width, std::optional<int> height, const pyb::object& background,
@@ -597,7 +584,41 @@ Raises splatforge.Error when the file is missing or malformed.
       .def("__repr__", [](const PyScene& s) {
         return "<splatforge.Scene " + s.state->path + ": " + std::to_string(s.state->scene.objects.size()) + " objects>";
       });
+}
 
+// FrameIterator, then Scene.
+void registerScene(pyb::module_& m) {
+  // Registered before Scene so that Scene.frames()'s signature names it.
+  pyb::class_<FrameIterator>(m, "FrameIterator", "Frames of Scene.frames(): iterate for (t, image) pairs; len() is the frame count.")
+      .def("__iter__", [](FrameIterator& it) -> FrameIterator& { return it; })
+      .def("__len__", [](const FrameIterator& it) { return it.count; })
+      .def("__next__", [](FrameIterator& it) {
+        if (it.next >= it.count) throw pyb::stop_iteration();
+        const double t = it.start + static_cast<double>(it.next++) / it.fps;
+        return pyb::make_tuple(t, renderArray(it.state, t, it.job));
+      });
+
+  pyb::class_<PyScene> scene(m, "Scene", R"doc(
+A scene to render over time: a scene JSON (docs/formats/scene-json.md: splat files, glTF models and splat
+characters placed by transforms, a camera, a background, a character script), or one splat file, glTF/GLB
+model or character package.
+
+Scene(path, *, clip=None, time=0.0, strict=False, allow_outside_paths=False, max_gaussians=None,
+max_memory=None). clip and time apply to one glTF model or character package (animation name or index, and
+its start time). strict: an object that fails to load is an error (otherwise a magenta placeholder and a
+RuntimeWarning), and files holding NaN or infinity are refused. Object paths of a scene JSON must stay inside
+its directory unless allow_outside_paths (for scenes you trust). max_gaussians / max_memory: load limits, as
+for load().
+
+Raises splatforge.Error when the file is missing or malformed.
+)doc");
+  defSceneProperties(scene);
+  defSceneEvents(scene);
+  defSceneRendering(scene);
+}
+
+// The module's render, save_image and auto_camera.
+void registerRenderFunctions(pyb::module_& m) {
   m.def(
       "render",
       [](const pyb::object& source, const pyb::object& camera, double time, std::optional<int> width, std::optional<int> height,
@@ -667,7 +688,10 @@ Raises splatforge.Error when the file is missing or malformed.
       },
       pyb::arg("source"), pyb::arg("width") = 1280, pyb::arg("height") = 720,
       "The automatic framing render() uses without a camera, as a camera dict (intrinsics form) to adjust and pass back.");
+}
 
+// The module's Vulkan device functions: vulkan_available, vulkan_device and release_vulkan.
+void registerVulkanFunctions(pyb::module_& m) {
   m.def(
       "vulkan_available", [] {
         pyb::gil_scoped_release release;
@@ -721,6 +745,14 @@ Raises splatforge.Error when the file is missing or malformed.
       },
       "Destroys the process's Vulkan renderer and frees its GPU memory; the next Vulkan render creates a new one. "
       "Called at interpreter exit.");
+}
+
+}  // namespace
+
+void registerRender(pyb::module_& m) {
+  registerScene(m);
+  registerRenderFunctions(m);
+  registerVulkanFunctions(m);
 }
 
 }  // namespace sf::py

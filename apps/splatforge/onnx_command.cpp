@@ -168,26 +168,25 @@ json tensorSummary(const Tensor& t, bool values) {
   return j;
 }
 
-int runModel(const OnnxCommand::Options& o) {
-  const auto t0 = std::chrono::steady_clock::now();
-  Graph g = loadOnnxFile(o.model);
-  if (!o.output_dir.empty()) makeOutputFolder(o.output_dir);  // created when missing, as every command's output folder
+// The --inputs file: an object of input name -> value (empty without the option).
+json readInputsJson(const std::string& path) {
   json inputs_json = json::object();
-  if (!o.inputs.empty()) {
+  if (!path.empty()) {
     try {
-      const std::vector<uint8_t> bytes = readFile(o.inputs);
+      const std::vector<uint8_t> bytes = readFile(path);
       inputs_json = json::parse(bytes.begin(), bytes.end());
     } catch (const json::parse_error& e) {
-      throw Error(o.inputs + ": " + e.what());
+      throw Error(path + ": " + e.what());
     }
-    if (!inputs_json.is_object()) throw Error(o.inputs + ": expected an object of input name -> value");
+    if (!inputs_json.is_object()) throw Error(path + ": expected an object of input name -> value");
   }
-  // A generator gets its time and camera inputs from --time/--camera; anything else from --inputs.
-  std::optional<GeneratorContract> contract;
-  try {
-    contract = detectContract(g);
-  } catch (const Error&) {
-  }
+  return inputs_json;
+}
+
+// The model's input tensors: from --inputs, or for a generator its time and camera inputs from --time and
+// --camera; every input must be given, and --inputs may name no other.
+TensorMap modelFeeds(const Graph& g, const json& inputs_json, const OnnxCommand::Options& o,
+                     const std::optional<GeneratorContract>& contract) {
   Camera cam;
   if (!o.camera.empty()) cam = loadCameraJson(o.camera);
   else cam.width = 1280, cam.height = 720, cam.fx = cam.fy = 1000, cam.cx = 640, cam.cy = 360;
@@ -216,6 +215,139 @@ int runModel(const OnnxCommand::Options& o) {
     (void)value;
     if (!feeds.count(name)) throw Error(o.inputs + ": the model has no input '" + name + "'");
   }
+  return feeds;
+}
+
+// One model run's outputs and timings (milliseconds).
+struct ModelRun {
+  TensorMap out;
+  double plan_ms = 0;          // a Vulkan run's first call: the plan and the constants' upload
+  double run_ms = 0;           // the median total
+  double wall_ms = 0;          // the last run's wall time
+  double back_to_back_ms = 0;  // the median run of --back-to-back
+  double profile_ms = 0;       // the sum of the per-node profile (Vulkan)
+  std::vector<NodeTime> median_times;
+};
+
+// Runs the model --repeat times on the Vulkan executor (gpu_exec) or the CPU one (cpu_exec) and times it.
+ModelRun timeModel(const OnnxCommand::Options& o, VulkanExecutor* gpu_exec, CpuExecutor* cpu_exec,
+                   const TensorMap& feeds) {
+  const bool vulkan = gpu_exec != nullptr;
+  // Every run is timed; the one whose total is the median gives the reported split. A Vulkan run's first
+  // call plans (a CPU dry run) and uploads the constants: it is timed apart, as `plan`.
+  ModelRun m;
+  if (vulkan) {
+    const auto tp = std::chrono::steady_clock::now();
+    gpu_exec->prepare(feeds);
+    m.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tp).count();
+  }
+  // Plain runs give the total (GPU timestamps on Vulkan, wall time on the CPU); on Vulkan one more,
+  // profiling run (a barrier after every node) gives the per-operator split.
+  std::vector<double> totals;
+  std::vector<std::pair<double, std::vector<NodeTime>>> cpu_runs;
+  for (int r = 0; r < o.repeat; ++r) {
+    std::vector<NodeTime> times;
+    const auto t1 = std::chrono::steady_clock::now();
+    m.out = vulkan ? gpu_exec->run(feeds) : cpu_exec->run(feeds, &times);
+    m.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
+    totals.push_back(vulkan ? gpu_exec->lastGpuMs() : m.wall_ms);
+    if (!vulkan) cpu_runs.emplace_back(m.wall_ms, std::move(times));
+  }
+  std::vector<double> sorted = totals;
+  std::sort(sorted.begin(), sorted.end());
+  m.run_ms = sorted[sorted.size() / 2];
+  if (vulkan && o.back_to_back) {
+    // The per-node split from profiled runs in the same submission: stable where a lone profiling run is not.
+    std::vector<double> runs = gpu_exec->runBackToBack(feeds, o.repeat, &m.median_times);
+    std::sort(runs.begin(), runs.end());
+    m.back_to_back_ms = runs[runs.size() / 2];
+  }
+  if (vulkan) {
+    if (!o.back_to_back) gpu_exec->run(feeds, &m.median_times);
+    for (const NodeTime& t : m.median_times) m.profile_ms += t.ms;
+  } else {
+    std::sort(cpu_runs.begin(), cpu_runs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    m.median_times = cpu_runs[cpu_runs.size() / 2].second;
+  }
+  return m;
+}
+
+// Each output as FOLDER/NAME.npy (float32; characters other than letters, digits, '_' and '-' as '_').
+void writeNpyOutputs(const TensorMap& out, const std::string& dir) {
+  for (const auto& [name, t] : out) {
+    std::vector<float> values(static_cast<size_t>(t.numel()));
+    for (size_t k = 0; k < values.size(); ++k) values[k] = static_cast<float>(t.asDouble(k));
+    std::string file = name;
+    std::replace_if(file.begin(), file.end(), [](char c) { return !(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'); }, '_');
+    writeNpyArray((std::filesystem::path(dir) / (file + ".npy")).string(), values, t.shape);
+  }
+}
+
+// The run as one JSON object: timings, the per-operator and per-node profile, and each output's summary and
+// values.
+void printModelJson(const OnnxCommand::Options& o, const ModelRun& m, const std::map<std::string, double>& per_op,
+                    const CpuExecutor& exec, const gpu::Context* ctx, const VulkanExecutor* gpu_exec) {
+  const bool vulkan = gpu_exec != nullptr;
+  json nodes = json::array();  // the profile, node by node, slowest first
+  std::vector<NodeTime> by_time = m.median_times;
+  std::sort(by_time.begin(), by_time.end(), [](const NodeTime& a, const NodeTime& b) { return a.ms > b.ms; });
+  for (const NodeTime& t : by_time) nodes.push_back({{"node", t.node}, {"op", t.op_type}, {"ms", t.ms}, {"wave", t.wave}});
+  json j = {{"model", o.model}, {"backend", vulkan ? "vulkan" : "cpu"}, {"run_ms", m.run_ms}, {"runs", o.repeat},
+            {"folded_nodes", exec.foldedNodes()}, {"op_ms", per_op}, {"node_ms", nodes}};
+  if (vulkan)
+    j["vulkan"] = {{"device", ctx->info().name}, {"plan_ms", m.plan_ms}, {"last_wall_ms", m.wall_ms}, {"dispatches", gpu_exec->dispatches()},
+                   {"gpu_nodes", gpu_exec->gpuNodes()}, {"waves", gpu_exec->waves()}, {"arena_bytes", gpu_exec->arenaBytes()},
+                   {"profile_ms", m.profile_ms}};
+  if (vulkan && o.back_to_back) j["vulkan"]["back_to_back_ms"] = m.back_to_back_ms;
+  j["outputs"] = json::object();
+  for (const auto& [name, t] : m.out) j["outputs"][name] = tensorSummary(t, true);
+  fmt::print("{}\n", j.dump());
+}
+
+// The run for people: each output's summary, the files written and the timings with the five slowest
+// operators.
+void printModelText(const OnnxCommand::Options& o, const ModelRun& m, const std::map<std::string, double>& per_op,
+                    const CpuExecutor& exec, const gpu::Context* ctx, const VulkanExecutor* gpu_exec, double load_s,
+                    size_t gaussians) {
+  const bool vulkan = gpu_exec != nullptr;
+  for (const auto& [name, t] : m.out) {
+    json s = tensorSummary(t, false);
+    fmt::print("{}: {} {}{}\n", name, dtypeName(t.dtype), shapeString(t.shape),
+               s.contains("min") ? fmt::format(" min {:.6g} max {:.6g} mean {:.6g}", s["min"].get<double>(), s["max"].get<double>(), s["mean"].get<double>())
+                                 : std::string());
+  }
+  if (!o.output_dir.empty()) fmt::print("wrote {} .npy file(s) to {}\n", m.out.size(), o.output_dir);
+  if (!o.save_splats.empty()) fmt::print("wrote {} ({} gaussians)\n", o.save_splats, gaussians);
+  std::vector<std::pair<double, std::string>> slow;
+  for (const auto& [op, ms] : per_op) slow.emplace_back(ms, op);
+  std::sort(slow.rbegin(), slow.rend());
+  std::string split;
+  for (size_t k = 0; k < slow.size() && k < 5; ++k) split += fmt::format("{}{} {:.2f}", k ? ", " : "", slow[k].second, slow[k].first);
+  if (vulkan)
+    fmt::print("time: load {:.3f} s, {} node(s) folded, plan {:.1f} ms; Vulkan ({}) GPU {:.3f} ms{} for {} node(s) in {} wave(s), "
+               "{} dispatch(es), arena {:.1f} MiB; last run {:.2f} ms with upload and readback; per-node profile {:.3f} ms ({})\n",
+               load_s, exec.foldedNodes(), m.plan_ms, ctx->info().name, m.run_ms, o.repeat > 1 ? fmt::format(" (median of {})", o.repeat) : "",
+               gpu_exec->gpuNodes(), gpu_exec->waves(), gpu_exec->dispatches(), static_cast<double>(gpu_exec->arenaBytes()) / (1 << 20), m.wall_ms,
+               m.profile_ms, split);
+  if (vulkan && o.back_to_back)
+    fmt::print("back to back: GPU {:.3f} ms per run (median of {} runs in one submission)\n", m.back_to_back_ms, o.repeat);
+  if (!vulkan)
+    fmt::print("time: load {:.3f} s, {} node(s) folded, CPU run {:.2f} ms{} ({})\n", load_s, exec.foldedNodes(), m.run_ms,
+               o.repeat > 1 ? fmt::format(" (median of {})", o.repeat) : "", split);
+}
+
+int runModel(const OnnxCommand::Options& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Graph g = loadOnnxFile(o.model);
+  if (!o.output_dir.empty()) makeOutputFolder(o.output_dir);  // created when missing, as every command's output folder
+  const json inputs_json = readInputsJson(o.inputs);
+  // A generator gets its time and camera inputs from --time/--camera; anything else from --inputs.
+  std::optional<GeneratorContract> contract;
+  try {
+    contract = detectContract(g);
+  } catch (const Error&) {
+  }
+  const TensorMap feeds = modelFeeds(g, inputs_json, o, contract);
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const bool vulkan = o.backend == "vulkan" || (o.backend == "auto" && gpu::vulkanAvailable());
   if (o.backend == "vulkan" && !gpu::vulkanAvailable()) throw Error("--backend vulkan: no Vulkan device (install mesa-vulkan-drivers)");
@@ -234,106 +366,23 @@ int runModel(const OnnxCommand::Options& o) {
     cpu_exec = std::make_unique<CpuExecutor>(std::move(g));
   }
   const CpuExecutor& exec = vulkan ? gpu_exec->cpu() : *cpu_exec;
-  // Every run is timed; the one whose total is the median gives the reported split. A Vulkan run's first
-  // call plans (a CPU dry run) and uploads the constants: it is timed apart, as `plan`.
-  TensorMap out;
-  double plan_ms = 0;
-  if (vulkan) {
-    const auto tp = std::chrono::steady_clock::now();
-    gpu_exec->prepare(feeds);
-    plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tp).count();
-  }
-  // Plain runs give the total (GPU timestamps on Vulkan, wall time on the CPU); on Vulkan one more,
-  // profiling run (a barrier after every node) gives the per-operator split.
-  std::vector<double> totals;
-  std::vector<NodeTime> median_times;
-  std::vector<std::pair<double, std::vector<NodeTime>>> cpu_runs;
-  double wall_ms = 0;
-  for (int r = 0; r < o.repeat; ++r) {
-    std::vector<NodeTime> times;
-    const auto t1 = std::chrono::steady_clock::now();
-    out = vulkan ? gpu_exec->run(feeds) : cpu_exec->run(feeds, &times);
-    wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
-    totals.push_back(vulkan ? gpu_exec->lastGpuMs() : wall_ms);
-    if (!vulkan) cpu_runs.emplace_back(wall_ms, std::move(times));
-  }
-  std::vector<double> sorted = totals;
-  std::sort(sorted.begin(), sorted.end());
-  const double run_ms = sorted[sorted.size() / 2];
-  double back_to_back_ms = 0;  // the median run of --back-to-back
-  if (vulkan && o.back_to_back) {
-    // The per-node split from profiled runs in the same submission: stable where a lone profiling run is not.
-    std::vector<double> runs = gpu_exec->runBackToBack(feeds, o.repeat, &median_times);
-    std::sort(runs.begin(), runs.end());
-    back_to_back_ms = runs[runs.size() / 2];
-  }
-  double profile_ms = 0;
-  if (vulkan) {
-    if (!o.back_to_back) gpu_exec->run(feeds, &median_times);
-    for (const NodeTime& t : median_times) profile_ms += t.ms;
-  } else {
-    std::sort(cpu_runs.begin(), cpu_runs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    median_times = cpu_runs[cpu_runs.size() / 2].second;
-  }
+  const ModelRun m = timeModel(o, gpu_exec.get(), cpu_exec.get(), feeds);
   std::map<std::string, double> per_op;
-  for (const NodeTime& t : median_times) per_op[t.op_type] += t.ms;
+  for (const NodeTime& t : m.median_times) per_op[t.op_type] += t.ms;
 
-  if (!o.output_dir.empty())
-    for (const auto& [name, t] : out) {
-      std::vector<float> values(static_cast<size_t>(t.numel()));
-      for (size_t k = 0; k < values.size(); ++k) values[k] = static_cast<float>(t.asDouble(k));
-      std::string file = name;
-      std::replace_if(file.begin(), file.end(), [](char c) { return !(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'); }, '_');
-      writeNpyArray((std::filesystem::path(o.output_dir) / (file + ".npy")).string(), values, t.shape);
-    }
+  if (!o.output_dir.empty()) writeNpyOutputs(m.out, o.output_dir);
   size_t gaussians = 0;
   if (!o.save_splats.empty()) {
     if (!contract) throw Error("--save-splats: " + o.model + " is not a gaussian generator");
-    GeneratedGaussians decoded = decodeGenerated(*contract, out, o.model);  // the run above, not a second load
+    GeneratedGaussians decoded = decodeGenerated(*contract, m.out, o.model);  // the run above, not a second load
     gaussians = decoded.cloud.size();
     saveSplats(bakeGenerated(decoded), o.save_splats);
   }
   if (o.json) {
-    json nodes = json::array();  // the profile, node by node, slowest first
-    std::vector<NodeTime> by_time = median_times;
-    std::sort(by_time.begin(), by_time.end(), [](const NodeTime& a, const NodeTime& b) { return a.ms > b.ms; });
-    for (const NodeTime& t : by_time) nodes.push_back({{"node", t.node}, {"op", t.op_type}, {"ms", t.ms}, {"wave", t.wave}});
-    json j = {{"model", o.model}, {"backend", vulkan ? "vulkan" : "cpu"}, {"run_ms", run_ms}, {"runs", o.repeat},
-              {"folded_nodes", exec.foldedNodes()}, {"op_ms", per_op}, {"node_ms", nodes}};
-    if (vulkan)
-      j["vulkan"] = {{"device", ctx->info().name}, {"plan_ms", plan_ms}, {"last_wall_ms", wall_ms}, {"dispatches", gpu_exec->dispatches()},
-                     {"gpu_nodes", gpu_exec->gpuNodes()}, {"waves", gpu_exec->waves()}, {"arena_bytes", gpu_exec->arenaBytes()},
-                     {"profile_ms", profile_ms}};
-    if (vulkan && o.back_to_back) j["vulkan"]["back_to_back_ms"] = back_to_back_ms;
-    j["outputs"] = json::object();
-    for (const auto& [name, t] : out) j["outputs"][name] = tensorSummary(t, true);
-    fmt::print("{}\n", j.dump());
+    printModelJson(o, m, per_op, exec, ctx.get(), gpu_exec.get());
     return 0;
   }
-  for (const auto& [name, t] : out) {
-    json s = tensorSummary(t, false);
-    fmt::print("{}: {} {}{}\n", name, dtypeName(t.dtype), shapeString(t.shape),
-               s.contains("min") ? fmt::format(" min {:.6g} max {:.6g} mean {:.6g}", s["min"].get<double>(), s["max"].get<double>(), s["mean"].get<double>())
-                                 : std::string());
-  }
-  if (!o.output_dir.empty()) fmt::print("wrote {} .npy file(s) to {}\n", out.size(), o.output_dir);
-  if (!o.save_splats.empty()) fmt::print("wrote {} ({} gaussians)\n", o.save_splats, gaussians);
-  std::vector<std::pair<double, std::string>> slow;
-  for (const auto& [op, ms] : per_op) slow.emplace_back(ms, op);
-  std::sort(slow.rbegin(), slow.rend());
-  std::string split;
-  for (size_t k = 0; k < slow.size() && k < 5; ++k) split += fmt::format("{}{} {:.2f}", k ? ", " : "", slow[k].second, slow[k].first);
-  if (vulkan)
-    fmt::print("time: load {:.3f} s, {} node(s) folded, plan {:.1f} ms; Vulkan ({}) GPU {:.3f} ms{} for {} node(s) in {} wave(s), "
-               "{} dispatch(es), arena {:.1f} MiB; last run {:.2f} ms with upload and readback; per-node profile {:.3f} ms ({})\n",
-               load_s, exec.foldedNodes(), plan_ms, ctx->info().name, run_ms, o.repeat > 1 ? fmt::format(" (median of {})", o.repeat) : "",
-               gpu_exec->gpuNodes(), gpu_exec->waves(), gpu_exec->dispatches(), static_cast<double>(gpu_exec->arenaBytes()) / (1 << 20), wall_ms,
-               profile_ms, split);
-  if (vulkan && o.back_to_back)
-    fmt::print("back to back: GPU {:.3f} ms per run (median of {} runs in one submission)\n", back_to_back_ms, o.repeat);
-  if (!vulkan)
-    fmt::print("time: load {:.3f} s, {} node(s) folded, CPU run {:.2f} ms{} ({})\n", load_s, exec.foldedNodes(), run_ms,
-               o.repeat > 1 ? fmt::format(" (median of {})", o.repeat) : "", split);
+  printModelText(o, m, per_op, exec, ctx.get(), gpu_exec.get(), load_s, gaussians);
   return 0;
 }
 

@@ -93,11 +93,6 @@ std::vector<int> outputsNamed(const std::string& arg) {
   return found;
 }
 
-std::string absolute(const std::string& dir, const std::string& path) {
-  const fs::path p(path);
-  return (p.is_absolute() ? p : fs::path(dir) / p).lexically_normal().string();
-}
-
 std::string keyOf(const std::string& name) {
   std::string key;
   for (char c : name) {
@@ -127,7 +122,7 @@ std::vector<std::string> expandPattern(const JsonNode& node, const std::string& 
   if (glob.empty()) node.fail("expected a pattern of file names, such as \"models/*.glb\"");
   if (folder.find_first_of("*?[") != std::string::npos)
     node.fail("wildcards are allowed in the last path component only");
-  const fs::path where = fs::path(absolute(dir, folder.empty() ? "." : folder));
+  const fs::path where = fs::path(absoluteIn(dir, folder.empty() ? "." : folder));
   std::error_code ec;
   if (!fs::is_directory(where, ec)) node.fail((folder.empty() ? "." : folder) + ": no such folder");
   std::vector<std::string> matches;
@@ -372,10 +367,11 @@ struct ManifestReader {
       }
     for (size_t i = 0; i < job.outputs.size(); ++i) {
       if (named.count(static_cast<int>(i))) continue;
-      const fs::path folder = fs::path(absolute(m.dir, job.outputs[i])).parent_path();
+      const fs::path folder = fs::path(absoluteIn(m.dir, job.outputs[i])).parent_path();
       bool beside = false;
       for (int n : named)
-        beside = beside || fs::path(absolute(m.dir, job.outputs[static_cast<size_t>(n)])).parent_path() == folder;
+        beside = beside ||
+                 fs::path(absoluteIn(m.dir, job.outputs[static_cast<size_t>(n)])).parent_path() == folder;
       if (!beside)
         throw Error(
             name + ": " + job.where + ".outputs[" + std::to_string(i) + "]: " + job.outputs[i] +
@@ -398,7 +394,7 @@ struct ManifestReader {
                   "\"" + job.name + "\" is also the name of " + it->second->where + " (job names are unique)");
       for (size_t i = 0; i < job.outputs.size(); ++i) {
         const std::string here = job.where + ".outputs[" + std::to_string(i) + "]";
-        const std::string abs = absolute(m.dir, job.outputs[i]);
+        const std::string abs = absoluteIn(m.dir, job.outputs[i]);
         if (auto [it, fresh] = written.emplace(abs, here); !fresh)
           check.add(job.entry, here,
                     job.outputs[i] + " is also written by " + it->second + " (two jobs writing one output)");
@@ -409,7 +405,7 @@ struct ManifestReader {
     for (const Job& job : m.jobs)
       for (size_t i = 0; i < job.inputs.size(); ++i) {
         const std::string here = job.where + ".inputs[" + std::to_string(i) + "]";
-        const std::string abs = absolute(m.dir, job.inputs[i]);
+        const std::string abs = absoluteIn(m.dir, job.inputs[i]);
         if (auto it = written.find(abs); it != written.end()) {
           check.add(
               job.entry, here,
@@ -446,6 +442,11 @@ const std::vector<KnownCommand>& knownCommands() {
                                                      {"onnx info", false},
                                                      {"pose", false}};
   return commands;
+}
+
+std::string absoluteIn(const std::string& dir, const std::string& path) {
+  const fs::path p(path);
+  return (p.is_absolute() ? p : fs::path(dir) / p).lexically_normal().string();
 }
 
 std::string shellQuote(const std::string& s) {
@@ -495,7 +496,7 @@ Manifest parseManifest(const std::string& text, const std::string& name, const s
                       " is not known (this splatforge reads version " + std::to_string(kManifestVersion) +
                       ")");
   const std::string stem = fs::path(name).stem().string();
-  m.state_dir = absolute(m.dir, r.has("state") ? r["state"].string() : stem + ".batch");
+  m.state_dir = absoluteIn(m.dir, r.has("state") ? r["state"].string() : stem + ".batch");
 
   ManifestReader reader{name, m, Checker{name, {}}, {}};
   reader.readDefaults(r);

@@ -61,6 +61,10 @@ std::vector<std::string> expandOutputs(const Job& job, const std::vector<std::st
 // declared, every argument that needs it shell-quoted.
 std::string commandLine(const Job& job);
 
+// A path as a manifest gives it (relative to `dir`, the manifest's folder, or absolute) made absolute and
+// lexically normal: the manifest checks, the runner and the results all name files this way.
+std::string absoluteIn(const std::string& dir, const std::string& path);
+
 // `s` quoted for a POSIX shell when it holds anything but [A-Za-z0-9_./:=,+@%-].
 std::string shellQuote(const std::string& s);
 

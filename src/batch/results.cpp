@@ -23,11 +23,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string absoluteIn(const std::string& dir, const std::string& path) {
-  const fs::path p(path);
-  return (p.is_absolute() ? p : fs::path(dir) / p).lexically_normal().string();
-}
-
 // SHA-256 of a file, read in 1 MiB blocks.
 std::string hashFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

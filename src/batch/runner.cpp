@@ -46,11 +46,6 @@ double unixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::string absoluteIn(const std::string& dir, const std::string& path) {
-  const fs::path p(path);
-  return (p.is_absolute() ? p : fs::path(dir) / p).lexically_normal().string();
-}
-
 std::string selfExecutable() {
   std::error_code ec;
   const fs::path p = fs::read_symlink("/proc/self/exe", ec);

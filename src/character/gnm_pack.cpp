@@ -284,6 +284,142 @@ std::vector<int> eyeJointCandidates(std::span<const std::string> names, int side
   return out;
 }
 
+namespace {
+
+// The left and right eye joints among the skin's joints `names`: named in the options, or found by the name
+// rule; the two must differ.
+std::array<int, 2> findEyeJoints(const std::vector<std::string>& names, const GnmFromGltfOptions& options,
+                                 const std::string& path) {
+  std::array<int, 2> eyes{};
+  for (int side = 0; side < 2; ++side) {
+    const std::string& wanted = side ? options.right_eye : options.left_eye;
+    const char* label = side ? "right" : "left";
+    if (!wanted.empty()) {
+      auto it = std::find(names.begin(), names.end(), wanted);
+      if (it == names.end()) throw Error(path + ": the " + std::string(label) + " eye joint '" + wanted + "' is not a joint of the skin");
+      eyes[side] = static_cast<int>(it - names.begin());
+      continue;
+    }
+    const std::vector<int> found = eyeJointCandidates(names, side);
+    if (found.size() != 1) {
+      std::string list;
+      for (int f : found) list += (list.empty() ? "" : ", ") + names[static_cast<size_t>(f)];
+      throw Error(path + ": " + (found.empty() ? "no skin joint" : std::to_string(found.size()) + " skin joints (" + list + ")") + " match the " + label +
+                  " eye name rule (" + (side ? "rEye, right_eye, eyeRight, eye_R" : "lEye, left_eye, eyeLeft, eye_L") +
+                  ", any case and separators); name the eye joints explicitly (--eyes LEFT,RIGHT)");
+    }
+    eyes[side] = found[0];
+  }
+  if (eyes[0] == eyes[1]) throw Error(path + ": the left and right eye joints are the same joint '" + names[static_cast<size_t>(eyes[0])] + "'");
+  return eyes;
+}
+
+// The skin's joint hierarchy: each joint's skin parent (the nearest ancestor that is a skin joint), whether
+// that is its node's direct parent, and a parents-first order (stable by depth).
+struct SkinTree {
+  std::vector<int> parent;
+  std::vector<bool> direct;
+  std::vector<size_t> order;    // pack joint -> skin joint
+  std::vector<int> pack_index;  // skin joint -> pack joint
+};
+
+// The joint hierarchy of `skin` from the document's node tree.
+SkinTree skinTree(const GltfDocument& doc, const GltfSkin& skin) {
+  const size_t nj = skin.joints.size();
+  SkinTree t;
+  std::vector<int> skin_of_node(doc.nodes.size(), -1);
+  for (size_t i = 0; i < nj; ++i) skin_of_node[static_cast<size_t>(skin.joints[i])] = static_cast<int>(i);
+  t.parent.assign(nj, -1);
+  t.direct.assign(nj, false);
+  std::vector<int> depth(nj, 0);
+  for (size_t i = 0; i < nj; ++i) {
+    int n = doc.nodes[static_cast<size_t>(skin.joints[i])].parent;
+    t.direct[i] = true;
+    while (n >= 0 && skin_of_node[static_cast<size_t>(n)] < 0) n = doc.nodes[static_cast<size_t>(n)].parent, t.direct[i] = false;
+    t.parent[i] = n >= 0 ? skin_of_node[static_cast<size_t>(n)] : -1;
+  }
+  for (size_t i = 0; i < nj; ++i)
+    for (int p = t.parent[i]; p >= 0 && depth[i] <= static_cast<int>(nj); p = t.parent[static_cast<size_t>(p)]) ++depth[i];
+  t.order.resize(nj);
+  for (size_t i = 0; i < nj; ++i) t.order[i] = i;
+  std::stable_sort(t.order.begin(), t.order.end(), [&](size_t a, size_t b) { return depth[a] < depth[b]; });
+  t.pack_index.resize(nj);
+  for (size_t i = 0; i < nj; ++i) t.pack_index[t.order[i]] = static_cast<int>(i);
+  return t;
+}
+
+// The vertices of the pack (head-local: less the pivot): positions, triangles, UVs, the morph basis and the
+// LBS influences (joints renumbered into the pack's order).
+void packVertices(const GltfPrimitive& prim, const SkinTree& tree, size_t nj, Vec3 pivot, const std::string& where,
+                  GnmPack& pack) {
+  const size_t nv = prim.positions.size();
+  const std::vector<int>& pack_index = tree.pack_index;
+  pack.neutral.resize(nv);
+  for (size_t i = 0; i < nv; ++i) pack.neutral[i] = prim.positions[i] - pivot;
+  pack.triangles = triangleList(prim);
+  if (prim.texcoords0.size() == nv) pack.uvs.assign(prim.texcoords0.begin(), prim.texcoords0.end());
+  const size_t k = prim.targets.size();
+  if (k > kGnmMaxBasis) throw Error(where + ": " + std::to_string(k) + " morph targets exceed a GNM pack's " + std::to_string(kGnmMaxBasis));
+  pack.basis.assign(k * nv, Vec3{});
+  for (size_t t = 0; t < k; ++t)
+    if (prim.targets[t].positions.size() == nv) std::copy(prim.targets[t].positions.begin(), prim.targets[t].positions.end(), pack.basis.begin() + static_cast<std::ptrdiff_t>(t * nv));
+  pack.lbs_joints.resize(nv);
+  pack.lbs_weights.resize(nv);
+  for (size_t i = 0; i < nv; ++i)
+    for (size_t c = 0; c < 4; ++c) {
+      const float w = prim.weights0[i][c];
+      const uint16_t joint = prim.joints0[i][c];
+      if (w > 0 && joint >= nj) throw Error(where + ": vertex " + std::to_string(i) + " is weighted to joint " + std::to_string(joint) + " of the skin's " + std::to_string(nj));
+      pack.lbs_weights[i][c] = w;
+      pack.lbs_joints[i][c] = joint < nj ? static_cast<uint16_t>(pack_index[joint]) : 0;
+    }
+}
+
+// Binds each eyeball to its eye joint: of the connected components by triangles (union-find), the one nearest
+// the eye's centre (head-local), when it holds at most a quarter of the vertices.
+void bindEyeballs(const std::array<Vec3, 2>& eye_centres, GnmPack& pack) {
+  const size_t nv = pack.neutral.size();
+  std::vector<uint32_t> root(nv);
+  for (size_t i = 0; i < nv; ++i) root[i] = static_cast<uint32_t>(i);
+  auto find = [&](uint32_t x) {
+    while (root[x] != x) x = root[x] = root[root[x]];
+    return x;
+  };
+  for (size_t t = 0; t + 2 < pack.triangles.size(); t += 3)
+    for (size_t e = 0; e < 2; ++e) root[find(pack.triangles[t + e])] = find(pack.triangles[t + e + 1]);
+  std::vector<uint32_t> size(nv, 0);
+  for (size_t i = 0; i < nv; ++i) ++size[find(static_cast<uint32_t>(i))];
+  std::array<uint32_t, 2> part{UINT32_MAX, UINT32_MAX};
+  for (size_t side = 0; side < 2; ++side) {
+    const Vec3 c = eye_centres[side];
+    size_t nearest = 0;
+    for (size_t i = 1; i < nv; ++i)
+      if (length(pack.neutral[i] - c) < length(pack.neutral[nearest] - c)) nearest = i;
+    const uint32_t r = find(static_cast<uint32_t>(nearest));
+    if (static_cast<size_t>(size[r]) * 4 <= nv && r != part[0]) part[side] = r;
+  }
+  for (size_t i = 0; i < nv; ++i)
+    for (size_t side = 0; side < 2; ++side)
+      if (find(static_cast<uint32_t>(i)) == part[side]) {
+        pack.lbs_joints[i] = {static_cast<uint16_t>(pack.eye_joints[side]), 0, 0, 0};
+        pack.lbs_weights[i] = {1, 0, 0, 0};
+      }
+}
+
+// The control names (the morph targets', then the gaze controls) and the ARKit map of targets named as ARKit
+// shapes.
+void packControls(const GltfMesh& mesh, size_t k, GnmPack& pack) {
+  for (size_t t = 0; t < k; ++t) pack.control_names.push_back(mesh.target_names.size() == k ? mesh.target_names[t] : "target" + std::to_string(t));
+  for (const char* g : kGnmGazeNames) pack.control_names.push_back(g);
+  bool any_arkit = false;
+  std::vector<float> map(kArkit52.size() * k, 0.0f);
+  for (size_t t = 0; t < k; ++t)
+    if (const int a = arkitIndex(pack.control_names[t]); a >= 0) map[static_cast<size_t>(a) * k + t] = 1.0f, any_arkit = true;
+  if (any_arkit) pack.arkit_map = std::move(map);
+}
+
+}  // namespace
+
 GnmPack fromSkinnedGltf(const GltfModel& model, const GnmFromGltfOptions& options) {
   const GltfDocument& doc = model.document();
   const int draw = boundDrawOf(model);
@@ -302,27 +438,7 @@ GnmPack fromSkinnedGltf(const GltfModel& model, const GnmFromGltfOptions& option
   for (size_t i = 0; i < nj; ++i) names[i] = doc.nodes[static_cast<size_t>(skin.joints[i])].name;
 
   // The eye joints: named, or by the name rule.
-  std::array<int, 2> eyes{};
-  for (int side = 0; side < 2; ++side) {
-    const std::string& wanted = side ? options.right_eye : options.left_eye;
-    const char* label = side ? "right" : "left";
-    if (!wanted.empty()) {
-      auto it = std::find(names.begin(), names.end(), wanted);
-      if (it == names.end()) throw Error(doc.path + ": the " + std::string(label) + " eye joint '" + wanted + "' is not a joint of the skin");
-      eyes[side] = static_cast<int>(it - names.begin());
-      continue;
-    }
-    const std::vector<int> found = eyeJointCandidates(names, side);
-    if (found.size() != 1) {
-      std::string list;
-      for (int f : found) list += (list.empty() ? "" : ", ") + names[static_cast<size_t>(f)];
-      throw Error(doc.path + ": " + (found.empty() ? "no skin joint" : std::to_string(found.size()) + " skin joints (" + list + ")") + " match the " + label +
-                  " eye name rule (" + (side ? "rEye, right_eye, eyeRight, eye_R" : "lEye, left_eye, eyeLeft, eye_L") +
-                  ", any case and separators); name the eye joints explicitly (--eyes LEFT,RIGHT)");
-    }
-    eyes[side] = found[0];
-  }
-  if (eyes[0] == eyes[1]) throw Error(doc.path + ": the left and right eye joints are the same joint '" + names[static_cast<size_t>(eyes[0])] + "'");
+  const std::array<int, 2> eyes = findEyeJoints(names, options, doc.path);
 
   // Rest model matrices (W) of the skin's joints; bind-space positions of a joint: inverse(inverseBind).
   GltfModel::Pose rest;
@@ -345,23 +461,11 @@ GnmPack fromSkinnedGltf(const GltfModel& model, const GnmFromGltfOptions& option
   const Mat4 to_head = inverseAffine(bind);
 
   // Skin parents (the nearest ancestor that is a skin joint), then a parents-first order (stable by depth).
-  std::vector<int> skin_of_node(doc.nodes.size(), -1);
-  for (size_t i = 0; i < nj; ++i) skin_of_node[static_cast<size_t>(skin.joints[i])] = static_cast<int>(i);
-  std::vector<int> parent(nj, -1), depth(nj, 0);
-  std::vector<bool> direct(nj, false);
-  for (size_t i = 0; i < nj; ++i) {
-    int n = doc.nodes[static_cast<size_t>(skin.joints[i])].parent;
-    direct[i] = true;
-    while (n >= 0 && skin_of_node[static_cast<size_t>(n)] < 0) n = doc.nodes[static_cast<size_t>(n)].parent, direct[i] = false;
-    parent[i] = n >= 0 ? skin_of_node[static_cast<size_t>(n)] : -1;
-  }
-  for (size_t i = 0; i < nj; ++i)
-    for (int p = parent[i]; p >= 0 && depth[i] <= static_cast<int>(nj); p = parent[static_cast<size_t>(p)]) ++depth[i];
-  std::vector<size_t> order(nj);
-  for (size_t i = 0; i < nj; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return depth[a] < depth[b]; });
-  std::vector<int> pack_index(nj);
-  for (size_t i = 0; i < nj; ++i) pack_index[order[i]] = static_cast<int>(i);
+  const SkinTree tree = skinTree(doc, skin);
+  const std::vector<int>& parent = tree.parent;
+  const std::vector<bool>& direct = tree.direct;
+  const std::vector<size_t>& order = tree.order;
+  const std::vector<int>& pack_index = tree.pack_index;
 
   GnmPack pack;
   pack.source = doc.path;
@@ -383,61 +487,11 @@ GnmPack fromSkinnedGltf(const GltfModel& model, const GnmFromGltfOptions& option
     jt.inverse_bind.m[3][0] = jt.inverse_bind.m[3][1] = jt.inverse_bind.m[3][2] = 0, jt.inverse_bind.m[3][3] = 1;
   }
 
-  pack.neutral.resize(nv);
-  for (size_t i = 0; i < nv; ++i) pack.neutral[i] = prim.positions[i] - pivot;
-  pack.triangles = triangleList(prim);
-  if (prim.texcoords0.size() == nv) pack.uvs.assign(prim.texcoords0.begin(), prim.texcoords0.end());
-  const size_t k = prim.targets.size();
-  if (k > kGnmMaxBasis) throw Error(where + ": " + std::to_string(k) + " morph targets exceed a GNM pack's " + std::to_string(kGnmMaxBasis));
-  pack.basis.assign(k * nv, Vec3{});
-  for (size_t t = 0; t < k; ++t)
-    if (prim.targets[t].positions.size() == nv) std::copy(prim.targets[t].positions.begin(), prim.targets[t].positions.end(), pack.basis.begin() + static_cast<std::ptrdiff_t>(t * nv));
-  pack.lbs_joints.resize(nv);
-  pack.lbs_weights.resize(nv);
-  for (size_t i = 0; i < nv; ++i)
-    for (size_t c = 0; c < 4; ++c) {
-      const float w = prim.weights0[i][c];
-      const uint16_t joint = prim.joints0[i][c];
-      if (w > 0 && joint >= nj) throw Error(where + ": vertex " + std::to_string(i) + " is weighted to joint " + std::to_string(joint) + " of the skin's " + std::to_string(nj));
-      pack.lbs_weights[i][c] = w;
-      pack.lbs_joints[i][c] = joint < nj ? static_cast<uint16_t>(pack_index[joint]) : 0;
-    }
-  if (options.bind_eyeballs) {
-    // Connected components by triangles (union-find), then the component nearest each eye's pivot.
-    std::vector<uint32_t> root(nv);
-    for (size_t i = 0; i < nv; ++i) root[i] = static_cast<uint32_t>(i);
-    auto find = [&](uint32_t x) {
-      while (root[x] != x) x = root[x] = root[root[x]];
-      return x;
-    };
-    for (size_t t = 0; t + 2 < pack.triangles.size(); t += 3)
-      for (size_t e = 0; e < 2; ++e) root[find(pack.triangles[t + e])] = find(pack.triangles[t + e + 1]);
-    std::vector<uint32_t> size(nv, 0);
-    for (size_t i = 0; i < nv; ++i) ++size[find(static_cast<uint32_t>(i))];
-    std::array<uint32_t, 2> part{UINT32_MAX, UINT32_MAX};
-    for (size_t side = 0; side < 2; ++side) {
-      const Vec3 c = bindPosition(static_cast<size_t>(eyes[side])) - pivot;
-      size_t nearest = 0;
-      for (size_t i = 1; i < nv; ++i)
-        if (length(pack.neutral[i] - c) < length(pack.neutral[nearest] - c)) nearest = i;
-      const uint32_t r = find(static_cast<uint32_t>(nearest));
-      if (static_cast<size_t>(size[r]) * 4 <= nv && r != part[0]) part[side] = r;
-    }
-    for (size_t i = 0; i < nv; ++i)
-      for (size_t side = 0; side < 2; ++side)
-        if (find(static_cast<uint32_t>(i)) == part[side]) {
-          pack.lbs_joints[i] = {static_cast<uint16_t>(pack.eye_joints[side]), 0, 0, 0};
-          pack.lbs_weights[i] = {1, 0, 0, 0};
-        }
-  }
+  packVertices(prim, tree, nj, pivot, where, pack);
+  if (options.bind_eyeballs)
+    bindEyeballs({bindPosition(static_cast<size_t>(eyes[0])) - pivot, bindPosition(static_cast<size_t>(eyes[1])) - pivot}, pack);
   const GltfMesh& mesh = doc.meshes[static_cast<size_t>(info.mesh)];
-  for (size_t t = 0; t < k; ++t) pack.control_names.push_back(mesh.target_names.size() == k ? mesh.target_names[t] : "target" + std::to_string(t));
-  for (const char* g : kGnmGazeNames) pack.control_names.push_back(g);
-  bool any_arkit = false;
-  std::vector<float> map(kArkit52.size() * k, 0.0f);
-  for (size_t t = 0; t < k; ++t)
-    if (const int a = arkitIndex(pack.control_names[t]); a >= 0) map[static_cast<size_t>(a) * k + t] = 1.0f, any_arkit = true;
-  if (any_arkit) pack.arkit_map = std::move(map);
+  packControls(mesh, prim.targets.size(), pack);
   if (std::string why = pack.validate(); !why.empty()) throw Error(doc.path + ": the GNM pack built from it is inconsistent: " + why);
   return pack;
 }

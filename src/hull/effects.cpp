@@ -234,6 +234,173 @@ HullParams packHullParams(const HullEffects& e, const HullLight& light, const Ma
   return p;
 }
 
+namespace {
+
+// One slot's splat while evaluateHull moves and shades it.
+struct SlotSplat {
+  Vec3 pos;
+  Vec3 normal;
+  Mat3 cov;
+  Vec3 col;
+  float op = 0;
+  Vec3 glow{};
+  bool lit = true;
+};
+
+// A debris slot: ballistic flight from its birth, fading as it cools; false once its life is over.
+bool debrisMotion(const HullParams& p, const HullSlot& s, Vec3 gravity, SlotSplat& splat) {
+  const float age = std::max(p.time - s.birth, 0.0f), a = age / p.debris_life;
+  if (a >= 1.0f) return false;
+  splat.pos = splat.pos + vec(s.velocity) * age + 0.5f * gravity * age * age;
+  if (s.flags & SF_HULL_FLAG_ION) {  // an engine's ion droplet: blue, fading
+    splat.col = mixv({0.55f, 0.85f, 1.0f}, {0.1f, 0.25f, 0.9f}, a);
+    splat.op *= 1.0f - a;
+  } else {
+    splat.col = blackBody(mixf(6500.0f, 600.0f, std::sqrt(a)));
+    splat.op *= 1.0f - smoothstepf(0.7f, 1.0f, a);
+  }
+  splat.lit = false;
+  return true;
+}
+
+// A slot of a broken-off body: the body's spin about its pivot and ballistic flight, fading at the end of
+// its life; false once that is over.
+bool bodyMotion(const HullParams& p, const HullBody& b, Vec3 gravity, SlotSplat& splat) {
+  const float age = std::max(p.time - b.birth, 0.0f);
+  if (age >= b.life) return false;
+  const Mat3 rot = axisAngle(vec(b.spin) * age);
+  const Vec3 pivot = vec(b.pivot);
+  splat.pos = pivot + rot * (splat.pos - pivot) + vec(b.velocity) * age + 0.5f * gravity * age * age;
+  splat.normal = rot * splat.normal;
+  splat.cov = sandwich(rot, splat.cov);
+  splat.op *= 1.0f - smoothstepf(0.75f, 1.0f, age / b.life);
+  return true;
+}
+
+// A hull slot's motion by part and chunk: the part transforms, charge lift, ripple, link decay and siphon.
+void partMotion(const HullParams& p, const HullRest& r, uint32_t part, uint32_t chunk, uint32_t key, Vec3 centre,
+                SlotSplat& splat) {
+  if ((p.effects & SF_HULL_FX_PART_XFORM) && part < p.part_count) {
+    const Mat3 rot = quatMatrix(p.part_quat[part][0], p.part_quat[part][1], p.part_quat[part][2], p.part_quat[part][3]);
+    const Vec3 pivot = vec(p.part_pivot[part]);
+    splat.pos = pivot + rot * (splat.pos - pivot) + vec(p.part_offset[part]);
+    splat.normal = rot * splat.normal;
+    splat.cov = sandwich(rot, splat.cov);
+  }
+  if (p.effects & SF_HULL_FX_CHARGE) {
+    const float h = rnd(chunk * 8u + part, 0xc4a6u);
+    splat.pos = splat.pos + splat.normal * (p.charge * p.charge_lift * (0.5f + 0.5f * h));
+    splat.glow = splat.glow + vec(p.charge_color) * (p.charge * (1.0f - r.ao) * 1.5f);
+  }
+  if (p.effects & SF_HULL_FX_RIPPLE) {
+    const float d = length(vec(r.position) - vec(p.ripple_origin));
+    const float x = (d - p.ripple_age * p.ripple_speed) / p.ripple_width;
+    splat.pos = splat.pos + splat.normal * (p.ripple_amplitude * std::exp(-x * x) * std::exp(-p.ripple_age * p.ripple_decay));
+  }
+  if (p.effects & SF_HULL_FX_LINK_DECAY) {
+    const uint32_t q = static_cast<uint32_t>(std::max(std::floor(p.time / p.decay_slot_seconds), 0.0f));
+    const uint32_t chosen = hash32(q * 7919u + 17u) % SF_HULL_PARTS;
+    const float g = p.link_decay;
+    if (part == chosen) {
+      splat.pos = splat.pos + (Vec3{rnd(q, 1u), rnd(q, 2u), rnd(q, 3u)} - Vec3{0.5f, 0.5f, 0.5f}) * (0.06f * g);
+      splat.col = mixv(splat.col, {0.1f, 0.95f, 1.0f}, 0.75f * g);
+      splat.op *= 1.0f - 0.4f * g;
+    }
+    if (rnd(key, q) < 0.015f * g) {
+      splat.pos = splat.pos + (Vec3{rnd(key, q + 11u), rnd(key, q + 12u), rnd(key, q + 13u)} - Vec3{0.5f, 0.5f, 0.5f}) * (0.1f * g);
+      splat.col = {0.6f, 1.0f, 1.0f};
+    }
+  }
+  if ((p.effects & SF_HULL_FX_SIPHON) && rnd(key, 0x51fu) < p.siphon * p.siphon_share) {
+    const float phase = fractf(p.time / p.siphon_period + rnd(key, 0x52fu));
+    const float e = phase * phase;
+    Vec3 v = splat.pos - centre;
+    const float ang = e * p.siphon_turns * kTwoPi, ca = std::cos(ang), sa = std::sin(ang);
+    v = Vec3{ca * v.x + sa * v.z, v.y, -sa * v.x + ca * v.z} * (1.0f - e);
+    splat.pos = centre + v;
+    const Vec3 d = safeNormalize(-v, {0, 1, 0});
+    const float across = 1.0f - 0.6f * e, along = 1.0f + 5.0f * e;
+    Mat3 st = scaled(Mat3{}, across);
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b) st.m[a][b] += (along - across) * d[a] * d[b];
+    splat.cov = sandwich(st, splat.cov);
+  }
+}
+
+// The scatter effect (SF_HULL_FX_SCATTER): each splat thrown along its mode's direction, fading and shrinking.
+void scatterMotion(const HullParams& p, const HullRest& r, uint32_t key, Vec3 centre, SlotSplat& splat) {
+  if (!(p.effects & SF_HULL_FX_SCATTER)) return;
+  const Vec3 v = vec(r.position) - centre;
+  const Vec3 ru = rndUnit(key, 0x5ca7u);
+  const float u = rnd(key, 0x5ca9u);
+  Vec3 dir;
+  if (p.scatter_mode == SF_HULL_SCATTER_RING) {
+    dir = safeNormalize({v.x, 0, v.z}, {1, 0, 0}) + 0.3f * Vec3{ru.x, 0, ru.z} + Vec3{0, 0.15f * (u - 0.5f), 0};
+  } else if (p.scatter_mode == SF_HULL_SCATTER_FIREWORK) {
+    dir = {0.35f * ru.x, 1.5f + u, 0.35f * ru.z};
+  } else if (p.scatter_mode == SF_HULL_SCATTER_VORTEX) {
+    dir = safeNormalize(cross({0, 1, 0}, v), {1, 0, 0}) + 0.35f * safeNormalize(v, {0, 1, 0}) + Vec3{0, 0.4f, 0};
+  } else {
+    dir = safeNormalize(v, {0, 1, 0}) + 0.5f * ru;
+  }
+  dir = safeNormalize(dir + (2.0f * p.kill_bias) * vec(p.kill_direction), {0, 1, 0});
+  const float sp = p.scatter, ease = 1.0f - (1.0f - sp) * (1.0f - sp);
+  splat.pos = splat.pos + dir * (p.scatter_distance * (0.4f + 0.6f * u) * ease);
+  if (p.scatter_mode == SF_HULL_SCATTER_VORTEX) {
+    const Vec3 w = splat.pos - centre;
+    const float ang = sp * 3.14159265f * (1.0f + u), ca = std::cos(ang), sa = std::sin(ang);
+    splat.pos = centre + Vec3{ca * w.x + sa * w.z, w.y, -sa * w.x + ca * w.z};
+  }
+  splat.op *= 1.0f - smoothstepf(0.55f, 1.0f, sp);
+  splat.cov = scaled(splat.cov, (1.0f - 0.5f * sp) * (1.0f - 0.5f * sp));
+}
+
+// A hull (skin or layer) slot's effects: motion, scatter, implosion, then glow (hot, barrel heat, thrust)
+// and sparks.
+void hullSlotEffects(const HullParams& p, const HullRest& r, const HullSlot& s, uint32_t key, Vec3 centre,
+                     SlotSplat& splat) {
+  const uint32_t part = r.channels & 0xffu, chunk = r.channels >> 16;
+  partMotion(p, r, part, chunk, key, centre, splat);
+  scatterMotion(p, r, key, centre, splat);
+  if (p.implode > 0) {
+    const float k = p.implode * p.implode;
+    splat.pos = mixv(splat.pos, centre, k * 0.85f * (0.7f + 0.3f * rnd(key, 0x1317u)));
+    splat.cov = scaled(splat.cov, (1.0f - 0.7f * p.implode) * (1.0f - 0.7f * p.implode));
+    splat.col = mixv(splat.col, {1, 1, 1}, 0.5f * k);
+  }
+  if (s.flags & SF_HULL_FLAG_HOT)
+    splat.glow = splat.glow + Vec3{1.0f, 0.35f, 0.05f} * (0.6f + 0.4f * std::sin(p.time * 5.0f + rnd(key, 0x407u) * kTwoPi));
+  if (p.effects & SF_HULL_FX_HEAT) {
+    for (uint32_t g = 0; g < p.gun_count && g < SF_HULL_GUNS; ++g)
+      splat.glow = splat.glow + barrelGlow(p.gun_heat[g][3], length(vec(r.position) - vec(p.gun_heat[g])), p.heat_radius);
+  }
+  if ((p.effects & SF_HULL_FX_THRUST) && part < 8u && ((p.engine_parts >> part) & 1u))
+    splat.glow = splat.glow + vec(p.thrust_color) * (p.thrust * (0.85f + 0.15f * std::sin(p.time * 40.0f + rnd(key, 0x7e5u) * kTwoPi)));
+  if ((s.flags & SF_HULL_FLAG_SPARK) && fractf(p.time * 0.7f + rnd(key, 0x5a4u)) < 0.08f) {
+    splat.col = {0.7f, 0.85f, 1.0f};
+    splat.lit = false;
+  }
+}
+
+// The toon lighting of a lit splat (SF_HULL_FX_LIGHT), its emission and the flash.
+void shadeSlot(const HullParams& p, const HullRest& r, SlotSplat& splat) {
+  if (!splat.lit || !(p.effects & SF_HULL_FX_LIGHT)) return;
+  const float ndl = std::clamp(dot(splat.normal, vec(p.to_light)), 0.0f, 1.0f);
+  float band = mixf(0.62f, 0.88f, smoothstepf(0.22f, 0.28f, ndl));
+  band = mixf(band, 1.12f, smoothstepf(0.52f, 0.58f, ndl));
+  const Vec3 albedo = splat.col;
+  splat.col = albedo * (p.brightness * band) + albedo * (r.emission * (0.78f + 0.22f * std::sin(p.time * 2.3f)) * p.emission_gain);
+  if (p.effects & SF_HULL_FX_FLASH) {
+    const Vec3 fd = vec(p.flash_position) - splat.pos;
+    const float fndl = std::clamp(dot(splat.normal, safeNormalize(fd, {0, 0, 0})), 0.0f, 1.0f);
+    const float fband = fndl > 0.5f ? 1.0f : (fndl > 0.2f ? 0.45f : 0.0f);
+    const float d2 = dot(fd, fd) * p.scale * p.scale;
+    splat.col = splat.col + vec(p.flash_color) * (p.flash_strength * fband / (1.0f + 0.15f * d2));
+  }
+}
+
+}  // namespace
+
 void evaluateHull(const HullParams& p, std::span<const HullRest> rest, std::span<const HullSlot> slots,
                   std::span<const HullBody> bodies, HullOutput& out, std::span<const uint32_t> lod_rank) {
   const bool lod = (p.effects & SF_HULL_FX_LOD) != 0;
@@ -254,148 +421,27 @@ void evaluateHull(const HullParams& p, std::span<const HullRest> rest, std::span
     if (s.source >= rest.size()) throw Error("hull slot " + std::to_string(idx) + ": rest record out of range");
     if (lod && !(s.flags & SF_HULL_FLAG_ION) && lod_rank[s.source] >= p.lod_count) continue;  // runtime LOD
     const HullRest& r = rest[s.source];
-    Vec3 pos = vec(s.position);
-    Vec3 n_ = vec(r.normal) * s.normal_sign;
-    Mat3 cov = scaled(covarianceMatrix(Cov6{r.cov[0], r.cov[1], r.cov[2], r.cov[3], r.cov[4], r.cov[5]}), s.size * s.size);
-    Vec3 col = vec(s.color);
-    float op = s.opacity;
-    Vec3 glow{};
-    bool lit = true;
+    SlotSplat splat;
+    splat.pos = vec(s.position);
+    splat.normal = vec(r.normal) * s.normal_sign;
+    splat.cov = scaled(covarianceMatrix(Cov6{r.cov[0], r.cov[1], r.cov[2], r.cov[3], r.cov[4], r.cov[5]}), s.size * s.size);
+    splat.col = vec(s.color);
+    splat.op = s.opacity;
     const uint32_t key = hash32(i * 0x9e3779b9u + r.seed);
 
     if (kind == SF_HULL_KIND_DEBRIS) {
-      const float age = std::max(p.time - s.birth, 0.0f), a = age / p.debris_life;
-      if (a >= 1.0f) continue;
-      pos = pos + vec(s.velocity) * age + 0.5f * gravity * age * age;
-      if (s.flags & SF_HULL_FLAG_ION) {  // an engine's ion droplet: blue, fading
-        col = mixv({0.55f, 0.85f, 1.0f}, {0.1f, 0.25f, 0.9f}, a);
-        op *= 1.0f - a;
-      } else {
-        col = blackBody(mixf(6500.0f, 600.0f, std::sqrt(a)));
-        op *= 1.0f - smoothstepf(0.7f, 1.0f, a);
-      }
-      lit = false;
+      if (!debrisMotion(p, s, gravity, splat)) continue;
     } else if (kind == SF_HULL_KIND_BODY) {
       if (s.body >= bodies.size()) throw Error("hull slot " + std::to_string(idx) + ": body out of range");
-      const HullBody& b = bodies[s.body];
-      const float age = std::max(p.time - b.birth, 0.0f);
-      if (age >= b.life) continue;
-      const Mat3 rot = axisAngle(vec(b.spin) * age);
-      const Vec3 pivot = vec(b.pivot);
-      pos = pivot + rot * (pos - pivot) + vec(b.velocity) * age + 0.5f * gravity * age * age;
-      n_ = rot * n_;
-      cov = sandwich(rot, cov);
-      op *= 1.0f - smoothstepf(0.75f, 1.0f, age / b.life);
+      if (!bodyMotion(p, bodies[s.body], gravity, splat)) continue;
     } else {
-      const uint32_t part = r.channels & 0xffu, chunk = r.channels >> 16;
-      if ((p.effects & SF_HULL_FX_PART_XFORM) && part < p.part_count) {
-        const Mat3 rot = quatMatrix(p.part_quat[part][0], p.part_quat[part][1], p.part_quat[part][2], p.part_quat[part][3]);
-        const Vec3 pivot = vec(p.part_pivot[part]);
-        pos = pivot + rot * (pos - pivot) + vec(p.part_offset[part]);
-        n_ = rot * n_;
-        cov = sandwich(rot, cov);
-      }
-      if (p.effects & SF_HULL_FX_CHARGE) {
-        const float h = rnd(chunk * 8u + part, 0xc4a6u);
-        pos = pos + n_ * (p.charge * p.charge_lift * (0.5f + 0.5f * h));
-        glow = glow + vec(p.charge_color) * (p.charge * (1.0f - r.ao) * 1.5f);
-      }
-      if (p.effects & SF_HULL_FX_RIPPLE) {
-        const float d = length(vec(r.position) - vec(p.ripple_origin));
-        const float x = (d - p.ripple_age * p.ripple_speed) / p.ripple_width;
-        pos = pos + n_ * (p.ripple_amplitude * std::exp(-x * x) * std::exp(-p.ripple_age * p.ripple_decay));
-      }
-      if (p.effects & SF_HULL_FX_LINK_DECAY) {
-        const uint32_t q = static_cast<uint32_t>(std::max(std::floor(p.time / p.decay_slot_seconds), 0.0f));
-        const uint32_t chosen = hash32(q * 7919u + 17u) % SF_HULL_PARTS;
-        const float g = p.link_decay;
-        if (part == chosen) {
-          pos = pos + (Vec3{rnd(q, 1u), rnd(q, 2u), rnd(q, 3u)} - Vec3{0.5f, 0.5f, 0.5f}) * (0.06f * g);
-          col = mixv(col, {0.1f, 0.95f, 1.0f}, 0.75f * g);
-          op *= 1.0f - 0.4f * g;
-        }
-        if (rnd(key, q) < 0.015f * g) {
-          pos = pos + (Vec3{rnd(key, q + 11u), rnd(key, q + 12u), rnd(key, q + 13u)} - Vec3{0.5f, 0.5f, 0.5f}) * (0.1f * g);
-          col = {0.6f, 1.0f, 1.0f};
-        }
-      }
-      if ((p.effects & SF_HULL_FX_SIPHON) && rnd(key, 0x51fu) < p.siphon * p.siphon_share) {
-        const float phase = fractf(p.time / p.siphon_period + rnd(key, 0x52fu));
-        const float e = phase * phase;
-        Vec3 v = pos - centre;
-        const float ang = e * p.siphon_turns * kTwoPi, ca = std::cos(ang), sa = std::sin(ang);
-        v = Vec3{ca * v.x + sa * v.z, v.y, -sa * v.x + ca * v.z} * (1.0f - e);
-        pos = centre + v;
-        const Vec3 d = safeNormalize(-v, {0, 1, 0});
-        const float across = 1.0f - 0.6f * e, along = 1.0f + 5.0f * e;
-        Mat3 st = scaled(Mat3{}, across);
-        for (int a = 0; a < 3; ++a)
-          for (int b = 0; b < 3; ++b) st.m[a][b] += (along - across) * d[a] * d[b];
-        cov = sandwich(st, cov);
-      }
-      if (p.effects & SF_HULL_FX_SCATTER) {
-        const Vec3 v = vec(r.position) - centre;
-        const Vec3 ru = rndUnit(key, 0x5ca7u);
-        const float u = rnd(key, 0x5ca9u);
-        Vec3 dir;
-        if (p.scatter_mode == SF_HULL_SCATTER_RING) {
-          dir = safeNormalize({v.x, 0, v.z}, {1, 0, 0}) + 0.3f * Vec3{ru.x, 0, ru.z} + Vec3{0, 0.15f * (u - 0.5f), 0};
-        } else if (p.scatter_mode == SF_HULL_SCATTER_FIREWORK) {
-          dir = {0.35f * ru.x, 1.5f + u, 0.35f * ru.z};
-        } else if (p.scatter_mode == SF_HULL_SCATTER_VORTEX) {
-          dir = safeNormalize(cross({0, 1, 0}, v), {1, 0, 0}) + 0.35f * safeNormalize(v, {0, 1, 0}) + Vec3{0, 0.4f, 0};
-        } else {
-          dir = safeNormalize(v, {0, 1, 0}) + 0.5f * ru;
-        }
-        dir = safeNormalize(dir + (2.0f * p.kill_bias) * vec(p.kill_direction), {0, 1, 0});
-        const float sp = p.scatter, ease = 1.0f - (1.0f - sp) * (1.0f - sp);
-        pos = pos + dir * (p.scatter_distance * (0.4f + 0.6f * u) * ease);
-        if (p.scatter_mode == SF_HULL_SCATTER_VORTEX) {
-          const Vec3 w = pos - centre;
-          const float ang = sp * 3.14159265f * (1.0f + u), ca = std::cos(ang), sa = std::sin(ang);
-          pos = centre + Vec3{ca * w.x + sa * w.z, w.y, -sa * w.x + ca * w.z};
-        }
-        op *= 1.0f - smoothstepf(0.55f, 1.0f, sp);
-        cov = scaled(cov, (1.0f - 0.5f * sp) * (1.0f - 0.5f * sp));
-      }
-      if (p.implode > 0) {
-        const float k = p.implode * p.implode;
-        pos = mixv(pos, centre, k * 0.85f * (0.7f + 0.3f * rnd(key, 0x1317u)));
-        cov = scaled(cov, (1.0f - 0.7f * p.implode) * (1.0f - 0.7f * p.implode));
-        col = mixv(col, {1, 1, 1}, 0.5f * k);
-      }
-      if (s.flags & SF_HULL_FLAG_HOT)
-        glow = glow + Vec3{1.0f, 0.35f, 0.05f} * (0.6f + 0.4f * std::sin(p.time * 5.0f + rnd(key, 0x407u) * kTwoPi));
-      if (p.effects & SF_HULL_FX_HEAT) {
-        for (uint32_t g = 0; g < p.gun_count && g < SF_HULL_GUNS; ++g)
-          glow = glow + barrelGlow(p.gun_heat[g][3], length(vec(r.position) - vec(p.gun_heat[g])), p.heat_radius);
-      }
-      if ((p.effects & SF_HULL_FX_THRUST) && part < 8u && ((p.engine_parts >> part) & 1u))
-        glow = glow + vec(p.thrust_color) * (p.thrust * (0.85f + 0.15f * std::sin(p.time * 40.0f + rnd(key, 0x7e5u) * kTwoPi)));
-      if ((s.flags & SF_HULL_FLAG_SPARK) && fractf(p.time * 0.7f + rnd(key, 0x5a4u)) < 0.08f) {
-        col = {0.7f, 0.85f, 1.0f};
-        lit = false;
-      }
+      hullSlotEffects(p, r, s, key, centre, splat);
     }
-
-    if (lit && (p.effects & SF_HULL_FX_LIGHT)) {
-      const float ndl = std::clamp(dot(n_, vec(p.to_light)), 0.0f, 1.0f);
-      float band = mixf(0.62f, 0.88f, smoothstepf(0.22f, 0.28f, ndl));
-      band = mixf(band, 1.12f, smoothstepf(0.52f, 0.58f, ndl));
-      const Vec3 albedo = col;
-      col = albedo * (p.brightness * band) + albedo * (r.emission * (0.78f + 0.22f * std::sin(p.time * 2.3f)) * p.emission_gain);
-      if (p.effects & SF_HULL_FX_FLASH) {
-        const Vec3 fd = vec(p.flash_position) - pos;
-        const float fndl = std::clamp(dot(n_, safeNormalize(fd, {0, 0, 0})), 0.0f, 1.0f);
-        const float fband = fndl > 0.5f ? 1.0f : (fndl > 0.2f ? 0.45f : 0.0f);
-        const float d2 = dot(fd, fd) * p.scale * p.scale;
-        col = col + vec(p.flash_color) * (p.flash_strength * fband / (1.0f + 0.15f * d2));
-      }
-    }
-    col = col + glow;
-    out.positions[idx] = pos;
-    out.covariances[idx] = covarianceUpper(cov);
-    out.opacities[idx] = op;
+    shadeSlot(p, r, splat);
+    const Vec3 col = splat.col + splat.glow;
+    out.positions[idx] = splat.pos;
+    out.covariances[idx] = covarianceUpper(splat.cov);
+    out.opacities[idx] = splat.op;
     out.colors[idx] = {std::clamp(col.x, 0.0f, 1.0f), std::clamp(col.y, 0.0f, 1.0f), std::clamp(col.z, 0.0f, 1.0f)};
     if (p.shape_large > 0 && (s.flags & SF_HULL_FLAG_WOUND) && (kind == SF_HULL_KIND_SKIN || kind == SF_HULL_KIND_LAYER))
       out.shapes[idx] = woundShape(p, r, key);

@@ -394,6 +394,13 @@ class Loader {
 
   void readNodes(GltfDocument& doc) const;
   void readMeshes(GltfDocument& doc);
+  GltfPrimitive readPrimitive(GltfDocument& doc, const tinygltf::Primitive& sp, const std::string& where);
+  void readPrimitiveMaterial(GltfDocument& doc, const tinygltf::Primitive& sp, GltfPrimitive& prim,
+                             const std::string& where);
+  void readMorphTargets(const tinygltf::Primitive& sp, size_t vertex_count, GltfPrimitive& prim,
+                        const std::string& where) const;
+  void readMeshWeights(GltfDocument& doc, const tinygltf::Mesh& src, size_t m, size_t targets,
+                       GltfMesh& mesh) const;
   void readBaseColorTexture(GltfDocument& doc, GltfPrimitive& prim, const std::string& where);
   bool decodeImage(GltfDocument& doc, size_t image);
   void readSplats(GltfDocument& doc, const tinygltf::Primitive& src, GltfPrimitive& prim,
@@ -726,110 +733,8 @@ void Loader::readMeshes(GltfDocument& doc) {
     mesh.name = src.name;
     std::optional<size_t> target_count;
     for (size_t p = 0; p < src.primitives.size(); ++p) {
-      const tinygltf::Primitive& sp = src.primitives[p];
-      GltfPrimitive prim;
-      std::string where = at("meshes", m) + "." + at("primitives", p);
-      prim.mode = sp.mode < 0 ? 4 : sp.mode;
-      if (prim.mode > 6) fail(where, "mode " + std::to_string(prim.mode) + " is not a glTF primitive mode");
-      if (sp.material >= 0) {
-        if (static_cast<size_t>(sp.material) >= model_.materials.size())
-          fail(where, "material index " + std::to_string(sp.material) + " out of range (" +
-                          std::to_string(model_.materials.size()) + " materials)");
-        prim.material = sp.material;
-        const std::vector<double>& f =
-            model_.materials[static_cast<size_t>(sp.material)].pbrMetallicRoughness.baseColorFactor;
-        if (f.size() == 4 && allFinite(f))
-          for (size_t k = 0; k < 4; ++k) prim.base_color[k] = static_cast<float>(f[k]);
-        readBaseColorTexture(doc, prim, where);
-      }
-      auto attribute = [&](const char* name) -> int {
-        auto it = sp.attributes.find(name);
-        return it == sp.attributes.end() ? -1 : it->second;
-      };
-      std::optional<size_t> vertex_count;
-      auto checkCount = [&](const std::string& attr, size_t count) {
-        if (!vertex_count)
-          vertex_count = count;
-        else if (*vertex_count != count)
-          fail(where + ".attributes." + attr, "count " + std::to_string(count) +
-                                                  " differs from the other attributes' " +
-                                                  std::to_string(*vertex_count));
-      };
-      auto read = [&](const char* name, const AccessorRule& rule,
-                      int* comps = nullptr) -> std::vector<float> {
-        int index = attribute(name);
-        if (index < 0 && !sp.attributes.count(name)) return {};
-        std::string ctx = where + ".attributes." + name;
-        int c = 0;
-        std::vector<float> v = readFloats(ctx, index, rule, &c);
-        if (comps) *comps = c;
-        checkCount(name, model_.accessors[static_cast<size_t>(index)].count);
-        return v;
-      };
-      if (sp.extensions.count(kSplatExtension)) {  // splats: the declared count against the load budget first
-        const int pi = attribute("POSITION");
-        if (pi >= 0 && static_cast<size_t>(pi) < model_.accessors.size())
-          checkGaussianBudget(name_, model_.accessors[static_cast<size_t>(pi)].count, 0);
-      }
-      prim.positions = toVec3(read("POSITION", kPositionRule));
-      prim.normals = toVec3(read("NORMAL", kNormalRule));
-      std::vector<float> uv = read("TEXCOORD_0", kTexcoordRule);
-      prim.texcoords0.resize(uv.size() / 2);
-      for (size_t i = 0; i < prim.texcoords0.size(); ++i) prim.texcoords0[i] = {uv[2 * i], uv[2 * i + 1]};
-      int color_comps = 4;
-      std::vector<float> col = read("COLOR_0", kColorRule, &color_comps);
-      const size_t cc = static_cast<size_t>(color_comps);
-      prim.colors0.resize(col.size() / cc);
-      for (size_t i = 0; i < prim.colors0.size(); ++i)
-        prim.colors0[i] = {col[cc * i], col[cc * i + 1], col[cc * i + 2], cc == 4 ? col[cc * i + 3] : 1.0f};
-      for (int set = 0; set < 2; ++set) {
-        std::string jn = "JOINTS_" + std::to_string(set), wn = "WEIGHTS_" + std::to_string(set);
-        int ji = attribute(jn.c_str()), wi = attribute(wn.c_str());
-        if ((ji >= 0) != (wi >= 0)) fail(where + ".attributes", jn + " and " + wn + " must come together");
-        if (ji < 0) continue;
-        std::vector<uint32_t> j = readUints(where + ".attributes." + jn, ji, kJointsRule);
-        checkCount(jn, model_.accessors[static_cast<size_t>(ji)].count);
-        std::vector<float> w = read(wn.c_str(), kWeightsRule);
-        auto& joints = set == 0 ? prim.joints0 : prim.joints1;
-        auto& weights = set == 0 ? prim.weights0 : prim.weights1;
-        joints.resize(j.size() / 4);
-        weights.resize(w.size() / 4);
-        for (size_t i = 0; i < joints.size(); ++i)
-          for (size_t k = 0; k < 4; ++k) {
-            joints[i][k] = static_cast<uint16_t>(j[4 * i + k]);  // UNSIGNED_BYTE/SHORT: always fits
-            weights[i][k] = w[4 * i + k];
-            if (weights[i][k] < 0)
-              fail(where + ".attributes." + wn, "negative weight at vertex " + std::to_string(i));
-          }
-      }
-      if (!prim.joints1.empty() && prim.joints0.empty())
-        fail(where + ".attributes", "JOINTS_1 without JOINTS_0");
-      const size_t vc = vertex_count.value_or(0);
-      if (prim.positions.empty() && vc > 0) fail(where + ".attributes", "POSITION is missing");
-      if (sp.extensions.count(kSplatExtension)) readSplats(doc, sp, prim, where);
-
-      if (sp.indices >= 0) {
-        prim.indices = readUints(where + ".indices", sp.indices, kIndexRule);
-        for (size_t i = 0; i < prim.indices.size(); ++i)
-          if (prim.indices[i] >= vc)
-            fail(where + ".indices", "index " + std::to_string(prim.indices[i]) + " at " + std::to_string(i) +
-                                         " is out of range for " + std::to_string(vc) + " vertices");
-      }
-
-      for (size_t t = 0; t < sp.targets.size(); ++t) {
-        GltfMorphTarget target;
-        std::string tw = where + "." + at("targets", t);
-        for (const auto& [attr, index] : sp.targets[t]) {
-          if (attr != "POSITION" && attr != "NORMAL") continue;  // TANGENT and others are not used
-          std::vector<Vec3> v =
-              toVec3(readFloats(tw + "." + attr, index, attr == "POSITION" ? kPositionRule : kNormalRule));
-          if (v.size() != vc)
-            fail(tw + "." + attr, "count " + std::to_string(v.size()) + " differs from the primitive's " +
-                                      std::to_string(vc) + " vertices");
-          (attr == "POSITION" ? target.positions : target.normals) = std::move(v);
-        }
-        prim.targets.push_back(std::move(target));
-      }
+      const std::string where = at("meshes", m) + "." + at("primitives", p);
+      GltfPrimitive prim = readPrimitive(doc, src.primitives[p], where);
       if (target_count && *target_count != prim.targets.size())
         fail(where, std::to_string(prim.targets.size()) +
                         " morph targets, but the mesh's first primitive has " +
@@ -837,28 +742,7 @@ void Loader::readMeshes(GltfDocument& doc) {
       target_count = prim.targets.size();
       mesh.primitives.push_back(std::move(prim));
     }
-    const size_t targets = target_count.value_or(0);
-    if (!src.weights.empty()) {
-      if (src.weights.size() != targets)
-        fail(at("meshes", m) + ".weights", std::to_string(src.weights.size()) + " weights for " +
-                                               std::to_string(targets) + " morph targets");
-      if (!allFinite(src.weights)) fail(at("meshes", m) + ".weights", "non-finite weight");
-      for (double w : src.weights) mesh.weights.push_back(static_cast<float>(w));
-    } else {
-      mesh.weights.assign(targets, 0.0f);
-    }
-    if (src.extras.IsObject() && src.extras.Has("targetNames")) {
-      const tinygltf::Value& names = src.extras.Get("targetNames");
-      bool ok = names.IsArray() && names.ArrayLen() == targets;
-      for (size_t k = 0; ok && k < names.ArrayLen(); ++k) ok = names.Get(static_cast<int>(k)).IsString();
-      if (ok) {
-        for (size_t k = 0; k < names.ArrayLen(); ++k)
-          mesh.target_names.push_back(names.Get(static_cast<int>(k)).Get<std::string>());
-      } else {
-        doc.warnings.push_back(at("meshes", m) + ".extras.targetNames: ignored (not " +
-                               std::to_string(targets) + " strings)");
-      }
-    }
+    readMeshWeights(doc, src, m, target_count.value_or(0), mesh);
   }
   // Node weights must match their mesh's target count.
   for (size_t i = 0; i < doc.nodes.size(); ++i) {
@@ -868,6 +752,150 @@ void Loader::readMeshes(GltfDocument& doc) {
     if (node.weights.size() != targets)
       fail(at("nodes", i) + ".weights", std::to_string(node.weights.size()) + " weights for " +
                                             std::to_string(targets) + " morph targets");
+  }
+}
+
+// One primitive (meshes[m].primitives[p] at `where`): its mode, material, vertex attributes, splats,
+// indices and morph targets.
+GltfPrimitive Loader::readPrimitive(GltfDocument& doc, const tinygltf::Primitive& sp,
+                                    const std::string& where) {
+  GltfPrimitive prim;
+  prim.mode = sp.mode < 0 ? 4 : sp.mode;
+  if (prim.mode > 6) fail(where, "mode " + std::to_string(prim.mode) + " is not a glTF primitive mode");
+  readPrimitiveMaterial(doc, sp, prim, where);
+  auto attribute = [&](const char* name) -> int {
+    auto it = sp.attributes.find(name);
+    return it == sp.attributes.end() ? -1 : it->second;
+  };
+  std::optional<size_t> vertex_count;
+  auto checkCount = [&](const std::string& attr, size_t count) {
+    if (!vertex_count)
+      vertex_count = count;
+    else if (*vertex_count != count)
+      fail(where + ".attributes." + attr, "count " + std::to_string(count) +
+                                              " differs from the other attributes' " +
+                                              std::to_string(*vertex_count));
+  };
+  auto read = [&](const char* name, const AccessorRule& rule, int* comps = nullptr) -> std::vector<float> {
+    int index = attribute(name);
+    if (index < 0 && !sp.attributes.count(name)) return {};
+    std::string ctx = where + ".attributes." + name;
+    int c = 0;
+    std::vector<float> v = readFloats(ctx, index, rule, &c);
+    if (comps) *comps = c;
+    checkCount(name, model_.accessors[static_cast<size_t>(index)].count);
+    return v;
+  };
+  if (sp.extensions.count(kSplatExtension)) {  // splats: the declared count against the load budget first
+    const int pi = attribute("POSITION");
+    if (pi >= 0 && static_cast<size_t>(pi) < model_.accessors.size())
+      checkGaussianBudget(name_, model_.accessors[static_cast<size_t>(pi)].count, 0);
+  }
+  prim.positions = toVec3(read("POSITION", kPositionRule));
+  prim.normals = toVec3(read("NORMAL", kNormalRule));
+  std::vector<float> uv = read("TEXCOORD_0", kTexcoordRule);
+  prim.texcoords0.resize(uv.size() / 2);
+  for (size_t i = 0; i < prim.texcoords0.size(); ++i) prim.texcoords0[i] = {uv[2 * i], uv[2 * i + 1]};
+  int color_comps = 4;
+  std::vector<float> col = read("COLOR_0", kColorRule, &color_comps);
+  const size_t cc = static_cast<size_t>(color_comps);
+  prim.colors0.resize(col.size() / cc);
+  for (size_t i = 0; i < prim.colors0.size(); ++i)
+    prim.colors0[i] = {col[cc * i], col[cc * i + 1], col[cc * i + 2], cc == 4 ? col[cc * i + 3] : 1.0f};
+  for (int set = 0; set < 2; ++set) {
+    std::string jn = "JOINTS_" + std::to_string(set), wn = "WEIGHTS_" + std::to_string(set);
+    int ji = attribute(jn.c_str()), wi = attribute(wn.c_str());
+    if ((ji >= 0) != (wi >= 0)) fail(where + ".attributes", jn + " and " + wn + " must come together");
+    if (ji < 0) continue;
+    std::vector<uint32_t> j = readUints(where + ".attributes." + jn, ji, kJointsRule);
+    checkCount(jn, model_.accessors[static_cast<size_t>(ji)].count);
+    std::vector<float> w = read(wn.c_str(), kWeightsRule);
+    auto& joints = set == 0 ? prim.joints0 : prim.joints1;
+    auto& weights = set == 0 ? prim.weights0 : prim.weights1;
+    joints.resize(j.size() / 4);
+    weights.resize(w.size() / 4);
+    for (size_t i = 0; i < joints.size(); ++i)
+      for (size_t k = 0; k < 4; ++k) {
+        joints[i][k] = static_cast<uint16_t>(j[4 * i + k]);  // UNSIGNED_BYTE/SHORT: always fits
+        weights[i][k] = w[4 * i + k];
+        if (weights[i][k] < 0)
+          fail(where + ".attributes." + wn, "negative weight at vertex " + std::to_string(i));
+      }
+  }
+  if (!prim.joints1.empty() && prim.joints0.empty()) fail(where + ".attributes", "JOINTS_1 without JOINTS_0");
+  const size_t vc = vertex_count.value_or(0);
+  if (prim.positions.empty() && vc > 0) fail(where + ".attributes", "POSITION is missing");
+  if (sp.extensions.count(kSplatExtension)) readSplats(doc, sp, prim, where);
+
+  if (sp.indices >= 0) {
+    prim.indices = readUints(where + ".indices", sp.indices, kIndexRule);
+    for (size_t i = 0; i < prim.indices.size(); ++i)
+      if (prim.indices[i] >= vc)
+        fail(where + ".indices", "index " + std::to_string(prim.indices[i]) + " at " + std::to_string(i) +
+                                     " is out of range for " + std::to_string(vc) + " vertices");
+  }
+
+  readMorphTargets(sp, vc, prim, where);
+  return prim;
+}
+
+// The primitive's material index, its base colour factor and texture.
+void Loader::readPrimitiveMaterial(GltfDocument& doc, const tinygltf::Primitive& sp, GltfPrimitive& prim,
+                                   const std::string& where) {
+  if (sp.material < 0) return;
+  if (static_cast<size_t>(sp.material) >= model_.materials.size())
+    fail(where, "material index " + std::to_string(sp.material) + " out of range (" +
+                    std::to_string(model_.materials.size()) + " materials)");
+  prim.material = sp.material;
+  const std::vector<double>& f =
+      model_.materials[static_cast<size_t>(sp.material)].pbrMetallicRoughness.baseColorFactor;
+  if (f.size() == 4 && allFinite(f))
+    for (size_t k = 0; k < 4; ++k) prim.base_color[k] = static_cast<float>(f[k]);
+  readBaseColorTexture(doc, prim, where);
+}
+
+// The primitive's morph targets (POSITION and NORMAL displacements), each of vertex_count vertices.
+void Loader::readMorphTargets(const tinygltf::Primitive& sp, size_t vertex_count, GltfPrimitive& prim,
+                              const std::string& where) const {
+  for (size_t t = 0; t < sp.targets.size(); ++t) {
+    GltfMorphTarget target;
+    std::string tw = where + "." + at("targets", t);
+    for (const auto& [attr, index] : sp.targets[t]) {
+      if (attr != "POSITION" && attr != "NORMAL") continue;  // TANGENT and others are not used
+      std::vector<Vec3> v =
+          toVec3(readFloats(tw + "." + attr, index, attr == "POSITION" ? kPositionRule : kNormalRule));
+      if (v.size() != vertex_count)
+        fail(tw + "." + attr, "count " + std::to_string(v.size()) + " differs from the primitive's " +
+                                  std::to_string(vertex_count) + " vertices");
+      (attr == "POSITION" ? target.positions : target.normals) = std::move(v);
+    }
+    prim.targets.push_back(std::move(target));
+  }
+}
+
+// The mesh's default morph weights (one per target; zeros when absent) and its extras.targetNames.
+void Loader::readMeshWeights(GltfDocument& doc, const tinygltf::Mesh& src, size_t m, size_t targets,
+                             GltfMesh& mesh) const {
+  if (!src.weights.empty()) {
+    if (src.weights.size() != targets)
+      fail(at("meshes", m) + ".weights",
+           std::to_string(src.weights.size()) + " weights for " + std::to_string(targets) + " morph targets");
+    if (!allFinite(src.weights)) fail(at("meshes", m) + ".weights", "non-finite weight");
+    for (double w : src.weights) mesh.weights.push_back(static_cast<float>(w));
+  } else {
+    mesh.weights.assign(targets, 0.0f);
+  }
+  if (src.extras.IsObject() && src.extras.Has("targetNames")) {
+    const tinygltf::Value& names = src.extras.Get("targetNames");
+    bool ok = names.IsArray() && names.ArrayLen() == targets;
+    for (size_t k = 0; ok && k < names.ArrayLen(); ++k) ok = names.Get(static_cast<int>(k)).IsString();
+    if (ok) {
+      for (size_t k = 0; k < names.ArrayLen(); ++k)
+        mesh.target_names.push_back(names.Get(static_cast<int>(k)).Get<std::string>());
+    } else {
+      doc.warnings.push_back(at("meshes", m) + ".extras.targetNames: ignored (not " +
+                             std::to_string(targets) + " strings)");
+    }
   }
 }
 

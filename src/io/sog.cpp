@@ -270,68 +270,87 @@ std::vector<float> toFloats(const std::vector<double>& v) {
   return {v.begin(), v.end()};
 }
 
-// Decodes meta.json (already parsed) and its images into a cloud.
-GaussianCloud decodeSog(const json& root, const std::string& meta_where, const std::string& path,
-                        ImageStore& store, uint64_t container_bytes, int* version_out,
-                        std::vector<std::string>* warnings) {
-  if (!root.is_object()) throw Error(meta_where + ": expected a JSON object");
-  Meta m(root, meta_where);
+// The meta.json version: 2, or 1 without a version field; any other is refused.
+int sogVersion(const Meta& m) {
+  const json& root = m.root();
+  if (!root.contains("version")) return 1;
+  const json& v = root.at("version");
+  if (!v.is_number() || v.get<double>() != 2)
+    m.fail("version", "unsupported SOG version " + v.dump() + " (known: 2, and 1 without a version field)");
+  return 2;
+}
+
+// Whether the kind of splat (splat-transform's "model": absent or "default" for 3D gaussians) is
+// "antialiased"; '2dgs' and unknown models are read as 3D gaussians, with a warning.
+bool readAntialiasedModel(const json& root, const std::string& meta_where,
+                          std::vector<std::string>* warnings) {
+  if (!root.contains("model")) return false;
+  const json& model = root.at("model");
+  const std::string name = model.is_string() ? model.get<std::string>() : model.dump();
+  auto warn = [&](const std::string& what) {
+    if (warnings) warnings->push_back(meta_where + ": model: " + what);
+  };
+  if (name == "antialiased") return true;
+  if (name == "2dgs")
+    warn("'2dgs' (flat 2D gaussian surfels) is read as flat 3D gaussians");
+  else if (name != "default")
+    warn("unknown splat model " + model.dump() + ", read as 3D gaussians");
+  return false;
+}
+
+// What meta.json declares before any image is read: its sections, the gaussian count and the SH bands.
+struct Declared {
   int version = 1;
-  if (root.contains("version")) {
-    const json& v = root.at("version");
-    if (!v.is_number() || v.get<double>() != 2)
-      m.fail("version", "unsupported SOG version " + v.dump() + " (known: 2, and 1 without a version field)");
-    version = 2;
-  }
-  if (version_out) *version_out = version;
-  // The kind of splat (splat-transform's "model"): absent or "default" for 3D gaussians.
-  bool antialiased = false;
-  if (root.contains("model")) {
-    const json& model = root.at("model");
-    const std::string name = model.is_string() ? model.get<std::string>() : model.dump();
-    auto warn = [&](const std::string& what) {
-      if (warnings) warnings->push_back(meta_where + ": model: " + what);
-    };
-    if (name == "antialiased") antialiased = true;
-    else if (name == "2dgs") warn("'2dgs' (flat 2D gaussian surfels) is read as flat 3D gaussians");
-    else if (name != "default") warn("unknown splat model " + model.dump() + ", read as 3D gaussians");
-  }
-
-  const json& means = m.object(root, "means", "");
-  const json& scales = m.object(root, "scales", "");
-  const json& quats = m.object(root, "quats", "");
-  const json& sh0 = m.object(root, "sh0", "");
-  const json* shn = root.contains("shN") ? &m.object(root, "shN", "") : nullptr;
-  const uint64_t max_count = static_cast<uint64_t>(kMaxImageSide) * kMaxImageSide;
+  const json* means = nullptr;
+  const json* scales = nullptr;
+  const json* quats = nullptr;
+  const json* sh0 = nullptr;
+  const json* shn = nullptr;  // null without an shN section
   uint64_t count = 0;
+  int bands = 0;         // version 1 gives it only through the centroid image's width: 0 until it is read
+  bool has_shn = false;  // whether the shN images are read
+};
+
+// The sections, count and (version 2) SH bands of meta.json.
+Declared readDeclared(const Meta& m, int version) {
+  const json& root = m.root();
+  Declared d;
+  d.version = version;
+  d.means = &m.object(root, "means", "");
+  d.scales = &m.object(root, "scales", "");
+  d.quats = &m.object(root, "quats", "");
+  d.sh0 = &m.object(root, "sh0", "");
+  d.shn = root.contains("shN") ? &m.object(root, "shN", "") : nullptr;
+  const uint64_t max_count = static_cast<uint64_t>(kMaxImageSide) * kMaxImageSide;
   if (version == 2) {
-    count = m.integer(m.member(root, "count", ""), "count", 0, max_count);
+    d.count = m.integer(m.member(root, "count", ""), "count", 0, max_count);
   } else {
-    const json& shape = m.member(means, "shape", "means");
+    const json& shape = m.member(*d.means, "shape", "means");
     if (!shape.is_array() || shape.empty()) m.fail("means.shape", "expected an array [count, 3]");
-    count = m.integer(shape[0], "means.shape[0]", 0, max_count);
+    d.count = m.integer(shape[0], "means.shape[0]", 0, max_count);
   }
-  int bands = 0;
-  if (shn && version == 2) {
-    bands = static_cast<int>(m.integer(m.member(*shn, "bands", "shN"), "shN.bands", 0, 3));
+  if (d.shn && version == 2) {
+    d.bands = static_cast<int>(m.integer(m.member(*d.shn, "bands", "shN"), "shN.bands", 0, 3));
   }
+  d.has_shn = d.shn && (version == 1 || d.bands > 0);
+  return d;
+}
 
-  // The declared count first (version 1 gives the SH bands only through an image: counted as 0 here), then
-  // with every image's size once their headers are read.
-  checkGaussianBudget(path, count, bands);
-
-  // Every image, read and inspected (dimensions) before anything is decoded.
+// Every image, read and inspected (dimensions) before anything is decoded, within the budget; then decoded,
+// in the order means_l, means_u, quats, scales, sh0 (, shN centroids, shN labels). Sets the SH bands of
+// version 1 from the centroid image's width.
+std::vector<Image> readImages(const Meta& m, Declared& d, ImageStore& store, const std::string& path,
+                              uint64_t container_bytes) {
   std::vector<std::pair<std::string, std::string>> wanted;  // (JSON path, name)
   auto want = [&](const json& section, const std::string& at, size_t n) {
     const std::vector<std::string> names = m.files(section, at, n);
     for (size_t i = 0; i < n; ++i) wanted.push_back({at + ".files[" + std::to_string(i) + "]", names[i]});
   };
-  want(means, "means", 2);
-  want(quats, "quats", 1);
-  want(scales, "scales", 1);
-  want(sh0, "sh0", 1);
-  const bool has_shn = shn && (version == 1 || bands > 0);
-  if (has_shn) want(*shn, "shN", 2);
+  want(*d.means, "means", 2);
+  want(*d.quats, "quats", 1);
+  want(*d.scales, "scales", 1);
+  want(*d.sh0, "sh0", 1);
+  if (d.has_shn) want(*d.shn, "shN", 2);
 
   std::vector<PendingImage> pending;
   uint64_t encoded_bytes = 0, decoded_bytes = 0;
@@ -343,34 +362,28 @@ GaussianCloud decodeSog(const json& root, const std::string& meta_where, const s
     checkByteBudget(path, container_bytes + encoded_bytes, "SOG images (encoded)");
   }
   // Version 1 gives the SH band count only through the centroid image's width.
-  if (has_shn && version == 1) {
+  if (d.has_shn && d.version == 1) {
     const int w = pending[5].width;
-    bands = w == 192 ? 1 : w == 512 ? 2 : w == 960 ? 3 : 0;
-    if (bands == 0)
+    d.bands = w == 192 ? 1 : w == 512 ? 2 : w == 960 ? 3 : 0;
+    if (d.bands == 0)
       throw Error(pending[5].describe + ": centroid image width " + std::to_string(w) +
                   " is none of 192, 512, 960 (64 palette entries of 3, 8 or 15 coefficients)");
   }
-  checkGaussianBudget(path, count, bands, container_bytes + encoded_bytes + decoded_bytes);
+  checkGaussianBudget(path, d.count, d.bands, container_bytes + encoded_bytes + decoded_bytes);
 
   std::vector<Image> images(pending.size());
   parallelFor(pending.size(), [&](size_t i) { images[i] = decodeImage(pending[i]); });
   pending.clear();
-  const Image& means_l = images[0];
-  const Image& means_u = images[1];
-  const Image& quat_img = images[2];
-  const Image& scale_img = images[3];
-  const Image& sh0_img = images[4];
-  for (size_t i = 0; i < 5; ++i) requireTexels(images[i], count);
+  for (size_t i = 0; i < 5; ++i) requireTexels(images[i], d.count);
+  return images;
+}
 
-  GaussianCloud cloud;
-  cloud.resize(static_cast<size_t>(count), bands);
-  cloud.antialiased = antialiased;
-  const size_t n = cloud.size();
-
-  // Positions: 16 bits per axis between mins and maxs of the log-encoded coordinates.
+// Positions: 16 bits per axis between mins and maxs of the log-encoded coordinates.
+void decodePositions(const Meta& m, const json& means, const Image& means_l, const Image& means_u,
+                     GaussianCloud& cloud) {
   const std::vector<double> mins = m.numbers(means, "mins", "means", 3, 3);
   const std::vector<double> maxs = m.numbers(means, "maxs", "means", 3, 3);
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < cloud.size(); ++i) {
     const uint8_t* lo = means_l.texel(i);
     const uint8_t* hi = means_u.texel(i);
     float p[3];
@@ -381,85 +394,121 @@ GaussianCloud decodeSog(const json& root, const std::string& meta_where, const s
     }
     cloud.positions[i] = {p[0], p[1], p[2]};
   }
-  for (size_t i = 0; i < n; ++i) cloud.rotations[i] = unpackQuat(quat_img.texel(i), quat_img, i);
+}
 
-  if (version == 2) {
-    const std::vector<float> scale_book = toFloats(m.numbers(scales, "codebook", "scales", 1, 256));
-    const std::vector<float> dc_book = toFloats(m.numbers(sh0, "codebook", "sh0", 1, 256));
-    for (size_t i = 0; i < n; ++i) {
-      const uint8_t* s = scale_img.texel(i);
-      Vec3 v;
-      for (int a = 0; a < 3; ++a) v[a] = std::exp(codebookValue(scale_book, s[a], scale_img, i, "scale"));
-      cloud.scales[i] = v;
-      const uint8_t* c = sh0_img.texel(i);
-      float* sh = cloud.shOf(i).data();
-      for (int k = 0; k < 3; ++k) sh[k] = codebookValue(dc_book, c[k], sh0_img, i, "colour");
-      cloud.opacities[i] = static_cast<float>(c[3]) / 255.0f;
-    }
+// Version 2 scales, DC colours and opacities: scales and colours through 256-entry codebooks.
+void decodeScalesAndColoursV2(const Meta& m, const Declared& d, const Image& scale_img, const Image& sh0_img,
+                              GaussianCloud& cloud) {
+  const std::vector<float> scale_book = toFloats(m.numbers(*d.scales, "codebook", "scales", 1, 256));
+  const std::vector<float> dc_book = toFloats(m.numbers(*d.sh0, "codebook", "sh0", 1, 256));
+  for (size_t i = 0; i < cloud.size(); ++i) {
+    const uint8_t* s = scale_img.texel(i);
+    Vec3 v;
+    for (int a = 0; a < 3; ++a) v[a] = std::exp(codebookValue(scale_book, s[a], scale_img, i, "scale"));
+    cloud.scales[i] = v;
+    const uint8_t* c = sh0_img.texel(i);
+    float* sh = cloud.shOf(i).data();
+    for (int k = 0; k < 3; ++k) sh[k] = codebookValue(dc_book, c[k], sh0_img, i, "colour");
+    cloud.opacities[i] = static_cast<float>(c[3]) / 255.0f;
+  }
+}
+
+// Version 1 scales, DC colours and opacities: per-channel linear ranges; opacity is a logit in the fourth
+// channel's range.
+void decodeScalesAndColoursV1(const Meta& m, const Declared& d, const Image& scale_img, const Image& sh0_img,
+                              GaussianCloud& cloud) {
+  const std::vector<double> smin = m.numbers(*d.scales, "mins", "scales", 3, 3),
+                            smax = m.numbers(*d.scales, "maxs", "scales", 3, 3);
+  const std::vector<double> cmin = m.numbers(*d.sh0, "mins", "sh0", 4, 4),
+                            cmax = m.numbers(*d.sh0, "maxs", "sh0", 4, 4);
+  auto lerp = [](double lo, double hi, uint8_t b) {
+    return static_cast<float>(lo + (hi - lo) * (b / 255.0));
+  };
+  for (size_t i = 0; i < cloud.size(); ++i) {
+    const uint8_t* s = scale_img.texel(i);
+    cloud.scales[i] = {std::exp(lerp(smin[0], smax[0], s[0])), std::exp(lerp(smin[1], smax[1], s[1])),
+                       std::exp(lerp(smin[2], smax[2], s[2]))};
+    const uint8_t* c = sh0_img.texel(i);
+    float* sh = cloud.shOf(i).data();
+    for (int k = 0; k < 3; ++k) sh[k] = lerp(cmin[k], cmax[k], c[k]);
+    cloud.opacities[i] = sigmoid(lerp(cmin[3], cmax[3], c[3]));
+  }
+}
+
+// Higher SH bands: each gaussian's label picks an entry of the centroid image's palette, whose coefficients
+// go through a codebook (version 2) or a linear range (version 1).
+void decodeShPalette(const Meta& m, const Declared& d, const Image& centroids, const Image& labels,
+                     GaussianCloud& cloud) {
+  const json& shn = *d.shn;
+  requireTexels(labels, d.count);
+  const int coeffs = kShCoeffsPerBand[d.bands];
+  if (centroids.width != static_cast<int>(kPaletteRow) * coeffs)
+    throw Error(centroids.name + ": width " + std::to_string(centroids.width) + ", expected " +
+                std::to_string(kPaletteRow * static_cast<size_t>(coeffs)) + " (64 palette entries of " +
+                std::to_string(coeffs) + " coefficients for SH band count " + std::to_string(d.bands) + ")");
+  // Labels are 16 bits, so at most 65536 entries are reachable whatever the image holds.
+  uint64_t palette = std::min<uint64_t>(65536, kPaletteRow * static_cast<uint64_t>(centroids.height));
+  std::vector<float> book;
+  if (d.version == 2) {
+    palette = std::min<uint64_t>(palette, m.integer(m.member(shn, "count", "shN"), "shN.count", 0, 65536));
+    book = toFloats(m.numbers(shn, "codebook", "shN", 1, 256));
   } else {
-    // Version 1: per-channel linear ranges; opacity is a logit in the fourth channel's range.
-    const std::vector<double> smin = m.numbers(scales, "mins", "scales", 3, 3),
-                              smax = m.numbers(scales, "maxs", "scales", 3, 3);
-    const std::vector<double> cmin = m.numbers(sh0, "mins", "sh0", 4, 4),
-                              cmax = m.numbers(sh0, "maxs", "sh0", 4, 4);
-    auto lerp = [](double lo, double hi, uint8_t b) {
-      return static_cast<float>(lo + (hi - lo) * (b / 255.0));
-    };
-    for (size_t i = 0; i < n; ++i) {
-      const uint8_t* s = scale_img.texel(i);
-      cloud.scales[i] = {std::exp(lerp(smin[0], smax[0], s[0])), std::exp(lerp(smin[1], smax[1], s[1])),
-                         std::exp(lerp(smin[2], smax[2], s[2]))};
-      const uint8_t* c = sh0_img.texel(i);
-      float* sh = cloud.shOf(i).data();
-      for (int k = 0; k < 3; ++k) sh[k] = lerp(cmin[k], cmax[k], c[k]);
-      cloud.opacities[i] = sigmoid(lerp(cmin[3], cmax[3], c[3]));
-    }
+    const double lo = m.number(m.member(shn, "mins", "shN"), "shN.mins");
+    const double hi = m.number(m.member(shn, "maxs", "shN"), "shN.maxs");
+    for (int b = 0; b < 256; ++b) book.push_back(static_cast<float>(lo + (hi - lo) * (b / 255.0)));
   }
+  // Each palette entry's coefficients as floats, decoded once.
+  std::vector<float> entries(static_cast<size_t>(palette) * static_cast<size_t>(coeffs) * 3);
+  for (size_t e = 0; e < palette; ++e)
+    for (int j = 0; j < coeffs; ++j) {
+      const size_t texel = (e / kPaletteRow) * static_cast<size_t>(centroids.width) +
+                           (e % kPaletteRow) * static_cast<size_t>(coeffs) + static_cast<size_t>(j);
+      const uint8_t* t = centroids.texel(texel);
+      for (int c = 0; c < 3; ++c)
+        entries[(e * static_cast<size_t>(coeffs) + static_cast<size_t>(j)) * 3 + static_cast<size_t>(c)] =
+            codebookValue(book, t[c], centroids, texel, "SH");
+    }
+  for (size_t i = 0; i < cloud.size(); ++i) {
+    const uint8_t* t = labels.texel(i);
+    const uint32_t label = t[0] | (t[1] << 8);
+    if (label >= palette)
+      throw Error(labels.name + ": texel " + std::to_string(i) + ": palette label " + std::to_string(label) +
+                  " is past the palette's " + std::to_string(palette) + " entries");
+    // Coefficient j of the palette entry is SH coefficient j + 1 (after the DC term), one colour per
+    // channel.
+    std::span<float> sh = cloud.shOf(i);
+    std::copy_n(&entries[label * static_cast<size_t>(coeffs) * 3], static_cast<size_t>(coeffs) * 3,
+                sh.data() + 3);
+  }
+}
 
-  if (has_shn) {
-    const Image& centroids = images[5];
-    const Image& labels = images[6];
-    requireTexels(labels, count);
-    const int coeffs = kShCoeffsPerBand[bands];
-    if (centroids.width != static_cast<int>(kPaletteRow) * coeffs)
-      throw Error(centroids.name + ": width " + std::to_string(centroids.width) + ", expected " +
-                  std::to_string(kPaletteRow * static_cast<size_t>(coeffs)) + " (64 palette entries of " +
-                  std::to_string(coeffs) + " coefficients for SH band count " + std::to_string(bands) + ")");
-    // Labels are 16 bits, so at most 65536 entries are reachable whatever the image holds.
-    uint64_t palette = std::min<uint64_t>(65536, kPaletteRow * static_cast<uint64_t>(centroids.height));
-    std::vector<float> book;
-    if (version == 2) {
-      palette = std::min<uint64_t>(palette, m.integer(m.member(*shn, "count", "shN"), "shN.count", 0, 65536));
-      book = toFloats(m.numbers(*shn, "codebook", "shN", 1, 256));
-    } else {
-      const double lo = m.number(m.member(*shn, "mins", "shN"), "shN.mins");
-      const double hi = m.number(m.member(*shn, "maxs", "shN"), "shN.maxs");
-      for (int b = 0; b < 256; ++b) book.push_back(static_cast<float>(lo + (hi - lo) * (b / 255.0)));
-    }
-    // Each palette entry's coefficients as floats, decoded once.
-    std::vector<float> entries(static_cast<size_t>(palette) * static_cast<size_t>(coeffs) * 3);
-    for (size_t e = 0; e < palette; ++e)
-      for (int j = 0; j < coeffs; ++j) {
-        const size_t texel = (e / kPaletteRow) * static_cast<size_t>(centroids.width) +
-                             (e % kPaletteRow) * static_cast<size_t>(coeffs) + static_cast<size_t>(j);
-        const uint8_t* t = centroids.texel(texel);
-        for (int c = 0; c < 3; ++c)
-          entries[(e * static_cast<size_t>(coeffs) + static_cast<size_t>(j)) * 3 + static_cast<size_t>(c)] =
-              codebookValue(book, t[c], centroids, texel, "SH");
-      }
-    for (size_t i = 0; i < n; ++i) {
-      const uint8_t* t = labels.texel(i);
-      const uint32_t label = t[0] | (t[1] << 8);
-      if (label >= palette)
-        throw Error(labels.name + ": texel " + std::to_string(i) + ": palette label " +
-                    std::to_string(label) + " is past the palette's " + std::to_string(palette) + " entries");
-      // Coefficient j of the palette entry is SH coefficient j + 1 (after the DC term), one colour per
-      // channel.
-      std::span<float> sh = cloud.shOf(i);
-      std::copy_n(&entries[label * static_cast<size_t>(coeffs) * 3], static_cast<size_t>(coeffs) * 3,
-                  sh.data() + 3);
-    }
-  }
+// Decodes meta.json (already parsed) and its images into a cloud.
+GaussianCloud decodeSog(const json& root, const std::string& meta_where, const std::string& path,
+                        ImageStore& store, uint64_t container_bytes, int* version_out,
+                        std::vector<std::string>* warnings) {
+  if (!root.is_object()) throw Error(meta_where + ": expected a JSON object");
+  const Meta m(root, meta_where);
+  const int version = sogVersion(m);
+  if (version_out) *version_out = version;
+  const bool antialiased = readAntialiasedModel(root, meta_where, warnings);
+  Declared d = readDeclared(m, version);
+
+  // The declared count first (version 1 gives the SH bands only through an image: counted as 0 here), then
+  // with every image's size once their headers are read.
+  checkGaussianBudget(path, d.count, d.bands);
+  const std::vector<Image> images = readImages(m, d, store, path, container_bytes);
+
+  GaussianCloud cloud;
+  cloud.resize(static_cast<size_t>(d.count), d.bands);
+  cloud.antialiased = antialiased;
+  decodePositions(m, *d.means, images[0], images[1], cloud);
+  const Image& quat_img = images[2];
+  for (size_t i = 0; i < cloud.size(); ++i) cloud.rotations[i] = unpackQuat(quat_img.texel(i), quat_img, i);
+  if (version == 2)
+    decodeScalesAndColoursV2(m, d, images[3], images[4], cloud);
+  else
+    decodeScalesAndColoursV1(m, d, images[3], images[4], cloud);
+  if (d.has_shn) decodeShPalette(m, d, images[5], images[6], cloud);
   return cloud;
 }
 
@@ -535,6 +584,144 @@ struct SogFiles {
   std::string meta;
 };
 
+// Positions into means_l / means_u (the low and high bytes of 16 bits per axis between the mins and maxs of
+// the log-encoded coordinates, returned); texel t holds gaussian order[t].
+std::array<std::array<double, 3>, 2> encodePositions(const GaussianCloud& cloud,
+                                                     const std::vector<uint32_t>& order,
+                                                     std::vector<uint8_t>& means_l,
+                                                     std::vector<uint8_t>& means_u) {
+  const size_t n = cloud.size();
+  std::array<double, 3> mins{0, 0, 0}, maxs{0, 0, 0};
+  for (int a = 0; a < 3; ++a) {
+    double lo = INFINITY, hi = -INFINITY;
+    for (const Vec3& p : cloud.positions) {
+      const double v = logEncode(p[a]);
+      lo = std::min(lo, v), hi = std::max(hi, v);
+    }
+    if (n > 0) mins[static_cast<size_t>(a)] = lo, maxs[static_cast<size_t>(a)] = hi;
+  }
+  for (size_t t = 0; t < n; ++t) {
+    const Vec3 p = cloud.positions[order[t]];
+    for (int a = 0; a < 3; ++a) {
+      const size_t ua = static_cast<size_t>(a);
+      const double range = maxs[ua] - mins[ua];
+      const double u = range > 0 ? std::round(65535.0 * (logEncode(p[a]) - mins[ua]) / range) : 0.0;
+      const auto q = static_cast<uint16_t>(std::clamp(u, 0.0, 65535.0));
+      means_l[t * 4 + ua] = static_cast<uint8_t>(q & 0xff);
+      means_u[t * 4 + ua] = static_cast<uint8_t>(q >> 8);
+    }
+    means_l[t * 4 + 3] = means_u[t * 4 + 3] = 255;
+  }
+  return {mins, maxs};
+}
+
+// Rotations into quats: the three smaller components of the unit quaternion whose largest is positive,
+// scaled by sqrt(2) into [-1, 1], 8 bits each; the fourth byte is 252 + the largest's index (w, x, y, z).
+void encodeRotations(const GaussianCloud& cloud, const std::vector<uint32_t>& order,
+                     std::vector<uint8_t>& quats) {
+  for (size_t t = 0; t < cloud.size(); ++t) {
+    const Quat q = normalize(cloud.rotations[order[t]]);
+    float c[4] = {q.w, q.x, q.y, q.z};
+    int largest = 0;
+    for (int k = 1; k < 4; ++k)
+      if (std::abs(c[k]) > std::abs(c[largest])) largest = k;
+    const float sign = c[largest] < 0 ? -1.0f : 1.0f;
+    int out = 0;
+    for (int k = 0; k < 4; ++k) {
+      if (k == largest) continue;
+      const float v = sign * c[k] * 1.41421356237f;
+      quats[t * 4 + static_cast<size_t>(out++)] =
+          static_cast<uint8_t>(std::clamp(std::lround((v * 0.5f + 0.5f) * 255.0f), 0l, 255l));
+    }
+    quats[t * 4 + 3] = static_cast<uint8_t>(252 + largest);
+  }
+}
+
+// Log-scales and DC coefficients into scales / sh0 through one 256-entry codebook each (returned), over all
+// three channels; opacity in sh0's fourth byte.
+void encodeScalesAndColours(const GaussianCloud& cloud, const std::vector<uint32_t>& order,
+                            std::vector<uint8_t>& scales, std::vector<uint8_t>& sh0,
+                            std::vector<float>& scale_book, std::vector<float>& dc_book) {
+  const size_t n = cloud.size();
+  std::vector<float> log_scales(n * 3), dcs(n * 3);
+  for (size_t i = 0; i < n; ++i) {
+    for (int a = 0; a < 3; ++a)
+      log_scales[i * 3 + static_cast<size_t>(a)] = std::log(std::max(cloud.scales[i][a], kMinStoredScale));
+    for (size_t k = 0; k < 3; ++k) dcs[i * 3 + k] = cloud.sh[i * static_cast<size_t>(cloud.shStride()) + k];
+  }
+  parallelFor(2, [&](size_t which) {
+    if (which == 0)
+      scale_book = sog::buildScalarCodebook(log_scales);
+    else
+      dc_book = sog::buildScalarCodebook(dcs);
+  });
+  for (size_t t = 0; t < n; ++t) {
+    const size_t i = order[t];
+    for (size_t a = 0; a < 3; ++a) {
+      scales[t * 4 + a] = sog::nearestCodebookIndex(scale_book, log_scales[i * 3 + a]);
+      sh0[t * 4 + a] = sog::nearestCodebookIndex(dc_book, dcs[i * 3 + a]);
+    }
+    scales[t * 4 + 3] = 255;
+    sh0[t * 4 + 3] = static_cast<uint8_t>(std::lround(std::clamp(cloud.opacities[i], 0.0f, 1.0f) * 255.0f));
+  }
+}
+
+// The higher SH bands' images: the palette's centroids (64 entries a row) and each texel's 16-bit label.
+struct ShPaletteImages {
+  size_t palette = 0;
+  std::vector<float> book;  // the centroids' shared codebook
+  std::vector<uint8_t> centroids, labels;
+  int centroid_width = 0, centroid_height = 0;
+};
+
+// Higher SH bands (cloud.sh_degree > 0, a non-empty cloud): a k-means palette of the coefficient vectors (a
+// palette as large as the peer's: at most 64 Ki entries, 1024 x a power of two no larger than n / 1024;
+// every vector its own entry when n <= 1024), its coefficients through one shared 256-entry codebook; the
+// label image has `texels` texels.
+ShPaletteImages encodeShPalette(const GaussianCloud& cloud, const std::vector<uint32_t>& order,
+                                int sh_iterations, size_t texels) {
+  const size_t n = cloud.size();
+  const size_t coeffs = static_cast<size_t>(kShCoeffsPerBand[cloud.sh_degree]);
+  const size_t dims = coeffs * 3;
+  size_t k = n;
+  if (n > 1024)
+    k = 1024u << std::min<size_t>(
+            6, static_cast<size_t>(std::floor(std::log2(static_cast<double>(n) / 1024.0))));
+  // Each gaussian's coefficients after the DC term, in the cloud's [coeff][rgb] order (the distance, and so
+  // the clustering, does not depend on the order of the dimensions).
+  std::vector<float> points(n * dims);
+  for (size_t i = 0; i < n; ++i) {
+    auto sh = cloud.shOf(i);
+    std::copy(sh.begin() + 3, sh.begin() + 3 + static_cast<ptrdiff_t>(dims),
+              points.begin() + static_cast<ptrdiff_t>(i * dims));
+  }
+  const sog::VectorPalette pal = sog::buildVectorPalette(points, n, dims, k, sh_iterations);
+  ShPaletteImages out;
+  out.palette = pal.size();
+  out.book = sog::buildScalarCodebook(pal.centroids);
+  const size_t rows = (out.palette + kPaletteRow - 1) / kPaletteRow;
+  const int cw = static_cast<int>(kPaletteRow * coeffs), ch = static_cast<int>(rows);
+  out.centroid_width = cw;
+  out.centroid_height = ch;
+  out.centroids.assign(static_cast<size_t>(cw) * static_cast<size_t>(ch) * 4, 0);
+  for (size_t e = 0; e < out.palette; ++e)
+    for (size_t j = 0; j < coeffs; ++j) {
+      uint8_t* texel =
+          &out.centroids[((e / kPaletteRow) * static_cast<size_t>(cw) + (e % kPaletteRow) * coeffs + j) * 4];
+      for (size_t c = 0; c < 3; ++c)
+        texel[c] = sog::nearestCodebookIndex(out.book, pal.centroids[e * dims + j * 3 + c]);
+      texel[3] = 255;
+    }
+  out.labels.assign(texels * 4, 0);
+  for (size_t t = 0; t < n; ++t) {
+    const uint32_t label = pal.labels[order[t]];
+    out.labels[t * 4] = static_cast<uint8_t>(label & 0xff);
+    out.labels[t * 4 + 1] = static_cast<uint8_t>(label >> 8);
+    out.labels[t * 4 + 3] = 255;
+  }
+  return out;
+}
+
 SogFiles encodeSogFiles(const GaussianCloud& cloud, const SogWriteOptions& options) {
   const size_t n = cloud.size();
   const std::vector<uint32_t> order = options.morton_order ? mortonOrder(cloud) : [&] {
@@ -551,70 +738,11 @@ SogFiles encodeSogFiles(const GaussianCloud& cloud, const SogWriteOptions& optio
   const size_t texels = static_cast<size_t>(width) * static_cast<size_t>(height);
   auto image = [&] { return std::vector<uint8_t>(texels * 4, 0); };
 
-  // Positions.
-  std::array<double, 3> mins{0, 0, 0}, maxs{0, 0, 0};
-  for (int a = 0; a < 3; ++a) {
-    double lo = INFINITY, hi = -INFINITY;
-    for (const Vec3& p : cloud.positions) {
-      const double v = logEncode(p[a]);
-      lo = std::min(lo, v), hi = std::max(hi, v);
-    }
-    if (n > 0) mins[static_cast<size_t>(a)] = lo, maxs[static_cast<size_t>(a)] = hi;
-  }
   std::vector<uint8_t> means_l = image(), means_u = image(), quats = image(), scales = image(), sh0 = image();
-  for (size_t t = 0; t < n; ++t) {
-    const Vec3 p = cloud.positions[order[t]];
-    for (int a = 0; a < 3; ++a) {
-      const size_t ua = static_cast<size_t>(a);
-      const double range = maxs[ua] - mins[ua];
-      const double u = range > 0 ? std::round(65535.0 * (logEncode(p[a]) - mins[ua]) / range) : 0.0;
-      const auto q = static_cast<uint16_t>(std::clamp(u, 0.0, 65535.0));
-      means_l[t * 4 + ua] = static_cast<uint8_t>(q & 0xff);
-      means_u[t * 4 + ua] = static_cast<uint8_t>(q >> 8);
-    }
-    means_l[t * 4 + 3] = means_u[t * 4 + 3] = 255;
-  }
-  // Rotations: the three smaller components of the unit quaternion whose largest is positive, scaled by
-  // sqrt(2) into [-1, 1], 8 bits each; the fourth byte is 252 + the largest's index (w, x, y, z).
-  for (size_t t = 0; t < n; ++t) {
-    const Quat q = normalize(cloud.rotations[order[t]]);
-    float c[4] = {q.w, q.x, q.y, q.z};
-    int largest = 0;
-    for (int k = 1; k < 4; ++k)
-      if (std::abs(c[k]) > std::abs(c[largest])) largest = k;
-    const float sign = c[largest] < 0 ? -1.0f : 1.0f;
-    int out = 0;
-    for (int k = 0; k < 4; ++k) {
-      if (k == largest) continue;
-      const float v = sign * c[k] * 1.41421356237f;
-      quats[t * 4 + static_cast<size_t>(out++)] =
-          static_cast<uint8_t>(std::clamp(std::lround((v * 0.5f + 0.5f) * 255.0f), 0l, 255l));
-    }
-    quats[t * 4 + 3] = static_cast<uint8_t>(252 + largest);
-  }
-  // Log-scales and DC coefficients: one 256-entry codebook each, over all three channels.
-  std::vector<float> log_scales(n * 3), dcs(n * 3);
-  for (size_t i = 0; i < n; ++i) {
-    for (int a = 0; a < 3; ++a)
-      log_scales[i * 3 + static_cast<size_t>(a)] = std::log(std::max(cloud.scales[i][a], kMinStoredScale));
-    for (size_t k = 0; k < 3; ++k) dcs[i * 3 + k] = cloud.sh[i * static_cast<size_t>(cloud.shStride()) + k];
-  }
+  const auto [mins, maxs] = encodePositions(cloud, order, means_l, means_u);
+  encodeRotations(cloud, order, quats);
   std::vector<float> scale_book, dc_book;
-  parallelFor(2, [&](size_t which) {
-    if (which == 0)
-      scale_book = sog::buildScalarCodebook(log_scales);
-    else
-      dc_book = sog::buildScalarCodebook(dcs);
-  });
-  for (size_t t = 0; t < n; ++t) {
-    const size_t i = order[t];
-    for (size_t a = 0; a < 3; ++a) {
-      scales[t * 4 + a] = sog::nearestCodebookIndex(scale_book, log_scales[i * 3 + a]);
-      sh0[t * 4 + a] = sog::nearestCodebookIndex(dc_book, dcs[i * 3 + a]);
-    }
-    scales[t * 4 + 3] = 255;
-    sh0[t * 4 + 3] = static_cast<uint8_t>(std::lround(std::clamp(cloud.opacities[i], 0.0f, 1.0f) * 255.0f));
-  }
+  encodeScalesAndColours(cloud, order, scales, sh0, scale_book, dc_book);
 
   json meta = {
       {"version", 2},
@@ -632,53 +760,16 @@ SogFiles encodeSogFiles(const GaussianCloud& cloud, const SogWriteOptions& optio
       {"scales.webp", &scales, width, height},
       {"sh0.webp", &sh0, width, height}};
 
-  // Higher SH bands: a k-means palette of the coefficient vectors (a palette as large as the peer's: at
-  // most 64 Ki entries, 1024 x a power of two no larger than n / 1024; every vector its own entry when
-  // n <= 1024), its coefficients through one shared 256-entry codebook.
-  std::vector<uint8_t> centroid_img, label_img;
+  ShPaletteImages shn;
   const int bands = cloud.sh_degree;
   if (bands > 0 && n > 0) {
-    const size_t coeffs = static_cast<size_t>(kShCoeffsPerBand[bands]);
-    const size_t dims = coeffs * 3;
-    size_t k = n;
-    if (n > 1024)
-      k = 1024u << std::min<size_t>(
-              6, static_cast<size_t>(std::floor(std::log2(static_cast<double>(n) / 1024.0))));
-    // Each gaussian's coefficients after the DC term, in the cloud's [coeff][rgb] order (the distance, and so
-    // the clustering, does not depend on the order of the dimensions).
-    std::vector<float> points(n * dims);
-    for (size_t i = 0; i < n; ++i) {
-      auto sh = cloud.shOf(i);
-      std::copy(sh.begin() + 3, sh.begin() + 3 + static_cast<ptrdiff_t>(dims),
-                points.begin() + static_cast<ptrdiff_t>(i * dims));
-    }
-    const sog::VectorPalette pal = sog::buildVectorPalette(points, n, dims, k, options.sh_iterations);
-    const size_t palette = pal.size();
-    const std::vector<float> book = sog::buildScalarCodebook(pal.centroids);
-    const size_t rows = (palette + kPaletteRow - 1) / kPaletteRow;
-    const int cw = static_cast<int>(kPaletteRow * coeffs), ch = static_cast<int>(rows);
-    centroid_img.assign(static_cast<size_t>(cw) * static_cast<size_t>(ch) * 4, 0);
-    for (size_t e = 0; e < palette; ++e)
-      for (size_t j = 0; j < coeffs; ++j) {
-        uint8_t* texel =
-            &centroid_img[((e / kPaletteRow) * static_cast<size_t>(cw) + (e % kPaletteRow) * coeffs + j) * 4];
-        for (size_t c = 0; c < 3; ++c)
-          texel[c] = sog::nearestCodebookIndex(book, pal.centroids[e * dims + j * 3 + c]);
-        texel[3] = 255;
-      }
-    label_img = image();
-    for (size_t t = 0; t < n; ++t) {
-      const uint32_t label = pal.labels[order[t]];
-      label_img[t * 4] = static_cast<uint8_t>(label & 0xff);
-      label_img[t * 4 + 1] = static_cast<uint8_t>(label >> 8);
-      label_img[t * 4 + 3] = 255;
-    }
-    meta["shN"] = {{"count", palette},
+    shn = encodeShPalette(cloud, order, options.sh_iterations, texels);
+    meta["shN"] = {{"count", shn.palette},
                    {"bands", bands},
-                   {"codebook", codebookJson(book)},
+                   {"codebook", codebookJson(shn.book)},
                    {"files", json::array({"shN_centroids.webp", "shN_labels.webp"})}};
-    to_encode.push_back({"shN_centroids.webp", &centroid_img, cw, ch});
-    to_encode.push_back({"shN_labels.webp", &label_img, width, height});
+    to_encode.push_back({"shN_centroids.webp", &shn.centroids, shn.centroid_width, shn.centroid_height});
+    to_encode.push_back({"shN_labels.webp", &shn.labels, width, height});
   }
 
   SogFiles files;

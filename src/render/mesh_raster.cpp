@@ -183,6 +183,140 @@ Vec3 celMeshFragment(Vec3 normal_view, Vec3 view_pos, Vec3 light_view, std::arra
   return {encode(albedo[0]), encode(albedo[1]), encode(albedo[2])};
 }
 
+namespace {
+
+// The mesh's vertices after the view transform (normals by the inverse transpose), with their UVs and colours.
+std::vector<ViewVertex> viewVertices(const RenderMesh& m, const Camera& cam) {
+  const Mat4 to_view = cam.world_to_camera * m.object_to_world;
+  const Mat3 normal_to_view = transpose(inverse(to_view.linear()));
+  std::vector<ViewVertex> vv(m.positions.size());
+  for (size_t i = 0; i < vv.size(); ++i) {
+    vv[i].pos = transformPoint(to_view, m.positions[i]);
+    if (!m.normals.empty()) vv[i].normal = normal_to_view * m.normals[i];
+    if (!m.uvs.empty()) vv[i].uv[0] = m.uvs[i][0], vv[i].uv[1] = m.uvs[i][1];
+    if (!m.colors.empty())
+      for (size_t k = 0; k < 4; ++k) vv[i].color[k] = m.colors[i][k];
+  }
+  return vv;
+}
+
+// Clips a view-space triangle against z >= near and appends the (at most two) screen triangles of the result
+// that cover a row of pixels, wound with positive area.
+void appendScreenTriangles(const ViewVertex (&in)[3], int mesh, const Camera& cam, std::vector<ScreenTriangle>& tris) {
+  const float near = static_cast<float>(SF_MESH_NEAR);
+  const Vec3 face = cross(in[1].pos - in[0].pos, in[2].pos - in[0].pos);
+  // Sutherland-Hodgman against z >= near: a triangle becomes at most a quad.
+  ViewVertex poly[4];
+  int count = 0;
+  for (int k = 0; k < 3; ++k) {
+    const ViewVertex& a = in[k];
+    const ViewVertex& b = in[(k + 1) % 3];
+    const bool a_in = a.pos.z >= near, b_in = b.pos.z >= near;
+    if (a_in) poly[count++] = a;
+    if (a_in != b_in) poly[count++] = lerp(a, b, (near - a.pos.z) / (b.pos.z - a.pos.z));
+  }
+  for (int k = 1; k + 1 < count; ++k) {
+    ScreenTriangle st;
+    st.v[0] = poly[0], st.v[1] = poly[k], st.v[2] = poly[k + 1];
+    st.face_normal = face;
+    st.mesh = mesh;
+    float ymin = INFINITY, ymax = -INFINITY;
+    for (int j = 0; j < 3; ++j) {
+      const Vec3 p = st.v[j].pos;
+      st.sx[j] = cam.fx * p.x / p.z + cam.cx;
+      st.sy[j] = cam.fy * p.y / p.z + cam.cy;
+      ymin = std::min(ymin, st.sy[j]), ymax = std::max(ymax, st.sy[j]);
+    }
+    const float area = edge(st.sx[0], st.sy[0], st.sx[1], st.sy[1], st.sx[2], st.sy[2]);
+    if (!(std::abs(area) > 0) || !std::isfinite(area)) continue;
+    if (area < 0) {
+      std::swap(st.v[1], st.v[2]);
+      std::swap(st.sx[1], st.sx[2]);
+      std::swap(st.sy[1], st.sy[2]);
+    }
+    st.y0 = static_cast<int>(std::clamp(std::ceil(ymin - 0.5f), 0.0f, static_cast<float>(cam.height)));
+    st.y1 = static_cast<int>(std::clamp(std::floor(ymax - 0.5f) + 1.0f, 0.0f, static_cast<float>(cam.height)));
+    if (st.y0 < st.y1) tris.push_back(st);
+  }
+}
+
+// Shades a fragment of triangle t of mesh m at perspective-correct weights w (times z, the depth) into out:
+// the interpolated attributes, the albedo (base colour x vertex colour x texture) and the mesh's shading.
+void shadeFragment(const RenderMesh& m, const Camera& cam, const ScreenTriangle& t, const float (&w)[3], float z,
+                   Vec3& out) {
+  ViewVertex f;
+  f.pos = Vec3{};
+  f.normal = Vec3{};
+  f.uv[0] = f.uv[1] = 0;
+  for (float& c : f.color) c = 0;
+  for (int k = 0; k < 3; ++k) {
+    const float wk = w[k] * z;
+    f.pos = f.pos + t.v[k].pos * wk;
+    f.normal = f.normal + t.v[k].normal * wk;
+    for (int c = 0; c < 2; ++c) f.uv[c] += t.v[k].uv[c] * wk;
+    for (int c = 0; c < 4; ++c) f.color[c] += t.v[k].color[c] * wk;
+  }
+  std::array<float, 4> albedo = m.base_color;
+  for (size_t c = 0; c < 4; ++c) albedo[c] *= f.color[c];
+  if (m.texture && !m.uvs.empty()) {
+    std::array<float, 4> tex = sampleTexture(*m.texture, f.uv[0], f.uv[1]);
+    for (size_t c = 0; c < 4; ++c) albedo[c] *= tex[c];
+  }
+  const Vec3 normal = !m.hasNormals() ? t.face_normal : f.normal;
+  switch (m.shading) {
+    case MeshShading::kLit: out = shadeMeshFragment(normal, f.pos, albedo); break;
+    case MeshShading::kCamera: out = cameraLitMeshFragment(normal, f.pos, albedo); break;
+    case MeshShading::kUnlit:
+      out = {std::clamp(albedo[0], 0.0f, 1.0f), std::clamp(albedo[1], 0.0f, 1.0f), std::clamp(albedo[2], 0.0f, 1.0f)};
+      break;
+    case MeshShading::kAlbedo:
+      out = {linearToSrgb(std::clamp(albedo[0], 0.0f, 1.0f)), linearToSrgb(std::clamp(albedo[1], 0.0f, 1.0f)),
+             linearToSrgb(std::clamp(albedo[2], 0.0f, 1.0f))};
+      break;
+    case MeshShading::kCel: out = celMeshFragment(normal, f.pos, cam.world_to_camera.linear() * m.cel_light, albedo); break;
+  }
+}
+
+// Scan-converts triangle t of mesh m over rows [by0, by1): depth test, mask coverage, then the fragment.
+void rasterizeTriangleRows(const ScreenTriangle& t, const RenderMesh& m, const std::vector<std::array<float, 2>>& mask,
+                           const Camera& cam, int by0, int by1, MeshLayer& layer) {
+  const float rim = m.mask_rim * static_cast<float>(cam.width);
+  float xmin = std::min({t.sx[0], t.sx[1], t.sx[2]}), xmax = std::max({t.sx[0], t.sx[1], t.sx[2]});
+  const int x0 = static_cast<int>(std::clamp(std::ceil(xmin - 0.5f), 0.0f, static_cast<float>(cam.width)));
+  const int x1 = static_cast<int>(std::clamp(std::floor(xmax - 0.5f) + 1.0f, 0.0f, static_cast<float>(cam.width)));
+  const float area = edge(t.sx[0], t.sy[0], t.sx[1], t.sy[1], t.sx[2], t.sy[2]);
+  bool tl[3];
+  for (int k = 0; k < 3; ++k) tl[k] = topLeft(t.sx[k], t.sy[k], t.sx[(k + 1) % 3], t.sy[(k + 1) % 3]);
+  for (int y = std::max(by0, t.y0); y < std::min(by1, t.y1); ++y) {
+    const float py = static_cast<float>(y) + 0.5f;
+    for (int x = x0; x < x1; ++x) {
+      const float px = static_cast<float>(x) + 0.5f;
+      float e[3];
+      bool inside = true;
+      for (int k = 0; k < 3 && inside; ++k) {
+        // Edge k is opposite vertex (k + 2) % 3; its weight goes to that vertex.
+        e[k] = edge(t.sx[k], t.sy[k], t.sx[(k + 1) % 3], t.sy[(k + 1) % 3], px, py);
+        inside = e[k] > 0 || (e[k] == 0 && tl[k]);
+      }
+      if (!inside) continue;
+      // Screen barycentrics, then perspective-correct weights b_i / z_i.
+      const float b[3] = {e[1] / area, e[2] / area, e[0] / area};
+      float w[3], wsum = 0;
+      for (int k = 0; k < 3; ++k) w[k] = b[k] / t.v[k].pos.z, wsum += w[k];
+      const float z = 1.0f / wsum;
+      const size_t pix = static_cast<size_t>(y) * static_cast<size_t>(cam.width) + static_cast<size_t>(x);
+      if (!(z < layer.depth[pix])) continue;
+      const float alpha = mask.empty() ? m.opacity : m.opacity * maskCoverage(mask, px, py, rim);
+      if (!(alpha > 0)) continue;  // not drawn: no colour, no depth
+      layer.depth[pix] = z;
+      layer.alpha[pix] = alpha;
+      shadeFragment(m, cam, t, w, z, layer.color[pix]);
+    }
+  }
+}
+
+}  // namespace
+
 MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam) {
   MeshLayer layer;
   layer.width = cam.width, layer.height = cam.height;
@@ -191,7 +325,6 @@ MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam)
   layer.depth.assign(pixels, std::numeric_limits<float>::infinity());
   layer.alpha.assign(pixels, 1.0f);
   std::vector<std::vector<std::array<float, 2>>> masks(meshes.size());  // pixel polygons (empty: none)
-  const float near = static_cast<float>(SF_MESH_NEAR);
 
   // Vertex stage and near clipping.
   std::vector<ScreenTriangle> tris;
@@ -211,53 +344,11 @@ MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam)
       throw Error("mesh " + std::to_string(mi) + ": the cel key light direction is zero");
     if (!(m.opacity > 0)) continue;  // nothing of it is drawn
     masks[mi] = projectMeshMask(m, cam);
-    const Mat4 to_view = cam.world_to_camera * m.object_to_world;
-    const Mat3 normal_to_view = transpose(inverse(to_view.linear()));
-    std::vector<ViewVertex> vv(m.positions.size());
-    for (size_t i = 0; i < vv.size(); ++i) {
-      vv[i].pos = transformPoint(to_view, m.positions[i]);
-      if (!m.normals.empty()) vv[i].normal = normal_to_view * m.normals[i];
-      if (!m.uvs.empty()) vv[i].uv[0] = m.uvs[i][0], vv[i].uv[1] = m.uvs[i][1];
-      if (!m.colors.empty())
-        for (size_t k = 0; k < 4; ++k) vv[i].color[k] = m.colors[i][k];
-    }
+    const std::vector<ViewVertex> vv = viewVertices(m, cam);
     for (size_t t = 0; t < m.triangleCount(); ++t) {
       ViewVertex in[3];
       for (size_t k = 0; k < 3; ++k) in[k] = vv[m.indices.empty() ? t * 3 + k : m.indices[t * 3 + k]];
-      const Vec3 face = cross(in[1].pos - in[0].pos, in[2].pos - in[0].pos);
-      // Sutherland-Hodgman against z >= near: a triangle becomes at most a quad.
-      ViewVertex poly[4];
-      int count = 0;
-      for (int k = 0; k < 3; ++k) {
-        const ViewVertex& a = in[k];
-        const ViewVertex& b = in[(k + 1) % 3];
-        const bool a_in = a.pos.z >= near, b_in = b.pos.z >= near;
-        if (a_in) poly[count++] = a;
-        if (a_in != b_in) poly[count++] = lerp(a, b, (near - a.pos.z) / (b.pos.z - a.pos.z));
-      }
-      for (int k = 1; k + 1 < count; ++k) {
-        ScreenTriangle st;
-        st.v[0] = poly[0], st.v[1] = poly[k], st.v[2] = poly[k + 1];
-        st.face_normal = face;
-        st.mesh = static_cast<int>(mi);
-        float ymin = INFINITY, ymax = -INFINITY;
-        for (int j = 0; j < 3; ++j) {
-          const Vec3 p = st.v[j].pos;
-          st.sx[j] = cam.fx * p.x / p.z + cam.cx;
-          st.sy[j] = cam.fy * p.y / p.z + cam.cy;
-          ymin = std::min(ymin, st.sy[j]), ymax = std::max(ymax, st.sy[j]);
-        }
-        const float area = edge(st.sx[0], st.sy[0], st.sx[1], st.sy[1], st.sx[2], st.sy[2]);
-        if (!(std::abs(area) > 0) || !std::isfinite(area)) continue;
-        if (area < 0) {
-          std::swap(st.v[1], st.v[2]);
-          std::swap(st.sx[1], st.sx[2]);
-          std::swap(st.sy[1], st.sy[2]);
-        }
-        st.y0 = static_cast<int>(std::clamp(std::ceil(ymin - 0.5f), 0.0f, static_cast<float>(cam.height)));
-        st.y1 = static_cast<int>(std::clamp(std::floor(ymax - 0.5f) + 1.0f, 0.0f, static_cast<float>(cam.height)));
-        if (st.y0 < st.y1) tris.push_back(st);
-      }
+      appendScreenTriangles(in, static_cast<int>(mi), cam, tris);
     }
   }
   if (tris.empty()) return layer;
@@ -269,71 +360,7 @@ MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam)
     const int by0 = static_cast<int>(band) * kBand, by1 = std::min(cam.height, by0 + kBand);
     for (const ScreenTriangle& t : tris) {
       if (t.y1 <= by0 || t.y0 >= by1) continue;
-      const RenderMesh& m = meshes[static_cast<size_t>(t.mesh)];
-      const std::vector<std::array<float, 2>>& mask = masks[static_cast<size_t>(t.mesh)];
-      const float rim = m.mask_rim * static_cast<float>(cam.width);
-      float xmin = std::min({t.sx[0], t.sx[1], t.sx[2]}), xmax = std::max({t.sx[0], t.sx[1], t.sx[2]});
-      const int x0 = static_cast<int>(std::clamp(std::ceil(xmin - 0.5f), 0.0f, static_cast<float>(cam.width)));
-      const int x1 = static_cast<int>(std::clamp(std::floor(xmax - 0.5f) + 1.0f, 0.0f, static_cast<float>(cam.width)));
-      const float area = edge(t.sx[0], t.sy[0], t.sx[1], t.sy[1], t.sx[2], t.sy[2]);
-      bool tl[3];
-      for (int k = 0; k < 3; ++k) tl[k] = topLeft(t.sx[k], t.sy[k], t.sx[(k + 1) % 3], t.sy[(k + 1) % 3]);
-      for (int y = std::max(by0, t.y0); y < std::min(by1, t.y1); ++y) {
-        const float py = static_cast<float>(y) + 0.5f;
-        for (int x = x0; x < x1; ++x) {
-          const float px = static_cast<float>(x) + 0.5f;
-          float e[3];
-          bool inside = true;
-          for (int k = 0; k < 3 && inside; ++k) {
-            // Edge k is opposite vertex (k + 2) % 3; its weight goes to that vertex.
-            e[k] = edge(t.sx[k], t.sy[k], t.sx[(k + 1) % 3], t.sy[(k + 1) % 3], px, py);
-            inside = e[k] > 0 || (e[k] == 0 && tl[k]);
-          }
-          if (!inside) continue;
-          // Screen barycentrics, then perspective-correct weights b_i / z_i.
-          const float b[3] = {e[1] / area, e[2] / area, e[0] / area};
-          float w[3], wsum = 0;
-          for (int k = 0; k < 3; ++k) w[k] = b[k] / t.v[k].pos.z, wsum += w[k];
-          const float z = 1.0f / wsum;
-          const size_t pix = static_cast<size_t>(y) * static_cast<size_t>(cam.width) + static_cast<size_t>(x);
-          if (!(z < layer.depth[pix])) continue;
-          const float alpha = mask.empty() ? m.opacity : m.opacity * maskCoverage(mask, px, py, rim);
-          if (!(alpha > 0)) continue;  // not drawn: no colour, no depth
-          ViewVertex f;
-          f.pos = Vec3{};
-          f.normal = Vec3{};
-          f.uv[0] = f.uv[1] = 0;
-          for (float& c : f.color) c = 0;
-          for (int k = 0; k < 3; ++k) {
-            const float wk = w[k] * z;
-            f.pos = f.pos + t.v[k].pos * wk;
-            f.normal = f.normal + t.v[k].normal * wk;
-            for (int c = 0; c < 2; ++c) f.uv[c] += t.v[k].uv[c] * wk;
-            for (int c = 0; c < 4; ++c) f.color[c] += t.v[k].color[c] * wk;
-          }
-          std::array<float, 4> albedo = m.base_color;
-          for (size_t c = 0; c < 4; ++c) albedo[c] *= f.color[c];
-          if (m.texture && !m.uvs.empty()) {
-            std::array<float, 4> tex = sampleTexture(*m.texture, f.uv[0], f.uv[1]);
-            for (size_t c = 0; c < 4; ++c) albedo[c] *= tex[c];
-          }
-          layer.depth[pix] = z;
-          layer.alpha[pix] = alpha;
-          const Vec3 normal = !m.hasNormals() ? t.face_normal : f.normal;
-          switch (m.shading) {
-            case MeshShading::kLit: layer.color[pix] = shadeMeshFragment(normal, f.pos, albedo); break;
-            case MeshShading::kCamera: layer.color[pix] = cameraLitMeshFragment(normal, f.pos, albedo); break;
-            case MeshShading::kUnlit:
-              layer.color[pix] = {std::clamp(albedo[0], 0.0f, 1.0f), std::clamp(albedo[1], 0.0f, 1.0f), std::clamp(albedo[2], 0.0f, 1.0f)};
-              break;
-            case MeshShading::kAlbedo:
-              layer.color[pix] = {linearToSrgb(std::clamp(albedo[0], 0.0f, 1.0f)), linearToSrgb(std::clamp(albedo[1], 0.0f, 1.0f)),
-                                  linearToSrgb(std::clamp(albedo[2], 0.0f, 1.0f))};
-              break;
-            case MeshShading::kCel: layer.color[pix] = celMeshFragment(normal, f.pos, cam.world_to_camera.linear() * m.cel_light, albedo); break;
-          }
-        }
-      }
+      rasterizeTriangleRows(t, meshes[static_cast<size_t>(t.mesh)], masks[static_cast<size_t>(t.mesh)], cam, by0, by1, layer);
     }
   });
   return layer;

@@ -173,19 +173,35 @@ void rasterForward(const GaussianParams& params, const Camera& cam, Vec3 backgro
   });
 }
 
-void rasterBackward(const GaussianParams& params, const Camera& cam, Vec3 background, const RasterState& st,
-                    std::span<const float> d_rgb, std::span<const float> d_alpha, ParamGrads& grads) {
-  const size_t n = params.size();
-  const size_t pixels = static_cast<size_t>(cam.width) * static_cast<size_t>(cam.height);
-  if (st.width != cam.width || st.height != cam.height || st.projected.size() != n)
-    throw std::invalid_argument("rasterBackward: the state is not of this camera and these parameters");
-  if (d_rgb.size() != 3 * pixels || d_alpha.size() != pixels) throw std::invalid_argument("rasterBackward: gradient images of the wrong size");
-  if (grads.opacity_logits.size() != n) grads.resize(n);
+namespace {
+
+// The camera terms every gaussian's backward step shares: the world-to-camera rotation and projectSplat's
+// field-of-view clamp (tangent units beyond each image edge).
+struct BackwardView {
+  Mat3 w;
+  float lim_x_pos = 0, lim_x_neg = 0, lim_y_pos = 0, lim_y_neg = 0;
+};
+
+// The shared camera terms of `cam`.
+BackwardView backwardView(const Camera& cam) {
+  BackwardView v;
+  v.w = cam.world_to_camera.linear();
+  const float tan_fovx = 0.5f * static_cast<float>(cam.width) / cam.fx;
+  const float tan_fovy = 0.5f * static_cast<float>(cam.height) / cam.fy;
+  v.lim_x_pos = (static_cast<float>(cam.width) - cam.cx) / cam.fx + 0.3f * tan_fovx;
+  v.lim_x_neg = cam.cx / cam.fx + 0.3f * tan_fovx;
+  v.lim_y_pos = (static_cast<float>(cam.height) - cam.cy) / cam.fy + 0.3f * tan_fovy;
+  v.lim_y_neg = cam.cy / cam.fy + 0.3f * tan_fovy;
+  return v;
+}
+
+// Step 1 of the backward pass: per tile, per pixel, back to front from the last splat blended, each tile-list
+// entry's dL/d(colour, opacity, mean, conic); then summed per gaussian (n of them).
+std::vector<Grad2D> splatGradients2D(size_t n, const Camera& cam, Vec3 background, const RasterState& st,
+                                     std::span<const float> d_rgb, std::span<const float> d_alpha) {
   const int tiles_x = (cam.width + kTileSize - 1) / kTileSize;
   const size_t tile_count = st.lists.begin.size();
   const std::vector<uint32_t>& order = st.lists.order;
-
-  // 1. Per tile, per pixel, back to front from the last splat blended: dL/d(colour, opacity, mean, conic).
   std::vector<Grad2D> entry(order.size());
   parallelFor(tile_count, [&](size_t tile) {
     const int tx = static_cast<int>(tile) % tiles_x, ty = static_cast<int>(tile) / tiles_x;
@@ -237,106 +253,128 @@ void rasterBackward(const GaussianParams& params, const Camera& cam, Vec3 backgr
     d.mean_x += s.mean_x, d.mean_y += s.mean_y, d.opacity += s.opacity;
     for (int j = 0; j < 3; ++j) d.conic[j] += s.conic[j], d.color[j] += s.color[j];
   }
+  return per;
+}
+
+// dL/dR of the rotation matrix of the unit quaternion q (core/math.cpp rotationMatrix) back through q's
+// normalisation from raw_q, added to grad_q.
+void quatBackward(const Quat& q, const Mat3& gr, const float* raw_q, float* grad_q) {
+  const float qw = q.w, qx = q.x, qy = q.y, qz = q.z;
+  const auto& R = gr.m;
+  const float g_w = 2.0f * (-qz * R[0][1] + qy * R[0][2] + qz * R[1][0] - qx * R[1][2] - qy * R[2][0] + qx * R[2][1]);
+  const float g_x = 2.0f * (qy * R[0][1] + qz * R[0][2] + qy * R[1][0] - 2.0f * qx * R[1][1] - qw * R[1][2] + qz * R[2][0] + qw * R[2][1] -
+                            2.0f * qx * R[2][2]);
+  const float g_y = 2.0f * (-2.0f * qy * R[0][0] + qx * R[0][1] + qw * R[0][2] + qx * R[1][0] + qz * R[1][2] - qw * R[2][0] + qz * R[2][1] -
+                            2.0f * qy * R[2][2]);
+  const float g_z = 2.0f * (-2.0f * qz * R[0][0] - qw * R[0][1] + qx * R[0][2] + qw * R[1][0] - 2.0f * qz * R[1][1] + qy * R[1][2] +
+                            qx * R[2][0] + qy * R[2][1]);
+  const float len = std::sqrt(raw_q[0] * raw_q[0] + raw_q[1] * raw_q[1] + raw_q[2] * raw_q[2] + raw_q[3] * raw_q[3]);
+  const float radial = qw * g_w + qx * g_x + qy * g_y + qz * g_z;
+  const float gq[4] = {g_w - qw * radial, g_x - qx * radial, g_y - qy * radial, g_z - qz * radial};
+  for (int k = 0; k < 4; ++k) grad_q[k] += gq[k] / len;
+}
+
+// Step 2 for gaussian i (visible, projected as s): its 2D gradient g through the conic, the EWA projection and
+// the covariance to the parameters, added to grads.
+void gaussianBackward(const GaussianParams& params, const Camera& cam, const BackwardView& view, const Grad2D& g,
+                      const ProjectedSplat& s, size_t i, ParamGrads& grads) {
+  const Mat3& w = view.w;
+  const float lim_x_pos = view.lim_x_pos, lim_x_neg = view.lim_x_neg;
+  const float lim_y_pos = view.lim_y_pos, lim_y_neg = view.lim_y_neg;
+  // Colour and opacity through their sigmoids.
+  const Vec3 rgb = s.color;
+  for (int k = 0; k < 3; ++k) grads.color_logits[3 * i + static_cast<size_t>(k)] += g.color[k] * rgb[k] * (1.0f - rgb[k]);
+  const float o = s.opacity;
+  grads.opacity_logits[i] += g.opacity * o * (1.0f - o);
+
+  // Recompute the projection's intermediates (projectSplat's math).
+  const Vec3 p = meanOf(params, i);
+  const Vec3 tv = transformPoint(cam.world_to_camera, p);
+  const Quat q = rotationOf(params, i);
+  const Vec3 scale = scaleOf(params, i);
+  const Mat3 r = rotationMatrix(q);
+  const Mat3 m = r * Mat3::diagonal(scale);
+  const Mat3 v = m * transpose(m);
+  const float txtz = tv.x / tv.z, tytz = tv.y / tv.z;
+  const bool clamp_x = txtz > lim_x_pos || txtz < -lim_x_neg, clamp_y = tytz > lim_y_pos || tytz < -lim_y_neg;
+  const float cx_ratio = std::min(lim_x_pos, std::max(-lim_x_neg, txtz)), cy_ratio = std::min(lim_y_pos, std::max(-lim_y_neg, tytz));
+  const float tx = cx_ratio * tv.z, ty = cy_ratio * tv.z, tz = tv.z;
+  const float j00 = cam.fx / tz, j02 = -(cam.fx * tx) / (tz * tz);
+  const float j11 = cam.fy / tz, j12 = -(cam.fy * ty) / (tz * tz);
+  const Vec3 t0 = j00 * w.row(0) + j02 * w.row(2);
+  const Vec3 t1 = j11 * w.row(1) + j12 * w.row(2);
+  const Vec3 vt0 = v * t0, vt1 = v * t1;
+  const float a = dot(t0, vt0) + kDilation, bb = dot(t0, vt1), c = dot(t1, vt1) + kDilation;
+  const float det = a * c - bb * bb;
+  const float inv = 1.0f / det, inv2 = inv * inv;
+
+  // Conic (A, B, C) = (c, -b, a) / det.
+  const float gA = g.conic[0], gB = g.conic[1], gC = g.conic[2];
+  const float g_a = gA * (-c * c * inv2) + gB * (bb * c * inv2) + gC * (inv - a * c * inv2);
+  const float g_b = gA * (2.0f * bb * c * inv2) + gB * (-inv - 2.0f * bb * bb * inv2) + gC * (2.0f * a * bb * inv2);
+  const float g_cc = gA * (inv - a * c * inv2) + gB * (bb * a * inv2) + gC * (-a * a * inv2);
+
+  // 2D covariance a = t0' V t0, b = t0' V t1, c = t1' V t1 (V symmetric).
+  const Vec3 g_t0 = vt0 * (2.0f * g_a) + vt1 * g_b;
+  const Vec3 g_t1 = vt1 * (2.0f * g_cc) + vt0 * g_b;
+  // dL/dV as a general matrix: g_a t0 t0' + g_b t0 t1' + g_c t1 t1'; symmetrised for V = M M'.
+  Mat3 gv;
+  for (int x = 0; x < 3; ++x)
+    for (int y = 0; y < 3; ++y) gv.m[x][y] = g_a * t0[x] * t0[y] + g_b * t0[x] * t1[y] + g_cc * t1[x] * t1[y];
+  Mat3 gv_sym;
+  for (int x = 0; x < 3; ++x)
+    for (int y = 0; y < 3; ++y) gv_sym.m[x][y] = gv.m[x][y] + gv.m[y][x];
+  const Mat3 gm = gv_sym * m;  // dL/dM
+
+  // Jacobian entries, then the view-space position (the clamped coordinates follow tz).
+  const float g_j00 = dot(g_t0, w.row(0)), g_j02 = dot(g_t0, w.row(2));
+  const float g_j11 = dot(g_t1, w.row(1)), g_j12 = dot(g_t1, w.row(2));
+  const float tz2 = tz * tz, tz3 = tz2 * tz;
+  float g_tx_c = -g_j02 * cam.fx / tz2, g_ty_c = -g_j12 * cam.fy / tz2;
+  float g_tz = -g_j00 * cam.fx / tz2 + g_j02 * 2.0f * cam.fx * tx / tz3 - g_j11 * cam.fy / tz2 + g_j12 * 2.0f * cam.fy * ty / tz3;
+  float g_tx = 0, g_ty = 0;
+  if (clamp_x) g_tz += g_tx_c * cx_ratio; else g_tx += g_tx_c;
+  if (clamp_y) g_tz += g_ty_c * cy_ratio; else g_ty += g_ty_c;
+  // Pixel-index mean: mean_x = fx tv.x / tv.z + cx - 0.5 (unclamped).
+  const float izv = 1.0f / tv.z;
+  g_tx += g.mean_x * cam.fx * izv;
+  g_ty += g.mean_y * cam.fy * izv;
+  g_tz += -g.mean_x * cam.fx * tv.x * izv * izv - g.mean_y * cam.fy * tv.y * izv * izv;
+  // World position: tv = W p + t.
+  const Vec3 g_tv{g_tx, g_ty, g_tz};
+  const Vec3 g_p = transpose(w) * g_tv;
+  for (int k = 0; k < 3; ++k) grads.means[3 * i + static_cast<size_t>(k)] += g_p[k];
+
+  // M = R diag(s): dL/ds_k = R_col_k . gM_col_k; dL/dR_col_k = s_k gM_col_k.
+  Mat3 gr;
+  for (int k = 0; k < 3; ++k) {
+    const float gs = dot(r.col(k), gm.col(k));
+    grads.log_scales[3 * i + static_cast<size_t>(k)] += gs * scale[k];
+    for (int x = 0; x < 3; ++x) gr.m[x][k] = scale[k] * gm.m[x][k];
+  }
+  quatBackward(q, gr, &params.quats[4 * i], &grads.quats[4 * i]);
+}
+
+}  // namespace
+
+void rasterBackward(const GaussianParams& params, const Camera& cam, Vec3 background, const RasterState& st,
+                    std::span<const float> d_rgb, std::span<const float> d_alpha, ParamGrads& grads) {
+  const size_t n = params.size();
+  const size_t pixels = static_cast<size_t>(cam.width) * static_cast<size_t>(cam.height);
+  if (st.width != cam.width || st.height != cam.height || st.projected.size() != n)
+    throw std::invalid_argument("rasterBackward: the state is not of this camera and these parameters");
+  if (d_rgb.size() != 3 * pixels || d_alpha.size() != pixels) throw std::invalid_argument("rasterBackward: gradient images of the wrong size");
+  if (grads.opacity_logits.size() != n) grads.resize(n);
+
+  // 1. Per tile, per pixel: the 2D gradients of each splat.
+  const std::vector<Grad2D> per = splatGradients2D(n, cam, background, st, d_rgb, d_alpha);
 
   // 2. Per gaussian: through the conic, the EWA projection and the covariance to the parameters.
-  const Mat3 w = cam.world_to_camera.linear();
-  const float tan_fovx = 0.5f * static_cast<float>(cam.width) / cam.fx;
-  const float tan_fovy = 0.5f * static_cast<float>(cam.height) / cam.fy;
-  const float lim_x_pos = (static_cast<float>(cam.width) - cam.cx) / cam.fx + 0.3f * tan_fovx;
-  const float lim_x_neg = cam.cx / cam.fx + 0.3f * tan_fovx;
-  const float lim_y_pos = (static_cast<float>(cam.height) - cam.cy) / cam.fy + 0.3f * tan_fovy;
-  const float lim_y_neg = cam.cy / cam.fy + 0.3f * tan_fovy;
+  const BackwardView view = backwardView(cam);
   parallelForRange(n, 1024, [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
       if (!st.visible[i]) continue;
-      const Grad2D& g = per[i];
-      const ProjectedSplat& s = st.projected[i];
-      // Colour and opacity through their sigmoids.
-      const Vec3 rgb = s.color;
-      for (int k = 0; k < 3; ++k) grads.color_logits[3 * i + static_cast<size_t>(k)] += g.color[k] * rgb[k] * (1.0f - rgb[k]);
-      const float o = s.opacity;
-      grads.opacity_logits[i] += g.opacity * o * (1.0f - o);
-
-      // Recompute the projection's intermediates (projectSplat's math).
-      const Vec3 p = meanOf(params, i);
-      const Vec3 tv = transformPoint(cam.world_to_camera, p);
-      const Quat q = rotationOf(params, i);
-      const Vec3 scale = scaleOf(params, i);
-      const Mat3 r = rotationMatrix(q);
-      const Mat3 m = r * Mat3::diagonal(scale);
-      const Mat3 v = m * transpose(m);
-      const float txtz = tv.x / tv.z, tytz = tv.y / tv.z;
-      const bool clamp_x = txtz > lim_x_pos || txtz < -lim_x_neg, clamp_y = tytz > lim_y_pos || tytz < -lim_y_neg;
-      const float cx_ratio = std::min(lim_x_pos, std::max(-lim_x_neg, txtz)), cy_ratio = std::min(lim_y_pos, std::max(-lim_y_neg, tytz));
-      const float tx = cx_ratio * tv.z, ty = cy_ratio * tv.z, tz = tv.z;
-      const float j00 = cam.fx / tz, j02 = -(cam.fx * tx) / (tz * tz);
-      const float j11 = cam.fy / tz, j12 = -(cam.fy * ty) / (tz * tz);
-      const Vec3 t0 = j00 * w.row(0) + j02 * w.row(2);
-      const Vec3 t1 = j11 * w.row(1) + j12 * w.row(2);
-      const Vec3 vt0 = v * t0, vt1 = v * t1;
-      const float a = dot(t0, vt0) + kDilation, bb = dot(t0, vt1), c = dot(t1, vt1) + kDilation;
-      const float det = a * c - bb * bb;
-      const float inv = 1.0f / det, inv2 = inv * inv;
-
-      // Conic (A, B, C) = (c, -b, a) / det.
-      const float gA = g.conic[0], gB = g.conic[1], gC = g.conic[2];
-      const float g_a = gA * (-c * c * inv2) + gB * (bb * c * inv2) + gC * (inv - a * c * inv2);
-      const float g_b = gA * (2.0f * bb * c * inv2) + gB * (-inv - 2.0f * bb * bb * inv2) + gC * (2.0f * a * bb * inv2);
-      const float g_cc = gA * (inv - a * c * inv2) + gB * (bb * a * inv2) + gC * (-a * a * inv2);
-
-      // 2D covariance a = t0' V t0, b = t0' V t1, c = t1' V t1 (V symmetric).
-      const Vec3 g_t0 = vt0 * (2.0f * g_a) + vt1 * g_b;
-      const Vec3 g_t1 = vt1 * (2.0f * g_cc) + vt0 * g_b;
-      // dL/dV as a general matrix: g_a t0 t0' + g_b t0 t1' + g_c t1 t1'; symmetrised for V = M M'.
-      Mat3 gv;
-      for (int x = 0; x < 3; ++x)
-        for (int y = 0; y < 3; ++y) gv.m[x][y] = g_a * t0[x] * t0[y] + g_b * t0[x] * t1[y] + g_cc * t1[x] * t1[y];
-      Mat3 gv_sym;
-      for (int x = 0; x < 3; ++x)
-        for (int y = 0; y < 3; ++y) gv_sym.m[x][y] = gv.m[x][y] + gv.m[y][x];
-      const Mat3 gm = gv_sym * m;  // dL/dM
-
-      // Jacobian entries, then the view-space position (the clamped coordinates follow tz).
-      const float g_j00 = dot(g_t0, w.row(0)), g_j02 = dot(g_t0, w.row(2));
-      const float g_j11 = dot(g_t1, w.row(1)), g_j12 = dot(g_t1, w.row(2));
-      const float tz2 = tz * tz, tz3 = tz2 * tz;
-      float g_tx_c = -g_j02 * cam.fx / tz2, g_ty_c = -g_j12 * cam.fy / tz2;
-      float g_tz = -g_j00 * cam.fx / tz2 + g_j02 * 2.0f * cam.fx * tx / tz3 - g_j11 * cam.fy / tz2 + g_j12 * 2.0f * cam.fy * ty / tz3;
-      float g_tx = 0, g_ty = 0;
-      if (clamp_x) g_tz += g_tx_c * cx_ratio; else g_tx += g_tx_c;
-      if (clamp_y) g_tz += g_ty_c * cy_ratio; else g_ty += g_ty_c;
-      // Pixel-index mean: mean_x = fx tv.x / tv.z + cx - 0.5 (unclamped).
-      const float izv = 1.0f / tv.z;
-      g_tx += g.mean_x * cam.fx * izv;
-      g_ty += g.mean_y * cam.fy * izv;
-      g_tz += -g.mean_x * cam.fx * tv.x * izv * izv - g.mean_y * cam.fy * tv.y * izv * izv;
-      // World position: tv = W p + t.
-      const Vec3 g_tv{g_tx, g_ty, g_tz};
-      const Vec3 g_p = transpose(w) * g_tv;
-      for (int k = 0; k < 3; ++k) grads.means[3 * i + static_cast<size_t>(k)] += g_p[k];
-
-      // M = R diag(s): dL/ds_k = R_col_k . gM_col_k; dL/dR_col_k = s_k gM_col_k.
-      Mat3 gr;
-      for (int k = 0; k < 3; ++k) {
-        const float gs = dot(r.col(k), gm.col(k));
-        grads.log_scales[3 * i + static_cast<size_t>(k)] += gs * scale[k];
-        for (int x = 0; x < 3; ++x) gr.m[x][k] = scale[k] * gm.m[x][k];
-      }
-      // Rotation matrix of the unit quaternion (core/math.cpp rotationMatrix), then its normalisation.
-      const float qw = q.w, qx = q.x, qy = q.y, qz = q.z;
-      const auto& R = gr.m;
-      const float g_w = 2.0f * (-qz * R[0][1] + qy * R[0][2] + qz * R[1][0] - qx * R[1][2] - qy * R[2][0] + qx * R[2][1]);
-      const float g_x = 2.0f * (qy * R[0][1] + qz * R[0][2] + qy * R[1][0] - 2.0f * qx * R[1][1] - qw * R[1][2] + qz * R[2][0] + qw * R[2][1] -
-                                2.0f * qx * R[2][2]);
-      const float g_y = 2.0f * (-2.0f * qy * R[0][0] + qx * R[0][1] + qw * R[0][2] + qx * R[1][0] + qz * R[1][2] - qw * R[2][0] + qz * R[2][1] -
-                                2.0f * qy * R[2][2]);
-      const float g_z = 2.0f * (-2.0f * qz * R[0][0] - qw * R[0][1] + qx * R[0][2] + qw * R[1][0] - 2.0f * qz * R[1][1] + qy * R[1][2] +
-                                qx * R[2][0] + qy * R[2][1]);
-      const float* raw_q = &params.quats[4 * i];
-      const float len = std::sqrt(raw_q[0] * raw_q[0] + raw_q[1] * raw_q[1] + raw_q[2] * raw_q[2] + raw_q[3] * raw_q[3]);
-      const float radial = qw * g_w + qx * g_x + qy * g_y + qz * g_z;
-      const float gq[4] = {g_w - qw * radial, g_x - qx * radial, g_y - qy * radial, g_z - qz * radial};
-      for (int k = 0; k < 4; ++k) grads.quats[4 * i + static_cast<size_t>(k)] += gq[k] / len;
+      gaussianBackward(params, cam, view, per[i], st.projected[i], i, grads);
     }
   });
 }
