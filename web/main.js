@@ -1,7 +1,9 @@
-// The page: opens a scene (the ?scene= URL parameter, the export's manifest.json, or a dropped file), decodes it
-// in the worker (the engine's C++ as WebAssembly), draws it with the WebGPU frame (renderer.js), and orbits the
-// camera with the mouse. ?readback=1 draws one frame for the camera the URL gives and prints the image and the
-// figures to the console (lines starting "SFWEB"), for the tests (docs/web.md).
+// The page: opens a scene (the ?scene= URL parameter, the export's manifest.json, or a dropped file): a splat file,
+// decoded in the worker (the engine's C++ as WebAssembly), or a scene JSON, read in the worker by the engine's scene
+// document, whose objects' files are then fetched and decoded one by one; draws every object in one frame with the
+// WebGPU renderer (renderer.js), from the scene's camera, or the one `splatforge render` frames, and orbits it with
+// the mouse. ?readback=1 draws one frame for the camera the URL gives and prints the image and the figures to the
+// console (lines starting "SFWEB"), for the tests (docs/web.md).
 import { openDevice, Renderer } from './renderer.js';
 
 const params = new URLSearchParams(location.search);
@@ -59,6 +61,7 @@ class Orbit {
     this.right0 = normalize(cross(this.forward0, this.up));
     this.yaw = 0;
     this.pitch = 0;
+    this.moved = false;  // the mouse has turned or zoomed it
   }
   camera(width, height) {
     const cp = Math.cos(this.pitch), sp = Math.sin(this.pitch), cy = Math.cos(this.yaw), sy = Math.sin(this.yaw);
@@ -73,8 +76,9 @@ class Orbit {
   }
 }
 
-// The file's bytes, with progress; errors in the loader's words.
-async function fetchScene(url, name) {
+// A file's bytes over HTTP, with progress (`what` says which file of how many); errors in the loader's words,
+// naming the file `name`.
+async function fetchBytes(url, name, what = '') {
   let response;
   try {
     response = await fetch(url);
@@ -92,7 +96,7 @@ async function fetchScene(url, name) {
     if (done) break;
     chunks.push(value);
     got += value.length;
-    status(`loading ${name}: ${(got / 1e6).toFixed(1)}${total ? ` / ${(total / 1e6).toFixed(1)}` : ''} MB`);
+    status(`loading ${name}${what}: ${(got / 1e6).toFixed(1)}${total ? ` / ${(total / 1e6).toFixed(1)}` : ''} MB`);
     progress(total ? got / total : undefined);
   }
   const bytes = new Uint8Array(got);
@@ -114,21 +118,68 @@ function readDropped(file) {
   });
 }
 
+// The worker (decode_worker.js): requests answered by id, its progress shown as the status line.
 const worker = new Worker(new URL('decode_worker.js', import.meta.url));
-function decode(bytes, name, width, height) {
+const pending = new Map();
+let nextRequest = 1;
+worker.onmessage = (e) => {
+  const m = e.data, p = pending.get(m.id);
+  if (!p) return;
+  if (m.type === 'progress') { status(m.stage); progress(undefined); return; }
+  pending.delete(m.id);
+  if (m.type === 'error') p.reject(new Error(m.message)); else p.resolve(m);
+};
+worker.onerror = (e) => {
+  for (const p of pending.values()) p.reject(new Error(`the decoder did not start: ${e.message || 'its script or WebAssembly is missing'}`));
+  pending.clear();
+};
+function request(message, transfer = []) {
   return new Promise((resolve, reject) => {
-    worker.onmessage = (e) => {
-      const m = e.data;
-      if (m.type === 'progress') { status(m.stage); progress(undefined); }
-      if (m.type === 'done') resolve(m);
-      if (m.type === 'error') reject(new Error(m.message));
-    };
-    worker.onerror = (e) => reject(new Error(`the decoder did not start: ${e.message || 'its script or WebAssembly is missing'}`));
-    worker.postMessage({ bytes, name, width, height }, [bytes]);
+    const id = nextRequest++;
+    pending.set(id, { resolve, reject });
+    worker.postMessage({ id, ...message }, transfer);
   });
 }
 
-let renderer = null, orbit = null, fixedCamera = null, background = [0, 0, 0];
+const IDENTITY = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0];  // rows 0..2 of the identity transform
+const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+// The URL of an object's file: its path as the scene writes it, relative to the scene's URL, each step escaped.
+function objectUrl(file, sceneUrl) {
+  return new URL(file.split('/').map(encodeURIComponent).join('/'), sceneUrl);
+}
+
+// The objects of a scene the worker has read (`info`: sf_web_scene_parse): each file fetched and decoded once, in
+// the order the objects name them; objects naming one file share its cloud. A failure names the first object that
+// names the file, as the command line's scene loader does.
+async function loadObjects(info, sceneUrl) {
+  const files = new Map();  // URL -> the objects naming it
+  info.objects.forEach((o, i) => {
+    const url = objectUrl(o.file, sceneUrl).href;
+    if (!files.has(url)) files.set(url, []);
+    files.get(url).push(i);
+  });
+  const clouds = [], cloudOf = [];
+  let k = 0;
+  for (const [url, objects] of files) {
+    const o = info.objects[objects[0]];
+    ++k;
+    try {
+      const bytes = await fetchBytes(url, o.resolved, files.size > 1 ? ` (file ${k} of ${files.size})` : '');
+      const r = await request({ op: 'object', bytes, name: o.resolved, objects }, [bytes]);
+      for (const w of r.info.warnings) console.warn(`${o.context}: ${w}`);
+      for (const i of objects) cloudOf[i] = clouds.length;
+      clouds.push(r.cloud);
+    } catch (e) {
+      throw new Error(`${o.context}: ${e.message}`);
+    }
+  }
+  return { clouds, objects: info.objects.map((o, i) => ({ cloud: cloudOf[i], toWorld: o.to_world, toObject: o.to_object })), files: files.size };
+}
+
+let renderer = null, orbit = null, fixedCamera = null, urlBackground = null, background = [0, 0, 0];
+// The starting camera at the size it was made for: drawn as it is until the orbit moves or the size changes.
+let home = null;
 let drawing = false, again = false, loading = false;
 
 function canvasSize() {
@@ -141,7 +192,9 @@ function canvasSize() {
 function currentCamera() {
   const [w, h] = canvasSize();
   if (canvas.width !== w || canvas.height !== h) { canvas.width = w; canvas.height = h; }
-  return fixedCamera ? { ...fixedCamera, width: w, height: h } : orbit.camera(w, h);
+  if (fixedCamera) return { ...fixedCamera, width: w, height: h };
+  if (home && !orbit.moved && home.width === w && home.height === h) return home;
+  return orbit.camera(w, h);
 }
 
 async function draw() {
@@ -162,28 +215,51 @@ async function draw() {
   }
 }
 
-async function open(bytesPromise, name) {
+// Opens `name`, whose bytes `bytesPromise` gives: a splat file, or a scene JSON whose files are fetched relative to
+// `sceneUrl` (null for a dropped file, which brings no files with it).
+async function open(bytesPromise, name, sceneUrl) {
   if (loading) return;
   loading = true;
   $('error').textContent = '';
+  let keptScene = false;
   try {
     const t0 = performance.now();
     const bytes = await bytesPromise;
     const [w, h] = canvasSize();
-    const decoded = await decode(bytes, name, w, h);
+    const opened = await request({ op: 'open', bytes, name, width: w, height: h }, [bytes]);
+    let scene, camera, described, sceneBackground = null;
+    if (opened.type === 'splats') {
+      const info = opened.info;
+      for (const warning of info.warnings) console.warn(warning);
+      scene = { clouds: [opened.cloud], objects: [{ cloud: 0, toWorld: IDENTITY, toObject: IDENTITY }] };
+      camera = opened.camera;
+      described = `${name}: ${info.format}${info.version ? ` ${info.version}` : ''}, ${info.gaussians} gaussians, SH degree ${info.sh_degree}`;
+    } else {
+      keptScene = true;
+      if (!sceneUrl) throw new Error(`${name}: a dropped scene JSON brings none of the files it names; serve its folder and open ?scene=${name} (splatforge export-web writes such a folder)`);
+      const loaded = await loadObjects(opened.info, sceneUrl);
+      camera = (await request({ op: 'scene-camera', width: w, height: h })).camera;
+      keptScene = false;
+      scene = loaded;
+      sceneBackground = opened.info.background;
+      const gaussians = loaded.objects.reduce((sum, o) => sum + loaded.clouds[o.cloud].count, 0);
+      described = `${name}: ${plural(loaded.objects.length, 'object')} from ${plural(loaded.files, 'file')}, ${gaussians} gaussians${opened.info.camera ? ', the scene\'s camera' : ''}`;
+    }
     const t1 = performance.now();
-    for (const warning of decoded.info.warnings) console.warn(warning);
-    status(`${name}: ${decoded.info.format}${decoded.info.version ? ` ${decoded.info.version}` : ''}, ${decoded.info.gaussians} gaussians, SH degree ${decoded.info.sh_degree}`);
+    status(described);
     progress(null);
-    renderer.setScene(decoded.cloud);
-    orbit = new Orbit(decoded.camera);
-    const camera = currentCamera();
-    const s = await renderer.render(camera, background);
+    renderer.setScene(scene);
+    background = urlBackground || sceneBackground || [0, 0, 0];
+    orbit = new Orbit(camera);
+    home = { view: camera.slice(0, 12), fx: camera[12], fy: camera[13], cx: camera[14], cy: camera[15], eye: camera.slice(16, 19), width: w, height: h };
+    const first = currentCamera();
+    const s = await renderer.render(first, background);
     const t2 = performance.now();
     $('timings').textContent = `first frame ${s.ms.toFixed(1)} ms, ${s.splats} splats, ${s.keys} tile keys; load and decode ${(t1 - t0).toFixed(0)} ms`;
     log(`FIRST-FRAME ${performance.now().toFixed(0)} ms since the page opened; load and decode ${(t1 - t0).toFixed(0)} ms; first frame ${(t2 - t1).toFixed(0)} ms; ${s.splats} splats, ${s.keys} keys`);
-    if (readback) await printImage(camera);
+    if (readback) await printImage(first);
   } catch (e) {
+    if (keptScene) request({ op: 'close' }).catch(() => {});
     showError(e.message);
   } finally {
     loading = false;
@@ -208,6 +284,7 @@ function controls() {
   canvas.addEventListener('pointerup', () => { dragging = null; });
   canvas.addEventListener('pointermove', (e) => {
     if (!dragging || !orbit || fixedCamera) return;
+    orbit.moved = true;
     orbit.yaw -= (e.clientX - dragging.x) * 0.005;
     orbit.pitch = Math.max(-1.5, Math.min(1.5, orbit.pitch + (e.clientY - dragging.y) * 0.005));
     dragging = { x: e.clientX, y: e.clientY };
@@ -216,6 +293,7 @@ function controls() {
   canvas.addEventListener('wheel', (e) => {
     if (!orbit || fixedCamera) return;
     e.preventDefault();
+    orbit.moved = true;
     orbit.distance *= Math.exp(e.deltaY * 0.001);
     draw();
   }, { passive: false });
@@ -226,7 +304,7 @@ function controls() {
     e.preventDefault();
     document.body.classList.remove('dragging');
     const file = e.dataTransfer.files[0];
-    if (file) { fixedCamera = null; open(readDropped(file), file.name); }
+    if (file) { fixedCamera = null; open(readDropped(file), file.name, null); }
   });
 }
 
@@ -241,7 +319,7 @@ async function sceneName() {
 
 async function main() {
   try {
-    background = numbers('bg', 3) || background;
+    urlBackground = numbers('bg', 3);
     const view = numbers('view', 12);
     if (view) {
       const [fx, fy, cx, cy] = numbers('intrinsics', 4) || (() => { throw new Error('URL parameter view needs intrinsics=fx,fy,cx,cy'); })();
@@ -254,8 +332,12 @@ async function main() {
     renderer = await Renderer.create(device, canvas, new URL('.', import.meta.url));
     controls();
     const name = await sceneName();
-    if (name) await open(fetchScene(new URL(name, location.href), name), name);
-    else status('drop a splat file here');
+    if (name) {
+      const url = new URL(name, location.href);
+      await open(fetchBytes(url, name), name, url);
+    } else {
+      status('drop a splat file here');
+    }
   } catch (e) {
     showError(e.message);
   }

@@ -1,10 +1,12 @@
 // The frame on WebGPU: the passes of the Vulkan frame in WGSL (web/shaders/), with the same math as the CPU
-// reference (render/cpu_renderer.cpp): preprocess, one global sort of (tile, depth) keys over every splat of the
-// frame, tile ranges, the 16x16 tile raster; then the image is shown in the canvas. No pass waits on the host:
-// the key count, the sort's sizes and its dispatches are computed on the GPU (keys.wgsl's setup pass).
+// reference (render/cpu_renderer.cpp): preprocess of every object's splats (each placed by its transform), one
+// global sort of (tile, depth) keys over every splat of the frame, tile ranges, the 16x16 tile raster; then the
+// image is shown in the canvas. No pass waits on the host: the key count, the sort's sizes and its dispatches are
+// computed on the GPU (keys.wgsl's setup pass).
 
 const SHADERS = ['common', 'preprocess', 'scan', 'keys', 'radix', 'raster', 'blit'];
-const FRAME_BYTES = 144;  // struct Frame in common.wgsl
+const FRAME_BYTES = 128;  // struct Frame in common.wgsl
+const OBJECT_BYTES = 128; // struct Object in common.wgsl
 const PROJ_BYTES = 48;    // struct Proj in common.wgsl
 const BLOCK = 1024;       // keys per sort block, elements per scan block
 const MAX_ROW = 32768;    // workgroups along x of a 1D pass; more go to y
@@ -56,6 +58,7 @@ export class Renderer {
     this.size = null;
     this.keyCapacity = 0;
     this.stats = { keys: 0, keysWanted: 0 };
+    this.queue = Promise.resolve();  // frames and read-backs, one after another
   }
 
   async init(baseUrl) {
@@ -114,25 +117,60 @@ export class Renderer {
     });
   }
 
-  // The decoded cloud (web/decode_worker.js): positions (3 per splat), covariances (6), opacities, SH
-  // (shStride per splat), and its flags.
-  setScene(cloud) {
+  // The scene: `clouds`, the decoded files (web/decode_worker.js: positions (3 per splat), covariances (6),
+  // opacities, SH (3 (degree + 1)^2 per splat) and their flags), and `objects`, each {cloud: an index into clouds,
+  // toWorld, toObject: rows 0..2 of object_to_world and of its inverse, 12 numbers each}. Objects of one file share
+  // its uploaded splats; each has its own slots in the frame, in order (as the Vulkan frame gives them).
+  setScene({ clouds, objects }) {
+    const d = this.device;
     const S = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
-    const upload = (array, label) => {
-      const b = this.buffer(array.byteLength, S, label);
-      this.device.queue.writeBuffer(b, 0, array.buffer, array.byteOffset, array.byteLength);
+    const limit = d.limits.maxStorageBufferBindingSize;
+    const fits = (bytes, what) => {
+      if (bytes > limit) throw new RendererError(`the scene's ${what} take ${(bytes / 1048576).toFixed(0)} MB, past this GPU's storage buffer limit of ${(limit / 1048576).toFixed(0)} MB`);
+    };
+    const starts = [];
+    let splats = 0, shFloats = 0;
+    for (const c of clouds) {
+      starts.push({ first: splats, sh: shFloats });
+      splats += c.count;
+      shFloats += c.sh.length;
+    }
+    let slots = 0;
+    for (const o of objects) slots += clouds[o.cloud].count;
+    fits(splats * 24, 'covariances');
+    fits(shFloats * 4, 'SH coefficients');
+    fits(slots * PROJ_BYTES, 'projected splats');
+    const upload = (key, floats) => {
+      const b = this.buffer(floats * 4, S, key);
+      let at = 0;
+      for (const c of clouds) {
+        const a = c[key];
+        d.queue.writeBuffer(b, at, a.buffer, a.byteOffset, a.byteLength);
+        at += a.byteLength;
+      }
       return b;
     };
-    if (this.scene) for (const k of ['positions', 'covariances', 'opacities', 'sh']) this.scene[k].destroy();
-    const n = cloud.count;
+    const table = new ArrayBuffer(OBJECT_BYTES * Math.max(objects.length, 1)), f = new Float32Array(table), u = new Uint32Array(table);
+    let slot = 0;
+    objects.forEach((o, j) => {
+      const c = clouds[o.cloud], w = j * OBJECT_BYTES / 4, degree = c.shDegree;
+      f.set(o.toWorld, w);
+      f.set(o.toObject, w + 12);
+      u.set([slot, c.count, starts[o.cloud].first, starts[o.cloud].sh, 3 * (degree + 1) * (degree + 1), degree,
+             (c.antialiased ? 1 : 0) | (c.linear ? 2 : 0)], w + 24);
+      f[w + 31] = c.screenFilter;
+      slot += c.count;
+    });
+    if (this.scene) for (const k of ['positions', 'covariances', 'opacities', 'sh', 'objects']) this.scene[k].destroy();
+    const objectBuffer = this.buffer(table.byteLength, S, 'objects');
+    d.queue.writeBuffer(objectBuffer, 0, table);
     this.scene = {
-      count: n, shDegree: cloud.shDegree, shStride: 3 * (cloud.shDegree + 1) * (cloud.shDegree + 1),
-      antialiased: cloud.antialiased, linear: cloud.linear, screenFilter: cloud.screenFilter,
-      positions: upload(cloud.positions, 'positions'), covariances: upload(cloud.covariances, 'covariances'),
-      opacities: upload(cloud.opacities, 'opacities'), sh: upload(cloud.sh, 'sh'),
+      count: slots, objectCount: objects.length,
+      positions: upload('positions', 3 * splats), covariances: upload('covariances', 6 * splats),
+      opacities: upload('opacities', splats), sh: upload('sh', shFloats), objects: objectBuffer,
     };
     this.size = null;  // rebuilt for the new count
-    this.keyCapacity = Math.max(1 << 20, 4 * n);
+    this.keyCapacity = Math.max(1 << 20, 4 * slots);
   }
 
   // Buffers and bind groups for the image size, the splat count and the key capacity.
@@ -182,7 +220,7 @@ export class Renderer {
     const [fh, , fv] = keySets[shifts.length % 2];
     this.size = {
       width, height, tilesX, tilesY, tileCount, n, cap, passes, image, imageRead, rangesBuffer: ranges, touched, offsets, tl1n, tl2n,
-      preprocess: this.bind(P.preprocess, [[0, F], [1, sc.positions], [2, sc.covariances], [3, sc.opacities], [4, sc.sh], [5, proj], [6, touched]]),
+      preprocess: this.bind(P.preprocess, [[0, F], [1, sc.positions], [2, sc.covariances], [3, sc.opacities], [4, sc.sh], [5, proj], [6, touched], [7, sc.objects]]),
       touchedScan: [scanGroups(offsets, tL1, tSizes, 0), scanGroups(tL1, tL2, tSizes, 1), scanGroups(tL2, tL3, tSizes, 2)],
       histScan: [scanGroups(hist, hL1, this.control, 4), scanGroups(hL1, hL2, this.control, 5), scanGroups(hL2, hL3, this.control, 6)],
       setup: this.bind(P.setup, [[0, F], [2, touched], [3, offsets], [7, this.control]]),
@@ -201,15 +239,25 @@ export class Renderer {
     f.set([camera.fx, camera.fy, camera.cx, camera.cy], 12);
     f.set([background[0], background[1], background[2], 1], 16);
     f.set([camera.eye[0], camera.eye[1], camera.eye[2], 1], 20);
-    u.set([z.width, z.height, z.tilesX, z.tilesY, sc.count, sc.shDegree, sc.shStride, (sc.antialiased ? 1 : 0) | (sc.linear ? 2 : 0)], 24);
-    f[32] = sc.screenFilter;
-    u.set([z.cap, z.tileCount, 0], 33);
+    u.set([z.width, z.height, z.tilesX, z.tilesY, sc.count, sc.objectCount, z.cap, z.tileCount], 24);
     this.device.queue.writeBuffer(this.frameBuffer, 0, buf);
   }
 
+  // Runs `work` after the frames and read-backs asked for before it (they share the read-back buffers).
+  serialized(work) {
+    const run = this.queue.then(work);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
   // Records and submits one frame for `camera` ({view: 12 floats, fx, fy, cx, cy, eye, width, height}); with
-  // `show`, also draws it into the canvas. Resolves when the GPU has finished it, with its figures.
-  async render(camera, background, { show = true } = {}) {
+  // `show`, also draws it into the canvas. Resolves when the GPU has finished it, with its figures. Frames asked for
+  // while one is under way follow it.
+  render(camera, background, options = {}) {
+    return this.serialized(() => this.renderNow(camera, background, options));
+  }
+
+  async renderNow(camera, background, { show = true } = {}) {
     const d = this.device;
     if (!this.size || this.size.width !== camera.width || this.size.height !== camera.height) this.build(camera.width, camera.height);
     for (;;) {
@@ -290,7 +338,11 @@ export class Renderer {
   }
 
   // The last frame's float RGBA image, row by row from the top.
-  async readImage() {
+  readImage() {
+    return this.serialized(() => this.readImageNow());
+  }
+
+  async readImageNow() {
     const z = this.size, d = this.device;
     const enc = d.createCommandEncoder();
     enc.copyBufferToBuffer(z.image, 0, z.imageRead, 0, z.width * z.height * 16);

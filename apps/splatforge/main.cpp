@@ -750,10 +750,16 @@ bool SoakCommand::parsed() const { return command_->parsed(); }
 
 ExportWebCommand::ExportWebCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
   Options& o = *options_;
-  command_ = app.add_subcommand("export-web",
-                                "Write the web page (WebGPU, docs/web.md) with one splat file as a self-contained static folder that any "
-                                "static web server can host; look at it with `splatforge serve DIR`");
-  command_->add_option("input", o.input, "Splat file the page opens (.ply, .compressed.ply, .spz, .splat, .ksplat, .spl2)")->required();
+  command_ = app.add_subcommand(
+      "export-web",
+      "Write the web page (WebGPU, docs/web.md) with one splat file, or a scene JSON of splat objects and "
+      "every file it names, as a self-contained static folder that any static web server can host; look at "
+      "it with `splatforge serve DIR`");
+  command_
+      ->add_option("input", o.input,
+                   "Splat file (.ply, .compressed.ply, .spz, .splat, .ksplat, .spl2) or scene JSON of splat "
+                   "files the page opens")
+      ->required();
   command_->add_option("-o,--output", o.output, "Output folder (created; its page files are replaced)")->required();
   command_->add_option("--web-build", o.web_build, "Folder holding the page's WebAssembly (default: build/web of the source tree, made by scripts/build_web.sh)");
 }

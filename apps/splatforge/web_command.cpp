@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "core/error.h"
 #include "io/file.h"
 #include "io/formats.h"
+#include "scene/scene_doc.h"
 
 namespace sf::cli {
 
@@ -42,6 +44,68 @@ void copyInto(const fs::path& from, const fs::path& to) {
 
 std::string formatKb(uintmax_t bytes) { return fmt::format("{:.0f} KB", static_cast<double>(bytes) / 1024.0); }
 
+// A splat file the page's WebAssembly decodes: decoded here by the same decodeSplats, which names the file
+// and the reason when it fails; the formats the web build leaves out are refused, `context` ("scene.json:
+// objects[0] (name): ") before the message for a scene's object.
+LoadedSplats loadForThePage(const std::string& path, const std::string& context) {
+  try {
+    LoadedSplats loaded = loadSplats(path);
+    if (loaded.format == SplatFormat::kSog || loaded.format == SplatFormat::kGltf ||
+        loaded.format == SplatFormat::kLodMeta)
+      throw Error(path + ": " + formatName(loaded.format) +
+                  " is not in the web build yet (convert it to .spz: splatforge convert " + path +
+                  " -o NAME.spz)");
+    return loaded;
+  } catch (const Error& e) {
+    throw Error(context + e.what());
+  }
+}
+
+// A file of the export: where it comes from and its path inside the exported folder.
+struct ExportedFile {
+  std::string from;
+  fs::path to;
+};
+
+// What a scene JSON takes into the export: the scene, then each splat file it names once, at its path
+// relative to the scene (the page fetches an object's file by that path from the scene's URL). Refuses what
+// the page cannot draw, paths the page could not reach (outside the scene's directory, by the file system or
+// by the text), and files that do not decode. Adds the objects' gaussians to `gaussians` and the distinct
+// files to `files`.
+std::vector<ExportedFile> sceneExport(const std::string& input, uint64_t& gaussians, size_t& files,
+                                      size_t& objects) {
+  const std::vector<uint8_t> bytes = readFile(input);
+  const SceneDocument doc = parseSceneDocument(std::string(bytes.begin(), bytes.end()), input);
+  if (std::string why = webSceneRefusal(doc); !why.empty()) throw Error(why);
+  const fs::path dir = fs::path(input).parent_path();
+  std::vector<ExportedFile> out{{input, fs::path(input).filename()}};
+  std::map<fs::path, uint64_t> counts;  // gaussians of each file exported
+  for (size_t i = 0; i < doc.objects.size(); ++i) {
+    const SceneDocObject& d = doc.objects[i];
+    const std::string context = doc.objectContext(i) + ": ";
+    if (!d.refusal.empty()) throw Error(context + d.refusal);
+    try {
+      resolveScenePath(dir, d.file, true, false);  // the page resolves it as a URL, by its text
+    } catch (const Error& e) {
+      throw Error(context + e.what());
+    }
+    if (classifyInput(d.resolved) == InputKind::kLodHierarchy)
+      throw Error(context + "a level-of-detail hierarchy (\"file\": \"" + d.file +
+                  "\") is not in the web build yet (the web page draws splat files; render this scene with "
+                  "the splatforge command line)");
+    const fs::path to = fs::path(d.file).lexically_normal();
+    auto it = counts.find(to);
+    if (it == counts.end()) {
+      it = counts.emplace(to, loadForThePage(d.resolved, context).cloud.size()).first;
+      out.push_back({d.resolved, to});
+    }
+    gaussians += it->second;
+  }
+  files = counts.size();
+  objects = doc.objects.size();
+  return out;
+}
+
 }  // namespace
 
 ExportWebCommand::~ExportWebCommand() = default;
@@ -49,36 +113,64 @@ ExportWebCommand::~ExportWebCommand() = default;
 int ExportWebCommand::run() const {
   const Options& o = *options_;
   try {
-    if (classifyInput(o.input) != InputKind::kSplatFile)
-      throw Error(o.input + ": the web page opens splat files only for now (scenes, glTF models, characters, generators and hulls are not in "
-                            "the web build yet; docs/web.md)");
-    // The file must open in the page: decoded here by the same decodeSplats the page's WebAssembly runs.
-    const LoadedSplats loaded = loadSplats(o.input);
-    if (loaded.format == SplatFormat::kSog || loaded.format == SplatFormat::kGltf || loaded.format == SplatFormat::kLodMeta)
-      throw Error(o.input + ": " + formatName(loaded.format) + " is not in the web build yet (convert it to .spz: splatforge convert " + o.input +
-                  " -o NAME.spz)");
+    const InputKind kind = classifyInput(o.input);
+    if (kind != InputKind::kSplatFile && kind != InputKind::kSceneJson)
+      throw Error(
+          o.input +
+          ": the web page opens splat files and scene JSONs of splat files only for now (glTF models, "
+          "characters, generators, hulls and level-of-detail hierarchies are not in the web build yet; "
+          "docs/web.md)");
+    // Everything must open in the page: scenes read with the same scene document and files decoded by the
+    // same decodeSplats the page's WebAssembly runs.
+    std::vector<ExportedFile> files;
+    std::string what, format = "scene JSON";
+    uint64_t gaussians = 0;
+    size_t file_count = 0, objects = 0;
+    const std::string name = fs::path(o.input).filename().string();
+    if (kind == InputKind::kSceneJson) {
+      files = sceneExport(o.input, gaussians, file_count, objects);
+      what = fmt::format("{} (scene JSON, {} object{} from {} splat file{}, {} gaussians)", name, objects,
+                         objects == 1 ? "" : "s", file_count, file_count == 1 ? "" : "s", gaussians);
+    } else {
+      const LoadedSplats loaded = loadForThePage(o.input, "");
+      gaussians = loaded.cloud.size();
+      files = {{o.input, name}};
+      format = formatName(loaded.format);
+      what = fmt::format("{} ({}, {} gaussians)", name, format, gaussians);
+    }
     const fs::path web_dir = SPLATFORGE_WEB_DIR;
     const fs::path build_dir = o.web_build.empty() ? fs::path(SPLATFORGE_WEB_BUILD_DIR) : fs::path(o.web_build);
     for (const char* f : kWasmFiles)
       if (!fs::exists(build_dir / f))
         throw Error((build_dir / f).string() + ": the page's WebAssembly is missing: build it with scripts/build_web.sh (or give --web-build DIR)");
+    // The page's own files keep their names.
+    for (const ExportedFile& f : files) {
+      bool taken = f.to == "manifest.json";
+      for (const char* p : kPageFiles) taken = taken || f.to == p;
+      for (const char* p : kWasmFiles) taken = taken || f.to == p;
+      if (taken)
+        throw Error(f.from + ": its place in the export, " + f.to.string() +
+                    ", is one of the page's own files (rename it)");
+    }
     makeOutputFolder(o.output);
     const fs::path out = o.output;
-    const std::string scene = fs::path(o.input).filename().string();
     std::error_code ec;
-    if (fs::equivalent(fs::path(o.input), out / scene, ec)) throw UsageError("-o: " + o.output + " is the input's own folder");
+    if (fs::equivalent(fs::path(o.input), out / name, ec))
+      throw UsageError("-o: " + o.output + " is the input's own folder");
     for (const char* f : kPageFiles) copyInto(web_dir / f, out / f);
     uintmax_t page_bytes = 0;
     for (const char* f : kWasmFiles) {
       copyInto(build_dir / f, out / f);
       page_bytes += fs::file_size(out / f);
     }
-    copyInto(o.input, out / scene);
-    const std::string manifest = "{\n  \"scene\": \"" + jsonEscape(scene) + "\",\n  \"format\": \"" + formatName(loaded.format) +
-                                 "\",\n  \"gaussians\": " + std::to_string(loaded.cloud.size()) + "\n}\n";
+    for (const ExportedFile& f : files) copyInto(f.from, out / f.to);
+    std::string manifest =
+        "{\n  \"scene\": \"" + jsonEscape(name) + "\",\n  \"format\": \"" + format + "\",\n";
+    if (kind == InputKind::kSceneJson) manifest += "  \"objects\": " + std::to_string(objects) + ",\n";
+    manifest += "  \"gaussians\": " + std::to_string(gaussians) + "\n}\n";
     writeFileAtomic((out / "manifest.json").string(), std::vector<uint8_t>(manifest.begin(), manifest.end()));
-    fmt::print("wrote {}: the page, its WebAssembly ({}) and {} ({}, {} gaussians); look at it with: splatforge serve {}\n", o.output,
-               formatKb(page_bytes), scene, formatName(loaded.format), loaded.cloud.size(), o.output);
+    fmt::print("wrote {}: the page, its WebAssembly ({}) and {}; look at it with: splatforge serve {}\n",
+               o.output, formatKb(page_bytes), what, o.output);
     return 0;
   } catch (const std::exception& e) {
     return reportFailure("export-web", e);

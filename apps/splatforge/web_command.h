@@ -1,6 +1,7 @@
 // `splatforge export-web` and `splatforge serve`: the web page (web/, docs/web.md) as a self-contained static
-// folder holding one scene, and a small HTTP server to look at such a folder locally. Their options are
-// declared here; main.cpp, the one file that includes CLI11, registers them and dispatches the commands.
+// folder holding one scene (a splat file, or a scene JSON and the splat files it names), and a small HTTP
+// server to look at such a folder locally. Their options are declared here; main.cpp, the one file that
+// includes CLI11, registers them and dispatches the commands.
 #pragma once
 
 #include <memory>
@@ -21,12 +22,13 @@ class ExportWebCommand {
 
   CLI::App* command() const { return command_; }
   bool parsed() const;
-  // Exit code: 0; 1 with "splatforge export-web: error: ..." on stderr (an input the web build cannot open, the
-  // page's WebAssembly not built, a file that cannot be written); 2 for a usage error.
+  // Exit code: 0; 1 with "splatforge export-web: error: ..." on stderr (an input the web build cannot open, a
+  // scene naming objects the page cannot draw, the page's WebAssembly not built, a file that cannot be
+  // written); 2 for a usage error.
   int run() const;
 
   struct Options {
-    std::string input;
+    std::string input;  // a splat file or a scene JSON
     std::string output;
     std::string web_build;  // folder holding sf_decode.js and sf_decode.wasm (default: the source tree's build/web)
   };

@@ -153,21 +153,29 @@ void writeFileAtomic(const std::string& path, std::span<const uint8_t> bytes) {
   syncDirectory(target);
 }
 
-InputKind classifyInput(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    return std::filesystem::is_regular_file(std::filesystem::path(path) / "index.sflod", ec) ? InputKind::kLodHierarchy
-                                                                                            : InputKind::kCharacterPackage;
+InputKind classifyInputName(const std::string& path) {
   const std::string ext = fileExtension(path);
   if (ext == ".gltf" || ext == ".glb") return InputKind::kGltf;
   if (ext == ".onnx") return InputKind::kOnnx;  // a neural gaussian generator (neural/generator.h)
   if (isSogMetaPath(path)) return InputKind::kSplatFile;  // the meta.json of an unpacked SOG
   if (isLodMetaPath(path)) return InputKind::kSplatFile;  // PlayCanvas's streamed LOD over SOG files
   if (ext == ".json") return InputKind::kSceneJson;
+  return InputKind::kSplatFile;
+}
+
+InputKind classifyInput(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return std::filesystem::is_regular_file(std::filesystem::path(path) / "index.sflod", ec)
+               ? InputKind::kLodHierarchy
+               : InputKind::kCharacterPackage;
+  const InputKind by_name = classifyInputName(path);
   // The SPL2 magic, read from regular files only (opening a FIFO would block; devices are refused by the
   // loaders). A headerless .splat may start with those bytes by chance: decodeSplats reads .splat by
   // extension too.
-  if (ext == ".splat" || !std::filesystem::is_regular_file(path, ec)) return InputKind::kSplatFile;
+  if (by_name != InputKind::kSplatFile || fileExtension(path) == ".splat" ||
+      !std::filesystem::is_regular_file(path, ec))
+    return by_name;
   std::ifstream f(path, std::ios::binary);
   char magic[4] = {};
   if (f.read(magic, 4) && std::memcmp(magic, "SPL2", 4) == 0) return InputKind::kSplatHull;  // io/spl2.h

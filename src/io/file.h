@@ -35,5 +35,8 @@ bool isLodMetaPath(const std::string& path);
 // directory is a character package or bundle.
 enum class InputKind { kSplatFile, kGltf, kSceneJson, kCharacterPackage, kOnnx, kSplatHull, kLodHierarchy };
 InputKind classifyInput(const std::string& path);
+// The part of that decision the name alone makes, touching no file (the web page's WebAssembly has no file
+// system): kGltf, kOnnx, kSceneJson, or kSplatFile for every other name.
+InputKind classifyInputName(const std::string& path);
 
 }  // namespace sf

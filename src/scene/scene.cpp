@@ -1,4 +1,5 @@
-// Scene and camera JSON (docs/formats/scene-json.md). nlohmann::json is confined to this file.
+// Scene and camera JSON (docs/formats/scene-json.md): the document (scene_doc.cpp) and the loading of its
+// objects. nlohmann::json is confined to this file and scene_doc.cpp.
 #include "scene/scene.h"
 
 #include <nlohmann/json.hpp>
@@ -35,80 +36,6 @@ Json parseJson(const std::string& text, const std::string& file) { return parseJ
 std::string readText(const std::string& path) {
   std::vector<uint8_t> bytes = readFile(path);
   return std::string(bytes.begin(), bytes.end());
-}
-
-Mat4 parseMatrix(const Node& n) {
-  auto v = n.numbers(16);
-  Mat4 m;
-  for (int i = 0; i < 4; ++i)
-    for (int j = 0; j < 4; ++j) m.m[i][j] = v[static_cast<size_t>(i * 4 + j)];
-  return m;
-}
-
-// "transform": 16 numbers row-major, or {"translation": [3], "rotation": [w,x,y,z], "scale": s | [3]}.
-Mat4 parseTransform(const Node& n) {
-  if (n.value.is_array()) {
-    Mat4 m = parseMatrix(n);
-    if (m.m[3][0] != 0 || m.m[3][1] != 0 || m.m[3][2] != 0 || m.m[3][3] != 1) n.fail("last row must be 0 0 0 1 (affine)");
-    if (std::abs(determinant(m.linear())) < 1e-12f) n.fail("linear part is singular");
-    return m;
-  }
-  if (!n.value.is_object()) n.fail("expected 16 numbers or {translation, rotation, scale}");
-  Vec3 t{0, 0, 0}, s{1, 1, 1};
-  Quat q;
-  if (n.has("translation")) t = n["translation"].vec3();
-  if (n.has("rotation")) {
-    auto r = n["rotation"].numbers(4);
-    q = {r[0], r[1], r[2], r[3]};
-    if (!(std::abs(q.w) + std::abs(q.x) + std::abs(q.y) + std::abs(q.z) > 0)) n["rotation"].fail("zero quaternion");
-  }
-  if (n.has("scale")) {
-    Node sn = n["scale"];
-    if (sn.value.is_number()) {
-      float v = static_cast<float>(sn.number());
-      s = {v, v, v};
-    } else {
-      s = sn.vec3();
-    }
-    if (s.x == 0 || s.y == 0 || s.z == 0) sn.fail("scale must be non-zero");
-  }
-  return Mat4::fromLinearTranslation(rotationMatrix(q) * Mat3::diagonal(s), t);
-}
-
-Camera parseCameraNode(const Node& n, std::optional<int> width, std::optional<int> height) {
-  if (!n.value.is_object()) n.fail("expected a camera object");
-  Camera cam;
-  if (n.has("eye")) {
-    n.onlyKeys({"eye", "target", "up", "fov_y_deg", "width", "height"});
-    // A look-at camera's size defaults to kDefaultCameraWidth x kDefaultCameraHeight; the caller's wins.
-    int w = width ? *width : n.has("width") ? n["width"].positiveInt() : kDefaultCameraWidth;
-    int h = height ? *height : n.has("height") ? n["height"].positiveInt() : kDefaultCameraHeight;
-    Vec3 eye = n["eye"].vec3(), target = n["target"].vec3();
-    Vec3 up = n.has("up") ? n["up"].vec3() : Vec3{0, 1, 0};
-    float fov = static_cast<float>(n["fov_y_deg"].number());
-    if (!(fov > 0 && fov < 180)) n["fov_y_deg"].fail("expected a field of view in (0, 180) degrees");
-    Vec3 forward = target - eye;
-    if (length(forward) < 1e-9f) n["target"].fail("target coincides with eye");
-    if (length(cross(normalize(forward), normalize(up))) < 1e-6f) n["up"].fail("up is parallel to the viewing direction");
-    cam = lookAtCamera(eye, target, up, fov, w, h);
-  } else if (n.has("world_to_camera")) {
-    n.onlyKeys({"world_to_camera", "fx", "fy", "cx", "cy", "width", "height"});  // intrinsics are in pixels of this size
-    cam.width = n["width"].positiveInt();
-    cam.height = n["height"].positiveInt();
-    cam.fx = static_cast<float>(n["fx"].number());
-    cam.fy = static_cast<float>(n["fy"].number());
-    cam.cx = static_cast<float>(n["cx"].number());
-    cam.cy = static_cast<float>(n["cy"].number());
-    cam.world_to_camera = parseMatrix(n["world_to_camera"]);
-    int w = width.value_or(cam.width), h = height.value_or(cam.height);
-    float sx = static_cast<float>(w) / static_cast<float>(cam.width), sy = static_cast<float>(h) / static_cast<float>(cam.height);
-    cam.fx *= sx, cam.cx *= sx, cam.fy *= sy, cam.cy *= sy;
-    cam.width = w, cam.height = h;
-  } else {
-    n.fail("a camera needs either \"world_to_camera\" (with fx, fy, cx, cy) or \"eye\"/\"target\" (look-at)");
-  }
-  if (const char* problem = cam.validate()) n.fail(problem);
-  return cam;
 }
 
 }  // namespace
@@ -266,26 +193,6 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
 }
 
 namespace {
-
-// An object's path resolved against the scene file's directory. Confined (the default), the path must stay
-// inside that directory: absolute paths, ".." leading out and symbolic links pointing out are refused.
-std::string resolveScenePath(const std::filesystem::path& dir, const std::string& file, bool confine) {
-  namespace fs = std::filesystem;
-  const fs::path p(file);
-  if (!confine) return p.is_absolute() ? file : (dir / p).string();
-  const char* why = " (scene paths are confined to the scene file's directory; render --allow-outside-paths lifts this for trusted scenes)";
-  if (p.is_absolute()) throw Error("'" + file + "': absolute path refused" + why);
-  std::error_code ec;
-  const fs::path base = fs::weakly_canonical(dir.empty() ? fs::path(".") : dir, ec);
-  const fs::path full = fs::weakly_canonical((dir.empty() ? fs::path(".") : dir) / p, ec);
-  if (ec) throw Error("'" + file + "': cannot resolve: " + ec.message());
-  auto b = base.begin(), f = full.begin();
-  for (; b != base.end() && f != full.end(); ++b, ++f)
-    if (*b != *f) break;
-  if (b != base.end() && !(b->empty() && std::next(b) == base.end()))
-    throw Error("'" + file + "': leads outside the scene's directory " + base.string() + why);
-  return (dir / p).string();
-}
 
 // Identity of a file for sharing loads: its canonical path (the path itself when it cannot be resolved).
 std::string fileKey(const std::string& path) {
@@ -501,7 +408,7 @@ std::vector<character::ScriptCommand> parseScript(const Node& list, const std::f
         n["package"].fail(e.what());
       }
       if (std::string why = orlRefusalOf(c.package); !why.empty()) n["package"].fail(why);
-      if (n.has("transform")) c.transform = parseTransform(n["transform"]);
+      if (n.has("transform")) c.transform = parseTransformJson(n["transform"]);
       if (n.has("clip")) c.clip = n["clip"].clipName();
     } else if (c.command == "set-controls") {
       Node v = n["controls"];
@@ -614,7 +521,7 @@ Scene sceneFromFile(const std::string& path, const std::string& clip, double tim
 
 Camera parseCameraJson(const std::string& text, const std::string& path, std::optional<int> width, std::optional<int> height) {
   Json j = parseJson(text, path);
-  return parseCameraNode(Node{j, "", path}, width, height);
+  return parseCameraJsonNode(Node{j, "", path}, width, height);
 }
 
 Camera loadCameraJson(const std::string& path, std::optional<int> width, std::optional<int> height) {
@@ -660,30 +567,6 @@ uint64_t wholeCount(const Node& n, uint64_t lo) {
   const double v = n.number();
   if (v != std::floor(v) || v < static_cast<double>(lo) || v > 1e12) n.fail("expected a whole number of at least " + std::to_string(lo));
   return static_cast<uint64_t>(v);
-}
-
-// An object's kind (its one file key) and the file that key names; keys of other kinds are refused.
-struct ObjectKind {
-  bool gltf_key = false, character_key = false, generator_key = false, hull_key = false, lod_key = false;
-  std::string file;
-};
-
-ObjectKind readObjectKind(const Node& o) {
-  // On a hull object "lod" is the hull's runtime LOD, not a level-of-detail hierarchy.
-  if (o.has("file") + o.has("gltf") + o.has("character") + o.has("generator") + o.has("hull") + (o.has("lod") && !o.has("hull")) != 1)
-    o.fail("an object has exactly one of \"file\" (splats), \"gltf\" (a model), \"character\" (a character package), "
-           "\"generator\" (an ONNX model), \"hull\" (a splat hull) or \"lod\" (a level-of-detail hierarchy)");
-  ObjectKind k;
-  k.gltf_key = o.has("gltf"), k.character_key = o.has("character"), k.generator_key = o.has("generator"), k.hull_key = o.has("hull");
-  k.lod_key = o.has("lod") && !k.hull_key;
-  k.file = (k.gltf_key ? o["gltf"] : k.character_key ? o["character"] : k.generator_key ? o["generator"] : k.hull_key ? o["hull"]
-            : k.lod_key ? o["lod"] : o["file"]).string();
-  if (o.has("inputs") && !k.generator_key) o["inputs"].fail("\"inputs\" applies to generator objects only");
-  if (o.has("heading") && !k.hull_key) o["heading"].fail("\"heading\" applies to hull objects only");
-  if (o.has("mode") && !k.hull_key) o["mode"].fail("\"mode\" applies to hull objects only");
-  for (const char* key : {"effects", "script", "seed"})
-    if (o.has(key) && !k.hull_key) o[key].fail(std::string("\"") + key + "\" applies to hull objects only");
-  return k;
 }
 
 // A hull object's runtime LOD, mode and heading.
@@ -819,8 +702,7 @@ void readHullLight(const Node& l, hull::HullLight& light) {
 // The objects of one scene file being loaded, with the loads they share.
 struct SceneObjectLoader {
   Scene& scene;
-  const std::string& path;  // the scene file
-  const std::filesystem::path dir;
+  const std::filesystem::path dir;  // the scene file's
   const SceneLoadOptions& options;
   uint64_t lod_pool;  // each LOD object's pool of nodes in memory (docs/lod.md)
   // Objects naming the same file share one load (its splats, model or character are immutable once loaded).
@@ -828,38 +710,36 @@ struct SceneObjectLoader {
   std::map<std::string, std::shared_ptr<const GaussianCloud>> clouds;
   std::map<std::string, std::shared_ptr<const character::Character>> characters;
 
-  // The scene object of an entry `o` of "objects": checked, loaded (a placeholder with a warning when its
-  // file fails to load and the load is not strict), its progress line given.
-  SceneObject read(const Node& o) {
+  // The scene object of an entry `o` of "objects", whose document `d` (kind, name, transform, path) is read:
+  // checked, loaded (a placeholder with a warning when its file fails to load and the load is not strict),
+  // its progress line given.
+  SceneObject read(const Node& o, const SceneDocument& doc, size_t index) {
+    const SceneDocObject& d = doc.objects[index];
+    using Key = SceneObjectKey;
     SceneObject obj;
-    const ObjectKind k = readObjectKind(o);
-    obj.name = o.has("name") ? o["name"].string() : std::filesystem::path(k.file).stem().string();
-    obj.object_to_world = o.has("transform") ? parseTransform(o["transform"]) : Mat4{};
-    if (k.hull_key) readHullDrawing(o, obj);
-    std::string resolved = k.file;
-    std::string confinement;  // why the path is refused, when it is
-    try {
-      resolved = resolveScenePath(dir, k.file, options.confine_paths);
-    } catch (const Error& e) {
-      confinement = e.what();
-    }
+    obj.name = d.name;
+    obj.object_to_world = d.object_to_world;
+    if (d.key == Key::kHull) readHullDrawing(o, obj);
+    const std::string& resolved = d.resolved;
+    const std::string& confinement = d.refusal;  // why the path is refused, when it is
     obj.source = resolved;
-    if (k.character_key && confinement.empty())  // refused, strict or not: never a placeholder
+    if (d.key == Key::kCharacter && confinement.empty())  // refused, strict or not: never a placeholder
       if (std::string why = orlRefusalOf(resolved); !why.empty()) o["character"].fail(why);
-    const bool gltf = !k.character_key && !k.generator_key && !k.hull_key && (k.gltf_key || classifyInput(resolved) == InputKind::kGltf);
-    ObjectPlayback play = readPlayback(o, gltf || k.character_key, obj);
-    const LiveHull live = readLiveHull(o, k.hull_key);
+    const bool gltf =
+        d.key == Key::kGltf || (d.key == Key::kFile && classifyInput(resolved) == InputKind::kGltf);
+    ObjectPlayback play = readPlayback(o, gltf || d.key == Key::kCharacter, obj);
+    const LiveHull live = readLiveHull(o, d.key == Key::kHull);
     std::string failure;
     try {
       if (!confinement.empty()) throw Error(confinement);
-      load(o, k, resolved, gltf, play.clip, live, obj);
+      load(o, d.key, resolved, gltf, play.clip, live, obj);
     } catch (const Error& e) {
       failure = e.what();
     } catch (const std::bad_alloc&) {
       failure = resolved + ": ran out of memory while loading";
     }
     if (!failure.empty()) {
-      if (options.strict) throw Error(path + ": " + o.path + " (" + obj.name + "): " + failure);
+      if (options.strict) throw Error(doc.objectContext(index) + ": " + failure);
       scene.warnings.push_back(o.path + " (" + obj.name + "): " + failure + "; drawing a placeholder");
       makePlaceholder(obj);
     } else if (play.events) {
@@ -871,27 +751,28 @@ struct SceneObjectLoader {
     return obj;
   }
 
-  // Loads the object's file by its kind. Throws sf::Error.
-  void load(const Node& o, const ObjectKind& k, const std::string& resolved, bool gltf, const std::string& clip,
-            const LiveHull& live, SceneObject& obj) {
-    if (k.lod_key || (!k.gltf_key && !k.character_key && !k.generator_key && !k.hull_key && classifyInput(resolved) == InputKind::kLodHierarchy)) {
-      if (k.lod_key && classifyInput(resolved) != InputKind::kLodHierarchy)
+  // Loads the object's file by its kind (the key naming it). Throws sf::Error.
+  void load(const Node& o, SceneObjectKey key, const std::string& resolved, bool gltf,
+            const std::string& clip, const LiveHull& live, SceneObject& obj) {
+    using Key = SceneObjectKey;
+    if (key == Key::kLod || (key == Key::kFile && classifyInput(resolved) == InputKind::kLodHierarchy)) {
+      if (key == Key::kLod && classifyInput(resolved) != InputKind::kLodHierarchy)
         throw Error(resolved + ": not a level-of-detail hierarchy (no index.sflod in a directory; splatforge lod build makes one)");
       loadLodObject(obj, resolved, lod_pool);
-    } else if (k.hull_key) {
+    } else if (key == Key::kHull) {
       loadHullObject(obj, resolved);
       if (live.live) makeHullLive(o, live, obj);
-    } else if (k.generator_key) {
+    } else if (key == Key::kGenerator) {
       loadGeneratorObject(obj, resolved, o.has("inputs") ? &o["inputs"].value : nullptr, o.path + ".inputs");
-    } else if (k.character_key) {
-      const std::string key = fileKey(resolved);
-      auto it = characters.find(key);
+    } else if (key == Key::kCharacter) {
+      const std::string file_key = fileKey(resolved);
+      auto it = characters.find(file_key);
       loadCharacterObject(obj, resolved, clip, it != characters.end() ? it->second : nullptr);
-      characters.emplace(key, obj.character);
+      characters.emplace(file_key, obj.character);
     } else if (gltf) {
       loadGltfObject(obj, resolved, clip, &models);
       // A glTF "file" holding only gaussians is a splat file.
-      if (!k.gltf_key && gaussiansOnly(obj, clip)) {
+      if (key != Key::kGltf && gaussiansOnly(obj, clip)) {
         obj.model.reset();
         obj.clip = -1;
         obj.cloud = capture(o, resolved, obj.name);
@@ -932,26 +813,24 @@ struct SceneObjectLoader {
 Scene parseSceneJson(const std::string& text, const std::string& path, const SceneLoadOptions& options) {
   Json j = parseJson(text, path);
   Node root{j, "", path};
+  // What the document states (objects' kinds, names, transforms and paths; camera, background, blend space),
+  // checked before any file loads.
+  SceneDocOptions doc_options;
+  doc_options.confine_paths = options.confine_paths;
+  doc_options.width = options.width, doc_options.height = options.height;
+  const SceneDocument doc = readSceneDocument(root, doc_options);
   Scene scene;
-  static const Json kNoObjects = Json::array();
-  Node objects = root.has("objects") ? root["objects"] : Node{kNoObjects, "objects", path};
-  if (!objects.value.is_array() || (objects.value.empty() && !root.has("script")))
-    objects.fail("expected a non-empty array of objects (or a \"script\" that spawns characters)");
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   // Level of detail: each LOD object's pool of nodes in memory (docs/lod.md), and the frame's budget.
   const uint64_t lod_pool = root.has("lod_pool") ? wholeCount(root["lod_pool"], 1) : lod::StreamOptions{}.pool_nodes;
   if (root.has("lod_budget")) scene.lod_budget = wholeCount(root["lod_budget"], 1);
-  SceneObjectLoader loader{scene, path, dir, options, lod_pool, {}, {}, {}};
-  for (size_t i = 0; i < objects.value.size(); ++i) scene.objects.push_back(loader.read(objects.at(i)));
+  SceneObjectLoader loader{scene, dir, options, lod_pool, {}, {}, {}};
+  for (size_t i = 0; i < doc.objects.size(); ++i)
+    scene.objects.push_back(loader.read(root["objects"].at(i), doc, i));
   if (root.has("script")) scene.script = parseScript(root["script"], dir, options.confine_paths, scene.objects, scene.triggers);
-  if (root.has("camera")) scene.camera = parseCameraNode(root["camera"], options.width, options.height);
-  if (root.has("background")) scene.background = root["background"].vec3();
-  if (root.has("blend_space")) {
-    Node b = root["blend_space"];
-    if (!b.value.is_string() || (b.value.get<std::string>() != "display" && b.value.get<std::string>() != "linear"))
-      b.fail("expected \"display\" or \"linear\"");
-    scene.blend_space = parseBlendSpace(b.value.get<std::string>());
-  }
+  scene.camera = doc.camera;
+  scene.background = doc.background;
+  if (doc.blend_space) scene.blend_space = parseBlendSpace(*doc.blend_space);
   if (root.has("light")) readHullLight(root["light"], scene.light);
   if (root.has("post")) {
     Node post = root["post"];

@@ -21,6 +21,7 @@
 #include "neural/generator.h"
 #include "neural/image_model.h"
 #include "model/gltf_model.h"
+#include "scene/scene_doc.h"
 
 namespace sf {
 
@@ -145,8 +146,7 @@ Scene sceneFromFile(const std::string& path, const std::string& clip = {}, doubl
 // row-major, OpenCV axes} or look-at {"eye","target","up"?,"fov_y_deg","width"?,"height"?} (up defaults
 // to +y, the size to kDefaultCameraWidth x kDefaultCameraHeight). Any other key is refused.
 // `width`/`height` override the file's size when given (intrinsics are scaled to match).
-// Throws sf::Error naming the file and the JSON path of the problem.
-inline constexpr int kDefaultCameraWidth = 1280, kDefaultCameraHeight = 720;
+// Throws sf::Error naming the file and the JSON path of the problem (kDefaultCameraWidth: scene_doc.h).
 Camera parseCameraJson(const std::string& text, const std::string& path, std::optional<int> width = {},
                        std::optional<int> height = {});
 Camera loadCameraJson(const std::string& path, std::optional<int> width = {}, std::optional<int> height = {});

@@ -1,7 +1,8 @@
-// The web page (web/, docs/web.md) in a real browser: `splatforge export-web` writes the page with biker,
-// `splatforge serve` serves it on 127.0.0.1, headless Chromium draws it with WebGPU (SwiftShader's fallback
-// adapter here) for a camera given in the URL and prints the float image to its console (?readback=1); the
-// image must match the CPU renderer's of the same camera (PSNR >= 40 dB). A truncated SPZ must give the
+// The web page (web/, docs/web.md) in a real browser: `splatforge export-web` writes the page with biker or
+// with a scene JSON and its files, `splatforge serve` serves it on 127.0.0.1, headless Chromium draws it with
+// WebGPU (SwiftShader's fallback adapter here) for a camera given in the URL, or the scene's, and prints the
+// float image to its console (?readback=1); the image must match the CPU renderer's of the same camera (PSNR
+// >= 40 dB). A truncated SPZ, a scene naming a missing file and a scene naming a glTF model must give the
 // engine's own message in the page, and the page must stay up. Without Chromium, a WebGPU adapter or the
 // page's WebAssembly (scripts/build_web.sh) the tests skip with the reason, and fail under CI=true.
 #include <gtest/gtest.h>
@@ -11,7 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -27,6 +30,9 @@
 #include "io/formats.h"
 #include "render/camera.h"
 #include "render/cpu_renderer.h"
+#include "scene/demo.h"
+#include "scene/scene.h"
+#include "scene/scene_doc.h"
 #include "support/test_support.h"
 
 namespace sf {
@@ -151,20 +157,103 @@ double alphaMaxDifference(const ImageRGBA& a, const ImageRGBA& b) {
   return m;
 }
 
+void writeText(const std::string& path, const std::string& text) {
+  fs::create_directories(fs::path(path).parent_path());
+  writeFileAtomic(path, std::vector<uint8_t>(text.begin(), text.end()));
+}
+
+std::string jsonNumbers(std::initializer_list<float> values) {
+  std::string out;
+  for (float v : values) out += (out.empty() ? "[" : ", ") + fmtFloat(v);
+  return out + "]";
+}
+
+// The demo's objects (makeDemoScene: a checkered floor, a glassy SH-3 torus and a translucent SH-1 shell
+// cutting through it) as PLY files in `dir`/parts, and beside them a scene JSON `name` placing them as the
+// demo does (the torus by 16 numbers, the shell by a translation) with a second torus (the same file, turned
+// 70 degrees about a slanted axis, scaled unevenly and moved) cutting through the shell and the first torus,
+// the demo's camera at `width` x `height` and its background.
+void writeDemoScene(const std::string& dir, const std::string& name, int width, int height) {
+  const Scene demo = makeDemoScene(width, height);
+  ASSERT_EQ(demo.objects.size(), 3u);
+  for (const SceneObject& o : demo.objects) {
+    fs::create_directories(dir + "/parts");
+    saveSplats(*o.cloud, dir + "/parts/" + o.name + ".ply");
+  }
+  std::string torus;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j)
+      torus += (torus.empty() ? "[" : ", ") + fmtFloat(demo.objects[1].object_to_world.m[i][j]);
+  torus += "]";
+  const float half = 35.0f * 3.14159265f / 180.0f;
+  const Vec3 axis = normalize(Vec3{1, 1, 0.3f});
+  const std::string scene = R"({
+  "objects": [
+    {"name": "floor", "file": "parts/floor.ply"},
+    {"name": "torus", "file": "parts/torus.ply", "transform": )" +
+                            torus + R"(},
+    {"name": "shell", "file": "parts/shell.ply", "transform": {"translation": [0.55, 0.5, 0.15]}},
+    {"name": "torus copy", "file": "parts/torus.ply",
+     "transform": {"translation": [0.35, 0.6, 0.3], "rotation": )" +
+                            jsonNumbers({std::cos(half), std::sin(half) * axis.x, std::sin(half) * axis.y,
+                                         std::sin(half) * axis.z}) +
+                            R"(, "scale": [0.7, 0.85, 0.7]}}
+  ],
+  "camera": {"eye": [0.4, 1.5, 2.6], "target": [0.1, 0.45, 0], "up": [0, 1, 0], "fov_y_deg": 45, "width": )" +
+                            std::to_string(width) + R"(, "height": )" + std::to_string(height) + R"(},
+  "background": [0.06, 0.07, 0.09]
+})";
+  writeText(dir + "/" + name, scene);
+}
+
+// The frame a renderer drawing each object by itself would give: each object over no background, composited
+// front to back in the order of its splats' mean depth. One global sort of every object's splats avoids this.
+ImageRGBA objectByObject(std::span<const RenderObject> objects, const Camera& cam, Vec3 background) {
+  std::vector<std::pair<float, size_t>> order;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    double depth = 0;
+    for (const Vec3& p : objects[i].cloud->positions)
+      depth += transformPoint(cam.world_to_camera, transformPoint(objects[i].object_to_world, p)).z;
+    order.push_back({static_cast<float>(depth / static_cast<double>(objects[i].cloud->size())), i});
+  }
+  std::sort(order.begin(), order.end());
+  ImageRGBA out(cam.width, cam.height);
+  std::vector<float> t(static_cast<size_t>(cam.width) * static_cast<size_t>(cam.height), 1.0f);
+  std::fill(out.pixels.begin(), out.pixels.end(), 0.0f);
+  for (const auto& [depth, i] : order) {
+    const ImageRGBA layer = renderCpu(objects.subspan(i, 1), cam, RenderSettings{});
+    for (size_t p = 0; p < t.size(); ++p) {
+      for (size_t c = 0; c < 3; ++c) out.pixels[4 * p + c] += t[p] * layer.pixels[4 * p + c];
+      t[p] *= 1.0f - layer.pixels[4 * p + 3];
+    }
+  }
+  for (size_t p = 0; p < t.size(); ++p) {
+    for (size_t c = 0; c < 3; ++c) out.pixels[4 * p + c] += t[p] * background[static_cast<int>(c)];
+    out.pixels[4 * p + 3] = 1.0f - t[p];
+  }
+  return out;
+}
+
 class WebPage : public ::testing::Test {
  protected:
-  // Exports biker (or skips), starts the server; `site` and `base_url` are set after.
-  void open(const std::string& test_name, bool* ready) {
+  // Checks what the tests need (or skips): Chromium (unless no page is opened) and the page's WebAssembly;
+  // `dir_` is set after.
+  void prepare(const std::string& test_name, bool* ready, bool browser = true) {
     *ready = false;
     chromium_ = chromiumPath();
-    if (chromium_.empty()) SF_SKIP_OR_FAIL("Chromium is not installed (scripts/setup.sh installs Debian's chromium)");
+    if (browser && chromium_.empty())
+      SF_SKIP_OR_FAIL("Chromium is not installed (scripts/setup.sh installs Debian's chromium)");
     if (!fs::exists(std::string(SPLATFORGE_SOURCE_DIR) + "/build/web/sf_decode.wasm"))
       SF_SKIP_OR_FAIL("the page's WebAssembly is not built (scripts/build_web.sh; scripts/test.sh runs it)");
-    SF_REQUIRE_ASSET(biker, "splats/biker.spz");
-    biker_ = biker;
     dir_ = test::tempDir(test_name);
     site_ = dir_ + "/site";
-    test::CliRun r = test::cli("export-web \"" + biker + "\" -o \"" + site_ + "\"");
+    *ready = true;
+  }
+
+  // Exports `input` (a splat file or a scene JSON) and starts the server; `base_url_` is set after.
+  void exportAndServe(const std::string& input, bool* ready) {
+    *ready = false;
+    test::CliRun r = test::cli("export-web \"" + input + "\" -o \"" + site_ + "\"");
     ASSERT_EQ(r.code, 0) << r.out;
     server_.start({SPLATFORGE_BINARY, "serve", site_, "--port", "0", "--quiet"}, dir_ + "/serve.out", dir_ + "/serve.err");
     const std::string line = waitFor(dir_ + "/serve.out", {"/ (Ctrl-C"}, 30);
@@ -172,6 +261,26 @@ class WebPage : public ::testing::Test {
     ASSERT_TRUE(std::regex_search(line, m, std::regex(R"(http://127\.0\.0\.1:(\d+)/)"))) << line << readText(dir_ + "/serve.err");
     base_url_ = "http://127.0.0.1:" + m[1].str() + "/index.html";
     *ready = true;
+  }
+
+  // Exports biker (or skips), starts the server.
+  void open(const std::string& test_name, bool* ready) {
+    prepare(test_name, ready);
+    if (!*ready) return;
+    *ready = false;
+    SF_REQUIRE_ASSET(biker, "splats/biker.spz");
+    biker_ = biker;
+    exportAndServe(biker, ready);
+  }
+
+  // Writes the demo scene (writeDemoScene) at `width` x `height`, exports it and starts the server.
+  void openDemoScene(const std::string& test_name, int width, int height, bool* ready) {
+    prepare(test_name, ready);
+    if (!*ready) return;
+    *ready = false;
+    writeDemoScene(dir_ + "/source", "demo_scene.json", width, height);
+    if (HasFatalFailure()) return;
+    exportAndServe(dir_ + "/source/demo_scene.json", ready);
   }
 
   // Opens `query` in headless Chromium until the page prints one of `markers`; returns its console lines.
@@ -189,6 +298,21 @@ class WebPage : public ::testing::Test {
     text = readText(log);
     if (log_out) *log_out = text;
     return pageLines(text);
+  }
+
+  // The page's errors after its start, which must finish ("READY"), and whether it printed an image.
+  struct Outcome {
+    std::vector<std::string> errors;
+    bool ready = false, image = false;
+  };
+  static Outcome outcomeOf(const std::vector<std::string>& lines) {
+    Outcome o;
+    for (const std::string& l : lines) {
+      if (l.rfind("ERROR ", 0) == 0) o.errors.push_back(l.substr(6));
+      o.ready |= l == "READY";
+      o.image |= l.rfind("IMAGE ", 0) == 0;
+    }
+    return o;
   }
 
   std::string chromium_, biker_, dir_, site_, base_url_;
@@ -293,6 +417,178 @@ TEST_F(WebPage, TruncatedSpzGivesTheEngineMessage) {
   EXPECT_TRUE(ready_line) << "the page did not finish its start after the error";
   EXPECT_FALSE(image);
   std::printf("the page said: error: %s\n", errors[0].c_str());
+}
+
+// A scene of four objects from three files (the demo's floor, torus and shell, and a second torus turned,
+// scaled unevenly and moved so that it cuts through the shell and the first torus): every object's splats in
+// one global sort, as the CPU renderer draws the same scene (loaded by the engine's scene loader from the
+// exported folder), for a camera the URL gives; the background is the scene's. Drawn object by object the
+// frame would differ.
+TEST_F(WebPage, SceneOfInterpenetratingObjectsMatchesTheCpuRenderer) {
+  bool ready = false;
+  openDemoScene("web_scene", 240, 160, &ready);
+  if (!ready) return;
+  SceneLoadOptions strict;
+  strict.strict = true;
+  const Scene scene = loadSceneJson(site_ + "/demo_scene.json", strict);  // the files the page reads
+  ASSERT_EQ(scene.objects.size(), 4u);
+  ASSERT_TRUE(scene.background.has_value());
+  Camera cam = lookAtCamera(Vec3{-1.3f, 1.2f, 2.1f}, Vec3{0.35f, 0.5f, 0.1f}, Vec3{0, 1, 0}, 50.0f, 256, 176);
+  cam.cx = 0.46f * 256, cam.cy = 0.54f * 176;
+  std::string log;
+  const std::vector<std::string> lines =
+      browse("readback=1&" + cameraQuery(cam), {"IMAGE-END", "ERROR"}, &log);
+  SF_REQUIRE_ADAPTER(lines, log);
+  for (const std::string& l : lines) ASSERT_NE(l.rfind("ERROR", 0), 0u) << l;
+  std::string first_frame;
+  const ImageRGBA web = readbackImage(lines, &first_frame);
+  ASSERT_EQ(web.width, 256) << log.substr(0, 4000);
+  ASSERT_EQ(web.height, 176);
+  const std::vector<RenderObject> objects = scene.renderObjects();
+  ASSERT_EQ(objects.size(), 4u);
+  RenderSettings settings;
+  settings.background = *scene.background;
+  const ImageRGBA cpu = renderCpu(objects, cam, settings);
+  const ImageDiff diff = compareImages(web, cpu);
+  const double alpha_max = alphaMaxDifference(web, cpu);
+  const ImageDiff apart = compareImages(objectByObject(objects, cam, *scene.background), cpu);
+  std::printf(
+      "web page vs CPU renderer, a scene of 4 objects (3 files) 256x176: PSNR %.1f dB, max difference %.2e, "
+      "alpha max difference %.2e; object by object the CPU frame would be %.1f dB from the one sort\n",
+      diff.psnr, diff.max_abs, alpha_max, apart.psnr);
+  std::printf("first frame: %s\n", first_frame.c_str());
+  EXPECT_GE(diff.psnr, 40.0);
+  EXPECT_LT(alpha_max, 0.02);
+  // The scene tells one global sort from a sort per object: its objects interpenetrate in the camera's view.
+  EXPECT_LT(apart.psnr, 32.0);
+}
+
+// Without a camera in the URL the page takes the scene's (its size the URL's, as the scene gives it) and its
+// background.
+TEST_F(WebPage, SceneCameraAndBackgroundAreTheScenes) {
+  bool ready = false;
+  openDemoScene("web_scene_camera", 200, 120, &ready);
+  if (!ready) return;
+  SceneLoadOptions strict;
+  strict.strict = true;
+  const Scene scene = loadSceneJson(site_ + "/demo_scene.json", strict);
+  ASSERT_TRUE(scene.camera.has_value());
+  ASSERT_TRUE(scene.background.has_value());
+  std::string log;
+  const std::vector<std::string> lines = browse("readback=1&size=200,120", {"IMAGE-END", "ERROR"}, &log);
+  SF_REQUIRE_ADAPTER(lines, log);
+  for (const std::string& l : lines) ASSERT_NE(l.rfind("ERROR", 0), 0u) << l;
+  std::string first_frame;
+  const ImageRGBA web = readbackImage(lines, &first_frame);
+  ASSERT_EQ(web.width, 200) << log.substr(0, 4000);
+  ASSERT_EQ(web.height, 120);
+  RenderSettings settings;
+  settings.background = *scene.background;
+  const ImageRGBA cpu = renderCpu(scene.renderObjects(), *scene.camera, settings);
+  const ImageDiff diff = compareImages(web, cpu);
+  std::printf(
+      "web page vs CPU renderer, the demo scene from its own camera 200x120: PSNR %.1f dB, max "
+      "difference %.2e\n",
+      diff.psnr, diff.max_abs);
+  EXPECT_GE(diff.psnr, 40.0);
+}
+
+// A scene naming a missing file: the page says what the command line's scene loader says (strict), naming the
+// scene, the object and the file, and finishes its start without an image.
+TEST_F(WebPage, SceneWithAMissingFileGivesTheEngineMessage) {
+  bool ready = false;
+  openDemoScene("web_scene_missing", 64, 48, &ready);
+  if (!ready) return;
+  writeText(site_ + "/missing.json",
+            R"({"objects": [{"file": "parts/torus.ply"}, {"name": "ghost", "file": "parts/ghost.ply",
+    "transform": {"translation": [1, 0, 0]}}]})");
+  SceneLoadOptions strict;
+  strict.strict = true;
+  std::string expected = test::errorOf([&] { loadSceneJson(site_ + "/missing.json", strict); });
+  for (size_t at; (at = expected.find(site_ + "/")) != std::string::npos;)
+    expected.erase(at, site_.size() + 1);  // the page's names are the site's
+  ASSERT_EQ(expected, "missing.json: objects[1] (ghost): parts/ghost.ply: file is missing");
+  std::string log;
+  const std::vector<std::string> lines = browse("readback=1&size=64,48&scene=missing.json", {"READY"}, &log);
+  SF_REQUIRE_ADAPTER(lines, log);
+  const Outcome o = outcomeOf(lines);
+  ASSERT_EQ(o.errors.size(), 1u) << log.substr(0, 4000);
+  EXPECT_EQ(o.errors[0], expected);
+  EXPECT_TRUE(o.ready) << "the page did not finish its start after the error";
+  EXPECT_FALSE(o.image);
+  std::printf("the page said: error: %s\n", o.errors[0].c_str());
+}
+
+// A scene naming a glTF model: the page names the object and its kind, in the words export-web refuses it
+// with (webSceneRefusal, run here natively), and finishes its start.
+TEST_F(WebPage, SceneWithAGltfObjectIsRefusedByName) {
+  bool ready = false;
+  openDemoScene("web_scene_gltf", 64, 48, &ready);
+  if (!ready) return;
+  const std::string text =
+      R"({"objects": [{"file": "parts/torus.ply"}, {"name": "walker", "gltf": "walker.glb"}]})";
+  writeText(site_ + "/gltf_scene.json", text);
+  SceneDocOptions by_text;
+  by_text.on_file_system = false;
+  const std::string expected = webSceneRefusal(parseSceneDocument(text, "gltf_scene.json", by_text));
+  const std::string words = "gltf_scene.json: objects[1] (walker): a glTF model (\"gltf\": \"walker.glb\")";
+  ASSERT_EQ(expected.rfind(words + " is not in the web build yet", 0), 0u) << expected;
+  std::string log;
+  const std::vector<std::string> lines =
+      browse("readback=1&size=64,48&scene=gltf_scene.json", {"READY"}, &log);
+  SF_REQUIRE_ADAPTER(lines, log);
+  const Outcome o = outcomeOf(lines);
+  ASSERT_EQ(o.errors.size(), 1u) << log.substr(0, 4000);
+  EXPECT_EQ(o.errors[0], expected);
+  EXPECT_TRUE(o.ready);
+  EXPECT_FALSE(o.image);
+}
+
+// export-web of a scene: the scene and each file it names once, at its path relative to the scene, and a
+// manifest naming the scene; scenes the page cannot draw or reach are refused, naming the scene, the object
+// and why.
+TEST_F(WebPage, ExportWebCopiesASceneAndRefusesWhatThePageCannotDraw) {
+  bool ready = false;
+  prepare("web_export_scene", &ready, false);
+  if (!ready) return;
+  const std::string src = dir_ + "/source";
+  writeDemoScene(src, "demo_scene.json", 64, 48);
+  test::CliRun r = test::cli("export-web \"" + src + "/demo_scene.json\" -o \"" + site_ + "\"");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("demo_scene.json (scene JSON, 4 objects from 3 splat files, "), std::string::npos)
+      << r.out;
+  for (const char* f : {"demo_scene.json", "parts/floor.ply", "parts/torus.ply", "parts/shell.ply",
+                        "index.html", "sf_decode.wasm"})
+    EXPECT_TRUE(fs::is_regular_file(site_ + "/" + f)) << f;
+  EXPECT_EQ(readFile(site_ + "/parts/torus.ply"), readFile(src + "/parts/torus.ply"));
+  const std::string manifest = readText(site_ + "/manifest.json");
+  EXPECT_NE(manifest.find("\"scene\": \"demo_scene.json\""), std::string::npos) << manifest;
+  EXPECT_NE(manifest.find("\"objects\": 4"), std::string::npos) << manifest;
+  struct Refused {
+    const char* name;
+    std::string scene, message;
+  };
+  const Refused refused[] = {
+      {"gltf.json", R"({"objects": [{"file": "parts/torus.ply"}, {"name": "walker", "file": "walker.glb"}]})",
+       "gltf.json: objects[1] (walker): a glTF model (\"file\": \"walker.glb\") is not in the web build yet"},
+      {"hull.json", R"({"objects": [{"hull": "ship.spl2"}]})",
+       "hull.json: objects[0] (ship): a splat hull (\"hull\": \"ship.spl2\") is not in the web build yet"},
+      {"linear.json", R"({"objects": [{"file": "parts/torus.ply"}], "blend_space": "linear"})",
+       "linear.json: blend_space: linear blending is not in the web build yet"},
+      {"outside.json", R"({"objects": [{"name": "up", "file": "../outside.ply"}]})",
+       "outside.json: objects[0] (up): '../outside.ply': leads outside the scene's directory"},
+      {"missing.json", R"({"objects": [{"name": "ghost", "file": "parts/ghost.ply"}]})",
+       "missing.json: objects[0] (ghost): " + src + "/parts/ghost.ply: file is missing"},
+  };
+  saveSplats(test::randomCloud(20, 0, 3), dir_ + "/outside.ply");
+  for (const Refused& x : refused) {
+    writeText(src + "/" + x.name, x.scene);
+    r = test::cli("export-web \"" + src + "/" + x.name + "\" -o \"" + dir_ + "/refused\"");
+    EXPECT_EQ(r.code, 1) << x.name << "\n" << r.out;
+    EXPECT_NE(r.out.find("splatforge export-web: error: " + src + "/" + x.message), std::string::npos)
+        << x.name << "\n"
+        << r.out;
+  }
 }
 
 }  // namespace

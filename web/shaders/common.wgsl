@@ -1,6 +1,7 @@
 // Shared by the page's compute passes (web/renderer.js prepends it to each): the frame's uniform block, the
-// projected splat record, and the helpers the Vulkan shaders share through common.glsl and tile_test.glsl.
-// Layouts are declared once here and in renderer.js (FRAME_FLOATS, PROJ_BYTES), which writes them.
+// objects' records, the projected splat record, and the helpers the Vulkan shaders share through common.glsl and
+// tile_test.glsl. Layouts are declared once here and in renderer.js (FRAME_BYTES, OBJECT_BYTES, PROJ_BYTES), which
+// writes them.
 
 const TILE: u32 = 16u;
 const MAX_TESTED_TILE_AREA: i32 = 1024;  // kMaxTestedTileArea (render/cpu_renderer.h)
@@ -11,10 +12,19 @@ struct Frame {
   w2c: array<vec4<f32>, 3>,   // rows 0..2 of world_to_camera
   intrinsics: vec4<f32>,      // fx, fy, cx, cy
   background: vec4<f32>,
-  cam_pos: vec4<f32>,         // camera centre in the object's space (the object is the world)
+  cam_pos: vec4<f32>,         // camera centre in world space
   width: u32, height: u32, tiles_x: u32, tiles_y: u32,
-  count: u32, sh_degree: u32, sh_stride: u32, flags: u32,
-  screen_filter: f32, key_capacity: u32, tile_count: u32, pad0: u32,
+  count: u32, object_count: u32, key_capacity: u32, tile_count: u32,  // count: slots of every object
+};
+
+// One object of the frame (GpuObject of the Vulkan frame): its slots [first_slot, first_slot + count) of the
+// frame's splats, read from its cloud's splats from cloud_first (objects of one file share them), placed by
+// object_to_world. 128 bytes.
+struct Object {
+  to_world: array<vec4<f32>, 3>,   // rows 0..2 of object_to_world
+  to_object: array<vec4<f32>, 3>,  // rows 0..2 of its inverse (the camera seen from the object, for SH)
+  first_slot: u32, count: u32, cloud_first: u32, sh_base: u32,  // sh_base: floats
+  sh_stride: u32, sh_degree: u32, flags: u32, screen_filter: f32,
 };
 
 // One splat after preprocess (ProjectedSplat): 48 bytes.

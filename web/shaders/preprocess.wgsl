@@ -1,7 +1,9 @@
-// Preprocess, one thread per splat: transform, cull, EWA projection, conic, radius, SH colour, tile rect,
-// depth, the count of tiles it reaches. Same math, in the same order, as projectSplat() in
-// render/cpu_renderer.cpp and preprocess.comp (INRIA's 1.3x field-of-view clamp generalised to an off-centre
-// principal point, the cloud's screen filter, the antialiased compensation, the near cull at z <= 0.2).
+// Preprocess, one thread per slot of the frame (every object's splats, one after another): the object's transform,
+// cull, EWA projection, conic, radius, SH colour, tile rect, depth, the count of tiles it reaches. Same math, in the
+// same order, as projectSplat() in render/cpu_renderer.cpp and preprocess.comp (the centre and the covariance taken
+// to world space by object_to_world, SH seen from the camera in the object's frame, INRIA's 1.3x field-of-view clamp
+// generalised to an off-centre principal point, the object's screen filter and antialiased compensation, the near
+// cull at z <= 0.2).
 
 @group(0) @binding(0) var<uniform> frame: Frame;
 @group(0) @binding(1) var<storage, read> positions: array<f32>;
@@ -10,6 +12,7 @@
 @group(0) @binding(4) var<storage, read> sh: array<f32>;
 @group(0) @binding(5) var<storage, read_write> proj: array<Proj>;
 @group(0) @binding(6) var<storage, read_write> touched: array<u32>;
+@group(0) @binding(7) var<storage, read> objects: array<Object>;
 
 const C0: f32 = 0.28209479177387814;
 const C1: f32 = 0.4886025119029199;
@@ -53,21 +56,41 @@ fn evalSh(degree: u32, base: u32, dir: vec3<f32>) -> vec3<f32> {
   return r;
 }
 
+// The object whose slots hold slot i: the last one starting at or before it.
+fn objectOf(i: u32) -> u32 {
+  var lo = 0u;
+  var hi = frame.object_count - 1u;
+  while (lo < hi) {
+    let mid = (lo + hi + 1u) / 2u;
+    if (objects[mid].first_slot <= i) { lo = mid; } else { hi = mid - 1u; }
+  }
+  return lo;
+}
+
+// Rows r0, r1, r2 as a matrix M with M * v = (dot(r0, v), dot(r1, v), dot(r2, v)).
+fn fromRows(r0: vec3<f32>, r1: vec3<f32>, r2: vec3<f32>) -> mat3x3<f32> { return transpose(mat3x3<f32>(r0, r1, r2)); }
+
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let i = gid.x + gid.y * nwg.x * 256u;
   if (i >= frame.count) { return; }
   touched[i] = 0u;
-  let p = vec3<f32>(positions[3u * i], positions[3u * i + 1u], positions[3u * i + 2u]);
+  let ob = objects[objectOf(i)];
+  let k = i - ob.first_slot;    // the splat within its object
+  let src = ob.cloud_first + k;  // and within the uploaded clouds
+  let p_obj = vec3<f32>(positions[3u * src], positions[3u * src + 1u], positions[3u * src + 2u]);
+  let L = fromRows(ob.to_world[0].xyz, ob.to_world[1].xyz, ob.to_world[2].xyz);
+  let p = L * p_obj + vec3<f32>(ob.to_world[0].w, ob.to_world[1].w, ob.to_world[2].w);
   let w0 = frame.w2c[0].xyz;
   let w1 = frame.w2c[1].xyz;
   let w2 = frame.w2c[2].xyz;
   let t = vec3<f32>(dot(w0, p) + frame.w2c[0].w, dot(w1, p) + frame.w2c[1].w, dot(w2, p) + frame.w2c[2].w);
   if (!(t.z > 0.2)) { return; }
 
-  let c = 6u * i;
-  let S = mat3x3<f32>(covariances[c], covariances[c + 1u], covariances[c + 2u], covariances[c + 1u], covariances[c + 3u],
-                      covariances[c + 4u], covariances[c + 2u], covariances[c + 4u], covariances[c + 5u]);
+  let c = 6u * src;
+  let S_obj = mat3x3<f32>(covariances[c], covariances[c + 1u], covariances[c + 2u], covariances[c + 1u], covariances[c + 3u],
+                          covariances[c + 4u], covariances[c + 2u], covariances[c + 4u], covariances[c + 5u]);
+  let S = L * S_obj * transpose(L);
   let width = f32(frame.width);
   let height = f32(frame.height);
   let fx = frame.intrinsics.x;
@@ -95,13 +118,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let b = dot(t0, vt1);
   var cc = dot(t1, vt1);
   let det_raw = a * cc - b * b;
-  a = a + frame.screen_filter;
-  cc = cc + frame.screen_filter;
+  a = a + ob.screen_filter;
+  cc = cc + ob.screen_filter;
   let det = a * cc - b * b;
   if (det == 0.0 || notFinite(det)) { return; }
-  var opacity = opacities[i];
+  var opacity = opacities[src];
   if (notFinite(opacity)) { return; }
-  if ((frame.flags & FLAG_ANTIALIASED) != 0u) { opacity = opacity * sqrt(max(det_raw / det, 0.0)); }
+  if ((ob.flags & FLAG_ANTIALIASED) != 0u) { opacity = opacity * sqrt(max(det_raw / det, 0.0)); }
   let det_inv = 1.0 / det;
   let mid = 0.5 * (a + cc);
   let lambda1 = mid + sqrt(max(0.1, mid * mid - det));
@@ -133,11 +156,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (area == 0) { return; }
   }
 
-  let dir = normalize(p - frame.cam_pos.xyz);
-  let raw = evalSh(frame.sh_degree, i * frame.sh_stride, dir);
+  let cam = frame.cam_pos.xyz;
+  let cam_obj = vec3<f32>(dot(ob.to_object[0].xyz, cam) + ob.to_object[0].w, dot(ob.to_object[1].xyz, cam) + ob.to_object[1].w,
+                          dot(ob.to_object[2].xyz, cam) + ob.to_object[2].w);
+  let dir = normalize(p_obj - cam_obj);
+  let raw = evalSh(ob.sh_degree, ob.sh_base + k * ob.sh_stride, dir);
   if (notFinite(raw.x) || notFinite(raw.y) || notFinite(raw.z)) { return; }
   var col = max(raw + 0.5, vec3<f32>(0.0));
-  if ((frame.flags & FLAG_LINEAR) != 0u) { col = srgbEncode(col); }
+  if ((ob.flags & FLAG_LINEAR) != 0u) { col = srgbEncode(col); }
 
   proj[i] = Proj(mean, vec2<u32>(u32(x0) | (u32(y0) << 16u), u32(x1) | (u32(y1) << 16u)), co, vec4<f32>(col, t.z));
   touched[i] = u32(area);

@@ -1,22 +1,30 @@
-// The web page's file decoding: the engine's own decodeSplats (io/formats.h), compiled to WebAssembly, behind a
-// small C interface that the page's decode worker (web/decode_worker.js) calls. One decode makes one result:
-// the frame's inputs in the layout the Vulkan frame uploads (centres, object-space covariances as 6 floats, opacities,
-// SH coefficients [splat][coeff][rgb]) and a JSON description (format, counts, warnings, or the error message
-// exactly as the command line prints it after "error: ").
+// The web page's file decoding and scene reading: the engine's own decodeSplats (io/formats.h) and scene
+// document (scene/scene_doc.h), compiled to WebAssembly, behind a small C interface that the page's decode
+// worker (web/decode_worker.js) calls. One decode makes one result: the frame's inputs in the layout the
+// Vulkan frame uploads (centres, object-space covariances as 6 floats, opacities, SH coefficients
+// [splat][coeff][rgb]) and a JSON description (format, counts, warnings, or the error message exactly as the
+// command line prints it after "error: "). One scene makes one WebScene: its objects (files, transforms),
+// camera and background as JSON, and the world-space centres of the objects decoded so far, which frame the
+// starting camera as `splatforge render` does.
 #include <emscripten/emscripten.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <numbers>
 #include <string>
 #include <vector>
 
 #include "core/covariance.h"
 #include "core/error.h"
 #include "core/gaussian_cloud.h"
+#include "io/file.h"
 #include "io/formats.h"
 #include "render/camera.h"
+#include "scene/scene_doc.h"
 
 namespace {
 
@@ -26,6 +34,48 @@ struct WebDecoded {
   sf::CloudBounds bounds{};
   bool ok = false;
 };
+
+// A scene JSON read by the page: its text and name (read again for the camera at the canvas's size), the
+// objects' transforms, and the world-space centres of the objects attached so far.
+struct WebScene {
+  std::string text, name, info;  // info: JSON
+  std::vector<sf::Mat4> object_to_world;
+  sf::GaussianCloud world;  // positions only: every attached object's centres, transformed
+};
+
+// The page's files are URLs below the scene's: paths are confined by their text (scene/scene_doc.h).
+sf::SceneDocOptions webDocOptions() {
+  sf::SceneDocOptions o;
+  o.on_file_system = false;
+  return o;
+}
+
+std::string jsonFloat(float v) {
+  char text[32];
+  // 9 digits: the same float when read back
+  std::snprintf(text, sizeof text, "%.9g", static_cast<double>(v));
+  return text;
+}
+
+std::string jsonRows(const sf::Mat4& m) {  // rows 0..2, 12 numbers
+  std::string out = "[";
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) out += (i || j ? "," : "") + jsonFloat(m.m[i][j]);
+  return out + "]";
+}
+
+// The 26 floats of a starting camera (sf_web_default_camera): world_to_camera rows 0..2, fx, fy, cx, cy, the
+// eye, the point the orbit turns about, the up vector, the vertical field of view in degrees.
+void writeCamera(const sf::Camera& cam, sf::Vec3 target, sf::Vec3 up, float fov_deg, float* out) {
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) out[i * 4 + j] = cam.world_to_camera.m[i][j];
+  out[12] = cam.fx, out[13] = cam.fy, out[14] = cam.cx, out[15] = cam.cy;
+  const sf::Vec3 eye = cam.position();
+  out[16] = eye.x, out[17] = eye.y, out[18] = eye.z;
+  out[19] = target.x, out[20] = target.y, out[21] = target.z;
+  out[22] = up.x, out[23] = up.y, out[24] = up.z;
+  out[25] = fov_deg;
+}
 
 std::string jsonString(const std::string& s) {
   std::string out = "\"";
@@ -104,19 +154,115 @@ EMSCRIPTEN_KEEPALIVE const float* sf_web_sh(const WebDecoded* r) { return r->sh.
 EMSCRIPTEN_KEEPALIVE uint32_t sf_web_sh_floats(const WebDecoded* r) { return static_cast<uint32_t>(r->sh.size()); }
 
 // The camera `splatforge render` takes for this capture at width x height (autoCamera of a one-capture scene:
-// frameBox of the 1-99 percentile bounds, looking along +z with -y up), into out[0..26): world_to_camera rows 0..2
-// (12), fx, fy, cx, cy, the eye (3), the target (3), the up vector (3), the vertical field of view in degrees.
+// frameBox of the 1-99 percentile bounds, looking along +z with -y up), into out[0..26) (writeCamera); the
+// orbit turns about the box's centre.
 EMSCRIPTEN_KEEPALIVE void sf_web_default_camera(const WebDecoded* r, int width, int height, float* out) {
   const sf::Vec3 view{0, 0, 1}, up{0, -1, 0};
   const sf::Camera cam = sf::frameBox(r->bounds.p01, r->bounds.p99, view, up, width, height);
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 4; ++j) out[i * 4 + j] = cam.world_to_camera.m[i][j];
-  out[12] = cam.fx, out[13] = cam.fy, out[14] = cam.cx, out[15] = cam.cy;
-  const sf::Vec3 eye = cam.position(), target = 0.5f * (r->bounds.p01 + r->bounds.p99);
-  out[16] = eye.x, out[17] = eye.y, out[18] = eye.z;
-  out[19] = target.x, out[20] = target.y, out[21] = target.z;
-  out[22] = up.x, out[23] = up.y, out[24] = up.z;
-  out[25] = 50.0f;
+  writeCamera(cam, 0.5f * (r->bounds.p01 + r->bounds.p99), up, 50.0f, out);
+}
+
+// 1 when `name` names a scene JSON, as every command decides it by the name (io/file.h classifyInputName),
+// else 0.
+EMSCRIPTEN_KEEPALIVE int sf_web_is_scene_json(const char* name) {
+  return sf::classifyInputName(name) == sf::InputKind::kSceneJson ? 1 : 0;
+}
+
+// Reads the scene JSON `bytes` named `name` (its directory resolves the objects' files). Never null;
+// sf_web_scene_info says whether it worked: {"ok": true, "objects": [{"name", "context" (how messages about
+// it begin), "file" (as written, relative to the scene), "resolved" (the name its messages use), "to_world"
+// and "to_object" (rows 0..2 of object_to_world and of its inverse)}], "background": [r, g, b] or null,
+// "camera": true when the scene gives one}, or {"ok": false, "error"} with the command line's words: a
+// malformed scene, an object the web build cannot draw (webSceneRefusal), a path refused.
+EMSCRIPTEN_KEEPALIVE WebScene* sf_web_scene_parse(const uint8_t* bytes, uint32_t size, const char* name) {
+  auto* s = new WebScene;
+  try {
+    s->name = name;
+    s->text.assign(reinterpret_cast<const char*>(bytes), size);
+    const sf::SceneDocument doc = sf::parseSceneDocument(s->text, s->name, webDocOptions());
+    if (std::string why = sf::webSceneRefusal(doc); !why.empty()) throw sf::Error(why);
+    std::string objects = "[";
+    for (size_t i = 0; i < doc.objects.size(); ++i) {
+      const sf::SceneDocObject& o = doc.objects[i];
+      if (!o.refusal.empty()) throw sf::Error(doc.objectContext(i) + ": " + o.refusal);
+      s->object_to_world.push_back(o.object_to_world);
+      objects += std::string(i ? "," : "") + "{\"name\":" + jsonString(o.name) +
+                 ",\"context\":" + jsonString(doc.objectContext(i)) + ",\"file\":" + jsonString(o.file) +
+                 ",\"resolved\":" + jsonString(o.resolved) + ",\"to_world\":" + jsonRows(o.object_to_world) +
+                 ",\"to_object\":" + jsonRows(sf::inverseAffine(o.object_to_world)) + "}";
+    }
+    objects += "]";
+    std::string background = "null";
+    if (doc.background)
+      background = "[" + jsonFloat(doc.background->x) + "," + jsonFloat(doc.background->y) + "," +
+                   jsonFloat(doc.background->z) + "]";
+    s->info = "{\"ok\":true,\"objects\":" + objects + ",\"background\":" + background +
+              ",\"camera\":" + (doc.camera ? "true" : "false") + "}";
+  } catch (const std::bad_alloc&) {
+    s->info = std::string("{\"ok\":false,\"error\":") +
+              jsonString(std::string(name) + ": ran out of memory while loading") + "}";
+  } catch (const std::exception& e) {
+    s->info = std::string("{\"ok\":false,\"error\":") + jsonString(e.what()) + "}";
+  }
+  return s;
+}
+
+EMSCRIPTEN_KEEPALIVE const char* sf_web_scene_info(const WebScene* s) {
+  return s->info.c_str();
+}
+
+// Adds the centres of object `object`, whose file `r` decoded, to the scene's bounds (in world space). 0 when
+// it did not fit in memory.
+EMSCRIPTEN_KEEPALIVE int sf_web_scene_attach(WebScene* s, uint32_t object, const WebDecoded* r) {
+  try {
+    const sf::Mat4& m = s->object_to_world.at(object);
+    const size_t n = r->positions.size() / 3;
+    s->world.positions.reserve(s->world.positions.size() + n);
+    for (size_t i = 0; i < n; ++i)
+      s->world.positions.push_back(sf::transformPoint(
+          m, sf::Vec3{r->positions[3 * i], r->positions[3 * i + 1], r->positions[3 * i + 2]}));
+    return 1;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+// The scene's starting camera at width x height, once every object is attached, into out[0..26)
+// (writeCamera): the scene's camera at that size (as `render --width --height` takes it), the orbit turning
+// about the point on its axis nearest the centre of the objects' box (twice the box's radius ahead when that
+// point is behind it); without one, autoCamera's for a scene of splat captures (frameBox of the 1-99
+// percentile box of every object's centres in world space, looking along +z with -y up). 0 when the scene
+// cannot be read again or has no splats.
+EMSCRIPTEN_KEEPALIVE int sf_web_scene_camera(const WebScene* s, int width, int height, float* out) {
+  try {
+    if (s->world.positions.empty()) return 0;
+    const sf::CloudBounds b = sf::computeBounds(s->world);
+    const sf::Vec3 centre = 0.5f * (b.p01 + b.p99);
+    sf::SceneDocOptions options = webDocOptions();
+    options.width = width, options.height = height;
+    const sf::SceneDocument doc = sf::parseSceneDocument(s->text, s->name, options);
+    if (!doc.camera) {
+      const sf::Vec3 up{0, -1, 0};
+      writeCamera(sf::frameBox(b.p01, b.p99, sf::Vec3{0, 0, 1}, up, width, height), centre, up, 50.0f, out);
+      return 1;
+    }
+    const sf::Camera& cam = *doc.camera;
+    const sf::Mat4& w = cam.world_to_camera;
+    const sf::Vec3 eye = cam.position(), forward{w.m[2][0], w.m[2][1], w.m[2][2]},
+                   up{-w.m[1][0], -w.m[1][1], -w.m[1][2]};
+    const float along = sf::dot(centre - eye, forward);
+    const float distance = along > 1e-3f ? along : std::max(sf::length(b.p99 - b.p01), 1e-3f);
+    const float fov =
+        2.0f * std::atan(0.5f * static_cast<float>(cam.height) / cam.fy) * 180.0f / std::numbers::pi_v<float>;
+    writeCamera(cam, eye + forward * distance, up, fov, out);
+    return 1;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+EMSCRIPTEN_KEEPALIVE void sf_web_scene_release(WebScene* s) {
+  delete s;
 }
 
 EMSCRIPTEN_KEEPALIVE void sf_web_release(WebDecoded* r) { delete r; }
