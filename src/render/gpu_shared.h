@@ -68,7 +68,8 @@ using uint = uint32_t;
 // Object flags (GpuObject::flags): antialiased opacity compensation; colours are linear (encode to sRGB).
 #define SF_OBJECT_ANTIALIASED 1u
 #define SF_OBJECT_LINEAR_COLOR 2u
-#define SF_OBJECT_SORT_DEPTH 4u  // GpuObject.sort_depth holds one sort depth per slot (RenderObject::sort_depth)
+#define SF_OBJECT_SORT_DEPTH \
+  4u  // GpuObject.sort_depth holds one sort depth per slot (RenderObject::sort_depth)
 #define SF_MIN_SORT_DEPTH 0.2001  // sort depths are raised to this (kMinSortDepth, render/cpu_renderer.h)
 
 // Splat shapes (render/splat_shape.h): a per-slot word, the gaussian where its class bits are 0. Bits 0..1
@@ -76,7 +77,7 @@ using uint = uint32_t;
 // keeps the gaussian's support (alpha >= 1/255 of the gaussian, so the tile lists and the raster's cull
 // hold) and its falloff, raised to its full opacity within the shape: a regular polygon or disc of the
 // gaussian's half-maximum radius in the splat's own whitened frame, with an edge ramp of SF_SHAPE_EDGE.
-#define SF_SHAPE_WORD(cls, sides, turn) ((cls) | ((sides) - 5u) << 2 | (turn) << 4)  // sides 5..7, turn 0..255
+#define SF_SHAPE_WORD(cls, sides, turn) ((cls) | ((sides)-5u) << 2 | (turn) << 4)  // sides 5..7, turn 0..255
 #define SF_SHAPE_GAUSSIAN 0u
 #define SF_SHAPE_DISC 1u
 #define SF_SHAPE_ROUNDED_HEX 2u
@@ -86,11 +87,21 @@ using uint = uint32_t;
 #define SF_SHAPE_CORNER 0.35       // the rounded hex's corner radius, a share of SF_SHAPE_RADIUS
 
 #ifndef __cplusplus
-layout(buffer_reference, scalar) buffer Floats { float v[]; };
-layout(buffer_reference, scalar) buffer Uints { uint v[]; };
-layout(buffer_reference, scalar) buffer Vec2s { vec2 v[]; };
-layout(buffer_reference, scalar) buffer Vec4s { vec4 v[]; };
-layout(buffer_reference, scalar) buffer UVec2s { uvec2 v[]; };
+layout(buffer_reference, scalar) buffer Floats {
+  float v[];
+};
+layout(buffer_reference, scalar) buffer Uints {
+  uint v[];
+};
+layout(buffer_reference, scalar) buffer Vec2s {
+  vec2 v[];
+};
+layout(buffer_reference, scalar) buffer Vec4s {
+  vec4 v[];
+};
+layout(buffer_reference, scalar) buffer UVec2s {
+  uvec2 v[];
+};
 #endif
 
 // Per-object parameters (one entry per object of the frame), read by preprocess.
@@ -100,10 +111,11 @@ struct GpuObject {
   uint first_slot;            // first slot of this object's fixed range
   uint count;                 // number of slots
   uint sh_degree;
-  uint sh_base;               // float index of slot 0's SH in the frame SH buffer
-  uint sh_stride;             // floats per slot (3 * (degree + 1)^2)
-  uint flags;                 // SF_OBJECT_* bits
-  float screen_filter;        // variance (pixels^2) added to the projected covariance (GaussianCloud::screen_filter)
+  uint sh_base;    // float index of slot 0's SH in the frame SH buffer
+  uint sh_stride;  // floats per slot (3 * (degree + 1)^2)
+  uint flags;      // SF_OBJECT_* bits
+  float
+      screen_filter;  // variance (pixels^2) added to the projected covariance (GaussianCloud::screen_filter)
   uint pad0;
   SF_REF(Floats) sort_depth;  // with SF_OBJECT_SORT_DEPTH: per slot of the object, its sort depth
 };
@@ -114,30 +126,35 @@ struct GpuFrame {
   float fx, fy, cx, cy;
   float background[4];
   uint width, height, tiles_x, tiles_y;
-  uint slot_count;   // total slots of the frame
-  uint key_capacity; // entries allocated for keys / values
-  uint has_mesh;     // 1: mesh_color / mesh_depth hold this frame's mesh layer
-  uint write_depth;  // 1: the raster also writes depth_out
+  uint slot_count;    // total slots of the frame
+  uint key_capacity;  // entries allocated for keys / values
+  uint has_mesh;      // 1: mesh_color / mesh_depth hold this frame's mesh layer
+  uint write_depth;   // 1: the raster also writes depth_out
   uint write_train;  // 1: the raster also writes train_final_t and train_last (training, train/gpu_trainer.h)
-  uint chunk_capacity;  // entries of chunks[]: lists of at most SF_SEG_SMALL pairs from the front, the others' chunks from the back
-  uint blend_linear;    // 1: colours blended in linear light (RenderSettings::blend_space), the pixel encoded after
-  // Raster slices (RenderSettings::raster_slice): the most entries of a tile's list one raster workgroup walks
-  // per dispatch (0: the whole list). The frame's raster leaves the tiles holding more to the slices, which
-  // walk them in pieces of this many (raster.comp).
+  uint chunk_capacity;  // entries of chunks[]: lists of at most SF_SEG_SMALL pairs from the front, the
+                        // others' chunks from the back
+  uint blend_linear;    // 1: colours blended in linear light (RenderSettings::blend_space), the pixel encoded
+                        // after
+  // Raster slices (RenderSettings::raster_slice): the most entries of a tile's list one raster workgroup
+  // walks per dispatch (0: the whole list). The frame's raster leaves the tiles holding more to the slices,
+  // which walk them in pieces of this many (raster.comp).
   uint raster_slice;
   // Splat sink (inputs).
-  SF_REF(Floats) positions;      // 3 floats per slot
-  SF_REF(Floats) covariances;    // 6 floats per slot (xx xy xz yy yz zz), object space
-  SF_REF(Floats) opacities;      // 1 per slot
-  SF_REF(Floats) sh;             // per object, see GpuObject.sh_base
+  SF_REF(Floats) positions;    // 3 floats per slot
+  SF_REF(Floats) covariances;  // 6 floats per slot (xx xy xz yy yz zz), object space
+  SF_REF(Floats) opacities;    // 1 per slot
+  SF_REF(Floats) sh;           // per object, see GpuObject.sh_base
   // Preprocess outputs.
-  SF_REF(Vec2s) means;           // pixel-index coordinates
-  SF_REF(Vec4s) conic_opacity;   // conic a, b, c, opacity
-  SF_REF(Vec4s) color_depth;     // rgb, view depth
-  SF_REF(UVec2s) rects;          // (x0 | y0 << 16, x1 | y1 << 16)
-  SF_REF(Uints) touched;         // tiles per slot
-  SF_REF(Uints) tile_bins;       // per tile: its pair count, scanned in place to its first pair, then the emit cursor
-  SF_REF(UVec2s) chunks;         // (tile, chunk index in the tile) per sort chunk of SF_SEG_BLOCK pairs, in no order (see chunk_capacity)
+  SF_REF(Vec2s) means;          // pixel-index coordinates
+  SF_REF(Vec4s) conic_opacity;  // conic a, b, c, opacity
+  SF_REF(Vec4s) color_depth;    // rgb, view depth
+  SF_REF(UVec2s) rects;         // (x0 | y0 << 16, x1 | y1 << 16)
+  SF_REF(Uints) touched;        // per slot, 0 when not drawn: the tiles reached (a mask, SF_MASK_TILES)
+  SF_REF(Uints)
+  tile_bins;  // per tile: its pair count, scanned in place to its first pair, then the emit cursor
+  SF_REF(UVec2s)
+  chunks;  // (tile, chunk index in the tile) per sort chunk of SF_SEG_BLOCK pairs, in no order (see
+           // chunk_capacity)
   // Pairs (ping-pong): in the frame, keys_lo holds depth bits and values slots; keys_hi only serves
   // sortPairs (the radix sort of caller-given pairs).
   SF_REF(Uints) keys_lo;
@@ -146,9 +163,9 @@ struct GpuFrame {
   SF_REF(Uints) keys_lo_alt;
   SF_REF(Uints) keys_hi_alt;
   SF_REF(Uints) values_alt;
-  SF_REF(UVec2s) tile_ranges;    // per tile [begin, end) of its pairs
-  SF_REF(Vec4s) image;           // width * height RGBA
-  SF_REF(Uints) counters;        // see SF_COUNTER_*
+  SF_REF(UVec2s) tile_ranges;  // per tile [begin, end) of its pairs
+  SF_REF(Vec4s) image;         // width * height RGBA
+  SF_REF(Uints) counters;      // see SF_COUNTER_*
   // Mesh layer (render/mesh.h), when has_mesh: display colour and view depth per pixel, depth
   // SF_NO_MESH_DEPTH where no mesh covers the pixel.
   SF_REF(Vec4s) mesh_color;
@@ -174,55 +191,63 @@ struct GpuFrame {
 #define SF_CARRY_MESH_PASSED 2u  // its translucent mesh fragment has been composited
 
 // counters[]: totals and indirect dispatch arguments written on the GPU.
-#define SF_COUNTER_KEYS 0          // total (tile, slot) keys this frame (may exceed capacity)
-#define SF_COUNTER_OVERFLOW 1      // 1 when keys exceeded key_capacity
-#define SF_COUNTER_VISIBLE 4       // slots touching at least one tile
-#define SF_COUNTER_ERROR 5         // 1 when a sort workgroup ran with an unexpected subgroup count
-#define SF_COUNTER_CHUNKS 6        // sort chunks of the lists longer than SF_SEG_SMALL
-#define SF_COUNTER_LONGEST 7       // the longest tile list
-#define SF_COUNTER_SEG_DISPATCH 8  // 3 uints: indirect args of their chunk sort (one workgroup per chunk)
-#define SF_COUNTER_SMALL_CHUNKS 11     // lists of 2..SF_SEG_SMALL pairs (one chunk each)
-#define SF_COUNTER_SMALL_DISPATCH 12   // 3 uints: indirect args of their sort
-#define SF_COUNTER_SCAN_TOTAL 20   // scratch element count (GPU sort of caller-given pairs)
-#define SF_COUNTER_SLOTS 21        // slot count of the frame
-#define SF_COUNTER_TILES 22        // tile count of the frame (the tile scan's element count)
+#define SF_COUNTER_KEYS 0             // total (tile, slot) keys this frame (may exceed capacity)
+#define SF_COUNTER_OVERFLOW 1         // 1 when keys exceeded key_capacity
+#define SF_COUNTER_VISIBLE 4          // slots touching at least one tile
+#define SF_COUNTER_ERROR 5            // 1 when a sort workgroup ran with an unexpected subgroup count
+#define SF_COUNTER_CHUNKS 6           // sort chunks of the lists longer than SF_SEG_SMALL
+#define SF_COUNTER_LONGEST 7          // the longest tile list
+#define SF_COUNTER_SEG_DISPATCH 8     // 3 uints: indirect args of their chunk sort (one workgroup per chunk)
+#define SF_COUNTER_SMALL_CHUNKS 11    // lists of 2..SF_SEG_SMALL pairs (one chunk each)
+#define SF_COUNTER_SMALL_DISPATCH 12  // 3 uints: indirect args of their sort
+#define SF_COUNTER_SCAN_TOTAL 20      // scratch element count (GPU sort of caller-given pairs)
+#define SF_COUNTER_SLOTS 21           // slot count of the frame
+#define SF_COUNTER_TILES 22           // tile count of the frame (the tile scan's element count)
 // Sort descriptors (16 words each) written by sort_setup.comp and read by the sort passes.
-#define SF_SORT_DESC_N 0              // elements sorted (clamped to the key capacity)
-#define SF_SORT_DESC_BLOCKS 1         // radix sort workgroups
-#define SF_SORT_DESC_HIST_COUNT 2     // SF_RADIX * blocks * subgroups per workgroup
-#define SF_SORT_DESC_ROUNDS 3         // steps per subgroup (keys per sub-block / subgroup size)
-#define SF_SORT_DESC_DISPATCH_SORT 4  // 3 uints: indirect args of histogram and scatter
-#define SF_SORT_DESC_DISPATCH_HSCAN 8 // 3 uints: indirect args of the histogram scan
+#define SF_SORT_DESC_N 0                // elements sorted (clamped to the key capacity)
+#define SF_SORT_DESC_BLOCKS 1           // radix sort workgroups
+#define SF_SORT_DESC_HIST_COUNT 2       // SF_RADIX * blocks * subgroups per workgroup
+#define SF_SORT_DESC_ROUNDS 3           // steps per subgroup (keys per sub-block / subgroup size)
+#define SF_SORT_DESC_DISPATCH_SORT 4    // 3 uints: indirect args of histogram and scatter
+#define SF_SORT_DESC_DISPATCH_HSCAN 8   // 3 uints: indirect args of the histogram scan
 #define SF_SORT_DESC_DISPATCH_ITEMS 12  // 3 uints: one thread per element (tile ranges)
-#define SF_DESC_KEYS 48            // sortPairs' radix sort
-#define SF_COUNTER_MERGE_DISPATCH 64  // 3 uints per merge pass (SF_MAX_MERGE_PASSES): 0 workgroups when no list needs it
+#define SF_DESC_KEYS 48                 // sortPairs' radix sort
+#define SF_COUNTER_MERGE_DISPATCH \
+  64  // 3 uints per merge pass (SF_MAX_MERGE_PASSES): 0 workgroups when no list needs it
 #define SF_COUNTER_WORDS 128
 
 #ifndef __cplusplus
-layout(buffer_reference, scalar) buffer FrameRef { GpuFrame f; };
+layout(buffer_reference, scalar) buffer FrameRef {
+  GpuFrame f;
+};
 // Merge passes a tile list of `len` pairs takes (the C++ twin: mergePasses in vulkan_renderer.cpp).
-uint sfMergePasses(uint len) { return len <= SF_SEG_BLOCK ? 0u : uint(findMSB((len - 1u) / SF_SEG_BLOCK)) + 1u; }
-layout(buffer_reference, scalar) buffer ObjectsRef { GpuObject o[]; };
+uint sfMergePasses(uint len) {
+  return len <= SF_SEG_BLOCK ? 0u : uint(findMSB((len - 1u) / SF_SEG_BLOCK)) + 1u;
+}
+layout(buffer_reference, scalar) buffer ObjectsRef {
+  GpuObject o[];
+};
 #endif
 
 // Push constants of every pass.
 struct GpuPush {
-  SF_REF(FrameRef) frame;     // the frame's GpuFrame
-  SF_REF(ObjectsRef) objects; // GpuObject[] of the frame
-  SF_REF(Uints) scan_data;    // scan passes: array scanned in place
-  SF_REF(Uints) scan_sums;    // scan passes: per-block sums
-  SF_REF(Uints) scan_count;   // scan passes: where the element count is read; sort passes: the descriptor
-  uint object_index;          // preprocess
-  uint shift;                 // radix pass: digit shift; raster: 0 the frame's raster, s + 1 slice s of the deep tiles
-  uint pad0;                  // pass flags (SF_FLAG_*)
-  uint pad1;                  // sort passes: subgroups per workgroup the host configured
+  SF_REF(FrameRef) frame;      // the frame's GpuFrame
+  SF_REF(ObjectsRef) objects;  // GpuObject[] of the frame
+  SF_REF(Uints) scan_data;     // scan passes: array scanned in place
+  SF_REF(Uints) scan_sums;     // scan passes: per-block sums
+  SF_REF(Uints) scan_count;    // scan passes: where the element count is read; sort passes: the descriptor
+  uint object_index;           // preprocess
+  uint shift;  // radix pass: digit shift; raster: 0 the frame's raster, s + 1 slice s of the deep tiles
+  uint pad0;   // pass flags (SF_FLAG_*)
+  uint pad1;   // sort passes: subgroups per workgroup the host configured
 };
 
 #ifdef __cplusplus
 static_assert(sizeof(GpuObject) == 104, "GpuObject layout");
 static_assert(sizeof(GpuFrame) == 128 + 27 * 8, "GpuFrame layout");
 static_assert(sizeof(GpuPush) == 56, "GpuPush layout");
-static_assert(SF_TILE % SF_RASTER_ROWS == 0 && SF_TILE * SF_RASTER_ROWS % 32 == 0, "raster workgroups: whole rows of a tile, 32-entry words");
+static_assert(SF_TILE % SF_RASTER_ROWS == 0 && SF_TILE * SF_RASTER_ROWS % 32 == 0,
+              "raster workgroups: whole rows of a tile, 32-entry words");
 }  // namespace sf::gpu_layout
 #undef SF_REF
 #endif
