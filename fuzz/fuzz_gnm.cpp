@@ -19,7 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const sf::character::GnmPack pack = sf::character::decodeGnmPack({data, size}, "fuzz.sfgnm");
     const std::vector<uint8_t> again = sf::character::encodeGnmPack(pack);
     std::vector<uint8_t> expected(data, data + size);
-    if (pack.basisCount() == 0 && expected.size() > 12) expected[12] &= static_cast<uint8_t>(~2u);  // flags, bit 1
+    if (pack.basisCount() == 0 && expected.size() > 12)
+      expected[12] &= static_cast<uint8_t>(~2u);  // flags, bit 1
     if (again != expected) __builtin_trap();
   } catch (const sf::Error&) {
   }

@@ -1,15 +1,15 @@
-// libFuzzer target: a level-of-detail hierarchy (docs/formats/lod.md), its index (index.sflod) and chunk files,
-// read from memory as sf::lod::loadHierarchy reads a directory. The input holds the files, framed:
+// libFuzzer target: a level-of-detail hierarchy (docs/formats/lod.md), its index (index.sflod) and chunk
+// files, read from memory as sf::lod::loadHierarchy reads a directory. The input holds the files, framed:
 //   [u8 flags] [u32 LE n][n bytes: the index] then [u32 LE n][n bytes] for each file the index lists, in its
 //   order: the top chunk's (when it has one), then chunk 0's, 1's, ...
-// A size past the input's end takes what is left; a file the input does not hold is missing. Unless flag bit 0
-// is set, the target first writes the checksums the bytes call for (each entry's CRC-32 over its range of its
-// file, then the index's own), so mutations get past them to the entries and the nodes; with it set they are
-// taken as they are. Then: decodeIndex (an index that decodes must encode, encodeIndex, to the same bytes), each
-// chunk through decodeChunkFile (its range in its file, the nodes, the checksum; a chunk that decodes must encode,
-// encodeChunk, to its bytes), checkChunkParents and levelCounts, as loadHierarchy; then what `lod cut` does
-// with a loaded hierarchy: selectCut for a fixed camera looking at the origin (the budget 1 + flags >> 1) and
-// cutCloud. Only sf::Error is caught.
+// A size past the input's end takes what is left; a file the input does not hold is missing. Unless flag bit
+// 0 is set, the target first writes the checksums the bytes call for (each entry's CRC-32 over its range of
+// its file, then the index's own), so mutations get past them to the entries and the nodes; with it set they
+// are taken as they are. Then: decodeIndex (an index that decodes must encode, encodeIndex, to the same
+// bytes), each chunk through decodeChunkFile (its range in its file, the nodes, the checksum; a chunk that
+// decodes must encode, encodeChunk, to its bytes), checkChunkParents and levelCounts, as loadHierarchy; then
+// what `lod cut` does with a loaded hierarchy: selectCut for a fixed camera looking at the origin (the budget
+// 1 + flags >> 1) and cutCloud. Only sf::Error is caught.
 #include <algorithm>
 #include <cstring>
 #include <span>
@@ -64,7 +64,8 @@ void fixChecksums(std::vector<uint8_t>& index, const std::vector<Bytes>& files) 
       const uint64_t offset = load<uint64_t>(index, entry + 32), bytes = load<uint64_t>(index, entry + 40);
       const Bytes f = files[file];
       if (offset > f.size() || bytes > f.size() - offset) continue;
-      const uint32_t crc = sf::lod::crc32Of(f.subspan(static_cast<size_t>(offset), static_cast<size_t>(bytes)));
+      const uint32_t crc =
+          sf::lod::crc32Of(f.subspan(static_cast<size_t>(offset), static_cast<size_t>(bytes)));
       std::memcpy(index.data() + entry + 68, &crc, 4);
     }
   }
@@ -92,7 +93,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!same(sf::lod::encodeIndex(h.index), index_bytes)) __builtin_trap();
     auto chunk = [&](uint32_t id) {
       const sf::lod::ChunkEntry& e = id == sf::lod::kNone ? h.index.top : h.index.chunks[id];
-      const size_t file = id == sf::lod::kNone ? 1 : (h.index.has_top ? 2 : 1) + size_t{id};  // files[0]: the index
+      const size_t file =
+          id == sf::lod::kNone ? 1 : (h.index.has_top ? 2 : 1) + size_t{id};  // files[0]: the index
       const std::string path = "fuzz/" + e.file;
       if (file >= files.size()) throw sf::Error(path + ": file is missing");
       sf::lod::Chunk c = sf::lod::decodeChunkFile(files[file], path, h.index, id);

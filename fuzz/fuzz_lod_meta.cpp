@@ -14,7 +14,8 @@ SF_FUZZ_INITIALIZE_LIMITS
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    const sf::LodMeta meta = sf::parseLodMeta(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz/lod-meta.json");
+    const sf::LodMeta meta =
+        sf::parseLodMeta(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz/lod-meta.json");
     for (int level = 0; level < meta.level_count; ++level) (void)sf::lodMetaLevels(meta, level);
     const sf::Camera cam = sf::lookAtCamera({0, 0, -5}, {0, 0, 0}, {0, -1, 0}, 50, 64, 48);
     (void)sf::lod::cutLodMeta(meta, cam, 1000);

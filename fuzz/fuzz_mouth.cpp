@@ -47,7 +47,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 1:
       try {
-        const std::vector<sf::character::TeethPoint> points = sf::character::decodeTeethPoints(rest, "fuzz_teeth.bin", kTriangles);
+        const std::vector<sf::character::TeethPoint> points =
+            sf::character::decodeTeethPoints(rest, "fuzz_teeth.bin", kTriangles);
         if (!same(sf::character::encodeTeethPoints(points), rest)) __builtin_trap();
       } catch (const sf::Error&) {
       }
@@ -65,7 +66,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 4:
       try {
-        const std::vector<sf::character::MouthMesh> meshes = sf::character::decodeMouthMeshes(rest, "fuzz_mouth_meshes.bin", kTriangles);
+        const std::vector<sf::character::MouthMesh> meshes =
+            sf::character::decodeMouthMeshes(rest, "fuzz_mouth_meshes.bin", kTriangles);
         if (!same(sf::character::encodeMouthMeshes(meshes), rest)) __builtin_trap();
       } catch (const sf::Error&) {
       }

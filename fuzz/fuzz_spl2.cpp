@@ -1,7 +1,7 @@
-// libFuzzer target: SPL2 splat-hull files (docs/formats/spl2.md) through sf::decodeSplats(bytes, "fuzz.spl2"),
-// which decodes the hull (decodeSpl2: counts, blocks, orders, the CHNK tail) and converts it to gaussians
-// (spl2ToCloud). A hull that decodes is also encoded again and decoded once more, which must give the same
-// bytes. Only sf::Error is caught.
+// libFuzzer target: SPL2 splat-hull files (docs/formats/spl2.md) through sf::decodeSplats(bytes,
+// "fuzz.spl2"), which decodes the hull (decodeSpl2: counts, blocks, orders, the CHNK tail) and converts it to
+// gaussians (spl2ToCloud). A hull that decodes is also encoded again and decoded once more, which must give
+// the same bytes. Only sf::Error is caught.
 #include <cstring>
 #include <vector>
 

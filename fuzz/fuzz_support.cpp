@@ -16,9 +16,9 @@
 #include "core/error.h"
 #include "io/file.h"
 #include "model/gltf_model.h"
+#include "render/camera.h"
 #include "scene/synthetic.h"
 #include "train/dataset.h"
-#include "render/camera.h"
 
 namespace sf::fuzz {
 
@@ -194,7 +194,9 @@ std::vector<uint8_t> glbOf(const std::string& json, std::span<const uint8_t> bin
 
 }  // namespace
 
-GaussianCloud sampleCloud(size_t n, int sh_degree, uint32_t seed) { return makeRandomCloud(n, sh_degree, seed); }
+GaussianCloud sampleCloud(size_t n, int sh_degree, uint32_t seed) {
+  return makeRandomCloud(n, sh_degree, seed);
+}
 
 bool isSpzV4Body(std::span<const uint8_t> body) {
   return body.size() >= 8 && readU32(body, 0) == kSpzMagic && readU32(body, 4) == 4;
@@ -339,12 +341,14 @@ void writeSampleDataset(const std::string& dir) {
     train::View view;
     const float az = 2.0f * static_cast<float>(v);
     // Horizontal field of view 0.6911 rad on 4 pixels: fx = 2 / tan(0.3456).
-    view.camera = lookAtCamera(Vec3{std::sin(az) * 3.0f, 1.0f, std::cos(az) * 3.0f}, {0, 0, 0}, {0, -1, 0}, 39.5978f, 4, 4);
+    view.camera = lookAtCamera(Vec3{std::sin(az) * 3.0f, 1.0f, std::cos(az) * 3.0f}, {0, 0, 0}, {0, -1, 0},
+                               39.5978f, 4, 4);
     view.camera.fx = view.camera.fy = static_cast<float>(2.0 / std::tan(0.3455556035041809));
     view.rgba.resize(4 * 4 * 4);
     for (size_t p = 0; p < 16; ++p) {
       const float a = p % 3 ? 1.0f : 0.5f;
-      view.rgba[4 * p] = 0.25f * a, view.rgba[4 * p + 1] = 0.5f * a, view.rgba[4 * p + 2] = static_cast<float>(p) / 16.0f * a, view.rgba[4 * p + 3] = a;
+      view.rgba[4 * p] = 0.25f * a, view.rgba[4 * p + 1] = 0.5f * a,
+                    view.rgba[4 * p + 2] = static_cast<float>(p) / 16.0f * a, view.rgba[4 * p + 3] = a;
     }
     view.name = (v < 2 ? "train/r_" : "val/r_") + std::to_string(v < 2 ? v : 0);
     (v < 2 ? ds.train : ds.val).push_back(std::move(view));
@@ -359,7 +363,8 @@ character::GnmPack sampleGnmPack(size_t vertices, size_t basis, bool uvs, bool a
   for (size_t i = 0; i < vertices; ++i) {
     const float a = 0.5f * static_cast<float>(i);
     p.neutral.push_back({0.05f * std::cos(a), 0.01f * static_cast<float>(i), 0.05f * std::sin(a) + 0.02f});
-    if (uvs) p.uvs.push_back({static_cast<float>(i) / static_cast<float>(vertices - 1), 0.5f + 0.25f * std::sin(a)});
+    if (uvs)
+      p.uvs.push_back({static_cast<float>(i) / static_cast<float>(vertices - 1), 0.5f + 0.25f * std::sin(a)});
     // The first half follows the left eye alone, the rest blends both eyes (slot 2 unweighted, joint 7 of 2).
     if (2 * i < vertices) {
       p.lbs_joints.push_back({0, 0, 0, 0});
@@ -372,7 +377,8 @@ character::GnmPack sampleGnmPack(size_t vertices, size_t basis, bool uvs, bool a
   for (uint32_t i = 1; i + 1 < vertices; ++i) p.triangles.insert(p.triangles.end(), {0u, i, i + 1});
   for (size_t k = 0; k < basis; ++k)
     for (size_t i = 0; i < vertices; ++i)
-      p.basis.push_back({0.001f * static_cast<float>(k + 1), -0.0005f * static_cast<float>(i), k % 2 ? 0.002f : -0.0f});
+      p.basis.push_back(
+          {0.001f * static_cast<float>(k + 1), -0.0005f * static_cast<float>(i), k % 2 ? 0.002f : -0.0f});
   character::GnmJoint left, right;
   left.name = "lEye";
   left.rest_local = Mat4::fromLinearTranslation(Mat3{}, {-0.03f, 0.0f, 0.04f});
@@ -384,14 +390,17 @@ character::GnmPack sampleGnmPack(size_t vertices, size_t basis, bool uvs, bool a
   p.joints = {left, right};
   p.eye_joints = {0, 1};
   p.bind_transform = Mat4::fromLinearTranslation(Mat3{}, {0.0f, 1.6255f, -0.0184f});
-  for (size_t k = 0; k < basis; ++k) p.control_names.push_back(k < character::kArkit52.size() ? character::kArkit52[k] : "basis" + std::to_string(k));
+  for (size_t k = 0; k < basis; ++k)
+    p.control_names.push_back(k < character::kArkit52.size() ? character::kArkit52[k]
+                                                             : "basis" + std::to_string(k));
   for (const char* g : character::kGnmGazeNames) p.control_names.push_back(g);
   if (arkit_map) {
     p.arkit_map.assign(character::kArkit52.size() * basis, 0.0f);
     for (size_t k = 0; k < basis && k < character::kArkit52.size(); ++k) p.arkit_map[k * basis + k] = 1.0f;
     if (basis > 0) p.arkit_map.back() = 0.5f;
   }
-  if (std::string why = p.validate(); !why.empty()) throw Error("fuzz: the sample GNM pack is inconsistent: " + why);
+  if (std::string why = p.validate(); !why.empty())
+    throw Error("fuzz: the sample GNM pack is inconsistent: " + why);
   return p;
 }
 
@@ -410,7 +419,8 @@ character::BranchMesh sampleBranchMesh(size_t vertices) {
 std::map<std::string, std::vector<uint8_t>> sampleBundleFiles() {
   auto bytes = [](const std::string& s) { return std::vector<uint8_t>(s.begin(), s.end()); };
   std::map<std::string, std::vector<uint8_t>> files;
-  for (const char* name : {"head/geom.onnx", "head/appr.onnx", "head/trunk.onnx", "eyes/geom.onnx", "eyes/appr.onnx"})
+  for (const char* name :
+       {"head/geom.onnx", "head/appr.onnx", "head/trunk.onnx", "eyes/geom.onnx", "eyes/appr.onnx"})
     files[name] = bytes(std::string("placeholder decoder ") + name);
   files["head/head.glb"] = skinnedGlb();
   files["head/head.sfgnm"] = character::encodeGnmPack(sampleGnmPack(4, 2, true, true));

@@ -1,9 +1,9 @@
 // fuzz_seeds OUTDIR: writes the seed corpus of every fuzz target into OUTDIR/<target>/, from our own
 // writers (sf::encodeSplats, encodeBindings, the character package writer, encodeGnmPack, encodeBranchMesh,
-// the mouth and corrective writers, the level-of-detail build) and a few layouts no writer of ours produces (ASCII and big-endian PLY,
-// compressed PLY, SPZ v2 and v4). Every cloud is tiny, so each seed is small and runs fast. The fuzz build
-// runs it at build time (fuzz/CMakeLists.txt); the test build runs it as a test and feeds its output to the
-// regression runners.
+// the mouth and corrective writers, the level-of-detail build) and a few layouts no writer of ours produces
+// (ASCII and big-endian PLY, compressed PLY, SPZ v2 and v4). Every cloud is tiny, so each seed is small and
+// runs fast. The fuzz build runs it at build time (fuzz/CMakeLists.txt); the test build runs it as a test and
+// feeds its output to the regression runners.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -127,7 +127,8 @@ Bytes plyReencode(const Bytes& ply, const std::string& encoding) {
       } else {
         throw sf::Error("fuzz_seeds: no ASCII form for PLY type " + type);
       }
-      if (!line.empty()) line += ' ';  // not (... ? "" : " ") + std::string(buf): a GCC 12 -O3 -Wrestrict false positive
+      if (!line.empty())
+        line += ' ';  // not (... ? "" : " ") + std::string(buf): a GCC 12 -O3 -Wrestrict false positive
       line += buf;
     }
     if (encoding == "ascii") {
@@ -332,7 +333,8 @@ void spzSeeds() {
 void sogSeeds() {
   const std::string t = "fuzz_sog";
   for (int degree = 0; degree <= 3; ++degree) {
-    const Bytes sog = sf::encodeSplats(sf::fuzz::sampleCloud(5, degree, static_cast<uint32_t>(50 + degree)), sf::SplatFormat::kSog);
+    const Bytes sog = sf::encodeSplats(sf::fuzz::sampleCloud(5, degree, static_cast<uint32_t>(50 + degree)),
+                                       sf::SplatFormat::kSog);
     const std::string d = "_deg" + std::to_string(degree);
     put(t, "n5" + d + ".sog", sog);
     Bytes unpacked;
@@ -355,7 +357,8 @@ void sogSeeds() {
 // bucket of n records around the origin.
 Bytes ksplatFile(int level, int sh_degree, uint32_t n) {
   const int components[4] = {0, 9, 24, 45};
-  const size_t record = (level == 0 ? 44u : 24u) + static_cast<size_t>(components[sh_degree]) * (level == 0 ? 4u : 2u);
+  const size_t record =
+      (level == 0 ? 44u : 24u) + static_cast<size_t>(components[sh_degree]) * (level == 0 ? 4u : 2u);
   const size_t buckets = level == 0 ? 0 : 12;
   Bytes b(4096 + 1024 + buckets + record * n, 0);
   auto u16 = [&](size_t at, uint16_t v) { std::memcpy(&b[at], &v, 2); };
@@ -366,18 +369,21 @@ Bytes ksplatFile(int level, int sh_degree, uint32_t n) {
   u16(20, static_cast<uint16_t>(level));
   u32(4096, n), u32(4100, n);
   u16(4096 + 40, static_cast<uint16_t>(sh_degree));
-  if (level > 0) u32(4096 + 8, n), u32(4096 + 12, 1), f32(4096 + 16, 5.0f), u16(4096 + 20, 12), u32(4096 + 24, 32767), u32(4096 + 32, 1);
+  if (level > 0)
+    u32(4096 + 8, n), u32(4096 + 12, 1), f32(4096 + 16, 5.0f), u16(4096 + 20, 12), u32(4096 + 24, 32767),
+        u32(4096 + 32, 1);
   for (uint32_t i = 0; i < n; ++i) {
     const size_t r = 4096 + 1024 + buckets + i * record;
     if (level == 0) {
-      for (int k = 0; k < 3; ++k) f32(r + 4 * static_cast<size_t>(k), 0.1f * static_cast<float>(i + 1) * static_cast<float>(k + 1));
+      for (int k = 0; k < 3; ++k)
+        f32(r + 4 * static_cast<size_t>(k), 0.1f * static_cast<float>(i + 1) * static_cast<float>(k + 1));
       for (int k = 0; k < 3; ++k) f32(r + 12 + 4 * static_cast<size_t>(k), 0.05f);
       f32(r + 24, 1.0f);
       b[r + 40] = 200, b[r + 41] = 100, b[r + 42] = 50, b[r + 43] = 255;
     } else {
       for (int k = 0; k < 3; ++k) u16(r + 2 * static_cast<size_t>(k), static_cast<uint16_t>(32767 + 100 * i));
       for (int k = 0; k < 3; ++k) u16(r + 6 + 2 * static_cast<size_t>(k), 0x2a66);  // 0.05 as a half
-      u16(r + 12, 0x3c00);  // w = 1
+      u16(r + 12, 0x3c00);                                                          // w = 1
       b[r + 20] = 200, b[r + 21] = 100, b[r + 22] = 50, b[r + 23] = 255;
     }
   }
@@ -585,7 +591,8 @@ void nerfSeeds() {
   variant("no_record.json", R"("splatforge")", R"("other_tool")");
   variant("with_extension.json", R"(r_000")", R"(r_000.png")");
   variant("wider.json", R"("camera_angle_x")", R"("camera_angle_x": 1.2, "was")");
-  put(t, "blender_style.json", R"({"camera_angle_x": 0.69, "frames": [{"file_path": "./train/r_000", "rotation": 0.1,
+  put(t, "blender_style.json",
+      R"({"camera_angle_x": 0.69, "frames": [{"file_path": "./train/r_000", "rotation": 0.1,
     "transform_matrix": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 3], [0, 0, 0, 1]]}]})");
   put(t, "escaping_path.json", R"({"camera_angle_x": 0.69, "frames": [{"file_path": "../../etc/passwd",
     "transform_matrix": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 3], [0, 0, 0, 1]]}]})");
@@ -619,7 +626,8 @@ void gnmSeeds() {
   put(t, "arkit_map.sfgnm", ch::encodeGnmPack(sf::fuzz::sampleGnmPack(4, 1, false, true)));
   put(t, "uvs_arkit_map.sfgnm", ch::encodeGnmPack(sf::fuzz::sampleGnmPack(5, 2, true, true)));
   put(t, "no_basis.sfgnm", ch::encodeGnmPack(sf::fuzz::sampleGnmPack(3, 0, false, false)));
-  // A third joint (a child of the left eye) that one vertex is weighted to; a control name at the length limit.
+  // A third joint (a child of the left eye) that one vertex is weighted to; a control name at the length
+  // limit.
   ch::GnmPack three = sf::fuzz::sampleGnmPack(4, 1, true, false);
   ch::GnmJoint lid;
   lid.name = "eyelid_L";
@@ -712,7 +720,9 @@ std::string compactJson(std::string s) {
 
 // A fuzz_bundle split input: [u8 mesh_json length][mesh_json][mesh_bin].
 Bytes meshSplit(const std::string& json, const Bytes& bin) {
-  if (json.size() > 255) throw sf::Error("fuzz_seeds: mesh_json of " + std::to_string(json.size()) + " bytes does not fit a split seed");
+  if (json.size() > 255)
+    throw sf::Error("fuzz_seeds: mesh_json of " + std::to_string(json.size()) +
+                    " bytes does not fit a split seed");
   Bytes out{static_cast<uint8_t>(json.size())};
   out.insert(out.end(), json.begin(), json.end());
   out.insert(out.end(), bin.begin(), bin.end());
@@ -738,14 +748,16 @@ void bundleSeeds() {
   // Without a rig block (the default rig reads rig_names.json), a gnm rig and space, a skinned rig posing the
   // first branch's glTF, a trunk decoder, the gnm68 space.
   variant("scene_default_rig.json", rig, "");
-  variant("scene_gnm.json", rig + R"(
+  variant(
+      "scene_gnm.json", rig + R"(
   "expression_space": {
     "kind": "arkit52"
   })",
-          R"("rig": {"backend": "gnm", "pack": "head/head.sfgnm", "control_names": ["jawOpen", "cheekPuff"], "vertex_count": 4},
+      R"("rig": {"backend": "gnm", "pack": "head/head.sfgnm", "control_names": ["jawOpen", "cheekPuff"], "vertex_count": 4},
   "expression_space": {"kind": "gnm", "dim": 6, "segments": [{"name": "expression", "start": 0, "count": 2}, {"name": "gaze", "start": 2, "count": 4}]})");
   variant("scene_skinned_first_glb.json", R"("pack": "head/head.glb",)", "");
-  variant("scene_trunk.json", R"("appr": "head/appr.onnx")", R"("appr": "head/appr.onnx", "trunk": "head/trunk.onnx")");
+  variant("scene_trunk.json", R"("appr": "head/appr.onnx")",
+          R"("appr": "head/appr.onnx", "trunk": "head/trunk.onnx")");
   variant("scene_gnm68.json", R"("kind": "arkit52")", R"("kind": "gnm68", "dim": 68)");
   put(t, "export_manifest.json", R"({
   "schema_version": 1,
@@ -757,7 +769,8 @@ void bundleSeeds() {
            "max_triangle_distance": 3, "default_opacity_logit": 4}
 }
 )");
-  put(t, "export_manifest_mesh_bin.json", R"({"schema_version": 1, "decoders": {"geom": "eyes/geom.onnx", "appr": "eyes/appr.onnx"},
+  put(t, "export_manifest_mesh_bin.json",
+      R"({"schema_version": 1, "decoders": {"geom": "eyes/geom.onnx", "appr": "eyes/appr.onnx"},
   "mesh_bin": "eyes/mesh.bin", "mesh_json": "eyes/mesh.json", "uv_resolution": 16, "static_geometry": false, "gaze_conditioned": true,
   "rig": {"backend": "orl", "control_names": ["jawOpen"], "vertex_count": 8}})");
   put(t, "rig_names.json", R"(["jawOpen", "cheekPuff", "eyeBlinkLeft", "eyeBlinkRight"])");
@@ -774,27 +787,34 @@ void bundleSeeds() {
 void mouthSeeds() {
   const std::string t = "fuzz_mouth";
   namespace ch = sf::character;
-  // The first byte picks the reader: 0 mouth_hidden.bin, 1 teeth.bin, 2 fade.bin, 3 side.bin, 4 mouth_meshes.bin.
+  // The first byte picks the reader: 0 mouth_hidden.bin, 1 teeth.bin, 2 fade.bin, 3 side.bin, 4
+  // mouth_meshes.bin.
   auto tagged = [](uint8_t reader, const Bytes& bytes) {
     Bytes out{reader};
     out.insert(out.end(), bytes.begin(), bytes.end());
     return out;
   };
   ch::MouthHidden m;
-  m.splats = {{0, ch::HiddenKind::kPlug, 3, 4}, {5, ch::HiddenKind::kInside, 3, 4}, {63, ch::HiddenKind::kLipBand, 31, 0}, {7, ch::HiddenKind::kInside, 10, 20}};
+  m.splats = {{0, ch::HiddenKind::kPlug, 3, 4},
+              {5, ch::HiddenKind::kInside, 3, 4},
+              {63, ch::HiddenKind::kLipBand, 31, 0},
+              {7, ch::HiddenKind::kInside, 10, 20}};
   put(t, "mouth_hidden.bin", tagged(0, ch::encodeMouthHidden(m)));
   m.up = {0, 2, 0.1f};  // the reader normalises the axes
   m.forward = {0.1f, 0, -3};
   put(t, "mouth_hidden_unnormalised.bin", tagged(0, ch::encodeMouthHidden(m)));
   put(t, "mouth_hidden_empty.bin", tagged(0, ch::encodeMouthHidden(ch::MouthHidden{})));
-  std::vector<ch::TeethPoint> teeth = {{0, {0.25f, 0.25f, 0.5f}, 0.001f, 0.004f}, {15, {1, 0, 0}, -0.0005f, 0}, {7, {0.2f, 0.3f, 0.5f}, 0, 0.01f}};
+  std::vector<ch::TeethPoint> teeth = {{0, {0.25f, 0.25f, 0.5f}, 0.001f, 0.004f},
+                                       {15, {1, 0, 0}, -0.0005f, 0},
+                                       {7, {0.2f, 0.3f, 0.5f}, 0, 0.01f}};
   put(t, "teeth.bin", tagged(1, ch::encodeTeethPoints(teeth)));
   put(t, "teeth_empty.bin", tagged(1, ch::encodeTeethPoints({})));
   const std::vector<float> fade = {0, 0.25f, 0.5f, 1, 0.1f, 0.9f, 0.333f, 0.0001f};
   put(t, "fade_8.bin", tagged(2, ch::encodeFade(fade)));
   // Every float16 in [0, 1] (and -0): each must decode and encode to its own bytes.
   Bytes every{2};
-  for (uint32_t h = 0; h <= 0x3c00; ++h) every.insert(every.end(), {static_cast<uint8_t>(h), static_cast<uint8_t>(h >> 8)});
+  for (uint32_t h = 0; h <= 0x3c00; ++h)
+    every.insert(every.end(), {static_cast<uint8_t>(h), static_cast<uint8_t>(h >> 8)});
   every.insert(every.end(), {0x00, 0x80});
   put(t, "fade_every_value.bin", every);
   put(t, "side_8.bin", tagged(3, Bytes{0, 1, 1, 0, 0, 0, 1, 1}));
@@ -812,9 +832,9 @@ void mouthSeeds() {
 
 // ---- level-of-detail hierarchies ---------------------------------------------------------------------
 
-// A hierarchy `lod build` makes from a small sample cloud (mip: antialiased with Mip-Splatting's screen filter),
-// framed as fuzz_lod takes it: the flags byte, then each file as [u32 LE size][bytes], the index first, then
-// the files it lists in its order (the top chunk's, then the chunks').
+// A hierarchy `lod build` makes from a small sample cloud (mip: antialiased with Mip-Splatting's screen
+// filter), framed as fuzz_lod takes it: the flags byte, then each file as [u32 LE size][bytes], the index
+// first, then the files it lists in its order (the top chunk's, then the chunks').
 Bytes lodHierarchy(size_t n, int sh_degree, uint32_t fanout, uint64_t chunk_leaves, bool mip, uint8_t flags) {
   const fs::path dir = g_out / ".lod";
   fs::remove_all(dir);
@@ -866,22 +886,29 @@ void lodMetaSeeds() {
   auto leaf = [](const std::string& lo, const std::string& hi, const std::string& lods) {
     return R"({"bound": {"min": )" + lo + R"(, "max": )" + hi + R"(}, "lods": )" + lods + "}";
   };
-  auto meta = [](int levels, const std::string& counts, int count, const std::string& files, const std::string& tree,
-                 const std::string& extra = "") {
+  auto meta = [](int levels, const std::string& counts, int count, const std::string& files,
+                 const std::string& tree, const std::string& extra = "") {
     return R"({"version": 1, "asset": {"generator": "splat-transform v3.7.0", "chunkGaussians": 32768, "chunkExtent": 16}, "count": )" +
-           std::to_string(count) + R"(, "counts": )" + counts + R"(, "lodLevels": )" + std::to_string(levels) +
-           R"(, "lodErrors": false, "filenames": )" + files + extra + R"(, "tree": )" + tree + "}";
+           std::to_string(count) + R"(, "counts": )" + counts + R"(, "lodLevels": )" +
+           std::to_string(levels) + R"(, "lodErrors": false, "filenames": )" + files + extra +
+           R"(, "tree": )" + tree + "}";
   };
   put(t, "one_leaf.json",
-      meta(1, "[10]", 10, R"(["0_0/meta.json"])", leaf("[-1, -1, -1]", "[1, 1, 1]", R"({"0": {"file": 0, "offset": 0, "count": 10}})")));
-  const std::string a = leaf("[-1, -1, -1]", "[0, 1, 1]", R"({"0": {"file": 0, "offset": 0, "count": 20}, "1": {"file": 1, "offset": 0, "count": 5}})");
+      meta(1, "[10]", 10, R"(["0_0/meta.json"])",
+           leaf("[-1, -1, -1]", "[1, 1, 1]", R"({"0": {"file": 0, "offset": 0, "count": 10}})")));
+  const std::string a =
+      leaf("[-1, -1, -1]", "[0, 1, 1]",
+           R"({"0": {"file": 0, "offset": 0, "count": 20}, "1": {"file": 1, "offset": 0, "count": 5}})");
   const std::string b = leaf("[0, -1, -1]", "[1, 1, 1]", R"({"1": {"file": 1, "offset": 5, "count": 4}})");
-  const std::string two = R"({"bound": {"min": [-1, -1, -1], "max": [1, 1, 1]}, "children": [)" + a + ", " + b + "]}";
+  const std::string two =
+      R"({"bound": {"min": [-1, -1, -1], "max": [1, 1, 1]}, "children": [)" + a + ", " + b + "]}";
   put(t, "two_levels.json", meta(2, "[20, 9]", 29, R"(["0_0/meta.json", "1_0/meta.json"])", two));
-  const std::string deep = R"({"bound": {"min": [-1, -1, -1], "max": [1, 1, 1]}, "children": [)" + two + ", " + a + "]}";
+  const std::string deep =
+      R"({"bound": {"min": [-1, -1, -1], "max": [1, 1, 1]}, "children": [)" + two + ", " + a + "]}";
   put(t, "deeper.json", meta(2, "[40, 14]", 54, R"(["0_0/meta.json", "1_0/meta.json"])", deep));
   put(t, "environment.json",
-      meta(2, "[20, 9]", 29, R"(["0_0/meta.json", "1_0/meta.json"])", two, R"(, "environment": "env/meta.json")"));
+      meta(2, "[20, 9]", 29, R"(["0_0/meta.json", "1_0/meta.json"])", two,
+           R"(, "environment": "env/meta.json")"));
 }
 
 // ---- ONNX ----------------------------------------------------------------------------------------------
@@ -906,7 +933,9 @@ void fieldBytes(Bytes& out, uint32_t field, const Bytes& payload) {
   out.insert(out.end(), payload.begin(), payload.end());
 }
 
-void fieldString(Bytes& out, uint32_t field, const std::string& text) { fieldBytes(out, field, Bytes(text.begin(), text.end())); }
+void fieldString(Bytes& out, uint32_t field, const std::string& text) {
+  fieldBytes(out, field, Bytes(text.begin(), text.end()));
+}
 
 // TensorProto: dims (1), data_type (2), name (8), raw_data (9).
 Bytes onnxTensor(const std::string& name, std::vector<int64_t> dims, int type, const Bytes& raw) {
@@ -918,7 +947,8 @@ Bytes onnxTensor(const std::string& name, std::vector<int64_t> dims, int type, c
   return t;
 }
 
-// ValueInfoProto: name (1), type (2) -> TypeProto.tensor_type (1) -> elem_type (1), shape (2) -> dim (1) -> dim_value (1).
+// ValueInfoProto: name (1), type (2) -> TypeProto.tensor_type (1) -> elem_type (1), shape (2) -> dim (1) ->
+// dim_value (1).
 Bytes onnxValue(const std::string& name, int type, std::vector<int64_t> dims) {
   Bytes shape;
   for (int64_t d : dims) {
@@ -949,8 +979,8 @@ Bytes onnxNode(const std::string& op, std::vector<std::string> inputs, std::vect
 
 // ModelProto: ir_version (1), opset_import (8: domain 1, version 2), graph (7: node 1, name 2,
 // initializer 5, input 11, output 12).
-Bytes onnxModel(const std::vector<Bytes>& nodes, const std::vector<Bytes>& initializers, const std::vector<Bytes>& inputs,
-                const std::vector<Bytes>& outputs) {
+Bytes onnxModel(const std::vector<Bytes>& nodes, const std::vector<Bytes>& initializers,
+                const std::vector<Bytes>& inputs, const std::vector<Bytes>& outputs) {
   Bytes graph;
   for (const Bytes& n : nodes) fieldBytes(graph, 1, n);
   fieldString(graph, 2, "seed");
@@ -976,20 +1006,25 @@ Bytes floatBytes(std::vector<float> v) {
 void onnxSeeds() {
   const std::string t = "fuzz_onnx";
   constexpr int kFloat = 1, kInt64 = 7;
-  put(t, "add.onnx", onnxModel({onnxNode("Add", {"a", "b"}, {"c"})}, {}, {onnxValue("a", kFloat, {2, 3}), onnxValue("b", kFloat, {2, 3})},
-                               {onnxValue("c", kFloat, {2, 3})}));
+  put(t, "add.onnx",
+      onnxModel({onnxNode("Add", {"a", "b"}, {"c"})}, {},
+                {onnxValue("a", kFloat, {2, 3}), onnxValue("b", kFloat, {2, 3})},
+                {onnxValue("c", kFloat, {2, 3})}));
   std::vector<float> rows(20, 0.1f), rgb(6, 0.5f);
-  const Bytes generator = onnxModel({onnxNode("Identity", {"g"}, {"gaussians"}), onnxNode("Identity", {"c"}, {"rgb"})},
-                                    {onnxTensor("g", {2, 10}, kFloat, floatBytes(rows)), onnxTensor("c", {2, 3}, kFloat, floatBytes(rgb))}, {},
-                                    {onnxValue("gaussians", kFloat, {2, 10}), onnxValue("rgb", kFloat, {2, 3})});
+  const Bytes generator = onnxModel(
+      {onnxNode("Identity", {"g"}, {"gaussians"}), onnxNode("Identity", {"c"}, {"rgb"})},
+      {onnxTensor("g", {2, 10}, kFloat, floatBytes(rows)), onnxTensor("c", {2, 3}, kFloat, floatBytes(rgb))},
+      {}, {onnxValue("gaussians", kFloat, {2, 10}), onnxValue("rgb", kFloat, {2, 3})});
   put(t, "static_generator.onnx", generator);
   put(t, "truncated.onnx", head(generator, generator.size() / 2));
   Bytes shape(16);
   const int64_t dims[2] = {3, 4};
   std::memcpy(shape.data(), dims, 16);
   put(t, "folded.onnx",
-      onnxModel({onnxNode("ConstantOfShape", {"s"}, {"z"}), onnxNode("Transpose", {"z"}, {"zt"}), onnxNode("Add", {"zt", "x"}, {"y"})},
-                {onnxTensor("s", {2}, kInt64, shape)}, {onnxValue("x", kFloat, {4, 3})}, {onnxValue("y", kFloat, {4, 3})}));
+      onnxModel({onnxNode("ConstantOfShape", {"s"}, {"z"}), onnxNode("Transpose", {"z"}, {"zt"}),
+                 onnxNode("Add", {"zt", "x"}, {"y"})},
+                {onnxTensor("s", {2}, kInt64, shape)}, {onnxValue("x", kFloat, {4, 3})},
+                {onnxValue("y", kFloat, {4, 3})}));
 }
 
 }  // namespace
@@ -1002,10 +1037,11 @@ int main(int argc, char** argv) {
   g_out = argv[1];
   try {
     // Each target's directory is written afresh: seeds a newer generator no longer writes disappear.
-    for (const char* t : {"fuzz_ply", "fuzz_compressed_ply", "fuzz_spz", "fuzz_spz_body", "fuzz_splat",
-                          "fuzz_gltf", "fuzz_camera", "fuzz_scene", "fuzz_character", "fuzz_bindings", "fuzz_sog",
-                          "fuzz_ksplat", "fuzz_onnx", "fuzz_spl2", "fuzz_nerf", "fuzz_gnm", "fuzz_bundle",
-                          "fuzz_mouth", "fuzz_lod", "fuzz_lod_meta"})
+    for (const char* t :
+         {"fuzz_ply",  "fuzz_compressed_ply", "fuzz_spz",   "fuzz_spz_body",  "fuzz_splat",
+          "fuzz_gltf", "fuzz_camera",         "fuzz_scene", "fuzz_character", "fuzz_bindings",
+          "fuzz_sog",  "fuzz_ksplat",         "fuzz_onnx",  "fuzz_spl2",      "fuzz_nerf",
+          "fuzz_gnm",  "fuzz_bundle",         "fuzz_mouth", "fuzz_lod",       "fuzz_lod_meta"})
       fs::remove_all(g_out / t);
     plySeeds();
     compressedPlySeeds();

@@ -12,12 +12,12 @@
 
 #include "character/world.h"
 #include "core/error.h"
+#include "frame/frame.h"
 #include "gpu/gpu.h"
 #include "io/file.h"
 #include "io/image_io.h"
 #include "module.h"
 #include "render/cpu_renderer.h"
-#include "frame/frame.h"
 #include "scene/scene.h"
 
 namespace sf::py {
@@ -40,8 +40,8 @@ struct RenderJob {
 struct SceneState {
   Scene scene;
   std::string path;
-  ScenePlayback playback;          // posed storage and the characters its script spawned
-  std::vector<std::string> log;  // script log lines not yet taken
+  ScenePlayback playback;              // posed storage and the characters its script spawned
+  std::vector<std::string> log;        // script log lines not yet taken
   std::vector<FiredClipEvent> events;  // animation events renders fired, not yet taken
   uint64_t events_skipped = 0;         // past the per-frame cap, since the last take_events
 };
@@ -50,7 +50,8 @@ struct SceneState {
 // first Vulkan render, released at interpreter exit or by release_vulkan) so that repeated renders skip
 // device creation and reuse uploads.
 struct Renderers {
-  std::mutex mutex;  // one render at a time: the drivers, and the scene states they draw, are not shared safely
+  std::mutex
+      mutex;  // one render at a time: the drivers, and the scene states they draw, are not shared safely
   std::unique_ptr<FrameDriver> vulkan, cpu;
   std::string device;
   bool validation = false;
@@ -61,7 +62,8 @@ struct Renderers {
     if (!available) available = gpu::vulkanAvailable();
     return *available;
   }
-  // What backend="auto" checks: a Vulkan device that is a GPU (a CPU one, lavapipe, is slower than the CPU renderer).
+  // What backend="auto" checks: a Vulkan device that is a GPU (a CPU one, lavapipe, is slower than the CPU
+  // renderer).
   bool autoPicksVulkan() {
     if (!gpu_available) gpu_available = gpu::gpuDeviceAvailable();
     return *gpu_available;
@@ -101,12 +103,14 @@ Renderers& renderers() {
 ImageRGBA renderState(const std::shared_ptr<SceneState>& st, double t, const RenderJob& job) {
   Renderers& r = renderers();
   std::lock_guard<std::mutex> lock(r.mutex);
-  const bool use_vulkan = job.backend == Backend::kVulkan || (job.backend == Backend::kAuto && r.autoPicksVulkan());
+  const bool use_vulkan =
+      job.backend == Backend::kVulkan || (job.backend == Backend::kAuto && r.autoPicksVulkan());
   FrameDriver* driver = nullptr;
   if (use_vulkan) {
     driver = &r.ensureVulkan(job.device, job.validation);
   } else {
-    if (r.vulkan) r.vulkan->detach(st->scene, &st->playback);  // its generators and characters back on the CPU
+    if (r.vulkan)
+      r.vulkan->detach(st->scene, &st->playback);  // its generators and characters back on the CPU
     driver = &r.ensureCpu();
   }
   r.log = &st->log;
@@ -122,7 +126,8 @@ ImageRGBA renderState(const std::shared_ptr<SceneState>& st, double t, const Ren
     throw;
   }
   r.log = nullptr;
-  st->events.insert(st->events.end(), std::make_move_iterator(f.events.begin()), std::make_move_iterator(f.events.end()));
+  st->events.insert(st->events.end(), std::make_move_iterator(f.events.begin()),
+                    std::make_move_iterator(f.events.end()));
   st->events_skipped += f.events_skipped;
   return std::move(f.image);
 }
@@ -143,7 +148,8 @@ pyb::list eventList(const std::vector<FiredClipEvent>& events) {
 
 void warnSkipped(uint64_t skipped) {
   if (skipped > 0)
-    warnAll({std::to_string(skipped) + " animation events crossed past the cap of " + std::to_string(kMaxClipEventsPerStep) +
+    warnAll({std::to_string(skipped) + " animation events crossed past the cap of " +
+             std::to_string(kMaxClipEventsPerStep) +
              " a step were not reported (a step far beyond the clips' length)"});
 }
 
@@ -158,7 +164,8 @@ Backend backendArg(const std::string& s) {
 
 std::optional<int> sizeArg(const std::optional<int>& v, const char* name) {
   if (v && (*v <= 0 || *v > kMaxImageSide))
-    valueError(std::string(name) + ": expected 1.." + std::to_string(kMaxImageSide) + " pixels, got " + std::to_string(*v));
+    valueError(std::string(name) + ": expected 1.." + std::to_string(kMaxImageSide) + " pixels, got " +
+               std::to_string(*v));
   return v;
 }
 
@@ -169,7 +176,8 @@ Vec3 backgroundArg(const pyb::handle& v) {
   } catch (const pyb::cast_error&) {
     c.clear();
   }
-  if (c.size() != 3 || !std::all_of(c.begin(), c.end(), [](double x) { return std::isfinite(x) && x >= 0 && x <= 1; }))
+  if (c.size() != 3 ||
+      !std::all_of(c.begin(), c.end(), [](double x) { return std::isfinite(x) && x >= 0 && x <= 1; }))
     valueError("background: expected three numbers (r, g, b) in [0, 1], got " + std::string(pyb::repr(v)));
   return {static_cast<float>(c[0]), static_cast<float>(c[1]), static_cast<float>(c[2])};
 }
@@ -188,7 +196,8 @@ double finiteArg(double v, const char* name) {
 
 Camera resized(Camera cam, std::optional<int> width, std::optional<int> height) {
   const int w = width.value_or(cam.width), h = height.value_or(cam.height);
-  const float sx = static_cast<float>(w) / static_cast<float>(cam.width), sy = static_cast<float>(h) / static_cast<float>(cam.height);
+  const float sx = static_cast<float>(w) / static_cast<float>(cam.width),
+              sy = static_cast<float>(h) / static_cast<float>(cam.height);
   cam.fx *= sx, cam.cx *= sx, cam.fy *= sy, cam.cy *= sy;
   cam.width = w, cam.height = h;
   return cam;
@@ -196,16 +205,19 @@ Camera resized(Camera cam, std::optional<int> width, std::optional<int> height) 
 
 bool hasContent(const Scene& scene) {
   for (const SceneObject& o : scene.objects)
-    if ((o.cloud && o.cloud->size() > 0) || (o.model && o.model->drawnPrimitives() > 0) || o.generator) return true;
+    if ((o.cloud && o.cloud->size() > 0) || (o.model && o.model->drawnPrimitives() > 0) || o.generator)
+      return true;
   return !scene.script.empty();
 }
 
 // The camera of a render: a camera dict (the camera JSON schema), a camera JSON path, or None (the scene's
 // camera, else the automatic framing). width/height override the size, scaling the intrinsics.
-Camera cameraArg(const pyb::handle& camera, const Scene& scene, std::optional<int> width, std::optional<int> height) {
+Camera cameraArg(const pyb::handle& camera, const Scene& scene, std::optional<int> width,
+                 std::optional<int> height) {
   if (camera.is_none()) {
     if (scene.camera) return resized(*scene.camera, width, height);
-    if (!hasContent(scene)) valueError("camera: None asks for the automatic framing, but the source has no gaussian to frame");
+    if (!hasContent(scene))
+      valueError("camera: None asks for the automatic framing, but the source has no gaussian to frame");
     return autoCamera(scene, width.value_or(1280), height.value_or(720));
   }
   if (pyb::isinstance<pyb::dict>(camera)) {
@@ -214,8 +226,11 @@ Camera cameraArg(const pyb::handle& camera, const Scene& scene, std::optional<in
     for (auto [key, value] : pyb::reinterpret_borrow<pyb::dict>(camera)) {
       const std::string field = "camera[" + std::string(pyb::repr(key)) + "]";
       pyb::object v = hostArrayArg(value, field.c_str());
-      if (!pyb::hasattr(v, "tolist") || !pyb::hasattr(v, "ndim")) plain[key] = v;
-      else plain[key] = v.attr("ndim").cast<int>() == 0 ? v.attr("tolist")() : v.attr("reshape")(-1).attr("tolist")();
+      if (!pyb::hasattr(v, "tolist") || !pyb::hasattr(v, "ndim"))
+        plain[key] = v;
+      else
+        plain[key] =
+            v.attr("ndim").cast<int>() == 0 ? v.attr("tolist")() : v.attr("reshape")(-1).attr("tolist")();
     }
     const std::string text = pyb::module_::import("json").attr("dumps")(plain).cast<std::string>();
     return parseCameraJson(text, "camera", width, height);
@@ -254,18 +269,22 @@ struct RenderArgs {
     RenderJob job;
     job.backend = backendArg(backend);
     job.camera = cameraArg(camera, scene, sizeArg(width, "width"), sizeArg(height, "height"));
-    if (!background.is_none()) job.settings.background = backgroundArg(background);
-    else if (scene.background) job.settings.background = *scene.background;
+    if (!background.is_none())
+      job.settings.background = backgroundArg(background);
+    else if (scene.background)
+      job.settings.background = *scene.background;
     job.settings.antialiased = antialiased;
     if (!blend_space.is_none()) {
       const std::string space = pyb::str(blend_space).cast<std::string>();
-      if (space != "display" && space != "linear") valueError("blend_space: expected \"display\", \"linear\" or None, got \"" + space + "\"");
+      if (space != "display" && space != "linear")
+        valueError("blend_space: expected \"display\", \"linear\" or None, got \"" + space + "\"");
       job.settings.blend_space = parseBlendSpace(space);
     } else if (scene.blend_space) {
       job.settings.blend_space = *scene.blend_space;
     }
     if (sh_degree) {
-      if (*sh_degree < 0 || *sh_degree > 3) valueError("sh_degree: expected 0..3 or None, got " + std::to_string(*sh_degree));
+      if (*sh_degree < 0 || *sh_degree > 3)
+        valueError("sh_degree: expected 0..3 or None, got " + std::to_string(*sh_degree));
       job.sh_degree = *sh_degree;
     }
     job.uint8 = dtype.is_none() ? false : dtypeArg(dtype);
@@ -301,8 +320,9 @@ pyb::array renderArray(const std::shared_ptr<SceneState>& st, double t, const Re
 }
 
 // Loads a scene JSON, or one splat file, glTF model or character package, as `splatforge render` does.
-std::shared_ptr<SceneState> loadState(const pyb::handle& path_arg, const std::optional<std::string>& clip, double time, bool strict,
-                                      bool allow_outside_paths, const pyb::object& max_gaussians, const pyb::object& max_memory) {
+std::shared_ptr<SceneState> loadState(const pyb::handle& path_arg, const std::optional<std::string>& clip,
+                                      double time, bool strict, bool allow_outside_paths,
+                                      const pyb::object& max_gaussians, const pyb::object& max_memory) {
   auto st = std::make_shared<SceneState>();
   st->path = inputPathArg(path_arg, "path");
   finiteArg(time, "time");
@@ -341,11 +361,13 @@ struct PyScene {
 };
 
 // A source argument: Cloud, Scene or a path.
-std::shared_ptr<SceneState> sourceState(const pyb::handle& source, const std::optional<std::string>& clip, bool strict,
-                                        bool allow_outside_paths, const pyb::object& max_gaussians, const pyb::object& max_memory) {
+std::shared_ptr<SceneState> sourceState(const pyb::handle& source, const std::optional<std::string>& clip,
+                                        bool strict, bool allow_outside_paths,
+                                        const pyb::object& max_gaussians, const pyb::object& max_memory) {
   if (pyb::isinstance<Cloud>(source)) return cloudState(source.cast<Cloud&>());
   if (pyb::isinstance<PyScene>(source)) return source.cast<PyScene&>().state;
-  if (pyb::isinstance<pyb::str>(source) || pyb::isinstance<pyb::bytes>(source) || pyb::hasattr(source, "__fspath__"))
+  if (pyb::isinstance<pyb::str>(source) || pyb::isinstance<pyb::bytes>(source) ||
+      pyb::hasattr(source, "__fspath__"))
     return loadState(source, clip, 0.0, strict, allow_outside_paths, max_gaussians, max_memory);
   throw pyb::type_error("source: expected a splatforge.Cloud, a splatforge.Scene or a path, got " +
                         std::string(pyb::str(pyb::type::handle_of(source).attr("__name__"))));
@@ -358,11 +380,14 @@ double sceneDuration(const Scene& scene) {
   for (const SceneObject& o : scene.objects) {
     if (!o.model || o.clip < 0 || o.speed == 0) continue;
     const double clip = o.model->clips()[static_cast<size_t>(o.clip)].duration;
-    if (o.loop) d = std::max(d, clip / std::abs(o.speed));
-    else d = std::max(d, o.speed > 0 ? (clip - o.time) / o.speed : o.time / -o.speed);
+    if (o.loop)
+      d = std::max(d, clip / std::abs(o.speed));
+    else
+      d = std::max(d, o.speed > 0 ? (clip - o.time) / o.speed : o.time / -o.speed);
   }
   for (const SceneObject& o : scene.objects)  // generators driven by time: one pass of their model time
-    if (o.generator && !o.generator->contract().time_input.empty() && o.speed != 0) d = std::max(d, nn::kGeneratorTimeSpan / std::abs(o.speed));
+    if (o.generator && !o.generator->contract().time_input.empty() && o.speed != 0)
+      d = std::max(d, nn::kGeneratorTimeSpan / std::abs(o.speed));
   for (const character::ScriptCommand& c : scene.script) d = std::max(d, c.t);
   return d;
 }
@@ -402,19 +427,25 @@ Returns an (height, width, 4) array: RGB composited over the background, and alp
 // count).
 void defSceneProperties(pyb::class_<PyScene>& scene) {
   scene
-      .def(pyb::init([](const pyb::object& path, const std::optional<std::string>& clip, double time, bool strict, bool allow_outside_paths,
-                        const pyb::object& max_gaussians, const pyb::object& max_memory) {
-             return PyScene{loadState(path, clip, time, strict, allow_outside_paths, max_gaussians, max_memory)};
+      .def(pyb::init([](const pyb::object& path, const std::optional<std::string>& clip, double time,
+                        bool strict, bool allow_outside_paths, const pyb::object& max_gaussians,
+                        const pyb::object& max_memory) {
+             return PyScene{
+                 loadState(path, clip, time, strict, allow_outside_paths, max_gaussians, max_memory)};
            }),
-           pyb::arg("path"), pyb::kw_only(), pyb::arg("clip") = pyb::none(), pyb::arg("time") = 0.0, pyb::arg("strict") = false,
-           pyb::arg("allow_outside_paths") = false, pyb::arg("max_gaussians") = pyb::none(), pyb::arg("max_memory") = pyb::none())
-      .def_property_readonly("path", [](const PyScene& s) { return s.state->path; }, "The file the scene was loaded from.")
-      .def_property_readonly("duration", [](const PyScene& s) { return sceneDuration(s.state->scene); },
-                             "Seconds of animation: the longest of one loop of each animated object's clip (clip "
-                             "duration / |speed|), the time a non-looping clip reaches its end and the time of the "
-                             "last script command; 0 for a still scene.")
-      .def_property_readonly("warnings", [](const PyScene& s) { return s.state->scene.warnings; },
-                             "Objects replaced by placeholders, with the reason (also issued as RuntimeWarning).")
+           pyb::arg("path"), pyb::kw_only(), pyb::arg("clip") = pyb::none(), pyb::arg("time") = 0.0,
+           pyb::arg("strict") = false, pyb::arg("allow_outside_paths") = false,
+           pyb::arg("max_gaussians") = pyb::none(), pyb::arg("max_memory") = pyb::none())
+      .def_property_readonly(
+          "path", [](const PyScene& s) { return s.state->path; }, "The file the scene was loaded from.")
+      .def_property_readonly(
+          "duration", [](const PyScene& s) { return sceneDuration(s.state->scene); },
+          "Seconds of animation: the longest of one loop of each animated object's clip (clip "
+          "duration / |speed|), the time a non-looping clip reaches its end and the time of the "
+          "last script command; 0 for a still scene.")
+      .def_property_readonly(
+          "warnings", [](const PyScene& s) { return s.state->scene.warnings; },
+          "Objects replaced by placeholders, with the reason (also issued as RuntimeWarning).")
       .def_property_readonly(
           "background",
           [](const PyScene& s) -> pyb::object {
@@ -439,7 +470,9 @@ void defSceneProperties(pyb::class_<PyScene>& scene) {
               d["name"] = o.name;
               d["source"] = o.source;
               d["kind"] = o.character ? "character" : o.model ? "gltf" : o.generator ? "generator" : "splats";
-              d["gaussians"] = o.cloud ? o.cloud->size() : o.generator ? o.generator->lastCount() : 0;  // a generator's last output
+              d["gaussians"] = o.cloud       ? o.cloud->size()
+                               : o.generator ? o.generator->lastCount()
+                                             : 0;  // a generator's last output
               d["clip"] = pyb::none();
               if (o.model && o.clip >= 0) {
                 const std::string& name = o.model->clips()[static_cast<size_t>(o.clip)].name;
@@ -457,8 +490,10 @@ void defSceneProperties(pyb::class_<PyScene>& scene) {
             }
             return out;
           },
-          "The objects: dicts with name, source (file), kind (\"splats\", \"gltf\" or \"character\"), gaussians, "
-          "clip (the animation's name, its index when unnamed, or None) and events (the clip's animation events: dicts "
+          "The objects: dicts with name, source (file), kind (\"splats\", \"gltf\" or \"character\"), "
+          "gaussians, "
+          "clip (the animation's name, its index when unnamed, or None) and events (the clip's animation "
+          "events: dicts "
           "with name and time, clip seconds, in time order).")
       .def_property_readonly(
           "count",
@@ -484,7 +519,8 @@ void defSceneEvents(pyb::class_<PyScene>& scene) {
             }
             return out;
           },
-          "Lines the character script logged (say, warnings) in renders since the last call, each prefixed with its time.")
+          "Lines the character script logged (say, warnings) in renders since the last call, each prefixed "
+          "with its time.")
       .def(
           "take_events",
           [](PyScene& s) {
@@ -499,9 +535,12 @@ void defSceneEvents(pyb::class_<PyScene>& scene) {
             warnSkipped(skipped);
             return eventList(events);
           },
-          "The animation events renders (render, frames) fired since the last call, in scene-time order: dicts with object, "
-          "event, clip_time (the event's time in its clip) and scene_time (when the playhead reached it). A render fires the "
-          "events crossed since the scene's last render or advance (the first one those exactly at its time); a render at "
+          "The animation events renders (render, frames) fired since the last call, in scene-time order: "
+          "dicts with object, "
+          "event, clip_time (the event's time in its clip) and scene_time (when the playhead reached it). A "
+          "render fires the "
+          "events crossed since the scene's last render or advance (the first one those exactly at its "
+          "time); a render at "
           "an earlier time fires none.")
       .def(
           "advance",
@@ -517,21 +556,26 @@ void defSceneEvents(pyb::class_<PyScene>& scene) {
             return eventList(step.events);
           },
           pyb::arg("t"),
-          "Moves the scene's event clock to scene time t without rendering and returns the animation events that fired "
-          "(as take_events lists them; not queued for take_events): those crossed since the last render or advance, the "
-          "events exactly at t when it is the first, none when t is not later. A render at t afterwards fires none again.")
+          "Moves the scene's event clock to scene time t without rendering and returns the animation events "
+          "that fired "
+          "(as take_events lists them; not queued for take_events): those crossed since the last render or "
+          "advance, the "
+          "events exactly at t when it is the first, none when t is not later. A render at t afterwards "
+          "fires none again.")
       .def(
           "events_between",
           [](const PyScene& s, double t0, double t1, bool include_start) {
             finiteArg(t0, "t0");
             finiteArg(t1, "t1");
-            if (t1 < t0) valueError("t1: expected t1 >= t0, got " + std::to_string(t1) + " < " + std::to_string(t0));
+            if (t1 < t0)
+              valueError("t1: expected t1 >= t0, got " + std::to_string(t1) + " < " + std::to_string(t0));
             const ClipEventStep step = clipEventsBetween(s.state->scene, t0, t1, include_start);
             warnSkipped(step.skipped);
             return eventList(step.events);
           },
           pyb::arg("t0"), pyb::arg("t1"), pyb::kw_only(), pyb::arg("include_start") = false,
-          "The animation events crossed as scene time goes from t0 to t1 (t0 excluded unless include_start), computed "
+          "The animation events crossed as scene time goes from t0 to t1 (t0 excluded unless include_start), "
+          "computed "
           "from the clips' timing alone: no render, and the scene's event clock is left as it is.");
 }
 
@@ -540,29 +584,38 @@ void defSceneRendering(pyb::class_<PyScene>& scene) {
   scene
       .def(
           "render",
-          [](PyScene& s, double t, const pyb::object& camera, std::optional<int> width, std::optional<int> height, const pyb::object& background,
-             const std::string& backend, std::optional<int> sh_degree, const pyb::object& dtype, bool antialiased, const pyb::object& device,
-             bool validation, const pyb::object& blend_space) {
-            RenderArgs a{camera, width, height, background, backend, sh_degree, dtype, antialiased, device, validation, blend_space};
+          [](PyScene& s, double t, const pyb::object& camera, std::optional<int> width,
+             std::optional<int> height, const pyb::object& background, const std::string& backend,
+             std::optional<int> sh_degree, const pyb::object& dtype, bool antialiased,
+             const pyb::object& device, bool validation, const pyb::object& blend_space) {
+            RenderArgs a{camera, width,       height, background, backend,    sh_degree,
+                         dtype,  antialiased, device, validation, blend_space};
             return renderArray(s.state, finiteArg(t, "t"), a.resolve(s.state->scene));
           },
-          pyb::arg("t") = 0.0, pyb::arg("camera") = pyb::none(), pyb::kw_only(), pyb::arg("width") = pyb::none(),
-          pyb::arg("height") = pyb::none(), pyb::arg("background") = pyb::none(), pyb::arg("backend") = "auto",
-          pyb::arg("sh_degree") = pyb::none(), pyb::arg("dtype") = pyb::none(), pyb::arg("antialiased") = false,
-          pyb::arg("device") = pyb::none(), pyb::arg("validation") = false, pyb::arg("blend_space") = pyb::none(),
-          (std::string("Renders the scene at scene time t seconds: glTF clips are sampled at time + speed * t (wrapped when "
+          pyb::arg("t") = 0.0, pyb::arg("camera") = pyb::none(), pyb::kw_only(),
+          pyb::arg("width") = pyb::none(), pyb::arg("height") = pyb::none(),
+          pyb::arg("background") = pyb::none(), pyb::arg("backend") = "auto",
+          pyb::arg("sh_degree") = pyb::none(), pyb::arg("dtype") = pyb::none(),
+          pyb::arg("antialiased") = false, pyb::arg("device") = pyb::none(), pyb::arg("validation") = false,
+          pyb::arg("blend_space") = pyb::none(),
+          (std::string("Renders the scene at scene time t seconds: glTF clips are sampled at time + speed * "
+                       "t (wrapped when "
                        "looping), characters deformed, script commands up to t run.\n") +
            kRenderArgsDoc)
               .c_str())
       .def(
           "frames",
-          [](PyScene& s, double fps, std::optional<double> duration, double start, const pyb::object& camera, std::optional<int> width,
-             std::optional<int> height, const pyb::object& background, const std::string& backend, std::optional<int> sh_degree,
-             const pyb::object& dtype, bool antialiased, const pyb::object& device, bool validation, const pyb::object& blend_space) {
-            if (!(fps > 0 && fps <= 1000)) valueError("fps: expected (0, 1000] frames per second, got " + std::to_string(fps));
+          [](PyScene& s, double fps, std::optional<double> duration, double start, const pyb::object& camera,
+             std::optional<int> width, std::optional<int> height, const pyb::object& background,
+             const std::string& backend, std::optional<int> sh_degree, const pyb::object& dtype,
+             bool antialiased, const pyb::object& device, bool validation, const pyb::object& blend_space) {
+            if (!(fps > 0 && fps <= 1000))
+              valueError("fps: expected (0, 1000] frames per second, got " + std::to_string(fps));
             const double d = duration ? *duration : sceneDuration(s.state->scene);
-            if (!std::isfinite(d) || d < 0 || d > 3600) valueError("duration: expected [0, 3600] seconds, got " + std::to_string(d));
-            RenderArgs a{camera, width, height, background, backend, sh_degree, dtype, antialiased, device, validation, blend_space};
+            if (!std::isfinite(d) || d < 0 || d > 3600)
+              valueError("duration: expected [0, 3600] seconds, got " + std::to_string(d));
+            RenderArgs a{camera, width,       height, background, backend,    sh_degree,
+                         dtype,  antialiased, device, validation, blend_space};
             FrameIterator it;
             it.state = s.state;
             it.job = a.resolve(s.state->scene);  // one camera for the whole sequence, as `splatforge animate`
@@ -573,23 +626,28 @@ void defSceneRendering(pyb::class_<PyScene>& scene) {
           },
           pyb::arg("fps") = 30.0, pyb::arg("duration") = pyb::none(), pyb::kw_only(), pyb::arg("start") = 0.0,
           pyb::arg("camera") = pyb::none(), pyb::arg("width") = pyb::none(), pyb::arg("height") = pyb::none(),
-          pyb::arg("background") = pyb::none(), pyb::arg("backend") = "auto", pyb::arg("sh_degree") = pyb::none(),
-          pyb::arg("dtype") = pyb::none(), pyb::arg("antialiased") = false, pyb::arg("device") = pyb::none(),
-          pyb::arg("validation") = false, pyb::arg("blend_space") = pyb::none(),
-          (std::string("An iterator of (t, image) over max(1, round(duration * fps)) frames at t = start + i / fps, as "
-                       "`splatforge animate` renders them (duration default: Scene.duration). The camera is resolved "
-                       "once, before the first frame. Options as render():\n") +
+          pyb::arg("background") = pyb::none(), pyb::arg("backend") = "auto",
+          pyb::arg("sh_degree") = pyb::none(), pyb::arg("dtype") = pyb::none(),
+          pyb::arg("antialiased") = false, pyb::arg("device") = pyb::none(), pyb::arg("validation") = false,
+          pyb::arg("blend_space") = pyb::none(),
+          (std::string(
+               "An iterator of (t, image) over max(1, round(duration * fps)) frames at t = start + i / fps, "
+               "as "
+               "`splatforge animate` renders them (duration default: Scene.duration). The camera is resolved "
+               "once, before the first frame. Options as render():\n") +
            kRenderArgsDoc)
               .c_str())
       .def("__repr__", [](const PyScene& s) {
-        return "<splatforge.Scene " + s.state->path + ": " + std::to_string(s.state->scene.objects.size()) + " objects>";
+        return "<splatforge.Scene " + s.state->path + ": " + std::to_string(s.state->scene.objects.size()) +
+               " objects>";
       });
 }
 
 // FrameIterator, then Scene.
 void registerScene(pyb::module_& m) {
   // Registered before Scene so that Scene.frames()'s signature names it.
-  pyb::class_<FrameIterator>(m, "FrameIterator", "Frames of Scene.frames(): iterate for (t, image) pairs; len() is the frame count.")
+  pyb::class_<FrameIterator>(
+      m, "FrameIterator", "Frames of Scene.frames(): iterate for (t, image) pairs; len() is the frame count.")
       .def("__iter__", [](FrameIterator& it) -> FrameIterator& { return it; })
       .def("__len__", [](const FrameIterator& it) { return it.count; })
       .def("__next__", [](FrameIterator& it) {
@@ -621,26 +679,33 @@ Raises splatforge.Error when the file is missing or malformed.
 void registerRenderFunctions(pyb::module_& m) {
   m.def(
       "render",
-      [](const pyb::object& source, const pyb::object& camera, double time, std::optional<int> width, std::optional<int> height,
-         const pyb::object& background, const std::string& backend, std::optional<int> sh_degree, const pyb::object& dtype, bool antialiased,
-         const pyb::object& device, bool validation, const pyb::object& blend_space, const std::optional<std::string>& clip, bool strict,
-         bool allow_outside_paths,
-         const pyb::object& max_gaussians, const pyb::object& max_memory) {
-        if (sh_degree && (*sh_degree < 0 || *sh_degree > 3)) valueError("sh_degree: expected 0..3 or None, got " + std::to_string(*sh_degree));
+      [](const pyb::object& source, const pyb::object& camera, double time, std::optional<int> width,
+         std::optional<int> height, const pyb::object& background, const std::string& backend,
+         std::optional<int> sh_degree, const pyb::object& dtype, bool antialiased, const pyb::object& device,
+         bool validation, const pyb::object& blend_space, const std::optional<std::string>& clip, bool strict,
+         bool allow_outside_paths, const pyb::object& max_gaussians, const pyb::object& max_memory) {
+        if (sh_degree && (*sh_degree < 0 || *sh_degree > 3))
+          valueError("sh_degree: expected 0..3 or None, got " + std::to_string(*sh_degree));
         std::shared_ptr<SceneState> st =
             sourceState(source, clip, strict, allow_outside_paths, max_gaussians, max_memory);
-        RenderArgs a{camera, width, height, background, backend, sh_degree, dtype, antialiased, device, validation, blend_space};
+        RenderArgs a{camera, width,       height, background, backend,    sh_degree,
+                     dtype,  antialiased, device, validation, blend_space};
         return renderArray(st, finiteArg(time, "time"), a.resolve(st->scene));
       },
-      pyb::arg("source"), pyb::arg("camera") = pyb::none(), pyb::kw_only(), pyb::arg("time") = 0.0, pyb::arg("width") = pyb::none(),
-      pyb::arg("height") = pyb::none(), pyb::arg("background") = pyb::none(), pyb::arg("backend") = "auto",
-      pyb::arg("sh_degree") = pyb::none(), pyb::arg("dtype") = pyb::none(), pyb::arg("antialiased") = false,
-      pyb::arg("device") = pyb::none(), pyb::arg("validation") = false, pyb::arg("blend_space") = pyb::none(), pyb::arg("clip") = pyb::none(), pyb::arg("strict") = false,
-      pyb::arg("allow_outside_paths") = false, pyb::arg("max_gaussians") = pyb::none(), pyb::arg("max_memory") = pyb::none(),
-      (std::string("Renders a source, as `splatforge render` does, and returns the image as a numpy array.\n\n"
-                   "source: a Cloud, a Scene, or a path: a splat file, glTF/GLB model, character package or scene JSON, "
-                   "loaded for this call (clip, strict, allow_outside_paths, max_gaussians and max_memory as for Scene).\n"
-                   "time: scene time in seconds (glTF clips and characters move; a still cloud ignores it).\n") +
+      pyb::arg("source"), pyb::arg("camera") = pyb::none(), pyb::kw_only(), pyb::arg("time") = 0.0,
+      pyb::arg("width") = pyb::none(), pyb::arg("height") = pyb::none(), pyb::arg("background") = pyb::none(),
+      pyb::arg("backend") = "auto", pyb::arg("sh_degree") = pyb::none(), pyb::arg("dtype") = pyb::none(),
+      pyb::arg("antialiased") = false, pyb::arg("device") = pyb::none(), pyb::arg("validation") = false,
+      pyb::arg("blend_space") = pyb::none(), pyb::arg("clip") = pyb::none(), pyb::arg("strict") = false,
+      pyb::arg("allow_outside_paths") = false, pyb::arg("max_gaussians") = pyb::none(),
+      pyb::arg("max_memory") = pyb::none(),
+      (std::string(
+           "Renders a source, as `splatforge render` does, and returns the image as a numpy array.\n\n"
+           "source: a Cloud, a Scene, or a path: a splat file, glTF/GLB model, character package or scene "
+           "JSON, "
+           "loaded for this call (clip, strict, allow_outside_paths, max_gaussians and max_memory as for "
+           "Scene).\n"
+           "time: scene time in seconds (glTF clips and characters move; a still cloud ignores it).\n") +
        kRenderArgsDoc)
           .c_str());
 
@@ -652,29 +717,38 @@ void registerRenderFunctions(pyb::module_& m) {
         if (ext != ".png" && ext != ".npy") valueError("path: expected a .png or .npy path, got " + path);
         pyb::array a = pyb::array::ensure(image);
         const bool u8 = a && a.dtype().kind() == 'u' && a.dtype().itemsize() == 1;
-        if (!a || !(u8 || a.dtype().kind() == 'f') || a.ndim() != 3 || (a.shape(2) != 3 && a.shape(2) != 4) || a.shape(0) < 1 ||
-            a.shape(1) < 1)
+        if (!a || !(u8 || a.dtype().kind() == 'f') || a.ndim() != 3 || (a.shape(2) != 3 && a.shape(2) != 4) ||
+            a.shape(0) < 1 || a.shape(1) < 1)
           valueError("image: expected an (H, W, 4) or (H, W, 3) float32 or uint8 array, got " +
-                     (a ? std::string(pyb::str(a.dtype())) + " " + std::string(pyb::str(a.attr("shape"))) : std::string(pyb::repr(image))));
+                     (a ? std::string(pyb::str(a.dtype())) + " " + std::string(pyb::str(a.attr("shape")))
+                        : std::string(pyb::repr(image))));
         ImageRGBA out(static_cast<int>(a.shape(1)), static_cast<int>(a.shape(0)));
-        const size_t pixels = static_cast<size_t>(out.width) * static_cast<size_t>(out.height), channels = static_cast<size_t>(a.shape(2));
+        const size_t pixels = static_cast<size_t>(out.width) * static_cast<size_t>(out.height),
+                     channels = static_cast<size_t>(a.shape(2));
         if (u8) {
           auto b = pyb::array_t<uint8_t, pyb::array::c_style | pyb::array::forcecast>::ensure(a);
           for (size_t i = 0; i < pixels; ++i)
-            for (size_t c = 0; c < 4; ++c) out.pixels[i * 4 + c] = c < channels ? b.data()[i * channels + c] / 255.0f : 1.0f;
+            for (size_t c = 0; c < 4; ++c)
+              out.pixels[i * 4 + c] = c < channels ? b.data()[i * channels + c] / 255.0f : 1.0f;
         } else {
           auto f = pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>::ensure(a);
           for (size_t i = 0; i < pixels; ++i)
-            for (size_t c = 0; c < 4; ++c) out.pixels[i * 4 + c] = c < channels ? f.data()[i * channels + c] : 1.0f;
+            for (size_t c = 0; c < 4; ++c)
+              out.pixels[i * 4 + c] = c < channels ? f.data()[i * channels + c] : 1.0f;
         }
         pyb::gil_scoped_release release;
-        if (ext == ".png") writePng(path, out);
-        else writeNpy(path, out);
+        if (ext == ".png")
+          writePng(path, out);
+        else
+          writeNpy(path, out);
       },
       pyb::arg("image"), pyb::arg("path"),
-      "Writes a rendered image atomically: .png as 8-bit RGB (colour clamped to [0, 1] and rounded; alpha is not "
-      "stored), .npy as float32 (H, W, 4) (alpha 1 for a 3-channel image). image: (H, W, 4) or (H, W, 3), float "
-      "(values in [0, 1]) or uint8. Raises ValueError for another extension or array, splatforge.Error when the "
+      "Writes a rendered image atomically: .png as 8-bit RGB (colour clamped to [0, 1] and rounded; alpha is "
+      "not "
+      "stored), .npy as float32 (H, W, 4) (alpha 1 for a 3-channel image). image: (H, W, 4) or (H, W, 3), "
+      "float "
+      "(values in [0, 1]) or uint8. Raises ValueError for another extension or array, splatforge.Error when "
+      "the "
       "write fails.");
 
   m.def(
@@ -682,30 +756,35 @@ void registerRenderFunctions(pyb::module_& m) {
       [](const pyb::object& source, int width, int height) {
         sizeArg(width, "width");
         sizeArg(height, "height");
-        std::shared_ptr<SceneState> st = sourceState(source, std::nullopt, false, false, pyb::none(), pyb::none());
+        std::shared_ptr<SceneState> st =
+            sourceState(source, std::nullopt, false, false, pyb::none(), pyb::none());
         if (!hasContent(st->scene)) valueError("source: has no gaussian to frame");
         return cameraDict(autoCamera(st->scene, width, height));
       },
       pyb::arg("source"), pyb::arg("width") = 1280, pyb::arg("height") = 720,
-      "The automatic framing render() uses without a camera, as a camera dict (intrinsics form) to adjust and pass back.");
+      "The automatic framing render() uses without a camera, as a camera dict (intrinsics form) to adjust "
+      "and pass back.");
 }
 
 // The module's Vulkan device functions: vulkan_available, vulkan_device and release_vulkan.
 void registerVulkanFunctions(pyb::module_& m) {
   m.def(
-      "vulkan_available", [] {
+      "vulkan_available",
+      [] {
         pyb::gil_scoped_release release;
         std::lock_guard<std::mutex> lock(renderers().mutex);
         return renderers().vulkanAvailable();
       },
-      "True when a Vulkan device the renderer can use exists (backend=\"vulkan\" works). backend=\"auto\" takes it only "
+      "True when a Vulkan device the renderer can use exists (backend=\"vulkan\" works). backend=\"auto\" "
+      "takes it only "
       "when it is a GPU: a CPU Vulkan device (lavapipe) renders slower than the CPU renderer. Never raises.");
 
   m.def(
       "vulkan_device",
       [](const pyb::object& device) -> pyb::object {
         const std::optional<std::string> wanted =
-            device.is_none() ? std::nullopt : std::optional<std::string>(pyb::str(device).cast<std::string>());
+            device.is_none() ? std::nullopt
+                             : std::optional<std::string>(pyb::str(device).cast<std::string>());
         std::optional<gpu::DeviceInfo> info;
         uint64_t allocated = 0, peak = 0;
         {
@@ -714,7 +793,9 @@ void registerVulkanFunctions(pyb::module_& m) {
           std::lock_guard<std::mutex> lock(r.mutex);
           if (r.vulkanAvailable()) {
             // No device named: the renderer there is, else the default device.
-            FrameDriver& d = wanted || !r.vulkan ? r.ensureVulkan(wanted.value_or(""), r.vulkan && r.validation) : *r.vulkan;
+            FrameDriver& d = wanted || !r.vulkan
+                                 ? r.ensureVulkan(wanted.value_or(""), r.vulkan && r.validation)
+                                 : *r.vulkan;
             info = d.vulkan()->device();
             allocated = d.vulkan()->context().allocatedBytes();
             peak = d.vulkan()->context().peakAllocatedBytes();
@@ -738,12 +819,14 @@ void registerVulkanFunctions(pyb::module_& m) {
       "Vulkan device.");
 
   m.def(
-      "release_vulkan", [] {
+      "release_vulkan",
+      [] {
         pyb::gil_scoped_release release;
         std::lock_guard<std::mutex> lock(renderers().mutex);
         renderers().release();
       },
-      "Destroys the process's Vulkan renderer and frees its GPU memory; the next Vulkan render creates a new one. "
+      "Destroys the process's Vulkan renderer and frees its GPU memory; the next Vulkan render creates a new "
+      "one. "
       "Called at interpreter exit.");
 }
 

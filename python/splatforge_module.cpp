@@ -1,7 +1,7 @@
 // The `splatforge` Python module (docs/python.md): load, save and render splat files, clouds and scenes
 // from Python with numpy arrays in and out. Errors from the library (sf::Error) become splatforge.Error, a
-// RuntimeError; sf::FormatError becomes splatforge.FormatError with the file, byte offset and reason; a missing
-// input file splatforge.MissingFileError, also a FileNotFoundError; a lost Vulkan device
+// RuntimeError; sf::FormatError becomes splatforge.FormatError with the file, byte offset and reason; a
+// missing input file splatforge.MissingFileError, also a FileNotFoundError; a lost Vulkan device
 // splatforge.DeviceLostError (the device already replaced: render again).
 #include "core/error.h"
 #include "gpu/gpu.h"
@@ -36,19 +36,26 @@ See docs/python.md for the reference.
   m.attr("__version__") = SPLATFORGE_VERSION;
 
   error_type = new pyb::exception<sf::Error>(m, "Error", PyExc_RuntimeError);
-  error_type->doc() = "An error from the engine: a file missing, unreadable, malformed or over the load limits, a bad "
-                 "camera or scene, or a Vulkan failure. The message names the file and the reason.";
+  error_type->doc() =
+      "An error from the engine: a file missing, unreadable, malformed or over the load limits, a bad "
+      "camera or scene, or a Vulkan failure. The message names the file and the reason.";
   format_error_type = new pyb::exception<sf::FormatError>(m, "FormatError", error_type->ptr());
-  format_error_type->doc() = "Malformed file content (a subclass of Error). Attributes: path, offset (byte) and reason.";
+  format_error_type->doc() =
+      "Malformed file content (a subclass of Error). Attributes: path, offset (byte) and reason.";
   // Both an engine error and Python's FileNotFoundError (the C layouts allow the two bases).
-  missing_file_type = new pyb::object(pyb::module_::import("builtins").attr("type")(
-      "MissingFileError", pyb::make_tuple(*error_type, pyb::module_::import("builtins").attr("FileNotFoundError")),
-      pyb::dict(pyb::arg("__doc__") = "A file the call reads does not exist: both an Error and a FileNotFoundError.",
-                pyb::arg("__module__") = "splatforge")));
+  missing_file_type = new pyb::object(
+      pyb::module_::import("builtins")
+          .attr("type")(
+              "MissingFileError",
+              pyb::make_tuple(*error_type, pyb::module_::import("builtins").attr("FileNotFoundError")),
+              pyb::dict(pyb::arg("__doc__") =
+                            "A file the call reads does not exist: both an Error and a FileNotFoundError.",
+                        pyb::arg("__module__") = "splatforge")));
   m.attr("MissingFileError") = *missing_file_type;
   device_lost_type = new pyb::exception<sf::gpu::DeviceLost>(m, "DeviceLostError", error_type->ptr());
-  device_lost_type->doc() = "The Vulkan device was lost during a frame (a subclass of Error; the message names the pass "
-                            "that was running). The renderer has already made a new device: render again to go on.";
+  device_lost_type->doc() =
+      "The Vulkan device was lost during a frame (a subclass of Error; the message names the pass "
+      "that was running). The renderer has already made a new device: render again to go on.";
   pyb::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config ccache
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format
   libgtest-dev libgmock-dev
   zlib1g-dev libzstd-dev
   nlohmann-json3-dev libfmt-dev libstb-dev libcli11-dev libtinygltf-dev

@@ -2,6 +2,7 @@
 # Set up, build with AddressSanitizer + UndefinedBehaviorSanitizer, and run every test.
 # Real-data tests read ../shared/assets (override with SPLATFORGE_ASSETS). They skip when it is absent,
 # except under CI=true, where a missing asset or Vulkan device fails the test instead.
+# The C++ sources' formatting is checked first (scripts/check_format.sh).
 # Then a fuzz smoke run: every libFuzzer target of fuzz/ for 8 s (build/fuzz, clang; docs/fuzzing.md).
 #
 #   scripts/test.sh            everything (what CI runs)
@@ -9,7 +10,7 @@
 #                              tools, the viewer under Xvfb, the training runs, the Python module), no fuzz smoke
 #   scripts/test.sh ... [ctest arguments]   e.g. -R Frame to run some tests only
 #
-# Prints where the time went (setup, configure, build, web, tests, fuzz) at the end.
+# Prints where the time went (setup, format, configure, build, web, tests, fuzz) at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,7 +19,7 @@ ctest_args=()
 for a in "$@"; do
   case "$a" in
     --quick) quick=1 ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) ctest_args+=("$a") ;;
   esac
 done
@@ -38,6 +39,8 @@ trap report EXIT
 
 ./scripts/setup.sh
 phase setup
+./scripts/check_format.sh  # every C++ source as .clang-format says: a formatting difference fails the tests
+phase format
 cmake --preset asan >/dev/null
 phase configure
 cmake --build --preset asan

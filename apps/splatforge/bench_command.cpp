@@ -27,11 +27,11 @@
 #include "deform/gpu_skinning.h"
 #include "frame/frame.h"
 #include "gpu/gpu.h"
-#include "lod/stream.h"
 #include "io/file.h"
 #include "io/formats.h"
 #include "io/gltf.h"
 #include "io/image_io.h"
+#include "lod/stream.h"
 #include "model/gltf_import.h"
 #include "render/vulkan_renderer.h"
 #include "scene/scene.h"
@@ -80,7 +80,8 @@ double median(std::vector<double> v) {
 // --loads: load throughput of the biker PLY, compressed PLY and SPZ of the assets directory, printed; returns
 // the JSON's "loads" member.
 std::string benchLoads(const std::string& dir, int frames) {
-  const std::string files[] = {dir + "/splats/biker.ply", dir + "/splats/biker.compressed.ply", dir + "/splats/biker.spz"};
+  const std::string files[] = {dir + "/splats/biker.ply", dir + "/splats/biker.compressed.ply",
+                               dir + "/splats/biker.spz"};
   std::string json = "  \"loads\": [";
   for (const std::string& f : files) {
     std::vector<uint8_t> bytes = readFile(f);
@@ -91,10 +92,11 @@ std::string benchLoads(const std::string& dir, int frames) {
       times.push_back(secondsSince(t0));
     }
     double t = median(times), mb = static_cast<double>(bytes.size()) / 1e6;
-    fmt::print("load {:<24} {:8.1f} MB/s  ({:.2f} MB in {:.1f} ms, median of {})\n", std::filesystem::path(f).filename().string(),
-               mb / t, mb, t * 1e3, times.size());
+    fmt::print("load {:<24} {:8.1f} MB/s  ({:.2f} MB in {:.1f} ms, median of {})\n",
+               std::filesystem::path(f).filename().string(), mb / t, mb, t * 1e3, times.size());
     json += fmt::format("{}{{\"file\": \"{}\", \"mb\": {:.3f}, \"ms\": {:.3f}, \"mb_per_s\": {:.1f}}}",
-                        &f == &files[0] ? "" : ", ", jsonEscape(std::filesystem::path(f).filename().string()), mb, t * 1e3, mb / t);
+                        &f == &files[0] ? "" : ", ", jsonEscape(std::filesystem::path(f).filename().string()),
+                        mb, t * 1e3, mb / t);
   }
   json += "],\n";
   return json;
@@ -140,8 +142,10 @@ Scene benchScene(const BenchCommand::Options& o, const std::string& dir, std::st
   }
   for (const SceneObject& obj : scene.objects)
     if (obj.model || obj.character)
-      throw Error("bench measures splat rendering: " + obj.source + " is a glTF model or character; use bench-characters or animate");
-  if (!scene.script.empty()) throw Error("bench measures splat rendering: the scene's script spawns characters; use bench-characters");
+      throw Error("bench measures splat rendering: " + obj.source +
+                  " is a glTF model or character; use bench-characters or animate");
+  if (!scene.script.empty())
+    throw Error("bench measures splat rendering: the scene's script spawns characters; use bench-characters");
   return scene;
 }
 
@@ -154,7 +158,8 @@ void saveWorldScene(const Scene& scene, const std::string& path) {
     const GaussianCloud& c = *objects[k].cloud;
     const std::string name = k < scene.objects.size() ? scene.objects[k].name : std::to_string(k);
     if (c.color_space != objects[0].cloud->color_space || c.antialiased != objects[0].cloud->antialiased)
-      throw Error("--save-scene: object " + name + " differs from the first in colour space or antialiasing; one file holds one of each");
+      throw Error("--save-scene: object " + name +
+                  " differs from the first in colour space or antialiasing; one file holds one of each");
     placed.push_back(c);
     try {
       transformCloud(placed.back(), objects[k].object_to_world);
@@ -180,12 +185,12 @@ FrameRequest benchFrame(int f, const Camera& cam, const BenchCommand::Options& o
 
 // The Vulkan frame timed over --frames (and --back-to-back): per-pass GPU medians printed, their JSON members
 // appended to `json` (closing the document).
-void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scene& scene, const Camera& cam, const FrameResult& warm,
-                 bool generators, std::string& json) {
+void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scene& scene, const Camera& cam,
+                 const FrameResult& warm, bool generators, std::string& json) {
   VulkanRenderer& renderer = *driver.vulkan();
   const gpu::DeviceInfo& dev = renderer.device();
-  fmt::print("device: {} ({}, subgroup {}, {:.1f} GiB device-local)\n", dev.name, dev.typeName(), dev.subgroup_size,
-             static_cast<double>(dev.device_local_bytes) / (1 << 30));
+  fmt::print("device: {} ({}, subgroup {}, {:.1f} GiB device-local)\n", dev.name, dev.typeName(),
+             dev.subgroup_size, static_cast<double>(dev.device_local_bytes) / (1 << 30));
   if (o.show_graph) fmt::print("frame graph:\n{}", renderer.lastFrameGraph());
   std::vector<double> gen, pre, bin, scan, emit, sort, raster, readback, all, wall;
   VulkanFrameStats st = warm.gpu;
@@ -195,42 +200,62 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
     wall.push_back(secondsSince(t0) * 1e3);
     const VulkanPassTimes& t = st.times;
     gen.push_back(t.mesh);
-    pre.push_back(t.preprocess), bin.push_back(t.bin), scan.push_back(t.scan), emit.push_back(t.emit), sort.push_back(t.sort);
+    pre.push_back(t.preprocess), bin.push_back(t.bin), scan.push_back(t.scan), emit.push_back(t.emit),
+        sort.push_back(t.sort);
     raster.push_back(t.raster), readback.push_back(t.readback), all.push_back(t.total);
   }
   double frame_no_readback = median(all) - median(readback);
-  fmt::print("visible {} gaussians, {} tile pairs, {} merge passes, deepest tile {} pairs{}\n", st.visible, st.tile_keys, st.sort_passes,
-             st.longest_tile, st.raster_slices ? fmt::format(" (its raster in {} slices, {} submissions a frame)", st.raster_slices, st.submissions) : "");
-  fmt::print("gpu median ms: {}preprocess {:.3f} | bin {:.3f} | tile ranges {:.3f} | emit {:.3f} | tile sort {:.3f} | "
-             "raster {:.3f} | readback {:.3f}\n",
-             generators ? fmt::format("generators {:.3f} | ", median(gen)) : "", median(pre), median(bin), median(scan), median(emit), median(sort),
-             median(raster), median(readback));
-  fmt::print("gpu frame: {:.3f} ms total, {:.3f} ms without the image readback; binning and sorting {:.3f} ms for {} slots and {} pairs\n",
-             median(all), frame_no_readback, median(bin) + median(scan) + median(emit) + median(sort), st.splats, st.tile_keys);
-  fmt::print("wall clock: {:.3f} ms per render call (recording, submission, wait, image copy to the host)\n", median(wall));
-  json += fmt::format("  \"backend\": \"vulkan\",\n  \"device\": \"{}\",\n  \"visible\": {},\n  \"tile_pairs\": {},\n", jsonEscape(dev.name),
-                      st.visible, st.tile_keys);
+  fmt::print("visible {} gaussians, {} tile pairs, {} merge passes, deepest tile {} pairs{}\n", st.visible,
+             st.tile_keys, st.sort_passes, st.longest_tile,
+             st.raster_slices ? fmt::format(" (its raster in {} slices, {} submissions a frame)",
+                                            st.raster_slices, st.submissions)
+                              : "");
+  fmt::print(
+      "gpu median ms: {}preprocess {:.3f} | bin {:.3f} | tile ranges {:.3f} | emit {:.3f} | tile sort {:.3f} "
+      "| "
+      "raster {:.3f} | readback {:.3f}\n",
+      generators ? fmt::format("generators {:.3f} | ", median(gen)) : "", median(pre), median(bin),
+      median(scan), median(emit), median(sort), median(raster), median(readback));
+  fmt::print(
+      "gpu frame: {:.3f} ms total, {:.3f} ms without the image readback; binning and sorting {:.3f} ms for "
+      "{} slots and {} pairs\n",
+      median(all), frame_no_readback, median(bin) + median(scan) + median(emit) + median(sort), st.splats,
+      st.tile_keys);
+  fmt::print("wall clock: {:.3f} ms per render call (recording, submission, wait, image copy to the host)\n",
+             median(wall));
+  json += fmt::format(
+      "  \"backend\": \"vulkan\",\n  \"device\": \"{}\",\n  \"visible\": {},\n  \"tile_pairs\": {},\n",
+      jsonEscape(dev.name), st.visible, st.tile_keys);
   // The raster's slices (--raster-slice): the deepest tile, the slices after the frame's own raster and the
   // submissions of a frame (1 when no tile is deeper than a slice).
-  json += fmt::format("  \"longest_tile\": {},\n  \"raster_slice\": {},\n  \"raster_slices\": {},\n  \"submissions\": {},\n", st.longest_tile,
-                      o.raster_slice.value_or(kDefaultRasterSlice), st.raster_slices, st.submissions);
+  json += fmt::format(
+      "  \"longest_tile\": {},\n  \"raster_slice\": {},\n  \"raster_slices\": {},\n  \"submissions\": {},\n",
+      st.longest_tile, o.raster_slice.value_or(kDefaultRasterSlice), st.raster_slices, st.submissions);
   if (o.back_to_back > 0) {
-    const VulkanPassTimes b = medianPassTimes(driver.renderBackToBack(scene, benchFrame(o.frames, cam, o), o.back_to_back, &st));
-    fmt::print("back to back ({} frames in one submission), gpu median ms: {}preprocess {:.3f} | bin {:.3f} | tile ranges {:.3f} | emit {:.3f} | "
-               "tile sort {:.3f} | raster {:.3f} | frame without readback {:.3f}\n",
-               o.back_to_back, generators ? fmt::format("generators {:.3f} | ", b.mesh) : "", b.preprocess, b.bin, b.scan, b.emit, b.sort, b.raster,
-               b.total - b.readback);
-    json += fmt::format("  \"back_to_back\": {{\"frames\": {}, \"generators\": {:.4f}, \"preprocess\": {:.4f}, \"bin\": {:.4f}, \"tile_ranges\": {:.4f}, "
-                        "\"emit\": {:.4f}, \"tile_sort\": {:.4f}, \"raster\": {:.4f}, \"total_without_readback\": {:.4f}}},\n",
-                        o.back_to_back, b.mesh, b.preprocess, b.bin, b.scan, b.emit, b.sort, b.raster, b.total - b.readback);
+    const VulkanPassTimes b =
+        medianPassTimes(driver.renderBackToBack(scene, benchFrame(o.frames, cam, o), o.back_to_back, &st));
+    fmt::print(
+        "back to back ({} frames in one submission), gpu median ms: {}preprocess {:.3f} | bin {:.3f} | tile "
+        "ranges {:.3f} | emit {:.3f} | "
+        "tile sort {:.3f} | raster {:.3f} | frame without readback {:.3f}\n",
+        o.back_to_back, generators ? fmt::format("generators {:.3f} | ", b.mesh) : "", b.preprocess, b.bin,
+        b.scan, b.emit, b.sort, b.raster, b.total - b.readback);
+    json += fmt::format(
+        "  \"back_to_back\": {{\"frames\": {}, \"generators\": {:.4f}, \"preprocess\": {:.4f}, \"bin\": "
+        "{:.4f}, \"tile_ranges\": {:.4f}, "
+        "\"emit\": {:.4f}, \"tile_sort\": {:.4f}, \"raster\": {:.4f}, \"total_without_readback\": "
+        "{:.4f}}},\n",
+        o.back_to_back, b.mesh, b.preprocess, b.bin, b.scan, b.emit, b.sort, b.raster, b.total - b.readback);
     if (renderer.context().validationErrors() > 0) throw Error(validationFailure(renderer.context()));
   }
   if (generators) json += fmt::format("  \"generators_ms\": {:.4f},\n", median(gen));
-  json += fmt::format("  \"median_ms\": {{\"preprocess\": {:.4f}, \"bin\": {:.4f}, \"tile_ranges\": {:.4f}, \"emit\": {:.4f}, "
-                      "\"tile_sort\": {:.4f}, \"raster\": {:.4f}, \"readback\": {:.4f}, \"total\": {:.4f}, "
-                      "\"total_without_readback\": {:.4f}}},\n  \"wall_ms_per_call\": {:.4f}\n}}\n",
-                      median(pre), median(bin), median(scan), median(emit), median(sort), median(raster), median(readback), median(all),
-                      frame_no_readback, median(wall));
+  json += fmt::format(
+      "  \"median_ms\": {{\"preprocess\": {:.4f}, \"bin\": {:.4f}, \"tile_ranges\": {:.4f}, \"emit\": "
+      "{:.4f}, "
+      "\"tile_sort\": {:.4f}, \"raster\": {:.4f}, \"readback\": {:.4f}, \"total\": {:.4f}, "
+      "\"total_without_readback\": {:.4f}}},\n  \"wall_ms_per_call\": {:.4f}\n}}\n",
+      median(pre), median(bin), median(scan), median(emit), median(sort), median(raster), median(readback),
+      median(all), frame_no_readback, median(wall));
 }
 
 // The CPU renderer timed over --frames: stage medians printed, their JSON members appended to `json` (closing
@@ -239,17 +264,23 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
 // wait for the disk): the camera closes from its start to 15% of the distance to the scene's centre while it
 // turns 90 degrees about the world's up axis. Per frame: the frame's time, the gaussians drawn, the nodes in
 // the pools, the chunks and bytes read so far, the chunks on their way.
-void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene, const Camera& start, std::string& json) {
+void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene, const Camera& start,
+              std::string& json) {
   std::vector<lod::LodStream*> streams;
   for (SceneObject& ob : scene.objects)
     if (ob.lod) streams.push_back(ob.lod.get());
-  if (streams.empty()) throw Error(o.input + ": --lod flies through level-of-detail objects, and this input has none (splatforge lod build makes one)");
+  if (streams.empty())
+    throw Error(o.input +
+                ": --lod flies through level-of-detail objects, and this input has none (splatforge lod "
+                "build makes one)");
   scene.lod_settle = false;
   const CloudBounds bounds = sceneBounds(scene);
   const Vec3 centre = 0.5f * (bounds.p01 + bounds.p99), eye0 = start.position();
   const Mat4& v = start.world_to_camera;
-  const Vec3 up = normalize(Vec3{-v.m[1][0], -v.m[1][1], -v.m[1][2]});  // the camera's up (OpenCV: -y) in the world
-  const float fov_y = 2.0f * std::atan(0.5f * static_cast<float>(start.height) / start.fy) * 180.0f / 3.14159265f;
+  const Vec3 up =
+      normalize(Vec3{-v.m[1][0], -v.m[1][1], -v.m[1][2]});  // the camera's up (OpenCV: -y) in the world
+  const float fov_y =
+      2.0f * std::atan(0.5f * static_cast<float>(start.height) / start.fy) * 180.0f / 3.14159265f;
   struct Sample {
     double ms = 0, pose_ms = 0;
     uint64_t drawn = 0, resident = 0, pool = 0, chunks = 0, bytes = 0, pending = 0, evictions = 0;
@@ -259,7 +290,8 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
     const float s = o.frames > 1 ? static_cast<float>(f) / static_cast<float>(o.frames - 1) : 0.0f;
     const float turn = 0.5f * 3.14159265f * s, k = 1.0f - 0.85f * s;
     const Vec3 d = eye0 - centre;  // turned about `up` (Rodrigues), then brought closer
-    const Vec3 turned = d * std::cos(turn) + cross(up, d) * std::sin(turn) + up * (dot(up, d) * (1.0f - std::cos(turn)));
+    const Vec3 turned =
+        d * std::cos(turn) + cross(up, d) * std::sin(turn) + up * (dot(up, d) * (1.0f - std::cos(turn)));
     const Camera cam = lookAtCamera(centre + turned * k, centre, up, fov_y, start.width, start.height);
     const auto t0 = Clock::now();
     const FrameResult r = driver.render(scene, FrameRequest{0.0, cam, {}, {}});
@@ -268,34 +300,48 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
     x.pose_ms = r.pose_ms;
     for (lod::LodStream* st : streams) {
       const lod::StreamStats ss = st->stats();
-      x.drawn += ss.drawn, x.resident += ss.resident_nodes, x.pool += ss.pool_nodes, x.chunks += ss.chunks_read;
+      x.drawn += ss.drawn, x.resident += ss.resident_nodes, x.pool += ss.pool_nodes,
+          x.chunks += ss.chunks_read;
       x.bytes += ss.bytes_read, x.pending += ss.pending, x.evictions += ss.evictions;
     }
     samples.push_back(x);
-    fmt::print("lod frame {:4d}: {:8.2f} ms (cut and pose {:6.2f} ms), {:9d} gaussians drawn, {:9d} nodes resident ({:5.1f}% of the pools), "
-               "{:5d} chunks read ({:.1f} MB), {:3d} on their way\n",
-               f, x.ms, x.pose_ms, x.drawn, x.resident, 100.0 * static_cast<double>(x.resident) / static_cast<double>(std::max<uint64_t>(x.pool, 1)),
-               x.chunks, static_cast<double>(x.bytes) / 1e6, x.pending);
+    fmt::print(
+        "lod frame {:4d}: {:8.2f} ms (cut and pose {:6.2f} ms), {:9d} gaussians drawn, {:9d} nodes resident "
+        "({:5.1f}% of the pools), "
+        "{:5d} chunks read ({:.1f} MB), {:3d} on their way\n",
+        f, x.ms, x.pose_ms, x.drawn, x.resident,
+        100.0 * static_cast<double>(x.resident) / static_cast<double>(std::max<uint64_t>(x.pool, 1)),
+        x.chunks, static_cast<double>(x.bytes) / 1e6, x.pending);
   }
   double worst = 0, sum = 0, worst_pose = 0;
   uint64_t most = 0;
-  for (const Sample& x : samples) worst = std::max(worst, x.ms), sum += x.ms, worst_pose = std::max(worst_pose, x.pose_ms), most = std::max(most, x.drawn);
-  fmt::print("lod: {} frames, mean {:.2f} ms, worst {:.2f} ms (cut and pose at most {:.2f} ms; no frame waits for the disk), at most {} of the "
-             "budget's {} gaussians drawn\n",
-             samples.size(), sum / static_cast<double>(std::max<size_t>(samples.size(), 1)), worst, worst_pose, most, scene.lod_budget);
-  json += fmt::format("  \"backend\": \"{}\",\n  \"lod\": {{\"budget\": {}, \"objects\": {}, \"frames\": [", driver.usesVulkan() ? "vulkan" : "cpu",
-                      scene.lod_budget, streams.size());
+  for (const Sample& x : samples)
+    worst = std::max(worst, x.ms), sum += x.ms, worst_pose = std::max(worst_pose, x.pose_ms),
+    most = std::max(most, x.drawn);
+  fmt::print(
+      "lod: {} frames, mean {:.2f} ms, worst {:.2f} ms (cut and pose at most {:.2f} ms; no frame waits for "
+      "the disk), at most {} of the "
+      "budget's {} gaussians drawn\n",
+      samples.size(), sum / static_cast<double>(std::max<size_t>(samples.size(), 1)), worst, worst_pose, most,
+      scene.lod_budget);
+  json += fmt::format("  \"backend\": \"{}\",\n  \"lod\": {{\"budget\": {}, \"objects\": {}, \"frames\": [",
+                      driver.usesVulkan() ? "vulkan" : "cpu", scene.lod_budget, streams.size());
   for (size_t i = 0; i < samples.size(); ++i) {
     const Sample& x = samples[i];
-    json += fmt::format("{}\n    {{\"ms\": {:.3f}, \"pose_ms\": {:.3f}, \"drawn\": {}, \"resident\": {}, \"pool\": {}, \"chunks_read\": {}, "
-                        "\"bytes_read\": {}, \"pending\": {}, \"evictions\": {}}}",
-                        i ? "," : "", x.ms, x.pose_ms, x.drawn, x.resident, x.pool, x.chunks, x.bytes, x.pending, x.evictions);
+    json += fmt::format(
+        "{}\n    {{\"ms\": {:.3f}, \"pose_ms\": {:.3f}, \"drawn\": {}, \"resident\": {}, \"pool\": {}, "
+        "\"chunks_read\": {}, "
+        "\"bytes_read\": {}, \"pending\": {}, \"evictions\": {}}}",
+        i ? "," : "", x.ms, x.pose_ms, x.drawn, x.resident, x.pool, x.chunks, x.bytes, x.pending,
+        x.evictions);
   }
   json += "\n  ]}\n}\n";
   if (!o.plot.empty()) {
     std::vector<double> frames;
-    chart::Panel ms{"FRAME MS", Vec3{0.12f, 0.38f, 0.80f}, {}}, drawn{"GAUSSIANS DRAWN (THOUSANDS)", Vec3{0.88f, 0.40f, 0.05f}, {}};
-    chart::Panel resident{"NODES RESIDENT (THOUSANDS)", Vec3{0.10f, 0.60f, 0.25f}, {}}, read{"CHUNKS READ", Vec3{0.55f, 0.20f, 0.65f}, {}};
+    chart::Panel ms{"FRAME MS", Vec3{0.12f, 0.38f, 0.80f}, {}},
+        drawn{"GAUSSIANS DRAWN (THOUSANDS)", Vec3{0.88f, 0.40f, 0.05f}, {}};
+    chart::Panel resident{"NODES RESIDENT (THOUSANDS)", Vec3{0.10f, 0.60f, 0.25f}, {}},
+        read{"CHUNKS READ", Vec3{0.55f, 0.20f, 0.65f}, {}};
     for (size_t i = 0; i < samples.size(); ++i) {
       frames.push_back(static_cast<double>(i));
       ms.values.push_back(samples[i].ms);
@@ -303,14 +349,15 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
       resident.values.push_back(static_cast<double>(samples[i].resident) / 1e3);
       read.values.push_back(static_cast<double>(samples[i].chunks));
     }
-    writePng(o.plot, chart::plotPanels("LEVEL OF DETAIL FLY-THROUGH: BUDGET " + std::to_string(scene.lod_budget), "FRAME", frames,
-                                       {ms, drawn, resident, read}));
+    writePng(o.plot,
+             chart::plotPanels("LEVEL OF DETAIL FLY-THROUGH: BUDGET " + std::to_string(scene.lod_budget),
+                               "FRAME", frames, {ms, drawn, resident, read}));
     fmt::print("lod: wrote {}\n", o.plot);
   }
 }
 
-void benchCpu(const BenchCommand::Options& o, FrameDriver& driver, const Scene& scene, const Camera& cam, const FrameResult& warm,
-              std::string& json) {
+void benchCpu(const BenchCommand::Options& o, FrameDriver& driver, const Scene& scene, const Camera& cam,
+              const FrameResult& warm, std::string& json) {
   RenderStats st = warm.cpu;
   std::vector<double> pre, sort, raster, all;
   for (int f = 0; f < o.frames; ++f) {
@@ -320,12 +367,15 @@ void benchCpu(const BenchCommand::Options& o, FrameDriver& driver, const Scene& 
     pre.push_back(st.preprocess_ms), sort.push_back(st.sort_ms), raster.push_back(st.raster_ms);
   }
   fmt::print("cpu ({} threads): visible {}, {} tile pairs\n", workerCount(), st.visible, st.tile_keys);
-  fmt::print("cpu median ms: preprocess {:.1f} | sort {:.1f} | raster {:.1f} | total {:.1f}\n", median(pre), median(sort), median(raster),
-             median(all));
-  json += fmt::format("  \"backend\": \"cpu\",\n  \"threads\": {},\n  \"visible\": {},\n  \"tile_pairs\": {},\n", workerCount(), st.visible,
-                      st.tile_keys);
-  json += fmt::format("  \"median_ms\": {{\"preprocess\": {:.3f}, \"sort\": {:.3f}, \"raster\": {:.3f}, \"total\": {:.3f}}}\n}}\n", median(pre),
-                      median(sort), median(raster), median(all));
+  fmt::print("cpu median ms: preprocess {:.1f} | sort {:.1f} | raster {:.1f} | total {:.1f}\n", median(pre),
+             median(sort), median(raster), median(all));
+  json +=
+      fmt::format("  \"backend\": \"cpu\",\n  \"threads\": {},\n  \"visible\": {},\n  \"tile_pairs\": {},\n",
+                  workerCount(), st.visible, st.tile_keys);
+  json += fmt::format(
+      "  \"median_ms\": {{\"preprocess\": {:.3f}, \"sort\": {:.3f}, \"raster\": {:.3f}, \"total\": "
+      "{:.3f}}}\n}}\n",
+      median(pre), median(sort), median(raster), median(all));
 }
 
 // bench-characters on a bundle: a crowd of decoder characters on the GPU path, over a scripted camera path
@@ -355,24 +405,30 @@ int benchBundle(const BenchCharactersCommand::Options& o, JsonStdout& human) {
   const size_t branches = b.branches.size();
   const Vec3 head = b.branches.front().frame.center;
   const float dist = 0.5f + 1.2f * kSpacing * static_cast<float>(side);
-  fmt::print("decoder characters: {} x {} ({} branches, {} slots each) at {}x{} on {} ({}), {} timed frames\n", o.count, o.package, branches,
-             crowd[0]->size(), o.width, o.height, renderer.device().name, renderer.device().typeName(), o.frames);
+  fmt::print(
+      "decoder characters: {} x {} ({} branches, {} slots each) at {}x{} on {} ({}), {} timed frames\n",
+      o.count, o.package, branches, crowd[0]->size(), o.width, o.height, renderer.device().name,
+      renderer.device().typeName(), o.frames);
   std::vector<std::vector<double>> geo(branches), app(branches);
   std::vector<double> gpu_ms, cpu_ms;
   for (int f = 0; f <= o.frames; ++f) {
     const float x = 0.0007f * static_cast<float>(f);
-    const Camera cam = lookAtCamera(head + Vec3{x, 0.02f, dist}, head + Vec3{x, 0, 0}, {0, 1, 0}, 40, o.width, o.height);
+    const Camera cam =
+        lookAtCamera(head + Vec3{x, 0.02f, dist}, head + Vec3{x, 0, 0}, {0, 1, 0}, 40, o.width, o.height);
     if (f % 10 == 0)
       for (size_t i = 0; i < crowd.size(); ++i) {
-        character::Expression e{b.expression_space.kind, std::vector<float>(static_cast<size_t>(b.expression_space.dim), 0.0f)};
+        character::Expression e{b.expression_space.kind,
+                                std::vector<float>(static_cast<size_t>(b.expression_space.dim), 0.0f)};
         e.weights[0] = 0.5f + 0.5f * std::sin(0.7f * static_cast<float>(f) + static_cast<float>(i));
-        if (b.expression_space.kind == "arkit52") e.weights[static_cast<size_t>(character::arkitIndex("jawOpen"))] = e.weights[0];
+        if (b.expression_space.kind == "arkit52")
+          e.weights[static_cast<size_t>(character::arkitIndex("jawOpen"))] = e.weights[0];
         crowd[i]->setExpression(e);
       }
     const FrameResult fr = driver.render(scene, {static_cast<double>(f) / 60.0, cam, {}, {}});
     if (f == 0) {  // the first frame attached the decoders and built their plans
       for (const auto& c : crowd) {
-        if (!c->gpuPath()) throw Error(o.package + ": its decoders do not run on the Vulkan executor: " + c->gpuRefusal());
+        if (!c->gpuPath())
+          throw Error(o.package + ": its decoders do not run on the Vulkan executor: " + c->gpuRefusal());
         dynamic_cast<character::VulkanBundlePath&>(*c->gpuPath()).setTiming(true);
       }
       continue;
@@ -391,18 +447,30 @@ int benchBundle(const BenchCharactersCommand::Options& o, JsonStdout& human) {
   const character::PassCounters& pc = crowd[0]->counters();
   auto med = [](std::vector<double> v) { return v.empty() ? 0.0 : median(v); };
   for (size_t k = 0; k < branches; ++k)
-    fmt::print("  branch {:<8} {}x{}: geometry (decoders + lift pass 1) {:.3f} ms, appearance (rays + decoder + lift pass 2) {:.3f} ms (GPU, median)\n",
-               b.branches[k].name, b.branches[k].uv_resolution, b.branches[k].uv_resolution, med(geo[k]), med(app[k]));
-  fmt::print("passes per character over {} updates: {} geometry, {} appearance, {} skipped by the 2 mm threshold\n", pc.updates, pc.geometry_passes,
-             pc.appearance_passes, pc.skipped);
-  fmt::print("median ms per frame: gpu {:.3f} (passes + sort + raster, without the image readback) | cpu {:.2f} (rig, requests)\n", med(gpu_ms), med(cpu_ms));
+    fmt::print(
+        "  branch {:<8} {}x{}: geometry (decoders + lift pass 1) {:.3f} ms, appearance (rays + decoder + "
+        "lift pass 2) {:.3f} ms (GPU, median)\n",
+        b.branches[k].name, b.branches[k].uv_resolution, b.branches[k].uv_resolution, med(geo[k]),
+        med(app[k]));
+  fmt::print(
+      "passes per character over {} updates: {} geometry, {} appearance, {} skipped by the 2 mm threshold\n",
+      pc.updates, pc.geometry_passes, pc.appearance_passes, pc.skipped);
+  fmt::print(
+      "median ms per frame: gpu {:.3f} (passes + sort + raster, without the image readback) | cpu {:.2f} "
+      "(rig, requests)\n",
+      med(gpu_ms), med(cpu_ms));
   if (o.json || !o.json_out.empty()) {
-    std::string json = fmt::format("{{\n  \"bundle\": \"{}\",\n  \"count\": {},\n  \"device\": \"{}\",\n  \"frames\": {},\n  \"branches\": [", jsonEscape(o.package),
-                                   o.count, jsonEscape(renderer.device().name), o.frames);
+    std::string json = fmt::format(
+        "{{\n  \"bundle\": \"{}\",\n  \"count\": {},\n  \"device\": \"{}\",\n  \"frames\": {},\n  "
+        "\"branches\": [",
+        jsonEscape(o.package), o.count, jsonEscape(renderer.device().name), o.frames);
     for (size_t k = 0; k < branches; ++k)
-      json += fmt::format("{}{{\"name\": \"{}\", \"geometry_ms\": {:.4f}, \"appearance_ms\": {:.4f}}}", k ? ", " : "", b.branches[k].name, med(geo[k]), med(app[k]));
-    json += fmt::format("],\n  \"passes\": {{\"updates\": {}, \"geometry\": {}, \"appearance\": {}, \"skipped\": {}}},\n  \"median_ms\": {{\"gpu\": {:.4f}, \"cpu\": {:.3f}}}\n}}\n",
-                        pc.updates, pc.geometry_passes, pc.appearance_passes, pc.skipped, med(gpu_ms), med(cpu_ms));
+      json += fmt::format("{}{{\"name\": \"{}\", \"geometry_ms\": {:.4f}, \"appearance_ms\": {:.4f}}}",
+                          k ? ", " : "", b.branches[k].name, med(geo[k]), med(app[k]));
+    json += fmt::format(
+        "],\n  \"passes\": {{\"updates\": {}, \"geometry\": {}, \"appearance\": {}, \"skipped\": {}}},\n  "
+        "\"median_ms\": {{\"gpu\": {:.4f}, \"cpu\": {:.3f}}}\n}}\n",
+        pc.updates, pc.geometry_passes, pc.appearance_passes, pc.skipped, med(gpu_ms), med(cpu_ms));
     human.release();
     emitJson(json, o.json, o.json_out);
   }
@@ -420,22 +488,31 @@ int BenchCommand::run() const {
     std::string dir = o.assets.empty() ? defaultAssetsDir() : o.assets;
     // The sample assets are needed for --loads and for the default scene: say where they were looked for.
     if ((o.loads || (o.synthetic == 0 && o.input.empty())) && !std::filesystem::is_directory(dir + "/splats"))
-      throw Error("sample assets not found at " + dir + " (looked for " + dir + "/splats): give --assets DIR or set SPLATFORGE_ASSETS" +
-                  (o.assets.empty() && !std::getenv("SPLATFORGE_ASSETS") ? " (the default, ../shared/assets, is relative to the current folder)" : ""));
+      throw Error("sample assets not found at " + dir + " (looked for " + dir +
+                  "/splats): give --assets DIR or set SPLATFORGE_ASSETS" +
+                  (o.assets.empty() && !std::getenv("SPLATFORGE_ASSETS")
+                       ? " (the default, ../shared/assets, is relative to the current folder)"
+                       : ""));
     std::string json = "{\n";
     if (o.loads) json += benchLoads(dir, o.frames);
     std::string what;
-    if (!o.plot.empty() && !o.lod) throw UsageError("--plot draws the curves of the --lod fly-through: give --lod");
-    if (!o.plot.empty() && fileExtension(o.plot) != ".png") throw UsageError("--plot " + o.plot + ": expected a .png path");
+    if (!o.plot.empty() && !o.lod)
+      throw UsageError("--plot draws the curves of the --lod fly-through: give --lod");
+    if (!o.plot.empty() && fileExtension(o.plot) != ".png")
+      throw UsageError("--plot " + o.plot + ": expected a .png path");
     Scene scene = benchScene(o, dir, what);
     if (o.lod_budget) scene.lod_budget = *o.lod_budget;
     // Neural generators run every frame (scene time advancing 1/30 s per frame): on the Vulkan backend in the
     // frame (their time is in the "generators" figure), on the CPU backend through the CPU executor.
-    const bool generators = std::any_of(scene.objects.begin(), scene.objects.end(), [](const SceneObject& ob) { return ob.generator != nullptr; });
+    const bool generators = std::any_of(scene.objects.begin(), scene.objects.end(),
+                                        [](const SceneObject& ob) { return ob.generator != nullptr; });
     if (generators && !o.save_scene.empty())
-      throw Error("--save-scene: the scene's gaussians come from a neural generator each frame; save them with onnx run --save-splats");
-    Camera cam = !o.camera.empty() ? loadCameraJson(o.camera, o.width_given ? std::optional<int>(o.width) : std::nullopt,
-                                                    o.height_given ? std::optional<int>(o.height) : std::nullopt)
+      throw Error(
+          "--save-scene: the scene's gaussians come from a neural generator each frame; save them with onnx "
+          "run --save-splats");
+    Camera cam = !o.camera.empty()
+                     ? loadCameraJson(o.camera, o.width_given ? std::optional<int>(o.width) : std::nullopt,
+                                      o.height_given ? std::optional<int>(o.height) : std::nullopt)
                  : scene.camera ? *scene.camera
                                 : autoCamera(scene, o.width, o.height);
     if (!o.save_scene.empty()) saveWorldScene(scene, o.save_scene);
@@ -444,13 +521,16 @@ int BenchCommand::run() const {
     // other commands' `auto` prefers the CPU renderer.
     if (fo.backend == Backend::kAuto && gpu::vulkanAvailable()) fo.backend = Backend::kVulkan;
     fo.message = [](const std::string& line) { fmt::print(stderr, "bench: {}\n", line); };
-    if (o.back_to_back > 0 && fo.backend == Backend::kCpu) throw UsageError("--back-to-back times the Vulkan frame; this bench runs on the CPU renderer");
+    if (o.back_to_back > 0 && fo.backend == Backend::kCpu)
+      throw UsageError("--back-to-back times the Vulkan frame; this bench runs on the CPU renderer");
     FrameDriver driver(fo);
-    if (o.back_to_back > 0 && !driver.usesVulkan()) throw Error("--back-to-back times the Vulkan frame; this bench runs on the CPU renderer");
+    if (o.back_to_back > 0 && !driver.usesVulkan())
+      throw Error("--back-to-back times the Vulkan frame; this bench runs on the CPU renderer");
     if (o.lod) {  // a fly-through from a cold start: no warm-up frame
-      fmt::print("scene: {} ({} objects), {}x{}, {} frames of a fly-through\n", what, scene.objects.size(), cam.width, cam.height, o.frames);
-      json += fmt::format("  \"scene\": \"{}\",\n  \"objects\": {},\n  \"width\": {},\n  \"height\": {},\n", jsonEscape(what), scene.objects.size(),
-                          cam.width, cam.height);
+      fmt::print("scene: {} ({} objects), {}x{}, {} frames of a fly-through\n", what, scene.objects.size(),
+                 cam.width, cam.height, o.frames);
+      json += fmt::format("  \"scene\": \"{}\",\n  \"objects\": {},\n  \"width\": {},\n  \"height\": {},\n",
+                          jsonEscape(what), scene.objects.size(), cam.width, cam.height);
       benchLod(o, driver, scene, cam, json);
       human.release();
       emitJson(json, o.json, o.json_out);
@@ -459,12 +539,16 @@ int BenchCommand::run() const {
     // Warm-up: uploads, pipeline compilation, buffer growth, the generators' GPU plans.
     const FrameResult warm = driver.render(scene, benchFrame(0, cam, o));
     const int degree = warm.sh_degree;
-    fmt::print("scene: {} ({} objects, {} gaussians, SH degree {}), {}x{}, {} timed frames\n", what, scene.objects.size(), warm.splats, degree,
-               cam.width, cam.height, o.frames);
-    json += fmt::format("  \"scene\": \"{}\",\n  \"objects\": {},\n  \"gaussians\": {},\n  \"sh_degree\": {},\n  \"width\": {},\n  \"height\": {},\n  \"frames\": {},\n",
-                        jsonEscape(what), scene.objects.size(), warm.splats, degree, cam.width, cam.height, o.frames);
-    if (driver.usesVulkan()) benchVulkan(o, driver, scene, cam, warm, generators, json);
-    else benchCpu(o, driver, scene, cam, warm, json);
+    fmt::print("scene: {} ({} objects, {} gaussians, SH degree {}), {}x{}, {} timed frames\n", what,
+               scene.objects.size(), warm.splats, degree, cam.width, cam.height, o.frames);
+    json += fmt::format(
+        "  \"scene\": \"{}\",\n  \"objects\": {},\n  \"gaussians\": {},\n  \"sh_degree\": {},\n  \"width\": "
+        "{},\n  \"height\": {},\n  \"frames\": {},\n",
+        jsonEscape(what), scene.objects.size(), warm.splats, degree, cam.width, cam.height, o.frames);
+    if (driver.usesVulkan())
+      benchVulkan(o, driver, scene, cam, warm, generators, json);
+    else
+      benchCpu(o, driver, scene, cam, warm, json);
     human.release();
     emitJson(json, o.json, o.json_out);
     return 0;
@@ -491,7 +575,8 @@ int BenchSkinCommand::run() const {
     anim::Clip clip = anim::clipFromGltf(doc, 0, skeleton);
     anim::SkinBinding skin = anim::skinFromGltf(doc, static_cast<size_t>(node.skin), skeleton, mesh_node);
     const size_t joints = skin.joints.size();
-    const auto method = o.method == "dqs" ? anim::SkinningMethod::kDualQuaternion : anim::SkinningMethod::kLinearBlend;
+    const auto method =
+        o.method == "dqs" ? anim::SkinningMethod::kDualQuaternion : anim::SkinningMethod::kLinearBlend;
 
     gpu::ContextOptions co;
     co.device = o.device;
@@ -505,14 +590,17 @@ int BenchSkinCommand::run() const {
     mesh.joints1 = prim.joints1;
     mesh.weights1 = prim.weights1;
     GpuSkinnedCrowd crowd(ctx, mesh, joints, o.instances);
-    fmt::print("crowd: {} instances of {} ({} vertices, {} joints), {} skinning on {} ({}), {} timed frames\n", o.instances, o.input,
-               prim.positions.size(), joints, o.method, ctx.info().name, ctx.info().typeName(), o.frames);
+    fmt::print(
+        "crowd: {} instances of {} ({} vertices, {} joints), {} skinning on {} ({}), {} timed frames\n",
+        o.instances, o.input, prim.positions.size(), joints, o.method, ctx.info().name, ctx.info().typeName(),
+        o.frames);
 
     std::vector<Mat4> palettes(o.instances * joints);
     std::vector<double> cpu_ms, gpu_ms;
     // Instances pose in parallel, in runs of kGrain with their own scratch (sampling, hierarchy, palette).
     constexpr size_t kGrain = 16;
-    const unsigned threads = static_cast<unsigned>(std::min<size_t>(workerCount(), (o.instances + kGrain - 1) / kGrain));
+    const unsigned threads =
+        static_cast<unsigned>(std::min<size_t>(workerCount(), (o.instances + kGrain - 1) / kGrain));
     for (int f = 0; f <= o.frames; ++f) {  // frame 0 is the warm-up
       auto t0 = Clock::now();
       parallelForRange(o.instances, kGrain, [&](size_t begin, size_t end) {
@@ -520,7 +608,8 @@ int BenchSkinCommand::run() const {
         std::vector<float> morph(skeleton.weightTotal());
         std::vector<Mat4> models(skeleton.size());
         for (size_t i = begin; i < end; ++i) {
-          float t = anim::wrapTime(static_cast<float>(f) / 60.0f + 0.137f * static_cast<float>(i), clip.duration);
+          float t =
+              anim::wrapTime(static_cast<float>(f) / 60.0f + 0.137f * static_cast<float>(i), clip.duration);
           anim::SamplingJob{&clip, &skeleton, t, local, morph}.run();
           anim::LocalToModelJob ltm;
           ltm.skeleton = &skeleton;
@@ -536,15 +625,19 @@ int BenchSkinCommand::run() const {
     }
     if (ctx.validationErrors() > 0) throw Error(validationFailure(ctx));
     const double vertices = static_cast<double>(o.instances) * static_cast<double>(prim.positions.size());
-    fmt::print("median ms per frame: cpu poses {:.3f} (sampling, hierarchy, palettes; {} threads) | gpu skinning {:.3f} "
-               "({:.2f} G vertices/s)\n",
-               median(cpu_ms), threads, median(gpu_ms), vertices / (median(gpu_ms) * 1e-3) / 1e9);
+    fmt::print(
+        "median ms per frame: cpu poses {:.3f} (sampling, hierarchy, palettes; {} threads) | gpu skinning "
+        "{:.3f} "
+        "({:.2f} G vertices/s)\n",
+        median(cpu_ms), threads, median(gpu_ms), vertices / (median(gpu_ms) * 1e-3) / 1e9);
     if (o.json || !o.json_out.empty()) {
       std::string json = fmt::format(
-          "{{\n  \"file\": \"{}\",\n  \"instances\": {},\n  \"vertices_per_instance\": {},\n  \"joints\": {},\n  \"method\": \"{}\",\n"
-          "  \"device\": \"{}\",\n  \"frames\": {},\n  \"cpu_threads\": {},\n  \"median_ms\": {{\"cpu_poses\": {:.4f}, \"gpu_skinning\": {:.4f}}}\n}}\n",
-          jsonEscape(o.input), o.instances, prim.positions.size(), joints, o.method, jsonEscape(ctx.info().name), o.frames, threads,
-          median(cpu_ms), median(gpu_ms));
+          "{{\n  \"file\": \"{}\",\n  \"instances\": {},\n  \"vertices_per_instance\": {},\n  \"joints\": "
+          "{},\n  \"method\": \"{}\",\n"
+          "  \"device\": \"{}\",\n  \"frames\": {},\n  \"cpu_threads\": {},\n  \"median_ms\": "
+          "{{\"cpu_poses\": {:.4f}, \"gpu_skinning\": {:.4f}}}\n}}\n",
+          jsonEscape(o.input), o.instances, prim.positions.size(), joints, o.method,
+          jsonEscape(ctx.info().name), o.frames, threads, median(cpu_ms), median(gpu_ms));
       human.release();
       emitJson(json, o.json, o.json_out);
     }
@@ -592,7 +685,8 @@ int BenchCharactersCommand::run() const {
       scene.script.push_back(c);
     }
     const float extent = spacing * static_cast<float>(side);
-    const Camera cam = lookAtCamera({0, 0, 1.2f * extent + size.z}, {0, 0, 0}, {0, 1, 0}, 50, o.width, o.height);
+    const Camera cam =
+        lookAtCamera({0, 0, 1.2f * extent + size.z}, {0, 0, 0}, {0, 1, 0}, 50, o.width, o.height);
     const bool clips = !probe->model().clips().empty();
     if (!clips && probe->morphTargetCount() > 0)
       for (int f = 0; f <= o.frames; ++f) {
@@ -604,27 +698,37 @@ int BenchCharactersCommand::run() const {
           w[i % w.size()] = 0.5f + 0.5f * static_cast<float>(std::sin(6.0 * t + static_cast<double>(i)));
           c.command = "set-expression", c.expression = {"morph", w};
           scene.script.push_back(c);
-          c.command = "look-at", c.target = Vec3{static_cast<float>(std::sin(t + static_cast<double>(i))), 0, 2 * extent};
+          c.command = "look-at",
+          c.target = Vec3{static_cast<float>(std::sin(t + static_cast<double>(i))), 0, 2 * extent};
           scene.script.push_back(c);
         }
       }
-    fmt::print("characters: {} x {} ({} splats each, {} in all) at {}x{} on {} ({}), {} timed frames; animated by {}\n", o.count, o.package,
-               probe->splats().size(), probe->splats().size() * o.count, o.width, o.height, renderer.device().name,
-               renderer.device().typeName(), o.frames, clips ? "its default clip" : "expressions and look-at");
+    fmt::print(
+        "characters: {} x {} ({} splats each, {} in all) at {}x{} on {} ({}), {} timed frames; animated by "
+        "{}\n",
+        o.count, o.package, probe->splats().size(), probe->splats().size() * o.count, o.width, o.height,
+        renderer.device().name, renderer.device().typeName(), o.frames,
+        clips ? "its default clip" : "expressions and look-at");
     std::vector<double> cpu_ms, gpu_ms, deform_ms;
     for (int f = 0; f <= o.frames; ++f) {
       const FrameResult fr = driver.render(scene, {static_cast<double>(f) / 60.0, cam, {}, {}});
-      if (f > 0) cpu_ms.push_back(fr.pose_ms), gpu_ms.push_back(fr.gpu.times.total - fr.gpu.times.readback), deform_ms.push_back(fr.gpu.times.mesh);
+      if (f > 0)
+        cpu_ms.push_back(fr.pose_ms), gpu_ms.push_back(fr.gpu.times.total - fr.gpu.times.readback),
+            deform_ms.push_back(fr.gpu.times.mesh);
     }
-    fmt::print("median ms per frame: gpu {:.3f} (deform + sort + raster, without the image readback; deform pass {:.3f}) | cpu poses {:.1f} "
-               "(sampling, skinning of the bound meshes; {} threads)\n",
-               median(gpu_ms), median(deform_ms), median(cpu_ms), workerCount());
+    fmt::print(
+        "median ms per frame: gpu {:.3f} (deform + sort + raster, without the image readback; deform pass "
+        "{:.3f}) | cpu poses {:.1f} "
+        "(sampling, skinning of the bound meshes; {} threads)\n",
+        median(gpu_ms), median(deform_ms), median(cpu_ms), workerCount());
     if (o.json || !o.json_out.empty()) {
       std::string json = fmt::format(
-          "{{\n  \"package\": \"{}\",\n  \"count\": {},\n  \"splats\": {},\n  \"width\": {},\n  \"height\": {},\n  \"device\": \"{}\",\n"
-          "  \"frames\": {},\n  \"median_ms\": {{\"gpu\": {:.4f}, \"gpu_deform\": {:.4f}, \"cpu_poses\": {:.3f}}}\n}}\n",
-          jsonEscape(o.package), o.count, probe->splats().size() * o.count, o.width, o.height, jsonEscape(renderer.device().name), o.frames,
-          median(gpu_ms), median(deform_ms), median(cpu_ms));
+          "{{\n  \"package\": \"{}\",\n  \"count\": {},\n  \"splats\": {},\n  \"width\": {},\n  \"height\": "
+          "{},\n  \"device\": \"{}\",\n"
+          "  \"frames\": {},\n  \"median_ms\": {{\"gpu\": {:.4f}, \"gpu_deform\": {:.4f}, \"cpu_poses\": "
+          "{:.3f}}}\n}}\n",
+          jsonEscape(o.package), o.count, probe->splats().size() * o.count, o.width, o.height,
+          jsonEscape(renderer.device().name), o.frames, median(gpu_ms), median(deform_ms), median(cpu_ms));
       human.release();
       emitJson(json, o.json, o.json_out);
     }
@@ -642,29 +746,40 @@ int DevicesCommand::run() const {
   const std::vector<gpu::DeviceInfo> devices = gpu::listDevices();
   const std::vector<gpu::LayerInfo> layers = gpu::listLayers();
   if (o.json) {
-    std::string out = fmt::format("{{\n  \"loader\": \"{}\",\n  \"devices\": [", loader ? gpu::versionString(loader) : "");
+    std::string out =
+        fmt::format("{{\n  \"loader\": \"{}\",\n  \"devices\": [", loader ? gpu::versionString(loader) : "");
     for (const gpu::DeviceInfo& d : devices)
-      out += fmt::format("{}\n    {{\"index\": {}, \"name\": \"{}\", \"type\": \"{}\", \"api\": \"{}\", \"subgroup_size\": {}, "
-                         "\"device_local_bytes\": {}, \"driver\": \"{}\", \"driver_info\": \"{}\", \"driver_version\": {}}}",
-                         &d == &devices.front() ? "" : ",", d.index, jsonEscape(d.name), d.typeName(), gpu::versionString(d.api_version),
-                         d.subgroup_size, d.device_local_bytes, jsonEscape(d.driver_name), jsonEscape(d.driver_info), d.driver_version);
+      out += fmt::format(
+          "{}\n    {{\"index\": {}, \"name\": \"{}\", \"type\": \"{}\", \"api\": \"{}\", \"subgroup_size\": "
+          "{}, "
+          "\"device_local_bytes\": {}, \"driver\": \"{}\", \"driver_info\": \"{}\", \"driver_version\": {}}}",
+          &d == &devices.front() ? "" : ",", d.index, jsonEscape(d.name), d.typeName(),
+          gpu::versionString(d.api_version), d.subgroup_size, d.device_local_bytes, jsonEscape(d.driver_name),
+          jsonEscape(d.driver_info), d.driver_version);
     out += devices.empty() ? "],\n  \"layers\": [" : "\n  ],\n  \"layers\": [";
     for (const gpu::LayerInfo& l : layers)
-      out += fmt::format("{}\n    {{\"name\": \"{}\", \"spec\": \"{}\", \"implementation\": {}}}", &l == &layers.front() ? "" : ",",
-                         jsonEscape(l.name), gpu::versionString(l.spec_version), l.implementation_version);
+      out += fmt::format("{}\n    {{\"name\": \"{}\", \"spec\": \"{}\", \"implementation\": {}}}",
+                         &l == &layers.front() ? "" : ",", jsonEscape(l.name),
+                         gpu::versionString(l.spec_version), l.implementation_version);
     out += layers.empty() ? "]\n}\n" : "\n  ]\n}\n";
     fmt::print("{}", out);
   } else {
     if (loader) fmt::print("Vulkan loader {}\n", gpu::versionString(loader));
     for (const gpu::DeviceInfo& d : devices)
-      fmt::print("device {}: {} ({}, Vulkan {}, subgroup {}, {:.1f} GiB device-local); driver {}: {}\n", d.index, d.name, d.typeName(),
-                 gpu::versionString(d.api_version), d.subgroup_size, static_cast<double>(d.device_local_bytes) / (1 << 30),
+      fmt::print("device {}: {} ({}, Vulkan {}, subgroup {}, {:.1f} GiB device-local); driver {}: {}\n",
+                 d.index, d.name, d.typeName(), gpu::versionString(d.api_version), d.subgroup_size,
+                 static_cast<double>(d.device_local_bytes) / (1 << 30),
                  d.driver_name.empty() ? "(unnamed)" : d.driver_name, d.driver_info);
     for (const gpu::LayerInfo& l : layers)
-      fmt::print("layer {} (Vulkan {}, implementation {})\n", l.name, gpu::versionString(l.spec_version), l.implementation_version);
+      fmt::print("layer {} (Vulkan {}, implementation {})\n", l.name, gpu::versionString(l.spec_version),
+                 l.implementation_version);
   }
-  if (!loader) return fail("devices", "Vulkan loader (libvulkan.so.1) not found; install libvulkan1 and a driver (Debian: mesa-vulkan-drivers)");
-  if (devices.empty()) return fail("devices", "no Vulkan device found (for a CPU device install mesa-vulkan-drivers)");
+  if (!loader)
+    return fail("devices",
+                "Vulkan loader (libvulkan.so.1) not found; install libvulkan1 and a driver (Debian: "
+                "mesa-vulkan-drivers)");
+  if (devices.empty())
+    return fail("devices", "no Vulkan device found (for a CPU device install mesa-vulkan-drivers)");
   return 0;
 }
 

@@ -1,7 +1,7 @@
 // `splatforge bench [INPUT]`, `bench-skin FILE`, `bench-characters PACKAGE` and `devices`: time the frame
-// (per-pass GPU times, the CPU renderer's stages, file loads), GPU skinning and character crowds, and list the
-// Vulkan devices they run on. Their options are declared here; main.cpp, the one file that includes CLI11,
-// registers them and dispatches the command.
+// (per-pass GPU times, the CPU renderer's stages, file loads), GPU skinning and character crowds, and list
+// the Vulkan devices they run on. Their options are declared here; main.cpp, the one file that includes
+// CLI11, registers them and dispatches the command.
 #pragma once
 
 #include <cstddef>
@@ -32,29 +32,32 @@ class BenchCommand {
   int run() const;
 
   struct Options {
-    std::string input;        // splat file or scene; empty: the biker capture from the assets directory
-    std::string assets;       // directory holding splats/biker.*; default $SPLATFORGE_ASSETS or ../shared/assets
-    size_t synthetic = 0;     // > 0: a synthetic capture-like cloud of this many gaussians instead of INPUT
-    int copies = 1;           // tiled copies of the input, each its own object
-    int sh_degree = -1;       // raise the SH degree to this (random small coefficients)
+    std::string input;     // splat file or scene; empty: the biker capture from the assets directory
+    std::string assets;    // directory holding splats/biker.*; default $SPLATFORGE_ASSETS or ../shared/assets
+    size_t synthetic = 0;  // > 0: a synthetic capture-like cloud of this many gaussians instead of INPUT
+    int copies = 1;        // tiled copies of the input, each its own object
+    int sh_degree = -1;    // raise the SH degree to this (random small coefficients)
     std::string backend = "auto";
     std::string device;
     bool validation = false;
     int width = kDefaultWidth, height = kDefaultHeight;
-    bool width_given = false, height_given = false;  // given on the command line: they override a --camera file's size
-    std::string camera;       // camera JSON (as render --camera); default: framed automatically
-    std::string save_scene;   // write the benchmarked scene as one world-space splat file (.ply/.spz/.splat)
-    bool show_graph = false;  // print the frame's passes, their reads and writes, and the barriers between them
-    int frames = 10;          // timed frames (median reported) after one warm-up frame
-    int back_to_back = 0;     // Vulkan: also this many frames (1..64) in one submission, their medians reported
-    std::optional<uint32_t> raster_slice;  // Vulkan: entries of a tile's list per raster slice (0: never split; empty: the default)
-    bool loads = false;       // also measure load throughput of the biker PLY, compressed PLY and SPZ
-    bool json = false;        // print the results as JSON to stdout (the human-readable lines go to stderr)
-    std::string json_out;     // write the results as JSON to this file
+    bool width_given = false,
+         height_given = false;  // given on the command line: they override a --camera file's size
+    std::string camera;         // camera JSON (as render --camera); default: framed automatically
+    std::string save_scene;  // write the benchmarked scene as one world-space splat file (.ply/.spz/.splat)
+    bool show_graph =
+        false;             // print the frame's passes, their reads and writes, and the barriers between them
+    int frames = 10;       // timed frames (median reported) after one warm-up frame
+    int back_to_back = 0;  // Vulkan: also this many frames (1..64) in one submission, their medians reported
+    std::optional<uint32_t> raster_slice;  // Vulkan: entries of a tile's list per raster slice (0: never
+                                           // split; empty: the default)
+    bool loads = false;    // also measure load throughput of the biker PLY, compressed PLY and SPZ
+    bool json = false;     // print the results as JSON to stdout (the human-readable lines go to stderr)
+    std::string json_out;  // write the results as JSON to this file
     bool allow_outside_paths = false;  // scene JSON input
-    bool lod = false;          // a fly-through of the input's level-of-detail objects, per-frame figures
+    bool lod = false;  // a fly-through of the input's level-of-detail objects, per-frame figures
     std::optional<uint64_t> lod_budget;  // --lod: gaussians a frame draws (default: the scene's)
-    std::string plot;          // --lod: the per-frame curves as a PNG
+    std::string plot;                    // --lod: the per-frame curves as a PNG
   };
 
  private:
@@ -75,10 +78,10 @@ class BenchSkinCommand {
   int run() const;
 
   struct Options {
-    std::string input;          // glTF / GLB with a skin and an animation
-    size_t instances = 1000;    // animated instances, each at its own phase of the clip
-    int frames = 20;            // timed frames (median reported) after one warm-up frame
-    std::string method = "lbs"; // lbs or dqs
+    std::string input;           // glTF / GLB with a skin and an animation
+    size_t instances = 1000;     // animated instances, each at its own phase of the clip
+    int frames = 20;             // timed frames (median reported) after one warm-up frame
+    std::string method = "lbs";  // lbs or dqs
     std::string device;
     bool validation = false;
     bool json = false;     // results as JSON on stdout
@@ -90,9 +93,9 @@ class BenchSkinCommand {
   CLI::App* command_ = nullptr;
 };
 
-// `bench-characters PACKAGE`: a crowd of one character package animated (clip, or expressions and look-at when
-// it has no clip) and rendered on Vulkan with the GPU deform pass; median GPU frame time and CPU pose time. A
-// decoder character bundle is timed per branch.
+// `bench-characters PACKAGE`: a crowd of one character package animated (clip, or expressions and look-at
+// when it has no clip) and rendered on Vulkan with the GPU deform pass; median GPU frame time and CPU pose
+// time. A decoder character bundle is timed per branch.
 class BenchCharactersCommand {
  public:
   explicit BenchCharactersCommand(CLI::App& app);
@@ -120,8 +123,8 @@ class BenchCharactersCommand {
   CLI::App* command_ = nullptr;
 };
 
-// `devices`: the Vulkan loader, every device with its driver and version, and the instance layers. Exit code 1
-// when there is no loader or no device (the message says what to install).
+// `devices`: the Vulkan loader, every device with its driver and version, and the instance layers. Exit code
+// 1 when there is no loader or no device (the message says what to install).
 class DevicesCommand {
  public:
   explicit DevicesCommand(CLI::App& app);

@@ -28,26 +28,28 @@ class CharacterCommand {
   int run() const;
 
   struct Options {
-    std::string action;     // build, bind, preview, gnm-pack or info (set by the parser)
+    std::string action;          // build, bind, preview, gnm-pack or info (set by the parser)
     std::string tint = "joint";  // preview: joint, uv, height or normal
-    float sigma = 0.002f;   // preview: the gaussians' standard deviation, metres
-    std::string pack;       // preview: a GNM pack (instead of --skin); -o is then a splat file
-    std::string eyes;       // gnm-pack: "LEFT,RIGHT" eye joint names (empty: the eye-joint name rule)
-    std::string from_gltf;  // build: the skinned glTF
-    size_t splats = 20000;  // build: gaussians to sample
-    uint32_t seed = 1;      // build: sampling seed
-    bool train = false;     // build: train exactly `splats` gaussians on views of the glTF first (train/trainer.h)
+    float sigma = 0.002f;        // preview: the gaussians' standard deviation, metres
+    std::string pack;            // preview: a GNM pack (instead of --skin); -o is then a splat file
+    std::string eyes;            // gnm-pack: "LEFT,RIGHT" eye joint names (empty: the eye-joint name rule)
+    std::string from_gltf;       // build: the skinned glTF
+    size_t splats = 20000;       // build: gaussians to sample
+    uint32_t seed = 1;           // build: sampling seed
+    bool train =
+        false;  // build: train exactly `splats` gaussians on views of the glTF first (train/trainer.h)
     int train_steps = 6000, train_size = 400, train_views = 200;
     std::string train_backend = "auto";
-    std::string splat_file; // bind: the trained splat PLY (in the skin's bind-pose mesh space)
-    std::string skin;       // bind, preview, gnm-pack: the skinned glTF / GLB
-    bool per_vertex = false;   // bind: row i of the PLY belongs to vertex i of the skin (the LAM layout)
-    float offset_scale = 0;    // bind --per-vertex: centre = vertex + offset_scale * xyz
-    bool rgb_colors = false;   // bind: the PLY's f_dc are plain RGB, not SH coefficients
-    std::string clips;         // build / bind: a glTF whose animations are retargeted onto the skin by joint name
-    std::string output;     // build / bind / preview: package directory; preview --pack: splat file; gnm-pack: the pack file
-    std::string input;      // info: package directory
-    bool json = false;      // info
+    std::string splat_file;   // bind: the trained splat PLY (in the skin's bind-pose mesh space)
+    std::string skin;         // bind, preview, gnm-pack: the skinned glTF / GLB
+    bool per_vertex = false;  // bind: row i of the PLY belongs to vertex i of the skin (the LAM layout)
+    float offset_scale = 0;   // bind --per-vertex: centre = vertex + offset_scale * xyz
+    bool rgb_colors = false;  // bind: the PLY's f_dc are plain RGB, not SH coefficients
+    std::string clips;   // build / bind: a glTF whose animations are retargeted onto the skin by joint name
+    std::string output;  // build / bind / preview: package directory; preview --pack: splat file; gnm-pack:
+                         // the pack file
+    std::string input;   // info: package directory
+    bool json = false;   // info
   };
 
  private:

@@ -27,9 +27,12 @@ int reportUsage(const std::string& command, const std::string& message) {
 std::string jsonEscape(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\', out += c;
-    else if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-    else out += c;
+    if (c == '"' || c == '\\')
+      out += '\\', out += c;
+    else if (static_cast<unsigned char>(c) < 0x20)
+      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+    else
+      out += c;
   }
   return out;
 }
@@ -40,9 +43,12 @@ int reportFailure(const std::string& command, const std::exception& e) {
   return 1;
 }
 
-static_assert(kDefaultWidth == kDefaultCameraWidth && kDefaultHeight == kDefaultCameraHeight, "one default image size");
+static_assert(kDefaultWidth == kDefaultCameraWidth && kDefaultHeight == kDefaultCameraHeight,
+              "one default image size");
 
-double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double secondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 int fail(const char* command, const std::string& message) {
   fmt::print(stderr, "splatforge {}: error: {}\n", command, message);
@@ -51,7 +57,8 @@ int fail(const char* command, const std::string& message) {
 
 void emitJson(const std::string& json, bool to_stdout, const std::string& file) {
   if (!file.empty()) {
-    writeFileAtomic(file, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(json.data()), json.size()));
+    writeFileAtomic(file,
+                    std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(json.data()), json.size()));
     std::fprintf(stderr, "wrote %s\n", file.c_str());
   }
   if (to_stdout) {
@@ -69,17 +76,26 @@ void makeOutputFolder(const std::string& dir) {
   if (ec) throw Error(dir + ": cannot create the folder: " + ec.message());
 }
 
-void progress(const std::string& line) { fmt::print(stderr, "  {}\n", line); }
+void progress(const std::string& line) {
+  fmt::print(stderr, "  {}\n", line);
+}
 
 void printWarnings(const char* command, const std::vector<std::string>& warnings) {
   for (const std::string& w : warnings) fmt::print(stderr, "splatforge {}: warning: {}\n", command, w);
 }
 
-std::string numberJson(double v) { return std::isfinite(v) ? fmt::format("{}", v) : std::string("null"); }
-std::string vecJson(Vec3 v) { return fmt::format("[{}, {}, {}]", numberJson(v.x), numberJson(v.y), numberJson(v.z)); }
-std::string vecText(Vec3 v) { return fmt::format("{:.4f} {:.4f} {:.4f}", v.x, v.y, v.z); }
+std::string numberJson(double v) {
+  return std::isfinite(v) ? fmt::format("{}", v) : std::string("null");
+}
+std::string vecJson(Vec3 v) {
+  return fmt::format("[{}, {}, {}]", numberJson(v.x), numberJson(v.y), numberJson(v.z));
+}
+std::string vecText(Vec3 v) {
+  return fmt::format("{:.4f} {:.4f} {:.4f}", v.x, v.y, v.z);
+}
 
-std::vector<double> parseNumbers(const std::string& text, const char* option, size_t count, const char* example) {
+std::vector<double> parseNumbers(const std::string& text, const char* option, size_t count,
+                                 const char* example) {
   std::vector<double> out;
   const char* p = text.c_str();
   const std::string expected = std::string(option) + " '" + text + "': expected " + std::to_string(count) +
@@ -102,7 +118,9 @@ std::vector<double> parseNumbers(const std::string& text, const char* option, si
 Vec3 parseColor(const std::string& text) {
   const std::vector<double> v = parseNumbers(text, "--bg", 3, "1,1,1");
   for (double x : v)
-    if (x < 0 || x > 1) throw UsageError("--bg '" + text + "': expected three numbers in [0, 1] separated by commas, like 1,1,1");
+    if (x < 0 || x > 1)
+      throw UsageError("--bg '" + text +
+                       "': expected three numbers in [0, 1] separated by commas, like 1,1,1");
   return Vec3{static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2])};
 }
 

@@ -52,19 +52,22 @@ Vec3 parseColor(const std::string& text);
 // the non-finite policy of core/limits.h.
 struct LoadPolicyOptions {
   std::optional<uint64_t> max_gaussians;
-  std::string max_memory;  // "8G", "512M", bytes
+  std::string max_memory;      // "8G", "512M", bytes
   std::string max_gpu_memory;  // a budget of Vulkan memory ("512M"), as a smaller device would have
-  bool strict = false;     // refuse files holding non-finite values (set by a command's --strict)
+  bool strict = false;         // refuse files holding non-finite values (set by a command's --strict)
   std::string spz_axes = "auto", gltf_axes = "gltf";
   int spz_version = 4;
 };
 
 // The image size every command uses when neither a camera file nor --width/--height gives one.
-inline constexpr int kDefaultWidth = 1280, kDefaultHeight = 720;  // a look-at camera file's default too (commands.cpp checks)
+inline constexpr int kDefaultWidth = 1280,
+                     kDefaultHeight = 720;  // a look-at camera file's default too (commands.cpp checks)
 
 // The formats the tool reads and writes, for help texts.
-inline constexpr const char* kReadFormats = ".ply, .compressed.ply, .spz, .splat, .sog, meta.json (SOG), .ksplat, .glb, .gltf, .spl2";
-inline constexpr const char* kWriteFormats = ".ply, .compressed.ply, .spz, .splat, .sog, meta.json (SOG folder), .glb, .spl2";
+inline constexpr const char* kReadFormats =
+    ".ply, .compressed.ply, .spz, .splat, .sog, meta.json (SOG), .ksplat, .glb, .gltf, .spl2";
+inline constexpr const char* kWriteFormats =
+    ".ply, .compressed.ply, .spz, .splat, .sog, meta.json (SOG folder), .glb, .spl2";
 // Sets the process's load limits from the options; throws sf::Error for a malformed size.
 void applyLoadPolicy(const LoadPolicyOptions& o);
 
@@ -91,7 +94,8 @@ std::string vecJson(Vec3 v);  // [x, y, z]
 std::string vecText(Vec3 v);  // "x y z", 4 decimals
 
 // `count` finite numbers separated by commas ("1,0.5,2"), for option `option`; a usage error otherwise.
-std::vector<double> parseNumbers(const std::string& text, const char* option, size_t count, const char* example);
+std::vector<double> parseNumbers(const std::string& text, const char* option, size_t count,
+                                 const char* example);
 
 // An output file's folder must exist: sf::Error naming `what` (an option) otherwise.
 void checkWritableTarget(const std::string& path, const char* what);

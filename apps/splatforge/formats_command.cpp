@@ -32,10 +32,14 @@ std::string applyConvertEdits(GaussianCloud& cloud, const ConvertCommand::Option
   std::vector<std::string> done;
   for (const std::string& axis : o.flip) {
     Vec3 d{1, 1, 1};
-    if (axis == "x") d.x = -1;
-    else if (axis == "y") d.y = -1;
-    else if (axis == "z") d.z = -1;
-    else throw UsageError("--flip '" + axis + "': expected x, y or z");
+    if (axis == "x")
+      d.x = -1;
+    else if (axis == "y")
+      d.y = -1;
+    else if (axis == "z")
+      d.z = -1;
+    else
+      throw UsageError("--flip '" + axis + "': expected x, y or z");
     changeAxes(cloud, Mat3::diagonal(d));  // a mirror: exact, SH included
     done.push_back("flipped " + axis);
   }
@@ -44,7 +48,8 @@ std::string applyConvertEdits(GaussianCloud& cloud, const ConvertCommand::Option
     // About x, then y, then z (extrinsic, degrees): R = Rz * Ry * Rx.
     auto about = [](Vec3 axis, float degrees) {
       const float h = 0.5f * degrees * 3.14159265358979f / 180.0f;
-      return rotationMatrix(Quat{std::cos(h), axis.x * std::sin(h), axis.y * std::sin(h), axis.z * std::sin(h)});
+      return rotationMatrix(
+          Quat{std::cos(h), axis.x * std::sin(h), axis.y * std::sin(h), axis.z * std::sin(h)});
     };
     const Mat3 r = about({0, 0, 1}, deg.z) * about({0, 1, 0}, deg.y) * about({1, 0, 0}, deg.x);
     transformCloud(cloud, Mat4::fromLinearTranslation(r, {0, 0, 0}));
@@ -52,8 +57,10 @@ std::string applyConvertEdits(GaussianCloud& cloud, const ConvertCommand::Option
     done.push_back(fmt::format("rotated {:g},{:g},{:g} degrees", deg.x, deg.y, deg.z));
   }
   if (o.scale) {
-    if (!(*o.scale > 0) || !std::isfinite(*o.scale)) throw UsageError(fmt::format("--scale {}: expected a positive number", *o.scale));
-    transformCloud(cloud, Mat4::fromLinearTranslation(Mat3::diagonal({*o.scale, *o.scale, *o.scale}), {0, 0, 0}));
+    if (!(*o.scale > 0) || !std::isfinite(*o.scale))
+      throw UsageError(fmt::format("--scale {}: expected a positive number", *o.scale));
+    transformCloud(cloud,
+                   Mat4::fromLinearTranslation(Mat3::diagonal({*o.scale, *o.scale, *o.scale}), {0, 0, 0}));
     done.push_back(fmt::format("scaled {:g}", *o.scale));
   }
   if (!o.translate.empty()) {
@@ -65,14 +72,17 @@ std::string applyConvertEdits(GaussianCloud& cloud, const ConvertCommand::Option
   size_t dropped = 0;
   if (!o.box.empty()) {
     const std::vector<double> b = parseNumbers(o.box, "--box", 6, "-1,-1,-1,1,1,1");
-    if (!(b[0] <= b[3] && b[1] <= b[4] && b[2] <= b[5])) throw UsageError("--box '" + o.box + "': expected MINX,MINY,MINZ,MAXX,MAXY,MAXZ with each min <= max");
+    if (!(b[0] <= b[3] && b[1] <= b[4] && b[2] <= b[5]))
+      throw UsageError("--box '" + o.box + "': expected MINX,MINY,MINZ,MAXX,MAXY,MAXZ with each min <= max");
     for (size_t i = 0; i < cloud.size(); ++i) {
       const Vec3 p = cloud.positions[i];
-      if (!(p.x >= b[0] && p.y >= b[1] && p.z >= b[2] && p.x <= b[3] && p.y <= b[4] && p.z <= b[5])) drop[i] = 1;
+      if (!(p.x >= b[0] && p.y >= b[1] && p.z >= b[2] && p.x <= b[3] && p.y <= b[4] && p.z <= b[5]))
+        drop[i] = 1;
     }
   }
   if (o.min_opacity) {
-    if (!(*o.min_opacity >= 0 && *o.min_opacity <= 1)) throw UsageError(fmt::format("--min-opacity {}: expected a number in [0, 1]", *o.min_opacity));
+    if (!(*o.min_opacity >= 0 && *o.min_opacity <= 1))
+      throw UsageError(fmt::format("--min-opacity {}: expected a number in [0, 1]", *o.min_opacity));
     for (size_t i = 0; i < cloud.size(); ++i)
       if (!(cloud.opacities[i] >= *o.min_opacity)) drop[i] = 1;
   }
@@ -101,37 +111,47 @@ int InfoCommand::run() const {
     const GaussianCloud& c = l.cloud;
     std::string version = l.version ? fmt::format(" (version {})", l.version) : "";
     if (o.json) {
-      fmt::print("{{\n  \"file\": \"{}\",\n  \"format\": \"{}\",\n  \"version\": {},\n  \"count\": {},\n  \"sh_degree\": {},\n",
-                 jsonEscape(o.input), formatName(l.format), l.version, c.size(), c.sh_degree);
+      fmt::print(
+          "{{\n  \"file\": \"{}\",\n  \"format\": \"{}\",\n  \"version\": {},\n  \"count\": {},\n  "
+          "\"sh_degree\": {},\n",
+          jsonEscape(o.input), formatName(l.format), l.version, c.size(), c.sh_degree);
       if (!l.axes.empty()) fmt::print("  \"axes\": \"{}\",\n", jsonEscape(l.axes));
-      fmt::print("  \"antialiased\": {},\n  \"screen_filter\": {},\n  \"file_bytes\": {},\n  \"memory_bytes\": {},\n  \"dropped_non_finite\": {},\n",
-                 c.antialiased ? "true" : "false", c.screen_filter, l.file_bytes, c.memoryBytes(), l.dropped_non_finite);
+      fmt::print(
+          "  \"antialiased\": {},\n  \"screen_filter\": {},\n  \"file_bytes\": {},\n  \"memory_bytes\": "
+          "{},\n  \"dropped_non_finite\": {},\n",
+          c.antialiased ? "true" : "false", c.screen_filter, l.file_bytes, c.memoryBytes(),
+          l.dropped_non_finite);
       if (c.size() > 0) {
         CloudBounds b = computeBounds(c);
-        fmt::print("  \"bounds\": {{\"min\": {}, \"max\": {}, \"p01\": {}, \"p99\": {}}},\n", vecJson(b.min), vecJson(b.max),
-                   vecJson(b.p01), vecJson(b.p99));
+        fmt::print("  \"bounds\": {{\"min\": {}, \"max\": {}, \"p01\": {}, \"p99\": {}}},\n", vecJson(b.min),
+                   vecJson(b.max), vecJson(b.p01), vecJson(b.p99));
       }
       std::string extras;
-      for (const ExtraChannel& e : c.extras) extras += (extras.empty() ? "\"" : ", \"") + jsonEscape(e.name) + "\"";
-      fmt::print("  \"normals\": {},\n  \"extra_channels\": [{}]\n}}\n", c.normals.empty() ? "false" : "true", extras);
+      for (const ExtraChannel& e : c.extras)
+        extras += (extras.empty() ? "\"" : ", \"") + jsonEscape(e.name) + "\"";
+      fmt::print("  \"normals\": {},\n  \"extra_channels\": [{}]\n}}\n", c.normals.empty() ? "false" : "true",
+                 extras);
       return 0;
     }
     fmt::print("file:        {}\n", o.input);
     fmt::print("format:      {}{}\n", formatName(l.format), version);
-    fmt::print("gaussians:   {}{}\n", c.size(), l.dropped_non_finite ? fmt::format(" ({} with non-finite values dropped)", l.dropped_non_finite) : "");
+    fmt::print("gaussians:   {}{}\n", c.size(),
+               l.dropped_non_finite
+                   ? fmt::format(" ({} with non-finite values dropped)", l.dropped_non_finite)
+                   : "");
     fmt::print("sh degree:   {}\n", c.sh_degree);
     fmt::print("antialiased: {} (screen filter {} px^2{})\n", c.antialiased ? "yes" : "no", c.screen_filter,
                c.screen_filter == kScreenFilterMip ? ", Mip-Splatting's 2D mip filter" : "");
     if (!l.axes.empty()) fmt::print("axes:        {}\n", l.axes);
     if (c.size() > 0) {
       CloudBounds b = computeBounds(c);
-      fmt::print("bounds min:  {}\nbounds max:  {}\n1st pct:     {}\n99th pct:    {}\n", vecText(b.min), vecText(b.max),
-                 vecText(b.p01), vecText(b.p99));
+      fmt::print("bounds min:  {}\nbounds max:  {}\n1st pct:     {}\n99th pct:    {}\n", vecText(b.min),
+                 vecText(b.max), vecText(b.p01), vecText(b.p99));
     }
     fmt::print("normals:     {}\n", c.normals.empty() ? "no" : "yes");
     for (const ExtraChannel& e : c.extras) fmt::print("extra:       {}\n", e.name);
-    fmt::print("memory:      {:.2f} MB in memory, {:.2f} MB on disk\n", static_cast<double>(c.memoryBytes()) / 1e6,
-               static_cast<double>(l.file_bytes) / 1e6);
+    fmt::print("memory:      {:.2f} MB in memory, {:.2f} MB on disk\n",
+               static_cast<double>(c.memoryBytes()) / 1e6, static_cast<double>(l.file_bytes) / 1e6);
     fmt::print("time:        {:.3f} s\n", secondsSince(t0));
     return 0;
   } catch (const std::exception& e) {
@@ -145,13 +165,15 @@ int ValidateCommand::run() const {
   const Options& o = *options_;
   try {
     const auto t0 = Clock::now();
-    if (classifyInput(o.input) == InputKind::kOnnx) throw Error(o.input + ": an ONNX model, not a splat file (splatforge onnx info " + o.input + ")");
+    if (classifyInput(o.input) == InputKind::kOnnx)
+      throw Error(o.input + ": an ONNX model, not a splat file (splatforge onnx info " + o.input + ")");
     // Non-finite rows are counted and dropped by the loader (core/limits.h); --strict would refuse the file.
     LoadedSplats l = loadSplats(o.input);
     const GaussianCloud& c = l.cloud;
     const size_t n = c.size();
     // Scales: a gaussian thinner than 1e-7 of the cloud's extent (or with a zero or negative axis) is
-    // degenerate (it covers no pixel and ill-conditions its covariance); one 10,000 times longer than wide is a needle.
+    // degenerate (it covers no pixel and ill-conditions its covariance); one 10,000 times longer than wide is
+    // a needle.
     float extent = 1.0f;
     if (n) {
       const CloudBounds b = computeBounds(c);
@@ -177,7 +199,8 @@ int ValidateCommand::run() const {
       bool large = false;
       for (int k = 0; k < 3 * rest; ++k) {
         rest_max = std::max(rest_max, std::abs(sh[3 + k]));
-        large = large || std::abs(sh[3 + k]) > 4.0f;  // beyond compressed PLY's range, far beyond trained values
+        large =
+            large || std::abs(sh[3 + k]) > 4.0f;  // beyond compressed PLY's range, far beyond trained values
       }
       rest_large += large;
     }
@@ -198,39 +221,60 @@ int ValidateCommand::run() const {
       per_tile = static_cast<double>(pairs) / (((640 + 15) / 16) * ((360 + 15) / 16));
     }
     std::vector<std::string> problems, notes;
-    auto count = [&](size_t k, const std::string& what) { return fmt::format("{} of {} gaussians {}", k, n + l.dropped_non_finite, what); };
-    if (l.dropped_non_finite) problems.push_back(count(l.dropped_non_finite, "hold NaN or infinite values (dropped when loaded; --strict refuses the file)"));
+    auto count = [&](size_t k, const std::string& what) {
+      return fmt::format("{} of {} gaussians {}", k, n + l.dropped_non_finite, what);
+    };
+    if (l.dropped_non_finite)
+      problems.push_back(
+          count(l.dropped_non_finite,
+                "hold NaN or infinite values (dropped when loaded; --strict refuses the file)"));
     if (n == 0) problems.push_back("no gaussian to draw");
-    if (degenerate) problems.push_back(count(degenerate, fmt::format("have a scale axis of zero or below 1e-7 of the extent ({:.3g})", extent)));
+    if (degenerate)
+      problems.push_back(count(
+          degenerate, fmt::format("have a scale axis of zero or below 1e-7 of the extent ({:.3g})", extent)));
     if (needles) notes.push_back(count(needles, "are needles (one axis 10,000 times another)"));
     if (invisible) notes.push_back(count(invisible, "have opacity below 1/255 (never drawn)"));
-    if (dc_outside) notes.push_back(count(dc_outside, "have a base colour outside [0, 1] (clamped when drawn)"));
-    if (rest_large) notes.push_back(count(rest_large, fmt::format("have SH coefficients beyond +-4 (largest {:.3g})", rest_max)));
+    if (dc_outside)
+      notes.push_back(count(dc_outside, "have a base colour outside [0, 1] (clamped when drawn)"));
+    if (rest_large)
+      notes.push_back(
+          count(rest_large, fmt::format("have SH coefficients beyond +-4 (largest {:.3g})", rest_max)));
     for (const std::string& w : l.warnings) notes.push_back(w);
-    const std::string frame = l.axes.empty() ? "PLY convention (x right, y down, z forward), as stored" : l.axes;
+    const std::string frame =
+        l.axes.empty() ? "PLY convention (x right, y down, z forward), as stored" : l.axes;
     if (o.json) {
       auto list = [](const std::vector<std::string>& v) {
         std::string s = "[";
         for (size_t i = 0; i < v.size(); ++i) s += (i ? ", \"" : "\"") + jsonEscape(v[i]) + "\"";
         return s + "]";
       };
-      fmt::print("{{\n  \"file\": \"{}\",\n  \"format\": \"{}\",\n  \"count\": {},\n  \"sh_degree\": {},\n  \"frame\": \"{}\",\n"
-                 "  \"non_finite\": {},\n  \"degenerate_scales\": {},\n  \"needles\": {},\n  \"invisible\": {},\n  \"opaque\": {},\n"
-                 "  \"dc_outside_unit\": {},\n  \"sh_rest_large\": {},\n  \"sh_rest_max\": {},\n  \"default_camera\": {{\"width\": 640, "
-                 "\"height\": 360, \"visible\": {}, \"tile_pairs\": {}, \"splats_per_tile\": {:.2f}}},\n  \"problems\": {},\n  \"notes\": {},\n"
-                 "  \"valid\": {}\n}}\n",
-                 jsonEscape(o.input), formatName(l.format), n, c.sh_degree, jsonEscape(frame), l.dropped_non_finite, degenerate, needles,
-                 invisible, saturated, dc_outside, rest_large, rest_max, visible, pairs, per_tile, list(problems), list(notes),
-                 problems.empty() ? "true" : "false");
+      fmt::print(
+          "{{\n  \"file\": \"{}\",\n  \"format\": \"{}\",\n  \"count\": {},\n  \"sh_degree\": {},\n  "
+          "\"frame\": \"{}\",\n"
+          "  \"non_finite\": {},\n  \"degenerate_scales\": {},\n  \"needles\": {},\n  \"invisible\": {},\n  "
+          "\"opaque\": {},\n"
+          "  \"dc_outside_unit\": {},\n  \"sh_rest_large\": {},\n  \"sh_rest_max\": {},\n  "
+          "\"default_camera\": {{\"width\": 640, "
+          "\"height\": 360, \"visible\": {}, \"tile_pairs\": {}, \"splats_per_tile\": {:.2f}}},\n  "
+          "\"problems\": {},\n  \"notes\": {},\n"
+          "  \"valid\": {}\n}}\n",
+          jsonEscape(o.input), formatName(l.format), n, c.sh_degree, jsonEscape(frame), l.dropped_non_finite,
+          degenerate, needles, invisible, saturated, dc_outside, rest_large, rest_max, visible, pairs,
+          per_tile, list(problems), list(notes), problems.empty() ? "true" : "false");
     } else {
-      fmt::print("file:        {}\nformat:      {}\ngaussians:   {}\nsh degree:   {}\nframe:       {}\n", o.input, formatName(l.format), n,
-                 c.sh_degree, frame);
+      fmt::print("file:        {}\nformat:      {}\ngaussians:   {}\nsh degree:   {}\nframe:       {}\n",
+                 o.input, formatName(l.format), n, c.sh_degree, frame);
       fmt::print("opacity:     {} below 1/255, {} at 0.99 or more\n", invisible, saturated);
-      fmt::print("overdraw:    {} of {} visible from the default camera at 640x360, {} tile pairs, {:.1f} splats per 16x16 tile\n", visible, n,
-                 pairs, per_tile);
+      fmt::print(
+          "overdraw:    {} of {} visible from the default camera at 640x360, {} tile pairs, {:.1f} splats "
+          "per 16x16 tile\n",
+          visible, n, pairs, per_tile);
       for (const std::string& p : problems) fmt::print("problem:     {}\n", p);
       for (const std::string& s : notes) fmt::print("note:        {}\n", s);
-      fmt::print("{} ({:.2f} s)\n", problems.empty() ? "valid" : fmt::format("{} problem{}", problems.size(), problems.size() == 1 ? "" : "s"),
+      fmt::print("{} ({:.2f} s)\n",
+                 problems.empty()
+                     ? "valid"
+                     : fmt::format("{} problem{}", problems.size(), problems.size() == 1 ? "" : "s"),
                  secondsSince(t0));
     }
     return problems.empty() ? 0 : 1;
@@ -245,7 +289,8 @@ int ConvertCommand::run() const {
   Options o = *options_;
   o.strict = policy_->strict;
   if (o.output.empty() == o.output_positional.empty())
-    return reportUsage("convert", o.output.empty() ? "an output file is required (-o FILE)" : "give the output once (-o FILE)");
+    return reportUsage("convert", o.output.empty() ? "an output file is required (-o FILE)"
+                                                   : "give the output once (-o FILE)");
   if (o.output.empty()) o.output = o.output_positional;
   try {
     auto t0 = Clock::now();
@@ -258,13 +303,16 @@ int ConvertCommand::run() const {
     std::error_code ec;
     if (std::filesystem::exists(o.output, ec)) {
       if (std::filesystem::equivalent(o.input, o.output, ec))
-        throw UsageError("-o " + o.output + ": is the input file; convert never overwrites its input (write elsewhere, then move it)");
+        throw UsageError(
+            "-o " + o.output +
+            ": is the input file; convert never overwrites its input (write elsewhere, then move it)");
       if (!o.overwrite) throw UsageError("-o " + o.output + ": exists; -w/--overwrite replaces it");
     }
     checkWritableTarget(o.output, "output");
     progress("loading " + o.input);
     if (classifyInput(o.input) == InputKind::kOnnx)
-      throw Error(o.input + ": an ONNX model, not a splat file (splatforge onnx run " + o.input + " --save-splats OUT writes a generator's gaussians)");
+      throw Error(o.input + ": an ONNX model, not a splat file (splatforge onnx run " + o.input +
+                  " --save-splats OUT writes a generator's gaussians)");
     LoadedSplats l = loadSplats(o.input);
     printWarnings("convert", l.warnings);
     if (const std::string edits = applyConvertEdits(l.cloud, o); !edits.empty()) progress(edits);
@@ -275,7 +323,8 @@ int ConvertCommand::run() const {
       throw Error(o.output + ": the conversion would lose information (--strict refuses):" + all);
     }
     printWarnings("convert", losses);
-    progress(fmt::format("loaded {} gaussians ({}), writing {}", l.cloud.size(), formatName(l.format), o.output));
+    progress(
+        fmt::format("loaded {} gaussians ({}), writing {}", l.cloud.size(), formatName(l.format), o.output));
     saveSplats(l.cloud, o.output);
     fmt::print("wrote {} ({} gaussians)\ntime: {:.3f} s\n", o.output, l.cloud.size(), secondsSince(t0));
     return 0;

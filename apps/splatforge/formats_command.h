@@ -88,8 +88,8 @@ class ConvertCommand {
     std::vector<std::string> flip;  // x, y or z per --flip
     std::string rotate;             // "X,Y,Z" degrees about x, then y, then z
     std::optional<float> scale;
-    std::string translate;          // "X,Y,Z"
-    std::string box;                // "MINX,MINY,MINZ,MAXX,MAXY,MAXZ": keep centres inside
+    std::string translate;  // "X,Y,Z"
+    std::string box;        // "MINX,MINY,MINZ,MAXX,MAXY,MAXZ": keep centres inside
     std::optional<float> min_opacity;
   };
 

@@ -1,10 +1,11 @@
-// `splatforge hull bake MODEL`, `hull info FILE`, `hull play FILE --script S` and `hull bench FILE`: bake splat
-// hulls from glTF models, inspect SPL2 files, play scripts of hits and effects on them, time live hulls (src/hull/, docs/formats/spl2.md). Its options are declared here;
-// main.cpp, the one file that includes CLI11, registers them and dispatches the command.
+// `splatforge hull bake MODEL`, `hull info FILE`, `hull play FILE --script S` and `hull bench FILE`: bake
+// splat hulls from glTF models, inspect SPL2 files, play scripts of hits and effects on them, time live hulls
+// (src/hull/, docs/formats/spl2.md). Its options are declared here; main.cpp, the one file that includes
+// CLI11, registers them and dispatches the command.
 #pragma once
 
-#include <memory>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "hull/bake.h"
@@ -39,16 +40,17 @@ class HullCommand {
     std::string belt = "32,50";
     bool json = false;
     hull::BakeOptions bake;
-    AnimateOptions play;  // hull play
+    AnimateOptions play;                                         // hull play
     int hulls = 200, frames = 120, width = 1920, height = 1080;  // hull bench
     int back_to_back = 0;  // hull bench: also the last frame this many times in one submission
-    int submissions = 1;   // hull bench: that many such submissions in a row (the GPU clock ramps under steady work)
+    int submissions =
+        1;  // hull bench: that many such submissions in a row (the GPU clock ramps under steady work)
     bool idle = false;
-    bool tile_stats = false;  // hull bench: print the spread of the last frame's tile pairs
-    std::string json_out;     // hull bench: also write the results as JSON to this file
-    std::string lod = "off";  // hull bench: every hull's runtime LOD (K, auto or off)
-    int lod_sweep = 0;        // hull bench: time the frame at this many budgets K (0: no sweep)
-    std::string plot;         // hull bench --lod-sweep: the chart's PNG
+    bool tile_stats = false;          // hull bench: print the spread of the last frame's tile pairs
+    std::string json_out;             // hull bench: also write the results as JSON to this file
+    std::string lod = "off";          // hull bench: every hull's runtime LOD (K, auto or off)
+    int lod_sweep = 0;                // hull bench: time the frame at this many budgets K (0: no sweep)
+    std::string plot;                 // hull bench --lod-sweep: the chart's PNG
     std::string bench_mode = "live";  // hull bench: live, or static hulls drawn baked / sorted
     uint32_t seed = 1;
     double duration = 0;  // hull play --duration (play.duration_given says whether it was given)

@@ -75,7 +75,8 @@ int runMetaInfo(const LodCommand::Options& o) {
     for (int l = 0; l < m.level_count; ++l) {
       std::vector<int> only(m.leaves.size(), -1);
       for (size_t i = 0; i < m.leaves.size(); ++i)
-        if (std::find(m.leaves[i].levels.begin(), m.leaves[i].levels.end(), l) != m.leaves[i].levels.end()) only[i] = l;
+        if (std::find(m.leaves[i].levels.begin(), m.leaves[i].levels.end(), l) != m.leaves[i].levels.end())
+          only[i] = l;
       readLodMetaLeaves(m, only);
     }
   }
@@ -85,20 +86,22 @@ int runMetaInfo(const LodCommand::Options& o) {
       counts += fmt::format("{}{}", l ? ", " : "", m.counts[l]);
       with += fmt::format("{}{}", l ? ", " : "", leaves_with[l]);
     }
-    for (size_t i = 0; i < m.files.size(); ++i) files += fmt::format("{}\"{}\"", i ? ", " : "", jsonEscape(m.files[i]));
+    for (size_t i = 0; i < m.files.size(); ++i)
+      files += fmt::format("{}\"{}\"", i ? ", " : "", jsonEscape(m.files[i]));
     fmt::print(
         "{{\"file\": \"{}\", \"format\": \"lod-meta\", \"generator\": \"{}\", \"levels\": {}, \"count\": {}, "
         "\"counts\": [{}], \"leaves_with_level\": [{}], \"nodes\": {}, \"leaves\": {}, \"depth\": {}, "
         "\"bounds_min\": {}, \"bounds_max\": {}, \"verified\": {}, \"files\": [{}]}}\n",
-        jsonEscape(o.input), jsonEscape(m.generator), m.level_count, m.count, counts, with, m.nodes, m.leaves.size(),
-        m.depth, vecJson(m.box_min), vecJson(m.box_max), o.verify ? "true" : "false", files);
+        jsonEscape(o.input), jsonEscape(m.generator), m.level_count, m.count, counts, with, m.nodes,
+        m.leaves.size(), m.depth, vecJson(m.box_min), vecJson(m.box_max), o.verify ? "true" : "false", files);
     return 0;
   }
   fmt::print("{}: PlayCanvas streamed level of detail{}\n", o.input,
              m.generator.empty() ? std::string() : " (" + m.generator + ")");
   fmt::print("  levels {} (0 the finest), {} gaussians in all\n", m.level_count, m.count);
   for (int l = 0; l < m.level_count; ++l)
-    fmt::print("  level {}: {} gaussians in {} of the {} leaves\n", l, m.counts[l], leaves_with[l], m.leaves.size());
+    fmt::print("  level {}: {} gaussians in {} of the {} leaves\n", l, m.counts[l], leaves_with[l],
+               m.leaves.size());
   fmt::print("  tree {} nodes, depth {}; {} SOG files\n", m.nodes, m.depth, m.files.size());
   fmt::print("  bounds {} to {}\n", vecText(m.box_min), vecText(m.box_max));
   if (o.verify) fmt::print("  verified: every file decoded, every level's ranges inside their files\n");
@@ -170,26 +173,32 @@ std::string cameraJson(const Camera& c) {
 void writeCameraOut(const LodCommand::Options& o, const Camera& cam) {
   if (o.camera_out.empty()) return;
   const std::string text = cameraJson(cam);
-  writeFileAtomic(o.camera_out, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  writeFileAtomic(o.camera_out,
+                  std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 
-// `lod cut` of PlayCanvas's streamed LOD: a level per leaf (lod/meta_cut.h). `cam` is set when --camera was given.
+// `lod cut` of PlayCanvas's streamed LOD: a level per leaf (lod/meta_cut.h). `cam` is set when --camera was
+// given.
 int runMetaCut(const LodCommand::Options& o, Camera cam, Clock::time_point t0) {
   if (o.threshold != 0)
-    throw UsageError("--threshold applies to a hierarchy's nodes; a lod-meta.json is cut by its leaves' levels under --budget alone");
+    throw UsageError(
+        "--threshold applies to a hierarchy's nodes; a lod-meta.json is cut by its leaves' levels under "
+        "--budget alone");
   const LodMeta m = loadLodMeta(o.input);
   if (o.camera.empty())  // as `render` frames a capture, here by the tree's bound
     cam = frameBox(m.box_min, m.box_max, Vec3{0, 0, 1}, Vec3{0, -1, 0}, o.width.value_or(kDefaultWidth),
                    o.height.value_or(kDefaultHeight));
   const lod::MetaCut cut = lod::cutLodMeta(m, cam, o.budget);
-  if (cut.culled == m.leaves.size()) return fail("lod cut", "no leaf of the tree is in view of this camera; check the camera");
+  if (cut.culled == m.leaves.size())
+    return fail("lod cut", "no leaf of the tree is in view of this camera; check the camera");
   progress("reading the chosen ranges of " + o.input);
   saveSplats(readLodMetaLeaves(m, cut.leaf_level), o.output);
   writeCameraOut(o, cam);
-  fmt::print(stderr, "  chose a level for {} of the {} leaves ({} at their finest), {} culled{}\n", m.leaves.size() - cut.culled,
-             m.leaves.size(), cut.finest, cut.culled, cut.budget_limited ? ", budget reached" : "");
-  fmt::print("wrote {}{}: {} gaussians (budget {})\n", o.output, o.camera_out.empty() ? "" : ", " + o.camera_out, cut.count,
-             o.budget);
+  fmt::print(stderr, "  chose a level for {} of the {} leaves ({} at their finest), {} culled{}\n",
+             m.leaves.size() - cut.culled, m.leaves.size(), cut.finest, cut.culled,
+             cut.budget_limited ? ", budget reached" : "");
+  fmt::print("wrote {}{}: {} gaussians (budget {})\n", o.output,
+             o.camera_out.empty() ? "" : ", " + o.camera_out, cut.count, o.budget);
   fmt::print("time: {:.3f} s\n", secondsSince(t0));
   return 0;
 }

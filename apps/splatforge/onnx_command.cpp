@@ -1,7 +1,6 @@
 #include "onnx_command.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -9,10 +8,12 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "commands.h"
 #include "core/error.h"
+#include "gpu/gpu.h"
 #include "io/file.h"
 #include "io/formats.h"
 #include "io/image_io.h"
@@ -20,7 +21,6 @@
 #include "neural/cpu_ops.h"
 #include "neural/generator.h"
 #include "neural/vulkan_executor.h"
-#include "gpu/gpu.h"
 #include "scene/scene.h"
 
 namespace sf::cli {
@@ -30,13 +30,13 @@ namespace {
 using nlohmann::json;
 using namespace sf::nn;
 
-
 std::string valueLine(const ValueInfo& v) {
   std::string shape = "[?]";
   if (v.has_shape) {
     shape = "[";
     for (size_t k = 0; k < v.shape.size(); ++k)
-      shape += (k ? ", " : "") + (v.shape[k] >= 0 ? std::to_string(v.shape[k]) : (v.dim_names[k].empty() ? "?" : v.dim_names[k]));
+      shape += (k ? ", " : "") + (v.shape[k] >= 0 ? std::to_string(v.shape[k])
+                                                  : (v.dim_names[k].empty() ? "?" : v.dim_names[k]));
     shape += "]";
   }
   return fmt::format("{} {} {}", v.name, dtypeName(v.dtype), shape);
@@ -44,7 +44,8 @@ std::string valueLine(const ValueInfo& v) {
 
 json valueJson(const ValueInfo& v) {
   json dims = json::array();
-  for (size_t k = 0; k < v.shape.size(); ++k) dims.push_back(v.shape[k] >= 0 ? json(v.shape[k]) : json(v.dim_names[k]));
+  for (size_t k = 0; k < v.shape.size(); ++k)
+    dims.push_back(v.shape[k] >= 0 ? json(v.shape[k]) : json(v.dim_names[k]));
   return {{"name", v.name}, {"type", dtypeName(v.dtype)}, {"shape", v.has_shape ? dims : json(nullptr)}};
 }
 
@@ -62,8 +63,9 @@ int runInfo(const std::string& path, bool as_json) {
     not_generator = e.what();
   }
   if (as_json) {
-    json j = {{"path", path}, {"ir_version", g.ir_version}, {"opset", g.opset}, {"producer", g.producer}, {"nodes", g.nodes.size()},
-              {"initializer_values", weights}, {"metadata", g.metadata}};
+    json j = {{"path", path},           {"ir_version", g.ir_version}, {"opset", g.opset},
+              {"producer", g.producer}, {"nodes", g.nodes.size()},    {"initializer_values", weights},
+              {"metadata", g.metadata}};
     j["inputs"] = json::array();
     for (const ValueInfo& v : g.inputs) j["inputs"].push_back(valueJson(v));
     j["outputs"] = json::array();
@@ -72,7 +74,10 @@ int runInfo(const std::string& path, bool as_json) {
     for (const auto& [op, count] : ops) {
       Node probe;
       probe.op_type = op;
-      j["ops"].push_back({{"op", op}, {"count", count}, {"cpu", findCpuOp(op) != nullptr}, {"vulkan", vulkanUnsupportedReason(probe, g.opset).empty()}});
+      j["ops"].push_back({{"op", op},
+                          {"count", count},
+                          {"cpu", findCpuOp(op) != nullptr},
+                          {"vulkan", vulkanUnsupportedReason(probe, g.opset).empty()}});
     }
     j["unsupported"] = unsupported;
     j["generator"] = contract.empty() ? json(nullptr) : json(contract);
@@ -80,7 +85,8 @@ int runInfo(const std::string& path, bool as_json) {
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
-  fmt::print("{}\n  IR version {}, opset {}, producer '{}', {} nodes, {} weight values\n", path, g.ir_version, g.opset, g.producer, g.nodes.size(), weights);
+  fmt::print("{}\n  IR version {}, opset {}, producer '{}', {} nodes, {} weight values\n", path, g.ir_version,
+             g.opset, g.producer, g.nodes.size(), weights);
   fmt::print("inputs:\n");
   for (const ValueInfo& v : g.inputs) fmt::print("  {}\n", valueLine(v));
   fmt::print("outputs:\n");
@@ -97,9 +103,12 @@ int runInfo(const std::string& path, bool as_json) {
     for (const std::string& u : unsupported) fmt::print("  {}\n", u);
   }
   std::string indented = contract;
-  for (size_t at = indented.find('\n'); at != std::string::npos; at = indented.find('\n', at + 3)) indented.replace(at, 1, "\n  ");
-  if (!contract.empty()) fmt::print("gaussian generator:\n  {}\n", indented);
-  else fmt::print("gaussian generator: no ({})\n", not_generator);
+  for (size_t at = indented.find('\n'); at != std::string::npos; at = indented.find('\n', at + 3))
+    indented.replace(at, 1, "\n  ");
+  if (!contract.empty())
+    fmt::print("gaussian generator:\n  {}\n", indented);
+  else
+    fmt::print("gaussian generator: no ({})\n", not_generator);
   return 0;
 }
 
@@ -114,7 +123,8 @@ Tensor tensorFromJson(const json& v, const ValueInfo* declared, const std::strin
     if (v.contains("type")) {
       const std::string t = v["type"].get<std::string>();
       bool found = false;
-      for (DType d : {DType::kFloat32, DType::kFloat16, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kInt8, DType::kUInt8, DType::kBool})
+      for (DType d : {DType::kFloat32, DType::kFloat16, DType::kFloat64, DType::kInt32, DType::kInt64,
+                      DType::kInt8, DType::kUInt8, DType::kBool})
         if (dtypeName(d) == t) type = d, found = true;
       if (!found) throw Error(where + ".type: unknown element type '" + t + "'");
     }
@@ -126,8 +136,10 @@ Tensor tensorFromJson(const json& v, const ValueInfo* declared, const std::strin
   Shape nested;
   std::function<void(const json&, size_t)> walk = [&](const json& x, size_t depth) {
     if (x.is_array()) {
-      if (nested.size() == depth) nested.push_back(static_cast<int64_t>(x.size()));
-      else if (nested[depth] != static_cast<int64_t>(x.size())) throw Error(where + ": ragged nested arrays");
+      if (nested.size() == depth)
+        nested.push_back(static_cast<int64_t>(x.size()));
+      else if (nested[depth] != static_cast<int64_t>(x.size()))
+        throw Error(where + ": ragged nested arrays");
       for (const json& e : x) walk(e, depth + 1);
     } else if (x.is_number() || x.is_boolean()) {
       data.push_back(x.is_boolean() ? (x.get<bool>() ? 1.0 : 0.0) : x.get<double>());
@@ -137,9 +149,11 @@ Tensor tensorFromJson(const json& v, const ValueInfo* declared, const std::strin
   };
   walk(*values, 0);
   if (shape.empty() && !v.is_object()) shape = nested;
-  if (declared && declared->has_shape && elementCount(shape) != static_cast<int64_t>(data.size())) shape = declared->shape;
+  if (declared && declared->has_shape && elementCount(shape) != static_cast<int64_t>(data.size()))
+    shape = declared->shape;
   if (declared && declared->has_shape) {
-    bool fixed = std::all_of(declared->shape.begin(), declared->shape.end(), [](int64_t d) { return d >= 0; });
+    bool fixed =
+        std::all_of(declared->shape.begin(), declared->shape.end(), [](int64_t d) { return d >= 0; });
     if (fixed && elementCount(declared->shape) == static_cast<int64_t>(data.size())) shape = declared->shape;
   }
   if (elementCount(shape) != static_cast<int64_t>(data.size()))
@@ -188,8 +202,10 @@ json readInputsJson(const std::string& path) {
 TensorMap modelFeeds(const Graph& g, const json& inputs_json, const OnnxCommand::Options& o,
                      const std::optional<GeneratorContract>& contract) {
   Camera cam;
-  if (!o.camera.empty()) cam = loadCameraJson(o.camera);
-  else cam.width = 1280, cam.height = 720, cam.fx = cam.fy = 1000, cam.cx = 640, cam.cy = 360;
+  if (!o.camera.empty())
+    cam = loadCameraJson(o.camera);
+  else
+    cam.width = 1280, cam.height = 720, cam.fx = cam.fy = 1000, cam.cx = 640, cam.cy = 360;
   TensorMap feeds;
   for (const ValueInfo& v : g.inputs) {
     if (inputs_json.contains(v.name)) {
@@ -266,7 +282,8 @@ ModelRun timeModel(const OnnxCommand::Options& o, VulkanExecutor* gpu_exec, CpuE
     if (!o.back_to_back) gpu_exec->run(feeds, &m.median_times);
     for (const NodeTime& t : m.median_times) m.profile_ms += t.ms;
   } else {
-    std::sort(cpu_runs.begin(), cpu_runs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::sort(cpu_runs.begin(), cpu_runs.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
     m.median_times = cpu_runs[cpu_runs.size() / 2].second;
   }
   return m;
@@ -278,25 +295,35 @@ void writeNpyOutputs(const TensorMap& out, const std::string& dir) {
     std::vector<float> values(static_cast<size_t>(t.numel()));
     for (size_t k = 0; k < values.size(); ++k) values[k] = static_cast<float>(t.asDouble(k));
     std::string file = name;
-    std::replace_if(file.begin(), file.end(), [](char c) { return !(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'); }, '_');
+    std::replace_if(
+        file.begin(), file.end(),
+        [](char c) { return !(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'); }, '_');
     writeNpyArray((std::filesystem::path(dir) / (file + ".npy")).string(), values, t.shape);
   }
 }
 
 // The run as one JSON object: timings, the per-operator and per-node profile, and each output's summary and
 // values.
-void printModelJson(const OnnxCommand::Options& o, const ModelRun& m, const std::map<std::string, double>& per_op,
-                    const CpuExecutor& exec, const gpu::Context* ctx, const VulkanExecutor* gpu_exec) {
+void printModelJson(const OnnxCommand::Options& o, const ModelRun& m,
+                    const std::map<std::string, double>& per_op, const CpuExecutor& exec,
+                    const gpu::Context* ctx, const VulkanExecutor* gpu_exec) {
   const bool vulkan = gpu_exec != nullptr;
   json nodes = json::array();  // the profile, node by node, slowest first
   std::vector<NodeTime> by_time = m.median_times;
   std::sort(by_time.begin(), by_time.end(), [](const NodeTime& a, const NodeTime& b) { return a.ms > b.ms; });
-  for (const NodeTime& t : by_time) nodes.push_back({{"node", t.node}, {"op", t.op_type}, {"ms", t.ms}, {"wave", t.wave}});
-  json j = {{"model", o.model}, {"backend", vulkan ? "vulkan" : "cpu"}, {"run_ms", m.run_ms}, {"runs", o.repeat},
-            {"folded_nodes", exec.foldedNodes()}, {"op_ms", per_op}, {"node_ms", nodes}};
+  for (const NodeTime& t : by_time)
+    nodes.push_back({{"node", t.node}, {"op", t.op_type}, {"ms", t.ms}, {"wave", t.wave}});
+  json j = {{"model", o.model}, {"backend", vulkan ? "vulkan" : "cpu"}, {"run_ms", m.run_ms},
+            {"runs", o.repeat}, {"folded_nodes", exec.foldedNodes()},   {"op_ms", per_op},
+            {"node_ms", nodes}};
   if (vulkan)
-    j["vulkan"] = {{"device", ctx->info().name}, {"plan_ms", m.plan_ms}, {"last_wall_ms", m.wall_ms}, {"dispatches", gpu_exec->dispatches()},
-                   {"gpu_nodes", gpu_exec->gpuNodes()}, {"waves", gpu_exec->waves()}, {"arena_bytes", gpu_exec->arenaBytes()},
+    j["vulkan"] = {{"device", ctx->info().name},
+                   {"plan_ms", m.plan_ms},
+                   {"last_wall_ms", m.wall_ms},
+                   {"dispatches", gpu_exec->dispatches()},
+                   {"gpu_nodes", gpu_exec->gpuNodes()},
+                   {"waves", gpu_exec->waves()},
+                   {"arena_bytes", gpu_exec->arenaBytes()},
                    {"profile_ms", m.profile_ms}};
   if (vulkan && o.back_to_back) j["vulkan"]["back_to_back_ms"] = m.back_to_back_ms;
   j["outputs"] = json::object();
@@ -306,14 +333,16 @@ void printModelJson(const OnnxCommand::Options& o, const ModelRun& m, const std:
 
 // The run for people: each output's summary, the files written and the timings with the five slowest
 // operators.
-void printModelText(const OnnxCommand::Options& o, const ModelRun& m, const std::map<std::string, double>& per_op,
-                    const CpuExecutor& exec, const gpu::Context* ctx, const VulkanExecutor* gpu_exec, double load_s,
+void printModelText(const OnnxCommand::Options& o, const ModelRun& m,
+                    const std::map<std::string, double>& per_op, const CpuExecutor& exec,
+                    const gpu::Context* ctx, const VulkanExecutor* gpu_exec, double load_s,
                     size_t gaussians) {
   const bool vulkan = gpu_exec != nullptr;
   for (const auto& [name, t] : m.out) {
     json s = tensorSummary(t, false);
     fmt::print("{}: {} {}{}\n", name, dtypeName(t.dtype), shapeString(t.shape),
-               s.contains("min") ? fmt::format(" min {:.6g} max {:.6g} mean {:.6g}", s["min"].get<double>(), s["max"].get<double>(), s["mean"].get<double>())
+               s.contains("min") ? fmt::format(" min {:.6g} max {:.6g} mean {:.6g}", s["min"].get<double>(),
+                                               s["max"].get<double>(), s["mean"].get<double>())
                                  : std::string());
   }
   if (!o.output_dir.empty()) fmt::print("wrote {} .npy file(s) to {}\n", m.out.size(), o.output_dir);
@@ -322,24 +351,32 @@ void printModelText(const OnnxCommand::Options& o, const ModelRun& m, const std:
   for (const auto& [op, ms] : per_op) slow.emplace_back(ms, op);
   std::sort(slow.rbegin(), slow.rend());
   std::string split;
-  for (size_t k = 0; k < slow.size() && k < 5; ++k) split += fmt::format("{}{} {:.2f}", k ? ", " : "", slow[k].second, slow[k].first);
+  for (size_t k = 0; k < slow.size() && k < 5; ++k)
+    split += fmt::format("{}{} {:.2f}", k ? ", " : "", slow[k].second, slow[k].first);
   if (vulkan)
-    fmt::print("time: load {:.3f} s, {} node(s) folded, plan {:.1f} ms; Vulkan ({}) GPU {:.3f} ms{} for {} node(s) in {} wave(s), "
-               "{} dispatch(es), arena {:.1f} MiB; last run {:.2f} ms with upload and readback; per-node profile {:.3f} ms ({})\n",
-               load_s, exec.foldedNodes(), m.plan_ms, ctx->info().name, m.run_ms, o.repeat > 1 ? fmt::format(" (median of {})", o.repeat) : "",
-               gpu_exec->gpuNodes(), gpu_exec->waves(), gpu_exec->dispatches(), static_cast<double>(gpu_exec->arenaBytes()) / (1 << 20), m.wall_ms,
-               m.profile_ms, split);
+    fmt::print(
+        "time: load {:.3f} s, {} node(s) folded, plan {:.1f} ms; Vulkan ({}) GPU {:.3f} ms{} for {} node(s) "
+        "in {} wave(s), "
+        "{} dispatch(es), arena {:.1f} MiB; last run {:.2f} ms with upload and readback; per-node profile "
+        "{:.3f} ms ({})\n",
+        load_s, exec.foldedNodes(), m.plan_ms, ctx->info().name, m.run_ms,
+        o.repeat > 1 ? fmt::format(" (median of {})", o.repeat) : "", gpu_exec->gpuNodes(), gpu_exec->waves(),
+        gpu_exec->dispatches(), static_cast<double>(gpu_exec->arenaBytes()) / (1 << 20), m.wall_ms,
+        m.profile_ms, split);
   if (vulkan && o.back_to_back)
-    fmt::print("back to back: GPU {:.3f} ms per run (median of {} runs in one submission)\n", m.back_to_back_ms, o.repeat);
+    fmt::print("back to back: GPU {:.3f} ms per run (median of {} runs in one submission)\n",
+               m.back_to_back_ms, o.repeat);
   if (!vulkan)
-    fmt::print("time: load {:.3f} s, {} node(s) folded, CPU run {:.2f} ms{} ({})\n", load_s, exec.foldedNodes(), m.run_ms,
-               o.repeat > 1 ? fmt::format(" (median of {})", o.repeat) : "", split);
+    fmt::print("time: load {:.3f} s, {} node(s) folded, CPU run {:.2f} ms{} ({})\n", load_s,
+               exec.foldedNodes(), m.run_ms, o.repeat > 1 ? fmt::format(" (median of {})", o.repeat) : "",
+               split);
 }
 
 int runModel(const OnnxCommand::Options& o) {
   const auto t0 = std::chrono::steady_clock::now();
   Graph g = loadOnnxFile(o.model);
-  if (!o.output_dir.empty()) makeOutputFolder(o.output_dir);  // created when missing, as every command's output folder
+  if (!o.output_dir.empty())
+    makeOutputFolder(o.output_dir);  // created when missing, as every command's output folder
   const json inputs_json = readInputsJson(o.inputs);
   // A generator gets its time and camera inputs from --time/--camera; anything else from --inputs.
   std::optional<GeneratorContract> contract;
@@ -350,10 +387,14 @@ int runModel(const OnnxCommand::Options& o) {
   const TensorMap feeds = modelFeeds(g, inputs_json, o, contract);
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const bool vulkan = o.backend == "vulkan" || (o.backend == "auto" && gpu::vulkanAvailable());
-  if (o.backend == "vulkan" && !gpu::vulkanAvailable()) throw Error("--backend vulkan: no Vulkan device (install mesa-vulkan-drivers)");
+  if (o.backend == "vulkan" && !gpu::vulkanAvailable())
+    throw Error("--backend vulkan: no Vulkan device (install mesa-vulkan-drivers)");
   if (o.repeat < 1) throw UsageError("--repeat must be at least 1");
-  if (o.back_to_back && !vulkan) throw UsageError("--back-to-back times the Vulkan executor: use --backend vulkan");
-  if (o.back_to_back && o.repeat > 4096) throw UsageError("--back-to-back: --repeat must be at most 4096 (one submission), not " + std::to_string(o.repeat));
+  if (o.back_to_back && !vulkan)
+    throw UsageError("--back-to-back times the Vulkan executor: use --backend vulkan");
+  if (o.back_to_back && o.repeat > 4096)
+    throw UsageError("--back-to-back: --repeat must be at most 4096 (one submission), not " +
+                     std::to_string(o.repeat));
   std::unique_ptr<gpu::Context> ctx;
   std::unique_ptr<VulkanExecutor> gpu_exec;
   std::unique_ptr<CpuExecutor> cpu_exec;
@@ -374,7 +415,8 @@ int runModel(const OnnxCommand::Options& o) {
   size_t gaussians = 0;
   if (!o.save_splats.empty()) {
     if (!contract) throw Error("--save-splats: " + o.model + " is not a gaussian generator");
-    GeneratedGaussians decoded = decodeGenerated(*contract, m.out, o.model);  // the run above, not a second load
+    GeneratedGaussians decoded =
+        decodeGenerated(*contract, m.out, o.model);  // the run above, not a second load
     gaussians = decoded.cloud.size();
     saveSplats(bakeGenerated(decoded), o.save_splats);
   }

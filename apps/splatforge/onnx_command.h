@@ -30,11 +30,11 @@ class OnnxCommand {
     bool info = false;  // `onnx info` (else `onnx run`)
     bool json = false;
     // run
-    std::string inputs;     // JSON file: name -> number, array, or {"type", "shape", "data"}
-    double time = 0;        // generators: the time input
-    std::string camera;     // generators: camera JSON (default: at the origin looking along +z)
-    std::string output_dir; // one .npy per output
-    std::string save_splats;  // generators: the decoded gaussians as a splat file
+    std::string inputs;           // JSON file: name -> number, array, or {"type", "shape", "data"}
+    double time = 0;              // generators: the time input
+    std::string camera;           // generators: camera JSON (default: at the origin looking along +z)
+    std::string output_dir;       // one .npy per output
+    std::string save_splats;      // generators: the decoded gaussians as a splat file
     std::string backend = "cpu";  // cpu, vulkan or auto
     std::string device;           // Vulkan device by index or name
     int repeat = 1;               // runs to time (the median is reported)

@@ -31,11 +31,14 @@ std::string sceneSummary(const Scene& scene) {
   size_t splats = 0, models = 0, characters = 0, generators = 0;
   for (const SceneObject& o : scene.objects) {
     splats += o.cloud ? o.cloud->size() : 0;
-    if (o.character) ++characters;
-    else if (o.model) ++models;
+    if (o.character)
+      ++characters;
+    else if (o.model)
+      ++models;
     generators += o.generator != nullptr;
   }
-  return fmt::format("{} objects, {} gaussians{}{}{}", scene.objects.size(), splats, models ? fmt::format(", {} glTF models", models) : "",
+  return fmt::format("{} objects, {} gaussians{}{}{}", scene.objects.size(), splats,
+                     models ? fmt::format(", {} glTF models", models) : "",
                      characters ? fmt::format(", {} characters", characters) : "",
                      generators ? fmt::format(", {} neural generators", generators) : "");
 }
@@ -43,8 +46,9 @@ std::string sceneSummary(const Scene& scene) {
 // The scene of a command's input: a scene JSON (warnings printed, its background unless --bg was given),
 // or one splat file, glTF model or character package.
 // Every input is drawn at the frame's scene time (render --time, animate --start), whatever its kind.
-Scene loadInput(const char* command, const std::string& input, const std::string& clip, bool strict_objects, bool allow_outside_paths,
-                std::optional<int> width, std::optional<int> height, bool background_given, RenderSettings& settings) {
+Scene loadInput(const char* command, const std::string& input, const std::string& clip, bool strict_objects,
+                bool allow_outside_paths, std::optional<int> width, std::optional<int> height,
+                bool background_given, RenderSettings& settings) {
   progress("loading " + input);
   if (classifyInput(input) != InputKind::kSceneJson) {
     Scene scene = sceneFromFile(input, clip);
@@ -52,7 +56,8 @@ Scene loadInput(const char* command, const std::string& input, const std::string
     progress("loaded " + sceneSummary(scene));
     return scene;
   }
-  if (!clip.empty()) throw UsageError("--clip applies to a glTF input; a scene JSON names each object's clip");
+  if (!clip.empty())
+    throw UsageError("--clip applies to a glTF input; a scene JSON names each object's clip");
   SceneLoadOptions lo;
   lo.strict = strict_objects;
   lo.confine_paths = !allow_outside_paths;
@@ -65,9 +70,10 @@ Scene loadInput(const char* command, const std::string& input, const std::string
   return scene;
 }
 
-// --hull-mode, --light and --hull-lod: every splat hull of the scene drawn in one mode; the cel light on or off;
-// every hull's runtime LOD (a hull script's `lod` events still replace it from their times on).
-void applyHullOptions(Scene& scene, const std::string& mode, const std::string& light, const std::string& lod = {}) {
+// --hull-mode, --light and --hull-lod: every splat hull of the scene drawn in one mode; the cel light on or
+// off; every hull's runtime LOD (a hull script's `lod` events still replace it from their times on).
+void applyHullOptions(Scene& scene, const std::string& mode, const std::string& light,
+                      const std::string& lod = {}) {
   if (!mode.empty()) {
     const hull::HullMode m = hull::parseHullMode(mode);
     for (SceneObject& o : scene.objects) o.hull_mode = m;
@@ -87,7 +93,8 @@ void applyHullOptions(Scene& scene, const std::string& mode, const std::string& 
 // True when no splat of the scene's objects reaches the renderer's alpha threshold (kAlphaMin, 1/255).
 bool allTransparent(const Scene& scene) {
   for (const SceneObject& o : scene.objects)
-    if (o.generator) return false;  // its gaussians are made per frame
+    if (o.generator)
+      return false;  // its gaussians are made per frame
     else if (o.cloud)
       for (float a : o.cloud->opacities)
         if (a >= kAlphaMin) return false;
@@ -102,25 +109,33 @@ struct FloatOutputs {
   void check() const {
     for (auto [path, flag] : {std::pair{image, "--save-float"}, std::pair{depth, "--save-depth"}}) {
       if (path.empty()) continue;
-      if (fileExtension(path) != ".npy") throw Error(std::string(flag) + " " + path + ": expected a .npy path");
+      if (fileExtension(path) != ".npy")
+        throw Error(std::string(flag) + " " + path + ": expected a .npy path");
       checkWritableTarget(path, flag);
     }
   }
 };
 
 // Renders a scene and writes the outputs; shared by `render` and `demo`.
-int renderAndWrite(const char* command, const Scene& scene, double time, const Camera& cam, RenderSettings settings,
-                   const FrameDriverOptions& driver_options, const std::string& png, const FloatOutputs& extra, Clock::time_point t_start, double load_s) {
+int renderAndWrite(const char* command, const Scene& scene, double time, const Camera& cam,
+                   RenderSettings settings, const FrameDriverOptions& driver_options, const std::string& png,
+                   const FloatOutputs& extra, Clock::time_point t_start, double load_s) {
   settings.depth = !extra.depth.empty();
   FrameDriver driver(driver_options);
-  progress(fmt::format("rendering {}x{} on {} ({})", cam.width, cam.height, driver.describe(), sceneSummary(scene)));
+  progress(fmt::format("rendering {}x{} on {} ({})", cam.width, cam.height, driver.describe(),
+                       sceneSummary(scene)));
   const FrameResult f = driver.render(scene, {time, cam, settings, {}});
   if (f.visible == 0 && f.mesh_triangles == 0 && f.splats > 0 && allTransparent(scene))
-    return fail(command, fmt::format("nothing to draw: every one of the {} gaussians is fully transparent (opacity below 1/255)", f.splats));
+    return fail(
+        command,
+        fmt::format(
+            "nothing to draw: every one of the {} gaussians is fully transparent (opacity below 1/255)",
+            f.splats));
   if (f.visible == 0 && f.mesh_triangles == 0)
-    return fail(command, fmt::format("no gaussian is visible from this camera (all {} culled: behind the camera, "
-                                     "closer than 0.2, or outside the image); check the camera",
-                                     f.splats));
+    return fail(command,
+                fmt::format("no gaussian is visible from this camera (all {} culled: behind the camera, "
+                            "closer than 0.2, or outside the image); check the camera",
+                            f.splats));
   writePng(png, f.image);
   if (!extra.image.empty()) writeNpy(extra.image, f.image);
   if (!extra.depth.empty()) writeNpy(extra.depth, f.image.depth, f.image.height, f.image.width, 2);
@@ -142,7 +157,8 @@ struct FramePattern {
     FramePattern p;
     size_t at = pattern.find('%');
     if (at == std::string::npos || pattern.find('%', at + 1) != std::string::npos)
-      throw UsageError("-o " + pattern + ": expected one frame-number field such as %04d (frames/%04d.png) or a .mp4 path");
+      throw UsageError("-o " + pattern +
+                       ": expected one frame-number field such as %04d (frames/%04d.png) or a .mp4 path");
     size_t k = at + 1;
     while (k < pattern.size() && std::isdigit(static_cast<unsigned char>(pattern[k]))) ++k;
     if (k >= pattern.size() || pattern[k] != 'd')
@@ -150,7 +166,8 @@ struct FramePattern {
     if (k > at + 1) p.width = std::stoi(pattern.substr(at + 1, k - at - 1));
     if (p.width > 12) throw UsageError("-o " + pattern + ": frame-number width above 12 digits");
     p.prefix = pattern.substr(0, at), p.suffix = pattern.substr(k + 1);
-    if (fileExtension(p.suffix) != ".png") throw UsageError("-o " + pattern + ": frames are written as PNG; end the pattern with .png");
+    if (fileExtension(p.suffix) != ".png")
+      throw UsageError("-o " + pattern + ": frames are written as PNG; end the pattern with .png");
     return p;
   }
   std::string operator()(size_t frame) const {
@@ -170,7 +187,8 @@ std::string findOnPath(const std::string& program) {
     if (end == std::string::npos) end = dirs.size();
     std::filesystem::path candidate = std::filesystem::path(dirs.substr(start, end - start)) / program;
     std::error_code ec;
-    if (!dirs.substr(start, end - start).empty() && std::filesystem::is_regular_file(candidate, ec)) return candidate.string();
+    if (!dirs.substr(start, end - start).empty() && std::filesystem::is_regular_file(candidate, ec))
+      return candidate.string();
     start = end + 1;
   }
   return {};
@@ -191,8 +209,9 @@ class ProgressBar {
     const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
     const double eta = rate > 0 ? static_cast<double>(total_ - done) / rate : 0;
     const size_t filled = total_ ? done * 30 / total_ : 30;
-    std::string line = fmt::format("  [{}{}] {}/{} frames  {:.2f} fps  eta {:.1f} s", std::string(filled, '#'), std::string(30 - filled, '.'),
-                                   done, total_, rate, eta);
+    std::string line =
+        fmt::format("  [{}{}] {}/{} frames  {:.2f} fps  eta {:.1f} s", std::string(filled, '#'),
+                    std::string(30 - filled, '.'), done, total_, rate, eta);
     if (tty_) {
       fmt::print(stderr, "\r{}{}", line, done == total_ ? "\n" : "");
     } else if (done == total_ || done * 10 / total_ != last_decile_) {
@@ -211,7 +230,9 @@ class ProgressBar {
 // Ctrl-C (SIGINT) or SIGTERM while frames are written: the handler only raises a flag; the loop stops after
 // the frame in hand and removes what this run wrote, so an interrupted run leaves no partial output.
 volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void onInterrupt(int) { g_interrupted = 1; }
+extern "C" void onInterrupt(int) {
+  g_interrupted = 1;
+}
 
 class InterruptGuard {
  public:
@@ -236,7 +257,6 @@ class InterruptGuard {
   void (*previous_term_)(int) = SIG_DFL;
 };
 
-
 // `hull play`: every splat hull of the scene plays the script (a scene's own standing effects stay as its
 // base). Returns the clip's duration: --duration when given, else the script's.
 double playHullScript(Scene& scene, const AnimateOptions& o) {
@@ -255,8 +275,8 @@ double playHullScript(Scene& scene, const AnimateOptions& o) {
     ++hulls;
   }
   if (hulls == 0) throw Error(o.input + ": holds no splat hull to play the script on");
-  progress(fmt::format("playing {} ({} events, {:.2f} s, seed {}) on {} hull{}", o.hull_script, script.events.size(), script.duration,
-                       dopt.seed, hulls, hulls == 1 ? "" : "s"));
+  progress(fmt::format("playing {} ({} events, {:.2f} s, seed {}) on {} hull{}", o.hull_script,
+                       script.events.size(), script.duration, dopt.seed, hulls, hulls == 1 ? "" : "s"));
   return o.duration_given ? o.duration : script.duration;
 }
 
@@ -268,7 +288,8 @@ Camera animationCamera(const Scene& scene, const AnimateOptions& o, double durat
   std::vector<double> times{o.start};
   if (!o.hull_script.empty()) {
     const int n = static_cast<int>(std::clamp(std::ceil(duration / 0.1) + 1.0, 2.0, 121.0));
-    for (int k = 1; k < n; ++k) times.push_back(o.start + duration * static_cast<double>(k) / static_cast<double>(n - 1));
+    for (int k = 1; k < n; ++k)
+      times.push_back(o.start + duration * static_cast<double>(k) / static_cast<double>(n - 1));
   }
   return autoCameraOverClip(scene, o.width.value_or(kDefaultWidth), o.height.value_or(kDefaultHeight), times);
 }
@@ -281,7 +302,8 @@ int RenderCommand::run() const {
   const Options& o = *options_;
   try {
     auto t0 = Clock::now();
-    if (fileExtension(o.output) != ".png") throw UsageError("-o " + o.output + ": expected a .png path (this command writes a PNG)");
+    if (fileExtension(o.output) != ".png")
+      throw UsageError("-o " + o.output + ": expected a .png path (this command writes a PNG)");
     checkWritableTarget(o.output, "output");
     const FloatOutputs extra{o.save_float, o.save_depth};
     extra.check();
@@ -293,14 +315,19 @@ int RenderCommand::run() const {
     if (!std::isfinite(o.time)) throw UsageError("--time must be a finite number of seconds");
     Camera cam;  // a camera file is checked before the scene loads (a typo should not wait for a large scene)
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
-    Scene scene = loadInput("render", o.input, o.clip, !o.keep_going, o.allow_outside_paths, o.width, o.height, !o.background.empty(), settings);
-    settings.blend_space = o.blend_space.empty() ? scene.blend_space.value_or(BlendSpace::kDisplay) : parseBlendSpace(o.blend_space);
+    Scene scene = loadInput("render", o.input, o.clip, !o.keep_going, o.allow_outside_paths, o.width,
+                            o.height, !o.background.empty(), settings);
+    settings.blend_space = o.blend_space.empty() ? scene.blend_space.value_or(BlendSpace::kDisplay)
+                                                 : parseBlendSpace(o.blend_space);
     if (o.lod_budget) scene.lod_budget = *o.lod_budget;
     applyHullOptions(scene, o.hull_mode, o.light, o.hull_lod);
     double load_s = secondsSince(t0);
     if (o.camera.empty())
-      cam = scene.camera ? *scene.camera : autoCamera(scene, o.width.value_or(kDefaultWidth), o.height.value_or(kDefaultHeight), o.time);  // framed as drawn
-    return renderAndWrite("render", scene, o.time, cam, settings, driverOptions(o.backend, o.device, o.validation), o.output, extra, t0, load_s);
+      cam = scene.camera ? *scene.camera
+                         : autoCamera(scene, o.width.value_or(kDefaultWidth),
+                                      o.height.value_or(kDefaultHeight), o.time);  // framed as drawn
+    return renderAndWrite("render", scene, o.time, cam, settings,
+                          driverOptions(o.backend, o.device, o.validation), o.output, extra, t0, load_s);
   } catch (const std::exception& e) {
     return reportFailure("render", e);
   }
@@ -325,10 +352,12 @@ int runAnimate(const AnimateOptions& o) {
   try {
     auto t0 = Clock::now();
     if (!(o.fps > 0 && o.fps <= 1000)) throw UsageError("--fps must be in (0, 1000]");
-    if (o.duration_given && !(o.duration > 0 && o.duration <= 3600)) throw UsageError("--duration must be in (0, 3600] seconds");
+    if (o.duration_given && !(o.duration > 0 && o.duration <= 3600))
+      throw UsageError("--duration must be in (0, 3600] seconds");
     if (!std::isfinite(o.start)) throw UsageError("--start must be a finite number of seconds");
     if (!o.events_out.empty()) {
-      if (fileExtension(o.events_out) != ".jsonl") throw UsageError("--events-out " + o.events_out + ": expected a .jsonl path (JSON lines)");
+      if (fileExtension(o.events_out) != ".jsonl")
+        throw UsageError("--events-out " + o.events_out + ": expected a .jsonl path (JSON lines)");
       checkWritableTarget(o.events_out, "--events-out");
     }
     std::string ffmpeg;
@@ -336,7 +365,9 @@ int runAnimate(const AnimateOptions& o) {
       checkWritableTarget(o.output, "output");
       ffmpeg = findOnPath("ffmpeg");
       if (ffmpeg.empty())
-        throw Error("-o " + o.output + ": writing MP4 needs ffmpeg on PATH (apt-get install ffmpeg); or write PNG frames with -o frames/%04d.png");
+        throw Error("-o " + o.output +
+                    ": writing MP4 needs ffmpeg on PATH (apt-get install ffmpeg); or write PNG frames with "
+                    "-o frames/%04d.png");
       pattern = FramePattern::parse((std::filesystem::path(o.output + ".frames") / "%06d.png").string());
       std::error_code ec;
       std::filesystem::remove_all(o.output + ".frames", ec);
@@ -354,8 +385,10 @@ int runAnimate(const AnimateOptions& o) {
     if (o.raster_slice) settings.raster_slice = *o.raster_slice;
     Camera cam;  // a camera file is checked before the scene loads
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
-    Scene scene = loadInput(o.command.c_str(), o.input, o.clip, !o.keep_going, o.allow_outside_paths, o.width, o.height, !o.background.empty(), settings);
-    settings.blend_space = o.blend_space.empty() ? scene.blend_space.value_or(BlendSpace::kDisplay) : parseBlendSpace(o.blend_space);
+    Scene scene = loadInput(o.command.c_str(), o.input, o.clip, !o.keep_going, o.allow_outside_paths, o.width,
+                            o.height, !o.background.empty(), settings);
+    settings.blend_space = o.blend_space.empty() ? scene.blend_space.value_or(BlendSpace::kDisplay)
+                                                 : parseBlendSpace(o.blend_space);
     if (o.lod_budget) scene.lod_budget = *o.lod_budget;
     applyHullOptions(scene, o.hull_mode, o.light, o.hull_lod);
     double duration = o.duration;
@@ -365,8 +398,9 @@ int runAnimate(const AnimateOptions& o) {
 
     const size_t frames = std::max<size_t>(1, static_cast<size_t>(std::llround(duration * o.fps)));
     FrameDriver driver(driverOptions(o.backend, o.device, o.validation));
-    progress(fmt::format("animating {} frames at {} fps ({:.3f} s from t = {}) at {}x{} on {} ({})", frames, o.fps, duration, o.start,
-                         cam.width, cam.height, driver.describe(), sceneSummary(scene)));
+    progress(fmt::format("animating {} frames at {} fps ({:.3f} s from t = {}) at {}x{} on {} ({})", frames,
+                         o.fps, duration, o.start, cam.width, cam.height, driver.describe(),
+                         sceneSummary(scene)));
     ProgressBar bar(frames);
     std::vector<double> frame_ms;
     // Animation events: a line each on stdout, or JSON lines for --events-out.
@@ -375,15 +409,20 @@ int runAnimate(const AnimateOptions& o) {
     auto reportEvents = [&](const FrameResult& f, size_t frame) {
       for (const FiredClipEvent& e : f.events) {
         if (o.events_out.empty())
-          fmt::print("event t={:.4f} s: {} {} (clip time {} s, frame {})\n", e.scene_time, e.object, e.event, e.clip_time, frame);
+          fmt::print("event t={:.4f} s: {} {} (clip time {} s, frame {})\n", e.scene_time, e.object, e.event,
+                     e.clip_time, frame);
         else
-          events_jsonl += fmt::format("{{\"frame\": {}, \"scene_time\": {}, \"object\": \"{}\", \"event\": \"{}\", \"clip_time\": {}}}\n", frame,
-                                      numberJson(e.scene_time), jsonEscape(e.object), jsonEscape(e.event), e.clip_time);
+          events_jsonl += fmt::format(
+              "{{\"frame\": {}, \"scene_time\": {}, \"object\": \"{}\", \"event\": \"{}\", \"clip_time\": "
+              "{}}}\n",
+              frame, numberJson(e.scene_time), jsonEscape(e.object), jsonEscape(e.event), e.clip_time);
       }
       event_count += f.events.size();
       if (f.events_skipped > 0)
-        printWarnings(o.command.c_str(), {fmt::format("frame {}: {} more animation events crossed in one frame (over {}); not reported", frame,
-                                                      f.events_skipped, kMaxClipEventsPerStep)});
+        printWarnings(
+            o.command.c_str(),
+            {fmt::format("frame {}: {} more animation events crossed in one frame (over {}); not reported",
+                         frame, f.events_skipped, kMaxClipEventsPerStep)});
     };
     // --orbit: camera-to-world' = T(c) Ry(a) T(-c) camera-to-world about the centre c of the scene's box.
     Vec3 pivot{0, 0, 0};
@@ -401,12 +440,16 @@ int runAnimate(const AnimateOptions& o) {
       auto tf = Clock::now();
       Camera frame_cam = cam;
       if (o.orbit_deg != 0) {
-        const double a = -o.orbit_deg * std::numbers::pi / 180.0 * (frames > 1 ? static_cast<double>(i) / static_cast<double>(frames - 1) : 0.0);
-        const Mat3 ry = rotationMatrix(Quat{static_cast<float>(std::cos(a / 2)), 0, static_cast<float>(std::sin(a / 2)), 0});
-        frame_cam.world_to_camera = cam.world_to_camera * Mat4::fromLinearTranslation(Mat3{}, pivot) * Mat4::fromLinearTranslation(ry, Vec3{0, 0, 0}) *
+        const double a = -o.orbit_deg * std::numbers::pi / 180.0 *
+                         (frames > 1 ? static_cast<double>(i) / static_cast<double>(frames - 1) : 0.0);
+        const Mat3 ry = rotationMatrix(
+            Quat{static_cast<float>(std::cos(a / 2)), 0, static_cast<float>(std::sin(a / 2)), 0});
+        frame_cam.world_to_camera = cam.world_to_camera * Mat4::fromLinearTranslation(Mat3{}, pivot) *
+                                    Mat4::fromLinearTranslation(ry, Vec3{0, 0, 0}) *
                                     Mat4::fromLinearTranslation(Mat3{}, -pivot);
       }
-      const FrameResult f = driver.render(scene, {o.start + static_cast<double>(i) / o.fps, frame_cam, settings, {}});
+      const FrameResult f =
+          driver.render(scene, {o.start + static_cast<double>(i) / o.fps, frame_cam, settings, {}});
       reportEvents(f, i);
       writePng(pattern(i), f.image);
       written = i + 1;
@@ -416,19 +459,23 @@ int runAnimate(const AnimateOptions& o) {
     if (interrupt.interrupted()) return stopped("during the last frame");
     auto writeEvents = [&] {
       if (o.events_out.empty()) return;
-      writeFileAtomic(o.events_out, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(events_jsonl.data()), events_jsonl.size()));
+      writeFileAtomic(o.events_out,
+                      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(events_jsonl.data()),
+                                               events_jsonl.size()));
       fmt::print("wrote {} ({} animation events)\n", o.events_out, event_count);
     };
     if (mp4) {
       const std::string tmp = o.output + ".partial.mp4";
-      const std::string cmd = fmt::format("{} -y -loglevel error -framerate {} -i {} -c:v libx264 -pix_fmt yuv420p -crf 18 {}", shellQuote(ffmpeg),
-                                          o.fps, shellQuote((frames_dir / "%06d.png").string()), shellQuote(tmp));
+      const std::string cmd = fmt::format(
+          "{} -y -loglevel error -framerate {} -i {} -c:v libx264 -pix_fmt yuv420p -crf 18 {}",
+          shellQuote(ffmpeg), o.fps, shellQuote((frames_dir / "%06d.png").string()), shellQuote(tmp));
       progress("encoding " + o.output + " with " + ffmpeg);
       const int rc = std::system(cmd.c_str());
       // system() ignores SIGINT in this process while ffmpeg runs: ffmpeg ends by it, killed or (its own
       // handler) with exit status 255.
       const bool ffmpeg_interrupted =
-          rc != -1 && ((WIFSIGNALED(rc) && (WTERMSIG(rc) == SIGINT || WTERMSIG(rc) == SIGTERM)) || (WIFEXITED(rc) && WEXITSTATUS(rc) == 255));
+          rc != -1 && ((WIFSIGNALED(rc) && (WTERMSIG(rc) == SIGINT || WTERMSIG(rc) == SIGTERM)) ||
+                       (WIFEXITED(rc) && WEXITSTATUS(rc) == 255));
       if (interrupt.interrupted() || ffmpeg_interrupted) return stopped("while encoding");
       if (rc != 0 || !std::filesystem::exists(tmp)) {
         std::filesystem::remove(tmp);
@@ -445,8 +492,8 @@ int runAnimate(const AnimateOptions& o) {
     writeEvents();
     std::vector<double> sorted = frame_ms;
     std::sort(sorted.begin(), sorted.end());
-    fmt::print("time: {:.3f} s total (load {:.3f} s; median {:.1f} ms per frame including PNG writing)\n", secondsSince(t0), load_s,
-               sorted[sorted.size() / 2]);
+    fmt::print("time: {:.3f} s total (load {:.3f} s; median {:.1f} ms per frame including PNG writing)\n",
+               secondsSince(t0), load_s, sorted[sorted.size() / 2]);
     return 0;
   } catch (const std::exception& e) {
     removePartial();
@@ -456,7 +503,9 @@ int runAnimate(const AnimateOptions& o) {
 
 AnimateCommand::~AnimateCommand() = default;
 
-int AnimateCommand::run() const { return runAnimate(*options_); }
+int AnimateCommand::run() const {
+  return runAnimate(*options_);
+}
 
 DemoCommand::~DemoCommand() = default;
 
@@ -464,14 +513,16 @@ int DemoCommand::run() const {
   const Options& o = *options_;
   try {
     auto t0 = Clock::now();
-    if (fileExtension(o.output) != ".png") throw UsageError("-o " + o.output + ": expected a .png path (this command writes a PNG)");
+    if (fileExtension(o.output) != ".png")
+      throw UsageError("-o " + o.output + ": expected a .png path (this command writes a PNG)");
     checkWritableTarget(o.output, "output");
     const FloatOutputs extra{o.save_float, o.save_depth};
     extra.check();
     Scene scene = makeDemoScene(o.width, o.height);
     RenderSettings settings;
     settings.background = *scene.background;
-    return renderAndWrite("demo", scene, 0.0, *scene.camera, settings, driverOptions(o.backend, o.device, o.validation), o.output, extra, t0,
+    return renderAndWrite("demo", scene, 0.0, *scene.camera, settings,
+                          driverOptions(o.backend, o.device, o.validation), o.output, extra, t0,
                           secondsSince(t0));
   } catch (const std::exception& e) {
     return reportFailure("demo", e);

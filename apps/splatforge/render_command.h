@@ -33,26 +33,29 @@ class RenderCommand {
 
   struct Options {
     std::string input;
-    std::string output;           // .png
+    std::string output;  // .png
     std::optional<int> width, height;
-    std::string camera;           // camera JSON path, optional
+    std::string camera;            // camera JSON path, optional
     std::string backend = "auto";  // auto (Vulkan on a GPU, else the CPU renderer), vulkan or cpu
     std::string device;            // Vulkan device index or name substring
     bool validation = false;       // Vulkan validation layers
-    std::string background;       // "R,G,B"
-    std::string blend_space;      // display or linear (empty: the scene's, else display)
-    std::optional<uint64_t> lod_budget;  // level-of-detail objects: gaussians a frame draws (empty: the scene's)
-    std::string save_float;       // .npy
-    std::string save_depth;       // .npy: expected depth (splats and meshes) and transmittance per pixel
+    std::string background;        // "R,G,B"
+    std::string blend_space;       // display or linear (empty: the scene's, else display)
+    std::optional<uint64_t>
+        lod_budget;          // level-of-detail objects: gaussians a frame draws (empty: the scene's)
+    std::string save_float;  // .npy
+    std::string save_depth;  // .npy: expected depth (splats and meshes) and transmittance per pixel
     bool antialiased = false;
-    bool keep_going = false;  // scene JSON: an object that cannot be loaded is a placeholder with a warning, not an error
+    bool keep_going =
+        false;  // scene JSON: an object that cannot be loaded is a placeholder with a warning, not an error
     bool allow_outside_paths = false;  // scene JSON: object paths may leave the scene's directory
-    std::string clip;  // glTF input: animation name or index (default: the first)
-    double time = 0;   // scene time in seconds, the same for every input
+    std::string clip;                  // glTF input: animation name or index (default: the first)
+    double time = 0;                   // scene time in seconds, the same for every input
     std::string hull_mode;  // splat hulls: baked or sorted for every hull (empty: each object's own)
     std::string light;      // splat hulls: on or off (empty: the scene's)
     std::string hull_lod;   // splat hulls: K, auto or off for every hull (empty: each object's own)
-    std::optional<uint32_t> raster_slice;  // Vulkan: entries of a tile's list per raster slice (0: never split; empty: the default)
+    std::optional<uint32_t> raster_slice;  // Vulkan: entries of a tile's list per raster slice (0: never
+                                           // split; empty: the default)
   };
 
  private:
@@ -77,14 +80,14 @@ struct AnimateOptions {
   std::string device;
   bool validation = false;
   std::string background;
-  std::string blend_space;  // display or linear (empty: the scene's, else display)
+  std::string blend_space;             // display or linear (empty: the scene's, else display)
   std::optional<uint64_t> lod_budget;  // as for render
   // The background when neither --bg nor the scene gives one, "R,G,B" (empty: the renderer's 0,0,0).
   std::string default_background;
   bool keep_going = false;  // as for render
   bool allow_outside_paths = false;
   std::string hull_mode, light, hull_lod;  // as for render
-  std::optional<uint32_t> raster_slice;  // as for render
+  std::optional<uint32_t> raster_slice;    // as for render
   // Play a hull script (docs/formats/hull-script.md) on every splat hull of the input (`hull play`);
   // `duration` then defaults to the script's when not given, and a hull-only input without a camera is
   // framed on its hulls over the whole clip (autoCameraOverClip).

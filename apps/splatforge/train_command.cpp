@@ -22,8 +22,10 @@
 
 namespace sf::cli {
 
-train::TrainFunction trainerFor(const std::string& backend, const std::string& device, std::unique_ptr<VulkanRenderer>& holder) {
-  if (backend != "auto" && backend != "cpu" && backend != "vulkan") throw Error("--backend must be auto, cpu or vulkan, got '" + backend + "'");
+train::TrainFunction trainerFor(const std::string& backend, const std::string& device,
+                                std::unique_ptr<VulkanRenderer>& holder) {
+  if (backend != "auto" && backend != "cpu" && backend != "vulkan")
+    throw Error("--backend must be auto, cpu or vulkan, got '" + backend + "'");
   if (backend == "cpu") return train::trainGaussians;
   if (backend == "auto" && !gpu::vulkanAvailable()) {
     fmt::print(stderr, "  training on the CPU (no Vulkan device)\n");
@@ -53,8 +55,9 @@ void printProgress(int step, int steps, double loss, size_t live, std::chrono::s
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double eta = step > 0 ? s / step * (steps - step) : 0;
   const int filled = steps ? step * 30 / steps : 30;
-  const std::string line = fmt::format("  [{}{}] step {}/{}  loss {:.5f}  live {}  {:.1f} steps/s  eta {:.1f} s", std::string(filled, '#'),
-                                       std::string(30 - filled, '.'), step, steps, loss, live, s > 0 ? step / s : 0.0, eta);
+  const std::string line = fmt::format(
+      "  [{}{}] step {}/{}  loss {:.5f}  live {}  {:.1f} steps/s  eta {:.1f} s", std::string(filled, '#'),
+      std::string(30 - filled, '.'), step, steps, loss, live, s > 0 ? step / s : 0.0, eta);
   if (isatty(2)) {
     fmt::print(stderr, "\r{}{}", line, step == steps ? "\n" : "");
   } else if (step == steps || step * 10 / steps != last_decile) {
@@ -76,8 +79,9 @@ std::string plotPathFor(const std::string& log) {
 // written, so a malformed one leaves no file.
 int runPlot(const TrainCommand::Options& o) {
   if (!o.mesh.empty() || !o.dataset.empty() || !o.log.empty() || !o.val_images.empty())
-    throw UsageError("--plot draws an existing log and trains nothing: it takes no --mesh, --dataset, --log "
-                     "or --val-images");
+    throw UsageError(
+        "--plot draws an existing log and trains nothing: it takes no --mesh, --dataset, --log "
+        "or --val-images");
   const std::string out = o.output.empty() ? plotPathFor(o.plot) : o.output;
   if (fileExtension(out) != ".png")
     throw UsageError("-o " + out + ": expected a .png path (--plot writes a PNG)");
@@ -104,7 +108,8 @@ int runPlot(const TrainCommand::Options& o) {
 
 int runTrain(const TrainCommand::Options& o) {
   if (!o.plot.empty()) return runPlot(o);
-  if (o.mesh.empty() == o.dataset.empty()) throw UsageError("give exactly one of --mesh M.glb and --dataset DIR");
+  if (o.mesh.empty() == o.dataset.empty())
+    throw UsageError("give exactly one of --mesh M.glb and --dataset DIR");
   if (o.output.empty()) throw UsageError("-o/--output is required: the trained cloud's file");
   // A validation is recorded on its step's log entry: without --log-every, the log follows --val-every.
   int log_every = o.log_every;
@@ -130,7 +135,9 @@ int runTrain(const TrainCommand::Options& o) {
   to.log_every = log_every;
   to.validate_every = o.val_every;
   const auto t_train = std::chrono::steady_clock::now();
-  to.progress = [&](int step, int steps, double loss, size_t live) { printProgress(step, steps, loss, live, t_train); };
+  to.progress = [&](int step, int steps, double loss, size_t live) {
+    printProgress(step, steps, loss, live, t_train);
+  };
   // Every validation: a line on stderr for those inside the run (the first and the last are printed at the
   // end), and with --val-images its sheet of renders beside the ground truth.
   to.validation_image_views = o.val_images.empty() ? 0 : 4;
@@ -156,15 +163,20 @@ int runTrain(const TrainCommand::Options& o) {
     vo.clip = o.clip;
     vo.time = o.time;
     vo.seed = o.seed;
-    fmt::print(stderr, "rendering {} train views of {} at {}x{} ({}), then training {} gaussians for {} steps (seed {})\n", vo.train_count, o.mesh,
-               vo.size, vo.size, o.lighting, o.budget, o.steps, o.seed);
+    fmt::print(
+        stderr,
+        "rendering {} train views of {} at {}x{} ({}), then training {} gaussians for {} steps (seed {})\n",
+        vo.train_count, o.mesh, vo.size, vo.size, o.lighting, o.budget, o.steps, o.seed);
     r = train::trainFromMesh(o.mesh, vo, to, trainer).train;
   } else {
     const train::Dataset ds = train::readNerfSynthetic(o.dataset, o.size);
     if (ds.train.empty()) throw Error(o.dataset + ": no train views");
     gltf_axes = ds.gltf_axes;
-    fmt::print(stderr, "read {}: {} train, {} val, {} test views at {}x{}; {} gaussians from its visual hull, {} steps (seed {})\n", o.dataset,
-               ds.train.size(), ds.val.size(), ds.test.size(), ds.train[0].camera.width, ds.train[0].camera.height, o.budget, o.steps, o.seed);
+    fmt::print(stderr,
+               "read {}: {} train, {} val, {} test views at {}x{}; {} gaussians from its visual hull, {} "
+               "steps (seed {})\n",
+               o.dataset, ds.train.size(), ds.val.size(), ds.test.size(), ds.train[0].camera.width,
+               ds.train[0].camera.height, o.budget, o.steps, o.seed);
     r = trainer(ds, train::initialParams(train::visualHullPoints(ds, o.budget, o.seed), to), to);
   }
   // The cloud in the dataset's frame: INRIA PLY with the colour as the SH DC term. A glTF-axes frame (+y up)
@@ -173,9 +185,11 @@ int runTrain(const TrainCommand::Options& o) {
   GaussianCloud cloud = train::toCloud(r.params);
   if (gltf_axes) changeAxes(cloud, gltfToPlyAxes());
   saveSplats(cloud, o.output);
-  const std::string log_path = o.log.empty() ? std::filesystem::path(o.output).replace_extension(".log.jsonl").string() : o.log;
+  const std::string log_path =
+      o.log.empty() ? std::filesystem::path(o.output).replace_extension(".log.jsonl").string() : o.log;
   const std::string log = train::trainLogJson(r, to);
-  writeFileAtomic(log_path, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(log.data()), log.size()));
+  writeFileAtomic(log_path,
+                  std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(log.data()), log.size()));
   // The plot is drawn from the log's text, so `train --plot` on the log draws the same picture.
   const std::string plot_path = std::filesystem::path(o.output).replace_extension(".plot.png").string();
   writePng(plot_path, train::plotTraining(train::parseTrainLog(log, log_path)).image);
@@ -202,18 +216,24 @@ int runTrain(const TrainCommand::Options& o) {
         "-> {:.2f} dB trained, SSIM {:.4f} -> {:.4f}\n",
         r.test_final.views, r.test_initial.psnr, r.test_final.psnr, r.test_initial.ssim, r.test_final.ssim);
   if (renderer) {
-    fmt::print("time: {:.2f} s training (GPU per step: {:.3f} ms the frame, {:.3f} ms backward + noise + Adam; {:.2f} s of it validation), {:.2f} s in all; {} relocated\n",
-               r.seconds, r.forward_ms, r.backward_ms, r.validation_seconds, total, r.relocated);
+    fmt::print(
+        "time: {:.2f} s training (GPU per step: {:.3f} ms the frame, {:.3f} ms backward + noise + Adam; "
+        "{:.2f} s of it validation), {:.2f} s in all; {} relocated\n",
+        r.seconds, r.forward_ms, r.backward_ms, r.validation_seconds, total, r.relocated);
     std::string split;
-    for (const auto& [name, ms] : r.gpu_pass_ms) split += fmt::format("{}{} {:.3f}", split.empty() ? "" : ", ", name, ms);
+    for (const auto& [name, ms] : r.gpu_pass_ms)
+      split += fmt::format("{}{} {:.3f}", split.empty() ? "" : ", ", name, ms);
     fmt::print("GPU per step by pass (ms): {}\n", split);
-    fmt::print("host: {:.2f} s in the steps' submissions (GPU {:.2f} s of it), {:.2f} s validation, {:.2f} s the rest (relocation, logging)\n",
-               r.step_seconds, (r.forward_ms + r.backward_ms) * (r.log.empty() ? 0 : r.log.back().step) / 1000.0, r.validation_seconds,
-               r.seconds - r.step_seconds - r.validation_seconds);
-  }
-  else
-    fmt::print("time: {:.2f} s training ({:.2f} ms forward, {:.2f} ms backward, {:.2f} ms optimiser per step; {:.2f} s of it validation), {:.2f} s in all; {} relocated\n",
-               r.seconds, r.forward_ms, r.backward_ms, r.optimizer_ms, r.validation_seconds, total, r.relocated);
+    fmt::print(
+        "host: {:.2f} s in the steps' submissions (GPU {:.2f} s of it), {:.2f} s validation, {:.2f} s the "
+        "rest (relocation, logging)\n",
+        r.step_seconds, (r.forward_ms + r.backward_ms) * (r.log.empty() ? 0 : r.log.back().step) / 1000.0,
+        r.validation_seconds, r.seconds - r.step_seconds - r.validation_seconds);
+  } else
+    fmt::print(
+        "time: {:.2f} s training ({:.2f} ms forward, {:.2f} ms backward, {:.2f} ms optimiser per step; "
+        "{:.2f} s of it validation), {:.2f} s in all; {} relocated\n",
+        r.seconds, r.forward_ms, r.backward_ms, r.optimizer_ms, r.validation_seconds, total, r.relocated);
   return 0;
 }
 

@@ -19,8 +19,10 @@ class VulkanRenderer;
 namespace sf::cli {
 
 // The trainer for a --backend choice: "cpu", "vulkan" (an error when no device can train), or "auto" (Vulkan
-// when a device can train, else the CPU, saying why on stderr). A Vulkan renderer it needs is kept in `holder`.
-train::TrainFunction trainerFor(const std::string& backend, const std::string& device, std::unique_ptr<VulkanRenderer>& holder);
+// when a device can train, else the CPU, saying why on stderr). A Vulkan renderer it needs is kept in
+// `holder`.
+train::TrainFunction trainerFor(const std::string& backend, const std::string& device,
+                                std::unique_ptr<VulkanRenderer>& holder);
 
 class TrainCommand {
  public:

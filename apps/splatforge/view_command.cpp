@@ -78,7 +78,8 @@ int ViewCommand::run() const {
 #else
     (void)width, (void)height, (void)background;
     throw Error(
-        "this splatforge was built without the viewer: GLFW 3 and Dear ImGui were not found when it was configured "
+        "this splatforge was built without the viewer: GLFW 3 and Dear ImGui were not found when it was "
+        "configured "
         "(Debian: libglfw3-dev libimgui-dev; see docs/viewer.md)");
 #endif
   } catch (const std::exception& e) {

@@ -1,11 +1,11 @@
 #include "views_command.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "core/error.h"
@@ -14,10 +14,7 @@
 
 namespace sf::cli {
 
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 bool parseBelt(const std::string& text, float& lo, float& hi) {
   char extra = 0;
@@ -34,10 +31,12 @@ int runViews(ViewsCommand::Options& o) {
   const auto t0 = std::chrono::steady_clock::now();
   const hull::SourceMesh source = train::loadViewsModel(o.input, v.clip, v.time);
   if (!o.json)
-    fmt::print(stderr, "{}: {} triangles, normalised into the {} cube (scale {:.6g}); rendering {} + {} + {} views of {}x{} ({} lighting, {}x{} "
-                       "samples per pixel)\n",
-               o.input, source.mesh.faces.size(), hull::kSourceCube, source.scale, v.train_count, v.val_count, v.test_count, v.size, v.size,
-               train::lightingName(v.lighting), v.supersample, v.supersample);
+    fmt::print(stderr,
+               "{}: {} triangles, normalised into the {} cube (scale {:.6g}); rendering {} + {} + {} views "
+               "of {}x{} ({} lighting, {}x{} "
+               "samples per pixel)\n",
+               o.input, source.mesh.faces.size(), hull::kSourceCube, source.scale, v.train_count, v.val_count,
+               v.test_count, v.size, v.size, train::lightingName(v.lighting), v.supersample, v.supersample);
   const bool tty = isatty(2) != 0;
   size_t last_decile = 0;
   if (!o.json)
@@ -75,8 +74,9 @@ int runViews(ViewsCommand::Options& o) {
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
-  fmt::print("wrote {}: {} train, {} val, {} test views of {}x{} ({} lighting) in {:.1f} s\n", o.output, ds.train.size(), ds.val.size(),
-             ds.test.size(), v.size, v.size, train::lightingName(v.lighting), seconds);
+  fmt::print("wrote {}: {} train, {} val, {} test views of {}x{} ({} lighting) in {:.1f} s\n", o.output,
+             ds.train.size(), ds.val.size(), ds.test.size(), v.size, v.size, train::lightingName(v.lighting),
+             seconds);
   return 0;
 }
 

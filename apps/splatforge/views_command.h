@@ -1,5 +1,6 @@
-// `splatforge views`: render a training dataset (NeRF-synthetic folder) of a glTF model from the article's orbit cameras (src/train/views.h). Its options are declared
-// here; main.cpp, the one file that includes CLI11, registers them and dispatches the command.
+// `splatforge views`: render a training dataset (NeRF-synthetic folder) of a glTF model from the article's
+// orbit cameras (src/train/views.h). Its options are declared here; main.cpp, the one file that includes
+// CLI11, registers them and dispatches the command.
 #pragma once
 
 #include <memory>
@@ -32,7 +33,8 @@ class ViewsCommand {
   struct Options {
     std::string input;
     std::string output;
-    std::string belt = std::to_string(static_cast<int>(train::kBeltMin)) + "," + std::to_string(static_cast<int>(train::kBeltMax));
+    std::string belt = std::to_string(static_cast<int>(train::kBeltMin)) + "," +
+                       std::to_string(static_cast<int>(train::kBeltMax));
     std::string lighting = "ao";
     bool json = false;
     train::ViewsOptions views;

@@ -29,9 +29,12 @@ namespace {
 namespace fs = std::filesystem;
 
 // The page's files (web/), in the folder the export writes: index.html first.
-constexpr const char* kPageFiles[] = {"index.html",          "main.js",            "renderer.js",         "decode_worker.js",
-                                      "shaders/common.wgsl", "shaders/preprocess.wgsl", "shaders/scan.wgsl", "shaders/keys.wgsl",
-                                      "shaders/radix.wgsl",  "shaders/raster.wgsl", "shaders/blit.wgsl"};
+constexpr const char* kPageFiles[] = {"index.html",          "main.js",
+                                      "renderer.js",         "decode_worker.js",
+                                      "shaders/common.wgsl", "shaders/preprocess.wgsl",
+                                      "shaders/scan.wgsl",   "shaders/keys.wgsl",
+                                      "shaders/radix.wgsl",  "shaders/raster.wgsl",
+                                      "shaders/blit.wgsl"};
 // What scripts/build_web.sh makes (build/web/).
 constexpr const char* kWasmFiles[] = {"sf_decode.js", "sf_decode.wasm"};
 
@@ -42,7 +45,9 @@ void copyInto(const fs::path& from, const fs::path& to) {
   writeFileAtomic(to.string(), bytes);
 }
 
-std::string formatKb(uintmax_t bytes) { return fmt::format("{:.0f} KB", static_cast<double>(bytes) / 1024.0); }
+std::string formatKb(uintmax_t bytes) {
+  return fmt::format("{:.0f} KB", static_cast<double>(bytes) / 1024.0);
+}
 
 // A splat file the page's WebAssembly decodes: decoded here by the same decodeSplats, which names the file
 // and the reason when it fails; the formats the web build leaves out are refused, `context` ("scene.json:
@@ -139,10 +144,13 @@ int ExportWebCommand::run() const {
       what = fmt::format("{} ({}, {} gaussians)", name, format, gaussians);
     }
     const fs::path web_dir = SPLATFORGE_WEB_DIR;
-    const fs::path build_dir = o.web_build.empty() ? fs::path(SPLATFORGE_WEB_BUILD_DIR) : fs::path(o.web_build);
+    const fs::path build_dir =
+        o.web_build.empty() ? fs::path(SPLATFORGE_WEB_BUILD_DIR) : fs::path(o.web_build);
     for (const char* f : kWasmFiles)
       if (!fs::exists(build_dir / f))
-        throw Error((build_dir / f).string() + ": the page's WebAssembly is missing: build it with scripts/build_web.sh (or give --web-build DIR)");
+        throw Error((build_dir / f).string() +
+                    ": the page's WebAssembly is missing: build it with scripts/build_web.sh (or give "
+                    "--web-build DIR)");
     // The page's own files keep their names.
     for (const ExportedFile& f : files) {
       bool taken = f.to == "manifest.json";
@@ -183,7 +191,9 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 std::atomic<int> g_open_connections{0};  // connections whose thread is still running
-void onSignal(int) { g_stop = true; }
+void onSignal(int) {
+  g_stop = true;
+}
 
 const char* mimeType(const fs::path& path) {
   const std::string ext = path.extension().string();
@@ -211,8 +221,10 @@ bool sendAll(int fd, const char* data, size_t size) {
 
 void sendStatus(int fd, int code, const char* reason, bool head) {
   const std::string body = fmt::format("{} {}\n", code, reason);
-  const std::string response = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-                                           code, reason, body.size(), head ? "" : body);
+  const std::string response = fmt::format(
+      "HTTP/1.1 {} {}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: "
+      "close\r\n\r\n{}",
+      code, reason, body.size(), head ? "" : body);
   sendAll(fd, response.data(), response.size());
 }
 
@@ -224,7 +236,8 @@ bool percentDecode(const std::string& in, std::string& out) {
       out += in[i];
       continue;
     }
-    if (i + 2 >= in.size() || !std::isxdigit(static_cast<unsigned char>(in[i + 1])) || !std::isxdigit(static_cast<unsigned char>(in[i + 2])))
+    if (i + 2 >= in.size() || !std::isxdigit(static_cast<unsigned char>(in[i + 1])) ||
+        !std::isxdigit(static_cast<unsigned char>(in[i + 2])))
       return false;
     const char c = static_cast<char>(std::stoi(in.substr(i + 1, 2), nullptr, 16));
     if (c == '\0') return false;
@@ -256,7 +269,9 @@ void serveConnection(int fd, const fs::path& root, bool quiet) {
   fs::path file;
   const std::string method = line.substr(0, sp1);
   const bool head = method == "HEAD";
-  std::string target = sp1 == std::string::npos || sp2 == std::string::npos ? std::string() : line.substr(sp1 + 1, sp2 - sp1 - 1);
+  std::string target = sp1 == std::string::npos || sp2 == std::string::npos
+                           ? std::string()
+                           : line.substr(sp1 + 1, sp2 - sp1 - 1);
   target = target.substr(0, target.find_first_of("?#"));
   std::string path;
   if (method != "GET" && method != "HEAD") {
@@ -273,8 +288,10 @@ void serveConnection(int fd, const fs::path& root, bool quiet) {
       file = fs::weakly_canonical(root / rel, ec);
       if (!ec && fs::is_directory(file, kind)) file /= "index.html";
       const std::string f = file.string(), r = root.string();
-      if (ec || f.compare(0, r.size(), r) != 0 || (f.size() > r.size() && f[r.size()] != '/')) status = 403;
-      else if (!fs::is_regular_file(file, kind)) status = 404;
+      if (ec || f.compare(0, r.size(), r) != 0 || (f.size() > r.size() && f[r.size()] != '/'))
+        status = 403;
+      else if (!fs::is_regular_file(file, kind))
+        status = 404;
     }
   }
   if (status == 200) {
@@ -284,8 +301,10 @@ void serveConnection(int fd, const fs::path& root, bool quiet) {
     if (!in || ec) {
       status = 500;
     } else {
-      const std::string header = fmt::format("HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
-                                             mimeType(file), size);
+      const std::string header = fmt::format(
+          "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\nCache-Control: "
+          "no-cache\r\nConnection: close\r\n\r\n",
+          mimeType(file), size);
       bool ok = sendAll(fd, header.data(), header.size());
       std::vector<char> chunk(1 << 16);
       while (ok && !head && in) {
@@ -294,8 +313,13 @@ void serveConnection(int fd, const fs::path& root, bool quiet) {
       }
     }
   }
-  const char* reasons[] = {"OK", "Bad Request", "Forbidden", "Not Found", "Method Not Allowed", "Internal Server Error"};
-  const char* reason = status == 400 ? reasons[1] : status == 403 ? reasons[2] : status == 404 ? reasons[3] : status == 405 ? reasons[4] : reasons[5];
+  const char* reasons[] = {"OK",        "Bad Request",        "Forbidden",
+                           "Not Found", "Method Not Allowed", "Internal Server Error"};
+  const char* reason = status == 400   ? reasons[1]
+                       : status == 403 ? reasons[2]
+                       : status == 404 ? reasons[3]
+                       : status == 405 ? reasons[4]
+                                       : reasons[5];
   if (status != 200) sendStatus(fd, status, reason, head);
   if (!quiet) fmt::print(stderr, "  {} {} {}\n", method, target, status);
   ::shutdown(fd, SHUT_WR);
@@ -310,10 +334,12 @@ int ServeCommand::run() const {
   const Options& o = *options_;
   try {
     std::error_code ec;
-    if (!fs::is_directory(o.dir, ec)) throw Error(o.dir + ": not a folder (serve takes the folder export-web wrote)");
+    if (!fs::is_directory(o.dir, ec))
+      throw Error(o.dir + ": not a folder (serve takes the folder export-web wrote)");
     const fs::path root = fs::canonical(o.dir);
     in_addr address{};
-    if (::inet_pton(AF_INET, o.bind.c_str(), &address) != 1) throw UsageError("--bind: '" + o.bind + "' is not an IPv4 address");
+    if (::inet_pton(AF_INET, o.bind.c_str(), &address) != 1)
+      throw UsageError("--bind: '" + o.bind + "' is not an IPv4 address");
     const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (listener < 0) throw Error(std::string("cannot open a socket: ") + std::strerror(errno));
     const int yes = 1;
@@ -329,7 +355,7 @@ int ServeCommand::run() const {
     }
     socklen_t len = sizeof sa;
     ::getsockname(listener, reinterpret_cast<sockaddr*>(&sa), &len);
-    struct sigaction action{};
+    struct sigaction action {};
     action.sa_handler = onSignal;
     sigaction(SIGINT, &action, nullptr);
     sigaction(SIGTERM, &action, nullptr);
@@ -349,7 +375,8 @@ int ServeCommand::run() const {
     }
     ::close(listener);
     // Let requests under way finish (each is bounded by its 10 s receive timeout).
-    for (int i = 0; i < 150 && g_open_connections > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int i = 0; i < 150 && g_open_connections > 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     return 0;
   } catch (const std::exception& e) {
     return reportFailure("serve", e);

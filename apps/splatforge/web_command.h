@@ -30,7 +30,8 @@ class ExportWebCommand {
   struct Options {
     std::string input;  // a splat file or a scene JSON
     std::string output;
-    std::string web_build;  // folder holding sf_decode.js and sf_decode.wasm (default: the source tree's build/web)
+    std::string
+        web_build;  // folder holding sf_decode.js and sf_decode.wasm (default: the source tree's build/web)
   };
 
  private:
@@ -47,15 +48,15 @@ class ServeCommand {
 
   CLI::App* command() const { return command_; }
   bool parsed() const;
-  // Serves until SIGINT or SIGTERM, then exit code 0; 1 with "splatforge serve: error: ..." when the folder or
-  // the address cannot be used.
+  // Serves until SIGINT or SIGTERM, then exit code 0; 1 with "splatforge serve: error: ..." when the folder
+  // or the address cannot be used.
   int run() const;
 
   struct Options {
     std::string dir;
-    int port = 8080;        // 0: any free port (the line on stdout names it)
+    int port = 8080;  // 0: any free port (the line on stdout names it)
     std::string bind = "127.0.0.1";
-    bool quiet = false;     // no line per request on stderr
+    bool quiet = false;  // no line per request on stderr
   };
 
  private:

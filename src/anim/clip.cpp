@@ -158,9 +158,10 @@ std::string Clip::validate(const Skeleton& skeleton) const {
   for (size_t i = 0; i < events.size(); ++i) {
     const ClipEvent& e = events[i];
     if (!std::isfinite(e.time) || e.time < 0 || e.time > duration)
-      return "event " + std::to_string(i) + " '" + e.name + "': time " + std::to_string(e.time) + " is outside the clip [0, " +
-             std::to_string(duration) + "]";
-    if (i > 0 && e.time < events[i - 1].time) return "event " + std::to_string(i) + " '" + e.name + "': events are not in time order";
+      return "event " + std::to_string(i) + " '" + e.name + "': time " + std::to_string(e.time) +
+             " is outside the clip [0, " + std::to_string(duration) + "]";
+    if (i > 0 && e.time < events[i - 1].time)
+      return "event " + std::to_string(i) + " '" + e.name + "': events are not in time order";
   }
   return {};
 }

@@ -87,8 +87,8 @@ inline constexpr float kMaxFrameStep = 1.0f / 15.0f;
 // Playback state carried between frames (the sampling job itself is stateless).
 struct Playback {
   float time = 0;
-  float speed = 1;        // negative plays backwards
-  bool loop = true;       // wrap at the end, else clamp
+  float speed = 1;                 // negative plays backwards
+  bool loop = true;                // wrap at the end, else clamp
   float max_step = kMaxFrameStep;  // a frame step longer than this (a hitch) advances only this much
 
   // Advances by `dt` seconds of wall time (capped at max_step), then wraps or clamps to the duration.

@@ -25,7 +25,8 @@ constexpr double kMaxCycle = 4503599627370496.0;  // 2^52
 void cycleRange(double e, double d, const Interval& iv, double& klo, double& khi) {
   klo = std::ceil((iv.lo - e) / d);
   khi = std::floor((iv.hi - e) / d);
-  if (!(std::abs(klo) < kMaxCycle && std::abs(khi) < kMaxCycle)) return;  // counted, never placed (crossEvents)
+  if (!(std::abs(klo) < kMaxCycle && std::abs(khi) < kMaxCycle))
+    return;  // counted, never placed (crossEvents)
   for (int i = 0; i < 4 && iv.aboveLo(e + (klo - 1) * d); ++i) klo -= 1;
   for (int i = 0; i < 4 && !iv.aboveLo(e + klo * d); ++i) klo += 1;
   for (int i = 0; i < 4 && iv.belowHi(e + (khi + 1) * d); ++i) khi += 1;
@@ -34,14 +35,16 @@ void cycleRange(double e, double d, const Interval& iv, double& klo, double& khi
 
 }  // namespace
 
-uint64_t crossEvents(std::span<const ClipEvent> events, float duration, bool loop, double p0, double p1, bool include_start,
-                     size_t max_crossings, std::vector<EventCrossing>& out) {
+uint64_t crossEvents(std::span<const ClipEvent> events, float duration, bool loop, double p0, double p1,
+                     bool include_start, size_t max_crossings, std::vector<EventCrossing>& out) {
   if (events.empty() || !std::isfinite(p0) || !std::isfinite(p1)) return 0;
   if (p0 == p1 && !include_start) return 0;
   const bool forward = p1 >= p0;
   Interval iv;
-  if (forward) iv = {p0, p1, include_start, true};
-  else iv = {p1, p0, true, include_start};
+  if (forward)
+    iv = {p0, p1, include_start, true};
+  else
+    iv = {p1, p0, true, include_start};
   const size_t n = events.size();
   const double d = duration;
   const bool cycles = loop && d > 0;
@@ -62,12 +65,14 @@ uint64_t crossEvents(std::span<const ClipEvent> events, float duration, bool loo
     kmin = std::min(kmin, klo[i]), kmax = std::max(kmax, khi[i]);
     placeable = placeable && std::abs(klo[i]) < kMaxCycle && std::abs(khi[i]) < kMaxCycle;
   }
-  const uint64_t count = total >= 1.8e19 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(total);
+  const uint64_t count =
+      total >= 1.8e19 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(total);
   if (count == 0 || !placeable) return count;
   const size_t start = out.size();
   auto full = [&] { return out.size() - start >= max_crossings; };
   auto visit = [&](double k, size_t i) {
-    if (!full() && klo[i] <= k && k <= khi[i]) out.push_back({i, static_cast<double>(events[i].time) + k * d});
+    if (!full() && klo[i] <= k && k <= khi[i])
+      out.push_back({i, static_cast<double>(events[i].time) + k * d});
   };
   if (forward) {
     for (double k = kmin; k <= kmax && !full(); k += 1)

@@ -252,8 +252,7 @@ struct Expander {
     std::string out = substitute(value, vars, keep_outputs, unknown);
     if (!unknown.empty()) {
       const bool pattern_only = unknown == "match" || unknown == "file" || unknown == "stem";
-      throw Error(name + ": " + path +
-                  (pattern_vars.empty() ? "" : " (" + pattern_vars.at("match") + ")") +
+      throw Error(name + ": " + path + (pattern_vars.empty() ? "" : " (" + pattern_vars.at("match") + ")") +
                   ": unknown placeholder {" + unknown + "}" +
                   (pattern_only ? " (only a job with \"foreach\" has it)"
                                 : " (placeholders: {input}, {inputN}, {output}, "
@@ -318,12 +317,14 @@ struct ManifestReader {
     job.takes_device = e.known->takes_device;
     const Expander expand{name, pattern_vars};
     for (size_t i = 0; i < e.inputs.size(); ++i) {
-      job.inputs.push_back(expand(e.inputs[i], node.path + ".inputs[" + std::to_string(i) + "]", pattern_vars, false));
+      job.inputs.push_back(
+          expand(e.inputs[i], node.path + ".inputs[" + std::to_string(i) + "]", pattern_vars, false));
       if (job.inputs.back().empty())
         throw Error(name + ": " + node.path + ".inputs[" + std::to_string(i) + "]: an empty path");
     }
     for (size_t i = 0; i < e.outputs.size(); ++i) {
-      job.outputs.push_back(expand(e.outputs[i], node.path + ".outputs[" + std::to_string(i) + "]", pattern_vars, false));
+      job.outputs.push_back(
+          expand(e.outputs[i], node.path + ".outputs[" + std::to_string(i) + "]", pattern_vars, false));
       const std::string& o = job.outputs.back();
       if (o.empty() || o.back() == '/' || fs::path(o).filename() == "." || fs::path(o).filename() == "..")
         throw Error(name + ": " + node.path + ".outputs[" + std::to_string(i) + "]: \"" + o +
@@ -334,9 +335,10 @@ struct ManifestReader {
       arg_vars["input" + std::to_string(i)] = job.inputs[i];
       if (i == 0) arg_vars["input"] = job.inputs[i];
     }
-    const std::vector<std::string> args =
-        e.has_args ? e.args
-                   : defaultArgs(e.command, job.inputs.size(), job.outputs.size(), job.inputs.empty() ? "" : job.inputs[0]);
+    const std::vector<std::string> args = e.has_args
+                                              ? e.args
+                                              : defaultArgs(e.command, job.inputs.size(), job.outputs.size(),
+                                                            job.inputs.empty() ? "" : job.inputs[0]);
     for (size_t i = 0; i < args.size(); ++i)
       job.args.push_back(expand(args[i], node.path + ".args[" + std::to_string(i) + "]", arg_vars, true));
     std::vector<std::string> flags;
@@ -349,7 +351,7 @@ struct ManifestReader {
     checkOutputsNamed(job);
     for (const std::string& a : job.args)
       job.has_device = job.has_device || a == "--device" || a.rfind("--device=", 0) == 0;
-    job.name = !e.name.empty()         ? expand(e.name, node.path + ".name", pattern_vars, false)
+    job.name = !e.name.empty()        ? expand(e.name, node.path + ".name", pattern_vars, false)
                : !job.outputs.empty() ? job.outputs[0]
                                       : e.command + (job.inputs.empty() ? "" : " " + job.inputs[0]);
     return job;
@@ -390,8 +392,9 @@ struct ManifestReader {
       job.key = keyOf(job.name);
       // Two jobs named after one output are reported as writing it, below.
       if (auto [it, fresh] = names.emplace(job.name, &job); !fresh && (job.named || it->second->named))
-        check.add(job.entry, job.where + ".name",
-                  "\"" + job.name + "\" is also the name of " + it->second->where + " (job names are unique)");
+        check.add(
+            job.entry, job.where + ".name",
+            "\"" + job.name + "\" is also the name of " + it->second->where + " (job names are unique)");
       for (size_t i = 0; i < job.outputs.size(); ++i) {
         const std::string here = job.where + ".outputs[" + std::to_string(i) + "]";
         const std::string abs = absoluteIn(m.dir, job.outputs[i]);

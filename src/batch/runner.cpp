@@ -101,8 +101,10 @@ void removeStale(const Job& job, const std::string& folder) {
   if (!fs::is_directory(folder, ec)) return;
   for (const fs::directory_entry& e : fs::directory_iterator(folder, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind(stagePrefix(job), 0) == 0 && !stagedByALiveProcess(name, stagePrefix(job))) fs::remove_all(e.path(), ec);
-    else if (name.rfind(oldPrefix(job), 0) == 0) fs::remove_all(e.path(), ec);
+    if (name.rfind(stagePrefix(job), 0) == 0 && !stagedByALiveProcess(name, stagePrefix(job)))
+      fs::remove_all(e.path(), ec);
+    else if (name.rfind(oldPrefix(job), 0) == 0)
+      fs::remove_all(e.path(), ec);
   }
 }
 
@@ -213,7 +215,6 @@ ChildResult runChild(const std::string& exe, const std::vector<std::string>& arg
   return r;
 }
 
-
 // The record of a command that ran: its outputs published when it exited 0 having written every one of them,
 // else failed or interrupted, with why.
 void settleRecord(JobRecord& r, const ChildResult& c, const Manifest& m, const Job& job,
@@ -229,7 +230,8 @@ void settleRecord(JobRecord& r, const ChildResult& c, const Manifest& m, const J
     std::string missing;
     for (size_t i = 0; i < job.outputs.size(); ++i) {
       std::error_code ec;
-      if (!fs::exists(absoluteIn(m.dir, staging.output_paths[i]), ec)) missing += (missing.empty() ? "" : ", ") + job.outputs[i];
+      if (!fs::exists(absoluteIn(m.dir, staging.output_paths[i]), ec))
+        missing += (missing.empty() ? "" : ", ") + job.outputs[i];
     }
     if (missing.empty()) r.written = publish(m, job, staging);
     r.status = missing.empty() ? JobStatus::kDone : JobStatus::kFailed;

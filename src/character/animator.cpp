@@ -24,7 +24,9 @@ Quat axisAngle(Vec3 axis, float angle) {
   return Quat{std::cos(h), axis.x * s, axis.y * s, axis.z * s};
 }
 
-Quat conj(Quat q) { return Quat{q.w, -q.x, -q.y, -q.z}; }
+Quat conj(Quat q) {
+  return Quat{q.w, -q.x, -q.y, -q.z};
+}
 
 // Rotation of a model matrix with its scale removed.
 Quat rotationOf(const Mat4& m) {
@@ -52,18 +54,23 @@ Animator::Animator(std::shared_ptr<const Character> character) : character_(std:
     if (lower(names[j]) == "head") head_ = static_cast<int>(j);
   for (size_t j = 0; j < names.size() && head_ < 0; ++j) {
     const std::string n = lower(names[j]);
-    if (n.find("head") != std::string::npos && n.find("end") == std::string::npos && n.find("top") == std::string::npos &&
-        n.find("final") == std::string::npos)
+    if (n.find("head") != std::string::npos && n.find("end") == std::string::npos &&
+        n.find("top") == std::string::npos && n.find("final") == std::string::npos)
       head_ = static_cast<int>(j);
   }
   if (head_ >= 0)  // the nearest ancestor named like a neck
-    for (int p = sk.parents()[static_cast<size_t>(head_)]; p >= 0 && neck_ < 0; p = sk.parents()[static_cast<size_t>(p)])
+    for (int p = sk.parents()[static_cast<size_t>(head_)]; p >= 0 && neck_ < 0;
+         p = sk.parents()[static_cast<size_t>(p)])
       if (lower(names[static_cast<size_t>(p)]).find("neck") != std::string::npos) neck_ = p;
   for (size_t j = 0; j < names.size(); ++j) {
     const std::string n = lower(names[j]);
-    if (n.find("eye") == std::string::npos || n.find("lid") != std::string::npos || n.find("brow") != std::string::npos) continue;
-    const bool left = n.find("left") != std::string::npos || n.ends_with("_l") || n.ends_with(".l") || n.starts_with("l_");
-    const bool right = n.find("right") != std::string::npos || n.ends_with("_r") || n.ends_with(".r") || n.starts_with("r_");
+    if (n.find("eye") == std::string::npos || n.find("lid") != std::string::npos ||
+        n.find("brow") != std::string::npos)
+      continue;
+    const bool left =
+        n.find("left") != std::string::npos || n.ends_with("_l") || n.ends_with(".l") || n.starts_with("l_");
+    const bool right =
+        n.find("right") != std::string::npos || n.ends_with("_r") || n.ends_with(".r") || n.starts_with("r_");
     if (left && eye_left_ < 0) eye_left_ = static_cast<int>(j);
     if (right && eye_right_ < 0) eye_right_ = static_cast<int>(j);
   }
@@ -74,9 +81,11 @@ Animator::Animator(std::shared_ptr<const Character> character) : character_(std:
     ltm.input = sk.rest();
     ltm.output = rest_models;
     ltm.run();
-    head_forward_local_ = rotationMatrix(conj(rotationOf(rest_models[static_cast<size_t>(head_)]))) * Vec3{0, 0, 1};
+    head_forward_local_ =
+        rotationMatrix(conj(rotationOf(rest_models[static_cast<size_t>(head_)]))) * Vec3{0, 0, 1};
   }
-  const int clip = character_->defaultClip().empty() ? -1 : character_->model().findClip(character_->defaultClip());
+  const int clip =
+      character_->defaultClip().empty() ? -1 : character_->model().findClip(character_->defaultClip());
   layers_ = {{clip, 0.0f, 1.0f}};
 }
 
@@ -124,8 +133,10 @@ void Animator::setClipWeights(std::vector<std::pair<int, float>> weights) {
 
 void Animator::setVelocity(Vec3 velocity) {
   speed_ = length(velocity);
-  const int idle = findClipContaining("idle"), walk = findClipContaining("walk"), run = findClipContaining("run");
-  if (walk < 0 && run < 0) {  // no locomotion clips: idle if there is one, else the playing clip runs faster or slower
+  const int idle = findClipContaining("idle"), walk = findClipContaining("walk"),
+            run = findClipContaining("run");
+  if (walk < 0 &&
+      run < 0) {  // no locomotion clips: idle if there is one, else the playing clip runs faster or slower
     if (idle >= 0) {
       const float keep = speed_;
       setClipWeights({{idle, 1.0f}});
@@ -156,12 +167,15 @@ void Animator::setVelocity(Vec3 velocity) {
 
 void Animator::setExpression(std::vector<float> morph) {
   if (!morph.empty() && morph.size() != character_->morphTargetCount())
-    throw Error(character_->source() + ": face layer needs " + std::to_string(character_->morphTargetCount()) + " morph weights, got " +
+    throw Error(character_->source() + ": face layer needs " +
+                std::to_string(character_->morphTargetCount()) + " morph weights, got " +
                 std::to_string(morph.size()));
   morph_ = std::move(morph);
 }
 
-void Animator::lookAt(std::optional<Vec3> target_model) { look_target_ = target_model; }
+void Animator::lookAt(std::optional<Vec3> target_model) {
+  look_target_ = target_model;
+}
 
 void Animator::update(float dt) {
   dt = std::max(dt, 0.0f);
@@ -203,7 +217,8 @@ void Animator::aim(GltfModel::Pose& pose, Character::Controls& controls) const {
     const Quat qp = length(axis) > 1e-6f ? axisAngle(normalize(axis), pch) : Quat{};
     return normalize(qp * qy);
   };
-  // Neck and head share the aim; each joint's extra local rotation is conj(m) * R * m for its model rotation m.
+  // Neck and head share the aim; each joint's extra local rotation is conj(m) * R * m for its model rotation
+  // m.
   Quat rn{};
   if (neck_ >= 0) {
     const float share = limits_.neck_share;
@@ -236,15 +251,18 @@ void Animator::aim(GltfModel::Pose& pose, Character::Controls& controls) const {
   if (character_->morphTargetCount() == 0) return;
   if (controls.morph.empty()) {
     const size_t joint = static_cast<size_t>(sk.findSource(info.node));
-    controls.morph.assign(pose.weights.begin() + static_cast<std::ptrdiff_t>(sk.weightOffset(joint)),
-                          pose.weights.begin() + static_cast<std::ptrdiff_t>(sk.weightOffset(joint) + sk.weightCount(joint)));
+    controls.morph.assign(
+        pose.weights.begin() + static_cast<std::ptrdiff_t>(sk.weightOffset(joint)),
+        pose.weights.begin() + static_cast<std::ptrdiff_t>(sk.weightOffset(joint) + sk.weightCount(joint)));
   }
   auto set = [&](const char* name, float w) {
     auto it = std::find(mesh.target_names.begin(), mesh.target_names.end(), name);
-    if (it != mesh.target_names.end() && static_cast<size_t>(it - mesh.target_names.begin()) < controls.morph.size())
+    if (it != mesh.target_names.end() &&
+        static_cast<size_t>(it - mesh.target_names.begin()) < controls.morph.size())
       controls.morph[static_cast<size_t>(it - mesh.target_names.begin())] = std::clamp(w, 0.0f, 1.0f);
   };
-  const float hy = std::abs(ey) / (limits_.eye_yaw_deg * kDeg), hp = std::abs(ep) / (limits_.eye_pitch_deg * kDeg);
+  const float hy = std::abs(ey) / (limits_.eye_yaw_deg * kDeg),
+              hp = std::abs(ep) / (limits_.eye_pitch_deg * kDeg);
   set(ey > 0 ? "eyeLookOutLeft" : "eyeLookInLeft", hy);
   set(ey > 0 ? "eyeLookInRight" : "eyeLookOutRight", hy);
   set(ep > 0 ? "eyeLookUpLeft" : "eyeLookDownLeft", hp);

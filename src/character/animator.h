@@ -63,8 +63,8 @@ class Animator {
   int headJoint() const { return head_; }
   int neckJoint() const { return neck_; }
   struct AimReport {
-    float yaw = 0, pitch = 0;            // applied to neck + head
-    float eye_yaw = 0, eye_pitch = 0;    // applied to the eyes
+    float yaw = 0, pitch = 0;          // applied to neck + head
+    float eye_yaw = 0, eye_pitch = 0;  // applied to the eyes
     bool eyes_by_morph = false;
   };
   const AimReport& lastAim() const { return aim_; }

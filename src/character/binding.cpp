@@ -28,7 +28,9 @@ void putF(std::vector<uint8_t>& out, float f) {
   std::memcpy(&v, &f, 4);
   put32(out, v);
 }
-uint32_t get32(const uint8_t* p) { return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24; }
+uint32_t get32(const uint8_t* p) {
+  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+}
 float getF(const uint8_t* p) {
   uint32_t v = get32(p);
   float f;
@@ -50,7 +52,8 @@ Mat3 triangleFrame(Vec3 v0, Vec3 v1, Vec3 v2) {
 
 SplatBinding bindToTriangle(Vec3 centre, const Cov6& covariance, uint32_t t, Vec3 v0, Vec3 v1, Vec3 v2) {
   const Mat3 b = triangleFrame(v0, v1, v2);
-  if (!(std::abs(determinant(b)) > 0)) throw Error("triangle " + std::to_string(t) + " is degenerate (zero area); cannot bind to it");
+  if (!(std::abs(determinant(b)) > 0))
+    throw Error("triangle " + std::to_string(t) + " is degenerate (zero area); cannot bind to it");
   const Mat3 inv = inverse(b);
   SplatBinding s;
   s.kind = BindingKind::kTriangle;
@@ -61,7 +64,8 @@ SplatBinding bindToTriangle(Vec3 centre, const Cov6& covariance, uint32_t t, Vec
   return s;
 }
 
-SplatBinding bindToJoints(Vec3 centre, const Cov6& covariance, std::array<uint16_t, 4> joints, std::array<float, 4> weights) {
+SplatBinding bindToJoints(Vec3 centre, const Cov6& covariance, std::array<uint16_t, 4> joints,
+                          std::array<float, 4> weights) {
   SplatBinding s;
   s.kind = BindingKind::kJoints;
   s.joints = joints;
@@ -71,13 +75,15 @@ SplatBinding bindToJoints(Vec3 centre, const Cov6& covariance, std::array<uint16
   return s;
 }
 
-std::vector<uint32_t> nearestTriangles(std::span<const Vec3> points, std::span<const Vec3> vertices, std::span<const uint32_t> indices) {
+std::vector<uint32_t> nearestTriangles(std::span<const Vec3> points, std::span<const Vec3> vertices,
+                                       std::span<const uint32_t> indices) {
   const size_t tris = indices.size() / 3;
   std::vector<uint32_t> usable;
   Vec3 lo{INFINITY, INFINITY, INFINITY}, hi{-INFINITY, -INFINITY, -INFINITY};
   double edge_sum = 0;
   for (size_t t = 0; t < tris; ++t) {
-    const Vec3 a = vertices[indices[t * 3]], b = vertices[indices[t * 3 + 1]], c = vertices[indices[t * 3 + 2]];
+    const Vec3 a = vertices[indices[t * 3]], b = vertices[indices[t * 3 + 1]],
+               c = vertices[indices[t * 3 + 2]];
     if (!(length(cross(b - a, c - a)) > 0)) continue;
     usable.push_back(static_cast<uint32_t>(t));
     for (const Vec3& v : {a, b, c})
@@ -86,13 +92,17 @@ std::vector<uint32_t> nearestTriangles(std::span<const Vec3> points, std::span<c
   }
   if (usable.empty()) throw Error("the mesh has no triangle of non-zero area to bind to");
   // Uniform grid with cells about two mean edges wide (at most 128 per axis).
-  const float cell = std::max(2.0f * static_cast<float>(edge_sum / (3.0 * static_cast<double>(usable.size()))), 1e-6f);
+  const float cell =
+      std::max(2.0f * static_cast<float>(edge_sum / (3.0 * static_cast<double>(usable.size()))), 1e-6f);
   int dims[3];
   for (int k = 0; k < 3; ++k) dims[k] = std::clamp(static_cast<int>((hi[k] - lo[k]) / cell) + 1, 1, 128);
   Vec3 size;
   for (int k = 0; k < 3; ++k) size[k] = std::max((hi[k] - lo[k]) / static_cast<float>(dims[k]), 1e-9f);
-  auto cellOf = [&](Vec3 p, int k) { return std::clamp(static_cast<int>((p[k] - lo[k]) / size[k]), 0, dims[k] - 1); };
-  const size_t cells = static_cast<size_t>(dims[0]) * static_cast<size_t>(dims[1]) * static_cast<size_t>(dims[2]);
+  auto cellOf = [&](Vec3 p, int k) {
+    return std::clamp(static_cast<int>((p[k] - lo[k]) / size[k]), 0, dims[k] - 1);
+  };
+  const size_t cells =
+      static_cast<size_t>(dims[0]) * static_cast<size_t>(dims[1]) * static_cast<size_t>(dims[2]);
   std::vector<std::vector<uint32_t>> grid(cells);
   for (uint32_t t : usable) {
     Vec3 tlo{INFINITY, INFINITY, INFINITY}, thi{-INFINITY, -INFINITY, -INFINITY};
@@ -103,7 +113,9 @@ std::vector<uint32_t> nearestTriangles(std::span<const Vec3> points, std::span<c
     for (int z = cellOf(tlo, 2); z <= cellOf(thi, 2); ++z)
       for (int y = cellOf(tlo, 1); y <= cellOf(thi, 1); ++y)
         for (int x = cellOf(tlo, 0); x <= cellOf(thi, 0); ++x)
-          grid[(static_cast<size_t>(z) * static_cast<size_t>(dims[1]) + static_cast<size_t>(y)) * static_cast<size_t>(dims[0]) + static_cast<size_t>(x)]
+          grid[(static_cast<size_t>(z) * static_cast<size_t>(dims[1]) + static_cast<size_t>(y)) *
+                   static_cast<size_t>(dims[0]) +
+               static_cast<size_t>(x)]
               .push_back(t);
   }
   const float min_size = std::min({size.x, size.y, size.z});
@@ -123,9 +135,12 @@ std::vector<uint32_t> nearestTriangles(std::span<const Vec3> points, std::span<c
             for (int x = c[0] - r; x <= c[0] + r; ++x) {
               if (std::max({std::abs(z - c[2]), std::abs(y - c[1]), std::abs(x - c[0])}) != r) continue;
               if (x < 0 || y < 0 || z < 0 || x >= dims[0] || y >= dims[1] || z >= dims[2]) continue;
-              for (uint32_t t : grid[(static_cast<size_t>(z) * static_cast<size_t>(dims[1]) + static_cast<size_t>(y)) * static_cast<size_t>(dims[0]) +
-                                     static_cast<size_t>(x)]) {
-                const Vec3 q = closestPointOnTriangle(p, vertices[indices[t * 3]], vertices[indices[t * 3 + 1]], vertices[indices[t * 3 + 2]]);
+              for (uint32_t t :
+                   grid[(static_cast<size_t>(z) * static_cast<size_t>(dims[1]) + static_cast<size_t>(y)) *
+                            static_cast<size_t>(dims[0]) +
+                        static_cast<size_t>(x)]) {
+                const Vec3 q = closestPointOnTriangle(
+                    p, vertices[indices[t * 3]], vertices[indices[t * 3 + 1]], vertices[indices[t * 3 + 2]]);
                 const Vec3 d = q - p;
                 const float d2 = dot(d, d);
                 if (d2 < best || (d2 == best && t < best_t)) best = d2, best_t = t;
@@ -148,23 +163,27 @@ std::vector<uint32_t> nearestTriangles(std::span<const Vec3> points, std::span<c
 std::string DeformJob::validate() const {
   const size_t n = bindings.size();
   if (out_positions.size() != n || out_covariances.size() != n)
-    return "outputs hold " + std::to_string(out_positions.size()) + " / " + std::to_string(out_covariances.size()) + " entries for " +
-           std::to_string(n) + " bindings";
+    return "outputs hold " + std::to_string(out_positions.size()) + " / " +
+           std::to_string(out_covariances.size()) + " entries for " + std::to_string(n) + " bindings";
   if (indices.size() % 3) return "indices: " + std::to_string(indices.size()) + " is not a multiple of 3";
   for (uint32_t i : indices)
-    if (i >= vertices.size()) return "indices reach vertex " + std::to_string(i) + " of " + std::to_string(vertices.size());
+    if (i >= vertices.size())
+      return "indices reach vertex " + std::to_string(i) + " of " + std::to_string(vertices.size());
   const size_t tris = indices.size() / 3;
   for (size_t i = 0; i < n; ++i) {
     const SplatBinding& b = bindings[i];
     if (b.kind == BindingKind::kTriangle) {
-      if (b.triangle >= tris) return "binding " + std::to_string(i) + ": triangle " + std::to_string(b.triangle) + " of " + std::to_string(tris);
+      if (b.triangle >= tris)
+        return "binding " + std::to_string(i) + ": triangle " + std::to_string(b.triangle) + " of " +
+               std::to_string(tris);
     } else if (b.kind == BindingKind::kJoints) {
       for (size_t k = 0; k < 4; ++k)
         if (b.weights[k] != 0 && b.joints[k] >= palette.size())
-          return "binding " + std::to_string(i) + ": joint " + std::to_string(b.joints[k]) + " outside the palette of " +
-                 std::to_string(palette.size());
+          return "binding " + std::to_string(i) + ": joint " + std::to_string(b.joints[k]) +
+                 " outside the palette of " + std::to_string(palette.size());
     } else {
-      return "binding " + std::to_string(i) + ": unknown kind " + std::to_string(static_cast<uint32_t>(b.kind));
+      return "binding " + std::to_string(i) + ": unknown kind " +
+             std::to_string(static_cast<uint32_t>(b.kind));
     }
   }
   return {};
@@ -224,17 +243,21 @@ std::vector<SplatBinding> decodeBindings(std::span<const uint8_t> bytes, const s
   if (bytes.size() < 16 || std::memcmp(bytes.data(), kMagic, 8) != 0)
     throw Error(name + ": offset 0: not a bindings file (magic SFBIND01 expected)");
   const uint32_t version = get32(bytes.data() + 8), count = get32(bytes.data() + 12);
-  if (version != kVersion) throw Error(name + ": offset 8: bindings version " + std::to_string(version) + " unsupported (expected 1)");
+  if (version != kVersion)
+    throw Error(name + ": offset 8: bindings version " + std::to_string(version) +
+                " unsupported (expected 1)");
   const uint64_t expected = 16 + static_cast<uint64_t>(count) * kBindingRecordBytes;
   if (bytes.size() != expected)
-    throw Error(name + ": " + std::to_string(count) + " records need " + std::to_string(expected) + " bytes, the file has " +
-                std::to_string(bytes.size()));
+    throw Error(name + ": " + std::to_string(count) + " records need " + std::to_string(expected) +
+                " bytes, the file has " + std::to_string(bytes.size()));
   std::vector<SplatBinding> out(count);
   for (size_t i = 0; i < count; ++i) {
     const uint8_t* p = bytes.data() + 16 + i * kBindingRecordBytes;
     SplatBinding& b = out[i];
     const uint32_t kind = get32(p);
-    if (kind > 1) throw Error(name + ": record " + std::to_string(i) + " (offset " + std::to_string(16 + i * kBindingRecordBytes) + "): unknown kind " + std::to_string(kind));
+    if (kind > 1)
+      throw Error(name + ": record " + std::to_string(i) + " (offset " +
+                  std::to_string(16 + i * kBindingRecordBytes) + "): unknown kind " + std::to_string(kind));
     b.kind = static_cast<BindingKind>(kind);
     b.triangle = get32(p + 4);
     for (size_t k = 0; k < 4; k += 2) {

@@ -31,7 +31,7 @@ enum class BindingKind : uint32_t { kTriangle = 0, kJoints = 1 };
 
 struct SplatBinding {
   BindingKind kind = BindingKind::kTriangle;
-  uint32_t triangle = 0;                    // kTriangle: index into the mesh's triangle list
+  uint32_t triangle = 0;                       // kTriangle: index into the mesh's triangle list
   std::array<uint16_t, 4> joints{0, 0, 0, 0};  // kJoints: skin joint indices
   std::array<float, 4> weights{0, 0, 0, 0};    // kJoints: weights (renormalised when applied)
   // kTriangle: b1, b2 (b0 = 1 - b1 - b2) and h. kJoints: the rest centre (x, y, z).
@@ -46,12 +46,14 @@ Mat3 triangleFrame(Vec3 v0, Vec3 v1, Vec3 v2);
 // sf::Error when the triangle is degenerate (zero area).
 SplatBinding bindToTriangle(Vec3 centre, const Cov6& covariance, uint32_t t, Vec3 v0, Vec3 v1, Vec3 v2);
 // Binds a splat to joints (indices into the skin's palette) with the given weights.
-SplatBinding bindToJoints(Vec3 centre, const Cov6& covariance, std::array<uint16_t, 4> joints, std::array<float, 4> weights);
+SplatBinding bindToJoints(Vec3 centre, const Cov6& covariance, std::array<uint16_t, 4> joints,
+                          std::array<float, 4> weights);
 
 // Finds, for every point, the triangle of a mesh whose surface is nearest (uniform-grid search), and the
 // barycentrics of the nearest surface point. Triangles of zero area are never chosen. Returns the triangle
 // index per point.
-std::vector<uint32_t> nearestTriangles(std::span<const Vec3> points, std::span<const Vec3> vertices, std::span<const uint32_t> indices);
+std::vector<uint32_t> nearestTriangles(std::span<const Vec3> points, std::span<const Vec3> vertices,
+                                       std::span<const uint32_t> indices);
 
 // Deforms bound splats (the CPU reference of the GPU deform pass): triangle bindings read the deformed
 // vertices of the same triangle list they were bound to; joint bindings read `palette`. Writes mesh-space

@@ -17,12 +17,14 @@ namespace {
 // Names inside a bundle: relative, '/'-separated, no "..", no empty or "." parts.
 std::string checkName(const std::string& name) {
   if (name.empty()) return "an empty file name";
-  if (name.front() == '/' || name.find('\\') != std::string::npos || name.find(':') != std::string::npos) return "\"" + name + "\" is not a relative path";
+  if (name.front() == '/' || name.find('\\') != std::string::npos || name.find(':') != std::string::npos)
+    return "\"" + name + "\" is not a relative path";
   size_t start = 0;
   while (start <= name.size()) {
     const size_t end = std::min(name.find('/', start), name.size());
     const std::string part = name.substr(start, end - start);
-    if (part.empty() || part == "." || part == "..") return "\"" + name + "\" leaves the bundle or has an empty part (bundle files are confined to it)";
+    if (part.empty() || part == "." || part == "..")
+      return "\"" + name + "\" leaves the bundle or has an empty part (bundle files are confined to it)";
     start = end + 1;
   }
   return {};
@@ -58,7 +60,8 @@ class DirectoryResolver final : public BundleResolver {
 
 class MemoryResolver final : public BundleResolver {
  public:
-  MemoryResolver(std::map<std::string, std::vector<uint8_t>> files, std::string label) : files_(std::move(files)), label_(std::move(label)) {}
+  MemoryResolver(std::map<std::string, std::vector<uint8_t>> files, std::string label)
+      : files_(std::move(files)), label_(std::move(label)) {}
   bool exists(const std::string& name) const override { return files_.count(name) != 0; }
   std::vector<uint8_t> read(const std::string& name) const override {
     auto it = files_.find(name);
@@ -74,7 +77,8 @@ class MemoryResolver final : public BundleResolver {
 
 nlohmann::json readJson(const BundleResolver& files, const std::string& name) {
   const std::vector<uint8_t> bytes = files.read(name);
-  return parseJsonText(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), files.describe(name));
+  return parseJsonText(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                       files.describe(name));
 }
 
 bool boolean(const JsonNode& n) {
@@ -93,13 +97,28 @@ std::string fileKey(const JsonNode& n, const BundleResolver& files) {
 LiftTuning parseLift(const JsonNode& n) {
   LiftTuning t;
   if (!n.value.is_object()) n.fail("expected an object");
-  static const char* const kKeys[] = {"scale_mult", "thickness", "min_scale", "max_scale", "triangle_scale", "max_triangle_distance", "default_opacity_logit"};
+  static const char* const kKeys[] = {"scale_mult",
+                                      "thickness",
+                                      "min_scale",
+                                      "max_scale",
+                                      "triangle_scale",
+                                      "max_triangle_distance",
+                                      "default_opacity_logit"};
   for (auto it = n.value.begin(); it != n.value.end(); ++it) {
     bool known = false;
     for (const char* k : kKeys) known |= it.key() == k;
-    if (!known) n.fail("unknown key \"" + it.key() + "\" (lift keys: scale_mult, thickness, min_scale, max_scale, triangle_scale, max_triangle_distance, default_opacity_logit)");
+    if (!known)
+      n.fail("unknown key \"" + it.key() +
+             "\" (lift keys: scale_mult, thickness, min_scale, max_scale, triangle_scale, "
+             "max_triangle_distance, default_opacity_logit)");
   }
-  float* const fields[] = {&t.scale_mult, &t.thickness, &t.min_scale, &t.max_scale, &t.triangle_scale, &t.max_triangle_distance, &t.default_opacity_logit};
+  float* const fields[] = {&t.scale_mult,
+                           &t.thickness,
+                           &t.min_scale,
+                           &t.max_scale,
+                           &t.triangle_scale,
+                           &t.max_triangle_distance,
+                           &t.default_opacity_logit};
   for (size_t k = 0; k < std::size(kKeys); ++k)
     if (n.has(kKeys[k])) *fields[k] = static_cast<float>(n[kKeys[k]].number());
   if (std::string why = t.validate(); !why.empty()) n.fail(why);
@@ -116,7 +135,8 @@ BundleBranch parseBranch(const JsonNode& b, const std::string& name, const Bundl
   br.appr = fileKey(dec["appr"], files);
   if (dec.has("trunk")) br.trunk = fileKey(dec["trunk"], files);
   const bool has_bin = b.has("mesh_bin") || b.has("mesh_json"), has_glb = b.has("mesh_glb");
-  if (has_bin == has_glb) b.fail("a branch names its mesh as mesh_bin + mesh_json or as mesh_glb (exactly one of the two)");
+  if (has_bin == has_glb)
+    b.fail("a branch names its mesh as mesh_bin + mesh_json or as mesh_glb (exactly one of the two)");
   if (has_bin) {
     br.mesh_bin = fileKey(b["mesh_bin"], files);
     br.mesh_json = fileKey(b["mesh_json"], files);
@@ -160,7 +180,8 @@ void parseEngineBlocks(const JsonNode& root, CharacterBundle& out, const BundleR
     }
     if (r.has("vertex_count")) {
       const double v = r["vertex_count"].number();
-      if (v < 1 || v > 16.0e6 || v != std::floor(v)) r["vertex_count"].fail("expected a whole number in 1..16000000");
+      if (v < 1 || v > 16.0e6 || v != std::floor(v))
+        r["vertex_count"].fail("expected a whole number in 1..16000000");
       out.rig.vertex_count = static_cast<int64_t>(v);
     }
   } else if (files.exists("rig_names.json")) {
@@ -176,12 +197,14 @@ void parseEngineBlocks(const JsonNode& root, CharacterBundle& out, const BundleR
     out.expression_space.declared = true;
     out.expression_space.kind = e["kind"].string();
     const std::string& kind = out.expression_space.kind;
-    if (kind != "arkit52" && kind != "gnm" && kind != "gnm68") e["kind"].fail("unknown expression space \"" + kind + "\" (arkit52, gnm or gnm68)");
+    if (kind != "arkit52" && kind != "gnm" && kind != "gnm68")
+      e["kind"].fail("unknown expression space \"" + kind + "\" (arkit52, gnm or gnm68)");
     out.expression_space.dim = kind == "arkit52" ? 52 : kind == "gnm68" ? 68 : 387;
     if (e.has("dim")) {
       const int dim = e["dim"].positiveInt();
       if (kind != "gnm" && dim != out.expression_space.dim)
-        e["dim"].fail(kind + " has " + std::to_string(out.expression_space.dim) + " values, not " + std::to_string(dim));
+        e["dim"].fail(kind + " has " + std::to_string(out.expression_space.dim) + " values, not " +
+                      std::to_string(dim));
       out.expression_space.dim = dim;  // a gnm head of another basis size: coefficients + 4 gaze angles
       if (kind == "gnm" && dim < 5) e["dim"].fail("a gnm space holds its coefficients and the 4 gaze angles");
     }
@@ -192,9 +215,11 @@ void parseEngineBlocks(const JsonNode& root, CharacterBundle& out, const BundleR
         const JsonNode s = segs.at(i);
         const double start = s["start"].number();
         const int dim = out.expression_space.dim;
-        if (start < 0 || start != std::floor(start) || start >= dim) s["start"].fail("expected a whole number in 0.." + std::to_string(dim - 1));
+        if (start < 0 || start != std::floor(start) || start >= dim)
+          s["start"].fail("expected a whole number in 0.." + std::to_string(dim - 1));
         ExpressionSegment seg{s["name"].string(), static_cast<int>(start), s["count"].positiveInt()};
-        if (static_cast<int64_t>(seg.start) + seg.count > dim) s.fail("the segment leaves the space's " + std::to_string(dim) + " values");
+        if (static_cast<int64_t>(seg.start) + seg.count > dim)
+          s.fail("the segment leaves the space's " + std::to_string(dim) + " values");
         out.expression_space.segments.push_back(seg);
       }
     }
@@ -203,9 +228,12 @@ void parseEngineBlocks(const JsonNode& root, CharacterBundle& out, const BundleR
 
 }  // namespace
 
-std::shared_ptr<BundleResolver> directoryResolver(const std::string& dir) { return std::make_shared<DirectoryResolver>(dir); }
+std::shared_ptr<BundleResolver> directoryResolver(const std::string& dir) {
+  return std::make_shared<DirectoryResolver>(dir);
+}
 
-std::shared_ptr<BundleResolver> memoryResolver(std::map<std::string, std::vector<uint8_t>> files, const std::string& label) {
+std::shared_ptr<BundleResolver> memoryResolver(std::map<std::string, std::vector<uint8_t>> files,
+                                               const std::string& label) {
   return std::make_shared<MemoryResolver>(std::move(files), label);
 }
 
@@ -231,17 +259,22 @@ CharacterBundle loadCharacterBundle(std::shared_ptr<BundleResolver> files) {
     if (!doc.is_object()) root.fail("expected an object");
     out.layout = "multi_region";
     out.mode = root["mode"].string();
-    if (out.mode != "multi_region") root["mode"].fail("unknown mode \"" + out.mode + "\" (this engine reads multi_region)");
+    if (out.mode != "multi_region")
+      root["mode"].fail("unknown mode \"" + out.mode + "\" (this engine reads multi_region)");
     const JsonNode order = root["order"];
-    if (!order.value.is_array() || order.value.empty()) order.fail("expected a non-empty array of branch names");
+    if (!order.value.is_array() || order.value.empty())
+      order.fail("expected a non-empty array of branch names");
     const JsonNode branches = root["branches"];
     if (!branches.value.is_object()) branches.fail("expected an object of branches by name");
     std::set<std::string> seen;
-    if (order.value.size() > kMaxBundleBranches) order.fail("lists " + std::to_string(order.value.size()) + " branches; at most " + std::to_string(kMaxBundleBranches));
+    if (order.value.size() > kMaxBundleBranches)
+      order.fail("lists " + std::to_string(order.value.size()) + " branches; at most " +
+                 std::to_string(kMaxBundleBranches));
     for (size_t i = 0; i < order.value.size(); ++i) {
       const std::string name = order.at(i).string();
       if (!seen.insert(name).second) order.at(i).fail("branch \"" + name + "\" is listed twice");
-      if (!branches.value.contains(name)) order.at(i).fail("names branch \"" + name + "\", which \"branches\" does not hold");
+      if (!branches.value.contains(name))
+        order.at(i).fail("names branch \"" + name + "\", which \"branches\" does not hold");
       out.branches.push_back(parseBranch(branches[name.c_str()], name, *files));
     }
     parseEngineBlocks(root, out, *files);
@@ -251,7 +284,8 @@ CharacterBundle loadCharacterBundle(std::shared_ptr<BundleResolver> files) {
     const JsonNode root{doc, "", out.where};
     if (!doc.is_object()) root.fail("expected an object");
     const JsonNode version = root["schema_version"];
-    if (version.number() != 1) version.fail("schema_version " + version.value.dump() + " is not known (this engine reads 1)");
+    if (version.number() != 1)
+      version.fail("schema_version " + version.value.dump() + " is not known (this engine reads 1)");
     out.layout = "schema_version 1";
     out.mode = "fused";
     out.branches.push_back(parseBranch(root, "fused", *files));
@@ -266,7 +300,8 @@ CharacterBundle loadCharacterBundle(std::shared_ptr<BundleResolver> files) {
         out.rig.pack = b.mesh_glb;
         break;
       }
-    if (out.rig.pack.empty()) throw Error(out.where + ": rig: a skinned rig needs a glTF (\"pack\", or a posed branch's mesh_glb)");
+    if (out.rig.pack.empty())
+      throw Error(out.where + ": rig: a skinned rig needs a glTF (\"pack\", or a posed branch's mesh_glb)");
   }
   return out;
 }
@@ -274,23 +309,30 @@ CharacterBundle loadCharacterBundle(std::shared_ptr<BundleResolver> files) {
 // mesh_json: {"vertex_count": V, "triangle_count": T, "positions": {"offset": o}, "uvs": {"offset": o},
 // "indices": {"offset": o}}; mesh_bin: V x 3 float32, V x 2 float32 and T x 3 uint32, little-endian, at
 // those byte offsets.
-BranchMesh decodeBranchMesh(std::span<const uint8_t> json, std::span<const uint8_t> bin, const std::string& json_name, const std::string& bin_name) {
-  const nlohmann::json doc = parseJsonText(std::string_view(reinterpret_cast<const char*>(json.data()), json.size()), json_name);
+BranchMesh decodeBranchMesh(std::span<const uint8_t> json, std::span<const uint8_t> bin,
+                            const std::string& json_name, const std::string& bin_name) {
+  const nlohmann::json doc =
+      parseJsonText(std::string_view(reinterpret_cast<const char*>(json.data()), json.size()), json_name);
   const JsonNode root{doc, "", json_name};
   const double v = root["vertex_count"].number(), t = root["triangle_count"].number();
-  if (v < 3 || v > 16.0e6 || v != std::floor(v)) root["vertex_count"].fail("expected a whole number in 3..16000000");
-  if (t < 1 || t > 32.0e6 || t != std::floor(t)) root["triangle_count"].fail("expected a whole number in 1..32000000");
+  if (v < 3 || v > 16.0e6 || v != std::floor(v))
+    root["vertex_count"].fail("expected a whole number in 3..16000000");
+  if (t < 1 || t > 32.0e6 || t != std::floor(t))
+    root["triangle_count"].fail("expected a whole number in 1..32000000");
   const size_t vc = static_cast<size_t>(v), tc = static_cast<size_t>(t);
   // Every block inside mesh_bin, checked before anything is allocated (offsets compared as doubles first:
   // no cast of an out-of-range value, no wrapping sum).
   auto block = [&](const char* key, uint64_t bytes) {
     const JsonNode off = root[key]["offset"];
     const double o = off.number();
-    if (o < 0 || o != std::floor(o) || o > static_cast<double>(bin.size()) || static_cast<uint64_t>(o) % 4 != 0)
-      off.fail("expected a byte offset that is a multiple of 4 inside " + bin_name + " (" + std::to_string(bin.size()) + " bytes)");
+    if (o < 0 || o != std::floor(o) || o > static_cast<double>(bin.size()) ||
+        static_cast<uint64_t>(o) % 4 != 0)
+      off.fail("expected a byte offset that is a multiple of 4 inside " + bin_name + " (" +
+               std::to_string(bin.size()) + " bytes)");
     const uint64_t start = static_cast<uint64_t>(o);
     if (bytes > bin.size() - start)
-      off.fail(bin_name + " holds " + std::to_string(bin.size()) + " bytes; " + key + " needs " + std::to_string(bytes) + " bytes from " + std::to_string(start));
+      off.fail(bin_name + " holds " + std::to_string(bin.size()) + " bytes; " + key + " needs " +
+               std::to_string(bytes) + " bytes from " + std::to_string(start));
     return bin.data() + start;
   };
   const uint8_t* positions = block("positions", uint64_t{12} * vc);
@@ -305,11 +347,14 @@ BranchMesh decodeBranchMesh(std::span<const uint8_t> json, std::span<const uint8
   std::memcpy(m.indices.data(), indices, 12 * tc);
   for (size_t i = 0; i < vc; ++i) {
     const Vec3 p = m.positions[i];
-    if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z) || !std::isfinite(m.uvs[i][0]) || !std::isfinite(m.uvs[i][1]))
+    if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z) || !std::isfinite(m.uvs[i][0]) ||
+        !std::isfinite(m.uvs[i][1]))
       throw Error(bin_name + ": vertex " + std::to_string(i) + " is not finite");
   }
   for (size_t i = 0; i < m.indices.size(); ++i)
-    if (m.indices[i] >= vc) throw Error(bin_name + ": triangle " + std::to_string(i / 3) + " indexes vertex " + std::to_string(m.indices[i]) + " of " + std::to_string(vc));
+    if (m.indices[i] >= vc)
+      throw Error(bin_name + ": triangle " + std::to_string(i / 3) + " indexes vertex " +
+                  std::to_string(m.indices[i]) + " of " + std::to_string(vc));
   return m;
 }
 
@@ -319,7 +364,11 @@ std::pair<std::string, std::vector<uint8_t>> encodeBranchMesh(const BranchMesh& 
   std::memcpy(bin.data(), mesh.positions.data(), 12 * vc);
   std::memcpy(bin.data() + 12 * vc, mesh.uvs.data(), 8 * vc);
   std::memcpy(bin.data() + 20 * vc, mesh.indices.data(), 12 * tc);
-  nlohmann::json j = {{"vertex_count", vc}, {"triangle_count", tc}, {"positions", {{"offset", 0}}}, {"uvs", {{"offset", 12 * vc}}}, {"indices", {{"offset", 20 * vc}}}};
+  nlohmann::json j = {{"vertex_count", vc},
+                      {"triangle_count", tc},
+                      {"positions", {{"offset", 0}}},
+                      {"uvs", {{"offset", 12 * vc}}},
+                      {"indices", {{"offset", 20 * vc}}}};
   return {j.dump(2), std::move(bin)};
 }
 

@@ -35,7 +35,8 @@ class BundleResolver {
 // Files under `dir`: names are confined to it (no absolute paths, no "..", regular files only).
 std::shared_ptr<BundleResolver> directoryResolver(const std::string& dir);
 // Files held in memory, by name; `label` prefixes names in messages.
-std::shared_ptr<BundleResolver> memoryResolver(std::map<std::string, std::vector<uint8_t>> files, const std::string& label = "memory");
+std::shared_ptr<BundleResolver> memoryResolver(std::map<std::string, std::vector<uint8_t>> files,
+                                               const std::string& label = "memory");
 
 // Limits a bundle is checked against (untrusted input): branches, and slots over all branches (the
 // frame addresses an object's slots with 32-bit counts).
@@ -44,13 +45,13 @@ inline constexpr uint64_t kMaxBundleSlots = uint64_t{1} << 24;
 
 struct BundleBranch {
   std::string name;
-  std::string geom, appr, trunk;          // decoder files (trunk may be empty)
+  std::string geom, appr, trunk;              // decoder files (trunk may be empty)
   std::string mesh_bin, mesh_json, mesh_glb;  // mesh_bin + mesh_json, or mesh_glb
-  int uv_resolution = 0;                  // the UV maps are uv_resolution x uv_resolution texels
+  int uv_resolution = 0;                      // the UV maps are uv_resolution x uv_resolution texels
   LiftTuning lift;
-  DecoderFrame frame;                     // "frame": {"center", "scale"}
-  bool static_geometry = false;           // the mesh is not posed by the rig (its rest vertices every frame)
-  bool gaze_conditioned = false;          // the decoders take the gaze [pitchL, yawL, pitchR, yawR]
+  DecoderFrame frame;             // "frame": {"center", "scale"}
+  bool static_geometry = false;   // the mesh is not posed by the rig (its rest vertices every frame)
+  bool gaze_conditioned = false;  // the decoders take the gaze [pitchL, yawL, pitchR, yawR]
 };
 
 struct ExpressionSegment {
@@ -62,9 +63,9 @@ struct ExpressionSegment {
 struct BundleRig {
   bool declared = false;
   std::string backend = "orl";  // "gnm", "skinned" or "orl"
-  std::string pack;             // gnm: the pack file; skinned: the glTF (default: the first branch's mesh_glb)
+  std::string pack;  // gnm: the pack file; skinned: the glTF (default: the first branch's mesh_glb)
   std::vector<std::string> control_names;
-  int64_t vertex_count = -1;    // -1: not stated
+  int64_t vertex_count = -1;  // -1: not stated
 };
 
 // scene.json "expression_space": what the animation layer sends. Default: arkit52 (52).
@@ -76,8 +77,8 @@ struct BundleExpressionSpace {
 };
 
 struct CharacterBundle {
-  std::string layout;  // "multi_region" or "schema_version 1"
-  std::string mode;    // scene.json "mode" ("multi_region"); "fused" for schema_version 1
+  std::string layout;                  // "multi_region" or "schema_version 1"
+  std::string mode;                    // scene.json "mode" ("multi_region"); "fused" for schema_version 1
   std::vector<BundleBranch> branches;  // in "order"
   BundleRig rig;
   BundleExpressionSpace expression_space;
@@ -91,14 +92,16 @@ bool isCharacterBundle(const BundleResolver& files);
 // JSON path. Does not load decoders or meshes.
 CharacterBundle loadCharacterBundle(std::shared_ptr<BundleResolver> files);
 
-// A branch's mesh: rest positions, UVs and triangles (mesh_bin + mesh_json: docs/formats/character-bundle.md).
+// A branch's mesh: rest positions, UVs and triangles (mesh_bin + mesh_json:
+// docs/formats/character-bundle.md).
 struct BranchMesh {
   std::vector<Vec3> positions;
   std::vector<std::array<float, 2>> uvs;
   std::vector<uint32_t> indices;
 };
 // Decodes mesh_bin as mesh_json describes it; errors name the files and offsets.
-BranchMesh decodeBranchMesh(std::span<const uint8_t> json, std::span<const uint8_t> bin, const std::string& json_name, const std::string& bin_name);
+BranchMesh decodeBranchMesh(std::span<const uint8_t> json, std::span<const uint8_t> bin,
+                            const std::string& json_name, const std::string& bin_name);
 // The bytes of mesh_json / mesh_bin for a mesh (the writer tests and scripts use).
 std::pair<std::string, std::vector<uint8_t>> encodeBranchMesh(const BranchMesh& mesh);
 

@@ -28,7 +28,8 @@ BranchMesh branchMeshFromGltf(const GltfDocument& doc, const std::string& where)
       for (const GltfPrimitive& p : m.primitives)
         if (!chosen && p.mode == 4 && (pass == 1 || !p.joints0.empty())) chosen = &p;
   if (!chosen) throw Error(where + ": no triangle primitive");
-  if (chosen->texcoords0.size() != chosen->positions.size()) throw Error(where + ": the branch mesh has no TEXCOORD_0 (the UV layout the decoders write)");
+  if (chosen->texcoords0.size() != chosen->positions.size())
+    throw Error(where + ": the branch mesh has no TEXCOORD_0 (the UV layout the decoders write)");
   BranchMesh m;
   m.positions = chosen->positions;
   m.uvs.reserve(chosen->texcoords0.size());
@@ -58,7 +59,8 @@ std::string valueList(const std::vector<nn::ValueInfo>& list) {
 int mapChannels(const nn::Tensor& t, int resolution, const std::string& what) {
   const nn::Shape& s = t.shape;
   if (s.size() != 4 || s[0] != 1 || (s[1] != 3 && s[1] != 4) || s[2] != resolution || s[3] != resolution)
-    throw Error(what + " is " + nn::shapeString(s) + "; the branch needs [1, 3 or 4, " + std::to_string(resolution) + ", " + std::to_string(resolution) + "]");
+    throw Error(what + " is " + nn::shapeString(s) + "; the branch needs [1, 3 or 4, " +
+                std::to_string(resolution) + ", " + std::to_string(resolution) + "]");
   if (!t.isFloat()) throw Error(what + " is not a float tensor");
   return static_cast<int>(s[1]);
 }
@@ -71,10 +73,12 @@ std::string glTFDirectory(const BundleResolver& files, const std::string& name) 
 }
 
 // The rig a bundle names: a gnm pack, or a skinned glTF.
-std::unique_ptr<RigBackend> makeRig(const std::string& backend, const BundleResolver& files, const std::string& pack) {
+std::unique_ptr<RigBackend> makeRig(const std::string& backend, const BundleResolver& files,
+                                    const std::string& pack) {
   const std::vector<uint8_t> bytes = files.read(pack);
   if (backend == "gnm") return std::make_unique<GnmRig>(decodeGnmPack(bytes, files.describe(pack)));
-  auto model = std::make_shared<const GltfModel>(parseGltf(bytes, files.describe(pack), glTFDirectory(files, pack)));
+  auto model =
+      std::make_shared<const GltfModel>(parseGltf(bytes, files.describe(pack), glTFDirectory(files, pack)));
   return std::make_unique<SkinnedRig>(model);
 }
 
@@ -89,8 +93,14 @@ ExpressionSpace spaceOf(const std::string& kind, int dim) {
 std::map<std::string, nn::Tensor> decoderInputs(const nn::Graph& graph, const DecoderValues& values) {
   std::map<std::string, nn::Tensor> in;
   for (const nn::ValueInfo& v : graph.inputs) {
-    const nn::Tensor* t = v.name == "verts" ? values.verts : v.name == "code" ? values.code : v.name == "gaze" ? values.gaze : v.name == "view" ? values.view : nullptr;
-    if (!t) throw Error(graph.path + ": input '" + v.name + "' has no value here (a branch gives verts, code, gaze and view)");
+    const nn::Tensor* t = v.name == "verts"  ? values.verts
+                          : v.name == "code" ? values.code
+                          : v.name == "gaze" ? values.gaze
+                          : v.name == "view" ? values.view
+                                             : nullptr;
+    if (!t)
+      throw Error(graph.path + ": input '" + v.name +
+                  "' has no value here (a branch gives verts, code, gaze and view)");
     in[v.name] = *t;
   }
   return in;
@@ -147,10 +157,14 @@ struct BundleCharacter::Result {
 
 std::string orlRefusal(const CharacterBundle& bundle) {
   if (bundle.rig.backend != "orl") return {};
-  return bundle.where + ": rig backend \"orl\"" + (bundle.rig.declared ? "" : " (the default of a bundle without a \"rig\" block)") +
-         " is refused: it poses the face by evaluating the character's own OpenRigLogic DNA, and this engine has no DNA reader or "
-         "evaluator; the decoders were trained on vertices that rig poses, so another rig would draw a wrong face without a sign. "
-         "Declare \"rig\": {\"backend\": \"gnm\", \"pack\": ...} or {\"backend\": \"skinned\"} (docs/formats/character-bundle.md)";
+  return bundle.where + ": rig backend \"orl\"" +
+         (bundle.rig.declared ? "" : " (the default of a bundle without a \"rig\" block)") +
+         " is refused: it poses the face by evaluating the character's own OpenRigLogic DNA, and this engine "
+         "has no DNA reader or "
+         "evaluator; the decoders were trained on vertices that rig poses, so another rig would draw a wrong "
+         "face without a sign. "
+         "Declare \"rig\": {\"backend\": \"gnm\", \"pack\": ...} or {\"backend\": \"skinned\"} "
+         "(docs/formats/character-bundle.md)";
 }
 
 BundleCharacter::BundleCharacter(CharacterBundle bundle) : bundle_(std::move(bundle)) {
@@ -159,8 +173,9 @@ BundleCharacter::BundleCharacter(CharacterBundle bundle) : bundle_(std::move(bun
   if (std::string why = orlRefusal(bundle_); !why.empty()) throw Error(why);
   rig_ = makeRig(bundle_.rig.backend, files, bundle_.rig.pack);
   if (bundle_.rig.vertex_count >= 0 && static_cast<size_t>(bundle_.rig.vertex_count) != rig_->vertexCount())
-    throw Error(where + ": rig.vertex_count is " + std::to_string(bundle_.rig.vertex_count) + " but " + files.describe(bundle_.rig.pack) + " poses " +
-                std::to_string(rig_->vertexCount()) + " vertices");
+    throw Error(where + ": rig.vertex_count is " + std::to_string(bundle_.rig.vertex_count) + " but " +
+                files.describe(bundle_.rig.pack) + " poses " + std::to_string(rig_->vertexCount()) +
+                " vertices");
   controls_.assign(rig_->controlNames().size(), 0.0f);
   size_t slots = 0;
   for (const BundleBranch& spec : bundle_.branches) {
@@ -169,15 +184,22 @@ BundleCharacter::BundleCharacter(CharacterBundle bundle) : bundle_(std::move(bun
     const std::string bw = where + ": branches." + spec.name;
     if (!spec.mesh_glb.empty()) {
       const std::vector<uint8_t> bytes = files.read(spec.mesh_glb);
-      b->mesh = branchMeshFromGltf(parseGltf(bytes, files.describe(spec.mesh_glb), glTFDirectory(files, spec.mesh_glb)), files.describe(spec.mesh_glb));
+      b->mesh = branchMeshFromGltf(
+          parseGltf(bytes, files.describe(spec.mesh_glb), glTFDirectory(files, spec.mesh_glb)),
+          files.describe(spec.mesh_glb));
     } else {
-      b->mesh = decodeBranchMesh(files.read(spec.mesh_json), files.read(spec.mesh_bin), files.describe(spec.mesh_json), files.describe(spec.mesh_bin));
+      b->mesh = decodeBranchMesh(files.read(spec.mesh_json), files.read(spec.mesh_bin),
+                                 files.describe(spec.mesh_json), files.describe(spec.mesh_bin));
     }
-    if (slots + static_cast<uint64_t>(spec.uv_resolution) * static_cast<uint64_t>(spec.uv_resolution) > kMaxBundleSlots)
-      throw Error(bw + ".uv_resolution: the branches hold more than " + std::to_string(kMaxBundleSlots) + " slots together");
+    if (slots + static_cast<uint64_t>(spec.uv_resolution) * static_cast<uint64_t>(spec.uv_resolution) >
+        kMaxBundleSlots)
+      throw Error(bw + ".uv_resolution: the branches hold more than " + std::to_string(kMaxBundleSlots) +
+                  " slots together");
     if (!spec.static_geometry && b->mesh.positions.size() != rig_->vertexCount())
-      throw Error(bw + ": its mesh has " + std::to_string(b->mesh.positions.size()) + " vertices but the rig poses " + std::to_string(rig_->vertexCount()) +
-                  " (a posed branch shares the rig's topology; mark a mesh of its own \"static_geometry\": true)");
+      throw Error(
+          bw + ": its mesh has " + std::to_string(b->mesh.positions.size()) + " vertices but the rig poses " +
+          std::to_string(rig_->vertexCount()) +
+          " (a posed branch shares the rig's topology; mark a mesh of its own \"static_geometry\": true)");
     const int r = spec.uv_resolution;
     b->texel_triangle = rasterizeUvLayout(b->mesh.uvs, b->mesh.indices, r, r);
     b->texels = static_cast<size_t>(r) * static_cast<size_t>(r);
@@ -192,16 +214,19 @@ BundleCharacter::BundleCharacter(CharacterBundle bundle) : bundle_(std::move(bun
     b->geom = load(spec.geom);
     b->appr = load(spec.appr);
     // The contract (docs/formats/character-bundle.md, "Decoders"): inputs by name.
-    auto checkInputs = [&](const nn::CpuExecutor& e, std::initializer_list<const char*> allowed, const char* role) {
+    auto checkInputs = [&](const nn::CpuExecutor& e, std::initializer_list<const char*> allowed,
+                           const char* role) {
       for (const nn::ValueInfo& in : e.graph().inputs) {
         bool ok = false;
         for (const char* a : allowed) ok |= in.name == a;
         if (!ok) {
           std::string names;
           for (const char* a : allowed) names += (names.empty() ? "" : ", ") + std::string(a);
-          throw Error(e.graph().path + ": the " + role + " decoder has input \"" + in.name + "\"; a branch gives " + names + " (inputs: " + valueList(e.graph().inputs) + ")");
+          throw Error(e.graph().path + ": the " + role + " decoder has input \"" + in.name +
+                      "\"; a branch gives " + names + " (inputs: " + valueList(e.graph().inputs) + ")");
         }
-        if (in.name == std::string("gaze") && !spec.gaze_conditioned) throw Error(e.graph().path + ": takes \"gaze\" but the branch is not gaze_conditioned");
+        if (in.name == std::string("gaze") && !spec.gaze_conditioned)
+          throw Error(e.graph().path + ": takes \"gaze\" but the branch is not gaze_conditioned");
       }
     };
     if (b->trunk) checkInputs(*b->trunk, {"verts", "gaze"}, "trunk");
@@ -214,21 +239,30 @@ BundleCharacter::BundleCharacter(CharacterBundle bundle) : bundle_(std::move(bun
       if (!v || !v->has_shape) return;
       const nn::Shape& sh = v->shape;
       const int64_t res = spec.uv_resolution;
-      const bool ok = sh.size() == 4 && (sh[0] < 0 || sh[0] == 1) && (sh[1] < 0 || sh[1] == 3 || sh[1] == 4) && (sh[2] < 0 || sh[2] == res) && (sh[3] < 0 || sh[3] == res);
+      const bool ok = sh.size() == 4 && (sh[0] < 0 || sh[0] == 1) &&
+                      (sh[1] < 0 || sh[1] == 3 || sh[1] == 4) && (sh[2] < 0 || sh[2] == res) &&
+                      (sh[3] < 0 || sh[3] == res);
       if (!ok)
-        throw Error(g.path + ": output " + output + " is declared " + nn::shapeString(sh) + "; " + bw + ".uv_resolution is " + std::to_string(res) +
-                    " (the branch needs [1, 3 or 4, " + std::to_string(res) + ", " + std::to_string(res) + "])");
+        throw Error(g.path + ": output " + output + " is declared " + nn::shapeString(sh) + "; " + bw +
+                    ".uv_resolution is " + std::to_string(res) + " (the branch needs [1, 3 or 4, " +
+                    std::to_string(res) + ", " + std::to_string(res) + "])");
     };
     checkDeclared(b->geom->graph(), "geom_uv");
     checkDeclared(b->appr->graph(), "color_uv");
     if (!findValue(b->geom->graph().outputs, "geom_uv"))
-      throw Error(b->geom->graph().path + ": the geometry decoder has no output \"geom_uv\" (outputs: " + valueList(b->geom->graph().outputs) + ")");
+      throw Error(b->geom->graph().path + ": the geometry decoder has no output \"geom_uv\" (outputs: " +
+                  valueList(b->geom->graph().outputs) + ")");
     if (!findValue(b->appr->graph().outputs, "color_uv"))
-      throw Error(b->appr->graph().path + ": the appearance decoder has no output \"color_uv\" (outputs: " + valueList(b->appr->graph().outputs) + ")");
-    if (!findValue(b->appr->graph().inputs, "view")) throw Error(b->appr->graph().path + ": the appearance decoder has no input \"view\"");
-    if (findValue(b->geom->graph().inputs, "code") && !b->trunk) throw Error(b->geom->graph().path + ": takes \"code\" but the branch has no trunk decoder");
-    if (findValue(b->appr->graph().inputs, "code") && !b->trunk && !findValue(b->geom->graph().outputs, "code"))
-      throw Error(b->appr->graph().path + ": takes \"code\" but neither a trunk nor the geometry decoder outputs one");
+      throw Error(b->appr->graph().path + ": the appearance decoder has no output \"color_uv\" (outputs: " +
+                  valueList(b->appr->graph().outputs) + ")");
+    if (!findValue(b->appr->graph().inputs, "view"))
+      throw Error(b->appr->graph().path + ": the appearance decoder has no input \"view\"");
+    if (findValue(b->geom->graph().inputs, "code") && !b->trunk)
+      throw Error(b->geom->graph().path + ": takes \"code\" but the branch has no trunk decoder");
+    if (findValue(b->appr->graph().inputs, "code") && !b->trunk &&
+        !findValue(b->geom->graph().outputs, "code"))
+      throw Error(b->appr->graph().path +
+                  ": takes \"code\" but neither a trunk nor the geometry decoder outputs one");
     branches_.push_back(std::move(b));
   }
   cloud_.resize(slots, 0);
@@ -243,15 +277,17 @@ BundleCharacter::~BundleCharacter() {
   }
 }
 
-std::pair<size_t, size_t> BundleCharacter::branchSlots(size_t branch) const { return {branches_.at(branch)->first, branches_.at(branch)->texels}; }
+std::pair<size_t, size_t> BundleCharacter::branchSlots(size_t branch) const {
+  return {branches_.at(branch)->first, branches_.at(branch)->texels};
+}
 
 void BundleCharacter::setExpression(const Expression& e, std::vector<std::string>* missing) {
   const BundleExpressionSpace& declared = bundle_.expression_space;
   // The bundle's own space; an ARKit vector reaches a gnm rig only through its arkit map (mapToControls
   // refuses it without one). Any other space is refused, never reinterpreted.
   if (e.space != declared.kind && !(e.space == "arkit52" && rig_->kind() == "gnm"))
-    throw Error(bundle_.where + ": the bundle's expression space is " + declared.kind + " (" + std::to_string(declared.dim) + " values); a " + e.space +
-                " vector is refused");
+    throw Error(bundle_.where + ": the bundle's expression space is " + declared.kind + " (" +
+                std::to_string(declared.dim) + " values); a " + e.space + " vector is refused");
   ExpressionSpace space = e.space == declared.kind ? spaceOf(declared.kind, declared.dim) : arkit52Space();
   std::vector<float> c = mapToControls(space, e.weights, *rig_, missing);
   setRig(c);
@@ -259,14 +295,17 @@ void BundleCharacter::setExpression(const Expression& e, std::vector<std::string
 
 void BundleCharacter::setRig(std::span<const float> controls) {
   if (controls.size() != controls_.size())
-    throw Error(bundle_.where + ": the rig takes " + std::to_string(controls_.size()) + " controls, got " + std::to_string(controls.size()));
+    throw Error(bundle_.where + ": the rig takes " + std::to_string(controls_.size()) + " controls, got " +
+                std::to_string(controls.size()));
   for (size_t i = 0; i < controls.size(); ++i)
-    if (!std::isfinite(controls[i])) throw Error(bundle_.where + ": rig control " + std::to_string(i) + " is not finite");
+    if (!std::isfinite(controls[i]))
+      throw Error(bundle_.where + ": rig control " + std::to_string(i) + " is not finite");
   if (std::equal(controls.begin(), controls.end(), controls_.begin())) return;
   rig_->setControls(controls);
   controls_.assign(controls.begin(), controls.end());
   // A gnm rig's last four controls are the gaze: they drive the gaze-conditioned branches too.
-  if (rig_->kind() == "gnm" && controls_.size() >= 4) std::copy(controls_.end() - 4, controls_.end(), gaze_.begin());
+  if (rig_->kind() == "gnm" && controls_.size() >= 4)
+    std::copy(controls_.end() - 4, controls_.end(), gaze_.begin());
   ++state_version_;
 }
 
@@ -299,7 +338,8 @@ void BundleCharacter::update(const Camera& camera, bool async) {
   // What the newest state needs, against the state the last started pass ran for (a pending request is
   // replaced: latest-only).
   const bool geometry = state_version_ != ran_version_;
-  const bool appearance = geometry || !ran_camera_ || cameraMoved(camera, *ran_camera_, CameraChangeThreshold{});
+  const bool appearance =
+      geometry || !ran_camera_ || cameraMoved(camera, *ran_camera_, CameraChangeThreshold{});
   if (!geometry && !appearance) {
     ++counters_.skipped;
     if (gpu_path_) gpu_path_->prepare(BundleFrameRequest{});  // the slots keep the last pass's gaussians
@@ -336,7 +376,8 @@ void BundleCharacter::update(const Camera& camera, bool async) {
 }
 
 void BundleCharacter::start(Request r) {
-  in_flight_ = std::async(std::launch::async, [this, r = std::move(r)]() { return std::make_unique<Result>(runPasses(r)); });
+  in_flight_ = std::async(std::launch::async,
+                          [this, r = std::move(r)]() { return std::make_unique<Result>(runPasses(r)); });
 }
 
 void BundleCharacter::collect(bool wait) {
@@ -370,7 +411,9 @@ void BundleCharacter::collect(bool wait) {
   }
 }
 
-void BundleCharacter::finish() { collect(true); }
+void BundleCharacter::finish() {
+  collect(true);
+}
 
 BundleCharacter::Result BundleCharacter::runPasses(const Request& r) {
   if (pass_hook_) pass_hook_(r.geometry);
@@ -390,7 +433,9 @@ BundleCharacter::Result BundleCharacter::runPasses(const Request& r) {
     if (r.geometry || b.geometry.empty()) {
       // Geometry: the vertex transform, trunk and geometry decode, lift pass 1.
       const std::vector<Vec3>& src = b.spec.static_geometry ? b.mesh.positions : r.posed;
-      if (src.size() != b.mesh.positions.size()) throw Error(bundle_.where + ": branch \"" + b.spec.name + "\": the rig posed " + std::to_string(src.size()) + " vertices");
+      if (src.size() != b.mesh.positions.size())
+        throw Error(bundle_.where + ": branch \"" + b.spec.name + "\": the rig posed " +
+                    std::to_string(src.size()) + " vertices");
       b.decoder_vertices.resize(src.size());
       nn::Tensor verts(nn::DType::kFloat32, {1, static_cast<int64_t>(src.size()), 3});
       for (size_t i = 0; i < src.size(); ++i) {
@@ -404,7 +449,8 @@ BundleCharacter::Result BundleCharacter::runPasses(const Request& r) {
         const auto it = t.find("code");
         b.code = it != t.end() ? it->second : t.at(b.trunk->graph().outputs.front().name);
       }
-      nn::TensorMap g = b.geom->run(decoderInputs(b.geom->graph(), {&verts, b.code ? &*b.code : nullptr, &gaze, nullptr}));
+      nn::TensorMap g =
+          b.geom->run(decoderInputs(b.geom->graph(), {&verts, b.code ? &*b.code : nullptr, &gaze, nullptr}));
       const nn::Tensor& uv = g.at("geom_uv");
       b.geometry_channels = mapChannels(uv, res, b.geom->graph().path + ": output geom_uv");
       b.geometry = uv.f;
@@ -431,7 +477,8 @@ BundleCharacter::Result BundleCharacter::runPasses(const Request& r) {
     t0 = std::chrono::steady_clock::now();
     nn::Tensor view(nn::DType::kFloat32, {1, 6, res, res});
     plueckerRays(b.geometry, res, res, b.spec.frame.toDecoder(r.camera.position()), view.f);
-    nn::TensorMap a = b.appr->run(decoderInputs(b.appr->graph(), {nullptr, b.code ? &*b.code : nullptr, &gaze, &view}));
+    nn::TensorMap a =
+        b.appr->run(decoderInputs(b.appr->graph(), {nullptr, b.code ? &*b.code : nullptr, &gaze, &view}));
     const nn::Tensor& col = a.at("color_uv");
     b.color_channels = mapChannels(col, res, b.appr->graph().path + ": output color_uv");
     b.color = col.f;
@@ -480,7 +527,8 @@ BundleCharacter::BranchMaps BundleCharacter::branchMaps(size_t branch) const {
   return {b.geometry, b.color, b.geometry_channels, b.color_channels, b.frame, b.triim, b.bounds};
 }
 
-BundleFrameRequest BundleCharacter::frameRequest(bool geometry, const std::vector<Vec3>& posed, const Camera& camera) const {
+BundleFrameRequest BundleCharacter::frameRequest(bool geometry, const std::vector<Vec3>& posed,
+                                                 const Camera& camera) const {
   BundleFrameRequest g;
   g.geometry = geometry;
   g.appearance = true;

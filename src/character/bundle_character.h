@@ -13,8 +13,8 @@
 #pragma once
 
 #include <functional>
-#include <map>
 #include <future>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,7 +29,7 @@
 namespace sf::nn {
 struct Graph;
 struct Tensor;
-}
+}  // namespace sf::nn
 
 namespace sf::character {
 
@@ -49,9 +49,9 @@ std::map<std::string, nn::Tensor> decoderInputs(const nn::Graph& graph, const De
 
 // The appearance threshold (see the top of the file).
 struct CameraChangeThreshold {
-  float move = 0.002f;      // camera centre, character-frame units (metres)
-  float turn = 0.002f;      // angle between viewing directions, radians
-  float focal = 0.002f;     // relative change of the focal length
+  float move = 0.002f;   // camera centre, character-frame units (metres)
+  float turn = 0.002f;   // angle between viewing directions, radians
+  float focal = 0.002f;  // relative change of the focal length
 };
 // Whether a camera differs from another by more than the threshold (both in the character's frame).
 bool cameraMoved(const Camera& a, const Camera& b, const CameraChangeThreshold& t);

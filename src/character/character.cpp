@@ -6,9 +6,9 @@
 #include <cstddef>
 #include <cstring>
 
-#include "character/rig.h"
 #include "character/corrective.h"
 #include "character/mouth.h"
+#include "character/rig.h"
 #include "core/error.h"
 #include "core/random.h"
 #include "render/mesh.h"
@@ -21,7 +21,8 @@ namespace {
 int chooseDraw(const GltfModel& model) {
   for (size_t i = 0; i < model.drawnPrimitives(); ++i)
     if (model.drawInfo(i).skin >= 0) return static_cast<int>(i);
-  if (model.drawnPrimitives() == 0) throw Error(model.document().path + ": has no triangle primitive to carry a splat character");
+  if (model.drawnPrimitives() == 0)
+    throw Error(model.document().path + ": has no triangle primitive to carry a splat character");
   return 0;
 }
 
@@ -40,16 +41,20 @@ struct Rng {
 
 // ARKit-named morph targets make the character's expression space arkit52; other targets its own space.
 std::string expressionSpaceOf(const GltfModel& model, int draw) {
-  const GltfMesh& mesh = model.document().meshes[static_cast<size_t>(model.drawInfo(static_cast<size_t>(draw)).mesh)];
+  const GltfMesh& mesh =
+      model.document().meshes[static_cast<size_t>(model.drawInfo(static_cast<size_t>(draw)).mesh)];
   if (mesh.weights.empty()) return "none";
-  static const char* kArkitProbe[] = {"jawOpen", "eyeBlinkLeft", "eyeBlinkRight", "mouthSmileLeft", "browInnerUp"};
+  static const char* kArkitProbe[] = {"jawOpen", "eyeBlinkLeft", "eyeBlinkRight", "mouthSmileLeft",
+                                      "browInnerUp"};
   for (const std::string& n : mesh.target_names)
     for (const char* a : kArkitProbe)
       if (n == a) return "arkit52";
   return "morph";
 }
 
-int boundDrawOf(const GltfModel& model) { return chooseDraw(model); }
+int boundDrawOf(const GltfModel& model) {
+  return chooseDraw(model);
+}
 
 std::vector<uint32_t> triangleList(const GltfPrimitive& prim) {
   if (!prim.indices.empty()) return prim.indices;
@@ -93,7 +98,9 @@ SplatDeformSource Character::deformSource(const Frame& f, bool gpu_skin) const {
   return s;
 }
 
-Character Character::skinOnly(std::shared_ptr<const GltfModel> model) { return startFrom(std::move(model)); }
+Character Character::skinOnly(std::shared_ptr<const GltfModel> model) {
+  return startFrom(std::move(model));
+}
 
 Character Character::fromGltf(std::shared_ptr<const GltfModel> model, size_t count, uint32_t seed) {
   if (count == 0) throw Error("a splat character needs at least one splat");
@@ -123,10 +130,12 @@ Character Character::fromGltf(std::shared_ptr<const GltfModel> model, size_t cou
   Rng rng{0x5eedull * 0x100000001b3ull ^ seed};
   for (size_t i = 0; i < count; ++i) {
     const double pick = static_cast<double>(rng.uniform()) * total;
-    size_t t = static_cast<size_t>(std::lower_bound(cumulative.begin(), cumulative.end(), pick) - cumulative.begin());
+    size_t t = static_cast<size_t>(std::lower_bound(cumulative.begin(), cumulative.end(), pick) -
+                                   cumulative.begin());
     t = std::min(t, cumulative.size() - 1);
     while (t > 0 && cumulative[t] == cumulative[t - 1]) --t;  // never a zero-area triangle
-    while (t + 1 < cumulative.size() && (t == 0 ? cumulative[0] : cumulative[t] - cumulative[t - 1]) <= 0) ++t;
+    while (t + 1 < cumulative.size() && (t == 0 ? cumulative[0] : cumulative[t] - cumulative[t - 1]) <= 0)
+      ++t;
     const uint32_t i0 = tris[t * 3], i1 = tris[t * 3 + 1], i2 = tris[t * 3 + 2];
     float r1 = std::sqrt(rng.uniform()), r2 = rng.uniform();
     const float b0 = 1 - r1, b1 = r1 * (1 - r2), b2 = r1 * r2;
@@ -142,15 +151,19 @@ Character Character::fromGltf(std::shared_ptr<const GltfModel> model, size_t cou
     c.splats_.opacities[i] = 0.95f;
     std::array<float, 4> albedo = look.base_color;
     if (!look.colors.empty())
-      for (size_t k = 0; k < 4; ++k) albedo[k] *= look.colors[i0][k] * b0 + look.colors[i1][k] * b1 + look.colors[i2][k] * b2;
+      for (size_t k = 0; k < 4; ++k)
+        albedo[k] *= look.colors[i0][k] * b0 + look.colors[i1][k] * b1 + look.colors[i2][k] * b2;
     if (look.texture && !look.uvs.empty()) {
       const float u = look.uvs[i0][0] * b0 + look.uvs[i1][0] * b1 + look.uvs[i2][0] * b2;
       const float v = look.uvs[i0][1] * b0 + look.uvs[i1][1] * b1 + look.uvs[i2][1] * b2;
       const std::array<float, 4> tex = sampleTexture(*look.texture, u, v);
       for (size_t k = 0; k < 4; ++k) albedo[k] *= tex[k];
     }
-    for (size_t k = 0; k < 3; ++k) c.splats_.sh[i * 3 + k] = colorToShDc(linearToSrgb(std::clamp(albedo[k], 0.0f, 1.0f)));
-    c.bindings_[i] = bindToTriangle(p, covarianceFromScaleRotation(c.splats_.scales[i], c.splats_.rotations[i]), static_cast<uint32_t>(t), v0, v1, v2);
+    for (size_t k = 0; k < 3; ++k)
+      c.splats_.sh[i * 3 + k] = colorToShDc(linearToSrgb(std::clamp(albedo[k], 0.0f, 1.0f)));
+    c.bindings_[i] =
+        bindToTriangle(p, covarianceFromScaleRotation(c.splats_.scales[i], c.splats_.rotations[i]),
+                       static_cast<uint32_t>(t), v0, v1, v2);
   }
   return c;
 }
@@ -164,22 +177,26 @@ Character Character::bindSplats(std::shared_ptr<const GltfModel> model, Gaussian
   c.bindings_.resize(splats.size());
   for (size_t i = 0; i < splats.size(); ++i) {
     const uint32_t t = nearest[i];
-    c.bindings_[i] = bindToTriangle(splats.positions[i], covarianceFromScaleRotation(splats.scales[i], splats.rotations[i]), t,
-                                    prim.positions[tris[t * 3]], prim.positions[tris[t * 3 + 1]], prim.positions[tris[t * 3 + 2]]);
+    c.bindings_[i] = bindToTriangle(
+        splats.positions[i], covarianceFromScaleRotation(splats.scales[i], splats.rotations[i]), t,
+        prim.positions[tris[t * 3]], prim.positions[tris[t * 3 + 1]], prim.positions[tris[t * 3 + 2]]);
   }
   c.splats_ = std::move(splats);
   return c;
 }
 
-static_assert(sizeof(SplatBinding) == kBindingRecordBytes && offsetof(SplatBinding, joints) == 8 && offsetof(SplatBinding, weights) == 16 &&
-                  offsetof(SplatBinding, coords) == 32 && offsetof(SplatBinding, covariance) == 44,
+static_assert(sizeof(SplatBinding) == kBindingRecordBytes && offsetof(SplatBinding, joints) == 8 &&
+                  offsetof(SplatBinding, weights) == 16 && offsetof(SplatBinding, coords) == 32 &&
+                  offsetof(SplatBinding, covariance) == 44,
               "SplatBinding must match the bindings.bin record (the GPU layout)");
 
 std::span<const uint8_t> Character::bindingRecords() const {
   return {reinterpret_cast<const uint8_t*>(bindings_.data()), bindings_.size() * sizeof(SplatBinding)};
 }
 
-std::span<const Vec3> Character::posedVertices(const Frame& f) const { return f.pose.primitives.at(static_cast<size_t>(draw_)).positions; }
+std::span<const Vec3> Character::posedVertices(const Frame& f) const {
+  return f.pose.primitives.at(static_cast<size_t>(draw_)).positions;
+}
 
 std::span<const Mat4> Character::palette(const Frame& f) const {
   const GltfModel::DrawInfo info = model_->drawInfo(static_cast<size_t>(draw_));
@@ -187,30 +204,38 @@ std::span<const Mat4> Character::palette(const Frame& f) const {
   return f.pose.palettes.at(static_cast<size_t>(info.skin));
 }
 
-size_t Character::morphTargetCount() const { return model_->primitiveOf(static_cast<size_t>(draw_)).targets.size(); }
+size_t Character::morphTargetCount() const {
+  return model_->primitiveOf(static_cast<size_t>(draw_)).targets.size();
+}
 
 std::vector<float> Character::mapExpression(const Expression& e, std::vector<std::string>* missing) const {
   const GltfModel::DrawInfo info = model_->drawInfo(static_cast<size_t>(draw_));
   const GltfMesh& mesh = model_->document().meshes[static_cast<size_t>(info.mesh)];
   const size_t targets = morphTargetCount();
   if (e.space == "morph") {
-    if (targets == 0) throw Error(source_ + ": expression space 'morph' refused: the character has no morph targets (declared space: " + expression_space_ + ")");
+    if (targets == 0)
+      throw Error(source_ +
+                  ": expression space 'morph' refused: the character has no morph targets (declared space: " +
+                  expression_space_ + ")");
     if (e.weights.size() != targets)
-      throw Error(source_ + ": a 'morph' expression needs " + std::to_string(targets) + " values (one per morph target), got " + std::to_string(e.weights.size()));
+      throw Error(source_ + ": a 'morph' expression needs " + std::to_string(targets) +
+                  " values (one per morph target), got " + std::to_string(e.weights.size()));
     return e.weights;
   }
   if (e.space == "arkit52") {
     if (expression_space_ != "arkit52")
-      throw Error(source_ + ": expression space 'arkit52' refused: the character declares '" + expression_space_ +
-                  "' (its morph targets carry no ARKit names); not reinterpreted");
+      throw Error(source_ + ": expression space 'arkit52' refused: the character declares '" +
+                  expression_space_ + "' (its morph targets carry no ARKit names); not reinterpreted");
     if (e.weights.size() != kArkit52.size())
-      throw Error(source_ + ": an 'arkit52' expression needs 52 values in canonical order, got " + std::to_string(e.weights.size()));
+      throw Error(source_ + ": an 'arkit52' expression needs 52 values in canonical order, got " +
+                  std::to_string(e.weights.size()));
     return arkitToMorphWeights(e.weights, mesh.target_names, targets, missing);
   }
   throw Error(source_ + ": unknown expression space '" + e.space + "' (known: arkit52, morph); refused");
 }
 
-std::vector<float> arkitToMorphWeights(std::span<const float> arkit, const std::vector<std::string>& target_names, size_t targets,
+std::vector<float> arkitToMorphWeights(std::span<const float> arkit,
+                                       const std::vector<std::string>& target_names, size_t targets,
                                        std::vector<std::string>* missing) {
   std::vector<float> out(targets, 0.0f);
   for (size_t a = 0; a < kArkit52.size(); ++a) {
@@ -231,7 +256,8 @@ void Character::applyControls(const Controls& controls, GltfModel::Pose& pose) c
   if (!controls.morph.empty()) {
     const size_t joint = static_cast<size_t>(sk.findSource(info.node));
     const size_t n = std::min(controls.morph.size(), sk.weightCount(joint));
-    std::copy_n(controls.morph.begin(), n, pose.weights.begin() + static_cast<std::ptrdiff_t>(sk.weightOffset(joint)));
+    std::copy_n(controls.morph.begin(), n,
+                pose.weights.begin() + static_cast<std::ptrdiff_t>(sk.weightOffset(joint)));
   }
   for (const auto& [joint, q] : controls.joint_rotations)
     if (joint >= 0 && static_cast<size_t>(joint) < pose.local.size()) {
@@ -248,53 +274,68 @@ void Character::pose(int clip, float time, Frame& out, const Controls* controls,
   out.covariances.clear();
 }
 
-Character Character::bindPerVertex(std::shared_ptr<const GltfModel> model, GaussianCloud splats, float offset_scale, bool rgb_colors) {
+Character Character::bindPerVertex(std::shared_ptr<const GltfModel> model, GaussianCloud splats,
+                                   float offset_scale, bool rgb_colors) {
   Character c = startFrom(std::move(model));
   const GltfPrimitive& prim = c.model_->primitiveOf(static_cast<size_t>(c.draw_));
   if (prim.positions.size() != splats.size())
-    throw Error("per-vertex binding needs one splat per vertex: the splat file has " + std::to_string(splats.size()) + " rows, " + c.source_ +
-                "'s bound primitive " + std::to_string(prim.positions.size()) + " vertices");
+    throw Error("per-vertex binding needs one splat per vertex: the splat file has " +
+                std::to_string(splats.size()) + " rows, " + c.source_ + "'s bound primitive " +
+                std::to_string(prim.positions.size()) + " vertices");
   const std::vector<uint32_t>& tris = c.triangles_;
   // The largest non-degenerate triangle around each vertex gives the most stable frame.
   std::vector<int64_t> best(prim.positions.size(), -1);
   std::vector<float> best_area(prim.positions.size(), 0.0f);
   for (size_t t = 0; t < tris.size() / 3; ++t) {
-    const Vec3 a = prim.positions[tris[t * 3]], b = prim.positions[tris[t * 3 + 1]], d = prim.positions[tris[t * 3 + 2]];
+    const Vec3 a = prim.positions[tris[t * 3]], b = prim.positions[tris[t * 3 + 1]],
+               d = prim.positions[tris[t * 3 + 2]];
     const float area = length(cross(b - a, d - a));
     for (size_t k = 0; k < 3; ++k)
-      if (area > best_area[tris[t * 3 + k]]) best_area[tris[t * 3 + k]] = area, best[tris[t * 3 + k]] = static_cast<int64_t>(t);
+      if (area > best_area[tris[t * 3 + k]])
+        best_area[tris[t * 3 + k]] = area, best[tris[t * 3 + k]] = static_cast<int64_t>(t);
   }
   c.bindings_.resize(splats.size());
   for (size_t i = 0; i < splats.size(); ++i) {
-    if (best[i] < 0) throw Error(c.source_ + ": vertex " + std::to_string(i) + " belongs to no triangle of non-zero area");
+    if (best[i] < 0)
+      throw Error(c.source_ + ": vertex " + std::to_string(i) + " belongs to no triangle of non-zero area");
     splats.positions[i] = prim.positions[i] + splats.positions[i] * offset_scale;
     if (rgb_colors)
-      for (size_t k = 0; k < 3; ++k) splats.sh[i * static_cast<size_t>(splats.shStride()) + k] = colorToShDc(splats.sh[i * static_cast<size_t>(splats.shStride()) + k]);
+      for (size_t k = 0; k < 3; ++k)
+        splats.sh[i * static_cast<size_t>(splats.shStride()) + k] =
+            colorToShDc(splats.sh[i * static_cast<size_t>(splats.shStride()) + k]);
     const uint32_t t = static_cast<uint32_t>(best[i]);
-    c.bindings_[i] = bindToTriangle(splats.positions[i], covarianceFromScaleRotation(splats.scales[i], splats.rotations[i]), t,
-                                    prim.positions[tris[t * 3]], prim.positions[tris[t * 3 + 1]], prim.positions[tris[t * 3 + 2]]);
+    c.bindings_[i] = bindToTriangle(
+        splats.positions[i], covarianceFromScaleRotation(splats.scales[i], splats.rotations[i]), t,
+        prim.positions[tris[t * 3]], prim.positions[tris[t * 3 + 1]], prim.positions[tris[t * 3 + 2]]);
   }
   splats.normals.clear();
   c.splats_ = std::move(splats);
   return c;
 }
 
-Character Character::rigPreview(std::shared_ptr<const GltfModel> model, const std::string& tint, float sigma) {
-  if (!(sigma > 0) || !std::isfinite(sigma)) throw Error("rig preview: sigma must be a positive number of metres, got " + std::to_string(sigma));
+Character Character::rigPreview(std::shared_ptr<const GltfModel> model, const std::string& tint,
+                                float sigma) {
+  if (!(sigma > 0) || !std::isfinite(sigma))
+    throw Error("rig preview: sigma must be a positive number of metres, got " + std::to_string(sigma));
   const int draw = chooseDraw(*model);
   const GltfPrimitive& prim = model->primitiveOf(static_cast<size_t>(draw));
   const size_t n = prim.positions.size();
-  if (tint == "joint" && prim.joints0.size() != n) throw Error(model->document().path + ": the bound primitive has no JOINTS_0 to tint by");
-  if (tint == "uv" && prim.texcoords0.size() != n) throw Error(model->document().path + ": the bound primitive has no TEXCOORD_0 to tint by");
+  if (tint == "joint" && prim.joints0.size() != n)
+    throw Error(model->document().path + ": the bound primitive has no JOINTS_0 to tint by");
+  if (tint == "uv" && prim.texcoords0.size() != n)
+    throw Error(model->document().path + ": the bound primitive has no TEXCOORD_0 to tint by");
   std::array<int, 2> eyes{-1, -1};  // skin joints by the eye-joint name rule (gnm_pack.h), called out in cyan
   if (const GltfModel::DrawInfo info = model->drawInfo(static_cast<size_t>(draw)); info.skin >= 0) {
     const GltfDocument& doc = model->document();
     std::vector<std::string> names;
-    for (int j : doc.skins[static_cast<size_t>(doc.nodes[static_cast<size_t>(info.node)].skin)].joints) names.push_back(doc.nodes[static_cast<size_t>(j)].name);
+    for (int j : doc.skins[static_cast<size_t>(doc.nodes[static_cast<size_t>(info.node)].skin)].joints)
+      names.push_back(doc.nodes[static_cast<size_t>(j)].name);
     for (int side = 0; side < 2; ++side)
-      if (const std::vector<int> found = eyeJointCandidates(names, side); found.size() == 1) eyes[static_cast<size_t>(side)] = found[0];
+      if (const std::vector<int> found = eyeJointCandidates(names, side); found.size() == 1)
+        eyes[static_cast<size_t>(side)] = found[0];
   }
-  const std::vector<Vec3> rgb = rigPreviewColors(tint, prim.positions, prim.joints0, prim.weights0, prim.texcoords0, eyes);
+  const std::vector<Vec3> rgb =
+      rigPreviewColors(tint, prim.positions, prim.joints0, prim.weights0, prim.texcoords0, eyes);
   GaussianCloud cloud;
   cloud.resize(n, 0);
   for (size_t i = 0; i < n; ++i) {
@@ -311,7 +352,8 @@ Character Character::rigPreview(std::shared_ptr<const GltfModel> model, const st
 anim::RetargetReport Character::attachClips(const std::string& animation_file) {
   auto model = std::make_shared<GltfModel>(*model_);
   const anim::RetargetReport report = model->addRetargetedClips(loadGltf(animation_file));
-  if (default_clip_.empty() && !model->clips().empty()) default_clip_ = model->clips()[0].name.empty() ? "0" : model->clips()[0].name;
+  if (default_clip_.empty() && !model->clips().empty())
+    default_clip_ = model->clips()[0].name.empty() ? "0" : model->clips()[0].name;
   model_ = std::move(model);
   animations_path_ = animation_file;
   return report;
@@ -371,17 +413,20 @@ size_t Character::residentBytes() const {
   size_t model_bytes = 0;
   for (const GltfMesh& m : model_->document().meshes)
     for (const GltfPrimitive& p : m.primitives)
-      model_bytes += p.positions.size() * (12 + 12 + 8 + 16 + 16 + 16) + p.indices.size() * 4 + p.targets.size() * p.positions.size() * 24;
+      model_bytes += p.positions.size() * (12 + 12 + 8 + 16 + 16 + 16) + p.indices.size() * 4 +
+                     p.targets.size() * p.positions.size() * 24;
   for (const GltfImage& img : model_->document().images) model_bytes += img.rgba.size();
   size_t part_bytes = 0;
   if (mouth_hidden_) part_bytes += mouth_hidden_->splats.size() * sizeof(HiddenSplat);
   if (teeth_) {
     part_bytes += teeth_->splats.memoryBytes() + teeth_->points.size() * sizeof(TeethPoint);
-    for (const MouthMesh& m : teeth_->meshes) part_bytes += m.vertices.size() * sizeof(TeethPoint) + m.indices.size() * 4;
+    for (const MouthMesh& m : teeth_->meshes)
+      part_bytes += m.vertices.size() * sizeof(TeethPoint) + m.indices.size() * 4;
   }
   if (corrective_)
     for (const Correction& k : corrective_->corrections)
-      part_bytes += k.fade.size() * 5 + k.points.memoryBytes() + k.point_bindings.size() * sizeof(SplatBinding) + k.point_side.size();
+      part_bytes += k.fade.size() * 5 + k.points.memoryBytes() +
+                    k.point_bindings.size() * sizeof(SplatBinding) + k.point_side.size();
   return splats_.memoryBytes() + bindings_.size() * sizeof(SplatBinding) + model_bytes + part_bytes;
 }
 

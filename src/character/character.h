@@ -11,8 +11,8 @@
 #include "character/binding.h"
 #include "character/expression.h"
 #include "core/gaussian_cloud.h"
-#include "render/cpu_renderer.h"
 #include "model/gltf_model.h"
+#include "render/cpu_renderer.h"
 
 namespace sf::character {
 
@@ -38,7 +38,8 @@ class Character {
   // belongs to vertex i of the bound primitive; its centre is vertex_i + offset_scale * xyz_i and it is
   // bound to the largest triangle around vertex i. `rgb_colors`: the file's f_dc are plain RGB in [0, 1]
   // (converted to SH DC) rather than SH coefficients. Throws when the counts differ.
-  static Character bindPerVertex(std::shared_ptr<const GltfModel> model, GaussianCloud splats, float offset_scale, bool rgb_colors);
+  static Character bindPerVertex(std::shared_ptr<const GltfModel> model, GaussianCloud splats,
+                                 float offset_scale, bool rgb_colors);
 
   // Rig preview: one small isotropic gaussian (standard deviation `sigma`, bind-space metres) per vertex of
   // the bound primitive, bound to that vertex (the same slots and deform path as any character), tinted by
@@ -46,7 +47,8 @@ class Character {
   // joints the eye-joint name rule finds in cyan), "uv" (TEXCOORD_0 as red/green), "height" (bind-pose y
   // from blue to red) or "normal" (a radial pseudo-normal from the mesh centre, mapped to RGB). Throws for
   // an unknown tint or a sigma that is not positive.
-  static Character rigPreview(std::shared_ptr<const GltfModel> model, const std::string& tint, float sigma = 0.002f);
+  static Character rigPreview(std::shared_ptr<const GltfModel> model, const std::string& tint,
+                              float sigma = 0.002f);
 
   // Builder (4): no splats, the skin alone: a plain glTF whose meshes are drawn posed (a script's spawn of a
   // .gltf / .glb). An Animator drives it as any character (clips, face layer on the bound primitive's morph
@@ -94,9 +96,9 @@ class Character {
     const GaussianCloud* cloud = nullptr;  // its splats (colours, rest values), owned by the character
     std::vector<Vec3> positions;           // this frame's centres and covariances, one per splat of cloud
     std::vector<Cov6> covariances;
-    std::vector<float> opacities;          // this frame's opacities
-    std::vector<Vec3> outline;             // teeth: the lip opening this frame (see applyTeethRim)
-    GaussianCloud drawn;                   // `cloud` with `opacities` (drawnCloud)
+    std::vector<float> opacities;  // this frame's opacities
+    std::vector<Vec3> outline;     // teeth: the lip opening this frame (see applyTeethRim)
+    GaussianCloud drawn;           // `cloud` with `opacities` (drawnCloud)
     // teeth: the mouth's meshes this frame (mouth.h mouthRenderMeshes) and their opacity (the teeth ramp).
     struct Mesh {
       const MouthMesh* source = nullptr;  // colour and triangles, owned by the character's Teeth
@@ -119,8 +121,10 @@ class Character {
   // Poses the model (clip -1: rest) and deforms the splats on the CPU (the reference path).
   void deform(int clip, float time, Frame& out, const Controls* controls = nullptr) const;
   // Poses the model only (for the GPU deform pass); out.positions / covariances are left empty.
-  // `skip_bound_draw`: the bound mesh is left unposed too (the frame's skin pass skins it, deformSource(f, true)).
-  void pose(int clip, float time, Frame& out, const Controls* controls = nullptr, bool skip_bound_draw = false) const;
+  // `skip_bound_draw`: the bound mesh is left unposed too (the frame's skin pass skins it, deformSource(f,
+  // true)).
+  void pose(int clip, float time, Frame& out, const Controls* controls = nullptr,
+            bool skip_bound_draw = false) const;
   // Applies controls to a sampled pose (out.pose.local / weights), before GltfModel::evaluate.
   void applyControls(const Controls& controls, GltfModel::Pose& pose) const;
   // Deforms the splats for an evaluated pose (out.pose) on the CPU.
@@ -131,7 +135,8 @@ class Character {
   std::span<const Mat4> palette(const Frame& f) const;
   // The bindings as bindings.bin records (the GPU layout), for SplatDeformSource.
   std::span<const uint8_t> bindingRecords() const;
-  // Whether the bound mesh can be skinned by the Vulkan frame's skin pass (a skinned draw, 4 or 8 influences).
+  // Whether the bound mesh can be skinned by the Vulkan frame's skin pass (a skinned draw, 4 or 8
+  // influences).
   bool gpuSkinnable() const;
   // The GPU deform inputs for a frame: posed vertices from the frame, or (gpu_skin, with the bound draw
   // left unposed by Animator / GltfModel::evaluate) the bind-pose mesh, influences, morph deltas and this
@@ -150,7 +155,8 @@ class Character {
   const MouthHidden* mouthHidden() const { return mouth_hidden_.get(); }
   const Teeth* teeth() const { return teeth_.get(); }
   const Corrective* corrective() const { return corrective_.get(); }
-  // enabled = false: the part is ignored (its splats draw as any other; the frame is the package's without it).
+  // enabled = false: the part is ignored (its splats draw as any other; the frame is the package's without
+  // it).
   struct PartSwitches {
     bool mouth_hidden = true, teeth = true, corrective = true;
   };
@@ -199,7 +205,8 @@ int boundDrawOf(const GltfModel& model);
 // `target_names`: each ARKit name drives the target of the same name; `missing` receives the names with a
 // non-zero weight that no target carries. Returns `targets` weights.
 // arkit must hold 52 values.
-std::vector<float> arkitToMorphWeights(std::span<const float> arkit, const std::vector<std::string>& target_names, size_t targets,
+std::vector<float> arkitToMorphWeights(std::span<const float> arkit,
+                                       const std::vector<std::string>& target_names, size_t targets,
                                        std::vector<std::string>* missing = nullptr);
 
 }  // namespace sf::character

@@ -2,12 +2,11 @@
 // CPU reference, and the optional parts' report for `character info`.
 #include "character/corrective.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "character/mouth.h"
 #include "core/error.h"
@@ -28,7 +27,8 @@ using Json = nlohmann::json;
 constexpr float kDegrees = 57.29577951308232f;
 // index.json's keys of a correction's five files, and the names the writer gives them.
 constexpr const char* kFileKeys[5] = {"fade", "side", "points", "pointsBindings", "pointsSide"};
-constexpr const char* kFileNames[5] = {"fade.bin", "side.bin", "points.ply", "points_bindings.bin", "points_side.bin"};
+constexpr const char* kFileNames[5] = {"fade.bin", "side.bin", "points.ply", "points_bindings.bin",
+                                       "points_side.bin"};
 
 // Rotation of a model matrix with its scale removed (columns normalised).
 Mat3 rotationOf(const Mat4& m) {
@@ -43,7 +43,9 @@ Mat3 rotationOf(const Mat4& m) {
 
 double wholeNumber(const JsonNode& n, double lo, double hi) {
   const double d = n.number();
-  if (d != std::floor(d) || d < lo || d > hi) n.fail("expected a whole number in " + std::to_string(static_cast<int64_t>(lo)) + ".." + std::to_string(static_cast<int64_t>(hi)));
+  if (d != std::floor(d) || d < lo || d > hi)
+    n.fail("expected a whole number in " + std::to_string(static_cast<int64_t>(lo)) + ".." +
+           std::to_string(static_cast<int64_t>(hi)));
   return d;
 }
 
@@ -66,7 +68,9 @@ JointRef jointRefOf(const JsonNode& n) {
   return r;
 }
 
-Json jointRefJson(const JointRef& r) { return r.name.empty() ? Json(r.skin_index) : Json(r.name); }
+Json jointRefJson(const JointRef& r) {
+  return r.name.empty() ? Json(r.skin_index) : Json(r.name);
+}
 
 // The skeleton joint a reference names in the character, or -1 with `why` set.
 int resolveJoint(const JointRef& r, const Character& c, std::string* why) {
@@ -84,7 +88,8 @@ int resolveJoint(const JointRef& r, const Character& c, std::string* why) {
   }
   const std::vector<int>& joints = m.document().skins[static_cast<size_t>(skin)].joints;
   if (r.skin_index < 0 || static_cast<size_t>(r.skin_index) >= joints.size()) {
-    *why = "skin joint index " + std::to_string(r.skin_index) + " but the skin has " + std::to_string(joints.size()) + " joints";
+    *why = "skin joint index " + std::to_string(r.skin_index) + " but the skin has " +
+           std::to_string(joints.size()) + " joints";
     return -1;
   }
   const int j = m.skeleton().findSource(joints[static_cast<size_t>(r.skin_index)]);
@@ -111,7 +116,8 @@ void checkCount(std::span<const uint8_t> bytes, const std::string& name, size_t 
   const uint64_t need = uint64_t{count} * width;
   if (bytes.size() != need)
     throw FormatError(name, std::min<uint64_t>(bytes.size(), need),
-                      std::to_string(count) + " values need " + std::to_string(need) + " bytes, the file has " + std::to_string(bytes.size()) +
+                      std::to_string(count) + " values need " + std::to_string(need) +
+                          " bytes, the file has " + std::to_string(bytes.size()) +
                           (bytes.size() < need ? " (truncated)" : " (trailing bytes)"));
 }
 
@@ -122,7 +128,10 @@ std::vector<float> decodeFade(std::span<const uint8_t> bytes, const std::string&
   std::vector<float> out(count);
   for (size_t i = 0; i < count; ++i) {
     const float v = halfToFloat(static_cast<uint16_t>(bytes[2 * i] | bytes[2 * i + 1] << 8));
-    if (!(v >= 0 && v <= 1)) throw FormatError(name, 2 * i, "splat " + std::to_string(i) + ": fade " + std::to_string(v) + " is not an opacity factor in [0, 1]");
+    if (!(v >= 0 && v <= 1))
+      throw FormatError(name, 2 * i,
+                        "splat " + std::to_string(i) + ": fade " + std::to_string(v) +
+                            " is not an opacity factor in [0, 1]");
     out[i] = v;
   }
   return out;
@@ -131,7 +140,10 @@ std::vector<float> decodeFade(std::span<const uint8_t> bytes, const std::string&
 std::vector<uint8_t> decodeSides(std::span<const uint8_t> bytes, const std::string& name, size_t count) {
   checkCount(bytes, name, count, 1);
   for (size_t i = 0; i < count; ++i)
-    if (bytes[i] > 1) throw FormatError(name, i, "splat " + std::to_string(i) + ": side " + std::to_string(bytes[i]) + " (expected 0 left or 1 right)");
+    if (bytes[i] > 1)
+      throw FormatError(name, i,
+                        "splat " + std::to_string(i) + ": side " + std::to_string(bytes[i]) +
+                            " (expected 0 left or 1 right)");
   return {bytes.begin(), bytes.end()};
 }
 
@@ -148,12 +160,15 @@ void resolveCorrective(Corrective& c, const Character& character, const std::str
   for (size_t i = 0; i < c.corrections.size(); ++i)
     for (size_t k = 0; k < 2; ++k) {
       CorrectiveDrive& d = c.corrections[i].drives[k];
-      const std::string at = where + ": corrections[" + std::to_string(i) + "].drives[" + std::to_string(k) + "].";
+      const std::string at =
+          where + ": corrections[" + std::to_string(i) + "].drives[" + std::to_string(k) + "].";
       std::string why;
       for (size_t b = 0; b < 2; ++b)
-        if ((d.bone_joint[b] = resolveJoint(d.bone[b], character, &why)) < 0) throw Error(at + "bone[" + std::to_string(b) + "]: " + why);
+        if ((d.bone_joint[b] = resolveJoint(d.bone[b], character, &why)) < 0)
+          throw Error(at + "bone[" + std::to_string(b) + "]: " + why);
       if ((d.frame_joint = resolveJoint(d.frame, character, &why)) < 0) throw Error(at + "frame: " + why);
-      const Vec3 a = rest.models[static_cast<size_t>(d.bone_joint[0])].translation(), b = rest.models[static_cast<size_t>(d.bone_joint[1])].translation();
+      const Vec3 a = rest.models[static_cast<size_t>(d.bone_joint[0])].translation(),
+                 b = rest.models[static_cast<size_t>(d.bone_joint[1])].translation();
       if (!(length(b - a) > 0)) throw Error(at + "bone: the two joints coincide at rest (no arm direction)");
       d.frame_rest = rotationOf(rest.models[static_cast<size_t>(d.frame_joint)]);
     }
@@ -161,11 +176,14 @@ void resolveCorrective(Corrective& c, const Character& character, const std::str
 
 Corrective readCorrective(const std::string& index_path, const Character& character) {
   const std::vector<uint8_t> text = readFile(index_path);
-  const Json root = parseJsonText(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), index_path);
+  const Json root =
+      parseJsonText(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), index_path);
   const JsonNode n{root, "", index_path};
   if (!root.is_object()) n.fail("expected an object");
-  if (n["format"].string() != kCorrectiveFormat) n["format"].fail("expected \"" + std::string(kCorrectiveFormat) + "\"");
-  if (n["version"].number() != kCorrectiveVersion) n["version"].fail(n["version"].value.dump() + " unsupported (expected 1)");
+  if (n["format"].string() != kCorrectiveFormat)
+    n["format"].fail("expected \"" + std::string(kCorrectiveFormat) + "\"");
+  if (n["version"].number() != kCorrectiveVersion)
+    n["version"].fail(n["version"].value.dump() + " unsupported (expected 1)");
   const JsonNode list = n["corrections"];
   if (!list.value.is_array()) list.fail("expected an array");
   if (list.value.size() > kMaxCorrections)
@@ -183,25 +201,31 @@ Corrective readCorrective(const std::string& index_path, const Character& charac
     k.name = cn["name"].string();
     if (k.name.empty()) cn["name"].fail("expected a non-empty name");
     if (wholeNumber(cn["splatCount"], 0, 4294967295.0) != static_cast<double>(splats))
-      cn["splatCount"].fail(cn["splatCount"].value.dump() + " but the package has " + std::to_string(splats) + " splats");
+      cn["splatCount"].fail(cn["splatCount"].value.dump() + " but the package has " + std::to_string(splats) +
+                            " splats");
     const size_t points = static_cast<size_t>(wholeNumber(cn["points"], 0, 4294967295.0));
     const JsonNode drives = cn["drives"];
-    if (!drives.value.is_array() || drives.value.size() != 2) drives.fail("expected two drives (side 0 and side 1)");
+    if (!drives.value.is_array() || drives.value.size() != 2)
+      drives.fail("expected two drives (side 0 and side 1)");
     for (size_t s = 0; s < 2; ++s) {
       const JsonNode dn = drives.at(s);
       CorrectiveDrive& d = k.drives[s];
       d.side = static_cast<uint32_t>(wholeNumber(dn["side"], 0, 1));
       const JsonNode bone = dn["bone"];
-      if (!bone.value.is_array() || bone.value.size() != 2) bone.fail("expected [upper arm joint, the joint after it]");
+      if (!bone.value.is_array() || bone.value.size() != 2)
+        bone.fail("expected [upper arm joint, the joint after it]");
       for (size_t b = 0; b < 2; ++b) d.bone[b] = jointRefOf(bone.at(b));
       d.frame = jointRefOf(dn["frame"]);
       d.rest_deg = degreesIn(dn["restDeg"]);
       d.from_deg = degreesIn(dn["fromDeg"]);
       d.to_deg = degreesIn(dn["toDeg"]);
       if (d.from_deg == d.to_deg) dn["toDeg"].fail("must differ from fromDeg");
-      if (dn.has("curve") && dn["curve"].string() != "smoothstep") dn["curve"].fail("\"" + dn["curve"].string() + "\" unknown (expected \"smoothstep\")");
+      if (dn.has("curve") && dn["curve"].string() != "smoothstep")
+        dn["curve"].fail("\"" + dn["curve"].string() + "\" unknown (expected \"smoothstep\")");
     }
-    if (k.drives[0].side == k.drives[1].side) drives.at(1)["side"].fail("both drives take side " + std::to_string(k.drives[0].side) + "; one must be 0, the other 1");
+    if (k.drives[0].side == k.drives[1].side)
+      drives.at(1)["side"].fail("both drives take side " + std::to_string(k.drives[0].side) +
+                                "; one must be 0, the other 1");
     const JsonNode files = cn["files"];
     if (!files.value.is_object()) files.fail("expected an object naming the five files");
     std::string path;
@@ -210,19 +234,25 @@ Corrective readCorrective(const std::string& index_path, const Character& charac
     const std::vector<uint8_t> ply = readEntry(dir, files[kFileKeys[2]], &path);
     k.points = readPly(ply, path);
     k.points.color_space = character.splats().color_space;
-    if (const NonFiniteReport bad = findNonFinite(k.points); bad.rows > 0) files[kFileKeys[2]].fail(path + ": " + bad.describe(k.points.size()));
-    if (k.points.size() != points) cn["points"].fail(std::to_string(points) + " but " + path + " holds " + std::to_string(k.points.size()) + " splats");
+    if (const NonFiniteReport bad = findNonFinite(k.points); bad.rows > 0)
+      files[kFileKeys[2]].fail(path + ": " + bad.describe(k.points.size()));
+    if (k.points.size() != points)
+      cn["points"].fail(std::to_string(points) + " but " + path + " holds " +
+                        std::to_string(k.points.size()) + " splats");
     k.point_bindings = decodeBindings(readEntry(dir, files[kFileKeys[3]], &path), path);
     if (k.point_bindings.size() != points)
-      cn["points"].fail(std::to_string(points) + " but " + path + " holds " + std::to_string(k.point_bindings.size()) + " bindings");
+      cn["points"].fail(std::to_string(points) + " but " + path + " holds " +
+                        std::to_string(k.point_bindings.size()) + " bindings");
     for (size_t b = 0; b < points; ++b) {
       const SplatBinding& sb = k.point_bindings[b];
       if (sb.kind == BindingKind::kTriangle && sb.triangle >= triangles)
-        files[kFileKeys[3]].fail(path + ": record " + std::to_string(b) + " names triangle " + std::to_string(sb.triangle) + " of " + std::to_string(triangles));
+        files[kFileKeys[3]].fail(path + ": record " + std::to_string(b) + " names triangle " +
+                                 std::to_string(sb.triangle) + " of " + std::to_string(triangles));
       if (sb.kind == BindingKind::kJoints)
         for (size_t q = 0; q < 4; ++q)
           if (sb.weights[q] != 0 && sb.joints[q] >= joints)
-            files[kFileKeys[3]].fail(path + ": record " + std::to_string(b) + " names joint " + std::to_string(sb.joints[q]) + " of " + std::to_string(joints));
+            files[kFileKeys[3]].fail(path + ": record " + std::to_string(b) + " names joint " +
+                                     std::to_string(sb.joints[q]) + " of " + std::to_string(joints));
     }
     k.point_side = decodeSides(readEntry(dir, files[kFileKeys[4]], &path), path, points);
   }
@@ -238,7 +268,8 @@ void writeCorrective(const std::string& package_dir, const Corrective& c) {
   index["corrections"] = Json::array();
   for (size_t i = 0; i < c.corrections.size(); ++i) {
     const Correction& k = c.corrections[i];
-    const std::vector<uint8_t> bytes[5] = {encodeFade(k.fade), k.side, writePly(k.points), encodeBindings(k.point_bindings), k.point_side};
+    const std::vector<uint8_t> bytes[5] = {encodeFade(k.fade), k.side, writePly(k.points),
+                                           encodeBindings(k.point_bindings), k.point_side};
     fs::create_directories(dir / std::to_string(i));
     Json e;
     e["name"] = k.name;
@@ -262,16 +293,20 @@ void writeCorrective(const std::string& package_dir, const Corrective& c) {
   }
   const std::string text = index.dump(2) + "\n";
   fs::create_directories(dir);
-  writeFileAtomic((dir / "index.json").string(), std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  writeFileAtomic((dir / "index.json").string(),
+                  std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 
 float driveAngle(const CorrectiveDrive& d, const GltfModel::Pose& pose) {
   for (int j : {d.bone_joint[0], d.bone_joint[1], d.frame_joint})
     if (j < 0 || static_cast<size_t>(j) >= pose.models.size())
-      throw Error("corrective drive: joint " + std::to_string(j) + " unresolved or outside the pose (resolveCorrective first)");
-  const Vec3 a = pose.models[static_cast<size_t>(d.bone_joint[0])].translation(), b = pose.models[static_cast<size_t>(d.bone_joint[1])].translation();
+      throw Error("corrective drive: joint " + std::to_string(j) +
+                  " unresolved or outside the pose (resolveCorrective first)");
+  const Vec3 a = pose.models[static_cast<size_t>(d.bone_joint[0])].translation(),
+             b = pose.models[static_cast<size_t>(d.bone_joint[1])].translation();
   const Vec3 dir = normalize(b - a);
-  const Vec3 in_rest = d.frame_rest * (transpose(rotationOf(pose.models[static_cast<size_t>(d.frame_joint)])) * dir);
+  const Vec3 in_rest =
+      d.frame_rest * (transpose(rotationOf(pose.models[static_cast<size_t>(d.frame_joint)])) * dir);
   return kDegrees * std::acos(std::clamp(-in_rest.y, -1.0f, 1.0f));
 }
 
@@ -337,21 +372,36 @@ std::string describeParts(const Character& c, bool json) {
   const Character::PartSwitches& on = c.enabledParts();
   if (json) {
     Json j = Json::object();
-    j["mouth_hidden"] = m ? Json{{"splats", m->splats.size()}, {"plugs", kinds[1]}, {"inside", kinds[2]}, {"lip_band", kinds[3]}, {"enabled", on.mouth_hidden}}
+    j["mouth_hidden"] = m ? Json{{"splats", m->splats.size()},
+                                 {"plugs", kinds[1]},
+                                 {"inside", kinds[2]},
+                                 {"lip_band", kinds[3]},
+                                 {"enabled", on.mouth_hidden}}
                           : Json(nullptr);
     j["teeth"] = Json(nullptr);
     if (t) {
-      j["teeth"] = Json{{"splats", t->splats.size()}, {"lip_pairs", t->lips.size()}, {"enabled", on.teeth}, {"meshes", Json::array()}};
-      for (const MouthMesh& mm : t->meshes) j["teeth"]["meshes"].push_back({{"vertices", mm.vertices.size()}, {"triangles", mm.indices.size() / 3}});
+      j["teeth"] = Json{{"splats", t->splats.size()},
+                        {"lip_pairs", t->lips.size()},
+                        {"enabled", on.teeth},
+                        {"meshes", Json::array()}};
+      for (const MouthMesh& mm : t->meshes)
+        j["teeth"]["meshes"].push_back(
+            {{"vertices", mm.vertices.size()}, {"triangles", mm.indices.size() / 3}});
     }
     j["corrective"] = Json(nullptr);
     if (k) {
       j["corrective"] = Json{{"enabled", on.corrective}, {"corrections", Json::array()}};
       for (size_t i = 0; i < k->corrections.size(); ++i) {
-        Json e{{"name", k->corrections[i].name}, {"points", k->corrections[i].points.size()}, {"drives", Json::array()}};
+        Json e{{"name", k->corrections[i].name},
+               {"points", k->corrections[i].points.size()},
+               {"drives", Json::array()}};
         for (const CorrectiveDrive& d : k->corrections[i].drives)
-          e["drives"].push_back({{"side", d.side}, {"rest_deg", d.rest_deg}, {"from_deg", d.from_deg}, {"to_deg", d.to_deg},
-                                 {"angle_at_rest_deg", w.angle_deg[2 * i + d.side]}, {"weight_at_rest", w.weight[2 * i + d.side]}});
+          e["drives"].push_back({{"side", d.side},
+                                 {"rest_deg", d.rest_deg},
+                                 {"from_deg", d.from_deg},
+                                 {"to_deg", d.to_deg},
+                                 {"angle_at_rest_deg", w.angle_deg[2 * i + d.side]},
+                                 {"weight_at_rest", w.weight[2 * i + d.side]}});
         j["corrective"]["corrections"].push_back(e);
       }
     }
@@ -365,23 +415,29 @@ std::string describeParts(const Character& c, bool json) {
   std::string out;
   const char* off = " (disabled)";
   if (m)
-    out += "mouth:       " + std::to_string(m->splats.size()) + " hidden splats: " + std::to_string(kinds[1]) + " plugs, " + std::to_string(kinds[2]) +
+    out += "mouth:       " + std::to_string(m->splats.size()) +
+           " hidden splats: " + std::to_string(kinds[1]) + " plugs, " + std::to_string(kinds[2]) +
            " inside points, " + std::to_string(kinds[3]) + " lip band" + (on.mouth_hidden ? "" : off) + "\n";
   if (t) {
     size_t vertices = 0, triangles = 0;
     for (const MouthMesh& mm : t->meshes) vertices += mm.vertices.size(), triangles += mm.indices.size() / 3;
-    out += "teeth:       " + std::to_string(t->splats.size()) + " splats, " + std::to_string(t->lips.size()) + " lip pairs" +
-           (t->meshes.empty() ? std::string()
-                              : ", " + std::to_string(t->meshes.size()) + " mouth meshes (" + std::to_string(vertices) + " vertices, " +
-                                    std::to_string(triangles) + " triangles)") +
+    out += "teeth:       " + std::to_string(t->splats.size()) + " splats, " + std::to_string(t->lips.size()) +
+           " lip pairs" +
+           (t->meshes.empty()
+                ? std::string()
+                : ", " + std::to_string(t->meshes.size()) + " mouth meshes (" + std::to_string(vertices) +
+                      " vertices, " + std::to_string(triangles) + " triangles)") +
            (on.teeth ? "" : off) + "\n";
   }
   if (k)
     for (size_t i = 0; i < k->corrections.size(); ++i) {
-      out += "corrective:  " + k->corrections[i].name + ": " + std::to_string(k->corrections[i].points.size()) + " new points" + (on.corrective ? "" : off);
+      out += "corrective:  " + k->corrections[i].name + ": " +
+             std::to_string(k->corrections[i].points.size()) + " new points" + (on.corrective ? "" : off);
       for (const CorrectiveDrive& d : k->corrections[i].drives)
-        out += std::string("; ") + (d.side == 0 ? "left" : "right") + " " + fixed(w.angle_deg[2 * i + d.side]) + " deg at rest (file " + fixed(d.rest_deg) +
-               "), weight " + fixed(w.weight[2 * i + d.side]) + " (" + fixed(d.from_deg) + " to " + fixed(d.to_deg) + " deg)";
+        out += std::string("; ") + (d.side == 0 ? "left" : "right") + " " +
+               fixed(w.angle_deg[2 * i + d.side]) + " deg at rest (file " + fixed(d.rest_deg) + "), weight " +
+               fixed(w.weight[2 * i + d.side]) + " (" + fixed(d.from_deg) + " to " + fixed(d.to_deg) +
+               " deg)";
       out += "\n";
     }
   if (out.empty()) out = "parts:       none\n";

@@ -28,16 +28,17 @@ constexpr const char* kCorrectiveFormat = "aosrig-splat-corrective";
 constexpr int kCorrectiveVersion = 1;
 constexpr size_t kMaxCorrections = 2;  // four weight slots
 
-// A joint as index.json names it: a joint name (name non-empty), or an index into the bound skin's joint list.
+// A joint as index.json names it: a joint name (name non-empty), or an index into the bound skin's joint
+// list.
 struct JointRef {
   std::string name;
   int skin_index = -1;
 };
 
 struct CorrectiveDrive {
-  uint32_t side = 0;              // 0 left, 1 right
-  std::array<JointRef, 2> bone;   // the upper arm's joint and the joint after it
-  JointRef frame;                 // the joint whose rest orientation the arm is read in
+  uint32_t side = 0;                                // 0 left, 1 right
+  std::array<JointRef, 2> bone;                     // the upper arm's joint and the joint after it
+  JointRef frame;                                   // the joint whose rest orientation the arm is read in
   float rest_deg = 0, from_deg = 90, to_deg = 180;  // curve: smoothstep (the only one)
   // Resolved by readCorrective (resolveCorrective): skeleton joints, and the frame joint's rest rotation.
   std::array<int, 2> bone_joint{-1, -1};
@@ -48,11 +49,11 @@ struct CorrectiveDrive {
 struct Correction {
   std::string name;
   std::array<CorrectiveDrive, 2> drives;  // one per side, sides 0 and 1
-  std::vector<float> fade;                // per package splat: the opacity factor at full blend (float16 in the file)
-  std::vector<uint8_t> side;              // per package splat: 0 or 1
-  GaussianCloud points;                   // new splats, the package's splat frame (bind pose)
+  std::vector<float> fade;    // per package splat: the opacity factor at full blend (float16 in the file)
+  std::vector<uint8_t> side;  // per package splat: 0 or 1
+  GaussianCloud points;       // new splats, the package's splat frame (bind pose)
   std::vector<SplatBinding> point_bindings;  // their skin (bindings.bin layout)
-  std::vector<uint8_t> point_side;        // per new splat: 0 or 1
+  std::vector<uint8_t> point_side;           // per new splat: 0 or 1
 };
 
 struct Corrective {

@@ -21,9 +21,10 @@ class GltfModel;
 namespace sf::character {
 
 // The four gaze controls that follow a pack's expression coefficients, in this order, in radians. Pitch is
-// positive-down (the eye's forward point moves to -y); yaw is a right-handed turn about +y (positive turns the
-// forward point towards +x, the head's left).
-extern const std::array<const char*, 4> kGnmGazeNames;  // gazePitchLeft, gazeYawLeft, gazePitchRight, gazeYawRight
+// positive-down (the eye's forward point moves to -y); yaw is a right-handed turn about +y (positive turns
+// the forward point towards +x, the head's left).
+extern const std::array<const char*, 4>
+    kGnmGazeNames;  // gazePitchLeft, gazeYawLeft, gazePitchRight, gazeYawRight
 inline constexpr size_t kGnmGazeControls = 4;
 
 // One joint of a pack. Transforms are affine (row 3 is 0 0 0 1) and live in the head-local frame.
@@ -35,18 +36,19 @@ struct GnmJoint {
 };
 
 struct GnmPack {
-  std::vector<Vec3> neutral;                    // V vertices, head-local metres
-  std::vector<uint32_t> triangles;              // 3 indices per triangle, each < V
-  std::vector<std::array<float, 2>> uvs;        // V texture coordinates, or empty
-  std::vector<Vec3> basis;                      // K x V deltas, basis-major: basis[k * V + v]
-  std::vector<GnmJoint> joints;                 // J joints, parents first
+  std::vector<Vec3> neutral;                        // V vertices, head-local metres
+  std::vector<uint32_t> triangles;                  // 3 indices per triangle, each < V
+  std::vector<std::array<float, 2>> uvs;            // V texture coordinates, or empty
+  std::vector<Vec3> basis;                          // K x V deltas, basis-major: basis[k * V + v]
+  std::vector<GnmJoint> joints;                     // J joints, parents first
   std::vector<std::array<uint16_t, 4>> lbs_joints;  // V: four joint indices per vertex (< J where weighted)
   std::vector<std::array<float, 4>> lbs_weights;    // V: their weights (>= 0; renormalised when skinning)
-  std::array<int32_t, 2> eye_joints{-1, -1};    // left and right eye joints, distinct, < J
-  Mat4 bind_transform;                          // head-local -> the body's bind space (folded into the palette)
-  std::vector<std::string> control_names;       // K + 4: one per basis vector, then kGnmGazeNames
-  std::vector<float> arkit_map;                 // empty, or 52 x K row-major: coefficient k = sum_a arkit[a] * map[a * K + k]
-  std::string source;                           // where the pack came from, for messages (not stored in the file)
+  std::array<int32_t, 2> eye_joints{-1, -1};        // left and right eye joints, distinct, < J
+  Mat4 bind_transform;                     // head-local -> the body's bind space (folded into the palette)
+  std::vector<std::string> control_names;  // K + 4: one per basis vector, then kGnmGazeNames
+  std::vector<float>
+      arkit_map;       // empty, or 52 x K row-major: coefficient k = sum_a arkit[a] * map[a * K + k]
+  std::string source;  // where the pack came from, for messages (not stored in the file)
 
   size_t vertexCount() const { return neutral.size(); }
   size_t basisCount() const { return neutral.empty() ? 0 : basis.size() / neutral.size(); }
@@ -91,14 +93,15 @@ struct GnmFromGltfOptions {
 
 // Builds a pack from a glTF's first skinned triangle primitive: its vertices, triangles and TEXCOORD_0, its
 // morph targets as the basis (control names from the mesh's target names), its skin's joints (reordered
-// parents first; a joint's parent is its nearest ancestor in the skin) and JOINTS_0 / WEIGHTS_0, the eye joints
-// (options, else the name rule; eyeballs bound to them, see GnmFromGltfOptions) and an arkit_map with a 1 where a basis name is an ARKit name (no map when
-// none is). Head-local frame: the skin's bind space with its origin moved to the bind position of the skin
-// joint named "head" (lower-cased, letters and digits only), else to the midpoint of the eyes; the bind
-// transform is that offset followed by the skin's bind-to-model transform at rest (world(head) x
-// inverseBind(head)), so a GnmRig's vertices equal SkinnedRig's (glTF model space) for the same weights.
-// Throws sf::Error naming the file and the reason: no skinned primitive, influences in JOINTS_1, an eye joint
-// absent or ambiguous, more than kGnmMaxJoints joints.
+// parents first; a joint's parent is its nearest ancestor in the skin) and JOINTS_0 / WEIGHTS_0, the eye
+// joints (options, else the name rule; eyeballs bound to them, see GnmFromGltfOptions) and an arkit_map with
+// a 1 where a basis name is an ARKit name (no map when none is). Head-local frame: the skin's bind space with
+// its origin moved to the bind position of the skin joint named "head" (lower-cased, letters and digits
+// only), else to the midpoint of the eyes; the bind transform is that offset followed by the skin's
+// bind-to-model transform at rest (world(head) x inverseBind(head)), so a GnmRig's vertices equal
+// SkinnedRig's (glTF model space) for the same weights. Throws sf::Error naming the file and the reason: no
+// skinned primitive, influences in JOINTS_1, an eye joint absent or ambiguous, more than kGnmMaxJoints
+// joints.
 GnmPack fromSkinnedGltf(const GltfModel& model, const GnmFromGltfOptions& options = {});
 
 }  // namespace sf::character

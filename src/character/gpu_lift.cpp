@@ -29,7 +29,8 @@ using lift_layout::LiftRaysPush;
 template <typename Push>
 void dispatch(VkCommandBuffer cmd, const gpu::ComputePipeline& pl, const Push& p, uint64_t items) {
   const uint64_t groups = (items + SF_LIFT_WG - 1) / SF_LIFT_WG;
-  const uint32_t x = static_cast<uint32_t>(std::min<uint64_t>(groups, 65535)), y = static_cast<uint32_t>((groups + 65534) / 65535);
+  const uint32_t x = static_cast<uint32_t>(std::min<uint64_t>(groups, 65535)),
+                 y = static_cast<uint32_t>((groups + 65534) / 65535);
   if (!groups) return;
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pl.pipeline());
   vkCmdPushConstants(cmd, pl.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(Push), &p);
@@ -57,16 +58,19 @@ bool outputs(const nn::Graph& g, const char* name) {
 // A UV map output [1, 3 or 4, R, R] in float; returns its channels.
 uint32_t mapChannels(const nn::VulkanExecutor& e, const char* name, int res) {
   const nn::Shape& s = e.outputShape(name);
-  if (!nn::isFloatType(e.outputType(name)) || s.size() != 4 || s[0] != 1 || (s[1] != 3 && s[1] != 4) || s[2] != res || s[3] != res)
-    throw Error(e.graph().path + ": output " + name + " is " + nn::dtypeName(e.outputType(name)) + " " + nn::shapeString(s) + "; the branch needs float [1, 3 or 4, " +
-                std::to_string(res) + ", " + std::to_string(res) + "]");
+  if (!nn::isFloatType(e.outputType(name)) || s.size() != 4 || s[0] != 1 || (s[1] != 3 && s[1] != 4) ||
+      s[2] != res || s[3] != res)
+    throw Error(e.graph().path + ": output " + name + " is " + nn::dtypeName(e.outputType(name)) + " " +
+                nn::shapeString(s) + "; the branch needs float [1, 3 or 4, " + std::to_string(res) + ", " +
+                std::to_string(res) + "]");
   return static_cast<uint32_t>(s[1]);
 }
 
 // The passes read a decoder's outputs from its arena: an output the plan folded into a constant has none.
 void requireComputed(const nn::VulkanExecutor& e, const std::string& name) {
   if (e.staticOutput(name))
-    throw Error(e.graph().path + ": output " + name + " is a constant of the model; the GPU path reads decoder outputs computed on the device");
+    throw Error(e.graph().path + ": output " + name +
+                " is a constant of the model; the GPU path reads decoder outputs computed on the device");
 }
 
 }  // namespace
@@ -90,7 +94,8 @@ struct VulkanBundlePath::Branch {
   Vec3 eye{0, 0, 0};
 };
 
-VulkanBundlePath::VulkanBundlePath(gpu::Context& ctx, const BundleCharacter& character) : ctx_(ctx), pipes_(std::make_unique<Pipelines>(ctx)) {
+VulkanBundlePath::VulkanBundlePath(gpu::Context& ctx, const BundleCharacter& character)
+    : ctx_(ctx), pipes_(std::make_unique<Pipelines>(ctx)) {
   slots_ = character.size();
   for (const BranchGpuInputs& in : character.gpuInputs()) {
     auto b = std::make_unique<Branch>();
@@ -130,7 +135,8 @@ std::vector<VulkanBundlePath::BranchTimes> VulkanBundlePath::branchTimes() const
   std::vector<BranchTimes> out(branches_.size());
   if (!queries_) return out;
   std::vector<uint64_t> ticks(4 * branches_.size());
-  SF_VK_CHECK(vkGetQueryPoolResults(ctx_.device(), queries_, 0, static_cast<uint32_t>(ticks.size()), ticks.size() * 8, ticks.data(), 8,
+  SF_VK_CHECK(vkGetQueryPoolResults(ctx_.device(), queries_, 0, static_cast<uint32_t>(ticks.size()),
+                                    ticks.size() * 8, ticks.data(), 8,
                                     VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
   const double to_ms = ctx_.timestampPeriodNs() * 1e-6;
   for (size_t b = 0; b < branches_.size(); ++b) {
@@ -141,9 +147,14 @@ std::vector<VulkanBundlePath::BranchTimes> VulkanBundlePath::branchTimes() const
 }
 
 void VulkanBundlePath::prepare(const BundleFrameRequest& request) {
-  if (request.geometry && request.vertices.size() != branches_.size()) throw Error("bundle GPU path: the request has vertices for " + std::to_string(request.vertices.size()) + " branches");
-  if (request.appearance && request.eyes.size() != branches_.size()) throw Error("bundle GPU path: the request has eyes for " + std::to_string(request.eyes.size()) + " branches");
-  if (request.appearance && !request.geometry && !geometry_ready_) throw Error("bundle GPU path: an appearance pass before the first geometry pass");
+  if (request.geometry && request.vertices.size() != branches_.size())
+    throw Error("bundle GPU path: the request has vertices for " + std::to_string(request.vertices.size()) +
+                " branches");
+  if (request.appearance && request.eyes.size() != branches_.size())
+    throw Error("bundle GPU path: the request has eyes for " + std::to_string(request.eyes.size()) +
+                " branches");
+  if (request.appearance && !request.geometry && !geometry_ready_)
+    throw Error("bundle GPU path: an appearance pass before the first geometry pass");
   nn::Tensor gaze(nn::DType::kFloat32, {1, 4});
   for (size_t k = 0; k < 4; ++k) gaze.f[k] = request.gaze[k];
   for (size_t bi = 0; bi < branches_.size(); ++bi) {
@@ -152,7 +163,9 @@ void VulkanBundlePath::prepare(const BundleFrameRequest& request) {
     nn::Tensor code;  // the code's shape, for planning the decoders that take it (its values come on the GPU)
     if (request.geometry) {
       const std::vector<Vec3>& v = request.vertices[bi];
-      if (v.size() != b.vertex_count) throw Error("bundle GPU path: branch " + b.spec.name + " got " + std::to_string(v.size()) + " vertices");
+      if (v.size() != b.vertex_count)
+        throw Error("bundle GPU path: branch " + b.spec.name + " got " + std::to_string(v.size()) +
+                    " vertices");
       std::memcpy(b.vertices.mapped, v.data(), 12 * v.size());
       nn::Tensor verts(nn::DType::kFloat32, {1, static_cast<int64_t>(v.size()), 3});
       std::memcpy(verts.f.data(), v.data(), 12 * v.size());
@@ -186,10 +199,14 @@ void VulkanBundlePath::prepare(const BundleFrameRequest& request) {
 
 void VulkanBundlePath::record(void* command_buffer, const GpuSplatTargets& targets) const {
   auto cmd = static_cast<VkCommandBuffer>(command_buffer);
-  if (targets.count != slots_) throw Error("bundle GPU path: the frame gave " + std::to_string(targets.count) + " slots for " + std::to_string(slots_));
+  if (targets.count != slots_)
+    throw Error("bundle GPU path: the frame gave " + std::to_string(targets.count) + " slots for " +
+                std::to_string(slots_));
   if (targets.sh_stride < 3) throw Error("bundle GPU path: the slots hold no colour");
-  const bool moved = targets.positions != last_targets_.positions || targets.covariances != last_targets_.covariances ||
-                     targets.opacities != last_targets_.opacities || targets.sh != last_targets_.sh || targets.sh_stride != last_targets_.sh_stride;
+  const bool moved = targets.positions != last_targets_.positions ||
+                     targets.covariances != last_targets_.covariances ||
+                     targets.opacities != last_targets_.opacities || targets.sh != last_targets_.sh ||
+                     targets.sh_stride != last_targets_.sh_stride;
   const bool full = need_full_ || moved;
   recorded_ = {};
   if (!geometry_ready_) return;  // nothing to lift yet: the slots hold the cloud's invisible start
@@ -209,7 +226,9 @@ void VulkanBundlePath::record(void* command_buffer, const GpuSplatTargets& targe
   const bool timed = timing_ && queries_;
   if (timed) vkCmdResetQueryPool(cmd, queries_, 0, stamps);
   auto stamp = [&](size_t b, uint32_t k) {
-    if (timed) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_, static_cast<uint32_t>(4 * b) + k);
+    if (timed)
+      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_,
+                          static_cast<uint32_t>(4 * b) + k);
   };
   for (size_t bi = 0; bi < branches_.size(); ++bi) {
     Branch& b = *branches_[bi];
@@ -260,7 +279,8 @@ void VulkanBundlePath::record(void* command_buffer, const GpuSplatTargets& targe
     if (b.appr_code_in) {
       r.code_src = b.trunk ? b.trunk->outputAddress(b.trunk_output) : b.geom->outputAddress("code");
       r.code_dst = b.appr->inputAddress("code");
-      r.code_words = static_cast<uint32_t>(nn::elementCount(b.trunk ? b.trunk->outputShape(b.trunk_output) : b.geom->outputShape("code")));
+      r.code_words = static_cast<uint32_t>(
+          nn::elementCount(b.trunk ? b.trunk->outputShape(b.trunk_output) : b.geom->outputShape("code")));
     }
     r.eye_x = b.eye.x;
     r.eye_y = b.eye.y;
@@ -294,12 +314,14 @@ void VulkanBundlePath::record(void* command_buffer, const GpuSplatTargets& targe
   }
 }
 
-void VulkanBundlePath::readPass1(size_t branch, std::vector<float>& frame, std::vector<uint32_t>& triim, std::vector<float>& bounds) const {
+void VulkanBundlePath::readPass1(size_t branch, std::vector<float>& frame, std::vector<uint32_t>& triim,
+                                 std::vector<float>& bounds) const {
   const Branch& b = *branches_.at(branch);
   gpu::Buffer staging = ctx_.createBuffer(48 * b.texels, true, "lift readback");
   const auto lock = ctx_.lock();  // the context may be another thread's too (gpu::Context::lock)
   VkCommandBuffer cmd = ctx_.begin();
-  const VkBufferCopy f{0, 0, 36 * b.texels}, t{0, 36 * b.texels, 4 * b.texels}, bo{0, 40 * b.texels, 8 * b.texels};
+  const VkBufferCopy f{0, 0, 36 * b.texels}, t{0, 36 * b.texels, 4 * b.texels},
+      bo{0, 40 * b.texels, 8 * b.texels};
   vkCmdCopyBuffer(cmd, b.frame.buffer, staging.buffer, 1, &f);
   vkCmdCopyBuffer(cmd, b.triim.buffer, staging.buffer, 1, &t);
   vkCmdCopyBuffer(cmd, b.bounds.buffer, staging.buffer, 1, &bo);
@@ -316,7 +338,8 @@ void VulkanBundlePath::readPass1(size_t branch, std::vector<float>& frame, std::
 std::string attachBundleGpuPath(gpu::Context& ctx, BundleCharacter& character) {
   try {
     auto path = std::make_shared<VulkanBundlePath>(ctx, character);
-    path->prepare(character.trialRequest());  // plans every decoder now: a refusal leaves the character on the CPU
+    path->prepare(
+        character.trialRequest());  // plans every decoder now: a refusal leaves the character on the CPU
     character.setGpuPath(std::move(path));
   } catch (const gpu::DeviceLost&) {
     throw;  // not a refusal of this object: the frame driver replaces the device

@@ -10,10 +10,10 @@
 // slots).
 #pragma once
 
+#include <volk.h>
+
 #include <memory>
 #include <vector>
-
-#include <volk.h>
 
 #include "character/bundle_character.h"
 
@@ -36,7 +36,8 @@ class VulkanBundlePath final : public BundleGpuPath, public GpuSplatSource {
   void record(void* command_buffer, const GpuSplatTargets& targets) const override;
 
   // Reads back a branch's pass 1 outputs (tests): frame (9 per texel), triim, bounds (2 per texel).
-  void readPass1(size_t branch, std::vector<float>& frame, std::vector<uint32_t>& triim, std::vector<float>& bounds) const;
+  void readPass1(size_t branch, std::vector<float>& frame, std::vector<uint32_t>& triim,
+                 std::vector<float>& bounds) const;
   // What the last record() ran (tests and benchmarks).
   struct Recorded {
     bool geometry = false, appearance = false;
@@ -59,9 +60,9 @@ class VulkanBundlePath final : public BundleGpuPath, public GpuSplatSource {
   std::unique_ptr<Pipelines> pipes_;
   size_t slots_ = 0;
   mutable BundleFrameRequest pending_;  // passes asked for and not recorded yet
-  bool geometry_ready_ = false;  // a geometry pass has been prepared (its inputs are staged)
+  bool geometry_ready_ = false;         // a geometry pass has been prepared (its inputs are staged)
   mutable GpuSplatTargets last_targets_{};
-  mutable bool need_full_ = true;   // the slots have not been written yet (or were handed over anew)
+  mutable bool need_full_ = true;  // the slots have not been written yet (or were handed over anew)
   mutable Recorded recorded_;
   bool timing_ = false;
   mutable VkQueryPool queries_ = VK_NULL_HANDLE;  // 4 per branch: geometry start, end, appearance start, end

@@ -54,20 +54,21 @@ struct DecoderFrame {
 // centre at uv ((j + 0.5) / width, (i + 0.5) / height) (v down the rows, as glTF textures); it takes the
 // lowest-numbered triangle whose UV triangle contains that centre. Returns triangle + 1 per texel, 0 where
 // no triangle covers it. `indices` holds 3 per triangle into `uvs`.
-std::vector<uint32_t> rasterizeUvLayout(std::span<const std::array<float, 2>> uvs, std::span<const uint32_t> indices, int width, int height);
+std::vector<uint32_t> rasterizeUvLayout(std::span<const std::array<float, 2>> uvs,
+                                        std::span<const uint32_t> indices, int width, int height);
 
 // Pass 1 (see the top of the file).
 struct LiftPass1Job {
   int width = 0, height = 0;
-  std::span<const float> geometry;        // the position map, channel-major [channels][height][width]
-  int geometry_channels = 3;              // 3 (xyz) or 4 (xyz + opacity logit)
+  std::span<const float> geometry;           // the position map, channel-major [channels][height][width]
+  int geometry_channels = 3;                 // 3 (xyz) or 4 (xyz + opacity logit)
   std::span<const uint32_t> texel_triangle;  // rasterizeUvLayout, width * height
-  std::span<const Vec3> vertices;         // the posed mesh in the decoder frame
-  std::span<const uint32_t> indices;      // its triangle list
+  std::span<const Vec3> vertices;            // the posed mesh in the decoder frame
+  std::span<const uint32_t> indices;         // its triangle list
   LiftTuning tuning;
-  std::span<std::array<float, 9>> out_frame;     // F column by column (k du, k dv, t n), width * height
-  std::span<uint32_t> out_triim;                 // triangle + 1, 0 culled
-  std::span<std::array<float, 2>> out_bounds;    // scale clamp (lo, hi)
+  std::span<std::array<float, 9>> out_frame;   // F column by column (k du, k dv, t n), width * height
+  std::span<uint32_t> out_triim;               // triangle + 1, 0 culled
+  std::span<std::array<float, 2>> out_bounds;  // scale clamp (lo, hi)
 
   std::string validate() const;
   void run() const;  // validates, throws sf::Error with the reason
@@ -78,8 +79,8 @@ struct LiftPass2Job {
   int width = 0, height = 0;
   std::span<const float> geometry;  // as pass 1
   int geometry_channels = 3;
-  std::span<const float> color;     // the colour map [channels][height][width]: rgb in [0, 1] (+ opacity logit)
-  int color_channels = 3;           // 3 or 4
+  std::span<const float> color;  // the colour map [channels][height][width]: rgb in [0, 1] (+ opacity logit)
+  int color_channels = 3;        // 3 or 4
   std::span<const std::array<float, 9>> frame;
   std::span<const uint32_t> triim;
   std::span<const std::array<float, 2>> bounds;
@@ -87,7 +88,7 @@ struct LiftPass2Job {
   float default_opacity_logit = 4.0f;
   std::span<Vec3> out_positions;  // character frame
   std::span<Cov6> out_covariances;
-  std::span<float> out_opacity;   // u8 / 255
+  std::span<float> out_opacity;             // u8 / 255
   std::span<std::array<float, 3>> out_rgb;  // u8 / 255
 
   std::string validate() const;

@@ -12,8 +12,12 @@ using uint = uint32_t;
 #define SF_REF(type) uint64_t
 #else
 #define SF_REF(type) type
-layout(buffer_reference, scalar) buffer LiftFloats { float v[]; };
-layout(buffer_reference, scalar) buffer LiftWords { uint w[]; };
+layout(buffer_reference, scalar) buffer LiftFloats {
+  float v[];
+};
+layout(buffer_reference, scalar) buffer LiftWords {
+  uint w[];
+};
 #endif
 
 #define SF_LIFT_WG 128  // threads per workgroup, one texel each

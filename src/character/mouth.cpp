@@ -2,12 +2,11 @@
 // readers and writers, and the per-frame CPU reference.
 #include "character/mouth.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "core/covariance.h"
 #include "core/error.h"
@@ -32,7 +31,9 @@ constexpr char kMeshesMagic[8] = {'A', 'O', 'S', 'M', 'M', 'S', '0', '1'};
 constexpr const char* kTeethFormat = "aosrig-splat-teeth";
 static_assert(2 * kMaxLipPairs <= SF_MESH_MASK_MAX, "the lip opening must fit a mesh mask");
 
-std::string recordPrefix(size_t i) { return "record " + std::to_string(i) + ": "; }
+std::string recordPrefix(size_t i) {
+  return "record " + std::to_string(i) + ": ";
+}
 
 // A finite, non-zero axis from the file, normalised.
 Vec3 readAxis(ByteReader& r, const char* what) {
@@ -40,7 +41,8 @@ Vec3 readAxis(ByteReader& r, const char* what) {
   Vec3 v;
   for (int k = 0; k < 3; ++k) v[k] = r.readLE<float>(what);
   const float len = length(v);  // overflows to infinity for huge components: refused as well
-  if (!std::isfinite(v.x) || !std::isfinite(v.y) || !std::isfinite(v.z) || !(len > 1e-6f) || !std::isfinite(len))
+  if (!std::isfinite(v.x) || !std::isfinite(v.y) || !std::isfinite(v.z) || !(len > 1e-6f) ||
+      !std::isfinite(len))
     r.failAt(at, std::string(what) + " must be a finite, non-zero vector of finite length");
   return normalize(v);
 }
@@ -54,14 +56,16 @@ void readMagic(ByteReader& r, const char (&magic)[8], const char* what) {
   r.skip(8, "magic");
 }
 
-uint32_t readHeader(ByteReader& r, const char (&magic)[8], const char* what, size_t header_bytes, size_t record_bytes) {
+uint32_t readHeader(ByteReader& r, const char (&magic)[8], const char* what, size_t header_bytes,
+                    size_t record_bytes) {
   readMagic(r, magic, what);
   const uint32_t count = r.readLE<uint32_t>("record count");
   if (r.size() < header_bytes) r.need(header_bytes - r.offset(), "the header");
   const uint64_t need = uint64_t{count} * record_bytes, have = r.size() - header_bytes;
   if (need != have)
-    r.failAt(8, std::to_string(count) + " records need " + std::to_string(need) + " bytes after the " + std::to_string(header_bytes) +
-                    "-byte header, the file has " + std::to_string(have) + (need > have ? " (truncated)" : " (trailing bytes)"));
+    r.failAt(8, std::to_string(count) + " records need " + std::to_string(need) + " bytes after the " +
+                    std::to_string(header_bytes) + "-byte header, the file has " + std::to_string(have) +
+                    (need > have ? " (truncated)" : " (trailing bytes)"));
   return count;
 }
 
@@ -84,7 +88,8 @@ std::vector<uint8_t> readNamedFile(const fs::path& dir, const JsonNode& entry, s
 uint32_t indexBelow(const JsonNode& n, size_t limit, const char* what) {
   const double d = n.number();
   if (d != std::floor(d) || d < 0 || d >= static_cast<double>(limit))
-    n.fail("expected " + std::string(what) + " index in 0.." + std::to_string(limit == 0 ? 0 : limit - 1) + ", got " + n.value.dump());
+    n.fail("expected " + std::string(what) + " index in 0.." + std::to_string(limit == 0 ? 0 : limit - 1) +
+           ", got " + n.value.dump());
   return static_cast<uint32_t>(d);
 }
 
@@ -95,7 +100,8 @@ Vec3 axisOf(const JsonNode& n) {
 }
 
 void writeText(const fs::path& path, const std::string& text) {
-  writeFileAtomic(path.string(), std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  writeFileAtomic(path.string(),
+                  std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 
 // Linear part of the blended skin matrix of a vertex of the bound mesh in a frame (identity when the mesh
@@ -122,16 +128,20 @@ Mat3 skinLinear(const Character& c, const Character::Frame& f, uint32_t v) {
   return sum > 0 ? a : Mat3{};
 }
 
-std::span<const Vec3> restVertices(const Character& c) { return c.model().primitiveOf(static_cast<size_t>(c.boundDraw())).positions; }
+std::span<const Vec3> restVertices(const Character& c) {
+  return c.model().primitiveOf(static_cast<size_t>(c.boundDraw())).positions;
+}
 
 std::span<const Vec3> posedChecked(const Character& c, const Character::Frame& f) {
   const std::span<const Vec3> posed = c.posedVertices(f);
   if (posed.size() != restVertices(c).size())
-    throw Error(c.source() + ": the mouth parts need the frame's posed vertices of the bound mesh (a CPU-deformed frame)");
+    throw Error(c.source() +
+                ": the mouth parts need the frame's posed vertices of the bound mesh (a CPU-deformed frame)");
   return posed;
 }
 
-float gapOf(const Character& c, const Character::Frame& f, std::span<const Vec3> posed, Vec3 up, uint32_t upper, uint32_t lower, Vec3* up_now) {
+float gapOf(const Character& c, const Character::Frame& f, std::span<const Vec3> posed, Vec3 up,
+            uint32_t upper, uint32_t lower, Vec3* up_now) {
   const std::span<const Vec3> rest = restVertices(c);
   const Vec3 u = normalize(skinLinear(c, f, upper) * up);
   if (up_now) *up_now = u;
@@ -180,9 +190,11 @@ std::vector<uint8_t> encodeMouthHidden(const MouthHidden& m) {
   return out;
 }
 
-MouthHidden decodeMouthHidden(std::span<const uint8_t> bytes, const std::string& name, size_t splat_count, size_t vertex_count) {
+MouthHidden decodeMouthHidden(std::span<const uint8_t> bytes, const std::string& name, size_t splat_count,
+                              size_t vertex_count) {
   ByteReader r(bytes, name);
-  const uint32_t count = readHeader(r, kHiddenMagic, "a mouth_hidden file", kMouthHiddenHeaderBytes, kMouthHiddenRecordBytes);
+  const uint32_t count =
+      readHeader(r, kHiddenMagic, "a mouth_hidden file", kMouthHiddenHeaderBytes, kMouthHiddenRecordBytes);
   MouthHidden m;
   m.up = readAxis(r, "head up");
   m.forward = readAxis(r, "head forward");
@@ -196,16 +208,22 @@ MouthHidden decodeMouthHidden(std::span<const uint8_t> bytes, const std::string&
     s.upper = r.readLE<uint32_t>("upper lip vertex");
     s.lower = r.readLE<uint32_t>("lower lip vertex");
     if (s.row >= splat_count)
-      r.failAt(at, recordPrefix(i) + "row " + std::to_string(s.row) + " but the package has " + std::to_string(splat_count) + " splats");
+      r.failAt(at, recordPrefix(i) + "row " + std::to_string(s.row) + " but the package has " +
+                       std::to_string(splat_count) + " splats");
     if (seen[s.row]) r.failAt(at, recordPrefix(i) + "row " + std::to_string(s.row) + " listed twice");
     seen[s.row] = 1;
-    if (kind < 1 || kind > 3) r.failAt(at + 4, recordPrefix(i) + "kind " + std::to_string(kind) + " unknown (1 plug, 2 inside point, 3 lip band)");
+    if (kind < 1 || kind > 3)
+      r.failAt(at + 4, recordPrefix(i) + "kind " + std::to_string(kind) +
+                           " unknown (1 plug, 2 inside point, 3 lip band)");
     s.kind = static_cast<HiddenKind>(kind);
     for (const auto& [v, off, what] : {std::tuple{s.upper, 8, "upper"}, std::tuple{s.lower, 12, "lower"}})
       if (v >= vertex_count)
-        r.failAt(at + static_cast<size_t>(off), recordPrefix(i) + what + " lip vertex " + std::to_string(v) + " but the bound mesh has " +
+        r.failAt(at + static_cast<size_t>(off), recordPrefix(i) + what + " lip vertex " + std::to_string(v) +
+                                                    " but the bound mesh has " +
                                                     std::to_string(vertex_count) + " vertices");
-    if (s.upper == s.lower) r.failAt(at + 8, recordPrefix(i) + "the upper and lower lip vertex are the same (" + std::to_string(s.upper) + ")");
+    if (s.upper == s.lower)
+      r.failAt(at + 8, recordPrefix(i) + "the upper and lower lip vertex are the same (" +
+                           std::to_string(s.upper) + ")");
   }
   return m;
 }
@@ -235,10 +253,13 @@ TeethPoint readTeethPoint(ByteReader& r, const std::string& prefix, size_t trian
   p.offset = r.readLE<float>("offset");
   p.setback = r.readLE<float>("set-back");
   if (p.triangle >= triangle_count)
-    r.failAt(at, prefix + "triangle " + std::to_string(p.triangle) + " but the bound mesh has " + std::to_string(triangle_count));
+    r.failAt(at, prefix + "triangle " + std::to_string(p.triangle) + " but the bound mesh has " +
+                     std::to_string(triangle_count));
   const float sum = p.barycentrics[0] + p.barycentrics[1] + p.barycentrics[2];
-  if (!std::isfinite(sum) || std::abs(sum - 1) > 1e-3f) r.failAt(at + 4, prefix + "barycentrics must be finite and sum to 1");
-  if (!std::isfinite(p.offset) || !std::isfinite(p.setback)) r.failAt(at + 16, prefix + "offset and set-back must be finite");
+  if (!std::isfinite(sum) || std::abs(sum - 1) > 1e-3f)
+    r.failAt(at + 4, prefix + "barycentrics must be finite and sum to 1");
+  if (!std::isfinite(p.offset) || !std::isfinite(p.setback))
+    r.failAt(at + 16, prefix + "offset and set-back must be finite");
   return p;
 }
 
@@ -252,7 +273,8 @@ std::vector<uint8_t> encodeTeethPoints(std::span<const TeethPoint> points) {
   return out;
 }
 
-std::vector<TeethPoint> decodeTeethPoints(std::span<const uint8_t> bytes, const std::string& name, size_t triangle_count) {
+std::vector<TeethPoint> decodeTeethPoints(std::span<const uint8_t> bytes, const std::string& name,
+                                          size_t triangle_count) {
   ByteReader r(bytes, name);
   const uint32_t count = readHeader(r, kTeethMagic, "a teeth file", kTeethHeaderBytes, kTeethRecordBytes);
   std::vector<TeethPoint> out(count);
@@ -273,7 +295,8 @@ std::vector<uint8_t> encodeMouthMeshes(std::span<const MouthMesh> meshes) {
   return out;
 }
 
-std::vector<MouthMesh> decodeMouthMeshes(std::span<const uint8_t> bytes, const std::string& name, size_t triangle_count) {
+std::vector<MouthMesh> decodeMouthMeshes(std::span<const uint8_t> bytes, const std::string& name,
+                                         size_t triangle_count) {
   ByteReader r(bytes, name);
   readMagic(r, kMeshesMagic, "a mouth meshes file");
   const uint32_t count = r.readLE<uint32_t>("mesh count");
@@ -284,30 +307,36 @@ std::vector<MouthMesh> decodeMouthMeshes(std::span<const uint8_t> bytes, const s
     MouthMesh& m = out[k];
     const std::string mesh = "mesh " + std::to_string(k) + ": ";
     const size_t at = r.offset();
-    const uint32_t vertices = r.readLE<uint32_t>("vertex count"), triangles = r.readLE<uint32_t>("triangle count");
+    const uint32_t vertices = r.readLE<uint32_t>("vertex count"),
+                   triangles = r.readLE<uint32_t>("triangle count");
     if (vertices < 3 || vertices > kMaxMouthMeshVertices)
-      r.failAt(at, mesh + std::to_string(vertices) + " vertices (expected 3 to " + std::to_string(kMaxMouthMeshVertices) + ")");
+      r.failAt(at, mesh + std::to_string(vertices) + " vertices (expected 3 to " +
+                       std::to_string(kMaxMouthMeshVertices) + ")");
     if (triangles < 1) r.failAt(at + 4, mesh + "no triangles");
     for (float& c : m.color) c = r.readLE<float>("colour");
     for (size_t c = 0; c < 4; ++c)
-      if (!(m.color[c] >= 0 && m.color[c] <= 1)) r.failAt(at + 8 + 4 * c, mesh + "colour components must be in [0, 1]");
+      if (!(m.color[c] >= 0 && m.color[c] <= 1))
+        r.failAt(at + 8 + 4 * c, mesh + "colour components must be in [0, 1]");
     // The mesh's records must fit in what is left before they are allocated.
     const uint64_t need = uint64_t{vertices} * kTeethRecordBytes + uint64_t{triangles} * 12;
     if (need > r.size() - r.offset())
-      r.failAt(r.offset(), mesh + std::to_string(vertices) + " vertices and " + std::to_string(triangles) + " triangles need " +
-                               std::to_string(need) + " bytes, " + std::to_string(r.size() - r.offset()) + " are left (truncated)");
+      r.failAt(r.offset(), mesh + std::to_string(vertices) + " vertices and " + std::to_string(triangles) +
+                               " triangles need " + std::to_string(need) + " bytes, " +
+                               std::to_string(r.size() - r.offset()) + " are left (truncated)");
     m.vertices.resize(vertices);
-    for (size_t i = 0; i < vertices; ++i) m.vertices[i] = readTeethPoint(r, mesh + "vertex " + std::to_string(i) + ": ", triangle_count);
+    for (size_t i = 0; i < vertices; ++i)
+      m.vertices[i] = readTeethPoint(r, mesh + "vertex " + std::to_string(i) + ": ", triangle_count);
     m.indices.resize(size_t{triangles} * 3);
     for (size_t i = 0; i < m.indices.size(); ++i) {
       const size_t idx_at = r.offset();
       m.indices[i] = r.readLE<uint32_t>("index");
       if (m.indices[i] >= vertices)
-        r.failAt(idx_at, mesh + "triangle " + std::to_string(i / 3) + ": vertex " + std::to_string(m.indices[i]) + " but the mesh has " +
-                             std::to_string(vertices));
+        r.failAt(idx_at, mesh + "triangle " + std::to_string(i / 3) + ": vertex " +
+                             std::to_string(m.indices[i]) + " but the mesh has " + std::to_string(vertices));
     }
   }
-  if (r.offset() != r.size()) r.failAt(r.offset(), std::to_string(r.size() - r.offset()) + " trailing bytes after the last mesh");
+  if (r.offset() != r.size())
+    r.failAt(r.offset(), std::to_string(r.size() - r.offset()) + " trailing bytes after the last mesh");
   return out;
 }
 
@@ -337,23 +366,27 @@ void writeTeeth(const std::string& package_dir, const Teeth& teeth) {
 
 Teeth readTeeth(const std::string& json_path, const Character& character) {
   const std::vector<uint8_t> text = readFile(json_path);
-  const Json root = parseJsonText(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), json_path);
+  const Json root =
+      parseJsonText(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), json_path);
   const JsonNode n{root, "", json_path};
   if (!root.is_object()) n.fail("expected an object");
-  if (n["format"].string() != kTeethFormat) n["format"].fail("expected \"" + std::string(kTeethFormat) + "\"");
+  if (n["format"].string() != kTeethFormat)
+    n["format"].fail("expected \"" + std::string(kTeethFormat) + "\"");
   if (n["version"].number() != 1) n["version"].fail(n["version"].value.dump() + " unsupported (expected 1)");
   const size_t vertices = restVertices(character).size(), triangles = character.triangles().size() / 3;
   Teeth t;
   if (n.has("up")) t.up = axisOf(n["up"]);
   if (n.has("forward")) t.forward = axisOf(n["forward"]);
   const JsonNode lips = n["lips"];
-  if (!lips.value.is_array() || lips.value.size() < 2) lips.fail("expected an array of at least two [upper, lower] lip vertex pairs");
+  if (!lips.value.is_array() || lips.value.size() < 2)
+    lips.fail("expected an array of at least two [upper, lower] lip vertex pairs");
   if (lips.value.size() > kMaxLipPairs)  // the opening is a mesh mask of two points per pair
     lips.fail(std::to_string(lips.value.size()) + " lip pairs, at most " + std::to_string(kMaxLipPairs));
   for (size_t i = 0; i < lips.value.size(); ++i) {
     const JsonNode pair = lips.at(i);
     if (!pair.value.is_array() || pair.value.size() != 2) pair.fail("expected [upper, lower] lip vertices");
-    const uint32_t u = indexBelow(pair.at(0), vertices, "a vertex"), l = indexBelow(pair.at(1), vertices, "a vertex");
+    const uint32_t u = indexBelow(pair.at(0), vertices, "a vertex"),
+                   l = indexBelow(pair.at(1), vertices, "a vertex");
     if (u == l) pair.fail("the upper and lower lip vertex are the same");
     t.lips.push_back({u, l});
   }
@@ -363,26 +396,32 @@ Teeth readTeeth(const std::string& json_path, const Character& character) {
   const std::vector<uint8_t> bin = readNamedFile(dir, n["bindings"], &bin_path);
   t.splats = readPly(ply, ply_path);
   t.splats.color_space = character.splats().color_space;
-  if (const NonFiniteReport bad = findNonFinite(t.splats); bad.rows > 0) n["splats"].fail(ply_path + ": " + bad.describe(t.splats.size()));
+  if (const NonFiniteReport bad = findNonFinite(t.splats); bad.rows > 0)
+    n["splats"].fail(ply_path + ": " + bad.describe(t.splats.size()));
   if (n["splats"].has("count") && n["splats"]["count"].number() != static_cast<double>(t.splats.size()))
-    n["splats"]["count"].fail(n["splats"]["count"].value.dump() + " but " + ply_path + " holds " + std::to_string(t.splats.size()) + " splats");
+    n["splats"]["count"].fail(n["splats"]["count"].value.dump() + " but " + ply_path + " holds " +
+                              std::to_string(t.splats.size()) + " splats");
   t.points = decodeTeethPoints(bin, bin_path, triangles);
   if (t.points.size() != t.splats.size())
-    n["bindings"].fail(bin_path + " holds " + std::to_string(t.points.size()) + " points, " + ply_path + " " + std::to_string(t.splats.size()));
+    n["bindings"].fail(bin_path + " holds " + std::to_string(t.points.size()) + " points, " + ply_path + " " +
+                       std::to_string(t.splats.size()));
   const std::span<const Vec3> rest = restVertices(character);
   const std::vector<uint32_t>& tris = character.triangles();
   auto checkArea = [&](const JsonNode& entry, const std::string& what, const TeethPoint& p) {
     const uint32_t* v = &tris[static_cast<size_t>(p.triangle) * 3];
     if (!(length(cross(rest[v[1]] - rest[v[0]], rest[v[2]] - rest[v[0]])) > 0))
-      entry.fail(what + " is bound to triangle " + std::to_string(p.triangle) + ", which has zero area at rest");
+      entry.fail(what + " is bound to triangle " + std::to_string(p.triangle) +
+                 ", which has zero area at rest");
   };
-  for (size_t i = 0; i < t.points.size(); ++i) checkArea(n["bindings"], bin_path + ": point " + std::to_string(i), t.points[i]);
+  for (size_t i = 0; i < t.points.size(); ++i)
+    checkArea(n["bindings"], bin_path + ": point " + std::to_string(i), t.points[i]);
   if (n.has("meshes")) {
     std::string meshes_path;
     t.meshes = decodeMouthMeshes(readNamedFile(dir, n["meshes"], &meshes_path), meshes_path, triangles);
     for (size_t k = 0; k < t.meshes.size(); ++k)
       for (size_t i = 0; i < t.meshes[k].vertices.size(); ++i)
-        checkArea(n["meshes"], meshes_path + ": mesh " + std::to_string(k) + " vertex " + std::to_string(i), t.meshes[k].vertices[i]);
+        checkArea(n["meshes"], meshes_path + ": mesh " + std::to_string(k) + " vertex " + std::to_string(i),
+                  t.meshes[k].vertices[i]);
   }
   return t;
 }
@@ -416,14 +455,15 @@ namespace {
 
 // Where a bound point (a teeth point, a mouth mesh's vertex) sits this frame, and the rotation of its
 // triangle from rest (`q`).
-Vec3 placeBound(const TeethPoint& tp, std::span<const Vec3> posed, std::span<const Vec3> rest, const std::vector<uint32_t>& tris, Vec3 forward,
-                Mat3* q_out) {
+Vec3 placeBound(const TeethPoint& tp, std::span<const Vec3> posed, std::span<const Vec3> rest,
+                const std::vector<uint32_t>& tris, Vec3 forward, Mat3* q_out) {
   const uint32_t* v = &tris[static_cast<size_t>(tp.triangle) * 3];
   const Mat3 frame_rest = orthonormalFrame(rest[v[0]], rest[v[1]], rest[v[2]]);
   const Mat3 frame_now = orthonormalFrame(posed[v[0]], posed[v[1]], posed[v[2]]);
   const Mat3 q = frame_now * transpose(frame_rest);  // the triangle's rotation from rest
   if (q_out) *q_out = q;
-  const Vec3 on = posed[v[0]] * tp.barycentrics[0] + posed[v[1]] * tp.barycentrics[1] + posed[v[2]] * tp.barycentrics[2];
+  const Vec3 on =
+      posed[v[0]] * tp.barycentrics[0] + posed[v[1]] * tp.barycentrics[1] + posed[v[2]] * tp.barycentrics[2];
   return on + frame_now.col(2) * tp.offset - (q * forward) * tp.setback;
 }
 
@@ -432,7 +472,8 @@ Vec3 placeBound(const TeethPoint& tp, std::span<const Vec3> posed, std::span<con
 void applyTeeth(const Teeth& t, const Character& character, Character::Frame& f) {
   const std::span<const Vec3> posed = posedChecked(character, f), rest = restVertices(character);
   float gap = 0;
-  for (const auto& pair : t.lips) gap = std::max(gap, gapOf(character, f, posed, t.up, pair[0], pair[1], nullptr));
+  for (const auto& pair : t.lips)
+    gap = std::max(gap, gapOf(character, f, posed, t.up, pair[0], pair[1], nullptr));
   const float ramp = smoothstep(kTeethGapStart, kTeethGapEnd, gap);
   if (!(ramp > 0)) return;
   Character::Part p;
@@ -456,7 +497,8 @@ void applyTeeth(const Teeth& t, const Character& character, Character::Frame& f)
     Character::Part::Mesh pm;
     pm.source = &m;
     pm.positions.resize(m.vertices.size());
-    for (size_t i = 0; i < m.vertices.size(); ++i) pm.positions[i] = placeBound(m.vertices[i], posed, rest, tris, t.forward, nullptr);
+    for (size_t i = 0; i < m.vertices.size(); ++i)
+      pm.positions[i] = placeBound(m.vertices[i], posed, rest, tris, t.forward, nullptr);
     pm.normals.assign(m.vertices.size(), Vec3{});
     for (size_t k = 0; k + 2 < m.indices.size(); k += 3) {
       const uint32_t a = m.indices[k], b = m.indices[k + 1], c = m.indices[k + 2];

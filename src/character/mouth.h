@@ -10,9 +10,9 @@
 // the head is not a parting.
 //
 // mouth_hidden, per record: ramp = smoothstep(0.5 mm, 2 mm, gap).
-//   kind 1 (plug):       opacity *= 1 - ramp; centre = (u' + l') / 2 - forward' (3 mm smoothstep(0, 2 mm, gap) + gap / 4)
-//   kind 2 (inside):     opacity *= 1 - ramp
-//   kind 3 (lip band):   never faded; each of its three sizes s (the deformed covariance's eigen-decomposition)
+//   kind 1 (plug):       opacity *= 1 - ramp; centre = (u' + l') / 2 - forward' (3 mm smoothstep(0, 2 mm,
+//   gap) + gap / 4) kind 2 (inside):     opacity *= 1 - ramp kind 3 (lip band):   never faded; each of its
+//   three sizes s (the deformed covariance's eigen-decomposition)
 //                        becomes lerp(s, min(s, 2.5 mm), ramp); the covariance is rebuilt from them.
 // teeth, per frame: gap = the largest gap over teeth.json's lip pairs; every teeth point's opacity is
 // multiplied by smoothstep(3 mm, 5 mm, gap) (nothing is drawn below 3 mm); a point sits on its triangle at
@@ -40,12 +40,12 @@ namespace sf::character {
 // Thresholds, metres (the reference's 0.5 mm, 2 mm, 3 mm, 2.5 mm; "about 4 mm" for the teeth).
 constexpr float kHiddenRampStart = 0.0005f;  // mouth_hidden ramp = smoothstep(start, end, gap)
 constexpr float kHiddenRampEnd = 0.002f;
-constexpr float kPlugPushBack = 0.003f;      // a plug goes back 3 mm * smoothstep(0, 2 mm, gap) + gap / 4
+constexpr float kPlugPushBack = 0.003f;  // a plug goes back 3 mm * smoothstep(0, 2 mm, gap) + gap / 4
 constexpr float kPlugPushEnd = 0.002f;
-constexpr float kLipBandCap = 0.0025f;       // a lip-band splat's sizes are capped at 2.5 mm by the ramp
-constexpr float kTeethGapStart = 0.003f;     // teeth opacity *= smoothstep(3 mm, 5 mm, gap): half at 4 mm
+constexpr float kLipBandCap = 0.0025f;    // a lip-band splat's sizes are capped at 2.5 mm by the ramp
+constexpr float kTeethGapStart = 0.003f;  // teeth opacity *= smoothstep(3 mm, 5 mm, gap): half at 4 mm
 constexpr float kTeethGapEnd = 0.005f;
-constexpr float kTeethRimPixels = 10.0f;     // the rim is 10 px wide at a view 1024 px wide
+constexpr float kTeethRimPixels = 10.0f;  // the rim is 10 px wide at a view 1024 px wide
 constexpr float kTeethRimReferenceWidth = 1024.0f;
 
 // t^2 (3 - 2t) with t = clamp((x - e0) / (e1 - e0), 0, 1). e0 < e1.
@@ -74,25 +74,26 @@ std::vector<uint8_t> encodeMouthHidden(const MouthHidden& m);
 // `vertex_count` and different from each other, kinds 1..3, the axes finite and non-zero (they are
 // normalised). Throws FormatError "<name>: byte <offset>: [record <i>: ]<reason>"; the record count is
 // checked against the file size before anything is allocated.
-MouthHidden decodeMouthHidden(std::span<const uint8_t> bytes, const std::string& name, size_t splat_count, size_t vertex_count);
+MouthHidden decodeMouthHidden(std::span<const uint8_t> bytes, const std::string& name, size_t splat_count,
+                              size_t vertex_count);
 // Writes <package_dir>/mouth_hidden.bin (atomically), where loadPackage finds it.
 void writeMouthHidden(const std::string& package_dir, const MouthHidden& m);
 
 // --- teeth.json, teeth.ply, teeth.bin -------------------------------------------------------------------
 
 struct TeethPoint {
-  uint32_t triangle = 0;                 // index into the bound primitive's triangle list
-  std::array<float, 3> barycentrics{};   // b0, b1, b2 (summing to 1)
-  float offset = 0;                      // metres along the posed triangle's unit normal
-  float setback = 0;                     // metres back along the (turned) head forward
+  uint32_t triangle = 0;                // index into the bound primitive's triangle list
+  std::array<float, 3> barycentrics{};  // b0, b1, b2 (summing to 1)
+  float offset = 0;                     // metres along the posed triangle's unit normal
+  float setback = 0;                    // metres back along the (turned) head forward
 };
 
 // One of the mouth's meshes (gums, tongue, mouth bag): a triangle list whose vertices are placed each
 // frame as teeth points are, so it follows the head and the jaw through the triangles it is bound to.
 struct MouthMesh {
   std::array<float, 4> color{1, 1, 1, 1};  // linear RGBA base colour, each in [0, 1]
-  std::vector<TeethPoint> vertices;         // at least 3
-  std::vector<uint32_t> indices;            // 3 per triangle, each below vertices.size(); at least one triangle
+  std::vector<TeethPoint> vertices;        // at least 3
+  std::vector<uint32_t> indices;  // 3 per triangle, each below vertices.size(); at least one triangle
 };
 
 struct Teeth {
@@ -108,19 +109,23 @@ constexpr size_t kTeethRecordBytes = 24;
 std::vector<uint8_t> encodeTeethPoints(std::span<const TeethPoint> points);
 // Decodes teeth.bin (untrusted): triangles below `triangle_count`, barycentrics finite and summing to
 // 1 within 1e-3, offset and set-back finite. Errors as decodeMouthHidden's.
-std::vector<TeethPoint> decodeTeethPoints(std::span<const uint8_t> bytes, const std::string& name, size_t triangle_count);
+std::vector<TeethPoint> decodeTeethPoints(std::span<const uint8_t> bytes, const std::string& name,
+                                          size_t triangle_count);
 // Bytes of mouth_meshes.bin: magic AOSMMS01, u32 mesh count, then per mesh u32 vertex count, u32 triangle
 // count, 4 f32 colour, the vertices as teeth.bin records and 3 u32 per triangle.
 constexpr size_t kMaxMouthMeshes = 16;
-constexpr size_t kMaxLipPairs = 128;  // teeth.json "lips": the opening is a mesh mask (render/mesh_shared.h SF_MESH_MASK_MAX points)
+constexpr size_t kMaxLipPairs =
+    128;  // teeth.json "lips": the opening is a mesh mask (render/mesh_shared.h SF_MESH_MASK_MAX points)
 constexpr size_t kMaxMouthMeshVertices = size_t{1} << 20;
 std::vector<uint8_t> encodeMouthMeshes(std::span<const MouthMesh> meshes);
 // Decodes mouth_meshes.bin (untrusted): 1..16 meshes, vertices as decodeTeethPoints checks them, colours
 // finite in [0, 1], indices below the mesh's vertex count; counts checked against the bytes left before
 // anything is allocated; errors name the file, byte offset and mesh.
-std::vector<MouthMesh> decodeMouthMeshes(std::span<const uint8_t> bytes, const std::string& name, size_t triangle_count);
-// Writes teeth.json, teeth.ply and teeth.bin (and mouth_meshes.bin when teeth.meshes is not empty) into `package_dir` (teeth.json last, with both files' SHA-256).
-// teeth.splats and teeth.points must have one entry per splat; at least two lip pairs.
+std::vector<MouthMesh> decodeMouthMeshes(std::span<const uint8_t> bytes, const std::string& name,
+                                         size_t triangle_count);
+// Writes teeth.json, teeth.ply and teeth.bin (and mouth_meshes.bin when teeth.meshes is not empty) into
+// `package_dir` (teeth.json last, with both files' SHA-256). teeth.splats and teeth.points must have one
+// entry per splat; at least two lip pairs.
 void writeTeeth(const std::string& package_dir, const Teeth& teeth);
 // Reads teeth.json and the two files it names (relative to its folder; their SHA-256 checked when given)
 // for `character`'s bound mesh; every refusal names the file and the JSON path or byte offset.

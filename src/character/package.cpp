@@ -1,8 +1,7 @@
 // Character packages: character.json + splats.ply + bindings.bin + the skin glTF
 // (docs/formats/character.md). Hashes, sizes and counts are checked before anything is built.
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "character/character.h"
 #include "character/corrective.h"
@@ -33,11 +32,16 @@ Json fileEntry(const std::string& name, std::span<const uint8_t> bytes, size_t c
   return j;
 }
 
-void writeBytes(const fs::path& path, std::span<const uint8_t> bytes) { writeFileAtomic(path.string(), bytes); }
+void writeBytes(const fs::path& path, std::span<const uint8_t> bytes) {
+  writeFileAtomic(path.string(), bytes);
+}
 
 // A file entry of character.json: reads the file and checks size and hash. `what` is the JSON key.
-std::vector<uint8_t> readVerified(const fs::path& dir, const Json& root, const char* what, const std::string& json_path) {
-  auto fail = [&](const std::string& why) -> std::vector<uint8_t> { throw Error(json_path + ": " + what + ": " + why); };
+std::vector<uint8_t> readVerified(const fs::path& dir, const Json& root, const char* what,
+                                  const std::string& json_path) {
+  auto fail = [&](const std::string& why) -> std::vector<uint8_t> {
+    throw Error(json_path + ": " + what + ": " + why);
+  };
   if (!root.contains(what) || !root[what].is_object()) return fail("missing entry");
   const Json& e = root[what];
   if (!e.contains("file") || !e["file"].is_string()) return fail("missing \"file\"");
@@ -50,22 +54,26 @@ std::vector<uint8_t> readVerified(const fs::path& dir, const Json& root, const c
   if (!fs::exists(fs::symlink_status(path, ec))) return fail((path.string() + ": file is missing").c_str());
   std::vector<uint8_t> bytes = readFile(path.string());
   if (e.contains("bytes") && e["bytes"].is_number_unsigned() && e["bytes"].get<uint64_t>() != bytes.size())
-    return fail(path.string() + ": " + std::to_string(bytes.size()) + " bytes, character.json says " + std::to_string(e["bytes"].get<uint64_t>()));
+    return fail(path.string() + ": " + std::to_string(bytes.size()) + " bytes, character.json says " +
+                std::to_string(e["bytes"].get<uint64_t>()));
   const std::string hash = sha256Hex(bytes);
   if (hash != e["sha256"].get<std::string>())
-    return fail(path.string() + ": SHA-256 " + hash + " does not match character.json's " + e["sha256"].get<std::string>());
+    return fail(path.string() + ": SHA-256 " + hash + " does not match character.json's " +
+                e["sha256"].get<std::string>());
   return bytes;
 }
 
 // Typed optional members: a value of the wrong type is an error naming the key, never a JSON exception.
-std::string stringOr(const Json& obj, const char* key, const std::string& fallback, const std::string& where) {
+std::string stringOr(const Json& obj, const char* key, const std::string& fallback,
+                     const std::string& where) {
   if (!obj.contains(key)) return fallback;
   if (!obj[key].is_string()) throw Error(where + ": " + key + ": expected a string, got " + obj[key].dump());
   return obj[key].get<std::string>();
 }
 int64_t integerOr(const Json& obj, const char* key, int64_t fallback, const std::string& where) {
   if (!obj.contains(key)) return fallback;
-  if (!obj[key].is_number_integer()) throw Error(where + ": " + key + ": expected an integer, got " + obj[key].dump());
+  if (!obj[key].is_number_integer())
+    throw Error(where + ": " + key + ": expected an integer, got " + obj[key].dump());
   return obj[key].get<int64_t>();
 }
 
@@ -83,8 +91,10 @@ void requireSelfContained(std::span<const uint8_t> bytes, const std::string& pat
     for (size_t i = 0; i < j[list].size(); ++i) {
       const Json& e = j[list][i];
       if (e.contains("uri") && e["uri"].is_string() && e["uri"].get<std::string>().rfind("data:", 0) != 0)
-        throw Error(path + ": " + list + "[" + std::to_string(i) + "] refers to the external file '" + e["uri"].get<std::string>() +
-                    "'; a character package holds one self-contained skin file (use a GLB or embedded data URIs)");
+        throw Error(
+            path + ": " + list + "[" + std::to_string(i) + "] refers to the external file '" +
+            e["uri"].get<std::string>() +
+            "'; a character package holds one self-contained skin file (use a GLB or embedded data URIs)");
     }
   }
 }
@@ -95,7 +105,8 @@ struct PartFile {
   std::string path;  // empty: absent
   bool enabled = true;
 };
-PartFile findPart(const fs::path& dir, const Json& root, const char* key, const char* file_key, const char* fallback, const std::string& jp) {
+PartFile findPart(const fs::path& dir, const Json& root, const char* key, const char* file_key,
+                  const char* fallback, const std::string& jp) {
   PartFile p;
   std::error_code ec;
   if (!root.contains(key)) {
@@ -107,14 +118,17 @@ PartFile findPart(const fs::path& dir, const Json& root, const char* key, const 
   if (!e.is_object()) throw Error(where + ": expected an object");
   const std::string name = stringOr(e, file_key, "", where);
   if (name.empty() || fs::path(name).is_absolute() || name.find("..") != std::string::npos)
-    throw Error(where + "." + file_key + ": '" + name + "' must be a file name relative to the package directory");
+    throw Error(where + "." + file_key + ": '" + name +
+                "' must be a file name relative to the package directory");
   p.path = (dir / name).string();
   if (!fs::exists(fs::symlink_status(p.path, ec))) throw Error(where + ": " + p.path + ": file is missing");
   if (e.contains("sha256")) {
     const std::string want = stringOr(e, "sha256", "", where), got = sha256Hex(readFile(p.path));
-    if (want != got) throw Error(where + ": " + p.path + ": SHA-256 " + got + " does not match character.json's " + want);
+    if (want != got)
+      throw Error(where + ": " + p.path + ": SHA-256 " + got + " does not match character.json's " + want);
   }
-  if (e.contains("enabled") && !e["enabled"].is_boolean()) throw Error(where + ".enabled: expected true or false, got " + e["enabled"].dump());
+  if (e.contains("enabled") && !e["enabled"].is_boolean())
+    throw Error(where + ".enabled: expected true or false, got " + e["enabled"].dump());
   p.enabled = e.value("enabled", true);
   return p;
 }
@@ -160,7 +174,8 @@ void Character::savePackage(const std::string& dir_name) const {
   j["defaultClip"] = default_clip_;
   j["source"] = fs::path(source_).filename().string();
   const std::string text = j.dump(2) + "\n";
-  writeBytes(dir / "character.json", std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  writeBytes(dir / "character.json",
+             std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 
 Character Character::loadPackage(const std::string& dir_name) {
@@ -175,14 +190,17 @@ Character Character::loadPackage(const std::string& dir_name) {
   if (!root.is_object() || stringOr(root, "format", "", jp) != kFormat)
     throw Error(jp + ": format: expected \"" + std::string(kFormat) + "\"");
   if (integerOr(root, "version", 0, jp) != kVersion)
-    throw Error(jp + ": version: " + (root.contains("version") ? root["version"].dump() : std::string("missing")) + " unsupported (expected 1)");
+    throw Error(jp +
+                ": version: " + (root.contains("version") ? root["version"].dump() : std::string("missing")) +
+                " unsupported (expected 1)");
   // Every file is verified before anything is decoded.
   const std::vector<uint8_t> ply = readVerified(dir, root, "splats", jp);
   const std::vector<uint8_t> bindings_bytes = readVerified(dir, root, "bindings", jp);
   readVerified(dir, root, "skin", jp);
   if (root.contains("animations")) readVerified(dir, root, "animations", jp);
   const std::string color_space = stringOr(root, "colorSpace", "srgb", jp);
-  if (color_space != "srgb" && color_space != "linear") throw Error(jp + ": colorSpace: expected \"srgb\" or \"linear\", got \"" + color_space + "\"");
+  if (color_space != "srgb" && color_space != "linear")
+    throw Error(jp + ": colorSpace: expected \"srgb\" or \"linear\", got \"" + color_space + "\"");
   const std::string space = stringOr(root, "expressionSpace", "none", jp);
   if (space != "arkit52" && space != "morph" && space != "none")
     throw Error(jp + ": expressionSpace: expected \"arkit52\", \"morph\" or \"none\", got \"" + space + "\"");
@@ -192,15 +210,19 @@ Character Character::loadPackage(const std::string& dir_name) {
   c.skin_path_ = (dir / root["skin"]["file"].get<std::string>()).string();
   c.splats_ = readPly(ply, (dir / root["splats"]["file"].get<std::string>()).string());
   c.splats_.color_space = color_space == "linear" ? ColorSpace::kLinear : ColorSpace::kSrgb;
-  if (const NonFiniteReport bad = findNonFinite(c.splats_); bad.rows > 0)  // rows cannot be dropped: bindings align with them
-    throw Error(jp + ": splats: " + bad.describe(c.splats_.size()) + "; a package's splats are refused rather than realigned");
+  if (const NonFiniteReport bad = findNonFinite(c.splats_);
+      bad.rows > 0)  // rows cannot be dropped: bindings align with them
+    throw Error(jp + ": splats: " + bad.describe(c.splats_.size()) +
+                "; a package's splats are refused rather than realigned");
   c.bindings_ = decodeBindings(bindings_bytes, (dir / root["bindings"]["file"].get<std::string>()).string());
   const size_t splat_count = countOf(root, "splats"), binding_count = countOf(root, "bindings");
   if (splat_count != c.splats_.size())
-    throw Error(jp + ": splats.count " + std::to_string(splat_count) + " but the PLY holds " + std::to_string(c.splats_.size()));
+    throw Error(jp + ": splats.count " + std::to_string(splat_count) + " but the PLY holds " +
+                std::to_string(c.splats_.size()));
   if (binding_count != c.bindings_.size() || c.bindings_.size() != c.splats_.size())
-    throw Error(jp + ": bindings.count " + std::to_string(binding_count) + ", bindings.bin holds " + std::to_string(c.bindings_.size()) +
-                ", the PLY " + std::to_string(c.splats_.size()) + " splats; all three must agree");
+    throw Error(jp + ": bindings.count " + std::to_string(binding_count) + ", bindings.bin holds " +
+                std::to_string(c.bindings_.size()) + ", the PLY " + std::to_string(c.splats_.size()) +
+                " splats; all three must agree");
   {
     auto model = std::make_shared<GltfModel>(c.skin_path_);
     if (root.contains("animations")) {
@@ -210,12 +232,13 @@ Character Character::loadPackage(const std::string& dir_name) {
     c.model_ = std::move(model);
   }
   const Json& skin = root["skin"];
-  const int mesh = static_cast<int>(integerOr(skin, "mesh", -1, jp + ": skin")), prim = static_cast<int>(integerOr(skin, "primitive", -1, jp + ": skin")),
+  const int mesh = static_cast<int>(integerOr(skin, "mesh", -1, jp + ": skin")),
+            prim = static_cast<int>(integerOr(skin, "primitive", -1, jp + ": skin")),
             node = static_cast<int>(integerOr(skin, "node", -1, jp + ": skin"));
   c.draw_ = c.model_->findDraw(mesh, prim, node);
   if (c.draw_ < 0)
-    throw Error(jp + ": skin: node " + std::to_string(node) + " does not draw meshes[" + std::to_string(mesh) + "].primitives[" +
-                std::to_string(prim) + "] in " + c.skin_path_);
+    throw Error(jp + ": skin: node " + std::to_string(node) + " does not draw meshes[" +
+                std::to_string(mesh) + "].primitives[" + std::to_string(prim) + "] in " + c.skin_path_);
   c.triangles_ = triangleList(c.model_->primitiveOf(static_cast<size_t>(c.draw_)));
   const size_t tris = c.triangles_.size() / 3;
   const GltfModel::DrawInfo info = c.model_->drawInfo(static_cast<size_t>(c.draw_));
@@ -225,33 +248,41 @@ Character Character::loadPackage(const std::string& dir_name) {
   for (size_t i = 0; i < c.bindings_.size(); ++i) {
     const SplatBinding& b = c.bindings_[i];
     if (b.kind == BindingKind::kTriangle && b.triangle >= tris)
-      throw Error(jp + ": bindings.bin record " + std::to_string(i) + " names triangle " + std::to_string(b.triangle) +
-                  " but the bound primitive has " + std::to_string(tris));
+      throw Error(jp + ": bindings.bin record " + std::to_string(i) + " names triangle " +
+                  std::to_string(b.triangle) + " but the bound primitive has " + std::to_string(tris));
     if (b.kind == BindingKind::kJoints)
       for (size_t k = 0; k < 4; ++k)
         if (b.weights[k] != 0 && b.joints[k] >= joints)
-          throw Error(jp + ": bindings.bin record " + std::to_string(i) + " names joint " + std::to_string(b.joints[k]) + " but the bound " +
-                      (joints ? "skin has " + std::to_string(joints) + " joints" : std::string("primitive has no skin")));
+          throw Error(jp + ": bindings.bin record " + std::to_string(i) + " names joint " +
+                      std::to_string(b.joints[k]) + " but the bound " +
+                      (joints ? "skin has " + std::to_string(joints) + " joints"
+                              : std::string("primitive has no skin")));
   }
   const std::string offered = expressionSpaceOf(*c.model_, c.draw_);
   if (space != "none" && space != offered)
-    throw Error(jp + ": expressionSpace: \"" + space + "\" declared, but the bound mesh of " + c.skin_path_ + " offers \"" + offered + "\"" +
-                (offered == "none" ? " (it has no morph targets)" : offered == "morph" ? " (its morph targets are not ARKit-named)" : ""));
+    throw Error(jp + ": expressionSpace: \"" + space + "\" declared, but the bound mesh of " + c.skin_path_ +
+                " offers \"" + offered + "\"" +
+                (offered == "none"    ? " (it has no morph targets)"
+                 : offered == "morph" ? " (its morph targets are not ARKit-named)"
+                                      : ""));
   c.expression_space_ = space;
   c.default_clip_ = stringOr(root, "defaultClip", "", jp);
   if (!c.default_clip_.empty() && c.model_->findClip(c.default_clip_) < 0)
     throw Error(jp + ": defaultClip: '" + c.default_clip_ + "' is not an animation of " + c.skin_path_);
   // Optional parts, checked against the character built so far.
-  if (const PartFile m = findPart(dir, root, "mouthHidden", "file", "mouth_hidden.bin", jp); !m.path.empty()) {
+  if (const PartFile m = findPart(dir, root, "mouthHidden", "file", "mouth_hidden.bin", jp);
+      !m.path.empty()) {
     const size_t vertices = c.model_->primitiveOf(static_cast<size_t>(c.draw_)).positions.size();
-    c.mouth_hidden_ = std::make_shared<MouthHidden>(decodeMouthHidden(readFile(m.path), m.path, c.splats_.size(), vertices));
+    c.mouth_hidden_ = std::make_shared<MouthHidden>(
+        decodeMouthHidden(readFile(m.path), m.path, c.splats_.size(), vertices));
     c.enabled_.mouth_hidden = m.enabled;
   }
   if (const PartFile t = findPart(dir, root, "teeth", "file", "teeth.json", jp); !t.path.empty()) {
     c.teeth_ = std::make_shared<Teeth>(readTeeth(t.path, c));
     c.enabled_.teeth = t.enabled;
   }
-  if (const PartFile k = findPart(dir, root, "corrective", "index", "corrective/index.json", jp); !k.path.empty()) {
+  if (const PartFile k = findPart(dir, root, "corrective", "index", "corrective/index.json", jp);
+      !k.path.empty()) {
     c.corrective_ = std::make_shared<Corrective>(readCorrective(k.path, c));
     c.enabled_.corrective = k.enabled;
   }

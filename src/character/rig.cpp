@@ -14,12 +14,15 @@ namespace {
 
 void checkControls(std::span<const float> controls, size_t expected, const std::string& who) {
   if (controls.size() != expected)
-    throw Error(who + ": " + std::to_string(controls.size()) + " controls given, the rig has " + std::to_string(expected));
+    throw Error(who + ": " + std::to_string(controls.size()) + " controls given, the rig has " +
+                std::to_string(expected));
   for (size_t i = 0; i < controls.size(); ++i)
     if (!std::isfinite(controls[i])) throw Error(who + ": control " + std::to_string(i) + " is not finite");
 }
 
-std::string gnmName(const GnmPack& pack) { return pack.source.empty() ? std::string("GNM pack") : pack.source; }
+std::string gnmName(const GnmPack& pack) {
+  return pack.source.empty() ? std::string("GNM pack") : pack.source;
+}
 
 std::string rigName(const RigBackend& rig) {
   if (const auto* g = dynamic_cast<const GnmRig*>(&rig)) return gnmName(g->pack());
@@ -52,14 +55,17 @@ SkinnedRig::SkinnedRig(std::shared_ptr<const GltfModel> model) : model_(std::mov
   const GltfPrimitive& prim = model_->primitiveOf(static_cast<size_t>(draw_));
   const GltfDocument& doc = model_->document();
   if (info.skin < 0 || prim.joints0.size() != prim.positions.size())
-    throw Error(doc.path + ": has no skinned triangle primitive (JOINTS_0 / WEIGHTS_0 under a skin) for a skinned rig");
+    throw Error(doc.path +
+                ": has no skinned triangle primitive (JOINTS_0 / WEIGHTS_0 under a skin) for a skinned rig");
   triangles_ = triangleList(prim);
   const anim::Skeleton& sk = model_->skeleton();
   const size_t joint = static_cast<size_t>(sk.findSource(info.node));
   const size_t targets = prim.targets.size();
   if (targets > 0 && sk.weightCount(joint) == targets) {  // (GltfModel::skinSource refuses a mismatch)
     const GltfMesh& mesh = doc.meshes[static_cast<size_t>(info.mesh)];
-    for (size_t t = 0; t < targets; ++t) control_names_.push_back(mesh.target_names.size() == targets ? mesh.target_names[t] : "target" + std::to_string(t));
+    for (size_t t = 0; t < targets; ++t)
+      control_names_.push_back(mesh.target_names.size() == targets ? mesh.target_names[t]
+                                                                   : "target" + std::to_string(t));
     const std::vector<float>& rest = sk.restWeights();
     controls_.assign(rest.begin() + static_cast<std::ptrdiff_t>(sk.weightOffset(joint)),
                      rest.begin() + static_cast<std::ptrdiff_t>(sk.weightOffset(joint) + targets));
@@ -68,7 +74,8 @@ SkinnedRig::SkinnedRig(std::shared_ptr<const GltfModel> model) : model_(std::mov
   std::vector<std::string> names;
   for (int n : skin.joints) names.push_back(doc.nodes[static_cast<size_t>(n)].name);
   for (int side = 0; side < 2; ++side)
-    if (const std::vector<int> found = eyeJointCandidates(names, side); found.size() == 1) eyes_[static_cast<size_t>(side)] = found[0];
+    if (const std::vector<int> found = eyeJointCandidates(names, side); found.size() == 1)
+      eyes_[static_cast<size_t>(side)] = found[0];
 }
 
 void SkinnedRig::setControls(std::span<const float> controls) {
@@ -76,7 +83,9 @@ void SkinnedRig::setControls(std::span<const float> controls) {
   controls_.assign(controls.begin(), controls.end());
 }
 
-size_t SkinnedRig::vertexCount() const { return model_->primitiveOf(static_cast<size_t>(draw_)).positions.size(); }
+size_t SkinnedRig::vertexCount() const {
+  return model_->primitiveOf(static_cast<size_t>(draw_)).positions.size();
+}
 
 std::span<const std::array<float, 2>> SkinnedRig::uvs() const {
   const GltfPrimitive& prim = model_->primitiveOf(static_cast<size_t>(draw_));
@@ -86,7 +95,8 @@ std::span<const std::array<float, 2>> SkinnedRig::uvs() const {
 
 void SkinnedRig::setPose(int clip, float time) {
   if (clip >= static_cast<int>(model_->clips().size()))
-    throw Error(model_->document().path + ": clip " + std::to_string(clip) + " does not exist (" + std::to_string(model_->clips().size()) + " clips)");
+    throw Error(model_->document().path + ": clip " + std::to_string(clip) + " does not exist (" +
+                std::to_string(model_->clips().size()) + " clips)");
   clip_ = clip, time_ = time;
 }
 
@@ -96,7 +106,8 @@ const SkinSource& SkinnedRig::skinSource() {
   model_->sample(clip_, time_, pose_);
   if (!controls_.empty()) {
     const size_t joint = static_cast<size_t>(sk.findSource(info.node));
-    std::copy(controls_.begin(), controls_.end(), pose_.weights.begin() + static_cast<std::ptrdiff_t>(sk.weightOffset(joint)));
+    std::copy(controls_.begin(), controls_.end(),
+              pose_.weights.begin() + static_cast<std::ptrdiff_t>(sk.weightOffset(joint)));
   }
   for (const auto& [joint, q] : overrides_)
     if (joint >= 0 && static_cast<size_t>(joint) < pose_.local.size()) {
@@ -136,7 +147,8 @@ const SkinSource& GnmRig::skinSource() {
     const GnmJoint& jt = pack_->joints[j];
     models_[j] = jt.parent < 0 ? jt.rest_local : models_[static_cast<size_t>(jt.parent)] * jt.rest_local;
     for (size_t side = 0; side < 2; ++side)
-      if (static_cast<int32_t>(j) == pack_->eye_joints[side]) {  // about the pivot: M' = T(c) R T(-c) M, c = M's origin
+      if (static_cast<int32_t>(j) ==
+          pack_->eye_joints[side]) {  // about the pivot: M' = T(c) R T(-c) M, c = M's origin
         const Mat3 r = gazeRotation(controls_[k + 2 * side], controls_[k + 2 * side + 1]);
         models_[j] = Mat4::fromLinearTranslation(r * models_[j].linear(), models_[j].translation());
       }
@@ -154,26 +166,32 @@ const SkinSource& GnmRig::skinSource() {
 
 // ---- Expression spaces ----
 
-ExpressionSpace arkit52Space() { return {"arkit52", 52, {{"arkit", 0, 52}}}; }
+ExpressionSpace arkit52Space() {
+  return {"arkit52", 52, {{"arkit", 0, 52}}};
+}
 
 ExpressionSpace gnmSpace(size_t coefficients) {
   const int k = static_cast<int>(coefficients);
   return {"gnm", k + 4, {{"expression", 0, k}, {"gaze", k, 4}}};
 }
 
-ExpressionSpace gnm68Space() { return {"gnm68", 68, {{"expression", 0, 64}, {"gaze", 64, 4}}}; }
+ExpressionSpace gnm68Space() {
+  return {"gnm68", 68, {{"expression", 0, 64}, {"gaze", 64, 4}}};
+}
 
 ExpressionSpace nativeSpace(const RigBackend& rig) {
   if (const auto* g = dynamic_cast<const GnmRig*>(&rig)) return gnmSpace(g->pack().basisCount());
   if (const auto* s = dynamic_cast<const SkinnedRig*>(&rig)) {
     const std::string offered = expressionSpaceOf(s->model(), s->draw());
     if (offered == "arkit52") return arkit52Space();
-    throw Error(s->model().document().path + ": offers no expression space (its morph targets: " + offered + "); drive its controls directly");
+    throw Error(s->model().document().path + ": offers no expression space (its morph targets: " + offered +
+                "); drive its controls directly");
   }
   throw Error(rig.kind() + " rig: offers no expression space");
 }
 
-std::vector<float> mapToControls(const ExpressionSpace& space, std::span<const float> values, const RigBackend& rig, std::vector<std::string>* missing) {
+std::vector<float> mapToControls(const ExpressionSpace& space, std::span<const float> values,
+                                 const RigBackend& rig, std::vector<std::string>* missing) {
   const std::string who = rigName(rig);
   const auto* gnm = dynamic_cast<const GnmRig*>(&rig);
   const auto* skinned = dynamic_cast<const SkinnedRig*>(&rig);
@@ -181,17 +199,22 @@ std::vector<float> mapToControls(const ExpressionSpace& space, std::span<const f
   if (space.kind != "arkit52" && space.kind != "gnm" && space.kind != "gnm68")
     throw Error(refused + "unknown expression space (known: arkit52, gnm, gnm68)");
   if (values.size() != static_cast<size_t>(std::max(space.dim, 0)))
-    throw Error(refused + "the space has dim " + std::to_string(space.dim) + ", " + std::to_string(values.size()) + " values given");
+    throw Error(refused + "the space has dim " + std::to_string(space.dim) + ", " +
+                std::to_string(values.size()) + " values given");
   auto needDim = [&](size_t expected, const std::string& why) {
     if (static_cast<size_t>(space.dim) != expected)
-      throw Error(refused + "expected dim " + std::to_string(expected) + " (" + why + "), the space declares " + std::to_string(space.dim));
+      throw Error(refused + "expected dim " + std::to_string(expected) + " (" + why +
+                  "), the space declares " + std::to_string(space.dim));
   };
   if (space.kind == "arkit52") {
     needDim(52, "the 52 ARKit weights");
     if (skinned) {
       const std::string offered = expressionSpaceOf(skinned->model(), skinned->draw());
-      if (offered != "arkit52") throw Error(refused + "its morph targets carry no ARKit names (it offers '" + offered + "'); not reinterpreted");
-      const GltfMesh& mesh = skinned->model().document().meshes[static_cast<size_t>(skinned->model().drawInfo(static_cast<size_t>(skinned->draw())).mesh)];
+      if (offered != "arkit52")
+        throw Error(refused + "its morph targets carry no ARKit names (it offers '" + offered +
+                    "'); not reinterpreted");
+      const GltfMesh& mesh = skinned->model().document().meshes[static_cast<size_t>(
+          skinned->model().drawInfo(static_cast<size_t>(skinned->draw())).mesh)];
       return arkitToMorphWeights(values, mesh.target_names, rig.controlNames().size(), missing);
     }
     if (gnm) {
@@ -199,7 +222,8 @@ std::vector<float> mapToControls(const ExpressionSpace& space, std::span<const f
       const size_t k = pack.basisCount();
       if (pack.arkit_map.empty())
         throw Error(refused + "the GNM pack carries no arkit_map (a trained 52 x " + std::to_string(k) +
-                    " ARKit-to-coefficient matrix); ARKit weights and GNM coefficients are unrelated spaces, never reinterpreted");
+                    " ARKit-to-coefficient matrix); ARKit weights and GNM coefficients are unrelated spaces, "
+                    "never reinterpreted");
       std::vector<float> out(pack.controlCount(), 0.0f);
       for (size_t a = 0; a < 52; ++a)
         if (values[a] != 0)
@@ -214,26 +238,32 @@ std::vector<float> mapToControls(const ExpressionSpace& space, std::span<const f
       return {values.begin(), values.end()};
     }
     needDim(68, "64 coefficients + 4 gaze angles");
-    if (k < 64) throw Error(refused + "the pack has " + std::to_string(k) + " coefficients; gnm68 drives the first 64");
+    if (k < 64)
+      throw Error(refused + "the pack has " + std::to_string(k) + " coefficients; gnm68 drives the first 64");
     std::vector<float> out(pack.controlCount(), 0.0f);
     std::copy_n(values.begin(), 64, out.begin());
     std::copy_n(values.begin() + 64, 4, out.begin() + static_cast<std::ptrdiff_t>(k));
     return out;
   } else {
-    throw Error(refused + "a " + rig.kind() + " rig's controls are its morph targets, not GNM coefficients; not reinterpreted");
+    throw Error(refused + "a " + rig.kind() +
+                " rig's controls are its morph targets, not GNM coefficients; not reinterpreted");
   }
   throw Error(refused + "a " + rig.kind() + " rig takes no mapped expressions");
 }
 
 // ---- Rig preview ----
 
-std::vector<Vec3> rigPreviewColors(const std::string& tint, std::span<const Vec3> positions, std::span<const std::array<uint16_t, 4>> joints,
-                                   std::span<const std::array<float, 4>> weights, std::span<const std::array<float, 2>> uvs,
-                                   std::array<int, 2> eye_joints) {
-  if (tint != "joint" && tint != "uv" && tint != "height" && tint != "normal") throw Error("rig preview tint '" + tint + "' unknown (joint, uv, height or normal)");
+std::vector<Vec3> rigPreviewColors(const std::string& tint, std::span<const Vec3> positions,
+                                   std::span<const std::array<uint16_t, 4>> joints,
+                                   std::span<const std::array<float, 4>> weights,
+                                   std::span<const std::array<float, 2>> uvs, std::array<int, 2> eye_joints) {
+  if (tint != "joint" && tint != "uv" && tint != "height" && tint != "normal")
+    throw Error("rig preview tint '" + tint + "' unknown (joint, uv, height or normal)");
   const size_t n = positions.size();
-  if (tint == "joint" && (joints.size() != n || weights.size() != n)) throw Error("rig preview: the joint tint needs joints and weights for every vertex");
-  if (tint == "uv" && uvs.size() != n) throw Error("rig preview: the uv tint needs a TEXCOORD for every vertex");
+  if (tint == "joint" && (joints.size() != n || weights.size() != n))
+    throw Error("rig preview: the joint tint needs joints and weights for every vertex");
+  if (tint == "uv" && uvs.size() != n)
+    throw Error("rig preview: the uv tint needs a TEXCOORD for every vertex");
   Vec3 lo{INFINITY, INFINITY, INFINITY}, hi{-INFINITY, -INFINITY, -INFINITY};
   for (const Vec3& p : positions)
     for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], p[k]), hi[k] = std::max(hi[k], p[k]);
@@ -250,7 +280,7 @@ std::vector<Vec3> rigPreviewColors(const std::string& tint, std::span<const Vec3
         continue;
       }
       float hue = std::fmod(static_cast<float>(j) * 0.618034f, 1.0f) * 6.0f;  // golden-ratio hues
-      if (std::abs(hue - 3.0f) < 0.5f) hue = std::fmod(hue + 3.0f, 6.0f);    // cyan is the eyes' alone
+      if (std::abs(hue - 3.0f) < 0.5f) hue = std::fmod(hue + 3.0f, 6.0f);     // cyan is the eyes' alone
       const float x = 1 - std::abs(std::fmod(hue, 2.0f) - 1);
       const int sector = static_cast<int>(hue);
       const Vec3 table[6] = {{1, x, 0}, {x, 1, 0}, {0, 1, x}, {0, x, 1}, {x, 0, 1}, {1, 0, x}};
@@ -269,12 +299,15 @@ std::vector<Vec3> rigPreviewColors(const std::string& tint, std::span<const Vec3
 }
 
 GaussianCloud rigPreviewCloud(RigBackend& rig, const std::string& tint, float sigma) {
-  if (!(sigma > 0) || !std::isfinite(sigma)) throw Error("rig preview: sigma must be a positive number of metres, got " + std::to_string(sigma));
-  if (tint == "uv" && rig.uvs().size() != rig.vertexCount()) throw Error(rigName(rig) + ": has no TEXCOORD to tint by (rig preview tint uv)");
+  if (!(sigma > 0) || !std::isfinite(sigma))
+    throw Error("rig preview: sigma must be a positive number of metres, got " + std::to_string(sigma));
+  if (tint == "uv" && rig.uvs().size() != rig.vertexCount())
+    throw Error(rigName(rig) + ": has no TEXCOORD to tint by (rig preview tint uv)");
   const SkinSource& s = rig.skinSource();
   std::vector<Vec3> posed(s.vertexCount());
   s.run(posed, {});
-  const std::vector<Vec3> rgb = rigPreviewColors(tint, posed, s.joints0, s.weights0, rig.uvs(), rig.eyeJoints());
+  const std::vector<Vec3> rgb =
+      rigPreviewColors(tint, posed, s.joints0, s.weights0, rig.uvs(), rig.eyeJoints());
   GaussianCloud cloud;
   cloud.resize(posed.size(), 0);
   for (size_t i = 0; i < posed.size(); ++i) {

@@ -158,21 +158,21 @@ ExpressionSpace nativeSpace(const RigBackend& rig);
 //   gnm68 -> gnm:       the first 64 coefficients (the rest 0) and the gaze (the pack needs >= 64).
 // Anything else is refused, never reinterpreted. Throws sf::Error naming the rig's source and the reason:
 // an unknown kind, a dim the kind or rig does not have, or values.size() != space.dim (expected and given).
-std::vector<float> mapToControls(const ExpressionSpace& space, std::span<const float> values, const RigBackend& rig,
-                                 std::vector<std::string>* missing = nullptr);
+std::vector<float> mapToControls(const ExpressionSpace& space, std::span<const float> values,
+                                 const RigBackend& rig, std::vector<std::string>* missing = nullptr);
 
 // Rig preview colours, one RGB in [0, 1] per vertex. `tint`: "joint" (the dominant joint's hue; vertices
 // whose dominant joint is an eye joint are cyan, and other joints' hues avoid cyan), "uv" (u, v as red and
 // green), "height" (y from blue to red) or "normal" (a radial pseudo-normal from the bounds' centre).
 // Throws sf::Error for an unknown tint, or when "joint" / "uv" lack their inputs.
 // joints, weights: one per vertex for "joint"; uvs: one per vertex for "uv"; eye_joints: -1 for none.
-std::vector<Vec3> rigPreviewColors(const std::string& tint, std::span<const Vec3> positions, std::span<const std::array<uint16_t, 4>> joints,
-                                   std::span<const std::array<float, 4>> weights, std::span<const std::array<float, 2>> uvs,
-                                   std::array<int, 2> eye_joints);
-// The rig preview of a backend: one isotropic gaussian of standard deviation `sigma` (metres) per posed vertex
-// at the rig's current controls, opacity 0.9, coloured by rigPreviewColors (joints and weights from the
-// skin source). The cloud lives where the rig's vertices do (its output space).
-// sigma must be positive.
+std::vector<Vec3> rigPreviewColors(const std::string& tint, std::span<const Vec3> positions,
+                                   std::span<const std::array<uint16_t, 4>> joints,
+                                   std::span<const std::array<float, 4>> weights,
+                                   std::span<const std::array<float, 2>> uvs, std::array<int, 2> eye_joints);
+// The rig preview of a backend: one isotropic gaussian of standard deviation `sigma` (metres) per posed
+// vertex at the rig's current controls, opacity 0.9, coloured by rigPreviewColors (joints and weights from
+// the skin source). The cloud lives where the rig's vertices do (its output space). sigma must be positive.
 GaussianCloud rigPreviewCloud(RigBackend& rig, const std::string& tint, float sigma);
 
 }  // namespace sf::character

@@ -14,19 +14,21 @@
 
 namespace sf::character {
 
-const char* const kCommands[8] = {"spawn-character", "despawn", "set-character-state", "set-clip-weights", "set-expression", "set-controls", "look-at", "say"};
+const char* const kCommands[8] = {
+    "spawn-character", "despawn", "set-character-state", "set-clip-weights", "set-expression", "set-controls",
+    "look-at",         "say"};
 
 // A GNM pack's rig preview (docs/formats/gnm-pack.md, "Rig preview"): one small gaussian per vertex of the
 // pack's mesh at the rig's posed vertices, one rig (and so one control vector) per spawn over a shared pack.
 struct GnmPreview {
   explicit GnmPreview(std::shared_ptr<const GnmPack> pack) : rig(std::move(pack)) {}
   GnmRig rig;
-  GaussianCloud cloud;             // colours (joint tint), opacity and size; positions at zero controls
-  std::vector<Vec3> positions;     // the posed vertices (output space: the body's bind space)
-  std::vector<Cov6> covariances;   // sigma^2 I for every vertex
-  std::vector<float> controls;     // set-expression / set-controls: coefficients, then the four gaze angles
-  std::array<float, 4> look{};     // look-at's gaze, added to the gaze controls
-  bool posed = false;              // positions are those of the rig's controls
+  GaussianCloud cloud;            // colours (joint tint), opacity and size; positions at zero controls
+  std::vector<Vec3> positions;    // the posed vertices (output space: the body's bind space)
+  std::vector<Cov6> covariances;  // sigma^2 I for every vertex
+  std::vector<float> controls;    // set-expression / set-controls: coefficients, then the four gaze angles
+  std::array<float, 4> look{};    // look-at's gaze, added to the gaze controls
+  bool posed = false;             // positions are those of the rig's controls
 };
 
 bool isCommand(const std::string& name) {
@@ -48,7 +50,9 @@ GaussianCloud makeCapsuleCloud() {
       const float y = u * kHeight;
       float radius = kRadius;
       if (y < kRadius) radius = std::sqrt(std::max(0.0f, kRadius * kRadius - (kRadius - y) * (kRadius - y)));
-      if (y > kHeight - kRadius) radius = std::sqrt(std::max(0.0f, kRadius * kRadius - (y - kHeight + kRadius) * (y - kHeight + kRadius)));
+      if (y > kHeight - kRadius)
+        radius =
+            std::sqrt(std::max(0.0f, kRadius * kRadius - (y - kHeight + kRadius) * (y - kHeight + kRadius)));
       const float a = 6.2831853f * static_cast<float>(s) / kSegments;
       cloud.positions[i] = {radius * std::cos(a), y, radius * std::sin(a)};
       cloud.scales[i] = {0.05f, 0.05f, 0.05f};
@@ -107,7 +111,8 @@ std::string nameList(const std::vector<std::string>& names) {
 
 }  // namespace
 
-void CharacterWorld::spawn(const std::string& id, const std::string& package, const Mat4& model_to_world, const std::string& clip) {
+void CharacterWorld::spawn(const std::string& id, const std::string& package, const Mat4& model_to_world,
+                           const std::string& clip) {
   if (id.empty()) throw Error("spawn-character: empty id");
   if (entities_.count(id)) throw Error("character '" + id + "' already exists");
   Entity e;
@@ -130,9 +135,13 @@ void CharacterWorld::spawn(const std::string& id, const std::string& package, co
       packs_.erase(package);
       return placeholder(err.what());
     }
-    if (!clip.empty()) log_.push_back("warning: character '" + id + "': a GNM pack's rig preview has no body clips; clip '" + clip + "' is ignored");
+    if (!clip.empty())
+      log_.push_back("warning: character '" + id + "': a GNM pack's rig preview has no body clips; clip '" +
+                     clip + "' is ignored");
     g->controls.assign(g->rig.controlNames().size(), 0.0f);
-    g->covariances.assign(g->cloud.size(), covarianceFromScaleRotation({kGnmPreviewSigma, kGnmPreviewSigma, kGnmPreviewSigma}, Quat{}));
+    g->covariances.assign(
+        g->cloud.size(),
+        covarianceFromScaleRotation({kGnmPreviewSigma, kGnmPreviewSigma, kGnmPreviewSigma}, Quat{}));
     e.gnm = std::move(g);
     entities_.emplace(id, std::move(e));
     return;
@@ -141,7 +150,7 @@ void CharacterWorld::spawn(const std::string& id, const std::string& package, co
   if (!gltf) {
     std::shared_ptr<BundleResolver> files = directoryResolver(package);
     if (isCharacterBundle(*files)) {  // a decoder character: its own state per spawn
-      std::string refused;  // an orl rig is refused with its reason, not drawn as a placeholder
+      std::string refused;            // an orl rig is refused with its reason, not drawn as a placeholder
       try {
         refused = orlRefusal(loadCharacterBundle(files));
       } catch (const std::exception&) {  // a bundle that does not parse: the placeholder below says why
@@ -149,7 +158,9 @@ void CharacterWorld::spawn(const std::string& id, const std::string& package, co
       if (!refused.empty()) throw Error("character '" + id + "': " + refused);
       try {
         e.bundle = loadBundleCharacter(package);
-        if (!clip.empty()) log_.push_back("warning: character '" + id + "': a decoder character has no body clips; clip '" + clip + "' is ignored");
+        if (!clip.empty())
+          log_.push_back("warning: character '" + id + "': a decoder character has no body clips; clip '" +
+                         clip + "' is ignored");
       } catch (const std::exception& err) {
         return placeholder(err.what());
       }
@@ -163,7 +174,8 @@ void CharacterWorld::spawn(const std::string& id, const std::string& package, co
   try {
     if (!cached && gltf) {
       auto model = std::make_shared<const GltfModel>(package);
-      if (model->drawnPrimitives() == 0) throw Error(package + ": has no triangle mesh to draw (a spawned glTF is drawn as its meshes)");
+      if (model->drawnPrimitives() == 0)
+        throw Error(package + ": has no triangle mesh to draw (a spawned glTF is drawn as its meshes)");
       cached = std::make_shared<Character>(Character::skinOnly(std::move(model)));
     }
     if (!cached) cached = std::make_shared<Character>(Character::loadPackage(package));
@@ -174,7 +186,9 @@ void CharacterWorld::spawn(const std::string& id, const std::string& package, co
   int c = -1;
   if (!clip.empty()) {
     c = cached->model().findClip(clip);
-    if (c < 0) throw Error("character '" + id + "': no clip '" + clip + "' in " + package + " (" + cached->model().clipList() + ")");
+    if (c < 0)
+      throw Error("character '" + id + "': no clip '" + clip + "' in " + package + " (" +
+                  cached->model().clipList() + ")");
   }
   e.character = cached;
   e.meshes = gltf;
@@ -188,29 +202,34 @@ void CharacterWorld::despawn(const std::string& id) {
   entities_.erase(id);
 }
 
-void CharacterWorld::setState(const std::string& id, const std::string& clip, std::optional<Vec3> velocity, float fade) {
+void CharacterWorld::setState(const std::string& id, const std::string& clip, std::optional<Vec3> velocity,
+                              float fade) {
   Entity& e = get(id);
   if ((e.bundle || e.gnm) && !e.missing_reported) {
-    log_.push_back("character '" + id + "' is " + (e.gnm ? "a GNM pack's rig preview" : "a decoder character") +
+    log_.push_back("character '" + id + "' is " +
+                   (e.gnm ? "a GNM pack's rig preview" : "a decoder character") +
                    ": it has no body clips (set-character-state is recorded, nothing plays)");
     e.missing_reported = true;
   }
   if (!e.animator) return;  // a placeholder ignores animation
   if (!clip.empty()) {
     const int c = e.character->model().findClip(clip);
-    if (c < 0) throw Error("character '" + id + "': no clip '" + clip + "' (" + e.character->model().clipList() + ")");
+    if (c < 0)
+      throw Error("character '" + id + "': no clip '" + clip + "' (" + e.character->model().clipList() + ")");
     e.animator->play(c, fade);
   }
   if (velocity) e.animator->setVelocity(*velocity);
 }
 
-void CharacterWorld::setClipWeights(const std::string& id, const std::vector<std::pair<std::string, float>>& weights) {
+void CharacterWorld::setClipWeights(const std::string& id,
+                                    const std::vector<std::pair<std::string, float>>& weights) {
   Entity& e = get(id);
   if (!e.animator) return;
   std::vector<std::pair<int, float>> w;
   for (const auto& [name, weight] : weights) {
     const int c = e.character->model().findClip(name);
-    if (c < 0) throw Error("character '" + id + "': no clip '" + name + "' (" + e.character->model().clipList() + ")");
+    if (c < 0)
+      throw Error("character '" + id + "': no clip '" + name + "' (" + e.character->model().clipList() + ")");
     w.push_back({c, weight});
   }
   e.animator->setClipWeights(std::move(w));
@@ -220,10 +239,12 @@ void CharacterWorld::setExpression(const std::string& id, const Expression& expr
   Entity& e = get(id);
   if (e.gnm) {  // the pack's space (gnm: coefficients + gaze), gnm68, or arkit52 through the pack's arkit map
     const GnmRig& rig = e.gnm->rig;
-    const ExpressionSpace space = expression.space == "arkit52" ? arkit52Space()
-                                  : expression.space == "gnm"   ? gnmSpace(rig.pack().basisCount())
-                                  : expression.space == "gnm68" ? gnm68Space()
-                                                                : ExpressionSpace{expression.space, static_cast<int>(expression.weights.size()), {}};
+    const ExpressionSpace space =
+        expression.space == "arkit52" ? arkit52Space()
+        : expression.space == "gnm"   ? gnmSpace(rig.pack().basisCount())
+        : expression.space == "gnm68"
+            ? gnm68Space()
+            : ExpressionSpace{expression.space, static_cast<int>(expression.weights.size()), {}};
     std::vector<float> controls = mapToControls(space, expression.weights, rig);
     std::swap(controls, e.gnm->controls);
     try {
@@ -240,7 +261,8 @@ void CharacterWorld::setExpression(const std::string& id, const Expression& expr
     if (!missing.empty() && !e.missing_reported) {
       std::string names;
       for (const std::string& n : missing) names += (names.empty() ? "" : ", ") + n;
-      log_.push_back("character '" + id + "' has no rig control for ARKit " + names + " (reported once; those weights are ignored)");
+      log_.push_back("character '" + id + "' has no rig control for ARKit " + names +
+                     " (reported once; those weights are ignored)");
       e.missing_reported = true;
     }
     return;
@@ -251,13 +273,15 @@ void CharacterWorld::setExpression(const std::string& id, const Expression& expr
   if (!missing.empty() && !e.missing_reported) {
     std::string names;
     for (const std::string& n : missing) names += (names.empty() ? "" : ", ") + n;
-    log_.push_back("character '" + id + "' has no morph target for ARKit " + names + " (reported once; those weights are ignored)");
+    log_.push_back("character '" + id + "' has no morph target for ARKit " + names +
+                   " (reported once; those weights are ignored)");
     e.missing_reported = true;
   }
   e.animator->setExpression(std::move(morph));
 }
 
-void CharacterWorld::setControls(const std::string& id, const std::vector<float>& values, const std::vector<std::pair<std::string, float>>& named) {
+void CharacterWorld::setControls(const std::string& id, const std::vector<float>& values,
+                                 const std::vector<std::pair<std::string, float>>& named) {
   Entity& e = get(id);
   std::vector<std::string> names;
   std::vector<float> current;
@@ -269,29 +293,36 @@ void CharacterWorld::setControls(const std::string& id, const std::vector<float>
     current.assign(e.bundle->rigControls().begin(), e.bundle->rigControls().end());
   } else if (e.animator) {  // the bound mesh's morph targets
     const GltfModel& model = e.character->model();
-    const GltfMesh& mesh = model.document().meshes[static_cast<size_t>(model.drawInfo(static_cast<size_t>(e.character->boundDraw())).mesh)];
+    const GltfMesh& mesh =
+        model.document()
+            .meshes[static_cast<size_t>(model.drawInfo(static_cast<size_t>(e.character->boundDraw())).mesh)];
     const size_t n = e.character->morphTargetCount();
-    for (size_t k = 0; k < n; ++k) names.push_back(k < mesh.target_names.size() ? mesh.target_names[k] : "target" + std::to_string(k));
+    for (size_t k = 0; k < n; ++k)
+      names.push_back(k < mesh.target_names.size() ? mesh.target_names[k] : "target" + std::to_string(k));
     current = e.animator->expression();
     if (current.empty()) current.assign(n, 0.0f);
   } else {
     return;  // a placeholder ignores controls
   }
-  if (names.empty()) throw Error("character '" + id + "' has no controls (no morph targets, no rig controls)");
+  if (names.empty())
+    throw Error("character '" + id + "' has no controls (no morph targets, no rig controls)");
   if (!named.empty()) {
     for (const auto& [name, v] : named) {
       auto it = std::find(names.begin(), names.end(), name);
-      if (it == names.end()) throw Error("character '" + id + "' has no control '" + name + "' (its controls: " + nameList(names) + ")");
+      if (it == names.end())
+        throw Error("character '" + id + "' has no control '" + name + "' (its controls: " + nameList(names) +
+                    ")");
       current[static_cast<size_t>(it - names.begin())] = v;
     }
   } else {
     if (values.size() != names.size())
-      throw Error("character '" + id + "': set-controls needs " + std::to_string(names.size()) + " values (its controls: " + nameList(names) + "), got " +
-                  std::to_string(values.size()));
+      throw Error("character '" + id + "': set-controls needs " + std::to_string(names.size()) +
+                  " values (its controls: " + nameList(names) + "), got " + std::to_string(values.size()));
     current = values;
   }
   for (size_t k = 0; k < current.size(); ++k)
-    if (!std::isfinite(current[k])) throw Error("character '" + id + "': control '" + names[k] + "' is not finite");
+    if (!std::isfinite(current[k]))
+      throw Error("character '" + id + "': control '" + names[k] + "' is not finite");
   if (e.gnm) {
     std::swap(current, e.gnm->controls);
     applyGnmControls(*e.gnm);
@@ -311,21 +342,27 @@ void CharacterWorld::lookAt(const std::string& id, std::optional<Vec3> target_wo
       const GnmPack& p = g.rig.pack();
       std::vector<Mat4> models(p.joints.size());
       for (size_t j = 0; j < p.joints.size(); ++j)
-        models[j] = p.joints[j].parent < 0 ? p.joints[j].rest_local : models[static_cast<size_t>(p.joints[j].parent)] * p.joints[j].rest_local;
-      const Vec3 pivot = 0.5f * (models[static_cast<size_t>(p.eye_joints[0])].translation() + models[static_cast<size_t>(p.eye_joints[1])].translation());
+        models[j] = p.joints[j].parent < 0
+                        ? p.joints[j].rest_local
+                        : models[static_cast<size_t>(p.joints[j].parent)] * p.joints[j].rest_local;
+      const Vec3 pivot = 0.5f * (models[static_cast<size_t>(p.eye_joints[0])].translation() +
+                                 models[static_cast<size_t>(p.eye_joints[1])].translation());
       // The target in the head-local frame, where the gaze angles are defined.
       const Vec3 d = transformPoint(inverseAffine(e.transform * p.bind_transform), *target_world) - pivot;
       const float yaw = std::clamp(std::atan2(d.x, d.z), -kGazeLimit, kGazeLimit);
-      const float pitch = std::clamp(-std::atan2(d.y, std::hypot(d.x, d.z)), -kGazeLimit, kGazeLimit);  // positive-down
+      const float pitch =
+          std::clamp(-std::atan2(d.y, std::hypot(d.x, d.z)), -kGazeLimit, kGazeLimit);  // positive-down
       g.look = {pitch, yaw, pitch, yaw};
     }
     return applyGnmControls(g);
   }
   if (e.bundle) {  // the gaze of both eyes towards the target, from the first branch's frame centre
     if (!target_world) return e.bundle->setGaze({0, 0, 0, 0});
-    const Vec3 d = transformPoint(inverseAffine(e.transform), *target_world) - e.bundle->bundle().branches.front().frame.center;
+    const Vec3 d = transformPoint(inverseAffine(e.transform), *target_world) -
+                   e.bundle->bundle().branches.front().frame.center;
     const float yaw = std::clamp(std::atan2(d.x, d.z), -kGazeLimit, kGazeLimit);
-    const float pitch = std::clamp(-std::atan2(d.y, std::hypot(d.x, d.z)), -kGazeLimit, kGazeLimit);  // positive-down
+    const float pitch =
+        std::clamp(-std::atan2(d.y, std::hypot(d.x, d.z)), -kGazeLimit, kGazeLimit);  // positive-down
     return e.bundle->setGaze({pitch, yaw, pitch, yaw});
   }
   if (!e.animator) return;
@@ -340,10 +377,14 @@ void CharacterWorld::say(const std::string& id, const std::string& text) {
 
 void CharacterWorld::execute(const ScriptCommand& c) {
   try {
-    if (c.command == "spawn-character") spawn(c.id, c.package, c.transform, c.clip);
-    else if (c.command == "despawn") despawn(c.id);
-    else if (c.command == "set-character-state") setState(c.id, c.clip, c.velocity, c.fade);
-    else if (c.command == "set-clip-weights") setClipWeights(c.id, c.clip_weights);
+    if (c.command == "spawn-character")
+      spawn(c.id, c.package, c.transform, c.clip);
+    else if (c.command == "despawn")
+      despawn(c.id);
+    else if (c.command == "set-character-state")
+      setState(c.id, c.clip, c.velocity, c.fade);
+    else if (c.command == "set-clip-weights")
+      setClipWeights(c.id, c.clip_weights);
     else if (c.command == "set-expression") {
       Expression e = c.expression;
       if (!c.named.empty()) {  // {"jawOpen": 0.8, ...} -> the 52-vector
@@ -356,10 +397,14 @@ void CharacterWorld::execute(const ScriptCommand& c) {
         }
       }
       setExpression(c.id, e);
-    } else if (c.command == "set-controls") setControls(c.id, c.controls, c.named_controls);
-    else if (c.command == "look-at") lookAt(c.id, c.target);
-    else if (c.command == "say") say(c.id, c.text);
-    else throw Error("unknown command '" + c.command + "'");
+    } else if (c.command == "set-controls")
+      setControls(c.id, c.controls, c.named_controls);
+    else if (c.command == "look-at")
+      lookAt(c.id, c.target);
+    else if (c.command == "say")
+      say(c.id, c.text);
+    else
+      throw Error("unknown command '" + c.command + "'");
   } catch (const Error& e) {
     throw Error(c.where + " (" + c.command + "): " + e.what());
   }
@@ -380,7 +425,8 @@ void CharacterWorld::advanceTo(double time, const std::vector<ScriptCommand>& sc
   if (time > time_) update(static_cast<float>(time - time_)), time_ = time;
 }
 
-bool poseCharacterFrame(const Character& ch, bool gpu_deform, Character::Frame& f, const std::function<void(bool pose_only)>& pose) {
+bool poseCharacterFrame(const Character& ch, bool gpu_deform, Character::Frame& f,
+                        const std::function<void(bool pose_only)>& pose) {
   const Character::PartSwitches& on = ch.enabledParts();
   bool gpu = gpu_deform && !((ch.mouthHidden() && on.mouth_hidden) || (ch.teeth() && on.teeth));
   pose(gpu);
@@ -389,8 +435,9 @@ bool poseCharacterFrame(const Character& ch, bool gpu_deform, Character::Frame& 
   return gpu;
 }
 
-void appendCharacterFrame(const Character& ch, Character::Frame& f, const Mat4& to_world, const Camera* cam, const SplatDeformSource* deform,
-                          std::vector<RenderObject>& objects, std::vector<RenderMesh>& meshes) {
+void appendCharacterFrame(const Character& ch, Character::Frame& f, const Mat4& to_world, const Camera* cam,
+                          const SplatDeformSource* deform, std::vector<RenderObject>& objects,
+                          std::vector<RenderMesh>& meshes) {
   RenderObject ro{&ch.drawnCloud(f), to_world, f.positions, f.covariances};
   ro.dynamic = !f.opacities.empty();  // this frame's opacities, in the frame's own copy of the cloud
   ro.deform = deform;
@@ -406,7 +453,8 @@ void appendCharacterFrame(const Character& ch, Character::Frame& f, const Mat4& 
   }
 }
 
-std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform, std::vector<RenderMesh>* meshes_out) {
+std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform,
+                                                        std::vector<RenderMesh>* meshes_out) {
   frames_.resize(entities_.size());
   deforms_.assign(entities_.size(), SplatDeformSource{});
   // Characters pose independently: one task each (sampling, blending, look-at, skinning, CPU deform).
@@ -436,7 +484,8 @@ std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform, std::ve
   size_t i = 0;
   for (auto& [id, e] : entities_) {
     if (e.bundle) {  // a decoder character: its passes for this camera (seen from its own frame)
-      Camera local = camera_ ? *camera_ : lookAtCamera({0, 1.6f, 2.5f}, {0, 1.6f, 0}, {0, 1, 0}, 40, 640, 480);
+      Camera local =
+          camera_ ? *camera_ : lookAtCamera({0, 1.6f, 2.5f}, {0, 1.6f, 0}, {0, 1, 0}, 40, 640, 480);
       local.world_to_camera = local.world_to_camera * e.transform;
       try {
         e.bundle->update(local);
@@ -471,7 +520,8 @@ std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform, std::ve
       continue;
     }
     if (e.meshes) {  // through the mesh layer, as a scene's glTF object
-      for (const RenderMesh& m : e.character->model().renderMeshes(frames_[i].pose, e.transform)) meshes.push_back(m);
+      for (const RenderMesh& m : e.character->model().renderMeshes(frames_[i].pose, e.transform))
+        meshes.push_back(m);
       ++i;
       continue;
     }
@@ -480,7 +530,8 @@ std::vector<RenderObject> CharacterWorld::renderObjects(bool gpu_deform, std::ve
     const Mat4 to_world = e.transform * ch.model().meshToModel(f.pose, static_cast<size_t>(ch.boundDraw()));
     const bool gpu = gpu_deform && f.positions.empty();
     if (gpu) deforms_[i] = ch.deformSource(f, ch.gpuSkinnable());
-    appendCharacterFrame(ch, f, to_world, camera_ ? &*camera_ : nullptr, gpu ? &deforms_[i] : nullptr, out, meshes);
+    appendCharacterFrame(ch, f, to_world, camera_ ? &*camera_ : nullptr, gpu ? &deforms_[i] : nullptr, out,
+                         meshes);
     ++i;
   }
   if (meshes_out) *meshes_out = std::move(meshes);

@@ -26,22 +26,22 @@ struct GnmPreview;  // world.cpp: a GNM pack's rig preview per spawn
 
 // One timed command of a scene script. Fields not used by a command are left empty.
 struct ScriptCommand {
-  double t = 0;                // scene time, seconds
-  std::string where;           // "scene.json: script[3]", for messages
-  std::string command;         // one of kCommands
-  std::string id;              // the character's id
-  std::string package;         // spawn-character: package directory, bundle, .gltf / .glb or .sfgnm (resolved)
-  Mat4 transform;              // spawn-character: model to world
-  std::string clip;            // spawn-character / set-character-state: name or index
-  std::optional<Vec3> velocity;                      // set-character-state
-  float fade = 0.25f;                                // set-character-state
-  std::vector<std::pair<std::string, float>> clip_weights;  // set-clip-weights
-  Expression expression;                             // set-expression
-  std::vector<std::pair<std::string, float>> named;  // set-expression by ARKit name (space arkit52)
-  std::vector<float> controls;                       // set-controls: the whole raw control vector
+  double t = 0;         // scene time, seconds
+  std::string where;    // "scene.json: script[3]", for messages
+  std::string command;  // one of kCommands
+  std::string id;       // the character's id
+  std::string package;  // spawn-character: package directory, bundle, .gltf / .glb or .sfgnm (resolved)
+  Mat4 transform;       // spawn-character: model to world
+  std::string clip;     // spawn-character / set-character-state: name or index
+  std::optional<Vec3> velocity;                               // set-character-state
+  float fade = 0.25f;                                         // set-character-state
+  std::vector<std::pair<std::string, float>> clip_weights;    // set-clip-weights
+  Expression expression;                                      // set-expression
+  std::vector<std::pair<std::string, float>> named;           // set-expression by ARKit name (space arkit52)
+  std::vector<float> controls;                                // set-controls: the whole raw control vector
   std::vector<std::pair<std::string, float>> named_controls;  // set-controls by control name
-  std::optional<Vec3> target;                        // look-at (world space); empty: stop
-  std::string text;                                  // say
+  std::optional<Vec3> target;                                 // look-at (world space); empty: stop
+  std::string text;                                           // say
 };
 
 // Poses a character's frame for a backend: `pose(pose_only)` fills `f` (pose_only: the pose alone, for the
@@ -49,13 +49,15 @@ struct ScriptCommand {
 // optional part changes it (an enabled mouth part, which reads the posed lips, or a corrective active at
 // this pose: Character::partsActive), which deforms it on the CPU for both backends. Returns whether the
 // frame is left to the GPU deform pass (its opacities and parts then cleared).
-bool poseCharacterFrame(const Character& ch, bool gpu_deform, Character::Frame& f, const std::function<void(bool pose_only)>& pose);
+bool poseCharacterFrame(const Character& ch, bool gpu_deform, Character::Frame& f,
+                        const std::function<void(bool pose_only)>& pose);
 // Appends a posed character frame to a frame's lists: the body (`to_world` places the bound mesh's space;
 // `deform`, when not null, is its GPU deform source and f's splats were not deformed here), then each part
 // (the teeth with their per-splat rim for `cam` when given) and the mouth's meshes. What is appended
 // points into `f` and the character.
-void appendCharacterFrame(const Character& ch, Character::Frame& f, const Mat4& to_world, const Camera* cam, const SplatDeformSource* deform,
-                          std::vector<RenderObject>& objects, std::vector<RenderMesh>& meshes);
+void appendCharacterFrame(const Character& ch, Character::Frame& f, const Mat4& to_world, const Camera* cam,
+                          const SplatDeformSource* deform, std::vector<RenderObject>& objects,
+                          std::vector<RenderMesh>& meshes);
 
 extern const char* const kCommands[8];
 bool isCommand(const std::string& name);
@@ -67,7 +69,8 @@ class CharacterWorld {
   // bundle declaring the orl rig backend is refused (sf::Error with orlRefusal's message), not a placeholder.
   // `package`: a splat character package or a decoder character bundle (a directory), a plain glTF / GLB
   // (.gltf, .glb: drawn as its meshes, one animator per spawn) or a GNM pack (.sfgnm: its rig preview).
-  void spawn(const std::string& id, const std::string& package, const Mat4& model_to_world, const std::string& clip = {});
+  void spawn(const std::string& id, const std::string& package, const Mat4& model_to_world,
+             const std::string& clip = {});
   void despawn(const std::string& id);
   void setState(const std::string& id, const std::string& clip, std::optional<Vec3> velocity, float fade);
   void setClipWeights(const std::string& id, const std::vector<std::pair<std::string, float>>& weights);
@@ -76,7 +79,8 @@ class CharacterWorld {
   // rig controls, a splat or glTF character's morph weights (of its bound mesh). `values`: the whole vector
   // (its length must be the control count); `named`: the controls of those names, the others keep their
   // values. Throws sf::Error naming the character, the expected count or the unknown name and the known ones.
-  void setControls(const std::string& id, const std::vector<float>& values, const std::vector<std::pair<std::string, float>>& named = {});
+  void setControls(const std::string& id, const std::vector<float>& values,
+                   const std::vector<std::pair<std::string, float>>& named = {});
   void lookAt(const std::string& id, std::optional<Vec3> target_world);
   void say(const std::string& id, const std::string& text);
 
@@ -124,8 +128,9 @@ class CharacterWorld {
   Entity& get(const std::string& id);
 
   std::map<std::string, Entity> entities_;
-  std::map<std::string, std::shared_ptr<const Character>> loaded_;  // packages and glTFs by path: spawns share them
-  std::map<std::string, std::shared_ptr<const GnmPack>> packs_;      // GNM packs by path
+  std::map<std::string, std::shared_ptr<const Character>>
+      loaded_;  // packages and glTFs by path: spawns share them
+  std::map<std::string, std::shared_ptr<const GnmPack>> packs_;  // GNM packs by path
   std::vector<std::string> log_;
   size_t next_command_ = 0;
   double time_ = 0;

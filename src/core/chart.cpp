@@ -142,17 +142,22 @@ std::string tickLabel(double v, int decimals) {
 
 namespace {
 
-// One panel of plotPanels: `values` over `x` in the rectangle [left, right] x [top, bottom], its y axis from 0
-// with tick labels, the title above it.
-void drawPanel(ImageRGBA& im, int left, int top, int right, int bottom, const Ticks& xt, const std::vector<double>& x,
-               const Panel& panel) {
+// One panel of plotPanels: `values` over `x` in the rectangle [left, right] x [top, bottom], its y axis from
+// 0 with tick labels, the title above it.
+void drawPanel(ImageRGBA& im, int left, int top, int right, int bottom, const Ticks& xt,
+               const std::vector<double>& x, const Panel& panel) {
   const Vec3 black{0, 0, 0}, grid{0.88f, 0.88f, 0.88f};
   constexpr int kScale = 2, kGlyphH = 14;
   double hi = 0;
   for (double v : panel.values) hi = std::max(hi, v);
   const Ticks yt = niceTicks(0, hi > 0 ? hi * 1.1 : 1, 4);
-  auto px = [&](double v) { return left + static_cast<int>(std::lround((v - xt.lo) / std::max(xt.hi - xt.lo, 1e-9) * (right - left))); };
-  auto py = [&](double v) { return bottom - static_cast<int>(std::lround((v - yt.lo) / std::max(yt.hi - yt.lo, 1e-9) * (bottom - top))); };
+  auto px = [&](double v) {
+    return left + static_cast<int>(std::lround((v - xt.lo) / std::max(xt.hi - xt.lo, 1e-9) * (right - left)));
+  };
+  auto py = [&](double v) {
+    return bottom -
+           static_cast<int>(std::lround((v - yt.lo) / std::max(yt.hi - yt.lo, 1e-9) * (bottom - top)));
+  };
   for (double y = yt.lo; y <= yt.hi + 0.5 * yt.step; y += yt.step) {
     drawLine(im, left, py(y), right, py(y), grid, 1);
     const std::string label = tickLabel(y, yt.decimals);

@@ -24,7 +24,9 @@ Mat3 covarianceMatrix(const Cov6& c) {
   return m;
 }
 
-Cov6 covarianceUpper(const Mat3& m) { return {m.m[0][0], m.m[0][1], m.m[0][2], m.m[1][1], m.m[1][2], m.m[2][2]}; }
+Cov6 covarianceUpper(const Mat3& m) {
+  return {m.m[0][0], m.m[0][1], m.m[0][2], m.m[1][1], m.m[1][2], m.m[2][2]};
+}
 
 ScaleRotation decomposeCovariance(const Cov6& c) {
   double a[3][3] = {{c[0], c[1], c[2]}, {c[1], c[3], c[4]}, {c[2], c[4], c[5]}};

@@ -26,7 +26,8 @@ void GaussianCloud::resize(size_t n, int degree) {
 std::string GaussianCloud::validate() const {
   size_t n = positions.size();
   if (sh_degree < 0 || sh_degree > 3) return "sh_degree " + std::to_string(sh_degree) + " outside 0..3";
-  if (scales.size() != n) return "scales has " + std::to_string(scales.size()) + " entries, expected " + std::to_string(n);
+  if (scales.size() != n)
+    return "scales has " + std::to_string(scales.size()) + " entries, expected " + std::to_string(n);
   if (rotations.size() != n) return "rotations size mismatch";
   if (opacities.size() != n) return "opacities size mismatch";
   if (sh.size() != n * static_cast<size_t>(shStride())) return "sh size mismatch";
@@ -49,11 +50,13 @@ NonFiniteReport findNonFinite(const GaussianCloud& cloud) {
     const Quat& q = cloud.rotations[i];
     if (!finite3(cloud.positions[i])) return "position";
     if (!finite3(cloud.scales[i])) return "scale";
-    if (!(std::isfinite(q.w) && std::isfinite(q.x) && std::isfinite(q.y) && std::isfinite(q.z))) return "rotation";
+    if (!(std::isfinite(q.w) && std::isfinite(q.x) && std::isfinite(q.y) && std::isfinite(q.z)))
+      return "rotation";
     if (!std::isfinite(cloud.opacities[i])) return "opacity";
     if (!cloud.normals.empty() && !finite3(cloud.normals[i])) return "normal";
     for (size_t k = 0; k < stride; ++k)
-      if (!std::isfinite(cloud.sh[i * stride + k])) return "sh[" + std::to_string(k / 3) + "] (colour " + std::to_string(k % 3) + ")";
+      if (!std::isfinite(cloud.sh[i * stride + k]))
+        return "sh[" + std::to_string(k / 3) + "] (colour " + std::to_string(k % 3) + ")";
     for (const ExtraChannel& e : cloud.extras)
       if (!std::isfinite(e.values[i])) return "extra " + e.name;
     return {};
@@ -73,8 +76,9 @@ NonFiniteReport findNonFinite(const GaussianCloud& cloud) {
 }
 
 std::string NonFiniteReport::describe(size_t total) const {
-  return std::to_string(rows) + " of " + std::to_string(total) + " gaussians hold non-finite values (NaN or infinity; first: row " +
-         std::to_string(first_row) + ", " + first_field + ")";
+  return std::to_string(rows) + " of " + std::to_string(total) +
+         " gaussians hold non-finite values (NaN or infinity; first: row " + std::to_string(first_row) +
+         ", " + first_field + ")";
 }
 
 void eraseRows(GaussianCloud& cloud, std::span<const uint8_t> drop) {
@@ -89,7 +93,8 @@ void eraseRows(GaussianCloud& cloud, std::span<const uint8_t> drop) {
       cloud.scales[out] = cloud.scales[i];
       cloud.rotations[out] = cloud.rotations[i];
       cloud.opacities[out] = cloud.opacities[i];
-      std::copy_n(cloud.sh.begin() + static_cast<std::ptrdiff_t>(i * stride), stride, cloud.sh.begin() + static_cast<std::ptrdiff_t>(out * stride));
+      std::copy_n(cloud.sh.begin() + static_cast<std::ptrdiff_t>(i * stride), stride,
+                  cloud.sh.begin() + static_cast<std::ptrdiff_t>(out * stride));
       if (!cloud.normals.empty()) cloud.normals[out] = cloud.normals[i];
       if (!cloud.ids.empty()) cloud.ids[out] = cloud.ids[i];
       for (ExtraChannel& e : cloud.extras) e.values[out] = e.values[i];
@@ -107,9 +112,9 @@ void eraseRows(GaussianCloud& cloud, std::span<const uint8_t> drop) {
 }
 
 size_t GaussianCloud::memoryBytes() const {
-  size_t bytes = positions.size() * sizeof(Vec3) + scales.size() * sizeof(Vec3) + rotations.size() * sizeof(Quat) +
-                 opacities.size() * sizeof(float) + sh.size() * sizeof(float) + normals.size() * sizeof(Vec3) +
-                 ids.size() * sizeof(int32_t);
+  size_t bytes = positions.size() * sizeof(Vec3) + scales.size() * sizeof(Vec3) +
+                 rotations.size() * sizeof(Quat) + opacities.size() * sizeof(float) +
+                 sh.size() * sizeof(float) + normals.size() * sizeof(Vec3) + ids.size() * sizeof(int32_t);
   for (const ExtraChannel& e : extras) bytes += e.values.size() * sizeof(double);
   return bytes;
 }
@@ -173,8 +178,10 @@ class ShRotation {
   void snap(double eps) {
     for (auto& row : m_)
       for (double& v : row) {
-        if (std::abs(v) < eps) v = 0;
-        else if (std::abs(std::abs(v) - 1.0) < eps) v = v > 0 ? 1.0 : -1.0;
+        if (std::abs(v) < eps)
+          v = 0;
+        else if (std::abs(std::abs(v) - 1.0) < eps)
+          v = v > 0 ? 1.0 : -1.0;
       }
   }
 
@@ -229,7 +236,8 @@ void transformCloud(GaussianCloud& cloud, const Mat4& m) {
   const Mat3 l = m.linear();
   const float det = determinant(l);
   if (!(det > 0) || !std::isfinite(det))
-    throw Error(std::string("world matrix ") + (det < 0 ? "mirrors (negative determinant)" : "collapses an axis (zero scale)"));
+    throw Error(std::string("world matrix ") +
+                (det < 0 ? "mirrors (negative determinant)" : "collapses an axis (zero scale)"));
   for (Vec3& p : cloud.positions) p = transformPoint(m, p);
 
   const Vec3 s{length(l.col(0)), length(l.col(1)), length(l.col(2))};
@@ -266,10 +274,13 @@ void changeAxes(GaussianCloud& cloud, const Mat3& axes) {
     int ones = 0;
     for (int j = 0; j < 3; ++j) {
       const float v = axes.m[i][j];
-      if (v == 1.0f || v == -1.0f) ones++, source[i] = j;
-      else if (v != 0.0f) ones = 99;
+      if (v == 1.0f || v == -1.0f)
+        ones++, source[i] = j;
+      else if (v != 0.0f)
+        ones = 99;
     }
-    if (ones != 1) throw Error("axis change: the matrix is not a signed permutation (row " + std::to_string(i) + ")");
+    if (ones != 1)
+      throw Error("axis change: the matrix is not a signed permutation (row " + std::to_string(i) + ")");
   }
   if (source[0] == source[1] || source[0] == source[2] || source[1] == source[2])
     throw Error("axis change: the matrix is not a signed permutation (two rows take the same axis)");
@@ -330,7 +341,9 @@ GaussianCloud mergeClouds(std::span<const GaussianCloud* const> parts) {
   return out;
 }
 
-float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+float sigmoid(float x) {
+  return 1.0f / (1.0f + std::exp(-x));
+}
 
 float logit(float p) {
   p = std::clamp(p, 1e-7f, 1.0f - 1e-7f);

@@ -26,7 +26,9 @@ constexpr float kScreenFilterInria = 0.3f;
 constexpr float kScreenFilterMip = 0.1f;
 
 // Number of SH coefficients per colour channel for a degree (0..3): 1, 4, 9, 16.
-constexpr int shCoeffCount(int degree) { return (degree + 1) * (degree + 1); }
+constexpr int shCoeffCount(int degree) {
+  return (degree + 1) * (degree + 1);
+}
 
 // Whether the colours a cloud's SH evaluate to are display-encoded (sRGB, as 3DGS captures are trained
 // against sRGB photographs) or linear.
@@ -124,8 +126,12 @@ GaussianCloud mergeClouds(std::span<const GaussianCloud* const> parts);
 
 // SH DC coefficient <-> colour in [0, 1] (colour = 0.5 + C0 * dc).
 constexpr float kShC0 = 0.28209479177387814f;
-constexpr float shDcToColor(float dc) { return 0.5f + kShC0 * dc; }
-constexpr float colorToShDc(float c) { return (c - 0.5f) / kShC0; }
+constexpr float shDcToColor(float dc) {
+  return 0.5f + kShC0 * dc;
+}
+constexpr float colorToShDc(float c) {
+  return (c - 0.5f) / kShC0;
+}
 
 // Writers store a zero-size axis as this scale, so that log-scales stay finite.
 constexpr float kMinStoredScale = 1e-30f;
@@ -137,8 +143,8 @@ float logit(float p);
 
 // Axis-aligned bounds and percentile bounds of the positions.
 struct CloudBounds {
-  Vec3 min, max;          // exact extent
-  Vec3 p01, p99;          // 1st and 99th percentile per axis
+  Vec3 min, max;  // exact extent
+  Vec3 p01, p99;  // 1st and 99th percentile per axis
 };
 // Bounds of a non-empty cloud.
 CloudBounds computeBounds(const GaussianCloud& cloud);

@@ -27,7 +27,8 @@ ImageDiff compareImages(const ImageRGBA& a, const ImageRGBA& b, double threshold
   for (size_t i = 0; i < n; ++i) {
     double pixel_max = 0;
     for (size_t c = 0; c < 3; ++c) {
-      double va = std::clamp(a.pixels[i * 4 + c], 0.0f, 1.0f), vb = std::clamp(b.pixels[i * 4 + c], 0.0f, 1.0f);
+      double va = std::clamp(a.pixels[i * 4 + c], 0.0f, 1.0f),
+             vb = std::clamp(b.pixels[i * 4 + c], 0.0f, 1.0f);
       double e = std::abs(va - vb);
       sq += e * e;
       sum += e;
@@ -123,7 +124,8 @@ ImageRGBA diffImage(const ImageRGBA& a, const ImageRGBA& b, float gain) {
   assert(a.width == b.width && a.height == b.height);
   ImageRGBA d(a.width, a.height);
   for (size_t i = 0; i < d.pixels.size(); i += 4) {
-    for (size_t c = 0; c < 3; ++c) d.pixels[i + c] = std::min(1.0f, std::abs(a.pixels[i + c] - b.pixels[i + c]) * gain);
+    for (size_t c = 0; c < 3; ++c)
+      d.pixels[i + c] = std::min(1.0f, std::abs(a.pixels[i + c] - b.pixels[i + c]) * gain);
     d.pixels[i + 3] = 1.0f;
   }
   return d;

@@ -22,9 +22,12 @@ struct ImageRGBA {
   std::vector<float> depth;
 
   ImageRGBA() = default;
-  ImageRGBA(int w, int h) : width(w), height(h), pixels(static_cast<size_t>(w) * static_cast<size_t>(h) * 4, 0.0f) {}
+  ImageRGBA(int w, int h)
+      : width(w), height(h), pixels(static_cast<size_t>(w) * static_cast<size_t>(h) * 4, 0.0f) {}
 
-  float* at(int x, int y) { return pixels.data() + (static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)) * 4; }
+  float* at(int x, int y) {
+    return pixels.data() + (static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)) * 4;
+  }
   const float* at(int x, int y) const {
     return pixels.data() + (static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)) * 4;
   }
@@ -34,8 +37,8 @@ struct ImageRGBA {
 std::vector<uint8_t> toRgb8(const ImageRGBA& image);
 
 struct ImageDiff {
-  double psnr = 0;         // over RGB in [0, 1] (clamped), infinity when identical
-  double max_abs = 0;      // largest per-channel absolute difference
+  double psnr = 0;     // over RGB in [0, 1] (clamped), infinity when identical
+  double max_abs = 0;  // largest per-channel absolute difference
   double mean_abs = 0;
   double fraction_over = 0;  // fraction of pixels whose max channel difference exceeds `threshold`
 };

@@ -17,23 +17,34 @@ LoadLimits& process() {
   return limits;
 }
 thread_local const LoadLimits* t_limits = nullptr;  // the innermost live ThreadLoadLimits of this thread
-const LoadLimits& current() { return t_limits ? *t_limits : process(); }
+const LoadLimits& current() {
+  return t_limits ? *t_limits : process();
+}
 }  // namespace
 
-ThreadLoadLimits::ThreadLoadLimits(const LoadLimits& limits) : limits_(limits), outer_(t_limits) { t_limits = &limits_; }
-ThreadLoadLimits::~ThreadLoadLimits() { t_limits = outer_; }
+ThreadLoadLimits::ThreadLoadLimits(const LoadLimits& limits) : limits_(limits), outer_(t_limits) {
+  t_limits = &limits_;
+}
+ThreadLoadLimits::~ThreadLoadLimits() {
+  t_limits = outer_;
+}
 
 LoadLimits defaultLoadLimits() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  const uint64_t physical = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  const uint64_t physical =
+      pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
   LoadLimits l;
   l.max_bytes = std::max<uint64_t>(physical / 2, 1ull << 30);
   l.max_gaussians = 1ull << 27;
   return l;
 }
 
-const LoadLimits& loadLimits() { return current(); }
-void setLoadLimits(const LoadLimits& limits) { process() = limits; }
+const LoadLimits& loadLimits() {
+  return current();
+}
+void setLoadLimits(const LoadLimits& limits) {
+  process() = limits;
+}
 
 uint64_t cloudBytes(uint64_t count, int sh_degree) {
   const uint64_t coeffs = static_cast<uint64_t>((sh_degree + 1) * (sh_degree + 1));
@@ -50,8 +61,10 @@ std::string formatBytes(uint64_t bytes) {
     ++u;
   }
   char buf[48];
-  if (u == 0) std::snprintf(buf, sizeof(buf), "%llu bytes", static_cast<unsigned long long>(bytes));
-  else std::snprintf(buf, sizeof(buf), "%.1f %s", v, units[u]);
+  if (u == 0)
+    std::snprintf(buf, sizeof(buf), "%llu bytes", static_cast<unsigned long long>(bytes));
+  else
+    std::snprintf(buf, sizeof(buf), "%.1f %s", v, units[u]);
   return buf;
 }
 
@@ -60,18 +73,27 @@ uint64_t parseByteSize(const std::string& text) {
   while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
   std::string number = text.substr(0, i), unit = text.substr(i);
   for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (unit.ends_with("IB")) unit.resize(unit.size() - 2);
-  else if (unit.ends_with("B")) unit.resize(unit.size() - 1);
+  if (unit.ends_with("IB"))
+    unit.resize(unit.size() - 2);
+  else if (unit.ends_with("B"))
+    unit.resize(unit.size() - 1);
   double scale = 1;
-  if (unit == "K") scale = 1024.0;
-  else if (unit == "M") scale = 1024.0 * 1024.0;
-  else if (unit == "G") scale = 1024.0 * 1024.0 * 1024.0;
-  else if (unit == "T") scale = 1024.0 * 1024.0 * 1024.0 * 1024.0;
-  else if (!unit.empty()) number.clear();
+  if (unit == "K")
+    scale = 1024.0;
+  else if (unit == "M")
+    scale = 1024.0 * 1024.0;
+  else if (unit == "G")
+    scale = 1024.0 * 1024.0 * 1024.0;
+  else if (unit == "T")
+    scale = 1024.0 * 1024.0 * 1024.0 * 1024.0;
+  else if (!unit.empty())
+    number.clear();
   char* end = nullptr;
   const double v = number.empty() ? -1.0 : std::strtod(number.c_str(), &end);
-  if (number.empty() || end != number.c_str() + number.size() || !(v > 0) || !std::isfinite(v * scale) || v * scale > 1.8e19)
-    throw Error("'" + text + "' is not a size (expected a positive number with an optional K, M, G or T suffix, e.g. 8G)");
+  if (number.empty() || end != number.c_str() + number.size() || !(v > 0) || !std::isfinite(v * scale) ||
+      v * scale > 1.8e19)
+    throw Error("'" + text +
+                "' is not a size (expected a positive number with an optional K, M, G or T suffix, e.g. 8G)");
   return static_cast<uint64_t>(v * scale);
 }
 
@@ -82,9 +104,10 @@ void checkGaussianBudget(const std::string& path, uint64_t count, int sh_degree,
                 std::to_string(l.max_gaussians) + " (raise it with --max-gaussians)");
   const uint64_t need = cloudBytes(count, sh_degree) + extra_bytes;
   if (need > l.max_bytes)
-    throw Error(path + ": declares " + std::to_string(count) + " gaussians of SH degree " + std::to_string(sh_degree) +
-                ", which need " + formatBytes(need) + " to load, more than the load memory limit of " +
-                formatBytes(l.max_bytes) + " (raise it with --max-memory)");
+    throw Error(path + ": declares " + std::to_string(count) + " gaussians of SH degree " +
+                std::to_string(sh_degree) + ", which need " + formatBytes(need) +
+                " to load, more than the load memory limit of " + formatBytes(l.max_bytes) +
+                " (raise it with --max-memory)");
 }
 
 void checkByteBudget(const std::string& path, uint64_t bytes, const std::string& what) {

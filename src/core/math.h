@@ -17,18 +17,36 @@ struct Vec3 {
   constexpr float& operator[](int i) { return i == 0 ? x : (i == 1 ? y : z); }
 };
 
-constexpr Vec3 operator+(Vec3 a, Vec3 b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
-constexpr Vec3 operator-(Vec3 a, Vec3 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
-constexpr Vec3 operator-(Vec3 a) { return {-a.x, -a.y, -a.z}; }
-constexpr Vec3 operator*(Vec3 a, float s) { return {a.x * s, a.y * s, a.z * s}; }
-constexpr Vec3 operator*(float s, Vec3 a) { return {a.x * s, a.y * s, a.z * s}; }
-constexpr Vec3 operator/(Vec3 a, float s) { return {a.x / s, a.y / s, a.z / s}; }
-constexpr Vec3 mul(Vec3 a, Vec3 b) { return {a.x * b.x, a.y * b.y, a.z * b.z}; }
-constexpr float dot(Vec3 a, Vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+constexpr Vec3 operator+(Vec3 a, Vec3 b) {
+  return {a.x + b.x, a.y + b.y, a.z + b.z};
+}
+constexpr Vec3 operator-(Vec3 a, Vec3 b) {
+  return {a.x - b.x, a.y - b.y, a.z - b.z};
+}
+constexpr Vec3 operator-(Vec3 a) {
+  return {-a.x, -a.y, -a.z};
+}
+constexpr Vec3 operator*(Vec3 a, float s) {
+  return {a.x * s, a.y * s, a.z * s};
+}
+constexpr Vec3 operator*(float s, Vec3 a) {
+  return {a.x * s, a.y * s, a.z * s};
+}
+constexpr Vec3 operator/(Vec3 a, float s) {
+  return {a.x / s, a.y / s, a.z / s};
+}
+constexpr Vec3 mul(Vec3 a, Vec3 b) {
+  return {a.x * b.x, a.y * b.y, a.z * b.z};
+}
+constexpr float dot(Vec3 a, Vec3 b) {
+  return a.x * b.x + a.y * b.y + a.z * b.z;
+}
 constexpr Vec3 cross(Vec3 a, Vec3 b) {
   return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
 }
-inline float length(Vec3 a) { return std::sqrt(dot(a, a)); }
+inline float length(Vec3 a) {
+  return std::sqrt(dot(a, a));
+}
 inline Vec3 normalize(Vec3 a) {
   float len = length(a);
   return len > 0 ? a / len : Vec3{0, 0, 0};
@@ -68,17 +86,22 @@ struct Mat3 {
 constexpr Mat3 operator*(const Mat3& a, const Mat3& b) {
   Mat3 r;
   for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) r.m[i][j] = a.m[i][0] * b.m[0][j] + a.m[i][1] * b.m[1][j] + a.m[i][2] * b.m[2][j];
+    for (int j = 0; j < 3; ++j)
+      r.m[i][j] = a.m[i][0] * b.m[0][j] + a.m[i][1] * b.m[1][j] + a.m[i][2] * b.m[2][j];
   return r;
 }
-constexpr Vec3 operator*(const Mat3& a, Vec3 v) { return {dot(a.row(0), v), dot(a.row(1), v), dot(a.row(2), v)}; }
+constexpr Vec3 operator*(const Mat3& a, Vec3 v) {
+  return {dot(a.row(0), v), dot(a.row(1), v), dot(a.row(2), v)};
+}
 constexpr Mat3 transpose(const Mat3& a) {
   Mat3 r;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) r.m[i][j] = a.m[j][i];
   return r;
 }
-constexpr float determinant(const Mat3& a) { return dot(a.row(0), cross(a.row(1), a.row(2))); }
+constexpr float determinant(const Mat3& a) {
+  return dot(a.row(0), cross(a.row(1), a.row(2)));
+}
 
 // Row-major 4x4 affine or projective matrix: m[row][col]; points are column vectors (p' = M p).
 struct Mat4 {

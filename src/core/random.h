@@ -16,12 +16,20 @@ constexpr uint64_t mix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 // splitmix64 of one value (a stateless hash).
-constexpr uint64_t splitmix64(uint64_t x) { return mix64(x + kGoldenGamma); }
+constexpr uint64_t splitmix64(uint64_t x) {
+  return mix64(x + kGoldenGamma);
+}
 // The next value of the splitmix64 stream whose state is `state`.
-constexpr uint64_t splitmix64Next(uint64_t& state) { return mix64(state += kGoldenGamma); }
+constexpr uint64_t splitmix64Next(uint64_t& state) {
+  return mix64(state += kGoldenGamma);
+}
 
 // Uniform in [0, 1) from the top bits of a hash: 53 bits as a double, 24 as a float.
-constexpr double unitDouble(uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53; }
-constexpr float unitFloat(uint64_t h) { return static_cast<float>(h >> 40) * 0x1.0p-24f; }
+constexpr double unitDouble(uint64_t h) {
+  return static_cast<double>(h >> 11) * 0x1.0p-53;
+}
+constexpr float unitFloat(uint64_t h) {
+  return static_cast<float>(h >> 40) * 0x1.0p-24f;
+}
 
 }  // namespace sf

@@ -10,8 +10,8 @@ namespace sf {
 namespace {
 constexpr float kC0 = kShC0;
 constexpr float kC1 = 0.4886025119029199f;
-constexpr float kC2[5] = {1.0925484305920792f, -1.0925484305920792f, 0.31539156525252005f, -1.0925484305920792f,
-                          0.5462742152960396f};
+constexpr float kC2[5] = {1.0925484305920792f, -1.0925484305920792f, 0.31539156525252005f,
+                          -1.0925484305920792f, 0.5462742152960396f};
 constexpr float kC3[7] = {-0.5900435899266435f, 2.890611442640554f, -0.4570457994644658f, 0.3731763325901154f,
                           -0.4570457994644658f, 1.445305721320277f, -0.5900435899266435f};
 }  // namespace
@@ -53,8 +53,12 @@ Vec3 evalSh(int degree, const float* coeffs, Vec3 dir) {
   return sum;
 }
 
-Vec3 shSumToColor(Vec3 sum) { return {std::max(sum.x + 0.5f, 0.0f), std::max(sum.y + 0.5f, 0.0f), std::max(sum.z + 0.5f, 0.0f)}; }
+Vec3 shSumToColor(Vec3 sum) {
+  return {std::max(sum.x + 0.5f, 0.0f), std::max(sum.y + 0.5f, 0.0f), std::max(sum.z + 0.5f, 0.0f)};
+}
 
-Vec3 shToColor(int degree, const float* coeffs, Vec3 dir) { return shSumToColor(evalSh(degree, coeffs, normalize(dir))); }
+Vec3 shToColor(int degree, const float* coeffs, Vec3 dir) {
+  return shSumToColor(evalSh(degree, coeffs, normalize(dir)));
+}
 
 }  // namespace sf

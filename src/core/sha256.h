@@ -20,9 +20,10 @@ class Sha256 {
   std::string hexDigest();
 
  private:
-  std::array<uint32_t, 8> h_ = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  std::array<uint32_t, 8> h_ = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
   uint8_t block_[64] = {};
-  size_t filled_ = 0;  // bytes of block_ in use
+  size_t filled_ = 0;   // bytes of block_ in use
   uint64_t total_ = 0;  // bytes given
 };
 

@@ -36,9 +36,11 @@ void SplatDeformPass::record(VkCommandBuffer cmd, const GpuDeformPush& p) const 
   vkCmdDispatch(cmd, (p.count + SF_DEFORM_WG - 1) / SF_DEFORM_WG, 1, 1);
 }
 
-void packSkinInfluences(std::span<const std::array<uint16_t, 4>> joints0, std::span<const std::array<float, 4>> weights0,
-                        std::span<const std::array<uint16_t, 4>> joints1, std::span<const std::array<float, 4>> weights1,
-                        std::vector<uint32_t>& joints, std::vector<float>& weights) {
+void packSkinInfluences(std::span<const std::array<uint16_t, 4>> joints0,
+                        std::span<const std::array<float, 4>> weights0,
+                        std::span<const std::array<uint16_t, 4>> joints1,
+                        std::span<const std::array<float, 4>> weights1, std::vector<uint32_t>& joints,
+                        std::vector<float>& weights) {
   const size_t n = joints0.size();
   joints.assign(n * SF_SKIN_INFLUENCES, 0);
   weights.assign(n * SF_SKIN_INFLUENCES, 0.0f);

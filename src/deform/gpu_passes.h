@@ -43,9 +43,11 @@ class SplatDeformPass {
 
 // Influences as SF_SKIN_INFLUENCES (joint, weight) slots per vertex: set 0 in slots 0..3, set 1 (optional)
 // in 4..7; unused slots weigh 0.
-void packSkinInfluences(std::span<const std::array<uint16_t, 4>> joints0, std::span<const std::array<float, 4>> weights0,
-                        std::span<const std::array<uint16_t, 4>> joints1, std::span<const std::array<float, 4>> weights1,
-                        std::vector<uint32_t>& joints, std::vector<float>& weights);
+void packSkinInfluences(std::span<const std::array<uint16_t, 4>> joints0,
+                        std::span<const std::array<float, 4>> weights0,
+                        std::span<const std::array<uint16_t, 4>> joints1,
+                        std::span<const std::array<float, 4>> weights1, std::vector<uint32_t>& joints,
+                        std::vector<float>& weights);
 // Rows 0..2 of each palette matrix (LBS), appended to `out`.
 void packSkinPalette(std::span<const Mat4> palette, std::vector<float>& out);
 // The palette as SF_SKIN_DQ_FLOATS per joint (DQS: anim::DualQuatPaletteJob, then real, dual, stretch),

@@ -15,8 +15,8 @@ namespace sf {
 
 struct SkinSource {
   // Static inputs (the Vulkan backend uploads them once and keeps them while their addresses stay the same).
-  std::span<const Vec3> positions;                  // bind pose; empty: no skin source
-  std::span<const Vec3> normals;                    // bind pose, or empty
+  std::span<const Vec3> positions;                   // bind pose; empty: no skin source
+  std::span<const Vec3> normals;                     // bind pose, or empty
   std::span<const std::array<uint16_t, 4>> joints0;  // one per vertex, or empty (morph only)
   std::span<const std::array<float, 4>> weights0;
   std::span<const std::array<uint16_t, 4>> joints1;  // optional second set (8 influences)

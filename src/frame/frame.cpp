@@ -20,7 +20,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
 
 }  // namespace
 
@@ -31,7 +33,9 @@ Backend parseBackend(const std::string& name) {
   throw Error("backend '" + name + "': expected auto, cpu or vulkan");
 }
 
-size_t ScenePlayback::spawned() const { return world_ ? world_->size() : 0; }
+size_t ScenePlayback::spawned() const {
+  return world_ ? world_->size() : 0;
+}
 
 void ScenePlayback::reset() {
   world_.reset();
@@ -45,26 +49,36 @@ std::string FrameResult::timing() const {
     const VulkanPassTimes& pt = gpu.times;
     // Work before preprocess: generators and decoder characters written in the frame, skinned meshes.
     const bool meshes = mesh_triangles > 0;
-    const std::string before =
-        !meshes && !gpu_sources ? "" : fmt::format("{} {:.2f}, ", !meshes ? "generators" : gpu_sources ? "generators + meshes" : "meshes", pt.mesh);
-    s = fmt::format("gpu {:.2f} ms: {}preprocess {:.2f}, bin {:.2f}, tile ranges {:.2f}, emit {:.2f}, tile sort {:.2f}, raster {:.2f}, "
-                    "readback {:.2f}",
-                    pt.total, before, pt.preprocess, pt.bin, pt.scan, pt.emit, pt.sort, pt.raster, pt.readback);
+    const std::string before = !meshes && !gpu_sources ? ""
+                                                       : fmt::format("{} {:.2f}, ",
+                                                                     !meshes       ? "generators"
+                                                                     : gpu_sources ? "generators + meshes"
+                                                                                   : "meshes",
+                                                                     pt.mesh);
+    s = fmt::format(
+        "gpu {:.2f} ms: {}preprocess {:.2f}, bin {:.2f}, tile ranges {:.2f}, emit {:.2f}, tile sort {:.2f}, "
+        "raster {:.2f}, "
+        "readback {:.2f}",
+        pt.total, before, pt.preprocess, pt.bin, pt.scan, pt.emit, pt.sort, pt.raster, pt.readback);
     if (gpu.raster_slices > 0)
-      s += fmt::format(" (the raster's deep tiles in {} slices, the deepest {} pairs; {} submissions)", gpu.raster_slices, gpu.longest_tile,
-                       gpu.submissions);
+      s += fmt::format(" (the raster's deep tiles in {} slices, the deepest {} pairs; {} submissions)",
+                       gpu.raster_slices, gpu.longest_tile, gpu.submissions);
   } else {
-    s = fmt::format("cpu: preprocess {:.1f} ms, sort {:.1f} ms, {}raster {:.1f} ms", cpu.preprocess_ms, cpu.sort_ms,
-                    mesh_triangles ? fmt::format("meshes {:.1f} ms, ", cpu.mesh_ms) : "", cpu.raster_ms);
+    s = fmt::format("cpu: preprocess {:.1f} ms, sort {:.1f} ms, {}raster {:.1f} ms", cpu.preprocess_ms,
+                    cpu.sort_ms, mesh_triangles ? fmt::format("meshes {:.1f} ms, ", cpu.mesh_ms) : "",
+                    cpu.raster_ms);
   }
   const char* executor = vulkan ? "Vulkan executor" : "CPU executor";
-  if (generators) s += fmt::format("; scene posed with generators ({}{}) in {:.1f} ms", executor, vulkan ? ", in the frame" : "", pose_ms);
+  if (generators)
+    s += fmt::format("; scene posed with generators ({}{}) in {:.1f} ms", executor,
+                     vulkan ? ", in the frame" : "", pose_ms);
   if (!post_name.empty()) s += fmt::format("; post {} ({}) {:.1f} ms", post_name, executor, post_ms);
   return s;
 }
 
 FrameDriver::FrameDriver(const FrameDriverOptions& options) : options_(options) {
-  if (options_.backend == Backend::kVulkan || (options_.backend == Backend::kAuto && gpu::gpuDeviceAvailable())) {
+  if (options_.backend == Backend::kVulkan ||
+      (options_.backend == Backend::kAuto && gpu::gpuDeviceAvailable())) {
     gpu::ContextOptions co;
     co.device = options_.device;
     co.validation = options_.validation;
@@ -93,7 +107,8 @@ void remember(std::vector<std::weak_ptr<T>>& list, const std::shared_ptr<T>& ite
 template <typename T>
 bool holds(std::vector<std::weak_ptr<T>>& list, const T* item) {
   std::erase_if(list, [](const std::weak_ptr<T>& w) { return w.expired(); });
-  return std::any_of(list.begin(), list.end(), [&](const std::weak_ptr<T>& w) { return w.lock().get() == item; });
+  return std::any_of(list.begin(), list.end(),
+                     [&](const std::weak_ptr<T>& w) { return w.lock().get() == item; });
 }
 
 // Removes `item` from `list`; returns whether it was there.
@@ -106,7 +121,9 @@ bool drop(std::vector<std::weak_ptr<T>>& list, const T* item) {
 
 }  // namespace
 
-FrameDriver::~FrameDriver() { takeBackGpuPaths(); }
+FrameDriver::~FrameDriver() {
+  takeBackGpuPaths();
+}
 
 void FrameDriver::takeBackGpuPaths() {
   // The paths hold this driver's device: taken back before it goes, whoever still holds their owners.
@@ -126,7 +143,7 @@ void FrameDriver::replaceDevice() {
   keep_.clear();
   retired_.clear();
   device_missing_ = true;  // until the new one is made: a failed try is tried again by the next frame
-  vulkan_.reset();  // destroying objects of a lost device is allowed; nothing waits on it
+  vulkan_.reset();         // destroying objects of a lost device is allowed; nothing waits on it
   gpu::ContextOptions co;
   co.device = options_.device;
   co.validation = options_.validation;
@@ -161,8 +178,10 @@ std::string FrameDriver::describe() const {
 }
 
 void FrameDriver::say(const std::string& line) const {
-  if (options_.message) options_.message(line);
-  else fmt::print(stderr, "{}\n", line);
+  if (options_.message)
+    options_.message(line);
+  else
+    fmt::print(stderr, "{}\n", line);
 }
 
 void FrameDriver::retire(std::shared_ptr<const void> owner) {
@@ -215,8 +234,8 @@ void FrameDriver::detach(const Scene& scene, ScenePlayback* playback) {
     for (character::BundleCharacter* b : playback->world_->bundles()) b->setGpuPath(nullptr);
 }
 
-void FrameDriver::pose(const Scene& scene, ScenePlayback& pb, const FrameRequest& request, std::vector<RenderObject>& objects,
-                       std::vector<RenderMesh>& meshes) {
+void FrameDriver::pose(const Scene& scene, ScenePlayback& pb, const FrameRequest& request,
+                       std::vector<RenderObject>& objects, std::vector<RenderMesh>& meshes) {
   const double t = request.time;
   const Camera& cam = request.camera;
   const bool gpu = vulkan_ != nullptr;  // characters deform and meshes skin in the Vulkan frame
@@ -233,7 +252,8 @@ void FrameDriver::pose(const Scene& scene, ScenePlayback& pb, const FrameRequest
       const auto [mb, me] = pb.frame_.mesh_ranges[i];
       objects.insert(objects.end(), pb.frame_.objects.begin() + static_cast<std::ptrdiff_t>(ob),
                      pb.frame_.objects.begin() + static_cast<std::ptrdiff_t>(oe));
-      meshes.insert(meshes.end(), pb.frame_.meshes.begin() + static_cast<std::ptrdiff_t>(mb), pb.frame_.meshes.begin() + static_cast<std::ptrdiff_t>(me));
+      meshes.insert(meshes.end(), pb.frame_.meshes.begin() + static_cast<std::ptrdiff_t>(mb),
+                    pb.frame_.meshes.begin() + static_cast<std::ptrdiff_t>(me));
     }
   }
   if (scene.script.empty() && scene.triggers.empty()) return;
@@ -249,10 +269,11 @@ void FrameDriver::pose(const Scene& scene, ScenePlayback& pb, const FrameRequest
   for (const std::string& line : pb.world_->takeLog()) say(fmt::format("  [t={:.2f}] {}", t, line));
   if (gpu) {
     bool attached = false;
-    for (character::BundleCharacter* b : pb.world_->bundles()) attached |= !b->gpuPath() && attachBundle(*b);  // spawned decoder characters
+    for (character::BundleCharacter* b : pb.world_->bundles())
+      attached |= !b->gpuPath() && attachBundle(*b);  // spawned decoder characters
     if (attached) remember(worlds_, pb.world_);
   }
-  pb.world_->setCamera(cam);  // decoder characters run their appearance pass for the view
+  pb.world_->setCamera(cam);            // decoder characters run their appearance pass for the view
   std::vector<RenderMesh> char_meshes;  // the mouth's meshes
   std::vector<RenderObject> chars = pb.world_->renderObjects(gpu, &char_meshes);
   objects.insert(objects.end(), chars.begin(), chars.end());
@@ -260,18 +281,23 @@ void FrameDriver::pose(const Scene& scene, ScenePlayback& pb, const FrameRequest
   keep_.push_back(pb.world_);
 }
 
-FrameResult FrameDriver::render(const Scene& scene, const FrameRequest& request) { return render(scene, own_, request); }
+FrameResult FrameDriver::render(const Scene& scene, const FrameRequest& request) {
+  return render(scene, own_, request);
+}
 
 FrameResult FrameDriver::render(const Scene& scene, ScenePlayback& playback, const FrameRequest& request) {
-  if (device_missing_) replaceDevice();  // the last try to replace a lost device failed: never the CPU instead
+  if (device_missing_)
+    replaceDevice();  // the last try to replace a lost device failed: never the CPU instead
   return recovering([&] { return renderFrame(scene, playback, request); });
 }
 
-FrameResult FrameDriver::renderFrame(const Scene& scene, ScenePlayback& playback, const FrameRequest& request) {
+FrameResult FrameDriver::renderFrame(const Scene& scene, ScenePlayback& playback,
+                                     const FrameRequest& request) {
   attach(scene);
   FrameResult f;
   f.vulkan = vulkan_ != nullptr;
-  f.generators = std::any_of(scene.objects.begin(), scene.objects.end(), [](const SceneObject& o) { return o.generator != nullptr; });
+  f.generators = std::any_of(scene.objects.begin(), scene.objects.end(),
+                             [](const SceneObject& o) { return o.generator != nullptr; });
   std::vector<RenderObject> objects;
   std::vector<RenderMesh> meshes;
   const auto t_pose = Clock::now();
@@ -288,7 +314,8 @@ FrameResult FrameDriver::renderFrame(const Scene& scene, ScenePlayback& playback
     for (size_t i = 0; i < f.image.pixels.size(); i += 4)
       for (int c = 0; c < 3; ++c) f.image.pixels[i + static_cast<size_t>(c)] = request.settings.background[c];
     if (request.settings.depth)
-      for (size_t i = 0; i < f.image.pixels.size() / 4; ++i) f.image.depth.push_back(0.0f), f.image.depth.push_back(1.0f);
+      for (size_t i = 0; i < f.image.pixels.size() / 4; ++i)
+        f.image.depth.push_back(0.0f), f.image.depth.push_back(1.0f);
   } else if (vulkan_) {
     const gpu::Context& ctx = vulkan_->context();
     const uint32_t errors_before = ctx.validationErrors();
@@ -308,7 +335,8 @@ FrameResult FrameDriver::renderFrame(const Scene& scene, ScenePlayback& playback
     f.image = scene.post->apply(f.image);
     f.post_ms = msSince(t_post);
     f.post_name = std::filesystem::path(scene.post->path()).filename().string();
-    if (vulkan_) throwNewValidationErrors(errors_before, messages_before);  // the post model ran on the same device
+    if (vulkan_)
+      throwNewValidationErrors(errors_before, messages_before);  // the post model ran on the same device
   }
   // Once the frame is done: a frame that failed leaves its events to the next one at its time.
   ClipEventStep step = playback.events_.advance(scene, request.time);
@@ -317,15 +345,18 @@ FrameResult FrameDriver::renderFrame(const Scene& scene, ScenePlayback& playback
   return f;
 }
 
-std::vector<VulkanPassTimes> FrameDriver::renderBackToBack(const Scene& scene, const FrameRequest& request, int runs, VulkanFrameStats* stats) {
+std::vector<VulkanPassTimes> FrameDriver::renderBackToBack(const Scene& scene, const FrameRequest& request,
+                                                           int runs, VulkanFrameStats* stats) {
   if (device_missing_) replaceDevice();
-  if (!vulkan_) throw Error("back-to-back frames time the Vulkan frame; this driver runs on the CPU renderer");
+  if (!vulkan_)
+    throw Error("back-to-back frames time the Vulkan frame; this driver runs on the CPU renderer");
   return recovering([&] {
     attach(scene);
     std::vector<RenderObject> objects;
     std::vector<RenderMesh> meshes;
     pose(scene, own_, request, objects, meshes);
-    std::vector<VulkanPassTimes> times = vulkan_->renderBackToBack(objects, request.camera, request.settings, runs, stats, meshes);
+    std::vector<VulkanPassTimes> times =
+        vulkan_->renderBackToBack(objects, request.camera, request.settings, runs, stats, meshes);
     frameDone(true);
     return times;
   });
@@ -333,7 +364,8 @@ std::vector<VulkanPassTimes> FrameDriver::renderBackToBack(const Scene& scene, c
 
 void FrameDriver::frameDone(bool drawn) {
   if (!drawn) {
-    retired_.insert(retired_.end(), std::make_move_iterator(keep_.begin()), std::make_move_iterator(keep_.end()));
+    retired_.insert(retired_.end(), std::make_move_iterator(keep_.begin()),
+                    std::make_move_iterator(keep_.end()));
     keep_.clear();
     return;
   }
@@ -344,7 +376,8 @@ void FrameDriver::frameDone(bool drawn) {
 void FrameDriver::throwNewValidationErrors(uint32_t errors_before, size_t messages_before) const {
   const gpu::Context& ctx = vulkan_->context();
   if (const uint32_t errors = ctx.validationErrors() - errors_before; errors > 0)
-    throw Error(fmt::format("{} Vulkan validation error(s):\n{}", errors, ctx.validationReport(static_cast<uint32_t>(messages_before))));
+    throw Error(fmt::format("{} Vulkan validation error(s):\n{}", errors,
+                            ctx.validationReport(static_cast<uint32_t>(messages_before))));
 }
 
 }  // namespace sf

@@ -6,12 +6,14 @@
 //   1. the scene's GPU work is attached on first sight (Vulkan): neural generators run on the Vulkan executor
 //      inside the frame, decoder characters' decoders and lift, live hulls' effect pass, the post model;
 //      a part the device cannot run falls back to the CPU, said once through FrameDriverOptions::message;
-//   2. every object is posed at the one scene time t for the camera (poseScene: clips, characters, generators,
+//   2. every object is posed at the one scene time t for the camera (poseScene: clips, characters,
+//   generators,
 //      hull scripts), the scene script's characters advanced to t (going back in time replays the script);
 //   3. the objects and meshes are drawn with one global sort (renderCpu or VulkanRenderer::render), the SH
 //      degree limited where objects are packed (RenderSettings::max_sh_degree, no cloud copies);
 //   4. the scene's post model runs on the finished image;
-//   5. the scene's animation events crossed since the playback's last frame are reported (FrameResult::events,
+//   5. the scene's animation events crossed since the playback's last frame are reported
+//   (FrameResult::events,
 //      by ClipEventClock's rule: a first frame fires those at its time, a frame at an earlier time none).
 #pragma once
 
@@ -44,7 +46,8 @@ struct FrameDriverOptions {
   bool validation = false;           // Vulkan validation layers; a frame that raises an error throws
   // Adds to the Vulkan context's options before the device is made (the viewer: presenting to a window).
   std::function<void(gpu::ContextOptions&)> configure;
-  // Lines for people: a part of the scene that falls back to the CPU, the scene script's log. Default: stderr.
+  // Lines for people: a part of the scene that falls back to the CPU, the scene script's log. Default:
+  // stderr.
   std::function<void(const std::string&)> message;
   // On a lost device, make a new one before throwing (render). A front end that holds objects of the device
   // itself (the viewer's swapchain) turns this off and calls replaceDevice() once it has let go of them.
@@ -52,9 +55,9 @@ struct FrameDriverOptions {
 };
 
 // What one scene keeps between the frames of a driver: posed storage reused frame to frame, the world of
-// characters its script spawned (advanced forward; a frame at an earlier time starts a new world) and the clock
-// of its animation events. A front end that renders several scenes on one driver keeps one playback per scene
-// (FrameDriver::playback).
+// characters its script spawned (advanced forward; a frame at an earlier time starts a new world) and the
+// clock of its animation events. A front end that renders several scenes on one driver keeps one playback per
+// scene (FrameDriver::playback).
 class ScenePlayback {
  public:
   // Forget the script's world (the next frame replays it from scene time 0) and restart the event clock (the
@@ -83,7 +86,8 @@ struct FrameRequest {
   // Optional: poses scene object `index` itself, appending its render objects and meshes, instead of the
   // scene's posing (the viewer's live character controls); returns false to leave the object to the scene.
   // What it appends must stay valid until the frame has been drawn.
-  std::function<bool(size_t index, const SceneObject& object, std::vector<RenderObject>& objects, std::vector<RenderMesh>& meshes)>
+  std::function<bool(size_t index, const SceneObject& object, std::vector<RenderObject>& objects,
+                     std::vector<RenderMesh>& meshes)>
       pose_object;
 };
 
@@ -93,15 +97,16 @@ struct FrameResult {
   size_t objects = 0;  // render objects drawn (a character or hull may draw several)
   int sh_degree = 0;   // the highest SH degree drawn
   bool vulkan = false;
-  VulkanFrameStats gpu;  // Vulkan frames: pass times, sort passes, slots
-  RenderStats cpu;       // CPU frames: stage times
-  double pose_ms = 0;    // CPU time posing the scene (generators on the CPU executor included)
-  double post_ms = 0;    // the post model (0 without one)
-  bool generators = false;   // the scene has neural generators
-  bool gpu_sources = false;  // some objects were written on the GPU in the frame (generators, decoder characters)
-  std::string post_name;     // the post model's file name
-  // Animation events this frame crossed (scene/clip_events.h), in scene-time order, and how many were past the
-  // per-step cap (kMaxClipEventsPerStep) and not reported.
+  VulkanFrameStats gpu;     // Vulkan frames: pass times, sort passes, slots
+  RenderStats cpu;          // CPU frames: stage times
+  double pose_ms = 0;       // CPU time posing the scene (generators on the CPU executor included)
+  double post_ms = 0;       // the post model (0 without one)
+  bool generators = false;  // the scene has neural generators
+  bool gpu_sources =
+      false;  // some objects were written on the GPU in the frame (generators, decoder characters)
+  std::string post_name;  // the post model's file name
+  // Animation events this frame crossed (scene/clip_events.h), in scene-time order, and how many were past
+  // the per-step cap (kMaxClipEventsPerStep) and not reported.
   std::vector<FiredClipEvent> events;
   uint64_t events_skipped = 0;
 
@@ -138,7 +143,8 @@ class FrameDriver {
 
   // Benchmarking (Vulkan only): the frame of `request` posed once and its passes recorded `runs` times in
   // one submission (VulkanRenderer::renderBackToBack).
-  std::vector<VulkanPassTimes> renderBackToBack(const Scene& scene, const FrameRequest& request, int runs, VulkanFrameStats* stats = nullptr);
+  std::vector<VulkanPassTimes> renderBackToBack(const Scene& scene, const FrameRequest& request, int runs,
+                                                VulkanFrameStats* stats = nullptr);
 
   // Takes back the GPU paths this driver gave `scene`'s objects and, with `playback`, the characters its
   // script spawned (before the scene is drawn by another driver, e.g. on the CPU backend).
@@ -152,8 +158,8 @@ class FrameDriver {
   void attach(const Scene& scene);
   bool attachBundle(character::BundleCharacter& b);
   // Poses the scene into playback storage: objects and meshes of this frame.
-  void pose(const Scene& scene, ScenePlayback& playback, const FrameRequest& request, std::vector<RenderObject>& objects,
-            std::vector<RenderMesh>& meshes);
+  void pose(const Scene& scene, ScenePlayback& playback, const FrameRequest& request,
+            std::vector<RenderObject>& objects, std::vector<RenderMesh>& meshes);
   void say(const std::string& line) const;
   FrameResult renderFrame(const Scene& scene, ScenePlayback& playback, const FrameRequest& request);
   // Runs `frame`; on gpu::DeviceLost replaces the device and throws the error, saying so.
@@ -164,18 +170,20 @@ class FrameDriver {
   // A frame that did not reach the renderer (`drawn` false) releases nothing: the renderer's resident objects
   // are still the last drawn frame's.
   void frameDone(bool drawn);
-  // Throws the validation errors the device raised since `errors_before` (its first message: `messages_before`).
+  // Throws the validation errors the device raised since `errors_before` (its first message:
+  // `messages_before`).
   void throwNewValidationErrors(uint32_t errors_before, size_t messages_before) const;
 
   FrameDriverOptions options_;
   std::unique_ptr<VulkanRenderer> vulkan_;
   ScenePlayback own_;
-  // GPU paths given out, taken back by detach() and the destructor. Held weakly: a scene dropped by its front end
-  // (Python renders a file loaded for one call) takes its paths with it; the ones still alive when the driver
-  // goes are taken back then.
+  // GPU paths given out, taken back by detach() and the destructor. Held weakly: a scene dropped by its front
+  // end (Python renders a file loaded for one call) takes its paths with it; the ones still alive when the
+  // driver goes are taken back then.
   std::vector<std::weak_ptr<nn::GaussianGenerator>> generators_, refused_;  // refused_: said once
   std::vector<std::weak_ptr<character::BundleCharacter>> bundles_;
-  std::vector<std::weak_ptr<character::CharacterWorld>> worlds_;  // whose spawned decoder characters were given paths
+  std::vector<std::weak_ptr<character::CharacterWorld>>
+      worlds_;  // whose spawned decoder characters were given paths
   std::vector<std::weak_ptr<hull::HullInstance>> hulls_;
   std::vector<std::weak_ptr<nn::ImageModel>> posts_;
   std::shared_ptr<const hull::HullPass> hull_pass_;

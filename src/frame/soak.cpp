@@ -38,7 +38,8 @@ double slope(const std::vector<double>& x, const std::vector<double>& y) {
 // `scene`'s objects moved by `offset` (their own transforms kept, the translation put in front).
 std::vector<SceneObject> placed(const Scene& scene, Vec3 offset) {
   std::vector<SceneObject> out = scene.objects;
-  for (SceneObject& o : out) o.object_to_world = Mat4::fromLinearTranslation(Mat3{}, offset) * o.object_to_world;
+  for (SceneObject& o : out)
+    o.object_to_world = Mat4::fromLinearTranslation(Mat3{}, offset) * o.object_to_world;
   return out;
 }
 
@@ -52,16 +53,20 @@ std::string perKframe(double v, const char* unit, double scale) {
 
 ImageRGBA plotSoak(const SoakReport& r) {
   std::vector<double> frames;
-  chart::Panel ms{"FRAME MS: " + perKframe(r.frame_ms_slope_per_kframe, "MS", 1), Vec3{0.12f, 0.38f, 0.80f}, {}};
-  chart::Panel gpu{"GPU MEMORY MB: " + perKframe(r.gpu_slope_per_kframe, "MB", 1e6), Vec3{0.88f, 0.40f, 0.05f}, {}};
-  chart::Panel rss{"RESIDENT MEMORY MB: " + perKframe(r.rss_slope_per_kframe, "MB", 1e6), Vec3{0.10f, 0.60f, 0.25f}, {}};
+  chart::Panel ms{
+      "FRAME MS: " + perKframe(r.frame_ms_slope_per_kframe, "MS", 1), Vec3{0.12f, 0.38f, 0.80f}, {}};
+  chart::Panel gpu{
+      "GPU MEMORY MB: " + perKframe(r.gpu_slope_per_kframe, "MB", 1e6), Vec3{0.88f, 0.40f, 0.05f}, {}};
+  chart::Panel rss{
+      "RESIDENT MEMORY MB: " + perKframe(r.rss_slope_per_kframe, "MB", 1e6), Vec3{0.10f, 0.60f, 0.25f}, {}};
   for (const SoakSample& s : r.samples) {
     frames.push_back(s.frame);
     ms.values.push_back(s.frame_ms);
     gpu.values.push_back(static_cast<double>(s.gpu_bytes) / 1e6);
     rss.values.push_back(static_cast<double>(s.rss_bytes) / 1e6);
   }
-  return chart::plotPanels("SOAK: " + std::to_string(r.frames) + " FRAMES, SLOPES OVER THE SECOND HALF", "FRAME", frames, {ms, gpu, rss});
+  return chart::plotPanels("SOAK: " + std::to_string(r.frames) + " FRAMES, SLOPES OVER THE SECOND HALF",
+                           "FRAME", frames, {ms, gpu, rss});
 }
 
 uint64_t residentBytes() {
@@ -78,8 +83,11 @@ SoakReport runSoak(FrameDriver& driver, std::vector<SoakInput> inputs, const Soa
                    const std::function<void(const SoakSample&)>& progress) {
   if (inputs.empty()) throw Error("soak: no inputs");
   if (o.frames < 2) throw Error("soak: at least 2 frames, got " + std::to_string(o.frames));
-  if (o.width < 8 || o.height < 8) throw Error("soak: image size " + std::to_string(o.width) + "x" + std::to_string(o.height) + " is too small");
-  if (o.sample_every < 1 || o.resize_every < 1) throw Error("soak: sample and resize intervals must be positive");
+  if (o.width < 8 || o.height < 8)
+    throw Error("soak: image size " + std::to_string(o.width) + "x" + std::to_string(o.height) +
+                " is too small");
+  if (o.sample_every < 1 || o.resize_every < 1)
+    throw Error("soak: sample and resize intervals must be positive");
 
   // Each input's objects placed once; every input present: the box the camera orbits, and the scene the
   // camera is framed on.
@@ -114,11 +122,13 @@ SoakReport runSoak(FrameDriver& driver, std::vector<SoakInput> inputs, const Soa
       if (inputs[k].period <= 0 || f < o.warmup || (f / inputs[k].period) % 2 == 1)
         scene.objects.insert(scene.objects.end(), objects_of[k].begin(), objects_of[k].end());
     const bool small = (f / o.resize_every) % 2 == 1;
-    const int w = small ? std::max(8, o.width * 3 / 4) : o.width, h = small ? std::max(8, o.height * 3 / 4) : o.height;
+    const int w = small ? std::max(8, o.width * 3 / 4) : o.width,
+              h = small ? std::max(8, o.height * 3 / 4) : o.height;
     // A full turn every 600 frames.
     const float a = 6.2831853f * static_cast<float>(f) / 600.0f;
     const Vec3 eye = target + along + across * std::cos(a) + side * std::sin(a);
-    FrameRequest request{static_cast<double>(f) * o.frame_seconds, lookAtCamera(eye, target, up, fov_y, w, h), o.settings, {}};
+    FrameRequest request{
+        static_cast<double>(f) * o.frame_seconds, lookAtCamera(eye, target, up, fov_y, w, h), o.settings, {}};
     const auto t0 = Clock::now();
     const FrameResult result = driver.render(scene, playback, request);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();

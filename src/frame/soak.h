@@ -30,7 +30,7 @@ struct SoakOptions {
   int frames = 1000;
   int width = 640, height = 360;  // every `resize_every` frames the size alternates with 3/4 of it
   int resize_every = 250;
-  int sample_every = 10;          // a sample every this many frames (and at the last frame)
+  int sample_every = 10;  // a sample every this many frames (and at the last frame)
   // The first frames draw every input at once (the heaviest configuration, which the periods alone may first
   // reach late in a run), so the memory's high-water mark is reached at the start and growth after it shows.
   int warmup = 30;
@@ -40,11 +40,11 @@ struct SoakOptions {
 
 struct SoakSample {
   int frame = 0;
-  double frame_ms = 0;       // wall time of driver.render, the image read back included
-  uint64_t gpu_bytes = 0;    // the Vulkan context's buffers and images (0 on the CPU backend)
-  uint64_t rss_bytes = 0;    // the process's resident memory (/proc/self/statm)
-  size_t objects = 0;        // scene objects in the frame
-  size_t splats = 0;         // gaussians drawn
+  double frame_ms = 0;     // wall time of driver.render, the image read back included
+  uint64_t gpu_bytes = 0;  // the Vulkan context's buffers and images (0 on the CPU backend)
+  uint64_t rss_bytes = 0;  // the process's resident memory (/proc/self/statm)
+  size_t objects = 0;      // scene objects in the frame
+  size_t splats = 0;       // gaussians drawn
   int width = 0, height = 0;
 };
 
@@ -56,10 +56,10 @@ struct SoakReport {
   double gpu_slope_per_kframe = 0, rss_slope_per_kframe = 0, frame_ms_slope_per_kframe = 0;
   // Median frame time of the samples in the second tenth of the run and in its last tenth.
   double early_ms = 0, late_ms = 0;
-  uint64_t gpu_peak_bytes = 0;        // the context's high-water mark at the end
-  uint64_t gpu_peak_at_half = 0;      // ... and at the run's half-way frame
+  uint64_t gpu_peak_bytes = 0;    // the context's high-water mark at the end
+  uint64_t gpu_peak_at_half = 0;  // ... and at the run's half-way frame
   uint64_t rss_at_half = 0, rss_end = 0;
-  uint32_t validation_errors = 0;     // raised by the device during the run (with validation on)
+  uint32_t validation_errors = 0;  // raised by the device during the run (with validation on)
   double seconds = 0;
 };
 

@@ -1,14 +1,14 @@
 #include "gpu/gpu.h"
 
+#include <dlfcn.h>
+#include <link.h>
+
 #include <algorithm>
-#include <cctype>
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-
-#include <dlfcn.h>
-#include <link.h>
 
 #include "core/error.h"
 #include "core/limits.h"
@@ -26,8 +26,8 @@ bool initVolk() {
 }
 
 VKAPI_ATTR VkBool32 VKAPI_CALL onDebugMessage(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                              VkDebugUtilsMessageTypeFlagsEXT, const VkDebugUtilsMessengerCallbackDataEXT* data,
-                                              void* user) {
+                                              VkDebugUtilsMessageTypeFlagsEXT,
+                                              const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
   if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) {
     static_cast<Context*>(user)->recordValidationError(data->pMessage ? data->pMessage : "(no message)");
   }
@@ -35,17 +35,23 @@ VKAPI_ATTR VkBool32 VKAPI_CALL onDebugMessage(VkDebugUtilsMessageSeverityFlagBit
 }
 
 std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
 }
 
 int typeRank(VkPhysicalDeviceType t) {
   switch (t) {
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
-    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 3;
-    default: return 4;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return 1;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      return 3;
+    default:
+      return 4;
   }
 }
 
@@ -56,11 +62,13 @@ int typeRank(VkPhysicalDeviceType t) {
 // let the loader unload them as usual.
 void keepDriverModulesLoaded() {
 #if SPLATFORGE_SANITIZED
-  for (const std::string& name : loadedModules()) dlopen(name.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  for (const std::string& name : loadedModules())
+    dlopen(name.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 #endif
 }
 
-VkInstance createInstance(bool validation, bool synchronization, bool* debug_utils, const std::vector<std::string>& extra = {}) {
+VkInstance createInstance(bool validation, bool synchronization, bool* debug_utils,
+                          const std::vector<std::string>& extra = {}) {
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = "splatforge";
   app.pEngineName = "splatforge";
@@ -70,27 +78,36 @@ VkInstance createInstance(bool validation, bool synchronization, bool* debug_uti
   SF_VK_CHECK(vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr));
   std::vector<VkExtensionProperties> exts(n);
   SF_VK_CHECK(vkEnumerateInstanceExtensionProperties(nullptr, &n, exts.data()));
-  *debug_utils = std::any_of(exts.begin(), exts.end(),
-                             [](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) == 0; });
+  *debug_utils = std::any_of(exts.begin(), exts.end(), [](const VkExtensionProperties& e) {
+    return std::strcmp(e.extensionName, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) == 0;
+  });
   if (*debug_utils) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
   for (const std::string& name : extra) {
-    if (!std::any_of(exts.begin(), exts.end(), [&](const VkExtensionProperties& e) { return name == e.extensionName; }))
-      throw Error("Vulkan instance extension " + name + " is not available (the window system needs it to present)");
-    if (std::find_if(extensions.begin(), extensions.end(), [&](const char* e) { return name == e; }) == extensions.end())
+    if (!std::any_of(exts.begin(), exts.end(),
+                     [&](const VkExtensionProperties& e) { return name == e.extensionName; }))
+      throw Error("Vulkan instance extension " + name +
+                  " is not available (the window system needs it to present)");
+    if (std::find_if(extensions.begin(), extensions.end(), [&](const char* e) { return name == e; }) ==
+        extensions.end())
       extensions.push_back(name.c_str());
   }
   if (validation) {
     SF_VK_CHECK(vkEnumerateInstanceLayerProperties(&n, nullptr));
     std::vector<VkLayerProperties> props(n);
     SF_VK_CHECK(vkEnumerateInstanceLayerProperties(&n, props.data()));
-    bool found = std::any_of(props.begin(), props.end(),
-                             [](const VkLayerProperties& p) { return std::strcmp(p.layerName, "VK_LAYER_KHRONOS_validation") == 0; });
-    if (!found) throw Error("Vulkan validation requested but VK_LAYER_KHRONOS_validation is not installed (Debian: vulkan-validationlayers)");
+    bool found = std::any_of(props.begin(), props.end(), [](const VkLayerProperties& p) {
+      return std::strcmp(p.layerName, "VK_LAYER_KHRONOS_validation") == 0;
+    });
+    if (!found)
+      throw Error(
+          "Vulkan validation requested but VK_LAYER_KHRONOS_validation is not installed (Debian: "
+          "vulkan-validationlayers)");
     if (!*debug_utils) throw Error("Vulkan validation requested but VK_EXT_debug_utils is unavailable");
     layers.push_back("VK_LAYER_KHRONOS_validation");
   }
   // Synchronization validation through VK_EXT_validation_features, which the validation layer provides.
-  const VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  const VkValidationFeatureEnableEXT enables[] = {
+      VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
   VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
   features.enabledValidationFeatureCount = 1;
   features.pEnabledValidationFeatures = enables;
@@ -102,7 +119,10 @@ VkInstance createInstance(bool validation, bool synchronization, bool* debug_uti
     sync = std::any_of(layer_exts.begin(), layer_exts.end(), [](const VkExtensionProperties& e) {
       return std::strcmp(e.extensionName, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME) == 0;
     });
-    if (!sync) throw Error("Vulkan synchronization validation requested but the validation layer lacks VK_EXT_validation_features");
+    if (!sync)
+      throw Error(
+          "Vulkan synchronization validation requested but the validation layer lacks "
+          "VK_EXT_validation_features");
     extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
   }
   VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
@@ -140,7 +160,8 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
   d.driver_info = driver.driverInfo;
   d.driver_version = props.properties.driverVersion;
   for (uint32_t h = 0; h < mem.memoryHeapCount; ++h)
-    if (mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) d.device_local_bytes += mem.memoryHeaps[h].size;
+    if (mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+      d.device_local_bytes += mem.memoryHeaps[h].size;
   return d;
 }
 
@@ -156,40 +177,63 @@ std::vector<VkPhysicalDevice> physicalDevices(VkInstance instance) {
 
 void check(VkResult result, const char* call, const char* file, int line) {
   if (result == VK_SUCCESS) return;
-  const std::string what = std::string(file) + ":" + std::to_string(line) + ": " + call + " failed: " + resultName(result);
+  const std::string what =
+      std::string(file) + ":" + std::to_string(line) + ": " + call + " failed: " + resultName(result);
   if (result == VK_ERROR_DEVICE_LOST) throw DeviceLost(what);
   throw Error(what);
 }
 
 const char* resultName(VkResult r) {
   switch (r) {
-    case VK_SUCCESS: return "VK_SUCCESS";
-    case VK_NOT_READY: return "VK_NOT_READY";
-    case VK_TIMEOUT: return "VK_TIMEOUT";
-    case VK_INCOMPLETE: return "VK_INCOMPLETE";
-    case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
-    case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
-    case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
-    case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
-    case VK_ERROR_MEMORY_MAP_FAILED: return "VK_ERROR_MEMORY_MAP_FAILED";
-    case VK_ERROR_LAYER_NOT_PRESENT: return "VK_ERROR_LAYER_NOT_PRESENT";
-    case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
-    case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
-    case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
-    case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
-    case VK_ERROR_FORMAT_NOT_SUPPORTED: return "VK_ERROR_FORMAT_NOT_SUPPORTED";
-    case VK_ERROR_OUT_OF_POOL_MEMORY: return "VK_ERROR_OUT_OF_POOL_MEMORY";
-    default: return "VkResult (other)";
+    case VK_SUCCESS:
+      return "VK_SUCCESS";
+    case VK_NOT_READY:
+      return "VK_NOT_READY";
+    case VK_TIMEOUT:
+      return "VK_TIMEOUT";
+    case VK_INCOMPLETE:
+      return "VK_INCOMPLETE";
+    case VK_ERROR_OUT_OF_HOST_MEMORY:
+      return "VK_ERROR_OUT_OF_HOST_MEMORY";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+      return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+    case VK_ERROR_INITIALIZATION_FAILED:
+      return "VK_ERROR_INITIALIZATION_FAILED";
+    case VK_ERROR_DEVICE_LOST:
+      return "VK_ERROR_DEVICE_LOST";
+    case VK_ERROR_MEMORY_MAP_FAILED:
+      return "VK_ERROR_MEMORY_MAP_FAILED";
+    case VK_ERROR_LAYER_NOT_PRESENT:
+      return "VK_ERROR_LAYER_NOT_PRESENT";
+    case VK_ERROR_EXTENSION_NOT_PRESENT:
+      return "VK_ERROR_EXTENSION_NOT_PRESENT";
+    case VK_ERROR_FEATURE_NOT_PRESENT:
+      return "VK_ERROR_FEATURE_NOT_PRESENT";
+    case VK_ERROR_INCOMPATIBLE_DRIVER:
+      return "VK_ERROR_INCOMPATIBLE_DRIVER";
+    case VK_ERROR_TOO_MANY_OBJECTS:
+      return "VK_ERROR_TOO_MANY_OBJECTS";
+    case VK_ERROR_FORMAT_NOT_SUPPORTED:
+      return "VK_ERROR_FORMAT_NOT_SUPPORTED";
+    case VK_ERROR_OUT_OF_POOL_MEMORY:
+      return "VK_ERROR_OUT_OF_POOL_MEMORY";
+    default:
+      return "VkResult (other)";
   }
 }
 
 const char* DeviceInfo::typeName() const {
   switch (type) {
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
-    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
-    default: return "other";
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return "discrete";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return "integrated";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return "virtual";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      return "cpu";
+    default:
+      return "other";
   }
 }
 
@@ -222,7 +266,9 @@ std::vector<LayerInfo> listLayers() {
   if (vkEnumerateInstanceLayerProperties(&n, nullptr) != VK_SUCCESS) return out;
   std::vector<VkLayerProperties> props(n);
   if (vkEnumerateInstanceLayerProperties(&n, props.data()) != VK_SUCCESS) return out;
-  for (uint32_t i = 0; i < n; ++i) out.push_back({props[i].layerName, props[i].description, props[i].specVersion, props[i].implementationVersion});
+  for (uint32_t i = 0; i < n; ++i)
+    out.push_back(
+        {props[i].layerName, props[i].description, props[i].specVersion, props[i].implementationVersion});
   return out;
 }
 
@@ -230,7 +276,8 @@ std::vector<std::string> loadedModules() {
   std::vector<std::string> names;
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* out) {
-        if (info->dlpi_name && info->dlpi_name[0]) static_cast<std::vector<std::string>*>(out)->push_back(info->dlpi_name);
+        if (info->dlpi_name && info->dlpi_name[0])
+          static_cast<std::vector<std::string>*>(out)->push_back(info->dlpi_name);
         return 0;
       },
       &names);
@@ -252,8 +299,12 @@ namespace {
 uint64_t g_memory_budget = 0;
 }  // namespace
 
-void setMemoryBudget(uint64_t bytes) { g_memory_budget = bytes; }
-uint64_t memoryBudget() { return g_memory_budget; }
+void setMemoryBudget(uint64_t bytes) {
+  g_memory_budget = bytes;
+}
+uint64_t memoryBudget() {
+  return g_memory_budget;
+}
 
 bool gpuDeviceAvailable() {
   for (const DeviceInfo& d : listDevices())
@@ -274,8 +325,10 @@ namespace {
 // The messenger that records the validation layer's errors and warnings into `context`.
 VkDebugUtilsMessengerEXT createMessenger(VkInstance instance, Context* context) {
   VkDebugUtilsMessengerCreateInfoEXT mi{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
-  mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
-  mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+  mi.messageSeverity =
+      VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
+  mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                   VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                    VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
   mi.pfnUserCallback = onDebugMessage;
   mi.pUserData = context;
@@ -288,7 +341,8 @@ VkDebugUtilsMessengerEXT createMessenger(VkInstance instance, Context* context) 
 // offer swapchains.
 bool presentFamily(const ContextOptions& options, VkInstance instance, VkPhysicalDevice pd, uint32_t family,
                    const VkQueueFamilyProperties& props) {
-  return (props.queueFlags & VK_QUEUE_COMPUTE_BIT) && (!options.can_present || options.can_present(instance, pd, family));
+  return (props.queueFlags & VK_QUEUE_COMPUTE_BIT) &&
+         (!options.can_present || options.can_present(instance, pd, family));
 }
 
 bool canPresent(const ContextOptions& options, VkInstance instance, VkPhysicalDevice pd) {
@@ -318,7 +372,8 @@ struct DeviceChoice {
 // The device options.device names (index or part of its name), else the best kind that does Vulkan 1.2 (and
 // can present, when asked). Throws naming the devices there are; on most refusals the instance (and the
 // messenger) are destroyed first.
-DeviceChoice chooseDevice(const ContextOptions& options, VkInstance instance, VkDebugUtilsMessengerEXT messenger) {
+DeviceChoice chooseDevice(const ContextOptions& options, VkInstance instance,
+                          VkDebugUtilsMessengerEXT messenger) {
   auto devices = physicalDevices(instance);
   if (devices.empty()) {
     vkDestroyInstance(instance, nullptr);
@@ -328,15 +383,18 @@ DeviceChoice chooseDevice(const ContextOptions& options, VkInstance instance, Vk
   for (uint32_t i = 0; i < devices.size(); ++i) infos.push_back(describe(devices[i], i));
   int chosen = -1;
   if (!options.device.empty()) {
-    bool numeric = std::all_of(options.device.begin(), options.device.end(), [](unsigned char c) { return std::isdigit(c); });
+    bool numeric = std::all_of(options.device.begin(), options.device.end(),
+                               [](unsigned char c) { return std::isdigit(c); });
     for (const DeviceInfo& d : infos)
-      if ((numeric && std::to_string(d.index) == options.device) || (!numeric && lower(d.name).find(lower(options.device)) != std::string::npos)) {
+      if ((numeric && std::to_string(d.index) == options.device) ||
+          (!numeric && lower(d.name).find(lower(options.device)) != std::string::npos)) {
         chosen = static_cast<int>(d.index);
         break;
       }
     if (chosen < 0) {
       std::string names;
-      for (const DeviceInfo& d : infos) names += (names.empty() ? "" : ", ") + std::to_string(d.index) + ": " + d.name;
+      for (const DeviceInfo& d : infos)
+        names += (names.empty() ? "" : ", ") + std::to_string(d.index) + ": " + d.name;
       vkDestroyInstance(instance, nullptr);
       throw Error("Vulkan device '" + options.device + "' not found (available: " + names + ")");
     }
@@ -348,12 +406,14 @@ DeviceChoice chooseDevice(const ContextOptions& options, VkInstance instance, Vk
     if (chosen < 0) chosen = 0;
   }
   DeviceChoice choice{devices[static_cast<size_t>(chosen)], infos[static_cast<size_t>(chosen)]};
-  if (choice.info.api_version < VK_API_VERSION_1_2) throw Error("Vulkan device " + choice.info.name + " supports only Vulkan < 1.2");
+  if (choice.info.api_version < VK_API_VERSION_1_2)
+    throw Error("Vulkan device " + choice.info.name + " supports only Vulkan < 1.2");
   if (!canPresent(options, instance, choice.physical)) {
     if (messenger) vkDestroyDebugUtilsMessengerEXT(instance, messenger, nullptr);
     vkDestroyInstance(instance, nullptr);
     throw Error("Vulkan device " + choice.info.name +
-                " cannot present to this window's display (no queue family with compute and present, or no VK_KHR_swapchain)");
+                " cannot present to this window's display (no queue family with compute and present, or no "
+                "VK_KHR_swapchain)");
   }
   return choice;
 }
@@ -365,13 +425,15 @@ struct QueueChoice {
 
 // A queue family that does compute (and presents, when asked), one that also does graphics where there is
 // one (meshes are drawn with the graphics pipeline).
-QueueChoice chooseQueueFamily(const ContextOptions& options, VkInstance instance, VkPhysicalDevice physical, const DeviceInfo& info) {
+QueueChoice chooseQueueFamily(const ContextOptions& options, VkInstance instance, VkPhysicalDevice physical,
+                              const DeviceInfo& info) {
   uint32_t qn = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(physical, &qn, nullptr);
   std::vector<VkQueueFamilyProperties> families(qn);
   vkGetPhysicalDeviceQueueFamilyProperties(physical, &qn, families.data());
   for (uint32_t i = 0; i < qn; ++i)
-    if ((families[i].queueFlags & (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT)) == (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT) &&
+    if ((families[i].queueFlags & (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT)) ==
+            (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT) &&
         presentFamily(options, instance, physical, i, families[i]))
       return {i, true};
   for (uint32_t i = 0; i < qn; ++i)
@@ -407,9 +469,11 @@ void chooseFeatures(VkPhysicalDevice physical, const DeviceInfo& info, bool grap
     throw Error("Vulkan device " + info.name + " lacks bufferDeviceAddress or scalarBlockLayout");
   out.enable12.bufferDeviceAddress = VK_TRUE;
   out.enable12.scalarBlockLayout = VK_TRUE;
-  // 64-bit integer atomics on buffers where the device has them (the GPU trainer's fixed-point gradient sums).
+  // 64-bit integer atomics on buffers where the device has them (the GPU trainer's fixed-point gradient
+  // sums).
   out.enable12.shaderBufferInt64Atomics = f12.shaderBufferInt64Atomics;
-  out.buffer_int64_atomics = f12.shaderBufferInt64Atomics == VK_TRUE && supported.features.shaderInt64 == VK_TRUE;
+  out.buffer_int64_atomics =
+      f12.shaderBufferInt64Atomics == VK_TRUE && supported.features.shaderInt64 == VK_TRUE;
   if (api13 && f13.dynamicRendering && graphics) {
     out.enable13.dynamicRendering = VK_TRUE;
     out.enable12.pNext = &out.enable13;
@@ -420,8 +484,8 @@ void chooseFeatures(VkPhysicalDevice physical, const DeviceInfo& info, bool grap
     VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
     props2.pNext = &p13;
     vkGetPhysicalDeviceProperties2(physical, &props2);
-    if ((p13.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) && p13.minSubgroupSize <= info.subgroup_size &&
-        info.subgroup_size <= p13.maxSubgroupSize) {
+    if ((p13.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+        p13.minSubgroupSize <= info.subgroup_size && info.subgroup_size <= p13.maxSubgroupSize) {
       out.enable13.subgroupSizeControl = VK_TRUE;
       out.enable13.computeFullSubgroups = VK_TRUE;
       out.enable12.pNext = &out.enable13;
@@ -433,7 +497,8 @@ void chooseFeatures(VkPhysicalDevice physical, const DeviceInfo& info, bool grap
 }
 
 // The device with one queue of `family`, the features `enable` chains, and VK_KHR_swapchain when presenting.
-VkDevice createDevice(VkPhysicalDevice physical, uint32_t family, const VkPhysicalDeviceFeatures2& enable, bool swapchain) {
+VkDevice createDevice(VkPhysicalDevice physical, uint32_t family, const VkPhysicalDeviceFeatures2& enable,
+                      bool swapchain) {
   float priority = 1.0f;
   VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qi.queueFamilyIndex = family;
@@ -455,10 +520,15 @@ VkDevice createDevice(VkPhysicalDevice physical, uint32_t family, const VkPhysic
 
 }  // namespace
 
-Context::Context(const ContextOptions& options) : validation_(options.validation || validationForcedByEnvironment()) {
-  if (!initVolk()) throw Error("Vulkan loader (libvulkan.so.1) not found; install libvulkan1 and a driver (Debian: mesa-vulkan-drivers)");
+Context::Context(const ContextOptions& options)
+    : validation_(options.validation || validationForcedByEnvironment()) {
+  if (!initVolk())
+    throw Error(
+        "Vulkan loader (libvulkan.so.1) not found; install libvulkan1 and a driver (Debian: "
+        "mesa-vulkan-drivers)");
   const bool forced = validation_ && !options.validation;
-  instance_ = createInstance(validation_, options.synchronization_validation || forced, &debug_utils_, options.instance_extensions);
+  instance_ = createInstance(validation_, options.synchronization_validation || forced, &debug_utils_,
+                             options.instance_extensions);
   if (debug_utils_ && validation_) messenger_ = createMessenger(instance_, this);
   const DeviceChoice choice = chooseDevice(options, instance_, messenger_);
   physical_ = choice.physical;
@@ -526,7 +596,9 @@ std::string Context::validationReport(uint32_t since) const {
     out.append("  [").append(std::to_string(i + 1)).append("] ").append(validation_messages_[i]);
   }
   if (validation_errors_ > validation_messages_.size())
-    out.append("\n  (").append(std::to_string(validation_errors_ - validation_messages_.size())).append(" more not kept)");
+    out.append("\n  (")
+        .append(std::to_string(validation_errors_ - validation_messages_.size()))
+        .append(" more not kept)");
   return out;
 }
 
@@ -548,12 +620,14 @@ uint32_t Context::memoryType(uint32_t bits, VkMemoryPropertyFlags flags) const {
 // Throws MemoryBudgetError when `bytes` more for `name` would pass the budget (setMemoryBudget).
 void Context::checkBudget(uint64_t bytes, const std::string& name) const {
   if (g_memory_budget && allocated_bytes_ + bytes > g_memory_budget)
-    throw MemoryBudgetError("'" + name + "' needs " + formatBytes(bytes) + " of GPU memory, and " + formatBytes(allocated_bytes_) + " of the " +
-                            formatBytes(g_memory_budget) + " budget (--max-gpu-memory) are in use");
+    throw MemoryBudgetError("'" + name + "' needs " + formatBytes(bytes) + " of GPU memory, and " +
+                            formatBytes(allocated_bytes_) + " of the " + formatBytes(g_memory_budget) +
+                            " budget (--max-gpu-memory) are in use");
 }
 
 void Context::countAllocation(int64_t bytes) {
-  const uint64_t now = allocated_bytes_.fetch_add(static_cast<uint64_t>(bytes)) + static_cast<uint64_t>(bytes);  // (mod 2^64: a free subtracts)
+  const uint64_t now = allocated_bytes_.fetch_add(static_cast<uint64_t>(bytes)) +
+                       static_cast<uint64_t>(bytes);  // (mod 2^64: a free subtracts)
   uint64_t peak = peak_allocated_bytes_.load();
   while (now > peak && !peak_allocated_bytes_.compare_exchange_weak(peak, now)) {
   }
@@ -565,8 +639,9 @@ Buffer Context::createBuffer(VkDeviceSize size, bool host_visible, const std::st
   b.size = std::max<VkDeviceSize>(size, 16);
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bi.size = b.size;
-  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-             VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
+  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+             VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
+             VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
   bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   SF_VK_CHECK(vkCreateBuffer(device_, &bi, nullptr, &b.buffer));
   VkMemoryRequirements req;
@@ -576,12 +651,14 @@ Buffer Context::createBuffer(VkDeviceSize size, bool host_visible, const std::st
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ai.pNext = &fl;
   ai.allocationSize = req.size;
-  ai.memoryTypeIndex = memoryType(req.memoryTypeBits, host_visible ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+  ai.memoryTypeIndex = memoryType(req.memoryTypeBits, host_visible ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                                                         VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
                                                                    : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
   checkBudget(req.size, name);  // (b's destructor destroys the buffer on a throw)
   VkResult r = vkAllocateMemory(device_, &ai, nullptr, &b.memory);
   if (r != VK_SUCCESS)
-    throw Error("cannot allocate " + std::to_string(req.size) + " bytes of Vulkan memory for '" + name + "': " + resultName(r));
+    throw Error("cannot allocate " + std::to_string(req.size) + " bytes of Vulkan memory for '" + name +
+                "': " + resultName(r));
   b.allocation = req.size;
   countAllocation(static_cast<int64_t>(req.size));
   SF_VK_CHECK(vkBindBufferMemory(device_, b.buffer, b.memory, 0));
@@ -633,15 +710,18 @@ void Context::submit(VkCommandBuffer cmd, const char* what) {
   if (fail_from_submit_ != 0 && submits_ >= fail_from_submit_) {
     lost_ = true;
     throw DeviceLost("vkWaitForFences: VK_ERROR_DEVICE_LOST (simulated: SPLATFORGE_FAULT_DEVICE_LOST=" +
-                     std::to_string(fail_from_submit_) + ")" + (what ? std::string(" while ") + what : std::string()));
+                     std::to_string(fail_from_submit_) + ")" +
+                     (what ? std::string(" while ") + what : std::string()));
   }
 }
 
 Buffer& Buffer::operator=(Buffer&& o) noexcept {
   if (this != &o) {
     reset();
-    ctx = o.ctx, buffer = o.buffer, memory = o.memory, size = o.size, address = o.address, mapped = o.mapped, allocation = o.allocation;
-    o.buffer = VK_NULL_HANDLE, o.memory = VK_NULL_HANDLE, o.mapped = nullptr, o.size = 0, o.address = 0, o.allocation = 0;
+    ctx = o.ctx, buffer = o.buffer, memory = o.memory, size = o.size, address = o.address, mapped = o.mapped,
+    allocation = o.allocation;
+    o.buffer = VK_NULL_HANDLE, o.memory = VK_NULL_HANDLE, o.mapped = nullptr, o.size = 0, o.address = 0,
+    o.allocation = 0;
   }
   return *this;
 }
@@ -655,8 +735,8 @@ void Buffer::reset() {
   buffer = VK_NULL_HANDLE, memory = VK_NULL_HANDLE, mapped = nullptr, size = 0, address = 0, allocation = 0;
 }
 
-Image Context::createImage(uint32_t width, uint32_t height, VkFormat format, VkImageUsageFlags usage, VkImageAspectFlags aspect,
-                           const std::string& name) {
+Image Context::createImage(uint32_t width, uint32_t height, VkFormat format, VkImageUsageFlags usage,
+                           VkImageAspectFlags aspect, const std::string& name) {
   Image img;
   img.ctx = this;
   img.format = format;
@@ -674,7 +754,8 @@ Image Context::createImage(uint32_t width, uint32_t height, VkFormat format, VkI
   ii.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
   VkResult r = vkCreateImage(device_, &ii, nullptr, &img.image);
   if (r != VK_SUCCESS)
-    throw Error("cannot create a " + std::to_string(width) + "x" + std::to_string(height) + " Vulkan image '" + name + "': " + resultName(r));
+    throw Error("cannot create a " + std::to_string(width) + "x" + std::to_string(height) +
+                " Vulkan image '" + name + "': " + resultName(r));
   VkMemoryRequirements req;
   vkGetImageMemoryRequirements(device_, img.image, &req);
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
@@ -683,7 +764,8 @@ Image Context::createImage(uint32_t width, uint32_t height, VkFormat format, VkI
   checkBudget(req.size, name);
   r = vkAllocateMemory(device_, &ai, nullptr, &img.memory);
   if (r != VK_SUCCESS)
-    throw Error("cannot allocate " + std::to_string(req.size) + " bytes of Vulkan memory for '" + name + "': " + resultName(r));
+    throw Error("cannot allocate " + std::to_string(req.size) + " bytes of Vulkan memory for '" + name +
+                "': " + resultName(r));
   img.allocation = req.size;
   countAllocation(static_cast<int64_t>(req.size));
   SF_VK_CHECK(vkBindImageMemory(device_, img.image, img.memory, 0));
@@ -702,9 +784,11 @@ Image Context::createImage(uint32_t width, uint32_t height, VkFormat format, VkI
 Image& Image::operator=(Image&& o) noexcept {
   if (this != &o) {
     reset();
-    ctx = o.ctx, image = o.image, memory = o.memory, view = o.view, format = o.format, width = o.width, height = o.height;
+    ctx = o.ctx, image = o.image, memory = o.memory, view = o.view, format = o.format, width = o.width,
+    height = o.height;
     allocation = o.allocation;
-    o.image = VK_NULL_HANDLE, o.memory = VK_NULL_HANDLE, o.view = VK_NULL_HANDLE, o.width = o.height = 0, o.allocation = 0;
+    o.image = VK_NULL_HANDLE, o.memory = VK_NULL_HANDLE, o.view = VK_NULL_HANDLE, o.width = o.height = 0,
+    o.allocation = 0;
   }
   return *this;
 }
@@ -719,13 +803,15 @@ void Image::reset() {
   image = VK_NULL_HANDLE, memory = VK_NULL_HANDLE, view = VK_NULL_HANDLE, width = height = 0, allocation = 0;
 }
 
-void imageBarrier(VkCommandBuffer cmd, const Image& image, VkImageAspectFlags aspect, VkImageLayout from, VkImageLayout to,
-                  VkPipelineStageFlags src_stage, VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
+void imageBarrier(VkCommandBuffer cmd, const Image& image, VkImageAspectFlags aspect, VkImageLayout from,
+                  VkImageLayout to, VkPipelineStageFlags src_stage, VkAccessFlags src_access,
+                  VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
   imageBarrier(cmd, image.image, aspect, from, to, src_stage, src_access, dst_stage, dst_access);
 }
 
-void imageBarrier(VkCommandBuffer cmd, VkImage image, VkImageAspectFlags aspect, VkImageLayout from, VkImageLayout to,
-                  VkPipelineStageFlags src_stage, VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
+void imageBarrier(VkCommandBuffer cmd, VkImage image, VkImageAspectFlags aspect, VkImageLayout from,
+                  VkImageLayout to, VkPipelineStageFlags src_stage, VkAccessFlags src_access,
+                  VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
   VkImageMemoryBarrier b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
   b.srcAccessMask = src_access;
   b.dstAccessMask = dst_access;
@@ -749,16 +835,17 @@ VkShaderModule shaderModule(VkDevice device, std::span<const uint32_t> spirv) {
 }
 }  // namespace
 
-GraphicsPipeline::GraphicsPipeline(Context& ctx, std::span<const uint32_t> vertex_spirv, std::span<const uint32_t> fragment_spirv,
-                                   uint32_t push_size, std::span<const VkFormat> color_formats, VkFormat depth_format,
+GraphicsPipeline::GraphicsPipeline(Context& ctx, std::span<const uint32_t> vertex_spirv,
+                                   std::span<const uint32_t> fragment_spirv, uint32_t push_size,
+                                   std::span<const VkFormat> color_formats, VkFormat depth_format,
                                    VkCompareOp depth_compare, const std::string& name)
     : ctx_(ctx) {
   if (!ctx.graphics())
     throw Error("pipeline " + name + ": Vulkan device " + ctx.info().name +
                 " has no graphics queue with dynamic rendering (Vulkan 1.3); meshes cannot be drawn on it");
   if (push_size > ctx.maxPushConstants())
-    throw Error("pipeline " + name + ": push constants of " + std::to_string(push_size) + " bytes exceed the device limit " +
-                std::to_string(ctx.maxPushConstants()));
+    throw Error("pipeline " + name + ": push constants of " + std::to_string(push_size) +
+                " bytes exceed the device limit " + std::to_string(ctx.maxPushConstants()));
   VkPushConstantRange range{VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0, push_size};
   VkPipelineLayoutCreateInfo li{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   li.pushConstantRangeCount = 1;
@@ -804,7 +891,9 @@ GraphicsPipeline::GraphicsPipeline(Context& ctx, std::span<const uint32_t> verte
   ds.depthWriteEnable = VK_TRUE;
   ds.depthCompareOp = depth_compare;
   std::vector<VkPipelineColorBlendAttachmentState> blend(color_formats.size());
-  for (auto& b : blend) b.colorWriteMask = VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT | VK_COLOR_COMPONENT_B_BIT | VK_COLOR_COMPONENT_A_BIT;
+  for (auto& b : blend)
+    b.colorWriteMask = VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT | VK_COLOR_COMPONENT_B_BIT |
+                       VK_COLOR_COMPONENT_A_BIT;
   VkPipelineColorBlendStateCreateInfo cb{VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
   cb.attachmentCount = static_cast<uint32_t>(blend.size());
   cb.pAttachments = blend.data();
@@ -832,7 +921,8 @@ GraphicsPipeline::GraphicsPipeline(Context& ctx, std::span<const uint32_t> verte
   VkResult r = vkCreateGraphicsPipelines(ctx.device(), VK_NULL_HANDLE, 1, &gi, nullptr, &pipeline_);
   vkDestroyShaderModule(ctx.device(), vs, nullptr);
   vkDestroyShaderModule(ctx.device(), fs, nullptr);
-  if (r != VK_SUCCESS) vkDestroyPipelineLayout(ctx.device(), layout_, nullptr);  // the destructor will not run
+  if (r != VK_SUCCESS)
+    vkDestroyPipelineLayout(ctx.device(), layout_, nullptr);  // the destructor will not run
   check(r, "vkCreateGraphicsPipelines", __FILE__, __LINE__);
   ctx.setName(VK_OBJECT_TYPE_PIPELINE, reinterpret_cast<uint64_t>(pipeline_), name);
   ctx.setName(VK_OBJECT_TYPE_PIPELINE_LAYOUT, reinterpret_cast<uint64_t>(layout_), name + " layout");
@@ -860,12 +950,15 @@ namespace {
 // value decorated BuiltIn WorkgroupSize, which overrides the LocalSize execution mode, is a specialisation
 // constant composite (a shader that only reads gl_WorkGroupSize of a fixed size has a plain constant there).
 bool spirvSpecialisesWorkgroupSize(std::span<const uint32_t> spirv) {
-  constexpr uint32_t kOpDecorate = 71, kDecorationBuiltIn = 11, kBuiltInWorkgroupSize = 25, kOpSpecConstantComposite = 51;
+  constexpr uint32_t kOpDecorate = 71, kDecorationBuiltIn = 11, kBuiltInWorkgroupSize = 25,
+                     kOpSpecConstantComposite = 51;
   uint32_t size_id = 0;
   for (size_t i = 5; i < spirv.size();) {
     const uint32_t count = spirv[i] >> 16, op = spirv[i] & 0xffffu;
     if (count == 0 || i + count > spirv.size()) break;
-    if (op == kOpDecorate && count >= 4 && spirv[i + 2] == kDecorationBuiltIn && spirv[i + 3] == kBuiltInWorkgroupSize) size_id = spirv[i + 1];
+    if (op == kOpDecorate && count >= 4 && spirv[i + 2] == kDecorationBuiltIn &&
+        spirv[i + 3] == kBuiltInWorkgroupSize)
+      size_id = spirv[i + 1];
     if (op == kOpSpecConstantComposite && count >= 3 && size_id != 0 && spirv[i + 2] == size_id) return true;
     i += count;
   }
@@ -873,17 +966,17 @@ bool spirvSpecialisesWorkgroupSize(std::span<const uint32_t> spirv) {
 }
 }  // namespace
 
-ComputePipeline::ComputePipeline(Context& ctx, std::span<const uint32_t> spirv, uint32_t push_size, uint32_t local_size_x,
-                                 const std::string& name, bool full_subgroups)
+ComputePipeline::ComputePipeline(Context& ctx, std::span<const uint32_t> spirv, uint32_t push_size,
+                                 uint32_t local_size_x, const std::string& name, bool full_subgroups)
     : ctx_(ctx) {
   const bool specialised = spirvSpecialisesWorkgroupSize(spirv);
   const uint32_t shader_size = spirvLocalSizeX(spirv);
   if (!specialised && shader_size != local_size_x)
-    throw Error("pipeline " + name + ": shader workgroup size " + std::to_string(shader_size) + " differs from the host's " +
-                std::to_string(local_size_x));
+    throw Error("pipeline " + name + ": shader workgroup size " + std::to_string(shader_size) +
+                " differs from the host's " + std::to_string(local_size_x));
   if (push_size > ctx.maxPushConstants())
-    throw Error("pipeline " + name + ": push constants of " + std::to_string(push_size) + " bytes exceed the device limit " +
-                std::to_string(ctx.maxPushConstants()));
+    throw Error("pipeline " + name + ": push constants of " + std::to_string(push_size) +
+                " bytes exceed the device limit " + std::to_string(ctx.maxPushConstants()));
   VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   mi.codeSize = spirv.size() * 4;
   mi.pCode = spirv.data();
@@ -903,11 +996,12 @@ ComputePipeline::ComputePipeline(Context& ctx, std::span<const uint32_t> spirv, 
   const VkSpecializationInfo size_spec{1, &size_entry, sizeof(uint32_t), &local_size_x};
   if (specialised) {
     if (local_size_x == 0 || local_size_x > ctx.maxWorkgroupInvocations())
-      throw Error("pipeline " + name + ": workgroup size " + std::to_string(local_size_x) + " outside the device's 1.." +
-                  std::to_string(ctx.maxWorkgroupInvocations()));
+      throw Error("pipeline " + name + ": workgroup size " + std::to_string(local_size_x) +
+                  " outside the device's 1.." + std::to_string(ctx.maxWorkgroupInvocations()));
     ci.stage.pSpecializationInfo = &size_spec;
   }
-  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo required{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo required{
+      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
   if (full_subgroups && ctx.subgroupSizeControl()) {
     required.requiredSubgroupSize = ctx.info().subgroup_size;
     ci.stage.pNext = &required;
@@ -929,18 +1023,21 @@ ComputePipeline::~ComputePipeline() {
 void computeBarrier(VkCommandBuffer cmd) {
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_INDIRECT_COMMAND_READ_BIT |
-                     VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                     VK_ACCESS_INDIRECT_COMMAND_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                     VK_ACCESS_TRANSFER_WRITE_BIT;
   vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
-                       &mb, 0, nullptr, 0, nullptr);
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT |
+                           VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       0, 1, &mb, 0, nullptr, 0, nullptr);
 }
 
 void shaderBarrier(VkCommandBuffer cmd) {
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
   mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                       &mb, 0, nullptr, 0, nullptr);
 }
 
 }  // namespace sf::gpu

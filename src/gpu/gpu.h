@@ -5,8 +5,6 @@
 
 #include <volk.h>
 
-#include "core/error.h"
-
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -14,6 +12,8 @@
 #include <span>
 #include <string>
 #include <vector>
+
+#include "core/error.h"
 
 namespace sf::gpu {
 
@@ -128,8 +128,8 @@ class Context {
 
   // Validation messages of severity error seen so far: their count, every message in order (the first
   // kMaxKeptMessages are kept), and those from index `since` on as one text, one numbered message per line.
-  // The layer reports from whichever thread made the call, so the count and the report may be read while other
-  // threads work; validationMessages() only while none does.
+  // The layer reports from whichever thread made the call, so the count and the report may be read while
+  // other threads work; validationMessages() only while none does.
   static constexpr size_t kMaxKeptMessages = 1000;
   uint32_t validationErrors() const { return validation_errors_; }
   const std::vector<std::string>& validationMessages() const { return validation_messages_; }
@@ -150,17 +150,20 @@ class Context {
   Buffer createBuffer(VkDeviceSize size, bool host_visible, const std::string& name);
 
   // 2D device-local image with one view (colour or depth by `aspect`), for render targets.
-  Image createImage(uint32_t width, uint32_t height, VkFormat format, VkImageUsageFlags usage, VkImageAspectFlags aspect,
-                    const std::string& name);
+  Image createImage(uint32_t width, uint32_t height, VkFormat format, VkImageUsageFlags usage,
+                    VkImageAspectFlags aspect, const std::string& name);
 
   // Threads. A context has one queue, one command pool and one fence, and Vulkan requires the host to use
   // each from one thread at a time (recording into a command buffer uses its pool). begin() and submit() each
   // hold the context's lock while they run, so their own calls never meet another thread's; the work between
   // them (recording, and reading back what the submission wrote to a host-visible buffer) needs the caller to
   // hold lock() from before begin() until after the read-back, which every library entry point that records
-  // does (VulkanRenderer's renders, the neural executor's runs, the deform, hull, lift and trainer passes). The
-  // lock is recursive, so such an entry point may call another, and uncontended it costs one atomic operation.
-  [[nodiscard]] std::unique_lock<std::recursive_mutex> lock() const { return std::unique_lock<std::recursive_mutex>(mutex_); }
+  // does (VulkanRenderer's renders, the neural executor's runs, the deform, hull, lift and trainer passes).
+  // The lock is recursive, so such an entry point may call another, and uncontended it costs one atomic
+  // operation.
+  [[nodiscard]] std::unique_lock<std::recursive_mutex> lock() const {
+    return std::unique_lock<std::recursive_mutex>(mutex_);
+  }
 
   // Records into a fresh primary command buffer; submit() waits for completion. A lost device throws
   // DeviceLost, then and at every later submit (lost() is true from then on). Callers on a context that other
@@ -170,8 +173,8 @@ class Context {
   void submit(VkCommandBuffer cmd, const char* what = nullptr);
   bool lost() const { return lost_; }
   // Fault injection for the tests of recovery: the submit with this 1-based count (of this context's submits)
-  // and every later one fail as a lost device does (DeviceLost), after the work itself ran. 0: never. Set from
-  // SPLATFORGE_FAULT_DEVICE_LOST=N for the first context the process makes.
+  // and every later one fail as a lost device does (DeviceLost), after the work itself ran. 0: never. Set
+  // from SPLATFORGE_FAULT_DEVICE_LOST=N for the first context the process makes.
   void failSubmitsFrom(uint64_t count) { fail_from_submit_ = count; }
   uint64_t submits() const { return submits_; }
 
@@ -194,7 +197,8 @@ class Context {
   uint32_t max_push_constants_ = 128, max_shared_memory_ = 16384, max_workgroup_invocations_ = 128;
   double timestamp_period_ns_ = 1.0;
   bool buffer_int64_atomics_ = false;
-  bool validation_ = false, debug_utils_ = false, subgroup_size_control_ = false, graphics_ = false, dynamic_rendering_ = false;
+  bool validation_ = false, debug_utils_ = false, subgroup_size_control_ = false, graphics_ = false,
+       dynamic_rendering_ = false;
   // Counters that calls outside the lock touch too (a buffer made or freed on one thread while another
   // renders, a validation message from either) are atomic; the kept messages have their own mutex.
   std::atomic<uint32_t> validation_errors_{0};
@@ -246,11 +250,13 @@ struct Image {
 };
 
 // Layout transition of a whole image with a full barrier between the given stages and accesses.
-void imageBarrier(VkCommandBuffer cmd, const Image& image, VkImageAspectFlags aspect, VkImageLayout from, VkImageLayout to,
-                  VkPipelineStageFlags src_stage, VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access);
+void imageBarrier(VkCommandBuffer cmd, const Image& image, VkImageAspectFlags aspect, VkImageLayout from,
+                  VkImageLayout to, VkPipelineStageFlags src_stage, VkAccessFlags src_access,
+                  VkPipelineStageFlags dst_stage, VkAccessFlags dst_access);
 // The same for an image the layer does not own (a swapchain image).
-void imageBarrier(VkCommandBuffer cmd, VkImage image, VkImageAspectFlags aspect, VkImageLayout from, VkImageLayout to,
-                  VkPipelineStageFlags src_stage, VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access);
+void imageBarrier(VkCommandBuffer cmd, VkImage image, VkImageAspectFlags aspect, VkImageLayout from,
+                  VkImageLayout to, VkPipelineStageFlags src_stage, VkAccessFlags src_access,
+                  VkPipelineStageFlags dst_stage, VkAccessFlags dst_access);
 
 // A graphics pipeline for dynamic rendering (Vulkan 1.3): vertex + fragment shaders that pull their
 // vertices through device addresses (no vertex input state), triangle lists, no culling, depth test and
@@ -258,8 +264,10 @@ void imageBarrier(VkCommandBuffer cmd, VkImage image, VkImageAspectFlags aspect,
 // Push constants are visible to both stages.
 class GraphicsPipeline {
  public:
-  GraphicsPipeline(Context& ctx, std::span<const uint32_t> vertex_spirv, std::span<const uint32_t> fragment_spirv, uint32_t push_size,
-                   std::span<const VkFormat> color_formats, VkFormat depth_format, VkCompareOp depth_compare, const std::string& name);
+  GraphicsPipeline(Context& ctx, std::span<const uint32_t> vertex_spirv,
+                   std::span<const uint32_t> fragment_spirv, uint32_t push_size,
+                   std::span<const VkFormat> color_formats, VkFormat depth_format, VkCompareOp depth_compare,
+                   const std::string& name);
   ~GraphicsPipeline();
   GraphicsPipeline(const GraphicsPipeline&) = delete;
   GraphicsPipeline& operator=(const GraphicsPipeline&) = delete;

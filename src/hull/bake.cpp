@@ -1,12 +1,12 @@
 #include "hull/bake.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <map>
 #include <numbers>
 #include <random>
-#include <cctype>
 
 #include "core/covariance.h"
 #include "core/error.h"
@@ -19,12 +19,11 @@
 #include "io/file.h"
 #include "io/formats.h"
 #include "io/json.h"
-#include "render/mesh.h"
 #include "model/gltf_model.h"
+#include "render/mesh.h"
 
 namespace sf::hull {
 namespace {
-
 
 using Clock = std::chrono::steady_clock;
 
@@ -51,7 +50,8 @@ struct Splat {
 // Cameras of the belt: 72 azimuths x 5 elevations at the dataset's orbit radius.
 std::vector<float> beltElevations(const BakeOptions& o) {
   std::vector<float> e(5);
-  for (int k = 0; k < 5; ++k) e[static_cast<size_t>(k)] = o.belt_min + (o.belt_max - o.belt_min) * static_cast<float>(k) / 4.0f;
+  for (int k = 0; k < 5; ++k)
+    e[static_cast<size_t>(k)] = o.belt_min + (o.belt_max - o.belt_min) * static_cast<float>(k) / 4.0f;
   return e;
 }
 std::vector<Vec3> beltCameras(const BakeOptions& o) {
@@ -72,7 +72,6 @@ float percentile(std::vector<float> v, double q) {
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
   return v[k];
 }
-
 
 template <class Keep>
 size_t keepIf(std::vector<Splat>& splats, Keep keep) {
@@ -104,7 +103,9 @@ bool facesBelt(const std::vector<Vec3>& cams, Vec3 p, Vec3 n) {
 }
 
 // A splat's importance: opacity x area of its two main axes.
-float importance(const Splat& s) { return s.opacity * s.s0 * s.s1; }
+float importance(const Splat& s) {
+  return s.opacity * s.s0 * s.s1;
+}
 
 void checkBakeOptions(const BakeOptions& opt) {
   if (opt.budget == 0) throw Error("hull bake: the budget must be at least 1 splat");
@@ -168,7 +169,8 @@ std::vector<Splat> cloudSplats(const BakeOptions& opt, float scale, Vec3 offset)
     const float* dc = cloud.shOf(i).data();
     s.color = Vec3{std::clamp(0.5f + kShC0 * dc[0], 0.0f, 1.0f), std::clamp(0.5f + kShC0 * dc[1], 0.0f, 1.0f),
                    std::clamp(0.5f + kShC0 * dc[2], 0.0f, 1.0f)};
-    if (cloud.color_space == ColorSpace::kLinear) s.color = Vec3{linearToSrgb(s.color.x), linearToSrgb(s.color.y), linearToSrgb(s.color.z)};
+    if (cloud.color_space == ColorSpace::kLinear)
+      s.color = Vec3{linearToSrgb(s.color.x), linearToSrgb(s.color.y), linearToSrgb(s.color.z)};
     s.opacity = cloud.opacities[i];
   });
   return splats;
@@ -188,7 +190,9 @@ SurfaceSamples sampleSurface(const SourceMesh& src, const std::vector<Vec3>& cam
   double visible_area = 0;
   for (uint32_t f = 0; f < src.mesh.faces.size(); ++f) {
     const auto& t = src.mesh.faces[f];
-    if (facesBelt(cams, (src.mesh.positions[t[0]] + src.mesh.positions[t[1]] + src.mesh.positions[t[2]]) / 3.0f, faceNormal(src.mesh, f)))
+    if (facesBelt(cams,
+                  (src.mesh.positions[t[0]] + src.mesh.positions[t[1]] + src.mesh.positions[t[2]]) / 3.0f,
+                  faceNormal(src.mesh, f)))
       visible_area += faceArea(src.mesh, f);
   }
   const double total = cdf.back();
@@ -224,7 +228,8 @@ SurfaceSamples sampleSurface(const SourceMesh& src, const std::vector<Vec3>& cam
 void checkSplatValues(const std::vector<Splat>& splats, const std::string& source) {
   for (size_t i = 0; i < splats.size(); ++i) {
     const Splat& s = splats[i];
-    if (!std::isfinite(s.pos.x + s.pos.y + s.pos.z + s.s0 + s.s1 + s.opacity) || std::abs(s.pos.x) + std::abs(s.pos.y) + std::abs(s.pos.z) > 1e6f)
+    if (!std::isfinite(s.pos.x + s.pos.y + s.pos.z + s.s0 + s.s1 + s.opacity) ||
+        std::abs(s.pos.x) + std::abs(s.pos.y) + std::abs(s.pos.z) > 1e6f)
       throw Error(source + ": splat " + std::to_string(i) + " holds a non-finite or huge value");
   }
 }
@@ -273,12 +278,14 @@ float removeFloaters(std::vector<Splat>& splats, const std::vector<float>& dist,
   // cloud trained on cesium_man off as "detached" at 5x its median neighbour alone.
   double area = 0;
   for (size_t f = 0; f < mesh.faces.size(); ++f) area += triangleArea(mesh, f);
-  const float spacing = splats.empty() ? 0.0f : static_cast<float>(std::sqrt(area / static_cast<double>(splats.size())));
+  const float spacing =
+      splats.empty() ? 0.0f : static_cast<float>(std::sqrt(area / static_cast<double>(splats.size())));
   const float radius = std::max({5.0f * nn, 3.0f * spacing, 1e-4f});
   // Components of at least a tenth of the largest are parts, not floaters: keeping the largest alone dropped
   // whole pieces of models made of disjoint parts (6,346 of 7,161 splats of the interpolation sample).
   const std::vector<uint8_t> main = mainComponent(centres, radius, 0.1f);
-  const std::vector<uint16_t> misses = silhouetteMisses(bvh, centres, beltElevations(opt), kSpl2CameraDistance, opt.silhouette_tolerance);
+  const std::vector<uint16_t> misses =
+      silhouetteMisses(bvh, centres, beltElevations(opt), kSpl2CameraDistance, opt.silhouette_tolerance);
   // The fourth pass, over the training views: a disc on nothing but background in some view. Its radius is
   // where the splat's alpha falls to 1/255: sigma * sqrt(2 ln(255 opacity)) of its larger axis.
   std::vector<uint8_t> in_air(splats.size(), 0);
@@ -286,14 +293,19 @@ float removeFloaters(std::vector<Splat>& splats, const std::vector<float>& dist,
   if (rep.dataset_pass) {
     std::vector<float> radii(splats.size());
     for (size_t i = 0; i < splats.size(); ++i)
-      radii[i] = std::max(splats[i].s0, splats[i].s1) * std::sqrt(std::max(2.0f * std::log(255.0f * splats[i].opacity), 0.0f));
+      radii[i] = std::max(splats[i].s0, splats[i].s1) *
+                 std::sqrt(std::max(2.0f * std::log(255.0f * splats[i].opacity), 0.0f));
     in_air = datasetFloaters(centres, radii, opt.views);
   }
   for (size_t i = 0; i < splats.size(); ++i) {
-    if (far[i]) ++rep.floaters_distance;
-    else if (!main[i]) ++rep.floaters_connectivity;
-    else if (misses[i]) ++rep.floaters_silhouette;
-    else if (in_air[i]) ++rep.floaters_dataset;
+    if (far[i])
+      ++rep.floaters_distance;
+    else if (!main[i])
+      ++rep.floaters_connectivity;
+    else if (misses[i])
+      ++rep.floaters_silhouette;
+    else if (in_air[i])
+      ++rep.floaters_dataset;
   }
   keepIf(splats, [&](size_t i) { return !far[i] && main[i] && misses[i] == 0 && !in_air[i]; });
   return radius;
@@ -315,7 +327,8 @@ size_t keepMostImportant(std::vector<Splat>& splats, size_t budget) {
 // one number, then the shell in its order. Returns the core's size.
 size_t orderCoreFirst(std::vector<Splat>& splats, float core_opacity) {
   std::vector<size_t> core_idx, shell_idx;
-  for (size_t i = 0; i < splats.size(); ++i) (splats[i].opacity > core_opacity ? core_idx : shell_idx).push_back(i);
+  for (size_t i = 0; i < splats.size(); ++i)
+    (splats[i].opacity > core_opacity ? core_idx : shell_idx).push_back(i);
   std::stable_sort(core_idx.begin(), core_idx.end(),
                    [&](size_t a, size_t b) { return importance(splats[a]) > importance(splats[b]); });
   std::vector<size_t> order = core_idx;
@@ -358,7 +371,8 @@ PartTable groupParts(const SourceMesh& src) {
     std::map<std::string, double> area;
     std::vector<std::string> keys(src.draw_name.size());
     for (size_t d = 0; d < keys.size(); ++d) keys[d] = key_of(d);
-    for (uint32_t f = 0; f < src.mesh.faces.size(); ++f) area[keys[src.face_draw[f]]] += faceArea(src.mesh, f);
+    for (uint32_t f = 0; f < src.mesh.faces.size(); ++f)
+      area[keys[src.face_draw[f]]] += faceArea(src.mesh, f);
     return std::make_pair(keys, area);
   };
   auto [keys, area] = group([&](size_t d) { return src.draw_name[d]; });
@@ -367,7 +381,8 @@ PartTable groupParts(const SourceMesh& src) {
       const int m = src.draw_material[d];
       return m < 0 ? std::string("no material") : "material " + std::to_string(m);
     });
-    if (by_material.second.size() <= kMaxParts || by_material.second.size() < area.size()) keys = by_material.first, area = by_material.second;
+    if (by_material.second.size() <= kMaxParts || by_material.second.size() < area.size())
+      keys = by_material.first, area = by_material.second;
   }
   std::vector<std::pair<double, std::string>> ranked;
   for (const auto& [k, a] : area) ranked.emplace_back(-a, k);
@@ -376,8 +391,10 @@ PartTable groupParts(const SourceMesh& src) {
   for (size_t r = 0; r < ranked.size(); ++r) {
     const int p = static_cast<int>(std::min<size_t>(r, kMaxParts - 1));
     id[ranked[r].second] = p;
-    if (static_cast<size_t>(p) == out.part_names.size()) out.part_names.push_back(ranked[r].second);
-    else if (r >= kMaxParts) out.part_names.back() = "rest";
+    if (static_cast<size_t>(p) == out.part_names.size())
+      out.part_names.push_back(ranked[r].second);
+    else if (r >= kMaxParts)
+      out.part_names.back() = "rest";
   }
   for (size_t d = 0; d < keys.size(); ++d) out.draw_part[d] = id[keys[d]];
   return out;
@@ -416,7 +433,8 @@ void fillBlocks(Spl2Hull& h, const std::vector<Splat>& splats, size_t n_core, co
     b.normal[k] = s.normal;
     b.color[k] = s.color;
     b.opacity[k] = s.opacity;
-    b.attrs[k] = {static_cast<float>(std::lround(std::clamp(ch.ao[i], 0.0f, 1.0f) * 255.0f)), static_cast<float>(ch.parts[i] * 16 + ch.emission[i]), 0.0f,
+    b.attrs[k] = {static_cast<float>(std::lround(std::clamp(ch.ao[i], 0.0f, 1.0f) * 255.0f)),
+                  static_cast<float>(ch.parts[i] * 16 + ch.emission[i]), 0.0f,
                   static_cast<float>(hash32(seed * 0x9e3779b9U + static_cast<uint32_t>(i)) & 255u)};
   }
 }
@@ -439,7 +457,9 @@ void addNamedPoints(nlohmann::json& meta, const SourceMesh& src, const std::stri
   for (size_t n = 0; n < doc.nodes.size(); ++n) {
     const std::string& name = doc.nodes[n].name;
     const std::string low = lower(name);
-    if (name.empty() || std::none_of(words.begin(), words.end(), [&](const std::string& w) { return low.find(w) != std::string::npos; })) continue;
+    if (name.empty() || std::none_of(words.begin(), words.end(),
+                                     [&](const std::string& w) { return low.find(w) != std::string::npos; }))
+      continue;
     const Mat4& world = src.node_to_model[n];
     const Vec3 p = transformPoint(world, Vec3{}) * src.scale + src.offset;
     const Vec3 z = normalize(world.linear() * Vec3{0, 0, 1});
@@ -465,7 +485,8 @@ nlohmann::json partBoxes(const std::vector<Splat>& splats, const std::vector<uin
         ++count;
       }
     nlohmann::json box = {{"part", p}, {"name", part_names[p]}, {"splats", count}};
-    if (count) box["min"] = nlohmann::json::parse(jsonVec(bl)), box["max"] = nlohmann::json::parse(jsonVec(bh));
+    if (count)
+      box["min"] = nlohmann::json::parse(jsonVec(bl)), box["max"] = nlohmann::json::parse(jsonVec(bh));
     boxes.push_back(box);
   }
   return boxes;
@@ -481,8 +502,11 @@ nlohmann::json reportJson(const BakeReport& rep) {
   stats["flipped_splat_share"] = rep.flipped_splat_share;
   stats["input_splats"] = rep.input_splats;
   stats["sampled"] = rep.sampled;
-  stats["floaters"] = {{"distance", rep.floaters_distance}, {"connectivity", rep.floaters_connectivity}, {"silhouette", rep.floaters_silhouette},
-                       {"dataset", rep.dataset_pass ? nlohmann::json(rep.floaters_dataset) : nlohmann::json(nullptr)}};
+  stats["floaters"] = {
+      {"distance", rep.floaters_distance},
+      {"connectivity", rep.floaters_connectivity},
+      {"silhouette", rep.floaters_silhouette},
+      {"dataset", rep.dataset_pass ? nlohmann::json(rep.floaters_dataset) : nlohmann::json(nullptr)}};
   stats["distance_p50"] = rep.distance_p50;
   stats["distance_p99"] = rep.distance_p99;
   stats["belly_culled"] = rep.belly_culled;
@@ -506,7 +530,9 @@ nlohmann::json bakeMeta(const std::string& model_path, const BakeOptions& opt, c
   meta["version"] = 1;
   meta["source"] = model_path;
   meta["cube"] = kCube;
-  meta["normalization"] = {{"scale", src.scale}, {"offset", nlohmann::json::parse(jsonVec(src.offset))}, {"rule", "p_hull = p_source * scale + offset"}};
+  meta["normalization"] = {{"scale", src.scale},
+                           {"offset", nlohmann::json::parse(jsonVec(src.offset))},
+                           {"rule", "p_hull = p_source * scale + offset"}};
   meta["belt_deg"] = {opt.belt_min, opt.belt_max};
   meta["buckets"] = kSpl2Buckets;
   meta["camera_distance"] = kSpl2CameraDistance;
@@ -535,10 +561,11 @@ BakeResult bakeHull(const std::string& model_path, const BakeOptions& opt) {
   // 2. Winding repair per connected component.
   const WindingReport wr = repairWinding(src.mesh);
   rep.components = wr.components, rep.flipped_components = wr.flipped_components;
-  rep.flipped_face_share = wr.faces ? static_cast<double>(wr.flipped_faces) / static_cast<double>(wr.faces) : 0.0;
+  rep.flipped_face_share =
+      wr.faces ? static_cast<double>(wr.flipped_faces) / static_cast<double>(wr.faces) : 0.0;
   const MeshBvh bvh(src.mesh);
-  stage("winding", std::to_string(wr.flipped_components) + " of " + std::to_string(wr.components) + " components flipped (" +
-                       std::to_string(wr.flipped_faces) + " faces)");
+  stage("winding", std::to_string(wr.flipped_components) + " of " + std::to_string(wr.components) +
+                       " components flipped (" + std::to_string(wr.flipped_faces) + " faces)");
 
   // 3. The splats: a trained file, or samples of the surface.
   std::vector<Splat> splats;
@@ -553,38 +580,48 @@ BakeResult bakeHull(const std::string& model_path, const BakeOptions& opt) {
     splats = std::move(samples.splats);
     rep.sampled = true;
     rep.input_splats = splats.size();
-    stage("splats", std::to_string(splats.size()) + " sampled on the surface (sigma " + std::to_string(samples.sigma) + ")");
+    stage("splats", std::to_string(splats.size()) + " sampled on the surface (sigma " +
+                        std::to_string(samples.sigma) + ")");
   }
   checkSplatValues(splats, splat_source.empty() ? model_path : splat_source);
 
   // 4. Normal snap to the nearest face; distances for the floater sign.
   const NormalSnap snap = snapNormals(splats, src.mesh, bvh, wr);
-  rep.flipped_splat_share = splats.empty() ? 0.0 : static_cast<double>(snap.flipped) / static_cast<double>(splats.size());
+  rep.flipped_splat_share =
+      splats.empty() ? 0.0 : static_cast<double>(snap.flipped) / static_cast<double>(splats.size());
   rep.distance_p50 = percentile(snap.distance, 0.5), rep.distance_p99 = percentile(snap.distance, 0.99);
-  stage("normals", std::to_string(snap.flipped) + " splats snapped to a face whose winding was repaired; distance p50 " + std::to_string(rep.distance_p50) +
-                       " p99 " + std::to_string(rep.distance_p99));
+  stage("normals", std::to_string(snap.flipped) +
+                       " splats snapped to a face whose winding was repaired; distance p50 " +
+                       std::to_string(rep.distance_p50) + " p99 " + std::to_string(rep.distance_p99));
 
   // 5. Floaters: far from the mesh, detached from the main component, sticking out of a silhouette, on
   // background in a training view.
   const float link_radius = removeFloaters(splats, snap.distance, src.mesh, bvh, opt, rep);
-  stage("floaters", std::to_string(rep.floaters_distance) + " by distance (> " + std::to_string(opt.floater_distance) + "), " +
-                        std::to_string(rep.floaters_connectivity) + " detached (link radius " + std::to_string(link_radius) + "), " +
-                        std::to_string(rep.floaters_silhouette) + " outside a silhouette" +
-                        (rep.dataset_pass ? ", " + std::to_string(rep.floaters_dataset) + " on background in a training view"
-                                          : std::string(", no training views (the dataset pass did not run)")));
+  stage("floaters",
+        std::to_string(rep.floaters_distance) + " by distance (> " + std::to_string(opt.floater_distance) +
+            "), " + std::to_string(rep.floaters_connectivity) + " detached (link radius " +
+            std::to_string(link_radius) + "), " + std::to_string(rep.floaters_silhouette) +
+            " outside a silhouette" +
+            (rep.dataset_pass
+                 ? ", " + std::to_string(rep.floaters_dataset) + " on background in a training view"
+                 : std::string(", no training views (the dataset pass did not run)")));
 
   // 6. Belly cull, then the budget by importance (opacity x area of the two main axes).
-  rep.belly_culled = keepIf(splats, [&](size_t i) { return facesBelt(cams, splats[i].pos, splats[i].normal); });
+  rep.belly_culled =
+      keepIf(splats, [&](size_t i) { return facesBelt(cams, splats[i].pos, splats[i].normal); });
   rep.over_budget = keepMostImportant(splats, opt.budget);
-  if (splats.empty()) throw Error(model_path + ": no splat left after the floater cleanup and the belly cull");
-  stage("belly", std::to_string(rep.belly_culled) + " facing no camera of the belt " + std::to_string(opt.belt_min) + "-" +
-                     std::to_string(opt.belt_max) + " deg; " + std::to_string(rep.over_budget) + " over the budget");
+  if (splats.empty())
+    throw Error(model_path + ": no splat left after the floater cleanup and the belly cull");
+  stage("belly", std::to_string(rep.belly_culled) + " facing no camera of the belt " +
+                     std::to_string(opt.belt_min) + "-" + std::to_string(opt.belt_max) + " deg; " +
+                     std::to_string(rep.over_budget) + " over the budget");
 
   // 7. Core / shell split; the core in importance order so that LOD is one number.
   const size_t n_core = orderCoreFirst(splats, opt.core_opacity);
   rep.core = n_core, rep.shell = splats.size() - n_core;
   const std::vector<Vec3> centres = positionsOf(splats);
-  stage("split", std::to_string(rep.core) + " core, " + std::to_string(rep.shell) + " shell (opacity > " + std::to_string(opt.core_opacity) + ")");
+  stage("split", std::to_string(rep.core) + " core, " + std::to_string(rep.shell) + " shell (opacity > " +
+                     std::to_string(opt.core_opacity) + ")");
 
   // 8. Channels: ambient occlusion, emission by rarity, part id.
   std::vector<Vec3> normals(splats.size()), colors(splats.size());
@@ -595,23 +632,27 @@ BakeResult bakeHull(const std::string& model_path, const BakeOptions& opt) {
   const PartTable parts = groupParts(src);
   rep.parts = parts.part_names.size();
   ch.parts.resize(splats.size());
-  for (size_t i = 0; i < splats.size(); ++i) ch.parts[i] = static_cast<uint8_t>(parts.draw_part[src.face_draw[splats[i].face]]);
-  stage("channels", "ao " + std::to_string(opt.ao_rays) + " rays within " + std::to_string(opt.ao_distance) + "; " + std::to_string(rep.emissive) +
-                        " emissive; " + std::to_string(rep.parts) + " parts");
+  for (size_t i = 0; i < splats.size(); ++i)
+    ch.parts[i] = static_cast<uint8_t>(parts.draw_part[src.face_draw[splats[i].face]]);
+  stage("channels", "ao " + std::to_string(opt.ao_rays) + " rays within " + std::to_string(opt.ao_distance) +
+                        "; " + std::to_string(rep.emissive) + " emissive; " + std::to_string(rep.parts) +
+                        " parts");
 
   // 9. Materials and chunks.
   const MaterialRecipe recipe = loadRecipe(opt.materials);
   const float link = std::max(3.0f * medianNearestNeighbour(centres), 1e-4f);
   const std::vector<uint8_t> materials = classifyMaterials(colors, centres, recipe, link, 2);
   std::vector<float> areas(splats.size());
-  for (size_t i = 0; i < splats.size(); ++i) areas[i] = std::numbers::pi_v<float> * splats[i].s0 * splats[i].s1;
+  for (size_t i = 0; i < splats.size(); ++i)
+    areas[i] = std::numbers::pi_v<float> * splats[i].s0 * splats[i].s1;
   ChunkOptions copt;
   copt.target_size = opt.chunk_size;
   copt.seed = opt.seed;
   copt.max_chunks = kSpl2MaxChunks;
   const ChunkResult chunks = buildChunks(centres, areas, materials, ch.parts, link, copt);
   rep.chunks = static_cast<size_t>(chunks.chunk_count);
-  stage("chunks", std::to_string(rep.chunks) + " chunks (about " + std::to_string(opt.chunk_size) + " splats each), recipe '" + recipe.name + "'");
+  stage("chunks", std::to_string(rep.chunks) + " chunks (about " + std::to_string(opt.chunk_size) +
+                      " splats each), recipe '" + recipe.name + "'");
 
   // 10. The file: blocks, orders, CHNK.
   Spl2Hull& h = result.hull;

@@ -1,5 +1,4 @@
 #include "hull/chunks.h"
-#include "hull/point_grid.h"
 
 #include <algorithm>
 #include <array>
@@ -12,9 +11,10 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/random.h"
-#include "render/mesh.h"
+#include "hull/point_grid.h"
 #include "io/json.h"
 #include "io/spl2.h"
+#include "render/mesh.h"
 
 namespace sf::hull {
 
@@ -27,7 +27,9 @@ constexpr size_t kGrain = 2048;  // splats per parallel range
 // ---- Colour --------------------------------------------------------------------------------------------
 
 // sRGB decode of a value clamped to [0, 1] (NaN as 0).
-float decode(float c) { return srgbToLinear(c > 0 ? std::min(c, 1.0f) : 0.0f); }
+float decode(float c) {
+  return srgbToLinear(c > 0 ? std::min(c, 1.0f) : 0.0f);
+}
 
 // Oklab (Björn Ottosson, 2020) of a display-encoded sRGB colour.
 Vec3 oklab(Vec3 srgb) {
@@ -46,7 +48,9 @@ uint64_t hash3(uint64_t a, uint64_t b, uint64_t c) {
   return mix64(mix64(splitmix64(a) ^ b) + 0x632be59bd9b4e019ull * (c + 1));
 }
 
-double unit(uint64_t h) { return unitDouble(h); }  // [0, 1)
+double unit(uint64_t h) {
+  return unitDouble(h);
+}  // [0, 1)
 
 class Rng {
  public:
@@ -58,7 +62,6 @@ class Rng {
 };
 
 // ---- Neighbours -----------------------------------------------------------------------------------------
-
 
 // ---- Recipes --------------------------------------------------------------------------------------------
 
@@ -91,7 +94,9 @@ std::string indexPath(const char* array, size_t index) {
 
 }  // namespace
 
-const char* materialName(int material) { return spl2MaterialName(material); }
+const char* materialName(int material) {
+  return spl2MaterialName(material);
+}
 
 MaterialRecipe builtinRecipe(const std::string& name) {
   MaterialRecipe r;

@@ -1,5 +1,4 @@
 #include "hull/destruction.h"
-#include "hull/point_grid.h"
 
 #include <algorithm>
 #include <array>
@@ -13,8 +12,9 @@
 
 #include "core/covariance.h"
 #include "core/error.h"
-#include "core/random.h"
 #include "core/gaussian_cloud.h"
+#include "core/random.h"
+#include "hull/point_grid.h"
 
 namespace sf::hull {
 
@@ -22,15 +22,16 @@ namespace {
 
 constexpr uint32_t kMaxLevel = SF_HULL_MAX_LEVEL;
 constexpr int kParts = SF_HULL_PARTS;
-constexpr size_t kMaxNeighbours = 24;     // per slot, the nearest kept (a dense patch must not cost O(n^2))
-constexpr float kTargetNeighbours = 12;   // the support radius is calibrated for this mean neighbour count
-constexpr float kRibSpacing = 0.08f;      // frame lattice pitch, hull units (fixed: ribs of all chunks line up)
-constexpr float kRibHalfWidth = 0.07f;    // half-width of a rib, in pitches
+constexpr size_t kMaxNeighbours = 24;    // per slot, the nearest kept (a dense patch must not cost O(n^2))
+constexpr float kTargetNeighbours = 12;  // the support radius is calibrated for this mean neighbour count
+constexpr float kRibSpacing = 0.08f;    // frame lattice pitch, hull units (fixed: ribs of all chunks line up)
+constexpr float kRibHalfWidth = 0.07f;  // half-width of a rib, in pitches
 constexpr float kDebrisSize = 0.6f;
 constexpr float kHotShare = 0.08f, kSparkShare = 0.015f;
 constexpr Vec3 kUp{0, 1, 0};  // glTF +y
 
-// ---- Random numbers: stateless hashes, so a value depends only on (seed, event, slot, purpose) ---------------
+// ---- Random numbers: stateless hashes, so a value depends only on (seed, event, slot, purpose)
+// ---------------
 
 uint64_t hash4(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
   uint64_t h = splitmix64(a);
@@ -39,10 +40,20 @@ uint64_t hash4(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
   return mix64(h ^ (d + 0xd6e8feb86659fd93ull));
 }
 
-float unitOf(uint64_t h) { return unitFloat(h); }  // [0, 1)
+float unitOf(uint64_t h) {
+  return unitFloat(h);
+}  // [0, 1)
 
 // Purposes of the hashes (the last argument), so that two draws for one slot are independent.
-enum Salt : uint64_t { kSaltDebris = 1, kSaltVelocity, kSaltHot, kSaltTone, kSaltChip, kSaltBody, kSaltCrack };
+enum Salt : uint64_t {
+  kSaltDebris = 1,
+  kSaltVelocity,
+  kSaltHot,
+  kSaltTone,
+  kSaltChip,
+  kSaltBody,
+  kSaltCrack
+};
 
 Vec3 unitVector(uint64_t h) {  // uniform on the sphere
   const float z = 2.0f * unitOf(h) - 1.0f;
@@ -51,7 +62,9 @@ Vec3 unitVector(uint64_t h) {  // uniform on the sphere
   return {s * std::cos(a), s * std::sin(a), z};
 }
 
-bool finite(Vec3 v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); }
+bool finite(Vec3 v) {
+  return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z);
+}
 
 Vec3 anyPerpendicular(Vec3 v) {
   const Vec3 a{std::fabs(v.x), std::fabs(v.y), std::fabs(v.z)};
@@ -68,24 +81,34 @@ float lineDistance2(Vec3 p, Vec3 origin, Vec3 dir, float* t) {
   return dot(off, off);
 }
 
-// An integer count from a float product, clamped to [0, limit] before the cast (a huge damage must not overflow).
+// An integer count from a float product, clamped to [0, limit] before the cast (a huge damage must not
+// overflow).
 size_t countOf(double value, size_t limit) {
   if (!(value > 0)) return 0;
   return static_cast<size_t>(std::llround(std::min(value, static_cast<double>(limit))));
 }
 
-uint32_t levelOf(const HullSlot& s) { return s.flags & SF_HULL_LEVEL_MASK; }
-uint32_t kindOf(const HullSlot& s) { return (s.flags & SF_HULL_KIND_MASK) >> SF_HULL_KIND_SHIFT; }
-uint32_t kindBits(uint32_t kind) { return kind << SF_HULL_KIND_SHIFT; }
+uint32_t levelOf(const HullSlot& s) {
+  return s.flags & SF_HULL_LEVEL_MASK;
+}
+uint32_t kindOf(const HullSlot& s) {
+  return (s.flags & SF_HULL_KIND_MASK) >> SF_HULL_KIND_SHIFT;
+}
+uint32_t kindBits(uint32_t kind) {
+  return kind << SF_HULL_KIND_SHIFT;
+}
 
 void setVec(float* out, Vec3 v) {
   out[0] = v.x;
   out[1] = v.y;
   out[2] = v.z;
 }
-Vec3 vecOf(const float* v) { return {v[0], v[1], v[2]}; }
+Vec3 vecOf(const float* v) {
+  return {v[0], v[1], v[2]};
+}
 
-// ---- Neighbours ---------------------------------------------------------------------------------------------
+// ---- Neighbours
+// ---------------------------------------------------------------------------------------------
 
 float channelByte(float v) {  // a baked channel as an integer in [0, 255] (NaN as 0)
   return v > 0 ? std::min(std::floor(v), 255.0f) : 0.0f;
@@ -93,7 +116,8 @@ float channelByte(float v) {  // a baked channel as an integer in [0, 255] (NaN 
 
 }  // namespace
 
-// ---- Names --------------------------------------------------------------------------------------------------
+// ---- Names
+// --------------------------------------------------------------------------------------------------
 
 HitKind parseHitKind(const std::string& text) {
   if (text == "shot") return HitKind::kShot;
@@ -106,11 +130,16 @@ HitKind parseHitKind(const std::string& text) {
 
 const char* hitKindName(HitKind kind) {
   switch (kind) {
-    case HitKind::kShot: return "shot";
-    case HitKind::kBlast: return "blast";
-    case HitKind::kEpicenter: return "epicenter";
-    case HitKind::kMelee: return "melee";
-    case HitKind::kPierce: return "pierce";
+    case HitKind::kShot:
+      return "shot";
+    case HitKind::kBlast:
+      return "blast";
+    case HitKind::kEpicenter:
+      return "epicenter";
+    case HitKind::kMelee:
+      return "melee";
+    case HitKind::kPierce:
+      return "pierce";
   }
   return "unknown";
 }
@@ -125,10 +154,14 @@ Weapon parseWeapon(const std::string& text) {
 
 const char* weaponName(Weapon weapon) {
   switch (weapon) {
-    case Weapon::kNone: return "none";
-    case Weapon::kCannon: return "cannon";
-    case Weapon::kMortar: return "mortar";
-    case Weapon::kRailgun: return "railgun";
+    case Weapon::kNone:
+      return "none";
+    case Weapon::kCannon:
+      return "cannon";
+    case Weapon::kMortar:
+      return "mortar";
+    case Weapon::kRailgun:
+      return "railgun";
   }
   return "unknown";
 }
@@ -137,21 +170,28 @@ std::string HullEvent::describe() const {
   const std::string i = std::to_string(index);
   const std::string percent = std::to_string(std::lround(std::clamp(share, 0.0f, 1.0f) * 100.0f));
   switch (type) {
-    case kPartDisabled: return "part " + i + " disabled (" + percent + "% knocked)";
-    case kPartRestored: return "part " + i + " restored (" + percent + "% knocked)";
-    case kChunkCracked: return "chunk " + i + " cracked";
-    case kChunkTorn: return "chunk " + i + " torn off (" + std::to_string(slots) + " slots)";
-    case kIslandDetached: return "island at slot " + i + " detached (" + std::to_string(slots) + " slots)";
+    case kPartDisabled:
+      return "part " + i + " disabled (" + percent + "% knocked)";
+    case kPartRestored:
+      return "part " + i + " restored (" + percent + "% knocked)";
+    case kChunkCracked:
+      return "chunk " + i + " cracked";
+    case kChunkTorn:
+      return "chunk " + i + " torn off (" + std::to_string(slots) + " slots)";
+    case kIslandDetached:
+      return "island at slot " + i + " detached (" + std::to_string(slots) + " slots)";
     case kGunSilenced: {
       char at[32];
       std::snprintf(at, sizeof at, "%.2f", time);
-      return "gun " + i + " silent: fire at " + at + " s consumed (part " + std::to_string(slots) + " disabled, " + percent + "% knocked)";
+      return "gun " + i + " silent: fire at " + at + " s consumed (part " + std::to_string(slots) +
+             " disabled, " + percent + "% knocked)";
     }
   }
   return "event " + i;
 }
 
-// ---- Rest records -------------------------------------------------------------------------------------------
+// ---- Rest records
+// -------------------------------------------------------------------------------------------
 
 std::vector<HullRest> hullRestRecords(const Spl2Hull& hull) {
   const size_t n = hull.size();
@@ -179,10 +219,12 @@ std::vector<HullRest> hullRestRecords(const Spl2Hull& hull) {
   return out;
 }
 
-// ---- State --------------------------------------------------------------------------------------------------
+// ---- State
+// --------------------------------------------------------------------------------------------------
 
 struct Destruction::Impl {
-  // A healing slot's lerp: its state when its hole began to heal, and the way from there to its original record.
+  // A healing slot's lerp: its state when its hole began to heal, and the way from there to its original
+  // record.
   struct Lerp {
     uint32_t i = 0, level = 0, flags = 0;
     Vec3 position, color;        // the start
@@ -209,9 +251,9 @@ struct Destruction::Impl {
   std::vector<uint32_t> chunk;
 
   std::vector<HullSlot> slots, initial;  // initial: the hull slots' original records
-  std::vector<uint8_t> levels;           // the hull slots' levels (as in their flags), for the neighbourhood checks
+  std::vector<uint8_t> levels;  // the hull slots' levels (as in their flags), for the neighbourhood checks
   HullSlot off{};
-  std::vector<double> pool_end;  // debris: when it goes off
+  std::vector<double> pool_end;    // debris: when it goes off
   std::vector<uint8_t> pool_kind;  // the pool slots' kinds (as in their flags), for the pool's scans
   size_t pool_off = 0;             // pool slots off
   size_t pool_cursor = 0;
@@ -222,13 +264,14 @@ struct Destruction::Impl {
   std::vector<std::vector<uint32_t>> body_slots;
 
   std::vector<std::vector<uint32_t>> nbr;
-  std::vector<uint32_t> adj_start, adj;  // nbr flattened: slot i's neighbours are adj[adj_start[i] .. adj_start[i + 1])
+  std::vector<uint32_t> adj_start,
+      adj;  // nbr flattened: slot i's neighbours are adj[adj_start[i] .. adj_start[i + 1])
   float radius = 0, spacing = 0;
   Vec3 centroid;
-  // The hit searches' bounds (built once): the rest positions' grid (cell: the support radius), and by_height,
-  // the slots by descending height (ties by index) with their x and z. `searchable` when every rest position is
-  // finite; a search is bounded by the grid while its reach stays below `full_reach` (the rest box's diagonal),
-  // and otherwise scans every slot.
+  // The hit searches' bounds (built once): the rest positions' grid (cell: the support radius), and
+  // by_height, the slots by descending height (ties by index) with their x and z. `searchable` when every
+  // rest position is finite; a search is bounded by the grid while its reach stays below `full_reach` (the
+  // rest box's diagonal), and otherwise scans every slot.
   struct Column {
     float x, z;
     uint32_t i;
@@ -286,7 +329,9 @@ struct Destruction::Impl {
   // -- helpers
   uint64_t rnd(uint64_t slot, uint64_t salt) const { return hash4(opt.seed, hit_count, slot, salt); }
   uint32_t level(uint32_t i) const { return levels[i]; }
-  std::span<const uint32_t> around(uint32_t i) const { return {adj.data() + adj_start[i], adj.data() + adj_start[i + 1]}; }
+  std::span<const uint32_t> around(uint32_t i) const {
+    return {adj.data() + adj_start[i], adj.data() + adj_start[i + 1]};
+  }
   Vec3 layerColor(uint32_t i, uint32_t lvl) const;
   uint32_t coreFlags(uint32_t i) const;
   void touch(uint32_t i);
@@ -299,7 +344,8 @@ struct Destruction::Impl {
   void spawnDebris(uint32_t i, Vec3 position, Vec3 velocity, double time);
   Vec3 debrisVelocity(uint32_t i, Vec3 dir, Vec3 bias, float speed_scale) const;
   bool knock(uint32_t i, double time, float debris_prob, Vec3 dir, Vec3 bias);
-  size_t spawnBody(const std::vector<uint32_t>& members, Vec3 pivot, Vec3 velocity, double time, uint64_t salt);
+  size_t spawnBody(const std::vector<uint32_t>& members, Vec3 pivot, Vec3 velocity, double time,
+                   uint64_t salt);
 
   // -- hits
   bool bounded(Vec3 at, float reach) const;
@@ -326,7 +372,8 @@ Destruction::Impl::Impl(const Spl2Hull& h, const DestructionOptions& o) : hull(&
   pool = o.debris_pool;
   if (h.has_chunks && (h.chunk_of.size() != n || h.material_of.size() != n))
     throw Error("destruction: the hull's CHNK tail has " + std::to_string(h.chunk_of.size()) + " chunk and " +
-                std::to_string(h.material_of.size()) + " material entries for " + std::to_string(n) + " splats");
+                std::to_string(h.material_of.size()) + " material entries for " + std::to_string(n) +
+                " splats");
   if (n > (size_t{1} << 31)) throw Error("destruction: too many splats");
   rest = hullRestRecords(h);
   rest_pos.resize(n);
@@ -363,7 +410,8 @@ Destruction::Impl::Impl(const Spl2Hull& h, const DestructionOptions& o) : hull(&
     initial[i] = s;
   }
   if (n > 0)
-    centroid = {static_cast<float>(sum[0] / static_cast<double>(n)), static_cast<float>(sum[1] / static_cast<double>(n)),
+    centroid = {static_cast<float>(sum[0] / static_cast<double>(n)),
+                static_cast<float>(sum[1] / static_cast<double>(n)),
                 static_cast<float>(sum[2] / static_cast<double>(n))};
   last_point = centroid;
   off = HullSlot{};
@@ -387,10 +435,10 @@ Destruction::Impl::Impl(const Spl2Hull& h, const DestructionOptions& o) : hull(&
   buildSearch();
 }
 
-// The support radius: the hull's splats lie on a surface, so the count within r grows about as r^2; start from
-// the bounding box's volume per splat and rescale a few times on a fixed sample until the mean count is near the
-// target. Then each slot keeps its nearest kMaxNeighbours, and an edge stays only when both ends keep it (the
-// graph is symmetric, which the island flood relies on).
+// The support radius: the hull's splats lie on a surface, so the count within r grows about as r^2; start
+// from the bounding box's volume per splat and rescale a few times on a fixed sample until the mean count is
+// near the target. Then each slot keeps its nearest kMaxNeighbours, and an edge stays only when both ends
+// keep it (the graph is symmetric, which the island flood relies on).
 void Destruction::Impl::buildSupport() {
   nbr.assign(n, {});
   adj_start.assign(n + 1, 0);
@@ -407,7 +455,8 @@ void Destruction::Impl::buildSupport() {
     }
   const Vec3 ext = hi - lo;
   const float big = std::max({ext.x, ext.y, ext.z, 1e-6f});
-  const float volume = std::max(ext.x, big * 1e-3f) * std::max(ext.y, big * 1e-3f) * std::max(ext.z, big * 1e-3f);
+  const float volume =
+      std::max(ext.x, big * 1e-3f) * std::max(ext.y, big * 1e-3f) * std::max(ext.z, big * 1e-3f);
   float r = 2.0f * std::cbrt(volume / static_cast<float>(n));
   const size_t sample_stride = std::max<size_t>(1, n / 512);
   for (int round = 0; round < 8; ++round) {
@@ -451,10 +500,10 @@ void Destruction::Impl::buildSupport() {
   spacing = r * std::sqrt(3.14159265f / mean);
 }
 
-// Per slot: the inward direction (-normal mixed a quarter toward the centroid: deep layers converge instead of
-// crossing on thin curved parts) and the step, the local thickness / (levels + 1) so that the core stays in front
-// of the far wall. Thickness: the first splat of the far wall along the inward ray (its normal along the ray),
-// found by sampling the support grid at one radius per step, out to the deepest step allowed.
+// Per slot: the inward direction (-normal mixed a quarter toward the centroid: deep layers converge instead
+// of crossing on thin curved parts) and the step, the local thickness / (levels + 1) so that the core stays
+// in front of the far wall. Thickness: the first splat of the far wall along the inward ray (its normal along
+// the ray), found by sampling the support grid at one radius per step, out to the deepest step allowed.
 void Destruction::Impl::buildOnion() {
   inward.resize(n);
   step.resize(n);
@@ -533,12 +582,14 @@ void Destruction::Impl::buildSearch() {
   }
 }
 
-// ---- Layers -------------------------------------------------------------------------------------------------
+// ---- Layers
+// -------------------------------------------------------------------------------------------------
 
 Vec3 Destruction::Impl::layerColor(uint32_t i, uint32_t lvl) const {
   const float tone = 0.85f + 0.3f * unitOf(hash4(opt.seed, i, lvl, kSaltTone));  // per-slot variation
   switch (lvl) {
-    case 0: return skin_color[i];
+    case 0:
+      return skin_color[i];
     case 1: {  // dark backing: the skin darkened and half desaturated
       const Vec3 c = skin_color[i];
       const float luma = 0.2126f * c.x + 0.7152f * c.y + 0.0722f * c.z;
@@ -556,16 +607,22 @@ Vec3 Destruction::Impl::layerColor(uint32_t i, uint32_t lvl) const {
     }
     case 3:
       switch (material[i]) {
-        case 3: return Vec3{0.34f, 0.05f, 0.05f} * tone;  // flesh: dark red
-        case 1: return Vec3{0.26f, 0.14f, 0.05f} * tone;  // chitin: dark amber
-        case 2: return Vec3{0.30f, 0.22f, 0.16f} * tone;  // bone: marrow brown
-        case 4:  // circuit: dark cyan-green, a hashed fifth glowing
+        case 3:
+          return Vec3{0.34f, 0.05f, 0.05f} * tone;  // flesh: dark red
+        case 1:
+          return Vec3{0.26f, 0.14f, 0.05f} * tone;  // chitin: dark amber
+        case 2:
+          return Vec3{0.30f, 0.22f, 0.16f} * tone;  // bone: marrow brown
+        case 4:                                     // circuit: dark cyan-green, a hashed fifth glowing
           return unitOf(hash4(opt.seed, i, 7, kSaltTone)) < 0.2f ? Vec3{0.15f, 0.85f, 0.55f}
-                                                                  : Vec3{0.03f, 0.22f, 0.18f} * tone;
-        case 5: return Vec3{0.05f, 0.05f, 0.06f} * tone;  // core material: near-black
-        default: return Vec3{0.28f, 0.14f, 0.05f} * tone;  // default: dark orange-brown
+                                                                 : Vec3{0.03f, 0.22f, 0.18f} * tone;
+        case 5:
+          return Vec3{0.05f, 0.05f, 0.06f} * tone;  // core material: near-black
+        default:
+          return Vec3{0.28f, 0.14f, 0.05f} * tone;  // default: dark orange-brown
       }
-    default: return {0.03f, 0.03f, 0.03f};
+    default:
+      return {0.03f, 0.03f, 0.03f};
   }
 }
 
@@ -597,8 +654,8 @@ void Destruction::Impl::countLevel(uint32_t i, uint32_t old_level, uint32_t new_
   if (old_level > 0 && new_level == 0) --part_knocked[part[i]];
 }
 
-// Puts hull slot i at onion level lvl (> 0): the layer's position, colour and flags; cracks are kept, the floor
-// is a wound.
+// Puts hull slot i at onion level lvl (> 0): the layer's position, colour and flags; cracks are kept, the
+// floor is a wound.
 void Destruction::Impl::setLevel(uint32_t i, uint32_t lvl) {
   lvl = std::min(lvl, kMaxLevel);
   HullSlot& s = slots[i];
@@ -641,7 +698,8 @@ int64_t Destruction::Impl::allocPool() {
   }
   int64_t best = -1;
   for (size_t k = 0; k < pool; ++k)
-    if (pool_kind[k] == SF_HULL_KIND_DEBRIS && (best < 0 || pool_end[k] < pool_end[static_cast<size_t>(best)]))
+    if (pool_kind[k] == SF_HULL_KIND_DEBRIS &&
+        (best < 0 || pool_end[k] < pool_end[static_cast<size_t>(best)]))
       best = static_cast<int64_t>(k);
   if (best < 0) return -1;
   pool_cursor = (static_cast<size_t>(best) + 1) % pool;
@@ -665,17 +723,18 @@ void Destruction::Impl::spawnDebris(uint32_t i, Vec3 position, Vec3 velocity, do
   pool_end[static_cast<size_t>(at) - n] = time + static_cast<double>(opt.debris_life);
 }
 
-// Outward along the normal, plus the shot reflected off the surface, plus a random part; `bias` is added as is.
+// Outward along the normal, plus the shot reflected off the surface, plus a random part; `bias` is added as
+// is.
 Vec3 Destruction::Impl::debrisVelocity(uint32_t i, Vec3 dir, Vec3 bias, float speed_scale) const {
   const Vec3 nrm = rest_normal[i];
   const float speed = (1.0f + unitOf(rnd(i, kSaltVelocity))) * speed_scale;
   const Vec3 reflected = dir - nrm * (2.0f * dot(dir, nrm));
-  return nrm * speed + reflected * (0.5f * speed) + unitVector(rnd(i, kSaltVelocity + 100)) * (0.35f * speed) +
-         bias * speed;
+  return nrm * speed + reflected * (0.5f * speed) +
+         unitVector(rnd(i, kSaltVelocity + 100)) * (0.35f * speed) + bias * speed;
 }
 
-// One layer deeper (a slot at the core stays); with probability debris_prob a debris splat flies from where the
-// slot was. Returns whether the slot changed.
+// One layer deeper (a slot at the core stays); with probability debris_prob a debris splat flies from where
+// the slot was. Returns whether the slot changed.
 bool Destruction::Impl::knock(uint32_t i, double time, float debris_prob, Vec3 dir, Vec3 bias) {
   const uint32_t lvl = level(i);
   if (lvl >= kMaxLevel) return false;
@@ -687,10 +746,10 @@ bool Destruction::Impl::knock(uint32_t i, double time, float debris_prob, Vec3 d
 }
 
 // A rigid body carrying a copy of each member as it is now (normal_sign +1) and an inner copy a little inward
-// (normal_sign -1, the innards' colour: a tumbling piece shows its inside). Returns the pool slots used, 0 when
-// the pool has no room for all of them (then nothing flies).
-size_t Destruction::Impl::spawnBody(const std::vector<uint32_t>& members, Vec3 pivot, Vec3 velocity, double time,
-                                    uint64_t salt) {
+// (normal_sign -1, the innards' colour: a tumbling piece shows its inside). Returns the pool slots used, 0
+// when the pool has no room for all of them (then nothing flies).
+size_t Destruction::Impl::spawnBody(const std::vector<uint32_t>& members, Vec3 pivot, Vec3 velocity,
+                                    double time, uint64_t salt) {
   if (members.empty() || 2 * members.size() > poolRoom()) return 0;
   size_t b = 0;
   while (b < bodies.size() && body_alive[b]) ++b;
@@ -737,14 +796,15 @@ size_t Destruction::Impl::spawnBody(const std::vector<uint32_t>& members, Vec3 p
   return body_slots[b].size();
 }
 
-// ---- Candidates ---------------------------------------------------------------------------------------------
+// ---- Candidates
+// ---------------------------------------------------------------------------------------------
 //
 // Each search is first bounded with the grid: it gathers the slots near where the hit can take them, keeps
 // those whose key (the same expression as the full scan's) is within the reach, and stands when the reach is
-// known to hold the scan's answer (k candidates within it; the nearest slot and all within its limit); else the
-// reach doubles. The answers depend only on the set of candidates (ranked by (key, slot), ties by slot as in
-// the scan's index order), so they are the full scan's bit for bit. A reach past the rest box's diagonal, a
-// point far outside the box, or a hull with non-finite rest positions scans every slot.
+// known to hold the scan's answer (k candidates within it; the nearest slot and all within its limit); else
+// the reach doubles. The answers depend only on the set of candidates (ranked by (key, slot), ties by slot as
+// in the scan's index order), so they are the full scan's bit for bit. A reach past the rest box's diagonal,
+// a point far outside the box, or a hull with non-finite rest positions scans every slot.
 
 namespace {
 
@@ -753,7 +813,8 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 // The k smallest (key, slot) pairs in order (ties by slot): a selection, then a sort of the k alone.
 std::vector<uint32_t> smallest(std::vector<std::pair<float, uint32_t>>& ranked, size_t k) {
   k = std::min(k, ranked.size());
-  if (k < ranked.size()) std::nth_element(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(k), ranked.end());
+  if (k < ranked.size())
+    std::nth_element(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(k), ranked.end());
   std::sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(k));
   std::vector<uint32_t> out(k);
   for (size_t j = 0; j < k; ++j) out[j] = ranked[j].second;
@@ -767,11 +828,11 @@ bool Destruction::Impl::bounded(Vec3 at, float reach) const {
   return searchable && reach > 0 && reach < full_reach && length(at - box_centre) <= 2.0f * full_reach;
 }
 
-// Where a ray along `dir` aimed at the centroid first meets the hull: of the slots facing the shot, those nearest
-// the ray (within one spacing of the nearest), the first along it.
+// Where a ray along `dir` aimed at the centroid first meets the hull: of the slots facing the shot, those
+// nearest the ray (within one spacing of the nearest), the first along it.
 Vec3 Destruction::Impl::defaultPoint(Vec3 dir) const {
-  // Bounded: the facing slots within `reach` of the line; once one is found the nearest distance is known, and
-  // the limit (nearest + spacing) within the reach means every slot within the limit was gathered.
+  // Bounded: the facing slots within `reach` of the line; once one is found the nearest distance is known,
+  // and the limit (nearest + spacing) within the reach means every slot within the limit was gathered.
   std::vector<LinePoint>& near = scratch_line;
   float reach = 2.0f * spacing;
   while (bounded(centroid, reach)) {
@@ -797,7 +858,8 @@ Vec3 Destruction::Impl::defaultPoint(Vec3 dir) const {
     }
     const LinePoint* first = nullptr;  // the least t (ties by slot) within the limit
     for (const LinePoint& c : near)
-      if (!(c.d2 > limit * limit) && (!first || c.t < first->t || (c.t == first->t && c.i < first->i))) first = &c;
+      if (!(c.d2 > limit * limit) && (!first || c.t < first->t || (c.t == first->t && c.i < first->i)))
+        first = &c;
     return first ? rest_pos[first->i] : centroid;
   }
 
@@ -828,9 +890,10 @@ Vec3 Destruction::Impl::defaultPoint(Vec3 dir) const {
 }
 
 // The k slots nearest the line through `point` along `dir` (ties by index) whose normal faces the given way
-// (facing_sign -1: against the shot, the attacked side; +1: the exit side), within a window along the line about
-// the point so that a far wall of the same side is not taken.
-std::vector<uint32_t> Destruction::Impl::lineCandidates(Vec3 point, Vec3 dir, float facing_sign, size_t k) const {
+// (facing_sign -1: against the shot, the attacked side; +1: the exit side), within a window along the line
+// about the point so that a far wall of the same side is not taken.
+std::vector<uint32_t> Destruction::Impl::lineCandidates(Vec3 point, Vec3 dir, float facing_sign,
+                                                        size_t k) const {
   std::vector<std::pair<float, uint32_t>>& ranked = scratch_ranked;
   ranked.clear();
   if (k == 0) return {};
@@ -857,8 +920,8 @@ std::vector<uint32_t> Destruction::Impl::lineCandidates(Vec3 point, Vec3 dir, fl
 std::vector<uint32_t> Destruction::Impl::sphereCandidates(Vec3 point, size_t k) const {
   std::vector<std::pair<float, uint32_t>>& ranked = scratch_ranked;
   // Bounded: the slots within a reach of about 1.5 discs of k slots.
-  for (float reach = 1.5f * std::sqrt(static_cast<float>(k) / 3.14159265f) * spacing + spacing; bounded(point, reach);
-       reach *= 2) {
+  for (float reach = 1.5f * std::sqrt(static_cast<float>(k) / 3.14159265f) * spacing + spacing;
+       bounded(point, reach); reach *= 2) {
     ranked.clear();
     const float reach2 = reach * reach;
     const Vec3 box{reach, reach, reach};
@@ -918,11 +981,13 @@ bool Destruction::Impl::exitOf(Vec3 point, Vec3 dir, uint32_t* exit, float* t_ex
   return found;
 }
 
-// ---- Chunks -------------------------------------------------------------------------------------------------
+// ---- Chunks
+// -------------------------------------------------------------------------------------------------
 
-// A crack line across chunk c: through its centroid, in its surface, across the shot; its members within about
-// half a spacing are flagged cracked (at least the nearest), and 2..4 of them throw a chip.
-void Destruction::Impl::crackChunk(uint32_t c, Vec3 dir, double time, bool chips, std::vector<HullEvent>& events) {
+// A crack line across chunk c: through its centroid, in its surface, across the shot; its members within
+// about half a spacing are flagged cracked (at least the nearest), and 2..4 of them throw a chip.
+void Destruction::Impl::crackChunk(uint32_t c, Vec3 dir, double time, bool chips,
+                                   std::vector<HullEvent>& events) {
   if (chunk_state[c] != 0 || chunk_members[c].empty()) return;
   const Vec3 nc = length(chunk_normal[c]) > 0 ? chunk_normal[c] : -dir;
   Vec3 u = normalize(cross(dir, nc));
@@ -958,7 +1023,8 @@ void Destruction::Impl::crackChunk(uint32_t c, Vec3 dir, double time, bool chips
   }
   chunk_state[c] = 1;
   chunk_hole[c] = cur_hole;
-  events.push_back({HullEvent::kChunkCracked, static_cast<int>(c), time, 0.0f, static_cast<int>(cracked.size())});
+  events.push_back(
+      {HullEvent::kChunkCracked, static_cast<int>(c), time, 0.0f, static_cast<int>(cracked.size())});
 }
 
 // Tears chunk c off: its skin flies as a body (when the pool has room), its hull slots go one layer deeper.
@@ -977,14 +1043,17 @@ void Destruction::Impl::tearChunk(uint32_t c, Vec3 away, double time, std::vecto
   events.push_back({HullEvent::kChunkTorn, static_cast<int>(c), time, 0.0f, static_cast<int>(used)});
 }
 
-// ---- Support ------------------------------------------------------------------------------------------------
+// ---- Support
+// ------------------------------------------------------------------------------------------------
 
 // After a hit's deepenings, over the changed slots and their neighbours:
-// - settle: a slot whose every neighbour is at least two layers deeper drops to the shallowest of them (and its
+// - settle: a slot whose every neighbour is at least two layers deeper drops to the shallowest of them (and
+// its
 //   neighbours are checked again);
-// - islands: from each changed slot at level L, the shallower neighbours' component among slots shallower than L
-//   (flood stopped past island_max); a component that small is cut off by deeper slots: it flies as a small body
-//   (or debris when the pool has no room) and its slots drop to the shallowest level around it;
+// - islands: from each changed slot at level L, the shallower neighbours' component among slots shallower
+// than L
+//   (flood stopped past island_max); a component that small is cut off by deeper slots: it flies as a small
+//   body (or debris when the pool has no room) and its slots drop to the shallowest level around it;
 // - innards fade: a level-3 slot with no neighbour shallower than 3 shows the core.
 void Destruction::Impl::supportChecks(double time, std::vector<HullEvent>& events) {
   std::vector<uint32_t>& work = scratch_work;
@@ -1014,7 +1083,8 @@ void Destruction::Impl::supportChecks(double time, std::vector<HullEvent>& event
   if (opt.island_max > 0) {
     const size_t limit = static_cast<size_t>(opt.island_max);
     std::array<uint32_t, kMaxLevel + 1> level_stamp{};
-    for (uint32_t l = 1; l <= kMaxLevel; ++l) level_stamp[l] = ++visit_stamp;  // one visit mark per level this hit
+    for (uint32_t l = 1; l <= kMaxLevel; ++l)
+      level_stamp[l] = ++visit_stamp;  // one visit mark per level this hit
     std::vector<uint32_t>& island = scratch_island;
     for (size_t k = 0; k < changed.size(); ++k) {
       const uint32_t s = changed[k];
@@ -1057,7 +1127,8 @@ void Destruction::Impl::supportChecks(double time, std::vector<HullEvent>& event
         size_t used = spawnBody(island, pivot, velocity, time, island[0]);
         if (used == 0)
           for (uint32_t u : island) {
-            spawnDebris(u, vecOf(slots[u].position), debrisVelocity(u, -rest_normal[u], {0, 0, 0}, 1.0f), time);
+            spawnDebris(u, vecOf(slots[u].position), debrisVelocity(u, -rest_normal[u], {0, 0, 0}, 1.0f),
+                        time);
             ++used;
           }
         for (uint32_t u : island) setLevel(u, std::max(around_level, level(u)));
@@ -1112,7 +1183,8 @@ void Destruction::Impl::partEvents(double time, std::vector<HullEvent>& events) 
   }
 }
 
-// ---- Hits ---------------------------------------------------------------------------------------------------
+// ---- Hits
+// ---------------------------------------------------------------------------------------------------
 
 std::vector<HullEvent> Destruction::Impl::hit(const Hit& h, double time) {
   if (!finite(h.direction) || !(length(h.direction) > 0))
@@ -1202,7 +1274,8 @@ std::vector<HullEvent> Destruction::Impl::hit(const Hit& h, double time) {
       case Weapon::kNone:
         if (h.kind == HitKind::kPierce) {
           if (exit_found) tearChunk(chunk[exit_slot], dir, time, events);
-        } else if (!melee && (chunk_state[landed] == 1 || damage > static_cast<double>(chunk_members[landed].size()))) {
+        } else if (!melee &&
+                   (chunk_state[landed] == 1 || damage > static_cast<double>(chunk_members[landed].size()))) {
           tearChunk(landed, -dir, time, events);
         } else {
           crackChunk(landed, dir, time, !melee, events);
@@ -1211,8 +1284,8 @@ std::vector<HullEvent> Destruction::Impl::hit(const Hit& h, double time) {
       case Weapon::kCannon:
         // The cascade: the chunk the last shot cracked tears first, then this shot cracks (or tears) its own.
         if (cascade >= 0 && chunk_state[static_cast<size_t>(cascade)] == 1)
-          tearChunk(static_cast<uint32_t>(cascade), chunk_centroid[static_cast<size_t>(cascade)] - centroid, time,
-                    events);
+          tearChunk(static_cast<uint32_t>(cascade), chunk_centroid[static_cast<size_t>(cascade)] - centroid,
+                    time, events);
         if (chunk_state[landed] == 1 && !melee) {
           tearChunk(landed, -dir, time, events);
         } else if (chunk_state[landed] == 0) {
@@ -1259,10 +1332,12 @@ std::vector<HullEvent> Destruction::Impl::hit(const Hit& h, double time) {
   return events;
 }
 
-// ---- Heal and time ------------------------------------------------------------------------------------------
+// ---- Heal and time
+// ------------------------------------------------------------------------------------------
 
 void Destruction::Impl::heal(double time, float amount) {
-  if (!std::isfinite(amount) || !(amount > 0) || amount > 1) throw Error("hull heal: the amount must be in (0, 1]");
+  if (!std::isfinite(amount) || !(amount > 0) || amount > 1)
+    throw Error("hull heal: the amount must be in (0, 1]");
   if (!std::isfinite(time)) throw Error("hull heal: the time must be finite");
   const double start = std::max(time, last_time);
   const double rate = static_cast<double>(amount) / std::max(static_cast<double>(opt.heal_seconds), 1e-6);
@@ -1278,7 +1353,8 @@ void Destruction::Impl::heal(double time, float amount) {
         if (slot_hole[i] != static_cast<int32_t>(hid)) continue;
         const HullSlot& s = slots[i];
         const Vec3 p = vecOf(s.position), c = vecOf(s.color);
-        hole.lerp.push_back({i, levelOf(s), s.flags, p, c, vecOf(initial[i].position) - p, vecOf(initial[i].color) - c});
+        hole.lerp.push_back(
+            {i, levelOf(s), s.flags, p, c, vecOf(initial[i].position) - p, vecOf(initial[i].color) - c});
       }
       hole.slots = {};
     } else {
@@ -1316,7 +1392,8 @@ void Destruction::Impl::finishHole(uint32_t hid) {
 std::vector<HullEvent> Destruction::Impl::update(double time) {
   if (!std::isfinite(time)) throw Error("hull update: the time must be finite");
   if (time < last_time)
-    throw Error("hull update: time went backwards (" + std::to_string(time) + " after " + std::to_string(last_time) + ")");
+    throw Error("hull update: time went backwards (" + std::to_string(time) + " after " +
+                std::to_string(last_time) + ")");
   last_time = time;
   std::vector<HullEvent> events;
   bool dirty = false;
@@ -1376,7 +1453,8 @@ std::vector<HullEvent> Destruction::Impl::update(double time) {
   return events;
 }
 
-// ---- Public -------------------------------------------------------------------------------------------------
+// ---- Public
+// -------------------------------------------------------------------------------------------------
 
 Destruction::Destruction(const Spl2Hull& hull, const DestructionOptions& options)
     : impl_(std::make_unique<Impl>(hull, options)) {}
@@ -1384,9 +1462,15 @@ Destruction::~Destruction() = default;
 Destruction::Destruction(Destruction&&) noexcept = default;
 Destruction& Destruction::operator=(Destruction&&) noexcept = default;
 
-std::vector<HullEvent> Destruction::hit(const Hit& hit, double time) { return impl_->hit(hit, time); }
-void Destruction::heal(double time, float amount) { impl_->heal(time, amount); }
-std::vector<HullEvent> Destruction::update(double time) { return impl_->update(time); }
+std::vector<HullEvent> Destruction::hit(const Hit& hit, double time) {
+  return impl_->hit(hit, time);
+}
+void Destruction::heal(double time, float amount) {
+  impl_->heal(time, amount);
+}
+std::vector<HullEvent> Destruction::update(double time) {
+  return impl_->update(time);
+}
 
 void Destruction::emitIon(uint32_t source, Vec3 position, Vec3 velocity, double time) {
   Impl& m = *impl_;
@@ -1407,18 +1491,31 @@ void Destruction::emitIon(uint32_t source, Vec3 position, Vec3 velocity, double 
   m.pool_end[static_cast<size_t>(at) - m.n] = time + static_cast<double>(m.opt.debris_life);
   ++m.revision;
 }
-const std::vector<HullSlot>& Destruction::slots() const { return impl_->slots; }
-const std::vector<HullBody>& Destruction::bodies() const { return impl_->bodies; }
-const std::vector<HullRest>& Destruction::rest() const { return impl_->rest; }
-size_t Destruction::hullSlots() const { return impl_->n; }
-uint64_t Destruction::revision() const { return impl_->revision; }
-Vec3 Destruction::lastHitPoint() const { return impl_->last_point; }
+const std::vector<HullSlot>& Destruction::slots() const {
+  return impl_->slots;
+}
+const std::vector<HullBody>& Destruction::bodies() const {
+  return impl_->bodies;
+}
+const std::vector<HullRest>& Destruction::rest() const {
+  return impl_->rest;
+}
+size_t Destruction::hullSlots() const {
+  return impl_->n;
+}
+uint64_t Destruction::revision() const {
+  return impl_->revision;
+}
+Vec3 Destruction::lastHitPoint() const {
+  return impl_->last_point;
+}
 
 float Destruction::partDamage(int part) const {
   if (part < 0 || part >= kParts) return 0;
   const size_t p = static_cast<size_t>(part);
-  return impl_->part_count[p] == 0 ? 0.0f
-                                   : static_cast<float>(impl_->part_knocked[p]) / static_cast<float>(impl_->part_count[p]);
+  return impl_->part_count[p] == 0
+             ? 0.0f
+             : static_cast<float>(impl_->part_knocked[p]) / static_cast<float>(impl_->part_count[p]);
 }
 
 bool Destruction::partDisabled(int part) const {
@@ -1430,6 +1527,8 @@ const std::vector<uint32_t>& Destruction::neighbours(size_t i) const {
   return i < impl_->n ? impl_->nbr[i] : kNone;
 }
 
-float Destruction::supportRadius() const { return impl_->radius; }
+float Destruction::supportRadius() const {
+  return impl_->radius;
+}
 
 }  // namespace sf::hull

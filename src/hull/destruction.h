@@ -46,9 +46,10 @@ using hull_layout::HullSlot;
 
 enum class HitKind { kShot, kBlast, kEpicenter, kMelee, kPierce };
 enum class Weapon { kNone, kCannon, kMortar, kRailgun };
-HitKind parseHitKind(const std::string& text);  // "shot", "blast", "epicenter", "melee", "pierce"; throws sf::Error
+HitKind parseHitKind(
+    const std::string& text);  // "shot", "blast", "epicenter", "melee", "pierce"; throws sf::Error
 const char* hitKindName(HitKind kind);
-Weapon parseWeapon(const std::string& text);    // "none", "cannon", "mortar", "railgun"; throws sf::Error
+Weapon parseWeapon(const std::string& text);  // "none", "cannon", "mortar", "railgun"; throws sf::Error
 const char* weaponName(Weapon weapon);
 
 struct Hit {
@@ -66,23 +67,25 @@ struct HullEvent {
   enum Type { kPartDisabled, kPartRestored, kChunkCracked, kChunkTorn, kIslandDetached, kGunSilenced };
   Type type = kPartDisabled;
   // The part (kPart*), the chunk (kChunk*), the island's first slot, or the gun (kGunSilenced: a script's
-  // `fire` consumed because the gun's part is disabled; `slots` then holds the part, `share` its knocked share)
+  // `fire` consumed because the gun's part is disabled; `slots` then holds the part, `share` its knocked
+  // share)
   int index = 0;
   double time = 0;
-  float share = 0;     // kPart*: the part's knocked share at the event
-  int slots = 0;       // kChunkCracked: slots on the crack; kChunkTorn: pool slots flying; kIslandDetached: its slots
+  float share = 0;  // kPart*: the part's knocked share at the event
+  int slots =
+      0;  // kChunkCracked: slots on the crack; kChunkTorn: pool slots flying; kIslandDetached: its slots
   std::string describe() const;  // "part 2 disabled (31% knocked)", ...
 };
 
 struct DestructionOptions {
   uint32_t seed = 1;
-  size_t debris_pool = 512;      // pool slots after the hull's slots
-  float debris_share = 0.35f;    // share of knocked slots that also throw a debris splat (SHOT; kinds vary)
-  float debris_life = 1.4f;      // seconds a debris splat flies and cools
-  float body_life = 2.5f;        // seconds a torn chunk flies
-  float heal_seconds = 1.5f;     // a hole's heal from start to the skin
-  float part_threshold = 0.3f;   // share of a part's slots knocked that disables it
-  int island_max = 24;           // islands of at most this many slots detach
+  size_t debris_pool = 512;     // pool slots after the hull's slots
+  float debris_share = 0.35f;   // share of knocked slots that also throw a debris splat (SHOT; kinds vary)
+  float debris_life = 1.4f;     // seconds a debris splat flies and cools
+  float body_life = 2.5f;       // seconds a torn chunk flies
+  float heal_seconds = 1.5f;    // a hole's heal from start to the skin
+  float part_threshold = 0.3f;  // share of a part's slots knocked that disables it
+  int island_max = 24;          // islands of at most this many slots detach
 };
 
 // The rest records of a hull (one per splat, spl2ToCloud order): positions, normals, covariance, baked
@@ -112,11 +115,11 @@ class Destruction {
   // off; returns the events (parts restored by healing).
   std::vector<HullEvent> update(double time);
 
-  const std::vector<HullSlot>& slots() const;    // hull slots then pool slots
+  const std::vector<HullSlot>& slots() const;  // hull slots then pool slots
   const std::vector<HullBody>& bodies() const;
-  const std::vector<HullRest>& rest() const;     // one per hull slot
-  size_t hullSlots() const;                      // n (the pool follows)
-  uint64_t revision() const;                     // changes whenever slots() or bodies() change
+  const std::vector<HullRest>& rest() const;  // one per hull slot
+  size_t hullSlots() const;                   // n (the pool follows)
+  uint64_t revision() const;                  // changes whenever slots() or bodies() change
   // Where the last hit landed (object space; Hit::point, or the point found for a hit without one); the
   // hull's centre before any hit.
   Vec3 lastHitPoint() const;

@@ -31,14 +31,16 @@ Vec3 safeNormalize(Vec3 v, Vec3 fallback) {
 }
 
 // A rest splat's size for the wound shapes' classes: its covariance's trace (the shader sums the same way).
-float restTrace(const HullRest& r) { return r.cov[0] + r.cov[3] + r.cov[5]; }
+float restTrace(const HullRest& r) {
+  return r.cov[0] + r.cov[3] + r.cov[5];
+}
 
 // A wound slot's shape word by its rest splat's size class (HullParams::shape_small / shape_large, compared
 // on the covariance's trace, exact in float on both sides); the polygon's sides and turn from its hash.
 uint32_t woundShape(const HullParams& p, const HullRest& r, uint32_t key) {
   const float trace = restTrace(r);
   const uint32_t h = hash32(key ^ 0x5a0e3u);
-  const SplatShapeClass cls = trace >= p.shape_large ? SplatShapeClass::kPolygon
+  const SplatShapeClass cls = trace >= p.shape_large   ? SplatShapeClass::kPolygon
                               : trace <= p.shape_small ? SplatShapeClass::kDisc
                                                        : SplatShapeClass::kRoundedHex;
   return splatShapeWord(cls, 5u + (h >> 8) % 3u, h & 255u);
@@ -48,11 +50,21 @@ float smoothstepf(float e0, float e1, float x) {
   const float t = std::clamp((x - e0) / (e1 - e0), 0.0f, 1.0f);
   return t * t * (3.0f - 2.0f * t);
 }
-float mixf(float a, float b, float t) { return a * (1.0f - t) + b * t; }
-Vec3 mixv(Vec3 a, Vec3 b, float t) { return a * (1.0f - t) + b * t; }
-float fractf(float x) { return x - std::floor(x); }
-Vec3 vec(const float* v) { return {v[0], v[1], v[2]}; }
-void put(float* dst, Vec3 v) { dst[0] = v.x, dst[1] = v.y, dst[2] = v.z; }
+float mixf(float a, float b, float t) {
+  return a * (1.0f - t) + b * t;
+}
+Vec3 mixv(Vec3 a, Vec3 b, float t) {
+  return a * (1.0f - t) + b * t;
+}
+float fractf(float x) {
+  return x - std::floor(x);
+}
+Vec3 vec(const float* v) {
+  return {v[0], v[1], v[2]};
+}
+void put(float* dst, Vec3 v) {
+  dst[0] = v.x, dst[1] = v.y, dst[2] = v.z;
+}
 
 // Rotation matrix of a unit quaternion (x y z w), as the shader builds it (no normalisation).
 Mat3 quatMatrix(float x, float y, float z, float w) {
@@ -76,7 +88,9 @@ Mat3 scaled(const Mat3& m, float s) {
     for (float& v : row) v *= s;
   return r;
 }
-Mat3 sandwich(const Mat3& a, const Mat3& c) { return a * c * transpose(a); }
+Mat3 sandwich(const Mat3& a, const Mat3& c) {
+  return a * c * transpose(a);
+}
 
 }  // namespace
 
@@ -90,17 +104,21 @@ ScatterMode parseScatterMode(const std::string& text) {
 
 const char* scatterModeName(ScatterMode mode) {
   switch (mode) {
-    case ScatterMode::kRadial: return "radial";
-    case ScatterMode::kRing: return "ring";
-    case ScatterMode::kFirework: return "firework";
-    case ScatterMode::kVortex: return "vortex";
+    case ScatterMode::kRadial:
+      return "radial";
+    case ScatterMode::kRing:
+      return "ring";
+    case ScatterMode::kFirework:
+      return "firework";
+    case ScatterMode::kVortex:
+      return "vortex";
   }
   return "radial";
 }
 
 bool HullEffects::any() const {
-  return scatter > 0 || implode > 0 || ripple != 0 || charge > 0 || link_decay > 0 || siphon > 0 || !parts.empty() ||
-         muzzle_flash > 0 || (thrust > 0 && engine_parts != 0) ||
+  return scatter > 0 || implode > 0 || ripple != 0 || charge > 0 || link_decay > 0 || siphon > 0 ||
+         !parts.empty() || muzzle_flash > 0 || (thrust > 0 && engine_parts != 0) ||
          std::any_of(barrel_heat.begin(), barrel_heat.end(), [](const BarrelHeat& b) { return b.heat > 0; });
 }
 
@@ -130,12 +148,13 @@ Vec3 blackBody(float kelvin) {
   return Vec3{std::exp(l[0] - top), std::exp(l[1] - top), std::exp(l[2] - top)} * dim;
 }
 
-HullParams packHullParams(const HullEffects& e, const HullLight& light, const Mat4& object_to_world, Vec3 centre,
-                          double time, uint32_t count) {
+HullParams packHullParams(const HullEffects& e, const HullLight& light, const Mat4& object_to_world,
+                          Vec3 centre, double time, uint32_t count) {
   auto check = [](float v, const char* what) {
     if (!std::isfinite(v)) throw Error(std::string("hull effects: ") + what + " is not finite");
   };
-  check(e.scatter, "scatter"), check(e.implode, "implode"), check(e.ripple, "ripple"), check(e.charge, "charge");
+  check(e.scatter, "scatter"), check(e.implode, "implode"), check(e.ripple, "ripple"),
+      check(e.charge, "charge");
   check(e.link_decay, "link_decay"), check(e.siphon, "siphon"), check(e.kill_bias, "kill_bias");
   if (e.parts.size() > SF_HULL_PARTS) throw Error("hull effects: part_xform moves at most 8 parts");
   if (!(e.decay_slot_seconds > 0) || !(e.siphon_period > 0) || !(e.ripple_width > 0) || !(e.debris_life > 0))
@@ -213,7 +232,8 @@ HullParams packHullParams(const HullEffects& e, const HullLight& light, const Ma
   }
   if (e.barrel_heat.size() > SF_HULL_GUNS) throw Error("hull effects: barrel heat on at most 8 guns");
   if (!e.barrel_heat.empty()) {
-    if (!(e.heat_radius > 0) || !std::isfinite(e.heat_radius)) throw Error("hull effects: heat_radius must be positive");
+    if (!(e.heat_radius > 0) || !std::isfinite(e.heat_radius))
+      throw Error("hull effects: heat_radius must be positive");
     for (const HullEffects::BarrelHeat& b : e.barrel_heat) {
       check(b.heat, "barrel heat");
       check(b.tip.x + b.tip.y + b.tip.z, "barrel tip");
@@ -278,10 +298,11 @@ bool bodyMotion(const HullParams& p, const HullBody& b, Vec3 gravity, SlotSplat&
 }
 
 // A hull slot's motion by part and chunk: the part transforms, charge lift, ripple, link decay and siphon.
-void partMotion(const HullParams& p, const HullRest& r, uint32_t part, uint32_t chunk, uint32_t key, Vec3 centre,
-                SlotSplat& splat) {
+void partMotion(const HullParams& p, const HullRest& r, uint32_t part, uint32_t chunk, uint32_t key,
+                Vec3 centre, SlotSplat& splat) {
   if ((p.effects & SF_HULL_FX_PART_XFORM) && part < p.part_count) {
-    const Mat3 rot = quatMatrix(p.part_quat[part][0], p.part_quat[part][1], p.part_quat[part][2], p.part_quat[part][3]);
+    const Mat3 rot =
+        quatMatrix(p.part_quat[part][0], p.part_quat[part][1], p.part_quat[part][2], p.part_quat[part][3]);
     const Vec3 pivot = vec(p.part_pivot[part]);
     splat.pos = pivot + rot * (splat.pos - pivot) + vec(p.part_offset[part]);
     splat.normal = rot * splat.normal;
@@ -295,19 +316,23 @@ void partMotion(const HullParams& p, const HullRest& r, uint32_t part, uint32_t 
   if (p.effects & SF_HULL_FX_RIPPLE) {
     const float d = length(vec(r.position) - vec(p.ripple_origin));
     const float x = (d - p.ripple_age * p.ripple_speed) / p.ripple_width;
-    splat.pos = splat.pos + splat.normal * (p.ripple_amplitude * std::exp(-x * x) * std::exp(-p.ripple_age * p.ripple_decay));
+    splat.pos = splat.pos + splat.normal * (p.ripple_amplitude * std::exp(-x * x) *
+                                            std::exp(-p.ripple_age * p.ripple_decay));
   }
   if (p.effects & SF_HULL_FX_LINK_DECAY) {
     const uint32_t q = static_cast<uint32_t>(std::max(std::floor(p.time / p.decay_slot_seconds), 0.0f));
     const uint32_t chosen = hash32(q * 7919u + 17u) % SF_HULL_PARTS;
     const float g = p.link_decay;
     if (part == chosen) {
-      splat.pos = splat.pos + (Vec3{rnd(q, 1u), rnd(q, 2u), rnd(q, 3u)} - Vec3{0.5f, 0.5f, 0.5f}) * (0.06f * g);
+      splat.pos =
+          splat.pos + (Vec3{rnd(q, 1u), rnd(q, 2u), rnd(q, 3u)} - Vec3{0.5f, 0.5f, 0.5f}) * (0.06f * g);
       splat.col = mixv(splat.col, {0.1f, 0.95f, 1.0f}, 0.75f * g);
       splat.op *= 1.0f - 0.4f * g;
     }
     if (rnd(key, q) < 0.015f * g) {
-      splat.pos = splat.pos + (Vec3{rnd(key, q + 11u), rnd(key, q + 12u), rnd(key, q + 13u)} - Vec3{0.5f, 0.5f, 0.5f}) * (0.1f * g);
+      splat.pos = splat.pos +
+                  (Vec3{rnd(key, q + 11u), rnd(key, q + 12u), rnd(key, q + 13u)} - Vec3{0.5f, 0.5f, 0.5f}) *
+                      (0.1f * g);
       splat.col = {0.6f, 1.0f, 1.0f};
     }
   }
@@ -327,7 +352,8 @@ void partMotion(const HullParams& p, const HullRest& r, uint32_t part, uint32_t 
   }
 }
 
-// The scatter effect (SF_HULL_FX_SCATTER): each splat thrown along its mode's direction, fading and shrinking.
+// The scatter effect (SF_HULL_FX_SCATTER): each splat thrown along its mode's direction, fading and
+// shrinking.
 void scatterMotion(const HullParams& p, const HullRest& r, uint32_t key, Vec3 centre, SlotSplat& splat) {
   if (!(p.effects & SF_HULL_FX_SCATTER)) return;
   const Vec3 v = vec(r.position) - centre;
@@ -335,11 +361,13 @@ void scatterMotion(const HullParams& p, const HullRest& r, uint32_t key, Vec3 ce
   const float u = rnd(key, 0x5ca9u);
   Vec3 dir;
   if (p.scatter_mode == SF_HULL_SCATTER_RING) {
-    dir = safeNormalize({v.x, 0, v.z}, {1, 0, 0}) + 0.3f * Vec3{ru.x, 0, ru.z} + Vec3{0, 0.15f * (u - 0.5f), 0};
+    dir =
+        safeNormalize({v.x, 0, v.z}, {1, 0, 0}) + 0.3f * Vec3{ru.x, 0, ru.z} + Vec3{0, 0.15f * (u - 0.5f), 0};
   } else if (p.scatter_mode == SF_HULL_SCATTER_FIREWORK) {
     dir = {0.35f * ru.x, 1.5f + u, 0.35f * ru.z};
   } else if (p.scatter_mode == SF_HULL_SCATTER_VORTEX) {
-    dir = safeNormalize(cross({0, 1, 0}, v), {1, 0, 0}) + 0.35f * safeNormalize(v, {0, 1, 0}) + Vec3{0, 0.4f, 0};
+    dir = safeNormalize(cross({0, 1, 0}, v), {1, 0, 0}) + 0.35f * safeNormalize(v, {0, 1, 0}) +
+          Vec3{0, 0.4f, 0};
   } else {
     dir = safeNormalize(v, {0, 1, 0}) + 0.5f * ru;
   }
@@ -369,13 +397,17 @@ void hullSlotEffects(const HullParams& p, const HullRest& r, const HullSlot& s, 
     splat.col = mixv(splat.col, {1, 1, 1}, 0.5f * k);
   }
   if (s.flags & SF_HULL_FLAG_HOT)
-    splat.glow = splat.glow + Vec3{1.0f, 0.35f, 0.05f} * (0.6f + 0.4f * std::sin(p.time * 5.0f + rnd(key, 0x407u) * kTwoPi));
+    splat.glow = splat.glow + Vec3{1.0f, 0.35f, 0.05f} *
+                                  (0.6f + 0.4f * std::sin(p.time * 5.0f + rnd(key, 0x407u) * kTwoPi));
   if (p.effects & SF_HULL_FX_HEAT) {
     for (uint32_t g = 0; g < p.gun_count && g < SF_HULL_GUNS; ++g)
-      splat.glow = splat.glow + barrelGlow(p.gun_heat[g][3], length(vec(r.position) - vec(p.gun_heat[g])), p.heat_radius);
+      splat.glow = splat.glow +
+                   barrelGlow(p.gun_heat[g][3], length(vec(r.position) - vec(p.gun_heat[g])), p.heat_radius);
   }
   if ((p.effects & SF_HULL_FX_THRUST) && part < 8u && ((p.engine_parts >> part) & 1u))
-    splat.glow = splat.glow + vec(p.thrust_color) * (p.thrust * (0.85f + 0.15f * std::sin(p.time * 40.0f + rnd(key, 0x7e5u) * kTwoPi)));
+    splat.glow =
+        splat.glow + vec(p.thrust_color) *
+                         (p.thrust * (0.85f + 0.15f * std::sin(p.time * 40.0f + rnd(key, 0x7e5u) * kTwoPi)));
   if ((s.flags & SF_HULL_FLAG_SPARK) && fractf(p.time * 0.7f + rnd(key, 0x5a4u)) < 0.08f) {
     splat.col = {0.7f, 0.85f, 1.0f};
     splat.lit = false;
@@ -389,7 +421,8 @@ void shadeSlot(const HullParams& p, const HullRest& r, SlotSplat& splat) {
   float band = mixf(0.62f, 0.88f, smoothstepf(0.22f, 0.28f, ndl));
   band = mixf(band, 1.12f, smoothstepf(0.52f, 0.58f, ndl));
   const Vec3 albedo = splat.col;
-  splat.col = albedo * (p.brightness * band) + albedo * (r.emission * (0.78f + 0.22f * std::sin(p.time * 2.3f)) * p.emission_gain);
+  splat.col = albedo * (p.brightness * band) +
+              albedo * (r.emission * (0.78f + 0.22f * std::sin(p.time * 2.3f)) * p.emission_gain);
   if (p.effects & SF_HULL_FX_FLASH) {
     const Vec3 fd = vec(p.flash_position) - splat.pos;
     const float fndl = std::clamp(dot(splat.normal, safeNormalize(fd, {0, 0, 0})), 0.0f, 1.0f);
@@ -405,7 +438,8 @@ void evaluateHull(const HullParams& p, std::span<const HullRest> rest, std::span
                   std::span<const HullBody> bodies, HullOutput& out, std::span<const uint32_t> lod_rank) {
   const bool lod = (p.effects & SF_HULL_FX_LOD) != 0;
   if (lod && lod_rank.size() != rest.size())
-    throw Error("hull LOD: " + std::to_string(lod_rank.size()) + " ranks for " + std::to_string(rest.size()) + " rest records");
+    throw Error("hull LOD: " + std::to_string(lod_rank.size()) + " ranks for " + std::to_string(rest.size()) +
+                " rest records");
   const size_t n = slots.size();
   out.positions.assign(n, Vec3{});
   out.covariances.assign(n, Cov6{});
@@ -418,13 +452,15 @@ void evaluateHull(const HullParams& p, std::span<const HullRest> rest, std::span
     const HullSlot& s = slots[idx];
     const uint32_t kind = (s.flags & SF_HULL_KIND_MASK) >> SF_HULL_KIND_SHIFT;
     if (kind == SF_HULL_KIND_OFF || !(s.opacity > 0)) continue;
-    if (s.source >= rest.size()) throw Error("hull slot " + std::to_string(idx) + ": rest record out of range");
+    if (s.source >= rest.size())
+      throw Error("hull slot " + std::to_string(idx) + ": rest record out of range");
     if (lod && !(s.flags & SF_HULL_FLAG_ION) && lod_rank[s.source] >= p.lod_count) continue;  // runtime LOD
     const HullRest& r = rest[s.source];
     SlotSplat splat;
     splat.pos = vec(s.position);
     splat.normal = vec(r.normal) * s.normal_sign;
-    splat.cov = scaled(covarianceMatrix(Cov6{r.cov[0], r.cov[1], r.cov[2], r.cov[3], r.cov[4], r.cov[5]}), s.size * s.size);
+    splat.cov = scaled(covarianceMatrix(Cov6{r.cov[0], r.cov[1], r.cov[2], r.cov[3], r.cov[4], r.cov[5]}),
+                       s.size * s.size);
     splat.col = vec(s.color);
     splat.op = s.opacity;
     const uint32_t key = hash32(i * 0x9e3779b9u + r.seed);
@@ -442,8 +478,10 @@ void evaluateHull(const HullParams& p, std::span<const HullRest> rest, std::span
     out.positions[idx] = splat.pos;
     out.covariances[idx] = covarianceUpper(splat.cov);
     out.opacities[idx] = splat.op;
-    out.colors[idx] = {std::clamp(col.x, 0.0f, 1.0f), std::clamp(col.y, 0.0f, 1.0f), std::clamp(col.z, 0.0f, 1.0f)};
-    if (p.shape_large > 0 && (s.flags & SF_HULL_FLAG_WOUND) && (kind == SF_HULL_KIND_SKIN || kind == SF_HULL_KIND_LAYER))
+    out.colors[idx] = {std::clamp(col.x, 0.0f, 1.0f), std::clamp(col.y, 0.0f, 1.0f),
+                       std::clamp(col.z, 0.0f, 1.0f)};
+    if (p.shape_large > 0 && (s.flags & SF_HULL_FLAG_WOUND) &&
+        (kind == SF_HULL_KIND_SKIN || kind == SF_HULL_KIND_LAYER))
       out.shapes[idx] = woundShape(p, r, key);
   }
 }
@@ -460,7 +498,8 @@ HullInstance::HullInstance(std::shared_ptr<const HullAsset> asset, const Destruc
   // The size classes of wound shapes: percentiles of the hull splats' rest sizes (the pool copies theirs).
   std::vector<float> traces;
   traces.reserve(destruction_.hullSlots());
-  for (size_t i = 0; i < destruction_.hullSlots() && i < rest.size(); ++i) traces.push_back(restTrace(rest[i]));
+  for (size_t i = 0; i < destruction_.hullSlots() && i < rest.size(); ++i)
+    traces.push_back(restTrace(rest[i]));
   if (!traces.empty()) {
     auto at = [&](double q) {
       auto it = traces.begin() + static_cast<std::ptrdiff_t>(q * static_cast<double>(traces.size() - 1));
@@ -483,22 +522,26 @@ void HullInstance::resetDestruction() {
   ++generation_;
 }
 
-void HullInstance::setGpuPath(std::shared_ptr<HullGpuPath> path) { gpu_ = std::move(path); }
+void HullInstance::setGpuPath(std::shared_ptr<HullGpuPath> path) {
+  gpu_ = std::move(path);
+}
 
 bool HullInstance::wounded() const {
   if (wounds_revision_ != revision()) {
     const auto& slots = destruction_.slots();
-    wounded_ = std::any_of(slots.begin(), slots.end(), [](const HullSlot& s) { return (s.flags & SF_HULL_FLAG_WOUND) != 0; });
+    wounded_ = std::any_of(slots.begin(), slots.end(),
+                           [](const HullSlot& s) { return (s.flags & SF_HULL_FLAG_WOUND) != 0; });
     wounds_revision_ = revision();
   }
   return wounded_;
 }
 
-void HullInstance::buildFrame(const Mat4& object_to_world, double time, const HullLight& light, HullFrame& out,
-                              std::vector<RenderObject>& objects, const HullLod& lod, const Camera* cam) const {
+void HullInstance::buildFrame(const Mat4& object_to_world, double time, const HullLight& light,
+                              HullFrame& out, std::vector<RenderObject>& objects, const HullLod& lod,
+                              const Camera* cam) const {
   const std::vector<HullSlot>& slots = destruction_.slots();
-  HullParams params =
-      packHullParams(effects, muzzleLight(light, effects, object_to_world), object_to_world, centre_, time, static_cast<uint32_t>(slots.size()));
+  HullParams params = packHullParams(effects, muzzleLight(light, effects, object_to_world), object_to_world,
+                                     centre_, time, static_cast<uint32_t>(slots.size()));
   if (wounded()) params.shape_small = shape_small_, params.shape_large = shape_large_;
   const uint32_t n = static_cast<uint32_t>(lod_rank_.size());
   out.lod_count = resolveHullLod(effects.lod.value_or(lod), n, lod_radius_, object_to_world, cam);

@@ -46,52 +46,53 @@ namespace sf::hull {
 using hull_layout::HullParams;
 
 enum class ScatterMode { kRadial = 0, kRing = 1, kFirework = 2, kVortex = 3 };
-ScatterMode parseScatterMode(const std::string& text);  // "radial", "ring", "firework", "vortex"; throws sf::Error
+ScatterMode parseScatterMode(
+    const std::string& text);  // "radial", "ring", "firework", "vortex"; throws sf::Error
 const char* scatterModeName(ScatterMode mode);
 
 struct PartTransform {
-  Vec3 pivot;      // object space
-  Quat rotation;   // about the pivot
-  Vec3 offset;     // after the rotation
+  Vec3 pivot;     // object space
+  Quat rotation;  // about the pivot
+  Vec3 offset;    // after the rotation
 };
 
 // One hull's effect parameters for a frame. Every effect is off at its default.
 struct HullEffects {
-  float scatter = 0;             // progress 0..1 (0: off)
+  float scatter = 0;  // progress 0..1 (0: off)
   ScatterMode scatter_mode = ScatterMode::kRadial;
   Vec3 kill_direction{0, 0, -1};  // direction of travel of the killing shot
-  float kill_bias = 0;           // 0..1
-  float scatter_distance = 1.2f; // hull units at progress 1
-  float implode = 0;             // 0..1
+  float kill_bias = 0;            // 0..1
+  float scatter_distance = 1.2f;  // hull units at progress 1
+  float implode = 0;              // 0..1
 
-  float ripple = 0;              // amplitude, hull units (0: off)
+  float ripple = 0;  // amplitude, hull units (0: off)
   Vec3 ripple_origin;
-  float ripple_age = 0;          // seconds since the hit
-  float ripple_speed = 1.6f;     // units / s
-  float ripple_width = 0.06f;    // units
-  float ripple_decay = 1.5f;     // 1 / s
+  float ripple_age = 0;        // seconds since the hit
+  float ripple_speed = 1.6f;   // units / s
+  float ripple_width = 0.06f;  // units
+  float ripple_decay = 1.5f;   // 1 / s
 
-  float charge = 0;              // 0..1
-  float charge_lift = 0.05f;     // units at charge 1
+  float charge = 0;           // 0..1
+  float charge_lift = 0.05f;  // units at charge 1
   Vec3 charge_color{1.0f, 0.45f, 0.12f};
 
-  float link_decay = 0;          // 0..1
+  float link_decay = 0;  // 0..1
   float decay_slot_seconds = 0.12f;
 
-  float siphon = 0;              // 0..1
-  float siphon_share = 0.4f;     // share of the splats taken at siphon 1
-  float siphon_period = 1.6f;    // seconds of one fall
+  float siphon = 0;            // 0..1
+  float siphon_share = 0.4f;   // share of the splats taken at siphon 1
+  float siphon_period = 1.6f;  // seconds of one fall
   float siphon_turns = 1.5f;
 
   std::vector<PartTransform> parts;  // part_xform: parts[p] moves part p (at most 8)
 
-  float debris_life = 1.4f;      // seconds (Destruction's debris_life)
-  Vec3 gravity{0, -2.0f, 0};     // object space, units / s^2
+  float debris_life = 1.4f;   // seconds (Destruction's debris_life)
+  Vec3 gravity{0, -2.0f, 0};  // object space, units / s^2
 
   // Muzzle flash: while muzzle_flash > 0 this hull's cel light takes its point flash from here (muzzleLight),
   // in place of the scene light's.
-  float muzzle_flash = 0;        // strength (0: off)
-  Vec3 muzzle_point;             // object space: the firing gun's barrel tip
+  float muzzle_flash = 0;  // strength (0: off)
+  Vec3 muzzle_point;       // object space: the firing gun's barrel tip
   Vec3 muzzle_color{1.0f, 0.8f, 0.45f};
 
   // Barrel heat: per gun (at most SF_HULL_GUNS), its tip (object space) and heat (>= 0; the glow saturates at
@@ -101,11 +102,11 @@ struct HullEffects {
     float heat = 0;
   };
   std::vector<BarrelHeat> barrel_heat;
-  float heat_radius = 0.15f;     // hull units
+  float heat_radius = 0.15f;  // hull units
 
   // Engine ignition: hull slots of the parts in engine_parts (bit p: part p) glow thrust_color * thrust *
   // (0.85 + 0.15 sin(40 t + 2 pi rnd)), a flicker per splat; the ion trail is debris (Destruction::emitIon).
-  float thrust = 0;              // 0..1 (0: off)
+  float thrust = 0;  // 0..1 (0: off)
   uint32_t engine_parts = 0;
   Vec3 thrust_color{0.25f, 0.6f, 1.0f};
 
@@ -129,12 +130,13 @@ HullLight muzzleLight(const HullLight& light, const HullEffects& effects, const 
 
 // Packs the frame's parameters: effects, the cel light (its direction and flash brought into object space
 // through `object_to_world`: rotation, uniform scale, translation), the scene time and the slot count.
-HullParams packHullParams(const HullEffects& effects, const HullLight& light, const Mat4& object_to_world, Vec3 centre,
-                          double time, uint32_t count);
+HullParams packHullParams(const HullEffects& effects, const HullLight& light, const Mat4& object_to_world,
+                          Vec3 centre, double time, uint32_t count);
 
-// The CPU reference of the pass: every slot of `slots` (rest indexed by HullSlot::source). With SF_HULL_FX_LOD
-// in params.effects, `lod_rank` (one per rest record, hull/hull_lod.h) leaves out the slots whose rest record
-// ranks >= params.lod_count, ion droplets excepted (hull/hull_shared.h HullParams::lod_count).
+// The CPU reference of the pass: every slot of `slots` (rest indexed by HullSlot::source). With
+// SF_HULL_FX_LOD in params.effects, `lod_rank` (one per rest record, hull/hull_lod.h) leaves out the slots
+// whose rest record ranks >= params.lod_count, ion droplets excepted (hull/hull_shared.h
+// HullParams::lod_count).
 void evaluateHull(const HullParams& params, std::span<const HullRest> rest, std::span<const HullSlot> slots,
                   std::span<const HullBody> bodies, HullOutput& out, std::span<const uint32_t> lod_rank = {});
 
@@ -180,7 +182,8 @@ class HullInstance {
   // Runtime LOD: `effects.lod` when a script set one, else `lod` (the object's), resolved for `cam` (the
   // distance rule draws every splat without a camera) into out.lod_count; the slot range stays the same.
   void buildFrame(const Mat4& object_to_world, double time, const HullLight& light, HullFrame& out,
-                  std::vector<RenderObject>& objects, const HullLod& lod = {}, const Camera* cam = nullptr) const;
+                  std::vector<RenderObject>& objects, const HullLod& lod = {},
+                  const Camera* cam = nullptr) const;
   // The importance rank of each rest record (the asset's, hull/hull_lod.h).
   const std::vector<uint32_t>& lodRanks() const { return lod_rank_; }
 

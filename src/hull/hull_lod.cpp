@@ -18,14 +18,16 @@ float importance(const Spl2Block& b, size_t k, bool core) {
   return w >= 0 ? w : 0.0f;  // NaN (0 x infinity) counts as nothing
 }
 
-constexpr const char* kChoices = "expected a whole number of splats K >= 1, \"auto\" (the distance rule) or \"off\" (every splat)";
+constexpr const char* kChoices =
+    "expected a whole number of splats K >= 1, \"auto\" (the distance rule) or \"off\" (every splat)";
 
 }  // namespace
 
 HullLod parseHullLod(const std::string& text) {
   if (text == "off") return HullLod::off();
   if (text == "auto") return HullLod::automatic();
-  if (!text.empty() && text.size() <= 10 && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+  if (!text.empty() && text.size() <= 10 &&
+      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     const unsigned long long v = std::stoull(text);
     if (v >= 1 && v <= 4294967295ull) return HullLod::fixed(static_cast<uint32_t>(v));
   }
@@ -34,9 +36,12 @@ HullLod parseHullLod(const std::string& text) {
 
 std::string hullLodName(const HullLod& lod) {
   switch (lod.mode) {
-    case HullLod::Mode::kOff: return "off";
-    case HullLod::Mode::kAuto: return "auto";
-    case HullLod::Mode::kCount: return std::to_string(lod.count);
+    case HullLod::Mode::kOff:
+      return "off";
+    case HullLod::Mode::kAuto:
+      return "auto";
+    case HullLod::Mode::kCount:
+      return std::to_string(lod.count);
   }
   return "off";
 }
@@ -50,7 +55,8 @@ HullLod parseHullLodJson(const JsonNode& n) {
   }
   if (!n.value.is_number()) n.fail(std::string(kChoices) + ", got " + n.value.type_name());
   const double v = n.number();
-  if (v != std::floor(v) || v < 1 || v > 4294967295.0) n.fail(std::string(kChoices) + ", got " + n.value.dump());
+  if (v != std::floor(v) || v < 1 || v > 4294967295.0)
+    n.fail(std::string(kChoices) + ", got " + n.value.dump());
   return HullLod::fixed(static_cast<uint32_t>(v));
 }
 
@@ -67,8 +73,10 @@ std::vector<uint32_t> hullImportanceOrder(const Spl2Hull& h) {
   order.reserve(nc + ns);
   size_t c = 0, s = 0;
   while (c < nc || s < ns) {
-    if (s >= ns || (c < nc && kc[c] >= ks[shell[s]])) order.push_back(static_cast<uint32_t>(c++));
-    else order.push_back(static_cast<uint32_t>(nc + shell[s++]));
+    if (s >= ns || (c < nc && kc[c] >= ks[shell[s]]))
+      order.push_back(static_cast<uint32_t>(c++));
+    else
+      order.push_back(static_cast<uint32_t>(nc + shell[s++]));
   }
   return order;
 }
@@ -100,11 +108,15 @@ uint32_t hullLodAutoCount(uint32_t n, float radius, const Mat4& object_to_world,
   return static_cast<uint32_t>(std::clamp(std::max(want, floor_k), 1.0, static_cast<double>(n)));
 }
 
-uint32_t resolveHullLod(const HullLod& lod, uint32_t n, float radius, const Mat4& object_to_world, const Camera* cam) {
+uint32_t resolveHullLod(const HullLod& lod, uint32_t n, float radius, const Mat4& object_to_world,
+                        const Camera* cam) {
   switch (lod.mode) {
-    case HullLod::Mode::kOff: return n;
-    case HullLod::Mode::kCount: return std::min(lod.count, n);
-    case HullLod::Mode::kAuto: return cam ? hullLodAutoCount(n, radius, object_to_world, *cam) : n;
+    case HullLod::Mode::kOff:
+      return n;
+    case HullLod::Mode::kCount:
+      return std::min(lod.count, n);
+    case HullLod::Mode::kAuto:
+      return cam ? hullLodAutoCount(n, radius, object_to_world, *cam) : n;
   }
   return n;
 }

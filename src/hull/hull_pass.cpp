@@ -26,7 +26,8 @@ void HullPass::record(VkCommandBuffer cmd, const HullPush& push) const {
   vkCmdDispatch(cmd, (push.count + SF_HULL_WG - 1) / SF_HULL_WG, 1, 1);
 }
 
-VulkanHullPath::VulkanHullPath(std::shared_ptr<const HullPass> pass, const Destruction& destruction, std::span<const uint32_t> lod_rank)
+VulkanHullPath::VulkanHullPath(std::shared_ptr<const HullPass> pass, const Destruction& destruction,
+                               std::span<const uint32_t> lod_rank)
     : pass_(std::move(pass)) {
   gpu::Context& ctx = pass_->context();
   const auto& rest = destruction.rest();
@@ -36,7 +37,9 @@ VulkanHullPath::VulkanHullPath(std::shared_ptr<const HullPass> pass, const Destr
   slots_ = ctx.createBuffer(std::max<size_t>(slot_count_, 1) * sizeof(HullSlot), false, "hull slots");
   params_ = ctx.createBuffer(sizeof(HullParams), true, "hull params");
   // The rest records, once, through a staging buffer that then serves the slot uploads.
-  staging_ = ctx.createBuffer(std::max<VkDeviceSize>(rest_bytes, std::max<size_t>(slot_count_, 1) * sizeof(HullSlot)), true, "hull staging");
+  staging_ = ctx.createBuffer(
+      std::max<VkDeviceSize>(rest_bytes, std::max<size_t>(slot_count_, 1) * sizeof(HullSlot)), true,
+      "hull staging");
   std::memcpy(staging_.mapped, rest.data(), rest.size() * sizeof(HullRest));
   const auto lock = ctx.lock();  // the context may be another thread's too (gpu::Context::lock)
   VkCommandBuffer cmd = ctx.begin();
@@ -46,7 +49,8 @@ VulkanHullPath::VulkanHullPath(std::shared_ptr<const HullPass> pass, const Destr
   // The importance ranks (runtime LOD), once, through the same staging buffer.
   if (!lod_rank.empty()) {
     if (lod_rank.size() != rest.size())
-      throw Error("hull GPU path: " + std::to_string(lod_rank.size()) + " LOD ranks for " + std::to_string(rest.size()) + " rest records");
+      throw Error("hull GPU path: " + std::to_string(lod_rank.size()) + " LOD ranks for " +
+                  std::to_string(rest.size()) + " rest records");
     const size_t bytes = lod_rank.size() * sizeof(uint32_t);
     ranks_ = ctx.createBuffer(bytes, false, "hull lod ranks");
     std::memcpy(staging_.mapped, lod_rank.data(), bytes);
@@ -61,7 +65,8 @@ VulkanHullPath::~VulkanHullPath() = default;
 
 void VulkanHullPath::setFrame(const HullParams& params, const Destruction& destruction, uint64_t revision) {
   if (destruction.slots().size() != slot_count_) throw Error("hull GPU path: the slot count changed");
-  if ((params.effects & SF_HULL_FX_LOD) != 0 && !ranks_.buffer) throw Error("hull GPU path: runtime LOD on a path made without the hull's LOD ranks");
+  if ((params.effects & SF_HULL_FX_LOD) != 0 && !ranks_.buffer)
+    throw Error("hull GPU path: runtime LOD on a path made without the hull's LOD ranks");
   std::memcpy(params_.mapped, &params, sizeof(HullParams));
   shaped_ = params.shape_large > 0;
   if (revision == uploaded_revision_) return;
@@ -74,9 +79,11 @@ void VulkanHullPath::setFrame(const HullParams& params, const Destruction& destr
     body_capacity_ = std::max<size_t>({bodies.size(), 16, body_capacity_ * 2});
     bodies_ = ctx.createBuffer(body_capacity_ * sizeof(HullBody), false, "hull bodies");
   }
-  if (staging_.size < slot_bytes + body_bytes) staging_ = ctx.createBuffer(slot_bytes + body_bytes, true, "hull staging");
+  if (staging_.size < slot_bytes + body_bytes)
+    staging_ = ctx.createBuffer(slot_bytes + body_bytes, true, "hull staging");
   std::memcpy(staging_.mapped, destruction.slots().data(), slot_bytes);
-  if (body_bytes > 0) std::memcpy(static_cast<uint8_t*>(staging_.mapped) + slot_bytes, bodies.data(), body_bytes);
+  if (body_bytes > 0)
+    std::memcpy(static_cast<uint8_t*>(staging_.mapped) + slot_bytes, bodies.data(), body_bytes);
   staged_body_bytes_ = body_bytes;
   uploaded_revision_ = revision;
   copy_pending_ = true;
@@ -84,8 +91,11 @@ void VulkanHullPath::setFrame(const HullParams& params, const Destruction& destr
 
 void VulkanHullPath::record(void* command_buffer, const GpuSplatTargets& t) const {
   auto cmd = static_cast<VkCommandBuffer>(command_buffer);
-  if (t.count != slot_count_) throw Error("hull GPU path: the frame gives " + std::to_string(t.count) + " slots for a hull of " + std::to_string(slot_count_));
-  if (shaped_ && t.shapes == 0) throw Error("hull GPU path: a wounded hull writes shape words, and the frame gives no buffer for them");
+  if (t.count != slot_count_)
+    throw Error("hull GPU path: the frame gives " + std::to_string(t.count) + " slots for a hull of " +
+                std::to_string(slot_count_));
+  if (shaped_ && t.shapes == 0)
+    throw Error("hull GPU path: a wounded hull writes shape words, and the frame gives no buffer for them");
   if (copy_pending_) {
     const size_t slot_bytes = slot_count_ * sizeof(HullSlot);
     VkBufferCopy region{0, 0, slot_bytes};

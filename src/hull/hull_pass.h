@@ -30,7 +30,8 @@ class VulkanHullPath : public HullGpuPath {
  public:
   // `lod_rank`: each rest record's importance rank (HullInstance::lodRanks), uploaded once with the rest
   // records; without it a frame with runtime LOD on (SF_HULL_FX_LOD) is refused.
-  VulkanHullPath(std::shared_ptr<const HullPass> pass, const Destruction& destruction, std::span<const uint32_t> lod_rank = {});
+  VulkanHullPath(std::shared_ptr<const HullPass> pass, const Destruction& destruction,
+                 std::span<const uint32_t> lod_rank = {});
   ~VulkanHullPath() override;
 
   void setFrame(const HullParams& params, const Destruction& destruction, uint64_t revision) override;

@@ -18,7 +18,9 @@ float smoothstep(float e0, float e1, float x) {
   const float t = std::clamp((x - e0) / (e1 - e0), 0.0f, 1.0f);
   return t * t * (3.0f - 2.0f * t);
 }
-float mix(float a, float b, float t) { return a + (b - a) * t; }
+float mix(float a, float b, float t) {
+  return a + (b - a) * t;
+}
 
 }  // namespace
 
@@ -28,7 +30,9 @@ HullMode parseHullMode(const std::string& text) {
   throw Error("unknown hull mode '" + text + "' (expected baked or sorted)");
 }
 
-const char* hullModeName(HullMode mode) { return mode == HullMode::kBaked ? "baked" : "sorted"; }
+const char* hullModeName(HullMode mode) {
+  return mode == HullMode::kBaked ? "baked" : "sorted";
+}
 
 Vec3 celShade(Vec3 albedo, Vec3 normal, Vec3 position, float emis, double time, const HullLight& light) {
   if (!light.enabled) return albedo;
@@ -64,14 +68,15 @@ std::shared_ptr<HullAsset> HullAsset::load(const std::string& path) {
   return a;
 }
 
-void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to_world, const Camera& cam, double time,
-                    const HullLight& light, HullFrame& out, std::vector<RenderObject>& objects, std::vector<RenderMesh>& meshes,
-                    const HullLod& lod) {
+void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to_world, const Camera& cam,
+                    double time, const HullLight& light, HullFrame& out, std::vector<RenderObject>& objects,
+                    std::vector<RenderMesh>& meshes, const HullLod& lod) {
   const Spl2Hull& h = asset.hull;
   const size_t n_core = h.core.size(), n_shell = h.shell.size();
   // Runtime LOD: splat i (spl2ToCloud order) is drawn when its importance rank is below K.
   const uint32_t n_all = static_cast<uint32_t>(h.size());
-  const uint32_t lod_k = resolveHullLod(lod, n_all, asset.lod_radius > 0 ? asset.lod_radius : hullLodRadius(h), object_to_world, &cam);
+  const uint32_t lod_k = resolveHullLod(
+      lod, n_all, asset.lod_radius > 0 ? asset.lod_radius : hullLodRadius(h), object_to_world, &cam);
   out.lod_count = lod_k;
   const bool cut = lod_k < n_all;
   std::vector<uint32_t> own_rank;  // an asset not made by load() carries no ranks
@@ -153,13 +158,15 @@ void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to
       for (int32_t i : h.orders[static_cast<size_t>(out.bucket)]) {
         const size_t k = static_cast<size_t>(i);
         float raw = centre_view.z + s * (dot(h.shell.pos[k], axis) - length(h.shell.ax0[k]));
-        if (!std::isfinite(raw)) raw = centre_view.z;  // absurd axes from a file: keep the order, not the value
+        if (!std::isfinite(raw))
+          raw = centre_view.z;  // absurd axes from a file: keep the order, not the value
         const float v = std::min(raw, std::nextafter(prev, -std::numeric_limits<float>::infinity()));
         out.sort_depth[k] = v;
         prev = v;
       }
       if (rows.size() < n_shell) {
-        for (size_t w = 0; w < rows.size(); ++w) out.sort_depth[w] = out.sort_depth[rows[w]];  // rows ascend: w <= rows[w]
+        for (size_t w = 0; w < rows.size(); ++w)
+          out.sort_depth[w] = out.sort_depth[rows[w]];  // rows ascend: w <= rows[w]
         out.sort_depth.resize(rows.size());
       }
       ro.sort_depth = out.sort_depth;
@@ -169,11 +176,11 @@ void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to
     out.cloud = GaussianCloud{};
   }
 
-  // The core: opaque octagons (centre + 8 rim vertices at ax0 cos + ax1 sin), flat-coloured, in the mesh layer.
-  // Splats on one flat face give coplanar octagons whose depths would tie and fight per pixel (differently on
-  // each backend); each octagon is lifted along its normal by kCoreLift * (1 - rank / n_core), so overlaps
-  // resolve by importance (the core is stored most important first) everywhere.
-  // LOD keeps the octagons of rank < K (a prefix of the core), each lifted as in the full hull.
+  // The core: opaque octagons (centre + 8 rim vertices at ax0 cos + ax1 sin), flat-coloured, in the mesh
+  // layer. Splats on one flat face give coplanar octagons whose depths would tie and fight per pixel
+  // (differently on each backend); each octagon is lifted along its normal by kCoreLift * (1 - rank /
+  // n_core), so overlaps resolve by importance (the core is stored most important first) everywhere. LOD
+  // keeps the octagons of rank < K (a prefix of the core), each lifted as in the full hull.
   size_t core_drawn = 0;
   for (size_t k = 0; k < n_core; ++k) core_drawn += drawn(k);
   if (core_drawn > 0) {
@@ -184,7 +191,9 @@ void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to
       if (!drawn(k)) continue;
       const Vec3 col = lit(h.core, k);
       const uint32_t base = static_cast<uint32_t>(out.core_positions.size());
-      const Vec3 centre = h.core.pos[k] + h.core.normal[k] * (kCoreLift * (1.0f - static_cast<float>(k) / static_cast<float>(n_core)));
+      const Vec3 centre =
+          h.core.pos[k] +
+          h.core.normal[k] * (kCoreLift * (1.0f - static_cast<float>(k) / static_cast<float>(n_core)));
       out.core_positions.push_back(centre);
       for (int v = 0; v < 8; ++v) {
         const float a = static_cast<float>(v) * 0.78539816339744831f;

@@ -1,9 +1,9 @@
-// Splat hulls in the frame (docs/architecture.md "Splat hulls"): a loaded SPL2 hull turned, per frame, into what
-// both renderers draw, lit with the cel light of the hull article.
+// Splat hulls in the frame (docs/architecture.md "Splat hulls"): a loaded SPL2 hull turned, per frame, into
+// what both renderers draw, lit with the cel light of the hull article.
 //
 // - kBaked (the article's mobile path): the core as opaque octagons in the mesh layer (depth-tested, never
-//   sorted), the shell as gaussians whose sort depths come from the precomputed order of the heading bucket the
-//   camera is in, so the frame's global sort keeps them in exactly that order.
+//   sorted), the shell as gaussians whose sort depths come from the precomputed order of the heading bucket
+//   the camera is in, so the frame's global sort keeps them in exactly that order.
 // - kSorted: every splat of the hull as a gaussian in the global sort like any object.
 //
 // Gamma: hull colours are raw display-encoded values; the cel light works on them as the article tuned it (in
@@ -33,13 +33,13 @@ const char* hullModeName(HullMode mode);
 
 // The cel light (scene JSON "light", docs/formats/scene-json.md). Directions and positions in world space.
 struct HullLight {
-  bool enabled = true;          // false: hulls show their raw colours
+  bool enabled = true;                  // false: hulls show their raw colours
   Vec3 direction{-0.4f, -1.0f, -0.3f};  // the way the key light travels
-  float brightness = 1.0f;      // base_brightness
-  float emission = 1.25f;       // gain of the breathing emission
-  Vec3 flash_position;          // a point flash (muzzle, explosion)
+  float brightness = 1.0f;              // base_brightness
+  float emission = 1.25f;               // gain of the breathing emission
+  Vec3 flash_position;                  // a point flash (muzzle, explosion)
   Vec3 flash_color{1.0f, 0.85f, 0.6f};
-  float flash_strength = 0;     // 0: no flash
+  float flash_strength = 0;  // 0: no flash
 };
 
 // The article's cel shader for one splat, in display space: three bands by N.L with narrow ramps
@@ -52,16 +52,18 @@ Vec3 celShade(Vec3 albedo, Vec3 normal, Vec3 position, float emis, double time, 
 struct HullAsset {
   std::string path;
   Spl2Hull hull;
-  GaussianCloud rest;   // spl2ToCloud(hull): core then shell
+  GaussianCloud rest;              // spl2ToCloud(hull): core then shell
   float bucket_elevation = 41.0f;  // the belt's middle (meta sidecar), where the bucket cameras sit
-  std::vector<HullGun> guns;       // barrel tips (meta sidecar, hull/meta.h readHullMetaGuns): script `fire` gun ids
-  HullEngines engines;             // engine nozzles and parts (meta sidecar): script `thrust`
+  std::vector<HullGun>
+      guns;             // barrel tips (meta sidecar, hull/meta.h readHullMetaGuns): script `fire` gun ids
+  HullEngines engines;  // engine nozzles and parts (meta sidecar): script `thrust`
   // Runtime LOD (hull/hull_lod.h): each splat's place in the importance order (spl2ToCloud order), and the
   // bounding radius of the distance rule.
   std::vector<uint32_t> lod_rank;
   float lod_radius = 0;
 
-  // Loads a .spl2 and its meta sidecar when present (hull/meta.h hullMetaPath). Throws sf::Error / FormatError.
+  // Loads a .spl2 and its meta sidecar when present (hull/meta.h hullMetaPath). Throws sf::Error /
+  // FormatError.
   static std::shared_ptr<HullAsset> load(const std::string& path);
 };
 
@@ -77,24 +79,24 @@ struct HullOutput {
 
 // One hull's frame data; owns what its RenderObject and RenderMesh point to.
 struct HullFrame {
-  GaussianCloud cloud;                       // kSorted: every splat; kBaked: the shell
-  std::vector<float> sort_depth;             // kBaked: the shell's sort depths
-  std::vector<Vec3> core_positions;          // kBaked: 9 vertices per core splat (centre, then 8 rim)
+  GaussianCloud cloud;               // kSorted: every splat; kBaked: the shell
+  std::vector<float> sort_depth;     // kBaked: the shell's sort depths
+  std::vector<Vec3> core_positions;  // kBaked: 9 vertices per core splat (centre, then 8 rim)
   std::vector<std::array<float, 4>> core_colors;
-  std::vector<uint32_t> core_indices;        // 8 triangles per core splat
-  int bucket = 0;                            // the heading bucket used (kBaked)
-  uint32_t lod_count = 0;                    // K: the hull splats drawn this frame (hull/hull_lod.h)
-  HullOutput live;                           // a live hull (hull/effects.h) on the CPU: its slots this frame
+  std::vector<uint32_t> core_indices;  // 8 triangles per core splat
+  int bucket = 0;                      // the heading bucket used (kBaked)
+  uint32_t lod_count = 0;              // K: the hull splats drawn this frame (hull/hull_lod.h)
+  HullOutput live;                     // a live hull (hull/effects.h) on the CPU: its slots this frame
 };
 
-// Builds the frame data of `asset` placed by `object_to_world` (rotation, uniform scale, translation), seen by
-// `cam` at scene time `time`, and appends its render object and mesh. `out` must stay alive and unmoved while
-// the frame renders. `lod` (hull/hull_lod.h) draws only the first K splats in importance order: the core's
-// octagons of rank < K (a prefix of its rows, each placed exactly as in the full hull) and the shell splats of
-// rank < K (kBaked: with the sort depths they have in the full hull's bucket order; kSorted: in spl2ToCloud
-// order); K >= the hull's splats is the full hull, bit for bit.
-void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to_world, const Camera& cam, double time,
-                    const HullLight& light, HullFrame& out, std::vector<RenderObject>& objects, std::vector<RenderMesh>& meshes,
-                    const HullLod& lod = {});
+// Builds the frame data of `asset` placed by `object_to_world` (rotation, uniform scale, translation), seen
+// by `cam` at scene time `time`, and appends its render object and mesh. `out` must stay alive and unmoved
+// while the frame renders. `lod` (hull/hull_lod.h) draws only the first K splats in importance order: the
+// core's octagons of rank < K (a prefix of its rows, each placed exactly as in the full hull) and the shell
+// splats of rank < K (kBaked: with the sort depths they have in the full hull's bucket order; kSorted: in
+// spl2ToCloud order); K >= the hull's splats is the full hull, bit for bit.
+void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to_world, const Camera& cam,
+                    double time, const HullLight& light, HullFrame& out, std::vector<RenderObject>& objects,
+                    std::vector<RenderMesh>& meshes, const HullLod& lod = {});
 
 }  // namespace sf::hull

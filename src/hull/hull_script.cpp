@@ -13,8 +13,9 @@
 namespace sf::hull {
 namespace {
 
-constexpr EffectKind kEffectKinds[] = {EffectKind::kAssemble, EffectKind::kScatter, EffectKind::kImplode, EffectKind::kRipple,
-                                       EffectKind::kCharge, EffectKind::kLinkDecay, EffectKind::kSiphon, EffectKind::kPartXform};
+constexpr EffectKind kEffectKinds[] = {EffectKind::kAssemble, EffectKind::kScatter,  EffectKind::kImplode,
+                                       EffectKind::kRipple,   EffectKind::kCharge,   EffectKind::kLinkDecay,
+                                       EffectKind::kSiphon,   EffectKind::kPartXform};
 
 // Refuses keys outside `allowed` (a typo would otherwise pass silently).
 void onlyKeys(const JsonNode& n, std::initializer_list<const char*> allowed, const std::string& what) {
@@ -25,13 +26,16 @@ void onlyKeys(const JsonNode& n, std::initializer_list<const char*> allowed, con
     if (ok) continue;
     std::string list;
     for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-    JsonNode{item.value(), n.path.empty() ? item.key() : n.path + "." + item.key(), n.file}.fail("unexpected key for " + what + " (known: " + list + ")");
+    JsonNode{item.value(), n.path.empty() ? item.key() : n.path + "." + item.key(), n.file}.fail(
+        "unexpected key for " + what + " (known: " + list + ")");
   }
 }
 
 float numberIn(const JsonNode& n, double lo, double hi) {
   const double d = n.number();
-  if (d < lo || d > hi) n.fail("expected a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(d));
+  if (d < lo || d > hi)
+    n.fail("expected a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+           std::to_string(d));
   return static_cast<float>(d);
 }
 
@@ -67,9 +71,12 @@ Quat axisAngleQuat(Vec3 axis, float degrees) {
 
 ScriptEvent parseEvent(const JsonNode& e) {
   ScriptEvent ev;
-  const int kinds = e.has("hit") + e.has("heal") + e.has("effect") + e.has("fire") + e.has("thrust") + e.has("lod");
+  const int kinds =
+      e.has("hit") + e.has("heal") + e.has("effect") + e.has("fire") + e.has("thrust") + e.has("lod");
   if (!e.value.is_object() || kinds != 1)
-    e.fail("an event has \"time\" and exactly one of \"hit\", \"heal\", \"effect\", \"fire\", \"thrust\" or \"lod\"");
+    e.fail(
+        "an event has \"time\" and exactly one of \"hit\", \"heal\", \"effect\", \"fire\", \"thrust\" or "
+        "\"lod\"");
   ev.time = numberIn(e["time"], 0, 86400);
   if (e.has("lod")) {
     onlyKeys(e, {"time", "lod"}, "a lod");
@@ -94,7 +101,8 @@ ScriptEvent parseEvent(const JsonNode& e) {
     } else {
       if (!g.value.is_number()) g.fail("expected a gun id 0..7 or a gun's name");
       const double id = g.number();
-      if (id != std::floor(id) || id < 0 || id >= SF_HULL_GUNS) g.fail("expected a gun id 0..7, got " + std::to_string(id));
+      if (id != std::floor(id) || id < 0 || id >= SF_HULL_GUNS)
+        g.fail("expected a gun id 0..7, got " + std::to_string(id));
       ev.gun = static_cast<int>(id);
     }
     if (e.has("point")) ev.tip = e["point"].vec3();
@@ -140,7 +148,8 @@ ScriptEvent parseEvent(const JsonNode& e) {
         onlyKeys(e, {"time", "effect", "duration", "amount", "share", "period", "turns"}, "siphon");
         break;
       case EffectKind::kPartXform:
-        onlyKeys(e, {"time", "effect", "duration", "part", "pivot", "axis", "angle", "offset", "hold"}, "part_xform");
+        onlyKeys(e, {"time", "effect", "duration", "part", "pivot", "axis", "angle", "offset", "hold"},
+                 "part_xform");
         break;
     }
     if (e.has("duration")) ev.duration = numberIn(e["duration"], 1e-3, 86400);
@@ -186,7 +195,8 @@ std::pair<int, Vec3> resolveGun(const ScriptEvent& e, const HullAsset& asset, co
     std::string list;
     for (size_t g = 0; g < guns.size(); ++g) list += (g ? ", " : "") + std::to_string(g) + " " + guns[g].name;
     const std::string have =
-        guns.empty() ? "the hull " + asset.path + " has no guns: its meta sidecar names no barrel tips; give the tip as \"point\""
+        guns.empty() ? "the hull " + asset.path +
+                           " has no guns: its meta sidecar names no barrel tips; give the tip as \"point\""
                      : "the hull's guns: " + list;
     throw Error(path + ": events[" + std::to_string(e.index) + "].fire: " + why + " (" + have + ")");
   };
@@ -224,7 +234,8 @@ int gunPart(const Destruction& d, Vec3 tip) {
 
 // The nozzles (tip, trail direction) a `thrust` ignites: its "point", else the meta sidecar's engine points
 // (trail along -axis); refuses a hull with neither, naming the script file and the event's JSON path.
-std::vector<std::pair<Vec3, Vec3>> resolveNozzles(const ScriptEvent& e, const HullAsset& asset, const std::string& path) {
+std::vector<std::pair<Vec3, Vec3>> resolveNozzles(const ScriptEvent& e, const HullAsset& asset,
+                                                  const std::string& path) {
   std::vector<std::pair<Vec3, Vec3>> out;
   if (e.tip) {
     out.emplace_back(*e.tip, e.direction.value_or(Vec3{0, -1, 0}));
@@ -233,7 +244,8 @@ std::vector<std::pair<Vec3, Vec3>> resolveNozzles(const ScriptEvent& e, const Hu
   for (const HullGun& g : asset.engines.nozzles) out.emplace_back(g.tip, e.direction.value_or(-g.axis));
   if (out.empty())
     throw Error(path + ": events[" + std::to_string(e.index) + "].thrust: the hull " + asset.path +
-                " has no engines (its meta sidecar names no points called *engine* or *exhaust*); give the nozzle as \"point\"");
+                " has no engines (its meta sidecar names no points called *engine* or *exhaust*); give the "
+                "nozzle as \"point\"");
   return out;
 }
 
@@ -241,26 +253,37 @@ std::vector<std::pair<Vec3, Vec3>> resolveNozzles(const ScriptEvent& e, const Hu
 
 void checkHullScript(const HullScript& script, const HullAsset& asset) {
   for (const ScriptEvent& e : script.events)
-    if (e.type == ScriptEvent::kFire) resolveGun(e, asset, script.path);
-    else if (e.type == ScriptEvent::kThrust && e.thrust) resolveNozzles(e, asset, script.path);
+    if (e.type == ScriptEvent::kFire)
+      resolveGun(e, asset, script.path);
+    else if (e.type == ScriptEvent::kThrust && e.thrust)
+      resolveNozzles(e, asset, script.path);
 }
 
 EffectKind parseEffectKind(const std::string& text) {
   for (EffectKind k : kEffectKinds)
     if (text == effectKindName(k)) return k;
-  throw Error("unknown effect '" + text + "' (expected assemble, scatter, implode, ripple, charge, link_decay, siphon or part_xform)");
+  throw Error("unknown effect '" + text +
+              "' (expected assemble, scatter, implode, ripple, charge, link_decay, siphon or part_xform)");
 }
 
 const char* effectKindName(EffectKind kind) {
   switch (kind) {
-    case EffectKind::kAssemble: return "assemble";
-    case EffectKind::kScatter: return "scatter";
-    case EffectKind::kImplode: return "implode";
-    case EffectKind::kRipple: return "ripple";
-    case EffectKind::kCharge: return "charge";
-    case EffectKind::kLinkDecay: return "link_decay";
-    case EffectKind::kSiphon: return "siphon";
-    case EffectKind::kPartXform: return "part_xform";
+    case EffectKind::kAssemble:
+      return "assemble";
+    case EffectKind::kScatter:
+      return "scatter";
+    case EffectKind::kImplode:
+      return "implode";
+    case EffectKind::kRipple:
+      return "ripple";
+    case EffectKind::kCharge:
+      return "charge";
+    case EffectKind::kLinkDecay:
+      return "link_decay";
+    case EffectKind::kSiphon:
+      return "siphon";
+    case EffectKind::kPartXform:
+      return "part_xform";
   }
   return "charge";
 }
@@ -277,13 +300,16 @@ HullScript parseHullScript(const std::string& text, const std::string& path) {
     s.events.back().index = i;
   }
   s.path = path;
-  std::stable_sort(s.events.begin(), s.events.end(), [](const ScriptEvent& a, const ScriptEvent& b) { return a.time < b.time; });
+  std::stable_sort(s.events.begin(), s.events.end(),
+                   [](const ScriptEvent& a, const ScriptEvent& b) { return a.time < b.time; });
   double end = 0;
-  for (const ScriptEvent& e : s.events) end = std::max(end, e.time + (e.type == ScriptEvent::kEffect ? e.duration : 0.0));
+  for (const ScriptEvent& e : s.events)
+    end = std::max(end, e.time + (e.type == ScriptEvent::kEffect ? e.duration : 0.0));
   s.duration = root.has("duration") ? numberIn(root["duration"], 1e-3, 3600) : end + 1.0;
   if (root.has("seed")) {
     const double d = root["seed"].number();
-    if (d != std::floor(d) || d < 0 || d > 4294967295.0) root["seed"].fail("expected an integer in 0..4294967295");
+    if (d != std::floor(d) || d < 0 || d > 4294967295.0)
+      root["seed"].fail("expected an integer in 0..4294967295");
     s.seed = static_cast<uint32_t>(d);
   }
   return s;
@@ -295,7 +321,9 @@ HullScript loadHullScript(const std::string& path) {
 }
 
 HullEffects parseHullEffects(const JsonNode& n) {
-  onlyKeys(n, {"scatter", "scatter_mode", "kill_direction", "kill_bias", "implode", "charge", "link_decay", "siphon", "ripple", "parts"},
+  onlyKeys(n,
+           {"scatter", "scatter_mode", "kill_direction", "kill_bias", "implode", "charge", "link_decay",
+            "siphon", "ripple", "parts"},
            "hull effects");
   HullEffects e;
   if (n.has("scatter")) e.scatter = numberIn(n["scatter"], 0, 1);
@@ -317,7 +345,8 @@ HullEffects parseHullEffects(const JsonNode& n) {
   }
   if (n.has("parts")) {
     const JsonNode parts = n["parts"];
-    if (!parts.value.is_array()) parts.fail("expected an array of {\"part\", \"pivot\", \"axis\", \"angle\", \"offset\"}");
+    if (!parts.value.is_array())
+      parts.fail("expected an array of {\"part\", \"pivot\", \"axis\", \"angle\", \"offset\"}");
     for (size_t i = 0; i < parts.value.size(); ++i) {
       const JsonNode p = parts.at(i);
       onlyKeys(p, {"part", "pivot", "axis", "angle", "offset"}, "a part transform");
@@ -335,7 +364,8 @@ HullEffects parseHullEffects(const JsonNode& n) {
   return e;
 }
 
-HullScriptPlayer::HullScriptPlayer(HullScript script, HullEffects base) : script_(std::move(script)), base_(std::move(base)) {}
+HullScriptPlayer::HullScriptPlayer(HullScript script, HullEffects base)
+    : script_(std::move(script)), base_(std::move(base)) {}
 
 std::vector<HullEvent> HullScriptPlayer::advance(HullInstance& hull, double t) {
   if (!std::isfinite(t)) throw Error("hull script: time is not finite");
@@ -364,15 +394,18 @@ std::vector<HullEvent> HullScriptPlayer::advance(HullInstance& hull, double t) {
         if (at < 0) continue;
         nozzles_.push_back({tip, dir, static_cast<uint32_t>(at)});
         // Without parts named "engine", the parts of the splats nearest the nozzles.
-        if (hull.asset().engines.part_mask == 0) engine_parts_ |= 1u << (d.rest()[static_cast<size_t>(at)].channels & 7u);
+        if (hull.asset().engines.part_mask == 0)
+          engine_parts_ |= 1u << (d.rest()[static_cast<size_t>(at)].channels & 7u);
       }
       continue;
     }
     if (e.type == ScriptEvent::kFire) {  // a gun whose part is disabled falls silent: the fire is consumed
       const auto [gun, tip] = resolveGun(e, hull.asset(), script_.path);
       const int part = gunPart(d, tip);
-      if (part >= 0 && d.partDisabled(part)) events.push_back({HullEvent::kGunSilenced, gun, e.time, d.partDamage(part), part});
-      else shots_.push_back({e.time, gun, tip, e.strength, e.heat});
+      if (part >= 0 && d.partDisabled(part))
+        events.push_back({HullEvent::kGunSilenced, gun, e.time, d.partDamage(part), part});
+      else
+        shots_.push_back({e.time, gun, tip, e.strength, e.heat});
       continue;
     }
     if (e.type == ScriptEvent::kHit) {
@@ -416,8 +449,10 @@ std::vector<HullEvent> HullScriptPlayer::advance(HullInstance& hull, double t) {
     if (e.type != ScriptEvent::kEffect) continue;
     switch (e.effect) {
       case EffectKind::kAssemble:  // the spawn re-forms the whole hull: a held scatter and implode end here
-        if (running) fx.scatter = 1.0f - p, fx.scatter_mode = e.mode, fx.scatter_distance = e.distance, fx.kill_bias = 0;
-        else fx.scatter = 0;
+        if (running)
+          fx.scatter = 1.0f - p, fx.scatter_mode = e.mode, fx.scatter_distance = e.distance, fx.kill_bias = 0;
+        else
+          fx.scatter = 0;
         fx.implode = 0;
         break;
       case EffectKind::kScatter:  // the death: held at its end
@@ -443,7 +478,9 @@ std::vector<HullEvent> HullScriptPlayer::advance(HullInstance& hull, double t) {
         if (running) fx.link_decay = e.amount * envelope(p);
         break;
       case EffectKind::kSiphon:
-        if (running) fx.siphon = e.amount * envelope(p), fx.siphon_share = e.share, fx.siphon_period = e.period, fx.siphon_turns = e.turns;
+        if (running)
+          fx.siphon = e.amount * envelope(p), fx.siphon_share = e.share, fx.siphon_period = e.period,
+          fx.siphon_turns = e.turns;
         break;
       case EffectKind::kPartXform: {
         if (!running && !e.hold) break;
@@ -476,15 +513,16 @@ std::vector<HullEvent> HullScriptPlayer::advance(HullInstance& hull, double t) {
       if (heat[g] > 1e-4) fx.barrel_heat.push_back({tips[g], static_cast<float>(heat[g])});
   }
   if (thrust_on_ && engine_parts_ != 0) {  // ignition: eased in linearly
-    fx.thrust = thrust_amount_ * static_cast<float>(std::clamp((t - thrust_since_) / kIgnitionSeconds, 0.0, 1.0));
+    fx.thrust =
+        thrust_amount_ * static_cast<float>(std::clamp((t - thrust_since_) / kIgnitionSeconds, 0.0, 1.0));
     fx.engine_parts = engine_parts_;
   }
   hull.effects = std::move(fx);
   return events;
 }
 
-// The ion trail's droplets due up to `upto` (droplet k of every nozzle at thrust_since_ + k / rate), each after
-// bringing the destruction to its time (so the pool is the same whether the frames step or jump).
+// The ion trail's droplets due up to `upto` (droplet k of every nozzle at thrust_since_ + k / rate), each
+// after bringing the destruction to its time (so the pool is the same whether the frames step or jump).
 void HullScriptPlayer::emitTrail(Destruction& d, double upto, std::vector<HullEvent>& events) {
   if (!thrust_on_ || !(thrust_rate_ > 0) || nozzles_.empty()) return;
   for (;;) {
@@ -492,8 +530,11 @@ void HullScriptPlayer::emitTrail(Destruction& d, double upto, std::vector<HullEv
     if (tk > upto) break;
     for (HullEvent& ev : d.update(tk)) events.push_back(std::move(ev));
     for (size_t j = 0; j < nozzles_.size(); ++j) {
-      const uint32_t h = hash32(static_cast<uint32_t>(droplet_) * 0x9e3779b9u + static_cast<uint32_t>(j) * 0x85ebca6bu + 0x1095u);
-      auto u = [&](uint32_t salt) { return static_cast<float>(hash32(h + salt) >> 8) * (1.0f / 16777216.0f) - 0.5f; };
+      const uint32_t h = hash32(static_cast<uint32_t>(droplet_) * 0x9e3779b9u +
+                                static_cast<uint32_t>(j) * 0x85ebca6bu + 0x1095u);
+      auto u = [&](uint32_t salt) {
+        return static_cast<float>(hash32(h + salt) >> 8) * (1.0f / 16777216.0f) - 0.5f;
+      };
       const Vec3 jitter{u(1), u(2), u(3)};
       const Nozzle& nz = nozzles_[j];
       d.emitIon(nz.source, nz.tip + jitter * 0.03f, nz.direction * kIonSpeed + jitter * 0.3f, tk);

@@ -18,13 +18,14 @@ struct JsonNode;
 namespace sf::hull {
 
 enum class EffectKind { kAssemble, kScatter, kImplode, kRipple, kCharge, kLinkDecay, kSiphon, kPartXform };
-EffectKind parseEffectKind(const std::string& text);  // "assemble", "scatter", ... "part_xform"; throws sf::Error
+EffectKind parseEffectKind(
+    const std::string& text);  // "assemble", "scatter", ... "part_xform"; throws sf::Error
 const char* effectKindName(EffectKind kind);
 
 // Muzzle flash and barrel heat of `fire` (docs/formats/hull-script.md): the flash's strength decays as
 // strength * (1 - age / kMuzzleFlashSeconds)^2 and is gone after it; each shot adds its `heat` to the gun,
-// which cools as exp(-age / kBarrelCoolSeconds): a gun's heat at t is the sum over its shots fired at t_k <= t
-// of heat_k * exp(-(t - t_k) / kBarrelCoolSeconds).
+// which cools as exp(-age / kBarrelCoolSeconds): a gun's heat at t is the sum over its shots fired at t_k <=
+// t of heat_k * exp(-(t - t_k) / kBarrelCoolSeconds).
 constexpr double kMuzzleFlashSeconds = 0.1;
 constexpr double kBarrelCoolSeconds = 2.0;
 // Engine ignition (`thrust`): the emission eases in linearly over kIgnitionSeconds; ion droplets leave each
@@ -46,29 +47,29 @@ struct ScriptEvent {
   // kEffect: active over [time, time + duration]
   EffectKind effect = EffectKind::kCharge;
   double duration = 1;
-  float amount = 1;             // charge, link_decay, siphon; ripple amplitude
+  float amount = 1;                         // charge, link_decay, siphon; ripple amplitude
   ScatterMode mode = ScatterMode::kRadial;  // assemble, scatter
-  std::optional<Vec3> direction;  // scatter: the killing shot (default: the last hit's direction)
-  float bias = 0.5f;            // scatter: kinetic bias
-  float distance = 1.2f;        // scatter, assemble
-  std::optional<Vec3> origin;   // ripple (default: where the last hit landed)
-  float speed = 1.6f, width = 0.06f;  // ripple
+  std::optional<Vec3> direction;            // scatter: the killing shot (default: the last hit's direction)
+  float bias = 0.5f;                        // scatter: kinetic bias
+  float distance = 1.2f;                    // scatter, assemble
+  std::optional<Vec3> origin;               // ripple (default: where the last hit landed)
+  float speed = 1.6f, width = 0.06f;        // ripple
   float share = 0.4f, period = 1.6f, turns = 1.5f;  // siphon
-  Vec3 color{1.0f, 0.45f, 0.12f};  // charge
-  int part = 0;                 // part_xform
+  Vec3 color{1.0f, 0.45f, 0.12f};                   // charge
+  int part = 0;                                     // part_xform
   Vec3 pivot, axis{0, 1, 0}, offset;
-  float angle = 0;              // degrees
-  bool hold = false;            // part_xform: keep the end pose instead of returning
+  float angle = 0;    // degrees
+  bool hold = false;  // part_xform: keep the end pose instead of returning
   // kFire: the gun (an index into the hull's guns, HullAsset::guns, or a gun's name) and its shot
   int gun = 0;
-  std::string gun_name;         // non-empty: the gun by name
-  std::optional<Vec3> tip;      // "point": the barrel tip (hull frame) in place of the meta sidecar's
-  float strength = 1.5f;        // the flash's peak strength
-  float heat = 0.2f;            // heat the shot adds to its gun
+  std::string gun_name;     // non-empty: the gun by name
+  std::optional<Vec3> tip;  // "point": the barrel tip (hull frame) in place of the meta sidecar's
+  float strength = 1.5f;    // the flash's peak strength
+  float heat = 0.2f;        // heat the shot adds to its gun
   // kThrust: the engines on (amount: the emission, 0..1) or off; `tip` (a nozzle in place of the sidecar's)
   // with `direction` (the trail's way, default down)
   bool thrust = false;
-  float rate = 30;              // ion droplets per second per nozzle
+  float rate = 30;  // ion droplets per second per nozzle
   // kLod: the hull's runtime LOD from this time on (hull/hull_lod.h; replaces the object's own)
   HullLod lod;
 };
@@ -77,7 +78,7 @@ struct HullScript {
   std::vector<ScriptEvent> events;  // sorted by time (stable: equal times keep the file's order)
   double duration = 0;              // "duration", else the end of the last event + 1 s
   std::optional<uint32_t> seed;
-  std::string path;                 // the file it was read from (error messages)
+  std::string path;  // the file it was read from (error messages)
 };
 
 // Parses a script; every refusal names the file and the JSON path ("events[3].direction: expected 3

@@ -25,19 +25,19 @@ using uint = uint32_t;
 #define SF_HULL_GUNS 8       // barrel heat: guns whose tips glow (HullParams.gun_heat)
 
 // HullSlot.flags
-#define SF_HULL_LEVEL_MASK 0xFu     // bits 0..3: onion level, 0 = skin
-#define SF_HULL_KIND_SHIFT 4u       // bits 4..7: the kind
+#define SF_HULL_LEVEL_MASK 0xFu  // bits 0..3: onion level, 0 = skin
+#define SF_HULL_KIND_SHIFT 4u    // bits 4..7: the kind
 #define SF_HULL_KIND_MASK 0xF0u
-#define SF_HULL_KIND_SKIN 0u        // a hull slot at (or healing back to) its skin
-#define SF_HULL_KIND_LAYER 1u       // a hull slot reborn one or more layers deeper (crater floor, onion)
-#define SF_HULL_KIND_DEBRIS 2u      // a pool slot in flight: born white-hot, cooling along the black body
-#define SF_HULL_KIND_BODY 3u        // a pool slot riding a torn-off chunk's rigid body
-#define SF_HULL_KIND_OFF 4u         // a pool slot not in use: left out of the frame
-#define SF_HULL_FLAG_HOT 0x100u     // smouldering hot point (pulses orange)
-#define SF_HULL_FLAG_SPARK 0x200u   // rare cold spark (blinks blue-white)
-#define SF_HULL_FLAG_CRACKED 0x400u // on a crack line (kept dark; the chunk is weakened)
-#define SF_HULL_FLAG_WOUND 0x800u   // on a wound's edge or a crater floor (charred)
-#define SF_HULL_FLAG_ION 0x1000u    // a debris slot of an engine's ion trail (blue, fading; not the black body)
+#define SF_HULL_KIND_SKIN 0u         // a hull slot at (or healing back to) its skin
+#define SF_HULL_KIND_LAYER 1u        // a hull slot reborn one or more layers deeper (crater floor, onion)
+#define SF_HULL_KIND_DEBRIS 2u       // a pool slot in flight: born white-hot, cooling along the black body
+#define SF_HULL_KIND_BODY 3u         // a pool slot riding a torn-off chunk's rigid body
+#define SF_HULL_KIND_OFF 4u          // a pool slot not in use: left out of the frame
+#define SF_HULL_FLAG_HOT 0x100u      // smouldering hot point (pulses orange)
+#define SF_HULL_FLAG_SPARK 0x200u    // rare cold spark (blinks blue-white)
+#define SF_HULL_FLAG_CRACKED 0x400u  // on a crack line (kept dark; the chunk is weakened)
+#define SF_HULL_FLAG_WOUND 0x800u    // on a wound's edge or a crater floor (charred)
+#define SF_HULL_FLAG_ION 0x1000u  // a debris slot of an engine's ion trail (blue, fading; not the black body)
 
 // Effects active this frame (HullParams.effects): each is a uniform branch, off by default.
 #define SF_HULL_FX_SCATTER 1u
@@ -46,11 +46,11 @@ using uint = uint32_t;
 #define SF_HULL_FX_LINK_DECAY 8u
 #define SF_HULL_FX_SIPHON 16u
 #define SF_HULL_FX_PART_XFORM 32u
-#define SF_HULL_FX_LIGHT 64u       // the cel light (else raw colours)
-#define SF_HULL_FX_FLASH 128u      // the point flash of the cel light
-#define SF_HULL_FX_HEAT 256u       // barrel heat: hull splats near a hot gun's tip glow
-#define SF_HULL_FX_THRUST 512u     // engine ignition: the engine parts' blue emission
-#define SF_HULL_FX_LOD 1024u       // runtime LOD: slots whose rest record ranks >= lod_count are left out
+#define SF_HULL_FX_LIGHT 64u    // the cel light (else raw colours)
+#define SF_HULL_FX_FLASH 128u   // the point flash of the cel light
+#define SF_HULL_FX_HEAT 256u    // barrel heat: hull splats near a hot gun's tip glow
+#define SF_HULL_FX_THRUST 512u  // engine ignition: the engine parts' blue emission
+#define SF_HULL_FX_LOD 1024u    // runtime LOD: slots whose rest record ranks >= lod_count are left out
 
 // Scatter modes (HullParams.scatter_mode)
 #define SF_HULL_SCATTER_RADIAL 0u
@@ -86,53 +86,53 @@ struct HullSlot {
 
 // A torn-off chunk flying as a rigid body. 48 bytes.
 struct HullBody {
-  float pivot[3];     // object space: the chunk's centroid at birth
+  float pivot[3];  // object space: the chunk's centroid at birth
   float birth;
   float velocity[3];
-  float life;         // seconds until it is gone (fades over its last quarter)
-  float spin[3];      // rotation axis * radians per second
+  float life;     // seconds until it is gone (fades over its last quarter)
+  float spin[3];  // rotation axis * radians per second
   float pad0;
 };
 
 // The frame's parameters of one hull (effects, light), object space. Scalar layout.
 struct HullParams {
-  uint effects;          // SF_HULL_FX_* bits
-  uint count;            // slots
-  uint part_count;       // part_xform: parts used (<= SF_HULL_PARTS)
+  uint effects;     // SF_HULL_FX_* bits
+  uint count;       // slots
+  uint part_count;  // part_xform: parts used (<= SF_HULL_PARTS)
   uint scatter_mode;
-  float time;            // scene time, seconds
-  float scale;           // object-to-world uniform scale (flash falloff is in world units)
-  float brightness;      // cel light: base brightness
-  float emission_gain;   // cel light: gain of the breathing emission
-  float to_light[3];     // unit, object space: towards the key light
+  float time;           // scene time, seconds
+  float scale;          // object-to-world uniform scale (flash falloff is in world units)
+  float brightness;     // cel light: base brightness
+  float emission_gain;  // cel light: gain of the breathing emission
+  float to_light[3];    // unit, object space: towards the key light
   float flash_strength;
   float flash_position[3];
   float pad0;
   float flash_color[3];
   float pad1;
-  float centre[3];       // the hull's centre (mean of the rest centres): scatter, implode, siphon
-  float scatter;         // scatter progress 0..1 (assemble: 1 - progress; implode: its own amount below)
+  float centre[3];          // the hull's centre (mean of the rest centres): scatter, implode, siphon
+  float scatter;            // scatter progress 0..1 (assemble: 1 - progress; implode: its own amount below)
   float kill_direction[3];  // the killing shot's direction of travel (unit)
-  float kill_bias;       // how much of it the scatter directions take (0..1)
-  float scatter_distance;  // how far a splat flies at progress 1 (hull units)
-  float implode;         // implode progress 0..1
+  float kill_bias;          // how much of it the scatter directions take (0..1)
+  float scatter_distance;   // how far a splat flies at progress 1 (hull units)
+  float implode;            // implode progress 0..1
   float ripple_amplitude;
-  float ripple_age;      // seconds since the hit
+  float ripple_age;  // seconds since the hit
   float ripple_origin[3];
-  float ripple_speed;    // front speed, units / s
-  float ripple_width;    // front half-width, units
-  float ripple_decay;    // 1 / s
-  float charge;          // 0..1
-  float charge_lift;     // units at charge 1
+  float ripple_speed;  // front speed, units / s
+  float ripple_width;  // front half-width, units
+  float ripple_decay;  // 1 / s
+  float charge;        // 0..1
+  float charge_lift;   // units at charge 1
   float charge_color[3];
-  float link_decay;      // 0..1
+  float link_decay;  // 0..1
   float decay_slot_seconds;
-  float siphon;          // 0..1: share of splats taken = siphon * siphon_share
+  float siphon;  // 0..1: share of splats taken = siphon * siphon_share
   float siphon_share;
-  float siphon_period;   // seconds of one fall to the centre
-  float siphon_turns;    // turns of the spiral over one fall
-  float debris_life;     // seconds a debris splat flies and cools
-  float gravity[3];      // object space, units / s^2
+  float siphon_period;  // seconds of one fall to the centre
+  float siphon_turns;   // turns of the spiral over one fall
+  float debris_life;    // seconds a debris splat flies and cools
+  float gravity[3];     // object space, units / s^2
   float pad2;
   float part_pivot[SF_HULL_PARTS][4];   // xyz, w unused
   float part_quat[SF_HULL_PARTS][4];    // x y z w
@@ -142,15 +142,15 @@ struct HullParams {
   // 7-gon where at least shape_large (85th), a rounded hex between; shape_large 0: every slot a gaussian.
   float shape_small;
   float shape_large;
-  // Barrel heat (script `fire`, hull/hull_script.h): hull slots whose rest centre lies within heat_radius of a
-  // gun's tip glow along the black body by that gun's heat (hull/effects.h barrelGlow).
-  uint gun_count;        // guns in gun_heat (<= SF_HULL_GUNS)
-  float heat_radius;     // object space (hull units)
+  // Barrel heat (script `fire`, hull/hull_script.h): hull slots whose rest centre lies within heat_radius of
+  // a gun's tip glow along the black body by that gun's heat (hull/effects.h barrelGlow).
+  uint gun_count;                   // guns in gun_heat (<= SF_HULL_GUNS)
+  float heat_radius;                // object space (hull units)
   float gun_heat[SF_HULL_GUNS][4];  // the tip xyz (object space), w: the gun's heat (>= 0)
   // Engine ignition (script `thrust`): hull slots of the parts in engine_parts (bit p: part p) glow
   // thrust_color * thrust * (0.85 + 0.15 sin(40 t + 2 pi rnd)) (hull/effects.h).
   uint engine_parts;
-  float thrust;          // 0..1
+  float thrust;  // 0..1
   float thrust_color[3];
   // Runtime LOD (hull/hull_lod.h; SF_HULL_FX_LOD, set only when K is below the hull's splats): a slot whose
   // rest record's importance rank (HullPush.lod_rank) is >= lod_count is left out (opacity NaN): the hull
@@ -160,13 +160,27 @@ struct HullParams {
 };
 
 #ifndef __cplusplus
-layout(buffer_reference, scalar) readonly buffer HullRestRef { HullRest r[]; };
-layout(buffer_reference, scalar) readonly buffer HullSlotRef { HullSlot s[]; };
-layout(buffer_reference, scalar) readonly buffer HullBodyRef { HullBody b[]; };
-layout(buffer_reference, scalar) readonly buffer HullParamsRef { HullParams p; };
-layout(buffer_reference, scalar) writeonly buffer HullFloats { float v[]; };
-layout(buffer_reference, scalar) writeonly buffer HullUints { uint v[]; };
-layout(buffer_reference, scalar) readonly buffer HullRanks { uint v[]; };
+layout(buffer_reference, scalar) readonly buffer HullRestRef {
+  HullRest r[];
+};
+layout(buffer_reference, scalar) readonly buffer HullSlotRef {
+  HullSlot s[];
+};
+layout(buffer_reference, scalar) readonly buffer HullBodyRef {
+  HullBody b[];
+};
+layout(buffer_reference, scalar) readonly buffer HullParamsRef {
+  HullParams p;
+};
+layout(buffer_reference, scalar) writeonly buffer HullFloats {
+  float v[];
+};
+layout(buffer_reference, scalar) writeonly buffer HullUints {
+  uint v[];
+};
+layout(buffer_reference, scalar) readonly buffer HullRanks {
+  uint v[];
+};
 #endif
 
 struct HullPush {

@@ -213,7 +213,6 @@ Vec3 triangleCentre(const TriMesh& mesh, size_t f) {
   return (mesh.positions[face[0]] + mesh.positions[face[1]] + mesh.positions[face[2]]) / 3.0f;
 }
 
-
 std::optional<float> intersectTriangle(Vec3 origin, Vec3 dir, Vec3 a, Vec3 b, Vec3 c) {
   float t = 0;
   if (!rayTriangle(origin, dir, a, b, c, &t) || std::isnan(t)) return std::nullopt;
@@ -667,7 +666,8 @@ std::vector<uint8_t> mainComponent(std::span<const Vec3> points, float radius, f
     if (size[i] > size[best]) best = i;
   for (size_t i = 0; i < points.size(); ++i) {
     const uint32_t root = sets.find(static_cast<uint32_t>(i));
-    main[i] = root == best || (keep_fraction < 1 && static_cast<float>(size[root]) >= keep_fraction * static_cast<float>(size[best]));
+    main[i] = root == best || (keep_fraction < 1 && static_cast<float>(size[root]) >=
+                                                        keep_fraction * static_cast<float>(size[best]));
   }
   return main;
 }
@@ -768,14 +768,16 @@ std::vector<uint16_t> silhouetteMisses(const MeshBvh& bvh, std::span<const Vec3>
 
 std::vector<uint8_t> datasetFloaters(std::span<const Vec3> points, std::span<const float> radii,
                                      std::span<const CoverageView> views) {
-  if (points.size() != radii.size()) throw Error("datasetFloaters: " + std::to_string(radii.size()) + " radii for " + std::to_string(points.size()) + " points");
+  if (points.size() != radii.size())
+    throw Error("datasetFloaters: " + std::to_string(radii.size()) + " radii for " +
+                std::to_string(points.size()) + " points");
   std::vector<uint8_t> flagged(points.size(), 0);
   std::vector<uint32_t> sat;  // summed-area table of covered pixels, (width + 1) x (height + 1)
   for (const CoverageView& v : views) {
     const size_t w = static_cast<size_t>(v.width), h = static_cast<size_t>(v.height);
     if (v.covered.size() != w * h)
-      throw Error("datasetFloaters: a view's coverage holds " + std::to_string(v.covered.size()) + " pixels, not " +
-                  std::to_string(w) + " x " + std::to_string(h));
+      throw Error("datasetFloaters: a view's coverage holds " + std::to_string(v.covered.size()) +
+                  " pixels, not " + std::to_string(w) + " x " + std::to_string(h));
     sat.assign((w + 1) * (h + 1), 0);
     for (size_t y = 0; y < h; ++y)
       for (size_t x = 0; x < w; ++x)
@@ -792,11 +794,13 @@ std::vector<uint8_t> datasetFloaters(std::span<const Vec3> points, std::span<con
       const float off_axis = length(c) / c.z;
       const float r = std::max(v.fx, v.fy) * radii[i] / near * off_axis * off_axis;
       // Pixel p covers [p, p + 1): the square's first and last pixels.
-      const float x0 = std::floor(u - r), x1 = std::floor(u + r), y0 = std::floor(t - r), y1 = std::floor(t + r);
+      const float x0 = std::floor(u - r), x1 = std::floor(u + r), y0 = std::floor(t - r),
+                  y1 = std::floor(t + r);
       if (!(x0 >= 0 && y0 >= 0 && x1 < static_cast<float>(w) && y1 < static_cast<float>(h))) return;
       const size_t a = static_cast<size_t>(x0), b = static_cast<size_t>(x1) + 1, d = static_cast<size_t>(y0),
                    e = static_cast<size_t>(y1) + 1;
-      const uint32_t count = sat[e * (w + 1) + b] - sat[d * (w + 1) + b] - sat[e * (w + 1) + a] + sat[d * (w + 1) + a];
+      const uint32_t count =
+          sat[e * (w + 1) + b] - sat[d * (w + 1) + b] - sat[e * (w + 1) + a] + sat[d * (w + 1) + a];
       if (count == 0) flagged[i] = 1;
     });
   }

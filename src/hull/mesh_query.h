@@ -88,7 +88,7 @@ std::vector<uint32_t> faceComponents(const TriMesh& mesh, uint32_t* count);
 
 struct WindingReport {
   size_t components = 0, flipped_components = 0, faces = 0, flipped_faces = 0;
-  double flipped_area_share = 0;  // flipped area / total area (0 for a mesh without area)
+  double flipped_area_share = 0;      // flipped area / total area (0 for a mesh without area)
   std::vector<uint8_t> face_flipped;  // per face: 1 when its winding was reversed
 };
 // Orients every face component outward, closed or open (trimesh's fix_normals fails on open shells): each
@@ -110,8 +110,8 @@ std::vector<float> distanceToMesh(const MeshBvh& bvh, std::span<const Vec3> poin
 
 // Floater sign 2: the graph linking points closer than `radius` (> 0; found through a grid hash of cell
 // `radius`); 1 for the points of its largest component (of equal sizes, the one holding the lowest point
-// index), 0 for every other point. With keep_fraction < 1, components holding at least keep_fraction times the
-// largest one's points are kept too (models made of disjoint pieces). Points must be finite.
+// index), 0 for every other point. With keep_fraction < 1, components holding at least keep_fraction times
+// the largest one's points are kept too (models made of disjoint pieces). Points must be finite.
 std::vector<uint8_t> mainComponent(std::span<const Vec3> points, float radius, float keep_fraction = 1.0f);
 // Median over the points of the distance to their nearest other point (exact, grid hash with ring search;
 // the mean of the two middle values for an even count). 0 for fewer than two points; duplicates give 0
@@ -128,9 +128,9 @@ std::vector<uint16_t> silhouetteMisses(const MeshBvh& bvh, std::span<const Vec3>
                                        std::span<const float> elevations_deg, float camera_distance,
                                        float surface_tolerance);
 
-// A training view for floater sign 4: its pinhole (world to camera, +z forward, pixel = f * xy / z + c, as the
-// renderers project) and which of its pixels the model covers (one byte per pixel, row-major, non-zero where the
-// view's alpha is above 1/255).
+// A training view for floater sign 4: its pinhole (world to camera, +z forward, pixel = f * xy / z + c, as
+// the renderers project) and which of its pixels the model covers (one byte per pixel, row-major, non-zero
+// where the view's alpha is above 1/255).
 struct CoverageView {
   Mat4 world_to_camera;
   float fx = 0, fy = 0, cx = 0, cy = 0;

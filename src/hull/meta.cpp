@@ -21,13 +21,15 @@ std::string hullMetaPath(const std::string& spl2_path) {
 
 float readHullMetaBeltMiddle(const std::string& meta_path) {
   const std::vector<uint8_t> bytes = readFile(meta_path);
-  const nlohmann::json j = parseJsonText(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), meta_path);
+  const nlohmann::json j =
+      parseJsonText(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), meta_path);
   const auto it = j.find("belt_deg");
   if (!j.is_object() || it == j.end()) throw Error(meta_path + ": belt_deg: missing");
   if (!it->is_array() || it->size() != 2 || !(*it)[0].is_number() || !(*it)[1].is_number())
     throw Error(meta_path + ": belt_deg: expected two numbers [min, max]");
   const float lo = (*it)[0].get<float>(), hi = (*it)[1].get<float>();
-  if (!(lo < hi) || lo < -90 || hi > 90) throw Error(meta_path + ": belt_deg: expected MIN < MAX within [-90, 90]");
+  if (!(lo < hi) || lo < -90 || hi > 90)
+    throw Error(meta_path + ": belt_deg: expected MIN < MAX within [-90, 90]");
   return 0.5f * (lo + hi);
 }
 
@@ -35,7 +37,8 @@ namespace {
 
 nlohmann::json readMeta(const std::string& meta_path) {
   const std::vector<uint8_t> bytes = readFile(meta_path);
-  return parseJsonText(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), meta_path);
+  return parseJsonText(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                       meta_path);
 }
 
 std::string lowerCase(std::string s) {
@@ -45,7 +48,8 @@ std::string lowerCase(std::string s) {
 
 // The named points whose name contains one of `words` (else, when `fallback` is non-empty, one of those), in
 // name order, with their axes.
-std::vector<HullGun> namedPoints(const nlohmann::json& j, const std::string& meta_path, std::initializer_list<const char*> words,
+std::vector<HullGun> namedPoints(const nlohmann::json& j, const std::string& meta_path,
+                                 std::initializer_list<const char*> words,
                                  std::initializer_list<const char*> fallback) {
   std::vector<HullGun> guns;
   if (!j.is_object() || !j.contains("points")) return guns;
@@ -55,14 +59,17 @@ std::vector<HullGun> namedPoints(const nlohmann::json& j, const std::string& met
     if (!v.is_array() || v.size() != 3 || !v[0].is_number() || !v[1].is_number() || !v[2].is_number())
       throw Error(meta_path + ": " + at + ": expected 3 numbers");
     const Vec3 p{v[0].get<float>(), v[1].get<float>(), v[2].get<float>()};
-    if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) throw Error(meta_path + ": " + at + ": not finite");
+    if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z))
+      throw Error(meta_path + ": " + at + ": not finite");
     return p;
   };
   auto named = [&](std::initializer_list<const char*> any) {
     std::vector<std::string> names;
     for (const auto& item : points.items()) {
       const std::string low = lowerCase(item.key());
-      if (std::any_of(any.begin(), any.end(), [&](const char* w) { return low.find(w) != std::string::npos; })) names.push_back(item.key());
+      if (std::any_of(any.begin(), any.end(),
+                      [&](const char* w) { return low.find(w) != std::string::npos; }))
+        names.push_back(item.key());
     }
     std::sort(names.begin(), names.end());
     return names;
@@ -102,7 +109,8 @@ HullEngines readHullMetaEngines(const std::string& meta_path) {
       const std::string at = meta_path + ": parts[" + std::to_string(k) + "]";
       if (!p.is_object() || !p.contains("name") || !p["name"].is_string()) continue;
       if (lowerCase(p["name"].get<std::string>()).find("engine") == std::string::npos) continue;
-      if (!p.contains("part") || !p["part"].is_number_integer() || p["part"].get<int64_t>() < 0 || p["part"].get<int64_t>() > 7)
+      if (!p.contains("part") || !p["part"].is_number_integer() || p["part"].get<int64_t>() < 0 ||
+          p["part"].get<int64_t>() > 7)
         throw Error(at + ".part: expected a part 0..7");
       e.part_mask |= 1u << p["part"].get<int>();
     }

@@ -38,7 +38,8 @@ class PointGrid {
     cell_ = std::max(cell > 0 && std::isfinite(cell) ? cell : 1.0f, extent * 0x1.0p-20f);
     if (!(cell_ > 0) || !std::isfinite(cell_)) cell_ = 1;
     entries_.resize(points.size());
-    for (size_t i = 0; i < points.size(); ++i) entries_[i] = {key(cellOf(points[i])), static_cast<uint32_t>(i)};
+    for (size_t i = 0; i < points.size(); ++i)
+      entries_[i] = {key(cellOf(points[i])), static_cast<uint32_t>(i)};
     std::sort(entries_.begin(), entries_.end());
     // The rows' first entries, for the gathering queries, when the box has not too many rows for the points.
     const std::array<int64_t, 3> last = cellOf(top_);
@@ -128,7 +129,8 @@ class PointGrid {
     return c;
   }
   static uint64_t key(const std::array<int64_t, 3>& c) {
-    return static_cast<uint64_t>(c[0]) | static_cast<uint64_t>(c[1]) << 21 | static_cast<uint64_t>(c[2]) << 42;
+    return static_cast<uint64_t>(c[0]) | static_cast<uint64_t>(c[1]) << 21 |
+           static_cast<uint64_t>(c[2]) << 42;
   }
   static Vec3 min3(Vec3 a, Vec3 b) { return {std::min(a.x, b.x), std::min(a.y, b.y), std::min(a.z, b.z)}; }
   static Vec3 max3(Vec3 a, Vec3 b) { return {std::max(a.x, b.x), std::max(a.y, b.y), std::max(a.z, b.z)}; }
@@ -138,7 +140,8 @@ class PointGrid {
   float margin(Vec3 lo, Vec3 hi) const {
     float scale = 0;
     for (int k = 0; k < 3; ++k)
-      scale = std::max({scale, std::fabs(origin_[k]), std::fabs(top_[k]), std::fabs(lo[k]), std::fabs(hi[k])});
+      scale =
+          std::max({scale, std::fabs(origin_[k]), std::fabs(top_[k]), std::fabs(lo[k]), std::fabs(hi[k])});
     return 1e-3f * cell_ + 1e-5f * scale;
   }
 
@@ -153,7 +156,8 @@ class PointGrid {
   }
 
   size_t rowOf(uint64_t key) const {  // the row table's index of a key's row
-    return static_cast<size_t>((key >> 21) & kMaxCell) + static_cast<size_t>(rows_y_) * static_cast<size_t>(key >> 42);
+    return static_cast<size_t>((key >> 21) & kMaxCell) +
+           static_cast<size_t>(rows_y_) * static_cast<size_t>(key >> 42);
   }
 
   // Calls fn(j) for the points of the cells x0..x1 of row (y, z): from the row's first entry when there is a

@@ -43,7 +43,8 @@ void flatten(const GltfModel& model, const GltfModel::Pose& pose, SourceMesh& ou
     const size_t tris = m.triangleCount();
     for (size_t t = 0; t < tris; ++t) {
       std::array<uint32_t, 3> f;
-      for (size_t k = 0; k < 3; ++k) f[k] = base + (m.indices.empty() ? static_cast<uint32_t>(3 * t + k) : m.indices[3 * t + k]);
+      for (size_t k = 0; k < 3; ++k)
+        f[k] = base + (m.indices.empty() ? static_cast<uint32_t>(3 * t + k) : m.indices[3 * t + k]);
       out.mesh.faces.push_back(f);
       out.face_draw.push_back(static_cast<uint32_t>(d));
     }
@@ -58,7 +59,8 @@ SourceMesh loadSourceMesh(const std::string& model_path, const std::string& clip
   int clip = -1;
   if (!clip_name.empty()) {
     clip = model->findClip(clip_name);
-    if (clip < 0) throw Error(model_path + ": no clip '" + clip_name + "' (clips: " + model->clipList() + ")");
+    if (clip < 0)
+      throw Error(model_path + ": no clip '" + clip_name + "' (clips: " + model->clipList() + ")");
   }
   model->pose(clip, time, pose);
   SourceMesh src;
@@ -68,7 +70,8 @@ SourceMesh loadSourceMesh(const std::string& model_path, const std::string& clip
   if (src.mesh.faces.empty()) throw Error(model_path + ": no triangles");
   Vec3 lo{INFINITY, INFINITY, INFINITY}, hi = -lo;
   for (const Vec3& p : src.mesh.positions) {
-    if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) throw Error(model_path + ": the posed model has a non-finite vertex");
+    if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z))
+      throw Error(model_path + ": the posed model has a non-finite vertex");
     lo = Vec3{std::min(lo.x, p.x), std::min(lo.y, p.y), std::min(lo.z, p.z)};
     hi = Vec3{std::max(hi.x, p.x), std::max(hi.y, p.y), std::max(hi.z, p.z)};
   }
@@ -85,14 +88,16 @@ Vec3 albedoAt(const SourceMesh& s, uint32_t f, float b0, float b1, float b2) {
   const auto& t = s.mesh.faces[f];
   const uint32_t d = s.face_draw[f];
   std::array<float, 4> c = s.draw_factor[d];
-  for (size_t k = 0; k < 4; ++k) c[k] *= b0 * s.colors[t[0]][k] + b1 * s.colors[t[1]][k] + b2 * s.colors[t[2]][k];
+  for (size_t k = 0; k < 4; ++k)
+    c[k] *= b0 * s.colors[t[0]][k] + b1 * s.colors[t[1]][k] + b2 * s.colors[t[2]][k];
   if (const MeshTexture* tex = s.draw_texture[d]) {
     const float u = b0 * s.uvs[t[0]][0] + b1 * s.uvs[t[1]][0] + b2 * s.uvs[t[2]][0];
     const float v = b0 * s.uvs[t[0]][1] + b1 * s.uvs[t[1]][1] + b2 * s.uvs[t[2]][1];
     const std::array<float, 4> texel = sampleTexture(*tex, u, v);
     for (size_t k = 0; k < 3; ++k) c[k] *= texel[k];
   }
-  return {linearToSrgb(std::clamp(c[0], 0.0f, 1.0f)), linearToSrgb(std::clamp(c[1], 0.0f, 1.0f)), linearToSrgb(std::clamp(c[2], 0.0f, 1.0f))};
+  return {linearToSrgb(std::clamp(c[0], 0.0f, 1.0f)), linearToSrgb(std::clamp(c[1], 0.0f, 1.0f)),
+          linearToSrgb(std::clamp(c[2], 0.0f, 1.0f))};
 }
 
 std::vector<double> faceAreaCdf(const TriMesh& mesh) {
@@ -101,11 +106,13 @@ std::vector<double> faceAreaCdf(const TriMesh& mesh) {
   return cdf;
 }
 
-SurfacePoint surfacePointAt(const TriMesh& mesh, std::span<const double> cdf, float u_area, float u1, float u2) {
+SurfacePoint surfacePointAt(const TriMesh& mesh, std::span<const double> cdf, float u_area, float u1,
+                            float u2) {
   const double x = u_area * cdf.back();
   SurfacePoint p;
   p.face = static_cast<uint32_t>(
-      std::min<size_t>(mesh.faces.size() - 1, static_cast<size_t>(std::upper_bound(cdf.begin(), cdf.end(), x) - cdf.begin()) - 1));
+      std::min<size_t>(mesh.faces.size() - 1,
+                       static_cast<size_t>(std::upper_bound(cdf.begin(), cdf.end(), x) - cdf.begin()) - 1));
   const float r1 = std::sqrt(u1);
   p.b0 = 1 - r1, p.b1 = r1 * (1 - u2), p.b2 = r1 * u2;
   const auto& t = mesh.faces[p.face];

@@ -19,15 +19,22 @@ namespace sf {
 namespace {
 
 constexpr size_t kChunkSplats = 256;
-const char* const kChunkBounds[12] = {"min_x", "min_y", "min_z", "max_x", "max_y", "max_z",
-                                      "min_scale_x", "min_scale_y", "min_scale_z", "max_scale_x", "max_scale_y", "max_scale_z"};
+const char* const kChunkBounds[12] = {"min_x",       "min_y",       "min_z",       "max_x",
+                                      "max_y",       "max_z",       "min_scale_x", "min_scale_y",
+                                      "min_scale_z", "max_scale_x", "max_scale_y", "max_scale_z"};
 const char* const kChunkColor[6] = {"min_r", "min_g", "min_b", "max_r", "max_g", "max_b"};
 const char* const kPacked[4] = {"packed_position", "packed_rotation", "packed_scale", "packed_color"};
 
-float unorm(uint32_t v, int bits) { return static_cast<float>(v & ((1u << bits) - 1u)) / static_cast<float>((1u << bits) - 1u); }
-float lerp(float a, float b, float t) { return a * (1.0f - t) + b * t; }
+float unorm(uint32_t v, int bits) {
+  return static_cast<float>(v & ((1u << bits) - 1u)) / static_cast<float>((1u << bits) - 1u);
+}
+float lerp(float a, float b, float t) {
+  return a * (1.0f - t) + b * t;
+}
 
-Vec3 unpack111011(uint32_t v) { return {unorm(v >> 21, 11), unorm(v >> 11, 10), unorm(v, 11)}; }
+Vec3 unpack111011(uint32_t v) {
+  return {unorm(v >> 21, 11), unorm(v >> 11, 10), unorm(v, 11)};
+}
 
 Quat unpackRotation(uint32_t v) {
   const float norm = std::sqrt(2.0f);
@@ -64,7 +71,8 @@ bool isCompressedPly(std::span<const uint8_t> bytes) {
 GaussianCloud readCompressedPly(std::span<const uint8_t> bytes, const std::string& path) {
   ByteReader r(bytes, path);
   ply::Header h = ply::parseHeader(r);
-  if (h.encoding != ply::Encoding::kBinaryLittleEndian) r.failAt(0, "compressed PLY must be binary_little_endian");
+  if (h.encoding != ply::Encoding::kBinaryLittleEndian)
+    r.failAt(0, "compressed PLY must be binary_little_endian");
   int ci = h.find("chunk"), vi = h.find("vertex"), si = h.find("sh");
   if (ci < 0 || vi < 0) r.failAt(0, "compressed PLY needs 'chunk' and 'vertex' elements");
   const ply::Element& chunk = h.elements[static_cast<size_t>(ci)];
@@ -72,7 +80,8 @@ GaussianCloud readCompressedPly(std::span<const uint8_t> bytes, const std::strin
 
   int bound_index[12], color_index[6], packed_index[4];
   for (int k = 0; k < 12; ++k)
-    if ((bound_index[k] = chunk.find(kChunkBounds[k])) < 0) r.failAt(0, std::string("chunk element lacks property ") + kChunkBounds[k]);
+    if ((bound_index[k] = chunk.find(kChunkBounds[k])) < 0)
+      r.failAt(0, std::string("chunk element lacks property ") + kChunkBounds[k]);
   bool has_color_bounds = true;
   for (int k = 0; k < 6; ++k) has_color_bounds &= (color_index[k] = chunk.find(kChunkColor[k])) >= 0;
   for (int k = 0; k < 4; ++k) {
@@ -83,7 +92,8 @@ GaussianCloud readCompressedPly(std::span<const uint8_t> bytes, const std::strin
   }
   const uint64_t n = vert.count;
   if (chunk.count != (n + kChunkSplats - 1) / kChunkSplats)
-    r.failAt(0, "chunk count " + std::to_string(chunk.count) + " does not match ceil(" + std::to_string(n) + " / 256)");
+    r.failAt(0, "chunk count " + std::to_string(chunk.count) + " does not match ceil(" + std::to_string(n) +
+                    " / 256)");
   int degree = 0;
   const ply::Element* sh_el = si >= 0 ? &h.elements[static_cast<size_t>(si)] : nullptr;
   if (sh_el) {
@@ -92,18 +102,22 @@ GaussianCloud readCompressedPly(std::span<const uint8_t> bytes, const std::strin
     if (degree < 0) r.failAt(0, "sh element has " + std::to_string(m) + " properties; expected 9, 24 or 45");
     if (sh_el->count != n) r.failAt(0, "sh element count does not match the vertex count");
     for (size_t k = 0; k < m; ++k)
-      if (sh_el->properties[k].name != "f_rest_" + std::to_string(k) || sh_el->properties[k].type != ScalarType::kUint8)
-        r.failAt(0, "sh element property " + std::to_string(k) + " must be 'uchar f_rest_" + std::to_string(k) + "'");
+      if (sh_el->properties[k].name != "f_rest_" + std::to_string(k) ||
+          sh_el->properties[k].type != ScalarType::kUint8)
+        r.failAt(0, "sh element property " + std::to_string(k) + " must be 'uchar f_rest_" +
+                        std::to_string(k) + "'");
   }
   // Each vertex row is 16 bytes: reject impossible counts before allocating.
-  if (n > bytes.size() / 16) r.failAt(0, "vertex count " + std::to_string(n) + " exceeds what the file can hold");
+  if (n > bytes.size() / 16)
+    r.failAt(0, "vertex count " + std::to_string(n) + " exceeds what the file can hold");
 
   checkGaussianBudget(path, n, degree, chunk.count * 18 * sizeof(float));
   std::vector<float> bounds(static_cast<size_t>(chunk.count) * 18, 0.0f);
   ply::visitElement(r, h, static_cast<size_t>(ci), [&](uint64_t row, const double* values) {
     float* b = bounds.data() + row * 18;
     for (int k = 0; k < 12; ++k) b[k] = static_cast<float>(values[bound_index[k]]);
-    for (int k = 0; k < 6; ++k) b[12 + k] = has_color_bounds ? static_cast<float>(values[color_index[k]]) : (k < 3 ? 0.0f : 1.0f);
+    for (int k = 0; k < 6; ++k)
+      b[12 + k] = has_color_bounds ? static_cast<float>(values[color_index[k]]) : (k < 3 ? 0.0f : 1.0f);
   });
 
   GaussianCloud cloud;
@@ -116,7 +130,8 @@ GaussianCloud readCompressedPly(std::span<const uint8_t> bytes, const std::strin
     cloud.positions[i] = {lerp(b[0], b[3], p.x), lerp(b[1], b[4], p.y), lerp(b[2], b[5], p.z)};
     cloud.rotations[i] = unpackRotation(packed[1]);
     Vec3 s = unpack111011(packed[2]);
-    cloud.scales[i] = {std::exp(lerp(b[6], b[9], s.x)), std::exp(lerp(b[7], b[10], s.y)), std::exp(lerp(b[8], b[11], s.z))};
+    cloud.scales[i] = {std::exp(lerp(b[6], b[9], s.x)), std::exp(lerp(b[7], b[10], s.y)),
+                       std::exp(lerp(b[8], b[11], s.z))};
     uint32_t c = packed[3];
     float* sh = cloud.sh.data() + i * static_cast<size_t>(cloud.shStride());
     for (int k = 0; k < 3; ++k) {
@@ -154,7 +169,9 @@ float normalise(float v, float lo, float hi) {
   return std::clamp((v - lo) / (hi - lo), 0.0f, 1.0f);
 }
 
-uint32_t pack111011(Vec3 t) { return quantise(t.x, 11) << 21 | quantise(t.y, 10) << 11 | quantise(t.z, 11); }
+uint32_t pack111011(Vec3 t) {
+  return quantise(t.x, 11) << 21 | quantise(t.y, 10) << 11 | quantise(t.z, 11);
+}
 
 uint32_t packRotation(Quat rotation) {
   const Quat q = normalize(rotation);
@@ -187,7 +204,8 @@ std::vector<uint32_t> compressedPlyOrder(const GaussianCloud& cloud) {
   for (size_t i = 0; i < n; ++i) {
     uint32_t c = 0;
     for (int k = 0; k < 3; ++k)
-      c |= static_cast<uint32_t>(spreadBits3(quantise(normalise(cloud.positions[i][k], lo[k], hi[k]), 10)) << (2 - k));  // 30 bits
+      c |= static_cast<uint32_t>(spreadBits3(quantise(normalise(cloud.positions[i][k], lo[k], hi[k]), 10))
+                                 << (2 - k));  // 30 bits
     code[i] = c;
   }
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return code[a] < code[b]; });
@@ -198,7 +216,8 @@ std::vector<uint8_t> writeCompressedPly(const GaussianCloud& cloud) {
   const size_t n = cloud.size();
   const size_t chunks = (n + kChunkSplats - 1) / kChunkSplats;
   const int rest = shCoeffCount(cloud.sh_degree) - 1;
-  std::string header = "ply\nformat binary_little_endian 1.0\ncomment written by splatforge\n" + plyAntialiasComments(cloud);
+  std::string header =
+      "ply\nformat binary_little_endian 1.0\ncomment written by splatforge\n" + plyAntialiasComments(cloud);
   header += "element chunk " + std::to_string(chunks) + "\n";
   for (const char* name : kChunkBounds) header += std::string("property float ") + name + "\n";
   for (const char* name : kChunkColor) header += std::string("property float ") + name + "\n";
@@ -212,7 +231,9 @@ std::vector<uint8_t> writeCompressedPly(const GaussianCloud& cloud) {
 
   const std::vector<uint32_t> order = compressedPlyOrder(cloud);
   auto color = [&](size_t i, int k) { return shDcToColor(cloud.shOf(i)[static_cast<size_t>(k)]); };
-  auto logScale = [&](size_t i, int k) { return std::clamp(std::log(std::max(cloud.scales[i][k], kMinStoredScale)), -20.0f, 20.0f); };
+  auto logScale = [&](size_t i, int k) {
+    return std::clamp(std::log(std::max(cloud.scales[i][k], kMinStoredScale)), -20.0f, 20.0f);
+  };
   std::vector<uint8_t> out(header.begin(), header.end());
   out.reserve(header.size() + chunks * 72 + n * (16 + static_cast<size_t>(3 * rest)));
   std::vector<float> bounds(chunks * 18);
@@ -243,7 +264,8 @@ std::vector<uint8_t> writeCompressedPly(const GaussianCloud& cloud) {
       ts[k] = normalise(logScale(i, k), b[6 + k], b[9 + k]);
     }
     uint32_t rgba = quantise(std::clamp(cloud.opacities[i], 0.0f, 1.0f), 8);
-    for (int k = 0; k < 3; ++k) rgba |= quantise(normalise(color(i, k), b[12 + k], b[15 + k]), 8) << (24 - 8 * k);
+    for (int k = 0; k < 3; ++k)
+      rgba |= quantise(normalise(color(i, k), b[12 + k], b[15 + k]), 8) << (24 - 8 * k);
     putLE(out, pack111011(tp));
     putLE(out, packRotation(cloud.rotations[i]));
     putLE(out, pack111011(ts));

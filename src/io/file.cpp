@@ -22,7 +22,9 @@ namespace sf {
 
 namespace {
 
-std::string osError(int err) { return std::strerror(err); }
+std::string osError(int err) {
+  return std::strerror(err);
+}
 
 const char* fileTypeName(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";
@@ -67,7 +69,8 @@ void removeStaleTemporaries(const std::filesystem::path& target) {
     char* end = nullptr;
     const long pid = std::strtol(rest.c_str(), &end, 10);
     if (end != rest.c_str() + dash || pid <= 0) continue;
-    if (pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // owner alive
+    if (pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)
+      continue;  // owner alive
     ::unlinkat(::dirfd(d), name.c_str(), 0);
   }
   ::closedir(d);
@@ -90,7 +93,8 @@ std::vector<uint8_t> readFile(const std::string& path) {
   }
   struct stat st {};
   if (::fstat(file.fd, &st) != 0) throw Error(path + ": cannot stat: " + osError(errno));
-  if (!S_ISREG(st.st_mode)) throw Error(path + ": is " + fileTypeName(st.st_mode) + ", expected a regular file");
+  if (!S_ISREG(st.st_mode))
+    throw Error(path + ": is " + fileTypeName(st.st_mode) + ", expected a regular file");
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   checkByteBudget(path, size, "file size");
   ::fcntl(file.fd, F_SETFL, ::fcntl(file.fd, F_GETFL) & ~O_NONBLOCK);
@@ -156,7 +160,7 @@ void writeFileAtomic(const std::string& path, std::span<const uint8_t> bytes) {
 InputKind classifyInputName(const std::string& path) {
   const std::string ext = fileExtension(path);
   if (ext == ".gltf" || ext == ".glb") return InputKind::kGltf;
-  if (ext == ".onnx") return InputKind::kOnnx;  // a neural gaussian generator (neural/generator.h)
+  if (ext == ".onnx") return InputKind::kOnnx;            // a neural gaussian generator (neural/generator.h)
   if (isSogMetaPath(path)) return InputKind::kSplatFile;  // the meta.json of an unpacked SOG
   if (isLodMetaPath(path)) return InputKind::kSplatFile;  // PlayCanvas's streamed LOD over SOG files
   if (ext == ".json") return InputKind::kSceneJson;
@@ -184,7 +188,8 @@ InputKind classifyInput(const std::string& path) {
 
 std::string fileExtension(const std::string& path) {
   std::string name = std::filesystem::path(path).filename().string();
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   const std::string compressed = ".compressed.ply";
   if (name.size() > compressed.size() && name.ends_with(compressed)) return compressed;
   size_t dot = name.rfind('.');
@@ -193,7 +198,8 @@ std::string fileExtension(const std::string& path) {
 
 bool isLodMetaPath(const std::string& path) {
   std::string name = std::filesystem::path(path).filename().string();
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return name.ends_with("lod-meta.json");
 }
 

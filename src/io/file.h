@@ -28,11 +28,11 @@ bool isLodMetaPath(const std::string& path);
 
 // What an input path names, decided here for every command and scene object: an existing directory is a
 // character package, .gltf / .glb a glTF model, .onnx a neural generator, meta.json an unpacked SOG splat
-// file, *lod-meta.json PlayCanvas's streamed LOD (a splat file), any other .json a scene, a file starting with the SPL2 magic a splat hull (but a .splat file), anything else a splat
-// file (whose format decodeSplats then reads from its content). Never throws; a missing file is reported
-// by its loader.
-// kLodHierarchy: a directory holding a level-of-detail index (index.sflod, docs/formats/lod.md); any other
-// directory is a character package or bundle.
+// file, *lod-meta.json PlayCanvas's streamed LOD (a splat file), any other .json a scene, a file starting
+// with the SPL2 magic a splat hull (but a .splat file), anything else a splat file (whose format decodeSplats
+// then reads from its content). Never throws; a missing file is reported by its loader. kLodHierarchy: a
+// directory holding a level-of-detail index (index.sflod, docs/formats/lod.md); any other directory is a
+// character package or bundle.
 enum class InputKind { kSplatFile, kGltf, kSceneJson, kCharacterPackage, kOnnx, kSplatHull, kLodHierarchy };
 InputKind classifyInput(const std::string& path);
 // The part of that decision the name alone makes, touching no file (the web page's WebAssembly has no file

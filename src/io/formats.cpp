@@ -44,16 +44,24 @@ std::string spzAxesNote(const SpzInfo& info, SpzAxes policy) {
   std::string stored = axisSystemName(info.stored);
   if (policy == SpzAxes::kRaw) return "RDF (read raw: --spz-axes raw)";
   if (policy == SpzAxes::kRub) return "RUB (--spz-axes rub)";
-  if (info.has_record && info.record != AxisSystem::kUnspecified) return stored + " (declared by the file's coordinate-system record)";
-  if (info.gzip_comment != AxisSystem::kUnspecified) return stored + " (declared by the gzip header's comment)";
-  return stored + (info.has_record ? " (coordinate-system record says unspecified: SPZ's default)"
-                                   : " (no coordinate-system record: SPZ's default; files from splat-transform 3 and spz-js "
-                                     "store PLY axes: read them with --spz-axes raw)");
+  if (info.has_record && info.record != AxisSystem::kUnspecified)
+    return stored + " (declared by the file's coordinate-system record)";
+  if (info.gzip_comment != AxisSystem::kUnspecified)
+    return stored + " (declared by the gzip header's comment)";
+  return stored +
+         (info.has_record
+              ? " (coordinate-system record says unspecified: SPZ's default)"
+              : " (no coordinate-system record: SPZ's default; files from splat-transform 3 and spz-js "
+                "store PLY axes: read them with --spz-axes raw)");
 }
 }  // namespace
 
-const FormatOptions& formatOptions() { return mutableFormatOptions(); }
-void setFormatOptions(const FormatOptions& options) { mutableFormatOptions() = options; }
+const FormatOptions& formatOptions() {
+  return mutableFormatOptions();
+}
+void setFormatOptions(const FormatOptions& options) {
+  mutableFormatOptions() = options;
+}
 
 GltfAxes parseGltfAxes(const std::string& text) {
   if (text == "gltf") return GltfAxes::kGltf;
@@ -63,21 +71,30 @@ GltfAxes parseGltfAxes(const std::string& text) {
 
 const char* formatName(SplatFormat format) {
   switch (format) {
-    case SplatFormat::kPly: return "ply";
-    case SplatFormat::kCompressedPly: return "compressed-ply";
-    case SplatFormat::kSpz: return "spz";
-    case SplatFormat::kSplat: return "splat";
+    case SplatFormat::kPly:
+      return "ply";
+    case SplatFormat::kCompressedPly:
+      return "compressed-ply";
+    case SplatFormat::kSpz:
+      return "spz";
+    case SplatFormat::kSplat:
+      return "splat";
     case SplatFormat::kGltf:
       return "gltf";
-    case SplatFormat::kSog: return "sog";
-    case SplatFormat::kKsplat: return "ksplat";
-    case SplatFormat::kSpl2: return "spl2";
-    case SplatFormat::kLodMeta: return "lod-meta";
+    case SplatFormat::kSog:
+      return "sog";
+    case SplatFormat::kKsplat:
+      return "ksplat";
+    case SplatFormat::kSpl2:
+      return "spl2";
+    case SplatFormat::kLodMeta:
+      return "lod-meta";
   }
   return "?";
 }
 
-LoadedSplats decodeSplats(std::span<const uint8_t> bytes, const std::string& path, const FormatOptions& options) {
+LoadedSplats decodeSplats(std::span<const uint8_t> bytes, const std::string& path,
+                          const FormatOptions& options) {
   LoadedSplats out;
   out.file_bytes = bytes.size();
   std::string ext = fileExtension(path);
@@ -121,10 +138,12 @@ LoadedSplats decodeSplats(std::span<const uint8_t> bytes, const std::string& pat
   } else if (isLodMetaPath(path)) {
     // PlayCanvas's streamed LOD: the JSON names SOG files beside it; every leaf at its finest level.
     out.format = SplatFormat::kLodMeta;
-    const LodMeta meta = parseLodMeta(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
+    const LodMeta meta =
+        parseLodMeta(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
     out.cloud = readLodMetaLeaves(meta, lodMetaLevels(meta, 0));
     if (!meta.environment.empty())
-      out.warnings.push_back(path + ": its environment gaussians (" + meta.environment + ", splat-transform's -l -1) are not read");
+      out.warnings.push_back(path + ": its environment gaussians (" + meta.environment +
+                             ", splat-transform's -l -1) are not read");
   } else if ((looksLikeZip(bytes) && ext != ".splat") || isSogMetaPath(path)) {
     // A ZIP archive (.sog), or the meta.json of an unpacked SOG whose images lie beside it.
     out.format = SplatFormat::kSog;
@@ -137,12 +156,13 @@ LoadedSplats decodeSplats(std::span<const uint8_t> bytes, const std::string& pat
     out.cloud = readSplat(bytes, path);
   } else if (ext == ".ply" || ext == ".compressed.ply" || ext == ".spz" || ext == ".glb" || ext == ".sog" ||
              ext == ".spl2") {
-    throw FormatError(path, 0, "not a " + ext.substr(1) + " file: its first bytes are not the format's magic");
+    throw FormatError(path, 0,
+                      "not a " + ext.substr(1) + " file: its first bytes are not the format's magic");
   } else {
-    throw FormatError(
-        path, 0,
-        "unknown splat format (expected .ply, .compressed.ply, .spz, .splat, .glb, .gltf, .sog, meta.json, lod-meta.json, .ksplat or .spl2 "
-        "content)");
+    throw FormatError(path, 0,
+                      "unknown splat format (expected .ply, .compressed.ply, .spz, .splat, .glb, .gltf, "
+                      ".sog, meta.json, lod-meta.json, .ksplat or .spl2 "
+                      "content)");
   }
   std::string problem = out.cloud.validate();
   if (!problem.empty()) throw FormatError(path, 0, "decoded cloud is inconsistent: " + problem);
@@ -162,7 +182,8 @@ LoadedSplats loadSplats(const std::string& path, const FormatOptions& options) {
     std::vector<uint8_t> bytes = readFile(path);
     return decodeSplats(bytes, path, options);
   } catch (const std::bad_alloc&) {
-    throw Error(path + ": ran out of memory while loading (the load memory limit is " + formatBytes(loadLimits().max_bytes) +
+    throw Error(path + ": ran out of memory while loading (the load memory limit is " +
+                formatBytes(loadLimits().max_bytes) +
                 "; lower it with --max-memory to be refused before allocating)");
   }
 }
@@ -182,24 +203,33 @@ SplatFormat writeFormatForPath(const std::string& path) {
               "' (use .ply, .compressed.ply, .spz, .splat, .glb, .sog, meta.json or .spl2)");
 }
 
-std::vector<uint8_t> encodeSplats(const GaussianCloud& cloud, SplatFormat format, const FormatOptions& options) {
+std::vector<uint8_t> encodeSplats(const GaussianCloud& cloud, SplatFormat format,
+                                  const FormatOptions& options) {
   NonFiniteReport bad = findNonFinite(cloud);
   if (bad.rows > 0)
-    throw Error("cannot write " + std::string(formatName(format)) + ": " + bad.describe(cloud.size()) + "; files never carry NaN or infinity");
+    throw Error("cannot write " + std::string(formatName(format)) + ": " + bad.describe(cloud.size()) +
+                "; files never carry NaN or infinity");
   switch (format) {
-    case SplatFormat::kPly: return writePly(cloud);
-    case SplatFormat::kSpz: return writeSpz(cloud, SpzOptions{options.spz_axes, options.spz_version});
-    case SplatFormat::kSplat: return writeSplat(cloud);
+    case SplatFormat::kPly:
+      return writePly(cloud);
+    case SplatFormat::kSpz:
+      return writeSpz(cloud, SpzOptions{options.spz_axes, options.spz_version});
+    case SplatFormat::kSplat:
+      return writeSplat(cloud);
     case SplatFormat::kGltf: {
       if (options.gltf_axes == GltfAxes::kRaw) return writeGltfSplats(cloud);
       GaussianCloud turned = cloud;
       changeAxes(turned, kGltfToRdf);  // its own inverse: RDF -> glTF
       return writeGltfSplats(turned);
     }
-    case SplatFormat::kCompressedPly: return writeCompressedPly(cloud);
-    case SplatFormat::kSog: return writeSog(cloud);
-    case SplatFormat::kKsplat: throw Error("writing .ksplat is not supported (read-only format)");
-    case SplatFormat::kLodMeta: throw Error("writing lod-meta.json is not supported (read-only format)");
+    case SplatFormat::kCompressedPly:
+      return writeCompressedPly(cloud);
+    case SplatFormat::kSog:
+      return writeSog(cloud);
+    case SplatFormat::kKsplat:
+      throw Error("writing .ksplat is not supported (read-only format)");
+    case SplatFormat::kLodMeta:
+      throw Error("writing lod-meta.json is not supported (read-only format)");
     case SplatFormat::kSpl2: {
       GaussianCloud turned = cloud;
       changeAxes(turned, kGltfToRdf);  // its own inverse: the engine's frame -> the hull frame (glTF axes)
@@ -259,8 +289,10 @@ const ExtraChannel* channel(const GaussianCloud& cloud, const std::string& name)
 template <typename Note>
 void spl2Losses(const GaussianCloud& cloud, Note note) {
   const size_t n = cloud.size();
-  if (cloud.sh_degree > 0) note(n, "SH bands 1-" + std::to_string(cloud.sh_degree) + " are dropped (SPL2 holds one colour)");
-  // The smallest axis is not stored: it comes back as a tenth of the smaller kept one (what spl2ToCloud gives).
+  if (cloud.sh_degree > 0)
+    note(n, "SH bands 1-" + std::to_string(cloud.sh_degree) + " are dropped (SPL2 holds one colour)");
+  // The smallest axis is not stored: it comes back as a tenth of the smaller kept one (what spl2ToCloud
+  // gives).
   size_t flat = 0;
   for (size_t i = 0; i < n; ++i) {
     std::array<float, 3> s = {cloud.scales[i].x, cloud.scales[i].y, cloud.scales[i].z};
@@ -268,26 +300,34 @@ void spl2Losses(const GaussianCloud& cloud, Note note) {
     const float expected = 0.1f * s[1];
     if (std::fabs(s[0] - expected) > 1e-5f * std::max(expected, 1e-30f)) ++flat;
   }
-  note(flat, "the smallest axis is not stored (SPL2 splats are flat; it reads back as a tenth of the smaller other axis)");
+  note(flat,
+       "the smallest axis is not stored (SPL2 splats are flat; it reads back as a tenth of the smaller other "
+       "axis)");
   size_t shell = 0;
   const ExtraChannel* core = channel(cloud, "hull_core");
-  for (size_t i = 0; i < n; ++i) shell += (core ? core->values[i] == 0.0 : !(cloud.opacities[i] > kSpl2CoreOpacity)) ? 1 : 0;
-  note(shell, "shell orders are computed afresh for 64 heading buckets at 41 degrees of elevation (orders a source file had are not kept)");
+  for (size_t i = 0; i < n; ++i)
+    shell += (core ? core->values[i] == 0.0 : !(cloud.opacities[i] > kSpl2CoreOpacity)) ? 1 : 0;
+  note(shell,
+       "shell orders are computed afresh for 64 heading buckets at 41 degrees of elevation (orders a source "
+       "file had are not kept)");
   if (cloud.normals.empty()) note(n, "no normals: each splat's normal is taken along its smallest axis");
   if (!cloud.ids.empty()) note(n, "ids are not stored");
   if (cloud.color_space == ColorSpace::kLinear)
     note(n, "linear colours are encoded to sRGB and clamped to [0, 1] (SPL2 colours are display-encoded)");
-  static const char* const kKept[] = {"hull_core", "hull_ao", "hull_packed", "hull_damage", "hull_seed", "hull_chunk", "hull_material"};
+  static const char* const kKept[] = {"hull_core", "hull_ao",    "hull_packed",  "hull_damage",
+                                      "hull_seed", "hull_chunk", "hull_material"};
   for (const ExtraChannel& e : cloud.extras) {
     if (std::find(std::begin(kKept), std::end(kKept), e.name) == std::end(kKept)) {
       note(n, "extra channel '" + e.name + "' is not stored");
     } else if (e.name != "hull_core" && e.name != "hull_chunk" && e.name != "hull_material") {
       size_t off = 0;
       for (double v : e.values) off += (v >= 0 && v <= 255 && v == std::floor(v)) ? 0 : 1;
-      note(off, "channel '" + e.name + "' holds values that are not integers in [0, 255]: rounded and clamped");
+      note(off,
+           "channel '" + e.name + "' holds values that are not integers in [0, 255]: rounded and clamped");
     }
   }
-  const bool has_chunk = channel(cloud, "hull_chunk") != nullptr, has_material = channel(cloud, "hull_material") != nullptr;
+  const bool has_chunk = channel(cloud, "hull_chunk") != nullptr,
+             has_material = channel(cloud, "hull_material") != nullptr;
   if (has_chunk != has_material)
     note(n, std::string(has_chunk ? "hull_chunk without hull_material" : "hull_material without hull_chunk") +
                 ": no CHNK tail is written");
@@ -318,7 +358,8 @@ std::vector<std::string> exportLosses(const GaussianCloud& cloud, SplatFormat fo
       // it is no loss.
       break;
     case SplatFormat::kSplat:
-      if (cloud.sh_degree > 0) note(n, "SH bands 1-" + std::to_string(cloud.sh_degree) + " are dropped (.splat holds one colour)");
+      if (cloud.sh_degree > 0)
+        note(n, "SH bands 1-" + std::to_string(cloud.sh_degree) + " are dropped (.splat holds one colour)");
       note(countOutside(n, 3, 0.0f, 1.0f, [&](size_t i, int k) { return shDcToColor(dc(i, k)); }),
            "base colour outside [0, 1] is clamped");
       break;
@@ -328,9 +369,11 @@ std::vector<std::string> exportLosses(const GaussianCloud& cloud, SplatFormat fo
       note(countOutside(n, 3, -dc_limit, dc_limit, dc), "SH DC outside SPZ's [-3.33, 3.33] is clamped");
       // Stored bytes cover [-1, 127/128]; files in RUB store some coefficients negated, so the symmetric
       // range is what holds in every frame.
-      note(countOutside(n, 3 * rest, -127.0f / 128.0f, 127.0f / 128.0f, shRest), "SH coefficients outside SPZ's [-0.99, 0.99] may be clamped");
-      note(countOutside(n, 3, -8388607.0f, 8388607.0f, [&](size_t i, int k) { return cloud.positions[i][k]; }),
-           "positions beyond SPZ's 24-bit range are clamped");
+      note(countOutside(n, 3 * rest, -127.0f / 128.0f, 127.0f / 128.0f, shRest),
+           "SH coefficients outside SPZ's [-0.99, 0.99] may be clamped");
+      note(
+          countOutside(n, 3, -8388607.0f, 8388607.0f, [&](size_t i, int k) { return cloud.positions[i][k]; }),
+          "positions beyond SPZ's 24-bit range are clamped");
       break;
     }
     case SplatFormat::kCompressedPly:

@@ -1,9 +1,9 @@
 // glTF 2.0 reader, following the Khronos glTF 2.0 specification (accessors, sparse accessors, skins,
 // animations, morph targets, base-colour textures) and the KHR_gaussian_splatting extension (Release
 // Candidate text, see docs/formats/gltf.md). tinygltf parses the JSON and loads the buffers; this file (with
-// io/tinygltf_impl.cpp) is the only one that includes it (it brings nlohmann::json along). tinygltf's image decoding is compiled
-// out: image bytes are collected here and decoded by io/image_io.cpp (stb), only for the images that a
-// material uses as its base colour.
+// io/tinygltf_impl.cpp) is the only one that includes it (it brings nlohmann::json along). tinygltf's image
+// decoding is compiled out: image bytes are collected here and decoded by io/image_io.cpp (stb), only for the
+// images that a material uses as its base colour.
 //
 // Every accessor is read by hand (Loader::forEachComponent) with checked offsets, strides, counts and
 // component types; every index between elements (node, mesh, skin, accessor, sampler) is range-checked
@@ -15,7 +15,6 @@
 #define TINYGLTF_NO_STB_IMAGE
 #define TINYGLTF_NO_STB_IMAGE_WRITE
 #define TINYGLTF_NO_EXTERNAL_IMAGE
-#include <nlohmann/json.hpp>
 #include <tiny_gltf.h>
 
 #include <algorithm>
@@ -23,6 +22,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "core/error.h"
@@ -138,23 +138,35 @@ void checkGlbContainer(std::span<const uint8_t> bytes, const std::string& name) 
     return v;
   };
   if (bytes.size() < 12)
-    throw FormatError(name, bytes.size(), "truncated: the GLB header needs 12 bytes, the file has " + std::to_string(bytes.size()));
+    throw FormatError(
+        name, bytes.size(),
+        "truncated: the GLB header needs 12 bytes, the file has " + std::to_string(bytes.size()));
   if (u32(4) != 2) throw FormatError(name, 4, "GLB version " + std::to_string(u32(4)) + " (expected 2)");
   const uint64_t declared = u32(8);
   if (declared > bytes.size())
-    throw FormatError(name, 8, "truncated: the GLB header declares " + std::to_string(declared) + " bytes, the file has " + std::to_string(bytes.size()));
+    throw FormatError(name, 8,
+                      "truncated: the GLB header declares " + std::to_string(declared) +
+                          " bytes, the file has " + std::to_string(bytes.size()));
   if (declared < bytes.size())
-    throw FormatError(name, 8, "the GLB header declares " + std::to_string(declared) + " bytes but the file has " +
-                                   std::to_string(bytes.size() - declared) + " more");
+    throw FormatError(name, 8,
+                      "the GLB header declares " + std::to_string(declared) + " bytes but the file has " +
+                          std::to_string(bytes.size() - declared) + " more");
   size_t at = 12;
   for (int chunk = 0; at < declared; ++chunk) {
     if (declared - at < 8)
-      throw FormatError(name, at, "truncated: chunk " + std::to_string(chunk) + " header needs 8 bytes, " + std::to_string(declared - at) + " remain");
+      throw FormatError(name, at,
+                        "truncated: chunk " + std::to_string(chunk) + " header needs 8 bytes, " +
+                            std::to_string(declared - at) + " remain");
     const uint64_t length = u32(at), type = u32(at + 4);
     if (chunk == 0 && type != 0x4E4F534Au) throw FormatError(name, at + 4, "the first GLB chunk is not JSON");
     if (length > declared - at - 8)
-      throw FormatError(name, at, "truncated: chunk " + std::to_string(chunk) + " (" + (type == 0x4E4F534Au ? "JSON" : type == 0x004E4942u ? "BIN" : "unknown") +
-                                      ") declares " + std::to_string(length) + " bytes, " + std::to_string(declared - at - 8) + " remain");
+      throw FormatError(name, at,
+                        "truncated: chunk " + std::to_string(chunk) + " (" +
+                            (type == 0x4E4F534Au   ? "JSON"
+                             : type == 0x004E4942u ? "BIN"
+                                                   : "unknown") +
+                            ") declares " + std::to_string(length) + " bytes, " +
+                            std::to_string(declared - at - 8) + " remain");
     at += 8 + length;
   }
   if (at == 12) throw FormatError(name, 12, "truncated: the GLB has no JSON chunk");
@@ -164,7 +176,12 @@ void checkGlbContainer(std::span<const uint8_t> bytes, const std::string& name) 
 // A URI's %XX escapes decoded (RFC 3986; glTF image URIs are URI-encoded relative paths). A '%' that does
 // not start two hex digits is kept as it is.
 std::string percentDecoded(const std::string& uri) {
-  auto hex = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1; };
+  auto hex = [](char c) {
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+  };
   std::string out;
   for (size_t i = 0; i < uri.size(); ++i) {
     if (uri[i] == '%' && i + 2 < uri.size() && hex(uri[i + 1]) >= 0 && hex(uri[i + 2]) >= 0) {
@@ -407,8 +424,8 @@ class Loader {
                   const std::string& where) const;
   void readSkins(GltfDocument& doc) const;
   void readAnimations(GltfDocument& doc) const;
-  static void readAnimationEvents(const tinygltf::Value& extras, const std::string& where, GltfAnimation& anim,
-                                  std::vector<std::string>& warnings);
+  static void readAnimationEvents(const tinygltf::Value& extras, const std::string& where,
+                                  GltfAnimation& anim, std::vector<std::string>& warnings);
   void readScenes(GltfDocument& doc) const;
   void checkSkinnedMeshes(GltfDocument& doc) const;
 
@@ -504,7 +521,8 @@ size_t Loader::forEachComponent(const std::string& ctx, int index, const Accesso
     if (count > kMaxAccessorWithoutView)
       fail(where, "count " + std::to_string(count) + " without a bufferView exceeds the limit of " +
                       std::to_string(kMaxAccessorWithoutView));
-    checkByteBudget(name_, static_cast<uint64_t>(count) * comps * sizeof(float), where + " (no bufferView: zero-filled)");
+    checkByteBudget(name_, static_cast<uint64_t>(count) * comps * sizeof(float),
+                    where + " (no bufferView: zero-filled)");
     static const uint8_t kZero[4] = {0, 0, 0, 0};
     for (size_t e = 0; e < count; ++e)
       for (size_t c = 0; c < comps; ++c) visit(e, c, kZero, a.componentType);
@@ -1344,8 +1362,8 @@ void Loader::readAnimations(GltfDocument& doc) const {
   }
 }
 
-// extras.events: [{"name": string, "time": seconds in [0, duration]}, ...] (other keys of an event are left for
-// the tools that wrote them). Anything else leaves the animation without events, with a warning.
+// extras.events: [{"name": string, "time": seconds in [0, duration]}, ...] (other keys of an event are left
+// for the tools that wrote them). Anything else leaves the animation without events, with a warning.
 void Loader::readAnimationEvents(const tinygltf::Value& extras, const std::string& where, GltfAnimation& anim,
                                  std::vector<std::string>& warnings) {
   if (!extras.IsObject() || !extras.Has("events")) return;
@@ -1365,7 +1383,8 @@ void Loader::readAnimationEvents(const tinygltf::Value& extras, const std::strin
     } else {
       const double t = e.Get("time").GetNumberAsDouble();
       if (t < 0 || t > anim.duration)
-        why = at_k + ".time " + std::to_string(t) + " is outside the clip [0, " + std::to_string(anim.duration) + "]";
+        why = at_k + ".time " + std::to_string(t) + " is outside the clip [0, " +
+              std::to_string(anim.duration) + "]";
       else
         events.push_back({e.Get("name").Get<std::string>(), static_cast<float>(t)});
     }
@@ -1374,7 +1393,8 @@ void Loader::readAnimationEvents(const tinygltf::Value& extras, const std::strin
     warnings.push_back(where + ".extras.events: ignored (" + why + ")");
     return;
   }
-  std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.time < b.time; });
+  std::stable_sort(events.begin(), events.end(),
+                   [](const auto& a, const auto& b) { return a.time < b.time; });
   anim.events = std::move(events);
 }
 
@@ -1483,14 +1503,17 @@ GltfDocument parseGltf(std::span<const uint8_t> bytes, const std::string& name, 
   if (!binary) {
     // A .gltf is a JSON object: anything else (a PLY, a PNG, a GLB with a damaged magic) is named as such
     // before the JSON checks, which would otherwise report what its bytes happen to look like.
-    size_t first = json.size() >= 3 && json.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;  // a UTF-8 byte-order mark
+    size_t first =
+        json.size() >= 3 && json.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;  // a UTF-8 byte-order mark
     while (first < json.size() && std::strchr(" \t\r\n", json[first])) ++first;
     if (first == json.size() || json[first] != '{') {
       std::string start;
       for (size_t i = first; i < json.size() && start.size() < 12; ++i)
         start += json[i] >= 32 && json[i] < 127 ? json[i] : '.';
-      throw FormatError(name, first, "not a glTF or GLB model (a .gltf file is a JSON object, a .glb starts with \"glTF\"); this file " +
-                                         (start.empty() ? std::string("is empty") : "starts with \"" + start + "\""));
+      throw FormatError(
+          name, first,
+          "not a glTF or GLB model (a .gltf file is a JSON object, a .glb starts with \"glTF\"); this file " +
+              (start.empty() ? std::string("is empty") : "starts with \"" + start + "\""));
     }
   }
   if (jsonDepth(json) > kMaxJsonDepth)
@@ -1520,7 +1543,7 @@ GltfDocument parseGltf(std::span<const uint8_t> bytes, const std::string& name, 
       ok = loader.LoadASCIIFromString(&model, &err, &warn, reinterpret_cast<const char*>(bytes.data()),
                                       static_cast<unsigned int>(bytes.size()), dir);
   } catch (const std::exception& e) {  // nlohmann::json or allocation failures inside tinygltf
-    (void)parseJsonText(json, name);  // malformed JSON: its byte, path and reason
+    (void)parseJsonText(json, name);   // malformed JSON: its byte, path and reason
     throw Error(name + ": " + withoutJsonPrefix(e.what()));
   }
   if (!ok) {

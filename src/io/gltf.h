@@ -127,7 +127,8 @@ struct GltfChannel {
   GltfPath path = GltfPath::kTranslation;
 };
 
-// A named time of an animation (an animation event), from the animation's `extras.events` (docs/formats/gltf.md).
+// A named time of an animation (an animation event), from the animation's `extras.events`
+// (docs/formats/gltf.md).
 struct GltfAnimationEvent {
   std::string name;
   float time = 0;  // seconds, in [0, duration]
@@ -137,7 +138,7 @@ struct GltfAnimation {
   std::string name;
   std::vector<GltfChannel> channels;
   std::vector<GltfSampler> samplers;
-  float duration = 0;  // the largest key time of any sampler
+  float duration = 0;                      // the largest key time of any sampler
   std::vector<GltfAnimationEvent> events;  // extras.events, in time order (empty when absent or malformed)
 };
 

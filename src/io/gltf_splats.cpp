@@ -10,9 +10,9 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "core/limits.h"
 #include "core/covariance.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "core/sh.h"
 #include "io/byte_writer.h"
 #include "io/gltf.h"
@@ -64,7 +64,8 @@ std::vector<GltfSplatInstance> gltfSplatInstances(const GltfDocument& doc) {
       const GaussianCloud& source = mesh.primitives[p].splats.cloud;
       total += source.size();
       degree = std::max(degree, source.sh_degree);
-      checkGaussianBudget(doc.path, total, degree, cloudBytes(total, degree));  // the instances and their merged copy
+      checkGaussianBudget(doc.path, total, degree,
+                          cloudBytes(total, degree));  // the instances and their merged copy
       GltfSplatInstance inst;
       inst.node = static_cast<int>(k);
       inst.mesh = node.mesh;

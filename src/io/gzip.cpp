@@ -9,7 +9,8 @@ namespace sf {
 std::vector<uint8_t> gzipBytes(std::span<const uint8_t> bytes, int level, const std::string& comment) {
   if (comment.find('\0') != std::string::npos) throw Error("gzip: a header comment cannot hold a zero byte");
   z_stream zs{};
-  if (deflateInit2(&zs, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) throw Error("gzip: cannot initialise zlib");
+  if (deflateInit2(&zs, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw Error("gzip: cannot initialise zlib");
   gz_header header{};
   std::string comment_z = comment;  // zlib reads it until its zero byte, during deflate
   header.comment = reinterpret_cast<Bytef*>(comment_z.data());
@@ -30,7 +31,8 @@ std::vector<uint8_t> gzipBytes(std::span<const uint8_t> bytes, int level, const 
   return out;
 }
 
-std::vector<uint8_t> gunzipBytes(std::span<const uint8_t> bytes, const std::string& path, uint64_t max_bytes) {
+std::vector<uint8_t> gunzipBytes(std::span<const uint8_t> bytes, const std::string& path,
+                                 uint64_t max_bytes) {
   z_stream zs{};
   if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) throw FormatError(path, 0, "gzip: cannot initialise zlib");
   zs.next_in = const_cast<Bytef*>(bytes.data());
@@ -49,7 +51,8 @@ std::vector<uint8_t> gunzipBytes(std::span<const uint8_t> bytes, const std::stri
   const uint64_t at = zs.total_in;
   const std::string msg = zs.msg ? zs.msg : "corrupt data";
   inflateEnd(&zs);
-  if (ret == Z_MEM_ERROR) throw FormatError(path, at, "gzip stream inflates past " + std::to_string(max_bytes) + " bytes");
+  if (ret == Z_MEM_ERROR)
+    throw FormatError(path, at, "gzip stream inflates past " + std::to_string(max_bytes) + " bytes");
   if (ret == Z_BUF_ERROR) throw FormatError(path, at, "truncated: gzip stream ends early");
   if (ret != Z_STREAM_END) throw FormatError(path, at, "gzip: " + msg);
   return out;

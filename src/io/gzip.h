@@ -11,7 +11,8 @@ namespace sf {
 
 // Compresses `bytes` into one gzip member (zlib level 0-9). A non-empty `comment` is stored in the member
 // header's comment field (RFC 1952 FCOMMENT, zero-terminated Latin-1; every gzip reader skips it).
-std::vector<uint8_t> gzipBytes(std::span<const uint8_t> bytes, int level = 6, const std::string& comment = {});
+std::vector<uint8_t> gzipBytes(std::span<const uint8_t> bytes, int level = 6,
+                               const std::string& comment = {});
 
 // Inflates one gzip member. Throws FormatError naming `path` and the input offset for corrupt or
 // truncated data, and when the output would pass `max_bytes`.

@@ -80,15 +80,18 @@ RgbaImage8 decodeImage8(std::span<const uint8_t> bytes, const std::string& name)
 std::vector<uint8_t> encodePng8(const RgbaImage8& image) {
   if (image.width < 1 || image.height < 1 || image.width > kMaxImageSide || image.height > kMaxImageSide ||
       image.rgba.size() != static_cast<size_t>(image.width) * static_cast<size_t>(image.height) * 4)
-    throw Error("PNG encoding: " + std::to_string(image.width) + " x " + std::to_string(image.height) + " image with " +
-                std::to_string(image.rgba.size()) + " bytes of RGBA");
+    throw Error("PNG encoding: " + std::to_string(image.width) + " x " + std::to_string(image.height) +
+                " image with " + std::to_string(image.rgba.size()) + " bytes of RGBA");
   std::vector<uint8_t> png;
-  if (!stbi_write_png_to_func(appendBytes, &png, image.width, image.height, 4, image.rgba.data(), image.width * 4))
+  if (!stbi_write_png_to_func(appendBytes, &png, image.width, image.height, 4, image.rgba.data(),
+                              image.width * 4))
     throw Error("PNG encoding failed");
   return png;
 }
 
-void writeNpy(const std::string& path, const ImageRGBA& image) { writeNpy(path, image.pixels, image.height, image.width, 4); }
+void writeNpy(const std::string& path, const ImageRGBA& image) {
+  writeNpy(path, image.pixels, image.height, image.width, 4);
+}
 
 void writeNpy(const std::string& path, std::span<const float> values, int height, int width, int channels) {
   const int64_t shape[3] = {height, width, channels};
@@ -104,7 +107,8 @@ void writeNpyArray(const std::string& path, std::span<const float> values, std::
     dims += (k ? ", " : "") + std::to_string(shape[k]);
   }
   if (shape.size() == 1) dims += ",";
-  if (values.size() != count) throw Error(path + ": " + std::to_string(values.size()) + " values for an array of shape (" + dims + ")");
+  if (values.size() != count)
+    throw Error(path + ": " + std::to_string(values.size()) + " values for an array of shape (" + dims + ")");
   std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
   size_t total = 10 + dict.size() + 1;
   size_t pad = (64 - total % 64) % 64;
@@ -129,14 +133,18 @@ NpyArray readNpyArray(const std::string& path) {
   uint16_t len = r.readLE<uint16_t>("npy header length");
   auto hdr = r.bytes(len, "npy header");
   std::string dict(hdr.begin(), hdr.end());
-  if (dict.find("'descr': '<f4'") == std::string::npos || dict.find("'fortran_order': False") == std::string::npos)
+  if (dict.find("'descr': '<f4'") == std::string::npos ||
+      dict.find("'fortran_order': False") == std::string::npos)
     r.failAt(10, "expected a C-order little-endian float32 array");
   size_t s = dict.find("'shape': (");
   NpyArray a;
-  if (s == std::string::npos || std::sscanf(dict.c_str() + s, "'shape': (%d, %d, %d)", &a.height, &a.width, &a.channels) != 3 ||
-      a.height <= 0 || a.width <= 0 || a.channels <= 0 || a.height > kMaxImageSide || a.width > kMaxImageSide || a.channels > 64)
+  if (s == std::string::npos ||
+      std::sscanf(dict.c_str() + s, "'shape': (%d, %d, %d)", &a.height, &a.width, &a.channels) != 3 ||
+      a.height <= 0 || a.width <= 0 || a.channels <= 0 || a.height > kMaxImageSide ||
+      a.width > kMaxImageSide || a.channels > 64)
     r.failAt(10, "expected shape (height, width, channels) within 16384 x 16384 x 64");
-  const size_t count = static_cast<size_t>(a.height) * static_cast<size_t>(a.width) * static_cast<size_t>(a.channels);
+  const size_t count =
+      static_cast<size_t>(a.height) * static_cast<size_t>(a.width) * static_cast<size_t>(a.channels);
   auto data = r.bytes(count * 4, "npy data");  // the file must hold the data before any of it is allocated
   a.values.resize(count);
   std::memcpy(a.values.data(), data.data(), data.size());
@@ -145,7 +153,9 @@ NpyArray readNpyArray(const std::string& path) {
 
 ImageRGBA readNpy(const std::string& path) {
   NpyArray a = readNpyArray(path);
-  if (a.channels != 4) throw FormatError(path, 10, "expected shape (height, width, 4), got " + std::to_string(a.channels) + " channels");
+  if (a.channels != 4)
+    throw FormatError(path, 10,
+                      "expected shape (height, width, 4), got " + std::to_string(a.channels) + " channels");
   ImageRGBA img(a.width, a.height);
   img.pixels = std::move(a.values);
   return img;

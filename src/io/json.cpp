@@ -14,8 +14,12 @@ class PathTracker {
   bool event(nlohmann::json::parse_event_t e, const nlohmann::json& parsed) {
     using E = nlohmann::json::parse_event_t;
     switch (e) {
-      case E::object_start: stack_.push_back({false, 0, {}}); break;
-      case E::array_start: stack_.push_back({true, 0, {}}); break;
+      case E::object_start:
+        stack_.push_back({false, 0, {}});
+        break;
+      case E::array_start:
+        stack_.push_back({true, 0, {}});
+        break;
       case E::key:
         if (!stack_.empty() && parsed.is_string()) stack_.back().key = parsed.get<std::string>();
         break;
@@ -24,7 +28,9 @@ class PathTracker {
         if (!stack_.empty()) stack_.pop_back();
         advance();
         break;
-      case E::value: advance(); break;
+      case E::value:
+        advance();
+        break;
     }
     return true;
   }
@@ -32,8 +38,10 @@ class PathTracker {
   std::string path() const {
     std::string out;
     for (const Level& l : stack_) {
-      if (l.array) out += "[" + std::to_string(l.index) + "]";
-      else if (!l.key.empty()) out += (out.empty() ? "" : ".") + l.key;
+      if (l.array)
+        out += "[" + std::to_string(l.index) + "]";
+      else if (!l.key.empty())
+        out += (out.empty() ? "" : ".") + l.key;
     }
     return out.empty() ? "(root)" : out;
   }
@@ -64,11 +72,13 @@ std::string withoutJsonPrefix(std::string s) {
 nlohmann::json parseJsonText(std::string_view text, const std::string& file) {
   PathTracker tracker;
   try {
-    return nlohmann::json::parse(
-        text.begin(), text.end(),
-        [&tracker](int, nlohmann::json::parse_event_t e, nlohmann::json& parsed) { return tracker.event(e, parsed); });
+    return nlohmann::json::parse(text.begin(), text.end(),
+                                 [&tracker](int, nlohmann::json::parse_event_t e, nlohmann::json& parsed) {
+                                   return tracker.event(e, parsed);
+                                 });
   } catch (const nlohmann::json::parse_error& e) {
-    throw FormatError(file, e.byte > 0 ? e.byte - 1 : 0, "malformed JSON at " + tracker.path() + ": " + withoutJsonPrefix(e.what()));
+    throw FormatError(file, e.byte > 0 ? e.byte - 1 : 0,
+                      "malformed JSON at " + tracker.path() + ": " + withoutJsonPrefix(e.what()));
   } catch (const nlohmann::json::exception& e) {
     throw Error(file + ": " + tracker.path() + ": " + withoutJsonPrefix(e.what()));
   }

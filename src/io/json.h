@@ -4,10 +4,9 @@
 // JsonNode walks a parsed document keeping that path, so every refusal names the file and the JSON path.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,7 +40,8 @@ struct JsonNode {
       if (found) continue;
       std::string list;
       for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-      throw Error(file + ": " + (path.empty() ? "(root)" : path) + ": unknown key \"" + it.key() + "\" (expected " + list + ")");
+      throw Error(file + ": " + (path.empty() ? "(root)" : path) + ": unknown key \"" + it.key() +
+                  "\" (expected " + list + ")");
     }
   }
   JsonNode operator[](const char* key) const {

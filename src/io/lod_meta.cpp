@@ -19,7 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kMaxDepth = 64;                    // deeper trees are refused (the recursion is bounded)
+constexpr int kMaxDepth = 64;                      // deeper trees are refused (the recursion is bounded)
 constexpr uint64_t kMaxIndex = uint64_t{1} << 40;  // offsets and counts: far above any load limit
 
 uint64_t wholeNumber(const JsonNode& n, uint64_t max) {
@@ -76,7 +76,8 @@ struct TreeReader {
       // A level is written as a plain decimal number ("0", "12"): no sign, no leading zero, so no two keys
       // name one level.
       const bool digits = !key.empty() && key.size() <= 3 && (key.size() == 1 || key[0] != '0') &&
-                          std::all_of(key.begin(), key.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+                          std::all_of(key.begin(), key.end(),
+                                      [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
       const int level = digits ? std::stoi(key) : -1;
       if (level < 0 || level >= meta.level_count)
         entry.fail("expected a level in 0.." + std::to_string(meta.level_count - 1) + " (lodLevels)");
@@ -123,15 +124,18 @@ LodMeta parseLodMeta(std::string_view text, const std::string& path) {
   LodMeta meta;
   meta.path = path;
   const uint64_t version = wholeNumber(root["version"], 1000);
-  if (version != 1) root["version"].fail("version " + std::to_string(version) + " is not supported (expected 1)");
-  if (root.has("asset") && root["asset"].has("generator")) meta.generator = root["asset"]["generator"].string();
+  if (version != 1)
+    root["version"].fail("version " + std::to_string(version) + " is not supported (expected 1)");
+  if (root.has("asset") && root["asset"].has("generator"))
+    meta.generator = root["asset"]["generator"].string();
   meta.level_count = static_cast<int>(wholeNumber(root["lodLevels"], 32));
   if (meta.level_count < 1) root["lodLevels"].fail("expected at least one level");
   meta.count = wholeNumber(root["count"], kMaxIndex);
   const JsonNode counts = root["counts"];
   if (!counts.value.is_array() || counts.value.size() != static_cast<size_t>(meta.level_count))
     counts.fail("expected an array of " + std::to_string(meta.level_count) + " counts (lodLevels)");
-  for (size_t l = 0; l < counts.value.size(); ++l) meta.counts.push_back(wholeNumber(counts.at(l), kMaxIndex));
+  for (size_t l = 0; l < counts.value.size(); ++l)
+    meta.counts.push_back(wholeNumber(counts.at(l), kMaxIndex));
   const JsonNode files = root["filenames"];
   if (!files.value.is_array() || files.value.empty()) files.fail("expected a non-empty array of file names");
   for (size_t i = 0; i < files.value.size(); ++i) meta.files.push_back(fileName(files.at(i)));
@@ -149,12 +153,13 @@ LodMeta parseLodMeta(std::string_view text, const std::string& path) {
   uint64_t total = 0;
   for (int l = 0; l < meta.level_count; ++l) {
     if (sums[l] != meta.counts[l])
-      counts.at(l).fail("says " + std::to_string(meta.counts[l]) + " gaussians but the tree's level-" + std::to_string(l) +
-                        " ranges hold " + std::to_string(sums[l]));
+      counts.at(l).fail("says " + std::to_string(meta.counts[l]) + " gaussians but the tree's level-" +
+                        std::to_string(l) + " ranges hold " + std::to_string(sums[l]));
     total += sums[l];
   }
   if (total != meta.count)
-    root["count"].fail("says " + std::to_string(meta.count) + " gaussians but the levels hold " + std::to_string(total));
+    root["count"].fail("says " + std::to_string(meta.count) + " gaussians but the levels hold " +
+                       std::to_string(total));
   return meta;
 }
 
@@ -216,9 +221,9 @@ GaussianCloud readLodMetaLeaves(const LodMeta& meta, std::span<const int> leaf_l
       if (done[v] || wants[v].range.file != f) continue;
       const LodMetaRange& r = wants[v].range;
       if (r.offset > cloud.size() || r.count > cloud.size() - r.offset)
-        throw Error(meta.path + ": " + meta.leaves[wants[v].leaf].json_path + ": the range of " + std::to_string(r.count) +
-                    " gaussians at offset " + std::to_string(r.offset) + " runs past the " + std::to_string(cloud.size()) +
-                    " gaussians of " + meta.files[f]);
+        throw Error(meta.path + ": " + meta.leaves[wants[v].leaf].json_path + ": the range of " +
+                    std::to_string(r.count) + " gaussians at offset " + std::to_string(r.offset) +
+                    " runs past the " + std::to_string(cloud.size()) + " gaussians of " + meta.files[f]);
       parts[v] = rowsOf(cloud, r.offset, r.count);
       done[v] = true;
     }

@@ -27,23 +27,23 @@ struct LodMetaRange {
 
 struct LodMetaLeaf {
   Vec3 box_min, box_max;
-  std::vector<int> levels;             // the levels it has, ascending (finest first)
-  std::vector<LodMetaRange> ranges;    // one per entry of `levels`
-  std::string json_path;               // "tree.children[0].children[1]", for messages
+  std::vector<int> levels;           // the levels it has, ascending (finest first)
+  std::vector<LodMetaRange> ranges;  // one per entry of `levels`
+  std::string json_path;             // "tree.children[0].children[1]", for messages
 };
 
 struct LodMeta {
-  std::string path;       // the lod-meta.json
-  std::string generator;  // asset.generator, when given
-  int level_count = 0;    // lodLevels
-  uint64_t count = 0;     // gaussians over every level
-  std::vector<uint64_t> counts;       // per level
-  std::vector<std::string> files;     // relative to the lod-meta.json's folder
-  std::string environment;            // "environment": splat-transform's -l -1 gaussians (a SOG), not read
-  std::vector<LodMetaLeaf> leaves;    // in the tree's depth-first order
-  size_t nodes = 0;                   // tree nodes, leaves included
-  int depth = 0;                      // of the deepest leaf (the root: 0)
-  Vec3 box_min, box_max;              // the root's bound
+  std::string path;                 // the lod-meta.json
+  std::string generator;            // asset.generator, when given
+  int level_count = 0;              // lodLevels
+  uint64_t count = 0;               // gaussians over every level
+  std::vector<uint64_t> counts;     // per level
+  std::vector<std::string> files;   // relative to the lod-meta.json's folder
+  std::string environment;          // "environment": splat-transform's -l -1 gaussians (a SOG), not read
+  std::vector<LodMetaLeaf> leaves;  // in the tree's depth-first order
+  size_t nodes = 0;                 // tree nodes, leaves included
+  int depth = 0;                    // of the deepest leaf (the root: 0)
+  Vec3 box_min, box_max;            // the root's bound
 };
 
 // Parses the JSON (version 1). Refuses, with the file and the JSON path: a missing or mistyped key, a level

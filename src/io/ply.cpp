@@ -27,11 +27,16 @@ bool parseIndexed(const std::string& name, const char* prefix, int* index) {
 
 int shDegreeForRestCount(int rest) {
   switch (rest) {
-    case 0: return 0;
-    case 9: return 1;
-    case 24: return 2;
-    case 45: return 3;
-    default: return -1;
+    case 0:
+      return 0;
+    case 9:
+      return 1;
+    case 24:
+      return 2;
+    case 45:
+      return 3;
+    default:
+      return -1;
   }
 }
 
@@ -57,8 +62,10 @@ void applyPlyAntialiasComments(const std::vector<std::string>& comments, Gaussia
 void bakeSmoothingFilter(Vec3& scale, float& opacity, float filter_3d) {
   // An isotropic gaussian convolved with the splat: variances add along every axis; the integral is kept.
   const float f2 = filter_3d * filter_3d;
-  const Vec3 wide{std::sqrt(scale.x * scale.x + f2), std::sqrt(scale.y * scale.y + f2), std::sqrt(scale.z * scale.z + f2)};
-  const double ratio = (static_cast<double>(scale.x) * scale.y * scale.z) / (static_cast<double>(wide.x) * wide.y * wide.z);
+  const Vec3 wide{std::sqrt(scale.x * scale.x + f2), std::sqrt(scale.y * scale.y + f2),
+                  std::sqrt(scale.z * scale.z + f2)};
+  const double ratio =
+      (static_cast<double>(scale.x) * scale.y * scale.z) / (static_cast<double>(wide.x) * wide.y * wide.z);
   scale = wide;
   opacity *= static_cast<float>(ratio);
 }
@@ -66,7 +73,8 @@ void bakeSmoothingFilter(Vec3& scale, float& opacity, float filter_3d) {
 std::string plyAntialiasComments(const GaussianCloud& cloud) {
   std::string out;
   if (cloud.antialiased) out += "comment SplatRenderMode: mip\n";
-  if (cloud.screen_filter != kScreenFilterInria) out += "comment splatforge screen_filter " + std::to_string(cloud.screen_filter) + "\n";
+  if (cloud.screen_filter != kScreenFilterInria)
+    out += "comment splatforge screen_filter " + std::to_string(cloud.screen_filter) + "\n";
   return out;
 }
 
@@ -152,10 +160,12 @@ PlyVertexLayout plyVertexLayout(const ply::Header& h, const ByteReader& r) {
     PlyVertexLayout::Field& f = l.fields[i];
     if (is_rest[i]) {
       // f_rest is channel-major: index = channel * coeffs_per_channel + (coefficient - 1).
-      const int idx = static_cast<int>(f.index), channel = idx / coeffs_per_channel, coeff = idx % coeffs_per_channel + 1;
+      const int idx = static_cast<int>(f.index), channel = idx / coeffs_per_channel,
+                coeff = idx % coeffs_per_channel + 1;
       f.index = static_cast<uint32_t>(coeff * 3 + channel);
     }
-    if ((f.target == Target::kColor8 && !use_color8) || (f.target == Target::kNormal && !l.normals)) f.target = Target::kSkip;
+    if ((f.target == Target::kColor8 && !use_color8) || (f.target == Target::kNormal && !l.normals))
+      f.target = Target::kSkip;
   }
   GaussianCloud flags;
   applyPlyAntialiasComments(h.comments, flags);
@@ -187,17 +197,38 @@ void applyField(const PlyVertexLayout::Field& f, double value, RawVertex& raw, P
   const float v = static_cast<float>(value);
   const int i = static_cast<int>(f.index);
   switch (f.target) {
-    case Target::kPosition: out.position[i] = v; break;
-    case Target::kNormal: out.normal[i] = v; break;
-    case Target::kSh: out.sh[f.index] = v; break;
-    case Target::kColor8: out.sh[f.index] = colorToShDc(v / 255.0f); break;
-    case Target::kOpacity: out.opacity = sigmoid(v); break;
-    case Target::kScale: raw.scale[f.index] = v; break;
-    case Target::kRot: raw.rot[f.index] = v; break;
-    case Target::kId: out.id = static_cast<int32_t>(value); break;
-    case Target::kFilter3d: raw.filter = v; break;
-    case Target::kExtra: if (out.extras) out.extras[f.index] = value; break;
-    case Target::kSkip: break;
+    case Target::kPosition:
+      out.position[i] = v;
+      break;
+    case Target::kNormal:
+      out.normal[i] = v;
+      break;
+    case Target::kSh:
+      out.sh[f.index] = v;
+      break;
+    case Target::kColor8:
+      out.sh[f.index] = colorToShDc(v / 255.0f);
+      break;
+    case Target::kOpacity:
+      out.opacity = sigmoid(v);
+      break;
+    case Target::kScale:
+      raw.scale[f.index] = v;
+      break;
+    case Target::kRot:
+      raw.rot[f.index] = v;
+      break;
+    case Target::kId:
+      out.id = static_cast<int32_t>(value);
+      break;
+    case Target::kFilter3d:
+      raw.filter = v;
+      break;
+    case Target::kExtra:
+      if (out.extras) out.extras[f.index] = value;
+      break;
+    case Target::kSkip:
+      break;
   }
 }
 
@@ -220,7 +251,8 @@ void decodePlyVertexRow(const PlyVertexLayout& layout, const uint8_t* row, PlyVe
   RawVertex raw;
   startVertex(layout, out);
   for (const PlyVertexLayout::Field& f : layout.fields)
-    if (f.target != PlyVertexLayout::Target::kSkip) applyField(f, ply::loadScalar(row + f.offset, f.type, false), raw, out);
+    if (f.target != PlyVertexLayout::Target::kSkip)
+      applyField(f, ply::loadScalar(row + f.offset, f.type, false), raw, out);
   finishVertex(layout, raw, out);
 }
 
@@ -232,7 +264,8 @@ GaussianCloud readPly(std::span<const uint8_t> bytes, const std::string& path) {
 
   const size_t n = static_cast<size_t>(v.count);
   // visitElement bounds-checks the data before the loop; keep allocation bounded by the file size too.
-  if (v.count > bytes.size()) r.failAt(0, "vertex count " + std::to_string(v.count) + " exceeds the file size");
+  if (v.count > bytes.size())
+    r.failAt(0, "vertex count " + std::to_string(v.count) + " exceeds the file size");
   // Reject counts the data cannot hold before allocating (binary rows have a fixed minimum size; ASCII
   // values need at least two characters each).
   const uint64_t min_row = h.encoding == ply::Encoding::kAscii ? 2 * v.properties.size() : v.rowBytes();
@@ -241,7 +274,8 @@ GaussianCloud readPly(std::span<const uint8_t> bytes, const std::string& path) {
                                 std::to_string(v.count * min_row) + " bytes of data, the file has " +
                                 std::to_string(bytes.size() - h.data_offset));
   checkGaussianBudget(path, v.count, layout.sh_degree,
-                      v.count * (sizeof(double) * layout.extras.size() + (layout.normals ? sizeof(Vec3) : 0) + sizeof(int32_t)));
+                      v.count * (sizeof(double) * layout.extras.size() + (layout.normals ? sizeof(Vec3) : 0) +
+                                 sizeof(int32_t)));
   GaussianCloud cloud;
   cloud.resize(n, layout.sh_degree);
   std::vector<ExtraChannel> extras = layout.extras;
@@ -272,9 +306,12 @@ GaussianCloud readPly(std::span<const uint8_t> bytes, const std::string& path) {
 std::vector<uint8_t> writePly(const GaussianCloud& cloud) {
   const size_t n = cloud.size();
   const int rest = shCoeffCount(cloud.sh_degree) - 1;
-  std::string header = "ply\nformat binary_little_endian 1.0\ncomment written by splatforge\n" + plyAntialiasComments(cloud);
+  std::string header =
+      "ply\nformat binary_little_endian 1.0\ncomment written by splatforge\n" + plyAntialiasComments(cloud);
   header += "element vertex " + std::to_string(n) + "\n";
-  auto prop = [&](const char* type, const std::string& name) { header += std::string("property ") + type + " " + name + "\n"; };
+  auto prop = [&](const char* type, const std::string& name) {
+    header += std::string("property ") + type + " " + name + "\n";
+  };
   for (const char* a : {"x", "y", "z"}) prop("float", a);
   if (!cloud.normals.empty())
     for (const char* a : {"nx", "ny", "nz"}) prop("float", a);
@@ -316,14 +353,30 @@ std::vector<uint8_t> writePly(const GaussianCloud& cloud) {
     for (const ExtraChannel& e : cloud.extras) {
       double d = e.values[i];
       switch (e.type) {
-        case ScalarType::kInt8: put(static_cast<int8_t>(d)); break;
-        case ScalarType::kUint8: put(static_cast<uint8_t>(d)); break;
-        case ScalarType::kInt16: put(static_cast<int16_t>(d)); break;
-        case ScalarType::kUint16: put(static_cast<uint16_t>(d)); break;
-        case ScalarType::kInt32: put(static_cast<int32_t>(d)); break;
-        case ScalarType::kUint32: put(static_cast<uint32_t>(d)); break;
-        case ScalarType::kFloat32: put(static_cast<float>(d)); break;
-        case ScalarType::kFloat64: put(d); break;
+        case ScalarType::kInt8:
+          put(static_cast<int8_t>(d));
+          break;
+        case ScalarType::kUint8:
+          put(static_cast<uint8_t>(d));
+          break;
+        case ScalarType::kInt16:
+          put(static_cast<int16_t>(d));
+          break;
+        case ScalarType::kUint16:
+          put(static_cast<uint16_t>(d));
+          break;
+        case ScalarType::kInt32:
+          put(static_cast<int32_t>(d));
+          break;
+        case ScalarType::kUint32:
+          put(static_cast<uint32_t>(d));
+          break;
+        case ScalarType::kFloat32:
+          put(static_cast<float>(d));
+          break;
+        case ScalarType::kFloat64:
+          put(d);
+          break;
       }
     }
   }

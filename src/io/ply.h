@@ -21,7 +21,19 @@ struct Header;
 // the level-of-detail build's streaming reader (lod/ply_stream.h) both decode through it.
 struct PlyVertexLayout {
   // Where a vertex property's value goes.
-  enum class Target : uint8_t { kPosition, kNormal, kSh, kColor8, kOpacity, kScale, kRot, kId, kFilter3d, kExtra, kSkip };
+  enum class Target : uint8_t {
+    kPosition,
+    kNormal,
+    kSh,
+    kColor8,
+    kOpacity,
+    kScale,
+    kRot,
+    kId,
+    kFilter3d,
+    kExtra,
+    kSkip
+  };
   struct Field {
     Target target = Target::kSkip;
     uint32_t index = 0;  // component; the SH float ([coeff][rgb]) for kSh and kColor8; the channel for kExtra
@@ -46,8 +58,8 @@ struct PlyVertexLayout {
 // of an SH degree).
 PlyVertexLayout plyVertexLayout(const ply::Header& header, const ByteReader& r);
 
-// One gaussian as a vertex row gives it, activated as GaussianCloud holds it: linear scales, opacity in [0, 1],
-// a unit quaternion, SH [coeff][rgb] into `sh`; Mip-Splatting's filter_3D baked in (bakeSmoothingFilter).
+// One gaussian as a vertex row gives it, activated as GaussianCloud holds it: linear scales, opacity in [0,
+// 1], a unit quaternion, SH [coeff][rgb] into `sh`; Mip-Splatting's filter_3D baked in (bakeSmoothingFilter).
 struct PlyVertex {
   Vec3 position, scale, normal;  // normal: when the layout has normals
   Quat rotation;
@@ -74,11 +86,13 @@ GaussianCloud readPly(std::span<const uint8_t> bytes, const std::string& path);
 std::vector<uint8_t> writePly(const GaussianCloud& cloud);
 
 // The header comment lines (each ending in a newline) that record a cloud's antialiasing: "SplatRenderMode:
-// mip" when antialiased, "splatforge screen_filter V" when its 2D filter is not INRIA's 0.3 pixels^2. Both PLY
-// writers emit them; both readers honour them (and "SplatRenderMode: default", "train_flags antialiasing").
+// mip" when antialiased, "splatforge screen_filter V" when its 2D filter is not INRIA's 0.3 pixels^2. Both
+// PLY writers emit them; both readers honour them (and "SplatRenderMode: default", "train_flags
+// antialiasing").
 std::string plyAntialiasComments(const GaussianCloud& cloud);
-// Mip-Splatting's 3D smoothing filter of standard deviation `filter_3d` baked into one gaussian as its renderer
-// applies it: scale' = sqrt(scale^2 + f^2) per axis, opacity' = opacity * sqrt(prod scale^2 / prod scale'^2).
+// Mip-Splatting's 3D smoothing filter of standard deviation `filter_3d` baked into one gaussian as its
+// renderer applies it: scale' = sqrt(scale^2 + f^2) per axis, opacity' = opacity * sqrt(prod scale^2 / prod
+// scale'^2).
 void bakeSmoothingFilter(Vec3& scale, float& opacity, float filter_3d);
 void applyPlyAntialiasComments(const std::vector<std::string>& comments, GaussianCloud& cloud);
 

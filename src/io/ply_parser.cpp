@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <string_view>
 #include <unordered_set>
@@ -20,9 +20,9 @@ bool parseScalarType(std::string_view s, ScalarType* out) {
     ScalarType t;
   };
   static const Entry kTypes[] = {
-      {"char", "int8", ScalarType::kInt8},       {"uchar", "uint8", ScalarType::kUint8},
-      {"short", "int16", ScalarType::kInt16},    {"ushort", "uint16", ScalarType::kUint16},
-      {"int", "int32", ScalarType::kInt32},      {"uint", "uint32", ScalarType::kUint32},
+      {"char", "int8", ScalarType::kInt8},        {"uchar", "uint8", ScalarType::kUint8},
+      {"short", "int16", ScalarType::kInt16},     {"ushort", "uint16", ScalarType::kUint16},
+      {"int", "int32", ScalarType::kInt32},       {"uint", "uint32", ScalarType::kUint32},
       {"float", "float32", ScalarType::kFloat32}, {"double", "float64", ScalarType::kFloat64},
   };
   for (const Entry& e : kTypes) {
@@ -59,7 +59,9 @@ T loadSwapped(const uint8_t* p, bool big_endian) {
   return v;
 }
 
-bool isIntegerType(ScalarType t) { return t != ScalarType::kFloat32 && t != ScalarType::kFloat64; }
+bool isIntegerType(ScalarType t) {
+  return t != ScalarType::kFloat32 && t != ScalarType::kFloat64;
+}
 
 // Reads one whitespace-separated ASCII token at the cursor (skipping blanks and newlines).
 std::string_view nextToken(ByteReader& r) {
@@ -94,16 +96,33 @@ double parseAsciiValue(ByteReader& r, ScalarType t) {
   if (!isIntegerType(t) && !std::isfinite(v)) return v;
   double lo = 0, hi = 0;
   switch (t) {
-    case ScalarType::kInt8: lo = -128, hi = 127; break;
-    case ScalarType::kUint8: lo = 0, hi = 255; break;
-    case ScalarType::kInt16: lo = -32768, hi = 32767; break;
-    case ScalarType::kUint16: lo = 0, hi = 65535; break;
-    case ScalarType::kInt32: lo = -2147483648.0, hi = 2147483647.0; break;
-    case ScalarType::kUint32: lo = 0, hi = 4294967295.0; break;
-    case ScalarType::kFloat32: lo = -3.4028234663852886e38, hi = 3.4028234663852886e38; break;
-    case ScalarType::kFloat64: lo = -1.7976931348623157e308, hi = 1.7976931348623157e308; break;
+    case ScalarType::kInt8:
+      lo = -128, hi = 127;
+      break;
+    case ScalarType::kUint8:
+      lo = 0, hi = 255;
+      break;
+    case ScalarType::kInt16:
+      lo = -32768, hi = 32767;
+      break;
+    case ScalarType::kUint16:
+      lo = 0, hi = 65535;
+      break;
+    case ScalarType::kInt32:
+      lo = -2147483648.0, hi = 2147483647.0;
+      break;
+    case ScalarType::kUint32:
+      lo = 0, hi = 4294967295.0;
+      break;
+    case ScalarType::kFloat32:
+      lo = -3.4028234663852886e38, hi = 3.4028234663852886e38;
+      break;
+    case ScalarType::kFloat64:
+      lo = -1.7976931348623157e308, hi = 1.7976931348623157e308;
+      break;
   }
-  if (!(v >= lo && v <= hi)) r.failAt(at, "'" + std::string(tok.substr(0, 32)) + "' is out of range for " + scalarName(t));
+  if (!(v >= lo && v <= hi))
+    r.failAt(at, "'" + std::string(tok.substr(0, 32)) + "' is out of range for " + scalarName(t));
   return v;
 }
 
@@ -111,14 +130,22 @@ double parseAsciiValue(ByteReader& r, ScalarType t) {
 
 double loadScalar(const uint8_t* p, ScalarType t, bool big_endian) {
   switch (t) {
-    case ScalarType::kInt8: return static_cast<int8_t>(p[0]);
-    case ScalarType::kUint8: return p[0];
-    case ScalarType::kInt16: return loadSwapped<int16_t>(p, big_endian);
-    case ScalarType::kUint16: return loadSwapped<uint16_t>(p, big_endian);
-    case ScalarType::kInt32: return loadSwapped<int32_t>(p, big_endian);
-    case ScalarType::kUint32: return loadSwapped<uint32_t>(p, big_endian);
-    case ScalarType::kFloat32: return loadSwapped<float>(p, big_endian);
-    case ScalarType::kFloat64: return loadSwapped<double>(p, big_endian);
+    case ScalarType::kInt8:
+      return static_cast<int8_t>(p[0]);
+    case ScalarType::kUint8:
+      return p[0];
+    case ScalarType::kInt16:
+      return loadSwapped<int16_t>(p, big_endian);
+    case ScalarType::kUint16:
+      return loadSwapped<uint16_t>(p, big_endian);
+    case ScalarType::kInt32:
+      return loadSwapped<int32_t>(p, big_endian);
+    case ScalarType::kUint32:
+      return loadSwapped<uint32_t>(p, big_endian);
+    case ScalarType::kFloat32:
+      return loadSwapped<float>(p, big_endian);
+    case ScalarType::kFloat64:
+      return loadSwapped<double>(p, big_endian);
   }
   return 0;
 }
@@ -148,33 +175,46 @@ int Header::find(const std::string& n) const {
 size_t scalarSize(ScalarType t) {
   switch (t) {
     case ScalarType::kInt8:
-    case ScalarType::kUint8: return 1;
+    case ScalarType::kUint8:
+      return 1;
     case ScalarType::kInt16:
-    case ScalarType::kUint16: return 2;
+    case ScalarType::kUint16:
+      return 2;
     case ScalarType::kInt32:
     case ScalarType::kUint32:
-    case ScalarType::kFloat32: return 4;
-    case ScalarType::kFloat64: return 8;
+    case ScalarType::kFloat32:
+      return 4;
+    case ScalarType::kFloat64:
+      return 8;
   }
   return 0;
 }
 
 const char* scalarName(ScalarType t) {
   switch (t) {
-    case ScalarType::kInt8: return "char";
-    case ScalarType::kUint8: return "uchar";
-    case ScalarType::kInt16: return "short";
-    case ScalarType::kUint16: return "ushort";
-    case ScalarType::kInt32: return "int";
-    case ScalarType::kUint32: return "uint";
-    case ScalarType::kFloat32: return "float";
-    case ScalarType::kFloat64: return "double";
+    case ScalarType::kInt8:
+      return "char";
+    case ScalarType::kUint8:
+      return "uchar";
+    case ScalarType::kInt16:
+      return "short";
+    case ScalarType::kUint16:
+      return "ushort";
+    case ScalarType::kInt32:
+      return "int";
+    case ScalarType::kUint32:
+      return "uint";
+    case ScalarType::kFloat32:
+      return "float";
+    case ScalarType::kFloat64:
+      return "double";
   }
   return "?";
 }
 
 bool looksLikePly(std::span<const uint8_t> bytes) {
-  return bytes.size() >= 4 && std::memcmp(bytes.data(), "ply", 3) == 0 && (bytes[3] == '\n' || bytes[3] == '\r');
+  return bytes.size() >= 4 && std::memcmp(bytes.data(), "ply", 3) == 0 &&
+         (bytes[3] == '\n' || bytes[3] == '\r');
 }
 
 Header parseHeader(ByteReader& r) {
@@ -189,23 +229,31 @@ Header parseHeader(ByteReader& r) {
     auto data = r.data();
     size_t end = line_start;
     while (end < data.size() && data[end] != '\n') ++end;
-    if (end >= data.size()) r.fail(line_no == 0 ? "not a PLY file (no header line)" : "truncated: PLY header has no end_header line");
+    if (end >= data.size())
+      r.fail(line_no == 0 ? "not a PLY file (no header line)"
+                          : "truncated: PLY header has no end_header line");
     std::string_view line(reinterpret_cast<const char*>(data.data() + line_start), end - line_start);
     r.seek(end + 1, "PLY header");
     auto words = splitWords(line);
     if (line_no++ == 0) {
-      if (words.size() != 1 || words[0] != "ply") r.failAt(line_start, "not a PLY file: first line must be 'ply'");
+      if (words.size() != 1 || words[0] != "ply")
+        r.failAt(line_start, "not a PLY file: first line must be 'ply'");
       continue;
     }
     if (words.empty()) continue;
     std::string_view key = words[0];
     if (key == "format") {
       if (words.size() < 3) r.failAt(line_start, "format line needs an encoding and a version");
-      if (words[1] == "ascii") h.encoding = Encoding::kAscii;
-      else if (words[1] == "binary_little_endian") h.encoding = Encoding::kBinaryLittleEndian;
-      else if (words[1] == "binary_big_endian") h.encoding = Encoding::kBinaryBigEndian;
-      else r.failAt(line_start, "unknown PLY encoding '" + std::string(words[1]) + "'");
-      if (words[2] != "1.0") r.failAt(line_start, "unsupported PLY version '" + std::string(words[2]) + "' (expected 1.0)");
+      if (words[1] == "ascii")
+        h.encoding = Encoding::kAscii;
+      else if (words[1] == "binary_little_endian")
+        h.encoding = Encoding::kBinaryLittleEndian;
+      else if (words[1] == "binary_big_endian")
+        h.encoding = Encoding::kBinaryBigEndian;
+      else
+        r.failAt(line_start, "unknown PLY encoding '" + std::string(words[1]) + "'");
+      if (words[2] != "1.0")
+        r.failAt(line_start, "unsupported PLY version '" + std::string(words[2]) + "' (expected 1.0)");
       saw_format = true;
     } else if (key == "comment" || key == "obj_info") {
       h.comments.emplace_back(line.substr(std::min(line.size(), key.size() + 1)));
@@ -225,16 +273,19 @@ Header parseHeader(ByteReader& r) {
         p.is_list = true;
         if (!parseScalarType(words[2], &p.count_type) || !isIntegerType(p.count_type))
           r.failAt(line_start, "bad list count type '" + std::string(words[2]) + "'");
-        if (!parseScalarType(words[3], &p.type)) r.failAt(line_start, "unknown property type '" + std::string(words[3]) + "'");
+        if (!parseScalarType(words[3], &p.type))
+          r.failAt(line_start, "unknown property type '" + std::string(words[3]) + "'");
         p.name = std::string(words[4]);
       } else if (words.size() == 3) {
-        if (!parseScalarType(words[1], &p.type)) r.failAt(line_start, "unknown property type '" + std::string(words[1]) + "'");
+        if (!parseScalarType(words[1], &p.type))
+          r.failAt(line_start, "unknown property type '" + std::string(words[1]) + "'");
         p.name = std::string(words[2]);
       } else {
         r.failAt(line_start, "property line must be 'property TYPE NAME' or 'property list CTYPE TYPE NAME'");
       }
       Element& e = h.elements.back();
-      if (!names.insert(p.name).second) r.failAt(line_start, "duplicate property '" + p.name + "' in element '" + e.name + "'");
+      if (!names.insert(p.name).second)
+        r.failAt(line_start, "duplicate property '" + p.name + "' in element '" + e.name + "'");
       e.properties.push_back(std::move(p));
     } else if (key == "end_header") {
       break;
@@ -261,8 +312,8 @@ void visitElement(ByteReader& r, const Header& h, size_t wanted,
     if (!ascii && !e.hasLists()) {
       size_t row_bytes = e.rowBytes();
       if (row_bytes != 0 && e.count > r.remaining() / row_bytes)
-        r.fail("truncated: " + what + " declares " + std::to_string(e.count) + " rows of " + std::to_string(row_bytes) +
-               " bytes, only " + std::to_string(r.remaining()) + " bytes remain");
+        r.fail("truncated: " + what + " declares " + std::to_string(e.count) + " rows of " +
+               std::to_string(row_bytes) + " bytes, only " + std::to_string(r.remaining()) + " bytes remain");
       if (!keep) {
         r.skip(e.count * row_bytes, what);
         continue;

@@ -1,5 +1,5 @@
-// SPL2, the splat-hull file (docs/formats/spl2.md): decoding, encoding, the heading buckets and shell orders, and
-// the conversions to and from gaussians.
+// SPL2, the splat-hull file (docs/formats/spl2.md): decoding, encoding, the heading buckets and shell orders,
+// and the conversions to and from gaussians.
 #include "io/spl2.h"
 
 #include <algorithm>
@@ -33,9 +33,13 @@ constexpr int64_t kMaxBuckets = 65536;
 
 const char* const kBlockNames[2] = {"core", "shell"};
 
-bool finite3(Vec3 v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); }
+bool finite3(Vec3 v) {
+  return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z);
+}
 
-bool isByteValue(float v) { return v >= 0.0f && v <= 255.0f && v == std::floor(v); }
+bool isByteValue(float v) {
+  return v >= 0.0f && v <= 255.0f && v == std::floor(v);
+}
 
 std::string num(double v) {
   char buf[48];
@@ -60,7 +64,6 @@ Vec3 anyPerpendicular(Vec3 v) {
   Vec3 p = normalize(cross(v, other));
   return length(p) > 0 ? p : Vec3{1, 0, 0};
 }
-
 
 // The display encoding of a linear value in [0, 1] (the sRGB transfer function).
 float linearToSrgbValue(float c) {
@@ -89,37 +92,44 @@ std::string hullProblem(const Spl2Hull& hull) {
     const Spl2Block& k = *blocks[b];
     const size_t n = k.pos.size();
     const std::string name = kBlockNames[b];
-    if (k.ax0.size() != n || k.ax1.size() != n || k.normal.size() != n || k.color.size() != n || k.opacity.size() != n ||
-        k.attrs.size() != n)
+    if (k.ax0.size() != n || k.ax1.size() != n || k.normal.size() != n || k.color.size() != n ||
+        k.opacity.size() != n || k.attrs.size() != n)
       return name + " block: its arrays differ in size (pos has " + std::to_string(n) + " entries)";
-    if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max())) return name + " block: more splats than an int32 count holds";
+    if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+      return name + " block: more splats than an int32 count holds";
     for (size_t i = 0; i < n; ++i) {
-      const std::pair<const char*, Vec3> vecs[] = {
-          {"pos", k.pos[i]}, {"ax0", k.ax0[i]}, {"ax1", k.ax1[i]}, {"normal", k.normal[i]}, {"color", k.color[i]}};
+      const std::pair<const char*, Vec3> vecs[] = {{"pos", k.pos[i]},
+                                                   {"ax0", k.ax0[i]},
+                                                   {"ax1", k.ax1[i]},
+                                                   {"normal", k.normal[i]},
+                                                   {"color", k.color[i]}};
       for (const auto& [field, v] : vecs)
         if (!finite3(v)) return fieldOf(b, field, i) + " is not finite (NaN or infinity)";
       if (!std::isfinite(k.opacity[i])) return fieldOf(b, "opacity", i) + " is not finite (NaN or infinity)";
-      if (!(k.opacity[i] >= 0.0f && k.opacity[i] <= 1.0f)) return fieldOf(b, "opacity", i) + " " + num(k.opacity[i]) + " lies outside [0, 1]";
+      if (!(k.opacity[i] >= 0.0f && k.opacity[i] <= 1.0f))
+        return fieldOf(b, "opacity", i) + " " + num(k.opacity[i]) + " lies outside [0, 1]";
       for (int c = 0; c < 4; ++c)
         if (!isByteValue(k.attrs[i][static_cast<size_t>(c)]))
-          return fieldOf(b, "attrs", i) + " channel " + std::to_string(c) + ": " + num(k.attrs[i][static_cast<size_t>(c)]) +
-                 " is not an integer in [0, 255]";
+          return fieldOf(b, "attrs", i) + " channel " + std::to_string(c) + ": " +
+                 num(k.attrs[i][static_cast<size_t>(c)]) + " is not an integer in [0, 255]";
     }
   }
   const size_t n_shell = hull.shell.size();
   if (static_cast<int64_t>(hull.orders.size()) > kMaxBuckets)
-    return std::to_string(hull.orders.size()) + " shell orders, more than the " + std::to_string(kMaxBuckets) + " SPL2 allows";
+    return std::to_string(hull.orders.size()) + " shell orders, more than the " +
+           std::to_string(kMaxBuckets) + " SPL2 allows";
   std::vector<uint8_t> seen(n_shell);
   for (size_t b = 0; b < hull.orders.size(); ++b) {
     const std::vector<int32_t>& order = hull.orders[b];
     if (order.size() != n_shell)
-      return "order " + std::to_string(b) + " has " + std::to_string(order.size()) + " entries, the shell " + std::to_string(n_shell);
+      return "order " + std::to_string(b) + " has " + std::to_string(order.size()) + " entries, the shell " +
+             std::to_string(n_shell);
     std::fill(seen.begin(), seen.end(), uint8_t{0});
     for (size_t j = 0; j < order.size(); ++j) {
       const int32_t v = order[j];
       if (v < 0 || static_cast<size_t>(v) >= n_shell || seen[static_cast<size_t>(v)])
-        return "order " + std::to_string(b) + " is not a permutation of the shell's indices (entry " + std::to_string(j) + ": " +
-               std::to_string(v) + ")";
+        return "order " + std::to_string(b) + " is not a permutation of the shell's indices (entry " +
+               std::to_string(j) + ": " + std::to_string(v) + ")";
       seen[static_cast<size_t>(v)] = 1;
     }
   }
@@ -129,7 +139,8 @@ std::string hullProblem(const Spl2Hull& hull) {
     return "CHNK: chunk_of and material_of need one entry per splat (" + std::to_string(n) + "), have " +
            std::to_string(hull.chunk_of.size()) + " and " + std::to_string(hull.material_of.size());
   if (hull.chunks.empty() || hull.chunks.size() > static_cast<size_t>(kSpl2MaxChunks))
-    return "CHNK: " + std::to_string(hull.chunks.size()) + " chunks (expected 1.." + std::to_string(kSpl2MaxChunks) + ")";
+    return "CHNK: " + std::to_string(hull.chunks.size()) + " chunks (expected 1.." +
+           std::to_string(kSpl2MaxChunks) + ")";
   std::vector<uint32_t> counts(hull.chunks.size());
   for (size_t c = 0; c < hull.chunks.size(); ++c) {
     const Spl2Chunk& k = hull.chunks[c];
@@ -137,24 +148,27 @@ std::string hullProblem(const Spl2Hull& hull) {
     if (!finite3(k.centroid) || !std::isfinite(k.radius) || !std::isfinite(k.area))
       return name + "centroid, radius or area is not finite";
     if (!(k.radius >= 0) || !(k.area >= 0)) return name + "negative radius or area";
-    if (k.material >= kSpl2Materials) return name + "material " + std::to_string(k.material) + " (expected 0..5)";
+    if (k.material >= kSpl2Materials)
+      return name + "material " + std::to_string(k.material) + " (expected 0..5)";
     if (k.part > 7) return name + "part " + std::to_string(k.part) + " (expected 0..7)";
   }
   for (size_t i = 0; i < n; ++i) {
     const uint16_t c = hull.chunk_of[i];
     const uint8_t m = hull.material_of[i];
     if (c >= hull.chunks.size())
-      return "CHNK: splat " + std::to_string(i) + " is in chunk " + std::to_string(c) + " of " + std::to_string(hull.chunks.size());
-    if (m >= kSpl2Materials) return "CHNK: splat " + std::to_string(i) + " has material " + std::to_string(m) + " (expected 0..5)";
+      return "CHNK: splat " + std::to_string(i) + " is in chunk " + std::to_string(c) + " of " +
+             std::to_string(hull.chunks.size());
+    if (m >= kSpl2Materials)
+      return "CHNK: splat " + std::to_string(i) + " has material " + std::to_string(m) + " (expected 0..5)";
     if (m != hull.chunks[c].material)
-      return "CHNK: splat " + std::to_string(i) + " has material " + std::to_string(m) + ", its chunk " + std::to_string(c) +
-             " material " + std::to_string(hull.chunks[c].material);
+      return "CHNK: splat " + std::to_string(i) + " has material " + std::to_string(m) + ", its chunk " +
+             std::to_string(c) + " material " + std::to_string(hull.chunks[c].material);
     ++counts[c];
   }
   for (size_t c = 0; c < hull.chunks.size(); ++c)
     if (counts[c] != hull.chunks[c].count)
-      return "CHNK: chunk " + std::to_string(c) + " declares " + std::to_string(hull.chunks[c].count) + " splats, " +
-             std::to_string(counts[c]) + " carry it";
+      return "CHNK: chunk " + std::to_string(c) + " declares " + std::to_string(hull.chunks[c].count) +
+             " splats, " + std::to_string(counts[c]) + " carry it";
   return {};
 }
 
@@ -214,24 +228,29 @@ Vec3 spl2BucketCamera(int bucket, int n_buckets, float elevation_deg, float dist
 int spl2Bucket(Vec3 camera, int n_buckets) {
   assert(n_buckets > 0);
   if (!finite3(camera) || n_buckets <= 0) return 0;
-  double azimuth = std::atan2(static_cast<double>(camera.x), static_cast<double>(camera.z));  // 0 on +z, towards +x
+  double azimuth =
+      std::atan2(static_cast<double>(camera.x), static_cast<double>(camera.z));  // 0 on +z, towards +x
   if (azimuth < 0) azimuth += 2.0 * std::numbers::pi;
   const double b = std::floor(azimuth * n_buckets / (2.0 * std::numbers::pi));
   return static_cast<int>(std::clamp(b, 0.0, static_cast<double>(n_buckets - 1)));
 }
 
-std::vector<std::vector<int32_t>> spl2ShellOrders(std::span<const Vec3> shell_pos, int n_buckets, float elevation_deg) {
+std::vector<std::vector<int32_t>> spl2ShellOrders(std::span<const Vec3> shell_pos, int n_buckets,
+                                                  float elevation_deg) {
   assert(n_buckets >= 0);
   assert(shell_pos.size() <= static_cast<size_t>(std::numeric_limits<int32_t>::max()));
   std::vector<std::vector<int32_t>> orders(static_cast<size_t>(std::max(n_buckets, 0)));
   std::vector<double> key(shell_pos.size());
   for (int b = 0; b < n_buckets; ++b) {
-    // View depth along the bucket camera's axis (it looks at the origin), as the frame sorts: dot(p - cam, f).
+    // View depth along the bucket camera's axis (it looks at the origin), as the frame sorts: dot(p - cam,
+    // f).
     const Vec3 cam = spl2BucketCamera(b, n_buckets, elevation_deg);
-    const double len = std::sqrt(static_cast<double>(cam.x) * cam.x + static_cast<double>(cam.y) * cam.y + static_cast<double>(cam.z) * cam.z);
+    const double len = std::sqrt(static_cast<double>(cam.x) * cam.x + static_cast<double>(cam.y) * cam.y +
+                                 static_cast<double>(cam.z) * cam.z);
     const double fx = -cam.x / len, fy = -cam.y / len, fz = -cam.z / len;
     for (size_t i = 0; i < shell_pos.size(); ++i) {
-      const double d = (static_cast<double>(shell_pos[i].x) - cam.x) * fx + (static_cast<double>(shell_pos[i].y) - cam.y) * fy +
+      const double d = (static_cast<double>(shell_pos[i].x) - cam.x) * fx +
+                       (static_cast<double>(shell_pos[i].y) - cam.y) * fy +
                        (static_cast<double>(shell_pos[i].z) - cam.z) * fz;
       key[i] = std::isnan(d) ? -std::numeric_limits<double>::infinity() : d;  // a strict weak order even then
     }
@@ -272,7 +291,8 @@ void spl2ComputeChunkTable(Spl2Hull& hull) {
     if (a.count == 0) hull.chunks[hull.chunk_of[h]].material = hull.material_of[h];
     for (int k = 0; k < 3; ++k) a.sum[k] += static_cast<double>(b.pos[i][k]);
     const double r = h < n_core ? static_cast<double>(spl2CoreRadius(b.opacity[i])) : 1.0;
-    const double s0 = static_cast<double>(length(b.ax0[i])) / 3.0 / r, s1 = static_cast<double>(length(b.ax1[i])) / 3.0 / r;
+    const double s0 = static_cast<double>(length(b.ax0[i])) / 3.0 / r,
+                 s1 = static_cast<double>(length(b.ax1[i])) / 3.0 / r;
     a.area += std::numbers::pi * s0 * s1;
     ++a.count;
     const float y = b.attrs[i][1];
@@ -294,7 +314,8 @@ void spl2ComputeChunkTable(Spl2Hull& hull) {
     const Vec3 p = blockOf(h).pos[rowOf(h)];
     Acc& a = acc[hull.chunk_of[h]];
     const Vec3 c = hull.chunks[hull.chunk_of[h]].centroid;
-    const double dx = static_cast<double>(p.x) - c.x, dy = static_cast<double>(p.y) - c.y, dz = static_cast<double>(p.z) - c.z;
+    const double dx = static_cast<double>(p.x) - c.x, dy = static_cast<double>(p.y) - c.y,
+                 dz = static_cast<double>(p.z) - c.z;
     a.radius = std::max(a.radius, std::sqrt(dx * dx + dy * dy + dz * dz));
   }
   for (size_t c = 0; c < n_chunks; ++c) hull.chunks[c].radius = static_cast<float>(acc[c].radius);
@@ -322,7 +343,8 @@ std::vector<uint8_t> encodeSpl2(const Spl2Hull& hull) {
     putLE(out, kChunkVersion);
     putLE(out, static_cast<uint32_t>(hull.chunks.size()));
     putLE(out, static_cast<uint32_t>(n));
-    for (size_t i = 0; i < n; ++i) putLE(out, static_cast<uint16_t>(spl2PackChunk(hull.chunk_of[i], hull.material_of[i])));
+    for (size_t i = 0; i < n; ++i)
+      putLE(out, static_cast<uint16_t>(spl2PackChunk(hull.chunk_of[i], hull.material_of[i])));
     if (n % 2 != 0) putLE(out, uint16_t{0});
     for (const Spl2Chunk& c : hull.chunks) {
       putLE(out, c.centroid.x);
@@ -349,30 +371,38 @@ struct Spl2Counts {
 // against the memory limits.
 Spl2Counts readSpl2Header(ByteReader& r, uint64_t size, const std::string& path) {
   auto magic = r.bytes(4, "SPL2 magic");
-  if (std::memcmp(magic.data(), "SPL2", 4) != 0) r.failAt(0, "not an SPL2 file (its first bytes are not \"SPL2\")");
-  const int32_t counts[3] = {r.readLE<int32_t>("n_core"), r.readLE<int32_t>("n_shell"), r.readLE<int32_t>("n_buckets")};
+  if (std::memcmp(magic.data(), "SPL2", 4) != 0)
+    r.failAt(0, "not an SPL2 file (its first bytes are not \"SPL2\")");
+  const int32_t counts[3] = {r.readLE<int32_t>("n_core"), r.readLE<int32_t>("n_shell"),
+                             r.readLE<int32_t>("n_buckets")};
   const char* const count_names[3] = {"n_core", "n_shell", "n_buckets"};
   for (int k = 0; k < 3; ++k)
-    if (counts[k] < 0) r.failAt(4 + 4 * static_cast<uint64_t>(k), std::string(count_names[k]) + " " + std::to_string(counts[k]) + " is negative");
+    if (counts[k] < 0)
+      r.failAt(4 + 4 * static_cast<uint64_t>(k),
+               std::string(count_names[k]) + " " + std::to_string(counts[k]) + " is negative");
   const uint64_t n_core = static_cast<uint64_t>(counts[0]), n_shell = static_cast<uint64_t>(counts[1]),
                  n_buckets = static_cast<uint64_t>(counts[2]);
   if (counts[2] > kMaxBuckets)
-    r.failAt(12, "n_buckets " + std::to_string(n_buckets) + " is more than the " + std::to_string(kMaxBuckets) + " SPL2 allows");
+    r.failAt(12, "n_buckets " + std::to_string(n_buckets) + " is more than the " +
+                     std::to_string(kMaxBuckets) + " SPL2 allows");
   // Every count against the file before anything is allocated (64-bit: no product overflows).
   const uint64_t core_end = kHeaderBytes + n_core * kSplatBytes, shell_end = core_end + n_shell * kSplatBytes;
   const uint64_t orders_end = shell_end + n_buckets * n_shell * 4;
   auto tooBig = [&](uint64_t offset, const std::string& what, uint64_t end) {
-    r.failAt(offset, "truncated: " + what + " end at byte " + std::to_string(end) + ", past the end of the file (" +
-                         std::to_string(size) + " bytes)");
+    r.failAt(offset, "truncated: " + what + " end at byte " + std::to_string(end) +
+                         ", past the end of the file (" + std::to_string(size) + " bytes)");
   };
   if (core_end > size) tooBig(4, "n_core " + std::to_string(n_core) + " core splats of 80 bytes", core_end);
-  if (shell_end > size) tooBig(8, "n_shell " + std::to_string(n_shell) + " shell splats of 80 bytes", shell_end);
+  if (shell_end > size)
+    tooBig(8, "n_shell " + std::to_string(n_shell) + " shell splats of 80 bytes", shell_end);
   if (orders_end > size)
-    tooBig(12, "n_buckets " + std::to_string(n_buckets) + " orders of " + std::to_string(n_shell) + " int32", orders_end);
+    tooBig(12, "n_buckets " + std::to_string(n_buckets) + " orders of " + std::to_string(n_shell) + " int32",
+           orders_end);
   const uint64_t n = n_core + n_shell;
   // What the load holds: the hull, its orders and chunk data, and the cloud decodeSplats makes of it
   // (normals and seven one-value channels as double).
-  const uint64_t hull_bytes = n * (kSplatBytes + 3) + n_buckets * (n_shell * 4 + sizeof(std::vector<int32_t>));
+  const uint64_t hull_bytes =
+      n * (kSplatBytes + 3) + n_buckets * (n_shell * 4 + sizeof(std::vector<int32_t>));
   checkGaussianBudget(path, n, 0, hull_bytes + n * (12 + 7 * 8));
   return {n_core, n_shell, n_buckets};
 }
@@ -387,17 +417,20 @@ void readSpl2Block(ByteReader& r, int b, size_t count, Spl2Block& k) {
     readArray(r, *v, count, field);
     for (size_t i = 0; i < count; ++i)
       if (!finite3((*v)[i]))
-        r.failAt(at + 12 * i, fieldOf(b, field, i) + " is not finite (NaN or infinity); SPL2 refuses non-finite values "
-                                                    "(the orders index the rows, so none can be dropped)");
+        r.failAt(at + 12 * i, fieldOf(b, field, i) +
+                                  " is not finite (NaN or infinity); SPL2 refuses non-finite values "
+                                  "(the orders index the rows, so none can be dropped)");
   }
   size_t at = r.offset();
   readArray(r, k.opacity, count, "opacity");
   for (size_t i = 0; i < count; ++i) {
     const float o = k.opacity[i];
     if (!std::isfinite(o))
-      r.failAt(at + 4 * i, fieldOf(b, "opacity", i) + " is not finite (NaN or infinity); SPL2 refuses non-finite values "
-                                                      "(the orders index the rows, so none can be dropped)");
-    if (!(o >= 0.0f && o <= 1.0f)) r.failAt(at + 4 * i, fieldOf(b, "opacity", i) + " " + num(o) + " lies outside [0, 1]");
+      r.failAt(at + 4 * i, fieldOf(b, "opacity", i) +
+                               " is not finite (NaN or infinity); SPL2 refuses non-finite values "
+                               "(the orders index the rows, so none can be dropped)");
+    if (!(o >= 0.0f && o <= 1.0f))
+      r.failAt(at + 4 * i, fieldOf(b, "opacity", i) + " " + num(o) + " lies outside [0, 1]");
   }
   at = r.offset();
   readArray(r, k.attrs, count, "attrs");
@@ -406,10 +439,10 @@ void readSpl2Block(ByteReader& r, int b, size_t count, Spl2Block& k) {
       const float v = k.attrs[i][c];
       if (!std::isfinite(v))
         r.failAt(at + 16 * i + 4 * c, fieldOf(b, "attrs", i) + " channel " + std::to_string(c) +
-                                           " is not finite (NaN or infinity); SPL2 refuses non-finite values");
+                                          " is not finite (NaN or infinity); SPL2 refuses non-finite values");
       if (!isByteValue(v))
-        r.failAt(at + 16 * i + 4 * c, fieldOf(b, "attrs", i) + " channel " + std::to_string(c) + ": " + num(v) +
-                                           " is not an integer in [0, 255]");
+        r.failAt(at + 16 * i + 4 * c, fieldOf(b, "attrs", i) + " channel " + std::to_string(c) + ": " +
+                                          num(v) + " is not an integer in [0, 255]");
     }
 }
 
@@ -425,7 +458,8 @@ void readShellOrders(ByteReader& r, uint64_t n_shell, std::vector<std::vector<in
       const int32_t v = order[j];
       std::string why;
       if (v < 0 || static_cast<uint64_t>(v) >= n_shell) {
-        why = "is " + std::to_string(v) + ", not a shell index (0.." + std::to_string(static_cast<int64_t>(n_shell) - 1) + ")";
+        why = "is " + std::to_string(v) + ", not a shell index (0.." +
+              std::to_string(static_cast<int64_t>(n_shell) - 1) + ")";
       } else if (seen[static_cast<size_t>(v)]) {
         why = "repeats index " + std::to_string(v);
       } else {
@@ -457,9 +491,12 @@ Spl2Chunk readChunkRecord(ByteReader& r, uint64_t at, uint32_t c) {
   k.part = r.readLE<uint8_t>("CHNK part");
   const uint16_t reserved = r.readLE<uint16_t>("CHNK reserved");
   if (!finite3(k.centroid)) r.failAt(at, name + "centroid is not finite (NaN or infinity)");
-  if (!(std::isfinite(k.radius) && k.radius >= 0)) r.failAt(at + 12, name + "radius " + num(k.radius) + " is not a finite number >= 0");
-  if (!(std::isfinite(k.area) && k.area >= 0)) r.failAt(at + 16, name + "area " + num(k.area) + " is not a finite number >= 0");
-  if (k.material >= kSpl2Materials) r.failAt(at + 24, name + "material " + std::to_string(k.material) + " (expected 0..5)");
+  if (!(std::isfinite(k.radius) && k.radius >= 0))
+    r.failAt(at + 12, name + "radius " + num(k.radius) + " is not a finite number >= 0");
+  if (!(std::isfinite(k.area) && k.area >= 0))
+    r.failAt(at + 16, name + "area " + num(k.area) + " is not a finite number >= 0");
+  if (k.material >= kSpl2Materials)
+    r.failAt(at + 24, name + "material " + std::to_string(k.material) + " (expected 0..5)");
   if (k.part > 7) r.failAt(at + 25, name + "part " + std::to_string(k.part) + " (expected 0..7)");
   if (reserved != 0) r.failAt(at + 26, name + "reserved field " + std::to_string(reserved) + " is not zero");
   return k;
@@ -473,14 +510,16 @@ void checkChunkMembers(const ByteReader& r, const Spl2Hull& hull, uint64_t packe
     const uint16_t c = hull.chunk_of[i];
     ++members[c];
     if (hull.material_of[i] != hull.chunks[c].material)
-      r.failAt(packed_at + 2 * i, "CHNK splat " + std::to_string(i) + " has material " + std::to_string(hull.material_of[i]) +
-                                      ", its chunk " + std::to_string(c) + " material " + std::to_string(hull.chunks[c].material));
+      r.failAt(packed_at + 2 * i, "CHNK splat " + std::to_string(i) + " has material " +
+                                      std::to_string(hull.material_of[i]) + ", its chunk " +
+                                      std::to_string(c) + " material " +
+                                      std::to_string(hull.chunks[c].material));
   }
   for (uint32_t c = 0; c < n_chunks; ++c)
     if (members[c] != hull.chunks[c].count)
       r.failAt(records_at + uint64_t{c} * kChunkRecordBytes + 20,
-               "CHNK chunk " + std::to_string(c) + " declares " + std::to_string(hull.chunks[c].count) + " splats, " +
-                   std::to_string(members[c]) + " carry it");
+               "CHNK chunk " + std::to_string(c) + " declares " + std::to_string(hull.chunks[c].count) +
+                   " splats, " + std::to_string(members[c]) + " carry it");
 }
 
 // The optional CHNK tail, which must end the file: each splat's chunk and material, the chunk records.
@@ -488,21 +527,26 @@ void readChunkTail(ByteReader& r, std::span<const uint8_t> bytes, uint64_t n, Sp
   const uint64_t size = bytes.size();
   const size_t tail = r.offset();
   if (r.remaining() < 4 || std::memcmp(bytes.data() + tail, "CHNK", 4) != 0)
-    r.failAt(tail, std::to_string(r.remaining()) + " bytes after the orders are not a CHNK tail (expected \"CHNK\" or the end of the file)");
+    r.failAt(tail,
+             std::to_string(r.remaining()) +
+                 " bytes after the orders are not a CHNK tail (expected \"CHNK\" or the end of the file)");
   r.skip(4, "CHNK magic");
   const uint32_t version = r.readLE<uint32_t>("CHNK version");
   const uint32_t n_chunks = r.readLE<uint32_t>("CHNK n_chunks");
   const uint32_t n_splats = r.readLE<uint32_t>("CHNK n_splats");
   if (version != kChunkVersion) r.failAt(tail + 4, "CHNK version " + std::to_string(version) + " (known: 1)");
   if (n_chunks < 1 || n_chunks > static_cast<uint32_t>(kSpl2MaxChunks))
-    r.failAt(tail + 8, "CHNK n_chunks " + std::to_string(n_chunks) + " (expected 1.." + std::to_string(kSpl2MaxChunks) + ")");
+    r.failAt(tail + 8, "CHNK n_chunks " + std::to_string(n_chunks) + " (expected 1.." +
+                           std::to_string(kSpl2MaxChunks) + ")");
   if (n_splats != n)
-    r.failAt(tail + 12, "CHNK n_splats " + std::to_string(n_splats) + " differs from n_core + n_shell = " + std::to_string(n));
+    r.failAt(tail + 12, "CHNK n_splats " + std::to_string(n_splats) +
+                            " differs from n_core + n_shell = " + std::to_string(n));
   const uint64_t packed_at = tail + kChunkHeaderBytes, records_at = packed_at + (2 * n + 3) / 4 * 4;
   const uint64_t end = records_at + uint64_t{n_chunks} * kChunkRecordBytes;
   if (end > size)
-    r.failAt(tail, "truncated: the CHNK tail of " + std::to_string(n) + " splats and " + std::to_string(n_chunks) +
-                       " chunks ends at byte " + std::to_string(end) + ", past the end of the file (" + std::to_string(size) + " bytes)");
+    r.failAt(tail, "truncated: the CHNK tail of " + std::to_string(n) + " splats and " +
+                       std::to_string(n_chunks) + " chunks ends at byte " + std::to_string(end) +
+                       ", past the end of the file (" + std::to_string(size) + " bytes)");
   if (end < size)
     r.failAt(end, std::to_string(size - end) + " bytes after the CHNK tail (it must end the file)");
   hull.chunk_of.resize(static_cast<size_t>(n));
@@ -512,7 +556,8 @@ void readChunkTail(ByteReader& r, std::span<const uint8_t> bytes, uint64_t n, Sp
     const uint32_t chunk = (p - 1u) / 8u, material = (p - 1u) % 8u;
     if (p == 0 || chunk >= n_chunks || material >= static_cast<uint32_t>(kSpl2Materials))
       r.failAt(packed_at + 2 * i, "CHNK splat " + std::to_string(i) + ": packed value " + std::to_string(p) +
-                                      " is not 1 + chunk * 8 + material with chunk < " + std::to_string(n_chunks) + " and material < 6");
+                                      " is not 1 + chunk * 8 + material with chunk < " +
+                                      std::to_string(n_chunks) + " and material < 6");
     hull.chunk_of[i] = static_cast<uint16_t>(chunk);
     hull.material_of[i] = static_cast<uint8_t>(material);
   }
@@ -547,7 +592,8 @@ Spl2Hull loadSpl2(const std::string& path) {
     const std::vector<uint8_t> bytes = readFile(path);
     return decodeSpl2(bytes, path);
   } catch (const std::bad_alloc&) {
-    throw Error(path + ": ran out of memory while loading (the load memory limit is " + formatBytes(loadLimits().max_bytes) +
+    throw Error(path + ": ran out of memory while loading (the load memory limit is " +
+                formatBytes(loadLimits().max_bytes) +
                 "; lower it with --max-memory to be refused before allocating)");
   }
 }
@@ -602,7 +648,8 @@ Spl2Hull cloudToSpl2(const GaussianCloud& cloud, float elevation_deg) {
   const NonFiniteReport bad = findNonFinite(cloud);
   if (bad.rows > 0) throw Error("cannot convert to SPL2: " + bad.describe(cloud.size()));
   const size_t n = cloud.size();
-  if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max())) throw Error("cannot convert to SPL2: more gaussians than an int32 count holds");
+  if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+    throw Error("cannot convert to SPL2: more gaussians than an int32 count holds");
   const ExtraChannel* core_channel = findChannel(cloud, "hull_core");
   const ExtraChannel* attr_channels[4] = {findChannel(cloud, "hull_ao"), findChannel(cloud, "hull_packed"),
                                           findChannel(cloud, "hull_damage"), findChannel(cloud, "hull_seed")};
@@ -610,7 +657,9 @@ Spl2Hull cloudToSpl2(const GaussianCloud& cloud, float elevation_deg) {
   const ExtraChannel* material_channel = findChannel(cloud, "hull_material");
   const bool linear = cloud.color_space == ColorSpace::kLinear;
 
-  auto isCore = [&](size_t i) { return core_channel ? core_channel->values[i] != 0.0 : cloud.opacities[i] > kSpl2CoreOpacity; };
+  auto isCore = [&](size_t i) {
+    return core_channel ? core_channel->values[i] != 0.0 : cloud.opacities[i] > kSpl2CoreOpacity;
+  };
   // Hull order: the core's gaussians in cloud order, then the shell's.
   std::vector<size_t> source;
   source.reserve(n);
@@ -647,9 +696,13 @@ Spl2Hull cloudToSpl2(const GaussianCloud& cloud, float elevation_deg) {
       k.color[j][c] = linear ? linearToSrgbValue(v) : v;
     }
     k.opacity[j] = opacity;
-    const float defaults[4] = {255.0f, 0.0f, 0.0f, static_cast<float>(hash32(static_cast<uint32_t>(i)) & 0xffu)};
+    const float defaults[4] = {255.0f, 0.0f, 0.0f,
+                               static_cast<float>(hash32(static_cast<uint32_t>(i)) & 0xffu)};
     for (size_t c = 0; c < 4; ++c)
-      k.attrs[j][c] = attr_channels[c] ? static_cast<float>(std::clamp(std::round(attr_channels[c]->values[i]), 0.0, 255.0)) : defaults[c];
+      k.attrs[j][c] =
+          attr_channels[c]
+              ? static_cast<float>(std::clamp(std::round(attr_channels[c]->values[i]), 0.0, 255.0))
+              : defaults[c];
   }
   hull.orders = spl2ShellOrders(hull.shell.pos, kSpl2Buckets, elevation_deg);
 
@@ -661,10 +714,11 @@ Spl2Hull cloudToSpl2(const GaussianCloud& cloud, float elevation_deg) {
     const size_t i = source[h];
     const double c = chunk_channel->values[i], m = material_channel->values[i];
     if (!(c >= 0 && c < kSpl2MaxChunks && c == std::floor(c)))
-      throw Error("cannot convert to SPL2: hull_chunk of gaussian " + std::to_string(i) + " is " + num(c) + " (expected an integer 0.." +
-                  std::to_string(kSpl2MaxChunks - 1) + ")");
+      throw Error("cannot convert to SPL2: hull_chunk of gaussian " + std::to_string(i) + " is " + num(c) +
+                  " (expected an integer 0.." + std::to_string(kSpl2MaxChunks - 1) + ")");
     if (!(m >= 0 && m < kSpl2Materials && m == std::floor(m)))
-      throw Error("cannot convert to SPL2: hull_material of gaussian " + std::to_string(i) + " is " + num(m) + " (expected an integer 0..5)");
+      throw Error("cannot convert to SPL2: hull_material of gaussian " + std::to_string(i) + " is " + num(m) +
+                  " (expected an integer 0..5)");
     hull.chunk_of[h] = static_cast<uint16_t>(c);
     hull.material_of[h] = static_cast<uint8_t>(m);
     n_chunks = std::max(n_chunks, static_cast<size_t>(c) + 1);
@@ -680,9 +734,9 @@ Spl2Hull cloudToSpl2(const GaussianCloud& cloud, float elevation_deg) {
     int& m = material[hull.chunk_of[h]];
     if (m < 0) m = hull.material_of[h];
     if (m != hull.material_of[h])
-      throw Error("cannot convert to SPL2: gaussian " + std::to_string(source[h]) + " has hull_material " + std::to_string(hull.material_of[h]) +
-                  ", other gaussians of its chunk " + std::to_string(hull.chunk_of[h]) + " " + std::to_string(m) +
-                  " (a chunk has one material)");
+      throw Error("cannot convert to SPL2: gaussian " + std::to_string(source[h]) + " has hull_material " +
+                  std::to_string(hull.material_of[h]) + ", other gaussians of its chunk " +
+                  std::to_string(hull.chunk_of[h]) + " " + std::to_string(m) + " (a chunk has one material)");
   }
   spl2ComputeChunkTable(hull);
   hull.has_chunks = true;

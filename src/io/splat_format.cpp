@@ -10,15 +10,20 @@
 namespace sf {
 
 namespace {
-uint8_t quantizeUnit(float v) { return static_cast<uint8_t>(std::lround(std::clamp(v * 255.0f, 0.0f, 255.0f))); }
-uint8_t quantizeSigned(float v) { return static_cast<uint8_t>(std::lround(std::clamp(v * 128.0f + 128.0f, 0.0f, 255.0f))); }
+uint8_t quantizeUnit(float v) {
+  return static_cast<uint8_t>(std::lround(std::clamp(v * 255.0f, 0.0f, 255.0f)));
+}
+uint8_t quantizeSigned(float v) {
+  return static_cast<uint8_t>(std::lround(std::clamp(v * 128.0f + 128.0f, 0.0f, 255.0f)));
+}
 }  // namespace
 
 GaussianCloud readSplat(std::span<const uint8_t> bytes, const std::string& path) {
   ByteReader r(bytes, path);
   if (bytes.size() % kSplatRecordBytes != 0)
-    r.failAt(bytes.size() / kSplatRecordBytes * kSplatRecordBytes,
-             "truncated: .splat size " + std::to_string(bytes.size()) + " is not a multiple of 32-byte records");
+    r.failAt(
+        bytes.size() / kSplatRecordBytes * kSplatRecordBytes,
+        "truncated: .splat size " + std::to_string(bytes.size()) + " is not a multiple of 32-byte records");
   const size_t n = bytes.size() / kSplatRecordBytes;
   checkGaussianBudget(path, n, 0);
   GaussianCloud cloud;

@@ -37,7 +37,9 @@ std::string hex32(uint32_t v) {
   return text;
 }
 
-size_t shRestPerChannel(int degree) { return static_cast<size_t>(shCoeffCount(degree) - 1); }
+size_t shRestPerChannel(int degree) {
+  return static_cast<size_t>(shCoeffCount(degree) - 1);
+}
 
 struct SpzHeader {
   uint32_t version = 0, points = 0;
@@ -111,8 +113,9 @@ std::vector<uint8_t> gunzip(std::span<const uint8_t> in, const std::string& path
     }
     if (expected != 0 && out.size() > expected) {
       inflateEnd(&zs);
-      throw FormatError(path, zs.total_in, "gzip stream inflates past the size its SPZ header declares (" +
-                                               std::to_string(expected - kExtensionSlack) + " bytes)");
+      throw FormatError(path, zs.total_in,
+                        "gzip stream inflates past the size its SPZ header declares (" +
+                            std::to_string(expected - kExtensionSlack) + " bytes)");
     }
   }
   inflateEnd(&zs);
@@ -138,15 +141,14 @@ struct SpzArrays {
   std::span<const uint8_t> positions, alphas, colors, scales, rotations, sh;
 };
 
-
 void checkHeader(const SpzHeader& h, const ByteReader& r) {
   if (h.version < 2 || h.version > 4)
     r.failAt(4, "unsupported SPZ version " + std::to_string(h.version) + " (supported: 2, 3, 4)");
   if (h.sh_degree > 3) r.failAt(12, "SH degree " + std::to_string(h.sh_degree) + " not supported (0..3)");
-  if (h.fractional_bits > 24) r.failAt(13, "fractional bits " + std::to_string(h.fractional_bits) + " out of range 0..24");
+  if (h.fractional_bits > 24)
+    r.failAt(13, "fractional bits " + std::to_string(h.fractional_bits) + " out of range 0..24");
   if (h.points > kMaxPoints) r.failAt(8, "point count " + std::to_string(h.points) + " is implausibly large");
 }
-
 
 GaussianCloud decodeArrays(const SpzHeader& h, const SpzArrays& a) {
   const size_t n = h.points;
@@ -168,7 +170,9 @@ GaussianCloud decodeArrays(const SpzHeader& h, const SpzArrays& a) {
     float* sh = cloud.sh.data() + i * static_cast<size_t>(cloud.shStride());
     for (size_t k = 0; k < 3; ++k)
       sh[k] = (static_cast<float>(a.colors[i * 3 + k]) / 255.0f - 0.5f) / kColorScale;
-    for (size_t k = 0; k < 3; ++k) cloud.scales[i][static_cast<int>(k)] = std::exp(static_cast<float>(a.scales[i * 3 + k]) / 16.0f - 10.0f);
+    for (size_t k = 0; k < 3; ++k)
+      cloud.scales[i][static_cast<int>(k)] =
+          std::exp(static_cast<float>(a.scales[i * 3 + k]) / 16.0f - 10.0f);
     float q[4];  // x, y, z, w
     if (h.version == 2) {
       for (size_t k = 0; k < 3; ++k) q[k] = static_cast<float>(a.rotations[i * 3 + k]) / 127.5f - 1.0f;
@@ -206,17 +210,20 @@ void readExtensionRecords(ByteReader& r, SpzInfo& info) {
     const uint32_t type = r.readLE<uint32_t>("extension record type");
     const uint32_t length = r.readLE<uint32_t>("extension record length");
     if (length > r.remaining())
-      r.failAt(at + 4, "extension record 0x" + hex32(type) + " declares " + std::to_string(length) + " bytes, " +
-                           std::to_string(r.remaining()) + " remain");
+      r.failAt(at + 4, "extension record 0x" + hex32(type) + " declares " + std::to_string(length) +
+                           " bytes, " + std::to_string(r.remaining()) + " remain");
     if (type != kCoordinateSystemRecord) {
       r.skip(length, "extension record payload");
       continue;
     }
-    if (length != 4) r.failAt(at + 4, "coordinate-system record (0xADBE0003) must hold 4 bytes, holds " + std::to_string(length));
+    if (length != 4)
+      r.failAt(at + 4,
+               "coordinate-system record (0xADBE0003) must hold 4 bytes, holds " + std::to_string(length));
     if (info.has_record) r.failAt(at, "a second coordinate-system record (0xADBE0003)");
     const uint32_t value = r.readLE<uint32_t>("coordinate system");
     if (value > static_cast<uint32_t>(AxisSystem::kRFU))
-      r.failAt(at + 8, "coordinate-system record names unknown axes " + std::to_string(value) + " (known: 0-16)");
+      r.failAt(at + 8,
+               "coordinate-system record names unknown axes " + std::to_string(value) + " (known: 0-16)");
     info.has_record = true;
     info.record = static_cast<AxisSystem>(value);
   }
@@ -225,9 +232,12 @@ void readExtensionRecords(ByteReader& r, SpzInfo& info) {
 // The axes the data is stored in, by the reading policy.
 AxisSystem storedAxes(const SpzInfo& info, SpzAxes policy) {
   switch (policy) {
-    case SpzAxes::kRaw: return AxisSystem::kRDF;
-    case SpzAxes::kRub: return AxisSystem::kRUB;
-    case SpzAxes::kAuto: break;
+    case SpzAxes::kRaw:
+      return AxisSystem::kRDF;
+    case SpzAxes::kRub:
+      return AxisSystem::kRUB;
+    case SpzAxes::kAuto:
+      break;
   }
   if (info.has_record && info.record != AxisSystem::kUnspecified) return info.record;
   return info.gzip_comment != AxisSystem::kUnspecified ? info.gzip_comment : AxisSystem::kRUB;
@@ -239,7 +249,8 @@ GaussianCloud finish(GaussianCloud cloud, SpzInfo& info, const SpzOptions& optio
   return cloud;
 }
 
-GaussianCloud readLegacy(std::span<const uint8_t> file, const std::string& path, SpzInfo& info, const SpzOptions& options) {
+GaussianCloud readLegacy(std::span<const uint8_t> file, const std::string& path, SpzInfo& info,
+                         const SpzOptions& options) {
   std::string comment;
   std::vector<uint8_t> body = gunzip(file, path, comment);
   info.gzip_comment = gzipCommentAxes(comment);
@@ -271,12 +282,15 @@ GaussianCloud readLegacy(std::span<const uint8_t> file, const std::string& path,
   return finish(decodeArrays(h, a), info, options);
 }
 
-GaussianCloud readV4(std::span<const uint8_t> file, const std::string& path, SpzInfo& info, const SpzOptions& options) {
+GaussianCloud readV4(std::span<const uint8_t> file, const std::string& path, SpzInfo& info,
+                     const SpzOptions& options) {
   ByteReader r(file, path);
   SpzHeader h;
   r.readLE<uint32_t>("magic");
   h.version = r.readLE<uint32_t>("version");
-  if (h.version != 4) r.failAt(4, "unsupported SPZ version " + std::to_string(h.version) + " in an NGSP container (expected 4)");
+  if (h.version != 4)
+    r.failAt(4,
+             "unsupported SPZ version " + std::to_string(h.version) + " in an NGSP container (expected 4)");
   h.points = r.readLE<uint32_t>("point count");
   h.sh_degree = r.readLE<uint8_t>("SH degree");
   h.fractional_bits = r.readLE<uint8_t>("fractional bits");
@@ -291,9 +305,12 @@ GaussianCloud readV4(std::span<const uint8_t> file, const std::string& path, Spz
   for (int k = 0; k < 6; ++k)
     if (sizes[static_cast<size_t>(k)] != 0) present.push_back(k);
   if (streams != present.size())
-    r.failAt(15, "stream count " + std::to_string(streams) + ", expected " + std::to_string(present.size()) + " for these attributes");
-  if (toc < kV4HeaderBytes) r.failAt(16, "table of contents offset " + std::to_string(toc) + " lies inside the header");
-  if (toc > file.size()) r.failAt(16, "table of contents offset " + std::to_string(toc) + " lies past the end of the file");
+    r.failAt(15, "stream count " + std::to_string(streams) + ", expected " + std::to_string(present.size()) +
+                     " for these attributes");
+  if (toc < kV4HeaderBytes)
+    r.failAt(16, "table of contents offset " + std::to_string(toc) + " lies inside the header");
+  if (toc > file.size())
+    r.failAt(16, "table of contents offset " + std::to_string(toc) + " lies past the end of the file");
   if (h.flags & kFlagExtensions) {
     ByteReader records(file.first(toc), path);
     records.seek(kV4HeaderBytes, "extension records");
@@ -306,24 +323,28 @@ GaussianCloud readV4(std::span<const uint8_t> file, const std::string& path, Spz
     size_t raw_at = r.offset();
     raw[s] = r.readLE<uint64_t>("stream uncompressed size");
     if (raw[s] != sizes[static_cast<size_t>(present[s])])
-      r.failAt(raw_at, "stream " + std::to_string(s) + " uncompressed size " + std::to_string(raw[s]) + ", expected " +
-                           std::to_string(sizes[static_cast<size_t>(present[s])]));
+      r.failAt(raw_at, "stream " + std::to_string(s) + " uncompressed size " + std::to_string(raw[s]) +
+                           ", expected " + std::to_string(sizes[static_cast<size_t>(present[s])]));
   }
   std::vector<std::vector<uint8_t>> decoded(6);
   for (size_t s = 0; s < streams; ++s) {
     size_t at = r.offset();
     auto frame = r.bytes(comp[s], "zstd stream");
     unsigned long long content = ZSTD_getFrameContentSize(frame.data(), frame.size());
-    if (content == ZSTD_CONTENTSIZE_ERROR) r.failAt(at, "stream " + std::to_string(s) + " is not a zstd frame");
-    if (content == ZSTD_CONTENTSIZE_UNKNOWN) r.failAt(at, "stream " + std::to_string(s) + ": zstd frame does not declare its size");
+    if (content == ZSTD_CONTENTSIZE_ERROR)
+      r.failAt(at, "stream " + std::to_string(s) + " is not a zstd frame");
+    if (content == ZSTD_CONTENTSIZE_UNKNOWN)
+      r.failAt(at, "stream " + std::to_string(s) + ": zstd frame does not declare its size");
     if (content != raw[s])
-      r.failAt(at, "stream " + std::to_string(s) + " frame declares " + std::to_string(content) + " bytes, table says " +
-                       std::to_string(raw[s]));
+      r.failAt(at, "stream " + std::to_string(s) + " frame declares " + std::to_string(content) +
+                       " bytes, table says " + std::to_string(raw[s]));
     std::vector<uint8_t>& out = decoded[static_cast<size_t>(present[s])];
     out.resize(static_cast<size_t>(raw[s]));
     size_t got = ZSTD_decompress(out.data(), out.size(), frame.data(), frame.size());
     if (ZSTD_isError(got)) r.failAt(at, "stream " + std::to_string(s) + ": zstd: " + ZSTD_getErrorName(got));
-    if (got != raw[s]) r.failAt(at, "stream " + std::to_string(s) + " decompressed to " + std::to_string(got) + " bytes, expected " + std::to_string(raw[s]));
+    if (got != raw[s])
+      r.failAt(at, "stream " + std::to_string(s) + " decompressed to " + std::to_string(got) +
+                       " bytes, expected " + std::to_string(raw[s]));
   }
   if (r.remaining() != 0) r.fail(std::to_string(r.remaining()) + " unexpected bytes after the last stream");
   SpzArrays a{decoded[0], decoded[1], decoded[2], decoded[3], decoded[4], decoded[5]};
@@ -331,7 +352,9 @@ GaussianCloud readV4(std::span<const uint8_t> file, const std::string& path, Spz
   return finish(decodeArrays(h, a), info, options);
 }
 
-uint8_t toByte(float v) { return static_cast<uint8_t>(std::lround(std::clamp(v, 0.0f, 255.0f))); }
+uint8_t toByte(float v) {
+  return static_cast<uint8_t>(std::lround(std::clamp(v, 0.0f, 255.0f)));
+}
 
 }  // namespace
 
@@ -345,7 +368,8 @@ bool looksLikeSpz(std::span<const uint8_t> bytes) {
   return false;
 }
 
-GaussianCloud readSpz(std::span<const uint8_t> bytes, const std::string& path, SpzInfo* info, const SpzOptions& options) {
+GaussianCloud readSpz(std::span<const uint8_t> bytes, const std::string& path, SpzInfo* info,
+                      const SpzOptions& options) {
   if (!looksLikeSpz(bytes)) throw FormatError(path, 0, "not SPZ: expected the NGSP magic or a gzip stream");
   SpzInfo local;
   SpzInfo& out = info ? *info : local;
@@ -357,7 +381,8 @@ GaussianCloud readSpz(std::span<const uint8_t> bytes, const std::string& path, S
 namespace {
 
 // The six planar arrays of a cloud, quantised as `version` stores them (positions with `fractional_bits`).
-std::array<std::vector<uint8_t>, 6> encodeArrays(const GaussianCloud& cloud, int version, int fractional_bits) {
+std::array<std::vector<uint8_t>, 6> encodeArrays(const GaussianCloud& cloud, int version,
+                                                 int fractional_bits) {
   const size_t n = cloud.size();
   const size_t rest = shRestPerChannel(cloud.sh_degree);
   std::array<std::vector<uint8_t>, 6> out;
@@ -373,13 +398,16 @@ std::array<std::vector<uint8_t>, 6> encodeArrays(const GaussianCloud& cloud, int
     for (int k = 0; k < 3; ++k) {
       int32_t v = static_cast<int32_t>(std::lround(std::clamp(p[k] * pos_scale, -8388608.0f, 8388607.0f)));
       uint32_t u = static_cast<uint32_t>(v) & 0xffffffu;
-      for (int b = 0; b < 3; ++b) out[0][i * 9 + static_cast<size_t>(k) * 3 + static_cast<size_t>(b)] = static_cast<uint8_t>((u >> (8 * b)) & 0xffu);
+      for (int b = 0; b < 3; ++b)
+        out[0][i * 9 + static_cast<size_t>(k) * 3 + static_cast<size_t>(b)] =
+            static_cast<uint8_t>((u >> (8 * b)) & 0xffu);
     }
     out[1][i] = toByte(cloud.opacities[i] * 255.0f);
     auto sh = cloud.shOf(i);
     for (size_t k = 0; k < 3; ++k) out[2][i * 3 + k] = toByte((sh[k] * kColorScale + 0.5f) * 255.0f);
     for (int k = 0; k < 3; ++k)
-      out[3][i * 3 + static_cast<size_t>(k)] = toByte((std::log(std::max(cloud.scales[i][k], kMinStoredScale)) + 10.0f) * 16.0f);
+      out[3][i * 3 + static_cast<size_t>(k)] =
+          toByte((std::log(std::max(cloud.scales[i][k], kMinStoredScale)) + 10.0f) * 16.0f);
     const Quat q = normalize(cloud.rotations[i]);
     const float xyzw[4] = {q.x, q.y, q.z, q.w};
     if (version == 2) {  // first three, w >= 0
@@ -395,14 +423,16 @@ std::array<std::vector<uint8_t>, 6> encodeArrays(const GaussianCloud& cloud, int
       for (uint32_t k = 0; k < 4; ++k) {
         if (k == largest) continue;
         float v = xyzw[k] * negate;
-        uint32_t mag = static_cast<uint32_t>(std::min(511L, std::lround(std::abs(v) / 0.70710678118654752f * 511.0f)));
+        uint32_t mag =
+            static_cast<uint32_t>(std::min(511L, std::lround(std::abs(v) / 0.70710678118654752f * 511.0f)));
         packed |= ((v < 0 ? 0x200u : 0u) | mag) << shift;
         shift -= 10;
       }
       std::memcpy(out[4].data() + i * 4, &packed, 4);
     }
     for (size_t k = 0; k < rest; ++k)
-      for (size_t c = 0; c < 3; ++c) out[5][i * 3 * rest + k * 3 + c] = toByte(sh[(k + 1) * 3 + c] * 128.0f + 128.0f);
+      for (size_t c = 0; c < 3; ++c)
+        out[5][i * 3 * rest + k * 3 + c] = toByte(sh[(k + 1) * 3 + c] * 128.0f + 128.0f);
   }
   return out;
 }
@@ -411,14 +441,16 @@ std::array<std::vector<uint8_t>, 6> encodeArrays(const GaussianCloud& cloud, int
 
 std::vector<uint8_t> writeSpz(const GaussianCloud& cloud, const SpzOptions& options) {
   const int version = options.version;
-  if (version < 2 || version > 4) throw Error("SPZ version " + std::to_string(version) + " cannot be written (2, 3 or 4)");
+  if (version < 2 || version > 4)
+    throw Error("SPZ version " + std::to_string(version) + " cannot be written (2, 3 or 4)");
   // The axes the file stores, and whether a record declares them. Records go into version 4 files only: there
   // they sit in the header zone every version-4 reader skips, while readers of versions 2-3 (spz-js, older
   // libraries) refuse bytes after the SH array. So auto stores version 2-3 files in RUB, the format's default
   // that needs no record.
   const bool legacy = version < 4;
-  const AxisSystem stored =
-      options.axes == SpzAxes::kRub || (options.axes == SpzAxes::kAuto && legacy) ? AxisSystem::kRUB : AxisSystem::kRDF;
+  const AxisSystem stored = options.axes == SpzAxes::kRub || (options.axes == SpzAxes::kAuto && legacy)
+                                ? AxisSystem::kRUB
+                                : AxisSystem::kRDF;
   const bool record = !legacy && options.axes != SpzAxes::kRaw;
   GaussianCloud converted;
   const GaussianCloud* source = &cloud;
@@ -428,9 +460,11 @@ std::vector<uint8_t> writeSpz(const GaussianCloud& cloud, const SpzOptions& opti
     source = &converted;
   }
   float max_abs = 0;
-  for (const Vec3& p : source->positions) max_abs = std::max({max_abs, std::abs(p.x), std::abs(p.y), std::abs(p.z)});
+  for (const Vec3& p : source->positions)
+    max_abs = std::max({max_abs, std::abs(p.x), std::abs(p.y), std::abs(p.z)});
   int fractional_bits = 12;
-  while (fractional_bits > 0 && max_abs * static_cast<float>(1u << fractional_bits) >= 8388607.0f) --fractional_bits;
+  while (fractional_bits > 0 && max_abs * static_cast<float>(1u << fractional_bits) >= 8388607.0f)
+    --fractional_bits;
   const std::array<std::vector<uint8_t>, 6> arrays = encodeArrays(*source, version, fractional_bits);
 
   std::vector<uint8_t> records;
@@ -439,14 +473,17 @@ std::vector<uint8_t> writeSpz(const GaussianCloud& cloud, const SpzOptions& opti
     putLE(records, uint32_t{4});
     putLE(records, static_cast<uint32_t>(stored));
   }
-  const uint8_t flags = static_cast<uint8_t>((cloud.antialiased ? kFlagAntialiased : 0) | (record ? kFlagExtensions : 0));
+  const uint8_t flags =
+      static_cast<uint8_t>((cloud.antialiased ? kFlagAntialiased : 0) | (record ? kFlagExtensions : 0));
   const auto n = static_cast<uint32_t>(cloud.size());
   std::vector<uint8_t> out;
   if (version < 4) {
     putLE(out, kMagic);
     putLE(out, static_cast<uint32_t>(version));
     putLE(out, n);
-    for (uint8_t b : {static_cast<uint8_t>(cloud.sh_degree), static_cast<uint8_t>(fractional_bits), flags, uint8_t{0}}) out.push_back(b);
+    for (uint8_t b :
+         {static_cast<uint8_t>(cloud.sh_degree), static_cast<uint8_t>(fractional_bits), flags, uint8_t{0}})
+      out.push_back(b);
     for (const auto& a : arrays) out.insert(out.end(), a.begin(), a.end());
     return gzipBytes(out, 6, std::string(kGzipAxesComment) + axisSystemName(stored));
   }
@@ -480,7 +517,7 @@ std::vector<uint8_t> writeSpz(const GaussianCloud& cloud, const SpzOptions& opti
 
 const char* axisSystemName(AxisSystem axes) {
   static const char* const names[] = {"unspecified", "LDB", "RDB", "LUB", "RUB", "LDF", "RDF", "LUF", "RUF",
-                                      "LBD", "RBD", "LBU", "RBU", "LFD", "RFD", "LFU", "RFU"};
+                                      "LBD",         "RBD", "LBU", "RBU", "LFD", "RFD", "LFU", "RFU"};
   const auto i = static_cast<uint32_t>(axes);
   return i <= 16 ? names[i] : "?";
 }
@@ -500,13 +537,26 @@ Mat3 axesToRdf(AxisSystem axes) {
   }
   for (int k = 0; k < 3; ++k) {  // column k: the RDF direction of stored axis k
     switch (name[static_cast<size_t>(k)]) {
-      case 'R': m.m[0][k] = 1; break;
-      case 'L': m.m[0][k] = -1; break;
-      case 'D': m.m[1][k] = 1; break;
-      case 'U': m.m[1][k] = -1; break;
-      case 'F': m.m[2][k] = 1; break;
-      case 'B': m.m[2][k] = -1; break;
-      default: throw Error("unknown axis system");
+      case 'R':
+        m.m[0][k] = 1;
+        break;
+      case 'L':
+        m.m[0][k] = -1;
+        break;
+      case 'D':
+        m.m[1][k] = 1;
+        break;
+      case 'U':
+        m.m[1][k] = -1;
+        break;
+      case 'F':
+        m.m[2][k] = 1;
+        break;
+      case 'B':
+        m.m[2][k] = -1;
+        break;
+      default:
+        throw Error("unknown axis system");
     }
   }
   return m;
@@ -514,9 +564,12 @@ Mat3 axesToRdf(AxisSystem axes) {
 
 const char* spzAxesName(SpzAxes axes) {
   switch (axes) {
-    case SpzAxes::kAuto: return "auto";
-    case SpzAxes::kRub: return "rub";
-    case SpzAxes::kRaw: return "raw";
+    case SpzAxes::kAuto:
+      return "auto";
+    case SpzAxes::kRub:
+      return "rub";
+    case SpzAxes::kRaw:
+      return "raw";
   }
   return "?";
 }

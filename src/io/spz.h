@@ -20,8 +20,23 @@ bool looksLikeSpz(std::span<const uint8_t> bytes);
 // Up/Down. RDF is the INRIA PLY convention (the engine's splat frame), RUB the SPZ default, LUF glTF's.
 // The numbering is the reference library's (its CoordinateSystem enum).
 enum class AxisSystem : uint32_t {
-  kUnspecified = 0, kLDB, kRDB, kLUB, kRUB, kLDF, kRDF, kLUF, kRUF,
-  kLBD, kRBD, kLBU, kRBU, kLFD, kRFD, kLFU, kRFU,
+  kUnspecified = 0,
+  kLDB,
+  kRDB,
+  kLUB,
+  kRUB,
+  kLDF,
+  kRDF,
+  kLUF,
+  kRUF,
+  kLBD,
+  kRBD,
+  kLBU,
+  kRBU,
+  kLFD,
+  kRFD,
+  kLFU,
+  kRFU,
 };
 const char* axisSystemName(AxisSystem axes);  // "RUB", ...; "unspecified"
 // The signed permutation taking coordinates in `axes` to RDF coordinates (identity for RDF). Its transpose
@@ -44,8 +59,8 @@ Mat3 axesToRdf(AxisSystem axes);
 //           header's comment ("SPZ coordinate system: RUB"), which gzip readers skip, so our own raw files
 //           read back upright without a flag.
 enum class SpzAxes { kAuto, kRub, kRaw };
-const char* spzAxesName(SpzAxes axes);                 // "auto", "rub", "raw"
-SpzAxes parseSpzAxes(const std::string& text);         // throws sf::Error naming the choices
+const char* spzAxesName(SpzAxes axes);          // "auto", "rub", "raw"
+SpzAxes parseSpzAxes(const std::string& text);  // throws sf::Error naming the choices
 
 struct SpzOptions {
   SpzAxes axes = SpzAxes::kAuto;

@@ -299,8 +299,8 @@ BuildSizes planBuild(const PlySplatStream& in, const BuildOptions& o) {
   z.run_capacity = static_cast<size_t>(std::max<uint64_t>(256, z.spare / 2 / (z.record + 24)));
   // Input blocks (the file's bytes and their floats) take at most a sixteenth of the setting.
   const uint64_t block_row_bytes = in.rowBytes() + 4 * z.stride;
-  z.block_rows = static_cast<size_t>(std::clamp<uint64_t>(
-      o.memory_bytes / 16 / block_row_bytes, 256, std::min<uint64_t>(z.run_capacity, 65536)));
+  z.block_rows = static_cast<size_t>(std::clamp<uint64_t>(o.memory_bytes / 16 / block_row_bytes, 256,
+                                                          std::min<uint64_t>(z.run_capacity, 65536)));
   return z;
 }
 
@@ -451,8 +451,8 @@ class LeafSort {
 
   void flushRun() {
     if (!scratch_) {
-      scratch_ =
-          std::make_unique<ScratchDir>(o_.scratch_dir.empty() ? (out_ / ".scratch").string() : o_.scratch_dir);
+      scratch_ = std::make_unique<ScratchDir>(o_.scratch_dir.empty() ? (out_ / ".scratch").string()
+                                                                     : o_.scratch_dir);
       say(o_, "sorting out of core: runs of up to " + std::to_string(z_.run_capacity) + " gaussians in " +
                   scratch_->path);
     }
@@ -614,8 +614,8 @@ uint32_t writeTop(Level roots, const BuildSizes& z, const BuildOptions& o, const
   writeFileAtomic((out / kTopFileName).string(), bytes);
   index.node_count += top.nodes.size();
   bytes_written += bytes.size();
-  say(o, "top: " + std::to_string(top.nodes.size()) + " nodes over " + std::to_string(chunk_count) +
-             " chunks");
+  say(o,
+      "top: " + std::to_string(top.nodes.size()) + " nodes over " + std::to_string(chunk_count) + " chunks");
   return static_cast<uint32_t>(levels.size());
 }
 
@@ -667,7 +667,8 @@ BuildReport buildHierarchy(const std::string& input, const std::string& out_dir,
                 (dropped ? " (every row holds NaN or infinity)" : ""));
   const uint64_t chunk_count = (leaf_count + z.chunk_leaves - 1) / z.chunk_leaves;
   say(o, "bounds [" + std::to_string(lo.x) + ", " + std::to_string(lo.y) + ", " + std::to_string(lo.z) +
-             "] to [" + std::to_string(hi.x) + ", " + std::to_string(hi.y) + ", " + std::to_string(hi.z) + "]" +
+             "] to [" + std::to_string(hi.x) + ", " + std::to_string(hi.y) + ", " + std::to_string(hi.z) +
+             "]" +
              (dropped ? "; " + std::to_string(dropped) + " rows holding NaN or infinity left out" : ""));
 
   const fs::path out = prepareOutputDir(out_dir);

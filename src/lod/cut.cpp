@@ -22,7 +22,8 @@ struct Candidate {
   uint32_t target;
   NodeRef ref;
   NodeRef parent;
-  bool operator<(const Candidate& o) const {  // priority_queue: the largest error on top, then the lowest target and id
+  bool operator<(
+      const Candidate& o) const {  // priority_queue: the largest error on top, then the lowest target and id
     if (error != o.error) return error < o.error;
     if (target != o.target) return target > o.target;
     return nodeId(ref) > nodeId(o.ref);
@@ -81,7 +82,9 @@ float boxScreenError(Vec3 lo, Vec3 hi, float size, const Camera& cam) {
   return std::max(cam.fx, cam.fy) * size / std::max(length(d), kNear);
 }
 
-float screenError(const Node& n, const Camera& cam) { return boxScreenError(n.box_min, n.box_max, n.size, cam); }
+float screenError(const Node& n, const Camera& cam) {
+  return boxScreenError(n.box_min, n.box_max, n.size, cam);
+}
 
 CutResult selectCut(const Hierarchy& h, const Camera& cam, const CutOptions& o) {
   const CutTarget target{&h, cam, nullptr};

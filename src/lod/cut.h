@@ -44,12 +44,13 @@ inline constexpr NodeRef kNoNode{kNone, kNone};
 
 struct CutResult {
   std::vector<NodeRef>
-      nodes;             // the chosen nodes, ordered by source_index (a full cut: the input's row order)
+      nodes;  // the chosen nodes, ordered by source_index (a full cut: the input's row order)
   std::vector<NodeRef> parents;  // per chosen node, the node it was refined from (kNoNode for a root)
-  std::vector<std::pair<NodeRef, NodeRef>> refined_from;  // every node refined away, with its own parent (kNoNode for a root)
-  uint64_t leaves = 0;   // how many of them are leaves
-  uint64_t refined = 0;  // nodes replaced by their children
-  uint64_t culled = 0;   // nodes dropped outside the frustum
+  std::vector<std::pair<NodeRef, NodeRef>>
+      refined_from;             // every node refined away, with its own parent (kNoNode for a root)
+  uint64_t leaves = 0;          // how many of them are leaves
+  uint64_t refined = 0;         // nodes replaced by their children
+  uint64_t culled = 0;          // nodes dropped outside the frustum
   bool budget_limited = false;  // a refinement was refused for the budget
   float max_error_px = 0;       // the largest error among the chosen nodes that could still be refined
 };

@@ -362,7 +362,8 @@ Index decodeIndex(std::span<const uint8_t> bytes, const std::string& path) {
     const auto entry = r.bytes(kChunkEntryBytes, "top chunk entry");
     for (size_t k = 0; k < kChunkEntryBytes; ++k)
       if (entry[k] != empty[k])
-        r.failAt(top_at + k, "top chunk entry not empty (zeros, parent 0xFFFFFFFF) in an index without a top chunk");
+        r.failAt(top_at + k,
+                 "top chunk entry not empty (zeros, parent 0xFFFFFFFF) in an index without a top chunk");
   }
   x.chunks.resize(chunk_count);
   uint64_t leaves = 0, nodes = x.has_top ? x.top.node_count : 0;
@@ -409,7 +410,8 @@ Chunk decodeChunkFile(std::span<const uint8_t> file, const std::string& path, co
                       what + ": truncated: the index places " + std::to_string(e.bytes) +
                           " bytes at offset " + std::to_string(e.offset) + ", the file ends at byte " +
                           std::to_string(file.size()));
-  const std::span<const uint8_t> span = file.subspan(static_cast<size_t>(e.offset), static_cast<size_t>(e.bytes));
+  const std::span<const uint8_t> span =
+      file.subspan(static_cast<size_t>(e.offset), static_cast<size_t>(e.bytes));
   Chunk c = decodeChunk(span, path, e.offset, index, chunk_id);
   const uint32_t crc = crc32Of(span);
   if (crc != e.crc32)

@@ -71,7 +71,8 @@ struct Index {
   uint32_t chunk_levels = 0;  // levels above the leaves inside a chunk (chunk_leaves = fanout^chunk_levels)
   ColorSpace color_space = ColorSpace::kSrgb;
   bool antialiased = false;
-  float screen_filter = kScreenFilterInria;  // kScreenFilterMip or kScreenFilterInria (GaussianCloud::screen_filter)
+  float screen_filter =
+      kScreenFilterInria;  // kScreenFilterMip or kScreenFilterInria (GaussianCloud::screen_filter)
   uint64_t leaf_count = 0, node_count = 0;
   uint64_t dropped_non_finite = 0;  // input rows left out for holding NaN or infinity
   Vec3 bounds_min, bounds_max;      // of the leaves' positions
@@ -112,8 +113,8 @@ struct Hierarchy {
 // (decodeChunk), and the whole a tree (every chunk hung under exactly one top node, the one its entry
 // names). Throws sf::Error for a missing index (an unfinished build leaves none), FormatError for a bad file.
 Hierarchy loadHierarchy(const std::string& dir);
-// Checks that every chunk hangs under exactly one top node, the one its index entry names (needs the index and
-// the top chunk only). Throws FormatError naming the top chunk's byte.
+// Checks that every chunk hangs under exactly one top node, the one its index entry names (needs the index
+// and the top chunk only). Throws FormatError naming the top chunk's byte.
 void checkChunkParents(const Hierarchy& h);
 // Only the index (what `lod info` prints without --verify).
 Index loadIndex(const std::string& dir);

@@ -15,7 +15,8 @@ namespace {
 struct Candidate {  // a leaf that can move to a finer level
   float error;
   size_t leaf;
-  bool operator<(const Candidate& o) const {  // priority_queue: the largest error on top, then the lowest leaf
+  bool operator<(
+      const Candidate& o) const {  // priority_queue: the largest error on top, then the lowest leaf
     return error != o.error ? error < o.error : leaf > o.leaf;
   }
 };

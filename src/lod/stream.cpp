@@ -2,9 +2,9 @@
 #include "lod/stream.h"
 
 #include <algorithm>
-#include <unordered_set>
 #include <cmath>
 #include <filesystem>
+#include <unordered_set>
 
 #include "core/error.h"
 
@@ -30,8 +30,9 @@ LodStream::LodStream(const std::string& dir, const StreamOptions& options) : opt
     resident_nodes_ = h_.chunks[0].nodes.size();
   }
   if (resident_nodes_ > options_.pool_nodes)
-    throw Error(dir + ": the pool of " + std::to_string(options_.pool_nodes) + " nodes cannot hold the hierarchy's " +
-                (h_.index.has_top ? "top chunk" : "only chunk") + " of " + std::to_string(resident_nodes_) + " nodes");
+    throw Error(dir + ": the pool of " + std::to_string(options_.pool_nodes) +
+                " nodes cannot hold the hierarchy's " + (h_.index.has_top ? "top chunk" : "only chunk") +
+                " of " + std::to_string(resident_nodes_) + " nodes");
   cloud_.resize(0, h_.index.sh_degree);
   cloud_.color_space = h_.index.color_space;
   cloud_.antialiased = h_.index.antialiased;
@@ -85,7 +86,8 @@ void LodStream::evictFor(uint64_t nodes) {
     // hang under the top only, so dropping one leaves no other chunk without its parent.
     uint32_t victim = kNone;
     for (uint32_t c = 0; c < resident_.size(); ++c)
-      if (resident_[c] && h_.index.has_top && last_drawn_[c] <= frame_ && (victim == kNone || last_drawn_[c] < last_drawn_[victim]))
+      if (resident_[c] && h_.index.has_top && last_drawn_[c] <= frame_ &&
+          (victim == kNone || last_drawn_[c] < last_drawn_[victim]))
         victim = c;
     if (victim == kNone) return;
     resident_nodes_ -= h_.chunks[victim].nodes.size();
@@ -108,7 +110,8 @@ void LodStream::install() {
       std::lock_guard<std::mutex> lock(mutex_);
       in_flight_[chunk] = 0;
     }
-    if (resident_nodes_ + nodes > options_.pool_nodes) {  // no room this frame: asked for again by a later one
+    if (resident_nodes_ + nodes >
+        options_.pool_nodes) {  // no room this frame: asked for again by a later one
       no_room_[chunk] = frame_ + 1;
       continue;
     }
@@ -134,7 +137,9 @@ void LodStream::request(std::vector<std::pair<float, uint32_t>> wanted) {
 
 namespace {
 
-uint64_t nodeKey(NodeRef r) { return (static_cast<uint64_t>(r.chunk == kNone ? 0u : r.chunk + 1u) << 32) | r.index; }
+uint64_t nodeKey(NodeRef r) {
+  return (static_cast<uint64_t>(r.chunk == kNone ? 0u : r.chunk + 1u) << 32) | r.index;
+}
 
 // One gaussian's shape and colour, where a morph starts or ends.
 struct GaussianView {
@@ -143,21 +148,26 @@ struct GaussianView {
   const float* sh;
 };
 
-GaussianView viewOf(const Node& n, const float* sh) { return {n.position, n.scale, n.rotation, sh}; }
+GaussianView viewOf(const Node& n, const float* sh) {
+  return {n.position, n.scale, n.rotation, sh};
+}
 
 // Gaussian i of `c` set to the blend at t in [0, 1] of a and b: position, scale in log space, rotation by
-// normalised lerp (on b's side of the sphere), SH linearly. b may be gaussian i itself. Opacity is the caller's.
+// normalised lerp (on b's side of the sphere), SH linearly. b may be gaussian i itself. Opacity is the
+// caller's.
 void morphGaussian(GaussianCloud& c, size_t i, const GaussianView& a, const GaussianView& b, float t) {
   auto mix = [t](float x, float y) { return x + (y - x) * t; };
   const Vec3 pb = b.position, sb = b.scale;
   const Quat q = b.rotation;
   const float* shb = b.sh;
   c.positions[i] = a.position + (pb - a.position) * t;
-  c.scales[i] = {std::exp(mix(std::log(a.scale.x), std::log(sb.x))), std::exp(mix(std::log(a.scale.y), std::log(sb.y))),
+  c.scales[i] = {std::exp(mix(std::log(a.scale.x), std::log(sb.x))),
+                 std::exp(mix(std::log(a.scale.y), std::log(sb.y))),
                  std::exp(mix(std::log(a.scale.z), std::log(sb.z)))};
   const Quat& p = a.rotation;
   const float sign = p.w * q.w + p.x * q.x + p.y * q.y + p.z * q.z < 0 ? -1.0f : 1.0f;
-  c.rotations[i] = normalize(Quat{mix(p.w, sign * q.w), mix(p.x, sign * q.x), mix(p.y, sign * q.y), mix(p.z, sign * q.z)});
+  c.rotations[i] =
+      normalize(Quat{mix(p.w, sign * q.w), mix(p.x, sign * q.x), mix(p.y, sign * q.y), mix(p.z, sign * q.z)});
   const size_t stride = static_cast<size_t>(c.shStride());
   float* sh = c.sh.data() + i * stride;
   for (size_t j = 0; j < stride; ++j) sh[j] = mix(a.sh[j], shb[j]);
@@ -187,7 +197,8 @@ const GaussianCloud& LodStream::draw(const CutResult& cut, bool fade) {
     // The nearest ancestor of a node of the last cut (along that cut's chain) that this cut draws and the
     // last one did not: the coarser node it went into, or none.
     auto coarser = [&](NodeRef r) -> NodeRef {
-      for (auto it = up_.find(nodeKey(r)); it != up_.end() && !(it->second == kNoNode); it = up_.find(nodeKey(it->second))) {
+      for (auto it = up_.find(nodeKey(r)); it != up_.end() && !(it->second == kNoNode);
+           it = up_.find(nodeKey(it->second))) {
         const uint64_t k = nodeKey(it->second);
         if (drawn.count(k)) return drawn_.count(k) ? kNoNode : it->second;
       }
@@ -196,7 +207,8 @@ const GaussianCloud& LodStream::draw(const CutResult& cut, bool fade) {
     auto snapshot = [&](size_t index) {
       GaussianCloud g;
       g.resize(1, cloud_.sh_degree);
-      g.positions[0] = cloud_.positions[index], g.scales[0] = cloud_.scales[index], g.rotations[0] = cloud_.rotations[index];
+      g.positions[0] = cloud_.positions[index], g.scales[0] = cloud_.scales[index],
+      g.rotations[0] = cloud_.rotations[index];
       g.opacities[0] = cloud_.opacities[index];
       const size_t stride = static_cast<size_t>(cloud_.shStride());
       std::copy_n(cloud_.sh.begin() + static_cast<std::ptrdiff_t>(index * stride), stride, g.sh.begin());
@@ -233,7 +245,8 @@ const GaussianCloud& LodStream::draw(const CutResult& cut, bool fade) {
   fillCutCloud(h_, cut, cloud_);
   std::unordered_map<uint64_t, Morph> morph;
   if (fade && !drawn_.empty()) {
-    // Where each new node comes from: its nearest ancestor the last draw drew (the cut's refinements lead there).
+    // Where each new node comes from: its nearest ancestor the last draw drew (the cut's refinements lead
+    // there).
     std::vector<NodeRef> source(cut.nodes.size(), kNoNode);
     std::unordered_set<uint64_t> given;  // ancestors whose first new node has taken their opacity
     for (size_t i = 0; i < cut.nodes.size(); ++i) {
@@ -268,7 +281,8 @@ const GaussianCloud& LodStream::draw(const CutResult& cut, bool fade) {
     if (it == morph.end()) continue;
     const Morph& m = it->second;
     const float t = static_cast<float>(m.age) / static_cast<float>(kFadeFrames);
-    const GaussianView own{cloud_.positions[i], cloud_.scales[i], cloud_.rotations[i], cloud_.sh.data() + i * stride};
+    const GaussianView own{cloud_.positions[i], cloud_.scales[i], cloud_.rotations[i],
+                           cloud_.sh.data() + i * stride};
     morphGaussian(cloud_, i, viewOf(nodeAt(h_, m.from), shAt(h_, m.from)), own, t);
     cloud_.opacities[i] = m.start_opacity + (cloud_.opacities[i] - m.start_opacity) * t;
   }
@@ -280,13 +294,15 @@ const GaussianCloud& LodStream::draw(const CutResult& cut, bool fade) {
       if (hidden.count(nodeKey(cut.nodes[i]))) cloud_.opacities[i] = 0.0f;
     const size_t n = cut.nodes.size();
     const size_t total = n + ghosts.size();  // (GaussianCloud::resize would clear the SH)
-    cloud_.positions.resize(total), cloud_.scales.resize(total), cloud_.rotations.resize(total), cloud_.opacities.resize(total);
+    cloud_.positions.resize(total), cloud_.scales.resize(total), cloud_.rotations.resize(total),
+        cloud_.opacities.resize(total);
     cloud_.sh.resize(total * stride);
     for (size_t g = 0; g < ghosts.size(); ++g) {
       const Ghost& gh = ghosts[g];
       const float t = static_cast<float>(gh.age) / static_cast<float>(kFadeFrames);
       const GaussianCloud& a = gh.start;
-      morphGaussian(cloud_, n + g, {a.positions[0], a.scales[0], a.rotations[0], a.sh.data()}, viewOf(nodeAt(h_, gh.into), shAt(h_, gh.into)), t);
+      morphGaussian(cloud_, n + g, {a.positions[0], a.scales[0], a.rotations[0], a.sh.data()},
+                    viewOf(nodeAt(h_, gh.into), shAt(h_, gh.into)), t);
       cloud_.opacities[n + g] = a.opacities[0] + (gh.end_opacity - a.opacities[0]) * t;
     }
   }
@@ -294,8 +310,10 @@ const GaussianCloud& LodStream::draw(const CutResult& cut, bool fade) {
   morph_.swap(morph);
   ghosts_.swap(ghosts);
   up_.swap(up);
-  if (fade) last_nodes_ = cut.nodes;
-  else last_nodes_.clear();
+  if (fade)
+    last_nodes_ = cut.nodes;
+  else
+    last_nodes_.clear();
   return cloud_;
 }
 
@@ -320,15 +338,16 @@ StreamStats LodStream::stats() const {
   return s;
 }
 
-void selectFrameCuts(std::span<LodStream* const> streams, std::span<const Camera> cameras, uint64_t budget, bool settle,
-                     bool fade) {
+void selectFrameCuts(std::span<LodStream* const> streams, std::span<const Camera> cameras, uint64_t budget,
+                     bool settle, bool fade) {
   CutOptions options;
   options.budget = budget;
   std::vector<CutTarget> targets(streams.size());
   std::vector<std::vector<std::pair<float, uint32_t>>> wanted;
   std::vector<CutResult> cuts;
   // Settling: each round installs what the last one asked for; a chunk that cannot fit the pool or fails is
-  // not asked for again, so the rounds end (a hierarchy is at most a few chunk levels deep: the bound is wide).
+  // not asked for again, so the rounds end (a hierarchy is at most a few chunk levels deep: the bound is
+  // wide).
   for (int round = 0; round < 64; ++round) {
     for (size_t i = 0; i < streams.size(); ++i) {
       streams[i]->install();

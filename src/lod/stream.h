@@ -44,20 +44,21 @@ struct StreamOptions {
 };
 
 struct StreamStats {
-  uint64_t resident_nodes = 0;    // nodes in the pool now (the top chunk's included)
-  uint64_t pool_nodes = 0;        // the pool's capacity
+  uint64_t resident_nodes = 0;  // nodes in the pool now (the top chunk's included)
+  uint64_t pool_nodes = 0;      // the pool's capacity
   uint32_t resident_chunks = 0, chunk_count = 0;
-  uint64_t chunks_read = 0;       // chunks the loader read since the stream opened
+  uint64_t chunks_read = 0;  // chunks the loader read since the stream opened
   uint64_t bytes_read = 0;
-  uint64_t evictions = 0;         // chunks dropped from the pool for others
-  uint32_t pending = 0;           // chunks asked for and not installed yet
-  uint64_t drawn = 0;             // gaussians of the last frame's cut
-  std::string error;              // the first chunk that failed to load (its path, offset and reason), else empty
+  uint64_t evictions = 0;  // chunks dropped from the pool for others
+  uint32_t pending = 0;    // chunks asked for and not installed yet
+  uint64_t drawn = 0;      // gaussians of the last frame's cut
+  std::string error;       // the first chunk that failed to load (its path, offset and reason), else empty
 };
 
 class LodStream {
  public:
-  // Reads the index and the top chunk of `dir` (sf::Error / FormatError as lod/format.h) and starts the loader.
+  // Reads the index and the top chunk of `dir` (sf::Error / FormatError as lod/format.h) and starts the
+  // loader.
   LodStream(const std::string& dir, const StreamOptions& options = {});
   ~LodStream();
   LodStream(const LodStream&) = delete;
@@ -89,16 +90,16 @@ class LodStream {
   StreamOptions options_;
   std::vector<uint8_t> resident_;
   std::vector<uint64_t> last_drawn_;  // per chunk: the frame that last drew from it
-  std::vector<uint64_t> no_room_;     // per chunk: 1 + the frame during which it found no room (not asked again)
+  std::vector<uint64_t> no_room_;  // per chunk: 1 + the frame during which it found no room (not asked again)
   uint64_t frame_ = 0, resident_nodes_ = 0, evictions_ = 0;
   GaussianCloud cloud_;
   struct Morph {
-    NodeRef from;               // the ancestor it replaced
-    float start_opacity = 0;    // its opacity at the start: its share of the ancestor's
-    int age = 0;                // draws since it appeared
+    NodeRef from;             // the ancestor it replaced
+    float start_opacity = 0;  // its opacity at the start: its share of the ancestor's
+    int age = 0;              // draws since it appeared
   };
-  std::unordered_set<uint64_t> drawn_;             // the nodes the last draw drew
-  std::unordered_map<uint64_t, Morph> morph_;      // those still morphing in
+  std::unordered_set<uint64_t> drawn_;         // the nodes the last draw drew
+  std::unordered_map<uint64_t, Morph> morph_;  // those still morphing in
   // Zooming out: a node the cut no longer draws, fading into the coarser node that replaced it. It starts as
   // it was last drawn (`start`: one gaussian) and goes linearly to `into` (to `end_opacity` in opacity).
   struct Ghost {
@@ -107,15 +108,15 @@ class LodStream {
     float end_opacity = 0;
     int age = 0;
   };
-  std::vector<Ghost> ghosts_;                          // drawn after the cut's nodes, in this order
-  std::vector<NodeRef> last_nodes_;                    // the last cut's nodes (cloud_'s first gaussians)
-  std::unordered_map<uint64_t, NodeRef> up_;           // the last cut: each drawn or refined node's parent
+  std::vector<Ghost> ghosts_;                 // drawn after the cut's nodes, in this order
+  std::vector<NodeRef> last_nodes_;           // the last cut's nodes (cloud_'s first gaussians)
+  std::unordered_map<uint64_t, NodeRef> up_;  // the last cut: each drawn or refined node's parent
 
   mutable std::mutex mutex_;
   std::condition_variable wake_, idle_;
   std::vector<std::pair<float, uint32_t>> queue_;  // requests not started, most wanted last
   std::vector<std::pair<uint32_t, Chunk>> done_;   // loaded, not installed
-  std::vector<uint8_t> in_flight_;                  // per chunk: queued, loading or loaded and not installed
+  std::vector<uint8_t> in_flight_;                 // per chunk: queued, loading or loaded and not installed
   bool loading_ = false, stop_ = false;
   uint64_t chunks_read_ = 0, bytes_read_ = 0;
   std::string error_;
@@ -128,7 +129,7 @@ class LodStream {
 // `settle` the frame waits for the chunks its cut wants and cuts again until none is missing (offline
 // renders: the image of a fully loaded scene, as far as the pool allows); without, it never waits. `fade`:
 // level changes morph over kFadeFrames frames, both ways (LodStream::draw).
-void selectFrameCuts(std::span<LodStream* const> streams, std::span<const Camera> cameras, uint64_t budget, bool settle,
-                     bool fade = false);
+void selectFrameCuts(std::span<LodStream* const> streams, std::span<const Camera> cameras, uint64_t budget,
+                     bool settle, bool fade = false);
 
 }  // namespace sf::lod

@@ -103,7 +103,8 @@ Clip clipFromGltf(const GltfDocument& doc, size_t animation, const Skeleton& ske
       }
     clip.tracks.push_back(std::move(t));
   }
-  for (const GltfAnimationEvent& e : a.events) clip.events.push_back({e.name, e.time});  // extras.events, in time order
+  for (const GltfAnimationEvent& e : a.events)
+    clip.events.push_back({e.name, e.time});  // extras.events, in time order
   if (std::string why = clip.validate(skeleton); !why.empty())
     throw Error(doc.path + ": animations[" + std::to_string(animation) + "] '" + a.name + "': " + why);
   return clip;

@@ -6,19 +6,24 @@
 #include <map>
 #include <tuple>
 
-#include "model/gltf_import.h"
 #include "anim/retarget.h"
 #include "core/error.h"
 #include "io/gltf_splats.h"
+#include "model/gltf_import.h"
 
 namespace sf {
 
-GltfModel::GltfModel(const std::string& path) : doc_(loadGltf(path)) { build(); }
-GltfModel::GltfModel(GltfDocument doc) : doc_(std::move(doc)) { build(); }
+GltfModel::GltfModel(const std::string& path) : doc_(loadGltf(path)) {
+  build();
+}
+GltfModel::GltfModel(GltfDocument doc) : doc_(std::move(doc)) {
+  build();
+}
 
 void GltfModel::build() {
   skeleton_ = anim::skeletonFromGltf(doc_);
-  for (size_t a = 0; a < doc_.animations.size(); ++a) clips_.push_back(anim::clipFromGltf(doc_, a, skeleton_));
+  for (size_t a = 0; a < doc_.animations.size(); ++a)
+    clips_.push_back(anim::clipFromGltf(doc_, a, skeleton_));
   // Splat primitives, in model space (node transforms applied by the splat reader).
   bool has_splats = false;
   for (const GltfMesh& m : doc_.meshes)
@@ -35,18 +40,22 @@ void GltfModel::build() {
     for (size_t p = 0; p < mesh.primitives.size(); ++p) {
       const GltfPrimitive& prim = mesh.primitives[p];
       if (prim.has_splats || prim.mode != 4 || prim.positions.empty()) continue;
-      const std::string where = doc_.path + ": meshes[" + std::to_string(node.mesh) + "].primitives[" + std::to_string(p) + "]";
+      const std::string where =
+          doc_.path + ": meshes[" + std::to_string(node.mesh) + "].primitives[" + std::to_string(p) + "]";
       const size_t corners = prim.indices.empty() ? prim.positions.size() : prim.indices.size();
-      if (corners % 3) throw Error(where + ": TRIANGLES with " + std::to_string(corners) + " corners, not a multiple of 3");
+      if (corners % 3)
+        throw Error(where + ": TRIANGLES with " + std::to_string(corners) + " corners, not a multiple of 3");
       for (uint32_t i : prim.indices)
         if (i >= prim.positions.size())
-          throw Error(where + ": index " + std::to_string(i) + " outside its " + std::to_string(prim.positions.size()) + " vertices");
+          throw Error(where + ": index " + std::to_string(i) + " outside its " +
+                      std::to_string(prim.positions.size()) + " vertices");
       Draw d;
       d.node = static_cast<int>(n), d.mesh = node.mesh, d.primitive = static_cast<int>(p);
       if (node.skin >= 0) {
         auto it = skin_of_node.find(static_cast<int>(n));
         if (it == skin_of_node.end()) {
-          skins_.push_back(anim::skinFromGltf(doc_, static_cast<size_t>(node.skin), skeleton_, static_cast<int>(n)));
+          skins_.push_back(
+              anim::skinFromGltf(doc_, static_cast<size_t>(node.skin), skeleton_, static_cast<int>(n)));
           it = skin_of_node.emplace(static_cast<int>(n), static_cast<int>(skins_.size() - 1)).first;
         }
         d.skin = it->second;
@@ -71,11 +80,15 @@ void GltfModel::build() {
       bool target_normals = false;
       for (const GltfMorphTarget& t : prim.targets) target_normals |= t.normals.size() == nv;
       for (const GltfMorphTarget& t : prim.targets) {
-        if (t.positions.size() == nv) d.morph_positions.insert(d.morph_positions.end(), t.positions.begin(), t.positions.end());
-        else d.morph_positions.insert(d.morph_positions.end(), nv, Vec3{});
+        if (t.positions.size() == nv)
+          d.morph_positions.insert(d.morph_positions.end(), t.positions.begin(), t.positions.end());
+        else
+          d.morph_positions.insert(d.morph_positions.end(), nv, Vec3{});
         if (!target_normals) continue;
-        if (t.normals.size() == nv) d.morph_normals.insert(d.morph_normals.end(), t.normals.begin(), t.normals.end());
-        else d.morph_normals.insert(d.morph_normals.end(), nv, Vec3{});
+        if (t.normals.size() == nv)
+          d.morph_normals.insert(d.morph_normals.end(), t.normals.begin(), t.normals.end());
+        else
+          d.morph_normals.insert(d.morph_normals.end(), nv, Vec3{});
       }
       draws_.push_back(std::move(d));
     }
@@ -93,8 +106,9 @@ SkinSource GltfModel::skinSource(const Pose& pose, size_t draw) const {
   const size_t wcount = skeleton_.weightCount(joint);
   if (wcount > 0 && !prim.targets.empty()) {  // morph targets move with the weights of the mesh's node
     if (wcount != prim.targets.size())
-      throw Error(doc_.path + ": meshes[" + std::to_string(d.mesh) + "].primitives[" + std::to_string(d.primitive) + "]: " +
-                  std::to_string(prim.targets.size()) + " morph targets but the mesh has " + std::to_string(wcount) + " weights");
+      throw Error(doc_.path + ": meshes[" + std::to_string(d.mesh) + "].primitives[" +
+                  std::to_string(d.primitive) + "]: " + std::to_string(prim.targets.size()) +
+                  " morph targets but the mesh has " + std::to_string(wcount) + " weights");
     s.morph_positions = d.morph_positions;
     if (!s.normals.empty()) s.morph_normals = d.morph_normals;
     s.morph_weights = std::span<const float>(pose.weights.data() + skeleton_.weightOffset(joint), wcount);
@@ -119,7 +133,8 @@ const Mat4& GltfModel::meshToModel(const Pose& pose, size_t draw) const {
 
 int GltfModel::findDraw(int mesh, int primitive, int node) const {
   for (size_t i = 0; i < draws_.size(); ++i)
-    if (draws_[i].mesh == mesh && draws_[i].primitive == primitive && (node < 0 || draws_[i].node == node)) return static_cast<int>(i);
+    if (draws_[i].mesh == mesh && draws_[i].primitive == primitive && (node < 0 || draws_[i].node == node))
+      return static_cast<int>(i);
   return -1;
 }
 
@@ -140,7 +155,8 @@ int GltfModel::findClip(const std::string& name_or_index) const {
 
 std::string GltfModel::clipList() const {
   std::string out;
-  for (size_t i = 0; i < clips_.size() && i < 20; ++i) out += (i ? ", " : "") + std::to_string(i) + " '" + clips_[i].name + "'";
+  for (size_t i = 0; i < clips_.size() && i < 20; ++i)
+    out += (i ? ", " : "") + std::to_string(i) + " '" + clips_[i].name + "'";
   if (clips_.size() > 20) out += ", ...";
   return out;
 }
@@ -159,12 +175,15 @@ anim::RetargetReport GltfModel::addRetargetedClips(const GltfDocument& source) {
     job.report = &report;
     job.run();
     if (out.name.empty()) out.name = source.path + "#" + std::to_string(a);
-    if (std::string why = out.validate(skeleton_); !why.empty()) throw Error(source.path + ": animations[" + std::to_string(a) + "]: " + why);
+    if (std::string why = out.validate(skeleton_); !why.empty())
+      throw Error(source.path + ": animations[" + std::to_string(a) + "]: " + why);
     clips_.push_back(std::move(out));
     total.mapped += report.mapped;
     total.dropped += report.dropped;
     for (const std::string& m : report.missing_joints)
-      if (std::find(total.missing_joints.begin(), total.missing_joints.end(), m) == total.missing_joints.end()) total.missing_joints.push_back(m);
+      if (std::find(total.missing_joints.begin(), total.missing_joints.end(), m) ==
+          total.missing_joints.end())
+        total.missing_joints.push_back(m);
     total.notes.insert(total.notes.end(), report.notes.begin(), report.notes.end());
   }
   return total;
@@ -173,7 +192,9 @@ anim::RetargetReport GltfModel::addRetargetedClips(const GltfDocument& source) {
 size_t GltfModel::vertexCount() const {
   size_t n = 0;
   for (const Draw& d : draws_)
-    n += doc_.meshes[static_cast<size_t>(d.mesh)].primitives[static_cast<size_t>(d.primitive)].positions.size();
+    n += doc_.meshes[static_cast<size_t>(d.mesh)]
+             .primitives[static_cast<size_t>(d.primitive)]
+             .positions.size();
   return n;
 }
 
@@ -183,10 +204,12 @@ void GltfModel::pose(int clip, float time, Pose& out) const {
 }
 
 void GltfModel::sample(int clip, float time, Pose& out) const {
-  if (clip >= static_cast<int>(clips_.size())) throw Error(doc_.path + ": clip " + std::to_string(clip) + " does not exist");
+  if (clip >= static_cast<int>(clips_.size()))
+    throw Error(doc_.path + ": clip " + std::to_string(clip) + " does not exist");
   out.local = skeleton_.rest();
   out.weights = skeleton_.restWeights();
-  if (clip >= 0) anim::SamplingJob{&clips_[static_cast<size_t>(clip)], &skeleton_, time, out.local, out.weights}.run();
+  if (clip >= 0)
+    anim::SamplingJob{&clips_[static_cast<size_t>(clip)], &skeleton_, time, out.local, out.weights}.run();
 }
 
 void GltfModel::evaluate(Pose& out, int skip_draw) const {
@@ -238,7 +261,8 @@ std::vector<RenderMesh> GltfModel::renderMeshes(const Pose& pose, const Mat4& mo
   out.reserve(draws_.size());
   for (size_t i = 0; i < draws_.size(); ++i) {
     const Draw& d = draws_[i];
-    const GltfPrimitive& prim = doc_.meshes[static_cast<size_t>(d.mesh)].primitives[static_cast<size_t>(d.primitive)];
+    const GltfPrimitive& prim =
+        doc_.meshes[static_cast<size_t>(d.mesh)].primitives[static_cast<size_t>(d.primitive)];
     const PosedPrimitive& pp = pose.primitives[i];
     RenderMesh m;
     m.positions = pp.positions;

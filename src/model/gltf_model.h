@@ -58,9 +58,9 @@ class GltfModel {
   };
   struct Pose {
     std::vector<anim::Transform> local;
-    std::vector<float> weights;      // morph weights (skeleton layout)
-    std::vector<Mat4> models;        // model-space matrix per joint (= per glTF node)
-    std::vector<PosedPrimitive> primitives;  // per drawn primitive, same order as the model's draws
+    std::vector<float> weights;               // morph weights (skeleton layout)
+    std::vector<Mat4> models;                 // model-space matrix per joint (= per glTF node)
+    std::vector<PosedPrimitive> primitives;   // per drawn primitive, same order as the model's draws
     std::vector<std::vector<Mat4>> palettes;  // per skinned draw node (DrawInfo::skin)
     // Inputs of evaluate(): how skinned draws are skinned, and whether draws that move (skinned or morphed)
     // are left to the renderer (empty primitives here; renderMeshes() gives them a SkinSource).
@@ -90,8 +90,8 @@ class GltfModel {
  private:
   struct Draw {
     int node = -1, mesh = -1, primitive = -1;
-    int skin = -1;  // index into skins_, -1 when the node has no skin
-    int texture = -1;  // index into textures_
+    int skin = -1;                                     // index into skins_, -1 when the node has no skin
+    int texture = -1;                                  // index into textures_
     std::vector<Vec3> morph_positions, morph_normals;  // the primitive's targets, target-major (SkinSource)
   };
   void build();

@@ -21,7 +21,8 @@ std::string whyUnsupported(const Graph& g, const Node& n) {
   return {};
 }
 
-std::vector<Tensor> runNode(const Graph& g, const Node& n, const std::map<std::string, const Tensor*>& values) {
+std::vector<Tensor> runNode(const Graph& g, const Node& n,
+                            const std::map<std::string, const Tensor*>& values) {
   std::vector<const Tensor*> in;
   for (const std::string& name : n.inputs) {
     if (name.empty()) {
@@ -29,14 +30,18 @@ std::vector<Tensor> runNode(const Graph& g, const Node& n, const std::map<std::s
       continue;
     }
     auto it = values.find(name);
-    if (it == values.end()) throw Error(g.path + ": " + n.describe() + ": input '" + name + "' is not produced by any earlier node");
+    if (it == values.end())
+      throw Error(g.path + ": " + n.describe() + ": input '" + name +
+                  "' is not produced by any earlier node");
     in.push_back(it->second);
   }
   std::vector<Tensor> out = findCpuOp(n.op_type)->cpu(n, in, g.opset);
   if (out.size() < n.outputs.size()) {
     // Optional trailing outputs a kernel does not produce must not be used by anything.
     for (size_t k = out.size(); k < n.outputs.size(); ++k)
-      if (!n.outputs[k].empty()) throw Error(g.path + ": " + n.describe() + ": output " + std::to_string(k) + " ('" + n.outputs[k] + "') is not produced");
+      if (!n.outputs[k].empty())
+        throw Error(g.path + ": " + n.describe() + ": output " + std::to_string(k) + " ('" + n.outputs[k] +
+                    "') is not produced");
   }
   return out;
 }
@@ -84,7 +89,8 @@ CpuExecutor::CpuExecutor(Graph graph) : graph_(std::move(graph)) {
     ++folded_;
     // Folded constants count against the load limit together, not only one by one.
     uint64_t total = 0;
-    for (const auto& [name, t] : graph_.initializers) total += static_cast<uint64_t>(t.numel()) * (t.isFloat() ? 4 : 8);
+    for (const auto& [name, t] : graph_.initializers)
+      total += static_cast<uint64_t>(t.numel()) * (t.isFloat() ? 4 : 8);
     checkByteBudget(graph_.path, total, "the model's constants after folding");
   }
   graph_.nodes = std::move(kept);
@@ -95,7 +101,8 @@ CpuExecutor::CpuExecutor(Graph graph) : graph_(std::move(graph)) {
   std::erase_if(graph_.initializers, [&](const auto& kv) { return !used.count(kv.first); });
 }
 
-TensorMap CpuExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* times, const ValueObserver* observe) const {
+TensorMap CpuExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* times,
+                           const ValueObserver* observe) const {
   std::map<std::string, const Tensor*> values;
   for (const auto& [name, t] : graph_.initializers) values[name] = &t;
   for (const ValueInfo& v : graph_.inputs) {
@@ -103,9 +110,11 @@ TensorMap CpuExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* times
     if (it == inputs.end()) throw Error(graph_.path + ": input '" + v.name + "' is not given");
     const Tensor& t = it->second;
     if (v.dtype != DType::kUndefined && t.dtype != v.dtype)
-      throw Error(graph_.path + ": input '" + v.name + "' is " + dtypeName(t.dtype) + ", the model declares " + dtypeName(v.dtype));
+      throw Error(graph_.path + ": input '" + v.name + "' is " + dtypeName(t.dtype) +
+                  ", the model declares " + dtypeName(v.dtype));
     if (!shapeMatches(v, t.shape))
-      throw Error(graph_.path + ": input '" + v.name + "' has shape " + shapeString(t.shape) + ", the model declares " + shapeString(v.shape));
+      throw Error(graph_.path + ": input '" + v.name + "' has shape " + shapeString(t.shape) +
+                  ", the model declares " + shapeString(v.shape));
     values[v.name] = &t;
   }
   for (const auto& [name, t] : inputs) {
@@ -123,7 +132,10 @@ TensorMap CpuExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* times
     const Node& n = graph_.nodes[k];
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<Tensor> out = runNode(graph_, n, values);
-    if (times) times->push_back({n.op_type, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), n.name});
+    if (times)
+      times->push_back(
+          {n.op_type,
+           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), n.name});
     for (size_t o = 0; o < out.size() && o < n.outputs.size(); ++o) {
       if (n.outputs[o].empty()) continue;
       Tensor& slot = owned[n.outputs[o]] = std::move(out[o]);
@@ -141,13 +153,16 @@ TensorMap CpuExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* times
   TensorMap result;
   for (const ValueInfo& v : graph_.outputs) {
     auto it = values.find(v.name);
-    if (it == values.end()) throw Error(graph_.path + ": output '" + v.name + "' is not produced by the graph");
+    if (it == values.end())
+      throw Error(graph_.path + ": output '" + v.name + "' is not produced by the graph");
     // An output must be what the model declares: callers read it by its declared type and fixed dimensions.
     const Tensor& t = *it->second;
     if (v.dtype != DType::kUndefined && t.dtype != v.dtype)
-      throw Error(graph_.path + ": output '" + v.name + "' is " + dtypeName(t.dtype) + ", the model declares " + dtypeName(v.dtype));
+      throw Error(graph_.path + ": output '" + v.name + "' is " + dtypeName(t.dtype) +
+                  ", the model declares " + dtypeName(v.dtype));
     if (!shapeMatches(v, t.shape))
-      throw Error(graph_.path + ": output '" + v.name + "' has shape " + shapeString(t.shape) + ", the model declares " + shapeString(v.shape));
+      throw Error(graph_.path + ": output '" + v.name + "' has shape " + shapeString(t.shape) +
+                  ", the model declares " + shapeString(v.shape));
     result[v.name] = t;
   }
   return result;

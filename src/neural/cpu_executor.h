@@ -41,7 +41,8 @@ class CpuExecutor {
   // Runs the graph. Every graph input must be given, with its declared element type and a shape that
   // matches the declared one (symbolic dimensions match anything). Returns every graph output by name.
   // `times`, when given, receives one entry per node run; `observe`, when given, sees every value produced.
-  TensorMap run(const TensorMap& inputs, std::vector<NodeTime>* times = nullptr, const ValueObserver* observe = nullptr) const;
+  TensorMap run(const TensorMap& inputs, std::vector<NodeTime>* times = nullptr,
+                const ValueObserver* observe = nullptr) const;
 
  private:
   Graph graph_;

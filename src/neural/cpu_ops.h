@@ -14,7 +14,8 @@ namespace sf::nn {
 
 // Runs `node` on its inputs (nullptr for an omitted optional input) and returns its outputs in order.
 // Throws sf::Error naming the node for invalid inputs (shapes, types, attribute values).
-using CpuKernel = std::vector<Tensor> (*)(const Node& node, std::span<const Tensor* const> inputs, int64_t opset);
+using CpuKernel = std::vector<Tensor> (*)(const Node& node, std::span<const Tensor* const> inputs,
+                                          int64_t opset);
 
 // Checks, when a model is loaded, what can be checked of `node` before any input is known: its attribute
 // values, its number of outputs. Throws sf::Error naming the node, the attribute and the opset for a form

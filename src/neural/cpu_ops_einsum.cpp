@@ -75,9 +75,9 @@ Equation parseEquation(const Node& node, int64_t opset) {
     at = comma + 1;
   }
   if (e.inputs.size() != node.inputs.size())
-    equationError(node, opset, e.text,
-                  std::to_string(e.inputs.size()) + " term(s) for " + std::to_string(node.inputs.size()) +
-                      " input(s)");
+    equationError(
+        node, opset, e.text,
+        std::to_string(e.inputs.size()) + " term(s) for " + std::to_string(node.inputs.size()) + " input(s)");
   std::array<int, 128> uses{};
   bool any_ellipsis = false;
   for (const Term& t : e.inputs) {
@@ -136,8 +136,8 @@ Outputs opEinsum(const Ctx& c) {
   }
   const int64_t sums = c.count(sum_dims);
   // Advances an odometer over `dims`, moving each operand's offset by its strides.
-  auto step = [ops](std::vector<int64_t>& index, const Shape& dims, const std::vector<std::vector<int64_t>>& st,
-                    std::vector<int64_t>& off) {
+  auto step = [ops](std::vector<int64_t>& index, const Shape& dims,
+                    const std::vector<std::vector<int64_t>>& st, std::vector<int64_t>& off) {
     for (size_t d = dims.size(); d-- > 0;) {
       for (size_t j = 0; j < ops; ++j) off[j] += st[j][d];
       if (++index[d] < dims[d]) return;
@@ -153,7 +153,8 @@ Outputs opEinsum(const Ctx& c) {
       double acc = 0;
       for (int64_t r = 0; r < sums; ++r) {
         double p = 1;
-        for (size_t j = 0; j < ops; ++j) p *= static_cast<double>(c.inputs[j]->f[static_cast<size_t>(off[j])]);
+        for (size_t j = 0; j < ops; ++j)
+          p *= static_cast<double>(c.inputs[j]->f[static_cast<size_t>(off[j])]);
         acc += p;
         step(sum_index, sum_dims, sum_st, off);
       }
@@ -233,8 +234,9 @@ EinsumSpec einsumSpec(const Node& node, std::span<const Shape> shapes, int64_t o
       }
       EinsumSpec::Label& l = spec.labels[static_cast<size_t>(id)];
       if (l.size != size)
-        fail(std::string("label '") + ch + "' has size " + std::to_string(l.size) + " and " + std::to_string(size) +
-             " (operand " + std::to_string(j) + " of shape " + shapeString(shapes[j]) + ")");
+        fail(std::string("label '") + ch + "' has size " + std::to_string(l.size) + " and " +
+             std::to_string(size) + " (operand " + std::to_string(j) + " of shape " + shapeString(shapes[j]) +
+             ")");
       l.present[j] = true;
       l.strides[j] += st[axis];  // a letter repeated in one term reads its diagonal
     }

@@ -50,8 +50,9 @@ Outputs opLayerNormalization(const Ctx& c) {
   for (const Tensor* t : {&scale, bias}) {
     if (!t) continue;
     if (t->numel() != cols && t->numel() != 1)
-      c.fail(std::string(t == &scale ? "Scale" : "B") + " of shape " + shapeString(t->shape) + " does not match the normalised shape " +
-             shapeString(row_shape) + " (axis " + std::to_string(axis) + " of X " + shapeString(x.shape) + ")");
+      c.fail(std::string(t == &scale ? "Scale" : "B") + " of shape " + shapeString(t->shape) +
+             " does not match the normalised shape " + shapeString(row_shape) + " (axis " +
+             std::to_string(axis) + " of X " + shapeString(x.shape) + ")");
   }
   const double epsilon = c.node.attrFloat("epsilon", 1e-5f);
   Shape reduced = x.shape;
@@ -70,7 +71,8 @@ Outputs opLayerNormalization(const Ctx& c) {
     for (int64_t j = 0; j < cols; ++j) {
       const auto k = static_cast<size_t>(r * cols + j);
       const double normalised = roundToFloatType((x.f[k] - m) * s, t);
-      const double scaled = roundToFloatType(normalised * scale.f[scale.f.size() == 1 ? 0 : static_cast<size_t>(j)], t);
+      const double scaled =
+          roundToFloatType(normalised * scale.f[scale.f.size() == 1 ? 0 : static_cast<size_t>(j)], t);
       y.f[k] = bias ? roundToFloatType(scaled + bias->f[bias->f.size() == 1 ? 0 : static_cast<size_t>(j)], t)
                     : static_cast<float>(scaled);
     }
@@ -96,7 +98,8 @@ Outputs opInstanceNormalization(const Ctx& c) {
   const int64_t channels = x.shape[1];
   if (scale.shape != Shape{channels} || bias.shape != Shape{channels})
     c.fail("scale and B must be vectors of " + std::to_string(channels) + " values (the channels of input " +
-           shapeString(x.shape) + "), they have shapes " + shapeString(scale.shape) + " and " + shapeString(bias.shape));
+           shapeString(x.shape) + "), they have shapes " + shapeString(scale.shape) + " and " +
+           shapeString(bias.shape));
   const double epsilon = c.node.attrFloat("epsilon", 1e-5f);
   const int64_t planes = dimsProduct(x.shape, 0, 2), len = dimsProduct(x.shape, 2, x.shape.size());
   Tensor y = c.output(x.dtype, x.shape);
@@ -104,7 +107,8 @@ Outputs opInstanceNormalization(const Ctx& c) {
     const auto [m, s] = rowStatistics(x, p * len, len, epsilon);
     const auto ch = static_cast<size_t>(p % channels);
     for (int64_t k = p * len; k < (p + 1) * len; ++k)
-      y.f[static_cast<size_t>(k)] = static_cast<float>((x.f[static_cast<size_t>(k)] - m) * s * scale.f[ch] + bias.f[ch]);
+      y.f[static_cast<size_t>(k)] =
+          static_cast<float>((x.f[static_cast<size_t>(k)] - m) * s * scale.f[ch] + bias.f[ch]);
   }
   return one(std::move(y));
 }

@@ -323,12 +323,13 @@ Outputs opScatterND(const Ctx& c) {
   if (idx.shape.empty()) c.fail("indices must have rank 1 or more, it is a scalar");
   const auto k = static_cast<size_t>(idx.shape.back());
   if (k > data.shape.size())
-    c.fail("index tuples of " + std::to_string(k) + " values for data of rank " + std::to_string(data.shape.size()));
+    c.fail("index tuples of " + std::to_string(k) + " values for data of rank " +
+           std::to_string(data.shape.size()));
   Shape want(idx.shape.begin(), idx.shape.end() - 1);
   want.insert(want.end(), data.shape.begin() + static_cast<std::ptrdiff_t>(k), data.shape.end());
   if (updates.shape != want)
-    c.fail("updates of shape " + shapeString(updates.shape) + ", expected " + shapeString(want) + " (indices " +
-           shapeString(idx.shape) + ", data " + shapeString(data.shape) + ")");
+    c.fail("updates of shape " + shapeString(updates.shape) + ", expected " + shapeString(want) +
+           " (indices " + shapeString(idx.shape) + ", data " + shapeString(data.shape) + ")");
   if (reduction != ScatterReduction::kNone && data.dtype == DType::kBool)
     c.fail("a reduction over bool data");
   Tensor y = c.output(data.dtype, data.shape);
@@ -342,7 +343,8 @@ Outputs opScatterND(const Ctx& c) {
       int64_t i = indices[static_cast<size_t>(t) * k + d];
       const int64_t dim = data.shape[d];
       if (i < -dim || i >= dim)
-        c.fail("index " + std::to_string(i) + " is out of range for dimension " + std::to_string(d) + " of size " + std::to_string(dim));
+        c.fail("index " + std::to_string(i) + " is out of range for dimension " + std::to_string(d) +
+               " of size " + std::to_string(dim));
       at += (i < 0 ? i + dim : i) * st[d];
     }
     if (reduction == ScatterReduction::kNone) {

@@ -4,7 +4,8 @@
 //   - time: contains "time" or is "t"; float32 [1] (or [1, 1]), the scene time in seconds;
 //   - view: contains "camera", "view" or "matrix"; float32 [4, 4], the world-to-camera matrix (x right,
 //     y down, z forward) stored column-major (tensor[i][j] = M[j][i]);
-//   - projection: contains "proj"; float32 [4, 4], column-major, clip = P * view with |x|, |y| <= w on screen;
+//   - projection: contains "proj"; float32 [4, 4], column-major, clip = P * view with |x|, |y| <= w on
+//   screen;
 //   - any other input is an extra control, given by name (scene JSON "inputs", or the C++ API).
 //  outputs:
 //   - gaussians: the first output whose name contains "gauss"; [N, 10] float16 or float32 = x, y, z,
@@ -39,13 +40,15 @@ inline constexpr double kGeneratorTimeSpan = 1.0;
 
 struct GeneratorContract {
   std::string time_input, view_input, projection_input;  // empty when the model has none
-  std::vector<std::string> control_inputs;                // the extra inputs, in model order
-  std::string gauss_output, color_output, count_output;   // count may be empty (then all N rows are live)
+  std::vector<std::string> control_inputs;               // the extra inputs, in model order
+  std::string gauss_output, color_output, count_output;  // count may be empty (then all N rows are live)
   int64_t capacity = -1;   // N from the declared output shape; -1 when symbolic (known after a run)
   int color_channels = 0;  // 48 (SH degree 3) or 3 (RGB or SH DC)
   bool color_is_sh = false;
   DType gauss_type = DType::kUndefined;
-  bool isStatic() const { return time_input.empty() && view_input.empty() && projection_input.empty() && control_inputs.empty(); }
+  bool isStatic() const {
+    return time_input.empty() && view_input.empty() && projection_input.empty() && control_inputs.empty();
+  }
   // One paragraph for `onnx info` and messages.
   std::string describe() const;
 };
@@ -68,7 +71,8 @@ struct GeneratedGaussians {
 };
 
 // Decodes a generator's raw outputs (by name) under `contract`; `model_path` names the model in errors.
-GeneratedGaussians decodeGenerated(const GeneratorContract& contract, const TensorMap& outputs, const std::string& model_path);
+GeneratedGaussians decodeGenerated(const GeneratorContract& contract, const TensorMap& outputs,
+                                   const std::string& model_path);
 
 // The cloud with scales and rotations from the covariances (eigen-decomposition), for writing to a file.
 GaussianCloud bakeGenerated(const GeneratedGaussians& g);

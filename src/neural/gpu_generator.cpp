@@ -20,9 +20,12 @@ struct DecodePush {
 }  // namespace
 
 VulkanGeneratorPath::VulkanGeneratorPath(gpu::Context& ctx, const GaussianGenerator& generator)
-    : ctx_(ctx), contract_(generator.contract()), path_(generator.path()),
+    : ctx_(ctx),
+      contract_(generator.contract()),
+      path_(generator.path()),
       executor_(std::make_unique<VulkanExecutor>(ctx, generator.graph())),
-      decode_(std::make_unique<gpu::ComputePipeline>(ctx, kDecodeShader, sizeof(DecodePush), 256, "nn_decode")) {}
+      decode_(
+          std::make_unique<gpu::ComputePipeline>(ctx, kDecodeShader, sizeof(DecodePush), 256, "nn_decode")) {}
 
 VulkanGeneratorPath::~VulkanGeneratorPath() = default;
 
@@ -32,12 +35,15 @@ const GpuSplatSource& VulkanGeneratorPath::prepare(const TensorMap& inputs) {
   const Shape& g = executor_->outputShape(contract_.gauss_output);
   const Shape& c = executor_->outputShape(contract_.color_output);
   if (!isFloatType(executor_->outputType(contract_.gauss_output)) || g.size() != 2 || g[1] != 10)
-    throw Error(path_ + ": output '" + contract_.gauss_output + "' is " + dtypeName(executor_->outputType(contract_.gauss_output)) + " " +
-                shapeString(g) + ", expected float [N, 10]");
+    throw Error(path_ + ": output '" + contract_.gauss_output + "' is " +
+                dtypeName(executor_->outputType(contract_.gauss_output)) + " " + shapeString(g) +
+                ", expected float [N, 10]");
   const int64_t channels = c.size() == 2 ? c[1] : -1;
   if (!isFloatType(executor_->outputType(contract_.color_output)) || c.size() != 2 || c[0] != g[0] ||
-      !(channels == 48 || channels == 3 || channels == 4) || (contract_.color_channels == 48) != (channels == 48))
-    throw Error(path_ + ": output '" + contract_.color_output + "' is " + shapeString(c) + ", expected float [" + std::to_string(g[0]) + ", " +
+      !(channels == 48 || channels == 3 || channels == 4) ||
+      (contract_.color_channels == 48) != (channels == 48))
+    throw Error(path_ + ": output '" + contract_.color_output + "' is " + shapeString(c) +
+                ", expected float [" + std::to_string(g[0]) + ", " +
                 std::to_string(contract_.color_channels) + "]");
   capacity_ = static_cast<size_t>(g[0]);
   live_static_ = static_cast<int64_t>(capacity_);
@@ -48,7 +54,9 @@ const GpuSplatSource& VulkanGeneratorPath::prepare(const TensorMap& inputs) {
       throw Error(path_ + ": output '" + contract_.count_output + "' is " + dtypeName(ct) + " " +
                   shapeString(executor_->outputShape(contract_.count_output)) + ", expected an integer [1]");
     if (const Tensor* t = executor_->staticOutput(contract_.count_output)) {
-      if (t->numel() != 1) throw Error(path_ + ": output '" + contract_.count_output + "' has shape " + shapeString(t->shape) + ", expected [1]");
+      if (t->numel() != 1)
+        throw Error(path_ + ": output '" + contract_.count_output + "' has shape " + shapeString(t->shape) +
+                    ", expected [1]");
       live_static_ = std::clamp<int64_t>(t->asInt(0), 0, static_cast<int64_t>(capacity_));
     } else {
       live_static_ = -1;  // read on the GPU (clamped there to [0, N] by the row test)
@@ -60,7 +68,8 @@ const GpuSplatSource& VulkanGeneratorPath::prepare(const TensorMap& inputs) {
 void VulkanGeneratorPath::record(void* command_buffer, const GpuSplatTargets& targets) const {
   auto cmd = static_cast<VkCommandBuffer>(command_buffer);
   if (targets.count != capacity_)
-    throw Error(path_ + ": the frame gave " + std::to_string(targets.count) + " slots for " + std::to_string(capacity_) + " generated rows");
+    throw Error(path_ + ": the frame gave " + std::to_string(targets.count) + " slots for " +
+                std::to_string(capacity_) + " generated rows");
   executor_->record(cmd);
   DecodePush p{};
   p.gauss = executor_->outputAddress(contract_.gauss_output);
@@ -77,7 +86,8 @@ void VulkanGeneratorPath::record(void* command_buffer, const GpuSplatTargets& ta
   p.live_static = live_static_ < 0 ? 0 : static_cast<uint32_t>(live_static_);
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, decode_->pipeline());
   vkCmdPushConstants(cmd, decode_->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(DecodePush), &p);
-  const uint32_t groups = (p.rows + 255) / 256, x = std::min<uint32_t>(groups, 65535), y = (groups + x - 1) / x;
+  const uint32_t groups = (p.rows + 255) / 256, x = std::min<uint32_t>(groups, 65535),
+                 y = (groups + x - 1) / x;
   if (groups) vkCmdDispatch(cmd, x, y, 1);
 }
 

@@ -26,10 +26,10 @@ struct Attribute {
 };
 
 struct Node {
-  std::string name;     // may be empty in the file; the loader names it "<op_type>_<index>" then
+  std::string name;  // may be empty in the file; the loader names it "<op_type>_<index>" then
   std::string op_type;
-  std::string domain;   // "" or "ai.onnx" for the default domain
-  std::vector<std::string> inputs;   // "" marks an omitted optional input
+  std::string domain;               // "" or "ai.onnx" for the default domain
+  std::vector<std::string> inputs;  // "" marks an omitted optional input
   std::vector<std::string> outputs;
   std::map<std::string, Attribute> attributes;
 
@@ -62,7 +62,7 @@ struct Graph {
   int64_t opset = 0;  // of the default domain
   std::string producer;
   std::map<std::string, std::string> metadata;  // metadata_props
-  std::vector<ValueInfo> inputs;   // graph inputs that are not initializers
+  std::vector<ValueInfo> inputs;                // graph inputs that are not initializers
   std::vector<ValueInfo> outputs;
   std::map<std::string, Tensor> initializers;
   std::vector<Node> nodes;

@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "core/error.h"
-#include "core/limits.h"
 #include "core/half.h"
+#include "core/limits.h"
 
 namespace sf::nn {
 
@@ -115,7 +115,8 @@ Tensor::Tensor(DType type, Shape s) : dtype(type), shape(std::move(s)) {
   size_t n = static_cast<size_t>(elementCount(shape));
   // Tensors a model asks for (outputs of its nodes, folded constants) count against the load memory limit,
   // so a small file cannot make the executor allocate more than the machine has.
-  checkByteBudget("ONNX model", static_cast<uint64_t>(n) * (isFloatType(type) ? 4 : 8), "a tensor of shape " + shapeString(shape));
+  checkByteBudget("ONNX model", static_cast<uint64_t>(n) * (isFloatType(type) ? 4 : 8),
+                  "a tensor of shape " + shapeString(shape));
   if (isFloatType(type)) {
     f.assign(n, 0.0f);
   } else {

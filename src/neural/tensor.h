@@ -65,7 +65,8 @@ struct Tensor {
   // truncated toward zero and saturated for int).
   double asDouble(size_t k) const {
     if (isFloat()) return static_cast<double>(f[k]);
-    return dtype == DType::kUInt64 ? static_cast<double>(static_cast<uint64_t>(i[k])) : static_cast<double>(i[k]);
+    return dtype == DType::kUInt64 ? static_cast<double>(static_cast<uint64_t>(i[k]))
+                                   : static_cast<double>(i[k]);
   }
   int64_t asInt(size_t k) const { return isFloat() ? saturateToInt64(f[k]) : i[k]; }
   // Sets element k from a double, rounded to the type: floats by roundToFloatType, integers truncated toward

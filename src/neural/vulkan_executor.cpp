@@ -67,17 +67,28 @@ struct KernelSource {
 };
 KernelSource kernelSource(Kernel k) {
   switch (k) {
-    case Kernel::kEltwise: return {kEltwiseShader, "nn_eltwise"};
-    case Kernel::kMap: return {kMapShader, "nn_map"};
-    case Kernel::kGather: return {kGatherShader, "nn_gather"};
-    case Kernel::kReduce: return {kReduceShader, "nn_reduce"};
-    case Kernel::kSoftmax: return {kSoftmaxShader, "nn_softmax"};
-    case Kernel::kGemm: return {kGemmShader, "nn_gemm"};
-    case Kernel::kConv: return {kConvShader, "nn_conv"};
-    case Kernel::kSample: return {kSampleShader, "nn_sample"};
-    case Kernel::kMatmulSmall: return {kMatmulSmallShader, "nn_matmul_small"};
-    case Kernel::kFused: return {kFusedShader, "nn_fused"};
-    case Kernel::kCount: break;
+    case Kernel::kEltwise:
+      return {kEltwiseShader, "nn_eltwise"};
+    case Kernel::kMap:
+      return {kMapShader, "nn_map"};
+    case Kernel::kGather:
+      return {kGatherShader, "nn_gather"};
+    case Kernel::kReduce:
+      return {kReduceShader, "nn_reduce"};
+    case Kernel::kSoftmax:
+      return {kSoftmaxShader, "nn_softmax"};
+    case Kernel::kGemm:
+      return {kGemmShader, "nn_gemm"};
+    case Kernel::kConv:
+      return {kConvShader, "nn_conv"};
+    case Kernel::kSample:
+      return {kSampleShader, "nn_sample"};
+    case Kernel::kMatmulSmall:
+      return {kMatmulSmallShader, "nn_matmul_small"};
+    case Kernel::kFused:
+      return {kFusedShader, "nn_fused"};
+    case Kernel::kCount:
+      break;
   }
   return {{}, ""};
 }
@@ -106,24 +117,29 @@ Tensor fromWords(const uint32_t* w, DType type, const Shape& shape) {
 
 std::vector<GpuOpInfo> vulkanOps() {
   std::vector<GpuOpInfo> ops;
-  for (const UnaryOp& u : vulkan::kUnary) ops.push_back({u.op_type, u.code == NN_IDENTITY ? "not from or to uint32/uint64" : ""});
+  for (const UnaryOp& u : vulkan::kUnary)
+    ops.push_back({u.op_type, u.code == NN_IDENTITY ? "not from or to uint32/uint64" : ""});
   for (const UnaryOp& u : vulkan::kBinary) ops.push_back({u.op_type, ""});
   for (const auto& [op, data] : vulkan::mapOps()) {
     (void)data;
     ops.push_back({op.c_str(), op == "ScatterND" ? "reduction none, through a gather map; indices static"
                                                  : "through a gather map; shape inputs static"});
   }
-  for (const std::string& op : vulkan::aliasOps()) ops.push_back({op.c_str(), "aliases its input; shape inputs static"});
+  for (const std::string& op : vulkan::aliasOps())
+    ops.push_back({op.c_str(), "aliases its input; shape inputs static"});
   for (const auto& [op, code] : vulkan::reduceOps()) {
     (void)code;
     ops.push_back({op.c_str(), "up to 6 axes after merging; axes static"});
   }
-  for (const std::string& op : vulkan::staticOnlyOps()) ops.push_back({op.c_str(), "folded: inputs must be static"});
+  for (const std::string& op : vulkan::staticOnlyOps())
+    ops.push_back({op.c_str(), "folded: inputs must be static"});
   ops.push_back({"BatchNormalization", "inference; statistics static (folded into a multiply-add)"});
   ops.push_back({"Clip", "bounds static or tensors"});
   ops.push_back({"Conv", "1-D and 2-D"});
-  ops.push_back({"Einsum", "one operand (a strided sum) or two float operands (a strided GEMM: output labels batch, then one "
-                           "operand's, then the other's)"});
+  ops.push_back(
+      {"Einsum",
+       "one operand (a strided sum) or two float operands (a strided GEMM: output labels batch, then one "
+       "operand's, then the other's)"});
   ops.push_back({"InstanceNormalization", "one invocation per (n, c) plane"});
   ops.push_back({"LayerNormalization", "one invocation per row"});
   ops.push_back({"Max", "float types: up to 8 inputs; integer types: up to 2"});
@@ -135,14 +151,16 @@ std::vector<GpuOpInfo> vulkanOps() {
   ops.push_back({"Resize", "scales/sizes static; nearest through a gather map"});
   ops.push_back({"Softmax", ""});
   ops.push_back({"Where", ""});
-  std::sort(ops.begin(), ops.end(), [](const GpuOpInfo& a, const GpuOpInfo& b) { return std::strcmp(a.op_type, b.op_type) < 0; });
+  std::sort(ops.begin(), ops.end(),
+            [](const GpuOpInfo& a, const GpuOpInfo& b) { return std::strcmp(a.op_type, b.op_type) < 0; });
   return ops;
 }
 
 std::string vulkanUnsupportedReason(const Node& n, int64_t opset) {
   (void)opset;
   if (n.op_type == "ScatterND" && n.attrString("reduction", "none") != "none")
-    return "no Vulkan kernel for ScatterND with reduction '" + n.attrString("reduction", "none") + "' (reduction none runs through a gather map)";
+    return "no Vulkan kernel for ScatterND with reduction '" + n.attrString("reduction", "none") +
+           "' (reduction none runs through a gather map)";
   if (n.op_type == "Einsum" && n.inputs.size() > 2)
     return "no Vulkan kernel for Einsum of " + std::to_string(n.inputs.size()) + " operands (one or two)";
   for (const GpuOpInfo& op : vulkanOps())
@@ -199,7 +217,8 @@ struct VulkanExecutor::Impl {
   }
   // Per-node stamps go to queries query_base .. query_base + nodes; query_base > 0 leaves the reset to the
   // caller (runs recorded back to back into one pool).
-  VkCommandBuffer recordDispatches(DevicePlan& plan, VkCommandBuffer cmd, Stamps stamps, bool sync_nodes = false, uint32_t query_base = 0);
+  VkCommandBuffer recordDispatches(DevicePlan& plan, VkCommandBuffer cmd, Stamps stamps,
+                                   bool sync_nodes = false, uint32_t query_base = 0);
   double last_gpu_ms = 0;
   std::set<std::string> device_inputs;  // written on the GPU before record(): not copied from staging
 
@@ -215,7 +234,9 @@ struct VulkanExecutor::Impl {
       if (words && !device_inputs.count(v.name)) copies.push_back({cursor * 4, s.offset * 4, words * 4});
       cursor += words;
     }
-    if (!copies.empty()) vkCmdCopyBuffer(cmd, plan.staging.buffer, plan.arena.buffer, static_cast<uint32_t>(copies.size()), copies.data());
+    if (!copies.empty())
+      vkCmdCopyBuffer(cmd, plan.staging.buffer, plan.arena.buffer, static_cast<uint32_t>(copies.size()),
+                      copies.data());
     gpu::computeBarrier(cmd);
   }
 };
@@ -224,7 +245,8 @@ namespace {
 
 bool sameTensor(const Tensor& a, const Tensor& b) {
   return a.dtype == b.dtype && a.shape == b.shape && a.i == b.i &&
-         std::equal(a.f.begin(), a.f.end(), b.f.begin(), b.f.end(), [](float x, float y) { return std::memcmp(&x, &y, 4) == 0; });
+         std::equal(a.f.begin(), a.f.end(), b.f.begin(), b.f.end(),
+                    [](float x, float y) { return std::memcmp(&x, &y, 4) == 0; });
 }
 
 }  // namespace
@@ -246,7 +268,8 @@ std::string vulkanPlanProblem(const CpuExecutor& cpu, const TensorMap& inputs) {
 void VulkanExecutor::Impl::upload(DevicePlan& plan) {
   plan.arena = ctx.createBuffer(plan.arena_words * 4, false, "nn arena");
   plan.param_buffer = ctx.createBuffer(std::max<size_t>(plan.params.size(), 1) * 4, false, "nn params");
-  plan.staging = ctx.createBuffer(std::max<uint64_t>(plan.input_words + plan.output_words, 1) * 4, true, "nn staging");
+  plan.staging =
+      ctx.createBuffer(std::max<uint64_t>(plan.input_words + plan.output_words, 1) * 4, true, "nn staging");
   // Constants and parameters go up once, through a staging buffer of their size.
   uint64_t words = plan.params.size();
   for (const auto& [at, w] : plan.constants) words += w.size();
@@ -267,7 +290,9 @@ void VulkanExecutor::Impl::upload(DevicePlan& plan) {
     const VkBufferCopy c{0, 0, plan.params.size() * 4};
     vkCmdCopyBuffer(cmd, once.buffer, plan.param_buffer.buffer, 1, &c);
   }
-  if (!to_arena.empty()) vkCmdCopyBuffer(cmd, once.buffer, plan.arena.buffer, static_cast<uint32_t>(to_arena.size()), to_arena.data());
+  if (!to_arena.empty())
+    vkCmdCopyBuffer(cmd, once.buffer, plan.arena.buffer, static_cast<uint32_t>(to_arena.size()),
+                    to_arena.data());
   ctx.submit(cmd);
   plan.constants.clear();
   plan.constants.shrink_to_fit();
@@ -307,14 +332,16 @@ void VulkanExecutor::Impl::writeInputs(DevicePlan& plan, const TensorMap& inputs
     if (plan.keyed.count(v.name)) continue;
     const Tensor& t = inputs.at(v.name);
     if (t.dtype != v.dtype && v.dtype != DType::kUndefined)
-      throw Error(g.path + ": input '" + v.name + "' is " + dtypeName(t.dtype) + ", the model declares " + dtypeName(v.dtype));
+      throw Error(g.path + ": input '" + v.name + "' is " + dtypeName(t.dtype) + ", the model declares " +
+                  dtypeName(v.dtype));
     const std::vector<uint32_t> w = toWords(t, g.path + ": input '" + v.name + "'");
     if (!w.empty()) std::memcpy(dst + cursor, w.data(), w.size() * 4);
     cursor += w.size();
   }
 }
 
-VkCommandBuffer VulkanExecutor::Impl::recordDispatches(DevicePlan& plan, VkCommandBuffer cmd, Stamps stamps, bool sync_nodes, uint32_t query_base) {
+VkCommandBuffer VulkanExecutor::Impl::recordDispatches(DevicePlan& plan, VkCommandBuffer cmd, Stamps stamps,
+                                                       bool sync_nodes, uint32_t query_base) {
   const bool per_node = stamps == Stamps::kPerNode;
   if (stamps != Stamps::kNone) {
     if (query_base == 0) {
@@ -345,22 +372,28 @@ VkCommandBuffer VulkanExecutor::Impl::recordDispatches(DevicePlan& plan, VkComma
     // Profiling runs and SPLATFORGE_NN_SYNC put a barrier after every node, to time or fault-find it alone.
     const bool last = k + 1 == plan.nodes.size();
     const bool wave_end = last || plan.nodes[k + 1].wave != span.wave;
-    if (last) gpu::computeBarrier(cmd);
-    else if (wave_end || per_node || sync_nodes) gpu::shaderBarrier(cmd);
+    if (last)
+      gpu::computeBarrier(cmd);
+    else if (wave_end || per_node || sync_nodes)
+      gpu::shaderBarrier(cmd);
     if (sync_nodes) {  // SPLATFORGE_NN_SYNC: each node alone, named first (finds the node of a GPU fault)
-      std::fprintf(stderr, "[nn] node %zu/%zu '%s' (%s): %zu dispatch(es)\n", k + 1, plan.nodes.size(), span.name.c_str(), span.op_type.c_str(),
-                   span.end - span.first);
+      std::fprintf(stderr, "[nn] node %zu/%zu '%s' (%s): %zu dispatch(es)\n", k + 1, plan.nodes.size(),
+                   span.name.c_str(), span.op_type.c_str(), span.end - span.first);
       ctx.submit(cmd);
       cmd = ctx.begin();
       bound = nullptr;
     }
-    if (per_node) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, query_base + static_cast<uint32_t>(k + 1));
+    if (per_node)
+      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries,
+                          query_base + static_cast<uint32_t>(k + 1));
   }
-  if (stamps == Stamps::kTotal) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, query_base + 1);
+  if (stamps == Stamps::kTotal)
+    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, query_base + 1);
   return cmd;
 }
 
-VulkanExecutor::VulkanExecutor(gpu::Context& ctx, Graph graph) : impl_(std::make_unique<Impl>(ctx, std::move(graph))) {
+VulkanExecutor::VulkanExecutor(gpu::Context& ctx, Graph graph)
+    : impl_(std::make_unique<Impl>(ctx, std::move(graph))) {
   const Graph& g = impl_->cpu.graph();
   std::string bad;
   for (const Node& n : g.nodes)
@@ -371,8 +404,12 @@ VulkanExecutor::VulkanExecutor(gpu::Context& ctx, Graph graph) : impl_(std::make
 
 VulkanExecutor::~VulkanExecutor() = default;
 
-const Graph& VulkanExecutor::graph() const { return impl_->cpu.graph(); }
-const CpuExecutor& VulkanExecutor::cpu() const { return impl_->cpu; }
+const Graph& VulkanExecutor::graph() const {
+  return impl_->cpu.graph();
+}
+const CpuExecutor& VulkanExecutor::cpu() const {
+  return impl_->cpu;
+}
 
 void VulkanExecutor::prepare(const TensorMap& inputs) {
   const auto lock = impl_->ctx.lock();  // a plan's first prepare uploads (gpu::Context::lock)
@@ -396,7 +433,9 @@ TensorMap VulkanExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* ti
   VkCommandBuffer cmd = ctx.begin();
   impl_->recordInputCopy(plan, cmd);
   static const bool sync_nodes = std::getenv("SPLATFORGE_NN_SYNC") != nullptr;
-  const Impl::Stamps stamps = sync_nodes ? Impl::Stamps::kNone : times ? Impl::Stamps::kPerNode : Impl::Stamps::kTotal;
+  const Impl::Stamps stamps = sync_nodes ? Impl::Stamps::kNone
+                              : times    ? Impl::Stamps::kPerNode
+                                         : Impl::Stamps::kTotal;
   cmd = impl_->recordDispatches(plan, cmd, stamps, sync_nodes);
   std::vector<std::pair<const ValueInfo*, uint64_t>> read;  // output, staging word
   {
@@ -410,22 +449,27 @@ TensorMap VulkanExecutor::run(const TensorMap& inputs, std::vector<NodeTime>* ti
       read.emplace_back(&v, cursor);
       cursor += words;
     }
-    if (!copies.empty()) vkCmdCopyBuffer(cmd, plan.arena.buffer, plan.staging.buffer, static_cast<uint32_t>(copies.size()), copies.data());
+    if (!copies.empty())
+      vkCmdCopyBuffer(cmd, plan.arena.buffer, plan.staging.buffer, static_cast<uint32_t>(copies.size()),
+                      copies.data());
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
     mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0,
+                         nullptr, 0, nullptr);
   }
   ctx.submit(cmd);
   if (stamps != Impl::Stamps::kNone) {
     std::vector<uint64_t> ticks(stamps == Impl::Stamps::kPerNode ? plan.nodes.size() + 1 : 2);
-    SF_VK_CHECK(vkGetQueryPoolResults(ctx.device(), impl_->queries, 0, static_cast<uint32_t>(ticks.size()), ticks.size() * 8,
-                                      ticks.data(), 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+    SF_VK_CHECK(vkGetQueryPoolResults(ctx.device(), impl_->queries, 0, static_cast<uint32_t>(ticks.size()),
+                                      ticks.size() * 8, ticks.data(), 8,
+                                      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
     const double to_ms = ctx.timestampPeriodNs() * 1e-6;
     impl_->last_gpu_ms = static_cast<double>(ticks.back() - ticks.front()) * to_ms;
     if (times)
       for (size_t k = 0; k < plan.nodes.size(); ++k)
-        times->push_back({plan.nodes[k].op_type, static_cast<double>(ticks[k + 1] - ticks[k]) * to_ms, plan.nodes[k].name, plan.nodes[k].wave});
+        times->push_back({plan.nodes[k].op_type, static_cast<double>(ticks[k + 1] - ticks[k]) * to_ms,
+                          plan.nodes[k].name, plan.nodes[k].wave});
   }
   TensorMap result;
   const auto* staged = static_cast<const uint32_t*>(plan.staging.mapped);
@@ -449,7 +493,8 @@ void VulkanExecutor::setDeviceWrittenInputs(std::set<std::string> names) {
 
 VkDeviceAddress VulkanExecutor::inputAddress(const std::string& name) const {
   if (!impl_->current) throw Error(graph().path + ": inputAddress() before prepare()");
-  if (impl_->current->keyed.count(name)) throw Error(graph().path + ": input '" + name + "' is a shape argument of the plan, not a GPU value");
+  if (impl_->current->keyed.count(name))
+    throw Error(graph().path + ": input '" + name + "' is a shape argument of the plan, not a GPU value");
   auto it = impl_->current->slots.find(name);
   if (it == impl_->current->slots.end()) throw Error(graph().path + ": no input '" + name + "' on the GPU");
   return impl_->current->arena.address + it->second.offset * 4;
@@ -465,14 +510,19 @@ VkDeviceAddress VulkanExecutor::outputAddress(const std::string& name) const {
 // An output of the current plan: its slot, or its static value.
 std::pair<const Shape*, DType> VulkanExecutor::outputInfo(const std::string& name) const {
   if (!impl_->current) throw Error(graph().path + ": output '" + name + "' asked for before prepare()");
-  if (auto it = impl_->current->slots.find(name); it != impl_->current->slots.end()) return {&it->second.shape, it->second.dtype};
+  if (auto it = impl_->current->slots.find(name); it != impl_->current->slots.end())
+    return {&it->second.shape, it->second.dtype};
   auto st = impl_->current->statics.find(name);
   if (st == impl_->current->statics.end()) throw Error(graph().path + ": no output '" + name + "'");
   return {&st->second.shape, st->second.dtype};
 }
 
-const Shape& VulkanExecutor::outputShape(const std::string& name) const { return *outputInfo(name).first; }
-DType VulkanExecutor::outputType(const std::string& name) const { return outputInfo(name).second; }
+const Shape& VulkanExecutor::outputShape(const std::string& name) const {
+  return *outputInfo(name).first;
+}
+DType VulkanExecutor::outputType(const std::string& name) const {
+  return outputInfo(name).second;
+}
 
 const Tensor* VulkanExecutor::staticOutput(const std::string& name) const {
   if (!impl_->current) return nullptr;
@@ -480,17 +530,27 @@ const Tensor* VulkanExecutor::staticOutput(const std::string& name) const {
   return st == impl_->current->statics.end() ? nullptr : &st->second;
 }
 
-size_t VulkanExecutor::dispatches() const { return impl_->current ? impl_->current->dispatches.size() : 0; }
-uint64_t VulkanExecutor::arenaBytes() const { return impl_->current ? impl_->current->arena_words * 4 : 0; }
+size_t VulkanExecutor::dispatches() const {
+  return impl_->current ? impl_->current->dispatches.size() : 0;
+}
+uint64_t VulkanExecutor::arenaBytes() const {
+  return impl_->current ? impl_->current->arena_words * 4 : 0;
+}
 GraphRunner vulkanRunner(gpu::Context& ctx, const Graph& graph) {
   auto executor = std::make_shared<VulkanExecutor>(ctx, graph);
-  return [executor](const TensorMap& inputs, std::vector<NodeTime>* times) { return executor->run(inputs, times); };
+  return [executor](const TensorMap& inputs, std::vector<NodeTime>* times) {
+    return executor->run(inputs, times);
+  };
 }
 
-double VulkanExecutor::lastGpuMs() const { return impl_->last_gpu_ms; }
+double VulkanExecutor::lastGpuMs() const {
+  return impl_->last_gpu_ms;
+}
 
-std::vector<double> VulkanExecutor::runBackToBack(const TensorMap& inputs, int runs, std::vector<NodeTime>* times) {
-  if (runs < 1 || runs > 4096) throw Error(graph().path + ": back-to-back runs must be 1 to 4096, not " + std::to_string(runs));
+std::vector<double> VulkanExecutor::runBackToBack(const TensorMap& inputs, int runs,
+                                                  std::vector<NodeTime>* times) {
+  if (runs < 1 || runs > 4096)
+    throw Error(graph().path + ": back-to-back runs must be 1 to 4096, not " + std::to_string(runs));
   const auto lock = impl_->ctx.lock();  // (gpu::Context::lock)
   prepare(inputs);
   DevicePlan& plan = *impl_->current;
@@ -508,17 +568,22 @@ std::vector<double> VulkanExecutor::runBackToBack(const TensorMap& inputs, int r
   gpu::computeBarrier(cmd);
   vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, impl_->queries, 0);
   for (int r = 0; r < runs; ++r) {
-    cmd = impl_->recordDispatches(plan, cmd, Impl::Stamps::kNone);  // ends with a barrier: the next run may overwrite
-    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, impl_->queries, static_cast<uint32_t>(r + 1));
+    cmd = impl_->recordDispatches(plan, cmd,
+                                  Impl::Stamps::kNone);  // ends with a barrier: the next run may overwrite
+    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, impl_->queries,
+                        static_cast<uint32_t>(r + 1));
   }
-  for (uint32_t r = 0; r < profiled; ++r) cmd = impl_->recordDispatches(plan, cmd, Impl::Stamps::kPerNode, false, stamps + r * (nodes + 1));
+  for (uint32_t r = 0; r < profiled; ++r)
+    cmd = impl_->recordDispatches(plan, cmd, Impl::Stamps::kPerNode, false, stamps + r * (nodes + 1));
   ctx.submit(cmd);
   std::vector<uint64_t> ticks(total_queries);
-  SF_VK_CHECK(vkGetQueryPoolResults(ctx.device(), impl_->queries, 0, total_queries, ticks.size() * 8, ticks.data(), 8,
-                                    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  SF_VK_CHECK(vkGetQueryPoolResults(ctx.device(), impl_->queries, 0, total_queries, ticks.size() * 8,
+                                    ticks.data(), 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
   const double to_ms = ctx.timestampPeriodNs() * 1e-6;
   std::vector<double> out;
-  for (int r = 0; r < runs; ++r) out.push_back(static_cast<double>(ticks[static_cast<size_t>(r) + 1] - ticks[static_cast<size_t>(r)]) * to_ms);
+  for (int r = 0; r < runs; ++r)
+    out.push_back(static_cast<double>(ticks[static_cast<size_t>(r) + 1] - ticks[static_cast<size_t>(r)]) *
+                  to_ms);
   if (times) {
     times->clear();
     for (uint32_t k = 0; k < nodes; ++k) {
@@ -528,13 +593,18 @@ std::vector<double> VulkanExecutor::runBackToBack(const TensorMap& inputs, int r
         node_ms.push_back(static_cast<double>(ticks[at + 1] - ticks[at]) * to_ms);
       }
       std::nth_element(node_ms.begin(), node_ms.begin() + node_ms.size() / 2, node_ms.end());
-      times->push_back({plan.nodes[k].op_type, node_ms[node_ms.size() / 2], plan.nodes[k].name, plan.nodes[k].wave});
+      times->push_back(
+          {plan.nodes[k].op_type, node_ms[node_ms.size() / 2], plan.nodes[k].name, plan.nodes[k].wave});
     }
   }
   impl_->last_gpu_ms = out.back();
   return out;
 }
-size_t VulkanExecutor::waves() const { return impl_->current ? impl_->current->waves : 0; }
-size_t VulkanExecutor::gpuNodes() const { return impl_->current ? impl_->current->nodes.size() : 0; }
+size_t VulkanExecutor::waves() const {
+  return impl_->current ? impl_->current->waves : 0;
+}
+size_t VulkanExecutor::gpuNodes() const {
+  return impl_->current ? impl_->current->nodes.size() : 0;
+}
 
 }  // namespace sf::nn

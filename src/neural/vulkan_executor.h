@@ -19,13 +19,13 @@
 // uint64 values. A node that cannot run is refused with its name, op type and opset.
 #pragma once
 
+#include <volk.h>
+
 #include <memory>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <volk.h>
 
 #include "neural/cpu_executor.h"
 
@@ -75,7 +75,8 @@ class VulkanExecutor {
   // median over min(runs, kBackToBackProfiledRuns) more runs in the same submission with a barrier and a
   // timestamp after every node (a stable per-node split: the GPU's clock stays up).
   static constexpr int kBackToBackProfiledRuns = 64;
-  std::vector<double> runBackToBack(const TensorMap& inputs, int runs, std::vector<NodeTime>* times = nullptr);
+  std::vector<double> runBackToBack(const TensorMap& inputs, int runs,
+                                    std::vector<NodeTime>* times = nullptr);
 
   // In-frame use: plans for the inputs' shapes (if not yet) and uploads the inputs to the GPU now;
   // record() then records the graph's dispatches into `cmd` (ending with a compute barrier), after which
@@ -84,8 +85,9 @@ class VulkanExecutor {
   void prepare(const TensorMap& inputs);
   void record(VkCommandBuffer cmd);
   VkDeviceAddress outputAddress(const std::string& name) const;
-  // Inputs a GPU pass writes in the frame before record() (at inputAddress, 32-bit words as outputs): record()
-  // leaves them out of its copy from the values prepare() uploaded. Throws for a name that is not an input.
+  // Inputs a GPU pass writes in the frame before record() (at inputAddress, 32-bit words as outputs):
+  // record() leaves them out of its copy from the values prepare() uploaded. Throws for a name that is not an
+  // input.
   void setDeviceWrittenInputs(std::set<std::string> names);
   // Where an input lives in the prepared plan; throws before prepare() or for an input the plan keys on.
   VkDeviceAddress inputAddress(const std::string& name) const;

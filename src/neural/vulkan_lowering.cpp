@@ -66,8 +66,8 @@ const UnaryOp* findIn(std::span<const UnaryOp> table, const std::string& op) {
 }
 
 const std::map<std::string, int>& mapOps() {
-  static const std::map<std::string, int> ops{{"Concat", -1}, {"Expand", 1}, {"Pad", 1},  {"ScatterND", 5}, {"Slice", 1},
-                                              {"Split", 1},   {"Tile", 1},   {"Transpose", 1}};
+  static const std::map<std::string, int> ops{{"Concat", -1}, {"Expand", 1}, {"Pad", 1},  {"ScatterND", 5},
+                                              {"Slice", 1},   {"Split", 1},  {"Tile", 1}, {"Transpose", 1}};
   return ops;
 }
 int mapDataInputs(const Node& n) {
@@ -84,10 +84,11 @@ const std::set<std::string>& aliasOps() {
 }
 const std::map<std::string, uint32_t>& reduceOps() {
   static const std::map<std::string, uint32_t> ops{
-      {"ReduceL1", NN_RED_L1},   {"ReduceL2", NN_RED_L2},     {"ReduceLogSum", NN_RED_LOG_SUM},
-      {"ReduceLogSumExp", NN_RED_LOG_SUM_EXP}, {"ReduceMax", NN_RED_MAX}, {"ReduceMean", NN_RED_MEAN},
-      {"ReduceMin", NN_RED_MIN}, {"ReduceProd", NN_RED_PROD}, {"ReduceSum", NN_RED_SUM},
-      {"ReduceSumSquare", NN_RED_SUM_SQUARE}};
+      {"ReduceL1", NN_RED_L1},          {"ReduceL2", NN_RED_L2},
+      {"ReduceLogSum", NN_RED_LOG_SUM}, {"ReduceLogSumExp", NN_RED_LOG_SUM_EXP},
+      {"ReduceMax", NN_RED_MAX},        {"ReduceMean", NN_RED_MEAN},
+      {"ReduceMin", NN_RED_MIN},        {"ReduceProd", NN_RED_PROD},
+      {"ReduceSum", NN_RED_SUM},        {"ReduceSumSquare", NN_RED_SUM_SQUARE}};
   return ops;
 }
 const std::set<std::string>& staticOnlyOps() {
@@ -146,11 +147,15 @@ bool broadcastsTo(const Shape& from, const Shape& to) {
 std::pair<uint32_t, int> fusableOp(const Node& n, int64_t opset) {
   if (n.op_type == "Cast") return {0, 0};  // changes the storage class
   if (const UnaryOp* u = findIn(kUnary, n.op_type); u && n.op_type != "Not") return {u->code, 1};
-  if (const UnaryOp* b = findIn(kBinary, n.op_type); b && n.op_type != "And" && n.op_type != "Or" && n.op_type != "Equal" &&
-                                                     n.op_type != "Less" && n.op_type != "Greater")
+  if (const UnaryOp* b = findIn(kBinary, n.op_type); b && n.op_type != "And" && n.op_type != "Or" &&
+                                                     n.op_type != "Equal" && n.op_type != "Less" &&
+                                                     n.op_type != "Greater")
     return {b->code, 2};
-  if (n.op_type == "Clip") return opset >= 11 ? std::pair<uint32_t, int>{NN_CLIP, 3} : std::pair<uint32_t, int>{0, 0};  // bounds as attributes before 11
-  if ((n.op_type == "Max" || n.op_type == "Min") && n.inputs.size() == 2) return {n.op_type == "Max" ? NN_MAX : NN_MIN, 2};
+  if (n.op_type == "Clip")
+    return opset >= 11 ? std::pair<uint32_t, int>{NN_CLIP, 3}
+                       : std::pair<uint32_t, int>{0, 0};  // bounds as attributes before 11
+  if ((n.op_type == "Max" || n.op_type == "Min") && n.inputs.size() == 2)
+    return {n.op_type == "Max" ? NN_MAX : NN_MIN, 2};
   return {0, 0};
 }
 
@@ -269,8 +274,10 @@ void Lowering::dispatch(Kernel k, uint32_t base, uint64_t count, const Node& n) 
   if (count == 0) return;
   const uint64_t groups = (count + kGroupSize - 1) / kGroupSize;
   const uint64_t x = std::min<uint64_t>(groups, 65535), y = (groups + x - 1) / x;
-  if (y > 65535 || count > 0xFFFFFFFFull) refuse(g_, n, std::to_string(count) + " invocations exceed one dispatch");
-  plan_.dispatches.push_back({k, base, static_cast<uint32_t>(count), {static_cast<uint32_t>(x), static_cast<uint32_t>(y), 1}});
+  if (y > 65535 || count > 0xFFFFFFFFull)
+    refuse(g_, n, std::to_string(count) + " invocations exceed one dispatch");
+  plan_.dispatches.push_back(
+      {k, base, static_cast<uint32_t>(count), {static_cast<uint32_t>(x), static_cast<uint32_t>(y), 1}});
 }
 
 const Slot& Lowering::slot(const Node& n, const std::string& name) {
@@ -290,7 +297,8 @@ const Tensor& Lowering::staticValue(const Node& n, size_t k, const char* what) {
   auto it = plan_.statics.find(n.inputs[k]);
   if (it == plan_.statics.end()) {
     keyOrRefuse(n, {n.inputs[k]});
-    refuse(g_, n, std::string(what) + " ('" + n.inputs[k] + "') must be a constant, not computed from the inputs");
+    refuse(g_, n,
+           std::string(what) + " ('" + n.inputs[k] + "') must be a constant, not computed from the inputs");
   }
   return it->second;
 }
@@ -315,7 +323,8 @@ Lowering::Operand Lowering::operand(const Node& n, const std::string& name, cons
   return o;
 }
 
-void Lowering::eltwise(const Node& n, uint32_t op, std::span<const std::string> ins, float alpha, float beta) {
+void Lowering::eltwise(const Node& n, uint32_t op, std::span<const std::string> ins, float alpha,
+                       float beta) {
   const Slot& out = slot(n, n.outputs[0]);
   Shape dims = out.shape;
   std::vector<std::vector<int64_t>> strides;
@@ -343,7 +352,8 @@ void Lowering::eltwise(const Node& n, uint32_t op, std::span<const std::string> 
     if (ins[k].empty()) continue;
     param(b, 10 + 8 * k) = operands[k].offset;
     param(b, 11 + 8 * k) = static_cast<uint32_t>(operands[k].dtype);
-    for (size_t d = 0; d < dims.size(); ++d) param(b, 12 + 8 * k + d) = static_cast<uint32_t>(strides[k + 1][d]);
+    for (size_t d = 0; d < dims.size(); ++d)
+      param(b, 12 + 8 * k + d) = static_cast<uint32_t>(strides[k + 1][d]);
   }
   param(b, 34) = floatBits(alpha);
   param(b, 35) = floatBits(beta);
@@ -384,7 +394,8 @@ std::vector<std::vector<int64_t>> Lowering::computeMaps(const Node& n, const Val
     names.push_back(n.inputs[k]);
     const Shape& shape = info.at(n.inputs[k]).second;
     Tensor t(DType::kInt64, shape);
-    if (static_cast<int64_t>(t.i.size()) >= (int64_t{1} << 28)) refuse(g_, n, "an input of 2^28 elements or more");
+    if (static_cast<int64_t>(t.i.size()) >= (int64_t{1} << 28))
+      refuse(g_, n, "an input of 2^28 elements or more");
     for (size_t e = 0; e < t.i.size(); ++e) t.i[e] = ((j << 28) | static_cast<int64_t>(e)) + 1;
     owned[k] = std::move(t);
     in[k] = &owned[k];
@@ -427,7 +438,8 @@ Lowering::Sources Lowering::sourcesOf(const std::string& value, const ValueTypes
 
 // Entries of `map` (1 + (j << 28 | index) into `inputs`) resolved through each input's own sources; only
 // the sources some element reads are kept (a Slice of a Concat may read one of them).
-Lowering::Sources Lowering::compose(const Node& n, const std::vector<int64_t>& map, const std::vector<Sources>& inputs) {
+Lowering::Sources Lowering::compose(const Node& n, const std::vector<int64_t>& map,
+                                    const std::vector<Sources>& inputs) {
   Sources all = composeAll(n, map, inputs);
   Sources out;
   out.identity = false;
@@ -445,7 +457,8 @@ Lowering::Sources Lowering::compose(const Node& n, const std::vector<int64_t>& m
   return out;
 }
 
-Lowering::Sources Lowering::composeAll(const Node& n, const std::vector<int64_t>& map, const std::vector<Sources>& inputs) {
+Lowering::Sources Lowering::composeAll(const Node& n, const std::vector<int64_t>& map,
+                                       const std::vector<Sources>& inputs) {
   Sources out;
   out.identity = false;
   std::vector<std::vector<int64_t>> remap(inputs.size());  // input j's source k -> index in out.sources
@@ -494,7 +507,8 @@ void Lowering::mapped(const Node& n, const ValueTypes& info) {
 void Lowering::gemm(const Node& n, bool is_gemm) {
   const Slot& a = slot(n, n.inputs.at(0));
   const Slot& bm = slot(n, n.inputs.at(1));
-  if (!isFloatType(a.dtype) || !isFloatType(bm.dtype)) refuse(g_, n, "integer matrix products are not supported");
+  if (!isFloatType(a.dtype) || !isFloatType(bm.dtype))
+    refuse(g_, n, "integer matrix products are not supported");
   Product p;
   p.a = n.inputs[0];
   p.b = n.inputs[1];
@@ -552,8 +566,8 @@ void Lowering::product(const Node& n, const Product& pr, bool is_gemm) {
   if (batch.size() > 4) refuse(g_, n, "more than 4 batch axes after merging");
   for (int64_t v : {pr.sam, pr.sak, pr.sbk, pr.sbn})
     if (v < 0 || v > 0xFFFFFFFFll) refuse(g_, n, "operand strides beyond 32 bits");
-  const auto sam = static_cast<uint32_t>(pr.sam), sak = static_cast<uint32_t>(pr.sak), sbk = static_cast<uint32_t>(pr.sbk),
-             sbn = static_cast<uint32_t>(pr.sbn);
+  const auto sam = static_cast<uint32_t>(pr.sam), sak = static_cast<uint32_t>(pr.sak),
+             sbk = static_cast<uint32_t>(pr.sbk), sbn = static_cast<uint32_t>(pr.sbn);
   int64_t batches = 1;
   for (int64_t d : batch) batches *= d;
   // Narrow products (a side under 16, or many small batched matrices) waste most of a 64 x 64 tile: one
@@ -610,9 +624,13 @@ void Lowering::product(const Node& n, const Product& pr, bool is_gemm) {
     dispatch(Kernel::kMatmulSmall, b, static_cast<uint64_t>(batches * M * N), n);
     return;
   }
-  plan_.dispatches.push_back({Kernel::kGemm, b, 0,
-                              {static_cast<uint32_t>((N + 63) / 64), static_cast<uint32_t>((M + 63) / 64), static_cast<uint32_t>(batches)}});
-  if ((M + 63) / 64 > 65535 || (N + 63) / 64 > 65535) refuse(g_, n, "matrices beyond 4 million rows or columns");
+  plan_.dispatches.push_back({Kernel::kGemm,
+                              b,
+                              0,
+                              {static_cast<uint32_t>((N + 63) / 64), static_cast<uint32_t>((M + 63) / 64),
+                               static_cast<uint32_t>(batches)}});
+  if ((M + 63) / 64 > 65535 || (N + 63) / 64 > 65535)
+    refuse(g_, n, "matrices beyond 4 million rows or columns");
 }
 
 void Lowering::conv(const Node& n) {
@@ -633,7 +651,8 @@ void Lowering::conv(const Node& n) {
     const int64_t in[2] = {H, W}, o[2] = {OH, OW}, k[2] = {KH, KW};
     for (size_t d = 0; d < spatial; ++d) {
       const size_t dd = spatial == 1 ? 1 : d;
-      const int64_t total = std::max<int64_t>(0, (o[dd] - 1) * strides[d] + (k[dd] - 1) * dil[d] + 1 - in[dd]);
+      const int64_t total =
+          std::max<int64_t>(0, (o[dd] - 1) * strides[d] + (k[dd] - 1) * dil[d] + 1 - in[dd]);
       pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
     }
   } else if (auto_pad == "VALID") {
@@ -702,8 +721,8 @@ void Lowering::reduce(const Node& n, uint32_t kind) {
   stridedReduce(n, kind, n.inputs[0], std::move(kept), std::move(kept_st), std::move(red), std::move(red_st));
 }
 
-void Lowering::stridedReduce(const Node& n, uint32_t kind, const std::string& input, Shape kept, std::vector<int64_t> kept_st,
-                             Shape red, std::vector<int64_t> red_st) {
+void Lowering::stridedReduce(const Node& n, uint32_t kind, const std::string& input, Shape kept,
+                             std::vector<int64_t> kept_st, Shape red, std::vector<int64_t> red_st) {
   const Slot& x = slot(n, input);
   const Slot& out = slot(n, n.outputs[0]);
   int64_t total = 1;
@@ -716,7 +735,8 @@ void Lowering::stridedReduce(const Node& n, uint32_t kind, const std::string& in
   // its 256 invocations striding the reduced elements and combining through shared memory, instead of one
   // invocation walking them all. Float kinds whose partial results combine with the same operation.
   const uint64_t outputs = static_cast<uint64_t>(elementCount(out.shape));
-  const bool cooperative = isFloatType(x.dtype) && kind != NN_RED_LOG_SUM_EXP && total >= 256 && outputs * 256 <= (uint64_t{1} << 31);
+  const bool cooperative = isFloatType(x.dtype) && kind != NN_RED_LOG_SUM_EXP && total >= 256 &&
+                           outputs * 256 <= (uint64_t{1} << 31);
   const uint32_t b = newParams(32);
   param(b, 31) = cooperative ? 1 : 0;
   param(b, 0) = kind;
@@ -737,7 +757,8 @@ void Lowering::stridedReduce(const Node& n, uint32_t kind, const std::string& in
   dispatch(Kernel::kReduce, b, cooperative ? outputs * 256 : outputs, n);
 }
 
-uint32_t Lowering::rowParams(const Node& n, size_t words, uint32_t mode, DType type, int64_t outer, int64_t len, int64_t inner) {
+uint32_t Lowering::rowParams(const Node& n, size_t words, uint32_t mode, DType type, int64_t outer,
+                             int64_t len, int64_t inner) {
   const uint32_t b = newParams(words);
   param(b, 0) = mode;
   param(b, 1) = off(n, n.outputs[0]);
@@ -810,7 +831,9 @@ void Lowering::gridSample(const Node& n) {
   param(b, 10) = static_cast<uint32_t>(grid.shape[1]);
   param(b, 11) = static_cast<uint32_t>(grid.shape[2]);
   param(b, 12) = mode == "nearest" ? 0 : (mode == "bicubic" || mode == "cubic") ? 2 : 1;
-  param(b, 13) = padding == "border" ? NN_PAD_BORDER : padding == "reflection" ? NN_PAD_REFLECTION : NN_PAD_ZEROS;
+  param(b, 13) = padding == "border"       ? NN_PAD_BORDER
+                 : padding == "reflection" ? NN_PAD_REFLECTION
+                                           : NN_PAD_ZEROS;
   param(b, 14) = n.attrInt("align_corners", 0) != 0 ? 1 : 0;
   dispatch(Kernel::kSample, b, static_cast<uint64_t>(elementCount(out.shape)), n);
 }
@@ -888,7 +911,8 @@ void Lowering::clip(const Node& n) {
   std::string ins[3] = {n.inputs.at(0), "", ""};
   if (g_.opset < 11) {
     for (int k = 0; k < 2; ++k) {
-      const float v = n.attrFloat(k == 0 ? "min" : "max", k == 0 ? -std::numeric_limits<float>::max() : std::numeric_limits<float>::max());
+      const float v = n.attrFloat(k == 0 ? "min" : "max", k == 0 ? -std::numeric_limits<float>::max()
+                                                                 : std::numeric_limits<float>::max());
       const std::string name = n.outputs[0] + (k == 0 ? "#min" : "#max");
       plan_.slots[name] = {constant({floatBits(v)}), DType::kFloat32, {}, true};
       ins[1 + k] = name;
@@ -899,8 +923,8 @@ void Lowering::clip(const Node& n) {
   eltwise(n, NN_CLIP, ins);
 }
 
-// Max and Min: one input is a copy, two an elementwise dispatch, three to eight float inputs one fused program
-// folding them in order (integer values would lose bits in the fused kernel's float registers).
+// Max and Min: one input is a copy, two an elementwise dispatch, three to eight float inputs one fused
+// program folding them in order (integer values would lose bits in the fused kernel's float registers).
 void Lowering::extremum(const Node& n, const ValueTypes& info) {
   const uint32_t code = n.op_type == "Max" ? NN_MAX : NN_MIN;
   if (n.inputs.size() == 1) {
@@ -914,7 +938,9 @@ void Lowering::extremum(const Node& n, const ValueTypes& info) {
     return;
   }
   const DType type = info.at(n.outputs[0]).first;
-  if (!isFloatType(type)) refuse(g_, n, std::to_string(n.inputs.size()) + " integer inputs (integer " + n.op_type + " takes up to 2)");
+  if (!isFloatType(type))
+    refuse(g_, n,
+           std::to_string(n.inputs.size()) + " integer inputs (integer " + n.op_type + " takes up to 2)");
   std::vector<std::string> inputs;
   auto reg = [&](const std::string& v) {
     auto at = std::find(inputs.begin(), inputs.end(), v);
@@ -924,7 +950,8 @@ void Lowering::extremum(const Node& n, const ValueTypes& info) {
   };
   std::vector<std::array<uint32_t, 6>> program;
   for (size_t k = 1; k < n.inputs.size(); ++k)
-    program.push_back({code, k == 1 ? reg(n.inputs[0]) : static_cast<uint32_t>(kFusedInputs), reg(n.inputs[k]), 255, static_cast<uint32_t>(type), 0});
+    program.push_back({code, k == 1 ? reg(n.inputs[0]) : static_cast<uint32_t>(kFusedInputs),
+                       reg(n.inputs[k]), 255, static_cast<uint32_t>(type), 0});
   fusedProgram(n, inputs, program);
 }
 
@@ -940,7 +967,9 @@ void Lowering::normalise(const Node& n) {
   int64_t rows = 1, len = 1;
   for (int64_t d = 0; d < rank; ++d) (d < axis ? rows : len) *= x.shape[static_cast<size_t>(d)];
   // Which value of scale and B each element takes: per element of the row, one for all, or per channel.
-  auto mode = [&](const Slot& s) -> uint32_t { return !layer ? 2 : elementCount(s.shape) == 1 && len != 1 ? 1 : 0; };
+  auto mode = [&](const Slot& s) -> uint32_t {
+    return !layer ? 2 : elementCount(s.shape) == 1 && len != 1 ? 1 : 0;
+  };
   const uint32_t b = rowParams(n, 18, 2, x.dtype, rows, len, 1);
   param(b, 7) = floatBits(n.attrFloat("epsilon", 1e-5f));
   param(b, 8) = off(n, n.inputs[1]);
@@ -981,13 +1010,14 @@ void Lowering::einsum(const Node& n) {
   }
   if (n.inputs.size() != 2) refuse(g_, n, "Einsum of more than two operands");
   for (const std::string& in : n.inputs)
-    if (!isFloatType(slot(n, in).dtype)) refuse(g_, n, "an integer Einsum of two operands (the GPU's products are float)");
+    if (!isFloatType(slot(n, in).dtype))
+      refuse(g_, n, "an integer Einsum of two operands (the GPU's products are float)");
   const std::string equation = "equation '" + n.attrString("equation", "") + "': ";
   // Labels of one element play no part in the layout. The output's axes up to the last label both operands
   // have are batch axes (one an operand lacks has stride 0 there); the rest must be one operand's own labels
   // (the product's rows), then the other's (its columns).
   std::vector<size_t> axes;  // output labels of more than one element
-  std::string order;         // per such axis: 'b' both operands have it, '0' or '1' the operand that alone has it
+  std::string order;  // per such axis: 'b' both operands have it, '0' or '1' the operand that alone has it
   for (size_t l : spec.output) {
     const EinsumSpec::Label& label = spec.labels[l];
     if (label.size == 1) continue;
@@ -998,15 +1028,20 @@ void Lowering::einsum(const Node& n) {
   for (size_t l = 0; l < spec.labels.size(); ++l) {
     if (in_output[l] || spec.labels[l].size == 1) continue;
     if (!spec.labels[l].present[0] || !spec.labels[l].present[1])
-      refuse(g_, n, equation + "a label summed within one operand (GPU products sum over labels both operands have)");
+      refuse(
+          g_, n,
+          equation + "a label summed within one operand (GPU products sum over labels both operands have)");
     summed.push_back(l);
   }
   const size_t lead = order.find_last_of('b') == std::string::npos ? 0 : order.find_last_of('b') + 1;
   const std::string rest = order.substr(lead);
   const size_t ia = rest.empty() ? 0 : static_cast<size_t>(rest[0] - '0'), ib = 1 - ia;
   const size_t switch_at = rest.find_first_not_of(static_cast<char>('0' + ia));
-  if (switch_at != std::string::npos && rest.find(static_cast<char>('0' + ia), switch_at) != std::string::npos)
-    refuse(g_, n, equation + "the output's axes are not batch axes, then one operand's own labels, then the other's");
+  if (switch_at != std::string::npos &&
+      rest.find(static_cast<char>('0' + ia), switch_at) != std::string::npos)
+    refuse(
+        g_, n,
+        equation + "the output's axes are not batch axes, then one operand's own labels, then the other's");
   std::vector<size_t> batch(axes.begin(), axes.begin() + static_cast<std::ptrdiff_t>(lead)), own[2];
   for (size_t k = lead; k < axes.size(); ++k) own[order[k] == '1' ? 1 : 0].push_back(axes[k]);
   // A group of labels as one axis of an operand: its size and stride, when the labels are contiguous there.
@@ -1016,7 +1051,9 @@ void Lowering::einsum(const Node& n) {
     if (labels.empty() || size == 0) return true;
     stride = spec.labels[labels.back()].strides[op];
     for (size_t k = 0; k + 1 < labels.size(); ++k)
-      if (spec.labels[labels[k]].strides[op] != spec.labels[labels[k + 1]].strides[op] * spec.labels[labels[k + 1]].size) return false;
+      if (spec.labels[labels[k]].strides[op] !=
+          spec.labels[labels[k + 1]].strides[op] * spec.labels[labels[k + 1]].size)
+        return false;
     return true;
   };
   Product p;
@@ -1026,7 +1063,9 @@ void Lowering::einsum(const Node& n) {
     refuse(g_, n, equation + "an operand's output labels are not contiguous in it");
   bool laid_out = false;
   for (size_t by : {ia, ib}) {
-    std::stable_sort(summed.begin(), summed.end(), [&](size_t x, size_t y) { return spec.labels[x].strides[by] > spec.labels[y].strides[by]; });
+    std::stable_sort(summed.begin(), summed.end(), [&](size_t x, size_t y) {
+      return spec.labels[x].strides[by] > spec.labels[y].strides[by];
+    });
     int64_t k_b = 0;
     if (merge(summed, ia, p.K, p.sak) && merge(summed, ib, k_b, p.sbk)) {
       laid_out = true;
@@ -1067,9 +1106,11 @@ void Lowering::fusedChain(const Node& tip, const ValueTypes& info) {
   fusedProgram(tip, inputs, program);
 }
 
-void Lowering::fusedProgram(const Node& tip, const std::vector<std::string>& inputs, const std::vector<std::array<uint32_t, 6>>& program) {
+void Lowering::fusedProgram(const Node& tip, const std::vector<std::string>& inputs,
+                            const std::vector<std::array<uint32_t, 6>>& program) {
   const Slot& out = slot(tip, tip.outputs[0]);
-  if (inputs.size() > kFusedInputs || program.size() > 16) refuse(g_, tip, "a fused chain beyond 8 inputs or 16 operations");
+  if (inputs.size() > kFusedInputs || program.size() > 16)
+    refuse(g_, tip, "a fused chain beyond 8 inputs or 16 operations");
   Shape dims = out.shape;
   std::vector<std::vector<int64_t>> strides{rowStrides(dims)};
   std::vector<Operand> operands;
@@ -1088,7 +1129,8 @@ void Lowering::fusedProgram(const Node& tip, const std::vector<std::string>& inp
   for (size_t k = 0; k < inputs.size(); ++k) {
     param(b, 10 + 8 * k) = operands[k].offset;
     param(b, 11 + 8 * k) = static_cast<uint32_t>(operands[k].dtype);
-    for (size_t d = 0; d < dims.size(); ++d) param(b, 12 + 8 * k + d) = static_cast<uint32_t>(strides[k + 1][d]);
+    for (size_t d = 0; d < dims.size(); ++d)
+      param(b, 12 + 8 * k + d) = static_cast<uint32_t>(strides[k + 1][d]);
   }
   param(b, 74) = static_cast<uint32_t>(program.size());
   for (size_t i = 0; i < program.size(); ++i)
@@ -1111,7 +1153,8 @@ void Lowering::lower(const Node& n, const ValueTypes& info) {
     eltwise(n, u->code, ins, alpha);
   } else if (const UnaryOp* b = findIn(kBinary, op)) {
     const std::string ins[2] = {n.inputs.at(0), n.inputs.at(1)};
-    if (op == "Pow" && !isFloatType(info.at(ins[0]).first) && isFloatType(info.at(ins[1]).first))  // (an input may be a view)
+    if (op == "Pow" && !isFloatType(info.at(ins[0]).first) &&
+        isFloatType(info.at(ins[1]).first))  // (an input may be a view)
       refuse(g_, n, "an integer base with a float exponent");
     eltwise(n, b->code, ins);
   } else if (op == "Where") {

@@ -23,7 +23,19 @@
 namespace sf::nn::vulkan {
 
 // The compute kernels (shaders/nn_*.comp), one pipeline each.
-enum class Kernel { kEltwise, kFused, kMap, kGather, kReduce, kSoftmax, kGemm, kMatmulSmall, kConv, kSample, kCount };
+enum class Kernel {
+  kEltwise,
+  kFused,
+  kMap,
+  kGather,
+  kReduce,
+  kSoftmax,
+  kGemm,
+  kMatmulSmall,
+  kConv,
+  kSample,
+  kCount
+};
 
 // Invocations per workgroup of every kernel.
 inline constexpr uint32_t kGroupSize = 256;
@@ -32,8 +44,8 @@ inline constexpr uint32_t kGroupSize = 256;
 
 struct Dispatch {
   Kernel kernel;
-  uint32_t base;             // first parameter word
-  uint32_t count;            // invocations
+  uint32_t base;   // first parameter word
+  uint32_t count;  // invocations
   std::array<uint32_t, 3> groups;
 };
 
@@ -53,7 +65,7 @@ struct NodeSpan {
 // One plan per set of input shapes (and values of keyed inputs): everything a run records, computed once.
 struct Plan {
   std::vector<Shape> key;
-  std::set<std::string> keyed;         // graph inputs whose values are part of the key (shape arguments)
+  std::set<std::string> keyed;  // graph inputs whose values are part of the key (shape arguments)
   std::map<std::string, Tensor> key_values;
   std::map<std::string, Slot> slots;
   std::map<std::string, Tensor> statics;  // static values (graph outputs among them are returned as they are)
@@ -73,15 +85,27 @@ struct UnaryOp {
   uint32_t code;
 };
 inline constexpr UnaryOp kUnary[] = {
-    {"Abs", NN_ABS},       {"Ceil", NN_CEIL},   {"Cos", NN_COS},        {"Erf", NN_ERF},
-    {"Exp", NN_EXP},       {"Floor", NN_FLOOR}, {"LeakyRelu", NN_LEAKY_RELU}, {"Log", NN_LOG},
-    {"Neg", NN_NEG},       {"Not", NN_NOT},     {"Reciprocal", NN_RECIPROCAL}, {"Relu", NN_RELU},
-    {"Sigmoid", NN_SIGMOID}, {"Sin", NN_SIN},   {"Sqrt", NN_SQRT},      {"Tanh", NN_TANH},
+    {"Abs", NN_ABS},
+    {"Ceil", NN_CEIL},
+    {"Cos", NN_COS},
+    {"Erf", NN_ERF},
+    {"Exp", NN_EXP},
+    {"Floor", NN_FLOOR},
+    {"LeakyRelu", NN_LEAKY_RELU},
+    {"Log", NN_LOG},
+    {"Neg", NN_NEG},
+    {"Not", NN_NOT},
+    {"Reciprocal", NN_RECIPROCAL},
+    {"Relu", NN_RELU},
+    {"Sigmoid", NN_SIGMOID},
+    {"Sin", NN_SIN},
+    {"Sqrt", NN_SQRT},
+    {"Tanh", NN_TANH},
     {"Cast", NN_IDENTITY},
 };
 inline constexpr UnaryOp kBinary[] = {
-    {"Add", NN_ADD},     {"And", NN_AND},         {"Div", NN_DIV}, {"Equal", NN_EQUAL}, {"Greater", NN_GREATER},
-    {"Less", NN_LESS},   {"Mul", NN_MUL},         {"Or", NN_OR},   {"Pow", NN_POW},     {"Sub", NN_SUB},
+    {"Add", NN_ADD},   {"And", NN_AND}, {"Div", NN_DIV}, {"Equal", NN_EQUAL}, {"Greater", NN_GREATER},
+    {"Less", NN_LESS}, {"Mul", NN_MUL}, {"Or", NN_OR},   {"Pow", NN_POW},     {"Sub", NN_SUB},
 };
 // The entry of `op` in `table`, or null.
 const UnaryOp* findIn(std::span<const UnaryOp> table, const std::string& op);
@@ -155,7 +179,8 @@ class Lowering {
   // otherwise (the caller refuses).
   void keyOrRefuse(const Node& n, const std::vector<std::string>& values);
   std::map<std::string, int64_t> sizes_;  // element counts of the graph inputs
-  std::map<std::string, uint32_t> acts_;  // matrix product output -> activation fused into it (1 relu, 2 sigmoid, 3 tanh)
+  std::map<std::string, uint32_t>
+      acts_;  // matrix product output -> activation fused into it (1 relu, 2 sigmoid, 3 tanh)
 
   // A constant of the plan (uploaded once), returning its offset. Always fresh space: a range freed earlier
   // in the plan is written by the values that held it when the plan runs.
@@ -174,8 +199,10 @@ class Lowering {
     std::vector<int64_t> entries;  // 1 + (source << 28 | index), 0: fill; empty when identity
     bool identity = false;         // the value's own elements, in order (one source)
   };
-  std::map<std::string, const Node*> absorbed_;      // stored value -> the map node that would write it, composed into its reader
-  std::map<const Node*, std::vector<const Node*>> chains_;  // last node of a fused elementwise chain -> the chain, in order
+  std::map<std::string, const Node*>
+      absorbed_;  // stored value -> the map node that would write it, composed into its reader
+  std::map<const Node*, std::vector<const Node*>>
+      chains_;  // last node of a fused elementwise chain -> the chain, in order
   // A map node whose map is a strided view of its one source (Transpose, Slice, Expand, ...), read only by
   // elementwise nodes, is not run: they read the source through the view. Keyed by the name they read.
   struct View {
@@ -212,7 +239,8 @@ class Lowering {
 
   void eltwise(const Node& n, uint32_t op, std::span<const std::string> ins, float alpha = 0, float beta = 0);
   void mapped(const Node& n, const ValueTypes& info);
-  std::vector<std::vector<int64_t>> computeMaps(const Node& n, const ValueTypes& info, std::vector<std::string>& names, uint32_t& fill);
+  std::vector<std::vector<int64_t>> computeMaps(const Node& n, const ValueTypes& info,
+                                                std::vector<std::string>& names, uint32_t& fill);
   Sources sourcesOf(const std::string& value, const ValueTypes& info);
   Sources compose(const Node& n, const std::vector<int64_t>& map, const std::vector<Sources>& inputs);
   Sources composeAll(const Node& n, const std::vector<int64_t>& map, const std::vector<Sources>& inputs);
@@ -228,9 +256,10 @@ class Lowering {
   void conv(const Node& n);
   void reduce(const Node& n, uint32_t kind);
   void softmax(const Node& n);
-  // A parameter block of `words` for shaders/nn_softmax.comp, its first words filled: `mode`, the node's first
-  // output and input, the input's type, then outer, axis length and inner (rows of outer x inner).
-  uint32_t rowParams(const Node& n, size_t words, uint32_t mode, DType type, int64_t outer, int64_t len, int64_t inner);
+  // A parameter block of `words` for shaders/nn_softmax.comp, its first words filled: `mode`, the node's
+  // first output and input, the input's type, then outer, axis length and inner (rows of outer x inner).
+  uint32_t rowParams(const Node& n, size_t words, uint32_t mode, DType type, int64_t outer, int64_t len,
+                     int64_t inner);
   void gather(const Node& n, const ValueTypes& info);
   void gridSample(const Node& n);
   void resize(const Node& n, const ValueTypes& info);
@@ -241,8 +270,8 @@ class Lowering {
   void einsum(const Node& n);
   // A reduction of `input` over `red` (its strides `rs`) for each element of `kept` (strides `ks`), written
   // in kept's row-major order: the Reduce* family and one-operand Einsum.
-  void stridedReduce(const Node& n, uint32_t kind, const std::string& input, Shape kept, std::vector<int64_t> ks, Shape red,
-                     std::vector<int64_t> rs);
+  void stridedReduce(const Node& n, uint32_t kind, const std::string& input, Shape kept,
+                     std::vector<int64_t> ks, Shape red, std::vector<int64_t> rs);
   // A batched product out[batch][m][n] = sum_k A[.. m .. k] B[.. k .. n] with A and B read through strides:
   // MatMul, Gemm (alpha, beta, C from the node) and two-operand Einsum.
   struct Product {
@@ -255,7 +284,8 @@ class Lowering {
   void product(const Node& n, const Product& p, bool is_gemm);
   // A fused program (shaders/nn_fused.comp) over `inputs` writing the node's first output: operations
   // {op, a, b, c, value type, alpha bits} with operands 0..7 (inputs), 8 (the previous result), 255 (none).
-  void fusedProgram(const Node& tip, const std::vector<std::string>& inputs, const std::vector<std::array<uint32_t, 6>>& program);
+  void fusedProgram(const Node& tip, const std::vector<std::string>& inputs,
+                    const std::vector<std::array<uint32_t, 6>>& program);
 
   const Graph& g_;
   Plan& plan_;

@@ -13,7 +13,8 @@ namespace {
 
 // Whether a map (1 + (source << 28 | index) per element, see Lowering::computeMaps) reads one source as a
 // strided view over `shape`: index = base + sum_d coord_d stride_d with every stride >= 0.
-bool affineView(const std::vector<int64_t>& map, const Shape& shape, int64_t& base, std::vector<int64_t>& strides) {
+bool affineView(const std::vector<int64_t>& map, const Shape& shape, int64_t& base,
+                std::vector<int64_t>& strides) {
   const size_t count = static_cast<size_t>(elementCount(shape));
   if (count == 0 || map.size() != count) return false;
   constexpr int64_t kIndexMask = (int64_t{1} << 28) - 1;
@@ -57,12 +58,12 @@ bool readsAsData(const Node& reader, const std::string& v) {
 
 // The operators whose readers may read an input through a strided view (Lowering::operand).
 bool elementwise(const Node& c) {
-  return findIn(kUnary, c.op_type) || findIn(kBinary, c.op_type) || c.op_type == "Where" || c.op_type == "Clip" ||
-         c.op_type == "Max" || c.op_type == "Min";
+  return findIn(kUnary, c.op_type) || findIn(kBinary, c.op_type) || c.op_type == "Where" ||
+         c.op_type == "Clip" || c.op_type == "Max" || c.op_type == "Min";
 }
 
-// A map that copies its one source whole and in order (a Slice of everything, a Concat with empty parts) is an
-// alias of it: true when map node `p` is one, whose output (and the aliases of it) then share the source's
+// A map that copies its one source whole and in order (a Slice of everything, a Concat with empty parts) is
+// an alias of it: true when map node `p` is one, whose output (and the aliases of it) then share the source's
 // storage.
 bool aliasWholeCopy(PlanState& st, const Node& p) {
   if (p.outputs.size() != 1 || p.outputs[0].empty()) return false;
@@ -72,7 +73,8 @@ bool aliasWholeCopy(PlanState& st, const Node& p) {
       elementCount(st.info.at(m->sources[0]).second) != elementCount(st.info.at(out).second))
     return false;
   bool identity = !m->entries.empty();
-  for (size_t e = 0; e < m->entries.size() && identity; ++e) identity = m->entries[e] == static_cast<int64_t>(e) + 1;
+  for (size_t e = 0; e < m->entries.size() && identity; ++e)
+    identity = m->entries[e] == static_cast<int64_t>(e) + 1;
   if (!identity) return false;
   const std::string to = st.rootOf(m->sources[0]);
   for (auto& [alias, r] : st.root)  // aliases of it now share the source's storage too
@@ -83,7 +85,8 @@ bool aliasWholeCopy(PlanState& st, const Node& p) {
 
 // The strided views that map node `p`'s outputs become, keyed by the names its readers read (the output or
 // its aliases), each read only by elementwise GPU nodes; empty unless every output (Split has several) can.
-std::vector<std::pair<std::string, Lowering::View>> stridedViews(PlanState& st, const Node& p, const std::set<std::string>& outputs) {
+std::vector<std::pair<std::string, Lowering::View>> stridedViews(PlanState& st, const Node& p,
+                                                                 const std::set<std::string>& outputs) {
   std::vector<std::pair<std::string, Lowering::View>> found;
   bool ok = true;
   for (size_t o = 0; o < p.outputs.size() && ok; ++o) {
@@ -164,7 +167,8 @@ void placeAliases(PlanState& st) {
 void placeAndLower(PlanState& st, const Node& n, size_t wave) {
   Plan& plan = st.plan;
   for (const std::string& o : n.outputs)
-    if (!o.empty()) place(st, o, st.low.allocate(static_cast<uint64_t>(elementCount(st.info.at(o).second))), false);
+    if (!o.empty())
+      place(st, o, st.low.allocate(static_cast<uint64_t>(elementCount(st.info.at(o).second))), false);
   placeAliases(st);
   const size_t first = plan.dispatches.size();
   st.low.lower(n, st.info);
@@ -211,7 +215,8 @@ std::string PlanState::rootOf(const std::string& name) const {
 }
 
 bool PlanState::isMapNode(const Node& n) const {
-  return mapOps().count(n.op_type) || (n.op_type == "Gather" && n.inputs.size() > 1 && static_names.count(n.inputs[1])) ||
+  return mapOps().count(n.op_type) ||
+         (n.op_type == "Gather" && n.inputs.size() > 1 && static_names.count(n.inputs[1])) ||
          (n.op_type == "Resize" && n.attrString("mode", "nearest") == "nearest");
 }
 
@@ -253,7 +258,8 @@ void fuseEpilogues(PlanState& st) {
     const uint32_t act = n.op_type == "Relu" ? 1 : n.op_type == "Sigmoid" ? 2 : n.op_type == "Tanh" ? 3 : 0;
     if (!act || n.inputs.empty() || st.static_names.count(n.outputs[0])) continue;
     auto p = st.producer.find(n.inputs[0]);
-    if (p == st.producer.end() || (p->second->op_type != "Gemm" && p->second->op_type != "MatMul") || st.readers[n.inputs[0]] != 1)
+    if (p == st.producer.end() || (p->second->op_type != "Gemm" && p->second->op_type != "MatMul") ||
+        st.readers[n.inputs[0]] != 1)
       continue;
     const DType in_type = st.info.at(n.inputs[0]).first;
     if (!isFloatType(in_type) || st.info.at(n.outputs[0]).first != in_type) continue;
@@ -274,7 +280,8 @@ void findAliases(PlanState& st) {
       refuse(st.g, n, n.op_type + " computed from the model's inputs (only constant ones are folded)");
     }
     // (a Cast to the type its input already has changes nothing: an alias too)
-    const bool same_cast = n.op_type == "Cast" && n.inputs.size() == 1 && st.info.at(n.inputs[0]).first == st.info.at(n.outputs[0]).first;
+    const bool same_cast = n.op_type == "Cast" && n.inputs.size() == 1 &&
+                           st.info.at(n.inputs[0]).first == st.info.at(n.outputs[0]).first;
     if (aliasOps().count(n.op_type) || st.epilogues.count(&n) || same_cast) {
       st.root[n.outputs[0]] = st.rootOf(n.inputs.at(0));
       continue;
@@ -295,7 +302,9 @@ void composeMoves(PlanState& st) {
     // HexPlane's coordinates from one Concat: a wave fewer).
     const std::vector<const Node*>& direct = st.consumers[v];
     if (direct.size() > 1 && st.readers[v] == static_cast<int>(direct.size()) &&
-        std::all_of(direct.begin(), direct.end(), [&](const Node* c) { return st.on_gpu.count(c) && st.isMapNode(*c) && readsAsData(*c, v); })) {
+        std::all_of(direct.begin(), direct.end(), [&](const Node* c) {
+          return st.on_gpu.count(c) && st.isMapNode(*c) && readsAsData(*c, v);
+        })) {
       st.low.absorbed_[v] = p;
       continue;
     }
@@ -407,7 +416,9 @@ void fuseChains(PlanState& st) {
       auto c = chain_of.find(in);
       // One reader (graph outputs count as readers): this node, which reads it once.
       // (an input of a smaller shape that broadcasts to this node's is recomputed per element of it)
-      if (in.empty() || c == chain_of.end() || st.readers[in] != 1 || !broadcastsTo(st.info.at(in).second, shape)) continue;
+      if (in.empty() || c == chain_of.end() || st.readers[in] != 1 ||
+          !broadcastsTo(st.info.at(in).second, shape))
+        continue;
       std::set<std::string> ext = externals[c->second];
       for (const std::string& other : n->inputs)
         if (!other.empty() && other != read) ext.insert(other);
@@ -443,7 +454,8 @@ void findStoredReads(PlanState& st) {
     auto chain = st.low.chains_.find(st.gpu_nodes[k]);
     const Node& n = *st.gpu_nodes[k];
     std::vector<std::string>& reads = st.node_reads[k];
-    if (chain == st.low.chains_.end() && st.isMapNode(n) && n.op_type != "Pad") {  // the sources its elements come from
+    if (chain == st.low.chains_.end() && st.isMapNode(n) &&
+        n.op_type != "Pad") {  // the sources its elements come from
       bool composed = true;
       for (size_t o = 0; o < n.outputs.size() && composed; ++o) {
         if (n.outputs[o].empty()) continue;
@@ -486,12 +498,14 @@ Waves assignWaves(std::span<const Node* const> nodes, const std::vector<std::vec
   }
   waves.order.resize(nodes.size());
   for (size_t k = 0; k < waves.order.size(); ++k) waves.order[k] = k;
-  std::stable_sort(waves.order.begin(), waves.order.end(), [&](size_t x, size_t y) { return waves.of[x] < waves.of[y]; });
+  std::stable_sort(waves.order.begin(), waves.order.end(),
+                   [&](size_t x, size_t y) { return waves.of[x] < waves.of[y]; });
   return waves;
 }
 
 // Liveness by wave: the last wave reading each stored value (through its aliases).
-std::map<std::string, size_t> lastUses(const std::vector<std::vector<std::string>>& reads, const std::vector<size_t>& wave_of) {
+std::map<std::string, size_t> lastUses(const std::vector<std::vector<std::string>>& reads,
+                                       const std::vector<size_t>& wave_of) {
   std::map<std::string, size_t> last_use;
   for (size_t k = 0; k < reads.size(); ++k)
     for (const std::string& in : reads[k]) last_use[in] = std::max(last_use[in], wave_of[k]);
@@ -540,11 +554,13 @@ void finishPlan(PlanState& st) {
   Plan& plan = st.plan;
   // Offsets are 32-bit words in the kernels: every value must end below 2^32 words (16 GiB).
   if (st.low.high() > 0xFFFFFFFFull)
-    throw Error(g.path + ": the plan needs " + std::to_string(st.low.high() * 4 >> 20) + " MiB of tensors; the Vulkan executor addresses 16 GiB");
+    throw Error(g.path + ": the plan needs " + std::to_string(st.low.high() * 4 >> 20) +
+                " MiB of tensors; the Vulkan executor addresses 16 GiB");
   for (const ValueInfo& v : g.outputs) {
     if (!plan.slots.count(v.name) && !plan.statics.count(v.name))
       throw Error(g.path + ": output '" + v.name + "' has no place on the GPU");
-    if (plan.slots.count(v.name)) plan.output_words += static_cast<uint64_t>(elementCount(plan.slots.at(v.name).shape));
+    if (plan.slots.count(v.name))
+      plan.output_words += static_cast<uint64_t>(elementCount(plan.slots.at(v.name).shape));
   }
   plan.arena_words = std::max<uint64_t>(st.low.high(), 64);
 }

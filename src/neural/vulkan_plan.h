@@ -48,18 +48,24 @@ struct PlanState {
   Plan& plan;
   Lowering low;
 
-  std::set<std::string> static_names;  // foldStatics: values computed from initializers and keyed inputs alone
-  ValueTypes info;                     // foldStatics: every value's type and shape
-  std::map<std::string, int> readers;  // linkValues: reads of each value (one per node input, one per graph output)
-  std::map<std::string, const Node*> producer;                // linkValues
-  std::map<std::string, std::vector<const Node*>> consumers;  // linkValues: the nodes reading each value, per input
-  std::set<const Node*> epilogues;           // fuseEpilogues: activations done in their product's epilogue
-  std::map<std::string, std::string> root;   // findAliases, findViews: alias -> the value whose storage it shares
-  std::set<const Node*> on_gpu;              // findAliases: the nodes it chose
-  std::vector<const Node*> gpu_nodes;        // the nodes to run, in graph order: findAliases, pruned by later passes
-  std::vector<std::vector<std::string>> node_reads;  // findStoredReads: per node of gpu_nodes, the stored values it reads
-  Waves waves;                               // assignWaves
-  std::map<std::string, size_t> last_use;    // lastUses: stored value -> the last wave that reads it
+  std::set<std::string>
+      static_names;  // foldStatics: values computed from initializers and keyed inputs alone
+  ValueTypes info;   // foldStatics: every value's type and shape
+  std::map<std::string, int>
+      readers;  // linkValues: reads of each value (one per node input, one per graph output)
+  std::map<std::string, const Node*> producer;  // linkValues
+  std::map<std::string, std::vector<const Node*>>
+      consumers;                    // linkValues: the nodes reading each value, per input
+  std::set<const Node*> epilogues;  // fuseEpilogues: activations done in their product's epilogue
+  std::map<std::string, std::string>
+      root;                      // findAliases, findViews: alias -> the value whose storage it shares
+  std::set<const Node*> on_gpu;  // findAliases: the nodes it chose
+  std::vector<const Node*>
+      gpu_nodes;  // the nodes to run, in graph order: findAliases, pruned by later passes
+  std::vector<std::vector<std::string>>
+      node_reads;  // findStoredReads: per node of gpu_nodes, the stored values it reads
+  Waves waves;     // assignWaves
+  std::map<std::string, size_t> last_use;  // lastUses: stored value -> the last wave that reads it
 
   // The value whose storage `name` shares (itself when it is no alias).
   std::string rootOf(const std::string& name) const;
@@ -94,7 +100,8 @@ void findStoredReads(PlanState& st);
 // The waves of `nodes`, whose stored reads are `reads` (one list per node).
 Waves assignWaves(std::span<const Node* const> nodes, const std::vector<std::vector<std::string>>& reads);
 // Stored value -> the last wave that reads it; `reads` one list per node, `wave_of` its wave.
-std::map<std::string, size_t> lastUses(const std::vector<std::vector<std::string>>& reads, const std::vector<size_t>& wave_of);
+std::map<std::string, size_t> lastUses(const std::vector<std::vector<std::string>>& reads,
+                                       const std::vector<size_t>& wave_of);
 // Reads everything above; writes plan.slots (constants, inputs, each node's outputs, aliases),
 // plan.constants, plan.params, plan.dispatches, plan.nodes, plan.waves and plan.input_words.
 void allocate(PlanState& st);

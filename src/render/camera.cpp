@@ -20,10 +20,12 @@ const char* Camera::validate() const {
   Mat3 rrt = r * transpose(r);
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j)
-      if (std::abs(rrt.m[i][j] - (i == j ? 1.0f : 0.0f)) > 1e-3f) return "world_to_camera rotation is not orthonormal";
+      if (std::abs(rrt.m[i][j] - (i == j ? 1.0f : 0.0f)) > 1e-3f)
+        return "world_to_camera rotation is not orthonormal";
   if (determinant(r) < 0) return "world_to_camera rotation is a reflection";
   const Mat4& m = world_to_camera;
-  if (m.m[3][0] != 0 || m.m[3][1] != 0 || m.m[3][2] != 0 || m.m[3][3] != 1) return "world_to_camera last row must be 0 0 0 1";
+  if (m.m[3][0] != 0 || m.m[3][1] != 0 || m.m[3][2] != 0 || m.m[3][3] != 1)
+    return "world_to_camera last row must be 0 0 0 1";
   return nullptr;
 }
 
@@ -60,17 +62,20 @@ Camera frameBox(Vec3 lo, Vec3 hi, Vec3 view_dir, Vec3 up, int width, int height)
   return lookAtCamera(eye, centre, up, kFovY, width, height);
 }
 
-Camera frameBoxTight(Vec3 lo, Vec3 hi, Vec3 view_dir, Vec3 up, int width, int height, float margin, const Mat3& box_axes) {
+Camera frameBoxTight(Vec3 lo, Vec3 hi, Vec3 view_dir, Vec3 up, int width, int height, float margin,
+                     const Mat3& box_axes) {
   constexpr float kFovY = 50.0f;
   const Vec3 forward = normalize(view_dir);
-  const Camera axes = lookAtCamera(Vec3{0, 0, 0}, forward, up, kFovY, width, height);  // the orientation and focal length
+  const Camera axes =
+      lookAtCamera(Vec3{0, 0, 0}, forward, up, kFovY, width, height);  // the orientation and focal length
   const Mat3 r = axes.world_to_camera.linear();
   margin = std::clamp(margin, 0.0f, 0.45f);
   // A corner p at camera coordinates c = r (p - eye) lands inside the margins when |c.x| <= tx c.z and
   // |c.y| <= ty c.z. With the corners' and the eye's coordinates in the camera's axes (P = r p, E = r eye),
-  // each bound is linear in E: per axis the two sides' tightest constraints meet at the closest eye depth, and
-  // the eye's offset across is their midpoint (which centres the projection).
-  const float t[2] = {(0.5f - margin) * static_cast<float>(width) / axes.fx, (0.5f - margin) * static_cast<float>(height) / axes.fy};
+  // each bound is linear in E: per axis the two sides' tightest constraints meet at the closest eye depth,
+  // and the eye's offset across is their midpoint (which centres the projection).
+  const float t[2] = {(0.5f - margin) * static_cast<float>(width) / axes.fx,
+                      (0.5f - margin) * static_cast<float>(height) / axes.fy};
   float plus[2], minus[2], nearest = std::numeric_limits<float>::max();
   for (int k = 0; k < 2; ++k) plus[k] = minus[k] = -std::numeric_limits<float>::max();
   for (int corner = 0; corner < 8; ++corner) {

@@ -2,7 +2,6 @@
 // (preprocessCUDA, duplicateWithKeys, identifyTileRanges, renderCUDA); see ARCHITECTURE.md.
 #include "render/cpu_renderer.h"
 
-
 #include <algorithm>
 #include <bit>
 #include <cassert>
@@ -26,7 +25,9 @@ double msSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-int bitWidth(uint32_t v) { return v == 0 ? 1 : 32 - std::countl_zero(v); }
+int bitWidth(uint32_t v) {
+  return v == 0 ? 1 : 32 - std::countl_zero(v);
+}
 
 }  // namespace
 
@@ -57,7 +58,9 @@ std::array<float, 3> projectCovariance(Vec3 t, const Cov6& cov, const Mat3& w, c
 TileRect tileRect(float x, float y, int radius, int tiles_x, int tiles_y) {
   // INRIA getRect: truncation toward zero, then clamp to [0, grid].
   auto lo = [](float v, int grid) { return std::min(grid, std::max(0, static_cast<int>(v / kTileSize))); };
-  auto hi = [](float v, int grid) { return std::min(grid, std::max(0, static_cast<int>((v + kTileSize - 1) / kTileSize))); };
+  auto hi = [](float v, int grid) {
+    return std::min(grid, std::max(0, static_cast<int>((v + kTileSize - 1) / kTileSize)));
+  };
   float r = static_cast<float>(radius);
   TileRect t;
   t.x0 = lo(x - r, tiles_x);
@@ -83,9 +86,9 @@ bool splatReachesTile(const ProjectedSplat& s, int tx, int ty) {
   return best <= limit * 1.001f + 0.01f;
 }
 
-bool projectSplat(Vec3 p_world, const Cov6& cov_world, float opacity, int sh_degree, const float* sh, Vec3 sh_dir,
-                  ColorSpace color_space, const Camera& cam, bool antialiased, ProjectedSplat* out, BlendSpace blend_space,
-                  float screen_filter) {
+bool projectSplat(Vec3 p_world, const Cov6& cov_world, float opacity, int sh_degree, const float* sh,
+                  Vec3 sh_dir, ColorSpace color_space, const Camera& cam, bool antialiased,
+                  ProjectedSplat* out, BlendSpace blend_space, float screen_filter) {
   // A splat with a non-finite opacity or colour is not drawn (the loaders drop such rows; this keeps the
   // backends in agreement for clouds built in memory). The Vulkan preprocess does the same.
   if (!std::isfinite(opacity)) return false;
@@ -113,7 +116,8 @@ bool projectSplat(Vec3 p_world, const Cov6& cov_world, float opacity, int sh_deg
   out->mean_y = cam.fy * p_view.y * z_inv + cam.cy - 0.5f;
   if (!std::isfinite(out->mean_x) || !std::isfinite(out->mean_y)) return false;
   out->radius = static_cast<int>(radius);
-  const int tiles_x = (cam.width + kTileSize - 1) / kTileSize, tiles_y = (cam.height + kTileSize - 1) / kTileSize;
+  const int tiles_x = (cam.width + kTileSize - 1) / kTileSize,
+            tiles_y = (cam.height + kTileSize - 1) / kTileSize;
   out->tiles = tileRect(out->mean_x, out->mean_y, out->radius, tiles_x, tiles_y);
   if (out->tiles.area() == 0) return false;
 
@@ -136,13 +140,17 @@ bool projectSplat(Vec3 p_world, const Cov6& cov_world, float opacity, int sh_deg
   // The colour in the space the frame blends in: a display-space cloud's decoded for a linear blend, a
   // linear cloud's encoded for a display blend.
   const bool linear_cloud = color_space == ColorSpace::kLinear;
-  if (blend_space == BlendSpace::kLinear && !linear_cloud) c = {srgbToLinear(c.x), srgbToLinear(c.y), srgbToLinear(c.z)};
-  if (blend_space == BlendSpace::kDisplay && linear_cloud) c = {linearToSrgb(c.x), linearToSrgb(c.y), linearToSrgb(c.z)};
+  if (blend_space == BlendSpace::kLinear && !linear_cloud)
+    c = {srgbToLinear(c.x), srgbToLinear(c.y), srgbToLinear(c.z)};
+  if (blend_space == BlendSpace::kDisplay && linear_cloud)
+    c = {linearToSrgb(c.x), linearToSrgb(c.y), linearToSrgb(c.z)};
   out->color = c;
   return true;
 }
 
-const char* blendSpaceName(BlendSpace space) { return space == BlendSpace::kLinear ? "linear" : "display"; }
+const char* blendSpaceName(BlendSpace space) {
+  return space == BlendSpace::kLinear ? "linear" : "display";
+}
 
 BlendSpace parseBlendSpace(const std::string& text) {
   if (text == "display" || text == "srgb") return BlendSpace::kDisplay;
@@ -150,8 +158,8 @@ BlendSpace parseBlendSpace(const std::string& text) {
   throw Error("blend space '" + text + "': expected display (or srgb) or linear");
 }
 
-PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const uint32_t> order, int px, int py,
-                       Vec3 background, const MeshPixel& mesh) {
+PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const uint32_t> order, int px,
+                       int py, Vec3 background, const MeshPixel& mesh) {
   float t = 1.0f, d = 0.0f;
   Vec3 c{0, 0, 0};
   const float pixf_x = static_cast<float>(px), pixf_y = static_cast<float>(py);
@@ -174,7 +182,9 @@ PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const u
     float alpha = std::min(kAlphaMax, s.opacity * falloff);
     if (alpha < kAlphaMin) continue;
     if ((s.shape & 3u) != 0)  // the shape over the gaussian: never less than its falloff
-      alpha = std::min(kAlphaMax, s.opacity * std::max(falloff, splatShapeCoverage(s.shape, dx, dy, s.conic[0], s.conic[1], s.conic[2])));
+      alpha =
+          std::min(kAlphaMax, s.opacity * std::max(falloff, splatShapeCoverage(s.shape, dx, dy, s.conic[0],
+                                                                               s.conic[1], s.conic[2])));
     const float test_t = t * (1.0f - alpha);
     if (test_t < kTransmittanceMin) break;
     c = c + s.color * (alpha * t);
@@ -193,29 +203,35 @@ PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const u
 std::string RenderObject::validate() const {
   if (!cloud) return "no cloud";
   if (positions.size() != covariances.size())
-    return "position and covariance overrides differ in size (" + std::to_string(positions.size()) + " / " + std::to_string(covariances.size()) + ")";
+    return "position and covariance overrides differ in size (" + std::to_string(positions.size()) + " / " +
+           std::to_string(covariances.size()) + ")";
   if (!positions.empty() && positions.size() != cloud->size())
-    return "overrides hold " + std::to_string(positions.size()) + " splats for a cloud of " + std::to_string(cloud->size());
+    return "overrides hold " + std::to_string(positions.size()) + " splats for a cloud of " +
+           std::to_string(cloud->size());
   if (gpu_source && (!positions.empty() || deform)) return "a GPU source with overrides or a deform source";
   if (!shapes.empty() && shapes.size() != cloud->size())
-    return "shapes hold " + std::to_string(shapes.size()) + " words for a cloud of " + std::to_string(cloud->size());
+    return "shapes hold " + std::to_string(shapes.size()) + " words for a cloud of " +
+           std::to_string(cloud->size());
   if (gpu_source && !shapes.empty()) return "a GPU source with shapes given on the host";
   if (!sort_depth.empty() && sort_depth.size() != cloud->size())
-    return "sort depths hold " + std::to_string(sort_depth.size()) + " values for a cloud of " + std::to_string(cloud->size());
+    return "sort depths hold " + std::to_string(sort_depth.size()) + " values for a cloud of " +
+           std::to_string(cloud->size());
   for (float d : sort_depth)
     if (!std::isfinite(d)) return "a sort depth is not finite";
   if (deform) {
     if (!positions.empty()) return "both overrides and a GPU deform source";
     if (deform->bindings.size() != cloud->size() * 68)
-      return "deform source holds " + std::to_string(deform->bindings.size()) + " binding bytes for " + std::to_string(cloud->size()) + " splats";
+      return "deform source holds " + std::to_string(deform->bindings.size()) + " binding bytes for " +
+             std::to_string(cloud->size()) + " splats";
     if (deform->indices.size() % 3) return "deform source: index count not a multiple of 3";
-    // Index, joint and morph-weight ranges are checked by the Vulkan renderer against bounds it measures when it
-    // packs these static inputs, every frame.
+    // Index, joint and morph-weight ranges are checked by the Vulkan renderer against bounds it measures when
+    // it packs these static inputs, every frame.
   }
   return {};
 }
 
-void buildTileLists(std::span<const ProjectedSplat> splats, std::span<const uint32_t> touched, int tiles_x, int tiles_y, TileLists& out) {
+void buildTileLists(std::span<const ProjectedSplat> splats, std::span<const uint32_t> touched, int tiles_x,
+                    int tiles_y, TileLists& out) {
   const size_t total = splats.size();
   const uint32_t tile_count = static_cast<uint32_t>(tiles_x * tiles_y);
   std::vector<size_t> offsets(total + 1, 0);
@@ -244,8 +260,10 @@ void buildTileLists(std::span<const ProjectedSplat> splats, std::span<const uint
   out.end.assign(tile_count, 0);
   for (size_t k = 0; k < key_count; ++k) {
     const uint32_t tile = static_cast<uint32_t>(keys[k] >> 32);
-    if (k == 0 || static_cast<uint32_t>(keys[k - 1] >> 32) != tile) out.begin[tile] = static_cast<uint32_t>(k);
-    if (k + 1 == key_count || static_cast<uint32_t>(keys[k + 1] >> 32) != tile) out.end[tile] = static_cast<uint32_t>(k + 1);
+    if (k == 0 || static_cast<uint32_t>(keys[k - 1] >> 32) != tile)
+      out.begin[tile] = static_cast<uint32_t>(k);
+    if (k + 1 == key_count || static_cast<uint32_t>(keys[k + 1] >> 32) != tile)
+      out.end[tile] = static_cast<uint32_t>(k + 1);
   }
 }
 
@@ -260,18 +278,22 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
   // Slots: every object's splats occupy a fixed, contiguous range of one frame-wide array.
   std::vector<size_t> first_slot(objects.size() + 1, 0);
   for (size_t o = 0; o < objects.size(); ++o) {
-    if (std::string why = objects[o].validate(); !why.empty()) throw Error("object " + std::to_string(o) + ": " + why);
+    if (std::string why = objects[o].validate(); !why.empty())
+      throw Error("object " + std::to_string(o) + ": " + why);
     if (objects[o].deform)
-      throw Error("object " + std::to_string(o) + ": the CPU backend deforms no splats; pass centre/covariance overrides");
+      throw Error("object " + std::to_string(o) +
+                  ": the CPU backend deforms no splats; pass centre/covariance overrides");
     if (objects[o].gpu_source)
-      throw Error("object " + std::to_string(o) + ": its gaussians are written on the GPU; render it with the Vulkan backend");
+      throw Error("object " + std::to_string(o) +
+                  ": its gaussians are written on the GPU; render it with the Vulkan backend");
     first_slot[o + 1] = first_slot[o] + objects[o].cloud->size();
   }
   const size_t total = first_slot.back();
   st.splats = total;
   if (total > UINT32_MAX) throw std::length_error("more than 2^32 splats in one frame");
 
-  const int tiles_x = (cam.width + kTileSize - 1) / kTileSize, tiles_y = (cam.height + kTileSize - 1) / kTileSize;
+  const int tiles_x = (cam.width + kTileSize - 1) / kTileSize,
+            tiles_y = (cam.height + kTileSize - 1) / kTileSize;
   const uint32_t tile_count = static_cast<uint32_t>(tiles_x * tiles_y);
 
   // 1. Preprocess: transform, cull, project, SH to colour, tile range, depth.
@@ -290,13 +312,15 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
     parallelForRange(cloud.size(), 4096, [&](size_t begin, size_t end) {
       for (size_t i = begin; i < end; ++i) {
         const bool over = !objects[o].positions.empty();
-        Cov6 local_cov = over ? objects[o].covariances[i] : covarianceFromScaleRotation(cloud.scales[i], cloud.rotations[i]);
+        Cov6 local_cov = over ? objects[o].covariances[i]
+                              : covarianceFromScaleRotation(cloud.scales[i], cloud.rotations[i]);
         Mat3 world_cov = linear * covarianceMatrix(local_cov) * transpose(linear);
         const Vec3 p_object = over ? objects[o].positions[i] : cloud.positions[i];
         Vec3 p_world = transformPoint(model, p_object);
         ProjectedSplat& ps = projected[base + i];
-        if (projectSplat(p_world, covarianceUpper(world_cov), cloud.opacities[i], sh_degree, cloud.shOf(i).data(),
-                         p_object - cam_object, cloud.color_space, cam, aa, &ps, settings.blend_space, cloud.screen_filter)) {
+        if (projectSplat(p_world, covarianceUpper(world_cov), cloud.opacities[i], sh_degree,
+                         cloud.shOf(i).data(), p_object - cam_object, cloud.color_space, cam, aa, &ps,
+                         settings.blend_space, cloud.screen_filter)) {
           touched[base + i] = static_cast<uint32_t>(ps.touched);
           if (!objects[o].sort_depth.empty()) ps.depth = std::max(objects[o].sort_depth[i], kMinSortDepth);
           if (!objects[o].shapes.empty()) ps.shape = objects[o].shapes[i];
@@ -324,7 +348,8 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
   st.mesh_ms = msSince(t0);
   t0 = Clock::now();
   ImageRGBA image(cam.width, cam.height);
-  if (settings.depth) image.depth.assign(static_cast<size_t>(cam.width) * static_cast<size_t>(cam.height) * 2, 0.0f);
+  if (settings.depth)
+    image.depth.assign(static_cast<size_t>(cam.width) * static_cast<size_t>(cam.height) * 2, 0.0f);
   // A linear blend: the background and the mesh colours (display-encoded) decoded, the pixel encoded after.
   const bool linear = settings.blend_space == BlendSpace::kLinear;
   auto decode = [](Vec3 c) { return Vec3{srgbToLinear(c.x), srgbToLinear(c.y), srgbToLinear(c.z)}; };

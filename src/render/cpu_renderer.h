@@ -19,12 +19,13 @@
 namespace sf {
 
 // Rendering constants (ARCHITECTURE.md, "Rendering math").
-constexpr int kTileSize = 16;                 // tiles are 16x16 pixels
-constexpr float kNearPlane = 0.2f;            // splats at view z <= 0.2 are culled
-constexpr float kDilation = kScreenFilterInria;  // added to the 2D covariance diagonal (EWA low-pass) by default
-constexpr float kAlphaMax = 0.99f;            // per-splat alpha clamp
-constexpr float kAlphaMin = 1.0f / 255.0f;    // splats below this alpha at a pixel are skipped
-constexpr float kTransmittanceMin = 1e-4f;    // a pixel stops when transmittance would fall below this
+constexpr int kTileSize = 16;       // tiles are 16x16 pixels
+constexpr float kNearPlane = 0.2f;  // splats at view z <= 0.2 are culled
+constexpr float kDilation =
+    kScreenFilterInria;                     // added to the 2D covariance diagonal (EWA low-pass) by default
+constexpr float kAlphaMax = 0.99f;          // per-splat alpha clamp
+constexpr float kAlphaMin = 1.0f / 255.0f;  // splats below this alpha at a pixel are skipped
+constexpr float kTransmittanceMin = 1e-4f;  // a pixel stops when transmittance would fall below this
 
 // Splats bound to a deforming mesh (character/binding.h), deformed on the GPU by the Vulkan backend into
 // the object's slots each frame. Spans must stay valid while the frame renders.
@@ -63,8 +64,8 @@ class GpuSplatSource {
 // contents change in place must be marked `dynamic`, and a freed cloud's address must not come back with
 // other contents of the same size while the renderer lives.
 struct RenderObject {
-  RenderObject(const GaussianCloud* c = nullptr, const Mat4& to_world = {}, std::span<const Vec3> p = {}, std::span<const Cov6> cv = {},
-               const SplatDeformSource* d = nullptr)
+  RenderObject(const GaussianCloud* c = nullptr, const Mat4& to_world = {}, std::span<const Vec3> p = {},
+               std::span<const Cov6> cv = {}, const SplatDeformSource* d = nullptr)
       : cloud(c), object_to_world(to_world), positions(p), covariances(cv), deform(d) {}
 
   const GaussianCloud* cloud = nullptr;
@@ -98,9 +99,9 @@ struct RenderObject {
 constexpr float kMinSortDepth = 0.2001f;
 
 // The default of RenderSettings::raster_slice: above the deepest tile of any real frame measured (biker at
-// 1280x720: 4,038 pairs; the 40 overlapping copies of the biker benchmark at 1920x1080: 45,685), and far below
-// what one workgroup walks in a watchdog's time (on the H200 a workgroup walked a stack of faint splats at
-// 0.16 us a pair: about 20 ms a slice).
+// 1280x720: 4,038 pairs; the 40 overlapping copies of the biker benchmark at 1920x1080: 45,685), and far
+// below what one workgroup walks in a watchdog's time (on the H200 a workgroup walked a stack of faint splats
+// at 0.16 us a pair: about 20 ms a slice).
 constexpr uint32_t kDefaultRasterSlice = 1u << 17;
 
 // Where the frame blends: in display space (sRGB-encoded colours blended as they are, as INRIA's rasterizer
@@ -108,8 +109,8 @@ constexpr uint32_t kDefaultRasterSlice = 1u << 17;
 // blending, the pixel encoded to sRGB after: the character pipeline's convention, for linear-space packages).
 // The image is display-encoded either way.
 enum class BlendSpace { kDisplay, kLinear };
-const char* blendSpaceName(BlendSpace space);                 // "display", "linear"
-BlendSpace parseBlendSpace(const std::string& text);          // throws sf::Error naming the choices
+const char* blendSpaceName(BlendSpace space);         // "display", "linear"
+BlendSpace parseBlendSpace(const std::string& text);  // throws sf::Error naming the choices
 
 struct RenderSettings {
   Vec3 background{0, 0, 0};
@@ -122,8 +123,8 @@ struct RenderSettings {
   // Evaluate spherical harmonics up to this degree only (0..3; -1: each object's own). Applied where the
   // objects are packed: each object's degree is min(its own, this); its coefficients stay where they are.
   int max_sh_degree = -1;
-  // Vulkan: the most entries of a tile's sorted list one raster dispatch walks (0: no limit). A driver kills a
-  // submission that runs past its watchdog (about 2 s on Windows), and one raster workgroup walks a whole
+  // Vulkan: the most entries of a tile's sorted list one raster dispatch walks (0: no limit). A driver kills
+  // a submission that runs past its watchdog (about 2 s on Windows), and one raster workgroup walks a whole
   // tile's list, so a tile under a deep stack of splats would make one long dispatch; a frame whose deepest
   // tile holds more than this draws those tiles in slices of this many entries after its own raster, each
   // slice a submission of its own, with the same image bit for bit (docs/untrusted-input.md, "The GPU").
@@ -138,9 +139,9 @@ inline int drawnShDegree(int degree, const RenderSettings& settings) {
 
 // Per-frame figures, for progress lines and benchmarks.
 struct RenderStats {
-  size_t splats = 0;         // input splats over all objects
-  size_t visible = 0;        // splats that survived culling and touch at least one tile
-  size_t tile_keys = 0;      // (tile, depth) keys sorted
+  size_t splats = 0;     // input splats over all objects
+  size_t visible = 0;    // splats that survived culling and touch at least one tile
+  size_t tile_keys = 0;  // (tile, depth) keys sorted
   double preprocess_ms = 0, sort_ms = 0, mesh_ms = 0, raster_ms = 0;
 };
 
@@ -160,8 +161,8 @@ struct ProjectedSplat {
   Vec3 color;                  // SH evaluated, +0.5, clamped at 0
   int radius = 0;              // pixels
   TileRect tiles;              // INRIA's 3-sigma tile rectangle
-  int touched = 0;             // tiles of `tiles` the splat can reach with alpha >= 1/255 (see splatReachesTile)
-  uint32_t shape = 0;          // shape word (render/splat_shape.h), class bits 0: the gaussian
+  int touched = 0;     // tiles of `tiles` the splat can reach with alpha >= 1/255 (see splatReachesTile)
+  uint32_t shape = 0;  // shape word (render/splat_shape.h), class bits 0: the gaussian
 };
 
 // Rects larger than this many tiles skip the per-tile test (all their tiles count as touched): the test
@@ -177,7 +178,8 @@ bool splatReachesTile(const ProjectedSplat& s, int tx, int ty);
 // 2D covariance (a, b, c of [[a, b], [b, c]]) of a gaussian with world covariance `cov` at view-space
 // position `view_pos`, by the EWA Jacobian with the INRIA clamping of x/z and y/z to 1.3x the field of
 // view, before dilation.
-std::array<float, 3> projectCovariance(Vec3 view_pos, const Cov6& cov, const Mat3& view_rotation, const Camera& cam);
+std::array<float, 3> projectCovariance(Vec3 view_pos, const Cov6& cov, const Mat3& view_rotation,
+                                       const Camera& cam);
 
 // Tiles covered by a splat at pixel-index position (x, y) with `radius` (INRIA getRect), clamped to the
 // tile grid.
@@ -185,11 +187,12 @@ TileRect tileRect(float x, float y, int radius, int tiles_x, int tiles_y);
 
 // Preprocesses one splat. Returns false when it is culled (behind the near plane, degenerate, or
 // touching no tile). `cam_in_object` is the camera centre in the object's space (for SH directions).
-// `screen_filter` is the variance (pixels^2) added to the projected covariance; with `antialiased` the opacity
-// is scaled by sqrt(det(cov2D) / det(cov2D + screen_filter I)).
+// `screen_filter` is the variance (pixels^2) added to the projected covariance; with `antialiased` the
+// opacity is scaled by sqrt(det(cov2D) / det(cov2D + screen_filter I)).
 bool projectSplat(Vec3 position_world, const Cov6& cov_world, float opacity, int sh_degree, const float* sh,
-                  Vec3 sh_direction, ColorSpace color_space, const Camera& cam, bool antialiased, ProjectedSplat* out,
-                  BlendSpace blend_space = BlendSpace::kDisplay, float screen_filter = kDilation);
+                  Vec3 sh_direction, ColorSpace color_space, const Camera& cam, bool antialiased,
+                  ProjectedSplat* out, BlendSpace blend_space = BlendSpace::kDisplay,
+                  float screen_filter = kDilation);
 
 // The frame's tile lists (steps 2 and 3 of the frame): one (tile << 32 | depth bits) key per tile each splat
 // touches (splatReachesTile for rects of at most kMaxTestedTileArea tiles), one stable radix sort over them
@@ -198,7 +201,8 @@ bool projectSplat(Vec3 position_world, const Cov6& cov_world, float opacity, int
 struct TileLists {
   std::vector<uint32_t> order, begin, end;
 };
-void buildTileLists(std::span<const ProjectedSplat> splats, std::span<const uint32_t> touched, int tiles_x, int tiles_y, TileLists& out);
+void buildTileLists(std::span<const ProjectedSplat> splats, std::span<const uint32_t> touched, int tiles_x,
+                    int tiles_y, TileLists& out);
 
 // Renders every object into a float RGBA image (colour composited over the background; alpha = 1 - T).
 // Meshes, when given, are rasterized first (render/mesh.h) and the splats composited against their depth
@@ -227,7 +231,7 @@ struct PixelResult {
   float depth = 0;
   float alpha = 0;
 };
-PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const uint32_t> order, int px, int py,
-                       Vec3 background, const MeshPixel& mesh = {});
+PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const uint32_t> order, int px,
+                       int py, Vec3 background, const MeshPixel& mesh = {});
 
 }  // namespace sf

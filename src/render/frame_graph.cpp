@@ -11,12 +11,14 @@ uint32_t FrameGraph::resource(const std::string& name) {
   return static_cast<uint32_t>(resources_.size() - 1);
 }
 
-void FrameGraph::add(const std::string& name, std::initializer_list<uint32_t> reads, std::initializer_list<uint32_t> writes,
-                     std::function<void()> record, bool enabled) {
+void FrameGraph::add(const std::string& name, std::initializer_list<uint32_t> reads,
+                     std::initializer_list<uint32_t> writes, std::function<void()> record, bool enabled) {
   for (uint32_t r : reads)
-    if (r >= resources_.size()) throw Error("frame graph: pass '" + name + "' reads undeclared resource " + std::to_string(r));
+    if (r >= resources_.size())
+      throw Error("frame graph: pass '" + name + "' reads undeclared resource " + std::to_string(r));
   for (uint32_t w : writes)
-    if (w >= resources_.size()) throw Error("frame graph: pass '" + name + "' writes undeclared resource " + std::to_string(w));
+    if (w >= resources_.size())
+      throw Error("frame graph: pass '" + name + "' writes undeclared resource " + std::to_string(w));
   passes_.push_back({name, reads, writes, std::move(record), enabled});
 }
 
@@ -47,7 +49,8 @@ size_t FrameGraph::barrierCount() const {
   return n;
 }
 
-void FrameGraph::run(const std::function<void()>& barrier, const std::function<void(size_t pass)>& before_pass) const {
+void FrameGraph::run(const std::function<void()>& barrier,
+                     const std::function<void(size_t pass)>& before_pass) const {
   for (const Step& s : plan()) {
     if (s.barrier_before) barrier();
     if (before_pass) before_pass(s.pass);
@@ -68,7 +71,8 @@ std::string FrameGraph::describe() const {
     const Pass& pass = passes_[p];
     const bool planned = next < steps.size() && steps[next].pass == p;
     if (planned && steps[next].barrier_before) out += "  | barrier\n";
-    out += pass.name + ": reads " + names(pass.reads) + "; writes " + names(pass.writes) + (pass.enabled ? "" : " (off this frame)") + "\n";
+    out += pass.name + ": reads " + names(pass.reads) + "; writes " + names(pass.writes) +
+           (pass.enabled ? "" : " (off this frame)") + "\n";
     if (planned) ++next;
   }
   return out;

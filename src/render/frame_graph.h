@@ -26,8 +26,8 @@ class FrameGraph {
 
   // Appends a pass. `enabled` false keeps it in describe() but records nothing and takes part in no
   // hazard (an object-less frame has no deform pass). Throws sf::Error for an unknown resource id.
-  void add(const std::string& name, std::initializer_list<uint32_t> reads, std::initializer_list<uint32_t> writes,
-           std::function<void()> record, bool enabled = true);
+  void add(const std::string& name, std::initializer_list<uint32_t> reads,
+           std::initializer_list<uint32_t> writes, std::function<void()> record, bool enabled = true);
 
   struct Step {
     size_t pass;          // index in passes()
@@ -39,7 +39,8 @@ class FrameGraph {
 
   // Records the plan: barrier() where a step needs one, then `before_pass` (when given) with the pass's index
   // in passes(), then the pass's own callback.
-  void run(const std::function<void()>& barrier, const std::function<void(size_t pass)>& before_pass = {}) const;
+  void run(const std::function<void()>& barrier,
+           const std::function<void(size_t pass)>& before_pass = {}) const;
 
   // One line per pass: "name: reads a, b; writes c" (disabled passes marked), with "| barrier" lines.
   std::string describe() const;

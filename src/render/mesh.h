@@ -27,23 +27,24 @@ namespace sf {
 // RGBA8 texture, sRGB-encoded as glTF stores base colour. Wrap modes are the glTF sampler enums.
 struct MeshTexture {
   int width = 0, height = 0;
-  std::vector<uint8_t> rgba;  // width * height * 4
+  std::vector<uint8_t> rgba;                // width * height * 4
   uint32_t wrap_s = 10497, wrap_t = 10497;  // REPEAT
 };
 
 // How a mesh's fragments get their display colour from the albedo (linear RGBA above).
 enum class MeshShading : uint8_t {
-  kLit,     // ambient + the view-space directional light, then sRGB-encoded (shadeMeshFragment); both backends
-  kUnlit,   // albedo clamped to [0, 1] is the final display colour: no light, no encode (splat hulls' cores,
-            // whose colours are lit per splat and already display-encoded); both backends
+  kLit,    // ambient + the view-space directional light, then sRGB-encoded (shadeMeshFragment); both backends
+  kUnlit,  // albedo clamped to [0, 1] is the final display colour: no light, no encode (splat hulls' cores,
+           // whose colours are lit per splat and already display-encoded); both backends
   kAlbedo,  // sRGB-encode(clamp(albedo)): the colour without light (dataset views `flat`, and `ao` with the
             // occlusion multiplied into the vertex colours); CPU rasterizer only
-  kCamera,  // lit from the camera: ambient + diffuse for a light at the eye, shade = 0.35 + 0.65 x max(n.v, 0)
-            // with v the unit vector from the fragment to the camera (shadeMeshFragment's constants); both
+  kCamera,  // lit from the camera: ambient + diffuse for a light at the eye, shade = 0.35 + 0.65 x max(n.v,
+            // 0) with v the unit vector from the fragment to the camera (shadeMeshFragment's constants); both
             // backends (the mouth's meshes, character/mouth.h)
-  kCel,     // the hull article's cel bands (hull/hull_render.h celShade, no emission or flash) on the
-            // sRGB-encoded albedo, for the world-space key light RenderMesh::cel_light: band 0.62, 0.88 or 1.12
-            // by N.L with ramps over N.L 0.22..0.28 and 0.52..0.58, then clamped (celMeshFragment); CPU only
+  // The hull article's cel bands (hull/hull_render.h celShade, no emission or flash) on the sRGB-encoded
+  // albedo, for the world-space key light RenderMesh::cel_light: band 0.62, 0.88 or 1.12 by N.L with ramps
+  // over N.L 0.22..0.28 and 0.52..0.58, then clamped (celMeshFragment); CPU only
+  kCel,
 };
 // Name for messages ("lit", "unlit", "albedo", "cel").
 const char* meshShadingName(MeshShading shading);
@@ -51,10 +52,10 @@ const char* meshShadingName(MeshShading shading);
 // One triangle list in object space. Spans must stay valid while the frame renders.
 struct RenderMesh {
   std::span<const Vec3> positions;
-  std::span<const Vec3> normals;                 // empty: flat shading with the face normal
-  // Or: positions and normals are this frame's skin of `skin` (morph targets, LBS or DQS, up to 8 influences),
-  // computed by the renderer (the Vulkan frame's skin pass; the CPU reference on the CPU backend).
-  // `positions` and `normals` must then be empty.
+  std::span<const Vec3> normals;  // empty: flat shading with the face normal
+  // Or: positions and normals are this frame's skin of `skin` (morph targets, LBS or DQS, up to 8
+  // influences), computed by the renderer (the Vulkan frame's skin pass; the CPU reference on the CPU
+  // backend). `positions` and `normals` must then be empty.
   SkinSource skin;
   std::span<const std::array<float, 2>> uvs;     // empty: no texture lookup
   std::span<const std::array<float, 4>> colors;  // linear vertex colours, or empty

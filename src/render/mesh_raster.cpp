@@ -53,7 +53,9 @@ uint32_t wrapIndex(float x, int n, uint32_t mode) {
 }
 
 // Edge function of (a -> b) at p: positive on the inside of a triangle with positive area.
-float edge(float ax, float ay, float bx, float by, float px, float py) { return (bx - ax) * (py - ay) - (by - ay) * (px - ax); }
+float edge(float ax, float ay, float bx, float by, float px, float py) {
+  return (bx - ax) * (py - ay) - (by - ay) * (px - ax);
+}
 
 // Top-left rule for a positive-area triangle in y-down coordinates: pixels exactly on an edge belong to
 // the triangle when the edge is a "top" or "left" one, so shared edges are drawn once.
@@ -64,7 +66,9 @@ bool topLeft(float ax, float ay, float bx, float by) {
 
 }  // namespace
 
-float srgbToLinear(float c) { return c <= 0.04045f ? c / 12.92f : std::pow((c + 0.055f) / 1.055f, 2.4f); }
+float srgbToLinear(float c) {
+  return c <= 0.04045f ? c / 12.92f : std::pow((c + 0.055f) / 1.055f, 2.4f);
+}
 float linearToSrgb(float c) {
   return c <= 0.0031308f ? c * 12.92f : 1.055f * std::pow(c, 1.0f / 2.4f) - 0.055f;
 }
@@ -72,24 +76,36 @@ float linearToSrgb(float c) {
 std::string RenderMesh::validate() const {
   const size_t n = vertexCount();
   if (!skin.empty()) {
-    if (!positions.empty() || !normals.empty()) return "a skinned mesh takes its positions and normals from its skin source";
+    if (!positions.empty() || !normals.empty())
+      return "a skinned mesh takes its positions and normals from its skin source";
     if (std::string why = skin.validate(); !why.empty()) return why;
   }
-  if (!normals.empty() && normals.size() != n) return "normals: " + std::to_string(normals.size()) + " for " + std::to_string(n) + " positions";
-  if (!uvs.empty() && uvs.size() != n) return "uvs: " + std::to_string(uvs.size()) + " for " + std::to_string(n) + " positions";
-  if (!colors.empty() && colors.size() != n) return "colors: " + std::to_string(colors.size()) + " for " + std::to_string(n) + " positions";
-  if (indices.empty() && n % 3 != 0) return "non-indexed positions: " + std::to_string(n) + " is not a multiple of 3";
-  if (indices.size() % 3 != 0) return "indices: " + std::to_string(indices.size()) + " is not a multiple of 3";
+  if (!normals.empty() && normals.size() != n)
+    return "normals: " + std::to_string(normals.size()) + " for " + std::to_string(n) + " positions";
+  if (!uvs.empty() && uvs.size() != n)
+    return "uvs: " + std::to_string(uvs.size()) + " for " + std::to_string(n) + " positions";
+  if (!colors.empty() && colors.size() != n)
+    return "colors: " + std::to_string(colors.size()) + " for " + std::to_string(n) + " positions";
+  if (indices.empty() && n % 3 != 0)
+    return "non-indexed positions: " + std::to_string(n) + " is not a multiple of 3";
+  if (indices.size() % 3 != 0)
+    return "indices: " + std::to_string(indices.size()) + " is not a multiple of 3";
   for (size_t i = 0; i < indices.size(); ++i)
-    if (indices[i] >= n) return "indices[" + std::to_string(i) + "] = " + std::to_string(indices[i]) + " >= vertex count " + std::to_string(n);
+    if (indices[i] >= n)
+      return "indices[" + std::to_string(i) + "] = " + std::to_string(indices[i]) + " >= vertex count " +
+             std::to_string(n);
   if (texture && (texture->width <= 0 || texture->height <= 0 ||
-                  texture->rgba.size() != static_cast<size_t>(texture->width) * static_cast<size_t>(texture->height) * 4))
+                  texture->rgba.size() !=
+                      static_cast<size_t>(texture->width) * static_cast<size_t>(texture->height) * 4))
     return "texture: size does not match its pixels";
   if (!(opacity >= 0 && opacity <= 1)) return "opacity " + std::to_string(opacity) + " is not in [0, 1]";
-  if (!(mask_rim >= 0) || !std::isfinite(mask_rim)) return "mask rim " + std::to_string(mask_rim) + " is not a finite width >= 0";
-  if (mask.size() > SF_MESH_MASK_MAX) return "mask: " + std::to_string(mask.size()) + " points, at most " + std::to_string(SF_MESH_MASK_MAX);
+  if (!(mask_rim >= 0) || !std::isfinite(mask_rim))
+    return "mask rim " + std::to_string(mask_rim) + " is not a finite width >= 0";
+  if (mask.size() > SF_MESH_MASK_MAX)
+    return "mask: " + std::to_string(mask.size()) + " points, at most " + std::to_string(SF_MESH_MASK_MAX);
   for (size_t i = 0; i < mask.size(); ++i)
-    if (!std::isfinite(mask[i].x) || !std::isfinite(mask[i].y) || !std::isfinite(mask[i].z)) return "mask[" + std::to_string(i) + "] is not finite";
+    if (!std::isfinite(mask[i].x) || !std::isfinite(mask[i].y) || !std::isfinite(mask[i].z))
+      return "mask[" + std::to_string(i) + "] is not finite";
   return {};
 }
 
@@ -133,7 +149,8 @@ std::array<float, 4> sampleTexture(const MeshTexture& t, float u, float v) {
       const uint32_t ty = wrapIndex(fy0 + static_cast<float>(j), t.height, t.wrap_t);
       const uint8_t* p = &t.rgba[(static_cast<size_t>(ty) * static_cast<size_t>(t.width) + tx) * 4];
       const float w = (i ? ax : 1 - ax) * (j ? ay : 1 - ay);
-      for (int k = 0; k < 3; ++k) out[static_cast<size_t>(k)] += w * srgbToLinear(static_cast<float>(p[k]) / 255.0f);
+      for (int k = 0; k < 3; ++k)
+        out[static_cast<size_t>(k)] += w * srgbToLinear(static_cast<float>(p[k]) / 255.0f);
       out[3] += w * static_cast<float>(p[3]) / 255.0f;
     }
   return out;
@@ -142,9 +159,11 @@ std::array<float, 4> sampleTexture(const MeshTexture& t, float u, float v) {
 Vec3 shadeMeshFragment(Vec3 normal_view, Vec3 view_pos, std::array<float, 4> albedo) {
   Vec3 n = normalize(normal_view);
   if (dot(n, view_pos) > 0) n = -n;  // two-sided: face the camera
-  const Vec3 light = normalize(Vec3{static_cast<float>(SF_MESH_LIGHT_X), static_cast<float>(SF_MESH_LIGHT_Y), static_cast<float>(SF_MESH_LIGHT_Z)});
-  const float shade = static_cast<float>(SF_MESH_AMBIENT) + static_cast<float>(SF_MESH_DIFFUSE) * std::max(dot(n, light), 0.0f);
-    auto encode = [&](float c) { return linearToSrgb(std::clamp(c * shade, 0.0f, 1.0f)); };
+  const Vec3 light = normalize(Vec3{static_cast<float>(SF_MESH_LIGHT_X), static_cast<float>(SF_MESH_LIGHT_Y),
+                                    static_cast<float>(SF_MESH_LIGHT_Z)});
+  const float shade = static_cast<float>(SF_MESH_AMBIENT) +
+                      static_cast<float>(SF_MESH_DIFFUSE) * std::max(dot(n, light), 0.0f);
+  auto encode = [&](float c) { return linearToSrgb(std::clamp(c * shade, 0.0f, 1.0f)); };
   return {encode(albedo[0]), encode(albedo[1]), encode(albedo[2])};
 }
 
@@ -152,18 +171,24 @@ Vec3 cameraLitMeshFragment(Vec3 normal_view, Vec3 view_pos, std::array<float, 4>
   const Vec3 v = normalize(view_pos * -1.0f);  // towards the eye
   Vec3 n = normalize(normal_view);
   if (dot(n, v) < 0) n = n * -1.0f;  // two-sided: face the camera
-  const float shade = static_cast<float>(SF_MESH_AMBIENT) + static_cast<float>(SF_MESH_DIFFUSE) * std::max(dot(n, v), 0.0f);
+  const float shade =
+      static_cast<float>(SF_MESH_AMBIENT) + static_cast<float>(SF_MESH_DIFFUSE) * std::max(dot(n, v), 0.0f);
   auto encode = [&](float c) { return linearToSrgb(std::clamp(c * shade, 0.0f, 1.0f)); };
   return {encode(albedo[0]), encode(albedo[1]), encode(albedo[2])};
 }
 
 const char* meshShadingName(MeshShading shading) {
   switch (shading) {
-    case MeshShading::kLit: return "lit";
-    case MeshShading::kUnlit: return "unlit";
-    case MeshShading::kCamera: return "camera";
-    case MeshShading::kAlbedo: return "albedo";
-    case MeshShading::kCel: return "cel";
+    case MeshShading::kLit:
+      return "lit";
+    case MeshShading::kUnlit:
+      return "unlit";
+    case MeshShading::kCamera:
+      return "camera";
+    case MeshShading::kAlbedo:
+      return "albedo";
+    case MeshShading::kCel:
+      return "cel";
   }
   return "unknown";
 }
@@ -179,13 +204,16 @@ Vec3 celMeshFragment(Vec3 normal_view, Vec3 view_pos, Vec3 light_view, std::arra
   };
   float band = 0.62f + (0.88f - 0.62f) * smooth(0.22f, 0.28f, ndl);
   band = band + (1.12f - band) * smooth(0.52f, 0.58f, ndl);
-  auto encode = [&](float c) { return std::clamp(linearToSrgb(std::clamp(c, 0.0f, 1.0f)) * band, 0.0f, 1.0f); };
+  auto encode = [&](float c) {
+    return std::clamp(linearToSrgb(std::clamp(c, 0.0f, 1.0f)) * band, 0.0f, 1.0f);
+  };
   return {encode(albedo[0]), encode(albedo[1]), encode(albedo[2])};
 }
 
 namespace {
 
-// The mesh's vertices after the view transform (normals by the inverse transpose), with their UVs and colours.
+// The mesh's vertices after the view transform (normals by the inverse transpose), with their UVs and
+// colours.
 std::vector<ViewVertex> viewVertices(const RenderMesh& m, const Camera& cam) {
   const Mat4 to_view = cam.world_to_camera * m.object_to_world;
   const Mat3 normal_to_view = transpose(inverse(to_view.linear()));
@@ -202,7 +230,8 @@ std::vector<ViewVertex> viewVertices(const RenderMesh& m, const Camera& cam) {
 
 // Clips a view-space triangle against z >= near and appends the (at most two) screen triangles of the result
 // that cover a row of pixels, wound with positive area.
-void appendScreenTriangles(const ViewVertex (&in)[3], int mesh, const Camera& cam, std::vector<ScreenTriangle>& tris) {
+void appendScreenTriangles(const ViewVertex (&in)[3], int mesh, const Camera& cam,
+                           std::vector<ScreenTriangle>& tris) {
   const float near = static_cast<float>(SF_MESH_NEAR);
   const Vec3 face = cross(in[1].pos - in[0].pos, in[2].pos - in[0].pos);
   // Sutherland-Hodgman against z >= near: a triangle becomes at most a quad.
@@ -235,15 +264,16 @@ void appendScreenTriangles(const ViewVertex (&in)[3], int mesh, const Camera& ca
       std::swap(st.sy[1], st.sy[2]);
     }
     st.y0 = static_cast<int>(std::clamp(std::ceil(ymin - 0.5f), 0.0f, static_cast<float>(cam.height)));
-    st.y1 = static_cast<int>(std::clamp(std::floor(ymax - 0.5f) + 1.0f, 0.0f, static_cast<float>(cam.height)));
+    st.y1 =
+        static_cast<int>(std::clamp(std::floor(ymax - 0.5f) + 1.0f, 0.0f, static_cast<float>(cam.height)));
     if (st.y0 < st.y1) tris.push_back(st);
   }
 }
 
 // Shades a fragment of triangle t of mesh m at perspective-correct weights w (times z, the depth) into out:
 // the interpolated attributes, the albedo (base colour x vertex colour x texture) and the mesh's shading.
-void shadeFragment(const RenderMesh& m, const Camera& cam, const ScreenTriangle& t, const float (&w)[3], float z,
-                   Vec3& out) {
+void shadeFragment(const RenderMesh& m, const Camera& cam, const ScreenTriangle& t, const float (&w)[3],
+                   float z, Vec3& out) {
   ViewVertex f;
   f.pos = Vec3{};
   f.normal = Vec3{};
@@ -264,26 +294,35 @@ void shadeFragment(const RenderMesh& m, const Camera& cam, const ScreenTriangle&
   }
   const Vec3 normal = !m.hasNormals() ? t.face_normal : f.normal;
   switch (m.shading) {
-    case MeshShading::kLit: out = shadeMeshFragment(normal, f.pos, albedo); break;
-    case MeshShading::kCamera: out = cameraLitMeshFragment(normal, f.pos, albedo); break;
+    case MeshShading::kLit:
+      out = shadeMeshFragment(normal, f.pos, albedo);
+      break;
+    case MeshShading::kCamera:
+      out = cameraLitMeshFragment(normal, f.pos, albedo);
+      break;
     case MeshShading::kUnlit:
-      out = {std::clamp(albedo[0], 0.0f, 1.0f), std::clamp(albedo[1], 0.0f, 1.0f), std::clamp(albedo[2], 0.0f, 1.0f)};
+      out = {std::clamp(albedo[0], 0.0f, 1.0f), std::clamp(albedo[1], 0.0f, 1.0f),
+             std::clamp(albedo[2], 0.0f, 1.0f)};
       break;
     case MeshShading::kAlbedo:
       out = {linearToSrgb(std::clamp(albedo[0], 0.0f, 1.0f)), linearToSrgb(std::clamp(albedo[1], 0.0f, 1.0f)),
              linearToSrgb(std::clamp(albedo[2], 0.0f, 1.0f))};
       break;
-    case MeshShading::kCel: out = celMeshFragment(normal, f.pos, cam.world_to_camera.linear() * m.cel_light, albedo); break;
+    case MeshShading::kCel:
+      out = celMeshFragment(normal, f.pos, cam.world_to_camera.linear() * m.cel_light, albedo);
+      break;
   }
 }
 
 // Scan-converts triangle t of mesh m over rows [by0, by1): depth test, mask coverage, then the fragment.
-void rasterizeTriangleRows(const ScreenTriangle& t, const RenderMesh& m, const std::vector<std::array<float, 2>>& mask,
-                           const Camera& cam, int by0, int by1, MeshLayer& layer) {
+void rasterizeTriangleRows(const ScreenTriangle& t, const RenderMesh& m,
+                           const std::vector<std::array<float, 2>>& mask, const Camera& cam, int by0, int by1,
+                           MeshLayer& layer) {
   const float rim = m.mask_rim * static_cast<float>(cam.width);
   float xmin = std::min({t.sx[0], t.sx[1], t.sx[2]}), xmax = std::max({t.sx[0], t.sx[1], t.sx[2]});
   const int x0 = static_cast<int>(std::clamp(std::ceil(xmin - 0.5f), 0.0f, static_cast<float>(cam.width)));
-  const int x1 = static_cast<int>(std::clamp(std::floor(xmax - 0.5f) + 1.0f, 0.0f, static_cast<float>(cam.width)));
+  const int x1 =
+      static_cast<int>(std::clamp(std::floor(xmax - 0.5f) + 1.0f, 0.0f, static_cast<float>(cam.width)));
   const float area = edge(t.sx[0], t.sy[0], t.sx[1], t.sy[1], t.sx[2], t.sy[2]);
   bool tl[3];
   for (int k = 0; k < 3; ++k) tl[k] = topLeft(t.sx[k], t.sy[k], t.sx[(k + 1) % 3], t.sy[(k + 1) % 3]);
@@ -360,7 +399,8 @@ MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam)
     const int by0 = static_cast<int>(band) * kBand, by1 = std::min(cam.height, by0 + kBand);
     for (const ScreenTriangle& t : tris) {
       if (t.y1 <= by0 || t.y0 >= by1) continue;
-      rasterizeTriangleRows(t, meshes[static_cast<size_t>(t.mesh)], masks[static_cast<size_t>(t.mesh)], cam, by0, by1, layer);
+      rasterizeTriangleRows(t, meshes[static_cast<size_t>(t.mesh)], masks[static_cast<size_t>(t.mesh)], cam,
+                            by0, by1, layer);
     }
   });
   return layer;

@@ -28,7 +28,7 @@ using uint = uint32_t;
 #define SF_MESH_HAS_UVS 2u
 #define SF_MESH_HAS_COLORS 4u
 #define SF_MESH_HAS_TEXTURE 8u
-#define SF_MESH_UNLIT 16u  // the albedo is the final display colour (MeshShading::kUnlit)
+#define SF_MESH_UNLIT 16u       // the albedo is the final display colour (MeshShading::kUnlit)
 #define SF_MESH_CAMERA_LIT 32u  // the light is at the eye (MeshShading::kCamera)
 // A mask polygon (RenderMesh::mask) has at most this many points.
 #define SF_MESH_MASK_MAX 256u
@@ -38,15 +38,19 @@ using uint = uint32_t;
 #define SF_WRAP_MIRROR 33648u
 
 #ifndef __cplusplus
-layout(buffer_reference, scalar) buffer MeshFloats { float v[]; };
-layout(buffer_reference, scalar) buffer MeshUints { uint v[]; };
+layout(buffer_reference, scalar) buffer MeshFloats {
+  float v[];
+};
+layout(buffer_reference, scalar) buffer MeshUints {
+  uint v[];
+};
 #endif
 
 // One draw: a triangle list pulled by index from device addresses.
 struct GpuMeshDraw {
-  float object_to_view[12];  // rows 0..2 of world_to_camera * object_to_world
-  float normal_to_view[12];  // rows 0..2 (xyz used) of the inverse transpose of its linear part
-  float base_color[4];       // linear RGBA factor
+  float object_to_view[12];      // rows 0..2 of world_to_camera * object_to_world
+  float normal_to_view[12];      // rows 0..2 (xyz used) of the inverse transpose of its linear part
+  float base_color[4];           // linear RGBA factor
   SF_REF(MeshFloats) positions;  // 3 floats per vertex
   SF_REF(MeshFloats) normals;    // 3 floats per vertex, when SF_MESH_HAS_NORMALS
   SF_REF(MeshFloats) uvs;        // 2 floats per vertex, when SF_MESH_HAS_UVS
@@ -56,11 +60,13 @@ struct GpuMeshDraw {
   SF_REF(MeshFloats) mask;       // mask_count points (x, y) in pixels (projectMeshMask), when mask_count >= 3
   uint tex_width, tex_height, wrap_s, wrap_t;
   uint flags, mask_count;
-  float opacity, mask_rim;       // RenderMesh::opacity; the rim's width in pixels
+  float opacity, mask_rim;  // RenderMesh::opacity; the rim's width in pixels
 };
 
 #ifndef __cplusplus
-layout(buffer_reference, scalar) buffer MeshDrawsRef { GpuMeshDraw d[]; };
+layout(buffer_reference, scalar) buffer MeshDrawsRef {
+  GpuMeshDraw d[];
+};
 #endif
 
 // Push constants of the mesh pass.

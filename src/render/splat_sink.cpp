@@ -8,7 +8,9 @@
 namespace sf {
 
 namespace {
-bool byFirst(const SplatSink::Range& a, const SplatSink::Range& b) { return a.first < b.first; }
+bool byFirst(const SplatSink::Range& a, const SplatSink::Range& b) {
+  return a.first < b.first;
+}
 }  // namespace
 
 SplatSink::Range SplatSink::allocate(uint64_t count) {
@@ -22,8 +24,8 @@ SplatSink::Range SplatSink::allocate(uint64_t count) {
   } else {
     // Grow at the end (free() never leaves a free range touching the end).
     if (count > limit_ || size_ > limit_ - count)
-      throw Error("splat sink: " + std::to_string(count) + " more slots would exceed the limit of " + std::to_string(limit_) + " (" +
-                  std::to_string(live_) + " in use)");
+      throw Error("splat sink: " + std::to_string(count) + " more slots would exceed the limit of " +
+                  std::to_string(limit_) + " (" + std::to_string(live_) + " in use)");
     r = {size_, count};
     size_ += count;
   }
@@ -36,7 +38,8 @@ void SplatSink::free(Range r) {
   if (r.count == 0) return;
   auto it = std::lower_bound(allocated_.begin(), allocated_.end(), r, byFirst);
   if (it == allocated_.end() || !(*it == r))
-    throw Error("splat sink: slots [" + std::to_string(r.first) + ", " + std::to_string(r.end()) + ") are not an allocated range");
+    throw Error("splat sink: slots [" + std::to_string(r.first) + ", " + std::to_string(r.end()) +
+                ") are not an allocated range");
   allocated_.erase(it);
   live_ -= r.count;
   auto next = std::upper_bound(free_.begin(), free_.end(), r, byFirst);

@@ -30,8 +30,8 @@ class SplatSink {
   // Frees everything (the array size drops to 0).
   void clear();
 
-  uint64_t size() const { return size_; }   // one past the highest allocated slot
-  uint64_t live() const { return live_; }   // slots in allocated ranges
+  uint64_t size() const { return size_; }  // one past the highest allocated slot
+  uint64_t live() const { return live_; }  // slots in allocated ranges
   // Free ranges below size(), in address order (slots a frame must leave out).
   std::span<const Range> freeRanges() const { return free_; }
 

@@ -28,20 +28,22 @@ const uint32_t kMeshFrag[] = {
 #include "mesh_frag.inc"
 };
 
-constexpr VkFormat kMeshColorFormat = VK_FORMAT_R32G32B32A32_SFLOAT, kMeshDepthValueFormat = VK_FORMAT_R32_SFLOAT,
-                   kMeshDepthFormat = VK_FORMAT_D32_SFLOAT;
+constexpr VkFormat kMeshColorFormat = VK_FORMAT_R32G32B32A32_SFLOAT,
+                   kMeshDepthValueFormat = VK_FORMAT_R32_SFLOAT, kMeshDepthFormat = VK_FORMAT_D32_SFLOAT;
 
 }  // namespace
 
 void VulkanMeshPass::checkShading(std::span<const RenderMesh> meshes) {
   for (size_t i = 0; i < meshes.size(); ++i)
-    if (meshes[i].shading != MeshShading::kLit && meshes[i].shading != MeshShading::kUnlit && meshes[i].shading != MeshShading::kCamera)
+    if (meshes[i].shading != MeshShading::kLit && meshes[i].shading != MeshShading::kUnlit &&
+        meshes[i].shading != MeshShading::kCamera)
       throw Error("mesh " + std::to_string(i) + ": shading '" + meshShadingName(meshes[i].shading) +
-                  "' is drawn by the CPU rasterizer only (rasterizeMeshes); the Vulkan mesh pass draws lit, camera and unlit meshes");
+                  "' is drawn by the CPU rasterizer only (rasterizeMeshes); the Vulkan mesh pass draws lit, "
+                  "camera and unlit meshes");
 }
 
-std::vector<uint32_t> VulkanMeshPass::prepare(std::span<const RenderMesh> meshes, const Camera& cam, const VulkanResidency& residency,
-                                              size_t* draws_offset) {
+std::vector<uint32_t> VulkanMeshPass::prepare(std::span<const RenderMesh> meshes, const Camera& cam,
+                                              const VulkanResidency& residency, size_t* draws_offset) {
   skins.clear();
   vertices_.clear();
   if (meshes.empty()) return {};
@@ -54,22 +56,27 @@ void VulkanMeshPass::ensureTargets(uint32_t w, uint32_t h) {
     VkFormatProperties fp;
     vkGetPhysicalDeviceFormatProperties(ctx_.physicalDevice(), kMeshDepthFormat, &fp);
     if (!(fp.optimalTilingFeatures & VK_FORMAT_FEATURE_DEPTH_STENCIL_ATTACHMENT_BIT))
-      throw Error("Vulkan device " + ctx_.info().name + " cannot render to a D32_SFLOAT depth buffer; meshes cannot be drawn on it");
+      throw Error("Vulkan device " + ctx_.info().name +
+                  " cannot render to a D32_SFLOAT depth buffer; meshes cannot be drawn on it");
     const VkFormat colors[2] = {kMeshColorFormat, kMeshDepthValueFormat};
-    pipeline_ = std::make_unique<gpu::GraphicsPipeline>(ctx_, kMeshVert, kMeshFrag, static_cast<uint32_t>(sizeof(GpuMeshPush)), colors,
+    pipeline_ = std::make_unique<gpu::GraphicsPipeline>(ctx_, kMeshVert, kMeshFrag,
+                                                        static_cast<uint32_t>(sizeof(GpuMeshPush)), colors,
                                                         kMeshDepthFormat, VK_COMPARE_OP_GREATER, "mesh");
   }
   if (color_target_.width == w && color_target_.height == h) return;
   const VkImageUsageFlags color_usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
-  color_target_ = ctx_.createImage(w, h, kMeshColorFormat, color_usage, VK_IMAGE_ASPECT_COLOR_BIT, "mesh colour target");
-  depth_target_ = ctx_.createImage(w, h, kMeshDepthValueFormat, color_usage, VK_IMAGE_ASPECT_COLOR_BIT, "mesh view-depth target");
-  zbuffer_ = ctx_.createImage(w, h, kMeshDepthFormat, VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT, VK_IMAGE_ASPECT_DEPTH_BIT, "mesh depth buffer");
+  color_target_ =
+      ctx_.createImage(w, h, kMeshColorFormat, color_usage, VK_IMAGE_ASPECT_COLOR_BIT, "mesh colour target");
+  depth_target_ = ctx_.createImage(w, h, kMeshDepthValueFormat, color_usage, VK_IMAGE_ASPECT_COLOR_BIT,
+                                   "mesh view-depth target");
+  zbuffer_ = ctx_.createImage(w, h, kMeshDepthFormat, VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT,
+                              VK_IMAGE_ASPECT_DEPTH_BIT, "mesh depth buffer");
   color = ctx_.createBuffer(static_cast<VkDeviceSize>(w) * h * 16, false, "mesh colour");
   depth = ctx_.createBuffer(static_cast<VkDeviceSize>(w) * h * 4, false, "mesh depth");
 }
 
-std::vector<uint32_t> VulkanMeshPass::upload(std::span<const RenderMesh> meshes, const Camera& cam, const VulkanResidency& residency,
-                                             size_t* draws_offset) {
+std::vector<uint32_t> VulkanMeshPass::upload(std::span<const RenderMesh> meshes, const Camera& cam,
+                                             const VulkanResidency& residency, size_t* draws_offset) {
   std::vector<uint8_t> bytes;
   std::vector<GpuMeshDraw> draws(meshes.size());
   std::vector<size_t> offs(meshes.size() * 7, 0);
@@ -127,10 +134,13 @@ std::vector<uint32_t> VulkanMeshPass::upload(std::span<const RenderMesh> meshes,
     copyRows(d.normal_to_view, Mat4::fromLinearTranslation(transpose(inverse(to_view.linear())), Vec3{}));
     for (size_t c = 0; c < 4; ++c) d.base_color[c] = m.base_color[c];
     d.flags = (m.hasNormals() ? SF_MESH_HAS_NORMALS : 0u) | (m.uvs.empty() ? 0u : SF_MESH_HAS_UVS) |
-              (m.colors.empty() ? 0u : SF_MESH_HAS_COLORS) | (m.texture && !m.uvs.empty() ? SF_MESH_HAS_TEXTURE : 0u) | (m.shading == MeshShading::kUnlit ? SF_MESH_UNLIT : 0u) |
+              (m.colors.empty() ? 0u : SF_MESH_HAS_COLORS) |
+              (m.texture && !m.uvs.empty() ? SF_MESH_HAS_TEXTURE : 0u) |
+              (m.shading == MeshShading::kUnlit ? SF_MESH_UNLIT : 0u) |
               (m.shading == MeshShading::kCamera ? SF_MESH_CAMERA_LIT : 0u);
     if (d.flags & SF_MESH_HAS_TEXTURE) {
-      d.tex_width = static_cast<uint32_t>(m.texture->width), d.tex_height = static_cast<uint32_t>(m.texture->height);
+      d.tex_width = static_cast<uint32_t>(m.texture->width),
+      d.tex_height = static_cast<uint32_t>(m.texture->height);
       d.wrap_s = m.texture->wrap_s, d.wrap_t = m.texture->wrap_t;
     }
   }
@@ -154,10 +164,12 @@ std::vector<uint32_t> VulkanMeshPass::upload(std::span<const RenderMesh> meshes,
   }
   vertices_.clear();
   for (size_t i = 0; i < meshes.size(); ++i)
-    vertices_.push_back({offs[i * 7], meshes[i].vertexCount(), offs[i * 7 + 1], meshes[i].hasNormals() ? meshes[i].vertexCount() : 0});
+    vertices_.push_back({offs[i * 7], meshes[i].vertexCount(), offs[i * 7 + 1],
+                         meshes[i].hasNormals() ? meshes[i].vertexCount() : 0});
   skins.clear();
   for (MeshSkin& k : mesh_skins) {
-    VulkanResidency::patchSkinFrame(k.push, device_data_.address + k.palette, device_data_.address + k.weights);
+    VulkanResidency::patchSkinFrame(k.push, device_data_.address + k.palette,
+                                    device_data_.address + k.weights);
     k.push.out_positions = device_data_.address + offs[k.mesh * 7];
     k.push.out_normals = device_data_.address + offs[k.mesh * 7 + 1];
     skins.push_back(k.push);
@@ -171,19 +183,26 @@ void VulkanMeshPass::recordUpload(VkCommandBuffer cmd) const {
   vkCmdCopyBuffer(cmd, host_data_.buffer, device_data_.buffer, 1, &copy);
 }
 
-void VulkanMeshPass::record(VkCommandBuffer cmd, std::span<const uint32_t> triangles, size_t draws_offset, const Camera& cam) const {
-  const uint32_t width = color_target_.width, height = color_target_.height;  // the frame's image size (prepare)
+void VulkanMeshPass::record(VkCommandBuffer cmd, std::span<const uint32_t> triangles, size_t draws_offset,
+                            const Camera& cam) const {
+  const uint32_t width = color_target_.width,
+                 height = color_target_.height;  // the frame's image size (prepare)
   const VkPipelineStageFlags color_stage = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
-  const VkPipelineStageFlags depth_stage = VK_PIPELINE_STAGE_EARLY_FRAGMENT_TESTS_BIT | VK_PIPELINE_STAGE_LATE_FRAGMENT_TESTS_BIT;
+  const VkPipelineStageFlags depth_stage =
+      VK_PIPELINE_STAGE_EARLY_FRAGMENT_TESTS_BIT | VK_PIPELINE_STAGE_LATE_FRAGMENT_TESTS_BIT;
   // (The mesh data was copied to device-local memory and skinned by earlier passes of the frame graph.)
   // The transitions wait for the targets' last use by an earlier frame of the same submission (back-to-back
   // frames): the copies out of the colour targets, the depth tests on the z-buffer.
   for (const gpu::Image* img : {&color_target_, &depth_target_})
-    gpu::imageBarrier(cmd, *img, VK_IMAGE_ASPECT_COLOR_BIT, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-                      VK_PIPELINE_STAGE_TRANSFER_BIT, 0, color_stage, VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT);
-  gpu::imageBarrier(cmd, zbuffer_, VK_IMAGE_ASPECT_DEPTH_BIT, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_DEPTH_STENCIL_ATTACHMENT_OPTIMAL, depth_stage,
-                    0, depth_stage, VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_READ_BIT | VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT);
-  VkRenderingAttachmentInfo color_attachments[2] = {{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO}, {VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO}};
+    gpu::imageBarrier(cmd, *img, VK_IMAGE_ASPECT_COLOR_BIT, VK_IMAGE_LAYOUT_UNDEFINED,
+                      VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
+                      color_stage, VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT);
+  gpu::imageBarrier(
+      cmd, zbuffer_, VK_IMAGE_ASPECT_DEPTH_BIT, VK_IMAGE_LAYOUT_UNDEFINED,
+      VK_IMAGE_LAYOUT_DEPTH_STENCIL_ATTACHMENT_OPTIMAL, depth_stage, 0, depth_stage,
+      VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_READ_BIT | VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT);
+  VkRenderingAttachmentInfo color_attachments[2] = {{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO},
+                                                    {VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO}};
   color_attachments[0].imageView = color_target_.view;
   color_attachments[1].imageView = depth_target_.view;
   for (auto& a : color_attachments) {
@@ -217,7 +236,8 @@ void VulkanMeshPass::record(VkCommandBuffer cmd, std::span<const uint32_t> trian
     p.draw_index = static_cast<uint32_t>(i);
     p.fx = cam.fx, p.fy = cam.fy, p.cx = cam.cx, p.cy = cam.cy;
     p.width = static_cast<float>(width), p.height = static_cast<float>(height);
-    vkCmdPushConstants(cmd, pipeline_->layout(), VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof(p), &p);
+    vkCmdPushConstants(cmd, pipeline_->layout(), VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0,
+                       sizeof(p), &p);
     vkCmdDraw(cmd, triangles[i] * 3, 1, 0, 0);
   }
   vkCmdEndRendering(cmd);
@@ -225,8 +245,9 @@ void VulkanMeshPass::record(VkCommandBuffer cmd, std::span<const uint32_t> trian
   region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
   region.imageExtent = {width, height, 1};
   for (auto [img, buf] : {std::pair{&color_target_, &color}, std::pair{&depth_target_, &depth}}) {
-    gpu::imageBarrier(cmd, *img, VK_IMAGE_ASPECT_COLOR_BIT, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, color_stage,
-                      VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+    gpu::imageBarrier(cmd, *img, VK_IMAGE_ASPECT_COLOR_BIT, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+                      VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, color_stage, VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT,
+                      VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
     vkCmdCopyImageToBuffer(cmd, img->image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, buf->buffer, 1, &region);
   }
   gpu::computeBarrier(cmd);
@@ -237,7 +258,8 @@ void VulkanMeshPass::readDebug(VulkanStaging& staging, VulkanFrameDebug& d) cons
     auto vecs = [&](size_t at, size_t count) {
       std::vector<Vec3> out(count);
       if (!count) return out;
-      // device_data_'s offsets are 16-byte aligned; download() copies whole pieces from offset 0, so read the prefix.
+      // device_data_'s offsets are 16-byte aligned; download() copies whole pieces from offset 0, so read the
+      // prefix.
       std::vector<uint8_t> raw = staging.download(device_data_, at + count * 12);
       std::memcpy(out.data(), raw.data() + at, count * 12);
       return out;

@@ -1,8 +1,8 @@
-// The Vulkan frame's mesh pass (internal to the renderer, not public API): the meshes of a frame (render/mesh.h)
-// packed into one buffer (vertex data, indices, textures, silhouette masks, draw records), copied to
-// device-local memory, skinned by the frame's skin pass where they are skinned, and drawn first by the graphics
-// pipeline with a depth buffer; the colour and view depth it leaves are what the tile raster composites the
-// splats against. CPU reference: rasterizeMeshes (render/mesh.h).
+// The Vulkan frame's mesh pass (internal to the renderer, not public API): the meshes of a frame
+// (render/mesh.h) packed into one buffer (vertex data, indices, textures, silhouette masks, draw records),
+// copied to device-local memory, skinned by the frame's skin pass where they are skinned, and drawn first by
+// the graphics pipeline with a depth buffer; the colour and view depth it leaves are what the tile raster
+// composites the splats against. CPU reference: rasterizeMeshes (render/mesh.h).
 #pragma once
 
 #include <cstddef>
@@ -30,13 +30,16 @@ class VulkanMeshPass {
 
   // This frame's meshes: the targets made for the camera's size and the meshes packed (upload); a frame
   // without meshes forgets the last one's skins and vertices. Returns the draws' triangle counts (the draw
-  // records sit at *draws_offset of the mesh data). `residency` has this frame's static inputs (skinned meshes).
-  std::vector<uint32_t> prepare(std::span<const RenderMesh> meshes, const Camera& cam, const VulkanResidency& residency, size_t* draws_offset);
+  // records sit at *draws_offset of the mesh data). `residency` has this frame's static inputs (skinned
+  // meshes).
+  std::vector<uint32_t> prepare(std::span<const RenderMesh> meshes, const Camera& cam,
+                                const VulkanResidency& residency, size_t* draws_offset);
 
   // Vertex data, indices, textures and draw records to device-local memory (the frame's "mesh data" pass).
   void recordUpload(VkCommandBuffer cmd) const;
   // Draws the meshes into the targets and copies colour and view depth to the buffers the raster reads.
-  void record(VkCommandBuffer cmd, std::span<const uint32_t> triangles, size_t draws_offset, const Camera& cam) const;
+  void record(VkCommandBuffer cmd, std::span<const uint32_t> triangles, size_t draws_offset,
+              const Camera& cam) const;
 
   // The last frame's mesh vertices as drawn (VulkanFrameDebug::mesh_positions, mesh_normals).
   void readDebug(VulkanStaging& staging, VulkanFrameDebug& d) const;
@@ -53,7 +56,8 @@ class VulkanMeshPass {
   void ensureTargets(uint32_t w, uint32_t h);
   // Packs the meshes' vertex data, textures and draw records into host_data_; returns the draws'
   // triangle counts (the draw records sit at the returned offset).
-  std::vector<uint32_t> upload(std::span<const RenderMesh> meshes, const Camera& cam, const VulkanResidency& residency, size_t* draws_offset);
+  std::vector<uint32_t> upload(std::span<const RenderMesh> meshes, const Camera& cam,
+                               const VulkanResidency& residency, size_t* draws_offset);
 
   gpu::Context& ctx_;
   // Mesh pass (created on the first frame with meshes): render targets, their copies the raster reads,

@@ -1,7 +1,8 @@
 // Vulkan renderer host code (see vulkan_renderer.h): the renderer's state, VulkanRenderer::Impl (defined in
-// vulkan_renderer_impl.h), and the frame: collect, build the frame graph, submit, retry. The frame's parts live
-// beside it: the tile passes and raster slices (vulkan_tile_passes.cpp), the GPU sort and scan (vulkan_sort.h),
-// the mesh pass (vulkan_mesh_pass.h), the splats' residency and staging (vulkan_residency.h).
+// vulkan_renderer_impl.h), and the frame: collect, build the frame graph, submit, retry. The frame's parts
+// live beside it: the tile passes and raster slices (vulkan_tile_passes.cpp), the GPU sort and scan
+// (vulkan_sort.h), the mesh pass (vulkan_mesh_pass.h), the splats' residency and staging
+// (vulkan_residency.h).
 #include "render/vulkan_renderer.h"
 
 #include <algorithm>
@@ -20,7 +21,8 @@ namespace {
 using namespace gpu_layout;
 using deform_layout::SkinPush;
 using namespace vulkan_util;
-static_assert(static_cast<float>(SF_MIN_SORT_DEPTH) == kMinSortDepth, "one minimum sort depth on both backends");
+static_assert(static_cast<float>(SF_MIN_SORT_DEPTH) == kMinSortDepth,
+              "one minimum sort depth on both backends");
 
 // SPIR-V of the frame's tile passes, compiled by glslc at build time (shaders/*.comp -> *.inc); the sort and
 // scan's are in vulkan_sort.cpp, the mesh pipeline's in vulkan_mesh_pass.cpp.
@@ -56,7 +58,9 @@ constexpr int kDepthPasses = 4;  // sortPairs: 8-bit digits over the 32-bit low 
 
 // Merge passes a tile list of `len` pairs takes (sfMergePasses in gpu_shared.h): its pairs end in the
 // alternate buffers when the number is odd.
-uint32_t mergePasses(uint64_t len) { return len <= SF_SEG_BLOCK ? 0u : static_cast<uint32_t>(std::bit_width((len - 1) / SF_SEG_BLOCK)); }
+uint32_t mergePasses(uint64_t len) {
+  return len <= SF_SEG_BLOCK ? 0u : static_cast<uint32_t>(std::bit_width((len - 1) / SF_SEG_BLOCK));
+}
 
 }  // namespace
 
@@ -75,7 +79,8 @@ VulkanRenderer::Impl::Impl(const gpu::ContextOptions& o)
       splat_deform_pass(ctx) {
   const gpu::DeviceInfo& d = ctx.info();
   if (ctx.maxSharedMemory() < SF_SEG_BLOCK * 8)
-    throw Error("Vulkan device " + d.name + ": less than " + std::to_string(SF_SEG_BLOCK * 8 / 1024) + " KiB of shared memory");
+    throw Error("Vulkan device " + d.name + ": less than " + std::to_string(SF_SEG_BLOCK * 8 / 1024) +
+                " KiB of shared memory");
   VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
   qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
   qi.queryCount = kTimestamps * kMaxBackToBack;
@@ -85,23 +90,34 @@ VulkanRenderer::Impl::Impl(const gpu::ContextOptions& o)
   frame = ctx.createBuffer(kFrameStride * kMaxBackToBack, true, "frame parameters");
 }
 
-VulkanRenderer::Impl::~Impl() { vkDestroyQueryPool(ctx.device(), queries, nullptr); }
+VulkanRenderer::Impl::~Impl() {
+  vkDestroyQueryPool(ctx.device(), queries, nullptr);
+}
 
 // What a submission's frames must agree on, and what the Vulkan frame draws at all.
-void VulkanRenderer::Impl::checkSubmission(std::span<const RenderObject> objects, std::span<const FrameView> views, std::span<const RenderMesh> meshes) {
+void VulkanRenderer::Impl::checkSubmission(std::span<const RenderObject> objects,
+                                           std::span<const FrameView> views,
+                                           std::span<const RenderMesh> meshes) {
   if (views.empty() || views.size() > kMaxBackToBack)
-    throw Error("Vulkan renderer: " + std::to_string(views.size()) + " frames in one submission (1.." + std::to_string(kMaxBackToBack) + ")");
+    throw Error("Vulkan renderer: " + std::to_string(views.size()) + " frames in one submission (1.." +
+                std::to_string(kMaxBackToBack) + ")");
   const Camera& cam = views.front().camera;
   for (size_t r = 1; r < views.size(); ++r) {
     const Camera& c = views[r].camera;
     if (c.width != cam.width || c.height != cam.height)
-      throw Error("Vulkan renderer: frame " + std::to_string(r) + " of the submission is " + std::to_string(c.width) + "x" + std::to_string(c.height) +
-                  ", the first " + std::to_string(cam.width) + "x" + std::to_string(cam.height) + " (one image size per submission)");
-    const bool same = c.fx == cam.fx && c.fy == cam.fy && c.cx == cam.cx && c.cy == cam.cy && std::memcmp(c.world_to_camera.m, cam.world_to_camera.m, sizeof(cam.world_to_camera.m)) == 0;
-    if (!meshes.empty() && !same) throw Error("Vulkan renderer: frames with meshes in one submission share one camera");
+      throw Error("Vulkan renderer: frame " + std::to_string(r) + " of the submission is " +
+                  std::to_string(c.width) + "x" + std::to_string(c.height) + ", the first " +
+                  std::to_string(cam.width) + "x" + std::to_string(cam.height) +
+                  " (one image size per submission)");
+    const bool same =
+        c.fx == cam.fx && c.fy == cam.fy && c.cx == cam.cx && c.cy == cam.cy &&
+        std::memcmp(c.world_to_camera.m, cam.world_to_camera.m, sizeof(cam.world_to_camera.m)) == 0;
+    if (!meshes.empty() && !same)
+      throw Error("Vulkan renderer: frames with meshes in one submission share one camera");
   }
   for (size_t o = 0; o < objects.size(); ++o)
-    if (std::string why = objects[o].validate(); !why.empty()) throw Error("render object " + std::to_string(o) + ": " + why);
+    if (std::string why = objects[o].validate(); !why.empty())
+      throw Error("render object " + std::to_string(o) + ": " + why);
   VulkanMeshPass::checkShading(meshes);
 }
 
@@ -117,14 +133,16 @@ std::string VulkanRenderer::Impl::lostPassReport() const {
   std::string all;
   for (const FrameGraph::Pass& p : passes)
     if (p.enabled) all += (all.empty() ? "" : ", ") + p.name;
-  return "the last pass whose start was recorded was '" + passes[last % passes.size()].name + "' of frame " + std::to_string(last / passes.size() + 1) +
-         " in the submission (the frame's passes: " + all + ")";
+  return "the last pass whose start was recorded was '" + passes[last % passes.size()].name + "' of frame " +
+         std::to_string(last / passes.size() + 1) + " in the submission (the frame's passes: " + all + ")";
 }
 
 void VulkanRenderer::Impl::dropResources() {
   residency.drop();
   sort.dropKeys();
-  for (gpu::Buffer* b : {&tile_ranges, &tile_bins, &bin_sums, &chunks, &image, &depth_out, &train_final_t, &train_last, &raster_carry}) b->reset();
+  for (gpu::Buffer* b : {&tile_ranges, &tile_bins, &bin_sums, &chunks, &image, &depth_out, &train_final_t,
+                         &train_last, &raster_carry})
+    b->reset();
   chunk_capacity = 0, tiles = 0, width = height = 0;
   mesh.drop();
 }
@@ -138,7 +156,8 @@ void VulkanRenderer::Impl::ensureImage(uint32_t w, uint32_t h, uint32_t tile_cou
     raster_carry = {};
     width = w, height = h;
   }
-  if (want_depth && !depth_out.size) depth_out = ctx.createBuffer(static_cast<VkDeviceSize>(w) * h * 8, false, "depth plane");
+  if (want_depth && !depth_out.size)
+    depth_out = ctx.createBuffer(static_cast<VkDeviceSize>(w) * h * 8, false, "depth plane");
   if (tile_count != tiles || !tile_ranges.size) {
     tile_ranges = ctx.createBuffer(static_cast<VkDeviceSize>(tile_count) * 8, false, "tile ranges");
     tile_bins = ctx.createBuffer(static_cast<VkDeviceSize>(tile_count) * 4, false, "tile bins");
@@ -154,7 +173,8 @@ void VulkanRenderer::Impl::ensureChunks() {
   chunk_capacity = need;
 }
 
-void VulkanRenderer::Impl::writeFrame(const Camera* cam, Vec3 bg, uint32_t tiles_x, uint32_t tiles_y, bool depth, uint32_t run) {
+void VulkanRenderer::Impl::writeFrame(const Camera* cam, Vec3 bg, uint32_t tiles_x, uint32_t tiles_y,
+                                      bool depth, uint32_t run) {
   const VulkanResidency& s = residency;
   const gpu::Buffer* keys = sort.keys;
   GpuFrame f{};
@@ -167,9 +187,11 @@ void VulkanRenderer::Impl::writeFrame(const Camera* cam, Vec3 bg, uint32_t tiles
   f.tiles_x = tiles_x, f.tiles_y = tiles_y;
   f.slot_count = s.slots;
   f.key_capacity = sort.key_capacity;
-  f.positions = s.positions.address, f.covariances = s.covariances.address, f.opacities = s.opacities.address, f.sh = s.sh.address;
+  f.positions = s.positions.address, f.covariances = s.covariances.address, f.opacities = s.opacities.address,
+  f.sh = s.sh.address;
   f.means = s.means.address, f.conic_opacity = s.conic_opacity.address, f.color_depth = s.color_depth.address;
-  f.rects = s.rects.address, f.touched = s.touched.address, f.tile_bins = tile_bins.address, f.chunks = chunks.address;
+  f.rects = s.rects.address, f.touched = s.touched.address, f.tile_bins = tile_bins.address,
+  f.chunks = chunks.address;
   f.chunk_capacity = static_cast<uint32_t>(chunk_capacity);
   f.keys_lo = keys[0].address, f.keys_hi = keys[1].address, f.values = keys[2].address;
   f.keys_lo_alt = keys[3].address, f.keys_hi_alt = keys[4].address, f.values_alt = keys[5].address;
@@ -190,9 +212,11 @@ void VulkanRenderer::Impl::writeFrame(const Camera* cam, Vec3 bg, uint32_t tiles
 
 std::vector<double> VulkanRenderer::Impl::readTimestamps(uint32_t count, uint32_t first) {
   std::vector<uint64_t> ticks(count);
-  SF_VK_CHECK(vkGetQueryPoolResults(ctx.device(), queries, first, count, count * 8, ticks.data(), 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  SF_VK_CHECK(vkGetQueryPoolResults(ctx.device(), queries, first, count, count * 8, ticks.data(), 8,
+                                    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
   std::vector<double> ms(count, 0.0);
-  for (uint32_t i = 1; i < count; ++i) ms[i] = static_cast<double>(ticks[i] - ticks[i - 1]) * ctx.timestampPeriodNs() * 1e-6;
+  for (uint32_t i = 1; i < count; ++i)
+    ms[i] = static_cast<double>(ticks[i] - ticks[i - 1]) * ctx.timestampPeriodNs() * 1e-6;
   ms[0] = static_cast<double>(ticks[count - 1] - ticks[0]) * ctx.timestampPeriodNs() * 1e-6;
   return ms;
 }
@@ -203,28 +227,37 @@ void VulkanRenderer::Impl::barrier(VkCommandBuffer cmd) const {
   // fragment shaders (vertex pulling from the mesh data).
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_INDIRECT_COMMAND_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                     VK_ACCESS_INDIRECT_COMMAND_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT |
                      VK_ACCESS_TRANSFER_WRITE_BIT;
   vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
-                           VK_PIPELINE_STAGE_VERTEX_SHADER_BIT | VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT |
+                           VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_VERTEX_SHADER_BIT |
+                           VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT,
                        0, 1, &mb, 0, nullptr, 0, nullptr);
 }
 
-// Collects what the submission's frames draw (after checkSubmission): the objects placed in the sinks and their
-// records written, the frame-sized buffers made, the frame's own splat inputs staged and the meshes packed.
-VulkanRenderer::Impl::Frame VulkanRenderer::Impl::collect(std::span<const RenderObject> objects, std::span<const FrameView> views,
-                                                          const RenderSettings& settings, std::span<const RenderMesh> meshes, const FrameTail* tail) {
+// Collects what the submission's frames draw (after checkSubmission): the objects placed in the sinks and
+// their records written, the frame-sized buffers made, the frame's own splat inputs staged and the meshes
+// packed.
+VulkanRenderer::Impl::Frame VulkanRenderer::Impl::collect(std::span<const RenderObject> objects,
+                                                          std::span<const FrameView> views,
+                                                          const RenderSettings& settings,
+                                                          std::span<const RenderMesh> meshes,
+                                                          const FrameTail* tail) {
   Frame f{objects, views, settings, tail, views.front().camera};
   const Camera& cam = f.cam;
   f.uploaded_slots = residency.placeObjects(objects);
   f.tiles_x = ceilDiv(static_cast<uint32_t>(cam.width), kTileSize);
   f.tiles_y = ceilDiv(static_cast<uint32_t>(cam.height), kTileSize);
-  ensureImage(static_cast<uint32_t>(cam.width), static_cast<uint32_t>(cam.height), f.tiles_x * f.tiles_y, settings.depth);
+  ensureImage(static_cast<uint32_t>(cam.width), static_cast<uint32_t>(cam.height), f.tiles_x * f.tiles_y,
+              settings.depth);
   write_train = tail != nullptr;
   // The backward passes of a tail (training) differentiate the display-space blend.
   if (tail && settings.blend_space == BlendSpace::kLinear)
-    throw Error("Vulkan renderer: a frame with a tail (training) blends in display space, and the settings ask for linear");
+    throw Error(
+        "Vulkan renderer: a frame with a tail (training) blends in display space, and the settings ask for "
+        "linear");
   blend_linear = settings.blend_space == BlendSpace::kLinear;
   if (tail && !train_last.size) {
     const VkDeviceSize pixels = static_cast<VkDeviceSize>(cam.width) * static_cast<VkDeviceSize>(cam.height);
@@ -256,20 +289,26 @@ VulkanRenderer::Impl::Frame VulkanRenderer::Impl::collect(std::span<const Render
     return !o.shapes.empty() || (o.gpu_source && o.gpu_source->writesShapes());
   });
   // The backward passes of a tail (training) differentiate the gaussian's alpha, not a shape's.
-  if (has_shapes && tail) throw Error("Vulkan renderer: a frame with a tail (training) draws gaussians only, and an object gives shape words");
+  if (has_shapes && tail)
+    throw Error(
+        "Vulkan renderer: a frame with a tail (training) draws gaussians only, and an object gives shape "
+        "words");
   residency.uploadStatic(objects, meshes);
   f.staged = residency.stageFrame(objects, gobj);
   // The object records, once per frame of the submission (the camera in object space differs per frame).
   object_count = objects.size();
   if (objects_buf.size < std::max<size_t>(objects.size() * views.size(), 1) * sizeof(GpuObject))
-    objects_buf = ctx.createBuffer(std::max<size_t>(objects.size() * views.size(), 4) * sizeof(GpuObject), true, "objects");
+    objects_buf = ctx.createBuffer(std::max<size_t>(objects.size() * views.size(), 4) * sizeof(GpuObject),
+                                   true, "objects");
   for (size_t r = 0; r < views.size(); ++r) {
     const Vec3 eye = views[r].camera.position();
     for (size_t o = 0; o < objects.size(); ++o) {
       const Vec3 c = transformPoint(inverseAffine(objects[o].object_to_world), eye);
       gobj[o].cam_in_object[0] = c.x, gobj[o].cam_in_object[1] = c.y, gobj[o].cam_in_object[2] = c.z;
     }
-    if (!gobj.empty()) std::memcpy(static_cast<uint8_t*>(objects_buf.mapped) + r * objects.size() * sizeof(GpuObject), gobj.data(), gobj.size() * sizeof(GpuObject));
+    if (!gobj.empty())
+      std::memcpy(static_cast<uint8_t*>(objects_buf.mapped) + r * objects.size() * sizeof(GpuObject),
+                  gobj.data(), gobj.size() * sizeof(GpuObject));
   }
   has_mesh = !meshes.empty();
   f.mesh_triangles = mesh.prepare(meshes, cam, residency, &f.mesh_draws_offset);
@@ -287,9 +326,13 @@ void VulkanRenderer::Impl::recordFrame(const Frame& f, const Recording& r) {
   // The frame as declared passes; the graph puts a barrier wherever a pass touches what an earlier one
   // wrote (or overwrites what one read) since the last barrier. docs/architecture.md shows the result.
   FrameGraph g;
-  const Resources res{g.resource("counters"), g.resource("tile bins"), g.resource("deform inputs"), g.resource("skinned vertices"),
-                      g.resource("mesh data"), g.resource("splat slots"), g.resource("mesh layer"), g.resource("projected splats"),
-                      g.resource("tile ranges"), g.resource("tile pairs"), g.resource("image"), g.resource("readback"), g.resource("training state")};
+  const Resources res{g.resource("counters"),      g.resource("tile bins"),
+                      g.resource("deform inputs"), g.resource("skinned vertices"),
+                      g.resource("mesh data"),     g.resource("splat slots"),
+                      g.resource("mesh layer"),    g.resource("projected splats"),
+                      g.resource("tile ranges"),   g.resource("tile pairs"),
+                      g.resource("image"),         g.resource("readback"),
+                      g.resource("training state")};
   addInputPasses(g, res, f, r);
   addTilePasses(g, res, f, r);
   const VkDeviceSize crumbs = 4 * g.passes().size() * r.frames;
@@ -298,13 +341,17 @@ void VulkanRenderer::Impl::recordFrame(const Frame& f, const Recording& r) {
     std::memset(breadcrumb.mapped, 0, static_cast<size_t>(breadcrumb.size));
   }
   const VkDeviceSize crumb_base = 4 * g.passes().size() * static_cast<VkDeviceSize>(r.at);
-  g.run([&] { barrier(r.cmd); }, [&](size_t pass) { vkCmdFillBuffer(r.cmd, breadcrumb.buffer, crumb_base + 4 * pass, 4, frame_serial); });
+  g.run([&] { barrier(r.cmd); },
+        [&](size_t pass) {
+          vkCmdFillBuffer(r.cmd, breadcrumb.buffer, crumb_base + 4 * pass, 4, frame_serial);
+        });
   last_graph = std::move(g);
 }
 
-// The passes before preprocess: the clears, the uploads of the frame's own inputs, the skin and deform passes,
-// the objects written on the GPU and the mesh pass.
-void VulkanRenderer::Impl::addInputPasses(FrameGraph& g, const Resources& res, const Frame& f, const Recording& r) {
+// The passes before preprocess: the clears, the uploads of the frame's own inputs, the skin and deform
+// passes, the objects written on the GPU and the mesh pass.
+void VulkanRenderer::Impl::addInputPasses(FrameGraph& g, const Resources& res, const Frame& f,
+                                          const Recording& r) {
   g.add("clear", {}, {res.counters, res.bins, res.projected}, [&] {
     // One write per buffer: a fill followed by an update of the same bytes would be a write-after-write
     // hazard between two transfer commands with no barrier between them.
@@ -314,57 +361,85 @@ void VulkanRenderer::Impl::addInputPasses(FrameGraph& g, const Resources& res, c
     vkCmdUpdateBuffer(r.cmd, counters.buffer, 0, sizeof(words), words);
     vkCmdFillBuffer(r.cmd, tile_bins.buffer, 0, VK_WHOLE_SIZE, 0);
     // Free slots of the sink (objects gone, not yet reused) touch no tile: depth keys sort them last.
-    for (const SplatSink::Range& s : residency.slot_sink.freeRanges()) vkCmdFillBuffer(r.cmd, residency.touched.buffer, s.first * 4, s.count * 4, 0);
+    for (const SplatSink::Range& s : residency.slot_sink.freeRanges())
+      vkCmdFillBuffer(r.cmd, residency.touched.buffer, s.first * 4, s.count * 4, 0);
   });
   // Frames with shapes: every slot's word 0 (the gaussian) before shaped objects write theirs.
-  g.add("clear shapes", {}, {res.splats}, [&] { vkCmdFillBuffer(r.cmd, residency.shapes.buffer, 0, static_cast<VkDeviceSize>(residency.slots) * 4, 0); },
-        has_shapes && residency.slots > 0);
+  g.add(
+      "clear shapes", {}, {res.splats},
+      [&] {
+        vkCmdFillBuffer(r.cmd, residency.shapes.buffer, 0, static_cast<VkDeviceSize>(residency.slots) * 4, 0);
+      },
+      has_shapes && residency.slots > 0);
   const StagedSplats& staged = f.staged;
-  g.add("slot overrides", {}, {res.splats}, [&] { residency.recordOverrides(r.cmd, staged); },
-        !staged.pos_copies.empty() || !staged.shape_copies.empty());
+  g.add(
+      "slot overrides", {}, {res.splats}, [&] { residency.recordOverrides(r.cmd, staged); },
+      !staged.pos_copies.empty() || !staged.shape_copies.empty());
   // Vertex data, indices, textures and draw records to device-local memory (vertex pulling and texel
   // reads from host memory would cross the bus per fragment on a discrete GPU).
-  g.add("mesh data", {}, {res.mesh_data}, [&] { mesh.recordUpload(r.cmd); }, has_mesh);
-  g.add("deform inputs", {}, {res.deform_in}, [&] { residency.recordDeformInputs(r.cmd, staged); }, staged.deform_bytes > 0);
+  g.add(
+      "mesh data", {}, {res.mesh_data}, [&] { mesh.recordUpload(r.cmd); }, has_mesh);
+  g.add(
+      "deform inputs", {}, {res.deform_in}, [&] { residency.recordDeformInputs(r.cmd, staged); },
+      staged.deform_bytes > 0);
   // The one skin pass (deform/gpu_passes.h): meshes under bound splats into the skinned-vertex buffer,
   // skinned drawn meshes into their vertex ranges of the mesh data. Then the bound splats: centres and
   // covariances from this frame's deformed meshes, into their slots.
-  const bool skin_any = !mesh.skins.empty() || std::any_of(staged.deforms.begin(), staged.deforms.end(), [](const DeformDispatch& dd) { return dd.skin; });
-  g.add("skin", {res.deform_in, res.mesh_data}, {res.skinned, res.mesh_data}, [&] {
-    for (const DeformDispatch& dd : staged.deforms)
-      if (dd.skin) skin_pass.record(r.cmd, dd.skin_push);
-    for (const SkinPush& p : mesh.skins) skin_pass.record(r.cmd, p);
-  }, skin_any);
-  g.add("deform splats", {res.deform_in, res.skinned}, {res.splats}, [&] {
-    for (const DeformDispatch& dd : staged.deforms) {
-      splat_deform_pass.record(r.cmd, dd.push);
-    }
-  }, !staged.deforms.empty());
+  const bool skin_any = !mesh.skins.empty() || std::any_of(staged.deforms.begin(), staged.deforms.end(),
+                                                           [](const DeformDispatch& dd) { return dd.skin; });
+  g.add(
+      "skin", {res.deform_in, res.mesh_data}, {res.skinned, res.mesh_data},
+      [&] {
+        for (const DeformDispatch& dd : staged.deforms)
+          if (dd.skin) skin_pass.record(r.cmd, dd.skin_push);
+        for (const SkinPush& p : mesh.skins) skin_pass.record(r.cmd, p);
+      },
+      skin_any);
+  g.add(
+      "deform splats", {res.deform_in, res.skinned}, {res.splats},
+      [&] {
+        for (const DeformDispatch& dd : staged.deforms) {
+          splat_deform_pass.record(r.cmd, dd.push);
+        }
+      },
+      !staged.deforms.empty());
   // Objects written on the GPU (neural generators on the Vulkan executor): their passes write the
   // objects' slot ranges directly.
-  const bool sources = std::any_of(f.objects.begin(), f.objects.end(), [](const RenderObject& o) { return o.gpu_source != nullptr; });
-  g.add("gpu sources", {}, {res.splats}, [&] {
-    for (size_t o = 0; o < f.objects.size(); ++o)
-      if (f.objects[o].gpu_source) f.objects[o].gpu_source->record(r.cmd, residency.targets(f.gobj[o]));
-  }, sources);
-  g.add("meshes", {res.mesh_data}, {res.mesh}, [&] { mesh.record(r.cmd, f.mesh_triangles, f.mesh_draws_offset, f.cam); }, has_mesh);
+  const bool sources = std::any_of(f.objects.begin(), f.objects.end(),
+                                   [](const RenderObject& o) { return o.gpu_source != nullptr; });
+  g.add(
+      "gpu sources", {}, {res.splats},
+      [&] {
+        for (size_t o = 0; o < f.objects.size(); ++o)
+          if (f.objects[o].gpu_source) f.objects[o].gpu_source->record(r.cmd, residency.targets(f.gobj[o]));
+      },
+      sources);
+  g.add(
+      "meshes", {res.mesh_data}, {res.mesh},
+      [&] { mesh.record(r.cmd, f.mesh_triangles, f.mesh_draws_offset, f.cam); }, has_mesh);
 }
 
-// The counters of the frames just submitted (`todo`, in the order recorded): each frame's figures into `stats`.
-// Returns the frames whose keys overflowed (*most_keys: the most keys one of them asked for); on the last
-// attempt an overflow throws.
-std::vector<int> VulkanRenderer::Impl::readCounters(const Frame& f, const Recording& r, std::span<const int> todo, bool last_attempt,
-                                                    std::vector<VulkanFrameStats>& stats, uint32_t* most_keys) {
+// The counters of the frames just submitted (`todo`, in the order recorded): each frame's figures into
+// `stats`. Returns the frames whose keys overflowed (*most_keys: the most keys one of them asked for); on the
+// last attempt an overflow throws.
+std::vector<int> VulkanRenderer::Impl::readCounters(const Frame& f, const Recording& r,
+                                                    std::span<const int> todo, bool last_attempt,
+                                                    std::vector<VulkanFrameStats>& stats,
+                                                    uint32_t* most_keys) {
   std::vector<int> overflowed;
   for (size_t at = 0; at < todo.size(); ++at) {
     uint32_t cnt[SF_COUNTER_WORDS];
-    std::memcpy(cnt, static_cast<uint8_t*>(r.st_buf->mapped) + r.counters_at + kCounterBytes * at, sizeof(cnt));
+    std::memcpy(cnt, static_cast<uint8_t*>(r.st_buf->mapped) + r.counters_at + kCounterBytes * at,
+                sizeof(cnt));
     if (cnt[SF_COUNTER_ERROR])
-      throw Error("Vulkan device " + ctx.info().name + " ran the radix sort with an unexpected subgroup layout");
+      throw Error("Vulkan device " + ctx.info().name +
+                  " ran the radix sort with an unexpected subgroup layout");
     VulkanFrameStats& st = stats[static_cast<size_t>(todo[at])];
     if (cnt[SF_COUNTER_OVERFLOW] == 2)
-      throw Error("Vulkan renderer: the frame needs 2^32 or more (tile, splat) pairs (splats covering the screen many times over); "
-                  "render it smaller or with fewer gaussians");
+      throw Error(
+          "Vulkan renderer: the frame needs 2^32 or more (tile, splat) pairs (splats covering the screen "
+          "many times over); "
+          "render it smaller or with fewer gaussians");
     if (cnt[SF_COUNTER_OVERFLOW]) {
       if (last_attempt) throw Error("Vulkan renderer: tile keys still overflow after growing the buffers");
       overflowed.push_back(todo[at]);
@@ -381,7 +456,8 @@ std::vector<int> VulkanRenderer::Impl::readCounters(const Frame& f, const Record
     st.host_staging_bytes = staging.size();
     st.uploaded_slots = f.uploaded_slots;
     st.first_slots.clear();
-    for (const VulkanResidency::Resident& res : residency.residents) st.first_slots.push_back(res.slots.first);
+    for (const VulkanResidency::Resident& res : residency.residents)
+      st.first_slots.push_back(res.slots.first);
     st.times = {ms[1], ms[2], ms[3], ms[4], ms[5], ms[6], ms[7], ms[8], ms[0]};
   }
   return overflowed;
@@ -396,29 +472,36 @@ VulkanPassTimes medianPassTimes(std::span<const VulkanPassTimes> runs) {
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
     out.*field = v[v.size() / 2];
   };
-  for (double VulkanPassTimes::*f : {&VulkanPassTimes::mesh, &VulkanPassTimes::preprocess, &VulkanPassTimes::bin, &VulkanPassTimes::scan,
-                                     &VulkanPassTimes::emit, &VulkanPassTimes::sort, &VulkanPassTimes::raster,
-                                     &VulkanPassTimes::readback, &VulkanPassTimes::total})
+  for (double VulkanPassTimes::*f :
+       {&VulkanPassTimes::mesh, &VulkanPassTimes::preprocess, &VulkanPassTimes::bin, &VulkanPassTimes::scan,
+        &VulkanPassTimes::emit, &VulkanPassTimes::sort, &VulkanPassTimes::raster, &VulkanPassTimes::readback,
+        &VulkanPassTimes::total})
     median(f);
   return out;
 }
 
 VulkanRenderer::VulkanRenderer(const gpu::ContextOptions& options) : impl_(std::make_unique<Impl>(options)) {}
 VulkanRenderer::~VulkanRenderer() = default;
-const gpu::DeviceInfo& VulkanRenderer::device() const { return impl_->ctx.info(); }
+const gpu::DeviceInfo& VulkanRenderer::device() const {
+  return impl_->ctx.info();
+}
 std::string VulkanRenderer::lastFrameGraph() const {
   const auto lock = impl_->ctx.lock();  // (a render on another thread replaces the graph)
   std::string graph = impl_->last_graph.describe();
   if (impl_->last_slices)
-    graph += "then raster slices: " + std::to_string(impl_->last_slices) + " (tiles of more than " + std::to_string(impl_->raster_slice) +
+    graph += "then raster slices: " + std::to_string(impl_->last_slices) + " (tiles of more than " +
+             std::to_string(impl_->raster_slice) +
              " pairs, which the frame's raster left), a submission each\n";
   return graph;
 }
 
-gpu::Context& VulkanRenderer::context() { return impl_->ctx; }
+gpu::Context& VulkanRenderer::context() {
+  return impl_->ctx;
+}
 
-ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
-                                 VulkanFrameStats* stats, std::span<const RenderMesh> meshes) {
+ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Camera& cam,
+                                 const RenderSettings& settings, VulkanFrameStats* stats,
+                                 std::span<const RenderMesh> meshes) {
   const FrameView view{cam, settings.background};
   std::vector<VulkanFrameStats> st;
   ImageRGBA img = renderFrame(objects, {&view, 1}, settings, meshes, nullptr, &st);
@@ -426,10 +509,12 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
   return img;
 }
 
-std::vector<VulkanPassTimes> VulkanRenderer::renderBackToBack(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
-                                                              int runs, VulkanFrameStats* stats, std::span<const RenderMesh> meshes, ImageRGBA* image) {
+std::vector<VulkanPassTimes> VulkanRenderer::renderBackToBack(
+    std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings, int runs,
+    VulkanFrameStats* stats, std::span<const RenderMesh> meshes, ImageRGBA* image) {
   if (runs < 1 || runs > static_cast<int>(Impl::kMaxBackToBack))
-    throw Error("back-to-back frames: " + std::to_string(runs) + " runs asked for, one submission holds 1.." + std::to_string(Impl::kMaxBackToBack));
+    throw Error("back-to-back frames: " + std::to_string(runs) + " runs asked for, one submission holds 1.." +
+                std::to_string(Impl::kMaxBackToBack));
   const std::vector<FrameView> views(static_cast<size_t>(runs), FrameView{cam, settings.background});
   std::vector<VulkanFrameStats> st;
   ImageRGBA last = renderFrame(objects, views, settings, meshes, nullptr, &st);
@@ -440,25 +525,29 @@ std::vector<VulkanPassTimes> VulkanRenderer::renderBackToBack(std::span<const Re
   return times;
 }
 
-VulkanFrameStats VulkanRenderer::renderWithTail(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
-                                                const FrameTail& tail) {
+VulkanFrameStats VulkanRenderer::renderWithTail(std::span<const RenderObject> objects, const Camera& cam,
+                                                const RenderSettings& settings, const FrameTail& tail) {
   const FrameView view{cam, settings.background};
   std::vector<VulkanFrameStats> st;
   renderFrame(objects, {&view, 1}, settings, {}, &tail, &st);
   return st.back();
 }
 
-std::vector<VulkanFrameStats> VulkanRenderer::renderBatchWithTail(std::span<const RenderObject> objects, std::span<const FrameView> views,
-                                                                  const RenderSettings& settings, const FrameTail& tail) {
+std::vector<VulkanFrameStats> VulkanRenderer::renderBatchWithTail(std::span<const RenderObject> objects,
+                                                                  std::span<const FrameView> views,
+                                                                  const RenderSettings& settings,
+                                                                  const FrameTail& tail) {
   std::vector<VulkanFrameStats> st;
   renderFrame(objects, views, settings, {}, &tail, &st);
   return st;
 }
 
-ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std::span<const FrameView> views, const RenderSettings& settings,
-                                      std::span<const RenderMesh> meshes, const FrameTail* tail, std::vector<VulkanFrameStats>* run_stats) {
-  // Every render entry point comes here: the context's lock, held from the uploads to the image read back from
-  // the staging buffer, serialises frames of one renderer (and any other work on its context) across threads.
+ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std::span<const FrameView> views,
+                                      const RenderSettings& settings, std::span<const RenderMesh> meshes,
+                                      const FrameTail* tail, std::vector<VulkanFrameStats>* run_stats) {
+  // Every render entry point comes here: the context's lock, held from the uploads to the image read back
+  // from the staging buffer, serialises frames of one renderer (and any other work on its context) across
+  // threads.
   const auto lock = impl_->ctx.lock();
   try {
     return renderFrameOnce(objects, views, settings, meshes, tail, run_stats);
@@ -467,15 +556,18 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
     size_t gaussians = 0;
     for (const RenderObject& o : objects) gaussians += o.cloud ? o.cloud->size() : 0;
     const Camera& cam = views.front().camera;
-    throw Error("Vulkan renderer: a frame of " + std::to_string(gaussians) + " gaussians in " + std::to_string(objects.size()) + " objects at " +
-                std::to_string(cam.width) + "x" + std::to_string(cam.height) + " does not fit the GPU memory budget: " + e.what());
+    throw Error("Vulkan renderer: a frame of " + std::to_string(gaussians) + " gaussians in " +
+                std::to_string(objects.size()) + " objects at " + std::to_string(cam.width) + "x" +
+                std::to_string(cam.height) + " does not fit the GPU memory budget: " + e.what());
   }
 }
 
-// The frame: collect, then record (the frame graph of each frame of the submission), submit, read the counters
-// back, and retry after growing the key buffers where a frame's keys overflowed.
-ImageRGBA VulkanRenderer::renderFrameOnce(std::span<const RenderObject> objects, std::span<const FrameView> views, const RenderSettings& settings,
-                                          std::span<const RenderMesh> meshes, const FrameTail* tail, std::vector<VulkanFrameStats>* run_stats) {
+// The frame: collect, then record (the frame graph of each frame of the submission), submit, read the
+// counters back, and retry after growing the key buffers where a frame's keys overflowed.
+ImageRGBA VulkanRenderer::renderFrameOnce(std::span<const RenderObject> objects,
+                                          std::span<const FrameView> views, const RenderSettings& settings,
+                                          std::span<const RenderMesh> meshes, const FrameTail* tail,
+                                          std::vector<VulkanFrameStats>* run_stats) {
   Impl& m = *impl_;
   Impl::checkSubmission(objects, views, meshes);
   const Impl::Frame f = m.collect(objects, views, settings, meshes, tail);
@@ -495,19 +587,24 @@ ImageRGBA VulkanRenderer::renderFrameOnce(std::span<const RenderObject> objects,
   for (int attempt = 0; attempt < attempts; ++attempt) {
     m.ensureChunks();
     for (int r = 0; r < runs; ++r)
-      m.writeFrame(&views[static_cast<size_t>(r)].camera, views[static_cast<size_t>(r)].background, f.tiles_x, f.tiles_y, settings.depth, static_cast<uint32_t>(r));
+      m.writeFrame(&views[static_cast<size_t>(r)].camera, views[static_cast<size_t>(r)].background, f.tiles_x,
+                   f.tiles_y, settings.depth, static_cast<uint32_t>(r));
     VkCommandBuffer cmd = m.ctx.begin();
     vkCmdResetQueryPool(cmd, m.queries, 0, Impl::kTimestamps * static_cast<uint32_t>(todo.size()));
     // With a tail the image stays on the GPU: only the counters come back.
-    const VkDeviceSize image_bytes = tail ? 0 : static_cast<VkDeviceSize>(cam.width) * static_cast<VkDeviceSize>(cam.height) * 16;
+    const VkDeviceSize image_bytes =
+        tail ? 0 : static_cast<VkDeviceSize>(cam.width) * static_cast<VkDeviceSize>(cam.height) * 16;
     // Staging: the image, the depth plane when asked for, the counters.
-    const VkDeviceSize depth_bytes = settings.depth ? image_bytes / 2 : 0, counters_at = image_bytes + depth_bytes;
+    const VkDeviceSize depth_bytes = settings.depth ? image_bytes / 2 : 0,
+                       counters_at = image_bytes + depth_bytes;
     gpu::Buffer& st_buf = m.staging.buffer(counters_at + Impl::kCounterBytes * todo.size());
     // Merge passes recorded: enough for the longest list possible (a slot reaches a tile once); those no
     // list of the frame needs are dispatched with no workgroups (seg_setup.comp).
-    const uint32_t merge_passes = std::min<uint32_t>(mergePasses(std::min<uint64_t>(m.residency.slots, m.sort.key_capacity)), SF_MAX_MERGE_PASSES);
+    const uint32_t merge_passes = std::min<uint32_t>(
+        mergePasses(std::min<uint64_t>(m.residency.slots, m.sort.key_capacity)), SF_MAX_MERGE_PASSES);
     Impl::Recording rec{cmd, &st_buf, image_bytes, depth_bytes, counters_at, merge_passes, todo.size()};
-    m.frame_serial = m.frame_serial == UINT32_MAX ? 1 : m.frame_serial + 1;  // never 0, the words' initial value
+    m.frame_serial =
+        m.frame_serial == UINT32_MAX ? 1 : m.frame_serial + 1;  // never 0, the words' initial value
     // The frames of one submission (renderBackToBack, renderBatchWithTail) are recorded one after the other,
     // a barrier between them, each with its own frame and object records: a GPU that never waits on the host.
     for (size_t at = 0; at < todo.size(); ++at) {
@@ -523,7 +620,8 @@ ImageRGBA VulkanRenderer::renderFrameOnce(std::span<const RenderObject> objects,
     }
 
     uint32_t most_keys = 0;
-    const std::vector<int> overflowed = m.readCounters(f, rec, todo, attempt + 1 == attempts, stats, &most_keys);
+    const std::vector<int> overflowed =
+        m.readCounters(f, rec, todo, attempt + 1 == attempts, stats, &most_keys);
     if (!overflowed.empty()) {
       m.sort.ensureKeys(static_cast<uint64_t>(most_keys) + most_keys / 4);
       if (tail) {
@@ -536,7 +634,8 @@ ImageRGBA VulkanRenderer::renderFrameOnce(std::span<const RenderObject> objects,
     // Tiles deeper than the raster slice, which the frame's raster left: drawn in slices now (their own
     // submissions). The host knows the deepest tile from the counters it reads back anyway, so a frame within
     // the slice costs nothing more; only a deeper one waits for the host between its submissions.
-    if (m.raster_slice != 0 && stats[0].longest_tile > m.raster_slice) m.rasterSlices(stats[0], f.tiles_x, f.tiles_y, st_buf, image_bytes, depth_bytes);
+    if (m.raster_slice != 0 && stats[0].longest_tile > m.raster_slice)
+      m.rasterSlices(stats[0], f.tiles_x, f.tiles_y, st_buf, image_bytes, depth_bytes);
     // The image (the same in every frame of a back-to-back submission) is the last frame's.
     img = ImageRGBA(tail ? 0 : cam.width, tail ? 0 : cam.height);
     if (image_bytes) std::memcpy(img.pixels.data(), st_buf.mapped, image_bytes);
@@ -571,7 +670,9 @@ VulkanFrameDebug VulkanRenderer::readDebug() {
   d.conic_opacity = floats(s.conic_opacity, s.slots * 4ull);
   d.color_depth = floats(s.color_depth, s.slots * 4ull);
   std::vector<uint32_t> cnt = uints(m.counters, SF_COUNTER_WORDS);
-  const size_t keys = cnt[SF_COUNTER_OVERFLOW] || !m.sort.keys[0].size ? 0 : std::min<size_t>(cnt[SF_COUNTER_KEYS], m.sort.key_capacity);
+  const size_t keys = cnt[SF_COUNTER_OVERFLOW] || !m.sort.keys[0].size
+                          ? 0
+                          : std::min<size_t>(cnt[SF_COUNTER_KEYS], m.sort.key_capacity);
   d.tile_ranges = uints(m.tile_ranges, m.tiles * 2ull);
   const std::vector<uint32_t> values = uints(m.sort.keys[2], keys), values_alt = uints(m.sort.keys[5], keys);
   d.sorted_tiles.assign(keys, 0);
@@ -587,7 +688,8 @@ VulkanFrameDebug VulkanRenderer::readDebug() {
   return d;
 }
 
-double VulkanRenderer::sortPairs(std::vector<uint32_t>& hi, std::vector<uint32_t>& lo, std::vector<uint32_t>& values, int hi_bits) {
+double VulkanRenderer::sortPairs(std::vector<uint32_t>& hi, std::vector<uint32_t>& lo,
+                                 std::vector<uint32_t>& values, int hi_bits) {
   const auto lock = impl_->ctx.lock();
   Impl& m = *impl_;
   const size_t n = hi.size();
@@ -606,11 +708,13 @@ double VulkanRenderer::sortPairs(std::vector<uint32_t>& hi, std::vector<uint32_t
   counters[SF_COUNTER_SCAN_TOTAL] = count;
   vkCmdUpdateBuffer(cmd, m.counters.buffer, 0, sizeof(counters), counters);
   gpu::computeBarrier(cmd);
-  m.sort.recordSortSetup(cmd, m.push(), m.counters, m.counters.address + SF_COUNTER_SCAN_TOTAL * 4, SF_DESC_KEYS, 0);
+  m.sort.recordSortSetup(cmd, m.push(), m.counters, m.counters.address + SF_COUNTER_SCAN_TOTAL * 4,
+                         SF_DESC_KEYS, 0);
   gpu::computeBarrier(cmd);
   m.timestamp(cmd, 0);
-  int passes = m.sort.recordSort(cmd, m.push(), m.counters, SF_DESC_KEYS, kDepthPasses, (std::clamp(hi_bits, 1, 32) + 7) / 8,
-                                 SF_FLAG_CARRY_LO | SF_FLAG_CARRY_HI, n);
+  int passes =
+      m.sort.recordSort(cmd, m.push(), m.counters, SF_DESC_KEYS, kDepthPasses,
+                        (std::clamp(hi_bits, 1, 32) + 7) / 8, SF_FLAG_CARRY_LO | SF_FLAG_CARRY_HI, n);
   gpu::computeBarrier(cmd);
   m.timestamp(cmd, 1);
   m.ctx.submit(cmd);
@@ -618,7 +722,9 @@ double VulkanRenderer::sortPairs(std::vector<uint32_t>& hi, std::vector<uint32_t
   std::vector<uint8_t> cnt = m.staging.download(m.counters, SF_COUNTER_WORDS * 4);
   uint32_t error;
   std::memcpy(&error, cnt.data() + SF_COUNTER_ERROR * 4, 4);
-  if (error) throw Error("Vulkan device " + m.ctx.info().name + " ran the radix sort with an unexpected subgroup layout");
+  if (error)
+    throw Error("Vulkan device " + m.ctx.info().name +
+                " ran the radix sort with an unexpected subgroup layout");
   auto back = [&](const gpu::Buffer& b, std::vector<uint32_t>& v) {
     std::vector<uint8_t> raw = m.staging.download(b, n * 4);
     std::memcpy(v.data(), raw.data(), n * 4);

@@ -1,9 +1,8 @@
 // Vulkan compute renderer: the frame of ARCHITECTURE.md steps 4-7 on the GPU, in one submission (a frame
-// whose deepest tile holds more than RenderSettings::raster_slice pairs: its deep tiles' raster in slices after it,
-// a submission each).
-// preprocess (every object's slots, each with its own transform) -> depth sort of the slots -> scan of
-// tile counts in depth order -> key emission in depth order -> one global stable radix sort by tile
-// (equivalent to sorting (tile, depth) keys) -> tile ranges -> tile raster -> readback.
+// whose deepest tile holds more than RenderSettings::raster_slice pairs: its deep tiles' raster in slices
+// after it, a submission each). preprocess (every object's slots, each with its own transform) -> depth sort
+// of the slots -> scan of tile counts in depth order -> key emission in depth order -> one global stable
+// radix sort by tile (equivalent to sorting (tile, depth) keys) -> tile ranges -> tile raster -> readback.
 // Produces the same image as renderCpu() (tests compare them); runs on any Vulkan 1.2 device with
 // buffer device addresses, subgroup ballots and subgroups of 8..128 lanes (lavapipe included).
 #pragma once
@@ -34,11 +33,13 @@ struct VulkanPassTimes {  // milliseconds, from GPU timestamps
 };
 
 struct VulkanFrameStats {
-  size_t splats = 0, visible = 0, tile_keys = 0;  // splats: in the frame's objects (free sink slots not counted)
-  int sort_passes = 0;  // merge passes of the longest tile list (0: every list fit one chunk sort)
-  // The deepest tile's list (pairs), and the raster slices its frame took (RenderSettings::raster_slice): 0 when
-  // every tile was drawn by the frame's own raster, else the slices that walked the deeper tiles after it, each
-  // a submission of its own. `submissions`: the frame's, 1 + raster_slices (a back-to-back batch counts one).
+  size_t splats = 0, visible = 0,
+         tile_keys = 0;  // splats: in the frame's objects (free sink slots not counted)
+  int sort_passes = 0;   // merge passes of the longest tile list (0: every list fit one chunk sort)
+  // The deepest tile's list (pairs), and the raster slices its frame took (RenderSettings::raster_slice): 0
+  // when every tile was drawn by the frame's own raster, else the slices that walked the deeper tiles after
+  // it, each a submission of its own. `submissions`: the frame's, 1 + raster_slices (a back-to-back batch
+  // counts one).
   uint64_t longest_tile = 0;
   int raster_slices = 0, submissions = 1;
   bool regrown = false;  // the key buffers overflowed and the frame was rendered again after growing
@@ -47,7 +48,8 @@ struct VulkanFrameStats {
   // largest array, 2.35 GB for 12.2M SH-3 gaussians, made every GPU pass 3x slower on the H200.)
   size_t host_staging_bytes = 0;
   // The splat sink: each object's first slot (its range stays put while the object stays in the frame), and
-  // the slots whose rest values were uploaded for this frame (new, dynamic, or no longer overwritten objects).
+  // the slots whose rest values were uploaded for this frame (new, dynamic, or no longer overwritten
+  // objects).
   std::vector<uint64_t> first_slots;
   uint64_t uploaded_slots = 0;
   VulkanPassTimes times;
@@ -58,7 +60,8 @@ struct VulkanFrameDebug {
   std::vector<float> means;          // 2 per slot
   std::vector<float> conic_opacity;  // 4 per slot
   std::vector<float> color_depth;    // 4 per slot
-  std::vector<uint32_t> sorted_tiles, sorted_values;  // per pair, after the sort (each tile's from the buffer its list ended in)
+  std::vector<uint32_t> sorted_tiles,
+      sorted_values;  // per pair, after the sort (each tile's from the buffer its list ended in)
   std::vector<uint32_t> tile_ranges;  // 2 per tile
   // The splat slots after the frame's deform passes (object space): 3 floats of centre, 6 of covariance each.
   std::vector<float> slot_positions, slot_covariances;
@@ -86,17 +89,18 @@ class FrameTail {
   virtual void record(void* command_buffer, uint64_t frame, uint32_t run) const = 0;
 };
 
-// One frame of a batch (renderBatchWithTail): its camera and background. A batch's frames share one image size.
+// One frame of a batch (renderBatchWithTail): its camera and background. A batch's frames share one image
+// size.
 struct FrameView {
   Camera camera;
   Vec3 background{0, 0, 0};
 };
 
 // Threads: one renderer may be called from several threads. Its renders, readDebug, sortPairs and
-// lastFrameGraph hold its context's lock (gpu::Context::lock) for the whole frame (uploads, recording, submit,
-// wait, read back), so frames from two threads run one after the other, each the image it would be alone;
-// other work on context() that holds the same lock waits for the frame, and the frame for it. The objects a
-// render reads (clouds, spans) must not change while it runs.
+// lastFrameGraph hold its context's lock (gpu::Context::lock) for the whole frame (uploads, recording,
+// submit, wait, read back), so frames from two threads run one after the other, each the image it would be
+// alone; other work on context() that holds the same lock waits for the frame, and the frame for it. The
+// objects a render reads (clouds, spans) must not change while it runs.
 class VulkanRenderer {
  public:
   explicit VulkanRenderer(const gpu::ContextOptions& options);
@@ -120,36 +124,44 @@ class VulkanRenderer {
 
   // Renders as render() does and records `tail` after the raster, in the same submission; only the frame's
   // counters are read back (the image stays on the GPU, for the tail). Returns the frame's figures.
-  VulkanFrameStats renderWithTail(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings, const FrameTail& tail);
+  VulkanFrameStats renderWithTail(std::span<const RenderObject> objects, const Camera& cam,
+                                  const RenderSettings& settings, const FrameTail& tail);
 
   // Renders 1..64 frames of the same objects in one submission, each with its own camera and background
   // and `tail` after it (its record gets the frame's index), one after the other on the GPU with a barrier
   // between them; the host waits once. Returns each frame's figures. A frame whose keys overflowed (its
   // tail did nothing, see FrameTail) is rendered again with its tail after the batch, once the key buffers
   // have grown: it then comes after the batch's later frames.
-  std::vector<VulkanFrameStats> renderBatchWithTail(std::span<const RenderObject> objects, std::span<const FrameView> views, const RenderSettings& settings,
-                                                    const FrameTail& tail);
+  std::vector<VulkanFrameStats> renderBatchWithTail(std::span<const RenderObject> objects,
+                                                    std::span<const FrameView> views,
+                                                    const RenderSettings& settings, const FrameTail& tail);
 
   // Benchmarking: renders as render() does with the frame's passes recorded `runs` times (1..64) in one
   // submission, each run after a barrier, over the same inputs; returns every run's pass times (`stats`
   // gets the last run's figures, `image` its image). Frames submitted one by one leave the GPU idle while
   // the host waits, and its clocks fall between them; back to back they show what the frame costs a busy GPU.
-  std::vector<VulkanPassTimes> renderBackToBack(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings, int runs,
-                                                VulkanFrameStats* stats = nullptr, std::span<const RenderMesh> meshes = {}, ImageRGBA* image = nullptr);
+  std::vector<VulkanPassTimes> renderBackToBack(std::span<const RenderObject> objects, const Camera& cam,
+                                                const RenderSettings& settings, int runs,
+                                                VulkanFrameStats* stats = nullptr,
+                                                std::span<const RenderMesh> meshes = {},
+                                                ImageRGBA* image = nullptr);
 
   // Reads back the last frame's intermediate buffers (slow; for tests).
   VulkanFrameDebug readDebug();
 
   // Sorts (hi, lo) key pairs with values on the GPU with the frame's radix sort: stable, ascending by hi
   // then lo, examining the low `hi_bits` of hi (1..32) and all of lo. Returns the GPU time in ms.
-  double sortPairs(std::vector<uint32_t>& hi, std::vector<uint32_t>& lo, std::vector<uint32_t>& values, int hi_bits);
+  double sortPairs(std::vector<uint32_t>& hi, std::vector<uint32_t>& lo, std::vector<uint32_t>& values,
+                   int hi_bits);
 
  private:
   // The frames of one submission (settings.background is replaced by each view's).
-  ImageRGBA renderFrame(std::span<const RenderObject> objects, std::span<const FrameView> views, const RenderSettings& settings,
-                        std::span<const RenderMesh> meshes, const FrameTail* tail, std::vector<VulkanFrameStats>* run_stats);
-  ImageRGBA renderFrameOnce(std::span<const RenderObject> objects, std::span<const FrameView> views, const RenderSettings& settings,
-                            std::span<const RenderMesh> meshes, const FrameTail* tail, std::vector<VulkanFrameStats>* run_stats);
+  ImageRGBA renderFrame(std::span<const RenderObject> objects, std::span<const FrameView> views,
+                        const RenderSettings& settings, std::span<const RenderMesh> meshes,
+                        const FrameTail* tail, std::vector<VulkanFrameStats>* run_stats);
+  ImageRGBA renderFrameOnce(std::span<const RenderObject> objects, std::span<const FrameView> views,
+                            const RenderSettings& settings, std::span<const RenderMesh> meshes,
+                            const FrameTail* tail, std::vector<VulkanFrameStats>* run_stats);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

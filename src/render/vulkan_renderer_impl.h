@@ -1,5 +1,5 @@
-// The Vulkan renderer's state (internal to the renderer, not public API): VulkanRenderer::Impl owns every part
-// of the frame (staging, the splats' residency, the GPU sort and scan, the mesh pass, the tile passes'
+// The Vulkan renderer's state (internal to the renderer, not public API): VulkanRenderer::Impl owns every
+// part of the frame (staging, the splats' residency, the GPU sort and scan, the mesh pass, the tile passes'
 // pipelines and buffers) and records it. vulkan_renderer.cpp holds the frame itself (collect, build the frame
 // graph, submit, retry) and vulkan_tile_passes.cpp the tile passes' recording and the raster slices.
 #pragma once
@@ -26,7 +26,8 @@ struct VulkanRenderer::Impl {
   static constexpr uint32_t kMaxBackToBack = kMaxFramesPerSubmission;
   // One GpuFrame record per frame of a submission.
   static constexpr VkDeviceSize kFrameStride = (sizeof(gpu_layout::GpuFrame) + 255) / 256 * 256;
-  static constexpr VkDeviceSize kCounterBytes = SF_COUNTER_WORDS * 4;  // the counters read back, per recorded frame
+  static constexpr VkDeviceSize kCounterBytes =
+      SF_COUNTER_WORDS * 4;  // the counters read back, per recorded frame
 
   gpu::Context ctx;
   // The renderer's parts (the files beside this one): staging, the splats' residency, the GPU sort and scan
@@ -35,7 +36,8 @@ struct VulkanRenderer::Impl {
   VulkanResidency residency{ctx, staging};
   VulkanSort sort{ctx};
   VulkanMeshPass mesh{ctx};
-  gpu::ComputePipeline preprocess, bin_tiles, tile_setup, seg_setup, seg_sort, seg_sort_small, seg_merge, raster, raster_shapes;
+  gpu::ComputePipeline preprocess, bin_tiles, tile_setup, seg_setup, seg_sort, seg_sort_small, seg_merge,
+      raster, raster_shapes;
   VkQueryPool queries = VK_NULL_HANDLE;
   // Per frame.
   uint32_t tiles = 0, width = 0, height = 0;
@@ -49,7 +51,8 @@ struct VulkanRenderer::Impl {
   uint32_t raster_slice = 0;
   gpu::Buffer raster_carry;
   uint32_t last_slices = 0;
-  bool has_shapes = false;  // this frame: an object gives shape words (GpuFrame::shapes, the raster's shapes variant)
+  bool has_shapes =
+      false;  // this frame: an object gives shape words (GpuFrame::shapes, the raster's shapes variant)
   // The last frame's graph, kept for lastFrameGraph() (described on request, not per frame). Its record
   // callbacks refer to that frame's locals and are never run again.
   FrameGraph last_graph;
@@ -60,7 +63,7 @@ struct VulkanRenderer::Impl {
   uint32_t frame_serial = 0;
   SkinPass skin_pass;  // the deform layer's passes (deform/gpu_passes.h)
   SplatDeformPass splat_deform_pass;
-  bool has_mesh = false;  // this frame draws meshes
+  bool has_mesh = false;      // this frame draws meshes
   bool blend_linear = false;  // this frame blends in linear light (RenderSettings::blend_space)
   // The frame being recorded (a submission's frames each have their GpuFrame and object records).
   uint32_t run_index = 0;
@@ -76,8 +79,9 @@ struct VulkanRenderer::Impl {
     const Camera& cam;  // the first view's (one image size per submission)
     uint64_t uploaded_slots = 0;
     uint32_t tiles_x = 0, tiles_y = 0, tile_count = 0, tile_blocks = 0;
-    std::vector<gpu_layout::GpuObject> gobj;  // the object records (the camera in object space: the last view's)
-    StagedSplats staged;                      // overrides and deform inputs, for the copies at the start of the frame
+    std::vector<gpu_layout::GpuObject>
+        gobj;             // the object records (the camera in object space: the last view's)
+    StagedSplats staged;  // overrides and deform inputs, for the copies at the start of the frame
     std::vector<uint32_t> mesh_triangles;
     size_t mesh_draws_offset = 0;
   };
@@ -94,7 +98,8 @@ struct VulkanRenderer::Impl {
   };
   // The frame graph's resources: what its passes read and write.
   struct Resources {
-    uint32_t counters, bins, deform_in, skinned, mesh_data, splats, mesh, projected, ranges, pairs, image, readback, train;
+    uint32_t counters, bins, deform_in, skinned, mesh_data, splats, mesh, projected, ranges, pairs, image,
+        readback, train;
   };
 
   explicit Impl(const gpu::ContextOptions& o);
@@ -110,7 +115,8 @@ struct VulkanRenderer::Impl {
   // The sort chunk table for the current tiles and key capacity: at most one partial chunk per tile beyond
   // the whole ones of the capacity (small lists from the front, the chunks of longer ones from the back).
   void ensureChunks();
-  void writeFrame(const Camera* cam, Vec3 bg, uint32_t tiles_x, uint32_t tiles_y, bool depth = false, uint32_t run = 0);
+  void writeFrame(const Camera* cam, Vec3 bg, uint32_t tiles_x, uint32_t tiles_y, bool depth = false,
+                  uint32_t run = 0);
 
   VkDeviceAddress frameAddress() const { return frame.address + run_index * kFrameStride; }
   gpu_layout::GpuPush push() const {
@@ -120,24 +126,27 @@ struct VulkanRenderer::Impl {
     p.pad1 = sort.subgroups();
     return p;
   }
-  void timestamp(VkCommandBuffer cmd, uint32_t index) { vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, timestamp_base + index); }
+  void timestamp(VkCommandBuffer cmd, uint32_t index) {
+    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, timestamp_base + index);
+  }
   std::vector<double> readTimestamps(uint32_t count, uint32_t first = 0);
   // The barrier the frame graph puts between passes.
   void barrier(VkCommandBuffer cmd) const;
 
   // The frame (vulkan_renderer.cpp): the submission checked, collected, each frame's graph recorded, the
   // counters read back.
-  static void checkSubmission(std::span<const RenderObject> objects, std::span<const FrameView> views, std::span<const RenderMesh> meshes);
-  Frame collect(std::span<const RenderObject> objects, std::span<const FrameView> views, const RenderSettings& settings, std::span<const RenderMesh> meshes,
-                const FrameTail* tail);
+  static void checkSubmission(std::span<const RenderObject> objects, std::span<const FrameView> views,
+                              std::span<const RenderMesh> meshes);
+  Frame collect(std::span<const RenderObject> objects, std::span<const FrameView> views,
+                const RenderSettings& settings, std::span<const RenderMesh> meshes, const FrameTail* tail);
   void recordFrame(const Frame& f, const Recording& r);
   void addInputPasses(FrameGraph& g, const Resources& res, const Frame& f, const Recording& r);
-  std::vector<int> readCounters(const Frame& f, const Recording& r, std::span<const int> todo, bool last_attempt, std::vector<VulkanFrameStats>& stats,
-                                uint32_t* most_keys);
+  std::vector<int> readCounters(const Frame& f, const Recording& r, std::span<const int> todo,
+                                bool last_attempt, std::vector<VulkanFrameStats>& stats, uint32_t* most_keys);
   // The tile passes (vulkan_tile_passes.cpp).
   void addTilePasses(FrameGraph& g, const Resources& res, const Frame& f, const Recording& r);
-  void rasterSlices(VulkanFrameStats& st, uint32_t tiles_x, uint32_t tiles_y, const gpu::Buffer& st_buf, VkDeviceSize image_bytes,
-                    VkDeviceSize depth_bytes);
+  void rasterSlices(VulkanFrameStats& st, uint32_t tiles_x, uint32_t tiles_y, const gpu::Buffer& st_buf,
+                    VkDeviceSize image_bytes, VkDeviceSize depth_bytes);
 };
 
 }  // namespace sf

@@ -24,7 +24,9 @@ using namespace vulkan_util;
 // arrays they come from (joints0 and joints1, weights0 and weights1).
 template <class Add>
 void forEachStatic(std::span<const RenderObject> objects, std::span<const RenderMesh> meshes, Add&& add) {
-  auto raw = [&](const void* data, size_t bytes) { add(StaticKey{data, nullptr, bytes}, [=](uint8_t* dst) { std::memcpy(dst, data, bytes); }); };
+  auto raw = [&](const void* data, size_t bytes) {
+    add(StaticKey{data, nullptr, bytes}, [=](uint8_t* dst) { std::memcpy(dst, data, bytes); });
+  };
   auto skin = [&](const SkinSource& s) {
     raw(s.positions.data(), s.positions.size_bytes());
     raw(s.normals.data(), s.normals.size_bytes());
@@ -36,11 +38,14 @@ void forEachStatic(std::span<const RenderObject> objects, std::span<const Render
       std::vector<uint32_t> j;
       std::vector<float> w;
       packSkinInfluences(s.joints0, s.weights0, s.joints1, s.weights1, j, w);
-      if (joints) std::memcpy(dst, j.data(), j.size() * 4);
-      else std::memcpy(dst, w.data(), w.size() * 4);
+      if (joints)
+        std::memcpy(dst, j.data(), j.size() * 4);
+      else
+        std::memcpy(dst, w.data(), w.size() * 4);
     };
     add(StaticKey{s.joints0.data(), s.joints1.data(), bytes}, [=](uint8_t* dst) { influences(true, dst); });
-    add(StaticKey{s.weights0.data(), s.weights1.data(), bytes}, [=](uint8_t* dst) { influences(false, dst); });
+    add(StaticKey{s.weights0.data(), s.weights1.data(), bytes},
+        [=](uint8_t* dst) { influences(false, dst); });
   };
   for (const RenderObject& o : objects)
     if (o.deform) {
@@ -55,7 +60,8 @@ void forEachStatic(std::span<const RenderObject> objects, std::span<const Render
 }  // namespace
 
 gpu::Buffer& VulkanStaging::buffer(VkDeviceSize bytes) {
-  if (readback_.size < bytes) readback_ = ctx_.createBuffer(std::max<VkDeviceSize>(bytes, 1 << 20), true, "staging");
+  if (readback_.size < bytes)
+    readback_ = ctx_.createBuffer(std::max<VkDeviceSize>(bytes, 1 << 20), true, "staging");
   return readback_;
 }
 
@@ -94,12 +100,15 @@ uint64_t VulkanResidency::placeObjects(std::span<const RenderObject> objects) {
     Resident& r = placed[o];
     r.cloud = &c, r.size = c.size(), r.sh_floats = c.sh.size();
     const RenderObject& ro = objects[o];
-    r.overwritten = (!ro.positions.empty() || ro.deform || ro.gpu_source ? kOverwritesShape : 0u) | (ro.gpu_source ? kOverwritesLook : 0u);
+    r.overwritten = (!ro.positions.empty() || ro.deform || ro.gpu_source ? kOverwritesShape : 0u) |
+                    (ro.gpu_source ? kOverwritesLook : 0u);
     for (size_t k = 0; k < residents.size(); ++k)
-      if (!kept[k] && residents[k].cloud == r.cloud && residents[k].size == r.size && residents[k].sh_floats == r.sh_floats) {
+      if (!kept[k] && residents[k].cloud == r.cloud && residents[k].size == r.size &&
+          residents[k].sh_floats == r.sh_floats) {
         kept[k] = true;
         r.slots = residents[k].slots, r.sh = residents[k].sh;
-        upload_rest[o] = objects[o].dynamic || (residents[k].overwritten & ~r.overwritten) != 0;  // rest values back
+        upload_rest[o] =
+            objects[o].dynamic || (residents[k].overwritten & ~r.overwritten) != 0;  // rest values back
         break;
       }
   }
@@ -161,7 +170,8 @@ uint64_t VulkanResidency::placeObjects(std::span<const RenderObject> objects) {
   return uploaded;
 }
 
-void VulkanResidency::uploadStatic(std::span<const RenderObject> objects, std::span<const RenderMesh> meshes) {
+void VulkanResidency::uploadStatic(std::span<const RenderObject> objects,
+                                   std::span<const RenderMesh> meshes) {
   std::vector<StaticKey> key;
   forEachStatic(objects, meshes, [&](const StaticKey& k, auto&&) { key.push_back(k); });
   if (key != static_key || !static_inputs.size) {
@@ -169,7 +179,8 @@ void VulkanResidency::uploadStatic(std::span<const RenderObject> objects, std::s
     deform_bounds.clear();
     for (size_t i = 0; i < meshes.size(); ++i)
       if (!meshes[i].skin.empty())
-        if (std::string why = meshes[i].validate(); !why.empty()) throw Error("mesh " + std::to_string(i) + ": " + why);
+        if (std::string why = meshes[i].validate(); !why.empty())
+          throw Error("mesh " + std::to_string(i) + ": " + why);
     for (size_t i = 0; i < objects.size(); ++i) {
       const SplatDeformSource* ds = objects[i].deform;
       if (!ds) continue;
@@ -186,7 +197,8 @@ void VulkanResidency::uploadStatic(std::span<const RenderObject> objects, std::s
         std::memcpy(w, ds->bindings.data() + r * 68, 16);
         std::memcpy(weights, ds->bindings.data() + r * 68 + 16, 16);
         if (w[0] == 0 && w[1] >= triangles)
-          throw Error(where + "binding " + std::to_string(r) + " names triangle " + std::to_string(w[1]) + " of " + std::to_string(triangles));
+          throw Error(where + "binding " + std::to_string(r) + " names triangle " + std::to_string(w[1]) +
+                      " of " + std::to_string(triangles));
         if (w[0] == 1) {
           const uint32_t joints[4] = {w[2] & 0xffffu, w[2] >> 16, w[3] & 0xffffu, w[3] >> 16};
           for (int k = 0; k < 4; ++k)
@@ -204,7 +216,8 @@ void VulkanResidency::uploadStatic(std::span<const RenderObject> objects, std::s
       if (bytes) fill(all.data() + at);
     });
     all.resize(std::max<size_t>(all.size(), 16));
-    if (static_inputs.size < all.size()) static_inputs = ctx_.createBuffer(all.size() + all.size() / 4, false, "static deform inputs");
+    if (static_inputs.size < all.size())
+      static_inputs = ctx_.createBuffer(all.size() + all.size() / 4, false, "static deform inputs");
     staging_.upload(static_inputs, all.data(), all.size());
     static_key = std::move(key);
   }
@@ -217,14 +230,18 @@ void VulkanResidency::uploadStatic(std::span<const RenderObject> objects, std::s
     const std::string where = "render object " + std::to_string(i) + ": deform source: ";
     const size_t n = ds->skin.empty() ? ds->vertices.size() : ds->skin.vertexCount();
     if (b.vertex >= static_cast<int64_t>(n))
-      throw Error(where + "triangle index " + std::to_string(b.vertex) + " outside " + std::to_string(n) + " vertices");
+      throw Error(where + "triangle index " + std::to_string(b.vertex) + " outside " + std::to_string(n) +
+                  " vertices");
     if (b.binding_joint >= static_cast<int64_t>(ds->palette.size()))
-      throw Error(where + "a binding uses joint " + std::to_string(b.binding_joint) + " of a " + std::to_string(ds->palette.size()) + "-joint palette");
+      throw Error(where + "a binding uses joint " + std::to_string(b.binding_joint) + " of a " +
+                  std::to_string(ds->palette.size()) + "-joint palette");
     if (ds->skin.empty()) continue;
     if (ds->skin.morph_weights.size() != ds->skin.targetCount())
-      throw Error(where + std::to_string(ds->skin.morph_weights.size()) + " morph weights for " + std::to_string(ds->skin.targetCount()) + " targets");
+      throw Error(where + std::to_string(ds->skin.morph_weights.size()) + " morph weights for " +
+                  std::to_string(ds->skin.targetCount()) + " targets");
     if (b.skin_joint >= static_cast<int64_t>(ds->skin.palette.size()))
-      throw Error(where + "a vertex uses joint " + std::to_string(b.skin_joint) + " of a " + std::to_string(ds->skin.palette.size()) + "-joint palette");
+      throw Error(where + "a vertex uses joint " + std::to_string(b.skin_joint) + " of a " +
+                  std::to_string(ds->skin.palette.size()) + "-joint palette");
   }
 }
 
@@ -251,22 +268,27 @@ SkinPush VulkanResidency::skinPush(const SkinSource& s, bool normals) const {
   normals = normals && !s.normals.empty();
   p.positions = staticAddress(s.positions.data(), s.positions.size_bytes());
   p.normals = normals ? staticAddress(s.normals.data(), s.normals.size_bytes()) : static_inputs.address;
-  p.joints = s.skinned() ? staticAddress(s.joints0.data(), influence_bytes, s.joints1.data()) : static_inputs.address;
-  p.weights = s.skinned() ? staticAddress(s.weights0.data(), influence_bytes, s.weights1.data()) : static_inputs.address;
+  p.joints = s.skinned() ? staticAddress(s.joints0.data(), influence_bytes, s.joints1.data())
+                         : static_inputs.address;
+  p.weights = s.skinned() ? staticAddress(s.weights0.data(), influence_bytes, s.weights1.data())
+                          : static_inputs.address;
   p.morph_positions = staticAddress(s.morph_positions.data(), s.morph_positions.size_bytes());
   p.morph_normals = staticAddress(s.morph_normals.data(), s.morph_normals.size_bytes());
   p.vertex_count = static_cast<uint32_t>(s.vertexCount());
   p.target_count = static_cast<uint32_t>(s.morph_weights.size());
   p.method = s.dual_quaternion ? SF_SKIN_METHOD_DQS : SF_SKIN_METHOD_LBS;
   p.flags = (normals ? SF_SKIN_FLAG_NORMALS : 0u) | (s.skinned() ? SF_SKIN_FLAG_SKINNED : 0u) |
-            (normals && !s.morph_normals.empty() ? SF_SKIN_FLAG_MORPH_NORMALS : 0u) | (s.joints1.empty() ? 0u : SF_SKIN_FLAG_EIGHT);
+            (normals && !s.morph_normals.empty() ? SF_SKIN_FLAG_MORPH_NORMALS : 0u) |
+            (s.joints1.empty() ? 0u : SF_SKIN_FLAG_EIGHT);
   return p;
 }
 
 size_t VulkanResidency::packSkinFrame(const SkinSource& s, std::vector<uint8_t>& packed, size_t* weights_at) {
   std::vector<float> rows;
-  if (s.dual_quaternion) packSkinDualQuats(s.palette, rows);
-  else packSkinPalette(s.palette, rows);
+  if (s.dual_quaternion)
+    packSkinDualQuats(s.palette, rows);
+  else
+    packSkinPalette(s.palette, rows);
   *weights_at = pack(packed, s.morph_weights.data(), s.morph_weights.size_bytes());
   return pack(packed, rows.data(), rows.size() * 4);
 }
@@ -276,7 +298,8 @@ void VulkanResidency::patchSkinFrame(SkinPush& p, VkDeviceAddress palette, VkDev
   p.morph_weights = weights;
 }
 
-StagedSplats VulkanResidency::stageFrame(std::span<const RenderObject> objects, std::span<GpuObject> objects_gpu) {
+StagedSplats VulkanResidency::stageFrame(std::span<const RenderObject> objects,
+                                         std::span<GpuObject> objects_gpu) {
   StagedSplats staged;
   std::vector<DeformDispatch>& deforms = staged.deforms;
   size_t bytes = 0;
@@ -311,13 +334,16 @@ StagedSplats VulkanResidency::stageFrame(std::span<const RenderObject> objects, 
     }
   }
   const size_t deform_bytes = staged.deform_bytes = packed.size();
-  if (skinned_bytes && skinned.size < skinned_bytes) skinned = ctx_.createBuffer(skinned_bytes + skinned_bytes / 2, false, "skinned vertices");
+  if (skinned_bytes && skinned.size < skinned_bytes)
+    skinned = ctx_.createBuffer(skinned_bytes + skinned_bytes / 2, false, "skinned vertices");
   if (deform_bytes) {
-    if (deform_data.size < deform_bytes) deform_data = ctx_.createBuffer(deform_bytes + deform_bytes / 2, false, "deform inputs");
+    if (deform_data.size < deform_bytes)
+      deform_data = ctx_.createBuffer(deform_bytes + deform_bytes / 2, false, "deform inputs");
     for (DeformDispatch& dd : deforms) {
       dd.push.palette = deform_data.address + dd.palette;
       if (dd.skin) {
-        patchSkinFrame(dd.skin_push, deform_data.address + dd.skin_palette, deform_data.address + dd.morph_weights);
+        patchSkinFrame(dd.skin_push, deform_data.address + dd.skin_palette,
+                       deform_data.address + dd.morph_weights);
         dd.skin_push.out_positions = skinned.address + dd.skinned_offset;
         dd.push.vertices = dd.skin_push.out_positions;
       } else {
@@ -333,7 +359,8 @@ StagedSplats VulkanResidency::stageFrame(std::span<const RenderObject> objects, 
   for (const RenderObject& o : objects) sort_depth_bytes += o.sort_depth.size_bytes();
   if (sort_depth_bytes) bytes = sort_depth_at + sort_depth_bytes;
   if (bytes) {
-    if (dynamic_staging.size < bytes) dynamic_staging = ctx_.createBuffer(bytes + bytes / 2, true, "per-frame splat overrides");
+    if (dynamic_staging.size < bytes)
+      dynamic_staging = ctx_.createBuffer(bytes + bytes / 2, true, "per-frame splat overrides");
     auto* dst = static_cast<uint8_t*>(dynamic_staging.mapped);
     size_t at = 0;
     for (size_t oi = 0; oi < objects.size(); ++oi) {
@@ -368,11 +395,14 @@ StagedSplats VulkanResidency::stageFrame(std::span<const RenderObject> objects, 
 
 void VulkanResidency::recordOverrides(VkCommandBuffer cmd, const StagedSplats& staged) const {
   if (!staged.pos_copies.empty()) {
-    vkCmdCopyBuffer(cmd, dynamic_staging.buffer, positions.buffer, static_cast<uint32_t>(staged.pos_copies.size()), staged.pos_copies.data());
-    vkCmdCopyBuffer(cmd, dynamic_staging.buffer, covariances.buffer, static_cast<uint32_t>(staged.cov_copies.size()), staged.cov_copies.data());
+    vkCmdCopyBuffer(cmd, dynamic_staging.buffer, positions.buffer,
+                    static_cast<uint32_t>(staged.pos_copies.size()), staged.pos_copies.data());
+    vkCmdCopyBuffer(cmd, dynamic_staging.buffer, covariances.buffer,
+                    static_cast<uint32_t>(staged.cov_copies.size()), staged.cov_copies.data());
   }
   if (!staged.shape_copies.empty())
-    vkCmdCopyBuffer(cmd, dynamic_staging.buffer, shapes.buffer, static_cast<uint32_t>(staged.shape_copies.size()), staged.shape_copies.data());
+    vkCmdCopyBuffer(cmd, dynamic_staging.buffer, shapes.buffer,
+                    static_cast<uint32_t>(staged.shape_copies.size()), staged.shape_copies.data());
 }
 
 void VulkanResidency::recordDeformInputs(VkCommandBuffer cmd, const StagedSplats& staged) const {
@@ -397,7 +427,9 @@ void VulkanResidency::drop() {
   residents.clear();
   slot_sink.clear(), sh_sink.clear();
   slot_capacity = sh_capacity = 0, slots = 0;
-  for (gpu::Buffer* b : {&positions, &covariances, &opacities, &sh, &means, &conic_opacity, &color_depth, &rects, &touched, &shapes}) b->reset();
+  for (gpu::Buffer* b : {&positions, &covariances, &opacities, &sh, &means, &conic_opacity, &color_depth,
+                         &rects, &touched, &shapes})
+    b->reset();
   static_key.clear(), static_at.clear(), deform_bounds.clear();
   static_inputs.reset();
 }

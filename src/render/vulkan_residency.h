@@ -68,10 +68,10 @@ class VulkanResidency {
  public:
   VulkanResidency(gpu::Context& ctx, VulkanStaging& staging) : ctx_(ctx), staging_(staging) {}
 
-  // Places this frame's objects in the sinks: an object seen last frame (same cloud, size and SH stride, matched
-  // in order) keeps its ranges; objects gone free theirs; new ones get ranges. Uploads the rest values of new
-  // objects, dynamic ones, and ones overwritten last frame (overrides, deform, GPU source) but not in this
-  // one. Returns the slots uploaded.
+  // Places this frame's objects in the sinks: an object seen last frame (same cloud, size and SH stride,
+  // matched in order) keeps its ranges; objects gone free theirs; new ones get ranges. Uploads the rest
+  // values of new objects, dynamic ones, and ones overwritten last frame (overrides, deform, GPU source) but
+  // not in this one. Returns the slots uploaded.
   uint64_t placeObjects(std::span<const RenderObject> objects);
 
   // Packs and uploads the frame's static inputs when their set changed (see static_key), measuring then the
@@ -93,7 +93,8 @@ class VulkanResidency {
   // Stages this frame's own splat inputs (after placeObjects and uploadStatic): the overrides and the deform
   // passes' inputs, to be copied by recordOverrides and recordDeformInputs, and the sort depths, which
   // preprocess reads straight from the staging buffer (set in `objects_gpu`, the objects' records).
-  StagedSplats stageFrame(std::span<const RenderObject> objects, std::span<gpu_layout::GpuObject> objects_gpu);
+  StagedSplats stageFrame(std::span<const RenderObject> objects,
+                          std::span<gpu_layout::GpuObject> objects_gpu);
   // The frame's copies of what stageFrame staged: overrides into their slot ranges, the deform inputs.
   void recordOverrides(VkCommandBuffer cmd, const StagedSplats& staged) const;
   void recordDeformInputs(VkCommandBuffer cmd, const StagedSplats& staged) const;
@@ -111,10 +112,12 @@ class VulkanResidency {
     const GaussianCloud* cloud = nullptr;
     size_t size = 0, sh_floats = 0;
     SplatSink::Range slots, sh;
-    uint32_t overwritten = 0;  // what this frame writes over the rest values: kOverwritesShape | kOverwritesLook
+    uint32_t overwritten =
+        0;  // what this frame writes over the rest values: kOverwritesShape | kOverwritesLook
   };
-  static constexpr uint32_t kOverwritesShape = 1, kOverwritesLook = 2;  // centres + covariances; opacities + SH
-  std::vector<Resident> residents;  // per object of the last frame
+  static constexpr uint32_t kOverwritesShape = 1,
+                            kOverwritesLook = 2;  // centres + covariances; opacities + SH
+  std::vector<Resident> residents;                // per object of the last frame
   uint64_t slot_capacity = 0, sh_capacity = 0;
   uint32_t slots = 0;  // slot_sink.size(): the frame's slot count, free ranges included (left out by "clear")
   gpu::Buffer positions, covariances, opacities, sh;

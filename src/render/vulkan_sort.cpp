@@ -49,11 +49,14 @@ VulkanSort::VulkanSort(gpu::Context& ctx)
       scatter_(ctx, kRadixScatter, sizeof(GpuPush), SF_SORT_WG, "radix_scatter", true) {
   const gpu::DeviceInfo& d = ctx.info();
   if (d.subgroup_size < 8 || d.subgroup_size > 128 || SF_SORT_WG % d.subgroup_size != 0)
-    throw Error("Vulkan device " + d.name + ": subgroup size " + std::to_string(d.subgroup_size) + " unsupported (need 8..128)");
+    throw Error("Vulkan device " + d.name + ": subgroup size " + std::to_string(d.subgroup_size) +
+                " unsupported (need 8..128)");
   sort_subgroups_ = SF_SORT_WG / d.subgroup_size;
   const uint32_t small_sort_wg = std::min<uint32_t>(1024, SF_SMALL_SORT_SUB_BLOCKS * d.subgroup_size);
-  if (ctx.maxWorkgroupInvocations() >= small_sort_wg && ctx.maxSharedMemory() >= SF_SMALL_SORT_SUB_BLOCKS * SF_RADIX * 4) {
-    small_sort_ = std::make_unique<gpu::ComputePipeline>(ctx, kRadixSmall, sizeof(GpuPush), small_sort_wg, "radix_small", true);
+  if (ctx.maxWorkgroupInvocations() >= small_sort_wg &&
+      ctx.maxSharedMemory() >= SF_SMALL_SORT_SUB_BLOCKS * SF_RADIX * 4) {
+    small_sort_ = std::make_unique<gpu::ComputePipeline>(ctx, kRadixSmall, sizeof(GpuPush), small_sort_wg,
+                                                         "radix_small", true);
     small_sort_subgroups_ = small_sort_wg / d.subgroup_size;
   }
 }
@@ -71,10 +74,12 @@ void VulkanSort::ensureKeys(uint64_t capacity, bool radix) {
   if (with_radix) {
     // sort_setup.comp's blocking: at most SF_SORT_TARGET_SUB_BLOCKS sub-blocks while it shortens them, and
     // blocks of SF_SORT_BLOCK keys beyond.
-    const uint32_t blocks = std::max<uint32_t>(ceilDiv(capacity, SF_SORT_BLOCK), SF_SORT_TARGET_SUB_BLOCKS / sort_subgroups_);
+    const uint32_t blocks =
+        std::max<uint32_t>(ceilDiv(capacity, SF_SORT_BLOCK), SF_SORT_TARGET_SUB_BLOCKS / sort_subgroups_);
     const uint64_t hist_entries = static_cast<uint64_t>(blocks) * sort_subgroups_ * SF_RADIX;
     made_hist = ctx_.createBuffer(hist_entries * 4, false, "radix histogram");
-    made_sums = ctx_.createBuffer((ceilDiv(hist_entries, SF_SCAN_BLOCK) + 1) * 4, false, "histogram block sums");
+    made_sums =
+        ctx_.createBuffer((ceilDiv(hist_entries, SF_SCAN_BLOCK) + 1) * 4, false, "histogram block sums");
   }
   for (int k = 0; k < 6; ++k) keys[k] = std::move(made[k]);
   hist = std::move(made_hist), hist_sums = std::move(made_sums);
@@ -87,21 +92,26 @@ void VulkanSort::dropKeys() {
   key_capacity = 0;
 }
 
-void VulkanSort::recordScan(VkCommandBuffer cmd, const GpuPush& push, const gpu::Buffer& counters, VkDeviceAddress data, VkDeviceAddress count_addr,
-                            VkDeviceAddress sums, uint32_t blocks, int indirect_word) const {
+void VulkanSort::recordScan(VkCommandBuffer cmd, const GpuPush& push, const gpu::Buffer& counters,
+                            VkDeviceAddress data, VkDeviceAddress count_addr, VkDeviceAddress sums,
+                            uint32_t blocks, int indirect_word) const {
   GpuPush p = push;
   p.scan_data = data, p.scan_count = count_addr, p.scan_sums = sums;
-  if (indirect_word >= 0) dispatchIndirect(cmd, scan_reduce_, p, counters, static_cast<uint32_t>(indirect_word));
-  else dispatch(cmd, scan_reduce_, p, blocks);
+  if (indirect_word >= 0)
+    dispatchIndirect(cmd, scan_reduce_, p, counters, static_cast<uint32_t>(indirect_word));
+  else
+    dispatch(cmd, scan_reduce_, p, blocks);
   gpu::computeBarrier(cmd);
   dispatch(cmd, scan_blocks_, p, 1);
   gpu::computeBarrier(cmd);
-  if (indirect_word >= 0) dispatchIndirect(cmd, scan_apply_, p, counters, static_cast<uint32_t>(indirect_word));
-  else dispatch(cmd, scan_apply_, p, blocks);
+  if (indirect_word >= 0)
+    dispatchIndirect(cmd, scan_apply_, p, counters, static_cast<uint32_t>(indirect_word));
+  else
+    dispatch(cmd, scan_apply_, p, blocks);
 }
 
-void VulkanSort::recordSortSetup(VkCommandBuffer cmd, const GpuPush& push, const gpu::Buffer& counters, VkDeviceAddress count_addr, uint32_t desc_word,
-                                 uint32_t flags) const {
+void VulkanSort::recordSortSetup(VkCommandBuffer cmd, const GpuPush& push, const gpu::Buffer& counters,
+                                 VkDeviceAddress count_addr, uint32_t desc_word, uint32_t flags) const {
   GpuPush p = push;
   p.scan_data = count_addr;
   p.scan_sums = counters.address + desc_word * 4u;
@@ -109,8 +119,9 @@ void VulkanSort::recordSortSetup(VkCommandBuffer cmd, const GpuPush& push, const
   dispatch(cmd, sort_setup_, p, 1);
 }
 
-int VulkanSort::recordSort(VkCommandBuffer cmd, const GpuPush& push, const gpu::Buffer& counters, uint32_t desc_word, int lo_passes, int hi_passes,
-                           uint32_t carry, uint64_t at_most) const {
+int VulkanSort::recordSort(VkCommandBuffer cmd, const GpuPush& push, const gpu::Buffer& counters,
+                           uint32_t desc_word, int lo_passes, int hi_passes, uint32_t carry,
+                           uint64_t at_most) const {
   const VkDeviceAddress desc = counters.address + desc_word * 4u;
   const int passes = lo_passes + hi_passes;
   if (small_sort_ && at_most <= SF_SMALL_SORT_MAX) {

@@ -32,20 +32,22 @@ class VulkanSort {
   // total lands at sums[blocks]. `blocks_word` >= 0 takes the block count from an indirect argument.
   // Barriers between its own dispatches only: the caller (the frame graph) orders it with the rest.
   // `push`: the frame's push constants; `counters`: its counters (the indirect arguments).
-  void recordScan(VkCommandBuffer cmd, const gpu_layout::GpuPush& push, const gpu::Buffer& counters, VkDeviceAddress data, VkDeviceAddress count_addr,
-                  VkDeviceAddress sums, uint32_t blocks, int indirect_word) const;
+  void recordScan(VkCommandBuffer cmd, const gpu_layout::GpuPush& push, const gpu::Buffer& counters,
+                  VkDeviceAddress data, VkDeviceAddress count_addr, VkDeviceAddress sums, uint32_t blocks,
+                  int indirect_word) const;
 
   // Sort descriptor (counters[desc_word...]) for `count_addr`'s element count.
-  void recordSortSetup(VkCommandBuffer cmd, const gpu_layout::GpuPush& push, const gpu::Buffer& counters, VkDeviceAddress count_addr, uint32_t desc_word,
-                       uint32_t flags) const;
+  void recordSortSetup(VkCommandBuffer cmd, const gpu_layout::GpuPush& push, const gpu::Buffer& counters,
+                       VkDeviceAddress count_addr, uint32_t desc_word, uint32_t flags) const;
 
   // LSD radix sort of keys[0..5] as described by the descriptor at counters[desc_word] (the caller puts a
   // barrier after the setup that wrote it): `lo_passes` 8-bit passes over the low word, then `hi_passes`
   // over the high word; `carry` (SF_FLAG_CARRY_*) moves the other word along. Returns the number of
   // passes; an odd number leaves the result in the alternates. `at_most`: what the host knows of the
   // count (UINT64_MAX: nothing); a sort of at most SF_SMALL_SORT_MAX keys runs in one workgroup.
-  int recordSort(VkCommandBuffer cmd, const gpu_layout::GpuPush& push, const gpu::Buffer& counters, uint32_t desc_word, int lo_passes, int hi_passes,
-                 uint32_t carry, uint64_t at_most = UINT64_MAX) const;
+  int recordSort(VkCommandBuffer cmd, const gpu_layout::GpuPush& push, const gpu::Buffer& counters,
+                 uint32_t desc_word, int lo_passes, int hi_passes, uint32_t carry,
+                 uint64_t at_most = UINT64_MAX) const;
 
   // The pair buffers: keys_lo, keys_hi, values, then their alternates (keys_hi and keys_hi_alt, and the
   // histograms, only once a radix sort asked for them), for key_capacity pairs.

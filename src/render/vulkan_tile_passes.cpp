@@ -20,16 +20,18 @@ using namespace vulkan_util;
 
 // Preprocess to readback, as declared passes of the frame's graph: the tile lists built and sorted, the tile
 // raster, the tail, the readback.
-void VulkanRenderer::Impl::addTilePasses(FrameGraph& g, const Resources& res, const Frame& f, const Recording& r) {
-  g.add("preprocess", {res.splats, res.counters, res.bins}, {res.projected, res.counters, res.bins}, [&] {  // tile bins: the counts of most slots
-    timestamp(r.cmd, 1);
-    for (size_t o = 0; o < f.objects.size(); ++o) {
-      GpuPush p = push();
-      p.object_index = static_cast<uint32_t>(o);
-      dispatch(r.cmd, preprocess, p, ceilDiv(f.gobj[o].count, SF_WG_SIZE));
-    }
-    timestamp(r.cmd, 2);
-  });
+void VulkanRenderer::Impl::addTilePasses(FrameGraph& g, const Resources& res, const Frame& f,
+                                         const Recording& r) {
+  g.add("preprocess", {res.splats, res.counters, res.bins}, {res.projected, res.counters, res.bins},
+        [&] {  // tile bins: the counts of most slots
+          timestamp(r.cmd, 1);
+          for (size_t o = 0; o < f.objects.size(); ++o) {
+            GpuPush p = push();
+            p.object_index = static_cast<uint32_t>(o);
+            dispatch(r.cmd, preprocess, p, ceilDiv(f.gobj[o].count, SF_WG_SIZE));
+          }
+          timestamp(r.cmd, 2);
+        });
   // Each tile's (depth, slot) pairs in its own range: counted per tile, the counts scanned to ranges,
   // the pairs binned at the tiles' cursors, then sorted within each tile (chunks, then merges).
   g.add("bin", {res.projected, res.bins}, {res.bins}, [&] {
@@ -37,7 +39,8 @@ void VulkanRenderer::Impl::addTilePasses(FrameGraph& g, const Resources& res, co
     timestamp(r.cmd, 3);
   });
   g.add("tile ranges", {res.bins, res.counters}, {res.bins, res.ranges, res.counters}, [&] {
-    sort.recordScan(r.cmd, push(), counters, tile_bins.address, counters.address + SF_COUNTER_TILES * 4, bin_sums.address, f.tile_blocks, -1);
+    sort.recordScan(r.cmd, push(), counters, tile_bins.address, counters.address + SF_COUNTER_TILES * 4,
+                    bin_sums.address, f.tile_blocks, -1);
     gpu::computeBarrier(r.cmd);
     GpuPush p = push();
     p.scan_count = bin_sums.address + static_cast<VkDeviceAddress>(f.tile_blocks) * 4;  // the scan's total
@@ -53,7 +56,8 @@ void VulkanRenderer::Impl::addTilePasses(FrameGraph& g, const Resources& res, co
     timestamp(r.cmd, 5);
   });
   g.add("tile sort", {res.pairs, res.ranges, res.counters}, {res.pairs}, [&] {
-    dispatchIndirect(r.cmd, seg_sort_small, push(), counters, SF_COUNTER_SMALL_DISPATCH);  // disjoint ranges: no barrier between
+    dispatchIndirect(r.cmd, seg_sort_small, push(), counters,
+                     SF_COUNTER_SMALL_DISPATCH);  // disjoint ranges: no barrier between
     dispatchIndirect(r.cmd, seg_sort, push(), counters, SF_COUNTER_SEG_DISPATCH);
     for (uint32_t pass = 0; pass < r.merge_passes; ++pass) {
       gpu::computeBarrier(r.cmd);
@@ -63,14 +67,18 @@ void VulkanRenderer::Impl::addTilePasses(FrameGraph& g, const Resources& res, co
     }
     timestamp(r.cmd, 6);
   });
-  g.add("raster", {res.ranges, res.pairs, res.projected, res.mesh, res.splats}, {res.image}, [&] {  // splat slots: the shape words
-    dispatch(r.cmd, has_shapes ? raster_shapes : raster, push(), f.tiles_x, f.tiles_y * (SF_TILE / SF_RASTER_ROWS));
-    timestamp(r.cmd, 7);
-  });
-  g.add("tail", {res.image, res.ranges, res.pairs, res.projected, res.counters}, {res.train}, [&] { f.tail->record(r.cmd, frameAddress(), static_cast<uint32_t>(r.run)); },
-        f.tail != nullptr);
+  g.add("raster", {res.ranges, res.pairs, res.projected, res.mesh, res.splats}, {res.image},
+        [&] {  // splat slots: the shape words
+          dispatch(r.cmd, has_shapes ? raster_shapes : raster, push(), f.tiles_x,
+                   f.tiles_y * (SF_TILE / SF_RASTER_ROWS));
+          timestamp(r.cmd, 7);
+        });
+  g.add(
+      "tail", {res.image, res.ranges, res.pairs, res.projected, res.counters}, {res.train},
+      [&] { f.tail->record(r.cmd, frameAddress(), static_cast<uint32_t>(r.run)); }, f.tail != nullptr);
   g.add("readback", {res.image, res.counters}, {res.readback}, [&] {
-    VkBufferCopy img_copy{0, 0, r.image_bytes}, depth_copy{0, r.image_bytes, r.depth_bytes}, cnt_copy{0, r.counters_at + kCounterBytes * r.at, kCounterBytes};
+    VkBufferCopy img_copy{0, 0, r.image_bytes}, depth_copy{0, r.image_bytes, r.depth_bytes},
+        cnt_copy{0, r.counters_at + kCounterBytes * r.at, kCounterBytes};
     if (r.image_bytes) vkCmdCopyBuffer(r.cmd, image.buffer, r.st_buf->buffer, 1, &img_copy);
     if (r.depth_bytes) vkCmdCopyBuffer(r.cmd, depth_out.buffer, r.st_buf->buffer, 1, &depth_copy);
     vkCmdCopyBuffer(r.cmd, counters.buffer, r.st_buf->buffer, 1, &cnt_copy);
@@ -85,16 +93,21 @@ void VulkanRenderer::Impl::addTilePasses(FrameGraph& g, const Resources& res, co
 // depth plane) to the staging buffer over the unfinished one the frame's readback copied. The slices' GPU
 // time is added to the raster's and the frame's. A watchdog applies to each submission, so one slice per
 // submission bounds each by K entries per workgroup (2 x tiles x K entries in all), whatever the frame.
-void VulkanRenderer::Impl::rasterSlices(VulkanFrameStats& st, uint32_t tiles_x, uint32_t tiles_y, const gpu::Buffer& st_buf, VkDeviceSize image_bytes,
+void VulkanRenderer::Impl::rasterSlices(VulkanFrameStats& st, uint32_t tiles_x, uint32_t tiles_y,
+                                        const gpu::Buffer& st_buf, VkDeviceSize image_bytes,
                                         VkDeviceSize depth_bytes) {
   const VkDeviceSize carry_bytes = static_cast<VkDeviceSize>(width) * height * 8;
-  if (raster_carry.size < carry_bytes) raster_carry = ctx.createBuffer(carry_bytes, false, "raster slice carry");
-  const uint64_t carry_address = raster_carry.address;  // the frame record was written before the buffer existed
-  std::memcpy(static_cast<uint8_t*>(frame.mapped) + offsetof(GpuFrame, raster_carry), &carry_address, sizeof(carry_address));
+  if (raster_carry.size < carry_bytes)
+    raster_carry = ctx.createBuffer(carry_bytes, false, "raster slice carry");
+  const uint64_t carry_address =
+      raster_carry.address;  // the frame record was written before the buffer existed
+  std::memcpy(static_cast<uint8_t*>(frame.mapped) + offsetof(GpuFrame, raster_carry), &carry_address,
+              sizeof(carry_address));
   const uint32_t slices = static_cast<uint32_t>((st.longest_tile - 1) / raster_slice + 1);
   for (uint32_t s = 0; s < slices; ++s) {
     VkCommandBuffer cmd = ctx.begin();
-    timestamp_base = kTimestamps;  // the queries after the frame's (a sliced frame is alone in its submission)
+    timestamp_base =
+        kTimestamps;  // the queries after the frame's (a sliced frame is alone in its submission)
     vkCmdResetQueryPool(cmd, queries, timestamp_base, 2);
     timestamp(cmd, 0);
     // The previous submission's raster (and the frame's readback, which read the image this one writes).
@@ -113,8 +126,9 @@ void VulkanRenderer::Impl::rasterSlices(VulkanFrameStats& st, uint32_t tiles_x, 
     try {
       ctx.submit(cmd, "running the frame's raster slices");
     } catch (const gpu::DeviceLost& e) {
-      throw gpu::DeviceLost(std::string(e.what()) + "; the frame's passes had run, and raster slice " + std::to_string(s + 1) + " of " +
-                            std::to_string(slices) + " (tiles of more than " + std::to_string(raster_slice) + " pairs) was running");
+      throw gpu::DeviceLost(std::string(e.what()) + "; the frame's passes had run, and raster slice " +
+                            std::to_string(s + 1) + " of " + std::to_string(slices) +
+                            " (tiles of more than " + std::to_string(raster_slice) + " pairs) was running");
     }
     const double ms = readTimestamps(2, kTimestamps)[0];
     st.times.raster += ms;

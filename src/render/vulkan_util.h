@@ -14,7 +14,9 @@
 
 namespace sf::vulkan_util {
 
-inline uint32_t ceilDiv(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+inline uint32_t ceilDiv(uint64_t a, uint64_t b) {
+  return static_cast<uint32_t>((a + b - 1) / b);
+}
 
 inline void copyRows(float dst[12], const Mat4& m) {
   for (int r = 0; r < 3; ++r)
@@ -30,14 +32,16 @@ inline size_t pack(std::vector<uint8_t>& out, const void* data, size_t bytes) {
   return at;
 }
 
-inline void dispatch(VkCommandBuffer cmd, const gpu::ComputePipeline& pl, const gpu_layout::GpuPush& p, uint32_t x, uint32_t y = 1) {
+inline void dispatch(VkCommandBuffer cmd, const gpu::ComputePipeline& pl, const gpu_layout::GpuPush& p,
+                     uint32_t x, uint32_t y = 1) {
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pl.pipeline());
   vkCmdPushConstants(cmd, pl.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(gpu_layout::GpuPush), &p);
   if (x && y) vkCmdDispatch(cmd, x, y, 1);
 }
 
 // A dispatch whose workgroup counts a pass wrote into the frame's counters (3 words at `counter_word`).
-inline void dispatchIndirect(VkCommandBuffer cmd, const gpu::ComputePipeline& pl, const gpu_layout::GpuPush& p, const gpu::Buffer& counters,
+inline void dispatchIndirect(VkCommandBuffer cmd, const gpu::ComputePipeline& pl,
+                             const gpu_layout::GpuPush& p, const gpu::Buffer& counters,
                              uint32_t counter_word) {
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pl.pipeline());
   vkCmdPushConstants(cmd, pl.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(gpu_layout::GpuPush), &p);

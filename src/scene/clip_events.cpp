@@ -26,7 +26,8 @@ ClipEventStep clipEventsBetween(const Scene& scene, double t0, double t1, bool i
     const double p0 = o.time + o.speed * t0, p1 = o.time + o.speed * t1;
     crossings.clear();
     // Each object's first crossings in order: the step's first kMaxClipEventsPerStep are among them.
-    const uint64_t total = anim::crossEvents(events, duration, o.loop, p0, p1, include_start, kMaxClipEventsPerStep, crossings);
+    const uint64_t total =
+        anim::crossEvents(events, duration, o.loop, p0, p1, include_start, kMaxClipEventsPerStep, crossings);
     step.skipped += total - crossings.size();
     for (const anim::EventCrossing& c : crossings) {
       // The scene time of the crossing; a still playhead (speed 0) crosses only where it starts.
@@ -35,7 +36,9 @@ ClipEventStep clipEventsBetween(const Scene& scene, double t0, double t1, bool i
     }
   }
   // Objects were appended in scene order, each in its own crossing order: a stable sort by time keeps both.
-  std::stable_sort(step.events.begin(), step.events.end(), [](const FiredClipEvent& a, const FiredClipEvent& b) { return a.scene_time < b.scene_time; });
+  std::stable_sort(
+      step.events.begin(), step.events.end(),
+      [](const FiredClipEvent& a, const FiredClipEvent& b) { return a.scene_time < b.scene_time; });
   if (step.events.size() > kMaxClipEventsPerStep) {
     step.skipped += step.events.size() - kMaxClipEventsPerStep;
     step.events.resize(kMaxClipEventsPerStep);
@@ -46,13 +49,16 @@ ClipEventStep clipEventsBetween(const Scene& scene, double t0, double t1, bool i
 ClipEventStep ClipEventClock::advance(const Scene& scene, double t) {
   if (!std::isfinite(t)) return {};
   ClipEventStep step;
-  if (!last_) step = clipEventsBetween(scene, t, t, true);
-  else if (t > *last_) step = clipEventsBetween(scene, *last_, t, false);
+  if (!last_)
+    step = clipEventsBetween(scene, t, t, true);
+  else if (t > *last_)
+    step = clipEventsBetween(scene, *last_, t, false);
   last_ = t;
   return step;
 }
 
-void runSceneScript(const Scene& scene, character::CharacterWorld& world, double from, double to, bool include_from) {
+void runSceneScript(const Scene& scene, character::CharacterWorld& world, double from, double to,
+                    bool include_from) {
   if (!scene.triggers.empty() && to >= from) {
     for (const FiredClipEvent& e : clipEventsBetween(scene, from, to, include_from).events)
       for (const ScriptTrigger& trigger : scene.triggers) {

@@ -59,9 +59,11 @@ class ClipEventClock {
   std::optional<double> last_;
 };
 
-// Runs the scene script on `world` from scene time `from` to `to` (to >= from): the timed commands (t <= to) and,
-// at each event crossed in (from, to] ([from, to] with include_from), the commands its triggers name, after the
-// timed commands of that time (world.advanceTo then execute). A world made anew replays from 0 with include_from.
-void runSceneScript(const Scene& scene, character::CharacterWorld& world, double from, double to, bool include_from);
+// Runs the scene script on `world` from scene time `from` to `to` (to >= from): the timed commands (t <= to)
+// and, at each event crossed in (from, to] ([from, to] with include_from), the commands its triggers name,
+// after the timed commands of that time (world.advanceTo then execute). A world made anew replays from 0 with
+// include_from.
+void runSceneScript(const Scene& scene, character::CharacterWorld& world, double from, double to,
+                    bool include_from);
 
 }  // namespace sf

@@ -41,7 +41,8 @@ Quat alignX(Vec3 dir, float twist) {
 }
 
 void setColor(GaussianCloud& c, size_t i, Vec3 rgb) {
-  for (int k = 0; k < 3; ++k) c.sh[i * static_cast<size_t>(c.shStride()) + static_cast<size_t>(k)] = colorToShDc(rgb[k]);
+  for (int k = 0; k < 3; ++k)
+    c.sh[i * static_cast<size_t>(c.shStride()) + static_cast<size_t>(k)] = colorToShDc(rgb[k]);
 }
 
 GaussianCloud makeFloor(Pcg32& rng) {
@@ -56,7 +57,8 @@ GaussianCloud makeFloor(Pcg32& rng) {
       c.positions[i] = {x, 0.0f, z};
       // Flat, slightly elongated discs with random in-plane twist: strongly anisotropic.
       c.scales[i] = {0.045f, 0.003f, 0.03f};
-      c.rotations[i] = normalize(Quat{std::cos(rng.range(0, kPi) / 2), 0, std::sin(rng.range(0, kPi) / 2), 0});
+      c.rotations[i] =
+          normalize(Quat{std::cos(rng.range(0, kPi) / 2), 0, std::sin(rng.range(0, kPi) / 2), 0});
       bool dark = ((u / 8) + (v / 8)) % 2 == 0;
       float fade = std::max(0.0f, 1.0f - 0.35f * std::sqrt(x * x + z * z));
       Vec3 col = dark ? Vec3{0.18f, 0.2f, 0.24f} : Vec3{0.85f, 0.82f, 0.74f};
@@ -90,7 +92,8 @@ GaussianCloud makeTorus(Pcg32& rng) {
     for (size_t k = 1; k < 16; ++k) {
       float amp = k < 4 ? 0.35f : (k < 9 ? 0.18f : 0.1f);
       for (size_t ch = 0; ch < 3; ++ch)
-        sh[k * 3 + ch] = amp * std::sin(static_cast<float>(k) * 1.7f + static_cast<float>(ch) * 2.1f + 3.0f * hue);
+        sh[k * 3 + ch] =
+            amp * std::sin(static_cast<float>(k) * 1.7f + static_cast<float>(ch) * 2.1f + 3.0f * hue);
     }
     c.opacities[i] = 0.22f;
   }
@@ -136,7 +139,8 @@ Scene makeDemoScene(int width, int height) {
   Mat3 tilt_x = rotationMatrix(Quat{std::cos(tilt / 2), std::sin(tilt / 2), 0, 0});
   add("torus", makeTorus(rng), Mat4::fromLinearTranslation(tilt_x, Vec3{0, 0.55f, 0}));
   add("shell", makeShell(rng), Mat4::fromLinearTranslation(Mat3{}, Vec3{0.55f, 0.5f, 0.15f}));
-  scene.camera = lookAtCamera(Vec3{0.4f, 1.5f, 2.6f}, Vec3{0.1f, 0.45f, 0}, Vec3{0, 1, 0}, 45.0f, width, height);
+  scene.camera =
+      lookAtCamera(Vec3{0.4f, 1.5f, 2.6f}, Vec3{0.1f, 0.45f, 0}, Vec3{0, 1, 0}, 45.0f, width, height);
   scene.background = Vec3{0.06f, 0.07f, 0.09f};
   return scene;
 }

@@ -2,8 +2,6 @@
 // objects. nlohmann::json is confined to this file and scene_doc.cpp.
 #include "scene/scene.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -12,15 +10,16 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <numbers>
 
+#include "anim/clip.h"
 #include "core/error.h"
+#include "hull/effects.h"
+#include "hull/hull_shared.h"
 #include "io/file.h"
 #include "io/formats.h"
 #include "io/json.h"
-#include "hull/effects.h"
-#include "hull/hull_shared.h"
-#include "anim/clip.h"
 #include "scene/clip_events.h"
 
 namespace sf {
@@ -31,7 +30,9 @@ using Json = nlohmann::json;
 
 using Node = JsonNode;
 
-Json parseJson(const std::string& text, const std::string& file) { return parseJsonText(text, file); }
+Json parseJson(const std::string& text, const std::string& file) {
+  return parseJsonText(text, file);
+}
 
 std::string readText(const std::string& path) {
   std::vector<uint8_t> bytes = readFile(path);
@@ -43,7 +44,8 @@ std::string readText(const std::string& path) {
 std::vector<RenderObject> Scene::renderObjects() const {
   std::vector<RenderObject> out;
   for (const SceneObject& o : objects)
-    if (o.cloud && o.cloud->size() > 0 && !o.character && !o.hull && !o.bundle && !o.lod) out.push_back({o.cloud.get(), o.object_to_world, {}, {}});
+    if (o.cloud && o.cloud->size() > 0 && !o.character && !o.hull && !o.bundle && !o.lod)
+      out.push_back({o.cloud.get(), o.object_to_world, {}, {}});
   return out;
 }
 
@@ -65,8 +67,10 @@ namespace {
 // What a generator sees: the frame's camera in the object's frame (world_to_camera * object_to_world).
 Camera generatorCamera(const Camera* cam, const Mat4& object_to_world) {
   Camera c;
-  if (cam) c = *cam;
-  else c.width = 1280, c.height = 720, c.fx = c.fy = 1000, c.cx = 640, c.cy = 360;
+  if (cam)
+    c = *cam;
+  else
+    c.width = 1280, c.height = 720, c.fx = c.fy = 1000, c.cx = 640, c.cy = 360;
   c.world_to_camera = c.world_to_camera * object_to_world;
   return c;
 }
@@ -77,15 +81,18 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
   size_t models = 0, characters = 0, generators = 0, hulls = 0;
   for (const SceneObject& o : scene.objects) {
     hulls += o.hull != nullptr;
-    if (o.character) ++characters;
-    else if (o.model) ++models;
+    if (o.character)
+      ++characters;
+    else if (o.model)
+      ++models;
     generators += o.generator != nullptr;
   }
   out.generated.resize(generators);  // sized up front: objects point into it
   out.hulls.resize(hulls);
   out.poses.resize(models);
   out.characters.resize(characters);
-  out.deforms.assign(gpu_deform ? characters : 0, SplatDeformSource{});  // sized up front: objects point into it
+  out.deforms.assign(gpu_deform ? characters : 0,
+                     SplatDeformSource{});  // sized up front: objects point into it
   out.meshes.clear();
   out.objects.clear();
   out.object_ranges.clear();
@@ -96,8 +103,10 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
   std::vector<Camera> lod_cameras;
   for (const SceneObject& o : scene.objects)
     if (o.lod) streams.push_back(o.lod.get()), lod_cameras.push_back(generatorCamera(cam, o.object_to_world));
-  // Frames that never wait (the viewer) morph their refinements in; settled ones (offline) draw the cut as it is.
-  if (!streams.empty()) lod::selectFrameCuts(streams, lod_cameras, scene.lod_budget, scene.lod_settle, !scene.lod_settle);
+  // Frames that never wait (the viewer) morph their refinements in; settled ones (offline) draw the cut as it
+  // is.
+  if (!streams.empty())
+    lod::selectFrameCuts(streams, lod_cameras, scene.lod_budget, scene.lod_settle, !scene.lod_settle);
   for (const SceneObject& o : scene.objects) {
     // (closed after the loop: each range ends where the next object's begins)
     out.object_ranges.push_back({out.objects.size(), out.objects.size()});
@@ -107,10 +116,13 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
       if (o.hull_live) {
         if (o.hull_script)
           for (const hull::HullEvent& ev : o.hull_script->advance(*o.hull_live, t))
-            if (ev.type == hull::HullEvent::kGunSilenced) std::fprintf(stderr, "%s: %s\n", o.name.c_str(), ev.describe().c_str());
-        o.hull_live->buildFrame(o.object_to_world, t, scene.light, out.hulls[hi++], out.objects, o.hull_lod, cam ? &hull_cam : nullptr);
+            if (ev.type == hull::HullEvent::kGunSilenced)
+              std::fprintf(stderr, "%s: %s\n", o.name.c_str(), ev.describe().c_str());
+        o.hull_live->buildFrame(o.object_to_world, t, scene.light, out.hulls[hi++], out.objects, o.hull_lod,
+                                cam ? &hull_cam : nullptr);
       } else {
-        hull::buildHullFrame(*o.hull, o.hull_mode, o.object_to_world, hull_cam, t, scene.light, out.hulls[hi++], out.objects, out.meshes, o.hull_lod);
+        hull::buildHullFrame(*o.hull, o.hull_mode, o.object_to_world, hull_cam, t, scene.light,
+                             out.hulls[hi++], out.objects, out.meshes, o.hull_lod);
       }
       continue;
     }
@@ -142,12 +154,16 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
       // here; a frame its optional parts change is deformed here for both (poseCharacterFrame).
       const bool gpu_skin = gpu_deform && ch.gpuSkinnable();
       const bool gpu = character::poseCharacterFrame(ch, gpu_deform, f, [&](bool pose_only) {
-        if (pose_only) ch.pose(o.clip, o.clipTime(t), f, nullptr, gpu_skin);
-        else ch.deform(o.clip, o.clipTime(t), f);
+        if (pose_only)
+          ch.pose(o.clip, o.clipTime(t), f, nullptr, gpu_skin);
+        else
+          ch.deform(o.clip, o.clipTime(t), f);
       });
-      const Mat4 to_world = o.object_to_world * ch.model().meshToModel(f.pose, static_cast<size_t>(ch.boundDraw()));
+      const Mat4 to_world =
+          o.object_to_world * ch.model().meshToModel(f.pose, static_cast<size_t>(ch.boundDraw()));
       if (gpu) out.deforms[c] = ch.deformSource(f, gpu_skin);
-      character::appendCharacterFrame(ch, f, to_world, cam, gpu ? &out.deforms[c] : nullptr, out.objects, out.meshes);
+      character::appendCharacterFrame(ch, f, to_world, cam, gpu ? &out.deforms[c] : nullptr, out.objects,
+                                      out.meshes);
       ++c;
       continue;
     }
@@ -207,15 +223,18 @@ void loadGltfObject(SceneObject& obj, const std::string& path, const std::string
                     std::map<std::string, std::shared_ptr<const GltfModel>>* cache = nullptr) {
   std::shared_ptr<const GltfModel> model;
   const std::string key = fileKey(path);
-  if (cache && cache->count(key)) model = cache->at(key);
-  else model = std::make_shared<GltfModel>(path);
+  if (cache && cache->count(key))
+    model = cache->at(key);
+  else
+    model = std::make_shared<GltfModel>(path);
   if (cache) (*cache)[key] = model;
   if (model->drawnPrimitives() == 0 && model->splats().size() == 0)
     throw Error(path + ": has no triangle mesh and no KHR_gaussian_splatting primitive to draw");
   if (!clip.empty()) {
     obj.clip = model->findClip(clip);
     if (obj.clip < 0)
-      throw Error(path + ": no animation named or numbered '" + clip + "' (" + std::to_string(model->clips().size()) + " animations" +
+      throw Error(path + ": no animation named or numbered '" + clip + "' (" +
+                  std::to_string(model->clips().size()) + " animations" +
                   (model->clips().empty() ? "" : ": " + model->clipList()) + ")");
   } else {
     obj.clip = model->clips().empty() ? -1 : 0;
@@ -231,9 +250,12 @@ bool gaussiansOnly(const SceneObject& obj, const std::string& clip) {
   return obj.model && obj.model->drawnPrimitives() == 0 && obj.model->clips().empty() && clip.empty();
 }
 
-std::shared_ptr<const GaussianCloud> loadCapture(const std::string& path, std::vector<std::string>& warnings) {
+std::shared_ptr<const GaussianCloud> loadCapture(const std::string& path,
+                                                 std::vector<std::string>& warnings) {
   LoadedSplats loaded = loadSplats(path);
-  if (loaded.cloud.size() == 0) throw Error(path + (loaded.dropped_non_finite ? ": holds no gaussian with finite values" : ": contains no gaussians"));
+  if (loaded.cloud.size() == 0)
+    throw Error(path + (loaded.dropped_non_finite ? ": holds no gaussian with finite values"
+                                                  : ": contains no gaussians"));
   for (std::string& w : loaded.warnings) warnings.push_back(std::move(w));
   return std::make_shared<GaussianCloud>(std::move(loaded.cloud));
 }
@@ -248,7 +270,8 @@ void loadHullObject(SceneObject& obj, const std::string& path) {
 // A neural generator: the model (loaded, its contract and operators checked) and its control inputs from
 // the scene's "inputs" object (name -> number or array of numbers, nested arrays flattened in order). Every
 // control the model declares must be given. Throws sf::Error naming `where` and the model's controls.
-void loadGeneratorObject(SceneObject& obj, const std::string& path, const Json* inputs, const std::string& where) {
+void loadGeneratorObject(SceneObject& obj, const std::string& path, const Json* inputs,
+                         const std::string& where) {
   auto g = std::make_shared<nn::GaussianGenerator>(path);
   if (inputs) {
     if (!inputs->is_object()) throw Error(where + ": expected an object of control name -> number or array");
@@ -258,10 +281,12 @@ void loadGeneratorObject(SceneObject& obj, const std::string& path, const Json* 
       while (!stack.empty()) {  // depth-first, in order
         const Json* v = stack.back();
         stack.pop_back();
-        if (v->is_number()) values.push_back(v->get<float>());
+        if (v->is_number())
+          values.push_back(v->get<float>());
         else if (v->is_array())
           for (auto it = v->rbegin(); it != v->rend(); ++it) stack.push_back(&*it);
-        else throw Error(where + "." + name + ": expected a number or an array of numbers");
+        else
+          throw Error(where + "." + name + ": expected a number or an array of numbers");
       }
       nn::Tensor t(nn::DType::kFloat32, {static_cast<int64_t>(values.size())});
       t.f = values;
@@ -275,8 +300,10 @@ void loadGeneratorObject(SceneObject& obj, const std::string& path, const Json* 
   for (const std::string& c : g->contract().control_inputs)
     if (!inputs || !inputs->contains(c)) {
       std::string list;
-      for (const std::string& n : g->contract().control_inputs) list += (list.empty() ? "'" : ", '") + n + "'";
-      throw Error(where + ": control input '" + c + "' of " + path + " is not given (its controls: " + list + ")");
+      for (const std::string& n : g->contract().control_inputs)
+        list += (list.empty() ? "'" : ", '") + n + "'";
+      throw Error(where + ": control input '" + c + "' of " + path + " is not given (its controls: " + list +
+                  ")");
     }
   obj.generator = std::move(g);
 }
@@ -306,14 +333,16 @@ void loadCharacterObject(SceneObject& obj, const std::string& dir, const std::st
     return;
   }
   std::shared_ptr<const character::Character> ch =
-      shared ? std::move(shared) : std::make_shared<const character::Character>(character::Character::loadPackage(dir));
+      shared ? std::move(shared)
+             : std::make_shared<const character::Character>(character::Character::loadPackage(dir));
   const std::string wanted = clip.empty() ? ch->defaultClip() : clip;
   obj.clip = -1;
   if (!wanted.empty()) {
     obj.clip = ch->model().findClip(wanted);
     if (obj.clip < 0)
-      throw Error(dir + ": no animation named or numbered '" + wanted + "' in its skin (" + std::to_string(ch->model().clips().size()) +
-                  " animations" + (ch->model().clips().empty() ? "" : ": " + ch->model().clipList()) + ")");
+      throw Error(dir + ": no animation named or numbered '" + wanted + "' in its skin (" +
+                  std::to_string(ch->model().clips().size()) + " animations" +
+                  (ch->model().clips().empty() ? "" : ": " + ch->model().clipList()) + ")");
   }
   obj.cloud = std::shared_ptr<const GaussianCloud>(ch, &ch->splats());
   obj.model = ch->modelPtr();
@@ -347,18 +376,23 @@ std::string shortNumber(double v) {
 // The events' times against the clip the object plays; then in time order (ties as declared).
 void checkClipEvents(const Node& list, const SceneObject& obj, std::vector<anim::ClipEvent>& events) {
   if (obj.bundle) list.fail("a decoder character has no body clips (remove \"events\")");
-  if (!obj.model || obj.clip < 0) list.fail("the object plays no clip (its file has no animation), so it has no events");
+  if (!obj.model || obj.clip < 0)
+    list.fail("the object plays no clip (its file has no animation), so it has no events");
   const anim::Clip& clip = obj.model->clips()[static_cast<size_t>(obj.clip)];
   for (size_t i = 0; i < events.size(); ++i)
     if (events[i].time > clip.duration)
-      list.at(i)["time"].fail(shortNumber(events[i].time) + " s is outside the clip '" + clip.name + "' [0, " + shortNumber(clip.duration) + "] s");
-  std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.time < b.time; });
+      list.at(i)["time"].fail(shortNumber(events[i].time) + " s is outside the clip '" + clip.name +
+                              "' [0, " + shortNumber(clip.duration) + "] s");
+  std::stable_sort(events.begin(), events.end(),
+                   [](const auto& a, const auto& b) { return a.time < b.time; });
 }
 
-// "script": [{"t": seconds, "command": name, "id": character id, ...command fields}], sorted by t. A command with
-// "on": {"object", "event"} instead of "t" goes to `triggers`: run when that object's animation event fires.
-std::vector<character::ScriptCommand> parseScript(const Node& list, const std::filesystem::path& dir, bool confine,
-                                                  const std::vector<SceneObject>& objects, std::vector<ScriptTrigger>& triggers) {
+// "script": [{"t": seconds, "command": name, "id": character id, ...command fields}], sorted by t. A command
+// with "on": {"object", "event"} instead of "t" goes to `triggers`: run when that object's animation event
+// fires.
+std::vector<character::ScriptCommand> parseScript(const Node& list, const std::filesystem::path& dir,
+                                                  bool confine, const std::vector<SceneObject>& objects,
+                                                  std::vector<ScriptTrigger>& triggers) {
   if (!list.value.is_array()) list.fail("expected an array of commands");
   std::vector<character::ScriptCommand> out;
   for (size_t i = 0; i < list.value.size(); ++i) {
@@ -391,10 +425,12 @@ std::vector<character::ScriptCommand> parseScript(const Node& list, const std::f
           events += (events.empty() ? "'" : ", '") + e.name + "'";
         }
       }
-      if (!named) on["object"].fail("no scene object is named '" + trigger->object + "' (objects: " + (names.empty() ? "none" : names) + ")");
+      if (!named)
+        on["object"].fail("no scene object is named '" + trigger->object +
+                          "' (objects: " + (names.empty() ? "none" : names) + ")");
       if (loaded && !known)
-        on["event"].fail("object '" + trigger->object + "' has no animation event '" + trigger->event + "' (its events: " +
-                         (events.empty() ? "none" : events) + ")");
+        on["event"].fail("object '" + trigger->object + "' has no animation event '" + trigger->event +
+                         "' (its events: " + (events.empty() ? "none" : events) + ")");
     }
     if (n.has("t")) {
       c.t = n["t"].number();
@@ -413,7 +449,8 @@ std::vector<character::ScriptCommand> parseScript(const Node& list, const std::f
     } else if (c.command == "set-controls") {
       Node v = n["controls"];
       if (v.value.is_object() && !v.value.empty()) {
-        for (auto it = v.value.begin(); it != v.value.end(); ++it) c.named_controls.push_back({it.key(), static_cast<float>(v[it.key().c_str()].number())});
+        for (auto it = v.value.begin(); it != v.value.end(); ++it)
+          c.named_controls.push_back({it.key(), static_cast<float>(v[it.key().c_str()].number())});
       } else if (v.value.is_array() && !v.value.empty()) {
         c.controls = v.numbers(v.value.size());
       } else {
@@ -427,12 +464,15 @@ std::vector<character::ScriptCommand> parseScript(const Node& list, const std::f
     } else if (c.command == "set-clip-weights") {
       Node w = n["weights"];
       if (!w.value.is_object() || w.value.empty()) w.fail("expected an object of clip name -> weight");
-      for (auto it = w.value.begin(); it != w.value.end(); ++it) c.clip_weights.push_back({it.key(), static_cast<float>(w[it.key().c_str()].number())});
+      for (auto it = w.value.begin(); it != w.value.end(); ++it)
+        c.clip_weights.push_back({it.key(), static_cast<float>(w[it.key().c_str()].number())});
     } else if (c.command == "set-expression") {
       Node w = n["weights"];
       if (w.value.is_object()) {
-        if (n.has("space") && n["space"].string() != "arkit52") n["space"].fail("named weights are ARKit names: the space must be arkit52");
-        for (auto it = w.value.begin(); it != w.value.end(); ++it) c.named.push_back({it.key(), static_cast<float>(w[it.key().c_str()].number())});
+        if (n.has("space") && n["space"].string() != "arkit52")
+          n["space"].fail("named weights are ARKit names: the space must be arkit52");
+        for (auto it = w.value.begin(); it != w.value.end(); ++it)
+          c.named.push_back({it.key(), static_cast<float>(w[it.key().c_str()].number())});
       } else if (w.value.is_array()) {
         c.expression.space = n["space"].string();
         c.expression.weights = w.numbers(w.value.size());
@@ -459,8 +499,8 @@ std::vector<character::ScriptCommand> parseScript(const Node& list, const std::f
 }  // namespace
 
 // A level-of-detail hierarchy: its stream (index and top chunk read now, the rest as frames want it) and, as
-// `cloud`, a proxy for bounds (never drawn): the corners of the box between the 1st and 99th percentiles of its
-// leaves' positions, which the index records, so that automatic framing sees what it sees of the capture.
+// `cloud`, a proxy for bounds (never drawn): the corners of the box between the 1st and 99th percentiles of
+// its leaves' positions, which the index records, so that automatic framing sees what it sees of the capture.
 void loadLodObject(SceneObject& obj, const std::string& dir, uint64_t pool_nodes) {
   lod::StreamOptions options;
   options.pool_nodes = pool_nodes;
@@ -472,7 +512,8 @@ void loadLodObject(SceneObject& obj, const std::string& dir, uint64_t pool_nodes
   proxy.antialiased = x.antialiased;
   proxy.screen_filter = x.screen_filter;
   for (int i = 0; i < 8; ++i) {
-    proxy.positions[static_cast<size_t>(i)] = {i & 1 ? x.p99.x : x.p01.x, i & 2 ? x.p99.y : x.p01.y, i & 4 ? x.p99.z : x.p01.z};
+    proxy.positions[static_cast<size_t>(i)] = {i & 1 ? x.p99.x : x.p01.x, i & 2 ? x.p99.y : x.p01.y,
+                                               i & 4 ? x.p99.z : x.p01.z};
     proxy.opacities[static_cast<size_t>(i)] = 0;
   }
   obj.cloud = std::make_shared<const GaussianCloud>(std::move(proxy));
@@ -484,7 +525,8 @@ Scene sceneFromFile(const std::string& path, const std::string& clip, double tim
   obj.name = std::filesystem::path(path).stem().string();
   obj.source = path;
   const InputKind kind = classifyInput(path);
-  if (kind == InputKind::kSceneJson) throw Error(path + ": a scene JSON is not one object (load it with loadSceneJson)");
+  if (kind == InputKind::kSceneJson)
+    throw Error(path + ": a scene JSON is not one object (load it with loadSceneJson)");
   if (kind == InputKind::kOnnx) {
     if (!clip.empty()) throw Error(path + ": --clip applies to glTF files only");
     loadGeneratorObject(obj, path, nullptr, "inputs");
@@ -519,7 +561,8 @@ Scene sceneFromFile(const std::string& path, const std::string& clip, double tim
   return scene;
 }
 
-Camera parseCameraJson(const std::string& text, const std::string& path, std::optional<int> width, std::optional<int> height) {
+Camera parseCameraJson(const std::string& text, const std::string& path, std::optional<int> width,
+                       std::optional<int> height) {
   Json j = parseJson(text, path);
   return parseCameraJsonNode(Node{j, "", path}, width, height);
 }
@@ -565,7 +608,8 @@ namespace {
 // A whole number of at least `lo` (and at most 1e12).
 uint64_t wholeCount(const Node& n, uint64_t lo) {
   const double v = n.number();
-  if (v != std::floor(v) || v < static_cast<double>(lo) || v > 1e12) n.fail("expected a whole number of at least " + std::to_string(lo));
+  if (v != std::floor(v) || v < static_cast<double>(lo) || v > 1e12)
+    n.fail("expected a whole number of at least " + std::to_string(lo));
   return static_cast<uint64_t>(v);
 }
 
@@ -591,7 +635,8 @@ void readHullDrawing(const Node& o, SceneObject& obj) {
 // objects only), time, speed and loop.
 struct ObjectPlayback {
   std::string clip;
-  std::optional<std::vector<anim::ClipEvent>> events;  // animation events: checked against the clip once loaded
+  std::optional<std::vector<anim::ClipEvent>>
+      events;  // animation events: checked against the clip once loaded
 };
 
 ObjectPlayback readPlayback(const Node& o, bool animated, SceneObject& obj) {
@@ -604,8 +649,11 @@ ObjectPlayback readPlayback(const Node& o, bool animated, SceneObject& obj) {
   if (o.has("skinning")) {
     if (!animated) o["skinning"].fail("\"skinning\" applies to glTF and character objects only");
     const std::string method = o["skinning"].string();
-    if (method != "lbs" && method != "dqs") o["skinning"].fail("expected \"lbs\" (linear blend) or \"dqs\" (dual quaternion), got \"" + method + "\"");
-    obj.skinning = method == "dqs" ? anim::SkinningMethod::kDualQuaternion : anim::SkinningMethod::kLinearBlend;
+    if (method != "lbs" && method != "dqs")
+      o["skinning"].fail("expected \"lbs\" (linear blend) or \"dqs\" (dual quaternion), got \"" + method +
+                         "\"");
+    obj.skinning =
+        method == "dqs" ? anim::SkinningMethod::kDualQuaternion : anim::SkinningMethod::kLinearBlend;
   }
   if (o.has("events")) {
     if (!animated) o["events"].fail("\"events\" applies to glTF and character objects only");
@@ -635,7 +683,8 @@ LiveHull readLiveHull(const Node& o, bool hull_key) {
     if (o.has("effects")) h.effects = hull::parseHullEffects(o["effects"]);
     if (o.has("seed")) {
       const double v = o["seed"].number();
-      if (v != std::floor(v) || v < 0 || v > 4294967295.0) o["seed"].fail("expected an integer in 0..4294967295");
+      if (v != std::floor(v) || v < 0 || v > 4294967295.0)
+        o["seed"].fail("expected an integer in 0..4294967295");
       h.seed = static_cast<uint32_t>(v);
     }
   }
@@ -661,11 +710,20 @@ void makePlaceholder(SceneObject& obj) {
 // What a loaded object holds, for the progress line.
 std::string describeLoaded(const SceneObject& obj) {
   std::string what = obj.cloud ? std::to_string(obj.cloud->size()) + " gaussians" : std::string();
-  if (obj.hull) what += " in a splat hull (" + std::to_string(obj.hull->hull.core.size()) + " core, " + std::to_string(obj.hull->hull.shell.size()) + " shell, " + hull::hullModeName(obj.hull_mode) + ")";
-  else if (obj.character) what += " bound to " + obj.character->model().document().path;
-  else if (obj.bundle) what += " (decoder character, " + std::to_string(obj.bundle->bundle().branches.size()) + " branches, rig " + obj.bundle->bundle().rig.backend + ")";
-  else if (obj.generator) what = "generator, " + obj.generator->contract().describe();
-  else if (obj.lod) what = "level-of-detail hierarchy of " + std::to_string(obj.lod->hierarchy().index.leaf_count) + " gaussians";
+  if (obj.hull)
+    what += " in a splat hull (" + std::to_string(obj.hull->hull.core.size()) + " core, " +
+            std::to_string(obj.hull->hull.shell.size()) + " shell, " + hull::hullModeName(obj.hull_mode) +
+            ")";
+  else if (obj.character)
+    what += " bound to " + obj.character->model().document().path;
+  else if (obj.bundle)
+    what += " (decoder character, " + std::to_string(obj.bundle->bundle().branches.size()) +
+            " branches, rig " + obj.bundle->bundle().rig.backend + ")";
+  else if (obj.generator)
+    what = "generator, " + obj.generator->contract().describe();
+  else if (obj.lod)
+    what = "level-of-detail hierarchy of " + std::to_string(obj.lod->hierarchy().index.leaf_count) +
+           " gaussians";
   else if (obj.model && obj.model->drawnPrimitives() > 0)
     what += (what.empty() ? "" : ", ") + std::to_string(obj.model->drawnPrimitives()) + " mesh primitives (" +
             std::to_string(obj.model->vertexCount()) + " vertices)" +
@@ -747,7 +805,8 @@ struct SceneObjectLoader {
       obj.events = std::move(play.events);
       obj.events_clip = obj.clip;
     }
-    if (options.progress) options.progress("loaded " + obj.name + ": " + describeLoaded(obj) + " from " + obj.source);
+    if (options.progress)
+      options.progress("loaded " + obj.name + ": " + describeLoaded(obj) + " from " + obj.source);
     return obj;
   }
 
@@ -757,7 +816,9 @@ struct SceneObjectLoader {
     using Key = SceneObjectKey;
     if (key == Key::kLod || (key == Key::kFile && classifyInput(resolved) == InputKind::kLodHierarchy)) {
       if (key == Key::kLod && classifyInput(resolved) != InputKind::kLodHierarchy)
-        throw Error(resolved + ": not a level-of-detail hierarchy (no index.sflod in a directory; splatforge lod build makes one)");
+        throw Error(resolved +
+                    ": not a level-of-detail hierarchy (no index.sflod in a directory; splatforge lod build "
+                    "makes one)");
       loadLodObject(obj, resolved, lod_pool);
     } else if (key == Key::kHull) {
       loadHullObject(obj, resolved);
@@ -785,7 +846,8 @@ struct SceneObjectLoader {
   // A loaded hull made live: effects and seed were checked by readLiveHull; the script file loads here.
   void makeHullLive(const Node& o, const LiveHull& live, SceneObject& obj) {
     std::optional<hull::HullScript> script;
-    if (o.has("script")) script = hull::loadHullScript(resolveScenePath(dir, o["script"].string(), options.confine_paths));
+    if (o.has("script"))
+      script = hull::loadHullScript(resolveScenePath(dir, o["script"].string(), options.confine_paths));
     if (script) hull::checkHullScript(*script, *obj.hull);  // its `fire` guns against the hull's meta sidecar
     hull::DestructionOptions dopt;
     if (script && script->seed) dopt.seed = *script->seed;
@@ -822,12 +884,14 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
   Scene scene;
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   // Level of detail: each LOD object's pool of nodes in memory (docs/lod.md), and the frame's budget.
-  const uint64_t lod_pool = root.has("lod_pool") ? wholeCount(root["lod_pool"], 1) : lod::StreamOptions{}.pool_nodes;
+  const uint64_t lod_pool =
+      root.has("lod_pool") ? wholeCount(root["lod_pool"], 1) : lod::StreamOptions{}.pool_nodes;
   if (root.has("lod_budget")) scene.lod_budget = wholeCount(root["lod_budget"], 1);
   SceneObjectLoader loader{scene, dir, options, lod_pool, {}, {}, {}};
   for (size_t i = 0; i < doc.objects.size(); ++i)
     scene.objects.push_back(loader.read(root["objects"].at(i), doc, i));
-  if (root.has("script")) scene.script = parseScript(root["script"], dir, options.confine_paths, scene.objects, scene.triggers);
+  if (root.has("script"))
+    scene.script = parseScript(root["script"], dir, options.confine_paths, scene.objects, scene.triggers);
   scene.camera = doc.camera;
   scene.background = doc.background;
   if (doc.blend_space) scene.blend_space = parseBlendSpace(*doc.blend_space);
@@ -835,7 +899,8 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
   if (root.has("post")) {
     Node post = root["post"];
     try {
-      scene.post = std::make_shared<nn::ImageModel>(resolveScenePath(dir, post.string(), options.confine_paths));
+      scene.post =
+          std::make_shared<nn::ImageModel>(resolveScenePath(dir, post.string(), options.confine_paths));
     } catch (const Error& e) {
       if (options.strict) throw Error(path + ": " + post.path + ": " + e.what());
       scene.warnings.push_back(post.path + ": " + e.what() + "; frames are not post-processed");
@@ -850,19 +915,23 @@ CloudBounds sceneBounds(const Scene& scene, double time) {
     if (o.cloud)
       for (const Vec3& p : o.cloud->positions) all.positions.push_back(transformPoint(o.object_to_world, p));
   bool posed_content = scene.hasMeshes();
-  for (const SceneObject& o : scene.objects) posed_content |= o.character != nullptr || o.generator != nullptr || o.hull != nullptr || o.bundle != nullptr;
+  for (const SceneObject& o : scene.objects)
+    posed_content |=
+        o.character != nullptr || o.generator != nullptr || o.hull != nullptr || o.bundle != nullptr;
   if (posed_content) {
     all.positions.clear();
     SceneFrame frame;
     poseScene(scene, time, frame);
     for (const RenderObject& o : frame.objects) {
       if (o.gpu_source) continue;  // a generator on the GPU path: framed from a CPU run below
-      std::span<const Vec3> ps = o.positions.empty() ? std::span<const Vec3>(o.cloud->positions) : o.positions;
+      std::span<const Vec3> ps =
+          o.positions.empty() ? std::span<const Vec3>(o.cloud->positions) : o.positions;
       for (const Vec3& p : ps) all.positions.push_back(transformPoint(o.object_to_world, p));
     }
     for (const SceneObject& o : scene.objects) {
       if (!o.generator || !o.generator->gpuPath()) continue;
-      const nn::GeneratedGaussians g = o.generator->generate(o.time + o.speed * time, generatorCamera(nullptr, o.object_to_world));
+      const nn::GeneratedGaussians g =
+          o.generator->generate(o.time + o.speed * time, generatorCamera(nullptr, o.object_to_world));
       for (const Vec3& p : g.cloud.positions) all.positions.push_back(transformPoint(o.object_to_world, p));
     }
     for (const RenderMesh& m : frame.meshes)
@@ -874,7 +943,8 @@ CloudBounds sceneBounds(const Scene& scene, double time) {
     std::vector<RenderMesh> meshes;  // spawned glTFs' meshes, the mouth's
     std::vector<RenderObject> objs = world.renderObjects(false, &meshes);
     for (const RenderObject& o : objs) {
-      std::span<const Vec3> ps = o.positions.empty() ? std::span<const Vec3>(o.cloud->positions) : o.positions;
+      std::span<const Vec3> ps =
+          o.positions.empty() ? std::span<const Vec3>(o.cloud->positions) : o.positions;
       for (const Vec3& p : ps) all.positions.push_back(transformPoint(o.object_to_world, p));
     }
     for (const RenderMesh& m : meshes)
@@ -911,14 +981,15 @@ std::pair<Vec3, Vec3> hullSceneBox(const Scene& scene, double time, const Mat3& 
     hull::HullEffects effects = h.effects;
     effects.scatter = 0, effects.implode = 0;
     const auto& slots = h.destruction().slots();
-    const hull::HullParams params =
-        hull::packHullParams(effects, scene.light, o.object_to_world, h.centre(), time, static_cast<uint32_t>(slots.size()));
+    const hull::HullParams params = hull::packHullParams(effects, scene.light, o.object_to_world, h.centre(),
+                                                         time, static_cast<uint32_t>(slots.size()));
     hull::HullOutput out;
     hull::evaluateHull(params, h.destruction().rest(), slots, h.destruction().bodies(), out);
     size_t added = 0;
     for (size_t i = 0; i < slots.size(); ++i) {
       const uint32_t kind = (slots[i].flags & SF_HULL_KIND_MASK) >> SF_HULL_KIND_SHIFT;
-      if ((kind == SF_HULL_KIND_SKIN || kind == SF_HULL_KIND_LAYER) && out.opacities[i] > 0) add(o.object_to_world, out.positions[i]), ++added;
+      if ((kind == SF_HULL_KIND_SKIN || kind == SF_HULL_KIND_LAYER) && out.opacities[i] > 0)
+        add(o.object_to_world, out.positions[i]), ++added;
     }
     if (added == 0 && o.cloud)  // every slot faded out by its standing effects: where the hull rests
       for (const Vec3& p : o.cloud->positions) add(o.object_to_world, p);
@@ -950,7 +1021,9 @@ Camera autoCameraOverClip(const Scene& scene, int width, int height, std::span<c
   return frameBoxTight(lo, hi, view, Vec3{0, 1, 0}, width, height, kHullFrameMargin, axes);
 }
 
-float hullViewAzimuth(Vec3 lo, Vec3 hi) { return hi.x - lo.x < hi.z - lo.z ? 60.0f : 30.0f; }
+float hullViewAzimuth(Vec3 lo, Vec3 hi) {
+  return hi.x - lo.x < hi.z - lo.z ? 60.0f : 30.0f;
+}
 
 Camera autoCamera(const Scene& scene, int width, int height, double time) {
   if (hullsOnly(scene)) return autoCameraOverClip(scene, width, height, std::span<const double>(&time, 1));
@@ -958,7 +1031,8 @@ Camera autoCamera(const Scene& scene, int width, int height, double time) {
   bool captures = false;
   // Generators follow the capture convention too (the contract's camera looks along +z with y down).
   for (const SceneObject& o : scene.objects)
-    captures |= (o.cloud && !o.model && !o.character && !o.bundle && !o.hull && o.source != "placeholder") || o.generator != nullptr;
+    captures |= (o.cloud && !o.model && !o.character && !o.bundle && !o.hull && o.source != "placeholder") ||
+                o.generator != nullptr;
   if (!captures) return frameBox(b.p01, b.p99, Vec3{0, 0, -1}, Vec3{0, 1, 0}, width, height);
   return frameBox(b.p01, b.p99, Vec3{0, 0, 1}, Vec3{0, -1, 0}, width, height);
 }

@@ -39,7 +39,8 @@ GaussianCloud makeSyntheticCloud(size_t n, int sh_degree, uint32_t seed) {
     Vec3 d = normalize(Vec3{rng.normal(), rng.normal(), rng.normal()});
     c.positions[i] = centre[b] + d * (radius[b] * (1.0f + 0.05f * rng.normal()));
     float base = std::exp(std::log(0.01f) + 0.8f * rng.normal());
-    c.scales[i] = {base * std::exp(0.4f * rng.normal()), base * std::exp(0.4f * rng.normal()), base * 0.2f * std::exp(0.4f * rng.normal())};
+    c.scales[i] = {base * std::exp(0.4f * rng.normal()), base * std::exp(0.4f * rng.normal()),
+                   base * 0.2f * std::exp(0.4f * rng.normal())};
     c.rotations[i] = normalize(Quat{rng.normal(), rng.normal(), rng.normal(), rng.normal()});
     float u = rng.uniform();
     c.opacities[i] = u < 0.6f ? 0.85f + 0.15f * rng.uniform() : 0.02f + 0.8f * rng.uniform();
@@ -61,7 +62,8 @@ void padShDegree(GaussianCloud& cloud, int degree, uint32_t seed) {
   for (size_t i = 0; i < cloud.size(); ++i) {
     std::copy_n(old.begin() + static_cast<std::ptrdiff_t>(i * static_cast<size_t>(old_stride)), old_stride,
                 cloud.sh.begin() + static_cast<std::ptrdiff_t>(i * stride));
-    for (size_t k = static_cast<size_t>(old_stride); k < stride; ++k) cloud.sh[i * stride + k] = 0.05f * rng.normal();
+    for (size_t k = static_cast<size_t>(old_stride); k < stride; ++k)
+      cloud.sh[i * stride + k] = 0.05f * rng.normal();
   }
 }
 

@@ -52,19 +52,19 @@ Camera cameraFromGl(const Mat4& c2w_gl, int width, int height, double camera_ang
 // transforms_train.json also with "splatforge": {"scale", "offset"} (the normalisation), and the images
 // DIR/<split>/r_NNN.png, RGBA8 with straight (un-premultiplied) alpha, colour as stored (display-encoded).
 // Every camera of a split must share one horizontal field of view with fx = fy and the principal point on the
-// image centre, and each view must hold width x height x 4 values. Existing transforms files are removed first
-// and the new ones written last, each atomically (transforms_train.json at the very end), so a failed write
-// never leaves a folder that reads as a complete dataset. Throws sf::Error naming the view or the file.
+// image centre, and each view must hold width x height x 4 values. Existing transforms files are removed
+// first and the new ones written last, each atomically (transforms_train.json at the very end), so a failed
+// write never leaves a folder that reads as a complete dataset. Throws sf::Error naming the view or the file.
 void writeNerfSynthetic(const Dataset& dataset, const std::string& dir);
 
 // Reads a NeRF-synthetic folder, ours or another tool's (Blender's: "file_path" with or without ".png",
 // "camera_angle_x" only, square images or not): transforms_train.json is required, transforms_val.json and
 // transforms_test.json are read when present. Images are premultiplied on reading; "splatforge" gives scale
 // and offset (else 1 and 0). With max_size > 0, images larger than max_size on their longer side are
-// area-resampled to fit (the cameras' intrinsics scaled alike); 0 keeps them as stored. Untrusted input: every
-// refusal is an sf::Error naming the file and the JSON path and what was expected (a frame's image path must
-// stay inside DIR; the images of a split must share one size; decoded images must fit the load memory limit,
-// core/limits.h).
+// area-resampled to fit (the cameras' intrinsics scaled alike); 0 keeps them as stored. Untrusted input:
+// every refusal is an sf::Error naming the file and the JSON path and what was expected (a frame's image path
+// must stay inside DIR; the images of a split must share one size; decoded images must fit the load memory
+// limit, core/limits.h).
 Dataset readNerfSynthetic(const std::string& dir, int max_size = 0);
 
 }  // namespace sf::train

@@ -1,4 +1,5 @@
-// The GPU trainer's host side: buffers, the activation source, the frame tail, the step loop (train/gpu_trainer.h).
+// The GPU trainer's host side: buffers, the activation source, the frame tail, the step loop
+// (train/gpu_trainer.h).
 #include "train/gpu_trainer.h"
 
 #include <algorithm>
@@ -44,31 +45,39 @@ constexpr uint32_t kTile = 16;
 // Steps are recorded in batches of up to kMaxStepsPerSubmission, one submission each: the host waits once per
 // batch (TrainOptions::steps_per_submission), and a batch ends early at a step after which the host works (a
 // relocation, a log line).
-static_assert(kMaxStepsPerSubmission == kMaxFramesPerSubmission, "a training step is one frame of the renderer's submission");
+static_assert(kMaxStepsPerSubmission == kMaxFramesPerSubmission,
+              "a training step is one frame of the renderer's submission");
 constexpr size_t kStepsPerSubmission = kMaxStepsPerSubmission;
 
-uint32_t ceilDiv(uint64_t a, uint32_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
-double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+uint32_t ceilDiv(uint64_t a, uint32_t b) {
+  return static_cast<uint32_t>((a + b - 1) / b);
+}
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
 
 // Flat layout of the groups (train_shared.h) <-> GaussianParams.
 std::vector<float> flatten(const GaussianParams& p) {
   std::vector<float> f;
   f.reserve(SF_TRAIN_PARAMS * p.size());
-  for (const std::vector<float>* v : {&p.means, &p.quats, &p.log_scales, &p.opacity_logits, &p.color_logits}) f.insert(f.end(), v->begin(), v->end());
+  for (const std::vector<float>* v : {&p.means, &p.quats, &p.log_scales, &p.opacity_logits, &p.color_logits})
+    f.insert(f.end(), v->begin(), v->end());
   return f;
 }
 void unflatten(const std::vector<float>& f, size_t n, std::vector<float>* groups[5]) {
   const size_t widths[5] = {3, 4, 3, 1, 3};
   size_t at = 0;
   for (int g = 0; g < 5; ++g) {
-    groups[g]->assign(f.begin() + static_cast<std::ptrdiff_t>(at), f.begin() + static_cast<std::ptrdiff_t>(at + widths[g] * n));
+    groups[g]->assign(f.begin() + static_cast<std::ptrdiff_t>(at),
+                      f.begin() + static_cast<std::ptrdiff_t>(at + widths[g] * n));
     at += widths[g] * n;
   }
 }
 
 // The tail's passes timed per step (GPU timestamps around them).
 constexpr size_t kTailPasses = 3;
-const char* const kTailPassNames[kTailPasses] = {"loss", "raster backward", "gaussian backward + noise + Adam"};
+const char* const kTailPassNames[kTailPasses] = {"loss", "raster backward",
+                                                 "gaussian backward + noise + Adam"};
 
 class Pipelines {
  public:
@@ -83,7 +92,8 @@ class Pipelines {
 };
 
 template <typename Push>
-void dispatch(VkCommandBuffer cmd, const gpu::ComputePipeline& pl, const Push& p, uint32_t x, uint32_t y = 1) {
+void dispatch(VkCommandBuffer cmd, const gpu::ComputePipeline& pl, const Push& p, uint32_t x,
+              uint32_t y = 1) {
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pl.pipeline());
   vkCmdPushConstants(cmd, pl.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(Push), &p);
   if (x && y) vkCmdDispatch(cmd, x, y, 1);
@@ -93,7 +103,8 @@ void dispatch(VkCommandBuffer cmd, const gpu::ComputePipeline& pl, const Push& p
 template <typename Push>
 void dispatch1d(VkCommandBuffer cmd, const gpu::ComputePipeline& pl, const Push& p, uint64_t items) {
   const uint64_t groups = (items + kWg - 1) / kWg;
-  const uint32_t x = static_cast<uint32_t>(std::min<uint64_t>(groups, 65535)), y = static_cast<uint32_t>((groups + 65534) / 65535);
+  const uint32_t x = static_cast<uint32_t>(std::min<uint64_t>(groups, 65535)),
+                 y = static_cast<uint32_t>((groups + 65534) / 65535);
   dispatch(cmd, pl, p, x, y);
 }
 
@@ -114,7 +125,8 @@ class GpuState : public GpuSplatSource, public FrameTail {
     targets_ = ctx_.createBuffer(std::max<VkDeviceSize>(1, views) * pixels * 16, false, "train views");
     pixel_grads_ = ctx_.createBuffer(pixels * 16, false, "train pixel gradients");
     partial_count_ = ceilDiv(pixels, kWg);
-    partials_ = ctx_.createBuffer(static_cast<VkDeviceSize>(partial_count_) * kStepsPerSubmission * 4, true, "train loss partials");  // per step of a batch
+    partials_ = ctx_.createBuffer(static_cast<VkDeviceSize>(partial_count_) * kStepsPerSubmission * 4, true,
+                                  "train loss partials");  // per step of a batch
     fill(moments_, 0);
     fill(grad2d_, 0);
     VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
@@ -122,7 +134,8 @@ class GpuState : public GpuSplatSource, public FrameTail {
     qi.queryCount = static_cast<uint32_t>(kStepsPerSubmission * (kTailPasses + 1));
     SF_VK_CHECK(vkCreateQueryPool(ctx_.device(), &qi, nullptr, &queries_));
     cloud_.resize(n, 0);  // gives the frame its slot count and SH layout; the values come from the activation
-    push_.params = params_.address, push_.grads = grads_.address, push_.moments = moments_.address, push_.grad2d = grad2d_.address;
+    push_.params = params_.address, push_.grads = grads_.address, push_.moments = moments_.address,
+    push_.grad2d = grad2d_.address;
     push_.pixel_grads = pixel_grads_.address, push_.partials = partials_.address;
     push_.count = static_cast<uint32_t>(n);
   }
@@ -132,7 +145,8 @@ class GpuState : public GpuSplatSource, public FrameTail {
   GpuState& operator=(const GpuState&) = delete;
 
   void uploadView(size_t index, std::span<const float> rgba) {
-    upload(targets_, rgba.data(), rgba.size_bytes(), index * static_cast<size_t>(width_) * static_cast<size_t>(height_) * 16);
+    upload(targets_, rgba.data(), rgba.size_bytes(),
+           index * static_cast<size_t>(width_) * static_cast<size_t>(height_) * 16);
   }
   void setParams(const GaussianParams& p) {
     const std::vector<float> f = flatten(p);
@@ -171,7 +185,8 @@ class GpuState : public GpuSplatSource, public FrameTail {
   };
   // Up to kStepsPerSubmission steps, in order, in one submission: each the frame with the tail.
   std::vector<StepResult> steps(std::span<const StepArgs> args) {
-    if (args.empty() || args.size() > kStepsPerSubmission) throw Error("train: a batch holds 1 to " + std::to_string(kStepsPerSubmission) + " steps");
+    if (args.empty() || args.size() > kStepsPerSubmission)
+      throw Error("train: a batch holds 1 to " + std::to_string(kStepsPerSubmission) + " steps");
     std::vector<FrameView> views(args.size());
     run_push_.resize(args.size());
     run_update_.resize(args.size());
@@ -181,29 +196,35 @@ class GpuState : public GpuSplatSource, public FrameTail {
       p = push_;
       p.target = targets_.address + a.view * static_cast<size_t>(width_) * static_cast<size_t>(height_) * 16;
       p.partials = partials_.address + k * partial_count_ * 4;
-      p.background = a.grey, p.alpha_weight = a.alpha_weight, p.entropy_weight = a.entropy_weight, p.noise_scale = a.noise_scale;
+      p.background = a.grey, p.alpha_weight = a.alpha_weight, p.entropy_weight = a.entropy_weight,
+      p.noise_scale = a.noise_scale;
       for (int g = 0; g < 5; ++g) p.lr[g] = a.lr[g];
       p.step = a.adam_step, p.seed = a.seed;
       run_update_[k] = a.update;
       views[k].camera = *a.cam;
       views[k].background = {a.grey, a.grey, a.grey};
     }
-    tiles_x_ = ceilDiv(static_cast<uint32_t>(width_), kTile), tiles_y_ = ceilDiv(static_cast<uint32_t>(height_), kTile);
+    tiles_x_ = ceilDiv(static_cast<uint32_t>(width_), kTile),
+    tiles_y_ = ceilDiv(static_cast<uint32_t>(height_), kTile);
     RenderObject object(&cloud_);
     object.gpu_source = this;
-    const std::vector<VulkanFrameStats> st = renderer_.renderBatchWithTail(std::span<const RenderObject>(&object, 1), views, RenderSettings{}, *this);
+    const std::vector<VulkanFrameStats> st = renderer_.renderBatchWithTail(
+        std::span<const RenderObject>(&object, 1), views, RenderSettings{}, *this);
     if (!st[0].first_slots.empty() && st[0].first_slots[0] != 0)
-      throw Error("train: the renderer placed the trained cloud at slot " + std::to_string(st[0].first_slots[0]));
+      throw Error("train: the renderer placed the trained cloud at slot " +
+                  std::to_string(st[0].first_slots[0]));
     std::vector<StepResult> out(args.size());
     const auto* partials = static_cast<const float*>(partials_.mapped);
     // The tail's timestamps, per step of the batch (a step rendered again after a key overflow wrote them
     // again, in the same slots).
     std::vector<uint64_t> ticks(args.size() * (kTailPasses + 1));
-    SF_VK_CHECK(vkGetQueryPoolResults(ctx_.device(), queries_, 0, static_cast<uint32_t>(ticks.size()), ticks.size() * 8, ticks.data(), 8,
+    SF_VK_CHECK(vkGetQueryPoolResults(ctx_.device(), queries_, 0, static_cast<uint32_t>(ticks.size()),
+                                      ticks.size() * 8, ticks.data(), 8,
                                       VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
     for (size_t k = 0; k < args.size(); ++k) {
       const uint64_t* tk = ticks.data() + k * (kTailPasses + 1);
-      for (size_t q = 0; q < kTailPasses; ++q) out[k].tail_pass_ms[q] = static_cast<double>(tk[q + 1] - tk[q]) * ctx_.timestampPeriodNs() * 1e-6;
+      for (size_t q = 0; q < kTailPasses; ++q)
+        out[k].tail_pass_ms[q] = static_cast<double>(tk[q + 1] - tk[q]) * ctx_.timestampPeriodNs() * 1e-6;
       for (uint32_t i = 0; i < partial_count_; ++i) out[k].loss += partials[k * partial_count_ + i];
       out[k].tail_ms = st[k].times.readback;
       out[k].forward_ms = st[k].times.total - st[k].times.readback;
@@ -226,7 +247,8 @@ class GpuState : public GpuSplatSource, public FrameTail {
     object.gpu_source = this;
     RenderSettings settings;
     settings.background = background;
-    for (const View& v : views) {  // any size: the frame sizes its image per camera, the train steps' own again
+    for (const View& v :
+         views) {  // any size: the frame sizes its image per camera, the train steps' own again
       const ImageRGBA image = renderer_.render(std::span<const RenderObject>(&object, 1), v.camera, settings);
       sums.add(v, image.pixels.data(), 4, background);
     }
@@ -248,7 +270,9 @@ class GpuState : public GpuSplatSource, public FrameTail {
     const uint64_t pixels = static_cast<uint64_t>(width_) * static_cast<uint64_t>(height_);
     const uint32_t q0 = run * (kTailPasses + 1);
     vkCmdResetQueryPool(cmd, queries_, q0, kTailPasses + 1);
-    auto stamp = [&](uint32_t q) { vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, q0 + q); };
+    auto stamp = [&](uint32_t q) {
+      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, q0 + q);
+    };
     stamp(0);
     dispatch1d(cmd, pipes_->loss, p, pixels);
     gpu::computeBarrier(cmd);
@@ -280,7 +304,8 @@ class GpuState : public GpuSplatSource, public FrameTail {
     constexpr size_t kChunk = size_t{64} << 20;
     for (size_t at = 0; at < bytes; at += kChunk) {
       const size_t n = std::min(kChunk, bytes - at);
-      if (staging_.size < n) staging_ = ctx_.createBuffer(std::max<size_t>(n, size_t{1} << 20), true, "train staging");
+      if (staging_.size < n)
+        staging_ = ctx_.createBuffer(std::max<size_t>(n, size_t{1} << 20), true, "train staging");
       std::memcpy(staging_.mapped, static_cast<const uint8_t*>(data) + at, n);
       VkCommandBuffer cmd = ctx_.begin();
       VkBufferCopy region{0, offset + at, n};
@@ -295,7 +320,8 @@ class GpuState : public GpuSplatSource, public FrameTail {
     constexpr size_t kChunk = size_t{64} << 20;
     for (size_t at = 0; at < bytes; at += kChunk) {
       const size_t n = std::min(kChunk, bytes - at);
-      if (staging_.size < n) staging_ = ctx_.createBuffer(std::max<size_t>(n, size_t{1} << 20), true, "train staging");
+      if (staging_.size < n)
+        staging_ = ctx_.createBuffer(std::max<size_t>(n, size_t{1} << 20), true, "train staging");
       VkCommandBuffer cmd = ctx_.begin();
       VkBufferCopy region{at, 0, n};
       vkCmdCopyBuffer(cmd, src.buffer, staging_.buffer, 1, &region);
@@ -313,7 +339,7 @@ class GpuState : public GpuSplatSource, public FrameTail {
   gpu::Buffer params_, grads_, moments_, grad2d_, targets_, pixel_grads_, partials_, staging_;
   uint32_t partial_count_ = 0;
   GaussianCloud cloud_;
-  GpuTrainPush push_{};  // what every step shares (the buffers' addresses, the count)
+  GpuTrainPush push_{};                 // what every step shares (the buffers' addresses, the count)
   std::vector<GpuTrainPush> run_push_;  // per step of the batch being rendered
   std::vector<bool> run_update_;
   uint32_t tiles_x_ = 0, tiles_y_ = 0;
@@ -324,14 +350,16 @@ class GpuState : public GpuSplatSource, public FrameTail {
 
 std::string gpuTrainingUnsupported(VulkanRenderer& renderer) {
   if (!renderer.context().bufferInt64Atomics())
-    return "Vulkan device " + renderer.device().name + " lacks 64-bit integer buffer atomics (shaderBufferInt64Atomics), which the GPU trainer needs";
+    return "Vulkan device " + renderer.device().name +
+           " lacks 64-bit integer buffer atomics (shaderBufferInt64Atomics), which the GPU trainer needs";
   return {};
 }
 
-GpuGradients gpuGradients(VulkanRenderer& renderer, const GaussianParams& params, const Camera& cam, float background, std::span<const float> target,
-                          float alpha_weight) {
+GpuGradients gpuGradients(VulkanRenderer& renderer, const GaussianParams& params, const Camera& cam,
+                          float background, std::span<const float> target, float alpha_weight) {
   if (const char* why = params.validate()) throw Error(std::string("train: ") + why);
-  if (target.size() != 4 * static_cast<size_t>(cam.width) * static_cast<size_t>(cam.height)) throw Error("train: the target is not of the camera's size");
+  if (target.size() != 4 * static_cast<size_t>(cam.width) * static_cast<size_t>(cam.height))
+    throw Error("train: the target is not of the camera's size");
   GpuState s(renderer, params.size(), cam.width, cam.height, 1);
   s.uploadView(0, target);
   s.setParams(params);
@@ -343,15 +371,18 @@ GpuGradients gpuGradients(VulkanRenderer& renderer, const GaussianParams& params
   return g;
 }
 
-TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& ds, GaussianParams params, const TrainOptions& o) {
+TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& ds, GaussianParams params,
+                                 const TrainOptions& o) {
   if (ds.train.empty()) throw Error("train: the dataset has no train views");
   if (std::string why = o.validate(); !why.empty()) throw Error("train: " + why);
   if (params.size() > o.budget) throw Error("train: the initial cloud holds more gaussians than the budget");
   if (const char* why = params.validate()) throw Error(std::string("train: ") + why);
   const int width = ds.train[0].camera.width, height = ds.train[0].camera.height;
   for (const View& v : ds.train) {
-    if (v.camera.width != width || v.camera.height != height) throw Error("train: the GPU trainer needs train views of one size (" + v.name + " differs)");
-    if (v.rgba.size() != 4 * static_cast<size_t>(width) * static_cast<size_t>(height)) throw Error("train: view " + v.name + ": image size does not match its camera");
+    if (v.camera.width != width || v.camera.height != height)
+      throw Error("train: the GPU trainer needs train views of one size (" + v.name + " differs)");
+    if (v.rgba.size() != 4 * static_cast<size_t>(width) * static_cast<size_t>(height))
+      throw Error("train: view " + v.name + ": image size does not match its camera");
   }
   const int refine_stop = o.refine_stop >= 0 ? o.refine_stop : o.steps - 1000;
   const std::vector<View>& val = ds.val.empty() ? ds.test : ds.val;
@@ -386,21 +417,29 @@ TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& ds, Ga
   double tail_sum[kTailPasses] = {};
   int loss_steps = 0;
   size_t relocated_since = 0;
-  auto relocates_after = [&](int step) { return step >= o.refine_start && step < refine_stop && step % o.refine_every == 0 && step > 0; };
-  auto logs_after = [&](int step) { return (step + 1) % std::max(1, o.log_every) == 0 || step + 1 == o.steps; };
+  auto relocates_after = [&](int step) {
+    return step >= o.refine_start && step < refine_stop && step % o.refine_every == 0 && step > 0;
+  };
+  auto logs_after = [&](int step) {
+    return (step + 1) % std::max(1, o.log_every) == 0 || step + 1 == o.steps;
+  };
   std::vector<GpuState::StepArgs> batch;
   for (int next = 0; next < o.steps;) {
     // The steps up to the next one after which the host works, in one submission; their views, backgrounds
     // and rates drawn in step order, as one step per submission would.
     batch.clear();
-    for (bool host_work = false; next < o.steps && batch.size() < static_cast<size_t>(o.steps_per_submission) && !host_work; ++next) {
+    for (bool host_work = false;
+         next < o.steps && batch.size() < static_cast<size_t>(o.steps_per_submission) && !host_work; ++next) {
       GpuState::StepArgs a;
       a.view = static_cast<size_t>(nextU64(rng) % ds.train.size());
       a.cam = &ds.train[a.view].camera;
       a.grey = o.random_background ? static_cast<float>(uniform01(rng)) : 0.0f;
       a.alpha_weight = o.alpha_weight;
-      a.entropy_weight = o.entropy * std::max(0.0f, (static_cast<float>(next) / static_cast<float>(o.steps) - 0.6f) / 0.4f);
-      const float lr_means = extent * o.lr_means * std::pow(o.lr_means_final / o.lr_means, static_cast<float>(next) / static_cast<float>(o.steps));
+      a.entropy_weight =
+          o.entropy * std::max(0.0f, (static_cast<float>(next) / static_cast<float>(o.steps) - 0.6f) / 0.4f);
+      const float lr_means =
+          extent * o.lr_means *
+          std::pow(o.lr_means_final / o.lr_means, static_cast<float>(next) / static_cast<float>(o.steps));
       const float rates[5] = {lr_means, o.lr_quats, o.lr_scales, o.lr_opacities, o.lr_colors};
       std::copy(rates, rates + 5, a.lr);
       a.noise_scale = lr_means * o.noise_lr;
@@ -415,13 +454,15 @@ TrainResult trainGaussiansVulkan(VulkanRenderer& renderer, const Dataset& ds, Ga
     for (const GpuState::StepResult& sr : results) {
       fwd_ms += sr.forward_ms, tail_ms += sr.tail_ms;
       const VulkanPassTimes& t = sr.times;
-      pass_sum.mesh += t.mesh, pass_sum.preprocess += t.preprocess, pass_sum.bin += t.bin, pass_sum.scan += t.scan;
+      pass_sum.mesh += t.mesh, pass_sum.preprocess += t.preprocess, pass_sum.bin += t.bin,
+          pass_sum.scan += t.scan;
       pass_sum.emit += t.emit, pass_sum.sort += t.sort, pass_sum.raster += t.raster;
       for (size_t q = 0; q < kTailPasses; ++q) tail_sum[q] += sr.tail_pass_ms[q];
       loss_sum += sr.loss;
       ++loss_steps;
     }
-    // MCMC relocation between steps, on the CPU (relocateDead), with the moments of every touched gaussian reset.
+    // MCMC relocation between steps, on the CPU (relocateDead), with the moments of every touched gaussian
+    // reset.
     if (relocates_after(step)) {
       GaussianParams p = s.params();
       std::vector<float> m = s.moments();

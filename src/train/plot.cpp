@@ -18,8 +18,8 @@ namespace {
 
 using chart::drawLine;
 using chart::fillRect;
-using chart::setPixel;
 using chart::niceTicks;
+using chart::setPixel;
 using chart::tickLabel;
 using chart::Ticks;
 
@@ -173,7 +173,6 @@ int PlotPanel::py(double y) const {
   const double t = y_max > y_min ? (y - y_min) / (y_max - y_min) : 0.5;
   return bottom - static_cast<int>(std::lround(std::clamp(t, 0.0, 1.0) * (bottom - top)));
 }
-
 
 TrainPlot plotTraining(const TrainCurves& c) {
   TrainPlot plot;

@@ -12,9 +12,13 @@
 
 namespace sf::train {
 
-inline uint64_t nextU64(uint64_t& s) { return splitmix64Next(s); }
+inline uint64_t nextU64(uint64_t& s) {
+  return splitmix64Next(s);
+}
 // Uniform in [0, 1).
-inline double uniform01(uint64_t& s) { return unitDouble(nextU64(s)); }
+inline double uniform01(uint64_t& s) {
+  return unitDouble(nextU64(s));
+}
 // Standard normal (Box-Muller, one value per call).
 inline float normal01(uint64_t& s) {
   const double u1 = std::max(uniform01(s), 1e-300), u2 = uniform01(s);

@@ -16,7 +16,6 @@ namespace sf::train {
 
 namespace {
 
-
 // Per tile-list entry: the gradient of the loss with respect to the splat's 2D parameters at the pixels of
 // that tile. Each entry belongs to one tile, so tiles accumulate without races; entries are summed per
 // gaussian afterwards.
@@ -39,7 +38,8 @@ void GaussianParams::resize(size_t n) {
 
 const char* GaussianParams::validate() const {
   const size_t n = size();
-  if (means.size() != 3 * n || quats.size() != 4 * n || log_scales.size() != 3 * n || color_logits.size() != 3 * n)
+  if (means.size() != 3 * n || quats.size() != 4 * n || log_scales.size() != 3 * n ||
+      color_logits.size() != 3 * n)
     return "parameter arrays differ in size";
   return nullptr;
 }
@@ -53,19 +53,26 @@ void ParamGrads::resize(size_t n) {
 }
 
 void ParamGrads::zero() {
-  for (std::vector<float>* v : {&means, &quats, &log_scales, &opacity_logits, &color_logits}) std::fill(v->begin(), v->end(), 0.0f);
+  for (std::vector<float>* v : {&means, &quats, &log_scales, &opacity_logits, &color_logits})
+    std::fill(v->begin(), v->end(), 0.0f);
 }
 
-Vec3 meanOf(const GaussianParams& p, size_t i) { return {p.means[3 * i], p.means[3 * i + 1], p.means[3 * i + 2]}; }
+Vec3 meanOf(const GaussianParams& p, size_t i) {
+  return {p.means[3 * i], p.means[3 * i + 1], p.means[3 * i + 2]};
+}
 Quat rotationOf(const GaussianParams& p, size_t i) {
   return normalize(Quat{p.quats[4 * i], p.quats[4 * i + 1], p.quats[4 * i + 2], p.quats[4 * i + 3]});
 }
 Vec3 scaleOf(const GaussianParams& p, size_t i) {
-  return {std::exp(p.log_scales[3 * i]), std::exp(p.log_scales[3 * i + 1]), std::exp(p.log_scales[3 * i + 2])};
+  return {std::exp(p.log_scales[3 * i]), std::exp(p.log_scales[3 * i + 1]),
+          std::exp(p.log_scales[3 * i + 2])};
 }
-float opacityOf(const GaussianParams& p, size_t i) { return sigmoid(p.opacity_logits[i]); }
+float opacityOf(const GaussianParams& p, size_t i) {
+  return sigmoid(p.opacity_logits[i]);
+}
 Vec3 colorOf(const GaussianParams& p, size_t i) {
-  return {sigmoid(p.color_logits[3 * i]), sigmoid(p.color_logits[3 * i + 1]), sigmoid(p.color_logits[3 * i + 2])};
+  return {sigmoid(p.color_logits[3 * i]), sigmoid(p.color_logits[3 * i + 1]),
+          sigmoid(p.color_logits[3 * i + 2])};
 }
 
 GaussianCloud toCloud(const GaussianParams& params) {
@@ -110,7 +117,8 @@ void rasterForward(const GaussianParams& params, const Camera& cam, Vec3 backgro
   const size_t n = params.size();
   if (n > UINT32_MAX) throw std::length_error("more than 2^32 gaussians");
   st.width = cam.width, st.height = cam.height;
-  const int tiles_x = (cam.width + kTileSize - 1) / kTileSize, tiles_y = (cam.height + kTileSize - 1) / kTileSize;
+  const int tiles_x = (cam.width + kTileSize - 1) / kTileSize,
+            tiles_y = (cam.height + kTileSize - 1) / kTileSize;
   const uint32_t tile_count = static_cast<uint32_t>(tiles_x * tiles_y);
 
   // 1. Preprocess: the renderer's projectSplat on the activated parameters; the colour is the sigmoid
@@ -122,7 +130,8 @@ void rasterForward(const GaussianParams& params, const Camera& cam, Vec3 backgro
     for (size_t i = begin; i < end; ++i) {
       const Cov6 cov = covarianceFromScaleRotation(scaleOf(params, i), rotationOf(params, i));
       ProjectedSplat& ps = st.projected[i];
-      if (projectSplat(meanOf(params, i), cov, opacityOf(params, i), 0, zero_sh, Vec3{0, 0, 1}, ColorSpace::kSrgb, cam, false, &ps)) {
+      if (projectSplat(meanOf(params, i), cov, opacityOf(params, i), 0, zero_sh, Vec3{0, 0, 1},
+                       ColorSpace::kSrgb, cam, false, &ps)) {
         ps.color = colorOf(params, i);
         st.visible[i] = 1;
       }
@@ -131,7 +140,8 @@ void rasterForward(const GaussianParams& params, const Camera& cam, Vec3 backgro
 
   // 2. The frame's tile lists (the same keys and sort as renderCpu).
   std::vector<uint32_t> touched(n, 0);
-  for (size_t i = 0; i < n; ++i) touched[i] = st.visible[i] ? static_cast<uint32_t>(st.projected[i].touched) : 0u;
+  for (size_t i = 0; i < n; ++i)
+    touched[i] = st.visible[i] ? static_cast<uint32_t>(st.projected[i].touched) : 0u;
   buildTileLists(st.projected, touched, tiles_x, tiles_y, st.lists);
   st.tile_keys = st.lists.order.size();
   const std::vector<uint32_t>& order = st.lists.order;
@@ -212,8 +222,8 @@ std::vector<Grad2D> splatGradients2D(size_t n, const Camera& cam, Vec3 backgroun
         const Vec3 g_c{d_rgb[3 * pix], d_rgb[3 * pix + 1], d_rgb[3 * pix + 2]};
         const float g_a = d_alpha[pix];
         const float t_final = st.final_t[pix];
-        // C = sum c_i a_i T_i + bg T_N, A = 1 - T_N, T_{i+1} = T_i (1 - a_i). Going back to front, `behind` is
-        // sum over j > i of c_j a_j T_j.
+        // C = sum c_i a_i T_i + bg T_N, A = 1 - T_N, T_{i+1} = T_i (1 - a_i). Going back to front, `behind`
+        // is sum over j > i of c_j a_j T_j.
         const float g_tn = dot(g_c, background) - g_a;  // dL/dT_N
         float t = t_final;
         Vec3 behind{0, 0, 0};
@@ -261,29 +271,32 @@ std::vector<Grad2D> splatGradients2D(size_t n, const Camera& cam, Vec3 backgroun
 void quatBackward(const Quat& q, const Mat3& gr, const float* raw_q, float* grad_q) {
   const float qw = q.w, qx = q.x, qy = q.y, qz = q.z;
   const auto& R = gr.m;
-  const float g_w = 2.0f * (-qz * R[0][1] + qy * R[0][2] + qz * R[1][0] - qx * R[1][2] - qy * R[2][0] + qx * R[2][1]);
-  const float g_x = 2.0f * (qy * R[0][1] + qz * R[0][2] + qy * R[1][0] - 2.0f * qx * R[1][1] - qw * R[1][2] + qz * R[2][0] + qw * R[2][1] -
-                            2.0f * qx * R[2][2]);
-  const float g_y = 2.0f * (-2.0f * qy * R[0][0] + qx * R[0][1] + qw * R[0][2] + qx * R[1][0] + qz * R[1][2] - qw * R[2][0] + qz * R[2][1] -
-                            2.0f * qy * R[2][2]);
-  const float g_z = 2.0f * (-2.0f * qz * R[0][0] - qw * R[0][1] + qx * R[0][2] + qw * R[1][0] - 2.0f * qz * R[1][1] + qy * R[1][2] +
-                            qx * R[2][0] + qy * R[2][1]);
-  const float len = std::sqrt(raw_q[0] * raw_q[0] + raw_q[1] * raw_q[1] + raw_q[2] * raw_q[2] + raw_q[3] * raw_q[3]);
+  const float g_w =
+      2.0f * (-qz * R[0][1] + qy * R[0][2] + qz * R[1][0] - qx * R[1][2] - qy * R[2][0] + qx * R[2][1]);
+  const float g_x = 2.0f * (qy * R[0][1] + qz * R[0][2] + qy * R[1][0] - 2.0f * qx * R[1][1] - qw * R[1][2] +
+                            qz * R[2][0] + qw * R[2][1] - 2.0f * qx * R[2][2]);
+  const float g_y = 2.0f * (-2.0f * qy * R[0][0] + qx * R[0][1] + qw * R[0][2] + qx * R[1][0] + qz * R[1][2] -
+                            qw * R[2][0] + qz * R[2][1] - 2.0f * qy * R[2][2]);
+  const float g_z = 2.0f * (-2.0f * qz * R[0][0] - qw * R[0][1] + qx * R[0][2] + qw * R[1][0] -
+                            2.0f * qz * R[1][1] + qy * R[1][2] + qx * R[2][0] + qy * R[2][1]);
+  const float len =
+      std::sqrt(raw_q[0] * raw_q[0] + raw_q[1] * raw_q[1] + raw_q[2] * raw_q[2] + raw_q[3] * raw_q[3]);
   const float radial = qw * g_w + qx * g_x + qy * g_y + qz * g_z;
   const float gq[4] = {g_w - qw * radial, g_x - qx * radial, g_y - qy * radial, g_z - qz * radial};
   for (int k = 0; k < 4; ++k) grad_q[k] += gq[k] / len;
 }
 
-// Step 2 for gaussian i (visible, projected as s): its 2D gradient g through the conic, the EWA projection and
-// the covariance to the parameters, added to grads.
-void gaussianBackward(const GaussianParams& params, const Camera& cam, const BackwardView& view, const Grad2D& g,
-                      const ProjectedSplat& s, size_t i, ParamGrads& grads) {
+// Step 2 for gaussian i (visible, projected as s): its 2D gradient g through the conic, the EWA projection
+// and the covariance to the parameters, added to grads.
+void gaussianBackward(const GaussianParams& params, const Camera& cam, const BackwardView& view,
+                      const Grad2D& g, const ProjectedSplat& s, size_t i, ParamGrads& grads) {
   const Mat3& w = view.w;
   const float lim_x_pos = view.lim_x_pos, lim_x_neg = view.lim_x_neg;
   const float lim_y_pos = view.lim_y_pos, lim_y_neg = view.lim_y_neg;
   // Colour and opacity through their sigmoids.
   const Vec3 rgb = s.color;
-  for (int k = 0; k < 3; ++k) grads.color_logits[3 * i + static_cast<size_t>(k)] += g.color[k] * rgb[k] * (1.0f - rgb[k]);
+  for (int k = 0; k < 3; ++k)
+    grads.color_logits[3 * i + static_cast<size_t>(k)] += g.color[k] * rgb[k] * (1.0f - rgb[k]);
   const float o = s.opacity;
   grads.opacity_logits[i] += g.opacity * o * (1.0f - o);
 
@@ -296,8 +309,9 @@ void gaussianBackward(const GaussianParams& params, const Camera& cam, const Bac
   const Mat3 m = r * Mat3::diagonal(scale);
   const Mat3 v = m * transpose(m);
   const float txtz = tv.x / tv.z, tytz = tv.y / tv.z;
-  const bool clamp_x = txtz > lim_x_pos || txtz < -lim_x_neg, clamp_y = tytz > lim_y_pos || tytz < -lim_y_neg;
-  const float cx_ratio = std::min(lim_x_pos, std::max(-lim_x_neg, txtz)), cy_ratio = std::min(lim_y_pos, std::max(-lim_y_neg, tytz));
+  const bool clamp_x = txtz > lim_x_pos || txtz<-lim_x_neg, clamp_y = tytz> lim_y_pos || tytz < -lim_y_neg;
+  const float cx_ratio = std::min(lim_x_pos, std::max(-lim_x_neg, txtz)),
+              cy_ratio = std::min(lim_y_pos, std::max(-lim_y_neg, tytz));
   const float tx = cx_ratio * tv.z, ty = cy_ratio * tv.z, tz = tv.z;
   const float j00 = cam.fx / tz, j02 = -(cam.fx * tx) / (tz * tz);
   const float j11 = cam.fy / tz, j12 = -(cam.fy * ty) / (tz * tz);
@@ -311,7 +325,8 @@ void gaussianBackward(const GaussianParams& params, const Camera& cam, const Bac
   // Conic (A, B, C) = (c, -b, a) / det.
   const float gA = g.conic[0], gB = g.conic[1], gC = g.conic[2];
   const float g_a = gA * (-c * c * inv2) + gB * (bb * c * inv2) + gC * (inv - a * c * inv2);
-  const float g_b = gA * (2.0f * bb * c * inv2) + gB * (-inv - 2.0f * bb * bb * inv2) + gC * (2.0f * a * bb * inv2);
+  const float g_b =
+      gA * (2.0f * bb * c * inv2) + gB * (-inv - 2.0f * bb * bb * inv2) + gC * (2.0f * a * bb * inv2);
   const float g_cc = gA * (inv - a * c * inv2) + gB * (bb * a * inv2) + gC * (-a * a * inv2);
 
   // 2D covariance a = t0' V t0, b = t0' V t1, c = t1' V t1 (V symmetric).
@@ -331,10 +346,17 @@ void gaussianBackward(const GaussianParams& params, const Camera& cam, const Bac
   const float g_j11 = dot(g_t1, w.row(1)), g_j12 = dot(g_t1, w.row(2));
   const float tz2 = tz * tz, tz3 = tz2 * tz;
   float g_tx_c = -g_j02 * cam.fx / tz2, g_ty_c = -g_j12 * cam.fy / tz2;
-  float g_tz = -g_j00 * cam.fx / tz2 + g_j02 * 2.0f * cam.fx * tx / tz3 - g_j11 * cam.fy / tz2 + g_j12 * 2.0f * cam.fy * ty / tz3;
+  float g_tz = -g_j00 * cam.fx / tz2 + g_j02 * 2.0f * cam.fx * tx / tz3 - g_j11 * cam.fy / tz2 +
+               g_j12 * 2.0f * cam.fy * ty / tz3;
   float g_tx = 0, g_ty = 0;
-  if (clamp_x) g_tz += g_tx_c * cx_ratio; else g_tx += g_tx_c;
-  if (clamp_y) g_tz += g_ty_c * cy_ratio; else g_ty += g_ty_c;
+  if (clamp_x)
+    g_tz += g_tx_c * cx_ratio;
+  else
+    g_tx += g_tx_c;
+  if (clamp_y)
+    g_tz += g_ty_c * cy_ratio;
+  else
+    g_ty += g_ty_c;
   // Pixel-index mean: mean_x = fx tv.x / tv.z + cx - 0.5 (unclamped).
   const float izv = 1.0f / tv.z;
   g_tx += g.mean_x * cam.fx * izv;
@@ -363,7 +385,8 @@ void rasterBackward(const GaussianParams& params, const Camera& cam, Vec3 backgr
   const size_t pixels = static_cast<size_t>(cam.width) * static_cast<size_t>(cam.height);
   if (st.width != cam.width || st.height != cam.height || st.projected.size() != n)
     throw std::invalid_argument("rasterBackward: the state is not of this camera and these parameters");
-  if (d_rgb.size() != 3 * pixels || d_alpha.size() != pixels) throw std::invalid_argument("rasterBackward: gradient images of the wrong size");
+  if (d_rgb.size() != 3 * pixels || d_alpha.size() != pixels)
+    throw std::invalid_argument("rasterBackward: gradient images of the wrong size");
   if (grads.opacity_logits.size() != n) grads.resize(n);
 
   // 1. Per tile, per pixel: the 2D gradients of each splat.
@@ -379,13 +402,15 @@ void rasterBackward(const GaussianParams& params, const Camera& cam, Vec3 backgr
   });
 }
 
-double photometricLoss(const RasterState& st, std::span<const float> target, Vec3 bg, float alpha_weight, std::vector<float>& d_rgb,
-                       std::vector<float>& d_alpha) {
+double photometricLoss(const RasterState& st, std::span<const float> target, Vec3 bg, float alpha_weight,
+                       std::vector<float>& d_rgb, std::vector<float>& d_alpha) {
   const size_t pixels = st.alpha.size();
-  if (target.size() != 4 * pixels) throw std::invalid_argument("photometricLoss: the target is not of the image's size");
+  if (target.size() != 4 * pixels)
+    throw std::invalid_argument("photometricLoss: the target is not of the image's size");
   d_rgb.assign(3 * pixels, 0.0f);
   d_alpha.assign(pixels, 0.0f);
-  const float w_rgb = 1.0f / static_cast<float>(3 * pixels), w_alpha = alpha_weight / static_cast<float>(pixels);
+  const float w_rgb = 1.0f / static_cast<float>(3 * pixels),
+              w_alpha = alpha_weight / static_cast<float>(pixels);
   double rgb_sum = 0, alpha_sum = 0;
   for (size_t p = 0; p < pixels; ++p) {
     const float ta = target[4 * p + 3];

@@ -47,8 +47,12 @@ Vec3 scaleOf(const GaussianParams& p, size_t i);     // exp(log_scales)
 float opacityOf(const GaussianParams& p, size_t i);  // sigmoid(logit)
 Vec3 colorOf(const GaussianParams& p, size_t i);     // sigmoid(logits), display-encoded RGB
 
-inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-inline float logit(float p) { return std::log(p / (1.0f - p)); }
+inline float sigmoid(float x) {
+  return 1.0f / (1.0f + std::exp(-x));
+}
+inline float logit(float p) {
+  return std::log(p / (1.0f - p));
+}
 
 // The parameters as a renderable cloud: SH degree 0 with DC = (rgb - 0.5) / C0, sRGB colour space.
 GaussianCloud toCloud(const GaussianParams& params);
@@ -61,9 +65,10 @@ struct RasterState {
   int width = 0, height = 0;
   std::vector<ProjectedSplat> projected;  // per gaussian (meaningless where !visible)
   std::vector<uint8_t> visible;
-  TileLists lists;                        // the frame's tile lists (buildTileLists, render/cpu_renderer.h)
-  std::vector<float> final_t;             // per pixel: transmittance after the last blended splat
-  std::vector<uint32_t> last;             // per pixel: 1 + position in its tile's list of the last splat blended (0: none)
+  TileLists lists;             // the frame's tile lists (buildTileLists, render/cpu_renderer.h)
+  std::vector<float> final_t;  // per pixel: transmittance after the last blended splat
+  std::vector<uint32_t>
+      last;  // per pixel: 1 + position in its tile's list of the last splat blended (0: none)
   // The image: rgb (3 per pixel, composited over the background) and alpha = 1 - final_t, top row first.
   std::vector<float> rgb, alpha;
   size_t tile_keys = 0;
@@ -82,13 +87,14 @@ struct ParamGrads {
 // Backward pass: given dL/d(rgb) (3 per pixel) and dL/d(alpha) (1 per pixel) of the image the forward pass
 // made, adds dL/d(parameters) to `grads` (sized to the parameters). `state` must come from rasterForward
 // with the same parameters, camera and background.
-void rasterBackward(const GaussianParams& params, const Camera& cam, Vec3 background, const RasterState& state,
-                    std::span<const float> d_rgb, std::span<const float> d_alpha, ParamGrads& grads);
+void rasterBackward(const GaussianParams& params, const Camera& cam, Vec3 background,
+                    const RasterState& state, std::span<const float> d_rgb, std::span<const float> d_alpha,
+                    ParamGrads& grads);
 
 // The article's photometric loss against a premultiplied RGBA target over background b:
 // mean |rgb - (target_rgb + (1 - target_alpha) b)| + alpha_weight * mean |alpha - target_alpha|, with its
 // gradients written to d_rgb / d_alpha (resized). target_rgba holds 4 floats per pixel.
-double photometricLoss(const RasterState& state, std::span<const float> target_rgba, Vec3 background, float alpha_weight,
-                       std::vector<float>& d_rgb, std::vector<float>& d_alpha);
+double photometricLoss(const RasterState& state, std::span<const float> target_rgba, Vec3 background,
+                       float alpha_weight, std::vector<float>& d_rgb, std::vector<float>& d_alpha);
 
 }  // namespace sf::train

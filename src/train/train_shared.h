@@ -26,28 +26,34 @@ using uint = uint32_t;
 #define SF_TRAIN_FIXED_BITS 32
 
 #ifndef __cplusplus
-layout(buffer_reference, scalar) buffer TFloats { float v[]; };
-layout(buffer_reference, scalar) buffer TVec4s { vec4 v[]; };
-layout(buffer_reference, scalar) buffer TInt64s { int64_t v[]; };
+layout(buffer_reference, scalar) buffer TFloats {
+  float v[];
+};
+layout(buffer_reference, scalar) buffer TVec4s {
+  vec4 v[];
+};
+layout(buffer_reference, scalar) buffer TInt64s {
+  int64_t v[];
+};
 #endif
 
 // Push constants of every training pass.
 struct GpuTrainPush {
-  uint64_t frame;            // the frame's GpuFrame (render/gpu_shared.h); activation: unused
-  SF_REF(TFloats) params;    // 14 N floats
-  SF_REF(TFloats) grads;     // 14 N floats
-  SF_REF(TFloats) moments;   // 28 N floats: Adam's m (14 N) then v (14 N)
-  SF_REF(TInt64s) grad2d;    // 9 N fixed-point sums
-  SF_REF(TVec4s) target;     // this step's view: premultiplied RGBA per pixel
+  uint64_t frame;              // the frame's GpuFrame (render/gpu_shared.h); activation: unused
+  SF_REF(TFloats) params;      // 14 N floats
+  SF_REF(TFloats) grads;       // 14 N floats
+  SF_REF(TFloats) moments;     // 28 N floats: Adam's m (14 N) then v (14 N)
+  SF_REF(TInt64s) grad2d;      // 9 N fixed-point sums
+  SF_REF(TVec4s) target;       // this step's view: premultiplied RGBA per pixel
   SF_REF(TVec4s) pixel_grads;  // per pixel: dL/drgb, dL/dalpha (times the pixel count)
-  SF_REF(TFloats) partials;  // loss: one partial sum per workgroup
-  uint count;                // gaussians
-  uint step;                 // Adam: 1-based step; noise: the step for the generator
-  float background;          // this step's grey
+  SF_REF(TFloats) partials;    // loss: one partial sum per workgroup
+  uint count;                  // gaussians
+  uint step;                   // Adam: 1-based step; noise: the step for the generator
+  float background;            // this step's grey
   float alpha_weight;
-  float entropy_weight;      // this step's annealed weight
-  float noise_scale;         // lr_means * noise_lr
-  float lr[5];               // means, quats, log-scales, opacities, colours (means already times the extent)
+  float entropy_weight;  // this step's annealed weight
+  float noise_scale;     // lr_means * noise_lr
+  float lr[5];           // means, quats, log-scales, opacities, colours (means already times the extent)
   uint seed;
   uint pad[2];
 };

@@ -23,7 +23,9 @@ namespace sf::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
 
 // Adam over one parameter group (Kingma and Ba 2015; eps 1e-15 as gsplat's trainers use).
 struct Adam {
@@ -31,7 +33,8 @@ struct Adam {
   void resize(size_t n) { m.assign(n, 0.0f), v.assign(n, 0.0f); }
   void step(std::vector<float>& param, const std::vector<float>& grad, float lr, int t) {
     constexpr float b1 = 0.9f, b2 = 0.999f, eps = 1e-15f;
-    const float c1 = 1.0f - std::pow(b1, static_cast<float>(t)), c2 = 1.0f - std::pow(b2, static_cast<float>(t));
+    const float c1 = 1.0f - std::pow(b1, static_cast<float>(t)),
+                c2 = 1.0f - std::pow(b2, static_cast<float>(t));
     const float step_size = lr / c1, inv_c2 = 1.0f / std::sqrt(c2);
     for (size_t i = 0; i < param.size(); ++i) {
       m[i] = b1 * m[i] + (1.0f - b1) * grad[i];
@@ -40,8 +43,10 @@ struct Adam {
     }
   }
   void reset(size_t first, size_t count) {
-    std::fill(m.begin() + static_cast<std::ptrdiff_t>(first), m.begin() + static_cast<std::ptrdiff_t>(first + count), 0.0f);
-    std::fill(v.begin() + static_cast<std::ptrdiff_t>(first), v.begin() + static_cast<std::ptrdiff_t>(first + count), 0.0f);
+    std::fill(m.begin() + static_cast<std::ptrdiff_t>(first),
+              m.begin() + static_cast<std::ptrdiff_t>(first + count), 0.0f);
+    std::fill(v.begin() + static_cast<std::ptrdiff_t>(first),
+              v.begin() + static_cast<std::ptrdiff_t>(first + count), 0.0f);
   }
 };
 
@@ -70,18 +75,22 @@ std::string TrainOptions::validate() const {
            std::to_string(log_every) + "): a validation is recorded on its step's log entry";
   if (steps_per_submission < 1 || steps_per_submission > kMaxStepsPerSubmission)
     return "steps_per_submission must be in 1.." + std::to_string(kMaxStepsPerSubmission);
-  if (!(alpha_weight >= 0 && std::isfinite(alpha_weight)) || !(entropy >= 0 && std::isfinite(entropy))) return "alpha and entropy weights must be finite and >= 0";
+  if (!(alpha_weight >= 0 && std::isfinite(alpha_weight)) || !(entropy >= 0 && std::isfinite(entropy)))
+    return "alpha and entropy weights must be finite and >= 0";
   if (!(min_opacity > 0 && min_opacity < 1)) return "min_opacity must be in (0, 1)";
   if (!(noise_lr >= 0 && std::isfinite(noise_lr))) return "noise_lr must be finite and >= 0";
-  if (!positive(lr_means) || !positive(lr_means_final) || !positive(lr_quats) || !positive(lr_scales) || !positive(lr_opacities) || !positive(lr_colors))
+  if (!positive(lr_means) || !positive(lr_means_final) || !positive(lr_quats) || !positive(lr_scales) ||
+      !positive(lr_opacities) || !positive(lr_colors))
     return "learning rates must be finite and > 0";
-  if (!(scene_extent >= 0 && std::isfinite(scene_extent))) return "scene_extent must be 0 (from the cameras) or more";
+  if (!(scene_extent >= 0 && std::isfinite(scene_extent)))
+    return "scene_extent must be 0 (from the cameras) or more";
   return {};
 }
 
 std::array<uint32_t, 10> opacityHistogram(const GaussianParams& p) {
   std::array<uint32_t, 10> h{};
-  for (size_t i = 0; i < p.size(); ++i) ++h[static_cast<size_t>(std::min(9, static_cast<int>(opacityOf(p, i) * 10.0f)))];
+  for (size_t i = 0; i < p.size(); ++i)
+    ++h[static_cast<size_t>(std::min(9, static_cast<int>(opacityOf(p, i) * 10.0f)))];
   return h;
 }
 
@@ -94,7 +103,8 @@ size_t liveCount(const GaussianParams& p, float min_opacity) {
 void checkFiniteParams(const GaussianParams& p, int step) {
   for (const std::vector<float>* v : {&p.means, &p.quats, &p.log_scales, &p.opacity_logits, &p.color_logits})
     for (float x : *v)
-      if (!std::isfinite(x)) throw Error("train: a parameter became non-finite at step " + std::to_string(step));
+      if (!std::isfinite(x))
+        throw Error("train: a parameter became non-finite at step " + std::to_string(step));
 }
 
 float sceneExtent(const Dataset& ds) {
@@ -108,7 +118,8 @@ float sceneExtent(const Dataset& ds) {
 GaussianParams initialParams(const InitialPoints& pts, const TrainOptions& o) {
   if (pts.positions.empty()) throw Error("train: no initial points");
   if (o.budget == 0) throw Error("train: the budget must be at least 1");
-  if (pts.colors.size() != pts.positions.size() || (!pts.normals.empty() && pts.normals.size() != pts.positions.size()))
+  if (pts.colors.size() != pts.positions.size() ||
+      (!pts.normals.empty() && pts.normals.size() != pts.positions.size()))
     throw Error("train: initial points, colours and normals differ in count");
   GaussianParams p;
   p.resize(o.budget);
@@ -136,7 +147,8 @@ InitialPoints visualHullPoints(const Dataset& ds, size_t count, uint32_t seed) {
   const size_t max_tries = std::max<size_t>(count * 400, 100000);
   const float half = 0.5f * kCubeSize;
   for (size_t tries = 0; tries < max_tries && out.positions.size() < count; ++tries) {
-    const Vec3 p{static_cast<float>((uniform01(rng) * 2 - 1) * half), static_cast<float>((uniform01(rng) * 2 - 1) * half),
+    const Vec3 p{static_cast<float>((uniform01(rng) * 2 - 1) * half),
+                 static_cast<float>((uniform01(rng) * 2 - 1) * half),
                  static_cast<float>((uniform01(rng) * 2 - 1) * half)};
     Vec3 sum{0, 0, 0};
     size_t seen = 0;
@@ -146,7 +158,8 @@ InitialPoints visualHullPoints(const Dataset& ds, size_t count, uint32_t seed) {
       const Vec3 q = transformPoint(c.world_to_camera, p);
       if (!(q.z > 1e-3f)) continue;
       const float u = c.fx * q.x / q.z + c.cx, w = c.fy * q.y / q.z + c.cy;
-      if (!(u >= 0 && w >= 0 && u < static_cast<float>(c.width) && w < static_cast<float>(c.height))) continue;
+      if (!(u >= 0 && w >= 0 && u < static_cast<float>(c.width) && w < static_cast<float>(c.height)))
+        continue;
       const size_t pix = static_cast<size_t>(w) * static_cast<size_t>(c.width) + static_cast<size_t>(u);
       const float a = v.rgba[4 * pix + 3];
       if (a < 0.5f) {
@@ -160,7 +173,8 @@ InitialPoints visualHullPoints(const Dataset& ds, size_t count, uint32_t seed) {
     out.positions.push_back(p);
     out.colors.push_back(sum / static_cast<float>(seen));
   }
-  if (out.positions.empty()) throw Error("train: no point of the cube lies inside every train view's silhouette (alpha >= 0.5)");
+  if (out.positions.empty())
+    throw Error("train: no point of the cube lies inside every train view's silhouette (alpha >= 0.5)");
   return out;
 }
 
@@ -171,14 +185,16 @@ std::pair<float, float> relocationCorrection(float opacity, int n) {
   for (int i = 1; i <= n; ++i) {
     double binom = 1;  // C(i - 1, k)
     for (int k = 0; k <= i - 1; ++k) {
-      denom += binom * ((k % 2 ? -1.0 : 1.0) / std::sqrt(static_cast<double>(k + 1))) * std::pow(new_o, k + 1);
+      denom +=
+          binom * ((k % 2 ? -1.0 : 1.0) / std::sqrt(static_cast<double>(k + 1))) * std::pow(new_o, k + 1);
       binom = binom * static_cast<double>(i - 1 - k) / static_cast<double>(k + 1);
     }
   }
   return {static_cast<float>(new_o), static_cast<float>(o / denom)};
 }
 
-size_t relocateDead(GaussianParams& p, float min_opacity, uint64_t& rng, const std::function<void(size_t)>& reset) {
+size_t relocateDead(GaussianParams& p, float min_opacity, uint64_t& rng,
+                    const std::function<void(size_t)>& reset) {
   constexpr int kMaxCopies = 51;  // gsplat's binomial table size
   const size_t n = p.size();
   std::vector<size_t> dead, alive;
@@ -200,7 +216,8 @@ size_t relocateDead(GaussianParams& p, float min_opacity, uint64_t& rng, const s
   std::vector<int> copies(n, 0);
   for (size_t d = 0; d < dead.size(); ++d) {
     const double u = uniform01(rng) * total;
-    const size_t k = std::min(alive.size() - 1, static_cast<size_t>(std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin()));
+    const size_t k = std::min(alive.size() - 1,
+                              static_cast<size_t>(std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin()));
     source[d] = alive[k];
     ++copies[alive[k]];
   }
@@ -310,7 +327,8 @@ TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const Train
   TrainResult r;
   const size_t n = params.size();
   Adam adam[5];
-  std::vector<float>* groups[5] = {&params.means, &params.quats, &params.log_scales, &params.opacity_logits, &params.color_logits};
+  std::vector<float>* groups[5] = {&params.means, &params.quats, &params.log_scales, &params.opacity_logits,
+                                   &params.color_logits};
   const size_t widths[5] = {3, 4, 3, 1, 3};
   for (int g = 0; g < 5; ++g) adam[g].resize(groups[g]->size());
   auto resetMoments = [&](size_t i) {
@@ -337,7 +355,8 @@ TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const Train
   RasterState st;
   std::vector<float> d_rgb, d_alpha;
   uint64_t rng = 0x7a1full ^ (static_cast<uint64_t>(o.seed) << 16);
-  uint64_t noise_rng = 0x9015eull ^ (static_cast<uint64_t>(o.seed) << 16);  // its own stream: views and backgrounds as on the GPU
+  uint64_t noise_rng = 0x9015eull ^ (static_cast<uint64_t>(o.seed)
+                                     << 16);  // its own stream: views and backgrounds as on the GPU
   double loss_sum = 0, fwd_ms = 0, bwd_ms = 0, opt_ms = 0;
   int loss_steps = 0;
   size_t relocated_since = 0;
@@ -353,7 +372,8 @@ TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const Train
     grads.zero();
     rasterBackward(params, view.camera, bg, st, d_rgb, d_alpha, grads);
     // Entropy o(1 - o), annealed in over the last 40% of the steps.
-    const float ent_w = o.entropy * std::max(0.0f, (static_cast<float>(step) / static_cast<float>(o.steps) - 0.6f) / 0.4f);
+    const float ent_w =
+        o.entropy * std::max(0.0f, (static_cast<float>(step) / static_cast<float>(o.steps) - 0.6f) / 0.4f);
     if (ent_w > 0)
       for (size_t i = 0; i < n; ++i) {
         const float op = opacityOf(params, i);
@@ -362,8 +382,11 @@ TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const Train
     bwd_ms += msSince(t0);
     t0 = Clock::now();
     // Means decay exponentially from lr_means to lr_means_final over the run.
-    const float lr_means = extent * o.lr_means * std::pow(o.lr_means_final / o.lr_means, static_cast<float>(step) / static_cast<float>(o.steps));
-    // MCMC position noise on low-opacity gaussians (before the optimiser's step, as the GPU trainer orders it).
+    const float lr_means =
+        extent * o.lr_means *
+        std::pow(o.lr_means_final / o.lr_means, static_cast<float>(step) / static_cast<float>(o.steps));
+    // MCMC position noise on low-opacity gaussians (before the optimiser's step, as the GPU trainer orders
+    // it).
     const float scaler = lr_means * o.noise_lr;
     for (size_t i = 0; i < n; ++i) {
       const float op = opacityOf(params, i);
@@ -375,7 +398,8 @@ TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const Train
       for (size_t k = 0; k < 3; ++k) params.means[3 * i + k] += noise[static_cast<int>(k)];
     }
     const float rates[5] = {lr_means, o.lr_quats, o.lr_scales, o.lr_opacities, o.lr_colors};
-    std::vector<float>* grad_groups[5] = {&grads.means, &grads.quats, &grads.log_scales, &grads.opacity_logits, &grads.color_logits};
+    std::vector<float>* grad_groups[5] = {&grads.means, &grads.quats, &grads.log_scales,
+                                          &grads.opacity_logits, &grads.color_logits};
     for (int g = 0; g < 5; ++g) adam[g].step(*groups[g], *grad_groups[g], rates[g], step + 1);
     // MCMC relocation of the dead in the refine window, between steps.
     if (step >= o.refine_start && step < refine_stop && step % o.refine_every == 0 && step > 0) {
@@ -417,7 +441,8 @@ TrainResult trainGaussians(const Dataset& ds, GaussianParams params, const Train
   return r;
 }
 
-MeshTrainResult trainFromMesh(const std::string& model_path, const ViewsOptions& views, const TrainOptions& options, const TrainFunction& train) {
+MeshTrainResult trainFromMesh(const std::string& model_path, const ViewsOptions& views,
+                              const TrainOptions& options, const TrainFunction& train) {
   if (std::string why = views.validate(); !why.empty()) throw Error("train: " + why);
   const hull::SourceMesh src = loadViewsModel(model_path, views.clip, views.time);
   const Dataset ds = renderViews(src, views);
@@ -440,8 +465,8 @@ std::vector<hull::CoverageView> coverageOf(std::span<const View> views) {
     c.width = v.camera.width, c.height = v.camera.height;
     c.covered.resize(static_cast<size_t>(c.width) * static_cast<size_t>(c.height));
     if (v.rgba.size() != 4 * c.covered.size())
-      throw Error("view " + v.name + ": " + std::to_string(v.rgba.size()) + " floats for a " + std::to_string(c.width) + " x " +
-                  std::to_string(c.height) + " RGBA image");
+      throw Error("view " + v.name + ": " + std::to_string(v.rgba.size()) + " floats for a " +
+                  std::to_string(c.width) + " x " + std::to_string(c.height) + " RGBA image");
     for (size_t p = 0; p < c.covered.size(); ++p) c.covered[p] = v.rgba[4 * p + 3] > 1.0f / 255.0f;
     out.push_back(std::move(c));
   }
@@ -457,12 +482,14 @@ GaussianCloud toSourceFrame(GaussianCloud cloud, float scale, Vec3 offset) {
 }
 
 GaussianCloud restToBindSpace(const GltfModel& model, int draw, GaussianCloud cloud) {
-  if (draw < 0 || static_cast<size_t>(draw) >= model.drawnPrimitives()) throw Error(model.document().path + ": no draw " + std::to_string(draw));
+  if (draw < 0 || static_cast<size_t>(draw) >= model.drawnPrimitives())
+    throw Error(model.document().path + ": no draw " + std::to_string(draw));
   GltfModel::Pose pose;
   model.pose(-1, 0.0f, pose);
   const RenderMesh rest = model.renderMeshes(pose, Mat4{})[static_cast<size_t>(draw)];
   const std::span<const Vec3> bind = model.primitiveOf(static_cast<size_t>(draw)).positions;
-  if (rest.positions.size() != bind.size() || bind.size() < 4) throw Error(model.document().path + ": the bound draw's rest pose has no vertices to fit");
+  if (rest.positions.size() != bind.size() || bind.size() < 4)
+    throw Error(model.document().path + ": the bound draw's rest pose has no vertices to fit");
   // Least squares rest = A bind + t, per output row: normal equations over [x y z 1] (double).
   double ata[4][4] = {}, atb[4][3] = {};
   Vec3 lo{INFINITY, INFINITY, INFINITY}, hi = -lo;
@@ -484,7 +511,8 @@ GaussianCloud restToBindSpace(const GltfModel& model, int draw, GaussianCloud cl
     int piv = c;
     for (int r = c + 1; r < 4; ++r)
       if (std::abs(m[r][c]) > std::abs(m[piv][c])) piv = r;
-    if (!(std::abs(m[piv][c]) > 1e-18)) throw Error(model.document().path + ": the bound draw's vertices are degenerate (flat or coincident)");
+    if (!(std::abs(m[piv][c]) > 1e-18))
+      throw Error(model.document().path + ": the bound draw's vertices are degenerate (flat or coincident)");
     for (int j = 0; j < 7; ++j) std::swap(m[c][j], m[piv][j]);
     for (int r = 0; r < 4; ++r) {
       if (r == c) continue;
@@ -501,15 +529,18 @@ GaussianCloud restToBindSpace(const GltfModel& model, int draw, GaussianCloud cl
   const float extent = std::max({hi.x - lo.x, hi.y - lo.y, hi.z - lo.z});
   float residual = 0;
   for (size_t v = 0; v < bind.size(); ++v)
-    residual = std::max(residual, length(a * bind[v] + t - transformPoint(rest.object_to_world, rest.positions[v])));
+    residual =
+        std::max(residual, length(a * bind[v] + t - transformPoint(rest.object_to_world, rest.positions[v])));
   if (!(residual <= 1e-3f * extent))
-    throw Error(model.document().path + ": the rest pose of the bound mesh is not an affine image of its bind pose (residual " + std::to_string(residual) +
-                "); train the character at a pose that is");
+    throw Error(model.document().path +
+                ": the rest pose of the bound mesh is not an affine image of its bind pose (residual " +
+                std::to_string(residual) + "); train the character at a pose that is");
   // Inverse of A (adjugate over the determinant).
   const float det = determinant(a);
   if (!(std::abs(det) > 1e-6f * extent * extent * extent))
-    throw Error(model.document().path + ": the rest pose of the bound mesh is a flattened image of its bind pose (determinant " + std::to_string(det) +
-                "); train the character at a pose that is not");
+    throw Error(model.document().path +
+                ": the rest pose of the bound mesh is a flattened image of its bind pose (determinant " +
+                std::to_string(det) + "); train the character at a pose that is not");
   Mat3 inv;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) {
@@ -529,10 +560,13 @@ std::string trainLogJson(const TrainResult& r, const TrainOptions& o) {
   std::string s;
   char buf[512];
   for (const TrainLogEntry& e : r.log) {
-    std::snprintf(buf, sizeof buf, "{\"step\": %d, \"loss\": %.6g, \"live\": %zu, \"relocated\": %zu, \"opacity_histogram\": [", e.step, e.loss, e.live,
-                  e.relocated);
+    std::snprintf(
+        buf, sizeof buf,
+        "{\"step\": %d, \"loss\": %.6g, \"live\": %zu, \"relocated\": %zu, \"opacity_histogram\": [", e.step,
+        e.loss, e.live, e.relocated);
     s += buf;
-    for (size_t k = 0; k < e.opacity_histogram.size(); ++k) s += (k ? ", " : "") + std::to_string(e.opacity_histogram[k]);
+    for (size_t k = 0; k < e.opacity_histogram.size(); ++k)
+      s += (k ? ", " : "") + std::to_string(e.opacity_histogram[k]);
     s += "]";
     if (e.val_l1 >= 0) {
       std::snprintf(buf, sizeof buf, ", \"val_l1\": %.6g, \"val_psnr\": %.4f, \"val_ssim\": %.6f", e.val_l1,
@@ -542,12 +576,15 @@ std::string trainLogJson(const TrainResult& r, const TrainOptions& o) {
     s += "}\n";
   }
   std::snprintf(buf, sizeof buf,
-                "{\"summary\": true, \"budget\": %zu, \"steps\": %d, \"seed\": %u, \"seconds\": %.3f, \"validation_seconds\": %.3f, \"relocated\": %zu, "
+                "{\"summary\": true, \"budget\": %zu, \"steps\": %d, \"seed\": %u, \"seconds\": %.3f, "
+                "\"validation_seconds\": %.3f, \"relocated\": %zu, "
                 "\"forward_ms\": %.4f, \"backward_ms\": %.4f, \"optimizer_ms\": %.4f, \"val_views\": %zu, "
-                "\"val_l1_initial\": %.6g, \"val_psnr_initial\": %.4f, \"val_l1_final\": %.6g, \"val_psnr_final\": %.4f, "
+                "\"val_l1_initial\": %.6g, \"val_psnr_initial\": %.4f, \"val_l1_final\": %.6g, "
+                "\"val_psnr_final\": %.4f, "
                 "\"test_views\": %zu, \"test_psnr_initial\": %.4f, \"test_psnr_final\": %.4f",
-                o.budget, o.steps, o.seed, r.seconds, r.validation_seconds, r.relocated, r.forward_ms, r.backward_ms, r.optimizer_ms, r.final.views, r.initial.l1,
-                r.initial.psnr, r.final.l1, r.final.psnr, r.test_final.views, r.test_initial.psnr, r.test_final.psnr);
+                o.budget, o.steps, o.seed, r.seconds, r.validation_seconds, r.relocated, r.forward_ms,
+                r.backward_ms, r.optimizer_ms, r.final.views, r.initial.l1, r.initial.psnr, r.final.l1,
+                r.final.psnr, r.test_final.views, r.test_initial.psnr, r.test_final.psnr);
   s += buf;
   std::snprintf(buf, sizeof buf,
                 ", \"val_ssim_initial\": %.6f, \"val_ssim_final\": %.6f, \"test_ssim_initial\": %.6f, "
@@ -557,7 +594,8 @@ std::string trainLogJson(const TrainResult& r, const TrainOptions& o) {
   if (!r.gpu_pass_ms.empty()) {
     s += ", \"gpu_pass_ms\": {";
     for (size_t k = 0; k < r.gpu_pass_ms.size(); ++k) {
-      std::snprintf(buf, sizeof buf, "%s\"%s\": %.4f", k ? ", " : "", r.gpu_pass_ms[k].first, r.gpu_pass_ms[k].second);
+      std::snprintf(buf, sizeof buf, "%s\"%s\": %.4f", k ? ", " : "", r.gpu_pass_ms[k].first,
+                    r.gpu_pass_ms[k].second);
       s += buf;
     }
     s += "}";

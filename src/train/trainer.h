@@ -1,7 +1,7 @@
 // Budgeted gaussian training (the destructible-hull article's trainer, docs/training.md): exactly N gaussians
 // fitted to the views of a dataset with the MCMC strategy (Kheradmand et al. 2024, "3D Gaussian Splatting as
-// Markov Chain Monte Carlo"): dead gaussians are relocated onto live ones instead of cloned, so the count never
-// exceeds the budget. Forward and backward are the rasterizer of train/raster_grad.h.
+// Markov Chain Monte Carlo"): dead gaussians are relocated onto live ones instead of cloned, so the count
+// never exceeds the budget. Forward and backward are the rasterizer of train/raster_grad.h.
 //
 // Per step: one random train view, a random grey background (the article's anti-floater: a splat off the
 // silhouette costs RGB error in every view), loss = L1(rgb) + 0.3 L1(alpha) [+ the annealed entropy term
@@ -45,23 +45,23 @@ struct TrainOptions {
   size_t budget = 6000;  // the number of gaussians, never exceeded
   int steps = 6000;
   uint32_t seed = 1;
-  float alpha_weight = 0.3f;     // weight of the alpha L1
-  float entropy = 0.0f;          // weight of the opacity entropy term, annealed over the last 40% of steps
-  bool random_background = true; // false: black, for comparison
+  float alpha_weight = 0.3f;      // weight of the alpha L1
+  float entropy = 0.0f;           // weight of the opacity entropy term, annealed over the last 40% of steps
+  bool random_background = true;  // false: black, for comparison
   // MCMC strategy (gsplat's MCMCStrategy defaults, the article's refine window).
   int refine_start = 500;
-  int refine_stop = -1;          // -1: steps - 1000
+  int refine_stop = -1;  // -1: steps - 1000
   int refine_every = 100;
-  float min_opacity = 0.005f;    // gaussians at or below this opacity are dead
-  float noise_lr = 5e5f;         // position noise scale, times the current means learning rate
+  float min_opacity = 0.005f;  // gaussians at or below this opacity are dead
+  float noise_lr = 5e5f;       // position noise scale, times the current means learning rate
   // Adam learning rates per group (3DGS rates; the means' rates are in units of the scene extent and decay
   // exponentially to lr_means_final).
   float lr_means = 1.6e-4f, lr_means_final = 1.6e-6f;
-  float scene_extent = 0;        // 0: 1.1 x the largest distance of a train camera from their centroid (3DGS)
+  float scene_extent = 0;  // 0: 1.1 x the largest distance of a train camera from their centroid (3DGS)
   float lr_quats = 1e-3f, lr_scales = 5e-3f, lr_opacities = 5e-2f, lr_colors = 2.5e-3f;
   float init_log_scale = -3.50655789f;  // ln 0.03
   float quat_noise = 0.01f;
-  int log_every = 100;           // a log entry (loss, live count, opacity histogram) every this many steps
+  int log_every = 100;  // a log entry (loss, live count, opacity histogram) every this many steps
   // Validation L1/PSNR/SSIM every this many steps (0: at the start and the end only); a multiple of
   // log_every, since a validation is recorded on its step's log entry.
   int validate_every = 0;
@@ -84,10 +84,11 @@ struct TrainOptions {
 // One line of the training log.
 struct TrainLogEntry {
   int step = 0;
-  double loss = 0;       // the photometric loss (the entropy term left out), mean over the steps since the previous entry
-  size_t live = 0;       // gaussians above min_opacity
-  size_t relocated = 0;  // relocated since the previous entry
-  std::array<uint32_t, 10> opacity_histogram{};  // opacities in tenths
+  double loss =
+      0;  // the photometric loss (the entropy term left out), mean over the steps since the previous entry
+  size_t live = 0;                                   // gaussians above min_opacity
+  size_t relocated = 0;                              // relocated since the previous entry
+  std::array<uint32_t, 10> opacity_histogram{};      // opacities in tenths
   double val_l1 = -1, val_psnr = -1, val_ssim = -1;  // when validated at this step
 };
 
@@ -112,7 +113,7 @@ struct ValidationImages {
 struct TrainResult {
   GaussianParams params;
   std::vector<TrainLogEntry> log;
-  ValidationScore initial, final;  // on the validation views (the test views when there are none)
+  ValidationScore initial, final;            // on the validation views (the test views when there are none)
   ValidationScore test_initial, test_final;  // on the test views (when the dataset has them)
   double seconds = 0;
   double forward_ms = 0, backward_ms = 0, optimizer_ms = 0;  // per step, mean
@@ -120,13 +121,14 @@ struct TrainResult {
   // passes, then the tail's: loss, raster backward, the rest). Empty on the CPU.
   std::vector<std::pair<const char*, double>> gpu_pass_ms;
   double validation_seconds = 0;  // of `seconds`: scoring the validation and test views
-  double step_seconds = 0;        // of `seconds`, the GPU trainer: recording, running and waiting for the steps' submissions
+  double step_seconds =
+      0;  // of `seconds`, the GPU trainer: recording, running and waiting for the steps' submissions
   size_t relocated = 0;
 };
 
 // Builds the initial parameters: `budget` gaussians at the points (cycled when there are fewer; an error
-// when there are none), log-scale init_log_scale, opacity logit 0, colour logit of the point's colour (clamped
-// into [0.02, 0.98]), rotation from the normal plus noise, all deterministic for the seed.
+// when there are none), log-scale init_log_scale, opacity logit 0, colour logit of the point's colour
+// (clamped into [0.02, 0.98]), rotation from the normal plus noise, all deterministic for the seed.
 GaussianParams initialParams(const InitialPoints& points, const TrainOptions& options);
 
 // Points inside the visual hull of a dataset (for a dataset without its mesh): uniform samples of the 1.6
@@ -138,8 +140,8 @@ InitialPoints visualHullPoints(const Dataset& dataset, size_t count, uint32_t se
 // non-finite parameters (with the step).
 TrainResult trainGaussians(const Dataset& dataset, GaussianParams init, const TrainOptions& options);
 
-// 1.1 x the largest distance of a train camera from the cameras' centroid (3DGS's camera extent, the unit of the
-// means' learning rate); 1 when that is zero.
+// 1.1 x the largest distance of a train camera from the cameras' centroid (3DGS's camera extent, the unit of
+// the means' learning rate); 1 when that is zero.
 float sceneExtent(const Dataset& dataset);
 // The opacities in tenths (the log's histogram), and the gaussians above min_opacity.
 std::array<uint32_t, 10> opacityHistogram(const GaussianParams& params);
@@ -170,7 +172,8 @@ ValidationScore validationAt(int step, const std::vector<View>& views, const Tra
 // opacity o as 1 - (1 - o)^(1/(k+1)) and scale its covariance by the paper's binomial correction (k copies).
 // The Adam moments of every touched gaussian are reset through `reset` (called with the index). Returns
 // the number relocated. Deterministic for the generator state.
-size_t relocateDead(GaussianParams& params, float min_opacity, uint64_t& rng_state, const std::function<void(size_t)>& reset);
+size_t relocateDead(GaussianParams& params, float min_opacity, uint64_t& rng_state,
+                    const std::function<void(size_t)>& reset);
 
 // The paper's relocation correction for a gaussian of opacity o split into n copies (n >= 1): the new opacity
 // 1 - (1 - o)^(1/n) and the factor on its scales.
@@ -196,18 +199,18 @@ struct MeshTrainResult {
 std::vector<hull::CoverageView> coverageOf(std::span<const View> views);
 // The trainer a caller runs (trainGaussians on the CPU, or trainGaussiansVulkan bound to a renderer).
 using TrainFunction = std::function<TrainResult(const Dataset&, GaussianParams, const TrainOptions&)>;
-MeshTrainResult trainFromMesh(const std::string& model_path, const ViewsOptions& views, const TrainOptions& options,
-                              const TrainFunction& train = trainGaussians);
+MeshTrainResult trainFromMesh(const std::string& model_path, const ViewsOptions& views,
+                              const TrainOptions& options, const TrainFunction& train = trainGaussians);
 
 // A cloud of the dataset's normalised frame in the source model's frame: positions (p - offset) / scale,
 // scales / scale.
 GaussianCloud toSourceFrame(GaussianCloud cloud, float scale, Vec3 offset);
 
-// A cloud in a glTF model's frame at its rest pose (toSourceFrame of a trainFromMesh result) in the bind space
-// of one of its draws (the space of the primitive's own vertex positions, which character bindings index): the
-// affine map taking the primitive's vertices to their rest-pose positions is fitted by least squares and
-// inverted on centres and covariances. Throws sf::Error naming the model when the rest pose is not an affine
-// image of the bind pose (residual over 1e-3 of the mesh's extent).
+// A cloud in a glTF model's frame at its rest pose (toSourceFrame of a trainFromMesh result) in the bind
+// space of one of its draws (the space of the primitive's own vertex positions, which character bindings
+// index): the affine map taking the primitive's vertices to their rest-pose positions is fitted by least
+// squares and inverted on centres and covariances. Throws sf::Error naming the model when the rest pose is
+// not an affine image of the bind pose (residual over 1e-3 of the mesh's extent).
 GaussianCloud restToBindSpace(const GltfModel& model, int draw, GaussianCloud cloud);
 
 // The training log as JSON lines (one object per entry) and a summary object.

@@ -17,9 +17,13 @@
 namespace sf::train {
 namespace {
 
-bool finiteElevation(float e) { return std::isfinite(e) && e > -90.0f && e < 90.0f; }
+bool finiteElevation(float e) {
+  return std::isfinite(e) && e > -90.0f && e < 90.0f;
+}
 
-double radians(double deg) { return deg * std::numbers::pi / 180.0; }
+double radians(double deg) {
+  return deg * std::numbers::pi / 180.0;
+}
 
 std::string viewName(const char* split, size_t i) {
   char buf[32];
@@ -42,7 +46,8 @@ std::vector<Vec3> weldedVertexNormals(const hull::SourceMesh& s) {
   };
   std::vector<uint32_t> order(n);
   for (size_t v = 0; v < n; ++v) order[v] = static_cast<uint32_t>(v);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b) || (key(a) == key(b) && a < b); });
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return key(a) < key(b) || (key(a) == key(b) && a < b); });
   std::vector<Vec3> out(n);
   for (size_t i = 0; i < n;) {
     size_t j = i;
@@ -74,7 +79,8 @@ void buildDraws(const hull::SourceMesh& s, const ViewsOptions& o, Draws& out) {
     const hull::MeshBvh bvh(s.mesh);
     const std::vector<Vec3> normals = weldedVertexNormals(s);
     const float reach = o.ao_distance > 0 ? o.ao_distance : INFINITY;
-    const std::vector<float> ao = hull::ambientOcclusion(bvh, s.mesh.positions, normals, o.ao_rays, reach, o.seed);
+    const std::vector<float> ao =
+        hull::ambientOcclusion(bvh, s.mesh.positions, normals, o.ao_rays, reach, o.seed);
     for (size_t v = 0; v < out.colors.size(); ++v)
       for (size_t k = 0; k < 3; ++k) out.colors[v][k] *= ao[v];
   }
@@ -94,7 +100,8 @@ void buildDraws(const hull::SourceMesh& s, const ViewsOptions& o, Draws& out) {
     RenderMesh m;
     m.positions = positions.subspan(first, count);
     const std::span<const Vec3> vn = normals.subspan(first, count);
-    if (std::all_of(vn.begin(), vn.end(), [](Vec3 n) { return length(n) > 0; })) m.normals = vn;  // else face normals
+    if (std::all_of(vn.begin(), vn.end(), [](Vec3 n) { return length(n) > 0; }))
+      m.normals = vn;  // else face normals
     m.colors = colors.subspan(first, count);
     m.indices = out.indices[d];
     m.base_color = s.draw_factor[d];
@@ -122,11 +129,13 @@ std::vector<float> renderView(std::span<const RenderMesh> meshes, const Camera& 
       float sum[4] = {0, 0, 0, 0};
       for (int sy = 0; sy < k; ++sy)
         for (int sx = 0; sx < k; ++sx) {
-          const size_t p = static_cast<size_t>(y * k + sy) * static_cast<size_t>(big.width) + static_cast<size_t>(x * k + sx);
+          const size_t p = static_cast<size_t>(y * k + sy) * static_cast<size_t>(big.width) +
+                           static_cast<size_t>(x * k + sx);
           if (!std::isfinite(layer.depth[p])) continue;
           sum[0] += layer.color[p].x, sum[1] += layer.color[p].y, sum[2] += layer.color[p].z, sum[3] += 1.0f;
         }
-      float* out = &rgba[(static_cast<size_t>(y) * static_cast<size_t>(cam.width) + static_cast<size_t>(x)) * 4];
+      float* out =
+          &rgba[(static_cast<size_t>(y) * static_cast<size_t>(cam.width) + static_cast<size_t>(x)) * 4];
       for (int c = 0; c < 4; ++c) out[c] = sum[c] * inv;
     }
   return rgba;
@@ -143,20 +152,27 @@ Lighting parseLighting(const std::string& text) {
 
 const char* lightingName(Lighting lighting) {
   switch (lighting) {
-    case Lighting::kFlat: return "flat";
-    case Lighting::kAo: return "ao";
-    case Lighting::kCel: return "cel";
+    case Lighting::kFlat:
+      return "flat";
+    case Lighting::kAo:
+      return "ao";
+    case Lighting::kCel:
+      return "cel";
   }
   return "unknown";
 }
 
 std::string ViewsOptions::validate() const {
   constexpr int kMaxViews = 100000;
-  if (train_count < 1 || train_count > kMaxViews) return "the train view count must be in 1.." + std::to_string(kMaxViews);
-  if (val_count < 0 || val_count > kMaxViews) return "the val view count must be in 0.." + std::to_string(kMaxViews);
-  if (test_count < 0 || test_count > kMaxViews) return "the test view count must be in 0.." + std::to_string(kMaxViews);
+  if (train_count < 1 || train_count > kMaxViews)
+    return "the train view count must be in 1.." + std::to_string(kMaxViews);
+  if (val_count < 0 || val_count > kMaxViews)
+    return "the val view count must be in 0.." + std::to_string(kMaxViews);
+  if (test_count < 0 || test_count > kMaxViews)
+    return "the test view count must be in 0.." + std::to_string(kMaxViews);
   if (supersample < 1 || supersample > 8) return "the supersampling factor must be in 1..8";
-  if (size < 1 || size > 16384 / supersample) return "the image size must be at least 1 and at most 16384 / supersample pixels";
+  if (size < 1 || size > 16384 / supersample)
+    return "the image size must be at least 1 and at most 16384 / supersample pixels";
   if (!(belt_min < belt_max) || belt_min < -90 || belt_max > 90)
     return "the belt must be two elevations MIN < MAX within [-90, 90] degrees";
   if (val_count > 0 && val_elevations.empty()) return "val views need at least one elevation";
@@ -166,7 +182,8 @@ std::string ViewsOptions::validate() const {
   for (float e : test_elevations)
     if (!finiteElevation(e)) return "test elevations must lie strictly between -90 and 90 degrees";
   if (ao_rays < 1 || ao_rays > 4096) return "the ambient-occlusion ray count must be in 1..4096";
-  if (!(ao_distance >= 0) || !std::isfinite(ao_distance)) return "the ambient-occlusion distance must be finite and >= 0";
+  if (!(ao_distance >= 0) || !std::isfinite(ao_distance))
+    return "the ambient-occlusion distance must be finite and >= 0";
   if (!std::isfinite(time)) return "the clip time must be finite";
   return {};
 }
@@ -191,13 +208,15 @@ std::vector<OrbitAngles> ringAngles(int count, std::span<const float> elevations
     const size_t first = e * n / rings, last = (e + 1) * n / rings, m = last - first;
     const double ring_phase = phase + static_cast<double>(e) / static_cast<double>(rings);
     for (size_t j = 0; j < m; ++j)
-      out.push_back({2.0 * std::numbers::pi * (static_cast<double>(j) + ring_phase) / static_cast<double>(m), radians(elevations_deg[e])});
+      out.push_back({2.0 * std::numbers::pi * (static_cast<double>(j) + ring_phase) / static_cast<double>(m),
+                     radians(elevations_deg[e])});
   }
   return out;
 }
 
 Camera orbitCamera(OrbitAngles a, int size) {
-  const Vec3 eye = Vec3{static_cast<float>(std::sin(a.azimuth) * std::cos(a.elevation)), static_cast<float>(std::sin(a.elevation)),
+  const Vec3 eye = Vec3{static_cast<float>(std::sin(a.azimuth) * std::cos(a.elevation)),
+                        static_cast<float>(std::sin(a.elevation)),
                         static_cast<float>(std::cos(a.azimuth) * std::cos(a.elevation))} *
                    kOrbitRadius;
   Camera cam = lookAtCamera(eye, Vec3{0, 0, 0}, Vec3{0, 1, 0}, 40.0f, size, size);
@@ -208,9 +227,12 @@ Camera orbitCamera(OrbitAngles a, int size) {
 
 SplitCameras datasetCameras(const ViewsOptions& o) {
   SplitCameras c;
-  for (const OrbitAngles& a : trainAngles(o.train_count, o.belt_min, o.belt_max)) c.train.push_back(orbitCamera(a, o.size));
-  for (const OrbitAngles& a : ringAngles(o.val_count, o.val_elevations, 0.5)) c.val.push_back(orbitCamera(a, o.size));
-  for (const OrbitAngles& a : ringAngles(o.test_count, o.test_elevations, 0.25)) c.test.push_back(orbitCamera(a, o.size));
+  for (const OrbitAngles& a : trainAngles(o.train_count, o.belt_min, o.belt_max))
+    c.train.push_back(orbitCamera(a, o.size));
+  for (const OrbitAngles& a : ringAngles(o.val_count, o.val_elevations, 0.5))
+    c.val.push_back(orbitCamera(a, o.size));
+  for (const OrbitAngles& a : ringAngles(o.test_count, o.test_elevations, 0.25))
+    c.test.push_back(orbitCamera(a, o.size));
   return c;
 }
 

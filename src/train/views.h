@@ -1,18 +1,18 @@
 // Dataset views (`splatforge views`, docs/training.md "Dataset views"): a glTF model rendered by the engine
-// from the destructible-hull article's orbit cameras into a training Dataset (train/dataset.h), in memory, for
-// writeNerfSynthetic or the trainer.
+// from the destructible-hull article's orbit cameras into a training Dataset (train/dataset.h), in memory,
+// for writeNerfSynthetic or the trainer.
 //
 // Frame: the model posed at (clip, time) and normalised into the 1.6 cube (hull/source_mesh.h, as the hull
-// bake does), +y up. Cameras: on the orbit of radius kOrbitRadius, looking at the origin with +y up on screen,
-// square images, horizontal field of view kCameraAngleX; the position at azimuth az (from +z towards +x) and
-// elevation el is (sin az cos el, sin el, cos az cos el) * kOrbitRadius, the hull bake's convention (the
-// article's Blender script writes the same orbit with z up).
+// bake does), +y up. Cameras: on the orbit of radius kOrbitRadius, looking at the origin with +y up on
+// screen, square images, horizontal field of view kCameraAngleX; the position at azimuth az (from +z towards
+// +x) and elevation el is (sin az cos el, sin el, cos az cos el) * kOrbitRadius, the hull bake's convention
+// (the article's Blender script writes the same orbit with z up).
 //   - train view i of n (the article's golden spiral): t = (i + 0.5) / n, el = asin(s0 + (s1 - s0) t) with
 //     s0, s1 the sines of the belt's bounds (uniform in sin: uniform in area), az = i * pi (3 - sqrt 5).
 //   - val and test views: rings at fixed elevations (ViewsOptions::val_elevations, test_elevations), the
-//     views split into one contiguous block per ring (ring e of E gets views [e n / E, (e + 1) n / E)); view j
-//     of a ring of m sits at az = 2 pi (j + phase) / m with phase 0.5 for val and 0.25 + e / E for test ring
-//     e, so no val or test view shares an azimuth with another of the same elevation.
+//     views split into one contiguous block per ring (ring e of E gets views [e n / E, (e + 1) n / E)); view
+//     j of a ring of m sits at az = 2 pi (j + phase) / m with phase 0.5 for val and 0.25 + e / E for test
+//     ring e, so no val or test view shares an azimuth with another of the same elevation.
 //
 // Rendering: the CPU mesh rasterizer (render/mesh.h rasterizeMeshes; the Vulkan mesh pass refuses these
 // shading modes), supersample^2 samples per pixel (a camera of supersample times the size with the
@@ -62,15 +62,16 @@ struct ViewsOptions {
   int test_count = 16;
   int size = 400;  // image width and height, pixels
   Lighting lighting = Lighting::kAo;
-  float belt_min = kBeltMin, belt_max = kBeltMax;  // train elevations, degrees; -90 <= MIN < MAX <= 90
+  float belt_min = kBeltMin, belt_max = kBeltMax;    // train elevations, degrees; -90 <= MIN < MAX <= 90
   std::vector<float> val_elevations{30.0f};          // degrees, each in (-90, 90)
   std::vector<float> test_elevations{20.0f, 40.0f};  // degrees, each in (-90, 90)
   std::string clip;  // pose at this clip (name or index); empty: the rest (bind) pose
   float time = 0;    // clip time, seconds
   int ao_rays = 64;  // kAo: rays per vertex
-  float ao_distance = 0;  // kAo: rays hit within this distance (dataset units); 0: any distance (a dome at infinity)
-  int supersample = 2;    // samples per pixel along each axis, 1..8
-  uint32_t seed = 1;      // kAo: the rays' rotation per vertex
+  float ao_distance =
+      0;  // kAo: rays hit within this distance (dataset units); 0: any distance (a dome at infinity)
+  int supersample = 2;  // samples per pixel along each axis, 1..8
+  uint32_t seed = 1;    // kAo: the rays' rotation per vertex
   // Called after each rendered view with (views done, views in all), from worker threads one call at a time.
   std::function<void(size_t done, size_t total)> progress;
 

@@ -47,7 +47,8 @@ Camera resizeCamera(const Camera& cam, int width, int height) {
   return out;
 }
 
-CameraControl::CameraControl(const Camera& home, Vec3 target, Vec3 up, float fallback_distance) : home_(home) {
+CameraControl::CameraControl(const Camera& home, Vec3 target, Vec3 up, float fallback_distance)
+    : home_(home) {
   up_ = normalize(up);
   const Vec3 fwd = forwardOf(home);
   Vec3 flat = fwd - up_ * dot(fwd, up_);

@@ -3,10 +3,9 @@
 #define GLFW_INCLUDE_NONE
 #define GLFW_INCLUDE_VULKAN  // glfwCreateWindowSurface and glfwGetPhysicalDevicePresentationSupport
 #include <GLFW/glfw3.h>
-
-#include <imgui.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_vulkan.h>
+#include <imgui.h>
 
 #include <algorithm>
 #include <cmath>
@@ -64,15 +63,16 @@ std::vector<Tap> stretchTaps(uint32_t from, uint32_t to) {
   return taps;
 }
 
-int formatRank(VkFormat f) {  // UNORM first: ImGui's colours are meant for a target that stores them as they are
+int formatRank(
+    VkFormat f) {  // UNORM first: ImGui's colours are meant for a target that stores them as they are
   return f == VK_FORMAT_B8G8R8A8_UNORM ? 0 : f == VK_FORMAT_R8G8B8A8_UNORM ? 1 : 2;
 }
 
 // Swapchain images only move between transfer and present layouts: transfer stages on both sides.
-void transition(VkCommandBuffer cmd, VkImage image, VkImageLayout from, VkImageLayout to, VkAccessFlags src_access,
-                VkAccessFlags dst_access) {
-  gpu::imageBarrier(cmd, image, VK_IMAGE_ASPECT_COLOR_BIT, from, to, VK_PIPELINE_STAGE_TRANSFER_BIT, src_access,
-                    VK_PIPELINE_STAGE_TRANSFER_BIT, dst_access);
+void transition(VkCommandBuffer cmd, VkImage image, VkImageLayout from, VkImageLayout to,
+                VkAccessFlags src_access, VkAccessFlags dst_access) {
+  gpu::imageBarrier(cmd, image, VK_IMAGE_ASPECT_COLOR_BIT, from, to, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                    src_access, VK_PIPELINE_STAGE_TRANSFER_BIT, dst_access);
 }
 
 }  // namespace
@@ -81,7 +81,8 @@ void addPresentOptions(gpu::ContextOptions& options) {
   uint32_t n = 0;
   const char** names = glfwGetRequiredInstanceExtensions(&n);
   if (!names)
-    throw Error("GLFW found no Vulkan surface support for this display (glfwGetRequiredInstanceExtensions failed)");
+    throw Error(
+        "GLFW found no Vulkan surface support for this display (glfwGetRequiredInstanceExtensions failed)");
   for (uint32_t i = 0; i < n; ++i) options.instance_extensions.emplace_back(names[i]);
   options.can_present = [](VkInstance instance, VkPhysicalDevice device, uint32_t family) {
     return glfwGetPhysicalDevicePresentationSupport(instance, device, family) == GLFW_TRUE;
@@ -92,8 +93,10 @@ Presenter::Presenter(gpu::Context& ctx, GLFWwindow* window, bool vsync) : ctx_(c
   try {
     SF_VK_CHECK(glfwCreateWindowSurface(ctx.instance(), window, nullptr, &surface_));
     VkBool32 supported = VK_FALSE;
-    SF_VK_CHECK(vkGetPhysicalDeviceSurfaceSupportKHR(ctx.physicalDevice(), ctx.queueFamily(), surface_, &supported));
-    if (!supported) throw Error("Vulkan device " + ctx.info().name + ": its queue cannot present to this window");
+    SF_VK_CHECK(
+        vkGetPhysicalDeviceSurfaceSupportKHR(ctx.physicalDevice(), ctx.queueFamily(), surface_, &supported));
+    if (!supported)
+      throw Error("Vulkan device " + ctx.info().name + ": its queue cannot present to this window");
 
     uint32_t n = 0;
     SF_VK_CHECK(vkGetPhysicalDeviceSurfaceFormatsKHR(ctx.physicalDevice(), surface_, &n, nullptr));
@@ -103,7 +106,8 @@ Presenter::Presenter(gpu::Context& ctx, GLFWwindow* window, bool vsync) : ctx_(c
     for (const VkSurfaceFormatKHR& f : formats) {
       bool bgra = false;
       if (f.colorSpace != VK_COLOR_SPACE_SRGB_NONLINEAR_KHR || !copyableFormat(f.format, &bgra)) continue;
-      if (!found || formatRank(f.format) < formatRank(format_)) format_ = f.format, bgra_ = bgra, found = true;
+      if (!found || formatRank(f.format) < formatRank(format_))
+        format_ = f.format, bgra_ = bgra, found = true;
     }
     if (!found)
       throw Error("the window's surface offers no 8-bit RGBA or BGRA format in the sRGB colour space (" +
@@ -115,7 +119,8 @@ Presenter::Presenter(gpu::Context& ctx, GLFWwindow* window, bool vsync) : ctx_(c
     present_mode_ = VK_PRESENT_MODE_FIFO_KHR;  // always supported
     if (!vsync)
       for (VkPresentModeKHR want : {VK_PRESENT_MODE_MAILBOX_KHR, VK_PRESENT_MODE_IMMEDIATE_KHR})
-        if (present_mode_ == VK_PRESENT_MODE_FIFO_KHR && std::find(modes.begin(), modes.end(), want) != modes.end())
+        if (present_mode_ == VK_PRESENT_MODE_FIFO_KHR &&
+            std::find(modes.begin(), modes.end(), want) != modes.end())
           present_mode_ = want;
 
     // The overlay's render pass: loads the copied frame, draws ImGui, leaves the image ready to present.
@@ -160,7 +165,8 @@ Presenter::Presenter(gpu::Context& ctx, GLFWwindow* window, bool vsync) : ctx_(c
     pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
     pi.queueFamilyIndex = ctx.queueFamily();
     SF_VK_CHECK(vkCreateCommandPool(ctx.device(), &pi, nullptr, &command_pool_));
-    ctx.setName(VK_OBJECT_TYPE_COMMAND_POOL, reinterpret_cast<uint64_t>(command_pool_), "viewer command pool");
+    ctx.setName(VK_OBJECT_TYPE_COMMAND_POOL, reinterpret_cast<uint64_t>(command_pool_),
+                "viewer command pool");
     VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     ai.commandPool = command_pool_;
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -181,7 +187,8 @@ Presenter::Presenter(gpu::Context& ctx, GLFWwindow* window, bool vsync) : ctx_(c
     dp.poolSizeCount = 1;
     dp.pPoolSizes = &pool_size;
     SF_VK_CHECK(vkCreateDescriptorPool(ctx.device(), &dp, nullptr, &descriptor_pool_));
-    ctx.setName(VK_OBJECT_TYPE_DESCRIPTOR_POOL, reinterpret_cast<uint64_t>(descriptor_pool_), "imgui descriptors");
+    ctx.setName(VK_OBJECT_TYPE_DESCRIPTOR_POOL, reinterpret_cast<uint64_t>(descriptor_pool_),
+                "imgui descriptors");
 
     createSwapchain();
 
@@ -279,15 +286,16 @@ void Presenter::createSwapchain() {
   } else {  // the surface takes the swapchain's size: the window's framebuffer size
     int w = 0, h = 0;
     glfwGetFramebufferSize(window_, &w, &h);
-    extent_.width =
-        std::clamp(static_cast<uint32_t>(std::max(w, 1)), caps.minImageExtent.width, caps.maxImageExtent.width);
-    extent_.height =
-        std::clamp(static_cast<uint32_t>(std::max(h, 1)), caps.minImageExtent.height, caps.maxImageExtent.height);
+    extent_.width = std::clamp(static_cast<uint32_t>(std::max(w, 1)), caps.minImageExtent.width,
+                               caps.maxImageExtent.width);
+    extent_.height = std::clamp(static_cast<uint32_t>(std::max(h, 1)), caps.minImageExtent.height,
+                                caps.maxImageExtent.height);
   }
   if (!(caps.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_DST_BIT) ||
       !(caps.supportedUsageFlags & VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT))
     throw Error(
-        "the window's swapchain images cannot be copied to (no TRANSFER_DST usage); the viewer copies each frame into "
+        "the window's swapchain images cannot be copied to (no TRANSFER_DST usage); the viewer copies each "
+        "frame into "
         "them");
   can_read_back_ = (caps.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_SRC_BIT) != 0;
   min_images_ = std::max(caps.minImageCount, 2u);
@@ -305,8 +313,9 @@ void Presenter::createSwapchain() {
   ci.preTransform = caps.currentTransform;
   ci.compositeAlpha = VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR;
   if (!(caps.supportedCompositeAlpha & VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR))
-    for (VkCompositeAlphaFlagBitsKHR a : {VK_COMPOSITE_ALPHA_INHERIT_BIT_KHR, VK_COMPOSITE_ALPHA_PRE_MULTIPLIED_BIT_KHR,
-                                          VK_COMPOSITE_ALPHA_POST_MULTIPLIED_BIT_KHR})
+    for (VkCompositeAlphaFlagBitsKHR a :
+         {VK_COMPOSITE_ALPHA_INHERIT_BIT_KHR, VK_COMPOSITE_ALPHA_PRE_MULTIPLIED_BIT_KHR,
+          VK_COMPOSITE_ALPHA_POST_MULTIPLIED_BIT_KHR})
       if (caps.supportedCompositeAlpha & a) {
         ci.compositeAlpha = a;
         break;
@@ -345,11 +354,13 @@ void Presenter::createSwapchain() {
     fb.layers = 1;
     framebuffers_.push_back(VK_NULL_HANDLE);
     SF_VK_CHECK(vkCreateFramebuffer(device, &fb, nullptr, &framebuffers_.back()));
-    ctx_.setName(VK_OBJECT_TYPE_FRAMEBUFFER, reinterpret_cast<uint64_t>(framebuffers_.back()), name + " framebuffer");
+    ctx_.setName(VK_OBJECT_TYPE_FRAMEBUFFER, reinterpret_cast<uint64_t>(framebuffers_.back()),
+                 name + " framebuffer");
     VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
     render_done_.push_back(VK_NULL_HANDLE);
     SF_VK_CHECK(vkCreateSemaphore(device, &si, nullptr, &render_done_.back()));
-    ctx_.setName(VK_OBJECT_TYPE_SEMAPHORE, reinterpret_cast<uint64_t>(render_done_.back()), name + " ready to present");
+    ctx_.setName(VK_OBJECT_TYPE_SEMAPHORE, reinterpret_cast<uint64_t>(render_done_.back()),
+                 name + " ready to present");
   }
 }
 
@@ -364,7 +375,8 @@ namespace {
 // `frame` as 8-bit pixels in the swapchain's byte order (B,G,R,A with `bgra`), rounded as the PNG writer
 // rounds (toRgb8), opaque, into `dst` (buffer_w x buffer_h pixels): the frame as it is, or with `stretch`
 // bilinearly stretched over the whole buffer.
-void writeFrame(const ImageRGBA& frame, bool stretch, uint32_t buffer_w, uint32_t buffer_h, bool bgra, uint8_t* dst) {
+void writeFrame(const ImageRGBA& frame, bool stretch, uint32_t buffer_w, uint32_t buffer_h, bool bgra,
+                uint8_t* dst) {
   const int r = bgra ? 2 : 0, b = bgra ? 0 : 2;
   if (!stretch) {
     const std::vector<uint8_t> rgb = toRgb8(frame);
@@ -414,10 +426,12 @@ ImageRGBA fromBytes(const void* bytes, uint32_t width, uint32_t height, bool bgr
 
 // Records the upload buffer's frame (buffer_w x buffer_h pixels, of which w x h fit) into swapchain image
 // `image` of `extent`, the rest of the image cleared to `background`; the image is left in TRANSFER_DST.
-void recordFrameCopy(VkCommandBuffer cmd, VkImage image, VkExtent2D extent, Vec3 background, VkBuffer upload, uint32_t buffer_w,
-                     uint32_t buffer_h, uint32_t w, uint32_t h) {
-  // The acquire semaphore is waited on at the transfer stage, which this first barrier's source scope chains to.
-  transition(cmd, image, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0, VK_ACCESS_TRANSFER_WRITE_BIT);
+void recordFrameCopy(VkCommandBuffer cmd, VkImage image, VkExtent2D extent, Vec3 background, VkBuffer upload,
+                     uint32_t buffer_w, uint32_t buffer_h, uint32_t w, uint32_t h) {
+  // The acquire semaphore is waited on at the transfer stage, which this first barrier's source scope chains
+  // to.
+  transition(cmd, image, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0,
+             VK_ACCESS_TRANSFER_WRITE_BIT);
   if (w < extent.width || h < extent.height) {
     VkClearColorValue clear{};
     clear.float32[0] = background.x, clear.float32[1] = background.y, clear.float32[2] = background.z,
@@ -439,7 +453,8 @@ void recordFrameCopy(VkCommandBuffer cmd, VkImage image, VkExtent2D extent, Vec3
 
 // Records a copy of the whole image (in `layout`, last written with `access`) into `readback` for the host to
 // read after the submission's fence, the image back in `layout` afterwards.
-void recordReadback(VkCommandBuffer cmd, VkImage image, VkExtent2D extent, VkImageLayout layout, VkAccessFlags access, VkBuffer readback) {
+void recordReadback(VkCommandBuffer cmd, VkImage image, VkExtent2D extent, VkImageLayout layout,
+                    VkAccessFlags access, VkBuffer readback) {
   VkBufferImageCopy shown{};
   shown.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
   shown.imageExtent = {extent.width, extent.height, 1};
@@ -449,13 +464,14 @@ void recordReadback(VkCommandBuffer cmd, VkImage image, VkExtent2D extent, VkIma
   VkMemoryBarrier host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
   host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host, 0, nullptr, 0, nullptr);
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host, 0,
+                       nullptr, 0, nullptr);
 }
 
 // Submits `cmd` (waiting for `acquired` at the transfer stage, signalling `render_done` and `fence`) and
 // presents swapchain image `index` once it is done. Returns what presenting returned.
-VkResult submitAndPresent(gpu::Context& ctx, VkCommandBuffer cmd, VkFence fence, VkSemaphore acquired, VkSemaphore render_done,
-                          VkSwapchainKHR swapchain, uint32_t index) {
+VkResult submitAndPresent(gpu::Context& ctx, VkCommandBuffer cmd, VkFence fence, VkSemaphore acquired,
+                          VkSemaphore render_done, VkSwapchainKHR swapchain, uint32_t index) {
   const VkPipelineStageFlags wait_stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.waitSemaphoreCount = 1;
@@ -485,12 +501,14 @@ void Presenter::present(const ImageRGBA& frame, Vec3 background, const PresentOp
   int fb_w = 0, fb_h = 0;
   glfwGetFramebufferSize(window_, &fb_w, &fb_h);
   if (fb_w <= 0 || fb_h <= 0) return;  // minimised: nothing to show
-  if (static_cast<uint32_t>(fb_w) != extent_.width || static_cast<uint32_t>(fb_h) != extent_.height) createSwapchain();
+  if (static_cast<uint32_t>(fb_w) != extent_.width || static_cast<uint32_t>(fb_h) != extent_.height)
+    createSwapchain();
   ImageRGBA* const capture = options.capture;
   const bool capture_overlay = options.capture_overlay;
 
   uint32_t index = 0;
-  VkResult acquired = vkAcquireNextImageKHR(device, swapchain_, UINT64_MAX, acquired_, VK_NULL_HANDLE, &index);
+  VkResult acquired =
+      vkAcquireNextImageKHR(device, swapchain_, UINT64_MAX, acquired_, VK_NULL_HANDLE, &index);
   if (acquired == VK_ERROR_OUT_OF_DATE_KHR) {
     createSwapchain();
     acquired = vkAcquireNextImageKHR(device, swapchain_, UINT64_MAX, acquired_, VK_NULL_HANDLE, &index);
@@ -525,7 +543,8 @@ void Presenter::present(const ImageRGBA& frame, Vec3 background, const PresentOp
   SF_VK_CHECK(vkBeginCommandBuffer(cmd_, &bi));
   recordFrameCopy(cmd_, image, extent_, background, upload_.buffer, buffer_w, buffer_h, w, h);
   if (read_back && !capture_overlay)  // the frame as shown, before the overlay is drawn over it
-    recordReadback(cmd_, image, extent_, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_ACCESS_TRANSFER_WRITE_BIT, readback_.buffer);
+    recordReadback(cmd_, image, extent_, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_ACCESS_TRANSFER_WRITE_BIT,
+                   readback_.buffer);
   VkRenderPassBeginInfo rb{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
   rb.renderPass = render_pass_;
   rb.framebuffer = framebuffers_[index];
@@ -537,9 +556,11 @@ void Presenter::present(const ImageRGBA& frame, Vec3 background, const PresentOp
     recordReadback(cmd_, image, extent_, VK_IMAGE_LAYOUT_PRESENT_SRC_KHR, 0, readback_.buffer);
   SF_VK_CHECK(vkEndCommandBuffer(cmd_));
 
-  const VkResult presented = submitAndPresent(ctx_, cmd_, fence_, acquired_, render_done_[index], swapchain_, index);
+  const VkResult presented =
+      submitAndPresent(ctx_, cmd_, fence_, acquired_, render_done_[index], swapchain_, index);
   // One frame in flight: the renderer's next frame reuses the queue right away, and this keeps the upload
-  // buffer, the acquire semaphore and ImGui's vertex buffers free for the next frame without more bookkeeping.
+  // buffer, the acquire semaphore and ImGui's vertex buffers free for the next frame without more
+  // bookkeeping.
   SF_VK_CHECK(vkWaitForFences(device, 1, &fence_, VK_TRUE, UINT64_MAX));
   if (presented == VK_ERROR_OUT_OF_DATE_KHR || presented == VK_SUBOPTIMAL_KHR)
     createSwapchain();

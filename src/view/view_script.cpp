@@ -11,8 +11,9 @@
 
 namespace sf::view {
 
-const char* const kViewerKeys[] = {"f", "space", "r", "h", "g", "t", "u", "w", "a", "s", "d", "q", "e",
-                                   "left", "right", "0", "1", "2", "3", "f12", "escape", nullptr};
+const char* const kViewerKeys[] = {"f", "space", "r", "h",   "g",      "t",    "u",     "w",
+                                   "a", "s",     "d", "q",   "e",      "left", "right", "0",
+                                   "1", "2",     "3", "f12", "escape", nullptr};
 
 bool isViewerKey(const std::string& name) {
   for (const char* const* k = kViewerKeys; *k; ++k)
@@ -57,8 +58,8 @@ std::vector<ScriptCommand> parseViewerScript(const std::string& text, const std:
     const std::string name = lower(w[0]);
     auto expect = [&](size_t args, const char* usage) {
       if (w.size() != args + 1)
-        throw Error(where + ": '" + name + "' takes " + std::to_string(args) + " argument" + (args == 1 ? "" : "s") +
-                    " (" + usage + "), got " + std::to_string(w.size() - 1));
+        throw Error(where + ": '" + name + "' takes " + std::to_string(args) + " argument" +
+                    (args == 1 ? "" : "s") + " (" + usage + "), got " + std::to_string(w.size() - 1));
     };
     ScriptCommand c;
     c.line = number_of_line;
@@ -81,7 +82,8 @@ std::vector<ScriptCommand> parseViewerScript(const std::string& text, const std:
       c.key = lower(w[1]);
       if (!isViewerKey(c.key)) {
         std::string names;
-        for (const char* const* k = kViewerKeys; *k; ++k) names += (names.empty() ? "" : ", ") + std::string(*k);
+        for (const char* const* k = kViewerKeys; *k; ++k)
+          names += (names.empty() ? "" : ", ") + std::string(*k);
         throw Error(where + ": unknown key '" + w[1] + "' (known: " + names + ")");
       }
     } else if (name == "time") {
@@ -103,7 +105,8 @@ std::vector<ScriptCommand> parseViewerScript(const std::string& text, const std:
       c.kind = ScriptCommand::Kind::kScreenshot;
       c.overlay = name == "screenshot-ui";
       c.path = resolve(w[1]);
-      if (fileExtension(c.path) != ".png") throw Error(where + ": screenshot " + w[1] + ": expected a .png path");
+      if (fileExtension(c.path) != ".png")
+        throw Error(where + ": screenshot " + w[1] + ": expected a .png path");
     } else if (name == "clip") {
       expect(1, "clip <name|index>");
       c.kind = ScriptCommand::Kind::kClip;
@@ -129,7 +132,8 @@ std::vector<ScriptCommand> parseViewerScript(const std::string& text, const std:
       expect(1, "resize <width>x<height>");
       c.kind = ScriptCommand::Kind::kResize;
       const size_t x = w[1].find_first_of("xX");
-      if (x == std::string::npos) throw Error(where + ": resize '" + w[1] + "': expected WIDTHxHEIGHT, like 640x480");
+      if (x == std::string::npos)
+        throw Error(where + ": resize '" + w[1] + "': expected WIDTHxHEIGHT, like 640x480");
       c.values[0] = number(w[1].substr(0, x), where, "width");
       c.values[1] = number(w[1].substr(x + 1), where, "height");
       for (double v : {c.values[0], c.values[1]})
@@ -143,7 +147,7 @@ std::vector<ScriptCommand> parseViewerScript(const std::string& text, const std:
         throw Error(where + ": save-camera " + w[1] + ": expected a .json path");
     } else if (name == "grid" || name == "upright-flip" || name == "antialiased") {
       expect(1, (name + " on|off").c_str());
-      c.kind = name == "grid" ? ScriptCommand::Kind::kGrid
+      c.kind = name == "grid"           ? ScriptCommand::Kind::kGrid
                : name == "upright-flip" ? ScriptCommand::Kind::kUprightFlip
                                         : ScriptCommand::Kind::kAntialiased;
       c.key = lower(w[1]);

@@ -51,8 +51,8 @@ struct ScriptCommand {
     kQuit
   };
   Kind kind = Kind::kQuit;
-  int line = 0;          // 1-based line in the script, for messages
-  std::string path;      // camera, drop, screenshot, save-camera: resolved against the script's directory
+  int line = 0;      // 1-based line in the script, for messages
+  std::string path;  // camera, drop, screenshot, save-camera: resolved against the script's directory
   // key: lower-case name; clip: the clip; expression: the morph target; look-at, turntable: "off" or empty;
   // grid, upright-flip, antialiased: "on" or "off"
   std::string key;
@@ -68,8 +68,9 @@ bool isViewerKey(const std::string& name);
 
 // Parses a script's text; `path` names it in messages and its directory resolves relative paths.
 // Throws sf::Error("<path>:<line>: <reason>") for an unknown command, a missing or extra argument, a
-// non-finite or out-of-range number (distance > 0, frames a whole number in 0..1000000, time finite, turntable
-// speed within +-360 degrees per second), an unknown key name or a switch that is neither on nor off.
+// non-finite or out-of-range number (distance > 0, frames a whole number in 0..1000000, time finite,
+// turntable speed within +-360 degrees per second), an unknown key name or a switch that is neither on nor
+// off.
 std::vector<ScriptCommand> parseViewerScript(const std::string& text, const std::string& path);
 // Reads and parses a script file.
 std::vector<ScriptCommand> loadViewerScript(const std::string& path);

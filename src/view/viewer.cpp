@@ -4,10 +4,8 @@
 
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
-
-#include <imgui.h>
-
 #include <fmt/core.h>
+#include <imgui.h>
 
 #include <algorithm>
 #include <chrono>
@@ -20,14 +18,14 @@
 #include <utility>
 #include <vector>
 
+#include "anim/clip.h"
 #include "character/animator.h"
 #include "character/world.h"
 #include "core/error.h"
+#include "frame/frame.h"
 #include "gpu/gpu.h"
 #include "io/file.h"
 #include "io/image_io.h"
-#include "anim/clip.h"
-#include "frame/frame.h"
 #include "render/vulkan_renderer.h"
 #include "scene/scene.h"
 #include "view/camera_control.h"
@@ -62,7 +60,8 @@ class GlfwSession {
     if (!glfwVulkanSupported()) {
       glfwTerminate();
       throw Error(
-          "the window system offers no Vulkan surface support (GLFW found no Vulkan loader or surface extension)");
+          "the window system offers no Vulkan surface support (GLFW found no Vulkan loader or surface "
+          "extension)");
     }
   }
   ~GlfwSession() { glfwTerminate(); }
@@ -175,11 +174,12 @@ class Viewer {
       has_scene_ = true;
       scene_name_ = o.input;
     }
-    if (!o.camera.empty()) loadCameraJson(o.camera, o.width, o.height);  // refuse a bad camera before the window opens
+    if (!o.camera.empty())
+      loadCameraJson(o.camera, o.width, o.height);  // refuse a bad camera before the window opens
 
     glfw_ = std::make_unique<GlfwSession>();
-    window_ = std::make_unique<Window>(o.width, o.height,
-                                       "splatforge view" + (o.input.empty() ? std::string() : " - " + o.input));
+    window_ = std::make_unique<Window>(
+        o.width, o.height, "splatforge view" + (o.input.empty() ? std::string() : " - " + o.input));
     glfwSetWindowUserPointer(window_->get(), this);
     glfwSetDropCallback(window_->get(), [](GLFWwindow* w, int count, const char** paths) {
       auto* self = static_cast<Viewer*>(glfwGetWindowUserPointer(w));
@@ -198,12 +198,14 @@ class Viewer {
     fo.validation = o.validation;
     fo.configure = addPresentOptions;
     fo.message = [](const std::string& line) { fmt::print(stderr, "  view: {}\n", line); };
-    fo.replace_lost_device = false;  // the presenter lives on the device: replaceLostDevice() lets go of it first
+    fo.replace_lost_device =
+        false;  // the presenter lives on the device: replaceLostDevice() lets go of it first
     driver_ = std::make_unique<FrameDriver>(fo);
     vsync_ = o.vsync;
     presenter_ = std::make_unique<Presenter>(renderer().context(), window_->get(), o.vsync);
-    fmt::print(stderr, "  view: {}x{} on Vulkan device {} ({}), swapchain {} images, {}\n", presenter_->width(),
-               presenter_->height(), renderer().device().name, renderer().device().typeName(),
+    fmt::print(stderr, "  view: {}x{} on Vulkan device {} ({}), swapchain {} images, {}\n",
+               presenter_->width(), presenter_->height(), renderer().device().name,
+               renderer().device().typeName(),
                presenter_->format() == VK_FORMAT_B8G8R8A8_UNORM ? "BGRA8" : "RGBA8",
                presenter_->presentMode() == VK_PRESENT_MODE_FIFO_KHR ? "vsync" : "no vsync");
     startScene(o.camera);
@@ -258,10 +260,11 @@ class Viewer {
       }
 
       // A new frame when what it shows changed; a window at rest shows its last frame again.
-      const FrameKey key{camera_, time_, settings_.background, sh_degree_, grid_, render_scale_, settings_.antialiased};
+      const FrameKey key{camera_, time_,         settings_.background, sh_degree_,
+                         grid_,   render_scale_, settings_.antialiased};
       const bool input = userInput() || dropped;
-      const bool render = scripted || scriptRunning() || !has_frame_ || !(key == frame_key_) || input || lodStreaming() ||
-                          std::exchange(dirty_, false) || ImGui::IsAnyItemActive() ||
+      const bool render = scripted || scriptRunning() || !has_frame_ || !(key == frame_key_) || input ||
+                          lodStreaming() || std::exchange(dirty_, false) || ImGui::IsAnyItemActive() ||
                           std::any_of(characters_.begin(), characters_.end(),
                                       [](const CharacterControls& c) { return c.active(); });
       if (render) {
@@ -302,7 +305,8 @@ class Viewer {
       present_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - t_present).count();
       const gpu::Context& ctx = renderer().context();
       if (ctx.validationErrors() > 0)
-        throw Error(fmt::format("{} Vulkan validation error(s):\n{}", ctx.validationErrors(), ctx.validationReport()));
+        throw Error(fmt::format("{} Vulkan validation error(s):\n{}", ctx.validationErrors(),
+                                ctx.validationReport()));
       if (!capture_path_.empty()) {
         writePng(capture_path_, shot);
         fmt::print("wrote {}\n", capture_path_);
@@ -328,9 +332,11 @@ class Viewer {
     }
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     const size_t frames = frame_ms_.size();
-    fmt::print("view: {} frames in {:.2f} s ({:.1f} fps); median frame {:.2f} ms, median render {:.2f} ms, at {}x{}\n",
-               frames, seconds, seconds > 0 ? static_cast<double>(frames) / seconds : 0.0, median(frame_ms_),
-               median(render_times_), presenter_->width(), presenter_->height());
+    fmt::print(
+        "view: {} frames in {:.2f} s ({:.1f} fps); median frame {:.2f} ms, median render {:.2f} ms, at "
+        "{}x{}\n",
+        frames, seconds, seconds > 0 ? static_cast<double>(frames) / seconds : 0.0, median(frame_ms_),
+        median(render_times_), presenter_->width(), presenter_->height());
     return 0;
   }
 
@@ -371,8 +377,9 @@ class Viewer {
     glfwGetFramebufferSize(window_->get(), &fb_w, &fb_h);
     fb_w = std::max(fb_w, 1), fb_h = std::max(fb_h, 1);
     time_ = 0;
-    samples_.clear();  // another scene, other costs
-    playback_.reset();  // the script's characters start over (the driver keeps the old ones until a frame is drawn)
+    samples_.clear();   // another scene, other costs
+    playback_.reset();  // the script's characters start over (the driver keeps the old ones until a frame is
+                        // drawn)
     recent_events_.clear();
     characters_.clear();
     characters_.resize(scene_.objects.size());
@@ -385,7 +392,8 @@ class Viewer {
     }
     sh_degree_ = max_sh_degree_;
     if (!background_given_) settings_.background = scene_.background.value_or(kViewerBackdrop);
-    settings_.blend_space = blend_space_option_ ? *blend_space_option_ : scene_.blend_space.value_or(BlendSpace::kDisplay);
+    settings_.blend_space =
+        blend_space_option_ ? *blend_space_option_ : scene_.blend_space.value_or(BlendSpace::kDisplay);
     // Level-of-detail objects stream while frames go on: a frame never waits for the disk.
     scene_.lod_settle = false;
     if (opt_.lod_budget) scene_.lod_budget = *opt_.lod_budget;
@@ -552,7 +560,15 @@ class Viewer {
   void moveBy(const std::string& key, float seconds) {
     const float s = move_speed_ * seconds;
     const char k = key[0];
-    control_.move(k == 'd' ? s : k == 'a' ? -s : 0, k == 'e' ? s : k == 'q' ? -s : 0, k == 'w' ? s : k == 's' ? -s : 0);
+    control_.move(k == 'd'   ? s
+                  : k == 'a' ? -s
+                             : 0,
+                  k == 'e'   ? s
+                  : k == 'q' ? -s
+                             : 0,
+                  k == 'w'   ? s
+                  : k == 's' ? -s
+                             : 0);
     markMotion();
   }
 
@@ -678,7 +694,8 @@ class Viewer {
       const character::Character& ch = *scene_.objects[i].character;
       if (ch.morphTargetCount() == 0) continue;
       const GltfModel::DrawInfo info = ch.model().drawInfo(static_cast<size_t>(ch.boundDraw()));
-      const std::vector<std::string>& names = ch.model().document().meshes[static_cast<size_t>(info.mesh)].target_names;
+      const std::vector<std::string>& names =
+          ch.model().document().meshes[static_cast<size_t>(info.mesh)].target_names;
       const auto it = std::find(names.begin(), names.end(), target);
       if (it == names.end() || static_cast<size_t>(it - names.begin()) >= ch.morphTargetCount()) continue;
       characters_[i].morph.resize(ch.morphTargetCount(), 0.0f);
@@ -727,40 +744,51 @@ class Viewer {
     request.settings.max_sh_degree = sh_degree_ < max_sh_degree_ ? sh_degree_ : -1;
     // Characters with controls: posed by their animator (clip at the same time, expression, look-at) in place
     // of the scene's posing.
-    request.pose_object = [this](size_t i, const SceneObject& o, std::vector<RenderObject>& objects, std::vector<RenderMesh>& meshes) {
+    request.pose_object = [this](size_t i, const SceneObject& o, std::vector<RenderObject>& objects,
+                                 std::vector<RenderMesh>& meshes) {
       CharacterControls* cc = o.character ? &characters_[i] : nullptr;
       if (!cc || !cc->active()) return false;
       const character::Character& ch = *o.character;
       if (!cc->animator) cc->animator = std::make_unique<character::Animator>(o.character);
       cc->animator->play(o.clip, 0);
       cc->animator->update(o.clipTime(time_));
-      cc->animator->setExpression(std::any_of(cc->morph.begin(), cc->morph.end(), [](float w) { return w != 0; })
-                                      ? cc->morph
-                                      : std::vector<float>{});
+      cc->animator->setExpression(
+          std::any_of(cc->morph.begin(), cc->morph.end(), [](float w) { return w != 0; })
+              ? cc->morph
+              : std::vector<float>{});
       std::optional<Vec3> target;
-      if (cc->look_at) target = transformPoint(inverseAffine(o.object_to_world), mousePoint(o.object_to_world.translation()));
+      if (cc->look_at)
+        target =
+            transformPoint(inverseAffine(o.object_to_world), mousePoint(o.object_to_world.translation()));
       cc->animator->lookAt(target);
       cc->frame.pose.skinning = o.skinning;  // the object's "skinning", as the scene's posing honours it
-      const bool gpu = character::poseCharacterFrame(ch, true, cc->frame, [&](bool pose_only) { cc->animator->evaluate(cc->frame, pose_only); });
+      const bool gpu = character::poseCharacterFrame(
+          ch, true, cc->frame, [&](bool pose_only) { cc->animator->evaluate(cc->frame, pose_only); });
       if (gpu) cc->deform = ch.deformSource(cc->frame, ch.gpuSkinnable());
-      const Mat4 to_world = o.object_to_world * ch.model().meshToModel(cc->frame.pose, static_cast<size_t>(ch.boundDraw()));
-      character::appendCharacterFrame(ch, cc->frame, to_world, &camera_, gpu ? &cc->deform : nullptr, objects, meshes);
+      const Mat4 to_world =
+          o.object_to_world * ch.model().meshToModel(cc->frame.pose, static_cast<size_t>(ch.boundDraw()));
+      character::appendCharacterFrame(ch, cc->frame, to_world, &camera_, gpu ? &cc->deform : nullptr, objects,
+                                      meshes);
       return true;
     };
     FrameResult f = driver_->render(scene_, playback_, request);
     stats_ = f.gpu;
-    // The animation events this frame crossed (the clock's rule: none when the timeline goes back), the latest kept.
+    // The animation events this frame crossed (the clock's rule: none when the timeline goes back), the
+    // latest kept.
     for (const FiredClipEvent& e : f.events)
-      recent_events_.push_back(fmt::format("t = {:.3f} s  {}: {} (clip {:.3f} s)", e.scene_time, e.object, e.event, e.clip_time));
-    if (f.events_skipped > 0) recent_events_.push_back(fmt::format("({} more in one frame, not listed)", f.events_skipped));
+      recent_events_.push_back(
+          fmt::format("t = {:.3f} s  {}: {} (clip {:.3f} s)", e.scene_time, e.object, e.event, e.clip_time));
+    if (f.events_skipped > 0)
+      recent_events_.push_back(fmt::format("({} more in one frame, not listed)", f.events_skipped));
     if (recent_events_.size() > kRecentEvents)
-      recent_events_.erase(recent_events_.begin(), recent_events_.end() - static_cast<std::ptrdiff_t>(kRecentEvents));
+      recent_events_.erase(recent_events_.begin(),
+                           recent_events_.end() - static_cast<std::ptrdiff_t>(kRecentEvents));
     return std::move(f.image);
   }
 
   // The device was lost under a frame: the swapchain and the overlay go first (they live on it), then the
-  // driver makes a new device and takes back the scene's GPU work (attached again by the next frame), and a new
-  // presenter is made on it. The view goes on where it was, saying what happened.
+  // driver makes a new device and takes back the scene's GPU work (attached again by the next frame), and a
+  // new presenter is made on it. The view goes on where it was, saying what happened.
   void replaceLostDevice(const std::string& what) {
     fmt::print(stderr, "splatforge view: {}\n", what);
     presenter_.reset();
@@ -775,13 +803,14 @@ class Viewer {
   void drawUi() {
     if (!show_ui_) return;
     ImGui::SetNextWindowPos(ImVec2(8, 8), ImGuiCond_FirstUseEver);
-    // The panel starts collapsed to its title bar, whatever the window's size: the first thing seen is the scene
-    // (a click on its title opens it; H hides it).
+    // The panel starts collapsed to its title bar, whatever the window's size: the first thing seen is the
+    // scene (a click on its title opens it; H hides it).
     ImGui::SetNextWindowCollapsed(true, ImGuiCond_FirstUseEver);
     ImGui::SetNextWindowBgAlpha(0.8f);
     ImGui::Begin("splatforge", nullptr, ImGuiWindowFlags_AlwaysAutoResize);
     if (!has_scene_)
-      ImGui::TextUnformatted("Drop a splat file, glTF model, character package\nor scene JSON onto the window.");
+      ImGui::TextUnformatted(
+          "Drop a splat file, glTF model, character package\nor scene JSON onto the window.");
     else
       ImGui::Text("%s", scene_name_.c_str());
     if (!status_.empty()) ImGui::TextWrapped("%s", status_.c_str());
@@ -789,9 +818,10 @@ class Viewer {
     if (ImGui::CollapsingHeader("Frame", ImGuiTreeNodeFlags_DefaultOpen)) {
       const size_t n = std::min<size_t>(frame_ms_.size(), 30);
       double mean = 0;
-      for (size_t i = frame_ms_.size() - n; i < frame_ms_.size(); ++i) mean += frame_ms_[i] / static_cast<double>(n);
-      ImGui::Text("%dx%d  %.1f fps  (frame %.2f ms: render %.2f, present %.2f)", camera_.width, camera_.height,
-                  mean > 0 ? 1000.0 / mean : 0.0, mean, render_ms_, present_ms_);
+      for (size_t i = frame_ms_.size() - n; i < frame_ms_.size(); ++i)
+        mean += frame_ms_[i] / static_cast<double>(n);
+      ImGui::Text("%dx%d  %.1f fps  (frame %.2f ms: render %.2f, present %.2f)", camera_.width,
+                  camera_.height, mean > 0 ? 1000.0 / mean : 0.0, mean, render_ms_, present_ms_);
       // Adaptive resolution: the scale the last frame was drawn at (the window shows it stretched).
       if (frame_scale_ < 1)
         ImGui::Text("render scale 1/%d (%dx%d) while moving",
@@ -834,7 +864,8 @@ class Viewer {
       if (changed) control_.setMode(mode == 0 ? CameraControl::Mode::kOrbit : CameraControl::Mode::kFly);
       ImGui::SameLine();
       if (ImGui::Button("reset (R)")) control_.reset();
-      ImGui::Text("yaw %.1f  pitch %.1f  distance %.3f", control_.yawDeg(), control_.pitchDeg(), control_.distance());
+      ImGui::Text("yaw %.1f  pitch %.1f  distance %.3f", control_.yawDeg(), control_.pitchDeg(),
+                  control_.distance());
       ImGui::SliderFloat("move speed", &move_speed_, 0.001f, 100.0f, "%.3f /s", ImGuiSliderFlags_Logarithmic);
       ImGui::Checkbox("turntable (T)", &turntable_);
       ImGui::SameLine();
@@ -863,14 +894,16 @@ class Viewer {
       float t = static_cast<float>(time_);
       if (ImGui::SliderFloat("time", &t, 0.0f, static_cast<float>(duration_), "%.3f s")) setTime(t, true);
     }
-    if (!recent_events_.empty() && ImGui::CollapsingHeader("Animation events", ImGuiTreeNodeFlags_DefaultOpen))
+    if (!recent_events_.empty() &&
+        ImGui::CollapsingHeader("Animation events", ImGuiTreeNodeFlags_DefaultOpen))
       for (const std::string& line : recent_events_) ImGui::TextUnformatted(line.c_str());
 
     bool any_character = false;
     for (const SceneObject& o : scene_.objects) any_character |= o.character != nullptr;
     if (any_character && ImGui::CollapsingHeader("Characters")) characterUi();
     if (!scene_.script.empty())
-      ImGui::Text("%zu characters spawned by the scene's script (not controllable here)", playback_.spawned());
+      ImGui::Text("%zu characters spawned by the scene's script (not controllable here)",
+                  playback_.spawned());
     ImGui::End();
   }
 
@@ -883,7 +916,8 @@ class Viewer {
       ImGui::PushID(static_cast<int>(i));
       if (ImGui::TreeNode("character", "%s", o.name.empty() ? ch.source().c_str() : o.name.c_str())) {
         const auto& clips = ch.model().clips();
-        const std::string current = o.clip < 0 ? std::string("rest pose") : clips[static_cast<size_t>(o.clip)].name;
+        const std::string current =
+            o.clip < 0 ? std::string("rest pose") : clips[static_cast<size_t>(o.clip)].name;
         if (ImGui::BeginCombo("clip", current.c_str())) {
           const int before = o.clip;
           if (ImGui::Selectable("rest pose", o.clip < 0)) o.clip = -1;
@@ -913,9 +947,11 @@ class Viewer {
           ImGui::Text("expression (%zu morph targets, space '%s')", targets, ch.expressionSpace().c_str());
           ImGui::SameLine();
           if (ImGui::SmallButton("neutral")) std::fill(cc.morph.begin(), cc.morph.end(), 0.0f);
-          ImGui::BeginChild("morphs", ImVec2(360, std::min(200.0f, 24.0f * static_cast<float>(targets))), true);
+          ImGui::BeginChild("morphs", ImVec2(360, std::min(200.0f, 24.0f * static_cast<float>(targets))),
+                            true);
           for (size_t t = 0; t < targets; ++t) {
-            const std::string label = t < names.size() && !names[t].empty() ? names[t] : "target " + std::to_string(t);
+            const std::string label =
+                t < names.size() && !names[t].empty() ? names[t] : "target " + std::to_string(t);
             ImGui::SliderFloat(label.c_str(), &cc.morph[t], 0.0f, 1.0f, "%.2f");
           }
           ImGui::EndChild();
@@ -932,9 +968,11 @@ class Viewer {
     for (const SceneObject& o : scene_.objects)
       if (o.model && o.clip >= 0) {
         const float d = o.model->clips()[static_cast<size_t>(o.clip)].duration;
-        if (d > 0 && o.speed != 0) duration_ = std::max(duration_, static_cast<double>(d) / std::abs(o.speed));
+        if (d > 0 && o.speed != 0)
+          duration_ = std::max(duration_, static_cast<double>(d) / std::abs(o.speed));
       }
-    for (const SceneObject& o : scene_.objects)  // generators driven by time play one pass of their model time
+    for (const SceneObject& o :
+         scene_.objects)  // generators driven by time play one pass of their model time
       if (o.generator && !o.generator->contract().time_input.empty() && o.speed != 0)
         duration_ = std::max(duration_, nn::kGeneratorTimeSpan / std::abs(o.speed));
     for (const character::ScriptCommand& c : scene_.script) duration_ = std::max(duration_, c.t + 1.0);
@@ -946,10 +984,11 @@ class Viewer {
   size_t next_command_ = 0;
   int wait_frames_ = 0;
   bool quit_ = false;
-  std::string capture_path_;                               // write this frame here
-  std::string camera_path_;                                // write this frame's camera here
-  bool capture_overlay_ = false;                           // with the UI
-  std::optional<std::pair<float, float>> script_pointer_;  // look-at pixel set by a script, instead of the mouse
+  std::string capture_path_;      // write this frame here
+  std::string camera_path_;       // write this frame's camera here
+  bool capture_overlay_ = false;  // with the UI
+  std::optional<std::pair<float, float>>
+      script_pointer_;  // look-at pixel set by a script, instead of the mouse
 
   Scene scene_;
   bool has_scene_ = false;
@@ -964,7 +1003,7 @@ class Viewer {
   int sh_degree_ = 0, max_sh_degree_ = 0;
   ScenePlayback playback_;  // posed storage, the script's characters and the animation events' clock
   static constexpr size_t kRecentEvents = 8;
-  std::vector<std::string> recent_events_;  // the latest animation events the frames fired, oldest first
+  std::vector<std::string> recent_events_;     // the latest animation events the frames fired, oldest first
   std::vector<CharacterControls> characters_;  // per scene object
   std::vector<std::string> dropped_;
   std::vector<std::pair<int, bool>> key_taps_;  // GLFW key, repeat: since the last frame
@@ -1016,7 +1055,8 @@ int runViewer(const ViewerOptions& options) {
   if (!options.script.empty()) loadViewerScript(options.script);
   if (!has_display)
     throw Error(
-        "no display: neither DISPLAY nor WAYLAND_DISPLAY is set (the viewer needs a window; `splatforge render` draws "
+        "no display: neither DISPLAY nor WAYLAND_DISPLAY is set (the viewer needs a window; `splatforge "
+        "render` draws "
         "headless)");
   Viewer viewer(options);
   return viewer.run();

@@ -18,22 +18,25 @@ enum class BlendSpace;  // render/cpu_renderer.h
 
 namespace sf::view {
 
-
 struct ViewerOptions {
-  std::string input;  // splat file, glTF model, character package or scene JSON; empty: drop one on the window
+  std::string
+      input;  // splat file, glTF model, character package or scene JSON; empty: drop one on the window
   int width = 1280, height = 720;  // window size in screen coordinates
-  std::string camera;       // camera JSON for the first view (default: the scene's camera, else framed automatically)
+  std::string
+      camera;  // camera JSON for the first view (default: the scene's camera, else framed automatically)
   std::string script;       // script file (view/view_script.h)
   std::string device;       // Vulkan device: index or part of its name
   bool validation = false;  // Vulkan validation layers (a validation error ends the viewer with the messages)
-  bool vsync = true;        // FIFO presentation; false: mailbox or immediate where offered (frame-rate measurements)
-  std::optional<Vec3> background;    // overrides the scene's background (default: kViewerBackdrop)
+  bool vsync =
+      true;  // FIFO presentation; false: mailbox or immediate where offered (frame-rate measurements)
+  std::optional<Vec3> background;         // overrides the scene's background (default: kViewerBackdrop)
   std::optional<BlendSpace> blend_space;  // overrides the scene's blend space (default: display)
-  bool antialiased = false;          // antialiased mode for every object (clouds flagged so always get it)
-  std::optional<uint64_t> lod_budget;  // level-of-detail objects: gaussians a frame draws (default: the scene's)
-  std::string clip;                  // glTF / character input: animation name or index
-  double time = 0;                   // glTF / character input: seconds into the clip
-  bool strict = false;               // scene JSON: a failing object is an error
+  bool antialiased = false;  // antialiased mode for every object (clouds flagged so always get it)
+  std::optional<uint64_t>
+      lod_budget;       // level-of-detail objects: gaussians a frame draws (default: the scene's)
+  std::string clip;     // glTF / character input: animation name or index
+  double time = 0;      // glTF / character input: seconds into the clip
+  bool strict = false;  // scene JSON: a failing object is an error
   bool allow_outside_paths = false;  // scene JSON: object paths may leave the scene's directory
   bool full_res = false;             // no adaptive resolution: every frame at the window's size
   double target_frame_ms = 50;       // adaptive resolution: the render time to keep while the camera moves

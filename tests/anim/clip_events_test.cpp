@@ -1,14 +1,14 @@
 // Animation events (anim/clip_events.h) against a brute-force oracle: the positions e + k D of every event
 // inside the interval a move covers, listed and ordered by hand. Steps of every size, several loops in one
 // step, backwards playback across the wrap, clips that do not loop, the first frame's closed start, the cap.
+#include "anim/clip_events.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
-
-#include "anim/clip_events.h"
 
 namespace sf::anim {
 namespace {
@@ -21,8 +21,8 @@ struct Hit {
   bool operator==(const Hit&) const = default;
 };
 
-std::vector<Hit> cross(const std::vector<ClipEvent>& events, float d, bool loop, double p0, double p1, bool start = false,
-                       size_t max = 100000, uint64_t* total = nullptr) {
+std::vector<Hit> cross(const std::vector<ClipEvent>& events, float d, bool loop, double p0, double p1,
+                       bool start = false, size_t max = 100000, uint64_t* total = nullptr) {
   std::vector<EventCrossing> out;
   const uint64_t n = crossEvents(events, d, loop, p0, p1, start, max, out);
   if (total) *total = n;
@@ -31,22 +31,28 @@ std::vector<Hit> cross(const std::vector<ClipEvent>& events, float d, bool loop,
   return hits;
 }
 
-// The oracle: every k in a generous range, kept when e + k d lies in the move's interval; sorted along the move.
-std::vector<Hit> oracle(const std::vector<ClipEvent>& events, float d, bool loop, double p0, double p1, bool start = false) {
+// The oracle: every k in a generous range, kept when e + k d lies in the move's interval; sorted along the
+// move.
+std::vector<Hit> oracle(const std::vector<ClipEvent>& events, float d, bool loop, double p0, double p1,
+                        bool start = false) {
   std::vector<Hit> hits;
   const bool forward = p1 >= p0;
   for (int k = loop ? -50 : 0; k <= (loop ? 50 : 0); ++k)
     for (size_t i = 0; i < events.size(); ++i) {
       const double p = events[i].time + k * static_cast<double>(d);
-      const bool in = forward ? ((start ? p >= p0 : p > p0) && p <= p1) : (p >= p1 && (start ? p <= p0 : p < p0));
+      const bool in =
+          forward ? ((start ? p >= p0 : p > p0) && p <= p1) : (p >= p1 && (start ? p <= p0 : p < p0));
       if (in && (p0 != p1 || start)) hits.push_back({i, p});
     }
-  std::stable_sort(hits.begin(), hits.end(), [&](const Hit& a, const Hit& b) { return forward ? a.position < b.position : a.position > b.position; });
+  std::stable_sort(hits.begin(), hits.end(), [&](const Hit& a, const Hit& b) {
+    return forward ? a.position < b.position : a.position > b.position;
+  });
   return hits;
 }
 
 // Moves p0 -> p1 in steps of h (the last one shortened), the first step with its start included.
-std::vector<Hit> stepped(const std::vector<ClipEvent>& events, float d, bool loop, double p0, double p1, double h) {
+std::vector<Hit> stepped(const std::vector<ClipEvent>& events, float d, bool loop, double p0, double p1,
+                         double h) {
   std::vector<Hit> all = cross(events, d, loop, p0, p0, true);
   const double dir = p1 >= p0 ? 1 : -1;
   for (double p = p0; dir * (p1 - p) > 0;) {
@@ -69,7 +75,8 @@ TEST(ClipEvents, OneLongStepCrossesEveryLoop) {
   const std::vector<Hit> hits = cross(kEvents, 1, true, 0, 3);
   ASSERT_EQ(hits.size(), 9u);
   for (size_t k = 0; k < 3; ++k)
-    for (size_t i = 0; i < 3; ++i) EXPECT_EQ(hits[k * 3 + i], (Hit{i, static_cast<double>(k) + 0.25 * static_cast<double>(i + 1)}));
+    for (size_t i = 0; i < 3; ++i)
+      EXPECT_EQ(hits[k * 3 + i], (Hit{i, static_cast<double>(k) + 0.25 * static_cast<double>(i + 1)}));
   EXPECT_EQ(hits, oracle(kEvents, 1, true, 0, 3));
 }
 
@@ -94,7 +101,10 @@ TEST(ClipEvents, BackwardsAcrossTheWrap) {
   EXPECT_EQ(hits, (std::vector<Hit>{{0, 0.25}, {2, -0.25}, {1, -0.5}, {0, -0.75}}));
   EXPECT_EQ(hits, oracle(kEvents, 1, true, 0.3, -0.8));
   // Backwards in steps: each crossing once, the position reached in, the one left out.
-  for (double h : {0.05, 0.25, 0.4, 3.0}) EXPECT_EQ(order(stepped(kEvents, 1, true, 2.0, -1.0, h)), order(oracle(kEvents, 1, true, 2.0, -1.0, true))) << h;
+  for (double h : {0.05, 0.25, 0.4, 3.0})
+    EXPECT_EQ(order(stepped(kEvents, 1, true, 2.0, -1.0, h)),
+              order(oracle(kEvents, 1, true, 2.0, -1.0, true)))
+        << h;
   // Landing exactly on an event fires it in the step that reaches it, not in the one that leaves it.
   EXPECT_EQ(order(cross(kEvents, 1, true, 0.6, 0.5)), (std::vector<size_t>{1}));
   EXPECT_TRUE(cross(kEvents, 1, true, 0.5, 0.4).empty());
@@ -141,7 +151,8 @@ TEST(ClipEvents, ClipValidationNamesEventsOutsideTheClip) {
   Clip clip;
   clip.duration = 1;
   clip.events = {{"a", 0.5f}, {"late", 1.5f}};
-  EXPECT_NE(clip.validate(skeleton).find("event 1 'late': time 1.500000 is outside the clip [0, 1.000000]"), std::string::npos)
+  EXPECT_NE(clip.validate(skeleton).find("event 1 'late': time 1.500000 is outside the clip [0, 1.000000]"),
+            std::string::npos)
       << clip.validate(skeleton);
   clip.events = {{"b", 0.5f}, {"a", 0.25f}};
   EXPECT_NE(clip.validate(skeleton).find("not in time order"), std::string::npos);

@@ -1,13 +1,13 @@
 #include "anim/raw_gltf.h"
 
-#include "support/test_support.h"
-
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "support/test_support.h"
 
 namespace sf::test {
 

@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "anim/clip.h"
-#include "model/gltf_import.h"
 #include "anim/local_to_model.h"
 #include "core/error.h"
+#include "model/gltf_import.h"
 #include "support/test_support.h"
 
 namespace sf::anim {

@@ -8,9 +8,9 @@
 #include <set>
 
 #include "anim/clip.h"
-#include "model/gltf_import.h"
 #include "anim/raw_gltf.h"
 #include "core/error.h"
+#include "model/gltf_import.h"
 #include "support/test_support.h"
 
 namespace sf::anim {

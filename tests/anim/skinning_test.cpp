@@ -10,10 +10,10 @@
 #include <functional>
 
 #include "anim/clip.h"
-#include "model/gltf_import.h"
 #include "anim/local_to_model.h"
 #include "anim/raw_gltf.h"
 #include "core/error.h"
+#include "model/gltf_import.h"
 #include "support/test_support.h"
 
 namespace sf::anim {

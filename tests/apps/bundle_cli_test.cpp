@@ -33,10 +33,19 @@ TEST(BundleCli, RenderedAlikeOnBothBackends) {
   const fs::path dir = test::tempDir("BundleCliRender");
   std::string out;
   const std::string common = " --width 96 --height 96 --bg 0.1,0.1,0.1";
-  ASSERT_EQ(test::runCli("render " + kModels + "/orb_head -o " + (dir / "cpu.png").string() + " --backend cpu" + common, &out), 0) << out;
+  ASSERT_EQ(test::runCli("render " + kModels + "/orb_head -o " + (dir / "cpu.png").string() +
+                             " --backend cpu" + common,
+                         &out),
+            0)
+      << out;
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device");
-  ASSERT_EQ(test::runCli("render " + kModels + "/orb_head -o " + (dir / "gpu.png").string() + " --backend vulkan --validation" + common, &out), 0) << out;
-  EXPECT_NE(out.find("generators"), std::string::npos) << out;  // its passes ran in the frame, before preprocess
+  ASSERT_EQ(test::runCli("render " + kModels + "/orb_head -o " + (dir / "gpu.png").string() +
+                             " --backend vulkan --validation" + common,
+                         &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("generators"), std::string::npos)
+      << out;  // its passes ran in the frame, before preprocess
   const ImageDiff c = compareImages(readPng((dir / "cpu.png").string()), readPng((dir / "gpu.png").string()));
   EXPECT_GT(c.psnr, 45.0) << "CPU path vs GPU path of the same bundle";
 }
@@ -44,20 +53,29 @@ TEST(BundleCli, RenderedAlikeOnBothBackends) {
 TEST(BundleCli, AnimateWithExpressionsLookAtAndAMovingCamera) {
   const fs::path dir = test::tempDir("BundleCliAnimate");
   std::string out;
-  ASSERT_EQ(test::runCli("animate " + kModels + "/orb_talk.json --fps 5 --duration 2 --orbit 40 --width 80 --height 80 -o " + (dir / "f_%02d.png").string(),
+  ASSERT_EQ(test::runCli("animate " + kModels +
+                             "/orb_talk.json --fps 5 --duration 2 --orbit 40 --width 80 --height 80 -o " +
+                             (dir / "f_%02d.png").string(),
                          &out),
             0)
       << out;
   EXPECT_NE(out.find("orb says:"), std::string::npos) << out;
   EXPECT_TRUE(fs::exists(dir / "f_09.png"));
   // The face and the camera move: frames differ.
-  EXPECT_LT(compareImages(readPng((dir / "f_00.png").string()), readPng((dir / "f_04.png").string())).psnr, 35.0);
+  EXPECT_LT(compareImages(readPng((dir / "f_00.png").string()), readPng((dir / "f_04.png").string())).psnr,
+            35.0);
   // A bundle that fails to load is the placeholder, with the file and the cause.
   fs::create_directories(dir / "broken");
-  std::ofstream(dir / "broken/scene.json") << R"({"mode": "multi_region", "order": ["head"], "branches": {}})";
-  std::ofstream(dir / "scene.json") << R"({"script": [{"t": 0, "command": "spawn-character", "id": "x", "package": "broken"}],
+  std::ofstream(dir / "broken/scene.json")
+      << R"({"mode": "multi_region", "order": ["head"], "branches": {}})";
+  std::ofstream(dir / "scene.json")
+      << R"({"script": [{"t": 0, "command": "spawn-character", "id": "x", "package": "broken"}],
     "camera": {"eye": [0, 1, 4], "target": [0, 0.8, 0], "up": [0, 1, 0], "fov_y_deg": 45, "width": 32, "height": 24}})";
-  ASSERT_EQ(test::runCli("animate " + (dir / "scene.json").string() + " --duration 0.1 -o " + (dir / "g_%02d.png").string(), &out), 0) << out;
+  ASSERT_EQ(test::runCli("animate " + (dir / "scene.json").string() + " --duration 0.1 -o " +
+                             (dir / "g_%02d.png").string(),
+                         &out),
+            0)
+      << out;
   EXPECT_NE(out.find("warning: character 'x'"), std::string::npos) << out;
   EXPECT_NE(out.find("order[0]: names branch \"head\""), std::string::npos) << out;
 }
@@ -65,7 +83,11 @@ TEST(BundleCli, AnimateWithExpressionsLookAtAndAMovingCamera) {
 TEST(BundleCli, BenchReportsBranchTimesAndSkippedPasses) {
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device");
   std::string out;
-  ASSERT_EQ(test::runCli("bench-characters " + kModels + "/orb_head --count 1 --frames 12 --width 64 --height 64 --json", &out), 0) << out;
+  ASSERT_EQ(test::runCli("bench-characters " + kModels +
+                             "/orb_head --count 1 --frames 12 --width 64 --height 64 --json",
+                         &out),
+            0)
+      << out;
   EXPECT_NE(out.find("\"name\": \"head\""), std::string::npos) << out;
   EXPECT_NE(out.find("\"skipped\": "), std::string::npos) << out;
   EXPECT_EQ(out.find("\"skipped\": 0,"), std::string::npos) << out;  // the 0.7 mm steps skip passes

@@ -22,7 +22,9 @@ namespace fs = std::filesystem;
 using test::cli;
 using test::CliRun;
 
-void writeText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+void writeText(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
 
 // A small cloud in front of a camera at the origin looking down +z.
 std::string smallCloud(const std::string& dir) {
@@ -93,12 +95,14 @@ TEST(Cli, ConvertRoundTripAndAtomicFailure) {
   EXPECT_NE(bad.out.find(".xyz"), std::string::npos) << bad.out;
   EXPECT_FALSE(fs::exists(dir + "/out.xyz"));
   // Corrupt input: refused, no output, no temporary left behind.
-  writeText(dir + "/corrupt.ply", "ply\nformat binary_little_endian 1.0\nelement vertex 100\nproperty float x\nend_header\nabc");
+  writeText(dir + "/corrupt.ply",
+            "ply\nformat binary_little_endian 1.0\nelement vertex 100\nproperty float x\nend_header\nabc");
   CliRun corrupt = cli("convert " + dir + "/corrupt.ply " + dir + "/never.ply");
   EXPECT_EQ(corrupt.code, 1);
   EXPECT_NE(corrupt.out.find("corrupt.ply: byte"), std::string::npos) << corrupt.out;
   EXPECT_FALSE(fs::exists(dir + "/never.ply"));
-  for (const auto& e : fs::directory_iterator(dir)) EXPECT_EQ(e.path().string().find(".tmp-"), std::string::npos);
+  for (const auto& e : fs::directory_iterator(dir))
+    EXPECT_EQ(e.path().string().find(".tmp-"), std::string::npos);
 }
 
 TEST(Cli, RenderWithCameraAndFloatOutput) {
@@ -106,8 +110,8 @@ TEST(Cli, RenderWithCameraAndFloatOutput) {
   std::string ply = smallCloud(dir);
   writeText(dir + "/cam.json", R"({"width": 96, "height": 64, "fx": 80, "fy": 80, "cx": 48, "cy": 32,
       "world_to_camera": [1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1]})");
-  CliRun r = cli("render " + ply + " -o " + dir + "/img.png --camera " + dir + "/cam.json --bg 0.2,0.3,0.4 --save-float " +
-              dir + "/img.npy");
+  CliRun r = cli("render " + ply + " -o " + dir + "/img.png --camera " + dir +
+                 "/cam.json --bg 0.2,0.3,0.4 --save-float " + dir + "/img.npy");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("time:"), std::string::npos) << r.out;
   ImageRGBA png = readPng(dir + "/img.png"), npy = readNpy(dir + "/img.npy");
@@ -131,8 +135,8 @@ TEST(Cli, RenderSavesTheDepthPlane) {
   std::vector<std::string> backends = {"cpu"};
   if (gpu::vulkanAvailable()) backends.push_back("vulkan");
   for (const std::string& backend : backends) {
-    CliRun r = cli("render " + ply + " -o " + dir + "/img.png --camera " + dir + "/cam.json --backend " + backend + " --save-float " + dir +
-                   "/img.npy --save-depth " + dir + "/depth.npy");
+    CliRun r = cli("render " + ply + " -o " + dir + "/img.png --camera " + dir + "/cam.json --backend " +
+                   backend + " --save-float " + dir + "/img.npy --save-depth " + dir + "/depth.npy");
     ASSERT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find("depth.npy"), std::string::npos) << r.out;
     ImageRGBA img = readNpy(dir + "/img.npy");
@@ -153,7 +157,8 @@ TEST(Cli, RenderSavesTheDepthPlane) {
   }
   CliRun bad = cli("render " + ply + " -o " + dir + "/b.png --save-depth " + dir + "/depth.exr");
   EXPECT_EQ(bad.code, 1);
-  EXPECT_NE(bad.out.find("--save-depth " + dir + "/depth.exr: expected a .npy path"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("--save-depth " + dir + "/depth.exr: expected a .npy path"), std::string::npos)
+      << bad.out;
   EXPECT_FALSE(fs::exists(dir + "/b.png"));
 }
 
@@ -167,19 +172,24 @@ TEST(Cli, BenchSavesTheSceneItTimesWithItsCamera) {
       {"file": "cloud.ply", "transform": {"translation": [0.6, -0.2, 0.5], "rotation": [0.9238795, 0, 0.3826834, 0], "scale": 0.7}}]})");
   writeText(dir + "/cam.json", R"({"width": 80, "height": 56, "fx": 70, "fy": 70, "cx": 40, "cy": 28,
       "world_to_camera": [1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1]})");
-  CliRun b = cli("bench " + dir + "/scene.json --backend cpu --frames 1 --camera " + dir + "/cam.json --save-scene " + dir + "/merged.ply");
+  CliRun b = cli("bench " + dir + "/scene.json --backend cpu --frames 1 --camera " + dir +
+                 "/cam.json --save-scene " + dir + "/merged.ply");
   ASSERT_EQ(b.code, 0) << b.out;
   EXPECT_NE(b.out.find("80x56"), std::string::npos) << b.out;  // the camera's own size
   EXPECT_NE(b.out.find("400 gaussians in world space, SH degree 1"), std::string::npos) << b.out;
-  CliRun s = cli("render " + dir + "/scene.json -o " + dir + "/s.png --backend cpu --camera " + dir + "/cam.json --save-float " + dir + "/s.npy");
-  CliRun m = cli("render " + dir + "/merged.ply -o " + dir + "/m.png --backend cpu --camera " + dir + "/cam.json --save-float " + dir + "/m.npy");
+  CliRun s = cli("render " + dir + "/scene.json -o " + dir + "/s.png --backend cpu --camera " + dir +
+                 "/cam.json --save-float " + dir + "/s.npy");
+  CliRun m = cli("render " + dir + "/merged.ply -o " + dir + "/m.png --backend cpu --camera " + dir +
+                 "/cam.json --save-float " + dir + "/m.npy");
   ASSERT_EQ(s.code, 0) << s.out;
   ASSERT_EQ(m.code, 0) << m.out;
   ImageDiff d = compareImages(readNpy(dir + "/s.npy"), readNpy(dir + "/m.npy"));
   EXPECT_GE(d.psnr, 60.0) << "max abs " << d.max_abs;
-  CliRun w = cli("bench " + dir + "/scene.json --backend cpu --frames 1 --camera " + dir + "/cam.json --width 40 --height 28");
+  CliRun w = cli("bench " + dir + "/scene.json --backend cpu --frames 1 --camera " + dir +
+                 "/cam.json --width 40 --height 28");
   EXPECT_NE(w.out.find("40x28"), std::string::npos) << w.out;  // --width/--height scale the camera
-  CliRun bad = cli("bench " + dir + "/scene.json --backend cpu --frames 1 --save-scene " + dir + "/merged.xyz");
+  CliRun bad =
+      cli("bench " + dir + "/scene.json --backend cpu --frames 1 --save-scene " + dir + "/merged.xyz");
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.out.find("merged.xyz"), std::string::npos) << bad.out;
 }
@@ -190,7 +200,10 @@ TEST(Cli, BenchBackToBackReportsTheFramesOfOneSubmission) {
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   std::string dir = test::tempDir("CliBenchBackToBack");
   const std::string ply = smallCloud(dir);
-  CliRun b = cli("bench " + ply + " --backend vulkan --validation --frames 2 --width 64 --height 48 --back-to-back 3 --json-out " + dir + "/b.json");
+  CliRun b =
+      cli("bench " + ply +
+          " --backend vulkan --validation --frames 2 --width 64 --height 48 --back-to-back 3 --json-out " +
+          dir + "/b.json");
   ASSERT_EQ(b.code, 0) << b.out;
   EXPECT_NE(b.out.find("back to back (3 frames in one submission)"), std::string::npos) << b.out;
   std::ifstream in(dir + "/b.json");
@@ -214,8 +227,10 @@ TEST(Cli, RasterSliceSplitsDeepTilesAndKeepsTheImage) {
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   std::string dir = test::tempDir("CliRasterSlice");
   const std::string ply = smallCloud(dir), size = " --backend vulkan --validation --width 64 --height 48";
-  CliRun whole = cli("render " + ply + " -o " + dir + "/whole.png --raster-slice 0 --save-float " + dir + "/whole.npy" + size);
-  CliRun sliced = cli("render " + ply + " -o " + dir + "/sliced.png --raster-slice 8 --save-float " + dir + "/sliced.npy" + size);
+  CliRun whole = cli("render " + ply + " -o " + dir + "/whole.png --raster-slice 0 --save-float " + dir +
+                     "/whole.npy" + size);
+  CliRun sliced = cli("render " + ply + " -o " + dir + "/sliced.png --raster-slice 8 --save-float " + dir +
+                      "/sliced.npy" + size);
   ASSERT_EQ(whole.code, 0) << whole.out;
   ASSERT_EQ(sliced.code, 0) << sliced.out;
   EXPECT_EQ(whole.out.find("slices"), std::string::npos) << whole.out;
@@ -243,14 +258,19 @@ TEST(Cli, SoakReportsFlatMemoryWithItsCurves) {
   SF_REQUIRE_ASSET(man, "gltf/cesium_man.gltf");
   const std::string dir = test::tempDir("CliSoak");
   // A short warm-up (every input at once: the frames that cost the most here) and then each input's period.
-  const CliRun r = cli("soak --assets " + test::assetsDir() + " --backend vulkan --frames 28 --warmup 6 --width 64 --height 48 --resize-every 12 "
-                       "--sample-every 4 --json-out " + dir + "/soak.json --plot " + dir + "/soak.png --max-drift 0.01");
+  const CliRun r = cli("soak --assets " + test::assetsDir() +
+                       " --backend vulkan --frames 28 --warmup 6 --width 64 --height 48 --resize-every 12 "
+                       "--sample-every 4 --json-out " +
+                       dir + "/soak.json --plot " + dir + "/soak.png --max-drift 0.01");
   EXPECT_NE(r.out.find("a hull of"), std::string::npos) << r.out;
   ASSERT_TRUE(std::filesystem::exists(dir + "/soak.json")) << r.out;
   std::ifstream in(dir + "/soak.json");
-  const nlohmann::json j = parseJsonText(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), dir + "/soak.json");
+  const nlohmann::json j =
+      parseJsonText(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()),
+                    dir + "/soak.json");
   // --max-drift fails the run (exit 1, the report still written) exactly when a slope passes it.
-  const double worst = std::max(std::abs(j.at("gpu_slope_bytes_per_kframe").get<double>()), std::abs(j.at("rss_slope_bytes_per_kframe").get<double>()));
+  const double worst = std::max(std::abs(j.at("gpu_slope_bytes_per_kframe").get<double>()),
+                                std::abs(j.at("rss_slope_bytes_per_kframe").get<double>()));
   ASSERT_EQ(r.code, worst > 0.01e6 ? 1 : 0) << r.out;
   if (r.code == 1) {
     EXPECT_NE(r.out.find("more than --max-drift 0.01"), std::string::npos) << r.out;
@@ -294,12 +314,14 @@ TEST(Cli, RenderReportsALostDeviceAndWritesNothing) {
 TEST(Cli, BlendSpaceFromTheFlagOrTheScene) {
   const std::string dir = test::tempDir("CliBlendSpace");
   const std::string ply = smallCloud(dir);
-  writeText(dir + "/scene.json", R"({"objects": [{"file": ")" + fs::path(ply).filename().string() + R"("}], "blend_space": "linear"})");
+  writeText(dir + "/scene.json", R"({"objects": [{"file": ")" + fs::path(ply).filename().string() +
+                                     R"("}], "blend_space": "linear"})");
   const std::string common = " --backend cpu --width 96 --height 64 --bg 0.2,0.4,0.6 -o " + dir;
   ASSERT_EQ(cli("render " + ply + common + "/display.png").code, 0);
   ASSERT_EQ(cli("render " + ply + " --blend-space linear" + common + "/linear.png").code, 0);
   ASSERT_EQ(cli("render " + dir + "/scene.json" + common + "/scene.png").code, 0);
-  ASSERT_EQ(cli("render " + dir + "/scene.json --blend-space display" + common + "/scene_display.png").code, 0);
+  ASSERT_EQ(cli("render " + dir + "/scene.json --blend-space display" + common + "/scene_display.png").code,
+            0);
   const ImageRGBA display = readPng(dir + "/display.png"), linear = readPng(dir + "/linear.png");
   EXPECT_LT(compareImages(display, linear).psnr, 50.0) << "the blend space changed nothing";
   EXPECT_EQ(readPng(dir + "/scene.png").pixels, linear.pixels);
@@ -317,7 +339,8 @@ TEST(Cli, RenderFailuresNameTheProblem) {
   EXPECT_EQ(a.code, 1);
   EXPECT_NE(a.out.find("broken.json: byte"), std::string::npos) << a.out;
   // Camera looking away from every gaussian.
-  writeText(dir + "/behind.json", R"({"eye": [0, 0, 0], "target": [0, 0, -1], "up": [0, -1, 0], "fov_y_deg": 50,
+  writeText(dir + "/behind.json",
+            R"({"eye": [0, 0, 0], "target": [0, 0, -1], "up": [0, -1, 0], "fov_y_deg": 50,
       "width": 64, "height": 48})");
   CliRun b = cli("render " + ply + " -o " + dir + "/b.png --camera " + dir + "/behind.json");
   EXPECT_EQ(b.code, 1);
@@ -347,9 +370,11 @@ TEST(Cli, VulkanAndCpuBackendsWriteTheSameImage) {
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   std::string dir = test::tempDir("CliBackends");
   std::string ply = smallCloud(dir);
-  CliRun a = cli("render " + ply + " -o " + dir + "/cpu.png --backend cpu --width 96 --height 64 --save-float " + dir + "/cpu.npy");
-  CliRun b = cli("render " + ply + " -o " + dir + "/gpu.png --backend vulkan --validation --width 96 --height 64 --save-float " + dir +
-                 "/gpu.npy");
+  CliRun a = cli("render " + ply + " -o " + dir +
+                 "/cpu.png --backend cpu --width 96 --height 64 --save-float " + dir + "/cpu.npy");
+  CliRun b =
+      cli("render " + ply + " -o " + dir +
+          "/gpu.png --backend vulkan --validation --width 96 --height 64 --save-float " + dir + "/gpu.npy");
   ASSERT_EQ(a.code, 0) << a.out;
   ASSERT_EQ(b.code, 0) << b.out;
   EXPECT_NE(b.out.find("Vulkan device"), std::string::npos) << b.out;
@@ -412,7 +437,6 @@ TEST(Cli, DemoWritesPng) {
   EXPECT_EQ(img.width, 160);
 }
 
-
 // Untrusted input on the command line: the load limits as flags, the non-finite policy with --strict,
 // JSON output that always parses, and a cloud that cannot be seen for want of opacity blamed on that.
 TEST(Cli, LoadLimitsAndTheNonFinitePolicy) {
@@ -420,23 +444,32 @@ TEST(Cli, LoadLimitsAndTheNonFinitePolicy) {
   const std::string ply = smallCloud(dir);
   CliRun r = cli("info " + ply + " --max-gaussians 50");
   EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_NE(r.out.find(ply + ": declares 200 gaussians, more than the load limit of 50 (raise it with --max-gaussians)"), std::string::npos)
+  EXPECT_NE(
+      r.out.find(ply +
+                 ": declares 200 gaussians, more than the load limit of 50 (raise it with --max-gaussians)"),
+      std::string::npos)
       << r.out;
   r = cli("--max-memory 4k render " + ply + " -o " + dir + "/x.png --backend cpu");
   EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_NE(r.out.find("exceeds the load memory limit of 4.0 KiB (raise it with --max-memory)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("exceeds the load memory limit of 4.0 KiB (raise it with --max-memory)"),
+            std::string::npos)
+      << r.out;
   EXPECT_EQ(cli("info " + ply + " --max-memory lots").code, 2);
 
   // One NaN colour and one infinite position, in an ASCII PLY.
   std::string text = "ply\nformat ascii 1.0\nelement vertex 4\n";
-  for (const char* p : {"x", "y", "z", "f_dc_0", "f_dc_1", "f_dc_2", "opacity", "scale_0", "scale_1", "scale_2", "rot_0", "rot_1", "rot_2", "rot_3"})
+  for (const char* p : {"x", "y", "z", "f_dc_0", "f_dc_1", "f_dc_2", "opacity", "scale_0", "scale_1",
+                        "scale_2", "rot_0", "rot_1", "rot_2", "rot_3"})
     text += std::string("property float ") + p + "\n";
-  text += "end_header\n0 0 4 0.1 0.2 0.3 2 -3 -3 -3 1 0 0 0\n0 0 4 nan 0.2 0.3 2 -3 -3 -3 1 0 0 0\n"
-          "inf 0 4 0.1 0.2 0.3 2 -3 -3 -3 1 0 0 0\n0.1 0 4 0.1 0.2 0.3 2 -3 -3 -3 1 0 0 0\n";
+  text +=
+      "end_header\n0 0 4 0.1 0.2 0.3 2 -3 -3 -3 1 0 0 0\n0 0 4 nan 0.2 0.3 2 -3 -3 -3 1 0 0 0\n"
+      "inf 0 4 0.1 0.2 0.3 2 -3 -3 -3 1 0 0 0\n0.1 0 4 0.1 0.2 0.3 2 -3 -3 -3 1 0 0 0\n";
   writeText(dir + "/bad.ply", text);
   r = cli("info --json " + dir + "/bad.ply");
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("warning: " + dir + "/bad.ply: 2 of 4 gaussians hold non-finite values (NaN or infinity; first: row 1, sh[0] (colour 0)); dropped them"),
+  EXPECT_NE(r.out.find("warning: " + dir +
+                       "/bad.ply: 2 of 4 gaussians hold non-finite values (NaN or infinity; first: row 1, "
+                       "sh[0] (colour 0)); dropped them"),
             std::string::npos)
       << r.out;
   const std::string json = r.out.substr(r.out.find('{'));
@@ -453,17 +486,25 @@ TEST(Cli, LoadLimitsAndTheNonFinitePolicy) {
   r = cli("convert --strict " + dir + "/bad.ply " + dir + "/strict.spz");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_FALSE(fs::exists(dir + "/strict.spz"));
-  // A scene object holding non-finite values: a warning naming the object, or with --strict the scene and object.
-  writeText(dir + "/scene.json", R"({"objects": [{"file": "cloud.ply"}, {"name": "odd", "file": "bad.ply"}]})");
+  // A scene object holding non-finite values: a warning naming the object, or with --strict the scene and
+  // object.
+  writeText(dir + "/scene.json",
+            R"({"objects": [{"file": "cloud.ply"}, {"name": "odd", "file": "bad.ply"}]})");
   r = cli("render " + dir + "/scene.json -o " + dir + "/s.png --backend cpu --width 32 --height 24");
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("warning: objects[1] (odd): " + dir + "/bad.ply: 2 of 4 gaussians hold non-finite values"), std::string::npos) << r.out;
+  EXPECT_NE(
+      r.out.find("warning: objects[1] (odd): " + dir + "/bad.ply: 2 of 4 gaussians hold non-finite values"),
+      std::string::npos)
+      << r.out;
   r = cli("render " + dir + "/scene.json -o " + dir + "/s.png --backend cpu --width 32 --height 24 --strict");
   EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_NE(r.out.find(dir + "/scene.json: objects[1] (odd): " + dir + "/bad.ply: 2 of 4 gaussians"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(dir + "/scene.json: objects[1] (odd): " + dir + "/bad.ply: 2 of 4 gaussians"),
+            std::string::npos)
+      << r.out;
 
   // Every opacity logit -inf: transparent, not "check the camera".
-  std::string clear = text.substr(0, text.find("end_header\n") + 11) + "0 0 4 0.1 0.2 0.3 -inf -3 -3 -3 1 0 0 0\n";
+  std::string clear =
+      text.substr(0, text.find("end_header\n") + 11) + "0 0 4 0.1 0.2 0.3 -inf -3 -3 -3 1 0 0 0\n";
   clear.replace(clear.find("element vertex 4"), 16, "element vertex 1");
   writeText(dir + "/clear.ply", clear);
   r = cli("render " + dir + "/clear.ply -o " + dir + "/c.png --backend cpu --width 32 --height 24");
@@ -476,10 +517,12 @@ TEST(Cli, ScenePathsOutsideTheSceneNeedTheFlag) {
   const std::string ply = smallCloud(dir);
   fs::create_directories(dir + "/scenes");
   writeText(dir + "/scenes/scene.json", R"({"objects": [{"file": "../cloud.ply"}]})");
-  CliRun r = cli("render " + dir + "/scenes/scene.json -o " + dir + "/x.png --backend cpu --width 32 --height 24");
+  CliRun r =
+      cli("render " + dir + "/scenes/scene.json -o " + dir + "/x.png --backend cpu --width 32 --height 24");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("leads outside the scene's directory"), std::string::npos) << r.out;
-  r = cli("render " + dir + "/scenes/scene.json -o " + dir + "/x.png --backend cpu --width 32 --height 24 --allow-outside-paths");
+  r = cli("render " + dir + "/scenes/scene.json -o " + dir +
+          "/x.png --backend cpu --width 32 --height 24 --allow-outside-paths");
   EXPECT_EQ(r.code, 0) << r.out;
 }
 

@@ -4,16 +4,15 @@
 // CMake project's; the default image size is one for every command; convert warns about, and with --strict
 // refuses, conversions that lose information.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <limits>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -49,10 +48,18 @@ std::string stdoutOf(const std::string& args, int* code) {
 TEST(CliConventions, EveryCommandHasHelpAndAGroup) {
   CliRun top = cli("--help");
   ASSERT_EQ(top.code, 0) << top.out;
-  for (const char* group : {"View and render", "Formats", "Characters and animation", "Benchmarks and devices", "Training", "Batches and clusters", "Level of detail", "Web page"})
+  for (const char* group :
+       {"View and render", "Formats", "Characters and animation", "Benchmarks and devices", "Training",
+        "Batches and clusters", "Level of detail", "Web page"})
     EXPECT_NE(top.out.find(group), std::string::npos) << group << "\n" << top.out;
-  for (const char* cmd : {"info", "validate", "convert", "render", "animate", "demo", "view", "bench", "bench-characters", "bench-skin",
-                          "devices", "pose", "character", "views", "train", "hull", "onnx", "batch", "soak", "lod", "export-web", "serve"}) {
+  for (const char* cmd : {"info",       "validate", "convert",
+                          "render",     "animate",  "demo",
+                          "view",       "bench",    "bench-characters",
+                          "bench-skin", "devices",  "pose",
+                          "character",  "views",    "train",
+                          "hull",       "onnx",     "batch",
+                          "soak",       "lod",      "export-web",
+                          "serve"}) {
     EXPECT_NE(top.out.find(std::string("  ") + cmd), std::string::npos) << cmd;
     CliRun r = cli(std::string(cmd) + " --help");
     EXPECT_EQ(r.code, 0) << cmd << r.out;
@@ -67,10 +74,12 @@ TEST(CliConventions, EveryCommandHasHelpAndAGroup) {
 }
 
 TEST(CliConventions, UsageErrorsExitTwoWithOneLine) {
-  for (const char* args : {"", "render --frobnicate x.ply -o y.png", "render x.ply -o y.png --width -5", "nosuchcommand",
-                           "convert a.ply", "convert a.ply b.ply -o c.ply", "info --spz-axes sideways x.spz", "rendr x.spz", "hull bak x.glb",
-                           "render --widht 320 x.ply -o y.png", "render x.ply -o y.jpg", "convert x.ply -o x.xyz", "train -o x.ply",
-                           "hull bake x.glb -o x.ply", "hull bake x.glb --belt 50,30 -o x.spl2"}) {
+  for (const char* args :
+       {"", "render --frobnicate x.ply -o y.png", "render x.ply -o y.png --width -5", "nosuchcommand",
+        "convert a.ply", "convert a.ply b.ply -o c.ply", "info --spz-axes sideways x.spz", "rendr x.spz",
+        "hull bak x.glb", "render --widht 320 x.ply -o y.png", "render x.ply -o y.jpg",
+        "convert x.ply -o x.xyz", "train -o x.ply", "hull bake x.glb -o x.ply",
+        "hull bake x.glb --belt 50,30 -o x.spl2"}) {
     CliRun r = cli(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
     std::string out = r.out;
@@ -87,32 +96,54 @@ TEST(CliConventions, EveryCommandFollowsTheRules) {
     const char* name;
     bool writes, json, json_out;
   };
-  const Command commands[] = {
-      {"info", false, true, false},           {"convert", true, false, false},         {"render", true, false, false},
-      {"validate", false, true, false},
-      {"animate", true, false, false},        {"demo", true, false, false},            {"view", false, false, false},
-      {"bench", false, true, true},           {"bench-characters", false, true, true}, {"bench-skin", false, true, true},
-      {"devices", false, true, false},        {"pose", false, true, false},            {"character build", true, false, false},
-      {"character bind", true, false, false}, {"character info", false, true, false},  {"character preview", true, false, false},
-      {"character gnm-pack", true, false, false}, {"views", true, true, false},        {"train", true, true, false},
-      {"hull bake", true, true, false},       {"hull info", false, true, false},       {"hull play", true, false, false},
-      {"hull bench", false, false, true},     {"onnx info", false, true, false},       {"onnx run", true, true, false},
-      {"batch", false, true, false},          {"batch status", false, true, false},    {"soak", false, true, true},
-      {"lod build", true, false, false},      {"lod info", false, true, false},        {"lod cut", true, false, false},
-      {"export-web", true, false, false},     {"serve", false, false, false}};
+  const Command commands[] = {{"info", false, true, false},
+                              {"convert", true, false, false},
+                              {"render", true, false, false},
+                              {"validate", false, true, false},
+                              {"animate", true, false, false},
+                              {"demo", true, false, false},
+                              {"view", false, false, false},
+                              {"bench", false, true, true},
+                              {"bench-characters", false, true, true},
+                              {"bench-skin", false, true, true},
+                              {"devices", false, true, false},
+                              {"pose", false, true, false},
+                              {"character build", true, false, false},
+                              {"character bind", true, false, false},
+                              {"character info", false, true, false},
+                              {"character preview", true, false, false},
+                              {"character gnm-pack", true, false, false},
+                              {"views", true, true, false},
+                              {"train", true, true, false},
+                              {"hull bake", true, true, false},
+                              {"hull info", false, true, false},
+                              {"hull play", true, false, false},
+                              {"hull bench", false, false, true},
+                              {"onnx info", false, true, false},
+                              {"onnx run", true, true, false},
+                              {"batch", false, true, false},
+                              {"batch status", false, true, false},
+                              {"soak", false, true, true},
+                              {"lod build", true, false, false},
+                              {"lod info", false, true, false},
+                              {"lod cut", true, false, false},
+                              {"export-web", true, false, false},
+                              {"serve", false, false, false}};
   for (const Command& c : commands) {
     const std::string name = c.name;
     const CliRun bad = cli(name + " --no-such-option");
     EXPECT_EQ(bad.code, 2) << name << "\n" << bad.out;
     EXPECT_NE(bad.out.find("splatforge " + name + ": error: "), std::string::npos) << name << "\n" << bad.out;
-    EXPECT_NE(bad.out.find("(see splatforge " + name + " --help)"), std::string::npos) << name << "\n" << bad.out;
+    EXPECT_NE(bad.out.find("(see splatforge " + name + " --help)"), std::string::npos) << name << "\n"
+                                                                                       << bad.out;
     const CliRun help = cli(name + " --help");
     ASSERT_EQ(help.code, 0) << name;
     auto lists = [&](const std::string& option) { return help.out.find("  " + option) != std::string::npos; };
     EXPECT_EQ(lists("-o,--output"), c.writes) << name << ": -o/--output\n" << help.out;
     EXPECT_EQ(lists("--json "), c.json) << name << ": --json\n" << help.out;
     EXPECT_EQ(lists("--json-out"), c.json_out) << name << ": --json-out\n" << help.out;
-    EXPECT_NE(help.out.find("--spz-axes auto|rub|raw"), std::string::npos) << name << ": the options of every command";
+    EXPECT_NE(help.out.find("--spz-axes auto|rub|raw"), std::string::npos)
+        << name << ": the options of every command";
   }
 }
 
@@ -123,16 +154,18 @@ TEST(CliConventions, UsageErrorsNameTheCommandAndItsHelp) {
     const char* args;
     const char* says;
   };
-  for (const Case& c : {Case{"rendr x.spz", "unknown command 'rendr', did you mean 'render'? (see splatforge --help)"},
-                        Case{"hull bak x.glb", "unknown command 'bak' of hull, did you mean 'bake'? (see splatforge hull --help)"},
-                        Case{"animate x.ply -o out.gif", "(see splatforge animate --help)"},
-                        Case{"render x.ply -o y.png --max-gpu-memory lots", "splatforge render: error: --max-gpu-memory: "},
-                        Case{"--max-memory 2G rendr x.spz", "unknown command 'rendr'"},
-                        Case{"render --widht 320 x.ply -o y.png", "(see splatforge render --help)"},
-                        Case{"render x.ply -o y.jpg", "splatforge render: error: -o y.jpg: expected a .png path"},
-                        Case{"convert x.ply -o x.xyz", "(see splatforge convert --help)"},
-                        Case{"train -o x.ply", "splatforge train: error: give exactly one of --mesh"},
-                        Case{"hull bake x.glb -o x.ply", "(see splatforge hull bake --help)"}}) {
+  for (const Case& c :
+       {Case{"rendr x.spz", "unknown command 'rendr', did you mean 'render'? (see splatforge --help)"},
+        Case{"hull bak x.glb",
+             "unknown command 'bak' of hull, did you mean 'bake'? (see splatforge hull --help)"},
+        Case{"animate x.ply -o out.gif", "(see splatforge animate --help)"},
+        Case{"render x.ply -o y.png --max-gpu-memory lots", "splatforge render: error: --max-gpu-memory: "},
+        Case{"--max-memory 2G rendr x.spz", "unknown command 'rendr'"},
+        Case{"render --widht 320 x.ply -o y.png", "(see splatforge render --help)"},
+        Case{"render x.ply -o y.jpg", "splatforge render: error: -o y.jpg: expected a .png path"},
+        Case{"convert x.ply -o x.xyz", "(see splatforge convert --help)"},
+        Case{"train -o x.ply", "splatforge train: error: give exactly one of --mesh"},
+        Case{"hull bake x.glb -o x.ply", "(see splatforge hull bake --help)"}}) {
     const CliRun r = cli(c.args);
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
     EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << "\n" << r.out;
@@ -140,7 +173,8 @@ TEST(CliConventions, UsageErrorsNameTheCommandAndItsHelp) {
   // A failure that is not a usage error exits 1 and names the command as typed (hull play runs animate).
   const std::string dir = test::tempDir("CliCommandNames");
   std::ofstream(dir + "/bad.json") << "{";
-  const CliRun play = cli("hull play " + dir + "/none.spl2 --script " + dir + "/bad.json -o " + dir + "/f_%02d.png");
+  const CliRun play =
+      cli("hull play " + dir + "/none.spl2 --script " + dir + "/bad.json -o " + dir + "/f_%02d.png");
   EXPECT_EQ(play.code, 1) << play.out;
   EXPECT_NE(play.out.find("splatforge hull play: error:"), std::string::npos) << play.out;
   // Every command's help points at the options every command takes.
@@ -171,13 +205,20 @@ TEST(CliConventions, CameraFilesRefuseUnknownKeysAndAreReadFirst) {
   const std::string dir = test::tempDir("CliCameraFile");
   GaussianCloud c = test::randomCloud(50, 0, 9);
   saveSplats(c, dir + "/c.ply");
-  std::ofstream(dir + "/typo.json") << R"({"eye": [0, 0, -3], "target": [0, 0, 0], "upp": [0, 1, 0], "fov_y_deg": 50})";
-  const CliRun typo = cli("render " + dir + "/missing.ply --camera " + dir + "/typo.json -o " + dir + "/t.png");
+  std::ofstream(dir + "/typo.json")
+      << R"({"eye": [0, 0, -3], "target": [0, 0, 0], "upp": [0, 1, 0], "fov_y_deg": 50})";
+  const CliRun typo =
+      cli("render " + dir + "/missing.ply --camera " + dir + "/typo.json -o " + dir + "/t.png");
   EXPECT_EQ(typo.code, 1) << typo.out;
-  EXPECT_NE(typo.out.find("typo.json: (root): unknown key \"upp\" (expected eye, target, up, fov_y_deg, width, height)"), std::string::npos)
+  EXPECT_NE(
+      typo.out.find(
+          "typo.json: (root): unknown key \"upp\" (expected eye, target, up, fov_y_deg, width, height)"),
+      std::string::npos)
       << typo.out;
   std::ofstream(dir + "/sized.json") << R"({"eye": [0, 0, -3], "target": [0, 0, 0], "fov_y_deg": 50})";
-  ASSERT_EQ(cli("render " + dir + "/c.ply --camera " + dir + "/sized.json -o " + dir + "/s.png --backend cpu").code, 0);
+  ASSERT_EQ(
+      cli("render " + dir + "/c.ply --camera " + dir + "/sized.json -o " + dir + "/s.png --backend cpu").code,
+      0);
   const ImageRGBA img = readPng(dir + "/s.png");
   EXPECT_EQ(img.width, 1280);
   EXPECT_EQ(img.height, 720);
@@ -202,14 +243,16 @@ TEST(CliConventions, WrongInputsAreNamedForWhatTheyAre) {
   EXPECT_NE(bench.out.find("give --assets DIR or set SPLATFORGE_ASSETS"), std::string::npos) << bench.out;
 }
 
-// Output folders are created as needed, by every command that writes into one (onnx run -o DIR/ as hull play).
+// Output folders are created as needed, by every command that writes into one (onnx run -o DIR/ as hull
+// play).
 TEST(CliConventions, OutputFoldersAreCreated) {
   const std::string dir = test::tempDir("CliOutputFolders");
   const std::string model = std::string(SPLATFORGE_SOURCE_DIR) + "/models/gaussians4d.onnx";
   const CliRun run = cli("onnx run " + model + " --time 0.5 -o " + dir + "/new/out/");
   EXPECT_EQ(run.code, 0) << run.out;
   size_t npy = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir + "/new/out")) npy += e.path().extension() == ".npy";
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/new/out"))
+    npy += e.path().extension() == ".npy";
   EXPECT_GT(npy, 0u);
   std::ofstream(dir + "/file") << "x";
   EXPECT_EQ(cli("onnx run " + model + " -o " + dir + "/file").code, 2);
@@ -260,7 +303,8 @@ TEST(CliConventions, ConvertTransformsAndFiltersInTheStatedOrder) {
   // Filters in the output frame: the box after the translation, then the opacity threshold.
   e = edited("--translate 10,0,0 --box 10,-0.5,-1e9,11e9,0.5,1e9 --min-opacity 0.5");
   size_t kept = 0;
-  for (size_t i = 0; i < in.size(); ++i) kept += in.positions[i].x >= 0 && std::abs(in.positions[i].y) <= 0.5f && in.opacities[i] >= 0.5f;
+  for (size_t i = 0; i < in.size(); ++i)
+    kept += in.positions[i].x >= 0 && std::abs(in.positions[i].y) <= 0.5f && in.opacities[i] >= 0.5f;
   EXPECT_EQ(e.size(), kept);
   EXPECT_GT(kept, 0u);
   EXPECT_LT(kept, in.size());
@@ -275,12 +319,16 @@ TEST(CliConventions, ConvertTransformsAndFiltersInTheStatedOrder) {
 TEST(CliConventions, ACaptureAsGlbRendersAsItsPly) {
   const std::string dir = test::tempDir("CliGlbCapture");
   GaussianCloud c = test::randomCloud(400, 0, 13);
-  for (Vec3& p : c.positions) p = Vec3{p.x * 0.5f, p.y - 0.8f, p.z * 0.3f};  // an off-centre, asymmetric capture
+  for (Vec3& p : c.positions)
+    p = Vec3{p.x * 0.5f, p.y - 0.8f, p.z * 0.3f};  // an off-centre, asymmetric capture
   saveSplats(c, dir + "/c.ply");
   ASSERT_EQ(cli("convert " + dir + "/c.ply -o " + dir + "/c.glb").code, 0);
-  std::ofstream(dir + "/cam.json") << R"({"eye": [0.3, -1, -3], "target": [0, -0.8, 0], "up": [0, -1, 0], "fov_y_deg": 50, "width": 96, "height": 64})";
-  std::ofstream(dir + "/scene.json") << R"({"objects": [{"file": "c.glb"}]})";  // a scene's "file" reads it alike
-  for (const std::string& camera : {std::string(" --camera ") + dir + "/cam.json", std::string(" --width 96 --height 64")}) {
+  std::ofstream(dir + "/cam.json")
+      << R"({"eye": [0.3, -1, -3], "target": [0, -0.8, 0], "up": [0, -1, 0], "fov_y_deg": 50, "width": 96, "height": 64})";
+  std::ofstream(dir + "/scene.json")
+      << R"({"objects": [{"file": "c.glb"}]})";  // a scene's "file" reads it alike
+  for (const std::string& camera :
+       {std::string(" --camera ") + dir + "/cam.json", std::string(" --width 96 --height 64")}) {
     ASSERT_EQ(cli("render " + dir + "/c.ply -o " + dir + "/p.png --backend cpu" + camera).code, 0);
     for (const char* other : {"/c.glb", "/scene.json"}) {
       const CliRun glb = cli("render " + dir + other + " -o " + dir + "/g.png --backend cpu" + camera);
@@ -295,7 +343,8 @@ TEST(CliConventions, ACaptureAsGlbRendersAsItsPly) {
 TEST(CliConventions, ValidateNamesEachPlantedDefect) {
   const std::string dir = test::tempDir("CliValidate");
   GaussianCloud c = test::randomCloud(200, 1, 14);
-  for (size_t i = 0; i < c.size(); ++i) {  // a clean start: visible, base colours inside [0, 1], modest SH, round gaussians
+  for (size_t i = 0; i < c.size();
+       ++i) {  // a clean start: visible, base colours inside [0, 1], modest SH, round gaussians
     c.opacities[i] = 0.5f;
     c.scales[i] = Vec3{0.05f, 0.05f, 0.05f};
     float* sh = c.shOf(i).data();
@@ -327,7 +376,8 @@ TEST(CliConventions, ValidateNamesEachPlantedDefect) {
   };
   plant(12345.5f, std::numeric_limits<float>::quiet_NaN());
   plant(23456.5f, std::numeric_limits<float>::infinity());
-  std::ofstream(dir + "/bad.ply", std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(dir + "/bad.ply", std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   j = nlohmann::json::parse(stdoutOf("validate " + dir + "/bad.ply --json", &code));
   EXPECT_EQ(code, 1);
   EXPECT_EQ(j["valid"], false);
@@ -341,7 +391,8 @@ TEST(CliConventions, ValidateNamesEachPlantedDefect) {
   EXPECT_GT(j["default_camera"]["visible"].get<int>(), 0);
   const CliRun text = cli("validate " + dir + "/bad.ply");
   EXPECT_EQ(text.code, 1);
-  EXPECT_NE(text.out.find("problem:     2 of 200 gaussians hold NaN or infinite values"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("problem:     2 of 200 gaussians hold NaN or infinite values"), std::string::npos)
+      << text.out;
   EXPECT_NE(text.out.find("2 problems"), std::string::npos) << text.out;
 }
 
@@ -351,12 +402,19 @@ TEST(CliConventions, MaxGpuMemoryIsABudgetTheFrameNames) {
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device");
   const std::string dir = test::tempDir("CliGpuBudget");
   saveSplats(test::randomCloud(100000, 0, 16), dir + "/c.ply");
-  const CliRun over = cli("render " + dir + "/c.ply -o " + dir + "/o.png --backend vulkan --width 64 --height 48 --max-gpu-memory 2M");
+  const CliRun over = cli("render " + dir + "/c.ply -o " + dir +
+                          "/o.png --backend vulkan --width 64 --height 48 --max-gpu-memory 2M");
   EXPECT_EQ(over.code, 1) << over.out;
-  EXPECT_NE(over.out.find("a frame of 100000 gaussians in 1 objects at 64x48 does not fit the GPU memory budget"), std::string::npos) << over.out;
+  EXPECT_NE(
+      over.out.find("a frame of 100000 gaussians in 1 objects at 64x48 does not fit the GPU memory budget"),
+      std::string::npos)
+      << over.out;
   EXPECT_NE(over.out.find("of the 2.0 MiB budget (--max-gpu-memory)"), std::string::npos) << over.out;
   EXPECT_FALSE(std::filesystem::exists(dir + "/o.png"));
-  EXPECT_EQ(cli("render " + dir + "/c.ply -o " + dir + "/o.png --backend vulkan --width 64 --height 48 --max-gpu-memory 1G").code, 0);
+  EXPECT_EQ(cli("render " + dir + "/c.ply -o " + dir +
+                "/o.png --backend vulkan --width 64 --height 48 --max-gpu-memory 1G")
+                .code,
+            0);
   EXPECT_EQ(cli("--max-gpu-memory lots render " + dir + "/c.ply -o " + dir + "/p.png").code, 2);
 }
 
@@ -378,7 +436,8 @@ TEST(CliConventions, OneDefaultImageSize) {
     EXPECT_EQ(img.height, 720) << name;
   }
   int code = 0;
-  const nlohmann::json bench = nlohmann::json::parse(stdoutOf("bench " + dir + "/c.ply --backend cpu --frames 1 --json", &code));
+  const nlohmann::json bench =
+      nlohmann::json::parse(stdoutOf("bench " + dir + "/c.ply --backend cpu --frames 1 --json", &code));
   EXPECT_EQ(code, 0);
   EXPECT_EQ(bench["width"], 1280);
   EXPECT_EQ(bench["height"], 720);
@@ -389,8 +448,9 @@ TEST(CliConventions, JsonOnStdoutAndJsonOutToAFile) {
   saveSplats(test::randomCloud(40, 1, 6), dir + "/c.ply");
   int code = 0;
   // Whole stdout is one JSON document; the human-readable lines went to stderr.
-  for (const std::string& args : std::vector<std::string>{"info " + dir + "/c.ply --json",
-                                                          "bench " + dir + "/c.ply --backend cpu --frames 1 --json", "devices --json"}) {
+  for (const std::string& args : std::vector<std::string>{
+           "info " + dir + "/c.ply --json", "bench " + dir + "/c.ply --backend cpu --frames 1 --json",
+           "devices --json"}) {
     const std::string out = stdoutOf(args, &code);
     EXPECT_EQ(code, 0) << args;
     EXPECT_TRUE(nlohmann::json::accept(out)) << args << ":\n" << out;
@@ -413,7 +473,9 @@ TEST(CliConventions, ConvertWarnsAboutLossesAndStrictRefuses) {
   EXPECT_NE(splat.out.find("30 of 30 gaussians"), std::string::npos) << splat.out;
   CliRun spz = cli("convert " + dir + "/c.ply -o " + dir + "/c.spz");
   EXPECT_EQ(spz.code, 0) << spz.out;
-  EXPECT_NE(spz.out.find("log-scale outside SPZ's [-10, 5.94] is clamped (1 of 30 gaussians)"), std::string::npos) << spz.out;
+  EXPECT_NE(spz.out.find("log-scale outside SPZ's [-10, 5.94] is clamped (1 of 30 gaussians)"),
+            std::string::npos)
+      << spz.out;
   // --strict: refused, nothing written.
   CliRun strict = cli("convert --strict " + dir + "/c.ply -o " + dir + "/strict.splat");
   EXPECT_EQ(strict.code, 1) << strict.out;
@@ -433,13 +495,15 @@ TEST(CliConventions, SpzAxesAndVersionFlags) {
   saveSplats(c, dir + "/c.ply");
   for (int version = 2; version <= 4; ++version) {
     const std::string out = dir + "/v" + std::to_string(version) + ".spz";
-    ASSERT_EQ(cli("convert " + dir + "/c.ply -o " + out + " --spz-version " + std::to_string(version)).code, 0);
+    ASSERT_EQ(cli("convert " + dir + "/c.ply -o " + out + " --spz-version " + std::to_string(version)).code,
+              0);
     EXPECT_EQ(loadSplats(out).version, version);
   }
   // Written raw (no record), read raw it is upright; read by default (RUB, no record) it is turned.
   ASSERT_EQ(cli("convert " + dir + "/c.ply -o " + dir + "/raw.spz --spz-axes raw").code, 0);
   int code = 0;
-  nlohmann::json raw = nlohmann::json::parse(stdoutOf("info " + dir + "/raw.spz --json --spz-axes raw", &code));
+  nlohmann::json raw =
+      nlohmann::json::parse(stdoutOf("info " + dir + "/raw.spz --json --spz-axes raw", &code));
   nlohmann::json assumed = nlohmann::json::parse(stdoutOf("info " + dir + "/raw.spz --json", &code));
   EXPECT_NE(assumed["axes"].get<std::string>().find("--spz-axes raw"), std::string::npos) << assumed.dump();
   EXPECT_NEAR(raw["bounds"]["min"][1].get<double>(), -assumed["bounds"]["max"][1].get<double>(), 1e-3);

@@ -64,7 +64,11 @@ TEST(BenchSkinCli, CrowdRunsAndFailuresNameTheProblem) {
   SF_REQUIRE_ASSET(man, "gltf/cesium_man.gltf");
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   std::string dir = test::tempDir("BenchSkinCli"), out;
-  ASSERT_EQ(test::runCli("bench-skin " + man + " --instances 4 --frames 2 --method dqs --validation --json-out " + dir + "/skin.json", &out), 0)
+  ASSERT_EQ(
+      test::runCli("bench-skin " + man + " --instances 4 --frames 2 --method dqs --validation --json-out " +
+                       dir + "/skin.json",
+                   &out),
+      0)
       << out;
   EXPECT_NE(out.find("4 instances"), std::string::npos) << out;
   EXPECT_NE(out.find("gpu skinning"), std::string::npos) << out;

@@ -9,9 +9,8 @@
 // `render` of the camera the viewer exports), the turntable (the exported cameras turned by the expected
 // angle) and the adaptive resolution (reduced while it turns, `render`'s frame once the camera rests, every
 // frame with --full-res). Needs Xvfb and a Vulkan device: skipped without them, failed under CI=true.
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -145,8 +144,8 @@ std::string intrinsicsJson(const Camera& c) {
     }
   char buf[256];
   std::snprintf(buf, sizeof(buf),
-                "{\"width\": %d, \"height\": %d, \"fx\": %.9g, \"fy\": %.9g, \"cx\": %.9g, \"cy\": %.9g, ", c.width,
-                c.height, c.fx, c.fy, c.cx, c.cy);
+                "{\"width\": %d, \"height\": %d, \"fx\": %.9g, \"fy\": %.9g, \"cx\": %.9g, \"cy\": %.9g, ",
+                c.width, c.height, c.fx, c.fy, c.cx, c.cy);
   return std::string(buf) + "\"world_to_camera\": [" + m + "]}";
 }
 
@@ -179,10 +178,10 @@ TEST(ViewCli, WithoutADisplayFailsWithOneLine) {
   ScopedEnv no_x("DISPLAY", nullptr), no_wayland("WAYLAND_DISPLAY", nullptr);
   std::string out;
   EXPECT_EQ(test::runCli("view", &out), 1);
-  EXPECT_EQ(
-      out,
-      "splatforge view: error: no display: neither DISPLAY nor WAYLAND_DISPLAY is set (the viewer needs a window; "
-      "`splatforge render` draws headless)\n");
+  EXPECT_EQ(out,
+            "splatforge view: error: no display: neither DISPLAY nor WAYLAND_DISPLAY is set (the viewer "
+            "needs a window; "
+            "`splatforge render` draws headless)\n");
   // A display that does not answer: the window system's own reason, still one line and exit code 1.
   ScopedEnv dead_x("DISPLAY", ":1999");
   EXPECT_EQ(test::runCli("view", &out), 1);
@@ -213,7 +212,8 @@ TEST(ViewCli, ScreenshotsMatchRenderAndTheOrbitFormula) {
   const std::string dir = test::tempDir("ViewCliOrbit");
   constexpr int kW = 320, kH = 240;
 
-  // The viewer's home frame for a capture: up (0, -1, 0), orbit target the bounds centre on the home view ray.
+  // The viewer's home frame for a capture: up (0, -1, 0), orbit target the bounds centre on the home view
+  // ray.
   const Scene scene = sceneFromFile(biker);
   const CloudBounds b = sceneBounds(scene);
   const Vec3 c = 0.5f * (b.p01 + b.p99), up{0, -1, 0};
@@ -239,10 +239,12 @@ TEST(ViewCli, ScreenshotsMatchRenderAndTheOrbitFormula) {
       << out;
   EXPECT_NE(out.find("wrote " + dir + "/view_b_ui.png"), std::string::npos) << out;
   const std::string size = " --width " + std::to_string(kW) + " --height " + std::to_string(kH);
-  ASSERT_EQ(test::runCli("render " + biker + " --camera " + dir + "/a.json -o " + dir + "/render_a.png" + size, &out),
+  ASSERT_EQ(test::runCli(
+                "render " + biker + " --camera " + dir + "/a.json -o " + dir + "/render_a.png" + size, &out),
             0)
       << out;
-  ASSERT_EQ(test::runCli("render " + biker + " --camera " + dir + "/b.json -o " + dir + "/render_b.png" + size, &out),
+  ASSERT_EQ(test::runCli(
+                "render " + biker + " --camera " + dir + "/b.json -o " + dir + "/render_b.png" + size, &out),
             0)
       << out;
 
@@ -274,8 +276,10 @@ TEST(ViewCli, ScreenshotsMatchRenderAndTheOrbitFormula) {
       << out;
   const ImageRGBA vaa = readPng(dir + "/view_small_aa.png"), raa = readPng(dir + "/render_small_aa.png");
   EXPECT_GE(compareImages(vaa, raa).psnr, 40.0);
-  EXPECT_LT(compareImages(raa, rs).psnr, compareImages(vaa, raa).psnr - 3.0) << "antialiased mode changed nothing";
-  std::printf("[ view vs render: camera JSON %.2f dB, orbit %.2f dB, resized %.2f dB ]\n", da.psnr, db.psnr, ds.psnr);
+  EXPECT_LT(compareImages(raa, rs).psnr, compareImages(vaa, raa).psnr - 3.0)
+      << "antialiased mode changed nothing";
+  std::printf("[ view vs render: camera JSON %.2f dB, orbit %.2f dB, resized %.2f dB ]\n", da.psnr, db.psnr,
+              ds.psnr);
 
   // The overlay (in a window this small, the panel starts collapsed to its title bar at the top) changes only
   // its own pixels.
@@ -308,11 +312,14 @@ TEST(ViewCli, LostDeviceIsReplacedAndTheViewGoesOn) {
   std::string out;
   {
     ScopedEnv fault("SPLATFORGE_FAULT_DEVICE_LOST", "8");
-    ASSERT_EQ(test::runCli("view " + biker + " --script " + dir + "/s.txt --size 160x120 --bg 0,0,0", &out), 0) << out;
+    ASSERT_EQ(test::runCli("view " + biker + " --script " + dir + "/s.txt --size 160x120 --bg 0,0,0", &out),
+              0)
+        << out;
   }
   EXPECT_NE(out.find("VK_ERROR_DEVICE_LOST"), std::string::npos) << out;
   EXPECT_NE(out.find("the device was lost and replaced"), std::string::npos) << out;
-  ASSERT_EQ(test::runCli("render " + biker + " --camera " + dir + "/cam.json -o " + dir + "/r.png", &out), 0) << out;
+  ASSERT_EQ(test::runCli("render " + biker + " --camera " + dir + "/cam.json -o " + dir + "/r.png", &out), 0)
+      << out;
   const ImageRGBA r = readPng(dir + "/r.png");
   for (const char* shot : {"a.png", "b.png"}) {
     ASSERT_TRUE(fs::exists(dir + "/" + shot)) << shot << " was not written:\n" << out;
@@ -330,8 +337,9 @@ TEST(ViewCli, DroppedGltfAtAClipTimeMatchesRender) {
   const std::string dir = test::tempDir("ViewCliDrop");
   writeText(dir + "/cam.json", intrinsicsJson(autoCamera(sceneFromFile(model), 320, 240)));
   // No input: the window opens empty and the file arrives as a drop.
-  writeText(dir + "/s.txt",
-            "drop " + model + "\ntime 0.5\ncamera cam.json\nscreenshot t05.png\ntime 0\nscreenshot t0.png\nquit\n");
+  writeText(
+      dir + "/s.txt",
+      "drop " + model + "\ntime 0.5\ncamera cam.json\nscreenshot t05.png\ntime 0\nscreenshot t0.png\nquit\n");
   std::string out;
   ASSERT_EQ(test::runCli("view --script " + dir + "/s.txt --size 320x240 --bg 0,0,0", &out), 0) << out;
   ASSERT_EQ(test::runCli("render " + model + " --time 0.5 --camera " + dir + "/cam.json -o " + dir +
@@ -339,7 +347,8 @@ TEST(ViewCli, DroppedGltfAtAClipTimeMatchesRender) {
                          &out),
             0)
       << out;
-  const ImageRGBA v05 = readPng(dir + "/t05.png"), v0 = readPng(dir + "/t0.png"), r05 = readPng(dir + "/r05.png");
+  const ImageRGBA v05 = readPng(dir + "/t05.png"), v0 = readPng(dir + "/t0.png"),
+                  r05 = readPng(dir + "/r05.png");
   EXPECT_GT(litFraction(r05), 0.03);
   const ImageDiff d = compareImages(v05, r05);
   EXPECT_GE(d.psnr, 40.0) << "max diff " << d.max_abs;
@@ -358,25 +367,27 @@ TEST(ViewCli, ScriptSpawnedGltfAndGnmPackMatchRender) {
   ScopedEnv display("DISPLAY", x.display().c_str());
   const std::string dir = test::tempDir("ViewCliSpawnPaths");
   std::string out;
-  ASSERT_EQ(test::runCli("character gnm-pack " + std::string(SPLATFORGE_SOURCE_DIR) + "/models/characters/orb_head/head/head.glb -o " + dir +
-                             "/head.sfgnm",
+  ASSERT_EQ(test::runCli("character gnm-pack " + std::string(SPLATFORGE_SOURCE_DIR) +
+                             "/models/characters/orb_head/head/head.glb -o " + dir + "/head.sfgnm",
                          &out),
             0)
       << out;
   writeText(dir + "/scene.json", R"({"script": [
-    {"t": 0, "command": "spawn-character", "id": "man", "package": ")" + model + R"(", "transform": {"translation": [-0.4, 0, 0]}},
+    {"t": 0, "command": "spawn-character", "id": "man", "package": ")" +
+                                     model + R"(", "transform": {"translation": [-0.4, 0, 0]}},
     {"t": 0, "command": "spawn-character", "id": "head", "package": "head.sfgnm", "transform": {"translation": [0.5, -3.8, 0], "scale": 3}},
     {"t": 0.2, "command": "set-controls", "id": "head", "controls": {"jawOpen": 1}}]})");
-  writeText(dir + "/cam.json", R"({"eye": [0, 1, 3], "target": [0, 0.8, 0], "fov_y_deg": 45, "width": 320, "height": 240})");
+  writeText(dir + "/cam.json",
+            R"({"eye": [0, 1, 3], "target": [0, 0.8, 0], "fov_y_deg": 45, "width": 320, "height": 240})");
   writeText(dir + "/s.txt", "time 0.5\nscreenshot v.png\nquit\n");
-  ASSERT_EQ(test::runCli("view " + dir + "/scene.json --allow-outside-paths --camera " + dir + "/cam.json --script " + dir +
-                             "/s.txt --size 320x240 --bg 0,0,0",
+  ASSERT_EQ(test::runCli("view " + dir + "/scene.json --allow-outside-paths --camera " + dir +
+                             "/cam.json --script " + dir + "/s.txt --size 320x240 --bg 0,0,0",
                          &out),
             0)
       << out;
   EXPECT_EQ(out.find("placeholder"), std::string::npos) << out;
-  ASSERT_EQ(test::runCli("render " + dir + "/scene.json --allow-outside-paths --time 0.5 --camera " + dir + "/cam.json -o " + dir +
-                             "/r.png --width 320 --height 240 --backend vulkan",
+  ASSERT_EQ(test::runCli("render " + dir + "/scene.json --allow-outside-paths --time 0.5 --camera " + dir +
+                             "/cam.json -o " + dir + "/r.png --width 320 --height 240 --backend vulkan",
                          &out),
             0)
       << out;
@@ -405,8 +416,8 @@ TEST(ViewCli, GeneratorRunsInTheFrameAndMatchesRender) {
   std::string out;
   ASSERT_EQ(test::runCli("view " + model + " --script " + dir + "/s.txt --size 320x240 --bg 0,0,0", &out), 0)
       << out;
-  ASSERT_EQ(test::runCli("render " + model + " --time 0.35 --backend cpu --camera " + dir + "/cam.json -o " + dir +
-                             "/r.png --width 320 --height 240",
+  ASSERT_EQ(test::runCli("render " + model + " --time 0.35 --backend cpu --camera " + dir + "/cam.json -o " +
+                             dir + "/r.png --width 320 --height 240",
                          &out),
             0)
       << out;
@@ -442,7 +453,8 @@ TEST(ViewCli, ShDegreeCapMatchesACloudTruncatedHere) {
                          &out),
             0)
       << out;
-  const std::string common = " --camera " + dir + "/cam.json --width 320 --height 240 --backend vulkan";  // the viewer's renderer
+  const std::string common =
+      " --camera " + dir + "/cam.json --width 320 --height 240 --backend vulkan";  // the viewer's renderer
   ASSERT_EQ(test::runCli("render " + dir + "/full.ply -o " + dir + "/r3.png" + common, &out), 0) << out;
   ASSERT_EQ(test::runCli("render " + dir + "/dc.ply -o " + dir + "/r0.png" + common, &out), 0) << out;
   const ImageRGBA v3 = readPng(dir + "/sh3.png"), v0 = readPng(dir + "/sh0.png");
@@ -463,18 +475,19 @@ TEST(ViewCli, CharacterExpressionMatchesTheSceneScriptsAndLookAtTurnsTheHead) {
   ScopedEnv display("DISPLAY", x.display().c_str());
   const std::string dir = test::tempDir("ViewCliCharacter");
   std::string out;
-  ASSERT_EQ(test::runCli("character bind --splats " + offset + " --skin " + skin + " --per-vertex --rgb-colors -o " +
-                             dir + "/lam",
+  ASSERT_EQ(test::runCli("character bind --splats " + offset + " --skin " + skin +
+                             " --per-vertex --rgb-colors -o " + dir + "/lam",
                          &out),
             0)
       << out;
   writeText(dir + "/cam.json", intrinsicsJson(autoCamera(sceneFromFile(dir + "/lam"), 320, 240)));
   // The viewer's controls (an animator per character) against the scene script's commands (a character
   // world): the same expression must give the same frame.
-  writeText(dir + "/s.txt",
-            "screenshot neutral.png\nexpression jawOpen 1\nexpression eyeBlinkLeft 1\nscreenshot expression.png\n"
-            "look-at 300 40\nscreenshot look.png\nlook-at off\nexpression jawOpen 0\nexpression eyeBlinkLeft "
-            "0\nscreenshot back.png\nquit\n");
+  writeText(
+      dir + "/s.txt",
+      "screenshot neutral.png\nexpression jawOpen 1\nexpression eyeBlinkLeft 1\nscreenshot expression.png\n"
+      "look-at 300 40\nscreenshot look.png\nlook-at off\nexpression jawOpen 0\nexpression eyeBlinkLeft "
+      "0\nscreenshot back.png\nquit\n");
   ASSERT_EQ(test::runCli("view " + dir + "/lam --camera " + dir + "/cam.json --script " + dir +
                              "/s.txt --size 320x240 --bg 0,0,0",
                          &out),
@@ -483,9 +496,12 @@ TEST(ViewCli, CharacterExpressionMatchesTheSceneScriptsAndLookAtTurnsTheHead) {
   writeText(dir + "/scene.json", R"({"script": [
     {"t": 0, "command": "spawn-character", "id": "a", "package": "lam"},
     {"t": 0, "command": "set-expression", "id": "a", "weights": {"jawOpen": 1, "eyeBlinkLeft": 1}}]})");
-  const std::string common = " --camera " + dir + "/cam.json --width 320 --height 240 --backend vulkan";  // the viewer's renderer
-  ASSERT_EQ(test::runCli("render " + dir + "/lam -o " + dir + "/render_neutral.png" + common, &out), 0) << out;
-  ASSERT_EQ(test::runCli("render " + dir + "/scene.json -o " + dir + "/render_expression.png" + common, &out), 0)
+  const std::string common =
+      " --camera " + dir + "/cam.json --width 320 --height 240 --backend vulkan";  // the viewer's renderer
+  ASSERT_EQ(test::runCli("render " + dir + "/lam -o " + dir + "/render_neutral.png" + common, &out), 0)
+      << out;
+  ASSERT_EQ(test::runCli("render " + dir + "/scene.json -o " + dir + "/render_expression.png" + common, &out),
+            0)
       << out;
 
   const ImageRGBA neutral = readPng(dir + "/neutral.png"), expression = readPng(dir + "/expression.png");

@@ -20,7 +20,9 @@ namespace {
 
 const std::string kOrb = std::string(SPLATFORGE_SOURCE_DIR) + "/models/characters/orb_head";
 
-Camera camAt(float x, float z = 0.5f) { return lookAtCamera({x, 1.62f, z}, {0, 1.6f, 0}, {0, 1, 0}, 35, 160, 160); }
+Camera camAt(float x, float z = 0.5f) {
+  return lookAtCamera({x, 1.62f, z}, {0, 1.6f, 0}, {0, 1, 0}, 35, 160, 160);
+}
 
 Expression jaw(float w) {
   Expression e{"arkit52", std::vector<float>(52, 0.0f)};
@@ -57,12 +59,16 @@ void expectSameGaussians(const BundleCharacter& cpu, const Slots& s) {
     ASSERT_NEAR(s.f(s.pos)[3 * i], p.x, 2e-6) << "slot " << i;
     ASSERT_NEAR(s.f(s.pos)[3 * i + 1], p.y, 2e-6) << "slot " << i;
     ASSERT_NEAR(s.f(s.pos)[3 * i + 2], p.z, 2e-6) << "slot " << i;
-    ASSERT_EQ(std::lround(255 * s.f(s.opa)[i]), std::lround(255 * cpu.cloud().opacities[i])) << "slot " << i;  // the same byte
+    ASSERT_EQ(std::lround(255 * s.f(s.opa)[i]), std::lround(255 * cpu.cloud().opacities[i]))
+        << "slot " << i;  // the same byte
     const Cov6& c = cpu.covariances()[i];
     const float scale = std::max({std::fabs(c[0]), std::fabs(c[3]), std::fabs(c[5])});
-    for (size_t k = 0; k < 6; ++k) ASSERT_NEAR(s.f(s.cov)[6 * i + k], c[k], 2e-3f * scale + 1e-12f) << "slot " << i << " element " << k;
+    for (size_t k = 0; k < 6; ++k)
+      ASSERT_NEAR(s.f(s.cov)[6 * i + k], c[k], 2e-3f * scale + 1e-12f) << "slot " << i << " element " << k;
     // Colour bytes: equal, or one step apart where the decoded value sits on a rounding boundary.
-    for (size_t k = 0; k < 3; ++k) ASSERT_NEAR(s.f(s.sh)[3 * i + k], cpu.cloud().sh[3 * i + k], 1.01f / 255.0f / 0.2820948f) << "slot " << i;
+    for (size_t k = 0; k < 3; ++k)
+      ASSERT_NEAR(s.f(s.sh)[3 * i + k], cpu.cloud().sh[3 * i + k], 1.01f / 255.0f / 0.2820948f)
+          << "slot " << i;
     visible += cpu.cloud().opacities[i] > 0;
   }
   EXPECT_GT(visible, n / 2);
@@ -97,8 +103,11 @@ TEST(BundleGpu, EveryPassMatchesTheCpuPerTexel) {
       for (float v : m.frame[k]) scale = std::max(scale, std::fabs(v));
       // The decoders' positions are O(1) in the decoder frame; a device's sin/cos and fused arithmetic move
       // them by ~1e-7, which a finite difference keeps as an absolute error.
-      for (size_t c = 0; c < 9; ++c) ASSERT_NEAR(frame[9 * k + c], m.frame[k][c], 1e-5f * scale + 1e-6f) << "branch " << b << " texel " << k;
-      ASSERT_NEAR(bounds[2 * k + 1], m.bounds[k][1], 1e-6f * m.bounds[k][1]) << "branch " << b << " texel " << k;
+      for (size_t c = 0; c < 9; ++c)
+        ASSERT_NEAR(frame[9 * k + c], m.frame[k][c], 1e-5f * scale + 1e-6f)
+            << "branch " << b << " texel " << k;
+      ASSERT_NEAR(bounds[2 * k + 1], m.bounds[k][1], 1e-6f * m.bounds[k][1])
+          << "branch " << b << " texel " << k;
     }
   }
   // Pass 2 (and the decoders before it) per slot.
@@ -157,10 +166,10 @@ TEST(BundleGpu, GnmRigPosesOnTheGpuSkinnerAsOnTheCpu) {
   SF_REQUIRE_VULKAN(renderer);
   GnmRig rig(fromSkinnedGltf(GltfModel(kOrb + "/head/head.glb")));
   std::vector<float> c(rig.controlNames().size(), 0.0f);
-  c[0] = 0.8f;                 // jawOpen
-  c[1] = 0.5f;                 // cheekPuff
-  c[c.size() - 4] = 0.3f;      // left eye pitch
-  c[c.size() - 1] = -0.2f;     // right eye yaw
+  c[0] = 0.8f;              // jawOpen
+  c[1] = 0.5f;              // cheekPuff
+  c[c.size() - 4] = 0.3f;   // left eye pitch
+  c[c.size() - 1] = -0.2f;  // right eye yaw
   rig.setControls(c);
   std::vector<Vec3> want;
   rig.pose(want);
@@ -173,7 +182,8 @@ TEST(BundleGpu, GnmRigPosesOnTheGpuSkinnerAsOnTheCpu) {
   job.weights0 = s.weights0;
   job.out_positions = got;
   std::vector<anim::MorphTargetView> targets;
-  for (size_t t = 0; t < s.targetCount(); ++t) targets.push_back({s.morph_positions.subspan(t * s.vertexCount(), s.vertexCount()), {}});
+  for (size_t t = 0; t < s.targetCount(); ++t)
+    targets.push_back({s.morph_positions.subspan(t * s.vertexCount(), s.vertexCount()), {}});
   GpuSkinner skinner(renderer->context());
   skinner.run(job, targets, s.morph_weights);
   float err = 0;

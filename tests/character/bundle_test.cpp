@@ -1,5 +1,7 @@
 // Decoder characters: the UV lift against closed forms, bundles of both layouts, the demo bundle's analytic
 // decoders against their formulas, the appearance threshold and latest-only coalescing, expression spaces.
+#include "character/bundle.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -9,7 +11,6 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
-#include "character/bundle.h"
 #include "character/bundle_character.h"
 #include "character/gnm_pack.h"
 #include "character/rig.h"
@@ -28,18 +29,23 @@ const std::string kOrb = std::string(SPLATFORGE_SOURCE_DIR) + "/models/character
 std::map<std::string, std::vector<uint8_t>> bundleFiles(const std::string& dir) {
   std::map<std::string, std::vector<uint8_t>> files;
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) files[std::filesystem::relative(e.path(), dir).generic_string()] = readFile(e.path().string());
+    if (e.is_regular_file())
+      files[std::filesystem::relative(e.path(), dir).generic_string()] = readFile(e.path().string());
   return files;
 }
 
-std::vector<uint8_t> bytesOf(const std::string& s) { return {s.begin(), s.end()}; }
+std::vector<uint8_t> bytesOf(const std::string& s) {
+  return {s.begin(), s.end()};
+}
 
 nlohmann::json sceneOf(const std::map<std::string, std::vector<uint8_t>>& files) {
   const std::vector<uint8_t>& b = files.at("scene.json");
   return nlohmann::json::parse(std::string(b.begin(), b.end()));
 }
 
-Camera frontCamera(float z = 0.6f) { return lookAtCamera({0, 1.6f, z}, {0, 1.6f, 0}, {0, 1, 0}, 40, 256, 256); }
+Camera frontCamera(float z = 0.6f) {
+  return lookAtCamera({0, 1.6f, z}, {0, 1.6f, 0}, {0, 1, 0}, 40, 256, 256);
+}
 
 // ---- the lift's passes on a closed-form position map --------------------------------------------------
 
@@ -61,7 +67,8 @@ struct PlaneLift {
       for (int j = 0; j < w; ++j) {
         const size_t k = static_cast<size_t>(i * w + j);
         geometry[k] = a * static_cast<float>(j);
-        geometry[n + k] = b * static_cast<float>(i) + 0.25f * a * static_cast<float>(j);  // a shear: du = (a, a/4, 0)
+        geometry[n + k] =
+            b * static_cast<float>(i) + 0.25f * a * static_cast<float>(j);  // a shear: du = (a, a/4, 0)
         geometry[2 * n + k] = 0;
       }
     // A quad under the whole map; every texel's triangle from the layout.
@@ -95,7 +102,8 @@ TEST(Lift, UvLayoutCoversTheSquareAndSplitsAtTheDiagonal) {
   const std::vector<uint32_t> layout = rasterizeUvLayout(uvs, two, 8, 8);
   for (int i = 0; i < 8; ++i)
     for (int j = 0; j < 8; ++j) {
-      // Triangle 0 is (0,0), (1,0), (1,1): texel centres with u >= v (the diagonal goes to the first claimant).
+      // Triangle 0 is (0,0), (1,0), (1,1): texel centres with u >= v (the diagonal goes to the first
+      // claimant).
       const uint32_t want = (j + 0.5) >= (i + 0.5) ? 1u : 2u;
       EXPECT_EQ(layout[static_cast<size_t>(i * 8 + j)], want) << i << "," << j;
     }
@@ -150,7 +158,9 @@ TEST(Lift, PassesOnAShearedPlaneMatchTheClosedForm) {
   }
   for (size_t q = 0; q < n; ++q) {
     ASSERT_NE(p.triim[q], 0u) << q;
-    for (int e = 0; e < 6; ++e) EXPECT_NEAR(cov[q][static_cast<size_t>(e)], want[e], 1e-5 * want[0]) << "texel " << q << " element " << e;
+    for (int e = 0; e < 6; ++e)
+      EXPECT_NEAR(cov[q][static_cast<size_t>(e)], want[e], 1e-5 * want[0])
+          << "texel " << q << " element " << e;
     const double x = p.geometry[q], y = p.geometry[n + q];
     EXPECT_NEAR(pos[q].x, x * ws + 1, 1e-6);
     EXPECT_NEAR(pos[q].y, y * ws + 2, 1e-6);
@@ -299,7 +309,10 @@ TEST(Bundle, SchemaVersionOneIsOneFusedBranchThatLooksAlike) {
   }
   manifest["schema_version"] = 2;
   files["export_manifest.json"] = bytesOf(manifest.dump());
-  EXPECT_NE(test::errorOf([&] { loadCharacterBundle(memoryResolver(files, "mem")); }).find("schema_version 2 is not known"), std::string::npos);
+  EXPECT_NE(test::errorOf([&] {
+              loadCharacterBundle(memoryResolver(files, "mem"));
+            }).find("schema_version 2 is not known"),
+            std::string::npos);
 }
 
 TEST(Bundle, MalformedBundlesNameTheFileAndJsonPath) {
@@ -311,8 +324,11 @@ TEST(Bundle, MalformedBundlesNameTheFileAndJsonPath) {
     files["scene.json"] = bytesOf(scene.dump());
     return test::errorOf([&] { loadCharacterBundle(memoryResolver(files, "mem")); });
   };
-  std::string e = refusal([](nlohmann::json& s) { s["branches"]["eyes"]["decoders"]["geom"] = "eyes/missing.onnx"; });
-  EXPECT_NE(e.find("mem:scene.json: branches.eyes.decoders.geom: names mem:eyes/missing.onnx"), std::string::npos) << e;
+  std::string e =
+      refusal([](nlohmann::json& s) { s["branches"]["eyes"]["decoders"]["geom"] = "eyes/missing.onnx"; });
+  EXPECT_NE(e.find("mem:scene.json: branches.eyes.decoders.geom: names mem:eyes/missing.onnx"),
+            std::string::npos)
+      << e;
   e = refusal([](nlohmann::json& s) { s["branches"]["head"]["mesh_glb"] = "../outside.glb"; });
   EXPECT_NE(e.find("branches.head.mesh_glb"), std::string::npos) << e;
   e = refusal([](nlohmann::json& s) { s["order"].push_back("hair"); });
@@ -332,12 +348,17 @@ TEST(Bundle, MalformedBundlesNameTheFileAndJsonPath) {
     scene["rig"]["vertex_count"] = 17821;
     f["scene.json"] = bytesOf(scene.dump());
     EXPECT_EQ(loadCharacterBundle(memoryResolver(f, "mem")).rig.vertex_count, 17821);
-    // A decoder whose declared map does not fit the branch's resolution is refused when the character is made.
+    // A decoder whose declared map does not fit the branch's resolution is refused when the character is
+    // made.
     scene["rig"].erase("vertex_count");
     scene["branches"]["head"]["uv_resolution"] = 64;
     f["scene.json"] = bytesOf(scene.dump());
     e = test::errorOf([&] { BundleCharacter c(loadCharacterBundle(memoryResolver(f, "mem"))); });
-    EXPECT_NE(e.find("output geom_uv is declared [1, 4, 96, 96]; mem:scene.json: branches.head.uv_resolution is 64"), std::string::npos) << e;
+    EXPECT_NE(
+        e.find(
+            "output geom_uv is declared [1, 4, 96, 96]; mem:scene.json: branches.head.uv_resolution is 64"),
+        std::string::npos)
+        << e;
   }
   auto files = base;
   files["scene.json"] = bytesOf("{\"mode\": ");
@@ -358,10 +379,14 @@ TEST(Bundle, BranchMeshRoundTripsAndRefusesBadOffsets) {
   EXPECT_EQ(back.indices, m.indices);
   EXPECT_EQ(back.positions[1].x, 1.0f);
   for (size_t cut = 0; cut < bin.size(); cut += 4)
-    EXPECT_NE(test::errorOf([&] { decodeBranchMesh(jb, std::span(bin).first(cut), "m.json", "m.bin"); }), "") << cut;
+    EXPECT_NE(test::errorOf([&] { decodeBranchMesh(jb, std::span(bin).first(cut), "m.json", "m.bin"); }), "")
+        << cut;
   std::vector<uint8_t> wrong = bin;
   wrong[wrong.size() - 4] = 7;  // index 7 of 3 vertices
-  EXPECT_NE(test::errorOf([&] { decodeBranchMesh(jb, wrong, "m.json", "m.bin"); }).find("m.bin: triangle 0 indexes vertex 7"), std::string::npos);
+  EXPECT_NE(test::errorOf([&] {
+              decodeBranchMesh(jb, wrong, "m.json", "m.bin");
+            }).find("m.bin: triangle 0 indexes vertex 7"),
+            std::string::npos);
 }
 
 // ---- the demo bundle's analytic decoders -------------------------------------------------------------
@@ -376,7 +401,9 @@ HeadBounds headBounds(float jaw) {
   double lo[3] = {1e9, 1e9, 1e9}, hi[3] = {-1e9, -1e9, -1e9};
   for (size_t v = 0; v < p.positions.size(); ++v)
     for (int a = 0; a < 3; ++a) {
-      const double x = (static_cast<double>(p.positions[v][a]) + jaw * static_cast<double>(p.targets[0].positions[v][a]) - (a == 1 ? 1.6 : 0.0)) * 10.0;
+      const double x = (static_cast<double>(p.positions[v][a]) +
+                        jaw * static_cast<double>(p.targets[0].positions[v][a]) - (a == 1 ? 1.6 : 0.0)) *
+                       10.0;
       lo[a] = std::min(lo[a], x);
       hi[a] = std::max(hi[a], x);
     }
@@ -392,7 +419,11 @@ TEST(BundleCharacter, HeadGaussiansMatchTheAnalyticSurface) {
   // The demo bundle with clamps that do not bind, so Sigma = ws^2 F F^T exactly.
   auto files = bundleFiles(kOrb);
   nlohmann::json scene = sceneOf(files);
-  scene["branches"]["head"]["lift"] = {{"scale_mult", 0.6}, {"thickness", 0.15}, {"min_scale", 1e-7}, {"max_scale", 10}, {"triangle_scale", 1000}};
+  scene["branches"]["head"]["lift"] = {{"scale_mult", 0.6},
+                                       {"thickness", 0.15},
+                                       {"min_scale", 1e-7},
+                                       {"max_scale", 10},
+                                       {"triangle_scale", 1000}};
   files["scene.json"] = bytesOf(scene.dump());
   BundleCharacter ch(loadCharacterBundle(memoryResolver(files, "mem")));
   Expression e{"arkit52", std::vector<float>(52, 0.0f)};
@@ -422,9 +453,13 @@ TEST(BundleCharacter, HeadGaussiansMatchTheAnalyticSurface) {
         du[a] = k * (pu1[a] - pu0[a]) / 2;
         dv[a] = k * (pv1[a] - pv0[a]) / 2;
       }
-      const double nx = du[1] * dv[2] - du[2] * dv[1], ny = du[2] * dv[0] - du[0] * dv[2], nz = du[0] * dv[1] - du[1] * dv[0];
+      const double nx = du[1] * dv[2] - du[2] * dv[1], ny = du[2] * dv[0] - du[0] * dv[2],
+                   nz = du[0] * dv[1] - du[1] * dv[0];
       const double nl = std::sqrt(nx * nx + ny * ny + nz * nz);
-      const double t = 0.15 * std::min(std::sqrt(du[0] * du[0] + du[1] * du[1] + du[2] * du[2]), std::sqrt(dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2])) / nl;
+      const double t = 0.15 *
+                       std::min(std::sqrt(du[0] * du[0] + du[1] * du[1] + du[2] * du[2]),
+                                std::sqrt(dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2])) /
+                       nl;
       const double n[3] = {nx * t, ny * t, nz * t};
       const size_t slot = static_cast<size_t>(i * R + j);
       const Vec3 got = ch.cloud().positions[slot];
@@ -439,7 +474,9 @@ TEST(BundleCharacter, HeadGaussiansMatchTheAnalyticSurface) {
         want[q] = ws * ws * (du[r] * du[c] + dv[r] * dv[c] + n[r] * n[c]);
         scale = std::max(scale, std::fabs(want[q]));
       }
-      for (int q = 0; q < 6; ++q) EXPECT_NEAR(ch.covariances()[slot][static_cast<size_t>(q)], want[q], 2e-3 * scale) << i << "," << j << " element " << q;
+      for (int q = 0; q < 6; ++q)
+        EXPECT_NEAR(ch.covariances()[slot][static_cast<size_t>(q)], want[q], 2e-3 * scale)
+            << i << "," << j << " element " << q;
       EXPECT_NEAR(ch.cloud().opacities[slot], opacityByte(4.0f) / 255.0f, 1e-7);
       // Appearance: base (0.85, 0.65, 0.55) x (0.45 + 0.55 relu(-d . S)), d from the camera to the texel.
       const Vec3 eye = cam.position();
@@ -487,7 +524,9 @@ TEST(BundleCharacter, EyesFollowTheGazeWithPitchPositiveDown) {
 TEST(BundleCharacter, TheTwoMillimetreThresholdSkipsPassesOverAScriptedCameraPath) {
   BundleCharacter ch(loadCharacterBundle(directoryResolver(kOrb)));
   // 0.5 mm steps: a pass each time the accumulated move since the last pass exceeds 2 mm (every 5th step).
-  for (int s = 0; s <= 20; ++s) ch.update(lookAtCamera({0.0005f * static_cast<float>(s), 1.6f, 0.6f}, {0.0005f * static_cast<float>(s), 1.6f, 0}, {0, 1, 0}, 40, 256, 256));
+  for (int s = 0; s <= 20; ++s)
+    ch.update(lookAtCamera({0.0005f * static_cast<float>(s), 1.6f, 0.6f},
+                           {0.0005f * static_cast<float>(s), 1.6f, 0}, {0, 1, 0}, 40, 256, 256));
   EXPECT_EQ(ch.counters().updates, 21u);
   EXPECT_EQ(ch.counters().geometry_passes, 1u);
   EXPECT_EQ(ch.counters().appearance_passes, 5u);  // steps 0, 5, 10, 15, 20
@@ -531,9 +570,10 @@ TEST(BundleCharacter, PassesInFlightCoalesceLatestOnly) {
     std::unique_lock lock(m);
     cv.wait(lock, [&] { return started == 1; });
   }
-  for (int s = 1; s <= 6; ++s) ch.update(camAt(0.01f * static_cast<float>(s)), true);  // 6 requests while in flight
+  for (int s = 1; s <= 6; ++s)
+    ch.update(camAt(0.01f * static_cast<float>(s)), true);  // 6 requests while in flight
   EXPECT_EQ(ch.counters().coalesced, 5u);  // each replaced the one before: only the newest waits
-  release();                                // pass 1 completes; the next update starts the newest request
+  release();                               // pass 1 completes; the next update starts the newest request
   {
     std::unique_lock lock(m);
     cv.wait_for(lock, std::chrono::seconds(30), [&] { return started == 1; });
@@ -606,7 +646,8 @@ TEST(BundleCharacter, MemoryReportCountsEveryBranch) {
   EXPECT_EQ(m[0].slots, 96u * 96u);
   EXPECT_EQ(m[1].slots, 48u * 48u);
   EXPECT_EQ(m[0].gpu_bytes, 52u * 96u * 96u);
-  EXPECT_EQ(m[0].decoder_bytes, std::filesystem::file_size(kOrb + "/head/geom.onnx") + std::filesystem::file_size(kOrb + "/head/appr.onnx"));
+  EXPECT_EQ(m[0].decoder_bytes, std::filesystem::file_size(kOrb + "/head/geom.onnx") +
+                                    std::filesystem::file_size(kOrb + "/head/appr.onnx"));
   EXPECT_GT(m[0].resident_bytes, m[0].decoder_bytes);
 }
 

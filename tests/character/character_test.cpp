@@ -2,9 +2,10 @@
 // nearest-triangle search against brute force, bindings.bin round trip and errors, cesium_man as a splat
 // character (every splat stays on the skinned surface at several clip times), and packages (round trip,
 // hash mismatch, missing file, count mismatch).
-#include <sys/stat.h>
+#include "character/character.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <filesystem>
@@ -13,7 +14,6 @@
 #include <set>
 
 #include "character/binding.h"
-#include "character/character.h"
 #include "core/error.h"
 #include "core/sha256.h"
 #include "io/file.h"
@@ -24,7 +24,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Mat3 toMat(const Cov6& c) { return covarianceMatrix(c); }
+Mat3 toMat(const Cov6& c) {
+  return covarianceMatrix(c);
+}
 
 void expectCovNear(const Cov6& a, const Mat3& b, float tol) {
   const Mat3 m = toMat(a);
@@ -53,18 +55,22 @@ Deformed deformOne(const SplatBinding& b, const Vec3 tri[3], std::span<const Mat
 }
 
 TEST(Sha256, KnownVectors) {
-  auto hex = [](const std::string& s) { return sha256Hex({reinterpret_cast<const uint8_t*>(s.data()), s.size()}); };
+  auto hex = [](const std::string& s) {
+    return sha256Hex({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
+  };
   EXPECT_EQ(hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  EXPECT_EQ(hex(std::string(1000000, 'a')), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  EXPECT_EQ(hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
 TEST(Binding, RigidMotionMovesSplatsRigidly) {
   const Vec3 tri[3] = {{0.1f, 0.2f, 0.3f}, {0.5f, 0.25f, 0.2f}, {0.2f, 0.7f, 0.35f}};
   const Vec3 centre{0.3f, 0.35f, 0.42f};  // off the surface
-  const Cov6 cov = covarianceFromScaleRotation({0.05f, 0.02f, 0.01f}, normalize(Quat{0.9f, 0.2f, -0.3f, 0.1f}));
+  const Cov6 cov =
+      covarianceFromScaleRotation({0.05f, 0.02f, 0.01f}, normalize(Quat{0.9f, 0.2f, -0.3f, 0.1f}));
   const SplatBinding b = bindToTriangle(centre, cov, 0, tri[0], tri[1], tri[2]);
   // At rest the binding reproduces the splat.
   Deformed rest = deformOne(b, tri);
@@ -85,7 +91,8 @@ TEST(Binding, StretchScalesTheCovarianceByTheTriangleDeformationGradient) {
   // with the square root of the area).
   const Vec3 tri[3] = {{0, 0, 0}, {0.4f, 0, 0}, {0.1f, 0.3f, 0}};
   const Vec3 centre{0.15f, 0.1f, 0.02f};
-  const Cov6 cov = covarianceFromScaleRotation({0.03f, 0.02f, 0.005f}, normalize(Quat{0.8f, 0.1f, 0.4f, -0.2f}));
+  const Cov6 cov =
+      covarianceFromScaleRotation({0.03f, 0.02f, 0.005f}, normalize(Quat{0.8f, 0.1f, 0.4f, -0.2f}));
   const SplatBinding b = bindToTriangle(centre, cov, 0, tri[0], tri[1], tri[2]);
   for (float s : {0.5f, 1.7f, 3.0f}) {
     Vec3 stretched[3];
@@ -144,8 +151,10 @@ TEST(Binding, NearestTriangleMatchesBruteForce) {
 
 TEST(Binding, BindingsFileRoundTripAndErrors) {
   std::vector<SplatBinding> bs;
-  bs.push_back(bindToTriangle({0.1f, 0.1f, 0.1f}, covarianceFromScaleRotation({0.1f, 0.2f, 0.3f}, Quat{}), 5, {0, 0, 0}, {1, 0, 0}, {0, 1, 0}));
-  bs.push_back(bindToJoints({1, 2, 3}, covarianceFromScaleRotation({0.1f, 0.1f, 0.1f}, Quat{}), {3, 4, 65535, 0}, {0.5f, 0.25f, 0.25f, 0}));
+  bs.push_back(bindToTriangle({0.1f, 0.1f, 0.1f}, covarianceFromScaleRotation({0.1f, 0.2f, 0.3f}, Quat{}), 5,
+                              {0, 0, 0}, {1, 0, 0}, {0, 1, 0}));
+  bs.push_back(bindToJoints({1, 2, 3}, covarianceFromScaleRotation({0.1f, 0.1f, 0.1f}, Quat{}),
+                            {3, 4, 65535, 0}, {0.5f, 0.25f, 0.25f, 0}));
   std::vector<uint8_t> bytes = encodeBindings(bs);
   ASSERT_EQ(bytes.size(), 16 + 2 * kBindingRecordBytes);
   std::vector<SplatBinding> back = decodeBindings(bytes, "b.bin");
@@ -184,7 +193,8 @@ TEST(Character, CesiumManSplatsStayOnTheSkinnedSurface) {
       const uint32_t bt = bd.triangle;
       const float b1 = bd.coords[0], b2 = bd.coords[1], b0 = 1 - b1 - b2;
       ASSERT_GE(std::min({b0, b1, b2}), -1e-4f) << "sampled inside its triangle";
-      const Vec3 on_surface = posed[tris[bt * 3]] * b0 + posed[tris[bt * 3 + 1]] * b1 + posed[tris[bt * 3 + 2]] * b2;
+      const Vec3 on_surface =
+          posed[tris[bt * 3]] * b0 + posed[tris[bt * 3 + 1]] * b1 + posed[tris[bt * 3 + 2]] * b2;
       worst = std::max(worst, length(f.positions[i] - on_surface));
     }
     // Sampled splats lie on their triangle (height 0), so they stay on the skinned surface.
@@ -194,7 +204,8 @@ TEST(Character, CesiumManSplatsStayOnTheSkinnedSurface) {
       Character::Frame rest;
       c.deform(-1, 0, rest);
       float moved = 0;
-      for (size_t i = 0; i < f.positions.size(); ++i) moved = std::max(moved, length(f.positions[i] - rest.positions[i]));
+      for (size_t i = 0; i < f.positions.size(); ++i)
+        moved = std::max(moved, length(f.positions[i] - rest.positions[i]));
       EXPECT_GT(moved, 0.05f);
     }
   }
@@ -208,7 +219,8 @@ TEST(Character, PackagesRefuseSkinsWithExternalFiles) {
     c.savePackage((dir / "p").string());
     FAIL() << "saved a package whose skin needs an external buffer";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("buffers[0] refers to the external file"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("buffers[0] refers to the external file"), std::string::npos)
+        << e.what();
   }
   EXPECT_FALSE(fs::exists(dir / "p")) << "nothing is written when an input is refused";
 }
@@ -235,7 +247,8 @@ TEST(Character, RigPreviewPutsOneGaussianOnEveryVertexAndFollowsTheSkin) {
     size_t best = 0;
     for (size_t k = 1; k < 4; ++k)
       if (prim.weights0[i][k] > prim.weights0[i][best]) best = k;
-    colour_of_joint[prim.joints0[i][best]] = {joints.splats().sh[i * 3], joints.splats().sh[i * 3 + 1], joints.splats().sh[i * 3 + 2]};
+    colour_of_joint[prim.joints0[i][best]] = {joints.splats().sh[i * 3], joints.splats().sh[i * 3 + 1],
+                                              joints.splats().sh[i * 3 + 2]};
   }
   EXPECT_GT(colour_of_joint.size(), 10u);
   std::set<std::array<float, 3>> distinct;

@@ -4,21 +4,22 @@
 // a torso lean not counted), w at from / mid / to, fades and new points against hand-computed values,
 // all-zero weights drawing bit-identically the package without corrective/, enabled = false, character.json's
 // entry, every truncated prefix of the binary files refused, and index.json refused naming the JSON path.
+#include "character/corrective.h"
+
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "character/character.h"
-#include "character/corrective.h"
+#include "character/gltf_bytes.h"
 #include "character/world.h"
 #include "core/error.h"
 #include "core/sha256.h"
 #include "io/file.h"
-#include "character/gltf_bytes.h"
 #include "support/test_support.h"
 
 namespace sf::character {
@@ -32,7 +33,8 @@ constexpr float kPi = 3.14159265358979f;
 using test::GltfBytes;
 
 // Nodes: 0 body (mesh, skin), 1 spine at (0, 1, 0), 2 upperarm_l at (0.2, 1.4, 0), 3 lowerarm_l 0.3 m below
-// it, 4 upperarm_r at (-0.2, 1.4, 0), 5 lowerarm_r. Skin joints [1, 2, 3, 4, 5]; the quad is weighted to the spine.
+// it, 4 upperarm_r at (-0.2, 1.4, 0), 5 lowerarm_r. Skin joints [1, 2, 3, 4, 5]; the quad is weighted to the
+// spine.
 std::string writeBodyGltf(const fs::path& dir) {
   GltfBytes g;
   const Vec3 quad[4] = {{-0.15f, 0.9f, 0}, {0.15f, 0.9f, 0}, {0.15f, 1.5f, 0}, {-0.15f, 1.5f, 0}};
@@ -68,7 +70,10 @@ std::string writeBodyGltf(const fs::path& dir) {
                 {{"name", "lowerarm_l"}, {"translation", {0, -0.3, 0}}},
                 {{"name", "upperarm_r"}, {"translation", {-0.2, 0.4, 0}}, {"children", {5}}},
                 {{"name", "lowerarm_r"}, {"translation", {0, -0.3, 0}}}}},
-              {"meshes", {{{"primitives", {{{"attributes", {{"POSITION", pos}, {"JOINTS_0", jnt}, {"WEIGHTS_0", wgt}}}, {"indices", ind}}}}}}},
+              {"meshes",
+               {{{"primitives",
+                  {{{"attributes", {{"POSITION", pos}, {"JOINTS_0", jnt}, {"WEIGHTS_0", wgt}}},
+                    {"indices", ind}}}}}}},
               {"skins", {{{"joints", {1, 2, 3, 4, 5}}, {"inverseBindMatrices", inv}}}},
               {"animations",
                {{{"name", "raise"},
@@ -76,7 +81,9 @@ std::string writeBodyGltf(const fs::path& dir) {
                  {"samplers", {{{"input", in}, {"output", out}, {"interpolation", "LINEAR"}}}}}}},
               {"accessors", g.accessors},
               {"bufferViews", g.views},
-              {"buffers", {{{"byteLength", g.bin.size()}, {"uri", "data:application/octet-stream;base64," + test::encodeBase64(g.bin)}}}}};
+              {"buffers",
+               {{{"byteLength", g.bin.size()},
+                 {"uri", "data:application/octet-stream;base64," + test::encodeBase64(g.bin)}}}}};
   const std::string path = (dir / "body.gltf").string();
   std::ofstream(path) << doc.dump();
   return path;
@@ -86,8 +93,10 @@ std::string writeBodyGltf(const fs::path& dir) {
 GaussianCloud torsoSplats() {
   GaussianCloud c;
   c.resize(4, 0);
-  const Vec3 at[4] = {{-0.05f, 1.0f, 0.001f}, {0.05f, 1.0f, 0.001f}, {-0.05f, 1.4f, 0.001f}, {0.05f, 1.4f, 0.001f}};
-  for (size_t i = 0; i < 4; ++i) c.positions[i] = at[i], c.scales[i] = {0.02f, 0.02f, 0.002f}, c.opacities[i] = 0.8f;
+  const Vec3 at[4] = {
+      {-0.05f, 1.0f, 0.001f}, {0.05f, 1.0f, 0.001f}, {-0.05f, 1.4f, 0.001f}, {0.05f, 1.4f, 0.001f}};
+  for (size_t i = 0; i < 4; ++i)
+    c.positions[i] = at[i], c.scales[i] = {0.02f, 0.02f, 0.002f}, c.opacities[i] = 0.8f;
   return c;
 }
 
@@ -151,7 +160,9 @@ Character::Frame posed(const Character& c, float left, float right, float lean =
   return f;
 }
 
-bool sameBits(const void* a, const void* b, size_t bytes) { return std::memcmp(a, b, bytes) == 0; }
+bool sameBits(const void* a, const void* b, size_t bytes) {
+  return std::memcmp(a, b, bytes) == 0;
+}
 
 TEST(Corrective, DriveAngleOfKnownArmPoses) {
   const Packages p = writePackages("CorrectiveAngle");
@@ -199,10 +210,10 @@ TEST(Corrective, FadesAndNewPointsAgainstHandComputedValues) {
   // Left at 160 degrees (w = 1), right at 120 (w = 0.5).
   const Character::Frame f = posed(c, 160, 120);
   ASSERT_EQ(f.opacities.size(), 4u);
-  EXPECT_NEAR(f.opacities[0], 0.8f, 1e-6f);                    // fade 1: 0.8 (1 - 1 * 0)
-  EXPECT_NEAR(f.opacities[1], 0.8f * 0.25f, 1e-6f);            // 0.8 (1 - 1 * 0.75)
+  EXPECT_NEAR(f.opacities[0], 0.8f, 1e-6f);                      // fade 1: 0.8 (1 - 1 * 0)
+  EXPECT_NEAR(f.opacities[1], 0.8f * 0.25f, 1e-6f);              // 0.8 (1 - 1 * 0.75)
   EXPECT_NEAR(f.opacities[2], 0.8f * (1 - 0.5f * 0.5f), 1e-4f);  // side 1, w 0.5, fade 0.5
-  EXPECT_NEAR(f.opacities[3], 0.8f * 0.5f, 1e-4f);             // fade 0
+  EXPECT_NEAR(f.opacities[3], 0.8f * 0.5f, 1e-4f);               // fade 0
   ASSERT_EQ(f.parts.size(), 1u);
   const Character::Part& part = f.parts[0];
   EXPECT_EQ(part.name, "corrective arms_up");
@@ -241,7 +252,8 @@ TEST(Corrective, AllZeroWeightsDrawTheFrameOfThePackageWithout) {
     EXPECT_FALSE(ob[0].dynamic);
     const ImageRGBA ia = renderCpu(oa, cam, RenderSettings{}), ib = renderCpu(ob, cam, RenderSettings{});
     ASSERT_EQ(ia.pixels.size(), ib.pixels.size());
-    EXPECT_TRUE(sameBits(ia.pixels.data(), ib.pixels.data(), ia.pixels.size() * sizeof(float))) << "t = " << t;
+    EXPECT_TRUE(sameBits(ia.pixels.data(), ib.pixels.data(), ia.pixels.size() * sizeof(float)))
+        << "t = " << t;
     const std::vector<RenderObject> gpu = b.renderObjects(true);
     ASSERT_EQ(gpu.size(), 1u);
     EXPECT_NE(gpu[0].deform, nullptr) << "zero weights keep the GPU deform path";
@@ -255,7 +267,8 @@ TEST(Corrective, AllZeroWeightsDrawTheFrameOfThePackageWithout) {
   EXPECT_TRUE(active[1].dynamic);
   EXPECT_TRUE(active[1].validate().empty());
   EXPECT_LT(active[0].cloud->opacities[1], 0.8f);
-  const ImageRGBA ia = renderCpu(a.renderObjects(false), cam, RenderSettings{}), ib = renderCpu(b.renderObjects(false), cam, RenderSettings{});
+  const ImageRGBA ia = renderCpu(a.renderObjects(false), cam, RenderSettings{}),
+                  ib = renderCpu(b.renderObjects(false), cam, RenderSettings{});
   EXPECT_FALSE(sameBits(ia.pixels.data(), ib.pixels.data(), ia.pixels.size() * sizeof(float)));
   // enabled = false: the package without the folder, at 160 degrees too.
   Character off = Character::loadPackage(p.with);
@@ -281,17 +294,25 @@ TEST(Corrective, CharacterJsonEntryAndInfo) {
   ASSERT_NE(c.corrective(), nullptr);
   EXPECT_FALSE(c.enabledParts().corrective);
   const std::string text = describeParts(c, false);
-  EXPECT_NE(text.find("corrective:  arms_up: 2 new points (disabled); left 0.00 deg at rest (file 0.00), weight 0.00 (90.00 to 150.00 deg); right 0.00"),
+  EXPECT_NE(text.find("corrective:  arms_up: 2 new points (disabled); left 0.00 deg at rest (file 0.00), "
+                      "weight 0.00 (90.00 to 150.00 deg); right 0.00"),
             std::string::npos)
       << text;
-  EXPECT_NE(describeParts(c, true).find("\"weight_at_rest\":0.0"), std::string::npos) << describeParts(c, true);
+  EXPECT_NE(describeParts(c, true).find("\"weight_at_rest\":0.0"), std::string::npos)
+      << describeParts(c, true);
   root["corrective"]["sha256"] = "00";
   std::ofstream(json) << root.dump(2);
-  EXPECT_NE(test::errorOf([&] { Character::loadPackage(p.with); }).find("character.json: corrective: " + (fs::path(p.with) / "fix/index.json").string() + ": SHA-256"),
-            std::string::npos);
+  EXPECT_NE(
+      test::errorOf([&] {
+        Character::loadPackage(p.with);
+      }).find("character.json: corrective: " + (fs::path(p.with) / "fix/index.json").string() + ": SHA-256"),
+      std::string::npos);
   root["corrective"] = {{"index", "../elsewhere.json"}};
   std::ofstream(json) << root.dump(2);
-  EXPECT_NE(test::errorOf([&] { Character::loadPackage(p.with); }).find("character.json: corrective.index: '../elsewhere.json' must be"), std::string::npos);
+  EXPECT_NE(test::errorOf([&] {
+              Character::loadPackage(p.with);
+            }).find("character.json: corrective.index: '../elsewhere.json' must be"),
+            std::string::npos);
 }
 
 TEST(Corrective, EveryTruncatedPrefixOfTheBinaryFilesIsRefused) {
@@ -300,14 +321,30 @@ TEST(Corrective, EveryTruncatedPrefixOfTheBinaryFilesIsRefused) {
   ASSERT_EQ(fb.size(), 8u);
   EXPECT_EQ(decodeFade(fb, "fade.bin", 4), fade);
   for (size_t n = 0; n < fb.size(); ++n)
-    EXPECT_EQ(test::errorOf([&] { decodeFade(std::span(fb).first(n), "fade.bin", 4); }).rfind("fade.bin: byte ", 0), 0u) << n;
+    EXPECT_EQ(
+        test::errorOf([&] { decodeFade(std::span(fb).first(n), "fade.bin", 4); }).rfind("fade.bin: byte ", 0),
+        0u)
+        << n;
   for (size_t n = 0; n < sides.size(); ++n)
-    EXPECT_EQ(test::errorOf([&] { decodeSides(std::span(sides).first(n), "side.bin", 4); }).rfind("side.bin: byte ", 0), 0u) << n;
-  EXPECT_NE(test::errorOf([&] { decodeFade(fb, "fade.bin", 3); }).find("fade.bin: byte 6: 3 values need 6 bytes, the file has 8 (trailing bytes)"), std::string::npos);
+    EXPECT_EQ(test::errorOf([&] {
+                decodeSides(std::span(sides).first(n), "side.bin", 4);
+              }).rfind("side.bin: byte ", 0),
+              0u)
+        << n;
+  EXPECT_NE(test::errorOf([&] {
+              decodeFade(fb, "fade.bin", 3);
+            }).find("fade.bin: byte 6: 3 values need 6 bytes, the file has 8 (trailing bytes)"),
+            std::string::npos);
   std::vector<uint8_t> bad = fb;
   bad[5] = 0x7c;  // value 2 becomes infinity
-  EXPECT_NE(test::errorOf([&] { decodeFade(bad, "fade.bin", 4); }).find("fade.bin: byte 4: splat 2: fade inf is not an opacity factor"), std::string::npos);
-  EXPECT_NE(test::errorOf([&] { decodeSides(std::vector<uint8_t>{0, 2}, "side.bin", 2); }).find("side.bin: byte 1: splat 1: side 2"), std::string::npos);
+  EXPECT_NE(test::errorOf([&] {
+              decodeFade(bad, "fade.bin", 4);
+            }).find("fade.bin: byte 4: splat 2: fade inf is not an opacity factor"),
+            std::string::npos);
+  EXPECT_NE(test::errorOf([&] {
+              decodeSides(std::vector<uint8_t>{0, 2}, "side.bin", 2);
+            }).find("side.bin: byte 1: splat 1: side 2"),
+            std::string::npos);
 
   // Through the reader: every prefix of each of the five files (the index without hashes, so the decoders
   // see the short files), each refused naming the file.

@@ -2,10 +2,9 @@
 // buffer views and accessors, for the tests to place in a glTF document (as a base64 data URI).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 namespace sf::test {
@@ -19,7 +18,8 @@ struct GltfBytes {
     bin.insert(bin.end(), static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + bytes);
     while (bin.size() % 4) bin.push_back(0);
     views.push_back({{"buffer", 0}, {"byteOffset", at}, {"byteLength", bytes}});
-    accessors.push_back({{"bufferView", views.size() - 1}, {"componentType", component}, {"count", count}, {"type", type}});
+    accessors.push_back(
+        {{"bufferView", views.size() - 1}, {"componentType", component}, {"count", count}, {"type", type}});
     return static_cast<int>(accessors.size() - 1);
   }
 };

@@ -23,17 +23,20 @@ std::shared_ptr<const Character> lamCharacter(const std::string& dir) {
   static std::shared_ptr<const Character> cached;
   if (!cached) {
     GaussianCloud ply = loadSplats(dir + "/offset.ply").cloud;
-    cached = std::make_shared<Character>(Character::bindPerVertex(std::make_shared<GltfModel>(dir + "/skin.glb"), ply, 0.0f, true));
+    cached = std::make_shared<Character>(
+        Character::bindPerVertex(std::make_shared<GltfModel>(dir + "/skin.glb"), ply, 0.0f, true));
   }
   return cached;
 }
 
-#define SF_REQUIRE_LAM(var)                                                         \
-  SF_REQUIRE_ASSET(lam_ply_, "characters/lam_avatar/offset.ply");                   \
-  SF_REQUIRE_ASSET(lam_glb_, "characters/lam_avatar/skin.glb");                     \
+#define SF_REQUIRE_LAM(var)                                       \
+  SF_REQUIRE_ASSET(lam_ply_, "characters/lam_avatar/offset.ply"); \
+  SF_REQUIRE_ASSET(lam_glb_, "characters/lam_avatar/skin.glb");   \
   std::shared_ptr<const Character> var = lamCharacter(test::assetsDir() + "/characters/lam_avatar")
 
-Camera faceCamera(int size = 160) { return lookAtCamera({0, 1.65f, 0.55f}, {0, 1.62f, 0}, {0, 1, 0}, 40, size, size); }
+Camera faceCamera(int size = 160) {
+  return lookAtCamera({0, 1.65f, 0.55f}, {0, 1.62f, 0}, {0, 1, 0}, 40, size, size);
+}
 
 Expression arkit(std::initializer_list<std::pair<const char*, float>> named) {
   Expression e{"arkit52", std::vector<float>(52, 0.0f)};
@@ -76,15 +79,18 @@ TEST(LamAvatar, RestPoseRendersLikeTheAlignedStaticCloud) {
   RenderObject animated(&lam->splats(), to_world, rest.positions, rest.covariances);
   RenderObject still(&lam->splats(), Mat4{});
   const Camera cam = faceCamera();
-  ImageDiff d = compareImages(renderCpu({&animated, 1}, cam, RenderSettings{}), renderCpu({&still, 1}, cam, RenderSettings{}));
-  std::printf("LAM rest pose vs the static aligned cloud: PSNR %.2f dB, %.3f%% pixels over 2/255\n", d.psnr, 100 * d.fraction_over);
+  ImageDiff d = compareImages(renderCpu({&animated, 1}, cam, RenderSettings{}),
+                              renderCpu({&still, 1}, cam, RenderSettings{}));
+  std::printf("LAM rest pose vs the static aligned cloud: PSNR %.2f dB, %.3f%% pixels over 2/255\n", d.psnr,
+              100 * d.fraction_over);
   EXPECT_GE(d.psnr, 50.0);
 }
 
 TEST(LamAvatar, JawOpenAndEyeBlinkMoveTheRightSplats) {
   SF_REQUIRE_LAM(lam);
   const GltfPrimitive& prim = lam->model().primitiveOf(static_cast<size_t>(lam->boundDraw()));
-  const GltfMesh& mesh = lam->model().document().meshes[static_cast<size_t>(lam->model().drawInfo(static_cast<size_t>(lam->boundDraw())).mesh)];
+  const GltfMesh& mesh = lam->model().document().meshes[static_cast<size_t>(
+      lam->model().drawInfo(static_cast<size_t>(lam->boundDraw())).mesh)];
   auto targetDelta = [&](const char* name, size_t v) {
     for (size_t t = 0; t < mesh.target_names.size(); ++t)
       if (mesh.target_names[t] == name) return length(prim.targets[t].positions[v]);
@@ -103,11 +109,15 @@ TEST(LamAvatar, JawOpenAndEyeBlinkMoveTheRightSplats) {
       float tri_delta = 0;
       for (size_t k = 0; k < 3; ++k) tri_delta = std::max(tri_delta, targetDelta(name, tris[t * 3 + k]));
       if (tri_delta == 0) still_max = std::max(still_max, d[i]), ++still;
-      if (targetDelta(name, i) > 0.002f) moved_max = std::max(moved_max, d[i]), moved_x += prim.positions[i].x, ++moved;
+      if (targetDelta(name, i) > 0.002f)
+        moved_max = std::max(moved_max, d[i]), moved_x += prim.positions[i].x, ++moved;
     }
-    std::printf("%s: %zu splats at vertices moved > 2 mm by the target (max displacement %.1f mm, mean x %+.1f mm); %zu splats on "
-                "unmoved triangles (max displacement %.2e m)\n",
-                name, moved, moved_max * 1e3, moved ? moved_x / static_cast<double>(moved) * 1e3 : 0.0, still, still_max);
+    std::printf(
+        "%s: %zu splats at vertices moved > 2 mm by the target (max displacement %.1f mm, mean x %+.1f mm); "
+        "%zu splats on "
+        "unmoved triangles (max displacement %.2e m)\n",
+        name, moved, moved_max * 1e3, moved ? moved_x / static_cast<double>(moved) * 1e3 : 0.0, still,
+        still_max);
     ASSERT_GT(moved, 10u);
     EXPECT_GT(moved_max, 0.004f);
     EXPECT_GT(still, 10000u);  // most of the head is far from the mouth and the eyelid
@@ -136,9 +146,11 @@ TEST(LamAvatar, LookAtAimsTheHeadWithinLimitsAndTheEyesTakeTheRest) {
   Character::Frame f;
   a.evaluate(f, true);
   const Vec3 fwd = headForward(f).second;
-  const float err = std::acos(std::clamp(dot(fwd, normalize(target - headForward(f).first)), -1.0f, 1.0f)) * 57.2958f;
-  std::printf("look-at within limits: yaw %.1f, pitch %.1f deg applied; head forward off target by %.2f deg\n", a.lastAim().yaw,
-              a.lastAim().pitch, err);
+  const float err =
+      std::acos(std::clamp(dot(fwd, normalize(target - headForward(f).first)), -1.0f, 1.0f)) * 57.2958f;
+  std::printf(
+      "look-at within limits: yaw %.1f, pitch %.1f deg applied; head forward off target by %.2f deg\n",
+      a.lastAim().yaw, a.lastAim().pitch, err);
   EXPECT_LT(err, 2.0f);
   EXPECT_EQ(a.lastAim().eye_yaw, 0.0f);
   // Far to the side: the head stops at the yaw limit and the eyes take the residual through the gaze
@@ -167,8 +179,9 @@ TEST(LamAvatar, RetargetedClipsPlayOnTheSplats) {
   for (float t : {0.5f, 1.5f}) {
     c.deform(hello, t, f);
     for (size_t i = 0; i < f.positions.size(); ++i)
-      moved = std::max(moved, length(transformPoint(c.model().meshToModel(f.pose, draw), f.positions[i]) -
-                                     transformPoint(c.model().meshToModel(rest.pose, draw), rest.positions[i])));
+      moved =
+          std::max(moved, length(transformPoint(c.model().meshToModel(f.pose, draw), f.positions[i]) -
+                                 transformPoint(c.model().meshToModel(rest.pose, draw), rest.positions[i])));
   }
   std::printf("LAM 'hello' clip: largest splat displacement from rest %.1f mm\n", moved * 1e3);
   EXPECT_GT(moved, 0.01f);
@@ -265,7 +278,8 @@ TEST(CharacterContracts, CommandsPlaceholderAndErrors) {
     w.execute(bad);
     FAIL() << "wrong expression space accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("scene.json: script[4] (set-expression)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("scene.json: script[4] (set-expression)"), std::string::npos)
+        << e.what();
     EXPECT_NE(std::string(e.what()).find("'arkit52' refused"), std::string::npos) << e.what();
   }
   bad.command = "dance";

@@ -6,22 +6,23 @@
 // prefix of mouth_hidden.bin, teeth.bin and mouth_meshes.bin and bad records refused with file, offset and
 // reason; teeth.json refused naming the JSON path; the mouth's meshes placed on their triangles, masked by
 // the lip opening with the soft rim and drawn lit from the camera through the world.
+#include "character/mouth.h"
+
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "character/character.h"
 #include "character/corrective.h"
-#include "character/mouth.h"
+#include "character/gltf_bytes.h"
 #include "character/world.h"
 #include "core/error.h"
 #include "io/file.h"
 #include "io/image_io.h"
-#include "character/gltf_bytes.h"
 #include "support/test_support.h"
 
 namespace sf::character {
@@ -36,8 +37,10 @@ using test::GltfBytes;
 
 // Vertices: 0-2 the head triangle (z = -10 mm), 3/4 the upper lip (left, right), 5/6 the lower lip,
 // 7-9 the jaw triangle. Morph target 0 moves 3, 4 up by 0.5 mm, 5, 6 down by 0.5 mm and 7-9 down by 1 mm.
-const Vec3 kVertices[10] = {{-0.05f, -0.05f, -0.01f}, {0.05f, -0.05f, -0.01f}, {0, 0.05f, -0.01f},   {-0.01f, 0.001f, 0.01f},
-                            {0.01f, 0.001f, 0.01f},   {-0.01f, -0.001f, 0.01f}, {0.01f, -0.001f, 0.01f}, {-0.02f, -0.02f, 0},
+const Vec3 kVertices[10] = {{-0.05f, -0.05f, -0.01f}, {0.05f, -0.05f, -0.01f},
+                            {0, 0.05f, -0.01f},       {-0.01f, 0.001f, 0.01f},
+                            {0.01f, 0.001f, 0.01f},   {-0.01f, -0.001f, 0.01f},
+                            {0.01f, -0.001f, 0.01f},  {-0.02f, -0.02f, 0},
                             {0.02f, -0.02f, 0},       {0, -0.03f, 0}};
 const uint32_t kIndices[12] = {0, 1, 2, 3, 5, 4, 4, 5, 6, 7, 8, 9};
 
@@ -62,12 +65,17 @@ std::string writeFaceGltf(const fs::path& dir) {
               {"scenes", {{{"nodes", {0, 1}}}}},
               {"nodes", {{{"name", "face"}, {"mesh", 0}, {"skin", 0}}, {{"name", "head"}}}},
               {"meshes",
-               {{{"primitives", {{{"attributes", {{"POSITION", pos}, {"JOINTS_0", jnt}, {"WEIGHTS_0", wgt}}}, {"indices", idx}, {"targets", {{{"POSITION", dlt}}}}}}},
+               {{{"primitives",
+                  {{{"attributes", {{"POSITION", pos}, {"JOINTS_0", jnt}, {"WEIGHTS_0", wgt}}},
+                    {"indices", idx},
+                    {"targets", {{{"POSITION", dlt}}}}}}},
                  {"weights", {0}}}}},
               {"skins", {{{"joints", {1}}, {"inverseBindMatrices", inv}}}},
               {"accessors", g.accessors},
               {"bufferViews", g.views},
-              {"buffers", {{{"byteLength", g.bin.size()}, {"uri", "data:application/octet-stream;base64," + test::encodeBase64(g.bin)}}}}};
+              {"buffers",
+               {{{"byteLength", g.bin.size()},
+                 {"uri", "data:application/octet-stream;base64," + test::encodeBase64(g.bin)}}}}};
   const std::string path = (dir / "face.gltf").string();
   std::ofstream(path) << doc.dump();
   return path;
@@ -96,7 +104,10 @@ MouthHidden hiddenOf() {
 
 // The mouth bag: a 30 x 16 mm quad on the head triangle, 5 mm in front of it (z = -5 mm, between the head
 // and the lips at z = +10 mm), corners (+-15, +-8) mm.
-const Vec3 kBagCorners[4] = {{-0.015f, -0.008f, -0.005f}, {0.015f, -0.008f, -0.005f}, {0.015f, 0.008f, -0.005f}, {-0.015f, 0.008f, -0.005f}};
+const Vec3 kBagCorners[4] = {{-0.015f, -0.008f, -0.005f},
+                             {0.015f, -0.008f, -0.005f},
+                             {0.015f, 0.008f, -0.005f},
+                             {-0.015f, 0.008f, -0.005f}};
 
 MouthMesh bagMesh() {
   MouthMesh m;
@@ -152,7 +163,9 @@ Character::Frame frameAt(const Character& c, float w, Quat head = {}) {
   return f;
 }
 
-bool sameBits(const void* a, const void* b, size_t bytes) { return std::memcmp(a, b, bytes) == 0; }
+bool sameBits(const void* a, const void* b, size_t bytes) {
+  return std::memcmp(a, b, bytes) == 0;
+}
 
 // The expression (the bound mesh's one morph target) that parts the lips by `mm` millimetres.
 Expression lipsApart(float mm) {
@@ -168,7 +181,9 @@ std::vector<uint8_t> patchedU32(std::vector<uint8_t> bytes, size_t at, uint32_t 
   return bytes;
 }
 
-float sizeOf(const Cov6& c, int k) { return decomposeCovariance(c).scale[k]; }
+float sizeOf(const Cov6& c, int k) {
+  return decomposeCovariance(c).scale[k];
+}
 
 TEST(Mouth, SmoothstepAndTheHiddenRamp) {
   EXPECT_EQ(smoothstep(0.0005f, 0.002f, 0.0f), 0.0f);
@@ -192,7 +207,8 @@ TEST(Mouth, HiddenPointsAgainstHandComputedValues) {
   EXPECT_TRUE(f.opacities.empty());
   EXPECT_TRUE(f.parts.empty()) << "no teeth with closed lips";
   EXPECT_NEAR(length(f.positions[0] - Vec3{-0.01f, 0, 0.01f}), 0.0f, 1e-7f);
-  for (size_t i = 1; i < 4; ++i) EXPECT_TRUE(sameBits(&f.positions[i], &base.positions[i], sizeof(Vec3))) << i;
+  for (size_t i = 1; i < 4; ++i)
+    EXPECT_TRUE(sameBits(&f.positions[i], &base.positions[i], sizeof(Vec3))) << i;
   EXPECT_TRUE(sameBits(f.covariances.data(), base.covariances.data(), 4 * sizeof(Cov6)));
 
   // gap 1 mm: ramp 7/27; the plug goes back 3 mm * smoothstep(0, 2, 1) + 1/4 mm = 1.75 mm.
@@ -228,7 +244,8 @@ TEST(Mouth, HiddenPointsAgainstHandComputedValues) {
   f = frameAt(mouth, 1, turn);
   EXPECT_NEAR(lipGap(mouth, f, {0, 1, 0}, 3, 5), kMm, 1e-6f);
   EXPECT_NEAR(f.opacities[0], 0.8f * (1 - ramp1), 1e-5f);
-  EXPECT_NEAR(length(f.positions[0] - Vec3{-0.01f, -(0.01f - 1.75f * kMm), 0}), 0.0f, 1e-6f) << "pushed back along the turned forward";
+  EXPECT_NEAR(length(f.positions[0] - Vec3{-0.01f, -(0.01f - 1.75f * kMm), 0}), 0.0f, 1e-6f)
+      << "pushed back along the turned forward";
 }
 
 TEST(Mouth, TeethFollowTheirTrianglesAndShowOnceTheLipsPart) {
@@ -287,12 +304,14 @@ TEST(Mouth, RimMaskPerSplatInPixels) {
   for (int width : {1024, 2048}) {
     teeth.opacities = {1, 1, 1, 1};
     Camera cam;
-    cam.width = width, cam.height = 1024, cam.fx = cam.fy = 1000, cam.cx = static_cast<float>(width) / 2, cam.cy = 512;
+    cam.width = width, cam.height = 1024, cam.fx = cam.fy = 1000, cam.cx = static_cast<float>(width) / 2,
+    cam.cy = 512;
     applyTeethRim(teeth, cam, Mat4{});
     EXPECT_NEAR(teeth.opacities[0], width == 1024 ? 0.5f : 0.15625f, 1e-4f) << width;
     EXPECT_EQ(teeth.opacities[1], 1.0f) << "100 px inside";
     EXPECT_EQ(teeth.opacities[2], 0.0f) << "outside the opening";
-    EXPECT_NEAR(teeth.opacities[3], width == 1024 ? 0.15625f : smoothstep(0, 20, 2.5f), 1e-4f) << "2.5 px inside";
+    EXPECT_NEAR(teeth.opacities[3], width == 1024 ? 0.15625f : smoothstep(0, 20, 2.5f), 1e-4f)
+        << "2.5 px inside";
   }
 }
 
@@ -336,12 +355,16 @@ TEST(Mouth, PackageEntriesAndInfo) {
   EXPECT_FALSE(c.enabledParts().mouth_hidden);
   EXPECT_TRUE(c.enabledParts().teeth);
   const std::string text = describeParts(c, false);
-  EXPECT_NE(text.find("mouth:       3 hidden splats: 1 plugs, 1 inside points, 1 lip band (disabled)"), std::string::npos) << text;
+  EXPECT_NE(text.find("mouth:       3 hidden splats: 1 plugs, 1 inside points, 1 lip band (disabled)"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("teeth:       2 splats, 2 lip pairs"), std::string::npos) << text;
   EXPECT_NE(describeParts(c, true).find("\"lip_pairs\":2"), std::string::npos) << describeParts(c, true);
   root["mouthHidden"] = {{"file", "mouth_hidden.bin"}, {"sha256", "00"}};
   std::ofstream(json) << root.dump(2);
-  EXPECT_NE(test::errorOf([&] { Character::loadPackage((p.dir / "mouth").string()); }).find("mouthHidden: " + (p.dir / "mouth/mouth_hidden.bin").string() + ": SHA-256"),
+  EXPECT_NE(test::errorOf([&] {
+              Character::loadPackage((p.dir / "mouth").string());
+            }).find("mouthHidden: " + (p.dir / "mouth/mouth_hidden.bin").string() + ": SHA-256"),
             std::string::npos);
 }
 
@@ -353,7 +376,8 @@ TEST(Mouth, HiddenFileRefusesEveryTruncationAndBadRecords) {
   EXPECT_EQ(back.splats[2].kind, HiddenKind::kLipBand);
   EXPECT_EQ(back.splats[1].lower, 6u);
   for (size_t n = 0; n < bytes.size(); ++n) {
-    const std::string why = test::errorOf([&] { decodeMouthHidden(std::span(bytes).first(n), "m.bin", 4, 10); });
+    const std::string why =
+        test::errorOf([&] { decodeMouthHidden(std::span(bytes).first(n), "m.bin", 4, 10); });
     EXPECT_EQ(why.rfind("m.bin: byte ", 0), 0u) << "prefix " << n << ": " << why;
   }
   auto withU32 = [&](size_t at, uint32_t v) { return patchedU32(bytes, at, v); };
@@ -365,7 +389,8 @@ TEST(Mouth, HiddenFileRefusesEveryTruncationAndBadRecords) {
   expectError(withU32(36 + 16 + 4, 7), "m.bin: byte 56: record 1: kind 7 unknown");
   expectError(withU32(36 + 32, 4), "m.bin: byte 68: record 2: row 4 but the package has 4 splats");
   expectError(withU32(36 + 32, 0), "record 2: row 0 listed twice");
-  expectError(withU32(36 + 12, 10), "m.bin: byte 48: record 0: lower lip vertex 10 but the bound mesh has 10 vertices");
+  expectError(withU32(36 + 12, 10),
+              "m.bin: byte 48: record 0: lower lip vertex 10 but the bound mesh has 10 vertices");
   expectError(withU32(36 + 12, 3), "record 0: the upper and lower lip vertex are the same");
   expectError(withU32(12, 0x7fc00000u), "m.bin: byte 12: head up must be a finite, non-zero vector");
   std::vector<uint8_t> wrong = bytes;
@@ -382,11 +407,16 @@ TEST(Mouth, TeethFilesRefuseTruncationBadRecordsAndBadJson) {
     const std::string why = test::errorOf([&] { decodeTeethPoints(std::span(bytes).first(n), "t.bin", 4); });
     EXPECT_EQ(why.rfind("t.bin: byte ", 0), 0u) << "prefix " << n << ": " << why;
   }
-  EXPECT_NE(test::errorOf([&] { decodeTeethPoints(bytes, "t.bin", 3); }).find("t.bin: byte 36: record 1: triangle 3 but the bound mesh has 3"), std::string::npos);
+  EXPECT_NE(test::errorOf([&] {
+              decodeTeethPoints(bytes, "t.bin", 3);
+            }).find("t.bin: byte 36: record 1: triangle 3 but the bound mesh has 3"),
+            std::string::npos);
   std::vector<uint8_t> bad = bytes;
   const float two = 2;
   std::memcpy(&bad[12 + 4], &two, 4);
-  EXPECT_NE(test::errorOf([&] { decodeTeethPoints(bad, "t.bin", 4); }).find("t.bin: byte 16: record 0: barycentrics must be finite and sum to 1"),
+  EXPECT_NE(test::errorOf([&] {
+              decodeTeethPoints(bad, "t.bin", 4);
+            }).find("t.bin: byte 16: record 0: barycentrics must be finite and sum to 1"),
             std::string::npos);
 
   const Package p = writePackages("MouthTeethJson");
@@ -516,7 +546,9 @@ TEST(Mouth, MouthMeshFileRefusesTruncationAndBadRecords) {
   };
   expectError(with(8, 0), "mm.bin: byte 8: 0 meshes (expected 1 to 16)");
   expectError(with(12, 0x40000000u), "mm.bin: byte 12: mesh 0: 1073741824 vertices (expected 3 to 1048576)");
-  expectError(with(12, 1000), "mm.bin: byte 36: mesh 0: 1000 vertices and 2 triangles need 24024 bytes, 120 are left (truncated)");
+  expectError(
+      with(12, 1000),
+      "mm.bin: byte 36: mesh 0: 1000 vertices and 2 triangles need 24024 bytes, 120 are left (truncated)");
   expectError(with(16, 0), "mm.bin: byte 16: mesh 0: no triangles");
   float two = 2;
   uint32_t two_bits;
@@ -534,13 +566,19 @@ TEST(Mouth, MouthMeshFileRefusesTruncationAndBadRecords) {
   // teeth.json names it with its SHA-256: a changed file is refused naming the entry; info counts it.
   const Package p = writePackages("MouthMeshJson");
   const Character c = Character::loadPackage((p.dir / "mouth").string());
-  EXPECT_NE(describeParts(c, false).find("teeth:       2 splats, 2 lip pairs, 1 mouth meshes (4 vertices, 2 triangles)"), std::string::npos)
+  EXPECT_NE(describeParts(c, false).find(
+                "teeth:       2 splats, 2 lip pairs, 1 mouth meshes (4 vertices, 2 triangles)"),
+            std::string::npos)
       << describeParts(c, false);
-  EXPECT_NE(describeParts(c, true).find("\"meshes\":[{\"triangles\":2,\"vertices\":4}]"), std::string::npos) << describeParts(c, true);
+  EXPECT_NE(describeParts(c, true).find("\"meshes\":[{\"triangles\":2,\"vertices\":4}]"), std::string::npos)
+      << describeParts(c, true);
   const std::vector<uint8_t> changed = with(20, 0);
   writeFileAtomic((p.dir / "mouth/mouth_meshes.bin").string(), changed);
   const std::string why = test::errorOf([&] { Character::loadPackage((p.dir / "mouth").string()); });
-  EXPECT_NE(why.find("teeth.json: meshes.sha256: " + (p.dir / "mouth/mouth_meshes.bin").string() + ": SHA-256"), std::string::npos) << why;
+  EXPECT_NE(
+      why.find("teeth.json: meshes.sha256: " + (p.dir / "mouth/mouth_meshes.bin").string() + ": SHA-256"),
+      std::string::npos)
+      << why;
 }
 
 // End to end through the CLI: a script spawns the package and parts its lips by 5 mm; `render` draws the
@@ -556,7 +594,8 @@ TEST(Mouth, RenderCliDrawsTheMouthMeshesOfAScriptedCharacter) {
   std::string out;
   for (const char* backend : {"cpu", "vulkan"}) {
     const std::string png = (p.dir / (std::string(backend) + ".png")).string();
-    ASSERT_EQ(test::runCli("render " + scene.string() + " --backend " + backend + " -o " + png, &out), 0) << out;
+    ASSERT_EQ(test::runCli("render " + scene.string() + " --backend " + backend + " -o " + png, &out), 0)
+        << out;
     const ImageRGBA img = readPng(png);
     ASSERT_EQ(img.width, 256);
     const float* c = img.at(128, 128);

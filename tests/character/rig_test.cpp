@@ -2,6 +2,8 @@
 // computation on a hand-made pack, the gaze's sign, the pack file (byte-exact round trip, every truncated
 // prefix and unknown versions refused), expression spaces (dims, arkit52 without an arkit_map), the rig
 // preview's eye call-out, and a pack built from the LAM skin posing exactly like the glTF skinned path.
+#include "character/rig.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +13,6 @@
 #include "character/character.h"
 #include "character/expression.h"
 #include "character/gnm_pack.h"
-#include "character/rig.h"
 #include "core/error.h"
 #include "io/file.h"
 #include "io/gltf.h"
@@ -22,7 +23,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Mat4 translate(Vec3 t) { return Mat4::fromLinearTranslation(Mat3{}, t); }
+Mat4 translate(Vec3 t) {
+  return Mat4::fromLinearTranslation(Mat3{}, t);
+}
 
 // Rotations about z and y by 90 degrees.
 Mat3 rotZ90() {
@@ -52,7 +55,8 @@ GnmPack tinyPack(bool with_map) {
   p.uvs = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};
   p.basis = {{0.001f, 0, 0}, {0, 0.002f, 0}, {0, 0, 0.003f}, {0.001f, 0.001f, 0.001f}};
   GnmJoint root{"head", -1, translate(kRoot), translate(-kRoot)};
-  const Mat4 eye_l = Mat4::fromLinearTranslation(rotZ90(), kPivotL), eye_r = Mat4::fromLinearTranslation(rotZ90(), kPivotR);
+  const Mat4 eye_l = Mat4::fromLinearTranslation(rotZ90(), kPivotL),
+             eye_r = Mat4::fromLinearTranslation(rotZ90(), kPivotR);
   GnmJoint left{"eyeL", 0, translate(-kRoot) * eye_l, inverseAffine(eye_l)};
   GnmJoint right{"eyeR", 0, translate(-kRoot) * eye_r, inverseAffine(eye_r)};
   p.joints = {root, left, right};
@@ -73,19 +77,30 @@ GnmPack tinyPack(bool with_map) {
 struct D3 {
   double x, y, z;
 };
-D3 d3(Vec3 v) { return {v.x, v.y, v.z}; }
-D3 add(D3 a, D3 b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
-D3 sub(D3 a, D3 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
-D3 scale(D3 a, double s) { return {a.x * s, a.y * s, a.z * s}; }
+D3 d3(Vec3 v) {
+  return {v.x, v.y, v.z};
+}
+D3 add(D3 a, D3 b) {
+  return {a.x + b.x, a.y + b.y, a.z + b.z};
+}
+D3 sub(D3 a, D3 b) {
+  return {a.x - b.x, a.y - b.y, a.z - b.z};
+}
+D3 scale(D3 a, double s) {
+  return {a.x * s, a.y * s, a.z * s};
+}
 // Gaze: pitch about +x (positive takes +z towards -y), then yaw about +y, about the pivot c.
 D3 gaze(D3 p, D3 c, double pitch, double yaw) {
   const D3 q = sub(p, c);
-  const D3 a{q.x, q.y * std::cos(pitch) - q.z * std::sin(pitch), q.y * std::sin(pitch) + q.z * std::cos(pitch)};
+  const D3 a{q.x, q.y * std::cos(pitch) - q.z * std::sin(pitch),
+             q.y * std::sin(pitch) + q.z * std::cos(pitch)};
   const D3 b{a.x * std::cos(yaw) + a.z * std::sin(yaw), a.y, -a.x * std::sin(yaw) + a.z * std::cos(yaw)};
   return add(c, b);
 }
 // The bind transform: 90 degrees about y ((x, y, z) -> (z, y, -x)), then the lift.
-D3 bind(D3 p) { return add({p.z, p.y, -p.x}, d3(kBindT)); }
+D3 bind(D3 p) {
+  return add({p.z, p.y, -p.x}, d3(kBindT));
+}
 
 float maxDistance(const std::vector<Vec3>& a, const std::vector<Vec3>& b) {
   EXPECT_EQ(a.size(), b.size());
@@ -115,11 +130,14 @@ TEST(GnmRig, PoseMatchesAClosedFormOnAHandMadePack) {
       bind(add(scale(gaze(m[3], cl, pitch_l, yaw_l), 0.25), scale(gaze(m[3], cr, pitch_r, yaw_r), 0.75))),
   };
   for (size_t v = 0; v < 4; ++v) {
-    const double err = std::hypot(posed[v].x - expected[v].x, posed[v].y - expected[v].y, posed[v].z - expected[v].z);
-    EXPECT_LT(err, 2e-6) << "vertex " << v << ": (" << posed[v].x << ", " << posed[v].y << ", " << posed[v].z << ") vs (" << expected[v].x << ", "
-                         << expected[v].y << ", " << expected[v].z << ")";
+    const double err =
+        std::hypot(posed[v].x - expected[v].x, posed[v].y - expected[v].y, posed[v].z - expected[v].z);
+    EXPECT_LT(err, 2e-6) << "vertex " << v << ": (" << posed[v].x << ", " << posed[v].y << ", " << posed[v].z
+                         << ") vs (" << expected[v].x << ", " << expected[v].y << ", " << expected[v].z
+                         << ")";
   }
-  // At zero controls every palette entry is the bind transform: the neutral is head-local, the output body space.
+  // At zero controls every palette entry is the bind transform: the neutral is head-local, the output body
+  // space.
   rig.setControls(std::vector<float>(5, 0.0f));
   rig.pose(posed);
   for (size_t v = 0; v < 4; ++v) {
@@ -143,19 +161,27 @@ TEST(GnmRig, PositivePitchMovesTheEyesForwardPointDown) {
   rig.setControls(std::vector<float>{0, 0, 0.2f, 0, 0});
   rig.pose(yawed);
   // v1 sits 12 mm in front of the left eye's pivot.
-  EXPECT_NEAR(down[1].y - rest[1].y, -0.012f * std::sin(0.2f), 1e-6f) << "positive pitch (GNM's sign) looks down";
+  EXPECT_NEAR(down[1].y - rest[1].y, -0.012f * std::sin(0.2f), 1e-6f)
+      << "positive pitch (GNM's sign) looks down";
   EXPECT_LT(down[1].z, rest[1].z);
   EXPECT_NEAR(up[1].y - rest[1].y, 0.012f * std::sin(0.2f), 1e-6f);
   EXPECT_LT(length(right_only[1] - rest[1]), 1e-7f) << "the right eye's pitch leaves the left eye alone";
   EXPECT_GT(length(right_only[2] - rest[2]), 1e-4f) << "and moves the right eye's vertices";
-  EXPECT_NEAR(yawed[1].x - rest[1].x, 0.012f * std::sin(0.2f), 1e-6f) << "positive yaw turns towards +x, the head's left";
+  EXPECT_NEAR(yawed[1].x - rest[1].x, 0.012f * std::sin(0.2f), 1e-6f)
+      << "positive yaw turns towards +x, the head's left";
   EXPECT_LT(length(yawed[0] - rest[0]), 1e-7f) << "the root's vertex does not follow the gaze";
 }
 
 TEST(GnmRig, ControlsAreCheckedAndTheSkinSourceIsValid) {
   GnmRig rig(tinyPack(false));
-  EXPECT_NE(test::errorOf([&] { rig.setControls(std::vector<float>(4, 0.0f)); }).find("4 controls given, the rig has 5"), std::string::npos);
-  EXPECT_NE(test::errorOf([&] { rig.setControls(std::vector<float>{0, NAN, 0, 0, 0}); }).find("control 1 is not finite"), std::string::npos);
+  EXPECT_NE(test::errorOf([&] {
+              rig.setControls(std::vector<float>(4, 0.0f));
+            }).find("4 controls given, the rig has 5"),
+            std::string::npos);
+  EXPECT_NE(test::errorOf([&] {
+              rig.setControls(std::vector<float>{0, NAN, 0, 0, 0});
+            }).find("control 1 is not finite"),
+            std::string::npos);
   EXPECT_EQ(rig.controls()[1], 0.0f) << "a refused vector keeps the previous controls";
   const SkinSource& s = rig.skinSource();
   EXPECT_EQ(s.validate(), "");
@@ -166,7 +192,10 @@ TEST(GnmRig, ControlsAreCheckedAndTheSkinSourceIsValid) {
   EXPECT_EQ(rig.uvs().size(), 4u);
   GnmPack bad = tinyPack(false);
   bad.eye_joints = {1, 1};
-  EXPECT_NE(test::errorOf([&] { GnmRig r(bad); }).find("tiny.sfgnm: the left and right eye joints are the same joint 1"), std::string::npos);
+  EXPECT_NE(test::errorOf([&] {
+              GnmRig r(bad);
+            }).find("tiny.sfgnm: the left and right eye joints are the same joint 1"),
+            std::string::npos);
 }
 
 TEST(GnmPack, RoundTripIsByteExact) {
@@ -192,7 +221,10 @@ TEST(GnmPack, RoundTripIsByteExact) {
   }
   GnmPack bad = tinyPack(false);
   bad.triangles.push_back(4);
-  EXPECT_NE(test::errorOf([&] { encodeGnmPack(bad); }).find("not written: 7 triangle indices are not a multiple of 3"), std::string::npos);
+  EXPECT_NE(test::errorOf([&] {
+              encodeGnmPack(bad);
+            }).find("not written: 7 triangle indices are not a multiple of 3"),
+            std::string::npos);
 }
 
 TEST(GnmPack, EveryTruncatedPrefixIsRefusedWithAMessage) {
@@ -230,11 +262,14 @@ TEST(GnmPack, UnknownVersionsAndCorruptFieldsAreRefused) {
   refuse(28, {0, 0, 0, 0}, "byte 28: joint count is 0");
   refuse(36, {1, 0, 0, 0}, "byte 36: the left and right eye joints are the same joint 1");
   refuse(32, {3, 0, 0, 0}, "byte 32: left eye joint 3 is not one of the 3 joints");
-  refuse(88 + 48 + 4, {9, 0, 0, 0}, "byte 140: triangle 0 names vertex 9 of 4");  // neutral: 4 x 12 bytes from 88
+  refuse(88 + 48 + 4, {9, 0, 0, 0},
+         "byte 140: triangle 0 names vertex 9 of 4");  // neutral: 4 x 12 bytes from 88
   refuse(88, {0, 0, 0xc0, 0x7f}, "byte 88: neutral vertex 0 is not finite");
   std::vector<uint8_t> longer = good;
   longer.push_back(0);
-  EXPECT_NE(test::errorOf([&] { decodeGnmPack(longer, "x.sfgnm"); }).find("1 bytes after the end of the pack"), std::string::npos);
+  EXPECT_NE(
+      test::errorOf([&] { decodeGnmPack(longer, "x.sfgnm"); }).find("1 bytes after the end of the pack"),
+      std::string::npos);
 }
 
 TEST(RigExpression, Arkit52ToGnmNeedsTheArkitMap) {
@@ -243,7 +278,10 @@ TEST(RigExpression, Arkit52ToGnmNeedsTheArkitMap) {
   arkit[static_cast<size_t>(arkitIndex("jawOpen"))] = 1.0f;
   arkit[static_cast<size_t>(arkitIndex("mouthSmileLeft"))] = 0.4f;
   const std::string why = test::errorOf([&] { mapToControls(arkit52Space(), arkit, plain); });
-  EXPECT_NE(why.find("tiny.sfgnm: an expression in space 'arkit52' refused: the GNM pack carries no arkit_map"), std::string::npos) << why;
+  EXPECT_NE(
+      why.find("tiny.sfgnm: an expression in space 'arkit52' refused: the GNM pack carries no arkit_map"),
+      std::string::npos)
+      << why;
   GnmRig mapped(tinyPack(true));
   const std::vector<float> c = mapToControls(arkit52Space(), arkit, mapped);
   ASSERT_EQ(c.size(), 5u);
@@ -263,19 +301,30 @@ TEST(RigExpression, DimsAndSpacesAreChecked) {
   EXPECT_EQ(mapToControls(native, five, rig), five);
   EXPECT_EQ(gnmSpace().dim, 387) << "a full GNM head: 383 coefficients + 4 gaze angles";
   EXPECT_EQ(gnm68Space().dim, 68);
-  EXPECT_NE(test::errorOf([&] { mapToControls(gnmSpace(), std::vector<float>(387, 0.0f), rig); })
-                .find("expected dim 5 (the pack's 1 coefficients + 4 gaze angles), the space declares 387"),
+  EXPECT_NE(test::errorOf([&] {
+              mapToControls(gnmSpace(), std::vector<float>(387, 0.0f), rig);
+            }).find("expected dim 5 (the pack's 1 coefficients + 4 gaze angles), the space declares 387"),
             std::string::npos);
-  EXPECT_NE(test::errorOf([&] { mapToControls(gnmSpace(), five, rig); }).find("the space has dim 387, 5 values given"), std::string::npos);
-  EXPECT_NE(test::errorOf([&] { mapToControls(arkit52Space(), std::vector<float>(51, 0.0f), rig); }).find("the space has dim 52, 51 values given"),
+  EXPECT_NE(test::errorOf([&] {
+              mapToControls(gnmSpace(), five, rig);
+            }).find("the space has dim 387, 5 values given"),
+            std::string::npos);
+  EXPECT_NE(test::errorOf([&] {
+              mapToControls(arkit52Space(), std::vector<float>(51, 0.0f), rig);
+            }).find("the space has dim 52, 51 values given"),
             std::string::npos);
   ExpressionSpace wrong = arkit52Space();
   wrong.dim = 51;
-  EXPECT_NE(test::errorOf([&] { mapToControls(wrong, std::vector<float>(51, 0.0f), rig); }).find("expected dim 52"), std::string::npos);
-  EXPECT_NE(test::errorOf([&] { mapToControls(gnm68Space(), std::vector<float>(68, 0.0f), rig); }).find("the pack has 1 coefficients; gnm68 drives the first 64"),
+  EXPECT_NE(
+      test::errorOf([&] { mapToControls(wrong, std::vector<float>(51, 0.0f), rig); }).find("expected dim 52"),
+      std::string::npos);
+  EXPECT_NE(test::errorOf([&] {
+              mapToControls(gnm68Space(), std::vector<float>(68, 0.0f), rig);
+            }).find("the pack has 1 coefficients; gnm68 drives the first 64"),
             std::string::npos);
   ExpressionSpace visemes{"visemes", 5, {}};
-  EXPECT_NE(test::errorOf([&] { mapToControls(visemes, five, rig); }).find("unknown expression space"), std::string::npos);
+  EXPECT_NE(test::errorOf([&] { mapToControls(visemes, five, rig); }).find("unknown expression space"),
+            std::string::npos);
 }
 
 TEST(RigPreview, GnmPackEyesAreCyanAndTheGaussiansSitOnThePosedVertices) {
@@ -292,9 +341,13 @@ TEST(RigPreview, GnmPackEyesAreCyanAndTheGaussiansSitOnThePosedVertices) {
   EXPECT_EQ(length(rgb(1) - cyan), 0.0f) << "v1 belongs to the left eye";
   EXPECT_EQ(length(rgb(3) - cyan), 0.0f) << "v3 mostly to the right eye";
   EXPECT_GT(length(rgb(0) - cyan), 0.1f) << "the head's own vertex is not cyan";
-  EXPECT_NE(test::errorOf([&] { rigPreviewCloud(rig, "rainbow", 0.002f); }).find("tint 'rainbow' unknown"), std::string::npos);
-  EXPECT_NE(test::errorOf([&] { rigPreviewCloud(rig, "joint", 0.0f); }).find("sigma must be a positive number"), std::string::npos);
-  for (const char* tint : {"uv", "height", "normal"}) EXPECT_EQ(rigPreviewCloud(rig, tint, 0.002f).size(), 4u) << tint;
+  EXPECT_NE(test::errorOf([&] { rigPreviewCloud(rig, "rainbow", 0.002f); }).find("tint 'rainbow' unknown"),
+            std::string::npos);
+  EXPECT_NE(
+      test::errorOf([&] { rigPreviewCloud(rig, "joint", 0.0f); }).find("sigma must be a positive number"),
+      std::string::npos);
+  for (const char* tint : {"uv", "height", "normal"})
+    EXPECT_EQ(rigPreviewCloud(rig, tint, 0.002f).size(), 4u) << tint;
 }
 
 TEST(RigBackendSkinned, FollowsTheGltfPoseAndRefusesGnmSpaces) {
@@ -310,16 +363,24 @@ TEST(RigBackendSkinned, FollowsTheGltfPoseAndRefusesGnmSpaces) {
   model->pose(0, 0.5f, pose);
   const Mat4& to_model = model->meshToModel(pose, static_cast<size_t>(rig.draw()));
   std::vector<Vec3> expected;
-  for (const Vec3& v : pose.primitives[static_cast<size_t>(rig.draw())].positions) expected.push_back(transformPoint(to_model, v));
-  EXPECT_LT(maxDistance(posed, expected), 1e-5f) << "model space: the glTF pose with the mesh node's transform";
-  EXPECT_NE(test::errorOf([&] { mapToControls(gnmSpace(1), std::vector<float>(5, 0.0f), rig); }).find("not GNM coefficients; not reinterpreted"),
+  for (const Vec3& v : pose.primitives[static_cast<size_t>(rig.draw())].positions)
+    expected.push_back(transformPoint(to_model, v));
+  EXPECT_LT(maxDistance(posed, expected), 1e-5f)
+      << "model space: the glTF pose with the mesh node's transform";
+  EXPECT_NE(test::errorOf([&] {
+              mapToControls(gnmSpace(1), std::vector<float>(5, 0.0f), rig);
+            }).find("not GNM coefficients; not reinterpreted"),
             std::string::npos);
-  EXPECT_NE(test::errorOf([&] { mapToControls(arkit52Space(), std::vector<float>(52, 0.0f), rig); }).find("carry no ARKit names"), std::string::npos);
+  EXPECT_NE(test::errorOf([&] {
+              mapToControls(arkit52Space(), std::vector<float>(52, 0.0f), rig);
+            }).find("carry no ARKit names"),
+            std::string::npos);
   EXPECT_NE(test::errorOf([&] { rig.setPose(99, 0); }).find("clip 99 does not exist"), std::string::npos);
 }
 
 // Vertices whose dominant LBS joint is one of `eyes`.
-size_t eyeDominated(std::span<const std::array<uint16_t, 4>> joints, std::span<const std::array<float, 4>> weights, std::array<int, 2> eyes) {
+size_t eyeDominated(std::span<const std::array<uint16_t, 4>> joints,
+                    std::span<const std::array<float, 4>> weights, std::array<int, 2> eyes) {
   size_t n = 0;
   for (size_t v = 0; v < joints.size(); ++v) {
     size_t best = 0;
@@ -333,7 +394,8 @@ size_t cyanCount(const GaussianCloud& c) {
   size_t n = 0;
   const size_t stride = static_cast<size_t>(c.shStride());
   for (size_t i = 0; i < c.size(); ++i)
-    n += c.sh[i * stride] == colorToShDc(0) && c.sh[i * stride + 1] == colorToShDc(1) && c.sh[i * stride + 2] == colorToShDc(1);
+    n += c.sh[i * stride] == colorToShDc(0) && c.sh[i * stride + 1] == colorToShDc(1) &&
+         c.sh[i * stride + 2] == colorToShDc(1);
   return n;
 }
 
@@ -349,7 +411,7 @@ const GnmPack& lamPack(const GltfModel& model) {
   return pack;
 }
 
-#define SF_REQUIRE_LAM_SKIN(var)                                   \
+#define SF_REQUIRE_LAM_SKIN(var)                                 \
   SF_REQUIRE_ASSET(lam_skin_, "characters/lam_avatar/skin.glb"); \
   std::shared_ptr<const GltfModel> var = lamModel(lam_skin_)
 
@@ -366,10 +428,12 @@ TEST(GnmPackLam, FromSkinnedGltfPosesLikeTheSkinnedPath) {
   GnmFromGltfOptions as_skinned;
   as_skinned.bind_eyeballs = false;
   const GnmPack plain = fromSkinnedGltf(*model, as_skinned);
-  EXPECT_EQ(eyeDominated(plain.lbs_joints, plain.lbs_weights, {plain.eye_joints[0], plain.eye_joints[1]}), 0u) << "LAM weights its eyeballs to the head";
+  EXPECT_EQ(eyeDominated(plain.lbs_joints, plain.lbs_weights, {plain.eye_joints[0], plain.eye_joints[1]}), 0u)
+      << "LAM weights its eyeballs to the head";
   // Head-local: the origin is the joint named head, (0, 1.6255, -0.0184) in the skin's bind (world) space.
   const Vec3 lift = pack.bind_transform.translation();
-  std::printf("LAM pack: bind transform lifts the head-local neutral by (%.4f, %.4f, %.4f) m\n", lift.x, lift.y, lift.z);
+  std::printf("LAM pack: bind transform lifts the head-local neutral by (%.4f, %.4f, %.4f) m\n", lift.x,
+              lift.y, lift.z);
   EXPECT_NEAR(lift.y, 1.6255f, 1e-3f);
   EXPECT_NEAR(lift.z, -0.0184f, 1e-3f);
 
@@ -393,14 +457,17 @@ TEST(GnmPackLam, FromSkinnedGltfPosesLikeTheSkinnedPath) {
   GltfModel::Pose pose;
   model->sample(-1, 0, pose);
   const GltfModel::DrawInfo info = model->drawInfo(static_cast<size_t>(skinned.draw()));
-  const size_t offset = model->skeleton().weightOffset(static_cast<size_t>(model->skeleton().findSource(info.node)));
+  const size_t offset =
+      model->skeleton().weightOffset(static_cast<size_t>(model->skeleton().findSource(info.node)));
   std::copy(w.begin(), w.end(), pose.weights.begin() + static_cast<std::ptrdiff_t>(offset));
   model->evaluate(pose);
   const Mat4& to_model = model->meshToModel(pose, static_cast<size_t>(skinned.draw()));
   std::vector<Vec3> from_gltf;
-  for (const Vec3& v : pose.primitives[static_cast<size_t>(skinned.draw())].positions) from_gltf.push_back(transformPoint(to_model, v));
+  for (const Vec3& v : pose.primitives[static_cast<size_t>(skinned.draw())].positions)
+    from_gltf.push_back(transformPoint(to_model, v));
   const float vs_skinned = maxDistance(from_pack, from_skin), vs_gltf = maxDistance(from_pack, from_gltf);
-  std::printf("LAM: GnmRig vs SkinnedRig max %.2e m, vs GltfModel::evaluate max %.2e m (51 morph weights)\n", vs_skinned, vs_gltf);
+  std::printf("LAM: GnmRig vs SkinnedRig max %.2e m, vs GltfModel::evaluate max %.2e m (51 morph weights)\n",
+              vs_skinned, vs_gltf);
   EXPECT_LT(vs_skinned, 1e-5f);
   EXPECT_LT(vs_gltf, 1e-5f);
 
@@ -426,7 +493,8 @@ TEST(GnmPackLam, GazeTurnsTheEyeballsAboutTheirPivots) {
   c[51] = 0.25f;  // pitchL: down
   rig.setControls(c);
   rig.pose(looked);
-  const Vec3 pivot = transformPoint(pack.bind_transform, rig.jointModels()[static_cast<size_t>(pack.eye_joints[0])].translation());
+  const Vec3 pivot = transformPoint(pack.bind_transform,
+                                    rig.jointModels()[static_cast<size_t>(pack.eye_joints[0])].translation());
   size_t eye = 0, front = SIZE_MAX, moved_right = 0;
   for (size_t v = 0; v < pack.vertexCount(); ++v) {
     bool left = false, right = false;  // weighted to one eye joint alone
@@ -437,12 +505,14 @@ TEST(GnmPackLam, GazeTurnsTheEyeballsAboutTheirPivots) {
     if (right && length(looked[v] - rest[v]) > 1e-6f) ++moved_right;
     if (!left) continue;
     ++eye;
-    EXPECT_NEAR(length(looked[v] - pivot), length(rest[v] - pivot), 1e-5f) << "vertex " << v << " keeps its distance from the pivot";
+    EXPECT_NEAR(length(looked[v] - pivot), length(rest[v] - pivot), 1e-5f)
+        << "vertex " << v << " keeps its distance from the pivot";
     if (front == SIZE_MAX || rest[v].z > rest[front].z) front = v;
   }
   ASSERT_GT(eye, 100u);
-  std::printf("LAM: %zu vertices on the left eye joint alone; its front point moves %.2f mm down at pitch 0.25\n", eye,
-              1e3 * static_cast<double>(rest[front].y - looked[front].y));
+  std::printf(
+      "LAM: %zu vertices on the left eye joint alone; its front point moves %.2f mm down at pitch 0.25\n",
+      eye, 1e3 * static_cast<double>(rest[front].y - looked[front].y));
   EXPECT_LT(looked[front].y, rest[front].y - 1e-3f) << "positive pitch looks down";
   EXPECT_EQ(moved_right, 0u) << "the left pitch leaves the right eye alone";
 }
@@ -458,7 +528,9 @@ TEST(GnmPackLam, EyeJointsByRuleOrByName) {
   EXPECT_NE(why.find("--eyes LEFT,RIGHT"), std::string::npos) << why;
   const GnmPack named = fromSkinnedGltf(renamed, {"eyeball_left", "rEye"});
   EXPECT_EQ(named.joints[static_cast<size_t>(named.eye_joints[0])].name, "eyeball_left");
-  EXPECT_NE(test::errorOf([&] { fromSkinnedGltf(renamed, {"noSuchJoint", "rEye"}); }).find("the left eye joint 'noSuchJoint' is not a joint of the skin"),
+  EXPECT_NE(test::errorOf([&] {
+              fromSkinnedGltf(renamed, {"noSuchJoint", "rEye"});
+            }).find("the left eye joint 'noSuchJoint' is not a joint of the skin"),
             std::string::npos);
 }
 
@@ -466,7 +538,8 @@ TEST(RigPreview, LamEyesAreCalledOutInCyanOnBothPaths) {
   SF_REQUIRE_LAM_SKIN(model);
   GnmRig rig(lamPack(*model));
   const GnmPack& pack = rig.pack();
-  const size_t on_eyes = eyeDominated(pack.lbs_joints, pack.lbs_weights, {pack.eye_joints[0], pack.eye_joints[1]});
+  const size_t on_eyes =
+      eyeDominated(pack.lbs_joints, pack.lbs_weights, {pack.eye_joints[0], pack.eye_joints[1]});
   EXPECT_EQ(on_eyes, 2u * 2178u) << "the two eyeball components, bound to the eye joints";
   EXPECT_EQ(cyanCount(rigPreviewCloud(rig, "joint", 0.002f)), on_eyes);
   // The glTF path shows the skin as it is: LAM weights its eyeballs to the head, so nothing is cyan ...
@@ -475,19 +548,24 @@ TEST(RigPreview, LamEyesAreCalledOutInCyanOnBothPaths) {
   EXPECT_EQ(as_is.splats().scales[0].x, 0.002f);
   // ... until the eyeballs are weighted to lEye / rEye (found by the name rule on the skin's joints).
   GltfDocument doc = model->document();
-  GltfPrimitive& prim = doc.meshes[static_cast<size_t>(model->drawInfo(static_cast<size_t>(boundDrawOf(*model))).mesh)].primitives[0];
+  GltfPrimitive& prim =
+      doc.meshes[static_cast<size_t>(model->drawInfo(static_cast<size_t>(boundDrawOf(*model))).mesh)]
+          .primitives[0];
   const GltfSkin& skin = doc.skins[0];
   std::array<uint16_t, 2> skin_eye{};
   for (size_t side = 0; side < 2; ++side)
     for (size_t j = 0; j < skin.joints.size(); ++j)
-      if (doc.nodes[static_cast<size_t>(skin.joints[j])].name == pack.joints[static_cast<size_t>(pack.eye_joints[side])].name) skin_eye[side] = static_cast<uint16_t>(j);
+      if (doc.nodes[static_cast<size_t>(skin.joints[j])].name ==
+          pack.joints[static_cast<size_t>(pack.eye_joints[side])].name)
+        skin_eye[side] = static_cast<uint16_t>(j);
   for (size_t v = 0; v < pack.vertexCount(); ++v)
     for (size_t side = 0; side < 2; ++side)
       if (pack.lbs_joints[v][0] == pack.eye_joints[side] && pack.lbs_weights[v][0] == 1.0f) {
         prim.joints0[v] = {skin_eye[side], 0, 0, 0};
         prim.weights0[v] = {1, 0, 0, 0};
       }
-  const Character rebound = Character::rigPreview(std::make_shared<GltfModel>(std::move(doc)), "joint", 0.002f);
+  const Character rebound =
+      Character::rigPreview(std::make_shared<GltfModel>(std::move(doc)), "joint", 0.002f);
   EXPECT_EQ(cyanCount(rebound.splats()), on_eyes);
   std::printf("LAM rig preview: %zu eye vertices in cyan\n", on_eyes);
 }

@@ -1,9 +1,10 @@
 // Quaternion / rotation-matrix and covariance helpers: analytic cases and random round trips.
+#include "core/covariance.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "core/covariance.h"
 #include "support/test_support.h"
 
 namespace sf {
@@ -63,7 +64,8 @@ TEST(Covariance, DecomposeRoundTripsRandomGaussians) {
     EXPECT_GE(sr.scale.y, sr.scale.z);
     Cov6 again = covarianceFromScaleRotation(sr.scale, sr.rotation);
     float norm = std::max({std::abs(cov[0]), std::abs(cov[3]), std::abs(cov[5])});
-    for (int k = 0; k < 6; ++k) EXPECT_NEAR(again[k], cov[k], 1e-4f * norm) << "splat " << i << " component " << k;
+    for (int k = 0; k < 6; ++k)
+      EXPECT_NEAR(again[k], cov[k], 1e-4f * norm) << "splat " << i << " component " << k;
     // The scales are the original ones up to order.
     float orig[3] = {c.scales[i].x, c.scales[i].y, c.scales[i].z};
     std::sort(orig, orig + 3, std::greater<float>());

@@ -1,10 +1,10 @@
 // Half-float packing: IEEE 754 binary16 bit patterns and round-to-nearest-even.
+#include "core/half.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
-
-#include "core/half.h"
 
 namespace sf {
 namespace {
@@ -14,8 +14,8 @@ TEST(Half, KnownBitPatterns) {
   EXPECT_EQ(floatToHalf(-0.0f), 0x8000);
   EXPECT_EQ(floatToHalf(1.0f), 0x3c00);
   EXPECT_EQ(floatToHalf(-2.0f), 0xc000);
-  EXPECT_EQ(floatToHalf(65504.0f), 0x7bff);          // largest finite half
-  EXPECT_EQ(floatToHalf(0.1f), 0x2e66);              // 0.0999755859375
+  EXPECT_EQ(floatToHalf(65504.0f), 0x7bff);               // largest finite half
+  EXPECT_EQ(floatToHalf(0.1f), 0x2e66);                   // 0.0999755859375
   EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -24)), 0x0001);  // smallest subnormal
   EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -14)), 0x0400);  // smallest normal
   EXPECT_EQ(floatToHalf(std::numeric_limits<float>::infinity()), 0x7c00);

@@ -2,6 +2,8 @@
 // grows when more threads are asked for), nested calls run serially, the first exception reaches the caller
 // and the pool keeps working after it, callers on different threads all finish, and a task waiting on another
 // thread's parallelFor finishes too (no deadlock).
+#include "core/parallel.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -12,8 +14,6 @@
 #include <stdexcept>
 #include <thread>
 #include <vector>
-
-#include "core/parallel.h"
 
 namespace sf {
 namespace {
@@ -29,7 +29,8 @@ TEST(Parallel, EveryIndexOnceForAnyThreadCount) {
     for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1000}}) {
       std::vector<std::atomic<int>> hits(count);
       parallelFor(count, [&](size_t i) { hits[i].fetch_add(1); });
-      for (size_t i = 0; i < count; ++i) ASSERT_EQ(hits[i].load(), 1) << threads << " threads, index " << i << " of " << count;
+      for (size_t i = 0; i < count; ++i)
+        ASSERT_EQ(hits[i].load(), 1) << threads << " threads, index " << i << " of " << count;
     }
   }
 }
@@ -59,9 +60,10 @@ TEST(Parallel, NestedCallsRunSeriallyOnTheirThread) {
 
 TEST(Parallel, FirstExceptionReachesTheCallerAndThePoolKeepsWorking) {
   ThreadCount tc("4");
-  EXPECT_THROW(parallelFor(100, [](size_t i) {
-                 if (i == 37) throw std::runtime_error("item 37");
-               }),
+  EXPECT_THROW(parallelFor(100,
+                           [](size_t i) {
+                             if (i == 37) throw std::runtime_error("item 37");
+                           }),
                std::runtime_error);
   std::atomic<size_t> sum{0};
   parallelFor(100, [&](size_t i) { sum.fetch_add(i); });
@@ -80,9 +82,9 @@ TEST(Parallel, CallersOnDifferentThreadsAllFinish) {
   for (const auto& s : sums) EXPECT_EQ(s.load(), 50u * 2016u);
 }
 
-// A task of one parallelFor waits for another thread whose own parallelFor needs the pool the first one holds:
-// with callers taking turns for the pool this never returned. The scenario runs on a thread of its own, so that
-// a deadlock fails the test after a minute instead of hanging it.
+// A task of one parallelFor waits for another thread whose own parallelFor needs the pool the first one
+// holds: with callers taking turns for the pool this never returned. The scenario runs on a thread of its
+// own, so that a deadlock fails the test after a minute instead of hanging it.
 TEST(Parallel, ATaskWaitingOnAnotherThreadsParallelForFinishes) {
   ThreadCount tc("4");
   auto scenario = std::async(std::launch::async, [] {
@@ -97,7 +99,8 @@ TEST(Parallel, ATaskWaitingOnAnotherThreadsParallelForFinishes) {
     return std::pair<size_t, size_t>(inner.load(), outer.load());
   });
   if (scenario.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
-    std::fprintf(stderr, "parallelFor deadlocked: a task waiting on another thread's parallelFor never returned\n");
+    std::fprintf(stderr,
+                 "parallelFor deadlocked: a task waiting on another thread's parallelFor never returned\n");
     std::_Exit(1);  // the deadlocked threads cannot be joined
   }
   const auto [inner, outer] = scenario.get();

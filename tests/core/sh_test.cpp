@@ -1,11 +1,12 @@
 // Spherical harmonics: basis values at a direction computed by hand from the standard real-SH constants
 // (INRIA 3DGS), orthonormality over the sphere, and the colour mapping max(sh + 0.5, 0).
+#include "core/sh.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "core/gaussian_cloud.h"
-#include "core/sh.h"
 
 namespace sf {
 namespace {
@@ -13,8 +14,9 @@ namespace {
 TEST(Sh, BasisMatchesHandComputedValues) {
   // Direction (1, 2, 2) / 3. Values from the closed forms, e.g. basis 6 = 0.31539157 * (2 z^2 - x^2 - y^2)
   // = 0.31539157 * 3/9 = 0.10513052.
-  const float expected[16] = {0.282094792f,  -0.325735008f, 0.325735008f,  -0.162867504f, 0.242788540f, -0.485577080f,
-                              0.105130522f,  -0.242788540f, -0.182091405f, 0.043706933f,  0.428238732f, -0.372407688f,
+  const float expected[16] = {0.282094792f,  -0.325735008f, 0.325735008f,  -0.162867504f,
+                              0.242788540f,  -0.485577080f, 0.105130522f,  -0.242788540f,
+                              -0.182091405f, 0.043706933f,  0.428238732f,  -0.372407688f,
                               -0.193498839f, -0.186203844f, -0.321179049f, 0.240388129f};
   float basis[16];
   shBasis(3, Vec3{1.0f / 3, 2.0f / 3, 2.0f / 3}, basis);
@@ -32,7 +34,10 @@ TEST(Sh, BasisIsOrthonormalOverTheSphere) {
     for (int b = 0; b < 2 * kN; ++b) {
       double phi = (b + 0.5) * pi / kN;
       float basis[16];
-      shBasis(3, Vec3{static_cast<float>(r * std::cos(phi)), static_cast<float>(r * std::sin(phi)), static_cast<float>(z)}, basis);
+      shBasis(3,
+              Vec3{static_cast<float>(r * std::cos(phi)), static_cast<float>(r * std::sin(phi)),
+                   static_cast<float>(z)},
+              basis);
       double w = (2.0 / kN) * (pi / kN);
       for (int i = 0; i < 16; ++i)
         for (int j = 0; j < 16; ++j) gram[i][j] += w * basis[i] * basis[j];

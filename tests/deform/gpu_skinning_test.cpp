@@ -1,16 +1,17 @@
 // GPU skinning against the CPU reference jobs (anim::MorphJob + anim::SkinningJob): cesium_man.gltf posed
 // at several times with LBS and DQS, and a synthetic morph target applied before skinning. Validation
 // layers are on; any validation error fails the test.
+#include "deform/gpu_skinning.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "model/gltf_import.h"
-#include "core/error.h"
 #include "anim/local_to_model.h"
-#include "deform/gpu_skinning.h"
+#include "core/error.h"
 #include "gpu/gpu.h"
 #include "io/gltf.h"
+#include "model/gltf_import.h"
 #include "support/test_support.h"
 
 namespace sf {
@@ -50,8 +51,8 @@ Posed pose(const std::string& path, float t) {
   return r;
 }
 
-SkinningJob jobFor(const Posed& p, SkinningMethod method, std::span<const Vec3> positions, std::vector<Vec3>& out,
-                   std::vector<Vec3>& out_n) {
+SkinningJob jobFor(const Posed& p, SkinningMethod method, std::span<const Vec3> positions,
+                   std::vector<Vec3>& out, std::vector<Vec3>& out_n) {
   SkinningJob job;
   job.method = method;
   job.palette = p.palette;
@@ -146,7 +147,9 @@ TEST(GpuSkinning, CrowdInstancesMatchTheirOwnCpuPose) {
   std::vector<Mat4> palettes;
   for (const Posed& p : poses) palettes.insert(palettes.end(), p.palette.begin(), p.palette.end());
   std::vector<Vec3> unused, unused_n;
-  GpuSkinnedCrowd crowd(*ctx, jobFor(poses[0], SkinningMethod::kLinearBlend, poses[0].prim->positions, unused, unused_n), joints, 3);
+  GpuSkinnedCrowd crowd(
+      *ctx, jobFor(poses[0], SkinningMethod::kLinearBlend, poses[0].prim->positions, unused, unused_n),
+      joints, 3);
   for (SkinningMethod method : {SkinningMethod::kLinearBlend, SkinningMethod::kDualQuaternion}) {
     crowd.skin(palettes, method);
     for (size_t i = 0; i < 3; ++i) {
@@ -158,7 +161,8 @@ TEST(GpuSkinning, CrowdInstancesMatchTheirOwnCpuPose) {
       EXPECT_LT(max_p, 1e-4f) << "instance " << i;
     }
   }
-  EXPECT_THROW(crowd.skin(std::span<const Mat4>(palettes).first(joints), SkinningMethod::kLinearBlend), Error);
+  EXPECT_THROW(crowd.skin(std::span<const Mat4>(palettes).first(joints), SkinningMethod::kLinearBlend),
+               Error);
   EXPECT_EQ(ctx->validationErrors(), 0u) << ctx->validationReport();
 }
 

@@ -2,7 +2,6 @@
 // truncated by hand, on the CPU exactly and on Vulkan within the renderer tolerance), a frame with nothing
 // posed, and the GPU paths it gives a scene's generators taken back by detach() and by its destruction.
 #include <gtest/gtest.h>
-
 #include <malloc.h>
 
 #include <algorithm>
@@ -21,8 +20,8 @@
 #include "frame/frame.h"
 #include "frame/soak.h"
 #include "gpu/gpu.h"
-#include "render/vulkan_renderer.h"
 #include "neural/generator.h"
+#include "render/vulkan_renderer.h"
 #include "support/test_support.h"
 
 namespace sf {
@@ -34,7 +33,8 @@ GaussianCloud truncated(const GaussianCloud& c, int degree) {
   out.sh_degree = degree;
   out.sh.clear();
   for (size_t i = 0; i < c.size(); ++i)
-    for (int k = 0; k < 3 * (degree + 1) * (degree + 1); ++k) out.sh.push_back(c.shOf(i)[static_cast<size_t>(k)]);
+    for (int k = 0; k < 3 * (degree + 1) * (degree + 1); ++k)
+      out.sh.push_back(c.shOf(i)[static_cast<size_t>(k)]);
   return out;
 }
 
@@ -113,14 +113,17 @@ TEST(FrameDriver, FramesReportTheAnimationEventsTheyCross) {
   FrameDriver driver(o);
   ScenePlayback playback;
   auto frame = [&](double t) {
-    const FrameResult f = driver.render(scene, playback, {t, lookAtCamera({0, 0, 3}, {0, 0, 0}, {0, 1, 0}, 45, 8, 6), {}, {}});
+    const FrameResult f =
+        driver.render(scene, playback, {t, lookAtCamera({0, 0, 3}, {0, 0, 0}, {0, 1, 0}, 45, 8, 6), {}, {}});
     std::string out;
-    for (const FiredClipEvent& e : f.events) out += (out.empty() ? "" : " ") + e.object + ":" + e.event + "@" + std::to_string(e.scene_time);
+    for (const FiredClipEvent& e : f.events)
+      out += (out.empty() ? "" : " ") + e.object + ":" + e.event + "@" + std::to_string(e.scene_time);
     return out;
   };
   EXPECT_EQ(frame(0.25), "walker:foot_l@0.250000");  // a first frame fires what lies at its time
   EXPECT_EQ(frame(0.5), "");
-  EXPECT_EQ(frame(2.3), "walker:foot_r@0.750000 walker:foot_l@1.250000 walker:foot_r@1.750000 walker:foot_l@2.250000");
+  EXPECT_EQ(frame(2.3),
+            "walker:foot_r@0.750000 walker:foot_l@1.250000 walker:foot_r@1.750000 walker:foot_l@2.250000");
   EXPECT_EQ(frame(1.0), "");  // back in time: none
   EXPECT_EQ(frame(1.3), "walker:foot_l@1.250000");
   EXPECT_EQ(playback.advanceEvents(scene, 1.8).events.size(), 1u);  // foot_r at 1.75, without a frame
@@ -157,7 +160,8 @@ TEST(FrameDriver, GeneratorPathsAreTakenBack) {
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   Scene scene;
   SceneObject o;
-  o.generator = std::make_shared<nn::GaussianGenerator>(std::string(SPLATFORGE_SOURCE_DIR) + "/models/gaussians4d.onnx");
+  o.generator = std::make_shared<nn::GaussianGenerator>(std::string(SPLATFORGE_SOURCE_DIR) +
+                                                        "/models/gaussians4d.onnx");
   scene.objects.push_back(o);
   const Camera cam = lookAtCamera({0, 0, -3.2f}, {0, 0, 0}, {0, -1, 0}, 50, 48, 32);
   FrameDriverOptions vk;
@@ -194,15 +198,18 @@ TEST(FrameDriver, DroppedScenesTakeTheirPathsWithThem) {
   for (int i = 0; i < 3; ++i) {
     auto scene = std::make_shared<Scene>();
     SceneObject o;
-    o.generator = std::make_shared<nn::GaussianGenerator>(std::string(SPLATFORGE_SOURCE_DIR) + "/models/gaussians4d.onnx");
+    o.generator = std::make_shared<nn::GaussianGenerator>(std::string(SPLATFORGE_SOURCE_DIR) +
+                                                          "/models/gaussians4d.onnx");
     if (i == 0) first = o.generator;
     scene->objects.push_back(o);
     EXPECT_TRUE(driver.render(*scene, {0.1 * i, cam, {}, {}}).gpu_sources);
     driver.retire(scene);  // as Python does with a scene loaded for one call
   }
   driver.render(Scene{}, {0, cam, {}, {}});  // nothing posed: the last scene is still kept
-  driver.render(oneCloud(std::make_shared<const GaussianCloud>(test::randomCloud(50, 0, 1))), {0, cam, {}, {}});
-  driver.render(oneCloud(std::make_shared<const GaussianCloud>(test::randomCloud(50, 0, 2))), {0, cam, {}, {}});
+  driver.render(oneCloud(std::make_shared<const GaussianCloud>(test::randomCloud(50, 0, 1))),
+                {0, cam, {}, {}});
+  driver.render(oneCloud(std::make_shared<const GaussianCloud>(test::randomCloud(50, 0, 2))),
+                {0, cam, {}, {}});
   EXPECT_TRUE(first.expired()) << "the driver keeps a dropped scene's generator alive";
 }
 
@@ -231,7 +238,9 @@ TEST(FrameDriver, LongRunWithAChangingSceneStaysFlat) {
   const gpu::Context& ctx = driver.vulkan()->context();
   Scene base = oneCloud(std::make_shared<const GaussianCloud>(test::randomCloud(2000, 1, 31)));
   std::vector<std::shared_ptr<const GaussianCloud>> extra;
-  for (int k = 0; k < 7; ++k) extra.push_back(std::make_shared<const GaussianCloud>(test::randomCloud(300 + 150 * static_cast<size_t>(k), 1, 40 + k)));
+  for (int k = 0; k < 7; ++k)
+    extra.push_back(std::make_shared<const GaussianCloud>(
+        test::randomCloud(300 + 150 * static_cast<size_t>(k), 1, 40 + k)));
   SceneObject model = sceneFromFile(man).objects.at(0);
   model.object_to_world = Mat4::fromLinearTranslation(Mat3::diagonal({0.6f, 0.6f, 0.6f}), {0.5f, 0.3f, 0});
   ScenePlayback playback;
@@ -251,14 +260,18 @@ TEST(FrameDriver, LongRunWithAChangingSceneStaysFlat) {
     if ((f / 7) % 2 == 1) scene.objects.push_back(model);
     const int w = (f / 50) % 2 ? 80 : 64, h = (f / 50) % 2 ? 60 : 48;
     const float a = 0.05f * static_cast<float>(f);
-    const Camera cam = lookAtCamera(Vec3{3.2f * std::sin(a), -0.3f, -3.2f * std::cos(a)}, {0, 0, 0}, {0, -1, 0}, 50, w, h);
+    const Camera cam =
+        lookAtCamera(Vec3{3.2f * std::sin(a), -0.3f, -3.2f * std::cos(a)}, {0, 0, 0}, {0, -1, 0}, 50, w, h);
     const auto t0 = std::chrono::steady_clock::now();
     const FrameResult r = driver.render(scene, playback, {0.02 * f, cam, {}, {}});
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     ASSERT_EQ(r.image.width, w);
     if (f >= settled && f < settled + 60) early_ms.push_back(ms);
     if (f >= frames - 60) late_ms.push_back(ms);
-    if (f == settled) gpu_at_settled = ctx.allocatedBytes(), peak_at_settled = ctx.peakAllocatedBytes(), heap_at_settled = liveHeapBytes();
+    if (f == settled)
+      gpu_at_settled = ctx.allocatedBytes(), peak_at_settled = ctx.peakAllocatedBytes(),
+      heap_at_settled = liveHeapBytes();
   }
   auto median = [](std::vector<double> v) {
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
@@ -266,12 +279,17 @@ TEST(FrameDriver, LongRunWithAChangingSceneStaysFlat) {
   };
   const size_t heap_end = liveHeapBytes();
   const double heap_growth = static_cast<double>(heap_end) - static_cast<double>(heap_at_settled);
-  std::printf("soak: GPU memory %.2f MB at frame %d, %.2f MB at the end (peak %.2f); heap %+.3f MB; frame %.2f -> %.2f ms (median)\n",
-              static_cast<double>(gpu_at_settled) / 1e6, settled, static_cast<double>(ctx.allocatedBytes()) / 1e6,
-              static_cast<double>(ctx.peakAllocatedBytes()) / 1e6, heap_growth / 1e6, median(early_ms), median(late_ms));
-  EXPECT_EQ(ctx.peakAllocatedBytes(), peak_at_settled) << "GPU memory grew past its high-water mark after every configuration was seen";
+  std::printf(
+      "soak: GPU memory %.2f MB at frame %d, %.2f MB at the end (peak %.2f); heap %+.3f MB; frame %.2f -> "
+      "%.2f ms (median)\n",
+      static_cast<double>(gpu_at_settled) / 1e6, settled, static_cast<double>(ctx.allocatedBytes()) / 1e6,
+      static_cast<double>(ctx.peakAllocatedBytes()) / 1e6, heap_growth / 1e6, median(early_ms),
+      median(late_ms));
+  EXPECT_EQ(ctx.peakAllocatedBytes(), peak_at_settled)
+      << "GPU memory grew past its high-water mark after every configuration was seen";
   EXPECT_LE(ctx.allocatedBytes(), peak_at_settled);
-  EXPECT_LT(heap_growth, 1e6) << "the live heap grew by " << heap_growth << " bytes over " << frames - settled << " frames";
+  EXPECT_LT(heap_growth, 1e6) << "the live heap grew by " << heap_growth << " bytes over " << frames - settled
+                              << " frames";
   EXPECT_LT(median(late_ms), 2.0 * median(early_ms) + 5.0) << "frame time drifted";
 }
 
@@ -290,8 +308,9 @@ TEST(FrameDriver, LostDeviceIsNamedAndReplaced) {
   ctx.failSubmitsFrom(ctx.submits() + 1);
   const std::string what = test::errorOf([&] { driver.render(scene, request); });
   EXPECT_NE(what.find("VK_ERROR_DEVICE_LOST"), std::string::npos) << what;
-  EXPECT_NE(what.find("the last pass whose start was recorded was 'readback'"), std::string::npos) << what;  // the work itself had run
-  EXPECT_NE(what.find("raster"), std::string::npos) << what;                              // the frame's passes listed
+  EXPECT_NE(what.find("the last pass whose start was recorded was 'readback'"), std::string::npos)
+      << what;                                                // the work itself had run
+  EXPECT_NE(what.find("raster"), std::string::npos) << what;  // the frame's passes listed
   EXPECT_NE(what.find("made a new device"), std::string::npos) << what;
   EXPECT_EQ(driver.deviceResets(), 1);
   ASSERT_TRUE(driver.usesVulkan());  // ctx is gone with the lost device: only the new one is asked
@@ -327,10 +346,12 @@ TEST(FrameDriver, LostDeviceInARasterSliceIsNamedAndReplaced) {
   EXPECT_NE(sliced.timing().find("slices"), std::string::npos) << sliced.timing();
   EXPECT_EQ(sliced.image.pixels, whole.image.pixels);
   gpu::Context& ctx = driver.vulkan()->context();
-  ctx.failSubmitsFrom(ctx.submits() + 3);  // the frame's submission, the first slice's, then the second slice's
+  ctx.failSubmitsFrom(ctx.submits() +
+                      3);  // the frame's submission, the first slice's, then the second slice's
   const std::string what = test::errorOf([&] { driver.render(scene, request); });
   EXPECT_NE(what.find("VK_ERROR_DEVICE_LOST"), std::string::npos) << what;
-  EXPECT_NE(what.find("raster slice 2 of " + std::to_string(sliced.gpu.raster_slices)), std::string::npos) << what;
+  EXPECT_NE(what.find("raster slice 2 of " + std::to_string(sliced.gpu.raster_slices)), std::string::npos)
+      << what;
   EXPECT_NE(what.find("made a new device"), std::string::npos) << what;
   EXPECT_EQ(driver.deviceResets(), 1);
   EXPECT_EQ(driver.render(scene, request).image.pixels, whole.image.pixels);
@@ -347,7 +368,9 @@ TEST(Soak, InputsComeAndGoOnTheirPeriodsAndMemoryStaysFlat) {
   std::vector<SoakInput> inputs;
   const int periods[3] = {0, 10, 7};
   for (int k = 0; k < 3; ++k)
-    inputs.push_back({"cloud " + std::to_string(k), oneCloud(std::make_shared<const GaussianCloud>(test::randomCloud(500 + 300 * static_cast<size_t>(k), 1, 60 + k))),
+    inputs.push_back({"cloud " + std::to_string(k),
+                      oneCloud(std::make_shared<const GaussianCloud>(
+                          test::randomCloud(500 + 300 * static_cast<size_t>(k), 1, 60 + k))),
                       periods[k], Vec3{1.5f * static_cast<float>(k), 0, 0}});
   SoakOptions o;
   o.frames = 120;

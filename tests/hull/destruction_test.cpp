@@ -1,10 +1,10 @@
 // Destruction of splat hulls (hull/destruction.h) on constructed hulls with closed-form expectations: a
-// Fibonacci sphere shell (outward normals, parts by octant, optional CHNK from a lattice of cells). Rest records
-// against the hull and against the covariance of spl2ToCloud's gaussians; the initial slots; determinism for a
-// seed; SHOT on the attacked side near the line; holes that never show the background; the onion deepening
-// inward and capped; islands cut off by a ring of deeper slots; settling; part events at the threshold; heal
-// back to the original records bit for bit; debris and bodies going off; fixed slot addresses; chunk cracks and
-// tears per weapon; errors.
+// Fibonacci sphere shell (outward normals, parts by octant, optional CHNK from a lattice of cells). Rest
+// records against the hull and against the covariance of spl2ToCloud's gaussians; the initial slots;
+// determinism for a seed; SHOT on the attacked side near the line; holes that never show the background; the
+// onion deepening inward and capped; islands cut off by a ring of deeper slots; settling; part events at the
+// threshold; heal back to the original records bit for bit; debris and bodies going off; fixed slot
+// addresses; chunk cracks and tears per weapon; errors.
 #include "hull/destruction.h"
 
 #include <gtest/gtest.h>
@@ -39,11 +39,13 @@ std::string errorOf(const std::function<void()>& fn) {
   return "(no error)";
 }
 
-int octant(Vec3 p) { return (p.x > 0 ? 1 : 0) + (p.y > 0 ? 2 : 0) + (p.z > 0 ? 4 : 0); }
+int octant(Vec3 p) {
+  return (p.x > 0 ? 1 : 0) + (p.y > 0 ? 2 : 0) + (p.z > 0 ? 4 : 0);
+}
 
-// A sphere shell of kCount splats on a Fibonacci lattice (the first kCoreCount core), tangent axes of about the
-// lattice spacing, outward normals, part = octant, varied colours and channels; with `chunks`, CHNK from cells of
-// a 0.35 lattice (ids in order of first appearance), material = chunk % 6.
+// A sphere shell of kCount splats on a Fibonacci lattice (the first kCoreCount core), tangent axes of about
+// the lattice spacing, outward normals, part = octant, varied colours and channels; with `chunks`, CHNK from
+// cells of a 0.35 lattice (ids in order of first appearance), material = chunk % 6.
 Spl2Hull sphereHull(bool chunks) {
   Spl2Hull h;
   h.core.resize(kCoreCount);
@@ -65,9 +67,11 @@ Spl2Hull sphereHull(bool chunks) {
     b.ax0[row] = e0 * (0.6f * spacing * factor);
     b.ax1[row] = e1 * (0.4f * spacing * factor);
     b.normal[row] = nrm;
-    b.color[row] = {0.2f + 0.6f * static_cast<float>(i % 5) / 5.0f, 0.5f, 0.3f + 0.1f * static_cast<float>(i % 3)};
+    b.color[row] = {0.2f + 0.6f * static_cast<float>(i % 5) / 5.0f, 0.5f,
+                    0.3f + 0.1f * static_cast<float>(i % 3)};
     b.opacity[row] = op;
-    b.attrs[row] = {static_cast<float>(i % 256), static_cast<float>(octant(b.pos[row]) * 16 + static_cast<int>(i % 16)), 0.0f,
+    b.attrs[row] = {static_cast<float>(i % 256),
+                    static_cast<float>(octant(b.pos[row]) * 16 + static_cast<int>(i % 16)), 0.0f,
                     static_cast<float>((i * 37) % 256)};
   }
   if (chunks) {
@@ -77,7 +81,8 @@ Spl2Hull sphereHull(bool chunks) {
     std::map<std::array<int, 3>, uint16_t> ids;
     for (size_t i = 0; i < kCount; ++i) {
       const Vec3 p = i < kCoreCount ? h.core.pos[i] : h.shell.pos[i - kCoreCount];
-      const std::array<int, 3> cell = {static_cast<int>(std::floor(p.x / 0.35f)), static_cast<int>(std::floor(p.y / 0.35f)),
+      const std::array<int, 3> cell = {static_cast<int>(std::floor(p.x / 0.35f)),
+                                       static_cast<int>(std::floor(p.y / 0.35f)),
                                        static_cast<int>(std::floor(p.z / 0.35f))};
       auto it = ids.find(cell);
       if (it == ids.end()) it = ids.emplace(cell, static_cast<uint16_t>(ids.size())).first;
@@ -98,9 +103,15 @@ const Spl2Hull& chunkHull() {
   return h;
 }
 
-Vec3 vec(const float* v) { return {v[0], v[1], v[2]}; }
-uint32_t levelOf(const HullSlot& s) { return s.flags & SF_HULL_LEVEL_MASK; }
-uint32_t kindOf(const HullSlot& s) { return (s.flags & SF_HULL_KIND_MASK) >> SF_HULL_KIND_SHIFT; }
+Vec3 vec(const float* v) {
+  return {v[0], v[1], v[2]};
+}
+uint32_t levelOf(const HullSlot& s) {
+  return s.flags & SF_HULL_LEVEL_MASK;
+}
+uint32_t kindOf(const HullSlot& s) {
+  return (s.flags & SF_HULL_KIND_MASK) >> SF_HULL_KIND_SHIFT;
+}
 
 bool sameBytes(const std::vector<HullSlot>& a, const std::vector<HullSlot>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(HullSlot)) == 0;
@@ -139,7 +150,8 @@ HullSlot offRecord() {
 
 // A mixed script of every kind and weapon, from directions around the sphere, with updates between.
 std::vector<HullEvent> runScript(Destruction& d, int hits, double t0 = 0) {
-  const HitKind kinds[] = {HitKind::kShot, HitKind::kBlast, HitKind::kEpicenter, HitKind::kMelee, HitKind::kPierce};
+  const HitKind kinds[] = {HitKind::kShot, HitKind::kBlast, HitKind::kEpicenter, HitKind::kMelee,
+                           HitKind::kPierce};
   const Weapon weapons[] = {Weapon::kNone, Weapon::kCannon, Weapon::kMortar, Weapon::kRailgun};
   std::vector<HullEvent> events;
   for (int k = 0; k < hits; ++k) {
@@ -157,7 +169,8 @@ std::vector<HullEvent> runScript(Destruction& d, int hits, double t0 = 0) {
   return events;
 }
 
-// ---- Rest records and initial slots -------------------------------------------------------------------------
+// ---- Rest records and initial slots
+// -------------------------------------------------------------------------
 
 TEST(HullDestruction, RestRecordsFollowTheHullAndItsGaussians) {
   for (bool chunks : {false, true}) {
@@ -214,7 +227,8 @@ TEST(HullDestruction, InitialSlotsSitAtTheSkinAndThePoolIsOff) {
     EXPECT_EQ(std::memcmp(&want, &d.slots()[i], sizeof(HullSlot)), 0) << i;
   }
   const HullSlot off = offRecord();
-  for (size_t i = kCount; i < d.slots().size(); ++i) EXPECT_EQ(std::memcmp(&off, &d.slots()[i], sizeof(HullSlot)), 0) << i;
+  for (size_t i = kCount; i < d.slots().size(); ++i)
+    EXPECT_EQ(std::memcmp(&off, &d.slots()[i], sizeof(HullSlot)), 0) << i;
   for (int p = 0; p < 8; ++p) EXPECT_EQ(d.partDamage(p), 0.0f);
   EXPECT_NEAR(length(d.lastHitPoint()), 0.0f, 1e-3f);  // the centre of a sphere
 }
@@ -241,7 +255,8 @@ TEST(HullDestruction, SupportGraphIsSymmetricBoundedAndCalibrated) {
   EXPECT_TRUE(d.neighbours(kCount).empty());  // pool slots have none
 }
 
-// ---- Hits ---------------------------------------------------------------------------------------------------
+// ---- Hits
+// ---------------------------------------------------------------------------------------------------
 
 TEST(HullDestruction, ShotKnocksAboutDamageSlotsOnTheAttackedSideNearTheLine) {
   Destruction d(plainHull());
@@ -381,7 +396,8 @@ std::set<size_t> firstOf(std::vector<std::pair<float, size_t>> ranked, size_t k)
 }
 
 // The k slots nearest the line whose normal faces `sign` along it, within `window` of the point along it.
-std::set<size_t> nearestToLine(const Destruction& d, Vec3 point, Vec3 dir, float sign, size_t k, float window) {
+std::set<size_t> nearestToLine(const Destruction& d, Vec3 point, Vec3 dir, float sign, size_t k,
+                               float window) {
   std::vector<std::pair<float, size_t>> ranked;
   for (size_t i = 0; i < d.hullSlots(); ++i) {
     if (!(dot(vec(d.rest()[i].normal), dir) * sign > 0)) continue;
@@ -409,12 +425,12 @@ std::set<size_t> knockedSet(const Destruction& d) {
 }
 
 // The candidates of hits given a point (the searches are bounded with the support grid) are the rankings over
-// every slot: BLAST the round(2.5 damage) slots nearest the point; SHOT and MELEE the damage (damage / 2) slots
-// facing the shot nearest its line (few enough that the window along the line is 4 support radii); PIERCE the
-// entry's spall, the crack channel (within 0.75 radii of the line, from half a radius in to half a radius before
-// the exit) and the exit's spall (facing along the flight, about the farthest such slot within 2 radii of the
-// line). Islands off: on an intact hull the knocked slots are exactly the candidates (each hit is healed away
-// before the next).
+// every slot: BLAST the round(2.5 damage) slots nearest the point; SHOT and MELEE the damage (damage / 2)
+// slots facing the shot nearest its line (few enough that the window along the line is 4 support radii);
+// PIERCE the entry's spall, the crack channel (within 0.75 radii of the line, from half a radius in to half a
+// radius before the exit) and the exit's spall (facing along the flight, about the farthest such slot within
+// 2 radii of the line). Islands off: on an intact hull the knocked slots are exactly the candidates (each hit
+// is healed away before the next).
 TEST(HullDestruction, CandidatesAreTheRankingsOverEverySlot) {
   DestructionOptions o;
   o.island_max = 0;
@@ -430,7 +446,8 @@ TEST(HullDestruction, CandidatesAreTheRankingsOverEverySlot) {
     for (size_t at = 7; at < d.hullSlots(); at += d.hullSlots() / 9) {
       // On the lattice: a lattice point and a cell's centre, where four slots tie.
       for (int centre = 0; centre < (flat ? 2 : 1); ++centre) {
-        const Vec3 point = vec(d.rest()[at].position) + Vec3{0.015625f, 0.015625f, 0} * static_cast<float>(centre);
+        const Vec3 point =
+            vec(d.rest()[at].position) + Vec3{0.015625f, 0.015625f, 0} * static_cast<float>(centre);
         for (const Vec3 axis : axes) {
           if (flat && axis.z != -1) continue;  // the lattice is hit from its front
           Hit h;
@@ -465,16 +482,17 @@ TEST(HullDestruction, CandidatesAreTheRankingsOverEverySlot) {
               const float t_end = found ? t_exit - 0.5f * r : 4.0f * r;
               for (size_t i = 0; i < d.hullSlots(); ++i) {
                 float t;
-                if (lineDistance2(vec(d.rest()[i].position), point, axis, &t) <= 0.5625f * r * r && t > 0.5f * r &&
-                    t < t_end)
+                if (lineDistance2(vec(d.rest()[i].position), point, axis, &t) <= 0.5625f * r * r &&
+                    t > 0.5f * r && t < t_end)
                   expected.insert(i);
               }
               EXPECT_TRUE(!flat || !found);  // the lattice is one layer: no exit
               if (found)
-                for (size_t i : nearestToLine(d, vec(d.rest()[exit].position), axis, 1, 6, 4 * r)) expected.insert(i);
+                for (size_t i : nearestToLine(d, vec(d.rest()[exit].position), axis, 1, 6, 4 * r))
+                  expected.insert(i);
             }
-            EXPECT_EQ(knockedSet(d), expected) << hitKindName(kind) << " at slot " << at << " along " << axis.x << ","
-                                               << axis.y << "," << axis.z;
+            EXPECT_EQ(knockedSet(d), expected) << hitKindName(kind) << " at slot " << at << " along "
+                                               << axis.x << "," << axis.y << "," << axis.z;
             ++checked;
             d.heal(time);
             time += 2.0;  // past the heal
@@ -545,8 +563,8 @@ TEST(HullDestruction, OnionDeepensInwardAndStopsAtTheCore) {
 
 TEST(HullDestruction, RingOfDeeperSlotsDetachesTheIsland) {
   Destruction d(plainHull());
-  // The patch: the slot nearest the +y pole and its neighbours; the ring: every neighbour of the patch outside
-  // it (the graph is symmetric, so the ring cuts the patch off).
+  // The patch: the slot nearest the +y pole and its neighbours; the ring: every neighbour of the patch
+  // outside it (the graph is symmetric, so the ring cuts the patch off).
   size_t pole = 0;
   for (size_t i = 0; i < kCount; ++i)
     if (d.rest()[i].position[1] > d.rest()[pole].position[1]) pole = i;
@@ -628,7 +646,8 @@ TEST(HullDestruction, PartEventFiresWhenCrossingTheThresholdAndHealingRestores) 
       ASSERT_EQ(e.type, HullEvent::kPartDisabled);
       EXPECT_EQ(e.index, part);
       EXPECT_EQ(k + 1, want);
-      EXPECT_EQ(e.describe(), "part 5 disabled (" + std::to_string(std::lround(e.share * 100)) + "% knocked)");
+      EXPECT_EQ(e.describe(),
+                "part 5 disabled (" + std::to_string(std::lround(e.share * 100)) + "% knocked)");
       ++fired;
     }
   }
@@ -647,7 +666,8 @@ TEST(HullDestruction, PartEventFiresWhenCrossingTheThresholdAndHealingRestores) 
   EXPECT_EQ(d.partDamage(part), 0.0f);
 }
 
-// ---- Heal, debris, time -------------------------------------------------------------------------------------
+// ---- Heal, debris, time
+// -------------------------------------------------------------------------------------
 
 TEST(HullDestruction, HealRestoresEveryOriginalRecordExactly) {
   for (bool chunks : {false, true}) {
@@ -664,7 +684,8 @@ TEST(HullDestruction, HealRestoresEveryOriginalRecordExactly) {
     for (size_t i = 0; i < kCount; ++i) {
       if (levelOf(damaged[i]) == 0) continue;
       const Vec3 rest = vec(d.rest()[i].position);
-      const float was = length(vec(damaged[i].position) - rest), now = length(vec(d.slots()[i].position) - rest);
+      const float was = length(vec(damaged[i].position) - rest),
+                  now = length(vec(d.slots()[i].position) - rest);
       EXPECT_LE(now, was * 0.51f + 1e-6f) << i;
       EXPECT_EQ(kindOf(d.slots()[i]), SF_HULL_KIND_SKIN);  // healing back to the skin
       moved += now > 0 ? 1 : 0;
@@ -702,7 +723,8 @@ TEST(HullDestruction, DebrisGoesOffAfterItsLife) {
   EXPECT_EQ(countKind(d, SF_HULL_KIND_DEBRIS), 0u);
   EXPECT_NE(d.revision(), rev);
   const HullSlot off = offRecord();
-  for (size_t i = kCount; i < d.slots().size(); ++i) EXPECT_EQ(std::memcmp(&off, &d.slots()[i], sizeof(HullSlot)), 0);
+  for (size_t i = kCount; i < d.slots().size(); ++i)
+    EXPECT_EQ(std::memcmp(&off, &d.slots()[i], sizeof(HullSlot)), 0);
 }
 
 TEST(HullDestruction, FullPoolReusesTheOldestDebris) {
@@ -756,7 +778,8 @@ TEST(HullDestruction, SlotAddressesNeverChange) {
   EXPECT_EQ(moved.slots().data(), address);
 }
 
-// ---- Chunks -------------------------------------------------------------------------------------------------
+// ---- Chunks
+// -------------------------------------------------------------------------------------------------
 
 // The chunk a shot down -z (aimed at the centre) lands in: the chunk of the slot at the +z pole.
 uint32_t chunkAtPole(const Destruction& d, Vec3 axis) {
@@ -882,7 +905,8 @@ TEST(HullDestruction, WeaponProfiles) {
     const std::vector<HullEvent> e = d.hit(r, 0);
     ASSERT_FALSE(e.empty());
     bool found = false;
-    for (const HullEvent& ev : e) found = found || (ev.type == HullEvent::kChunkTorn && ev.index == static_cast<int>(exit));
+    for (const HullEvent& ev : e)
+      found = found || (ev.type == HullEvent::kChunkTorn && ev.index == static_cast<int>(exit));
     EXPECT_TRUE(found);
     ASSERT_EQ(d.bodies().size(), 1u);
     EXPECT_LT(d.bodies()[0].velocity[2], 0.0f);  // along the flight
@@ -919,7 +943,8 @@ TEST(HullDestruction, EmptyHullTakesHitsQuietly) {
   EXPECT_EQ(countKind(d, SF_HULL_KIND_OFF), 3u);
 }
 
-// ---- Errors and names ---------------------------------------------------------------------------------------
+// ---- Errors and names
+// ---------------------------------------------------------------------------------------
 
 TEST(HullDestruction, ErrorsAreNamed) {
   Destruction d(plainHull());
@@ -952,7 +977,8 @@ TEST(HullDestruction, ErrorsAreNamed) {
 TEST(HullDestruction, NamesRoundTrip) {
   for (HitKind k : {HitKind::kShot, HitKind::kBlast, HitKind::kEpicenter, HitKind::kMelee, HitKind::kPierce})
     EXPECT_EQ(parseHitKind(hitKindName(k)), k);
-  for (Weapon w : {Weapon::kNone, Weapon::kCannon, Weapon::kMortar, Weapon::kRailgun}) EXPECT_EQ(parseWeapon(weaponName(w)), w);
+  for (Weapon w : {Weapon::kNone, Weapon::kCannon, Weapon::kMortar, Weapon::kRailgun})
+    EXPECT_EQ(parseWeapon(weaponName(w)), w);
   EXPECT_STREQ(hitKindName(HitKind::kEpicenter), "epicenter");
   HullEvent e;
   e.type = HullEvent::kPartDisabled;

@@ -4,6 +4,8 @@
 // every effect on over a damaged hull, scripts (errors naming JSON paths, deterministic replay, seeds), holes
 // that never show the backdrop, the sink's slot mapping unchanged by destruction, and `hull play` to PNG
 // frames and MP4.
+#include "hull/effects.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,7 +22,6 @@
 #include "core/error.h"
 #include "gpu/gpu.h"
 #include "hull/destruction.h"
-#include "hull/effects.h"
 #include "hull/hull_pass.h"
 #include "hull/hull_script.h"
 #include "io/file.h"
@@ -62,7 +63,8 @@ Spl2Hull sphereHull(size_t n, float radius = 0.6f) {
     b.color[k] = {0.3f + 0.5f * (nrm.x * 0.5f + 0.5f), 0.5f, 0.3f + 0.4f * (nrm.z * 0.5f + 0.5f)};
     b.opacity[k] = i < n_core ? 0.97f : 0.6f;
     const int part = (nrm.x > 0) + 2 * (nrm.y > 0) + 4 * (nrm.z > 0);
-    b.attrs[k] = {static_cast<float>(80 + (i * 37) % 176), static_cast<float>(part * 16 + (i % 5 == 0 ? 9 : 0)), 0.0f,
+    b.attrs[k] = {static_cast<float>(80 + (i * 37) % 176),
+                  static_cast<float>(part * 16 + (i % 5 == 0 ? 9 : 0)), 0.0f,
                   static_cast<float>((i * 131) % 256)};
     chunk[i] = static_cast<uint16_t>(i / 100);
   }
@@ -93,7 +95,9 @@ HullEffects allEffects(Vec3 centre) {
   e.charge = 0.7f;
   e.link_decay = 0.8f;
   e.siphon = 0.9f;
-  e.parts = {{centre, normalize(Quat{0.9f, 0.1f, 0.3f, 0.2f}), {0.01f, 0.02f, 0}}, {}, {Vec3{0.2f, 0, 0}, normalize(Quat{0.8f, 0, 0.6f, 0}), {}}};
+  e.parts = {{centre, normalize(Quat{0.9f, 0.1f, 0.3f, 0.2f}), {0.01f, 0.02f, 0}},
+             {},
+             {Vec3{0.2f, 0, 0}, normalize(Quat{0.8f, 0, 0.6f, 0}), {}}};
   return e;
 }
 
@@ -118,15 +122,20 @@ void damage(HullInstance& inst) {
   d.update(0.3);
 }
 
-Vec3 vec3Of(const float* v) { return {v[0], v[1], v[2]}; }
-Vec3 colorOfSh(const float* sh) { return {sh[0] * kShC0 + 0.5f, sh[1] * kShC0 + 0.5f, sh[2] * kShC0 + 0.5f}; }
+Vec3 vec3Of(const float* v) {
+  return {v[0], v[1], v[2]};
+}
+Vec3 colorOfSh(const float* sh) {
+  return {sh[0] * kShC0 + 0.5f, sh[1] * kShC0 + 0.5f, sh[2] * kShC0 + 0.5f};
+}
 
 TEST(HullEffects, OffIsTheRestGaussianUnlit) {
   auto asset = sphereAsset("HullEffects.Off", 600);
   HullInstance inst(asset);
   HullLight light;
   light.enabled = false;
-  const HullParams p = packHullParams({}, light, Mat4{}, inst.centre(), 1.0, static_cast<uint32_t>(inst.destruction().slots().size()));
+  const HullParams p = packHullParams({}, light, Mat4{}, inst.centre(), 1.0,
+                                      static_cast<uint32_t>(inst.destruction().slots().size()));
   EXPECT_EQ(p.effects, 0u);
   HullOutput out;
   evaluateHull(p, inst.destruction().rest(), inst.destruction().slots(), inst.destruction().bodies(), out);
@@ -134,7 +143,8 @@ TEST(HullEffects, OffIsTheRestGaussianUnlit) {
   ASSERT_EQ(rest.size(), inst.destruction().hullSlots());
   for (size_t i = 0; i < rest.size(); ++i) {
     const Cov6 c = covarianceFromScaleRotation(rest.scales[i], rest.rotations[i]);
-    for (int k = 0; k < 6; ++k) ASSERT_NEAR(out.covariances[i][static_cast<size_t>(k)], c[static_cast<size_t>(k)], 1e-7f) << i;
+    for (int k = 0; k < 6; ++k)
+      ASSERT_NEAR(out.covariances[i][static_cast<size_t>(k)], c[static_cast<size_t>(k)], 1e-7f) << i;
     ASSERT_EQ(out.positions[i].x, rest.positions[i].x);
     ASSERT_EQ(out.positions[i].z, rest.positions[i].z);
     ASSERT_FLOAT_EQ(out.opacities[i], rest.opacities[i]);
@@ -142,7 +152,8 @@ TEST(HullEffects, OffIsTheRestGaussianUnlit) {
     ASSERT_NEAR(out.colors[i].x, col.x, 1e-5f);
     ASSERT_NEAR(out.colors[i].z, col.z, 1e-5f);
   }
-  for (size_t i = rest.size(); i < out.opacities.size(); ++i) ASSERT_TRUE(std::isnan(out.opacities[i])) << "pool slot " << i;
+  for (size_t i = rest.size(); i < out.opacities.size(); ++i)
+    ASSERT_TRUE(std::isnan(out.opacities[i])) << "pool slot " << i;
 }
 
 TEST(HullEffects, PartXformIsRigidPerPart) {
@@ -157,8 +168,10 @@ TEST(HullEffects, PartXformIsRigidPerPart) {
   e.parts[3] = {pivot, q, offset};
   const auto& d = inst.destruction();
   HullOutput off, on;
-  evaluateHull(packHullParams({}, light, Mat4{}, inst.centre(), 0, static_cast<uint32_t>(d.slots().size())), d.rest(), d.slots(), d.bodies(), off);
-  evaluateHull(packHullParams(e, light, Mat4{}, inst.centre(), 0, static_cast<uint32_t>(d.slots().size())), d.rest(), d.slots(), d.bodies(), on);
+  evaluateHull(packHullParams({}, light, Mat4{}, inst.centre(), 0, static_cast<uint32_t>(d.slots().size())),
+               d.rest(), d.slots(), d.bodies(), off);
+  evaluateHull(packHullParams(e, light, Mat4{}, inst.centre(), 0, static_cast<uint32_t>(d.slots().size())),
+               d.rest(), d.slots(), d.bodies(), on);
   const Mat3 r = rotationMatrix(q);
   size_t moved = 0;
   for (size_t i = 0; i < d.hullSlots(); ++i) {
@@ -187,11 +200,13 @@ TEST(HullEffects, RippleFrontAndScatterFade) {
   e.ripple_origin = {0, 0.6f, 0};
   e.ripple_age = 0.3f;
   HullOutput out;
-  evaluateHull(packHullParams(e, light, Mat4{}, inst.centre(), 0, static_cast<uint32_t>(d.slots().size())), d.rest(), d.slots(), d.bodies(), out);
+  evaluateHull(packHullParams(e, light, Mat4{}, inst.centre(), 0, static_cast<uint32_t>(d.slots().size())),
+               d.rest(), d.slots(), d.bodies(), out);
   for (size_t i = 0; i < d.hullSlots(); ++i) {
     const HullRest& r = d.rest()[i];
     const Vec3 p{r.position[0], r.position[1], r.position[2]}, n{r.normal[0], r.normal[1], r.normal[2]};
-    const float dist = length(p - e.ripple_origin), x = (dist - e.ripple_age * e.ripple_speed) / e.ripple_width;
+    const float dist = length(p - e.ripple_origin),
+                x = (dist - e.ripple_age * e.ripple_speed) / e.ripple_width;
     const float want = e.ripple * std::exp(-x * x) * std::exp(-e.ripple_age * e.ripple_decay);
     ASSERT_NEAR(dot(out.positions[i] - p, n), want, 1e-6f) << i;
     ASSERT_NEAR(length(out.positions[i] - p - n * want), 0.0f, 1e-6f) << i;
@@ -200,7 +215,8 @@ TEST(HullEffects, RippleFrontAndScatterFade) {
   for (float s : {0.5f, 1.0f}) {
     HullEffects sc;
     sc.scatter = s;
-    evaluateHull(packHullParams(sc, light, Mat4{}, inst.centre(), 0, static_cast<uint32_t>(d.slots().size())), d.rest(), d.slots(), d.bodies(), out);
+    evaluateHull(packHullParams(sc, light, Mat4{}, inst.centre(), 0, static_cast<uint32_t>(d.slots().size())),
+                 d.rest(), d.slots(), d.bodies(), out);
     const float ease = 1 - (1 - s) * (1 - s);
     for (size_t i = 0; i < d.hullSlots(); ++i) {
       const float moved = length(out.positions[i] - asset->rest.positions[i]);
@@ -230,7 +246,8 @@ TEST(HullEffects, SiphonReturnsEachPeriodAndTakesItsShare) {
   size_t taken = 0;
   for (size_t i = 0; i < d.hullSlots(); ++i) {
     taken += length(a.positions[i] - asset->rest.positions[i]) > 1e-6f;
-    ASSERT_NEAR(length(a.positions[i] - b.positions[i]), 0.0f, 2e-4f) << i;  // one period later: the same place
+    ASSERT_NEAR(length(a.positions[i] - b.positions[i]), 0.0f, 2e-4f)
+        << i;  // one period later: the same place
   }
   const double share = static_cast<double>(taken) / static_cast<double>(d.hullSlots());
   EXPECT_NEAR(share, 0.25, 0.04);
@@ -271,15 +288,18 @@ std::unique_ptr<gpu::Context> hullContext() {
   return std::make_unique<gpu::Context>(o);
 }
 
-HullOutput runGpu(gpu::Context& ctx, const std::shared_ptr<const HullPass>& pass, const HullInstance& inst, const HullParams& params) {
+HullOutput runGpu(gpu::Context& ctx, const std::shared_ptr<const HullPass>& pass, const HullInstance& inst,
+                  const HullParams& params) {
   VulkanHullPath path(pass, inst.destruction(), inst.lodRanks());
   path.setFrame(params, inst.destruction(), inst.revision());
   const size_t n = inst.destruction().slots().size();
   gpu::Buffer pos = ctx.createBuffer(n * 12, true, "pos"), cov = ctx.createBuffer(n * 24, true, "cov"),
-              op = ctx.createBuffer(n * 4, true, "op"), sh = ctx.createBuffer(n * 12, true, "sh"), shapes = ctx.createBuffer(n * 4, true, "shapes");
+              op = ctx.createBuffer(n * 4, true, "op"), sh = ctx.createBuffer(n * 12, true, "sh"),
+              shapes = ctx.createBuffer(n * 4, true, "shapes");
   std::memset(shapes.mapped, 0, n * 4);
   GpuSplatTargets t;
-  t.positions = pos.address, t.covariances = cov.address, t.opacities = op.address, t.sh = sh.address, t.shapes = shapes.address;
+  t.positions = pos.address, t.covariances = cov.address, t.opacities = op.address, t.sh = sh.address,
+  t.shapes = shapes.address;
   t.count = static_cast<uint32_t>(n), t.sh_stride = 3;
   VkCommandBuffer cmd = ctx.begin();
   path.record(cmd, t);
@@ -309,10 +329,12 @@ TEST(HullEffects, VulkanPassMatchesTheCpuReferencePerSlot) {
   HullInstance inst(asset);
   damage(inst);
   for (uint32_t k = 0; k < 6; ++k)  // an engine's ion droplets among the debris
-    inst.destruction().emitIon(k * 7, {0.05f * static_cast<float>(k), -0.7f, 0}, {0, -0.9f, 0.1f}, 0.3 + 0.01 * k);
+    inst.destruction().emitIon(k * 7, {0.05f * static_cast<float>(k), -0.7f, 0}, {0, -0.9f, 0.1f},
+                               0.3 + 0.01 * k);
   const auto& d = inst.destruction();
   size_t kinds[5] = {0, 0, 0, 0, 0};
-  for (const HullSlot& s : d.slots()) ++kinds[std::min<uint32_t>((s.flags & SF_HULL_KIND_MASK) >> SF_HULL_KIND_SHIFT, 4)];
+  for (const HullSlot& s : d.slots())
+    ++kinds[std::min<uint32_t>((s.flags & SF_HULL_KIND_MASK) >> SF_HULL_KIND_SHIFT, 4)];
   EXPECT_GT(kinds[SF_HULL_KIND_LAYER], 0u);
   EXPECT_GT(kinds[SF_HULL_KIND_DEBRIS], 0u);
   EXPECT_GT(kinds[SF_HULL_KIND_BODY], 0u);
@@ -329,15 +351,18 @@ TEST(HullEffects, VulkanPassMatchesTheCpuReferencePerSlot) {
   configs[2].scatter_mode = ScatterMode::kRing;
   configs[2].scatter = 0.8f;
   // Barrel heat on three guns (one cold, one past saturation) over the damaged hull, with a muzzle flash.
-  configs[3].barrel_heat = {{{0, 0, 0.6f}, 0.45f}, {{0.6f, 0, 0}, 1.7f}, {{0, 0.6f, 0}, 0.0f}, {{0, -0.6f, 0}, 0.05f}};
+  configs[3].barrel_heat = {
+      {{0, 0, 0.6f}, 0.45f}, {{0.6f, 0, 0}, 1.7f}, {{0, 0.6f, 0}, 0.0f}, {{0, -0.6f, 0}, 0.05f}};
   configs[3].heat_radius = 0.25f;
   configs[3].muzzle_flash = 1.2f;
   configs[3].muzzle_point = {0, 0, 0.6f};
   configs[3].thrust = 0.8f;  // engine ignition on parts 1 and 4
   configs[3].engine_parts = 0x12u;
   for (size_t c = 0; c < configs.size(); ++c) {
-    const HullLight lit = muzzleLight(light, configs[c], to_world);  // config 3's muzzle flash replaces the scene's
-    HullParams p = packHullParams(configs[c], lit, to_world, inst.centre(), 0.37, static_cast<uint32_t>(d.slots().size()));
+    const HullLight lit =
+        muzzleLight(light, configs[c], to_world);  // config 3's muzzle flash replaces the scene's
+    HullParams p = packHullParams(configs[c], lit, to_world, inst.centre(), 0.37,
+                                  static_cast<uint32_t>(d.slots().size()));
     if (c == 3) {
       EXPECT_EQ(p.gun_count, 3u);  // the cold gun is left out
     }
@@ -352,7 +377,10 @@ TEST(HullEffects, VulkanPassMatchesTheCpuReferencePerSlot) {
       ++live;
       ASSERT_NEAR(g.opacities[i], cpu.opacities[i], 1e-5f) << "config " << c << " slot " << i;
       ASSERT_NEAR(length(g.positions[i] - cpu.positions[i]), 0.0f, 2e-5f) << "config " << c << " slot " << i;
-      for (size_t k = 0; k < 6; ++k) ASSERT_NEAR(g.covariances[i][k], cpu.covariances[i][k], 1e-7f + 1e-4f * std::abs(cpu.covariances[i][k])) << c << " " << i;
+      for (size_t k = 0; k < 6; ++k)
+        ASSERT_NEAR(g.covariances[i][k], cpu.covariances[i][k],
+                    1e-7f + 1e-4f * std::abs(cpu.covariances[i][k]))
+            << c << " " << i;
       ASSERT_NEAR(length(g.colors[i] - cpu.colors[i]), 0.0f, 2e-4f) << "config " << c << " slot " << i;
     }
     EXPECT_GT(live, d.hullSlots()) << "config " << c;  // the hull and some debris
@@ -368,32 +396,36 @@ TEST(HullEffects, VulkanPassMatchesTheCpuReferencePerSlot) {
       ASSERT_EQ(g.shapes[i], cpu.shapes[i]) << "slot " << i;
       const HullSlot& s = d.slots()[i];
       const uint32_t kind = (s.flags & SF_HULL_KIND_MASK) >> SF_HULL_KIND_SHIFT;
-      const bool wound = (s.flags & SF_HULL_FLAG_WOUND) != 0 && (kind == SF_HULL_KIND_SKIN || kind == SF_HULL_KIND_LAYER);
+      const bool wound =
+          (s.flags & SF_HULL_FLAG_WOUND) != 0 && (kind == SF_HULL_KIND_SKIN || kind == SF_HULL_KIND_LAYER);
       ASSERT_EQ(cpu.shapes[i] != 0, wound) << "slot " << i;
       ++classes[cpu.shapes[i] & 3u];
     }
     if (c == 1) {
-      for (uint32_t k = SF_SHAPE_DISC; k <= SF_SHAPE_POLYGON; ++k) EXPECT_GT(classes[k], 0u) << "no wound slot of shape class " << k;
+      for (uint32_t k = SF_SHAPE_DISC; k <= SF_SHAPE_POLYGON; ++k)
+        EXPECT_GT(classes[k], 0u) << "no wound slot of shape class " << k;
     }
   }
   EXPECT_EQ(ctx->validationErrors(), 0u) << ctx->validationReport();
 }
 
 // Runtime LOD on a live hull (hull/hull_lod.h): with K set the pass leaves out exactly the slots whose rest
-// record ranks >= K (hull slots, their layers, debris and body copies; ion droplets stay) and every other slot
-// is bit for bit what it is without LOD; the Vulkan pass makes the same cut per slot; K >= N is no cut.
+// record ranks >= K (hull slots, their layers, debris and body copies; ion droplets stay) and every other
+// slot is bit for bit what it is without LOD; the Vulkan pass makes the same cut per slot; K >= N is no cut.
 TEST(HullEffects, LodLeavesOutTheSlotsOfSplatsPastK) {
   auto asset = sphereAsset("HullEffects.Lod", 3000);
   HullInstance inst(asset);
   damage(inst);
   for (uint32_t k = 0; k < 6; ++k)  // ion droplets taking the shape of splats of every rank
-    inst.destruction().emitIon(k * 499, {0.05f * static_cast<float>(k), -0.7f, 0}, {0, -0.9f, 0.1f}, 0.3 + 0.01 * k);
+    inst.destruction().emitIon(k * 499, {0.05f * static_cast<float>(k), -0.7f, 0}, {0, -0.9f, 0.1f},
+                               0.3 + 0.01 * k);
   const auto& d = inst.destruction();
   const std::vector<uint32_t>& rank = inst.lodRanks();
   ASSERT_EQ(rank, hullImportanceRanks(asset->hull));
   const uint32_t n = static_cast<uint32_t>(d.hullSlots()), k = 1234;
   const Mat4 to_world = Mat4::fromLinearTranslation(Mat3::diagonal({1.5f, 1.5f, 1.5f}), {0.2f, 0, 0});
-  HullParams p = packHullParams(allEffects(inst.centre()), HullLight{}, to_world, inst.centre(), 0.37, static_cast<uint32_t>(d.slots().size()));
+  HullParams p = packHullParams(allEffects(inst.centre()), HullLight{}, to_world, inst.centre(), 0.37,
+                                static_cast<uint32_t>(d.slots().size()));
   p.shape_small = inst.shapeSmall(), p.shape_large = inst.shapeLarge();
   HullOutput all, cut;
   evaluateHull(p, d.rest(), d.slots(), d.bodies(), all);
@@ -473,7 +505,8 @@ TEST(HullEffects, LodLeavesOutTheSlotsOfSplatsPastK) {
 // A live hull at K drawn end to end: its GPU path in the Vulkan frame against its CPU path in the CPU
 // renderer; and K = N on the GPU path is the image without LOD, bit for bit.
 TEST(HullEffects, LodLiveHullDrawsAlikeOnBothPaths) {
-  if (!hullContext()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
+  if (!hullContext())
+    SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
   gpu::ContextOptions co;
   co.validation = true;
   VulkanRenderer vk(co);
@@ -495,11 +528,14 @@ TEST(HullEffects, LodLiveHullDrawsAlikeOnBothPaths) {
     inst.buildFrame(Mat4{}, 0.2, light, frame, objects, lod, &cam);
     return gpu ? vk.render(objects, cam, RenderSettings{}) : renderCpu(objects, cam, RenderSettings{});
   };
-  const ImageRGBA cpu = draw(on_cpu, HullLod::fixed(700), false), gpu = draw(on_gpu, HullLod::fixed(700), true);
+  const ImageRGBA cpu = draw(on_cpu, HullLod::fixed(700), false),
+                  gpu = draw(on_gpu, HullLod::fixed(700), true);
   const ImageRGBA full = draw(on_cpu, HullLod::off(), false);
   const ImageDiff same = compareImages(cpu, gpu), shown = compareImages(cpu, full, 0.02);
-  std::printf("live hull at K 700 of 2000: GPU path against CPU path %.2f dB; against the full hull %.0f pixels differ by > 0.02\n", same.psnr,
-              shown.fraction_over * 128 * 128);
+  std::printf(
+      "live hull at K 700 of 2000: GPU path against CPU path %.2f dB; against the full hull %.0f pixels "
+      "differ by > 0.02\n",
+      same.psnr, shown.fraction_over * 128 * 128);
   EXPECT_GE(same.psnr, 45.0);
   EXPECT_GT(shown.fraction_over * 128 * 128, 30.0) << "the cut changed nothing";
   EXPECT_EQ(draw(on_gpu, HullLod::fixed(2000), true).pixels, draw(on_gpu, HullLod::off(), true).pixels);
@@ -532,7 +568,9 @@ TEST(HullEffects, ShapesOnlyWhileAWoundIsOpen) {
     const HullSlot& s = inst.destruction().slots()[i];
     if (std::isnan(frame.live.opacities[i])) continue;
     const uint32_t kind = (s.flags & SF_HULL_KIND_MASK) >> SF_HULL_KIND_SHIFT;
-    EXPECT_EQ(open[i] != 0, (s.flags & SF_HULL_FLAG_WOUND) != 0 && kind != SF_HULL_KIND_DEBRIS && kind != SF_HULL_KIND_BODY) << i;
+    EXPECT_EQ(open[i] != 0,
+              (s.flags & SF_HULL_FLAG_WOUND) != 0 && kind != SF_HULL_KIND_DEBRIS && kind != SF_HULL_KIND_BODY)
+        << i;
     shaped += open[i] != 0;
   }
   EXPECT_GT(shaped, 10u);
@@ -559,7 +597,8 @@ TEST(HullEffects, ShapesOnlyWhileAWoundIsOpen) {
 // frame's shapes raster draws them) against its CPU path in the CPU renderer, and both against the same
 // frame with the words taken away (the shapes must show).
 TEST(HullEffects, WoundedHullDrawsAlikeOnBothPaths) {
-  if (!hullContext()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
+  if (!hullContext())
+    SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
   gpu::ContextOptions co;
   co.validation = true;
   VulkanRenderer vk(co);
@@ -588,8 +627,10 @@ TEST(HullEffects, WoundedHullDrawsAlikeOnBothPaths) {
   const ImageRGBA unshaped = renderCpu(cpu_objects, cam, RenderSettings{});
   const ImageDiff same = compareImages(cpu, gpu), shown = compareImages(cpu, unshaped, 0.02);
   const double shown_pixels = shown.fraction_over * 128 * 128;
-  std::printf("wounded hull: GPU path against CPU path %.2f dB (max %.2g); against no shapes %.0f pixels differ by > 0.02 (max %.2f)\n", same.psnr,
-              same.max_abs, shown_pixels, shown.max_abs);
+  std::printf(
+      "wounded hull: GPU path against CPU path %.2f dB (max %.2g); against no shapes %.0f pixels differ by > "
+      "0.02 (max %.2f)\n",
+      same.psnr, same.max_abs, shown_pixels, shown.max_abs);
   EXPECT_GE(same.psnr, 45.0);
   EXPECT_GT(shown_pixels, 30.0) << "the wound's shapes changed nothing";
   EXPECT_EQ(vk.context().validationErrors(), 0u) << vk.context().validationReport();
@@ -608,12 +649,19 @@ TEST(HullScript, ParsesAndRefusesWithJsonPaths) {
   EXPECT_EQ(*s.seed, 3u);
   EXPECT_DOUBLE_EQ(s.duration, 4.0);  // part_xform ends at 3, plus a second
   auto err = [](const std::string& text) { return test::errorOf([&] { parseHullScript(text, "s.json"); }); };
-  EXPECT_NE(err(R"({"events": [{"time": 1, "hit": "shot", "direction": [0, 0]}]})").find("s.json: events[0].direction: expected 3 numbers"), std::string::npos);
-  EXPECT_NE(err(R"({"events": [{"time": 1, "hit": "kick"}]})").find("events[0].hit: unknown"), std::string::npos);
-  EXPECT_NE(err(R"({"events": [{"time": 1, "effect": "charge", "colour": [1, 0, 0]}]})").find("events[0].colour: unexpected key"), std::string::npos);
-  EXPECT_NE(err(R"({"events": [{"time": 1, "heal": 1, "hit": "shot"}]})").find("exactly one of"), std::string::npos);
+  EXPECT_NE(err(R"({"events": [{"time": 1, "hit": "shot", "direction": [0, 0]}]})")
+                .find("s.json: events[0].direction: expected 3 numbers"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"events": [{"time": 1, "hit": "kick"}]})").find("events[0].hit: unknown"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"events": [{"time": 1, "effect": "charge", "colour": [1, 0, 0]}]})")
+                .find("events[0].colour: unexpected key"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"events": [{"time": 1, "heal": 1, "hit": "shot"}]})").find("exactly one of"),
+            std::string::npos);
   EXPECT_NE(err(R"({"events": [{"time": -1, "heal": 1}]})").find("events[0].time"), std::string::npos);
-  EXPECT_NE(err(R"({"events": [{"time": 1, "effect": "part_xform", "part": 9}]})").find("events[0].part"), std::string::npos);
+  EXPECT_NE(err(R"({"events": [{"time": 1, "effect": "part_xform", "part": 9}]})").find("events[0].part"),
+            std::string::npos);
   EXPECT_NE(err(R"({"events": [], "sed": 1})").find("sed: unexpected key"), std::string::npos);
 }
 
@@ -638,7 +686,8 @@ const char* kBattle = R"({"events": [
 // JSON path when bad, replayed when time goes back.
 TEST(HullScript, LodEventsSetTheHullsLodFromTheirTime) {
   const HullScript script = parseHullScript(
-      R"({"events": [{"time": 2, "lod": "auto"}, {"time": 1, "lod": 300}, {"time": 3, "lod": "off"}, {"time": 1.5, "hit": "shot"}]})", "lod.json");
+      R"({"events": [{"time": 2, "lod": "auto"}, {"time": 1, "lod": 300}, {"time": 3, "lod": "off"}, {"time": 1.5, "hit": "shot"}]})",
+      "lod.json");
   ASSERT_EQ(script.events.size(), 4u);
   EXPECT_EQ(script.events[0].type, ScriptEvent::kLod);
   EXPECT_EQ(script.events[0].lod, HullLod::fixed(300));
@@ -658,13 +707,21 @@ TEST(HullScript, LodEventsSetTheHullsLodFromTheirTime) {
   std::vector<RenderObject> objects;
   inst.buildFrame(Mat4{}, 1.7, HullLight{}, frame, objects, HullLod::fixed(50));
   EXPECT_EQ(frame.lod_count, 300u);  // the script's over the object's
-  for (const char* bad : {R"({"time": 1, "lod": 0})", R"({"time": 1, "lod": "most"})", R"({"time": 1, "lod": 2.5})"}) {
-    const std::string e = test::errorOf([&] { parseHullScript(std::string(R"({"events": [{"time": 0, "heal": 1}, )") + bad + "]}", "bad.json"); });
-    EXPECT_NE(e.find("bad.json: events[1].lod: expected a whole number of splats K >= 1"), std::string::npos) << e;
+  for (const char* bad :
+       {R"({"time": 1, "lod": 0})", R"({"time": 1, "lod": "most"})", R"({"time": 1, "lod": 2.5})"}) {
+    const std::string e = test::errorOf([&] {
+      parseHullScript(std::string(R"({"events": [{"time": 0, "heal": 1}, )") + bad + "]}", "bad.json");
+    });
+    EXPECT_NE(e.find("bad.json: events[1].lod: expected a whole number of splats K >= 1"), std::string::npos)
+        << e;
   }
-  EXPECT_NE(test::errorOf([&] { parseHullScript(R"({"events": [{"time": 1, "lod": 5, "amount": 1}]})", "bad.json"); }).find("events[0].amount"),
+  EXPECT_NE(test::errorOf([&] {
+              parseHullScript(R"({"events": [{"time": 1, "lod": 5, "amount": 1}]})", "bad.json");
+            }).find("events[0].amount"),
             std::string::npos);
-  EXPECT_NE(test::errorOf([&] { parseHullScript(R"({"events": [{"time": 1, "lod": 5, "heal": 1}]})", "bad.json"); }).find("\"lod\""),
+  EXPECT_NE(test::errorOf([&] {
+              parseHullScript(R"({"events": [{"time": 1, "lod": 5, "heal": 1}]})", "bad.json");
+            }).find("\"lod\""),
             std::string::npos);
 }
 
@@ -688,24 +745,32 @@ TEST(HullScript, ReplayIsDeterministicPerSeed) {
     for (double t : times) player.advance(*inst, t);
     return inst;
   };
-  const auto a = play(7, {0.2, 0.65, 0.95, 1.15}), b = play(7, {1.15}), c = play(8, {1.15}), back = play(7, {1.7, 0.3, 1.15});
+  const auto a = play(7, {0.2, 0.65, 0.95, 1.15}), b = play(7, {1.15}), c = play(8, {1.15}),
+             back = play(7, {1.7, 0.3, 1.15});
   const auto& sa = a->destruction().slots();
   ASSERT_EQ(sa.size(), b->destruction().slots().size());
-  EXPECT_EQ(std::memcmp(sa.data(), b->destruction().slots().data(), sa.size() * sizeof(HullSlot)), 0) << "stepped vs one jump";
-  EXPECT_EQ(std::memcmp(sa.data(), back->destruction().slots().data(), sa.size() * sizeof(HullSlot)), 0) << "replayed after going back";
-  EXPECT_NE(std::memcmp(sa.data(), c->destruction().slots().data(), sa.size() * sizeof(HullSlot)), 0) << "another seed";
+  EXPECT_EQ(std::memcmp(sa.data(), b->destruction().slots().data(), sa.size() * sizeof(HullSlot)), 0)
+      << "stepped vs one jump";
+  EXPECT_EQ(std::memcmp(sa.data(), back->destruction().slots().data(), sa.size() * sizeof(HullSlot)), 0)
+      << "replayed after going back";
+  EXPECT_NE(std::memcmp(sa.data(), c->destruction().slots().data(), sa.size() * sizeof(HullSlot)), 0)
+      << "another seed";
   // The images: identical for one seed, different for another.
   const std::vector<float> ia = imageOf(*a, 1.15), ib = imageOf(*b, 1.15), ic = imageOf(*c, 1.15);
   EXPECT_TRUE(ia == ib) << "one seed, two images";
   EXPECT_FALSE(ia == ic) << "another seed, the same image";
   // After the heal, the implode and the scatter: stepped through every event and in one jump, the same.
-  const auto late_stepped = play(7, {0.2, 0.65, 0.95, 1.15, 1.5, 1.85, 2.1, 2.5, 3.6}), late_jump = play(7, {3.6});
-  EXPECT_EQ(std::memcmp(late_stepped->destruction().slots().data(), late_jump->destruction().slots().data(), sa.size() * sizeof(HullSlot)), 0);
+  const auto late_stepped = play(7, {0.2, 0.65, 0.95, 1.15, 1.5, 1.85, 2.1, 2.5, 3.6}),
+             late_jump = play(7, {3.6});
+  EXPECT_EQ(std::memcmp(late_stepped->destruction().slots().data(), late_jump->destruction().slots().data(),
+                        sa.size() * sizeof(HullSlot)),
+            0);
   EXPECT_TRUE(imageOf(*late_stepped, 2.5) == imageOf(*late_jump, 2.5));
   // Healed by the end: every hull slot back at its skin.
   const auto healed = play(7, {3.5});
   size_t deep = 0;
-  for (size_t i = 0; i < healed->destruction().hullSlots(); ++i) deep += (healed->destruction().slots()[i].flags & SF_HULL_LEVEL_MASK) != 0;
+  for (size_t i = 0; i < healed->destruction().hullSlots(); ++i)
+    deep += (healed->destruction().slots()[i].flags & SF_HULL_LEVEL_MASK) != 0;
   EXPECT_EQ(deep, 0u);
 }
 
@@ -735,7 +800,8 @@ TEST(HullDestruction, HolesNeverShowTheBackdrop) {
     {"time": 0.1, "hit": "shot", "direction": [0, 0, -1], "damage": 80, "weapon": "cannon"},
     {"time": 0.2, "hit": "shot", "direction": [0, 0, -1], "damage": 80, "weapon": "cannon"},
     {"time": 0.3, "hit": "blast", "direction": [0, 0, -1], "damage": 80},
-    {"time": 0.4, "hit": "pierce", "direction": [0, 0, -1], "damage": 60, "weapon": "railgun"}]})", "holes.json");
+    {"time": 0.4, "hit": "pierce", "direction": [0, 0, -1], "damage": 60, "weapon": "railgun"}]})",
+                                            "holes.json");
   auto inst0 = std::make_shared<HullInstance>(asset);
   const ImageRGBA before = renderHull(asset, inst0, nullptr, 0, magenta);
   auto inst = std::make_shared<HullInstance>(asset);
@@ -758,7 +824,8 @@ TEST(HullDestruction, HolesNeverShowTheBackdrop) {
 
 TEST(HullDestruction, SinkSlotsNeverMoveUnderDestruction) {
   auto ctx_probe = hullContext();
-  if (!ctx_probe) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
+  if (!ctx_probe)
+    SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
   ctx_probe.reset();
   gpu::ContextOptions co;
   co.validation = true;
@@ -800,8 +867,10 @@ TEST(HullScene, LiveHullKeysFromSceneJson) {
     std::ofstream f(dir + "/s.json");
     f << R"({"seed": 9, "events": [{"time": 0.5, "hit": "shot"}]})";
   }
-  const Scene a = parseSceneJson(R"({"objects": [{"hull": "h.spl2", "effects": {"charge": 0.5, "parts": [{"part": 1, "angle": 30}]}},
-    {"hull": "h.spl2", "script": "s.json"}, {"hull": "h.spl2", "script": "s.json", "seed": 4}, {"hull": "h.spl2"}]})", dir + "/scene.json");
+  const Scene a = parseSceneJson(
+      R"({"objects": [{"hull": "h.spl2", "effects": {"charge": 0.5, "parts": [{"part": 1, "angle": 30}]}},
+    {"hull": "h.spl2", "script": "s.json"}, {"hull": "h.spl2", "script": "s.json", "seed": 4}, {"hull": "h.spl2"}]})",
+      dir + "/scene.json");
   ASSERT_EQ(a.objects.size(), 4u);
   ASSERT_TRUE(a.objects[0].hull_live);
   EXPECT_FLOAT_EQ(a.objects[0].hull_live->effects.charge, 0.5f);
@@ -817,11 +886,18 @@ TEST(HullScene, LiveHullKeysFromSceneJson) {
   const auto& s2 = a.objects[2].hull_live->destruction().slots();
   EXPECT_NE(std::memcmp(s1.data(), s2.data(), s1.size() * sizeof(HullSlot)), 0);
   // Errors name the JSON path, even without strict loading.
-  auto err = [&](const std::string& text) { return test::errorOf([&] { parseSceneJson(text, dir + "/scene.json"); }); };
-  EXPECT_NE(err(R"({"objects": [{"hull": "h.spl2", "effects": {"charj": 1}}]})").find("objects[0].effects.charj: unexpected key"), std::string::npos);
-  EXPECT_NE(err(R"({"objects": [{"hull": "h.spl2", "seed": -1}]})").find("objects[0].seed"), std::string::npos);
-  EXPECT_NE(err(R"({"objects": [{"file": "h.spl2", "effects": {}}]})").find("applies to hull objects only"), std::string::npos);
-  const Scene bad = parseSceneJson(R"({"objects": [{"hull": "h.spl2", "script": "../outside.json"}]})", dir + "/scene.json");
+  auto err = [&](const std::string& text) {
+    return test::errorOf([&] { parseSceneJson(text, dir + "/scene.json"); });
+  };
+  EXPECT_NE(err(R"({"objects": [{"hull": "h.spl2", "effects": {"charj": 1}}]})")
+                .find("objects[0].effects.charj: unexpected key"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"objects": [{"hull": "h.spl2", "seed": -1}]})").find("objects[0].seed"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"objects": [{"file": "h.spl2", "effects": {}}]})").find("applies to hull objects only"),
+            std::string::npos);
+  const Scene bad = parseSceneJson(R"({"objects": [{"hull": "h.spl2", "script": "../outside.json"}]})",
+                                   dir + "/scene.json");
   ASSERT_FALSE(bad.warnings.empty());
   EXPECT_NE(bad.warnings[0].find("confined"), std::string::npos) << bad.warnings[0];
 }
@@ -834,7 +910,8 @@ TEST(HullCli, PlayScriptToFramesAndMp4) {
     f << kBattle;
   }
   std::string out;
-  ASSERT_EQ(test::runCli("hull play " + dir + "/h.spl2 --script " + dir + "/battle.json --backend cpu --fps 4 --duration 1 --width 48 --height 40 -o " +
+  ASSERT_EQ(test::runCli("hull play " + dir + "/h.spl2 --script " + dir +
+                             "/battle.json --backend cpu --fps 4 --duration 1 --width 48 --height 40 -o " +
                              dir + "/f/%03d.png",
                          &out),
             0)
@@ -843,12 +920,15 @@ TEST(HullCli, PlayScriptToFramesAndMp4) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/f/003.png")) << out;
   EXPECT_FALSE(std::filesystem::exists(dir + "/f/004.png")) << out;
   EXPECT_NE(out.find("playing"), std::string::npos) << out;
-  ASSERT_EQ(test::runCli("hull play " + dir + "/h.spl2 --script " + dir + "/battle.json --seed 5 --fps 5 --width 48 --height 40 -o " + dir + "/b.mp4",
+  ASSERT_EQ(test::runCli("hull play " + dir + "/h.spl2 --script " + dir +
+                             "/battle.json --seed 5 --fps 5 --width 48 --height 40 -o " + dir + "/b.mp4",
                          &out),
             0)
       << out;
   EXPECT_GT(std::filesystem::file_size(dir + "/b.mp4"), 0u);
-  EXPECT_EQ(test::runCli("hull play " + dir + "/h.spl2 --script " + dir + "/missing.json -o " + dir + "/x.mp4", &out), 1);
+  EXPECT_EQ(test::runCli(
+                "hull play " + dir + "/h.spl2 --script " + dir + "/missing.json -o " + dir + "/x.mp4", &out),
+            1);
   EXPECT_NE(out.find("missing.json"), std::string::npos) << out;
 }
 
@@ -859,15 +939,18 @@ TEST(HullCli, RenderSceneJsonAtTimePlaysTheScript) {
   const std::string dir = test::tempDir("HullCli.RenderTime");
   saveSpl2(sphereHull(1500), dir + "/h.spl2");
   std::ofstream(dir + "/battle.json") << kBattle;
-  std::ofstream(dir + "/scene.json") << R"({"objects": [{"hull": "h.spl2", "script": "battle.json", "seed": 7}]})";
+  std::ofstream(dir + "/scene.json")
+      << R"({"objects": [{"hull": "h.spl2", "script": "battle.json", "seed": 7}]})";
   const Camera cam = lookAtCamera({0, 0.8f, 2.4f}, {0, 0, 0}, {0, 1, 0}, 40.0f, 64, 64);
-  std::ofstream(dir + "/cam.json") << R"({"eye": [0, 0.8, 2.4], "target": [0, 0, 0], "up": [0, 1, 0], "fov_y_deg": 40, "width": 64, "height": 64})";
+  std::ofstream(dir + "/cam.json")
+      << R"({"eye": [0, 0.8, 2.4], "target": [0, 0, 0], "up": [0, 1, 0], "fov_y_deg": 40, "width": 64, "height": 64})";
   std::string out;
   const auto renderAt = [&](const char* time) {
-    EXPECT_EQ(test::runCli("render " + dir + "/scene.json --backend cpu --camera " + dir + "/cam.json --time " + time + " -o " + dir +
-                               "/h.png --save-float " + dir + "/h.npy",
-                           &out),
-              0)
+    EXPECT_EQ(
+        test::runCli("render " + dir + "/scene.json --backend cpu --camera " + dir + "/cam.json --time " +
+                         time + " -o " + dir + "/h.png --save-float " + dir + "/h.npy",
+                     &out),
+        0)
         << out;
     return readNpy(dir + "/h.npy");
   };
@@ -889,11 +972,11 @@ TEST(HullCli, RenderSceneJsonAtTimePlaysTheScript) {
 }
 
 // Hull-only scenes are framed tightly (scene/scene.h autoCameraOverClip), checked from the camera's own
-// matrices: the box of the splats as drawn at every time of the clip, taken along the camera's heading (across
-// the view, up, towards the camera), projects inside the image with kHullFrameMargin free on every side,
-// centred and touching the margin on one axis; the splats fill at least 60% of the height; the view is 41
-// degrees down. The script moves the whole hull (every part offset and held): framed at the start alone, the
-// moved hull would leave the margin.
+// matrices: the box of the splats as drawn at every time of the clip, taken along the camera's heading
+// (across the view, up, towards the camera), projects inside the image with kHullFrameMargin free on every
+// side, centred and touching the margin on one axis; the splats fill at least 60% of the height; the view is
+// 41 degrees down. The script moves the whole hull (every part offset and held): framed at the start alone,
+// the moved hull would leave the margin.
 TEST(HullFraming, AutoCameraFitsTheHullOverTheClip) {
   const std::string dir = test::tempDir("HullFraming.Fit");
   Spl2Hull h = sphereHull(1500);  // a figure's proportions: tall, thin along x, wide along z
@@ -902,7 +985,8 @@ TEST(HullFraming, AutoCameraFitsTheHullOverTheClip) {
   saveSpl2(h, dir + "/h.spl2");
   std::string events;
   for (int part = 0; part < 8; ++part)
-    events += std::string(part ? ", " : "") + R"({"time": 0.5, "effect": "part_xform", "duration": 0.5, "part": )" + std::to_string(part) +
+    events += std::string(part ? ", " : "") +
+              R"({"time": 0.5, "effect": "part_xform", "duration": 0.5, "part": )" + std::to_string(part) +
               R"(, "offset": [1.2, 0, 0], "hold": true})";
   std::ofstream(dir + "/s.json") << R"({"events": [)" + events + "]}";
   std::ofstream(dir + "/scene.json")
@@ -921,7 +1005,8 @@ TEST(HullFraming, AutoCameraFitsTheHullOverTheClip) {
     poseScene(scene, t, frame, false, &cam);
     for (const RenderObject& o : frame.objects)
       for (size_t i = 0; i < o.positions.size(); ++i)
-        if (o.cloud->opacities[i] > 0) (t == times.back() ? moved : points).push_back(transformPoint(o.object_to_world, o.positions[i]));
+        if (o.cloud->opacities[i] > 0)
+          (t == times.back() ? moved : points).push_back(transformPoint(o.object_to_world, o.positions[i]));
   }
   ASSERT_GT(moved.size(), 1000u);
   points.insert(points.end(), moved.begin(), moved.end());
@@ -948,7 +1033,8 @@ TEST(HullFraming, AutoCameraFitsTheHullOverTheClip) {
     u0 = std::min(u0, uv[0]), u1 = std::max(u1, uv[0]), v0 = std::min(v0, uv[1]), v1 = std::max(v1, uv[1]);
   }
   const float mu = kHullFrameMargin * kW, mv = kHullFrameMargin * kH;
-  std::printf("hull box over the clip: u %.1f..%.1f of %d, v %.1f..%.1f of %d (margins %.1f, %.1f px)\n", u0, u1, kW, v0, v1, kH, mu, mv);
+  std::printf("hull box over the clip: u %.1f..%.1f of %d, v %.1f..%.1f of %d (margins %.1f, %.1f px)\n", u0,
+              u1, kW, v0, v1, kH, mu, mv);
   EXPECT_GE(u0, mu - 0.05f);
   EXPECT_LE(u1, kW - mu + 0.05f);
   EXPECT_GE(v0, mv - 0.05f);
@@ -976,7 +1062,8 @@ TEST(HullScript, AssembleEndsAHeldImplode) {
   auto asset = sphereAsset("HullScript.Assemble", 600);
   HullInstance inst(asset);
   HullScriptPlayer player(parseHullScript(R"({"events": [{"time": 0, "effect": "implode", "duration": 0.2},
-    {"time": 0.3, "effect": "scatter", "duration": 0.2}, {"time": 1, "effect": "assemble", "duration": 0.5}]})", "s.json"));
+    {"time": 0.3, "effect": "scatter", "duration": 0.2}, {"time": 1, "effect": "assemble", "duration": 0.5}]})",
+                                          "s.json"));
   player.advance(inst, 0.8);
   EXPECT_FLOAT_EQ(inst.effects.implode, 1.0f);
   EXPECT_FLOAT_EQ(inst.effects.scatter, 1.0f);
@@ -998,8 +1085,9 @@ TEST(HullCli, PlayReadmeDemoShowsTheHullOnTheBackdrop) {
   ASSERT_EQ(test::runCli("hull bake " + model + " --budget 6000 -o " + dir + "/man.spl2", &out), 0) << out;
   // --fps 0.1: one frame, at t = 0, of the whole clip's framing.
   const auto play = [&](const std::string& extra, const std::string& png) {
-    EXPECT_EQ(test::runCli("hull play " + dir + "/man.spl2 --script " + script + " --backend cpu --fps 0.1 --width 160 --height 90 " + extra +
-                               " -o " + dir + "/" + png + "_%d.png",
+    EXPECT_EQ(test::runCli("hull play " + dir + "/man.spl2 --script " + script +
+                               " --backend cpu --fps 0.1 --width 160 --height 90 " + extra + " -o " + dir +
+                               "/" + png + "_%d.png",
                            &out),
               0)
         << out;
@@ -1008,7 +1096,8 @@ TEST(HullCli, PlayReadmeDemoShowsTheHullOnTheBackdrop) {
   const ImageRGBA img = play("", "slate");
   const float slate[3] = {0.16f, 0.19f, 0.24f};
   for (const auto& [x, y] : {std::pair{0, 0}, std::pair{159, 0}, std::pair{0, 89}, std::pair{159, 89}})
-    for (int k = 0; k < 3; ++k) EXPECT_NEAR(img.at(x, y)[k], slate[k], 0.6f / 255.0f) << "corner " << x << "," << y;
+    for (int k = 0; k < 3; ++k)
+      EXPECT_NEAR(img.at(x, y)[k], slate[k], 0.6f / 255.0f) << "corner " << x << "," << y;
   size_t hull_pixels = 0;
   int top = img.height, bottom = -1;
   for (int y = 0; y < img.height; ++y)
@@ -1019,7 +1108,8 @@ TEST(HullCli, PlayReadmeDemoShowsTheHullOnTheBackdrop) {
         top = std::min(top, y), bottom = std::max(bottom, y);
       }
     }
-  std::printf("frame 0: %zu hull pixels of %d, rows %d..%d of %d\n", hull_pixels, img.width * img.height, top, bottom, img.height);
+  std::printf("frame 0: %zu hull pixels of %d, rows %d..%d of %d\n", hull_pixels, img.width * img.height, top,
+              bottom, img.height);
   EXPECT_GT(hull_pixels, static_cast<size_t>(img.width * img.height / 20)) << "frame 0 shows no hull";
   EXPECT_GE(bottom - top + 1, img.height * 6 / 10);
   const ImageRGBA black = play("--bg 0,0,0", "black");
@@ -1029,11 +1119,14 @@ TEST(HullCli, PlayReadmeDemoShowsTheHullOnTheBackdrop) {
 // `hull bench` on the Vulkan frame: the passes, the back-to-back submissions, and the tile spread, whose
 // pairs (the sum of the frame's tile ranges, read back) equal the frame's own key count.
 TEST(HullCli, BenchReportsPassesSubmissionsAndTileSpread) {
-  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
+  if (!gpu::vulkanAvailable())
+    SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
   const std::string dir = test::tempDir("HullCli.Bench");
   saveSpl2(sphereHull(800), dir + "/h.spl2");
   std::string out;
-  ASSERT_EQ(test::runCli("hull bench " + dir + "/h.spl2 --hulls 3 --frames 3 --width 96 --height 64 --back-to-back 2 --submissions 3 --tile-stats --json-out " +
+  ASSERT_EQ(test::runCli("hull bench " + dir +
+                             "/h.spl2 --hulls 3 --frames 3 --width 96 --height 64 --back-to-back 2 "
+                             "--submissions 3 --tile-stats --json-out " +
                              dir + "/bench.json",
                          &out),
             0)
@@ -1045,7 +1138,9 @@ TEST(HullCli, BenchReportsPassesSubmissionsAndTileSpread) {
   EXPECT_GT(j.at("median_ms").at("gpu_frame_without_readback").get<double>(), 0.0);
   EXPECT_EQ(j.at("back_to_back").at("submissions").get<int>(), 3);
   EXPECT_NE(out.find("tile pairs)"), std::string::npos) << out;
-  EXPECT_NE(out.find(std::to_string(j.at("tile_pairs").get<unsigned long long>()) + " tile pairs)"), std::string::npos) << out;
+  EXPECT_NE(out.find(std::to_string(j.at("tile_pairs").get<unsigned long long>()) + " tile pairs)"),
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("hulls 3 "), std::string::npos) << out;
   EXPECT_NE(out.find("back to back (2 frames in each of 3 submissions"), std::string::npos) << out;
   EXPECT_NE(out.find("below: the last 2"), std::string::npos) << out;
@@ -1058,26 +1153,46 @@ TEST(HullCli, BenchReportsPassesSubmissionsAndTileSpread) {
   // "tile pairs: T tiles, O with pairs, P pairs (...)": 96x64 is 6x4 tiles.
   unsigned tiles = 0, occupied = 0;
   unsigned long long pairs = 0;
-  ASSERT_EQ(std::sscanf(out.c_str() + stats_at, "tile pairs: %u tiles, %u with pairs, %llu pairs", &tiles, &occupied, &pairs), 3) << out;
+  ASSERT_EQ(std::sscanf(out.c_str() + stats_at, "tile pairs: %u tiles, %u with pairs, %llu pairs", &tiles,
+                        &occupied, &pairs),
+            3)
+      << out;
   EXPECT_EQ(tiles, 24u);
   EXPECT_GT(occupied, 0u);
   EXPECT_EQ(std::to_string(pairs), keys) << out;
-  EXPECT_EQ(test::runCli("hull bench " + dir + "/h.spl2 --hulls 1 --frames 2 --width 32 --height 32 --submissions 2", &out), 2);  // a usage error
+  EXPECT_EQ(
+      test::runCli(
+          "hull bench " + dir + "/h.spl2 --hulls 1 --frames 2 --width 32 --height 32 --submissions 2", &out),
+      2);  // a usage error
   EXPECT_NE(out.find("--back-to-back"), std::string::npos) << out;
 }
 
-// `--hull-lod` on render and `hull play`, and `hull bench --lod-sweep`: the curve's K values, its JSON and its
-// PNG; bad values are usage errors naming the option.
+// `--hull-lod` on render and `hull play`, and `hull bench --lod-sweep`: the curve's K values, its JSON and
+// its PNG; bad values are usage errors naming the option.
 TEST(HullCli, HullLodOptionsAndBenchSweep) {
   const std::string dir = test::tempDir("HullCli.Lod");
   saveSpl2(sphereHull(800), dir + "/h.spl2");
   std::string out;
-  ASSERT_EQ(test::runCli("render " + dir + "/h.spl2 --backend cpu --width 48 --height 48 --hull-lod 200 -o " + dir + "/k.png", &out), 0) << out;
-  ASSERT_EQ(test::runCli("render " + dir + "/h.spl2 --backend cpu --width 48 --height 48 --hull-lod auto -o " + dir + "/auto.png", &out), 0) << out;
-  EXPECT_EQ(test::runCli("render " + dir + "/h.spl2 --backend cpu --width 48 --height 48 --hull-lod 0 -o " + dir + "/x.png", &out), 2);
+  ASSERT_EQ(test::runCli("render " + dir + "/h.spl2 --backend cpu --width 48 --height 48 --hull-lod 200 -o " +
+                             dir + "/k.png",
+                         &out),
+            0)
+      << out;
+  ASSERT_EQ(
+      test::runCli("render " + dir + "/h.spl2 --backend cpu --width 48 --height 48 --hull-lod auto -o " +
+                       dir + "/auto.png",
+                   &out),
+      0)
+      << out;
+  EXPECT_EQ(test::runCli("render " + dir + "/h.spl2 --backend cpu --width 48 --height 48 --hull-lod 0 -o " +
+                             dir + "/x.png",
+                         &out),
+            2);
   EXPECT_NE(out.find("--hull-lod"), std::string::npos) << out;
-  std::ofstream(dir + "/s.json") << R"({"events": [{"time": 0.0, "lod": 100}, {"time": 0.05, "hit": "shot"}], "duration": 0.1})";
-  ASSERT_EQ(test::runCli("hull play " + dir + "/h.spl2 --script " + dir + "/s.json --backend cpu --fps 20 --width 48 --height 48 --hull-lod auto -o " +
+  std::ofstream(dir + "/s.json")
+      << R"({"events": [{"time": 0.0, "lod": 100}, {"time": 0.05, "hit": "shot"}], "duration": 0.1})";
+  ASSERT_EQ(test::runCli("hull play " + dir + "/h.spl2 --script " + dir +
+                             "/s.json --backend cpu --fps 20 --width 48 --height 48 --hull-lod auto -o " +
                              dir + "/play/%02d.png",
                          &out),
             0)
@@ -1087,12 +1202,16 @@ TEST(HullCli, HullLodOptionsAndBenchSweep) {
   EXPECT_NE(out.find("--hull-lod"), std::string::npos);
   ASSERT_EQ(test::runCli("hull bench --help", &out), 0);
   EXPECT_NE(out.find("--lod-sweep"), std::string::npos);
-  EXPECT_EQ(test::runCli("hull bench " + dir + "/h.spl2 --plot " + dir + "/p.png", &out), 2);  // --plot needs --lod-sweep
+  EXPECT_EQ(test::runCli("hull bench " + dir + "/h.spl2 --plot " + dir + "/p.png", &out),
+            2);  // --plot needs --lod-sweep
   EXPECT_NE(out.find("--lod-sweep"), std::string::npos) << out;
-  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
+  if (!gpu::vulkanAvailable())
+    SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
   for (const char* mode : {"live", "baked"}) {
-    ASSERT_EQ(test::runCli("hull bench " + dir + "/h.spl2 --hulls 2 --frames 3 --width 64 --height 48 --hull-mode " + std::string(mode) +
-                               " --lod-sweep 3 --plot " + dir + "/sweep.png --json-out " + dir + "/sweep.json",
+    ASSERT_EQ(test::runCli("hull bench " + dir +
+                               "/h.spl2 --hulls 2 --frames 3 --width 64 --height 48 --hull-mode " +
+                               std::string(mode) + " --lod-sweep 3 --plot " + dir + "/sweep.png --json-out " +
+                               dir + "/sweep.json",
                            &out),
               0)
         << out;
@@ -1113,7 +1232,8 @@ TEST(HullCli, HullLodOptionsAndBenchSweep) {
   }
 }
 
-// ---- Guns: script `fire`, muzzle flash, barrel heat, a gun silenced by damage to its part ------------------
+// ---- Guns: script `fire`, muzzle flash, barrel heat, a gun silenced by damage to its part
+// ------------------
 
 // A sphere hull with a meta sidecar naming two barrel tips (gun 0 on the +x+y+z octant, part 7; gun 1 on +x,
 // part 3 or 1) and an engine point, which is no gun.
@@ -1140,14 +1260,22 @@ TEST(HullGuns, MetaSidecarNamesTheBarrelTips) {
   EXPECT_EQ(asset->engines.part_mask, 4u);
   // Without "tip" / "muzzle" names, the "barrel" / "gun" points are the guns.
   const std::string dir = test::tempDir("HullGuns.MetaErrors");
-  std::ofstream(dir + "/a.meta.json") << R"({"belt_deg": [32, 50], "points": {"gun_r": [0, 0, 1], "barrel_l": [0, 0, 2], "engine": [0, 0, 3]}})";
+  std::ofstream(dir + "/a.meta.json")
+      << R"({"belt_deg": [32, 50], "points": {"gun_r": [0, 0, 1], "barrel_l": [0, 0, 2], "engine": [0, 0, 3]}})";
   const auto guns = readHullMetaGuns(dir + "/a.meta.json");
   ASSERT_EQ(guns.size(), 2u);
   EXPECT_EQ(guns[0].name, "barrel_l");
   std::ofstream(dir + "/b.meta.json") << R"({"belt_deg": [32, 50], "points": {"muzzle": [0, 0]}})";
-  EXPECT_NE(test::errorOf([&] { readHullMetaGuns(dir + "/b.meta.json"); }).find("b.meta.json: points.muzzle: expected 3 numbers"), std::string::npos);
-  std::ofstream(dir + "/c.meta.json") << R"({"belt_deg": [32, 50], "points": {"muzzle": [0, 0, 1]}, "axes": {"muzzle": [0, 0, 0]}})";
-  EXPECT_NE(test::errorOf([&] { readHullMetaGuns(dir + "/c.meta.json"); }).find("c.meta.json: axes.muzzle: expected a non-zero direction"), std::string::npos);
+  EXPECT_NE(test::errorOf([&] {
+              readHullMetaGuns(dir + "/b.meta.json");
+            }).find("b.meta.json: points.muzzle: expected 3 numbers"),
+            std::string::npos);
+  std::ofstream(dir + "/c.meta.json")
+      << R"({"belt_deg": [32, 50], "points": {"muzzle": [0, 0, 1]}, "axes": {"muzzle": [0, 0, 0]}})";
+  EXPECT_NE(test::errorOf([&] {
+              readHullMetaGuns(dir + "/c.meta.json");
+            }).find("c.meta.json: axes.muzzle: expected a non-zero direction"),
+            std::string::npos);
 }
 
 // `fire`: the cel light's point flash at the gun's tip placed by the hull's object-to-world, strength
@@ -1156,7 +1284,8 @@ TEST(HullScript, FireFlashesAtTheBarrelTip) {
   auto asset = gunAsset("HullScript.Fire", 1500);
   HullInstance inst(asset);
   HullScriptPlayer player(parseHullScript(R"({"events": [{"time": 1.0, "fire": 1, "strength": 2},
-                                                          {"time": 2.0, "fire": "turret_a_tip"}]})", "s.json"));
+                                                          {"time": 2.0, "fire": "turret_a_tip"}]})",
+                                          "s.json"));
   player.advance(inst, 0.99);
   EXPECT_EQ(inst.effects.muzzle_flash, 0.0f);
   player.advance(inst, 1.03);
@@ -1176,7 +1305,8 @@ TEST(HullScript, FireFlashesAtTheBarrelTip) {
   EXPECT_NEAR(length(l.flash_position - world_tip), 0.0f, 1e-6f);
   EXPECT_NEAR(l.flash_strength, 0.98f, 1e-5f);
   EXPECT_EQ(length(l.flash_color - inst.effects.muzzle_color), 0.0f);
-  // The frame's colours: each lit hull slot gains flash_color * strength * band / (1 + 0.15 d^2) (d in world units).
+  // The frame's colours: each lit hull slot gains flash_color * strength * band / (1 + 0.15 d^2) (d in world
+  // units).
   const auto& d = inst.destruction();
   HullFrame frame;
   std::vector<RenderObject> objects;
@@ -1186,7 +1316,9 @@ TEST(HullScript, FireFlashesAtTheBarrelTip) {
   HullLight dark = scene_light;
   dark.flash_strength = 0;
   HullOutput off;
-  evaluateHull(packHullParams(no_flash, dark, to_world, inst.centre(), 1.03, static_cast<uint32_t>(d.slots().size())), d.rest(), d.slots(), d.bodies(), off);
+  evaluateHull(
+      packHullParams(no_flash, dark, to_world, inst.centre(), 1.03, static_cast<uint32_t>(d.slots().size())),
+      d.rest(), d.slots(), d.bodies(), off);
   size_t checked = 0;  // slots the flash reaches, unclamped (the tip sits just off the surface: a small cap)
   for (size_t i = 0; i < d.hullSlots(); ++i) {
     const HullRest& r = d.rest()[i];
@@ -1194,7 +1326,8 @@ TEST(HullScript, FireFlashesAtTheBarrelTip) {
     const Vec3 fd = kTipB - pos;
     const float ndl = std::clamp(dot(n, normalize(fd)), 0.0f, 1.0f);
     const float band = ndl > 0.5f ? 1.0f : (ndl > 0.2f ? 0.45f : 0.0f);
-    const Vec3 expect = off.colors[i] + inst.effects.muzzle_color * (0.98f * band / (1.0f + 0.15f * 2.25f * dot(fd, fd)));
+    const Vec3 expect =
+        off.colors[i] + inst.effects.muzzle_color * (0.98f * band / (1.0f + 0.15f * 2.25f * dot(fd, fd)));
     for (int k = 0; k < 3; ++k) {
       if (expect[k] >= 0.999f) continue;  // clamped
       ASSERT_NEAR(frame.live.colors[i][k], expect[k], 2e-4f) << "slot " << i;
@@ -1211,29 +1344,43 @@ TEST(HullScript, FireFlashesAtTheBarrelTip) {
 
   // Refusals name the file, the JSON path and the reason.
   auto err = [](const std::string& text) { return test::errorOf([&] { parseHullScript(text, "s.json"); }); };
-  EXPECT_NE(err(R"({"events": [{"time": 1, "fire": 8}]})").find("s.json: events[0].fire: expected a gun id 0..7"), std::string::npos);
-  EXPECT_NE(err(R"({"events": [{"time": 1, "fire": 0.5}]})").find("events[0].fire: expected a gun id"), std::string::npos);
-  EXPECT_NE(err(R"({"events": [{"time": 1, "fire": 0, "gun": 1}]})").find("events[0].gun: unexpected key for a fire"), std::string::npos);
-  EXPECT_NE(err(R"({"events": [{"time": 1, "fire": 0, "heat": -1}]})").find("events[0].heat"), std::string::npos);
-  const HullScript missing = parseHullScript(R"({"events": [{"time": 0, "heal": 1}, {"time": 1, "fire": 2}]})", "s.json");
-  EXPECT_NE(test::errorOf([&] { checkHullScript(missing, *asset); }).find("s.json: events[1].fire: no gun 2 (the hull's guns: 0 turret_a_tip, 1 turret_b_tip)"),
+  EXPECT_NE(
+      err(R"({"events": [{"time": 1, "fire": 8}]})").find("s.json: events[0].fire: expected a gun id 0..7"),
+      std::string::npos);
+  EXPECT_NE(err(R"({"events": [{"time": 1, "fire": 0.5}]})").find("events[0].fire: expected a gun id"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"events": [{"time": 1, "fire": 0, "gun": 1}]})")
+                .find("events[0].gun: unexpected key for a fire"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"events": [{"time": 1, "fire": 0, "heat": -1}]})").find("events[0].heat"),
+            std::string::npos);
+  const HullScript missing =
+      parseHullScript(R"({"events": [{"time": 0, "heal": 1}, {"time": 1, "fire": 2}]})", "s.json");
+  EXPECT_NE(test::errorOf([&] {
+              checkHullScript(missing, *asset);
+            }).find("s.json: events[1].fire: no gun 2 (the hull's guns: 0 turret_a_tip, 1 turret_b_tip)"),
             std::string::npos);
   const HullScript named = parseHullScript(R"({"events": [{"time": 1, "fire": "turret_c_tip"}]})", "s.json");
   HullScriptPlayer bad(named);
   HullInstance fresh(asset);
-  EXPECT_NE(test::errorOf([&] { bad.advance(fresh, 1.5); }).find("s.json: events[0].fire: no gun named 'turret_c_tip'"), std::string::npos);
+  EXPECT_NE(test::errorOf([&] {
+              bad.advance(fresh, 1.5);
+            }).find("s.json: events[0].fire: no gun named 'turret_c_tip'"),
+            std::string::npos);
   // A hull without guns takes a "point".
   auto plain = sphereAsset("HullScript.FirePoint", 800);
   EXPECT_NE(test::errorOf([&] { checkHullScript(missing, *plain); }).find("has no guns"), std::string::npos);
   HullInstance pi(plain);
-  HullScriptPlayer pp(parseHullScript(R"({"events": [{"time": 0, "fire": 3, "point": [0, 0.7, 0]}]})", "p.json"));
+  HullScriptPlayer pp(
+      parseHullScript(R"({"events": [{"time": 0, "fire": 3, "point": [0, 0.7, 0]}]})", "p.json"));
   pp.advance(pi, 0.0);
   EXPECT_NEAR(pi.effects.muzzle_flash, 1.5f, 1e-6f);
   EXPECT_EQ(length(pi.effects.muzzle_point - Vec3{0, 0.7f, 0}), 0.0f);
 }
 
-// Barrel heat: heat_g(t) = sum over g's shots of heat_k exp(-(t - t_k) / 2 s); hull slots within the radius of
-// a tip glow by blackBody(1000 + 5500 h) * 1.5 h (1 - d / radius)^2, h = min(heat, 1); farther ones unchanged.
+// Barrel heat: heat_g(t) = sum over g's shots of heat_k exp(-(t - t_k) / 2 s); hull slots within the radius
+// of a tip glow by blackBody(1000 + 5500 h) * 1.5 h (1 - d / radius)^2, h = min(heat, 1); farther ones
+// unchanged.
 TEST(HullScript, BarrelHeatIsTheSumOfCoolingShots) {
   auto asset = gunAsset("HullScript.Heat", 2000);
   HullInstance inst(asset);
@@ -1256,8 +1403,10 @@ TEST(HullScript, BarrelHeatIsTheSumOfCoolingShots) {
   cold.barrel_heat.clear();
   const uint32_t count = static_cast<uint32_t>(d.slots().size());
   HullOutput hot, plain;
-  evaluateHull(packHullParams(inst.effects, off_light, Mat4{}, inst.centre(), 1.5, count), d.rest(), d.slots(), d.bodies(), hot);
-  evaluateHull(packHullParams(cold, off_light, Mat4{}, inst.centre(), 1.5, count), d.rest(), d.slots(), d.bodies(), plain);
+  evaluateHull(packHullParams(inst.effects, off_light, Mat4{}, inst.centre(), 1.5, count), d.rest(),
+               d.slots(), d.bodies(), hot);
+  evaluateHull(packHullParams(cold, off_light, Mat4{}, inst.centre(), 1.5, count), d.rest(), d.slots(),
+               d.bodies(), plain);
   const float radius = inst.effects.heat_radius;
   size_t glowing = 0;
   for (size_t i = 0; i < d.hullSlots(); ++i) {
@@ -1268,11 +1417,13 @@ TEST(HullScript, BarrelHeatIsTheSumOfCoolingShots) {
     for (int g = 0; g < 2; ++g) {
       const float dist = length(p - tips[g]);
       if (dist >= radius) continue;
-      const float h = std::min(static_cast<float>(heats[g]), 1.0f), w = (1 - dist / radius) * (1 - dist / radius);
+      const float h = std::min(static_cast<float>(heats[g]), 1.0f),
+                  w = (1 - dist / radius) * (1 - dist / radius);
       glow = glow + blackBody(1000.0f + 5500.0f * h) * (1.5f * h * w);
     }
     glowing += length(glow) > 1e-3f;
-    for (int k = 0; k < 3; ++k) ASSERT_NEAR(hot.colors[i][k], std::min(plain.colors[i][k] + glow[k], 1.0f), 1e-5f) << "slot " << i;
+    for (int k = 0; k < 3; ++k)
+      ASSERT_NEAR(hot.colors[i][k], std::min(plain.colors[i][k] + glow[k], 1.0f), 1e-5f) << "slot " << i;
     if (length(glow) == 0) {
       ASSERT_EQ(length(hot.colors[i] - plain.colors[i]), 0.0f) << "slot " << i;
     }
@@ -1281,7 +1432,9 @@ TEST(HullScript, BarrelHeatIsTheSumOfCoolingShots) {
   // Cooled off: no heat is left after long enough (and no pass term).
   player.advance(inst, 30.0);
   EXPECT_TRUE(inst.effects.barrel_heat.empty());
-  EXPECT_EQ(packHullParams(inst.effects, off_light, Mat4{}, inst.centre(), 30.0, count).effects & SF_HULL_FX_HEAT, 0u);
+  EXPECT_EQ(
+      packHullParams(inst.effects, off_light, Mat4{}, inst.centre(), 30.0, count).effects & SF_HULL_FX_HEAT,
+      0u);
 }
 
 // The article's rule: once 30% of the gun's part is knocked, its fires are consumed (a kGunSilenced event, no
@@ -1292,9 +1445,12 @@ TEST(HullScript, GunFallsSilentOnceItsPartIsThirtyPercentKnocked) {
   std::string events;
   const int kRounds = 14;
   for (int k = 0; k < kRounds; ++k) {
-    const Vec3 p = normalize(Vec3{0.25f + 0.15f * static_cast<float>(k % 3), 0.25f + 0.15f * static_cast<float>((k / 3) % 3), 0.5f}) * 0.6f;
-    events += (k ? "," : "") + std::string(R"({"time": )") + std::to_string(0.2 * k + 0.05) + R"(, "hit": "blast", "damage": 25, "point": [)" +
-              std::to_string(p.x) + "," + std::to_string(p.y) + "," + std::to_string(p.z) + R"(], "direction": [0, 0, -1]},)";
+    const Vec3 p = normalize(Vec3{0.25f + 0.15f * static_cast<float>(k % 3),
+                                  0.25f + 0.15f * static_cast<float>((k / 3) % 3), 0.5f}) *
+                   0.6f;
+    events += (k ? "," : "") + std::string(R"({"time": )") + std::to_string(0.2 * k + 0.05) +
+              R"(, "hit": "blast", "damage": 25, "point": [)" + std::to_string(p.x) + "," +
+              std::to_string(p.y) + "," + std::to_string(p.z) + R"(], "direction": [0, 0, -1]},)";
     events += R"({"time": )" + std::to_string(0.2 * k + 0.15) + R"(, "fire": 0})";
   }
   events += R"(, {"time": 3.0, "heal": 1}, {"time": 6.0, "fire": 0})";
@@ -1308,13 +1464,15 @@ TEST(HullScript, GunFallsSilentOnceItsPartIsThirtyPercentKnocked) {
     const std::vector<HullEvent> evs = player.advance(inst, t);
     const auto& d = inst.destruction();
     const bool disabled = d.partDisabled(7);
-    const size_t n_silent = static_cast<size_t>(std::count_if(evs.begin(), evs.end(), [](const HullEvent& e) { return e.type == HullEvent::kGunSilenced; }));
+    const size_t n_silent = static_cast<size_t>(std::count_if(
+        evs.begin(), evs.end(), [](const HullEvent& e) { return e.type == HullEvent::kGunSilenced; }));
     if (disabled) {
       ++silenced;
       EXPECT_GE(d.partDamage(7), 0.3f);
       EXPECT_EQ(inst.effects.muzzle_flash, 0.0f) << "round " << k;
       ASSERT_EQ(n_silent, 1u) << "round " << k;
-      const HullEvent& e = *std::find_if(evs.begin(), evs.end(), [](const HullEvent& x) { return x.type == HullEvent::kGunSilenced; });
+      const HullEvent& e = *std::find_if(
+          evs.begin(), evs.end(), [](const HullEvent& x) { return x.type == HullEvent::kGunSilenced; });
       EXPECT_EQ(e.index, 0);
       EXPECT_EQ(e.slots, 7);
       EXPECT_NE(e.describe().find("gun 0 silent: fire at"), std::string::npos) << e.describe();
@@ -1328,7 +1486,8 @@ TEST(HullScript, GunFallsSilentOnceItsPartIsThirtyPercentKnocked) {
     }
   }
   EXPECT_GT(fired, 0);
-  EXPECT_GT(silenced, 0) << "the hits never knocked 30% of part 7 (" << inst.destruction().partDamage(7) << ")";
+  EXPECT_GT(silenced, 0) << "the hits never knocked 30% of part 7 (" << inst.destruction().partDamage(7)
+                         << ")";
   ASSERT_EQ(inst.effects.barrel_heat.size(), 1u);
   EXPECT_NEAR(inst.effects.barrel_heat[0].heat, heat, 1e-6);  // only the shots that fired heat the barrel
   // Healed: the part is restored and the gun fires again.
@@ -1337,26 +1496,35 @@ TEST(HullScript, GunFallsSilentOnceItsPartIsThirtyPercentKnocked) {
   EXPECT_GT(inst.effects.muzzle_flash, 0.0f);
 }
 
-// `hull play` plays `fire` from a hull's meta sidecar; a gun the hull lacks is refused before rendering, naming
-// the script and the event.
+// `hull play` plays `fire` from a hull's meta sidecar; a gun the hull lacks is refused before rendering,
+// naming the script and the event.
 TEST(HullCli, PlayFireUsesTheMetaSidecar) {
   auto asset = gunAsset("HullCli.Fire", 1200);
   const std::string dir = std::filesystem::path(asset->path).parent_path().string();
-  std::ofstream(dir + "/fire.json") << R"({"events": [{"time": 0.1, "fire": 0}, {"time": 0.2, "fire": "turret_b_tip", "heat": 0.5}]})";
+  std::ofstream(dir + "/fire.json")
+      << R"({"events": [{"time": 0.1, "fire": 0}, {"time": 0.2, "fire": "turret_b_tip", "heat": 0.5}]})";
   std::ofstream(dir + "/bad.json") << R"({"events": [{"time": 0.1, "fire": 0}, {"time": 0.2, "fire": 4}]})";
   std::string out;
-  ASSERT_EQ(test::runCli("hull play " + asset->path + " --script " + dir + "/fire.json --backend cpu --fps 10 --width 48 --height 40 -o " + dir +
-                             "/f/%03d.png",
-                         &out),
-            0)
+  ASSERT_EQ(
+      test::runCli("hull play " + asset->path + " --script " + dir +
+                       "/fire.json --backend cpu --fps 10 --width 48 --height 40 -o " + dir + "/f/%03d.png",
+                   &out),
+      0)
       << out;
   EXPECT_TRUE(std::filesystem::exists(dir + "/f/000.png")) << out;
-  EXPECT_EQ(test::runCli("hull play " + asset->path + " --script " + dir + "/bad.json --backend cpu -o " + dir + "/x.mp4", &out), 1);
+  EXPECT_EQ(test::runCli("hull play " + asset->path + " --script " + dir + "/bad.json --backend cpu -o " +
+                             dir + "/x.mp4",
+                         &out),
+            1);
   EXPECT_NE(out.find("bad.json: events[1].fire: no gun 4"), std::string::npos) << out;
   // `hull info` lists the guns and engines the sidecar gives.
   ASSERT_EQ(test::runCli("hull info " + asset->path, &out), 0) << out;
-  EXPECT_NE(out.find("guns (script fire ids): 0 turret_a_tip [0.050, 0.050, 0.620] 1 turret_b_tip"), std::string::npos) << out;
-  EXPECT_NE(out.find("engines (script thrust): engine_l [0.000, -0.600, -0.100]; engine parts: 2"), std::string::npos) << out;
+  EXPECT_NE(out.find("guns (script fire ids): 0 turret_a_tip [0.050, 0.050, 0.620] 1 turret_b_tip"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("engines (script thrust): engine_l [0.000, -0.600, -0.100]; engine parts: 2"),
+            std::string::npos)
+      << out;
   // Blasts on gun 0's part (7) until it is disabled, then a fire: the frame prints the silenced gun.
   std::ofstream(dir + "/silence.json") << R"({"events": [
     {"time": 0.1, "hit": "blast", "damage": 60, "point": [0.25, 0.3, 0.45]},
@@ -1364,7 +1532,8 @@ TEST(HullCli, PlayFireUsesTheMetaSidecar) {
     {"time": 0.3, "hit": "blast", "damage": 60, "point": [0.3, 0.4, 0.3]},
     {"time": 0.4, "hit": "blast", "damage": 60, "point": [0.2, 0.2, 0.5]},
     {"time": 0.45, "fire": 0}]})";
-  ASSERT_EQ(test::runCli("hull play " + asset->path + " --script " + dir + "/silence.json --backend cpu --fps 2 --duration 1.1 --width 32 --height 24 -o " +
+  ASSERT_EQ(test::runCli("hull play " + asset->path + " --script " + dir +
+                             "/silence.json --backend cpu --fps 2 --duration 1.1 --width 32 --height 24 -o " +
                              dir + "/s/%03d.png",
                          &out),
             0)
@@ -1372,12 +1541,14 @@ TEST(HullCli, PlayFireUsesTheMetaSidecar) {
   EXPECT_NE(out.find("gun 0 silent: fire at 0.45 s consumed (part 7 disabled"), std::string::npos) << out;
 }
 
-// `thrust`: the engine parts (named *engine* in the sidecar) glow thrust_color * thrust * (0.85 + 0.15 sin ..),
-// eased in over 0.15 s; ion droplets leave the nozzle at `rate` from the ignition (droplet k at t_on + k / rate)
-// and fly as debris, blue and fading: colour mix([0.55, 0.85, 1], [0.1, 0.25, 0.9], a), opacity 0.85 (1 - a).
+// `thrust`: the engine parts (named *engine* in the sidecar) glow thrust_color * thrust * (0.85 + 0.15 sin
+// ..), eased in over 0.15 s; ion droplets leave the nozzle at `rate` from the ignition (droplet k at t_on + k
+// / rate) and fly as debris, blue and fading: colour mix([0.55, 0.85, 1], [0.1, 0.25, 0.9], a), opacity 0.85
+// (1 - a).
 TEST(HullScript, ThrustLightsTheEnginePartAndTrailsIons) {
   auto asset = gunAsset("HullScript.Thrust", 2000);
-  const HullScript script = parseHullScript(R"({"events": [{"time": 0.5, "thrust": true, "rate": 30}, {"time": 1.5, "thrust": false}]})", "t.json");
+  const HullScript script = parseHullScript(
+      R"({"events": [{"time": 0.5, "thrust": true, "rate": 30}, {"time": 1.5, "thrust": false}]})", "t.json");
   HullInstance inst(asset);
   HullScriptPlayer player(script);
   player.advance(inst, 0.55);
@@ -1390,21 +1561,25 @@ TEST(HullScript, ThrustLightsTheEnginePartAndTrailsIons) {
     std::vector<size_t> out;
     for (size_t i = h.destruction().hullSlots(); i < h.destruction().slots().size(); ++i) {
       const HullSlot& s = h.destruction().slots()[i];
-      if ((s.flags & SF_HULL_FLAG_ION) && ((s.flags & SF_HULL_KIND_MASK) >> SF_HULL_KIND_SHIFT) == SF_HULL_KIND_DEBRIS) out.push_back(i);
+      if ((s.flags & SF_HULL_FLAG_ION) &&
+          ((s.flags & SF_HULL_KIND_MASK) >> SF_HULL_KIND_SHIFT) == SF_HULL_KIND_DEBRIS)
+        out.push_back(i);
     }
     return out;
   };
   EXPECT_EQ(ions(inst).size(), 16u);  // 0.5 + k / 30 <= 1.0: k = 0..15
-  // The pass, light off: engine-part slots gain between 0.7 and 1 of thrust_color; the rest unchanged; droplets
-  // by their closed form.
+  // The pass, light off: engine-part slots gain between 0.7 and 1 of thrust_color; the rest unchanged;
+  // droplets by their closed form.
   HullLight off_light;
   off_light.enabled = false;
   HullEffects cold = inst.effects;
   cold.thrust = 0;
   const uint32_t count = static_cast<uint32_t>(d.slots().size());
   HullOutput on, plain;
-  evaluateHull(packHullParams(inst.effects, off_light, Mat4{}, inst.centre(), 1.0, count), d.rest(), d.slots(), d.bodies(), on);
-  evaluateHull(packHullParams(cold, off_light, Mat4{}, inst.centre(), 1.0, count), d.rest(), d.slots(), d.bodies(), plain);
+  evaluateHull(packHullParams(inst.effects, off_light, Mat4{}, inst.centre(), 1.0, count), d.rest(),
+               d.slots(), d.bodies(), on);
+  evaluateHull(packHullParams(cold, off_light, Mat4{}, inst.centre(), 1.0, count), d.rest(), d.slots(),
+               d.bodies(), plain);
   size_t engine = 0;
   for (size_t i = 0; i < d.hullSlots(); ++i) {
     if ((d.rest()[i].channels & 0xffu) != 2u) {
@@ -1428,13 +1603,16 @@ TEST(HullScript, ThrustLightsTheEnginePartAndTrailsIons) {
     ASSERT_NEAR(length(on.colors[i] - col), 0.0f, 1e-5f) << "slot " << i;
     ASSERT_NEAR(on.opacities[i], 0.85f * (1 - a), 1e-5f) << "slot " << i;
     const Vec3 centre = tip + trail * (kIonSpeed * age) + inst.effects.gravity * (0.5f * age * age);
-    ASSERT_LE(length(on.positions[i] - centre), 0.015f * std::sqrt(3.0f) + 0.15f * std::sqrt(3.0f) * age + 1e-5f) << "slot " << i;
+    ASSERT_LE(length(on.positions[i] - centre),
+              0.015f * std::sqrt(3.0f) + 0.15f * std::sqrt(3.0f) * age + 1e-5f)
+        << "slot " << i;
   }
   // Cut off at 1.5: no droplet after it, no glow; by 1.5 + 1.4 s every droplet is gone.
   player.advance(inst, 2.0);
   EXPECT_EQ(inst.effects.thrust, 0.0f);
   for (size_t i : ions(inst)) EXPECT_LE(d.slots()[i].birth, 1.5f);
-  EXPECT_EQ(ions(inst).size(), 27u);  // k = 0..30 born by 1.5 (0.5 + k / 30); at 2.0 those born after 0.6 fly: k = 4..30
+  EXPECT_EQ(ions(inst).size(),
+            27u);  // k = 0..30 born by 1.5 (0.5 + k / 30); at 2.0 those born after 0.6 fly: k = 4..30
   player.advance(inst, 3.0);
   EXPECT_TRUE(ions(inst).empty());
   // Stepping the frames or jumping gives the same slots.
@@ -1444,11 +1622,18 @@ TEST(HullScript, ThrustLightsTheEnginePartAndTrailsIons) {
   pa.advance(a, 1.85);
   pb.advance(b, 1.85);
   ASSERT_EQ(a.destruction().slots().size(), b.destruction().slots().size());
-  EXPECT_EQ(std::memcmp(a.destruction().slots().data(), b.destruction().slots().data(), a.destruction().slots().size() * sizeof(HullSlot)), 0);
+  EXPECT_EQ(std::memcmp(a.destruction().slots().data(), b.destruction().slots().data(),
+                        a.destruction().slots().size() * sizeof(HullSlot)),
+            0);
   // Refusals: a hull without engines, a thrust that is no boolean.
   auto plain_asset = sphereAsset("HullScript.ThrustNone", 600);
-  EXPECT_NE(test::errorOf([&] { checkHullScript(script, *plain_asset); }).find("t.json: events[0].thrust: the hull"), std::string::npos);
-  EXPECT_NE(test::errorOf([&] { parseHullScript(R"({"events": [{"time": 0, "thrust": 1}]})", "t.json"); }).find("t.json: events[0].thrust: expected true"),
+  EXPECT_NE(test::errorOf([&] {
+              checkHullScript(script, *plain_asset);
+            }).find("t.json: events[0].thrust: the hull"),
+            std::string::npos);
+  EXPECT_NE(test::errorOf([&] {
+              parseHullScript(R"({"events": [{"time": 0, "thrust": 1}]})", "t.json");
+            }).find("t.json: events[0].thrust: expected true"),
             std::string::npos);
 }
 

@@ -1,5 +1,5 @@
-// Splat hulls end to end: the bake (floater signs on planted floaters, belly cull, channels, the file), the hull
-// in the frame (cel light, sort depths, baked vs sorted, CPU vs Vulkan) and the CLI.
+// Splat hulls end to end: the bake (floater signs on planted floaters, belly cull, channels, the file), the
+// hull in the frame (cel light, sort depths, baked vs sorted, CPU vs Vulkan) and the CLI.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -48,22 +48,29 @@ void writeGltf(const std::string& path, const std::vector<Part>& parts) {
     bin.resize(idx_at + part.indices.size() * 4);
     std::memcpy(bin.data() + idx_at, part.indices.data(), part.indices.size() * 4);
     const std::string sep = p ? "," : "";
-    views += sep + "{\"buffer\":0,\"byteOffset\":" + std::to_string(pos_at) + ",\"byteLength\":" + std::to_string(part.positions.size() * 12) + "}";
-    views += ",{\"buffer\":0,\"byteOffset\":" + std::to_string(idx_at) + ",\"byteLength\":" + std::to_string(part.indices.size() * 4) + "}";
+    views += sep + "{\"buffer\":0,\"byteOffset\":" + std::to_string(pos_at) +
+             ",\"byteLength\":" + std::to_string(part.positions.size() * 12) + "}";
+    views += ",{\"buffer\":0,\"byteOffset\":" + std::to_string(idx_at) +
+             ",\"byteLength\":" + std::to_string(part.indices.size() * 4) + "}";
     char minmax[256];
-    std::snprintf(minmax, sizeof minmax, "\"min\":[%.9g,%.9g,%.9g],\"max\":[%.9g,%.9g,%.9g]", lo.x, lo.y, lo.z, hi.x, hi.y, hi.z);
-    accessors += sep + "{\"bufferView\":" + std::to_string(2 * p) + ",\"componentType\":5126,\"count\":" + std::to_string(part.positions.size()) +
+    std::snprintf(minmax, sizeof minmax, "\"min\":[%.9g,%.9g,%.9g],\"max\":[%.9g,%.9g,%.9g]", lo.x, lo.y,
+                  lo.z, hi.x, hi.y, hi.z);
+    accessors += sep + "{\"bufferView\":" + std::to_string(2 * p) +
+                 ",\"componentType\":5126,\"count\":" + std::to_string(part.positions.size()) +
                  ",\"type\":\"VEC3\"," + minmax + "}";
-    accessors += ",{\"bufferView\":" + std::to_string(2 * p + 1) + ",\"componentType\":5125,\"count\":" + std::to_string(part.indices.size()) +
+    accessors += ",{\"bufferView\":" + std::to_string(2 * p + 1) +
+                 ",\"componentType\":5125,\"count\":" + std::to_string(part.indices.size()) +
                  ",\"type\":\"SCALAR\"}";
-    meshes += sep + "{\"primitives\":[{\"attributes\":{\"POSITION\":" + std::to_string(2 * p) + "},\"indices\":" + std::to_string(2 * p + 1) + "}]}";
+    meshes += sep + "{\"primitives\":[{\"attributes\":{\"POSITION\":" + std::to_string(2 * p) +
+              "},\"indices\":" + std::to_string(2 * p + 1) + "}]}";
     nodes += sep + "{\"name\":\"" + part.name + "\",\"mesh\":" + std::to_string(p) + "}";
     node_list += sep + std::to_string(p);
   }
-  const std::string json = "{\"asset\":{\"version\":\"2.0\"},\"scene\":0,\"scenes\":[{\"nodes\":[" + node_list + "]}],\"nodes\":[" + nodes +
-                           "],\"meshes\":[" + meshes + "],\"accessors\":[" + accessors + "],\"bufferViews\":[" + views +
-                           "],\"buffers\":[{\"byteLength\":" + std::to_string(bin.size()) + ",\"uri\":\"data:application/octet-stream;base64," +
-                           test::encodeBase64(bin) + "\"}]}";
+  const std::string json =
+      "{\"asset\":{\"version\":\"2.0\"},\"scene\":0,\"scenes\":[{\"nodes\":[" + node_list +
+      "]}],\"nodes\":[" + nodes + "],\"meshes\":[" + meshes + "],\"accessors\":[" + accessors +
+      "],\"bufferViews\":[" + views + "],\"buffers\":[{\"byteLength\":" + std::to_string(bin.size()) +
+      ",\"uri\":\"data:application/octet-stream;base64," + test::encodeBase64(bin) + "\"}]}";
   std::ofstream(path) << json;
 }
 
@@ -74,12 +81,14 @@ Part sphere(float r, int seg) {
   for (int i = 0; i <= rings; ++i)
     for (int j = 0; j <= seg; ++j) {
       const double th = std::numbers::pi * i / rings, ph = 2 * std::numbers::pi * j / seg;
-      p.positions.push_back(Vec3{static_cast<float>(r * std::sin(th) * std::cos(ph)), static_cast<float>(r * std::cos(th)),
+      p.positions.push_back(Vec3{static_cast<float>(r * std::sin(th) * std::cos(ph)),
+                                 static_cast<float>(r * std::cos(th)),
                                  static_cast<float>(r * std::sin(th) * std::sin(ph))});
     }
   for (int i = 0; i < rings; ++i)
     for (int j = 0; j < seg; ++j) {
-      const uint32_t a = static_cast<uint32_t>(i * (seg + 1) + j), b = a + 1, c = a + static_cast<uint32_t>(seg + 1), d = c + 1;
+      const uint32_t a = static_cast<uint32_t>(i * (seg + 1) + j), b = a + 1,
+                     c = a + static_cast<uint32_t>(seg + 1), d = c + 1;
       p.indices.insert(p.indices.end(), {a, b, c, b, d, c});  // outward (counter-clockwise seen from outside)
     }
   return p;
@@ -89,16 +98,19 @@ Part sphere(float r, int seg) {
 std::vector<Vec3> surfacePoints(const Part& p, size_t n, uint32_t seed) {
   std::vector<double> cdf{0};
   for (size_t t = 0; t < p.indices.size(); t += 3) {
-    const Vec3 a = p.positions[p.indices[t]], b = p.positions[p.indices[t + 1]], c = p.positions[p.indices[t + 2]];
+    const Vec3 a = p.positions[p.indices[t]], b = p.positions[p.indices[t + 1]],
+               c = p.positions[p.indices[t + 2]];
     cdf.push_back(cdf.back() + 0.5 * length(cross(b - a, c - a)));
   }
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   std::vector<Vec3> out;
   for (size_t i = 0; i < n; ++i) {
-    const size_t t = static_cast<size_t>(std::upper_bound(cdf.begin(), cdf.end(), u(rng) * cdf.back()) - cdf.begin()) - 1;
+    const size_t t =
+        static_cast<size_t>(std::upper_bound(cdf.begin(), cdf.end(), u(rng) * cdf.back()) - cdf.begin()) - 1;
     const float r1 = static_cast<float>(std::sqrt(u(rng))), r2 = static_cast<float>(u(rng));
-    const Vec3 a = p.positions[p.indices[3 * t]], b = p.positions[p.indices[3 * t + 1]], c = p.positions[p.indices[3 * t + 2]];
+    const Vec3 a = p.positions[p.indices[3 * t]], b = p.positions[p.indices[3 * t + 1]],
+               c = p.positions[p.indices[3 * t + 2]];
     out.push_back(a * (1 - r1) + b * (r1 * (1 - r2)) + c * (r1 * r2));
   }
   return out;
@@ -125,8 +137,8 @@ void saveInPlyFrame(GaussianCloud c, const std::string& path) {
   saveSplats(c, path);
 }
 
-// The planted-floater fixture: a sphere of radius 0.8 (its box is the 1.6 cube, so the hull frame is the file's)
-// plus a small plate outside it; clean splats on the sphere; floaters of each sign.
+// The planted-floater fixture: a sphere of radius 0.8 (its box is the 1.6 cube, so the hull frame is the
+// file's) plus a small plate outside it; clean splats on the sphere; floaters of each sign.
 struct FloaterFixture {
   std::string dir, gltf, ply;
   size_t clean = 3000, far = 10, detached = 12, sticking = 10;
@@ -137,7 +149,9 @@ FloaterFixture makeFloaterFixture(const std::string& name) {
   f.gltf = f.dir + "/sphere.gltf";
   f.ply = f.dir + "/splats.ply";
   const Part body = sphere(0.8f, 48);
-  Part plate{"plate", {{0.55f, 0.6f, 0.55f}, {0.65f, 0.6f, 0.55f}, {0.65f, 0.6f, 0.65f}, {0.55f, 0.6f, 0.65f}}, {0, 2, 1, 0, 3, 2}};
+  Part plate{"plate",
+             {{0.55f, 0.6f, 0.55f}, {0.65f, 0.6f, 0.55f}, {0.65f, 0.6f, 0.65f}, {0.55f, 0.6f, 0.65f}},
+             {0, 2, 1, 0, 3, 2}};
   writeGltf(f.gltf, {body, plate});
   std::vector<Vec3> pts = surfacePoints(body, f.clean, 7);
   std::mt19937 rng(11);
@@ -146,8 +160,10 @@ FloaterFixture makeFloaterFixture(const std::string& name) {
     const Vec3 d = normalize(Vec3{u(rng), std::abs(u(rng)) + 0.3f, u(rng)});
     pts.push_back(d * 0.95f);
   }
-  for (const Vec3& p : surfacePoints(plate, f.detached, 3)) pts.push_back(p);  // on the plate, far from the sphere's splats
-  for (size_t i = 0; i < f.sticking; ++i) {  // 0.04 outside the equator: near the surface, outside side silhouettes
+  for (const Vec3& p : surfacePoints(plate, f.detached, 3))
+    pts.push_back(p);  // on the plate, far from the sphere's splats
+  for (size_t i = 0; i < f.sticking;
+       ++i) {  // 0.04 outside the equator: near the surface, outside side silhouettes
     const float a = static_cast<float>(i) * 0.6f;
     pts.push_back(Vec3{std::cos(a), 0.0f, std::sin(a)} * 0.84f);
   }
@@ -166,7 +182,8 @@ TEST(HullBake, FindsEveryPlantedFloaterAndNoCleanSplat) {
   EXPECT_EQ(r.report.floaters_distance, f.far);
   EXPECT_EQ(r.report.floaters_connectivity, f.detached);
   EXPECT_EQ(r.report.floaters_silhouette, f.sticking);
-  // Clean splats lie on the mesh: distance p50 ~0; the far floaters are 0.15 off (p99 over 3032 splats sees them).
+  // Clean splats lie on the mesh: distance p50 ~0; the far floaters are 0.15 off (p99 over 3032 splats sees
+  // them).
   EXPECT_LT(r.report.distance_p50, 0.002f);
   // What is left is the clean splats minus the belly (normals facing below the belt).
   EXPECT_EQ(r.report.core + r.report.shell + r.report.belly_culled, f.clean);
@@ -205,14 +222,17 @@ TEST(HullBake, BellyCullKeepsOnlySplatsFacingTheBelt) {
   o.splats = f.ply;
   o.ao_rays = 8;
   const hull::BakeResult r = hull::bakeHull(f.gltf, o);
-  // Closed form for directions: a normal faces some belt camera when n_y sin(e) + |n_xz| cos(e) > 0 for some e in
-  // [32, 50] degrees (the cameras are at distance 3.2, so this holds up to the perspective of 0.8 / 3.2).
+  // Closed form for directions: a normal faces some belt camera when n_y sin(e) + |n_xz| cos(e) > 0 for some
+  // e in [32, 50] degrees (the cameras are at distance 3.2, so this holds up to the perspective of 0.8
+  // / 3.2).
   for (const Spl2Block* b : {&r.hull.core, &r.hull.shell})
     for (size_t i = 0; i < b->size(); ++i) {
       const Vec3 n = b->normal[i];
       const float h = std::sqrt(n.x * n.x + n.z * n.z);
-      const float best = std::max(n.y * std::sin(32 * std::numbers::pi_v<float> / 180) + h * std::cos(32 * std::numbers::pi_v<float> / 180),
-                                  n.y * std::sin(50 * std::numbers::pi_v<float> / 180) + h * std::cos(50 * std::numbers::pi_v<float> / 180));
+      const float best = std::max(n.y * std::sin(32 * std::numbers::pi_v<float> / 180) +
+                                      h * std::cos(32 * std::numbers::pi_v<float> / 180),
+                                  n.y * std::sin(50 * std::numbers::pi_v<float> / 180) +
+                                      h * std::cos(50 * std::numbers::pi_v<float> / 180));
       EXPECT_GT(best, -0.3f) << "splat " << i << " faces away from every belt camera";
       // Snapped normals are outward on the sphere.
       EXPECT_GT(dot(n, normalize(b->pos[i])), 0.95f);
@@ -248,7 +268,8 @@ TEST(HullBake, SampledCesiumManWithinBudgetAndChannelsDecode) {
   // CHNK: the article's packing stays exact in half floats.
   ASSERT_TRUE(h.has_chunks);
   EXPECT_LE(h.chunks.size(), static_cast<size_t>(kSpl2MaxChunks));
-  for (size_t i = 0; i < h.chunk_of.size(); ++i) EXPECT_LE(spl2PackChunk(h.chunk_of[i], h.material_of[i]), 2048u);
+  for (size_t i = 0; i < h.chunk_of.size(); ++i)
+    EXPECT_LE(spl2PackChunk(h.chunk_of[i], h.material_of[i]), 2048u);
   // The hull fits the 1.6 cube and the sidecar's normalisation maps the model's box onto it.
   for (const Vec3& p : h.core.pos) EXPECT_LE(std::max({std::abs(p.x), std::abs(p.y), std::abs(p.z)}), 0.81f);
   EXPECT_NE(r.meta_json.find("\"normalization\""), std::string::npos);
@@ -256,7 +277,9 @@ TEST(HullBake, SampledCesiumManWithinBudgetAndChannelsDecode) {
 }
 
 TEST(HullBake, ErrorsNameTheProblem) {
-  EXPECT_NE(test::errorOf([] { hull::bakeHull("/nonexistent/model.glb", {}); }).find("/nonexistent/model.glb"), std::string::npos);
+  EXPECT_NE(
+      test::errorOf([] { hull::bakeHull("/nonexistent/model.glb", {}); }).find("/nonexistent/model.glb"),
+      std::string::npos);
   hull::BakeOptions o;
   o.budget = 0;
   EXPECT_NE(test::errorOf([&] { hull::bakeHull("x.glb", o); }).find("budget"), std::string::npos);
@@ -270,7 +293,9 @@ TEST(HullLight, CelBandsEmissionAndFlashAreTheArticlesFormulas) {
   l.direction = Vec3{0, -1, 0};  // from above
   l.emission = 1.25f;
   const Vec3 a{0.5f, 0.4f, 0.2f};
-  auto shade = [&](Vec3 n, float emis, double t) { return hull::celShade(a, normalize(n), Vec3{}, emis, t, l); };
+  auto shade = [&](Vec3 n, float emis, double t) {
+    return hull::celShade(a, normalize(n), Vec3{}, emis, t, l);
+  };
   // N.L = 1: the top band 1.12; N.L = 0.4: the middle band 0.88; N.L <= 0.22: 0.62 (time 0: sin = 0).
   EXPECT_NEAR(shade({0, 1, 0}, 0, 0).x, 0.5f * 1.12f, 1e-6f);
   EXPECT_NEAR(shade({0, 0.4f, std::sqrt(1 - 0.16f)}, 0, 0).x, 0.5f * 0.88f, 1e-5f);
@@ -280,14 +305,17 @@ TEST(HullLight, CelBandsEmissionAndFlashAreTheArticlesFormulas) {
   EXPECT_NEAR(shade({0, 0.25f, std::sqrt(1 - 0.0625f)}, 0, 0).x, 0.5f * (0.62f + 0.26f * 0.5f), 1e-5f);
   // Breathing emission: albedo * emis * (0.78 + 0.22 sin(2.3 t)) * 1.25 on top of the band.
   const double t = 0.4;
-  EXPECT_NEAR(shade({1, 0, 0}, 0.8f, t).y, 0.4f * 0.62f + 0.4f * 0.8f * (0.78f + 0.22f * static_cast<float>(std::sin(2.3 * t))) * 1.25f, 1e-5f);
+  EXPECT_NEAR(shade({1, 0, 0}, 0.8f, t).y,
+              0.4f * 0.62f + 0.4f * 0.8f * (0.78f + 0.22f * static_cast<float>(std::sin(2.3 * t))) * 1.25f,
+              1e-5f);
   // Flash: hard bands 1 / 0.45 / 0 by N.L, falloff 1 / (1 + 0.15 d^2); clamped at 1.
   l.flash_position = Vec3{0, 0, 2};
   l.flash_color = Vec3{0.2f, 0.2f, 0.2f};
   l.flash_strength = 1;
   const float lit = hull::celShade(Vec3{0.1f, 0.1f, 0.1f}, Vec3{0, 0, 1}, Vec3{}, 0, 0, l).x;
   EXPECT_NEAR(lit, 0.1f * 0.62f + 0.2f * 1.0f / (1 + 0.15f * 4), 1e-5f);
-  const float grazing = hull::celShade(Vec3{0.1f, 0.1f, 0.1f}, normalize(Vec3{0, 0.9f, 0.3f}), Vec3{}, 0, 0, l).x;
+  const float grazing =
+      hull::celShade(Vec3{0.1f, 0.1f, 0.1f}, normalize(Vec3{0, 0.9f, 0.3f}), Vec3{}, 0, 0, l).x;
   EXPECT_NEAR(grazing, 0.1f * 1.12f + 0.2f * 0.45f / (1 + 0.15f * 4), 1e-5f);
   l.enabled = false;
   EXPECT_EQ(hull::celShade(a, Vec3{0, 1, 0}, Vec3{}, 1, 0, l).x, a.x);
@@ -303,8 +331,8 @@ TEST(HullFrame, SortDepthOverridesTheBlendOrder) {
     c.rotations[i] = Quat{1, 0, 0, 0};
     c.opacities[i] = 0.9f;
   }
-  c.shOf(0)[0] = 1.5f;   // red in front
-  c.shOf(1)[2] = 1.5f;   // blue behind
+  c.shOf(0)[0] = 1.5f;  // red in front
+  c.shOf(1)[2] = 1.5f;  // blue behind
   Camera cam;
   cam.width = cam.height = 32, cam.fx = cam.fy = 40, cam.cx = cam.cy = 16;
   RenderObject plain{&c, Mat4{}};
@@ -360,14 +388,16 @@ TEST(HullFrame, BakedShellFollowsTheBucketOrder) {
   hull::HullFrame f;
   std::vector<RenderObject> objects;
   std::vector<RenderMesh> meshes;
-  hull::buildHullFrame(*asset, hull::HullMode::kBaked, Mat4{}, cam, 0.0, hull::HullLight{}, f, objects, meshes);
+  hull::buildHullFrame(*asset, hull::HullMode::kBaked, Mat4{}, cam, 0.0, hull::HullLight{}, f, objects,
+                       meshes);
   ASSERT_EQ(objects.size(), 1u);
   ASSERT_EQ(meshes.size(), 1u);
   EXPECT_EQ(f.bucket, spl2Bucket(cam.position(), kSpl2Buckets));
   EXPECT_EQ(f.bucket, static_cast<int>(100.0f / 5.625f));
   const std::vector<int32_t>& order = asset->hull.orders[static_cast<size_t>(f.bucket)];
   for (size_t k = 1; k < order.size(); ++k)
-    EXPECT_LT(f.sort_depth[static_cast<size_t>(order[k])], f.sort_depth[static_cast<size_t>(order[k - 1])]) << "order position " << k;
+    EXPECT_LT(f.sort_depth[static_cast<size_t>(order[k])], f.sort_depth[static_cast<size_t>(order[k - 1])])
+        << "order position " << k;
   EXPECT_EQ(meshes[0].triangleCount(), asset->hull.core.size() * 8);
   EXPECT_EQ(meshes[0].shading, MeshShading::kUnlit);
 }
@@ -434,7 +464,8 @@ TEST(HullFrame, VulkanMatchesCpuInBothModes) {
       const double psnr = compareImages(g, c).psnr;
       size_t differ = 0;
       for (size_t p = 0; p < g.pixels.size(); p += 4)
-        differ += std::max({std::abs(g.pixels[p] - c.pixels[p]), std::abs(g.pixels[p + 1] - c.pixels[p + 1]), std::abs(g.pixels[p + 2] - c.pixels[p + 2])}) > 2.0f / 255;
+        differ += std::max({std::abs(g.pixels[p] - c.pixels[p]), std::abs(g.pixels[p + 1] - c.pixels[p + 1]),
+                            std::abs(g.pixels[p + 2] - c.pixels[p + 2])}) > 2.0f / 255;
       if (mode == hull::HullMode::kSorted) {
         EXPECT_GT(psnr, 100.0) << "sorted at azimuth " << az;
       } else {
@@ -444,14 +475,16 @@ TEST(HullFrame, VulkanMatchesCpuInBothModes) {
         EXPECT_LT(differ, g.pixels.size() / 4 / 500) << "baked at azimuth " << az << ": pixels over 2/255";
       }
     }
-  EXPECT_EQ(gpu->context().validationErrors(), validation_before) << gpu->context().validationReport(validation_before);
+  EXPECT_EQ(gpu->context().validationErrors(), validation_before)
+      << gpu->context().validationReport(validation_before);
 }
 
 TEST(HullScene, HullObjectsHeadingModeAndLightFromJson) {
   auto asset = sphereHull("HullScene.Json", true);
   const std::string dir = test::tempDir("HullScene.Json");
   saveSpl2(asset->hull, dir + "/h.spl2");
-  const std::string text = R"({"objects": [{"hull": "h.spl2", "heading": 90, "mode": "sorted"}, {"hull": "h.spl2"}],
+  const std::string text =
+      R"({"objects": [{"hull": "h.spl2", "heading": 90, "mode": "sorted"}, {"hull": "h.spl2"}],
     "light": {"direction": [0, -1, 0], "brightness": 0.8, "emission": 2, "flash": {"position": [1, 2, 3], "strength": 0.5}}})";
   const Scene s = parseSceneJson(text, dir + "/scene.json", {});
   ASSERT_EQ(s.objects.size(), 2u);
@@ -480,20 +513,25 @@ TEST(HullScene, HullObjectsHeadingModeAndLightFromJson) {
   // Errors name the JSON path.
   SceneLoadOptions strict;
   strict.strict = true;
-  EXPECT_NE(test::errorOf([&] { parseSceneJson(R"({"objects": [{"hull": "h.spl2", "mode": "fast"}]})", dir + "/s.json", strict); })
-                .find("objects[0].mode"),
+  EXPECT_NE(test::errorOf([&] {
+              parseSceneJson(R"({"objects": [{"hull": "h.spl2", "mode": "fast"}]})", dir + "/s.json", strict);
+            }).find("objects[0].mode"),
             std::string::npos);
-  EXPECT_NE(test::errorOf([&] { parseSceneJson(R"({"objects": [{"file": "h.spl2", "heading": 3}]})", dir + "/s.json", strict); })
-                .find("objects[0].heading"),
+  EXPECT_NE(test::errorOf([&] {
+              parseSceneJson(R"({"objects": [{"file": "h.spl2", "heading": 3}]})", dir + "/s.json", strict);
+            }).find("objects[0].heading"),
             std::string::npos);
-  EXPECT_NE(test::errorOf([&] { parseSceneJson(R"({"objects": [{"hull": "h.spl2"}], "light": {"colour": 1}})", dir + "/s.json", {}); })
-                .find("light"),
+  EXPECT_NE(test::errorOf([&] {
+              parseSceneJson(R"({"objects": [{"hull": "h.spl2"}], "light": {"colour": 1}})", dir + "/s.json",
+                             {});
+            }).find("light"),
             std::string::npos);
 }
 
 // ---- Runtime LOD (hull/hull_lod.h) ------------------------------------------------------------------------
 
-// opacity x sigma0 x sigma1, the importance key, recomputed here from the file's values (spl2ToCloud's sigmas).
+// opacity x sigma0 x sigma1, the importance key, recomputed here from the file's values (spl2ToCloud's
+// sigmas).
 float keyOf(const Spl2Block& b, size_t k, bool core) {
   const float r = core ? spl2CoreRadius(b.opacity[k]) : 1.0f;
   return b.opacity[k] * (length(b.ax0[k]) / 3.0f / r) * (length(b.ax1[k]) / 3.0f / r);
@@ -523,7 +561,8 @@ Spl2Hull lodHull(size_t n, uint32_t seed) {
     sp.op = is_core ? 0.91f + 0.09f * u(rng) : 0.2f + 0.7f * u(rng);
     (is_core ? core : shell).push_back(sp);
   }
-  std::stable_sort(core.begin(), core.end(), [](const S& a, const S& b) { return a.op * a.s0 * a.s1 > b.op * b.s0 * b.s1; });
+  std::stable_sort(core.begin(), core.end(),
+                   [](const S& a, const S& b) { return a.op * a.s0 * a.s1 > b.op * b.s0 * b.s1; });
   Spl2Hull h;
   h.core.resize(core.size());
   h.shell.resize(shell.size());
@@ -545,8 +584,8 @@ std::shared_ptr<hull::HullAsset> lodAsset(const std::string& name, size_t n) {
   return hull::HullAsset::load(dir + "/lod.spl2");
 }
 
-// The importance order: the core's rows as stored (the bake's order: the core drawn is a prefix), the shell's by
-// the key; and, the independent check, the first K splats hold the K largest keys (up to float rounding of
+// The importance order: the core's rows as stored (the bake's order: the core drawn is a prefix), the shell's
+// by the key; and, the independent check, the first K splats hold the K largest keys (up to float rounding of
 // the recomputed core keys), for every K.
 TEST(HullLod, ImportanceOrderIsTheStoredCoreMergedWithTheShellByKey) {
   const Spl2Hull h = lodHull(1500, 9);
@@ -588,7 +627,9 @@ TEST(HullLod, ImportanceOrderIsTheStoredCoreMergedWithTheShellByKey) {
   EXPECT_EQ(hull::parseHullLod("1500"), hull::HullLod::fixed(1500));
   EXPECT_EQ(hull::hullLodName(hull::HullLod::fixed(42)), "42");
   for (const char* bad : {"0", "-3", "1.5", "fast", "", "99999999999"})
-    EXPECT_NE(test::errorOf([&] { hull::parseHullLod(bad); }).find("expected a whole number"), std::string::npos) << bad;
+    EXPECT_NE(test::errorOf([&] { hull::parseHullLod(bad); }).find("expected a whole number"),
+              std::string::npos)
+        << bad;
 }
 
 // The distance rule against its closed form: K = clamp(ceil(2 pi r^2 / 4), ceil(N / 10), N), r = fy s R / z.
@@ -596,16 +637,18 @@ TEST(HullLod, DistanceRuleIsItsClosedForm) {
   Camera cam;
   cam.width = 800, cam.height = 600, cam.fx = cam.fy = 1000, cam.cx = 400, cam.cy = 300;
   auto at = [&](float z, float scale) {
-    cam.world_to_camera = Mat4::fromLinearTranslation(Mat3{}, {0, 0, z});  // the hull's origin at view depth z
-    return hull::hullLodAutoCount(6000, 1.0f, Mat4::fromLinearTranslation(Mat3::diagonal({scale, scale, scale}), {}), cam);
+    cam.world_to_camera =
+        Mat4::fromLinearTranslation(Mat3{}, {0, 0, z});  // the hull's origin at view depth z
+    return hull::hullLodAutoCount(
+        6000, 1.0f, Mat4::fromLinearTranslation(Mat3::diagonal({scale, scale, scale}), {}), cam);
   };
-  EXPECT_EQ(at(0.5f, 1), 6000u);    // the camera inside the bounding sphere
-  EXPECT_EQ(at(10, 1), 6000u);      // r = 100 px: 2 pi 100^2 / 4 = 15,708 > N
-  EXPECT_EQ(at(20, 1), 3927u);      // r = 50 px: ceil(3926.99)
-  EXPECT_EQ(at(40, 2), 3927u);      // twice the size twice as far
-  EXPECT_EQ(at(25, 1), 2514u);      // r = 40 px: ceil(2513.27)
-  EXPECT_EQ(at(100, 1), 600u);      // r = 10 px: 158, raised to the floor ceil(6000 / 10)
-  EXPECT_EQ(at(-5, 1), 6000u);      // behind the camera: never cut by the rule
+  EXPECT_EQ(at(0.5f, 1), 6000u);  // the camera inside the bounding sphere
+  EXPECT_EQ(at(10, 1), 6000u);    // r = 100 px: 2 pi 100^2 / 4 = 15,708 > N
+  EXPECT_EQ(at(20, 1), 3927u);    // r = 50 px: ceil(3926.99)
+  EXPECT_EQ(at(40, 2), 3927u);    // twice the size twice as far
+  EXPECT_EQ(at(25, 1), 2514u);    // r = 40 px: ceil(2513.27)
+  EXPECT_EQ(at(100, 1), 600u);    // r = 10 px: 158, raised to the floor ceil(6000 / 10)
+  EXPECT_EQ(at(-5, 1), 6000u);    // behind the camera: never cut by the rule
   uint32_t last = 6000;
   for (float z = 1; z < 300; z *= 1.1f) {
     const uint32_t k = at(z, 1);
@@ -626,7 +669,8 @@ TEST(HullLod, DistanceRuleIsItsClosedForm) {
   hull::HullFrame f;
   std::vector<RenderObject> objects;
   std::vector<RenderMesh> meshes;
-  hull::buildHullFrame(*asset, hull::HullMode::kSorted, Mat4{}, far, 0.0, hull::HullLight{}, f, objects, meshes, hull::HullLod::automatic());
+  hull::buildHullFrame(*asset, hull::HullMode::kSorted, Mat4{}, far, 0.0, hull::HullLight{}, f, objects,
+                       meshes, hull::HullLod::automatic());
   const uint32_t want = hull::hullLodAutoCount(900, asset->lod_radius, Mat4{}, far);
   EXPECT_LT(want, 900u);
   EXPECT_EQ(f.lod_count, want);
@@ -648,24 +692,29 @@ TEST(HullFrame, LodDrawsExactlyTheFirstKSplats) {
   hull::HullFrame full_b, full_s;
   std::vector<RenderObject> objects;
   std::vector<RenderMesh> meshes;
-  hull::buildHullFrame(*asset, hull::HullMode::kBaked, place, cam, 0.3, hull::HullLight{}, full_b, objects, meshes);
-  hull::buildHullFrame(*asset, hull::HullMode::kSorted, place, cam, 0.3, hull::HullLight{}, full_s, objects, meshes);
+  hull::buildHullFrame(*asset, hull::HullMode::kBaked, place, cam, 0.3, hull::HullLight{}, full_b, objects,
+                       meshes);
+  hull::buildHullFrame(*asset, hull::HullMode::kSorted, place, cam, 0.3, hull::HullLight{}, full_s, objects,
+                       meshes);
   EXPECT_EQ(full_b.lod_count, n);
-  for (uint32_t k : {1u, 37u, static_cast<uint32_t>(n / 3), static_cast<uint32_t>(n / 2), static_cast<uint32_t>(n - 1)}) {
+  for (uint32_t k :
+       {1u, 37u, static_cast<uint32_t>(n / 3), static_cast<uint32_t>(n / 2), static_cast<uint32_t>(n - 1)}) {
     size_t kc = 0, ks = 0;
     for (size_t i = 0; i < nc; ++i) kc += rank[i] < k;
     for (size_t i = 0; i < ns; ++i) ks += rank[nc + i] < k;
     ASSERT_EQ(kc + ks, k);
     hull::HullFrame b, s;
     objects.clear(), meshes.clear();
-    hull::buildHullFrame(*asset, hull::HullMode::kBaked, place, cam, 0.3, hull::HullLight{}, b, objects, meshes, hull::HullLod::fixed(k));
+    hull::buildHullFrame(*asset, hull::HullMode::kBaked, place, cam, 0.3, hull::HullLight{}, b, objects,
+                         meshes, hull::HullLod::fixed(k));
     EXPECT_EQ(b.lod_count, k);
     EXPECT_EQ(meshes.size(), kc > 0 ? 1u : 0u) << "K " << k;
     EXPECT_EQ(objects.size(), ks > 0 ? 1u : 0u) << "K " << k;
     // The core: a prefix of its rows, vertex for vertex.
     ASSERT_EQ(b.core_positions.size(), 9 * kc);
     for (size_t v = 0; v < 9 * kc; ++v) {
-      ASSERT_EQ(std::memcmp(&b.core_positions[v], &full_b.core_positions[v], sizeof(Vec3)), 0) << "K " << k << " vertex " << v;
+      ASSERT_EQ(std::memcmp(&b.core_positions[v], &full_b.core_positions[v], sizeof(Vec3)), 0)
+          << "K " << k << " vertex " << v;
       ASSERT_EQ(b.core_colors[v], full_b.core_colors[v]) << "K " << k << " vertex " << v;
     }
     ASSERT_TRUE(std::equal(b.core_indices.begin(), b.core_indices.end(), full_b.core_indices.begin()));
@@ -683,7 +732,8 @@ TEST(HullFrame, LodDrawsExactlyTheFirstKSplats) {
     }
     // Sorted: the rows of rank < K of the full cloud, in order.
     objects.clear(), meshes.clear();
-    hull::buildHullFrame(*asset, hull::HullMode::kSorted, place, cam, 0.3, hull::HullLight{}, s, objects, meshes, hull::HullLod::fixed(k));
+    hull::buildHullFrame(*asset, hull::HullMode::kSorted, place, cam, 0.3, hull::HullLight{}, s, objects,
+                         meshes, hull::HullLod::fixed(k));
     ASSERT_EQ(s.cloud.size(), k);
     w = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -701,8 +751,10 @@ TEST(HullFrame, LodDrawsExactlyTheFirstKSplats) {
   Spl2Hull sub;
   std::vector<int32_t> new_row(ns, -1);
   auto copyRow = [](const Spl2Block& from, size_t r, Spl2Block& to) {
-    to.pos.push_back(from.pos[r]), to.ax0.push_back(from.ax0[r]), to.ax1.push_back(from.ax1[r]), to.normal.push_back(from.normal[r]);
-    to.color.push_back(from.color[r]), to.opacity.push_back(from.opacity[r]), to.attrs.push_back(from.attrs[r]);
+    to.pos.push_back(from.pos[r]), to.ax0.push_back(from.ax0[r]), to.ax1.push_back(from.ax1[r]),
+        to.normal.push_back(from.normal[r]);
+    to.color.push_back(from.color[r]), to.opacity.push_back(from.opacity[r]),
+        to.attrs.push_back(from.attrs[r]);
   };
   for (size_t r = 0; r < nc; ++r)
     if (rank[r] < k) copyRow(h.core, r, sub.core);
@@ -716,7 +768,8 @@ TEST(HullFrame, LodDrawsExactlyTheFirstKSplats) {
   const std::string dir = test::tempDir("HullFrame.LodOracle");
   saveSpl2(sub, dir + "/first_k.spl2");
   auto sub_asset = hull::HullAsset::load(dir + "/first_k.spl2");
-  const ImageRGBA cut = renderScene(hullScene(asset, hull::HullMode::kSorted, hull::HullLod::fixed(k)), cam, nullptr);
+  const ImageRGBA cut =
+      renderScene(hullScene(asset, hull::HullMode::kSorted, hull::HullLod::fixed(k)), cam, nullptr);
   const ImageRGBA oracle = renderScene(hullScene(sub_asset, hull::HullMode::kSorted), cam, nullptr);
   EXPECT_EQ(cut.pixels, oracle.pixels) << "the cut at K against a hull of the first K splats";
   const ImageRGBA all = renderScene(hullScene(asset, hull::HullMode::kSorted), cam, nullptr);
@@ -725,12 +778,15 @@ TEST(HullFrame, LodDrawsExactlyTheFirstKSplats) {
   for (hull::HullMode mode : {hull::HullMode::kBaked, hull::HullMode::kSorted}) {
     const ImageRGBA off = renderScene(hullScene(asset, mode), cam, nullptr);
     for (uint32_t kk : {static_cast<uint32_t>(n), static_cast<uint32_t>(n + 5)})
-      EXPECT_EQ(renderScene(hullScene(asset, mode, hull::HullLod::fixed(kk)), cam, nullptr).pixels, off.pixels) << hull::hullModeName(mode) << " K " << kk;
+      EXPECT_EQ(renderScene(hullScene(asset, mode, hull::HullLod::fixed(kk)), cam, nullptr).pixels,
+                off.pixels)
+          << hull::hullModeName(mode) << " K " << kk;
   }
 }
 
-// The cut on both backends: the Vulkan frame against the CPU renderer per pixel at K (sorted: to float rounding;
-// baked: the bounds this fixture's full hull itself meets, the last K), and K = N equal to no LOD on the GPU too.
+// The cut on both backends: the Vulkan frame against the CPU renderer per pixel at K (sorted: to float
+// rounding; baked: the bounds this fixture's full hull itself meets, the last K), and K = N equal to no LOD
+// on the GPU too.
 TEST(HullFrame, LodVulkanMatchesCpu) {
   VulkanRenderer* gpu = gpuRenderer();
   if (!gpu) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
@@ -745,21 +801,25 @@ TEST(HullFrame, LodVulkanMatchesCpu) {
         const ImageRGBA g = renderScene(s, cam, gpu), c = renderScene(s, cam, nullptr);
         const double psnr = compareImages(g, c).psnr;
         const size_t differ = static_cast<size_t>(compareImages(g, c).fraction_over * 128 * 112 + 0.5);
-        std::fprintf(stderr, "LOD %u of %u, %s, azimuth %g: Vulkan vs CPU %.2f dB, %zu pixels over 2/255\n", k, n, hull::hullModeName(mode), az, psnr, differ);
+        std::fprintf(stderr, "LOD %u of %u, %s, azimuth %g: Vulkan vs CPU %.2f dB, %zu pixels over 2/255\n",
+                     k, n, hull::hullModeName(mode), az, psnr, differ);
         if (mode == hull::HullMode::kSorted) {
           EXPECT_GT(psnr, 100.0) << "sorted at azimuth " << az << " K " << k;
         } else {
-          // Overlapping octagons of nearly equal rank (lifted 0.004 / n_core apart) resolve by the backends' depth
-          // rounding in a few pixels: this fixture's full hull (K = N) gives 44.8 and 47.0 dB, 6 and 7 pixels.
+          // Overlapping octagons of nearly equal rank (lifted 0.004 / n_core apart) resolve by the backends'
+          // depth rounding in a few pixels: this fixture's full hull (K = N) gives 44.8 and 47.0 dB, 6 and 7
+          // pixels.
           EXPECT_GT(psnr, 40.0) << "baked at azimuth " << az << " K " << k;
           EXPECT_LT(differ, 128u * 112u / 500u) << "baked at azimuth " << az << " K " << k;
         }
       }
   const Camera cam = beltCamera(96, 96, 120.0f);
   for (hull::HullMode mode : {hull::HullMode::kBaked, hull::HullMode::kSorted})
-    EXPECT_EQ(renderScene(hullScene(asset, mode, hull::HullLod::fixed(n)), cam, gpu).pixels, renderScene(hullScene(asset, mode), cam, gpu).pixels)
+    EXPECT_EQ(renderScene(hullScene(asset, mode, hull::HullLod::fixed(n)), cam, gpu).pixels,
+              renderScene(hullScene(asset, mode), cam, gpu).pixels)
         << hull::hullModeName(mode);
-  EXPECT_EQ(gpu->context().validationErrors(), validation_before) << gpu->context().validationReport(validation_before);
+  EXPECT_EQ(gpu->context().validationErrors(), validation_before)
+      << gpu->context().validationReport(validation_before);
 }
 
 // Scene JSON: "lod" on a hull object is its runtime LOD (K, "auto", "off"); bad values are refused with the
@@ -767,9 +827,10 @@ TEST(HullFrame, LodVulkanMatchesCpu) {
 TEST(HullScene, LodFromJsonWithJsonPathErrors) {
   const std::string dir = test::tempDir("HullScene.Lod");
   saveSpl2(lodHull(400, 2), dir + "/h.spl2");
-  const Scene s = parseSceneJson(R"({"objects": [{"hull": "h.spl2", "lod": 120}, {"hull": "h.spl2", "lod": "auto"},
+  const Scene s =
+      parseSceneJson(R"({"objects": [{"hull": "h.spl2", "lod": 120}, {"hull": "h.spl2", "lod": "auto"},
     {"hull": "h.spl2", "lod": "off", "mode": "sorted"}, {"hull": "h.spl2"}, {"hull": "h.spl2", "lod": 50, "seed": 3}]})",
-                                 dir + "/scene.json", {});
+                     dir + "/scene.json", {});
   ASSERT_EQ(s.objects.size(), 5u);
   EXPECT_EQ(s.objects[0].hull_lod, hull::HullLod::fixed(120));
   EXPECT_EQ(s.objects[1].hull_lod, hull::HullLod::automatic());
@@ -781,16 +842,21 @@ TEST(HullScene, LodFromJsonWithJsonPathErrors) {
   poseScene(s, 0.0, frame, false, &cam);
   ASSERT_EQ(frame.hulls.size(), 5u);
   EXPECT_EQ(frame.hulls[0].lod_count, 120u);
-  EXPECT_EQ(frame.hulls[1].lod_count, hull::hullLodAutoCount(400, s.objects[1].hull->lod_radius, Mat4{}, cam));
+  EXPECT_EQ(frame.hulls[1].lod_count,
+            hull::hullLodAutoCount(400, s.objects[1].hull->lod_radius, Mat4{}, cam));
   EXPECT_EQ(frame.hulls[2].lod_count, 400u);
   EXPECT_EQ(frame.hulls[3].lod_count, 400u);
   EXPECT_EQ(frame.hulls[4].lod_count, 50u);  // a live hull too
   for (const char* bad : {"0", "-2", "1.5", "\"fast\"", "true", "[3]", "null", "1e12"}) {
     const std::string text = std::string(R"({"objects": [{"hull": "h.spl2", "lod": )") + bad + "}]}";
     const std::string e = test::errorOf([&] { parseSceneJson(text, dir + "/s.json", {}); });
-    EXPECT_NE(e.find("s.json: objects[0].lod: expected a whole number of splats K >= 1, \"auto\""), std::string::npos) << bad << ": " << e;
+    EXPECT_NE(e.find("s.json: objects[0].lod: expected a whole number of splats K >= 1, \"auto\""),
+              std::string::npos)
+        << bad << ": " << e;
   }
-  EXPECT_NE(test::errorOf([&] { parseSceneJson(R"({"objects": [{"file": "h.spl2", "lod": 5}]})", dir + "/s.json", {}); }).find("exactly one of"),
+  EXPECT_NE(test::errorOf([&] {
+              parseSceneJson(R"({"objects": [{"file": "h.spl2", "lod": 5}]})", dir + "/s.json", {});
+            }).find("exactly one of"),
             std::string::npos);
 }
 
@@ -798,20 +864,25 @@ TEST(HullCli, BakeInfoRenderConvert) {
   SF_REQUIRE_ASSET(path, "gltf/cesium_man.gltf");
   const std::string dir = test::tempDir("HullCli.Bake");
   std::string out;
-  ASSERT_EQ(test::runCli("hull bake " + path + " --budget 3000 --ao-rays 8 -o " + dir + "/man.spl2", &out), 0) << out;
+  ASSERT_EQ(test::runCli("hull bake " + path + " --budget 3000 --ao-rays 8 -o " + dir + "/man.spl2", &out), 0)
+      << out;
   EXPECT_NE(out.find("winding:"), std::string::npos) << out;
   EXPECT_NE(out.find("floaters:"), std::string::npos) << out;
   EXPECT_TRUE(std::ifstream(dir + "/man.meta.json").good());
   ASSERT_EQ(test::runCli("hull info " + dir + "/man.spl2", &out), 0) << out;
   EXPECT_NE(out.find("CHNK:"), std::string::npos) << out;
   for (const char* mode : {"baked", "sorted"}) {
-    ASSERT_EQ(test::runCli("render " + dir + "/man.spl2 --backend cpu --width 96 --height 96 --hull-mode " + std::string(mode) + " -o " + dir +
-                               "/" + mode + ".png",
+    ASSERT_EQ(test::runCli("render " + dir + "/man.spl2 --backend cpu --width 96 --height 96 --hull-mode " +
+                               std::string(mode) + " -o " + dir + "/" + mode + ".png",
                            &out),
               0)
         << out;
   }
-  ASSERT_EQ(test::runCli("render " + dir + "/man.spl2 --backend cpu --width 64 --height 64 --light off -o " + dir + "/unlit.png", &out), 0) << out;
+  ASSERT_EQ(test::runCli("render " + dir + "/man.spl2 --backend cpu --width 64 --height 64 --light off -o " +
+                             dir + "/unlit.png",
+                         &out),
+            0)
+      << out;
   ASSERT_EQ(test::runCli("convert " + dir + "/man.spl2 " + dir + "/man.ply", &out), 0) << out;
   ASSERT_EQ(test::runCli("convert " + dir + "/man.ply " + dir + "/back.spl2", &out), 0) << out;
   const Spl2Hull a = loadSpl2(dir + "/man.spl2"), b = loadSpl2(dir + "/back.spl2");

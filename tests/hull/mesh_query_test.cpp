@@ -645,8 +645,8 @@ TEST(Silhouette, SurfaceAndInsidePointsAreInsideEverySilhouette) {
 }
 
 // Floater sign 4 against its definition worked by hand: a 100 x 100 view looking down +z (f = 100, centre 50)
-// covering only pixels 40-59 in x and y. At depth 10 a point at x = -3 lands on pixel 20 (background), at 0 on
-// pixel 50 (covered); a radius r spans 10 r pixels either side. A second view covers everything.
+// covering only pixels 40-59 in x and y. At depth 10 a point at x = -3 lands on pixel 20 (background), at 0
+// on pixel 50 (covered); a radius r spans 10 r pixels either side. A second view covers everything.
 TEST(DatasetFloaters, ADiscOnBackgroundInSomeViewIsAFloater) {
   CoverageView partial;
   partial.fx = partial.fy = 100;

@@ -31,6 +31,8 @@
 //                  divided by SH_C0; opacity 0.5/255; SH (uchar f_rest, bucket centres) 1/64; rotation
 //                  as SPZ v3 (1-|dot| <= 5e-6). Each plus a 1e-5 float slack.
 // Set SF_DEBUG_MAXIMA=1 to print the measured maxima of every comparison.
+#include "io/formats.h"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <zlib.h>
@@ -42,10 +44,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iomanip>
 #include <limits>
@@ -62,7 +64,6 @@
 #include "core/gaussian_cloud.h"
 #include "core/sh.h"
 #include "io/file.h"
-#include "io/formats.h"
 #include "io/ply.h"
 #include "io/splat_format.h"
 #include "io/spz.h"
@@ -92,7 +93,9 @@ void putBE(Bytes& out, T v) {
   for (size_t i = sizeof(T); i-- > 0;) out.push_back(b[i]);
 }
 
-void putText(Bytes& out, const std::string& s) { out.insert(out.end(), s.begin(), s.end()); }
+void putText(Bytes& out, const std::string& s) {
+  out.insert(out.end(), s.begin(), s.end());
+}
 
 Bytes gzipBytes(std::span<const uint8_t> in) {
   z_stream zs{};
@@ -138,7 +141,9 @@ Bytes zstdFrame(std::span<const uint8_t> in) {
   return out;
 }
 
-uint8_t roundToByte(double v) { return static_cast<uint8_t>(std::clamp(std::lround(v), 0L, 255L)); }
+uint8_t roundToByte(double v) {
+  return static_cast<uint8_t>(std::clamp(std::lround(v), 0L, 255L));
+}
 
 // =====================================================================================================
 // Cloud comparison.
@@ -155,7 +160,9 @@ struct Tolerance {
 };
 
 // 1 - |dot| between two unit quaternions that differ by a rotation of `degrees`.
-double rotationTolForAngle(double degrees) { return 1.0 - std::cos(degrees * std::numbers::pi / 180.0 / 2.0); }
+double rotationTolForAngle(double degrees) {
+  return 1.0 - std::cos(degrees * std::numbers::pi / 180.0 / 2.0);
+}
 
 struct Worst {
   double value = 0;
@@ -180,11 +187,13 @@ CloudError measureError(const GaussianCloud& expected, const GaussianCloud& actu
   for (size_t i = 0; i < expected.size(); ++i) {
     for (int k = 0; k < 3; ++k) {
       e.position.add(std::abs(double(expected.positions[i][k]) - double(actual.positions[i][k])), i);
-      e.log_scale.add(std::abs(std::log(double(expected.scales[i][k])) - std::log(double(actual.scales[i][k]))), i);
+      e.log_scale.add(
+          std::abs(std::log(double(expected.scales[i][k])) - std::log(double(actual.scales[i][k]))), i);
     }
     e.opacity.add(std::abs(double(expected.opacities[i]) - double(actual.opacities[i])), i);
     auto se = expected.shOf(i), sa = actual.shOf(i);
-    for (size_t k = 0; k < se.size(); ++k) (k < 3 ? e.dc : e.sh_rest).add(std::abs(double(se[k]) - double(sa[k])), i);
+    for (size_t k = 0; k < se.size(); ++k)
+      (k < 3 ? e.dc : e.sh_rest).add(std::abs(double(se[k]) - double(sa[k])), i);
     e.rotation.add(1.0 - quatAbsDot(expected.rotations[i], actual.rotations[i]), i);
   }
   return e;
@@ -192,22 +201,25 @@ CloudError measureError(const GaussianCloud& expected, const GaussianCloud& actu
 
 std::string describe(const CloudError& e) {
   std::ostringstream s;
-  s << std::setprecision(4) << "position " << e.position.value << ", ln-scale " << e.log_scale.value << ", opacity "
-    << e.opacity.value << ", dc " << e.dc.value << ", sh_rest " << e.sh_rest.value << ", 1-|dot| "
-    << e.rotation.value;
+  s << std::setprecision(4) << "position " << e.position.value << ", ln-scale " << e.log_scale.value
+    << ", opacity " << e.opacity.value << ", dc " << e.dc.value << ", sh_rest " << e.sh_rest.value
+    << ", 1-|dot| " << e.rotation.value;
   return s.str();
 }
 
-::testing::AssertionResult cloudsMatch(const GaussianCloud& expected, const GaussianCloud& actual, const Tolerance& tol) {
+::testing::AssertionResult cloudsMatch(const GaussianCloud& expected, const GaussianCloud& actual,
+                                       const Tolerance& tol) {
   if (actual.size() != expected.size())
     return ::testing::AssertionFailure() << "size " << actual.size() << ", expected " << expected.size();
   if (actual.sh_degree != expected.sh_degree)
-    return ::testing::AssertionFailure() << "SH degree " << actual.sh_degree << ", expected " << expected.sh_degree;
+    return ::testing::AssertionFailure()
+           << "SH degree " << actual.sh_degree << ", expected " << expected.sh_degree;
   CloudError e = measureError(expected, actual);
   std::ostringstream bad;
   bad << std::setprecision(6);
   auto check = [&](const char* what, const Worst& w, double limit) {
-    if (w.value > limit) bad << "\n  " << what << " error " << w.value << " at splat " << w.at << " exceeds " << limit;
+    if (w.value > limit)
+      bad << "\n  " << what << " error " << w.value << " at splat " << w.at << " exceeds " << limit;
   };
   check("position", e.position, tol.position);
   check("ln-scale", e.log_scale, tol.log_scale);
@@ -215,7 +227,9 @@ std::string describe(const CloudError& e) {
   check("dc", e.dc, tol.dc);
   check("sh_rest", e.sh_rest, tol.sh_rest);
   check("rotation (1-|dot|)", e.rotation, tol.rotation);
-  if (std::getenv("SF_DEBUG_MAXIMA")) std::printf("  [maxima] %s: %s\n", ::testing::UnitTest::GetInstance()->current_test_info()->name(), describe(e).c_str());
+  if (std::getenv("SF_DEBUG_MAXIMA"))
+    std::printf("  [maxima] %s: %s\n", ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+                describe(e).c_str());
   if (bad.str().empty()) return ::testing::AssertionSuccess() << describe(e);
   return ::testing::AssertionFailure() << bad.str() << "\n  measured maxima: " << describe(e);
 }
@@ -223,21 +237,31 @@ std::string describe(const CloudError& e) {
 // Bitwise equality of every array, including the optional channels.
 ::testing::AssertionResult identicalClouds(const GaussianCloud& a, const GaussianCloud& b) {
   if (a.size() != b.size()) return ::testing::AssertionFailure() << "size " << a.size() << " vs " << b.size();
-  if (a.sh_degree != b.sh_degree) return ::testing::AssertionFailure() << "degree " << a.sh_degree << " vs " << b.sh_degree;
-  auto same = [](const void* x, const void* y, size_t bytes) { return bytes == 0 || std::memcmp(x, y, bytes) == 0; };
+  if (a.sh_degree != b.sh_degree)
+    return ::testing::AssertionFailure() << "degree " << a.sh_degree << " vs " << b.sh_degree;
+  auto same = [](const void* x, const void* y, size_t bytes) {
+    return bytes == 0 || std::memcmp(x, y, bytes) == 0;
+  };
   const size_t n = a.size();
-  if (!same(a.positions.data(), b.positions.data(), n * sizeof(Vec3))) return ::testing::AssertionFailure() << "positions differ";
-  if (!same(a.scales.data(), b.scales.data(), n * sizeof(Vec3))) return ::testing::AssertionFailure() << "scales differ";
-  if (!same(a.rotations.data(), b.rotations.data(), n * sizeof(Quat))) return ::testing::AssertionFailure() << "rotations differ";
+  if (!same(a.positions.data(), b.positions.data(), n * sizeof(Vec3)))
+    return ::testing::AssertionFailure() << "positions differ";
+  if (!same(a.scales.data(), b.scales.data(), n * sizeof(Vec3)))
+    return ::testing::AssertionFailure() << "scales differ";
+  if (!same(a.rotations.data(), b.rotations.data(), n * sizeof(Quat)))
+    return ::testing::AssertionFailure() << "rotations differ";
   if (a.opacities != b.opacities) return ::testing::AssertionFailure() << "opacities differ";
   if (a.sh != b.sh) return ::testing::AssertionFailure() << "SH differs";
-  if (a.normals.size() != b.normals.size() || !same(a.normals.data(), b.normals.data(), a.normals.size() * sizeof(Vec3)))
+  if (a.normals.size() != b.normals.size() ||
+      !same(a.normals.data(), b.normals.data(), a.normals.size() * sizeof(Vec3)))
     return ::testing::AssertionFailure() << "normals differ";
   if (a.ids != b.ids) return ::testing::AssertionFailure() << "ids differ";
-  if (a.extras.size() != b.extras.size()) return ::testing::AssertionFailure() << "extra channel count differs";
+  if (a.extras.size() != b.extras.size())
+    return ::testing::AssertionFailure() << "extra channel count differs";
   for (size_t k = 0; k < a.extras.size(); ++k)
-    if (a.extras[k].name != b.extras[k].name || a.extras[k].type != b.extras[k].type || a.extras[k].values != b.extras[k].values)
-      return ::testing::AssertionFailure() << "extra channel " << k << " ('" << a.extras[k].name << "') differs";
+    if (a.extras[k].name != b.extras[k].name || a.extras[k].type != b.extras[k].type ||
+        a.extras[k].values != b.extras[k].values)
+      return ::testing::AssertionFailure()
+             << "extra channel " << k << " ('" << a.extras[k].name << "') differs";
   return ::testing::AssertionSuccess();
 }
 
@@ -253,7 +277,8 @@ GaussianCloud withDegree0(const GaussianCloud& c) {
 
 // SH sign of each non-DC coefficient (index k = 0..14) under the RDF <-> RUB flip, from the table in
 // docs/formats/spz.md section 5 (written out here, not computed from the library's basis).
-constexpr float kRubShSign[15] = {-1, -1, +1, /*deg 2*/ -1, +1, +1, -1, +1, /*deg 3*/ -1, +1, -1, -1, +1, -1, +1};
+constexpr float kRubShSign[15] = {-1,           -1, +1, /*deg 2*/ -1, +1, +1, -1, +1,
+                                  /*deg 3*/ -1, +1, -1, -1,           +1, -1, +1};
 
 // The same cloud in the other axis convention (negate y and z of positions and quaternions; SH signs).
 GaussianCloud flipRdfRub(const GaussianCloud& c) {
@@ -276,7 +301,7 @@ GaussianCloud flipRdfRub(const GaussianCloud& c) {
 enum class PlyEncoding { kAscii, kBinaryLE, kBinaryBE };
 
 struct PlyProp {
-  std::string type;            // float, double, uchar, char, short, ushort, int, uint
+  std::string type;  // float, double, uchar, char, short, ushort, int, uint
   std::string name;
   std::vector<double> values;  // one per row; list_len per row for a list
   int list_len = 0;            // > 0: 'property list uchar <type> <name>' with this many items in every row
@@ -290,22 +315,34 @@ struct PlyElem {
 
 void putPlyScalar(Bytes& out, const std::string& type, double v, PlyEncoding enc) {
   auto put = [&](auto x) { enc == PlyEncoding::kBinaryBE ? putBE(out, x) : putLE(out, x); };
-  if (type == "float") put(static_cast<float>(v));
-  else if (type == "double") put(v);
-  else if (type == "uchar") put(static_cast<uint8_t>(v));
-  else if (type == "char") put(static_cast<int8_t>(v));
-  else if (type == "short") put(static_cast<int16_t>(v));
-  else if (type == "ushort") put(static_cast<uint16_t>(v));
-  else if (type == "int") put(static_cast<int32_t>(v));
-  else if (type == "uint") put(static_cast<uint32_t>(v));
-  else throw std::runtime_error("test PLY writer: unknown type " + type);
+  if (type == "float")
+    put(static_cast<float>(v));
+  else if (type == "double")
+    put(v);
+  else if (type == "uchar")
+    put(static_cast<uint8_t>(v));
+  else if (type == "char")
+    put(static_cast<int8_t>(v));
+  else if (type == "short")
+    put(static_cast<int16_t>(v));
+  else if (type == "ushort")
+    put(static_cast<uint16_t>(v));
+  else if (type == "int")
+    put(static_cast<int32_t>(v));
+  else if (type == "uint")
+    put(static_cast<uint32_t>(v));
+  else
+    throw std::runtime_error("test PLY writer: unknown type " + type);
 }
 
 std::string asciiPlyScalar(const std::string& type, double v) {
   char buf[64];
-  if (type == "float") std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(static_cast<float>(v)));
-  else if (type == "double") std::snprintf(buf, sizeof buf, "%.17g", v);
-  else std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  if (type == "float")
+    std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(static_cast<float>(v)));
+  else if (type == "double")
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+  else
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
   return buf;
 }
 
@@ -343,7 +380,9 @@ Bytes encodePly(PlyEncoding enc, const std::vector<PlyElem>& elements, const std
   return out;
 }
 
-float fileLogit(float p) { return std::log(p / (1.0f - p)); }
+float fileLogit(float p) {
+  return std::log(p / (1.0f - p));
+}
 
 // The INRIA vertex element of a cloud in the reference property order, with the file's pre-activation
 // float values: logit opacity, log scale, channel-major f_rest, rot_0..3 = w, x, y, z.
@@ -354,14 +393,16 @@ PlyElem inriaVertex(const GaussianCloud& c) {
     for (size_t i = 0; i < c.size(); ++i) p.values.push_back(static_cast<double>(value(i)));
     v.props.push_back(std::move(p));
   };
-  for (int k = 0; k < 3; ++k) add(std::string(1, static_cast<char>('x' + k)), [&](size_t i) { return c.positions[i][k]; });
+  for (int k = 0; k < 3; ++k)
+    add(std::string(1, static_cast<char>('x' + k)), [&](size_t i) { return c.positions[i][k]; });
   for (size_t k = 0; k < 3; ++k) add("f_dc_" + std::to_string(k), [&](size_t i) { return c.shOf(i)[k]; });
   const size_t rest = static_cast<size_t>(shCoeffCount(c.sh_degree) - 1);
   for (size_t ch = 0; ch < 3; ++ch)
     for (size_t j = 0; j < rest; ++j)
       add("f_rest_" + std::to_string(ch * rest + j), [&](size_t i) { return c.shOf(i)[(j + 1) * 3 + ch]; });
   add("opacity", [&](size_t i) { return fileLogit(c.opacities[i]); });
-  for (int k = 0; k < 3; ++k) add("scale_" + std::to_string(k), [&](size_t i) { return std::log(c.scales[i][k]); });
+  for (int k = 0; k < 3; ++k)
+    add("scale_" + std::to_string(k), [&](size_t i) { return std::log(c.scales[i][k]); });
   add("rot_0", [&](size_t i) { return c.rotations[i].w; });
   add("rot_1", [&](size_t i) { return c.rotations[i].x; });
   add("rot_2", [&](size_t i) { return c.rotations[i].y; });
@@ -394,11 +435,12 @@ Bytes encodeCompressedPly(const GaussianCloud& c, bool colour_bounds = true) {
   const size_t rest = static_cast<size_t>(shCoeffCount(c.sh_degree) - 1);
   std::string header = "ply\nformat binary_little_endian 1.0\ncomment Generated by formats_test\n";
   header += "element chunk " + std::to_string(chunks) + "\n";
-  for (const char* p : {"min_x", "min_y", "min_z", "max_x", "max_y", "max_z", "min_scale_x", "min_scale_y", "min_scale_z",
-                        "max_scale_x", "max_scale_y", "max_scale_z"})
+  for (const char* p : {"min_x", "min_y", "min_z", "max_x", "max_y", "max_z", "min_scale_x", "min_scale_y",
+                        "min_scale_z", "max_scale_x", "max_scale_y", "max_scale_z"})
     header += std::string("property float ") + p + "\n";
   if (colour_bounds)
-    for (const char* p : {"min_r", "min_g", "min_b", "max_r", "max_g", "max_b"}) header += std::string("property float ") + p + "\n";
+    for (const char* p : {"min_r", "min_g", "min_b", "max_r", "max_g", "max_b"})
+      header += std::string("property float ") + p + "\n";
   header += "element vertex " + std::to_string(n) + "\n";
   for (const char* p : {"packed_position", "packed_rotation", "packed_scale", "packed_color"})
     header += std::string("property uint ") + p + "\n";
@@ -430,7 +472,10 @@ Bytes encodeCompressedPly(const GaussianCloud& c, bool colour_bounds = true) {
   }
   for (size_t i = 0; i < n; ++i) {
     const auto& b = lo_hi[i / kChunkSplats];
-    auto field = [&](int k, int bits) { return packUnorm(compressedChannel(c, i, k), b[static_cast<size_t>(k)], b[static_cast<size_t>(9 + k)], bits); };
+    auto field = [&](int k, int bits) {
+      return packUnorm(compressedChannel(c, i, k), b[static_cast<size_t>(k)], b[static_cast<size_t>(9 + k)],
+                       bits);
+    };
     const uint32_t position = field(0, 11) << 21 | field(1, 10) << 11 | field(2, 11);
     const uint32_t scale = field(3, 11) << 21 | field(4, 10) << 11 | field(5, 11);
     // Smallest three in rot_0..rot_3 = (w, x, y, z) order; the largest is made positive and left out.
@@ -451,9 +496,11 @@ Bytes encodeCompressedPly(const GaussianCloud& c, bool colour_bounds = true) {
       rotation |= static_cast<uint32_t>(std::clamp(f, 0.0, 1023.0)) << shift;
       shift -= 10;
     }
-    uint32_t colour = static_cast<uint32_t>(std::clamp(std::floor(double(c.opacities[i]) * 255.0 + 0.5), 0.0, 255.0));
+    uint32_t colour =
+        static_cast<uint32_t>(std::clamp(std::floor(double(c.opacities[i]) * 255.0 + 0.5), 0.0, 255.0));
     for (int k = 0; k < 3; ++k) {
-      const uint32_t v = colour_bounds ? field(6 + k, 8) : packUnorm(compressedChannel(c, i, 6 + k), 0.0, 1.0, 8);
+      const uint32_t v =
+          colour_bounds ? field(6 + k, 8) : packUnorm(compressedChannel(c, i, 6 + k), 0.0, 1.0, 8);
       colour |= v << (24 - 8 * k);
     }
     for (uint32_t word : {position, rotation, scale, colour}) putLE(out, word);
@@ -472,7 +519,8 @@ Tolerance compressedPlyTolerance(const GaussianCloud& c) {
   double range[9] = {};
   for (int k = 0; k < 9; ++k) {
     double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-    for (size_t i = 0; i < c.size(); ++i) lo = std::min(lo, compressedChannel(c, i, k)), hi = std::max(hi, compressedChannel(c, i, k));
+    for (size_t i = 0; i < c.size(); ++i)
+      lo = std::min(lo, compressedChannel(c, i, k)), hi = std::max(hi, compressedChannel(c, i, k));
     range[k] = hi - lo;
   }
   auto widest = [&](int first) { return std::max({range[first], range[first + 1], range[first + 2]}); };
@@ -506,12 +554,14 @@ SpzArrays encodeSpzArrays(const GaussianCloud& c, int version, bool to_rub) {
   for (size_t i = 0; i < c.size(); ++i) {
     const Vec3& p = c.positions[i];
     for (double v : {double(p.x), p.y * f, p.z * f}) {
-      const uint32_t raw = static_cast<uint32_t>(static_cast<int32_t>(std::lround(v * (1 << kSpzFractionalBits))));
+      const uint32_t raw =
+          static_cast<uint32_t>(static_cast<int32_t>(std::lround(v * (1 << kSpzFractionalBits))));
       for (int b = 0; b < 3; ++b) a.positions.push_back(static_cast<uint8_t>(raw >> (8 * b)));  // 24-bit LE
     }
     a.alphas.push_back(roundToByte(c.opacities[i] * 255.0));
     for (size_t k = 0; k < 3; ++k) a.colours.push_back(roundToByte(c.shOf(i)[k] * (0.15 * 255) + 0.5 * 255));
-    for (int k = 0; k < 3; ++k) a.scales.push_back(roundToByte((std::log(double(c.scales[i][k])) + 10.0) * 16.0));
+    for (int k = 0; k < 3; ++k)
+      a.scales.push_back(roundToByte((std::log(double(c.scales[i][k])) + 10.0) * 16.0));
     const Quat& r = c.rotations[i];
     double q[4] = {r.x, r.y * f, r.z * f, r.w};  // SPZ order x, y, z, w
     const double len = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
@@ -529,7 +579,8 @@ SpzArrays encodeSpzArrays(const GaussianCloud& c, int version, bool to_rub) {
       for (uint32_t k = 0; k < 4; ++k) {
         if (k == largest) continue;
         const double v = q[k] * sign;
-        const uint32_t mag = static_cast<uint32_t>(std::min(511.0, std::floor(511.0 * std::abs(v) * std::sqrt(2.0) + 0.5)));
+        const uint32_t mag =
+            static_cast<uint32_t>(std::min(511.0, std::floor(511.0 * std::abs(v) * std::sqrt(2.0) + 0.5)));
         packed |= ((v < 0 ? 0x200u : 0u) | mag) << shift;
         shift -= 10;
       }
@@ -538,7 +589,8 @@ SpzArrays encodeSpzArrays(const GaussianCloud& c, int version, bool to_rub) {
     // SH: coefficient-major, RGB interleaved. No bucketing (a writer's choice the decoder cannot see).
     for (size_t k = 0; k < rest; ++k)
       for (size_t ch = 0; ch < 3; ++ch)
-        a.sh.push_back(roundToByte(c.shOf(i)[(k + 1) * 3 + ch] * (to_rub ? kRubShSign[k] : 1.0f) * 128.0 + 128.0));
+        a.sh.push_back(
+            roundToByte(c.shOf(i)[(k + 1) * 3 + ch] * (to_rub ? kRubShSign[k] : 1.0f) * 128.0 + 128.0));
   }
   return a;
 }
@@ -559,7 +611,9 @@ Bytes spzLegacyBody(const GaussianCloud& c, int version, bool to_rub = true, con
   return out;
 }
 
-Bytes spzLegacyFile(const GaussianCloud& c, int version, bool to_rub = true) { return gzipBytes(spzLegacyBody(c, version, to_rub)); }
+Bytes spzLegacyFile(const GaussianCloud& c, int version, bool to_rub = true) {
+  return gzipBytes(spzLegacyBody(c, version, to_rub));
+}
 
 // A coordinate-system extension record (0xADBE0003) declaring `value` (1 LDB ... 4 RUB, 6 RDF, ... 16 RBU).
 Bytes coordinateRecord(uint32_t value) {
@@ -582,7 +636,8 @@ Bytes spzV4File(const GaussianCloud& c, bool to_rub = true, uint8_t flags = 0, c
   putLE(out, kSpzMagic);
   putLE(out, uint32_t{4});
   putLE(out, static_cast<uint32_t>(c.size()));
-  for (size_t b : {size_t(c.sh_degree), size_t(kSpzFractionalBits), size_t(flags), streams.size()}) out.push_back(static_cast<uint8_t>(b));
+  for (size_t b : {size_t(c.sh_degree), size_t(kSpzFractionalBits), size_t(flags), streams.size()})
+    out.push_back(static_cast<uint8_t>(b));
   putLE(out, static_cast<uint32_t>(32 + extensions.size()));  // TOC offset
   out.resize(out.size() + 12, 0);
   out.insert(out.end(), extensions.begin(), extensions.end());
@@ -659,7 +714,9 @@ FormatError expectFormatError(F&& f) {
   return FormatError("", 0, "");
 }
 
-bool contains(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
 
 std::vector<std::string> listDir(const std::string& dir) {
   std::vector<std::string> names;
@@ -723,13 +780,17 @@ TEST(Spz, WriterBytesMatchTheIndependentEncoder) {
   GaussianCloud c = test::randomCloud(120, 2, 33);
   // Versions 2-3 carry no record (their readers refuse trailing bytes): auto and rub store RUB, raw RDF.
   for (int version = 2; version <= 3; ++version) {
-    EXPECT_EQ(gunzipBytes(writeSpz(c, SpzOptions{SpzAxes::kRub, version})), spzLegacyBody(c, version, true)) << "version " << version;
-    EXPECT_EQ(gunzipBytes(writeSpz(c, SpzOptions{SpzAxes::kAuto, version})), spzLegacyBody(c, version, true)) << "version " << version;
+    EXPECT_EQ(gunzipBytes(writeSpz(c, SpzOptions{SpzAxes::kRub, version})), spzLegacyBody(c, version, true))
+        << "version " << version;
+    EXPECT_EQ(gunzipBytes(writeSpz(c, SpzOptions{SpzAxes::kAuto, version})), spzLegacyBody(c, version, true))
+        << "version " << version;
   }
   EXPECT_EQ(gunzipBytes(writeSpz(c, SpzOptions{SpzAxes::kRaw, 3})), spzLegacyBody(c, 3, false));
   // Version 4: the same header, records and table; frames compared decoded.
-  const GaussianCloud rub = readSpz(spzV4File(c, true), "independent.spz", nullptr, SpzOptions{SpzAxes::kRaw});
-  EXPECT_TRUE(identicalClouds(rub, readSpz(writeSpz(c, SpzOptions{SpzAxes::kRub, 4}), "ours.spz", nullptr, SpzOptions{SpzAxes::kRaw})));
+  const GaussianCloud rub =
+      readSpz(spzV4File(c, true), "independent.spz", nullptr, SpzOptions{SpzAxes::kRaw});
+  EXPECT_TRUE(identicalClouds(rub, readSpz(writeSpz(c, SpzOptions{SpzAxes::kRub, 4}), "ours.spz", nullptr,
+                                           SpzOptions{SpzAxes::kRaw})));
 }
 
 TEST(Spz, WriterAxesAndTheCoordinateSystemRecord) {
@@ -739,24 +800,28 @@ TEST(Spz, WriterAxesAndTheCoordinateSystemRecord) {
   ASSERT_GE(auto_file.size(), 44u);
   EXPECT_EQ(auto_file[14] & 0x02, 0x02);
   EXPECT_EQ(Bytes(auto_file.begin() + 32, auto_file.begin() + 44), coordinateRecord(6));
-  EXPECT_TRUE(cloudsMatch(c, readSpz(auto_file, "a.spz", nullptr, SpzOptions{SpzAxes::kRaw}), spzTolerance(4)));
+  EXPECT_TRUE(
+      cloudsMatch(c, readSpz(auto_file, "a.spz", nullptr, SpzOptions{SpzAxes::kRaw}), spzTolerance(4)));
   SpzInfo info;
   EXPECT_TRUE(cloudsMatch(c, readSpz(auto_file, "a.spz", &info), spzTolerance(4)));
   EXPECT_TRUE(info.has_record);
   EXPECT_EQ(info.stored, AxisSystem::kRDF);
   // rub: converted to RUB, a record declaring RUB (4); read raw it is the RUB cloud.
   Bytes rub_file = writeSpz(c, SpzOptions{SpzAxes::kRub, 4});
-  EXPECT_TRUE(cloudsMatch(flipRdfRub(c), readSpz(rub_file, "b.spz", nullptr, SpzOptions{SpzAxes::kRaw}), spzTolerance(4)));
+  EXPECT_TRUE(cloudsMatch(flipRdfRub(c), readSpz(rub_file, "b.spz", nullptr, SpzOptions{SpzAxes::kRaw}),
+                          spzTolerance(4)));
   EXPECT_TRUE(cloudsMatch(c, readSpz(rub_file, "b.spz"), spzTolerance(4)));
   // raw: PLY axes, no record; a reader following SPZ's default (RUB) sees it flipped.
   Bytes raw_file = writeSpz(c, SpzOptions{SpzAxes::kRaw, 4});
   EXPECT_EQ(raw_file[14] & 0x02, 0);
-  EXPECT_TRUE(cloudsMatch(c, readSpz(raw_file, "c.spz", nullptr, SpzOptions{SpzAxes::kRaw}), spzTolerance(4)));
+  EXPECT_TRUE(
+      cloudsMatch(c, readSpz(raw_file, "c.spz", nullptr, SpzOptions{SpzAxes::kRaw}), spzTolerance(4)));
   EXPECT_TRUE(cloudsMatch(flipRdfRub(c), readSpz(raw_file, "c.spz", &info), spzTolerance(4)));
   EXPECT_FALSE(info.has_record);
   EXPECT_EQ(info.stored, AxisSystem::kRUB);
   // --spz-axes rub ignores a record.
-  EXPECT_TRUE(cloudsMatch(flipRdfRub(c), readSpz(auto_file, "a.spz", nullptr, SpzOptions{SpzAxes::kRub}), spzTolerance(4)));
+  EXPECT_TRUE(cloudsMatch(flipRdfRub(c), readSpz(auto_file, "a.spz", nullptr, SpzOptions{SpzAxes::kRub}),
+                          spzTolerance(4)));
 }
 
 // Versions 2-3 have no room for a record their readers accept: the writer names the stored axes in the gzip
@@ -768,12 +833,15 @@ TEST(Spz, LegacyVersionsDeclareTheirAxesInTheGzipComment) {
     SCOPED_TRACE(version);
     for (SpzAxes axes : {SpzAxes::kRaw, SpzAxes::kAuto}) {
       const Bytes file = writeSpz(c, SpzOptions{axes, version});
-      const std::string expected = std::string("SPZ coordinate system: ") + (axes == SpzAxes::kRaw ? "RDF" : "RUB");
+      const std::string expected =
+          std::string("SPZ coordinate system: ") + (axes == SpzAxes::kRaw ? "RDF" : "RUB");
       // gzip member: ID1 ID2 CM FLG MTIME(4) XFL OS, then (FLG bit 4) the zero-terminated comment.
       ASSERT_GT(file.size(), 10 + expected.size() + 1);
       EXPECT_EQ(file[0], 0x1f);
       EXPECT_EQ(file[3], 0x10) << "FLG: FCOMMENT alone";
-      EXPECT_EQ(std::string(file.begin() + 10, file.begin() + 10 + static_cast<std::ptrdiff_t>(expected.size())), expected);
+      EXPECT_EQ(
+          std::string(file.begin() + 10, file.begin() + 10 + static_cast<std::ptrdiff_t>(expected.size())),
+          expected);
       EXPECT_EQ(file[10 + expected.size()], 0);
       SpzInfo info;
       EXPECT_TRUE(cloudsMatch(c, readSpz(file, "legacy.spz", &info), spzTolerance(version)));
@@ -783,10 +851,12 @@ TEST(Spz, LegacyVersionsDeclareTheirAxesInTheGzipComment) {
       const GaussianCloud as_rub = readSpz(file, "legacy.spz", nullptr, SpzOptions{SpzAxes::kRub});
       EXPECT_TRUE(cloudsMatch(axes == SpzAxes::kRaw ? flipRdfRub(c) : c, as_rub, spzTolerance(version)));
     }
-    // The same body without a comment (another writer's file) is RUB by default; another comment says nothing.
+    // The same body without a comment (another writer's file) is RUB by default; another comment says
+    // nothing.
     const Bytes body = gunzipBytes(writeSpz(c, SpzOptions{SpzAxes::kRaw, version}));
     SpzInfo info;
-    EXPECT_TRUE(cloudsMatch(flipRdfRub(c), readSpz(gzipBytes(body), "plain.spz", &info), spzTolerance(version)));
+    EXPECT_TRUE(
+        cloudsMatch(flipRdfRub(c), readSpz(gzipBytes(body), "plain.spz", &info), spzTolerance(version)));
     EXPECT_EQ(info.gzip_comment, AxisSystem::kUnspecified);
     EXPECT_EQ(info.stored, AxisSystem::kRUB);
     // A comment spliced into a plain member's header (FLG bit 4, the text after the 10 fixed bytes).
@@ -926,7 +996,8 @@ TEST(Ply, PropertiesAreFoundByNameInAnyOrder) {
   GaussianCloud shuffled = readPly(encodePly(PlyEncoding::kBinaryLE, {vertex}), "shuffled.ply");
   EXPECT_TRUE(cloudsMatch(c, shuffled, plyTolerance()));
   // The reference order, encoded by this test, decodes to the very same floats.
-  EXPECT_TRUE(identicalClouds(readPly(encodePly(PlyEncoding::kBinaryLE, {inriaVertex(c)}), "ref.ply"), shuffled));
+  EXPECT_TRUE(
+      identicalClouds(readPly(encodePly(PlyEncoding::kBinaryLE, {inriaVertex(c)}), "ref.ply"), shuffled));
 }
 
 TEST(Ply, AsciiAndBigEndianMatchLittleEndian) {
@@ -979,7 +1050,8 @@ TEST(Ply, WrongRestCountIsRefused) {
 TEST(Ply, UnknownPropertiesArePreservedWithTheirTypes) {
   GaussianCloud c = test::randomCloud(40, 1, 80);
   PlyElem vertex = inriaVertex(c);
-  PlyProp segment{"uchar", "segment", {}}, confidence{"float", "confidence", {}}, offset{"char", "offset", {}};
+  PlyProp segment{"uchar", "segment", {}}, confidence{"float", "confidence", {}},
+      offset{"char", "offset", {}};
   for (size_t i = 0; i < c.size(); ++i) {
     segment.values.push_back(double((i * 37) % 256));
     confidence.values.push_back(double(0.1f * float(i) - 1.7f));
@@ -1027,7 +1099,8 @@ TEST(Ply, OtherElementsAreSkipped) {
     // 'element face' (with a list property) after the vertices.
     EXPECT_TRUE(identicalClouds(plain, readPly(encodePly(enc, {inriaVertex(c), face}), "face.ply")));
     // Another element before the vertices, and a face after them.
-    EXPECT_TRUE(identicalClouds(plain, readPly(encodePly(enc, {camera, inriaVertex(c), face}), "camera.ply")));
+    EXPECT_TRUE(
+        identicalClouds(plain, readPly(encodePly(enc, {camera, inriaVertex(c), face}), "camera.ply")));
   }
 }
 
@@ -1129,11 +1202,17 @@ TEST(Spz, DecodesIndependentVersion4) {
 TEST(Spz, ConvertAxesFalseKeepsRawAxes) {
   GaussianCloud c = test::randomCloud(200, 3, 530);
   // Files holding RUB data (converted by this test's encoders): raw mode returns the RUB cloud.
-  EXPECT_TRUE(cloudsMatch(flipRdfRub(c), readSpz(spzV4File(c), "rub.spz", nullptr, SpzOptions{SpzAxes::kRaw}), spzTolerance(4)));
-  EXPECT_TRUE(cloudsMatch(flipRdfRub(c), readSpz(spzLegacyFile(c, 2), "rub2.spz", nullptr, SpzOptions{SpzAxes::kRaw}), spzTolerance(2)));
+  EXPECT_TRUE(cloudsMatch(flipRdfRub(c), readSpz(spzV4File(c), "rub.spz", nullptr, SpzOptions{SpzAxes::kRaw}),
+                          spzTolerance(4)));
+  EXPECT_TRUE(cloudsMatch(flipRdfRub(c),
+                          readSpz(spzLegacyFile(c, 2), "rub2.spz", nullptr, SpzOptions{SpzAxes::kRaw}),
+                          spzTolerance(2)));
   // Files holding unconverted data read raw are the original cloud.
-  EXPECT_TRUE(cloudsMatch(c, readSpz(spzV4File(c, false), "raw.spz", nullptr, SpzOptions{SpzAxes::kRaw}), spzTolerance(4)));
-  EXPECT_TRUE(cloudsMatch(c, readSpz(spzLegacyFile(c, 3, false), "raw3.spz", nullptr, SpzOptions{SpzAxes::kRaw}), spzTolerance(3)));
+  EXPECT_TRUE(cloudsMatch(c, readSpz(spzV4File(c, false), "raw.spz", nullptr, SpzOptions{SpzAxes::kRaw}),
+                          spzTolerance(4)));
+  EXPECT_TRUE(cloudsMatch(c,
+                          readSpz(spzLegacyFile(c, 3, false), "raw3.spz", nullptr, SpzOptions{SpzAxes::kRaw}),
+                          spzTolerance(3)));
 }
 
 TEST(Spz, ExtensionRecordsAreSkipped) {
@@ -1183,12 +1262,14 @@ const std::vector<Fixture>& fixtures() {
     GaussianCloud ascii_cloud = test::randomCloud(24, 0, 602);
     ascii_cloud.rotations.back() = normalize(Quat{0.8f, 0.3f, -0.5f, 0.0f});
     Fixture ascii{"ASCII PLY", "fixture.ply", encodePly(PlyEncoding::kAscii, {inriaVertex(ascii_cloud)})};
-    if (ascii.bytes.end()[-3] != ' ' || ascii.bytes.end()[-2] != '0') throw std::runtime_error("ASCII fixture must end in \" 0\"");
+    if (ascii.bytes.end()[-3] != ' ' || ascii.bytes.end()[-2] != '0')
+      throw std::runtime_error("ASCII fixture must end in \" 0\"");
     const size_t ascii_size = ascii.bytes.size();
     ascii.complete_prefix = [ascii_size](size_t len) { return len == ascii_size - 1; };
     v.push_back(ascii);
 
-    v.push_back({"compressed PLY", "fixture.compressed.ply", encodeCompressedPly(test::randomCloud(40, 1, 603))});
+    v.push_back(
+        {"compressed PLY", "fixture.compressed.ply", encodeCompressedPly(test::randomCloud(40, 1, 603))});
     v.push_back({"SPZ v2", "fixture.spz", spzLegacyFile(test::randomCloud(30, 1, 604), 2)});
     v.push_back({"SPZ v3", "fixture.spz", writeSpz(test::randomCloud(30, 2, 605))});
     v.push_back({"SPZ v4", "fixture.spz", spzV4File(test::randomCloud(30, 1, 606))});
@@ -1240,13 +1321,15 @@ TEST(UntrustedInput, EveryTruncatedPrefixIsRefused) {
       const Outcome outcome = tryDecode(prefix, f.path, &loaded, &message);
       ASSERT_NE(outcome, Outcome::kOtherException) << "prefix of " << len << " bytes: " << message;
       if (f.complete_prefix(len)) {
-        ASSERT_EQ(outcome, Outcome::kDecoded) << "complete prefix of " << len << " bytes refused: " << message;
+        ASSERT_EQ(outcome, Outcome::kDecoded)
+            << "complete prefix of " << len << " bytes refused: " << message;
         const size_t n = f.label == ".splat" ? len / kSplatRecordBytes : full.cloud.size();
-        ASSERT_TRUE(identicalClouds(firstSplats(full.cloud, n), loaded.cloud)) << "prefix of " << len << " bytes";
+        ASSERT_TRUE(identicalClouds(firstSplats(full.cloud, n), loaded.cloud))
+            << "prefix of " << len << " bytes";
         ++complete;
       } else {
-        ASSERT_EQ(outcome, Outcome::kRejected) << "truncated prefix of " << len << " bytes was accepted ("
-                                               << loaded.cloud.size() << " splats)";
+        ASSERT_EQ(outcome, Outcome::kRejected)
+            << "truncated prefix of " << len << " bytes was accepted (" << loaded.cloud.size() << " splats)";
         ++refused;
       }
     }
@@ -1277,7 +1360,9 @@ TEST(UntrustedInput, RandomCorruptionDecodesOrThrows) {
       LoadedSplats loaded;
       const auto start = std::chrono::steady_clock::now();
       const Outcome outcome = tryDecode(bad, f.path, &loaded, &message);
-      slowest_ms = std::max(slowest_ms, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      slowest_ms = std::max(
+          slowest_ms,
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
       ASSERT_NE(outcome, Outcome::kOtherException) << "iteration " << it << ": " << message;
       if (outcome == Outcome::kDecoded) {
         ++decoded;
@@ -1287,7 +1372,8 @@ TEST(UntrustedInput, RandomCorruptionDecodesOrThrows) {
       }
     }
     EXPECT_LT(slowest_ms, 2000.0) << "a corrupt file took too long to decode";
-    std::printf("[ corrupt  ] %-15s %5d decoded, %5d refused, slowest %.1f ms\n", f.label.c_str(), decoded, refused, slowest_ms);
+    std::printf("[ corrupt  ] %-15s %5d decoded, %5d refused, slowest %.1f ms\n", f.label.c_str(), decoded,
+                refused, slowest_ms);
   }
 }
 
@@ -1300,7 +1386,8 @@ TEST(UntrustedInput, CorruptSpzStreamInsideValidGzipDecodesOrThrows) {
   for (int it = 0; it < 2000; ++it) {
     LoadedSplats loaded;
     std::string message;
-    const Outcome outcome = tryDecode(gzipBytes(corrupt(body, rng, it % 2 == 1)), "inner.spz", &loaded, &message);
+    const Outcome outcome =
+        tryDecode(gzipBytes(corrupt(body, rng, it % 2 == 1)), "inner.spz", &loaded, &message);
     ASSERT_NE(outcome, Outcome::kOtherException) << "iteration " << it << ": " << message;
     decoded += outcome == Outcome::kDecoded;
   }
@@ -1463,8 +1550,10 @@ TEST(Formats, ExportLossesCountWhatEachFormatCannotHold) {
   EXPECT_TRUE(has(spz, "log-scale outside SPZ's [-10, 5.94] is clamped (1 of 10 gaussians)"));
   EXPECT_TRUE(has(spz, "SH coefficients outside SPZ's [-0.99, 0.99] may be clamped (1 of 10 gaussians)"));
   EXPECT_TRUE(has(spz, "normals are not stored (10 of 10 gaussians)"));
-  EXPECT_TRUE(has(exportLosses(c, SplatFormat::kCompressedPly), "SH coefficients outside [-4, 4] are clamped (1 of 10 gaussians)"));
-  EXPECT_TRUE(has(exportLosses(c, SplatFormat::kSplat), "SH bands 1-2 are dropped (.splat holds one colour) (10 of 10 gaussians)"));
+  EXPECT_TRUE(has(exportLosses(c, SplatFormat::kCompressedPly),
+                  "SH coefficients outside [-4, 4] are clamped (1 of 10 gaussians)"));
+  EXPECT_TRUE(has(exportLosses(c, SplatFormat::kSplat),
+                  "SH bands 1-2 are dropped (.splat holds one colour) (10 of 10 gaussians)"));
   GaussianCloud clean = test::randomCloud(10, 3, 741);
   EXPECT_TRUE(exportLosses(clean, SplatFormat::kPly).empty());
   EXPECT_TRUE(exportLosses(clean, SplatFormat::kSpz).empty());
@@ -1502,10 +1591,13 @@ TEST(CompressedPly, WriterRoundTripsInMortonOrder) {
   for (size_t chunk = 0; chunk < 16; ++chunk) {
     Vec3 lo{INFINITY, INFINITY, INFINITY}, hi = -lo;
     for (size_t r = chunk * 256; r < (chunk + 1) * 256; ++r)
-      for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], big.positions[order[r]][k]), hi[k] = std::max(hi[k], big.positions[order[r]][k]);
+      for (int k = 0; k < 3; ++k)
+        lo[k] = std::min(lo[k], big.positions[order[r]][k]),
+        hi[k] = std::max(hi[k], big.positions[order[r]][k]);
     volume += double(hi.x - lo.x) * (hi.y - lo.y) * (hi.z - lo.z);
   }
-  EXPECT_LT(volume / 16, 8.0 / 4);  // the cloud fills [-1, 1]^3 = 8; a chunk of 1/16 of it averages far less than half
+  EXPECT_LT(volume / 16,
+            8.0 / 4);  // the cloud fills [-1, 1]^3 = 8; a chunk of 1/16 of it averages far less than half
 }
 
 TEST(Formats, SavingIntoMissingDirectoryThrowsAndLeavesNothing) {

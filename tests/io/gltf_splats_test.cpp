@@ -485,7 +485,8 @@ TEST(GltfSplats, GltfAxesWriteTheYUpFrame) {
     const Quat &a = stored.rotations[i], &b = c.rotations[i];
     EXPECT_NEAR(std::abs(a.w * b.w - a.x * b.x - a.y * b.y + a.z * b.z), 1.0f, 1e-6f);
     for (Vec3 d : {normalize(Vec3{0.2f, 0.7f, -0.3f}), normalize(Vec3{-0.8f, 0.1f, 0.5f})}) {
-      const Vec3 got = evalSh(3, stored.shOf(i).data(), Vec3{-d.x, -d.y, d.z}), want = evalSh(3, c.shOf(i).data(), d);
+      const Vec3 got = evalSh(3, stored.shOf(i).data(), Vec3{-d.x, -d.y, d.z}),
+                 want = evalSh(3, c.shOf(i).data(), d);
       for (int k = 0; k < 3; ++k) EXPECT_NEAR(got[k], want[k], 2e-5f);
     }
   }

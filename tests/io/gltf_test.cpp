@@ -613,7 +613,8 @@ TEST(GltfTextures, DataUriExternalFileAndBufferView) {
   std::vector<uint8_t> png = smallPng(dir);
   // URIs are URI-encoded (glTF 2.0, 3.1.5): "my%20tex%2B1.png" names the file "my tex+1.png".
   std::filesystem::copy_file(dir + "/tex.png", dir + "/my tex+1.png");
-  for (const std::string& uri : {"data:image/png;base64," + test::encodeBase64(png), std::string("tex.png"), std::string("my%20tex%2B1.png")}) {
+  for (const std::string& uri : {"data:image/png;base64," + test::encodeBase64(png), std::string("tex.png"),
+                                 std::string("my%20tex%2B1.png")}) {
     SCOPED_TRACE(uri.substr(0, 20));
     GltfDocument doc = parseSample(texturedSample(uri), dir);
     const GltfPrimitive& p = doc.meshes[0].primitives[0];
@@ -670,8 +671,9 @@ TEST(GltfTextures, UnusableTexturesAreWarnings) {
   std::ofstream(dir + "/../outside.png", std::ios::binary)
       .write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
   expectTextureWarning(texturedSample("../outside.png"), {"images[0]", "outside.png"}, dir);
-  expectTextureWarning(texturedSample("data:image/png;base64," + test::encodeBase64({1, 2, 3, 4, 5, 6, 7, 8})),
-                       {"images[0]: not a decodable PNG or JPEG image"});
+  expectTextureWarning(
+      texturedSample("data:image/png;base64," + test::encodeBase64({1, 2, 3, 4, 5, 6, 7, 8})),
+      {"images[0]: not a decodable PNG or JPEG image"});
   expectTextureWarning(texturedSample("data:image/webp;base64,UklGRg=="),
                        {"images[0]: data URI of media type 'image/webp' (only PNG and JPEG are decoded)"});
   std::vector<uint8_t> cut(png.begin(), png.begin() + static_cast<std::ptrdiff_t>(png.size() / 2));

@@ -1,10 +1,10 @@
 // Interop with the peer tools from npm (tools/interop: @playcanvas/splat-transform 2.7 and 3.7, spz-js,
 // Niantic's library as @adobe/spz, Spark 2.2 (@sparkjsdev/spark; its web-worker decoder and its writer run in
-// node by tests/io/peers/spark_spz.mjs), Khronos gltf-validator; docs/formats/interop.md). For every format pair
-// Splatforge and a peer both support: write with one, read with the other, and compare per gaussian with the
-// source cloud, within the format's quantisation (and the peer's own, where it re-quantises), in the engine's
-// (PLY, RDF) frame, so a file that arrives rotated fails. The peers' PLY files are read by our PLY reader, which
-// other tests check against raw bytes. Two pairs are also rendered and compared by PSNR.
+// node by tests/io/peers/spark_spz.mjs), Khronos gltf-validator; docs/formats/interop.md). For every format
+// pair Splatforge and a peer both support: write with one, read with the other, and compare per gaussian with
+// the source cloud, within the format's quantisation (and the peer's own, where it re-quantises), in the
+// engine's (PLY, RDF) frame, so a file that arrives rotated fails. The peers' PLY files are read by our PLY
+// reader, which other tests check against raw bytes. Two pairs are also rendered and compared by PSNR.
 // Without node or the peer packages these tests skip; under CI=true they fail.
 #include <gtest/gtest.h>
 
@@ -41,9 +41,9 @@ constexpr const char* kSplatTransform2 = "splat-transform-2/bin/cli.mjs";
 constexpr const char* kValidator = "gltf-validator/package.json";
 
 // Largest differences between two clouds of the same order, per attribute.
-// rotation: 1 - |<qa, qb>|; covariance: largest |Sigma_a - Sigma_b| over the largest variance of the splat (the
-// shape itself: a quaternion and the same quaternion composed with a half-turn about one of the splat's axes
-// give one covariance).
+// rotation: 1 - |<qa, qb>|; covariance: largest |Sigma_a - Sigma_b| over the largest variance of the splat
+// (the shape itself: a quaternion and the same quaternion composed with a half-turn about one of the splat's
+// axes give one covariance).
 struct Errors {
   double position = 0, log_scale = 0, opacity = 0, dc = 0, sh = 0, rotation = 0, covariance = 0;
 };
@@ -56,17 +56,23 @@ Errors compare(const GaussianCloud& want, const GaussianCloud& got, std::span<co
     const size_t i = order.empty() ? r : order[r];  // row r of `got` is splat i of `want`
     for (int k = 0; k < 3; ++k) {
       e.position = std::max(e.position, double(std::abs(want.positions[i][k] - got.positions[r][k])));
-      e.log_scale = std::max(e.log_scale, double(std::abs(std::log(want.scales[i][k]) - std::log(got.scales[r][k]))));
-      e.dc = std::max(e.dc, double(std::abs(want.shOf(i)[static_cast<size_t>(k)] - got.shOf(r)[static_cast<size_t>(k)])));
+      e.log_scale =
+          std::max(e.log_scale, double(std::abs(std::log(want.scales[i][k]) - std::log(got.scales[r][k]))));
+      e.dc = std::max(
+          e.dc, double(std::abs(want.shOf(i)[static_cast<size_t>(k)] - got.shOf(r)[static_cast<size_t>(k)])));
     }
     for (int k = 3; k < rest; ++k)
-      e.sh = std::max(e.sh, double(std::abs(want.shOf(i)[static_cast<size_t>(k)] - got.shOf(r)[static_cast<size_t>(k)])));
+      e.sh = std::max(
+          e.sh, double(std::abs(want.shOf(i)[static_cast<size_t>(k)] - got.shOf(r)[static_cast<size_t>(k)])));
     e.opacity = std::max(e.opacity, double(std::abs(want.opacities[i] - got.opacities[r])));
     const Quat &a = want.rotations[i], &b = got.rotations[r];
-    e.rotation = std::max(e.rotation, 1.0 - std::abs(double(a.w) * b.w + double(a.x) * b.x + double(a.y) * b.y + double(a.z) * b.z));
-    const Cov6 ca = covarianceFromScaleRotation(want.scales[i], a), cb = covarianceFromScaleRotation(got.scales[r], b);
+    e.rotation = std::max(e.rotation, 1.0 - std::abs(double(a.w) * b.w + double(a.x) * b.x +
+                                                     double(a.y) * b.y + double(a.z) * b.z));
+    const Cov6 ca = covarianceFromScaleRotation(want.scales[i], a),
+               cb = covarianceFromScaleRotation(got.scales[r], b);
     const double largest = std::max({want.scales[i].x, want.scales[i].y, want.scales[i].z});
-    for (size_t k = 0; k < 6; ++k) e.covariance = std::max(e.covariance, std::abs(double(ca[k]) - cb[k]) / (largest * largest));
+    for (size_t k = 0; k < 6; ++k)
+      e.covariance = std::max(e.covariance, std::abs(double(ca[k]) - cb[k]) / (largest * largest));
   }
   return e;
 }
@@ -80,19 +86,26 @@ void expectWithin(const Errors& e, const Errors& limit, const std::string& what)
   EXPECT_LE(e.sh, limit.sh);
   EXPECT_LE(e.rotation, limit.rotation);
   EXPECT_LE(e.covariance, limit.covariance);
-  std::printf("  %-44s position %.2e  log-scale %.2e  opacity %.2e  f_dc %.2e  SH %.2e  rotation %.2e  covariance %.2e\n",
-              what.c_str(), e.position, e.log_scale, e.opacity, e.dc, e.sh, e.rotation, e.covariance);
+  std::printf(
+      "  %-44s position %.2e  log-scale %.2e  opacity %.2e  f_dc %.2e  SH %.2e  rotation %.2e  covariance "
+      "%.2e\n",
+      what.c_str(), e.position, e.log_scale, e.opacity, e.dc, e.sh, e.rotation, e.covariance);
 }
 
 // SPZ's quantisation (docs/formats/spz.md): half a step of each field, plus float slack. Rotations of
-// smallest-three with 9-bit magnitudes: about 1e-5 in 1 - |<qa, qb>|; first-three 8-bit with w derived: 4.3e-3
-// measured (w's error grows where w is small).
-// `peer`: the file was written by a peer that, like Niantic's library, snaps SH bytes to buckets of 8 (band 1)
-// and 16 (bands 2-3) after rounding: half a bucket plus half a step.
+// smallest-three with 9-bit magnitudes: about 1e-5 in 1 - |<qa, qb>|; first-three 8-bit with w
+// derived: 4.3e-3 measured (w's error grows where w is small). `peer`: the file was written by a peer that,
+// like Niantic's library, snaps SH bytes to buckets of 8 (band 1) and 16 (bands 2-3) after rounding: half a
+// bucket plus half a step.
 Errors spzLimits(int version, bool peer = false) {
   // Covariance from log-scales within 1/32 (a factor e^(1/16) on variances) and the rotation's quantisation.
-  return Errors{std::ldexp(1.0, -13) + 1e-6, 1.0 / 32 + 1e-5, 0.5 / 255 + 1e-6, 0.5 / (0.15 * 255) + 1e-5,
-                (peer ? 8.5 : 0.5) / 128 + 1e-6, version == 2 ? 5e-3 : 2e-5, version == 2 ? 0.15 : 0.1};
+  return Errors{std::ldexp(1.0, -13) + 1e-6,
+                1.0 / 32 + 1e-5,
+                0.5 / 255 + 1e-6,
+                0.5 / (0.15 * 255) + 1e-5,
+                (peer ? 8.5 : 0.5) / 128 + 1e-6,
+                version == 2 ? 5e-3 : 2e-5,
+                version == 2 ? 0.15 : 0.1};
 }
 
 // A capture-like cloud in SPZ's ranges, SH degree 3 (so that every SH sign of an axis change shows).
@@ -101,7 +114,9 @@ GaussianCloud sourceCloud(size_t n = 1500, uint32_t seed = 4242) {
   return c;
 }
 
-GaussianCloud readPlyFile(const std::string& path) { return readPly(readFile(path), path); }
+GaussianCloud readPlyFile(const std::string& path) {
+  return readPly(readFile(path), path);
+}
 
 // PSNR of two small CPU renders of the clouds, seen from a camera off every axis (a flip in any axis moves
 // the image).
@@ -133,9 +148,12 @@ class Interop : public ::testing::Test {
 TEST_F(Interop, SpzOursReadBySplatTransform3Upright) {
   SF_REQUIRE_PEER_TOOL(st3, kSplatTransform3);
   // Version 4 by default (PLY axes + a record it skips); versions 2-3 hold no record, so raw axes for it.
-  for (auto [version, axes] : {std::pair{4, SpzAxes::kAuto}, std::pair{3, SpzAxes::kRaw}, std::pair{2, SpzAxes::kRaw}}) {
-    const std::string label = "ours v" + std::to_string(version) + " (" + spzAxesName(axes) + ") -> splat-transform 3.7";
-    const std::string spz = path("ours_v" + std::to_string(version) + ".spz"), ply = path("st3_from_ours.ply");
+  for (auto [version, axes] :
+       {std::pair{4, SpzAxes::kAuto}, std::pair{3, SpzAxes::kRaw}, std::pair{2, SpzAxes::kRaw}}) {
+    const std::string label =
+        "ours v" + std::to_string(version) + " (" + spzAxesName(axes) + ") -> splat-transform 3.7";
+    const std::string spz = path("ours_v" + std::to_string(version) + ".spz"),
+                      ply = path("st3_from_ours.ply");
     saveSplats(source_, spz, FormatOptions{axes, version});
     ASSERT_TRUE(succeeded(runPeer(kSplatTransform3, {"-w", spz, ply})));
     expectWithin(compare(source_, readPlyFile(ply)), spzLimits(version), label);
@@ -177,7 +195,8 @@ TEST_F(Interop, SpzVersion2RoundTripsWithSpzJs) {
   const std::string script = path("spzjs.mjs");
   const std::string module = "file://" + spzjs;
   writeFileAtomic(script, [&] {
-    std::string s = "import * as spz from '" + module + "';\n"
+    std::string s = "import * as spz from '" + module +
+                    "';\n"
                     "import fs from 'fs';\n"
                     "import { Readable } from 'stream';\n"
                     "const [mode, input, output] = process.argv.slice(2);\n"
@@ -211,17 +230,22 @@ TEST_F(Interop, SpzVersion2RoundTripsWithSpzJs) {
 TEST_F(Interop, SpzCoordinateSystemRecordsMatchNianticsLibrary) {
   SF_REQUIRE_PEER_TOOL(lib, "@adobe/spz/dist/spz.js");
   const std::string script = path("niantic.mjs");
-  const std::string s = "import create from 'file://" + lib + "';\n"
-                        "import fs from 'fs';\n"
-                        "const m = await create();\n"
-                        "if (!m.SpzHasExtensionSupport()) { console.error('built without extensions'); process.exit(3); }\n"
-                        "const g = m.loadSpzFromBuffer(new Uint8Array(fs.readFileSync(process.argv[2])), {to: m.CoordinateSystem.RDF});\n"
-                        "const parts = [g.positions, g.scales, g.rotations, g.sh].map(a => Buffer.from(new Float32Array(a).buffer));\n"
-                        "fs.writeFileSync(process.argv[3], Buffer.concat(parts));\n";
+  const std::string s =
+      "import create from 'file://" + lib +
+      "';\n"
+      "import fs from 'fs';\n"
+      "const m = await create();\n"
+      "if (!m.SpzHasExtensionSupport()) { console.error('built without extensions'); process.exit(3); }\n"
+      "const g = m.loadSpzFromBuffer(new Uint8Array(fs.readFileSync(process.argv[2])), {to: "
+      "m.CoordinateSystem.RDF});\n"
+      "const parts = [g.positions, g.scales, g.rotations, g.sh].map(a => Buffer.from(new "
+      "Float32Array(a).buffer));\n"
+      "fs.writeFileSync(process.argv[3], Buffer.concat(parts));\n";
   writeFileAtomic(script, std::vector<uint8_t>(s.begin(), s.end()));
   const GaussianCloud& c = source_;
   const size_t n = c.size(), rest = 15;
-  // What the library decoded: positions (3), log-scales (3), quaternions (x, y, z, w), SH ([coeff][rgb], no DC).
+  // What the library decoded: positions (3), log-scales (3), quaternions (x, y, z, w), SH ([coeff][rgb], no
+  // DC).
   auto niantic = [&](const std::string& file) {
     const std::string out = file + ".f32";
     EXPECT_TRUE(succeeded(test::runCommand({test::nodeExecutable(), script, file, out})));
@@ -248,11 +272,14 @@ TEST_F(Interop, SpzCoordinateSystemRecordsMatchNianticsLibrary) {
   const std::string ours = path("ours.spz");
   saveSplats(c, ours);
   GaussianCloud lib_default = niantic(ours);
-  for (size_t i = 0; i < n; ++i) lib_default.shOf(i)[0] = c.shOf(i)[0], lib_default.shOf(i)[1] = c.shOf(i)[1], lib_default.shOf(i)[2] = c.shOf(i)[2];
+  for (size_t i = 0; i < n; ++i)
+    lib_default.shOf(i)[0] = c.shOf(i)[0], lib_default.shOf(i)[1] = c.shOf(i)[1],
+    lib_default.shOf(i)[2] = c.shOf(i)[2];
   lib_default.opacities = c.opacities;
   Errors e = compare(c, lib_default);
   e.log_scale = 0;  // log-scales compared through the covariance
-  expectWithin(e, Errors{std::ldexp(1.0, -13) + 1e-6, 0, 0, 0, 0.5 / 128 + 1e-6, 2e-5, 0.1}, "ours v4 (auto) -> Niantic's library");
+  expectWithin(e, Errors{std::ldexp(1.0, -13) + 1e-6, 0, 0, 0, 0.5 / 128 + 1e-6, 2e-5, 0.1},
+               "ours v4 (auto) -> Niantic's library");
   // Every record value: the library's decode equals ours.
   FormatOptions raw;
   raw.spz_axes = SpzAxes::kRaw;
@@ -263,24 +290,28 @@ TEST_F(Interop, SpzCoordinateSystemRecordsMatchNianticsLibrary) {
     file[14] |= 0x02;
     const uint32_t toc = 44, type = 0xADBE0003, length = 4;
     std::memcpy(file.data() + 16, &toc, 4);
-    for (uint32_t word : {type, length, value}) file.insert(file.end(), reinterpret_cast<const uint8_t*>(&word), reinterpret_cast<const uint8_t*>(&word) + 4);
+    for (uint32_t word : {type, length, value})
+      file.insert(file.end(), reinterpret_cast<const uint8_t*>(&word),
+                  reinterpret_cast<const uint8_t*>(&word) + 4);
     file.insert(file.end(), plain.begin() + 32, plain.end());
     const std::string name = path("record" + std::to_string(value) + ".spz");
     writeFileAtomic(name, file);
     const GaussianCloud mine = loadSplats(name).cloud;
     GaussianCloud theirs = niantic(name);
     for (size_t i = 0; i < n; ++i)
-      for (int k = 0; k < 3; ++k) theirs.shOf(i)[static_cast<size_t>(k)] = mine.shOf(i)[static_cast<size_t>(k)];
+      for (int k = 0; k < 3; ++k)
+        theirs.shOf(i)[static_cast<size_t>(k)] = mine.shOf(i)[static_cast<size_t>(k)];
     theirs.opacities = mine.opacities;
     // The library keeps the scales and turns the quaternion; we permute the scales (axes * R * axes^T): one
     // covariance, so log-scales and quaternions are compared through it.
-    expectWithin(compare(mine, theirs), Errors{1e-6, 10.0, 0, 0, 2e-5, 1.0, 1e-5}, std::string("record ") + axisSystemName(static_cast<AxisSystem>(value)));
+    expectWithin(compare(mine, theirs), Errors{1e-6, 10.0, 0, 0, 2e-5, 1.0, 1e-5},
+                 std::string("record ") + axisSystemName(static_cast<AxisSystem>(value)));
   }
 }
 
 // Spark (@sparkjsdev/spark 2.2, a three.js renderer), its WebAssembly decoder and writer run in node by
-// tests/io/peers/spark_spz.mjs. Two decoded forms: "ext" (its float form) and "packed" (its 16-byte form, what
-// a SplatMesh draws by default).
+// tests/io/peers/spark_spz.mjs. Two decoded forms: "ext" (its float form) and "packed" (its 16-byte form,
+// what a SplatMesh draws by default).
 constexpr const char* kSpark = "@sparkjsdev/spark/dist/spark.module.js";
 
 test::CommandResult runSparkScript(const std::vector<std::string>& args) {
@@ -290,9 +321,10 @@ test::CommandResult runSparkScript(const std::vector<std::string>& args) {
   return test::runCommand(argv);
 }
 
-// Spark's decode of an SPZ file of `n` gaussians as a cloud in the axes Spark holds it (SH degree 3, f_dc from
-// Spark's base colour).
-GaussianCloud readBySpark(const std::string& spark, const std::string& spz, const std::string& form, size_t n) {
+// Spark's decode of an SPZ file of `n` gaussians as a cloud in the axes Spark holds it (SH degree 3, f_dc
+// from Spark's base colour).
+GaussianCloud readBySpark(const std::string& spark, const std::string& spz, const std::string& form,
+                          size_t n) {
   GaussianCloud g;
   g.resize(n, 3);
   const std::string out = spz + "." + form + ".f32";
@@ -321,9 +353,9 @@ GaussianCloud readBySpark(const std::string& spark, const std::string& spz, cons
   return g;
 }
 
-// Spark holds opacity, colour, log-scales and SH as float16 (in its float form, and in the splat arrays its SPZ
-// writer encodes from): half an ulp more, 2^-12 for values below 1, 2^-9 for |log-scale| below 8. Its float form
-// holds rotations as axis-angle of 10/10/12 bits (1e-5 more, measured 8e-6 in all).
+// Spark holds opacity, colour, log-scales and SH as float16 (in its float form, and in the splat arrays its
+// SPZ writer encodes from): half an ulp more, 2^-12 for values below 1, 2^-9 for |log-scale| below 8. Its
+// float form holds rotations as axis-angle of 10/10/12 bits (1e-5 more, measured 8e-6 in all).
 Errors plusSparkHalf(Errors e) {
   e.opacity += std::ldexp(1.0, -12);
   e.dc += std::ldexp(1.0, -12) / kShC0;
@@ -333,10 +365,10 @@ Errors plusSparkHalf(Errors e) {
   return e;
 }
 
-// Spark's 16-byte form (PackedSplats): float16 centres (2^-12 below 1), log-scales of 8 bits over [-12, 9] (half a
-// step: 21/508), colour of 8 bits over [0, 1], SH bands of 7, 8 and 6 bits over [-1, 1] (half a step of the
-// coarsest: 1/62), axis-angle rotations of 8/8/8 bits (2.5e-4 more, measured 1.1e-4 in all; the covariance
-// likewise, with the coarser log-scales); opacity keeps SPZ's 8-bit step.
+// Spark's 16-byte form (PackedSplats): float16 centres (2^-12 below 1), log-scales of 8 bits over [-12, 9]
+// (half a step: 21/508), colour of 8 bits over [0, 1], SH bands of 7, 8 and 6 bits over [-1, 1] (half a step
+// of the coarsest: 1/62), axis-angle rotations of 8/8/8 bits (2.5e-4 more, measured 1.1e-4 in all; the
+// covariance likewise, with the coarser log-scales); opacity keeps SPZ's 8-bit step.
 Errors plusSparkPacked(Errors e) {
   e.position += std::ldexp(1.0, -12);
   e.log_scale += 21.0 / 508;
@@ -347,9 +379,9 @@ Errors plusSparkPacked(Errors e) {
   return e;
 }
 
-// Spark's float form stores each SH coefficient's rgb with one shared exponent and clips every component to the
-// largest power of two not above the triple's largest magnitude, so components above it lose up to half their
-// value. The largest difference from that clipping of `want`, within 8-bit mantissas.
+// Spark's float form stores each SH coefficient's rgb with one shared exponent and clips every component to
+// the largest power of two not above the triple's largest magnitude, so components above it lose up to half
+// their value. The largest difference from that clipping of `want`, within 8-bit mantissas.
 double sparkExtShError(const GaussianCloud& want, const GaussianCloud& spark) {
   double e = 0;
   for (size_t i = 0; i < want.size(); ++i)
@@ -358,7 +390,8 @@ double sparkExtShError(const GaussianCloud& want, const GaussianCloud& spark) {
       const float largest = std::max({std::abs(v[0]), std::abs(v[1]), std::abs(v[2])});
       const float cap = largest > 0 ? std::exp2(std::floor(std::log2(largest))) : 0.0f;
       for (size_t c = 0; c < 3; ++c)
-        e = std::max(e, std::abs(double(std::copysign(std::min(std::abs(v[c]), cap), v[c])) - spark.shOf(i)[k + c]));
+        e = std::max(
+            e, std::abs(double(std::copysign(std::min(std::abs(v[c]), cap), v[c])) - spark.shOf(i)[k + c]));
     }
   return e;
 }
@@ -385,12 +418,13 @@ TEST_F(Interop, SpzOursReadBySparkRaw) {
       Errors e = compare(source_, got);
       if (form == "ext") {
         const double clipped = sparkExtShError(ours, got);
-        std::printf("  %-44s SH %.2e from the source, %.2e from its clipping of our decode\n", label.c_str(), e.sh,
-                    clipped);
+        std::printf("  %-44s SH %.2e from the source, %.2e from its clipping of our decode\n", label.c_str(),
+                    e.sh, clipped);
         EXPECT_LE(clipped, 0.5 / 255 + 1e-6) << label;
         e.sh = 0;
       }
-      const Errors limit = form == "ext" ? plusSparkHalf(spzLimits(version)) : plusSparkPacked(spzLimits(version));
+      const Errors limit =
+          form == "ext" ? plusSparkHalf(spzLimits(version)) : plusSparkPacked(spzLimits(version));
       expectWithin(e, limit, label);
     }
   }
@@ -429,12 +463,13 @@ TEST_F(Interop, SpzCoordinateSystemRecordIgnoredBySpark) {
     ASSERT_TRUE(succeeded(test::runCommand({test::nodeExecutable(), "-e", append, plain, spz, value})));
     LoadedSplats l = loadSplats(spz);
     EXPECT_EQ(l.version, 3);
-    EXPECT_EQ(l.axes, std::string(axisSystemName(axes)) + " (declared by the file's coordinate-system record)");
+    EXPECT_EQ(l.axes,
+              std::string(axisSystemName(axes)) + " (declared by the file's coordinate-system record)");
     if (axes == AxisSystem::kRDF)
       expectWithin(compare(source_, l.cloud), spzLimits(3), "ours v3 (raw) + RDF record -> ours");
     ASSERT_TRUE(succeeded(runSparkScript({"read", spark, spz, spz + ".f32", "ext"})));
-    EXPECT_TRUE(readFile(spz + ".f32") == without) << "Spark's decode changed with a record declaring "
-                                                   << axisSystemName(axes);
+    EXPECT_TRUE(readFile(spz + ".f32") == without)
+        << "Spark's decode changed with a record declaring " << axisSystemName(axes);
   }
 }
 
@@ -447,8 +482,9 @@ TEST_F(Interop, SpzOfSparkReadRawUpright) {
   FormatOptions raw;
   raw.spz_axes = SpzAxes::kRaw;
   for (const std::string writer : {"transcode", "packed"}) {
-    const std::string label =
-        "Spark " + std::string(writer == "packed" ? "writeSpz (PackedSplats)" : "transcodeSpz") + " -> ours (raw)";
+    const std::string label = "Spark " +
+                              std::string(writer == "packed" ? "writeSpz (PackedSplats)" : "transcodeSpz") +
+                              " -> ours (raw)";
     const std::string spz = path("spark_" + writer + ".spz");
     ASSERT_TRUE(succeeded(runSparkScript({"write", spark, source_ply_, spz, writer})));
     LoadedSplats l = loadSplats(spz, raw);
@@ -488,9 +524,11 @@ TEST_F(Interop, GlbOfOursPassesTheKhronosValidator) {
   const std::string glb = path("ours.glb"), script = path("validate.mjs");
   saveSplats(source_, glb);
   const std::string module = "file://" + fs::path(validator).parent_path().string() + "/index.js";
-  std::string s = "import v from '" + module + "';\nimport fs from 'fs';\n"
+  std::string s = "import v from '" + module +
+                  "';\nimport fs from 'fs';\n"
                   "const r = await v.validateBytes(new Uint8Array(fs.readFileSync(process.argv[2])));\n"
-                  "for (const m of r.issues.messages) if (m.severity === 0) console.log(m.code + ' ' + m.pointer + ' ' + m.message);\n"
+                  "for (const m of r.issues.messages) if (m.severity === 0) console.log(m.code + ' ' + "
+                  "m.pointer + ' ' + m.message);\n"
                   "console.log('errors ' + r.issues.numErrors);\n";
   writeFileAtomic(script, std::vector<uint8_t>(s.begin(), s.end()));
   test::CommandResult r = test::runCommand({test::nodeExecutable(), script, glb});
@@ -501,8 +539,10 @@ TEST_F(Interop, GlbOfOursPassesTheKhronosValidator) {
   std::string line;
   int errors = -1, unexplained = 0;
   while (std::getline(lines, line)) {
-    if (line.rfind("errors ", 0) == 0) errors = std::stoi(line.substr(7));
-    else if (line.find("KHR_gaussian_splatting") == std::string::npos) ADD_FAILURE() << "validator: " << line, ++unexplained;
+    if (line.rfind("errors ", 0) == 0)
+      errors = std::stoi(line.substr(7));
+    else if (line.find("KHR_gaussian_splatting") == std::string::npos)
+      ADD_FAILURE() << "validator: " << line, ++unexplained;
   }
   EXPECT_GE(errors, 0) << r.out;
   EXPECT_EQ(unexplained, 0) << r.out;
@@ -517,7 +557,13 @@ TEST_F(Interop, CompressedPlyBothWays) {
   // bits of the chunk's colour range, opacity 8 bits, rotation 10 bits per component, SH 8 bits over [-4, 4].
   auto limits = [](const GaussianCloud& cloud) {
     (void)cloud;
-    return Errors{2.0 / 1023 * 0.5 + 1e-5, 0.02, 0.5 / 255 + 1e-6, 0.5 / 255 / kShC0 * 3.0 + 1e-4, 8.0 / 256 + 1e-5, 2e-5, 0.05};
+    return Errors{2.0 / 1023 * 0.5 + 1e-5,
+                  0.02,
+                  0.5 / 255 + 1e-6,
+                  0.5 / 255 / kShC0 * 3.0 + 1e-4,
+                  8.0 / 256 + 1e-5,
+                  2e-5,
+                  0.05};
   };
   const std::string ours = path("ours.compressed.ply"), ply = path("st3_from_ours.ply");
   saveSplats(c, ours);
@@ -540,7 +586,8 @@ TEST_F(Interop, CompressedPlyBothWays) {
   }
   std::vector<uint32_t> sorted = match;
   std::sort(sorted.begin(), sorted.end());
-  EXPECT_TRUE(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end()) << "nearest-position matching is not one to one";
+  EXPECT_TRUE(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end())
+      << "nearest-position matching is not one to one";
   expectWithin(compare(c, l.cloud, match), limits(c), "splat-transform 3.7 .compressed.ply -> ours");
   EXPECT_GT(renderPsnr(c, l.cloud), 35.0);
 }
@@ -551,17 +598,20 @@ TEST_F(Interop, SplatAndPlyReadBySplatTransform) {
   GaussianCloud c = source_;
   c.sh.resize(c.size() * 3);
   for (size_t i = 0; i < c.size(); ++i)
-    for (int k = 0; k < 3; ++k) c.sh[i * 3 + static_cast<size_t>(k)] = source_.shOf(i)[static_cast<size_t>(k)];
+    for (int k = 0; k < 3; ++k)
+      c.sh[i * 3 + static_cast<size_t>(k)] = source_.shOf(i)[static_cast<size_t>(k)];
   c.sh_degree = 0;
   const std::string splat = path("ours.splat"), ply = path("st3_from_splat.ply");
   saveSplats(c, splat);
   ASSERT_TRUE(succeeded(runPeer(kSplatTransform3, {"-w", splat, ply})));
-  expectWithin(compare(c, readPlyFile(ply)), Errors{1e-6, 1e-5, 0.5 / 255 + 1e-6, 0.5 / 255 / kShC0 + 1e-5, 0, 1e-4, 0.03},
+  expectWithin(compare(c, readPlyFile(ply)),
+               Errors{1e-6, 1e-5, 0.5 / 255 + 1e-6, 0.5 / 255 / kShC0 + 1e-5, 0, 1e-4, 0.03},
                "ours .splat -> splat-transform 3.7");
   // PLY both ways: exact up to the logit/log round trip.
   const std::string back = path("st3_from_ply.ply");
   ASSERT_TRUE(succeeded(runPeer(kSplatTransform3, {"-w", source_ply_, back})));
-  expectWithin(compare(source_, readPlyFile(back)), Errors{0, 1e-5, 1e-6, 0, 0, 1e-6, 1e-5}, "ours .ply -> splat-transform 3.7 .ply");
+  expectWithin(compare(source_, readPlyFile(back)), Errors{0, 1e-5, 1e-6, 0, 0, 1e-6, 1e-5},
+               "ours .ply -> splat-transform 3.7 .ply");
 }
 
 }  // namespace

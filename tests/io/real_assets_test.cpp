@@ -72,8 +72,11 @@ Maxima measure(const GaussianCloud& a, const GaussianCloud& b) {
   for (size_t i = 0; i < a.size(); ++i) {
     for (int k = 0; k < 3; ++k) {
       raise(std::abs(double(a.positions[i][k]) - double(b.positions[i][k])), i, &m.position, &m.position_at);
-      raise(std::abs(std::log(double(a.scales[i][k])) - std::log(double(b.scales[i][k]))), i, &m.log_scale, &m.log_scale_at);
-      raise(std::abs(double(a.sh[i * 3 + static_cast<size_t>(k)]) - double(b.sh[i * 3 + static_cast<size_t>(k)])), i, &m.dc, &m.dc_at);
+      raise(std::abs(std::log(double(a.scales[i][k])) - std::log(double(b.scales[i][k]))), i, &m.log_scale,
+            &m.log_scale_at);
+      raise(std::abs(double(a.sh[i * 3 + static_cast<size_t>(k)]) -
+                     double(b.sh[i * 3 + static_cast<size_t>(k)])),
+            i, &m.dc, &m.dc_at);
     }
     raise(std::abs(double(a.opacities[i]) - double(b.opacities[i])), i, &m.opacity, &m.opacity_at);
     const Quat &p = a.rotations[i], &q = b.rotations[i];
@@ -86,8 +89,9 @@ Maxima measure(const GaussianCloud& a, const GaussianCloud& b) {
 // Prints and records the maxima, then checks them against the tolerances.
 void reportAndCheck(const std::string& what, const Maxima& m, const Tolerance& t) {
   std::ostringstream line;
-  line << std::setprecision(6) << "[ measured ] " << what << " over all rows: position " << m.position << ", ln-scale "
-       << m.log_scale << ", dc " << m.dc << ", opacity " << m.opacity << ", 1-|dot| " << m.rotation;
+  line << std::setprecision(6) << "[ measured ] " << what << " over all rows: position " << m.position
+       << ", ln-scale " << m.log_scale << ", dc " << m.dc << ", opacity " << m.opacity << ", 1-|dot| "
+       << m.rotation;
   std::printf("%s\n", line.str().c_str());
   auto record = [&](const char* key, double v) {
     std::ostringstream s;
@@ -164,10 +168,12 @@ TEST(RealAssets, SpzMatchesPlyRowByRow) {
       if (ln != in_range) s[k] = std::exp(in_range), ++clamped;
     }
   }
-  std::printf("[ measured ] %zu PLY ln-scales lie outside SPZ's range [-10, 5.9375]; compared clamped\n", clamped);
+  std::printf("[ measured ] %zu PLY ln-scales lie outside SPZ's range [-10, 5.9375]; compared clamped\n",
+              clamped);
   ::testing::Test::RecordProperty("scales_outside_spz_range", static_cast<int>(clamped));
   reportAndCheck("SPZ vs PLY", measure(expected, spz),
-                 Tolerance{std::ldexp(1.0, -13) + 1e-6, 1.0 / 32 + 1e-5, 0.5 / 255 + 1e-6, 0.5 / (0.15 * 255) + 1e-5, 5e-6});
+                 Tolerance{std::ldexp(1.0, -13) + 1e-6, 1.0 / 32 + 1e-5, 0.5 / 255 + 1e-6,
+                           0.5 / (0.15 * 255) + 1e-5, 5e-6});
 }
 
 TEST(RealAssets, SpzWithoutAxisConversionIsRub) {
@@ -196,7 +202,8 @@ TEST(RealAssets, SpzReencodesToTheSameQuantisedValues) {
     GaussianCloud again = readSpz(writeSpz(spz, SpzOptions{SpzAxes::kAuto, version}), "reencoded.spz", &info);
     EXPECT_EQ(info.version, version);
     ASSERT_EQ(again.size(), spz.size());
-    // Version 2 stores rotations first-three with 8 bits (w derived): 1 - |<qa, qb>| up to 1.4e-3 measured here.
+    // Version 2 stores rotations first-three with 8 bits (w derived): 1 - |<qa, qb>| up to 1.4e-3 measured
+    // here.
     reportAndCheck("SPZ v4 -> writeSpz v" + std::to_string(version) + " -> read", measure(spz, again),
                    Tolerance{0, 1e-5, 1e-5, 1e-5, version == 2 ? 5e-3 : 1e-6});
   }

@@ -1,16 +1,20 @@
 // SPL2, the splat-hull file (io/spl2.h, docs/formats/spl2.md).
 //
 // What is tested:
-//  * the encoder against an independent reader written here from the article's GDScript loader (plain memcpy at
+//  * the encoder against an independent reader written here from the article's GDScript loader (plain memcpy
+//  at
 //    computed offsets), and the decoder against an independent writer that lays a file out byte by byte;
 //  * round trips: encode/decode (bit-exact, the same bytes again), spl2ToCloud -> cloudToSpl2, and
 //    SPL2 -> PLY -> SPL2 through saveSplats / loadSplats;
 //  * the helpers: core radius, bucket cameras and buckets, shell orders (permutations, back to front);
-//  * untrusted input: every truncation, corrupt counts (huge, negative) refused before allocating, orders that
-//    are not permutations, every CHNK check, trailing bytes, attrs that are not bytes, non-finite values, random
-//    corruption; each error is a FormatError at the offending byte;
+//  * untrusted input: every truncation, corrupt counts (huge, negative) refused before allocating, orders
+//  that
+//    are not permutations, every CHNK check, trailing bytes, attrs that are not bytes, non-finite values,
+//    random corruption; each error is a FormatError at the offending byte;
 //  * files without CHNK, and the CHNK-less prefix of a file with one;
 //  * the format dispatch: detection by magic, writing by extension, exportLosses.
+#include "io/spl2.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,7 +33,6 @@
 #include "core/math.h"
 #include "io/file.h"
 #include "io/formats.h"
-#include "io/spl2.h"
 #include "support/test_support.h"
 
 namespace sf {
@@ -48,8 +51,12 @@ struct ScopedLimits {
 // Test hulls
 // =====================================================================================================
 
-float uniform(std::mt19937& rng, float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng); }
-int integer(std::mt19937& rng, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
+float uniform(std::mt19937& rng, float lo, float hi) {
+  return std::uniform_real_distribution<float>(lo, hi)(rng);
+}
+int integer(std::mt19937& rng, int lo, int hi) {
+  return std::uniform_int_distribution<int>(lo, hi)(rng);
+}
 
 Vec3 randomUnit(std::mt19937& rng) {
   for (;;) {
@@ -78,7 +85,8 @@ std::vector<Spl2Chunk> referenceChunks(const Spl2Hull& h, size_t n_chunks) {
       pos.push_back(p);
       for (int d = 0; d < 3; ++d) a.sum[d] += static_cast<double>(p[d]);
       const double r = b == &h.core ? static_cast<double>(spl2CoreRadius(b->opacity[i])) : 1.0;
-      a.area += std::numbers::pi * (static_cast<double>(length(b->ax0[i])) / 3.0 / r) * (static_cast<double>(length(b->ax1[i])) / 3.0 / r);
+      a.area += std::numbers::pi * (static_cast<double>(length(b->ax0[i])) / 3.0 / r) *
+                (static_cast<double>(length(b->ax1[i])) / 3.0 / r);
       ++a.count;
       ++a.parts[std::min(static_cast<int>(b->attrs[i][1]) / 16, 7)];
       a.material = h.material_of[k];
@@ -98,16 +106,17 @@ std::vector<Spl2Chunk> referenceChunks(const Spl2Hull& h, size_t n_chunks) {
   }
   for (size_t i = 0; i < pos.size(); ++i) {
     Spl2Chunk& k = out[h.chunk_of[i]];
-    const double dx = static_cast<double>(pos[i].x) - k.centroid.x, dy = static_cast<double>(pos[i].y) - k.centroid.y,
+    const double dx = static_cast<double>(pos[i].x) - k.centroid.x,
+                 dy = static_cast<double>(pos[i].y) - k.centroid.y,
                  dz = static_cast<double>(pos[i].z) - k.centroid.z;
     k.radius = std::max(k.radius, static_cast<float>(std::sqrt(dx * dx + dy * dy + dz * dz)));
   }
   return out;
 }
 
-// A valid hull as the bake would write it: in-plane axes orthogonal, unit outward normals along ax0 x ax1 (either
-// side), core opacities above 0.9, byte-valued attrs (part * 16 + emission), orders for 41 degrees, and with
-// `chunks` > 0 a CHNK tail in which every chunk has members and one material.
+// A valid hull as the bake would write it: in-plane axes orthogonal, unit outward normals along ax0 x ax1
+// (either side), core opacities above 0.9, byte-valued attrs (part * 16 + emission), orders for 41 degrees,
+// and with `chunks` > 0 a CHNK tail in which every chunk has members and one material.
 Spl2Hull makeHull(size_t n_core, size_t n_shell, int n_buckets, int chunks, uint32_t seed) {
   std::mt19937 rng(seed);
   Spl2Hull h;
@@ -128,7 +137,8 @@ Spl2Hull makeHull(size_t n_core, size_t n_shell, int n_buckets, int chunks, uint
       b->normal[i] = integer(rng, 0, 1) ? n : -n;
       b->color[i] = {uniform(rng, 0, 1), uniform(rng, 0, 1), uniform(rng, 0, 1)};
       b->opacity[i] = op;
-      b->attrs[i] = {static_cast<float>(integer(rng, 0, 255)), static_cast<float>(integer(rng, 0, 7) * 16 + integer(rng, 0, 15)),
+      b->attrs[i] = {static_cast<float>(integer(rng, 0, 255)),
+                     static_cast<float>(integer(rng, 0, 7) * 16 + integer(rng, 0, 15)),
                      static_cast<float>(integer(rng, 0, 3)), static_cast<float>(integer(rng, 0, 255))};
     }
   h.orders = spl2ShellOrders(h.shell.pos, n_buckets, 41.0f);
@@ -246,9 +256,14 @@ void expectMatches(const IndependentFile& f, const Spl2Hull& h) {
     const Spl2Block& b = p == 0 ? h.core : h.shell;
     for (size_t i = 0; i < b.size(); ++i) {
       const std::pair<const std::vector<float>*, const std::vector<Vec3>*> fields[] = {
-          {&part.pos, &b.pos}, {&part.ax0, &b.ax0}, {&part.ax1, &b.ax1}, {&part.normal, &b.normal}, {&part.color, &b.color}};
+          {&part.pos, &b.pos},
+          {&part.ax0, &b.ax0},
+          {&part.ax1, &b.ax1},
+          {&part.normal, &b.normal},
+          {&part.color, &b.color}};
       for (const auto& [file, hull] : fields)
-        for (int k = 0; k < 3; ++k) ASSERT_EQ((*file)[3 * i + static_cast<size_t>(k)], (*hull)[i][k]) << "part " << p << " row " << i;
+        for (int k = 0; k < 3; ++k)
+          ASSERT_EQ((*file)[3 * i + static_cast<size_t>(k)], (*hull)[i][k]) << "part " << p << " row " << i;
       ASSERT_EQ(part.opacity[i], b.opacity[i]);
       for (size_t k = 0; k < 4; ++k) ASSERT_EQ(part.attrs[4 * i + k], b.attrs[i][k]);
     }
@@ -259,7 +274,8 @@ void expectMatches(const IndependentFile& f, const Spl2Hull& h) {
   EXPECT_EQ(f.version, 1u);
   ASSERT_EQ(f.n_chunks, h.chunks.size());
   ASSERT_EQ(f.n_splats, h.size());
-  for (size_t i = 0; i < h.size(); ++i) ASSERT_EQ(f.packed[i], 1 + h.chunk_of[i] * 8 + h.material_of[i]) << "splat " << i;
+  for (size_t i = 0; i < h.size(); ++i)
+    ASSERT_EQ(f.packed[i], 1 + h.chunk_of[i] * 8 + h.material_of[i]) << "splat " << i;
   for (size_t c = 0; c < h.chunks.size(); ++c) {
     const auto& r = f.records[c];
     const Spl2Chunk& k = h.chunks[c];
@@ -335,7 +351,8 @@ void expectCloseHull(const Spl2Hull& want, const Spl2Hull& got, float opacity_to
   ASSERT_EQ(want.chunks.size(), got.chunks.size());
   for (size_t c = 0; c < want.chunks.size(); ++c) {
     const Spl2Chunk &a = want.chunks[c], &b = got.chunks[c];
-    for (int d = 0; d < 3; ++d) EXPECT_EQ(a.centroid[d], b.centroid[d]) << "chunk " << c;  // from exact positions
+    for (int d = 0; d < 3; ++d)
+      EXPECT_EQ(a.centroid[d], b.centroid[d]) << "chunk " << c;  // from exact positions
     EXPECT_EQ(a.radius, b.radius) << "chunk " << c;
     EXPECT_NEAR(a.area, b.area, 1e-5f * a.area) << "chunk " << c;
     EXPECT_EQ(a.count, b.count);
@@ -375,7 +392,9 @@ struct Layout {
   size_t packed() const { return tail() + 16; }
   size_t records() const { return packed() + ((n_core + n_shell) * 2 + 3) / 4 * 4; }
 };
-Layout layoutOf(const Spl2Hull& h) { return {h.core.size(), h.shell.size(), h.orders.size()}; }
+Layout layoutOf(const Spl2Hull& h) {
+  return {h.core.size(), h.shell.size(), h.orders.size()};
+}
 
 // =====================================================================================================
 // Encoder vs the independent reader; decoder vs the independent writer
@@ -409,9 +428,15 @@ TEST(Spl2, DecoderReadsAFileWrittenByHand) {
   poke<int32_t>(f, 4, 3);
   poke<int32_t>(f, 8, 2);
   poke<int32_t>(f, 12, 2);
-  // Value v of field `field` (0..4: vectors, 5 opacity, 6 attrs) of splat i of a part, and what it must read as.
-  auto value = [](int part, int field, size_t i, int k) { return static_cast<float>(part * 1000 + field * 100) + static_cast<float>(i) + 0.125f * static_cast<float>(k); };
-  auto attr = [](int part, size_t i, int k) { return static_cast<float>(part * 100 + static_cast<int>(i) * 10 + k); };
+  // Value v of field `field` (0..4: vectors, 5 opacity, 6 attrs) of splat i of a part, and what it must read
+  // as.
+  auto value = [](int part, int field, size_t i, int k) {
+    return static_cast<float>(part * 1000 + field * 100) + static_cast<float>(i) +
+           0.125f * static_cast<float>(k);
+  };
+  auto attr = [](int part, size_t i, int k) {
+    return static_cast<float>(part * 100 + static_cast<int>(i) * 10 + k);
+  };
   size_t off = 16;
   for (int part = 0; part < 2; ++part) {
     const size_t count = part == 0 ? n_core : n_shell;
@@ -433,7 +458,8 @@ TEST(Spl2, DecoderReadsAFileWrittenByHand) {
   poke<uint32_t>(f, tail_at + 12, 5);
   const uint16_t chunk[5] = {0, 1, 1, 0, 1};
   const uint8_t material[2] = {3, 5};
-  for (size_t i = 0; i < n; ++i) poke<uint16_t>(f, packed_at + 2 * i, static_cast<uint16_t>(1 + chunk[i] * 8 + material[chunk[i]]));
+  for (size_t i = 0; i < n; ++i)
+    poke<uint16_t>(f, packed_at + 2 * i, static_cast<uint16_t>(1 + chunk[i] * 8 + material[chunk[i]]));
   for (size_t c = 0; c < 2; ++c) {
     const size_t r = records_at + 28 * c;
     poke<float>(f, r, 0.5f + static_cast<float>(c));
@@ -454,7 +480,8 @@ TEST(Spl2, DecoderReadsAFileWrittenByHand) {
     const std::vector<Vec3>* fields[5] = {&b.pos, &b.ax0, &b.ax1, &b.normal, &b.color};
     for (size_t i = 0; i < b.size(); ++i) {
       for (int field = 0; field < 5; ++field)
-        for (int k = 0; k < 3; ++k) EXPECT_EQ((*fields[field])[i][k], value(part, field, i, k)) << part << " " << field << " " << i;
+        for (int k = 0; k < 3; ++k)
+          EXPECT_EQ((*fields[field])[i][k], value(part, field, i, k)) << part << " " << field << " " << i;
       EXPECT_EQ(b.opacity[i], 0.25f * static_cast<float>(i + 1));
       for (size_t k = 0; k < 4; ++k) EXPECT_EQ(b.attrs[i][k], attr(part, i, static_cast<int>(k)));
     }
@@ -523,7 +550,8 @@ TEST(Spl2, ToCloudFollowsTheConventions) {
   EXPECT_EQ(c.sh_degree, 0);
   EXPECT_EQ(c.color_space, ColorSpace::kSrgb);
   ASSERT_EQ(c.normals.size(), 7u);
-  const char* names[] = {"hull_core", "hull_ao", "hull_packed", "hull_damage", "hull_seed", "hull_chunk", "hull_material"};
+  const char* names[] = {"hull_core", "hull_ao",    "hull_packed",  "hull_damage",
+                         "hull_seed", "hull_chunk", "hull_material"};
   ASSERT_EQ(c.extras.size(), 7u);
   for (size_t k = 0; k < 7; ++k) {
     EXPECT_EQ(c.extras[k].name, names[k]);
@@ -542,7 +570,8 @@ TEST(Spl2, ToCloudFollowsTheConventions) {
     EXPECT_GT(dot(rot.col(0), normalize(b.ax0[j])), 0.99999f);
     EXPECT_GT(dot(rot.col(1), normalize(b.ax1[j])), 0.99999f);
     EXPECT_GT(std::fabs(dot(rot.col(2), b.normal[j])), 0.99999f);
-    for (int k = 0; k < 3; ++k) EXPECT_NEAR(0.5f + 0.28209479177387814f * c.sh[3 * i + static_cast<size_t>(k)], b.color[j][k], 1e-6f);
+    for (int k = 0; k < 3; ++k)
+      EXPECT_NEAR(0.5f + 0.28209479177387814f * c.sh[3 * i + static_cast<size_t>(k)], b.color[j][k], 1e-6f);
     EXPECT_EQ(c.opacities[i], b.opacity[j]);
     EXPECT_EQ(c.normals[i].x, b.normal[j].x);
     EXPECT_EQ(c.extras[0].values[i], core ? 1.0 : 0.0);
@@ -560,7 +589,8 @@ TEST(Spl2, CloudRoundTripReproducesTheHull) {
     const Spl2Hull back = cloudToSpl2(spl2ToCloud(h));
     expectCloseHull(h, back, 0.0f);
   }
-  // The core by opacity when hull_core is absent: every core opacity of makeHull is above 0.9, every shell one below.
+  // The core by opacity when hull_core is absent: every core opacity of makeHull is above 0.9, every shell
+  // one below.
   const Spl2Hull h = makeHull(6, 8, kSpl2Buckets, 0, 3);
   GaussianCloud c = spl2ToCloud(h);
   c.extras.erase(c.extras.begin());
@@ -578,7 +608,8 @@ TEST(Spl2, CloudToSpl2FromAPlainCloud) {
   EXPECT_EQ(h.core.size(), want_core);
   EXPECT_GE(h.core.size(), 1u);
   EXPECT_EQ(h.orders, spl2ShellOrders(h.shell.pos, kSpl2Buckets, 30.0f));
-  // Shell splat j is gaussian i (cloud order, core left out): its two largest axes, 3 sigma long, in axis order.
+  // Shell splat j is gaussian i (cloud order, core left out): its two largest axes, 3 sigma long, in axis
+  // order.
   size_t j = 0;
   for (size_t i = 0; i < c.size(); ++i) {
     if (c.opacities[i] > 0.9f) continue;
@@ -599,7 +630,8 @@ TEST(Spl2, CloudToSpl2FromAPlainCloud) {
   EXPECT_NO_THROW(decodeSpl2(encodeSpl2(h), "plain.spl2"));
   // Chunk channels that do not form a CHNK table are refused.
   GaussianCloud bad = spl2ToCloud(makeHull(3, 3, 4, 2, 9));
-  bad.extras[6].values[0] = bad.extras[6].values[0] == 0 ? 1 : 0;  // a splat whose material differs from its chunk's
+  bad.extras[6].values[0] =
+      bad.extras[6].values[0] == 0 ? 1 : 0;  // a splat whose material differs from its chunk's
   EXPECT_NE(test::errorOf([&] { cloudToSpl2(bad); }).find("a chunk has one material"), std::string::npos);
   bad = spl2ToCloud(makeHull(3, 3, 4, 2, 9));
   bad.extras[5].values[1] = 256;
@@ -650,7 +682,8 @@ TEST(Spl2, ComputeChunkTableFollowsTheDefinition) {
     EXPECT_EQ(h.chunks[c].part, want[c].part);
   }
   EXPECT_NO_THROW(decodeSpl2(encodeSpl2(h), "table.spl2"));
-  // Part: the majority of attrs.y / 16, ties to the lower part; a chunk number nobody carries: an empty record.
+  // Part: the majority of attrs.y / 16, ties to the lower part; a chunk number nobody carries: an empty
+  // record.
   Spl2Hull t = makeHull(0, 4, 1, 1, 3);
   t.chunk_of = {0, 2, 0, 0};
   t.material_of = {1, 4, 1, 1};
@@ -681,7 +714,8 @@ TEST(Spl2, ComputeChunkTableFollowsTheDefinition) {
 
 TEST(Spl2, CoreRadius) {
   auto want = [](double op) { return std::sqrt(std::log(std::max(op, 0.55) / 0.5) / 4.5) * 1.2; };
-  for (float op : {0.0f, 0.3f, 0.55f, 0.7f, 0.9f, 0.95f, 1.0f}) EXPECT_NEAR(spl2CoreRadius(op), want(op), 1e-6) << op;
+  for (float op : {0.0f, 0.3f, 0.55f, 0.7f, 0.9f, 0.95f, 1.0f})
+    EXPECT_NEAR(spl2CoreRadius(op), want(op), 1e-6) << op;
   EXPECT_EQ(spl2CoreRadius(0.1f), spl2CoreRadius(0.55f));
   // At r = spl2CoreRadius / 1.2 the gaussian's alpha (opacity * exp(-4.5 r^2)) is one half.
   const float r = spl2CoreRadius(0.93f) / 1.2f;
@@ -691,7 +725,8 @@ TEST(Spl2, CoreRadius) {
 TEST(Spl2, BucketCamerasAndBuckets) {
   for (int n : {1, 7, kSpl2Buckets, 360})
     for (float elevation : {0.0f, 41.0f, -30.0f, 89.0f})
-      for (int b = 0; b < n; ++b) ASSERT_EQ(spl2Bucket(spl2BucketCamera(b, n, elevation), n), b) << n << " " << elevation;
+      for (int b = 0; b < n; ++b)
+        ASSERT_EQ(spl2Bucket(spl2BucketCamera(b, n, elevation), n), b) << n << " " << elevation;
   // Azimuth 0 on +z, increasing towards +x; elevation above the xz plane; the orbit radius.
   const Vec3 c0 = spl2BucketCamera(0, kSpl2Buckets, 41.0f);
   EXPECT_NEAR(length(c0), kSpl2CameraDistance, 1e-5f);
@@ -721,11 +756,15 @@ TEST(Spl2, ShellOrdersArePermutationsBackToFront) {
     ASSERT_EQ(order.size(), pos.size());
     std::vector<int32_t> sorted = order;
     std::sort(sorted.begin(), sorted.end());
-    for (size_t i = 0; i < sorted.size(); ++i) ASSERT_EQ(sorted[i], static_cast<int32_t>(i)) << "bucket " << b;
+    for (size_t i = 0; i < sorted.size(); ++i)
+      ASSERT_EQ(sorted[i], static_cast<int32_t>(i)) << "bucket " << b;
     const Vec3 cam = spl2BucketCamera(b, kSpl2Buckets, 41.0f);
     // Back to front: view depth along the camera's axis (it looks at the origin) does not increase.
-    auto dist = [&](int32_t i) { return static_cast<double>(dot(pos[static_cast<size_t>(i)] - cam, normalize(-cam))); };
-    for (size_t i = 1; i < order.size(); ++i) ASSERT_GE(dist(order[i - 1]) + 1e-6, dist(order[i])) << "bucket " << b << " entry " << i;
+    auto dist = [&](int32_t i) {
+      return static_cast<double>(dot(pos[static_cast<size_t>(i)] - cam, normalize(-cam)));
+    };
+    for (size_t i = 1; i < order.size(); ++i)
+      ASSERT_GE(dist(order[i - 1]) + 1e-6, dist(order[i])) << "bucket " << b << " entry " << i;
     const auto tie = std::find(order.begin(), order.end(), 10);
     ASSERT_LE(tie + 2, order.end());
     EXPECT_EQ(tie[1], 300);
@@ -747,13 +786,14 @@ TEST(Spl2, FilesWithoutChnk) {
   EXPECT_FALSE(read.has_chunks);
   EXPECT_TRUE(read.chunk_of.empty());
   EXPECT_TRUE(read.chunks.empty());
-  // The prefix of a file with CHNK up to its tail is the same hull without chunks: what a reader that does not
-  // know CHNK reads.
+  // The prefix of a file with CHNK up to its tail is the same hull without chunks: what a reader that does
+  // not know CHNK reads.
   const Spl2Hull chunked = makeHull(4, 9, kSpl2Buckets, 3, 8);
   const Bytes full = encodeSpl2(chunked);
   const size_t tail = layoutOf(chunked).tail();
   ASSERT_EQ(std::memcmp(full.data() + tail, "CHNK", 4), 0);
-  const Spl2Hull prefix = decodeSpl2(Bytes(full.begin(), full.begin() + static_cast<long>(tail)), "prefix.spl2");
+  const Spl2Hull prefix =
+      decodeSpl2(Bytes(full.begin(), full.begin() + static_cast<long>(tail)), "prefix.spl2");
   Spl2Hull without = chunked;
   without.has_chunks = false;
   without.chunk_of.clear();
@@ -813,7 +853,8 @@ TEST(Spl2Untrusted, CorruptCountsAreRefusedBeforeAllocating) {
       {8, std::numeric_limits<int32_t>::min(), 8, "n_shell -2147483648 is negative"},
       {12, -64, 12, "n_buckets -64 is negative"},
       // One more core splat than the file holds: the core still fits, the shell after it no longer does.
-      {4, 3, 8, "truncated: n_shell 3 shell splats of 80 bytes end at byte 496, past the end of the file (464 bytes)"},
+      {4, 3, 8,
+       "truncated: n_shell 3 shell splats of 80 bytes end at byte 496, past the end of the file (464 bytes)"},
   };
   for (const Case& c : cases) {
     Bytes b = good;
@@ -840,7 +881,8 @@ TEST(Spl2Untrusted, CorruptCountsAreRefusedBeforeAllocating) {
   EXPECT_EQ(decodeError(header).offset(), 12u);
   // Counts that fit the file but not the load limits: refused by the limits, before the blocks are read.
   ScopedLimits small({.max_gaussians = 4, .max_bytes = uint64_t{1} << 30});
-  EXPECT_NE(test::errorOf([&] { decodeSpl2(good, "limits.spl2"); }).find("--max-gaussians"), std::string::npos);
+  EXPECT_NE(test::errorOf([&] { decodeSpl2(good, "limits.spl2"); }).find("--max-gaussians"),
+            std::string::npos);
 }
 
 TEST(Spl2Untrusted, OrdersThatAreNotPermutationsAreRefused) {
@@ -854,8 +896,11 @@ TEST(Spl2Untrusted, OrdersThatAreNotPermutationsAreRefused) {
     const char* says;
   };
   const int32_t first = h.orders[2][0];
-  const Case cases[] = {{3, first, "entry 3 repeats index"}, {1, 5, "entry 1 is 5, not a shell index (0..4)"},
-                        {4, -1, "entry 4 is -1, not a shell index"}, {0, std::numeric_limits<int32_t>::min(), "entry 0 is -2147483648, not a shell index"}};
+  const Case cases[] = {
+      {3, first, "entry 3 repeats index"},
+      {1, 5, "entry 1 is 5, not a shell index (0..4)"},
+      {4, -1, "entry 4 is -1, not a shell index"},
+      {0, std::numeric_limits<int32_t>::min(), "entry 0 is -2147483648, not a shell index"}};
   for (const Case& c : cases) {
     Bytes b = good;
     poke(b, bucket2 + 4 * c.entry, c.value);
@@ -898,12 +943,14 @@ TEST(Spl2Untrusted, BadChnkFieldsAreRefused) {
       {[&](Bytes& b) { poke<uint16_t>(b, p, other_material); }, p, "CHNK splat 0 has material"},
       {[&](Bytes& b) { b[p + 14] = 1; }, p + 14, "padding"},
       {[&](Bytes& b) { b[p + 15] = 0x80; }, p + 15, "padding"},
-      {[&](Bytes& b) { poke<float>(b, r + 28 + 4, std::numeric_limits<float>::quiet_NaN()); }, r + 28, "centroid is not finite"},
+      {[&](Bytes& b) { poke<float>(b, r + 28 + 4, std::numeric_limits<float>::quiet_NaN()); }, r + 28,
+       "centroid is not finite"},
       {[&](Bytes& b) { poke<float>(b, r + 12, -1.0f); }, r + 12, "radius -1"},
       {[&](Bytes& b) { poke<float>(b, r + 16, std::numeric_limits<float>::infinity()); }, r + 16, "area inf"},
       {[&](Bytes& b) { poke<uint32_t>(b, r + 28 + 20, h.chunks[1].count + 1); }, r + 28 + 20, "carry it"},
       {[&](Bytes& b) { b[r + 24] = 6; }, r + 24, "material 6"},
-      {[&](Bytes& b) { b[r + 24] = static_cast<uint8_t>((h.chunks[0].material + 1) % 6); }, p, "its chunk 0 material"},
+      {[&](Bytes& b) { b[r + 24] = static_cast<uint8_t>((h.chunks[0].material + 1) % 6); }, p,
+       "its chunk 0 material"},
       {[&](Bytes& b) { b[r + 2 * 28 + 25] = 8; }, r + 2 * 28 + 25, "part 8"},
       {[&](Bytes& b) { poke<uint16_t>(b, r + 26, 1); }, r + 26, "reserved"},
       {[&](Bytes& b) { b.push_back(0); }, r + 3 * 28, "1 bytes after the CHNK tail"},
@@ -927,12 +974,14 @@ TEST(Spl2Untrusted, BadChnkFieldsAreRefused) {
 TEST(Spl2Untrusted, TrailingBytesAreRefused) {
   const Spl2Hull h = makeHull(2, 3, 4, 0, 2);
   const size_t end = layoutOf(h).tail();
-  for (const std::string& tail : {std::string("X"), std::string("CHN"), std::string("garbage!"), std::string(4, '\0')}) {
+  for (const std::string& tail :
+       {std::string("X"), std::string("CHN"), std::string("garbage!"), std::string(4, '\0')}) {
     Bytes b = encodeSpl2(h);
     b.insert(b.end(), tail.begin(), tail.end());
     const FormatError e = decodeError(b);
     EXPECT_EQ(e.offset(), end) << e.what();
-    EXPECT_NE(std::string(e.what()).find("after the orders are not a CHNK tail"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("after the orders are not a CHNK tail"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -968,7 +1017,8 @@ TEST(Spl2Untrusted, NonFiniteValuesAreRefusedNamingBlockFieldAndRow) {
         const size_t row = 1, offset = l.field(part, f) + (f < 5 ? 12 * row + 8 : 4 * row);
         poke(b, offset, v);
         const FormatError e = decodeError(b);
-        const std::string want = std::string(part == 0 ? "core " : "shell ") + fields[f] + " of row 1 is not finite";
+        const std::string want =
+            std::string(part == 0 ? "core " : "shell ") + fields[f] + " of row 1 is not finite";
         EXPECT_EQ(e.offset(), f < 5 ? offset - 8 : offset) << e.what();
         EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
         // Refused through the dispatch as well, with or without --strict (rows cannot be dropped).
@@ -977,7 +1027,8 @@ TEST(Spl2Untrusted, NonFiniteValuesAreRefusedNamingBlockFieldAndRow) {
   // Opacity outside [0, 1].
   Bytes b = encodeSpl2(h);
   poke(b, l.field(1, 5), 1.5f);
-  EXPECT_NE(std::string(decodeError(b).what()).find("shell opacity of row 0 1.5 lies outside [0, 1]"), std::string::npos);
+  EXPECT_NE(std::string(decodeError(b).what()).find("shell opacity of row 0 1.5 lies outside [0, 1]"),
+            std::string::npos);
 }
 
 TEST(Spl2Untrusted, RandomCorruptionDecodesOrThrows) {
@@ -986,7 +1037,9 @@ TEST(Spl2Untrusted, RandomCorruptionDecodesOrThrows) {
   for (int round = 0; round < 3000; ++round) {
     Bytes b = good;
     const int flips = integer(rng, 1, 4);
-    for (int k = 0; k < flips; ++k) b[static_cast<size_t>(integer(rng, 0, static_cast<int>(b.size()) - 1))] = static_cast<uint8_t>(integer(rng, 0, 255));
+    for (int k = 0; k < flips; ++k)
+      b[static_cast<size_t>(integer(rng, 0, static_cast<int>(b.size()) - 1))] =
+          static_cast<uint8_t>(integer(rng, 0, 255));
     try {
       const Spl2Hull h = decodeSpl2(b, "x.spl2");
       EXPECT_EQ(encodeSpl2(h), b) << "what decodes encodes to the same bytes";
@@ -1007,11 +1060,13 @@ TEST(Spl2Untrusted, EncodeRefusesInconsistentHulls) {
       {[](Spl2Hull& h) { h.core.ax1.pop_back(); }, "core block: its arrays differ in size"},
       {[](Spl2Hull& h) { h.orders[1][0] = h.orders[1][1]; }, "order 1 is not a permutation"},
       {[](Spl2Hull& h) { h.orders[3].pop_back(); }, "order 3 has 3 entries"},
-      {[](Spl2Hull& h) { h.shell.normal[2].y = std::numeric_limits<float>::infinity(); }, "shell normal of row 2 is not finite"},
+      {[](Spl2Hull& h) { h.shell.normal[2].y = std::numeric_limits<float>::infinity(); },
+       "shell normal of row 2 is not finite"},
       {[](Spl2Hull& h) { h.core.opacity[0] = -0.5f; }, "outside [0, 1]"},
       {[](Spl2Hull& h) { h.chunk_of.pop_back(); }, "one entry per splat"},
       {[](Spl2Hull& h) { h.chunk_of[0] = 7; }, "is in chunk 7 of 2"},
-      {[](Spl2Hull& h) { h.material_of[0] = static_cast<uint8_t>((h.material_of[0] + 1) % 6); }, "CHNK: splat 0 has material"},
+      {[](Spl2Hull& h) { h.material_of[0] = static_cast<uint8_t>((h.material_of[0] + 1) % 6); },
+       "CHNK: splat 0 has material"},
       {[](Spl2Hull& h) { h.chunks[1].count += 1; }, "CHNK: chunk 1 declares"},
       {[](Spl2Hull& h) { h.chunks[0].part = 9; }, "part 9"},
       {[](Spl2Hull& h) { h.chunks[0].radius = std::numeric_limits<float>::quiet_NaN(); }, "not finite"},
@@ -1075,14 +1130,19 @@ TEST(Spl2, ExportLossesNameWhatSpl2CannotHold) {
   EXPECT_TRUE(has(losses, "no normals"));
   EXPECT_TRUE(has(losses, "ids are not stored"));
   EXPECT_TRUE(has(losses, "extra channel 'f_custom' is not stored"));
-  EXPECT_TRUE(has(losses, "channel 'hull_ao' holds values that are not integers in [0, 255]: rounded and clamped (1 of 10 gaussians)"));
+  EXPECT_TRUE(has(losses,
+                  "channel 'hull_ao' holds values that are not integers in [0, 255]: rounded and clamped (1 "
+                  "of 10 gaussians)"));
   EXPECT_FALSE(has(losses, "extra channel 'hull_ao'"));
   // A cloud read from SPL2 loses nothing but its orders (recomputed the same way).
-  const GaussianCloud from_hull = decodeSplats(encodeSpl2(makeHull(3, 6, kSpl2Buckets, 2, 4)), "h.spl2").cloud;
+  const GaussianCloud from_hull =
+      decodeSplats(encodeSpl2(makeHull(3, 6, kSpl2Buckets, 2, 4)), "h.spl2").cloud;
   const auto none = exportLosses(from_hull, SplatFormat::kSpl2);
   ASSERT_EQ(none.size(), 1u) << none[0];
-  EXPECT_EQ(none[0], "spl2: shell orders are computed afresh for 64 heading buckets at 41 degrees of elevation (orders a source file had "
-                     "are not kept) (6 of 9 gaussians)");
+  EXPECT_EQ(none[0],
+            "spl2: shell orders are computed afresh for 64 heading buckets at 41 degrees of elevation "
+            "(orders a source file had "
+            "are not kept) (6 of 9 gaussians)");
   // And nothing when written as PLY.
   EXPECT_TRUE(exportLosses(from_hull, SplatFormat::kPly).empty());
 }

@@ -29,9 +29,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void writeText(const fs::path& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+void writeText(const fs::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
 void writeBytes(const fs::path& path, const std::vector<uint8_t>& b) {
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
 }
 
 using test::errorOf;
@@ -75,7 +78,8 @@ std::vector<uint8_t> zstdZeros(uint64_t n) {
 
 // An SPZ version 4 file (NGSP container, one zstd stream per attribute) of `points` all-zero SH0 splats.
 std::vector<uint8_t> spzV4Zeros(uint32_t points) {
-  const uint64_t raw[5] = {uint64_t{points} * 9, points, uint64_t{points} * 3, uint64_t{points} * 3, uint64_t{points} * 4};
+  const uint64_t raw[5] = {uint64_t{points} * 9, points, uint64_t{points} * 3, uint64_t{points} * 3,
+                           uint64_t{points} * 4};
   std::vector<std::vector<uint8_t>> frames;
   for (uint64_t r : raw) frames.push_back(zstdZeros(r));
   std::vector<uint8_t> f;
@@ -104,7 +108,8 @@ std::vector<uint8_t> gzipped(const std::vector<uint8_t>& head, uint64_t zero_tai
       zs.next_out = buf.data();
       zs.avail_out = static_cast<uInt>(buf.size());
       deflate(&zs, flush);
-      out.insert(out.end(), buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(buf.size() - zs.avail_out));
+      out.insert(out.end(), buf.begin(),
+                 buf.begin() + static_cast<std::ptrdiff_t>(buf.size() - zs.avail_out));
     } while (zs.avail_out == 0);
   };
   pump(head.data(), head.size(), Z_NO_FLUSH);
@@ -183,7 +188,9 @@ TEST(UntrustedInput, EveryFormatChecksItsDeclaredCount) {
     saveSplats(cloud, path);
     ScopedLimits limits({50, 1ull << 30, false});
     const std::string e = errorOf([&] { loadSplats(path); });
-    EXPECT_NE(e.find("declares 100 gaussians, more than the load limit of 50 (raise it with --max-gaussians)"), std::string::npos)
+    EXPECT_NE(
+        e.find("declares 100 gaussians, more than the load limit of 50 (raise it with --max-gaussians)"),
+        std::string::npos)
         << ext << ": " << e;
   }
   // The file size itself is checked before reading.
@@ -213,7 +220,8 @@ TEST(UntrustedInput, ScenePathsAreConfinedAndRegular) {
   fs::create_symlink(root / "outside.ply", dir / "link.ply");
   ASSERT_EQ(::mkfifo((dir / "pipe.ply").c_str(), 0600), 0);
   writeText(dir / "scene.json", R"({"objects": [
-    {"file": "inside.ply"}, {"file": "../outside.ply"}, {"file": ")" + (root / "outside.ply").string() + R"("},
+    {"file": "inside.ply"}, {"file": "../outside.ply"}, {"file": ")" +
+                                    (root / "outside.ply").string() + R"("},
     {"file": "link.ply"}, {"file": "pipe.ply"}, {"file": "/dev/zero"}]})");
   const auto started = std::chrono::steady_clock::now();
   Scene s = loadSceneJson((dir / "scene.json").string());  // must not block on the FIFO
@@ -222,10 +230,14 @@ TEST(UntrustedInput, ScenePathsAreConfinedAndRegular) {
   EXPECT_NE(s.objects[0].source, "placeholder");
   for (size_t i = 1; i < 6; ++i) EXPECT_EQ(s.objects[i].source, "placeholder") << i;
   ASSERT_EQ(s.warnings.size(), 5u);
-  EXPECT_NE(s.warnings[0].find("objects[1] (outside): '../outside.ply': leads outside the scene's directory"), std::string::npos) << s.warnings[0];
+  EXPECT_NE(s.warnings[0].find("objects[1] (outside): '../outside.ply': leads outside the scene's directory"),
+            std::string::npos)
+      << s.warnings[0];
   EXPECT_NE(s.warnings[1].find("absolute path refused"), std::string::npos) << s.warnings[1];
   EXPECT_NE(s.warnings[2].find("'link.ply': leads outside"), std::string::npos) << s.warnings[2];
-  EXPECT_NE(s.warnings[3].find("pipe.ply: is a FIFO (named pipe), expected a regular file"), std::string::npos) << s.warnings[3];
+  EXPECT_NE(s.warnings[3].find("pipe.ply: is a FIFO (named pipe), expected a regular file"),
+            std::string::npos)
+      << s.warnings[3];
   EXPECT_NE(s.warnings[4].find("absolute path refused"), std::string::npos) << s.warnings[4];
 
   // Trusted: outside paths load, devices and FIFOs are still refused, by what they are.
@@ -235,7 +247,9 @@ TEST(UntrustedInput, ScenePathsAreConfinedAndRegular) {
   for (size_t i = 0; i < 4; ++i) EXPECT_NE(s.objects[i].source, "placeholder") << i;
   ASSERT_EQ(s.warnings.size(), 2u);
   EXPECT_NE(s.warnings[0].find("is a FIFO"), std::string::npos) << s.warnings[0];
-  EXPECT_NE(s.warnings[1].find("/dev/zero: is a character device, expected a regular file"), std::string::npos) << s.warnings[1];
+  EXPECT_NE(s.warnings[1].find("/dev/zero: is a character device, expected a regular file"),
+            std::string::npos)
+      << s.warnings[1];
 
   // Strict: the error names the scene file and the object.
   SceneLoadOptions strict;
@@ -247,9 +261,11 @@ TEST(UntrustedInput, ScenePathsAreConfinedAndRegular) {
 // ---- 4. Non-finite values ------------------------------------------------------------------------------
 
 // An INRIA PLY (ASCII) of three SH0 splats; `values` replaces row 1's fields by name.
-std::string asciiPly(const std::string& row1_x, const std::string& row1_dc, const std::string& opacity = "2") {
+std::string asciiPly(const std::string& row1_x, const std::string& row1_dc,
+                     const std::string& opacity = "2") {
   std::string s = "ply\nformat ascii 1.0\nelement vertex 3\n";
-  for (const char* p : {"x", "y", "z", "f_dc_0", "f_dc_1", "f_dc_2", "opacity", "scale_0", "scale_1", "scale_2", "rot_0", "rot_1", "rot_2", "rot_3"})
+  for (const char* p : {"x", "y", "z", "f_dc_0", "f_dc_1", "f_dc_2", "opacity", "scale_0", "scale_1",
+                        "scale_2", "rot_0", "rot_1", "rot_2", "rot_3"})
     s += std::string("property float ") + p + "\n";
   s += "end_header\n";
   s += "0 0 0 0.1 0.2 0.3 " + opacity + " -3 -3 -3 1 0 0 0\n";
@@ -265,7 +281,9 @@ TEST(UntrustedInput, NonFiniteRowsAreDroppedWithAWarningOrRefused) {
   EXPECT_EQ(l.cloud.size(), 2u);
   EXPECT_EQ(l.dropped_non_finite, 1u);
   ASSERT_EQ(l.warnings.size(), 1u);
-  EXPECT_NE(l.warnings[0].find("1 of 3 gaussians hold non-finite values (NaN or infinity; first: row 1, sh[0] (colour 0))"), std::string::npos)
+  EXPECT_NE(l.warnings[0].find(
+                "1 of 3 gaussians hold non-finite values (NaN or infinity; first: row 1, sh[0] (colour 0))"),
+            std::string::npos)
       << l.warnings[0];
   EXPECT_EQ(l.cloud.positions[1].x, 2.0f);  // the rows after the dropped one move up
   {
@@ -277,8 +295,10 @@ TEST(UntrustedInput, NonFiniteRowsAreDroppedWithAWarningOrRefused) {
   // A binary PLY with +inf in a position: every writer gets a finite cloud; the SPZ keeps its precision.
   GaussianCloud cloud = test::randomCloud(64, 0, 9);
   cloud.positions[5].y = std::numeric_limits<float>::infinity();
-  EXPECT_NE(errorOf([&] { encodeSplats(cloud, SplatFormat::kSpz); }).find("first: row 5, position"), std::string::npos);
-  EXPECT_NE(errorOf([&] { saveSplats(cloud, (dir / "x.glb").string()); }).find("x.glb: cannot write gltf"), std::string::npos);
+  EXPECT_NE(errorOf([&] { encodeSplats(cloud, SplatFormat::kSpz); }).find("first: row 5, position"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { saveSplats(cloud, (dir / "x.glb").string()); }).find("x.glb: cannot write gltf"),
+            std::string::npos);
   EXPECT_FALSE(fs::exists(dir / "x.glb"));
   // Bypass the writer's refusal to build the hostile file: a PLY whose row 5 holds +inf.
   GaussianCloud finite = cloud;
@@ -296,7 +316,9 @@ TEST(UntrustedInput, NonFiniteRowsAreDroppedWithAWarningOrRefused) {
     LoadedSplats back = loadSplats(out);
     ASSERT_EQ(back.cloud.size(), 63u) << ext;
     EXPECT_EQ(back.dropped_non_finite, 0u) << ext;
-    for (size_t i = 0; i < 63; ++i) EXPECT_NEAR(length(back.cloud.positions[i] - in.cloud.positions[i]), 0.0f, 1e-3f) << ext << " row " << i;
+    for (size_t i = 0; i < 63; ++i)
+      EXPECT_NEAR(length(back.cloud.positions[i] - in.cloud.positions[i]), 0.0f, 1e-3f)
+          << ext << " row " << i;
   }
 }
 
@@ -317,7 +339,8 @@ TEST(UntrustedInput, AsciiNanAndInfinityAreValuesNotRangeErrors) {
   EXPECT_EQ(l.cloud.opacities[2], 0.0f);
   // Out of range is still out of range.
   writeText(dir / "big.ply", asciiPly("1e39", "0.1"));
-  EXPECT_NE(errorOf([&] { loadSplats((dir / "big.ply").string()); }).find("'1e39' is out of range for float"), std::string::npos);
+  EXPECT_NE(errorOf([&] { loadSplats((dir / "big.ply").string()); }).find("'1e39' is out of range for float"),
+            std::string::npos);
 }
 
 // ---- 5. JSON numbers that overflow ------------------------------------------------------------------------
@@ -325,10 +348,15 @@ TEST(UntrustedInput, AsciiNanAndInfinityAreValuesNotRangeErrors) {
 TEST(UntrustedInput, JsonOverflowNamesTheFileAndThePath) {
   const fs::path dir = test::tempDir("JsonOverflow");
   saveSplats(test::randomCloud(10, 0, 1), (dir / "c.ply").string());
-  writeText(dir / "scene.json", R"({"objects": [{"file": "c.ply"}, {"file": "c.ply", "transform": {"translation": [0, 1e999, 0]}}]})");
+  writeText(
+      dir / "scene.json",
+      R"({"objects": [{"file": "c.ply"}, {"file": "c.ply", "transform": {"translation": [0, 1e999, 0]}}]})");
   std::string e = errorOf([&] { loadSceneJson((dir / "scene.json").string()); });
-  EXPECT_NE(e.find((dir / "scene.json").string() + ": objects[1].transform.translation[1]: number overflow"), std::string::npos) << e;
-  writeText(dir / "cam.json", R"({"eye": [0, 0, 1e999], "target": [0, 0, 0], "fov_y_deg": 50, "width": 8, "height": 8})");
+  EXPECT_NE(e.find((dir / "scene.json").string() + ": objects[1].transform.translation[1]: number overflow"),
+            std::string::npos)
+      << e;
+  writeText(dir / "cam.json",
+            R"({"eye": [0, 0, 1e999], "target": [0, 0, 0], "fov_y_deg": 50, "width": 8, "height": 8})");
   e = errorOf([&] { loadCameraJson((dir / "cam.json").string()); });
   EXPECT_NE(e.find("cam.json: eye[2]: number overflow"), std::string::npos) << e;
   writeText(dir / "bad.json", R"({"objects": [}")");
@@ -337,14 +365,16 @@ TEST(UntrustedInput, JsonOverflowNamesTheFileAndThePath) {
   EXPECT_NE(e.find("malformed JSON at objects"), std::string::npos) << e;
 }
 
-// ---- 6. PLY headers are parsed in linear time ----------------------------------------------------------------
+// ---- 6. PLY headers are parsed in linear time
+// ----------------------------------------------------------------
 
 TEST(UntrustedInput, PlyHeaderWithManyPropertiesIsLinear) {
   // 50,000 extra properties (as many as fit the 1 MiB header limit): a quadratic header parse (a linear
   // search per property) takes tens of seconds; a linear one well under a second. The bound below is
   // loose on purpose: it only separates the two.
   std::string header = "ply\nformat binary_little_endian 1.0\nelement vertex 1\n";
-  const char* needed[] = {"x", "y", "z", "f_dc_0", "f_dc_1", "f_dc_2", "opacity", "scale_0", "scale_1", "scale_2", "rot_0", "rot_1", "rot_2", "rot_3"};
+  const char* needed[] = {"x",       "y",       "z",       "f_dc_0", "f_dc_1", "f_dc_2", "opacity",
+                          "scale_0", "scale_1", "scale_2", "rot_0",  "rot_1",  "rot_2",  "rot_3"};
   for (const char* p : needed) header += std::string("property float ") + p + "\n";
   constexpr size_t kExtra = 50000;
   auto base36 = [](size_t v) {
@@ -366,20 +396,25 @@ TEST(UntrustedInput, PlyHeaderWithManyPropertiesIsLinear) {
   EXPECT_EQ(l.cloud.extras.size(), kExtra);
   EXPECT_LT(seconds, 5.0) << "a 50,000-property header took " << seconds << " s";
   // Duplicates are still found.
-  std::string dup = "ply\nformat ascii 1.0\nelement vertex 0\nproperty float x\nproperty float y\nproperty float x\nend_header\n";
-  EXPECT_NE(errorOf([&] { decodeSplats(std::vector<uint8_t>(dup.begin(), dup.end()), "dup.ply"); }).find("duplicate property 'x'"),
+  std::string dup =
+      "ply\nformat ascii 1.0\nelement vertex 0\nproperty float x\nproperty float y\nproperty float "
+      "x\nend_header\n";
+  EXPECT_NE(errorOf([&] {
+              decodeSplats(std::vector<uint8_t>(dup.begin(), dup.end()), "dup.ply");
+            }).find("duplicate property 'x'"),
             std::string::npos);
 }
 
-// ---- 7. Objects naming one file share one load ----------------------------------------------------------------
+// ---- 7. Objects naming one file share one load
+// ----------------------------------------------------------------
 
 TEST(UntrustedInput, SceneObjectsNamingOneFileShareOneLoad) {
   const fs::path dir = test::tempDir("SharedLoads");
   saveSplats(test::randomCloud(200, 0, 1), (dir / "c.ply").string());
   std::string objects;
   for (int i = 0; i < 10; ++i)
-    objects += std::string(i ? ", " : "") + R"({"file": ")" + (i % 2 ? "./c.ply" : "c.ply") + R"(", "transform": {"translation": [)" +
-               std::to_string(i) + ", 0, 0]}}";
+    objects += std::string(i ? ", " : "") + R"({"file": ")" + (i % 2 ? "./c.ply" : "c.ply") +
+               R"(", "transform": {"translation": [)" + std::to_string(i) + ", 0, 0]}}";
   writeText(dir / "scene.json", R"({"objects": [)" + objects + "]}");
   Scene s = loadSceneJson((dir / "scene.json").string());
   ASSERT_EQ(s.objects.size(), 10u);
@@ -388,26 +423,30 @@ TEST(UntrustedInput, SceneObjectsNamingOneFileShareOneLoad) {
   EXPECT_EQ(s.objects[3].object_to_world.m[0][3], 3.0f);
 }
 
-// ---- 8. Truncated GLB ---------------------------------------------------------------------------------------
+// ---- 8. Truncated GLB
+// ---------------------------------------------------------------------------------------
 
 TEST(UntrustedInput, TruncatedGlbSaysWhatIsShort) {
   std::vector<uint8_t> glb = encodeSplats(test::randomCloud(20, 0, 3), SplatFormat::kGltf);
   std::vector<uint8_t> cut(glb.begin(), glb.begin() + static_cast<std::ptrdiff_t>(glb.size() - 7));
   std::string e = errorOf([&] { decodeSplats(cut, "cut.glb"); });
-  EXPECT_NE(e.find("cut.glb: byte 8: truncated: the GLB header declares " + std::to_string(glb.size()) + " bytes, the file has " +
-                   std::to_string(cut.size())),
+  EXPECT_NE(e.find("cut.glb: byte 8: truncated: the GLB header declares " + std::to_string(glb.size()) +
+                   " bytes, the file has " + std::to_string(cut.size())),
             std::string::npos)
       << e;
   std::vector<uint8_t> chunk = glb;
   const uint32_t json_length = 1u << 30;
   std::memcpy(chunk.data() + 12, &json_length, 4);
   e = errorOf([&] { decodeSplats(chunk, "chunk.glb"); });
-  EXPECT_NE(e.find("chunk.glb: byte 12: truncated: chunk 0 (JSON) declares 1073741824 bytes"), std::string::npos) << e;
+  EXPECT_NE(e.find("chunk.glb: byte 12: truncated: chunk 0 (JSON) declares 1073741824 bytes"),
+            std::string::npos)
+      << e;
   e = errorOf([&] { decodeSplats(std::vector<uint8_t>(glb.begin(), glb.begin() + 10), "tiny.glb"); });
   EXPECT_NE(e.find("tiny.glb: byte 10: truncated: the GLB header needs 12 bytes"), std::string::npos) << e;
 }
 
-// ---- 9. Temporary files ----------------------------------------------------------------------------------------
+// ---- 9. Temporary files
+// ----------------------------------------------------------------------------------------
 
 TEST(UntrustedInput, AtomicWritesCleanStaleTemporariesOfTheirOwnPattern) {
   const fs::path dir = test::tempDir("TempFiles");
@@ -417,9 +456,10 @@ TEST(UntrustedInput, AtomicWritesCleanStaleTemporariesOfTheirOwnPattern) {
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   const fs::path stale = dir / ("out.ply.sf-tmp-" + std::to_string(child) + "-Ab12Cd");
-  const fs::path live = dir / ("out.ply.sf-tmp-" + std::to_string(::getppid()) + "-Ef34Gh");  // a running process
-  const fs::path other = dir / "other.ply.sf-tmp-1-XXXXXX";                                  // another target's
-  const fs::path foreign = dir / "out.ply.tmp-1";                                             // not our pattern
+  const fs::path live =
+      dir / ("out.ply.sf-tmp-" + std::to_string(::getppid()) + "-Ef34Gh");  // a running process
+  const fs::path other = dir / "other.ply.sf-tmp-1-XXXXXX";                 // another target's
+  const fs::path foreign = dir / "out.ply.tmp-1";                           // not our pattern
   for (const fs::path& p : {stale, live, other, foreign}) writeText(p, "partial");
   const std::vector<uint8_t> payload = {1, 2, 3, 4, 5};
   writeFileAtomic((dir / "out.ply").string(), payload);
@@ -435,10 +475,13 @@ TEST(UntrustedInput, AtomicWritesCleanStaleTemporariesOfTheirOwnPattern) {
   ::umask(mask);
   EXPECT_EQ(st.st_mode & 0777, 0666 & ~mask);
   size_t ours = 0;
-  for (const auto& e : fs::directory_iterator(dir)) ours += e.path().filename().string().rfind("out.ply.sf-tmp-", 0) == 0;
+  for (const auto& e : fs::directory_iterator(dir))
+    ours += e.path().filename().string().rfind("out.ply.sf-tmp-", 0) == 0;
   EXPECT_EQ(ours, 1u);  // only the live process's
   // A write into a missing directory fails cleanly.
-  EXPECT_NE(errorOf([&] { writeFileAtomic((dir / "missing/out.ply").string(), payload); }).find("cannot create a temporary file"),
+  EXPECT_NE(errorOf([&] {
+              writeFileAtomic((dir / "missing/out.ply").string(), payload);
+            }).find("cannot create a temporary file"),
             std::string::npos);
 }
 

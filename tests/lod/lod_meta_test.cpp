@@ -2,6 +2,8 @@
 // level by level against splat-transform's own reading of it (the peer decodes the same SOG files); a
 // hand-written tree over one SOG file read range by range against that file; refusals naming the JSON path;
 // the camera cut against its rule worked by hand; the CLI.
+#include "io/lod_meta.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,7 +16,6 @@
 #include "core/error.h"
 #include "io/file.h"
 #include "io/formats.h"
-#include "io/lod_meta.h"
 #include "io/sog.h"
 #include "lod/meta_cut.h"
 #include "render/camera.h"
@@ -28,7 +29,9 @@ namespace fs = std::filesystem;
 
 constexpr const char* kSt3 = "splat-transform-3/bin/cli.mjs";
 
-void writeText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+void writeText(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
 
 // Row order of a cloud by position (x, then y, then z): the peer's reader need not keep the tree's order.
 std::vector<size_t> byPosition(const GaussianCloud& c) {
@@ -50,8 +53,8 @@ void expectSameGaussians(const GaussianCloud& ours, const GaussianCloud& peer, c
   std::string first;
   auto check = [&](size_t i, const char* what, double x, double y, double tol) {
     if (std::abs(x - y) > tol * (1.0 + std::abs(x)) && bad++ == 0)
-      first = std::string(what) + " of the " + std::to_string(i) + "th by position: ours " + std::to_string(x) + ", peer " +
-              std::to_string(y);
+      first = std::string(what) + " of the " + std::to_string(i) + "th by position: ours " +
+              std::to_string(x) + ", peer " + std::to_string(y);
   };
   for (size_t k = 0; k < a.size(); ++k) {
     const size_t i = a[k], j = b[k];
@@ -68,8 +71,8 @@ void expectSameGaussians(const GaussianCloud& ours, const GaussianCloud& peer, c
   EXPECT_EQ(bad, 0u) << label << ": " << bad << " values differ; first: " << first;
 }
 
-// splat-transform 3 writes a two-level streamed LOD; each level read here equals splat-transform's own read of
-// that level (-L n), and loading the lod-meta.json as a splat file is level 0.
+// splat-transform 3 writes a two-level streamed LOD; each level read here equals splat-transform's own read
+// of that level (-L n), and loading the lod-meta.json as a splat file is level 0.
 TEST(LodMetaPeer, SplatTransformLevelsReadAsItReadsThem) {
   SF_REQUIRE_PEER_TOOL(tool, kSt3);
   const std::string dir = test::tempDir("LodMetaPeer");
@@ -78,9 +81,9 @@ TEST(LodMetaPeer, SplatTransformLevelsReadAsItReadsThem) {
     for (Vec3& p : c->positions) p = p * 6.0f;  // spread over several chunks of 1 m
   saveSplats(fine, dir + "/fine.ply");
   saveSplats(coarse, dir + "/coarse.ply");
-  ASSERT_TRUE(test::succeeded(test::runPeer(kSt3, {"-q", "-w", "-g", "cpu", dir + "/fine.ply", "-l", "0", dir + "/coarse.ply",
-                                                   "-l", "1", dir + "/out/lod-meta.json", "--lod-chunk-count", "1",
-                                                   "--lod-chunk-extent", "1"})));
+  ASSERT_TRUE(test::succeeded(test::runPeer(
+      kSt3, {"-q", "-w", "-g", "cpu", dir + "/fine.ply", "-l", "0", dir + "/coarse.ply", "-l", "1",
+             dir + "/out/lod-meta.json", "--lod-chunk-count", "1", "--lod-chunk-extent", "1"})));
   const std::string meta_path = dir + "/out/lod-meta.json";
   EXPECT_EQ(classifyInput(meta_path), InputKind::kSplatFile);
   const LodMeta meta = loadLodMeta(meta_path);
@@ -91,7 +94,8 @@ TEST(LodMetaPeer, SplatTransformLevelsReadAsItReadsThem) {
   EXPECT_GT(meta.leaves.size(), 1u) << "the test wants a tree of several leaves";
   for (int level = 0; level < 2; ++level) {
     const std::string peer_ply = dir + "/peer_l" + std::to_string(level) + ".ply";
-    ASSERT_TRUE(test::succeeded(test::runPeer(kSt3, {"-q", "-w", "-g", "cpu", meta_path, "-L", std::to_string(level), peer_ply})));
+    ASSERT_TRUE(test::succeeded(
+        test::runPeer(kSt3, {"-q", "-w", "-g", "cpu", meta_path, "-L", std::to_string(level), peer_ply})));
     const GaussianCloud ours = readLodMetaLeaves(meta, lodMetaLevels(meta, level));
     expectSameGaussians(ours, loadSplats(peer_ply).cloud, "level " + std::to_string(level));
   }
@@ -114,14 +118,18 @@ struct HandTree {
     rows = loadSplats(dir + "/data/meta.json").cloud;
   }
 
-  static std::string json(const std::string& a_lods, const std::string& counts = "[40, 20]", const std::string& files = "\"data/meta.json\"",
-                          int count = 60) {
-    return R"({"version": 1, "asset": {"generator": "by hand"}, "count": )" + std::to_string(count) + R"(, "counts": )" + counts +
-           R"(, "lodLevels": 2, "filenames": [)" + files + R"(], "tree": {"bound": {"min": [-1, -1, 0], "max": [1, 1, 21]}, "children": [)"
-           R"({"bound": {"min": [-1, -1, 0], "max": [1, 1, 1]}, "lods": )" + a_lods + R"(},)"
+  static std::string json(const std::string& a_lods, const std::string& counts = "[40, 20]",
+                          const std::string& files = "\"data/meta.json\"", int count = 60) {
+    return R"({"version": 1, "asset": {"generator": "by hand"}, "count": )" + std::to_string(count) +
+           R"(, "counts": )" + counts + R"(, "lodLevels": 2, "filenames": [)" + files +
+           R"(], "tree": {"bound": {"min": [-1, -1, 0], "max": [1, 1, 21]}, "children": [)"
+           R"({"bound": {"min": [-1, -1, 0], "max": [1, 1, 1]}, "lods": )" +
+           a_lods +
+           R"(},)"
            R"({"bound": {"min": [-1, -1, 20], "max": [1, 1, 21]}, "lods": {"0": {"file": 0, "offset": 20, "count": 20}, "1": {"file": 0, "offset": 50, "count": 10}}}]}})";
   }
-  static constexpr const char* kA = R"({"0": {"file": 0, "offset": 0, "count": 20}, "1": {"file": 0, "offset": 40, "count": 10}})";
+  static constexpr const char* kA =
+      R"({"0": {"file": 0, "offset": 0, "count": 20}, "1": {"file": 0, "offset": 40, "count": 10}})";
 
   LodMeta write(const std::string& text) const {
     writeText(meta_path, text);
@@ -129,12 +137,14 @@ struct HandTree {
   }
 };
 
-void expectRows(const GaussianCloud& got, const GaussianCloud& file, std::vector<std::pair<size_t, size_t>> ranges) {
+void expectRows(const GaussianCloud& got, const GaussianCloud& file,
+                std::vector<std::pair<size_t, size_t>> ranges) {
   size_t at = 0;
   for (const auto& [begin, end] : ranges)
     for (size_t r = begin; r < end; ++r, ++at) {
       ASSERT_LT(at, got.size());
-      for (int c = 0; c < 3; ++c) EXPECT_EQ(got.positions[at][c], file.positions[r][c]) << "row " << at << " should be file row " << r;
+      for (int c = 0; c < 3; ++c)
+        EXPECT_EQ(got.positions[at][c], file.positions[r][c]) << "row " << at << " should be file row " << r;
       EXPECT_NEAR(got.opacities[at], file.opacities[r], 1e-6f);  // a PLY stores the logit
     }
   EXPECT_EQ(at, got.size());
@@ -158,7 +168,8 @@ TEST(LodMeta, LevelsAreTheLeavesRangesInTreeOrder) {
 // so asked for 0 it takes 1.
 TEST(LodMeta, MissingLevelsFallToTheNearestFinerThenCoarser) {
   const HandTree t("LodMetaMissing");
-  const LodMeta m = t.write(HandTree::json(R"({"1": {"file": 0, "offset": 40, "count": 10}})", "[20, 20]", "\"data/meta.json\"", 40));
+  const LodMeta m = t.write(HandTree::json(R"({"1": {"file": 0, "offset": 40, "count": 10}})", "[20, 20]",
+                                           "\"data/meta.json\"", 40));
   EXPECT_EQ(lodMetaLevels(m, 0), (std::vector<int>{1, 0}));
   EXPECT_EQ(lodMetaLevels(m, 1), (std::vector<int>{1, 1}));
   EXPECT_EQ(m.count, 40u);
@@ -175,26 +186,42 @@ TEST(LodMeta, BadFilesAreRefusedNamingTheJsonPath) {
     }
     return std::string("(no error)");
   };
-  const std::string past = error(HandTree::json(R"({"0": {"file": 0, "offset": 50, "count": 20}, "1": {"file": 0, "offset": 40, "count": 10}})"), true);
-  EXPECT_NE(past.find("tree.children[0]: the range of 20 gaussians at offset 50 runs past the 60 gaussians of data/meta.json"), std::string::npos) << past;
+  const std::string past = error(
+      HandTree::json(
+          R"({"0": {"file": 0, "offset": 50, "count": 20}, "1": {"file": 0, "offset": 40, "count": 10}})"),
+      true);
+  EXPECT_NE(past.find("tree.children[0]: the range of 20 gaussians at offset 50 runs past the 60 gaussians "
+                      "of data/meta.json"),
+            std::string::npos)
+      << past;
   const std::string level = error(HandTree::json(R"({"2": {"file": 0, "offset": 0, "count": 20}})"));
   EXPECT_NE(level.find("tree.children[0].lods.2: expected a level in 0..1"), std::string::npos) << level;
-  const std::string zero = error(HandTree::json(R"({"00": {"file": 0, "offset": 0, "count": 20}, "1": {"file": 0, "offset": 40, "count": 10}})"));
+  const std::string zero = error(HandTree::json(
+      R"({"00": {"file": 0, "offset": 0, "count": 20}, "1": {"file": 0, "offset": 40, "count": 10}})"));
   EXPECT_NE(zero.find("tree.children[0].lods.00: expected a level in 0..1"), std::string::npos) << zero;
   std::string huge = HandTree::json(HandTree::kA);
   huge.replace(huge.find("[1, 1, 21]"), 10, "[1, 1, 1e39]");
   const std::string overflow = error(huge);
   EXPECT_NE(overflow.find("tree.bound.max: expected finite numbers"), std::string::npos) << overflow;
-  const std::string file = error(HandTree::json(R"({"0": {"file": 1, "offset": 0, "count": 20}, "1": {"file": 0, "offset": 40, "count": 10}})"));
-  EXPECT_NE(file.find("tree.children[0].lods.0.file: expected a whole number in 0..0"), std::string::npos) << file;
+  const std::string file = error(HandTree::json(
+      R"({"0": {"file": 1, "offset": 0, "count": 20}, "1": {"file": 0, "offset": 40, "count": 10}})"));
+  EXPECT_NE(file.find("tree.children[0].lods.0.file: expected a whole number in 0..0"), std::string::npos)
+      << file;
   const std::string counts = error(HandTree::json(HandTree::kA, "[41, 20]"));
-  EXPECT_NE(counts.find("counts[0]: says 41 gaussians but the tree's level-0 ranges hold 40"), std::string::npos) << counts;
+  EXPECT_NE(counts.find("counts[0]: says 41 gaussians but the tree's level-0 ranges hold 40"),
+            std::string::npos)
+      << counts;
   const std::string outside = error(HandTree::json(HandTree::kA, "[40, 20]", R"("../data/meta.json")"));
-  EXPECT_NE(outside.find("filenames[0]: \"../data/meta.json\" leaves the lod-meta.json's folder"), std::string::npos) << outside;
-  std::string deep = R"({"bound": {"min": [0, 0, 0], "max": [1, 1, 1]}, "lods": {"0": {"file": 0, "offset": 0, "count": 1}}})";
-  for (int i = 0; i < 70; ++i) deep = R"({"bound": {"min": [0, 0, 0], "max": [1, 1, 1]}, "children": [)" + deep + "]}";
-  const std::string too_deep =
-      error(R"({"version": 1, "count": 1, "counts": [1], "lodLevels": 1, "filenames": ["data/meta.json"], "tree": )" + deep + "}");
+  EXPECT_NE(outside.find("filenames[0]: \"../data/meta.json\" leaves the lod-meta.json's folder"),
+            std::string::npos)
+      << outside;
+  std::string deep =
+      R"({"bound": {"min": [0, 0, 0], "max": [1, 1, 1]}, "lods": {"0": {"file": 0, "offset": 0, "count": 1}}})";
+  for (int i = 0; i < 70; ++i)
+    deep = R"({"bound": {"min": [0, 0, 0], "max": [1, 1, 1]}, "children": [)" + deep + "]}";
+  const std::string too_deep = error(
+      R"({"version": 1, "count": 1, "counts": [1], "lodLevels": 1, "filenames": ["data/meta.json"], "tree": )" +
+      deep + "}");
   EXPECT_NE(too_deep.find("the tree is deeper than 64 levels"), std::string::npos) << too_deep;
   const std::string total = error(HandTree::json(HandTree::kA, "[40, 20]", "\"data/meta.json\"", 61));
   EXPECT_NE(total.find("count: says 61 gaussians but the levels hold 60"), std::string::npos) << total;
@@ -235,14 +262,19 @@ TEST(LodMetaCli, InfoAndCutOpenTheStreamedLod) {
   EXPECT_NE(info.out.find("\"format\": \"lod-meta\""), std::string::npos) << info.out;
   EXPECT_NE(info.out.find("\"counts\": [40, 20]"), std::string::npos) << info.out;
   EXPECT_NE(info.out.find("\"verified\": true"), std::string::npos) << info.out;
-  writeText(t.dir + "/cam.json", R"({"width": 320, "height": 240, "fov_y_deg": 50, "eye": [0, 0, -5], "target": [0, 0, 10], "up": [0, -1, 0]})");
-  const test::CliRun cut = test::cli("lod cut " + t.meta_path + " --budget 30 --camera " + t.dir + "/cam.json -o " + t.dir + "/cut.ply");
+  writeText(
+      t.dir + "/cam.json",
+      R"({"width": 320, "height": 240, "fov_y_deg": 50, "eye": [0, 0, -5], "target": [0, 0, 10], "up": [0, -1, 0]})");
+  const test::CliRun cut = test::cli("lod cut " + t.meta_path + " --budget 30 --camera " + t.dir +
+                                     "/cam.json -o " + t.dir + "/cut.ply");
   ASSERT_EQ(cut.code, 0) << cut.out;
   EXPECT_NE(cut.out.find("30 gaussians (budget 30)"), std::string::npos) << cut.out;
   expectRows(loadSplats(t.dir + "/cut.ply").cloud, t.rows, {{0, 20}, {50, 60}});
-  const test::CliRun threshold = test::cli("lod cut " + t.meta_path + " --budget 30 --threshold 4 -o " + t.dir + "/t.ply");
+  const test::CliRun threshold =
+      test::cli("lod cut " + t.meta_path + " --budget 30 --threshold 4 -o " + t.dir + "/t.ply");
   EXPECT_EQ(threshold.code, 2) << threshold.out;
-  EXPECT_NE(threshold.out.find("--threshold applies to a hierarchy's nodes"), std::string::npos) << threshold.out;
+  EXPECT_NE(threshold.out.find("--threshold applies to a hierarchy's nodes"), std::string::npos)
+      << threshold.out;
   const test::CliRun described = test::cli("info " + t.meta_path);
   ASSERT_EQ(described.code, 0) << described.out;
   EXPECT_NE(described.out.find("lod-meta"), std::string::npos) << described.out;

@@ -1,19 +1,17 @@
 // Level-of-detail objects in the frame (lod/stream.h, scene/scene.cpp): a hierarchy streamed into a pool
-// smaller than itself (sized to hold what one camera needs, not two) settles, for cameras that see part of it, to the image of the fully loaded hierarchy and
-// of the capture itself; frames that do not wait draw parents first and converge to the same image; one budget
-// is shared by every LOD object of a frame; a corrupt chunk is reported and its parent drawn; scene JSON and
-// the command line (--lod-budget) reach it.
+// smaller than itself (sized to hold what one camera needs, not two) settles, for cameras that see part of
+// it, to the image of the fully loaded hierarchy and of the capture itself; frames that do not wait draw
+// parents first and converge to the same image; one budget is shared by every LOD object of a frame; a
+// corrupt chunk is reported and its parent drawn; scene JSON and the command line (--lod-budget) reach it.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "core/image.h"
 #include "io/file.h"
@@ -85,7 +83,8 @@ TEST(LodStream, ATinyPoolSettlesToTheFullyLoadedImageForWhatACameraSees) {
               static_cast<unsigned long long>(options.pool_nodes), static_cast<unsigned long long>(need[0]),
               static_cast<unsigned long long>(need[1]), static_cast<unsigned long long>(both),
               static_cast<unsigned long long>(full.index.node_count - full.top.nodes.size()));
-  ASSERT_LT(options.pool_nodes, full.top.nodes.size() + both) << "the two views fit the pool together: the test lost its premise";
+  ASSERT_LT(options.pool_nodes, full.top.nodes.size() + both)
+      << "the two views fit the pool together: the test lost its premise";
   lod::LodStream stream(dir, options);
   lod::LodStream* streams[1] = {&stream};
   for (int which : {0, 1, 0}) {  // head, boots (the head's chunks evicted for them), the head again
@@ -100,9 +99,10 @@ TEST(LodStream, ATinyPoolSettlesToTheFullyLoadedImageForWhatACameraSees) {
     EXPECT_EQ(streamed.pixels, renderCloud(reference, cam).pixels) << "camera " << which;
     // Every leaf in view: the capture's own image.
     const ImageDiff d = compareImages(streamed, renderCloud(capture, cam));
-    std::printf("[ camera %d: %zu gaussians drawn, %llu nodes resident of %llu, %.1f dB against the capture ]\n", which,
-                stream.cloud().size(), static_cast<unsigned long long>(s.resident_nodes),
-                static_cast<unsigned long long>(options.pool_nodes), d.psnr);
+    std::printf(
+        "[ camera %d: %zu gaussians drawn, %llu nodes resident of %llu, %.1f dB against the capture ]\n",
+        which, stream.cloud().size(), static_cast<unsigned long long>(s.resident_nodes),
+        static_cast<unsigned long long>(options.pool_nodes), d.psnr);
     EXPECT_GE(d.psnr, 60.0) << "camera " << which;
   }
   EXPECT_GT(stream.stats().evictions, 0u) << "the pool was never full: the test lost its premise";
@@ -112,7 +112,8 @@ TEST(LodStream, ATinyPoolSettlesToTheFullyLoadedImageForWhatACameraSees) {
   EXPECT_LE(stream.stats().resident_nodes, options.pool_nodes);
   EXPECT_LT(stream.cloud().size(), capture.size());
   const double whole_db = compareImages(renderCloud(stream.cloud(), all), renderCloud(capture, all)).psnr;
-  std::printf("[ the whole capture through the half-size pool: %zu gaussians, %.1f dB ]\n", stream.cloud().size(), whole_db);
+  std::printf("[ the whole capture through the half-size pool: %zu gaussians, %.1f dB ]\n",
+              stream.cloud().size(), whole_db);
   EXPECT_GE(whole_db, 20.0);
 }
 
@@ -123,7 +124,8 @@ TEST(LodStream, FramesThatDoNotWaitDrawParentsFirstAndConverge) {
   const Camera cam = partCamera(2);
   const auto t0 = std::chrono::steady_clock::now();
   lod::selectFrameCuts(streams, {&cam, 1}, 50000, false);
-  const double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double first_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   const size_t first = stream.cloud().size();
   EXPECT_LT(first, 1000u) << "the first frame drew more than the top levels: it waited for chunks";
   EXPECT_GT(first, 0u);
@@ -134,13 +136,15 @@ TEST(LodStream, FramesThatDoNotWaitDrawParentsFirstAndConverge) {
     ++frames;
   }
   lod::selectFrameCuts(streams, {&cam, 1}, 50000, false);
-  std::printf("[ first frame %.2f ms with %zu gaussians; settled after %d frames with %zu ]\n", first_ms, first, frames,
-              stream.cloud().size());
+  std::printf("[ first frame %.2f ms with %zu gaussians; settled after %d frames with %zu ]\n", first_ms,
+              first, frames, stream.cloud().size());
   lod::LodStream settled(bikerHierarchy());
   lod::LodStream* other[1] = {&settled};
   lod::selectFrameCuts(other, {&cam, 1}, 50000, true);
   ASSERT_EQ(stream.cloud().size(), settled.cloud().size());
-  EXPECT_EQ(std::memcmp(stream.cloud().positions.data(), settled.cloud().positions.data(), stream.cloud().size() * sizeof(Vec3)), 0);
+  EXPECT_EQ(std::memcmp(stream.cloud().positions.data(), settled.cloud().positions.data(),
+                        stream.cloud().size() * sizeof(Vec3)),
+            0);
   EXPECT_LE(stream.cloud().size(), 50000u);
 }
 
@@ -190,18 +194,21 @@ TEST(LodStream, SceneJsonAndTheCommandLineDrawIt) {
     std::ofstream f(dir + "/scene.json");
     f << R"({"objects": [{"lod": "biker.lod"}, {"lod": "biker.lod", "transform": {"translation": [1.5, 0, 0]}}], "lod_budget": 40000})";
   }
-  std::ofstream(dir + "/cam.json") << R"({"eye": [0.7, 0, -4], "target": [0.7, 0, 0], "up": [0, -1, 0], "fov_y_deg": 50, "width": 160, "height": 120})";
+  std::ofstream(dir + "/cam.json")
+      << R"({"eye": [0.7, 0, -4], "target": [0.7, 0, 0], "up": [0, -1, 0], "fov_y_deg": 50, "width": 160, "height": 120})";
   // The frame's gaussians, from the "visible V of N gaussians" line.
   auto drawn = [](const std::string& out) {
     const size_t at = out.find("visible ");
     const size_t of = out.find(" of ", at);
     return at == std::string::npos || of == std::string::npos ? -1L : std::stol(out.substr(of + 4));
   };
-  test::CliRun r = test::cli("render " + dir + "/scene.json -o " + dir + "/scene.png --camera " + dir + "/cam.json --backend cpu");
+  test::CliRun r = test::cli("render " + dir + "/scene.json -o " + dir + "/scene.png --camera " + dir +
+                             "/cam.json --backend cpu");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_LE(drawn(r.out), 40000) << r.out;  // the two objects share the scene's budget
   EXPECT_GE(drawn(r.out), 38000) << r.out;
-  r = test::cli("render " + dir + "/scene.json -o " + dir + "/small.png --camera " + dir + "/cam.json --backend cpu --lod-budget 5000");
+  r = test::cli("render " + dir + "/scene.json -o " + dir + "/small.png --camera " + dir +
+                "/cam.json --backend cpu --lod-budget 5000");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_LE(drawn(r.out), 5000) << r.out;
   EXPECT_GE(drawn(r.out), 4500) << r.out;
@@ -235,8 +242,10 @@ TEST(LodStream, RefinementsMorphInWithoutAPop) {
   ASSERT_EQ(faded.cloud().size(), plain.cloud().size());
   const double morph_db = compareImages(renderCloud(faded.cloud(), cam), before).psnr;
   const double pop_db = compareImages(renderCloud(plain.cloud(), cam), before).psnr;
-  std::printf("[ the frame after refining 3,000 to 12,000 gaussians against the frame before: morphed %.1f dB, popped %.1f dB ]\n",
-              morph_db, pop_db);
+  std::printf(
+      "[ the frame after refining 3,000 to 12,000 gaussians against the frame before: morphed %.1f dB, "
+      "popped %.1f dB ]\n",
+      morph_db, pop_db);
   EXPECT_GE(morph_db, 50.0);
   EXPECT_GT(morph_db, pop_db + 10.0);
   std::vector<double> steps;
@@ -251,9 +260,9 @@ TEST(LodStream, RefinementsMorphInWithoutAPop) {
   EXPECT_EQ(last.pixels, renderCloud(plain.cloud(), cam).pixels) << "not itself after the fade";
 }
 
-// Zooming out morphs too: the nodes a coarser node replaced stay drawn as they were (the first frame after the
-// coarsening draws what the finer cut drew) and fade into it over kFadeFrames frames, each step smaller than
-// the pop without the fade; then the coarser cut alone is drawn, exactly as without the fade. (A smaller
+// Zooming out morphs too: the nodes a coarser node replaced stay drawn as they were (the first frame after
+// the coarsening draws what the finer cut drew) and fade into it over kFadeFrames frames, each step smaller
+// than the pop without the fade; then the coarser cut alone is drawn, exactly as without the fade. (A smaller
 // budget for the same camera only coarsens: the cut is a prefix of the same greedy order.)
 TEST(LodStream, CoarseningsMorphOutWithoutAPop) {
   SF_REQUIRE_ASSET(biker, "splats/biker.ply");
@@ -271,8 +280,11 @@ TEST(LodStream, CoarseningsMorphOutWithoutAPop) {
   EXPECT_GT(faded.cloud().size(), coarse) << "no node stayed to fade out";
   const double morph_db = compareImages(renderCloud(faded.cloud(), cam), before).psnr;
   const double pop_db = compareImages(renderCloud(plain.cloud(), cam), before).psnr;
-  std::printf("[ the frame after coarsening 12,000 to 3,000 gaussians (%zu drawn while fading) against the frame before: "
-              "morphed %.1f dB, popped %.1f dB ]\n", faded.cloud().size(), morph_db, pop_db);
+  std::printf(
+      "[ the frame after coarsening 12,000 to 3,000 gaussians (%zu drawn while fading) against the frame "
+      "before: "
+      "morphed %.1f dB, popped %.1f dB ]\n",
+      faded.cloud().size(), morph_db, pop_db);
   EXPECT_GE(morph_db, 50.0);
   EXPECT_GT(morph_db, pop_db + 10.0);
   std::vector<double> steps;
@@ -294,8 +306,10 @@ TEST(LodStream, BenchFliesThroughFromAColdStart) {
   SF_REQUIRE_ASSET(biker, "splats/biker.ply");
   const std::string dir = test::tempDir("LodStreamBench");
   const std::string json = dir + "/fly.json", plot = dir + "/fly.png";
-  test::CliRun r = test::cli("bench " + bikerHierarchy() + " --lod --frames 8 --lod-budget 20000 --width 96 --height 72 --backend cpu --json-out " +
-                             json + " --plot " + plot);
+  test::CliRun r =
+      test::cli("bench " + bikerHierarchy() +
+                " --lod --frames 8 --lod-budget 20000 --width 96 --height 72 --backend cpu --json-out " +
+                json + " --plot " + plot);
   ASSERT_EQ(r.code, 0) << r.out;
   const std::vector<uint8_t> text = readFile(json);
   const nlohmann::json j = nlohmann::json::parse(std::string(text.begin(), text.end()));
@@ -307,7 +321,9 @@ TEST(LodStream, BenchFliesThroughFromAColdStart) {
   EXPECT_TRUE(fs::exists(plot));
   r = test::cli("bench " + biker + " --lod --frames 2 --backend cpu");
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.out.find("--lod flies through level-of-detail objects, and this input has none"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--lod flies through level-of-detail objects, and this input has none"),
+            std::string::npos)
+      << r.out;
   r = test::cli("bench " + biker + " --plot x.png --backend cpu");
   EXPECT_EQ(r.code, 2) << r.out;
 }

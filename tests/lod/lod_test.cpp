@@ -204,8 +204,8 @@ TEST(Lod, StreamingReaderReadsAsTheWholeFileReader) {
   c.opacities[4] = 1.0f;  // a logit at the clamp
   writeFileAtomic(dir + "/in.ply", writePly(c));
   EXPECT_EQ(expectStreamedAsReadPly(dir + "/in.ply"), 53u);
-  // Another layout, through the same row decoder (io/ply.h): other scalar types, 8-bit colour instead of f_dc,
-  // properties in another order, a quaternion of length 2, an antialiasing comment.
+  // Another layout, through the same row decoder (io/ply.h): other scalar types, 8-bit colour instead of
+  // f_dc, properties in another order, a quaternion of length 2, an antialiasing comment.
   std::string layout =
       "ply\nformat binary_little_endian 1.0\ncomment SplatRenderMode: mip\nelement vertex 9\n"
       "property uchar red\nproperty double x\nproperty short y\nproperty float z\nproperty uchar green\n"
@@ -254,8 +254,8 @@ TEST(Lod, StreamingReaderReadsAsTheWholeFileReader) {
             std::string::npos);
 }
 
-// A Mip-Splatting file: filter_3D baked into every row as readPly bakes it, and the file's antialiasing (its 2D
-// mip filter) recorded in the index and given to the cut.
+// A Mip-Splatting file: filter_3D baked into every row as readPly bakes it, and the file's antialiasing (its
+// 2D mip filter) recorded in the index and given to the cut.
 TEST(Lod, MipSplattingFilesKeepTheirFilters) {
   const std::string dir = test::tempDir("LodMip");
   GaussianCloud c = test::randomCloud(40, 1, 21);
@@ -514,9 +514,9 @@ TEST(Lod, CorruptAndTruncatedFilesAreRefusedWithPathAndOffset) {
   EXPECT_NE(e.reason().find("not a plain name"), std::string::npos) << e.what();
 }
 
-// Checks the readers once lacked (docs/formats/lod.md), each refused with the file and the byte of the field: an
-// index whose levels per chunk disagree with its chunks, a top node over more chunks than the fan-out, a top
-// chunk entry that is not the empty one without a top, percentile bounds out of order.
+// Checks the readers once lacked (docs/formats/lod.md), each refused with the file and the byte of the field:
+// an index whose levels per chunk disagree with its chunks, a top node over more chunks than the fan-out, a
+// top chunk entry that is not the empty one without a top, percentile bounds out of order.
 TEST(Lod, InconsistentLevelsFanOutAndIndexFieldsAreRefused) {
   const std::string dir = test::tempDir("LodInconsistent");
   lod::buildHierarchy(writeInput(dir, 600, 1, 8), dir + "/good", options(4, 64));  // 10 chunks, 3 levels each
@@ -577,7 +577,8 @@ TEST(Lod, InconsistentLevelsFanOutAndIndexFieldsAreRefused) {
   EXPECT_EQ(e.offset(), 80u);
   EXPECT_NE(e.reason().find("percentile bounds"), std::string::npos) << e.what();
 
-  // One chunk, no top: its entry must be the empty one the writer writes (a stray byte is refused at that byte).
+  // One chunk, no top: its entry must be the empty one the writer writes (a stray byte is refused at that
+  // byte).
   lod::buildHierarchy(writeInput(dir, 40, 0, 12, "small.ply"), dir + "/one", options(8, 64));
   std::vector<uint8_t> one = readFile(dir + "/one/" + lod::kIndexFileName);
   ASSERT_EQ(one.size(), lod::kIndexHeaderBytes + 2 * lod::kChunkEntryBytes + 4);

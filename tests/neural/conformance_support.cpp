@@ -89,7 +89,6 @@ std::vector<fs::path> caseDirs() {
   return dirs;
 }
 
-
 namespace {
 
 // numpy.testing.assert_allclose(actual, expected, rtol, atol) with equal_nan, for floats; exact equality for
@@ -171,7 +170,6 @@ std::string runCase(const fs::path& dir, const RunnerFactory& make) {
   return {};
 }
 
-
 std::string reasonGist(const std::string& reason) {
   // "Op: reason" for a node ("... node 'name' (Op), opset N: reason"), the reason alone for a file
   // ("path: byte 0: reason").
@@ -179,7 +177,8 @@ std::string reasonGist(const std::string& reason) {
   const size_t node = gist.find("node '");
   if (node != std::string::npos) gist = gist.substr(node);
   const size_t open = gist.find(" ("), close = gist.find("), opset "), colon = gist.find(": ", close);
-  if (gist.rfind("node '", 0) == 0 && open != std::string::npos && close != std::string::npos && colon != std::string::npos) {
+  if (gist.rfind("node '", 0) == 0 && open != std::string::npos && close != std::string::npos &&
+      colon != std::string::npos) {
     gist = gist.substr(open + 2, close - open - 2) + ": " + gist.substr(colon + 2);
   } else if (size_t at = gist.find(": byte 0: "); at != std::string::npos) {
     gist = gist.substr(at + 10);

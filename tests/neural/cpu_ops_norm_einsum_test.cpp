@@ -1,8 +1,8 @@
 // The CPU kernels of Max, Min, LayerNormalization, InstanceNormalization, Einsum and ScatterND on closed-form
 // cases and direct loops written here: variadic broadcasting and NaN, normalisation statistics, Einsum's
-// equation forms (explicit and implicit output, ellipsis broadcasting, diagonals, three operands), ScatterND's
-// reductions, and the refusals, which name the node (and Einsum's equation). ONNX's own cases of these
-// operators run in onnx_conformance_test.cpp.
+// equation forms (explicit and implicit output, ellipsis broadcasting, diagonals, three operands),
+// ScatterND's reductions, and the refusals, which name the node (and Einsum's equation). ONNX's own cases of
+// these operators run in onnx_conformance_test.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,8 +11,8 @@
 #include "core/error.h"
 #include "neural/cpu_ops.h"
 #include "neural/tensor.h"
-#include "support/test_support.h"
 #include "op_test_helpers.h"
+#include "support/test_support.h"
 
 namespace sf::nn {
 namespace {
@@ -21,15 +21,17 @@ using sf::test::errorOf;
 
 Tensor ramp(Shape shape, double scale = 0.37, double offset = -1.1, DType type = DType::kFloat32) {
   Tensor t(type, std::move(shape));
-  for (size_t k = 0; k < t.f.size(); ++k) t.f[k] = roundToFloatType(std::sin(scale * static_cast<double>(k) + offset) * 2.0, type);
+  for (size_t k = 0; k < t.f.size(); ++k)
+    t.f[k] = roundToFloatType(std::sin(scale * static_cast<double>(k) + offset) * 2.0, type);
   return t;
 }
 
 using optest::ints, optest::intAttr, optest::floatAttr, optest::stringAttr;
 
 // Runs one node named "n0" as the executor does: the load-time check, then the kernel.
-std::vector<Tensor> run(const std::string& op, std::vector<const Tensor*> inputs, std::map<std::string, Attribute> attributes = {},
-                        size_t outputs = 1, int64_t opset = 18) {
+std::vector<Tensor> run(const std::string& op, std::vector<const Tensor*> inputs,
+                        std::map<std::string, Attribute> attributes = {}, size_t outputs = 1,
+                        int64_t opset = 18) {
   Node n;
   n.name = "n0";
   n.op_type = op;
@@ -55,7 +57,8 @@ Tensor einsum(const char* equation, std::vector<const Tensor*> inputs) {
 void expectNear(const Tensor& got, const std::vector<double>& want, const Shape& shape, double tol = 1e-5) {
   ASSERT_EQ(got.shape, shape);
   ASSERT_EQ(got.f.size(), want.size());
-  for (size_t k = 0; k < want.size(); ++k) EXPECT_NEAR(got.f[k], want[k], tol * std::max(1.0, std::fabs(want[k]))) << "element " << k;
+  for (size_t k = 0; k < want.size(); ++k)
+    EXPECT_NEAR(got.f[k], want[k], tol * std::max(1.0, std::fabs(want[k]))) << "element " << k;
 }
 
 TEST(CpuOpsMaxMin, VariadicBroadcastingNanAndIntegers) {
@@ -82,7 +85,9 @@ TEST(CpuOpsMaxMin, VariadicBroadcastingNanAndIntegers) {
   EXPECT_EQ(run("Max", {&s, &t}).at(0).i, (std::vector<int64_t>{-3, 4}));
   // Refusals name the node.
   std::string e = errorOf([&] { run("Max", {&a, &u}); });
-  EXPECT_NE(e.find("node 'n0' (Max), opset 18: inputs: element types differ (float32 and uint64)"), std::string::npos) << e;
+  EXPECT_NE(e.find("node 'n0' (Max), opset 18: inputs: element types differ (float32 and uint64)"),
+            std::string::npos)
+      << e;
   const Tensor wide(DType::kFloat32, {4});
   e = errorOf([&] { run("Min", {&b, &wide}); });
   EXPECT_NE(e.find("node 'n0' (Min), opset 18: shapes [3] and [4] do not broadcast"), std::string::npos) << e;
@@ -103,7 +108,8 @@ std::pair<double, double> stats(const Tensor& x, size_t first, size_t len, doubl
 
 TEST(CpuOpsNormalization, LayerNormalizationRowsStatisticsAndRefusals) {
   const Tensor x = ramp({2, 3, 4}), scale = ramp({3, 4}, 0.5, 0.2), bias = ramp({3, 4}, 0.3, 1.0);
-  const std::vector<Tensor> out = run("LayerNormalization", {&x, &scale, &bias}, {{"axis", intAttr(1)}, {"epsilon", floatAttr(1e-3f)}}, 3);
+  const std::vector<Tensor> out = run("LayerNormalization", {&x, &scale, &bias},
+                                      {{"axis", intAttr(1)}, {"epsilon", floatAttr(1e-3f)}}, 3);
   ASSERT_EQ(out.size(), 3u);
   std::vector<double> y, mean, inv;
   for (size_t r = 0; r < 2; ++r) {
@@ -128,13 +134,18 @@ TEST(CpuOpsNormalization, LayerNormalizationRowsStatisticsAndRefusals) {
   // Refusals.
   const Tensor bad_scale = ramp({4, 3});
   std::string e = errorOf([&] { run("LayerNormalization", {&x, &bad_scale}, {{"axis", intAttr(2)}}); });
-  EXPECT_NE(e.find("node 'n0' (LayerNormalization), opset 18: Scale of shape [4, 3] does not match the normalised shape [4]"),
+  EXPECT_NE(e.find("node 'n0' (LayerNormalization), opset 18: Scale of shape [4, 3] does not match the "
+                   "normalised shape [4]"),
             std::string::npos)
       << e;
   e = errorOf([&] { run("LayerNormalization", {&x, &scale}, {{"axis", intAttr(3)}}); });
-  EXPECT_NE(e.find("(LayerNormalization), opset 18: axis 3 is out of range for rank 3"), std::string::npos) << e;
+  EXPECT_NE(e.find("(LayerNormalization), opset 18: axis 3 is out of range for rank 3"), std::string::npos)
+      << e;
   e = errorOf([&] { run("LayerNormalization", {&x, &scale}, {{"stash_type", intAttr(11)}}); });
-  EXPECT_NE(e.find("(LayerNormalization), opset 18: attribute stash_type = 11 is not supported by the CPU kernel"), std::string::npos) << e;
+  EXPECT_NE(
+      e.find("(LayerNormalization), opset 18: attribute stash_type = 11 is not supported by the CPU kernel"),
+      std::string::npos)
+      << e;
   e = errorOf([&] { run("LayerNormalization", {&x, &scale}, {}, 1, 16); });
   EXPECT_NE(e.find("implements LayerNormalization from opset 17 on"), std::string::npos) << e;
 }
@@ -145,12 +156,15 @@ TEST(CpuOpsNormalization, InstanceNormalizationPerPlane) {
   std::vector<double> want;
   for (size_t p = 0; p < 6; ++p) {
     const auto [m, s] = stats(x, p * 10, 10, static_cast<double>(0.01f));
-    for (size_t k = 0; k < 10; ++k) want.push_back((x.f[p * 10 + k] - m) * s * scale.f[p % 3] + bias.f[p % 3]);
+    for (size_t k = 0; k < 10; ++k)
+      want.push_back((x.f[p * 10 + k] - m) * s * scale.f[p % 3] + bias.f[p % 3]);
   }
   expectNear(y, want, {2, 3, 5, 2});
   const Tensor short_scale = ramp({2});
   const std::string e = errorOf([&] { run("InstanceNormalization", {&x, &short_scale, &bias}); });
-  EXPECT_NE(e.find("node 'n0' (InstanceNormalization), opset 18: scale and B must be vectors of 3 values"), std::string::npos) << e;
+  EXPECT_NE(e.find("node 'n0' (InstanceNormalization), opset 18: scale and B must be vectors of 3 values"),
+            std::string::npos)
+      << e;
 }
 
 TEST(CpuOpsEinsum, ProductsTransposesDiagonalsAndSums) {
@@ -181,15 +195,19 @@ TEST(CpuOpsEinsum, ProductsTransposesDiagonalsAndSums) {
   ASSERT_EQ(t.shape, (Shape{3, 3}));
   for (size_t i = 0; i < 3; ++i)
     for (size_t j = 0; j < 3; ++j) EXPECT_EQ(t.f[i * 3 + j], m.f[j * 3 + i]);
-  expectNear(einsum("ij->j", {&m}), {double(m.f[0]) + m.f[3] + m.f[6], double(m.f[1]) + m.f[4] + m.f[7], double(m.f[2]) + m.f[5] + m.f[8]}, {3});
+  expectNear(
+      einsum("ij->j", {&m}),
+      {double(m.f[0]) + m.f[3] + m.f[6], double(m.f[1]) + m.f[4] + m.f[7], double(m.f[2]) + m.f[5] + m.f[8]},
+      {3});
   expectNear(einsum("ii->i", {&m}), {m.f[0], m.f[4], m.f[8]}, {3});
   expectNear(einsum("ii", {&m}), {double(m.f[0]) + m.f[4] + m.f[8]}, {});
   // Inner and outer products.
   const Tensor v = ramp({3}, 1.3), w = ramp({2}, 0.7);
-  expectNear(einsum("i,i", {&v, &v}), {double(v.f[0]) * v.f[0] + double(v.f[1]) * v.f[1] + double(v.f[2]) * v.f[2]}, {});
+  expectNear(einsum("i,i", {&v, &v}),
+             {double(v.f[0]) * v.f[0] + double(v.f[1]) * v.f[1] + double(v.f[2]) * v.f[2]}, {});
   expectNear(einsum("i,j->ji", {&v, &w}),
-             {double(w.f[0]) * v.f[0], double(w.f[0]) * v.f[1], double(w.f[0]) * v.f[2], double(w.f[1]) * v.f[0], double(w.f[1]) * v.f[1],
-              double(w.f[1]) * v.f[2]},
+             {double(w.f[0]) * v.f[0], double(w.f[0]) * v.f[1], double(w.f[0]) * v.f[2],
+              double(w.f[1]) * v.f[0], double(w.f[1]) * v.f[1], double(w.f[1]) * v.f[2]},
              {2, 3});
   // Three operands: a chain of products.
   const Tensor p = ramp({2, 3}), q = ramp({3, 2}, 0.5), r = ramp({2, 2}, 0.8);
@@ -239,20 +257,30 @@ TEST(CpuOpsEinsum, RefusalsNameTheNodeAndEquation) {
     return errorOf([&] { checkCpuNode(n, 12); });
   };
   // At load: the syntax, the number of terms, the output's labels.
-  EXPECT_EQ(check("ij,jk->ik", 1), "node 'n0' (Einsum), opset 12: equation 'ij,jk->ik': 2 term(s) for 1 input(s)");
-  EXPECT_EQ(check("ij->i!", 1), "node 'n0' (Einsum), opset 12: equation 'ij->i!': '!' is not a label (letters a-z, A-Z and one '...' per term)");
-  EXPECT_EQ(check("ij->k", 1), "node 'n0' (Einsum), opset 12: equation 'ij->k': output label 'k' is in no input term");
-  EXPECT_EQ(check("ij->ii", 1), "node 'n0' (Einsum), opset 12: equation 'ij->ii': output label 'i' is repeated");
-  EXPECT_EQ(check("...i...->i", 1), "node 'n0' (Einsum), opset 12: equation '...i...->i': a term has two ellipses ('...i...')");
+  EXPECT_EQ(check("ij,jk->ik", 1),
+            "node 'n0' (Einsum), opset 12: equation 'ij,jk->ik': 2 term(s) for 1 input(s)");
+  EXPECT_EQ(check("ij->i!", 1),
+            "node 'n0' (Einsum), opset 12: equation 'ij->i!': '!' is not a label (letters a-z, A-Z and one "
+            "'...' per term)");
+  EXPECT_EQ(check("ij->k", 1),
+            "node 'n0' (Einsum), opset 12: equation 'ij->k': output label 'k' is in no input term");
+  EXPECT_EQ(check("ij->ii", 1),
+            "node 'n0' (Einsum), opset 12: equation 'ij->ii': output label 'i' is repeated");
+  EXPECT_EQ(check("...i...->i", 1),
+            "node 'n0' (Einsum), opset 12: equation '...i...->i': a term has two ellipses ('...i...')");
   EXPECT_EQ(check("ij->i->j", 1), "node 'n0' (Einsum), opset 12: equation 'ij->i->j': more than one '->'");
   Node none;
   none.name = "n0", none.op_type = "Einsum", none.inputs = {"x"}, none.outputs = {"y"};
-  EXPECT_EQ(errorOf([&] { checkCpuNode(none, 12); }), "node 'n0' (Einsum), opset 12: attribute equation is required");
+  EXPECT_EQ(errorOf([&] { checkCpuNode(none, 12); }),
+            "node 'n0' (Einsum), opset 12: attribute equation is required");
   // With the shapes: sizes that disagree, ranks that do not fit.
   std::string e = errorOf([&] { einsum("ij,jk->ik", {&a, &b}); });
-  EXPECT_NE(e.find("node 'n0' (Einsum), opset 18: equation 'ij,jk->ik': label 'j' has size 3 and 4"), std::string::npos) << e;
+  EXPECT_NE(e.find("node 'n0' (Einsum), opset 18: equation 'ij,jk->ik': label 'j' has size 3 and 4"),
+            std::string::npos)
+      << e;
   e = errorOf([&] { einsum("ijk->k", {&a}); });
-  EXPECT_NE(e.find("equation 'ijk->k': term 'ijk' does not fit operand 0 of shape [2, 3]"), std::string::npos) << e;
+  EXPECT_NE(e.find("equation 'ijk->k': term 'ijk' does not fit operand 0 of shape [2, 3]"), std::string::npos)
+      << e;
   const Tensor c = ramp({3, 2});
   e = errorOf([&] { einsum("...i,...i->...", {&a, &c}); });
   EXPECT_NE(e.find("the axes '...' stands for do not broadcast"), std::string::npos) << e;
@@ -282,17 +310,26 @@ TEST(CpuOpsScatterND, WritesAndReductions) {
   EXPECT_EQ(mn.f[2], 3.0f);
   EXPECT_EQ(mn.f[6], 7.0f);
   // Whole-element indices into integers, wrapping.
-  const Tensor small = ints({2, 2}, {100, 2, 3, 4}, DType::kInt8), at = ints({1, 2}, {0, 0}), plus = ints({1}, {100}, DType::kInt8);
-  EXPECT_EQ(run("ScatterND", {&small, &at, &plus}, {{"reduction", stringAttr("add")}}).at(0).i, (std::vector<int64_t>{-56, 2, 3, 4}));
+  const Tensor small = ints({2, 2}, {100, 2, 3, 4}, DType::kInt8), at = ints({1, 2}, {0, 0}),
+               plus = ints({1}, {100}, DType::kInt8);
+  EXPECT_EQ(run("ScatterND", {&small, &at, &plus}, {{"reduction", stringAttr("add")}}).at(0).i,
+            (std::vector<int64_t>{-56, 2, 3, 4}));
   // Refusals.
-  std::string e = errorOf([&] { run("ScatterND", {&data, &idx, &upd}, {{"reduction", stringAttr("max")}}, 1, 16); });
-  EXPECT_EQ(e, "node 'n0' (ScatterND), opset 16: attribute reduction = 'max' is not supported by the CPU kernel (none, add or mul)");
+  std::string e = errorOf([&] {
+    run("ScatterND", {&data, &idx, &upd}, {{"reduction", stringAttr("max")}}, 1, 16);
+  });
+  EXPECT_EQ(e,
+            "node 'n0' (ScatterND), opset 16: attribute reduction = 'max' is not supported by the CPU kernel "
+            "(none, add or mul)");
   e = errorOf([&] { run("ScatterND", {&data, &idx, &upd}, {{"reduction", stringAttr("add")}}, 1, 13); });
-  EXPECT_NE(e.find("attribute reduction is not supported by the CPU kernel at this opset"), std::string::npos) << e;
+  EXPECT_NE(e.find("attribute reduction is not supported by the CPU kernel at this opset"), std::string::npos)
+      << e;
   const Tensor far = ints({1, 1}, {4});
   const Tensor row = ramp({1, 2});
   e = errorOf([&] { run("ScatterND", {&data, &far, &row}); });
-  EXPECT_NE(e.find("node 'n0' (ScatterND), opset 18: index 4 is out of range for dimension 0 of size 4"), std::string::npos) << e;
+  EXPECT_NE(e.find("node 'n0' (ScatterND), opset 18: index 4 is out of range for dimension 0 of size 4"),
+            std::string::npos)
+      << e;
   e = errorOf([&] { run("ScatterND", {&data, &idx, &row}); });
   EXPECT_NE(e.find("updates of shape [1, 2], expected [3, 2]"), std::string::npos) << e;
 }

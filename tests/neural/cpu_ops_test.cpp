@@ -15,8 +15,8 @@
 
 #include "core/error.h"
 #include "neural/tensor.h"
-#include "support/test_support.h"
 #include "op_test_helpers.h"
+#include "support/test_support.h"
 
 namespace sf::nn {
 namespace {
@@ -42,7 +42,7 @@ Node makeNode(const std::string& op, size_t outputs = 1, std::map<std::string, A
 std::vector<Tensor> run(Node node, std::vector<const Tensor*> inputs, int64_t opset = kOpset) {
   for (size_t k = 0; k < inputs.size(); ++k) {
     std::string name;
-    if (inputs[k]) name = "x" , name += std::to_string(k);
+    if (inputs[k]) name = "x", name += std::to_string(k);
     node.inputs.push_back(name);
   }
   checkCpuNode(node, opset);

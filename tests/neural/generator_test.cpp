@@ -1,6 +1,8 @@
 // Neural gaussian generators: the ONNX loader, the generator contract and the scene/CLI path, against the
 // outputs PyTorch computed for the committed demo model (scripts/make_neural_models.py writes them beside
 // it as TensorProtos: the independent oracle), closed-form checks and hand-built graphs for the refusals.
+#include "neural/generator.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,7 +17,6 @@
 #include "io/formats.h"
 #include "io/image_io.h"
 #include "neural/cpu_executor.h"
-#include "neural/generator.h"
 #include "neural/image_model.h"
 #include "render/cpu_renderer.h"
 #include "scene/scene.h"
@@ -24,7 +25,9 @@
 namespace sf::nn {
 namespace {
 
-std::string modelPath(const std::string& name) { return std::string(SPLATFORGE_SOURCE_DIR) + "/models/" + name; }
+std::string modelPath(const std::string& name) {
+  return std::string(SPLATFORGE_SOURCE_DIR) + "/models/" + name;
+}
 
 Tensor expected(const std::string& time, const std::string& output) {
   return loadTensorProtoFile(modelPath("gaussians4d.t" + time + "." + output + ".pb"));
@@ -43,7 +46,8 @@ double worstRatio(const Tensor& ours, const Tensor& theirs, double atol, double 
   EXPECT_EQ(ours.dtype, theirs.dtype);
   double worst = 0;
   for (size_t k = 0; k < std::min(ours.f.size(), theirs.f.size()); ++k)
-    worst = std::max(worst, std::abs(double(ours.f[k]) - theirs.f[k]) / (atol + rtol * std::abs(double(theirs.f[k]))));
+    worst = std::max(
+        worst, std::abs(double(ours.f[k]) - theirs.f[k]) / (atol + rtol * std::abs(double(theirs.f[k]))));
   return worst;
 }
 
@@ -76,7 +80,8 @@ TEST(Generator, DemoModelMatchesTorchPerElement) {
   GaussianGenerator gen(modelPath("gaussians4d.onnx"));
   for (const char* t : {"0", "0.35", "0.8"}) {
     SCOPED_TRACE(std::string("time ") + t);
-    const TensorMap out = CpuExecutor(loadOnnxFile(modelPath("gaussians4d.onnx"))).run(gen.frameInputs(std::stod(t), testCamera()));
+    const TensorMap out = CpuExecutor(loadOnnxFile(modelPath("gaussians4d.onnx")))
+                              .run(gen.frameInputs(std::stod(t), testCamera()));
     ASSERT_EQ(out.at("num_points").i, expected(t, "num_points").i);
     const double g = worstRatio(out.at("gaussian_f16"), expected(t, "gaussian_f16"), 2e-5, 2.0 / 1024);
     const double c = worstRatio(out.at("color_sh"), expected(t, "color_sh"), 2e-5, 2.0 / 1024);
@@ -92,15 +97,16 @@ TEST(Generator, DecodesTheContractAndFollowsTime) {
   GaussianGenerator gen(modelPath("gaussians4d.onnx"));
   const Tensor gauss = expected("0.35", "gaussian_f16"), color = expected("0.35", "color_sh");
   const int64_t live = expected("0.35", "num_points").i[0];
-  const GeneratedGaussians g = gen.decode({{"gaussian_f16", gauss}, {"color_sh", color}, {"num_points", expected("0.35", "num_points")}});
+  const GeneratedGaussians g = gen.decode(
+      {{"gaussian_f16", gauss}, {"color_sh", color}, {"num_points", expected("0.35", "num_points")}});
   ASSERT_EQ(static_cast<int64_t>(g.cloud.size()), live);
   EXPECT_EQ(g.cloud.sh_degree, 3);
   for (size_t i : {size_t{0}, static_cast<size_t>(live / 2), static_cast<size_t>(live - 1)}) {
     EXPECT_EQ(g.cloud.positions[i].x, gauss.f[i * 10]);
     EXPECT_EQ(g.cloud.positions[i].z, gauss.f[i * 10 + 2]);
     EXPECT_EQ(g.cloud.opacities[i], gauss.f[i * 10 + 3]);
-    EXPECT_EQ(g.covariances[i][4], gauss.f[i * 10 + 8]);  // yz
-    EXPECT_EQ(g.cloud.shOf(i)[0], color.f[i * 48]);           // R of the DC coefficient
+    EXPECT_EQ(g.covariances[i][4], gauss.f[i * 10 + 8]);          // yz
+    EXPECT_EQ(g.cloud.shOf(i)[0], color.f[i * 48]);               // R of the DC coefficient
     EXPECT_EQ(g.cloud.shOf(i)[3 * 5 + 2], color.f[i * 48 + 17]);  // B of coefficient 5
   }
   const GeneratedGaussians a = gen.generate(0.0, testCamera());
@@ -116,9 +122,11 @@ TEST(Generator, DecodesTheContractAndFollowsTime) {
 TEST(Generator, SceneObjectRendersLikeTorchsGaussians) {
   const std::string dir = test::tempDir("GeneratorScene");
   const std::string model = dir + "/knot.onnx";
-  std::filesystem::copy_file(modelPath("gaussians4d.onnx"), model, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(modelPath("gaussians4d.onnx"), model,
+                             std::filesystem::copy_options::overwrite_existing);
   {
-    std::ofstream(dir + "/scene.json") << R"({"objects": [{"generator": "knot.onnx", "time": 0.2, "speed": 0.5,
+    std::ofstream(dir + "/scene.json")
+        << R"({"objects": [{"generator": "knot.onnx", "time": 0.2, "speed": 0.5,
         "transform": {"translation": [0.1, 0, 0]}}]})";
   }
   Scene scene = loadSceneJson(dir + "/scene.json");
@@ -131,9 +139,11 @@ TEST(Generator, SceneObjectRendersLikeTorchsGaussians) {
   const ImageRGBA ours = renderCpu(frame.objects, cam, rs);
 
   GaussianGenerator gen(modelPath("gaussians4d.onnx"));
-  const GeneratedGaussians torch =
-      gen.decode({{"gaussian_f16", expected("0.35", "gaussian_f16")}, {"color_sh", expected("0.35", "color_sh")}, {"num_points", expected("0.35", "num_points")}});
-  RenderObject ref{&torch.cloud, Mat4::fromLinearTranslation(Mat3{}, {0.1f, 0, 0}), torch.cloud.positions, torch.covariances};
+  const GeneratedGaussians torch = gen.decode({{"gaussian_f16", expected("0.35", "gaussian_f16")},
+                                               {"color_sh", expected("0.35", "color_sh")},
+                                               {"num_points", expected("0.35", "num_points")}});
+  RenderObject ref{&torch.cloud, Mat4::fromLinearTranslation(Mat3{}, {0.1f, 0, 0}), torch.cloud.positions,
+                   torch.covariances};
   const ImageRGBA theirs = renderCpu({&ref, 1}, cam, rs);
   const ImageDiff d = compareImages(ours, theirs);
   double coverage = 0;
@@ -154,23 +164,26 @@ TEST(Generator, SceneObjectRendersLikeTorchsGaussians) {
 // directly, and not the one at 0.
 TEST(Generator, RenderSceneJsonAtTimeRunsTheGeneratorAtThatTime) {
   const std::string dir = test::tempDir("GeneratorSceneTime");
-  std::filesystem::copy_file(modelPath("gaussians4d.onnx"), dir + "/knot.onnx", std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(modelPath("gaussians4d.onnx"), dir + "/knot.onnx",
+                             std::filesystem::copy_options::overwrite_existing);
   std::ofstream(dir + "/scene.json") << R"({"objects": [{"generator": "knot.onnx"}]})";
-  std::ofstream(dir + "/cam.json") << R"({"width": 160, "height": 120, "fx": 150, "fy": 150, "cx": 80, "cy": 60,
+  std::ofstream(dir + "/cam.json")
+      << R"({"width": 160, "height": 120, "fx": 150, "fy": 150, "cx": 80, "cy": 60,
       "world_to_camera": [1,0,0,0, 0,1,0,0, 0,0,1,3.2, 0,0,0,1]})";
   std::string out;
   for (const std::string& input : {dir + "/scene.json", dir + "/knot.onnx"}) {
     SCOPED_TRACE(input);
-    ASSERT_EQ(test::runCli("render " + input + " --time 0.35 --backend cpu --camera " + dir + "/cam.json -o " + dir + "/g.png --save-float " + dir +
-                               "/g.npy",
+    ASSERT_EQ(test::runCli("render " + input + " --time 0.35 --backend cpu --camera " + dir +
+                               "/cam.json -o " + dir + "/g.png --save-float " + dir + "/g.npy",
                            &out),
               0)
         << out;
     const ImageRGBA ours = readNpy(dir + "/g.npy");
     GaussianGenerator gen(modelPath("gaussians4d.onnx"));
     const auto torchAt = [&](const std::string& t) {
-      const GeneratedGaussians g =
-          gen.decode({{"gaussian_f16", expected(t, "gaussian_f16")}, {"color_sh", expected(t, "color_sh")}, {"num_points", expected(t, "num_points")}});
+      const GeneratedGaussians g = gen.decode({{"gaussian_f16", expected(t, "gaussian_f16")},
+                                               {"color_sh", expected(t, "color_sh")},
+                                               {"num_points", expected(t, "num_points")}});
       RenderObject ref{&g.cloud, Mat4{}, g.cloud.positions, g.covariances};
       return renderCpu({&ref, 1}, testCamera(), {});
     };
@@ -182,13 +195,16 @@ TEST(Generator, RenderSceneJsonAtTimeRunsTheGeneratorAtThatTime) {
 }
 
 // Hand-built graphs: what is not a generator is refused with the model's own names and shapes.
-Graph tinyGraph(const std::string& out_name, Shape out_shape, const std::string& color_name, Shape color_shape) {
+Graph tinyGraph(const std::string& out_name, Shape out_shape, const std::string& color_name,
+                Shape color_shape) {
   Graph g;
   g.path = "tiny.onnx";
   g.opset = 17;
   g.inputs.push_back({"time", DType::kFloat32, {1}, {""}, true});
-  g.outputs.push_back({out_name, DType::kFloat32, out_shape, std::vector<std::string>(out_shape.size()), true});
-  g.outputs.push_back({color_name, DType::kFloat32, color_shape, std::vector<std::string>(color_shape.size()), true});
+  g.outputs.push_back(
+      {out_name, DType::kFloat32, out_shape, std::vector<std::string>(out_shape.size()), true});
+  g.outputs.push_back(
+      {color_name, DType::kFloat32, color_shape, std::vector<std::string>(color_shape.size()), true});
   Tensor a(DType::kFloat32, out_shape), b(DType::kFloat32, color_shape);
   g.initializers["a"] = a;
   g.initializers["b"] = b;
@@ -217,7 +233,9 @@ TEST(Generator, RefusalsNameTheModelsOwnValues) {
   Graph unknown_op = tinyGraph("gaussians", {4, 10}, "rgb", {4, 3});
   unknown_op.nodes[1].op_type = "FancyNewOp";
   e = errorOf([&] { GaussianGenerator g(unknown_op); });
-  EXPECT_NE(e.find("node 'n2' (FancyNewOp), opset 17: operator FancyNewOp is not supported"), std::string::npos) << e;
+  EXPECT_NE(e.find("node 'n2' (FancyNewOp), opset 17: operator FancyNewOp is not supported"),
+            std::string::npos)
+      << e;
   // What a model computes must be what it declares: a float output computed as int64 is refused before
   // anything reads its rows.
   Graph lying = tinyGraph("gaussians", {4, 10}, "rgb", {4, 3});
@@ -257,26 +275,30 @@ TEST(Generator, CameraInputsFollowTheContract) {
   EXPECT_EQ(view.shape, (Shape{4, 4}));
   EXPECT_EQ(view.f[3 * 4 + 2], 3.2f);  // translation z sits in row 3 of the column-major tensor
   const Mat4 p = projectionMatrix(cam);
-  const Vec3 v{0.3f, -0.2f, 2.0f};  // a view-space point
+  const Vec3 v{0.3f, -0.2f, 2.0f};                                                 // a view-space point
   const float px = cam.fx * v.x / v.z + cam.cx, py = cam.fy * v.y / v.z + cam.cy;  // its pixel (COLMAP)
-  const float cx = p.m[0][0] * v.x + p.m[0][2] * v.z, cy = p.m[1][1] * v.y + p.m[1][2] * v.z, w = p.m[3][2] * v.z;
+  const float cx = p.m[0][0] * v.x + p.m[0][2] * v.z, cy = p.m[1][1] * v.y + p.m[1][2] * v.z,
+              w = p.m[3][2] * v.z;
   EXPECT_NEAR((cx / w + 1) * 0.5f * static_cast<float>(cam.width), px, 1e-3);
   EXPECT_NEAR((cy / w + 1) * 0.5f * static_cast<float>(cam.height), py, 1e-3);
 }
 
-// Files: bytes that are not a model, and tensors whose data does not match their shape, are refused with the path.
+// Files: bytes that are not a model, and tensors whose data does not match their shape, are refused with the
+// path.
 TEST(OnnxModel, MalformedFilesAreNamed) {
   const std::vector<uint8_t> junk = {0xff, 0xff, 0xff, 0xff, 0x01};
   std::string e = errorOf([&] { loadOnnx(junk, "junk.onnx"); });
   EXPECT_NE(e.find("junk.onnx"), std::string::npos) << e;
   EXPECT_NE(e.find("not an ONNX model"), std::string::npos) << e;
   // TensorProto: dims = [3] (field 1), data_type = float (field 2), raw_data (field 9) of 8 bytes, not 12.
-  const std::vector<uint8_t> short_raw = {0x08, 0x03, 0x10, 0x01, 0x4a, 0x08, 0, 0, 0x80, 0x3f, 0, 0, 0, 0x40};
+  const std::vector<uint8_t> short_raw = {0x08, 0x03, 0x10, 0x01, 0x4a, 0x08, 0,
+                                          0,    0x80, 0x3f, 0,    0,    0,    0x40};
   e = errorOf([&] { loadTensorProto(short_raw, "short.pb"); });
   EXPECT_NE(e.find("short.pb"), std::string::npos) << e;
   EXPECT_NE(e.find("raw_data holds 2 values for shape [3]"), std::string::npos) << e;
   // The same with 12 bytes decodes to 1, 2, 3.
-  const std::vector<uint8_t> good = {0x08, 0x03, 0x10, 0x01, 0x4a, 0x0c, 0, 0, 0x80, 0x3f, 0, 0, 0, 0x40, 0, 0, 0x40, 0x40};
+  const std::vector<uint8_t> good = {0x08, 0x03, 0x10, 0x01, 0x4a, 0x0c, 0, 0,    0x80,
+                                     0x3f, 0,    0,    0,    0x40, 0,    0, 0x40, 0x40};
   const Tensor t = loadTensorProto(good, "good.pb");
   EXPECT_EQ(t.f, (std::vector<float>{1, 2, 3}));
   // A dimension so large its elements cannot fit the load limits is refused before allocating.
@@ -285,7 +307,9 @@ TEST(OnnxModel, MalformedFilesAreNamed) {
   EXPECT_NE(e.find("huge.pb"), std::string::npos) << e;
 }
 
-Tensor pb(const std::string& name) { return loadTensorProtoFile(modelPath(name + ".pb")); }
+Tensor pb(const std::string& name) {
+  return loadTensorProtoFile(modelPath(name + ".pb"));
+}
 
 // Scaffold-style anchors decoded for the camera: the view input is found by name, and the outputs follow
 // PyTorch's for two cameras (float32 throughout).
@@ -303,19 +327,23 @@ TEST(Generator, AnchorModelFollowsTheCamera) {
     EXPECT_EQ(out.at("num_points").i, pb(stem + ".num_points").i);
     EXPECT_LE(worstRatio(out.at("gaussians"), pb(stem + ".gaussians"), 1e-6, 1e-4), 1.0);
     EXPECT_LE(worstRatio(out.at("rgb"), pb(stem + ".rgb"), 1e-6, 1e-4), 1.0);
-    if (first_rgb.empty()) first_rgb = out.at("rgb").f;
-    else EXPECT_NE(first_rgb, out.at("rgb").f) << "the colours do not depend on the view";
+    if (first_rgb.empty())
+      first_rgb = out.at("rgb").f;
+    else
+      EXPECT_NE(first_rgb, out.at("rgb").f) << "the colours do not depend on the view";
   }
 }
 
 // An LBS avatar driven by a control input from scene JSON: the bent pose's gaussians are PyTorch's.
 TEST(Generator, AvatarPoseControlFromSceneJson) {
   const std::string dir = test::tempDir("GeneratorAvatar");
-  std::filesystem::copy_file(modelPath("avatar.onnx"), dir + "/avatar.onnx", std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(modelPath("avatar.onnx"), dir + "/avatar.onnx",
+                             std::filesystem::copy_options::overwrite_existing);
   const Tensor bent = pb("avatar.bent.pose");
   std::string quats;
   for (float v : bent.f) quats += (quats.empty() ? "" : ", ") + std::to_string(v);
-  std::ofstream(dir + "/scene.json") << R"({"objects": [{"generator": "avatar.onnx", "inputs": {"pose": [)" << quats << "]}}]}";
+  std::ofstream(dir + "/scene.json") << R"({"objects": [{"generator": "avatar.onnx", "inputs": {"pose": [)"
+                                     << quats << "]}}]}";
   Scene scene = loadSceneJson(dir + "/scene.json");
   ASSERT_TRUE(scene.warnings.empty()) << scene.warnings[0];
   SceneFrame frame;
@@ -326,7 +354,9 @@ TEST(Generator, AvatarPoseControlFromSceneJson) {
   ASSERT_EQ(static_cast<int64_t>(frame.objects[0].positions.size()), want.shape[0]);
   double worst = 0;
   for (size_t i = 0; i < frame.objects[0].positions.size(); ++i)
-    for (int k = 0; k < 3; ++k) worst = std::max(worst, double(std::abs(frame.objects[0].positions[i][k] - want.f[i * 10 + static_cast<size_t>(k)])));
+    for (int k = 0; k < 3; ++k)
+      worst = std::max(worst, double(std::abs(frame.objects[0].positions[i][k] -
+                                              want.f[i * 10 + static_cast<size_t>(k)])));
   EXPECT_LE(worst, 1e-5);
   // A missing control is named at load.
   std::ofstream(dir + "/bare.json") << R"({"objects": [{"generator": "avatar.onnx"}]})";
@@ -350,7 +380,8 @@ TEST(ImageModelTest, UNetMatchesTorch) {
   const ImageRGBA out = unet.apply(image);
   double worst = 0;
   for (size_t p = 0; p < plane; ++p) {
-    for (size_t c = 0; c < 3; ++c) worst = std::max(worst, double(std::abs(out.pixels[p * 4 + c] - want.f[c * plane + p])));
+    for (size_t c = 0; c < 3; ++c)
+      worst = std::max(worst, double(std::abs(out.pixels[p * 4 + c] - want.f[c * plane + p])));
     ASSERT_EQ(out.pixels[p * 4 + 3], 0.25f);  // alpha kept
   }
   std::printf("U-Net vs torch: max abs %.2e\n", worst);
@@ -358,7 +389,10 @@ TEST(ImageModelTest, UNetMatchesTorch) {
   EXPECT_EQ(unet.apply(ImageRGBA(37, 21)).width, 37);
   // Not an image model: named as such.
   const std::string e = errorOf([] { ImageModel m(modelPath("avatar.onnx")); });
-  EXPECT_NE(e.find("not an image model: expected one float input of shape [1, 3, H, W] (inputs: 'pose' float32 [2, 4])"), std::string::npos) << e;
+  EXPECT_NE(e.find("not an image model: expected one float input of shape [1, 3, H, W] (inputs: 'pose' "
+                   "float32 [2, 4])"),
+            std::string::npos)
+      << e;
 }
 
 // The whole path through the CLI: a scene with a generator and "post" renders (CPU) to the no-post frame
@@ -366,14 +400,24 @@ TEST(ImageModelTest, UNetMatchesTorch) {
 TEST(GeneratorCli, RenderWithPostAndOnnxCommands) {
   const std::string dir = test::tempDir("GeneratorCli");
   for (const char* f : {"gaussians4d.onnx", "unet.onnx"})
-    std::filesystem::copy_file(modelPath(f), dir + "/" + f, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy_file(modelPath(f), dir + "/" + f,
+                               std::filesystem::copy_options::overwrite_existing);
   std::ofstream(dir + "/plain.json") << R"({"objects": [{"generator": "gaussians4d.onnx", "time": 0.35}],
       "camera": {"eye": [0, 0, -3], "target": [0, 0, 0], "up": [0, -1, 0], "fov_y_deg": 45, "width": 64, "height": 48}})";
-  std::ofstream(dir + "/post.json") << R"({"objects": [{"generator": "gaussians4d.onnx", "time": 0.35}], "post": "unet.onnx",
+  std::ofstream(dir + "/post.json")
+      << R"({"objects": [{"generator": "gaussians4d.onnx", "time": 0.35}], "post": "unet.onnx",
       "camera": {"eye": [0, 0, -3], "target": [0, 0, 0], "up": [0, -1, 0], "fov_y_deg": 45, "width": 64, "height": 48}})";
   std::string out;
-  ASSERT_EQ(test::runCli("render " + dir + "/plain.json -o " + dir + "/plain.png --backend cpu --save-float " + dir + "/plain.npy", &out), 0) << out;
-  ASSERT_EQ(test::runCli("render " + dir + "/post.json -o " + dir + "/post.png --backend cpu --save-float " + dir + "/post.npy", &out), 0) << out;
+  ASSERT_EQ(test::runCli("render " + dir + "/plain.json -o " + dir +
+                             "/plain.png --backend cpu --save-float " + dir + "/plain.npy",
+                         &out),
+            0)
+      << out;
+  ASSERT_EQ(test::runCli("render " + dir + "/post.json -o " + dir + "/post.png --backend cpu --save-float " +
+                             dir + "/post.npy",
+                         &out),
+            0)
+      << out;
   EXPECT_NE(out.find("post unet.onnx"), std::string::npos) << out;
   const ImageRGBA plain = readNpy(dir + "/plain.npy"), post = readNpy(dir + "/post.npy");
   const ImageRGBA want = ImageModel(modelPath("unet.onnx")).apply(plain);
@@ -382,12 +426,22 @@ TEST(GeneratorCli, RenderWithPostAndOnnxCommands) {
   ASSERT_EQ(test::runCli("onnx info " + dir + "/gaussians4d.onnx --json", &out), 0) << out;
   EXPECT_NE(out.find("\"unsupported\": []"), std::string::npos) << out;
   EXPECT_NE(out.find("GridSample"), std::string::npos) << out;
-  ASSERT_EQ(test::runCli("onnx run " + dir + "/gaussians4d.onnx --time 0.35 --save-splats " + dir + "/knot.ply -o " + dir, &out), 0) << out;
+  ASSERT_EQ(test::runCli("onnx run " + dir + "/gaussians4d.onnx --time 0.35 --save-splats " + dir +
+                             "/knot.ply -o " + dir,
+                         &out),
+            0)
+      << out;
   EXPECT_NE(out.find("(1500 gaussians)"), std::string::npos) << out;
   EXPECT_TRUE(std::filesystem::exists(dir + "/gaussian_f16.npy"));
   EXPECT_EQ(loadSplats(dir + "/knot.ply").cloud.size(), 1500u);
   // Over time: the 4DGS-style model moves from frame to frame.
-  ASSERT_EQ(test::runCli("animate " + dir + "/gaussians4d.onnx --fps 2 --duration 1 --width 64 --height 48 --backend cpu -o " + dir + "/f%02d.png", &out), 0) << out;
+  ASSERT_EQ(
+      test::runCli("animate " + dir +
+                       "/gaussians4d.onnx --fps 2 --duration 1 --width 64 --height 48 --backend cpu -o " +
+                       dir + "/f%02d.png",
+                   &out),
+      0)
+      << out;
   EXPECT_LT(compareImages(readPng(dir + "/f00.png"), readPng(dir + "/f01.png")).psnr, 35.0);
   EXPECT_EQ(test::runCli("info " + dir + "/unet.onnx", &out), 1);
   EXPECT_NE(out.find("an ONNX model, not a splat file (splatforge onnx info"), std::string::npos) << out;

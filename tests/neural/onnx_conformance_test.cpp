@@ -18,9 +18,9 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "neural/conformance_support.h"
 #include "neural/cpu_executor.h"
 #include "neural/cpu_ops.h"
-#include "neural/conformance_support.h"
 #include "neural/graph.h"
 #include "support/test_support.h"
 

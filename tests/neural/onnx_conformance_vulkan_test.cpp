@@ -67,8 +67,9 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(OnnxConformanceVulkan);
 // the CPU's cases are not claimed.
 TEST(OnnxConformanceVulkanSummary, EveryOperatorHasPassingCases) {
   if (!fs::is_directory(testDataDir()))
-    SF_SKIP_OR_FAIL("ONNX backend test data not found at " << testDataDir()
-                                                           << " (Debian package libonnx-testdata; or set SPLATFORGE_ONNX_TESTDATA)");
+    SF_SKIP_OR_FAIL("ONNX backend test data not found at "
+                    << testDataDir()
+                    << " (Debian package libonnx-testdata; or set SPLATFORGE_ONNX_TESTDATA)");
   if (!device()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   std::map<std::string, std::pair<int, int>> per_op;  // claimed, passed
   for (const GpuOpInfo& op : vulkanOps()) per_op[op.op_type] = {0, 0};
@@ -94,11 +95,16 @@ TEST(OnnxConformanceVulkanSummary, EveryOperatorHasPassingCases) {
       if (failure.empty()) ++per_op[op].second;
     }
   }
-  std::cout << "[conformance-vulkan] " << cpu_claimed << " CPU-claimed cases, " << claimed << " claimed, " << passed << " passed\n";
-  for (const auto& [op, counts] : per_op) std::cout << "[conformance-vulkan-op] " << op << " " << counts.first << " " << counts.second << "\n";
-  for (const auto& [reason, count] : unclaimed) std::cout << "[unclaimed] " << count << " x " << reason << "\n";
-  for (const auto& [op, counts] : per_op) EXPECT_GT(counts.second, 0) << "no passing conformance case exercises " << op << " on the GPU";
-  EXPECT_TRUE(failures.empty()) << failures.size() << " claimed cases fail, first: " << (failures.empty() ? "" : failures[0]);
+  std::cout << "[conformance-vulkan] " << cpu_claimed << " CPU-claimed cases, " << claimed << " claimed, "
+            << passed << " passed\n";
+  for (const auto& [op, counts] : per_op)
+    std::cout << "[conformance-vulkan-op] " << op << " " << counts.first << " " << counts.second << "\n";
+  for (const auto& [reason, count] : unclaimed)
+    std::cout << "[unclaimed] " << count << " x " << reason << "\n";
+  for (const auto& [op, counts] : per_op)
+    EXPECT_GT(counts.second, 0) << "no passing conformance case exercises " << op << " on the GPU";
+  EXPECT_TRUE(failures.empty()) << failures.size()
+                                << " claimed cases fail, first: " << (failures.empty() ? "" : failures[0]);
   for (const std::string& f : failures) std::cout << "[failure] " << f << "\n";
 }
 

@@ -60,4 +60,3 @@ inline Node node(const char* name, const char* op, std::vector<std::string> inpu
 }
 
 }  // namespace sf::nn::optest
-

@@ -2,8 +2,8 @@
 // engine's own `views` of cesium_man at 20 clip times): drawn in the engine's frame (FrameDriver, the CPU
 // renderer and the Vulkan frame with the generator run inside it) at clip times it was never trained on,
 // against the engine's own render of the glTF posed at the same time, from the same cameras (the views' test
-// rings, which no training view shares). The deformation is what makes the score: the model at another time of
-// the walk, in the same frame and camera, scores far below the floor.
+// rings, which no training view shares). The deformation is what makes the score: the model at another time
+// of the walk, in the same frame and camera, scores far below the floor.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,7 +28,8 @@ namespace {
 
 constexpr const char* kModel = "cesium_man_4d.onnx";
 constexpr double kClipSeconds = 2.0;  // cesium_man's clip; the model's time input is clip time / 2 s
-// Held out by the training script (it trains on 0, 0.1, ..., 1.9 s): each half way between two training times.
+// Held out by the training script (it trains on 0, 0.1, ..., 1.9 s): each half way between two training
+// times.
 constexpr double kHeldOut[] = {0.25, 0.75, 1.25, 1.75};
 constexpr int kSize = 128;  // the training views' size
 // The floor on the mean PSNR (RGB over black, whole image) of a held-out time's test views; measured 23.67 to
@@ -36,7 +37,9 @@ constexpr int kSize = 128;  // the training views' size
 // 14.3-15.0 dB, the canonical gaussians without their deformation 15.05 dB: both far under it.
 constexpr double kFloorDb = 22.0;
 
-std::string modelPath() { return std::string(SPLATFORGE_SOURCE_DIR) + "/models/" + kModel; }
+std::string modelPath() {
+  return std::string(SPLATFORGE_SOURCE_DIR) + "/models/" + kModel;
+}
 
 // The engine's own render of the glTF at clip time t (`splatforge views --clip 0 --time t --lighting flat`):
 // the model normalised into the 1.6 cube, 8 test views on the rings at 20 and 40 degrees.
@@ -61,12 +64,14 @@ ImageRGBA imageOf(const train::View& v) {
 // The generator as a scene object placed by the views' normalisation of that time (the model draws in the
 // glTF's own frame), following the clip in seconds: model time = scene time / 2 s.
 Scene generatorScene(const std::string& dir, const train::Dataset& ds) {
-  std::filesystem::copy_file(modelPath(), dir + "/" + kModel, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(modelPath(), dir + "/" + kModel,
+                             std::filesystem::copy_options::overwrite_existing);
   char json[512];
-  std::snprintf(json, sizeof json,
-                R"({"objects": [{"generator": "%s", "speed": %.17g, "transform": {"scale": %.9g, "translation": [%.9g, %.9g, %.9g]}}]})",
-                kModel, 1.0 / kClipSeconds, static_cast<double>(ds.scale), static_cast<double>(ds.offset.x),
-                static_cast<double>(ds.offset.y), static_cast<double>(ds.offset.z));
+  std::snprintf(
+      json, sizeof json,
+      R"({"objects": [{"generator": "%s", "speed": %.17g, "transform": {"scale": %.9g, "translation": [%.9g, %.9g, %.9g]}}]})",
+      kModel, 1.0 / kClipSeconds, static_cast<double>(ds.scale), static_cast<double>(ds.offset.x),
+      static_cast<double>(ds.offset.y), static_cast<double>(ds.offset.z));
   std::ofstream(dir + "/scene.json") << json;
   return loadSceneJson(dir + "/scene.json");
 }
@@ -126,7 +131,8 @@ Scores scoreHeldOut(Backend backend, const std::vector<train::Dataset>& truth, c
       }
       at += compareImages(f.image, truth_image).psnr;
       covered += coveredPsnr(f.image, truth_image);
-      if (!reference) off += compareImages(driver.render(scene, {other, v.camera, {}, {}}).image, truth_image).psnr;
+      if (!reference)
+        off += compareImages(driver.render(scene, {other, v.camera, {}, {}}).image, truth_image).psnr;
       if (frames) frames->push_back(f.image);
       if (reference) {
         const double agree = compareImages(f.image, (*reference)[k]).psnr;
@@ -138,8 +144,8 @@ Scores scoreHeldOut(Backend backend, const std::vector<train::Dataset>& truth, c
     at /= views;
     off /= views;
     covered /= views;
-    std::printf("%s, held-out t = %.2f s: %.2f dB against the glTF at t (%.2f dB over the covered pixels)", name, t, at,
-                covered);
+    std::printf("%s, held-out t = %.2f s: %.2f dB against the glTF at t (%.2f dB over the covered pixels)",
+                name, t, at, covered);
     if (!reference) std::printf("; the model at %.2f s: %.2f dB", other, off);
     std::printf("\n");
     EXPECT_GE(at, kFloorDb) << "t = " << t << " s";
@@ -183,8 +189,8 @@ TEST(TrainedGenerator, ModelIsASmallGeneratorBothExecutorsRun) {
 }
 
 // The CPU frame scores the held-out times; the Vulkan frame, which runs the generator on the Vulkan executor
-// inside the frame and decodes it into its slots, then draws each of them equal to the CPU frame (one test, so
-// the ground truth and the CPU frames it is compared with are made once).
+// inside the frame and decodes it into its slots, then draws each of them equal to the CPU frame (one test,
+// so the ground truth and the CPU frames it is compared with are made once).
 TEST(TrainedGenerator, HeldOutTimesMatchTheGltfInTheCpuAndVulkanFrames) {
   SF_REQUIRE_ASSET(gltf, "gltf/cesium_man.gltf");
   const std::string dir = test::tempDir("TrainedGenerator");

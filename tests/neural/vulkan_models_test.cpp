@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -18,18 +18,22 @@
 #include "io/image_io.h"
 #include "neural/generator.h"
 #include "neural/gpu_generator.h"
-#include "render/vulkan_renderer.h"
 #include "neural/vulkan_executor.h"
-#include "render/cpu_renderer.h"
-#include "support/test_support.h"
 #include "op_test_helpers.h"
+#include "render/cpu_renderer.h"
+#include "render/vulkan_renderer.h"
+#include "support/test_support.h"
 #include "vulkan_test_device.h"
 
 namespace sf::nn {
 namespace {
 
-std::string modelPath(const std::string& name) { return std::string(SPLATFORGE_SOURCE_DIR) + "/models/" + name; }
-Tensor pb(const std::string& stem) { return loadTensorProtoFile(modelPath(stem + ".pb")); }
+std::string modelPath(const std::string& name) {
+  return std::string(SPLATFORGE_SOURCE_DIR) + "/models/" + name;
+}
+Tensor pb(const std::string& stem) {
+  return loadTensorProtoFile(modelPath(stem + ".pb"));
+}
 
 using optest::device;
 
@@ -60,19 +64,24 @@ std::vector<Case> demoCases() {
   GaussianGenerator knot(modelPath("gaussians4d.onnx"));
   std::vector<Case> cases;
   for (const char* t : {"0", "0.35", "0.8"})
-    cases.push_back({"gaussians4d.onnx", knot.frameInputs(std::stod(t), cam),
+    cases.push_back({"gaussians4d.onnx",
+                     knot.frameInputs(std::stod(t), cam),
                      {{"gaussian_f16", std::string("gaussians4d.t") + t + ".gaussian_f16"},
                       {"color_sh", std::string("gaussians4d.t") + t + ".color_sh"},
                       {"num_points", std::string("gaussians4d.t") + t + ".num_points"}}});
   for (const char* v : {"front", "side"}) {
     const std::string stem = std::string("anchors.") + v;
-    cases.push_back({"anchors.onnx", {{"camera_matrix", pb(stem + ".camera_matrix")}},
-                     {{"gaussians", stem + ".gaussians"}, {"rgb", stem + ".rgb"}, {"num_points", stem + ".num_points"}}});
+    cases.push_back(
+        {"anchors.onnx",
+         {{"camera_matrix", pb(stem + ".camera_matrix")}},
+         {{"gaussians", stem + ".gaussians"}, {"rgb", stem + ".rgb"}, {"num_points", stem + ".num_points"}}});
   }
   for (const char* p : {"rest", "bent"}) {
     const std::string stem = std::string("avatar.") + p;
-    cases.push_back({"avatar.onnx", {{"pose", pb(stem + ".pose")}},
-                     {{"gaussians", stem + ".gaussians"}, {"rgb", stem + ".rgb"}, {"num_points", stem + ".num_points"}}});
+    cases.push_back(
+        {"avatar.onnx",
+         {{"pose", pb(stem + ".pose")}},
+         {{"gaussians", stem + ".gaussians"}, {"rgb", stem + ".rgb"}, {"num_points", stem + ".num_points"}}});
   }
   cases.push_back({"unet.onnx", {{"image", pb("unet.sample.image")}}, {{"output", "unet.sample.output"}}});
   return cases;
@@ -95,8 +104,10 @@ TEST(VulkanExecutor, DemoModelsMatchCpuAndTorchPerElement) {
       // Float16 outputs may land one half-precision step apart (float32 sums in another order).
       const double rtol = want.dtype == DType::kFloat16 ? 2.0 / 1024 : 1e-4;
       const double vs_cpu = worstRatio(ours.at(name), want, 1e-5, rtol);
-      const double vs_torch = worstRatio(ours.at(name), pb(c.torch.at(name)), 2e-5, want.dtype == DType::kFloat16 ? 2.0 / 1024 : 2e-4);
-      std::printf("%s %s: within %.3f of the tolerance vs CPU, %.3f vs PyTorch\n", c.model, name.c_str(), vs_cpu, vs_torch);
+      const double vs_torch = worstRatio(ours.at(name), pb(c.torch.at(name)), 2e-5,
+                                         want.dtype == DType::kFloat16 ? 2.0 / 1024 : 2e-4);
+      std::printf("%s %s: within %.3f of the tolerance vs CPU, %.3f vs PyTorch\n", c.model, name.c_str(),
+                  vs_cpu, vs_torch);
       EXPECT_LE(vs_cpu, 1.0) << name;
       EXPECT_LE(vs_torch, 1.0) << name;
     }
@@ -130,8 +141,13 @@ TEST(VulkanExecutor, TimesNodesAndPlansPerShape) {
   const std::vector<double> runs = ex.runBackToBack({{"image", img}}, 5);
   ASSERT_EQ(runs.size(), 5u);
   for (double ms : runs) EXPECT_GT(ms, 0.0);
-  EXPECT_LE(worstRatio(ex.run({{"image", img}}).at("output"), ex.cpu().run({{"image", img}}).at("output"), 1e-5, 1e-4), 1.0);
-  EXPECT_NE(test::errorOf([&] { ex.runBackToBack({{"image", img}}, 0); }).find("back-to-back runs must be 1 to 4096"), std::string::npos);
+  EXPECT_LE(worstRatio(ex.run({{"image", img}}).at("output"), ex.cpu().run({{"image", img}}).at("output"),
+                       1e-5, 1e-4),
+            1.0);
+  EXPECT_NE(test::errorOf([&] {
+              ex.runBackToBack({{"image", img}}, 0);
+            }).find("back-to-back runs must be 1 to 4096"),
+            std::string::npos);
 }
 
 // A graph the GPU cannot run is refused with the node, op type and opset; integers outside int32 too.
@@ -168,7 +184,9 @@ TEST(VulkanExecutor, RefusalsNameTheNode) {
   big.i = {1, int64_t{1} << 40};
   EXPECT_EQ(ex.run({{"a", small}}).at("b").i, (std::vector<int64_t>{6, -8}));
   const std::string e2 = test::errorOf([&] { ex.run({{"a", big}}); });
-  EXPECT_NE(e2.find("add.onnx: input 'a': element 1 (1099511627776) is outside the int32 range"), std::string::npos) << e2;
+  EXPECT_NE(e2.find("add.onnx: input 'a': element 1 (1099511627776) is outside the int32 range"),
+            std::string::npos)
+      << e2;
 }
 
 Tensor int64s(Shape shape, std::vector<int64_t> v) {
@@ -181,8 +199,9 @@ Tensor int64s(Shape shape, std::vector<int64_t> v) {
 // the CPU's serial reduction, NaN propagation of max and min included.
 TEST(VulkanExecutor, LongReductionsMatchCpu) {
   REQUIRE_DEVICE();
-  const char* const kinds[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
-                               "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"};
+  const char* const kinds[] = {"ReduceSum",    "ReduceMean",     "ReduceMax", "ReduceMin",
+                               "ReduceProd",   "ReduceL1",       "ReduceL2",  "ReduceSumSquare",
+                               "ReduceLogSum", "ReduceLogSumExp"};
   for (const char* op : kinds) {
     for (const bool with_nan : {false, true}) {
       Graph g;
@@ -198,8 +217,11 @@ TEST(VulkanExecutor, LongReductionsMatchCpu) {
       g.nodes = {n};
       VulkanExecutor ex(*device(), g);
       Tensor x(DType::kFloat32, {1, 1225, 3});
-      for (size_t k = 0; k < x.f.size(); ++k) x.f[k] = 0.5f + 0.5f * std::sin(0.37f * static_cast<float>(k));  // positive: logs and products stay finite
-      if (std::string(op) == "ReduceProd") for (float& v : x.f) v = 1.0f + 0.0005f * (v - 0.5f);
+      for (size_t k = 0; k < x.f.size(); ++k)
+        x.f[k] =
+            0.5f + 0.5f * std::sin(0.37f * static_cast<float>(k));  // positive: logs and products stay finite
+      if (std::string(op) == "ReduceProd")
+        for (float& v : x.f) v = 1.0f + 0.0005f * (v - 0.5f);
       if (with_nan) x.f[3 * 700 + 1] = std::nanf("");
       const Tensor got = ex.run({{"x", x}}).at("y"), want = ex.cpu().run({{"x", x}}).at("y");
       ASSERT_EQ(got.shape, want.shape) << op;
@@ -208,7 +230,8 @@ TEST(VulkanExecutor, LongReductionsMatchCpu) {
           EXPECT_TRUE(std::isnan(got.f[k])) << op << " output " << k;
           continue;
         }
-        EXPECT_NEAR(got.f[k], want.f[k], 2e-5 * std::max(1.0f, std::fabs(want.f[k]))) << op << " output " << k << (with_nan ? " (NaN input)" : "");
+        EXPECT_NEAR(got.f[k], want.f[k], 2e-5 * std::max(1.0f, std::fabs(want.f[k])))
+            << op << " output " << k << (with_nan ? " (NaN input)" : "");
       }
     }
   }
@@ -230,7 +253,8 @@ TEST(VulkanExecutor, ComposedMovesMatchCpu) {
   g.initializers["axes"] = int64s({1}, {0});
   g.initializers["steps"] = int64s({1}, {-2});
   g.initializers["rows"] = int64s({3}, {3, 0, -1});
-  auto node = [](const char* name, const char* op, std::vector<std::string> in, std::vector<std::string> out) {
+  auto node = [](const char* name, const char* op, std::vector<std::string> in,
+                 std::vector<std::string> out) {
     Node n;
     n.name = name, n.op_type = op, n.inputs = std::move(in), n.outputs = std::move(out);
     return n;
@@ -243,7 +267,8 @@ TEST(VulkanExecutor, ComposedMovesMatchCpu) {
   Attribute axis;
   axis.kind = Attribute::Kind::kInt, axis.i = 0;
   c.attributes["axis"] = axis;
-  g.nodes = {t, node("r", "Reshape", {"xt", "shape"}, {"xr"}), node("s", "Slice", {"xr", "starts", "ends", "axes", "steps"}, {"sl"}), c,
+  g.nodes = {t, node("r", "Reshape", {"xt", "shape"}, {"xr"}),
+             node("s", "Slice", {"xr", "starts", "ends", "axes", "steps"}, {"sl"}), c,
              node("gather", "Gather", {"cat", "rows"}, {"out"})};
   VulkanExecutor ex(*device(), g);
   Tensor x(DType::kFloat32, {2, 3, 4}), y(DType::kFloat32, {2, 6});
@@ -273,7 +298,8 @@ TEST(VulkanExecutor, AMoveReadBySeveralMovesIsComposedIntoEach) {
     g.initializers["xy"] = int64s({2}, {0, 1});
     g.initializers["zt"] = int64s({2}, {2, 3});
     g.initializers["xt"] = int64s({2}, {0, 3});
-    auto node = [](const char* name, const char* op, std::vector<std::string> in, std::vector<std::string> out) {
+    auto node = [](const char* name, const char* op, std::vector<std::string> in,
+                   std::vector<std::string> out) {
       Node n;
       n.name = name, n.op_type = op, n.inputs = std::move(in), n.outputs = std::move(out);
       return n;
@@ -324,7 +350,8 @@ TEST(VulkanExecutor, StridedViewsAliasesAndBroadcastChainsMatchCpu) {
   g.initializers["starts"] = int64s({1}, {0});
   g.initializers["ends"] = int64s({1}, {6});
   g.initializers["axes"] = int64s({1}, {0});
-  auto node = [](const char* name, const char* op, std::vector<std::string> in, std::vector<std::string> out) {
+  auto node = [](const char* name, const char* op, std::vector<std::string> in,
+                 std::vector<std::string> out) {
     Node n;
     n.name = name, n.op_type = op, n.inputs = std::move(in), n.outputs = std::move(out);
     return n;
@@ -372,29 +399,40 @@ TEST(VulkanExecutor, StridedViewsAliasesAndBroadcastChainsMatchCpu) {
   for (const char* name : {"a", "s", "norm"}) {
     ASSERT_EQ(ours.at(name).shape, want.at(name).shape) << name;
     for (size_t e = 0; e < want.at(name).f.size(); ++e)
-      EXPECT_NEAR(ours.at(name).f[e], want.at(name).f[e], 1e-6f * std::max(1.0f, std::fabs(want.at(name).f[e]))) << name << " " << e;
+      EXPECT_NEAR(ours.at(name).f[e], want.at(name).f[e],
+                  1e-6f * std::max(1.0f, std::fabs(want.at(name).f[e])))
+          << name << " " << e;
   }
   // Run: the Add, the Mul of j and k, the chain Mul+Sub, the ReduceL2 and the chain Clip+Div; the
   // Transpose, Split, Expand, Concat and Slice are not.
   std::string ops;
   for (const NodeTime& n : times) ops += n.op_type + (n.op_type == "Fused" ? "(" + n.node + ")" : "") + " ";
   EXPECT_EQ(ex.gpuNodes(), 5u) << ops;
-  EXPECT_EQ(std::count_if(times.begin(), times.end(), [](const NodeTime& n) { return n.op_type == "Fused"; }), 2) << ops;
+  EXPECT_EQ(std::count_if(times.begin(), times.end(), [](const NodeTime& n) { return n.op_type == "Fused"; }),
+            2)
+      << ops;
 
   // An Expand read under two names (its output and an Identity of it) by two elementwise nodes: the Clip
   // before it stays stored (no chain takes it in), and both readers see it through the view.
   Graph h = g;
   h.path = "views2.onnx";
   h.inputs = {g.inputs[1]};  // q
-  h.outputs = {{"d", DType::kFloat32, {6, 4}, {"", ""}, true}, {"m", DType::kFloat32, {6, 4}, {"", ""}, true}};
-  h.nodes = {l2, node("clip", "Clip", {"len", "lo"}, {"c"}), node("expand", "Expand", {"c", "shape"}, {"e"}),
-             node("id", "Identity", {"e"}, {"e2"}), node("div", "Div", {"q", "e"}, {"d"}), node("mul", "Mul", {"q", "e2"}, {"m"})};
+  h.outputs = {{"d", DType::kFloat32, {6, 4}, {"", ""}, true},
+               {"m", DType::kFloat32, {6, 4}, {"", ""}, true}};
+  h.nodes = {l2,
+             node("clip", "Clip", {"len", "lo"}, {"c"}),
+             node("expand", "Expand", {"c", "shape"}, {"e"}),
+             node("id", "Identity", {"e"}, {"e2"}),
+             node("div", "Div", {"q", "e"}, {"d"}),
+             node("mul", "Mul", {"q", "e2"}, {"m"})};
   VulkanExecutor ex2(*device(), h);
   const TensorMap in2{{"q", q}};
   const TensorMap ours2 = ex2.run(in2), want2 = ex2.cpu().run(in2);
   for (const char* name : {"d", "m"})
     for (size_t e = 0; e < want2.at(name).f.size(); ++e)
-      EXPECT_NEAR(ours2.at(name).f[e], want2.at(name).f[e], 1e-6f * std::max(1.0f, std::fabs(want2.at(name).f[e]))) << name << " " << e;
+      EXPECT_NEAR(ours2.at(name).f[e], want2.at(name).f[e],
+                  1e-6f * std::max(1.0f, std::fabs(want2.at(name).f[e])))
+          << name << " " << e;
 }
 
 // An elementwise chain (float16 values between the steps, broadcast inputs, a value read twice) runs as
@@ -407,8 +445,10 @@ TEST(VulkanExecutor, FusedChainsMatchCpu) {
   g.inputs.push_back({"x", DType::kFloat16, {4, 5}, {"", ""}, true});
   g.outputs.push_back({"out", DType::kFloat16, {4, 5}, {"", ""}, true});
   g.outputs.push_back({"side", DType::kFloat16, {4, 5}, {"", ""}, true});
-  Tensor w(DType::kFloat16, {5}), b(DType::kFloat16, {4, 1}), lo(DType::kFloat16, {}), hi(DType::kFloat16, {});
-  for (size_t k = 0; k < 5; ++k) w.f[k] = roundToFloatType(0.3 * static_cast<double>(k) - 0.7, DType::kFloat16);
+  Tensor w(DType::kFloat16, {5}), b(DType::kFloat16, {4, 1}), lo(DType::kFloat16, {}),
+      hi(DType::kFloat16, {});
+  for (size_t k = 0; k < 5; ++k)
+    w.f[k] = roundToFloatType(0.3 * static_cast<double>(k) - 0.7, DType::kFloat16);
   for (size_t k = 0; k < 4; ++k) b.f[k] = roundToFloatType(0.1 * static_cast<double>(k), DType::kFloat16);
   lo.f = {-0.25f};
   hi.f = {0.5f};
@@ -423,19 +463,22 @@ TEST(VulkanExecutor, FusedChainsMatchCpu) {
   leaky.attributes["alpha"] = alpha;
   // mul -> add -> sigmoid -> leaky -> clip -> out is one chain; "side" (x * x) is an output and read twice
   // by "sq": both run alone (a chain joins one chain of its inputs).
-  g.nodes = {node("mul", "Mul", {"x", "w"}, "m"), node("add", "Add", {"m", "b"}, "a"), node("sig", "Sigmoid", {"a"}, "s"), leaky,
-             node("clip", "Clip", {"l", "lo", "hi"}, "c"), node("side", "Mul", {"x", "x"}, "side"), node("sq", "Mul", {"side", "side"}, "q"),
-             node("out", "Sub", {"c", "q"}, "out")};
+  g.nodes = {node("mul", "Mul", {"x", "w"}, "m"),          node("add", "Add", {"m", "b"}, "a"),
+             node("sig", "Sigmoid", {"a"}, "s"),           leaky,
+             node("clip", "Clip", {"l", "lo", "hi"}, "c"), node("side", "Mul", {"x", "x"}, "side"),
+             node("sq", "Mul", {"side", "side"}, "q"),     node("out", "Sub", {"c", "q"}, "out")};
   VulkanExecutor ex(*device(), g);
   Tensor x(DType::kFloat16, {4, 5});
-  for (size_t k = 0; k < x.f.size(); ++k) x.f[k] = roundToFloatType(std::sin(static_cast<double>(k)) * 3.0, DType::kFloat16);
+  for (size_t k = 0; k < x.f.size(); ++k)
+    x.f[k] = roundToFloatType(std::sin(static_cast<double>(k)) * 3.0, DType::kFloat16);
   std::vector<NodeTime> times;
   const TensorMap ours = ex.run({{"x", x}}, &times);
   const TensorMap want = ex.cpu().run({{"x", x}});
   for (const char* name : {"out", "side"}) EXPECT_EQ(ours.at(name).f, want.at(name).f) << name;
   EXPECT_EQ(ex.gpuNodes(), 3u);
   ASSERT_EQ(times.size(), 3u);
-  EXPECT_EQ(std::count_if(times.begin(), times.end(), [](const NodeTime& t) { return t.op_type == "Fused"; }), 1);
+  EXPECT_EQ(std::count_if(times.begin(), times.end(), [](const NodeTime& t) { return t.op_type == "Fused"; }),
+            1);
 }
 
 // A chain reads up to 8 external inputs (broadcast ones among them): the product of 8 values is one fused
@@ -458,7 +501,8 @@ TEST(VulkanExecutor, FusedChainsReadEightInputs) {
       const std::string name = named('x', k);
       g.inputs.push_back({name, DType::kFloat32, shape, std::vector<std::string>(shape.size()), true});
       Tensor t(DType::kFloat32, shape);
-      for (size_t i = 0; i < t.f.size(); ++i) t.f[i] = static_cast<float>(0.9 + 0.05 * std::sin(static_cast<double>(7 * k + i)));
+      for (size_t i = 0; i < t.f.size(); ++i)
+        t.f[i] = static_cast<float>(0.9 + 0.05 * std::sin(static_cast<double>(7 * k + i)));
       feeds[name] = t;
       if (k == 0) continue;
       Node n;
@@ -515,26 +559,28 @@ TEST(VulkanExecutor, CastsSaturateAndWideNarrowProductsRun) {
 }
 
 // Products of MLP layers' shapes (tiled, and one invocation per output for a side under 16) against the
-// product summed in double here: widths that fill and that leave part of a column group, depths across and within 16-deep slices, a
-// row count that leaves the last workgroup part full, transposed operands, a broadcast bias with alpha and
-// beta, a fused activation's input, and a batched MatMul whose batches share B.
+// product summed in double here: widths that fill and that leave part of a column group, depths across and
+// within 16-deep slices, a row count that leaves the last workgroup part full, transposed operands, a
+// broadcast bias with alpha and beta, a fused activation's input, and a batched MatMul whose batches share B.
 TEST(VulkanExecutor, NarrowProductsMatchDoubleSums) {
   REQUIRE_DEVICE();
   struct Shape3 {
     int64_t batch, m, k, n;
     bool gemm, trans_a, trans_b;
   };
-  const std::vector<Shape3> shapes = {{1, 300, 32, 32, true, false, true}, {1, 1000, 20, 70, true, false, true},  {1, 77, 17, 3, true, false, false},
-                                      {1, 129, 40, 1, true, true, false},  {1, 64, 100, 40, true, false, true},  {1, 40, 1, 128, true, false, false},
-                                      {3, 37, 20, 33, false, false, false}, {1, 513, 32, 48, false, false, false}};
+  const std::vector<Shape3> shapes = {
+      {1, 300, 32, 32, true, false, true},  {1, 1000, 20, 70, true, false, true},
+      {1, 77, 17, 3, true, false, false},   {1, 129, 40, 1, true, true, false},
+      {1, 64, 100, 40, true, false, true},  {1, 40, 1, 128, true, false, false},
+      {3, 37, 20, 33, false, false, false}, {1, 513, 32, 48, false, false, false}};
   uint32_t seed = 7;
   auto next = [&] {
     seed = seed * 1664525u + 1013904223u;
     return static_cast<float>(seed >> 8) / 8388608.0f - 1.0f;
   };
   for (const Shape3& s : shapes) {
-    const std::string what = (s.gemm ? "Gemm " : "MatMul ") + std::to_string(s.batch) + "x" + std::to_string(s.m) + "x" + std::to_string(s.k) + "x" +
-                             std::to_string(s.n);
+    const std::string what = (s.gemm ? "Gemm " : "MatMul ") + std::to_string(s.batch) + "x" +
+                             std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n);
     Graph g;
     g.path = "rows.onnx";
     g.opset = 17;
@@ -639,8 +685,10 @@ TEST(VulkanGeneratorPath, DecodesIntoTheFrameLikeTheCpu) {
     const double psnr = compareImages(gpu_frame, cpu_frame).psnr;
     double coverage = 0;
     for (size_t p = 3; p < cpu_frame.pixels.size(); p += 4) coverage += cpu_frame.pixels[p];
-    std::printf("%s: in-frame GPU path vs CPU-decoded gaussians, %zu of %zu rows live: %.1f dB (mean alpha %.3f)\n", model, cpu.cloud.size(),
-                path.capacity(), psnr, coverage / static_cast<double>(cpu_frame.pixels.size() / 4));
+    std::printf(
+        "%s: in-frame GPU path vs CPU-decoded gaussians, %zu of %zu rows live: %.1f dB (mean alpha %.3f)\n",
+        model, cpu.cloud.size(), path.capacity(), psnr,
+        coverage / static_cast<double>(cpu_frame.pixels.size() / 4));
     EXPECT_GE(psnr, 60.0);
     EXPECT_GT(coverage, 0.0);
     const std::string e = test::errorOf([&] { renderCpu({&ours, 1}, cam, RenderSettings{}); });
@@ -648,46 +696,79 @@ TEST(VulkanGeneratorPath, DecodesIntoTheFrameLikeTheCpu) {
   }
 }
 
-// The CLI: a generator scene and its post model rendered on the Vulkan backend run on the Vulkan executor (the
-// generator inside the frame) and give the CPU backend's frame; `onnx run --backend vulkan` gives the CPU's outputs; `animate` moves.
+// The CLI: a generator scene and its post model rendered on the Vulkan backend run on the Vulkan executor
+// (the generator inside the frame) and give the CPU backend's frame; `onnx run --backend vulkan` gives the
+// CPU's outputs; `animate` moves.
 TEST(VulkanExecutorCli, GeneratorScenesRunOnTheGpu) {
   REQUIRE_DEVICE();
   const std::string dir = test::tempDir("VulkanExecutorCli");
   for (const char* f : {"gaussians4d.onnx", "unet.onnx"})
-    std::filesystem::copy_file(modelPath(f), dir + "/" + f, std::filesystem::copy_options::overwrite_existing);
-  std::ofstream(dir + "/post.json") << R"({"objects": [{"generator": "gaussians4d.onnx", "time": 0.35}], "post": "unet.onnx",
+    std::filesystem::copy_file(modelPath(f), dir + "/" + f,
+                               std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(dir + "/post.json")
+      << R"({"objects": [{"generator": "gaussians4d.onnx", "time": 0.35}], "post": "unet.onnx",
       "camera": {"eye": [0, 0, -3], "target": [0, 0, 0], "up": [0, -1, 0], "fov_y_deg": 45, "width": 64, "height": 48}})";
   std::string out;
-  ASSERT_EQ(test::runCli("render " + dir + "/post.json -o " + dir + "/gpu.png --backend vulkan --save-float " + dir + "/gpu.npy", &out), 0) << out;
+  ASSERT_EQ(test::runCli("render " + dir + "/post.json -o " + dir +
+                             "/gpu.png --backend vulkan --save-float " + dir + "/gpu.npy",
+                         &out),
+            0)
+      << out;
   // The generator runs inside the frame (decoded into its slots on the GPU), the post model after it.
-  EXPECT_NE(out.find("scene posed with generators (Vulkan executor, in the frame)"), std::string::npos) << out;
+  EXPECT_NE(out.find("scene posed with generators (Vulkan executor, in the frame)"), std::string::npos)
+      << out;
   EXPECT_NE(out.find("generators "), std::string::npos) << out;
   EXPECT_NE(out.find("post unet.onnx (Vulkan executor)"), std::string::npos) << out;
-  ASSERT_EQ(test::runCli("render " + dir + "/post.json -o " + dir + "/cpu.png --backend cpu --save-float " + dir + "/cpu.npy", &out), 0) << out;
+  ASSERT_EQ(test::runCli("render " + dir + "/post.json -o " + dir + "/cpu.png --backend cpu --save-float " +
+                             dir + "/cpu.npy",
+                         &out),
+            0)
+      << out;
   const double psnr = compareImages(readNpy(dir + "/gpu.npy"), readNpy(dir + "/cpu.npy")).psnr;
   std::printf("generator + post frame, Vulkan vs CPU backends: %.1f dB\n", psnr);
   EXPECT_GE(psnr, 45.0);
 
-  ASSERT_EQ(test::runCli("onnx run " + dir + "/gaussians4d.onnx --time 0.35 --backend vulkan --repeat 2 -o " + dir, &out), 0) << out;
+  ASSERT_EQ(
+      test::runCli("onnx run " + dir + "/gaussians4d.onnx --time 0.35 --backend vulkan --repeat 2 -o " + dir,
+                   &out),
+      0)
+      << out;
   EXPECT_NE(out.find("Vulkan ("), std::string::npos) << out;
   EXPECT_NE(out.find("(median of 2)"), std::string::npos) << out;
-  ASSERT_EQ(test::runCli("onnx run " + dir + "/gaussians4d.onnx --time 0.35 --backend vulkan --repeat 3 --back-to-back", &out), 0) << out;
+  ASSERT_EQ(test::runCli("onnx run " + dir +
+                             "/gaussians4d.onnx --time 0.35 --backend vulkan --repeat 3 --back-to-back",
+                         &out),
+            0)
+      << out;
   EXPECT_NE(out.find("back to back: GPU "), std::string::npos) << out;
   EXPECT_NE(out.find("(median of 3 runs in one submission)"), std::string::npos) << out;
-  EXPECT_EQ(test::runCli("onnx run " + dir + "/gaussians4d.onnx --backend cpu --back-to-back", &out), 2) << out;  // contradicting options: a usage error
+  EXPECT_EQ(test::runCli("onnx run " + dir + "/gaussians4d.onnx --backend cpu --back-to-back", &out), 2)
+      << out;  // contradicting options: a usage error
   EXPECT_NE(out.find("--back-to-back times the Vulkan executor"), std::string::npos) << out;
-  ASSERT_EQ(test::runCli("onnx run " + dir + "/gaussians4d.onnx --time 0.35 --backend vulkan --json", &out), 0) << out;
+  ASSERT_EQ(test::runCli("onnx run " + dir + "/gaussians4d.onnx --time 0.35 --backend vulkan --json", &out),
+            0)
+      << out;
   EXPECT_NE(out.find("\"backend\":\"vulkan\""), std::string::npos) << out;
   ASSERT_EQ(test::runCli("onnx info " + dir + "/gaussians4d.onnx", &out), 0) << out;
   EXPECT_NE(out.find("CPU executor, Vulkan executor"), std::string::npos) << out;
   EXPECT_EQ(out.find("NOT SUPPORTED"), std::string::npos) << out;
 
-  ASSERT_EQ(test::runCli("animate " + dir + "/gaussians4d.onnx --fps 2 --duration 1 --width 64 --height 48 --backend vulkan -o " + dir + "/f%02d.png", &out), 0) << out;
+  ASSERT_EQ(
+      test::runCli("animate " + dir +
+                       "/gaussians4d.onnx --fps 2 --duration 1 --width 64 --height 48 --backend vulkan -o " +
+                       dir + "/f%02d.png",
+                   &out),
+      0)
+      << out;
   EXPECT_LT(compareImages(readPng(dir + "/f00.png"), readPng(dir + "/f01.png")).psnr, 35.0);
 
   // bench runs the generator every frame, in the frame: its time reported apart; the 548 padding rows past
   // num_points are not drawn (1,500 visible of 2,048 slots).
-  ASSERT_EQ(test::runCli("bench " + dir + "/gaussians4d.onnx --backend vulkan --frames 2 --width 64 --height 48 --json", &out), 0) << out;
+  ASSERT_EQ(test::runCli("bench " + dir +
+                             "/gaussians4d.onnx --backend vulkan --frames 2 --width 64 --height 48 --json",
+                         &out),
+            0)
+      << out;
   EXPECT_NE(out.find("\"generators_ms\""), std::string::npos) << out;
   EXPECT_NE(out.find("\"gaussians\": 2048"), std::string::npos) << out;
   EXPECT_NE(out.find("\"visible\": 1500"), std::string::npos) << out;
@@ -697,15 +778,24 @@ TEST(VulkanExecutorCli, GeneratorScenesRunOnTheGpu) {
 // was written: H.264, the frame size, one frame per step of the timeline).
 TEST(VulkanExecutorCli, AnimatesToMp4) {
   REQUIRE_DEVICE();
-  if (std::system("ffprobe -version > /dev/null 2>&1") != 0) SF_SKIP_OR_FAIL("ffmpeg/ffprobe not installed (Debian: ffmpeg)");
+  if (std::system("ffprobe -version > /dev/null 2>&1") != 0)
+    SF_SKIP_OR_FAIL("ffmpeg/ffprobe not installed (Debian: ffmpeg)");
   const std::string dir = test::tempDir("VulkanExecutorMp4");
-  std::filesystem::copy_file(modelPath("gaussians4d.onnx"), dir + "/knot.onnx", std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(modelPath("gaussians4d.onnx"), dir + "/knot.onnx",
+                             std::filesystem::copy_options::overwrite_existing);
   std::string out;
-  ASSERT_EQ(test::runCli("animate " + dir + "/knot.onnx --fps 8 --duration 1 --width 96 --height 64 --backend vulkan -o " + dir + "/knot.mp4", &out), 0)
+  ASSERT_EQ(test::runCli("animate " + dir +
+                             "/knot.onnx --fps 8 --duration 1 --width 96 --height 64 --backend vulkan -o " +
+                             dir + "/knot.mp4",
+                         &out),
+            0)
       << out;
   const std::string probe = dir + "/probe.txt";
-  ASSERT_EQ(std::system(("ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=codec_name,width,height,nb_read_frames "
-                         "-of default=noprint_wrappers=1 " + dir + "/knot.mp4 > " + probe).c_str()),
+  ASSERT_EQ(std::system(("ffprobe -v error -select_streams v:0 -count_frames -show_entries "
+                         "stream=codec_name,width,height,nb_read_frames "
+                         "-of default=noprint_wrappers=1 " +
+                         dir + "/knot.mp4 > " + probe)
+                            .c_str()),
             0);
   std::ifstream in(probe);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

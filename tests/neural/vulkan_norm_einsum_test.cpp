@@ -11,8 +11,8 @@
 #include "core/error.h"
 #include "gpu/gpu.h"
 #include "neural/vulkan_executor.h"
-#include "support/test_support.h"
 #include "op_test_helpers.h"
+#include "support/test_support.h"
 #include "vulkan_test_device.h"
 
 namespace sf::nn {
@@ -22,7 +22,8 @@ using optest::device;
 
 Tensor ramp(DType type, Shape shape, double phase) {
   Tensor t(type, std::move(shape));
-  for (size_t k = 0; k < t.f.size(); ++k) t.f[k] = roundToFloatType(std::sin(0.61 * static_cast<double>(k) + phase) * 1.5 + 0.2, type);
+  for (size_t k = 0; k < t.f.size(); ++k)
+    t.f[k] = roundToFloatType(std::sin(0.61 * static_cast<double>(k) + phase) * 1.5 + 0.2, type);
   for (size_t k = 0; k < t.i.size(); ++k) t.i[k] = static_cast<int64_t>(k * 7919 % 201) - 100;
   return t;
 }
@@ -70,8 +71,12 @@ void expectGpuMatchesCpu(const OneNode& m, double tol = 2e-5) {
     EXPECT_EQ(a.i, b.i) << m.g.path << " " << v.name;
     size_t bad = 0;
     for (size_t k = 0; k < b.f.size(); ++k) {
-      const bool same = std::isnan(b.f[k]) ? std::isnan(a.f[k]) : std::fabs(a.f[k] - b.f[k]) <= tol * std::max(1.0f, std::fabs(b.f[k]));
-      if (!same && bad++ < 3) ADD_FAILURE() << m.g.path << " " << v.name << " element " << k << ": GPU " << a.f[k] << ", CPU " << b.f[k];
+      const bool same = std::isnan(b.f[k])
+                            ? std::isnan(a.f[k])
+                            : std::fabs(a.f[k] - b.f[k]) <= tol * std::max(1.0f, std::fabs(b.f[k]));
+      if (!same && bad++ < 3)
+        ADD_FAILURE() << m.g.path << " " << v.name << " element " << k << ": GPU " << a.f[k] << ", CPU "
+                      << b.f[k];
     }
   }
 }
@@ -85,7 +90,9 @@ TEST(VulkanNewOps, MaxMinElementwiseFusedAndVariadic) {
   for (const char* op : {"Max", "Min"}) {
     // Two inputs, broadcasting: one elementwise dispatch.
     OneNode two(op);
-    two.input("a", ramp(DType::kFloat32, {64, 33}, 0.1)).input("b", ramp(DType::kFloat32, {33}, 0.7)).output("y", DType::kFloat32);
+    two.input("a", ramp(DType::kFloat32, {64, 33}, 0.1))
+        .input("b", ramp(DType::kFloat32, {33}, 0.7))
+        .output("y", DType::kFloat32);
     expectGpuMatchesCpu(two);
     // Five inputs (a NaN among them, broadcast shapes, one read twice): one fused program.
     Tensor c = ramp(DType::kFloat32, {64, 1}, 1.3);
@@ -99,16 +106,22 @@ TEST(VulkanNewOps, MaxMinElementwiseFusedAndVariadic) {
     expectGpuMatchesCpu(five, 0);
     // Integers (two inputs) and one input.
     OneNode ints(op);
-    ints.input("a", ramp(DType::kInt32, {7, 9}, 0)).input("b", ramp(DType::kInt32, {7, 1}, 0)).output("y", DType::kInt32);
+    ints.input("a", ramp(DType::kInt32, {7, 9}, 0))
+        .input("b", ramp(DType::kInt32, {7, 1}, 0))
+        .output("y", DType::kInt32);
     expectGpuMatchesCpu(ints);
     OneNode one(op);
     one.input("a", ramp(DType::kInt16, {11}, 0)).output("y", DType::kInt16);
     expectGpuMatchesCpu(one);
     // Three integer inputs: refused when planned, naming the node.
     OneNode three(op);
-    three.input("a", ramp(DType::kInt32, {4}, 0)).input("b", ramp(DType::kInt32, {4}, 0)).input("c", ramp(DType::kInt32, {4}, 0)).output("y", DType::kInt32);
+    three.input("a", ramp(DType::kInt32, {4}, 0))
+        .input("b", ramp(DType::kInt32, {4}, 0))
+        .input("c", ramp(DType::kInt32, {4}, 0))
+        .output("y", DType::kInt32);
     const std::string e = planProblem(three);
-    EXPECT_NE(e.find(std::string("node 'n0' (") + op + "), opset 18: 3 integer inputs (integer " + op + " takes up to 2) (Vulkan executor)"),
+    EXPECT_NE(e.find(std::string("node 'n0' (") + op + "), opset 18: 3 integer inputs (integer " + op +
+                     " takes up to 2) (Vulkan executor)"),
               std::string::npos)
         << e;
   }
@@ -128,8 +141,8 @@ TEST(VulkanNewOps, MaxJoinsFusedChains) {
   g.initializers["lo"] = lo;
   g.initializers["hi"] = hi;
   using optest::node;
-  g.nodes = {node("mul", "Mul", {"x", "x"}, "m"), node("max", "Max", {"m", "lo"}, "a"), node("min", "Min", {"hi", "a"}, "b"),
-             node("tanh", "Tanh", {"b"}, "y")};
+  g.nodes = {node("mul", "Mul", {"x", "x"}, "m"), node("max", "Max", {"m", "lo"}, "a"),
+             node("min", "Min", {"hi", "a"}, "b"), node("tanh", "Tanh", {"b"}, "y")};
   VulkanExecutor ex(*device(), g);
   const TensorMap feeds{{"x", ramp(DType::kFloat32, {5, 40}, 0.3)}};
   std::vector<NodeTime> times;
@@ -144,21 +157,29 @@ TEST(VulkanNewOps, NormalizationMatchesCpu) {
   REQUIRE_DEVICE();
   // LayerNormalization over the last axis with its statistics; over two axes in float16; one scale value.
   OneNode rows("LayerNormalization");
-  rows.input("x", ramp(DType::kFloat32, {37, 96}, 0.2)).constant("w", ramp(DType::kFloat32, {96}, 1.0)).constant("b", ramp(DType::kFloat32, {96}, 2.0));
+  rows.input("x", ramp(DType::kFloat32, {37, 96}, 0.2))
+      .constant("w", ramp(DType::kFloat32, {96}, 1.0))
+      .constant("b", ramp(DType::kFloat32, {96}, 2.0));
   rows.output("y", DType::kFloat32).output("mean", DType::kFloat32).output("inv", DType::kFloat32);
   expectGpuMatchesCpu(rows);
   OneNode half("LayerNormalization", {{"axis", intAttr(1)}});
-  half.input("x", ramp(DType::kFloat16, {6, 3, 40}, 0.4)).input("w", ramp(DType::kFloat16, {3, 40}, 0.9)).input("b", ramp(DType::kFloat16, {3, 40}, 1.9));
+  half.input("x", ramp(DType::kFloat16, {6, 3, 40}, 0.4))
+      .input("w", ramp(DType::kFloat16, {3, 40}, 0.9))
+      .input("b", ramp(DType::kFloat16, {3, 40}, 1.9));
   half.output("y", DType::kFloat16);
   half.g.nodes[0].outputs.push_back("");  // Mean not asked for
   half.g.nodes[0].outputs.push_back("inv");
   half.g.outputs.push_back({"inv", DType::kFloat32, {}, {}, false});
   expectGpuMatchesCpu(half, 3e-3);  // a float16 step may round the other way from a float32 statistic
   OneNode one_scale("LayerNormalization", {{"axis", intAttr(-2)}});
-  one_scale.input("x", ramp(DType::kFloat32, {4, 5, 6}, 0.6)).constant("w", ramp(DType::kFloat32, {1}, 0.5)).output("y", DType::kFloat32);
+  one_scale.input("x", ramp(DType::kFloat32, {4, 5, 6}, 0.6))
+      .constant("w", ramp(DType::kFloat32, {1}, 0.5))
+      .output("y", DType::kFloat32);
   expectGpuMatchesCpu(one_scale);
   OneNode instance("InstanceNormalization");
-  instance.input("x", ramp(DType::kFloat32, {2, 4, 9, 7}, 0.8)).input("s", ramp(DType::kFloat32, {4}, 0.1)).input("b", ramp(DType::kFloat32, {4}, 0.3));
+  instance.input("x", ramp(DType::kFloat32, {2, 4, 9, 7}, 0.8))
+      .input("s", ramp(DType::kFloat32, {4}, 0.1))
+      .input("b", ramp(DType::kFloat32, {4}, 0.3));
   instance.output("y", DType::kFloat32);
   expectGpuMatchesCpu(instance);
 }
@@ -173,20 +194,21 @@ TEST(VulkanNewOps, EinsumSumsAndProductsMatchCpu) {
       {"bhid,bhjd->bhij", {{2, 3, 70, 32}, {2, 3, 65, 32}}},  // attention scores: tiled GEMM, B transposed
       {"bhij,bhjd->bhid", {{2, 3, 20, 65}, {2, 3, 65, 24}}},  // attention-weighted values
       {"bij,bkj->bki", {{3, 5, 7}, {3, 4, 7}}},               // the output's rows from the second operand
-      {"ij,jk->ki", {{40, 9}, {9, 50}}},                       // a transposed product
-      {"...ij,...jk->...ik", {{2, 1, 6, 5}, {3, 5, 4}}},       // broadcast batch axes (stride 0)
-      {"i,j->ij", {{17}, {19}}},                               // an outer product (no summed label)
-      {"ij,jk->ikj", {{6, 7}, {7, 5}}},                        // every axis a batch axis (stride 0 where one lacks it)
-      {"ij,ij->i", {{30, 12}, {30, 12}}},                      // a row-wise dot product
-      {"bn,bnd->bd", {{4, 50}, {4, 50, 8}}},                   // a weighted sum
-      {"ij->ji", {{13, 11}}},                                  // one operand: a transpose
-      {"bii->bi", {{3, 6, 6}}},                                // a diagonal
-      {"ii", {{9, 9}}},                                        // a trace
-      {"abc->ca", {{5, 300, 4}}},                              // a long sum, transposed
+      {"ij,jk->ki", {{40, 9}, {9, 50}}},                      // a transposed product
+      {"...ij,...jk->...ik", {{2, 1, 6, 5}, {3, 5, 4}}},      // broadcast batch axes (stride 0)
+      {"i,j->ij", {{17}, {19}}},                              // an outer product (no summed label)
+      {"ij,jk->ikj", {{6, 7}, {7, 5}}},       // every axis a batch axis (stride 0 where one lacks it)
+      {"ij,ij->i", {{30, 12}, {30, 12}}},     // a row-wise dot product
+      {"bn,bnd->bd", {{4, 50}, {4, 50, 8}}},  // a weighted sum
+      {"ij->ji", {{13, 11}}},                 // one operand: a transpose
+      {"bii->bi", {{3, 6, 6}}},               // a diagonal
+      {"ii", {{9, 9}}},                       // a trace
+      {"abc->ca", {{5, 300, 4}}},             // a long sum, transposed
   };
   for (const Case& c : cases) {
     OneNode m("Einsum", {{"equation", stringAttr(c.equation)}});
-    for (size_t k = 0; k < c.shapes.size(); ++k) m.input(k == 0 ? "a" : "b", ramp(DType::kFloat32, c.shapes[k], 0.3 * static_cast<double>(k)));
+    for (size_t k = 0; k < c.shapes.size(); ++k)
+      m.input(k == 0 ? "a" : "b", ramp(DType::kFloat32, c.shapes[k], 0.3 * static_cast<double>(k)));
     m.output("y", DType::kFloat32);
     SCOPED_TRACE(c.equation);
     expectGpuMatchesCpu(m, 1e-4);
@@ -203,7 +225,8 @@ TEST(VulkanNewOps, EinsumSumsAndProductsMatchCpu) {
     return planProblem(m);
   };
   std::string e = refused("ab,cd->acbd", {{2, 3}, {4, 5}});
-  EXPECT_NE(e.find("node 'n0' (Einsum), opset 18: equation 'ab,cd->acbd': the output's axes are not batch axes, then one operand's own "
+  EXPECT_NE(e.find("node 'n0' (Einsum), opset 18: equation 'ab,cd->acbd': the output's axes are not batch "
+                   "axes, then one operand's own "
                    "labels, then the other's (Vulkan executor)"),
             std::string::npos)
       << e;
@@ -221,21 +244,30 @@ TEST(VulkanNewOps, ScatterNDByConstantIndicesMatchesCpu) {
   Tensor idx(DType::kInt64, {4, 1});
   idx.i = {2, 5, 2, -1};
   OneNode rows("ScatterND");
-  rows.input("data", ramp(DType::kFloat32, {8, 16}, 0.2)).constant("idx", idx).input("updates", ramp(DType::kFloat32, {4, 16}, 1.1));
+  rows.input("data", ramp(DType::kFloat32, {8, 16}, 0.2))
+      .constant("idx", idx)
+      .input("updates", ramp(DType::kFloat32, {4, 16}, 1.1));
   rows.output("y", DType::kFloat32);
   expectGpuMatchesCpu(rows, 0);
   // Single elements of an integer tensor.
   Tensor at(DType::kInt64, {3, 3});
   at.i = {0, 1, 2, 1, 0, 0, 1, 2, 3};
   OneNode elems("ScatterND");
-  elems.input("data", ramp(DType::kInt32, {2, 3, 4}, 0)).constant("at", at).input("updates", ramp(DType::kInt32, {3}, 0)).output("y", DType::kInt32);
+  elems.input("data", ramp(DType::kInt32, {2, 3, 4}, 0))
+      .constant("at", at)
+      .input("updates", ramp(DType::kInt32, {3}, 0))
+      .output("y", DType::kInt32);
   expectGpuMatchesCpu(elems, 0);
   // A reduction has no GPU kernel: refused when the executor is made.
   OneNode add("ScatterND", {{"reduction", stringAttr("add")}});
-  add.input("data", ramp(DType::kFloat32, {8, 16}, 0.2)).constant("idx", idx).input("updates", ramp(DType::kFloat32, {4, 16}, 1.1));
+  add.input("data", ramp(DType::kFloat32, {8, 16}, 0.2))
+      .constant("idx", idx)
+      .input("updates", ramp(DType::kFloat32, {4, 16}, 1.1));
   add.output("y", DType::kFloat32);
   const std::string e = test::errorOf([&] { VulkanExecutor ex(*device(), add.g); });
-  EXPECT_NE(e.find("node 'n0' (ScatterND), opset 18: no Vulkan kernel for ScatterND with reduction 'add'"), std::string::npos) << e;
+  EXPECT_NE(e.find("node 'n0' (ScatterND), opset 18: no Vulkan kernel for ScatterND with reduction 'add'"),
+            std::string::npos)
+      << e;
 }
 
 }  // namespace

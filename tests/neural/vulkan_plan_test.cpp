@@ -1,5 +1,7 @@
 // The Vulkan executor's planning passes (src/neural/vulkan_plan.h), each on a graph of a few nodes, against
 // what the pass's definition says it must find, worked out by hand. No device: planning runs on the CPU.
+#include "neural/vulkan_plan.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "core/error.h"
-#include "neural/vulkan_plan.h"
 #include "op_test_helpers.h"
 
 namespace sf::nn::vulkan {
@@ -58,7 +59,21 @@ uint32_t bits(float v) {
 }
 
 // The passes in buildPlanOnce's order.
-enum class Pass { kFold, kLink, kEpilogues, kAliases, kCompose, kViews, kDead, kFuse, kReads, kWaves, kLastUses, kAllocate, kFinish };
+enum class Pass {
+  kFold,
+  kLink,
+  kEpilogues,
+  kAliases,
+  kCompose,
+  kViews,
+  kDead,
+  kFuse,
+  kReads,
+  kWaves,
+  kLastUses,
+  kAllocate,
+  kFinish
+};
 
 // A graph, its inputs and the plan in progress, the passes run one after another up to the one under test.
 struct Passes {
@@ -72,19 +87,45 @@ struct Passes {
   void through(Pass last) {
     for (; next <= last; next = static_cast<Pass>(static_cast<int>(next) + 1)) {
       switch (next) {
-        case Pass::kFold: foldStatics(cpu, inputs, st); break;
-        case Pass::kLink: linkValues(st); break;
-        case Pass::kEpilogues: fuseEpilogues(st); break;
-        case Pass::kAliases: findAliases(st); break;
-        case Pass::kCompose: composeMoves(st); break;
-        case Pass::kViews: findViews(st); break;
-        case Pass::kDead: dropDeadNodes(st); break;
-        case Pass::kFuse: fuseChains(st); break;
-        case Pass::kReads: findStoredReads(st); break;
-        case Pass::kWaves: st.waves = assignWaves(st.gpu_nodes, st.node_reads); break;
-        case Pass::kLastUses: st.last_use = lastUses(st.node_reads, st.waves.of); break;
-        case Pass::kAllocate: allocate(st); break;
-        case Pass::kFinish: finishPlan(st); break;
+        case Pass::kFold:
+          foldStatics(cpu, inputs, st);
+          break;
+        case Pass::kLink:
+          linkValues(st);
+          break;
+        case Pass::kEpilogues:
+          fuseEpilogues(st);
+          break;
+        case Pass::kAliases:
+          findAliases(st);
+          break;
+        case Pass::kCompose:
+          composeMoves(st);
+          break;
+        case Pass::kViews:
+          findViews(st);
+          break;
+        case Pass::kDead:
+          dropDeadNodes(st);
+          break;
+        case Pass::kFuse:
+          fuseChains(st);
+          break;
+        case Pass::kReads:
+          findStoredReads(st);
+          break;
+        case Pass::kWaves:
+          st.waves = assignWaves(st.gpu_nodes, st.node_reads);
+          break;
+        case Pass::kLastUses:
+          st.last_use = lastUses(st.node_reads, st.waves.of);
+          break;
+        case Pass::kAllocate:
+          allocate(st);
+          break;
+        case Pass::kFinish:
+          finishPlan(st);
+          break;
       }
     }
   }
@@ -130,8 +171,9 @@ TEST(VulkanPlan, ConstantReshapedByAnInputsShapeIsFolded) {
 // activation.
 TEST(VulkanPlan, EpilogueActivationsAndReshapesAliasTheProduct) {
   Graph g = graph({input("x", {2, 3})}, {"y", "p", "q"},
-                  {node("mm", "MatMul", {"x", "w"}, "m"), node("relu", "Relu", {"m"}, "a"), node("reshape", "Reshape", {"a", "shp"}, "b"),
-                   node("sigmoid", "Sigmoid", {"b"}, "y"), node("mm2", "MatMul", {"x", "w"}, "p"), node("tanh", "Tanh", {"p"}, "q")});
+                  {node("mm", "MatMul", {"x", "w"}, "m"), node("relu", "Relu", {"m"}, "a"),
+                   node("reshape", "Reshape", {"a", "shp"}, "b"), node("sigmoid", "Sigmoid", {"b"}, "y"),
+                   node("mm2", "MatMul", {"x", "w"}, "p"), node("tanh", "Tanh", {"p"}, "q")});
   g.initializers["w"] = floats({3, 4}, std::vector<float>(12, 0.5f));
   g.initializers["shp"] = ints({2}, {4, 2});
   Passes p(g, {{"x", floats({2, 3}, {1, 2, 3, 4, 5, 6})}});
@@ -183,10 +225,12 @@ TEST(VulkanPlan, TransposeReadOnlyByASliceIsComposedIntoIt) {
 // strides 3, 1): its transpose (3 x 2) steps 1 then 3 from element 0; its second row (1 x 3) starts at
 // element 3 and steps 1. A slice of all of it is an alias of x.
 TEST(VulkanPlan, MovesReadByElementwiseNodesBecomeViews) {
-  Graph g = graph({input("x", {2, 3}), input("b", {3, 2})}, {"y", "z", "w"},
-                  {withInts(node("transpose", "Transpose", {"x"}, "t"), "perm", {1, 0}), node("add", "Add", {"t", "b"}, "y"),
-                   node("row_slice", "Slice", {"x", "one", "two", "axes"}, "row"), node("neg", "Neg", {"row"}, "z"),
-                   node("whole_slice", "Slice", {"x", "zero", "two", "axes"}, "whole"), node("sqrt", "Sqrt", {"whole"}, "w")});
+  Graph g = graph(
+      {input("x", {2, 3}), input("b", {3, 2})}, {"y", "z", "w"},
+      {withInts(node("transpose", "Transpose", {"x"}, "t"), "perm", {1, 0}),
+       node("add", "Add", {"t", "b"}, "y"), node("row_slice", "Slice", {"x", "one", "two", "axes"}, "row"),
+       node("neg", "Neg", {"row"}, "z"), node("whole_slice", "Slice", {"x", "zero", "two", "axes"}, "whole"),
+       node("sqrt", "Sqrt", {"whole"}, "w")});
   g.initializers["zero"] = ints({1}, {0});
   g.initializers["one"] = ints({1}, {1});
   g.initializers["two"] = ints({1}, {2});
@@ -215,8 +259,8 @@ TEST(VulkanPlan, MovesReadByElementwiseNodesBecomeViews) {
 // Dead nodes: a node whose output nothing reads is dropped, and then the node only it read.
 TEST(VulkanPlan, NodesWhoseOutputsNobodyReadsAreDropped) {
   Passes p(graph({input("x", {4})}, {"y"},
-                 {node("relu", "Relu", {"x"}, "y"), node("sigmoid", "Sigmoid", {"x"}, "unused"), node("exp", "Exp", {"x"}, "e"),
-                  node("log", "Log", {"e"}, "l")}),
+                 {node("relu", "Relu", {"x"}, "y"), node("sigmoid", "Sigmoid", {"x"}, "unused"),
+                  node("exp", "Exp", {"x"}, "e"), node("log", "Log", {"e"}, "l")}),
            {{"x", floats({4}, {1, 2, 3, 4})}});
   p.through(Pass::kViews);
   EXPECT_EQ(names(p.st.gpu_nodes), (std::vector<std::string>{"relu", "sigmoid", "exp", "log"}));
@@ -229,8 +273,9 @@ TEST(VulkanPlan, NodesWhoseOutputsNobodyReadsAreDropped) {
 TEST(VulkanPlan, ElementwiseChainsFuseUpToAValueReadTwice) {
   const Tensor ones = floats({2, 3}, std::vector<float>(6, 1.0f));
   Passes p(graph({input("x", {2, 3}), input("y", {2, 3}), input("z", {2, 3})}, {"s", "n1", "n2"},
-                 {node("add", "Add", {"x", "y"}, "a"), node("mul", "Mul", {"a", "z"}, "m"), node("sigmoid", "Sigmoid", {"m"}, "s"),
-                  node("exp", "Exp", {"x"}, "e"), node("neg", "Neg", {"e"}, "n1"), node("abs", "Abs", {"e"}, "n2")}),
+                 {node("add", "Add", {"x", "y"}, "a"), node("mul", "Mul", {"a", "z"}, "m"),
+                  node("sigmoid", "Sigmoid", {"m"}, "s"), node("exp", "Exp", {"x"}, "e"),
+                  node("neg", "Neg", {"e"}, "n1"), node("abs", "Abs", {"e"}, "n2")}),
            {{"x", ones}, {"y", ones}, {"z", ones}});
   p.through(Pass::kFuse);
   ASSERT_EQ(p.st.low.chains_.size(), 1u);
@@ -252,8 +297,9 @@ TEST(VulkanPlan, ElementwiseChainsFuseUpToAValueReadTwice) {
 // Waves: a node runs one wave after the latest producer of what it reads. Liveness: the last wave reading
 // each value.
 TEST(VulkanPlan, WavesFollowTheLatestProducerAndLivenessTheLastReader) {
-  const std::vector<Node> nodes{node("a", "Relu", {"x"}, "a"), node("b", "Relu", {"x"}, "b"), node("c", "Add", {"a", "b"}, "c"),
-                                node("d", "Neg", {"c"}, "d"), node("e", "Exp", {"a"}, "e")};
+  const std::vector<Node> nodes{node("a", "Relu", {"x"}, "a"), node("b", "Relu", {"x"}, "b"),
+                                node("c", "Add", {"a", "b"}, "c"), node("d", "Neg", {"c"}, "d"),
+                                node("e", "Exp", {"a"}, "e")};
   std::vector<const Node*> list;
   for (const Node& n : nodes) list.push_back(&n);
   const std::vector<std::vector<std::string>> reads{{"x"}, {"x"}, {"a", "b"}, {"c"}, {"a"}};
@@ -261,7 +307,8 @@ TEST(VulkanPlan, WavesFollowTheLatestProducerAndLivenessTheLastReader) {
   EXPECT_EQ(waves.of, (std::vector<size_t>{0, 0, 1, 2, 1}));
   EXPECT_EQ(waves.count, 3u);
   EXPECT_EQ(waves.order, (std::vector<size_t>{0, 1, 2, 4, 3}));
-  EXPECT_EQ(lastUses(reads, waves.of), (std::map<std::string, size_t>{{"x", 0}, {"a", 1}, {"b", 1}, {"c", 2}}));
+  EXPECT_EQ(lastUses(reads, waves.of),
+            (std::map<std::string, size_t>{{"x", 0}, {"a", 1}, {"b", 1}, {"c", 2}}));
 }
 
 // The allocator: first fit in 64-word (256-byte) units, fresh space at the end, freed neighbours merged.
@@ -292,8 +339,8 @@ TEST(VulkanPlan, ValuesShareMemoryOnlyWhenTheirLifetimesDoNotOverlap) {
   std::vector<float> x(64);
   for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<float>(k);
   Passes p(graph({input("x", {64})}, {"s4"},
-                 {node("soft1", "Softmax", {"x"}, "s1"), node("soft2", "Softmax", {"s1"}, "s2"), node("soft3", "Softmax", {"s2"}, "s3"),
-                  node("soft4", "Softmax", {"s3"}, "s4")}),
+                 {node("soft1", "Softmax", {"x"}, "s1"), node("soft2", "Softmax", {"s1"}, "s2"),
+                  node("soft3", "Softmax", {"s2"}, "s3"), node("soft4", "Softmax", {"s3"}, "s4")}),
            {{"x", floats({64}, x)}});
   p.through(Pass::kLastUses);
   EXPECT_EQ(p.st.waves.of, (std::vector<size_t>{0, 1, 2, 3}));
@@ -308,7 +355,8 @@ TEST(VulkanPlan, ValuesShareMemoryOnlyWhenTheirLifetimesDoNotOverlap) {
   EXPECT_EQ(at("s4"), at("s2"));
   EXPECT_EQ(p.plan.arena_words, 192u);
   // Every pair of values live in a common wave occupies disjoint words.
-  const std::map<std::string, std::pair<size_t, size_t>> live{{"x", {0, 3}}, {"s1", {0, 1}}, {"s2", {1, 2}}, {"s3", {2, 3}}, {"s4", {3, 3}}};
+  const std::map<std::string, std::pair<size_t, size_t>> live{
+      {"x", {0, 3}}, {"s1", {0, 1}}, {"s2", {1, 2}}, {"s3", {2, 3}}, {"s4", {3, 3}}};
   for (const auto& [u, lu] : live)
     for (const auto& [v, lv] : live) {
       if (u >= v || lu.second < lv.first || lv.second < lu.first) continue;
@@ -320,8 +368,9 @@ TEST(VulkanPlan, ValuesShareMemoryOnlyWhenTheirLifetimesDoNotOverlap) {
 // Keying: a value that must be static (ConstantOfShape's shape) computed from a small input asks for the
 // plan to be keyed on that input's value; from a large one it is refused, naming the node.
 TEST(VulkanPlan, SmallInputsAShapeComesFromKeyThePlanLargeOnesAreRefused) {
-  const Graph small = graph({input("x", {2, 3}), input("shp", {2}, DType::kInt64)}, {"y"},
-                            {node("fill", "ConstantOfShape", {"shp"}, "z"), node("add", "Add", {"x", "z"}, "y")});
+  const Graph small =
+      graph({input("x", {2, 3}), input("shp", {2}, DType::kInt64)}, {"y"},
+            {node("fill", "ConstantOfShape", {"shp"}, "z"), node("add", "Add", {"x", "z"}, "y")});
   const CpuExecutor cpu(small);
   const TensorMap inputs{{"x", floats({2, 3}, {1, 2, 3, 4, 5, 6})}, {"shp", ints({2}, {2, 3})}};
   Plan once;
@@ -339,8 +388,9 @@ TEST(VulkanPlan, SmallInputsAShapeComesFromKeyThePlanLargeOnesAreRefused) {
   ASSERT_EQ(plan.nodes.size(), 1u);
   EXPECT_EQ(plan.nodes[0].name, "add");
 
-  Graph large = graph({input("big", {2000})}, {"r"},
-                      {node("max", "ReduceMax", {"big"}, "limit"), node("range", "Range", {"start", "limit", "delta"}, "r")});
+  Graph large = graph(
+      {input("big", {2000})}, {"r"},
+      {node("max", "ReduceMax", {"big"}, "limit"), node("range", "Range", {"start", "limit", "delta"}, "r")});
   large.nodes[0].attributes["keepdims"] = optest::intAttr(0);  // a scalar
   large.initializers["start"] = floats({}, {0});
   large.initializers["delta"] = floats({}, {1});
@@ -350,8 +400,10 @@ TEST(VulkanPlan, SmallInputsAShapeComesFromKeyThePlanLargeOnesAreRefused) {
     buildPlan(big, refused, {{"big", floats({2000}, std::vector<float>(2000, 3.0f))}});
     ADD_FAILURE() << "not refused";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "plan.onnx: node 'range' (Range), opset 17: Range computed from the model's inputs (only constant ones are folded) "
-                           "(Vulkan executor)");
+    EXPECT_STREQ(e.what(),
+                 "plan.onnx: node 'range' (Range), opset 17: Range computed from the model's inputs (only "
+                 "constant ones are folded) "
+                 "(Vulkan executor)");
   }
 }
 

@@ -26,9 +26,10 @@ namespace {
 // not empty, Mip-Splatting's filter_3D column (written after rot_3, as its trainer writes it).
 std::vector<uint8_t> rawPly(const std::vector<std::array<float, 14>>& rows, const std::vector<float>& filters,
                             const std::string& comments = "") {
-  std::string header = "ply\nformat binary_little_endian 1.0\n" + comments + "element vertex " + std::to_string(rows.size()) + "\n";
-  for (const char* p : {"x", "y", "z", "f_dc_0", "f_dc_1", "f_dc_2", "opacity", "scale_0", "scale_1", "scale_2", "rot_0",
-                        "rot_1", "rot_2", "rot_3"})
+  std::string header = "ply\nformat binary_little_endian 1.0\n" + comments + "element vertex " +
+                       std::to_string(rows.size()) + "\n";
+  for (const char* p : {"x", "y", "z", "f_dc_0", "f_dc_1", "f_dc_2", "opacity", "scale_0", "scale_1",
+                        "scale_2", "rot_0", "rot_1", "rot_2", "rot_3"})
     header += std::string("property float ") + p + "\n";
   if (!filters.empty()) header += "property float filter_3D\n";
   header += "end_header\n";
@@ -42,12 +43,16 @@ std::vector<uint8_t> rawPly(const std::vector<std::array<float, 14>>& rows, cons
   return out;
 }
 
-float sigmoidOf(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+float sigmoidOf(float x) {
+  return 1.0f / (1.0f + std::exp(-x));
+}
 
 TEST(Antialias, MipSplattingFilter3dIsBakedAsItsRendererAppliesIt) {
   const std::vector<std::array<float, 14>> rows = {
-      {0.1f, 0.2f, 3.0f, 0.5f, -0.2f, 0.1f, 0.7f, std::log(0.01f), std::log(0.002f), std::log(0.05f), 1, 0, 0, 0},
-      {-0.4f, 0.0f, 2.0f, 0.0f, 0.3f, -0.5f, -1.2f, std::log(0.2f), std::log(0.2f), std::log(0.2f), 0.7f, 0.1f, 0.7f, 0}};
+      {0.1f, 0.2f, 3.0f, 0.5f, -0.2f, 0.1f, 0.7f, std::log(0.01f), std::log(0.002f), std::log(0.05f), 1, 0, 0,
+       0},
+      {-0.4f, 0.0f, 2.0f, 0.0f, 0.3f, -0.5f, -1.2f, std::log(0.2f), std::log(0.2f), std::log(0.2f), 0.7f,
+       0.1f, 0.7f, 0}};
   const std::vector<float> filters = {0.004f, 0.0f};
   const GaussianCloud c = readPly(rawPly(rows, filters), "mip.ply");
   ASSERT_EQ(c.size(), 2u);
@@ -99,16 +104,18 @@ TEST(Antialias, HeaderCommentsDeclareAntialiasedTraining) {
     const std::vector<uint8_t> b = writePly(plain);
     return std::string(b.begin(), b.end());
   }();
-  EXPECT_EQ(text.find("SplatRenderMode"), std::string::npos) << "a plain cloud is written without the comment";
+  EXPECT_EQ(text.find("SplatRenderMode"), std::string::npos)
+      << "a plain cloud is written without the comment";
   // Out-of-range filter values in our comment are ignored.
   EXPECT_EQ(read("comment splatforge screen_filter 99\n").screen_filter, kScreenFilterInria);
   EXPECT_EQ(read("comment splatforge screen_filter 0.25\n").screen_filter, 0.25f);
 }
 
-// The supersampled reference: the same gaussians drawn at `factor` times the resolution and box-filtered back,
-// each coarse pixel the mean of the fine pixels covering it exactly (cx, cy and f scale with the size, so pixel
-// edges line up). The fine frame keeps every splat's integral (opacity compensated for its 0.3 fine-pixel^2
-// filter, 1/16 of a coarse pixel^2 at 4x): a plain fine frame would thicken the splats below a fine pixel.
+// The supersampled reference: the same gaussians drawn at `factor` times the resolution and box-filtered
+// back, each coarse pixel the mean of the fine pixels covering it exactly (cx, cy and f scale with the size,
+// so pixel edges line up). The fine frame keeps every splat's integral (opacity compensated for its 0.3
+// fine-pixel^2 filter, 1/16 of a coarse pixel^2 at 4x): a plain fine frame would thicken the splats below a
+// fine pixel.
 ImageRGBA supersampled(std::span<const RenderObject> objects, const Camera& cam, int factor) {
   Camera fine = cam;
   fine.width *= factor;
@@ -147,9 +154,10 @@ double coveredPsnr(const ImageRGBA& a, const ImageRGBA& ref) {
   return n == 0 || sum == 0 ? 200.0 : 10.0 * std::log10(static_cast<double>(n) / sum);
 }
 
-// Gaussians (core/random.h) whose integral is what they are (no trained reliance on a dilation): n splats in a slab 2 wide and
-// 1.5 high at depth 3.7..4.3, standard deviations 0.004..0.03 with up to 3:1 anisotropy, opacities 0.3..0.9.
-// Seen by `zoomCamera` at 1x they are 0.26..1.9 pixels across; at 0.25x a fraction of a pixel; at 4x many pixels.
+// Gaussians (core/random.h) whose integral is what they are (no trained reliance on a dilation): n splats in
+// a slab 2 wide and 1.5 high at depth 3.7..4.3, standard deviations 0.004..0.03 with up to 3:1 anisotropy,
+// opacities 0.3..0.9. Seen by `zoomCamera` at 1x they are 0.26..1.9 pixels across; at 0.25x a fraction of a
+// pixel; at 4x many pixels.
 GaussianCloud slabCloud(size_t n, uint32_t seed) {
   GaussianCloud c;
   c.resize(n, 0);
@@ -186,10 +194,13 @@ TEST(Antialias, AntialiasedFrameStaysWithTheSupersampledReferenceAcrossZoom) {
   GaussianCloud aa = plain, mip = plain;
   aa.antialiased = mip.antialiased = true;
   mip.screen_filter = kScreenFilterMip;
-  const RenderObject plain_obj[1] = {{&plain, Mat4{}}}, aa_obj[1] = {{&aa, Mat4{}}}, mip_obj[1] = {{&mip, Mat4{}}};
+  const RenderObject plain_obj[1] = {{&plain, Mat4{}}}, aa_obj[1] = {{&aa, Mat4{}}},
+                     mip_obj[1] = {{&mip, Mat4{}}};
   const double zooms[] = {0.25, 0.5, 1.0, 2.0, 4.0};
   double plain_db[5], aa_db[5], mip_db[5];
-  std::printf("zoom   plain 3DGS  antialiased 0.3  antialiased 0.1 (PSNR against the 4x supersampled reference, dB)\n");
+  std::printf(
+      "zoom   plain 3DGS  antialiased 0.3  antialiased 0.1 (PSNR against the 4x supersampled reference, "
+      "dB)\n");
   for (int z = 0; z < 5; ++z) {
     const Camera cam = zoomCamera(zooms[z]);
     const ImageRGBA ref = supersampled(plain_obj, cam, 4);
@@ -205,7 +216,8 @@ TEST(Antialias, AntialiasedFrameStaysWithTheSupersampledReferenceAcrossZoom) {
     EXPECT_GE(mip_db[z], aa_db[z]) << "zoom " << zooms[z];
     EXPECT_GE(aa_db[z], plain_db[z] + (zooms[z] <= 1.0 ? 3.0 : 0.0)) << "zoom " << zooms[z];
   }
-  EXPECT_LT(plain_db[0], plain_db[4] - 20.0) << "plain 3DGS should fall off zoomed out (the test lost its premise)";
+  EXPECT_LT(plain_db[0], plain_db[4] - 20.0)
+      << "plain 3DGS should fall off zoomed out (the test lost its premise)";
 }
 
 }  // namespace

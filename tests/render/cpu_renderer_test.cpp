@@ -1,6 +1,8 @@
 // CPU reference renderer: projection of one gaussian against the analytic EWA result, tile assignment,
 // culling, per-pixel blending against a brute-force reference (no tiles, no radix sort), one global
 // order across objects, object transforms, antialiased mode and thread-count determinism.
+#include "render/cpu_renderer.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,7 +14,6 @@
 
 #include "core/covariance.h"
 #include "core/error.h"
-#include "render/cpu_renderer.h"
 #include "render/radix_sort.h"
 #include "render/splat_shape.h"
 #include "support/test_support.h"
@@ -69,12 +70,13 @@ TEST(Projection, IsotropicGaussianOnAxisMatchesAnalyticEwa) {
 TEST(SplatShapes, CoveredPixelsMatchEachShapesArea) {
   constexpr double kPi = 3.14159265358979323846;
   const double radius = 1.1774100225154747, d = 0.08;  // SF_SHAPE_RADIUS; the erosion at 0.9 coverage
-  auto polygon = [&](int n) {  // apothem R cos(pi / n) - d
+  auto polygon = [&](int n) {                          // apothem R cos(pi / n) - d
     const double a = radius * std::cos(kPi / n) - d;
     return n * a * a * std::tan(kPi / n);
   };
   const double corner = 0.35 * radius, inner = radius * std::cos(kPi / 6) - corner, rc = corner - d;
-  const double rounded_hex = 2 * std::sqrt(3.0) * inner * inner + 4 * std::sqrt(3.0) * inner * rc + kPi * rc * rc;
+  const double rounded_hex =
+      2 * std::sqrt(3.0) * inner * inner + 4 * std::sqrt(3.0) * inner * rc + kPi * rc * rc;
   struct Case {
     uint32_t word;
     double area;
@@ -98,9 +100,10 @@ TEST(SplatShapes, CoveredPixelsMatchEachShapesArea) {
       c.rotations[0] = normalize(Quat{std::cos(0.35f), 0, 0, std::sin(0.35f)});  // a turn about the view axis
     }
     ProjectedSplat ps;
-    ASSERT_TRUE(projectSplat(c.positions[0], covarianceFromScaleRotation(c.scales[0], c.rotations[0]), opacity, 0, c.shOf(0).data(), {0, 0, 1},
-                             ColorSpace::kSrgb, cam, false, &ps));
-    const double det_conic = static_cast<double>(ps.conic[0]) * ps.conic[2] - static_cast<double>(ps.conic[1]) * ps.conic[1];
+    ASSERT_TRUE(projectSplat(c.positions[0], covarianceFromScaleRotation(c.scales[0], c.rotations[0]),
+                             opacity, 0, c.shOf(0).data(), {0, 0, 1}, ColorSpace::kSrgb, cam, false, &ps));
+    const double det_conic =
+        static_cast<double>(ps.conic[0]) * ps.conic[2] - static_cast<double>(ps.conic[1]) * ps.conic[1];
     const double pixels_per_unit_area = 1.0 / std::sqrt(det_conic);  // sqrt(det Sigma_2D)
     RenderObject plain{&c, Mat4{}};
     const ImageRGBA gaussian = renderCpu({&plain, 1}, cam, RenderSettings{});
@@ -113,7 +116,8 @@ TEST(SplatShapes, CoveredPixelsMatchEachShapesArea) {
       EXPECT_NEAR(static_cast<double>(countAbove(img, 0.9f * opacity - 1e-6f)), expected, 0.008 * expected)
           << "word " << k.word << (stretched ? " stretched" : "");
       // Never below the gaussian: the shape only raises it.
-      for (size_t p = 3; p < img.pixels.size(); p += 4) ASSERT_GE(img.pixels[p], gaussian.pixels[p]) << "word " << k.word << " pixel " << p / 4;
+      for (size_t p = 3; p < img.pixels.size(); p += 4)
+        ASSERT_GE(img.pixels[p], gaussian.pixels[p]) << "word " << k.word << " pixel " << p / 4;
     }
   }
   // Orientation: a polygon turned by k / 256 of a turn has a vertex at angle 2 pi k / 256 in the whitened
@@ -124,10 +128,17 @@ TEST(SplatShapes, CoveredPixelsMatchEachShapesArea) {
     const uint32_t word = splatShapeWord(SplatShapeClass::kPolygon, 5, k);
     const double vertex = 2 * kPi * k / 256.0, edge = vertex + kPi / 5;
     const float in = static_cast<float>(0.85 * radius), out = static_cast<float>(0.95 * radius);
-    EXPECT_FLOAT_EQ(splatShapeCoverage(word, in * static_cast<float>(std::cos(vertex)), in * static_cast<float>(std::sin(vertex)), 1, 0, 1), 1.0f) << k;
-    EXPECT_FLOAT_EQ(splatShapeCoverage(word, out * static_cast<float>(std::cos(edge)), out * static_cast<float>(std::sin(edge)), 1, 0, 1), 0.0f) << k;
+    EXPECT_FLOAT_EQ(splatShapeCoverage(word, in * static_cast<float>(std::cos(vertex)),
+                                       in * static_cast<float>(std::sin(vertex)), 1, 0, 1),
+                    1.0f)
+        << k;
+    EXPECT_FLOAT_EQ(splatShapeCoverage(word, out * static_cast<float>(std::cos(edge)),
+                                       out * static_cast<float>(std::sin(edge)), 1, 0, 1),
+                    0.0f)
+        << k;
   }
-  EXPECT_FLOAT_EQ(splatShapeCoverage(splatShapeWord(SplatShapeClass::kPolygon, 7, 9), 0, 0, 1, 0, 1), 1.0f) << "the centre";
+  EXPECT_FLOAT_EQ(splatShapeCoverage(splatShapeWord(SplatShapeClass::kPolygon, 7, 9), 0, 0, 1, 0, 1), 1.0f)
+      << "the centre";
   // Shapes for another cloud size are refused, naming the sizes.
   GaussianCloud c = oneGaussian({0, 0, z}, 0.5f, opacity, {1, 1, 1});
   const std::vector<uint32_t> two{1, 1};
@@ -137,7 +148,8 @@ TEST(SplatShapes, CoveredPixelsMatchEachShapesArea) {
     renderCpu({&o, 1}, cam, RenderSettings{});
     ADD_FAILURE() << "shapes of the wrong size were taken";
   } catch (const Error& e) {  // sf::Error, as the Vulkan renderer throws for the same object
-    EXPECT_NE(std::string(e.what()).find("shapes hold 2 words for a cloud of 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("shapes hold 2 words for a cloud of 1"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -217,7 +229,9 @@ TEST(Tiles, ReachTestNeverDropsATileWithAVisiblePixel) {
     ProjectedSplat s;
     float sh[3] = {0, 0, 0};
     Cov6 cov = covarianceFromScaleRotation(c.scales[i], c.rotations[i]);
-    if (!projectSplat(c.positions[i], cov, c.opacities[i], 0, sh, {0, 0, 1}, ColorSpace::kSrgb, cam, false, &s)) continue;
+    if (!projectSplat(c.positions[i], cov, c.opacities[i], 0, sh, {0, 0, 1}, ColorSpace::kSrgb, cam, false,
+                      &s))
+      continue;
     for (int ty = s.tiles.y0; ty < s.tiles.y1; ++ty)
       for (int tx = s.tiles.x0; tx < s.tiles.x1; ++tx) {
         ++rect_tiles;
@@ -229,7 +243,8 @@ TEST(Tiles, ReachTestNeverDropsATileWithAVisiblePixel) {
           for (int px = tx * kTileSize; px < (tx + 1) * kTileSize; ++px) {
             float dx = s.mean_x - static_cast<float>(px), dy = s.mean_y - static_cast<float>(py);
             float power = -0.5f * (s.conic[0] * dx * dx + s.conic[2] * dy * dy) - s.conic[1] * dx * dy;
-            ASSERT_LT(std::min(kAlphaMax, s.opacity * std::exp(power)), kAlphaMin) << "splat " << i << " tile " << tx << "," << ty;
+            ASSERT_LT(std::min(kAlphaMax, s.opacity * std::exp(power)), kAlphaMin)
+                << "splat " << i << " tile " << tx << "," << ty;
           }
       }
   }
@@ -285,13 +300,14 @@ ImageRGBA bruteForce(const GaussianCloud& cloud, const Camera& cam, Vec3 bg) {
   for (size_t i = 0; i < cloud.size(); ++i) {
     ProjectedSplat s;
     if (projectSplat(cloud.positions[i], covarianceFromScaleRotation(cloud.scales[i], cloud.rotations[i]),
-                     cloud.opacities[i], cloud.sh_degree, cloud.shOf(i).data(), cloud.positions[i] - cam.position(),
-                     cloud.color_space, cam, false, &s))
+                     cloud.opacities[i], cloud.sh_degree, cloud.shOf(i).data(),
+                     cloud.positions[i] - cam.position(), cloud.color_space, cam, false, &s))
       ps.push_back(s);
   }
   std::vector<uint32_t> by_depth(ps.size());
   std::iota(by_depth.begin(), by_depth.end(), 0u);
-  std::stable_sort(by_depth.begin(), by_depth.end(), [&](uint32_t a, uint32_t b) { return ps[a].depth < ps[b].depth; });
+  std::stable_sort(by_depth.begin(), by_depth.end(),
+                   [&](uint32_t a, uint32_t b) { return ps[a].depth < ps[b].depth; });
   ImageRGBA img(cam.width, cam.height);
   for (int y = 0; y < cam.height; ++y)
     for (int x = 0; x < cam.width; ++x) {
@@ -353,8 +369,10 @@ TEST(Render, BlendSpacesMatchTheClosedForm) {
   rs.blend_space = BlendSpace::kDisplay;
   const ImageRGBA disp = renderCpu(objs, cam, rs);
   for (int k = 0; k < 3; ++k) {
-    EXPECT_NEAR(lin.at(15, 15)[k], enc(c1[k] * a1 + c2[k] * a2 * (1 - a1) + dec(bg[k]) * (1 - a1) * (1 - a2)), 2e-6);
-    EXPECT_NEAR(disp.at(15, 15)[k], enc(c1[k]) * a1 + enc(c2[k]) * a2 * (1 - a1) + bg[k] * (1 - a1) * (1 - a2), 2e-6);
+    EXPECT_NEAR(lin.at(15, 15)[k], enc(c1[k] * a1 + c2[k] * a2 * (1 - a1) + dec(bg[k]) * (1 - a1) * (1 - a2)),
+                2e-6);
+    EXPECT_NEAR(disp.at(15, 15)[k],
+                enc(c1[k]) * a1 + enc(c2[k]) * a2 * (1 - a1) + bg[k] * (1 - a1) * (1 - a2), 2e-6);
   }
   EXPECT_EQ(parseBlendSpace("linear"), BlendSpace::kLinear);
   EXPECT_EQ(parseBlendSpace("srgb"), BlendSpace::kDisplay);
@@ -364,7 +382,8 @@ TEST(Render, BlendSpacesMatchTheClosedForm) {
 TEST(Render, DepthPlaneIsTheExpectedSplatDepth) {
   const float f = 40.0f;
   Camera cam = identityCamera(32, 32, f);
-  GaussianCloud front = oneGaussian({0, 0, 3}, 0.2f, 0.7f, {1, 0, 0}), back = oneGaussian({0, 0, 5}, 0.4f, 0.6f, {0, 1, 0});
+  GaussianCloud front = oneGaussian({0, 0, 3}, 0.2f, 0.7f, {1, 0, 0}),
+                back = oneGaussian({0, 0, 5}, 0.4f, 0.6f, {0, 1, 0});
   RenderObject objs[2] = {{&back, Mat4{}}, {&front, Mat4{}}};
   RenderSettings rs;
   rs.depth = true;
@@ -387,10 +406,10 @@ TEST(Render, DepthPlaneIsTheExpectedSplatDepth) {
   // A surface at depth 4 stops the pixel after the front splat.
   ProjectedSplat ps[2];
   float sh[3] = {0, 0, 0};
-  ASSERT_TRUE(projectSplat({0, 0, 3}, covarianceFromScaleRotation({0.2f, 0.2f, 0.2f}, {}), 0.7f, 0, sh, {0, 0, 1}, ColorSpace::kSrgb, cam,
-                           false, &ps[0]));
-  ASSERT_TRUE(projectSplat({0, 0, 5}, covarianceFromScaleRotation({0.4f, 0.4f, 0.4f}, {}), 0.6f, 0, sh, {0, 0, 1}, ColorSpace::kSrgb, cam,
-                           false, &ps[1]));
+  ASSERT_TRUE(projectSplat({0, 0, 3}, covarianceFromScaleRotation({0.2f, 0.2f, 0.2f}, {}), 0.7f, 0, sh,
+                           {0, 0, 1}, ColorSpace::kSrgb, cam, false, &ps[0]));
+  ASSERT_TRUE(projectSplat({0, 0, 5}, covarianceFromScaleRotation({0.4f, 0.4f, 0.4f}, {}), 0.6f, 0, sh,
+                           {0, 0, 1}, ColorSpace::kSrgb, cam, false, &ps[1]));
   const uint32_t order[2] = {0, 1};
   // The mesh is the last layer: it adds 4 * (1 - a1) to the expected depth and leaves nothing behind.
   PixelResult r = blendPixel(ps, order, 15, 15, {}, MeshPixel{{}, 4.0f, 1.0f});
@@ -433,7 +452,8 @@ TEST(Render, ObjectsShareOneGlobalDepthOrder) {
   RenderObject ab[2] = {{&a, Mat4{}}, {&b, Mat4{}}};
   RenderObject ba[2] = {{&b, Mat4{}}, {&a, Mat4{}}};
   RenderObject m{&merged, Mat4{}};
-  ImageRGBA img_ab = renderCpu(ab, cam, {}), img_ba = renderCpu(ba, cam, {}), img_m = renderCpu({&m, 1}, cam, {});
+  ImageRGBA img_ab = renderCpu(ab, cam, {}), img_ba = renderCpu(ba, cam, {}),
+            img_m = renderCpu({&m, 1}, cam, {});
   EXPECT_EQ(img_ab.pixels, img_m.pixels);
   // Swapping object order only changes tie-breaking between exactly equal depths (none here).
   ImageDiff d = compareImages(img_ab, img_ba);
@@ -444,7 +464,8 @@ TEST(Render, ObjectTransformEqualsPretransformedCloud) {
   GaussianCloud c = test::randomCloud(400, 0, 9);
   const float angle = 0.7f;
   Quat q{std::cos(angle / 2), 0, std::sin(angle / 2), 0};
-  Mat4 model = Mat4::fromLinearTranslation(rotationMatrix(q) * Mat3::diagonal({1.5f, 1.5f, 1.5f}), Vec3{0.2f, -0.1f, 4});
+  Mat4 model = Mat4::fromLinearTranslation(rotationMatrix(q) * Mat3::diagonal({1.5f, 1.5f, 1.5f}),
+                                           Vec3{0.2f, -0.1f, 4});
   GaussianCloud moved = c;
   for (size_t i = 0; i < c.size(); ++i) {
     moved.positions[i] = transformPoint(model, c.positions[i]);

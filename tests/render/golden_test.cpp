@@ -2,9 +2,9 @@
 // tolerances, and the three encodings of the biker capture rendered against each other.
 // Tolerances: goldens need PSNR >= 45 dB and at most 0.5% of pixels off by more than 2/255 (8-bit
 // rounding differences between compilers / optimisation levels are far below that). Cross-format
-// renders: compressed PLY vs PLY >= 100 dB (measured 139.9) (the PLY is a decompression of the compressed file, so only
-// float rounding differs); SPZ vs PLY >= 55 dB (measured 63.2; SPZ re-quantises scales to 1/16 in log space and colour
-// to 8 bits, see tests/io/real_assets_test.cpp for the per-attribute bounds).
+// renders: compressed PLY vs PLY >= 100 dB (measured 139.9) (the PLY is a decompression of the compressed
+// file, so only float rounding differs); SPZ vs PLY >= 55 dB (measured 63.2; SPZ re-quantises scales to 1/16
+// in log space and colour to 8 bits, see tests/io/real_assets_test.cpp for the per-attribute bounds).
 #include <gtest/gtest.h>
 
 #include <filesystem>

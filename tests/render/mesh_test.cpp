@@ -3,13 +3,14 @@
 // (a mesh in front hides splats; splats in front blend over the mesh exactly as over a background), and
 // translucent masked meshes: coverage against smoothstep of the distance inside the mask, the camera light
 // against its closed form, and the translucent layer against the two opaque compositions it interpolates.
+#include "render/mesh.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "render/cpu_renderer.h"
-#include "render/mesh.h"
 #include "render/mesh_shared.h"
 #include "support/test_support.h"
 
@@ -34,8 +35,10 @@ test::TestMesh pixelQuad(const Camera& cam, float x0, float y0, float x1, float 
 }
 
 float expectedShade() {
-  const Vec3 l = normalize(Vec3{static_cast<float>(SF_MESH_LIGHT_X), static_cast<float>(SF_MESH_LIGHT_Y), static_cast<float>(SF_MESH_LIGHT_Z)});
-  return static_cast<float>(SF_MESH_AMBIENT) + static_cast<float>(SF_MESH_DIFFUSE) * std::max(dot(Vec3{0, 0, -1}, l), 0.0f);
+  const Vec3 l = normalize(Vec3{static_cast<float>(SF_MESH_LIGHT_X), static_cast<float>(SF_MESH_LIGHT_Y),
+                                static_cast<float>(SF_MESH_LIGHT_Z)});
+  return static_cast<float>(SF_MESH_AMBIENT) +
+         static_cast<float>(SF_MESH_DIFFUSE) * std::max(dot(Vec3{0, 0, -1}, l), 0.0f);
 }
 
 TEST(MeshRaster, QuadCoversExactlyItsPixelsWithTheShadedColourAndDepth) {
@@ -92,7 +95,8 @@ TEST(MeshRaster, SharedEdgesAreDrawnOnceAndPixelCentresOnEdgesFollowTheTopLeftRu
 
 TEST(MeshRaster, NearestSurfaceWinsAndTrianglesCrossingTheNearPlaneAreClipped) {
   const Camera cam = pinhole();
-  test::TestMesh far_quad = pixelQuad(cam, 0, 0, 64, 48, 5.0f), near_quad = pixelQuad(cam, 20, 10, 40, 30, 3.0f);
+  test::TestMesh far_quad = pixelQuad(cam, 0, 0, 64, 48, 5.0f),
+                 near_quad = pixelQuad(cam, 20, 10, 40, 30, 3.0f);
   // A triangle from behind the camera to in front of it: only its visible part is drawn.
   test::TestMesh crossing;
   crossing.positions = {{-1.0f, 0.3f, -1.0f}, {1.0f, 0.3f, -1.0f}, {0.0f, 0.3f, 4.0f}};
@@ -145,7 +149,8 @@ TEST(MeshComposite, MeshInFrontHidesSplats) {
     for (int x = 0; x < cam.width; ++x) {
       const bool inside = x >= 8 && x < 40 && y >= 8 && y < 36;
       const ImageRGBA& expected = inside ? mesh_only : splats_only;
-      for (int c = 0; c < 4; ++c) ASSERT_EQ(both.at(x, y)[c], expected.at(x, y)[c]) << x << "," << y << " channel " << c;
+      for (int c = 0; c < 4; ++c)
+        ASSERT_EQ(both.at(x, y)[c], expected.at(x, y)[c]) << x << "," << y << " channel " << c;
     }
 }
 
@@ -167,7 +172,8 @@ TEST(MeshComposite, SplatsInFrontBlendOverTheMeshAsOverABackground) {
   double max_diff = 0;
   for (int y = 0; y < cam.height; ++y)
     for (int x = 0; x < cam.width; ++x) {
-      for (int c = 0; c < 3; ++c) max_diff = std::max(max_diff, static_cast<double>(std::abs(both.at(x, y)[c] - expected.at(x, y)[c])));
+      for (int c = 0; c < 3; ++c)
+        max_diff = std::max(max_diff, static_cast<double>(std::abs(both.at(x, y)[c] - expected.at(x, y)[c])));
       EXPECT_EQ(both.at(x, y)[3], 1.0f);
     }
   EXPECT_LT(max_diff, 1e-6);
@@ -206,9 +212,10 @@ float smooth01(float t) {
 }
 
 TEST(MeshMask, CoverageIsOpacityTimesTheSoftEdgeInsideTheMaskAndNothingOutside) {
-  const Camera cam = pinhole();  // 64 x 48
+  const Camera cam = pinhole();                              // 64 x 48
   test::TestMesh quad = pixelQuad(cam, 0, 0, 64, 48, 2.0f);  // the whole image
-  const std::vector<Vec3> mask = pixelRectMask(cam, 20, 10, 44, 38, 3.0f);  // the mask's own depth does not matter
+  const std::vector<Vec3> mask =
+      pixelRectMask(cam, 20, 10, 44, 38, 3.0f);  // the mask's own depth does not matter
   RenderMesh view = quad.view();
   view.opacity = 0.5f;
   view.mask = mask;
@@ -220,14 +227,16 @@ TEST(MeshMask, CoverageIsOpacityTimesTheSoftEdgeInsideTheMaskAndNothingOutside) 
       const size_t i = static_cast<size_t>(y * cam.width + x);
       const float px = static_cast<float>(x) + 0.5f, py = static_cast<float>(y) + 0.5f;
       const bool inside = px > 20 && px < 44 && py > 10 && py < 38;
-      ASSERT_EQ(layer.depth[i] < INFINITY, inside) << x << "," << y << ": only fragments inside the mask are drawn";
+      ASSERT_EQ(layer.depth[i] < INFINITY, inside)
+          << x << "," << y << ": only fragments inside the mask are drawn";
       if (!inside) continue;
       ++drawn;
       const float d = std::min({px - 20, 44 - px, py - 10, 38 - py});
       EXPECT_NEAR(layer.alpha[i], 0.5f * smooth01(d / 8.0f), 1e-5f) << x << "," << y;
     }
   EXPECT_EQ(drawn, 24 * 28);
-  EXPECT_NEAR(layer.alpha[static_cast<size_t>(24 * 64 + 32)], 0.5f, 1e-6f) << "12 px from every edge: the full opacity";
+  EXPECT_NEAR(layer.alpha[static_cast<size_t>(24 * 64 + 32)], 0.5f, 1e-6f)
+      << "12 px from every edge: the full opacity";
   // A hard edge (no rim), and a mask with a point behind the camera (none: the opacity everywhere).
   view.mask_rim = 0;
   EXPECT_EQ(rasterizeMeshes({&view, 1}, cam).alpha[static_cast<size_t>(10 * 64 + 20)], 0.5f);
@@ -250,7 +259,8 @@ TEST(MeshMask, CameraLightIsAmbientPlusDiffuseTowardsTheEye) {
   view.shading = MeshShading::kCamera;
   const MeshLayer layer = rasterizeMeshes({&view, 1}, cam);
   for (const auto& [x, y] : {std::pair{32, 24}, std::pair{0, 0}, std::pair{63, 20}}) {
-    const Vec3 p{(static_cast<float>(x) + 0.5f - cam.cx) * 2.0f / cam.fx, (static_cast<float>(y) + 0.5f - cam.cy) * 2.0f / cam.fy, 2.0f};
+    const Vec3 p{(static_cast<float>(x) + 0.5f - cam.cx) * 2.0f / cam.fx,
+                 (static_cast<float>(y) + 0.5f - cam.cy) * 2.0f / cam.fy, 2.0f};
     const float shade = 0.35f + 0.65f * (p.z / length(p));  // n = -z, v = -p / |p|
     const Vec3 got = layer.color[static_cast<size_t>(y * cam.width + x)];
     EXPECT_NEAR(got.x, linearToSrgb(std::min(1.0f, 0.8f * shade)), 1e-5f) << x << "," << y;
@@ -286,7 +296,8 @@ TEST(MeshComposite, TranslucentMeshIsTheBlendOfTheOpaqueAndTheAbsentMesh) {
         max_diff = std::max(max_diff, static_cast<double>(std::abs(got.at(x, y)[c] - want)));
       }
   EXPECT_LT(max_diff, 2e-6);
-  EXPECT_GT(compareImages(with_opaque, without).max_abs, 0.2) << "the mesh and the splats behind it both matter";
+  EXPECT_GT(compareImages(with_opaque, without).max_abs, 0.2)
+      << "the mesh and the splats behind it both matter";
 }
 
 }  // namespace

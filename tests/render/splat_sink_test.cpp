@@ -1,12 +1,13 @@
 // SplatSink: ranges never move, freed ranges are reused first-fit and merge with free neighbours, the array
 // shrinks when its top is freed, and misuse is refused. Checked against a slot-by-slot model of the array.
+#include "render/splat_sink.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 #include <vector>
 
 #include "core/error.h"
-#include "render/splat_sink.h"
 
 namespace sf {
 namespace {

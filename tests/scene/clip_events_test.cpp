@@ -3,13 +3,15 @@
 // t = (e + k D - time) / speed for every crossing: steps of every size across wraps, speeds (negative too),
 // offsets, clips that do not loop, seeks back, the cap; the events read from the file's extras and from the
 // scene JSON, with JSON errors naming the path; script commands triggered by events.
+#include "scene/clip_events.h"
+
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -17,7 +19,6 @@
 #include "core/error.h"
 #include "io/formats.h"
 #include "model/gltf_model.h"
-#include "scene/clip_events.h"
 #include "scene/scene.h"
 #include "support/test_support.h"
 
@@ -39,7 +40,8 @@ void writeWalker(const std::string& path, float duration, const Json& extras = n
   auto add = [&](const void* data, size_t bytes, int component, size_t count, const char* type) {
     views.push_back({{"buffer", 0}, {"byteOffset", bin.size()}, {"byteLength", bytes}});
     bin.insert(bin.end(), static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + bytes);
-    accessors.push_back({{"bufferView", views.size() - 1}, {"componentType", component}, {"count", count}, {"type", type}});
+    accessors.push_back(
+        {{"bufferView", views.size() - 1}, {"componentType", component}, {"count", count}, {"type", type}});
   };
   add(pos, sizeof(pos), 5126, 4, "VEC3");
   accessors.back()["min"] = {-0.25, -0.25, 0};
@@ -56,7 +58,9 @@ void writeWalker(const std::string& path, float duration, const Json& extras = n
                     {"scenes", {{{"nodes", {0}}}}},
                     {"nodes", {{{"name", "walker"}, {"mesh", 0}}}},
                     {"meshes", {{{"primitives", {{{"attributes", {{"POSITION", 0}}}, {"indices", 1}}}}}}},
-                    {"buffers", {{{"byteLength", bin.size()}, {"uri", "data:application/octet-stream;base64," + test::encodeBase64(bin)}}}},
+                    {"buffers",
+                     {{{"byteLength", bin.size()},
+                       {"uri", "data:application/octet-stream;base64," + test::encodeBase64(bin)}}}},
                     {"bufferViews", views},
                     {"accessors", accessors},
                     {"animations", {animation}}};
@@ -83,8 +87,8 @@ struct Expected {
   double scene_time;
 };
 
-// The closed form: every crossing of the walker's events (foot_l 0.25, foot_r 0.75, clip of 1 s) by the playhead
-// p(t) = time + speed t over scene times [t0, t1] (t0 included), in scene-time order.
+// The closed form: every crossing of the walker's events (foot_l 0.25, foot_r 0.75, clip of 1 s) by the
+// playhead p(t) = time + speed t over scene times [t0, t1] (t0 included), in scene-time order.
 std::vector<Expected> closedForm(double time, double speed, bool loop, double t0, double t1) {
   std::vector<Expected> out;
   const double p0 = time + speed * t0, p1 = time + speed * t1, lo = std::min(p0, p1), hi = std::max(p0, p1);
@@ -93,7 +97,8 @@ std::vector<Expected> closedForm(double time, double speed, bool loop, double t0
       const double p = static_cast<double>(e) + k;
       if (p >= lo && p <= hi) out.push_back({name, e, speed != 0 ? (p - time) / speed : t0});
     }
-  std::sort(out.begin(), out.end(), [](const Expected& a, const Expected& b) { return a.scene_time < b.scene_time; });
+  std::sort(out.begin(), out.end(),
+            [](const Expected& a, const Expected& b) { return a.scene_time < b.scene_time; });
   return out;
 }
 
@@ -110,7 +115,8 @@ std::vector<FiredClipEvent> played(const Scene& scene, double t0, double t1, dou
   return all;
 }
 
-void expectSequence(const std::vector<FiredClipEvent>& got, const std::vector<Expected>& want, const std::string& what) {
+void expectSequence(const std::vector<FiredClipEvent>& got, const std::vector<Expected>& want,
+                    const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i) {
     EXPECT_EQ(got[i].object, "walker") << what;
@@ -137,13 +143,16 @@ TEST(SceneClipEvents, SpeedsAndOffsetsAsTheClipIsTimed) {
     double time, speed;
     bool loop;
   };
-  for (const Case& c : {Case{0.4, 2, true}, Case{0.1, 1.5, true}, Case{0, -1, true}, Case{0.9, -2.5, true}, Case{-0.5, 1, false},
-                        Case{1.6, -1, false}, Case{0.3, 0.5, false}}) {
-    const Scene scene = walkerScene("ClipEventsTiming", {{"time", c.time}, {"speed", c.speed}, {"loop", c.loop}});
-    const std::string what = "time " + std::to_string(c.time) + " speed " + std::to_string(c.speed) + (c.loop ? " loop" : " once");
+  for (const Case& c : {Case{0.4, 2, true}, Case{0.1, 1.5, true}, Case{0, -1, true}, Case{0.9, -2.5, true},
+                        Case{-0.5, 1, false}, Case{1.6, -1, false}, Case{0.3, 0.5, false}}) {
+    const Scene scene =
+        walkerScene("ClipEventsTiming", {{"time", c.time}, {"speed", c.speed}, {"loop", c.loop}});
+    const std::string what =
+        "time " + std::to_string(c.time) + " speed " + std::to_string(c.speed) + (c.loop ? " loop" : " once");
     const std::vector<Expected> want = closedForm(c.time, c.speed, c.loop, 0, 4);
     EXPECT_FALSE(want.empty()) << what;
-    for (double h : {0.05, 0.37, 1.0, 4.0}) expectSequence(played(scene, 0, 4, h), want, what + ", step " + std::to_string(h));
+    for (double h : {0.05, 0.37, 1.0, 4.0})
+      expectSequence(played(scene, 0, 4, h), want, what + ", step " + std::to_string(h));
   }
   // A negative speed meets foot_r (0.75 - 1) before foot_l (0.25 - 1): at t = 0.25, 0.75, 1.25, 1.75.
   const Scene back = walkerScene("ClipEventsBack", {{"speed", -1}});
@@ -204,10 +213,12 @@ TEST(SceneClipEvents, ObjectsOfOneTimeFireInSceneOrder) {
 }
 
 TEST(SceneClipEvents, SceneJsonEventsReplaceTheFilesAndAreCheckedByPath) {
-  const Scene given = walkerScene("ClipEventsJson", {{"events", {{{"name", "hop"}, {"time", 1}}, {{"name", "land"}, {"time", 0}}}}});
+  const Scene given = walkerScene(
+      "ClipEventsJson", {{"events", {{{"name", "hop"}, {"time", 1}}, {{"name", "land"}, {"time", 0}}}}});
   ASSERT_EQ(given.objects[0].clipEvents().size(), 2u);
   EXPECT_EQ(given.objects[0].clipEvents()[0].name, "land");  // in time order
-  EXPECT_EQ(walkerScene("ClipEventsNone", {{"events", Json::array()}}).objects[0].clipEvents().size(), 0u);  // silenced
+  EXPECT_EQ(walkerScene("ClipEventsNone", {{"events", Json::array()}}).objects[0].clipEvents().size(),
+            0u);  // silenced
 
   const std::string dir = test::tempDir("ClipEventsErrors");
   writeWalker(dir + "/walker.gltf", 1);
@@ -216,20 +227,28 @@ TEST(SceneClipEvents, SceneJsonEventsReplaceTheFilesAndAreCheckedByPath) {
     const char* object;
     const char* says;
   };
-  for (const Case& c : {
-           Case{R"({"gltf": "walker.gltf", "events": [{"name": "a", "time": 0.5}, {"name": "b", "tme": 0.5}]})",
-                "scene.json: objects[0].events[1]: unknown key \"tme\" (expected name, time)"},
-           Case{R"({"gltf": "walker.gltf", "events": [{"name": "late", "time": 1.5}]})",
-                "scene.json: objects[0].events[0].time: 1.5 s is outside the clip 'walk' [0, 1] s"},
-           Case{R"({"gltf": "walker.gltf", "events": [{"name": "early", "time": -0.1}]})",
-                "objects[0].events[0].time: expected a clip time >= 0 seconds"},
-           Case{R"({"gltf": "walker.gltf", "events": [{"name": 3, "time": 0.1}]})", "objects[0].events[0].name: expected a string, got number"},
-           Case{R"({"gltf": "walker.gltf", "events": [{"name": "a", "time": "soon"}]})", "objects[0].events[0].time: expected a number, got string"},
-           Case{R"({"gltf": "walker.gltf", "events": [{"name": "", "time": 0.1}]})", "objects[0].events[0].name: expected a non-empty event name"},
-           Case{R"({"gltf": "walker.gltf", "events": {"name": "a", "time": 0.1}})", "objects[0].events: expected an array of {\"name\", \"time\"}"},
-           Case{R"({"gltf": "walker.gltf", "events": [{"time": 0.1}]})", "objects[0].events[0]: missing key \"name\""},
-           Case{R"({"file": "c.ply", "events": []})", "objects[0].events: \"events\" applies to glTF and character objects only"},
-       }) {
+  for (
+      const Case& c : {
+          Case{
+              R"({"gltf": "walker.gltf", "events": [{"name": "a", "time": 0.5}, {"name": "b", "tme": 0.5}]})",
+              "scene.json: objects[0].events[1]: unknown key \"tme\" (expected name, time)"},
+          Case{R"({"gltf": "walker.gltf", "events": [{"name": "late", "time": 1.5}]})",
+               "scene.json: objects[0].events[0].time: 1.5 s is outside the clip 'walk' [0, 1] s"},
+          Case{R"({"gltf": "walker.gltf", "events": [{"name": "early", "time": -0.1}]})",
+               "objects[0].events[0].time: expected a clip time >= 0 seconds"},
+          Case{R"({"gltf": "walker.gltf", "events": [{"name": 3, "time": 0.1}]})",
+               "objects[0].events[0].name: expected a string, got number"},
+          Case{R"({"gltf": "walker.gltf", "events": [{"name": "a", "time": "soon"}]})",
+               "objects[0].events[0].time: expected a number, got string"},
+          Case{R"({"gltf": "walker.gltf", "events": [{"name": "", "time": 0.1}]})",
+               "objects[0].events[0].name: expected a non-empty event name"},
+          Case{R"({"gltf": "walker.gltf", "events": {"name": "a", "time": 0.1}})",
+               "objects[0].events: expected an array of {\"name\", \"time\"}"},
+          Case{R"({"gltf": "walker.gltf", "events": [{"time": 0.1}]})",
+               "objects[0].events[0]: missing key \"name\""},
+          Case{R"({"file": "c.ply", "events": []})",
+               "objects[0].events: \"events\" applies to glTF and character objects only"},
+      }) {
     std::ofstream(dir + "/scene.json") << std::string(R"({"objects": [)") + c.object + "]}";
     const std::string e = errorOf([&] { loadSceneJson(dir + "/scene.json"); });
     EXPECT_NE(e.find(c.says), std::string::npos) << c.object << "\n" << e;
@@ -239,8 +258,9 @@ TEST(SceneClipEvents, SceneJsonEventsReplaceTheFilesAndAreCheckedByPath) {
 TEST(SceneClipEvents, FileExtrasAreReadOrIgnoredWithAWarning) {
   const std::string dir = test::tempDir("ClipEventsExtras");
   // Other keys of the extras, and of an event (another tool's payload), are left alone.
-  const Json extras = {{"author", "x"},
-                       {"events", {{{"name", "b"}, {"time", 1.5}, {"string", "payload"}}, {{"name", "a"}, {"time", 0}}}}};
+  const Json extras = {
+      {"author", "x"},
+      {"events", {{{"name", "b"}, {"time", 1.5}, {"string", "payload"}}, {{"name", "a"}, {"time", 0}}}}};
   writeWalker(dir + "/ok.gltf", 2, extras);
   const GltfModel ok(dir + "/ok.gltf");
   ASSERT_EQ(ok.clips()[0].events.size(), 2u);
@@ -251,10 +271,15 @@ TEST(SceneClipEvents, FileExtrasAreReadOrIgnoredWithAWarning) {
     Json extras;
     const char* says;
   };
-  for (const Case& c : {Case{{{"events", {{{"name", "late"}, {"time", 3}}}}}, "animations[0].extras.events: ignored (events[0].time 3.000000 is outside the clip [0, 2.000000])"},
-                        Case{{{"events", "footstep at 0.4"}}, "animations[0].extras.events: ignored (not an array"},
-                        Case{{{"events", {{{"name", "x"}}}}}, "ignored (events[0] is not an object with \"name\" and \"time\")"},
-                        Case{{{"events", {{{"name", ""}, {"time", 1}}}}}, "ignored (events[0].name is not a non-empty string)"}}) {
+  for (const Case& c :
+       {Case{{{"events", {{{"name", "late"}, {"time", 3}}}}},
+             "animations[0].extras.events: ignored (events[0].time 3.000000 is outside the clip [0, "
+             "2.000000])"},
+        Case{{{"events", "footstep at 0.4"}}, "animations[0].extras.events: ignored (not an array"},
+        Case{{{"events", {{{"name", "x"}}}}},
+             "ignored (events[0] is not an object with \"name\" and \"time\")"},
+        Case{{{"events", {{{"name", ""}, {"time", 1}}}}},
+             "ignored (events[0].name is not a non-empty string)"}}) {
     writeWalker(dir + "/bad.gltf", 2, c.extras);
     const GltfModel bad(dir + "/bad.gltf");
     EXPECT_TRUE(bad.clips()[0].events.empty());
@@ -265,7 +290,10 @@ TEST(SceneClipEvents, FileExtrasAreReadOrIgnoredWithAWarning) {
 
 TEST(SceneClipEvents, EventsTriggerScriptCommands) {
   const Json script = {{{"t", 0}, {"command", "spawn-character"}, {"id", "hero"}, {"package", "walker.gltf"}},
-                       {{"on", {{"object", "walker"}, {"event", "foot_l"}}}, {"command", "say"}, {"id", "hero"}, {"text", "left"}},
+                       {{"on", {{"object", "walker"}, {"event", "foot_l"}}},
+                        {"command", "say"},
+                        {"id", "hero"},
+                        {"text", "left"}},
                        {{"t", 1.0}, {"command", "say"}, {"id", "hero"}, {"text", "one"}}};
   const Scene scene = walkerScene("ClipEventsTriggers", Json::object(), script);
   ASSERT_EQ(scene.triggers.size(), 1u);
@@ -285,15 +313,20 @@ TEST(SceneClipEvents, EventsTriggerScriptCommands) {
     const char* command;
     const char* says;
   };
-  for (const Case& c : {Case{R"({"t": 1, "on": {"object": "walker", "event": "foot_l"}, "command": "say", "id": "hero", "text": "x"})",
-                             "script[0]: a command has \"t\" (a scene time) or \"on\" (an animation event), not both"},
-                        Case{R"({"on": {"object": "runner", "event": "foot_l"}, "command": "say", "id": "hero", "text": "x"})",
-                             "script[0].on.object: no scene object is named 'runner' (objects: 'walker')"},
-                        Case{R"({"on": {"object": "walker", "event": "jump"}, "command": "say", "id": "hero", "text": "x"})",
-                             "script[0].on.event: object 'walker' has no animation event 'jump' (its events: 'foot_l', 'foot_r')"},
-                        Case{R"({"on": {"object": "walker", "evnt": "jump"}, "command": "say", "id": "hero", "text": "x"})",
-                             "script[0].on: unknown key \"evnt\" (expected object, event)"}}) {
-    std::ofstream(dir + "/scene.json") << std::string(R"({"objects": [{"gltf": "walker.gltf"}], "script": [)") + c.command + "]}";
+  for (
+      const Case& c :
+      {Case{
+           R"({"t": 1, "on": {"object": "walker", "event": "foot_l"}, "command": "say", "id": "hero", "text": "x"})",
+           "script[0]: a command has \"t\" (a scene time) or \"on\" (an animation event), not both"},
+       Case{R"({"on": {"object": "runner", "event": "foot_l"}, "command": "say", "id": "hero", "text": "x"})",
+            "script[0].on.object: no scene object is named 'runner' (objects: 'walker')"},
+       Case{R"({"on": {"object": "walker", "event": "jump"}, "command": "say", "id": "hero", "text": "x"})",
+            "script[0].on.event: object 'walker' has no animation event 'jump' (its events: 'foot_l', "
+            "'foot_r')"},
+       Case{R"({"on": {"object": "walker", "evnt": "jump"}, "command": "say", "id": "hero", "text": "x"})",
+            "script[0].on: unknown key \"evnt\" (expected object, event)"}}) {
+    std::ofstream(dir + "/scene.json")
+        << std::string(R"({"objects": [{"gltf": "walker.gltf"}], "script": [)") + c.command + "]}";
     const std::string e = errorOf([&] { loadSceneJson(dir + "/scene.json"); });
     EXPECT_NE(e.find(c.says), std::string::npos) << c.command << "\n" << e;
   }

@@ -17,12 +17,13 @@ VulkanRenderer* gpuRenderer();
 }  // namespace sf::test
 
 // Declares `var`, the suite's renderer; skips (fails under CI) when there is no Vulkan device.
-#define SF_REQUIRE_VULKAN(var)                                                                              \
-  VulkanRenderer* var = ::sf::test::gpuRenderer();                                                          \
+#define SF_REQUIRE_VULKAN(var)                                                                             \
+  VulkanRenderer* var = ::sf::test::gpuRenderer();                                                         \
   if (!var) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)"); \
   const uint32_t validation_before = var->context().validationErrors()
 
 // No validation error since SF_REQUIRE_VULKAN.
-#define SF_EXPECT_VALIDATION_CLEAN(var)                                                           \
-  EXPECT_EQ(var->context().validationErrors(), validation_before)                                 \
-      << "Vulkan validation errors:\n" << var->context().validationReport(validation_before)
+#define SF_EXPECT_VALIDATION_CLEAN(var)                           \
+  EXPECT_EQ(var->context().validationErrors(), validation_before) \
+      << "Vulkan validation errors:\n"                            \
+      << var->context().validationReport(validation_before)

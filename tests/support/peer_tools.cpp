@@ -75,7 +75,8 @@ CommandResult runCommand(const std::vector<std::string>& argv) {
   CommandResult r;
   for (const std::string& a : argv) {
     if (!r.command.empty()) r.command += ' ';
-    r.command += quoteForMessage(a);  // appended in two steps: GCC 12 at -O3 misreads the one-expression form (-Wrestrict)
+    r.command += quoteForMessage(
+        a);  // appended in two steps: GCC 12 at -O3 misreads the one-expression form (-Wrestrict)
   }
   if (argv.empty()) return r;
   TempFile out, err;

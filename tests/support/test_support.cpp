@@ -1,10 +1,11 @@
 #include "support/test_support.h"
 
+#include <sys/wait.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <sys/wait.h>
 
 #include "core/error.h"
 #include "io/image_io.h"
@@ -18,7 +19,9 @@ namespace fs = std::filesystem;
 // the environment), runs with the validation layer and its synchronization validation
 // (gpu::Context, SPLATFORGE_VALIDATION=1): a validation error fails the test. SPLATFORGE_VALIDATION=0 in the
 // environment turns it off for a run.
-[[maybe_unused]] const bool kValidationEverywhere = [] { return ::setenv("SPLATFORGE_VALIDATION", "1", 0) == 0; }();
+[[maybe_unused]] const bool kValidationEverywhere = [] {
+  return ::setenv("SPLATFORGE_VALIDATION", "1", 0) == 0;
+}();
 
 std::string assetsDir() {
   if (const char* env = std::getenv("SPLATFORGE_ASSETS")) return env;
@@ -43,7 +46,9 @@ std::string tempDir(const std::string& test_name) {
   return p.string();
 }
 
-GaussianCloud randomCloud(size_t n, int sh_degree, uint32_t seed) { return makeRandomCloud(n, sh_degree, seed); }
+GaussianCloud randomCloud(size_t n, int sh_degree, uint32_t seed) {
+  return makeRandomCloud(n, sh_degree, seed);
+}
 
 RenderMesh TestMesh::view(const Mat4& object_to_world) const {
   RenderMesh m;
@@ -82,12 +87,14 @@ TestMesh sphereMesh(Vec3 c, float r, int segments, uint32_t seed) {
       const Vec3 n{std::sin(theta) * std::cos(phi), std::cos(theta), std::sin(theta) * std::sin(phi)};
       m.positions.push_back(c + n * r);
       m.normals.push_back(n);
-      m.uvs.push_back({static_cast<float>(j) / static_cast<float>(segments) * 2.0f, static_cast<float>(i) / static_cast<float>(rings)});
+      m.uvs.push_back({static_cast<float>(j) / static_cast<float>(segments) * 2.0f,
+                       static_cast<float>(i) / static_cast<float>(rings)});
       m.colors.push_back({0.5f + 0.5f * next(), 0.5f + 0.5f * next(), 0.5f + 0.5f * next(), 1.0f});
     }
   for (int i = 0; i < rings; ++i)
     for (int j = 0; j < segments; ++j) {
-      const uint32_t a = static_cast<uint32_t>(i * (segments + 1) + j), b = a + static_cast<uint32_t>(segments + 1);
+      const uint32_t a = static_cast<uint32_t>(i * (segments + 1) + j),
+                     b = a + static_cast<uint32_t>(segments + 1);
       m.indices.insert(m.indices.end(), {a, b, a + 1, a + 1, b, b + 1});
     }
   m.texture.width = m.texture.height = 8;
@@ -139,7 +146,8 @@ std::vector<uint8_t> decodeBase64(const std::string& text) {
   return out;
 }
 
-::testing::AssertionResult matchesGolden(const std::string& name, const ImageRGBA& image, GoldenTolerance tol) {
+::testing::AssertionResult matchesGolden(const std::string& name, const ImageRGBA& image,
+                                         GoldenTolerance tol) {
   fs::path golden = fs::path(SPLATFORGE_SOURCE_DIR) / "tests" / "golden" / (name + ".png");
   if (const char* update = std::getenv("SPLATFORGE_UPDATE_GOLDEN"); update && std::string(update) == "1") {
     writePng(golden.string(), image);
@@ -148,8 +156,9 @@ std::vector<uint8_t> decodeBase64(const std::string& text) {
   if (!fs::exists(golden)) return ::testing::AssertionFailure() << "golden image " << golden << " is missing";
   ImageRGBA expected = readPng(golden.string());
   if (expected.width != image.width || expected.height != image.height)
-    return ::testing::AssertionFailure() << "size " << image.width << "x" << image.height << " differs from golden "
-                                         << expected.width << "x" << expected.height;
+    return ::testing::AssertionFailure()
+           << "size " << image.width << "x" << image.height << " differs from golden " << expected.width
+           << "x" << expected.height;
   // Compare the 8-bit quantised render with the 8-bit golden.
   ImageRGBA quantised(image.width, image.height);
   std::vector<uint8_t> rgb = toRgb8(image);
@@ -164,10 +173,10 @@ std::vector<uint8_t> decodeBase64(const std::string& text) {
   fs::create_directories(out_dir);
   writePng((out_dir / (name + ".actual.png")).string(), image);
   writePng((out_dir / (name + ".diff.png")).string(), diffImage(quantised, expected));
-  return ::testing::AssertionFailure() << "golden " << name << ": PSNR " << d.psnr << " dB (need >= " << tol.min_psnr
-                                       << "), max abs " << d.max_abs << ", fraction over 2/255 " << d.fraction_over
-                                       << " (allowed " << tol.max_fraction_over << "); wrote " << (out_dir / name).string()
-                                       << ".{actual,diff}.png";
+  return ::testing::AssertionFailure()
+         << "golden " << name << ": PSNR " << d.psnr << " dB (need >= " << tol.min_psnr << "), max abs "
+         << d.max_abs << ", fraction over 2/255 " << d.fraction_over << " (allowed " << tol.max_fraction_over
+         << "); wrote " << (out_dir / name).string() << ".{actual,diff}.png";
 }
 
 int runCli(const std::string& args, std::string* output) {

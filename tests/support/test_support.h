@@ -1,6 +1,8 @@
 // Helpers shared by the test suites.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -8,7 +10,6 @@
 #include "core/gaussian_cloud.h"
 #include "core/image.h"
 #include "render/mesh.h"
-#include <gtest/gtest.h>
 
 namespace sf::test {
 
@@ -22,17 +23,18 @@ std::string assetPath(const std::string& relative);
 bool strictCi();
 
 // Skips the current test with a message, or fails it under CI (see strictCi).
-#define SF_SKIP_OR_FAIL(message)                                                                          \
-  do {                                                                                                    \
+#define SF_SKIP_OR_FAIL(message)                                                                             \
+  do {                                                                                                       \
     if (::sf::test::strictCi()) GTEST_FAIL() << message << " [CI=true: a test that cannot run is an error]"; \
-    GTEST_SKIP() << message;                                                                              \
+    GTEST_SKIP() << message;                                                                                 \
   } while (0)
 
 // Skips (fails under CI) the current test with a clear message when an asset is absent; returns its path.
-#define SF_REQUIRE_ASSET(var, relative)                                                                   \
-  std::string var = ::sf::test::assetPath(relative);                                                    \
-  if (var.empty()) SF_SKIP_OR_FAIL("asset " << relative << " not found under " << ::sf::test::assetsDir() \
-                                            << " (set SPLATFORGE_ASSETS to the shared assets directory)")
+#define SF_REQUIRE_ASSET(var, relative)                                                  \
+  std::string var = ::sf::test::assetPath(relative);                                     \
+  if (var.empty())                                                                       \
+  SF_SKIP_OR_FAIL("asset " << relative << " not found under " << ::sf::test::assetsDir() \
+                           << " (set SPLATFORGE_ASSETS to the shared assets directory)")
 
 // A fresh empty directory under the build tree for one test's files.
 std::string tempDir(const std::string& test_name);
@@ -67,7 +69,8 @@ struct GoldenTolerance {
   double min_psnr = 40.0;           // dB over RGB
   double max_fraction_over = 0.01;  // pixels whose max channel difference exceeds 2/255
 };
-::testing::AssertionResult matchesGolden(const std::string& name, const ImageRGBA& image, GoldenTolerance tolerance);
+::testing::AssertionResult matchesGolden(const std::string& name, const ImageRGBA& image,
+                                         GoldenTolerance tolerance);
 
 // Encodes bytes as base64 with '=' padding (data URIs of hand-written glTF files).
 std::string encodeBase64(const std::vector<uint8_t>& bytes);

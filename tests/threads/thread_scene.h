@@ -1,6 +1,6 @@
 // What the thread tests share (tests/threads/): a small random scene in front of the camera, cameras that
-// differ per frame, and a watchdog that turns a deadlock into a failure. Header-only: the program links no test
-// support library, which is built with the other sanitizers.
+// differ per frame, and a watchdog that turns a deadlock into a failure. Header-only: the program links no
+// test support library, which is built with the other sanitizers.
 #pragma once
 
 #include <gtest/gtest.h>

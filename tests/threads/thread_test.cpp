@@ -32,14 +32,17 @@ namespace {
 using thread_test::cameraAt;
 using thread_test::cloudOf;
 
-void finishesWithinAMinute(const std::function<void()>& fn, const char* what) { thread_test::finishesWithin(60, fn, what); }
+void finishesWithinAMinute(const std::function<void()>& fn, const char* what) {
+  thread_test::finishesWithin(60, fn, what);
+}
 
 TEST(Threads, CpuFramesFromSeveralThreadsEqualTheSerialFrames) {
   const GaussianCloud cloud = cloudOf(4000, 11);
   const RenderObject objs[1] = {{&cloud, Mat4{}}};
   constexpr int kThreads = 4, kFrames = 3;
   std::vector<ImageRGBA> serial;
-  for (int i = 0; i < kThreads * kFrames; ++i) serial.push_back(renderCpu(objs, cameraAt(0.02f * static_cast<float>(i)), {}));
+  for (int i = 0; i < kThreads * kFrames; ++i)
+    serial.push_back(renderCpu(objs, cameraAt(0.02f * static_cast<float>(i)), {}));
   std::vector<ImageRGBA> parallel(serial.size());
   finishesWithinAMinute(
       [&] {

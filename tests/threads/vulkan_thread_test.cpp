@@ -36,19 +36,20 @@ bool strictCi() {
   return ci && (std::string(ci) == "true" || std::string(ci) == "1");
 }
 
-// Declares `var`, the shared renderer; skips without a Vulkan device, and fails then under CI=true (a test that
-// cannot run is an error there).
-#define REQUIRE_RENDERER(var)                                                                                   \
-  VulkanRenderer* var = test::gpuRenderer();                                                                       \
-  if (!var) {                                                                                                   \
-    if (strictCi()) GTEST_FAIL() << "no Vulkan device [CI=true: a test that cannot run is an error]";           \
-    GTEST_SKIP() << "no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)";               \
-  }                                                                                                             \
+// Declares `var`, the shared renderer; skips without a Vulkan device, and fails then under CI=true (a test
+// that cannot run is an error there).
+#define REQUIRE_RENDERER(var)                                                                         \
+  VulkanRenderer* var = test::gpuRenderer();                                                          \
+  if (!var) {                                                                                         \
+    if (strictCi()) GTEST_FAIL() << "no Vulkan device [CI=true: a test that cannot run is an error]"; \
+    GTEST_SKIP() << "no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)";     \
+  }                                                                                                   \
   const uint32_t validation_before = var->context().validationErrors()
 
-#define EXPECT_VALIDATION_CLEAN(var)                                  \
+#define EXPECT_VALIDATION_CLEAN(var)                              \
   EXPECT_EQ(var->context().validationErrors(), validation_before) \
-      << "Vulkan validation errors:\n" << var->context().validationReport(validation_before)
+      << "Vulkan validation errors:\n"                            \
+      << var->context().validationReport(validation_before)
 
 // Some pixel is covered: a frame of nothing would equal every other frame of nothing.
 bool drawsSomething(const ImageRGBA& img) {
@@ -57,7 +58,9 @@ bool drawsSomething(const ImageRGBA& img) {
   return false;
 }
 
-ImageRGBA renderOne(VulkanRenderer& r, const RenderObject& object, const Camera& cam) { return r.render({&object, 1}, cam, {}); }
+ImageRGBA renderOne(VulkanRenderer& r, const RenderObject& object, const Camera& cam) {
+  return r.render({&object, 1}, cam, {});
+}
 
 TEST(Threads, VulkanFramesFromSeveralThreadsOnOneRendererEqualTheSerialFrames) {
   REQUIRE_RENDERER(r);
@@ -68,7 +71,8 @@ TEST(Threads, VulkanFramesFromSeveralThreadsOnOneRendererEqualTheSerialFrames) {
   std::vector<ImageRGBA> serial;
   for (int i = 0; i < kThreads * kFrames; ++i) serial.push_back(renderOne(*r, object, camera(i)));
   ASSERT_TRUE(drawsSomething(serial[0]));
-  ASSERT_NE(serial[0].pixels, serial[1].pixels) << "the cameras must give different frames, or a frame given to the wrong thread would pass";
+  ASSERT_NE(serial[0].pixels, serial[1].pixels)
+      << "the cameras must give different frames, or a frame given to the wrong thread would pass";
   std::vector<ImageRGBA> parallel(serial.size());
   thread_test::finishesWithin(
       kWatchdogSeconds,
@@ -107,12 +111,14 @@ TEST(Threads, AVulkanFrameWhileAnotherThreadChangesAndUploadsTheSceneItRendersNe
       [&] {
         std::thread renders([&] {
           const RenderObject object{&still, Mat4{}};
-          for (int k = 0; k < kFrames; ++k) still_frames[static_cast<size_t>(k)] = renderOne(*r, object, stillCamera(k));
+          for (int k = 0; k < kFrames; ++k)
+            still_frames[static_cast<size_t>(k)] = renderOne(*r, object, stillCamera(k));
         });
         std::thread changes([&] {
           GaussianCloud dynamic;
           for (int k = 0; k < kFrames; ++k) {
-            dynamic = cloudOf(2000, 100 + static_cast<uint64_t>(k));  // same size, same address: dynamic says it changed
+            dynamic = cloudOf(
+                2000, 100 + static_cast<uint64_t>(k));  // same size, same address: dynamic says it changed
             const GaussianCloud extra = cloudOf(extraSize(k), 200 + static_cast<uint64_t>(k));
             RenderObject objects[2] = {{&dynamic, Mat4{}}, {&extra, Mat4{}}};
             objects[0].dynamic = true;
@@ -126,7 +132,8 @@ TEST(Threads, AVulkanFrameWhileAnotherThreadChangesAndUploadsTheSceneItRendersNe
   // The same frames one after the other.
   for (int k = 0; k < kFrames; ++k) {
     const RenderObject object{&still, Mat4{}};
-    EXPECT_EQ(still_frames[static_cast<size_t>(k)].pixels, renderOne(*r, object, stillCamera(k)).pixels) << "still frame " << k;
+    EXPECT_EQ(still_frames[static_cast<size_t>(k)].pixels, renderOne(*r, object, stillCamera(k)).pixels)
+        << "still frame " << k;
     GaussianCloud dynamic = cloudOf(2000, 100 + static_cast<uint64_t>(k));
     const GaussianCloud extra = cloudOf(extraSize(k), 200 + static_cast<uint64_t>(k));
     RenderObject objects[2] = {{&dynamic, Mat4{}}, {&extra, Mat4{}}};
@@ -139,9 +146,10 @@ TEST(Threads, AVulkanFrameWhileAnotherThreadChangesAndUploadsTheSceneItRendersNe
 }
 
 // Work of another module on the renderer's context (a fill written and read back through a host-visible
-// buffer, as the neural executor's runs and the deform passes do) holds the context's lock from begin() to its
-// read-back, so it never meets a frame on the queue or the command pool: while it holds the lock the renderer
-// submits nothing (the context's submit count moves by its own submit alone), and each read sees its own fill.
+// buffer, as the neural executor's runs and the deform passes do) holds the context's lock from begin() to
+// its read-back, so it never meets a frame on the queue or the command pool: while it holds the lock the
+// renderer submits nothing (the context's submit count moves by its own submit alone), and each read sees its
+// own fill.
 TEST(Threads, WorkOnTheRenderersContextFromAnotherThreadWaitsForItsFrames) {
   REQUIRE_RENDERER(r);
   gpu::Context& ctx = r->context();
@@ -185,7 +193,8 @@ TEST(Threads, WorkOnTheRenderersContextFromAnotherThreadWaitsForItsFrames) {
   EXPECT_EQ(wrong_fills, 0) << "of " << fills_done << " fills";
   EXPECT_EQ(interleaved, 0) << "of " << fills_done << " fills had another submit inside their lock";
   for (int k = 0; k < kFrames; ++k)
-    EXPECT_EQ(frames[static_cast<size_t>(k)].pixels, renderOne(*r, object, camera(k)).pixels) << "frame " << k;
+    EXPECT_EQ(frames[static_cast<size_t>(k)].pixels, renderOne(*r, object, camera(k)).pixels)
+        << "frame " << k;
   EXPECT_VALIDATION_CLEAN(r);
 }
 

@@ -1,6 +1,8 @@
-// The GPU trainer against its CPU reference: the backward pass per gaussian and per parameter kind, the loss, a
-// tiny run on the Khronos box, and reproducibility (fixed-point gradient sums).
+// The GPU trainer against its CPU reference: the backward pass per gaussian and per parameter kind, the loss,
+// a tiny run on the Khronos box, and reproducibility (fixed-point gradient sums).
 #include "train/gpu_trainer.h"
+
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
@@ -8,11 +10,10 @@
 
 #include "gpu/gpu.h"
 #include "render/vulkan_renderer.h"
-#include "train/views.h"
-#include "train/train_test_support.h"
 #include "support/gpu_support.h"
 #include "support/test_support.h"
-#include <gtest/gtest.h>
+#include "train/train_test_support.h"
+#include "train/views.h"
 
 namespace sf::train {
 namespace {
@@ -71,24 +72,31 @@ TEST(GpuTrainer, BackwardMatchesTheCpuBackwardPerGaussian) {
     for (const Kind& k : kinds) {
       double largest = 0, worst = 0;
       for (float v : k.cpu) largest = std::max(largest, static_cast<double>(std::abs(v)));
-      for (size_t i = 0; i < k.cpu.size(); ++i) worst = std::max(worst, static_cast<double>(std::abs(k.gpu[i] - k.cpu[i])));
+      for (size_t i = 0; i < k.cpu.size(); ++i)
+        worst = std::max(worst, static_cast<double>(std::abs(k.gpu[i] - k.cpu[i])));
       EXPECT_LT(worst, 1e-4 * largest) << k.name;
     }
   }
   SF_EXPECT_VALIDATION_CLEAN(gpu);
 }
 
-// Eight splats 100-250 pixels wide over a 512x512 image: the frame's first keys overflow the renderer's initial
-// key buffers (the frame and its tail run again after they grow: the tail must have done nothing the first time,
-// or the sums would count twice), and the gradient sums of splats this large must stay inside the fixed point.
+// Eight splats 100-250 pixels wide over a 512x512 image: the frame's first keys overflow the renderer's
+// initial key buffers (the frame and its tail run again after they grow: the tail must have done nothing the
+// first time, or the sums would count twice), and the gradient sums of splats this large must stay inside the
+// fixed point.
 TEST(GpuTrainer, LargeSplatsAndAKeyOverflowGiveTheCpuGradients) {
   SF_REQUIRE_VULKAN(gpu);
   if (std::string why = gpuTrainingUnsupported(*gpu); !why.empty()) SF_SKIP_OR_FAIL(why);
   GaussianParams p = randomParams(8, 11);
   for (size_t i = 0; i < 8; ++i)
-    for (size_t k = 0; k < 3; ++k) p.log_scales[3 * i + k] = std::log(0.12f + 0.04f * static_cast<float>(i) + 0.1f * static_cast<float>(k)), p.means[3 * i + k] *= 0.3f;
-  for (size_t k = 0; k < 3; ++k) p.log_scales[21 + k] += std::log(2.5f);  // splat 7: 500-700 px, conic sums of ~1e10 (past 2^31)
-  for (size_t i = 0; i < 8; ++i) p.opacity_logits[i] = -1.0f;  // opacity 0.27: every splat reaches deep into the stack
+    for (size_t k = 0; k < 3; ++k)
+      p.log_scales[3 * i + k] =
+          std::log(0.12f + 0.04f * static_cast<float>(i) + 0.1f * static_cast<float>(k)),
+                           p.means[3 * i + k] *= 0.3f;
+  for (size_t k = 0; k < 3; ++k)
+    p.log_scales[21 + k] += std::log(2.5f);  // splat 7: 500-700 px, conic sums of ~1e10 (past 2^31)
+  for (size_t i = 0; i < 8; ++i)
+    p.opacity_logits[i] = -1.0f;  // opacity 0.27: every splat reaches deep into the stack
   const Camera cam = lookAtCamera({0.0f, 0.3f, 2.4f}, {0, 0, 0}, {0, -1, 0}, 50.0f, 512, 512);
   std::vector<float> target(4 * 512 * 512, 0.0f);
   for (size_t pix = 0; pix < 512 * 512; ++pix) target[4 * pix] = target[4 * pix + 3] = pix % 3 ? 0.8f : 0.1f;
@@ -101,9 +109,11 @@ TEST(GpuTrainer, LargeSplatsAndAKeyOverflowGiveTheCpuGradients) {
   cpu.resize(p.size());
   rasterBackward(p, cam, {0.5f, 0.5f, 0.5f}, st, d_rgb, d_alpha, cpu);
   const GpuGradients g = gpuGradients(*gpu, p, cam, 0.5f, target, 0.3f);
-  for (auto [name, a, b] : {std::tuple{"means", &g.grads.means, &cpu.means}, std::tuple{"quats", &g.grads.quats, &cpu.quats},
-                            std::tuple{"log_scales", &g.grads.log_scales, &cpu.log_scales}, std::tuple{"opacity_logits", &g.grads.opacity_logits, &cpu.opacity_logits},
-                            std::tuple{"color_logits", &g.grads.color_logits, &cpu.color_logits}}) {
+  for (auto [name, a, b] :
+       {std::tuple{"means", &g.grads.means, &cpu.means}, std::tuple{"quats", &g.grads.quats, &cpu.quats},
+        std::tuple{"log_scales", &g.grads.log_scales, &cpu.log_scales},
+        std::tuple{"opacity_logits", &g.grads.opacity_logits, &cpu.opacity_logits},
+        std::tuple{"color_logits", &g.grads.color_logits, &cpu.color_logits}}) {
     const double e = relativeError(*a, *b);
     std::printf("  %-15s large splats: GPU vs CPU relative error %.2e\n", name, e);
     EXPECT_LT(e, 1e-3) << name;
@@ -121,11 +131,12 @@ TEST(GpuTrainer, TinyRunOnTheKhronosBoxCutsValidationL1FiveFoldAndRepeatsExactly
   TrainOptions o = t.options;
   const TrainResult r = trainGaussiansVulkan(*gpu, ds, init, o);
   EXPECT_EQ(r.params.size(), o.budget);
-  std::printf("  GPU: validation L1 %.5f -> %.5f, PSNR %.2f -> %.2f dB, %zu relocated\n", r.initial.l1, r.final.l1, r.initial.psnr, r.final.psnr,
-              r.relocated);
+  std::printf("  GPU: validation L1 %.5f -> %.5f, PSNR %.2f -> %.2f dB, %zu relocated\n", r.initial.l1,
+              r.final.l1, r.initial.psnr, r.final.psnr, r.relocated);
   EXPECT_LE(r.final.l1 * 5.0, r.initial.l1);
   // The trainer scores on the device (the frame's render of its parameters); the CPU forward gives the same.
-  const ValidationScore cpu_final = validate(r.params, ds.val.empty() ? ds.test : ds.val, o.validation_background);
+  const ValidationScore cpu_final =
+      validate(r.params, ds.val.empty() ? ds.test : ds.val, o.validation_background);
   std::printf("  validation L1 scored on the device %.7f, on the CPU %.7f\n", r.final.l1, cpu_final.l1);
   EXPECT_EQ(r.final.views, cpu_final.views);
   EXPECT_NEAR(r.final.l1, cpu_final.l1, 1e-4 * cpu_final.l1);

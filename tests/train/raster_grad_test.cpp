@@ -2,6 +2,8 @@
 // against central finite differences of the forward pass, per parameter kind.
 #include "train/raster_grad.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <random>
 
@@ -9,7 +11,6 @@
 #include "render/cpu_renderer.h"
 #include "support/test_support.h"
 #include "train/train_test_support.h"
-#include <gtest/gtest.h>
 
 namespace sf::train {
 namespace {
@@ -42,7 +43,8 @@ SmoothScene smoothScene(size_t n, uint32_t seed, float off_axis = 0.0f) {
       s.params.color_logits[3 * i + k] = 1.5f * u(rng);
     }
     for (size_t k = 0; k < 4; ++k) s.params.quats[4 * i + k] = u(rng) + (k == 0 ? 1.5f : 0.0f);
-    s.params.opacity_logits[i] = -0.6f + 0.5f * u(rng);  // opacities 0.25-0.5: no 0.99 clamp, T stays above 1e-4
+    s.params.opacity_logits[i] =
+        -0.6f + 0.5f * u(rng);  // opacities 0.25-0.5: no 0.99 clamp, T stays above 1e-4
   }
   return s;
 }
@@ -76,8 +78,8 @@ struct KindError {
 };
 
 // Relative error of one parameter group's gradient against central differences.
-KindError checkGroup(SmoothScene& s, Vec3 bg, const Weights& w, std::vector<float> GaussianParams::*group, std::vector<float> ParamGrads::*grad_group,
-                     float eps) {
+KindError checkGroup(SmoothScene& s, Vec3 bg, const Weights& w, std::vector<float> GaussianParams::*group,
+                     std::vector<float> ParamGrads::*grad_group, float eps) {
   RasterState st;
   rasterForward(s.params, s.cam, bg, st);
   ParamGrads g;
@@ -108,15 +110,17 @@ void expectGradientsMatch(SmoothScene s, Vec3 bg, uint32_t seed) {
     std::vector<float> ParamGrads::*grad;
     float eps;
   };
-  const Kind kinds[] = {{"means", &GaussianParams::means, &ParamGrads::means, 1e-3f},
-                        {"quats", &GaussianParams::quats, &ParamGrads::quats, 1e-3f},
-                        {"log_scales", &GaussianParams::log_scales, &ParamGrads::log_scales, 1e-3f},
-                        {"opacity_logits", &GaussianParams::opacity_logits, &ParamGrads::opacity_logits, 1e-3f},
-                        {"color_logits", &GaussianParams::color_logits, &ParamGrads::color_logits, 1e-3f}};
+  const Kind kinds[] = {
+      {"means", &GaussianParams::means, &ParamGrads::means, 1e-3f},
+      {"quats", &GaussianParams::quats, &ParamGrads::quats, 1e-3f},
+      {"log_scales", &GaussianParams::log_scales, &ParamGrads::log_scales, 1e-3f},
+      {"opacity_logits", &GaussianParams::opacity_logits, &ParamGrads::opacity_logits, 1e-3f},
+      {"color_logits", &GaussianParams::color_logits, &ParamGrads::color_logits, 1e-3f}};
   for (const Kind& k : kinds) {
     const KindError e = checkGroup(s, bg, w, k.group, k.grad, k.eps);
     EXPECT_GT(e.norm, 1e-3) << k.name << ": the test scene must exercise this kind";
-    EXPECT_LT(e.relative, 1e-2) << k.name << ": relative error of the backward pass against central differences";
+    EXPECT_LT(e.relative, 1e-2) << k.name
+                                << ": relative error of the backward pass against central differences";
     std::printf("  %-15s relative error %.2e (|grad| %.3g)\n", k.name, e.relative, e.norm);
   }
 }
@@ -135,7 +139,9 @@ TEST(RasterGrad, ForwardImageIsTheCpuRenderersImage) {
   double max_diff = 0;
   size_t covered = 0;
   for (size_t pix = 0; pix < st.alpha.size(); ++pix) {
-    for (size_t k = 0; k < 3; ++k) max_diff = std::max(max_diff, static_cast<double>(std::abs(st.rgb[3 * pix + k] - ref.pixels[4 * pix + k])));
+    for (size_t k = 0; k < 3; ++k)
+      max_diff =
+          std::max(max_diff, static_cast<double>(std::abs(st.rgb[3 * pix + k] - ref.pixels[4 * pix + k])));
     max_diff = std::max(max_diff, static_cast<double>(std::abs(st.alpha[pix] - ref.pixels[4 * pix + 3])));
     covered += st.alpha[pix] > 0.5f;
   }
@@ -207,10 +213,12 @@ TEST(RasterGrad, CloudRoundTrip) {
     EXPECT_NEAR(back.positions[i].x, cloud.positions[i].x, 1e-6);
     EXPECT_NEAR(back.scales[i].y, cloud.scales[i].y, 1e-6 * cloud.scales[i].y + 1e-9);
     EXPECT_NEAR(back.opacities[i], cloud.opacities[i], 1e-5);
-    // Rotations as unit quaternions up to sign; the DC colour term (degree 0 keeps it exactly, up to rounding).
+    // Rotations as unit quaternions up to sign; the DC colour term (degree 0 keeps it exactly, up to
+    // rounding).
     const Quat a = back.rotations[i], b = normalize(cloud.rotations[i]);
     EXPECT_NEAR(std::abs(a.w * b.w + a.x * b.x + a.y * b.y + a.z * b.z), 1.0, 1e-6);
-    for (size_t k = 0; k < 3; ++k) EXPECT_NEAR(back.sh[3 * i + k], cloud.sh[i * static_cast<size_t>(cloud.shStride()) + k], 2e-5);
+    for (size_t k = 0; k < 3; ++k)
+      EXPECT_NEAR(back.sh[3 * i + k], cloud.sh[i * static_cast<size_t>(cloud.shStride()) + k], 2e-5);
   }
 }
 

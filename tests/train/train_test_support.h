@@ -11,7 +11,8 @@
 
 namespace sf::train::test_fixtures {
 
-// Random gaussians in [-0.6, 0.6]^3: scales 0.01-0.11, any rotation, opacity logits in [-3, 3], colour logits in
+// Random gaussians in [-0.6, 0.6]^3: scales 0.01-0.11, any rotation, opacity logits in [-3, 3], colour logits
+// in
 // [-2, 2]. Deterministic for a seed.
 inline GaussianParams randomParams(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -30,8 +31,8 @@ inline GaussianParams randomParams(size_t n, uint32_t seed) {
   return p;
 }
 
-// The tiny run: 300 gaussians sampled on the model, 40 train views and 4 val views at 64x64 rendered by
-// the engine's views, 300 steps with the refine window [100, 250).
+// The tiny run: 300 gaussians sampled on the model, 40 train views and 4 val views at 64x64 rendered
+// by the engine's views, 300 steps with the refine window [100, 250).
 struct TinyRun {
   Dataset dataset;
   GaussianParams init;

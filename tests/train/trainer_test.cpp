@@ -5,12 +5,10 @@
 
 #include <gtest/gtest.h>
 
-#include <iterator>
-
-#include <fstream>
-
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <set>
 #include <span>
@@ -51,7 +49,9 @@ GaussianParams fourGaussians() {
     p.means[3 * i] = static_cast<float>(i);
     p.quats[4 * i] = 1.0f;
     p.opacity_logits[i] = logit(opacities[i]);
-    for (size_t k = 0; k < 3; ++k) p.log_scales[3 * i + k] = std::log(0.1f * static_cast<float>(i + 1)), p.color_logits[3 * i + k] = static_cast<float>(i);
+    for (size_t k = 0; k < 3; ++k)
+      p.log_scales[3 * i + k] = std::log(0.1f * static_cast<float>(i + 1)),
+                           p.color_logits[3 * i + k] = static_cast<float>(i);
   }
   return p;
 }
@@ -141,12 +141,14 @@ Dataset teacherDataset(const GaussianParams& teacher, int views, int size) {
   for (int v = 0; v < views; ++v) {
     const float az = 6.2831853f * static_cast<float>(v) / static_cast<float>(views);
     View view;
-    view.camera = lookAtCamera(Vec3{std::sin(az), 0.4f, std::cos(az)} * 3.0f, {0, 0, 0}, {0, -1, 0}, 40.0f, size, size);
+    view.camera =
+        lookAtCamera(Vec3{std::sin(az), 0.4f, std::cos(az)} * 3.0f, {0, 0, 0}, {0, -1, 0}, 40.0f, size, size);
     RasterState st;
     rasterForward(teacher, view.camera, {0, 0, 0}, st);
     view.rgba.resize(static_cast<size_t>(size * size * 4));
     for (size_t pix = 0; pix < st.alpha.size(); ++pix) {
-      for (size_t k = 0; k < 3; ++k) view.rgba[4 * pix + k] = st.rgb[3 * pix + k];  // over black: premultiplied
+      for (size_t k = 0; k < 3; ++k)
+        view.rgba[4 * pix + k] = st.rgb[3 * pix + k];  // over black: premultiplied
       view.rgba[4 * pix + 3] = st.alpha[pix];
     }
     view.name = "train/r_" + std::to_string(v);
@@ -175,7 +177,9 @@ TEST(Trainer, RunsAreReproducibleForASeedAndDifferForAnother) {
   const GaussianParams teacher = teacherCloud(40, 1);
   const Dataset ds = teacherDataset(teacher, 8, 24);
   InitialPoints pts;
-  for (size_t i = 0; i < 30; ++i) pts.positions.push_back(meanOf(teacher, i) + Vec3{0.05f, -0.03f, 0.02f}), pts.colors.push_back({0.5f, 0.5f, 0.5f});
+  for (size_t i = 0; i < 30; ++i)
+    pts.positions.push_back(meanOf(teacher, i) + Vec3{0.05f, -0.03f, 0.02f}),
+        pts.colors.push_back({0.5f, 0.5f, 0.5f});
   TrainOptions o;
   o.budget = 30;
   o.steps = 60;
@@ -254,14 +258,15 @@ TEST(Trainer, TinyRunOnTheKhronosBoxCutsValidationL1FiveFold) {
   const TrainOptions& o = t.options;
   const TrainResult r = trainGaussians(t.dataset, t.init, o);
   EXPECT_EQ(r.params.size(), o.budget);
-  // Every log entry's opacity histogram counts exactly the budget: relocation moves gaussians, never adds any.
+  // Every log entry's opacity histogram counts exactly the budget: relocation moves gaussians, never adds
+  // any.
   for (const TrainLogEntry& e : r.log) {
     size_t counted = 0;
     for (uint32_t h : e.opacity_histogram) counted += h;
     EXPECT_EQ(counted, o.budget) << "step " << e.step;
   }
-  std::printf("  validation L1 %.5f -> %.5f, PSNR %.2f -> %.2f dB, %zu relocated\n", r.initial.l1, r.final.l1, r.initial.psnr, r.final.psnr,
-              r.relocated);
+  std::printf("  validation L1 %.5f -> %.5f, PSNR %.2f -> %.2f dB, %zu relocated\n", r.initial.l1, r.final.l1,
+              r.initial.psnr, r.final.psnr, r.relocated);
   EXPECT_LE(r.final.l1 * 5.0, r.initial.l1);
 }
 
@@ -280,14 +285,19 @@ TEST(TrainCli, TrainedCloudIsWrittenUprightInThePlyFrame) {
   SF_REQUIRE_ASSET(man, "gltf/cesium_man.gltf");
   const std::string dir = test::tempDir("train_upright");
   std::string out;
-  ASSERT_EQ(test::runCli("train --mesh " + man + " --budget 800 --steps 20 --size 32 --views 8 -o " + dir + "/man.ply", &out), 0) << out;
+  ASSERT_EQ(test::runCli(
+                "train --mesh " + man + " --budget 800 --steps 20 --size 32 --views 8 -o " + dir + "/man.ply",
+                &out),
+            0)
+      << out;
   const GaussianCloud cloud = loadSplats(dir + "/man.ply").cloud;
   const hull::SourceMesh src = hull::loadSourceMesh(man, "", 0.0f);  // the dataset frame: normalised, y up
   std::vector<Vec3> surface;
   const std::vector<double> cdf = hull::faceAreaCdf(src.mesh);
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> u(0, 1);
-  for (int i = 0; i < 4000; ++i) surface.push_back(hull::surfacePointAt(src.mesh, cdf, u(rng), u(rng), u(rng)).position);
+  for (int i = 0; i < 4000; ++i)
+    surface.push_back(hull::surfacePointAt(src.mesh, cdf, u(rng), u(rng), u(rng)).position);
   auto medianDistance = [&](Vec3 flip) {
     std::vector<float> d;
     for (const Vec3& p : cloud.positions) {
@@ -304,7 +314,11 @@ TEST(TrainCli, TrainedCloudIsWrittenUprightInThePlyFrame) {
   EXPECT_LT(turned, 0.03f);
   EXPECT_GT(as_stored, 4 * turned);
   // `hull bake --splats` takes such a file back into the hull frame: its splats lie on the mesh.
-  ASSERT_EQ(test::runCli("hull bake " + man + " --splats " + dir + "/man.ply --budget 600 -o " + dir + "/man.spl2 --json", &out), 0) << out;
+  ASSERT_EQ(test::runCli("hull bake " + man + " --splats " + dir + "/man.ply --budget 600 -o " + dir +
+                             "/man.spl2 --json",
+                         &out),
+            0)
+      << out;
   EXPECT_NE(out.find("\"distance_p50\""), std::string::npos) << out;
   const size_t at = out.find("\"distance_p50\"");
   EXPECT_LT(std::stod(out.substr(out.find(':', at) + 1)), 0.03) << out;
@@ -318,7 +332,11 @@ TEST(TrainCli, TrainsFromAMeshAndFromADatasetAndInProcessForHullsAndCharacters) 
   SF_REQUIRE_ASSET(man, "gltf/cesium_man.gltf");
   const std::string dir = test::tempDir("train_cli");
   std::string out;
-  ASSERT_EQ(test::runCli("train --mesh " + box + " --budget 120 --steps 40 --size 32 --views 12 -o " + dir + "/box.ply --json", &out), 0) << out;
+  ASSERT_EQ(test::runCli("train --mesh " + box + " --budget 120 --steps 40 --size 32 --views 12 -o " + dir +
+                             "/box.ply --json",
+                         &out),
+            0)
+      << out;
   EXPECT_NE(out.find("\"budget\": 120"), std::string::npos) << out;
   const LoadedSplats trained = loadSplats(dir + "/box.ply");
   EXPECT_EQ(trained.cloud.size(), 120u);
@@ -327,14 +345,23 @@ TEST(TrainCli, TrainsFromAMeshAndFromADatasetAndInProcessForHullsAndCharacters) 
   EXPECT_NE(log.find("\"opacity_histogram\""), std::string::npos);
   EXPECT_NE(log.find("\"val_l1_final\""), std::string::npos);
 
-  ASSERT_EQ(test::runCli("views " + box + " -o " + dir + "/ds --count 8 --val 2 --test 0 --size 24", &out), 0) << out;
-  ASSERT_EQ(test::runCli("train --dataset " + dir + "/ds --budget 60 --steps 20 -o " + dir + "/ds.ply", &out), 0) << out;
-  EXPECT_NE(out.find("wrote " + dir + "/ds.ply (60 gaussians; turned from the dataset's y-up frame to the PLY frame"), std::string::npos) << out;
-  EXPECT_EQ(test::runCli("train --budget 10 --steps 5 -o " + dir + "/none.ply", &out), 2) << out;  // neither --mesh nor --dataset: a usage error
+  ASSERT_EQ(test::runCli("views " + box + " -o " + dir + "/ds --count 8 --val 2 --test 0 --size 24", &out), 0)
+      << out;
+  ASSERT_EQ(test::runCli("train --dataset " + dir + "/ds --budget 60 --steps 20 -o " + dir + "/ds.ply", &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("wrote " + dir +
+                     "/ds.ply (60 gaussians; turned from the dataset's y-up frame to the PLY frame"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(test::runCli("train --budget 10 --steps 5 -o " + dir + "/none.ply", &out), 2)
+      << out;  // neither --mesh nor --dataset: a usage error
   EXPECT_NE(out.find("exactly one of --mesh"), std::string::npos) << out;
   EXPECT_EQ(test::runCli("train --mesh " + box + " --steps 0 -o " + dir + "/x.ply", &out), 2) << out;
 
-  ASSERT_EQ(test::runCli("hull bake --mesh " + box + " --train --budget 150 --train-steps 30 --train-size 32 --train-views 12 -o " + dir + "/box.spl2",
+  ASSERT_EQ(test::runCli("hull bake --mesh " + box +
+                             " --train --budget 150 --train-steps 30 --train-size 32 --train-views 12 -o " +
+                             dir + "/box.spl2",
                          &out),
             0)
       << out;
@@ -347,18 +374,28 @@ TEST(TrainCli, TrainsFromAMeshAndFromADatasetAndInProcessForHullsAndCharacters) 
     EXPECT_EQ(meta.find("\"dataset\": null"), std::string::npos) << meta;
     EXPECT_NE(meta.find("\"dataset\":"), std::string::npos) << meta;
   }
-  EXPECT_EQ(test::runCli("hull bake " + box + " --train --splats " + dir + "/box.ply -o " + dir + "/y.spl2", &out), 2) << out;
+  EXPECT_EQ(
+      test::runCli("hull bake " + box + " --train --splats " + dir + "/box.ply -o " + dir + "/y.spl2", &out),
+      2)
+      << out;
 
-  ASSERT_EQ(test::runCli("character build --from-gltf " + man + " --train --budget 300 --train-steps 30 --train-size 32 --train-views 12 -o " + dir +
-                             "/man",
+  ASSERT_EQ(test::runCli("character build --from-gltf " + man +
+                             " --train --budget 300 --train-steps 30 --train-size 32 --train-views 12 -o " +
+                             dir + "/man",
                          &out),
             0)
       << out;
   EXPECT_NE(out.find("wrote " + dir + "/man (300 splats"), std::string::npos) << out;
-  ASSERT_EQ(test::runCli("animate " + dir + "/man --fps 4 --duration 0.5 --width 48 --height 48 --backend cpu -o " + dir + "/f%02d.png", &out), 0) << out;
+  ASSERT_EQ(
+      test::runCli("animate " + dir + "/man --fps 4 --duration 0.5 --width 48 --height 48 --backend cpu -o " +
+                       dir + "/f%02d.png",
+                   &out),
+      0)
+      << out;
   const ImageRGBA f0 = readPng(dir + "/f00.png"), f1 = readPng(dir + "/f01.png");
   double lit = 0, moved = 0;
-  for (size_t i = 0; i < f0.pixels.size(); ++i) lit += f0.pixels[i], moved += std::abs(f0.pixels[i] - f1.pixels[i]);
+  for (size_t i = 0; i < f0.pixels.size(); ++i)
+    lit += f0.pixels[i], moved += std::abs(f0.pixels[i] - f1.pixels[i]);
   EXPECT_GT(lit, 10.0) << "the trained character is drawn";
   EXPECT_GT(moved, 1.0) << "and it walks";
 }
@@ -424,14 +461,16 @@ TEST(TrainCli, WritesThePlotAndValidationImagesAndPlotsALog) {
   EXPECT_EQ(test::runCli("train --plot " + dir + "/box.log.jsonl --mesh " + box, &out), 2) << out;
   EXPECT_EQ(test::runCli("train --plot " + dir + "/box.log.jsonl -o " + dir + "/p.jpg", &out), 2) << out;
   // Without --log-every the log follows --val-every (the largest divisor up to 100: here every 2 steps).
-  ASSERT_EQ(test::runCli("train --mesh " + box + " --budget 20 --steps 4 --size 16 --views 3 --val-every 2 -o " + dir +
-                             "/auto.ply",
-                         &out),
-            0)
+  ASSERT_EQ(
+      test::runCli("train --mesh " + box + " --budget 20 --steps 4 --size 16 --views 3 --val-every 2 -o " +
+                       dir + "/auto.ply",
+                   &out),
+      0)
       << out;
   const std::vector<uint8_t> auto_bytes = readFile(dir + "/auto.log.jsonl");
   EXPECT_NE(std::string(auto_bytes.begin(), auto_bytes.end()).find("{\"step\": 2, "), std::string::npos);
-  EXPECT_EQ(test::runCli("train --mesh " + box + " --val-every 150 --log-every 100 -o " + dir + "/x.ply", &out), 2)
+  EXPECT_EQ(
+      test::runCli("train --mesh " + box + " --val-every 150 --log-every 100 -o " + dir + "/x.ply", &out), 2)
       << out;
   EXPECT_NE(out.find("--val-every 150 must be a multiple of --log-every 100"), std::string::npos) << out;
 }

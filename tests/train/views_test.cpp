@@ -2,6 +2,8 @@
 // matrices, the folder's keys, write -> read round trips, a constant-colour model rendered flat, a sphere's
 // silhouette against its projected area, occlusion in a crease, base colour never taken from a
 // metallic-roughness or occlusion map, reader errors naming file and JSON path, and the CLI.
+#include "train/views.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,7 +20,6 @@
 #include "render/mesh.h"
 #include "support/test_support.h"
 #include "train/dataset.h"
-#include "train/views.h"
 
 namespace sf {
 namespace {
@@ -40,14 +41,16 @@ struct Prim {
 // One node per primitive; `extra` is merged into the document (materials, textures, images, samplers).
 void writeGltf(const std::string& path, const std::vector<Prim>& prims, const json& extra = json::object()) {
   std::vector<uint8_t> bin;
-  json views = json::array(), accessors = json::array(), meshes = json::array(), nodes = json::array(), roots = json::array();
+  json views = json::array(), accessors = json::array(), meshes = json::array(), nodes = json::array(),
+       roots = json::array();
   auto add = [&](const void* data, size_t bytes, int component, size_t count, const char* type) {
     const size_t at = bin.size();
     bin.resize(at + bytes);
     std::memcpy(bin.data() + at, data, bytes);
     while (bin.size() % 4) bin.push_back(0);
     views.push_back({{"buffer", 0}, {"byteOffset", at}, {"byteLength", bytes}});
-    accessors.push_back({{"bufferView", views.size() - 1}, {"componentType", component}, {"count", count}, {"type", type}});
+    accessors.push_back(
+        {{"bufferView", views.size() - 1}, {"componentType", component}, {"count", count}, {"type", type}});
     return accessors.size() - 1;
   };
   for (size_t p = 0; p < prims.size(); ++p) {
@@ -61,7 +64,8 @@ void writeGltf(const std::string& path, const std::vector<Prim>& prims, const js
     accessors[pos]["min"] = {lo.x, lo.y, lo.z};
     accessors[pos]["max"] = {hi.x, hi.y, hi.z};
     json attributes = {{"POSITION", pos}};
-    if (!pr.uvs.empty()) attributes["TEXCOORD_0"] = add(pr.uvs.data(), pr.uvs.size() * 8, 5126, pr.uvs.size(), "VEC2");
+    if (!pr.uvs.empty())
+      attributes["TEXCOORD_0"] = add(pr.uvs.data(), pr.uvs.size() * 8, 5126, pr.uvs.size(), "VEC2");
     const size_t idx = add(pr.indices.data(), pr.indices.size() * 4, 5125, pr.indices.size(), "SCALAR");
     json prim = {{"attributes", attributes}, {"indices", idx}};
     if (pr.material >= 0) prim["material"] = pr.material;
@@ -76,7 +80,9 @@ void writeGltf(const std::string& path, const std::vector<Prim>& prims, const js
               {"meshes", meshes},
               {"accessors", accessors},
               {"bufferViews", views},
-              {"buffers", json::array({{{"byteLength", bin.size()}, {"uri", "data:application/octet-stream;base64," + test::encodeBase64(bin)}}})}};
+              {"buffers",
+               json::array({{{"byteLength", bin.size()},
+                             {"uri", "data:application/octet-stream;base64," + test::encodeBase64(bin)}}})}};
   for (auto it = extra.begin(); it != extra.end(); ++it) doc[it.key()] = it.value();
   std::ofstream(path) << doc.dump();
 }
@@ -88,19 +94,23 @@ Prim spherePrim(float r, int seg) {
   for (int i = 0; i <= rings; ++i)
     for (int j = 0; j <= seg; ++j) {
       const double th = kPi * i / rings, ph = 2 * kPi * j / seg;
-      p.positions.push_back(Vec3{static_cast<float>(r * std::sin(th) * std::cos(ph)), static_cast<float>(r * std::cos(th)),
+      p.positions.push_back(Vec3{static_cast<float>(r * std::sin(th) * std::cos(ph)),
+                                 static_cast<float>(r * std::cos(th)),
                                  static_cast<float>(r * std::sin(th) * std::sin(ph))});
-      p.uvs.push_back({static_cast<float>(j) / static_cast<float>(seg), static_cast<float>(i) / static_cast<float>(rings)});
+      p.uvs.push_back({static_cast<float>(j) / static_cast<float>(seg),
+                       static_cast<float>(i) / static_cast<float>(rings)});
     }
   for (int i = 0; i < rings; ++i)
     for (int j = 0; j < seg; ++j) {
-      const uint32_t a = static_cast<uint32_t>(i * (seg + 1) + j), b = a + 1, c = a + static_cast<uint32_t>(seg + 1), d = c + 1;
+      const uint32_t a = static_cast<uint32_t>(i * (seg + 1) + j), b = a + 1,
+                     c = a + static_cast<uint32_t>(seg + 1), d = c + 1;
       p.indices.insert(p.indices.end(), {a, b, c, b, d, c});
     }
   return p;
 }
 
-// An axis-aligned box [lo, hi] with every face split into n x n quads (vertices split per face), outward winding.
+// An axis-aligned box [lo, hi] with every face split into n x n quads (vertices split per face), outward
+// winding.
 Prim boxPrim(Vec3 lo, Vec3 hi, int n) {
   Prim p;
   for (int axis = 0; axis < 3; ++axis)
@@ -114,14 +124,19 @@ Prim boxPrim(Vec3 lo, Vec3 hi, int n) {
           q[u_axis] = lo[u_axis] + (hi[u_axis] - lo[u_axis]) * static_cast<float>(i) / static_cast<float>(n);
           q[v_axis] = lo[v_axis] + (hi[v_axis] - lo[v_axis]) * static_cast<float>(j) / static_cast<float>(n);
           p.positions.push_back(q);
-          p.uvs.push_back({static_cast<float>(i) / static_cast<float>(n), static_cast<float>(j) / static_cast<float>(n)});
+          p.uvs.push_back(
+              {static_cast<float>(i) / static_cast<float>(n), static_cast<float>(j) / static_cast<float>(n)});
         }
       for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j) {
-          const uint32_t a = base + static_cast<uint32_t>(i * (n + 1) + j), b = a + static_cast<uint32_t>(n + 1), c = a + 1, d = b + 1;
-          // (u, v, axis) is right-handed, so u x v points along +axis: counter-clockwise seen from outside on the + side.
-          if (side) p.indices.insert(p.indices.end(), {a, b, d, a, d, c});
-          else p.indices.insert(p.indices.end(), {a, d, b, a, c, d});
+          const uint32_t a = base + static_cast<uint32_t>(i * (n + 1) + j),
+                         b = a + static_cast<uint32_t>(n + 1), c = a + 1, d = b + 1;
+          // (u, v, axis) is right-handed, so u x v points along +axis: counter-clockwise seen from outside on
+          // the + side.
+          if (side)
+            p.indices.insert(p.indices.end(), {a, b, d, a, d, c});
+          else
+            p.indices.insert(p.indices.end(), {a, d, b, a, c, d});
         }
     }
   return p;
@@ -139,12 +154,15 @@ json constantMaterial(float r, float g, float b) {
 }
 
 // Pixel (x, y) of a view.
-const float* px(const train::View& v, int x, int y) { return &v.rgba[(static_cast<size_t>(y) * static_cast<size_t>(v.camera.width) + static_cast<size_t>(x)) * 4]; }
+const float* px(const train::View& v, int x, int y) {
+  return &v.rgba[(static_cast<size_t>(y) * static_cast<size_t>(v.camera.width) + static_cast<size_t>(x)) * 4];
+}
 
 // Where a dataset-frame point lands in a view (pixel indices).
 std::pair<int, int> project(const Camera& c, Vec3 p) {
   const Vec3 q = transformPoint(c.world_to_camera, p);
-  return {static_cast<int>(std::floor(c.fx * q.x / q.z + c.cx)), static_cast<int>(std::floor(c.fy * q.y / q.z + c.cy))};
+  return {static_cast<int>(std::floor(c.fx * q.x / q.z + c.cx)),
+          static_cast<int>(std::floor(c.fy * q.y / q.z + c.cy))};
 }
 
 train::ViewsOptions smallOptions(int size, train::Lighting lighting) {
@@ -160,7 +178,8 @@ TEST(Views, TrainPosesAreTheGoldenSpiralInTheBelt) {
   o.train_count = 200;
   const train::SplitCameras cams = train::datasetCameras(o);
   ASSERT_EQ(cams.train.size(), 200u);
-  const double s0 = std::sin(14 * kPi / 180), s1 = std::sin(50 * kPi / 180), golden = kPi * (3 - std::sqrt(5.0));
+  const double s0 = std::sin(14 * kPi / 180), s1 = std::sin(50 * kPi / 180),
+               golden = kPi * (3 - std::sqrt(5.0));
   for (size_t i = 0; i < cams.train.size(); ++i) {
     const Camera& c = cams.train[i];
     const Vec3 p = c.position();
@@ -171,11 +190,13 @@ TEST(Views, TrainPosesAreTheGoldenSpiralInTheBelt) {
     EXPECT_GE(std::asin(sin_el), 14 * kPi / 180);
     EXPECT_LE(std::asin(sin_el), 50 * kPi / 180);
     // Azimuth from +z towards +x: i golden angles.
-    const double az = std::atan2(p.x, p.z), expected = std::remainder(static_cast<double>(i) * golden, 2 * kPi);
+    const double az = std::atan2(p.x, p.z),
+                 expected = std::remainder(static_cast<double>(i) * golden, 2 * kPi);
     EXPECT_NEAR(std::remainder(az - expected, 2 * kPi), 0.0, 1e-5) << i;
     // Looking at the origin (camera +z, the third row of world_to_camera, along -p), +y up on screen (the
     // camera's y axis points down, so its world direction has y < 0, and its x axis is horizontal).
-    const Vec3 forward = c.world_to_camera.linear().row(2), down = c.world_to_camera.linear().row(1), right = c.world_to_camera.linear().row(0);
+    const Vec3 forward = c.world_to_camera.linear().row(2), down = c.world_to_camera.linear().row(1),
+               right = c.world_to_camera.linear().row(0);
     EXPECT_NEAR(dot(forward, -p / length(p)), 1.0f, 1e-5f) << i;
     EXPECT_LT(down.y, 0.0f);
     EXPECT_NEAR(right.y, 0.0f, 1e-6f);
@@ -194,12 +215,14 @@ TEST(Views, ValAndTestViewsAreRingsAtFixedElevations) {
   ASSERT_EQ(cams.val.size(), 8u);
   ASSERT_EQ(cams.test.size(), 16u);
   std::set<std::pair<long, long>> seen;  // (elevation, azimuth) in 0.01 degrees
-  auto check = [&](const std::vector<Camera>& split, size_t first, size_t count, double el_deg, double phase) {
+  auto check = [&](const std::vector<Camera>& split, size_t first, size_t count, double el_deg,
+                   double phase) {
     for (size_t j = 0; j < count; ++j) {
       const Vec3 p = split[first + j].position();
       EXPECT_NEAR(length(p), 3.2f, 1e-5f);
       EXPECT_NEAR(std::asin(p.y / length(p)) * 180 / kPi, el_deg, 1e-4);
-      const double az = std::atan2(p.x, p.z), expected = 2 * kPi * (static_cast<double>(j) + phase) / static_cast<double>(count);
+      const double az = std::atan2(p.x, p.z),
+                   expected = 2 * kPi * (static_cast<double>(j) + phase) / static_cast<double>(count);
       EXPECT_NEAR(std::remainder(az - expected, 2 * kPi), 0.0, 1e-5) << j;
       seen.insert({std::lround(el_deg * 100), std::lround(std::remainder(az, 2 * kPi) * 18000 / kPi)});
     }
@@ -227,7 +250,8 @@ TEST(Views, OptionsAreValidated) {
   o = {};
   o.train_count = 0;
   EXPECT_NE(o.validate().find("train"), std::string::npos);
-  EXPECT_NE(test::errorOf([&] { train::renderViews("/nonexistent/m.glb", o); }).find("train"), std::string::npos);
+  EXPECT_NE(test::errorOf([&] { train::renderViews("/nonexistent/m.glb", o); }).find("train"),
+            std::string::npos);
   EXPECT_EQ(train::parseLighting("cel"), train::Lighting::kCel);
   EXPECT_NE(test::errorOf([] { train::parseLighting("pbr"); }).find("flat, ao or cel"), std::string::npos);
 }
@@ -295,7 +319,8 @@ TEST(NerfSynthetic, WrittenFolderHasTheKeysAndClosedFormMatrices) {
     const double az = angles[i].azimuth, el = angles[i].elevation;
     const double back[3] = {std::sin(az) * std::cos(el), std::sin(el), std::cos(az) * std::cos(el)};
     const double right[3] = {std::cos(az), 0, -std::sin(az)};  // normalize(cross(+y, back))
-    const double up[3] = {back[1] * right[2] - back[2] * right[1], back[2] * right[0] - back[0] * right[2], back[0] * right[1] - back[1] * right[0]};
+    const double up[3] = {back[1] * right[2] - back[2] * right[1], back[2] * right[0] - back[0] * right[2],
+                          back[0] * right[1] - back[1] * right[0]};
     const json& m = j["frames"][i]["transform_matrix"];
     ASSERT_EQ(m.size(), 4u);
     for (int r = 0; r < 3; ++r) {
@@ -338,10 +363,12 @@ TEST(NerfSynthetic, WriteReadRoundTrip) {
       EXPECT_EQ(ca.cx, cb.cx);
       EXPECT_EQ(ca.cy, cb.cy);
       for (int row = 0; row < 4; ++row)
-        for (int col = 0; col < 4; ++col) EXPECT_NEAR(ca.world_to_camera.m[row][col], cb.world_to_camera.m[row][col], 2e-6f);
+        for (int col = 0; col < 4; ++col)
+          EXPECT_NEAR(ca.world_to_camera.m[row][col], cb.world_to_camera.m[row][col], 2e-6f);
       ASSERT_EQ(a[i].rgba.size(), b[i].rgba.size());
       float worst = 0;
-      for (size_t k = 0; k < a[i].rgba.size(); ++k) worst = std::max(worst, std::abs(a[i].rgba[k] - b[i].rgba[k]));
+      for (size_t k = 0; k < a[i].rgba.size(); ++k)
+        worst = std::max(worst, std::abs(a[i].rgba[k] - b[i].rgba[k]));
       EXPECT_LE(worst, 1.0f / 255.0f + 1e-6f) << b[i].name;
       // Colour stays premultiplied: never above alpha.
       for (size_t k = 0; k < b[i].rgba.size(); k += 4)
@@ -355,7 +382,8 @@ TEST(NerfSynthetic, WriteReadRoundTrip) {
   EXPECT_NEAR(h.train[0].camera.fx, 0.5f * r.train[0].camera.fx, 1e-4f);
   EXPECT_EQ(h.train[0].camera.cx, 4.0f);
   for (int c = 0; c < 4; ++c) {
-    const float mean = 0.25f * (px(r.train[0], 2, 4)[c] + px(r.train[0], 3, 4)[c] + px(r.train[0], 2, 5)[c] + px(r.train[0], 3, 5)[c]);
+    const float mean = 0.25f * (px(r.train[0], 2, 4)[c] + px(r.train[0], 3, 4)[c] + px(r.train[0], 2, 5)[c] +
+                                px(r.train[0], 3, 5)[c]);
     EXPECT_NEAR(px(h.train[0], 1, 2)[c], mean, 1e-6f);
   }
 }
@@ -372,19 +400,25 @@ TEST(NerfSynthetic, ReadsOtherToolsFolders) {
   writeFileAtomic(dir + "/train/r_0.png", png);
   writeFileAtomic(dir + "/train/r_1.png", png);
   const double angle = 0.6911112070083618;
-  const json mat = {{-0.9999, 0.0042, -0.0133, -0.0538}, {-0.0140, -0.3, 0.9539, 3.8455}, {0, 0.9539, 0.3, 1.2095}, {0, 0, 0, 1}};
+  const json mat = {{-0.9999, 0.0042, -0.0133, -0.0538},
+                    {-0.0140, -0.3, 0.9539, 3.8455},
+                    {0, 0.9539, 0.3, 1.2095},
+                    {0, 0, 0, 1}};
   // (rows of a Blender matrix, rounded: re-orthonormalised below so the test's matrix is rigid)
   json rigid = mat;
   {
-    Vec3 x{mat[0][0].get<float>(), mat[1][0].get<float>(), mat[2][0].get<float>()}, y{mat[0][1].get<float>(), mat[1][1].get<float>(), mat[2][1].get<float>()};
+    Vec3 x{mat[0][0].get<float>(), mat[1][0].get<float>(), mat[2][0].get<float>()},
+        y{mat[0][1].get<float>(), mat[1][1].get<float>(), mat[2][1].get<float>()};
     x = normalize(x);
     y = normalize(y - x * dot(x, y));
     const Vec3 z = cross(x, y);
     for (int r = 0; r < 3; ++r) rigid[r] = {x[r], y[r], z[r], mat[r][3]};
   }
-  const json t = {{"camera_angle_x", angle},
-                  {"frames", json::array({{{"file_path", "./train/r_0"}, {"rotation", 0.012566}, {"transform_matrix", rigid}},
-                                          {{"file_path", "./train/r_1.png"}, {"transform_matrix", rigid}}})}};
+  const json t = {
+      {"camera_angle_x", angle},
+      {"frames",
+       json::array({{{"file_path", "./train/r_0"}, {"rotation", 0.012566}, {"transform_matrix", rigid}},
+                    {{"file_path", "./train/r_1.png"}, {"transform_matrix", rigid}}})}};
   std::ofstream(dir + "/transforms_train.json") << t.dump();
   std::ofstream(dir + "/transforms_test.json") << t.dump();
   const train::Dataset d = train::readNerfSynthetic(dir);
@@ -418,8 +452,10 @@ TEST(NerfSynthetic, ReadsOtherToolsFolders) {
 
 TEST(NerfSynthetic, ReaderErrorsNameFileAndJsonPath) {
   const std::string dir = test::tempDir("nerf_errors");
-  EXPECT_NE(test::errorOf([&] { train::readNerfSynthetic(dir + "/missing"); }).find("not a dataset folder"), std::string::npos);
-  EXPECT_NE(test::errorOf([&] { train::readNerfSynthetic(dir); }).find("transforms_train.json"), std::string::npos);
+  EXPECT_NE(test::errorOf([&] { train::readNerfSynthetic(dir + "/missing"); }).find("not a dataset folder"),
+            std::string::npos);
+  EXPECT_NE(test::errorOf([&] { train::readNerfSynthetic(dir); }).find("transforms_train.json"),
+            std::string::npos);
   fs::create_directories(dir + "/train");
   RgbaImage8 img;
   img.width = 4, img.height = 4;
@@ -436,31 +472,62 @@ TEST(NerfSynthetic, ReaderErrorsNameFileAndJsonPath) {
       {"{\"frames\": [", "byte"},
       {"[]", "expected an object"},
       {json{{"frames", json::array({good_frame})}}.dump(), "(root): missing key \"camera_angle_x\""},
-      {json{{"camera_angle_x", "wide"}, {"frames", json::array({good_frame})}}.dump(), "camera_angle_x: expected a number"},
-      {json{{"camera_angle_x", 4.0}, {"frames", json::array({good_frame})}}.dump(), "camera_angle_x: expected a horizontal field of view"},
+      {json{{"camera_angle_x", "wide"}, {"frames", json::array({good_frame})}}.dump(),
+       "camera_angle_x: expected a number"},
+      {json{{"camera_angle_x", 4.0}, {"frames", json::array({good_frame})}}.dump(),
+       "camera_angle_x: expected a horizontal field of view"},
       {json{{"camera_angle_x", 0.7}}.dump(), "missing key \"frames\""},
       {json{{"camera_angle_x", 0.7}, {"frames", 3}}.dump(), "frames: expected an array"},
-      {json{{"camera_angle_x", 0.7}, {"frames", json::array()}}.dump(), "frames: expected at least one frame"},
-      {json{{"camera_angle_x", 0.7}, {"frames", json::array({good_frame, 5})}}.dump(), "frames[1]: expected an object"},
-      {json{{"camera_angle_x", 0.7}, {"frames", json::array({{{"file_path", "./train/a"}}})}}.dump(), "frames[0]: missing key \"transform_matrix\""},
-      {json{{"camera_angle_x", 0.7}, {"frames", json::array({{{"file_path", "./train/a"}, {"transform_matrix", {{1, 0, 0}}}}})}}.dump(),
+      {json{{"camera_angle_x", 0.7}, {"frames", json::array()}}.dump(),
+       "frames: expected at least one frame"},
+      {json{{"camera_angle_x", 0.7}, {"frames", json::array({good_frame, 5})}}.dump(),
+       "frames[1]: expected an object"},
+      {json{{"camera_angle_x", 0.7}, {"frames", json::array({{{"file_path", "./train/a"}}})}}.dump(),
+       "frames[0]: missing key \"transform_matrix\""},
+      {json{{"camera_angle_x", 0.7},
+            {"frames", json::array({{{"file_path", "./train/a"}, {"transform_matrix", {{1, 0, 0}}}}})}}
+           .dump(),
        "frames[0].transform_matrix: expected a 4x4 matrix"},
-      {json{{"camera_angle_x", 0.7}, {"frames", json::array({{{"file_path", "./train/a"}, {"transform_matrix", {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0}}}}})}}.dump(),
+      {json{{"camera_angle_x", 0.7},
+            {"frames",
+             json::array({{{"file_path", "./train/a"},
+                           {"transform_matrix", {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0}}}}})}}
+           .dump(),
        "frames[0].transform_matrix[3]: expected 4 numbers, got 2"},
-      {json{{"camera_angle_x", 0.7}, {"frames", json::array({{{"file_path", "./train/a"}, {"transform_matrix", {{2, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}}}}})}}.dump(),
+      {json{{"camera_angle_x", 0.7},
+            {"frames",
+             json::array({{{"file_path", "./train/a"},
+                           {"transform_matrix", {{2, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}}}}})}}
+           .dump(),
        "frames[0].transform_matrix: expected a rigid camera-to-world matrix"},
-      {json{{"camera_angle_x", 0.7}, {"frames", json::array({{{"file_path", 7}, {"transform_matrix", id}}})}}.dump(), "frames[0].file_path: expected a string"},
-      {json{{"camera_angle_x", 0.7}, {"frames", json::array({{{"file_path", "/etc/passwd"}, {"transform_matrix", id}}})}}.dump(),
+      {json{{"camera_angle_x", 0.7}, {"frames", json::array({{{"file_path", 7}, {"transform_matrix", id}}})}}
+           .dump(),
+       "frames[0].file_path: expected a string"},
+      {json{{"camera_angle_x", 0.7},
+            {"frames", json::array({{{"file_path", "/etc/passwd"}, {"transform_matrix", id}}})}}
+           .dump(),
        "frames[0].file_path: expected a relative image path"},
-      {json{{"camera_angle_x", 0.7}, {"frames", json::array({{{"file_path", "./train/../../x"}, {"transform_matrix", id}}})}}.dump(),
+      {json{{"camera_angle_x", 0.7},
+            {"frames", json::array({{{"file_path", "./train/../../x"}, {"transform_matrix", id}}})}}
+           .dump(),
        "frames[0].file_path: expected an image path inside the dataset folder"},
-      {json{{"camera_angle_x", 0.7}, {"frames", json::array({{{"file_path", "./train/missing"}, {"transform_matrix", id}}})}}.dump(),
+      {json{{"camera_angle_x", 0.7},
+            {"frames", json::array({{{"file_path", "./train/missing"}, {"transform_matrix", id}}})}}
+           .dump(),
        "frames[0].file_path: " + dir + "/train/missing.png"},
-      {json{{"camera_angle_x", 0.7}, {"frames", json::array({good_frame, {{"file_path", "./train/b.png"}, {"transform_matrix", id}}})}}.dump(),
+      {json{{"camera_angle_x", 0.7},
+            {"frames", json::array({good_frame, {{"file_path", "./train/b.png"}, {"transform_matrix", id}}})}}
+           .dump(),
        "frames[1].file_path: the image " + dir + "/train/b.png is 2 x 8, expected 4 x 4"},
-      {json{{"camera_angle_x", 0.7}, {"frames", json::array({good_frame})}, {"splatforge", {{"scale", -1}, {"offset", {0, 0, 0}}}}}.dump(),
+      {json{{"camera_angle_x", 0.7},
+            {"frames", json::array({good_frame})},
+            {"splatforge", {{"scale", -1}, {"offset", {0, 0, 0}}}}}
+           .dump(),
        "splatforge.scale: expected a positive number"},
-      {json{{"camera_angle_x", 0.7}, {"frames", json::array({good_frame})}, {"splatforge", {{"scale", 1}, {"offset", {0, 0}}}}}.dump(),
+      {json{{"camera_angle_x", 0.7},
+            {"frames", json::array({good_frame})},
+            {"splatforge", {{"scale", 1}, {"offset", {0, 0}}}}}
+           .dump(),
        "splatforge.offset: expected 3 numbers, got 2"},
   };
   const std::string file = dir + "/transforms_train.json";
@@ -473,9 +540,11 @@ TEST(NerfSynthetic, ReaderErrorsNameFileAndJsonPath) {
   // A malformed optional split is an error too, naming its file.
   std::ofstream(file) << json{{"camera_angle_x", 0.7}, {"frames", json::array({good_frame})}}.dump();
   EXPECT_EQ(train::readNerfSynthetic(dir).train.size(), 1u);
-  std::ofstream(dir + "/transforms_val.json") << "{\"camera_angle_x\": 0.7, \"frames\": [{\"file_path\": 1}]}";
+  std::ofstream(dir + "/transforms_val.json")
+      << "{\"camera_angle_x\": 0.7, \"frames\": [{\"file_path\": 1}]}";
   const std::string msg = test::errorOf([&] { train::readNerfSynthetic(dir); });
-  EXPECT_NE(msg.find("transforms_val.json: frames[0]: missing key \"transform_matrix\""), std::string::npos) << msg;
+  EXPECT_NE(msg.find("transforms_val.json: frames[0]: missing key \"transform_matrix\""), std::string::npos)
+      << msg;
 }
 
 TEST(NerfSynthetic, WriterRefusesWhatTheFolderCannotHoldAndFailsVisibly) {
@@ -483,13 +552,16 @@ TEST(NerfSynthetic, WriterRefusesWhatTheFolderCannotHoldAndFailsVisibly) {
   train::Dataset d = syntheticDataset(8);
   train::Dataset off = d;
   off.train[1].camera.cx += 1;
-  EXPECT_NE(test::errorOf([&] { train::writeNerfSynthetic(off, dir); }).find("train view 1"), std::string::npos);
+  EXPECT_NE(test::errorOf([&] { train::writeNerfSynthetic(off, dir); }).find("train view 1"),
+            std::string::npos);
   off = d;
   off.val[0].rgba.pop_back();
-  EXPECT_NE(test::errorOf([&] { train::writeNerfSynthetic(off, dir); }).find("val view 0"), std::string::npos);
+  EXPECT_NE(test::errorOf([&] { train::writeNerfSynthetic(off, dir); }).find("val view 0"),
+            std::string::npos);
   off = d;
   off.test[1].camera.fx *= 1.1f, off.test[1].camera.fy *= 1.1f;
-  EXPECT_NE(test::errorOf([&] { train::writeNerfSynthetic(off, dir); }).find("one camera_angle_x per split"), std::string::npos);
+  EXPECT_NE(test::errorOf([&] { train::writeNerfSynthetic(off, dir); }).find("one camera_angle_x per split"),
+            std::string::npos);
   EXPECT_FALSE(fs::exists(dir + "/transforms_train.json"));  // refused before the folder was touched
   // A write that fails half-way leaves no transforms file that would make the folder read as a dataset.
   train::writeNerfSynthetic(d, dir);
@@ -498,7 +570,8 @@ TEST(NerfSynthetic, WriterRefusesWhatTheFolderCannotHoldAndFailsVisibly) {
   fs::create_directories(dir + "/val/r_000.png/blocker");  // a directory where an image goes
   EXPECT_NE(test::errorOf([&] { train::writeNerfSynthetic(d, dir); }), "(no error)");
   EXPECT_FALSE(fs::exists(dir + "/transforms_train.json"));
-  EXPECT_NE(test::errorOf([&] { train::readNerfSynthetic(dir); }).find("transforms_train.json"), std::string::npos);
+  EXPECT_NE(test::errorOf([&] { train::readNerfSynthetic(dir); }).find("transforms_train.json"),
+            std::string::npos);
 }
 
 // ---- rendering ---------------------------------------------------------------------------------------
@@ -525,13 +598,15 @@ TEST(Views, FlatConstantColourIsExactInsideAndTransparentOutside) {
         ASSERT_EQ(v.rgba.size(), 48u * 48u * 4u);
         for (size_t p = 0; p < v.rgba.size(); p += 4) {
           const float a = v.rgba[p + 3];
-          for (int k = 0; k < 3; ++k) ASSERT_NEAR(v.rgba[p + static_cast<size_t>(k)], a * linearToSrgb(c[k]), 1e-5f) << v.name << " pixel " << p / 4;
+          for (int k = 0; k < 3; ++k)
+            ASSERT_NEAR(v.rgba[p + static_cast<size_t>(k)], a * linearToSrgb(c[k]), 1e-5f)
+                << v.name << " pixel " << p / 4;
           inside += a == 1.0f, outside += a == 0.0f;
           if (ss == 1) {
             ASSERT_TRUE(a == 0.0f || a == 1.0f);
           }
         }
-        EXPECT_EQ(px(v, 0, 0)[3], 0.0f);  // the corner is background
+        EXPECT_EQ(px(v, 0, 0)[3], 0.0f);    // the corner is background
         EXPECT_EQ(px(v, 24, 24)[3], 1.0f);  // the centre is the sphere
       }
     EXPECT_GT(inside, 1000u);
@@ -558,8 +633,10 @@ TEST(Views, SilhouetteCoverageMatchesTheSphereProjectedArea) {
 
 TEST(Views, AoIsDarkerInAConcaveCreaseThanOnAnOpenFace) {
   const std::string dir = test::tempDir("views_ao");
-  // A slab with a block on its back half: the slab's top meets the block's front in a concave crease at z = -0.4.
-  writeGltf(dir + "/step.gltf", {boxPrim({-1, -0.2f, -1}, {1, 0, 1}, 10), boxPrim({-1, 0, -1}, {1, 1.4f, -0.4f}, 10)});
+  // A slab with a block on its back half: the slab's top meets the block's front in a concave crease at z =
+  // -0.4.
+  writeGltf(dir + "/step.gltf",
+            {boxPrim({-1, -0.2f, -1}, {1, 0, 1}, 10), boxPrim({-1, 0, -1}, {1, 1.4f, -0.4f}, 10)});
   train::ViewsOptions o = smallOptions(96, train::Lighting::kAo);
   o.train_count = 1;  // azimuth 0: from +z, at the belt's middle elevation
   o.val_count = o.test_count = 0;
@@ -619,14 +696,19 @@ TEST(Views, BaseColourNeverComesFromAMetallicRoughnessMap) {
     return p;
   };
   // (a) ORM first, base colour second.
-  json extra = {{"images", images},
-                {"textures", textures},
-                {"materials", json::array({{{"pbrMetallicRoughness", {{"metallicRoughnessTexture", {{"index", 0}}}, {"baseColorTexture", {{"index", 1}}}}},
-                                            {"occlusionTexture", {{"index", 0}}}}})}};
+  json extra = {
+      {"images", images},
+      {"textures", textures},
+      {"materials",
+       json::array({{{"pbrMetallicRoughness",
+                      {{"metallicRoughnessTexture", {{"index", 0}}}, {"baseColorTexture", {{"index", 1}}}}},
+                     {"occlusionTexture", {{"index", 0}}}}})}};
   writeGltf(dir + "/orm_and_base.gltf", {sphere()}, extra);
   // (b) an ORM map and no base-colour texture: the factor alone.
-  extra["materials"] = json::array({{{"pbrMetallicRoughness", {{"baseColorFactor", {0.5, 0.5, 0.5, 1}}, {"metallicRoughnessTexture", {{"index", 0}}}}},
-                                     {"occlusionTexture", {{"index", 0}}}}});
+  extra["materials"] =
+      json::array({{{"pbrMetallicRoughness",
+                     {{"baseColorFactor", {0.5, 0.5, 0.5, 1}}, {"metallicRoughnessTexture", {{"index", 0}}}}},
+                    {"occlusionTexture", {{"index", 0}}}}});
   writeGltf(dir + "/orm_only.gltf", {sphere()}, extra);
   train::ViewsOptions o = smallOptions(32, train::Lighting::kFlat);
   o.supersample = 1;
@@ -659,7 +741,8 @@ TEST(Views, SurfaceSamplesLieOnTheSurfaceWithOutwardNormalsAndTheAlbedo) {
   p.material = 0;
   writeGltf(dir + "/sphere.gltf", {p}, constantMaterial(0.1f, 0.6f, 0.3f));
   const hull::SourceMesh src = train::loadViewsModel(dir + "/sphere.gltf", "", 0);
-  const train::SurfaceSamples a = train::sampleSurface(src, 5000, 7), b = train::sampleSurface(src, 5000, 7), c = train::sampleSurface(src, 5000, 8);
+  const train::SurfaceSamples a = train::sampleSurface(src, 5000, 7), b = train::sampleSurface(src, 5000, 7),
+                              c = train::sampleSurface(src, 5000, 8);
   ASSERT_EQ(a.positions.size(), 5000u);
   size_t upper = 0;
   for (size_t i = 0; i < a.positions.size(); ++i) {
@@ -702,7 +785,11 @@ TEST(Views, CliWritesAFolderTheReaderReads) {
   SF_REQUIRE_ASSET(path, "gltf/cesium_man.gltf");
   const std::string dir = test::tempDir("views_cli");
   std::string out;
-  ASSERT_EQ(test::runCli("views " + path + " -o " + dir + "/ds --count 3 --val 1 --test 2 --size 24 --lighting ao --ao-rays 8 --belt 20,40 --json", &out), 0)
+  ASSERT_EQ(test::runCli(
+                "views " + path + " -o " + dir +
+                    "/ds --count 3 --val 1 --test 2 --size 24 --lighting ao --ao-rays 8 --belt 20,40 --json",
+                &out),
+            0)
       << out;
   const json j = json::parse(out);
   EXPECT_EQ(j["train"], 3);
@@ -723,7 +810,11 @@ TEST(Views, CliWritesAFolderTheReaderReads) {
     EXPECT_LT(el, 40.0);
   }
 
-  ASSERT_EQ(test::runCli("views " + path + " -o " + dir + "/flat --count 2 --val 0 --test 0 --size 16 --lighting flat --clip 0 --time 0.3", &out), 0) << out;
+  ASSERT_EQ(test::runCli("views " + path + " -o " + dir +
+                             "/flat --count 2 --val 0 --test 0 --size 16 --lighting flat --clip 0 --time 0.3",
+                         &out),
+            0)
+      << out;
   EXPECT_NE(out.find("wrote " + dir + "/flat: 2 train"), std::string::npos) << out;
   EXPECT_EQ(train::readNerfSynthetic(dir + "/flat").val.size(), 0u);
 

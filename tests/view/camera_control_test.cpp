@@ -2,12 +2,13 @@
 // drawn bit for bit, an orbit at (yaw, pitch, distance) puts the eye where the documented formula says, drags
 // keep the orbit target (orbit) or the eye (fly) fixed, a pan keeps the target under the cursor, and resizing
 // keeps the vertical field of view.
+#include "view/camera_control.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "render/camera.h"
-#include "view/camera_control.h"
 
 namespace sf {
 namespace {
@@ -30,8 +31,8 @@ std::pair<float, float> project(const Camera& c, Vec3 p) {
 struct Orbit {
   Vec3 target{0.5f, -1.0f, 2.0f};
   Vec3 up{0, -1, 0};
-  Camera home =
-      lookAtCamera(Vec3{0.5f, -1.0f, 2.0f} - Vec3{0, 0, 4}, Vec3{0.5f, -1.0f, 2.0f}, Vec3{0, -1, 0}, 50, 320, 240);
+  Camera home = lookAtCamera(Vec3{0.5f, -1.0f, 2.0f} - Vec3{0, 0, 4}, Vec3{0.5f, -1.0f, 2.0f}, Vec3{0, -1, 0},
+                             50, 320, 240);
 };
 
 TEST(CameraControl, HomeIsDrawnExactlyAndOrbitZeroIsTheHomeView) {
@@ -67,7 +68,8 @@ TEST(CameraControl, OrbitFollowsTheDocumentedFormula) {
       expectNear(got.position(), eye, 1e-4f, "eye");
       for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 4; ++j)
-          EXPECT_NEAR(got.world_to_camera.m[i][j], want.world_to_camera.m[i][j], 1e-4f) << yaw << " " << pitch;
+          EXPECT_NEAR(got.world_to_camera.m[i][j], want.world_to_camera.m[i][j], 1e-4f)
+              << yaw << " " << pitch;
       // The target stays at the principal point.
       const auto [px, py] = project(got, s.target);
       EXPECT_NEAR(px, got.cx, 1e-3f);

@@ -1,9 +1,8 @@
 // The viewer's ground grid and axes (view/ground_grid.h): the compositing rule against the splats' depth
-// plane (over the frame in front of the splats and meshes, through the splats' transmittance behind them, hidden
-// behind an opaque mesh),
-// the lines where the plane's integer coordinates project, nothing above the horizon or past the fade
-// distance, the axes in their colours where the axes project, and a frame covered by near opaque splats left
-// as it was.
+// plane (over the frame in front of the splats and meshes, through the splats' transmittance behind them,
+// hidden behind an opaque mesh), the lines where the plane's integer coordinates project, nothing above the
+// horizon or past the fade distance, the axes in their colours where the axes project, and a frame covered by
+// near opaque splats left as it was.
 #include "view/ground_grid.h"
 
 #include <gtest/gtest.h>

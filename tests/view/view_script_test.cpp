@@ -1,11 +1,12 @@
 // Viewer scripts (view/view_script.h): every command parses with its arguments, relative paths resolve
 // against the script's directory, and every malformed line is refused with "<path>:<line>: <reason>".
+#include "view/view_script.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "core/error.h"
-#include "view/view_script.h"
 
 namespace sf {
 namespace {
@@ -50,7 +51,8 @@ TEST(ViewScript, ParsesEveryCommand) {
   EXPECT_EQ(s[8].line, 11);
   // Character commands; a morph target's name may hold spaces.
   const std::vector<ScriptCommand> c = view::parseViewerScript(
-      "clip Walk\nexpression Key 1 0.75\nexpression jawOpen 1\nlook-at 12 34.5\nlook-at OFF\nresize 200x150\n",
+      "clip Walk\nexpression Key 1 0.75\nexpression jawOpen 1\nlook-at 12 34.5\nlook-at OFF\nresize "
+      "200x150\n",
       "x.txt");
   ASSERT_EQ(c.size(), 6u);
   EXPECT_EQ(c[5].kind, ScriptCommand::Kind::kResize);

@@ -5,9 +5,8 @@
 // >= 40 dB). A truncated SPZ, a scene naming a missing file and a scene naming a glTF model must give the
 // engine's own message in the page, and the page must stay up. Without Chromium, a WebGPU adapter or the
 // page's WebAssembly (scripts/build_web.sh) the tests skip with the reason, and fail under CI=true.
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -55,10 +54,12 @@ struct Child {
     pid = fork();
     if (pid == 0) {
       setpgid(0, 0);
-      const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644),
+                e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       dup2(o, 1);
       dup2(e, 2);
-      for (int fd = 3; fd < 1024; ++fd) close(fd);  // no lock or pipe of the test's caller outlives it in a child
+      for (int fd = 3; fd < 1024; ++fd)
+        close(fd);  // no lock or pipe of the test's caller outlives it in a child
       std::vector<char*> args;
       for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
       args.push_back(nullptr);
@@ -104,7 +105,8 @@ std::string waitFor(const std::string& path, const std::vector<std::string>& mar
   return text;
 }
 
-// The page's console lines ("SFWEB ..."), as Chromium logs them to stderr: [...] "SFWEB text", source: URL (n).
+// The page's console lines ("SFWEB ..."), as Chromium logs them to stderr: [...] "SFWEB text", source: URL
+// (n).
 std::vector<std::string> pageLines(const std::string& log) {
   std::vector<std::string> lines;
   std::istringstream in(log);
@@ -131,11 +133,13 @@ std::string cameraQuery(const Camera& cam) {
   std::string view;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 4; ++j) view += (view.empty() ? "" : ",") + fmtFloat(cam.world_to_camera.m[i][j]);
-  return "size=" + std::to_string(cam.width) + "," + std::to_string(cam.height) + "&view=" + view + "&intrinsics=" + fmtFloat(cam.fx) + "," +
-         fmtFloat(cam.fy) + "," + fmtFloat(cam.cx) + "," + fmtFloat(cam.cy);
+  return "size=" + std::to_string(cam.width) + "," + std::to_string(cam.height) + "&view=" + view +
+         "&intrinsics=" + fmtFloat(cam.fx) + "," + fmtFloat(cam.fy) + "," + fmtFloat(cam.cx) + "," +
+         fmtFloat(cam.cy);
 }
 
-// The image a readback run printed (IMAGE, CHUNK lines), or an empty image; `first_frame` gets its timing line.
+// The image a readback run printed (IMAGE, CHUNK lines), or an empty image; `first_frame` gets its timing
+// line.
 ImageRGBA readbackImage(const std::vector<std::string>& lines, std::string* first_frame) {
   std::string b64;
   int width = 0, height = 0;
@@ -145,7 +149,9 @@ ImageRGBA readbackImage(const std::vector<std::string>& lines, std::string* firs
     if (l.rfind("CHUNK ", 0) == 0) b64 += l.substr(l.find(' ', 6) + 1);
   }
   const std::vector<uint8_t> bytes = test::decodeBase64(b64);
-  if (width <= 0 || height <= 0 || bytes.size() != static_cast<size_t>(width) * static_cast<size_t>(height) * 16) return {};
+  if (width <= 0 || height <= 0 ||
+      bytes.size() != static_cast<size_t>(width) * static_cast<size_t>(height) * 16)
+    return {};
   ImageRGBA image(width, height);
   std::memcpy(image.pixels.data(), bytes.data(), bytes.size());
   return image;
@@ -153,7 +159,8 @@ ImageRGBA readbackImage(const std::vector<std::string>& lines, std::string* firs
 
 double alphaMaxDifference(const ImageRGBA& a, const ImageRGBA& b) {
   double m = 0;
-  for (size_t i = 3; i < a.pixels.size(); i += 4) m = std::max(m, static_cast<double>(std::abs(a.pixels[i] - b.pixels[i])));
+  for (size_t i = 3; i < a.pixels.size(); i += 4)
+    m = std::max(m, static_cast<double>(std::abs(a.pixels[i] - b.pixels[i])));
   return m;
 }
 
@@ -255,10 +262,12 @@ class WebPage : public ::testing::Test {
     *ready = false;
     test::CliRun r = test::cli("export-web \"" + input + "\" -o \"" + site_ + "\"");
     ASSERT_EQ(r.code, 0) << r.out;
-    server_.start({SPLATFORGE_BINARY, "serve", site_, "--port", "0", "--quiet"}, dir_ + "/serve.out", dir_ + "/serve.err");
+    server_.start({SPLATFORGE_BINARY, "serve", site_, "--port", "0", "--quiet"}, dir_ + "/serve.out",
+                  dir_ + "/serve.err");
     const std::string line = waitFor(dir_ + "/serve.out", {"/ (Ctrl-C"}, 30);
     std::smatch m;
-    ASSERT_TRUE(std::regex_search(line, m, std::regex(R"(http://127\.0\.0\.1:(\d+)/)"))) << line << readText(dir_ + "/serve.err");
+    ASSERT_TRUE(std::regex_search(line, m, std::regex(R"(http://127\.0\.0\.1:(\d+)/)")))
+        << line << readText(dir_ + "/serve.err");
     base_url_ = "http://127.0.0.1:" + m[1].str() + "/index.html";
     *ready = true;
   }
@@ -284,13 +293,15 @@ class WebPage : public ::testing::Test {
   }
 
   // Opens `query` in headless Chromium until the page prints one of `markers`; returns its console lines.
-  std::vector<std::string> browse(const std::string& query, const std::vector<std::string>& markers, std::string* log_out = nullptr) {
+  std::vector<std::string> browse(const std::string& query, const std::vector<std::string>& markers,
+                                  std::string* log_out = nullptr) {
     const std::string log = dir_ + "/chromium.log";
     Child browser;
-    browser.start({chromium_, "--headless=new", "--no-sandbox", "--enable-unsafe-webgpu", "--enable-features=Vulkan", "--use-angle=vulkan",
-                   "--use-vulkan=swiftshader", "--enable-logging=stderr", "--v=0", "--no-first-run", "--user-data-dir=" + dir_ + "/profile",
-                   base_url_ + "?" + query},
-                  dir_ + "/chromium.out", log);
+    browser.start(
+        {chromium_, "--headless=new", "--no-sandbox", "--enable-unsafe-webgpu", "--enable-features=Vulkan",
+         "--use-angle=vulkan", "--use-vulkan=swiftshader", "--enable-logging=stderr", "--v=0",
+         "--no-first-run", "--user-data-dir=" + dir_ + "/profile", base_url_ + "?" + query},
+        dir_ + "/chromium.out", log);
     std::vector<std::string> wanted;
     for (const std::string& m : markers) wanted.push_back("SFWEB " + m);
     std::string text = waitFor(log, wanted, 300);
@@ -320,10 +331,12 @@ class WebPage : public ::testing::Test {
 };
 
 // No WebGPU adapter: skip (fail under CI) with the page's own words.
-#define SF_REQUIRE_ADAPTER(lines, log)                                                                        \
-  for (const std::string& l : lines)                                                                          \
-    if (l.rfind("ERROR WebGPU", 0) == 0) SF_SKIP_OR_FAIL("no WebGPU adapter in headless Chromium: " << l.substr(6)); \
-  if (lines.empty()) SF_SKIP_OR_FAIL("headless Chromium printed nothing from the page:\n" << log.substr(0, 4000))
+#define SF_REQUIRE_ADAPTER(lines, log)                                            \
+  for (const std::string& l : lines)                                              \
+    if (l.rfind("ERROR WebGPU", 0) == 0)                                          \
+      SF_SKIP_OR_FAIL("no WebGPU adapter in headless Chromium: " << l.substr(6)); \
+  if (lines.empty())                                                              \
+  SF_SKIP_OR_FAIL("headless Chromium printed nothing from the page:\n" << log.substr(0, 4000))
 
 TEST_F(WebPage, BikerMatchesTheCpuRenderer) {
   bool ready = false;
@@ -338,7 +351,8 @@ TEST_F(WebPage, BikerMatchesTheCpuRenderer) {
   Camera cam = lookAtCamera(eye, centre, Vec3{0, -1, 0}, 50.0f, 320, 240);
   cam.cx = 0.47f * 320, cam.cy = 0.53f * 240;
   std::string log;
-  const std::vector<std::string> lines = browse("readback=1&" + cameraQuery(cam), {"IMAGE-END", "ERROR"}, &log);
+  const std::vector<std::string> lines =
+      browse("readback=1&" + cameraQuery(cam), {"IMAGE-END", "ERROR"}, &log);
   SF_REQUIRE_ADAPTER(lines, log);
   for (const std::string& l : lines) ASSERT_NE(l.rfind("ERROR", 0), 0u) << l;
   std::string first_frame;
@@ -349,8 +363,10 @@ TEST_F(WebPage, BikerMatchesTheCpuRenderer) {
   const ImageRGBA cpu = renderCpu(std::span<const RenderObject>(&object, 1), cam, RenderSettings{});
   const ImageDiff diff = compareImages(web, cpu);
   const double alpha_max = alphaMaxDifference(web, cpu);
-  std::printf("web page vs CPU renderer, biker 320x240: PSNR %.1f dB, max difference %.2e, alpha max difference %.2e\n", diff.psnr,
-              diff.max_abs, alpha_max);
+  std::printf(
+      "web page vs CPU renderer, biker 320x240: PSNR %.1f dB, max difference %.2e, alpha max difference "
+      "%.2e\n",
+      diff.psnr, diff.max_abs, alpha_max);
   std::printf("first frame: %s\n", first_frame.c_str());
   EXPECT_GE(diff.psnr, 40.0);
   EXPECT_LT(alpha_max, 0.02);
@@ -371,11 +387,13 @@ TEST_F(WebPage, ShDegree3AntialiasedCloudMatchesTheCpuRenderer) {
   cloud.antialiased = true;
   cloud.screen_filter = 0.1f;
   saveSplats(cloud, site_ + "/random_sh3.ply");
-  const LoadedSplats loaded = loadSplats(site_ + "/random_sh3.ply");  // what the page reads, rounding included
+  const LoadedSplats loaded =
+      loadSplats(site_ + "/random_sh3.ply");  // what the page reads, rounding included
   ASSERT_TRUE(loaded.cloud.antialiased);
   Camera cam = lookAtCamera(Vec3{0.6f, -0.4f, -1.6f}, Vec3{0, 0, 0}, Vec3{0, -1, 0}, 60.0f, 200, 136);
   std::string log;
-  const std::vector<std::string> lines = browse("scene=random_sh3.ply&readback=1&bg=0.2,0.3,0.4&" + cameraQuery(cam), {"IMAGE-END", "ERROR"}, &log);
+  const std::vector<std::string> lines = browse(
+      "scene=random_sh3.ply&readback=1&bg=0.2,0.3,0.4&" + cameraQuery(cam), {"IMAGE-END", "ERROR"}, &log);
   SF_REQUIRE_ADAPTER(lines, log);
   for (const std::string& l : lines) ASSERT_NE(l.rfind("ERROR", 0), 0u) << l;
   std::string first_frame;
@@ -387,8 +405,10 @@ TEST_F(WebPage, ShDegree3AntialiasedCloudMatchesTheCpuRenderer) {
   const ImageRGBA cpu = renderCpu(std::span<const RenderObject>(&object, 1), cam, settings);
   const ImageDiff diff = compareImages(web, cpu);
   const double alpha_max = alphaMaxDifference(web, cpu);
-  std::printf("web page vs CPU renderer, SH 3 antialiased cloud 200x136: PSNR %.1f dB, max difference %.2e, alpha max difference %.2e\n",
-              diff.psnr, diff.max_abs, alpha_max);
+  std::printf(
+      "web page vs CPU renderer, SH 3 antialiased cloud 200x136: PSNR %.1f dB, max difference %.2e, alpha "
+      "max difference %.2e\n",
+      diff.psnr, diff.max_abs, alpha_max);
   EXPECT_GE(diff.psnr, 40.0);
   EXPECT_LT(alpha_max, 0.02);
 }

@@ -1,8 +1,8 @@
 // Force-included into the WebAssembly module's C++ units (web/wasm/CMakeLists.txt): emscripten 3.1.6's libc++
-// (LLVM 14) has std::from_chars for integers only; the ASCII PLY reader (io/ply_parser.cpp) also reads doubles.
-// This is that overload for the "general" format, over strtod in the C locale, with from_chars's rules: no
-// leading whitespace or '+', no hexadecimal prefix (only its "0" is read), "inf" and "nan" accepted, the
-// result's ptr just past what was read, result_out_of_range when the value overflows a double.
+// (LLVM 14) has std::from_chars for integers only; the ASCII PLY reader (io/ply_parser.cpp) also reads
+// doubles. This is that overload for the "general" format, over strtod in the C locale, with from_chars's
+// rules: no leading whitespace or '+', no hexadecimal prefix (only its "0" is read), "inf" and "nan"
+// accepted, the result's ptr just past what was read, result_out_of_range when the value overflows a double.
 #pragma once
 #ifdef __cplusplus
 #include <cerrno>
@@ -16,7 +16,8 @@ namespace std {
 inline from_chars_result from_chars(const char* first, const char* last, double& value) {
   const char* p = first;
   if (p != last && *p == '-') ++p;
-  if (p == last || *p == '+' || *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v')
+  if (p == last || *p == '+' || *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' ||
+      *p == '\v')
     return {first, errc::invalid_argument};
   if (last - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
     value = (*first == '-') ? -0.0 : 0.0;

@@ -101,10 +101,12 @@ std::string describe(const sf::LoadedSplats& loaded) {
   w += "]";
   return std::string("{\"ok\":true,\"format\":") + jsonString(sf::formatName(loaded.format)) +
          ",\"version\":" + std::to_string(loaded.version) + ",\"gaussians\":" + std::to_string(c.size()) +
-         ",\"sh_degree\":" + std::to_string(c.sh_degree) + ",\"antialiased\":" + (c.antialiased ? "true" : "false") +
+         ",\"sh_degree\":" + std::to_string(c.sh_degree) +
+         ",\"antialiased\":" + (c.antialiased ? "true" : "false") +
          ",\"linear\":" + (c.color_space == sf::ColorSpace::kLinear ? "true" : "false") +
-         ",\"screen_filter\":" + std::to_string(c.screen_filter) + ",\"file_bytes\":" + std::to_string(loaded.file_bytes) +
-         ",\"axes\":" + jsonString(loaded.axes) + ",\"warnings\":" + w + "}";
+         ",\"screen_filter\":" + std::to_string(c.screen_filter) +
+         ",\"file_bytes\":" + std::to_string(loaded.file_bytes) + ",\"axes\":" + jsonString(loaded.axes) +
+         ",\"warnings\":" + w + "}";
 }
 
 }  // namespace
@@ -112,11 +114,15 @@ std::string describe(const sf::LoadedSplats& loaded) {
 extern "C" {
 
 // Memory for the file's bytes, filled by the caller before sf_web_decode; null when it cannot be had.
-EMSCRIPTEN_KEEPALIVE uint8_t* sf_web_alloc(uint32_t size) { return new (std::nothrow) uint8_t[size ? size : 1]; }
-EMSCRIPTEN_KEEPALIVE void sf_web_free_bytes(uint8_t* bytes) { delete[] bytes; }
+EMSCRIPTEN_KEEPALIVE uint8_t* sf_web_alloc(uint32_t size) {
+  return new (std::nothrow) uint8_t[size ? size : 1];
+}
+EMSCRIPTEN_KEEPALIVE void sf_web_free_bytes(uint8_t* bytes) {
+  delete[] bytes;
+}
 
-// Decodes `size` bytes named `name` (the file name the messages use; its extension decides for content without
-// a magic, as on the command line). Never null; sf_web_info says whether it worked.
+// Decodes `size` bytes named `name` (the file name the messages use; its extension decides for content
+// without a magic, as on the command line). Never null; sf_web_info says whether it worked.
 EMSCRIPTEN_KEEPALIVE WebDecoded* sf_web_decode(const uint8_t* bytes, uint32_t size, const char* name) {
   auto* r = new WebDecoded;
   try {
@@ -139,19 +145,32 @@ EMSCRIPTEN_KEEPALIVE WebDecoded* sf_web_decode(const uint8_t* bytes, uint32_t si
     r->info = describe(loaded);
     r->ok = true;
   } catch (const std::bad_alloc&) {
-    r->info = std::string("{\"ok\":false,\"error\":") + jsonString(std::string(name) + ": ran out of memory while loading") + "}";
+    r->info = std::string("{\"ok\":false,\"error\":") +
+              jsonString(std::string(name) + ": ran out of memory while loading") + "}";
   } catch (const std::exception& e) {
     r->info = std::string("{\"ok\":false,\"error\":") + jsonString(e.what()) + "}";
   }
   return r;
 }
 
-EMSCRIPTEN_KEEPALIVE const char* sf_web_info(const WebDecoded* r) { return r->info.c_str(); }
-EMSCRIPTEN_KEEPALIVE const float* sf_web_positions(const WebDecoded* r) { return r->positions.data(); }
-EMSCRIPTEN_KEEPALIVE const float* sf_web_covariances(const WebDecoded* r) { return r->covariances.data(); }
-EMSCRIPTEN_KEEPALIVE const float* sf_web_opacities(const WebDecoded* r) { return r->opacities.data(); }
-EMSCRIPTEN_KEEPALIVE const float* sf_web_sh(const WebDecoded* r) { return r->sh.data(); }
-EMSCRIPTEN_KEEPALIVE uint32_t sf_web_sh_floats(const WebDecoded* r) { return static_cast<uint32_t>(r->sh.size()); }
+EMSCRIPTEN_KEEPALIVE const char* sf_web_info(const WebDecoded* r) {
+  return r->info.c_str();
+}
+EMSCRIPTEN_KEEPALIVE const float* sf_web_positions(const WebDecoded* r) {
+  return r->positions.data();
+}
+EMSCRIPTEN_KEEPALIVE const float* sf_web_covariances(const WebDecoded* r) {
+  return r->covariances.data();
+}
+EMSCRIPTEN_KEEPALIVE const float* sf_web_opacities(const WebDecoded* r) {
+  return r->opacities.data();
+}
+EMSCRIPTEN_KEEPALIVE const float* sf_web_sh(const WebDecoded* r) {
+  return r->sh.data();
+}
+EMSCRIPTEN_KEEPALIVE uint32_t sf_web_sh_floats(const WebDecoded* r) {
+  return static_cast<uint32_t>(r->sh.size());
+}
 
 // The camera `splatforge render` takes for this capture at width x height (autoCamera of a one-capture scene:
 // frameBox of the 1-99 percentile bounds, looking along +z with -y up), into out[0..26) (writeCamera); the
@@ -265,6 +284,8 @@ EMSCRIPTEN_KEEPALIVE void sf_web_scene_release(WebScene* s) {
   delete s;
 }
 
-EMSCRIPTEN_KEEPALIVE void sf_web_release(WebDecoded* r) { delete r; }
+EMSCRIPTEN_KEEPALIVE void sf_web_release(WebDecoded* r) {
+  delete r;
+}
 
 }  // extern "C"
