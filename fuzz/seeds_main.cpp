@@ -909,6 +909,12 @@ void lodMetaSeeds() {
   put(t, "environment.json",
       meta(2, "[20, 9]", 29, R"(["0_0/meta.json", "1_0/meta.json"])", two,
            R"(, "environment": "env/meta.json")"));
+  // Refused: an environment that leaves the folder, one that is not a string.
+  put(t, "environment_leaves_folder.json",
+      meta(2, "[20, 9]", 29, R"(["0_0/meta.json", "1_0/meta.json"])", two,
+           R"(, "environment": "../env/meta.json")"));
+  put(t, "environment_not_a_string.json",
+      meta(2, "[20, 9]", 29, R"(["0_0/meta.json", "1_0/meta.json"])", two, R"(, "environment": 7)"));
 }
 
 // ---- ONNX ----------------------------------------------------------------------------------------------

@@ -65,19 +65,22 @@ std::vector<uint64_t> levelCountsFromIndex(const lod::Index& x) {
   return counts;
 }
 
-// `lod info` of PlayCanvas's streamed LOD: its levels, tree and files (io/lod_meta.h).
+// `lod info` of PlayCanvas's streamed LOD: its levels, tree, files and environment (io/lod_meta.h). The
+// environment's SOG is decoded for its count, which the JSON does not carry.
 int runMetaInfo(const LodCommand::Options& o) {
   const LodMeta m = loadLodMeta(o.input);
   std::vector<size_t> leaves_with(m.level_count, 0);
   for (const LodMetaLeaf& leaf : m.leaves)
     for (int l : leaf.levels) ++leaves_with[l];
+  const GaussianCloud environment = readLodMetaEnvironment(m);
   if (o.verify) {  // every file decoded and every range of every level inside its file (refused otherwise)
     for (int l = 0; l < m.level_count; ++l) {
       std::vector<int> only(m.leaves.size(), -1);
       for (size_t i = 0; i < m.leaves.size(); ++i)
         if (std::find(m.leaves[i].levels.begin(), m.leaves[i].levels.end(), l) != m.leaves[i].levels.end())
           only[i] = l;
-      readLodMetaLeaves(m, only);
+      // The level with the environment, as a cut would draw it: the load limits apply to both together.
+      readLodMetaLeaves(m, only, m.environment.empty() ? nullptr : &environment);
     }
   }
   if (o.json) {
@@ -88,12 +91,18 @@ int runMetaInfo(const LodCommand::Options& o) {
     }
     for (size_t i = 0; i < m.files.size(); ++i)
       files += fmt::format("{}\"{}\"", i ? ", " : "", jsonEscape(m.files[i]));
+    const std::string env =
+        m.environment.empty()
+            ? std::string("null")
+            : fmt::format("{{\"file\": \"{}\", \"count\": {}, \"sh_degree\": {}}}", jsonEscape(m.environment),
+                          environment.size(), environment.sh_degree);
     fmt::print(
         "{{\"file\": \"{}\", \"format\": \"lod-meta\", \"generator\": \"{}\", \"levels\": {}, \"count\": {}, "
         "\"counts\": [{}], \"leaves_with_level\": [{}], \"nodes\": {}, \"leaves\": {}, \"depth\": {}, "
-        "\"bounds_min\": {}, \"bounds_max\": {}, \"verified\": {}, \"files\": [{}]}}\n",
+        "\"bounds_min\": {}, \"bounds_max\": {}, \"verified\": {}, \"files\": [{}], \"environment\": {}}}\n",
         jsonEscape(o.input), jsonEscape(m.generator), m.level_count, m.count, counts, with, m.nodes,
-        m.leaves.size(), m.depth, vecJson(m.box_min), vecJson(m.box_max), o.verify ? "true" : "false", files);
+        m.leaves.size(), m.depth, vecJson(m.box_min), vecJson(m.box_max), o.verify ? "true" : "false", files,
+        env);
     return 0;
   }
   fmt::print("{}: PlayCanvas streamed level of detail{}\n", o.input,
@@ -104,7 +113,12 @@ int runMetaInfo(const LodCommand::Options& o) {
                m.leaves.size());
   fmt::print("  tree {} nodes, depth {}; {} SOG files\n", m.nodes, m.depth, m.files.size());
   fmt::print("  bounds {} to {}\n", vecText(m.box_min), vecText(m.box_max));
-  if (o.verify) fmt::print("  verified: every file decoded, every level's ranges inside their files\n");
+  if (!m.environment.empty())
+    fmt::print("  environment {}: {} gaussians, SH degree {} (outside the tree, drawn at every distance)\n",
+               m.environment, environment.size(), environment.sh_degree);
+  if (o.verify)
+    fmt::print("  verified: every file decoded{}, every level's ranges inside their files\n",
+               m.environment.empty() ? "" : " (the environment's too)");
   return 0;
 }
 
@@ -188,14 +202,24 @@ int runMetaCut(const LodCommand::Options& o, Camera cam, Clock::time_point t0) {
   if (o.camera.empty())  // as `render` frames a capture, here by the tree's bound
     cam = frameBox(m.box_min, m.box_max, Vec3{0, 0, 1}, Vec3{0, -1, 0}, o.width.value_or(kDefaultWidth),
                    o.height.value_or(kDefaultHeight));
-  const lod::MetaCut cut = lod::cutLodMeta(m, cam, o.budget);
-  if (cut.culled == m.leaves.size())
-    return fail("lod cut", "no leaf of the tree is in view of this camera; check the camera");
+  // The environment is always drawn and counted: the leaves share what the budget leaves after it.
+  if (!m.environment.empty()) progress("reading the environment " + m.environment);
+  const GaussianCloud environment = readLodMetaEnvironment(m);
+  const lod::MetaCut cut = lod::cutLodMeta(m, cam, o.budget, environment.size());
+  if (cut.culled == m.leaves.size()) {
+    if (m.environment.empty())
+      return fail("lod cut", "no leaf of the tree is in view of this camera; check the camera");
+    printWarnings("lod cut", {"no leaf of the tree is in view of this camera: the cut is the environment (" +
+                              m.environment + ") alone"});
+  }
   progress("reading the chosen ranges of " + o.input);
-  saveSplats(readLodMetaLeaves(m, cut.leaf_level), o.output);
+  saveSplats(readLodMetaLeaves(m, cut.leaf_level, m.environment.empty() ? nullptr : &environment), o.output);
   writeCameraOut(o, cam);
-  fmt::print(stderr, "  chose a level for {} of the {} leaves ({} at their finest), {} culled{}\n",
+  fmt::print(stderr, "  chose a level for {} of the {} leaves ({} at their finest), {} culled{}{}\n",
              m.leaves.size() - cut.culled, m.leaves.size(), cut.finest, cut.culled,
+             m.environment.empty()
+                 ? std::string()
+                 : fmt::format("; the environment's {} gaussians always drawn", cut.environment),
              cut.budget_limited ? ", budget reached" : "");
   fmt::print("wrote {}{}: {} gaussians (budget {})\n", o.output,
              o.camera_out.empty() ? "" : ", " + o.camera_out, cut.count, o.budget);

@@ -1058,20 +1058,21 @@ LodCommand::LodCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
   CLI::App* info =
       command_->add_subcommand("info",
                                "Describe a level-of-detail hierarchy: leaves, nodes per level, chunks, bytes "
-                               "(or PlayCanvas's streamed LOD: levels, leaves, files)");
+                               "(or PlayCanvas's streamed LOD: levels, leaves, files, environment)");
   info->add_option("dir", o.input, "Hierarchy directory (lod build's output), or a PlayCanvas lod-meta.json")
       ->required();
   info->add_flag("--json", o.json, "Machine-readable JSON output");
   info->add_flag("--verify", o.verify,
                  "Also read every chunk and check its size, checksum and nodes (lod-meta.json: read every "
-                 "level's ranges)");
+                 "level's ranges, and the environment)");
   CLI::App* cut = command_->add_subcommand(
       "cut",
       "Choose the nodes a camera sees under a budget of gaussians (largest screen-space error refined first) "
       "and write them as a splat file");
   cut->add_option(
          "dir", o.input,
-         "Hierarchy directory (lod build's output), or a PlayCanvas lod-meta.json (a level per leaf)")
+         "Hierarchy directory (lod build's output), or a PlayCanvas lod-meta.json (a level per leaf; its "
+         "environment always drawn and counted in the budget)")
       ->required();
   cut->add_option("--budget", o.budget, "Most gaussians in the cut")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40))

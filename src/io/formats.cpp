@@ -140,10 +140,7 @@ LoadedSplats decodeSplats(std::span<const uint8_t> bytes, const std::string& pat
     out.format = SplatFormat::kLodMeta;
     const LodMeta meta =
         parseLodMeta(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
-    out.cloud = readLodMetaLeaves(meta, lodMetaLevels(meta, 0));
-    if (!meta.environment.empty())
-      out.warnings.push_back(path + ": its environment gaussians (" + meta.environment +
-                             ", splat-transform's -l -1) are not read");
+    out.cloud = readLodMetaLeaves(meta, lodMetaLevels(meta, 0));  // the environment's gaussians follow
   } else if ((looksLikeZip(bytes) && ext != ".splat") || isSogMetaPath(path)) {
     // A ZIP archive (.sog), or the meta.json of an unpacked SOG whose images lie beside it.
     out.format = SplatFormat::kSog;

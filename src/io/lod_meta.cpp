@@ -116,6 +116,46 @@ GaussianCloud rowsOf(const GaussianCloud& cloud, uint64_t offset, uint64_t count
   return out;
 }
 
+// The ranges that leaf_level asks for, in leaf order, and their total.
+struct Want {
+  size_t leaf;
+  LodMetaRange range;
+};
+struct Wanted {
+  std::vector<Want> ranges;
+  uint64_t total = 0;
+};
+
+Wanted wantedRanges(const LodMeta& meta, std::span<const int> leaf_level) {
+  if (leaf_level.size() != meta.leaves.size())
+    throw Error(meta.path + ": " + std::to_string(leaf_level.size()) + " leaf levels given for " +
+                std::to_string(meta.leaves.size()) + " leaves");
+  Wanted out;
+  for (size_t i = 0; i < meta.leaves.size(); ++i) {
+    if (leaf_level[i] < 0) continue;
+    const LodMetaLeaf& leaf = meta.leaves[i];
+    const auto at = std::find(leaf.levels.begin(), leaf.levels.end(), leaf_level[i]);
+    if (at == leaf.levels.end())
+      throw Error(meta.path + ": " + leaf.json_path + " has no level " + std::to_string(leaf_level[i]));
+    const LodMetaRange& r = leaf.ranges[static_cast<size_t>(at - leaf.levels.begin())];
+    out.ranges.push_back({i, r});
+    out.total += r.count;
+  }
+  return out;
+}
+
+// The SOG file `name` (relative to the lod-meta.json's folder, as "filenames" or "environment" gives it),
+// decoded; a file that is missing or does not decode is refused naming the lod-meta.json and `json_path`.
+GaussianCloud decodeNamed(const LodMeta& meta, const std::string& name, const std::string& json_path) {
+  const std::string file = (fs::path(meta.path).parent_path() / name).string();
+  try {
+    const std::vector<uint8_t> bytes = readFile(file);
+    return readSog(bytes, file);
+  } catch (const Error& e) {
+    throw Error(meta.path + ": " + json_path + " (\"" + name + "\"): " + e.what());
+  }
+}
+
 }  // namespace
 
 LodMeta parseLodMeta(std::string_view text, const std::string& path) {
@@ -183,40 +223,32 @@ std::vector<int> lodMetaLevels(const LodMeta& meta, int level) {
   return out;
 }
 
+GaussianCloud readLodMetaEnvironment(const LodMeta& meta) {
+  if (meta.environment.empty()) return {};
+  return decodeNamed(meta, meta.environment, "environment");
+}
+
 GaussianCloud readLodMetaLeaves(const LodMeta& meta, std::span<const int> leaf_level) {
-  if (leaf_level.size() != meta.leaves.size())
-    throw Error(meta.path + ": " + std::to_string(leaf_level.size()) + " leaf levels given for " +
-                std::to_string(meta.leaves.size()) + " leaves");
-  // The ranges wanted, in leaf order, and the files they need.
-  struct Want {
-    size_t leaf;
-    LodMetaRange range;
-  };
-  std::vector<Want> wants;
-  uint64_t total = 0;
-  for (size_t i = 0; i < meta.leaves.size(); ++i) {
-    if (leaf_level[i] < 0) continue;
-    const LodMetaLeaf& leaf = meta.leaves[i];
-    const auto at = std::find(leaf.levels.begin(), leaf.levels.end(), leaf_level[i]);
-    if (at == leaf.levels.end())
-      throw Error(meta.path + ": " + leaf.json_path + " has no level " + std::to_string(leaf_level[i]));
-    const LodMetaRange& r = leaf.ranges[static_cast<size_t>(at - leaf.levels.begin())];
-    wants.push_back({i, r});
-    total += r.count;
-  }
+  // The leaves' total is checked before the environment is decoded, the whole total again once it is.
+  checkGaussianBudget(meta.path, wantedRanges(meta, leaf_level).total, 3);
+  const GaussianCloud environment = readLodMetaEnvironment(meta);
+  return readLodMetaLeaves(meta, leaf_level, meta.environment.empty() ? nullptr : &environment);
+}
+
+GaussianCloud readLodMetaLeaves(const LodMeta& meta, std::span<const int> leaf_level,
+                                const GaussianCloud* environment) {
+  const Wanted wanted = wantedRanges(meta, leaf_level);
+  const std::vector<Want>& wants = wanted.ranges;
   // At SH degree 3, the most a SOG holds (the degree is known only once a file is decoded); each file is then
-  // checked again by its own reader.
-  checkGaussianBudget(meta.path, total, 3);
+  // checked again by its own reader. The environment counts with the leaves.
+  checkGaussianBudget(meta.path, wanted.total + (environment ? environment->size() : 0), 3);
   // Decode each file once, in the order of first use, keeping only the rows wanted from it.
-  const fs::path dir = fs::path(meta.path).parent_path();
   std::vector<GaussianCloud> parts(wants.size());
   std::vector<bool> done(wants.size(), false);
   for (size_t w = 0; w < wants.size(); ++w) {
     if (done[w]) continue;
     const uint32_t f = wants[w].range.file;
-    const std::string file = (dir / meta.files[f]).string();
-    const std::vector<uint8_t> bytes = readFile(file);
-    const GaussianCloud cloud = readSog(bytes, file);
+    const GaussianCloud cloud = decodeNamed(meta, meta.files[f], "filenames[" + std::to_string(f) + "]");
     for (size_t v = w; v < wants.size(); ++v) {
       if (done[v] || wants[v].range.file != f) continue;
       const LodMetaRange& r = wants[v].range;
@@ -230,6 +262,7 @@ GaussianCloud readLodMetaLeaves(const LodMeta& meta, std::span<const int> leaf_l
   }
   std::vector<const GaussianCloud*> ptrs;
   for (const GaussianCloud& p : parts) ptrs.push_back(&p);
+  if (environment) ptrs.push_back(environment);  // after the leaves, its rows in its file's order
   return mergeClouds(ptrs);
 }
 

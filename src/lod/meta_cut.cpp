@@ -23,8 +23,14 @@ struct Candidate {  // a leaf that can move to a finer level
 
 }  // namespace
 
-MetaCut cutLodMeta(const LodMeta& meta, const Camera& cam, uint64_t budget, float margin_px) {
+MetaCut cutLodMeta(const LodMeta& meta, const Camera& cam, uint64_t budget, uint64_t environment_count,
+                   float margin_px) {
   MetaCut cut;
+  // The environment is always drawn; the leaves are chosen under what remains of the budget, and cut.count
+  // holds the leaves' gaussians until the environment's are added at the end.
+  cut.environment = environment_count;
+  const bool environment_passes = environment_count > budget;
+  budget = environment_passes ? 0 : budget - environment_count;
   cut.leaf_level.assign(meta.leaves.size(), -1);
   std::vector<size_t> at(meta.leaves.size(), 0);  // index into the leaf's levels (ascending: finest first)
   std::vector<float> size_px(meta.leaves.size(), 0);
@@ -68,6 +74,8 @@ MetaCut cutLodMeta(const LodMeta& meta, const Camera& cam, uint64_t budget, floa
     cut.leaf_level[i] = meta.leaves[i].levels[at[i]];
     cut.finest += at[i] == 0;
   }
+  cut.count += cut.environment;
+  cut.budget_limited = cut.budget_limited || environment_passes;
   return cut;
 }
 
