@@ -51,6 +51,9 @@ const uint32_t kGemmShader[] = {
 const uint32_t kConvShader[] = {
 #include "nn_conv.inc"
 };
+const uint32_t kWindowShader[] = {
+#include "nn_window.inc"
+};
 const uint32_t kSampleShader[] = {
 #include "nn_sample.inc"
 };
@@ -81,6 +84,8 @@ KernelSource kernelSource(Kernel k) {
       return {kGemmShader, "nn_gemm"};
     case Kernel::kConv:
       return {kConvShader, "nn_conv"};
+    case Kernel::kWindow:
+      return {kWindowShader, "nn_window"};
     case Kernel::kSample:
       return {kSampleShader, "nn_sample"};
     case Kernel::kMatmulSmall:
@@ -135,7 +140,9 @@ std::vector<GpuOpInfo> vulkanOps() {
     ops.push_back({op.c_str(), "folded: inputs must be static"});
   ops.push_back({"BatchNormalization", "inference; statistics static (folded into a multiply-add)"});
   ops.push_back({"Clip", "bounds static or tensors"});
+  ops.push_back({"AveragePool", "up to 4 spatial dimensions"});
   ops.push_back({"Conv", "1-D and 2-D"});
+  ops.push_back({"ConvTranspose", "up to 4 spatial dimensions"});
   ops.push_back(
       {"Einsum",
        "one operand (a strided sum) or two float operands (a strided GEMM: output labels batch, then one "
@@ -147,6 +154,7 @@ std::vector<GpuOpInfo> vulkanOps() {
   ops.push_back({"Gather", "constant indices through a gather map"});
   ops.push_back({"Gemm", "float types"});
   ops.push_back({"GridSample", ""});
+  ops.push_back({"MaxPool", "up to 4 spatial dimensions; the Indices output too"});
   ops.push_back({"MatMul", "float types; up to 4 batch axes after merging"});
   ops.push_back({"Resize", "scales/sizes static; nearest through a gather map"});
   ops.push_back({"Softmax", ""});

@@ -1,6 +1,6 @@
 // The Vulkan executor's operator table and its lowering of one node to dispatches (vulkan_lowering.h): the
-// elementwise, fused, gather-map, reduction, softmax / normalisation, product, convolution and sampling
-// kernels' parameter words, and the arena allocator the plan's values live in.
+// elementwise, fused, gather-map, reduction, softmax / normalisation, product, convolution, window and
+// sampling kernels' parameter words, and the arena allocator the plan's values live in.
 #include "neural/vulkan_lowering.h"
 
 #include <algorithm>
@@ -686,6 +686,107 @@ void Lowering::conv(const Node& n) {
   dispatch(Kernel::kConv, b, static_cast<uint64_t>(elementCount(out.shape)), n);
 }
 
+void Lowering::window(const Node& n) {
+  const Slot& x = slot(n, n.inputs.at(0));
+  const Slot& y = slot(n, n.outputs[0]);
+  const bool transpose = n.op_type == "ConvTranspose", max = n.op_type == "MaxPool";
+  if (x.shape.size() < 3 || x.shape.size() - 2 > NN_WINDOW_DIMS)
+    refuse(g_, n, "only 1 to " + std::to_string(NN_WINDOW_DIMS) + " spatial dimensions");
+  if (!max && !isFloatType(x.dtype)) refuse(g_, n, "an integer input");
+  const size_t nd = x.shape.size() - 2;
+  const Shape in(x.shape.begin() + 2, x.shape.end()), out(y.shape.begin() + 2, y.shape.end());
+  Shape kernel = n.attrInts("kernel_shape");
+  if (transpose) {
+    const Shape& w = slot(n, n.inputs.at(1)).shape;
+    kernel.assign(w.begin() + 2, w.end());
+  }
+  const std::vector<int64_t> strides = n.attrInts("strides", std::vector<int64_t>(nd, 1)),
+                             dil = n.attrInts("dilations", std::vector<int64_t>(nd, 1)),
+                             pads = n.attrInts("pads", std::vector<int64_t>(2 * nd, 0));
+  const std::string auto_pad = n.attrString("auto_pad", "NOTSET");
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  // Pads at the start and end of every dimension, as the CPU kernels compute them.
+  std::vector<int64_t> pad_begin(nd, 0), pad_end(nd, 0);
+  for (size_t d = 0; d < nd; ++d) {
+    const int64_t extent = (kernel[d] - 1) * dil[d] + 1;
+    if (transpose) {
+      const std::vector<int64_t> out_pad = n.attrInts("output_padding", std::vector<int64_t>(nd, 0));
+      if (!n.attrInts("output_shape").empty() || same) {
+        const int64_t full = strides[d] * (in[d] - 1) + out_pad[d] + extent;
+        const int64_t total = std::max<int64_t>(full - out[d], 0);
+        pad_begin[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      } else if (auto_pad != "VALID") {
+        pad_begin[d] = pads[d];
+      }
+    } else if (same) {
+      const int64_t total = std::max<int64_t>((out[d] - 1) * strides[d] + extent - in[d], 0);
+      pad_begin[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pad_end[d] = total - pad_begin[d];
+    } else if (auto_pad != "VALID") {
+      pad_begin[d] = pads[d];
+      pad_end[d] = pads[d + nd];
+    }
+  }
+  const int64_t in_size = elementCount(in), out_size = elementCount(out), k_size = elementCount(kernel);
+  const bool indices = max && n.outputs.size() > 1 && !n.outputs[1].empty();
+  if (indices && elementCount(x.shape) > std::numeric_limits<int32_t>::max())
+    refuse(g_, n, "Indices beyond the int32 range the GPU holds integers in");
+  if (max && x.dtype == DType::kInt64) {
+    // A window entirely in the padding gives int64's minimum (the CPU's -inf): not held on the GPU.
+    for (size_t d = 0; d < nd; ++d) {
+      for (int64_t o = 0; o < out[d]; ++o) {
+        bool any = false;
+        for (int64_t k = 0; k < kernel[d] && !any; ++k) {
+          const int64_t q = o * strides[d] - pad_begin[d] + k * dil[d];
+          any = q >= 0 && q < in[d];
+        }
+        if (!any) refuse(g_, n, "an int64 window entirely in the padding");
+      }
+    }
+  }
+  const uint32_t b = newParams(24 + 8 * NN_WINDOW_DIMS);
+  param(b, 0) = transpose                                ? NN_WIN_CONV_TRANSPOSE
+                : max                                    ? NN_WIN_MAX
+                : n.attrInt("count_include_pad", 0) != 0 ? NN_WIN_AVERAGE_PAD
+                                                         : NN_WIN_AVERAGE;
+  param(b, 1) = static_cast<uint32_t>(nd);
+  param(b, 2) = static_cast<uint32_t>(x.shape[1]);
+  param(b, 3) = static_cast<uint32_t>(y.shape[1]);
+  param(b, 6) = off(n, n.inputs[0]);
+  if (transpose) {
+    const int64_t group = n.attrInt("group", 1);
+    param(b, 4) = static_cast<uint32_t>(x.shape[1] / group);
+    param(b, 5) = static_cast<uint32_t>(y.shape[1] / group);
+    param(b, 7) = off(n, n.inputs[1]);
+    if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+      param(b, 8) = off(n, n.inputs[2]);
+      param(b, 9) = 1;
+    }
+  }
+  param(b, 10) = off(n, n.outputs[0]);
+  param(b, 11) = static_cast<uint32_t>(y.dtype);
+  param(b, 12) = static_cast<uint32_t>(x.dtype);
+  if (indices) {
+    param(b, 13) = off(n, n.outputs[1]);
+    param(b, 14) = n.attrInt("storage_order", 0) == 1 ? 2 : 1;
+  }
+  param(b, 15) = static_cast<uint32_t>(in_size);
+  param(b, 16) = static_cast<uint32_t>(out_size);
+  param(b, 17) = static_cast<uint32_t>(k_size);
+  for (size_t d = 0; d < nd; ++d) {
+    const int64_t v[7] = {in[d], out[d], kernel[d], strides[d], dil[d], pad_begin[d], pad_end[d]};
+    for (size_t k = 0; k < 7; ++k) {
+      if (v[k] < std::numeric_limits<int32_t>::min() || v[k] > std::numeric_limits<int32_t>::max())
+        refuse(g_, n, "a window size, stride, dilation or pad beyond 32 bits");
+      param(b, 24 + 8 * d + k) = static_cast<uint32_t>(static_cast<int32_t>(v[k]));
+    }
+  }
+  if (in_size > std::numeric_limits<int32_t>::max() || k_size > std::numeric_limits<int32_t>::max())
+    refuse(g_, n, "a window or an input plane beyond 2^31 positions");
+  if (out_size == 0) return;
+  dispatch(Kernel::kWindow, b, static_cast<uint64_t>(elementCount(y.shape)), n);
+}
+
 void Lowering::reduce(const Node& n, uint32_t kind) {
   const Slot& x = slot(n, n.inputs.at(0));
   const auto rank = static_cast<int64_t>(x.shape.size());
@@ -1174,6 +1275,8 @@ void Lowering::lower(const Node& n, const ValueTypes& info) {
     gemm(n, op == "Gemm");
   } else if (op == "Conv") {
     conv(n);
+  } else if (op == "MaxPool" || op == "AveragePool" || op == "ConvTranspose") {
+    window(n);
   } else if (op == "GridSample") {
     gridSample(n);
   } else if (op == "Resize") {

@@ -33,6 +33,7 @@ enum class Kernel {
   kGemm,
   kMatmulSmall,
   kConv,
+  kWindow,
   kSample,
   kCount
 };
@@ -254,6 +255,8 @@ class Lowering {
   Operand operand(const Node& n, const std::string& name, const Shape& dims);
   void gemm(const Node& n, bool is_gemm);
   void conv(const Node& n);
+  // MaxPool, AveragePool and ConvTranspose (shaders/nn_window.comp): the CPU kernels' window geometry.
+  void window(const Node& n);
   void reduce(const Node& n, uint32_t kind);
   void softmax(const Node& n);
   // A parameter block of `words` for shaders/nn_softmax.comp, its first words filled: `mode`, the node's

@@ -1,8 +1,10 @@
-// Max, Min, LayerNormalization, InstanceNormalization, Einsum and ScatterND on the Vulkan executor against
-// the CPU executor per element, on shapes larger than ONNX's conformance cases (which also run on the GPU,
-// onnx_conformance_vulkan_test.cpp): the variadic and fused forms of Max and Min, normalisation with and
-// without its statistics outputs, Einsum's strided sums and products (attention-style, transposed output,
-// broadcast ellipsis), ScatterND by constant indices; and the forms the GPU refuses, named with the node.
+// Max, Min, LayerNormalization, InstanceNormalization, Einsum, ScatterND, MaxPool, AveragePool and
+// ConvTranspose on the Vulkan executor against the CPU executor per element, on shapes larger than ONNX's
+// conformance cases (which also run on the GPU, onnx_conformance_vulkan_test.cpp): the variadic and fused
+// forms of Max and Min, normalisation with and without its statistics outputs, Einsum's strided sums and
+// products (attention-style, transposed output, broadcast ellipsis), ScatterND by constant indices, pooling
+// and transposed convolution over batches of several channels with strides, dilations and asymmetric pads;
+// and the forms the GPU refuses, named with the node.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -28,7 +30,7 @@ Tensor ramp(DType type, Shape shape, double phase) {
   return t;
 }
 
-using optest::intAttr, optest::stringAttr;
+using optest::intAttr, optest::intsAttr, optest::stringAttr;
 
 // A one-node graph: inputs (fed) and initializers (static), the node, its outputs.
 struct OneNode {
@@ -71,9 +73,9 @@ void expectGpuMatchesCpu(const OneNode& m, double tol = 2e-5) {
     EXPECT_EQ(a.i, b.i) << m.g.path << " " << v.name;
     size_t bad = 0;
     for (size_t k = 0; k < b.f.size(); ++k) {
-      const bool same = std::isnan(b.f[k])
-                            ? std::isnan(a.f[k])
-                            : std::fabs(a.f[k] - b.f[k]) <= tol * std::max(1.0f, std::fabs(b.f[k]));
+      const bool same = std::isnan(b.f[k]) ? std::isnan(a.f[k])
+                                           : a.f[k] == b.f[k] || std::fabs(a.f[k] - b.f[k]) <=
+                                                                     tol * std::max(1.0f, std::fabs(b.f[k]));
       if (!same && bad++ < 3)
         ADD_FAILURE() << m.g.path << " " << v.name << " element " << k << ": GPU " << a.f[k] << ", CPU "
                       << b.f[k];
@@ -268,6 +270,115 @@ TEST(VulkanNewOps, ScatterNDByConstantIndicesMatchesCpu) {
   EXPECT_NE(e.find("node 'n0' (ScatterND), opset 18: no Vulkan kernel for ScatterND with reduction 'add'"),
             std::string::npos)
       << e;
+}
+
+// MaxPool (both outputs, both storage orders), AveragePool (padding counted or not, ceil_mode, dilations at
+// opset 19) over batch 2 of several channels with strides, dilations and asymmetric pads, 1-D to 3-D; a
+// window entirely in the padding (-inf, index -1); float16 and integer inputs.
+TEST(VulkanNewOps, PoolingMatchesCpu) {
+  REQUIRE_DEVICE();
+  for (int64_t order : {0, 1}) {
+    OneNode m("MaxPool", {{"kernel_shape", intsAttr({3, 2})},
+                          {"strides", intsAttr({2, 3})},
+                          {"dilations", intsAttr({2, 1})},
+                          {"pads", intsAttr({1, 0, 2, 3})},
+                          {"ceil_mode", intAttr(1)},
+                          {"storage_order", intAttr(order)}});
+    m.input("x", ramp(DType::kFloat32, {2, 5, 13, 11}, 0.3)).output("y", DType::kFloat32);
+    m.output("i", DType::kInt64);
+    expectGpuMatchesCpu(m, 0);
+  }
+  // Pads past the kernel: the first row of windows lies entirely in the padding.
+  OneNode empty("MaxPool", {{"kernel_shape", intsAttr({2, 2})}, {"pads", intsAttr({3, 1, 0, 2})}});
+  empty.input("x", ramp(DType::kFloat16, {2, 3, 6, 5}, 0.9)).output("y", DType::kFloat16);
+  empty.output("i", DType::kInt64);
+  expectGpuMatchesCpu(empty, 0);
+  OneNode ints("MaxPool",
+               {{"kernel_shape", intsAttr({3})}, {"strides", intsAttr({2})}, {"pads", intsAttr({0, 4})}});
+  Tensor bytes = ramp(DType::kUInt8, {2, 4, 17}, 0);
+  for (int64_t& v : bytes.i) v += 100;  // 0..200
+  ints.input("x", bytes).output("y", DType::kUInt8);
+  expectGpuMatchesCpu(ints, 0);
+  OneNode cube("MaxPool", {{"kernel_shape", intsAttr({2, 3, 2})},
+                           {"strides", intsAttr({1, 2, 2})},
+                           {"auto_pad", stringAttr("SAME_LOWER")}});
+  cube.input("x", ramp(DType::kFloat32, {2, 3, 5, 6, 7}, 0.1)).output("y", DType::kFloat32);
+  expectGpuMatchesCpu(cube, 0);
+  for (int64_t include : {0, 1}) {
+    OneNode avg("AveragePool", {{"kernel_shape", intsAttr({3, 4})},
+                                {"strides", intsAttr({2, 3})},
+                                {"pads", intsAttr({1, 0, 2, 3})},
+                                {"ceil_mode", intAttr(1)},
+                                {"count_include_pad", intAttr(include)}});
+    avg.input("x", ramp(DType::kFloat32, {2, 5, 13, 11}, 0.7)).output("y", DType::kFloat32);
+    expectGpuMatchesCpu(avg);
+    OneNode dilated("AveragePool", {{"kernel_shape", intsAttr({2, 3})},
+                                    {"strides", intsAttr({3, 2})},
+                                    {"dilations", intsAttr({3, 2})},
+                                    {"pads", intsAttr({2, 1, 0, 2})},
+                                    {"count_include_pad", intAttr(include)}});
+    dilated.g.opset = 19;
+    dilated.input("x", ramp(DType::kFloat16, {2, 4, 12, 9}, 1.7)).output("y", DType::kFloat16);
+    expectGpuMatchesCpu(dilated, 1e-3);
+  }
+  OneNode same("AveragePool",
+               {{"kernel_shape", intsAttr({3, 2, 2})}, {"auto_pad", stringAttr("SAME_UPPER")}});
+  same.input("x", ramp(DType::kFloat32, {2, 3, 4, 5, 6}, 0.4)).output("y", DType::kFloat32);
+  expectGpuMatchesCpu(same);
+}
+
+// ConvTranspose over batch 2 with groups, strides, dilations, asymmetric pads, output_padding and a bias;
+// output_shape and auto_pad; 1-D and 3-D.
+TEST(VulkanNewOps, ConvTransposeMatchesCpu) {
+  REQUIRE_DEVICE();
+  OneNode m("ConvTranspose", {{"group", intAttr(2)},
+                              {"strides", intsAttr({2, 3})},
+                              {"dilations", intsAttr({2, 1})},
+                              {"pads", intsAttr({1, 0, 2, 1})},
+                              {"output_padding", intsAttr({1, 2})}});
+  m.input("x", ramp(DType::kFloat32, {2, 4, 7, 6}, 0.2))
+      .constant("w", ramp(DType::kFloat32, {4, 3, 3, 2}, 1.1))
+      .constant("b", ramp(DType::kFloat32, {6}, 2.3))
+      .output("y", DType::kFloat32);
+  expectGpuMatchesCpu(m);
+  // W computed on the GPU (an input), output_shape larger than the input and kernel give.
+  OneNode shaped("ConvTranspose", {{"strides", intsAttr({3, 2})}, {"output_shape", intsAttr({16, 13})}});
+  shaped.input("x", ramp(DType::kFloat32, {2, 3, 5, 6}, 0.6))
+      .input("w", ramp(DType::kFloat32, {3, 5, 2, 3}, 0.8))
+      .output("y", DType::kFloat32);
+  expectGpuMatchesCpu(shaped);
+  for (const char* pad : {"SAME_UPPER", "SAME_LOWER", "VALID"}) {
+    OneNode line("ConvTranspose", {{"strides", intsAttr({3})}, {"auto_pad", stringAttr(pad)}});
+    line.input("x", ramp(DType::kFloat32, {2, 6, 9}, 0.5))
+        .constant("w", ramp(DType::kFloat32, {6, 2, 4}, 1.9))
+        .output("y", DType::kFloat32);
+    expectGpuMatchesCpu(line);
+  }
+  OneNode cube("ConvTranspose", {{"strides", intsAttr({2, 1, 2})}, {"pads", intsAttr({0, 1, 1, 1, 0, 0})}});
+  cube.input("x", ramp(DType::kFloat16, {2, 2, 3, 4, 3}, 0.1))
+      .constant("w", ramp(DType::kFloat16, {2, 3, 2, 3, 2}, 0.4))
+      .output("y", DType::kFloat16);
+  expectGpuMatchesCpu(cube, 1e-3);
+}
+
+// Beyond the window kernel: more than 4 spatial dimensions, an int64 MaxPool with a window in the padding.
+TEST(VulkanNewOps, WindowRefusalsNameTheNode) {
+  REQUIRE_DEVICE();
+  OneNode five("AveragePool", {{"kernel_shape", intsAttr({1, 1, 1, 1, 2})}});
+  five.input("x", ramp(DType::kFloat32, {1, 2, 2, 2, 2, 2, 3}, 0)).output("y", DType::kFloat32);
+  std::string e = planProblem(five);
+  EXPECT_NE(e.find("node 'n0' (AveragePool), opset 18: only 1 to 4 spatial dimensions"), std::string::npos)
+      << e;
+  OneNode wide("MaxPool", {{"kernel_shape", intsAttr({2})}, {"pads", intsAttr({2, 0})}});
+  wide.input("x", ramp(DType::kInt64, {1, 2, 5}, 0)).output("y", DType::kInt64);
+  e = planProblem(wide);
+  EXPECT_NE(e.find("node 'n0' (MaxPool), opset 18: an int64 window entirely in the padding"),
+            std::string::npos)
+      << e;
+  // Within the padding but never all of a window: runs.
+  OneNode fits("MaxPool", {{"kernel_shape", intsAttr({3})}, {"pads", intsAttr({2, 2})}});
+  fits.input("x", ramp(DType::kInt64, {1, 2, 5}, 0)).output("y", DType::kInt64);
+  expectGpuMatchesCpu(fits, 0);
 }
 
 }  // namespace

@@ -69,4 +69,11 @@
 #define NN_PAD_BORDER 1
 #define NN_PAD_REFLECTION 2
 
+// nn_window.comp
+#define NN_WINDOW_DIMS 4  // spatial dimensions
+#define NN_WIN_MAX 0
+#define NN_WIN_AVERAGE 1      // padding not counted
+#define NN_WIN_AVERAGE_PAD 2  // count_include_pad
+#define NN_WIN_CONV_TRANSPOSE 3
+
 #endif
