@@ -3,11 +3,14 @@
 // document, whose objects' files are then fetched and decoded one by one; draws every object in one frame with the
 // WebGPU renderer (renderer.js), from the scene's camera, or the one `splatforge render` frames, and orbits it with
 // the mouse. ?readback=1 draws one frame for the camera the URL gives and prints the image and the figures to the
-// console (lines starting "SFWEB"), for the tests (docs/web.md).
-import { openDevice, Renderer } from './renderer.js';
+// console (lines starting "SFWEB"), for the tests (docs/web.md); ?passes=1 prints each WGSL pass's output buffers of
+// that frame, which the tests compare with the engine's CPU functions element by element.
+import { openDevice, Renderer, TIMED_PASSES } from './renderer.js';
 
 const params = new URLSearchParams(location.search);
 const readback = params.get('readback') === '1';
+const passes = params.get('passes') === '1';
+let timestampsWhy = '';  // why the frame has no per-pass timings
 const $ = (id) => document.getElementById(id);
 const canvas = $('canvas');
 
@@ -197,6 +200,14 @@ function currentCamera() {
   return orbit.camera(w, h);
 }
 
+// The frame's figures for the timings line: per pass where the device stamps them, else why not.
+function passTimings(s) {
+  if (!s.passMs) return `no per-pass GPU timings (${timestampsWhy})`;
+  const parts = TIMED_PASSES.filter((p) => p in s.passMs).map((p) => `${p} ${s.passMs[p].toFixed(2)}`);
+  const total = Object.values(s.passMs).reduce((a, b) => a + b, 0);
+  return `GPU passes (ms): ${parts.join(', ')}; sum ${total.toFixed(2)}`;
+}
+
 async function draw() {
   if (!renderer || !renderer.scene) return;
   if (drawing) { again = true; return; }
@@ -206,7 +217,7 @@ async function draw() {
       again = false;
       const s = await renderer.render(currentCamera(), background);
       const over = s.keysWanted > s.keys ? ` (${s.keysWanted - s.keys} keys past the GPU's buffer limit were dropped)` : '';
-      $('timings').textContent = `frame ${s.ms.toFixed(1)} ms (submit to done), ${s.splats} splats, ${s.keys} tile keys${over}`;
+      $('timings').textContent = `frame ${s.ms.toFixed(1)} ms (submit to done), ${s.splats} splats, ${s.keys} tile keys${over}; ${passTimings(s)}`;
     } while (again);
   } catch (e) {
     showError(e.message);
@@ -253,11 +264,14 @@ async function open(bytesPromise, name, sceneUrl) {
     orbit = new Orbit(camera);
     home = { view: camera.slice(0, 12), fx: camera[12], fy: camera[13], cx: camera[14], cy: camera[15], eye: camera.slice(16, 19), width: w, height: h };
     const first = currentCamera();
-    const s = await renderer.render(first, background);
+    const s = await renderer.render(first, background, { capture: passes });
     const t2 = performance.now();
-    $('timings').textContent = `first frame ${s.ms.toFixed(1)} ms, ${s.splats} splats, ${s.keys} tile keys; load and decode ${(t1 - t0).toFixed(0)} ms`;
+    const timings = `first frame ${s.ms.toFixed(1)} ms, ${s.splats} splats, ${s.keys} tile keys; load and decode ${(t1 - t0).toFixed(0)} ms; ${passTimings(s)}`;
+    $('timings').textContent = timings;
     log(`FIRST-FRAME ${performance.now().toFixed(0)} ms since the page opened; load and decode ${(t1 - t0).toFixed(0)} ms; first frame ${(t2 - t1).toFixed(0)} ms; ${s.splats} splats, ${s.keys} keys`);
+    log(`TIMINGS ${timings}`);
     if (readback) await printImage(first);
+    if (passes) printPasses(s.passes);
   } catch (e) {
     if (keptScene) request({ op: 'close' }).catch(() => {});
     showError(e.message);
@@ -266,16 +280,32 @@ async function open(bytesPromise, name, sceneUrl) {
   }
 }
 
-// The image as float32 RGBA rows, base64 in lines of at most 32,000 characters.
-async function printImage(camera) {
-  const image = await renderer.readImage();
-  const bytes = new Uint8Array(image.buffer);
+// Bytes as base64 CHUNK lines of at most 32,000 characters, between the line `head` (to which the chunk count is
+// added) and the line `end`.
+function printChunks(head, bytes, end) {
   let text = '';
   for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
   const b64 = btoa(text), line = 32000, chunks = Math.ceil(b64.length / line);
-  log(`IMAGE ${camera.width} ${camera.height} ${chunks}`);
+  log(`${head} ${chunks}`);
   for (let i = 0; i < chunks; ++i) log(`CHUNK ${i} ${b64.slice(i * line, (i + 1) * line)}`);
-  log('IMAGE-END');
+  log(end);
+}
+
+// The image as float32 RGBA rows.
+async function printImage(camera) {
+  const image = await renderer.readImage();
+  printChunks(`IMAGE ${camera.width} ${camera.height}`, new Uint8Array(image.buffer), 'IMAGE-END');
+}
+
+// The first frame's pass outputs (?passes=1; renderer.js readCapture): a PASSES line with the frame's sizes and
+// counters, then each buffer as BUFFER NAME BYTES CHUNKS, its chunks, BUFFER-END NAME; PASSES-END after the last.
+function printPasses(p) {
+  log(`PASSES slots ${p.slots} tiles ${p.tilesX} ${p.tilesY} keys-wanted ${p.keysWanted} keys ${p.keys}`);
+  for (const name of ['proj', 'touched', 'offsets', 'emitted_tiles', 'emitted_depths', 'emitted_values', 'sorted_tiles',
+    'sorted_depths', 'sorted_values', 'ranges']) {
+    printChunks(`BUFFER ${name} ${p[name].length}`, p[name], `BUFFER-END ${name}`);
+  }
+  log('PASSES-END');
 }
 
 function controls() {
@@ -325,8 +355,10 @@ async function main() {
       const [fx, fy, cx, cy] = numbers('intrinsics', 4) || (() => { throw new Error('URL parameter view needs intrinsics=fx,fy,cx,cy'); })();
       fixedCamera = { view, fx, fy, cx, cy, eye: eyeOf(view) };
     }
-    const { device, adapterName } = await openDevice();
-    log(`ADAPTER ${adapterName}`);
+    const opened = await openDevice({ timestamps: params.get('timestamps') !== '0' });
+    const device = opened.device;
+    timestampsWhy = opened.timestampsWhy;
+    log(`ADAPTER ${opened.adapterName}; ${opened.timestamps ? 'timestamp-query' : `no timestamp-query: ${timestampsWhy}`}`);
     device.lost.then((info) => showError(`the WebGPU device was lost: ${info.message}`));
     device.addEventListener('uncapturederror', (e) => showError(`WebGPU: ${e.error.message}`));
     renderer = await Renderer.create(device, canvas, new URL('.', import.meta.url));

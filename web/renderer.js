@@ -2,7 +2,10 @@
 // reference (render/cpu_renderer.cpp): preprocess of every object's splats (each placed by its transform), one
 // global sort of (tile, depth) keys over every splat of the frame, tile ranges, the 16x16 tile raster; then the
 // image is shown in the canvas. No pass waits on the host: the key count, the sort's sizes and its dispatches are
-// computed on the GPU (keys.wgsl's setup pass).
+// computed on the GPU (keys.wgsl's setup pass). Where the adapter offers `timestamp-query`, each stage of the frame
+// (TIMED_PASSES) is a pass of its own whose start and end the GPU stamps; the figures come back with the frame's
+// counters. For the tests (?passes=1), a frame can also keep every pass's output buffers for the host to read
+// (render(..., {capture: true})).
 
 const SHADERS = ['common', 'preprocess', 'scan', 'keys', 'radix', 'raster', 'blit'];
 const FRAME_BYTES = 128;  // struct Frame in common.wgsl
@@ -11,6 +14,10 @@ const PROJ_BYTES = 48;    // struct Proj in common.wgsl
 const BLOCK = 1024;       // keys per sort block, elements per scan block
 const MAX_ROW = 32768;    // workgroups along x of a 1D pass; more go to y
 const CONTROL_WORDS = 32; // keys.wgsl's control[]
+// The frame's stages, each one pass (compute, and the canvas blit a render pass), timed where the adapter can.
+// scan: the touched counts' prefix sum and the setup pass (the key count, the sort's sizes and dispatches);
+// keys: the emit pass; sort: every radix pass (histogram, its scan, scatter).
+export const TIMED_PASSES = ['preprocess', 'scan', 'keys', 'sort', 'ranges', 'raster', 'blit'];
 
 export class RendererError extends Error {}
 
@@ -23,8 +30,10 @@ async function loadShaders(base) {
   return Object.fromEntries(SHADERS.map((n, i) => [n, texts[i]]));
 }
 
-// A WebGPU device with the adapter's storage limits (the sort's key buffers grow past the defaults).
-export async function openDevice() {
+// A WebGPU device with the adapter's storage limits (the sort's key buffers grow past the defaults) and, where the
+// adapter offers it and `timestamps` is true, `timestamp-query` (per-pass timings); `timestamps` in the answer says
+// whether the device has it, `timestampsWhy` why not.
+export async function openDevice({ timestamps = true } = {}) {
   if (!navigator.gpu) throw new RendererError('WebGPU is not available in this browser (navigator.gpu is missing; see docs/web.md for the browsers and flags that have it)');
   let adapter = await navigator.gpu.requestAdapter();
   if (!adapter) adapter = await navigator.gpu.requestAdapter({ forceFallbackAdapter: true });
@@ -32,10 +41,20 @@ export async function openDevice() {
   const want = ['maxStorageBufferBindingSize', 'maxBufferSize', 'maxStorageBuffersPerShaderStage', 'maxComputeWorkgroupStorageSize'];
   const requiredLimits = {};
   for (const k of want) requiredLimits[k] = adapter.limits[k];
-  const device = await adapter.requestDevice({ requiredLimits });
+  let device = null, timestampsWhy = '';
+  if (!timestamps) timestampsWhy = 'not asked for (timestamps=0)';
+  else if (!adapter.features.has('timestamp-query')) timestampsWhy = 'the adapter has no timestamp-query';
+  else {
+    try {
+      device = await adapter.requestDevice({ requiredLimits, requiredFeatures: ['timestamp-query'] });
+    } catch (e) {
+      timestampsWhy = `the device refused timestamp-query (${e.message})`;
+    }
+  }
+  if (!device) device = await adapter.requestDevice({ requiredLimits });
   const info = adapter.info || {};
   const name = [info.vendor, info.architecture, info.description].filter(Boolean).join(' ') || 'unknown adapter';
-  return { device, adapterName: name };
+  return { device, adapterName: name, timestamps: device.features.has('timestamp-query'), timestampsWhy };
 }
 
 function groups1d(n) {  // [x, y] workgroups for n workgroups of a 1D pass
@@ -104,6 +123,14 @@ export class Renderer {
     this.control = d.createBuffer({ size: CONTROL_WORDS * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.INDIRECT | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
     this.controlRead = d.createBuffer({ size: CONTROL_WORDS * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     this.controlReadBusy = false;
+    // Per-pass timings: a begin and an end stamp per stage, resolved after the frame and read with its counters.
+    this.timestamps = d.features.has('timestamp-query');
+    if (this.timestamps) {
+      const count = 2 * TIMED_PASSES.length;
+      this.querySet = d.createQuerySet({ type: 'timestamp', count });
+      this.queryResolve = d.createBuffer({ size: count * 8, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+      this.queryRead = d.createBuffer({ size: count * 8, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    }
   }
 
   buffer(bytes, usage, label) {
@@ -220,6 +247,7 @@ export class Renderer {
     const [fh, , fv] = keySets[shifts.length % 2];
     this.size = {
       width, height, tilesX, tilesY, tileCount, n, cap, passes, image, imageRead, rangesBuffer: ranges, touched, offsets, tl1n, tl2n,
+      proj, emittedKeys: keySets[0], sortedKeys: keySets[shifts.length % 2],
       preprocess: this.bind(P.preprocess, [[0, F], [1, sc.positions], [2, sc.covariances], [3, sc.opacities], [4, sc.sh], [5, proj], [6, touched], [7, sc.objects]]),
       touchedScan: [scanGroups(offsets, tL1, tSizes, 0), scanGroups(tL1, tL2, tSizes, 1), scanGroups(tL2, tL3, tSizes, 2)],
       histScan: [scanGroups(hist, hL1, this.control, 4), scanGroups(hL1, hL2, this.control, 5), scanGroups(hL2, hL3, this.control, 6)],
@@ -251,13 +279,16 @@ export class Renderer {
   }
 
   // Records and submits one frame for `camera` ({view: 12 floats, fx, fy, cx, cy, eye, width, height}); with
-  // `show`, also draws it into the canvas. Resolves when the GPU has finished it, with its figures. Frames asked for
-  // while one is under way follow it.
+  // `show`, also draws it into the canvas. Resolves when the GPU has finished it, with its figures (`passMs`: the
+  // milliseconds of each of TIMED_PASSES where the device has timestamp-query, else null; with `capture`, `passes`:
+  // readCapture's buffers). Frames asked for while one is under way follow it.
   render(camera, background, options = {}) {
     return this.serialized(() => this.renderNow(camera, background, options));
   }
 
-  async renderNow(camera, background, { show = true } = {}) {
+  // With `capture` (the test page, ?passes=1) the frame also copies each pass's output to buffers the host maps
+  // after it: the answer's `passes` (see capturePasses). A frame without it records no copy more.
+  async renderNow(camera, background, { show = true, capture = false } = {}) {
     const d = this.device;
     if (!this.size || this.size.width !== camera.width || this.size.height !== camera.height) this.build(camera.width, camera.height);
     for (;;) {
@@ -265,14 +296,21 @@ export class Renderer {
       this.writeFrame(camera, background);
       const z = this.size, P = this.pipelines;
       const enc = d.createCommandEncoder();
+      const stamps = (stage) => this.timestamps
+        ? { querySet: this.querySet, beginningOfPassWriteIndex: 2 * stage, endOfPassWriteIndex: 2 * stage + 1 }
+        : undefined;
+      let stage = 0;
+      const computePass = () => { const i = stage++; return enc.beginComputePass({ label: TIMED_PASSES[i], timestampWrites: stamps(i) }); };
+      const cap = capture ? this.captureBuffers() : null;
       enc.clearBuffer(z.rangesBuffer);
-      let pass = enc.beginComputePass();
+      let pass = computePass();  // preprocess
       pass.setPipeline(P.preprocess);
       pass.setBindGroup(0, z.preprocess);
       pass.dispatchWorkgroups(...groups1d(Math.ceil(z.n / 256)));
       pass.end();
       enc.copyBufferToBuffer(z.touched, 0, z.offsets, 0, z.n * 4);
-      pass = enc.beginComputePass();
+      if (cap) enc.copyBufferToBuffer(z.touched, 0, cap.touched, 0, z.n * 4);
+      pass = computePass();  // scan
       const counts = [Math.ceil(z.n / BLOCK), Math.ceil(z.tl1n / BLOCK), Math.ceil(z.tl2n / BLOCK)];
       for (let l = 0; l < 3; ++l) {
         pass.setPipeline(P.scanBlocks);
@@ -287,9 +325,14 @@ export class Renderer {
       pass.setPipeline(P.setup);
       pass.setBindGroup(0, z.setup);
       pass.dispatchWorkgroups(1);
+      pass.end();
+      pass = computePass();  // keys
       pass.setPipeline(P.emit);
       pass.setBindGroup(0, z.emit);
       pass.dispatchWorkgroups(...groups1d(Math.ceil(z.n / 256)));
+      pass.end();
+      if (cap) z.emittedKeys.forEach((b, k) => enc.copyBufferToBuffer(b, 0, cap.emitted[k], 0, z.cap * 4));
+      pass = computePass();  // sort
       for (const p of z.passes) {
         pass.setPipeline(P.histogram);
         pass.setBindGroup(0, p.histogram);
@@ -309,32 +352,105 @@ export class Renderer {
         pass.setBindGroup(0, p.scatter);
         pass.dispatchWorkgroupsIndirect(this.control, 8 * 4);
       }
+      pass.end();
+      pass = computePass();  // ranges
       pass.setPipeline(P.ranges);
       pass.setBindGroup(0, z.ranges);
       pass.dispatchWorkgroupsIndirect(this.control, 20 * 4);
+      pass.end();
+      pass = computePass();  // raster
       pass.setPipeline(P.raster);
       pass.setBindGroup(0, z.raster);
       pass.dispatchWorkgroups(z.tilesX, z.tilesY);
       pass.end();
       if (show) {
-        const rp = enc.beginRenderPass({ colorAttachments: [{ view: this.context.getCurrentTexture().createView(), loadOp: 'clear', storeOp: 'store', clearValue: [0, 0, 0, 1] }] });
+        const i = stage++;  // blit
+        const rp = enc.beginRenderPass({
+          label: TIMED_PASSES[i], timestampWrites: stamps(i),
+          colorAttachments: [{ view: this.context.getCurrentTexture().createView(), loadOp: 'clear', storeOp: 'store', clearValue: [0, 0, 0, 1] }],
+        });
         rp.setPipeline(P.blit);
         rp.setBindGroup(0, z.blit);
         rp.draw(3);
         rp.end();
       }
+      if (this.timestamps) {
+        enc.resolveQuerySet(this.querySet, 0, 2 * stage, this.queryResolve, 0);
+        enc.copyBufferToBuffer(this.queryResolve, 0, this.queryRead, 0, 2 * stage * 8);
+      }
       enc.copyBufferToBuffer(this.control, 0, this.controlRead, 0, CONTROL_WORDS * 4);
+      if (cap) {
+        enc.copyBufferToBuffer(z.proj, 0, cap.proj, 0, z.n * PROJ_BYTES);
+        enc.copyBufferToBuffer(z.offsets, 0, cap.offsets, 0, z.n * 4);
+        z.sortedKeys.forEach((b, k) => enc.copyBufferToBuffer(b, 0, cap.sorted[k], 0, z.cap * 4));
+        enc.copyBufferToBuffer(z.rangesBuffer, 0, cap.ranges, 0, z.tileCount * 8);
+      }
       d.queue.submit([enc.finish()]);
-      await this.controlRead.mapAsync(GPUMapMode.READ);
+      const reads = [this.controlRead.mapAsync(GPUMapMode.READ)];
+      if (this.timestamps) reads.push(this.queryRead.mapAsync(GPUMapMode.READ));
+      await Promise.all(reads);
       const c = new Uint32Array(this.controlRead.getMappedRange().slice(0));
       this.controlRead.unmap();
+      let passMs = null;
+      if (this.timestamps) {
+        const t = new BigInt64Array(this.queryRead.getMappedRange(0, 2 * stage * 8));
+        passMs = {};
+        // The GPU's clock may step back between passes: a negative span counts as 0.
+        for (let i = 0; i < stage; ++i) passMs[TIMED_PASSES[i]] = Math.max(0, Number(t[2 * i + 1] - t[2 * i])) / 1e6;
+        this.queryRead.unmap();
+      }
       const ms = performance.now() - t0;
-      this.stats = { keysWanted: c[0], keys: c[1], ms, splats: z.n, capacity: z.cap };
-      if (c[0] <= z.cap || z.cap >= Math.floor(d.limits.maxStorageBufferBindingSize / 4)) return this.stats;
+      this.stats = { keysWanted: c[0], keys: c[1], ms, splats: z.n, capacity: z.cap, passMs };
+      if (c[0] <= z.cap || z.cap >= Math.floor(d.limits.maxStorageBufferBindingSize / 4)) {
+        if (cap) this.stats.passes = await this.readCapture(cap, c);
+        return this.stats;
+      }
+      if (cap) this.destroyCapture(cap);
       // More keys than the buffers hold: grow them and draw the frame again.
       this.keyCapacity = Math.ceil(c[0] * 1.25);
       this.build(camera.width, camera.height);
     }
+  }
+
+  // Read-back buffers for one captured frame (the test page's): every pass's output at the frame's sizes.
+  captureBuffers() {
+    const z = this.size;
+    const read = (bytes, label) => this.device.createBuffer({ size: Math.max(16, bytes), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label });
+    return {
+      proj: read(z.n * PROJ_BYTES, 'capture proj'), touched: read(z.n * 4, 'capture touched'), offsets: read(z.n * 4, 'capture offsets'),
+      emitted: ['hi', 'lo', 'val'].map((k) => read(z.cap * 4, `capture emitted ${k}`)),
+      sorted: ['hi', 'lo', 'val'].map((k) => read(z.cap * 4, `capture sorted ${k}`)),
+      ranges: read(z.tileCount * 8, 'capture ranges'),
+    };
+  }
+
+  destroyCapture(cap) {
+    for (const b of [cap.proj, cap.touched, cap.offsets, ...cap.emitted, ...cap.sorted, cap.ranges]) b.destroy();
+  }
+
+  // The captured frame's pass outputs, as bytes: `proj` (preprocess: 48 bytes a slot, struct Proj of common.wgsl),
+  // `touched` (preprocess: tiles reached a slot), `offsets` (scan: their exclusive prefix sum), the emit pass's keys
+  // in the order it wrote them (`emitted_tiles`, `emitted_depths`: the depth's float bits, `emitted_values`: the
+  // slot) and the same after the sort (`sorted_*`), `keys` of each; `ranges` (per tile its [begin, end) in the
+  // sorted keys); and the counters `keysWanted` and `keys` (control[0], control[1]).
+  async readCapture(cap, control) {
+    const z = this.size, keys = control[1];
+    const take = async (b, bytes) => {
+      await b.mapAsync(GPUMapMode.READ, 0, Math.max(16, bytes));
+      const out = new Uint8Array(b.getMappedRange(0, bytes).slice(0));
+      b.unmap();
+      return out;
+    };
+    const out = {
+      slots: z.n, tilesX: z.tilesX, tilesY: z.tilesY, keysWanted: control[0], keys,
+      proj: await take(cap.proj, z.n * PROJ_BYTES), touched: await take(cap.touched, z.n * 4), offsets: await take(cap.offsets, z.n * 4),
+    };
+    const names = ['tiles', 'depths', 'values'];
+    for (let k = 0; k < 3; ++k) out[`emitted_${names[k]}`] = await take(cap.emitted[k], keys * 4);
+    for (let k = 0; k < 3; ++k) out[`sorted_${names[k]}`] = await take(cap.sorted[k], keys * 4);
+    out.ranges = await take(cap.ranges, z.tileCount * 8);
+    this.destroyCapture(cap);
+    return out;
   }
 
   // The last frame's float RGBA image, row by row from the top.

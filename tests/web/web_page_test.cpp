@@ -3,8 +3,12 @@
 // WebGPU (SwiftShader's fallback adapter here) for a camera given in the URL, or the scene's, and prints the
 // float image to its console (?readback=1); the image must match the CPU renderer's of the same camera (PSNR
 // >= 40 dB). A truncated SPZ, a scene naming a missing file and a scene naming a glTF model must give the
-// engine's own message in the page, and the page must stay up. Without Chromium, a WebGPU adapter or the
-// page's WebAssembly (scripts/build_web.sh) the tests skip with the reason, and fail under CI=true.
+// engine's own message in the page, and the page must stay up. With ?passes=1 the page prints what each WGSL
+// pass of its first frame wrote (the projected splats, the touched counts and their scan, the emitted and the
+// sorted keys, the tile ranges), compared element by element with the engine's CPU functions (projectSplat,
+// splatReachesTile, the stable (tile, depth) order) as tests/render/vulkan_renderer_test.cpp checks the
+// Vulkan passes. Without Chromium, a WebGPU adapter or the page's WebAssembly (scripts/build_web.sh) the
+// tests skip with the reason, and fail under CI=true.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -12,12 +16,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <numeric>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -32,6 +39,7 @@
 #include "scene/demo.h"
 #include "scene/scene.h"
 #include "scene/scene_doc.h"
+#include "scene/synthetic.h"
 #include "support/test_support.h"
 
 namespace sf {
@@ -138,16 +146,32 @@ std::string cameraQuery(const Camera& cam) {
          fmtFloat(cam.cy);
 }
 
-// The image a readback run printed (IMAGE, CHUNK lines), or an empty image; `first_frame` gets its timing
-// line.
+// The base64 of the CHUNK lines after lines[begin] up to the line `end`.
+std::string chunksAfter(const std::vector<std::string>& lines, size_t begin, const std::string& end) {
+  std::string b64;
+  for (size_t i = begin + 1; i < lines.size() && lines[i] != end; ++i)
+    if (lines[i].rfind("CHUNK ", 0) == 0) b64 += lines[i].substr(lines[i].find(' ', 6) + 1);
+  return b64;
+}
+
+// The text of the first line starting with `prefix` (the prefix left off), or "".
+std::string lineAfter(const std::vector<std::string>& lines, const std::string& prefix) {
+  for (const std::string& l : lines)
+    if (l.rfind(prefix, 0) == 0) return l.substr(prefix.size());
+  return {};
+}
+
+// The image a readback run printed (IMAGE, CHUNK lines, IMAGE-END), or an empty image; `first_frame` gets its
+// timing line.
 ImageRGBA readbackImage(const std::vector<std::string>& lines, std::string* first_frame) {
   std::string b64;
   int width = 0, height = 0;
-  for (const std::string& l : lines) {
-    if (l.rfind("FIRST-FRAME ", 0) == 0) *first_frame = l.substr(12);
-    if (l.rfind("IMAGE ", 0) == 0) std::sscanf(l.c_str(), "IMAGE %d %d", &width, &height);
-    if (l.rfind("CHUNK ", 0) == 0) b64 += l.substr(l.find(' ', 6) + 1);
-  }
+  *first_frame = lineAfter(lines, "FIRST-FRAME ");
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].rfind("IMAGE ", 0) == 0) {
+      std::sscanf(lines[i].c_str(), "IMAGE %d %d", &width, &height);
+      b64 = chunksAfter(lines, i, "IMAGE-END");
+    }
   const std::vector<uint8_t> bytes = test::decodeBase64(b64);
   if (width <= 0 || height <= 0 ||
       bytes.size() != static_cast<size_t>(width) * static_cast<size_t>(height) * 16)
@@ -239,6 +263,182 @@ ImageRGBA objectByObject(std::span<const RenderObject> objects, const Camera& ca
     out.pixels[4 * p + 3] = 1.0f - t[p];
   }
   return out;
+}
+
+// What the WGSL passes of the page's first frame wrote (?passes=1; web/main.js printPasses): the frame's
+// sizes and counters, and each buffer's bytes by name.
+struct WebPasses {
+  uint32_t slots = 0, tiles_x = 0, tiles_y = 0, keys_wanted = 0, keys = 0;
+  std::map<std::string, std::vector<uint8_t>> buffers;
+
+  template <class T>
+  std::vector<T> as(const std::string& name) const {
+    const auto it = buffers.find(name);
+    if (it == buffers.end()) return {};
+    std::vector<T> out(it->second.size() / sizeof(T));
+    std::memcpy(out.data(), it->second.data(), out.size() * sizeof(T));
+    return out;
+  }
+};
+
+// One projected splat as preprocess.wgsl writes it (struct Proj of web/shaders/common.wgsl).
+struct WebProj {
+  float mean[2];
+  uint32_t rect[2];  // x0 | y0 << 16, x1 | y1 << 16
+  float conic_opacity[4];
+  float color_depth[4];
+};
+static_assert(sizeof(WebProj) == 48);
+
+// The PASSES block of a page's console lines; false (with `why`) when it is missing or a buffer is cut short.
+bool readPasses(const std::vector<std::string>& lines, WebPasses* out, std::string* why) {
+  bool header = false, end = false;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    if (l.rfind("PASSES ", 0) == 0)
+      header = std::sscanf(l.c_str(), "PASSES slots %u tiles %u %u keys-wanted %u keys %u", &out->slots,
+                           &out->tiles_x, &out->tiles_y, &out->keys_wanted, &out->keys) == 5;
+    end |= l == "PASSES-END";
+    char name[64];
+    size_t bytes = 0;
+    if (l.rfind("BUFFER ", 0) == 0 && std::sscanf(l.c_str(), "BUFFER %63s %zu", name, &bytes) == 2) {
+      std::vector<uint8_t> data =
+          test::decodeBase64(chunksAfter(lines, i, std::string("BUFFER-END ") + name));
+      if (data.size() != bytes) {
+        *why = std::string("buffer ") + name + ": " + std::to_string(data.size()) + " bytes of " +
+               std::to_string(bytes);
+        return false;
+      }
+      out->buffers[name] = std::move(data);
+    }
+  }
+  if (!header || !end) *why = "no PASSES line or no PASSES-END";
+  return header && end;
+}
+
+// The WGSL passes against the CPU functions, element by element: the largest differences seen and the counts
+// of elements that differ (each should be 0).
+struct PassesComparison {
+  size_t visible = 0, keys = 0;
+  size_t touched_diffs = 0, rect_diffs = 0, value_diffs = 0, offset_diffs = 0, emitted_diffs = 0,
+         sort_diffs = 0, list_diffs = 0, range_diffs = 0;
+  // The largest differences: the conic's relative to 1 + |c|, the depth's relative to the depth.
+  double mean = 0, conic = 0, opacity = 0, color = 0, depth = 0;
+  std::string first;  // the first difference, described
+};
+
+PassesComparison comparePasses(const WebPasses& web, const GaussianCloud& c, const Camera& cam) {
+  PassesComparison r;
+  auto note = [&](size_t& count, const std::string& what) {
+    if (count++ == 0 && r.first.empty()) r.first = what;
+  };
+  const std::vector<WebProj> proj = web.as<WebProj>("proj");
+  const std::vector<uint32_t> touched = web.as<uint32_t>("touched"), offsets = web.as<uint32_t>("offsets");
+  const int tiles_x = (cam.width + kTileSize - 1) / kTileSize,
+            tiles_y = (cam.height + kTileSize - 1) / kTileSize;
+  // Preprocess: every slot against projectSplat (culled: touched 0; drawn: its rect, count, mean, conic,
+  // opacity, colour and depth), with the tolerances of the Vulkan test.
+  std::vector<ProjectedSplat> ps(c.size());
+  std::vector<uint32_t> cpu_touched(c.size(), 0);
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (projectSplat(c.positions[i], covarianceFromScaleRotation(c.scales[i], c.rotations[i]), c.opacities[i],
+                     c.sh_degree, c.shOf(i).data(), c.positions[i] - cam.position(), c.color_space, cam,
+                     c.antialiased, &ps[i], BlendSpace::kDisplay, c.screen_filter))
+      cpu_touched[i] = static_cast<uint32_t>(ps[i].touched);
+    if (touched[i] != cpu_touched[i])
+      note(r.touched_diffs, "slot " + std::to_string(i) + ": touched " + std::to_string(touched[i]) +
+                                ", the CPU's " + std::to_string(cpu_touched[i]));
+    if (!cpu_touched[i] || !touched[i]) continue;
+    ++r.visible;
+    const WebProj& w = proj[i];
+    const TileRect& t = ps[i].tiles;
+    if ((w.rect[0] & 0xffffu) != static_cast<uint32_t>(t.x0) ||
+        (w.rect[0] >> 16) != static_cast<uint32_t>(t.y0) ||
+        (w.rect[1] & 0xffffu) != static_cast<uint32_t>(t.x1) ||
+        (w.rect[1] >> 16) != static_cast<uint32_t>(t.y1))
+      note(r.rect_diffs, "slot " + std::to_string(i) + ": another tile rect");
+    const double mean = std::max(std::abs(w.mean[0] - ps[i].mean_x), std::abs(w.mean[1] - ps[i].mean_y));
+    double conic = 0, color = 0;
+    for (int k = 0; k < 3; ++k) {
+      conic = std::max(conic, std::abs(static_cast<double>(w.conic_opacity[k]) - ps[i].conic[k]) /
+                                  (1.0 + std::abs(ps[i].conic[k])));
+      color = std::max(color, std::abs(static_cast<double>(w.color_depth[k]) - ps[i].color[k]));
+    }
+    const double opacity = std::abs(static_cast<double>(w.conic_opacity[3]) - ps[i].opacity);
+    const double depth = std::abs(static_cast<double>(w.color_depth[3]) - ps[i].depth) / ps[i].depth;
+    if (!(mean <= 1e-3 && conic <= 1e-4 && opacity <= 1e-6 && color <= 1e-4 && depth <= 1e-5))
+      note(r.value_diffs, "slot " + std::to_string(i) + ": mean, conic, opacity, colour or depth off");
+    r.mean = std::max(r.mean, mean);
+    r.conic = std::max(r.conic, conic);
+    r.opacity = std::max(r.opacity, opacity);
+    r.color = std::max(r.color, color);
+    r.depth = std::max(r.depth, depth);
+  }
+  // The scan: the exclusive prefix sum of the counts the page found.
+  uint32_t sum = 0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (offsets[i] != sum) note(r.offset_diffs, "slot " + std::to_string(i) + ": another key offset");
+    sum += touched[i];
+  }
+  // The emit: per drawn slot from its offset, the tiles of its rect row by row (tested where the rect holds
+  // at most kMaxTestedTileArea tiles), with the depth bits the page's preprocess wrote: as the CPU emits them
+  // (buildTileLists).
+  struct Key {
+    uint32_t tile, depth, slot;
+    bool operator==(const Key&) const = default;
+  };
+  std::vector<Key> cpu, emitted;
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (!cpu_touched[i]) continue;
+    const TileRect& t = ps[i].tiles;
+    for (int y = t.y0; y < t.y1; ++y)
+      for (int x = t.x0; x < t.x1; ++x)
+        if (t.area() > kMaxTestedTileArea || splatReachesTile(ps[i], x, y))
+          cpu.push_back({static_cast<uint32_t>(y * tiles_x + x), std::bit_cast<uint32_t>(ps[i].depth),
+                         static_cast<uint32_t>(i)});
+  }
+  r.keys = cpu.size();
+  const std::vector<uint32_t> et = web.as<uint32_t>("emitted_tiles"), ed = web.as<uint32_t>("emitted_depths"),
+                              ev = web.as<uint32_t>("emitted_values"), st = web.as<uint32_t>("sorted_tiles"),
+                              sd = web.as<uint32_t>("sorted_depths"), sv = web.as<uint32_t>("sorted_values");
+  const size_t n = std::min({et.size(), ed.size(), ev.size(), st.size(), sd.size(), sv.size()});
+  for (size_t k = 0; k < n; ++k) emitted.push_back({et[k], ed[k], ev[k]});
+  for (size_t k = 0; k < std::min(n, cpu.size()); ++k) {
+    const Key& e = emitted[k];
+    if (e.tile != cpu[k].tile || e.slot != cpu[k].slot ||
+        (e.slot < proj.size() && e.depth != std::bit_cast<uint32_t>(proj[e.slot].color_depth[3])))
+      note(r.emitted_diffs, "emitted key " + std::to_string(k) + ": tile " + std::to_string(e.tile) +
+                                " slot " + std::to_string(e.slot) + ", the CPU's tile " +
+                                std::to_string(cpu[k].tile) + " slot " + std::to_string(cpu[k].slot));
+  }
+  // The sort: the stable sort of the emitted keys by (tile, depth), bit for bit; and the order of (tile,
+  // slot) the CPU's depths give.
+  auto byTileDepth = [](const Key& a, const Key& b) {
+    return a.tile != b.tile ? a.tile < b.tile : a.depth < b.depth;
+  };
+  std::vector<Key> expected = emitted;
+  std::stable_sort(expected.begin(), expected.end(), byTileDepth);
+  std::stable_sort(cpu.begin(), cpu.end(), byTileDepth);
+  for (size_t k = 0; k < n; ++k) {
+    if (!(Key{st[k], sd[k], sv[k]} == expected[k]))
+      note(r.sort_diffs, "sorted key " + std::to_string(k) + " is not the stable sort's");
+    if (k < cpu.size() && (st[k] != cpu[k].tile || sv[k] != cpu[k].slot))
+      note(r.list_diffs, "sorted key " + std::to_string(k) + ": tile " + std::to_string(st[k]) + " slot " +
+                             std::to_string(sv[k]) + ", the CPU's tile " + std::to_string(cpu[k].tile) +
+                             " slot " + std::to_string(cpu[k].slot));
+  }
+  // The ranges: per tile [begin, end) of its keys in the sorted order, (0, 0) for a tile without keys.
+  const std::vector<uint32_t> ranges = web.as<uint32_t>("ranges");
+  std::vector<uint32_t> begin(static_cast<size_t>(tiles_x * tiles_y), 0), end(begin.size(), 0);
+  for (size_t k = 0; k < cpu.size(); ++k) {
+    if (k == 0 || cpu[k - 1].tile != cpu[k].tile) begin[cpu[k].tile] = static_cast<uint32_t>(k);
+    if (k + 1 == cpu.size() || cpu[k + 1].tile != cpu[k].tile)
+      end[cpu[k].tile] = static_cast<uint32_t>(k + 1);
+  }
+  for (size_t t = 0; t < begin.size(); ++t)
+    if (2 * t + 1 >= ranges.size() || ranges[2 * t] != begin[t] || ranges[2 * t + 1] != end[t])
+      note(r.range_diffs, "tile " + std::to_string(t) + ": another range");
+  return r;
 }
 
 class WebPage : public ::testing::Test {
@@ -370,6 +570,16 @@ TEST_F(WebPage, BikerMatchesTheCpuRenderer) {
   std::printf("first frame: %s\n", first_frame.c_str());
   EXPECT_GE(diff.psnr, 40.0);
   EXPECT_LT(alpha_max, 0.02);
+  // Per-pass timings where the adapter offers timestamp-query (SwiftShader's does), else the page says why
+  // not.
+  const std::string adapter = lineAfter(lines, "ADAPTER "), timings = lineAfter(lines, "TIMINGS ");
+  std::printf("adapter: %s\ntimings: %s\n", adapter.c_str(), timings.c_str());
+  if (adapter.ends_with("; timestamp-query"))
+    EXPECT_NE(timings.find("GPU passes (ms): preprocess "), std::string::npos) << timings;
+  else
+    EXPECT_NE(timings.find("no per-pass GPU timings (the adapter has no timestamp-query)"), std::string::npos)
+        << adapter << "\n"
+        << timings;
   // Not an empty frame: biker covers part of the image.
   double coverage = 0;
   for (size_t i = 3; i < cpu.pixels.size(); i += 4) coverage += cpu.pixels[i];
@@ -411,6 +621,127 @@ TEST_F(WebPage, ShDegree3AntialiasedCloudMatchesTheCpuRenderer) {
       diff.psnr, diff.max_abs, alpha_max);
   EXPECT_GE(diff.psnr, 40.0);
   EXPECT_LT(alpha_max, 0.02);
+}
+
+// The WGSL passes of one frame against the CPU functions, element by element, as the Vulkan passes are
+// checked (checkProjectionAndTileLists): a real cloud (every 37th splat of biker, its SH raised to degree 3,
+// some splats made 8 and 60 times larger) seen from inside its box at 544x496 (34 x 31 tiles, so that a rect
+// can hold more than kMaxTestedTileArea tiles and be emitted untested), with splats behind the camera, beside
+// the view and across many tiles. Per slot the touched count, the tile rect, the mean, conic, opacity, colour
+// and depth of preprocess; the scan's offsets; the emitted keys in order; the sort against a stable sort of
+// them and against the CPU's order; the tile ranges. The frame's image is compared too (the raster).
+TEST_F(WebPage, WgslPassesMatchTheCpuPerElement) {
+  bool ready = false;
+  open("web_passes", &ready);
+  if (!ready) return;
+  const LoadedSplats biker = loadSplats(biker_);
+  const size_t step = 37;
+  GaussianCloud cloud;
+  cloud.resize((biker.cloud.size() + step - 1) / step, biker.cloud.sh_degree);
+  for (size_t j = 0; j < cloud.size(); ++j) {
+    const size_t i = j * step;
+    cloud.positions[j] = biker.cloud.positions[i];
+    cloud.scales[j] = biker.cloud.scales[i] * (j % 701 == 0 ? 60.0f : j % 53 == 0 ? 8.0f : 1.0f);
+    cloud.rotations[j] = biker.cloud.rotations[i];
+    cloud.opacities[j] = biker.cloud.opacities[i];
+    std::copy_n(biker.cloud.shOf(i).data(), biker.cloud.shStride(), cloud.shOf(j).data());
+  }
+  padShDegree(cloud, 3, 11);
+  saveSplats(cloud, site_ + "/passes.ply");
+  const LoadedSplats loaded = loadSplats(site_ + "/passes.ply");  // what the page reads, rounding included
+  const GaussianCloud& c = loaded.cloud;
+  ASSERT_EQ(c.sh_degree, 3);
+  const CloudBounds b = computeBounds(c);
+  const Vec3 centre = 0.5f * (b.p01 + b.p99);
+  const float radius = 0.5f * length(b.p99 - b.p01);
+  const Vec3 eye = centre + normalize(Vec3{0.3f, -0.2f, -1.0f}) * (0.45f * radius);
+  Camera cam = lookAtCamera(eye, centre + Vec3{0.1f * radius, 0, 0}, Vec3{0, -1, 0}, 60.0f, 544, 496);
+  cam.cx = 0.45f * 544, cam.cy = 0.52f * 496;
+  std::string log;
+  const auto t0 = Clock::now();
+  const std::vector<std::string> lines =
+      browse("scene=passes.ply&passes=1&readback=1&" + cameraQuery(cam), {"PASSES-END", "ERROR"}, &log);
+  const double browser_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  SF_REQUIRE_ADAPTER(lines, log);
+  for (const std::string& l : lines) ASSERT_NE(l.rfind("ERROR", 0), 0u) << l;
+  WebPasses web;
+  std::string why;
+  ASSERT_TRUE(readPasses(lines, &web, &why)) << why << "\n" << log.substr(0, 4000);
+  const uint32_t tiles_x = 34, tiles_y = 31;
+  ASSERT_EQ(web.slots, c.size());
+  ASSERT_EQ(web.tiles_x, tiles_x);
+  ASSERT_EQ(web.tiles_y, tiles_y);
+  ASSERT_EQ(web.buffers["proj"].size(), c.size() * sizeof(WebProj));
+  ASSERT_EQ(web.buffers["touched"].size(), c.size() * 4);
+  ASSERT_EQ(web.buffers["offsets"].size(), c.size() * 4);
+  for (const char* name : {"emitted_tiles", "emitted_depths", "emitted_values", "sorted_tiles",
+                           "sorted_depths", "sorted_values"})
+    ASSERT_EQ(web.buffers[name].size(), size_t{web.keys} * 4) << name;
+  ASSERT_EQ(web.buffers["ranges"].size(), size_t{tiles_x} * tiles_y * 8);
+
+  const PassesComparison r = comparePasses(web, c, cam);
+  std::printf("WGSL passes vs CPU, %zu splats (SH 3) at 544x496: %zu drawn, %zu keys\n", c.size(), r.visible,
+              r.keys);
+  std::printf(
+      "largest differences: mean %.2e px, conic %.2e (relative to 1 + |c|), opacity %.2e, colour %.2e, depth "
+      "%.2e (relative)\n",
+      r.mean, r.conic, r.opacity, r.color, r.depth);
+  std::printf(
+      "elements that differ: touched %zu, rect %zu, values %zu, offsets %zu, emitted keys %zu, sort %zu, "
+      "lists %zu, ranges %zu%s%s\n",
+      r.touched_diffs, r.rect_diffs, r.value_diffs, r.offset_diffs, r.emitted_diffs, r.sort_diffs,
+      r.list_diffs, r.range_diffs, r.first.empty() ? "" : "; first: ", r.first.c_str());
+  std::printf("browser %.1f s; %s\n", browser_s, lineAfter(lines, "TIMINGS ").c_str());
+  EXPECT_EQ(web.keys_wanted, r.keys);
+  EXPECT_EQ(web.keys, r.keys);
+  EXPECT_EQ(r.touched_diffs, 0u);
+  EXPECT_EQ(r.rect_diffs, 0u);
+  EXPECT_EQ(r.value_diffs, 0u);
+  EXPECT_LE(r.mean, 1e-3);
+  EXPECT_LE(r.conic, 1e-4);
+  EXPECT_LE(r.opacity, 1e-6);
+  EXPECT_LE(r.color, 1e-4);
+  EXPECT_LE(r.depth, 1e-5);
+  EXPECT_EQ(r.offset_diffs, 0u);
+  EXPECT_EQ(r.emitted_diffs, 0u);
+  EXPECT_EQ(r.sort_diffs, 0u);
+  EXPECT_EQ(r.list_diffs, 0u);
+  EXPECT_EQ(r.range_diffs, 0u);
+
+  // The frame holds what the test is for: splats behind the camera and beside the view (culled), tested rects
+  // whose tile test drops tiles, rects past kMaxTestedTileArea, and splats across several tiles.
+  size_t behind = 0, beside = 0, dropped = 0, untested = 0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    ProjectedSplat p;
+    const bool drawn =
+        projectSplat(c.positions[i], covarianceFromScaleRotation(c.scales[i], c.rotations[i]), c.opacities[i],
+                     c.sh_degree, c.shOf(i).data(), c.positions[i] - cam.position(), c.color_space, cam,
+                     c.antialiased, &p, BlendSpace::kDisplay, c.screen_filter);
+    const float z = transformPoint(cam.world_to_camera, c.positions[i]).z;
+    behind += z <= kNearPlane;
+    beside += z > kNearPlane && !drawn;
+    dropped += drawn && p.tiles.area() <= kMaxTestedTileArea && p.touched < p.tiles.area();
+    untested += drawn && p.tiles.area() > kMaxTestedTileArea;
+  }
+  std::printf(
+      "splats behind the camera %zu, culled in front %zu, drawn with tiles dropped by the test %zu, "
+      "rects past %d tiles %zu\n",
+      behind, beside, dropped, kMaxTestedTileArea, untested);
+  EXPECT_GT(behind, 0u);
+  EXPECT_GT(beside, 0u);
+  EXPECT_GT(dropped, 0u);
+  EXPECT_GT(untested, 0u);
+  EXPECT_GT(r.keys, 2 * r.visible);
+
+  // The raster: the image against renderCpu's.
+  std::string first_frame;
+  const ImageRGBA image = readbackImage(lines, &first_frame);
+  ASSERT_EQ(image.width, 544);
+  RenderObject object(&c);
+  const ImageDiff diff = compareImages(image, renderCpu(std::span<const RenderObject>(&object, 1), cam, {}));
+  std::printf("the frame's image vs CPU renderer: PSNR %.1f dB, max difference %.2e\n", diff.psnr,
+              diff.max_abs);
+  EXPECT_GE(diff.psnr, 40.0);
 }
 
 TEST_F(WebPage, TruncatedSpzGivesTheEngineMessage) {
@@ -484,7 +815,8 @@ TEST_F(WebPage, SceneOfInterpenetratingObjectsMatchesTheCpuRenderer) {
 }
 
 // Without a camera in the URL the page takes the scene's (its size the URL's, as the scene gives it) and its
-// background.
+// background. The page is told not to ask for timestamp-query (timestamps=0), as on an adapter without it:
+// the frame is the same and the timings line says why it has no per-pass figures.
 TEST_F(WebPage, SceneCameraAndBackgroundAreTheScenes) {
   bool ready = false;
   openDemoScene("web_scene_camera", 200, 120, &ready);
@@ -495,7 +827,8 @@ TEST_F(WebPage, SceneCameraAndBackgroundAreTheScenes) {
   ASSERT_TRUE(scene.camera.has_value());
   ASSERT_TRUE(scene.background.has_value());
   std::string log;
-  const std::vector<std::string> lines = browse("readback=1&size=200,120", {"IMAGE-END", "ERROR"}, &log);
+  const std::vector<std::string> lines =
+      browse("readback=1&timestamps=0&size=200,120", {"IMAGE-END", "ERROR"}, &log);
   SF_REQUIRE_ADAPTER(lines, log);
   for (const std::string& l : lines) ASSERT_NE(l.rfind("ERROR", 0), 0u) << l;
   std::string first_frame;
@@ -511,6 +844,11 @@ TEST_F(WebPage, SceneCameraAndBackgroundAreTheScenes) {
       "difference %.2e\n",
       diff.psnr, diff.max_abs);
   EXPECT_GE(diff.psnr, 40.0);
+  EXPECT_NE(lineAfter(lines, "ADAPTER ").find("; no timestamp-query: not asked for (timestamps=0)"),
+            std::string::npos);
+  EXPECT_NE(lineAfter(lines, "TIMINGS ").find("; no per-pass GPU timings (not asked for (timestamps=0))"),
+            std::string::npos)
+      << lineAfter(lines, "TIMINGS ");
 }
 
 // A scene naming a missing file: the page says what the command line's scene loader says (strict), naming the
