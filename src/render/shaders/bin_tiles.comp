@@ -6,8 +6,7 @@
 // from atomics, in no order: seg_sort.comp and seg_merge.comp then order each tile's pairs by (depth, slot),
 // the CPU's order (cpu_renderer.cpp: a stable sort by tile and depth of pairs made in slot order).
 // Both runs test the same tiles with the same code (the mode only picks the action), and an emit never
-// writes past its tile's end; rects of at most SF_MASK_TILES tiles are emitted from the mask of reached tiles
-// preprocess left in GpuFrame::touched (the same test's decisions). Slots whose rect has more than SF_COOP_TILES tiles are walked by the whole
+// writes past its tile's end. Slots whose rect has more than SF_COOP_TILES tiles are walked by the whole
 // workgroup at once, so a splat covering much of the screen does not keep one thread looping while the
 // others wait. (Workgroup barriers, not subgroup operations: no reconvergence needed.)
 #include "common.glsl"
@@ -38,8 +37,7 @@ void main() {
   FrameRef fr = pc.frame;
   uint slot = gl_GlobalInvocationID.x, tid = gl_LocalInvocationIndex;
   bool emit = pc.pad0 != 0u;
-  uint touched = slot < fr.f.slot_count ? fr.f.touched.v[slot] : 0u;
-  bool live = touched != 0u;  // no early return before the cooperative walks
+  bool live = slot < fr.f.slot_count && fr.f.touched.v[slot] != 0u;  // no early return before the cooperative walks
   uvec4 rect = live ? slotRect(fr, slot) : uvec4(0u);
   uint area = (rect.z - rect.x) * (rect.w - rect.y);
   bool coop = live && area > SF_COOP_TILES;
@@ -51,18 +49,10 @@ void main() {
     vec2 mean = fr.f.means.v[slot];
     vec4 co = fr.f.conic_opacity.v[slot];
     uint depth_bits = floatBitsToUint(fr.f.color_depth.v[slot].w);
-    if (area <= SF_MASK_TILES) {  // the tiles preprocess found reached, as a mask
-      uint w = rect.z - rect.x;
-      for (uint bits = touched; bits != 0u; bits &= bits - 1u) {
-        uint k = uint(findLSB(bits));
-        binPair(fr, emit, (rect.y + k / w) * fr.f.tiles_x + rect.x + k % w, depth_bits, slot);
-      }
-    } else {
-      bool test = area <= SF_MAX_TESTED_TILE_AREA;
-      for (uint y = rect.y; y < rect.w; ++y)
-        for (uint x = rect.x; x < rect.z; ++x)
-          if (!test || splatReachesTile(mean, co, x, y)) binPair(fr, emit, y * fr.f.tiles_x + x, depth_bits, slot);
-    }
+    bool test = area <= SF_MAX_TESTED_TILE_AREA;
+    for (uint y = rect.y; y < rect.w; ++y)
+      for (uint x = rect.x; x < rect.z; ++x)
+        if (!test || splatReachesTile(mean, co, x, y)) binPair(fr, emit, y * fr.f.tiles_x + x, depth_bits, slot);
   }
   barrier();
   uint coops = coop_count;

@@ -123,32 +123,17 @@ void main() {
 
   vec4 conic_opacity = vec4(cc * det_inv, -b * det_inv, a * det_inv, opacity);
   const int rect_area = area;
-  // One walk over the rect's tiles: how many the splat reaches, their mask (rects of at most SF_MASK_TILES
-  // tiles) and, for rects of at most SF_COOP_TILES tiles, their counts in the tile bins (bin_tiles.comp counts
-  // the wider ones, which a whole workgroup walks). A slot found not drawn further down takes its counts back.
-  uint mask = 0u;
   if (area <= SF_MAX_TESTED_TILE_AREA) {
     area = 0;
     for (int ty = y0; ty < y1; ++ty)
-      for (int tx = x0; tx < x1; ++tx)
-        if (splatReachesTile(mean, conic_opacity, uint(tx), uint(ty))) {
-          if (rect_area <= SF_MASK_TILES) mask |= 1u << uint((ty - y0) * (x1 - x0) + (tx - x0));
-          if (rect_area <= SF_COOP_TILES) atomicAdd(fr.f.tile_bins.v[uint(ty) * fr.f.tiles_x + uint(tx)], 1u);
-          ++area;
-        }
+      for (int tx = x0; tx < x1; ++tx) area += splatReachesTile(mean, conic_opacity, uint(tx), uint(ty)) ? 1 : 0;
     if (area == 0) return;
   }
 
   vec3 dir = normalize(p_obj - vec3(obj.cam_in_object[0], obj.cam_in_object[1], obj.cam_in_object[2]));
   bool aligned = ((obj.sh_base | obj.sh_stride) & 3u) == 0u;  // uniform across the dispatch
   vec3 sh_col = evalSh(obj.sh_degree, fr.f.sh, obj.sh_base + i * obj.sh_stride, aligned, dir);
-  if (any(isnan(sh_col)) || any(isinf(sh_col))) {  // not drawn, as on the CPU (projectSplat)
-    if (rect_area <= SF_COOP_TILES)  // the counts taken back (the same test decides the same tiles)
-      for (int ty = y0; ty < y1; ++ty)
-        for (int tx = x0; tx < x1; ++tx)
-          if (splatReachesTile(mean, conic_opacity, uint(tx), uint(ty))) atomicAdd(fr.f.tile_bins.v[uint(ty) * fr.f.tiles_x + uint(tx)], 0xffffffffu);
-    return;
-  }
+  if (any(isnan(sh_col)) || any(isinf(sh_col))) return;  // not drawn, as on the CPU (projectSplat)
   vec3 col = max(sh_col + 0.5, vec3(0.0));
   // The colour in the space the frame blends in (projectSplat): a display-space cloud's decoded for a linear
   // blend, a linear cloud's encoded for a display blend.
@@ -161,7 +146,13 @@ void main() {
   float depth = (obj.flags & SF_OBJECT_SORT_DEPTH) != 0u ? max(obj.sort_depth.v[i], SF_MIN_SORT_DEPTH) : t.z;
   fr.f.color_depth.v[slot] = vec4(col, depth);
   fr.f.rects.v[slot] = uvec2(uint(x0) | (uint(y0) << 16), uint(x1) | (uint(y1) << 16));
-  fr.f.touched.v[slot] = rect_area <= SF_MASK_TILES ? mask : uint(area);
+  fr.f.touched.v[slot] = uint(area);
+  // The tile counts of the binning (bin_tiles.comp counts only the rects wider than SF_COOP_TILES, which a
+  // whole workgroup walks): the same test as above, once the slot is known to be drawn.
+  if (rect_area <= SF_COOP_TILES)
+    for (int ty = y0; ty < y1; ++ty)
+      for (int tx = x0; tx < x1; ++tx)
+        if (splatReachesTile(mean, conic_opacity, uint(tx), uint(ty))) atomicAdd(fr.f.tile_bins.v[uint(ty) * fr.f.tiles_x + uint(tx)], 1u);
   // One atomic per group of lanes that got here together (a single counter takes every slot's add otherwise).
   uint here = subgroupBallotBitCount(subgroupBallot(true));
   if (subgroupElect()) atomicAdd(fr.f.counters.v[SF_COUNTER_VISIBLE], here);

@@ -5,10 +5,6 @@
 // Rects of more tiles than this are binned by a whole workgroup (bin_tiles.comp); preprocess.comp counts the
 // tiles of the others (all of them tested: SF_COOP_TILES <= SF_MAX_TESTED_TILE_AREA).
 #define SF_COOP_TILES 256
-// Rects of at most this many tiles (most splats) keep the tiles their test reached as a bit mask in
-// GpuFrame::touched (bit k: the rect's k-th tile, row-major), so that the emit walks the mask instead of
-// testing every tile again; wider rects keep the count of tiles reached there.
-#define SF_MASK_TILES 32
 
 float conicQ(vec3 con, float dx, float dy) {
   precise float q = con.x * dx * dx + 2.0 * con.y * dx * dy + con.z * dy * dy;
