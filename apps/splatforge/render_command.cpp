@@ -333,6 +333,123 @@ int RenderCommand::run() const {
   }
 }
 
+namespace {
+
+// The checks of animate's own options that need no file.
+void checkAnimateOptions(const AnimateOptions& o) {
+  if (!(o.fps > 0 && o.fps <= 1000)) throw UsageError("--fps must be in (0, 1000]");
+  if (o.duration_given && !(o.duration > 0 && o.duration <= 3600))
+    throw UsageError("--duration must be in (0, 3600] seconds");
+  if (!std::isfinite(o.start)) throw UsageError("--start must be a finite number of seconds");
+  if (!o.events_out.empty()) {
+    if (fileExtension(o.events_out) != ".jsonl")
+      throw UsageError("--events-out " + o.events_out + ": expected a .jsonl path (JSON lines)");
+    checkWritableTarget(o.events_out, "--events-out");
+  }
+}
+
+// Where the frames go: for an MP4, a fresh frames folder beside it (`frames_dir`) and the ffmpeg found on
+// PATH (returned); else the output's own pattern, its folder made.
+std::string prepareAnimateOutput(const AnimateOptions& o, bool mp4, std::filesystem::path& frames_dir,
+                                 FramePattern& pattern) {
+  if (!mp4) {
+    pattern = FramePattern::parse(o.output);
+    std::filesystem::path parent = std::filesystem::path(pattern(0)).parent_path();
+    if (!parent.empty()) makeOutputFolder(parent.string());
+    return {};
+  }
+  checkWritableTarget(o.output, "output");
+  std::string ffmpeg = findOnPath("ffmpeg");
+  if (ffmpeg.empty())
+    throw Error("-o " + o.output +
+                ": writing MP4 needs ffmpeg on PATH (apt-get install ffmpeg); or write PNG frames with "
+                "-o frames/%04d.png");
+  pattern = FramePattern::parse((std::filesystem::path(o.output + ".frames") / "%06d.png").string());
+  std::error_code ec;
+  std::filesystem::remove_all(o.output + ".frames", ec);
+  makeOutputFolder(o.output + ".frames");
+  frames_dir = o.output + ".frames";
+  return ffmpeg;
+}
+
+// Animation events: a line each on stdout, or JSON lines gathered for --events-out (written at the end).
+struct AnimateEvents {
+  const AnimateOptions& o;
+  std::string jsonl;
+  size_t count = 0;
+
+  void report(const FrameResult& f, size_t frame) {
+    for (const FiredClipEvent& e : f.events) {
+      if (o.events_out.empty())
+        fmt::print("event t={:.4f} s: {} {} (clip time {} s, frame {})\n", e.scene_time, e.object, e.event,
+                   e.clip_time, frame);
+      else
+        jsonl += fmt::format(
+            "{{\"frame\": {}, \"scene_time\": {}, \"object\": \"{}\", \"event\": \"{}\", \"clip_time\": "
+            "{}}}\n",
+            frame, numberJson(e.scene_time), jsonEscape(e.object), jsonEscape(e.event), e.clip_time);
+    }
+    count += f.events.size();
+    if (f.events_skipped > 0)
+      printWarnings(
+          o.command.c_str(),
+          {fmt::format("frame {}: {} more animation events crossed in one frame (over {}); not reported",
+                       frame, f.events_skipped, kMaxClipEventsPerStep)});
+  }
+  void write() const {
+    if (o.events_out.empty()) return;
+    writeFileAtomic(o.events_out,
+                    std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(jsonl.data()), jsonl.size()));
+    fmt::print("wrote {} ({} animation events)\n", o.events_out, count);
+  }
+};
+
+// --orbit: frame i of `frames` sees the scene from camera-to-world' = T(c) Ry(a) T(-c) camera-to-world, a
+// turning from 0 to -orbit_deg about the centre c of the scene's box (`pivot`).
+Camera orbitCamera(const Camera& cam, const AnimateOptions& o, Vec3 pivot, size_t i, size_t frames) {
+  if (o.orbit_deg == 0) return cam;
+  const double a = -o.orbit_deg * std::numbers::pi / 180.0 *
+                   (frames > 1 ? static_cast<double>(i) / static_cast<double>(frames - 1) : 0.0);
+  const Mat3 ry =
+      rotationMatrix(Quat{static_cast<float>(std::cos(a / 2)), 0, static_cast<float>(std::sin(a / 2)), 0});
+  Camera c = cam;
+  c.world_to_camera = cam.world_to_camera * Mat4::fromLinearTranslation(Mat3{}, pivot) *
+                      Mat4::fromLinearTranslation(ry, Vec3{0, 0, 0}) *
+                      Mat4::fromLinearTranslation(Mat3{}, -pivot);
+  return c;
+}
+
+// Encodes the frames in `frames_dir` into o.output with ffmpeg (through a .partial.mp4 renamed at the end).
+// Returns false when ffmpeg or this process was interrupted; throws when ffmpeg fails, clearing `frames_dir`
+// so that the frames are kept for another encoder.
+bool encodeMp4(const AnimateOptions& o, const std::string& ffmpeg, std::filesystem::path& frames_dir,
+               size_t frames, const InterruptGuard& interrupt) {
+  const std::string tmp = o.output + ".partial.mp4";
+  const std::string cmd =
+      fmt::format("{} -y -loglevel error -framerate {} -i {} -c:v libx264 -pix_fmt yuv420p -crf 18 {}",
+                  shellQuote(ffmpeg), o.fps, shellQuote((frames_dir / "%06d.png").string()), shellQuote(tmp));
+  progress("encoding " + o.output + " with " + ffmpeg);
+  const int rc = std::system(cmd.c_str());
+  // system() ignores SIGINT in this process while ffmpeg runs: ffmpeg ends by it, killed or (its own
+  // handler) with exit status 255.
+  const bool ffmpeg_interrupted =
+      rc != -1 && ((WIFSIGNALED(rc) && (WTERMSIG(rc) == SIGINT || WTERMSIG(rc) == SIGTERM)) ||
+                   (WIFEXITED(rc) && WEXITSTATUS(rc) == 255));
+  if (interrupt.interrupted() || ffmpeg_interrupted) return false;
+  if (rc != 0 || !std::filesystem::exists(tmp)) {
+    std::filesystem::remove(tmp);
+    const std::string kept = frames_dir.string();
+    frames_dir.clear();  // the frames stay, for another encoder (removePartial leaves them)
+    throw Error(fmt::format("ffmpeg failed (exit status {}); the frames are kept in {}", rc, kept));
+  }
+  std::filesystem::rename(tmp, o.output);
+  std::filesystem::remove_all(frames_dir);
+  fmt::print("wrote {} ({} frames at {} fps)\n", o.output, frames, o.fps);
+  return true;
+}
+
+}  // namespace
+
 int runAnimate(const AnimateOptions& o) {
   // What this run wrote, removed when it is interrupted or fails: no partial output is left behind.
   const bool mp4 = fileExtension(o.output) == ".mp4";
@@ -351,33 +468,8 @@ int runAnimate(const AnimateOptions& o) {
   InterruptGuard interrupt;
   try {
     auto t0 = Clock::now();
-    if (!(o.fps > 0 && o.fps <= 1000)) throw UsageError("--fps must be in (0, 1000]");
-    if (o.duration_given && !(o.duration > 0 && o.duration <= 3600))
-      throw UsageError("--duration must be in (0, 3600] seconds");
-    if (!std::isfinite(o.start)) throw UsageError("--start must be a finite number of seconds");
-    if (!o.events_out.empty()) {
-      if (fileExtension(o.events_out) != ".jsonl")
-        throw UsageError("--events-out " + o.events_out + ": expected a .jsonl path (JSON lines)");
-      checkWritableTarget(o.events_out, "--events-out");
-    }
-    std::string ffmpeg;
-    if (mp4) {
-      checkWritableTarget(o.output, "output");
-      ffmpeg = findOnPath("ffmpeg");
-      if (ffmpeg.empty())
-        throw Error("-o " + o.output +
-                    ": writing MP4 needs ffmpeg on PATH (apt-get install ffmpeg); or write PNG frames with "
-                    "-o frames/%04d.png");
-      pattern = FramePattern::parse((std::filesystem::path(o.output + ".frames") / "%06d.png").string());
-      std::error_code ec;
-      std::filesystem::remove_all(o.output + ".frames", ec);
-      makeOutputFolder(o.output + ".frames");
-      frames_dir = o.output + ".frames";
-    } else {
-      pattern = FramePattern::parse(o.output);
-      std::filesystem::path parent = std::filesystem::path(pattern(0)).parent_path();
-      if (!parent.empty()) makeOutputFolder(parent.string());
-    }
+    checkAnimateOptions(o);
+    const std::string ffmpeg = prepareAnimateOutput(o, mp4, frames_dir, pattern);
 
     RenderSettings settings;
     if (!o.default_background.empty()) settings.background = parseColor(o.default_background);
@@ -403,29 +495,8 @@ int runAnimate(const AnimateOptions& o) {
                          sceneSummary(scene)));
     ProgressBar bar(frames);
     std::vector<double> frame_ms;
-    // Animation events: a line each on stdout, or JSON lines for --events-out.
-    std::string events_jsonl;
-    size_t event_count = 0;
-    auto reportEvents = [&](const FrameResult& f, size_t frame) {
-      for (const FiredClipEvent& e : f.events) {
-        if (o.events_out.empty())
-          fmt::print("event t={:.4f} s: {} {} (clip time {} s, frame {})\n", e.scene_time, e.object, e.event,
-                     e.clip_time, frame);
-        else
-          events_jsonl += fmt::format(
-              "{{\"frame\": {}, \"scene_time\": {}, \"object\": \"{}\", \"event\": \"{}\", \"clip_time\": "
-              "{}}}\n",
-              frame, numberJson(e.scene_time), jsonEscape(e.object), jsonEscape(e.event), e.clip_time);
-      }
-      event_count += f.events.size();
-      if (f.events_skipped > 0)
-        printWarnings(
-            o.command.c_str(),
-            {fmt::format("frame {}: {} more animation events crossed in one frame (over {}); not reported",
-                         frame, f.events_skipped, kMaxClipEventsPerStep)});
-    };
-    // --orbit: camera-to-world' = T(c) Ry(a) T(-c) camera-to-world about the centre c of the scene's box.
-    Vec3 pivot{0, 0, 0};
+    AnimateEvents events{o, {}, 0};
+    Vec3 pivot{0, 0, 0};  // --orbit turns about the centre of the scene's box
     if (o.orbit_deg != 0) {
       const CloudBounds b = sceneBounds(scene);
       pivot = (b.p01 + b.p99) * 0.5f;
@@ -438,58 +509,22 @@ int runAnimate(const AnimateOptions& o) {
     for (size_t i = 0; i < frames; ++i) {
       if (interrupt.interrupted()) return stopped(fmt::format("after {} of {} frames", i, frames).c_str());
       auto tf = Clock::now();
-      Camera frame_cam = cam;
-      if (o.orbit_deg != 0) {
-        const double a = -o.orbit_deg * std::numbers::pi / 180.0 *
-                         (frames > 1 ? static_cast<double>(i) / static_cast<double>(frames - 1) : 0.0);
-        const Mat3 ry = rotationMatrix(
-            Quat{static_cast<float>(std::cos(a / 2)), 0, static_cast<float>(std::sin(a / 2)), 0});
-        frame_cam.world_to_camera = cam.world_to_camera * Mat4::fromLinearTranslation(Mat3{}, pivot) *
-                                    Mat4::fromLinearTranslation(ry, Vec3{0, 0, 0}) *
-                                    Mat4::fromLinearTranslation(Mat3{}, -pivot);
-      }
-      const FrameResult f =
-          driver.render(scene, {o.start + static_cast<double>(i) / o.fps, frame_cam, settings, {}});
-      reportEvents(f, i);
+      const FrameResult f = driver.render(
+          scene,
+          {o.start + static_cast<double>(i) / o.fps, orbitCamera(cam, o, pivot, i, frames), settings, {}});
+      events.report(f, i);
       writePng(pattern(i), f.image);
       written = i + 1;
       frame_ms.push_back(secondsSince(tf) * 1e3);
       bar.update(i + 1);
     }
     if (interrupt.interrupted()) return stopped("during the last frame");
-    auto writeEvents = [&] {
-      if (o.events_out.empty()) return;
-      writeFileAtomic(o.events_out,
-                      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(events_jsonl.data()),
-                                               events_jsonl.size()));
-      fmt::print("wrote {} ({} animation events)\n", o.events_out, event_count);
-    };
     if (mp4) {
-      const std::string tmp = o.output + ".partial.mp4";
-      const std::string cmd = fmt::format(
-          "{} -y -loglevel error -framerate {} -i {} -c:v libx264 -pix_fmt yuv420p -crf 18 {}",
-          shellQuote(ffmpeg), o.fps, shellQuote((frames_dir / "%06d.png").string()), shellQuote(tmp));
-      progress("encoding " + o.output + " with " + ffmpeg);
-      const int rc = std::system(cmd.c_str());
-      // system() ignores SIGINT in this process while ffmpeg runs: ffmpeg ends by it, killed or (its own
-      // handler) with exit status 255.
-      const bool ffmpeg_interrupted =
-          rc != -1 && ((WIFSIGNALED(rc) && (WTERMSIG(rc) == SIGINT || WTERMSIG(rc) == SIGTERM)) ||
-                       (WIFEXITED(rc) && WEXITSTATUS(rc) == 255));
-      if (interrupt.interrupted() || ffmpeg_interrupted) return stopped("while encoding");
-      if (rc != 0 || !std::filesystem::exists(tmp)) {
-        std::filesystem::remove(tmp);
-        const std::string kept = frames_dir.string();
-        frames_dir.clear();  // the frames stay, for another encoder (removePartial leaves them)
-        throw Error(fmt::format("ffmpeg failed (exit status {}); the frames are kept in {}", rc, kept));
-      }
-      std::filesystem::rename(tmp, o.output);
-      std::filesystem::remove_all(frames_dir);
-      fmt::print("wrote {} ({} frames at {} fps)\n", o.output, frames, o.fps);
+      if (!encodeMp4(o, ffmpeg, frames_dir, frames, interrupt)) return stopped("while encoding");
     } else {
       fmt::print("wrote {} .. {} ({} frames at {} fps)\n", pattern(0), pattern(frames - 1), frames, o.fps);
     }
-    writeEvents();
+    events.write();
     std::vector<double> sorted = frame_ms;
     std::sort(sorted.begin(), sorted.end());
     fmt::print("time: {:.3f} s total (load {:.3f} s; median {:.1f} ms per frame including PNG writing)\n",

@@ -377,6 +377,15 @@ std::vector<HullEvent> HullScriptPlayer::advance(HullInstance& hull, double t) {
     shots_.clear();
     thrust_on_ = false;
   }
+  playDue(hull, t, events);
+  last_ = t;
+  HullEffects fx = scriptedEffects(hull, t);
+  addFireAndThrust(fx, t);
+  hull.effects = std::move(fx);
+  return events;
+}
+
+void HullScriptPlayer::playDue(HullInstance& hull, double t, std::vector<HullEvent>& events) {
   Destruction& d = hull.destruction();
   for (; next_ < script_.events.size() && script_.events[next_].time <= t; ++next_) {
     const ScriptEvent& e = script_.events[next_];
@@ -417,8 +426,9 @@ std::vector<HullEvent> HullScriptPlayer::advance(HullInstance& hull, double t) {
   }
   emitTrail(d, t, events);
   for (HullEvent& ev : d.update(t)) events.push_back(std::move(ev));
-  last_ = t;
+}
 
+HullEffects HullScriptPlayer::scriptedEffects(const HullInstance& hull, double t) const {
   // Effects at t: the base, then every effect event in time order (later events win where they overlap).
   HullEffects fx = base_;
   fx.debris_life = hull.effects.debris_life;
@@ -492,7 +502,10 @@ std::vector<HullEvent> HullScriptPlayer::advance(HullInstance& hull, double t) {
     }
   }
   fx.parts = std::move(parts);
+  return fx;
+}
 
+void HullScriptPlayer::addFireAndThrust(HullEffects& fx, double t) const {
   // Fire: the muzzle flash of the latest shot while it lasts; each gun's heat, the sum of its shots' cooling.
   if (!shots_.empty()) {
     const Shot& last = shots_.back();
@@ -517,8 +530,6 @@ std::vector<HullEvent> HullScriptPlayer::advance(HullInstance& hull, double t) {
         thrust_amount_ * static_cast<float>(std::clamp((t - thrust_since_) / kIgnitionSeconds, 0.0, 1.0));
     fx.engine_parts = engine_parts_;
   }
-  hull.effects = std::move(fx);
-  return events;
 }
 
 // The ion trail's droplets due up to `upto` (droplet k of every nozzle at thrust_since_ + k / rate), each

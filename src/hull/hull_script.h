@@ -136,6 +136,12 @@ class HullScriptPlayer {
   uint32_t engine_parts_ = 0;
   uint64_t droplet_ = 0;  // droplets emitted since the ignition (per nozzle)
   void emitTrail(Destruction& d, double upto, std::vector<HullEvent>& events);
+  // advance's parts: the destruction events due up to t played (hits, heals, fires, thrust changes), their
+  // events appended; the effects at t of the base and the effect, hit and lod events; the fire's flash and
+  // barrel heat and the engines' thrust added to them.
+  void playDue(HullInstance& hull, double t, std::vector<HullEvent>& events);
+  HullEffects scriptedEffects(const HullInstance& hull, double t) const;
+  void addFireAndThrust(HullEffects& fx, double t) const;
 };
 
 }  // namespace sf::hull
