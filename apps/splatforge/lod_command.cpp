@@ -37,14 +37,16 @@ int runBuild(const LodCommand::Options& o) {
   b.scratch_dir = o.scratch;
   b.progress = progress;
   const lod::BuildReport r = lod::buildHierarchy(o.input, o.output, b);
+  printWarnings("lod build", r.warnings);
   if (r.dropped_non_finite)
     printWarnings("lod build",
                   {fmt::format("{} of {} gaussians hold NaN or infinite values and were left out",
                                r.dropped_non_finite, r.input_rows)});
   fmt::print(
-      "wrote {}: {} leaves, {} nodes, {} levels, {} chunks of up to {} leaves, {:.1f} MB ({})\n", o.output,
-      r.leaves, r.nodes, r.levels, r.chunks, r.chunk_leaves, megabytes(r.bytes_written),
-      r.runs > 1 ? fmt::format("sorted out of core in {} runs", r.runs) : std::string("sorted in memory"));
+      "wrote {}: {} leaves, {} nodes, {} levels, {} chunks of up to {} leaves, {:.1f} MB ({}; input {})\n",
+      o.output, r.leaves, r.nodes, r.levels, r.chunks, r.chunk_leaves, megabytes(r.bytes_written),
+      r.runs > 1 ? fmt::format("sorted out of core in {} runs", r.runs) : std::string("sorted in memory"),
+      r.input_format);
   fmt::print("time: {:.2f} s, peak memory {:.1f} MB (VmHWM)\n", r.seconds, megabytes(r.peak_memory_bytes));
   return 0;
 }

@@ -1,5 +1,6 @@
 // `splatforge lod build IN.ply -o DIR`, `lod info DIR` and `lod cut DIR --budget N -o cut.ply`: the offline
-// level-of-detail hierarchy (src/lod/, docs/lod.md, docs/formats/lod.md): built out of core from a splat PLY,
+// level-of-detail hierarchy (src/lod/, docs/lod.md, docs/formats/lod.md): built from any splat file (a
+// binary PLY streamed out of core, other formats decoded whole),
 // described, and cut for one camera under a budget of gaussians. Its options are declared here; main.cpp,
 // the one file that includes CLI11, registers them and dispatches the command.
 #pragma once
@@ -30,7 +31,7 @@ class LodCommand {
   // What the command line gave (filled by the parser in main.cpp).
   struct Options {
     enum class Action { kBuild, kInfo, kCut } action = Action::kBuild;
-    std::string input;   // build: the splat PLY; info, cut: the hierarchy's directory
+    std::string input;   // build: the splat file; info, cut: the hierarchy's directory
     std::string output;  // build: the directory; cut: the splat file
     uint32_t fanout = 8;
     uint64_t chunk_size = 32768;

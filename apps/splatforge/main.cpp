@@ -1029,15 +1029,25 @@ bool BatchCommand::parsed() const {
 
 LodCommand::LodCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
   Options& o = *options_;
-  command_ = app.add_subcommand("lod",
-                                "Level of detail: build a hierarchy of merged gaussians from a splat PLY out "
-                                "of core, describe it, cut it "
-                                "for a camera under a budget of gaussians (docs/lod.md)");
+  command_ =
+      app.add_subcommand("lod",
+                         "Level of detail: build a hierarchy of merged gaussians from any splat file (a "
+                         "binary PLY out of core), describe it, cut it for a camera under a budget of "
+                         "gaussians (docs/lod.md)");
   command_->require_subcommand(1);
   CLI::App* build = command_->add_subcommand(
       "build",
-      "Build a level-of-detail hierarchy (chunk files and an index) from a binary splat PLY, out of core");
-  build->add_option("input", o.input, "Splat PLY (binary little-endian, INRIA 3DGS layout)")->required();
+      "Build a level-of-detail hierarchy (chunk files and an index) from a splat file: a binary PLY is "
+      "streamed out of core, other formats are decoded whole first");
+  build
+      ->add_option(
+          "input", o.input,
+          "Splat file: a binary little-endian PLY (INRIA 3DGS layout) is read in pieces, never whole; "
+          "any other format the engine reads (" +
+              std::string(kReadFormats) +
+              ", lod-meta.json at its finest level) is decoded whole into memory first, counted against "
+              "--memory-mb")
+      ->required();
   build
       ->add_option("-o,--output", o.output,
                    "Output directory (its index is replaced; chunk files of an earlier build are removed)")
@@ -1050,7 +1060,8 @@ LodCommand::LodCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
       ->capture_default_str();
   build
       ->add_option("--memory-mb", o.memory_mb,
-                   "Memory for the sort runs, merge buffers and a chunk, in MB (the input may be larger)")
+                   "Memory for the sort runs, merge buffers and a chunk, in MB (a binary PLY input may be "
+                   "larger; another format's decoded cloud is held whole and counted in it)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 24))
       ->capture_default_str();
   build->add_option("--scratch", o.scratch,

@@ -21,6 +21,7 @@
 #include "core/morton.h"
 #include "core/parallel.h"
 #include "io/file.h"
+#include "io/formats.h"
 #include "lod/format.h"
 #include "lod/merge.h"
 #include "lod/ply_stream.h"
@@ -276,7 +277,9 @@ struct BuildSizes {
   size_t block_rows = 0;      // input rows read at a time
 };
 
-BuildSizes planBuild(const PlySplatStream& in, const BuildOptions& o) {
+// `held`: bytes the input already holds in memory (a decoded cloud), charged to the memory setting first.
+BuildSizes planBuild(const SplatRowSource& in, const BuildOptions& o, uint64_t held) {
+  const uint64_t memory = o.memory_bytes - held;
   BuildSizes z;
   z.stride = in.stride(), z.stride_sh = z.stride - kSplatFixedFloats;
   z.degree = in.shDegree();
@@ -291,16 +294,17 @@ BuildSizes planBuild(const PlySplatStream& in, const BuildOptions& o) {
   const uint64_t chunk_bytes =
       static_cast<uint64_t>(static_cast<double>(z.chunk_leaves) *
                             (static_cast<double>(z.record) + node_bytes * o.fanout / (o.fanout - 1)));
-  if (chunk_bytes > o.memory_bytes / 2)
+  if (chunk_bytes > memory / 2)
     throw Error("a chunk of " + std::to_string(z.chunk_leaves) + " leaves needs about " + mb(chunk_bytes) +
                 ", more than half the memory setting (" + mb(o.memory_bytes) +
+                (held ? ", less the decoded input's " + mb(held) : std::string()) +
                 "): give more memory or fewer leaves per chunk");
-  z.spare = o.memory_bytes - chunk_bytes;
+  z.spare = memory - chunk_bytes;
   z.run_capacity = static_cast<size_t>(std::max<uint64_t>(256, z.spare / 2 / (z.record + 24)));
   // Input blocks (the file's bytes and their floats) take at most a sixteenth of the setting.
   const uint64_t block_row_bytes = in.rowBytes() + 4 * z.stride;
-  z.block_rows = static_cast<size_t>(std::clamp<uint64_t>(o.memory_bytes / 16 / block_row_bytes, 256,
-                                                          std::min<uint64_t>(z.run_capacity, 65536)));
+  z.block_rows = static_cast<size_t>(
+      std::clamp<uint64_t>(memory / 16 / block_row_bytes, 256, std::min<uint64_t>(z.run_capacity, 65536)));
   return z;
 }
 
@@ -311,7 +315,7 @@ struct RowBounds {
 };
 
 // Pass 1: bounds of the finite rows.
-RowBounds scanBounds(PlySplatStream& in, size_t block_rows, std::vector<float>& block) {
+RowBounds scanBounds(SplatRowSource& in, size_t block_rows, std::vector<float>& block) {
   const size_t stride = in.stride();
   RowBounds b;
   while (const size_t rows = in.read(block_rows, block)) {
@@ -486,7 +490,7 @@ class LeafSort {
 };
 
 // Pass 2: keys, percentile histograms and sorted runs.
-void sortRows(PlySplatStream& in, const BuildSizes& z, const RowBounds& b, uint64_t leaf_count,
+void sortRows(SplatRowSource& in, const BuildSizes& z, const RowBounds& b, uint64_t leaf_count,
               std::vector<float>& block, LeafSort& sort, Histograms& histogram) {
   const MortonGrid grid(b);
   const Vec3 lo = b.lo, span = b.span();
@@ -532,8 +536,9 @@ void setPercentiles(Index& index, const Histograms& histogram, const RowBounds& 
 }
 
 // The index but its chunks: the input's SH degree and filter, the sizes, the bounds and their percentiles.
-Index makeIndex(const PlySplatStream& in, const std::string& input, const BuildOptions& o,
-                const BuildSizes& z, const RowBounds& b, uint64_t leaf_count, const Histograms& histogram) {
+Index makeIndex(const SplatRowSource& in, const std::string& input, const BuildOptions& o,
+                const BuildSizes& z, const RowBounds& b, uint64_t dropped, uint64_t leaf_count,
+                const Histograms& histogram) {
   Index index;
   index.sh_degree = z.degree;
   index.antialiased = in.antialiased();
@@ -545,7 +550,7 @@ Index makeIndex(const PlySplatStream& in, const std::string& input, const BuildO
   index.chunk_leaves = static_cast<uint32_t>(z.chunk_leaves);
   index.chunk_levels = z.chunk_levels;
   index.leaf_count = leaf_count;
-  index.dropped_non_finite = b.dropped;
+  index.dropped_non_finite = dropped;
   index.bounds_min = b.lo, index.bounds_max = b.hi;
   setPercentiles(index, histogram, b, leaf_count);
   return index;
@@ -632,6 +637,40 @@ void removeStaleFiles(const fs::path& out, const Index& index, const BuildOption
   if (o.scratch_dir.empty()) fs::remove(out / ".scratch", ec);  // only when empty
 }
 
+// The input's rows: a binary little-endian splat PLY streamed out of core (read twice, never whole); any
+// other splat file the engine reads decoded whole by its loader (io/formats.h), the decoded cloud charged to
+// the memory setting (`held`, its bytes) and refused when it alone passes it. The loader's warnings go to the
+// report.
+std::unique_ptr<SplatRowSource> openRows(const std::string& input, const BuildOptions& o, BuildReport& report,
+                                         uint64_t& held) {
+  if (isStreamedPly(input)) {
+    report.input_format = "binary PLY, streamed";
+    return std::make_unique<PlySplatStream>(input);
+  }
+  say(o, "decoding " + input +
+             " whole (only a binary little-endian PLY is streamed; this format is decoded "
+             "into memory by the engine's loader)");
+  LoadedSplats loaded = loadSplats(input);
+  report.input_format = std::string(formatName(loaded.format)) + ", decoded whole";
+  for (std::string& w : loaded.warnings)
+    if (w.find("non-finite values") == std::string::npos)  // the build reports the rows it leaves out
+      report.warnings.push_back(std::move(w));
+  const uint64_t gaussians = loaded.cloud.size();
+  auto source =
+      std::make_unique<CloudRowSource>(std::move(loaded.cloud), loaded.dropped_non_finite, loaded.file_bytes);
+  held = source->heldBytes();
+  say(o, "decoded " + input + " (" + formatName(loaded.format) + ", " + mb(loaded.file_bytes) + "): " +
+             std::to_string(gaussians) + " gaussians, SH degree " + std::to_string(source->shDegree()) +
+             ", held in memory: " + mb(held) + " of the memory setting's " + mb(o.memory_bytes));
+  if (held > o.memory_bytes)
+    throw Error(input + ": decoded whole, its " + std::to_string(gaussians) + " gaussians hold " + mb(held) +
+                ", more than the memory setting (" + mb(o.memory_bytes) + "): give at least " +
+                std::to_string((held >> 20) + 1) +
+                " MB (--memory-mb) with room for the build, or convert it to a binary PLY "
+                "(splatforge convert IN -o OUT.ply), which is built out of core");
+  return source;
+}
+
 }  // namespace
 
 uint64_t roundChunkLeaves(uint64_t leaves, uint32_t fanout) {
@@ -652,16 +691,21 @@ BuildReport buildHierarchy(const std::string& input, const std::string& out_dir,
   const auto t0 = std::chrono::steady_clock::now();
   if (o.fanout < 2 || o.fanout > 64)
     throw Error("fan-out " + std::to_string(o.fanout) + ": expected 2 to 64");
-  PlySplatStream in(input);
-  const BuildSizes z = planBuild(in, o);
-  say(o, "reading " + input + ": " + std::to_string(in.count()) + " gaussians, SH degree " +
-             std::to_string(z.degree) + ", " + mb(in.fileBytes()));
+  BuildReport report;
+  uint64_t held = 0;  // bytes of a decoded input, charged to the memory setting
+  std::unique_ptr<SplatRowSource> source = openRows(input, o, report, held);
+  SplatRowSource& in = *source;
+  const BuildSizes z = planBuild(in, o, held);
+  if (!held)
+    say(o, "reading " + input + ": " + std::to_string(in.count()) + " gaussians, SH degree " +
+               std::to_string(z.degree) + ", " + mb(in.fileBytes()));
 
   std::vector<float> block;
   const RowBounds bounds = scanBounds(in, z.block_rows, block);
   const Vec3 lo = bounds.lo, hi = bounds.hi;
-  const uint64_t dropped = bounds.dropped;
-  const uint64_t leaf_count = in.count() - dropped;
+  // Rows left out: by the loader (a decoded input) and by the bounds' pass (a streamed one).
+  const uint64_t dropped = bounds.dropped + in.droppedBefore();
+  const uint64_t leaf_count = in.count() - bounds.dropped;
   if (leaf_count == 0)
     throw Error(input + ": no gaussians to build from" +
                 (dropped ? " (every row holds NaN or infinity)" : ""));
@@ -677,12 +721,12 @@ BuildReport buildHierarchy(const std::string& input, const std::string& out_dir,
   LeafSort sort(z, out, o);
   sortRows(in, z, bounds, leaf_count, block, sort, histogram);
   std::vector<float>().swap(block);
-  Index index = makeIndex(in, input, o, z, bounds, leaf_count, histogram);
+  in.release();  // the sort holds the rows now
+  Index index = makeIndex(in, input, o, z, bounds, dropped, leaf_count, histogram);
 
   // The merged stream, chunk by chunk.
   sort.startMerge();
-  BuildReport report;
-  report.input_rows = in.count();
+  report.input_rows = in.count() + in.droppedBefore();
   report.leaves = leaf_count;
   report.dropped_non_finite = dropped;
   report.runs = sort.inMemory() ? 1 : sort.runCount();

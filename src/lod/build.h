@@ -1,5 +1,6 @@
-// The offline level-of-detail build (docs/lod.md): a splat PLY in, a chunked hierarchy directory out
-// (lod/format.h), out of core.
+// The offline level-of-detail build (docs/lod.md): a splat file in, a chunked hierarchy directory out
+// (lod/format.h), out of core for a binary little-endian PLY (streamed); other formats are decoded whole by
+// the engine's loader and their rows fed through the same steps (lod/ply_stream.h's SplatRowSource).
 //
 // 1. Two passes over the input, read in blocks (lod/ply_stream.h): the bounds; then a 63-bit Morton key per
 //    gaussian (21 bits an axis over the bounds' cube) and its record, gathered into runs that fit the memory
@@ -10,8 +11,9 @@
 //    parents (lod/merge.h), level by level, up to the chunk's root; then written.
 // 3. The top levels built over the chunks' roots the same way, written as one more chunk; the index last
 //    (temporary file and rename), so a build that stops leaves no index pointing at missing chunks.
-// Deterministic: the output depends on the input's bytes and the options (not on the memory setting, the
-// thread count or the scratch directory). Linear in the input size for a given memory setting.
+// Deterministic: the output depends on the input's gaussians and the options (not on the input's format,
+// the memory setting, the thread count or the scratch directory). Linear in the input size for a given memory
+// setting.
 #pragma once
 
 #include <cstddef>
@@ -42,12 +44,22 @@ struct BuildReport {
   double seconds = 0;
   uint64_t peak_memory_bytes = 0;  // the process's peak resident set (VmHWM), 0 where unknown
   int sh_degree = 0;
+  std::string input_format;  // "binary PLY, streamed", or "<formatName>, decoded whole" (io/formats.h)
+  std::vector<std::string>
+      warnings;  // the loader's, for a decoded input (non-finite rows: dropped_non_finite)
 };
 
-// Builds the hierarchy of the splat PLY `input` into `out_dir` (created; an index there is removed first,
+// Builds the hierarchy of the splat file `input` into `out_dir` (created; an index there is removed first,
 // chunk files of an earlier build that the new index does not list are removed after it is written).
-// Throws sf::Error / FormatError (input, scratch or output problems), or whatever after_chunk throws; the
-// run files are removed either way.
+// A binary little-endian splat PLY is streamed (never held whole); any other splat file the engine reads
+// (io/formats.h: compressed PLY, SPZ, .splat, SOG, .ksplat, glTF, ASCII or big-endian PLY, lod-meta.json)
+// is decoded whole by the loader with the process's format options and fed through the same sort and
+// chunking, its decoded cloud counted against memory_bytes (refused when it alone passes it). Same
+// gaussians, same options: same output bytes, whatever the input's format (rows the loader dropped for
+// non-finite values are counted in dropped_non_finite, but the source rows of the leaves then number the
+// kept rows).
+// Throws sf::Error / FormatError (input, scratch or output problems, the loader's messages naming the
+// file), or whatever after_chunk throws; the run files are removed either way.
 BuildReport buildHierarchy(const std::string& input, const std::string& out_dir, const BuildOptions& options);
 
 // The smallest power of `fanout` at or above `leaves` (at least `fanout`).

@@ -1,4 +1,5 @@
-// A splat PLY read in pieces (lod/ply_stream.h).
+// Rows of splats for the level-of-detail build: a splat PLY read in pieces, a decoded cloud
+// (lod/ply_stream.h).
 #include "lod/ply_stream.h"
 
 #include <fcntl.h>
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "core/error.h"
 #include "core/gaussian_cloud.h"
@@ -40,8 +42,8 @@ PlySplatStream::PlySplatStream(const std::string& path) : path_(path) {
     ByteReader r(head, path);
     if (!ply::looksLikePly(head))
       r.failAt(0,
-               "not a PLY file (lod build reads binary little-endian INRIA splat PLY; convert other formats "
-               "first)");
+               "not a PLY file (the streamed reader reads binary little-endian INRIA splat PLY; lod build "
+               "decodes other formats whole)");
     const ply::Header h = ply::parseHeader(r);
     if (h.encoding != ply::Encoding::kBinaryLittleEndian)
       r.failAt(
@@ -107,6 +109,67 @@ size_t PlySplatStream::read(size_t max_rows, std::vector<float>& out) {
   }
   next_row_ += rows;
   return rows;
+}
+
+CloudRowSource::CloudRowSource(GaussianCloud cloud, uint64_t dropped, uint64_t file_bytes)
+    : cloud_(std::move(cloud)),
+      count_(cloud_.size()),
+      dropped_(dropped),
+      file_bytes_(file_bytes),
+      sh_degree_(cloud_.sh_degree),
+      antialiased_(cloud_.antialiased),
+      screen_filter_(cloud_.screen_filter) {
+  // Not carried into the hierarchy.
+  std::vector<Vec3>().swap(cloud_.normals);
+  std::vector<int32_t>().swap(cloud_.ids);
+  std::vector<ExtraChannel>().swap(cloud_.extras);
+}
+
+size_t CloudRowSource::read(size_t max_rows, std::vector<float>& out) {
+  const size_t rows = static_cast<size_t>(std::min<uint64_t>(max_rows, count_ - next_row_));
+  const size_t stride = this->stride(), sh = stride - kSplatFixedFloats;
+  out.resize(rows * stride);
+  if (rows > 0 && cloud_.size() != count_) throw Error("the decoded cloud was read after its release");
+  for (size_t i = 0; i < rows; ++i) {
+    const size_t r = static_cast<size_t>(next_row_) + i;
+    float* dst = out.data() + i * stride;
+    const Vec3 p = cloud_.positions[r], s = cloud_.scales[r];
+    const Quat q = cloud_.rotations[r];
+    dst[0] = p.x, dst[1] = p.y, dst[2] = p.z;
+    dst[3] = s.x, dst[4] = s.y, dst[5] = s.z;
+    dst[6] = q.w, dst[7] = q.x, dst[8] = q.y, dst[9] = q.z;
+    dst[10] = cloud_.opacities[r];
+    std::copy_n(cloud_.sh.data() + r * sh, sh, dst + kSplatFixedFloats);
+  }
+  next_row_ += rows;
+  return rows;
+}
+
+void CloudRowSource::release() {
+  cloud_ = GaussianCloud{};
+}
+
+bool isStreamedPly(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return true;  // the stream names the problem
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return true;
+  }
+  std::vector<uint8_t> head(
+      static_cast<size_t>(std::min<uint64_t>(static_cast<uint64_t>(st.st_size), (1u << 20) + 4096)));
+  const ssize_t got = ::pread(fd, head.data(), head.size(), 0);
+  ::close(fd);
+  if (got != static_cast<ssize_t>(head.size())) return true;
+  if (!ply::looksLikePly(head)) return false;
+  if (isCompressedPly(head)) return false;
+  try {
+    ByteReader r(head, path);
+    return ply::parseHeader(r).encoding == ply::Encoding::kBinaryLittleEndian;
+  } catch (const Error&) {
+    return true;
+  }
 }
 
 bool rowFinite(std::span<const float> row) {

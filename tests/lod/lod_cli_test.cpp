@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "core/image.h"
@@ -130,6 +131,42 @@ TEST(LodCli, BikerCutRendersAsTheFullCapture) {
     EXPECT_LT(d.psnr, last_psnr) << budget;  // fewer gaussians, further from the full image
     last_psnr = d.psnr;
   }
+}
+
+// A compressed capture: decoded whole (said, with the memory it takes), built, verified; its leaves are the
+// decoded gaussians. A file that is not a splat file, and a truncated SPZ, are refused naming the file.
+TEST(LodCli, CompressedInputsAreDecodedAndBuilt) {
+  SF_REQUIRE_ASSET(biker, "splats/biker.spz");
+  const std::string dir = test::tempDir("LodCliCompressed");
+  const CliRun build = cli("lod build " + biker + " -o " + dir + "/tree --chunk-size 4096");
+  ASSERT_EQ(build.code, 0) << build.out;
+  std::cout << build.out;
+  EXPECT_NE(build.out.find("decoding " + biker + " whole"), std::string::npos) << build.out;
+  EXPECT_NE(build.out.find("held in memory: "), std::string::npos) << build.out;
+  EXPECT_NE(build.out.find("input spz, decoded whole"), std::string::npos) << build.out;
+  const CliRun info = cli("lod info " + dir + "/tree --json --verify");
+  ASSERT_EQ(info.code, 0) << info.out;
+  const nlohmann::json j = nlohmann::json::parse(info.out.substr(info.out.find('{')));
+  EXPECT_EQ(j["leaves"], loadSplats(biker).cloud.size());
+  EXPECT_TRUE(j["verified"]);
+  // Too little memory for the decoded cloud: refused with the figures, exit 1.
+  const CliRun small = cli("lod build " + biker + " -o " + dir + "/small --memory-mb 4");
+  EXPECT_EQ(small.code, 1) << small.out;
+  EXPECT_NE(small.out.find("splatforge lod build: error: " + biker + ": decoded whole"), std::string::npos)
+      << small.out;
+
+  std::ofstream(dir + "/notes.txt") << "not a splat\n";
+  const CliRun text = cli("lod build " + dir + "/notes.txt -o " + dir + "/t");
+  EXPECT_EQ(text.code, 1) << text.out;
+  EXPECT_NE(text.out.find("splatforge lod build: error: " + dir + "/notes.txt"), std::string::npos)
+      << text.out;
+  std::ifstream src(biker, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(src)), std::istreambuf_iterator<char>());
+  std::ofstream(dir + "/cut.spz", std::ios::binary) << bytes.substr(0, bytes.size() / 3);
+  const CliRun cut = cli("lod build " + dir + "/cut.spz -o " + dir + "/c");
+  EXPECT_EQ(cut.code, 1) << cut.out;
+  EXPECT_NE(cut.out.find("splatforge lod build: error: " + dir + "/cut.spz"), std::string::npos) << cut.out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/c/index.sflod"));
 }
 
 }  // namespace

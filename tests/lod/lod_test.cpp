@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/random.h"
 #include "io/file.h"
+#include "io/formats.h"
 #include "io/ply.h"
 #include "lod/build.h"
 #include "lod/cut.h"
@@ -616,6 +617,143 @@ TEST(Lod, InterruptedBuildLeavesNoIndex) {
   for (const auto& e : fs::directory_iterator(tree)) chunk_files += e.path().extension() == ".sflc";
   EXPECT_EQ(chunk_files, 6u);  // 5 chunks and the top
   EXPECT_EQ(lod::loadHierarchy(tree).index.leaf_count, 300u);
+}
+
+// The binary little-endian PLY `bytes` (float properties only, as writePly writes them) holding the same
+// values as a big-endian or an ASCII PLY (each float printed with 17 digits: read back exactly).
+std::vector<uint8_t> reencodePly(const std::vector<uint8_t>& bytes, bool ascii) {
+  const std::string text(bytes.begin(), bytes.end());
+  const size_t end = text.find("end_header\n") + 11;
+  std::string header = text.substr(0, end);
+  size_t floats = 0;
+  for (size_t at = header.find("\nproperty "); at != std::string::npos;
+       at = header.find("\nproperty ", at + 1)) {
+    EXPECT_EQ(header.compare(at, 16, "\nproperty float "), 0) << header;
+    ++floats;
+  }
+  const std::string from = "binary_little_endian";
+  header.replace(header.find(from), from.size(), ascii ? "ascii" : "binary_big_endian");
+  std::vector<uint8_t> out(header.begin(), header.end());
+  const size_t values = (bytes.size() - end) / 4;
+  EXPECT_EQ(values % floats, 0u);
+  for (size_t v = 0; v < values; ++v) {
+    const uint8_t* p = bytes.data() + end + 4 * v;
+    if (ascii) {
+      float f;
+      std::memcpy(&f, p, 4);
+      char word[40];
+      std::snprintf(word, sizeof(word), "%.17g%c", static_cast<double>(f), (v + 1) % floats ? ' ' : '\n');
+      out.insert(out.end(), word, word + std::strlen(word));
+    } else {
+      out.insert(out.end(), {p[3], p[2], p[1], p[0]});
+    }
+  }
+  return out;
+}
+
+// Every other format goes through the engine's loader and the same build: the same gaussians as an ASCII or
+// a big-endian PLY build to the same bytes as the binary PLY streamed, in memory and out of core alike.
+TEST(Lod, DecodedInputsBuildAsTheBinaryPly) {
+  const std::string dir = test::tempDir("LodDecoded");
+  const std::string in = writeInput(dir, 2500, 2, 21);
+  const std::vector<uint8_t> bytes = readFile(in);
+  writeFileAtomic(dir + "/be.ply", reencodePly(bytes, false));
+  writeFileAtomic(dir + "/ascii.ply", reencodePly(bytes, true));
+  EXPECT_TRUE(lod::isStreamedPly(in));
+  EXPECT_FALSE(lod::isStreamedPly(dir + "/be.ply"));
+  EXPECT_FALSE(lod::isStreamedPly(dir + "/ascii.ply"));
+  const lod::BuildReport streamed = lod::buildHierarchy(in, dir + "/le", options(4, 64));
+  EXPECT_EQ(streamed.input_format, "binary PLY, streamed");
+  const auto reference = filesOf(dir + "/le");
+  EXPECT_EQ(reference.size(), 42u);  // 40 chunks, the top, the index
+  for (const char* name : {"be", "ascii"}) {
+    std::vector<std::string> lines;
+    lod::BuildOptions o = options(4, 64);
+    o.progress = [&](const std::string& line) { lines.push_back(line); };
+    const lod::BuildReport r = lod::buildHierarchy(dir + "/" + name + ".ply", dir + "/" + name, o);
+    EXPECT_EQ(r.input_format, "ply, decoded whole") << name;
+    EXPECT_EQ(r.leaves, 2500u);
+    EXPECT_EQ(filesOf(dir + "/" + name), reference) << name;
+    EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+      return l.find("decoded") != std::string::npos && l.find("held in memory") != std::string::npos;
+    })) << name;
+    // Out of core: the decoded rows sorted in runs on disk, the same bytes.
+    lod::BuildOptions tiny = options(4, 64, 1 << 20);
+    tiny.scratch_dir = dir + "/scratch";
+    const lod::BuildReport disk =
+        lod::buildHierarchy(dir + "/" + name + ".ply", dir + "/" + name + "_disk", tiny);
+    EXPECT_GT(disk.runs, 1u) << name;
+    EXPECT_EQ(filesOf(dir + "/" + name + "_disk"), reference) << name;
+  }
+
+  // A lossy format: the leaves are the loader's decoded rows, bit for bit, each once.
+  GaussianCloud cloud = readPly(bytes, in);
+  saveSplats(cloud, dir + "/in.spz");
+  const GaussianCloud decoded = loadSplats(dir + "/in.spz").cloud;
+  const lod::BuildReport spz = lod::buildHierarchy(dir + "/in.spz", dir + "/spz", options(4, 64));
+  EXPECT_EQ(spz.input_format, "spz, decoded whole");
+  EXPECT_EQ(spz.leaves, decoded.size());
+  const lod::Hierarchy h = lod::loadHierarchy(dir + "/spz");
+  std::vector<int> seen(decoded.size(), 0);
+  for (NodeRef r : allNodes(h)) {
+    const lod::Node& n = lod::nodeAt(h, r);
+    if (!n.leaf()) continue;
+    ASSERT_LT(n.source_index, decoded.size());
+    const size_t i = static_cast<size_t>(n.source_index);
+    ++seen[i];
+    EXPECT_EQ(std::memcmp(&n.position, &decoded.positions[i], sizeof(Vec3)), 0) << i;
+    EXPECT_EQ(std::memcmp(&n.scale, &decoded.scales[i], sizeof(Vec3)), 0) << i;
+    EXPECT_EQ(std::memcmp(&n.rotation, &decoded.rotations[i], sizeof(Quat)), 0) << i;
+    EXPECT_EQ(n.opacity, decoded.opacities[i]) << i;
+    EXPECT_EQ(std::memcmp(lod::shAt(h, r), decoded.shOf(i).data(), sizeof(float) * decoded.shOf(i).size()), 0)
+        << i;
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(seen.size()));
+}
+
+// Non-finite rows of a decoded input are left out by the loader and counted as the stream counts them.
+TEST(Lod, DecodedInputsDropNonFiniteRows) {
+  const std::string dir = test::tempDir("LodDecodedNonFinite");
+  const std::string in = writeInput(dir, 60, 0, 22);
+  std::vector<uint8_t> be = reencodePly(readFile(in), false);
+  const std::string text(be.begin(), be.end());
+  const size_t data = text.find("end_header\n") + 11, row_bytes = (be.size() - data) / 60;
+  std::memcpy(be.data() + data + 7 * row_bytes, "\x7f\xc0\x00\x00", 4);  // row 7's x: NaN (big-endian)
+  writeFileAtomic(dir + "/be.ply", be);
+  const lod::BuildReport r = lod::buildHierarchy(dir + "/be.ply", dir + "/tree", options(4, 16));
+  EXPECT_EQ(r.dropped_non_finite, 1u);
+  EXPECT_EQ(r.input_rows, 60u);
+  EXPECT_EQ(r.leaves, 59u);
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings.front();  // the count is the report's, not a second warning
+  EXPECT_EQ(lod::loadIndex(dir + "/tree").dropped_non_finite, 1u);
+}
+
+// A decoded cloud is held whole: one larger than the memory setting is refused with the figures; files that
+// are not splats, or cut short, are refused with the loader's message naming them.
+TEST(Lod, DecodedInputsRefusedClearly) {
+  const std::string dir = test::tempDir("LodDecodedRefused");
+  const std::string in = writeInput(dir, 3000, 3, 23);
+  saveSplats(readPly(readFile(in), in), dir + "/in.spz");
+  const std::string big =
+      test::errorOf([&] { lod::buildHierarchy(dir + "/in.spz", dir + "/big", options(4, 64, 256 << 10)); });
+  EXPECT_NE(big.find(dir + "/in.spz: decoded whole, its 3000 gaussians hold"), std::string::npos) << big;
+  EXPECT_NE(big.find("more than the memory setting"), std::string::npos) << big;
+  EXPECT_NE(big.find("--memory-mb"), std::string::npos) << big;
+  EXPECT_FALSE(fs::exists(dir + "/big/" + lod::kIndexFileName));
+
+  writeFileAtomic(dir + "/notes.txt", std::vector<uint8_t>{'h', 'e', 'l', 'l', 'o', '\n'});
+  const std::string text =
+      test::errorOf([&] { lod::buildHierarchy(dir + "/notes.txt", dir + "/t", options(4, 64)); });
+  EXPECT_NE(text.find(dir + "/notes.txt"), std::string::npos) << text;
+  EXPECT_NE(text.find("unknown splat format"), std::string::npos) << text;
+
+  std::vector<uint8_t> spz = readFile(dir + "/in.spz");
+  spz.resize(spz.size() / 2);
+  writeFileAtomic(dir + "/cut.spz", spz);
+  const std::string cut =
+      test::errorOf([&] { lod::buildHierarchy(dir + "/cut.spz", dir + "/c", options(4, 64)); });
+  EXPECT_NE(cut.find(dir + "/cut.spz"), std::string::npos) << cut;
+  EXPECT_FALSE(fs::exists(dir + "/c/" + lod::kIndexFileName));
 }
 
 TEST(Lod, OneChunkHasNoTop) {
