@@ -19,6 +19,7 @@ function decoder() {
 }
 
 let scene = 0;  // the kept WebScene (a pointer into the module), 0 when none
+let sceneName = '';  // the scene file the kept WebScene was read from (for messages)
 
 // A message in the engine's words, complete (it names the file).
 class EngineError extends Error {}
@@ -109,6 +110,7 @@ self.onmessage = async (event) => {
           throw new EngineError(info.error);
         }
         scene = s;
+        sceneName = name;
         reply({ type: 'scene', info });
         return;
       }
@@ -130,9 +132,11 @@ self.onmessage = async (event) => {
       reply({ type: 'cloud', info, cloud }, transfers(cloud));
     } else if (op === 'scene-camera') {
       if (!scene) throw new Error('no scene is being loaded');
-      const camera = camera26(m, (ptr) => m._sf_web_scene_camera(scene, event.data.width, event.data.height, ptr));
+      let status = 0;
+      const camera = camera26(m, (ptr) => (status = m._sf_web_scene_camera(scene, event.data.width, event.data.height, ptr)) > 0);
       releaseScene(m);
-      if (!camera) throw new EngineError('the scene has nothing to frame (no splats)');
+      if (status === 0) throw new EngineError(`${sceneName}: the scene has nothing to frame (no splats and no camera)`);
+      if (!camera) throw new EngineError(`${sceneName}: the scene could not be read again for its camera`);
       reply({ type: 'camera', camera });
     } else if (op === 'close') {
       releaseScene(m);

@@ -99,6 +99,10 @@ std::vector<ExportedFile> sceneExport(const std::string& input, uint64_t& gaussi
                   "\") is not in the web build yet (the web page draws splat files; render this scene with "
                   "the splatforge command line)");
     const fs::path to = fs::path(d.file).lexically_normal();
+    // Where the copy goes must lie below the export folder whatever the checks above decided (they judge
+    // the source, whose canonical path may stay inside the scene's folder through a "..").
+    if (to.empty() || to.is_absolute() || *to.begin() == "..")
+      throw Error(context + "\"" + d.file + "\": the copy would leave the export folder");
     auto it = counts.find(to);
     if (it == counts.end()) {
       it = counts.emplace(to, loadForThePage(d.resolved, context).cloud.size()).first;

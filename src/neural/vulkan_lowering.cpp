@@ -780,6 +780,12 @@ void Lowering::window(const Node& n) {
         refuse(g_, n, "a window size, stride, dilation or pad beyond 32 bits");
       param(b, 24 + 8 * d + k) = static_cast<uint32_t>(static_cast<int32_t>(v[k]));
     }
+    // nn_window.comp sums these in 32-bit ints (an output position times its stride, a tap's offset, the
+    // pads, the input's extent): each fits above, and their sum must too.
+    const int64_t reach = out[d] * std::max<int64_t>(strides[d], 1) + (kernel[d] - 1) * dil[d] + in[d] +
+                          std::abs(pad_begin[d]) + std::abs(pad_end[d]);
+    if (reach > std::numeric_limits<int32_t>::max())
+      refuse(g_, n, "a window's positions beyond 32 bits (strides, dilations, pads and sizes together)");
   }
   if (in_size > std::numeric_limits<int32_t>::max() || k_size > std::numeric_limits<int32_t>::max())
     refuse(g_, n, "a window or an input plane beyond 2^31 positions");

@@ -379,6 +379,14 @@ TEST(VulkanNewOps, WindowRefusalsNameTheNode) {
   OneNode fits("MaxPool", {{"kernel_shape", intsAttr({3})}, {"pads", intsAttr({2, 2})}});
   fits.input("x", ramp(DType::kInt64, {1, 2, 5}, 0)).output("y", DType::kInt64);
   expectGpuMatchesCpu(fits, 0);
+  // Each value fits 32 bits but an output position times the stride, plus the pads, does not.
+  OneNode far("MaxPool", {{"kernel_shape", intsAttr({1})},
+                          {"strides", intsAttr({1 << 30})},
+                          {"pads", intsAttr({1 << 30, 1 << 30})}});
+  far.input("x", ramp(DType::kFloat32, {1, 1, 4}, 0)).output("y", DType::kFloat32);
+  e = planProblem(far);
+  EXPECT_NE(e.find("node 'n0' (MaxPool), opset 18: a window's positions beyond 32 bits"), std::string::npos)
+      << e;
 }
 
 }  // namespace

@@ -935,6 +935,9 @@ TEST_F(WebPage, ExportWebCopiesASceneAndRefusesWhatThePageCannotDraw) {
        "linear.json: blend_space: linear blending is not in the web build yet"},
       {"outside.json", R"({"objects": [{"name": "up", "file": "../outside.ply"}]})",
        "outside.json: objects[0] (up): '../outside.ply': leads outside the scene's directory"},
+      // Inside the scene's folder on the disk, but its copy would land beside the export folder.
+      {"around.json", R"({"objects": [{"name": "around", "file": "../source/parts/torus.ply"}]})",
+       "around.json: objects[0] (around): '../source/parts/torus.ply': leads outside the scene's directory"},
       {"missing.json", R"({"objects": [{"name": "ghost", "file": "parts/ghost.ply"}]})",
        "missing.json: objects[0] (ghost): " + src + "/parts/ghost.ply: file is missing"},
   };

@@ -250,16 +250,16 @@ EMSCRIPTEN_KEEPALIVE int sf_web_scene_attach(WebScene* s, uint32_t object, const
 // (writeCamera): the scene's camera at that size (as `render --width --height` takes it), the orbit turning
 // about the point on its axis nearest the centre of the objects' box (twice the box's radius ahead when that
 // point is behind it); without one, autoCamera's for a scene of splat captures (frameBox of the 1-99
-// percentile box of every object's centres in world space, looking along +z with -y up). 0 when the scene
-// cannot be read again or has no splats.
+// percentile box of every object's centres in world space, looking along +z with -y up). Returns 1; 0 when
+// there is nothing to frame (no splats and no camera of its own); -1 when the scene cannot be read again.
 EMSCRIPTEN_KEEPALIVE int sf_web_scene_camera(const WebScene* s, int width, int height, float* out) {
   try {
-    if (s->world.positions.empty()) return 0;
-    const sf::CloudBounds b = sf::computeBounds(s->world);
-    const sf::Vec3 centre = 0.5f * (b.p01 + b.p99);
     sf::SceneDocOptions options = webDocOptions();
     options.width = width, options.height = height;
     const sf::SceneDocument doc = sf::parseSceneDocument(s->text, s->name, options);
+    if (s->world.positions.empty() && !doc.camera) return 0;  // nothing to frame
+    const sf::CloudBounds b = s->world.positions.empty() ? sf::CloudBounds{} : sf::computeBounds(s->world);
+    const sf::Vec3 centre = 0.5f * (b.p01 + b.p99);
     if (!doc.camera) {
       const sf::Vec3 up{0, -1, 0};
       writeCamera(sf::frameBox(b.p01, b.p99, sf::Vec3{0, 0, 1}, up, width, height), centre, up, 50.0f, out);
@@ -276,7 +276,7 @@ EMSCRIPTEN_KEEPALIVE int sf_web_scene_camera(const WebScene* s, int width, int h
     writeCamera(cam, eye + forward * distance, up, fov, out);
     return 1;
   } catch (const std::exception&) {
-    return 0;
+    return -1;  // the scene could not be read again
   }
 }
 
