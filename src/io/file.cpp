@@ -196,6 +196,15 @@ std::string fileExtension(const std::string& path) {
   return dot == std::string::npos ? std::string() : name.substr(dot);
 }
 
+RelativeName relativeNameByText(const std::string& name) {
+  if (name.empty()) return RelativeName::kEmpty;
+  const std::filesystem::path p = std::filesystem::path(name).lexically_normal();
+  if (p.is_absolute() || p.has_root_name() || p.has_root_directory()) return RelativeName::kAbsolute;
+  if (p.empty() || p == ".") return RelativeName::kDirectoryItself;
+  if (*p.begin() == "..") return RelativeName::kLeaves;
+  return RelativeName::kInside;
+}
+
 bool isLodMetaPath(const std::string& path) {
   std::string name = std::filesystem::path(path).filename().string();
   std::transform(name.begin(), name.end(), name.begin(),

@@ -22,6 +22,15 @@ void writeFileAtomic(const std::string& path, std::span<const uint8_t> bytes);
 // Lower-case extension of a path including the dot (".ply"), with ".compressed.ply" kept whole.
 std::string fileExtension(const std::string& path);
 
+// What a relative file name (one written in a document: a scene's object, a lod-meta.json's file) is, by its
+// text alone (no file is touched; the web page's WebAssembly has no file system). In this order: kEmpty (""),
+// kAbsolute (a root directory or name: "/a"), kDirectoryItself (its normal form is ".": ".", "./", "a/..":
+// the document's own directory, no file in it), kLeaves (its normal form starts with "..": "../a",
+// "a/../../b"), kInside (a name inside the document's directory). Callers phrase the refusal in their own
+// words.
+enum class RelativeName { kInside, kEmpty, kAbsolute, kDirectoryItself, kLeaves };
+RelativeName relativeNameByText(const std::string& name);
+
 // True for a path whose file name ends with "lod-meta.json" (any case): PlayCanvas's streamed LOD, a splat
 // file (io/lod_meta.h).
 bool isLodMetaPath(const std::string& path);

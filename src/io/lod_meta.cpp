@@ -36,13 +36,21 @@ Vec3 vec3(const JsonNode& n) {
   return {v[0], v[1], v[2]};
 }
 
-// A file name of "filenames": relative, and inside the lod-meta.json's folder.
+// A file name of "filenames": relative, and a file inside the lod-meta.json's folder (io/file.h's rule by
+// text).
 std::string fileName(const JsonNode& n) {
   const std::string name = n.string();
-  const fs::path p = fs::path(name).lexically_normal();
-  if (name.empty() || p.is_absolute() || p.has_root_name() || p.has_root_directory())
-    n.fail("expected a path relative to the lod-meta.json's folder, got \"" + name + "\"");
-  if (!p.empty() && *p.begin() == "..") n.fail("\"" + name + "\" leaves the lod-meta.json's folder");
+  switch (relativeNameByText(name)) {
+    case RelativeName::kEmpty:
+    case RelativeName::kAbsolute:
+      n.fail("expected a path relative to the lod-meta.json's folder, got \"" + name + "\"");
+    case RelativeName::kDirectoryItself:
+      n.fail("\"" + name + "\" names the lod-meta.json's folder, not a file in it");
+    case RelativeName::kLeaves:
+      n.fail("\"" + name + "\" leaves the lod-meta.json's folder");
+    case RelativeName::kInside:
+      break;
+  }
   return name;
 }
 

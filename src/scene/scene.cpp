@@ -349,24 +349,6 @@ void loadCharacterObject(SceneObject& obj, const std::string& dir, const std::st
   obj.character = std::move(ch);
 }
 
-// "events": [{"name": string, "time": clip seconds >= 0}] of a glTF or character object, in the order given
-// (checked against the clip's duration once the object has loaded: checkClipEvents).
-std::vector<anim::ClipEvent> parseClipEvents(const Node& list) {
-  if (!list.value.is_array()) list.fail("expected an array of {\"name\", \"time\"}");
-  std::vector<anim::ClipEvent> out;
-  for (size_t i = 0; i < list.value.size(); ++i) {
-    Node e = list.at(i);
-    e.onlyKeys({"name", "time"});
-    anim::ClipEvent ev{e["name"].string(), 0};
-    if (ev.name.empty()) e["name"].fail("expected a non-empty event name");
-    const double t = e["time"].number();
-    if (t < 0) e["time"].fail("expected a clip time >= 0 seconds");
-    ev.time = static_cast<float>(t);
-    out.push_back(std::move(ev));
-  }
-  return out;
-}
-
 std::string shortNumber(double v) {
   char text[32];
   std::snprintf(text, sizeof(text), "%g", v);
@@ -605,14 +587,6 @@ Scene loadSceneJson(const std::string& path, const SceneLoadOptions& options) {
 
 namespace {
 
-// A whole number of at least `lo` (and at most 1e12).
-uint64_t wholeCount(const Node& n, uint64_t lo) {
-  const double v = n.number();
-  if (v != std::floor(v) || v < static_cast<double>(lo) || v > 1e12)
-    n.fail("expected a whole number of at least " + std::to_string(lo));
-  return static_cast<uint64_t>(v);
-}
-
 // A hull object's runtime LOD, mode and heading.
 void readHullDrawing(const Node& o, SceneObject& obj) {
   if (o.has("lod")) obj.hull_lod = hull::parseHullLodJson(o["lod"]);
@@ -631,41 +605,15 @@ void readHullDrawing(const Node& o, SceneObject& obj) {
   }
 }
 
-// How an object plays: its clip, skinning, events ("clip", "skinning" and "events" on glTF and character
-// objects only), time, speed and loop.
-struct ObjectPlayback {
-  std::string clip;
-  std::optional<std::vector<anim::ClipEvent>>
-      events;  // animation events: checked against the clip once loaded
-};
-
-ObjectPlayback readPlayback(const Node& o, bool animated, SceneObject& obj) {
-  ObjectPlayback p;
-  if (o.has("clip")) {
-    if (!animated) o["clip"].fail("\"clip\" applies to glTF and character objects only");
-    Node c = o["clip"];
-    p.clip = c.clipName();
-  }
-  if (o.has("skinning")) {
-    if (!animated) o["skinning"].fail("\"skinning\" applies to glTF and character objects only");
-    const std::string method = o["skinning"].string();
-    if (method != "lbs" && method != "dqs")
-      o["skinning"].fail("expected \"lbs\" (linear blend) or \"dqs\" (dual quaternion), got \"" + method +
-                         "\"");
+// How an object plays, as its document states it (checked there): its skinning, time, speed and loop; its
+// events (checked against the clip once loaded) are taken by read().
+void applyPlayback(const SceneDocObject& d, SceneObject& obj) {
+  if (!d.skinning.empty())
     obj.skinning =
-        method == "dqs" ? anim::SkinningMethod::kDualQuaternion : anim::SkinningMethod::kLinearBlend;
-  }
-  if (o.has("events")) {
-    if (!animated) o["events"].fail("\"events\" applies to glTF and character objects only");
-    p.events = parseClipEvents(o["events"]);
-  }
-  if (o.has("time")) obj.time = o["time"].number();
-  if (o.has("speed")) obj.speed = o["speed"].number();
-  if (o.has("loop")) {
-    if (!o["loop"].value.is_boolean()) o["loop"].fail("expected true or false");
-    obj.loop = o["loop"].value.get<bool>();
-  }
-  return p;
+        d.skinning == "dqs" ? anim::SkinningMethod::kDualQuaternion : anim::SkinningMethod::kLinearBlend;
+  if (d.time) obj.time = *d.time;
+  if (d.speed) obj.speed = *d.speed;
+  if (d.loop) obj.loop = *d.loop;
 }
 
 // A live hull's effects and seed, checked here, so that a typo is an error like a bad "mode" rather than a
@@ -731,29 +679,16 @@ std::string describeLoaded(const SceneObject& obj) {
   return what;
 }
 
-// The scene's "light", the cel light of splat hulls: true / false, or an object of its settings.
-void readHullLight(const Node& l, hull::HullLight& light) {
-  if (l.value.is_boolean()) {
-    light.enabled = l.value.get<bool>();
-    return;
-  }
-  if (!l.value.is_object()) l.fail("expected an object or true / false");
-  l.onlyKeys({"enabled", "direction", "brightness", "emission", "flash"});
-  if (l.has("enabled")) {
-    if (!l["enabled"].value.is_boolean()) l["enabled"].fail("expected true or false");
-    light.enabled = l["enabled"].value.get<bool>();
-  }
-  if (l.has("direction")) {
-    light.direction = l["direction"].vec3();
-    if (!(length(light.direction) > 0)) l["direction"].fail("expected a non-zero direction");
-  }
-  if (l.has("brightness")) light.brightness = static_cast<float>(l["brightness"].number());
-  if (l.has("emission")) light.emission = static_cast<float>(l["emission"].number());
-  if (l.has("flash")) {
-    Node f = l["flash"];
-    light.flash_position = f["position"].vec3();
-    if (f.has("color")) light.flash_color = f["color"].vec3();
-    light.flash_strength = f.has("strength") ? static_cast<float>(f["strength"].number()) : 1.0f;
+// The scene's "light" (the cel light of splat hulls), as its document states it (checked there).
+void applyHullLight(const SceneDocLight& l, hull::HullLight& light) {
+  if (l.enabled) light.enabled = *l.enabled;
+  if (l.direction) light.direction = *l.direction;
+  if (l.brightness) light.brightness = *l.brightness;
+  if (l.emission) light.emission = *l.emission;
+  if (l.flash) {
+    light.flash_position = l.flash->position;
+    if (l.flash->color) light.flash_color = *l.flash->color;
+    light.flash_strength = l.flash->strength;
   }
 }
 
@@ -768,9 +703,9 @@ struct SceneObjectLoader {
   std::map<std::string, std::shared_ptr<const GaussianCloud>> clouds;
   std::map<std::string, std::shared_ptr<const character::Character>> characters;
 
-  // The scene object of an entry `o` of "objects", whose document `d` (kind, name, transform, path) is read:
-  // checked, loaded (a placeholder with a warning when its file fails to load and the load is not strict),
-  // its progress line given.
+  // The scene object of an entry `o` of "objects", whose document `d` (kind, name, transform, path, playback)
+  // is read and checked: its hull settings read, its file loaded (a placeholder with a warning when it fails
+  // to load and the load is not strict), its events checked against the clip, its progress line given.
   SceneObject read(const Node& o, const SceneDocument& doc, size_t index) {
     const SceneDocObject& d = doc.objects[index];
     using Key = SceneObjectKey;
@@ -785,12 +720,12 @@ struct SceneObjectLoader {
       if (std::string why = orlRefusalOf(resolved); !why.empty()) o["character"].fail(why);
     const bool gltf =
         d.key == Key::kGltf || (d.key == Key::kFile && classifyInput(resolved) == InputKind::kGltf);
-    ObjectPlayback play = readPlayback(o, gltf || d.key == Key::kCharacter, obj);
+    applyPlayback(d, obj);
     const LiveHull live = readLiveHull(o, d.key == Key::kHull);
     std::string failure;
     try {
       if (!confinement.empty()) throw Error(confinement);
-      load(o, d.key, resolved, gltf, play.clip, live, obj);
+      load(o, d.key, resolved, gltf, d.clip, live, obj);
     } catch (const Error& e) {
       failure = e.what();
     } catch (const std::bad_alloc&) {
@@ -800,9 +735,11 @@ struct SceneObjectLoader {
       if (options.strict) throw Error(doc.objectContext(index) + ": " + failure);
       scene.warnings.push_back(o.path + " (" + obj.name + "): " + failure + "; drawing a placeholder");
       makePlaceholder(obj);
-    } else if (play.events) {
-      checkClipEvents(o["events"], obj, *play.events);
-      obj.events = std::move(play.events);
+    } else if (d.events) {
+      std::vector<anim::ClipEvent> events;
+      for (const SceneDocEvent& e : *d.events) events.push_back({e.name, e.time});
+      checkClipEvents(o["events"], obj, events);
+      obj.events = std::move(events);
       obj.events_clip = obj.clip;
     }
     if (options.progress)
@@ -875,8 +812,8 @@ struct SceneObjectLoader {
 Scene parseSceneJson(const std::string& text, const std::string& path, const SceneLoadOptions& options) {
   Json j = parseJson(text, path);
   Node root{j, "", path};
-  // What the document states (objects' kinds, names, transforms and paths; camera, background, blend space),
-  // checked before any file loads.
+  // What the document states (objects' kinds, names, transforms, paths and playback; camera, background,
+  // blend space, level of detail, light), every check that needs no file made there, before any file loads.
   SceneDocOptions doc_options;
   doc_options.confine_paths = options.confine_paths;
   doc_options.width = options.width, doc_options.height = options.height;
@@ -884,9 +821,8 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
   Scene scene;
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   // Level of detail: each LOD object's pool of nodes in memory (docs/lod.md), and the frame's budget.
-  const uint64_t lod_pool =
-      root.has("lod_pool") ? wholeCount(root["lod_pool"], 1) : lod::StreamOptions{}.pool_nodes;
-  if (root.has("lod_budget")) scene.lod_budget = wholeCount(root["lod_budget"], 1);
+  const uint64_t lod_pool = doc.lod_pool.value_or(lod::StreamOptions{}.pool_nodes);
+  if (doc.lod_budget) scene.lod_budget = *doc.lod_budget;
   SceneObjectLoader loader{scene, dir, options, lod_pool, {}, {}, {}};
   for (size_t i = 0; i < doc.objects.size(); ++i)
     scene.objects.push_back(loader.read(root["objects"].at(i), doc, i));
@@ -895,7 +831,7 @@ Scene parseSceneJson(const std::string& text, const std::string& path, const Sce
   scene.camera = doc.camera;
   scene.background = doc.background;
   if (doc.blend_space) scene.blend_space = parseBlendSpace(*doc.blend_space);
-  if (root.has("light")) readHullLight(root["light"], scene.light);
+  if (doc.light) applyHullLight(*doc.light, scene.light);
   if (root.has("post")) {
     Node post = root["post"];
     try {

@@ -24,7 +24,103 @@ Mat4 parseMatrix(const JsonNode& n) {
   return m;
 }
 
-// An entry of "objects": its one file key (keys of other kinds refused), name, transform and resolved path.
+// Why a scene's file name names no file, by its text (io/file.h relativeNameByText): empty, or the scene's
+// directory itself ("." , "./", "a/.."); empty when it names something (absolute or leading out included:
+// confinement judges those).
+std::string noFileName(const std::string& file) {
+  switch (relativeNameByText(file)) {
+    case RelativeName::kEmpty:
+      return "expected a file name, got \"\"";
+    case RelativeName::kDirectoryItself:
+      return "\"" + file + "\" names the scene's directory, not a file in it";
+    default:
+      return {};
+  }
+}
+
+// A whole number of at least `lo` (and at most 1e12).
+uint64_t wholeCount(const JsonNode& n, uint64_t lo) {
+  const double v = n.number();
+  if (v != std::floor(v) || v < static_cast<double>(lo) || v > 1e12)
+    n.fail("expected a whole number of at least " + std::to_string(lo));
+  return static_cast<uint64_t>(v);
+}
+
+// "events": [{"name": string, "time": clip seconds >= 0}], in the order given.
+std::vector<SceneDocEvent> readEvents(const JsonNode& list) {
+  if (!list.value.is_array()) list.fail("expected an array of {\"name\", \"time\"}");
+  std::vector<SceneDocEvent> out;
+  for (size_t i = 0; i < list.value.size(); ++i) {
+    const JsonNode e = list.at(i);
+    e.onlyKeys({"name", "time"});
+    SceneDocEvent ev{e["name"].string(), 0};
+    if (ev.name.empty()) e["name"].fail("expected a non-empty event name");
+    const double t = e["time"].number();
+    if (t < 0) e["time"].fail("expected a clip time >= 0 seconds");
+    ev.time = static_cast<float>(t);
+    out.push_back(std::move(ev));
+  }
+  return out;
+}
+
+// How an object plays: "clip", "skinning" and "events" on glTF and character objects only (`animated`),
+// "time", "speed" and "loop" on any.
+void readPlayback(const JsonNode& o, bool animated, SceneDocObject& d) {
+  if (o.has("clip")) {
+    if (!animated) o["clip"].fail("\"clip\" applies to glTF and character objects only");
+    d.clip = o["clip"].clipName();
+  }
+  if (o.has("skinning")) {
+    if (!animated) o["skinning"].fail("\"skinning\" applies to glTF and character objects only");
+    d.skinning = o["skinning"].string();
+    if (d.skinning != "lbs" && d.skinning != "dqs")
+      o["skinning"].fail("expected \"lbs\" (linear blend) or \"dqs\" (dual quaternion), got \"" + d.skinning +
+                         "\"");
+  }
+  if (o.has("events")) {
+    if (!animated) o["events"].fail("\"events\" applies to glTF and character objects only");
+    d.events = readEvents(o["events"]);
+  }
+  if (o.has("time")) d.time = o["time"].number();
+  if (o.has("speed")) d.speed = o["speed"].number();
+  if (o.has("loop")) {
+    if (!o["loop"].value.is_boolean()) o["loop"].fail("expected true or false");
+    d.loop = o["loop"].value.get<bool>();
+  }
+}
+
+// The scene's "light": true / false, or an object of its settings.
+SceneDocLight readLight(const JsonNode& l) {
+  SceneDocLight light;
+  if (l.value.is_boolean()) {
+    light.enabled = l.value.get<bool>();
+    return light;
+  }
+  if (!l.value.is_object()) l.fail("expected an object or true / false");
+  l.onlyKeys({"enabled", "direction", "brightness", "emission", "flash"});
+  if (l.has("enabled")) {
+    if (!l["enabled"].value.is_boolean()) l["enabled"].fail("expected true or false");
+    light.enabled = l["enabled"].value.get<bool>();
+  }
+  if (l.has("direction")) {
+    light.direction = l["direction"].vec3();
+    if (!(length(*light.direction) > 0)) l["direction"].fail("expected a non-zero direction");
+  }
+  if (l.has("brightness")) light.brightness = static_cast<float>(l["brightness"].number());
+  if (l.has("emission")) light.emission = static_cast<float>(l["emission"].number());
+  if (l.has("flash")) {
+    const JsonNode f = l["flash"];
+    SceneDocLight::Flash flash;
+    flash.position = f["position"].vec3();
+    if (f.has("color")) flash.color = f["color"].vec3();
+    if (f.has("strength")) flash.strength = static_cast<float>(f["strength"].number());
+    light.flash = flash;
+  }
+  return light;
+}
+
+// An entry of "objects": its one file key (keys of other kinds refused), name, transform, how it plays and
+// resolved path.
 SceneDocObject readObject(const JsonNode& o, const fs::path& dir, const SceneDocOptions& options) {
   // On a hull object "lod" is the hull's runtime LOD, not a level-of-detail hierarchy.
   if (o.has("file") + o.has("gltf") + o.has("character") + o.has("generator") + o.has("hull") +
@@ -43,6 +139,7 @@ SceneDocObject readObject(const JsonNode& o, const fs::path& dir, const SceneDoc
           : o.has("lod")       ? SceneObjectKey::kLod
                                : SceneObjectKey::kFile;
   d.file = o[sceneObjectKeyName(d.key)].string();
+  if (std::string why = noFileName(d.file); !why.empty()) o[sceneObjectKeyName(d.key)].fail(why);
   const bool hull = d.key == SceneObjectKey::kHull;
   if (o.has("inputs") && d.key != SceneObjectKey::kGenerator)
     o["inputs"].fail("\"inputs\" applies to generator objects only");
@@ -52,6 +149,7 @@ SceneDocObject readObject(const JsonNode& o, const fs::path& dir, const SceneDoc
     if (o.has(key) && !hull) o[key].fail(std::string("\"") + key + "\" applies to hull objects only");
   d.name = o.has("name") ? o["name"].string() : fs::path(d.file).stem().string();
   d.object_to_world = o.has("transform") ? parseTransformJson(o["transform"]) : Mat4{};
+  readPlayback(o, d.gltfByName() || d.key == SceneObjectKey::kCharacter, d);
   d.resolved = d.file;
   try {
     d.resolved = resolveScenePath(dir, d.file, options.confine_paths, options.on_file_system);
@@ -163,6 +261,7 @@ Camera parseCameraJsonNode(const JsonNode& n, std::optional<int> width, std::opt
 
 std::string resolveScenePath(const fs::path& dir, const std::string& file, bool confine,
                              bool on_file_system) {
+  if (std::string why = noFileName(file); !why.empty()) throw Error(why);
   const fs::path p(file);
   if (!confine) return p.is_absolute() ? file : (dir / p).string();
   const char* why =
@@ -170,8 +269,7 @@ std::string resolveScenePath(const fs::path& dir, const std::string& file, bool 
       "for trusted scenes)";
   if (p.is_absolute()) throw Error("'" + file + "': absolute path refused" + why);
   if (!on_file_system) {  // the text alone: no step of the normal form may leave the directory
-    const fs::path normal = p.lexically_normal();
-    if (!normal.empty() && *normal.begin() == "..")
+    if (relativeNameByText(file) == RelativeName::kLeaves)
       throw Error("'" + file + "': leads outside the scene's directory " +
                   (dir.empty() ? std::string(".") : dir.lexically_normal().string()) + why);
     return (dir / p).string();
@@ -207,6 +305,9 @@ SceneDocument readSceneDocument(const JsonNode& root, const SceneDocOptions& opt
       b.fail("expected \"display\" or \"linear\"");
     doc.blend_space = b.value.get<std::string>();
   }
+  if (root.has("lod_pool")) doc.lod_pool = wholeCount(root["lod_pool"], 1);
+  if (root.has("lod_budget")) doc.lod_budget = wholeCount(root["lod_budget"], 1);
+  if (root.has("light")) doc.light = readLight(root["light"]);
   doc.script = root.has("script");
   doc.post = root.has("post");
   return doc;

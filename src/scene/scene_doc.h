@@ -1,11 +1,18 @@
 // The scene document: what a scene JSON says (docs/formats/scene-json.md) read without loading any file: each
 // object's kind (the key naming its file), its name, its file (resolved against the scene's directory, with
-// the confinement rules applied), its object-to-world transform; the camera, the background, the blend space.
-// parseSceneJson (scene/scene.h) reads every scene through it before loading the objects' files; the web
-// page's WebAssembly (web/wasm/, docs/web.md) reads scenes with it alone, the files being fetched over HTTP.
-// It needs core, io/json and render/camera only.
+// the confinement rules applied), its object-to-world transform, how it plays (clip, skinning, events, time,
+// speed, loop); the camera, the background, the blend space, the level-of-detail pool and budget, the hulls'
+// light. Every check of a key or a value that needs no file is made here, in the words of the scene loader:
+// parseSceneJson (scene/scene.h) reads every scene through it before loading the objects' files and repeats
+// none of them; the web page's WebAssembly (web/wasm/, docs/web.md) reads scenes with it alone, the files
+// being fetched over HTTP, and so refuses what `render` refuses. Not read here: what a hull object's "lod",
+// "mode", "effects" and "seed" say (hull/; the page draws no hull), "inputs" (checked against the generator's
+// model), "script" (checked against the loaded objects) and "post".
+// It needs core, io/file (file names by their text), io/json and render/camera only: the sources the
+// WebAssembly build compiles.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -23,6 +30,13 @@ enum class SceneObjectKey { kFile, kGltf, kCharacter, kGenerator, kHull, kLod };
 // "file", "gltf", "character", "generator", "hull", "lod"
 const char* sceneObjectKeyName(SceneObjectKey key);
 
+// An animation event of an object's "events": a non-empty name and a clip time >= 0 seconds (checked against
+// the clip's duration once the object has loaded).
+struct SceneDocEvent {
+  std::string name;
+  float time = 0;
+};
+
 struct SceneDocObject {
   std::string where;  // its JSON path: "objects[1]"
   std::string name;   // "name", else the file's stem
@@ -32,9 +46,29 @@ struct SceneDocObject {
   // Why its path is refused (confinement), empty when accepted: the object's load failure, not a parse error.
   std::string refusal;
   Mat4 object_to_world;  // "transform" (identity without it); a hull's "heading" is not applied here
+  // How it plays. "clip", "skinning" and "events" on glTF (by name: gltfByName) and character objects only.
+  std::string clip;                                  // "clip": a name, or an index as text ("2"); empty: none
+  std::string skinning;                              // "skinning": "lbs" or "dqs"; empty: not given
+  std::optional<std::vector<SceneDocEvent>> events;  // "events", in the order given
+  std::optional<double> time, speed;                 // finite numbers
+  std::optional<bool> loop;
 
   // A file key naming a glTF / GLB model by its extension ("gltf", or a "file" ending in .gltf or .glb).
   bool gltfByName() const;
+};
+
+// The scene's "light", the cel light of splat hulls: true / false (enabled alone), or an object of its
+// settings; what is not given keeps the light's default (hull/hull_render.h HullLight).
+struct SceneDocLight {
+  std::optional<bool> enabled;
+  std::optional<Vec3> direction;  // non-zero
+  std::optional<float> brightness, emission;
+  struct Flash {
+    Vec3 position;
+    std::optional<Vec3> color;
+    float strength = 1;
+  };
+  std::optional<Flash> flash;
 };
 
 struct SceneDocument {
@@ -43,8 +77,12 @@ struct SceneDocument {
   std::optional<Camera> camera;
   std::optional<Vec3> background;
   std::optional<std::string> blend_space;  // "display" or "linear"
-  bool script = false;                     // a top-level "script" (character commands)
-  bool post = false;                       // a top-level "post" (an image-to-image model)
+  // Level of detail (docs/lod.md): each LOD object's pool of nodes in memory ("lod_pool") and the frame's
+  // budget of gaussians ("lod_budget"), whole numbers of at least 1 (and at most 1e12).
+  std::optional<uint64_t> lod_pool, lod_budget;
+  std::optional<SceneDocLight> light;  // "light"
+  bool script = false;                 // a top-level "script" (character commands)
+  bool post = false;                   // a top-level "post" (an image-to-image model)
 
   // "scene.json: objects[1] (name)": how messages about object `i` begin (a load failure follows ": ").
   std::string objectContext(size_t i) const;
@@ -54,16 +92,19 @@ struct SceneDocOptions {
   // Object paths must stay inside the scene file's directory (SceneLoadOptions::confine_paths).
   bool confine_paths = true;
   // Where confinement is decided: on the file system (symbolic links followed, as every command loads
-  // scenes), or on the path's text alone (the web page, whose files are URLs below the scene's: an absolute
-  // path or a ".." leading out of the scene's directory is refused with the same words).
+  // scenes), or on the path's text alone (the web page, whose files are URLs below the scene's). Both refuse
+  // an absolute path in the same words, and a ".." leading out of the scene's directory in the same words but
+  // for the directory they name: by text the scene's directory as written, normalised ("site", "." for a
+  // scene in the current directory); on the file system its canonical path ("/srv/site").
   bool on_file_system = true;
   std::optional<int> width, height;  // the camera's size, as parseCameraJson takes it
 };
 
 // Parses a scene JSON's text; `path` names it in messages and its directory resolves the objects' files.
 // Throws sf::Error naming the file and the JSON path for malformed JSON and for everything the document
-// states wrongly (objects, transforms, camera, background, blend space); a refused path is recorded in the
-// object's `refusal`.
+// states wrongly (objects and their keys, file names that name no file ("", ".", "a/.."), transforms, how
+// objects play, camera, background, blend space, level of detail, light); a path refused by confinement is
+// recorded in the object's `refusal`.
 SceneDocument parseSceneDocument(const std::string& text, const std::string& path,
                                  const SceneDocOptions& options = {});
 // The same over an already parsed document (its file is root.file).
@@ -79,9 +120,10 @@ Mat4 parseTransformJson(const JsonNode& n);
 inline constexpr int kDefaultCameraWidth = 1280, kDefaultCameraHeight = 720;
 Camera parseCameraJsonNode(const JsonNode& n, std::optional<int> width, std::optional<int> height);
 
-// An object's path resolved against the scene file's directory `dir`. Confined, the path must stay inside
-// that directory (absolute paths, ".." leading out and, on the file system, symbolic links pointing out are
-// refused): throws sf::Error naming the path and why.
+// An object's path resolved against the scene file's directory `dir`. A name that names no file ("", ".",
+// "a/..") is refused, confined or not. Confined, the path must stay inside that directory (absolute paths,
+// ".." leading out and, on the file system, symbolic links pointing out are refused; by text the message
+// names `dir` normalised, on the file system its canonical path): throws sf::Error naming the path and why.
 std::string resolveScenePath(const std::filesystem::path& dir, const std::string& file, bool confine,
                              bool on_file_system = true);
 

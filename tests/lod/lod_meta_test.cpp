@@ -436,6 +436,18 @@ TEST(LodMeta, BadEnvironmentsAreRefusedNamingTheFileAndJsonPath) {
   EXPECT_NE(absolute.find("environment: expected a path relative to the lod-meta.json's folder"),
             std::string::npos)
       << absolute;
+  // Empty and degenerate names (io/file.h relativeNameByText): no file at all, or the folder itself.
+  const std::string empty = error(env(R"("")"));
+  EXPECT_NE(empty.find("environment: expected a path relative to the lod-meta.json's folder, got \"\""),
+            std::string::npos)
+      << empty;
+  for (const char* folder : {".", "./", "env/.."}) {
+    const std::string itself = error(env("\"" + std::string(folder) + "\""));
+    EXPECT_NE(itself.find("environment: \"" + std::string(folder) +
+                          "\" names the lod-meta.json's folder, not a file in it"),
+              std::string::npos)
+        << itself;
+  }
   const std::string number = error(env("7"));
   EXPECT_NE(number.find("environment: expected a string"), std::string::npos) << number;
   // A leaf's file likewise names its entry of "filenames".
