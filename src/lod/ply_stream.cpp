@@ -102,10 +102,7 @@ size_t PlySplatStream::read(size_t max_rows, std::vector<float>& out) {
     PlyVertex g;
     g.sh = dst + kSplatFixedFloats;
     decodePlyVertexRow(layout_, raw_.data() + i * row_bytes_, g);
-    dst[0] = g.position.x, dst[1] = g.position.y, dst[2] = g.position.z;
-    dst[3] = g.scale.x, dst[4] = g.scale.y, dst[5] = g.scale.z;
-    dst[6] = g.rotation.w, dst[7] = g.rotation.x, dst[8] = g.rotation.y, dst[9] = g.rotation.z;
-    dst[10] = g.opacity;
+    writeSplatRow(dst, g.position, g.scale, g.rotation, g.opacity);
   }
   next_row_ += rows;
   return rows;
@@ -133,12 +130,7 @@ size_t CloudRowSource::read(size_t max_rows, std::vector<float>& out) {
   for (size_t i = 0; i < rows; ++i) {
     const size_t r = static_cast<size_t>(next_row_) + i;
     float* dst = out.data() + i * stride;
-    const Vec3 p = cloud_.positions[r], s = cloud_.scales[r];
-    const Quat q = cloud_.rotations[r];
-    dst[0] = p.x, dst[1] = p.y, dst[2] = p.z;
-    dst[3] = s.x, dst[4] = s.y, dst[5] = s.z;
-    dst[6] = q.w, dst[7] = q.x, dst[8] = q.y, dst[9] = q.z;
-    dst[10] = cloud_.opacities[r];
+    writeSplatRow(dst, cloud_.positions[r], cloud_.scales[r], cloud_.rotations[r], cloud_.opacities[r]);
     std::copy_n(cloud_.sh.data() + r * sh, sh, dst + kSplatFixedFloats);
   }
   next_row_ += rows;

@@ -21,6 +21,14 @@ namespace sf::lod {
 // Floats per row of a block: position (3), scale (3), rotation w x y z (4), opacity (1), SH.
 inline constexpr size_t kSplatFixedFloats = 11;
 
+// Writes the fixed part of a row in that layout (every row source writes its rows through it).
+inline void writeSplatRow(float* dst, Vec3 position, Vec3 scale, Quat rotation, float opacity) {
+  dst[0] = position.x, dst[1] = position.y, dst[2] = position.z;
+  dst[3] = scale.x, dst[4] = scale.y, dst[5] = scale.z;
+  dst[6] = rotation.w, dst[7] = rotation.x, dst[8] = rotation.y, dst[9] = rotation.z;
+  dst[10] = opacity;
+}
+
 // Rows of gaussians read block by block, in input order: what the build reads twice (bounds, then sort).
 class SplatRowSource {
  public:
