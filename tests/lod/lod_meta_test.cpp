@@ -208,11 +208,24 @@ struct HandTree {
   GaussianCloud rows;  // the SOG file as our reader decodes it
 
   explicit HandTree(const std::string& name) : dir(test::tempDir(name)), meta_path(dir + "/lod-meta.json") {
-    fs::create_directories(dir + "/data");
+    rows = writeSog(test::randomCloud(60, 0, 3), "data");
+  }
+
+  // Writes SUBDIR/meta.json, an unpacked SOG stored in row order, and returns it as our reader decodes it.
+  GaussianCloud writeSog(const GaussianCloud& cloud, const std::string& subdir) const {
+    fs::create_directories(dir + "/" + subdir);
     SogWriteOptions o;
     o.morton_order = false;
-    saveSogUnpacked(test::randomCloud(60, 0, 3), dir + "/data/meta.json", o);
-    rows = loadSplats(dir + "/data/meta.json").cloud;
+    saveSogUnpacked(cloud, dir + "/" + subdir + "/meta.json", o);
+    return loadSplats(dir + "/" + subdir + "/meta.json").cloud;
+  }
+
+  // Writes cam.json, a 320x240 camera at z = -5 looking along +z at both leaves, and returns its path.
+  std::string writeCamera() const {
+    writeText(
+        dir + "/cam.json",
+        R"({"width": 320, "height": 240, "fov_y_deg": 50, "eye": [0, 0, -5], "target": [0, 0, 10], "up": [0, -1, 0]})");
+    return dir + "/cam.json";
   }
 
   static std::string json(const std::string& a_lods, const std::string& counts = "[40, 20]",
@@ -239,13 +252,7 @@ struct HandTree {
   }
 
   // Writes env/meta.json (stored in row order) and returns it as our reader decodes it.
-  GaussianCloud writeEnvironment(const GaussianCloud& cloud) const {
-    fs::create_directories(dir + "/env");
-    SogWriteOptions o;
-    o.morton_order = false;
-    saveSogUnpacked(cloud, dir + "/env/meta.json", o);
-    return loadSplats(dir + "/env/meta.json").cloud;
-  }
+  GaussianCloud writeEnvironment(const GaussianCloud& cloud) const { return writeSog(cloud, "env"); }
 };
 
 // `got` holds the file's rows of `ranges` in order, then the environment's rows (when given) in order.
@@ -525,11 +532,9 @@ TEST(LodMetaCli, InfoAndCutOpenTheStreamedLod) {
   EXPECT_NE(info.out.find("\"format\": \"lod-meta\""), std::string::npos) << info.out;
   EXPECT_NE(info.out.find("\"counts\": [40, 20]"), std::string::npos) << info.out;
   EXPECT_NE(info.out.find("\"verified\": true"), std::string::npos) << info.out;
-  writeText(
-      t.dir + "/cam.json",
-      R"({"width": 320, "height": 240, "fov_y_deg": 50, "eye": [0, 0, -5], "target": [0, 0, 10], "up": [0, -1, 0]})");
-  const test::CliRun cut = test::cli("lod cut " + t.meta_path + " --budget 30 --camera " + t.dir +
-                                     "/cam.json -o " + t.dir + "/cut.ply");
+  const std::string cam = t.writeCamera();
+  const test::CliRun cut =
+      test::cli("lod cut " + t.meta_path + " --budget 30 --camera " + cam + " -o " + t.dir + "/cut.ply");
   ASSERT_EQ(cut.code, 0) << cut.out;
   EXPECT_NE(cut.out.find("30 gaussians (budget 30)"), std::string::npos) << cut.out;
   expectRows(loadSplats(t.dir + "/cut.ply").cloud, t.rows, {{0, 20}, {50, 60}});
@@ -562,11 +567,9 @@ TEST(LodMetaCli, EnvironmentInInfoAndCut) {
       << text.out;
   EXPECT_NE(text.out.find("every file decoded (the environment's too)"), std::string::npos) << text.out;
 
-  writeText(
-      t.dir + "/cam.json",
-      R"({"width": 320, "height": 240, "fov_y_deg": 50, "eye": [0, 0, -5], "target": [0, 0, 10], "up": [0, -1, 0]})");
-  const test::CliRun cut = test::cli("lod cut " + t.meta_path + " --budget 45 --camera " + t.dir +
-                                     "/cam.json -o " + t.dir + "/cut.ply");
+  const std::string cam = t.writeCamera();
+  const test::CliRun cut =
+      test::cli("lod cut " + t.meta_path + " --budget 45 --camera " + cam + " -o " + t.dir + "/cut.ply");
   ASSERT_EQ(cut.code, 0) << cut.out;
   EXPECT_NE(cut.out.find("45 gaussians (budget 45)"), std::string::npos) << cut.out;
   EXPECT_NE(cut.out.find("the environment's 15 gaussians always drawn"), std::string::npos) << cut.out;
