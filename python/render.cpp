@@ -205,7 +205,8 @@ Camera resized(Camera cam, std::optional<int> width, std::optional<int> height) 
 
 bool hasContent(const Scene& scene) {
   for (const SceneObject& o : scene.objects)
-    if ((o.cloud && o.cloud->size() > 0) || (o.model && o.model->drawnPrimitives() > 0) || o.generator)
+    if ((o.cloud && o.cloud->size() > 0) || (o.model() && o.model()->drawnPrimitives() > 0) ||
+        o.as<GeneratorObject>())
       return true;
   return !scene.script.empty();
 }
@@ -378,16 +379,16 @@ std::shared_ptr<SceneState> sourceState(const pyb::handle& source, const std::op
 double sceneDuration(const Scene& scene) {
   double d = 0;
   for (const SceneObject& o : scene.objects) {
-    if (!o.model || o.clip < 0 || o.speed == 0) continue;
-    const double clip = o.model->clips()[static_cast<size_t>(o.clip)].duration;
+    if (!o.model() || o.clip < 0 || o.speed == 0) continue;
+    const double clip = o.model()->clips()[static_cast<size_t>(o.clip)].duration;
     if (o.loop)
       d = std::max(d, clip / std::abs(o.speed));
     else
       d = std::max(d, o.speed > 0 ? (clip - o.time) / o.speed : o.time / -o.speed);
   }
   for (const SceneObject& o : scene.objects)  // generators driven by time: one pass of their model time
-    if (o.generator && !o.generator->contract().time_input.empty() && o.speed != 0)
-      d = std::max(d, nn::kGeneratorTimeSpan / std::abs(o.speed));
+    if (const double span = o.kindOf().modelTimeSpan(); span > 0 && o.speed != 0)
+      d = std::max(d, span / std::abs(o.speed));
   for (const character::ScriptCommand& c : scene.script) d = std::max(d, c.t);
   return d;
 }
@@ -469,13 +470,14 @@ void defSceneProperties(pyb::class_<PyScene>& scene) {
               pyb::dict d;
               d["name"] = o.name;
               d["source"] = o.source;
-              d["kind"] = o.character ? "character" : o.model ? "gltf" : o.generator ? "generator" : "splats";
-              d["gaussians"] = o.cloud       ? o.cloud->size()
-                               : o.generator ? o.generator->lastCount()
-                                             : 0;  // a generator's last output
+              d["kind"] = std::string(o.kindOf().kindName());
+              const GeneratorObject* g = o.as<GeneratorObject>();
+              d["gaussians"] = o.cloud ? o.cloud->size()
+                               : g     ? g->generator().lastCount()
+                                       : 0;  // a generator's last output
               d["clip"] = pyb::none();
-              if (o.model && o.clip >= 0) {
-                const std::string& name = o.model->clips()[static_cast<size_t>(o.clip)].name;
+              if (o.model() && o.clip >= 0) {
+                const std::string& name = o.model()->clips()[static_cast<size_t>(o.clip)].name;
                 d["clip"] = name.empty() ? pyb::object(pyb::int_(o.clip)) : pyb::object(pyb::str(name));
               }
               pyb::list events;
@@ -490,8 +492,8 @@ void defSceneProperties(pyb::class_<PyScene>& scene) {
             }
             return out;
           },
-          "The objects: dicts with name, source (file), kind (\"splats\", \"gltf\" or \"character\"), "
-          "gaussians, "
+          "The objects: dicts with name, source (file), kind (\"splats\", \"gltf\", \"character\", "
+          "\"decoder character\", \"generator\", \"hull\" or \"lod\"), gaussians, "
           "clip (the animation's name, its index when unnamed, or None) and events (the clip's animation "
           "events: dicts "
           "with name and time, clip seconds, in time order).")

@@ -141,7 +141,7 @@ Scene benchScene(const BenchCommand::Options& o, const std::string& dir, std::st
     }
   }
   for (const SceneObject& obj : scene.objects)
-    if (obj.model || obj.character)
+    if (obj.model())
       throw Error("bench measures splat rendering: " + obj.source +
                   " is a glTF model or character; use bench-characters or animate");
   if (!scene.script.empty())
@@ -268,7 +268,7 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
               std::string& json) {
   std::vector<lod::LodStream*> streams;
   for (SceneObject& ob : scene.objects)
-    if (ob.lod) streams.push_back(ob.lod.get());
+    if (lod::LodStream* stream = ob.kindOf().lodStream()) streams.push_back(stream);
   if (streams.empty())
     throw Error(o.input +
                 ": --lod flies through level-of-detail objects, and this input has none (splatforge lod "
@@ -397,7 +397,8 @@ int benchBundle(const BenchCharactersCommand::Options& o, JsonStdout& human) {
     SceneObject obj;
     obj.name = fmt::format("c{}", i);
     obj.source = o.package;
-    obj.bundle = crowd.back();
+    obj.cloud = std::shared_ptr<const GaussianCloud>(crowd.back(), &crowd.back()->cloud());
+    obj.kind = std::make_shared<BundleObject>(crowd.back());
     obj.object_to_world = Mat4::fromLinearTranslation(Mat3{}, Vec3{gx * kSpacing, gy * kSpacing, 0});
     scene.objects.push_back(obj);
   }
@@ -504,8 +505,9 @@ int BenchCommand::run() const {
     if (o.lod_budget) scene.lod_budget = *o.lod_budget;
     // Neural generators run every frame (scene time advancing 1/30 s per frame): on the Vulkan backend in the
     // frame (their time is in the "generators" figure), on the CPU backend through the CPU executor.
-    const bool generators = std::any_of(scene.objects.begin(), scene.objects.end(),
-                                        [](const SceneObject& ob) { return ob.generator != nullptr; });
+    const bool generators =
+        std::any_of(scene.objects.begin(), scene.objects.end(),
+                    [](const SceneObject& ob) { return ob.as<GeneratorObject>() != nullptr; });
     if (generators && !o.save_scene.empty())
       throw Error(
           "--save-scene: the scene's gaussians come from a neural generator each frame; save them with onnx "

@@ -255,17 +255,18 @@ HullCrowd buildCrowd(const HullCommand::Options& o, const std::shared_ptr<hull::
     SceneObject obj;
     obj.name = fmt::format("hull{}", i);
     obj.source = o.input;
-    obj.hull = asset;
     obj.cloud = rest;
-    obj.hull_lod = lod;
+    auto h = std::make_shared<HullObject>(asset);
+    h->lod = lod;
     if (live) {
       hull::DestructionOptions d;
       d.seed = static_cast<uint32_t>(i + 1);
       c.hulls.push_back(std::make_shared<hull::HullInstance>(asset, d));
-      obj.hull_live = c.hulls.back();
+      h->live = c.hulls.back();
     } else {
-      obj.hull_mode = hull::parseHullMode(o.bench_mode);
+      h->mode = hull::parseHullMode(o.bench_mode);
     }
+    obj.kind = std::move(h);
     obj.object_to_world = Mat4::fromLinearTranslation(Mat3{}, {x, 0, z});
     c.scene.objects.push_back(obj);
   }
@@ -407,7 +408,7 @@ std::string benchLodSweep(const HullCommand::Options& o, const BenchFrames& fram
     const uint32_t k = static_cast<uint32_t>(
         (static_cast<uint64_t>(n) * static_cast<uint64_t>(j) + static_cast<uint64_t>(o.lod_sweep) - 1) /
         static_cast<uint64_t>(o.lod_sweep));
-    for (SceneObject& obj : crowd.scene.objects) obj.hull_lod = hull::HullLod::fixed(k);
+    for (SceneObject& obj : crowd.scene.objects) obj.as<HullObject>()->lod = hull::HullLod::fixed(k);
     for (const auto& h : crowd.hulls) h->resetDestruction();
     const BenchRun s = frames.run(o.frames);
     double b2b = 0;

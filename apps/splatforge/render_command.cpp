@@ -31,11 +31,11 @@ std::string sceneSummary(const Scene& scene) {
   size_t splats = 0, models = 0, characters = 0, generators = 0;
   for (const SceneObject& o : scene.objects) {
     splats += o.cloud ? o.cloud->size() : 0;
-    if (o.character)
+    if (o.as<CharacterObject>())
       ++characters;
-    else if (o.model)
+    else if (o.model())
       ++models;
-    generators += o.generator != nullptr;
+    generators += o.as<GeneratorObject>() != nullptr;
   }
   return fmt::format("{} objects, {} gaussians{}{}{}", scene.objects.size(), splats,
                      models ? fmt::format(", {} glTF models", models) : "",
@@ -76,7 +76,8 @@ void applyHullOptions(Scene& scene, const std::string& mode, const std::string& 
                       const std::string& lod = {}) {
   if (!mode.empty()) {
     const hull::HullMode m = hull::parseHullMode(mode);
-    for (SceneObject& o : scene.objects) o.hull_mode = m;
+    for (SceneObject& o : scene.objects)
+      if (HullObject* h = o.as<HullObject>()) h->mode = m;
   }
   if (!lod.empty()) {
     hull::HullLod l;
@@ -85,7 +86,8 @@ void applyHullOptions(Scene& scene, const std::string& mode, const std::string& 
     } catch (const Error& e) {
       throw UsageError(std::string("--hull-lod: ") + e.what());
     }
-    for (SceneObject& o : scene.objects) o.hull_lod = l;
+    for (SceneObject& o : scene.objects)
+      if (HullObject* h = o.as<HullObject>()) h->lod = l;
   }
   if (!light.empty()) scene.light.enabled = light == "on";
 }
@@ -93,7 +95,7 @@ void applyHullOptions(Scene& scene, const std::string& mode, const std::string& 
 // True when no splat of the scene's objects reaches the renderer's alpha threshold (kAlphaMin, 1/255).
 bool allTransparent(const Scene& scene) {
   for (const SceneObject& o : scene.objects)
-    if (o.generator)
+    if (o.as<GeneratorObject>())
       return false;  // its gaussians are made per frame
     else if (o.cloud)
       for (float a : o.cloud->opacities)
@@ -265,13 +267,14 @@ double playHullScript(Scene& scene, const AnimateOptions& o) {
   dopt.seed = o.seed.value_or(script.seed.value_or(1));
   size_t hulls = 0;
   for (SceneObject& obj : scene.objects) {
-    if (!obj.hull) continue;
+    HullObject* h = obj.as<HullObject>();
+    if (!h) continue;
     // A scene's own standing effects stay as the script's base; its own script and seed give way.
-    const hull::HullEffects base = obj.hull_live ? obj.hull_live->effects : hull::HullEffects{};
-    hull::checkHullScript(script, *obj.hull);  // its `fire` guns against the hull's meta sidecar
-    obj.hull_live = std::make_shared<hull::HullInstance>(obj.hull, dopt);
-    obj.hull_live->effects = base;
-    obj.hull_script = std::make_shared<hull::HullScriptPlayer>(script, base);
+    const hull::HullEffects base = h->live ? h->live->effects : hull::HullEffects{};
+    hull::checkHullScript(script, *h->asset);  // its `fire` guns against the hull's meta sidecar
+    h->live = std::make_shared<hull::HullInstance>(h->asset, dopt);
+    h->live->effects = base;
+    h->script = std::make_shared<hull::HullScriptPlayer>(script, base);
     ++hulls;
   }
   if (hulls == 0) throw Error(o.input + ": holds no splat hull to play the script on");

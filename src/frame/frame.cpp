@@ -6,12 +6,9 @@
 #include <chrono>
 #include <filesystem>
 
-#include "character/gpu_lift.h"
 #include "character/world.h"
 #include "core/error.h"
 #include "gpu/gpu.h"
-#include "hull/hull_pass.h"
-#include "neural/gpu_generator.h"
 #include "neural/vulkan_executor.h"
 
 namespace sf {
@@ -76,7 +73,8 @@ std::string FrameResult::timing() const {
   return s;
 }
 
-FrameDriver::FrameDriver(const FrameDriverOptions& options) : options_(options) {
+FrameDriver::FrameDriver(const FrameDriverOptions& options)
+    : options_(options), attach_(std::make_unique<Attach>(*this)) {
   if (options_.backend == Backend::kVulkan ||
       (options_.backend == Backend::kAuto && gpu::gpuDeviceAvailable())) {
     gpu::ContextOptions co;
@@ -87,39 +85,45 @@ FrameDriver::FrameDriver(const FrameDriverOptions& options) : options_(options) 
   }
 }
 
-namespace {
+// The GpuAttach of this driver: its device, its messages and its record of what it gave.
+class FrameDriver::Attach final : public GpuAttach {
+ public:
+  explicit Attach(FrameDriver& d) : d_(d) {}
+  gpu::Context& context() override { return d_.vulkan_->context(); }
+  void say(const std::string& line) override { d_.say(line); }
+  void given(std::weak_ptr<const void> owner, std::function<void()> take_back) override {
+    forget();
+    d_.given_.push_back({std::move(owner), std::move(take_back)});
+  }
+  bool takeBack(const void* owner) override {
+    bool found = false;
+    std::erase_if(d_.given_, [&](const Given& g) {
+      std::shared_ptr<const void> o = g.owner.lock();
+      if (!o || o.get() != owner) return false;
+      g.take_back();
+      return found = true;
+    });
+    return found;
+  }
+  bool refusedBefore(const void* owner) override {
+    std::erase_if(d_.refused_, [](const std::weak_ptr<const void>& w) { return w.expired(); });
+    return std::any_of(d_.refused_.begin(), d_.refused_.end(),
+                       [&](const std::weak_ptr<const void>& w) { return w.lock().get() == owner; });
+  }
+  void refuse(std::weak_ptr<const void> owner) override { d_.refused_.push_back(std::move(owner)); }
+  std::shared_ptr<void> shared(const std::string& key,
+                               const std::function<std::shared_ptr<void>()>& make) override {
+    std::shared_ptr<void>& s = d_.shared_[key];
+    if (!s) s = make();
+    return s;
+  }
 
-// Calls `take_back` on every owner in `list` still alive.
-template <typename T, typename F>
-void forLive(const std::vector<std::weak_ptr<T>>& list, F take_back) {
-  for (const std::weak_ptr<T>& w : list)
-    if (std::shared_ptr<T> p = w.lock()) take_back(*p);
-}
-
-// Forgets the owners that are gone, then adds `item`.
-template <typename T>
-void remember(std::vector<std::weak_ptr<T>>& list, const std::shared_ptr<T>& item) {
-  std::erase_if(list, [](const std::weak_ptr<T>& w) { return w.expired(); });
-  list.push_back(item);
-}
-
-// Forgets the owners that are gone, then says whether `item` is in `list`.
-template <typename T>
-bool holds(std::vector<std::weak_ptr<T>>& list, const T* item) {
-  std::erase_if(list, [](const std::weak_ptr<T>& w) { return w.expired(); });
-  return std::any_of(list.begin(), list.end(),
-                     [&](const std::weak_ptr<T>& w) { return w.lock().get() == item; });
-}
-
-// Removes `item` from `list`; returns whether it was there.
-template <typename T>
-bool drop(std::vector<std::weak_ptr<T>>& list, const T* item) {
-  const bool found = item != nullptr && holds(list, item);
-  if (found) std::erase_if(list, [&](const std::weak_ptr<T>& w) { return w.lock().get() == item; });
-  return found;
-}
-
-}  // namespace
+ private:
+  void forget() {  // owners that are gone took their work with them
+    std::erase_if(d_.given_, [](const Given& g) { return g.owner.expired(); });
+  }
+  FrameDriver& d_;
+};
 
 FrameDriver::~FrameDriver() {
   takeBackGpuPaths();
@@ -127,15 +131,11 @@ FrameDriver::~FrameDriver() {
 
 void FrameDriver::takeBackGpuPaths() {
   // The paths hold this driver's device: taken back before it goes, whoever still holds their owners.
-  forLive(generators_, [](nn::GaussianGenerator& g) { g.setGpuPath(nullptr); });
-  forLive(hulls_, [](hull::HullInstance& h) { h.setGpuPath(nullptr); });
-  forLive(bundles_, [](character::BundleCharacter& b) { b.setGpuPath(nullptr); });
-  forLive(worlds_, [](character::CharacterWorld& world) {
-    for (character::BundleCharacter* b : world.bundles()) b->setGpuPath(nullptr);
-  });
-  forLive(posts_, [](nn::ImageModel& p) { p.setRunner(nullptr); });
-  generators_.clear(), refused_.clear(), hulls_.clear(), bundles_.clear(), worlds_.clear(), posts_.clear();
-  hull_pass_.reset();
+  for (const Given& g : given_)
+    if (std::shared_ptr<const void> owner = g.owner.lock()) g.take_back();
+  given_.clear();
+  refused_.clear();
+  shared_.clear();
 }
 
 void FrameDriver::replaceDevice() {
@@ -188,50 +188,22 @@ void FrameDriver::retire(std::shared_ptr<const void> owner) {
   if (owner) keep_.push_back(std::move(owner));
 }
 
-bool FrameDriver::attachBundle(character::BundleCharacter& b) {
-  if (!vulkan_ || b.gpuPath()) return b.gpuPath() != nullptr;
-  if (!b.gpuRefusal().empty()) return false;  // refused before (said once)
-  if (std::string why = character::attachBundleGpuPath(vulkan_->context(), b); !why.empty()) {
-    say(fmt::format("splatforge: warning: {} runs on the CPU: {}", b.bundle().where, why));
-    b.setGpuRefusal(why);
-    return false;
-  }
-  return true;
-}
-
 void FrameDriver::attach(const Scene& scene) {
   if (!vulkan_) return;
-  for (const SceneObject& o : scene.objects) {
-    if (o.bundle && !o.bundle->gpuPath() && attachBundle(*o.bundle)) remember(bundles_, o.bundle);
-    if (o.hull_live && !o.hull_live->gpuPath()) {  // live hulls: their effect pass runs in the frame
-      if (!hull_pass_) hull_pass_ = std::make_shared<hull::HullPass>(vulkan_->context());
-      hull::attachHullGpu(hull_pass_, *o.hull_live);
-      remember(hulls_, o.hull_live);
-    }
-    if (o.generator && !o.generator->gpuPath() && !holds(refused_, o.generator.get())) {
-      if (std::string why = nn::attachGpuPath(vulkan_->context(), *o.generator, o.time); !why.empty()) {
-        remember(refused_, o.generator);
-        say(fmt::format("splatforge: warning: {} runs on the CPU executor: {}", o.generator->path(), why));
-      } else {
-        remember(generators_, o.generator);
-      }
-    }
-  }
+  for (const SceneObject& o : scene.objects) o.kindOf().attachGpu(o, *attach_);
   if (scene.post && !scene.post->hasRunner()) {
     scene.post->setRunner(nn::vulkanRunner(vulkan_->context(), scene.post->graph()));
-    remember(posts_, scene.post);
+    attach_->given(scene.post, [p = scene.post.get()] { p->setRunner(nullptr); });
   }
 }
 
 void FrameDriver::detach(const Scene& scene, ScenePlayback* playback) {
-  for (const SceneObject& o : scene.objects) {
-    if (drop(generators_, o.generator.get())) o.generator->setGpuPath(nullptr);
-    if (drop(bundles_, o.bundle.get())) o.bundle->setGpuPath(nullptr);
-    if (drop(hulls_, o.hull_live.get())) o.hull_live->setGpuPath(nullptr);
-  }
-  if (drop(posts_, scene.post.get())) scene.post->setRunner(nullptr);
-  if (playback && playback->world_)
+  for (const SceneObject& o : scene.objects) o.kindOf().detachGpu(*attach_);
+  if (scene.post) attach_->takeBack(scene.post.get());
+  if (playback && playback->world_) {
+    attach_->takeBack(playback->world_.get());
     for (character::BundleCharacter* b : playback->world_->bundles()) b->setGpuPath(nullptr);
+  }
 }
 
 void FrameDriver::pose(const Scene& scene, ScenePlayback& pb, const FrameRequest& request,
@@ -268,10 +240,8 @@ void FrameDriver::pose(const Scene& scene, ScenePlayback& pb, const FrameRequest
   pb.world_time_ = t;
   for (const std::string& line : pb.world_->takeLog()) say(fmt::format("  [t={:.2f}] {}", t, line));
   if (gpu) {
-    bool attached = false;
-    for (character::BundleCharacter* b : pb.world_->bundles())
-      attached |= !b->gpuPath() && attachBundle(*b);  // spawned decoder characters
-    if (attached) remember(worlds_, pb.world_);
+    for (character::BundleCharacter* b : pb.world_->bundles())  // spawned decoder characters
+      if (!b->gpuPath()) attachBundleGpu(*attach_, *b, pb.world_);
   }
   pb.world_->setCamera(cam);            // decoder characters run their appearance pass for the view
   std::vector<RenderMesh> char_meshes;  // the mouth's meshes
@@ -297,7 +267,7 @@ FrameResult FrameDriver::renderFrame(const Scene& scene, ScenePlayback& playback
   FrameResult f;
   f.vulkan = vulkan_ != nullptr;
   f.generators = std::any_of(scene.objects.begin(), scene.objects.end(),
-                             [](const SceneObject& o) { return o.generator != nullptr; });
+                             [](const SceneObject& o) { return o.as<GeneratorObject>() != nullptr; });
   std::vector<RenderObject> objects;
   std::vector<RenderMesh> meshes;
   const auto t_pose = Clock::now();

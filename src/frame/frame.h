@@ -18,6 +18,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,9 +32,6 @@ namespace sf {
 
 namespace gpu {
 struct ContextOptions;
-}
-namespace hull {
-class HullPass;
 }
 
 enum class Backend { kAuto, kCpu, kVulkan };
@@ -155,8 +153,8 @@ class FrameDriver {
   void retire(std::shared_ptr<const void> owner);
 
  private:
+  class Attach;  // the GpuAttach the scene's kinds attach their GPU work through
   void attach(const Scene& scene);
-  bool attachBundle(character::BundleCharacter& b);
   // Poses the scene into playback storage: objects and meshes of this frame.
   void pose(const Scene& scene, ScenePlayback& playback, const FrameRequest& request,
             std::vector<RenderObject>& objects, std::vector<RenderMesh>& meshes);
@@ -177,16 +175,18 @@ class FrameDriver {
   FrameDriverOptions options_;
   std::unique_ptr<VulkanRenderer> vulkan_;
   ScenePlayback own_;
-  // GPU paths given out, taken back by detach() and the destructor. Held weakly: a scene dropped by its front
-  // end (Python renders a file loaded for one call) takes its paths with it; the ones still alive when the
-  // driver goes are taken back then.
-  std::vector<std::weak_ptr<nn::GaussianGenerator>> generators_, refused_;  // refused_: said once
-  std::vector<std::weak_ptr<character::BundleCharacter>> bundles_;
-  std::vector<std::weak_ptr<character::CharacterWorld>>
-      worlds_;  // whose spawned decoder characters were given paths
-  std::vector<std::weak_ptr<hull::HullInstance>> hulls_;
-  std::vector<std::weak_ptr<nn::ImageModel>> posts_;
-  std::shared_ptr<const hull::HullPass> hull_pass_;
+  // GPU work given out (by the scene objects' kinds, to the script's spawned decoder characters, to post
+  // models), taken back by detach(), a replaced device and the destructor. Held weakly: a scene dropped by
+  // its front end (Python renders a file loaded for one call) takes its work with it; what is still alive
+  // when the driver goes is taken back then.
+  struct Given {
+    std::weak_ptr<const void> owner;
+    std::function<void()> take_back;
+  };
+  std::vector<Given> given_;
+  std::vector<std::weak_ptr<const void>> refused_;       // refused GPU work (said once)
+  std::map<std::string, std::shared_ptr<void>> shared_;  // objects of the device the kinds share
+  std::unique_ptr<Attach> attach_;
   // What the coming frame draws from (keep_) and what the last one drew from (retired_, released once the
   // coming frame has been drawn).
   std::vector<std::shared_ptr<const void>> keep_, retired_;

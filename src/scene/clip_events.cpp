@@ -9,6 +9,7 @@
 namespace sf {
 
 std::span<const anim::ClipEvent> SceneObject::clipEvents() const {
+  const GltfModel* model = this->model();
   if (!model || clip < 0 || static_cast<size_t>(clip) >= model->clips().size()) return {};
   if (events && events_clip == clip) return *events;
   return model->clips()[static_cast<size_t>(clip)].events;
@@ -22,7 +23,7 @@ ClipEventStep clipEventsBetween(const Scene& scene, double t0, double t1, bool i
     const SceneObject& o = scene.objects[i];
     const std::span<const anim::ClipEvent> events = o.clipEvents();
     if (events.empty()) continue;
-    const float duration = o.model->clips()[static_cast<size_t>(o.clip)].duration;
+    const float duration = o.model()->clips()[static_cast<size_t>(o.clip)].duration;
     const double p0 = o.time + o.speed * t0, p1 = o.time + o.speed * t1;
     crossings.clear();
     // Each object's first crossings in order: the step's first kMaxClipEventsPerStep are among them.

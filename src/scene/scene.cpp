@@ -44,28 +44,26 @@ std::string readText(const std::string& path) {
 std::vector<RenderObject> Scene::renderObjects() const {
   std::vector<RenderObject> out;
   for (const SceneObject& o : objects)
-    if (o.cloud && o.cloud->size() > 0 && !o.character && !o.hull && !o.bundle && !o.lod)
+    if (o.cloud && o.cloud->size() > 0 && o.kindOf().drawsCloudAsIs())
       out.push_back({o.cloud.get(), o.object_to_world, {}, {}});
   return out;
 }
 
 bool Scene::hasMeshes() const {
   for (const SceneObject& o : objects)
-    if (o.model && o.model->drawnPrimitives() > 0) return true;
+    if (o.model() && o.model()->drawnPrimitives() > 0) return true;
   return false;
 }
 
 float SceneObject::clipTime(double scene_time) const {
+  const GltfModel* model = this->model();
   if (!model || clip < 0) return 0;
   const float t = static_cast<float>(time + speed * scene_time);
   const float duration = model->clips()[static_cast<size_t>(clip)].duration;
   return loop ? anim::wrapTime(t, duration) : std::clamp(t, 0.0f, std::max(duration, 0.0f));
 }
 
-namespace {
-
-// What a generator sees: the frame's camera in the object's frame (world_to_camera * object_to_world).
-Camera generatorCamera(const Camera* cam, const Mat4& object_to_world) {
+Camera cameraSeenFrom(const Camera* cam, const Mat4& object_to_world) {
   Camera c;
   if (cam)
     c = *cam;
@@ -75,279 +73,33 @@ Camera generatorCamera(const Camera* cam, const Mat4& object_to_world) {
   return c;
 }
 
-}  // namespace
-
 void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, const Camera* cam) {
-  size_t models = 0, characters = 0, generators = 0, hulls = 0;
-  for (const SceneObject& o : scene.objects) {
-    hulls += o.hull != nullptr;
-    if (o.character)
-      ++characters;
-    else if (o.model)
-      ++models;
-    generators += o.generator != nullptr;
-  }
-  out.generated.resize(generators);  // sized up front: objects point into it
-  out.hulls.resize(hulls);
-  out.poses.resize(models);
-  out.characters.resize(characters);
-  out.deforms.assign(gpu_deform ? characters : 0,
-                     SplatDeformSource{});  // sized up front: objects point into it
+  out.states.resize(scene.objects.size());
   out.meshes.clear();
   out.objects.clear();
   out.object_ranges.clear();
   out.mesh_ranges.clear();
-  size_t m = 0, c = 0, gi = 0, hi = 0;
   // Level-of-detail objects: one cut of them all under the scene's budget, each seen from its own frame.
   std::vector<lod::LodStream*> streams;
   std::vector<Camera> lod_cameras;
   for (const SceneObject& o : scene.objects)
-    if (o.lod) streams.push_back(o.lod.get()), lod_cameras.push_back(generatorCamera(cam, o.object_to_world));
+    if (lod::LodStream* stream = o.kindOf().lodStream())
+      streams.push_back(stream), lod_cameras.push_back(cameraSeenFrom(cam, o.object_to_world));
   // Frames that never wait (the viewer) morph their refinements in; settled ones (offline) draw the cut as it
   // is.
   if (!streams.empty())
     lod::selectFrameCuts(streams, lod_cameras, scene.lod_budget, scene.lod_settle, !scene.lod_settle);
-  for (const SceneObject& o : scene.objects) {
-    // (closed after the loop: each range ends where the next object's begins)
-    out.object_ranges.push_back({out.objects.size(), out.objects.size()});
-    out.mesh_ranges.push_back({out.meshes.size(), out.meshes.size()});
-    if (o.hull) {
-      const Camera hull_cam = generatorCamera(cam, Mat4{});
-      if (o.hull_live) {
-        if (o.hull_script)
-          for (const hull::HullEvent& ev : o.hull_script->advance(*o.hull_live, t))
-            if (ev.type == hull::HullEvent::kGunSilenced)
-              std::fprintf(stderr, "%s: %s\n", o.name.c_str(), ev.describe().c_str());
-        o.hull_live->buildFrame(o.object_to_world, t, scene.light, out.hulls[hi++], out.objects, o.hull_lod,
-                                cam ? &hull_cam : nullptr);
-      } else {
-        hull::buildHullFrame(*o.hull, o.hull_mode, o.object_to_world, hull_cam, t, scene.light,
-                             out.hulls[hi++], out.objects, out.meshes, o.hull_lod);
-      }
-      continue;
-    }
-    if (o.lod) {  // this frame's cut (above)
-      if (o.lod->cloud().size() == 0) continue;
-      RenderObject ro{&o.lod->cloud(), o.object_to_world};
-      ro.dynamic = true;  // new contents at the same address every frame
-      out.objects.push_back(ro);
-      continue;
-    }
-    if (o.bundle) {  // a decoder character: its passes for this camera, seen from its own frame
-      o.bundle->update(generatorCamera(cam, o.object_to_world));
-      RenderObject ro{&o.bundle->cloud(), o.object_to_world};
-      if (const character::BundleGpuPath* g = o.bundle->gpuPath()) {
-        ro.gpu_source = &g->source();
-      } else {
-        ro.positions = o.bundle->cloud().positions;
-        ro.covariances = o.bundle->covariances();
-        ro.dynamic = true;
-      }
-      out.objects.push_back(ro);
-      continue;
-    }
-    if (o.character) {
-      character::Character::Frame& f = out.characters[c];
-      const character::Character& ch = *o.character;
-      f.pose.skinning = o.skinning;
-      // On the GPU the bound mesh is skinned by the frame's skin pass (when its influences allow), else posed
-      // here; a frame its optional parts change is deformed here for both (poseCharacterFrame).
-      const bool gpu_skin = gpu_deform && ch.gpuSkinnable();
-      const bool gpu = character::poseCharacterFrame(ch, gpu_deform, f, [&](bool pose_only) {
-        if (pose_only)
-          ch.pose(o.clip, o.clipTime(t), f, nullptr, gpu_skin);
-        else
-          ch.deform(o.clip, o.clipTime(t), f);
-      });
-      const Mat4 to_world =
-          o.object_to_world * ch.model().meshToModel(f.pose, static_cast<size_t>(ch.boundDraw()));
-      if (gpu) out.deforms[c] = ch.deformSource(f, gpu_skin);
-      character::appendCharacterFrame(ch, f, to_world, cam, gpu ? &out.deforms[c] : nullptr, out.objects,
-                                      out.meshes);
-      ++c;
-      continue;
-    }
-    if (o.generator) {
-      nn::GeneratedGaussians& g = out.generated[gi++];
-      const Camera gen_cam = generatorCamera(cam, o.object_to_world);
-      if (nn::GeneratorGpuPath* gpu = o.generator->gpuPath()) {
-        // Run and decoded on the GPU in the frame: the cloud only sizes the object's slots (its values are
-        // uploaded once and overwritten every frame).
-        const GpuSplatSource& source = gpu->prepare(o.generator->frameInputs(o.time + o.speed * t, gen_cam));
-        if (g.cloud.size() != gpu->capacity() || g.cloud.sh_degree != gpu->shDegree()) {
-          g = {};
-          g.cloud.resize(gpu->capacity(), gpu->shDegree());
-        }
-        g.live = static_cast<int64_t>(gpu->capacity());
-        if (g.cloud.size() == 0) continue;
-        RenderObject ro{&g.cloud, o.object_to_world};
-        ro.gpu_source = &source;
-        out.objects.push_back(ro);
-        continue;
-      }
-      g = o.generator->generate(o.time + o.speed * t, gen_cam);
-      if (g.cloud.size() == 0) continue;
-      RenderObject ro{&g.cloud, o.object_to_world, g.cloud.positions, g.covariances};
-      ro.dynamic = true;
-      out.objects.push_back(ro);
-      continue;
-    }
-    if (o.cloud && o.cloud->size() > 0) out.objects.push_back({o.cloud.get(), o.object_to_world, {}, {}});
-    if (!o.model) continue;
-    GltfModel::Pose& pose = out.poses[m++];
-    pose.skinning = o.skinning;
-    pose.skin_in_renderer = gpu_deform;  // skinned and morphed meshes: the Vulkan frame's skin pass
-    o.model->pose(o.clip, o.clipTime(t), pose);
-    std::vector<RenderMesh> meshes = o.model->renderMeshes(pose, o.object_to_world);
-    out.meshes.insert(out.meshes.end(), meshes.begin(), meshes.end());
-  }
-  for (size_t i = 0; i < out.object_ranges.size(); ++i) {  // objects and meshes are appended in scene order
-    const bool last = i + 1 == out.object_ranges.size();
-    out.object_ranges[i][1] = last ? out.objects.size() : out.object_ranges[i + 1][0];
-    out.mesh_ranges[i][1] = last ? out.meshes.size() : out.mesh_ranges[i + 1][0];
+  const PoseContext ctx{scene, t, cam, gpu_deform};
+  for (size_t i = 0; i < scene.objects.size(); ++i) {
+    const size_t objects_before = out.objects.size(), meshes_before = out.meshes.size();
+    PoseSink sink{out.objects, out.meshes, out.states[i]};
+    scene.objects[i].kindOf().pose(scene.objects[i], ctx, sink);
+    out.object_ranges.push_back({objects_before, out.objects.size()});
+    out.mesh_ranges.push_back({meshes_before, out.meshes.size()});
   }
 }
 
 namespace {
-
-// Identity of a file for sharing loads: its canonical path (the path itself when it cannot be resolved).
-std::string fileKey(const std::string& path) {
-  std::error_code ec;
-  std::string key = std::filesystem::weakly_canonical(path, ec).string();
-  return ec ? path : key;
-}
-
-// Fills a scene object from a glTF file: the model, its splats, the clip. Throws sf::Error. Objects of one
-// scene that name the same file share one model (and so its textures and vertex data).
-void loadGltfObject(SceneObject& obj, const std::string& path, const std::string& clip,
-                    std::map<std::string, std::shared_ptr<const GltfModel>>* cache = nullptr) {
-  std::shared_ptr<const GltfModel> model;
-  const std::string key = fileKey(path);
-  if (cache && cache->count(key))
-    model = cache->at(key);
-  else
-    model = std::make_shared<GltfModel>(path);
-  if (cache) (*cache)[key] = model;
-  if (model->drawnPrimitives() == 0 && model->splats().size() == 0)
-    throw Error(path + ": has no triangle mesh and no KHR_gaussian_splatting primitive to draw");
-  if (!clip.empty()) {
-    obj.clip = model->findClip(clip);
-    if (obj.clip < 0)
-      throw Error(path + ": no animation named or numbered '" + clip + "' (" +
-                  std::to_string(model->clips().size()) + " animations" +
-                  (model->clips().empty() ? "" : ": " + model->clipList()) + ")");
-  } else {
-    obj.clip = model->clips().empty() ? -1 : 0;
-  }
-  if (model->splats().size() > 0) obj.cloud = std::shared_ptr<const GaussianCloud>(model, &model->splats());
-  obj.model = std::move(model);
-}
-
-// A glTF object that is a splat file in disguise: gaussians only (KHR_gaussian_splatting), no mesh, no
-// animation, no clip asked for. Such a file is read as `info` reads it, turned into the engine's splat frame
-// (the PLY convention), so a capture saved as .glb renders as its .ply, alone or in a scene.
-bool gaussiansOnly(const SceneObject& obj, const std::string& clip) {
-  return obj.model && obj.model->drawnPrimitives() == 0 && obj.model->clips().empty() && clip.empty();
-}
-
-std::shared_ptr<const GaussianCloud> loadCapture(const std::string& path,
-                                                 std::vector<std::string>& warnings) {
-  LoadedSplats loaded = loadSplats(path);
-  if (loaded.cloud.size() == 0)
-    throw Error(path + (loaded.dropped_non_finite ? ": holds no gaussian with finite values"
-                                                  : ": contains no gaussians"));
-  for (std::string& w : loaded.warnings) warnings.push_back(std::move(w));
-  return std::make_shared<GaussianCloud>(std::move(loaded.cloud));
-}
-
-// A splat hull: the SPL2 file (and its meta sidecar), its rest gaussians as the object's cloud.
-void loadHullObject(SceneObject& obj, const std::string& path) {
-  auto asset = hull::HullAsset::load(path);
-  obj.cloud = std::shared_ptr<const GaussianCloud>(asset, &asset->rest);
-  obj.hull = std::move(asset);
-}
-
-// A neural generator: the model (loaded, its contract and operators checked) and its control inputs from
-// the scene's "inputs" object (name -> number or array of numbers, nested arrays flattened in order). Every
-// control the model declares must be given. Throws sf::Error naming `where` and the model's controls.
-void loadGeneratorObject(SceneObject& obj, const std::string& path, const Json* inputs,
-                         const std::string& where) {
-  auto g = std::make_shared<nn::GaussianGenerator>(path);
-  if (inputs) {
-    if (!inputs->is_object()) throw Error(where + ": expected an object of control name -> number or array");
-    for (const auto& [name, value] : inputs->items()) {
-      std::vector<float> values;
-      std::vector<const Json*> stack{&value};
-      while (!stack.empty()) {  // depth-first, in order
-        const Json* v = stack.back();
-        stack.pop_back();
-        if (v->is_number())
-          values.push_back(v->get<float>());
-        else if (v->is_array())
-          for (auto it = v->rbegin(); it != v->rend(); ++it) stack.push_back(&*it);
-        else
-          throw Error(where + "." + name + ": expected a number or an array of numbers");
-      }
-      nn::Tensor t(nn::DType::kFloat32, {static_cast<int64_t>(values.size())});
-      t.f = values;
-      try {
-        g->setControl(name, t);
-      } catch (const Error& e) {
-        throw Error(where + "." + name + ": " + e.what());
-      }
-    }
-  }
-  for (const std::string& c : g->contract().control_inputs)
-    if (!inputs || !inputs->contains(c)) {
-      std::string list;
-      for (const std::string& n : g->contract().control_inputs)
-        list += (list.empty() ? "'" : ", '") + n + "'";
-      throw Error(where + ": control input '" + c + "' of " + path + " is not given (its controls: " + list +
-                  ")");
-    }
-  obj.generator = std::move(g);
-}
-
-// Why a character directory is refused outright: a decoder character bundle that declares (or defaults to)
-// the orl rig backend (character::orlRefusal). Empty otherwise, and for a bundle that does not parse (loading
-// it then says why, as a placeholder's warning).
-std::string orlRefusalOf(const std::string& dir) {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) return {};
-  try {
-    std::shared_ptr<character::BundleResolver> files = character::directoryResolver(dir);
-    if (!character::isCharacterBundle(*files)) return {};
-    return character::orlRefusal(character::loadCharacterBundle(files));
-  } catch (const std::exception&) {
-    return {};
-  }
-}
-
-// A character package: its splats (deformed per frame) and its model; the clip defaults to the package's.
-void loadCharacterObject(SceneObject& obj, const std::string& dir, const std::string& clip,
-                         std::shared_ptr<const character::Character> shared = nullptr) {
-  if (character::isCharacterBundle(*character::directoryResolver(dir))) {  // a decoder character
-    if (!clip.empty()) throw Error(dir + ": a decoder character has no body clips (remove \"clip\")");
-    obj.bundle = character::loadBundleCharacter(dir);
-    obj.cloud = std::shared_ptr<const GaussianCloud>(obj.bundle, &obj.bundle->cloud());
-    return;
-  }
-  std::shared_ptr<const character::Character> ch =
-      shared ? std::move(shared)
-             : std::make_shared<const character::Character>(character::Character::loadPackage(dir));
-  const std::string wanted = clip.empty() ? ch->defaultClip() : clip;
-  obj.clip = -1;
-  if (!wanted.empty()) {
-    obj.clip = ch->model().findClip(wanted);
-    if (obj.clip < 0)
-      throw Error(dir + ": no animation named or numbered '" + wanted + "' in its skin (" +
-                  std::to_string(ch->model().clips().size()) + " animations" +
-                  (ch->model().clips().empty() ? "" : ": " + ch->model().clipList()) + ")");
-  }
-  obj.cloud = std::shared_ptr<const GaussianCloud>(ch, &ch->splats());
-  obj.model = ch->modelPtr();
-  obj.character = std::move(ch);
-}
 
 std::string shortNumber(double v) {
   char text[32];
@@ -357,10 +109,10 @@ std::string shortNumber(double v) {
 
 // The events' times against the clip the object plays; then in time order (ties as declared).
 void checkClipEvents(const Node& list, const SceneObject& obj, std::vector<anim::ClipEvent>& events) {
-  if (obj.bundle) list.fail("a decoder character has no body clips (remove \"events\")");
-  if (!obj.model || obj.clip < 0)
+  if (obj.as<BundleObject>()) list.fail("a decoder character has no body clips (remove \"events\")");
+  if (!obj.model() || obj.clip < 0)
     list.fail("the object plays no clip (its file has no animation), so it has no events");
-  const anim::Clip& clip = obj.model->clips()[static_cast<size_t>(obj.clip)];
+  const anim::Clip& clip = obj.model()->clips()[static_cast<size_t>(obj.clip)];
   for (size_t i = 0; i < events.size(); ++i)
     if (events[i].time > clip.duration)
       list.at(i)["time"].fail(shortNumber(events[i].time) + " s is outside the clip '" + clip.name +
@@ -480,27 +232,6 @@ std::vector<character::ScriptCommand> parseScript(const Node& list, const std::f
 
 }  // namespace
 
-// A level-of-detail hierarchy: its stream (index and top chunk read now, the rest as frames want it) and, as
-// `cloud`, a proxy for bounds (never drawn): the corners of the box between the 1st and 99th percentiles of
-// its leaves' positions, which the index records, so that automatic framing sees what it sees of the capture.
-void loadLodObject(SceneObject& obj, const std::string& dir, uint64_t pool_nodes) {
-  lod::StreamOptions options;
-  options.pool_nodes = pool_nodes;
-  obj.lod = std::make_shared<lod::LodStream>(dir, options);
-  const lod::Index& x = obj.lod->hierarchy().index;
-  GaussianCloud proxy;
-  proxy.resize(8, x.sh_degree);
-  proxy.color_space = x.color_space;
-  proxy.antialiased = x.antialiased;
-  proxy.screen_filter = x.screen_filter;
-  for (int i = 0; i < 8; ++i) {
-    proxy.positions[static_cast<size_t>(i)] = {i & 1 ? x.p99.x : x.p01.x, i & 2 ? x.p99.y : x.p01.y,
-                                               i & 4 ? x.p99.z : x.p01.z};
-    proxy.opacities[static_cast<size_t>(i)] = 0;
-  }
-  obj.cloud = std::make_shared<const GaussianCloud>(std::move(proxy));
-}
-
 Scene sceneFromFile(const std::string& path, const std::string& clip, double time) {
   Scene scene;
   SceneObject obj;
@@ -531,7 +262,7 @@ Scene sceneFromFile(const std::string& path, const std::string& clip, double tim
     loadGltfObject(obj, path, clip);
     obj.time = time;
     if (gaussiansOnly(obj, clip)) {  // a capture saved as glTF: a splat file like any other
-      obj.model.reset();
+      obj.kind.reset();
       obj.clip = -1;
       obj.cloud = loadCapture(path, scene.warnings);
     }
@@ -587,12 +318,18 @@ Scene loadSceneJson(const std::string& path, const SceneLoadOptions& options) {
 
 namespace {
 
-// A hull object's runtime LOD, mode and heading.
-void readHullDrawing(const Node& o, SceneObject& obj) {
-  if (o.has("lod")) obj.hull_lod = hull::parseHullLodJson(o["lod"]);
+// A hull object's runtime LOD and mode (applied once it is loaded), and its heading.
+struct HullDrawing {
+  hull::HullMode mode = hull::HullMode::kBaked;
+  hull::HullLod lod;
+};
+
+HullDrawing readHullDrawing(const Node& o, SceneObject& obj) {
+  HullDrawing d;
+  if (o.has("lod")) d.lod = hull::parseHullLodJson(o["lod"]);
   if (o.has("mode")) {
     try {
-      obj.hull_mode = hull::parseHullMode(o["mode"].string());
+      d.mode = hull::parseHullMode(o["mode"].string());
     } catch (const Error& e) {
       o["mode"].fail(e.what());
     }
@@ -603,6 +340,7 @@ void readHullDrawing(const Node& o, SceneObject& obj) {
     r.m[0][0] = std::cos(h), r.m[0][2] = std::sin(h), r.m[2][0] = -std::sin(h), r.m[2][2] = std::cos(h);
     obj.object_to_world = obj.object_to_world * r;
   }
+  return d;
 }
 
 // How an object plays, as its document states it (checked there): its skinning, time, speed and loop; its
@@ -643,40 +381,9 @@ LiveHull readLiveHull(const Node& o, bool hull_key) {
 void makePlaceholder(SceneObject& obj) {
   static const auto placeholder = std::make_shared<const GaussianCloud>(makePlaceholderCloud());
   obj.cloud = placeholder;
-  obj.model.reset();
-  obj.character.reset();
-  obj.bundle.reset();
-  obj.generator.reset();
-  obj.hull.reset();
-  obj.hull_live.reset();
-  obj.hull_script.reset();
-  obj.lod.reset();
+  obj.kind.reset();
   obj.clip = -1;
   obj.source = "placeholder";
-}
-
-// What a loaded object holds, for the progress line.
-std::string describeLoaded(const SceneObject& obj) {
-  std::string what = obj.cloud ? std::to_string(obj.cloud->size()) + " gaussians" : std::string();
-  if (obj.hull)
-    what += " in a splat hull (" + std::to_string(obj.hull->hull.core.size()) + " core, " +
-            std::to_string(obj.hull->hull.shell.size()) + " shell, " + hull::hullModeName(obj.hull_mode) +
-            ")";
-  else if (obj.character)
-    what += " bound to " + obj.character->model().document().path;
-  else if (obj.bundle)
-    what += " (decoder character, " + std::to_string(obj.bundle->bundle().branches.size()) +
-            " branches, rig " + obj.bundle->bundle().rig.backend + ")";
-  else if (obj.generator)
-    what = "generator, " + obj.generator->contract().describe();
-  else if (obj.lod)
-    what = "level-of-detail hierarchy of " + std::to_string(obj.lod->hierarchy().index.leaf_count) +
-           " gaussians";
-  else if (obj.model && obj.model->drawnPrimitives() > 0)
-    what += (what.empty() ? "" : ", ") + std::to_string(obj.model->drawnPrimitives()) + " mesh primitives (" +
-            std::to_string(obj.model->vertexCount()) + " vertices)" +
-            (obj.clip >= 0 ? ", clip '" + obj.model->clips()[static_cast<size_t>(obj.clip)].name + "'" : "");
-  return what;
 }
 
 // The scene's "light" (the cel light of splat hulls), as its document states it (checked there).
@@ -712,7 +419,8 @@ struct SceneObjectLoader {
     SceneObject obj;
     obj.name = d.name;
     obj.object_to_world = d.object_to_world;
-    if (d.key == Key::kHull) readHullDrawing(o, obj);
+    HullDrawing drawing;
+    if (d.key == Key::kHull) drawing = readHullDrawing(o, obj);
     const std::string& resolved = d.resolved;
     const std::string& confinement = d.refusal;  // why the path is refused, when it is
     obj.source = resolved;
@@ -725,7 +433,7 @@ struct SceneObjectLoader {
     std::string failure;
     try {
       if (!confinement.empty()) throw Error(confinement);
-      load(o, d.key, resolved, gltf, d.clip, live, obj);
+      load(o, d.key, resolved, gltf, d.clip, drawing, live, obj);
     } catch (const Error& e) {
       failure = e.what();
     } catch (const std::bad_alloc&) {
@@ -743,13 +451,14 @@ struct SceneObjectLoader {
       obj.events_clip = obj.clip;
     }
     if (options.progress)
-      options.progress("loaded " + obj.name + ": " + describeLoaded(obj) + " from " + obj.source);
+      options.progress("loaded " + obj.name + ": " + obj.kindOf().describe(obj) + " from " + obj.source);
     return obj;
   }
 
-  // Loads the object's file by its kind (the key naming it). Throws sf::Error.
+  // Loads the object's file by the key naming it: where each kind of scene object (scene/kinds/) is
+  // registered. Throws sf::Error.
   void load(const Node& o, SceneObjectKey key, const std::string& resolved, bool gltf,
-            const std::string& clip, const LiveHull& live, SceneObject& obj) {
+            const std::string& clip, const HullDrawing& drawing, const LiveHull& live, SceneObject& obj) {
     using Key = SceneObjectKey;
     if (key == Key::kLod || (key == Key::kFile && classifyInput(resolved) == InputKind::kLodHierarchy)) {
       if (key == Key::kLod && classifyInput(resolved) != InputKind::kLodHierarchy)
@@ -758,20 +467,23 @@ struct SceneObjectLoader {
                     "makes one)");
       loadLodObject(obj, resolved, lod_pool);
     } else if (key == Key::kHull) {
-      loadHullObject(obj, resolved);
-      if (live.live) makeHullLive(o, live, obj);
+      HullObject& h = loadHullObject(obj, resolved);
+      h.mode = drawing.mode;
+      h.lod = drawing.lod;
+      if (live.live) makeHullLive(o, live, h);
     } else if (key == Key::kGenerator) {
       loadGeneratorObject(obj, resolved, o.has("inputs") ? &o["inputs"].value : nullptr, o.path + ".inputs");
     } else if (key == Key::kCharacter) {
       const std::string file_key = fileKey(resolved);
       auto it = characters.find(file_key);
       loadCharacterObject(obj, resolved, clip, it != characters.end() ? it->second : nullptr);
-      characters.emplace(file_key, obj.character);
+      if (const CharacterObject* c = obj.as<CharacterObject>())
+        characters.emplace(file_key, c->characterPtr());
     } else if (gltf) {
       loadGltfObject(obj, resolved, clip, &models);
       // A glTF "file" holding only gaussians is a splat file.
       if (key != Key::kGltf && gaussiansOnly(obj, clip)) {
-        obj.model.reset();
+        obj.kind.reset();
         obj.clip = -1;
         obj.cloud = capture(o, resolved, obj.name);
       }
@@ -781,17 +493,17 @@ struct SceneObjectLoader {
   }
 
   // A loaded hull made live: effects and seed were checked by readLiveHull; the script file loads here.
-  void makeHullLive(const Node& o, const LiveHull& live, SceneObject& obj) {
+  void makeHullLive(const Node& o, const LiveHull& live, HullObject& h) {
     std::optional<hull::HullScript> script;
     if (o.has("script"))
       script = hull::loadHullScript(resolveScenePath(dir, o["script"].string(), options.confine_paths));
-    if (script) hull::checkHullScript(*script, *obj.hull);  // its `fire` guns against the hull's meta sidecar
+    if (script) hull::checkHullScript(*script, *h.asset);  // its `fire` guns against the hull's meta sidecar
     hull::DestructionOptions dopt;
     if (script && script->seed) dopt.seed = *script->seed;
     if (live.seed) dopt.seed = *live.seed;
-    obj.hull_live = std::make_shared<hull::HullInstance>(obj.hull, dopt);
-    obj.hull_live->effects = live.effects;
-    if (script) obj.hull_script = std::make_shared<hull::HullScriptPlayer>(std::move(*script), live.effects);
+    h.live = std::make_shared<hull::HullInstance>(h.asset, dopt);
+    h.live->effects = live.effects;
+    if (script) h.script = std::make_shared<hull::HullScriptPlayer>(std::move(*script), live.effects);
   }
 
   // A splat file (objects naming the same file share one load); its warnings go to the scene's, named by
@@ -851,9 +563,7 @@ CloudBounds sceneBounds(const Scene& scene, double time) {
     if (o.cloud)
       for (const Vec3& p : o.cloud->positions) all.positions.push_back(transformPoint(o.object_to_world, p));
   bool posed_content = scene.hasMeshes();
-  for (const SceneObject& o : scene.objects)
-    posed_content |=
-        o.character != nullptr || o.generator != nullptr || o.hull != nullptr || o.bundle != nullptr;
+  for (const SceneObject& o : scene.objects) posed_content |= o.kindOf().posedContent();
   if (posed_content) {
     all.positions.clear();
     SceneFrame frame;
@@ -864,12 +574,7 @@ CloudBounds sceneBounds(const Scene& scene, double time) {
           o.positions.empty() ? std::span<const Vec3>(o.cloud->positions) : o.positions;
       for (const Vec3& p : ps) all.positions.push_back(transformPoint(o.object_to_world, p));
     }
-    for (const SceneObject& o : scene.objects) {
-      if (!o.generator || !o.generator->gpuPath()) continue;
-      const nn::GeneratedGaussians g =
-          o.generator->generate(o.time + o.speed * time, generatorCamera(nullptr, o.object_to_world));
-      for (const Vec3& p : g.cloud.positions) all.positions.push_back(transformPoint(o.object_to_world, p));
-    }
+    for (const SceneObject& o : scene.objects) o.kindOf().extraBoundsPoints(o, time, all.positions);
     for (const RenderMesh& m : frame.meshes)
       for (const Vec3& p : m.positions) all.positions.push_back(transformPoint(m.object_to_world, p));
   }
@@ -892,7 +597,7 @@ CloudBounds sceneBounds(const Scene& scene, double time) {
 
 bool hullsOnly(const Scene& scene) {
   bool hulls = !scene.objects.empty();
-  for (const SceneObject& o : scene.objects) hulls &= o.hull != nullptr;
+  for (const SceneObject& o : scene.objects) hulls &= o.as<HullObject>() != nullptr;
   return hulls;
 }
 
@@ -905,14 +610,15 @@ std::pair<Vec3, Vec3> hullSceneBox(const Scene& scene, double time, const Mat3& 
     hi = {std::max(hi.x, p.x), std::max(hi.y, p.y), std::max(hi.z, p.z)};
   };
   for (const SceneObject& o : scene.objects) {
-    if (!o.hull) throw Error("hullSceneBox: object '" + o.name + "' is not a splat hull");
-    if (!o.hull_live) {
+    const HullObject* ho = o.as<HullObject>();
+    if (!ho) throw Error("hullSceneBox: object '" + o.name + "' is not a splat hull");
+    if (!ho->live) {
       if (o.cloud)
         for (const Vec3& p : o.cloud->positions) add(o.object_to_world, p);
       continue;
     }
-    hull::HullInstance& h = *o.hull_live;
-    if (o.hull_script) o.hull_script->advance(h, time);
+    hull::HullInstance& h = *ho->live;
+    if (ho->script) ho->script->advance(h, time);
     // The slots as the frame's pass places them, less the effects that send splats away from the hull.
     hull::HullEffects effects = h.effects;
     effects.scatter = 0, effects.implode = 0;
@@ -966,9 +672,7 @@ Camera autoCamera(const Scene& scene, int width, int height, double time) {
   CloudBounds b = sceneBounds(scene, time);
   bool captures = false;
   // Generators follow the capture convention too (the contract's camera looks along +z with y down).
-  for (const SceneObject& o : scene.objects)
-    captures |= (o.cloud && !o.model && !o.character && !o.bundle && !o.hull && o.source != "placeholder") ||
-                o.generator != nullptr;
+  for (const SceneObject& o : scene.objects) captures |= o.kindOf().captureConvention(o);
   if (!captures) return frameBox(b.p01, b.p99, Vec3{0, 0, -1}, Vec3{0, 1, 0}, width, height);
   return frameBox(b.p01, b.p99, Vec3{0, 0, 1}, Vec3{0, -1, 0}, width, height);
 }

@@ -10,75 +10,23 @@
 #include <utility>
 #include <vector>
 
-#include "character/character.h"
 #include "character/world.h"
 #include "core/gaussian_cloud.h"
 #include "hull/hull_render.h"
-#include "hull/hull_script.h"
-#include "lod/stream.h"
-#include "model/gltf_model.h"
-#include "neural/generator.h"
 #include "neural/image_model.h"
 #include "render/camera.h"
 #include "render/cpu_renderer.h"
+#include "scene/kinds/bundle.h"
+#include "scene/kinds/character.h"
+#include "scene/kinds/generator.h"
+#include "scene/kinds/gltf.h"
+#include "scene/kinds/hull.h"
+#include "scene/kinds/lod.h"
+#include "scene/kinds/splats.h"
 #include "scene/scene_doc.h"
+#include "scene/scene_object.h"
 
 namespace sf {
-
-struct SceneObject {
-  std::string name;
-  std::string source;                          // file it came from, or "builtin:..." / "placeholder"
-  std::shared_ptr<const GaussianCloud> cloud;  // splats; null for a glTF model without splat primitives
-  Mat4 object_to_world;
-  // glTF objects: the model whose meshes are drawn, the clip played (-1: rest pose) and its timing. At
-  // scene time t the clip is sampled at time + speed * t, wrapped into the clip when `loop`.
-  std::shared_ptr<const GltfModel> model;
-  // Splat characters: the character (its model is `model`), drawn as its deformed splats; the clip and
-  // timing fields apply as for glTF objects.
-  std::shared_ptr<const character::Character> character;
-  // Decoder characters (a character bundle directory, docs/formats/character-bundle.md): their decoders and
-  // UV lift run for each frame's camera (seen from the object's frame) when it or the face changed;
-  // `cloud` is the character's slots. Mutable: the character keeps its state between frames.
-  std::shared_ptr<character::BundleCharacter> bundle;
-  // Neural gaussian generators (an ONNX model, docs/neural.md): run every frame with the model time
-  // time + speed * t and the camera (seen from the object's frame); their gaussians join the frame's one
-  // sort. Mutable: a generator keeps its last output and its control inputs.
-  std::shared_ptr<nn::GaussianGenerator> generator;
-  // Splat hulls (an SPL2 file, {"hull": ...}): drawn by poseScene in `hull_mode` with the scene's cel light;
-  // `cloud` then holds the hull's rest gaussians (for bounds and counts). Heading is part of object_to_world.
-  std::shared_ptr<const hull::HullAsset> hull;
-  hull::HullMode hull_mode = hull::HullMode::kBaked;
-  // Runtime LOD (scene JSON "lod" on a hull object, --hull-lod; hull/hull_lod.h): the first K splats in
-  // importance order, or K by the distance rule, in every mode and for live hulls (a script's `lod` event
-  // replaces it from its time on).
-  hull::HullLod hull_lod;
-  // A live hull (scene JSON "effects", "script", "seed"; `hull play`): effects and destruction, drawn through
-  // its pass (hull/effects.h) in sorted mode whatever hull_mode says. Mutable: posing advances its script.
-  std::shared_ptr<hull::HullInstance> hull_live;
-  std::shared_ptr<hull::HullScriptPlayer> hull_script;
-  // Level-of-detail hierarchies (a directory with index.sflod, {"lod": ...}; docs/lod.md): streamed from
-  // disk, cut for each frame's camera under the scene's budget with the frame's other LOD objects; `cloud`
-  // then holds a proxy of its top levels (for bounds and counts). Mutable: the stream keeps its pool between
-  // frames.
-  std::shared_ptr<lod::LodStream> lod;
-  int clip = -1;
-  double time = 0, speed = 1;
-  bool loop = true;
-  // glTF and character objects: how skinned meshes are skinned (scene JSON "skinning": "lbs" or "dqs"), on
-  // the CPU and in the Vulkan frame's skin pass alike.
-  anim::SkinningMethod skinning = anim::SkinningMethod::kLinearBlend;
-
-  // Animation events (scene JSON "events" on glTF and character objects, given for clip `events_clip`): when
-  // set they replace the events the clip's file carries. clipEvents() is what fires (scene/clip_events.h).
-  std::optional<std::vector<anim::ClipEvent>> events;
-  int events_clip = -1;
-
-  // The clip time at scene time t (see above).
-  float clipTime(double scene_time) const;
-  // The events of the clip played, in time order: `events` for events_clip, else the clip's own (glTF
-  // extras.events); none without a clip.
-  std::span<const anim::ClipEvent> clipEvents() const;
-};
 
 // A scene script command run when an object's animation event fires (scene JSON "script" entries with "on"
 // instead of "t"; scene/clip_events.h runSceneScript).
@@ -113,28 +61,27 @@ struct Scene {
   bool hasMeshes() const;
 };
 
-// A scene posed at one scene time: the render objects (static splats, glTF splats, deformed characters)
-// and the meshes of glTF objects. Owns everything the RenderObjects and RenderMeshes point to.
+// A scene posed at one scene time: the render objects and meshes of every object, and each object's own
+// storage (its kind's PosedState: a glTF pose, a deformed character, a generator's output, a hull frame),
+// reused frame to frame. Owns everything the RenderObjects and RenderMeshes point to (with the scene).
 struct SceneFrame {
-  std::vector<GltfModel::Pose> poses;                   // one per glTF object
-  std::vector<character::Character::Frame> characters;  // one per character
-  std::vector<SplatDeformSource> deforms;               // one per character, with gpu_deform
-  std::vector<nn::GeneratedGaussians> generated;        // one per generator: this frame's gaussians
-  std::vector<hull::HullFrame> hulls;  // one per splat hull: its lit splats and core octagons
+  std::vector<std::unique_ptr<PosedState>> states;  // per scene object, in scene order
   std::vector<RenderObject> objects;
   std::vector<RenderMesh> meshes;
   // Per scene object, in scene order: the [begin, end) of what it put in `objects` and in `meshes`.
   std::vector<std::array<size_t, 2>> object_ranges, mesh_ranges;
+  // Object `index`'s storage as S (null when it has none of that type).
+  template <typename S>
+  const S* state(size_t index) const {
+    return index < states.size() ? dynamic_cast<const S*>(states[index].get()) : nullptr;
+  }
 };
-// Poses every glTF object and every character at scene time `t` seconds into `out`, reusing its storage.
-// Skinned meshes are skinned and characters deformed on the CPU (the reference, as posed vertices and
-// centre/covariance overrides) unless `gpu_deform`, where skinned and morphed meshes carry a SkinSource for
-// the Vulkan frame's skin pass and characters a SplatDeformSource (with their bound mesh's SkinSource when
-// Character::gpuSkinnable) for its deform pass instead.
-// Generators run for time `t` and camera `cam` (a camera at the origin looking along +z when null): on their
-// executor, their render objects pointing into `out.generated`, the frame's own copy of their output; or,
-// with a GPU path attached (GaussianGenerator::setGpuPath), as a GpuSplatSource the Vulkan renderer records
-// in its frame (out.generated then only sizes the object's slots).
+// Poses every object at scene time `t` for camera `cam` into `out`, reusing its storage: a loop over the
+// objects' kinds (SceneObjectKind::pose), after one level-of-detail cut of every LOD object under the scene's
+// budget. With `gpu_deform` (a Vulkan frame) skinned and morphed meshes carry a SkinSource for the frame's
+// skin pass, characters a SplatDeformSource for its deform pass, and generators with a GPU path a
+// GpuSplatSource the frame records; otherwise everything is posed on the CPU (the reference). A null `cam` is
+// a camera at the origin looking along +z.
 void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform = false,
                const Camera* cam = nullptr);
 

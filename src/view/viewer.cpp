@@ -388,7 +388,7 @@ class Viewer {
     bool captures = false;
     for (const SceneObject& o : scene_.objects) {
       if (o.cloud) max_sh_degree_ = std::max(max_sh_degree_, o.cloud->sh_degree);
-      captures |= o.cloud && !o.model && !o.character && o.source != "placeholder";
+      captures |= o.cloud && !o.model() && o.source != "placeholder";
     }
     sh_degree_ = max_sh_degree_;
     if (!background_given_) settings_.background = scene_.background.value_or(kViewerBackdrop);
@@ -453,7 +453,7 @@ class Viewer {
   // Whether a level-of-detail object still has chunks on their way in (frames go on until they are drawn).
   bool lodStreaming() const {
     for (const SceneObject& o : scene_.objects)
-      if (o.lod && o.lod->stats().pending > 0) return true;
+      if (const LodObject* l = o.as<LodObject>(); l && l->stream().stats().pending > 0) return true;
     return false;
   }
 
@@ -679,8 +679,8 @@ class Viewer {
   void scriptClip(const std::string& clip) {
     bool any = false;
     for (SceneObject& o : scene_.objects) {
-      if (!o.character) continue;
-      const int index = o.model->findClip(clip);
+      if (!o.as<CharacterObject>()) continue;
+      const int index = o.model()->findClip(clip);
       if (index >= 0) o.clip = index, any = true;
     }
     if (!any) throw Error("no character of the scene has a clip named or numbered '" + clip + "'");
@@ -690,8 +690,9 @@ class Viewer {
   void scriptExpression(const std::string& target, float weight) {
     bool any = false;
     for (size_t i = 0; i < scene_.objects.size(); ++i) {
-      if (!scene_.objects[i].character) continue;
-      const character::Character& ch = *scene_.objects[i].character;
+      const CharacterObject* co = scene_.objects[i].as<CharacterObject>();
+      if (!co) continue;
+      const character::Character& ch = co->character();
       if (ch.morphTargetCount() == 0) continue;
       const GltfModel::DrawInfo info = ch.model().drawInfo(static_cast<size_t>(ch.boundDraw()));
       const std::vector<std::string>& names =
@@ -708,9 +709,10 @@ class Viewer {
   void scriptLookAt(bool off, float x, float y) {
     bool any = false;
     for (size_t i = 0; i < scene_.objects.size(); ++i) {
-      if (!scene_.objects[i].character) continue;
+      const CharacterObject* co = scene_.objects[i].as<CharacterObject>();
+      if (!co) continue;
       CharacterControls& cc = characters_[i];
-      if (!cc.animator) cc.animator = std::make_unique<character::Animator>(scene_.objects[i].character);
+      if (!cc.animator) cc.animator = std::make_unique<character::Animator>(co->characterPtr());
       if (cc.animator->headJoint() < 0) continue;
       cc.look_at = !off;
       any = true;
@@ -746,10 +748,11 @@ class Viewer {
     // of the scene's posing.
     request.pose_object = [this](size_t i, const SceneObject& o, std::vector<RenderObject>& objects,
                                  std::vector<RenderMesh>& meshes) {
-      CharacterControls* cc = o.character ? &characters_[i] : nullptr;
+      const CharacterObject* co = o.as<CharacterObject>();
+      CharacterControls* cc = co ? &characters_[i] : nullptr;
       if (!cc || !cc->active()) return false;
-      const character::Character& ch = *o.character;
-      if (!cc->animator) cc->animator = std::make_unique<character::Animator>(o.character);
+      const character::Character& ch = co->character();
+      if (!cc->animator) cc->animator = std::make_unique<character::Animator>(co->characterPtr());
       cc->animator->play(o.clip, 0);
       cc->animator->update(o.clipTime(time_));
       cc->animator->setExpression(
@@ -899,7 +902,7 @@ class Viewer {
       for (const std::string& line : recent_events_) ImGui::TextUnformatted(line.c_str());
 
     bool any_character = false;
-    for (const SceneObject& o : scene_.objects) any_character |= o.character != nullptr;
+    for (const SceneObject& o : scene_.objects) any_character |= o.as<CharacterObject>() != nullptr;
     if (any_character && ImGui::CollapsingHeader("Characters")) characterUi();
     if (!scene_.script.empty())
       ImGui::Text("%zu characters spawned by the scene's script (not controllable here)",
@@ -910,8 +913,9 @@ class Viewer {
   void characterUi() {
     for (size_t i = 0; i < scene_.objects.size(); ++i) {
       SceneObject& o = scene_.objects[i];
-      if (!o.character) continue;
-      const character::Character& ch = *o.character;
+      const CharacterObject* co = o.as<CharacterObject>();
+      if (!co) continue;
+      const character::Character& ch = co->character();
       CharacterControls& cc = characters_[i];
       ImGui::PushID(static_cast<int>(i));
       if (ImGui::TreeNode("character", "%s", o.name.empty() ? ch.source().c_str() : o.name.c_str())) {
@@ -931,7 +935,7 @@ class Viewer {
           ImGui::EndCombo();
           if (o.clip != before) startTimeline();
         }
-        if (!cc.animator) cc.animator = std::make_unique<character::Animator>(o.character);
+        if (!cc.animator) cc.animator = std::make_unique<character::Animator>(co->characterPtr());
         if (cc.animator->headJoint() >= 0)
           ImGui::Checkbox("look at the mouse", &cc.look_at);
         else
@@ -966,15 +970,15 @@ class Viewer {
   void startTimeline() {
     duration_ = 0;
     for (const SceneObject& o : scene_.objects)
-      if (o.model && o.clip >= 0) {
-        const float d = o.model->clips()[static_cast<size_t>(o.clip)].duration;
+      if (o.model() && o.clip >= 0) {
+        const float d = o.model()->clips()[static_cast<size_t>(o.clip)].duration;
         if (d > 0 && o.speed != 0)
           duration_ = std::max(duration_, static_cast<double>(d) / std::abs(o.speed));
       }
     for (const SceneObject& o :
          scene_.objects)  // generators driven by time play one pass of their model time
-      if (o.generator && !o.generator->contract().time_input.empty() && o.speed != 0)
-        duration_ = std::max(duration_, nn::kGeneratorTimeSpan / std::abs(o.speed));
+      if (const double span = o.kindOf().modelTimeSpan(); span > 0 && o.speed != 0)
+        duration_ = std::max(duration_, span / std::abs(o.speed));
     for (const character::ScriptCommand& c : scene_.script) duration_ = std::max(duration_, c.t + 1.0);
     setTime(time_, false);
   }

@@ -98,7 +98,7 @@ Scene walkerScene() {
   Scene scene;
   SceneObject o;
   o.name = "walker";
-  o.model = std::make_shared<GltfModel>(std::move(doc));
+  o.kind = std::make_shared<GltfObject>(std::make_shared<GltfModel>(std::move(doc)));
   o.clip = 0;
   scene.objects.push_back(o);
   return scene;
@@ -156,12 +156,84 @@ TEST(FrameDriver, NothingPosedIsTheBackground) {
   EXPECT_EQ(f.splats, 0u);
 }
 
+// A kind of scene object defined outside the library (here, in the test) poses and attaches GPU work through
+// the driver without the driver, the scene or the renderer knowing it: its cloud slides along +x at 0.5 units
+// a second (posed at each frame's scene time), and on a Vulkan driver it records what it was given so that
+// detach() and the driver's end take it back. The oracle: renderCpu of the same cloud at the moved transform.
+class SlidingObject final : public SceneObjectKind {
+ public:
+  struct Given {
+    int attached = 0, taken_back = 0;
+  };
+  explicit SlidingObject(std::shared_ptr<Given> given) : given_(std::move(given)) {}
+  std::string_view kindName() const override { return "sliding"; }
+  std::string describe(const SceneObject& o) const override { return gaussianCount(o) + ", sliding"; }
+  void pose(const SceneObject& o, const PoseContext& ctx, PoseSink& out) const override {
+    Moved& moved = out.stateAs<Moved>();  // kept between frames: the render object points into it
+    moved.to_world =
+        Mat4::fromLinearTranslation(Mat3{}, {0.5f * static_cast<float>(ctx.time), 0, 0}) * o.object_to_world;
+    out.objects.push_back({o.cloud.get(), moved.to_world, {}, {}});
+  }
+  void attachGpu(const SceneObject&, GpuAttach& gpu) const override {
+    if (attached_) return;
+    attached_ = true;
+    ++given_->attached;
+    gpu.given(given_, [this] { attached_ = false, ++given_->taken_back; });
+  }
+  void detachGpu(GpuAttach& gpu) const override { gpu.takeBack(given_.get()); }
+
+ private:
+  struct Moved : PosedState {
+    Mat4 to_world;
+  };
+  std::shared_ptr<Given> given_;
+  mutable bool attached_ = false;
+};
+
+TEST(FrameDriver, AKindDefinedOutsideTheLibraryPosesAndAttachesThroughTheDriver) {
+  auto cloud = std::make_shared<const GaussianCloud>(test::randomCloud(300, 1, 9));
+  Scene scene = oneCloud(cloud);
+  auto given = std::make_shared<SlidingObject::Given>();
+  scene.objects[0].kind = std::make_shared<SlidingObject>(given);
+  EXPECT_EQ(scene.objects[0].kindOf().kindName(), "sliding");
+  const Camera cam = autoCamera(oneCloud(cloud), 96, 64);
+  const auto expected = [&](double t) {
+    const RenderObject moved{
+        cloud.get(), Mat4::fromLinearTranslation(Mat3{}, {0.5f * static_cast<float>(t), 0, 0}), {}, {}};
+    return renderCpu({&moved, 1}, cam, {});
+  };
+  FrameDriverOptions cpu_options;
+  cpu_options.backend = Backend::kCpu;
+  FrameDriver cpu(cpu_options);
+  for (double t : {0.0, 0.4}) {
+    const FrameResult f = cpu.render(scene, {t, cam, {}, {}});
+    EXPECT_EQ(f.image.pixels, expected(t).pixels) << "t = " << t;
+  }
+  EXPECT_GT(compareImages(expected(0.0), expected(0.4)).mean_abs, 1e-3) << "the slide moved nothing visible";
+  EXPECT_EQ(given->attached, 0) << "the CPU driver has no GPU work to give";
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  FrameDriverOptions vk;
+  vk.backend = Backend::kVulkan;
+  {
+    FrameDriver driver(vk);
+    const FrameResult f = driver.render(scene, {0.4, cam, {}, {}});
+    EXPECT_GE(compareImages(f.image, expected(0.4)).psnr, 45.0);
+    EXPECT_EQ(given->attached, 1);
+    driver.detach(scene);
+    EXPECT_EQ(given->taken_back, 1);
+    driver.render(scene, {0.4, cam, {}, {}});  // attached again on the next frame
+    EXPECT_EQ(given->attached, 2);
+  }
+  EXPECT_EQ(given->taken_back, 2) << "the driver's end took nothing back";
+}
+
 TEST(FrameDriver, GeneratorPathsAreTakenBack) {
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   Scene scene;
   SceneObject o;
-  o.generator = std::make_shared<nn::GaussianGenerator>(std::string(SPLATFORGE_SOURCE_DIR) +
-                                                        "/models/gaussians4d.onnx");
+  auto generator = std::make_shared<nn::GaussianGenerator>(std::string(SPLATFORGE_SOURCE_DIR) +
+                                                           "/models/gaussians4d.onnx");
+  o.kind = std::make_shared<GeneratorObject>(generator);
   scene.objects.push_back(o);
   const Camera cam = lookAtCamera({0, 0, -3.2f}, {0, 0, 0}, {0, -1, 0}, 50, 48, 32);
   FrameDriverOptions vk;
@@ -170,13 +242,13 @@ TEST(FrameDriver, GeneratorPathsAreTakenBack) {
     FrameDriver driver(vk);
     const FrameResult f = driver.render(scene, {0.35, cam, {}, {}});
     EXPECT_TRUE(f.gpu_sources);
-    EXPECT_NE(o.generator->gpuPath(), nullptr);
+    EXPECT_NE(generator->gpuPath(), nullptr);
     driver.detach(scene);
-    EXPECT_EQ(o.generator->gpuPath(), nullptr);
+    EXPECT_EQ(generator->gpuPath(), nullptr);
     driver.render(scene, {0.4, cam, {}, {}});  // attached again on the next frame
-    EXPECT_NE(o.generator->gpuPath(), nullptr);
+    EXPECT_NE(generator->gpuPath(), nullptr);
   }
-  EXPECT_EQ(o.generator->gpuPath(), nullptr) << "a path outlived its driver's device";
+  EXPECT_EQ(generator->gpuPath(), nullptr) << "a path outlived its driver's device";
   // The CPU driver draws the same scene on the CPU executor.
   FrameDriverOptions cpu;
   cpu.backend = Backend::kCpu;
@@ -198,9 +270,10 @@ TEST(FrameDriver, DroppedScenesTakeTheirPathsWithThem) {
   for (int i = 0; i < 3; ++i) {
     auto scene = std::make_shared<Scene>();
     SceneObject o;
-    o.generator = std::make_shared<nn::GaussianGenerator>(std::string(SPLATFORGE_SOURCE_DIR) +
-                                                          "/models/gaussians4d.onnx");
-    if (i == 0) first = o.generator;
+    auto generator = std::make_shared<nn::GaussianGenerator>(std::string(SPLATFORGE_SOURCE_DIR) +
+                                                             "/models/gaussians4d.onnx");
+    o.kind = std::make_shared<GeneratorObject>(generator);
+    if (i == 0) first = generator;
     scene->objects.push_back(o);
     EXPECT_TRUE(driver.render(*scene, {0.1 * i, cam, {}, {}}).gpu_sources);
     driver.retire(scene);  // as Python does with a scene loaded for one call

@@ -779,10 +779,11 @@ ImageRGBA renderHull(const std::shared_ptr<HullAsset>& asset, const std::shared_
                      const std::shared_ptr<HullScriptPlayer>& player, double t, Vec3 backdrop) {
   Scene scene;
   SceneObject o;
-  o.hull = asset;
   o.cloud = std::make_shared<GaussianCloud>(asset->rest);
-  o.hull_live = inst;
-  o.hull_script = player;
+  auto h = std::make_shared<HullObject>(asset);
+  h->live = inst;
+  h->script = player;
+  o.kind = h;
   scene.objects.push_back(o);
   scene.light.enabled = false;
   SceneFrame frame;
@@ -837,10 +838,11 @@ TEST(HullDestruction, SinkSlotsNeverMoveUnderDestruction) {
   const GaussianCloud other = test::randomCloud(300, 0, 4);  // a second object after the hull
   Scene scene;
   SceneObject o;
-  o.hull = asset;
   o.cloud = std::make_shared<GaussianCloud>(asset->rest);
-  o.hull_live = inst;
-  o.hull_script = player;
+  auto h = std::make_shared<HullObject>(asset);
+  h->live = inst;
+  h->script = player;
+  o.kind = h;
   scene.objects.push_back(o);
   const Camera cam = lookAtCamera({0, 0, 2.6f}, {0, 0, 0}, {0, 1, 0}, 40.0f, 64, 64);
   SceneFrame frame;
@@ -872,18 +874,20 @@ TEST(HullScene, LiveHullKeysFromSceneJson) {
     {"hull": "h.spl2", "script": "s.json"}, {"hull": "h.spl2", "script": "s.json", "seed": 4}, {"hull": "h.spl2"}]})",
       dir + "/scene.json");
   ASSERT_EQ(a.objects.size(), 4u);
-  ASSERT_TRUE(a.objects[0].hull_live);
-  EXPECT_FLOAT_EQ(a.objects[0].hull_live->effects.charge, 0.5f);
-  EXPECT_EQ(a.objects[0].hull_live->effects.parts.size(), 2u);
-  EXPECT_FALSE(a.objects[0].hull_script);
-  ASSERT_TRUE(a.objects[1].hull_script);
-  EXPECT_FALSE(a.objects[3].hull_live);
+  const auto hullOf = [&](size_t i) { return a.objects[i].as<HullObject>(); };
+  ASSERT_TRUE(hullOf(0) && hullOf(1) && hullOf(2) && hullOf(3));
+  ASSERT_TRUE(hullOf(0)->live);
+  EXPECT_FLOAT_EQ(hullOf(0)->live->effects.charge, 0.5f);
+  EXPECT_EQ(hullOf(0)->live->effects.parts.size(), 2u);
+  EXPECT_FALSE(hullOf(0)->script);
+  ASSERT_TRUE(hullOf(1)->script);
+  EXPECT_FALSE(hullOf(3)->live);
   // Seeds: the script's (9) unless the object gives one (4): the same hit lands differently.
   SceneFrame frame;
   const Camera cam = lookAtCamera({0, 0, 2.6f}, {0, 0, 0}, {0, 1, 0}, 40.0f, 32, 32);
   poseScene(a, 1.0, frame, false, &cam);
-  const auto& s1 = a.objects[1].hull_live->destruction().slots();
-  const auto& s2 = a.objects[2].hull_live->destruction().slots();
+  const auto& s1 = hullOf(1)->live->destruction().slots();
+  const auto& s2 = hullOf(2)->live->destruction().slots();
   EXPECT_NE(std::memcmp(s1.data(), s2.data(), s1.size() * sizeof(HullSlot)), 0);
   // Errors name the JSON path, even without strict loading.
   auto err = [&](const std::string& text) {

@@ -406,9 +406,10 @@ Scene hullScene(std::shared_ptr<hull::HullAsset> asset, hull::HullMode mode, hul
   Scene s;
   SceneObject o;
   o.cloud = std::shared_ptr<const GaussianCloud>(asset, &asset->rest);
-  o.hull = asset;
-  o.hull_mode = mode;
-  o.hull_lod = lod;
+  auto h = std::make_shared<HullObject>(asset);
+  h->mode = mode;
+  h->lod = lod;
+  o.kind = h;
   s.objects.push_back(o);
   return s;
 }
@@ -488,9 +489,9 @@ TEST(HullScene, HullObjectsHeadingModeAndLightFromJson) {
     "light": {"direction": [0, -1, 0], "brightness": 0.8, "emission": 2, "flash": {"position": [1, 2, 3], "strength": 0.5}}})";
   const Scene s = parseSceneJson(text, dir + "/scene.json", {});
   ASSERT_EQ(s.objects.size(), 2u);
-  ASSERT_TRUE(s.objects[0].hull && s.objects[1].hull);
-  EXPECT_EQ(s.objects[0].hull_mode, hull::HullMode::kSorted);
-  EXPECT_EQ(s.objects[1].hull_mode, hull::HullMode::kBaked);
+  ASSERT_TRUE(s.objects[0].as<HullObject>() && s.objects[1].as<HullObject>());
+  EXPECT_EQ(s.objects[0].as<HullObject>()->mode, hull::HullMode::kSorted);
+  EXPECT_EQ(s.objects[1].as<HullObject>()->mode, hull::HullMode::kBaked);
   // A heading of 90 degrees turns the hull's +z (its front) towards +x, the way bucket azimuths grow.
   const Vec3 front = s.objects[0].object_to_world.linear() * Vec3{0, 0, 1};
   EXPECT_NEAR(front.x, 1.0f, 1e-6f);
@@ -504,12 +505,13 @@ TEST(HullScene, HullObjectsHeadingModeAndLightFromJson) {
   const Camera cam = beltCamera(64, 64, 10.0f);
   SceneFrame frame;
   poseScene(s, 0.0, frame, false, &cam);
-  EXPECT_EQ(frame.hulls[1].bucket, 1);
-  EXPECT_EQ(frame.hulls[0].bucket, -1);  // sorted: no bucket
+  ASSERT_TRUE(frame.state<HullPosed>(0) && frame.state<HullPosed>(1));
+  EXPECT_EQ(frame.state<HullPosed>(1)->frame.bucket, 1);
+  EXPECT_EQ(frame.state<HullPosed>(0)->frame.bucket, -1);  // sorted: no bucket
   Scene turned = s;
   turned.objects[1].object_to_world = s.objects[0].object_to_world;
   poseScene(turned, 0.0, frame, false, &cam);
-  EXPECT_EQ(frame.hulls[1].bucket, 49);
+  EXPECT_EQ(frame.state<HullPosed>(1)->frame.bucket, 49);
   // Errors name the JSON path.
   SceneLoadOptions strict;
   strict.strict = true;
@@ -832,21 +834,22 @@ TEST(HullScene, LodFromJsonWithJsonPathErrors) {
     {"hull": "h.spl2", "lod": "off", "mode": "sorted"}, {"hull": "h.spl2"}, {"hull": "h.spl2", "lod": 50, "seed": 3}]})",
                      dir + "/scene.json", {});
   ASSERT_EQ(s.objects.size(), 5u);
-  EXPECT_EQ(s.objects[0].hull_lod, hull::HullLod::fixed(120));
-  EXPECT_EQ(s.objects[1].hull_lod, hull::HullLod::automatic());
-  EXPECT_EQ(s.objects[2].hull_lod, hull::HullLod::off());
-  EXPECT_EQ(s.objects[3].hull_lod, hull::HullLod::off());
-  ASSERT_TRUE(s.objects[4].hull_live);
+  EXPECT_EQ(s.objects[0].as<HullObject>()->lod, hull::HullLod::fixed(120));
+  EXPECT_EQ(s.objects[1].as<HullObject>()->lod, hull::HullLod::automatic());
+  EXPECT_EQ(s.objects[2].as<HullObject>()->lod, hull::HullLod::off());
+  EXPECT_EQ(s.objects[3].as<HullObject>()->lod, hull::HullLod::off());
+  for (size_t i = 0; i < 5; ++i) ASSERT_TRUE(s.objects[i].as<HullObject>());
+  ASSERT_TRUE(s.objects[4].as<HullObject>()->live);
   const Camera cam = beltCamera(64, 64, 30.0f);
   SceneFrame frame;
   poseScene(s, 0.0, frame, false, &cam);
-  ASSERT_EQ(frame.hulls.size(), 5u);
-  EXPECT_EQ(frame.hulls[0].lod_count, 120u);
-  EXPECT_EQ(frame.hulls[1].lod_count,
-            hull::hullLodAutoCount(400, s.objects[1].hull->lod_radius, Mat4{}, cam));
-  EXPECT_EQ(frame.hulls[2].lod_count, 400u);
-  EXPECT_EQ(frame.hulls[3].lod_count, 400u);
-  EXPECT_EQ(frame.hulls[4].lod_count, 50u);  // a live hull too
+  ASSERT_EQ(frame.states.size(), 5u);
+  EXPECT_EQ(frame.state<HullPosed>(0)->frame.lod_count, 120u);
+  EXPECT_EQ(frame.state<HullPosed>(1)->frame.lod_count,
+            hull::hullLodAutoCount(400, s.objects[1].as<HullObject>()->asset->lod_radius, Mat4{}, cam));
+  EXPECT_EQ(frame.state<HullPosed>(2)->frame.lod_count, 400u);
+  EXPECT_EQ(frame.state<HullPosed>(3)->frame.lod_count, 400u);
+  EXPECT_EQ(frame.state<HullPosed>(4)->frame.lod_count, 50u);  // a live hull too
   for (const char* bad : {"0", "-2", "1.5", "\"fast\"", "true", "[3]", "null", "1e12"}) {
     const std::string text = std::string(R"({"objects": [{"hull": "h.spl2", "lod": )") + bad + "}]}";
     const std::string e = test::errorOf([&] { parseSceneJson(text, dir + "/s.json", {}); });

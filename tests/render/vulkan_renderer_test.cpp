@@ -590,8 +590,7 @@ TEST(VulkanImage, CharacterDeformedOnTheGpuMatchesCpuReference) {
       character::Character::fromGltf(std::make_shared<GltfModel>(path), 4000, 5));
   Scene scene;
   SceneObject obj;
-  obj.character = ch;
-  obj.model = ch->modelPtr();
+  obj.kind = std::make_shared<CharacterObject>(ch);
   obj.cloud = std::shared_ptr<const GaussianCloud>(ch, &ch->splats());
   obj.clip = 0;
   scene.objects.push_back(obj);
@@ -783,7 +782,8 @@ TEST(VulkanDeform, DqsCharacterSlotsMatchTheCpuDeform) {
   ASSERT_TRUE(gpu_frame.objects[0].deform->skin.dual_quaternion);
   ImageRGBA gpu = r->render(gpu_frame.objects, cam, RenderSettings{});
   const VulkanFrameDebug d = r->readDebug();
-  const character::Character::Frame& f = cpu_frame.characters.at(0);
+  ASSERT_NE(cpu_frame.state<CharacterPosed>(0), nullptr);
+  const character::Character::Frame& f = cpu_frame.state<CharacterPosed>(0)->frame;
   ASSERT_EQ(d.slot_positions.size(), f.positions.size() * 3);
   float dp = 0, dc = 0, scale = 0, cov_scale = 0;
   for (size_t i = 0; i < f.positions.size(); ++i) {
@@ -808,7 +808,7 @@ TEST(VulkanDeform, DqsCharacterSlotsMatchTheCpuDeform) {
   poseScene(lbs, 0.9, lbs_frame, false);
   float moved = 0;
   for (size_t i = 0; i < f.positions.size(); ++i)
-    moved = std::max(moved, length(lbs_frame.characters[0].positions[i] - f.positions[i]));
+    moved = std::max(moved, length(lbs_frame.state<CharacterPosed>(0)->frame.positions[i] - f.positions[i]));
   EXPECT_GT(moved, 10 * dp);
   SF_EXPECT_VALIDATION_CLEAN(r);
 }

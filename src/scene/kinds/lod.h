@@ -1,0 +1,34 @@
+// Level-of-detail objects (a directory with index.sflod, {"lod": ...}; docs/lod.md): streamed from disk, cut
+// for each frame's camera under the scene's budget together with the frame's other LOD objects. The object's
+// `cloud` holds a proxy of its top levels (for bounds and counts).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "lod/stream.h"
+#include "scene/scene_object.h"
+
+namespace sf {
+
+class LodObject final : public SceneObjectKind {
+ public:
+  explicit LodObject(std::shared_ptr<lod::LodStream> stream) : stream_(std::move(stream)) {}
+  std::string_view kindName() const override { return "lod"; }
+  std::string describe(const SceneObject& object) const override;
+  void pose(const SceneObject& object, const PoseContext& ctx, PoseSink& out) const override;
+  lod::LodStream* lodStream() const override { return stream_.get(); }
+  bool captureConvention(const SceneObject&) const override { return true; }
+  // Mutable: the stream keeps its pool between frames.
+  lod::LodStream& stream() const { return *stream_; }
+
+ private:
+  std::shared_ptr<lod::LodStream> stream_;
+};
+
+// A level-of-detail hierarchy: its stream (index and top chunk read now, the rest as frames want it) and, as
+// `cloud`, a proxy for bounds (never drawn): the corners of the box between the 1st and 99th percentiles of
+// its leaves' positions, which the index records, so that automatic framing sees what it sees of the capture.
+void loadLodObject(SceneObject& obj, const std::string& dir, uint64_t pool_nodes);
+
+}  // namespace sf
