@@ -9,6 +9,7 @@
 #include "character/world.h"
 #include "core/error.h"
 #include "gpu/gpu.h"
+#include "neural/gpu_image_model.h"
 #include "neural/vulkan_executor.h"
 
 namespace sf {
@@ -69,7 +70,10 @@ std::string FrameResult::timing() const {
   if (generators)
     s += fmt::format("; scene posed with generators ({}{}) in {:.1f} ms", executor,
                      vulkan ? ", in the frame" : "", pose_ms);
-  if (!post_name.empty()) s += fmt::format("; post {} ({}) {:.1f} ms", post_name, executor, post_ms);
+  if (post_in_frame)
+    s += fmt::format("; post {} (Vulkan executor, in the frame)", post_name);
+  else if (!post_name.empty())
+    s += fmt::format("; post {} ({}) {:.1f} ms", post_name, executor, post_ms);
   return s;
 }
 
@@ -191,9 +195,18 @@ void FrameDriver::retire(std::shared_ptr<const void> owner) {
 void FrameDriver::attach(const Scene& scene) {
   if (!vulkan_) return;
   for (const SceneObject& o : scene.objects) o.kindOf().attachGpu(o, *attach_);
-  if (scene.post && !scene.post->hasRunner()) {
-    scene.post->setRunner(nn::vulkanRunner(vulkan_->context(), scene.post->graph()));
-    attach_->given(scene.post, [p = scene.post.get()] { p->setRunner(nullptr); });
+  // The post model: in the frame (an image pass between the raster and the readback), else on the Vulkan
+  // executor after readback.
+  if (scene.post && !scene.post->gpuPath() && !scene.post->hasRunner()) {
+    nn::ImageModel& post = *scene.post;
+    if (std::string why = nn::attachImageGpuPath(vulkan_->context(), post); !why.empty()) {
+      say(fmt::format("splatforge: warning: {} runs after the frame is read back: {}", post.path(), why));
+      post.setRunner(nn::vulkanRunner(vulkan_->context(), post.graph()));
+    }
+    attach_->given(scene.post, [p = &post] {
+      p->setGpuPath(nullptr);
+      p->setRunner(nullptr);
+    });
   }
 }
 
@@ -290,7 +303,17 @@ FrameResult FrameDriver::renderFrame(const Scene& scene, ScenePlayback& playback
     const gpu::Context& ctx = vulkan_->context();
     const uint32_t errors_before = ctx.validationErrors();
     const size_t messages_before = ctx.validationMessages().size();
-    f.image = vulkan_->render(objects, request.camera, request.settings, &f.gpu, meshes);
+    nn::ImageGpuPath* post = scene.post && request.post ? scene.post->gpuPath() : nullptr;
+    if (post) {
+      post->prepare(static_cast<uint32_t>(request.camera.width),
+                    static_cast<uint32_t>(request.camera.height));
+      const ImagePass* passes[] = {post};
+      f.image =
+          vulkan_->renderWithImagePasses(objects, request.camera, request.settings, passes, &f.gpu, meshes);
+      f.post_in_frame = true;
+    } else {
+      f.image = vulkan_->render(objects, request.camera, request.settings, &f.gpu, meshes);
+    }
     f.splats = f.gpu.splats, f.visible = f.gpu.visible, f.tile_keys = f.gpu.tile_keys;
     throwNewValidationErrors(errors_before, messages_before);
   } else {
@@ -298,13 +321,14 @@ FrameResult FrameDriver::renderFrame(const Scene& scene, ScenePlayback& playback
     f.splats = f.cpu.splats, f.visible = f.cpu.visible, f.tile_keys = f.cpu.tile_keys;
   }
   frameDone(!objects.empty() || !meshes.empty());
-  if (scene.post) {  // post-processing model on the finished frame (on the Vulkan executor with Vulkan)
+  if (scene.post && request.post) f.post_name = std::filesystem::path(scene.post->path()).filename().string();
+  if (scene.post && request.post &&
+      !f.post_in_frame) {  // after readback (on the Vulkan executor with Vulkan)
     const auto t_post = Clock::now();
     const uint32_t errors_before = vulkan_ ? vulkan_->context().validationErrors() : 0;
     const size_t messages_before = vulkan_ ? vulkan_->context().validationMessages().size() : 0;
     f.image = scene.post->apply(f.image);
     f.post_ms = msSince(t_post);
-    f.post_name = std::filesystem::path(scene.post->path()).filename().string();
     if (vulkan_)
       throwNewValidationErrors(errors_before, messages_before);  // the post model ran on the same device
   }

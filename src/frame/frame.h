@@ -87,6 +87,8 @@ struct FrameRequest {
   std::function<bool(size_t index, const SceneObject& object, std::vector<RenderObject>& objects,
                      std::vector<RenderMesh>& meshes)>
       pose_object;
+  // Whether the scene's post model runs on this frame (the viewer's toggle).
+  bool post = true;
 };
 
 struct FrameResult {
@@ -95,11 +97,12 @@ struct FrameResult {
   size_t objects = 0;  // render objects drawn (a character or hull may draw several)
   int sh_degree = 0;   // the highest SH degree drawn
   bool vulkan = false;
-  VulkanFrameStats gpu;     // Vulkan frames: pass times, sort passes, slots
-  RenderStats cpu;          // CPU frames: stage times
-  double pose_ms = 0;       // CPU time posing the scene (generators on the CPU executor included)
-  double post_ms = 0;       // the post model (0 without one)
-  bool generators = false;  // the scene has neural generators
+  VulkanFrameStats gpu;        // Vulkan frames: pass times, sort passes, slots
+  RenderStats cpu;             // CPU frames: stage times
+  double pose_ms = 0;          // CPU time posing the scene (generators on the CPU executor included)
+  double post_ms = 0;          // the post model after readback (0 without one, or run in the Vulkan frame)
+  bool post_in_frame = false;  // the post model ran in the Vulkan frame (its time is in the frame's)
+  bool generators = false;     // the scene has neural generators
   bool gpu_sources =
       false;  // some objects were written on the GPU in the frame (generators, decoder characters)
   std::string post_name;  // the post model's file name

@@ -39,13 +39,18 @@ ImageModel::ImageModel(Graph graph) : executor_(checked(std::move(graph))) {
   output_ = executor_.graph().outputs[0].name;
 }
 
-ImageRGBA ImageModel::apply(const ImageRGBA& image, std::vector<NodeTime>* times) const {
+void ImageModel::checkSize(int64_t w, int64_t h) const {
   const ValueInfo& in = executor_.graph().inputs[0];
-  const int64_t h = image.height, w = image.width;
   if ((in.shape[2] >= 0 && in.shape[2] != h) || (in.shape[3] >= 0 && in.shape[3] != w))
     throw Error(path() + ": the model takes " + std::to_string(in.shape[3]) + "x" +
                 std::to_string(in.shape[2]) + " images, the frame is " + std::to_string(w) + "x" +
                 std::to_string(h));
+}
+
+ImageRGBA ImageModel::apply(const ImageRGBA& image, std::vector<NodeTime>* times) const {
+  const ValueInfo& in = executor_.graph().inputs[0];
+  const int64_t h = image.height, w = image.width;
+  checkSize(w, h);
   Tensor t(in.dtype, {1, 3, h, w});
   const size_t plane = static_cast<size_t>(h * w);
   for (size_t p = 0; p < plane; ++p)

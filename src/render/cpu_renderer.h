@@ -58,6 +58,19 @@ class GpuSplatSource {
   virtual bool writesShapes() const { return false; }
 };
 
+// A pass a module adds to the Vulkan frame between the raster and the readback (the scene's post model, on
+// the Vulkan executor in the frame). Images are width x height RGBA float32 pixels in rows (the frame's
+// display-space colours and coverage) at device addresses: the pass reads `source` and writes `target`
+// (the same buffer for every pass after the first; the frame's own image is never written, so a frame whose
+// deep tiles are drawn in slices runs its passes again on the finished image). It records into the frame's
+// command buffer (a VkCommandBuffer); the frame places the barriers around it.
+class ImagePass {
+ public:
+  virtual ~ImagePass() = default;
+  virtual void record(void* command_buffer, uint64_t source, uint64_t target, uint32_t width,
+                      uint32_t height) const = 0;
+};
+
 // One object of a frame: its gaussians in object space and the object-to-world transform (affine).
 // The Vulkan renderer keeps an object's splats on the GPU from frame to frame, matched by the cloud's
 // address, size and SH size (and static deform inputs by their arrays' addresses and sizes): a cloud whose

@@ -141,7 +141,7 @@ void VulkanRenderer::Impl::dropResources() {
   residency.drop();
   sort.dropKeys();
   for (gpu::Buffer* b : {&tile_ranges, &tile_bins, &bin_sums, &chunks, &image, &depth_out, &train_final_t,
-                         &train_last, &raster_carry})
+                         &train_last, &raster_carry, &passes_image})
     b->reset();
   chunk_capacity = 0, tiles = 0, width = height = 0;
   mesh.drop();
@@ -150,12 +150,15 @@ void VulkanRenderer::Impl::dropResources() {
 void VulkanRenderer::Impl::ensureImage(uint32_t w, uint32_t h, uint32_t tile_count, bool want_depth) {
   if (w != width || h != height || !image.size) {
     image = ctx.createBuffer(static_cast<VkDeviceSize>(w) * h * 16, false, "image");
+    passes_image = {};
     depth_out = {};
     train_final_t = {};
     train_last = {};
     raster_carry = {};
     width = w, height = h;
   }
+  if (!image_passes.empty() && !passes_image.size)
+    passes_image = ctx.createBuffer(static_cast<VkDeviceSize>(w) * h * 16, false, "image after image passes");
   if (want_depth && !depth_out.size)
     depth_out = ctx.createBuffer(static_cast<VkDeviceSize>(w) * h * 8, false, "depth plane");
   if (tile_count != tiles || !tile_ranges.size) {
@@ -505,6 +508,25 @@ ImageRGBA VulkanRenderer::render(std::span<const RenderObject> objects, const Ca
   const FrameView view{cam, settings.background};
   std::vector<VulkanFrameStats> st;
   ImageRGBA img = renderFrame(objects, {&view, 1}, settings, meshes, nullptr, &st);
+  if (stats) *stats = st.back();
+  return img;
+}
+
+ImageRGBA VulkanRenderer::renderWithImagePasses(std::span<const RenderObject> objects, const Camera& cam,
+                                                const RenderSettings& settings,
+                                                std::span<const ImagePass* const> passes,
+                                                VulkanFrameStats* stats, std::span<const RenderMesh> meshes) {
+  const FrameView view{cam, settings.background};
+  std::vector<VulkanFrameStats> st;
+  impl_->image_passes = passes;
+  ImageRGBA img;
+  try {
+    img = renderFrame(objects, {&view, 1}, settings, meshes, nullptr, &st);
+  } catch (...) {
+    impl_->image_passes = {};
+    throw;
+  }
+  impl_->image_passes = {};
   if (stats) *stats = st.back();
   return img;
 }

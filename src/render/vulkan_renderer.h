@@ -121,6 +121,11 @@ class VulkanRenderer {
   // camera must be valid.
   ImageRGBA render(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
                    VulkanFrameStats* stats = nullptr, std::span<const RenderMesh> meshes = {});
+  // Renders as render() does with `passes` recorded in order between the raster and the readback (the post
+  // model in the frame: render/cpu_renderer.h ImagePass); the image read back is theirs.
+  ImageRGBA renderWithImagePasses(std::span<const RenderObject> objects, const Camera& cam,
+                                  const RenderSettings& settings, std::span<const ImagePass* const> passes,
+                                  VulkanFrameStats* stats = nullptr, std::span<const RenderMesh> meshes = {});
 
   // Renders as render() does and records `tail` after the raster, in the same submission; only the frame's
   // counters are read back (the image stays on the GPU, for the tail). Returns the frame's figures.

@@ -42,6 +42,8 @@ struct VulkanRenderer::Impl {
   // Per frame.
   uint32_t tiles = 0, width = 0, height = 0;
   gpu::Buffer tile_ranges, tile_bins, bin_sums, chunks, image, depth_out, counters, frame, objects_buf;
+  gpu::Buffer
+      passes_image;  // what the image passes write (renderWithImagePasses), read back in the image's place
   uint64_t chunk_capacity = 0;
   gpu::Buffer train_final_t, train_last;  // per pixel, for a frame with a tail (renderWithTail)
   bool write_train = false;
@@ -71,6 +73,10 @@ struct VulkanRenderer::Impl {
   uint32_t timestamp_base = 0;  // the first query of the frame being recorded (back-to-back frames)
 
   // What a submission's frames draw, collected before they are recorded (collect).
+  // The image passes of the frame being rendered (renderWithImagePasses; empty otherwise).
+  std::span<const ImagePass* const> image_passes;
+  // Records the image passes (the frame's image to passes_image) and returns the buffer to read back.
+  const gpu::Buffer& recordImagePasses(VkCommandBuffer cmd);
   struct Frame {
     std::span<const RenderObject> objects;
     std::span<const FrameView> views;

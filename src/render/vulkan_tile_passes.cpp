@@ -76,14 +76,29 @@ void VulkanRenderer::Impl::addTilePasses(FrameGraph& g, const Resources& res, co
   g.add(
       "tail", {res.image, res.ranges, res.pairs, res.projected, res.counters}, {res.train},
       [&] { f.tail->record(r.cmd, frameAddress(), static_cast<uint32_t>(r.run)); }, f.tail != nullptr);
-  g.add("readback", {res.image, res.counters}, {res.readback}, [&] {
+  // Passes of other modules over the finished image (the post model), into passes_image, which the readback
+  // copies; a frame whose deep tiles are drawn in slices runs them again after its last slice (rasterSlices).
+  const bool passes = !image_passes.empty() && r.image_bytes > 0;
+  g.add(
+      "image passes", {res.image}, {res.image}, [&] { recordImagePasses(r.cmd); }, passes);
+  const VkBuffer shown = passes ? passes_image.buffer : image.buffer;
+  g.add("readback", {res.image, res.counters}, {res.readback}, [&, shown] {
     VkBufferCopy img_copy{0, 0, r.image_bytes}, depth_copy{0, r.image_bytes, r.depth_bytes},
         cnt_copy{0, r.counters_at + kCounterBytes * r.at, kCounterBytes};
-    if (r.image_bytes) vkCmdCopyBuffer(r.cmd, image.buffer, r.st_buf->buffer, 1, &img_copy);
+    if (r.image_bytes) vkCmdCopyBuffer(r.cmd, shown, r.st_buf->buffer, 1, &img_copy);
     if (r.depth_bytes) vkCmdCopyBuffer(r.cmd, depth_out.buffer, r.st_buf->buffer, 1, &depth_copy);
     vkCmdCopyBuffer(r.cmd, counters.buffer, r.st_buf->buffer, 1, &cnt_copy);
     timestamp(r.cmd, 8);
   });
+}
+
+const gpu::Buffer& VulkanRenderer::Impl::recordImagePasses(VkCommandBuffer cmd) {
+  for (size_t i = 0; i < image_passes.size(); ++i) {
+    if (i > 0) gpu::computeBarrier(cmd);
+    image_passes[i]->record(cmd, i == 0 ? image.address : passes_image.address, passes_image.address, width,
+                            height);
+  }
+  return passes_image;
 }
 
 // The tiles of the frame just submitted that hold more than raster_slice pairs, which its raster left
@@ -117,8 +132,14 @@ void VulkanRenderer::Impl::rasterSlices(VulkanFrameStats& st, uint32_t tiles_x, 
     dispatch(cmd, has_shapes ? raster_shapes : raster, p, tiles_x, tiles_y * (SF_TILE / SF_RASTER_ROWS));
     if (s + 1 == slices) {
       gpu::computeBarrier(cmd);
+      const gpu::Buffer* shown = &image;
+      if (!image_passes
+               .empty()) {  // their run in the frame read an unfinished image: again, on the final one
+        shown = &recordImagePasses(cmd);
+        gpu::computeBarrier(cmd);
+      }
       VkBufferCopy img_copy{0, 0, image_bytes}, depth_copy{0, image_bytes, depth_bytes};
-      vkCmdCopyBuffer(cmd, image.buffer, st_buf.buffer, 1, &img_copy);
+      vkCmdCopyBuffer(cmd, shown->buffer, st_buf.buffer, 1, &img_copy);
       if (depth_bytes) vkCmdCopyBuffer(cmd, depth_out.buffer, st_buf.buffer, 1, &depth_copy);
     }
     timestamp(cmd, 1);

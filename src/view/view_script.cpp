@@ -145,10 +145,11 @@ std::vector<ScriptCommand> parseViewerScript(const std::string& text, const std:
       c.path = resolve(w[1]);
       if (fileExtension(c.path) != ".json")
         throw Error(where + ": save-camera " + w[1] + ": expected a .json path");
-    } else if (name == "grid" || name == "upright-flip" || name == "antialiased") {
+    } else if (name == "grid" || name == "upright-flip" || name == "antialiased" || name == "post") {
       expect(1, (name + " on|off").c_str());
       c.kind = name == "grid"           ? ScriptCommand::Kind::kGrid
                : name == "upright-flip" ? ScriptCommand::Kind::kUprightFlip
+               : name == "post"         ? ScriptCommand::Kind::kPost
                                         : ScriptCommand::Kind::kAntialiased;
       c.key = lower(w[1]);
       if (c.key != "on" && c.key != "off")
@@ -167,9 +168,10 @@ std::vector<ScriptCommand> parseViewerScript(const std::string& text, const std:
       expect(0, "quit");
       c.kind = ScriptCommand::Kind::kQuit;
     } else {
-      throw Error(where + ": unknown command '" + w[0] +
-                  "' (expected camera, orbit, key, time, wait, drop, screenshot, screenshot-ui, save-camera, "
-                  "resize, grid, turntable, upright-flip, antialiased, clip, expression, look-at or quit)");
+      throw Error(
+          where + ": unknown command '" + w[0] +
+          "' (expected camera, orbit, key, time, wait, drop, screenshot, screenshot-ui, save-camera, "
+          "resize, grid, turntable, upright-flip, antialiased, post, clip, expression, look-at or quit)");
     }
     out.push_back(std::move(c));
   }

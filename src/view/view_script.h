@@ -45,6 +45,7 @@ struct ScriptCommand {
     kTurntable,
     kUprightFlip,
     kAntialiased,
+    kPost,
     kClip,
     kExpression,
     kLookAt,
@@ -54,7 +55,7 @@ struct ScriptCommand {
   int line = 0;      // 1-based line in the script, for messages
   std::string path;  // camera, drop, screenshot, save-camera: resolved against the script's directory
   // key: lower-case name; clip: the clip; expression: the morph target; look-at, turntable: "off" or empty;
-  // grid, upright-flip, antialiased: "on" or "off"
+  // grid, upright-flip, antialiased, post: "on" or "off"
   std::string key;
   bool overlay = false;  // screenshot: with the UI (screenshot-ui)
   // orbit: yaw, pitch, distance; time: seconds; wait: frames; resize: width, height; expression: weight;

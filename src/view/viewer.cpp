@@ -138,6 +138,7 @@ struct FrameKey {
   bool grid = false;
   float scale = 1;
   bool antialiased = false;
+  bool post = true;
   bool operator==(const FrameKey& o) const {
     const Camera &a = camera, &b = o.camera;
     for (int i = 0; i < 4; ++i)
@@ -146,7 +147,7 @@ struct FrameKey {
     return a.width == b.width && a.height == b.height && a.fx == b.fx && a.fy == b.fy && a.cx == b.cx &&
            a.cy == b.cy && time == o.time && background.x == o.background.x &&
            background.y == o.background.y && background.z == o.background.z && sh_degree == o.sh_degree &&
-           grid == o.grid && scale == o.scale && antialiased == o.antialiased;
+           grid == o.grid && scale == o.scale && antialiased == o.antialiased && post == o.post;
   }
 };
 
@@ -260,8 +261,8 @@ class Viewer {
       }
 
       // A new frame when what it shows changed; a window at rest shows its last frame again.
-      const FrameKey key{camera_, time_,         settings_.background, sh_degree_,
-                         grid_,   render_scale_, settings_.antialiased};
+      const FrameKey key{camera_, time_,         settings_.background,  sh_degree_,
+                         grid_,   render_scale_, settings_.antialiased, post_};
       const bool input = userInput() || dropped;
       const bool render = scripted || scriptRunning() || !has_frame_ || !(key == frame_key_) || input ||
                           lodStreaming() || std::exchange(dirty_, false) || ImGui::IsAnyItemActive() ||
@@ -650,6 +651,10 @@ class Viewer {
           case ScriptCommand::Kind::kAntialiased:
             settings_.antialiased = c.key == "on";
             break;
+          case ScriptCommand::Kind::kPost:
+            if (!scene_.post) throw Error("post " + c.key + ": the scene has no post model");
+            post_ = c.key == "on";
+            break;
           case ScriptCommand::Kind::kTurntable:
             turntable_ = c.key != "off";
             if (turntable_) turntable_speed_ = static_cast<float>(c.values[0]);
@@ -744,6 +749,7 @@ class Viewer {
     request.settings.depth = grid_;
     // The SH degree control: applied where the frame packs the objects (no copies of the clouds).
     request.settings.max_sh_degree = sh_degree_ < max_sh_degree_ ? sh_degree_ : -1;
+    request.post = post_;  // the overlay's toggle (script `post on|off`)
     // Characters with controls: posed by their animator (clip at the same time, expression, look-at) in place
     // of the scene's posing.
     request.pose_object = [this](size_t i, const SceneObject& o, std::vector<RenderObject>& objects,
@@ -886,6 +892,10 @@ class Viewer {
         ImGui::TextUnformatted("SH degree 0 (the scene has no higher-order SH)");
       ImGui::Checkbox("ground grid and axes (G)", &grid_);
       ImGui::Checkbox("antialiased: every object (mip filter)", &settings_.antialiased);
+      if (scene_.post)
+        ImGui::Checkbox(
+            ("post-processing: " + std::filesystem::path(scene_.post->path()).filename().string()).c_str(),
+            &post_);
       bool full_res = !scale_options_.adaptive;
       if (ImGui::Checkbox("full resolution while moving", &full_res)) scale_options_.adaptive = !full_res;
       if (ImGui::Button("screenshot (F12)")) screenshotWithCamera();
@@ -1021,6 +1031,7 @@ class Viewer {
   float radius_ = 1;
   bool has_bounds_ = false;
   bool grid_ = true, upright_flip_ = false, turntable_ = false;
+  bool post_ = true;            // the scene's post model on (the overlay's toggle)
   float turntable_speed_ = 20;  // degrees per second, positive: the view turns right
 
   // Adaptive resolution (view/render_scale.h): the last frames' render times at their scales; motion marks.

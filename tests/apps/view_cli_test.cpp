@@ -465,6 +465,43 @@ TEST(ViewCli, ShDegreeCapMatchesACloudTruncatedHere) {
   EXPECT_LT(compareImages(r0, r3).psnr, 35.0);  // the higher-order terms matter in this cloud
 }
 
+// The scene's post model runs in the viewer's frame and the overlay's toggle (script `post off`) turns it
+// off: with it the screenshot is `render --backend cpu` of the scene (the CPU executor on the CPU frame),
+// without it the render of the same scene without "post".
+TEST(ViewCli, PostModelToggleMatchesRenderWithAndWithout) {
+  std::string why;
+  if (!viewerBuilt(&why)) SF_SKIP_OR_FAIL("splatforge was built without the viewer: " << why);
+  VirtualDisplay x;
+  if (std::string missing = windowPrerequisites(x); !missing.empty()) SF_SKIP_OR_FAIL(missing);
+  ScopedEnv display("DISPLAY", x.display().c_str());
+  const std::string dir = test::tempDir("ViewCliPost");
+  saveSplats(test::randomCloud(2000, 1, 11), dir + "/c.ply");
+  std::filesystem::copy_file(std::string(SPLATFORGE_SOURCE_DIR) + "/models/unet.onnx", dir + "/unet.onnx",
+                             std::filesystem::copy_options::overwrite_existing);
+  writeText(dir + "/post.json", R"({"objects": [{"file": "c.ply"}], "post": "unet.onnx"})");
+  writeText(dir + "/plain.json", R"({"objects": [{"file": "c.ply"}]})");
+  writeText(dir + "/cam.json", lookAtJson(Vec3{1.5f, -1.0f, -3.5f}, Vec3{0, 0, 0}, Vec3{0, -1, 0}, 128, 96));
+  writeText(dir + "/s.txt", "screenshot on.png\npost off\nscreenshot off.png\nquit\n");
+  std::string out;
+  ASSERT_EQ(test::runCli("view " + dir + "/post.json --camera " + dir + "/cam.json --script " + dir +
+                             "/s.txt --size 128x96 --bg 0,0,0",
+                         &out),
+            0)
+      << out;
+  const std::string common = " --camera " + dir + "/cam.json --width 128 --height 96 --backend cpu";
+  ASSERT_EQ(test::runCli("render " + dir + "/post.json -o " + dir + "/r_post.png" + common, &out), 0) << out;
+  ASSERT_EQ(test::runCli("render " + dir + "/plain.json -o " + dir + "/r_plain.png" + common, &out), 0)
+      << out;
+  const ImageRGBA on = readPng(dir + "/on.png"), off = readPng(dir + "/off.png");
+  const ImageRGBA r_post = readPng(dir + "/r_post.png"), r_plain = readPng(dir + "/r_plain.png");
+  EXPECT_GT(litFraction(r_plain), 0.05);
+  EXPECT_GE(compareImages(on, r_post).psnr, 40.0);
+  EXPECT_GE(compareImages(off, r_plain).psnr, 40.0);
+  EXPECT_LT(compareImages(r_post, r_plain).psnr, 35.0) << "the model changed nothing";
+  std::printf("[ view with post vs render: %.1f dB; post off vs render without post: %.1f dB ]\n",
+              compareImages(on, r_post).psnr, compareImages(off, r_plain).psnr);
+}
+
 TEST(ViewCli, CharacterExpressionMatchesTheSceneScriptsAndLookAtTurnsTheHead) {
   SF_REQUIRE_ASSET(offset, "characters/lam_avatar/offset.ply");
   SF_REQUIRE_ASSET(skin, "characters/lam_avatar/skin.glb");

@@ -21,6 +21,7 @@
 #include "frame/soak.h"
 #include "gpu/gpu.h"
 #include "neural/generator.h"
+#include "neural/image_model.h"
 #include "render/vulkan_renderer.h"
 #include "support/test_support.h"
 
@@ -225,6 +226,49 @@ TEST(FrameDriver, AKindDefinedOutsideTheLibraryPosesAndAttachesThroughTheDriver)
     EXPECT_EQ(given->attached, 2);
   }
   EXPECT_EQ(given->taken_back, 2) << "the driver's end took nothing back";
+}
+
+// The scene's post model runs inside the Vulkan frame (an image pass between the raster and the readback):
+// the image equals the CPU executor's run of the model on the frame read back without it; FrameRequest::post
+// false gives that plain frame; a frame whose deep tiles are drawn in raster slices gets the same image (the
+// passes run again on the finished image); detach() takes the path back.
+TEST(FrameDriver, PostModelRunsInTheFrame) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  auto cloud = std::make_shared<const GaussianCloud>(test::randomCloud(500, 1, 17));
+  Scene scene = oneCloud(cloud);
+  scene.post = std::make_shared<nn::ImageModel>(std::string(SPLATFORGE_SOURCE_DIR) + "/models/unet.onnx");
+  const Camera cam = autoCamera(oneCloud(cloud), 64, 48);
+  FrameDriverOptions vk;
+  vk.backend = Backend::kVulkan;
+  FrameDriver driver(vk);
+  const FrameResult with = driver.render(scene, {0, cam, {}, {}});
+  EXPECT_TRUE(with.post_in_frame);
+  ASSERT_NE(scene.post->gpuPath(), nullptr);
+  EXPECT_NE(with.timing().find("post unet.onnx (Vulkan executor, in the frame)"), std::string::npos)
+      << with.timing();
+  FrameRequest off{0, cam, {}, {}};
+  off.post = false;
+  const FrameResult plain = driver.render(scene, off);
+  EXPECT_FALSE(plain.post_in_frame);
+  EXPECT_TRUE(plain.post_name.empty());
+  EXPECT_EQ(plain.image.pixels, driver.render(oneCloud(cloud), {0, cam, {}, {}}).image.pixels);
+  // The oracle: the CPU executor on the plain frame.
+  const ImageRGBA want =
+      nn::ImageModel(std::string(SPLATFORGE_SOURCE_DIR) + "/models/unet.onnx").apply(plain.image);
+  const ImageDiff d = compareImages(with.image, want);
+  std::printf("post in the frame vs the CPU executor on the read-back frame: %.1f dB, max %.2e\n", d.psnr,
+              d.max_abs);
+  EXPECT_GE(d.psnr, 60.0);
+  EXPECT_LT(compareImages(with.image, plain.image).psnr, 50.0) << "the model changed nothing";
+  // Raster slices: the frame's deep tiles drawn in submissions of their own, the post model after the last.
+  FrameRequest sliced{0, cam, {}, {}};
+  sliced.settings.raster_slice = 16;
+  const FrameResult s = driver.render(scene, sliced);
+  EXPECT_GT(s.gpu.raster_slices, 0);
+  EXPECT_EQ(s.image.pixels, with.image.pixels);
+  driver.detach(scene);
+  EXPECT_EQ(scene.post->gpuPath(), nullptr);
+  EXPECT_FALSE(scene.post->hasRunner());
 }
 
 TEST(FrameDriver, GeneratorPathsAreTakenBack) {

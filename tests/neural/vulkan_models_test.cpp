@@ -719,7 +719,7 @@ TEST(VulkanExecutorCli, GeneratorScenesRunOnTheGpu) {
   EXPECT_NE(out.find("scene posed with generators (Vulkan executor, in the frame)"), std::string::npos)
       << out;
   EXPECT_NE(out.find("generators "), std::string::npos) << out;
-  EXPECT_NE(out.find("post unet.onnx (Vulkan executor)"), std::string::npos) << out;
+  EXPECT_NE(out.find("post unet.onnx (Vulkan executor, in the frame)"), std::string::npos) << out;
   ASSERT_EQ(test::runCli("render " + dir + "/post.json -o " + dir + "/cpu.png --backend cpu --save-float " +
                              dir + "/cpu.npy",
                          &out),

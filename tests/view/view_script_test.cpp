@@ -75,6 +75,11 @@ TEST(ViewScript, ParsesEveryCommand) {
       "save-camera cams/a.json\nkey g\nkey T\nkey u\n",
       "/s/x.txt");
   ASSERT_EQ(f.size(), 11u);
+  const std::vector<ScriptCommand> post = view::parseViewerScript("post on\nPOST Off\n", "/s/x.txt");
+  ASSERT_EQ(post.size(), 2u);
+  EXPECT_EQ(post[0].kind, ScriptCommand::Kind::kPost);
+  EXPECT_EQ(post[0].key, "on");
+  EXPECT_EQ(post[1].key, "off");
   EXPECT_EQ(f[0].kind, ScriptCommand::Kind::kGrid);
   EXPECT_EQ(f[0].key, "on");
   EXPECT_EQ(f[1].key, "off");
@@ -119,6 +124,7 @@ TEST(ViewScript, RefusesMalformedLinesNamingTheLine) {
       {"grid", "s.txt:1: 'grid' takes 1 argument (grid on|off)"},
       {"grid yes", "s.txt:1: grid takes on or off, got 'yes'"},
       {"upright-flip 1", "s.txt:1: upright-flip takes on or off, got '1'"},
+      {"post maybe", "s.txt:1: post takes on or off, got 'maybe'"},
       {"turntable", "s.txt:1: 'turntable' takes 1 argument"},
       {"turntable fast", "s.txt:1: turntable speed 'fast' is not a number"},
       {"turntable 400", "s.txt:1: turntable speed must be within [-360, 360]"},

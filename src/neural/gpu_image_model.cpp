@@ -1,0 +1,85 @@
+#include "neural/gpu_image_model.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "gpu/gpu.h"
+
+namespace sf::nn {
+namespace {
+
+const uint32_t kImageShader[] = {
+#include "nn_image.inc"
+};
+
+struct ImagePush {
+  VkDeviceAddress source, target, tensor;
+  uint32_t pixels, to_tensor;
+};
+
+}  // namespace
+
+VulkanImagePath::VulkanImagePath(gpu::Context& ctx, const ImageModel& model)
+    : model_(model),
+      executor_(std::make_unique<VulkanExecutor>(ctx, model.graph())),
+      convert_(
+          std::make_unique<gpu::ComputePipeline>(ctx, kImageShader, sizeof(ImagePush), 256, "nn_image")) {
+  executor_->setDeviceWrittenInputs({model.inputName()});  // written from the frame's image, not uploaded
+}
+
+VulkanImagePath::~VulkanImagePath() = default;
+
+void VulkanImagePath::prepare(uint32_t width, uint32_t height) {
+  if (width == width_ && height == height_) return;
+  model_.checkSize(width, height);
+  const ValueInfo& in = model_.graph().inputs[0];
+  TensorMap inputs;
+  inputs[model_.inputName()] =
+      Tensor(in.dtype, {1, 3, static_cast<int64_t>(height), static_cast<int64_t>(width)});
+  executor_->prepare(inputs);
+  const Shape want{1, 3, static_cast<int64_t>(height), static_cast<int64_t>(width)};
+  if (executor_->outputShape(model_.outputName()) != want ||
+      !isFloatType(executor_->outputType(model_.outputName())))
+    throw Error(model_.path() + ": output '" + model_.outputName() + "' has shape " +
+                shapeString(executor_->outputShape(model_.outputName())) + " for a " + std::to_string(width) +
+                "x" + std::to_string(height) + " frame");
+  width_ = width, height_ = height;
+}
+
+void VulkanImagePath::record(void* command_buffer, uint64_t source, uint64_t target, uint32_t width,
+                             uint32_t height) const {
+  if (width != width_ || height != height_)
+    throw Error(model_.path() + ": prepared for " + std::to_string(width_) + "x" + std::to_string(height_) +
+                ", the frame is " + std::to_string(width) + "x" + std::to_string(height));
+  auto cmd = static_cast<VkCommandBuffer>(command_buffer);
+  ImagePush p{};
+  p.source = source;
+  p.target = target;
+  p.pixels = width * height;
+  const uint32_t groups = (p.pixels + 255) / 256, x = std::min<uint32_t>(groups, 65535),
+                 y = (groups + x - 1) / x;
+  auto convert = [&](VkDeviceAddress tensor, uint32_t to_tensor) {
+    p.tensor = tensor;
+    p.to_tensor = to_tensor;
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, convert_->pipeline());
+    vkCmdPushConstants(cmd, convert_->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(ImagePush), &p);
+    vkCmdDispatch(cmd, x, y, 1);
+  };
+  convert(executor_->inputAddress(model_.inputName()), 1);
+  gpu::computeBarrier(cmd);
+  executor_->record(cmd);  // ends with a compute barrier
+  convert(executor_->outputAddress(model_.outputName()), 0);
+}
+
+std::string attachImageGpuPath(gpu::Context& ctx, ImageModel& model) {
+  try {
+    model.setGpuPath(std::make_shared<VulkanImagePath>(ctx, model));
+  } catch (const gpu::DeviceLost&) {
+    throw;
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+}  // namespace sf::nn
