@@ -5,13 +5,12 @@
 #ifndef SF_LIFT_SHARED_H
 #define SF_LIFT_SHARED_H
 
+#include "../gpu/interop.h"
+
 #ifdef __cplusplus
-#include <cstdint>
 namespace sf::lift_layout {
-using uint = uint32_t;
-#define SF_REF(type) uint64_t
+using gpu_interop::uint;
 #else
-#define SF_REF(type) type
 layout(buffer_reference, scalar) buffer LiftFloats {
   float v[];
 };
@@ -68,7 +67,6 @@ static_assert(sizeof(LiftRaysPush) == 4 * 8 + 5 * 4 + 4, "LiftRaysPush layout");
 static_assert(sizeof(LiftPass1Push) == 7 * 8 + 8 * 4, "LiftPass1Push layout");
 static_assert(sizeof(LiftPass2Push) == 9 * 8 + 9 * 4 + 4, "LiftPass2Push layout");
 }  // namespace sf::lift_layout
-#undef SF_REF
 #endif
 
 #endif

@@ -3,13 +3,12 @@
 #ifndef SF_DEFORM_SHARED_H
 #define SF_DEFORM_SHARED_H
 
+#include "../gpu/interop.h"
+
 #ifdef __cplusplus
-#include <cstdint>
 namespace sf::deform_layout {
-using uint = uint32_t;
-#define SF_REF(type) uint64_t
+using gpu_interop::uint;
 #else
-#define SF_REF(type) type
 layout(buffer_reference, scalar) buffer Floats {
   float v[];
 };
@@ -86,7 +85,6 @@ static_assert(sizeof(SkinPush) == 11 * 8 + 24, "SkinPush layout");
 static_assert(sizeof(GpuSplatBinding) == 68, "GpuSplatBinding layout");
 static_assert(sizeof(GpuDeformPush) == 56, "GpuDeformPush layout");
 }  // namespace sf::deform_layout
-#undef SF_REF
 #endif
 
 #endif

@@ -10,13 +10,11 @@
 #ifndef SF_HULL_SHARED_H
 #define SF_HULL_SHARED_H
 
+#include "../gpu/interop.h"
+
 #ifdef __cplusplus
-#include <cstdint>
 namespace sf::hull_layout {
-using uint = uint32_t;
-#define SF_REF(type) uint64_t
-#else
-#define SF_REF(type) type
+using gpu_interop::uint;
 #endif
 
 #define SF_HULL_WG 128       // threads per workgroup, one slot each
@@ -204,7 +202,6 @@ static_assert(sizeof(HullSlot) == 64, "HullSlot layout");
 static_assert(sizeof(HullBody) == 48, "HullBody layout");
 static_assert(sizeof(HullPush) == 10 * 8 + 8, "HullPush layout");
 }  // namespace sf::hull_layout
-#undef SF_REF
 #endif
 
 #endif

@@ -4,13 +4,11 @@
 #ifndef SF_RENDER_GPU_SHARED_H
 #define SF_RENDER_GPU_SHARED_H
 
+#include "../gpu/interop.h"
+
 #ifdef __cplusplus
-#include <cstdint>
 namespace sf::gpu_layout {
-using uint = uint32_t;
-#define SF_REF(type) uint64_t
-#else
-#define SF_REF(type) type
+using gpu_interop::uint;
 #endif
 
 // Threads per workgroup of the 1D passes (preprocess, scan, key emission, ranges): a multiple of every
@@ -249,7 +247,6 @@ static_assert(sizeof(GpuPush) == 56, "GpuPush layout");
 static_assert(SF_TILE % SF_RASTER_ROWS == 0 && SF_TILE * SF_RASTER_ROWS % 32 == 0,
               "raster workgroups: whole rows of a tile, 32-entry words");
 }  // namespace sf::gpu_layout
-#undef SF_REF
 #endif
 
 #endif

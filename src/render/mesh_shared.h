@@ -4,13 +4,11 @@
 #ifndef SF_RENDER_MESH_SHARED_H
 #define SF_RENDER_MESH_SHARED_H
 
+#include "../gpu/interop.h"
+
 #ifdef __cplusplus
-#include <cstdint>
 namespace sf::gpu_layout {
-using uint = uint32_t;
-#define SF_REF(type) uint64_t
-#else
-#define SF_REF(type) type
+using gpu_interop::uint;
 #endif
 
 // Meshes are clipped at this view depth (smaller than the splats' 0.2 so close-ups keep their meshes).
@@ -81,7 +79,6 @@ struct GpuMeshPush {
 static_assert(sizeof(GpuMeshPush) == 48, "GpuMeshPush layout");
 static_assert(sizeof(GpuMeshDraw) == 28 * 4 + 7 * 8 + 8 * 4, "GpuMeshDraw layout");
 }  // namespace sf::gpu_layout
-#undef SF_REF
 #endif
 
 #endif

@@ -3,13 +3,11 @@
 #ifndef SF_TRAIN_SHARED_H
 #define SF_TRAIN_SHARED_H
 
+#include "../gpu/interop.h"
+
 #ifdef __cplusplus
-#include <cstdint>
 namespace sf::train_layout {
-using uint = uint32_t;
-#define SF_REF(type) uint64_t
-#else
-#define SF_REF(type) type
+using gpu_interop::uint;
 #endif
 
 // Threads per workgroup of the per-gaussian, per-pixel and per-parameter passes.
@@ -69,7 +67,6 @@ struct GpuActivatePush {
 static_assert(sizeof(GpuTrainPush) == 8 * 8 + 6 * 4 + 5 * 4 + 3 * 4, "GpuTrainPush layout");
 static_assert(sizeof(GpuActivatePush) == 5 * 8 + 8, "GpuActivatePush layout");
 }  // namespace sf::train_layout
-#undef SF_REF
 #endif
 
 #endif
