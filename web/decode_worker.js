@@ -2,12 +2,16 @@
 // (web/wasm/, sf_decode.js + sf_decode.wasm). Each request carries an `id` its answers repeat:
 //   {op: 'open', bytes, name, width, height}: a scene JSON (as the engine decides by the name) is read, answered
 //     {type: 'scene', info} (web/wasm/decode_api.cpp sf_web_scene_parse) and kept for the requests below; any other
-//     file is decoded, answered {type: 'splats', info, cloud, camera} (the starting camera's 26 numbers).
+//     file is decoded, answered {type: 'splats', info, cloud, camera} (the starting camera's 27 numbers).
 //   {op: 'object', bytes, name, objects}: the file of the kept scene's objects `objects` (indices), decoded and
 //     added to the scene's bounds; answered {type: 'cloud', info, cloud}.
 //   {op: 'scene-camera', width, height}: the kept scene's starting camera once every object is added, answered
 //     {type: 'camera', camera}; the scene is let go.
 //   {op: 'close'}: the kept scene is let go (a load that failed); answered {type: 'closed'}.
+// A SOG file's lossless WebP images are decoded by the browser (decodeWebp), the rest by the engine: an unpacked SOG
+// (meta.json) first asks for its image files, {type: 'files', files: [{name, path}]} (name relative to the file,
+// path as messages name it), answered {op: 'files', files: [{path, bytes} or {path, error}]} (or {op: 'files', error}
+// when they cannot be had) with the request's id.
 // While it works it sends {type: 'progress', stage}; a failure is {type: 'error', message}, in the words the command
 // line prints. Arrays are transferred.
 importScripts('sf_decode.js');
@@ -59,15 +63,104 @@ function releaseScene(m) {
   scene = 0;
 }
 
-// Decodes a file: the result (release it with _sf_web_release) and its description; throws the engine's message.
-function decodeFile(m, bytes, name) {
-  const r = withBytes(m, bytes, name, (ptr, size) => withString(m, name, (namePtr) => m._sf_web_decode(ptr, size, namePtr)));
-  const info = JSON.parse(m.UTF8ToString(m._sf_web_info(r)));
+// Calls the module's f(bytes, size, name) with the file in its memory.
+function withFile(m, bytes, name, f) {
+  return withBytes(m, bytes, name, (ptr, size) => withString(m, name, (namePtr) => f(ptr, size, namePtr)));
+}
+
+// A JSON answer of the module; throws the engine's message when it says it failed.
+function answer(m, ptr) {
+  const info = JSON.parse(m.UTF8ToString(ptr));
+  if (!info.ok) throw new EngineError(info.error);
+  return info;
+}
+
+// Decodes a file: the result (release it with _sf_web_release) and its description; throws the engine's message. A
+// SOG file whose images the browser has not decoded is answered {sog_images: true}: they are handed in
+// (handInSogImages) and the file decoded again. `needFiles(files)` fetches the files an unpacked SOG names.
+async function decodeFile(m, bytes, name, needFiles, progress) {
+  const decode = () => {
+    const r = withFile(m, bytes, name, (ptr, size, namePtr) => m._sf_web_decode(ptr, size, namePtr));
+    return { r, info: JSON.parse(m.UTF8ToString(m._sf_web_info(r))) };
+  };
+  let { r, info } = decode();
+  if (info.sog_images) {
+    m._sf_web_release(r);
+    try {
+      await handInSogImages(m, bytes, name, needFiles, progress);
+      ({ r, info } = decode());
+    } finally {
+      m._sf_web_sog_clear();
+    }
+  }
   if (!info.ok) {
     m._sf_web_release(r);
     throw new EngineError(info.error);
   }
   return { r, info };
+}
+
+// A SOG file's images handed to the module (web/wasm/decode_api.cpp): an unpacked SOG's image files, then each
+// image the engine has read and checked (inspectSog) decoded here; one that does not decode is left out, and the
+// engine then says so in its words.
+async function handInSogImages(m, bytes, name, needFiles, progress) {
+  const { files } = answer(m, withFile(m, bytes, name, (ptr, size, namePtr) => m._sf_web_sog_files(ptr, size, namePtr)));
+  if (files.length) {
+    for (const f of await needFiles(files)) {
+      const handed = withString(m, f.path, (pathPtr) => (f.bytes
+        ? withBytes(m, f.bytes, f.path, (ptr, size) => m._sf_web_sog_file(pathPtr, ptr, size, 0))
+        : withString(m, f.error, (errorPtr) => m._sf_web_sog_file(pathPtr, 0, 0, errorPtr))));
+      if (!handed) throw new EngineError(`${f.path}: ran out of memory while loading`);
+    }
+  }
+  const { images } = answer(m, withFile(m, bytes, name, (ptr, size, namePtr) => m._sf_web_sog_inspect(ptr, size, namePtr)));
+  for (let i = 0; i < images.length; ++i) {
+    progress(`decoding ${name}: image ${i + 1} of ${images.length} (${images[i].describe})`);
+    const webp = new Uint8Array(m.HEAPU8.buffer, m._sf_web_sog_webp(i), m._sf_web_sog_webp_size(i)).slice();
+    const rgba = await decodeWebp(webp, images[i].width, images[i].height);
+    if (!rgba) continue;
+    const ptr = m._sf_web_sog_pixels(i);
+    if (!ptr) throw new EngineError(`${name}: ran out of memory while loading`);
+    m.HEAPU8.set(rgba, ptr);
+  }
+}
+
+// The texels of a lossless WebP of width x height as RGBA, exactly as stored (SOG keeps numbers in every channel,
+// RGB under any alpha): the decoded frame's own bytes, without colour-space conversion or premultiplied alpha, put
+// in RGBA order here. (A canvas premultiplies alpha, and a frame copied out in another format goes through it too:
+// both alter the values.) Null when it does not decode to that size in one of the frame layouts read here.
+const FRAME_LAYOUTS = { RGBA: [0, 1, 2, 3], RGBX: [0, 1, 2, -1], BGRA: [2, 1, 0, 3], BGRX: [2, 1, 0, -1] };
+async function decodeWebp(webp, width, height) {
+  if (typeof ImageDecoder === 'undefined') throw new Error('this browser has no ImageDecoder (WebCodecs), which SOG\'s images need to be decoded exactly');
+  let decoder = null, frame = null;
+  try {
+    decoder = new ImageDecoder({ data: webp, type: 'image/webp', colorSpaceConversion: 'none', premultiplyAlpha: 'none' });
+    frame = (await decoder.decode()).image;
+    const layout = FRAME_LAYOUTS[frame.format];
+    if (!layout || frame.codedWidth !== width || frame.codedHeight !== height || frame.allocationSize() !== width * height * 4) return null;
+    const texels = new Uint8Array(width * height * 4);
+    await frame.copyTo(texels);
+    const rgba = new Uint8Array(texels.length);
+    for (let i = 0; i < texels.length; i += 4) {
+      for (let c = 0; c < 3; ++c) rgba[i + c] = texels[i + layout[c]];
+      rgba[i + 3] = layout[3] < 0 ? 255 : texels[i + 3];
+    }
+    return rgba;
+  } catch {
+    return null;
+  } finally {
+    if (frame) frame.close();
+    if (decoder) decoder.close();
+  }
+}
+
+// Asks the page for the files request `id` needs; resolved by its 'files' message.
+const waitingFiles = new Map();
+function needFilesOf(id) {
+  return (files) => new Promise((resolve, reject) => {
+    waitingFiles.set(id, { resolve, reject });
+    self.postMessage({ id, type: 'files', files });
+  });
 }
 
 function cloudOf(m, r, info) {
@@ -83,10 +176,10 @@ function cloudOf(m, r, info) {
 
 const transfers = (cloud) => [cloud.positions.buffer, cloud.covariances.buffer, cloud.opacities.buffer, cloud.sh.buffer];
 
-function camera26(m, f) {
-  const ptr = m._malloc(26 * 4);
+function camera27(m, f) {
+  const ptr = m._malloc(27 * 4);
   try {
-    return f(ptr) ? Array.from(new Float32Array(m.HEAPF32.buffer, ptr, 26)) : null;
+    return f(ptr) ? Array.from(new Float32Array(m.HEAPF32.buffer, ptr, 27)) : null;
   } finally {
     m._free(ptr);
   }
@@ -94,7 +187,15 @@ function camera26(m, f) {
 
 self.onmessage = async (event) => {
   const { id, op, name } = event.data;
+  if (op === 'files') {  // the files a request waits for
+    const waiting = waitingFiles.get(id);
+    waitingFiles.delete(id);
+    if (waiting && event.data.error) waiting.reject(new EngineError(event.data.error));
+    else if (waiting) waiting.resolve(event.data.files);
+    return;
+  }
   const reply = (message, transfer = []) => self.postMessage({ id, ...message }, transfer);
+  const progress = (stage) => reply({ type: 'progress', stage });
   try {
     reply({ type: 'progress', stage: 'starting the decoder' });
     const m = await decoder();
@@ -114,16 +215,16 @@ self.onmessage = async (event) => {
         reply({ type: 'scene', info });
         return;
       }
-      reply({ type: 'progress', stage: `decoding ${name}` });
-      const { r, info } = decodeFile(m, bytes, name);
+      progress(`decoding ${name}`);
+      const { r, info } = await decodeFile(m, bytes, name, needFilesOf(id), progress);
       const cloud = cloudOf(m, r, info);
-      const camera = camera26(m, (ptr) => (m._sf_web_default_camera(r, width, height, ptr), true));
+      const camera = camera27(m, (ptr) => (m._sf_web_default_camera(r, width, height, ptr), true));
       m._sf_web_release(r);
       reply({ type: 'splats', info, cloud, camera }, transfers(cloud));
     } else if (op === 'object') {
       if (!scene) throw new Error('no scene is being loaded');
-      reply({ type: 'progress', stage: `decoding ${name}` });
-      const { r, info } = decodeFile(m, event.data.bytes, name);
+      progress(`decoding ${name}`);
+      const { r, info } = await decodeFile(m, event.data.bytes, name, needFilesOf(id), progress);
       const cloud = cloudOf(m, r, info);
       let attached = true;
       for (const i of event.data.objects) attached = attached && m._sf_web_scene_attach(scene, i, r) !== 0;
@@ -133,7 +234,7 @@ self.onmessage = async (event) => {
     } else if (op === 'scene-camera') {
       if (!scene) throw new Error('no scene is being loaded');
       let status = 0;
-      const camera = camera26(m, (ptr) => (status = m._sf_web_scene_camera(scene, event.data.width, event.data.height, ptr)) > 0);
+      const camera = camera27(m, (ptr) => (status = m._sf_web_scene_camera(scene, event.data.width, event.data.height, ptr)) > 0);
       releaseScene(m);
       if (status === 0) throw new EngineError(`${sceneName}: the scene has nothing to frame (no splats and no camera)`);
       if (!camera) throw new EngineError(`${sceneName}: the scene could not be read again for its camera`);

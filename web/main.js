@@ -1,15 +1,18 @@
 // The page: opens a scene (the ?scene= URL parameter, the export's manifest.json, or a dropped file): a splat file,
 // decoded in the worker (the engine's C++ as WebAssembly), or a scene JSON, read in the worker by the engine's scene
 // document, whose objects' files are then fetched and decoded one by one; draws every object in one frame with the
-// WebGPU renderer (renderer.js), from the scene's camera, or the one `splatforge render` frames, and orbits it with
-// the mouse. ?readback=1 draws one frame for the camera the URL gives and prints the image and the figures to the
-// console (lines starting "SFWEB"), for the tests (docs/web.md); ?passes=1 prints each WGSL pass's output buffers of
-// that frame, which the tests compare with the engine's CPU functions element by element.
+// WebGPU renderer (renderer.js), from the scene's camera, or the one `splatforge render` frames, and orbits or flies
+// it with the mouse and keys (Navigator). ?readback=1 draws one frame for the camera the URL gives and prints the
+// image and the figures to the console (lines starting "SFWEB"), for the tests (docs/web.md); ?passes=1 prints each
+// WGSL pass's output buffers of that frame, which the tests compare with the engine's CPU functions element by
+// element; ?input= plays key and mouse events on the page after the first frame and prints the camera after each.
 import { openDevice, Renderer, TIMED_PASSES } from './renderer.js';
 
 const params = new URLSearchParams(location.search);
 const readback = params.get('readback') === '1';
 const passes = params.get('passes') === '1';
+const input = params.get('input');  // for tests: events to play after the first frame (playInput)
+const digest = params.get('digest') === '1';  // for tests: each decoded file's digest (printDigest)
 let timestampsWhy = '';  // why the frame has no per-pass timings
 const $ = (id) => document.getElementById(id);
 const canvas = $('canvas');
@@ -50,29 +53,81 @@ const cross = (a, b) => [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a
 const dot = (a, b) => a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 const normalize = (a) => { const l = Math.hypot(a[0], a[1], a[2]); return [a[0] / l, a[1] / l, a[2] / l]; };
 
-// The orbit: around the target, at a distance, turned by yaw about the up axis and pitched from the starting
-// view direction; the camera is built as lookAtCamera (render/camera.cpp) builds it.
-class Orbit {
-  constructor(start) {
+// The camera the mouse and keys move, built as lookAtCamera (render/camera.cpp) builds a camera: its view direction
+// is turned by yaw about the up axis and pitched from the starting view's, in one of two modes that share it:
+//   orbit: about a target, at a distance (drag turns it about the target, the wheel zooms);
+//   fly: from its own eye (drag looks around, the view following the mouse; W A S D move forward, left, back and
+//     right, E and Q up and down along the camera's axes, at FLY_SPEED times the scene's size a second; the wheel
+//     makes that faster or slower).
+// Switching keeps the view: orbit to fly keeps the eye, fly to orbit turns about the point `distance` ahead.
+const FLY_SPEED = 0.25;  // scene sizes a second
+const FLY_KEYS = { KeyW: [0, 0, 1], KeyS: [0, 0, -1], KeyD: [1, 0, 0], KeyA: [-1, 0, 0], KeyQ: [0, 1, 0], KeyE: [0, -1, 0] };  // camera axes: right, down, forward
+class Navigator {
+  constructor(start, mode) {
     this.target = start.slice(19, 22);
     this.up = start.slice(22, 25);
     this.fov = start[25];
-    const eye = start.slice(16, 19);
-    const off = sub(this.target, eye);
+    this.eye = start.slice(16, 19);
+    const off = sub(this.target, this.eye);
     this.distance = Math.hypot(...off);
     this.forward0 = normalize(off);
     this.right0 = normalize(cross(this.forward0, this.up));
     this.yaw = 0;
     this.pitch = 0;
-    this.moved = false;  // the mouse has turned or zoomed it
+    this.speed = FLY_SPEED * (start[26] > 0 ? start[26] : this.distance);  // world units a second
+    this.mode = mode;
+    this.moved = false;  // the mouse or keys have moved it
   }
-  camera(width, height) {
+  // The camera's axes: right, down, forward.
+  axes() {
     const cp = Math.cos(this.pitch), sp = Math.sin(this.pitch), cy = Math.cos(this.yaw), sy = Math.sin(this.yaw);
     const down = [-this.up[0], -this.up[1], -this.up[2]];
     const forward = normalize([0, 1, 2].map((k) => cp * (cy * this.forward0[k] + sy * this.right0[k]) + sp * down[k]));
-    const eye = [0, 1, 2].map((k) => this.target[k] - forward[k] * this.distance);
     const right = normalize(cross(forward, this.up));
-    const d = cross(forward, right);
+    return [right, cross(forward, right), forward];
+  }
+  eyeNow() {
+    if (this.mode === 'fly') return this.eye;
+    const forward = this.axes()[2];
+    return [0, 1, 2].map((k) => this.target[k] - forward[k] * this.distance);
+  }
+  toggle() {
+    if (this.mode === 'orbit') {
+      this.eye = this.eyeNow();
+      this.mode = 'fly';
+    } else {
+      const forward = this.axes()[2];
+      this.target = [0, 1, 2].map((k) => this.eye[k] + forward[k] * this.distance);
+      this.mode = 'orbit';
+    }
+  }
+  drag(dx, dy) {
+    this.moved = true;
+    const turn = this.mode === 'orbit' ? -1 : 1;
+    this.yaw += turn * dx * 0.005;
+    this.pitch = Math.max(-1.5, Math.min(1.5, this.pitch + dy * 0.005));
+  }
+  wheel(deltaY) {
+    if (this.mode === 'fly') {
+      this.speed *= Math.exp(-deltaY * 0.001);
+    } else {
+      this.moved = true;
+      this.distance *= Math.exp(deltaY * 0.001);
+    }
+  }
+  // Flies for `seconds` with the keys `codes` held.
+  fly(codes, seconds) {
+    if (this.mode !== 'fly' || seconds <= 0) return;
+    const axes = this.axes(), step = this.speed * seconds;
+    for (const code of codes) {
+      const along = FLY_KEYS[code];
+      for (let a = 0; a < 3; ++a)
+        for (let k = 0; k < 3; ++k) this.eye[k] += along[a] * axes[a][k] * step;
+    }
+    this.moved = true;
+  }
+  camera(width, height) {
+    const [right, d, forward] = this.axes(), eye = this.eyeNow();
     const view = [...right, -dot(right, eye), ...d, -dot(d, eye), ...forward, -dot(forward, eye)];
     const f = 0.5 * height / Math.tan(0.5 * this.fov * Math.PI / 180);
     return { view, fx: f, fy: f, cx: 0.5 * width, cy: 0.5 * height, eye, width, height };
@@ -121,7 +176,8 @@ function readDropped(file) {
   });
 }
 
-// The worker (decode_worker.js): requests answered by id, its progress shown as the status line.
+// The worker (decode_worker.js): requests answered by id, its progress shown as the status line. A file whose
+// images lie beside it (an unpacked SOG's meta.json) asks for them: they are fetched relative to the file's `url`.
 const worker = new Worker(new URL('decode_worker.js', import.meta.url));
 const pending = new Map();
 let nextRequest = 1;
@@ -129,6 +185,7 @@ worker.onmessage = (e) => {
   const m = e.data, p = pending.get(m.id);
   if (!p) return;
   if (m.type === 'progress') { status(m.stage); progress(undefined); return; }
+  if (m.type === 'files') { sendFiles(m.id, m.files, p); return; }
   pending.delete(m.id);
   if (m.type === 'error') p.reject(new Error(m.message)); else p.resolve(m);
 };
@@ -136,18 +193,37 @@ worker.onerror = (e) => {
   for (const p of pending.values()) p.reject(new Error(`the decoder did not start: ${e.message || 'its script or WebAssembly is missing'}`));
   pending.clear();
 };
-function request(message, transfer = []) {
+function request(message, transfer = [], url = null) {
   return new Promise((resolve, reject) => {
     const id = nextRequest++;
-    pending.set(id, { resolve, reject });
+    pending.set(id, { resolve, reject, url, name: message.name });
     worker.postMessage({ id, ...message }, transfer);
   });
+}
+
+// The image files `files` ([{name, path}]) of request `id`'s file, fetched relative to its URL: each its bytes, or
+// why it could not be had in the loader's words (the engine reports the first it needs). A dropped file brings none.
+async function sendFiles(id, files, { url, name }) {
+  if (!url) {
+    worker.postMessage({ id, op: 'files', error: `${name}: a dropped meta.json brings none of the images it names; serve its folder and open ?scene=${name} (splatforge export-web writes such a folder)` });
+    return;
+  }
+  const out = [];
+  for (const [i, f] of files.entries()) {
+    try {
+      out.push({ path: f.path, bytes: await fetchBytes(objectUrl(f.name, url), f.path, ` (image ${i + 1} of ${files.length})`) });
+    } catch (e) {
+      out.push({ path: f.path, error: e.message });
+    }
+  }
+  worker.postMessage({ id, op: 'files', files: out }, out.filter((f) => f.bytes).map((f) => f.bytes));
 }
 
 const IDENTITY = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0];  // rows 0..2 of the identity transform
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-// The URL of an object's file: its path as the scene writes it, relative to the scene's URL, each step escaped.
+// The URL of a file named relative to another (an object's file as the scene writes it, relative to the scene's URL;
+// an image relative to its meta.json), each step escaped.
 function objectUrl(file, sceneUrl) {
   return new URL(file.split('/').map(encodeURIComponent).join('/'), sceneUrl);
 }
@@ -169,8 +245,9 @@ async function loadObjects(info, sceneUrl) {
     ++k;
     try {
       const bytes = await fetchBytes(url, o.resolved, files.size > 1 ? ` (file ${k} of ${files.size})` : '');
-      const r = await request({ op: 'object', bytes, name: o.resolved, objects }, [bytes]);
+      const r = await request({ op: 'object', bytes, name: o.resolved, objects }, [bytes], url);
       for (const w of r.info.warnings) console.warn(`${o.context}: ${w}`);
+      if (digest) await printDigest(o.resolved, r.cloud);
       for (const i of objects) cloudOf[i] = clouds.length;
       clouds.push(r.cloud);
     } catch (e) {
@@ -180,10 +257,11 @@ async function loadObjects(info, sceneUrl) {
   return { clouds, objects: info.objects.map((o, i) => ({ cloud: cloudOf[i], toWorld: o.to_world, toObject: o.to_object })), files: files.size };
 }
 
-let renderer = null, orbit = null, fixedCamera = null, urlBackground = null, background = [0, 0, 0];
-// The starting camera at the size it was made for: drawn as it is until the orbit moves or the size changes.
+let renderer = null, nav = null, fixedCamera = null, urlBackground = null, background = [0, 0, 0];
+let mode = params.get('camera') === 'fly' ? 'fly' : 'orbit';  // the navigator's mode, kept from file to file
+// The starting camera at the size it was made for: drawn as it is until the navigator moves or the size changes.
 let home = null;
-let drawing = false, again = false, loading = false;
+let drawing = null, again = false, loading = false;
 
 function canvasSize() {
   const size = numbers('size', 2);
@@ -196,8 +274,8 @@ function currentCamera() {
   const [w, h] = canvasSize();
   if (canvas.width !== w || canvas.height !== h) { canvas.width = w; canvas.height = h; }
   if (fixedCamera) return { ...fixedCamera, width: w, height: h };
-  if (home && !orbit.moved && home.width === w && home.height === h) return home;
-  return orbit.camera(w, h);
+  if (home && !nav.moved && home.width === w && home.height === h) return home;
+  return nav.camera(w, h);
 }
 
 // The frame's figures for the timings line: per pass where the device stamps them, else why not.
@@ -208,22 +286,25 @@ function passTimings(s) {
   return `GPU passes (ms): ${parts.join(', ')}; sum ${total.toFixed(2)}`;
 }
 
-async function draw() {
-  if (!renderer || !renderer.scene) return;
-  if (drawing) { again = true; return; }
-  drawing = true;
-  try {
-    do {
-      again = false;
-      const s = await renderer.render(currentCamera(), background);
-      const over = s.keysWanted > s.keys ? ` (${s.keysWanted - s.keys} keys past the GPU's buffer limit were dropped)` : '';
-      $('timings').textContent = `frame ${s.ms.toFixed(1)} ms (submit to done), ${s.splats} splats, ${s.keys} tile keys${over}; ${passTimings(s)}`;
-    } while (again);
-  } catch (e) {
-    showError(e.message);
-  } finally {
-    drawing = false;
-  }
+// Draws the current camera; resolves when the frame of the latest camera is drawn.
+function draw() {
+  if (!renderer || !renderer.scene) return Promise.resolve();
+  if (drawing) { again = true; return drawing; }
+  drawing = (async () => {
+    try {
+      do {
+        again = false;
+        const s = await renderer.render(currentCamera(), background);
+        const over = s.keysWanted > s.keys ? ` (${s.keysWanted - s.keys} keys past the GPU's buffer limit were dropped)` : '';
+        $('timings').textContent = `frame ${s.ms.toFixed(1)} ms (submit to done), ${s.splats} splats, ${s.keys} tile keys${over}; ${passTimings(s)}`;
+      } while (again);
+    } catch (e) {
+      showError(e.message);
+    } finally {
+      drawing = null;
+    }
+  })();
+  return drawing;
 }
 
 // Opens `name`, whose bytes `bytesPromise` gives: a splat file, or a scene JSON whose files are fetched relative to
@@ -237,11 +318,12 @@ async function open(bytesPromise, name, sceneUrl) {
     const t0 = performance.now();
     const bytes = await bytesPromise;
     const [w, h] = canvasSize();
-    const opened = await request({ op: 'open', bytes, name, width: w, height: h }, [bytes]);
+    const opened = await request({ op: 'open', bytes, name, width: w, height: h }, [bytes], sceneUrl);
     let scene, camera, described, sceneBackground = null;
     if (opened.type === 'splats') {
       const info = opened.info;
       for (const warning of info.warnings) console.warn(warning);
+      if (digest) await printDigest(name, opened.cloud);
       scene = { clouds: [opened.cloud], objects: [{ cloud: 0, toWorld: IDENTITY, toObject: IDENTITY }] };
       camera = opened.camera;
       described = `${name}: ${info.format}${info.version ? ` ${info.version}` : ''}, ${info.gaussians} gaussians, SH degree ${info.sh_degree}`;
@@ -261,7 +343,9 @@ async function open(bytesPromise, name, sceneUrl) {
     progress(null);
     renderer.setScene(scene);
     background = urlBackground || sceneBackground || [0, 0, 0];
-    orbit = new Orbit(camera);
+    held.clear();
+    nav = new Navigator(camera, mode);
+    showMode();
     home = { view: camera.slice(0, 12), fx: camera[12], fy: camera[13], cx: camera[14], cy: camera[15], eye: camera.slice(16, 19), width: w, height: h };
     const first = currentCamera();
     const s = await renderer.render(first, background, { capture: passes });
@@ -270,7 +354,13 @@ async function open(bytesPromise, name, sceneUrl) {
     $('timings').textContent = timings;
     log(`FIRST-FRAME ${performance.now().toFixed(0)} ms since the page opened; load and decode ${(t1 - t0).toFixed(0)} ms; first frame ${(t2 - t1).toFixed(0)} ms; ${s.splats} splats, ${s.keys} keys`);
     log(`TIMINGS ${timings}`);
-    if (readback) await printImage(first);
+    let shown = first;
+    if (input) {
+      playInput(input);
+      await draw();
+      shown = currentCamera();
+    }
+    if (readback) await printImage(shown);
     if (passes) printPasses(s.passes);
   } catch (e) {
     if (keptScene) request({ op: 'close' }).catch(() => {});
@@ -291,6 +381,20 @@ function printChunks(head, bytes, end) {
   log(end);
 }
 
+// For tests (?digest=1): a decoded file's gaussians as the page uploads them, as a line DECODED name count SHA-256
+// of the little-endian floats of its positions (3 a splat), covariances (6), opacities and SH coefficients in turn.
+async function printDigest(name, cloud) {
+  const parts = [cloud.positions, cloud.covariances, cloud.opacities, cloud.sh];
+  const bytes = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of parts) {
+    bytes.set(new Uint8Array(p.buffer, p.byteOffset, p.byteLength), at);
+    at += p.byteLength;
+  }
+  const hash = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+  log(`DECODED ${name} ${cloud.count} ${Array.from(hash, (b) => b.toString(16).padStart(2, '0')).join('')}`);
+}
+
 // The image as float32 RGBA rows.
 async function printImage(camera) {
   const image = await renderer.readImage();
@@ -308,25 +412,76 @@ function printPasses(p) {
   log('PASSES-END');
 }
 
+// The navigator's mode on its button.
+function showMode() {
+  $('mode').textContent = mode === 'fly' ? 'fly camera: drag to look, W A S D Q E to move, wheel for speed (F: orbit)' : 'orbit camera: drag to turn, wheel to zoom (F: fly)';
+}
+
+function toggleMode() {
+  mode = mode === 'orbit' ? 'fly' : 'orbit';
+  if (nav) nav.toggle();
+  showMode();
+}
+
+// The fly keys held down, and the clock's time up to which their motion is counted. The clock is the page's, or
+// under ?input= one that moves only when the events played say so (playInput), so that a test knows how far a key
+// held for a time flies.
+const held = new Set();
+let virtualSeconds = input ? 0 : null;
+const clock = () => (virtualSeconds === null ? performance.now() / 1000 : virtualSeconds);
+let heldSince = 0;
+function flyHeld() {
+  const now = clock();
+  if (held.size && nav && !fixedCamera) nav.fly(held, now - heldSince);
+  heldSince = now;
+}
+function flyLoop() {
+  if (!held.size) return;
+  flyHeld();
+  draw();
+  requestAnimationFrame(flyLoop);
+}
+
 function controls() {
+  showMode();
   let dragging = null;
-  canvas.addEventListener('pointerdown', (e) => { dragging = { x: e.clientX, y: e.clientY }; canvas.setPointerCapture(e.pointerId); });
+  canvas.addEventListener('pointerdown', (e) => {
+    dragging = { x: e.clientX, y: e.clientY };
+    if (e.isTrusted) canvas.setPointerCapture(e.pointerId);  // a played event's pointer cannot be captured
+  });
   canvas.addEventListener('pointerup', () => { dragging = null; });
   canvas.addEventListener('pointermove', (e) => {
-    if (!dragging || !orbit || fixedCamera) return;
-    orbit.moved = true;
-    orbit.yaw -= (e.clientX - dragging.x) * 0.005;
-    orbit.pitch = Math.max(-1.5, Math.min(1.5, orbit.pitch + (e.clientY - dragging.y) * 0.005));
+    if (!dragging || !nav || fixedCamera) return;
+    nav.drag(e.clientX - dragging.x, e.clientY - dragging.y);
     dragging = { x: e.clientX, y: e.clientY };
     draw();
   });
   canvas.addEventListener('wheel', (e) => {
-    if (!orbit || fixedCamera) return;
+    if (!nav || fixedCamera) return;
     e.preventDefault();
-    orbit.moved = true;
-    orbit.distance *= Math.exp(e.deltaY * 0.001);
+    nav.wheel(e.deltaY);
     draw();
   }, { passive: false });
+  document.addEventListener('keydown', (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.code === 'KeyF' && !e.repeat) {
+      flyHeld();
+      toggleMode();
+      draw();
+    } else if (e.code in FLY_KEYS && !held.has(e.code)) {
+      flyHeld();
+      held.add(e.code);
+      if (held.size === 1) requestAnimationFrame(flyLoop);
+    }
+  });
+  document.addEventListener('keyup', (e) => {
+    if (!held.has(e.code)) return;
+    flyHeld();
+    held.delete(e.code);
+    draw();
+  });
+  window.addEventListener('blur', () => { flyHeld(); held.clear(); });  // the key-ups go elsewhere
+  $('mode').addEventListener('click', () => { toggleMode(); draw(); });
   new ResizeObserver(() => draw()).observe(canvas);
   document.addEventListener('dragover', (e) => { e.preventDefault(); document.body.classList.add('dragging'); });
   document.addEventListener('dragleave', () => document.body.classList.remove('dragging'));
@@ -336,6 +491,30 @@ function controls() {
     const file = e.dataTransfer.files[0];
     if (file) { fixedCamera = null; open(readDropped(file), file.name, null); }
   });
+}
+
+// Plays `script` (?input=, for tests) on the page: steps separated by commas, each dispatched as the browser's own
+// events would be and followed by a line CAMERA step mode speed view (12 numbers) intrinsics (fx, fy, cx, cy)
+// size (W, H) eye (x, y, z): the camera the page draws then. Steps: key:CODE (pressed and released; CODE as
+// KeyboardEvent.code), down:CODE, up:CODE, wait:SECONDS (the clock moves on), drag:DX:DY (the mouse dragged on the
+// canvas by DX, DY pixels), wheel:DY.
+function playInput(script) {
+  const rect = canvas.getBoundingClientRect(), x = rect.left + rect.width / 2, y = rect.top + rect.height / 2;
+  const key = (type, code) => document.dispatchEvent(new KeyboardEvent(type, { code, key: code.replace(/^Key/, '').toLowerCase(), bubbles: true }));
+  const pointer = (type, px, py) => canvas.dispatchEvent(new PointerEvent(type, { clientX: px, clientY: py, pointerId: 1, pointerType: 'mouse', isPrimary: true, buttons: type === 'pointerup' ? 0 : 1, bubbles: true }));
+  const steps = script.split(',');
+  for (let i = 0; i < steps.length; ++i) {
+    const [what, a, b] = steps[i].split(':');
+    if (what === 'key') { key('keydown', a); key('keyup', a); }
+    else if (what === 'down') key('keydown', a);
+    else if (what === 'up') key('keyup', a);
+    else if (what === 'wait') virtualSeconds += Number(a);
+    else if (what === 'drag') { pointer('pointerdown', x, y); pointer('pointermove', x + Number(a), y + Number(b)); pointer('pointerup', x + Number(a), y + Number(b)); }
+    else if (what === 'wheel') canvas.dispatchEvent(new WheelEvent('wheel', { deltaY: Number(a), clientX: x, clientY: y, bubbles: true, cancelable: true }));
+    else throw new Error(`URL parameter input: unknown step '${steps[i]}'`);
+    const c = currentCamera();
+    log(`CAMERA ${i} ${mode} ${nav.speed} view ${c.view.join(',')} intrinsics ${[c.fx, c.fy, c.cx, c.cy].join(',')} size ${c.width},${c.height} eye ${c.eye.join(',')}`);
+  }
 }
 
 async function sceneName() {

@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "io/file.h"
 #include "io/formats.h"
+#include "io/sog.h"
 #include "scene/scene_doc.h"
 
 namespace sf::cli {
@@ -55,8 +56,7 @@ std::string formatKb(uintmax_t bytes) {
 LoadedSplats loadForThePage(const std::string& path, const std::string& context) {
   try {
     LoadedSplats loaded = loadSplats(path);
-    if (loaded.format == SplatFormat::kSog || loaded.format == SplatFormat::kGltf ||
-        loaded.format == SplatFormat::kLodMeta)
+    if (loaded.format == SplatFormat::kGltf || loaded.format == SplatFormat::kLodMeta)
       throw Error(path + ": " + formatName(loaded.format) +
                   " is not in the web build yet (convert it to .spz: splatforge convert " + path +
                   " -o NAME.spz)");
@@ -71,6 +71,17 @@ struct ExportedFile {
   std::string from;
   fs::path to;
 };
+
+// What the splat file `from`, decoded as `loaded`, takes into the export at `to`: itself, and an unpacked
+// SOG's images beside it (the page fetches them relative to its meta.json).
+std::vector<ExportedFile> splatFileExport(const std::string& from, const fs::path& to,
+                                          const LoadedSplats& loaded) {
+  std::vector<ExportedFile> out{{from, to}};
+  if (loaded.format == SplatFormat::kSog)
+    for (const SogImageFile& f : sogImageFiles(readFile(from), from))
+      out.push_back({f.path, to.parent_path() / f.name});
+  return out;
+}
 
 // What a scene JSON takes into the export: the scene, then each splat file it names once, at its path
 // relative to the scene (the page fetches an object's file by that path from the scene's URL). Refuses what
@@ -105,8 +116,9 @@ std::vector<ExportedFile> sceneExport(const std::string& input, uint64_t& gaussi
       throw Error(context + "\"" + d.file + "\": the copy would leave the export folder");
     auto it = counts.find(to);
     if (it == counts.end()) {
-      it = counts.emplace(to, loadForThePage(d.resolved, context).cloud.size()).first;
-      out.push_back({d.resolved, to});
+      const LoadedSplats loaded = loadForThePage(d.resolved, context);
+      it = counts.emplace(to, loaded.cloud.size()).first;
+      for (ExportedFile& f : splatFileExport(d.resolved, to, loaded)) out.push_back(std::move(f));
     }
     gaussians += it->second;
   }
@@ -143,7 +155,7 @@ int ExportWebCommand::run() const {
     } else {
       const LoadedSplats loaded = loadForThePage(o.input, "");
       gaussians = loaded.cloud.size();
-      files = {{o.input, name}};
+      files = splatFileExport(o.input, name, loaded);
       format = formatName(loaded.format);
       what = fmt::format("{} ({}, {} gaussians)", name, format, gaussians);
     }

@@ -1,9 +1,7 @@
 // SOG reading (meta versions 1 and 2, bundled or unpacked) and writing (version 2). Layout and quantisation:
-// docs/formats/sog.md. The images are lossless WebP (libwebp); the archive is a plain ZIP (io/zip.h).
+// docs/formats/sog.md. The images are lossless WebP, whose headers are read here and whose pixels are coded
+// per build (io/sog_images.h); the archive is a plain ZIP (io/zip.h).
 #include "io/sog.h"
-
-#include <webp/decode.h>
-#include <webp/encode.h>
 
 #include <algorithm>
 #include <array>
@@ -20,6 +18,7 @@
 #include "core/parallel.h"
 #include "io/file.h"
 #include "io/json.h"
+#include "io/sog_images.h"
 #include "io/sog_quantize.h"
 #include "io/zip.h"
 
@@ -146,29 +145,24 @@ class DirectoryImages : public ImageStore {
     dir_ = dir.empty() ? fs::path(".") : dir;
   }
   std::vector<uint8_t> load(const std::string& name, const std::string& at) override {
-    return readFile(resolve(name, at));
+    return sog::readImageFile(dir_.string(), name, path(name, at), why(name, at));
   }
   std::string describe(const std::string& name) const override { return (dir_ / name).string(); }
 
- private:
-  // An image path relative to meta.json's directory, which it may not leave: absolute paths, ".." and
-  // symbolic links leading out are refused (the scene files' rule, docs/untrusted-input.md).
-  std::string resolve(const std::string& name, const std::string& at) const {
+  // The path of the image `name`, relative to meta.json's directory, which its text may not leave: absolute
+  // paths and ".." are refused (the scene files' rule, docs/untrusted-input.md; symbolic links leading out
+  // are refused where the file is read).
+  std::string path(const std::string& name, const std::string& at) const {
     const fs::path p(name);
-    const std::string why = meta_path_ + ": " + at + ": image path '" + name + "' ";
-    if (p.is_absolute()) throw Error(why + "is absolute; SOG images must lie beside meta.json");
+    if (p.is_absolute()) throw Error(why(name, at) + "is absolute; SOG images must lie beside meta.json");
     for (const fs::path& part : p)
-      if (part == "..") throw Error(why + "leads outside meta.json's directory");
-    std::error_code ec;
-    const fs::path base = fs::weakly_canonical(dir_, ec);
-    const fs::path full = fs::weakly_canonical(dir_ / p, ec);
-    if (ec) throw Error(why + "cannot be resolved: " + ec.message());
-    auto b = base.begin(), f = full.begin();
-    for (; b != base.end() && f != full.end(); ++b, ++f)
-      if (*b != *f) break;
-    if (b != base.end() && !(b->empty() && std::next(b) == base.end()))
-      throw Error(why + "leads outside meta.json's directory " + base.string() + " (through a link)");
-    return (dir_ / p).string();
+      if (part == "..") throw Error(why(name, at) + "leads outside meta.json's directory");
+    return describe(name);
+  }
+
+ private:
+  std::string why(const std::string& name, const std::string& at) const {
+    return meta_path_ + ": " + at + ": image path '" + name + "' ";
   }
 
   std::string meta_path_;
@@ -184,26 +178,68 @@ struct Image {
   const uint8_t* texel(size_t i) const { return rgba.data() + 4 * i; }
 };
 
-// An image read but not yet decoded: its dimensions come from the header, so the decoded size can be
-// checked against the limits before decoding.
-struct PendingImage {
-  std::string describe;
-  std::vector<uint8_t> encoded;
+// What a WebP file's header says (the RIFF container's chunks up to the image's, as the WebP container
+// specification lays them out): whether it is one, lossless (VP8L) or lossy (VP8), animated, and its size.
+// Read here rather than by the codec so that every build checks the same before anything is decoded.
+struct WebpHeader {
+  bool webp = false, lossless = false, animated = false;
   int width = 0, height = 0;
 };
 
-PendingImage inspectImage(ImageStore& store, const std::string& name, const std::string& at) {
-  PendingImage p;
+WebpHeader readWebpHeader(std::span<const uint8_t> b) {
+  auto le = [&](size_t at, int bytes) {  // a little-endian number of 1..4 bytes
+    uint32_t v = 0;
+    for (int k = bytes - 1; k >= 0; --k) v = v << 8 | b[at + static_cast<size_t>(k)];
+    return v;
+  };
+  auto tag = [&](size_t at, const char* t) { return std::memcmp(b.data() + at, t, 4) == 0; };
+  WebpHeader h;
+  if (b.size() < 12 || !tag(0, "RIFF") || !tag(8, "WEBP")) return h;
+  // Chunks: a four-byte tag, a little-endian size, the data padded to an even size. The first is the image
+  // (VP8L, VP8) or VP8X, whose flags and canvas size come before the optional chunks and the image.
+  bool extended = false;
+  for (uint64_t next = 12; next + 8 <= b.size();) {
+    const size_t at = static_cast<size_t>(next), data = at + 8;
+    next += 8 + uint64_t{le(at + 4, 4)} + (le(at + 4, 4) & 1);
+    if (tag(at, "VP8X")) {
+      if (at != 12 || data + 10 > b.size()) return h;
+      extended = true;
+      h.animated = (b[data] & 0x02) != 0;
+      h.width = static_cast<int>(le(data + 4, 3)) + 1;
+      h.height = static_cast<int>(le(data + 7, 3)) + 1;
+      if (h.animated) {
+        h.webp = true;
+        return h;
+      }
+    } else if (tag(at, "VP8L")) {
+      // The signature 0x2f, then 14 bits of width - 1, 14 of height - 1, 1 of alpha and 3 of version (0).
+      if (data + 5 > b.size() || b[data] != 0x2f || le(data + 1, 4) >> 29 != 0) return h;
+      const int w = static_cast<int>(le(data + 1, 4) & 0x3fff) + 1,
+                ht = static_cast<int>(le(data + 1, 4) >> 14 & 0x3fff) + 1;
+      if (extended && (w != h.width || ht != h.height)) return h;  // the canvas must be the image
+      h.width = w, h.height = ht, h.lossless = true, h.webp = true;
+      return h;
+    } else if (tag(at, "VP8 ")) {
+      h.webp = true;  // lossy
+      return h;
+    } else if (!extended) {
+      return h;
+    }
+  }
+  return h;  // no image chunk
+}
+
+SogImage inspectImage(ImageStore& store, const std::string& name, const std::string& at) {
+  SogImage p;
   p.describe = store.describe(name);
-  p.encoded = store.load(name, at);
-  WebPBitstreamFeatures f;
-  if (WebPGetFeatures(p.encoded.data(), p.encoded.size(), &f) != VP8_STATUS_OK)
-    throw Error(p.describe + ": not a WebP image (or its header is truncated)");
-  if (f.has_animation) throw Error(p.describe + ": animated WebP; SOG images are single lossless frames");
-  if (f.format != 2)
+  p.webp = store.load(name, at);
+  const WebpHeader f = readWebpHeader(p.webp);
+  if (!f.webp) throw Error(p.describe + ": not a WebP image (or its header is truncated)");
+  if (f.animated) throw Error(p.describe + ": animated WebP; SOG images are single lossless frames");
+  if (!f.lossless)
     throw Error(p.describe +
                 ": lossy WebP; SOG images must be lossless (a lossy image would alter the stored indices)");
-  if (f.width <= 0 || f.height <= 0 || f.width > kMaxImageSide || f.height > kMaxImageSide)
+  if (f.width > kMaxImageSide || f.height > kMaxImageSide)
     throw Error(p.describe + ": image of " + std::to_string(f.width) + "x" + std::to_string(f.height) +
                 " texels");
   p.width = f.width;
@@ -211,13 +247,13 @@ PendingImage inspectImage(ImageStore& store, const std::string& name, const std:
   return p;
 }
 
-Image decodeImage(const PendingImage& p) {
+Image decodeImage(const SogImage& p) {
   Image img;
   img.name = p.describe;
   img.width = p.width;
   img.height = p.height;
   img.rgba.resize(img.texels() * 4);
-  if (!WebPDecodeRGBAInto(p.encoded.data(), p.encoded.size(), img.rgba.data(), img.rgba.size(), p.width * 4))
+  if (!sog::decodeWebp(p.webp, p.width, p.height, img.rgba))
     throw Error(p.describe + ": corrupt WebP data (" + std::to_string(p.width) + "x" +
                 std::to_string(p.height) + " lossless image failed to decode)");
   return img;
@@ -336,12 +372,10 @@ Declared readDeclared(const Meta& m, int version) {
   return d;
 }
 
-// Every image, read and inspected (dimensions) before anything is decoded, within the budget; then decoded,
-// in the order means_l, means_u, quats, scales, sh0 (, shN centroids, shN labels). Sets the SH bands of
-// version 1 from the centroid image's width.
-std::vector<Image> readImages(const Meta& m, Declared& d, ImageStore& store, const std::string& path,
-                              uint64_t container_bytes) {
-  std::vector<std::pair<std::string, std::string>> wanted;  // (JSON path, name)
+// The images meta.json names, as (JSON path, name), in the order means_l, means_u, quats, scales, sh0 (, shN
+// centroids, shN labels).
+std::vector<std::pair<std::string, std::string>> wantedImages(const Meta& m, const Declared& d) {
+  std::vector<std::pair<std::string, std::string>> wanted;
   auto want = [&](const json& section, const std::string& at, size_t n) {
     const std::vector<std::string> names = m.files(section, at, n);
     for (size_t i = 0; i < n; ++i) wanted.push_back({at + ".files[" + std::to_string(i) + "]", names[i]});
@@ -351,12 +385,18 @@ std::vector<Image> readImages(const Meta& m, Declared& d, ImageStore& store, con
   want(*d.scales, "scales", 1);
   want(*d.sh0, "sh0", 1);
   if (d.has_shn) want(*d.shn, "shN", 2);
+  return wanted;
+}
 
-  std::vector<PendingImage> pending;
+// Every image, read and inspected (dimensions) before anything is decoded, within the budget, in the order
+// of wantedImages. Sets the SH bands of version 1 from the centroid image's width.
+std::vector<SogImage> inspectImages(const Meta& m, Declared& d, ImageStore& store, const std::string& path,
+                                    uint64_t container_bytes) {
+  std::vector<SogImage> pending;
   uint64_t encoded_bytes = 0, decoded_bytes = 0;
-  for (const auto& [at, name] : wanted) {
+  for (const auto& [at, name] : wantedImages(m, d)) {
     pending.push_back(inspectImage(store, name, at));
-    encoded_bytes += pending.back().encoded.size();
+    encoded_bytes += pending.back().webp.size();
     decoded_bytes +=
         static_cast<uint64_t>(pending.back().width) * static_cast<uint64_t>(pending.back().height) * 4;
     checkByteBudget(path, container_bytes + encoded_bytes, "SOG images (encoded)");
@@ -370,10 +410,13 @@ std::vector<Image> readImages(const Meta& m, Declared& d, ImageStore& store, con
                   " is none of 192, 512, 960 (64 palette entries of 3, 8 or 15 coefficients)");
   }
   checkGaussianBudget(path, d.count, d.bands, container_bytes + encoded_bytes + decoded_bytes);
+  return pending;
+}
 
+// The inspected images decoded, each of the first five with a texel per declared gaussian.
+std::vector<Image> decodeImages(const std::vector<SogImage>& pending, const Declared& d) {
   std::vector<Image> images(pending.size());
   parallelFor(pending.size(), [&](size_t i) { images[i] = decodeImage(pending[i]); });
-  pending.clear();
   for (size_t i = 0; i < 5; ++i) requireTexels(images[i], d.count);
   return images;
 }
@@ -482,25 +525,35 @@ void decodeShPalette(const Meta& m, const Declared& d, const Image& centroids, c
   }
 }
 
-// Decodes meta.json (already parsed) and its images into a cloud.
-GaussianCloud decodeSog(const json& root, const std::string& meta_where, const std::string& path,
-                        ImageStore& store, uint64_t container_bytes, int* version_out,
-                        std::vector<std::string>* warnings) {
+// meta.json (already parsed; `meta_where` names it) read up to its images: its version, model and what it
+// declares, the declared count checked against the limits (version 1 gives the SH bands only through an
+// image: counted as 0 here, and again with every image's size once their headers are read).
+struct SogMeta {
+  Meta m;
+  bool antialiased = false;
+  Declared d;
+};
+
+SogMeta readMeta(const json& root, const std::string& meta_where, const std::string& path, int* version_out,
+                 std::vector<std::string>* warnings) {
   if (!root.is_object()) throw Error(meta_where + ": expected a JSON object");
-  const Meta m(root, meta_where);
-  const int version = sogVersion(m);
+  SogMeta s{Meta(root, meta_where), false, {}};
+  const int version = sogVersion(s.m);
   if (version_out) *version_out = version;
-  const bool antialiased = readAntialiasedModel(root, meta_where, warnings);
-  Declared d = readDeclared(m, version);
+  s.antialiased = readAntialiasedModel(root, meta_where, warnings);
+  s.d = readDeclared(s.m, version);
+  checkGaussianBudget(path, s.d.count, s.d.bands);
+  return s;
+}
 
-  // The declared count first (version 1 gives the SH bands only through an image: counted as 0 here), then
-  // with every image's size once their headers are read.
-  checkGaussianBudget(path, d.count, d.bands);
-  const std::vector<Image> images = readImages(m, d, store, path, container_bytes);
-
+// The cloud from meta.json and its decoded images.
+GaussianCloud decodeSog(const SogMeta& s, const std::vector<Image>& images) {
+  const Meta& m = s.m;
+  const Declared& d = s.d;
+  const int version = d.version;
   GaussianCloud cloud;
   cloud.resize(static_cast<size_t>(d.count), d.bands);
-  cloud.antialiased = antialiased;
+  cloud.antialiased = s.antialiased;
   decodePositions(m, *d.means, images[0], images[1], cloud);
   const Image& quat_img = images[2];
   for (size_t i = 0; i < cloud.size(); ++i) cloud.rotations[i] = unpackQuat(quat_img.texel(i), quat_img, i);
@@ -512,32 +565,29 @@ GaussianCloud decodeSog(const json& root, const std::string& meta_where, const s
   return cloud;
 }
 
-// ----- writing ------------------------------------------------------------------------------------------
-
-std::vector<uint8_t> encodeLossless(const std::vector<uint8_t>& rgba, int width, int height) {
-  WebPConfig config;
-  if (!WebPConfigInit(&config) || !WebPConfigLosslessPreset(&config, 1))
-    throw Error("libwebp: bad encoder configuration");
-  config.exact = 1;  // keep RGB under transparent texels: every channel holds data
-  WebPPicture pic;
-  if (!WebPPictureInit(&pic)) throw Error("libwebp: version mismatch");
-  pic.use_argb = 1;
-  pic.width = width;
-  pic.height = height;
-  WebPMemoryWriter writer;
-  WebPMemoryWriterInit(&writer);
-  pic.writer = WebPMemoryWrite;
-  pic.custom_ptr = &writer;
-  bool ok = WebPPictureImportRGBA(&pic, rgba.data(), width * 4) && WebPEncode(&config, &pic);
-  const int error = pic.error_code;
-  WebPPictureFree(&pic);
-  std::vector<uint8_t> out(writer.mem, writer.mem + writer.size);
-  WebPMemoryWriterClear(&writer);
-  if (!ok)
-    throw Error("libwebp: lossless encoding of a " + std::to_string(width) + "x" + std::to_string(height) +
-                " image failed (error " + std::to_string(error) + ")");
-  return out;
+json parseMetaText(std::span<const uint8_t> text, const std::string& where) {
+  return parseJsonText(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), where);
 }
+
+// Calls f(meta.json parsed, how messages name it, where its images come from) for `bytes`, a .sog archive
+// or the text of a meta.json.
+template <class F>
+auto withSog(std::span<const uint8_t> bytes, const std::string& path, F&& f) {
+  if (looksLikeZip(bytes)) {
+    const ZipReader zip(bytes, path);
+    const ZipEntry* meta = zip.find(kMetaName);
+    if (!meta) throw Error(path + ": no entry 'meta.json' in the archive (not a SOG bundle)");
+    const std::string where = path + ": entry 'meta.json'";
+    const json root = parseMetaText(zip.read(*meta), where);
+    ArchiveImages images(zip, path);
+    return f(root, where, images);
+  }
+  const json root = parseMetaText(bytes, path);
+  DirectoryImages images(path);
+  return f(root, path, images);
+}
+
+// ----- writing ------------------------------------------------------------------------------------------
 
 std::vector<uint32_t> mortonOrder(const GaussianCloud& cloud) {
   const size_t n = cloud.size();
@@ -776,7 +826,7 @@ SogFiles encodeSogFiles(const GaussianCloud& cloud, const SogWriteOptions& optio
   files.images.resize(to_encode.size());
   parallelFor(to_encode.size(), [&](size_t i) {
     const auto& [name, pixels, w, h] = to_encode[i];
-    files.images[i] = {name, encodeLossless(*pixels, w, h)};
+    files.images[i] = {name, sog::encodeWebp(*pixels, w, h)};
   });
   files.meta = meta.dump();
   return files;
@@ -797,22 +847,29 @@ bool isSogMetaPath(const std::string& path) {
   return name == kMetaName;
 }
 
+std::vector<SogImageFile> sogImageFiles(std::span<const uint8_t> bytes, const std::string& path) {
+  if (looksLikeZip(bytes)) return {};
+  const json root = parseMetaText(bytes, path);
+  const SogMeta s = readMeta(root, path, path, nullptr, nullptr);
+  const DirectoryImages dir(path);
+  std::vector<SogImageFile> files;
+  for (const auto& [at, name] : wantedImages(s.m, s.d)) files.push_back({name, dir.path(name, at)});
+  return files;
+}
+
+std::vector<SogImage> inspectSog(std::span<const uint8_t> bytes, const std::string& path) {
+  return withSog(bytes, path, [&](const json& root, const std::string& meta_where, ImageStore& store) {
+    SogMeta s = readMeta(root, meta_where, path, nullptr, nullptr);
+    return inspectImages(s.m, s.d, store, path, bytes.size());
+  });
+}
+
 GaussianCloud readSog(std::span<const uint8_t> bytes, const std::string& path, int* version,
                       std::vector<std::string>* warnings) {
-  if (looksLikeZip(bytes)) {
-    const ZipReader zip(bytes, path);
-    const ZipEntry* meta = zip.find(kMetaName);
-    if (!meta) throw Error(path + ": no entry 'meta.json' in the archive (not a SOG bundle)");
-    const std::vector<uint8_t> text = zip.read(*meta);
-    const json root = parseJsonText(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()),
-                                    path + ": entry 'meta.json'");
-    ArchiveImages images(zip, path);
-    return decodeSog(root, path + ": entry 'meta.json'", path, images, bytes.size(), version, warnings);
-  }
-  const json root =
-      parseJsonText(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
-  DirectoryImages images(path);
-  return decodeSog(root, path, path, images, bytes.size(), version, warnings);
+  return withSog(bytes, path, [&](const json& root, const std::string& meta_where, ImageStore& store) {
+    SogMeta s = readMeta(root, meta_where, path, version, warnings);
+    return decodeSog(s, decodeImages(inspectImages(s.m, s.d, store, path, bytes.size()), s.d));
+  });
 }
 
 std::vector<uint8_t> writeSog(const GaussianCloud& cloud, const SogWriteOptions& options) {

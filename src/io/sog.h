@@ -3,6 +3,8 @@
 // DC colour, opacity in 8 bits, higher SH bands through a k-means palette), either bundled in one ZIP
 // archive (.sog) or as separate files beside a meta.json. Reads meta versions 1 and 2; writes version 2.
 // Positions, rotations and SH are stored in the INRIA PLY frame (RDF), so no axis conversion applies.
+// The layout and quantisation are this one implementation in every build; how an unpacked SOG's image files
+// are read and how WebP is coded differ per build (io/sog_images.h).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,31 @@ namespace sf {
 
 // True for a path whose file name is "meta.json" (any case): the unpacked form of SOG.
 bool isSogMetaPath(const std::string& path);
+
+// An image of a SOG file before it is decoded: how messages name it, its WebP bytes and the size its header
+// gives.
+struct SogImage {
+  std::string describe;
+  std::vector<uint8_t> webp;
+  int width = 0, height = 0;
+};
+
+// An image file of an unpacked SOG: its name as meta.json writes it (a path relative to meta.json's
+// directory) and the path messages name it by (meta.json's directory joined with it).
+struct SogImageFile {
+  std::string name, path;
+};
+
+// The image files an unpacked SOG's meta.json (`bytes`, its text) names, in the order readSog reads them,
+// each checked by its text (not absolute, no ".."); none for a .sog archive, which holds its images. Throws
+// what readSog throws for a meta.json it cannot read that far.
+std::vector<SogImageFile> sogImageFiles(std::span<const uint8_t> bytes, const std::string& path);
+
+// What readSog does before it decodes any image: meta.json read and checked, every image read (an unpacked
+// SOG's through io/sog_images.h) and its WebP header checked, the load limits checked with the images'
+// sizes. Returns the images in the order readSog decodes them; throws what readSog throws. (The web page
+// decodes these in its browser and hands their pixels to its build's io/sog_images.h.)
+std::vector<SogImage> inspectSog(std::span<const uint8_t> bytes, const std::string& path);
 
 // Decodes SOG: `bytes` is either a .sog archive (ZIP magic) or the text of a meta.json, whose images are
 // read from `path`'s directory (each named by a relative path that must stay inside that directory, links

@@ -668,6 +668,36 @@ TEST(Sog, UnpackedEqualsArchive) {
   }
 }
 
+// readSog's first steps as the web page takes them (its browser decodes the images between them): the image
+// files an unpacked SOG names, in readSog's order, with the paths its messages use (none for a .sog), and
+// every image read and its header checked, each the file's bytes at the size libwebp reads.
+TEST(Sog, ImageFilesAndInspectionAreReadSogs) {
+  const std::string dir = test::tempDir("SogImageFilesAndInspection");
+  const GaussianCloud cloud = test::randomCloud(300, 2, 34);
+  saveSplats(cloud, dir + "/meta.json");
+  const Bytes meta = readFile(dir + "/meta.json");
+  const std::vector<std::string> names = {"means_l.webp",   "means_u.webp", "quats.webp",
+                                          "scales.webp",    "sh0.webp",     "shN_centroids.webp",
+                                          "shN_labels.webp"};
+  const std::vector<SogImageFile> files = sogImageFiles(meta, dir + "/meta.json");
+  ASSERT_EQ(files.size(), names.size());
+  const std::vector<SogImage> images = inspectSog(meta, dir + "/meta.json");
+  ASSERT_EQ(images.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(files[i].name, names[i]);
+    EXPECT_EQ(files[i].path, dir + "/" + names[i]);
+    EXPECT_EQ(images[i].describe, files[i].path);
+    EXPECT_EQ(images[i].webp, readFile(files[i].path)) << names[i];
+    int w = 0, h = 0;
+    ASSERT_TRUE(WebPGetInfo(images[i].webp.data(), images[i].webp.size(), &w, &h)) << names[i];
+    EXPECT_EQ(images[i].width, w) << names[i];
+    EXPECT_EQ(images[i].height, h) << names[i];
+  }
+  const Bytes bundle = writeSog(cloud);
+  EXPECT_TRUE(sogImageFiles(bundle, "c.sog").empty());
+  EXPECT_EQ(inspectSog(bundle, "c.sog").size(), names.size());
+}
+
 TEST(Sog, EmptyAndSingleGaussian) {
   for (size_t n : {0u, 1u, 2u}) {
     const GaussianCloud cloud = test::randomCloud(n, 1, 34);
@@ -1062,6 +1092,62 @@ TEST(SogBadInput, MetaProblemsNameTheJsonPath) {
     readSog(zipArchive({{"meta.json", Bytes{'{', '"', 'a'}}}, false, false), "s.sog");
   });
   EXPECT_NE(syntax.find("s.sog: entry 'meta.json'"), std::string::npos) << syntax;
+}
+
+// The WebP headers are read by the SOG reader itself (the same in the web build, whose pixels the browser
+// decodes; io/sog_images.h): each container form is taken as libwebp's WebPGetFeatures takes it. A lossless
+// image in the extended container (VP8X, its canvas the image's size) decodes as the simple one does; the
+// animation flag, a canvas of another size and a header cut short are refused.
+TEST(SogBadInput, WebpHeadersAreReadAsLibwebpReadsThem) {
+  const SogFixture base = smallFixture();
+  const Bytes simple = base.files.at("quats.webp");
+  ASSERT_EQ(std::string(simple.begin() + 12, simple.begin() + 16), "VP8L");
+  int w = 0, h = 0;
+  ASSERT_TRUE(WebPGetInfo(simple.data(), simple.size(), &w, &h));
+  // RIFF, WEBP, a VP8X chunk (flags, three reserved bytes, canvas width - 1 and height - 1 in 24 bits each),
+  // then the simple image's VP8L chunk.
+  auto extended = [&](uint8_t flags, int cw, int ch) {
+    Bytes out = {'R', 'I', 'F', 'F', 0,  0, 0, 0, 'W',   'E', 'B', 'P',
+                 'V', 'P', '8', 'X', 10, 0, 0, 0, flags, 0,   0,   0};
+    for (int v : {cw - 1, ch - 1})
+      for (int k = 0; k < 3; ++k) out.push_back(static_cast<uint8_t>(v >> (8 * k)));
+    out.insert(out.end(), simple.begin() + 12, simple.end());
+    const auto riff = static_cast<uint32_t>(out.size() - 8);
+    for (int k = 0; k < 4; ++k) out[static_cast<size_t>(4 + k)] = static_cast<uint8_t>(riff >> (8 * k));
+    return out;
+  };
+  struct Case {
+    const char* what;
+    Bytes webp;
+    const char* expect;  // null: decodes
+  };
+  const Case cases[] = {
+      {"extended lossless", extended(0x10, w, h), nullptr},
+      {"animated", extended(0x02, w, h), "animated WebP"},
+      {"canvas of another size", extended(0x10, w + 1, h), "not a WebP image"},
+      {"header cut short", Bytes(simple.begin(), simple.begin() + 20), "not a WebP image"},
+  };
+  const GaussianCloud want = readSog(base.archive(), "base.sog");
+  for (const Case& c : cases) {
+    WebPBitstreamFeatures f;
+    const bool libwebp_reads = WebPGetFeatures(c.webp.data(), c.webp.size(), &f) == VP8_STATUS_OK;
+    SogFixture mutated = base;
+    mutated.files["quats.webp"] = c.webp;
+    if (!c.expect) {
+      ASSERT_TRUE(libwebp_reads && f.format == 2 && !f.has_animation) << c.what;
+      const GaussianCloud got = readSog(mutated.archive(), "x.sog");
+      ASSERT_EQ(got.size(), want.size()) << c.what;
+      for (size_t i = 0; i < got.size(); ++i)
+        EXPECT_TRUE(got.rotations[i].w == want.rotations[i].w && got.rotations[i].x == want.rotations[i].x &&
+                    got.rotations[i].y == want.rotations[i].y && got.rotations[i].z == want.rotations[i].z)
+            << c.what << " row " << i;
+    } else {
+      EXPECT_TRUE(!libwebp_reads || f.has_animation) << c.what;
+      const std::string err = errorOf([&] { readSog(mutated.archive(), "x.sog"); });
+      EXPECT_NE(err.find(std::string("x.sog: entry 'quats.webp': ") + c.expect), std::string::npos)
+          << c.what << ": " << err;
+    }
+  }
 }
 
 TEST(SogBadInput, LimitsAreCheckedBeforeDecoding) {

@@ -7,8 +7,12 @@
 // pass of its first frame wrote (the projected splats, the touched counts and their scan, the emitted and the
 // sorted keys, the tile ranges), compared element by element with the engine's CPU functions (projectSplat,
 // splatReachesTile, the stable (tile, depth) order) as tests/render/vulkan_renderer_test.cpp checks the
-// Vulkan passes. Without Chromium, a WebGPU adapter or the page's WebAssembly (scripts/build_web.sh) the
-// tests skip with the reason, and fail under CI=true.
+// Vulkan passes. SOG files (a .sog bundle and an unpacked meta.json folder) must decode in the page, their
+// WebP images by the browser, to exactly the native decoder's gaussians (?digest=1), and draw as the CPU
+// renderer does; an image the browser cannot decode or the page cannot fetch gives the engine's message. The
+// fly camera is driven by played key and mouse events (?input=): its camera after each step, read back, must
+// move as its closed form says and draw as the CPU renderer does. Without Chromium, a WebGPU adapter or the
+// page's WebAssembly (scripts/build_web.sh) the tests skip with the reason, and fail under CI=true.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -31,7 +35,9 @@
 #include <thread>
 #include <vector>
 
+#include "core/covariance.h"
 #include "core/image.h"
+#include "core/sha256.h"
 #include "io/file.h"
 #include "io/formats.h"
 #include "render/camera.h"
@@ -179,6 +185,81 @@ ImageRGBA readbackImage(const std::vector<std::string>& lines, std::string* firs
   ImageRGBA image(width, height);
   std::memcpy(image.pixels.data(), bytes.data(), bytes.size());
   return image;
+}
+
+// The digest the page prints of a decoded file's gaussians (?digest=1, DECODED lines; web/main.js
+// printDigest): SHA-256 of its positions, covariances, opacities and SH coefficients as the page uploads
+// them.
+std::string uploadDigest(const GaussianCloud& c) {
+  std::vector<float> positions, covariances;
+  for (size_t i = 0; i < c.size(); ++i) {
+    for (int a = 0; a < 3; ++a) positions.push_back(c.positions[i][a]);
+    const Cov6 cov = covarianceFromScaleRotation(c.scales[i], c.rotations[i]);
+    covariances.insert(covariances.end(), cov.begin(), cov.end());
+  }
+  Sha256 h;
+  for (const std::vector<float>* v :
+       std::initializer_list<const std::vector<float>*>{&positions, &covariances, &c.opacities, &c.sh})
+    h.update(std::span(reinterpret_cast<const uint8_t*>(v->data()), v->size() * sizeof(float)));
+  return h.hexDigest();
+}
+
+// The DECODED lines of a page's console: file name -> "count digest".
+std::map<std::string, std::string> decodedDigests(const std::vector<std::string>& lines) {
+  std::map<std::string, std::string> out;
+  for (const std::string& l : lines)
+    if (l.rfind("DECODED ", 0) == 0) {
+      const size_t name_end = l.find(' ', 8);
+      if (name_end != std::string::npos) out[l.substr(8, name_end - 8)] = l.substr(name_end + 1);
+    }
+  return out;
+}
+
+// A camera line of ?input= (web/main.js playInput): the navigator's mode and fly speed after a step, and the
+// camera the page draws then.
+struct PageCamera {
+  std::string mode;
+  double speed = 0;
+  Camera cam;
+  double view[12] = {};
+  double eye[3] = {};
+};
+
+std::vector<double> csvNumbers(const std::string& text) {
+  std::vector<double> out;
+  std::istringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(std::strtod(item.c_str(), nullptr));
+  return out;
+}
+
+// The CAMERA lines, in step order; a line that does not parse leaves the camera's size 0.
+std::vector<PageCamera> pageCameras(const std::vector<std::string>& lines) {
+  std::vector<PageCamera> out;
+  for (const std::string& l : lines) {
+    if (l.rfind("CAMERA ", 0) != 0) continue;
+    std::istringstream in(l);
+    std::string word, step, view, intrinsics, size, eye;
+    PageCamera c;
+    in >> word >> step >> c.mode >> c.speed >> word >> view >> word >> intrinsics >> word >> size >> word >>
+        eye;
+    const std::vector<double> v = csvNumbers(view), k = csvNumbers(intrinsics), wh = csvNumbers(size),
+                              e = csvNumbers(eye);
+    if (v.size() == 12 && k.size() == 4 && wh.size() == 2 && e.size() == 3) {
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 4; ++j)
+          c.cam.world_to_camera.m[i][j] =
+              static_cast<float>(c.view[i * 4 + j] = v[static_cast<size_t>(i * 4 + j)]);
+      c.cam.world_to_camera.m[3][0] = c.cam.world_to_camera.m[3][1] = c.cam.world_to_camera.m[3][2] = 0;
+      c.cam.world_to_camera.m[3][3] = 1;
+      c.cam.fx = static_cast<float>(k[0]), c.cam.fy = static_cast<float>(k[1]);
+      c.cam.cx = static_cast<float>(k[2]), c.cam.cy = static_cast<float>(k[3]);
+      c.cam.width = static_cast<int>(wh[0]), c.cam.height = static_cast<int>(wh[1]);
+      for (int a = 0; a < 3; ++a) c.eye[a] = e[static_cast<size_t>(a)];
+    }
+    out.push_back(c);
+  }
+  return out;
 }
 
 double alphaMaxDifference(const ImageRGBA& a, const ImageRGBA& b) {
@@ -496,6 +577,7 @@ class WebPage : public ::testing::Test {
   std::vector<std::string> browse(const std::string& query, const std::vector<std::string>& markers,
                                   std::string* log_out = nullptr) {
     const std::string log = dir_ + "/chromium.log";
+    fs::remove(log);  // a page opened before in this test must not answer for this one
     Child browser;
     browser.start(
         {chromium_, "--headless=new", "--no-sandbox", "--enable-unsafe-webgpu", "--enable-features=Vulkan",
@@ -511,6 +593,7 @@ class WebPage : public ::testing::Test {
     return pageLines(text);
   }
 
+ public:
   // The page's errors after its start, which must finish ("READY"), and whether it printed an image.
   struct Outcome {
     std::vector<std::string> errors;
@@ -526,6 +609,7 @@ class WebPage : public ::testing::Test {
     return o;
   }
 
+ protected:
   std::string chromium_, biker_, dir_, site_, base_url_;
   Child server_;
 };
@@ -537,6 +621,25 @@ class WebPage : public ::testing::Test {
       SF_SKIP_OR_FAIL("no WebGPU adapter in headless Chromium: " << l.substr(6)); \
   if (lines.empty())                                                              \
   SF_SKIP_OR_FAIL("headless Chromium printed nothing from the page:\n" << log.substr(0, 4000))
+
+// An engine message about files of the site, as the page words it (names relative to the site).
+std::string siteRelative(std::string message, const std::string& site) {
+  for (size_t at; (at = message.find(site + "/")) != std::string::npos;) message.erase(at, site.size() + 1);
+  return message;
+}
+
+// The page's outcome at `lines` (its log `log`) is `expected` as its one error, after which its start still
+// finished, with no image drawn.
+void expectOnlyError(const std::vector<std::string>& lines, const std::string& log,
+                     const std::string& expected) {
+  SF_REQUIRE_ADAPTER(lines, log);
+  const WebPage::Outcome o = WebPage::outcomeOf(lines);
+  ASSERT_EQ(o.errors.size(), 1u) << log.substr(0, 4000);
+  EXPECT_EQ(o.errors[0], expected);
+  EXPECT_TRUE(o.ready) << "the page did not finish its start after the error";
+  EXPECT_FALSE(o.image);
+  std::printf("the page said: error: %s\n", o.errors[0].c_str());
+}
 
 TEST_F(WebPage, BikerMatchesTheCpuRenderer) {
   bool ready = false;
@@ -862,19 +965,12 @@ TEST_F(WebPage, SceneWithAMissingFileGivesTheEngineMessage) {
     "transform": {"translation": [1, 0, 0]}}]})");
   SceneLoadOptions strict;
   strict.strict = true;
-  std::string expected = test::errorOf([&] { loadSceneJson(site_ + "/missing.json", strict); });
-  for (size_t at; (at = expected.find(site_ + "/")) != std::string::npos;)
-    expected.erase(at, site_.size() + 1);  // the page's names are the site's
+  const std::string expected =
+      siteRelative(test::errorOf([&] { loadSceneJson(site_ + "/missing.json", strict); }), site_);
   ASSERT_EQ(expected, "missing.json: objects[1] (ghost): parts/ghost.ply: file is missing");
   std::string log;
   const std::vector<std::string> lines = browse("readback=1&size=64,48&scene=missing.json", {"READY"}, &log);
-  SF_REQUIRE_ADAPTER(lines, log);
-  const Outcome o = outcomeOf(lines);
-  ASSERT_EQ(o.errors.size(), 1u) << log.substr(0, 4000);
-  EXPECT_EQ(o.errors[0], expected);
-  EXPECT_TRUE(o.ready) << "the page did not finish its start after the error";
-  EXPECT_FALSE(o.image);
-  std::printf("the page said: error: %s\n", o.errors[0].c_str());
+  expectOnlyError(lines, log, expected);
 }
 
 // A scene naming a glTF model: the page names the object and its kind, in the words export-web refuses it
@@ -894,12 +990,7 @@ TEST_F(WebPage, SceneWithAGltfObjectIsRefusedByName) {
   std::string log;
   const std::vector<std::string> lines =
       browse("readback=1&size=64,48&scene=gltf_scene.json", {"READY"}, &log);
-  SF_REQUIRE_ADAPTER(lines, log);
-  const Outcome o = outcomeOf(lines);
-  ASSERT_EQ(o.errors.size(), 1u) << log.substr(0, 4000);
-  EXPECT_EQ(o.errors[0], expected);
-  EXPECT_TRUE(o.ready);
-  EXPECT_FALSE(o.image);
+  expectOnlyError(lines, log, expected);
 }
 
 // export-web of a scene: the scene and each file it names once, at its path relative to the scene, and a
@@ -950,6 +1041,235 @@ TEST_F(WebPage, ExportWebCopiesASceneAndRefusesWhatThePageCannotDraw) {
         << x.name << "\n"
         << r.out;
   }
+}
+
+// `splatforge convert` of biker into `out`: a .sog, or a meta.json with its images beside it.
+void convertToSog(const std::string& biker, const std::string& out) {
+  fs::create_directories(fs::path(out).parent_path());
+  const test::CliRun r = test::cli("convert \"" + biker + "\" -o \"" + out + "\"");
+  ASSERT_EQ(r.code, 0) << r.out;
+}
+
+// SOG in the page: biker as a .sog bundle and as an unpacked meta.json folder (written by `splatforge
+// convert`), whose lossless WebP images the browser decodes and the engine's own SOG decoder the rest. The
+// gaussians the page uploads must be bit for bit the native decoder's (the SHA-256 of all their floats, which
+// any texel decoded off by one, premultiplied or colour-converted would change), and its frames the CPU
+// renderer's: the bundle alone, and a scene placing both (export-web copies the folder's images beside its
+// meta.json).
+TEST_F(WebPage, SogFilesDecodeExactlyAndMatchTheCpuRenderer) {
+  bool ready = false;
+  prepare("web_sog", &ready);
+  if (!ready) return;
+  SF_REQUIRE_ASSET(biker, "splats/biker.spz");
+  const std::string src = dir_ + "/source";
+  convertToSog(biker, src + "/biker.sog");
+  convertToSog(biker, src + "/folder/meta.json");
+  if (HasFatalFailure()) return;
+  const CloudBounds b = computeBounds(loadSplats(biker).cloud);
+  const Vec3 centre = 0.5f * (b.p01 + b.p99);
+  const float radius = 0.5f * length(b.p99 - b.p01);
+  const float half = 20.0f * 3.14159265f / 180.0f;
+  writeText(
+      src + "/sog_scene.json",
+      R"({"objects": [{"name": "bundle", "file": "biker.sog"}, {"name": "folder", "file": "folder/meta.json",
+    "transform": {"translation": )" +
+          jsonNumbers({0.6f * radius, 0, 0.3f * radius}) + R"(, "rotation": )" +
+          jsonNumbers({std::cos(half), 0, std::sin(half), 0}) + "}}]}");
+  exportAndServe(src + "/sog_scene.json", &ready);
+  if (!ready) return;
+  // What the page reads, natively: the exported files.
+  std::map<std::string, LoadedSplats> native;
+  std::map<std::string, std::string> expected;  // file -> "count digest"
+  for (const char* f : {"biker.sog", "folder/meta.json"}) {
+    native[f] = loadSplats(site_ + "/" + f);
+    ASSERT_EQ(native[f].format, SplatFormat::kSog) << f;
+    expected[f] = std::to_string(native[f].cloud.size()) + " " + uploadDigest(native[f].cloud);
+  }
+  EXPECT_EQ(expected["biker.sog"], expected["folder/meta.json"]);  // one cloud, bundled or not
+  Camera cam = lookAtCamera(centre + normalize(Vec3{0.45f, -0.25f, -1.0f}) * (2.6f * radius),
+                            centre + Vec3{0.3f * radius, 0, 0}, Vec3{0, -1, 0}, 50.0f, 240, 180);
+  cam.cx = 0.47f * 240, cam.cy = 0.52f * 180;
+  const RenderObject bundle(&native["biker.sog"].cloud);
+  SceneLoadOptions strict;
+  strict.strict = true;
+  const Scene scene = loadSceneJson(site_ + "/sog_scene.json", strict);
+  ASSERT_EQ(scene.objects.size(), 2u);
+  struct Run {
+    const char* what;
+    std::string query;
+    std::vector<const char*> files;
+    ImageRGBA cpu;
+  };
+  const Run runs[] = {{"biker.sog",
+                       "scene=biker.sog&",
+                       {"biker.sog"},
+                       renderCpu(std::span(&bundle, 1), cam, RenderSettings{})},
+                      {"the scene of both",
+                       "",
+                       {"biker.sog", "folder/meta.json"},
+                       renderCpu(scene.renderObjects(), cam, RenderSettings{})}};
+  for (const Run& run : runs) {
+    std::string log;
+    const std::vector<std::string> lines =
+        browse(run.query + "readback=1&digest=1&" + cameraQuery(cam), {"IMAGE-END", "ERROR"}, &log);
+    SF_REQUIRE_ADAPTER(lines, log);
+    for (const std::string& l : lines) ASSERT_NE(l.rfind("ERROR", 0), 0u) << l;
+    const std::map<std::string, std::string> digests = decodedDigests(lines);
+    EXPECT_EQ(digests.size(), run.files.size()) << run.what;
+    for (const char* f : run.files) {
+      const auto it = digests.find(f);
+      ASSERT_NE(it, digests.end()) << run.what << ": no DECODED line for " << f << "\n"
+                                   << log.substr(0, 4000);
+      EXPECT_EQ(it->second, expected[f]) << run.what << ": " << f;
+      std::printf("%s: %s decoded in the page: %s gaussians, SHA-256 %s the native decoder's\n", run.what, f,
+                  it->second.substr(0, it->second.find(' ')).c_str(),
+                  it->second == expected[f] ? "equal to" : "DIFFERENT from");
+    }
+    std::string first_frame;
+    const ImageRGBA web = readbackImage(lines, &first_frame);
+    ASSERT_EQ(web.width, 240) << log.substr(0, 4000);
+    const ImageDiff diff = compareImages(web, run.cpu);
+    std::printf("web page vs CPU renderer, %s 240x180: PSNR %.1f dB, max difference %.2e; %s\n", run.what,
+                diff.psnr, diff.max_abs, first_frame.c_str());
+    EXPECT_GE(diff.psnr, 40.0) << run.what;
+  }
+}
+
+// A SOG folder with an image cut short (its header whole: the browser cannot decode it, and the engine says
+// so in its words) and one with an image missing (the page cannot fetch it): the page gives exactly the
+// message the native decoder gives, naming the image, and finishes its start.
+TEST_F(WebPage, SogFolderWithABadImageGivesTheEngineMessage) {
+  bool ready = false;
+  prepare("web_sog_bad", &ready);
+  if (!ready) return;
+  SF_REQUIRE_ASSET(biker, "splats/biker.spz");
+  convertToSog(biker, dir_ + "/source/meta.json");
+  if (HasFatalFailure()) return;
+  exportAndServe(dir_ + "/source/meta.json", &ready);  // the folder's files at the site's root
+  if (!ready) return;
+  struct Bad {
+    const char* folder;
+    const char* image;
+    bool cut;  // else removed
+    const char* words;
+  };
+  for (const Bad& bad : {Bad{"cut", "scales.webp", true, "cut/scales.webp: corrupt WebP data ("},
+                         Bad{"missing", "quats.webp", false, "missing/quats.webp: file is missing"}}) {
+    const std::string folder = site_ + "/" + bad.folder;
+    fs::create_directories(folder);
+    for (const fs::directory_entry& e : fs::directory_iterator(site_))
+      if (e.path().extension() == ".webp" || e.path().filename() == "meta.json")
+        fs::copy_file(e.path(), folder / e.path().filename());
+    const std::string image = folder + "/" + bad.image;
+    ASSERT_TRUE(fs::is_regular_file(image)) << "export-web did not copy " << bad.image;
+    if (bad.cut) {
+      std::vector<uint8_t> bytes = readFile(image);
+      bytes.resize(bytes.size() / 2);
+      writeFileAtomic(image, bytes);
+    } else {
+      fs::remove(image);
+    }
+    const std::string expected =
+        siteRelative(test::errorOf([&] { loadSplats(folder + "/meta.json"); }), site_);
+    ASSERT_EQ(expected.rfind(bad.words, 0), 0u) << expected;
+    std::string log;
+    const std::vector<std::string> lines =
+        browse("readback=1&size=64,48&scene=" + std::string(bad.folder) + "/meta.json", {"READY"}, &log);
+    expectOnlyError(lines, log, expected);
+  }
+}
+
+// The fly camera, started by camera=fly and driven by key and mouse events the page plays (?input=), its
+// camera read back after each step. From the camera `splatforge render` frames: a drag looks about the eye,
+// the wheel speeds it up, W held 0.4 s moves the eye along the view by speed x time, where the speed is a
+// quarter of the scene's size (the 1-99 percentile box's diagonal) a second times e^(250 / 1000) for the
+// wheel; D and E held together move it right and up; F hands the view to the orbit unchanged, whose drag
+// turns it about the point the orbit's distance ahead, and F hands it back; S moves it back. The frame of the
+// last camera must be the CPU renderer's.
+TEST_F(WebPage, FlyCameraMovesAsItsClosedFormAndMatchesTheCpuRenderer) {
+  bool ready = false;
+  open("web_fly", &ready);
+  if (!ready) return;
+  const LoadedSplats loaded = loadSplats(biker_);
+  const CloudBounds b = computeBounds(loaded.cloud);
+  const std::vector<std::string> steps = {"drag:50:-30", "wheel:-250", "down:KeyW", "wait:0.4",
+                                          "up:KeyW",     "down:KeyD",  "down:KeyE", "wait:0.3",
+                                          "up:KeyD",     "up:KeyE",    "key:KeyF",  "drag:-40:10",
+                                          "key:KeyF",    "down:KeyS",  "wait:0.2",  "up:KeyS"};
+  std::string script;
+  for (const std::string& step : steps) script += (script.empty() ? "" : ",") + step;
+  std::string log;
+  const std::vector<std::string> lines =
+      browse("readback=1&size=200,150&camera=fly&input=" + script, {"IMAGE-END", "ERROR"}, &log);
+  SF_REQUIRE_ADAPTER(lines, log);
+  for (const std::string& l : lines) ASSERT_NE(l.rfind("ERROR", 0), 0u) << l;
+  const std::vector<PageCamera> c = pageCameras(lines);
+  ASSERT_EQ(c.size(), steps.size()) << log.substr(0, 4000);
+  for (const PageCamera& p : c) ASSERT_EQ(p.cam.width, 200) << "a CAMERA line did not parse";
+
+  const double size = length(b.p99 - b.p01), speed = 0.25 * size * std::exp(0.25), tol = 1e-9 * size;
+  auto row = [&](size_t step, int r) {
+    return std::array<double, 3>{c[step].view[4 * r], c[step].view[4 * r + 1], c[step].view[4 * r + 2]};
+  };
+  // Eye after step `to` minus eye after step `from` against sum of (view row r of `from`) x along.
+  auto expectMoved = [&](size_t from, size_t to, std::vector<std::pair<int, double>> along,
+                         const char* what) {
+    for (int a = 0; a < 3; ++a) {
+      double want = 0;
+      for (const auto& [r, d] : along) want += row(from, r)[static_cast<size_t>(a)] * d;
+      EXPECT_NEAR(c[to].eye[a] - c[from].eye[a], want, tol) << what << ", axis " << a;
+    }
+  };
+  auto sameView = [&](size_t x, size_t y) {
+    double d = 0;
+    for (int k = 0; k < 12; ++k) d = std::max(d, std::abs(c[x].view[k] - c[y].view[k]));
+    return d;
+  };
+  // The start: the camera `splatforge render` frames, looked about from its eye.
+  const Camera start = frameBox(b.p01, b.p99, Vec3{0, 0, 1}, Vec3{0, -1, 0}, 200, 150);
+  EXPECT_EQ(c[0].mode, "fly");
+  EXPECT_NEAR(c[0].speed, 0.25 * size, 1e-6 * size);
+  for (int a = 0; a < 3; ++a)
+    EXPECT_NEAR(c[0].eye[a], start.position()[a], 1e-5 * size) << "the drag moved the eye";
+  EXPECT_LT(row(0, 2)[2], 0.99) << "the drag did not turn the view";
+  EXPECT_NEAR(c[1].speed, speed, 1e-6 * speed);
+  EXPECT_LT(sameView(0, 1), 1e-12) << "the wheel moved the fly camera";
+  // W for 0.4 s: forward (row 2); D and E together for 0.3 s: right (row 0) and up (minus row 1).
+  expectMoved(1, 4, {{2, speed * 0.4}}, "W");
+  expectMoved(4, 9, {{0, speed * 0.3}, {1, -speed * 0.3}}, "D and E");
+  std::printf(
+      "fly: speed %.6f (closed form %.6f); W for 0.4 s moved the eye %.6f along the view (closed form "
+      "%.6f)\n",
+      c[1].speed, speed,
+      std::hypot(c[4].eye[0] - c[1].eye[0], c[4].eye[1] - c[1].eye[1], c[4].eye[2] - c[1].eye[2]),
+      speed * 0.4);
+  // F: the orbit takes the view as it is; its drag turns the eye about the point the starting distance ahead;
+  // F again: the fly camera takes the view as it is; S for 0.2 s: back.
+  EXPECT_EQ(c[10].mode, "orbit");
+  EXPECT_LT(sameView(9, 10), tol);
+  const double distance = length(start.position() - 0.5f * (b.p01 + b.p99));
+  for (int a = 0; a < 3; ++a)
+    EXPECT_NEAR(
+        c[11].eye[a],
+        c[10].eye[a] + (row(10, 2)[static_cast<size_t>(a)] - row(11, 2)[static_cast<size_t>(a)]) * distance,
+        1e-5 * size)
+        << "the orbit did not turn about its target";
+  EXPECT_GT(sameView(10, 11), 1e-3);
+  EXPECT_EQ(c[12].mode, "fly");
+  EXPECT_LT(sameView(11, 12), tol);
+  expectMoved(12, 15, {{2, -speed * 0.2}}, "S");
+
+  // The frame of the last camera against the CPU renderer's.
+  std::string first_frame;
+  const ImageRGBA web = readbackImage(lines, &first_frame);
+  ASSERT_EQ(web.width, 200) << log.substr(0, 4000);
+  RenderObject object(&loaded.cloud);
+  const ImageDiff diff = compareImages(
+      web, renderCpu(std::span<const RenderObject>(&object, 1), c.back().cam, RenderSettings{}));
+  std::printf(
+      "web page vs CPU renderer, biker from the flown camera 200x150: PSNR %.1f dB, max difference %.2e\n",
+      diff.psnr, diff.max_abs);
+  EXPECT_GE(diff.psnr, 40.0);
 }
 
 }  // namespace

@@ -5,14 +5,18 @@
 // [splat][coeff][rgb]) and a JSON description (format, counts, warnings, or the error message exactly as the
 // command line prints it after "error: "). One scene makes one WebScene: its objects (files, transforms),
 // camera and background as JSON, and the world-space centres of the objects decoded so far, which frame the
-// starting camera as `splatforge render` does.
+// starting camera as `splatforge render` does. A SOG file's lossless WebP images are decoded by the browser:
+// this file defines the web build's io/sog_images.h, whose pixels and files the page hands in (the
+// sf_web_sog_ functions) before it decodes the file again.
 #include <emscripten/emscripten.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <map>
 #include <new>
 #include <numbers>
 #include <string>
@@ -23,6 +27,8 @@
 #include "core/gaussian_cloud.h"
 #include "io/file.h"
 #include "io/formats.h"
+#include "io/sog.h"
+#include "io/sog_images.h"
 #include "render/camera.h"
 #include "scene/scene_doc.h"
 
@@ -64,9 +70,12 @@ std::string jsonRows(const sf::Mat4& m) {  // rows 0..2, 12 numbers
   return out + "]";
 }
 
-// The 26 floats of a starting camera (sf_web_default_camera): world_to_camera rows 0..2, fx, fy, cx, cy, the
-// eye, the point the orbit turns about, the up vector, the vertical field of view in degrees.
-void writeCamera(const sf::Camera& cam, sf::Vec3 target, sf::Vec3 up, float fov_deg, float* out) {
+// The 27 floats of a starting camera (sf_web_default_camera): world_to_camera rows 0..2, fx, fy, cx, cy, the
+// eye, the point the orbit turns about, the up vector, the vertical field of view in degrees, and the scene's
+// size (the diagonal of the 1-99 percentile box of its centres; 0 without splats), which sets the fly
+// camera's speed.
+void writeCamera(const sf::Camera& cam, sf::Vec3 target, sf::Vec3 up, float fov_deg, const sf::CloudBounds& b,
+                 float* out) {
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 4; ++j) out[i * 4 + j] = cam.world_to_camera.m[i][j];
   out[12] = cam.fx, out[13] = cam.fy, out[14] = cam.cx, out[15] = cam.cy;
@@ -75,6 +84,7 @@ void writeCamera(const sf::Camera& cam, sf::Vec3 target, sf::Vec3 up, float fov_
   out[19] = target.x, out[20] = target.y, out[21] = target.z;
   out[22] = up.x, out[23] = up.y, out[24] = up.z;
   out[25] = fov_deg;
+  out[26] = sf::length(b.p99 - b.p01);
 }
 
 std::string jsonString(const std::string& s) {
@@ -94,6 +104,27 @@ std::string jsonString(const std::string& s) {
   return out + "\"";
 }
 
+// What the page hands in for one SOG file (io/sog_images.h in this build): its image files (an unpacked
+// SOG's, by the path its messages name, or why the page could not fetch one) and inspectSog's images with
+// the pixels the browser decoded (empty where it could not).
+struct WebSogImages {
+  bool active = false;  // between sf_web_sog_files and sf_web_sog_clear
+  std::map<std::string, std::vector<uint8_t>> files;
+  std::map<std::string, std::string> file_errors;
+  std::vector<sf::SogImage> images;
+  std::vector<std::vector<uint8_t>> pixels;
+  std::string info;  // the last answer (JSON)
+};
+WebSogImages g_sog;
+
+// Thrown where decodeSplats reaches a SOG file's images while the page has handed in none: sf_web_decode
+// then answers that the browser must decode them first.
+struct SogImagesNeeded : std::exception {
+  const char* what() const noexcept override {
+    return "the SOG file's images are decoded by the browser first";
+  }
+};
+
 std::string describe(const sf::LoadedSplats& loaded) {
   const sf::GaussianCloud& c = loaded.cloud;
   std::string w = "[";
@@ -109,7 +140,41 @@ std::string describe(const sf::LoadedSplats& loaded) {
          ",\"warnings\":" + w + "}";
 }
 
+std::string errorInfo(const std::string& message) {
+  return std::string("{\"ok\":false,\"error\":") + jsonString(message) + "}";
+}
+
 }  // namespace
+
+namespace sf::sog {
+
+std::vector<uint8_t> readImageFile(const std::string&, const std::string&, const std::string& path,
+                                   const std::string&) {
+  if (!g_sog.active) throw SogImagesNeeded();
+  if (auto e = g_sog.file_errors.find(path); e != g_sog.file_errors.end()) throw Error(e->second);
+  auto f = g_sog.files.find(path);
+  if (f == g_sog.files.end()) throw Error(path + ": file is missing");
+  return f->second;
+}
+
+bool decodeWebp(std::span<const uint8_t> webp, int width, int height, std::span<uint8_t> rgba) {
+  if (!g_sog.active) throw SogImagesNeeded();
+  for (size_t i = 0; i < g_sog.images.size(); ++i) {
+    const SogImage& img = g_sog.images[i];
+    if (img.width == width && img.height == height && g_sog.pixels[i].size() == rgba.size() &&
+        img.webp.size() == webp.size() && std::memcmp(img.webp.data(), webp.data(), webp.size()) == 0) {
+      std::memcpy(rgba.data(), g_sog.pixels[i].data(), rgba.size());
+      return true;
+    }
+  }
+  return false;  // the browser did not decode it
+}
+
+std::vector<uint8_t> encodeWebp(std::span<const uint8_t>, int, int) {
+  throw Error("writing SOG is not in the web build (the page reads splat files)");
+}
+
+}  // namespace sf::sog
 
 extern "C" {
 
@@ -144,6 +209,8 @@ EMSCRIPTEN_KEEPALIVE WebDecoded* sf_web_decode(const uint8_t* bytes, uint32_t si
     r->bounds = sf::computeBounds(c);
     r->info = describe(loaded);
     r->ok = true;
+  } catch (const SogImagesNeeded&) {
+    r->info = "{\"ok\":false,\"sog_images\":true}";
   } catch (const std::bad_alloc&) {
     r->info = std::string("{\"ok\":false,\"error\":") +
               jsonString(std::string(name) + ": ran out of memory while loading") + "}";
@@ -151,6 +218,84 @@ EMSCRIPTEN_KEEPALIVE WebDecoded* sf_web_decode(const uint8_t* bytes, uint32_t si
     r->info = std::string("{\"ok\":false,\"error\":") + jsonString(e.what()) + "}";
   }
   return r;
+}
+
+// SOG in the page. sf_web_decode answers {"ok": false, "sog_images": true} for a SOG file whose images the
+// browser has not decoded; the page then starts handing them in: sf_web_sog_files says which image files an
+// unpacked SOG needs (JSON {"ok": true, "files": [{"name" (relative to meta.json), "path" (the name its
+// messages use)}]}, none for a .sog), sf_web_sog_file hands in each (its bytes, or why it could not be
+// fetched), sf_web_sog_inspect reads and checks every image (inspectSog: {"ok": true, "images":
+// [{"describe", "width", "height"}]}, whose WebP bytes sf_web_sog_webp gives), and the browser's RGBA of each
+// goes to sf_web_sog_pixels; sf_web_decode of the same file then decodes it with those pixels.
+// sf_web_sog_clear ends it. A failure is {"ok": false, "error"}, in the command line's words.
+EMSCRIPTEN_KEEPALIVE const char* sf_web_sog_files(const uint8_t* bytes, uint32_t size, const char* name) {
+  g_sog = WebSogImages{};
+  g_sog.active = true;
+  try {
+    std::string files = "[";
+    for (const sf::SogImageFile& f : sf::sogImageFiles(std::span<const uint8_t>(bytes, size), name))
+      files += (files.size() > 1 ? "," : "") + std::string("{\"name\":") + jsonString(f.name) +
+               ",\"path\":" + jsonString(f.path) + "}";
+    g_sog.info = "{\"ok\":true,\"files\":" + files + "]}";
+  } catch (const std::exception& e) {
+    g_sog.info = errorInfo(e.what());
+  }
+  return g_sog.info.c_str();
+}
+
+// An image file of the SOG being handed in: its bytes, or (`error` not null) why the page could not fetch it,
+// in the loader's words. 0 when it did not fit in memory.
+EMSCRIPTEN_KEEPALIVE int sf_web_sog_file(const char* path, const uint8_t* bytes, uint32_t size,
+                                         const char* error) {
+  try {
+    if (error)
+      g_sog.file_errors[path] = error;
+    else
+      g_sog.files[path].assign(bytes, bytes + size);
+    return 1;
+  } catch (const std::bad_alloc&) {
+    return 0;
+  }
+}
+
+EMSCRIPTEN_KEEPALIVE const char* sf_web_sog_inspect(const uint8_t* bytes, uint32_t size, const char* name) {
+  try {
+    g_sog.images = sf::inspectSog(std::span<const uint8_t>(bytes, size), name);
+    g_sog.pixels.assign(g_sog.images.size(), {});
+    std::string images = "[";
+    for (const sf::SogImage& img : g_sog.images)
+      images += (images.size() > 1 ? "," : "") + std::string("{\"describe\":") + jsonString(img.describe) +
+                ",\"width\":" + std::to_string(img.width) + ",\"height\":" + std::to_string(img.height) + "}";
+    g_sog.info = "{\"ok\":true,\"images\":" + images + "]}";
+  } catch (const std::bad_alloc&) {
+    g_sog.info = errorInfo(std::string(name) + ": ran out of memory while loading");
+  } catch (const std::exception& e) {
+    g_sog.info = errorInfo(e.what());
+  }
+  return g_sog.info.c_str();
+}
+
+EMSCRIPTEN_KEEPALIVE const uint8_t* sf_web_sog_webp(uint32_t i) {
+  return g_sog.images.at(i).webp.data();
+}
+EMSCRIPTEN_KEEPALIVE uint32_t sf_web_sog_webp_size(uint32_t i) {
+  return static_cast<uint32_t>(g_sog.images.at(i).webp.size());
+}
+
+// Room for image i's RGBA (width x height x 4 bytes), which the page fills with what the browser decoded;
+// null when it did not fit in memory.
+EMSCRIPTEN_KEEPALIVE uint8_t* sf_web_sog_pixels(uint32_t i) {
+  try {
+    const sf::SogImage& img = g_sog.images.at(i);
+    g_sog.pixels.at(i).resize(static_cast<size_t>(img.width) * static_cast<size_t>(img.height) * 4);
+    return g_sog.pixels[i].data();
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+}
+
+EMSCRIPTEN_KEEPALIVE void sf_web_sog_clear() {
+  g_sog = WebSogImages{};
 }
 
 EMSCRIPTEN_KEEPALIVE const char* sf_web_info(const WebDecoded* r) {
@@ -173,12 +318,12 @@ EMSCRIPTEN_KEEPALIVE uint32_t sf_web_sh_floats(const WebDecoded* r) {
 }
 
 // The camera `splatforge render` takes for this capture at width x height (autoCamera of a one-capture scene:
-// frameBox of the 1-99 percentile bounds, looking along +z with -y up), into out[0..26) (writeCamera); the
+// frameBox of the 1-99 percentile bounds, looking along +z with -y up), into out[0..27) (writeCamera); the
 // orbit turns about the box's centre.
 EMSCRIPTEN_KEEPALIVE void sf_web_default_camera(const WebDecoded* r, int width, int height, float* out) {
   const sf::Vec3 view{0, 0, 1}, up{0, -1, 0};
   const sf::Camera cam = sf::frameBox(r->bounds.p01, r->bounds.p99, view, up, width, height);
-  writeCamera(cam, 0.5f * (r->bounds.p01 + r->bounds.p99), up, 50.0f, out);
+  writeCamera(cam, 0.5f * (r->bounds.p01 + r->bounds.p99), up, 50.0f, r->bounds, out);
 }
 
 // 1 when `name` names a scene JSON, as every command decides it by the name (io/file.h classifyInputName),
@@ -246,7 +391,7 @@ EMSCRIPTEN_KEEPALIVE int sf_web_scene_attach(WebScene* s, uint32_t object, const
   }
 }
 
-// The scene's starting camera at width x height, once every object is attached, into out[0..26)
+// The scene's starting camera at width x height, once every object is attached, into out[0..27)
 // (writeCamera): the scene's camera at that size (as `render --width --height` takes it), the orbit turning
 // about the point on its axis nearest the centre of the objects' box (twice the box's radius ahead when that
 // point is behind it); without one, autoCamera's for a scene of splat captures (frameBox of the 1-99
@@ -262,7 +407,8 @@ EMSCRIPTEN_KEEPALIVE int sf_web_scene_camera(const WebScene* s, int width, int h
     const sf::Vec3 centre = 0.5f * (b.p01 + b.p99);
     if (!doc.camera) {
       const sf::Vec3 up{0, -1, 0};
-      writeCamera(sf::frameBox(b.p01, b.p99, sf::Vec3{0, 0, 1}, up, width, height), centre, up, 50.0f, out);
+      writeCamera(sf::frameBox(b.p01, b.p99, sf::Vec3{0, 0, 1}, up, width, height), centre, up, 50.0f, b,
+                  out);
       return 1;
     }
     const sf::Camera& cam = *doc.camera;
@@ -273,7 +419,7 @@ EMSCRIPTEN_KEEPALIVE int sf_web_scene_camera(const WebScene* s, int width, int h
     const float distance = along > 1e-3f ? along : std::max(sf::length(b.p99 - b.p01), 1e-3f);
     const float fov =
         2.0f * std::atan(0.5f * static_cast<float>(cam.height) / cam.fy) * 180.0f / std::numbers::pi_v<float>;
-    writeCamera(cam, eye + forward * distance, up, fov, out);
+    writeCamera(cam, eye + forward * distance, up, fov, b, out);
     return 1;
   } catch (const std::exception&) {
     return -1;  // the scene could not be read again
