@@ -493,7 +493,7 @@ void defSceneProperties(pyb::class_<PyScene>& scene) {
             return out;
           },
           "The objects: dicts with name, source (file), kind (\"splats\", \"gltf\", \"character\", "
-          "\"decoder character\", \"generator\", \"hull\" or \"lod\"), gaussians, "
+          "\"decoder_character\", \"generator\", \"hull\" or \"lod\"), gaussians, "
           "clip (the animation's name, its index when unnamed, or None) and events (the clip's animation "
           "events: dicts "
           "with name and time, clip seconds, in time order).")

@@ -77,18 +77,6 @@ std::string FrameResult::timing() const {
   return s;
 }
 
-FrameDriver::FrameDriver(const FrameDriverOptions& options)
-    : options_(options), attach_(std::make_unique<Attach>(*this)) {
-  if (options_.backend == Backend::kVulkan ||
-      (options_.backend == Backend::kAuto && gpu::gpuDeviceAvailable())) {
-    gpu::ContextOptions co;
-    co.device = options_.device;
-    co.validation = options_.validation;
-    if (options_.configure) options_.configure(co);
-    vulkan_ = std::make_unique<VulkanRenderer>(co);
-  }
-}
-
 // The GpuAttach of this driver: its device, its messages and its record of what it gave.
 class FrameDriver::Attach final : public GpuAttach {
  public:
@@ -109,6 +97,11 @@ class FrameDriver::Attach final : public GpuAttach {
     });
     return found;
   }
+  // Whether a take-back is recorded for `owner`.
+  bool takesBack(const void* owner) const {
+    return std::any_of(d_.given_.begin(), d_.given_.end(),
+                       [&](const Given& g) { return g.owner.lock().get() == owner; });
+  }
   bool refusedBefore(const void* owner) override {
     std::erase_if(d_.refused_, [](const std::weak_ptr<const void>& w) { return w.expired(); });
     return std::any_of(d_.refused_.begin(), d_.refused_.end(),
@@ -128,6 +121,18 @@ class FrameDriver::Attach final : public GpuAttach {
   }
   FrameDriver& d_;
 };
+
+FrameDriver::FrameDriver(const FrameDriverOptions& options)
+    : options_(options), attach_(std::make_unique<Attach>(*this)) {
+  if (options_.backend == Backend::kVulkan ||
+      (options_.backend == Backend::kAuto && gpu::gpuDeviceAvailable())) {
+    gpu::ContextOptions co;
+    co.device = options_.device;
+    co.validation = options_.validation;
+    if (options_.configure) options_.configure(co);
+    vulkan_ = std::make_unique<VulkanRenderer>(co);
+  }
+}
 
 FrameDriver::~FrameDriver() {
   takeBackGpuPaths();
@@ -197,16 +202,20 @@ void FrameDriver::attach(const Scene& scene) {
   for (const SceneObject& o : scene.objects) o.kindOf().attachGpu(o, *attach_);
   // The post model: in the frame (an image pass between the raster and the readback), else on the Vulkan
   // executor after readback.
-  if (scene.post && !scene.post->gpuPath() && !scene.post->hasRunner()) {
+  // A model the executor refuses stays on the CPU executor (said once); a frame with nothing posed (no
+  // raster to run it after) runs it on the Vulkan executor after readback.
+  if (scene.post && !scene.post->gpuPath() && !attach_->refusedBefore(scene.post.get())) {
     nn::ImageModel& post = *scene.post;
     if (std::string why = nn::attachImageGpuPath(vulkan_->context(), post); !why.empty()) {
-      say(fmt::format("splatforge: warning: {} runs after the frame is read back: {}", post.path(), why));
+      attach_->refuse(scene.post);
+      say(fmt::format("splatforge: warning: {} runs on the CPU executor: {}", post.path(), why));
+    } else {
       post.setRunner(nn::vulkanRunner(vulkan_->context(), post.graph()));
+      attach_->given(scene.post, [p = &post] {
+        p->setGpuPath(nullptr);
+        p->setRunner(nullptr);
+      });
     }
-    attach_->given(scene.post, [p = &post] {
-      p->setGpuPath(nullptr);
-      p->setRunner(nullptr);
-    });
   }
 }
 
@@ -253,8 +262,14 @@ void FrameDriver::pose(const Scene& scene, ScenePlayback& pb, const FrameRequest
   pb.world_time_ = t;
   for (const std::string& line : pb.world_->takeLog()) say(fmt::format("  [t={:.2f}] {}", t, line));
   if (gpu) {
-    for (character::BundleCharacter* b : pb.world_->bundles())  // spawned decoder characters
-      if (!b->gpuPath()) attachBundleGpu(*attach_, *b, pb.world_);
+    // Spawned decoder characters: the world's take-back walks the characters it holds when it runs (one
+    // spawned earlier may have been despawned since).
+    bool attached = false;
+    for (character::BundleCharacter* b : pb.world_->bundles()) attached |= attachBundleGpu(*attach_, *b);
+    if (attached && !attach_->takesBack(pb.world_.get()))
+      attach_->given(pb.world_, [w = pb.world_.get()] {
+        for (character::BundleCharacter* b : w->bundles()) b->setGpuPath(nullptr);
+      });
   }
   pb.world_->setCamera(cam);            // decoder characters run their appearance pass for the view
   std::vector<RenderMesh> char_meshes;  // the mouth's meshes

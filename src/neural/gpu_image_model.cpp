@@ -32,6 +32,7 @@ VulkanImagePath::~VulkanImagePath() = default;
 void VulkanImagePath::prepare(uint32_t width, uint32_t height) {
   if (width == width_ && height == height_) return;
   model_.checkSize(width, height);
+  width_ = height_ = 0;  // until the new plan is checked: a failed size leaves no plan claimed
   const ValueInfo& in = model_.graph().inputs[0];
   TensorMap inputs;
   inputs[model_.inputName()] =

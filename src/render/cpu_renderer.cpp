@@ -90,7 +90,9 @@ TileRect reachableTiles(const ProjectedSplat& s, TileRect rect) {
   t.y0 = first(s.mean_y - ey, rect.y0);
   t.x1 = std::max(t.x0, end(s.mean_x + ex, rect.x1));
   t.y1 = std::max(t.y0, end(s.mean_y + ey, rect.y1));
-  return t;
+  // A narrowed rect must be one whose tiles are tested: an untested rect's tiles are its pairs, and its
+  // edges would then depend on the rounding of the sums above, which the backends do not share.
+  return t.area() <= kMaxTestedTileArea ? t : rect;
 }
 
 bool splatReachesTile(const ProjectedSplat& s, int tx, int ty) {

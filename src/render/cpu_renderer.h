@@ -192,7 +192,9 @@ bool splatReachesTile(const ProjectedSplat& s, int tx, int ty);
 // conic at most splatReachesTile's bound, widened by 2% and a pixel against rounding) can overlap: every tile
 // splatReachesTile passes in `rect` lies inside, so the tile lists are unchanged while the tiles tested and
 // walked shrink with the splat's opacity and its extent along each axis. Ill-conditioned conics and splats
-// fainter than 1/255 keep `rect`. The Vulkan and WebGPU preprocess do the same sums.
+// fainter than 1/255 keep `rect`, as does a narrowed rect of more than kMaxTestedTileArea tiles (whose tiles
+// would all be pairs, untested: its edges must not depend on rounding). The Vulkan and WebGPU preprocess do
+// the same sums.
 TileRect reachableTiles(const ProjectedSplat& s, TileRect rect);
 
 // 2D covariance (a, b, c of [[a, b], [b, c]]) of a gaussian with world covariance `cov` at view-space

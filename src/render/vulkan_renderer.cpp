@@ -518,6 +518,8 @@ ImageRGBA VulkanRenderer::renderWithImagePasses(std::span<const RenderObject> ob
                                                 VulkanFrameStats* stats, std::span<const RenderMesh> meshes) {
   const FrameView view{cam, settings.background};
   std::vector<VulkanFrameStats> st;
+  const auto lock =
+      impl_->ctx.lock();  // (recursive: renderFrame takes it too) no other frame sees the passes
   impl_->image_passes = passes;
   ImageRGBA img;
   try {

@@ -92,7 +92,7 @@ class GpuAttach {
 class SceneObjectKind {
  public:
   virtual ~SceneObjectKind() = default;
-  // "splats", "gltf", "character", "decoder character", "generator", "hull" or "lod".
+  // "splats", "gltf", "character", "decoder_character", "generator", "hull" or "lod".
   virtual std::string_view kindName() const = 0;
   // What the object holds, for the loading progress line (`object.cloud` is counted by the caller).
   virtual std::string describe(const SceneObject& object) const = 0;

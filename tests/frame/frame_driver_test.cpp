@@ -271,6 +271,38 @@ TEST(FrameDriver, PostModelRunsInTheFrame) {
   EXPECT_FALSE(scene.post->hasRunner());
 }
 
+// A decoder character the scene's script spawns gets its GPU path from the driver; after the script despawns
+// it (freeing it while the world lives on), detach() and the driver's end take back what is still there and
+// touch nothing freed (run under AddressSanitizer).
+TEST(FrameDriver, DespawnedDecoderCharactersLeaveNothingToTakeBack) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  const std::string orb = std::string(SPLATFORGE_SOURCE_DIR) + "/models/characters/orb_head";
+  Scene scene;
+  scene.script.resize(4);
+  scene.script[0].t = 0, scene.script[0].command = "spawn-character", scene.script[0].id = "a";
+  scene.script[0].package = orb;
+  scene.script[1].t = 0, scene.script[1].command = "spawn-character", scene.script[1].id = "b";
+  scene.script[1].package = orb;
+  scene.script[1].transform = Mat4::fromLinearTranslation(Mat3{}, {0.3f, 0, 0});
+  scene.script[2].t = 0.5, scene.script[2].command = "despawn", scene.script[2].id = "a";
+  scene.script[3].t = 0.8, scene.script[3].command = "despawn", scene.script[3].id = "b";
+  for (character::ScriptCommand& c : scene.script) c.where = "test";
+  const Camera cam = lookAtCamera({0, 0, -1.5f}, {0, 0, 0}, {0, -1, 0}, 40, 48, 32);
+  FrameDriverOptions vk;
+  vk.backend = Backend::kVulkan;
+  {
+    FrameDriver driver(vk);
+    ScenePlayback playback;
+    EXPECT_TRUE(driver.render(scene, playback, {0.1, cam, {}, {}}).gpu_sources);
+    EXPECT_EQ(playback.spawned(), 2u);
+    driver.render(scene, playback, {0.6, cam, {}, {}});  // "a" despawned: freed, its path taken with it
+    EXPECT_EQ(playback.spawned(), 1u);
+    driver.detach(scene, &playback);                     // takes back b's path
+    driver.render(scene, playback, {0.9, cam, {}, {}});  // "b" despawned too
+    EXPECT_EQ(playback.spawned(), 0u);
+  }  // the driver's end: nothing left to take back, nothing freed touched
+}
+
 TEST(FrameDriver, GeneratorPathsAreTakenBack) {
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   Scene scene;

@@ -68,6 +68,8 @@ fn reachableTiles(mean: vec2<f32>, co: vec4<f32>, rect: vec4<i32>) -> vec4<i32> 
   let e = sqrt(vec2<f32>(bound * co.z / det, bound * co.x / det)) * 1.02 + 1.0;
   let tile = f32(TILE);
   let first = max(rect.xy, vec2<i32>(ceil(max((mean - e - (tile - 1.0)) / tile, vec2<f32>(-1.0)))));
-  let end = min(rect.zw, vec2<i32>(floor(min((mean + e) / tile, vec2<f32>(65535.0)))) + 1);
-  return vec4<i32>(first, max(first, end));
+  let end = max(first, min(rect.zw, vec2<i32>(floor(min((mean + e) / tile, vec2<f32>(65535.0)))) + 1));
+  let size = end - first;
+  if (size.x * size.y > MAX_TESTED_TILE_AREA) { return rect; }
+  return vec4<i32>(first, end);
 }

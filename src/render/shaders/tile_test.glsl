@@ -35,6 +35,7 @@ ivec4 reachableTiles(vec2 mean, vec4 co, ivec4 rect) {
   vec2 e = sqrt(vec2(bound * c / det, bound * a / det)) * 1.02 + 1.0;
   const float kTile = float(SF_TILE);
   ivec2 first = max(rect.xy, ivec2(ceil(max((mean - e - (kTile - 1.0)) / kTile, vec2(-1.0)))));
-  ivec2 end = min(rect.zw, ivec2(floor(min((mean + e) / kTile, vec2(65535.0)))) + 1);
-  return ivec4(first, max(first, end));
+  ivec2 end = max(first, min(rect.zw, ivec2(floor(min((mean + e) / kTile, vec2(65535.0)))) + 1));
+  ivec2 size = end - first;
+  return size.x * size.y <= SF_MAX_TESTED_TILE_AREA ? ivec4(first, end) : rect;
 }

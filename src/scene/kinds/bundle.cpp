@@ -23,20 +23,18 @@ void BundleObject::pose(const SceneObject& object, const PoseContext& ctx, PoseS
   out.objects.push_back(ro);
 }
 
-bool attachBundleGpu(GpuAttach& gpu, character::BundleCharacter& b, std::weak_ptr<const void> owner) {
-  if (b.gpuPath()) return true;
-  if (!b.gpuRefusal().empty()) return false;  // refused before (said once)
+bool attachBundleGpu(GpuAttach& gpu, character::BundleCharacter& b) {
+  if (b.gpuPath() || !b.gpuRefusal().empty()) return false;  // attached, or refused before (said once)
   if (std::string why = character::attachBundleGpuPath(gpu.context(), b); !why.empty()) {
     gpu.say("splatforge: warning: " + b.bundle().where + " runs on the CPU: " + why);
     b.setGpuRefusal(why);
     return false;
   }
-  gpu.given(std::move(owner), [&b] { b.setGpuPath(nullptr); });
   return true;
 }
 
 void BundleObject::attachGpu(const SceneObject&, GpuAttach& gpu) const {
-  if (!bundle_->gpuPath()) attachBundleGpu(gpu, *bundle_, bundle_);
+  if (attachBundleGpu(gpu, *bundle_)) gpu.given(bundle_, [b = bundle_.get()] { b->setGpuPath(nullptr); });
 }
 
 void BundleObject::detachGpu(GpuAttach& gpu) const {

@@ -14,7 +14,7 @@ namespace sf {
 class BundleObject final : public SceneObjectKind {
  public:
   explicit BundleObject(std::shared_ptr<character::BundleCharacter> bundle) : bundle_(std::move(bundle)) {}
-  std::string_view kindName() const override { return "decoder character"; }
+  std::string_view kindName() const override { return "decoder_character"; }
   std::string describe(const SceneObject& object) const override;
   void pose(const SceneObject& object, const PoseContext& ctx, PoseSink& out) const override;
   void attachGpu(const SceneObject& object, GpuAttach& gpu) const override;
@@ -31,8 +31,9 @@ class BundleObject final : public SceneObjectKind {
 // Fills a scene object from a decoder character bundle directory. Throws sf::Error.
 void loadBundleObject(SceneObject& obj, const std::string& dir);
 
-// Gives `bundle` its GPU path on the driver's device (a refusal said once and kept by the character); the
-// take-back is recorded for `owner`, which keeps the character alive. Returns whether it has a path.
-bool attachBundleGpu(GpuAttach& gpu, character::BundleCharacter& bundle, std::weak_ptr<const void> owner);
+// Gives `bundle` its GPU path on the driver's device (a refusal said once and kept by the character). Returns
+// whether it was given one now; the caller records the take-back (GpuAttach::given) for an owner that keeps
+// the character alive while the take-back may run.
+bool attachBundleGpu(GpuAttach& gpu, character::BundleCharacter& bundle);
 
 }  // namespace sf
