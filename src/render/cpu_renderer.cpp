@@ -70,31 +70,6 @@ TileRect tileRect(float x, float y, int radius, int tiles_x, int tiles_y) {
   return t;
 }
 
-TileRect reachableTiles(const ProjectedSplat& s, TileRect rect) {
-  const float a = s.conic[0], b = s.conic[1], c = s.conic[2];
-  const float bound = 2.0f * std::log(255.0f * s.opacity) * 1.001f + 0.01f;  // splatReachesTile's
-  const float det = a * c - b * b;
-  // Ill-conditioned conics (where rounding could shrink the ellipse) and faint splats keep their rect.
-  if (!(bound > 0.0f && a > 0.0f && c > 0.0f && det > 1e-3f * a * c)) return rect;
-  const float ex = std::sqrt(bound * c / det) * 1.02f + 1.0f, ey = std::sqrt(bound * a / det) * 1.02f + 1.0f;
-  constexpr float kTile = static_cast<float>(kTileSize);
-  // Tile t holds the pixel centres [t * kTileSize, t * kTileSize + kTileSize - 1] (mean coordinates).
-  auto first = [&](float lo, int r0) {
-    return std::max(r0, static_cast<int>(std::ceil(std::max((lo - (kTile - 1.0f)) / kTile, -1.0f))));
-  };
-  auto end = [&](float hi, int r1) {
-    return std::min(r1, static_cast<int>(std::floor(std::min(hi / kTile, 65535.0f))) + 1);
-  };
-  TileRect t;
-  t.x0 = first(s.mean_x - ex, rect.x0);
-  t.y0 = first(s.mean_y - ey, rect.y0);
-  t.x1 = std::max(t.x0, end(s.mean_x + ex, rect.x1));
-  t.y1 = std::max(t.y0, end(s.mean_y + ey, rect.y1));
-  // A narrowed rect must be one whose tiles are tested: an untested rect's tiles are its pairs, and its
-  // edges would then depend on the rounding of the sums above, which the backends do not share.
-  return t.area() <= kMaxTestedTileArea ? t : rect;
-}
-
 bool splatReachesTile(const ProjectedSplat& s, int tx, int ty) {
   const float a = s.conic[0], b = s.conic[1], c = s.conic[2];
   const float limit = 2.0f * std::log(255.0f * s.opacity);
@@ -151,8 +126,6 @@ bool projectSplat(Vec3 p_world, const Cov6& cov_world, float opacity, int sh_deg
   out->conic[2] = cov2[0] * det_inv;
   out->opacity = opacity;
   out->depth = p_view.z;
-  out->tiles = reachableTiles(*out, out->tiles);
-  if (out->tiles.area() == 0) return false;
   if (out->tiles.area() > kMaxTestedTileArea) {
     out->touched = out->tiles.area();
   } else {

@@ -173,7 +173,7 @@ struct ProjectedSplat {
   float depth = 0;             // view-space z
   Vec3 color;                  // SH evaluated, +0.5, clamped at 0
   int radius = 0;              // pixels
-  TileRect tiles;              // INRIA's 3-sigma tile rectangle, narrowed by reachableTiles
+  TileRect tiles;              // INRIA's 3-sigma tile rectangle
   int touched = 0;     // tiles of `tiles` the splat can reach with alpha >= 1/255 (see splatReachesTile)
   uint32_t shape = 0;  // shape word (render/splat_shape.h), class bits 0: the gaussian
 };
@@ -187,15 +187,6 @@ constexpr int kMaxTestedTileArea = 1024;
 // fail the test would skip the splat at every pixel, so dropping their keys changes nothing in the image
 // while removing most of the keys of faint or elongated splats.
 bool splatReachesTile(const ProjectedSplat& s, int tx, int ty);
-
-// The tiles of `rect` whose pixel centres the splat's alpha >= 1/255 ellipse (the quadratic form of its
-// conic at most splatReachesTile's bound, widened by 2% and a pixel against rounding) can overlap: every tile
-// splatReachesTile passes in `rect` lies inside, so the tile lists are unchanged while the tiles tested and
-// walked shrink with the splat's opacity and its extent along each axis. Ill-conditioned conics and splats
-// fainter than 1/255 keep `rect`, as does a narrowed rect of more than kMaxTestedTileArea tiles (whose tiles
-// would all be pairs, untested: its edges must not depend on rounding). The Vulkan and WebGPU preprocess do
-// the same sums.
-TileRect reachableTiles(const ProjectedSplat& s, TileRect rect);
 
 // 2D covariance (a, b, c of [[a, b], [b, c]]) of a gaussian with world covariance `cov` at view-space
 // position `view_pos`, by the EWA Jacobian with the INRIA clamping of x/z and y/z to 1.3x the field of

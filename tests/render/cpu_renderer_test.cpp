@@ -252,49 +252,6 @@ TEST(Tiles, ReachTestNeverDropsATileWithAVisiblePixel) {
   EXPECT_LT(kept, rect_tiles);
 }
 
-// reachableTiles narrows a splat's rect to the tiles its alpha >= 1/255 ellipse can overlap: for random
-// splats (faint, bright, elongated, across the image's edges) the tiles splatReachesTile passes within the
-// 3-sigma rect (INRIA's getRect, the oracle) all lie inside the narrowed rect, and the narrowed rects hold
-// fewer tiles in all.
-TEST(Tiles, NarrowedRectKeepsEveryReachedTile) {
-  GaussianCloud c = test::randomCloud(4000, 0, 31);
-  for (Vec3& p : c.positions) p = p + Vec3{0, 0, 2.0f};
-  for (size_t i = 0; i < c.size(); ++i) {
-    if (i % 3 == 0) c.opacities[i] = 0.01f + 0.05f * static_cast<float>(i % 7);                 // faint
-    if (i % 5 == 0) c.scales[i] = {c.scales[i].x * 6.0f, c.scales[i].y * 0.3f, c.scales[i].z};  // elongated
-    if (i % 11 == 0) c.scales[i] = c.scales[i] * 8.0f;                                          // large
-  }
-  const Camera cam = identityCamera(200, 136, 140.0f);
-  const int tiles_x = (cam.width + kTileSize - 1) / kTileSize,
-            tiles_y = (cam.height + kTileSize - 1) / kTileSize;
-  size_t full_tiles = 0, narrowed_tiles = 0, reached = 0, projected = 0;
-  for (size_t i = 0; i < c.size(); ++i) {
-    ProjectedSplat s;
-    const float sh[3] = {0, 0, 0};
-    if (!projectSplat(c.positions[i], covarianceFromScaleRotation(c.scales[i], c.rotations[i]),
-                      c.opacities[i], 0, sh, {0, 0, 1}, ColorSpace::kSrgb, cam, false, &s))
-      continue;
-    ++projected;
-    const TileRect full = tileRect(s.mean_x, s.mean_y, s.radius, tiles_x, tiles_y);
-    const TileRect narrow = reachableTiles(s, full);
-    EXPECT_EQ(narrow.x0, s.tiles.x0);  // what projectSplat keeps
-    EXPECT_EQ(narrow.y1, s.tiles.y1);
-    full_tiles += static_cast<size_t>(full.area());
-    narrowed_tiles += static_cast<size_t>(narrow.area());
-    for (int ty = full.y0; ty < full.y1; ++ty)
-      for (int tx = full.x0; tx < full.x1; ++tx) {
-        if (!splatReachesTile(s, tx, ty)) continue;
-        ++reached;
-        ASSERT_TRUE(tx >= narrow.x0 && tx < narrow.x1 && ty >= narrow.y0 && ty < narrow.y1)
-            << "splat " << i << " reaches tile " << tx << "," << ty << " outside its narrowed rect";
-      }
-  }
-  std::printf("%zu splats: 3-sigma rects %zu tiles, narrowed %zu, reached %zu\n", projected, full_tiles,
-              narrowed_tiles, reached);
-  ASSERT_GT(projected, 1000u);
-  EXPECT_LT(narrowed_tiles, full_tiles * 8 / 10) << "the narrowing should drop many untouched tiles";
-}
-
 TEST(RadixSort, StableAndMatchesStdStableSort) {
   std::vector<uint64_t> keys;
   uint64_t state = 42;

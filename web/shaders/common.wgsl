@@ -58,18 +58,3 @@ fn splatReachesTile(mean: vec2<f32>, co: vec4<f32>, tx: u32, ty: u32) -> bool {
   best = min(best, conicQ(con, clamp(-con.y * y1 / con.x, x0, x1), y1));
   return best <= limit * 1.001 + 0.01;
 }
-
-// reachableTiles (render/cpu_renderer.cpp): the tiles of rect (x0, y0, x1, y1) the splat's alpha >= 1/255
-// ellipse can overlap (the same sums; their margins absorb the rounding either side may differ in).
-fn reachableTiles(mean: vec2<f32>, co: vec4<f32>, rect: vec4<i32>) -> vec4<i32> {
-  let bound = 2.0 * log(255.0 * co.w) * 1.001 + 0.01;
-  let det = co.x * co.z - co.y * co.y;
-  if (!(bound > 0.0 && co.x > 0.0 && co.z > 0.0 && det > 1e-3 * co.x * co.z)) { return rect; }
-  let e = sqrt(vec2<f32>(bound * co.z / det, bound * co.x / det)) * 1.02 + 1.0;
-  let tile = f32(TILE);
-  let first = max(rect.xy, vec2<i32>(ceil(max((mean - e - (tile - 1.0)) / tile, vec2<f32>(-1.0)))));
-  let end = max(first, min(rect.zw, vec2<i32>(floor(min((mean + e) / tile, vec2<f32>(65535.0)))) + 1));
-  let size = end - first;
-  if (size.x * size.y > MAX_TESTED_TILE_AREA) { return rect; }
-  return vec4<i32>(first, end);
-}

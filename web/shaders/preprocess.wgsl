@@ -138,17 +138,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let tiles_x = i32(frame.tiles_x);
   let tiles_y = i32(frame.tiles_y);
   let tile = f32(TILE);
-  let co = vec4<f32>(cc * det_inv, -b * det_inv, a * det_inv, opacity);
-  let rect = reachableTiles(mean, co, vec4<i32>(min(tiles_x, max(0, i32((mean.x - radius) / tile))),
-                                                min(tiles_y, max(0, i32((mean.y - radius) / tile))),
-                                                min(tiles_x, max(0, i32((mean.x + radius + tile - 1.0) / tile))),
-                                                min(tiles_y, max(0, i32((mean.y + radius + tile - 1.0) / tile)))));
-  let x0 = rect.x;
-  let y0 = rect.y;
-  let x1 = rect.z;
-  let y1 = rect.w;
+  let x0 = min(tiles_x, max(0, i32((mean.x - radius) / tile)));
+  let y0 = min(tiles_y, max(0, i32((mean.y - radius) / tile)));
+  let x1 = min(tiles_x, max(0, i32((mean.x + radius + tile - 1.0) / tile)));
+  let y1 = min(tiles_y, max(0, i32((mean.y + radius + tile - 1.0) / tile)));
   var area = (x1 - x0) * (y1 - y0);
   if (area == 0) { return; }
+
+  let co = vec4<f32>(cc * det_inv, -b * det_inv, a * det_inv, opacity);
   if (area <= MAX_TESTED_TILE_AREA) {
     area = 0;
     for (var ty = y0; ty < y1; ty++) {

@@ -118,11 +118,10 @@ void main() {
   int y0 = min(tiles_y, max(0, int((mean.y - radius) / float(SF_TILE))));
   int x1 = min(tiles_x, max(0, int((mean.x + radius + float(SF_TILE - 1)) / float(SF_TILE))));
   int y1 = min(tiles_y, max(0, int((mean.y + radius + float(SF_TILE - 1)) / float(SF_TILE))));
-  vec4 conic_opacity = vec4(cc * det_inv, -b * det_inv, a * det_inv, opacity);
-  ivec4 reach = reachableTiles(mean, conic_opacity, ivec4(x0, y0, x1, y1));
-  x0 = reach.x, y0 = reach.y, x1 = reach.z, y1 = reach.w;
   int area = (x1 - x0) * (y1 - y0);
   if (area == 0) return;
+
+  vec4 conic_opacity = vec4(cc * det_inv, -b * det_inv, a * det_inv, opacity);
   const int rect_area = area;
   if (area <= SF_MAX_TESTED_TILE_AREA) {
     area = 0;

@@ -24,18 +24,3 @@ bool splatReachesTile(vec2 mean, vec4 co, uint tx, uint ty) {
   precise float bound = limit * 1.001 + 0.01;
   return best <= bound;
 }
-
-// The tiles of rect (x0, y0, x1, y1) the splat's alpha >= 1/255 ellipse can overlap: reachableTiles() of
-// cpu_renderer.cpp, the same sums (its margins absorb the rounding either side may differ in).
-ivec4 reachableTiles(vec2 mean, vec4 co, ivec4 rect) {
-  float a = co.x, b = co.y, c = co.z;
-  float bound = 2.0 * log(255.0 * co.w) * 1.001 + 0.01;
-  float det = a * c - b * b;
-  if (!(bound > 0.0 && a > 0.0 && c > 0.0 && det > 1e-3 * a * c)) return rect;
-  vec2 e = sqrt(vec2(bound * c / det, bound * a / det)) * 1.02 + 1.0;
-  const float kTile = float(SF_TILE);
-  ivec2 first = max(rect.xy, ivec2(ceil(max((mean - e - (kTile - 1.0)) / kTile, vec2(-1.0)))));
-  ivec2 end = max(first, min(rect.zw, ivec2(floor(min((mean + e) / kTile, vec2(65535.0)))) + 1));
-  ivec2 size = end - first;
-  return size.x * size.y <= SF_MAX_TESTED_TILE_AREA ? ivec4(first, end) : rect;
-}
