@@ -71,8 +71,7 @@ std::string FrameResult::timing() const {
     s += fmt::format("; scene posed with generators ({}{}) in {:.1f} ms", executor,
                      vulkan ? ", in the frame" : "", pose_ms);
   if (post_in_frame)
-    s +=
-        fmt::format("; post {} (Vulkan executor, in the frame) {:.2f} ms", post_name, gpu.times.image_passes);
+    s += fmt::format("; post {} (Vulkan executor, in the frame)", post_name);
   else if (!post_name.empty())
     s += fmt::format("; post {} ({}) {:.1f} ms", post_name, executor, post_ms);
   return s;

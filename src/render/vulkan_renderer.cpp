@@ -461,7 +461,7 @@ std::vector<int> VulkanRenderer::Impl::readCounters(const Frame& f, const Record
     st.first_slots.clear();
     for (const VulkanResidency::Resident& res : residency.residents)
       st.first_slots.push_back(res.slots.first);
-    st.times = {ms[1], ms[2], ms[3], ms[4], ms[5], ms[6], ms[7], ms[9], ms[0], ms[8]};
+    st.times = {ms[1], ms[2], ms[3], ms[4], ms[5], ms[6], ms[7], ms[8], ms[0]};
   }
   return overflowed;
 }
@@ -478,7 +478,7 @@ VulkanPassTimes medianPassTimes(std::span<const VulkanPassTimes> runs) {
   for (double VulkanPassTimes::*f :
        {&VulkanPassTimes::mesh, &VulkanPassTimes::preprocess, &VulkanPassTimes::bin, &VulkanPassTimes::scan,
         &VulkanPassTimes::emit, &VulkanPassTimes::sort, &VulkanPassTimes::raster, &VulkanPassTimes::readback,
-        &VulkanPassTimes::image_passes, &VulkanPassTimes::total})
+        &VulkanPassTimes::total})
     median(f);
   return out;
 }

@@ -30,8 +30,6 @@ struct VulkanPassTimes {  // milliseconds, from GPU timestamps
   // and sort chunks; emit: the (depth, slot) pairs into their tiles' ranges; sort: each tile's pairs by
   // depth (chunk sorts in shared memory, then merges within the longer lists).
   double mesh = 0, preprocess = 0, bin = 0, scan = 0, emit = 0, sort = 0, raster = 0, readback = 0, total = 0;
-  double image_passes =
-      0;  // passes between the raster and the readback (renderWithImagePasses: the post model)
 };
 
 struct VulkanFrameStats {

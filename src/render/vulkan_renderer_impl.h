@@ -22,7 +22,7 @@
 namespace sf {
 
 struct VulkanRenderer::Impl {
-  static constexpr uint32_t kTimestamps = 10;  // per recorded frame
+  static constexpr uint32_t kTimestamps = 9;  // per recorded frame
   static constexpr uint32_t kMaxBackToBack = kMaxFramesPerSubmission;
   // One GpuFrame record per frame of a submission.
   static constexpr VkDeviceSize kFrameStride = (sizeof(gpu_layout::GpuFrame) + 255) / 256 * 256;

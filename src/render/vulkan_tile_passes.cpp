@@ -83,13 +83,12 @@ void VulkanRenderer::Impl::addTilePasses(FrameGraph& g, const Resources& res, co
       "image passes", {res.image}, {res.image}, [&] { recordImagePasses(r.cmd); }, passes);
   const VkBuffer shown = passes ? passes_image.buffer : image.buffer;
   g.add("readback", {res.image, res.counters}, {res.readback}, [&, shown] {
-    timestamp(r.cmd, 8);  // the image passes' end (right after the raster's when there are none)
     VkBufferCopy img_copy{0, 0, r.image_bytes}, depth_copy{0, r.image_bytes, r.depth_bytes},
         cnt_copy{0, r.counters_at + kCounterBytes * r.at, kCounterBytes};
     if (r.image_bytes) vkCmdCopyBuffer(r.cmd, shown, r.st_buf->buffer, 1, &img_copy);
     if (r.depth_bytes) vkCmdCopyBuffer(r.cmd, depth_out.buffer, r.st_buf->buffer, 1, &depth_copy);
     vkCmdCopyBuffer(r.cmd, counters.buffer, r.st_buf->buffer, 1, &cnt_copy);
-    timestamp(r.cmd, 9);
+    timestamp(r.cmd, 8);
   });
 }
 

@@ -246,7 +246,6 @@ TEST(FrameDriver, PostModelRunsInTheFrame) {
   ASSERT_NE(scene.post->gpuPath(), nullptr);
   EXPECT_NE(with.timing().find("post unet.onnx (Vulkan executor, in the frame)"), std::string::npos)
       << with.timing();
-  EXPECT_GT(with.gpu.times.image_passes, 0.0) << "the post model's passes have a time of their own";
   FrameRequest off{0, cam, {}, {}};
   off.post = false;
   const FrameResult plain = driver.render(scene, off);
