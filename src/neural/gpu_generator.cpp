@@ -20,8 +20,7 @@ struct DecodePush {
 }  // namespace
 
 VulkanGeneratorPath::VulkanGeneratorPath(gpu::Context& ctx, const GaussianGenerator& generator)
-    : ctx_(ctx),
-      contract_(generator.contract()),
+    : contract_(generator.contract()),
       path_(generator.path()),
       executor_(std::make_unique<VulkanExecutor>(ctx, generator.graph())),
       decode_(

@@ -34,7 +34,6 @@ class VulkanGeneratorPath : public GeneratorGpuPath, public GpuSplatSource {
   const VulkanExecutor& executor() const { return *executor_; }
 
  private:
-  gpu::Context& ctx_;
   GeneratorContract contract_;
   std::string path_;
   std::unique_ptr<VulkanExecutor> executor_;
