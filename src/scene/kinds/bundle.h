@@ -22,7 +22,6 @@ class BundleObject final : public SceneObjectKind {
   bool posedContent() const override { return true; }
   // Mutable: the character keeps its state (expression, controls) between frames.
   character::BundleCharacter& bundle() const { return *bundle_; }
-  const std::shared_ptr<character::BundleCharacter>& bundlePtr() const { return bundle_; }
 
  private:
   std::shared_ptr<character::BundleCharacter> bundle_;

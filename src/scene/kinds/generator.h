@@ -27,7 +27,6 @@ class GeneratorObject final : public SceneObjectKind {
   double modelTimeSpan() const override;
   // Mutable: a generator keeps its last output and its control inputs.
   nn::GaussianGenerator& generator() const { return *generator_; }
-  const std::shared_ptr<nn::GaussianGenerator>& generatorPtr() const { return generator_; }
 
  private:
   std::shared_ptr<nn::GaussianGenerator> generator_;

@@ -19,7 +19,6 @@ class GltfObject final : public SceneObjectKind {
   void pose(const SceneObject& object, const PoseContext& ctx, PoseSink& out) const override;
   const GltfModel* model() const override { return model_.get(); }
   bool drawsCloudAsIs() const override { return true; }
-  const std::shared_ptr<const GltfModel>& modelPtr() const { return model_; }
 
  private:
   std::shared_ptr<const GltfModel> model_;
