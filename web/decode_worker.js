@@ -1,10 +1,20 @@
-// The page's decoder, off the main thread: the engine's decodeSplats and scene document compiled to WebAssembly
-// (web/wasm/, sf_decode.js + sf_decode.wasm). Each request carries an `id` its answers repeat:
-//   {op: 'open', bytes, name, width, height}: a scene JSON (as the engine decides by the name) is read, answered
-//     {type: 'scene', info} (web/wasm/decode_api.cpp sf_web_scene_parse) and kept for the requests below; any other
-//     file is decoded, answered {type: 'splats', info, cloud, camera} (the starting camera's 27 numbers).
-//   {op: 'object', bytes, name, objects}: the file of the kept scene's objects `objects` (indices), decoded and
-//     added to the scene's bounds; answered {type: 'cloud', info, cloud}.
+// The page's decoder, off the main thread: the engine's decodeSplats, scene document and glTF models (reader,
+// clip sampling, skinning) compiled to WebAssembly (web/wasm/, sf_decode.js + sf_decode.wasm). Each request carries
+// an `id` its answers repeat:
+//   {op: 'open', bytes, name, width, height, clip, time}: a scene JSON (as the engine decides by the name) is read,
+//     answered {type: 'scene', info} (web/wasm/decode_api.cpp sf_web_scene_parse) and kept for the requests below;
+//     a glTF model (web/wasm/gltf_api.cpp) is opened and kept, its clip `clip` (as --clip names it) posed at scene
+//     time `time`, answered {type: 'model', info, model, clip, pose, cloud (its gaussians, or null), camera} (a
+//     model of gaussians alone is a splat file, as on the command line); any other file is decoded, answered
+//     {type: 'splats', info, cloud, camera} (the starting camera's 27 numbers).
+//   {op: 'object', bytes, name, objects, gltf, time}: the file of the kept scene's objects `objects` (indices),
+//     decoded and added to the scene's bounds, answered {type: 'cloud', info, cloud}; with `gltf` (the objects'
+//     "clip", "time", "speed", "loop", "dqs", "gltf_key" as the scene info gives them) a glTF model, each object
+//     posed at scene time `time` and kept, answered {type: 'model', info, model, clips, poses, cloud}, or, for a
+//     "file" holding gaussians alone, as a splat file.
+//   {op: 'pose', time}: every kept glTF object posed at scene time `time`, answered {type: 'poses', poses: [{clip,
+//     clipTime, draws: [{positions, normals, matrix}]}]} in the order they were kept.
+//   {op: 'clip', object, clip}: kept glTF object `object` plays clip `clip` (an index) from now on.
 //   {op: 'scene-camera', width, height}: the kept scene's starting camera once every object is added, answered
 //     {type: 'camera', camera}; the scene is let go.
 //   {op: 'close'}: the kept scene is let go (a load that failed); answered {type: 'closed'}.
@@ -23,6 +33,8 @@ function decoder() {
 }
 
 let scene = 0;  // the kept WebScene (a pointer into the module), 0 when none
+let models = [];  // the glTF models opened since the last 'open' (pointers into the module)
+let gltfObjects = [];  // the kept glTF objects: {model, clip, time, speed, loop, dqs}
 let sceneName = '';  // the scene file the kept WebScene was read from (for messages)
 
 // A message in the engine's words, complete (it names the file).
@@ -55,6 +67,90 @@ function withBytes(m, bytes, name, f) {
     return f(ptr, data.length);
   } finally {
     m._sf_web_free_bytes(ptr);
+  }
+}
+
+function releaseModels(m) {
+  for (const g of models) m._sf_web_gltf_release(g);
+  models = [];
+  gltfObjects = [];
+}
+
+// Opens a glTF model (the module's WebGltf; kept in `models`), handing in the external files its reader asks for
+// (fetched by the page relative to the file; one that fails is handed in as missing, and the reader says so in
+// its words); returns {g, info}; throws the engine's message.
+async function openGltf(m, bytes, name, needFiles) {
+  try {
+    for (let round = 0; ; ++round) {
+      const g = withFile(m, bytes, name, (ptr, size, namePtr) => m._sf_web_gltf_open(ptr, size, namePtr));
+      const info = JSON.parse(m.UTF8ToString(m._sf_web_gltf_info(g)));
+      if (info.ok) {
+        models.push(g);
+        return { g, info };
+      }
+      m._sf_web_gltf_release(g);
+      if (!info.files || round >= 8) throw new EngineError(info.error || `${name}: its external files could not be had`);
+      for (const f of await needFiles(info.files)) {
+        const handed = withString(m, f.path, (pathPtr) => (f.bytes
+          ? withBytes(m, f.bytes, f.path, (ptr, size) => m._sf_web_gltf_file(pathPtr, ptr, size, 0))
+          : m._sf_web_gltf_file(pathPtr, 0, 0, 1)));
+        if (!handed) throw new EngineError(`${f.path}: ran out of memory while loading`);
+      }
+    }
+  } finally {
+    m._sf_web_gltf_files_clear();
+  }
+}
+
+// The clip an object of model g plays (GltfModel::objectClip), its file named `path` in messages.
+function objectClip(m, g, path, clip) {
+  return answer(m, withString(m, path, (p) => withString(m, clip || '', (c) => m._sf_web_gltf_clip(g, p, c)))).clip;
+}
+
+// A model with nothing but gaussians, and no clip asked for: a splat file (sceneFromFile, the scene loader).
+const gaussiansOnly = (info, clip) => info.draws.length === 0 && info.clips.length === 0 && !clip;
+
+// The static inputs of model g's drawn primitives (copied out of the module).
+function modelData(m, g, info) {
+  return {
+    clips: info.clips,
+    draws: info.draws.map((d, i) => ({
+      ...d,
+      indices: d.indices ? new Uint32Array(m.HEAPU8.buffer, m._sf_web_gltf_indices(g, i), d.indices).slice() : null,
+      uvs: d.texture ? copyFloats(m, m._sf_web_gltf_uvs(g, i), 2 * d.vertices) : null,
+      colors: d.colors ? copyFloats(m, m._sf_web_gltf_colors(g, i), 4 * d.vertices) : null,
+      texels: d.texture ? new Uint8Array(m.HEAPU8.buffer, m._sf_web_gltf_texels(g, i), 4 * d.texture.width * d.texture.height).slice() : null,
+    })),
+  };
+}
+
+// Kept glTF object o posed at scene time `time` (its clip time by anim::clipTimeAt), skinned on the CPU.
+function poseObject(m, o, time) {
+  const clipTime = m._sf_web_gltf_clip_time(o.model, o.clip, time, o.time, o.speed, o.loop ? 1 : 0);
+  const error = m._sf_web_gltf_pose(o.model, o.clip, clipTime, o.dqs ? 1 : 0);
+  if (error) throw new EngineError(m.UTF8ToString(error));
+  return {
+    clip: o.clip, clipTime,
+    draws: o.info.draws.map((d, i) => ({
+      positions: copyFloats(m, m._sf_web_gltf_positions(o.model, i), 3 * d.vertices),
+      normals: d.normals ? copyFloats(m, m._sf_web_gltf_normals(o.model, i), 3 * d.vertices) : null,
+      matrix: Array.from(new Float32Array(m.HEAPF32.buffer, m._sf_web_gltf_matrix(o.model, i), 16)),
+    })),
+  };
+}
+
+const poseTransfers = (poses) => poses.flatMap((p) => p.draws.flatMap((d) => [d.positions.buffer, ...(d.normals ? [d.normals.buffer] : [])]));
+
+// The gaussians of model g as a cloud, or null.
+function modelCloud(m, g, info) {
+  if (!info.gaussians) return null;
+  const r = m._sf_web_gltf_splats(g);
+  try {
+    const i = JSON.parse(m.UTF8ToString(m._sf_web_info(r)));
+    if (!i.ok) throw new EngineError(i.error);
+    return cloudOf(m, r, i);
+  } finally {
+    m._sf_web_release(r);
   }
 }
 
@@ -202,6 +298,25 @@ self.onmessage = async (event) => {
     if (op === 'open') {
       const { bytes, width, height } = event.data;
       releaseScene(m);
+      releaseModels(m);
+      if (withString(m, name, (namePtr) => m._sf_web_is_gltf(namePtr))) {
+        progress(`reading ${name}`);
+        const { g, info } = await openGltf(m, bytes, name, needFilesOf(id));
+        const clip = objectClip(m, g, name, event.data.clip);
+        if (!gaussiansOnly(info, event.data.clip)) {
+          for (const w of info.warnings) console.warn(`${name}: ${w}`);
+          const o = { model: g, info, clip, time: 0, speed: 1, loop: true, dqs: false };
+          gltfObjects.push(o);
+          const pose = poseObject(m, o, event.data.time);
+          const camera = camera27(m, (ptr) => m._sf_web_gltf_camera(g, width, height, ptr) > 0);
+          if (!camera) throw new EngineError(`${name}: the model has nothing to frame (no vertices, no gaussians)`);
+          const cloud = modelCloud(m, g, info);
+          reply({ type: 'model', info, model: modelData(m, g, info), clip, pose, cloud, camera },
+            [...poseTransfers([pose]), ...(cloud ? transfers(cloud) : [])]);
+          return;
+        }
+        releaseModels(m);  // gaussians alone: decoded as the splat file it is
+      }
       if (withString(m, name, (namePtr) => m._sf_web_is_scene_json(namePtr))) {
         reply({ type: 'progress', stage: `reading the scene ${name}` });
         const s = withBytes(m, bytes, name, (ptr, size) => withString(m, name, (namePtr) => m._sf_web_scene_parse(ptr, size, namePtr)));
@@ -221,6 +336,48 @@ self.onmessage = async (event) => {
       const camera = camera27(m, (ptr) => (m._sf_web_default_camera(r, width, height, ptr), true));
       m._sf_web_release(r);
       reply({ type: 'splats', info, cloud, camera }, transfers(cloud));
+    } else if (op === 'object' && event.data.gltf) {
+      if (!scene) throw new Error('no scene is being loaded');
+      progress(`reading ${name}`);
+      const { objects, gltf, time } = event.data;
+      const { g, info } = await openGltf(m, event.data.bytes, name, needFilesOf(id));
+      if (!gltf[0].gltf_key && gaussiansOnly(info, gltf[0].clip)) {  // a "file" of gaussians alone: a splat file
+        models.pop();
+        m._sf_web_gltf_release(g);
+        const { r, info: splats } = await decodeFile(m, event.data.bytes, name, needFilesOf(id), progress);
+        const cloud = cloudOf(m, r, splats);
+        let attached = true;
+        for (const i of objects) attached = attached && m._sf_web_scene_attach(scene, i, r) !== 0;
+        m._sf_web_release(r);
+        if (!attached) throw new EngineError(`${name}: ran out of memory while loading`);
+        reply({ type: 'cloud', info: splats, cloud }, transfers(cloud));
+        return;
+      }
+      const poses = [], clips = [];
+      for (const [k, i] of objects.entries()) {
+        const c = gltf[k];
+        let clip;
+        try {
+          clip = objectClip(m, g, name, c.clip);
+        } catch (e) {
+          e.object = i;
+          throw e;
+        }
+        const o = { model: g, info, clip, time: c.time, speed: c.speed, loop: c.loop, dqs: c.dqs };
+        gltfObjects.push(o);
+        poses.push(poseObject(m, o, time));
+        if (!m._sf_web_scene_attach_gltf(scene, i, g)) throw new EngineError(`${name}: ran out of memory while loading`);
+        clips.push(clip);
+      }
+      const cloud = modelCloud(m, g, info);
+      reply({ type: 'model', info, model: modelData(m, g, info), clips, poses, cloud },
+        [...poseTransfers(poses), ...(cloud ? transfers(cloud) : [])]);
+    } else if (op === 'pose') {
+      const poses = gltfObjects.map((o) => poseObject(m, o, event.data.time));
+      reply({ type: 'poses', poses }, poseTransfers(poses));
+    } else if (op === 'clip') {
+      gltfObjects[event.data.object].clip = event.data.clip;
+      reply({ type: 'clip' });
     } else if (op === 'object') {
       if (!scene) throw new Error('no scene is being loaded');
       progress(`decoding ${name}`);
@@ -248,6 +405,6 @@ self.onmessage = async (event) => {
   } catch (e) {
     // The engine's messages name the file; anything else (the module failing to start or running out of memory) is
     // named here.
-    reply({ type: 'error', message: e instanceof EngineError ? e.message : `${name || op}: ${e && e.message ? e.message : e}` });
+    reply({ type: 'error', object: e && e.object, message: e instanceof EngineError ? e.message : `${name || op}: ${e && e.message ? e.message : e}` });
   }
 };

@@ -1,8 +1,10 @@
 // The page: opens a scene (the ?scene= URL parameter, the export's manifest.json, or a dropped file): a splat file,
-// decoded in the worker (the engine's C++ as WebAssembly), or a scene JSON, read in the worker by the engine's scene
-// document, whose objects' files are then fetched and decoded one by one; draws every object in one frame with the
-// WebGPU renderer (renderer.js), from the scene's camera, or the one `splatforge render` frames, and orbits or flies
-// it with the mouse and keys (Navigator). ?readback=1 draws one frame for the camera the URL gives and prints the
+// decoded in the worker (the engine's C++ as WebAssembly), a glTF model, read and posed in the worker by the
+// engine's glTF reader and animation runtime, or a scene JSON, read in the worker by the engine's scene document,
+// whose objects' files are then fetched and decoded one by one; draws every object in one frame with the WebGPU
+// renderer (renderer.js), from the scene's camera, or the one `splatforge render` frames, and orbits or flies it
+// with the mouse and keys (Navigator). Animated content (glTF clips) plays on a timeline (play and pause, a scrub
+// bar, the clip played); ?t= fixes the scene time, ?clip= names a glTF file's clip as --clip does. ?readback=1 draws one frame for the camera the URL gives and prints the
 // image and the figures to the console (lines starting "SFWEB"), for the tests (docs/web.md); ?passes=1 prints each
 // WGSL pass's output buffers of that frame, which the tests compare with the engine's CPU functions element by
 // element; ?input= plays key and mouse events on the page after the first frame and prints the camera after each.
@@ -13,6 +15,8 @@ const readback = params.get('readback') === '1';
 const passes = params.get('passes') === '1';
 const input = params.get('input');  // for tests: events to play after the first frame (playInput)
 const digest = params.get('digest') === '1';  // for tests: each decoded file's digest (printDigest)
+const fixedTime = params.get('t');  // a fixed scene time in seconds (render --time), the timeline paused there
+const urlClip = params.get('clip') || '';  // a glTF file's clip, by name or index (render --clip)
 let timestampsWhy = '';  // why the frame has no per-pass timings
 const $ = (id) => document.getElementById(id);
 const canvas = $('canvas');
@@ -187,7 +191,7 @@ worker.onmessage = (e) => {
   if (m.type === 'progress') { status(m.stage); progress(undefined); return; }
   if (m.type === 'files') { sendFiles(m.id, m.files, p); return; }
   pending.delete(m.id);
-  if (m.type === 'error') p.reject(new Error(m.message)); else p.resolve(m);
+  if (m.type === 'error') p.reject(Object.assign(new Error(m.message), { object: m.object })); else p.resolve(m);
 };
 worker.onerror = (e) => {
   for (const p of pending.values()) p.reject(new Error(`the decoder did not start: ${e.message || 'its script or WebAssembly is missing'}`));
@@ -205,7 +209,8 @@ function request(message, transfer = [], url = null) {
 // why it could not be had in the loader's words (the engine reports the first it needs). A dropped file brings none.
 async function sendFiles(id, files, { url, name }) {
   if (!url) {
-    worker.postMessage({ id, op: 'files', error: `${name}: a dropped meta.json brings none of the images it names; serve its folder and open ?scene=${name} (splatforge export-web writes such a folder)` });
+    const what = /\.gltf$/i.test(name) ? 'a dropped .gltf brings none of the buffers and images it names' : 'a dropped meta.json brings none of the images it names';
+    worker.postMessage({ id, op: 'files', error: `${name}: ${what}; serve its folder and open ?scene=${name} (splatforge export-web writes such a folder)` });
     return;
   }
   const out = [];
@@ -231,30 +236,42 @@ function objectUrl(file, sceneUrl) {
 // The objects of a scene the worker has read (`info`: sf_web_scene_parse): each file fetched and decoded once, in
 // the order the objects name them; objects naming one file share its cloud. A failure names the first object that
 // names the file, as the command line's scene loader does.
-async function loadObjects(info, sceneUrl) {
+async function loadObjects(info, sceneUrl, time) {
   const files = new Map();  // URL -> the objects naming it
   info.objects.forEach((o, i) => {
     const url = objectUrl(o.file, sceneUrl).href;
     if (!files.has(url)) files.set(url, []);
     files.get(url).push(i);
   });
-  const clouds = [], cloudOf = [];
+  const clouds = [], cloudOf = [], models = [], instances = [], poses = [];
   let k = 0;
   for (const [url, objects] of files) {
     const o = info.objects[objects[0]];
     ++k;
     try {
       const bytes = await fetchBytes(url, o.resolved, files.size > 1 ? ` (file ${k} of ${files.size})` : '');
-      const r = await request({ op: 'object', bytes, name: o.resolved, objects }, [bytes], url);
+      const gltf = o.gltf ? objects.map((i) => info.objects[i]) : null;
+      const r = await request({ op: 'object', bytes, name: o.resolved, objects, gltf, time }, [bytes], url);
       for (const w of r.info.warnings) console.warn(`${o.context}: ${w}`);
-      if (digest) await printDigest(o.resolved, r.cloud);
-      for (const i of objects) cloudOf[i] = clouds.length;
-      clouds.push(r.cloud);
+      if (r.type === 'model') {  // a glTF model: an instance of it per object, with its pose
+        objects.forEach((i, j) => {
+          instances.push({ model: models.length, toWorld: info.objects[i].to_world, name: info.objects[i].name, speed: info.objects[i].speed });
+          poses.push(r.poses[j]);
+        });
+        models.push(r.model);
+      }
+      if (r.cloud) {
+        if (digest) await printDigest(o.resolved, r.cloud);
+        for (const i of objects) cloudOf[i] = clouds.length;
+        clouds.push(r.cloud);
+      }
     } catch (e) {
-      throw new Error(`${o.context}: ${e.message}`);
+      throw new Error(`${info.objects[e.object !== undefined ? e.object : objects[0]].context}: ${e.message}`);
     }
   }
-  return { clouds, objects: info.objects.map((o, i) => ({ cloud: cloudOf[i], toWorld: o.to_world, toObject: o.to_object })), files: files.size };
+  const splatObjects = [];
+  info.objects.forEach((o, i) => { if (cloudOf[i] !== undefined) splatObjects.push({ cloud: cloudOf[i], toWorld: o.to_world, toObject: o.to_object }); });
+  return { clouds, objects: splatObjects, models, instances, poses, files: files.size, count: info.objects.length };
 }
 
 let renderer = null, nav = null, fixedCamera = null, urlBackground = null, background = [0, 0, 0];
@@ -262,6 +279,12 @@ let mode = params.get('camera') === 'fly' ? 'fly' : 'orbit';  // the navigator's
 // The starting camera at the size it was made for: drawn as it is until the navigator moves or the size changes.
 let home = null;
 let drawing = null, again = false, loading = false;
+
+// The timeline of animated content (glTF objects with clips): the scene time, playing or paused, its span (the
+// longest clip's duration in scene time), and each glTF object's clips and clip (`objects`, in the worker's
+// order). Posing happens in the worker for each time shown; a time asked for while a pose is under way waits for
+// it (only the latest is posed).
+const timeline = { time: 0, playing: false, span: 0, objects: [], posing: null, wanted: null, last: 0 };
 
 function canvasSize() {
   const size = numbers('size', 2);
@@ -296,7 +319,7 @@ function draw() {
         again = false;
         const s = await renderer.render(currentCamera(), background);
         const over = s.keysWanted > s.keys ? ` (${s.keysWanted - s.keys} keys past the GPU's buffer limit were dropped)` : '';
-        $('timings').textContent = `frame ${s.ms.toFixed(1)} ms (submit to done), ${s.splats} splats, ${s.keys} tile keys${over}; ${passTimings(s)}`;
+        $('timings').textContent = `frame ${s.ms.toFixed(1)} ms (submit to done), ${s.splats} splats, ${s.keys} tile keys${over}${s.triangles ? `, ${s.triangles} mesh triangles` : ''}; ${passTimings(s)}`;
       } while (again);
     } catch (e) {
       showError(e.message);
@@ -318,9 +341,22 @@ async function open(bytesPromise, name, sceneUrl) {
     const t0 = performance.now();
     const bytes = await bytesPromise;
     const [w, h] = canvasSize();
-    const opened = await request({ op: 'open', bytes, name, width: w, height: h }, [bytes], sceneUrl);
-    let scene, camera, described, sceneBackground = null;
-    if (opened.type === 'splats') {
+    const time = fixedTime !== null ? Number(fixedTime) : 0;
+    if (!Number.isFinite(time)) throw new Error(`URL parameter t: expected a number of seconds, got '${fixedTime}'`);
+    const opened = await request({ op: 'open', bytes, name, width: w, height: h, clip: urlClip, time }, [bytes], sceneUrl);
+    let scene, camera, described, sceneBackground = null, poses = [], animated = [];
+    if (opened.type === 'model') {  // a glTF model: its meshes, posed, and its gaussians
+      const info = opened.info;
+      scene = {
+        clouds: opened.cloud ? [opened.cloud] : [], objects: opened.cloud ? [{ cloud: 0, toWorld: IDENTITY, toObject: IDENTITY }] : [],
+        models: [opened.model], instances: [{ model: 0, toWorld: IDENTITY }],
+      };
+      poses = [opened.pose];
+      animated = [{ name, clips: info.clips, clip: opened.clip, speed: 1 }];
+      camera = opened.camera;
+      const clip = opened.clip >= 0 ? `, clip ${opened.clip} '${info.clips[opened.clip].name}' of ${info.clips.length}` : ', no animation';
+      described = `${name}: glTF, ${plural(info.draws.length, 'mesh primitive')} (${info.vertices} vertices)${info.gaussians ? `, ${info.gaussians} gaussians` : ''}${clip}`;
+    } else if (opened.type === 'splats') {
       const info = opened.info;
       for (const warning of info.warnings) console.warn(warning);
       if (digest) await printDigest(name, opened.cloud);
@@ -330,18 +366,22 @@ async function open(bytesPromise, name, sceneUrl) {
     } else {
       keptScene = true;
       if (!sceneUrl) throw new Error(`${name}: a dropped scene JSON brings none of the files it names; serve its folder and open ?scene=${name} (splatforge export-web writes such a folder)`);
-      const loaded = await loadObjects(opened.info, sceneUrl);
+      const loaded = await loadObjects(opened.info, sceneUrl, time);
       camera = (await request({ op: 'scene-camera', width: w, height: h })).camera;
       keptScene = false;
       scene = loaded;
+      poses = loaded.poses;
+      animated = loaded.instances.map((inst, i) => ({ name: inst.name, clips: loaded.models[inst.model].clips, clip: poses[i].clip, speed: inst.speed }));
       sceneBackground = opened.info.background;
       const gaussians = loaded.objects.reduce((sum, o) => sum + loaded.clouds[o.cloud].count, 0);
-      described = `${name}: ${plural(loaded.objects.length, 'object')} from ${plural(loaded.files, 'file')}, ${gaussians} gaussians${opened.info.camera ? ', the scene\'s camera' : ''}`;
+      described = `${name}: ${plural(loaded.count, 'object')} from ${plural(loaded.files, 'file')}, ${gaussians} gaussians${loaded.instances.length ? `, ${plural(loaded.instances.length, 'glTF model')}` : ''}${opened.info.camera ? ', the scene\'s camera' : ''}`;
     }
     const t1 = performance.now();
     status(described);
     progress(null);
     renderer.setScene(scene);
+    poses.forEach((p, i) => renderer.setPose(i, p.draws));
+    setTimeline(animated, time, poses);
     background = urlBackground || sceneBackground || [0, 0, 0];
     held.clear();
     nav = new Navigator(camera, mode);
@@ -350,7 +390,7 @@ async function open(bytesPromise, name, sceneUrl) {
     const first = currentCamera();
     const s = await renderer.render(first, background, { capture: passes });
     const t2 = performance.now();
-    const timings = `first frame ${s.ms.toFixed(1)} ms, ${s.splats} splats, ${s.keys} tile keys; load and decode ${(t1 - t0).toFixed(0)} ms; ${passTimings(s)}`;
+    const timings = `first frame ${s.ms.toFixed(1)} ms, ${s.splats} splats, ${s.keys} tile keys${s.triangles ? `, ${s.triangles} mesh triangles` : ''}; load and decode ${(t1 - t0).toFixed(0)} ms; ${passTimings(s)}`;
     $('timings').textContent = timings;
     log(`FIRST-FRAME ${performance.now().toFixed(0)} ms since the page opened; load and decode ${(t1 - t0).toFixed(0)} ms; first frame ${(t2 - t1).toFixed(0)} ms; ${s.splats} splats, ${s.keys} keys`);
     log(`TIMINGS ${timings}`);
@@ -362,12 +402,85 @@ async function open(bytesPromise, name, sceneUrl) {
     }
     if (readback) await printImage(shown);
     if (passes) printPasses(s.passes);
+    if (timeline.span > 0 && fixedTime === null && !readback && !passes && !input) play(true);
   } catch (e) {
     if (keptScene) request({ op: 'close' }).catch(() => {});
     showError(e.message);
   } finally {
     loading = false;
   }
+}
+
+// The timeline for the content just opened: `animated` are its glTF objects ({name, clips, clip, speed}), posed
+// at scene time `time` (`poses`). Shown where a clip plays.
+function setTimeline(animated, time, poses) {
+  play(false);
+  timeline.objects = animated;
+  timeline.time = time;
+  timeline.span = Math.max(0, ...animated.filter((o) => o.clip >= 0).map((o) => o.clips[o.clip].duration / Math.max(Math.abs(o.speed), 1e-6)));
+  $('timeline').style.display = timeline.span > 0 ? 'flex' : 'none';
+  $('scrub').max = String(timeline.span);
+  const select = $('clip');
+  select.replaceChildren();
+  const first = animated.findIndex((o) => o.clips.length > 1);
+  select.style.display = first >= 0 ? 'inline-block' : 'none';
+  select.dataset.object = String(first);
+  if (first >= 0) {
+    animated[first].clips.forEach((c, i) => select.append(new Option(`${animated.length > 1 ? `${animated[first].name}: ` : ''}${i} '${c.name}' (${c.duration.toFixed(2)} s)`, String(i))));
+    select.value = String(animated[first].clip);
+  }
+  showTime(poses);
+}
+
+// The scene time on the scrub bar and, for the first glTF object that plays a clip, that clip's time.
+function showTime(poses) {
+  $('scrub').value = String(Math.min(timeline.time, timeline.span));
+  const i = timeline.objects.findIndex((o) => o.clip >= 0);
+  const clip = i >= 0 && poses[i] ? `; clip '${timeline.objects[i].clips[poses[i].clip].name}' at ${poses[i].clipTime.toFixed(3)} s of ${timeline.objects[i].clips[poses[i].clip].duration.toFixed(3)} s` : '';
+  $('time').textContent = `t = ${timeline.time.toFixed(3)} s${clip}`;
+  $('play').textContent = timeline.playing ? 'pause' : 'play';
+}
+
+// Poses every glTF object at scene time `time` in the worker and draws the frame; while a pose is under way, the
+// latest time asked for waits for it.
+function poseAt(time) {
+  timeline.time = time;
+  if (timeline.posing) { timeline.wanted = time; return timeline.posing; }
+  timeline.posing = (async () => {
+    try {
+      for (let t = time; t !== null; t = timeline.wanted) {
+        timeline.wanted = null;
+        const { poses } = await request({ op: 'pose', time: t });
+        poses.forEach((p, i) => renderer.setPose(i, p.draws));
+        showTime(poses);
+        await draw();
+      }
+    } catch (e) {
+      play(false);
+      showError(e.message);
+    } finally {
+      timeline.posing = null;
+    }
+  })();
+  return timeline.posing;
+}
+
+// Plays (the scene time following the page's clock, wrapping at the span) or pauses.
+function play(on) {
+  timeline.playing = on && timeline.span > 0;
+  $('play').textContent = timeline.playing ? 'pause' : 'play';
+  if (!timeline.playing) return;
+  timeline.last = performance.now();
+  const step = (now) => {
+    if (!timeline.playing) return;
+    const dt = Math.min((now - timeline.last) / 1000, 1 / 15);  // anim::kMaxFrameStep: a stall does not jump
+    timeline.last = now;
+    let t = timeline.time + dt;
+    if (t > timeline.span) t -= timeline.span;
+    if (!timeline.posing) poseAt(t); else timeline.time = t;
+    requestAnimationFrame(step);
+  };
+  requestAnimationFrame(step);
 }
 
 // Bytes as base64 CHUNK lines of at most 32,000 characters, between the line `head` (to which the chunk count is
@@ -482,6 +595,16 @@ function controls() {
   });
   window.addEventListener('blur', () => { flyHeld(); held.clear(); });  // the key-ups go elsewhere
   $('mode').addEventListener('click', () => { toggleMode(); draw(); });
+  $('play').addEventListener('click', () => play(!timeline.playing));
+  $('scrub').addEventListener('input', () => { play(false); poseAt(Number($('scrub').value)); });
+  $('clip').addEventListener('change', async () => {
+    const object = Number($('clip').dataset.object), clip = Number($('clip').value);
+    await request({ op: 'clip', object, clip });
+    timeline.objects[object].clip = clip;
+    timeline.span = Math.max(0, ...timeline.objects.filter((o) => o.clip >= 0).map((o) => o.clips[o.clip].duration / Math.max(Math.abs(o.speed), 1e-6)));
+    $('scrub').max = String(timeline.span);
+    poseAt(Math.min(timeline.time, timeline.span));
+  });
   new ResizeObserver(() => draw()).observe(canvas);
   document.addEventListener('dragover', (e) => { e.preventDefault(); document.body.classList.add('dragging'); });
   document.addEventListener('dragleave', () => document.body.classList.remove('dragging'));

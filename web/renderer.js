@@ -1,23 +1,26 @@
 // The frame on WebGPU: the passes of the Vulkan frame in WGSL (web/shaders/), with the same math as the CPU
 // reference (render/cpu_renderer.cpp): preprocess of every object's splats (each placed by its transform), one
-// global sort of (tile, depth) keys over every splat of the frame, tile ranges, the 16x16 tile raster; then the
-// image is shown in the canvas. No pass waits on the host: the key count, the sort's sizes and its dispatches are
+// global sort of (tile, depth) keys over every splat of the frame, tile ranges, the glTF meshes rasterised with a
+// depth test into a layer of colour, coverage and view depth (mesh.wgsl, a render pass), the 16x16 tile raster
+// compositing the splats with that layer per pixel; then the image is shown in the canvas. No pass waits on the host: the key count, the sort's sizes and its dispatches are
 // computed on the GPU (keys.wgsl's setup pass). Where the adapter offers `timestamp-query`, each stage of the frame
 // (TIMED_PASSES) is a pass of its own whose start and end the GPU stamps; the figures come back with the frame's
 // counters. For the tests (?passes=1), a frame can also keep every pass's output buffers for the host to read
 // (render(..., {capture: true})).
 
-const SHADERS = ['common', 'preprocess', 'scan', 'keys', 'radix', 'raster', 'blit'];
+const SHADERS = ['common', 'preprocess', 'scan', 'keys', 'radix', 'raster', 'mesh', 'blit'];
 const FRAME_BYTES = 128;  // struct Frame in common.wgsl
 const OBJECT_BYTES = 128; // struct Object in common.wgsl
 const PROJ_BYTES = 48;    // struct Proj in common.wgsl
 const BLOCK = 1024;       // keys per sort block, elements per scan block
 const MAX_ROW = 32768;    // workgroups along x of a 1D pass; more go to y
 const CONTROL_WORDS = 32; // keys.wgsl's control[]
+const MESH_DRAW_BYTES = 176;  // struct MeshDraw in mesh.wgsl
+const MESH_FLAGS = { normals: 1, uvs: 2, colors: 4, texture: 8 };  // MESH_HAS_* in mesh.wgsl
 // The frame's stages, each one pass (compute, and the canvas blit a render pass), timed where the adapter can.
 // scan: the touched counts' prefix sum and the setup pass (the key count, the sort's sizes and dispatches);
-// keys: the emit pass; sort: every radix pass (histogram, its scan, scatter).
-export const TIMED_PASSES = ['preprocess', 'scan', 'keys', 'sort', 'ranges', 'raster', 'blit'];
+// keys: the emit pass; sort: every radix pass (histogram, its scan, scatter); meshes: the mesh layer's render pass.
+export const TIMED_PASSES = ['preprocess', 'scan', 'keys', 'sort', 'ranges', 'meshes', 'raster', 'blit'];
 
 export class RendererError extends Error {}
 
@@ -103,6 +106,13 @@ export class Renderer {
       layout: 'auto', vertex: { module: blit, entryPoint: 'vs' },
       fragment: { module: blit, entryPoint: 'fs', targets: [{ format: this.format }] }, primitive: { topology: 'triangle-list' },
     });
+    const mesh = module('mesh');
+    this.pipelines.mesh = d.createRenderPipeline({
+      layout: 'auto', vertex: { module: mesh, entryPoint: 'vs' },
+      fragment: { module: mesh, entryPoint: 'fs', targets: [{ format: 'rgba32float' }, { format: 'r32float' }] },
+      primitive: { topology: 'triangle-list', cullMode: 'none' },
+      depthStencil: { format: 'depth32float', depthWriteEnabled: true, depthCompare: 'greater' },
+    });
     const err = await d.popErrorScope();
     if (err) throw new RendererError(`a WGSL pass did not compile: ${err.message}`);
     this.context = this.canvas.getContext('webgpu');
@@ -133,8 +143,10 @@ export class Renderer {
     }
   }
 
+  // A buffer of at least 128 bytes (a frame without splats binds its empty arrays, each at least one element of
+  // the largest struct, Object, long).
   buffer(bytes, usage, label) {
-    return this.device.createBuffer({ size: Math.max(16, Math.ceil(bytes / 4) * 4), usage, label });
+    return this.device.createBuffer({ size: Math.max(OBJECT_BYTES, Math.ceil(bytes / 4) * 4), usage, label });
   }
 
   bind(pipeline, entries) {
@@ -148,7 +160,12 @@ export class Renderer {
   // opacities, SH (3 (degree + 1)^2 per splat) and their flags), and `objects`, each {cloud: an index into clouds,
   // toWorld, toObject: rows 0..2 of object_to_world and of its inverse, 12 numbers each}. Objects of one file share
   // its uploaded splats; each has its own slots in the frame, in order (as the Vulkan frame gives them).
-  setScene({ clouds, objects }) {
+  //
+  // `models` are the glTF models' drawn primitives (web/decode_worker.js: per draw its vertex count, indices or
+  // null, UVs and linear colours or null, the texture's RGBA8 texels or null, and the info's base colour and
+  // texture), `instances` the glTF objects drawing them ({model: an index into models, toWorld}); each
+  // instance's pose comes by setPose.
+  setScene({ clouds, objects, models = [], instances = [] }) {
     const d = this.device;
     const S = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
     const limit = d.limits.maxStorageBufferBindingSize;
@@ -198,6 +215,94 @@ export class Renderer {
     };
     this.size = null;  // rebuilt for the new count
     this.keyCapacity = Math.max(1 << 20, 4 * slots);
+    this.setMeshes(models, instances);
+  }
+
+  // The glTF meshes: static buffers per model's draw (indices, UVs, colours, texels), and per instance's draw its
+  // posed positions and normals, its uniform block and bind group.
+  setMeshes(models, instances) {
+    const d = this.device, S = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
+    if (this.meshBuffers) for (const b of this.meshBuffers) b.destroy();
+    const made = [];
+    const make = (bytes, usage, label) => { const b = this.buffer(bytes, usage, label); made.push(b); return b; };
+    const upload = (array, usage, label) => {
+      const b = make(array ? array.byteLength : 16, usage, label);
+      if (array) d.queue.writeBuffer(b, 0, array.buffer, array.byteOffset, array.byteLength);
+      return b;
+    };
+    const statics = models.map((m, mi) => m.draws.map((draw, di) => ({
+      draw,
+      indices: draw.indices ? upload(draw.indices, GPUBufferUsage.INDEX | GPUBufferUsage.COPY_DST, `mesh ${mi}.${di} indices`) : null,
+      uvs: upload(draw.texture ? draw.uvs : null, S, `mesh ${mi}.${di} uvs`),
+      colors: upload(draw.colors, S, `mesh ${mi}.${di} colours`),
+      texels: upload(draw.texture ? draw.texels : null, S, `mesh ${mi}.${di} texels`),
+    })));
+    this.meshes = instances.map((inst) => ({
+      toWorld: inst.toWorld,
+      draws: statics[inst.model].map((st, di) => {
+        const n = st.draw.vertices;
+        const positions = make(12 * n, S, `mesh draw ${di} positions`);
+        const normals = make(st.draw.normals ? 12 * n : 16, S, `mesh draw ${di} normals`);
+        const uniform = make(MESH_DRAW_BYTES, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, `mesh draw ${di}`);
+        const flags = (st.draw.normals ? MESH_FLAGS.normals : 0) | (st.draw.colors ? MESH_FLAGS.colors : 0) |
+          (st.draw.texture ? MESH_FLAGS.uvs | MESH_FLAGS.texture : 0);
+        return {
+          ...st, positions, normals, uniform, flags, matrix: null,
+          bind: this.bind(this.pipelines.mesh, [[0, uniform], [1, positions], [2, normals], [3, st.uvs], [4, st.colors], [5, st.texels]]),
+        };
+      }),
+    }));
+    this.meshBuffers = made;
+    this.triangles = this.meshes.reduce((sum, m) => sum + m.draws.reduce((t, dr) => t + (dr.draw.indices ? dr.draw.indices.length : dr.draw.vertices) / 3, 0), 0);
+  }
+
+  // Instance `i`'s pose: per draw its posed positions and normals (3 floats a vertex, in its mesh node's space)
+  // and that node's model matrix (16 floats, row-major).
+  setPose(i, draws) {
+    const q = this.device.queue;
+    this.meshes[i].draws.forEach((dr, k) => {
+      const p = draws[k];
+      q.writeBuffer(dr.positions, 0, p.positions.buffer, p.positions.byteOffset, p.positions.byteLength);
+      if (p.normals) q.writeBuffer(dr.normals, 0, p.normals.buffer, p.normals.byteOffset, p.normals.byteLength);
+      dr.matrix = p.matrix;
+    });
+  }
+
+  // Each mesh draw's uniform block for `camera`: object_to_view = world_to_camera x object_to_world (the
+  // instance's transform times its mesh node's model matrix) and the inverse transpose of its linear part, as
+  // mesh_raster.cpp's viewVertices takes them.
+  writeMeshDraws(camera) {
+    const rows4 = (r) => [[r[0], r[1], r[2], r[3]], [r[4], r[5], r[6], r[7]], [r[8], r[9], r[10], r[11]], [0, 0, 0, 1]];
+    const mul = (a, b) => a.map((row) => [0, 1, 2, 3].map((j) => row.reduce((sum, v, k) => sum + v * b[k][j], 0)));
+    const view = rows4(camera.view);
+    for (const inst of this.meshes) {
+      const world = mul(view, rows4(inst.toWorld));
+      for (const dr of inst.draws) {
+        if (!dr.matrix) continue;
+        const m = dr.matrix;
+        const toView = mul(world, [m.slice(0, 4), m.slice(4, 8), m.slice(8, 12), m.slice(12, 16)]);
+        const [a, b, c] = toView;
+        // inverse transpose of the 3x3 linear part: the cofactor matrix over the determinant
+        const cof = [
+          [b[1] * c[2] - b[2] * c[1], b[2] * c[0] - b[0] * c[2], b[0] * c[1] - b[1] * c[0]],
+          [c[1] * a[2] - c[2] * a[1], c[2] * a[0] - c[0] * a[2], c[0] * a[1] - c[1] * a[0]],
+          [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]],
+        ];
+        const det = a[0] * cof[0][0] + a[1] * cof[0][1] + a[2] * cof[0][2];
+        const buf = new ArrayBuffer(MESH_DRAW_BYTES), f = new Float32Array(buf), u = new Uint32Array(buf);
+        for (let r = 0; r < 3; ++r) {
+          f.set(toView[r], 4 * r);
+          f.set(cof[r].map((v) => v / det), 12 + 4 * r);
+        }
+        f.set(dr.draw.base_color, 24);
+        f.set([camera.fx, camera.fy, camera.cx, camera.cy], 28);
+        f.set([camera.width, camera.height, 1, 0], 32);
+        const t = dr.draw.texture;
+        u.set(t ? [t.width, t.height, t.wrap_s, t.wrap_t] : [0, 0, 0, 0], 36);
+        u.set([dr.flags, 0, 0, 0], 40);
+        this.device.queue.writeBuffer(dr.uniform, 0, buf);
+      }
+    }
   }
 
   // Buffers and bind groups for the image size, the splat count and the key capacity.
@@ -222,6 +327,13 @@ export class Renderer {
     const hL3 = make(16, 'histogram sums 3');
     const ranges = make(tileCount * 8, 'tile ranges');
     const image = make(width * height * 16, 'image');
+    const texture = (format, label) => {
+      const t = d.createTexture({ size: [width, height], format, label, usage: GPUTextureUsage.RENDER_ATTACHMENT | GPUTextureUsage.TEXTURE_BINDING });
+      res.push(t);
+      return t;
+    };
+    const meshColor = texture('rgba32float', 'mesh colour'), meshDepth = texture('r32float', 'mesh view depth');
+    const meshZ = texture('depth32float', 'mesh depth test');
     const blitInfo = this.buffer(16, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, 'blit info');
     res.push(blitInfo);
     d.queue.writeBuffer(blitInfo, 0, new Uint32Array([width, height, 0, 0]));
@@ -254,7 +366,8 @@ export class Renderer {
       setup: this.bind(P.setup, [[0, F], [2, touched], [3, offsets], [7, this.control]]),
       emit: this.bind(P.emit, [[0, F], [1, proj], [2, touched], [3, offsets], [4, keySets[0][0]], [5, keySets[0][1]], [6, keySets[0][2]]]),
       ranges: this.bind(P.ranges, [[0, F], [1, this.control], [2, fh], [4, ranges]]),
-      raster: this.bind(P.raster, [[0, F], [3, fv], [4, ranges], [5, proj], [6, image]]),
+      raster: this.bind(P.raster, [[0, F], [3, fv], [4, ranges], [5, proj], [6, image], [7, meshColor.createView()], [8, meshDepth.createView()]]),
+      meshTargets: [meshColor.createView(), meshDepth.createView(), meshZ.createView()],
       blit: this.bind(P.blit, [[0, image], [1, blitInfo]]),
     };
     this.resources = res;
@@ -294,6 +407,7 @@ export class Renderer {
     for (;;) {
       const t0 = performance.now();
       this.writeFrame(camera, background);
+      this.writeMeshDraws(camera);
       const z = this.size, P = this.pipelines;
       const enc = d.createCommandEncoder();
       const stamps = (stage) => this.timestamps
@@ -358,6 +472,29 @@ export class Renderer {
       pass.setBindGroup(0, z.ranges);
       pass.dispatchWorkgroupsIndirect(this.control, 20 * 4);
       pass.end();
+      {  // meshes
+        const i = stage++;
+        const [color, depth, test] = z.meshTargets;
+        const rp = enc.beginRenderPass({
+          label: TIMED_PASSES[i], timestampWrites: stamps(i),
+          colorAttachments: [color, depth].map((view) => ({ view, loadOp: 'clear', storeOp: 'store', clearValue: [0, 0, 0, 0] })),
+          depthStencilAttachment: { view: test, depthLoadOp: 'clear', depthStoreOp: 'discard', depthClearValue: 0 },
+        });
+        rp.setPipeline(P.mesh);
+        for (const inst of this.meshes) {
+          for (const dr of inst.draws) {
+            if (!dr.matrix) continue;
+            rp.setBindGroup(0, dr.bind);
+            if (dr.indices) {
+              rp.setIndexBuffer(dr.indices, 'uint32');
+              rp.drawIndexed(dr.draw.indices.length);
+            } else {
+              rp.draw(dr.draw.vertices);
+            }
+          }
+        }
+        rp.end();
+      }
       pass = computePass();  // raster
       pass.setPipeline(P.raster);
       pass.setBindGroup(0, z.raster);
@@ -400,7 +537,7 @@ export class Renderer {
         this.queryRead.unmap();
       }
       const ms = performance.now() - t0;
-      this.stats = { keysWanted: c[0], keys: c[1], ms, splats: z.n, capacity: z.cap, passMs };
+      this.stats = { keysWanted: c[0], keys: c[1], ms, splats: z.n, triangles: this.triangles, capacity: z.cap, passMs };
       if (c[0] <= z.cap || z.cap >= Math.floor(d.limits.maxStorageBufferBindingSize / 4)) {
         if (cap) this.stats.passes = await this.readCapture(cap, c);
         return this.stats;

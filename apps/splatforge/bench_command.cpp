@@ -180,6 +180,7 @@ void saveWorldScene(const Scene& scene, const std::string& path) {
 FrameRequest benchFrame(int f, const Camera& cam, const BenchCommand::Options& o) {
   FrameRequest request{f / 30.0, cam, {}, {}};
   if (o.raster_slice) request.settings.raster_slice = *o.raster_slice;
+  if (o.raster_segment) request.settings.raster_segment = *o.raster_segment;
   return request;
 }
 
@@ -205,11 +206,14 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
     raster.push_back(t.raster), readback.push_back(t.readback), all.push_back(t.total);
   }
   double frame_no_readback = median(all) - median(readback);
-  fmt::print("visible {} gaussians, {} tile pairs, {} merge passes, deepest tile {} pairs{}\n", st.visible,
+  fmt::print("visible {} gaussians, {} tile pairs, {} merge passes, deepest tile {} pairs{}{}\n", st.visible,
              st.tile_keys, st.sort_passes, st.longest_tile,
              st.raster_slices ? fmt::format(" (its raster in {} slices, {} submissions a frame)",
                                             st.raster_slices, st.submissions)
-                              : "");
+                              : "",
+             st.segmented_tiles ? fmt::format("; {} tiles drawn in {} raster segments", st.segmented_tiles,
+                                              st.raster_segments)
+                                : "");
   fmt::print(
       "gpu median ms: {}preprocess {:.3f} | bin {:.3f} | tile ranges {:.3f} | emit {:.3f} | tile sort {:.3f} "
       "| "
@@ -231,6 +235,10 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
   json += fmt::format(
       "  \"longest_tile\": {},\n  \"raster_slice\": {},\n  \"raster_slices\": {},\n  \"submissions\": {},\n",
       st.longest_tile, o.raster_slice.value_or(kDefaultRasterSlice), st.raster_slices, st.submissions);
+  // The raster's segments (--raster-segment): the tiles drawn in segments and their segments.
+  json +=
+      fmt::format("  \"raster_segment\": {},\n  \"segmented_tiles\": {},\n  \"raster_segments\": {},\n",
+                  o.raster_segment.value_or(kDefaultRasterSegment), st.segmented_tiles, st.raster_segments);
   if (o.back_to_back > 0) {
     const VulkanPassTimes b =
         medianPassTimes(driver.renderBackToBack(scene, benchFrame(o.frames, cam, o), o.back_to_back, &st));

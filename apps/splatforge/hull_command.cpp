@@ -267,6 +267,7 @@ HullCrowd buildCrowd(const HullCommand::Options& o, const std::shared_ptr<hull::
       h->mode = hull::parseHullMode(o.bench_mode);
     }
     obj.kind = std::move(h);
+    obj.mesh_samples = o.mesh_samples.value_or(0);
     obj.object_to_world = Mat4::fromLinearTranslation(Mat3{}, {x, 0, z});
     c.scene.objects.push_back(obj);
   }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "hull/bake.h"
@@ -46,12 +47,13 @@ class HullCommand {
     int submissions =
         1;  // hull bench: that many such submissions in a row (the GPU clock ramps under steady work)
     bool idle = false;
-    bool tile_stats = false;          // hull bench: print the spread of the last frame's tile pairs
-    std::string json_out;             // hull bench: also write the results as JSON to this file
-    std::string lod = "off";          // hull bench: every hull's runtime LOD (K, auto or off)
-    int lod_sweep = 0;                // hull bench: time the frame at this many budgets K (0: no sweep)
-    std::string plot;                 // hull bench --lod-sweep: the chart's PNG
-    std::string bench_mode = "live";  // hull bench: live, or static hulls drawn baked / sorted
+    bool tile_stats = false;               // hull bench: print the spread of the last frame's tile pairs
+    std::string json_out;                  // hull bench: also write the results as JSON to this file
+    std::string lod = "off";               // hull bench: every hull's runtime LOD (K, auto or off)
+    int lod_sweep = 0;                     // hull bench: time the frame at this many budgets K (0: no sweep)
+    std::string plot;                      // hull bench --lod-sweep: the chart's PNG
+    std::string bench_mode = "live";       // hull bench: live, or static hulls drawn baked / sorted
+    std::optional<uint32_t> mesh_samples;  // hull bench: baked cores' samples per pixel (empty: 8)
     uint32_t seed = 1;
     double duration = 0;  // hull play --duration (play.duration_given says whether it was given)
     // hull bake --train: train the splats in process first (train/trainer.h).

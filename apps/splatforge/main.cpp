@@ -123,6 +123,15 @@ CLI::Validator hullLodValidator() {
       },
       "K|auto|off");
 }
+// --mesh-samples (render, animate) and hull bench's: samples per pixel of every object's meshes.
+const char* const kMeshSamplesHelp =
+    "Anti-aliased meshes: samples per pixel (1, 2, 4, 8 or 16) of every object's meshes, splat hulls' cores "
+    "included (default: each object's \"meshSamples\", else 8 for a hull's core and 1, aliased, for other "
+    "meshes)";
+CLI::Validator meshSamplesValidator() {
+  return CLI::IsMember({"1", "2", "4", "8", "16"});
+}
+
 const std::string kHullLodHelp =
     "Splat hulls' runtime LOD for every hull: K (draw the first K splats in importance order), auto (K by "
     "the hull's size on "
@@ -131,9 +140,17 @@ const std::string kHullLodHelp =
     "a tenth) or off (every splat) (default: each hull object's \"lod\", else off; a hull script's lod "
     "events still apply)";
 
-// --raster-slice (render, animate, bench): how many entries of a tile's sorted list one Vulkan raster
-// dispatch walks at most (RenderSettings::raster_slice).
-void addRasterSliceOption(CLI::App* command, std::optional<uint32_t>& raster_slice) {
+// --raster-slice and --raster-segment (render, animate, bench): how many entries of a tile's sorted list one
+// Vulkan raster dispatch walks at most (RenderSettings::raster_slice), and above how many a tile's list is
+// drawn in segments at once (RenderSettings::raster_segment).
+void addRasterOptions(CLI::App* command, std::optional<uint32_t>& raster_slice,
+                      std::optional<uint32_t>& raster_segment) {
+  command->add_option("--raster-segment", raster_segment,
+                      "Vulkan: draw a tile whose sorted splats number more than N in segments of N, one "
+                      "workgroup each at once, and composite them (the deepest tiles otherwise set the "
+                      "raster's time; the image is the same up to rounding); 0 draws every tile with one "
+                      "workgroup (default " +
+                          std::to_string(kDefaultRasterSegment) + ")");
   command->add_option("--raster-slice", raster_slice,
                       "Vulkan: walk each tile's sorted splats at most N at a time, in a submission per "
                       "slice, where a tile holds more "
@@ -186,7 +203,7 @@ RenderCommand::RenderCommand(CLI::App& app, LoadPolicyOptions& policy)
       ->check(CLI::Range(1, 16384));
   command_->add_option("--camera", o.camera, "Camera JSON (intrinsics + world_to_camera, or look-at)");
   addFrameOptions(command_, o.backend, o.device, o.validation, o.background, o.blend_space, o.lod_budget);
-  addRasterSliceOption(command_, o.raster_slice);
+  addRasterOptions(command_, o.raster_slice, o.raster_segment);
   command_->add_option("--save-float", o.save_float, "Also write the float RGBA image as .npy");
   command_->add_option(
       "--save-depth", o.save_depth,
@@ -217,6 +234,7 @@ RenderCommand::RenderCommand(CLI::App& app, LoadPolicyOptions& policy)
   command_->add_option("--light", o.light, "Splat hulls: the cel light on or off (default: the scene's, on)")
       ->check(CLI::IsMember({"on", "off"}));
   command_->add_option("--hull-lod", o.hull_lod, kHullLodHelp)->check(hullLodValidator());
+  command_->add_option("--mesh-samples", o.mesh_samples, kMeshSamplesHelp)->check(meshSamplesValidator());
 }
 
 bool RenderCommand::parsed() const {
@@ -376,8 +394,9 @@ AnimateCommand::AnimateCommand(CLI::App& app, LoadPolicyOptions& policy)
   command_->add_option("--light", o.light, "Splat hulls: the cel light on or off")
       ->check(CLI::IsMember({"on", "off"}));
   command_->add_option("--hull-lod", o.hull_lod, kHullLodHelp)->check(hullLodValidator());
+  command_->add_option("--mesh-samples", o.mesh_samples, kMeshSamplesHelp)->check(meshSamplesValidator());
   addFrameOptions(command_, o.backend, o.device, o.validation, o.background, o.blend_space, o.lod_budget);
-  addRasterSliceOption(command_, o.raster_slice);
+  addRasterOptions(command_, o.raster_slice, o.raster_segment);
   command_->add_flag(
       "--strict", policy.strict,
       "Refuse files holding NaN or infinite values (default: drop those gaussians with a warning)");
@@ -478,7 +497,7 @@ BenchCommand::BenchCommand(CLI::App& app) : options_(std::make_unique<Options>()
                        std::to_string(sf::kMaxFramesPerSubmission) +
                        ") in one submission and report its medians (a GPU that never waits on the host)")
       ->check(CLI::Range(1, sf::kMaxFramesPerSubmission));
-  addRasterSliceOption(command_, o.raster_slice);
+  addRasterOptions(command_, o.raster_slice, o.raster_segment);
   command_->add_flag("--loads", o.loads,
                      "Also measure load throughput (MB/s) of biker.ply, biker.compressed.ply and biker.spz");
   command_->add_flag("--json", o.json, "Print the results as JSON to stdout (other output goes to stderr)");
@@ -870,6 +889,12 @@ HullCommand::HullCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   bench->add_flag("--idle", o.idle, "No effects and no hits (the live path's floor)");
+  bench
+      ->add_option(
+          "--mesh-samples", o.mesh_samples,
+          "With --hull-mode baked: samples per pixel of every hull's core (1, 2, 4, 8 or 16; default "
+          "8, as render's --mesh-samples)")
+      ->check(meshSamplesValidator());
   bench->add_option("--lod", o.lod, "Every hull's runtime LOD: K, auto or off (as --hull-lod of render)")
       ->check(hullLodValidator())
       ->capture_default_str();

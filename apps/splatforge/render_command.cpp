@@ -92,6 +92,12 @@ void applyHullOptions(Scene& scene, const std::string& mode, const std::string& 
   if (!light.empty()) scene.light.enabled = light == "on";
 }
 
+// --mesh-samples: every object's meshes drawn with that many samples per pixel (hull cores included).
+void applyMeshSamples(Scene& scene, std::optional<uint32_t> samples) {
+  if (!samples) return;
+  for (SceneObject& o : scene.objects) o.mesh_samples = *samples;
+}
+
 // True when no splat of the scene's objects reaches the renderer's alpha threshold (kAlphaMin, 1/255).
 bool allTransparent(const Scene& scene) {
   for (const SceneObject& o : scene.objects)
@@ -314,6 +320,7 @@ int RenderCommand::run() const {
     if (!o.background.empty()) settings.background = parseColor(o.background);
     settings.antialiased = o.antialiased;
     if (o.raster_slice) settings.raster_slice = *o.raster_slice;
+    if (o.raster_segment) settings.raster_segment = *o.raster_segment;
 
     if (!std::isfinite(o.time)) throw UsageError("--time must be a finite number of seconds");
     Camera cam;  // a camera file is checked before the scene loads (a typo should not wait for a large scene)
@@ -324,6 +331,7 @@ int RenderCommand::run() const {
                                                  : parseBlendSpace(o.blend_space);
     if (o.lod_budget) scene.lod_budget = *o.lod_budget;
     applyHullOptions(scene, o.hull_mode, o.light, o.hull_lod);
+    applyMeshSamples(scene, o.mesh_samples);
     double load_s = secondsSince(t0);
     if (o.camera.empty())
       cam = scene.camera ? *scene.camera
@@ -478,6 +486,7 @@ int runAnimate(const AnimateOptions& o) {
     if (!o.default_background.empty()) settings.background = parseColor(o.default_background);
     if (!o.background.empty()) settings.background = parseColor(o.background);
     if (o.raster_slice) settings.raster_slice = *o.raster_slice;
+    if (o.raster_segment) settings.raster_segment = *o.raster_segment;
     Camera cam;  // a camera file is checked before the scene loads
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
     Scene scene = loadInput(o.command.c_str(), o.input, o.clip, !o.keep_going, o.allow_outside_paths, o.width,
@@ -486,6 +495,7 @@ int runAnimate(const AnimateOptions& o) {
                                                  : parseBlendSpace(o.blend_space);
     if (o.lod_budget) scene.lod_budget = *o.lod_budget;
     applyHullOptions(scene, o.hull_mode, o.light, o.hull_lod);
+    applyMeshSamples(scene, o.mesh_samples);
     double duration = o.duration;
     if (!o.hull_script.empty()) duration = playHullScript(scene, o);
     if (o.camera.empty()) cam = animationCamera(scene, o, duration);

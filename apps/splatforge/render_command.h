@@ -54,8 +54,12 @@ class RenderCommand {
     std::string hull_mode;  // splat hulls: baked or sorted for every hull (empty: each object's own)
     std::string light;      // splat hulls: on or off (empty: the scene's)
     std::string hull_lod;   // splat hulls: K, auto or off for every hull (empty: each object's own)
-    std::optional<uint32_t> raster_slice;  // Vulkan: entries of a tile's list per raster slice (0: never
-                                           // split; empty: the default)
+    // Samples per pixel of every object's meshes (1, 2, 4, 8 or 16; empty: each object's own, a hull core's
+    // 8 and other meshes' 1): SceneObject::mesh_samples.
+    std::optional<uint32_t> mesh_samples;
+    std::optional<uint32_t> raster_slice;    // Vulkan: entries of a tile's list per raster slice (0: never
+                                             // split; empty: the default)
+    std::optional<uint32_t> raster_segment;  // Vulkan: raster segment size (0: none; empty: the default)
   };
 
  private:
@@ -87,7 +91,9 @@ struct AnimateOptions {
   bool keep_going = false;  // as for render
   bool allow_outside_paths = false;
   std::string hull_mode, light, hull_lod;  // as for render
+  std::optional<uint32_t> mesh_samples;    // as for render
   std::optional<uint32_t> raster_slice;    // as for render
+  std::optional<uint32_t> raster_segment;  // as for render
   // Play a hull script (docs/formats/hull-script.md) on every splat hull of the input (`hull play`);
   // `duration` then defaults to the script's when not given, and a hull-only input without a camera is
   // framed on its hulls over the whole clip (autoCameraOverClip).

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "io/file.h"
 #include "io/formats.h"
 #include "io/sog.h"
+#include "model/gltf_model.h"
 #include "scene/scene_doc.h"
 
 namespace sf::cli {
@@ -35,7 +37,7 @@ constexpr const char* kPageFiles[] = {"index.html",          "main.js",
                                       "shaders/common.wgsl", "shaders/preprocess.wgsl",
                                       "shaders/scan.wgsl",   "shaders/keys.wgsl",
                                       "shaders/radix.wgsl",  "shaders/raster.wgsl",
-                                      "shaders/blit.wgsl"};
+                                      "shaders/mesh.wgsl",   "shaders/blit.wgsl"};
 // What scripts/build_web.sh makes (build/web/).
 constexpr const char* kWasmFiles[] = {"sf_decode.js", "sf_decode.wasm"};
 
@@ -51,12 +53,12 @@ std::string formatKb(uintmax_t bytes) {
 }
 
 // A splat file the page's WebAssembly decodes: decoded here by the same decodeSplats, which names the file
-// and the reason when it fails; the formats the web build leaves out are refused, `context` ("scene.json:
+// and the reason when it fails; the format the web build leaves out is refused, `context` ("scene.json:
 // objects[0] (name): ") before the message for a scene's object.
 LoadedSplats loadForThePage(const std::string& path, const std::string& context) {
   try {
     LoadedSplats loaded = loadSplats(path);
-    if (loaded.format == SplatFormat::kGltf || loaded.format == SplatFormat::kLodMeta)
+    if (loaded.format == SplatFormat::kLodMeta)
       throw Error(path + ": " + formatName(loaded.format) +
                   " is not in the web build yet (convert it to .spz: splatforge convert " + path +
                   " -o NAME.spz)");
@@ -83,11 +85,51 @@ std::vector<ExportedFile> splatFileExport(const std::string& from, const fs::pat
   return out;
 }
 
-// What a scene JSON takes into the export: the scene, then each splat file it names once, at its path
-// relative to the scene (the page fetches an object's file by that path from the scene's URL). Refuses what
-// the page cannot draw, paths the page could not reach (outside the scene's directory, by the file system or
-// by the text), and files that do not decode. Adds the objects' gaussians to `gaussians` and the distinct
-// files to `files`.
+// A glTF model as the page opens it: read by the same glTF reader and model, and its clip (`clip`: a name or
+// an index, empty: the first) taken by the same GltfModel::objectClip; `context` before a message. Sets
+// `model`.
+std::unique_ptr<GltfModel> gltfForThePage(const std::string& path, const std::string& clip,
+                                          const std::string& context) {
+  try {
+    auto model = std::make_unique<GltfModel>(path);
+    (void)model->objectClip(path, clip);
+    return model;
+  } catch (const Error& e) {
+    throw Error(context + e.what());
+  }
+}
+
+// What the glTF file `from`, read as `model`, takes into the export at `to`: itself and the external buffers
+// and images it names that exist, beside it at their paths relative to it (the page fetches them so). A path
+// that would leave the export folder by its text is refused (the page could not fetch it).
+std::vector<ExportedFile> gltfFileExport(const std::string& from, const fs::path& to, const GltfModel& model,
+                                         const std::string& context) {
+  std::vector<ExportedFile> out{{from, to}};
+  const fs::path dir = fs::path(from).parent_path();
+  for (const std::string& uri : model.document().external_files) {
+    const fs::path rel = fs::path(uri).lexically_normal();
+    if (rel.empty() || rel.is_absolute() || *rel.begin() == "..")
+      throw Error(context + from + ": '" + uri +
+                  "' lies outside the glTF file's folder (the page could not fetch it)");
+    std::error_code ec;
+    if (!fs::is_regular_file(dir / rel, ec))
+      continue;  // a missing image: the reader's warning, in the page too
+    out.push_back({(dir / rel).string(), to.parent_path() / rel});
+  }
+  return out;
+}
+
+std::string describeModel(const GltfModel& model) {
+  return fmt::format("{} mesh primitive{}, {} vertices, {} clip{}", model.drawnPrimitives(),
+                     model.drawnPrimitives() == 1 ? "" : "s", model.vertexCount(), model.clips().size(),
+                     model.clips().size() == 1 ? "" : "s");
+}
+
+// What a scene JSON takes into the export: the scene, then each splat file and glTF model it names once (a
+// model with its external files), at its path relative to the scene (the page fetches an object's file by
+// that path from the scene's URL). Refuses what the page cannot draw, paths the page could not reach (outside
+// the scene's directory, by the file system or by the text), files that do not decode and glTF objects whose
+// model or clip does not load. Adds the objects' gaussians to `gaussians` and the distinct files to `files`.
 std::vector<ExportedFile> sceneExport(const std::string& input, uint64_t& gaussians, size_t& files,
                                       size_t& objects) {
   const std::vector<uint8_t> bytes = readFile(input);
@@ -106,16 +148,30 @@ std::vector<ExportedFile> sceneExport(const std::string& input, uint64_t& gaussi
       throw Error(context + e.what());
     }
     if (classifyInput(d.resolved) == InputKind::kLodHierarchy)
-      throw Error(context + "a level-of-detail hierarchy (\"file\": \"" + d.file +
-                  "\") is not in the web build yet (the web page draws splat files; render this scene with "
-                  "the splatforge command line)");
+      throw Error(
+          context + "a level-of-detail hierarchy (\"file\": \"" + d.file +
+          "\") is not in the web build yet (the web page draws splat files and glTF models; render this "
+          "scene with the splatforge command line)");
     const fs::path to = fs::path(d.file).lexically_normal();
     // Where the copy goes must lie below the export folder whatever the checks above decided (they judge
     // the source, whose canonical path may stay inside the scene's folder through a "..").
     if (to.empty() || to.is_absolute() || *to.begin() == "..")
       throw Error(context + "\"" + d.file + "\": the copy would leave the export folder");
     auto it = counts.find(to);
-    if (it == counts.end()) {
+    if (d.gltfByName()) {
+      const std::unique_ptr<GltfModel> model = gltfForThePage(d.resolved, d.clip, context);
+      // A "file" of gaussians alone is a splat file (the scene loader's rule, and the page's).
+      const bool splats = d.key != SceneObjectKey::kGltf && model->drawnPrimitives() == 0 &&
+                          model->clips().empty() && d.clip.empty();
+      if (splats && it == counts.end()) {
+        const LoadedSplats loaded = loadForThePage(d.resolved, context);
+        it = counts.emplace(to, loaded.cloud.size()).first;
+        out.push_back({d.resolved, to});
+      } else if (it == counts.end()) {
+        it = counts.emplace(to, model->splats().size()).first;
+        for (ExportedFile& f : gltfFileExport(d.resolved, to, *model, context)) out.push_back(std::move(f));
+      }
+    } else if (it == counts.end()) {
       const LoadedSplats loaded = loadForThePage(d.resolved, context);
       it = counts.emplace(to, loaded.cloud.size()).first;
       for (ExportedFile& f : splatFileExport(d.resolved, to, loaded)) out.push_back(std::move(f));
@@ -135,11 +191,11 @@ int ExportWebCommand::run() const {
   const Options& o = *options_;
   try {
     const InputKind kind = classifyInput(o.input);
-    if (kind != InputKind::kSplatFile && kind != InputKind::kSceneJson)
+    if (kind != InputKind::kSplatFile && kind != InputKind::kSceneJson && kind != InputKind::kGltf)
       throw Error(
           o.input +
-          ": the web page opens splat files and scene JSONs of splat files only for now (glTF models, "
-          "characters, generators, hulls and level-of-detail hierarchies are not in the web build yet; "
+          ": the web page opens splat files, glTF models and scene JSONs of them only for now "
+          "(characters, generators, hulls and level-of-detail hierarchies are not in the web build yet; "
           "docs/web.md)");
     // Everything must open in the page: scenes read with the same scene document and files decoded by the
     // same decodeSplats the page's WebAssembly runs.
@@ -150,8 +206,21 @@ int ExportWebCommand::run() const {
     const std::string name = fs::path(o.input).filename().string();
     if (kind == InputKind::kSceneJson) {
       files = sceneExport(o.input, gaussians, file_count, objects);
-      what = fmt::format("{} (scene JSON, {} object{} from {} splat file{}, {} gaussians)", name, objects,
+      what = fmt::format("{} (scene JSON, {} object{} from {} file{}, {} gaussians)", name, objects,
                          objects == 1 ? "" : "s", file_count, file_count == 1 ? "" : "s", gaussians);
+    } else if (kind == InputKind::kGltf) {
+      const std::unique_ptr<GltfModel> model = gltfForThePage(o.input, "", "");
+      gaussians = model->splats().size();
+      format = "gltf";
+      if (model->drawnPrimitives() == 0 && model->clips().empty()) {  // gaussians alone: a splat file
+        const LoadedSplats loaded = loadForThePage(o.input, "");
+        files = {{o.input, name}};
+        what = fmt::format("{} (glTF, {} gaussians)", name, loaded.cloud.size());
+      } else {
+        files = gltfFileExport(o.input, name, *model, "");
+        what = fmt::format("{} (glTF model: {}{}{})", name, describeModel(*model), gaussians ? ", " : "",
+                           gaussians ? fmt::format("{} gaussians", gaussians) : "");
+      }
     } else {
       const LoadedSplats loaded = loadForThePage(o.input, "");
       gaussians = loaded.cloud.size();

@@ -229,6 +229,11 @@ float clampTime(float t, float duration) {
   return std::clamp(t, 0.0f, duration);
 }
 
+float clipTimeAt(double scene_time, double time, double speed, bool loop, float duration) {
+  const float t = static_cast<float>(time + speed * scene_time);
+  return loop ? wrapTime(t, duration) : std::clamp(t, 0.0f, std::max(duration, 0.0f));
+}
+
 void Playback::advance(float dt, float duration) {
   if (!std::isfinite(dt) || dt < 0) dt = 0;
   if (max_step > 0) dt = std::min(dt, max_step);

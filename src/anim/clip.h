@@ -79,6 +79,9 @@ struct SamplingJob {
 // [0, duration]. A duration <= 0 gives 0.
 float wrapTime(float t, float duration);
 float clampTime(float t, float duration);
+// The clip time an object plays at scene time `scene_time` (scene JSON "time", "speed", "loop"): time + speed
+// x scene_time, wrapped into [0, duration) when it loops, else clamped to [0, duration].
+float clipTimeAt(double scene_time, double time, double speed, bool loop, float duration);
 
 // The longest step a frame advances an animation by: a stall longer than this (a hitch, a debugger, a window
 // drag) advances only this much, so the pose never jumps (the glTF skinning document's 1/15 s).

@@ -177,10 +177,11 @@ void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to
   }
 
   // The core: opaque octagons (centre + 8 rim vertices at ax0 cos + ax1 sin), flat-coloured, in the mesh
-  // layer. Splats on one flat face give coplanar octagons whose depths would tie and fight per pixel
-  // (differently on each backend); each octagon is lifted along its normal by kCoreLift * (1 - rank /
-  // n_core), so overlaps resolve by importance (the core is stored most important first) everywhere. LOD
-  // keeps the octagons of rank < K (a prefix of the core), each lifted as in the full hull.
+  // layer, anti-aliased with kHullCoreSamples samples per pixel. Splats on one flat face give coplanar
+  // octagons whose depths would tie and fight per pixel (differently on each backend); each octagon is lifted
+  // along its normal by kCoreLift * (1 - rank / n_core), so overlaps resolve by importance (the core is
+  // stored most important first) everywhere. LOD keeps the octagons of rank < K (a prefix of the core), each
+  // lifted as in the full hull.
   size_t core_drawn = 0;
   for (size_t k = 0; k < n_core; ++k) core_drawn += drawn(k);
   if (core_drawn > 0) {
@@ -212,6 +213,7 @@ void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to
     m.indices = out.core_indices;
     m.object_to_world = object_to_world;
     m.shading = MeshShading::kUnlit;
+    m.samples = kHullCoreSamples;
     meshes.push_back(m);
   }
 }

@@ -28,6 +28,11 @@
 namespace sf::hull {
 
 enum class HullMode { kBaked, kSorted };
+
+// kBaked cores are drawn anti-aliased with this many samples per pixel (RenderMesh::samples; the hull
+// article's 8x MSAA, which smooths the seams between octagons and their edges against the shell). A scene
+// object's "meshSamples" (SceneObject::mesh_samples, the CLI's --mesh-samples) replaces it; 1 is aliased.
+constexpr uint32_t kHullCoreSamples = 8;
 HullMode parseHullMode(const std::string& text);  // "baked" or "sorted"; throws sf::Error naming the choices
 const char* hullModeName(HullMode mode);
 

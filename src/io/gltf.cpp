@@ -28,6 +28,7 @@
 #include "core/error.h"
 #include "core/limits.h"
 #include "io/file.h"
+#include "io/gltf_files.h"
 #include "io/image_io.h"
 #include "io/json.h"
 
@@ -48,15 +49,7 @@ struct FsContext {
 };
 
 bool fsFileExists(const std::string& path, void* user) {
-  const auto* ctx = static_cast<const FsContext*>(user);
-  if (ctx->base_dir.empty()) return false;
-  std::error_code ec;
-  fs::path canonical = fs::weakly_canonical(fs::path(path), ec);
-  if (ec) return false;
-  std::string s = canonical.string();
-  if (s.rfind(ctx->base_dir + "/", 0) != 0)
-    return false;  // outside the file's directory tree (or tinygltf's "." fallback)
-  return fs::is_regular_file(canonical, ec);
+  return gltf_files::exists(static_cast<const FsContext*>(user)->base_dir, path);
 }
 
 std::string fsExpandPath(const std::string& path, void*) {
@@ -65,7 +58,7 @@ std::string fsExpandPath(const std::string& path, void*) {
 
 bool fsReadFile(std::vector<unsigned char>* out, std::string* err, const std::string& path, void*) {
   try {
-    std::vector<uint8_t> bytes = readFile(path);
+    std::vector<uint8_t> bytes = gltf_files::read(path);
     out->assign(bytes.begin(), bytes.end());
     return true;
   } catch (const std::exception& e) {
@@ -1002,7 +995,7 @@ bool Loader::decodeImage(GltfDocument& doc, size_t i) {
     if (!fsFileExists(path, &ctx))
       return skip(file + " not found beside the glTF file (or outside its directory)");
     try {
-      file_bytes = readFile(path);
+      file_bytes = gltf_files::read(path);
     } catch (const Error& e) {
       return skip(file + " cannot be read (" + e.what() + ")");
     }
@@ -1519,12 +1512,7 @@ GltfDocument parseGltf(std::span<const uint8_t> bytes, const std::string& name, 
   if (jsonDepth(json) > kMaxJsonDepth)
     throw Error(name + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
 
-  FsContext fs_ctx;
-  if (!base_dir.empty()) {
-    std::error_code ec;
-    fs::path canonical = fs::weakly_canonical(fs::absolute(fs::path(base_dir), ec), ec);
-    if (!ec) fs_ctx.base_dir = canonical.string();
-  }
+  FsContext fs_ctx{gltf_files::baseDir(base_dir)};
   tinygltf::TinyGLTF loader;
   std::vector<std::vector<uint8_t>> image_bytes;
   loader.SetImageLoader(keepImageBytes, &image_bytes);
@@ -1553,6 +1541,10 @@ GltfDocument parseGltf(std::span<const uint8_t> bytes, const std::string& name, 
   }
   GltfDocument doc = Loader(model, name, image_bytes, fs_ctx.base_dir).run();
   if (!warn.empty()) doc.warnings.push_back(describeLoadError(warn, json));
+  for (const tinygltf::Buffer& b : model.buffers)
+    if (!b.uri.empty() && b.uri.rfind("data:", 0) != 0) doc.external_files.push_back(percentDecoded(b.uri));
+  for (const tinygltf::Image& i : model.images)
+    if (!i.uri.empty() && i.uri.rfind("data:", 0) != 0) doc.external_files.push_back(percentDecoded(i.uri));
   return doc;
 }
 

@@ -158,6 +158,9 @@ struct GltfDocument {
   int default_scene = -1;             // "scene", or -1
   std::vector<std::string> warnings;  // things skipped, such as channels aimed at no node or textures
                                       // whose image cannot be decoded
+  // The external files the file names (buffers and images given by a URI that is not a data URI), as paths
+  // relative to its directory (percent-decoded), in file order: what a copy of the model takes along.
+  std::vector<std::string> external_files;
 
   // World matrix of every node (parents before children); the matrices of nodes in no scene are
   // computed from their own hierarchy too.

@@ -161,6 +161,17 @@ std::string GltfModel::clipList() const {
   return out;
 }
 
+int GltfModel::objectClip(const std::string& path, const std::string& clip) const {
+  if (drawnPrimitives() == 0 && splats().size() == 0)
+    throw Error(path + ": has no triangle mesh and no KHR_gaussian_splatting primitive to draw");
+  if (clip.empty()) return clips_.empty() ? -1 : 0;
+  const int index = findClip(clip);
+  if (index < 0)
+    throw Error(path + ": no animation named or numbered '" + clip + "' (" + std::to_string(clips_.size()) +
+                " animations" + (clips_.empty() ? "" : ": " + clipList()) + ")");
+  return index;
+}
+
 anim::RetargetReport GltfModel::addRetargetedClips(const GltfDocument& source) {
   const anim::Skeleton source_skeleton = anim::skeletonFromGltf(source);
   anim::RetargetReport total;

@@ -36,6 +36,11 @@ class GltfModel {
   anim::RetargetReport addRetargetedClips(const GltfDocument& source);
   // "0 'Walk', 1 'Run'" (at most 20), for messages.
   std::string clipList() const;
+  // The clip an object of this model (loaded from `path`, which messages name) plays, as a scene JSON's
+  // "clip" or --clip names it (`clip`: a name or an index; empty: the first animation, -1 without any).
+  // Throws sf::Error when the model draws nothing (no triangle mesh, no KHR_gaussian_splatting primitive) or
+  // no clip matches. The scene loader and the web page's WebAssembly both take objects' clips through it.
+  int objectClip(const std::string& path, const std::string& clip) const;
 
   // Triangle primitives drawn by the model's nodes (points, lines and splat primitives are not drawn).
   size_t drawnPrimitives() const { return draws_.size(); }

@@ -10,6 +10,16 @@
 // depth is not in front of the mesh (contributions behind the mesh are dropped); the mesh colour then
 // shows through the remaining transmittance T: C = C_splats + T * C_mesh, alpha 1. Pixels without a mesh
 // end on the background as before.
+//
+// Anti-aliased edges (RenderMesh::samples; splat hulls' cores ask for 8, as the hull article draws them with
+// 8x MSAA): the layer is supersampled. Besides the pixel-centre pass, the meshes are drawn once per sample of
+// a fixed pattern (Vulkan's standard sample locations), meshes asking for samples shifted to the sample's
+// position, the others at the pixel centre every time; each pass is the single-sample rasterizer (depth test,
+// nearest fragment wins). A pixel then resolves to one fragment (accumulateMeshSample): alpha = the sum of
+// its samples' alphas / N (covered fraction x fragment alpha), colour = their alpha-weighted mean, depth =
+// the nearest covered sample's; a pixel whose N samples all hold the centre's colour and alpha (fully covered
+// by flat colour, each channel within 2^-16) keeps the centre's fragment bit for bit. Partly covered pixels
+// are translucent fragments (alpha < 1) and composite as masked meshes do.
 #pragma once
 
 #include <array>
@@ -75,6 +85,10 @@ struct RenderMesh {
   float opacity = 1;
   std::span<const Vec3> mask;
   float mask_rim = 0;  // the soft edge's width as a fraction of the image width (0: a hard edge)
+  // Anti-aliasing: samples per pixel, 1 (the pixel centre only, the default), 2, 4, 8 or 16. The layer takes
+  // the largest count of its meshes (meshLayerSamples) and draws this mesh at each sample's position; a mesh
+  // of 1 in such a layer is drawn at the pixel centre in every sample pass (aliased, unchanged).
+  uint32_t samples = 1;
 
   size_t vertexCount() const { return skin.empty() ? positions.size() : skin.vertexCount(); }
   bool hasNormals() const { return skin.empty() ? !normals.empty() : !skin.normals.empty(); }
@@ -93,6 +107,26 @@ struct MeshLayer {
   bool empty() const { return depth.empty(); }
 };
 
+// The mesh layer's samples per pixel: the largest RenderMesh::samples of `meshes` (1 without meshes).
+uint32_t meshLayerSamples(std::span<const RenderMesh> meshes);
+// Where the samples of a layer of `samples` per pixel lie, as offsets in [0, 1)^2 from the pixel's top-left
+// corner: Vulkan's standard sample locations for 2, 4, 8 and 16 (the positions of MSAA on most GPUs), the
+// centre {0.5, 0.5} for 1. Throws sf::Error for any other count.
+std::span<const std::array<float, 2>> meshSamplePattern(uint32_t samples);
+// One sample pass folded into a pixel's resolve state (both backends compute the same, in sample order):
+// `sum` += (colour x alpha, alpha) and `nearest` = min(nearest, depth) of a covered sample; `matched` stays
+// true while every sample is covered with the centre fragment's colour and alpha (each within
+// SF_MESH_MATCH_TOLERANCE, 2^-16: a flat colour interpolated elsewhere in a triangle may differ in its last
+// bits). Start a pixel with sum 0, nearest +infinity and matched = (the centre is covered).
+struct MeshSampleState {
+  Vec3 sum_color;
+  float sum_alpha = 0;
+  float nearest = INFINITY;
+  bool matched = false;
+};
+void accumulateMeshSample(MeshSampleState& state, Vec3 centre_color, float centre_alpha, bool covered,
+                          Vec3 color, float alpha, float depth);
+
 // A mesh's mask polygon in the camera's pixel coordinates (x = fx X / Z + cx, y = fy Y / Z + cy of its
 // view-space points); empty when the mesh has no mask (see RenderMesh::mask).
 std::vector<std::array<float, 2>> projectMeshMask(const RenderMesh& mesh, const Camera& cam);
@@ -103,7 +137,8 @@ float maskCoverage(std::span<const std::array<float, 2>> polygon, float x, float
 
 // CPU reference rasterizer: pixel centres at (x + 0.5, y + 0.5) in the camera's pixel coordinates,
 // top-left fill rule, perspective-correct attributes, triangles clipped at view depth SF_MESH_NEAR, depth
-// test on view z (nearest wins), no culling. Multithreaded over row bands. Throws sf::Error when a mesh
+// test on view z (nearest wins), no culling. Multithreaded over row bands. A layer of more than one sample
+// (meshLayerSamples) adds a pass per sample and resolves as the header says. Throws sf::Error when a mesh
 // fails validate().
 MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam);
 

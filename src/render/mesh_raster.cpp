@@ -36,7 +36,8 @@ struct ScreenTriangle {
   float sx[3], sy[3];  // pixel coordinates (pixel centres at +0.5)
   Vec3 face_normal;    // view space, for meshes without normals
   int mesh = 0;
-  int y0 = 0, y1 = 0;  // rows touched [y0, y1)
+  int y0 = 0, y1 = 0;    // rows touched [y0, y1)
+  float jx = 0, jy = 0;  // a sample pass's offset from the pixel centre (meshes drawn at the samples)
 };
 
 // Texel index of the integer-valued texel coordinate x (any magnitude) under a wrap mode, by floored
@@ -101,12 +102,65 @@ std::string RenderMesh::validate() const {
   if (!(opacity >= 0 && opacity <= 1)) return "opacity " + std::to_string(opacity) + " is not in [0, 1]";
   if (!(mask_rim >= 0) || !std::isfinite(mask_rim))
     return "mask rim " + std::to_string(mask_rim) + " is not a finite width >= 0";
+  if (samples != 1 && samples != 2 && samples != 4 && samples != 8 && samples != 16)
+    return "samples " + std::to_string(samples) + " is not 1, 2, 4, 8 or 16";
   if (mask.size() > SF_MESH_MASK_MAX)
     return "mask: " + std::to_string(mask.size()) + " points, at most " + std::to_string(SF_MESH_MASK_MAX);
   for (size_t i = 0; i < mask.size(); ++i)
     if (!std::isfinite(mask[i].x) || !std::isfinite(mask[i].y) || !std::isfinite(mask[i].z))
       return "mask[" + std::to_string(i) + "] is not finite";
   return {};
+}
+
+uint32_t meshLayerSamples(std::span<const RenderMesh> meshes) {
+  uint32_t n = 1;
+  for (const RenderMesh& m : meshes) n = std::max(n, m.samples);
+  return n;
+}
+
+std::span<const std::array<float, 2>> meshSamplePattern(uint32_t samples) {
+  // Vulkan's standard sample locations (the specification's table of them), in pixel units.
+  static constexpr std::array<float, 2> k1[] = {{0.5f, 0.5f}};
+  static constexpr std::array<float, 2> k2[] = {{0.75f, 0.75f}, {0.25f, 0.25f}};
+  static constexpr std::array<float, 2> k4[] = {
+      {0.375f, 0.125f}, {0.875f, 0.375f}, {0.125f, 0.625f}, {0.625f, 0.875f}};
+  static constexpr std::array<float, 2> k8[] = {{0.5625f, 0.3125f}, {0.4375f, 0.6875f}, {0.8125f, 0.5625f},
+                                                {0.3125f, 0.1875f}, {0.1875f, 0.8125f}, {0.0625f, 0.4375f},
+                                                {0.6875f, 0.9375f}, {0.9375f, 0.0625f}};
+  static constexpr std::array<float, 2> k16[] = {
+      {0.5625f, 0.5625f}, {0.4375f, 0.3125f}, {0.3125f, 0.625f},  {0.75f, 0.4375f},
+      {0.1875f, 0.375f},  {0.625f, 0.8125f},  {0.8125f, 0.6875f}, {0.6875f, 0.1875f},
+      {0.375f, 0.875f},   {0.5f, 0.0625f},    {0.25f, 0.125f},    {0.125f, 0.75f},
+      {0.0f, 0.5f},       {0.9375f, 0.25f},   {0.875f, 0.9375f},  {0.0625f, 0.0f}};
+  switch (samples) {
+    case 1:
+      return k1;
+    case 2:
+      return k2;
+    case 4:
+      return k4;
+    case 8:
+      return k8;
+    case 16:
+      return k16;
+    default:
+      throw Error("mesh samples: " + std::to_string(samples) + " is not 1, 2, 4, 8 or 16");
+  }
+}
+
+void accumulateMeshSample(MeshSampleState& st, Vec3 centre_color, float centre_alpha, bool covered,
+                          Vec3 color, float alpha, float depth) {
+  if (!covered) {
+    st.matched = false;
+    return;
+  }
+  st.sum_color = st.sum_color + color * alpha;
+  st.sum_alpha += alpha;
+  st.nearest = std::min(st.nearest, depth);
+  const float tolerance = static_cast<float>(SF_MESH_MATCH_TOLERANCE);
+  st.matched = st.matched && std::abs(color.x - centre_color.x) <= tolerance &&
+               std::abs(color.y - centre_color.y) <= tolerance &&
+               std::abs(color.z - centre_color.z) <= tolerance && std::abs(alpha - centre_alpha) <= tolerance;
 }
 
 std::vector<std::array<float, 2>> projectMeshMask(const RenderMesh& m, const Camera& cam) {
@@ -230,7 +284,7 @@ std::vector<ViewVertex> viewVertices(const RenderMesh& m, const Camera& cam) {
 
 // Clips a view-space triangle against z >= near and appends the (at most two) screen triangles of the result
 // that cover a row of pixels, wound with positive area.
-void appendScreenTriangles(const ViewVertex (&in)[3], int mesh, const Camera& cam,
+void appendScreenTriangles(const ViewVertex (&in)[3], int mesh, const Camera& cam, float jx, float jy,
                            std::vector<ScreenTriangle>& tris) {
   const float near = static_cast<float>(SF_MESH_NEAR);
   const Vec3 face = cross(in[1].pos - in[0].pos, in[2].pos - in[0].pos);
@@ -249,6 +303,7 @@ void appendScreenTriangles(const ViewVertex (&in)[3], int mesh, const Camera& ca
     st.v[0] = poly[0], st.v[1] = poly[k], st.v[2] = poly[k + 1];
     st.face_normal = face;
     st.mesh = mesh;
+    st.jx = jx, st.jy = jy;
     float ymin = INFINITY, ymax = -INFINITY;
     for (int j = 0; j < 3; ++j) {
       const Vec3 p = st.v[j].pos;
@@ -345,7 +400,8 @@ void rasterizeTriangleRows(const ScreenTriangle& t, const RenderMesh& m,
       const float z = 1.0f / wsum;
       const size_t pix = static_cast<size_t>(y) * static_cast<size_t>(cam.width) + static_cast<size_t>(x);
       if (!(z < layer.depth[pix])) continue;
-      const float alpha = mask.empty() ? m.opacity : m.opacity * maskCoverage(mask, px, py, rim);
+      const float alpha =
+          mask.empty() ? m.opacity : m.opacity * maskCoverage(mask, px + t.jx, py + t.jy, rim);
       if (!(alpha > 0)) continue;  // not drawn: no colour, no depth
       layer.depth[pix] = z;
       layer.alpha[pix] = alpha;
@@ -357,16 +413,20 @@ void rasterizeTriangleRows(const ScreenTriangle& t, const RenderMesh& m,
 }  // namespace
 
 MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam) {
-  MeshLayer layer;
-  layer.width = cam.width, layer.height = cam.height;
   const size_t pixels = static_cast<size_t>(cam.width) * static_cast<size_t>(cam.height);
-  layer.color.assign(pixels, Vec3{});
-  layer.depth.assign(pixels, std::numeric_limits<float>::infinity());
-  layer.alpha.assign(pixels, 1.0f);
+  auto emptyLayer = [&] {
+    MeshLayer layer;
+    layer.width = cam.width, layer.height = cam.height;
+    layer.color.assign(pixels, Vec3{});
+    layer.depth.assign(pixels, std::numeric_limits<float>::infinity());
+    layer.alpha.assign(pixels, 1.0f);
+    return layer;
+  };
+  MeshLayer layer = emptyLayer();
   std::vector<std::vector<std::array<float, 2>>> masks(meshes.size());  // pixel polygons (empty: none)
 
-  // Vertex stage and near clipping.
-  std::vector<ScreenTriangle> tris;
+  // Vertex stage, once for every pass: the meshes' view-space vertices (none for a mesh of opacity 0).
+  std::vector<std::vector<ViewVertex>> views(meshes.size());
   std::vector<Vec3> skinned_p, skinned_n;
   for (size_t mi = 0; mi < meshes.size(); ++mi) {
     RenderMesh m = meshes[mi];
@@ -383,26 +443,69 @@ MeshLayer rasterizeMeshes(std::span<const RenderMesh> meshes, const Camera& cam)
       throw Error("mesh " + std::to_string(mi) + ": the cel key light direction is zero");
     if (!(m.opacity > 0)) continue;  // nothing of it is drawn
     masks[mi] = projectMeshMask(m, cam);
-    const std::vector<ViewVertex> vv = viewVertices(m, cam);
-    for (size_t t = 0; t < m.triangleCount(); ++t) {
-      ViewVertex in[3];
-      for (size_t k = 0; k < 3; ++k) in[k] = vv[m.indices.empty() ? t * 3 + k : m.indices[t * 3 + k]];
-      appendScreenTriangles(in, static_cast<int>(mi), cam, tris);
+    views[mi] = viewVertices(m, cam);
+  }
+
+  // One pass: near clipping and projection (meshes of more than one sample shifted by (jx, jy) from the pixel
+  // centre: the camera's principal point moved by minus that), then the fragment stage over bands of rows;
+  // each band walks the triangles that reach it.
+  std::vector<ScreenTriangle> tris;
+  auto pass = [&](float jx, float jy, MeshLayer& out) {
+    tris.clear();
+    Camera shifted = cam;
+    shifted.cx = cam.cx - jx, shifted.cy = cam.cy - jy;
+    for (size_t mi = 0; mi < meshes.size(); ++mi) {
+      const RenderMesh& m = meshes[mi];
+      const std::vector<ViewVertex>& vv = views[mi];
+      if (vv.empty()) continue;
+      const bool at_samples = m.samples > 1;
+      for (size_t t = 0; t < m.triangleCount(); ++t) {
+        ViewVertex in[3];
+        for (size_t k = 0; k < 3; ++k) in[k] = vv[m.indices.empty() ? t * 3 + k : m.indices[t * 3 + k]];
+        appendScreenTriangles(in, static_cast<int>(mi), at_samples ? shifted : cam, at_samples ? jx : 0.0f,
+                              at_samples ? jy : 0.0f, tris);
+      }
+    }
+    if (tris.empty()) return;
+    constexpr int kBand = 16;
+    const int bands = (cam.height + kBand - 1) / kBand;
+    parallelFor(static_cast<size_t>(bands), [&](size_t band) {
+      const int by0 = static_cast<int>(band) * kBand, by1 = std::min(cam.height, by0 + kBand);
+      for (const ScreenTriangle& t : tris) {
+        if (t.y1 <= by0 || t.y0 >= by1) continue;
+        rasterizeTriangleRows(t, meshes[static_cast<size_t>(t.mesh)], masks[static_cast<size_t>(t.mesh)], cam,
+                              by0, by1, out);
+      }
+    });
+  };
+  pass(0.0f, 0.0f, layer);  // the pixel centres: the whole layer when it has one sample
+  const uint32_t samples = meshLayerSamples(meshes);
+  if (samples == 1) return layer;
+
+  // The sample passes, folded pixel by pixel in sample order, then the resolve (mesh.h).
+  std::vector<MeshSampleState> state(pixels);
+  for (size_t i = 0; i < pixels; ++i) state[i].matched = layer.depth[i] < INFINITY;
+  for (const std::array<float, 2>& at : meshSamplePattern(samples)) {
+    MeshLayer sample = emptyLayer();
+    pass(at[0] - 0.5f, at[1] - 0.5f, sample);
+    for (size_t i = 0; i < pixels; ++i)
+      accumulateMeshSample(state[i], layer.color[i], layer.alpha[i], sample.depth[i] < INFINITY,
+                           sample.color[i], sample.alpha[i], sample.depth[i]);
+  }
+  const float n = static_cast<float>(samples);
+  for (size_t i = 0; i < pixels; ++i) {
+    const MeshSampleState& st = state[i];
+    if (st.matched) continue;  // fully covered by the centre's colour and alpha: the centre's fragment
+    if (st.sum_alpha > 0) {
+      layer.color[i] = st.sum_color / st.sum_alpha;
+      layer.alpha[i] = st.sum_alpha / n;
+      layer.depth[i] = st.nearest;
+    } else {
+      layer.color[i] = Vec3{};
+      layer.alpha[i] = 1.0f;
+      layer.depth[i] = std::numeric_limits<float>::infinity();
     }
   }
-  if (tris.empty()) return layer;
-
-  // Fragment stage over bands of rows; each band walks the triangles that reach it.
-  constexpr int kBand = 16;
-  const int bands = (cam.height + kBand - 1) / kBand;
-  parallelFor(static_cast<size_t>(bands), [&](size_t band) {
-    const int by0 = static_cast<int>(band) * kBand, by1 = std::min(cam.height, by0 + kBand);
-    for (const ScreenTriangle& t : tris) {
-      if (t.y1 <= by0 || t.y0 >= by1) continue;
-      rasterizeTriangleRows(t, meshes[static_cast<size_t>(t.mesh)], masks[static_cast<size_t>(t.mesh)], cam,
-                            by0, by1, layer);
-    }
-  });
   return layer;
 }
 

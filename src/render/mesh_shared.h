@@ -67,16 +67,49 @@ layout(buffer_reference, scalar) buffer MeshDrawsRef {
 };
 #endif
 
-// Push constants of the mesh pass.
+// Push constants of the mesh pass. In a sample pass of an anti-aliased layer (RenderMesh::samples) a mesh
+// drawn at the samples gets cx, cy moved by minus (jitter_x, jitter_y), the sample's offset from the pixel
+// centre, and evaluates its mask at gl_FragCoord + jitter; otherwise the jitter is 0.
 struct GpuMeshPush {
   SF_REF(MeshDrawsRef) draws;
   uint draw_index, pad0;
   float fx, fy, cx, cy;
-  float width, height, pad1, pad2;
+  float width, height, jitter_x, jitter_y;
+};
+
+// An anti-aliased mesh layer: at most this many samples per pixel; the resolve's workgroup size.
+#define SF_MESH_SAMPLES_MAX 16u
+#define SF_MESH_RESOLVE_WG 256u
+// A sample "matches" the pixel centre's fragment when each of its colour channels and its alpha lie within
+// this of the centre's (a flat colour interpolated at another point of a triangle may differ in its last
+// bits; 2^-16 is far below what an 8- or 16-bit image keeps).
+#define SF_MESH_MATCH_TOLERANCE (1.0 / 65536.0)
+
+#ifndef __cplusplus
+layout(buffer_reference, scalar) buffer MeshVec4s {
+  vec4 v[];
+};
+layout(buffer_reference, scalar) buffer MeshVec2s {
+  vec2 v[];
+};
+#endif
+
+// Push constants of the resolve (mesh_resolve.comp), one dispatch after each sample pass: that pass's
+// fragment folded into each pixel's state (accumulateMeshSample of render/mesh.h), the last one writing the
+// resolved fragment over the centre pass's.
+struct GpuMeshResolvePush {
+  SF_REF(MeshVec4s) color;         // the centre pass's colour and alpha; the resolved ones after the last
+  SF_REF(MeshFloats) depth;        // the centre pass's view depth; the resolved one after the last
+  SF_REF(MeshVec4s) sample_color;  // this sample pass's
+  SF_REF(MeshFloats) sample_depth;
+  SF_REF(MeshVec4s) sum;    // sum of colour x alpha (xyz) and of alpha (w) over the covered samples so far
+  SF_REF(MeshVec2s) state;  // the nearest covered sample's depth (x); 1 while every sample matched (y)
+  uint pixels, sample_index, samples, pad0;
 };
 
 #ifdef __cplusplus
 static_assert(sizeof(GpuMeshPush) == 48, "GpuMeshPush layout");
+static_assert(sizeof(GpuMeshResolvePush) == 64, "GpuMeshResolvePush layout");
 static_assert(sizeof(GpuMeshDraw) == 28 * 4 + 7 * 8 + 8 * 4, "GpuMeshDraw layout");
 }  // namespace sf::gpu_layout
 #endif

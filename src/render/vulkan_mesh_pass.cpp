@@ -27,6 +27,9 @@ const uint32_t kMeshVert[] = {
 const uint32_t kMeshFrag[] = {
 #include "mesh_frag.inc"
 };
+const uint32_t kMeshResolve[] = {
+#include "mesh_resolve.inc"
+};
 
 constexpr VkFormat kMeshColorFormat = VK_FORMAT_R32G32B32A32_SFLOAT,
                    kMeshDepthValueFormat = VK_FORMAT_R32_SFLOAT, kMeshDepthFormat = VK_FORMAT_D32_SFLOAT;
@@ -46,9 +49,30 @@ std::vector<uint32_t> VulkanMeshPass::prepare(std::span<const RenderMesh> meshes
                                               const VulkanResidency& residency, size_t* draws_offset) {
   skins.clear();
   vertices_.clear();
+  samples_ = 1;
+  at_samples_.clear();
   if (meshes.empty()) return {};
   ensureTargets(static_cast<uint32_t>(cam.width), static_cast<uint32_t>(cam.height));
-  return upload(meshes, cam, residency, draws_offset);
+  std::vector<uint32_t> triangles = upload(meshes, cam, residency, draws_offset);  // validates the meshes
+  samples_ = meshLayerSamples(meshes);
+  for (const RenderMesh& m : meshes) at_samples_.push_back(m.samples > 1 ? 1 : 0);
+  if (samples_ > 1) ensureSampleBuffers(static_cast<uint32_t>(cam.width), static_cast<uint32_t>(cam.height));
+  return triangles;
+}
+
+void VulkanMeshPass::ensureSampleBuffers(uint32_t w, uint32_t h) {
+  if (!resolve_)
+    resolve_ = std::make_unique<gpu::ComputePipeline>(ctx_, kMeshResolve,
+                                                      static_cast<uint32_t>(sizeof(GpuMeshResolvePush)),
+                                                      SF_MESH_RESOLVE_WG, "mesh resolve");
+  const size_t pixels = static_cast<size_t>(w) * h;
+  if (pixels == sample_pixels_) return;
+  const VkDeviceSize n = static_cast<VkDeviceSize>(pixels);
+  sample_color_ = ctx_.createBuffer(n * 16, false, "mesh sample colour");
+  sample_depth_ = ctx_.createBuffer(n * 4, false, "mesh sample depth");
+  sample_sum_ = ctx_.createBuffer(n * 16, false, "mesh sample sums");
+  sample_state_ = ctx_.createBuffer(n * 8, false, "mesh sample state");
+  sample_pixels_ = pixels;
 }
 
 void VulkanMeshPass::ensureTargets(uint32_t w, uint32_t h) {
@@ -185,6 +209,33 @@ void VulkanMeshPass::recordUpload(VkCommandBuffer cmd) const {
 
 void VulkanMeshPass::record(VkCommandBuffer cmd, std::span<const uint32_t> triangles, size_t draws_offset,
                             const Camera& cam) const {
+  recordPass(cmd, triangles, draws_offset, cam, -1, color, depth);
+  if (samples_ > 1) {
+    const uint32_t pixels = static_cast<uint32_t>(sample_pixels_);
+    for (uint32_t s = 0; s < samples_; ++s) {
+      // (The barrier closing the previous pass or resolve lets this pass's copies overwrite what it read.)
+      recordPass(cmd, triangles, draws_offset, cam, static_cast<int>(s), sample_color_, sample_depth_);
+      GpuMeshResolvePush p{};
+      p.color = color.address, p.depth = depth.address;
+      p.sample_color = sample_color_.address, p.sample_depth = sample_depth_.address;
+      p.sum = sample_sum_.address, p.state = sample_state_.address;
+      p.pixels = pixels, p.sample_index = s, p.samples = samples_;
+      vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, resolve_->pipeline());
+      vkCmdPushConstants(cmd, resolve_->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(p), &p);
+      vkCmdDispatch(cmd, ceilDiv(pixels, SF_MESH_RESOLVE_WG), 1, 1);
+      gpu::computeBarrier(cmd);
+    }
+  }
+}
+
+void VulkanMeshPass::recordPass(VkCommandBuffer cmd, std::span<const uint32_t> triangles, size_t draws_offset,
+                                const Camera& cam, int sample, const gpu::Buffer& out_color,
+                                const gpu::Buffer& out_depth) const {
+  float jx = 0, jy = 0;  // the sample's offset from the pixel centre
+  if (sample >= 0) {
+    const std::array<float, 2> at = meshSamplePattern(samples_)[static_cast<size_t>(sample)];
+    jx = at[0] - 0.5f, jy = at[1] - 0.5f;
+  }
   const uint32_t width = color_target_.width,
                  height = color_target_.height;  // the frame's image size (prepare)
   const VkPipelineStageFlags color_stage = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
@@ -235,6 +286,8 @@ void VulkanMeshPass::record(VkCommandBuffer cmd, std::span<const uint32_t> trian
     p.draws = device_data_.address + draws_offset;
     p.draw_index = static_cast<uint32_t>(i);
     p.fx = cam.fx, p.fy = cam.fy, p.cx = cam.cx, p.cy = cam.cy;
+    if (sample >= 0 && at_samples_[i])
+      p.cx = cam.cx - jx, p.cy = cam.cy - jy, p.jitter_x = jx, p.jitter_y = jy;
     p.width = static_cast<float>(width), p.height = static_cast<float>(height);
     vkCmdPushConstants(cmd, pipeline_->layout(), VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0,
                        sizeof(p), &p);
@@ -244,7 +297,7 @@ void VulkanMeshPass::record(VkCommandBuffer cmd, std::span<const uint32_t> trian
   VkBufferImageCopy region{};
   region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
   region.imageExtent = {width, height, 1};
-  for (auto [img, buf] : {std::pair{&color_target_, &color}, std::pair{&depth_target_, &depth}}) {
+  for (auto [img, buf] : {std::pair{&color_target_, &out_color}, std::pair{&depth_target_, &out_depth}}) {
     gpu::imageBarrier(cmd, *img, VK_IMAGE_ASPECT_COLOR_BIT, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
                       VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, color_stage, VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT,
                       VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
@@ -272,7 +325,10 @@ void VulkanMeshPass::readDebug(VulkanStaging& staging, VulkanFrameDebug& d) cons
 void VulkanMeshPass::drop() {
   vertices_.clear();
   color_target_.reset(), depth_target_.reset(), zbuffer_.reset();
-  for (gpu::Buffer* b : {&color, &depth, &host_data_, &device_data_}) b->reset();
+  for (gpu::Buffer* b : {&color, &depth, &host_data_, &device_data_, &sample_color_, &sample_depth_,
+                         &sample_sum_, &sample_state_})
+    b->reset();
+  sample_pixels_ = 0;
   data_bytes_ = 0;
 }
 

@@ -42,6 +42,8 @@ struct VulkanFrameStats {
   // counts one).
   uint64_t longest_tile = 0;
   int raster_slices = 0, submissions = 1;
+  // Tiles drawn in raster segments (RenderSettings::raster_segment) and their segments.
+  uint64_t segmented_tiles = 0, raster_segments = 0;
   bool regrown = false;  // the key buffers overflowed and the frame was rendered again after growing
   // Host-visible staging the renderer holds: uploads go through it in pieces of at most 64 MiB, so it
   // stays at max(64 MiB, the image readback) whatever the scene's size. (A staging buffer as large as the

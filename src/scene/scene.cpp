@@ -58,9 +58,7 @@ bool Scene::hasMeshes() const {
 float SceneObject::clipTime(double scene_time) const {
   const GltfModel* model = this->model();
   if (!model || clip < 0) return 0;
-  const float t = static_cast<float>(time + speed * scene_time);
-  const float duration = model->clips()[static_cast<size_t>(clip)].duration;
-  return loop ? anim::wrapTime(t, duration) : std::clamp(t, 0.0f, std::max(duration, 0.0f));
+  return anim::clipTimeAt(scene_time, time, speed, loop, model->clips()[static_cast<size_t>(clip)].duration);
 }
 
 Camera cameraSeenFrom(const Camera* cam, const Mat4& object_to_world) {
@@ -94,6 +92,8 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
     const size_t objects_before = out.objects.size(), meshes_before = out.meshes.size();
     PoseSink sink{out.objects, out.meshes, out.states[i]};
     scene.objects[i].kindOf().pose(scene.objects[i], ctx, sink);
+    if (const uint32_t samples = scene.objects[i].mesh_samples)
+      for (size_t m = meshes_before; m < out.meshes.size(); ++m) out.meshes[m].samples = samples;
     out.object_ranges.push_back({objects_before, out.objects.size()});
     out.mesh_ranges.push_back({meshes_before, out.meshes.size()});
   }
@@ -419,6 +419,7 @@ struct SceneObjectLoader {
     SceneObject obj;
     obj.name = d.name;
     obj.object_to_world = d.object_to_world;
+    obj.mesh_samples = d.mesh_samples;
     HullDrawing drawing;
     if (d.key == Key::kHull) drawing = readHullDrawing(o, obj);
     const std::string& resolved = d.resolved;

@@ -147,6 +147,15 @@ SceneDocObject readObject(const JsonNode& o, const fs::path& dir, const SceneDoc
   if (o.has("mode") && !hull) o["mode"].fail("\"mode\" applies to hull objects only");
   for (const char* key : {"effects", "script", "seed"})
     if (o.has(key) && !hull) o[key].fail(std::string("\"") + key + "\" applies to hull objects only");
+  if (o.has("meshSamples")) {
+    if (!hull && d.key != SceneObjectKey::kCharacter && !d.gltfByName())
+      o["meshSamples"].fail("\"meshSamples\" applies to objects that draw meshes (glTF, character and hull)");
+    const JsonNode n = o["meshSamples"];
+    const double v = n.value.is_number() ? n.number() : 0.0;
+    if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16)
+      n.fail("expected 1, 2, 4, 8 or 16 samples per pixel (1: aliased)");
+    d.mesh_samples = static_cast<uint32_t>(v);
+  }
   d.name = o.has("name") ? o["name"].string() : fs::path(d.file).stem().string();
   d.object_to_world = o.has("transform") ? parseTransformJson(o["transform"]) : Mat4{};
   readPlayback(o, d.gltfByName() || d.key == SceneObjectKey::kCharacter, d);
@@ -321,11 +330,10 @@ SceneDocument parseSceneDocument(const std::string& text, const std::string& pat
 
 std::string webSceneRefusal(const SceneDocument& doc) {
   const std::string hint =
-      " (the web page draws splat files; render this scene with the splatforge command line)";
+      " (the web page draws splat files and glTF models; render this scene with the splatforge command line)";
   for (size_t i = 0; i < doc.objects.size(); ++i) {
     const SceneDocObject& o = doc.objects[i];
-    const char* what = o.gltfByName()                        ? "a glTF model"
-                       : o.key == SceneObjectKey::kCharacter ? "a character"
+    const char* what = o.key == SceneObjectKey::kCharacter   ? "a character"
                        : o.key == SceneObjectKey::kGenerator ? "a neural generator"
                        : o.key == SceneObjectKey::kHull      ? "a splat hull"
                        : o.key == SceneObjectKey::kLod       ? "a level-of-detail hierarchy"

@@ -52,6 +52,9 @@ struct SceneDocObject {
   std::optional<std::vector<SceneDocEvent>> events;  // "events", in the order given
   std::optional<double> time, speed;                 // finite numbers
   std::optional<bool> loop;
+  // "meshSamples" on objects that draw meshes (glTF, character and hull objects): 1, 2, 4, 8 or 16 samples
+  // per pixel for their meshes (SceneObject::mesh_samples); 0: not given.
+  uint32_t mesh_samples = 0;
 
   // A file key naming a glTF / GLB model by its extension ("gltf", or a "file" ending in .gltf or .glb).
   bool gltfByName() const;
@@ -127,10 +130,10 @@ Camera parseCameraJsonNode(const JsonNode& n, std::optional<int> width, std::opt
 std::string resolveScenePath(const std::filesystem::path& dir, const std::string& file, bool confine,
                              bool on_file_system = true);
 
-// Why the web page cannot draw this scene, in the command line's words ("two.json: objects[1] (walker): a
-// glTF model ...", naming the object and its kind, or the top-level key); empty when it can (splat files
-// only, display blending, no script and no post-processing). `export-web` refuses such a scene with the same
-// message.
+// Why the web page cannot draw this scene, in the command line's words ("two.json: objects[1] (hero): a
+// character ...", naming the object and its kind, or the top-level key); empty when it can (splat files and
+// glTF models only, display blending, no script and no post-processing). `export-web` refuses such a scene
+// with the same message.
 std::string webSceneRefusal(const SceneDocument& doc);
 
 }  // namespace sf

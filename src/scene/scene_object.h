@@ -138,6 +138,10 @@ struct SceneObject {
   // set they replace the events the clip's file carries. clipEvents() is what fires (scene/clip_events.h).
   std::optional<std::vector<anim::ClipEvent>> events;
   int events_clip = -1;
+  // Anti-aliasing of the meshes the object draws (scene JSON "meshSamples", the CLI's --mesh-samples): 0
+  // keeps its kind's (a hull's core: hull::kHullCoreSamples; glTF and character meshes: 1), else 1, 2, 4, 8
+  // or 16 samples per pixel for every one of them (RenderMesh::samples), set by poseScene.
+  uint32_t mesh_samples = 0;
 
   // The object's kind (the plain splats kind when `kind` is null).
   const SceneObjectKind& kindOf() const;

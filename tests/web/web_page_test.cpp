@@ -11,8 +11,12 @@
 // WebP images by the browser, to exactly the native decoder's gaussians (?digest=1), and draw as the CPU
 // renderer does; an image the browser cannot decode or the page cannot fetch gives the engine's message. The
 // fly camera is driven by played key and mouse events (?input=): its camera after each step, read back, must
-// move as its closed form says and draw as the CPU renderer does. Without Chromium, a WebGPU adapter or the
-// page's WebAssembly (scripts/build_web.sh) the tests skip with the reason, and fail under CI=true.
+// move as its closed form says and draw as the CPU renderer does. A skinned glTF model (cesium_man) read,
+// posed and skinned by the engine's C++ in the page's WebAssembly and rasterised with WebGPU must draw at t =
+// 0.5 s as `splatforge render --backend cpu --time 0.5` does, alone and in a scene with a splat object
+// cutting through it (one depth composite); a truncated GLB gives the engine's message. Without Chromium, a
+// WebGPU adapter or the page's WebAssembly (scripts/build_web.sh) the tests skip with the reason, and fail
+// under CI=true.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -40,6 +44,9 @@
 #include "core/sha256.h"
 #include "io/file.h"
 #include "io/formats.h"
+#include "io/gltf.h"
+#include "io/image_io.h"
+#include "model/gltf_model.h"
 #include "render/camera.h"
 #include "render/cpu_renderer.h"
 #include "scene/demo.h"
@@ -120,7 +127,7 @@ std::string waitFor(const std::string& path, const std::vector<std::string>& mar
 }
 
 // The page's console lines ("SFWEB ..."), as Chromium logs them to stderr: [...] "SFWEB text", source: URL
-// (n).
+// (n). A message of several lines (a WebGPU error's) is kept whole, its lines joined by newlines.
 std::vector<std::string> pageLines(const std::string& log) {
   std::vector<std::string> lines;
   std::istringstream in(log);
@@ -129,9 +136,12 @@ std::vector<std::string> pageLines(const std::string& log) {
   while (std::getline(in, line)) {
     const size_t a = line.find(open);
     if (a == std::string::npos) continue;
-    const size_t b = line.rfind(close);
-    if (b == std::string::npos || b < a + open.size()) continue;
-    lines.push_back(line.substr(a + open.size(), b - a - open.size()));
+    std::string text = line.substr(a + open.size());
+    for (std::string more; text.find(close) == std::string::npos && std::getline(in, more);)
+      text += "\n" + more;
+    const size_t b = text.rfind(close);
+    if (b == std::string::npos) continue;
+    lines.push_back(text.substr(0, b));
   }
   return lines;
 }
@@ -973,23 +983,23 @@ TEST_F(WebPage, SceneWithAMissingFileGivesTheEngineMessage) {
   expectOnlyError(lines, log, expected);
 }
 
-// A scene naming a glTF model: the page names the object and its kind, in the words export-web refuses it
-// with (webSceneRefusal, run here natively), and finishes its start.
-TEST_F(WebPage, SceneWithAGltfObjectIsRefusedByName) {
+// A scene naming a character (not in the web build yet): the page names the object and its kind, in the words
+// export-web refuses it with (webSceneRefusal, run here natively), and finishes its start.
+TEST_F(WebPage, SceneWithACharacterIsRefusedByName) {
   bool ready = false;
-  openDemoScene("web_scene_gltf", 64, 48, &ready);
+  openDemoScene("web_scene_character", 64, 48, &ready);
   if (!ready) return;
   const std::string text =
-      R"({"objects": [{"file": "parts/torus.ply"}, {"name": "walker", "gltf": "walker.glb"}]})";
-  writeText(site_ + "/gltf_scene.json", text);
+      R"({"objects": [{"file": "parts/torus.ply"}, {"name": "hero", "character": "hero"}]})";
+  writeText(site_ + "/character_scene.json", text);
   SceneDocOptions by_text;
   by_text.on_file_system = false;
-  const std::string expected = webSceneRefusal(parseSceneDocument(text, "gltf_scene.json", by_text));
-  const std::string words = "gltf_scene.json: objects[1] (walker): a glTF model (\"gltf\": \"walker.glb\")";
+  const std::string expected = webSceneRefusal(parseSceneDocument(text, "character_scene.json", by_text));
+  const std::string words = "character_scene.json: objects[1] (hero): a character (\"character\": \"hero\")";
   ASSERT_EQ(expected.rfind(words + " is not in the web build yet", 0), 0u) << expected;
   std::string log;
   const std::vector<std::string> lines =
-      browse("readback=1&size=64,48&scene=gltf_scene.json", {"READY"}, &log);
+      browse("readback=1&size=64,48&scene=character_scene.json", {"READY"}, &log);
   expectOnlyError(lines, log, expected);
 }
 
@@ -1004,8 +1014,7 @@ TEST_F(WebPage, ExportWebCopiesASceneAndRefusesWhatThePageCannotDraw) {
   writeDemoScene(src, "demo_scene.json", 64, 48);
   test::CliRun r = test::cli("export-web \"" + src + "/demo_scene.json\" -o \"" + site_ + "\"");
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("demo_scene.json (scene JSON, 4 objects from 3 splat files, "), std::string::npos)
-      << r.out;
+  EXPECT_NE(r.out.find("demo_scene.json (scene JSON, 4 objects from 3 files, "), std::string::npos) << r.out;
   for (const char* f : {"demo_scene.json", "parts/floor.ply", "parts/torus.ply", "parts/shell.ply",
                         "index.html", "sf_decode.wasm"})
     EXPECT_TRUE(fs::is_regular_file(site_ + "/" + f)) << f;
@@ -1018,8 +1027,10 @@ TEST_F(WebPage, ExportWebCopiesASceneAndRefusesWhatThePageCannotDraw) {
     std::string scene, message;
   };
   const Refused refused[] = {
-      {"gltf.json", R"({"objects": [{"file": "parts/torus.ply"}, {"name": "walker", "file": "walker.glb"}]})",
-       "gltf.json: objects[1] (walker): a glTF model (\"file\": \"walker.glb\") is not in the web build yet"},
+      {"character.json",
+       R"({"objects": [{"file": "parts/torus.ply"}, {"name": "hero", "character": "hero"}]})",
+       "character.json: objects[1] (hero): a character (\"character\": \"hero\") is not in the web build "
+       "yet"},
       {"hull.json", R"({"objects": [{"hull": "ship.spl2"}]})",
        "hull.json: objects[0] (ship): a splat hull (\"hull\": \"ship.spl2\") is not in the web build yet"},
       {"linear.json", R"({"objects": [{"file": "parts/torus.ply"}], "blend_space": "linear"})",
@@ -1270,6 +1281,202 @@ TEST_F(WebPage, FlyCameraMovesAsItsClosedFormAndMatchesTheCpuRenderer) {
       "web page vs CPU renderer, biker from the flown camera 200x150: PSNR %.1f dB, max difference %.2e\n",
       diff.psnr, diff.max_abs);
   EXPECT_GE(diff.psnr, 40.0);
+}
+
+}  // namespace
+}  // namespace sf
+
+namespace sf {
+namespace {
+
+// `splatforge render INPUT --backend cpu` at scene time `time` and `width` x `height` (its own camera, or the
+// input's), as the float image it saves.
+ImageRGBA renderCpuCli(const std::string& input, double time, int width, int height, const std::string& out) {
+  const test::CliRun r =
+      test::cli("render \"" + input + "\" --backend cpu --time " + fmtFloat(static_cast<float>(time)) +
+                " --width " + std::to_string(width) + " --height " + std::to_string(height) + " -o \"" + out +
+                ".png\" --save-float \"" + out + ".npy\"");
+  EXPECT_EQ(r.code, 0) << r.out;
+  return r.code == 0 ? readNpy(out + ".npy") : ImageRGBA{};
+}
+
+// Pixels of `a` whose colour differs from `b`'s by more than `by` in a channel.
+size_t pixelsOff(const ImageRGBA& a, const ImageRGBA& b, float by) {
+  size_t n = 0;
+  for (size_t p = 0; p < a.pixels.size(); p += 4)
+    n += std::abs(a.pixels[p] - b.pixels[p]) > by || std::abs(a.pixels[p + 1] - b.pixels[p + 1]) > by ||
+         std::abs(a.pixels[p + 2] - b.pixels[p + 2]) > by;
+  return n;
+}
+
+double coverage(const ImageRGBA& image) {
+  double sum = 0;
+  for (size_t i = 3; i < image.pixels.size(); i += 4) sum += image.pixels[i];
+  return sum / (static_cast<double>(image.width) * static_cast<double>(image.height));
+}
+
+// A skinned glTF model (cesium_man: 19 joints, LINEAR clips, a base-colour texture) opened in the page at a
+// fixed time (?t=0.5): read, sampled and skinned on the CPU by the engine's C++ in the WebAssembly,
+// rasterised with WebGPU and shaded as the CPU mesh raster shades, from the camera the page frames as
+// `render` does. Against `splatforge render --backend cpu --time 0.5` of the file at the same size (its
+// camera, autoCamera at that time); the frame at t = 0 is far from it (the walk moves the legs).
+TEST_F(WebPage, SkinnedGltfAtHalfASecondMatchesTheCpuRenderer) {
+  bool ready = false;
+  prepare("web_gltf_skinned", &ready);
+  if (!ready) return;
+  SF_REQUIRE_ASSET(man, "gltf/cesium_man.gltf");
+  exportAndServe(man, &ready);
+  if (!ready) return;
+  EXPECT_TRUE(fs::is_regular_file(site_ + "/cesium_man.gltf"));
+  EXPECT_TRUE(fs::is_regular_file(site_ + "/shaders/mesh.wgsl"));
+  const int w = 360, h = 480;
+  std::string log;
+  const std::vector<std::string> lines =
+      browse("scene=cesium_man.gltf&readback=1&t=0.5&size=" + std::to_string(w) + "," + std::to_string(h),
+             {"IMAGE-END", "ERROR"}, &log);
+  SF_REQUIRE_ADAPTER(lines, log);
+  for (const std::string& l : lines) ASSERT_NE(l.rfind("ERROR", 0), 0u) << l;
+  std::string first_frame;
+  const ImageRGBA web = readbackImage(lines, &first_frame);
+  ASSERT_EQ(web.width, w) << log.substr(0, 4000);
+  ASSERT_EQ(web.height, h);
+  const ImageRGBA cpu = renderCpuCli(site_ + "/cesium_man.gltf", 0.5, w, h, dir_ + "/cpu_t05");
+  const ImageRGBA cpu0 = renderCpuCli(site_ + "/cesium_man.gltf", 0.0, w, h, dir_ + "/cpu_t0");
+  ASSERT_EQ(cpu.width, w);
+  ASSERT_EQ(cpu0.width, w);
+  const ImageDiff diff = compareImages(web, cpu), at0 = compareImages(web, cpu0);
+  std::printf(
+      "web page vs CPU renderer, cesium_man at t = 0.5 s %dx%d: PSNR %.1f dB, max difference %.2e, alpha max "
+      "difference %.2e, %zu pixels off by more than 0.1 (edges); the CPU frame at t = 0 is %.1f dB from it; "
+      "mesh "
+      "coverage %.3f\n",
+      w, h, diff.psnr, diff.max_abs, alphaMaxDifference(web, cpu), pixelsOff(web, cpu, 0.1f), at0.psnr,
+      coverage(cpu));
+  std::printf("first frame: %s\n", first_frame.c_str());
+  if (diff.psnr < 40.0) writePng(dir_ + "/web_t05.png", web);  // beside cpu_t05.png, to look at
+  EXPECT_GE(diff.psnr, 40.0);
+  EXPECT_GT(coverage(cpu), 0.05);         // the model fills part of the frame
+  EXPECT_LT(at0.psnr, diff.psnr - 10.0);  // the time given is the time drawn
+  EXPECT_NE(lineAfter(lines, "TIMINGS ").find("mesh"), std::string::npos) << lineAfter(lines, "TIMINGS ");
+}
+
+// A scene JSON mixing a glTF object (cesium_man, placed by a turn and a translation, its clip from a time
+// offset) with a splat object (a random cloud stretched into a slab) cutting through it, from the scene's
+// camera at t = 0.5: the mesh layer composited by depth with the splats in one frame (splats in front of the
+// mesh blend over it, those behind it are hidden), as the CPU renderer draws it (`splatforge render --backend
+// cpu`). The frame with every splat in front of the mesh would be far from it. export-web copies the model
+// beside the scene.
+TEST_F(WebPage, SceneMixingAGltfModelAndSplatsCompositesByDepth) {
+  bool ready = false;
+  prepare("web_gltf_scene", &ready);
+  if (!ready) return;
+  SF_REQUIRE_ASSET(man, "gltf/cesium_man.gltf");
+  const std::string src = dir_ + "/source";
+  fs::create_directories(src + "/models");
+  fs::copy_file(man, src + "/models/man.gltf");
+  const Scene alone = sceneFromFile(src + "/models/man.gltf");
+  const CloudBounds mb = sceneBounds(alone, 0.75);
+  const Vec3 centre = 0.5f * (mb.min + mb.max), extent = mb.max - mb.min;
+  GaussianCloud cloud = test::randomCloud(4000, 1, 4343);
+  for (float& o : cloud.opacities) o = 0.9f;  // splats in front of the body hide it, those behind are hidden
+  saveSplats(cloud, src + "/slab.ply");
+  const CloudBounds cb = computeBounds(loadSplats(src + "/slab.ply").cloud);
+  const Vec3 cc = 0.5f * (cb.p01 + cb.p99), ce = cb.p99 - cb.p01;
+  const Vec3 scale{1.3f * extent.x / ce.x, 0.25f * extent.y / ce.y,
+                   0.35f * std::max(extent.z, extent.x) / ce.z};
+  const Vec3 move = centre - Vec3{scale.x * cc.x, scale.y * cc.y, scale.z * cc.z};
+  const float radius = 0.5f * length(extent);
+  const Vec3 eye = centre + normalize(Vec3{0.5f, 0.3f, 1.0f}) * (2.4f * radius);
+  const int w = 256, h = 192;
+  const std::string scene = R"({
+  "objects": [
+    {"name": "walker", "gltf": "models/man.gltf", "time": 0.25, "transform": {"rotation": [0.9659258, 0, 0.2588190, 0]}},
+    {"name": "slab", "file": "slab.ply", "transform": {"translation": )" +
+                            jsonNumbers({move.x, move.y, move.z}) + R"(, "scale": )" +
+                            jsonNumbers({scale.x, scale.y, scale.z}) + R"(}}
+  ],
+  "camera": {"eye": )" + jsonNumbers({eye.x, eye.y, eye.z}) +
+                            R"(, "target": )" + jsonNumbers({centre.x, centre.y, centre.z}) +
+                            R"(, "up": [0, 1, 0], "fov_y_deg": 45, "width": )" + std::to_string(w) +
+                            R"(, "height": )" + std::to_string(h) + R"(},
+  "background": [0.1, 0.12, 0.15]
+})";
+  writeText(src + "/mixed.json", scene);
+  exportAndServe(src + "/mixed.json", &ready);
+  if (!ready) return;
+  EXPECT_TRUE(fs::is_regular_file(site_ + "/models/man.gltf"));
+  std::string log;
+  const std::vector<std::string> lines = browse(
+      "readback=1&t=0.5&size=" + std::to_string(w) + "," + std::to_string(h), {"IMAGE-END", "ERROR"}, &log);
+  SF_REQUIRE_ADAPTER(lines, log);
+  for (const std::string& l : lines) ASSERT_NE(l.rfind("ERROR", 0), 0u) << l;
+  std::string first_frame;
+  const ImageRGBA web = readbackImage(lines, &first_frame);
+  ASSERT_EQ(web.width, w) << log.substr(0, 4000);
+  ASSERT_EQ(web.height, h);
+  const ImageRGBA cpu = renderCpuCli(site_ + "/mixed.json", 0.5, w, h, dir_ + "/cpu_mixed");
+  ASSERT_EQ(cpu.width, w);
+  // The same scene drawn as two layers, every splat over the mesh: the slab alone over the model alone.
+  writeText(site_ + "/slab_only.json",
+            std::string(R"({"objects": [)") +
+                scene.substr(scene.find("{\"name\": \"slab\""),
+                             scene.find("\n  ],") - scene.find("{\"name\": \"slab\"")) +
+                "], " + scene.substr(scene.find("\"camera\"")));
+  writeText(site_ + "/man_only.json", scene.substr(0, scene.find(",\n    {\"name\": \"slab\"")) + "\n  ], " +
+                                          scene.substr(scene.find("\"camera\"")));
+  const ImageRGBA slab = renderCpuCli(site_ + "/slab_only.json", 0.5, w, h, dir_ + "/cpu_slab");
+  const ImageRGBA body = renderCpuCli(site_ + "/man_only.json", 0.5, w, h, dir_ + "/cpu_man");
+  ASSERT_EQ(slab.width, w);
+  ASSERT_EQ(body.width, w);
+  ImageRGBA over(w, h);
+  for (size_t p = 0; p < over.pixels.size(); p += 4) {
+    const float t = 1.0f - slab.pixels[p + 3];
+    for (size_t c = 0; c < 3; ++c)  // the slab's own background taken out, the model's frame behind it
+      over.pixels[p + c] = slab.pixels[p + c] -
+                           t * (c == 0   ? 0.1f
+                                : c == 1 ? 0.12f
+                                         : 0.15f) +
+                           t * body.pixels[p + c];
+    over.pixels[p + 3] = 1.0f - t * (1.0f - body.pixels[p + 3]);
+  }
+  const ImageDiff diff = compareImages(web, cpu), layered = compareImages(over, cpu);
+  const size_t web_off = pixelsOff(web, cpu, 0.1f), layered_off = pixelsOff(over, cpu, 0.1f);
+  std::printf(
+      "web page vs CPU renderer, cesium_man and a splat slab in one scene at t = 0.5 s %dx%d: PSNR %.1f dB, "
+      "max "
+      "difference %.2e, %zu pixels off by more than 0.1; every splat over the mesh the CPU frame would be "
+      "%.1f "
+      "dB from it, %zu pixels off; slab coverage %.3f, model coverage %.3f\n",
+      w, h, diff.psnr, diff.max_abs, web_off, layered.psnr, layered_off, coverage(slab), coverage(body));
+  EXPECT_GE(diff.psnr, 40.0);
+  EXPECT_GT(coverage(slab), 0.05);
+  EXPECT_GT(coverage(body), 0.05);
+  // The depth composite matters in this frame: splats behind the body are hidden where the layers would show
+  // them.
+  EXPECT_GT(layered_off, static_cast<size_t>(w * h / 400));
+  EXPECT_GT(layered_off, 5 * web_off);
+}
+
+// A truncated GLB: the page says what the engine's glTF reader says natively, naming the file, and finishes
+// its start; export-web refuses it in the same words.
+TEST_F(WebPage, TruncatedGlbGivesTheEngineMessage) {
+  bool ready = false;
+  open("web_gltf_truncated", &ready);
+  if (!ready) return;
+  SF_REQUIRE_ASSET(glb, "gltf/morph-stress-test.glb");
+  std::vector<uint8_t> bytes = readFile(glb);
+  bytes.resize(bytes.size() / 2);
+  writeFileAtomic(site_ + "/cut.glb", bytes);
+  const std::string expected = test::errorOf([&] { GltfModel model(parseGltf(bytes, "cut.glb", site_)); });
+  ASSERT_NE(expected, "(no error)");
+  ASSERT_EQ(expected.rfind("cut.glb: ", 0), 0u) << expected;
+  std::string log;
+  const std::vector<std::string> lines = browse("readback=1&size=64,48&scene=cut.glb", {"READY"}, &log);
+  expectOnlyError(lines, log, expected);
+  const test::CliRun r = test::cli("export-web \"" + site_ + "/cut.glb\" -o \"" + dir_ + "/refused\"");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("splatforge export-web: error: " + site_ + "/" + expected), std::string::npos)
+      << r.out;
 }
 
 }  // namespace

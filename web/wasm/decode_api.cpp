@@ -31,29 +31,24 @@
 #include "io/sog_images.h"
 #include "render/camera.h"
 #include "scene/scene_doc.h"
+#include "web_api.h"
 
-namespace {
+namespace sf::web {
 
-struct WebDecoded {
-  std::string info;  // JSON
-  std::vector<float> positions, covariances, opacities, sh;
-  sf::CloudBounds bounds{};
-  bool ok = false;
-};
-
-// A scene JSON read by the page: its text and name (read again for the camera at the canvas's size), the
-// objects' transforms, and the world-space centres of the objects attached so far.
-struct WebScene {
-  std::string text, name, info;  // info: JSON
-  std::vector<sf::Mat4> object_to_world;
-  sf::GaussianCloud world;  // positions only: every attached object's centres, transformed
-};
-
-// The page's files are URLs below the scene's: paths are confined by their text (scene/scene_doc.h).
-sf::SceneDocOptions webDocOptions() {
-  sf::SceneDocOptions o;
-  o.on_file_system = false;
-  return o;
+void fillDecoded(WebDecoded& r, const GaussianCloud& c) {
+  const size_t n = c.size();
+  r.positions.resize(n * 3);
+  r.covariances.resize(n * 6);
+  r.opacities = c.opacities;
+  r.sh = c.sh;
+  for (size_t i = 0; i < n; ++i) {
+    r.positions[3 * i] = c.positions[i].x;
+    r.positions[3 * i + 1] = c.positions[i].y;
+    r.positions[3 * i + 2] = c.positions[i].z;
+    const Cov6 cov = covarianceFromScaleRotation(c.scales[i], c.rotations[i]);
+    for (int k = 0; k < 6; ++k) r.covariances[6 * i + k] = cov[static_cast<size_t>(k)];
+  }
+  r.bounds = computeBounds(c);
 }
 
 std::string jsonFloat(float v) {
@@ -61,30 +56,6 @@ std::string jsonFloat(float v) {
   // 9 digits: the same float when read back
   std::snprintf(text, sizeof text, "%.9g", static_cast<double>(v));
   return text;
-}
-
-std::string jsonRows(const sf::Mat4& m) {  // rows 0..2, 12 numbers
-  std::string out = "[";
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 4; ++j) out += (i || j ? "," : "") + jsonFloat(m.m[i][j]);
-  return out + "]";
-}
-
-// The 27 floats of a starting camera (sf_web_default_camera): world_to_camera rows 0..2, fx, fy, cx, cy, the
-// eye, the point the orbit turns about, the up vector, the vertical field of view in degrees, and the scene's
-// size (the diagonal of the 1-99 percentile box of its centres; 0 without splats), which sets the fly
-// camera's speed.
-void writeCamera(const sf::Camera& cam, sf::Vec3 target, sf::Vec3 up, float fov_deg, const sf::CloudBounds& b,
-                 float* out) {
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 4; ++j) out[i * 4 + j] = cam.world_to_camera.m[i][j];
-  out[12] = cam.fx, out[13] = cam.fy, out[14] = cam.cx, out[15] = cam.cy;
-  const sf::Vec3 eye = cam.position();
-  out[16] = eye.x, out[17] = eye.y, out[18] = eye.z;
-  out[19] = target.x, out[20] = target.y, out[21] = target.z;
-  out[22] = up.x, out[23] = up.y, out[24] = up.z;
-  out[25] = fov_deg;
-  out[26] = sf::length(b.p99 - b.p01);
 }
 
 std::string jsonString(const std::string& s) {
@@ -102,6 +73,47 @@ std::string jsonString(const std::string& s) {
     }
   }
   return out + "\"";
+}
+
+std::string errorInfo(const std::string& message) {
+  return std::string("{\"ok\":false,\"error\":") + jsonString(message) + "}";
+}
+
+void writeCamera(const Camera& cam, Vec3 target, Vec3 up, float fov_deg, const CloudBounds& b, float* out) {
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) out[i * 4 + j] = cam.world_to_camera.m[i][j];
+  out[12] = cam.fx, out[13] = cam.fy, out[14] = cam.cx, out[15] = cam.cy;
+  const Vec3 eye = cam.position();
+  out[16] = eye.x, out[17] = eye.y, out[18] = eye.z;
+  out[19] = target.x, out[20] = target.y, out[21] = target.z;
+  out[22] = up.x, out[23] = up.y, out[24] = up.z;
+  out[25] = fov_deg;
+  out[26] = length(b.p99 - b.p01);
+}
+
+}  // namespace sf::web
+
+namespace {
+
+using sf::web::errorInfo;
+using sf::web::jsonFloat;
+using sf::web::jsonString;
+using sf::web::WebDecoded;
+using sf::web::WebScene;
+using sf::web::writeCamera;
+
+// The page's files are URLs below the scene's: paths are confined by their text (scene/scene_doc.h).
+sf::SceneDocOptions webDocOptions() {
+  sf::SceneDocOptions o;
+  o.on_file_system = false;
+  return o;
+}
+
+std::string jsonRows(const sf::Mat4& m) {  // rows 0..2, 12 numbers
+  std::string out = "[";
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) out += (i || j ? "," : "") + jsonFloat(m.m[i][j]);
+  return out + "]";
 }
 
 // What the page hands in for one SOG file (io/sog_images.h in this build): its image files (an unpacked
@@ -138,10 +150,6 @@ std::string describe(const sf::LoadedSplats& loaded) {
          ",\"screen_filter\":" + std::to_string(c.screen_filter) +
          ",\"file_bytes\":" + std::to_string(loaded.file_bytes) + ",\"axes\":" + jsonString(loaded.axes) +
          ",\"warnings\":" + w + "}";
-}
-
-std::string errorInfo(const std::string& message) {
-  return std::string("{\"ok\":false,\"error\":") + jsonString(message) + "}";
 }
 
 }  // namespace
@@ -192,21 +200,8 @@ EMSCRIPTEN_KEEPALIVE WebDecoded* sf_web_decode(const uint8_t* bytes, uint32_t si
   auto* r = new WebDecoded;
   try {
     sf::LoadedSplats loaded = sf::decodeSplats(std::span<const uint8_t>(bytes, size), name);
-    const sf::GaussianCloud& c = loaded.cloud;
-    const size_t n = c.size();
-    if (n == 0) throw sf::Error(std::string(name) + ": the file holds no gaussians");
-    r->positions.resize(n * 3);
-    r->covariances.resize(n * 6);
-    r->opacities = c.opacities;
-    r->sh = c.sh;
-    for (size_t i = 0; i < n; ++i) {
-      r->positions[3 * i] = c.positions[i].x;
-      r->positions[3 * i + 1] = c.positions[i].y;
-      r->positions[3 * i + 2] = c.positions[i].z;
-      const sf::Cov6 cov = sf::covarianceFromScaleRotation(c.scales[i], c.rotations[i]);
-      for (int k = 0; k < 6; ++k) r->covariances[6 * i + k] = cov[static_cast<size_t>(k)];
-    }
-    r->bounds = sf::computeBounds(c);
+    if (loaded.cloud.size() == 0) throw sf::Error(std::string(name) + ": the file holds no gaussians");
+    sf::web::fillDecoded(*r, loaded.cloud);
     r->info = describe(loaded);
     r->ok = true;
   } catch (const SogImagesNeeded&) {
@@ -326,6 +321,12 @@ EMSCRIPTEN_KEEPALIVE void sf_web_default_camera(const WebDecoded* r, int width, 
   writeCamera(cam, 0.5f * (r->bounds.p01 + r->bounds.p99), up, 50.0f, r->bounds, out);
 }
 
+// 1 when `name` names a glTF / GLB model, as every command decides it by the name (classifyInputName), else
+// 0.
+EMSCRIPTEN_KEEPALIVE int sf_web_is_gltf(const char* name) {
+  return sf::classifyInputName(name) == sf::InputKind::kGltf ? 1 : 0;
+}
+
 // 1 when `name` names a scene JSON, as every command decides it by the name (io/file.h classifyInputName),
 // else 0.
 EMSCRIPTEN_KEEPALIVE int sf_web_is_scene_json(const char* name) {
@@ -335,7 +336,9 @@ EMSCRIPTEN_KEEPALIVE int sf_web_is_scene_json(const char* name) {
 // Reads the scene JSON `bytes` named `name` (its directory resolves the objects' files). Never null;
 // sf_web_scene_info says whether it worked: {"ok": true, "objects": [{"name", "context" (how messages about
 // it begin), "file" (as written, relative to the scene), "resolved" (the name its messages use), "to_world"
-// and "to_object" (rows 0..2 of object_to_world and of its inverse)}], "background": [r, g, b] or null,
+// and "to_object" (rows 0..2 of object_to_world and of its inverse), "gltf" (a glTF model by its name),
+// "gltf_key" (named by "gltf": a model even when it holds only gaussians), and how it plays: "clip" (as
+// written), "time", "speed", "loop", "dqs" (dual-quaternion skinning)}], "background": [r, g, b] or null,
 // "camera": true when the scene gives one}, or {"ok": false, "error"} with the command line's words: a
 // malformed scene, an object the web build cannot draw (webSceneRefusal), a path refused.
 EMSCRIPTEN_KEEPALIVE WebScene* sf_web_scene_parse(const uint8_t* bytes, uint32_t size, const char* name) {
@@ -353,7 +356,14 @@ EMSCRIPTEN_KEEPALIVE WebScene* sf_web_scene_parse(const uint8_t* bytes, uint32_t
       objects += std::string(i ? "," : "") + "{\"name\":" + jsonString(o.name) +
                  ",\"context\":" + jsonString(doc.objectContext(i)) + ",\"file\":" + jsonString(o.file) +
                  ",\"resolved\":" + jsonString(o.resolved) + ",\"to_world\":" + jsonRows(o.object_to_world) +
-                 ",\"to_object\":" + jsonRows(sf::inverseAffine(o.object_to_world)) + "}";
+                 ",\"to_object\":" + jsonRows(sf::inverseAffine(o.object_to_world)) +
+                 ",\"gltf\":" + (o.gltfByName() ? "true" : "false") +
+                 ",\"gltf_key\":" + (o.key == sf::SceneObjectKey::kGltf ? "true" : "false") +
+                 ",\"clip\":" + jsonString(o.clip) +
+                 ",\"time\":" + jsonFloat(static_cast<float>(o.time.value_or(0))) +
+                 ",\"speed\":" + jsonFloat(static_cast<float>(o.speed.value_or(1))) +
+                 ",\"loop\":" + (o.loop.value_or(true) ? "true" : "false") +
+                 ",\"dqs\":" + (o.skinning == "dqs" ? "true" : "false") + "}";
     }
     objects += "]";
     std::string background = "null";
@@ -375,10 +385,11 @@ EMSCRIPTEN_KEEPALIVE const char* sf_web_scene_info(const WebScene* s) {
   return s->info.c_str();
 }
 
-// Adds the centres of object `object`, whose file `r` decoded, to the scene's bounds (in world space). 0 when
-// it did not fit in memory.
+// Adds the centres of object `object`, whose splat file `r` decoded, to the scene's bounds (in world space).
+// 0 when it did not fit in memory. (glTF models: sf_web_scene_attach_gltf, web/wasm/gltf_api.cpp.)
 EMSCRIPTEN_KEEPALIVE int sf_web_scene_attach(WebScene* s, uint32_t object, const WebDecoded* r) {
   try {
+    s->captures = true;
     const sf::Mat4& m = s->object_to_world.at(object);
     const size_t n = r->positions.size() / 3;
     s->world.positions.reserve(s->world.positions.size() + n);
@@ -394,9 +405,11 @@ EMSCRIPTEN_KEEPALIVE int sf_web_scene_attach(WebScene* s, uint32_t object, const
 // The scene's starting camera at width x height, once every object is attached, into out[0..27)
 // (writeCamera): the scene's camera at that size (as `render --width --height` takes it), the orbit turning
 // about the point on its axis nearest the centre of the objects' box (twice the box's radius ahead when that
-// point is behind it); without one, autoCamera's for a scene of splat captures (frameBox of the 1-99
-// percentile box of every object's centres in world space, looking along +z with -y up). Returns 1; 0 when
-// there is nothing to frame (no splats and no camera of its own); -1 when the scene cannot be read again.
+// point is behind it); without one, autoCamera's (frameBox of the 1-99 percentile box of every splat object's
+// centres and every glTF object's posed vertices and gaussians in world space, looking along +z with -y up
+// when a splat file is among the objects, else along -z with +y up, the glTF convention). Returns 1; 0 when
+// there is nothing to frame (no splats, no vertices and no camera of its own); -1 when the scene cannot be
+// read again.
 EMSCRIPTEN_KEEPALIVE int sf_web_scene_camera(const WebScene* s, int width, int height, float* out) {
   try {
     sf::SceneDocOptions options = webDocOptions();
@@ -406,9 +419,8 @@ EMSCRIPTEN_KEEPALIVE int sf_web_scene_camera(const WebScene* s, int width, int h
     const sf::CloudBounds b = s->world.positions.empty() ? sf::CloudBounds{} : sf::computeBounds(s->world);
     const sf::Vec3 centre = 0.5f * (b.p01 + b.p99);
     if (!doc.camera) {
-      const sf::Vec3 up{0, -1, 0};
-      writeCamera(sf::frameBox(b.p01, b.p99, sf::Vec3{0, 0, 1}, up, width, height), centre, up, 50.0f, b,
-                  out);
+      const sf::Vec3 up{0, s->captures ? -1.0f : 1.0f, 0}, view{0, 0, s->captures ? 1.0f : -1.0f};
+      writeCamera(sf::frameBox(b.p01, b.p99, view, up, width, height), centre, up, 50.0f, b, out);
       return 1;
     }
     const sf::Camera& cam = *doc.camera;

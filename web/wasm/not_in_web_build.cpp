@@ -1,10 +1,8 @@
-// The formats the web build leaves out for now: glTF (tinygltf) and PlayCanvas's streamed LOD (many SOG
-// files). decodeSplats (io/formats.cpp) is compiled unchanged; these definitions take the place of
-// io/gltf.cpp, io/gltf_splats.cpp and io/lod_meta.cpp in the WebAssembly module and refuse such a file with
-// the reason, naming it as every loader does. docs/web.md lists what the web build does not read yet.
+// The format the web build leaves out for now: PlayCanvas's streamed LOD (many SOG files). decodeSplats
+// (io/formats.cpp) is compiled unchanged; these definitions take the place of io/lod_meta.cpp in the
+// WebAssembly module and refuse such a file with the reason, naming it as every loader does. docs/web.md
+// lists what the web build does not read yet.
 #include "core/error.h"
-#include "io/gltf.h"
-#include "io/gltf_splats.h"
 #include "io/lod_meta.h"
 
 namespace sf {
@@ -25,18 +23,6 @@ std::vector<int> lodMetaLevels(const LodMeta&, int) {
 
 GaussianCloud readLodMetaLeaves(const LodMeta&, std::span<const int>) {
   throw Error("lod-meta.json is not in the web build yet");
-}
-
-GltfDocument parseGltf(std::span<const uint8_t>, const std::string& name, const std::string&) {
-  throw FormatError(name, 0, std::string("glTF is not in the web build yet") + kHint);
-}
-
-GaussianCloud gltfSplatCloud(const GltfDocument&) {
-  throw Error("glTF is not in the web build yet");
-}
-
-std::vector<uint8_t> writeGltfSplats(const GaussianCloud&) {
-  throw Error("writing glTF is not in the web build yet");
 }
 
 }  // namespace sf

@@ -10,8 +10,12 @@ layout(location = 3) in vec4 in_color;
 layout(location = 0) out vec4 out_color;
 layout(location = 1) out float out_depth;
 
-float srgbToLinear(float c) { return c <= 0.04045 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4); }
-float linearToSrgb(float c) { return c <= 0.0031308 ? c * 12.92 : 1.055 * pow(c, 1.0 / 2.4) - 0.055; }
+float srgbToLinear(float c) {
+  return c <= 0.04045 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4);
+}
+float linearToSrgb(float c) {
+  return c <= 0.0031308 ? c * 12.92 : 1.055 * pow(c, 1.0 / 2.4) - 0.055;
+}
 
 // Texel index of the integer-valued texel coordinate x (any magnitude) under a wrap mode; floored mod
 // keeps it non-negative. Same as wrapIndex() in mesh_raster.cpp.
@@ -48,8 +52,10 @@ float maskCoverage(GpuMeshDraw d, vec2 q) {
   float nearest = 1e30;
   uint n = d.mask_count;
   for (uint a = 0u, b = n - 1u; a < n; b = a++) {
-    vec2 pa = vec2(d.mask.v[2u * a], d.mask.v[2u * a + 1u]), pb = vec2(d.mask.v[2u * b], d.mask.v[2u * b + 1u]);
-    if ((pa.y > q.y) != (pb.y > q.y) && q.x < (pb.x - pa.x) * (q.y - pa.y) / (pb.y - pa.y) + pa.x) inside = !inside;
+    vec2 pa = vec2(d.mask.v[2u * a], d.mask.v[2u * a + 1u]),
+         pb = vec2(d.mask.v[2u * b], d.mask.v[2u * b + 1u]);
+    if ((pa.y > q.y) != (pb.y > q.y) && q.x < (pb.x - pa.x) * (q.y - pa.y) / (pb.y - pa.y) + pa.x)
+      inside = !inside;
     vec2 e = pb - pa;
     float len2 = e.x * e.x + e.y * e.y;
     float s = len2 > 0.0 ? clamp(((q.x - pa.x) * e.x + (q.y - pa.y) * e.y) / len2, 0.0, 1.0) : 0.0;
@@ -67,7 +73,9 @@ void main() {
   // The face normal's derivatives before any discard (they need the quad's neighbours, uniform control flow).
   vec3 face = cross(dFdx(in_view_pos), dFdy(in_view_pos));
   // Coverage: a fragment of alpha 0 is not drawn (it writes no depth).
-  float coverage = d.mask_count >= 3u ? d.opacity * maskCoverage(d, gl_FragCoord.xy) : d.opacity;
+  // (In a sample pass the fragment's pixel centre is the sample's position shifted by minus the jitter.)
+  vec2 at = gl_FragCoord.xy + vec2(pc.jitter_x, pc.jitter_y);
+  float coverage = d.mask_count >= 3u ? d.opacity * maskCoverage(d, at) : d.opacity;
   if (!(coverage > 0.0)) discard;
   vec4 albedo = vec4(d.base_color[0], d.base_color[1], d.base_color[2], d.base_color[3]) * in_color;
   if ((d.flags & SF_MESH_HAS_TEXTURE) != 0u) albedo *= sampleTexture(d, in_uv);
@@ -80,7 +88,9 @@ void main() {
   n = normalize(n);
   if (dot(n, in_view_pos) > 0.0) n = -n;
   // A light from the camera's upper left, or (SF_MESH_CAMERA_LIT) at the eye.
-  vec3 light = (d.flags & SF_MESH_CAMERA_LIT) != 0u ? normalize(-in_view_pos) : normalize(vec3(SF_MESH_LIGHT_X, SF_MESH_LIGHT_Y, SF_MESH_LIGHT_Z));
+  vec3 light = (d.flags & SF_MESH_CAMERA_LIT) != 0u
+                   ? normalize(-in_view_pos)
+                   : normalize(vec3(SF_MESH_LIGHT_X, SF_MESH_LIGHT_Y, SF_MESH_LIGHT_Z));
   float shade = SF_MESH_AMBIENT + SF_MESH_DIFFUSE * max(dot(n, light), 0.0);
   vec3 c = clamp(albedo.rgb * shade, 0.0, 1.0);
   out_color = vec4(linearToSrgb(c.r), linearToSrgb(c.g), linearToSrgb(c.b), coverage);

@@ -51,17 +51,7 @@ void loadGltfObject(SceneObject& obj, const std::string& path, const std::string
   else
     model = std::make_shared<GltfModel>(path);
   if (cache) (*cache)[key] = model;
-  if (model->drawnPrimitives() == 0 && model->splats().size() == 0)
-    throw Error(path + ": has no triangle mesh and no KHR_gaussian_splatting primitive to draw");
-  if (!clip.empty()) {
-    obj.clip = model->findClip(clip);
-    if (obj.clip < 0)
-      throw Error(path + ": no animation named or numbered '" + clip + "' (" +
-                  std::to_string(model->clips().size()) + " animations" +
-                  (model->clips().empty() ? "" : ": " + model->clipList()) + ")");
-  } else {
-    obj.clip = model->clips().empty() ? -1 : 0;
-  }
+  obj.clip = model->objectClip(path, clip);
   if (model->splats().size() > 0) obj.cloud = std::shared_ptr<const GaussianCloud>(model, &model->splats());
   obj.kind = std::make_shared<GltfObject>(std::move(model));
 }
