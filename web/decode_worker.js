@@ -281,8 +281,12 @@ function camera27(m, f) {
   }
 }
 
-self.onmessage = async (event) => {
-  const { id, op, name } = event.data;
+// Requests are handled one at a time, in the order they came: the module keeps one file's state while the browser
+// decodes its images or the page fetches its files (a SOG's images, a glTF's buffers), and a request started in
+// between would reset it. Only the files a request waits for are taken at once.
+let requests = Promise.resolve();
+self.onmessage = (event) => {
+  const { id, op } = event.data;
   if (op === 'files') {  // the files a request waits for
     const waiting = waitingFiles.get(id);
     waitingFiles.delete(id);
@@ -290,6 +294,11 @@ self.onmessage = async (event) => {
     else if (waiting) waiting.resolve(event.data.files);
     return;
   }
+  requests = requests.then(() => handleRequest(event));
+};
+
+async function handleRequest(event) {
+  const { id, op, name } = event.data;
   const reply = (message, transfer = []) => self.postMessage({ id, ...message }, transfer);
   const progress = (stage) => reply({ type: 'progress', stage });
   try {
@@ -407,4 +416,4 @@ self.onmessage = async (event) => {
     // named here.
     reply({ type: 'error', object: e && e.object, message: e instanceof EngineError ? e.message : `${name || op}: ${e && e.message ? e.message : e}` });
   }
-};
+}

@@ -180,7 +180,6 @@ void saveWorldScene(const Scene& scene, const std::string& path) {
 FrameRequest benchFrame(int f, const Camera& cam, const BenchCommand::Options& o) {
   FrameRequest request{f / 30.0, cam, {}, {}};
   if (o.raster_slice) request.settings.raster_slice = *o.raster_slice;
-  if (o.raster_segment) request.settings.raster_segment = *o.raster_segment;
   return request;
 }
 
@@ -206,14 +205,11 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
     raster.push_back(t.raster), readback.push_back(t.readback), all.push_back(t.total);
   }
   double frame_no_readback = median(all) - median(readback);
-  fmt::print("visible {} gaussians, {} tile pairs, {} merge passes, deepest tile {} pairs{}{}\n", st.visible,
+  fmt::print("visible {} gaussians, {} tile pairs, {} merge passes, deepest tile {} pairs{}\n", st.visible,
              st.tile_keys, st.sort_passes, st.longest_tile,
              st.raster_slices ? fmt::format(" (its raster in {} slices, {} submissions a frame)",
                                             st.raster_slices, st.submissions)
-                              : "",
-             st.segmented_tiles ? fmt::format("; {} tiles drawn in {} raster segments", st.segmented_tiles,
-                                              st.raster_segments)
-                                : "");
+                              : "");
   fmt::print(
       "gpu median ms: {}preprocess {:.3f} | bin {:.3f} | tile ranges {:.3f} | emit {:.3f} | tile sort {:.3f} "
       "| "
@@ -235,10 +231,6 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
   json += fmt::format(
       "  \"longest_tile\": {},\n  \"raster_slice\": {},\n  \"raster_slices\": {},\n  \"submissions\": {},\n",
       st.longest_tile, o.raster_slice.value_or(kDefaultRasterSlice), st.raster_slices, st.submissions);
-  // The raster's segments (--raster-segment): the tiles drawn in segments and their segments.
-  json +=
-      fmt::format("  \"raster_segment\": {},\n  \"segmented_tiles\": {},\n  \"raster_segments\": {},\n",
-                  o.raster_segment.value_or(kDefaultRasterSegment), st.segmented_tiles, st.raster_segments);
   if (o.back_to_back > 0) {
     const VulkanPassTimes b =
         medianPassTimes(driver.renderBackToBack(scene, benchFrame(o.frames, cam, o), o.back_to_back, &st));
@@ -271,7 +263,9 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
 // `bench --lod`: a fly-through of the scene's level-of-detail objects as the viewer draws them (frames never
 // wait for the disk): the camera closes from its start to 15% of the distance to the scene's centre while it
 // turns 90 degrees about the world's up axis. Per frame: the frame's time, the gaussians drawn, the nodes in
-// the pools, the chunks and bytes read so far, the chunks on their way.
+// the pools, the chunks and bytes read so far, the chunks on their way, and the bytes the frame uploaded to
+// the GPU (the renderer's slots, and each LOD object's GPU pool: its selection, the rows of level changes
+// still fading and the chunks placed in the pool) with the pool's slots in use.
 void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene, const Camera& start,
               std::string& json) {
   std::vector<lod::LodStream*> streams;
@@ -292,6 +286,7 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
   struct Sample {
     double ms = 0, pose_ms = 0;
     uint64_t drawn = 0, resident = 0, pool = 0, chunks = 0, bytes = 0, pending = 0, evictions = 0;
+    uint64_t uploaded = 0, selection = 0, host_rows = 0, host_sh_rows = 0, chunk_bytes = 0, slots_used = 0;
   };
   std::vector<Sample> samples;
   for (int f = 0; f < o.frames; ++f) {
@@ -311,27 +306,34 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
       x.drawn += ss.drawn, x.resident += ss.resident_nodes, x.pool += ss.pool_nodes,
           x.chunks += ss.chunks_read;
       x.bytes += ss.bytes_read, x.pending += ss.pending, x.evictions += ss.evictions;
+      x.uploaded += ss.uploadBytes(), x.selection += ss.upload_selection_bytes,
+          x.host_rows += ss.upload_host_rows;
+      x.host_sh_rows += ss.upload_host_sh_rows;
+      x.chunk_bytes += ss.upload_chunk_bytes, x.slots_used += ss.gpu_slots_used;
     }
+    x.uploaded += r.gpu.uploaded_bytes;  // the renderer's own uploads (0 on the CPU backend)
     samples.push_back(x);
     fmt::print(
         "lod frame {:4d}: {:8.2f} ms (cut and pose {:6.2f} ms), {:9d} gaussians drawn, {:9d} nodes resident "
         "({:5.1f}% of the pools), "
-        "{:5d} chunks read ({:.1f} MB), {:3d} on their way\n",
+        "{:5d} chunks read ({:.1f} MB), {:3d} on their way, {:.2f} MB uploaded ({:.2f} MB of chunks, {} "
+        "fading rows)\n",
         f, x.ms, x.pose_ms, x.drawn, x.resident,
         100.0 * static_cast<double>(x.resident) / static_cast<double>(std::max<uint64_t>(x.pool, 1)),
-        x.chunks, static_cast<double>(x.bytes) / 1e6, x.pending);
+        x.chunks, static_cast<double>(x.bytes) / 1e6, x.pending, static_cast<double>(x.uploaded) / 1e6,
+        static_cast<double>(x.chunk_bytes) / 1e6, x.host_rows);
   }
-  double worst = 0, sum = 0, worst_pose = 0;
+  double worst = 0, sum = 0, worst_pose = 0, uploaded = 0;
   uint64_t most = 0;
   for (const Sample& x : samples)
     worst = std::max(worst, x.ms), sum += x.ms, worst_pose = std::max(worst_pose, x.pose_ms),
-    most = std::max(most, x.drawn);
+    most = std::max(most, x.drawn), uploaded += static_cast<double>(x.uploaded);
   fmt::print(
       "lod: {} frames, mean {:.2f} ms, worst {:.2f} ms (cut and pose at most {:.2f} ms; no frame waits for "
       "the disk), at most {} of the "
-      "budget's {} gaussians drawn\n",
+      "budget's {} gaussians drawn, {:.2f} MB uploaded a frame on average\n",
       samples.size(), sum / static_cast<double>(std::max<size_t>(samples.size(), 1)), worst, worst_pose, most,
-      scene.lod_budget);
+      scene.lod_budget, uploaded / 1e6 / static_cast<double>(std::max<size_t>(samples.size(), 1)));
   json += fmt::format("  \"backend\": \"{}\",\n  \"lod\": {{\"budget\": {}, \"objects\": {}, \"frames\": [",
                       driver.usesVulkan() ? "vulkan" : "cpu", scene.lod_budget, streams.size());
   for (size_t i = 0; i < samples.size(); ++i) {
@@ -339,9 +341,11 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
     json += fmt::format(
         "{}\n    {{\"ms\": {:.3f}, \"pose_ms\": {:.3f}, \"drawn\": {}, \"resident\": {}, \"pool\": {}, "
         "\"chunks_read\": {}, "
-        "\"bytes_read\": {}, \"pending\": {}, \"evictions\": {}}}",
-        i ? "," : "", x.ms, x.pose_ms, x.drawn, x.resident, x.pool, x.chunks, x.bytes, x.pending,
-        x.evictions);
+        "\"bytes_read\": {}, \"pending\": {}, \"evictions\": {}, \"uploaded_bytes\": {}, "
+        "\"selection_bytes\": {}, \"fading_rows\": {}, \"fading_rows_with_sh\": {}, "
+        "\"chunk_upload_bytes\": {}, \"gpu_slots_used\": {}}}",
+        i ? "," : "", x.ms, x.pose_ms, x.drawn, x.resident, x.pool, x.chunks, x.bytes, x.pending, x.evictions,
+        x.uploaded, x.selection, x.host_rows, x.host_sh_rows, x.chunk_bytes, x.slots_used);
   }
   json += "\n  ]}\n}\n";
   if (!o.plot.empty()) {
@@ -511,6 +515,7 @@ int BenchCommand::run() const {
       throw UsageError("--plot " + o.plot + ": expected a .png path");
     Scene scene = benchScene(o, dir, what);
     if (o.lod_budget) scene.lod_budget = *o.lod_budget;
+    if (o.lod_pool) setLodPool(scene, *o.lod_pool);
     // Neural generators run every frame (scene time advancing 1/30 s per frame): on the Vulkan backend in the
     // frame (their time is in the "generators" figure), on the CPU backend through the CPU executor.
     const bool generators =

@@ -49,15 +49,15 @@ class BenchCommand {
         false;             // print the frame's passes, their reads and writes, and the barriers between them
     int frames = 10;       // timed frames (median reported) after one warm-up frame
     int back_to_back = 0;  // Vulkan: also this many frames (1..64) in one submission, their medians reported
-    std::optional<uint32_t> raster_slice;    // Vulkan: entries of a tile's list per raster slice (0: never
-                                             // split; empty: the default)
-    std::optional<uint32_t> raster_segment;  // Vulkan: raster segment size (0: none; empty: the default)
+    std::optional<uint32_t> raster_slice;  // Vulkan: entries of a tile's list per raster slice (0: never
+                                           // split; empty: the default)
     bool loads = false;    // also measure load throughput of the biker PLY, compressed PLY and SPZ
     bool json = false;     // print the results as JSON to stdout (the human-readable lines go to stderr)
     std::string json_out;  // write the results as JSON to this file
     bool allow_outside_paths = false;  // scene JSON input
     bool lod = false;  // a fly-through of the input's level-of-detail objects, per-frame figures
     std::optional<uint64_t> lod_budget;  // --lod: gaussians a frame draws (default: the scene's)
+    std::optional<uint64_t> lod_pool;    // nodes each LOD object keeps in memory (default: the scene's)
     std::string plot;                    // --lod: the per-frame curves as a PNG
   };
 

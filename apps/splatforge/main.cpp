@@ -99,7 +99,14 @@ namespace {
 
 // The frame options render and animate share: the backend and device, validation, the background and the
 // blend space.
-void addLodBudgetOption(CLI::App* command, std::optional<uint64_t>& lod_budget) {
+void addLodBudgetOption(CLI::App* command, std::optional<uint64_t>& lod_budget,
+                        std::optional<uint64_t>& lod_pool) {
+  command
+      ->add_option("--lod-pool", lod_pool,
+                   "Level-of-detail objects: the nodes each keeps in memory, and the slots of its GPU pool "
+                   "(default: the scene's \"lod_pool\", else " +
+                       std::to_string(lod::StreamOptions{}.pool_nodes) + ")")
+      ->check(CLI::Range(uint64_t{1}, (uint64_t{1} << 31) - 1));
   command
       ->add_option("--lod-budget", lod_budget,
                    "Level-of-detail objects: the most gaussians a frame draws of them all (default: the "
@@ -108,6 +115,11 @@ void addLodBudgetOption(CLI::App* command, std::optional<uint64_t>& lod_budget) 
                        std::to_string(kDefaultLodBudget) + ")")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
 }
+
+// --outline (render, animate, hull play): hulls outlined from time 0 (hull/outline.h).
+const char* const kOutlineHelp =
+    "Splat hulls outlined from time 0: all, or hull object names, comma-separated (a screen-space band, 2 px "
+    "amber unless the scene's \"outline\" says otherwise; script hits flash it red for 0.3 s)";
 
 // --hull-lod (render, animate, hull play) and hull bench's --lod: K, auto or off (hull/hull_lod.h), checked
 // before anything loads.
@@ -140,17 +152,9 @@ const std::string kHullLodHelp =
     "a tenth) or off (every splat) (default: each hull object's \"lod\", else off; a hull script's lod "
     "events still apply)";
 
-// --raster-slice and --raster-segment (render, animate, bench): how many entries of a tile's sorted list one
-// Vulkan raster dispatch walks at most (RenderSettings::raster_slice), and above how many a tile's list is
-// drawn in segments at once (RenderSettings::raster_segment).
-void addRasterOptions(CLI::App* command, std::optional<uint32_t>& raster_slice,
-                      std::optional<uint32_t>& raster_segment) {
-  command->add_option("--raster-segment", raster_segment,
-                      "Vulkan: draw a tile whose sorted splats number more than N in segments of N, one "
-                      "workgroup each at once, and composite them (the deepest tiles otherwise set the "
-                      "raster's time; the image is the same up to rounding); 0 draws every tile with one "
-                      "workgroup (default " +
-                          std::to_string(kDefaultRasterSegment) + ")");
+// --raster-slice (render, animate, bench): how many entries of a tile's sorted list one Vulkan raster
+// dispatch walks at most (RenderSettings::raster_slice).
+void addRasterSliceOption(CLI::App* command, std::optional<uint32_t>& raster_slice) {
   command->add_option("--raster-slice", raster_slice,
                       "Vulkan: walk each tile's sorted splats at most N at a time, in a submission per "
                       "slice, where a tile holds more "
@@ -161,8 +165,9 @@ void addRasterOptions(CLI::App* command, std::optional<uint32_t>& raster_slice,
 }
 
 void addFrameOptions(CLI::App* command, std::string& backend, std::string& device, bool& validation,
-                     std::string& background, std::string& blend_space, std::optional<uint64_t>& lod_budget) {
-  addLodBudgetOption(command, lod_budget);
+                     std::string& background, std::string& blend_space, std::optional<uint64_t>& lod_budget,
+                     std::optional<uint64_t>& lod_pool) {
+  addLodBudgetOption(command, lod_budget, lod_pool);
   command
       ->add_option("--backend", backend,
                    "Renderer: auto (Vulkan on a GPU; the CPU renderer where the only Vulkan device is a CPU "
@@ -202,8 +207,9 @@ RenderCommand::RenderCommand(CLI::App& app, LoadPolicyOptions& policy)
                    "Image height (default " + std::to_string(kDefaultHeight) + ", or the camera's)")
       ->check(CLI::Range(1, 16384));
   command_->add_option("--camera", o.camera, "Camera JSON (intrinsics + world_to_camera, or look-at)");
-  addFrameOptions(command_, o.backend, o.device, o.validation, o.background, o.blend_space, o.lod_budget);
-  addRasterOptions(command_, o.raster_slice, o.raster_segment);
+  addFrameOptions(command_, o.backend, o.device, o.validation, o.background, o.blend_space, o.lod_budget,
+                  o.lod_pool);
+  addRasterSliceOption(command_, o.raster_slice);
   command_->add_option("--save-float", o.save_float, "Also write the float RGBA image as .npy");
   command_->add_option(
       "--save-depth", o.save_depth,
@@ -234,6 +240,7 @@ RenderCommand::RenderCommand(CLI::App& app, LoadPolicyOptions& policy)
   command_->add_option("--light", o.light, "Splat hulls: the cel light on or off (default: the scene's, on)")
       ->check(CLI::IsMember({"on", "off"}));
   command_->add_option("--hull-lod", o.hull_lod, kHullLodHelp)->check(hullLodValidator());
+  command_->add_option("--outline", o.outline, kOutlineHelp);
   command_->add_option("--mesh-samples", o.mesh_samples, kMeshSamplesHelp)->check(meshSamplesValidator());
 }
 
@@ -394,9 +401,11 @@ AnimateCommand::AnimateCommand(CLI::App& app, LoadPolicyOptions& policy)
   command_->add_option("--light", o.light, "Splat hulls: the cel light on or off")
       ->check(CLI::IsMember({"on", "off"}));
   command_->add_option("--hull-lod", o.hull_lod, kHullLodHelp)->check(hullLodValidator());
+  command_->add_option("--outline", o.outline, kOutlineHelp);
   command_->add_option("--mesh-samples", o.mesh_samples, kMeshSamplesHelp)->check(meshSamplesValidator());
-  addFrameOptions(command_, o.backend, o.device, o.validation, o.background, o.blend_space, o.lod_budget);
-  addRasterOptions(command_, o.raster_slice, o.raster_segment);
+  addFrameOptions(command_, o.backend, o.device, o.validation, o.background, o.blend_space, o.lod_budget,
+                  o.lod_pool);
+  addRasterSliceOption(command_, o.raster_slice);
   command_->add_flag(
       "--strict", policy.strict,
       "Refuse files holding NaN or infinite values (default: drop those gaussians with a warning)");
@@ -497,7 +506,7 @@ BenchCommand::BenchCommand(CLI::App& app) : options_(std::make_unique<Options>()
                        std::to_string(sf::kMaxFramesPerSubmission) +
                        ") in one submission and report its medians (a GPU that never waits on the host)")
       ->check(CLI::Range(1, sf::kMaxFramesPerSubmission));
-  addRasterOptions(command_, o.raster_slice, o.raster_segment);
+  addRasterSliceOption(command_, o.raster_slice);
   command_->add_flag("--loads", o.loads,
                      "Also measure load throughput (MB/s) of biker.ply, biker.compressed.ply and biker.spz");
   command_->add_flag("--json", o.json, "Print the results as JSON to stdout (other output goes to stderr)");
@@ -508,7 +517,7 @@ BenchCommand::BenchCommand(CLI::App& app) : options_(std::make_unique<Options>()
                      "Fly through the input's level-of-detail objects as the viewer draws them (no frame "
                      "waits for the disk): per frame "
                      "the time, gaussians drawn, nodes resident, chunks read (docs/lod.md)");
-  addLodBudgetOption(command_, o.lod_budget);
+  addLodBudgetOption(command_, o.lod_budget, o.lod_pool);
   command_->add_option("--plot", o.plot, "--lod: also write the per-frame curves as a PNG");
   // Given on the command line, --width and --height override a --camera file's size.
   command_->callback([&o, command = command_] {
@@ -593,7 +602,7 @@ ViewCommand::ViewCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
   command_->add_flag(
       "--antialiased", o.antialiased,
       "Antialiased mode (opacity compensation) for every object; files trained with it always get it");
-  addLodBudgetOption(command_, o.lod_budget);
+  addLodBudgetOption(command_, o.lod_budget, o.lod_pool);
   command_->add_option("--clip", o.clip,
                        "glTF / character input: animation name or index (default: the first)");
   command_->add_option("--time", o.time, "glTF / character input: seconds into the clip")
@@ -865,6 +874,7 @@ HullCommand::HullCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
   play->add_option("--light", o.play.light, "The hulls' cel light: on or off")
       ->check(CLI::IsMember({"on", "off"}));
   play->add_option("--hull-lod", o.play.hull_lod, kHullLodHelp)->check(hullLodValidator());
+  play->add_option("--outline", o.play.outline, kOutlineHelp);
   play->add_option("--backend", o.play.backend, "auto, cpu or vulkan")
       ->check(CLI::IsMember({"auto", "cpu", "vulkan"}))
       ->capture_default_str();

@@ -73,7 +73,28 @@ Scene loadInput(const char* command, const std::string& input, const std::string
 // --hull-mode, --light and --hull-lod: every splat hull of the scene drawn in one mode; the cel light on or
 // off; every hull's runtime LOD (a hull script's `lod` events still replace it from their times on).
 void applyHullOptions(Scene& scene, const std::string& mode, const std::string& light,
-                      const std::string& lod = {}) {
+                      const std::string& lod = {}, const std::string& outline = {}) {
+  if (!outline.empty()) {  // --outline: all, or hull object names (each must name a hull of the scene)
+    std::vector<std::string> names;
+    for (size_t b = 0; b <= outline.size();) {
+      const size_t e = std::min(outline.find(',', b), outline.size());
+      names.push_back(outline.substr(b, e - b));
+      b = e + 1;
+    }
+    for (const std::string& n : names) {
+      bool found = n == "all";
+      for (SceneObject& o : scene.objects)
+        if (HullObject* h = o.as<HullObject>(); h && (n == "all" || o.name == n))
+          h->outline.selected = found = true;
+      if (!found) {
+        std::string hulls;
+        for (const SceneObject& o : scene.objects)
+          if (o.as<HullObject>()) hulls += (hulls.empty() ? "" : ", ") + o.name;
+        throw UsageError("--outline: no hull object named '" + n +
+                         "' (the scene's hulls: " + (hulls.empty() ? "none" : hulls) + ")");
+      }
+    }
+  }
   if (!mode.empty()) {
     const hull::HullMode m = hull::parseHullMode(mode);
     for (SceneObject& o : scene.objects)
@@ -320,7 +341,6 @@ int RenderCommand::run() const {
     if (!o.background.empty()) settings.background = parseColor(o.background);
     settings.antialiased = o.antialiased;
     if (o.raster_slice) settings.raster_slice = *o.raster_slice;
-    if (o.raster_segment) settings.raster_segment = *o.raster_segment;
 
     if (!std::isfinite(o.time)) throw UsageError("--time must be a finite number of seconds");
     Camera cam;  // a camera file is checked before the scene loads (a typo should not wait for a large scene)
@@ -330,7 +350,8 @@ int RenderCommand::run() const {
     settings.blend_space = o.blend_space.empty() ? scene.blend_space.value_or(BlendSpace::kDisplay)
                                                  : parseBlendSpace(o.blend_space);
     if (o.lod_budget) scene.lod_budget = *o.lod_budget;
-    applyHullOptions(scene, o.hull_mode, o.light, o.hull_lod);
+    if (o.lod_pool) setLodPool(scene, *o.lod_pool);
+    applyHullOptions(scene, o.hull_mode, o.light, o.hull_lod, o.outline);
     applyMeshSamples(scene, o.mesh_samples);
     double load_s = secondsSince(t0);
     if (o.camera.empty())
@@ -486,7 +507,6 @@ int runAnimate(const AnimateOptions& o) {
     if (!o.default_background.empty()) settings.background = parseColor(o.default_background);
     if (!o.background.empty()) settings.background = parseColor(o.background);
     if (o.raster_slice) settings.raster_slice = *o.raster_slice;
-    if (o.raster_segment) settings.raster_segment = *o.raster_segment;
     Camera cam;  // a camera file is checked before the scene loads
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
     Scene scene = loadInput(o.command.c_str(), o.input, o.clip, !o.keep_going, o.allow_outside_paths, o.width,
@@ -494,7 +514,8 @@ int runAnimate(const AnimateOptions& o) {
     settings.blend_space = o.blend_space.empty() ? scene.blend_space.value_or(BlendSpace::kDisplay)
                                                  : parseBlendSpace(o.blend_space);
     if (o.lod_budget) scene.lod_budget = *o.lod_budget;
-    applyHullOptions(scene, o.hull_mode, o.light, o.hull_lod);
+    if (o.lod_pool) setLodPool(scene, *o.lod_pool);
+    applyHullOptions(scene, o.hull_mode, o.light, o.hull_lod, o.outline);
     applyMeshSamples(scene, o.mesh_samples);
     double duration = o.duration;
     if (!o.hull_script.empty()) duration = playHullScript(scene, o);

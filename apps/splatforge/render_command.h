@@ -42,9 +42,10 @@ class RenderCommand {
     std::string background;        // "R,G,B"
     std::string blend_space;       // display or linear (empty: the scene's, else display)
     std::optional<uint64_t>
-        lod_budget;          // level-of-detail objects: gaussians a frame draws (empty: the scene's)
-    std::string save_float;  // .npy
-    std::string save_depth;  // .npy: expected depth (splats and meshes) and transmittance per pixel
+        lod_budget;  // level-of-detail objects: gaussians a frame draws (empty: the scene's)
+    std::optional<uint64_t> lod_pool;  // level-of-detail objects: nodes in memory (empty: the scene's)
+    std::string save_float;            // .npy
+    std::string save_depth;            // .npy: expected depth (splats and meshes) and transmittance per pixel
     bool antialiased = false;
     bool keep_going =
         false;  // scene JSON: an object that cannot be loaded is a placeholder with a warning, not an error
@@ -54,12 +55,12 @@ class RenderCommand {
     std::string hull_mode;  // splat hulls: baked or sorted for every hull (empty: each object's own)
     std::string light;      // splat hulls: on or off (empty: the scene's)
     std::string hull_lod;   // splat hulls: K, auto or off for every hull (empty: each object's own)
+    std::string outline;    // splat hulls outlined from time 0: "all" or object names, comma-separated
     // Samples per pixel of every object's meshes (1, 2, 4, 8 or 16; empty: each object's own, a hull core's
     // 8 and other meshes' 1): SceneObject::mesh_samples.
     std::optional<uint32_t> mesh_samples;
-    std::optional<uint32_t> raster_slice;    // Vulkan: entries of a tile's list per raster slice (0: never
-                                             // split; empty: the default)
-    std::optional<uint32_t> raster_segment;  // Vulkan: raster segment size (0: none; empty: the default)
+    std::optional<uint32_t> raster_slice;  // Vulkan: entries of a tile's list per raster slice (0: never
+                                           // split; empty: the default)
   };
 
  private:
@@ -86,14 +87,15 @@ struct AnimateOptions {
   std::string background;
   std::string blend_space;             // display or linear (empty: the scene's, else display)
   std::optional<uint64_t> lod_budget;  // as for render
+  std::optional<uint64_t> lod_pool;    // as for render
   // The background when neither --bg nor the scene gives one, "R,G,B" (empty: the renderer's 0,0,0).
   std::string default_background;
   bool keep_going = false;  // as for render
   bool allow_outside_paths = false;
   std::string hull_mode, light, hull_lod;  // as for render
+  std::string outline;                     // as for render
   std::optional<uint32_t> mesh_samples;    // as for render
   std::optional<uint32_t> raster_slice;    // as for render
-  std::optional<uint32_t> raster_segment;  // as for render
   // Play a hull script (docs/formats/hull-script.md) on every splat hull of the input (`hull play`);
   // `duration` then defaults to the script's when not given, and a hull-only input without a camera is
   // framed on its hulls over the whole clip (autoCameraOverClip).

@@ -63,6 +63,7 @@ int ViewCommand::run() const {
     if (!o.blend_space.empty()) v.blend_space = parseBlendSpace(o.blend_space);
     v.antialiased = o.antialiased;
     v.lod_budget = o.lod_budget;
+    v.lod_pool = o.lod_pool;
     v.clip = o.clip;
     v.time = o.time;
     v.strict = o.strict;

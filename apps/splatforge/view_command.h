@@ -34,7 +34,7 @@ class ViewCommand {
     std::string input, size = "1280x720", camera, script, device, background, clip;
     std::string blend_space;  // display or linear (empty: the scene's, else display)
     bool antialiased = false;
-    std::optional<uint64_t> lod_budget;
+    std::optional<uint64_t> lod_budget, lod_pool;
     double time = 0, target_frame_ms = 50;
     bool validation = false, no_vsync = false, strict = false, allow_outside_paths = false, full_res = false;
   };

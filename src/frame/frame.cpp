@@ -8,7 +8,9 @@
 
 #include "character/world.h"
 #include "core/error.h"
+#include "frame/hull_outline_frame.h"
 #include "gpu/gpu.h"
+#include "hull/outline_pass.h"
 #include "neural/gpu_image_model.h"
 #include "neural/vulkan_executor.h"
 
@@ -279,6 +281,11 @@ void FrameDriver::pose(const Scene& scene, ScenePlayback& pb, const FrameRequest
   keep_.push_back(pb.world_);
 }
 
+hull::OutlineGpu& FrameDriver::outlineGpu() {
+  return *std::static_pointer_cast<hull::OutlineGpu>(attach_->shared(
+      "hull outline", [&] { return std::make_shared<hull::OutlineGpu>(vulkan_->context()); }));
+}
+
 FrameResult FrameDriver::render(const Scene& scene, const FrameRequest& request) {
   return render(scene, own_, request);
 }
@@ -307,6 +314,8 @@ FrameResult FrameDriver::renderFrame(const Scene& scene, ScenePlayback& playback
     if (o.cloud) f.sh_degree = std::max(f.sh_degree, drawnShDegree(o.cloud->sh_degree, request.settings));
   }
   for (const RenderMesh& m : meshes) f.mesh_triangles += m.triangleCount();
+  const std::vector<HullOutlineGroup> outlines = hullOutlineGroups(
+      scene, playback.frame_, request.time, objects, meshes, request.camera, vulkan_ != nullptr);
   if (objects.empty() && meshes.empty()) {  // nothing posed (yet): the background, transmittance 1
     f.image = ImageRGBA(request.camera.width, request.camera.height);
     for (size_t i = 0; i < f.image.pixels.size(); i += 4)
@@ -319,13 +328,22 @@ FrameResult FrameDriver::renderFrame(const Scene& scene, ScenePlayback& playback
     const uint32_t errors_before = ctx.validationErrors();
     const size_t messages_before = ctx.validationMessages().size();
     nn::ImageGpuPath* post = scene.post && request.post ? scene.post->gpuPath() : nullptr;
+    std::vector<const ImagePass*> passes;
     if (post) {
       post->prepare(static_cast<uint32_t>(request.camera.width),
                     static_cast<uint32_t>(request.camera.height));
-      const ImagePass* passes[] = {post};
+      passes.push_back(post);
+      f.post_in_frame = true;
+    }
+    // Hull outlines: each style's mask frame first, its composite after the frame (and its post model).
+    const std::vector<std::unique_ptr<ImagePass>> outline_passes =
+        outlines.empty()
+            ? std::vector<std::unique_ptr<ImagePass>>{}
+            : drawHullOutlineMasks(*vulkan_, outlineGpu(), outlines, request.camera, request.settings);
+    for (const auto& p : outline_passes) passes.push_back(p.get());
+    if (!passes.empty()) {
       f.image =
           vulkan_->renderWithImagePasses(objects, request.camera, request.settings, passes, &f.gpu, meshes);
-      f.post_in_frame = true;
     } else {
       f.image = vulkan_->render(objects, request.camera, request.settings, &f.gpu, meshes);
     }
@@ -334,7 +352,9 @@ FrameResult FrameDriver::renderFrame(const Scene& scene, ScenePlayback& playback
   } else {
     f.image = renderCpu(objects, request.camera, request.settings, &f.cpu, meshes);
     f.splats = f.cpu.splats, f.visible = f.cpu.visible, f.tile_keys = f.cpu.tile_keys;
+    applyHullOutlinesCpu(f.image, outlines, request.camera, request.settings);
   }
+  f.outlined = outlines.size();
   frameDone(!objects.empty() || !meshes.empty());
   if (scene.post && request.post) f.post_name = std::filesystem::path(scene.post->path()).filename().string();
   if (scene.post && request.post &&

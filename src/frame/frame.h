@@ -30,6 +30,9 @@
 
 namespace sf {
 
+namespace hull {
+class OutlineGpu;
+}
 namespace gpu {
 struct ContextOptions;
 }
@@ -106,6 +109,7 @@ struct FrameResult {
   bool gpu_sources =
       false;  // some objects were written on the GPU in the frame (generators, decoder characters)
   std::string post_name;  // the post model's file name
+  size_t outlined = 0;    // hull outline styles drawn (hull/outline.h; each one mask frame)
   // Animation events this frame crossed (scene/clip_events.h), in scene-time order, and how many were past
   // the per-step cap (kMaxClipEventsPerStep) and not reported.
   std::vector<FiredClipEvent> events;
@@ -162,6 +166,7 @@ class FrameDriver {
   void pose(const Scene& scene, ScenePlayback& playback, const FrameRequest& request,
             std::vector<RenderObject>& objects, std::vector<RenderMesh>& meshes);
   void say(const std::string& line) const;
+  hull::OutlineGpu& outlineGpu();  // the hull outline's passes on this device (made on first use)
   FrameResult renderFrame(const Scene& scene, ScenePlayback& playback, const FrameRequest& request);
   // Runs `frame`; on gpu::DeviceLost replaces the device and throws the error, saying so.
   template <typename Frame>

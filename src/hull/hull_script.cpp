@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "hull/outline.h"
 #include "io/file.h"
 #include "io/json.h"
 
@@ -71,14 +72,21 @@ Quat axisAngleQuat(Vec3 axis, float degrees) {
 
 ScriptEvent parseEvent(const JsonNode& e) {
   ScriptEvent ev;
-  const int kinds =
-      e.has("hit") + e.has("heal") + e.has("effect") + e.has("fire") + e.has("thrust") + e.has("lod");
+  const int kinds = e.has("hit") + e.has("heal") + e.has("effect") + e.has("fire") + e.has("thrust") +
+                    e.has("lod") + e.has("select");
   if (!e.value.is_object() || kinds != 1)
     e.fail(
-        "an event has \"time\" and exactly one of \"hit\", \"heal\", \"effect\", \"fire\", \"thrust\" or "
-        "\"lod\"");
+        "an event has \"time\" and exactly one of \"hit\", \"heal\", \"effect\", \"fire\", \"thrust\", "
+        "\"lod\" or \"select\"");
   ev.time = numberIn(e["time"], 0, 86400);
-  if (e.has("lod")) {
+  if (e.has("select")) {
+    onlyKeys(e, {"time", "select", "color", "width"}, "a select");
+    ev.type = ScriptEvent::kSelect;
+    if (!e["select"].value.is_boolean()) e["select"].fail("expected true (outlined) or false");
+    ev.select = e["select"].value.get<bool>();
+    if (e.has("color")) ev.outline_color = parseOutlineColor(e["color"]);
+    if (e.has("width")) ev.outline_width = parseOutlineWidth(e["width"]);
+  } else if (e.has("lod")) {
     onlyKeys(e, {"time", "lod"}, "a lod");
     ev.type = ScriptEvent::kLod;
     ev.lod = parseHullLodJson(e["lod"]);
@@ -109,7 +117,7 @@ ScriptEvent parseEvent(const JsonNode& e) {
     if (e.has("strength")) ev.strength = numberIn(e["strength"], 0, 100);
     if (e.has("heat")) ev.heat = numberIn(e["heat"], 0, 10);
   } else if (e.has("hit")) {
-    onlyKeys(e, {"time", "hit", "direction", "point", "damage", "weapon", "ripple"}, "a hit");
+    onlyKeys(e, {"time", "hit", "direction", "point", "damage", "weapon", "ripple", "flash"}, "a hit");
     ev.type = ScriptEvent::kHit;
     ev.hit.kind = parsed(e["hit"], parseHitKind);
     if (e.has("direction")) ev.hit.direction = normalize(direction(e["direction"]));
@@ -117,6 +125,7 @@ ScriptEvent parseEvent(const JsonNode& e) {
     if (e.has("damage")) ev.hit.damage = numberIn(e["damage"], 0, 1e6);
     if (e.has("weapon")) ev.hit.weapon = parsed(e["weapon"], parseWeapon);
     if (e.has("ripple")) ev.hit_ripple = numberIn(e["ripple"], 0, 1);
+    if (e.has("flash")) ev.hit_flash = numberIn(e["flash"], 0, 10);
   } else if (e.has("heal")) {
     onlyKeys(e, {"time", "heal"}, "a heal");
     ev.type = ScriptEvent::kHeal;
@@ -389,7 +398,8 @@ void HullScriptPlayer::playDue(HullInstance& hull, double t, std::vector<HullEve
   Destruction& d = hull.destruction();
   for (; next_ < script_.events.size() && script_.events[next_].time <= t; ++next_) {
     const ScriptEvent& e = script_.events[next_];
-    if (e.type == ScriptEvent::kEffect || e.type == ScriptEvent::kLod) continue;
+    if (e.type == ScriptEvent::kEffect || e.type == ScriptEvent::kLod || e.type == ScriptEvent::kSelect)
+      continue;  // evaluated at the frame's time (the outline: hull/outline.h)
     emitTrail(d, e.time, events);
     for (HullEvent& ev : d.update(e.time)) events.push_back(std::move(ev));
     if (e.type == ScriptEvent::kThrust) {

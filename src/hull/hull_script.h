@@ -35,13 +35,14 @@ constexpr double kIgnitionSeconds = 0.15;
 constexpr float kIonSpeed = 0.9f;
 
 struct ScriptEvent {
-  enum Type { kHit, kHeal, kEffect, kFire, kThrust, kLod };
+  enum Type { kHit, kHeal, kEffect, kFire, kThrust, kLod, kSelect };
   Type type = kHit;
   double time = 0;
   size_t index = 0;  // its place in the file's "events" (error messages name events[index])
   // kHit
   Hit hit;
   float hit_ripple = 0.02f;  // amplitude of the ripple the hit starts from where it lands (0: none)
+  double hit_flash = 0.3;    // seconds the hit flashes the hull's outline (hull/outline.h; 0: none)
   // kHeal
   float heal = 1;
   // kEffect: active over [time, time + duration]
@@ -72,6 +73,11 @@ struct ScriptEvent {
   float rate = 30;  // ion droplets per second per nozzle
   // kLod: the hull's runtime LOD from this time on (hull/hull_lod.h; replaces the object's own)
   HullLod lod;
+  // kSelect: the hull's outline on or off from this time on (hull/outline.h outlineAt), its colour and width
+  // when given (else the object's own)
+  bool select = false;
+  std::optional<Vec3> outline_color;
+  std::optional<float> outline_width;
 };
 
 struct HullScript {

@@ -20,6 +20,7 @@ LodStream::LodStream(const std::string& dir, const StreamOptions& options) : opt
   in_flight_.assign(n, 0);
   failed_.assign(n, 0);
   no_room_.assign(n, 0);
+  install_stamp_.assign(n, 0);
   if (h_.index.has_top) {
     h_.top = loadChunk(dir, h_.index, kNone);
     checkChunkParents(h_);
@@ -27,6 +28,7 @@ LodStream::LodStream(const std::string& dir, const StreamOptions& options) : opt
   } else {  // one chunk: it is the root, read now
     h_.chunks[0] = loadChunk(dir, h_.index, 0);
     resident_[0] = 1;
+    install_stamp_[0] = ++installs_;
     resident_nodes_ = h_.chunks[0].nodes.size();
   }
   if (resident_nodes_ > options_.pool_nodes)
@@ -38,6 +40,16 @@ LodStream::LodStream(const std::string& dir, const StreamOptions& options) : opt
   cloud_.antialiased = h_.index.antialiased;
   cloud_.screen_filter = h_.index.screen_filter;
   loader_ = std::thread([this] { loaderMain(); });
+}
+
+void LodStream::setPoolNodes(uint64_t nodes) {
+  if (frame_ != 0 || resident_nodes_ != (h_.index.has_top ? h_.top.nodes.size() : h_.chunks[0].nodes.size()))
+    throw Error(h_.dir + ": the pool's size is set before the first frame");
+  if (resident_nodes_ > nodes)
+    throw Error(h_.dir + ": the pool of " + std::to_string(nodes) + " nodes cannot hold the hierarchy's " +
+                (h_.index.has_top ? "top chunk" : "only chunk") + " of " + std::to_string(resident_nodes_) +
+                " nodes");
+  options_.pool_nodes = nodes;
 }
 
 LodStream::~LodStream() {
@@ -93,6 +105,7 @@ void LodStream::evictFor(uint64_t nodes) {
     resident_nodes_ -= h_.chunks[victim].nodes.size();
     h_.chunks[victim] = Chunk{};
     resident_[victim] = 0;
+    install_stamp_[victim] = 0;
     ++evictions_;
   }
 }
@@ -117,6 +130,7 @@ void LodStream::install() {
     }
     h_.chunks[chunk] = std::move(c);
     resident_[chunk] = 1;
+    install_stamp_[chunk] = ++installs_;
     resident_nodes_ += nodes;
     last_drawn_[chunk] = frame_ + 1;  // kept for the frame being built, which asked for it
   }
@@ -177,6 +191,7 @@ void morphGaussian(GaussianCloud& c, size_t i, const GaussianView& a, const Gaus
 
 const GaussianCloud& LodStream::draw(const CutResult& cut, bool fade) {
   ++frame_;
+  gpu_figures_ = {};  // until a GPU pool draws this frame
   for (NodeRef r : cut.nodes)
     if (r.chunk != kNone) last_drawn_[r.chunk] = frame_;
   std::unordered_set<uint64_t> drawn;
@@ -243,6 +258,8 @@ const GaussianCloud& LodStream::draw(const CutResult& cut, bool fade) {
   }
 
   fillCutCloud(h_, cut, cloud_);
+  rows_ = cut.nodes;  // copies of their nodes, but for the rows computed below
+  sh_mixes_.clear();
   std::unordered_map<uint64_t, Morph> morph;
   if (fade && !drawn_.empty()) {
     // Where each new node comes from: its nearest ancestor the last draw drew (the cut's refinements lead
@@ -285,18 +302,27 @@ const GaussianCloud& LodStream::draw(const CutResult& cut, bool fade) {
                            cloud_.sh.data() + i * stride};
     morphGaussian(cloud_, i, viewOf(nodeAt(h_, m.from), shAt(h_, m.from)), own, t);
     cloud_.opacities[i] = m.start_opacity + (cloud_.opacities[i] - m.start_opacity) * t;
+    rows_[i] = kNoNode;
+    sh_mixes_.push_back({static_cast<uint32_t>(i), m.from, cut.nodes[i], t});
   }
   if (!ghosts.empty()) {
     // The nodes ghosts fade into are drawn transparent meanwhile; the ghosts follow the cut's nodes.
     std::unordered_set<uint64_t> hidden;
     for (const Ghost& gh : ghosts) hidden.insert(nodeKey(gh.into));
     for (size_t i = 0; i < cut.nodes.size(); ++i)
-      if (hidden.count(nodeKey(cut.nodes[i]))) cloud_.opacities[i] = 0.0f;
+      if (hidden.count(nodeKey(cut.nodes[i]))) {
+        if (!(rows_[i] == kNoNode))  // (a morphing row keeps its mix)
+          sh_mixes_.push_back({static_cast<uint32_t>(i), cut.nodes[i], cut.nodes[i], 0.0f});
+        cloud_.opacities[i] = 0.0f, rows_[i] = kNoNode;
+      }
+    std::sort(sh_mixes_.begin(), sh_mixes_.end(),
+              [](const ShMix& a, const ShMix& b) { return a.row < b.row; });
     const size_t n = cut.nodes.size();
     const size_t total = n + ghosts.size();  // (GaussianCloud::resize would clear the SH)
     cloud_.positions.resize(total), cloud_.scales.resize(total), cloud_.rotations.resize(total),
         cloud_.opacities.resize(total);
     cloud_.sh.resize(total * stride);
+    rows_.resize(total, kNoNode);
     for (size_t g = 0; g < ghosts.size(); ++g) {
       const Ghost& gh = ghosts[g];
       const float t = static_cast<float>(gh.age) / static_cast<float>(kFadeFrames);
@@ -330,6 +356,11 @@ StreamStats LodStream::stats() const {
   for (uint8_t r : resident_) s.resident_chunks += r;
   s.evictions = evictions_;
   s.drawn = cloud_.size();
+  s.gpu_slots_used = gpu_figures_.slots_used, s.gpu_slots_allocated = gpu_figures_.slots_allocated;
+  s.upload_selection_bytes = gpu_figures_.selection_bytes, s.upload_host_rows = gpu_figures_.host_rows;
+  s.upload_host_sh_rows = gpu_figures_.host_sh_rows, s.upload_host_bytes = gpu_figures_.host_bytes;
+  s.upload_chunk_nodes = gpu_figures_.chunk_nodes;
+  s.upload_chunk_bytes = gpu_figures_.chunk_bytes;
   std::lock_guard<std::mutex> lock(mutex_);
   s.chunks_read = chunks_read_;
   s.bytes_read = bytes_read_;

@@ -52,7 +52,16 @@ struct StreamStats {
   uint64_t evictions = 0;  // chunks dropped from the pool for others
   uint32_t pending = 0;    // chunks asked for and not installed yet
   uint64_t drawn = 0;      // gaussians of the last frame's cut
-  std::string error;       // the first chunk that failed to load (its path, offset and reason), else empty
+  // The GPU pool (lod/gpu_pool.h) of a Vulkan frame, its last frame: slots holding nodes, and the bytes it
+  // uploaded (the selection, the gaussians computed on the host, the chunks newly placed in the pool); all 0
+  // without a GPU pool (the CPU renderer, or the last frame was drawn without it).
+  uint64_t gpu_slots_used = 0, gpu_slots_allocated = 0;
+  // Host rows: rows of fading level changes (LodStream::rows()); of them, those uploaded with their SH
+  // (ghosts; the others' SH is mixed on the GPU from two slots).
+  uint64_t upload_selection_bytes = 0, upload_host_rows = 0, upload_host_sh_rows = 0, upload_host_bytes = 0,
+           upload_chunk_nodes = 0, upload_chunk_bytes = 0;
+  uint64_t uploadBytes() const { return upload_selection_bytes + upload_host_bytes + upload_chunk_bytes; }
+  std::string error;  // the first chunk that failed to load (its path, offset and reason), else empty
 };
 
 class LodStream {
@@ -78,6 +87,35 @@ class LodStream {
   // morphs from it over kFadeFrames draws, and nodes a coarser one replaced morph into it (see kFadeFrames).
   const GaussianCloud& draw(const CutResult& cut, bool fade = false);
   const GaussianCloud& cloud() const { return cloud_; }
+  // Where each gaussian of cloud() comes from: the node it copies as it is, or kNoNode for one computed on
+  // the host (a node morphing from or into another, a node drawn transparent while others fade into it, a
+  // fading node no longer in the cut). The GPU pool (lod/gpu_pool.h) copies the first kind from its slots
+  // and uploads only the second.
+  const std::vector<NodeRef>& rows() const { return rows_; }
+  // The SH of rows computed on the host, where it comes from nodes (ascending by row): a morphing node's is
+  // from + (to - from) * t (its ancestor's and its own, as morphGaussian computes it, no fused multiply-add),
+  // a node drawn transparent keeps its own (from == to: copied). Host rows not listed (ghosts) have SH of
+  // their own, as cloud() holds it.
+  struct ShMix {
+    uint32_t row = 0;
+    NodeRef from, to;
+    float t = 0;
+  };
+  const std::vector<ShMix>& shMixes() const { return sh_mixes_; }
+  // Per chunk: 0 when not in memory, else a stamp that changes every time the chunk is installed (a chunk
+  // evicted and read again gets a new one). The top chunk (and a hierarchy of one chunk) is always in.
+  const std::vector<uint64_t>& installStamps() const { return install_stamp_; }
+  // The pool's capacity in nodes (StreamOptions::pool_nodes).
+  uint64_t poolNodes() const { return options_.pool_nodes; }
+  // Sets the pool's capacity before the first frame (the command line's --lod-pool over the scene's
+  // "lod_pool"). sf::Error when a frame was drawn already, or when the top chunk does not fit.
+  void setPoolNodes(uint64_t nodes);
+  // The GPU pool's figures of its last frame, reported by stats() (the pool sets them).
+  struct GpuFigures {
+    uint64_t slots_used = 0, slots_allocated = 0, selection_bytes = 0, host_rows = 0, host_sh_rows = 0,
+             host_bytes = 0, chunk_nodes = 0, chunk_bytes = 0;
+  };
+  void setGpuFigures(const GpuFigures& f) { gpu_figures_ = f; }
   // Blocks until every chunk asked for is loaded or has failed (offline renders, tests). Does not install.
   void waitIdle();
   StreamStats stats() const;
@@ -93,6 +131,11 @@ class LodStream {
   std::vector<uint64_t> no_room_;  // per chunk: 1 + the frame during which it found no room (not asked again)
   uint64_t frame_ = 0, resident_nodes_ = 0, evictions_ = 0;
   GaussianCloud cloud_;
+  std::vector<NodeRef> rows_;            // per gaussian of cloud_: its node, or kNoNode (rows())
+  std::vector<ShMix> sh_mixes_;          // shMixes()
+  std::vector<uint64_t> install_stamp_;  // per chunk (installStamps())
+  uint64_t installs_ = 0;
+  GpuFigures gpu_figures_;
   struct Morph {
     NodeRef from;             // the ancestor it replaced
     float start_opacity = 0;  // its opacity at the start: its share of the ancestor's

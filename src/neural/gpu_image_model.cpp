@@ -15,6 +15,7 @@ const uint32_t kImageShader[] = {
 struct ImagePush {
   VkDeviceAddress source, target, tensor;
   uint32_t pixels, to_tensor;
+  uint32_t dtype, pad;  // the input's ONNX type code (the image is rounded to it)
 };
 
 }  // namespace
@@ -57,6 +58,7 @@ void VulkanImagePath::record(void* command_buffer, uint64_t source, uint64_t tar
   p.source = source;
   p.target = target;
   p.pixels = width * height;
+  p.dtype = static_cast<uint32_t>(model_.graph().inputs[0].dtype);
   const uint32_t groups = (p.pixels + 255) / 256, x = std::min<uint32_t>(groups, 65535),
                  y = (groups + x - 1) / x;
   auto convert = [&](VkDeviceAddress tensor, uint32_t to_tensor) {

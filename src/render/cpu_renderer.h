@@ -56,6 +56,10 @@ class GpuSplatSource {
   virtual void record(void* command_buffer, const GpuSplatTargets& targets) const = 0;
   // Whether record() also writes a shape word per slot at targets.shapes (render/splat_shape.h).
   virtual bool writesShapes() const { return false; }
+  // Whether the frame uploads the object's rest values (its cloud) when it places the object in new slots
+  // (true: a source that leaves slots as they are until it has something to write). A source whose record()
+  // writes every slot in every frame says false, and the frame uploads nothing of the object.
+  virtual bool needsRestValues() const { return true; }
 };
 
 // A pass a module adds to the Vulkan frame between the raster and the readback (the scene's post model, on
@@ -116,8 +120,6 @@ constexpr float kMinSortDepth = 0.2001f;
 // below what one workgroup walks in a watchdog's time (on the H200 a workgroup walked a stack of faint splats
 // at 0.16 us a pair: about 20 ms a slice).
 constexpr uint32_t kDefaultRasterSlice = 1u << 17;
-// The default of RenderSettings::raster_segment.
-constexpr uint32_t kDefaultRasterSegment = 2048;
 
 // Where the frame blends: in display space (sRGB-encoded colours blended as they are, as INRIA's rasterizer
 // and the captures trained with it do; the default) or in linear light (every colour decoded to linear before
@@ -145,12 +147,6 @@ struct RenderSettings {
   // slice a submission of its own, with the same image bit for bit (docs/untrusted-input.md, "The GPU").
   // Frames within it run as before. Frames with a tail (training) and back-to-back batches are not split.
   uint32_t raster_slice = kDefaultRasterSlice;
-  // Vulkan: a tile whose sorted list holds more than this many entries is drawn by one workgroup per segment
-  // of this many, at once, and a composite of their partial results (raster.comp), rather than by one
-  // workgroup walking the whole list: the deepest tiles otherwise set the raster's time. The image is the
-  // same up to the rounding of transmittance products. 0: every tile by one workgroup. Not applied to frames
-  // with a mesh layer or a tail (training), nor to tiles drawn in slices.
-  uint32_t raster_segment = kDefaultRasterSegment;
 };
 
 // The SH degree an object of degree `degree` is drawn with under `settings`.

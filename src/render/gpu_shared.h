@@ -137,13 +137,6 @@ struct GpuFrame {
   // walks per dispatch (0: the whole list). The frame's raster leaves the tiles holding more to the slices,
   // which walk them in pieces of this many (raster.comp).
   uint raster_slice;
-  // Raster segments (RenderSettings::raster_segment): a tile whose list holds more than this many entries
-  // (and no more than raster_slice, when slices are on) is drawn by several workgroups at once, one per
-  // segment of this many entries, and a composite (raster.comp); 0: every tile by one workgroup. The host
-  // gives 0 to frames with a mesh layer or a tail. raster_seg_capacity: entries of raster_segs (and partials
-  // of seg_color / seg_depth, SF_TILE^2 pixels each).
-  uint raster_segment;
-  uint raster_seg_capacity;
   // Splat sink (inputs).
   SF_REF(Floats) positions;    // 3 floats per slot
   SF_REF(Floats) covariances;  // 6 floats per slot (xx xy xz yy yz zz), object space
@@ -190,14 +183,6 @@ struct GpuFrame {
   // state (the image holds the colour so far and the transmittance): the depth sum's bits and the
   // SF_CARRY_* flags. Allocated once a frame needs slices.
   SF_REF(UVec2s) raster_carry;
-  // Raster segments: (tile, segment index in the tile) per segment, each tile's segments together; per
-  // segmented tile (tile, its first entry in raster_segs); per segment and pixel of its tile the partial
-  // result of blending that segment alone from a clear pixel: colour and transmittance (negative: the
-  // segment stopped the pixel), and the depth sum. Allocated once a frame can be segmented.
-  SF_REF(UVec2s) raster_segs;
-  SF_REF(UVec2s) deep_tiles;
-  SF_REF(Vec4s) seg_color;
-  SF_REF(Floats) seg_depth;
 };
 #define SF_NO_MESH_DEPTH 3.0e38
 #define SF_CARRY_DONE 1u         // the pixel has stopped blending
@@ -216,15 +201,6 @@ struct GpuFrame {
 #define SF_COUNTER_SCAN_TOTAL 20      // scratch element count (GPU sort of caller-given pairs)
 #define SF_COUNTER_SLOTS 21           // slot count of the frame
 #define SF_COUNTER_TILES 22           // tile count of the frame (the tile scan's element count)
-#define SF_COUNTER_RASTER_SEGS 24     // raster segments of the segmented tiles (raster_segs entries)
-#define SF_COUNTER_DEEP_TILES 25      // segmented tiles (deep_tiles entries)
-#define SF_COUNTER_SEGMENT_DISPATCH 26    // 3 uints: indirect args of the segments' raster
-#define SF_COUNTER_COMPOSITE_DISPATCH 29  // 3 uints: indirect args of the segmented tiles' composite
-// Raster modes (GpuPush::pad0 of raster.comp): the frame's raster (and its slices), the segments of the
-// segmented tiles, their composite.
-#define SF_RASTER_TILES 0u
-#define SF_RASTER_SEGMENTS 1u
-#define SF_RASTER_COMPOSITE 2u
 // Sort descriptors (16 words each) written by sort_setup.comp and read by the sort passes.
 #define SF_SORT_DESC_N 0                // elements sorted (clamped to the key capacity)
 #define SF_SORT_DESC_BLOCKS 1           // radix sort workgroups
@@ -246,11 +222,6 @@ layout(buffer_reference, scalar) buffer FrameRef {
 uint sfMergePasses(uint len) {
   return len <= SF_SEG_BLOCK ? 0u : uint(findMSB((len - 1u) / SF_SEG_BLOCK)) + 1u;
 }
-// Whether the frame's raster draws a tile list of `len` entries in segments (raster.comp, tile_setup.comp),
-// given the frame's raster_segment and raster_slice.
-bool sfSegmented(uint segment, uint slice, uint len) {
-  return segment != 0u && len > segment && (slice == 0u || len <= slice);
-}
 layout(buffer_reference, scalar) buffer ObjectsRef {
   GpuObject o[];
 };
@@ -271,7 +242,7 @@ struct GpuPush {
 
 #ifdef __cplusplus
 static_assert(sizeof(GpuObject) == 104, "GpuObject layout");
-static_assert(sizeof(GpuFrame) == 136 + 31 * 8, "GpuFrame layout");
+static_assert(sizeof(GpuFrame) == 128 + 27 * 8, "GpuFrame layout");
 static_assert(sizeof(GpuPush) == 56, "GpuPush layout");
 static_assert(SF_TILE % SF_RASTER_ROWS == 0 && SF_TILE * SF_RASTER_ROWS % 32 == 0,
               "raster workgroups: whole rows of a tile, 32-entry words");

@@ -140,11 +140,10 @@ std::string VulkanRenderer::Impl::lostPassReport() const {
 void VulkanRenderer::Impl::dropResources() {
   residency.drop();
   sort.dropKeys();
-  for (gpu::Buffer* b :
-       {&tile_ranges, &tile_bins, &bin_sums, &chunks, &image, &depth_out, &train_final_t, &train_last,
-        &raster_carry, &passes_image, &raster_segs, &deep_tiles, &seg_color, &seg_depth})
+  for (gpu::Buffer* b : {&tile_ranges, &tile_bins, &bin_sums, &chunks, &image, &depth_out, &train_final_t,
+                         &train_last, &raster_carry, &passes_image})
     b->reset();
-  chunk_capacity = 0, raster_seg_capacity = 0, raster_seg_size = 0, tiles = 0, width = height = 0;
+  chunk_capacity = 0, tiles = 0, width = height = 0;
   mesh.drop();
 }
 
@@ -175,23 +174,6 @@ void VulkanRenderer::Impl::ensureChunks() {
   if (need <= chunk_capacity && chunks.size) return;
   chunks = ctx.createBuffer(need * 8, false, "sort chunks");
   chunk_capacity = need;
-}
-
-void VulkanRenderer::Impl::ensureRasterSegments() {
-  if (raster_segment == 0) return;
-  // A segmented tile holds more than raster_segment pairs, so its ceil(len / size) segments are fewer than
-  // 2 len / size: the frame's are fewer than twice the key capacity over the size.
-  const uint64_t need = 2 * (sort.key_capacity / raster_segment) + 2;
-  if (need <= raster_seg_capacity && raster_segment == raster_seg_size && raster_segs.size &&
-      deep_tiles.size >= static_cast<VkDeviceSize>(tiles) * 8)
-    return;
-  raster_segs = ctx.createBuffer(need * 8, false, "raster segments");
-  deep_tiles =
-      ctx.createBuffer(static_cast<VkDeviceSize>(std::max<uint32_t>(tiles, 1)) * 8, false, "segmented tiles");
-  const VkDeviceSize pixels = need * SF_TILE * SF_TILE;
-  seg_color = ctx.createBuffer(pixels * 16, false, "raster segment colours");
-  seg_depth = ctx.createBuffer(pixels * 4, false, "raster segment depths");
-  raster_seg_capacity = need, raster_seg_size = raster_segment;
 }
 
 void VulkanRenderer::Impl::writeFrame(const Camera* cam, Vec3 bg, uint32_t tiles_x, uint32_t tiles_y,
@@ -228,10 +210,6 @@ void VulkanRenderer::Impl::writeFrame(const Camera* cam, Vec3 bg, uint32_t tiles
   f.shapes = s.shapes.address;
   f.raster_slice = raster_slice;
   f.raster_carry = raster_carry.address;
-  f.raster_segment = raster_segment;
-  f.raster_seg_capacity = static_cast<uint32_t>(std::min<uint64_t>(raster_seg_capacity, UINT32_MAX));
-  f.raster_segs = raster_segs.address, f.deep_tiles = deep_tiles.address;
-  f.seg_color = seg_color.address, f.seg_depth = seg_depth.address;
   std::memcpy(static_cast<uint8_t*>(frame.mapped) + run * kFrameStride, &f, sizeof(f));
 }
 
@@ -272,7 +250,7 @@ VulkanRenderer::Impl::Frame VulkanRenderer::Impl::collect(std::span<const Render
                                                           const FrameTail* tail) {
   Frame f{objects, views, settings, tail, views.front().camera};
   const Camera& cam = f.cam;
-  f.uploaded_slots = residency.placeObjects(objects);
+  f.uploaded_slots = residency.placeObjects(objects, &f.uploaded_bytes);
   f.tiles_x = ceilDiv(static_cast<uint32_t>(cam.width), kTileSize);
   f.tiles_y = ceilDiv(static_cast<uint32_t>(cam.height), kTileSize);
   ensureImage(static_cast<uint32_t>(cam.width), static_cast<uint32_t>(cam.height), f.tiles_x * f.tiles_y,
@@ -336,9 +314,6 @@ VulkanRenderer::Impl::Frame VulkanRenderer::Impl::collect(std::span<const Render
                   gobj.data(), gobj.size() * sizeof(GpuObject));
   }
   has_mesh = !meshes.empty();
-  // Raster segments (RenderSettings::raster_segment): not with a mesh layer (whose fragment falls inside some
-  // segment) nor a tail (whose backward passes walk the lists themselves from the raster's last splat).
-  raster_segment = has_mesh || tail ? 0 : settings.raster_segment;
   f.mesh_triangles = mesh.prepare(meshes, cam, residency, &f.mesh_draws_offset);
   f.tile_count = f.tiles_x * f.tiles_y, f.tile_blocks = ceilDiv(f.tile_count, SF_SCAN_BLOCK);
   return f;
@@ -481,9 +456,9 @@ std::vector<int> VulkanRenderer::Impl::readCounters(const Frame& f, const Record
     st.tile_keys = cnt[SF_COUNTER_KEYS];
     st.sort_passes = static_cast<int>(mergePasses(cnt[SF_COUNTER_LONGEST]));
     st.longest_tile = cnt[SF_COUNTER_LONGEST];
-    st.segmented_tiles = cnt[SF_COUNTER_DEEP_TILES], st.raster_segments = cnt[SF_COUNTER_RASTER_SEGS];
     st.host_staging_bytes = staging.size();
     st.uploaded_slots = f.uploaded_slots;
+    st.uploaded_bytes = f.uploaded_bytes;
     st.first_slots.clear();
     for (const VulkanResidency::Resident& res : residency.residents)
       st.first_slots.push_back(res.slots.first);
@@ -636,7 +611,6 @@ ImageRGBA VulkanRenderer::renderFrameOnce(std::span<const RenderObject> objects,
   const int attempts = tail && runs > 1 ? 4 : 2;
   for (int attempt = 0; attempt < attempts; ++attempt) {
     m.ensureChunks();
-    m.ensureRasterSegments();
     for (int r = 0; r < runs; ++r)
       m.writeFrame(&views[static_cast<size_t>(r)].camera, views[static_cast<size_t>(r)].background, f.tiles_x,
                    f.tiles_y, settings.depth, static_cast<uint32_t>(r));

@@ -42,8 +42,6 @@ struct VulkanFrameStats {
   // counts one).
   uint64_t longest_tile = 0;
   int raster_slices = 0, submissions = 1;
-  // Tiles drawn in raster segments (RenderSettings::raster_segment) and their segments.
-  uint64_t segmented_tiles = 0, raster_segments = 0;
   bool regrown = false;  // the key buffers overflowed and the frame was rendered again after growing
   // Host-visible staging the renderer holds: uploads go through it in pieces of at most 64 MiB, so it
   // stays at max(64 MiB, the image readback) whatever the scene's size. (A staging buffer as large as the
@@ -51,9 +49,11 @@ struct VulkanFrameStats {
   size_t host_staging_bytes = 0;
   // The splat sink: each object's first slot (its range stays put while the object stays in the frame), and
   // the slots whose rest values were uploaded for this frame (new, dynamic, or no longer overwritten
-  // objects).
+  // objects), and their bytes (centre, covariance, opacity and SH of each). Objects written on the GPU by a
+  // source that writes every slot (GpuSplatSource::needsRestValues false: the LOD pool) upload nothing here;
+  // their own uploads are theirs to count.
   std::vector<uint64_t> first_slots;
-  uint64_t uploaded_slots = 0;
+  uint64_t uploaded_slots = 0, uploaded_bytes = 0;
   VulkanPassTimes times;
 };
 

@@ -53,11 +53,6 @@ struct VulkanRenderer::Impl {
   uint32_t raster_slice = 0;
   gpu::Buffer raster_carry;
   uint32_t last_slices = 0;
-  // Raster segments (RenderSettings::raster_segment): this frame's segment size (0: none), and the tables
-  // and partial results sized for the key capacity (made by the first frame that can be segmented).
-  uint32_t raster_segment = 0, raster_seg_size = 0;
-  uint64_t raster_seg_capacity = 0;
-  gpu::Buffer raster_segs, deep_tiles, seg_color, seg_depth;
   bool has_shapes =
       false;  // this frame: an object gives shape words (GpuFrame::shapes, the raster's shapes variant)
   // The last frame's graph, kept for lastFrameGraph() (described on request, not per frame). Its record
@@ -88,7 +83,7 @@ struct VulkanRenderer::Impl {
     const RenderSettings& settings;
     const FrameTail* tail;
     const Camera& cam;  // the first view's (one image size per submission)
-    uint64_t uploaded_slots = 0;
+    uint64_t uploaded_slots = 0, uploaded_bytes = 0;
     uint32_t tiles_x = 0, tiles_y = 0, tile_count = 0, tile_blocks = 0;
     std::vector<gpu_layout::GpuObject>
         gobj;             // the object records (the camera in object space: the last view's)
@@ -126,8 +121,6 @@ struct VulkanRenderer::Impl {
   // The sort chunk table for the current tiles and key capacity: at most one partial chunk per tile beyond
   // the whole ones of the capacity (small lists from the front, the chunks of longer ones from the back).
   void ensureChunks();
-  // The raster segments' tables and partials for the current tiles, key capacity and segment size.
-  void ensureRasterSegments();
   void writeFrame(const Camera* cam, Vec3 bg, uint32_t tiles_x, uint32_t tiles_y, bool depth = false,
                   uint32_t run = 0);
 

@@ -91,7 +91,7 @@ std::vector<uint8_t> VulkanStaging::download(const gpu::Buffer& src, size_t byte
   return out;
 }
 
-uint64_t VulkanResidency::placeObjects(std::span<const RenderObject> objects) {
+uint64_t VulkanResidency::placeObjects(std::span<const RenderObject> objects, uint64_t* bytes) {
   std::vector<Resident> placed(objects.size());
   std::vector<bool> kept(residents.size(), false);
   std::vector<bool> upload_rest(objects.size(), false);
@@ -119,7 +119,7 @@ uint64_t VulkanResidency::placeObjects(std::span<const RenderObject> objects) {
       if (placed[o].slots.count == 0 && placed[o].size > 0) {
         placed[o].slots = slot_sink.allocate(placed[o].size);
         placed[o].sh = sh_sink.allocate(placed[o].sh_floats);
-        upload_rest[o] = true;
+        upload_rest[o] = !objects[o].gpu_source || objects[o].gpu_source->needsRestValues();
       }
   } catch (...) {  // too many splats: start the next frame from empty sinks (every object uploaded again)
     slot_sink.clear(), sh_sink.clear();
@@ -154,7 +154,7 @@ uint64_t VulkanResidency::placeObjects(std::span<const RenderObject> objects) {
     touched = ctx_.createBuffer(n * 4, false, "touched");
     shapes = ctx_.createBuffer(n * 4, false, "shape words");
   }
-  uint64_t uploaded = 0;
+  uint64_t uploaded = 0, uploaded_bytes = 0;
   for (size_t o = 0; o < objects.size(); ++o) {
     if (!upload_rest[o] || residents[o].size == 0) continue;
     const GaussianCloud& c = *objects[o].cloud;
@@ -166,7 +166,9 @@ uint64_t VulkanResidency::placeObjects(std::span<const RenderObject> objects) {
     staging_.upload(opacities, c.opacities.data(), c.size() * 4, first * 4);
     staging_.upload(sh, c.sh.data(), c.sh.size() * 4, residents[o].sh.first * 4);
     uploaded += c.size();
+    uploaded_bytes += c.size() * (12 + 24 + 4) + c.sh.size() * 4;
   }
+  if (bytes) *bytes = uploaded_bytes;
   return uploaded;
 }
 

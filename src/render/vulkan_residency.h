@@ -71,8 +71,10 @@ class VulkanResidency {
   // Places this frame's objects in the sinks: an object seen last frame (same cloud, size and SH stride,
   // matched in order) keeps its ranges; objects gone free theirs; new ones get ranges. Uploads the rest
   // values of new objects, dynamic ones, and ones overwritten last frame (overrides, deform, GPU source) but
-  // not in this one. Returns the slots uploaded.
-  uint64_t placeObjects(std::span<const RenderObject> objects);
+  // not in this one; an object written on the GPU whose source writes every slot in every frame
+  // (GpuSplatSource::needsRestValues false) is never uploaded. Returns the slots uploaded; `bytes`, when
+  // given, gets their bytes.
+  uint64_t placeObjects(std::span<const RenderObject> objects, uint64_t* bytes = nullptr);
 
   // Packs and uploads the frame's static inputs when their set changed (see static_key), measuring then the
   // largest index each static array holds; every frame checks this frame's inputs against those bounds (the

@@ -67,21 +67,12 @@ void VulkanRenderer::Impl::addTilePasses(FrameGraph& g, const Resources& res, co
     }
     timestamp(r.cmd, 6);
   });
-  g.add(
-      "raster", {res.ranges, res.pairs, res.projected, res.mesh, res.splats, res.counters}, {res.image},
-      [&] {  // splat slots: the shape words; counters: the segments' dispatch arguments
-        const gpu::ComputePipeline& pl = has_shapes ? raster_shapes : raster;
-        dispatch(r.cmd, pl, push(), f.tiles_x, f.tiles_y * (SF_TILE / SF_RASTER_ROWS));
-        if (raster_segment != 0) {  // the deep tiles' segments (beside the tiles above), then their composite
-          GpuPush p = push();
-          p.pad0 = SF_RASTER_SEGMENTS;
-          dispatchIndirect(r.cmd, pl, p, counters, SF_COUNTER_SEGMENT_DISPATCH);
-          gpu::computeBarrier(r.cmd);
-          p.pad0 = SF_RASTER_COMPOSITE;
-          dispatchIndirect(r.cmd, pl, p, counters, SF_COUNTER_COMPOSITE_DISPATCH);
-        }
-        timestamp(r.cmd, 7);
-      });
+  g.add("raster", {res.ranges, res.pairs, res.projected, res.mesh, res.splats}, {res.image},
+        [&] {  // splat slots: the shape words
+          dispatch(r.cmd, has_shapes ? raster_shapes : raster, push(), f.tiles_x,
+                   f.tiles_y * (SF_TILE / SF_RASTER_ROWS));
+          timestamp(r.cmd, 7);
+        });
   g.add(
       "tail", {res.image, res.ranges, res.pairs, res.projected, res.counters}, {res.train},
       [&] { f.tail->record(r.cmd, frameAddress(), static_cast<uint32_t>(r.run)); }, f.tail != nullptr);

@@ -71,6 +71,11 @@ Camera cameraSeenFrom(const Camera* cam, const Mat4& object_to_world) {
   return c;
 }
 
+void setLodPool(Scene& scene, uint64_t nodes) {
+  for (SceneObject& o : scene.objects)
+    if (lod::LodStream* stream = o.kindOf().lodStream()) stream->setPoolNodes(nodes);
+}
+
 void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, const Camera* cam) {
   out.states.resize(scene.objects.size());
   out.meshes.clear();
@@ -322,11 +327,13 @@ namespace {
 struct HullDrawing {
   hull::HullMode mode = hull::HullMode::kBaked;
   hull::HullLod lod;
+  hull::OutlineSpec outline;
 };
 
 HullDrawing readHullDrawing(const Node& o, SceneObject& obj) {
   HullDrawing d;
   if (o.has("lod")) d.lod = hull::parseHullLodJson(o["lod"]);
+  if (o.has("outline")) d.outline = hull::parseOutlineJson(o["outline"]);
   if (o.has("mode")) {
     try {
       d.mode = hull::parseHullMode(o["mode"].string());
@@ -471,6 +478,7 @@ struct SceneObjectLoader {
       HullObject& h = loadHullObject(obj, resolved);
       h.mode = drawing.mode;
       h.lod = drawing.lod;
+      h.outline = drawing.outline;
       if (live.live) makeHullLive(o, live, h);
     } else if (key == Key::kGenerator) {
       loadGeneratorObject(obj, resolved, o.has("inputs") ? &o["inputs"].value : nullptr, o.path + ".inputs");

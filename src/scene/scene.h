@@ -120,6 +120,12 @@ Scene loadSceneJson(const std::string& path, const SceneLoadOptions& options = {
 // The same from the scene's text; `path` names it in messages and its directory resolves object paths.
 Scene parseSceneJson(const std::string& text, const std::string& path, const SceneLoadOptions& options = {});
 
+// Sets the pool of every level-of-detail object of `scene` to `nodes` (the command line's --lod-pool over
+// the scene JSON's "lod_pool"; docs/lod.md): the nodes each keeps in memory, and the slots of its GPU pool in
+// a Vulkan frame. Before the scene's first frame; sf::Error naming the object when its top chunk does not
+// fit.
+void setLodPool(Scene& scene, uint64_t nodes);
+
 // Bounds over every object (world space, 1-99 percentiles of all splat centres and of the mesh vertices),
 // the scene posed at scene time `time`.
 CloudBounds sceneBounds(const Scene& scene, double time = 0);

@@ -398,6 +398,7 @@ class Viewer {
     // Level-of-detail objects stream while frames go on: a frame never waits for the disk.
     scene_.lod_settle = false;
     if (opt_.lod_budget) scene_.lod_budget = *opt_.lod_budget;
+    if (opt_.lod_pool) setLodPool(scene_, *opt_.lod_pool);
     // The world's up axis, as automatic framing has it: captures are y-down, glTF models y-up.
     const Vec3 up = captures ? Vec3{0, -1, 0} : Vec3{0, 1, 0};
     Vec3 centre{0, 0, 0};

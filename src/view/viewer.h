@@ -33,10 +33,11 @@ struct ViewerOptions {
   std::optional<BlendSpace> blend_space;  // overrides the scene's blend space (default: display)
   bool antialiased = false;  // antialiased mode for every object (clouds flagged so always get it)
   std::optional<uint64_t>
-      lod_budget;       // level-of-detail objects: gaussians a frame draws (default: the scene's)
-  std::string clip;     // glTF / character input: animation name or index
-  double time = 0;      // glTF / character input: seconds into the clip
-  bool strict = false;  // scene JSON: a failing object is an error
+      lod_budget;  // level-of-detail objects: gaussians a frame draws (default: the scene's)
+  std::optional<uint64_t> lod_pool;  // level-of-detail objects: nodes in memory (default: the scene's)
+  std::string clip;                  // glTF / character input: animation name or index
+  double time = 0;                   // glTF / character input: seconds into the clip
+  bool strict = false;               // scene JSON: a failing object is an error
   bool allow_outside_paths = false;  // scene JSON: object paths may leave the scene's directory
   bool full_res = false;             // no adaptive resolution: every frame at the window's size
   double target_frame_ms = 50;       // adaptive resolution: the render time to keep while the camera moves

@@ -21,6 +21,7 @@
 #include "frame/soak.h"
 #include "gpu/gpu.h"
 #include "neural/generator.h"
+#include "neural/graph.h"
 #include "neural/image_model.h"
 #include "render/vulkan_renderer.h"
 #include "support/test_support.h"
@@ -269,6 +270,48 @@ TEST(FrameDriver, PostModelRunsInTheFrame) {
   driver.detach(scene);
   EXPECT_EQ(scene.post->gpuPath(), nullptr);
   EXPECT_FALSE(scene.post->hasRunner());
+}
+
+// A post model whose input is float16 gets in the frame the values ImageModel::apply gives it on the CPU: the
+// image rounded to float16 (nearest even) as it enters the tensor. The model squares its input (exact in
+// float32 for float16 operands, then rounded to float16 on both executors), so the frame equals the CPU
+// executor's result bit for bit; squaring the unrounded float32 image differs wherever a colour is not a
+// float16 value, nearly everywhere.
+TEST(FrameDriver, Float16PostModelGetsTheRoundedImage) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  auto cloud = std::make_shared<const GaussianCloud>(test::randomCloud(500, 1, 23));
+  const Camera cam = autoCamera(oneCloud(cloud), 40, 30);
+  nn::Graph g;
+  g.path = "square_f16.onnx";
+  g.opset = 17;
+  g.inputs.push_back({"image", nn::DType::kFloat16, {1, 3, 30, 40}, {"", "", "", ""}, true});
+  g.outputs.push_back({"out", nn::DType::kFloat16, {1, 3, 30, 40}, {"", "", "", ""}, true});
+  nn::Node sq;
+  sq.name = "square", sq.op_type = "Mul", sq.inputs = {"image", "image"}, sq.outputs = {"out"};
+  g.nodes = {sq};
+  Scene scene = oneCloud(cloud);
+  scene.post = std::make_shared<nn::ImageModel>(g);
+  FrameDriverOptions vk;
+  vk.backend = Backend::kVulkan;
+  FrameDriver driver(vk);
+  const FrameResult with = driver.render(scene, {0, cam, {}, {}});
+  ASSERT_TRUE(with.post_in_frame) << with.timing();
+  FrameRequest off{0, cam, {}, {}};
+  off.post = false;
+  const ImageRGBA plain = driver.render(scene, off).image;
+  const ImageRGBA want = nn::ImageModel(g).apply(plain);
+  size_t unrounded = 0;
+  for (size_t k = 0; k < plain.pixels.size(); ++k) {
+    if (k % 4 == 3) continue;
+    const float c = std::clamp(plain.pixels[k], 0.0f, 1.0f);
+    unrounded += nn::roundToFloatType(c * c, nn::DType::kFloat16) != want.pixels[k];
+  }
+  std::printf(
+      "float16 post model: %zu of %zu channels differ between squaring the rounded and the float32 image\n",
+      unrounded, plain.pixels.size() / 4 * 3);
+  EXPECT_GT(unrounded, plain.pixels.size() / 8) << "the test's image holds float16 values already";
+  EXPECT_EQ(with.image.pixels, want.pixels);
+  driver.detach(scene);
 }
 
 // A decoder character the scene's script spawns gets its GPU path from the driver; after the script despawns

@@ -277,7 +277,7 @@ TEST(VulkanImage, DemoMatchesCpu) {
       std::string::npos)
       << graph;
   EXPECT_NE(graph.find("| barrier\nraster: reads tile ranges, tile pairs, projected splats, mesh layer, "
-                       "splat slots, counters; writes image"),
+                       "splat slots; writes image"),
             std::string::npos)
       << graph;
   SF_EXPECT_VALIDATION_CLEAN(r);
@@ -1146,8 +1146,6 @@ TEST(VulkanImage, DeepTilesInSlicesGiveTheUnsplitImage) {
       whole.depth = sliced.depth = depth;
       whole.raster_slice = 0;
       sliced.raster_slice = 1000;
-      whole.raster_segment = sliced.raster_segment =
-          0;  // every tile by one workgroup (the next test segments)
       VulkanFrameStats st_whole, st_sliced;
       const ImageRGBA a = r->render({&obj, 1}, cam, whole, &st_whole, ms),
                       b = r->render({&obj, 1}, cam, sliced, &st_sliced, ms);
@@ -1185,8 +1183,7 @@ TEST(VulkanImage, DeepTilesInSlicesGiveTheUnsplitImage) {
       }
     }
   }
-  // The default never slices a frame like this one's tiles (it draws them in segments, below); a batch of
-  // frames (back to back) is never sliced.
+  // The default never slices a frame like this one's tiles; a batch of frames (back to back) is never sliced.
   RenderSettings plain;
   plain.background = {0.1f, 0.2f, 0.3f};
   VulkanFrameStats st;
@@ -1199,74 +1196,6 @@ TEST(VulkanImage, DeepTilesInSlicesGiveTheUnsplitImage) {
   r->renderBackToBack({&obj, 1}, cam, sliced, 2, &st, {}, &back);
   EXPECT_EQ(st.raster_slices, 0);
   EXPECT_TRUE(back.pixels == whole.pixels);
-  SF_EXPECT_VALIDATION_CLEAN(r);
-}
-
-// Raster segments (RenderSettings::raster_segment): the tiles of the same deep stack (20,000+ entries, shaped
-// splats) drawn by one workgroup per segment and a composite give the image one workgroup per tile gives, up
-// to the rounding of transmittance products, for segment sizes that cut the stack where its pixels are
-// still clear, part way and saturated (the composite then walks the segment again from the pixel's state: a
-// composite that only multiplied the partials misses by 4.8e-5 here, 108.6 dB, where a pixel stops),
-// with and without the depth plane; and both against the CPU renderer. A frame with a mesh layer, a tail or
-// slices is not segmented.
-TEST(VulkanImage, DeepTilesInSegmentsGiveTheOneWorkgroupImage) {
-  SF_REQUIRE_VULKAN(r);
-  const Camera cam = lookAtCamera({0, 0, 0}, {0, 0, 1}, {0, -1, 0}, 60.0f, 64, 48);
-  const DeepStack stack = deepStack(20000, cam);
-  RenderObject obj{&stack.cloud, Mat4{}};
-  obj.shapes = stack.shapes;
-  for (bool depth : {false, true}) {
-    RenderSettings whole;
-    whole.background = {0.1f, 0.2f, 0.3f};
-    whole.depth = depth;
-    whole.raster_segment = 0;
-    VulkanFrameStats st_whole;
-    const ImageRGBA a = r->render({&obj, 1}, cam, whole, &st_whole);
-    ASSERT_GE(st_whole.longest_tile, 20000u);
-    EXPECT_EQ(st_whole.segmented_tiles, 0u);
-    const ImageRGBA cpu = renderCpu({&obj, 1}, cam, whole);
-    for (uint32_t size : {257u, 1000u, 2048u, 8192u}) {
-      RenderSettings seg = whole;
-      seg.raster_segment = size;
-      VulkanFrameStats st;
-      const ImageRGBA b = r->render({&obj, 1}, cam, seg, &st);
-      const std::string what = "segments of " + std::to_string(size) + (depth ? ", depth plane" : "");
-      EXPECT_GT(st.segmented_tiles, 0u) << what;
-      EXPECT_GE(st.raster_segments, st.segmented_tiles * ((st.longest_tile + size - 1) / size > 1 ? 2 : 1))
-          << what;
-      EXPECT_EQ(st.raster_slices, 0) << what;
-      const ImageDiff d = compareImages(b, a), c = compareImages(b, cpu);
-      std::printf(
-          "deep tile (%llu pairs), %s: %llu tiles in %llu segments; vs one workgroup %.2f dB, max %.2e; "
-          "vs CPU %.2f dB\n",
-          static_cast<unsigned long long>(st.longest_tile), what.c_str(),
-          static_cast<unsigned long long>(st.segmented_tiles),
-          static_cast<unsigned long long>(st.raster_segments), d.psnr, d.max_abs, c.psnr);
-      EXPECT_LE(d.max_abs, 1e-5) << what;
-      EXPECT_GE(d.psnr, 130.0) << what;
-      EXPECT_GE(c.psnr, 45.0) << what;
-      if (depth) {
-        ASSERT_EQ(a.depth.size(), b.depth.size());
-        double worst = 0;
-        for (size_t k = 0; k < a.depth.size(); ++k)
-          worst = std::max(worst, static_cast<double>(std::fabs(a.depth[k] - b.depth[k])) /
-                                      std::max(1.0, static_cast<double>(std::fabs(a.depth[k]))));
-        EXPECT_LE(worst, 1e-3) << what << ": depth plane";
-      }
-    }
-  }
-  // Not segmented: a frame with a mesh layer, or one whose deep tiles go to slices.
-  test::TestMesh quad = test::quadMesh({0.0f, 0.0f, 3.0f}, 0.2f, 0.2f);
-  RenderMesh mesh = quad.view();
-  RenderSettings seg;
-  seg.raster_segment = 1000;
-  VulkanFrameStats st;
-  r->render({&obj, 1}, cam, seg, &st, {&mesh, 1});
-  EXPECT_EQ(st.segmented_tiles, 0u) << "with a mesh layer";
-  seg.raster_slice = 1000;
-  r->render({&obj, 1}, cam, seg, &st);
-  EXPECT_EQ(st.segmented_tiles, 0u) << "deep tiles in slices";
-  EXPECT_GT(st.raster_slices, 0);
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 

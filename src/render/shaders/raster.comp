@@ -21,10 +21,6 @@
 // in GpuFrame::raster_carry; a tile's last slice writes the pixel as the frame's raster would have. The
 // blending is the same code over the same entries in the same order, so the image is bit-identical to the
 // unsplit frame's (the subgroup cull skips only entries that change nothing, whichever batch holds them).
-//
-// Segments (GpuFrame::raster_segment = G, not 0; pc.pad0 the mode, SF_RASTER_*): the frame's raster leaves the
-// tiles of more than G entries (within raster_slice) to one workgroup per G-entry segment and a composite
-// per tile, dispatched after it in the same pass (see segmented tiles below).
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_ballot : require
@@ -89,25 +85,64 @@ float shapeCoverage(uint word, vec2 d, vec3 co) {
 }
 #endif
 
-// The invocation's pixel and its blending state, which the modes below share.
-vec2 pixf;
-bool done;
-float T, D;
-vec3 C;
-uint last;  // 1 + the list position of the last splat blended (training)
-float stop_depth;
-bool opaque_mesh;
-vec4 mesh_color;
-shared uint s_fix;
-
-// Blends entries [begin, end) of a tile's list (positions from list_start) into the pixel state, front to
-// back in batches staged through shared memory; pixels already `done` take no part. Called by the whole
-// workgroup.
-void walk(FrameRef fr, Uints values, uint begin, uint end, uint list_start) {
+void main() {
+  FrameRef fr = pc.frame;
+  uint tile = (gl_WorkGroupID.y / kParts) * fr.f.tiles_x + gl_WorkGroupID.x;
+  uvec2 range = fr.f.tile_ranges.v[tile];
+  uint len = range.y - range.x;
+  Uints values = (sfMergePasses(len) & 1u) != 0u ? fr.f.values_alt : fr.f.values;
+  // The entries this dispatch walks (whole workgroups return together: the tile decides).
+  uint begin = range.x, end = range.y, slice_entries = fr.f.raster_slice;
+  bool resume = false, finish = true;
+  if (slice_entries != 0u && len > slice_entries) {
+    if (pc.shift == 0u || pc.shift - 1u > (len - 1u) / slice_entries) return;  // left to the slices / past its last
+    begin = range.x + (pc.shift - 1u) * slice_entries;
+    end = begin + min(slice_entries, range.y - begin);
+    resume = begin != range.x;
+    finish = end == range.y;
+  } else if (pc.shift != 0u) {
+    return;  // drawn whole by the frame's raster
+  }
+  uint px = gl_GlobalInvocationID.x, py = gl_GlobalInvocationID.y;
+  bool inside = px < fr.f.width && py < fr.f.height;
+  bool done = !inside;
+  vec2 pixf = vec2(float(px), float(py));
+  float T = 1.0, D = 0.0;
+  uint last = 0u;  // 1 + the list position of the last splat blended (training)
+  vec3 C = vec3(0.0);
+  vec3 behind = vec3(fr.f.background[0], fr.f.background[1], fr.f.background[2]);
+  const bool linear = fr.f.blend_linear != 0u;  // the background and mesh colours decoded, the pixel encoded
+  if (linear) behind = srgbDecode(behind);
+  // The mesh layer's fragment at this pixel: blending stops at it when it is opaque (and ends on its
+  // colour); a translucent one (coverage < 1) is composited where its depth falls and the splats behind
+  // it go on blending (blendPixel's MeshPixel).
+  float stop_depth = SF_NO_MESH_DEPTH;
+  bool opaque_mesh = false;
+  vec4 mesh_color = vec4(0.0);
+  if (inside && fr.f.has_mesh != 0u) {
+    uint pix = py * fr.f.width + px;
+    stop_depth = fr.f.mesh_depth.v[pix];
+    if (stop_depth < SF_NO_MESH_DEPTH) {
+      mesh_color = fr.f.mesh_color.v[pix];
+      if (linear) mesh_color.xyz = srgbDecode(mesh_color.xyz);
+      opaque_mesh = !(mesh_color.w < 1.0);
+      if (opaque_mesh) behind = mesh_color.xyz;
+    }
+  }
+  const float fragment_depth = stop_depth;  // the mesh fragment's depth (SF_NO_MESH_DEPTH: none)
+  if (resume && inside) {  // the state the tile's previous slice left
+    uint pix = py * fr.f.width + px;
+    vec4 ct = fr.f.image.v[pix];
+    uvec2 carry = fr.f.raster_carry.v[pix];
+    C = ct.xyz;
+    T = ct.w;
+    D = uintBitsToFloat(carry.x);
+    done = (carry.y & SF_CARRY_DONE) != 0u;
+    if ((carry.y & SF_CARRY_MESH_PASSED) != 0u) stop_depth = SF_NO_MESH_DEPTH;
+  }
   uint tid = gl_LocalInvocationIndex;
   // Done-pixel counts alternate between two counters so that each batch needs two barriers (as
   // __syncthreads_count does in the INRIA rasterizer): one after counting, one after staging.
-  barrier();  // a previous walk's last reads of the counters are over
   if (tid == 0u) {
     s_done[0] = 0u;
     s_done[1] = 0u;
@@ -183,153 +218,10 @@ void walk(FrameRef fr, Uints values, uint begin, uint end, uint list_start) {
         C += s_color_depth[j].xyz * (alpha * T);
         D += s_color_depth[j].w * (alpha * T);
         T = test_t;
-        last = start + j - list_start + 1u;
+        last = start + j - range.x + 1u;
       }
     }
   }
-}
-
-// Segmented tiles (sfSegmented; frames without a mesh layer or a tail): the list is cut into segments of
-// raster_segment entries, and one workgroup per segment (SF_RASTER_SEGMENTS) blends its segment alone into a
-// clear pixel, writing the partial colour, transmittance and depth sum (seg_color, seg_depth), so that a deep
-// tile's entries are walked by many workgroups at once rather than one. The composite (SF_RASTER_COMPOSITE)
-// then goes through a tile's segments front to back per pixel: C += T C_k, D += T D_k, T *= T_k, which is
-// the blend of the whole list as long as the pixel does not stop inside segment k (its transmittance stays
-// at or above 1e-4 through it: T T_k >= 1e-4 and the segment did not stop the clear pixel either). Where it
-// may stop inside, the composite walks that segment again from the pixel's state, exactly as the one
-// workgroup would have, and the pixel ends there. So the image is the unsegmented one up to the rounding of
-// the products (the composite multiplies per segment what the walk multiplies per splat).
-
-// The pixel of this invocation in rows part * SF_RASTER_ROWS.. of `tile`, and its index within the tile.
-void tilePixel(uint tile, uint part, out uvec2 pix, out uint local) {
-  FrameRef fr = pc.frame;
-  uint lx = gl_LocalInvocationID.x, ly = part * SF_RASTER_ROWS + gl_LocalInvocationID.y;
-  pix = uvec2((tile % fr.f.tiles_x) * SF_TILE + lx, (tile / fr.f.tiles_x) * SF_TILE + ly);
-  local = ly * SF_TILE + lx;
-}
-
-void main() {
-  FrameRef fr = pc.frame;
-  const uint mode = pc.pad0;
-  uint tile, part, seg = 0u;
-  if (mode == SF_RASTER_TILES) {
-    tile = (gl_WorkGroupID.y / kParts) * fr.f.tiles_x + gl_WorkGroupID.x;
-    part = gl_WorkGroupID.y % kParts;
-  } else {  // one workgroup per part of a segment or of a segmented tile, in rows of SF_DISPATCH_ROW
-    uint at = gl_WorkGroupID.y * SF_DISPATCH_ROW + gl_WorkGroupID.x;
-    seg = at / kParts;
-    part = at % kParts;
-    if (mode == SF_RASTER_SEGMENTS) {
-      if (seg >= fr.f.counters.v[SF_COUNTER_RASTER_SEGS]) return;
-      tile = fr.f.raster_segs.v[seg].x;
-    } else {
-      if (seg >= fr.f.counters.v[SF_COUNTER_DEEP_TILES]) return;
-      tile = fr.f.deep_tiles.v[seg].x;
-    }
-  }
-  uvec2 range = fr.f.tile_ranges.v[tile];
-  uint len = range.y - range.x;
-  Uints values = (sfMergePasses(len) & 1u) != 0u ? fr.f.values_alt : fr.f.values;
-  const uint segment = fr.f.raster_segment;
-  // The entries this dispatch walks (whole workgroups return together: the tile decides).
-  uint begin = range.x, end = range.y, slice_entries = fr.f.raster_slice;
-  bool resume = false, finish = true;
-  if (mode == SF_RASTER_SEGMENTS) {
-    begin = range.x + fr.f.raster_segs.v[seg].y * segment;
-    end = min(begin + segment, range.y);
-  } else if (mode == SF_RASTER_TILES && sfSegmented(segment, slice_entries, len)) {
-    return;  // drawn by its segments and their composite
-  } else if (mode == SF_RASTER_TILES && slice_entries != 0u && len > slice_entries) {
-    if (pc.shift == 0u || pc.shift - 1u > (len - 1u) / slice_entries)
-      return;  // left to the slices / past its last
-    begin = range.x + (pc.shift - 1u) * slice_entries;
-    end = begin + min(slice_entries, range.y - begin);
-    resume = begin != range.x;
-    finish = end == range.y;
-  } else if (pc.shift != 0u) {
-    return;  // drawn whole by the frame's raster
-  }
-  uvec2 pixel;
-  uint local;
-  tilePixel(tile, part, pixel, local);
-  uint px = pixel.x, py = pixel.y;
-  bool inside = px < fr.f.width && py < fr.f.height;
-  done = !inside;
-  pixf = vec2(float(px), float(py));
-  T = 1.0, D = 0.0;
-  last = 0u;
-  C = vec3(0.0);
-  vec3 behind = vec3(fr.f.background[0], fr.f.background[1], fr.f.background[2]);
-  const bool linear = fr.f.blend_linear != 0u;  // the background and mesh colours decoded, the pixel encoded
-  if (linear) behind = srgbDecode(behind);
-  // The mesh layer's fragment at this pixel: blending stops at it when it is opaque (and ends on its
-  // colour); a translucent one (coverage < 1) is composited where its depth falls and the splats behind
-  // it go on blending (blendPixel's MeshPixel). (Segmented frames have no mesh layer.)
-  stop_depth = SF_NO_MESH_DEPTH;
-  opaque_mesh = false;
-  mesh_color = vec4(0.0);
-  if (inside && fr.f.has_mesh != 0u) {
-    uint pix = py * fr.f.width + px;
-    stop_depth = fr.f.mesh_depth.v[pix];
-    if (stop_depth < SF_NO_MESH_DEPTH) {
-      mesh_color = fr.f.mesh_color.v[pix];
-      if (linear) mesh_color.xyz = srgbDecode(mesh_color.xyz);
-      opaque_mesh = !(mesh_color.w < 1.0);
-      if (opaque_mesh) behind = mesh_color.xyz;
-    }
-  }
-  const float fragment_depth = stop_depth;  // the mesh fragment's depth (SF_NO_MESH_DEPTH: none)
-  if (resume && inside) {                   // the state the tile's previous slice left
-    uint pix = py * fr.f.width + px;
-    vec4 ct = fr.f.image.v[pix];
-    uvec2 carry = fr.f.raster_carry.v[pix];
-    C = ct.xyz;
-    T = ct.w;
-    D = uintBitsToFloat(carry.x);
-    done = (carry.y & SF_CARRY_DONE) != 0u;
-    if ((carry.y & SF_CARRY_MESH_PASSED) != 0u) stop_depth = SF_NO_MESH_DEPTH;
-  }
-
-  if (mode == SF_RASTER_SEGMENTS) {
-    walk(fr, values, begin, end, range.x);
-    uint at = seg * (SF_TILE * SF_TILE) + local;
-    fr.f.seg_color.v[at] = vec4(C, done ? -T : T);
-    fr.f.seg_depth.v[at] = D;
-    return;
-  }
-  if (mode == SF_RASTER_COMPOSITE) {
-    uint first = fr.f.deep_tiles.v[seg].y, segs = (len + segment - 1u) / segment;
-    for (uint k = 0u; k < segs; ++k) {
-      bool fix = false;
-      if (!done) {
-        uint at = (first + k) * (SF_TILE * SF_TILE) + local;
-        vec4 p = fr.f.seg_color.v[at];
-        float tk = abs(p.w);
-        if (p.w < 0.0 || T * tk < 0.0001) {
-          fix = true;  // the pixel may stop inside this segment: walked again from here
-        } else {
-          C += T * p.xyz;
-          D += T * fr.f.seg_depth.v[at];
-          T *= tk;
-        }
-      }
-      barrier();  // the previous segment's test of s_fix is over
-      if (gl_LocalInvocationIndex == 0u) s_fix = 0u;
-      barrier();
-      if (fix) atomicOr(s_fix, 1u);
-      barrier();
-      if (s_fix != 0u) {
-        bool was_done = done;
-        done = !fix;  // only the pixels that may stop here walk
-        uint b = range.x + k * segment;
-        walk(fr, values, b, min(b + segment, range.y), range.x);
-        if (!fix) done = was_done;
-      }
-    }
-  } else {
-    walk(fr, values, begin, end, range.x);
-  }
-
   if (inside && !finish) {  // the next slice goes on from here
     uint pix = py * fr.f.width + px;
     fr.f.image.v[pix] = vec4(C, T);

@@ -2,8 +2,7 @@
 // After the tile counts were scanned (tile_bins: each tile's first pair; the total at pc.scan_count[0]):
 // per tile its [begin, end) range and its sort chunks (SF_SEG_BLOCK pairs each, listed in no order: lists of
 // at most SF_SEG_SMALL pairs from the table's front, the chunks of longer ones from its back), the longest
-// list, the frame's pair total and its overflow flag; and the raster's segments of the tiles it draws in
-// segments (sfSegmented). A frame whose pairs overflow the key capacity
+// list, the frame's pair total and its overflow flag. A frame whose pairs overflow the key capacity
 // gets empty ranges and no chunks (it is rendered again once the buffers have grown; a frame of 2^32 pairs
 // or more is refused).
 #include "common.glsl"
@@ -30,17 +29,6 @@ void main() {
   }
   fr.f.tile_ranges.v[t] = uvec2(begin, end);
   uint len = end - begin;
-  uint segment = fr.f.raster_segment;
-  if (sfSegmented(segment, fr.f.raster_slice, len)) {  // its raster in segments, each tile's together
-    uint segs = (len + segment - 1u) / segment;
-    uint first = atomicAdd(fr.f.counters.v[SF_COUNTER_RASTER_SEGS], segs);
-    // (Within capacity: a segmented tile holds more than `segment` pairs, so the segments number at most
-    // twice the key capacity over `segment`, which the host allocates.)
-    if (first + segs <= fr.f.raster_seg_capacity) {
-      fr.f.deep_tiles.v[atomicAdd(fr.f.counters.v[SF_COUNTER_DEEP_TILES], 1u)] = uvec2(t, first);
-      for (uint k = 0u; k < segs; ++k) fr.f.raster_segs.v[first + k] = uvec2(t, k);
-    }
-  }
   if (len < 2u) return;  // nothing to sort
   atomicMax(fr.f.counters.v[SF_COUNTER_LONGEST], len);
   if (len <= SF_SEG_SMALL) {

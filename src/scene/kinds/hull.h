@@ -11,6 +11,7 @@
 #include "hull/hull_lod.h"
 #include "hull/hull_render.h"
 #include "hull/hull_script.h"
+#include "hull/outline.h"
 #include "scene/scene_object.h"
 
 namespace sf {
@@ -35,6 +36,9 @@ class HullObject final : public SceneObjectKind {
   // posing advances its script.
   std::shared_ptr<hull::HullInstance> live;
   std::shared_ptr<hull::HullScriptPlayer> script;
+  // The screen-space outline (scene JSON "outline", --outline; hull/outline.h): selected from time 0 or not;
+  // a script's `select` events and its hits' flash change it over time.
+  hull::OutlineSpec outline;
 };
 
 // A hull's posed storage: its lit splats and core octagons this frame.

@@ -1,16 +1,47 @@
 #include "scene/kinds/lod.h"
 
+#include "lod/gpu_pool.h"
+
 namespace sf {
+
+struct LodObject::Gpu {
+  std::unique_ptr<lod::GpuPool> pool;
+};
+
+LodObject::LodObject(std::shared_ptr<lod::LodStream> stream)
+    : stream_(std::move(stream)), gpu_(std::make_shared<Gpu>()) {}
+
+lod::GpuPool* LodObject::gpuPool() const {
+  return gpu_->pool.get();
+}
+
+void LodObject::attachGpu(const SceneObject&, GpuAttach& gpu) const {
+  if (gpu_->pool) return;
+  auto pass = std::static_pointer_cast<const lod::GatherPass>(
+      gpu.shared("lod gather pass", [&] { return std::make_shared<lod::GatherPass>(gpu.context()); }));
+  gpu_->pool = std::make_unique<lod::GpuPool>(gpu.context(), std::move(pass), *stream_);
+  gpu.given(gpu_, [g = gpu_.get()] { g->pool.reset(); });
+}
+
+void LodObject::detachGpu(GpuAttach& gpu) const {
+  gpu.takeBack(gpu_.get());
+}
 
 std::string LodObject::describe(const SceneObject&) const {
   return "level-of-detail hierarchy of " + std::to_string(stream_->hierarchy().index.leaf_count) +
          " gaussians";
 }
 
-void LodObject::pose(const SceneObject& object, const PoseContext&, PoseSink& out) const {
+void LodObject::pose(const SceneObject& object, const PoseContext& ctx, PoseSink& out) const {
   if (stream_->cloud().size() == 0) return;  // this frame's cut (poseScene cut every LOD object first)
   RenderObject ro{&stream_->cloud(), object.object_to_world};
-  ro.dynamic = true;  // new contents at the same address every frame
+  if (ctx.gpu && gpu_->pool) {
+    // The Vulkan frame gathers the cut from the pool: the cloud sizes the object's slots (never uploaded).
+    gpu_->pool->prepare(*stream_);
+    ro.gpu_source = gpu_->pool.get();
+  } else {
+    ro.dynamic = true;  // new contents at the same address every frame: uploaded whole
+  }
   out.objects.push_back(ro);
 }
 

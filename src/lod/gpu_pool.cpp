@@ -1,0 +1,278 @@
+// A level-of-detail stream's pool on the GPU (lod/gpu_pool.h).
+#include "lod/gpu_pool.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "core/covariance.h"
+#include "core/error.h"
+
+namespace sf::lod {
+namespace {
+
+const uint32_t kGatherShader[] = {
+#include "lod_gather.inc"
+};
+
+struct GatherPush {
+  VkDeviceAddress selection;
+  VkDeviceAddress pool[4];   // positions, covariances, opacities, sh
+  VkDeviceAddress host[4];   // positions, covariances, opacities, sh (of the rows uploaded with theirs)
+  VkDeviceAddress host_mix;  // per host row {from, to, t}
+  VkDeviceAddress target[4];
+  uint32_t rows, sh_stride;
+};
+
+constexpr uint32_t kHostRow = 0x80000000u;
+constexpr size_t kStagingBytes = size_t{64} << 20;  // chunk uploads go through pieces of at most this
+
+size_t align16(size_t x) {
+  return (x + 15) & ~size_t{15};
+}
+
+// One gaussian's words as the frame's slots hold them: centre, object-space covariance, opacity, SH.
+struct RowArrays {
+  uint8_t *positions, *covariances, *opacities, *sh;
+  size_t stride_bytes;
+  void put(size_t row, Vec3 p, Vec3 scale, Quat rotation, float opacity, const float* coeffs) const {
+    const Cov6 cov = covarianceFromScaleRotation(scale, rotation);  // as VulkanResidency::placeObjects
+    std::memcpy(positions + row * 12, &p, 12);
+    std::memcpy(covariances + row * 24, &cov, 24);
+    std::memcpy(opacities + row * 4, &opacity, 4);
+    if (coeffs) std::memcpy(sh + row * stride_bytes, coeffs, stride_bytes);
+  }
+};
+
+}  // namespace
+
+GatherPass::GatherPass(gpu::Context& ctx)
+    : pipeline_(std::make_unique<gpu::ComputePipeline>(ctx, kGatherShader, sizeof(GatherPush), 256,
+                                                       "lod_gather")) {}
+GatherPass::~GatherPass() = default;
+
+GpuPool::GpuPool(gpu::Context& ctx, std::shared_ptr<const GatherPass> pass, const LodStream& stream)
+    : ctx_(ctx), pass_(std::move(pass)), capacity_(stream.poolNodes()) {
+  const Hierarchy& h = stream.hierarchy();
+  if (capacity_ >= (uint64_t{1} << 31))
+    throw Error(h.dir + ": a GPU pool of " + std::to_string(capacity_) +
+                " slots is too large (at most 2147483647: slots are 31-bit in the frame's selection)");
+  stride_ = static_cast<uint32_t>(shCoeffCount(h.index.sh_degree) * 3);
+  stamp_.assign(h.chunks.size() + 1, 0);
+  slots_.resize(h.chunks.size() + 1);
+}
+
+GpuPool::~GpuPool() = default;
+
+uint32_t GpuPool::takeSlot() {
+  ++used_;
+  if (!free_.empty()) {
+    const uint32_t s = free_.back();
+    free_.pop_back();
+    return s;
+  }
+  if (next_ >= capacity_)  // the stream holds at most capacity_ nodes: never reached
+    throw Error("level-of-detail GPU pool: no free slot of " + std::to_string(capacity_));
+  return static_cast<uint32_t>(next_++);
+}
+
+void GpuPool::grow(uint64_t slots) {
+  if (slots <= allocated_) return;
+  const uint64_t n = std::min(capacity_, std::max(slots, allocated_ + allocated_ / 2));
+  gpu::Buffer old[4] = {std::move(positions_), std::move(covariances_), std::move(opacities_),
+                        std::move(sh_)};
+  positions_ = ctx_.createBuffer(n * 12, false, "lod pool positions");
+  covariances_ = ctx_.createBuffer(n * 24, false, "lod pool covariances");
+  opacities_ = ctx_.createBuffer(n * 4, false, "lod pool opacities");
+  sh_ = ctx_.createBuffer(std::max<uint64_t>(n * stride_ * 4, 4), false, "lod pool sh");
+  if (allocated_) {
+    VkCommandBuffer cmd = ctx_.begin();
+    gpu::Buffer* grown[4] = {&positions_, &covariances_, &opacities_, &sh_};
+    for (int k = 0; k < 4; ++k) {
+      const VkBufferCopy region{0, 0, old[k].size};
+      vkCmdCopyBuffer(cmd, old[k].buffer, grown[k]->buffer, 1, &region);
+    }
+    ctx_.submit(cmd, "growing the level-of-detail pool");
+  }
+  allocated_ = n;
+}
+
+void GpuPool::prepare(LodStream& stream) {
+  try {
+    prepareFrame(stream);
+  } catch (...) {
+    // Nothing of the pool is trusted after a failed upload: the next frame places every chunk again.
+    std::fill(stamp_.begin(), stamp_.end(), 0);
+    for (std::vector<uint32_t>& s : slots_) s.clear();
+    free_.clear();
+    next_ = used_ = 0;
+    rows_ = host_rows_ = 0;
+    throw;
+  }
+}
+
+void GpuPool::prepareFrame(LodStream& stream) {
+  auto lock = ctx_.lock();
+  const Hierarchy& h = stream.hierarchy();
+  const size_t chunks = h.chunks.size();
+  const std::vector<uint64_t>& stamps = stream.installStamps();
+  // Chunks the stream evicted (or evicted and read again) give their slots back, in reverse so that the next
+  // chunk takes them in order (long runs to copy).
+  for (size_t c = 0; c < chunks; ++c) {
+    if (stamp_[c] == 0 || stamp_[c] == stamps[c]) continue;
+    free_.insert(free_.end(), slots_[c].rbegin(), slots_[c].rend());
+    used_ -= slots_[c].size();
+    slots_[c].clear();
+    stamp_[c] = 0;
+  }
+  // Chunks installed since the last frame (the top chunk on the first) take slots.
+  struct Placed {
+    uint32_t chunk;  // kNone: the top chunk
+    size_t count;
+  };
+  std::vector<Placed> fresh;
+  uint64_t fresh_nodes = 0;
+  if (h.index.has_top && stamp_[chunks] == 0) {
+    fresh.push_back({kNone, h.top.nodes.size()});
+    stamp_[chunks] = 1;
+  }
+  for (size_t c = 0; c < chunks; ++c)
+    if (stamps[c] != 0 && stamp_[c] != stamps[c]) {
+      fresh.push_back({static_cast<uint32_t>(c), h.chunks[c].nodes.size()});
+      stamp_[c] = stamps[c];
+    }
+  for (const Placed& p : fresh) {
+    std::vector<uint32_t>& s = slots_[p.chunk == kNone ? chunks : p.chunk];
+    s.resize(p.count);
+    for (uint32_t& slot : s) slot = takeSlot();
+    fresh_nodes += p.count;
+  }
+  grow(next_);
+  // Their nodes uploaded: packed in pieces of at most kStagingBytes, one copy per run of consecutive slots.
+  const size_t row_bytes = 40 + size_t{stride_} * 4;
+  const size_t batch = std::min<size_t>(std::max<size_t>(1, kStagingBytes / row_bytes), fresh_nodes);
+  size_t in_batch = 0;
+  std::vector<uint32_t> batch_slots;
+  auto flush = [&] {
+    if (in_batch == 0) return;
+    const size_t sizes[4] = {12, 24, 4, size_t{stride_} * 4};
+    const size_t starts[4] = {0, batch * 12, batch * 36, batch * 40};
+    gpu::Buffer* dst[4] = {&positions_, &covariances_, &opacities_, &sh_};
+    VkCommandBuffer cmd = ctx_.begin();
+    for (int k = 0; k < 4; ++k) {
+      std::vector<VkBufferCopy> regions;
+      for (size_t r = 0; r < in_batch;) {
+        size_t e = r + 1;
+        while (e < in_batch && batch_slots[e] == batch_slots[e - 1] + 1) ++e;
+        regions.push_back(
+            {starts[k] + r * sizes[k], uint64_t{batch_slots[r]} * sizes[k], (e - r) * sizes[k]});
+        r = e;
+      }
+      vkCmdCopyBuffer(cmd, staging_.buffer, dst[k]->buffer, static_cast<uint32_t>(regions.size()),
+                      regions.data());
+    }
+    ctx_.submit(cmd, "uploading level-of-detail chunks to the pool");
+    in_batch = 0;
+    batch_slots.clear();
+  };
+  if (fresh_nodes && staging_.size < batch * row_bytes)
+    staging_ = ctx_.createBuffer(batch * row_bytes, true, "lod pool staging");
+  for (const Placed& p : fresh) {
+    const std::vector<uint32_t>& s = slots_[p.chunk == kNone ? chunks : p.chunk];
+    for (size_t i = 0; i < p.count; ++i) {
+      uint8_t* base = static_cast<uint8_t*>(staging_.mapped);
+      const RowArrays a{base, base + batch * 12, base + batch * 36, base + batch * 40, size_t{stride_} * 4};
+      const NodeRef ref{p.chunk, static_cast<uint32_t>(i)};
+      const Node& n = nodeAt(h, ref);
+      a.put(in_batch, n.position, n.scale, n.rotation, n.opacity, shAt(h, ref));
+      batch_slots.push_back(s[i]);
+      if (++in_batch == batch) flush();
+    }
+  }
+  flush();
+
+  // The selection: each row's slot, or its index among the host rows, which follow in full.
+  const GaussianCloud& cloud = stream.cloud();
+  const std::vector<NodeRef>& rows = stream.rows();
+  if (rows.size() != cloud.size() || static_cast<uint32_t>(cloud.shStride()) != stride_)
+    throw Error(h.dir + ": the stream's rows do not match its cloud");
+  const std::vector<LodStream::ShMix>& mixes = stream.shMixes();
+  uint32_t host = 0;
+  for (const NodeRef& r : rows) host += r == kNoNode ? 1u : 0u;
+  const uint32_t host_sh = host - static_cast<uint32_t>(mixes.size());  // ghosts: their SH uploaded
+  if (mixes.size() > host) throw Error(h.dir + ": the stream's SH mixes do not match its rows");
+  rows_ = static_cast<uint32_t>(rows.size());
+  host_rows_ = host;
+  host_at_ = align16(size_t{rows_} * 4);
+  const size_t sh_bytes = size_t{stride_} * 4, host_bytes = size_t{host} * 52 + size_t{host_sh} * sh_bytes;
+  const size_t frame_bytes = host_at_ + host_bytes;
+  if (frame_.size < std::max<size_t>(frame_bytes, 16))
+    frame_ = ctx_.createBuffer(std::max<size_t>(frame_bytes + frame_bytes / 4, 1024), true, "lod selection");
+  uint8_t* base = static_cast<uint8_t*>(frame_.mapped);
+  uint32_t* selection = reinterpret_cast<uint32_t*>(base);
+  uint8_t* host_base = base + host_at_;
+  const RowArrays a{host_base, host_base + size_t{host} * 12, host_base + size_t{host} * 36,
+                    host_base + size_t{host} * 52, sh_bytes};
+  uint32_t* mix_words = reinterpret_cast<uint32_t*>(host_base + size_t{host} * 40);
+  auto slotOf = [&](NodeRef r) {
+    const uint32_t c = r.chunk == kNone ? static_cast<uint32_t>(chunks) : r.chunk;
+    if (stamp_[c] == 0 || r.index >= slots_[c].size())
+      throw Error(h.dir + ": the cut draws node " + std::to_string(r.index) + " of chunk " +
+                  (r.chunk == kNone ? std::string("top") : std::to_string(r.chunk)) +
+                  ", which is not in the GPU pool");
+    return slots_[c][r.index];
+  };
+  uint32_t k = 0, g = 0;
+  size_t m = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const NodeRef r = rows[i];
+    if (!(r == kNoNode)) {
+      selection[i] = slotOf(r);
+      continue;
+    }
+    uint32_t* w = mix_words + size_t{k} * 3;
+    if (m < mixes.size() && mixes[m].row == i) {
+      const LodStream::ShMix& x = mixes[m++];
+      a.put(k, cloud.positions[i], cloud.scales[i], cloud.rotations[i], cloud.opacities[i], nullptr);
+      w[0] = slotOf(x.from), w[1] = slotOf(x.to);
+      std::memcpy(&w[2], &x.t, 4);
+    } else {
+      a.put(k, cloud.positions[i], cloud.scales[i], cloud.rotations[i], cloud.opacities[i], nullptr);
+      std::memcpy(a.sh + size_t{g} * sh_bytes, cloud.sh.data() + i * stride_, sh_bytes);
+      w[0] = kHostRow | g++, w[1] = 0, w[2] = 0;
+    }
+    selection[i] = kHostRow | k++;
+  }
+  if (m != mixes.size()) throw Error(h.dir + ": an SH mix names a row that is not computed on the host");
+  const LodStream::GpuFigures figures{used_,   allocated_, uint64_t{rows_} * 4, host,
+                                      host_sh, host_bytes, fresh_nodes,         fresh_nodes * row_bytes};
+  stream.setGpuFigures(figures);
+}
+
+void GpuPool::record(void* command_buffer, const GpuSplatTargets& targets) const {
+  if (targets.count != rows_ || targets.sh_stride != stride_)
+    throw Error("level-of-detail GPU pool: the frame gave " + std::to_string(targets.count) + " slots of " +
+                std::to_string(targets.sh_stride) + " SH floats for " + std::to_string(rows_) + " rows of " +
+                std::to_string(stride_));
+  if (rows_ == 0) return;
+  auto cmd = static_cast<VkCommandBuffer>(command_buffer);
+  const VkDeviceAddress host = frame_.address + host_at_;
+  GatherPush p{};
+  p.selection = frame_.address;
+  p.pool[0] = positions_.address, p.pool[1] = covariances_.address, p.pool[2] = opacities_.address,
+  p.pool[3] = sh_.address;
+  p.host[0] = host, p.host[1] = host + uint64_t{host_rows_} * 12,
+  p.host[2] = host + uint64_t{host_rows_} * 36, p.host[3] = host + uint64_t{host_rows_} * 52;
+  p.host_mix = host + uint64_t{host_rows_} * 40;
+  p.target[0] = targets.positions, p.target[1] = targets.covariances, p.target[2] = targets.opacities,
+  p.target[3] = targets.sh;
+  p.rows = rows_, p.sh_stride = stride_;
+  const gpu::ComputePipeline& pipe = pass_->pipeline();
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline());
+  vkCmdPushConstants(cmd, pipe.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(GatherPush), &p);
+  const uint32_t groups = (rows_ + 255) / 256, x = std::min<uint32_t>(groups, 65535),
+                 y = (groups + x - 1) / x;
+  vkCmdDispatch(cmd, x, y, 1);
+}
+
+}  // namespace sf::lod

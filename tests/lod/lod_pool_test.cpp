@@ -1,0 +1,327 @@
+// The level-of-detail GPU pool (lod/gpu_pool.h) against the host path it replaces in the Vulkan frame (the
+// stream's cloud uploaded whole every frame): the same image bit for bit over a fly-through with level
+// changes fading both ways; uploads per frame of the selection, the host rows and the chunks newly placed,
+// in closed form; a 64K-slot pool with eviction settling to the image of a fully loaded hierarchy; a pool
+// smaller than the budget drawing what fits; the scene's LOD objects drawn through their pools by the frame
+// driver. On whatever Vulkan device exists (lavapipe in CI; CI=true fails without one).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "core/image.h"
+#include "frame/frame.h"
+#include "io/file.h"
+#include "io/formats.h"
+#include "lod/build.h"
+#include "lod/gpu_pool.h"
+#include "lod/stream.h"
+#include "scene/kinds/lod.h"
+#include "scene/scene.h"
+#include "support/gpu_support.h"
+
+namespace sf {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A random capture of `leaves` gaussians of SH degree `degree` built into chunks of 512 leaves (fan-out 8),
+// once per process and size.
+const std::string& hierarchy(size_t leaves, int degree) {
+  static std::map<std::pair<size_t, int>, std::string> built;
+  auto [it, fresh] = built.try_emplace({leaves, degree});
+  if (fresh) {
+    const std::string d = test::tempDir("LodPool-" + std::to_string(::getpid()) + "-" +
+                                        std::to_string(leaves) + "-" + std::to_string(degree));
+    const std::string ply = d + "/capture.ply";
+    saveSplats(test::randomCloud(leaves, degree, 7), ply);
+    lod::BuildOptions o;
+    o.chunk_leaves = 512;
+    lod::buildHierarchy(ply, d + "/capture.lod", o);
+    it->second = d + "/capture.lod";
+  }
+  return it->second;
+}
+
+size_t rowBytes(const GaussianCloud& c) {
+  return 40 + static_cast<size_t>(c.shStride()) * 4;
+}
+
+// Frame f of a fly-through of `frames`: from far outside the cube [-1, 1]^3 in close to a corner, then back
+// out (refinements morph in, then coarsenings morph out).
+Camera flyCamera(int f, int frames) {
+  const float s = static_cast<float>(f) / static_cast<float>(frames - 1);
+  const float k = s < 0.5f ? 1.0f - 1.8f * s : 0.1f + 1.8f * (s - 0.5f);  // 1 -> 0.1 -> 1
+  const Vec3 target{0.5f, 0.4f, 0.0f};
+  return lookAtCamera(target + Vec3{0.3f, -0.2f, -5.0f} * k, target, {0, -1, 0}, 50, 96, 72);
+}
+
+// The install stamps of the chunks in memory now, by chunk.
+std::vector<uint64_t> stampsOf(const lod::LodStream& s) {
+  return s.installStamps();
+}
+
+// Nodes of the chunks installed since `before` (stamps that changed and are non-zero).
+uint64_t freshNodes(const lod::LodStream& s, const std::vector<uint64_t>& before) {
+  uint64_t n = 0;
+  const std::vector<uint64_t>& now = s.installStamps();
+  for (size_t c = 0; c < now.size(); ++c)
+    if (now[c] != 0 && now[c] != before[c]) n += s.hierarchy().chunks[c].nodes.size();
+  return n;
+}
+
+TEST(LodPool, FlyThroughEqualsTheHostPathBitForBitWithUploadsInClosedForm) {
+  SF_REQUIRE_VULKAN(r);
+  const std::string& dir = hierarchy(20000, 3);
+  lod::LodStream stream(dir);
+  auto pass = std::make_shared<lod::GatherPass>(r->context());
+  lod::GpuPool pool(r->context(), pass, stream);
+  lod::LodStream* streams[1] = {&stream};
+  const int frames = 40;
+  uint64_t host_rows = 0, ghosts = 0, fresh_after_first = 0, pooled_total = 0, host_path_total = 0;
+  std::vector<uint64_t> before(stream.installStamps().size(), 0);
+  const uint64_t top_nodes = stream.hierarchy().top.nodes.size();
+  for (int f = 0; f < frames; ++f) {
+    SCOPED_TRACE(f);
+    const Camera cam = flyCamera(f, frames);
+    lod::selectFrameCuts(streams, {&cam, 1}, 6000, false, true);
+    if (f % 4 == 1) stream.waitIdle();  // chunks arrive between frames, several at a time
+    const uint64_t fresh = freshNodes(stream, before) + (f == 0 ? top_nodes : 0);
+    before = stampsOf(stream);
+    pool.prepare(stream);
+    const GaussianCloud& cloud = stream.cloud();
+    ASSERT_GT(cloud.size(), 0u);
+    RenderObject pooled{&cloud, Mat4{}};
+    pooled.gpu_source = &pool;
+    RenderObject whole{&cloud, Mat4{}};
+    whole.dynamic = true;
+    VulkanFrameStats sp, sw;
+    const ImageRGBA a = r->render({&pooled, 1}, cam, {}, &sp);
+    const ImageRGBA b = r->render({&whole, 1}, cam, {}, &sw);
+    ASSERT_EQ(a.pixels, b.pixels) << "the pooled frame differs from the host path";
+    // Uploads: the pooled frame's renderer uploads nothing of the object; the pool the selection (4 bytes a
+    // row), the host rows whole and the chunks installed since the last frame; the host path every row.
+    const lod::StreamStats st = stream.stats();
+    size_t host = 0;
+    for (const lod::NodeRef& n : stream.rows()) host += n == lod::kNoNode ? 1 : 0;
+    EXPECT_EQ(sp.uploaded_bytes, 0u);
+    EXPECT_EQ(st.upload_selection_bytes, cloud.size() * 4);
+    EXPECT_EQ(st.upload_host_rows, host);
+    EXPECT_EQ(st.upload_chunk_nodes, fresh);
+    // A host row: 52 bytes (centre, covariance, opacity, SH source), and its SH where it is its own (ghosts).
+    const size_t own_sh = host - stream.shMixes().size();
+    EXPECT_EQ(st.upload_host_sh_rows, own_sh);
+    EXPECT_EQ(st.uploadBytes(),
+              cloud.size() * 4 + host * 52 + own_sh * (rowBytes(cloud) - 40) + fresh * rowBytes(cloud));
+    ghosts += own_sh;
+    EXPECT_EQ(sw.uploaded_bytes, cloud.size() * rowBytes(cloud));
+    EXPECT_EQ(st.gpu_slots_used, st.resident_nodes) << "a slot per node in memory";
+    EXPECT_LE(st.gpu_slots_allocated, st.pool_nodes);
+    host_rows += host;
+    if (f > 0) fresh_after_first += fresh;
+    pooled_total += st.uploadBytes(), host_path_total += sw.uploaded_bytes;
+    std::printf(
+        "frame %2d: %6zu drawn (%4zu host rows), pooled %8llu bytes (chunks %7llu), host path %8llu\n", f,
+        cloud.size(), host, static_cast<unsigned long long>(st.uploadBytes()),
+        static_cast<unsigned long long>(st.upload_chunk_bytes),
+        static_cast<unsigned long long>(sw.uploaded_bytes));
+  }
+  EXPECT_GT(host_rows, ghosts) << "no refinement faded in: the fly-through tests less than it should";
+  EXPECT_GT(ghosts, 0u) << "no coarsening faded out: the fly-through tests less than it should";
+  EXPECT_GT(fresh_after_first, 0u) << "no chunk arrived during the fly-through";
+  // Held still with every chunk in: once the fades are done a frame uploads its selection only.
+  const Camera still = flyCamera(frames - 1, frames);
+  for (int f = 0; f <= lod::kFadeFrames + 1; ++f) {
+    lod::selectFrameCuts(streams, {&still, 1}, 6000, false, true);
+    stream.waitIdle();
+    pool.prepare(stream);
+  }
+  const lod::StreamStats held = stream.stats();
+  EXPECT_EQ(held.pending, 0u);
+  EXPECT_EQ(held.uploadBytes(), stream.cloud().size() * 4)
+      << "a settled frame uploads more than its selection";
+  std::printf("fly-through: pooled %llu bytes, host path %llu; held still: %llu bytes for %zu gaussians\n",
+              static_cast<unsigned long long>(pooled_total), static_cast<unsigned long long>(host_path_total),
+              static_cast<unsigned long long>(held.uploadBytes()), stream.cloud().size());
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
+// Settles `stream` for `cam` (settled frames, no fade) and renders it through `pool` and through the host
+// path; returns the pooled image after checking both agree.
+ImageRGBA settledPooled(VulkanRenderer* r, lod::LodStream& stream, lod::GpuPool& pool, const Camera& cam,
+                        uint64_t budget) {
+  lod::LodStream* streams[1] = {&stream};
+  lod::selectFrameCuts(streams, {&cam, 1}, budget, true);
+  pool.prepare(stream);
+  RenderObject pooled{&stream.cloud(), Mat4{}};
+  pooled.gpu_source = &pool;
+  RenderObject whole{&stream.cloud(), Mat4{}};
+  whole.dynamic = true;
+  const ImageRGBA a = r->render({&pooled, 1}, cam, {});
+  EXPECT_EQ(a.pixels, r->render({&whole, 1}, cam, {}).pixels);
+  return a;
+}
+
+TEST(LodPool, ATinyPoolWithEvictionSettlesToTheFullyLoadedImage) {
+  SF_REQUIRE_VULKAN(r);
+  const std::string& dir = hierarchy(120000, 1);
+  auto pass = std::make_shared<lod::GatherPass>(r->context());
+  // Two close views of opposite corners: each needs part of the hierarchy; both do not fit 64K slots.
+  const Camera near_a = lookAtCamera({-0.6f, -0.6f, -1.4f}, {-0.6f, -0.6f, 0.0f}, {0, -1, 0}, 25, 96, 72);
+  const Camera near_b = lookAtCamera({0.6f, 0.6f, -1.4f}, {0.6f, 0.6f, 0.0f}, {0, -1, 0}, 25, 96, 72);
+  const uint64_t budget = 12000;
+  lod::LodStream full(dir);  // the default pool holds it all
+  lod::GpuPool full_pool(r->context(), pass, full);
+  settledPooled(r, full, full_pool, near_b, budget);
+  const uint64_t need_b = full.stats().resident_nodes;
+  const ImageRGBA expected = settledPooled(r, full, full_pool, near_a, budget);
+  const uint64_t need_a = full.stats().resident_nodes - need_b;  // (near_b's chunks stay in the full pool)
+  std::printf("nodes in memory for near_b %llu, then near_a adds %llu\n",
+              static_cast<unsigned long long>(need_b), static_cast<unsigned long long>(need_a));
+  ASSERT_GT(need_a + need_b, 65536u) << "both views fit the tiny pool: no eviction to test";
+
+  lod::StreamOptions options;
+  options.pool_nodes = 65536;
+  lod::LodStream tiny(dir, options);
+  lod::GpuPool pool(r->context(), pass, tiny);
+  settledPooled(r, tiny, pool, near_a, budget);
+  settledPooled(r, tiny, pool, near_b, budget);
+  const ImageRGBA back = settledPooled(r, tiny, pool, near_a, budget);
+  const lod::StreamStats st = tiny.stats();
+  EXPECT_GT(st.evictions, 0u) << "nothing was evicted: the test does not exercise reuse of slots";
+  EXPECT_LE(st.gpu_slots_used, 65536u);
+  EXPECT_LE(st.gpu_slots_allocated, 65536u);
+  EXPECT_EQ(st.gpu_slots_used, st.resident_nodes);
+  EXPECT_EQ(tiny.cloud().size(), full.cloud().size());
+  EXPECT_EQ(back.pixels, expected.pixels) << "the tiny pool's settled image differs from the full one";
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
+TEST(LodPool, APoolSmallerThanTheBudgetDrawsWhatFits) {
+  SF_REQUIRE_VULKAN(r);
+  const std::string& dir = hierarchy(120000, 1);
+  auto pass = std::make_shared<lod::GatherPass>(r->context());
+  lod::StreamOptions options;
+  options.pool_nodes = 20000;  // a budget of 100000 cannot be met: the cut draws what the pool holds
+  lod::LodStream stream(dir, options);
+  lod::GpuPool pool(r->context(), pass, stream);
+  const Camera cam = lookAtCamera({0.0f, 0.0f, -3.0f}, {0, 0, 0}, {0, -1, 0}, 50, 96, 72);
+  lod::LodStream* streams[1] = {&stream};
+  for (int f = 0; f < 6; ++f) {
+    lod::selectFrameCuts(streams, {&cam, 1}, 100000, false, true);
+    stream.waitIdle();
+    pool.prepare(stream);
+    RenderObject pooled{&stream.cloud(), Mat4{}};
+    pooled.gpu_source = &pool;
+    RenderObject whole{&stream.cloud(), Mat4{}};
+    whole.dynamic = true;
+    EXPECT_EQ(r->render({&pooled, 1}, cam, {}).pixels, r->render({&whole, 1}, cam, {}).pixels);
+    const lod::StreamStats st = stream.stats();
+    EXPECT_LE(st.resident_nodes, 20000u);
+    EXPECT_LE(st.gpu_slots_used, 20000u);
+    EXPECT_LE(stream.cloud().size() - st.upload_host_rows, 20000u) << "drawn from slots it does not have";
+  }
+  EXPECT_GT(stream.stats().drawn, 0u);
+  // A pool that cannot hold the top of the hierarchy is refused, naming it; the pool is set before the first
+  // frame only.
+  options.pool_nodes = 8;
+  const std::string why = test::errorOf([&] { lod::LodStream small(dir, options); });
+  EXPECT_NE(why.find("the pool of 8 nodes cannot hold the hierarchy's top chunk"), std::string::npos) << why;
+  EXPECT_NE(test::errorOf([&] { stream.setPoolNodes(30000); }).find("set before the first frame"),
+            std::string::npos);
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
+// The frame driver draws a scene's LOD object through its pool: the renderer uploads none of its rows, the
+// pool's figures are reported, and the image is the CPU backend's (a fully loaded, settled frame).
+TEST(LodPool, TheFrameDriverDrawsLodObjectsThroughTheirPool) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  const std::string& dir = hierarchy(20000, 3);
+  auto sceneOf = [&] {
+    Scene s;
+    SceneObject o;
+    o.name = "capture";
+    loadLodObject(o, dir, 1u << 20);
+    s.objects.push_back(std::move(o));
+    s.lod_budget = 8000;
+    return s;
+  };
+  const Scene vk_scene = sceneOf(), cpu_scene = sceneOf();
+  const Camera cam = lookAtCamera({0.2f, -0.1f, -3.0f}, {0, 0, 0}, {0, -1, 0}, 50, 96, 72);
+  FrameDriverOptions vk_options;
+  vk_options.backend = Backend::kVulkan;
+  vk_options.validation = true;
+  FrameDriver vk(vk_options);
+  FrameDriverOptions cpu_options;
+  cpu_options.backend = Backend::kCpu;
+  FrameDriver cpu(cpu_options);
+  const FrameResult g = vk.render(vk_scene, {0, cam, {}, {}});
+  const FrameResult c = cpu.render(cpu_scene, {0, cam, {}, {}});
+  const auto& kind = dynamic_cast<const LodObject&>(*vk_scene.objects[0].kind);
+  ASSERT_NE(kind.gpuPool(), nullptr) << "the Vulkan driver attached no pool";
+  EXPECT_EQ(dynamic_cast<const LodObject&>(*cpu_scene.objects[0].kind).gpuPool(), nullptr);
+  const lod::StreamStats st = kind.stream().stats();
+  EXPECT_EQ(g.gpu.uploaded_bytes, 0u);
+  EXPECT_EQ(st.upload_selection_bytes, st.drawn * 4);
+  EXPECT_EQ(st.gpu_slots_used, st.resident_nodes);
+  EXPECT_EQ(kind.stream().cloud().size(),
+            dynamic_cast<const LodObject&>(*cpu_scene.objects[0].kind).stream().cloud().size());
+  EXPECT_GE(compareImages(g.image, c.image).psnr, 45.0);
+  // The next frame, same camera: only the selection goes up.
+  vk.render(vk_scene, {0, cam, {}, {}});
+  const lod::StreamStats again = kind.stream().stats();
+  EXPECT_EQ(again.uploadBytes(), again.drawn * 4 + again.upload_host_bytes);
+  EXPECT_EQ(again.upload_chunk_nodes, 0u);
+}
+
+// `bench --lod` on the Vulkan backend reports each frame's uploads: the pool's selection, fading rows and
+// chunks, in closed form, and the pool's slots in use.
+TEST(LodPool, BenchReportsTheBytesUploadedEachFrame) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  const std::string& dir = hierarchy(20000, 3);
+  const std::string json = test::tempDir("LodPoolBench") + "/fly.json";
+  const test::CliRun r =
+      test::cli("bench " + dir +
+                " --lod --frames 12 --lod-budget 5000 --width 96 --height 72 --backend vulkan "
+                "--json-out " +
+                json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("MB uploaded a frame on average"), std::string::npos) << r.out;
+  const std::vector<uint8_t> text = readFile(json);
+  const nlohmann::json j = nlohmann::json::parse(std::string(text.begin(), text.end()));
+  const auto& frames = j.at("lod").at("frames");
+  ASSERT_EQ(frames.size(), 12u);
+  const uint64_t row = 40 + 48 * 4;
+  uint64_t chunks = 0;
+  for (const auto& f : frames) {
+    const uint64_t drawn = f.at("drawn").get<uint64_t>(), fading = f.at("fading_rows").get<uint64_t>();
+    EXPECT_EQ(f.at("selection_bytes").get<uint64_t>(), drawn * 4);
+    EXPECT_EQ(f.at("uploaded_bytes").get<uint64_t>(),
+              drawn * 4 + fading * 52 + f.at("fading_rows_with_sh").get<uint64_t>() * (row - 40) +
+                  f.at("chunk_upload_bytes").get<uint64_t>());
+    EXPECT_EQ(f.at("gpu_slots_used").get<uint64_t>(), f.at("resident").get<uint64_t>());
+    chunks += f.at("chunk_upload_bytes").get<uint64_t>();
+  }
+  EXPECT_GT(chunks, 0u);
+  // --lod-pool sets the pool (nodes in memory, GPU slots); one that cannot hold the top chunk is refused.
+  const test::CliRun small = test::cli("bench " + dir +
+                                       " --lod --frames 6 --lod-budget 5000 --lod-pool 3000 --width 96 "
+                                       "--height 72 --backend vulkan --json-out " +
+                                       json);
+  ASSERT_EQ(small.code, 0) << small.out;
+  const std::vector<uint8_t> text2 = readFile(json);
+  const nlohmann::json j2 = nlohmann::json::parse(std::string(text2.begin(), text2.end()));
+  for (const auto& f : j2.at("lod").at("frames")) {
+    EXPECT_EQ(f.at("pool").get<uint64_t>(), 3000u);
+    EXPECT_LE(f.at("gpu_slots_used").get<uint64_t>(), 3000u);
+  }
+  const test::CliRun refused = test::cli("bench " + dir + " --lod --frames 2 --lod-pool 1 --backend vulkan");
+  EXPECT_EQ(refused.code, 1) << refused.out;
+  EXPECT_NE(refused.out.find("the pool of 1 nodes cannot hold the hierarchy's top chunk"), std::string::npos)
+      << refused.out;
+}
+
+}  // namespace
+}  // namespace sf
