@@ -407,6 +407,7 @@ async function handleRequest(event) {
       reply({ type: 'camera', camera });
     } else if (op === 'close') {
       releaseScene(m);
+      releaseModels(m);  // those of a load that failed part way
       reply({ type: 'closed' });
     } else {
       throw new Error(`unknown request '${op}'`);

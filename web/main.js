@@ -332,9 +332,15 @@ function draw() {
 
 // Opens `name`, whose bytes `bytesPromise` gives: a splat file, or a scene JSON whose files are fetched relative to
 // `sceneUrl` (null for a dropped file, which brings no files with it).
+// Bumped by every open: the timeline stops, and poses asked for the content shown before are dropped (the worker
+// lets go of its models when it opens the next file).
+let generation = 0;
+
 async function open(bytesPromise, name, sceneUrl) {
   if (loading) return;
   loading = true;
+  generation += 1;
+  play(false);
   $('error').textContent = '';
   let keptScene = false;
   try {
@@ -405,6 +411,8 @@ async function open(bytesPromise, name, sceneUrl) {
     if (timeline.span > 0 && fixedTime === null && !readback && !passes && !input) play(true);
   } catch (e) {
     if (keptScene) request({ op: 'close' }).catch(() => {});
+    // The worker no longer holds the models of what is still shown: it stays, still, without its timeline.
+    if (timeline.objects.length) setTimeline([], timeline.time, []);
     showError(e.message);
   } finally {
     loading = false;
@@ -444,13 +452,16 @@ function showTime(poses) {
 // Poses every glTF object at scene time `time` in the worker and draws the frame; while a pose is under way, the
 // latest time asked for waits for it.
 function poseAt(time) {
+  if (loading) return null;  // the worker is opening another file
   timeline.time = time;
   if (timeline.posing) { timeline.wanted = time; return timeline.posing; }
+  const shown = generation;
   timeline.posing = (async () => {
     try {
-      for (let t = time; t !== null; t = timeline.wanted) {
+      for (let t = time; t !== null && shown === generation; t = timeline.wanted) {
         timeline.wanted = null;
         const { poses } = await request({ op: 'pose', time: t });
+        if (shown !== generation) break;  // another file opened meanwhile
         poses.forEach((p, i) => renderer.setPose(i, p.draws));
         showTime(poses);
         await draw();
@@ -598,6 +609,7 @@ function controls() {
   $('play').addEventListener('click', () => play(!timeline.playing));
   $('scrub').addEventListener('input', () => { play(false); poseAt(Number($('scrub').value)); });
   $('clip').addEventListener('change', async () => {
+    if (loading) return;
     const object = Number($('clip').dataset.object), clip = Number($('clip').value);
     await request({ op: 'clip', object, clip });
     timeline.objects[object].clip = clip;

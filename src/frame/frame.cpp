@@ -316,6 +316,9 @@ FrameResult FrameDriver::renderFrame(const Scene& scene, ScenePlayback& playback
   for (const RenderMesh& m : meshes) f.mesh_triangles += m.triangleCount();
   const std::vector<HullOutlineGroup> outlines = hullOutlineGroups(
       scene, playback.frame_, request.time, objects, meshes, request.camera, vulkan_ != nullptr);
+  // The outline goes over the finished image, after the post model, on every path: in the Vulkan frame as its
+  // last image passes when the post model runs there too, otherwise on the host after the post model.
+  bool outline_after_post = false;
   if (objects.empty() && meshes.empty()) {  // nothing posed (yet): the background, transmittance 1
     f.image = ImageRGBA(request.camera.width, request.camera.height);
     for (size_t i = 0; i < f.image.pixels.size(); i += 4)
@@ -335,9 +338,11 @@ FrameResult FrameDriver::renderFrame(const Scene& scene, ScenePlayback& playback
       passes.push_back(post);
       f.post_in_frame = true;
     }
-    // Hull outlines: each style's mask frame first, its composite after the frame (and its post model).
+    // Hull outlines: each style's mask frame first, its composite after the frame (and its post model); with
+    // a post model that runs after the readback, on the host after it.
+    outline_after_post = !outlines.empty() && scene.post && request.post && !post;
     const std::vector<std::unique_ptr<ImagePass>> outline_passes =
-        outlines.empty()
+        outlines.empty() || outline_after_post
             ? std::vector<std::unique_ptr<ImagePass>>{}
             : drawHullOutlineMasks(*vulkan_, outlineGpu(), outlines, request.camera, request.settings);
     for (const auto& p : outline_passes) passes.push_back(p.get());
@@ -352,9 +357,9 @@ FrameResult FrameDriver::renderFrame(const Scene& scene, ScenePlayback& playback
   } else {
     f.image = renderCpu(objects, request.camera, request.settings, &f.cpu, meshes);
     f.splats = f.cpu.splats, f.visible = f.cpu.visible, f.tile_keys = f.cpu.tile_keys;
-    applyHullOutlinesCpu(f.image, outlines, request.camera, request.settings);
+    outline_after_post = !outlines.empty();
   }
-  f.outlined = outlines.size();
+  f.outlined = objects.empty() && meshes.empty() ? 0 : outlines.size();
   frameDone(!objects.empty() || !meshes.empty());
   if (scene.post && request.post) f.post_name = std::filesystem::path(scene.post->path()).filename().string();
   if (scene.post && request.post &&
@@ -367,6 +372,7 @@ FrameResult FrameDriver::renderFrame(const Scene& scene, ScenePlayback& playback
     if (vulkan_)
       throwNewValidationErrors(errors_before, messages_before);  // the post model ran on the same device
   }
+  if (outline_after_post) applyHullOutlinesCpu(f.image, outlines, request.camera, request.settings);
   // Once the frame is done: a frame that failed leaves its events to the next one at its time.
   ClipEventStep step = playback.events_.advance(scene, request.time);
   f.events = std::move(step.events);

@@ -315,7 +315,11 @@ SceneDocument readSceneDocument(const JsonNode& root, const SceneDocOptions& opt
       b.fail("expected \"display\" or \"linear\"");
     doc.blend_space = b.value.get<std::string>();
   }
-  if (root.has("lod_pool")) doc.lod_pool = wholeCount(root["lod_pool"], 1);
+  if (root.has("lod_pool")) {  // the GPU pool's slots are 32-bit (--lod-pool's range)
+    doc.lod_pool = wholeCount(root["lod_pool"], 1);
+    if (doc.lod_pool >= (uint64_t{1} << 31))
+      root["lod_pool"].fail("expected at most 2147483647 nodes (the GPU pool's slots are 32-bit indices)");
+  }
   if (root.has("lod_budget")) doc.lod_budget = wholeCount(root["lod_budget"], 1);
   if (root.has("light")) doc.light = readLight(root["light"]);
   doc.script = root.has("script");

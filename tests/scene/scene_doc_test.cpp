@@ -151,6 +151,8 @@ TEST(SceneDocument, ErrorsAreTheSceneLoaders) {
       {R"({"objects": [{"file": "a.ply"}], "lod_budget": 0})",
        "lod_budget: expected a whole number of at least 1"},
       {R"({"objects": [{"file": "a.ply"}], "lod_pool": "many"})", "lod_pool: expected a number, got string"},
+      {R"({"objects": [{"file": "a.ply"}], "lod_pool": 3000000000})",
+       "lod_pool: expected at most 2147483647 nodes (the GPU pool's slots are 32-bit indices)"},
       {R"({"objects": [{"file": "a.ply"}], "light": {"colour": 1}})",
        R"(light: unknown key "colour" (expected enabled, direction, brightness, emission, flash))"},
       {R"({"objects": [{"file": "a.ply"}], "light": "on"})", "light: expected an object or true / false"},
