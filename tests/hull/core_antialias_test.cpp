@@ -41,11 +41,7 @@ Spl2Hull fibonacciHull(size_t n, uint32_t seed, bool shell) {
   h.core.resize(core_rows.size());
   h.shell.resize(shell_rows.size());
   auto put = [&](Spl2Block& b, size_t k, size_t i, bool is_core) {
-    const float z = 1.0f - 2.0f * (static_cast<float>(i) + 0.5f) / static_cast<float>(n);
-    const float r = std::sqrt(1.0f - z * z), phi = static_cast<float>(i) * 2.39996323f;
-    const Vec3 nrm{r * std::cos(phi), z, r * std::sin(phi)};
-    const Vec3 t0 = normalize(cross(std::abs(nrm.y) < 0.9f ? Vec3{0, 1, 0} : Vec3{1, 0, 0}, nrm));
-    const Vec3 t1 = cross(nrm, t0);
+    const auto [nrm, t0, t1] = test::fibonacciSphereFrame(i, n);
     const float op = is_core ? 0.95f : 0.3f + 0.4f * u(rng);
     const float radius = is_core ? spl2CoreRadius(op) : 1.0f;
     const float s0 = 0.02f + 0.03f * u(rng), s1 = 0.02f + 0.03f * u(rng);
@@ -223,34 +219,19 @@ TEST(MeshAntialias, VulkanMatchesCpu) {
   SF_EXPECT_VALIDATION_CLEAN(gpu);
 }
 
-// Camera at the origin looking down +z, principal point at the image centre.
-Camera pinhole(int w, int h, float f) {
-  Camera c;
-  c.width = w, c.height = h;
-  c.fx = c.fy = f;
-  c.cx = 0.5f * static_cast<float>(w), c.cy = 0.5f * static_cast<float>(h);
-  return c;
-}
-
-// The rectangle with pixel-coordinate corners (x0, y0), (x1, y1) in the plane z (facing the camera).
-test::TestMesh pixelRect(const Camera& cam, float x0, float y0, float x1, float y1, float z) {
-  auto back = [&](float u, float v) { return Vec3{(u - cam.cx) * z / cam.fx, (v - cam.cy) * z / cam.fy, z}; };
-  const Vec3 a = back(x0, y0), b = back(x1, y1);
-  return test::quadMesh((a + b) * 0.5f, 0.5f * (b.x - a.x), 0.5f * (b.y - a.y));
-}
-
 // A pixel half covered by the mesh (its edge at x = 30.5: 4 of the 8 samples) between faint splats in front
 // of it and behind it composites as a fragment of alpha 1/2 at the mesh's depth: the splats in front over it,
 // those behind through the other half, i.e. exactly half the image with the pixel covered by the opaque mesh
 // plus half the image without the mesh. Compositing the fragment anywhere else in the order (over every
 // splat, or behind them all) breaks that. Both backends.
 TEST(MeshAntialias, PartlyCoveredPixelCompositesBetweenTheSplatsInFrontAndBehind) {
-  const Camera cam = pinhole(64, 48, 40.0f);
+  const Camera cam = test::pinholeCamera(64, 48, 40.0f);
   GaussianCloud splats = test::randomCloud(200, 1, 21);
   for (Vec3& p : splats.positions) p = p + Vec3{0, 0, 4.0f};  // depths 3..5 around the mesh's 4
   for (float& o : splats.opacities) o *= 0.5f;
   RenderObject obj{&splats, Mat4{}};
-  test::TestMesh half = pixelRect(cam, 10, 8, 30.5f, 40, 4.0f), whole = pixelRect(cam, 10, 8, 31, 40, 4.0f);
+  test::TestMesh half = test::pixelQuad(cam, 10, 8, 30.5f, 40, 4.0f),
+                 whole = test::pixelQuad(cam, 10, 8, 31, 40, 4.0f);
   half.base_color = whole.base_color = {0.9f, 0.3f, 0.2f, 1.0f};
   RenderMesh aa = half.view(), opaque = whole.view();
   aa.samples = 8;
@@ -291,7 +272,7 @@ TEST(MeshAntialias, PartlyCoveredPixelCompositesBetweenTheSplatsInFrontAndBehind
 // slanted flat-coloured quad, its depth varying across the pixel, with splats crossing it); only pixels on
 // its outline change. A mesh that asks for no samples is unchanged beside one that does. Both backends.
 TEST(MeshAntialias, FullyCoveredPixelsAreTheSingleSampleImage) {
-  const Camera cam = pinhole(64, 48, 40.0f);
+  const Camera cam = test::pinholeCamera(64, 48, 40.0f);
   GaussianCloud splats = test::randomCloud(300, 1, 22);
   for (Vec3& p : splats.positions) p = p + Vec3{0, 0, 4.0f};
   RenderObject obj{&splats, Mat4{}};
@@ -299,7 +280,7 @@ TEST(MeshAntialias, FullyCoveredPixelsAreTheSingleSampleImage) {
   slanted.positions = {{-1.2f, -0.9f, 3.2f}, {0.9f, -1.0f, 4.6f}, {1.0f, 0.8f, 4.8f}, {-1.1f, 0.9f, 3.3f}};
   slanted.indices = {0, 1, 2, 0, 2, 3};
   slanted.colors.assign(4, {0.2f, 0.7f, 0.4f, 1.0f});
-  test::TestMesh other = pixelRect(cam, 44.3f, 2.6f, 61.7f, 12.4f, 3.5f);  // lit, no samples asked
+  test::TestMesh other = test::pixelQuad(cam, 44.3f, 2.6f, 61.7f, 12.4f, 3.5f);  // lit, no samples asked
   RenderMesh meshes[2] = {slanted.view(), other.view()};
   meshes[0].shading = MeshShading::kUnlit;
   SF_REQUIRE_VULKAN(gpu);

@@ -50,11 +50,7 @@ Spl2Hull sphereHull(size_t n, float radius = 0.6f) {
   h.shell.resize(n - n_core);
   std::vector<uint16_t> chunk(n);
   for (size_t i = 0; i < n; ++i) {
-    const float z = 1.0f - 2.0f * (static_cast<float>(i) + 0.5f) / static_cast<float>(n);
-    const float r = std::sqrt(1.0f - z * z), phi = static_cast<float>(i) * 2.39996323f;
-    const Vec3 nrm{r * std::cos(phi), z, r * std::sin(phi)};
-    const Vec3 t0 = normalize(cross(std::abs(nrm.y) < 0.9f ? Vec3{0, 1, 0} : Vec3{1, 0, 0}, nrm));
-    const Vec3 t1 = cross(nrm, t0);
+    const auto [nrm, t0, t1] = test::fibonacciSphereFrame(i, n);
     Spl2Block& b = i < n_core ? h.core : h.shell;
     const size_t k = i < n_core ? i : i - n_core;
     b.pos[k] = nrm * radius;

@@ -564,13 +564,10 @@ Spl2Hull lodHull(size_t n, uint32_t seed) {
   };
   std::vector<S> core, shell;
   for (size_t i = 0; i < n; ++i) {
-    const float z = 1.0f - 2.0f * (static_cast<float>(i) + 0.5f) / static_cast<float>(n);
-    const float r = std::sqrt(1.0f - z * z), phi = static_cast<float>(i) * 2.39996323f;
     S sp;
-    sp.nrm = {r * std::cos(phi), z, r * std::sin(phi)};
+    const test::SphereFrame f = test::fibonacciSphereFrame(i, n);
+    sp.nrm = f.normal, sp.t0 = f.t0, sp.t1 = f.t1;
     sp.pos = sp.nrm * 0.7f;
-    sp.t0 = normalize(cross(std::abs(sp.nrm.y) < 0.9f ? Vec3{0, 1, 0} : Vec3{1, 0, 0}, sp.nrm));
-    sp.t1 = cross(sp.nrm, sp.t0);
     sp.s0 = 0.008f + 0.03f * u(rng), sp.s1 = 0.008f + 0.02f * u(rng);
     sp.col = {0.2f + 0.7f * u(rng), 0.2f + 0.7f * u(rng), 0.2f + 0.7f * u(rng)};
     const bool is_core = i % 3 != 0;

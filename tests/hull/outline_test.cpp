@@ -221,11 +221,7 @@ Spl2Hull sphereHull(size_t n) {
   hh.core.resize(core_rows.size());
   hh.shell.resize(shell_rows.size());
   auto put = [&](Spl2Block& b, size_t k, size_t i, bool is_core) {
-    const float z = 1.0f - 2.0f * (static_cast<float>(i) + 0.5f) / static_cast<float>(n);
-    const float r = std::sqrt(1.0f - z * z), phi = static_cast<float>(i) * 2.39996323f;
-    const Vec3 nrm{r * std::cos(phi), z, r * std::sin(phi)};
-    const Vec3 t0 = normalize(cross(std::abs(nrm.y) < 0.9f ? Vec3{0, 1, 0} : Vec3{1, 0, 0}, nrm));
-    const Vec3 t1 = cross(nrm, t0);
+    const auto [nrm, t0, t1] = test::fibonacciSphereFrame(i, n);
     const float op = is_core ? 0.95f : 0.5f;
     const float s = 0.07f * (is_core ? spl2CoreRadius(op) : 1.0f);
     b.pos[k] = nrm * 0.5f, b.normal[k] = nrm, b.opacity[k] = op;

@@ -17,22 +17,8 @@
 namespace sf {
 namespace {
 
-// Camera at the origin looking down +z with the principal point at the image centre.
-Camera pinhole(int w = 64, int h = 48, float f = 40.0f) {
-  Camera c;
-  c.width = w, c.height = h;
-  c.fx = c.fy = f;
-  c.cx = 0.5f * static_cast<float>(w), c.cy = 0.5f * static_cast<float>(h);
-  return c;
-}
-
-// The quad covering pixel columns [x0, x1) and rows [y0, y1) exactly (edges on pixel boundaries) at depth z.
-test::TestMesh pixelQuad(const Camera& cam, float x0, float y0, float x1, float y1, float z) {
-  auto back = [&](float u, float v) { return Vec3{(u - cam.cx) * z / cam.fx, (v - cam.cy) * z / cam.fy, z}; };
-  Vec3 a = back(x0, y0), b = back(x1, y1);
-  test::TestMesh m = test::quadMesh((a + b) * 0.5f, 0.5f * (b.x - a.x), 0.5f * (b.y - a.y));
-  return m;
-}
+using test::pinholeCamera;
+using test::pixelQuad;
 
 float expectedShade() {
   const Vec3 l = normalize(Vec3{static_cast<float>(SF_MESH_LIGHT_X), static_cast<float>(SF_MESH_LIGHT_Y),
@@ -42,7 +28,7 @@ float expectedShade() {
 }
 
 TEST(MeshRaster, QuadCoversExactlyItsPixelsWithTheShadedColourAndDepth) {
-  const Camera cam = pinhole();
+  const Camera cam = pinholeCamera();
   test::TestMesh quad = pixelQuad(cam, 10, 8, 30, 20, 2.0f);
   quad.base_color = {0.5f, 0.25f, 1.0f, 1.0f};
   RenderMesh view = quad.view();
@@ -68,7 +54,7 @@ TEST(MeshRaster, SharedEdgesAreDrawnOnceAndPixelCentresOnEdgesFollowTheTopLeftRu
   // A fan of triangles around a centre at a pixel centre: with the top-left rule every pixel inside the
   // fan's outline is covered exactly once, which shows as full coverage with no pixel counted twice when
   // each triangle is rasterized alone.
-  const Camera cam = pinhole(32, 32, 32.0f);
+  const Camera cam = pinholeCamera(32, 32, 32.0f);
   const float z = 1.0f;
   auto back = [&](float u, float v) { return Vec3{(u - cam.cx) * z / cam.fx, (v - cam.cy) * z / cam.fy, z}; };
   const Vec3 centre = back(16.5f, 16.5f);
@@ -94,7 +80,7 @@ TEST(MeshRaster, SharedEdgesAreDrawnOnceAndPixelCentresOnEdgesFollowTheTopLeftRu
 }
 
 TEST(MeshRaster, NearestSurfaceWinsAndTrianglesCrossingTheNearPlaneAreClipped) {
-  const Camera cam = pinhole();
+  const Camera cam = pinholeCamera();
   test::TestMesh far_quad = pixelQuad(cam, 0, 0, 64, 48, 5.0f),
                  near_quad = pixelQuad(cam, 20, 10, 40, 30, 3.0f);
   // A triangle from behind the camera to in front of it: only its visible part is drawn.
@@ -134,7 +120,7 @@ TEST(MeshRaster, TextureSamplingIsBilinearInLinearColourWithWrapModes) {
 }
 
 TEST(MeshComposite, MeshInFrontHidesSplats) {
-  const Camera cam = pinhole();
+  const Camera cam = pinholeCamera();
   GaussianCloud splats = test::randomCloud(400, 1, 11);
   for (Vec3& p : splats.positions) p = p + Vec3{0, 0, 6.0f};  // depths 5..7
   test::TestMesh quad = pixelQuad(cam, 8, 8, 40, 36, 2.0f);
@@ -155,7 +141,7 @@ TEST(MeshComposite, MeshInFrontHidesSplats) {
 }
 
 TEST(MeshComposite, SplatsInFrontBlendOverTheMeshAsOverABackground) {
-  const Camera cam = pinhole();
+  const Camera cam = pinholeCamera();
   GaussianCloud splats = test::randomCloud(400, 1, 12);
   for (Vec3& p : splats.positions) p = p * 0.5f + Vec3{0, 0, 3.0f};  // depths 2.5..3.5
   const float z_mesh = 6.0f;
@@ -184,7 +170,7 @@ TEST(MeshComposite, SplatsInFrontBlendOverTheMeshAsOverABackground) {
 TEST(MeshComposite, SplatsBehindPartOfAMeshAreCutAtTheMeshDepth) {
   // One bright splat at depth 4 straddling a quad at depth 3 that covers the left half of the image:
   // left of the quad edge only the mesh shows, right of it the splat.
-  const Camera cam = pinhole();
+  const Camera cam = pinholeCamera();
   GaussianCloud splat;
   splat.resize(1, 0);
   splat.positions[0] = {0, 0, 4.0f};
@@ -212,7 +198,7 @@ float smooth01(float t) {
 }
 
 TEST(MeshMask, CoverageIsOpacityTimesTheSoftEdgeInsideTheMaskAndNothingOutside) {
-  const Camera cam = pinhole();                              // 64 x 48
+  const Camera cam = pinholeCamera();                        // 64 x 48
   test::TestMesh quad = pixelQuad(cam, 0, 0, 64, 48, 2.0f);  // the whole image
   const std::vector<Vec3> mask =
       pixelRectMask(cam, 20, 10, 44, 38, 3.0f);  // the mask's own depth does not matter
@@ -252,7 +238,7 @@ TEST(MeshMask, CoverageIsOpacityTimesTheSoftEdgeInsideTheMaskAndNothingOutside) 
 }
 
 TEST(MeshMask, CameraLightIsAmbientPlusDiffuseTowardsTheEye) {
-  const Camera cam = pinhole();
+  const Camera cam = pinholeCamera();
   test::TestMesh quad = pixelQuad(cam, 0, 0, 64, 48, 2.0f);  // normal along -z, facing the camera
   quad.base_color = {0.8f, 0.4f, 0.2f, 1.0f};
   RenderMesh view = quad.view();
@@ -272,7 +258,7 @@ TEST(MeshMask, CameraLightIsAmbientPlusDiffuseTowardsTheEye) {
 // A translucent mesh layer of coverage a is, per pixel, a x (the image with the mesh opaque) + (1 - a) x (the
 // image without it): splats in front blend over both, the splats behind show through 1 - a.
 TEST(MeshComposite, TranslucentMeshIsTheBlendOfTheOpaqueAndTheAbsentMesh) {
-  const Camera cam = pinhole();
+  const Camera cam = pinholeCamera();
   // Depths 3..5, in front of and behind the mesh; faint enough that no pixel reaches the raster's
   // early-out transmittance (where the identity would hold only up to what that leaves out).
   GaussianCloud splats = test::randomCloud(200, 1, 13);

@@ -63,6 +63,28 @@ RenderMesh TestMesh::view(const Mat4& object_to_world) const {
   return m;
 }
 
+Camera pinholeCamera(int w, int h, float f) {
+  Camera c;
+  c.width = w, c.height = h;
+  c.fx = c.fy = f;
+  c.cx = 0.5f * static_cast<float>(w), c.cy = 0.5f * static_cast<float>(h);
+  return c;
+}
+
+TestMesh pixelQuad(const Camera& cam, float x0, float y0, float x1, float y1, float z) {
+  auto back = [&](float u, float v) { return Vec3{(u - cam.cx) * z / cam.fx, (v - cam.cy) * z / cam.fy, z}; };
+  const Vec3 a = back(x0, y0), b = back(x1, y1);
+  return quadMesh((a + b) * 0.5f, 0.5f * (b.x - a.x), 0.5f * (b.y - a.y));
+}
+
+SphereFrame fibonacciSphereFrame(size_t i, size_t n) {
+  const float z = 1.0f - 2.0f * (static_cast<float>(i) + 0.5f) / static_cast<float>(n);
+  const float r = std::sqrt(1.0f - z * z), phi = static_cast<float>(i) * 2.39996323f;
+  const Vec3 nrm{r * std::cos(phi), z, r * std::sin(phi)};
+  const Vec3 t0 = normalize(cross(std::abs(nrm.y) < 0.9f ? Vec3{0, 1, 0} : Vec3{1, 0, 0}, nrm));
+  return {nrm, t0, cross(nrm, t0)};
+}
+
 TestMesh quadMesh(Vec3 c, float hw, float hh) {
   TestMesh m;
   m.positions = {c + Vec3{-hw, -hh, 0}, c + Vec3{hw, -hh, 0}, c + Vec3{hw, hh, 0}, c + Vec3{-hw, hh, 0}};

@@ -9,6 +9,7 @@
 
 #include "core/gaussian_cloud.h"
 #include "core/image.h"
+#include "render/camera.h"
 #include "render/mesh.h"
 
 namespace sf::test {
@@ -61,6 +62,19 @@ struct TestMesh {
 TestMesh quadMesh(Vec3 centre, float half_width, float half_height);
 // UV sphere with normals, per-vertex colours and a checker texture (8x8 texels, REPEAT).
 TestMesh sphereMesh(Vec3 centre, float radius, int segments, uint32_t seed);
+
+// Camera at the origin looking down +z, principal point at the image centre.
+Camera pinholeCamera(int w = 64, int h = 48, float f = 40.0f);
+// The quad (quadMesh) whose corners project to pixel coordinates (x0, y0) and (x1, y1) of `cam`, in the plane
+// at depth z facing the camera: edges on pixel boundaries for whole coordinates.
+TestMesh pixelQuad(const Camera& cam, float x0, float y0, float x1, float y1, float z);
+
+// Point i of n on the unit sphere's Fibonacci lattice (the hull tests' splat layouts): its outward normal and
+// two tangents completing an orthonormal frame.
+struct SphereFrame {
+  Vec3 normal, t0, t1;
+};
+SphereFrame fibonacciSphereFrame(size_t i, size_t n);
 
 // Golden image check: compares `image` with the PNG at tests/golden/<name>.png. On failure writes
 // <name>.actual.png and <name>.diff.png into the build directory and reports PSNR, max difference and
