@@ -12,9 +12,16 @@
 //     "clip", "time", "speed", "loop", "dqs", "gltf_key" as the scene info gives them) a glTF model, each object
 //     posed at scene time `time` and kept, answered {type: 'model', info, model, clips, poses, cloud}, or, for a
 //     "file" holding gaussians alone, as a splat file.
-//   {op: 'pose', time}: every kept glTF object posed at scene time `time`, answered {type: 'poses', poses: [{clip,
-//     clipTime, draws: [{positions, normals, matrix}]}]} in the order they were kept.
-//   {op: 'clip', object, clip}: kept glTF object `object` plays clip `clip` (an index) from now on.
+//     A splat character package's character.json (web/wasm/character_api.cpp) is opened with the package's files
+//     (fetched relative to it), its clip `clip` (as render --clip names it; default: the package's), the face
+//     layer `expression` ([[morph target, weight]]) and look-at `lookAt` ([x, y, z] or null) set, posed at scene
+//     time `time`, answered {type: 'character', info, character (the deform's static inputs), clip, pose,
+//     cloud, camera}.
+//   {op: 'pose', time}: every kept glTF object and character posed at scene time `time`, answered {type: 'poses',
+//     poses: [{clip, clipTime, draws: [{positions, normals, matrix}]}], characters: [{clip, clipTime, palette, dq,
+//     morphWeights, vertices, matrix}]} in the order they were kept.
+//   {op: 'clip', object, clip}: kept animated object `object` (the glTF objects, then the characters) plays clip
+//     `clip` (an index) from now on.
 //   {op: 'scene-camera', width, height}: the kept scene's starting camera once every object is added, answered
 //     {type: 'camera', camera}; the scene is let go.
 //   {op: 'close'}: the kept scene is let go (a load that failed); answered {type: 'closed'}.
@@ -35,6 +42,7 @@ function decoder() {
 let scene = 0;  // the kept WebScene (a pointer into the module), 0 when none
 let models = [];  // the glTF models opened since the last 'open' (pointers into the module)
 let gltfObjects = [];  // the kept glTF objects: {model, clip, time, speed, loop, dqs}
+let characterObjects = [];  // the kept characters: {c, info, clip, time, speed, loop, dqs, lookAt}
 let sceneName = '';  // the scene file the kept WebScene was read from (for messages)
 
 // A message in the engine's words, complete (it names the file).
@@ -74,7 +82,68 @@ function releaseModels(m) {
   for (const g of models) m._sf_web_gltf_release(g);
   models = [];
   gltfObjects = [];
+  for (const o of characterObjects) m._sf_web_character_release(o.c);
+  characterObjects = [];
 }
+
+// Opens a splat character package from its character.json (the module's WebCharacter), handing in the package's
+// files its loader asks for (fetched by the page relative to character.json; one that fails is handed in as
+// missing, and the loader says so in its words); returns {c, info}; throws the engine's message.
+async function openCharacter(m, bytes, name, needFiles) {
+  try {
+    for (let round = 0; ; ++round) {
+      const c = withFile(m, bytes, name, (ptr, size, namePtr) => m._sf_web_character_open(ptr, size, namePtr));
+      const info = JSON.parse(m.UTF8ToString(m._sf_web_character_info(c)));
+      if (info.ok) return { c, info };
+      m._sf_web_character_release(c);
+      if (!info.files || round >= 12) throw new EngineError(info.error || `${name}: the package's files could not be had`);
+      for (const f of await needFiles(info.files)) {
+        const handed = withString(m, f.path, (pathPtr) => (f.bytes
+          ? withBytes(m, f.bytes, f.path, (ptr, size) => m._sf_web_character_file(pathPtr, ptr, size, 0))
+          : m._sf_web_character_file(pathPtr, 0, 0, 1)));
+        if (!handed) throw new EngineError(`${f.path}: ran out of memory while loading`);
+      }
+    }
+  } finally {
+    m._sf_web_character_files_clear();
+  }
+}
+
+// The static inputs of character c's deform (copied out of the module).
+function characterData(m, c, info) {
+  const u32 = (ptr, count) => new Uint32Array(m.HEAPU8.buffer, ptr, count).slice();
+  const n = info.vertices;
+  const morphDeltas = info.gpu_skin ? copyFloats(m, m._sf_web_character_morph_deltas(c), m._sf_web_character_morph_delta_floats(c)) : null;
+  return {
+    gpuSkin: info.gpu_skin, eight: info.eight, vertexCount: n, jointCount: info.joints, targets: morphDeltas ? morphDeltas.length / (3 * n) : 0,
+    bindings: u32(m._sf_web_character_bindings(c), 17 * info.gaussians),
+    indices: u32(m._sf_web_character_indices(c), 3 * info.triangles),
+    rest: info.gpu_skin ? copyFloats(m, m._sf_web_character_rest(c), 3 * n) : null,
+    joints: info.gpu_skin ? u32(m._sf_web_character_joints(c), 8 * n) : null,
+    weights: info.gpu_skin ? copyFloats(m, m._sf_web_character_weights(c), 8 * n) : null,
+    morphDeltas,
+  };
+}
+
+// Kept character o posed at scene time `time` (its clip time by anim::clipTimeAt) by the engine's animator: what
+// the GPU deform reads this frame.
+function poseCharacter(m, o, time) {
+  const c = o.c;
+  const clipTime = m._sf_web_character_clip_time(c, o.clip, time, o.time, o.speed, o.loop ? 1 : 0);
+  const t = o.lookAt;
+  const error = m._sf_web_character_pose(c, o.clip, clipTime, o.dqs ? 1 : 0, t ? 1 : 0, t ? t[0] : 0, t ? t[1] : 0, t ? t[2] : 0);
+  if (error) throw new EngineError(m.UTF8ToString(error));
+  return {
+    clip: o.clip, clipTime, dqs: o.dqs,
+    palette: copyFloats(m, m._sf_web_character_palette(c), m._sf_web_character_palette_floats(c)),
+    dq: copyFloats(m, m._sf_web_character_dq(c), m._sf_web_character_dq_floats(c)),
+    morphWeights: copyFloats(m, m._sf_web_character_morph_weights(c), m._sf_web_character_morph_count(c)),
+    vertices: o.info.gpu_skin ? null : copyFloats(m, m._sf_web_character_vertices(c), 3 * o.info.vertices),
+    matrix: Array.from(new Float32Array(m.HEAPF32.buffer, m._sf_web_character_matrix(c), 24)),
+  };
+}
+
+const characterTransfers = (poses) => poses.flatMap((p) => [p.palette.buffer, p.dq.buffer, p.morphWeights.buffer, ...(p.vertices ? [p.vertices.buffer] : [])]);
 
 // Opens a glTF model (the module's WebGltf; kept in `models`), handing in the external files its reader asks for
 // (fetched by the page relative to the file; one that fails is handed in as missing, and the reader says so in
@@ -326,6 +395,30 @@ async function handleRequest(event) {
         }
         releaseModels(m);  // gaussians alone: decoded as the splat file it is
       }
+      if (/\.json$/i.test(name) && withFile(m, bytes, name, (ptr, size, namePtr) => m._sf_web_is_character(ptr, size, namePtr))) {
+        progress(`reading the character package ${name}`);
+        const { c, info } = await openCharacter(m, bytes, name, needFilesOf(id));
+        const o = { c, info, clip: -1, time: 0, speed: 1, loop: true, dqs: false, lookAt: event.data.lookAt || null };
+        characterObjects.push(o);
+        o.clip = answer(m, withString(m, name, (p) => withString(m, event.data.clip || '', (k) => m._sf_web_character_clip(c, p, k)))).clip;
+        for (const [target, weight] of event.data.expression || []) {
+          const error = withString(m, target, (t) => m._sf_web_character_expression(c, t, weight));
+          if (error) throw new EngineError(`URL parameter expression: ${m.UTF8ToString(error)}`);
+        }
+        const pose = poseCharacter(m, o, event.data.time);
+        const camera = camera27(m, (ptr) => m._sf_web_character_camera(c, width, height, ptr) > 0);
+        if (!camera) throw new EngineError(`${name}: the character has nothing to frame`);
+        const r = m._sf_web_character_splats(c);
+        let cloud;
+        try {
+          cloud = cloudOf(m, r, answer(m, m._sf_web_info(r)));
+        } finally {
+          m._sf_web_release(r);
+        }
+        reply({ type: 'character', info, character: characterData(m, c, info), clip: o.clip, pose, cloud, camera },
+          [...characterTransfers([pose]), ...transfers(cloud)]);
+        return;
+      }
       if (withString(m, name, (namePtr) => m._sf_web_is_scene_json(namePtr))) {
         reply({ type: 'progress', stage: `reading the scene ${name}` });
         const s = withBytes(m, bytes, name, (ptr, size) => withString(m, name, (namePtr) => m._sf_web_scene_parse(ptr, size, namePtr)));
@@ -383,9 +476,12 @@ async function handleRequest(event) {
         [...poseTransfers(poses), ...(cloud ? transfers(cloud) : [])]);
     } else if (op === 'pose') {
       const poses = gltfObjects.map((o) => poseObject(m, o, event.data.time));
-      reply({ type: 'poses', poses }, poseTransfers(poses));
+      const characters = characterObjects.map((o) => poseCharacter(m, o, event.data.time));
+      reply({ type: 'poses', poses, characters }, [...poseTransfers(poses), ...characterTransfers(characters)]);
     } else if (op === 'clip') {
-      gltfObjects[event.data.object].clip = event.data.clip;
+      const k = event.data.object;
+      if (k < gltfObjects.length) gltfObjects[k].clip = event.data.clip;
+      else characterObjects[k - gltfObjects.length].clip = event.data.clip;
       reply({ type: 'clip' });
     } else if (op === 'object') {
       if (!scene) throw new Error('no scene is being loaded');

@@ -16,7 +16,9 @@ const passes = params.get('passes') === '1';
 const input = params.get('input');  // for tests: events to play after the first frame (playInput)
 const digest = params.get('digest') === '1';  // for tests: each decoded file's digest (printDigest)
 const fixedTime = params.get('t');  // a fixed scene time in seconds (render --time), the timeline paused there
-const urlClip = params.get('clip') || '';  // a glTF file's clip, by name or index (render --clip)
+const urlClip = params.get('clip') || '';  // a glTF file's or a character's clip, by name or index (render --clip)
+const urlExpression = params.get('expression');  // a character's face layer: morph target:weight, comma-separated
+const urlLookAt = params.get('look-at');  // a character looks at this point (x,y,z in the character's space)
 let timestampsWhy = '';  // why the frame has no per-pass timings
 const $ = (id) => document.getElementById(id);
 const canvas = $('canvas');
@@ -197,19 +199,35 @@ worker.onerror = (e) => {
   for (const p of pending.values()) p.reject(new Error(`the decoder did not start: ${e.message || 'its script or WebAssembly is missing'}`));
   pending.clear();
 };
-function request(message, transfer = [], url = null) {
+function request(message, transfer = [], url = null, dropped = null) {
   return new Promise((resolve, reject) => {
     const id = nextRequest++;
-    pending.set(id, { resolve, reject, url, name: message.name });
+    pending.set(id, { resolve, reject, url, dropped, name: message.name });
     worker.postMessage({ id, ...message }, transfer);
   });
 }
 
 // The image files `files` ([{name, path}]) of request `id`'s file, fetched relative to its URL: each its bytes, or
 // why it could not be had in the loader's words (the engine reports the first it needs). A dropped file brings none.
-async function sendFiles(id, files, { url, name }) {
+async function sendFiles(id, files, { url, name, dropped }) {
+  if (!url && dropped) {  // a dropped folder: its files by their paths relative to the file opened
+    const out = [];
+    for (const f of files) {
+      const file = dropped.get(f.name);
+      try {
+        if (!file) throw new Error(`${f.path}: file is missing`);
+        out.push({ path: f.path, bytes: await readDropped(file) });
+      } catch (e) {
+        out.push({ path: f.path, error: e.message });
+      }
+    }
+    worker.postMessage({ id, op: 'files', files: out }, out.filter((f) => f.bytes).map((f) => f.bytes));
+    return;
+  }
   if (!url) {
-    const what = /\.gltf$/i.test(name) ? 'a dropped .gltf brings none of the buffers and images it names' : 'a dropped meta.json brings none of the images it names';
+    const what = /\.gltf$/i.test(name) ? 'a dropped .gltf brings none of the buffers and images it names'
+      : /character\.json$/i.test(name) ? 'a dropped character.json brings none of the package\'s files (drop the package\'s folder instead)'
+        : 'a dropped meta.json brings none of the images it names';
     worker.postMessage({ id, op: 'files', error: `${name}: ${what}; serve its folder and open ?scene=${name} (splatforge export-web writes such a folder)` });
     return;
   }
@@ -336,7 +354,33 @@ function draw() {
 // lets go of its models when it opens the next file).
 let generation = 0;
 
-async function open(bytesPromise, name, sceneUrl) {
+// The face layer and look-at the URL asks of a character (?expression=jawOpen:1,eyeBlinkLeft:0.5, ?look-at=x,y,z).
+function characterControls() {
+  const expression = [];
+  if (urlExpression !== null) {
+    for (const pair of urlExpression.split(',')) {
+      const at = pair.lastIndexOf(':'), weight = Number(pair.slice(at + 1));
+      if (at <= 0 || pair.slice(at + 1) === '' || !Number.isFinite(weight)) throw new Error(`URL parameter expression: expected MORPH_TARGET:WEIGHT pairs separated by commas, got '${urlExpression}'`);
+      expression.push([pair.slice(0, at), weight]);
+    }
+  }
+  return { expression, lookAt: urlLookAt === null ? null : numbers('look-at', 3) };
+}
+
+// Rows 0..2 of a x b for two affine transforms given as rows 0..2 (12 numbers each).
+function composeAffine(a, b) {
+  const out = new Array(12);
+  for (let r = 0; r < 3; ++r)
+    for (let c = 0; c < 4; ++c) out[4 * r + c] = a[4 * r] * b[c] + a[4 * r + 1] * b[4 + c] + a[4 * r + 2] * b[8 + c] + (c === 3 ? a[4 * r + 3] : 0);
+  return out;
+}
+
+// Character k's pose for the renderer: its object placed by `toWorld` (rows 0..2) times its mesh node's matrix.
+function setCharacterPose(k, pose, toWorld = IDENTITY, toObject = IDENTITY) {
+  renderer.setCharacterPose(k, { ...pose, toWorld: composeAffine(toWorld, pose.matrix.slice(0, 12)), toObject: composeAffine(pose.matrix.slice(12, 24), toObject) });
+}
+
+async function open(bytesPromise, name, sceneUrl, dropped = null) {
   if (loading) return;
   loading = true;
   generation += 1;
@@ -349,9 +393,22 @@ async function open(bytesPromise, name, sceneUrl) {
     const [w, h] = canvasSize();
     const time = fixedTime !== null ? Number(fixedTime) : 0;
     if (!Number.isFinite(time)) throw new Error(`URL parameter t: expected a number of seconds, got '${fixedTime}'`);
-    const opened = await request({ op: 'open', bytes, name, width: w, height: h, clip: urlClip, time }, [bytes], sceneUrl);
-    let scene, camera, described, sceneBackground = null, poses = [], animated = [];
-    if (opened.type === 'model') {  // a glTF model: its meshes, posed, and its gaussians
+    const { expression, lookAt } = characterControls();
+    const opened = await request({ op: 'open', bytes, name, width: w, height: h, clip: urlClip, time, expression, lookAt }, [bytes], sceneUrl, dropped);
+    let scene, camera, described, sceneBackground = null, poses = [], animated = [], characterPoses = [];
+    if (opened.type === 'character') {  // a splat character package: its splats, deformed on the GPU each frame
+      const info = opened.info;
+      scene = {
+        clouds: [opened.cloud], objects: [{ cloud: 0, toWorld: IDENTITY, toObject: IDENTITY }],
+        characters: [{ object: 0, ...opened.character }],
+      };
+      characterPoses = [opened.pose];
+      animated = [{ name, clips: info.clips, clip: opened.clip, speed: 1 }];
+      camera = opened.camera;
+      const clip = opened.clip >= 0 ? `, clip ${opened.clip} '${info.clips[opened.clip].name}' of ${info.clips.length}` : ', rest pose';
+      const face = expression.length ? `, expression ${expression.map(([t, v]) => `${t} ${v}`).join(', ')}` : '';
+      described = `${name}: splat character, ${info.gaussians} gaussians bound to ${info.vertices} vertices (${info.joints} joints, ${info.targets.length} morph targets, skinned on the ${info.gpu_skin ? 'GPU' : 'CPU'})${clip}${face}`;
+    } else if (opened.type === 'model') {  // a glTF model: its meshes, posed, and its gaussians
       const info = opened.info;
       scene = {
         clouds: opened.cloud ? [opened.cloud] : [], objects: opened.cloud ? [{ cloud: 0, toWorld: IDENTITY, toObject: IDENTITY }] : [],
@@ -387,7 +444,8 @@ async function open(bytesPromise, name, sceneUrl) {
     progress(null);
     renderer.setScene(scene);
     poses.forEach((p, i) => renderer.setPose(i, p.draws));
-    setTimeline(animated, time, poses);
+    characterPoses.forEach((p, k) => setCharacterPose(k, p));
+    setTimeline(animated, time, [...poses, ...characterPoses]);
     background = urlBackground || sceneBackground || [0, 0, 0];
     held.clear();
     nav = new Navigator(camera, mode);
@@ -460,10 +518,11 @@ function poseAt(time) {
     try {
       for (let t = time; t !== null && shown === generation; t = timeline.wanted) {
         timeline.wanted = null;
-        const { poses } = await request({ op: 'pose', time: t });
+        const { poses, characters } = await request({ op: 'pose', time: t });
         if (shown !== generation) break;  // another file opened meanwhile
         poses.forEach((p, i) => renderer.setPose(i, p.draws));
-        showTime(poses);
+        characters.forEach((p, k) => setCharacterPose(k, p));
+        showTime([...poses, ...characters]);
         await draw();
       }
     } catch (e) {
@@ -611,7 +670,7 @@ function controls() {
   $('clip').addEventListener('change', async () => {
     if (loading) return;
     const object = Number($('clip').dataset.object), clip = Number($('clip').value);
-    await request({ op: 'clip', object, clip });
+    await request({ op: 'clip', object, clip });  // the glTF objects, then the characters
     timeline.objects[object].clip = clip;
     timeline.span = Math.max(0, ...timeline.objects.filter((o) => o.clip >= 0).map((o) => o.clips[o.clip].duration / Math.max(Math.abs(o.speed), 1e-6)));
     $('scrub').max = String(timeline.span);
@@ -623,9 +682,41 @@ function controls() {
   document.addEventListener('drop', (e) => {
     e.preventDefault();
     document.body.classList.remove('dragging');
+    const item = e.dataTransfer.items && e.dataTransfer.items[0];
+    const entry = item && item.webkitGetAsEntry ? item.webkitGetAsEntry() : null;
+    if (entry && entry.isDirectory) {  // a folder: a character package (its character.json and files)
+      fixedCamera = null;
+      openDroppedFolder(entry);
+      return;
+    }
     const file = e.dataTransfer.files[0];
     if (file) { fixedCamera = null; open(readDropped(file), file.name, null); }
   });
+}
+
+// A dropped folder's files (FileSystemDirectoryEntry), by their paths inside it.
+async function folderFiles(entry, prefix = '', out = new Map()) {
+  const reader = entry.createReader();
+  for (;;) {
+    const batch = await new Promise((resolve, reject) => reader.readEntries(resolve, reject));
+    if (!batch.length) return out;
+    for (const e of batch) {
+      if (e.isDirectory) await folderFiles(e, `${prefix}${e.name}/`, out);
+      else out.set(`${prefix}${e.name}`, await new Promise((resolve, reject) => e.file(resolve, reject)));
+    }
+  }
+}
+
+// Opens a dropped folder holding a character package: its character.json, the files it names read from the folder.
+async function openDroppedFolder(entry) {
+  try {
+    const files = await folderFiles(entry);
+    const json = files.get('character.json');
+    if (!json) throw new Error(`${entry.name}/character.json: file is missing (a character package is a directory holding character.json)`);
+    await open(readDropped(json), `${entry.name}/character.json`, null, new Map([...files].map(([k, v]) => [k, v])));
+  } catch (e) {
+    showError(e.message);
+  }
 }
 
 // Plays `script` (?input=, for tests) on the page: steps separated by commas, each dispatched as the browser's own
@@ -677,7 +768,8 @@ async function main() {
     device.addEventListener('uncapturederror', (e) => showError(`WebGPU: ${e.error.message}`));
     renderer = await Renderer.create(device, canvas, new URL('.', import.meta.url));
     controls();
-    const name = await sceneName();
+    let name = await sceneName();
+    if (name && name.endsWith('/')) name += 'character.json';  // a character package's folder
     if (name) {
       const url = new URL(name, location.href);
       await open(fetchBytes(url, name), name, url);

@@ -8,7 +8,7 @@
 // counters. For the tests (?passes=1), a frame can also keep every pass's output buffers for the host to read
 // (render(..., {capture: true})).
 
-const SHADERS = ['common', 'preprocess', 'scan', 'keys', 'radix', 'raster', 'mesh', 'blit'];
+const SHADERS = ['common', 'deform', 'preprocess', 'scan', 'keys', 'radix', 'raster', 'mesh', 'blit'];
 const FRAME_BYTES = 128;  // struct Frame in common.wgsl
 const OBJECT_BYTES = 128; // struct Object in common.wgsl
 const PROJ_BYTES = 48;    // struct Proj in common.wgsl
@@ -17,10 +17,12 @@ const MAX_ROW = 32768;    // workgroups along x of a 1D pass; more go to y
 const CONTROL_WORDS = 32; // keys.wgsl's control[]
 const MESH_DRAW_BYTES = 176;  // struct MeshDraw in mesh.wgsl
 const MESH_FLAGS = { normals: 1, uvs: 2, colors: 4, texture: 8 };  // MESH_HAS_* in mesh.wgsl
+const DEFORM_BYTES = 32;  // struct Deform in deform.wgsl
+const SKIN_FLAGS = { skinned: 2, eight: 8 };  // SF_SKIN_FLAG_* (deform/deform_shared.h)
 // The frame's stages, each one pass (compute, and the canvas blit a render pass), timed where the adapter can.
-// scan: the touched counts' prefix sum and the setup pass (the key count, the sort's sizes and dispatches);
+// deform: the splat characters' skin and splat deform passes (a frame without characters has none); scan: the touched counts' prefix sum and the setup pass (the key count, the sort's sizes and dispatches);
 // keys: the emit pass; sort: every radix pass (histogram, its scan, scatter); meshes: the mesh layer's render pass.
-export const TIMED_PASSES = ['preprocess', 'scan', 'keys', 'sort', 'ranges', 'meshes', 'raster', 'blit'];
+export const TIMED_PASSES = ['deform', 'preprocess', 'scan', 'keys', 'sort', 'ranges', 'meshes', 'raster', 'blit'];
 
 export class RendererError extends Error {}
 
@@ -80,6 +82,7 @@ export class Renderer {
     this.size = null;
     this.keyCapacity = 0;
     this.stats = { keys: 0, keysWanted: 0 };
+    this.characters = [];
     this.queue = Promise.resolve();  // frames and read-backs, one after another
   }
 
@@ -90,6 +93,8 @@ export class Renderer {
     const compute = (name, entry) => d.createComputePipeline({ layout: 'auto', compute: { module: module(name), entryPoint: entry }, label: `${name}:${entry}` });
     d.pushErrorScope('validation');
     this.pipelines = {
+      skin: compute('deform', 'skin'),
+      deformSplats: compute('deform', 'deform_splats'),
       preprocess: compute('preprocess', 'main'),
       scanBlocks: compute('scan', 'scan_blocks'),
       scanAdd: compute('scan', 'scan_add'),
@@ -165,7 +170,12 @@ export class Renderer {
   // null, UVs and linear colours or null, the texture's RGBA8 texels or null, and the info's base colour and
   // texture), `instances` the glTF objects drawing them ({model: an index into models, toWorld}); each
   // instance's pose comes by setPose.
-  setScene({ clouds, objects, models = [], instances = [] }) {
+  //
+  // `characters` are the splat characters ({object: an index into objects, whose cloud is the character's splats
+  // alone, and the static inputs of its deform: bindings (17 words a splat, the bindings.bin records), indices,
+  // vertexCount, jointCount, and for the GPU skin pass (gpuSkin) rest, joints, weights, morphDeltas, targets,
+  // eight}); each frame's pose comes by setCharacterPose, and the frame deforms their splats before preprocess.
+  setScene({ clouds, objects, models = [], instances = [], characters = [] }) {
     const d = this.device;
     const S = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
     const limit = d.limits.maxStorageBufferBindingSize;
@@ -215,7 +225,63 @@ export class Renderer {
     };
     this.size = null;  // rebuilt for the new count
     this.keyCapacity = Math.max(1 << 20, 4 * slots);
+    this.objectTable = table;
     this.setMeshes(models, instances);
+    this.setCharacters(characters.map((ch) => ({ ...ch, first: starts[objects[ch.object].cloud].first, count: clouds[objects[ch.object].cloud].count })));
+  }
+
+  // The characters' deform inputs: static buffers (bindings, triangle list, bind-pose mesh, influences, morph
+  // deltas), per-frame ones (palette, dual quaternions, morph weights, the deformed mesh) and the bind groups of
+  // the skin and deform passes, writing into the scene's position and covariance arrays.
+  setCharacters(characters) {
+    const d = this.device, S = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
+    if (this.characterBuffers) for (const b of this.characterBuffers) b.destroy();
+    const made = [];
+    const make = (bytes, label, usage = S) => { const b = this.buffer(bytes, usage, label); made.push(b); return b; };
+    const upload = (array, label) => {
+      const b = make(array ? array.byteLength : 16, label);
+      if (array) d.queue.writeBuffer(b, 0, array.buffer, array.byteOffset, array.byteLength);
+      return b;
+    };
+    const sc = this.scene;
+    this.characters = characters.map((ch, k) => {
+      const c = {
+        ...ch, params: make(DEFORM_BYTES, `character ${k} deform`, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST),
+        bindings: upload(ch.bindings, `character ${k} bindings`), indices: upload(ch.indices, `character ${k} triangles`),
+        rest: upload(ch.gpuSkin ? ch.rest : null, `character ${k} bind pose`), joints: upload(ch.gpuSkin ? ch.joints : null, `character ${k} joints`),
+        weights: upload(ch.gpuSkin ? ch.weights : null, `character ${k} weights`),
+        morphDeltas: upload(ch.gpuSkin && ch.targets ? ch.morphDeltas : null, `character ${k} morph deltas`),
+        morphWeights: make(4 * Math.max(ch.targets, 1), `character ${k} morph weights`),
+        palette: make(48 * Math.max(ch.jointCount, 1), `character ${k} palette`),
+        dq: make(80 * Math.max(ch.jointCount, 1), `character ${k} dual quaternions`),
+        mesh: make(12 * ch.vertexCount, `character ${k} deformed mesh`), posed: false,
+      };
+      const P = this.pipelines;
+      c.skinBind = ch.gpuSkin ? this.bind(P.skin, [[0, c.params], [1, c.rest], [2, c.joints], [3, c.weights], [4, c.morphDeltas], [5, c.morphWeights], [6, c.palette], [7, c.dq], [8, c.mesh]]) : null;
+      c.deformBind = this.bind(P.deformSplats, [[0, c.params], [6, c.palette], [8, c.mesh], [9, c.bindings], [10, c.indices], [11, sc.positions], [12, sc.covariances]]);
+      return c;
+    });
+    this.characterBuffers = made;
+  }
+
+  // Character `k`'s pose (web/decode_worker.js): this frame's palette (12 floats a joint), dual quaternions (for
+  // dual-quaternion skinning, else empty), morph weights, the deformed mesh (vertices, where it is not skinned on
+  // the GPU), the skinning method (dqs), and its object's transforms this frame (toWorld, toObject: rows 0..2 of
+  // the object's transform times its mesh node's matrix, and of the inverse).
+  setCharacterPose(k, { palette, dq, morphWeights, vertices, dqs, toWorld, toObject }) {
+    const q = this.device.queue, c = this.characters[k];
+    const write = (b, a) => { if (a && a.length) q.writeBuffer(b, 0, a.buffer, a.byteOffset, a.byteLength); };
+    write(c.palette, palette);
+    write(c.dq, dq);
+    write(c.morphWeights, morphWeights);
+    if (!c.gpuSkin) write(c.mesh, vertices);
+    const flags = c.jointCount > 0 ? SKIN_FLAGS.skinned | (c.eight ? SKIN_FLAGS.eight : 0) : 0;
+    q.writeBuffer(c.params, 0, new Uint32Array([c.vertexCount, c.targets, dqs ? 1 : 0, flags, c.count, c.first, 0, 0]));
+    const f = new Float32Array(this.objectTable), at = c.object * OBJECT_BYTES / 4;
+    f.set(toWorld, at);
+    f.set(toObject, at + 12);
+    q.writeBuffer(this.scene.objects, c.object * OBJECT_BYTES, this.objectTable, c.object * OBJECT_BYTES, OBJECT_BYTES);
+    c.posed = true;
   }
 
   // The glTF meshes: static buffers per model's draw (indices, UVs, colours, texels), and per instance's draw its
@@ -414,17 +480,34 @@ export class Renderer {
         ? { querySet: this.querySet, beginningOfPassWriteIndex: 2 * stage, endOfPassWriteIndex: 2 * stage + 1 }
         : undefined;
       let stage = 0;
-      const computePass = () => { const i = stage++; return enc.beginComputePass({ label: TIMED_PASSES[i], timestampWrites: stamps(i) }); };
+      const stageNames = [];  // the frame's stages in the order recorded (a frame without characters has no deform)
+      const nextStage = (name) => { stageNames.push(name); return stage++; };
+      const computePass = (name) => { const i = nextStage(name); return enc.beginComputePass({ label: name, timestampWrites: stamps(i) }); };
       const cap = capture ? this.captureBuffers() : null;
       enc.clearBuffer(z.rangesBuffer);
-      let pass = computePass();  // preprocess
+      const posed = this.characters.filter((c) => c.posed);
+      if (posed.length) {
+        const deform = computePass('deform');
+        for (const c of posed) {
+          if (c.gpuSkin) {
+            deform.setPipeline(P.skin);
+            deform.setBindGroup(0, c.skinBind);
+            deform.dispatchWorkgroups(...groups1d(Math.ceil(c.vertexCount / 256)));
+          }
+          deform.setPipeline(P.deformSplats);
+          deform.setBindGroup(0, c.deformBind);
+          deform.dispatchWorkgroups(...groups1d(Math.ceil(c.count / 256)));
+        }
+        deform.end();
+      }
+      let pass = computePass('preprocess');
       pass.setPipeline(P.preprocess);
       pass.setBindGroup(0, z.preprocess);
       pass.dispatchWorkgroups(...groups1d(Math.ceil(z.n / 256)));
       pass.end();
       enc.copyBufferToBuffer(z.touched, 0, z.offsets, 0, z.n * 4);
       if (cap) enc.copyBufferToBuffer(z.touched, 0, cap.touched, 0, z.n * 4);
-      pass = computePass();  // scan
+      pass = computePass('scan');
       const counts = [Math.ceil(z.n / BLOCK), Math.ceil(z.tl1n / BLOCK), Math.ceil(z.tl2n / BLOCK)];
       for (let l = 0; l < 3; ++l) {
         pass.setPipeline(P.scanBlocks);
@@ -440,13 +523,13 @@ export class Renderer {
       pass.setBindGroup(0, z.setup);
       pass.dispatchWorkgroups(1);
       pass.end();
-      pass = computePass();  // keys
+      pass = computePass('keys');
       pass.setPipeline(P.emit);
       pass.setBindGroup(0, z.emit);
       pass.dispatchWorkgroups(...groups1d(Math.ceil(z.n / 256)));
       pass.end();
       if (cap) z.emittedKeys.forEach((b, k) => enc.copyBufferToBuffer(b, 0, cap.emitted[k], 0, z.cap * 4));
-      pass = computePass();  // sort
+      pass = computePass('sort');
       for (const p of z.passes) {
         pass.setPipeline(P.histogram);
         pass.setBindGroup(0, p.histogram);
@@ -467,16 +550,16 @@ export class Renderer {
         pass.dispatchWorkgroupsIndirect(this.control, 8 * 4);
       }
       pass.end();
-      pass = computePass();  // ranges
+      pass = computePass('ranges');
       pass.setPipeline(P.ranges);
       pass.setBindGroup(0, z.ranges);
       pass.dispatchWorkgroupsIndirect(this.control, 20 * 4);
       pass.end();
       {  // meshes
-        const i = stage++;
+        const i = nextStage('meshes');
         const [color, depth, test] = z.meshTargets;
         const rp = enc.beginRenderPass({
-          label: TIMED_PASSES[i], timestampWrites: stamps(i),
+          label: 'meshes', timestampWrites: stamps(i),
           colorAttachments: [color, depth].map((view) => ({ view, loadOp: 'clear', storeOp: 'store', clearValue: [0, 0, 0, 0] })),
           depthStencilAttachment: { view: test, depthLoadOp: 'clear', depthStoreOp: 'discard', depthClearValue: 0 },
         });
@@ -495,15 +578,15 @@ export class Renderer {
         }
         rp.end();
       }
-      pass = computePass();  // raster
+      pass = computePass('raster');
       pass.setPipeline(P.raster);
       pass.setBindGroup(0, z.raster);
       pass.dispatchWorkgroups(z.tilesX, z.tilesY);
       pass.end();
       if (show) {
-        const i = stage++;  // blit
+        const i = nextStage('blit');
         const rp = enc.beginRenderPass({
-          label: TIMED_PASSES[i], timestampWrites: stamps(i),
+          label: 'blit', timestampWrites: stamps(i),
           colorAttachments: [{ view: this.context.getCurrentTexture().createView(), loadOp: 'clear', storeOp: 'store', clearValue: [0, 0, 0, 1] }],
         });
         rp.setPipeline(P.blit);
@@ -533,7 +616,7 @@ export class Renderer {
         const t = new BigInt64Array(this.queryRead.getMappedRange(0, 2 * stage * 8));
         passMs = {};
         // The GPU's clock may step back between passes: a negative span counts as 0.
-        for (let i = 0; i < stage; ++i) passMs[TIMED_PASSES[i]] = Math.max(0, Number(t[2 * i + 1] - t[2 * i])) / 1e6;
+        for (let i = 0; i < stage; ++i) passMs[stageNames[i]] = Math.max(0, Number(t[2 * i + 1] - t[2 * i])) / 1e6;
         this.queryRead.unmap();
       }
       const ms = performance.now() - t0;

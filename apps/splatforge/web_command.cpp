@@ -17,10 +17,12 @@
 #include <thread>
 #include <vector>
 
+#include "character/character.h"
 #include "commands.h"
 #include "core/error.h"
 #include "io/file.h"
 #include "io/formats.h"
+#include "io/json.h"
 #include "io/sog.h"
 #include "model/gltf_model.h"
 #include "scene/scene_doc.h"
@@ -37,7 +39,8 @@ constexpr const char* kPageFiles[] = {"index.html",          "main.js",
                                       "shaders/common.wgsl", "shaders/preprocess.wgsl",
                                       "shaders/scan.wgsl",   "shaders/keys.wgsl",
                                       "shaders/radix.wgsl",  "shaders/raster.wgsl",
-                                      "shaders/mesh.wgsl",   "shaders/blit.wgsl"};
+                                      "shaders/mesh.wgsl",   "shaders/blit.wgsl",
+                                      "shaders/deform.wgsl"};
 // What scripts/build_web.sh makes (build/web/).
 constexpr const char* kWasmFiles[] = {"sf_decode.js", "sf_decode.wasm"};
 
@@ -119,6 +122,35 @@ std::vector<ExportedFile> gltfFileExport(const std::string& from, const fs::path
   return out;
 }
 
+// A character package as the page opens it: loaded by the same package loader (every file's size and SHA-256,
+// the counts, the bound primitive, the clips), its optional parts refused (the page does not draw them yet).
+// Returns its files (character.json and the files it names) at `to` (the package's folder in the export), and
+// describes it in `what`.
+std::vector<ExportedFile> characterExport(const std::string& dir, const fs::path& to, uint64_t& gaussians,
+                                          std::string& what) {
+  const character::Character c = character::Character::loadPackage(dir);
+  if (c.mouthHidden() || c.teeth() || c.corrective())
+    throw Error(
+        dir +
+        ": a package's optional parts (mouth, teeth, correctives: docs/formats/character-extras.md) are "
+        "not in the web build yet (render this character with the splatforge command line)");
+  const std::string json_path = (fs::path(dir) / "character.json").string();
+  const std::vector<uint8_t> text = readFile(json_path);
+  const auto root =
+      parseJsonText(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), json_path);
+  std::vector<ExportedFile> out{{json_path, to / "character.json"}};
+  for (const char* entry : {"splats", "bindings", "skin", "animations"})
+    if (root.contains(entry)) {
+      const std::string file = root[entry]["file"].get<std::string>();  // checked by the loader
+      out.push_back({(fs::path(dir) / file).string(), to / file});
+    }
+  gaussians = c.splats().size();
+  what =
+      fmt::format("{} (splat character: {} gaussians, {} morph targets, {} clip{})", to.string(), gaussians,
+                  c.morphTargetCount(), c.model().clips().size(), c.model().clips().size() == 1 ? "" : "s");
+  return out;
+}
+
 std::string describeModel(const GltfModel& model) {
   return fmt::format("{} mesh primitive{}, {} vertices, {} clip{}", model.drawnPrimitives(),
                      model.drawnPrimitives() == 1 ? "" : "s", model.vertexCount(), model.clips().size(),
@@ -191,20 +223,26 @@ int ExportWebCommand::run() const {
   const Options& o = *options_;
   try {
     const InputKind kind = classifyInput(o.input);
-    if (kind != InputKind::kSplatFile && kind != InputKind::kSceneJson && kind != InputKind::kGltf)
+    if (kind != InputKind::kSplatFile && kind != InputKind::kSceneJson && kind != InputKind::kGltf &&
+        kind != InputKind::kCharacterPackage)
       throw Error(
           o.input +
-          ": the web page opens splat files, glTF models and scene JSONs of them only for now "
-          "(characters, generators, hulls and level-of-detail hierarchies are not in the web build yet; "
-          "docs/web.md)");
+          ": the web page opens splat files, glTF models, splat character packages and scene JSONs of "
+          "splat files and glTF models only for now (generators, hulls and level-of-detail hierarchies "
+          "are not in the web build yet; docs/web.md)");
     // Everything must open in the page: scenes read with the same scene document and files decoded by the
     // same decodeSplats the page's WebAssembly runs.
     std::vector<ExportedFile> files;
     std::string what, format = "scene JSON";
     uint64_t gaussians = 0;
     size_t file_count = 0, objects = 0;
-    const std::string name = fs::path(o.input).filename().string();
-    if (kind == InputKind::kSceneJson) {
+    std::string name = fs::path(o.input).lexically_normal().filename().string();
+    if (name.empty()) name = fs::path(o.input).lexically_normal().parent_path().filename().string();
+    if (kind == InputKind::kCharacterPackage) {
+      files = characterExport(o.input, name, gaussians, what);
+      format = "character";
+      name += "/character.json";  // what the page opens
+    } else if (kind == InputKind::kSceneJson) {
       files = sceneExport(o.input, gaussians, file_count, objects);
       what = fmt::format("{} (scene JSON, {} object{} from {} file{}, {} gaussians)", name, objects,
                          objects == 1 ? "" : "s", file_count, file_count == 1 ? "" : "s", gaussians);

@@ -204,6 +204,17 @@ std::span<const Mat4> Character::palette(const Frame& f) const {
   return f.pose.palettes.at(static_cast<size_t>(info.skin));
 }
 
+int Character::objectClip(const std::string& where, const std::string& clip) const {
+  const std::string wanted = clip.empty() ? default_clip_ : clip;
+  if (wanted.empty()) return -1;
+  const int index = model_->findClip(wanted);
+  if (index < 0)
+    throw Error(where + ": no animation named or numbered '" + wanted + "' in its skin (" +
+                std::to_string(model_->clips().size()) + " animations" +
+                (model_->clips().empty() ? "" : ": " + model_->clipList()) + ")");
+  return index;
+}
+
 size_t Character::morphTargetCount() const {
   return model_->primitiveOf(static_cast<size_t>(draw_)).targets.size();
 }

@@ -76,6 +76,10 @@ class Character {
   const std::string& source() const { return source_; }
   const std::string& expressionSpace() const { return expression_space_; }
   const std::string& defaultClip() const { return default_clip_; }
+  // The clip a character object plays: `clip` (an animation name or index), else the package's default clip;
+  // -1 (the rest pose) when both are empty. Throws sf::Error naming `where` (the package as the caller names
+  // it) and the animations there are.
+  int objectClip(const std::string& where, const std::string& clip) const;
 
   // Per-frame controls on top of the clip: an expression (morph weights of the bound mesh) and joint
   // rotations applied after sampling (look-at), as local rotations post-multiplied per joint.

@@ -6,6 +6,7 @@
 #include "character/character.h"
 #include "character/corrective.h"
 #include "character/mouth.h"
+#include "character/package_files.h"
 #include "core/error.h"
 #include "core/sha256.h"
 #include "io/file.h"
@@ -50,9 +51,8 @@ std::vector<uint8_t> readVerified(const fs::path& dir, const Json& root, const c
   if (name.empty() || fs::path(name).is_absolute() || name.find("..") != std::string::npos)
     return fail("file name '" + name + "' must be relative to the package directory");
   const fs::path path = dir / name;
-  std::error_code ec;
-  if (!fs::exists(fs::symlink_status(path, ec))) return fail((path.string() + ": file is missing").c_str());
-  std::vector<uint8_t> bytes = readFile(path.string());
+  if (!package_files::exists(path.string())) return fail((path.string() + ": file is missing").c_str());
+  std::vector<uint8_t> bytes = package_files::read(path.string());
   if (e.contains("bytes") && e["bytes"].is_number_unsigned() && e["bytes"].get<uint64_t>() != bytes.size())
     return fail(path.string() + ": " + std::to_string(bytes.size()) + " bytes, character.json says " +
                 std::to_string(e["bytes"].get<uint64_t>()));
@@ -108,28 +108,29 @@ struct PartFile {
 PartFile findPart(const fs::path& dir, const Json& root, const char* key, const char* file_key,
                   const char* fallback, const std::string& jp) {
   PartFile p;
-  std::error_code ec;
   if (!root.contains(key)) {
-    if (fs::exists(fs::symlink_status(dir / fallback, ec))) p.path = (dir / fallback).string();
-    return p;
+    if (package_files::exists((dir / fallback).string())) p.path = (dir / fallback).string();
+  } else {
+    const std::string where = jp + ": " + key;
+    const Json& e = root[key];
+    if (!e.is_object()) throw Error(where + ": expected an object");
+    const std::string name = stringOr(e, file_key, "", where);
+    if (name.empty() || fs::path(name).is_absolute() || name.find("..") != std::string::npos)
+      throw Error(where + "." + file_key + ": '" + name +
+                  "' must be a file name relative to the package directory");
+    p.path = (dir / name).string();
+    if (!package_files::exists(p.path)) throw Error(where + ": " + p.path + ": file is missing");
+    if (e.contains("sha256")) {
+      const std::string want = stringOr(e, "sha256", "", where), got = sha256Hex(package_files::read(p.path));
+      if (want != got)
+        throw Error(where + ": " + p.path + ": SHA-256 " + got + " does not match character.json's " + want);
+    }
+    if (e.contains("enabled") && !e["enabled"].is_boolean())
+      throw Error(where + ".enabled: expected true or false, got " + e["enabled"].dump());
+    p.enabled = e.value("enabled", true);
   }
-  const std::string where = jp + ": " + key;
-  const Json& e = root[key];
-  if (!e.is_object()) throw Error(where + ": expected an object");
-  const std::string name = stringOr(e, file_key, "", where);
-  if (name.empty() || fs::path(name).is_absolute() || name.find("..") != std::string::npos)
-    throw Error(where + "." + file_key + ": '" + name +
-                "' must be a file name relative to the package directory");
-  p.path = (dir / name).string();
-  if (!fs::exists(fs::symlink_status(p.path, ec))) throw Error(where + ": " + p.path + ": file is missing");
-  if (e.contains("sha256")) {
-    const std::string want = stringOr(e, "sha256", "", where), got = sha256Hex(readFile(p.path));
-    if (want != got)
-      throw Error(where + ": " + p.path + ": SHA-256 " + got + " does not match character.json's " + want);
-  }
-  if (e.contains("enabled") && !e["enabled"].is_boolean())
-    throw Error(where + ".enabled: expected true or false, got " + e["enabled"].dump());
-  p.enabled = e.value("enabled", true);
+  if (const std::string why = package_files::partRefusal(); !p.path.empty() && !why.empty())
+    throw Error(jp + ": " + key + ": " + p.path + ": " + why);
   return p;
 }
 
@@ -182,10 +183,9 @@ Character Character::loadPackage(const std::string& dir_name) {
   const fs::path dir(dir_name);
   const fs::path json_path = dir / "character.json";
   const std::string jp = json_path.string();
-  std::error_code ec;
-  if (!fs::exists(fs::symlink_status(json_path, ec)))
+  if (!package_files::exists(jp))
     throw Error(jp + ": file is missing (a character package is a directory holding character.json)");
-  const std::vector<uint8_t> text = readFile(jp);
+  const std::vector<uint8_t> text = package_files::read(jp);
   Json root = parseJsonText(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), jp);
   if (!root.is_object() || stringOr(root, "format", "", jp) != kFormat)
     throw Error(jp + ": format: expected \"" + std::string(kFormat) + "\"");
@@ -196,8 +196,9 @@ Character Character::loadPackage(const std::string& dir_name) {
   // Every file is verified before anything is decoded.
   const std::vector<uint8_t> ply = readVerified(dir, root, "splats", jp);
   const std::vector<uint8_t> bindings_bytes = readVerified(dir, root, "bindings", jp);
-  readVerified(dir, root, "skin", jp);
-  if (root.contains("animations")) readVerified(dir, root, "animations", jp);
+  const std::vector<uint8_t> skin_bytes = readVerified(dir, root, "skin", jp);
+  const std::vector<uint8_t> animation_bytes =
+      root.contains("animations") ? readVerified(dir, root, "animations", jp) : std::vector<uint8_t>{};
   const std::string color_space = stringOr(root, "colorSpace", "srgb", jp);
   if (color_space != "srgb" && color_space != "linear")
     throw Error(jp + ": colorSpace: expected \"srgb\" or \"linear\", got \"" + color_space + "\"");
@@ -224,10 +225,15 @@ Character Character::loadPackage(const std::string& dir_name) {
                 std::to_string(c.bindings_.size()) + ", the PLY " + std::to_string(c.splats_.size()) +
                 " splats; all three must agree");
   {
-    auto model = std::make_shared<GltfModel>(c.skin_path_);
+    // Read from the bytes verified above (a .gltf's external files, if any, through io/gltf_files.h).
+    auto baseOf = [](const std::string& path) {
+      const std::string d = fs::path(path).parent_path().string();
+      return d.empty() ? std::string(".") : d;
+    };
+    auto model = std::make_shared<GltfModel>(parseGltf(skin_bytes, c.skin_path_, baseOf(c.skin_path_)));
     if (root.contains("animations")) {
       c.animations_path_ = (dir / root["animations"]["file"].get<std::string>()).string();
-      model->addRetargetedClips(loadGltf(c.animations_path_));
+      model->addRetargetedClips(parseGltf(animation_bytes, c.animations_path_, baseOf(c.animations_path_)));
     }
     c.model_ = std::move(model);
   }
@@ -274,7 +280,7 @@ Character Character::loadPackage(const std::string& dir_name) {
       !m.path.empty()) {
     const size_t vertices = c.model_->primitiveOf(static_cast<size_t>(c.draw_)).positions.size();
     c.mouth_hidden_ = std::make_shared<MouthHidden>(
-        decodeMouthHidden(readFile(m.path), m.path, c.splats_.size(), vertices));
+        decodeMouthHidden(package_files::read(m.path), m.path, c.splats_.size(), vertices));
     c.enabled_.mouth_hidden = m.enabled;
   }
   if (const PartFile t = findPart(dir, root, "teeth", "file", "teeth.json", jp); !t.path.empty()) {

@@ -39,6 +39,7 @@
 #include <thread>
 #include <vector>
 
+#include "character/character.h"
 #include "core/covariance.h"
 #include "core/image.h"
 #include "core/sha256.h"
@@ -1477,6 +1478,132 @@ TEST_F(WebPage, TruncatedGlbGivesTheEngineMessage) {
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("splatforge export-web: error: " + site_ + "/" + expected), std::string::npos)
       << r.out;
+}
+
+// The LAM avatar (../shared/assets/characters/lam_avatar) bound as a splat character package by the command
+// line (per vertex, its clips retargeted), into `dir`.
+void bindLamPackage(const std::string& dir, bool* ready) {
+  *ready = false;
+  SF_REQUIRE_ASSET(offset, "characters/lam_avatar/offset.ply");
+  SF_REQUIRE_ASSET(skin, "characters/lam_avatar/skin.glb");
+  SF_REQUIRE_ASSET(animation, "characters/lam_avatar/animation.glb");
+  const test::CliRun r =
+      test::cli("character bind --splats \"" + offset + "\" --skin \"" + skin +
+                "\" --per-vertex --rgb-colors --clips \"" + animation + "\" -o \"" + dir + "\"");
+  ASSERT_EQ(r.code, 0) << r.out;
+  *ready = true;
+}
+
+// A camera as the command line's intrinsics + world_to_camera JSON, every float printed exactly.
+std::string cameraJson(const Camera& c) {
+  std::string m;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) m += (m.empty() ? "" : ", ") + fmtFloat(c.world_to_camera.m[i][j]);
+  return "{\"width\": " + std::to_string(c.width) + ", \"height\": " + std::to_string(c.height) +
+         ", \"fx\": " + fmtFloat(c.fx) + ", \"fy\": " + fmtFloat(c.fy) + ", \"cx\": " + fmtFloat(c.cx) +
+         ", \"cy\": " + fmtFloat(c.cy) + ", \"world_to_camera\": [" + m + "]}";
+}
+
+// A splat character package (the LAM avatar: 20,018 splats bound to a skinned, morphing head mesh of 262
+// joints and 51 ARKit-named morph targets, its 12 clips retargeted) opened in the page at a fixed time
+// (?t=1.3, the package's default clip) with an expression (?expression=jawOpen:1,eyeBlinkLeft:1): read and
+// posed by the engine's package loader and animator in the WebAssembly, the mesh morphed and skinned and
+// every splat deformed in WGSL. Against the CPU renderer's image of the same camera and time (`splatforge
+// render --backend cpu` of a scene whose script spawns the package and sets that expression: the character
+// world's path, the splats deformed on the CPU); the neutral face at that time is far from it.
+TEST_F(WebPage, SplatCharacterWithAnExpressionMatchesTheCpuRenderer) {
+  bool ready = false;
+  prepare("web_character", &ready);
+  if (!ready) return;
+  bindLamPackage(dir_ + "/source/lam", &ready);
+  if (!ready) return;
+  exportAndServe(dir_ + "/source/lam", &ready);
+  if (!ready) return;
+  for (const char* f : {"lam/character.json", "lam/splats.ply", "lam/bindings.bin", "lam/skin.glb",
+                        "lam/animations.glb", "shaders/deform.wgsl"})
+    EXPECT_TRUE(fs::is_regular_file(site_ + "/" + f)) << f;
+  EXPECT_NE(readText(site_ + "/manifest.json").find("\"scene\": \"lam/character.json\""), std::string::npos);
+  const int w = 320, h = 320;
+  const float t = 1.3f;
+  const Camera cam = lookAtCamera({0.05f, 1.66f, 0.42f}, {0, 1.62f, 0}, {0, 1, 0}, 40, w, h);
+  std::string log;
+  const std::vector<std::string> lines =
+      browse("scene=lam/character.json&readback=1&timestamps=0&t=" + fmtFloat(t) +
+                 "&expression=jawOpen:1,eyeBlinkLeft:1&" + cameraQuery(cam),
+             {"IMAGE-END", "ERROR"}, &log);
+  SF_REQUIRE_ADAPTER(lines, log);
+  for (const std::string& l : lines) ASSERT_NE(l.rfind("ERROR", 0), 0u) << l;
+  std::string first_frame;
+  const ImageRGBA web = readbackImage(lines, &first_frame);
+  ASSERT_EQ(web.width, w) << log.substr(0, 4000);
+  ASSERT_EQ(web.height, h);
+  writeText(dir_ + "/camera.json", cameraJson(cam));
+  const std::string spawn = R"({"t": 0, "command": "spawn-character", "id": "lam", "package": "lam"})";
+  writeText(site_ + "/expression.json", R"({"script": [)" + spawn +
+                                            R"(, {"t": 0, "command": "set-expression", "id": "lam", )"
+                                            R"("weights": {"jawOpen": 1, "eyeBlinkLeft": 1}}]})");
+  writeText(site_ + "/neutral.json", R"({"script": [)" + spawn + "]}");
+  auto cpuRender = [&](const std::string& scene, const std::string& out) {
+    const test::CliRun r = test::cli("render \"" + site_ + "/" + scene + "\" --backend cpu --time " +
+                                     fmtFloat(t) + " --camera \"" + dir_ + "/camera.json\" -o \"" + dir_ +
+                                     "/" + out + ".png\" --save-float \"" + dir_ + "/" + out + ".npy\"");
+    EXPECT_EQ(r.code, 0) << r.out;
+    return r.code == 0 ? readNpy(dir_ + "/" + out + ".npy") : ImageRGBA{};
+  };
+  const ImageRGBA cpu = cpuRender("expression.json", "cpu_expression");
+  const ImageRGBA neutral = cpuRender("neutral.json", "cpu_neutral");
+  ASSERT_EQ(cpu.width, w);
+  ASSERT_EQ(neutral.width, w);
+  const ImageDiff diff = compareImages(web, cpu), to_neutral = compareImages(web, neutral);
+  std::printf(
+      "web page vs CPU renderer, the LAM splat character at t = %.1f s with jawOpen 1 and eyeBlinkLeft 1, "
+      "%dx%d: PSNR %.1f dB, max difference %.2e, alpha max difference %.2e, %zu pixels off by more than 0.1; "
+      "the "
+      "CPU frame of the neutral face is %.1f dB from it (%zu pixels off by more than 0.1); coverage %.3f\n",
+      t, w, h, diff.psnr, diff.max_abs, alphaMaxDifference(web, cpu), pixelsOff(web, cpu, 0.1f),
+      to_neutral.psnr, pixelsOff(web, neutral, 0.1f), coverage(cpu));
+  std::printf("first frame: %s\n", first_frame.c_str());
+  if (diff.psnr < 40.0) writePng(dir_ + "/web_expression.png", web);  // beside cpu_expression.png
+  EXPECT_GE(diff.psnr, 40.0);
+  EXPECT_GT(coverage(cpu), 0.2);                 // the head fills the frame
+  EXPECT_LT(to_neutral.psnr, diff.psnr - 10.0);  // the expression asked for is the one drawn
+  EXPECT_GT(pixelsOff(web, neutral, 0.1f), static_cast<size_t>(w * h / 200));
+  EXPECT_NE(lineAfter(lines, "TIMINGS ").find("20018 splats"), std::string::npos)
+      << lineAfter(lines, "TIMINGS ");
+}
+
+// Bad character packages: a truncated splats.ply and a missing bindings.bin. The page says what the command
+// line's package loader says natively (size and SHA-256 checked before anything is decoded, the file named),
+// finishes its start without an image, and export-web refuses them in the same words.
+TEST_F(WebPage, BadCharacterPackageGivesTheEngineMessage) {
+  bool ready = false;
+  prepare("web_character_bad", &ready);
+  if (!ready) return;
+  bindLamPackage(dir_ + "/source/lam", &ready);
+  if (!ready) return;
+  exportAndServe(dir_ + "/source/lam", &ready);
+  if (!ready) return;
+  fs::copy(site_ + "/lam", site_ + "/cut", fs::copy_options::recursive);
+  std::vector<uint8_t> ply = readFile(site_ + "/cut/splats.ply");
+  ply.resize(ply.size() / 2);
+  writeFileAtomic(site_ + "/cut/splats.ply", ply);
+  fs::copy(site_ + "/lam", site_ + "/gone", fs::copy_options::recursive);
+  fs::remove(site_ + "/gone/bindings.bin");
+  for (const char* name : {"cut", "gone"}) {
+    const std::string native = test::errorOf([&] { character::Character::loadPackage(site_ + "/" + name); });
+    const std::string expected = siteRelative(native, site_);
+    ASSERT_EQ(expected.rfind(std::string(name) + "/character.json: ", 0), 0u) << expected;
+    std::string log;
+    const std::vector<std::string> lines =
+        browse("readback=1&size=64,48&scene=" + std::string(name) + "/character.json", {"READY"}, &log);
+    expectOnlyError(lines, log, expected);
+    const test::CliRun r =
+        test::cli("export-web \"" + site_ + "/" + name + "\" -o \"" + dir_ + "/refused_" + name + "\"");
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_NE(r.out.find("splatforge export-web: error: " + native), std::string::npos) << r.out;
+  }
+  EXPECT_NE(siteRelative(test::errorOf([&] { character::Character::loadPackage(site_ + "/gone"); }), site_),
+            siteRelative(test::errorOf([&] { character::Character::loadPackage(site_ + "/cut"); }), site_));
 }
 
 }  // namespace

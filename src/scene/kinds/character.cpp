@@ -57,15 +57,7 @@ void loadCharacterObject(SceneObject& obj, const std::string& dir, const std::st
   std::shared_ptr<const character::Character> ch =
       shared ? std::move(shared)
              : std::make_shared<const character::Character>(character::Character::loadPackage(dir));
-  const std::string wanted = clip.empty() ? ch->defaultClip() : clip;
-  obj.clip = -1;
-  if (!wanted.empty()) {
-    obj.clip = ch->model().findClip(wanted);
-    if (obj.clip < 0)
-      throw Error(dir + ": no animation named or numbered '" + wanted + "' in its skin (" +
-                  std::to_string(ch->model().clips().size()) + " animations" +
-                  (ch->model().clips().empty() ? "" : ": " + ch->model().clipList()) + ")");
-  }
+  obj.clip = ch->objectClip(dir, clip);
   obj.cloud = std::shared_ptr<const GaussianCloud>(ch, &ch->splats());
   obj.kind = std::make_shared<CharacterObject>(std::move(ch));
 }
