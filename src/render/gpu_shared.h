@@ -56,18 +56,6 @@ using gpu_interop::uint;
 // Their indirect dispatches are rows of at most SF_DISPATCH_ROW workgroups (Vulkan guarantees 65,535 per
 // dimension; an 8K frame lists more chunks than that): workgroup (x, y) takes chunk y * SF_DISPATCH_ROW + x.
 #define SF_DISPATCH_ROW 32768
-// Chunked binning (bin_chunks.comp, bin_scan.comp), for frames of at most SF_BIN_MAX_TILES tiles: the slots
-// are cut into chunks of GpuFrame::bin_chunk (a power of two from SF_WG_SIZE to SF_BIN_MAX_CHUNK), one
-// workgroup each, which counts its pairs per tile in shared memory (two 16-bit counts a word: a chunk puts at
-// most bin_chunk <= 4,096 pairs on one tile) and writes the counts out; a scan over the chunks gives each
-// chunk its first place in every tile, and the same walk again takes places from shared-memory counters
-// instead of one global atomic per pair. Chunks are scanned in groups of SF_BIN_GROUP_SLOTS slots, so that
-// places within a group stay below 2^16 and two tiles' sums share a word. Frames of more tiles (the
-// counters would not fit the 32 KiB of shared memory every Vulkan device offers) bin with global atomics
-// (bin_tiles.comp).
-#define SF_BIN_MAX_TILES 15360
-#define SF_BIN_MAX_CHUNK 4096
-#define SF_BIN_GROUP_SLOTS 32768
 
 // Radix sort pass flags (GpuPush::pad0): read the sort's alternate buffers; sort on the high key word; carry
 // the low / high word along (the key word and the value always move).
@@ -195,17 +183,6 @@ struct GpuFrame {
   // state (the image holds the colour so far and the transmittance): the depth sum's bits and the
   // SF_CARRY_* flags. Allocated once a frame needs slices.
   SF_REF(UVec2s) raster_carry;
-  // Chunked binning (SF_BIN_MAX_TILES above), when bin_chunk is not 0.
-  uint bin_chunk;   // slots per chunk
-  uint bin_group;   // chunks per scan group (bin_chunk * bin_group = SF_BIN_GROUP_SLOTS)
-  uint bin_chunks;  // chunks of the frame's slots
-  uint bin_groups;  // scan groups
-  // Per chunk, ceil(tiles / 2) words, tile 2w's count in word w's low half and 2w + 1's in its high half;
-  // scanned in place to the chunk's first place in each tile within its group.
-  SF_REF(Uints) bin_meta;
-  // Per group and tile: the group's pair count on the tile, scanned in place to the group's first place in
-  // the tile's range.
-  SF_REF(Uints) bin_carry;
 };
 #define SF_NO_MESH_DEPTH 3.0e38
 #define SF_CARRY_DONE 1u         // the pixel has stopped blending
@@ -265,7 +242,7 @@ struct GpuPush {
 
 #ifdef __cplusplus
 static_assert(sizeof(GpuObject) == 104, "GpuObject layout");
-static_assert(sizeof(GpuFrame) == 128 + 16 + 29 * 8, "GpuFrame layout");
+static_assert(sizeof(GpuFrame) == 128 + 27 * 8, "GpuFrame layout");
 static_assert(sizeof(GpuPush) == 56, "GpuPush layout");
 static_assert(SF_TILE % SF_RASTER_ROWS == 0 && SF_TILE * SF_RASTER_ROWS % 32 == 0,
               "raster workgroups: whole rows of a tile, 32-entry words");

@@ -32,12 +32,6 @@ const uint32_t kPreprocess[] = {
 const uint32_t kBinTiles[] = {
 #include "bin_tiles.inc"
 };
-const uint32_t kBinChunks[] = {
-#include "bin_chunks.inc"
-};
-const uint32_t kBinScan[] = {
-#include "bin_scan.inc"
-};
 const uint32_t kTileSetup[] = {
 #include "tile_setup.inc"
 };
@@ -74,7 +68,6 @@ VulkanRenderer::Impl::Impl(const gpu::ContextOptions& o)
     : ctx(o),
       preprocess(ctx, kPreprocess, sizeof(GpuPush), SF_WG_SIZE, "preprocess"),
       bin_tiles(ctx, kBinTiles, sizeof(GpuPush), SF_WG_SIZE, "bin_tiles"),
-      bin_scan(ctx, kBinScan, sizeof(GpuPush), SF_WG_SIZE, "bin_scan"),
       tile_setup(ctx, kTileSetup, sizeof(GpuPush), SF_WG_SIZE, "tile_setup"),
       seg_setup(ctx, kSegSetup, sizeof(GpuPush), 1, "seg_setup"),
       seg_sort(ctx, kSegSort, sizeof(GpuPush), SF_SEG_WG, "seg_sort"),
@@ -88,9 +81,6 @@ VulkanRenderer::Impl::Impl(const gpu::ContextOptions& o)
   if (ctx.maxSharedMemory() < SF_SEG_BLOCK * 8)
     throw Error("Vulkan device " + d.name + ": less than " + std::to_string(SF_SEG_BLOCK * 8 / 1024) +
                 " KiB of shared memory");
-  // bin_chunks.comp's shared memory: the counters of SF_BIN_MAX_TILES tiles and a workgroup's slot list.
-  if (ctx.maxSharedMemory() >= SF_BIN_MAX_TILES * 2 + SF_WG_SIZE * 4 + 4)
-    bin_chunks.emplace(ctx, kBinChunks, sizeof(GpuPush), SF_WG_SIZE, "bin_chunks");
   VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
   qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
   qi.queryCount = kTimestamps * kMaxBackToBack;
@@ -151,10 +141,9 @@ void VulkanRenderer::Impl::dropResources() {
   residency.drop();
   sort.dropKeys();
   for (gpu::Buffer* b : {&tile_ranges, &tile_bins, &bin_sums, &chunks, &image, &depth_out, &train_final_t,
-                         &train_last, &raster_carry, &passes_image, &bin_meta, &bin_carry})
+                         &train_last, &raster_carry, &passes_image})
     b->reset();
   chunk_capacity = 0, tiles = 0, width = height = 0;
-  bins = {};
   mesh.drop();
 }
 
@@ -187,26 +176,6 @@ void VulkanRenderer::Impl::ensureChunks() {
   chunk_capacity = need;
 }
 
-void VulkanRenderer::Impl::ensureBins(uint32_t tile_count) {
-  bins = {};
-  const uint32_t slots = residency.slots;
-  if (!bin_chunks || tile_count > SF_BIN_MAX_TILES || slots == 0) return;
-  // About a thousand chunks whatever the scene's size (workgroups enough to fill a GPU, and counts of a few
-  // MB: a word per two tiles per chunk), of SF_WG_SIZE to SF_BIN_MAX_CHUNK slots.
-  const uint32_t chunk = std::min<uint32_t>(
-      std::bit_ceil(std::max<uint32_t>(ceilDiv(slots, 1024u), SF_WG_SIZE)), SF_BIN_MAX_CHUNK);
-  const uint32_t chunk_count = ceilDiv(slots, chunk), group = SF_BIN_GROUP_SLOTS / chunk;
-  const uint32_t groups = ceilDiv(chunk_count, group), words = (tile_count + 1) / 2;
-  // One dispatch dimension each (a frame of more than 2^28 slots bins with atomics).
-  if (chunk_count > 65535 || ceilDiv(static_cast<uint64_t>(words) * groups, uint64_t{SF_WG_SIZE}) > 65535)
-    return;
-  const VkDeviceSize meta = static_cast<VkDeviceSize>(chunk_count) * words * 4,
-                     carry = static_cast<VkDeviceSize>(groups) * tile_count * 4;
-  if (bin_meta.size < meta) bin_meta = ctx.createBuffer(meta, false, "chunked binning counts");
-  if (bin_carry.size < carry) bin_carry = ctx.createBuffer(carry, false, "chunked binning group places");
-  bins = {chunk, group, chunk_count, groups};
-}
-
 void VulkanRenderer::Impl::writeFrame(const Camera* cam, Vec3 bg, uint32_t tiles_x, uint32_t tiles_y,
                                       bool depth, uint32_t run) {
   const VulkanResidency& s = residency;
@@ -227,8 +196,6 @@ void VulkanRenderer::Impl::writeFrame(const Camera* cam, Vec3 bg, uint32_t tiles
   f.rects = s.rects.address, f.touched = s.touched.address, f.tile_bins = tile_bins.address,
   f.chunks = chunks.address;
   f.chunk_capacity = static_cast<uint32_t>(chunk_capacity);
-  f.bin_chunk = bins.chunk, f.bin_group = bins.group, f.bin_chunks = bins.chunks, f.bin_groups = bins.groups;
-  f.bin_meta = bin_meta.address, f.bin_carry = bin_carry.address;
   f.keys_lo = keys[0].address, f.keys_hi = keys[1].address, f.values = keys[2].address;
   f.keys_lo_alt = keys[3].address, f.keys_hi_alt = keys[4].address, f.values_alt = keys[5].address;
   f.tile_ranges = tile_ranges.address, f.image = image.address, f.counters = counters.address;
@@ -489,7 +456,6 @@ std::vector<int> VulkanRenderer::Impl::readCounters(const Frame& f, const Record
     st.tile_keys = cnt[SF_COUNTER_KEYS];
     st.sort_passes = static_cast<int>(mergePasses(cnt[SF_COUNTER_LONGEST]));
     st.longest_tile = cnt[SF_COUNTER_LONGEST];
-    st.bin_chunk = bins.chunk;
     st.host_staging_bytes = staging.size();
     st.uploaded_slots = f.uploaded_slots;
     st.uploaded_bytes = f.uploaded_bytes;
@@ -645,7 +611,6 @@ ImageRGBA VulkanRenderer::renderFrameOnce(std::span<const RenderObject> objects,
   const int attempts = tail && runs > 1 ? 4 : 2;
   for (int attempt = 0; attempt < attempts; ++attempt) {
     m.ensureChunks();
-    m.ensureBins(f.tile_count);
     for (int r = 0; r < runs; ++r)
       m.writeFrame(&views[static_cast<size_t>(r)].camera, views[static_cast<size_t>(r)].background, f.tiles_x,
                    f.tiles_y, settings.depth, static_cast<uint32_t>(r));

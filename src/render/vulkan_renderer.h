@@ -43,9 +43,6 @@ struct VulkanFrameStats {
   uint64_t longest_tile = 0;
   int raster_slices = 0, submissions = 1;
   bool regrown = false;  // the key buffers overflowed and the frame was rendered again after growing
-  // The binning: slots per chunk of the chunked binning (render/gpu_shared.h, SF_BIN_MAX_TILES), 0 where the
-  // frame binned with global atomics (more tiles than the chunked binning holds).
-  uint32_t bin_chunk = 0;
   // Host-visible staging the renderer holds: uploads go through it in pieces of at most 64 MiB, so it
   // stays at max(64 MiB, the image readback) whatever the scene's size. (A staging buffer as large as the
   // largest array, 2.35 GB for 12.2M SH-3 gaussians, made every GPU pass 3x slower on the H200.)

@@ -6,7 +6,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -37,10 +36,8 @@ struct VulkanRenderer::Impl {
   VulkanResidency residency{ctx, staging};
   VulkanSort sort{ctx};
   VulkanMeshPass mesh{ctx};
-  gpu::ComputePipeline preprocess, bin_tiles, bin_scan, tile_setup, seg_setup, seg_sort, seg_sort_small,
-      seg_merge, raster, raster_shapes;
-  // The chunked binning's walk (gpu_shared.h, SF_BIN_MAX_TILES), on devices with the shared memory it takes.
-  std::optional<gpu::ComputePipeline> bin_chunks;
+  gpu::ComputePipeline preprocess, bin_tiles, tile_setup, seg_setup, seg_sort, seg_sort_small, seg_merge,
+      raster, raster_shapes;
   VkQueryPool queries = VK_NULL_HANDLE;
   // Per frame.
   uint32_t tiles = 0, width = 0, height = 0;
@@ -48,13 +45,6 @@ struct VulkanRenderer::Impl {
   gpu::Buffer
       passes_image;  // what the image passes write (renderWithImagePasses), read back in the image's place
   uint64_t chunk_capacity = 0;
-  // The chunked binning of the frames being recorded (GpuFrame::bin_*): slots per chunk (0: the frames bin
-  // with global atomics, bin_tiles.comp), chunks per scan group, chunks, groups; and its buffers.
-  struct BinLayout {
-    uint32_t chunk = 0, group = 0, chunks = 0, groups = 0;
-  };
-  BinLayout bins;
-  gpu::Buffer bin_meta, bin_carry;
   gpu::Buffer train_final_t, train_last;  // per pixel, for a frame with a tail (renderWithTail)
   bool write_train = false;
   // Raster slices (RenderSettings::raster_slice): this frame's slice size (0: the frame's raster walks every
@@ -128,9 +118,6 @@ struct VulkanRenderer::Impl {
   // goes on with a smaller scene) and no half-grown buffer is ever used.
   void dropResources();
   void ensureImage(uint32_t w, uint32_t h, uint32_t tile_count, bool want_depth);
-  // Picks the chunked binning's layout for the residency's slots and `tile_count` tiles (or none) and grows
-  // its buffers.
-  void ensureBins(uint32_t tile_count);
   // The sort chunk table for the current tiles and key capacity: at most one partial chunk per tile beyond
   // the whole ones of the capacity (small lists from the front, the chunks of longer ones from the back).
   void ensureChunks();

@@ -33,23 +33,9 @@ void VulkanRenderer::Impl::addTilePasses(FrameGraph& g, const Resources& res, co
           timestamp(r.cmd, 2);
         });
   // Each tile's (depth, slot) pairs in its own range: counted per tile, the counts scanned to ranges,
-  // the pairs binned at their places, then sorted within each tile (chunks, then merges). The chunked
-  // binning (bin_chunks.comp) counts per chunk of slots in shared memory and scans the chunks' counts; the
-  // atomic one (bin_tiles.comp, frames of more tiles than its shared memory holds) adds to each tile's count
-  // and takes places at each tile's cursor with global atomics.
-  const bool chunked = bins.chunk != 0;
-  g.add("bin", {res.projected, res.bins}, {res.bins}, [&, chunked] {
-    if (chunked) {
-      dispatch(r.cmd, *bin_chunks, push(), bins.chunks);
-      gpu::computeBarrier(r.cmd);
-      dispatch(r.cmd, bin_scan, push(), ceilDiv((f.tile_count + 1) / 2 * bins.groups, SF_WG_SIZE));
-      gpu::computeBarrier(r.cmd);
-      GpuPush p = push();
-      p.pad0 = 1;  // the groups' carries
-      dispatch(r.cmd, bin_scan, p, ceilDiv(f.tile_count, SF_WG_SIZE));
-    } else {
-      dispatch(r.cmd, bin_tiles, push(), ceilDiv(residency.slots, SF_WG_SIZE));
-    }
+  // the pairs binned at the tiles' cursors, then sorted within each tile (chunks, then merges).
+  g.add("bin", {res.projected, res.bins}, {res.bins}, [&] {
+    dispatch(r.cmd, bin_tiles, push(), ceilDiv(residency.slots, SF_WG_SIZE));
     timestamp(r.cmd, 3);
   });
   g.add("tile ranges", {res.bins, res.counters}, {res.bins, res.ranges, res.counters}, [&] {
@@ -63,13 +49,10 @@ void VulkanRenderer::Impl::addTilePasses(FrameGraph& g, const Resources& res, co
     dispatch(r.cmd, seg_setup, push(), 1);
     timestamp(r.cmd, 4);
   });
-  g.add("emit", {res.projected, res.bins, res.ranges}, {res.bins, res.pairs}, [&, chunked] {
+  g.add("emit", {res.projected, res.bins, res.ranges}, {res.bins, res.pairs}, [&] {
     GpuPush p = push();
     p.pad0 = 1;  // emitting
-    if (chunked)
-      dispatch(r.cmd, *bin_chunks, p, bins.chunks);
-    else
-      dispatch(r.cmd, bin_tiles, p, ceilDiv(residency.slots, SF_WG_SIZE));
+    dispatch(r.cmd, bin_tiles, p, ceilDiv(residency.slots, SF_WG_SIZE));
     timestamp(r.cmd, 5);
   });
   g.add("tile sort", {res.pairs, res.ranges, res.counters}, {res.pairs}, [&] {

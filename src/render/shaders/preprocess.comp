@@ -147,9 +147,9 @@ void main() {
   fr.f.color_depth.v[slot] = vec4(col, depth);
   fr.f.rects.v[slot] = uvec2(uint(x0) | (uint(y0) << 16), uint(x1) | (uint(y1) << 16));
   fr.f.touched.v[slot] = uint(area);
-  // The tile counts of the atomic binning (bin_tiles.comp counts only the rects wider than SF_COOP_TILES, which
-  // a whole workgroup walks): the same test as above, once the slot is known to be drawn.
-  if (rect_area <= SF_COOP_TILES && fr.f.bin_chunk == 0u)  // (chunked binning counts in bin_chunks.comp)
+  // The tile counts of the binning (bin_tiles.comp counts only the rects wider than SF_COOP_TILES, which a
+  // whole workgroup walks): the same test as above, once the slot is known to be drawn.
+  if (rect_area <= SF_COOP_TILES)
     for (int ty = y0; ty < y1; ++ty)
       for (int tx = x0; tx < x1; ++tx)
         if (splatReachesTile(mean, conic_opacity, uint(tx), uint(ty))) atomicAdd(fr.f.tile_bins.v[uint(ty) * fr.f.tiles_x + uint(tx)], 1u);

@@ -32,27 +32,22 @@ const uint kParts = SF_TILE / SF_RASTER_ROWS;  // workgroups per tile, stacked a
 shared vec2 s_mean[kBatch];
 shared vec4 s_conic[kBatch];
 shared vec4 s_color_depth[kBatch];
-shared vec2 s_extent[kBatch];
 shared uint s_done[2];
 const uint kWords = kBatch / 32u;  // one bit per batch entry
 
-// The half extents (pixels) of the box around a splat's reach, for the cull below: a pixel is blended only
-// where opacity * exp(power) >= 1/255, i.e. inside the ellipse d^T Q d <= 2 ln(255 opacity) of the conic Q,
-// whose half extents are sqrt(r2 * Q^-1_xx) and sqrt(r2 * Q^-1_yy). Widened by 2% and half a pixel against
-// rounding. A splat that reaches no pixel (opacity below 1/255) gets -3e38, one that must always pass (det
-// below 1e-3 of a*c, where cancellation could shrink the extents) 3e38. Computed once per batch entry by
-// the thread that stages it, for every subgroup's cull.
-vec2 reachExtent(vec4 co) {
-  if (co.w < 1.0 / 255.0) return vec2(-3e38);  // alpha <= opacity < 1/255 everywhere
-  float det = co.x * co.z - co.y * co.y;
-  if (!(det > 1e-3 * co.x * co.z)) return vec2(3e38);
-  float r2 = max(2.0 * log(255.0 * co.w), 0.0);  // log may round below 0 for opacity at 1/255
-  return sqrt(vec2(co.z, co.x) * (r2 / det)) * 1.02 + 0.5;
-}
-
-// Whether splat j of the batch can reach a pixel of [lo, hi] (pixel positions, as in the blending below).
+// Whether splat j of the batch can reach a pixel of [lo, hi] (pixel positions, as in the blending below):
+// a pixel is blended only where opacity * exp(power) >= 1/255, i.e. inside the ellipse
+// d^T Q d <= 2 ln(255 opacity) of the conic Q, whose half extents are sqrt(r2 * Q^-1_xx) and
+// sqrt(r2 * Q^-1_yy). Widened by 2% and half a pixel against rounding; ill-conditioned conics
+// (det below 1e-3 of a*c, where cancellation could shrink the extents) always pass.
 bool reaches(uint j, vec2 lo, vec2 hi) {
-  vec2 m = s_mean[j], half_extent = s_extent[j];
+  vec4 co = s_conic[j];
+  if (co.w < 1.0 / 255.0) return false;  // alpha <= opacity < 1/255 everywhere
+  float det = co.x * co.z - co.y * co.y;
+  if (!(det > 1e-3 * co.x * co.z)) return true;
+  float r2 = max(2.0 * log(255.0 * co.w), 0.0);  // log may round below 0 for opacity at 1/255
+  vec2 half_extent = sqrt(vec2(co.z, co.x) * (r2 / det)) * 1.02 + 0.5;
+  vec2 m = s_mean[j];
   // Written so that a NaN keeps the splat: it is culled only when a comparison says it misses.
   return !(any(lessThan(m + half_extent, lo)) || any(greaterThan(m - half_extent, hi)));
 }
@@ -163,9 +158,7 @@ void main() {
     if (k < end) {
       uint slot = values.v[k];
       s_mean[tid] = fr.f.means.v[slot];
-      vec4 co = fr.f.conic_opacity.v[slot];
-      s_conic[tid] = co;
-      s_extent[tid] = reachExtent(co);
+      s_conic[tid] = fr.f.conic_opacity.v[slot];
       s_color_depth[tid] = fr.f.color_depth.v[slot];
 #ifdef SF_VARIANT_SHAPES
       s_shape[tid] = fr.f.shapes.v[slot];
