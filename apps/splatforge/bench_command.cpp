@@ -325,15 +325,19 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
   }
   double worst = 0, sum = 0, worst_pose = 0, uploaded = 0;
   uint64_t most = 0;
+  std::vector<double> poses;
   for (const Sample& x : samples)
     worst = std::max(worst, x.ms), sum += x.ms, worst_pose = std::max(worst_pose, x.pose_ms),
-    most = std::max(most, x.drawn), uploaded += static_cast<double>(x.uploaded);
+    most = std::max(most, x.drawn), uploaded += static_cast<double>(x.uploaded), poses.push_back(x.pose_ms);
+  std::sort(poses.begin(), poses.end());
+  const double median_pose = poses.empty() ? 0.0 : poses[poses.size() / 2];
   fmt::print(
-      "lod: {} frames, mean {:.2f} ms, worst {:.2f} ms (cut and pose at most {:.2f} ms; no frame waits for "
-      "the disk), at most {} of the "
+      "lod: {} frames, mean {:.2f} ms, worst {:.2f} ms (cut and pose median {:.2f} ms, at most {:.2f} ms; no "
+      "frame waits for the disk), at most {} of the "
       "budget's {} gaussians drawn, {:.2f} MB uploaded a frame on average\n",
-      samples.size(), sum / static_cast<double>(std::max<size_t>(samples.size(), 1)), worst, worst_pose, most,
-      scene.lod_budget, uploaded / 1e6 / static_cast<double>(std::max<size_t>(samples.size(), 1)));
+      samples.size(), sum / static_cast<double>(std::max<size_t>(samples.size(), 1)), worst, median_pose,
+      worst_pose, most, scene.lod_budget,
+      uploaded / 1e6 / static_cast<double>(std::max<size_t>(samples.size(), 1)));
   json += fmt::format("  \"backend\": \"{}\",\n  \"lod\": {{\"budget\": {}, \"objects\": {}, \"frames\": [",
                       driver.usesVulkan() ? "vulkan" : "cpu", scene.lod_budget, streams.size());
   for (size_t i = 0; i < samples.size(); ++i) {

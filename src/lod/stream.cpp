@@ -4,9 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <unordered_set>
+#include <numeric>
 
 #include "core/error.h"
+#include "core/parallel.h"
 
 namespace sf::lod {
 
@@ -35,6 +36,8 @@ LodStream::LodStream(const std::string& dir, const StreamOptions& options) : opt
     throw Error(dir + ": the pool of " + std::to_string(options_.pool_nodes) +
                 " nodes cannot hold the hierarchy's " + (h_.index.has_top ? "top chunk" : "only chunk") +
                 " of " + std::to_string(resident_nodes_) + " nodes");
+  state_.init(h_);
+  if (!h_.index.has_top) state_.installChunk(h_, 0);
   cloud_.resize(0, h_.index.sh_degree);
   cloud_.color_space = h_.index.color_space;
   cloud_.antialiased = h_.index.antialiased;
@@ -103,6 +106,7 @@ void LodStream::evictFor(uint64_t nodes) {
         victim = c;
     if (victim == kNone) return;
     resident_nodes_ -= h_.chunks[victim].nodes.size();
+    state_.evictChunk(h_, victim);
     h_.chunks[victim] = Chunk{};
     resident_[victim] = 0;
     install_stamp_[victim] = 0;
@@ -129,6 +133,7 @@ void LodStream::install() {
       continue;
     }
     h_.chunks[chunk] = std::move(c);
+    state_.installChunk(h_, chunk);
     resident_[chunk] = 1;
     install_stamp_[chunk] = ++installs_;
     resident_nodes_ += nodes;
@@ -151,10 +156,6 @@ void LodStream::request(std::vector<std::pair<float, uint32_t>> wanted) {
 
 namespace {
 
-uint64_t nodeKey(NodeRef r) {
-  return (static_cast<uint64_t>(r.chunk == kNone ? 0u : r.chunk + 1u) << 32) | r.index;
-}
-
 // One gaussian's shape and colour, where a morph starts or ends.
 struct GaussianView {
   Vec3 position, scale;
@@ -164,6 +165,10 @@ struct GaussianView {
 
 GaussianView viewOf(const Node& n, const float* sh) {
   return {n.position, n.scale, n.rotation, sh};
+}
+
+GaussianView rowOf(const GaussianCloud& c, size_t i) {
+  return {c.positions[i], c.scales[i], c.rotations[i], c.sh.data() + i * static_cast<size_t>(c.shStride())};
 }
 
 // Gaussian i of `c` set to the blend at t in [0, 1] of a and b: position, scale in log space, rotation by
@@ -187,159 +192,225 @@ void morphGaussian(GaussianCloud& c, size_t i, const GaussianView& a, const Gaus
   for (size_t j = 0; j < stride; ++j) sh[j] = mix(a.sh[j], shb[j]);
 }
 
+// Row `si` of `src` copied to row `di` of `dst` (same SH degree).
+void copyRow(GaussianCloud& dst, size_t di, const GaussianCloud& src, size_t si) {
+  const size_t stride = static_cast<size_t>(src.shStride());
+  dst.positions[di] = src.positions[si], dst.scales[di] = src.scales[si];
+  dst.rotations[di] = src.rotations[si], dst.opacities[di] = src.opacities[si];
+  std::copy_n(src.sh.data() + si * stride, stride, dst.sh.data() + di * stride);
+}
+
+void resizeRows(GaussianCloud& c, size_t n) {  // (GaussianCloud::resize would clear the SH)
+  c.positions.resize(n), c.scales.resize(n), c.rotations.resize(n), c.opacities.resize(n);
+  c.sh.resize(n * static_cast<size_t>(c.shStride()));
+}
+
+// The row of node `source` in a cut ordered by source_index.
+uint32_t rowIn(const std::vector<CutEntry>& cut, uint64_t source) {
+  const auto it = std::lower_bound(cut.begin(), cut.end(), source,
+                                   [](const CutEntry& e, uint64_t s) { return e.source < s; });
+  return static_cast<uint32_t>(it - cut.begin());
+}
+
 }  // namespace
 
 const GaussianCloud& LodStream::draw(const CutResult& cut, bool fade) {
+  state_.assign(h_, cut);
+  return drawCut(fade);
+}
+
+uint64_t LodStream::fadingOut() const {
+  uint64_t n = 0;
+  for (const Ghost& g : ghosts_) n += g.age + 1 < kFadeFrames;
+  return n;
+}
+
+const GaussianCloud& LodStream::drawCut(bool fade, uint64_t max_fading_out) {
   ++frame_;
   gpu_figures_ = {};  // until a GPU pool draws this frame
-  for (NodeRef r : cut.nodes)
-    if (r.chunk != kNone) last_drawn_[r.chunk] = frame_;
-  std::unordered_set<uint64_t> drawn;
-  drawn.reserve(cut.nodes.size());
-  for (NodeRef r : cut.nodes) drawn.insert(nodeKey(r));
-  // This cut's chain (fading only): each drawn or refined node's parent.
-  std::unordered_map<uint64_t, NodeRef> up;
-  if (fade) {
-    up.reserve(cut.nodes.size() + cut.refined_from.size());
-    for (const auto& [node, parent] : cut.refined_from) up[nodeKey(node)] = parent;
-    for (size_t i = 0; i < cut.nodes.size(); ++i) up[nodeKey(cut.nodes[i])] = cut.parents[i];
-  }
-
-  // Zooming out: what the last draw showed of the nodes this cut replaced by a coarser one (snapshots of
-  // cloud_ as it was drawn, morphs and ghosts included), before cloud_ is filled again.
-  std::vector<Ghost> ghosts;
-  if (fade && !drawn_.empty()) {
-    // The nearest ancestor of a node of the last cut (along that cut's chain) that this cut draws and the
-    // last one did not: the coarser node it went into, or none.
-    auto coarser = [&](NodeRef r) -> NodeRef {
-      for (auto it = up_.find(nodeKey(r)); it != up_.end() && !(it->second == kNoNode);
-           it = up_.find(nodeKey(it->second))) {
-        const uint64_t k = nodeKey(it->second);
-        if (drawn.count(k)) return drawn_.count(k) ? kNoNode : it->second;
-      }
-      return kNoNode;
-    };
-    auto snapshot = [&](size_t index) {
-      GaussianCloud g;
-      g.resize(1, cloud_.sh_degree);
-      g.positions[0] = cloud_.positions[index], g.scales[0] = cloud_.scales[index],
-      g.rotations[0] = cloud_.rotations[index];
-      g.opacities[0] = cloud_.opacities[index];
-      const size_t stride = static_cast<size_t>(cloud_.shStride());
-      std::copy_n(cloud_.sh.begin() + static_cast<std::ptrdiff_t>(index * stride), stride, g.sh.begin());
-      return g;
-    };
-    const size_t last_count = last_nodes_.size();
-    for (size_t i = 0; i < last_count; ++i) {
-      if (drawn.count(nodeKey(last_nodes_[i]))) continue;
-      const NodeRef into = coarser(last_nodes_[i]);
-      if (!(into == kNoNode)) ghosts.push_back({snapshot(i), into, 0.0f, 0});
+  CutState& s = state_;
+  std::vector<uint8_t>& flags = s.flags;
+  const std::vector<CutEntry>& cut = s.cut;
+  const size_t n = cut.size();
+  for (const CutEntry& e : cut)
+    if (e.ref.chunk != kNone) last_drawn_[e.ref.chunk] = frame_;
+  // What changed since the last draw: its nodes no longer in the cut (with their rows in cloud_), and the
+  // rows of nodes it did not draw.
+  std::vector<std::pair<uint32_t, uint32_t>> removed;  // (row in cloud_, node id)
+  for (size_t i = 0; i < last_cut_.size(); ++i)
+    if (!(flags[last_cut_[i].id] & kCutIn)) removed.push_back({static_cast<uint32_t>(i), last_cut_[i].id});
+  std::vector<uint32_t> fresh;
+  for (size_t i = 0; i < n; ++i)
+    if (!(flags[cut[i].id] & kCutDrawn)) fresh.push_back(static_cast<uint32_t>(i));
+  // The nearest ancestor of a node drawn last time that this cut draws and the last one did not: the coarser
+  // node it went into, or none (the node went finer, or out of view).
+  auto coarser = [&](uint32_t id) -> uint32_t {
+    for (uint32_t a = s.parent[id]; a != kNone; a = s.parent[a])
+      if (flags[a] & kCutIn) return flags[a] & kCutDrawn ? kNone : a;
+    return kNone;
+  };
+  auto refOf = [&](uint32_t leaf_id, NodeRef leaf, uint32_t target) {  // an ancestor's ref, walking up
+    NodeRef r = leaf;
+    for (uint32_t id = leaf_id; id != target;) {
+      const uint32_t p = s.parent[id];
+      r = s.parentRef(h_, r, p);
+      id = p;
     }
+    return r;
+  };
+
+  // Zooming out: what the last draw showed of the nodes this cut replaced by a coarser one (its rows of
+  // cloud_, morphs and fading rows included), before cloud_ is filled again.
+  std::vector<Ghost> ghosts;
+  GaussianCloud starts;
+  starts.resize(0, h_.index.sh_degree);
+  const bool fading_out = fade && last_fade_;
+  if (fading_out) {
+    std::vector<std::pair<uint32_t, uint32_t>> from;  // (row of cloud_, into) of each new ghost
+    for (const auto& [row, id] : removed)
+      if (const uint32_t into = coarser(id); into != kNone) {
+        ghosts.push_back({into, refOf(id, last_cut_[row].ref, into), 0.0f, 0});
+        from.push_back({row, into});
+      }
+    const size_t new_count = ghosts.size(), last_count = last_cut_.size();
+    std::vector<std::pair<uint32_t, uint32_t>> kept;  // (source: 0 ghost_start_ / 1 cloud_, row)
     for (size_t g = 0; g < ghosts_.size(); ++g) {
-      Ghost& gh = ghosts_[g];
-      if (drawn.count(nodeKey(gh.into))) {  // still fading into the node it started towards
+      const Ghost& gh = ghosts_[g];
+      if (flags[gh.into_id] & kCutIn) {  // still fading into the node it started towards
         if (gh.age + 1 < kFadeFrames) {
-          ++gh.age;
-          ghosts.push_back(std::move(gh));
+          ghosts.push_back(gh), ++ghosts.back().age;
+          kept.push_back({0, static_cast<uint32_t>(g)});
         }
         continue;
       }
       // Its node was itself replaced by a coarser one: on from where it is now, into that one.
-      const NodeRef into = coarser(gh.into);
-      if (!(into == kNoNode)) ghosts.push_back({snapshot(last_count + g), into, 0.0f, 0});
+      if (const uint32_t into = coarser(gh.into_id); into != kNone) {
+        ghosts.push_back({into, refOf(gh.into_id, gh.into, into), 0.0f, 0});
+        kept.push_back({1, static_cast<uint32_t>(last_count + g)});
+      }
     }
+    // The hard budget: past max_fading_out rows, the fades into the nodes whose rows have faded longest go.
+    if (ghosts.size() > max_fading_out) {
+      std::vector<std::pair<uint32_t, int>> by_node;  // (into, age) of every ghost, grouped by node
+      for (const Ghost& gh : ghosts) by_node.push_back({gh.into_id, gh.age});
+      std::sort(by_node.begin(), by_node.end());
+      struct Group {
+        int age;  // its oldest ghost's
+        uint32_t into, rows;
+      };
+      std::vector<Group> groups;
+      for (const auto& [into, age] : by_node)
+        if (groups.empty() || groups.back().into != into)
+          groups.push_back({age, into, 1});
+        else
+          groups.back().age = std::max(groups.back().age, age), ++groups.back().rows;
+      std::sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
+        return a.age != b.age ? a.age > b.age : a.into < b.into;
+      });
+      size_t left = ghosts.size();
+      for (size_t k = 0; k < groups.size() && left > max_fading_out; ++k) {
+        flags[groups[k].into] |= kCutScratch;  // dropped: the node drawn as it is
+        left -= groups[k].rows;
+      }
+    }
+    for (size_t g = 0; g < ghosts.size(); ++g)
+      if (!(flags[ghosts[g].into_id] & kCutScratch)) {
+        const size_t at = starts.size();
+        resizeRows(starts, at + 1);
+        if (g < new_count)
+          copyRow(starts, at, cloud_, from[g].first);
+        else if (kept[g - new_count].first == 0)
+          copyRow(starts, at, ghost_start_, kept[g - new_count].second);
+        else
+          copyRow(starts, at, cloud_, kept[g - new_count].second);
+      }
+    size_t w = 0;
+    for (const Ghost& gh : ghosts)
+      if (!(flags[gh.into_id] & kCutScratch)) ghosts[w++] = gh;
+    for (const Ghost& gh : ghosts) flags[gh.into_id] &= static_cast<uint8_t>(~kCutScratch);
+    ghosts.resize(w);
     // The first ghost into a node ends with the node's opacity (continuing ones keep theirs), the others
     // transparent: at the end they draw what the node alone draws.
-    std::unordered_set<uint64_t> given;
     for (const Ghost& gh : ghosts)
-      if (gh.age > 0 && gh.end_opacity > 0.0f) given.insert(nodeKey(gh.into));
+      if (gh.age > 0 && gh.end_opacity > 0.0f) flags[gh.into_id] |= kCutScratch;
     for (Ghost& gh : ghosts)
-      if (gh.age == 0 && given.insert(nodeKey(gh.into)).second) gh.end_opacity = nodeAt(h_, gh.into).opacity;
+      if (gh.age == 0 && !(flags[gh.into_id] & kCutScratch)) {
+        gh.end_opacity = nodeAt(h_, gh.into).opacity;
+        flags[gh.into_id] |= kCutScratch;
+      }
+    for (const Ghost& gh : ghosts) flags[gh.into_id] &= static_cast<uint8_t>(~kCutScratch);
   }
 
-  fillCutCloud(h_, cut, cloud_);
-  rows_ = cut.nodes;  // copies of their nodes, but for the rows computed below
-  sh_mixes_.clear();
-  std::unordered_map<uint64_t, Morph> morph;
-  if (fade && !drawn_.empty()) {
-    // Where each new node comes from: its nearest ancestor the last draw drew (the cut's refinements lead
-    // there).
-    std::vector<NodeRef> source(cut.nodes.size(), kNoNode);
-    std::unordered_set<uint64_t> given;  // ancestors whose first new node has taken their opacity
-    for (size_t i = 0; i < cut.nodes.size(); ++i) {
-      const uint64_t key = nodeKey(cut.nodes[i]);
-      if (drawn_.count(key)) {
-        if (auto it = morph_.find(key); it != morph_.end() && it->second.age + 1 < kFadeFrames) {
-          morph[key] = it->second;  // still on its way from the ancestor it replaced
-          ++morph[key].age;
-        }
-        continue;
+  // Refining: where each new node comes from (its nearest ancestor the last draw drew), and the morphs
+  // still on their way.
+  std::vector<Morph> morphs;
+  if (fade && drew_) {
+    for (const Morph& m : morphs_)
+      if ((flags[m.id] & kCutIn) && m.age + 1 < kFadeFrames) {
+        morphs.push_back(m), ++morphs.back().age;
+        morphs.back().row = rowIn(cut, nodeAt(h_, m.ref).source_index);
       }
-      for (NodeRef a = cut.parents[i]; !(a == kNoNode);) {
-        if (drawn_.count(nodeKey(a))) {
-          source[i] = a;
-          break;
-        }
-        const auto it = up.find(nodeKey(a));
-        a = it == up.end() ? kNoNode : it->second;
-      }
-    }
-    for (size_t i = 0; i < cut.nodes.size(); ++i) {
-      if (source[i] == kNoNode) continue;
+    std::vector<uint32_t> given;  // ancestors whose first new node has taken their opacity
+    for (uint32_t row : fresh) {
+      const CutEntry& e = cut[row];
+      uint32_t a = s.parent[e.id];
+      while (a != kNone && !(flags[a] & kCutDrawn)) a = s.parent[a];
+      if (a == kNone) continue;
       // The new nodes from one ancestor start stacked on it: the first as the ancestor itself, the others
       // transparent, so the first draw shows exactly what the last one did.
-      const bool first = given.insert(nodeKey(source[i])).second;
-      morph[nodeKey(cut.nodes[i])] = {source[i], first ? nodeAt(h_, source[i]).opacity : 0.0f, 0};
+      const NodeRef from = refOf(e.id, e.ref, a);
+      const bool first = !(flags[a] & kCutScratch);
+      if (first) flags[a] |= kCutScratch, given.push_back(a);
+      morphs.push_back({e.id, row, e.ref, from, first ? nodeAt(h_, from).opacity : 0.0f, 0});
     }
+    for (uint32_t a : given) flags[a] &= static_cast<uint8_t>(~kCutScratch);
   }
+
+  // The cloud: every node of the cut as it is (in parallel), then the rows computed on the host.
   const size_t stride = static_cast<size_t>(cloud_.shStride());
-  for (size_t i = 0; i < cut.nodes.size(); ++i) {
-    const auto it = morph.find(nodeKey(cut.nodes[i]));
-    if (it == morph.end()) continue;
-    const Morph& m = it->second;
-    const float t = static_cast<float>(m.age) / static_cast<float>(kFadeFrames);
-    const GaussianView own{cloud_.positions[i], cloud_.scales[i], cloud_.rotations[i],
-                           cloud_.sh.data() + i * stride};
-    morphGaussian(cloud_, i, viewOf(nodeAt(h_, m.from), shAt(h_, m.from)), own, t);
-    cloud_.opacities[i] = m.start_opacity + (cloud_.opacities[i] - m.start_opacity) * t;
-    rows_[i] = kNoNode;
-    sh_mixes_.push_back({static_cast<uint32_t>(i), m.from, cut.nodes[i], t});
-  }
-  if (!ghosts.empty()) {
-    // The nodes ghosts fade into are drawn transparent meanwhile; the ghosts follow the cut's nodes.
-    std::unordered_set<uint64_t> hidden;
-    for (const Ghost& gh : ghosts) hidden.insert(nodeKey(gh.into));
-    for (size_t i = 0; i < cut.nodes.size(); ++i)
-      if (hidden.count(nodeKey(cut.nodes[i]))) {
-        if (!(rows_[i] == kNoNode))  // (a morphing row keeps its mix)
-          sh_mixes_.push_back({static_cast<uint32_t>(i), cut.nodes[i], cut.nodes[i], 0.0f});
-        cloud_.opacities[i] = 0.0f, rows_[i] = kNoNode;
-      }
-    std::sort(sh_mixes_.begin(), sh_mixes_.end(),
-              [](const ShMix& a, const ShMix& b) { return a.row < b.row; });
-    const size_t n = cut.nodes.size();
-    const size_t total = n + ghosts.size();  // (GaussianCloud::resize would clear the SH)
-    cloud_.positions.resize(total), cloud_.scales.resize(total), cloud_.rotations.resize(total),
-        cloud_.opacities.resize(total);
-    cloud_.sh.resize(total * stride);
-    rows_.resize(total, kNoNode);
-    for (size_t g = 0; g < ghosts.size(); ++g) {
-      const Ghost& gh = ghosts[g];
-      const float t = static_cast<float>(gh.age) / static_cast<float>(kFadeFrames);
-      const GaussianCloud& a = gh.start;
-      morphGaussian(cloud_, n + g, {a.positions[0], a.scales[0], a.rotations[0], a.sh.data()},
-                    viewOf(nodeAt(h_, gh.into), shAt(h_, gh.into)), t);
-      cloud_.opacities[n + g] = a.opacities[0] + (gh.end_opacity - a.opacities[0]) * t;
+  const size_t total = n + ghosts.size();
+  resizeRows(cloud_, total);
+  rows_.resize(total);
+  parallelForRange(n, 16384, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const Node& node = nodeAt(h_, cut[i].ref);
+      cloud_.positions[i] = node.position, cloud_.scales[i] = node.scale;
+      cloud_.rotations[i] = node.rotation, cloud_.opacities[i] = node.opacity;
+      std::copy_n(shAt(h_, cut[i].ref), stride, cloud_.sh.data() + i * stride);
+      rows_[i] = cut[i].ref;
     }
+  });
+  sh_mixes_.clear();
+  for (const Morph& m : morphs) {
+    const float t = static_cast<float>(m.age) / static_cast<float>(kFadeFrames);
+    morphGaussian(cloud_, m.row, viewOf(nodeAt(h_, m.from), shAt(h_, m.from)), rowOf(cloud_, m.row), t);
+    cloud_.opacities[m.row] = m.start_opacity + (cloud_.opacities[m.row] - m.start_opacity) * t;
+    rows_[m.row] = kNoNode;
+    sh_mixes_.push_back({m.row, m.from, m.ref, t});
   }
-  drawn_.swap(drawn);
-  morph_.swap(morph);
+  // The nodes ghosts fade into are drawn transparent meanwhile; the ghosts follow the cut's nodes.
+  for (const Ghost& gh : ghosts) {
+    const uint32_t row = rowIn(cut, nodeAt(h_, gh.into).source_index);
+    if (!(rows_[row] == kNoNode))  // (a morphing row keeps its mix)
+      sh_mixes_.push_back({row, gh.into, gh.into, 0.0f});
+    cloud_.opacities[row] = 0.0f, rows_[row] = kNoNode;
+  }
+  std::sort(sh_mixes_.begin(), sh_mixes_.end(), [](const ShMix& a, const ShMix& b) { return a.row < b.row; });
+  for (size_t g = 0; g < ghosts.size(); ++g) {
+    const Ghost& gh = ghosts[g];
+    const float t = static_cast<float>(gh.age) / static_cast<float>(kFadeFrames);
+    morphGaussian(cloud_, n + g, rowOf(starts, g), viewOf(nodeAt(h_, gh.into), shAt(h_, gh.into)), t);
+    cloud_.opacities[n + g] = starts.opacities[g] + (gh.end_opacity - starts.opacities[g]) * t;
+    rows_[n + g] = kNoNode;
+  }
+
+  for (const auto& [row, id] : removed) flags[id] &= static_cast<uint8_t>(~kCutDrawn);
+  for (uint32_t row : fresh) flags[cut[row].id] |= kCutDrawn;
+  if (!removed.empty() || !fresh.empty() || last_cut_.size() != n) last_cut_ = cut;
+  morphs_.swap(morphs);
   ghosts_.swap(ghosts);
-  up_.swap(up);
-  if (fade)
-    last_nodes_ = cut.nodes;
-  else
-    last_nodes_.clear();
+  ghost_start_ = std::move(starts);
+  drew_ = true, last_fade_ = fade;
   return cloud_;
 }
 
@@ -371,20 +442,23 @@ StreamStats LodStream::stats() const {
 
 void selectFrameCuts(std::span<LodStream* const> streams, std::span<const Camera> cameras, uint64_t budget,
                      bool settle, bool fade) {
+  // Rows still fading out from earlier frames hold their place in the budget: the cut gets the rest.
+  uint64_t fading_out = 0;
+  if (fade)
+    for (const LodStream* s : streams) fading_out += s->fadingOut();
   CutOptions options;
-  options.budget = budget;
-  std::vector<CutTarget> targets(streams.size());
+  options.budget = budget > fading_out ? budget - fading_out : 0;
+  std::vector<CutUpdateTarget> targets(streams.size());
   std::vector<std::vector<std::pair<float, uint32_t>>> wanted;
-  std::vector<CutResult> cuts;
   // Settling: each round installs what the last one asked for; a chunk that cannot fit the pool or fails is
   // not asked for again, so the rounds end (a hierarchy is at most a few chunk levels deep: the bound is
   // wide).
   for (int round = 0; round < 64; ++round) {
     for (size_t i = 0; i < streams.size(); ++i) {
       streams[i]->install();
-      targets[i] = {&streams[i]->hierarchy(), cameras[i], &streams[i]->resident()};
+      targets[i] = {&streams[i]->hierarchy(), cameras[i], &streams[i]->resident(), &streams[i]->cutState()};
     }
-    cuts = selectCuts(targets, options, &wanted);
+    updateCuts(targets, options, fade, &wanted);
     bool missing = false;
     for (size_t i = 0; i < streams.size(); ++i) {
       streams[i]->request(wanted[i]);
@@ -393,7 +467,13 @@ void selectFrameCuts(std::span<LodStream* const> streams, std::span<const Camera
     if (!settle || !missing) break;
     for (LodStream* s : streams) s->waitIdle();
   }
-  for (size_t i = 0; i < streams.size(); ++i) streams[i]->draw(cuts[i], fade);
+  // The fading rows take what the cuts leave of the budget, object by object.
+  uint64_t room = budget;
+  for (const LodStream* s : streams) room -= std::min<uint64_t>(room, s->cutState().cut.size());
+  for (LodStream* s : streams) {
+    s->drawCut(fade, room);
+    room -= std::min<uint64_t>(room, s->fadingOutDrawn());
+  }
 }
 
 }  // namespace sf::lod

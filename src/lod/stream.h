@@ -16,13 +16,12 @@
 #include <span>
 #include <string>
 #include <thread>
-#include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "core/gaussian_cloud.h"
 #include "lod/cut.h"
+#include "lod/cut_state.h"
 #include "lod/format.h"
 #include "render/camera.h"
 
@@ -33,9 +32,9 @@ namespace sf::lod {
 // ancestor sits, with its scale, rotation and colour; the first with its opacity, the others transparent, so
 // the first frame draws exactly what the last one did. Position, scale (in log space), rotation (normalised
 // lerp), colour and opacity then go linearly to the node's own, reached kFadeFrames frames later. Zooming out
-// is the same in reverse: the nodes a coarser node replaces stay drawn (after the cut's own nodes, beyond
-// the budget for those frames) as they were last drawn and morph into it over kFadeFrames frames, the first
-// of them towards its opacity, the others towards transparent, while the coarser node itself is drawn
+// is the same in reverse: the nodes a coarser node replaces stay drawn (after the cut's own nodes, counted
+// against the budget: selectFrameCuts) as they were last drawn and morph into it over kFadeFrames frames, the
+// first of them towards its opacity, the others towards transparent, while the coarser node itself is drawn
 // transparent; then the coarser node alone is drawn, which is what they had become.
 inline constexpr int kFadeFrames = 8;
 
@@ -86,6 +85,18 @@ class LodStream {
   // of its nodes, kept until the next call. With `fade`, a node that replaced its parent since the last draw
   // morphs from it over kFadeFrames draws, and nodes a coarser one replaced morph into it (see kFadeFrames).
   const GaussianCloud& draw(const CutResult& cut, bool fade = false);
+  // The same for the cut cutState() holds (selectFrameCuts' updates), with at most `max_fading_out` rows of
+  // nodes fading into a coarser one: past that, the fades into the nodes whose rows have faded longest are
+  // dropped (those nodes drawn as they are at once), so that the frame holds its budget.
+  const GaussianCloud& drawCut(bool fade, uint64_t max_fading_out = UINT64_MAX);
+  // The cut kept from frame to frame (lod/cut_state.h).
+  CutState& cutState() { return state_; }
+  const CutState& cutState() const { return state_; }
+  // Rows of nodes fading into a coarser one that the next frame still draws if their nodes stay: they
+  // hold their place in its budget.
+  uint64_t fadingOut() const;
+  // Rows of the last draw fading into a coarser node.
+  uint64_t fadingOutDrawn() const { return ghosts_.size(); }
   const GaussianCloud& cloud() const { return cloud_; }
   // Where each gaussian of cloud() comes from: the node it copies as it is, or kNoNode for one computed on
   // the host (a node morphing from or into another, a node drawn transparent while others fade into it, a
@@ -136,24 +147,27 @@ class LodStream {
   std::vector<uint64_t> install_stamp_;  // per chunk (installStamps())
   uint64_t installs_ = 0;
   GpuFigures gpu_figures_;
+  CutState state_;                  // the cut kept from frame to frame, its per-node arrays
+  std::vector<CutEntry> last_cut_;  // the cut the last draw drew (cloud_'s first rows)
+  bool drew_ = false, last_fade_ = false;
+  // A node morphing in from the ancestor it replaced (its row in cloud_ this frame).
   struct Morph {
-    NodeRef from;             // the ancestor it replaced
+    uint32_t id = 0, row = 0;
+    NodeRef ref, from;
     float start_opacity = 0;  // its opacity at the start: its share of the ancestor's
     int age = 0;              // draws since it appeared
   };
-  std::unordered_set<uint64_t> drawn_;         // the nodes the last draw drew
-  std::unordered_map<uint64_t, Morph> morph_;  // those still morphing in
+  std::vector<Morph> morphs_;
   // Zooming out: a node the cut no longer draws, fading into the coarser node that replaced it. It starts as
-  // it was last drawn (`start`: one gaussian) and goes linearly to `into` (to `end_opacity` in opacity).
+  // it was last drawn (row g of ghost_start_) and goes linearly to `into` (to `end_opacity` in opacity).
   struct Ghost {
-    GaussianCloud start;
+    uint32_t into_id = 0;
     NodeRef into;
     float end_opacity = 0;
     int age = 0;
   };
-  std::vector<Ghost> ghosts_;                 // drawn after the cut's nodes, in this order
-  std::vector<NodeRef> last_nodes_;           // the last cut's nodes (cloud_'s first gaussians)
-  std::unordered_map<uint64_t, NodeRef> up_;  // the last cut: each drawn or refined node's parent
+  std::vector<Ghost> ghosts_;  // drawn after the cut's nodes, in this order
+  GaussianCloud ghost_start_;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_, idle_;

@@ -1,0 +1,504 @@
+// The frame's cut kept from one frame to the next (lod/cut_state.h).
+#include "lod/cut_state.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <limits>
+#include <queue>
+#include <stdexcept>
+
+namespace sf::lod {
+
+namespace {
+
+constexpr float kNear = 0.2f;  // the renderers' near cull (as lod/cut.cpp)
+constexpr uint8_t kCutStateFlags = kCutIn | kCutRefined | kCutInside | kCutHeld;
+
+// Whether a box lies wholly inside the view widened by margin_px - 1 and in front of z = 0.21: then every box
+// inside it passes boxVisible, with a pixel (and 0.01 in depth) to spare for rounding.
+bool boxInside(Vec3 lo, Vec3 hi, const Camera& cam, float margin_px) {
+  const float m = margin_px - 1.0f;
+  const float left = -m, right = static_cast<float>(cam.width) + m;
+  const float top = -m, bottom = static_cast<float>(cam.height) + m;
+  for (int i = 0; i < 8; ++i) {
+    const Vec3 c = transformPoint(cam.world_to_camera,
+                                  Vec3{i & 1 ? hi.x : lo.x, i & 2 ? hi.y : lo.y, i & 4 ? hi.z : lo.z});
+    if (c.z < kNear + 0.01f || cam.fx * c.x + (cam.cx - left) * c.z < 0 ||
+        cam.fx * c.x + (cam.cx - right) * c.z > 0 || cam.fy * c.y + (cam.cy - top) * c.z < 0 ||
+        cam.fy * c.y + (cam.cy - bottom) * c.z > 0)
+      return false;
+  }
+  return true;
+}
+
+// A node's place in the refinement order: larger error first, then the lower target, then the lower id.
+struct Key {
+  float e;
+  uint32_t t;
+  uint32_t id;
+  NodeRef ref;
+};
+
+bool higher(const Key& a, const Key& b) {
+  if (a.e != b.e) return a.e > b.e;
+  if (a.t != b.t) return a.t < b.t;
+  return a.id < b.id;
+}
+
+struct HighestFirst {
+  bool operator()(const Key& a, const Key& b) const { return higher(b, a); }
+};
+struct LowestFirst {
+  bool operator()(const Key& a, const Key& b) const { return higher(a, b); }
+};
+
+class Updater {
+ public:
+  Updater(std::span<const CutUpdateTarget> targets, const CutOptions& o, bool fade,
+          std::vector<std::vector<std::pair<float, uint32_t>>>* wanted)
+      : t_(targets), o_(o), fade_(fade), wanted_(wanted), added_(targets.size()) {}
+
+  void run();
+
+ private:
+  CutState& st(uint32_t t) const { return *t_[t].state; }
+  const Hierarchy& hier(uint32_t t) const { return *t_[t].hierarchy; }
+  const Camera& cam(uint32_t t) const { return t_[t].camera; }
+
+  NodeRef parentRef(uint32_t t, NodeRef r, uint32_t pid) const { return st(t).parentRef(hier(t), r, pid); }
+  void boxOf(uint32_t t, const Node& parent, NodeRef k, Vec3& lo, Vec3& hi) const {
+    if (parent.flags & kChildrenAreChunks) {
+      lo = hier(t).index.chunks[k.chunk].box_min, hi = hier(t).index.chunks[k.chunk].box_max;
+    } else {
+      const Node& n = nodeAt(hier(t), k);
+      lo = n.box_min, hi = n.box_max;
+    }
+  }
+  // Children of `ref` in view into kids_/kid_inside_; true when one of them is a chunk not in memory.
+  bool viewChildren(uint32_t t, NodeRef ref, const Node& n, bool inside) {
+    kids_.clear(), in_view_.clear();
+    childrenOf(hier(t), ref, kids_);
+    bool missing = false;
+    for (NodeRef k : kids_) {
+      Vec3 lo, hi;
+      boxOf(t, n, k, lo, hi);
+      const bool v = inside || boxVisible(lo, hi, cam(t), o_.margin_px);
+      in_view_.push_back(v);
+      if (v && (n.flags & kChildrenAreChunks) && t_[t].resident && !(*t_[t].resident)[k.chunk])
+        missing = true;
+    }
+    return missing;
+  }
+  void recordWanted(uint32_t t, float e) {
+    if (!wanted_) return;
+    for (size_t i = 0; i < kids_.size(); ++i)
+      if (in_view_[i] && !(*t_[t].resident)[kids_[i].chunk]) (*wanted_)[t].push_back({e, kids_[i].chunk});
+  }
+
+  void clearSubtree(uint32_t t, NodeRef ref);
+  void pass(uint32_t t, bool include_root);
+  void addCut(uint32_t t, NodeRef ref, uint32_t id) {
+    st(t).flags[id] |= kCutIn;
+    added_[t].push_back({nodeAt(hier(t), ref).source_index, id, ref});
+  }
+  bool held(const Key& k);
+  const Key* maxF();
+  const Key* minM();
+  bool validF(const Key& k) const { return (st(k.t).flags[k.id] & (kCutIn | kCutHeld)) == kCutIn; }
+  bool validM(const Key& k) {
+    if (!(st(k.t).flags[k.id] & kCutRefined)) return false;
+    kids_.clear();
+    childrenOf(hier(k.t), k.ref, kids_);
+    for (NodeRef c : kids_)
+      if (st(k.t).flags[st(k.t).idOf(c)] & kCutRefined) return false;
+    return true;
+  }
+  void coarsen(const Key& m);
+  void refine(const Key& f, uint32_t vis);
+  void greedyOrderCheck(uint64_t budget);
+  void finish(uint32_t t);
+
+  std::span<const CutUpdateTarget> t_;
+  const CutOptions& o_;
+  bool fade_;
+  std::vector<std::vector<std::pair<float, uint32_t>>>* wanted_;
+  std::vector<std::vector<CutEntry>> added_;
+  uint64_t count_ = 0, ghosts_ = 0;
+  int64_t zeros_ = 0;  // refined nodes with no child in view
+  std::vector<Key> f_all_, m_all_;
+  std::priority_queue<Key, std::vector<Key>, HighestFirst> f_;
+  std::priority_queue<Key, std::vector<Key>, LowestFirst> m_;
+  float lo_ = -std::numeric_limits<float>::infinity(), hi_ = std::numeric_limits<float>::infinity();
+  int widened_lo_ = 0, widened_hi_ = 0;
+  std::vector<NodeRef> kids_;
+  std::vector<uint8_t> in_view_;
+  struct Item {
+    NodeRef ref;
+    bool inside;
+  };
+  std::vector<Item> stack_;
+};
+
+void Updater::clearSubtree(uint32_t t, NodeRef ref) {
+  CutState& s = st(t);
+  std::vector<NodeRef> todo{ref}, kids;
+  while (!todo.empty()) {
+    const NodeRef r = todo.back();
+    todo.pop_back();
+    const uint32_t id = s.idOf(r);
+    const uint8_t f = s.flags[id];
+    s.flags[id] = static_cast<uint8_t>(f & ~kCutStateFlags);
+    if (!(f & kCutRefined)) continue;
+    const Node& n = nodeAt(hier(t), r);
+    kids.clear();
+    childrenOf(hier(t), r, kids);
+    for (NodeRef k : kids)
+      if (!(n.flags & kChildrenAreChunks) || !t_[t].resident || (*t_[t].resident)[k.chunk])
+        todo.push_back(k);  // (an evicted chunk's flags were cleared when it left)
+  }
+}
+
+// Measures the kept cut for this target's camera: errors, view, chunks gone; collects the frontier (chosen
+// nodes that have children) and the refined nodes.
+void Updater::pass(uint32_t t, bool include_root) {
+  CutState& s = st(t);
+  const Hierarchy& h = hier(t);
+  const NodeRef root = rootOf(h);
+  const uint32_t rid = s.idOf(root);
+  if (!include_root) {
+    clearSubtree(t, root);
+    return;
+  }
+  if (!(s.flags[rid] & (kCutIn | kCutRefined))) addCut(t, root, rid);
+  stack_.assign(1, {root, false});
+  while (!stack_.empty()) {
+    const Item it = stack_.back();
+    stack_.pop_back();
+    const uint32_t id = s.idOf(it.ref);
+    const Node& n = nodeAt(h, it.ref);
+    const bool inside = it.inside || boxInside(n.box_min, n.box_max, cam(t), o_.margin_px);
+    const float e = screenError(n, cam(t));
+    s.error[id] = e;
+    s.flags[id] = static_cast<uint8_t>(inside ? s.flags[id] | kCutInside : s.flags[id] & ~kCutInside);
+    if (s.flags[id] & kCutIn) {
+      ++count_;
+      if (!n.leaf()) f_all_.push_back({e, t, id, it.ref});
+      continue;
+    }
+    if (viewChildren(t, it.ref, n, inside)) {  // its chunks left the pool: drawn itself again
+      for (NodeRef k : kids_)
+        if (!t_[t].resident || (*t_[t].resident)[k.chunk]) clearSubtree(t, k);
+      s.flags[id] = static_cast<uint8_t>((s.flags[id] & ~kCutRefined) | kCutIn);
+      added_[t].push_back({n.source_index, id, it.ref});
+      ++count_;
+      f_all_.push_back({e, t, id, it.ref});
+      continue;
+    }
+    uint8_t vis = 0;
+    for (size_t i = 0; i < kids_.size(); ++i) {
+      const NodeRef k = kids_[i];
+      const uint32_t kid = s.idOf(k);
+      if (!in_view_[i]) {
+        clearSubtree(t, k);
+        continue;
+      }
+      ++vis;
+      if (!(s.flags[kid] & (kCutIn | kCutRefined))) addCut(t, k, kid);  // came into view
+      stack_.push_back({k, inside});
+    }
+    s.visible[id] = vis;
+    zeros_ += vis == 0;
+    m_all_.push_back({e, t, id, it.ref});
+  }
+}
+
+bool Updater::held(const Key& k) {
+  const Node& n = nodeAt(hier(k.t), k.ref);
+  if (!(n.flags & kChildrenAreChunks) || !t_[k.t].resident) return false;
+  if (!viewChildren(k.t, k.ref, n, (st(k.t).flags[k.id] & kCutInside) != 0)) return false;
+  recordWanted(k.t, k.e);
+  st(k.t).flags[k.id] |= kCutHeld;
+  st(k.t).held.push_back(k.id);
+  return true;
+}
+
+const Key* Updater::maxF() {
+  for (;;) {
+    while (!f_.empty() && (!validF(f_.top()) || held(f_.top()))) f_.pop();
+    // (nodes pushed during the update may lie below the window: the largest is known only above it)
+    if (!f_.empty() && f_.top().e >= lo_) return &f_.top();
+    if (lo_ == -std::numeric_limits<float>::infinity()) return nullptr;
+    const float was = lo_;  // widen the window: the frontier below it joins (then all of it)
+    lo_ = ++widened_lo_ < 3 ? lo_ * 0.5f : -std::numeric_limits<float>::infinity();
+    for (const Key& k : f_all_)
+      if (k.e < was && k.e >= lo_) f_.push(k);
+  }
+}
+
+const Key* Updater::minM() {
+  for (;;) {
+    while (!m_.empty() && !validM(m_.top())) m_.pop();
+    if (!m_.empty() && m_.top().e <= hi_) return &m_.top();
+    if (hi_ == std::numeric_limits<float>::infinity()) return nullptr;
+    const float was = hi_;
+    hi_ = ++widened_hi_ < 3 ? hi_ * 2.0f : std::numeric_limits<float>::infinity();
+    for (const Key& k : m_all_)
+      if (k.e > was && k.e <= hi_) m_.push(k);
+  }
+}
+
+void Updater::coarsen(const Key& m) {
+  CutState& s = st(m.t);
+  kids_.clear();
+  childrenOf(hier(m.t), m.ref, kids_);
+  for (NodeRef k : kids_) {
+    const uint32_t kid = s.idOf(k);
+    if (s.flags[kid] & kCutIn) --count_;
+    if (fade_ && (s.flags[kid] & kCutDrawn)) ++ghosts_;  // stays drawn while it fades into m
+    s.flags[kid] &= static_cast<uint8_t>(~kCutStateFlags);
+  }
+  zeros_ -= s.visible[m.id] == 0;
+  s.flags[m.id] = static_cast<uint8_t>((s.flags[m.id] & ~kCutRefined) | kCutIn);
+  added_[m.t].push_back({nodeAt(hier(m.t), m.ref).source_index, m.id, m.ref});
+  ++count_;
+  f_.push(m);
+  if (const uint32_t p = s.parent[m.id]; p != kNone) m_.push({s.error[p], m.t, p, parentRef(m.t, m.ref, p)});
+}
+
+void Updater::refine(const Key& f, uint32_t vis) {
+  CutState& s = st(f.t);
+  const bool inside = (s.flags[f.id] & kCutInside) != 0;
+  s.flags[f.id] = static_cast<uint8_t>((s.flags[f.id] & ~kCutIn) | kCutRefined);
+  s.visible[f.id] = static_cast<uint8_t>(vis);
+  zeros_ += vis == 0;
+  count_ = count_ - 1 + vis;
+  for (size_t i = 0; i < kids_.size(); ++i) {  // (viewChildren's, for f)
+    if (!in_view_[i]) continue;
+    const NodeRef k = kids_[i];
+    const uint32_t kid = s.idOf(k);
+    const Node& n = nodeAt(hier(f.t), k);
+    const float e = screenError(n, cam(f.t));
+    s.error[kid] = e;
+    const bool kin = inside || boxInside(n.box_min, n.box_max, cam(f.t), o_.margin_px);
+    s.flags[kid] = static_cast<uint8_t>((s.flags[kid] & ~kCutStateFlags) | (kin ? kCutInside : 0));
+    addCut(f.t, k, kid);
+    if (!n.leaf()) f_.push({e, f.t, kid, k});
+  }
+  m_.push(f);
+}
+
+// The greedy takes refinements in order and ends at the first that passes the budget. A refinement whose
+// children are all out of view lowers the count, so a set of refinements that fits as a whole may pass the
+// budget part-way in that order: then the greedy ended there, and so does this cut.
+void Updater::greedyOrderCheck(uint64_t budget) {
+  if (zeros_ <= 0 || count_ > budget || static_cast<uint64_t>(zeros_) <= budget - count_) return;
+  std::vector<std::pair<Key, int>> refined;  // every refined node with (children in view - 1)
+  for (uint32_t t = 0; t < t_.size(); ++t) {
+    CutState& s = st(t);
+    const NodeRef root = rootOf(hier(t));
+    if (!(s.flags[s.idOf(root)] & kCutRefined)) continue;
+    std::vector<NodeRef> todo{root}, kids;
+    while (!todo.empty()) {
+      const NodeRef r = todo.back();
+      todo.pop_back();
+      const uint32_t id = s.idOf(r);
+      if (!(s.flags[id] & kCutRefined)) continue;
+      refined.push_back({{s.error[id], t, id, r}, static_cast<int>(s.visible[id]) - 1});
+      kids.clear();
+      childrenOf(hier(t), r, kids);
+      todo.insert(todo.end(), kids.begin(), kids.end());
+    }
+  }
+  std::sort(refined.begin(), refined.end(),
+            [](const auto& a, const auto& b) { return higher(b.first, a.first); });  // lowest first
+  // Count after refining node q in order = count - (sum over the refined nodes below q).
+  int64_t below = 0;
+  const Key* stop = nullptr;
+  for (const auto& [k, d] : refined) {
+    if (static_cast<int64_t>(count_) - below > static_cast<int64_t>(budget)) stop = &k;
+    below += d;
+  }
+  if (!stop) return;
+  const Key r = *stop;
+  ++st(0).fallbacks;
+  hi_ = std::numeric_limits<float>::infinity();
+  for (const Key& k : m_all_) m_.push(k);
+  for (const Key* m = minM(); m && !higher(*m, r); m = minM()) {
+    const Key mk = *m;
+    m_.pop();
+    coarsen(mk);
+  }
+  for (uint32_t t = 0; t < t_.size(); ++t) st(t).stopped = true, st(t).stop_error = r.e;
+}
+
+void Updater::finish(uint32_t t) {
+  CutState& s = st(t);
+  std::vector<CutEntry>& added = added_[t];
+  std::sort(added.begin(), added.end(),
+            [](const CutEntry& a, const CutEntry& b) { return a.source < b.source; });
+  std::vector<CutEntry> next;
+  next.reserve(s.cut.size() + added.size());
+  size_t a = 0;
+  auto takeAdded = [&](uint64_t until) {
+    for (; a < added.size() && added[a].source < until; ++a) {
+      uint8_t& f = s.flags[added[a].id];
+      if (!(f & kCutIn) || (f & kCutListed)) continue;
+      f |= kCutListed;
+      next.push_back(added[a]);
+    }
+  };
+  // Entries kept are marked first, so that one also added again (coarsened back) is listed once.
+  for (const CutEntry& e : s.cut)
+    if (s.flags[e.id] & kCutIn) s.flags[e.id] |= kCutListed;
+  for (size_t i = 0; i < s.cut.size(); ++i) {
+    const CutEntry& e = s.cut[i];
+    takeAdded(e.source);
+    if (s.flags[e.id] & kCutIn)
+      next.push_back(e);
+    else
+      s.flags[e.id] &= static_cast<uint8_t>(~kCutListed);
+  }
+  takeAdded(std::numeric_limits<uint64_t>::max());
+  s.cut.swap(next);
+  s.active = true;
+}
+
+void Updater::run() {
+  for (uint32_t t = 0; t < t_.size(); ++t) {
+    CutState& s = st(t);
+    for (uint32_t id : s.held) s.flags[id] &= static_cast<uint8_t>(~kCutHeld);
+    s.held.clear();
+    assert(cam(t).validate() == nullptr);
+  }
+  // The window of errors where the cut's edge was last time: the frontier and refined nodes inside it go
+  // into the queues now, the others only if the updates reach past it (most of a cut lies well inside).
+  const CutState& first = st(0);
+  bool windowed = true;
+  for (uint32_t t = 0; t < t_.size(); ++t) windowed &= st(t).active && st(t).stopped;
+  if (windowed && first.stop_error > 0) lo_ = first.stop_error * 0.9f, hi_ = first.stop_error / 0.9f;
+  uint64_t roots = 0;
+  for (uint32_t t = 0; t < t_.size(); ++t) {
+    const Node& r = nodeAt(hier(t), rootOf(hier(t)));
+    const bool in = boxVisible(r.box_min, r.box_max, cam(t), o_.margin_px) && roots + 1 <= o_.budget;
+    roots += in;
+    pass(t, in);
+  }
+  for (const Key& k : f_all_)
+    if (k.e >= lo_) f_.push(k);
+  for (const Key& k : m_all_)
+    if (k.e <= hi_) m_.push(k);
+  // Coarsen: while over the budget, or while the chosen node of smallest error ranks at or below the
+  // frontier's largest (the camera moved: another node is worth more).
+  for (const Key* m = minM(); m; m = minM()) {
+    const Key mk = *m;
+    if (count_ <= o_.budget && mk.e > o_.threshold_px) {
+      const Key* f = maxF();  // (leaves m_ as it is: mk is still on top)
+      if (!f || higher(mk, *f)) break;
+    }
+    m_.pop();
+    coarsen(mk);
+  }
+  // Refine while the budget allows, leaving room for the nodes fading out.
+  const uint64_t budget = o_.budget > ghosts_ ? o_.budget - ghosts_ : 0;
+  bool stopped = false;
+  float stop_error = 0;
+  for (const Key* f = maxF(); f; f = maxF()) {
+    if (f->e <= o_.threshold_px) break;
+    const Key fk = *f;
+    CutState& s = st(fk.t);
+    viewChildren(fk.t, fk.ref, nodeAt(hier(fk.t), fk.ref), (s.flags[fk.id] & kCutInside) != 0);
+    uint32_t vis = 0;
+    for (uint8_t v : in_view_) vis += v;
+    if (count_ - 1 + vis > budget) {
+      stopped = true, stop_error = fk.e;
+      break;
+    }
+    f_.pop();
+    refine(fk, vis);
+  }
+  for (uint32_t t = 0; t < t_.size(); ++t) st(t).stopped = stopped, st(t).stop_error = stop_error;
+  greedyOrderCheck(budget);
+  for (uint32_t t = 0; t < t_.size(); ++t) finish(t);
+}
+
+}  // namespace
+
+void CutState::init(const Hierarchy& h) {
+  const size_t chunks = h.index.chunks.size();
+  base.assign(chunks, 0);
+  uint64_t next = h.index.has_top ? h.top.nodes.size() : 0;
+  for (size_t c = 0; c < chunks; ++c) {
+    base[c] = static_cast<uint32_t>(next);
+    next += h.index.chunks[c].node_count;
+  }
+  if (next >= kNone) throw std::length_error("a level-of-detail hierarchy of 2^32 nodes or more");
+  parent.assign(next, kNone);
+  error.assign(next, 0.0f);
+  flags.assign(next, 0);
+  visible.assign(next, 0);
+  cut.clear(), held.clear();
+  active = stopped = false;
+  if (h.index.has_top)
+    for (uint32_t i = 0; i < h.top.nodes.size(); ++i) {
+      const Node& n = h.top.nodes[i];
+      for (uint32_t k = 0; k < n.child_count; ++k)
+        if (n.flags & kChildrenAreChunks)
+          parent[base[n.first_child + k]] = i;
+        else
+          parent[n.first_child + k] = i;
+    }
+}
+
+void CutState::installChunk(const Hierarchy& h, uint32_t chunk) {
+  const Chunk& c = h.chunks[chunk];
+  const uint32_t b = base[chunk];
+  for (uint32_t i = 0; i < c.nodes.size(); ++i) {
+    const Node& n = c.nodes[i];
+    for (uint32_t k = 0; k < n.child_count; ++k) parent[b + n.first_child + k] = b + i;
+    flags[b + i] &= static_cast<uint8_t>(kCutListed);  // (a listed entry is dropped by the next update)
+  }
+}
+
+void CutState::evictChunk(const Hierarchy& h, uint32_t chunk) {
+  const uint32_t b = base[chunk], n = h.index.chunks[chunk].node_count;
+  for (uint32_t i = 0; i < n; ++i) flags[b + i] &= static_cast<uint8_t>(kCutListed);
+}
+
+void CutState::assign(const Hierarchy& h, const CutResult& result) {
+  // Clear the held cut (every node in it or refined), then take the result's nodes as added.
+  std::vector<NodeRef> todo{rootOf(h)}, kids;
+  while (!todo.empty()) {
+    const NodeRef r = todo.back();
+    todo.pop_back();
+    const uint32_t id = idOf(r);
+    const uint8_t f = flags[id];
+    flags[id] = static_cast<uint8_t>(f & ~kCutStateFlags);
+    if (!(f & kCutRefined)) continue;
+    const Node& n = nodeAt(h, r);
+    kids.clear();
+    childrenOf(h, r, kids);
+    for (NodeRef k : kids)
+      if (!(n.flags & kChildrenAreChunks) || !h.chunks[k.chunk].nodes.empty()) todo.push_back(k);
+  }
+  for (const auto& [r, p] : result.refined_from) flags[idOf(r)] |= kCutRefined;
+  std::vector<CutEntry> next;
+  next.reserve(result.nodes.size());
+  for (NodeRef r : result.nodes) {
+    flags[idOf(r)] |= kCutIn;
+    next.push_back({nodeAt(h, r).source_index, idOf(r), r});
+  }
+  for (const CutEntry& e : cut) flags[e.id] &= static_cast<uint8_t>(~kCutListed);
+  for (const CutEntry& e : next) flags[e.id] |= kCutListed;
+  cut.swap(next);
+  active = true, stopped = false;
+}
+
+void updateCuts(std::span<const CutUpdateTarget> targets, const CutOptions& options, bool fade,
+                std::vector<std::vector<std::pair<float, uint32_t>>>* wanted) {
+  if (wanted) wanted->assign(targets.size(), {});
+  if (targets.empty()) return;
+  Updater(targets, options, fade, wanted).run();
+}
+
+}  // namespace sf::lod
