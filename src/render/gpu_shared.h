@@ -147,7 +147,7 @@ struct GpuFrame {
   SF_REF(Vec4s) conic_opacity;  // conic a, b, c, opacity
   SF_REF(Vec4s) color_depth;    // rgb, view depth
   SF_REF(UVec2s) rects;         // (x0 | y0 << 16, x1 | y1 << 16)
-  SF_REF(Uints) touched;        // per slot: the tiles it reaches (0: not drawn)
+  SF_REF(Uints) touched;        // per slot: 1 when drawn (it reaches a tile), 0 when not
   SF_REF(Uints)
   tile_bins;  // per tile: its pair count, scanned in place to its first pair, then the emit cursor
   SF_REF(UVec2s)

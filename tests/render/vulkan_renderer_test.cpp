@@ -228,7 +228,7 @@ TEST(VulkanPasses, DeepTileListsAreMergedIntoTheCpuOrder) {
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 
-// Splats whose rects hold more than 256 tiles have their keys emitted by a whole workgroup at once (tested
+// Splats whose rects hold more than 64 tiles (SF_COOP_TILES) have their keys emitted by a whole workgroup at once (tested
 // rects up to 1024 tiles, and untested larger ones): the lists must not change. Some splats 15x and a few
 // 150x larger, at 640x480 (1200 tiles).
 TEST(VulkanPasses, LargeSplatsWalkedByWorkgroupsGiveTheSameTileLists) {
@@ -245,9 +245,9 @@ TEST(VulkanPasses, LargeSplatsWalkedByWorkgroupsGiveTheSameTileLists) {
     if (projectSplat(c.positions[i], covarianceFromScaleRotation(c.scales[i], c.rotations[i]), c.opacities[i],
                      c.sh_degree, c.shOf(i).data(), c.positions[i] - cam.position(), c.color_space, cam,
                      false, &p))
-      cooperative += p.tiles.area() > 256 && p.tiles.area() <= kMaxTestedTileArea;
+      cooperative += p.tiles.area() > 64 && p.tiles.area() <= kMaxTestedTileArea;
   }
-  EXPECT_GT(cooperative, 0u) << "no tested rect above 256 tiles";
+  EXPECT_GT(cooperative, 0u) << "no tested rect above 64 tiles";
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 

@@ -122,12 +122,15 @@ void main() {
   if (area == 0) return;
 
   vec4 conic_opacity = vec4(cc * det_inv, -b * det_inv, a * det_inv, opacity);
-  const int rect_area = area;
   if (area <= SF_MAX_TESTED_TILE_AREA) {
-    area = 0;
-    for (int ty = y0; ty < y1; ++ty)
-      for (int tx = x0; tx < x1; ++tx) area += splatReachesTile(mean, conic_opacity, uint(tx), uint(ty)) ? 1 : 0;
-    if (area == 0) return;
+    // Drawn when it reaches any tile of its rect (the counting below and the emit walk them all): the tile
+    // under its centre first, which it nearly always reaches, then the others until one is reached.
+    int mx = clamp(int(floor(mean.x / float(SF_TILE))), x0, x1 - 1);
+    int my = clamp(int(floor(mean.y / float(SF_TILE))), y0, y1 - 1);
+    bool drawn = splatReachesTile(mean, conic_opacity, uint(mx), uint(my));
+    for (int ty = y0; ty < y1 && !drawn; ++ty)
+      for (int tx = x0; tx < x1 && !drawn; ++tx) drawn = splatReachesTile(mean, conic_opacity, uint(tx), uint(ty));
+    if (!drawn) return;
   }
 
   vec3 dir = normalize(p_obj - vec3(obj.cam_in_object[0], obj.cam_in_object[1], obj.cam_in_object[2]));
@@ -146,10 +149,10 @@ void main() {
   float depth = (obj.flags & SF_OBJECT_SORT_DEPTH) != 0u ? max(obj.sort_depth.v[i], SF_MIN_SORT_DEPTH) : t.z;
   fr.f.color_depth.v[slot] = vec4(col, depth);
   fr.f.rects.v[slot] = uvec2(uint(x0) | (uint(y0) << 16), uint(x1) | (uint(y1) << 16));
-  fr.f.touched.v[slot] = uint(area);
+  fr.f.touched.v[slot] = 1u;
   // The tile counts of the binning (bin_tiles.comp counts only the rects wider than SF_COOP_TILES, which a
   // whole workgroup walks): the same test as above, once the slot is known to be drawn.
-  if (rect_area <= SF_COOP_TILES)
+  if (area <= SF_COOP_TILES)
     for (int ty = y0; ty < y1; ++ty)
       for (int tx = x0; tx < x1; ++tx)
         if (splatReachesTile(mean, conic_opacity, uint(tx), uint(ty))) atomicAdd(fr.f.tile_bins.v[uint(ty) * fr.f.tiles_x + uint(tx)], 1u);

@@ -149,22 +149,47 @@ void main() {
   }
   barrier();
   uint parity = 0u;
+  // Each thread's entry of the next batch is loaded into registers while the current batch blends (the
+  // loads gather through the slot index, and their latency would otherwise stall every thread at the
+  // staging barrier), then stored to shared memory at the next batch's start.
+  vec2 next_mean = vec2(0.0);
+  vec4 next_conic = vec4(0.0), next_color_depth = vec4(0.0);
+#ifdef SF_VARIANT_SHAPES
+  uint next_shape = 0u;
+#endif
+  if (begin + tid < end) {
+    uint slot = values.v[begin + tid];
+    next_mean = fr.f.means.v[slot];
+    next_conic = fr.f.conic_opacity.v[slot];
+    next_color_depth = fr.f.color_depth.v[slot];
+#ifdef SF_VARIANT_SHAPES
+    next_shape = fr.f.shapes.v[slot];
+#endif
+  }
   for (uint start = begin; start < end; start += kBatch, parity ^= 1u) {
     if (done) atomicAdd(s_done[parity], 1u);
     barrier();  // counts complete; every thread has finished reading the previous batch
     if (s_done[parity] == kBatch) break;
     if (tid == 0u) s_done[parity ^ 1u] = 0u;
-    uint k = start + tid;
-    if (k < end) {
-      uint slot = values.v[k];
-      s_mean[tid] = fr.f.means.v[slot];
-      s_conic[tid] = fr.f.conic_opacity.v[slot];
-      s_color_depth[tid] = fr.f.color_depth.v[slot];
+    if (start + tid < end) {
+      s_mean[tid] = next_mean;
+      s_conic[tid] = next_conic;
+      s_color_depth[tid] = next_color_depth;
 #ifdef SF_VARIANT_SHAPES
-      s_shape[tid] = fr.f.shapes.v[slot];
+      s_shape[tid] = next_shape;
 #endif
     }
     barrier();
+    uint k = start + kBatch + tid;
+    if (k < end) {
+      uint slot = values.v[k];
+      next_mean = fr.f.means.v[slot];
+      next_conic = fr.f.conic_opacity.v[slot];
+      next_color_depth = fr.f.color_depth.v[slot];
+#ifdef SF_VARIANT_SHAPES
+      next_shape = fr.f.shapes.v[slot];
+#endif
+    }
     uint count = min(kBatch, end - start);
     // This subgroup's pixels still blending (an empty rectangle when all are done), and the batch entries
     // that reach them: one bit per entry, the same words in every lane.

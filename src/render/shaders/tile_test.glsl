@@ -4,7 +4,7 @@
 #define SF_MAX_TESTED_TILE_AREA 1024
 // Rects of more tiles than this are binned by a whole workgroup (bin_tiles.comp); preprocess.comp counts the
 // tiles of the others (all of them tested: SF_COOP_TILES <= SF_MAX_TESTED_TILE_AREA).
-#define SF_COOP_TILES 256
+#define SF_COOP_TILES 64
 
 float conicQ(vec3 con, float dx, float dy) {
   precise float q = con.x * dx * dx + 2.0 * con.y * dx * dy + con.z * dy * dy;
