@@ -228,9 +228,9 @@ TEST(VulkanPasses, DeepTileListsAreMergedIntoTheCpuOrder) {
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 
-// Splats whose rects hold more than 64 tiles (SF_COOP_TILES) have their keys emitted by a whole workgroup at once (tested
-// rects up to 1024 tiles, and untested larger ones): the lists must not change. Some splats 15x and a few
-// 150x larger, at 640x480 (1200 tiles).
+// Splats whose rects hold more than 64 tiles (SF_COOP_TILES) have their keys emitted by a whole workgroup at
+// once (tested rects up to 1024 tiles, and untested larger ones): the lists must not change. Some splats 15x
+// and a few 150x larger, at 640x480 (1200 tiles).
 TEST(VulkanPasses, LargeSplatsWalkedByWorkgroupsGiveTheSameTileLists) {
   SF_REQUIRE_VULKAN(r);
   GaussianCloud c = frontCloud(2000, 1, 23);
