@@ -45,14 +45,15 @@ using gpu_interop::uint;
 // buffers: it ends in the alternates when that number is odd. SF_MAX_MERGE_PASSES covers 2^31 pairs.
 // Lists of at most SF_SEG_SMALL pairs (most lists of most frames) are sorted by a smaller workgroup
 // (SF_SEG_SMALL_WG threads, SF_SEG_SMALL pairs of shared memory): no thread idles through a network sized
-// for a long list. Chunks of 2,048 pairs (16 KiB of shared memory a workgroup, 8 pairs a thread): with
-// 4,096 the H200 held half as many sort workgroups per SM and the headline scene's tile sort took 2.30 ms
-// instead of 1.11 (docs/benchmarks.md).
-#define SF_SEG_BLOCK 2048
+// for a long list. Chunks of 1,024 pairs (8 KiB of shared memory a workgroup, 4 pairs a thread): the more
+// sort workgroups an SM holds the faster the sort; the headline scene's tile sort took 2.30 ms with chunks of
+// 4,096 (H200), 1.11 with 2,048 and 0.75 with 1,024 (H100; 0.98 with 512, 0.78 with 512 and 128 threads),
+// docs/benchmarks.md.
+#define SF_SEG_BLOCK 1024
 #define SF_SEG_WG 256
 #define SF_SEG_SMALL 256
 #define SF_SEG_SMALL_WG 64
-#define SF_MAX_MERGE_PASSES 20
+#define SF_MAX_MERGE_PASSES 21
 // Their indirect dispatches are rows of at most SF_DISPATCH_ROW workgroups (Vulkan guarantees 65,535 per
 // dimension; an 8K frame lists more chunks than that): workgroup (x, y) takes chunk y * SF_DISPATCH_ROW + x.
 #define SF_DISPATCH_ROW 32768

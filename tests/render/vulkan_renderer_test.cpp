@@ -207,7 +207,7 @@ TEST(VulkanPasses, ProjectionAndTileListsMatchCpu) {
 }
 
 // Tile lists longer than one chunk sort (SF_SEG_BLOCK pairs) are finished by merge passes: 30,000 splats over
-// a 48x48 frame (9 tiles, lists up to 30,000 pairs: 8 chunks, 3 merges; shorter lists end after fewer, in
+// a 48x48 frame (9 tiles, lists up to 30,000 pairs: 30 chunks, 5 merges; shorter lists end after fewer, in
 // the other buffer), on 16 distinct depths so that ties are everywhere, against the CPU's stable order (by
 // tile, then depth, equal depths in slot order) pair by pair.
 TEST(VulkanPasses, DeepTileListsAreMergedIntoTheCpuOrder) {

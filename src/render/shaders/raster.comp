@@ -109,6 +109,9 @@ void main() {
   vec2 pixf = vec2(float(px), float(py));
   float T = 1.0, D = 0.0;
   uint last = 0u;  // 1 + the list position of the last splat blended (training)
+  // Whether the frame reads the depth sum or the last splat blended (the depth plane, training, the carry of
+  // raster slices): frames that read neither skip both per splat.
+  const bool track = fr.f.write_depth != 0u || fr.f.write_train != 0u || slice_entries != 0u;
   vec3 C = vec3(0.0);
   vec3 behind = vec3(fr.f.background[0], fr.f.background[1], fr.f.background[2]);
   const bool linear = fr.f.blend_linear != 0u;  // the background and mesh colours decoded, the pixel encoded
@@ -241,9 +244,11 @@ void main() {
           break;
         }
         C += s_color_depth[j].xyz * (alpha * T);
-        D += s_color_depth[j].w * (alpha * T);
+        if (track) {
+          D += s_color_depth[j].w * (alpha * T);
+          last = start + j - range.x + 1u;
+        }
         T = test_t;
-        last = start + j - range.x + 1u;
       }
     }
   }
