@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <numeric>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "core/parallel.h"
@@ -313,6 +314,11 @@ const GaussianCloud& LodStream::drawCut(bool fade, uint64_t max_fading_out) {
         left -= groups[k].rows;
       }
     }
+    // Nodes that more than kMaxFadeFanOut rows fade into are drawn as they are (the rows pop out).
+    std::unordered_map<uint32_t, size_t> fan_in;
+    for (const Ghost& gh : ghosts) ++fan_in[gh.into_id];
+    for (const auto& [into, rows] : fan_in)
+      if (rows > kMaxFadeFanOut) flags[into] |= kCutScratch;
     for (size_t g = 0; g < ghosts.size(); ++g)
       if (!(flags[ghosts[g].into_id] & kCutScratch)) {
         const size_t at = starts.size();
@@ -351,11 +357,19 @@ const GaussianCloud& LodStream::drawCut(bool fade, uint64_t max_fading_out) {
         morphs.back().row = rowIn(cut, nodeAt(h_, m.ref).source_index);
       }
     std::vector<uint32_t> given;  // ancestors whose first new node has taken their opacity
-    for (uint32_t row : fresh) {
-      const CutEntry& e = cut[row];
-      uint32_t a = s.parent[e.id];
+    std::vector<uint32_t> ancestor(fresh.size(), kNone);
+    std::unordered_map<uint32_t, size_t> fan_out;  // new nodes per ancestor (kMaxFadeFanOut)
+    for (size_t f = 0; f < fresh.size(); ++f) {
+      uint32_t a = s.parent[cut[fresh[f]].id];
       while (a != kNone && !(flags[a] & kCutDrawn)) a = s.parent[a];
-      if (a == kNone) continue;
+      ancestor[f] = a;
+      if (a != kNone) ++fan_out[a];
+    }
+    for (size_t f = 0; f < fresh.size(); ++f) {
+      const uint32_t row = fresh[f];
+      const CutEntry& e = cut[row];
+      const uint32_t a = ancestor[f];
+      if (a == kNone || fan_out[a] > kMaxFadeFanOut) continue;  // drawn as it is
       // The new nodes from one ancestor start stacked on it: the first as the ancestor itself, the others
       // transparent, so the first draw shows exactly what the last one did.
       const NodeRef from = refOf(e.id, e.ref, a);

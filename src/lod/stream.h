@@ -37,6 +37,11 @@ namespace sf::lod {
 // first of them towards its opacity, the others towards transparent, while the coarser node itself is drawn
 // transparent; then the coarser node alone is drawn, which is what they had become.
 inline constexpr int kFadeFrames = 8;
+// The most nodes one drawn node fades into or out of at once: past it (the cut jumping many levels, as when
+// the first chunks land under the top of the tree) they pop instead. Every row of a fade starts (or ends) as
+// the coarse node, so a fan-out of thousands under a node that covers the screen would put thousands of
+// screen-sized gaussians in one frame (262,144 of them: more than 2^31 tile pairs).
+inline constexpr size_t kMaxFadeFanOut = 256;
 
 struct StreamOptions {
   uint64_t pool_nodes = 16u << 20;  // nodes in memory at most (the top chunk counts; 16M by default)

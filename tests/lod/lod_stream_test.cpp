@@ -306,6 +306,31 @@ TEST(LodStream, CoarseningsMorphOutWithoutAPop) {
   EXPECT_EQ(last.pixels, renderCloud(plain.cloud(), cam).pixels) << "not the coarser cut after the fade";
 }
 
+// A cut that jumps many levels at once pops instead of fading: every row of a fade starts (or ends) as the
+// coarse node, so thousands of rows under one node would be thousands of copies of a gaussian as large as
+// that node (a fly-through's first refinement under the top of the tree put 262,144 of them in one frame).
+// Past lod::kMaxFadeFanOut rows per node, the faded stream draws exactly what the plain one draws, both ways.
+TEST(LodStream, CutsThatJumpManyLevelsPopInsteadOfFading) {
+  SF_REQUIRE_ASSET(biker, "splats/biker.ply");
+  lod::LodStream faded(bikerHierarchy()), plain(bikerHierarchy());
+  lod::LodStream* f[1] = {&faded};
+  lod::LodStream* p[1] = {&plain};
+  const Camera cam = partCamera(2);
+  lod::selectFrameCuts(f, {&cam, 1}, 8, true, true);
+  lod::selectFrameCuts(p, {&cam, 1}, 8, true, false);
+  ASSERT_LE(faded.cloud().size(), 8u);
+  lod::selectFrameCuts(f, {&cam, 1}, 40000, true, true);
+  lod::selectFrameCuts(p, {&cam, 1}, 40000, true, false);
+  ASSERT_GT(plain.cloud().size(), 8 * size_t{256}) << "the jump should refine past the fan-out cap";
+  static_assert(lod::kMaxFadeFanOut <= 256);
+  ASSERT_EQ(faded.cloud().size(), plain.cloud().size());
+  EXPECT_EQ(renderCloud(faded.cloud(), cam).pixels, renderCloud(plain.cloud(), cam).pixels);
+  EXPECT_EQ(faded.cloud().opacities, plain.cloud().opacities) << "rows faded in from a node far up";
+  const lod::CutResult top = lod::selectCut(lod::loadHierarchy(bikerHierarchy()), cam, {8, 0, 16});
+  faded.draw(top, true);
+  EXPECT_EQ(faded.cloud().size(), top.nodes.size()) << "rows faded out into a node far up";
+}
+
 // `bench --lod`: a fly-through from a cold start, per frame under the budget, the first frame with the top
 // levels only (the frame never waits for the disk), chunks read as it goes, the curves as a PNG.
 TEST(LodStream, BenchFliesThroughFromAColdStart) {
