@@ -44,18 +44,10 @@ using sf::web::jsonFloat;
 using sf::web::jsonString;
 namespace fs = std::filesystem;
 
-std::string normalPath(const std::string& path) {
-  return fs::path(path).lexically_normal().generic_string();
-}
+using sf::web::normalPath;
 
-// The files of the package being opened: handed in by the page, or refused (a failed fetch), and those the
-// loader asked for that the page has not handed in yet.
-struct WebPackageFiles {
-  std::map<std::string, std::vector<uint8_t>> files;
-  std::set<std::string> missing;
-  std::vector<std::string> needed;  // in the order the loader asked
-};
-WebPackageFiles g_package;
+// The files of the package being opened (web_api.h).
+sf::web::HandedFiles g_package;
 
 // A character opened by the page: the package, its animator, the last frame posed and what the GPU reads of
 // it.
@@ -122,18 +114,11 @@ namespace sf::character::package_files {
 // Whether the file is handed in; one that is not, and not known to be missing, is recorded for the page to
 // fetch.
 bool exists(const std::string& path) {
-  const std::string p = normalPath(path);
-  if (g_package.files.count(p)) return true;
-  if (!g_package.missing.count(p) &&
-      std::find(g_package.needed.begin(), g_package.needed.end(), p) == g_package.needed.end())
-    g_package.needed.push_back(p);
-  return false;
+  return g_package.has(path);
 }
 
 std::vector<uint8_t> read(const std::string& path) {
-  const auto f = g_package.files.find(normalPath(path));
-  if (f == g_package.files.end()) throw Error(path + ": file is missing");
-  return f->second;
+  return g_package.read(path);
 }
 
 std::string partRefusal() {
@@ -204,15 +189,9 @@ EMSCRIPTEN_KEEPALIVE WebCharacter* sf_web_character_open(const uint8_t* bytes, u
     if (g_package.needed.empty()) c->info = sf::web::errorInfo(e.what());
   }
   if (!g_package.needed.empty()) {
-    std::string files = "[";
-    const std::string base = c->dir == "." ? "" : normalPath(c->dir) + "/";
-    for (const std::string& p : g_package.needed)
-      files += (files.size() > 1 ? "," : "") + std::string("{\"path\":") + jsonString(p) +
-               ",\"name\":" + jsonString(p.compare(0, base.size(), base) == 0 ? p.substr(base.size()) : p) +
-               "}";
     c->character.reset();
     c->animator.reset();
-    c->info = "{\"ok\":false,\"files\":" + files + "]}";
+    c->info = g_package.request(c->dir == "." ? "" : normalPath(c->dir) + "/");
   }
   return c;
 }
@@ -225,20 +204,12 @@ EMSCRIPTEN_KEEPALIVE const char* sf_web_character_info(const WebCharacter* c) {
 // 0) none, the page having failed to fetch it. 0 when it did not fit in memory.
 EMSCRIPTEN_KEEPALIVE int sf_web_character_file(const char* path, const uint8_t* bytes, uint32_t size,
                                                int missing) {
-  try {
-    if (missing)
-      g_package.missing.insert(path);
-    else
-      g_package.files[path].assign(bytes, bytes + size);
-    return 1;
-  } catch (const std::bad_alloc&) {
-    return 0;
-  }
+  return g_package.put(path, bytes, size, missing != 0) ? 1 : 0;
 }
 
 // Forgets the handed-in files (the package has opened, or failed).
 EMSCRIPTEN_KEEPALIVE void sf_web_character_files_clear() {
-  g_package = WebPackageFiles{};
+  g_package = sf::web::HandedFiles{};
 }
 
 // The clip a character object plays (Character::objectClip: `clip` a name or an index, empty: the package's

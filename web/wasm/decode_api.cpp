@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <map>
 #include <new>
 #include <numbers>
@@ -56,6 +57,43 @@ std::string jsonFloat(float v) {
   // 9 digits: the same float when read back
   std::snprintf(text, sizeof text, "%.9g", static_cast<double>(v));
   return text;
+}
+
+std::string normalPath(const std::string& path) {
+  return std::filesystem::path(path).lexically_normal().generic_string();
+}
+
+bool HandedFiles::has(const std::string& path) {
+  const std::string p = normalPath(path);
+  if (files.count(p)) return true;
+  if (!missing.count(p) && std::find(needed.begin(), needed.end(), p) == needed.end()) needed.push_back(p);
+  return false;
+}
+
+std::vector<uint8_t> HandedFiles::read(const std::string& path) const {
+  const auto f = files.find(normalPath(path));
+  if (f == files.end()) throw Error(path + ": file is missing");
+  return f->second;
+}
+
+bool HandedFiles::put(const char* path, const uint8_t* bytes, uint32_t size, bool is_missing) {
+  try {
+    if (is_missing)
+      missing.insert(path);
+    else
+      files[path].assign(bytes, bytes + size);
+    return true;
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+}
+
+std::string HandedFiles::request(const std::string& base) const {
+  std::string list = "[";
+  for (const std::string& p : needed)
+    list += (list.size() > 1 ? "," : "") + std::string("{\"path\":") + jsonString(p) +
+            ",\"name\":" + jsonString(p.compare(0, base.size(), base) == 0 ? p.substr(base.size()) : p) + "}";
+  return "{\"ok\":false,\"files\":" + list + "]}";
 }
 
 std::string jsonString(const std::string& s) {

@@ -35,14 +35,8 @@ namespace {
 using sf::web::jsonFloat;
 using sf::web::jsonString;
 
-// The external files of the model being opened: handed in by the page, or refused (a failed fetch), and those
-// the reader asked for that the page has not handed in yet.
-struct WebGltfFiles {
-  std::map<std::string, std::vector<uint8_t>> files;
-  std::set<std::string> missing;
-  std::vector<std::string> needed;  // in the order the reader asked
-};
-WebGltfFiles g_files;
+// The external files of the model being opened (web_api.h).
+sf::web::HandedFiles g_files;
 
 // A model opened by the page, its last pose and that pose's meshes (in model space: each draw placed by its
 // mesh node's model matrix).
@@ -133,17 +127,11 @@ bool exists(const std::string& base_dir, const std::string& path) {
   if (p.compare(0, base.size(), base) != 0 || p.size() == base.size()) return false;
   const std::string rel = p.substr(base.size());
   if (rel == ".." || rel.rfind("../", 0) == 0 || rel[0] == '/') return false;  // outside the folder
-  if (g_files.files.count(p)) return true;
-  if (!g_files.missing.count(p) &&
-      std::find(g_files.needed.begin(), g_files.needed.end(), p) == g_files.needed.end())
-    g_files.needed.push_back(p);
-  return false;
+  return g_files.has(p);
 }
 
 std::vector<uint8_t> read(const std::string& path) {
-  const auto f = g_files.files.find(std::filesystem::path(path).lexically_normal().generic_string());
-  if (f == g_files.files.end()) throw Error(path + ": file is missing");
-  return f->second;
+  return g_files.read(path);
 }
 
 }  // namespace sf::gltf_files
@@ -178,12 +166,8 @@ EMSCRIPTEN_KEEPALIVE WebGltf* sf_web_gltf_open(const uint8_t* bytes, uint32_t si
   if (!g_files.needed.empty()) {
     const std::string base =
         sf::gltf_files::baseDir(std::filesystem::path(m->name).parent_path().generic_string());
-    std::string files = "[";
-    for (const std::string& p : g_files.needed)
-      files += (files.size() > 1 ? "," : "") + std::string("{\"path\":") + jsonString(p) +
-               ",\"name\":" + jsonString(base == "." ? p : p.substr(base.size() + 1)) + "}";
     m->model.reset();
-    m->info = "{\"ok\":false,\"files\":" + files + "]}";
+    m->info = g_files.request(base == "." ? "" : base + "/");
   }
   return m;
 }
@@ -196,20 +180,12 @@ EMSCRIPTEN_KEEPALIVE const char* sf_web_gltf_info(const WebGltf* m) {
 // not 0) none, the page having failed to fetch it. 0 when it did not fit in memory.
 EMSCRIPTEN_KEEPALIVE int sf_web_gltf_file(const char* path, const uint8_t* bytes, uint32_t size,
                                           int missing) {
-  try {
-    if (missing)
-      g_files.missing.insert(path);
-    else
-      g_files.files[path].assign(bytes, bytes + size);
-    return 1;
-  } catch (const std::bad_alloc&) {
-    return 0;
-  }
+  return g_files.put(path, bytes, size, missing != 0) ? 1 : 0;
 }
 
 // Forgets the handed-in files (the model has opened, or failed).
 EMSCRIPTEN_KEEPALIVE void sf_web_gltf_files_clear() {
-  g_files = WebGltfFiles{};
+  g_files = sf::web::HandedFiles{};
 }
 
 // The clip an object of the model plays (GltfModel::objectClip: `clip` a name or an index, empty: the first

@@ -2,6 +2,9 @@
 // models): the decoded splats handed to the page, the scene being read, and the JSON helpers of the answers.
 #pragma once
 
+#include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,6 +41,29 @@ struct WebScene {
 // size (the diagonal of the 1-99 percentile box of its points; 0 without any), which sets the fly camera's
 // speed.
 void writeCamera(const Camera& cam, Vec3 target, Vec3 up, float fov_deg, const CloudBounds& b, float* out);
+
+// The files the page hands in for a load that reads several (a glTF model's buffers and images, a splat
+// character package's files): those handed in, those the page failed to fetch, and those the loader asked for
+// that are neither, in the order it asked (the page fetches them and opens the input again).
+struct HandedFiles {
+  std::map<std::string, std::vector<uint8_t>> files;
+  std::set<std::string> missing;
+  std::vector<std::string> needed;
+
+  // Whether `path` (normalised) is handed in; one that is not, and not known to be missing, is recorded as
+  // needed.
+  bool has(const std::string& path);
+  // Its bytes; throws sf::Error "<path>: file is missing" for one not handed in.
+  std::vector<uint8_t> read(const std::string& path) const;
+  // Hands a file in: its bytes, or (`is_missing`) none. False when it did not fit in memory.
+  bool put(const char* path, const uint8_t* bytes, uint32_t size, bool is_missing);
+  // The answer asking the page for the needed files, {"ok":false,"files":[{"path","name"},...]}, each name
+  // the path relative to `base` (a folder and its '/', or empty).
+  std::string request(const std::string& base) const;
+};
+
+// `path` in the form the handed-in files are keyed by (lexically normal, '/' separators).
+std::string normalPath(const std::string& path);
 
 std::string jsonFloat(float v);
 std::string jsonString(const std::string& s);
