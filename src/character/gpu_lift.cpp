@@ -2,12 +2,14 @@
 #include "character/gpu_lift.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "character/lift_shared.h"
 #include "core/error.h"
 #include "gpu/gpu.h"
 #include "neural/vulkan_executor.h"
+#include "render/frame_passes.h"
 
 namespace sf::character {
 namespace {
@@ -96,6 +98,8 @@ struct VulkanBundlePath::Branch {
 
 VulkanBundlePath::VulkanBundlePath(gpu::Context& ctx, const BundleCharacter& character)
     : ctx_(ctx), pipes_(std::make_unique<Pipelines>(ctx)) {
+  static std::atomic<uint64_t> paths{0};  // names this path's resources in the frame graph
+  serial_ = ++paths;
   slots_ = character.size();
   for (const BranchGpuInputs& in : character.gpuInputs()) {
     auto b = std::make_unique<Branch>();
@@ -197,8 +201,7 @@ void VulkanBundlePath::prepare(const BundleFrameRequest& request) {
   pending_.appearance = pending_.appearance || request.appearance;
 }
 
-void VulkanBundlePath::record(void* command_buffer, const GpuSplatTargets& targets) const {
-  auto cmd = static_cast<VkCommandBuffer>(command_buffer);
+void VulkanBundlePath::addPasses(FramePasses& frame, const GpuSplatTargets& targets) const {
   if (targets.count != slots_)
     throw Error("bundle GPU path: the frame gave " + std::to_string(targets.count) + " slots for " +
                 std::to_string(slots_));
@@ -223,95 +226,112 @@ void VulkanBundlePath::record(void* command_buffer, const GpuSplatTargets& targe
     qi.queryCount = stamps;
     SF_VK_CHECK(vkCreateQueryPool(ctx_.device(), &qi, nullptr, &queries_));
   }
-  const bool timed = timing_ && queries_;
-  if (timed) vkCmdResetQueryPool(cmd, queries_, 0, stamps);
-  auto stamp = [&](size_t b, uint32_t k) {
-    if (timed)
-      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_,
-                          static_cast<uint32_t>(4 * b) + k);
-  };
+  const VkQueryPool queries = timing_ ? queries_ : VK_NULL_HANDLE;
+  // Per branch: its geometry part (decoders, pass 1) into its own maps and frames, then its appearance part
+  // (rays, decoder, pass 2) from them into the character's slots. A part not run this frame reads ~0 ms.
   for (size_t bi = 0; bi < branches_.size(); ++bi) {
-    Branch& b = *branches_[bi];
-    stamp(bi, 0);
-    const uint32_t res = static_cast<uint32_t>(b.spec.uv_resolution);
-    const VkDeviceAddress geometry_map = b.geom->outputAddress("geom_uv");
-    if (geometry) {
-      if (b.trunk) {
-        b.trunk->record(cmd);
-        if (b.geom_code_in) {
-          LiftRaysPush copy{};
-          copy.code_src = b.trunk->outputAddress(b.trunk_output);
-          copy.code_dst = b.geom->inputAddress("code");
-          copy.code_words = static_cast<uint32_t>(nn::elementCount(b.trunk->outputShape(b.trunk_output)));
-          dispatch(cmd, pipes_->rays, copy, copy.code_words);
-          gpu::computeBarrier(cmd);
-        }
-      }
-      b.geom->record(cmd);
-      LiftPass1Push p{};
-      p.geometry = geometry_map;
-      p.texel_triangle = b.texel_triangle.address;
-      p.vertices = b.vertices.address;
-      p.indices = b.indices.address;
-      p.frame = b.frame.address;
-      p.triim = b.triim.address;
-      p.bounds = b.bounds.address;
-      p.width = p.height = res;
-      const LiftTuning& t = b.spec.lift;
-      p.scale_mult = t.scale_mult;
-      p.thickness = t.thickness;
-      p.min_scale = t.min_scale;
-      p.max_scale = t.max_scale;
-      p.triangle_scale = t.triangle_scale;
-      p.max_triangle_distance = t.max_triangle_distance;
-      dispatch(cmd, pipes_->pass1, p, b.texels);
-      gpu::computeBarrier(cmd);  // (the timestamp below then closes the part)
-    }
-    stamp(bi, 1);
-    stamp(bi, 2);
-    if (!appearance) {
-      stamp(bi, 3);
-      continue;
-    }
-    LiftRaysPush r{};
-    r.geometry = geometry_map;
-    r.view = b.appr->inputAddress("view");
-    if (b.appr_code_in) {
-      r.code_src = b.trunk ? b.trunk->outputAddress(b.trunk_output) : b.geom->outputAddress("code");
-      r.code_dst = b.appr->inputAddress("code");
-      r.code_words = static_cast<uint32_t>(
-          nn::elementCount(b.trunk ? b.trunk->outputShape(b.trunk_output) : b.geom->outputShape("code")));
-    }
-    r.eye_x = b.eye.x;
-    r.eye_y = b.eye.y;
-    r.eye_z = b.eye.z;
-    r.texels = static_cast<uint32_t>(b.texels);
-    dispatch(cmd, pipes_->rays, r, std::max<uint64_t>(b.texels, r.code_words));
-    gpu::computeBarrier(cmd);  // rays and pass 1 before the decoder and pass 2
-    b.appr->record(cmd);
-    LiftPass2Push p{};
-    p.geometry = geometry_map;
-    p.color = b.appr->outputAddress("color_uv");
-    p.frame = b.frame.address;
-    p.triim = b.triim.address;
-    p.bounds = b.bounds.address;
-    p.positions = targets.positions + 12 * b.first;
-    p.covariances = targets.covariances + 24 * b.first;
-    p.opacities = targets.opacities + 4 * b.first;
-    p.sh = targets.sh + 4ull * targets.sh_stride * b.first;
-    p.texels = static_cast<uint32_t>(b.texels);
-    p.geometry_channels = b.geometry_channels;
-    p.color_channels = b.color_channels;
-    p.sh_stride = targets.sh_stride;
-    p.center_x = b.spec.frame.center.x;
-    p.center_y = b.spec.frame.center.y;
-    p.center_z = b.spec.frame.center.z;
-    p.world_scale = b.spec.frame.worldScale();
-    p.default_opacity_logit = b.spec.lift.default_opacity_logit;
-    dispatch(cmd, pipes_->pass2, p, b.texels);
-    gpu::computeBarrier(cmd);
-    stamp(bi, 3);
+    const FrameResource maps = frame.resource("decoder character " + std::to_string(serial_) + ", branch " +
+                                              std::to_string(bi) + ": geometry");
+    if (geometry || queries)
+      frame.add("decoder character: geometry", {}, {maps}, [this, bi, geometry, queries, stamps](void* c) {
+        auto cmd = static_cast<VkCommandBuffer>(c);
+        if (queries && bi == 0) vkCmdResetQueryPool(cmd, queries, 0, stamps);
+        stampBranch(cmd, queries, bi, 0);
+        if (geometry) recordGeometry(cmd, bi);
+        stampBranch(cmd, queries, bi, 1);
+      });
+    if (appearance || queries)
+      frame.add("decoder character: appearance", {maps}, {targets.slots},
+                [this, bi, appearance, queries, targets](void* c) {
+                  auto cmd = static_cast<VkCommandBuffer>(c);
+                  stampBranch(cmd, queries, bi, 2);
+                  if (appearance) recordAppearance(cmd, bi, targets);
+                  stampBranch(cmd, queries, bi, 3);
+                });
   }
+}
+
+void VulkanBundlePath::stampBranch(VkCommandBuffer cmd, VkQueryPool queries, size_t branch, uint32_t k) {
+  if (queries)
+    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries,
+                        static_cast<uint32_t>(4 * branch) + k);
+}
+
+void VulkanBundlePath::recordGeometry(VkCommandBuffer cmd, size_t bi) const {
+  Branch& b = *branches_[bi];
+  const uint32_t res = static_cast<uint32_t>(b.spec.uv_resolution);
+  const VkDeviceAddress geometry_map = b.geom->outputAddress("geom_uv");
+  if (b.trunk) {
+    b.trunk->record(cmd);
+    if (b.geom_code_in) {
+      LiftRaysPush copy{};
+      copy.code_src = b.trunk->outputAddress(b.trunk_output);
+      copy.code_dst = b.geom->inputAddress("code");
+      copy.code_words = static_cast<uint32_t>(nn::elementCount(b.trunk->outputShape(b.trunk_output)));
+      dispatch(cmd, pipes_->rays, copy, copy.code_words);
+      gpu::computeBarrier(cmd);
+    }
+  }
+  b.geom->record(cmd);
+  LiftPass1Push p{};
+  p.geometry = geometry_map;
+  p.texel_triangle = b.texel_triangle.address;
+  p.vertices = b.vertices.address;
+  p.indices = b.indices.address;
+  p.frame = b.frame.address;
+  p.triim = b.triim.address;
+  p.bounds = b.bounds.address;
+  p.width = p.height = res;
+  const LiftTuning& t = b.spec.lift;
+  p.scale_mult = t.scale_mult;
+  p.thickness = t.thickness;
+  p.min_scale = t.min_scale;
+  p.max_scale = t.max_scale;
+  p.triangle_scale = t.triangle_scale;
+  p.max_triangle_distance = t.max_triangle_distance;
+  dispatch(cmd, pipes_->pass1, p, b.texels);
+}
+
+void VulkanBundlePath::recordAppearance(VkCommandBuffer cmd, size_t bi,
+                                        const GpuSplatTargets& targets) const {
+  Branch& b = *branches_[bi];
+  const VkDeviceAddress geometry_map = b.geom->outputAddress("geom_uv");
+  LiftRaysPush r{};
+  r.geometry = geometry_map;
+  r.view = b.appr->inputAddress("view");
+  if (b.appr_code_in) {
+    r.code_src = b.trunk ? b.trunk->outputAddress(b.trunk_output) : b.geom->outputAddress("code");
+    r.code_dst = b.appr->inputAddress("code");
+    r.code_words = static_cast<uint32_t>(
+        nn::elementCount(b.trunk ? b.trunk->outputShape(b.trunk_output) : b.geom->outputShape("code")));
+  }
+  r.eye_x = b.eye.x;
+  r.eye_y = b.eye.y;
+  r.eye_z = b.eye.z;
+  r.texels = static_cast<uint32_t>(b.texels);
+  dispatch(cmd, pipes_->rays, r, std::max<uint64_t>(b.texels, r.code_words));
+  gpu::computeBarrier(cmd);  // rays and pass 1 before the decoder and pass 2
+  b.appr->record(cmd);
+  LiftPass2Push p{};
+  p.geometry = geometry_map;
+  p.color = b.appr->outputAddress("color_uv");
+  p.frame = b.frame.address;
+  p.triim = b.triim.address;
+  p.bounds = b.bounds.address;
+  p.positions = targets.positions + 12 * b.first;
+  p.covariances = targets.covariances + 24 * b.first;
+  p.opacities = targets.opacities + 4 * b.first;
+  p.sh = targets.sh + 4ull * targets.sh_stride * b.first;
+  p.texels = static_cast<uint32_t>(b.texels);
+  p.geometry_channels = b.geometry_channels;
+  p.color_channels = b.color_channels;
+  p.sh_stride = targets.sh_stride;
+  p.center_x = b.spec.frame.center.x;
+  p.center_y = b.spec.frame.center.y;
+  p.center_z = b.spec.frame.center.z;
+  p.world_scale = b.spec.frame.worldScale();
+  p.default_opacity_logit = b.spec.lift.default_opacity_logit;
+  dispatch(cmd, pipes_->pass2, p, b.texels);
 }
 
 void VulkanBundlePath::readPass1(size_t branch, std::vector<float>& frame, std::vector<uint32_t>& triim,

@@ -32,13 +32,14 @@ class VulkanBundlePath final : public BundleGpuPath, public GpuSplatSource {
 
   void prepare(const BundleFrameRequest& request) override;
   const GpuSplatSource& source() const override { return *this; }
-  // Records this frame's passes; `targets` must hold the character's slots (SH degree 0 or more).
-  void record(void* command_buffer, const GpuSplatTargets& targets) const override;
+  // This frame's passes (render/frame_passes.h): per branch its geometry part and its appearance part into
+  // the character's slots; `targets` must hold the character's slots (SH degree 0 or more).
+  void addPasses(FramePasses& frame, const GpuSplatTargets& targets) const override;
 
   // Reads back a branch's pass 1 outputs (tests): frame (9 per texel), triim, bounds (2 per texel).
   void readPass1(size_t branch, std::vector<float>& frame, std::vector<uint32_t>& triim,
                  std::vector<float>& bounds) const;
-  // What the last record() ran (tests and benchmarks).
+  // What the last frame's passes ran (tests and benchmarks).
   struct Recorded {
     bool geometry = false, appearance = false;
   };
@@ -53,12 +54,16 @@ class VulkanBundlePath final : public BundleGpuPath, public GpuSplatSource {
   std::vector<BranchTimes> branchTimes() const;
 
  private:
+  void recordGeometry(VkCommandBuffer cmd, size_t branch) const;
+  void recordAppearance(VkCommandBuffer cmd, size_t branch, const GpuSplatTargets& targets) const;
+  static void stampBranch(VkCommandBuffer cmd, VkQueryPool queries, size_t branch, uint32_t k);
   struct Branch;
   gpu::Context& ctx_;
   std::vector<std::unique_ptr<Branch>> branches_;
   struct Pipelines;
   std::unique_ptr<Pipelines> pipes_;
   size_t slots_ = 0;
+  uint64_t serial_ = 0;                 // this path's number, in its resources' names
   mutable BundleFrameRequest pending_;  // passes asked for and not recorded yet
   bool geometry_ready_ = false;         // a geometry pass has been prepared (its inputs are staged)
   mutable GpuSplatTargets last_targets_{};

@@ -1,7 +1,7 @@
 // Live splat hulls (docs/architecture.md "Splat hulls", "Hull effects and destruction"): a hull whose slots
 // are edited by destruction (hull/destruction.h) and animated by effects, turned into gaussians each frame
-// by one pass over its slot range: on the GPU (hull/hull_pass.h, shaders/hull_effects.comp, recorded in the
-// Vulkan frame's "gpu sources" pass, writing straight into the object's sink range) or by its CPU
+// by one pass over its slot range: on the GPU (hull/hull_pass.h, shaders/hull_effects.comp, a pass the hull
+// adds to the Vulkan frame before preprocess, writing straight into the object's sink range) or by its CPU
 // reference here, with the same maths.
 //
 // Effects, each a uniform branch of the pass that costs nothing while off (the article's table in

@@ -1,9 +1,11 @@
 #include "hull/hull_pass.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "core/error.h"
+#include "render/frame_passes.h"
 
 namespace sf::hull {
 namespace {
@@ -29,6 +31,8 @@ void HullPass::record(VkCommandBuffer cmd, const HullPush& push) const {
 VulkanHullPath::VulkanHullPath(std::shared_ptr<const HullPass> pass, const Destruction& destruction,
                                std::span<const uint32_t> lod_rank)
     : pass_(std::move(pass)) {
+  static std::atomic<uint64_t> paths{0};
+  serial_ = ++paths;
   gpu::Context& ctx = pass_->context();
   const auto& rest = destruction.rest();
   slot_count_ = destruction.slots().size();
@@ -89,22 +93,27 @@ void VulkanHullPath::setFrame(const HullParams& params, const Destruction& destr
   copy_pending_ = true;
 }
 
-void VulkanHullPath::record(void* command_buffer, const GpuSplatTargets& t) const {
-  auto cmd = static_cast<VkCommandBuffer>(command_buffer);
+void VulkanHullPath::addPasses(FramePasses& frame, const GpuSplatTargets& t) const {
   if (t.count != slot_count_)
     throw Error("hull GPU path: the frame gives " + std::to_string(t.count) + " slots for a hull of " +
                 std::to_string(slot_count_));
   if (shaped_ && t.shapes == 0)
     throw Error("hull GPU path: a wounded hull writes shape words, and the frame gives no buffer for them");
+  // Every live hull's upload, then (after one barrier) every hull's effects: the frame interleaves them.
+  const FrameResource state = frame.resource("live hull " + std::to_string(serial_) + ": slots and bodies");
   if (copy_pending_) {
     const size_t slot_bytes = slot_count_ * sizeof(HullSlot);
-    VkBufferCopy region{0, 0, slot_bytes};
-    if (slot_bytes > 0) vkCmdCopyBuffer(cmd, staging_.buffer, slots_.buffer, 1, &region);
-    if (staged_body_bytes_ > 0) {
-      VkBufferCopy body_region{slot_bytes, 0, staged_body_bytes_};
-      vkCmdCopyBuffer(cmd, staging_.buffer, bodies_.buffer, 1, &body_region);
-    }
-    gpu::computeBarrier(cmd);
+    frame.add("live hull: upload", {}, {state},
+              [staging = staging_.buffer, slots = slots_.buffer, bodies = bodies_.buffer, slot_bytes,
+               body_bytes = staged_body_bytes_](void* c) {
+                auto cmd = static_cast<VkCommandBuffer>(c);
+                VkBufferCopy region{0, 0, slot_bytes};
+                if (slot_bytes > 0) vkCmdCopyBuffer(cmd, staging, slots, 1, &region);
+                if (body_bytes > 0) {
+                  VkBufferCopy body_region{slot_bytes, 0, body_bytes};
+                  vkCmdCopyBuffer(cmd, staging, bodies, 1, &body_region);
+                }
+              });
     copy_pending_ = false;
   }
   HullPush p{};
@@ -120,7 +129,8 @@ void VulkanHullPath::record(void* command_buffer, const GpuSplatTargets& t) cons
   p.lod_rank = ranks_.address;
   p.count = t.count;
   p.sh_stride = t.sh_stride;
-  pass_->record(cmd, p);
+  frame.add("live hull: effects", {state}, {t.slots},
+            [pass = pass_, p](void* cmd) { pass->record(static_cast<VkCommandBuffer>(cmd), p); });
 }
 
 void attachHullGpu(const std::shared_ptr<const HullPass>& pass, HullInstance& instance) {

@@ -1,8 +1,8 @@
 // A live splat hull's pass on the GPU (shaders/hull_effects.comp; CPU reference hull::evaluateHull): one
-// dispatch per hull per frame, recorded by the Vulkan frame's "gpu sources" pass, writing the hull's slots
-// straight into the object's range of the frame's sink. The rest records are uploaded once; the slots and
-// bodies only when the destruction state changed (Destruction::revision), by a copy recorded before the
-// dispatch; the parameters every frame (a few hundred bytes, host-visible).
+// dispatch per hull per frame, a pass the hull adds to the Vulkan frame (render/frame_passes.h), writing the
+// hull's slots straight into the object's range of the frame's sink. The rest records are uploaded once; the
+// slots and bodies only when the destruction state changed (Destruction::revision), by a copy recorded before
+// the dispatch; the parameters every frame (a few hundred bytes, host-visible).
 #pragma once
 
 #include <cstdint>
@@ -35,7 +35,9 @@ class VulkanHullPath : public HullGpuPath {
   ~VulkanHullPath() override;
 
   void setFrame(const HullParams& params, const Destruction& destruction, uint64_t revision) override;
-  void record(void* command_buffer, const GpuSplatTargets& targets) const override;
+  // The frame's passes (render/frame_passes.h): the slots' and bodies' upload when the destruction state
+  // changed, then the effects into the hull's slots.
+  void addPasses(FramePasses& frame, const GpuSplatTargets& targets) const override;
   // While a wound is open (the frame's parameters give shape classes) the pass writes shape words.
   bool writesShapes() const override { return shaped_; }
 
@@ -47,6 +49,7 @@ class VulkanHullPath : public HullGpuPath {
   mutable bool copy_pending_ = false;
   size_t staged_body_bytes_ = 0;
   bool shaped_ = false;
+  uint64_t serial_ = 0;  // this path's number, in its resource's name
 };
 
 // Gives `instance` a GPU path on `ctx` (the renderer's device), sharing one pipeline per device among the

@@ -27,8 +27,7 @@ class OutlineGpu {
   class Capture final : public ImagePass {
    public:
     Capture(const OutlineGpu& gpu, size_t index) : gpu_(gpu), index_(index) {}
-    void record(void* command_buffer, uint64_t source, uint64_t target, uint32_t width,
-                uint32_t height) const override;
+    void addPasses(FramePasses& frame, const ImagePassTargets& targets) const override;
 
    private:
     const OutlineGpu& gpu_;
@@ -39,8 +38,7 @@ class OutlineGpu {
    public:
     Composite(const OutlineGpu& gpu, size_t index, const OutlineStyle& style)
         : gpu_(gpu), index_(index), style_(style) {}
-    void record(void* command_buffer, uint64_t source, uint64_t target, uint32_t width,
-                uint32_t height) const override;
+    void addPasses(FramePasses& frame, const ImagePassTargets& targets) const override;
 
    private:
     const OutlineGpu& gpu_;
@@ -49,8 +47,8 @@ class OutlineGpu {
   };
 
  private:
-  void recordPass(VkCommandBuffer cmd, uint32_t mode, size_t index, const OutlineStyle& style,
-                  uint64_t source, uint64_t target, uint32_t width, uint32_t height) const;
+  void addPass(FramePasses& frame, uint32_t mode, size_t index, const OutlineStyle& style,
+               const ImagePassTargets& targets) const;
   gpu::Context& ctx_;
   gpu::ComputePipeline pipeline_;
   std::vector<gpu::Buffer> masks_;

@@ -7,6 +7,7 @@
 
 #include "core/covariance.h"
 #include "core/error.h"
+#include "render/frame_passes.h"
 
 namespace sf::lod {
 namespace {
@@ -249,13 +250,12 @@ void GpuPool::prepareFrame(LodStream& stream) {
   stream.setGpuFigures(figures);
 }
 
-void GpuPool::record(void* command_buffer, const GpuSplatTargets& targets) const {
+void GpuPool::addPasses(FramePasses& frame, const GpuSplatTargets& targets) const {
   if (targets.count != rows_ || targets.sh_stride != stride_)
     throw Error("level-of-detail GPU pool: the frame gave " + std::to_string(targets.count) + " slots of " +
                 std::to_string(targets.sh_stride) + " SH floats for " + std::to_string(rows_) + " rows of " +
                 std::to_string(stride_));
   if (rows_ == 0) return;
-  auto cmd = static_cast<VkCommandBuffer>(command_buffer);
   const VkDeviceAddress host = frame_.address + host_at_;
   GatherPush p{};
   p.selection = frame_.address;
@@ -267,12 +267,16 @@ void GpuPool::record(void* command_buffer, const GpuSplatTargets& targets) const
   p.target[0] = targets.positions, p.target[1] = targets.covariances, p.target[2] = targets.opacities,
   p.target[3] = targets.sh;
   p.rows = rows_, p.sh_stride = stride_;
-  const gpu::ComputePipeline& pipe = pass_->pipeline();
-  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline());
-  vkCmdPushConstants(cmd, pipe.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(GatherPush), &p);
-  const uint32_t groups = (rows_ + 255) / 256, x = std::min<uint32_t>(groups, 65535),
-                 y = (groups + x - 1) / x;
-  vkCmdDispatch(cmd, x, y, 1);
+  // The pool's slots and this frame's selection were written by earlier submissions (uploads).
+  frame.add("level of detail: gather", {}, {targets.slots},
+            [pipe = &pass_->pipeline(), p](void* command_buffer) {
+              auto cmd = static_cast<VkCommandBuffer>(command_buffer);
+              vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->pipeline());
+              vkCmdPushConstants(cmd, pipe->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(GatherPush), &p);
+              const uint32_t groups = (p.rows + 255) / 256, x = std::min<uint32_t>(groups, 65535),
+                             y = (groups + x - 1) / x;
+              vkCmdDispatch(cmd, x, y, 1);
+            });
 }
 
 }  // namespace sf::lod

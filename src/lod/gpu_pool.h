@@ -43,10 +43,10 @@ class GpuPool final : public GpuSplatSource {
 
   // Frame thread, after the stream drew this frame's cut (LodStream::draw): frees the slots of chunks the
   // stream evicted, uploads chunks it installed since the last call, and uploads the selection and the host
-  // rows for record(). Sets the stream's GPU figures (LodStream::setGpuFigures).
+  // rows for the gather pass (addPasses). Sets the stream's GPU figures (LodStream::setGpuFigures).
   void prepare(LodStream& stream);
   // Gathers the selected gaussians into `targets` (LodStream::cloud().size() slots of its SH stride).
-  void record(void* command_buffer, const GpuSplatTargets& targets) const override;
+  void addPasses(FramePasses& frame, const GpuSplatTargets& targets) const override;
   // Every slot is written every frame: the frame uploads none of the cloud.
   bool needsRestValues() const override { return false; }
 

@@ -226,161 +226,155 @@ uint64_t LodStream::fadingOut() const {
   return n;
 }
 
-const GaussianCloud& LodStream::drawCut(bool fade, uint64_t max_fading_out) {
-  ++frame_;
-  gpu_figures_ = {};  // until a GPU pool draws this frame
+// The nearest ancestor of a node drawn last time that this cut draws and the last one did not: the coarser
+// node it went into, or none (the node went finer, or out of view).
+uint32_t LodStream::coarserDrawn(uint32_t id) const {
+  const std::vector<uint8_t>& flags = state_.flags;
+  for (uint32_t a = state_.parent[id]; a != kNone; a = state_.parent[a])
+    if (flags[a] & kCutIn) return flags[a] & kCutDrawn ? kNone : a;
+  return kNone;
+}
+
+// The ref of `target`, an ancestor of the node `leaf_id` (ref `leaf`), walking up.
+NodeRef LodStream::ancestorRef(uint32_t leaf_id, NodeRef leaf, uint32_t target) const {
+  NodeRef r = leaf;
+  for (uint32_t id = leaf_id; id != target;) {
+    const uint32_t p = state_.parent[id];
+    r = state_.parentRef(h_, r, p);
+    id = p;
+  }
+  return r;
+}
+
+// Zooming out: what the last draw showed of the nodes this cut replaced by a coarser one (its rows of
+// cloud_, morphs and fading rows included), before cloud_ is filled again: the ghosts (kept ones aged) and
+// their starting rows, under the fading budget and the fan-out cap.
+void LodStream::fadeOut(const std::vector<std::pair<uint32_t, uint32_t>>& removed, uint64_t max_fading_out,
+                        std::vector<Ghost>& ghosts, GaussianCloud& starts) {
+  std::vector<uint8_t>& flags = state_.flags;
+  std::vector<std::pair<uint32_t, uint32_t>> from;  // (row of cloud_, into) of each new ghost
+  for (const auto& [row, id] : removed)
+    if (const uint32_t into = coarserDrawn(id); into != kNone) {
+      ghosts.push_back({into, ancestorRef(id, last_cut_[row].ref, into), 0.0f, 0});
+      from.push_back({row, into});
+    }
+  const size_t new_count = ghosts.size(), last_count = last_cut_.size();
+  std::vector<std::pair<uint32_t, uint32_t>> kept;  // (source: 0 ghost_start_ / 1 cloud_, row)
+  for (size_t g = 0; g < ghosts_.size(); ++g) {
+    const Ghost& gh = ghosts_[g];
+    if (flags[gh.into_id] & kCutIn) {  // still fading into the node it started towards
+      if (gh.age + 1 < kFadeFrames) {
+        ghosts.push_back(gh), ++ghosts.back().age;
+        kept.push_back({0, static_cast<uint32_t>(g)});
+      }
+      continue;
+    }
+    // Its node was itself replaced by a coarser one: on from where it is now, into that one.
+    if (const uint32_t into = coarserDrawn(gh.into_id); into != kNone) {
+      ghosts.push_back({into, ancestorRef(gh.into_id, gh.into, into), 0.0f, 0});
+      kept.push_back({1, static_cast<uint32_t>(last_count + g)});
+    }
+  }
+  // The hard budget: past max_fading_out rows, the fades into the nodes whose rows have faded longest go.
+  if (ghosts.size() > max_fading_out) {
+    std::vector<std::pair<uint32_t, int>> by_node;  // (into, age) of every ghost, grouped by node
+    for (const Ghost& gh : ghosts) by_node.push_back({gh.into_id, gh.age});
+    std::sort(by_node.begin(), by_node.end());
+    struct Group {
+      int age;  // its oldest ghost's
+      uint32_t into, rows;
+    };
+    std::vector<Group> groups;
+    for (const auto& [into, age] : by_node)
+      if (groups.empty() || groups.back().into != into)
+        groups.push_back({age, into, 1});
+      else
+        groups.back().age = std::max(groups.back().age, age), ++groups.back().rows;
+    std::sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
+      return a.age != b.age ? a.age > b.age : a.into < b.into;
+    });
+    size_t left = ghosts.size();
+    for (size_t k = 0; k < groups.size() && left > max_fading_out; ++k) {
+      flags[groups[k].into] |= kCutScratch;  // dropped: the node drawn as it is
+      left -= groups[k].rows;
+    }
+  }
+  // Nodes that more than kMaxFadeFanOut rows fade into are drawn as they are (the rows pop out).
+  std::unordered_map<uint32_t, size_t> fan_in;
+  for (const Ghost& gh : ghosts) ++fan_in[gh.into_id];
+  for (const auto& [into, rows] : fan_in)
+    if (rows > kMaxFadeFanOut) flags[into] |= kCutScratch;
+  for (size_t g = 0; g < ghosts.size(); ++g)
+    if (!(flags[ghosts[g].into_id] & kCutScratch)) {
+      const size_t at = starts.size();
+      resizeRows(starts, at + 1);
+      if (g < new_count)
+        copyRow(starts, at, cloud_, from[g].first);
+      else if (kept[g - new_count].first == 0)
+        copyRow(starts, at, ghost_start_, kept[g - new_count].second);
+      else
+        copyRow(starts, at, cloud_, kept[g - new_count].second);
+    }
+  size_t w = 0;
+  for (const Ghost& gh : ghosts)
+    if (!(flags[gh.into_id] & kCutScratch)) ghosts[w++] = gh;
+  for (const Ghost& gh : ghosts) flags[gh.into_id] &= static_cast<uint8_t>(~kCutScratch);
+  ghosts.resize(w);
+  // The first ghost into a node ends with the node's opacity (continuing ones keep theirs), the others
+  // transparent: at the end they draw what the node alone draws.
+  for (const Ghost& gh : ghosts)
+    if (gh.age > 0 && gh.end_opacity > 0.0f) flags[gh.into_id] |= kCutScratch;
+  for (Ghost& gh : ghosts)
+    if (gh.age == 0 && !(flags[gh.into_id] & kCutScratch)) {
+      gh.end_opacity = nodeAt(h_, gh.into).opacity;
+      flags[gh.into_id] |= kCutScratch;
+    }
+  for (const Ghost& gh : ghosts) flags[gh.into_id] &= static_cast<uint8_t>(~kCutScratch);
+}
+
+// Refining: where each new node comes from (its nearest ancestor the last draw drew), and the morphs still on
+// their way.
+std::vector<LodStream::Morph> LodStream::morphIn(const std::vector<uint32_t>& fresh) {
   CutState& s = state_;
   std::vector<uint8_t>& flags = s.flags;
   const std::vector<CutEntry>& cut = s.cut;
-  const size_t n = cut.size();
-  for (const CutEntry& e : cut)
-    if (e.ref.chunk != kNone) last_drawn_[e.ref.chunk] = frame_;
-  // What changed since the last draw: its nodes no longer in the cut (with their rows in cloud_), and the
-  // rows of nodes it did not draw.
-  std::vector<std::pair<uint32_t, uint32_t>> removed;  // (row in cloud_, node id)
-  for (size_t i = 0; i < last_cut_.size(); ++i)
-    if (!(flags[last_cut_[i].id] & kCutIn)) removed.push_back({static_cast<uint32_t>(i), last_cut_[i].id});
-  std::vector<uint32_t> fresh;
-  for (size_t i = 0; i < n; ++i)
-    if (!(flags[cut[i].id] & kCutDrawn)) fresh.push_back(static_cast<uint32_t>(i));
-  // The nearest ancestor of a node drawn last time that this cut draws and the last one did not: the coarser
-  // node it went into, or none (the node went finer, or out of view).
-  auto coarser = [&](uint32_t id) -> uint32_t {
-    for (uint32_t a = s.parent[id]; a != kNone; a = s.parent[a])
-      if (flags[a] & kCutIn) return flags[a] & kCutDrawn ? kNone : a;
-    return kNone;
-  };
-  auto refOf = [&](uint32_t leaf_id, NodeRef leaf, uint32_t target) {  // an ancestor's ref, walking up
-    NodeRef r = leaf;
-    for (uint32_t id = leaf_id; id != target;) {
-      const uint32_t p = s.parent[id];
-      r = s.parentRef(h_, r, p);
-      id = p;
-    }
-    return r;
-  };
-
-  // Zooming out: what the last draw showed of the nodes this cut replaced by a coarser one (its rows of
-  // cloud_, morphs and fading rows included), before cloud_ is filled again.
-  std::vector<Ghost> ghosts;
-  GaussianCloud starts;
-  starts.resize(0, h_.index.sh_degree);
-  const bool fading_out = fade && last_fade_;
-  if (fading_out) {
-    std::vector<std::pair<uint32_t, uint32_t>> from;  // (row of cloud_, into) of each new ghost
-    for (const auto& [row, id] : removed)
-      if (const uint32_t into = coarser(id); into != kNone) {
-        ghosts.push_back({into, refOf(id, last_cut_[row].ref, into), 0.0f, 0});
-        from.push_back({row, into});
-      }
-    const size_t new_count = ghosts.size(), last_count = last_cut_.size();
-    std::vector<std::pair<uint32_t, uint32_t>> kept;  // (source: 0 ghost_start_ / 1 cloud_, row)
-    for (size_t g = 0; g < ghosts_.size(); ++g) {
-      const Ghost& gh = ghosts_[g];
-      if (flags[gh.into_id] & kCutIn) {  // still fading into the node it started towards
-        if (gh.age + 1 < kFadeFrames) {
-          ghosts.push_back(gh), ++ghosts.back().age;
-          kept.push_back({0, static_cast<uint32_t>(g)});
-        }
-        continue;
-      }
-      // Its node was itself replaced by a coarser one: on from where it is now, into that one.
-      if (const uint32_t into = coarser(gh.into_id); into != kNone) {
-        ghosts.push_back({into, refOf(gh.into_id, gh.into, into), 0.0f, 0});
-        kept.push_back({1, static_cast<uint32_t>(last_count + g)});
-      }
-    }
-    // The hard budget: past max_fading_out rows, the fades into the nodes whose rows have faded longest go.
-    if (ghosts.size() > max_fading_out) {
-      std::vector<std::pair<uint32_t, int>> by_node;  // (into, age) of every ghost, grouped by node
-      for (const Ghost& gh : ghosts) by_node.push_back({gh.into_id, gh.age});
-      std::sort(by_node.begin(), by_node.end());
-      struct Group {
-        int age;  // its oldest ghost's
-        uint32_t into, rows;
-      };
-      std::vector<Group> groups;
-      for (const auto& [into, age] : by_node)
-        if (groups.empty() || groups.back().into != into)
-          groups.push_back({age, into, 1});
-        else
-          groups.back().age = std::max(groups.back().age, age), ++groups.back().rows;
-      std::sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
-        return a.age != b.age ? a.age > b.age : a.into < b.into;
-      });
-      size_t left = ghosts.size();
-      for (size_t k = 0; k < groups.size() && left > max_fading_out; ++k) {
-        flags[groups[k].into] |= kCutScratch;  // dropped: the node drawn as it is
-        left -= groups[k].rows;
-      }
-    }
-    // Nodes that more than kMaxFadeFanOut rows fade into are drawn as they are (the rows pop out).
-    std::unordered_map<uint32_t, size_t> fan_in;
-    for (const Ghost& gh : ghosts) ++fan_in[gh.into_id];
-    for (const auto& [into, rows] : fan_in)
-      if (rows > kMaxFadeFanOut) flags[into] |= kCutScratch;
-    for (size_t g = 0; g < ghosts.size(); ++g)
-      if (!(flags[ghosts[g].into_id] & kCutScratch)) {
-        const size_t at = starts.size();
-        resizeRows(starts, at + 1);
-        if (g < new_count)
-          copyRow(starts, at, cloud_, from[g].first);
-        else if (kept[g - new_count].first == 0)
-          copyRow(starts, at, ghost_start_, kept[g - new_count].second);
-        else
-          copyRow(starts, at, cloud_, kept[g - new_count].second);
-      }
-    size_t w = 0;
-    for (const Ghost& gh : ghosts)
-      if (!(flags[gh.into_id] & kCutScratch)) ghosts[w++] = gh;
-    for (const Ghost& gh : ghosts) flags[gh.into_id] &= static_cast<uint8_t>(~kCutScratch);
-    ghosts.resize(w);
-    // The first ghost into a node ends with the node's opacity (continuing ones keep theirs), the others
-    // transparent: at the end they draw what the node alone draws.
-    for (const Ghost& gh : ghosts)
-      if (gh.age > 0 && gh.end_opacity > 0.0f) flags[gh.into_id] |= kCutScratch;
-    for (Ghost& gh : ghosts)
-      if (gh.age == 0 && !(flags[gh.into_id] & kCutScratch)) {
-        gh.end_opacity = nodeAt(h_, gh.into).opacity;
-        flags[gh.into_id] |= kCutScratch;
-      }
-    for (const Ghost& gh : ghosts) flags[gh.into_id] &= static_cast<uint8_t>(~kCutScratch);
-  }
-
-  // Refining: where each new node comes from (its nearest ancestor the last draw drew), and the morphs
-  // still on their way.
   std::vector<Morph> morphs;
-  if (fade && drew_) {
-    for (const Morph& m : morphs_)
-      if ((flags[m.id] & kCutIn) && m.age + 1 < kFadeFrames) {
-        morphs.push_back(m), ++morphs.back().age;
-        morphs.back().row = rowIn(cut, nodeAt(h_, m.ref).source_index);
-      }
-    std::vector<uint32_t> given;  // ancestors whose first new node has taken their opacity
-    std::vector<uint32_t> ancestor(fresh.size(), kNone);
-    std::unordered_map<uint32_t, size_t> fan_out;  // new nodes per ancestor (kMaxFadeFanOut)
-    for (size_t f = 0; f < fresh.size(); ++f) {
-      uint32_t a = s.parent[cut[fresh[f]].id];
-      while (a != kNone && !(flags[a] & kCutDrawn)) a = s.parent[a];
-      ancestor[f] = a;
-      if (a != kNone) ++fan_out[a];
+  for (const Morph& m : morphs_)
+    if ((flags[m.id] & kCutIn) && m.age + 1 < kFadeFrames) {
+      morphs.push_back(m), ++morphs.back().age;
+      morphs.back().row = rowIn(cut, nodeAt(h_, m.ref).source_index);
     }
-    for (size_t f = 0; f < fresh.size(); ++f) {
-      const uint32_t row = fresh[f];
-      const CutEntry& e = cut[row];
-      const uint32_t a = ancestor[f];
-      if (a == kNone || fan_out[a] > kMaxFadeFanOut) continue;  // drawn as it is
-      // The new nodes from one ancestor start stacked on it: the first as the ancestor itself, the others
-      // transparent, so the first draw shows exactly what the last one did.
-      const NodeRef from = refOf(e.id, e.ref, a);
-      const bool first = !(flags[a] & kCutScratch);
-      if (first) flags[a] |= kCutScratch, given.push_back(a);
-      morphs.push_back({e.id, row, e.ref, from, first ? nodeAt(h_, from).opacity : 0.0f, 0});
-    }
-    for (uint32_t a : given) flags[a] &= static_cast<uint8_t>(~kCutScratch);
+  std::vector<uint32_t> given;  // ancestors whose first new node has taken their opacity
+  std::vector<uint32_t> ancestor(fresh.size(), kNone);
+  std::unordered_map<uint32_t, size_t> fan_out;  // new nodes per ancestor (kMaxFadeFanOut)
+  for (size_t f = 0; f < fresh.size(); ++f) {
+    uint32_t a = s.parent[cut[fresh[f]].id];
+    while (a != kNone && !(flags[a] & kCutDrawn)) a = s.parent[a];
+    ancestor[f] = a;
+    if (a != kNone) ++fan_out[a];
   }
+  for (size_t f = 0; f < fresh.size(); ++f) {
+    const uint32_t row = fresh[f];
+    const CutEntry& e = cut[row];
+    const uint32_t a = ancestor[f];
+    if (a == kNone || fan_out[a] > kMaxFadeFanOut) continue;  // drawn as it is
+    // The new nodes from one ancestor start stacked on it: the first as the ancestor itself, the others
+    // transparent, so the first draw shows exactly what the last one did.
+    const NodeRef from = ancestorRef(e.id, e.ref, a);
+    const bool first = !(flags[a] & kCutScratch);
+    if (first) flags[a] |= kCutScratch, given.push_back(a);
+    morphs.push_back({e.id, row, e.ref, from, first ? nodeAt(h_, from).opacity : 0.0f, 0});
+  }
+  for (uint32_t a : given) flags[a] &= static_cast<uint8_t>(~kCutScratch);
+  return morphs;
+}
 
-  // The cloud: every node of the cut as it is (in parallel), then the rows computed on the host.
+// The cloud: every node of the cut as it is (in parallel), then the rows computed on the host (morphs, the
+// nodes ghosts fade into drawn transparent, the ghosts after the cut's nodes).
+void LodStream::fillCloud(const std::vector<Morph>& morphs, const std::vector<Ghost>& ghosts,
+                          const GaussianCloud& starts) {
+  const std::vector<CutEntry>& cut = state_.cut;
+  const size_t n = cut.size();
   const size_t stride = static_cast<size_t>(cloud_.shStride());
   const size_t total = n + ghosts.size();
   resizeRows(cloud_, total);
@@ -417,6 +411,32 @@ const GaussianCloud& LodStream::drawCut(bool fade, uint64_t max_fading_out) {
     cloud_.opacities[n + g] = starts.opacities[g] + (gh.end_opacity - starts.opacities[g]) * t;
     rows_[n + g] = kNoNode;
   }
+}
+
+const GaussianCloud& LodStream::drawCut(bool fade, uint64_t max_fading_out) {
+  ++frame_;
+  gpu_figures_ = {};  // until a GPU pool draws this frame
+  CutState& s = state_;
+  std::vector<uint8_t>& flags = s.flags;
+  const std::vector<CutEntry>& cut = s.cut;
+  const size_t n = cut.size();
+  for (const CutEntry& e : cut)
+    if (e.ref.chunk != kNone) last_drawn_[e.ref.chunk] = frame_;
+  // What changed since the last draw: its nodes no longer in the cut (with their rows in cloud_), and the
+  // rows of nodes it did not draw.
+  std::vector<std::pair<uint32_t, uint32_t>> removed;  // (row in cloud_, node id)
+  for (size_t i = 0; i < last_cut_.size(); ++i)
+    if (!(flags[last_cut_[i].id] & kCutIn)) removed.push_back({static_cast<uint32_t>(i), last_cut_[i].id});
+  std::vector<uint32_t> fresh;
+  for (size_t i = 0; i < n; ++i)
+    if (!(flags[cut[i].id] & kCutDrawn)) fresh.push_back(static_cast<uint32_t>(i));
+  std::vector<Ghost> ghosts;  // zooming out (fadeOut)
+  GaussianCloud starts;
+  starts.resize(0, h_.index.sh_degree);
+  if (fade && last_fade_) fadeOut(removed, max_fading_out, ghosts, starts);
+  std::vector<Morph> morphs;  // refining (morphIn)
+  if (fade && drew_) morphs = morphIn(fresh);
+  fillCloud(morphs, ghosts, starts);
 
   for (const auto& [row, id] : removed) flags[id] &= static_cast<uint8_t>(~kCutDrawn);
   for (uint32_t row : fresh) flags[cut[row].id] |= kCutDrawn;

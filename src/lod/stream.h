@@ -137,8 +137,18 @@ class LodStream {
   StreamStats stats() const;
 
  private:
+  struct Morph;
+  struct Ghost;
   void loaderMain();
   void evictFor(uint64_t nodes);
+  // drawCut's parts (stream.cpp).
+  uint32_t coarserDrawn(uint32_t id) const;
+  NodeRef ancestorRef(uint32_t leaf_id, NodeRef leaf, uint32_t target) const;
+  void fadeOut(const std::vector<std::pair<uint32_t, uint32_t>>& removed, uint64_t max_fading_out,
+               std::vector<Ghost>& ghosts, GaussianCloud& starts);
+  std::vector<Morph> morphIn(const std::vector<uint32_t>& fresh);
+  void fillCloud(const std::vector<Morph>& morphs, const std::vector<Ghost>& ghosts,
+                 const GaussianCloud& starts);
 
   Hierarchy h_;
   StreamOptions options_;

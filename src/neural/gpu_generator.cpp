@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "gpu/gpu.h"
+#include "render/frame_passes.h"
 
 namespace sf::nn {
 namespace {
@@ -64,12 +65,10 @@ const GpuSplatSource& VulkanGeneratorPath::prepare(const TensorMap& inputs) {
   return *this;
 }
 
-void VulkanGeneratorPath::record(void* command_buffer, const GpuSplatTargets& targets) const {
-  auto cmd = static_cast<VkCommandBuffer>(command_buffer);
+void VulkanGeneratorPath::addPasses(FramePasses& frame, const GpuSplatTargets& targets) const {
   if (targets.count != capacity_)
     throw Error(path_ + ": the frame gave " + std::to_string(targets.count) + " slots for " +
                 std::to_string(capacity_) + " generated rows");
-  executor_->record(cmd);
   DecodePush p{};
   p.gauss = executor_->outputAddress(contract_.gauss_output);
   p.color = executor_->outputAddress(contract_.color_output);
@@ -83,11 +82,19 @@ void VulkanGeneratorPath::record(void* command_buffer, const GpuSplatTargets& ta
   p.color_is_sh = contract_.color_is_sh ? 1 : 0;
   p.sh_stride = targets.sh_stride;
   p.live_static = live_static_ < 0 ? 0 : static_cast<uint32_t>(live_static_);
-  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, decode_->pipeline());
-  vkCmdPushConstants(cmd, decode_->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(DecodePush), &p);
-  const uint32_t groups = (p.rows + 255) / 256, x = std::min<uint32_t>(groups, 65535),
-                 y = (groups + x - 1) / x;
-  if (groups) vkCmdDispatch(cmd, x, y, 1);
+  // The executor's output buffers, named by the model's file (objects of one model share the name, which
+  // costs at most a barrier).
+  const FrameResource outputs = frame.resource("neural generator " + path_ + ": outputs");
+  frame.add("neural generator: network", {}, {outputs},
+            [executor = executor_.get()](void* cmd) { executor->record(static_cast<VkCommandBuffer>(cmd)); });
+  frame.add("neural generator: decode", {outputs}, {targets.slots}, [decode = decode_.get(), p](void* c) {
+    auto cmd = static_cast<VkCommandBuffer>(c);
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, decode->pipeline());
+    vkCmdPushConstants(cmd, decode->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(DecodePush), &p);
+    const uint32_t groups = (p.rows + 255) / 256, x = std::min<uint32_t>(groups, 65535),
+                   y = (groups + x - 1) / x;
+    if (groups) vkCmdDispatch(cmd, x, y, 1);
+  });
 }
 
 std::string attachGpuPath(gpu::Context& ctx, GaussianGenerator& generator, double time) {

@@ -27,9 +27,9 @@ class VulkanGeneratorPath : public GeneratorGpuPath, public GpuSplatSource {
   size_t capacity() const override { return capacity_; }
   int shDegree() const override { return contract_.color_channels == 48 ? 3 : 0; }
 
-  // Records the executor and the decode into the frame's command buffer; `targets` must hold capacity()
-  // slots of SH degree shDegree().
-  void record(void* command_buffer, const GpuSplatTargets& targets) const override;
+  // The frame's passes (render/frame_passes.h): the network on the executor (its outputs on the GPU), then
+  // the decode into the object's slots; `targets` must hold capacity() slots of SH degree shDegree().
+  void addPasses(FramePasses& frame, const GpuSplatTargets& targets) const override;
 
   const VulkanExecutor& executor() const { return *executor_; }
 

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "gpu/gpu.h"
+#include "render/frame_passes.h"
 
 namespace sf::nn {
 namespace {
@@ -48,30 +49,38 @@ void VulkanImagePath::prepare(uint32_t width, uint32_t height) {
   width_ = width, height_ = height;
 }
 
-void VulkanImagePath::record(void* command_buffer, uint64_t source, uint64_t target, uint32_t width,
-                             uint32_t height) const {
-  if (width != width_ || height != height_)
+void VulkanImagePath::addPasses(FramePasses& frame, const ImagePassTargets& t) const {
+  if (t.width != width_ || t.height != height_)
     throw Error(model_.path() + ": prepared for " + std::to_string(width_) + "x" + std::to_string(height_) +
-                ", the frame is " + std::to_string(width) + "x" + std::to_string(height));
-  auto cmd = static_cast<VkCommandBuffer>(command_buffer);
+                ", the frame is " + std::to_string(t.width) + "x" + std::to_string(t.height));
   ImagePush p{};
-  p.source = source;
-  p.target = target;
-  p.pixels = width * height;
+  p.source = t.source_address;
+  p.target = t.target_address;
+  p.pixels = t.width * t.height;
   p.dtype = static_cast<uint32_t>(model_.graph().inputs[0].dtype);
-  const uint32_t groups = (p.pixels + 255) / 256, x = std::min<uint32_t>(groups, 65535),
-                 y = (groups + x - 1) / x;
-  auto convert = [&](VkDeviceAddress tensor, uint32_t to_tensor) {
-    p.tensor = tensor;
-    p.to_tensor = to_tensor;
-    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, convert_->pipeline());
-    vkCmdPushConstants(cmd, convert_->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(ImagePush), &p);
+  auto convert = [pipe = convert_.get(), p](VkCommandBuffer cmd, VkDeviceAddress tensor, uint32_t to_tensor) {
+    ImagePush q = p;
+    q.tensor = tensor;
+    q.to_tensor = to_tensor;
+    const uint32_t groups = (q.pixels + 255) / 256, x = std::min<uint32_t>(groups, 65535),
+                   y = (groups + x - 1) / x;
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->pipeline());
+    vkCmdPushConstants(cmd, pipe->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(ImagePush), &q);
     vkCmdDispatch(cmd, x, y, 1);
   };
-  convert(executor_->inputAddress(model_.inputName()), 1);
-  gpu::computeBarrier(cmd);
-  executor_->record(cmd);  // ends with a compute barrier
-  convert(executor_->outputAddress(model_.outputName()), 0);
+  // The image into the model's input tensor, the model on the executor, its output tensor into the target.
+  const FrameResource input = frame.resource("post model " + model_.path() + ": input"),
+                      output = frame.resource("post model " + model_.path() + ": output");
+  frame.add("post model: input", {t.source}, {input},
+            [convert, tensor = executor_->inputAddress(model_.inputName())](void* cmd) {
+              convert(static_cast<VkCommandBuffer>(cmd), tensor, 1);
+            });
+  frame.add("post model: network", {input}, {output},
+            [executor = executor_.get()](void* cmd) { executor->record(static_cast<VkCommandBuffer>(cmd)); });
+  frame.add("post model: output", {output}, {t.target},
+            [convert, tensor = executor_->outputAddress(model_.outputName())](void* cmd) {
+              convert(static_cast<VkCommandBuffer>(cmd), tensor, 0);
+            });
 }
 
 std::string attachImageGpuPath(gpu::Context& ctx, ImageModel& model) {

@@ -24,8 +24,9 @@ class VulkanImagePath final : public ImageGpuPath {
   // Plans the model for a width x height frame (once per size; throws as ImageModel::apply does for a size
   // the model does not take).
   void prepare(uint32_t width, uint32_t height) override;
-  void record(void* command_buffer, uint64_t source, uint64_t target, uint32_t width,
-              uint32_t height) const override;
+  // The frame's passes (render/frame_passes.h): the image into the model's input, the model, its output into
+  // the target image.
+  void addPasses(FramePasses& frame, const ImagePassTargets& targets) const override;
 
  private:
   const ImageModel& model_;

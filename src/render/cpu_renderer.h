@@ -14,9 +14,12 @@
 #include "core/image.h"
 #include "core/math.h"
 #include "render/camera.h"
+#include "render/frame_graph.h"
 #include "render/mesh.h"
 
 namespace sf {
+
+class FramePasses;  // render/frame_passes.h
 
 // Rendering constants (ARCHITECTURE.md, "Rendering math").
 constexpr int kTileSize = 16;       // tiles are 16x16 pixels
@@ -41,38 +44,48 @@ struct SplatDeformSource {
 
 // Where a GPU-written object's values go this frame: device addresses of its first slot in the renderer's
 // arrays (3 floats of centre, 6 of covariance xx xy xz yy yz zz in object space, 1 opacity per slot; SH
-// coefficients [splat][coeff][rgb] at `sh`, sh_stride floats per splat) and its slot count.
+// coefficients [splat][coeff][rgb] at `sh`, sh_stride floats per splat) and its slot count; and its part of
+// the frame's splat slots (render/frame_passes.h), which the passes that write them declare.
 struct GpuSplatTargets {
   uint64_t positions = 0, covariances = 0, opacities = 0, sh = 0;
   uint32_t count = 0, sh_stride = 0;
   uint64_t shapes = 0;  // one uint32 shape word per slot, for sources that write them (writesShapes)
+  FrameResource slots;
 };
-// An object whose gaussians are computed on the GPU each frame (a neural generator on the Vulkan executor):
-// the Vulkan renderer calls record() in its frame's command buffer (a VkCommandBuffer) before preprocess;
-// it must write every slot of `targets` (an opacity that is NaN leaves a slot out of the frame).
+// An object whose gaussians are computed on the GPU each frame (a neural generator on the Vulkan executor,
+// a live hull's effects, the trainer's parameters): the Vulkan renderer asks it for its passes
+// (render/frame_passes.h), which run before preprocess and must write every slot of `targets` (an opacity
+// that is NaN leaves a slot out of the frame), declaring targets.slots among their writes. Their callbacks
+// run after addPasses returns (capture by value).
 class GpuSplatSource {
  public:
   virtual ~GpuSplatSource() = default;
-  virtual void record(void* command_buffer, const GpuSplatTargets& targets) const = 0;
-  // Whether record() also writes a shape word per slot at targets.shapes (render/splat_shape.h).
+  virtual void addPasses(FramePasses& frame, const GpuSplatTargets& targets) const = 0;
+  // Whether the passes also write a shape word per slot at targets.shapes (render/splat_shape.h).
   virtual bool writesShapes() const { return false; }
   // Whether the frame uploads the object's rest values (its cloud) when it places the object in new slots
-  // (true: a source that leaves slots as they are until it has something to write). A source whose record()
-  // writes every slot in every frame says false, and the frame uploads nothing of the object.
+  // (true: a source that leaves slots as they are until it has something to write). A source whose passes
+  // write every slot in every frame says false, and the frame uploads nothing of the object.
   virtual bool needsRestValues() const { return true; }
 };
 
-// A pass a module adds to the Vulkan frame between the raster and the readback (the scene's post model, on
-// the Vulkan executor in the frame). Images are width x height RGBA float32 pixels in rows (the frame's
-// display-space colours and coverage) at device addresses: the pass reads `source` and writes `target`
-// (the same buffer for every pass after the first; the frame's own image is never written, so a frame whose
-// deep tiles are drawn in slices runs its passes again on the finished image). It records into the frame's
-// command buffer (a VkCommandBuffer); the frame places the barriers around it.
+// What an image pass reads and writes: images of width x height RGBA float32 pixels in rows (the frame's
+// display-space colours and coverage) at device addresses, with their resources in the frame's graph. The
+// first pass reads the frame's image, each later one the image the pass before it wrote; every pass writes
+// the same second image (`target`), which the readback then copies.
+struct ImagePassTargets {
+  FrameResource source, target;
+  uint64_t source_address = 0, target_address = 0;
+  uint32_t width = 0, height = 0;
+};
+// Passes a module adds to the Vulkan frame between the raster and the readback (the scene's post model on
+// the Vulkan executor, the hull outline): declared as GpuSplatSource's are (render/frame_passes.h), in the
+// order the passes were given, one after the other. The frame's own image is never written, so a frame
+// whose deep tiles are drawn in slices asks for them again over the finished image.
 class ImagePass {
  public:
   virtual ~ImagePass() = default;
-  virtual void record(void* command_buffer, uint64_t source, uint64_t target, uint32_t width,
-                      uint32_t height) const = 0;
+  virtual void addPasses(FramePasses& frame, const ImagePassTargets& targets) const = 0;
 };
 
 // One object of a frame: its gaussians in object space and the object-to-world transform (affine).

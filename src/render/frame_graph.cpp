@@ -6,38 +6,71 @@
 
 namespace sf {
 
-uint32_t FrameGraph::resource(const std::string& name) {
-  resources_.push_back(name);
-  return static_cast<uint32_t>(resources_.size() - 1);
+FrameResource FrameGraph::resource(const std::string& name) {
+  const auto [it, added] = by_name_.try_emplace(name, static_cast<uint32_t>(resources_.size()));
+  if (added) resources_.push_back({name, it->second});
+  return FrameResource(it->second);
 }
 
-void FrameGraph::add(const std::string& name, std::initializer_list<uint32_t> reads,
-                     std::initializer_list<uint32_t> writes, std::function<void()> record, bool enabled) {
-  for (uint32_t r : reads)
-    if (r >= resources_.size())
-      throw Error("frame graph: pass '" + name + "' reads undeclared resource " + std::to_string(r));
-  for (uint32_t w : writes)
-    if (w >= resources_.size())
-      throw Error("frame graph: pass '" + name + "' writes undeclared resource " + std::to_string(w));
-  passes_.push_back({name, reads, writes, std::move(record), enabled});
+FrameResource FrameGraph::part(FrameResource whole, const std::string& name) {
+  if (!whole.valid() || whole.id_ >= resources_.size() || resources_[whole.id_].whole != whole.id_)
+    throw Error("frame graph: part '" + name + "' of a resource that is not a whole resource of this graph");
+  const auto [it, added] = by_name_.try_emplace(name, static_cast<uint32_t>(resources_.size()));
+  if (added) {
+    resources_.push_back({name, whole.id_});
+  } else if (resources_[it->second].whole != whole.id_ || it->second == whole.id_) {
+    throw Error("frame graph: '" + name + "' is declared already, not as a part of '" +
+                resources_[whole.id_].name + "'");
+  }
+  return FrameResource(it->second);
+}
+
+void FrameGraph::check(const std::string& pass, const std::vector<FrameResource>& ids,
+                       const char* verb) const {
+  for (FrameResource r : ids)
+    if (!r.valid() || r.id_ >= resources_.size())
+      throw Error("frame graph: pass '" + pass + "' " + verb + " a resource that is not this graph's" +
+                  (r.valid() ? " (" + std::to_string(r.id_) + ")" : std::string(" (none)")));
+}
+
+void FrameGraph::add(const std::string& name, std::vector<FrameResource> reads,
+                     std::vector<FrameResource> writes, std::function<void()> record, bool enabled) {
+  check(name, reads, "reads");
+  check(name, writes, "writes");
+  passes_.push_back({name, std::move(reads), std::move(writes), std::move(record), enabled});
 }
 
 std::vector<FrameGraph::Step> FrameGraph::plan() const {
   std::vector<Step> steps;
-  // Resources written / read since the last barrier.
-  std::vector<bool> written(resources_.size(), false), read(resources_.size(), false);
+  // Since the last barrier: each resource written / read, and for a whole resource whether any of its parts
+  // was written / read.
+  const size_t n = resources_.size();
+  std::vector<bool> written(n, false), read(n, false), part_written(n, false), part_read(n, false);
+  auto whole = [&](FrameResource r) { return resources_[r.id_].whole; };
+  auto is_part = [&](FrameResource r) { return whole(r) != r.id_; };
   for (size_t p = 0; p < passes_.size(); ++p) {
     const Pass& pass = passes_[p];
     if (!pass.enabled) continue;
     bool hazard = false;
-    for (uint32_t r : pass.reads) hazard = hazard || written[r];
-    for (uint32_t w : pass.writes) hazard = hazard || written[w] || read[w];
+    for (FrameResource r : pass.reads)  // after a write of it, of its whole, or (a whole) of a part
+      hazard = hazard || written[r.id_] || (is_part(r) ? written[whole(r)] : part_written[r.id_]);
+    for (FrameResource w : pass.writes)  // after a write or a read of the same
+      hazard = hazard || written[w.id_] || read[w.id_] ||
+               (is_part(w) ? written[whole(w)] || read[whole(w)] : part_written[w.id_] || part_read[w.id_]);
     if (hazard) {
       std::fill(written.begin(), written.end(), false);
       std::fill(read.begin(), read.end(), false);
+      std::fill(part_written.begin(), part_written.end(), false);
+      std::fill(part_read.begin(), part_read.end(), false);
     }
-    for (uint32_t r : pass.reads) read[r] = true;
-    for (uint32_t w : pass.writes) written[w] = true;
+    for (FrameResource r : pass.reads) {
+      read[r.id_] = true;
+      if (is_part(r)) part_read[whole(r)] = true;
+    }
+    for (FrameResource w : pass.writes) {
+      written[w.id_] = true;
+      if (is_part(w)) part_written[whole(w)] = true;
+    }
     steps.push_back({p, hazard});
   }
   return steps;
@@ -62,9 +95,9 @@ std::string FrameGraph::describe() const {
   std::vector<Step> steps = plan();
   std::string out;
   size_t next = 0;
-  auto names = [&](const std::vector<uint32_t>& ids) {
+  auto names = [&](const std::vector<FrameResource>& ids) {
     std::string s;
-    for (uint32_t id : ids) s += (s.empty() ? "" : ", ") + resources_[id];
+    for (FrameResource id : ids) s += (s.empty() ? "" : ", ") + resources_[id.id_].name;
     return s.empty() ? std::string("-") : s;
   };
   for (size_t p = 0; p < passes_.size(); ++p) {

@@ -58,12 +58,14 @@ using gpu_interop::uint;
 // dimension; an 8K frame lists more chunks than that): workgroup (x, y) takes chunk y * SF_DISPATCH_ROW + x.
 #define SF_DISPATCH_ROW 32768
 
-// Radix sort pass flags (GpuPush::pad0): read the sort's alternate buffers; sort on the high key word; carry
-// the low / high word along (the key word and the value always move).
+// Pass flags (GpuPush::flags), each pass its own. The radix sort's: read the sort's alternate buffers; sort
+// on the high key word; carry the low / high word along (the key word and the value always move). Tile
+// binning's: emit the pairs (else count them).
 #define SF_FLAG_SOURCE_ALT 1u
 #define SF_FLAG_KEY_HI 2u
 #define SF_FLAG_CARRY_LO 4u
 #define SF_FLAG_CARRY_HI 8u
+#define SF_FLAG_EMIT 1u
 // Object flags (GpuObject::flags): antialiased opacity compensation; colours are linear (encode to sRGB).
 #define SF_OBJECT_ANTIALIASED 1u
 #define SF_OBJECT_LINEAR_COLOR 2u
@@ -236,9 +238,9 @@ struct GpuPush {
   SF_REF(Uints) scan_sums;     // scan passes: per-block sums
   SF_REF(Uints) scan_count;    // scan passes: where the element count is read; sort passes: the descriptor
   uint object_index;           // preprocess
-  uint shift;  // radix pass: digit shift; raster: 0 the frame's raster, s + 1 slice s of the deep tiles
-  uint pad0;   // pass flags (SF_FLAG_*)
-  uint pad1;   // sort passes: subgroups per workgroup the host configured
+  uint shift;      // radix pass: digit shift; raster: 0 the frame's raster, s + 1 slice s of the deep tiles
+  uint flags;      // the pass's SF_FLAG_* bits (each pass reads its own)
+  uint subgroups;  // sort passes: subgroups per workgroup the host configured
 };
 
 #ifdef __cplusplus

@@ -133,8 +133,13 @@ std::string VulkanRenderer::Impl::lostPassReport() const {
   std::string all;
   for (const FrameGraph::Pass& p : passes)
     if (p.enabled) all += (all.empty() ? "" : ", ") + p.name;
-  return "the last pass whose start was recorded was '" + passes[last % passes.size()].name + "' of frame " +
-         std::to_string(last / passes.size() + 1) + " in the submission (the frame's passes: " + all + ")";
+  const size_t pass = last % kCrumbsPerFrame;
+  const std::string name =
+      pass < passes.size() ? "'" + passes[pass].name + "'" : "pass " + std::to_string(pass + 1);
+  return "the last pass whose start was recorded was " + name +
+         (pass + 1 == kCrumbsPerFrame ? " or a later one" : "") + " of frame " +
+         std::to_string(last / kCrumbsPerFrame + 1) + " in the submission (the last frame's passes: " + all +
+         ")";
 }
 
 void VulkanRenderer::Impl::dropResources() {
@@ -334,19 +339,22 @@ void VulkanRenderer::Impl::recordFrame(const Frame& f, const Recording& r) {
                       g.resource("mesh data"),     g.resource("splat slots"),
                       g.resource("mesh layer"),    g.resource("projected splats"),
                       g.resource("tile ranges"),   g.resource("tile pairs"),
-                      g.resource("image"),         g.resource("readback"),
-                      g.resource("training state")};
+                      g.resource("image"),         g.resource("post image"),
+                      g.resource("readback")};
   addInputPasses(g, res, f, r);
   addTilePasses(g, res, f, r);
-  const VkDeviceSize crumbs = 4 * g.passes().size() * r.frames;
+  // One word per pass (up to kCrumbsPerFrame; a later pass shares the last word) per recorded frame:
+  // contributed passes make the count differ between frames of one submission, so the stride is fixed.
+  const VkDeviceSize crumbs = 4 * kCrumbsPerFrame * kMaxBackToBack;
   if (breadcrumb.size < crumbs) {
     breadcrumb = ctx.createBuffer(crumbs, true, "pass breadcrumbs");
     std::memset(breadcrumb.mapped, 0, static_cast<size_t>(breadcrumb.size));
   }
-  const VkDeviceSize crumb_base = 4 * g.passes().size() * static_cast<VkDeviceSize>(r.at);
+  const VkDeviceSize crumb_base = 4 * kCrumbsPerFrame * static_cast<VkDeviceSize>(r.at);
   g.run([&] { barrier(r.cmd); },
         [&](size_t pass) {
-          vkCmdFillBuffer(r.cmd, breadcrumb.buffer, crumb_base + 4 * pass, 4, frame_serial);
+          vkCmdFillBuffer(r.cmd, breadcrumb.buffer,
+                          crumb_base + 4 * std::min<size_t>(pass, kCrumbsPerFrame - 1), 4, frame_serial);
         });
   last_graph = std::move(g);
 }
@@ -406,17 +414,19 @@ void VulkanRenderer::Impl::addInputPasses(FrameGraph& g, const Resources& res, c
         }
       },
       !staged.deforms.empty());
-  // Objects written on the GPU (neural generators on the Vulkan executor): their passes write the
-  // objects' slot ranges directly.
-  const bool sources = std::any_of(f.objects.begin(), f.objects.end(),
-                                   [](const RenderObject& o) { return o.gpu_source != nullptr; });
-  g.add(
-      "gpu sources", {}, {res.splats},
-      [&] {
-        for (size_t o = 0; o < f.objects.size(); ++o)
-          if (f.objects[o].gpu_source) f.objects[o].gpu_source->record(r.cmd, residency.targets(f.gobj[o]));
-      },
-      sources);
+  // Objects written on the GPU (neural generators, live hulls, the level-of-detail pool, decoder characters,
+  // the trainer): the passes they contribute (render/frame_passes.h), each object's writing its own part of
+  // the splat slots.
+  FramePasses sources(g, res.contributed(), r.cmd);
+  for (size_t o = 0; o < f.objects.size(); ++o) {
+    if (!f.objects[o].gpu_source) continue;
+    GpuSplatTargets targets = residency.targets(f.gobj[o]);
+    targets.slots = g.part(res.splats, "splat slots of object " + std::to_string(o));
+    sources.nextContributor();
+    f.objects[o].gpu_source->addPasses(sources, targets);
+  }
+  if (sources.addToGraph(FramePasses::Order::kInterleaved) == 0)
+    g.add("gpu sources", {}, {res.splats}, {}, false);  // (where they go, in describe())
   g.add(
       "meshes", {res.mesh_data}, {res.mesh},
       [&] { mesh.record(r.cmd, f.mesh_triangles, f.mesh_draws_offset, f.cam); }, has_mesh);

@@ -77,18 +77,19 @@ inline constexpr int kMaxFramesPerSubmission = 64;
 // Each pass's median over several frames (benchmarks).
 VulkanPassTimes medianPassTimes(std::span<const VulkanPassTimes> runs);
 
-// Passes recorded after the tile raster in the frame's own command buffer (training's loss and backward
-// passes, train/gpu_trainer.h). `frame` is the device address of the frame's GpuFrame (render/gpu_shared.h),
-// `run` the frame's index in its submission (renderBatchWithTail; 0 for renderWithTail);
-// its raster has also written, per pixel, the final transmittance (train_final_t) and 1 + the position in the
-// tile's list of the last splat blended (train_last); a tile's list sits in values or values_alt as its
-// length says (sfMergePasses, render/gpu_shared.h). The tail must only read the frame's buffers, and
-// must do nothing when the frame's counters report a key overflow (the frame is then rendered again, its tail
-// with it, after the key buffers grow).
+// Passes after the tile raster (training's loss and backward passes, train/gpu_trainer.h), declared to the
+// frame's graph as GpuSplatSource's are (render/frame_passes.h). `frame` is the device address of the frame's
+// GpuFrame (render/gpu_shared.h), `run` the frame's index in its submission (renderBatchWithTail; 0 for
+// renderWithTail); its raster has also written, per pixel, the final transmittance (train_final_t) and 1 +
+// the position in the tile's list of the last splat blended (train_last), parts of the frame's "image"
+// resource; a tile's list sits in values or values_alt as its length says (sfMergePasses,
+// render/gpu_shared.h). The tail's passes must only read the frame's resources, and must do nothing when the
+// frame's counters report a key overflow (the frame is then rendered again, its tail with it, after the key
+// buffers grow).
 class FrameTail {
  public:
   virtual ~FrameTail() = default;
-  virtual void record(void* command_buffer, uint64_t frame, uint32_t run) const = 0;
+  virtual void addPasses(FramePasses& frame, uint64_t frame_address, uint32_t run) const = 0;
 };
 
 // One frame of a batch (renderBatchWithTail): its camera and background. A batch's frames share one image

@@ -13,6 +13,7 @@
 #include "deform/gpu_passes.h"
 #include "gpu/gpu.h"
 #include "render/frame_graph.h"
+#include "render/frame_passes.h"
 #include "render/gpu_shared.h"
 #include "render/vulkan_mesh_pass.h"
 #include "render/vulkan_renderer.h"
@@ -24,6 +25,7 @@ namespace sf {
 struct VulkanRenderer::Impl {
   static constexpr uint32_t kTimestamps = 9;  // per recorded frame
   static constexpr uint32_t kMaxBackToBack = kMaxFramesPerSubmission;
+  static constexpr size_t kCrumbsPerFrame = 1024;  // breadcrumb words per recorded frame
   // One GpuFrame record per frame of a submission.
   static constexpr VkDeviceSize kFrameStride = (sizeof(gpu_layout::GpuFrame) + 255) / 256 * 256;
   static constexpr VkDeviceSize kCounterBytes =
@@ -75,8 +77,10 @@ struct VulkanRenderer::Impl {
   // What a submission's frames draw, collected before they are recorded (collect).
   // The image passes of the frame being rendered (renderWithImagePasses; empty otherwise).
   std::span<const ImagePass* const> image_passes;
-  // Records the image passes (the frame's image to passes_image) and returns the buffer to read back.
-  const gpu::Buffer& recordImagePasses(VkCommandBuffer cmd);
+  // Adds the image passes to `g` (the frame's image, contributed.image, to passes_image, resource `post`) and
+  // returns the resource the readback copies (`post`; `image` when there are none).
+  FrameResource addImagePasses(FrameGraph& g, const FrameResources& contributed, FrameResource post,
+                               VkCommandBuffer cmd);
   struct Frame {
     std::span<const RenderObject> objects;
     std::span<const FrameView> views;
@@ -104,8 +108,10 @@ struct VulkanRenderer::Impl {
   };
   // The frame graph's resources: what its passes read and write.
   struct Resources {
-    uint32_t counters, bins, deform_in, skinned, mesh_data, splats, mesh, projected, ranges, pairs, image,
-        readback, train;
+    FrameResource counters, bins, deform_in, skinned, mesh_data, splats, mesh, projected, ranges, pairs,
+        image, post_image, readback;
+    // The handles contributed passes declare (render/frame_passes.h).
+    FrameResources contributed() const { return {splats, projected, ranges, pairs, counters, image}; }
   };
 
   explicit Impl(const gpu::ContextOptions& o);
@@ -129,7 +135,7 @@ struct VulkanRenderer::Impl {
     gpu_layout::GpuPush p{};
     p.frame = frameAddress();
     p.objects = objects_buf.address + run_index * object_count * sizeof(gpu_layout::GpuObject);
-    p.pad1 = sort.subgroups();
+    p.subgroups = sort.subgroups();
     return p;
   }
   void timestamp(VkCommandBuffer cmd, uint32_t index) {

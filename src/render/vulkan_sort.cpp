@@ -115,7 +115,7 @@ void VulkanSort::recordSortSetup(VkCommandBuffer cmd, const GpuPush& push, const
   GpuPush p = push;
   p.scan_data = count_addr;
   p.scan_sums = counters.address + desc_word * 4u;
-  p.pad0 = flags;
+  p.flags = flags;
   dispatch(cmd, sort_setup_, p, 1);
 }
 
@@ -128,8 +128,8 @@ int VulkanSort::recordSort(VkCommandBuffer cmd, const GpuPush& push, const gpu::
     GpuPush p = push;
     p.scan_count = desc;
     p.shift = static_cast<uint32_t>(lo_passes) | static_cast<uint32_t>(hi_passes) << 8;
-    p.pad0 = carry;
-    p.pad1 = small_sort_subgroups_;
+    p.flags = carry;
+    p.subgroups = small_sort_subgroups_;
     dispatch(cmd, *small_sort_, p, at_most > 0 ? 1u : 0u);
     return passes;
   }
@@ -138,7 +138,7 @@ int VulkanSort::recordSort(VkCommandBuffer cmd, const GpuPush& push, const gpu::
     GpuPush p = push;
     const bool hi = pass >= lo_passes;
     p.shift = static_cast<uint32_t>(8 * (hi ? pass - lo_passes : pass));
-    p.pad0 = (pass % 2 ? SF_FLAG_SOURCE_ALT : 0u) | (hi ? SF_FLAG_KEY_HI : 0u) | carry;
+    p.flags = (pass % 2 ? SF_FLAG_SOURCE_ALT : 0u) | (hi ? SF_FLAG_KEY_HI : 0u) | carry;
     p.scan_data = hist.address;
     p.scan_count = desc;
     dispatchIndirect(cmd, histogram_, p, counters, desc_word + SF_SORT_DESC_DISPATCH_SORT);

@@ -51,7 +51,7 @@ void VulkanRenderer::Impl::addTilePasses(FrameGraph& g, const Resources& res, co
   });
   g.add("emit", {res.projected, res.bins, res.ranges}, {res.bins, res.pairs}, [&] {
     GpuPush p = push();
-    p.pad0 = 1;  // emitting
+    p.flags = SF_FLAG_EMIT;
     dispatch(r.cmd, bin_tiles, p, ceilDiv(residency.slots, SF_WG_SIZE));
     timestamp(r.cmd, 5);
   });
@@ -73,16 +73,23 @@ void VulkanRenderer::Impl::addTilePasses(FrameGraph& g, const Resources& res, co
                    f.tiles_y * (SF_TILE / SF_RASTER_ROWS));
           timestamp(r.cmd, 7);
         });
-  g.add(
-      "tail", {res.image, res.ranges, res.pairs, res.projected, res.counters}, {res.train},
-      [&] { f.tail->record(r.cmd, frameAddress(), static_cast<uint32_t>(r.run)); }, f.tail != nullptr);
-  // Passes of other modules over the finished image (the post model), into passes_image, which the readback
-  // copies; a frame whose deep tiles are drawn in slices runs them again after its last slice (rasterSlices).
-  const bool passes = !image_passes.empty() && r.image_bytes > 0;
-  g.add(
-      "image passes", {res.image}, {res.image}, [&] { recordImagePasses(r.cmd); }, passes);
+  if (f.tail) {  // the trainer's loss and backward passes (render/frame_passes.h)
+    FramePasses tail(g, res.contributed(), r.cmd);
+    tail.nextContributor();
+    f.tail->addPasses(tail, frameAddress(), static_cast<uint32_t>(r.run));
+    tail.addToGraph(FramePasses::Order::kInSequence);
+  } else {
+    g.add("tail", {res.image}, {}, {}, false);
+  }
+  // Passes of other modules over the finished image (the post model, the hull outline), into passes_image,
+  // which the readback copies; a frame whose deep tiles are drawn in slices runs them again after its last
+  // slice (rasterSlices).
+  const FrameResource shown_res =
+      r.image_bytes > 0 ? addImagePasses(g, res.contributed(), res.post_image, r.cmd) : res.image;
+  const bool passes = shown_res == res.post_image;
+  if (!passes) g.add("image passes", {res.image}, {res.post_image}, {}, false);
   const VkBuffer shown = passes ? passes_image.buffer : image.buffer;
-  g.add("readback", {res.image, res.counters}, {res.readback}, [&, shown] {
+  g.add("readback", {shown_res, res.counters}, {res.readback}, [&, shown] {
     VkBufferCopy img_copy{0, 0, r.image_bytes}, depth_copy{0, r.image_bytes, r.depth_bytes},
         cnt_copy{0, r.counters_at + kCounterBytes * r.at, kCounterBytes};
     if (r.image_bytes) vkCmdCopyBuffer(r.cmd, shown, r.st_buf->buffer, 1, &img_copy);
@@ -92,13 +99,22 @@ void VulkanRenderer::Impl::addTilePasses(FrameGraph& g, const Resources& res, co
   });
 }
 
-const gpu::Buffer& VulkanRenderer::Impl::recordImagePasses(VkCommandBuffer cmd) {
+FrameResource VulkanRenderer::Impl::addImagePasses(FrameGraph& g, const FrameResources& contributed,
+                                                   FrameResource post, VkCommandBuffer cmd) {
+  if (image_passes.empty()) return contributed.image;
+  FramePasses passes(g, contributed, cmd);
   for (size_t i = 0; i < image_passes.size(); ++i) {
-    if (i > 0) gpu::computeBarrier(cmd);
-    image_passes[i]->record(cmd, i == 0 ? image.address : passes_image.address, passes_image.address, width,
-                            height);
+    ImagePassTargets t;
+    t.source = i == 0 ? contributed.image : post;
+    t.source_address = i == 0 ? image.address : passes_image.address;
+    t.target = post;
+    t.target_address = passes_image.address;
+    t.width = width, t.height = height;
+    passes.nextContributor();
+    image_passes[i]->addPasses(passes, t);
   }
-  return passes_image;
+  passes.addToGraph(FramePasses::Order::kInSequence);
+  return post;
 }
 
 // The tiles of the frame just submitted that hold more than raster_slice pairs, which its raster left
@@ -127,21 +143,27 @@ void VulkanRenderer::Impl::rasterSlices(VulkanFrameStats& st, uint32_t tiles_x, 
     timestamp(cmd, 0);
     // The previous submission's raster (and the frame's readback, which read the image this one writes).
     gpu::computeBarrier(cmd);
-    GpuPush p = push();
-    p.shift = s + 1;
-    dispatch(cmd, has_shapes ? raster_shapes : raster, p, tiles_x, tiles_y * (SF_TILE / SF_RASTER_ROWS));
+    // The slice, then (after the last) the image passes again over the finished image and the copy out, as a
+    // graph of their own.
+    FrameGraph g;
+    FrameResources frame_res;
+    frame_res.image = g.resource("image");
+    const FrameResource post = g.resource("post image"), out = g.resource("readback");
+    g.add("raster slice", {}, {frame_res.image}, [&] {
+      GpuPush p = push();
+      p.shift = s + 1;
+      dispatch(cmd, has_shapes ? raster_shapes : raster, p, tiles_x, tiles_y * (SF_TILE / SF_RASTER_ROWS));
+    });
     if (s + 1 == slices) {
-      gpu::computeBarrier(cmd);
-      const gpu::Buffer* shown = &image;
-      if (!image_passes
-               .empty()) {  // their run in the frame read an unfinished image: again, on the final one
-        shown = &recordImagePasses(cmd);
-        gpu::computeBarrier(cmd);
-      }
-      VkBufferCopy img_copy{0, 0, image_bytes}, depth_copy{0, image_bytes, depth_bytes};
-      vkCmdCopyBuffer(cmd, shown->buffer, st_buf.buffer, 1, &img_copy);
-      if (depth_bytes) vkCmdCopyBuffer(cmd, depth_out.buffer, st_buf.buffer, 1, &depth_copy);
+      const FrameResource shown = addImagePasses(g, frame_res, post, cmd);
+      g.add("readback", {shown}, {out},
+            [&, shown_buffer = shown == post ? passes_image.buffer : image.buffer] {
+              VkBufferCopy img_copy{0, 0, image_bytes}, depth_copy{0, image_bytes, depth_bytes};
+              vkCmdCopyBuffer(cmd, shown_buffer, st_buf.buffer, 1, &img_copy);
+              if (depth_bytes) vkCmdCopyBuffer(cmd, depth_out.buffer, st_buf.buffer, 1, &depth_copy);
+            });
     }
+    g.run([&] { barrier(cmd); });
     timestamp(cmd, 1);
     timestamp_base = 0;
     try {

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "gpu/gpu.h"
+#include "render/frame_passes.h"
 #include "render/vulkan_renderer.h"
 #include "train/random.h"
 #include "train/train_shared.h"
@@ -254,40 +255,62 @@ class GpuState : public GpuSplatSource, public FrameTail {
     }
   }
 
-  // GpuSplatSource: activate the parameters into the frame's slots.
-  void record(void* command_buffer, const GpuSplatTargets& t) const override {
+  // GpuSplatSource: the parameters activated into the frame's slots.
+  void addPasses(FramePasses& frame, const GpuSplatTargets& t) const override {
     GpuActivatePush p{};
     p.params = params_.address;
     p.positions = t.positions, p.covariances = t.covariances, p.opacities = t.opacities, p.sh = t.sh;
     p.count = t.count, p.sh_stride = t.sh_stride;
-    dispatch1d(static_cast<VkCommandBuffer>(command_buffer), pipes_->activate, p, t.count);
+    frame.add("training: activate", {frame.resource("training: parameters")}, {t.slots},
+              [pipes = pipes_.get(), p](void* cmd) {
+                dispatch1d(static_cast<VkCommandBuffer>(cmd), pipes->activate, p, p.count);
+              });
   }
-  // FrameTail: loss, backward, noise, Adam.
-  void record(void* command_buffer, uint64_t frame, uint32_t run) const override {
-    auto cmd = static_cast<VkCommandBuffer>(command_buffer);
+  // FrameTail: loss, backward, noise, Adam, each a pass of the frame's graph (its barriers between them).
+  void addPasses(FramePasses& frame, uint64_t frame_address, uint32_t run) const override {
     GpuTrainPush p = run_push_.at(run);
-    p.frame = frame;
+    p.frame = frame_address;
     const uint64_t pixels = static_cast<uint64_t>(width_) * static_cast<uint64_t>(height_);
     const uint32_t q0 = run * (kTailPasses + 1);
-    vkCmdResetQueryPool(cmd, queries_, q0, kTailPasses + 1);
-    auto stamp = [&](uint32_t q) {
-      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, q0 + q);
+    const FrameResources& fr = frame.frame();
+    const FrameResource params = frame.resource("training: parameters"),
+                        pixel_grads = frame.resource("training: pixel gradients"),
+                        grad2d = frame.resource("training: 2D gradients"),
+                        grads = frame.resource("training: gradients");
+    const Pipelines* pipes = pipes_.get();
+    const VkQueryPool queries = queries_;
+    auto stamp = [queries, q0](VkCommandBuffer cmd, uint32_t q) {
+      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, q0 + q);
     };
-    stamp(0);
-    dispatch1d(cmd, pipes_->loss, p, pixels);
-    gpu::computeBarrier(cmd);
-    stamp(1);
-    dispatch(cmd, pipes_->raster_backward, p, tiles_x_, tiles_y_);
-    gpu::computeBarrier(cmd);
-    stamp(2);
-    dispatch1d(cmd, pipes_->gaussian_backward, p, n_);
-    if (run_update_.at(run)) {
-      gpu::computeBarrier(cmd);
-      dispatch1d(cmd, pipes_->noise, p, n_);
-      gpu::computeBarrier(cmd);
-      dispatch1d(cmd, pipes_->adam, p, n_ * SF_TRAIN_PARAMS);
-    }
-    stamp(3);
+    frame.add("training: loss", {fr.image, fr.counters}, {pixel_grads}, [=](void* c) {
+      auto cmd = static_cast<VkCommandBuffer>(c);
+      vkCmdResetQueryPool(cmd, queries, q0, kTailPasses + 1);
+      stamp(cmd, 0);
+      dispatch1d(cmd, pipes->loss, p, pixels);
+    });
+    frame.add("training: raster backward",
+              {pixel_grads, fr.image, fr.ranges, fr.pairs, fr.projected, fr.counters}, {grad2d},
+              [=, tx = tiles_x_, ty = tiles_y_](void* c) {
+                auto cmd = static_cast<VkCommandBuffer>(c);
+                stamp(cmd, 1);
+                dispatch(cmd, pipes->raster_backward, p, tx, ty);
+              });
+    const bool update = run_update_.at(run);
+    frame.add("training: gaussian backward", {grad2d, params, fr.projected, fr.counters}, {grads, grad2d},
+              [=, n = n_](void* c) {
+                auto cmd = static_cast<VkCommandBuffer>(c);
+                stamp(cmd, 2);
+                dispatch1d(cmd, pipes->gaussian_backward, p, n);
+                if (!update) stamp(cmd, 3);
+              });
+    if (!update) return;
+    frame.add("training: noise", {fr.counters}, {params},
+              [=, n = n_](void* c) { dispatch1d(static_cast<VkCommandBuffer>(c), pipes->noise, p, n); });
+    frame.add("training: Adam", {grads, fr.counters}, {params}, [=, n = n_](void* c) {
+      auto cmd = static_cast<VkCommandBuffer>(c);
+      dispatch1d(cmd, pipes->adam, p, n * SF_TRAIN_PARAMS);
+      stamp(cmd, 3);
+    });
   }
 
  private:

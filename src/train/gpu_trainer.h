@@ -1,6 +1,7 @@
 // The trainer on the Vulkan device (docs/training.md "On the GPU"): each step is one frame of the engine's
 // own renderer (render/vulkan_renderer.h) with the training passes as its tail, in one submission:
-//   gpu sources: the parameters activated into the frame's slots (shaders/train_activate.comp)
+//   training: activate: the parameters into the frame's slots (shaders/train_activate.comp), a pass the
+//     trainer adds before preprocess (render/frame_passes.h)
 //   preprocess, depth sort, keys, tile sort, ranges, raster: the frame, unchanged (its raster also keeps each
 //     pixel's final transmittance and last splat)
 //   tail: loss (train_loss) -> raster backward, per tile back to front (train_raster_backward) ->

@@ -39,14 +39,15 @@ struct Slots {
     cov = ctx.createBuffer(24 * n, true, "test covariances");
     opa = ctx.createBuffer(4 * n, true, "test opacities");
     sh = ctx.createBuffer(12 * n, true, "test sh");
-    targets = {pos.address, cov.address, opa.address, sh.address, static_cast<uint32_t>(n), 3};
+    targets.positions = pos.address, targets.covariances = cov.address, targets.opacities = opa.address;
+    targets.sh = sh.address, targets.count = static_cast<uint32_t>(n), targets.sh_stride = 3;
   }
   const float* f(const gpu::Buffer& b) const { return static_cast<const float*>(b.mapped); }
 };
 
 void recordFrame(gpu::Context& ctx, const BundleCharacter& ch, const Slots& s) {
   VkCommandBuffer cmd = ctx.begin();
-  ch.gpuPath()->source().record(cmd, s.targets);
+  test::recordContributed(cmd, ch.gpuPath()->source(), s.targets);
   ctx.submit(cmd);
 }
 

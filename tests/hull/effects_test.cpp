@@ -33,6 +33,7 @@
 #include "render/gpu_shared.h"
 #include "render/vulkan_renderer.h"
 #include "scene/scene.h"
+#include "support/gpu_support.h"
 #include "support/test_support.h"
 
 namespace sf::hull {
@@ -299,7 +300,7 @@ HullOutput runGpu(gpu::Context& ctx, const std::shared_ptr<const HullPass>& pass
   t.shapes = shapes.address;
   t.count = static_cast<uint32_t>(n), t.sh_stride = 3;
   VkCommandBuffer cmd = ctx.begin();
-  path.record(cmd, t);
+  test::recordContributed(cmd, path, t);
   ctx.submit(cmd);
   HullOutput out;
   out.positions.resize(n), out.covariances.resize(n), out.opacities.resize(n), out.colors.resize(n);
@@ -536,6 +537,63 @@ TEST(HullEffects, LodLiveHullDrawsAlikeOnBothPaths) {
   EXPECT_GE(same.psnr, 45.0);
   EXPECT_GT(shown.fraction_over * 128 * 128, 30.0) << "the cut changed nothing";
   EXPECT_EQ(draw(on_gpu, HullLod::fixed(2000), true).pixels, draw(on_gpu, HullLod::off(), true).pixels);
+  EXPECT_EQ(vk.context().validationErrors(), 0u) << vk.context().validationReport();
+}
+
+// Contributed passes in the frame (render/frame_passes.h): three live hulls each add their upload and their
+// effects; the frame interleaves them, so the three uploads share one stretch, the three effects (each
+// writing its own part of the splat slots) the next, and preprocess follows one barrier later. The image is
+// the CPU path's, and a frame whose destruction state did not change uploads nothing.
+TEST(HullEffects, LiveHullsContributeInterleavedPassesToTheFrameGraph) {
+  if (!hullContext())
+    SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers for the lavapipe CPU device)");
+  gpu::ContextOptions co;
+  co.validation = true;
+  VulkanRenderer vk(co);
+  auto asset = sphereAsset("HullEffects.Contributed", 600);
+  auto pass = std::make_shared<HullPass>(vk.context());
+  std::vector<std::unique_ptr<HullInstance>> on_cpu, on_gpu;
+  for (int i = 0; i < 3; ++i) {
+    on_cpu.push_back(std::make_unique<HullInstance>(asset));
+    on_gpu.push_back(std::make_unique<HullInstance>(asset));
+    attachHullGpu(pass, *on_gpu.back());
+  }
+  const Camera cam = lookAtCamera({0, 0.3f, 4.0f}, {0, 0, 0}, {0, 1, 0}, 50.0f, 96, 96);
+  HullLight light;
+  auto draw = [&](std::vector<std::unique_ptr<HullInstance>>& hulls, bool gpu) {
+    std::vector<HullFrame> frames(hulls.size());
+    std::vector<RenderObject> objects;
+    for (size_t i = 0; i < hulls.size(); ++i)
+      hulls[i]->buildFrame(Mat4::fromLinearTranslation(Mat3{}, {1.1f * (static_cast<float>(i) - 1), 0, 0}),
+                           0.2, light, frames[i], objects, {}, &cam);
+    return gpu ? vk.render(objects, cam, RenderSettings{}) : renderCpu(objects, cam, RenderSettings{});
+  };
+  const ImageDiff d = compareImages(draw(on_gpu, true), draw(on_cpu, false));
+  const std::string graph = vk.lastFrameGraph();
+  std::printf("three live hulls, Vulkan vs CPU %.2f dB; the frame:\n%s", d.psnr, graph.c_str());
+  EXPECT_GE(d.psnr, 45.0);
+  const std::string uploads = "live hull: upload: reads -; writes live hull ";
+  const size_t first = graph.find(uploads);
+  ASSERT_NE(first, std::string::npos) << graph;
+  const size_t effects = graph.find("live hull: effects", first);
+  ASSERT_NE(effects, std::string::npos) << graph;
+  const std::string stretch = graph.substr(first, effects - first);
+  size_t count = 0;
+  for (size_t at = stretch.find(uploads); at != std::string::npos; at = stretch.find(uploads, at + 1))
+    ++count;
+  EXPECT_EQ(count, 3u) << graph;
+  EXPECT_NE(stretch.rfind("| barrier"), std::string::npos) << graph;
+  EXPECT_EQ(stretch.find("| barrier"), stretch.rfind("| barrier")) << "one barrier after the uploads\n"
+                                                                   << graph;
+  const std::string effect_lines = graph.substr(effects, graph.find("preprocess:") - effects);
+  EXPECT_NE(effect_lines.find("writes splat slots of object 2"), std::string::npos) << graph;
+  size_t barriers_in_effects = 0;
+  for (size_t at = effect_lines.find("| barrier"); at != std::string::npos;
+       at = effect_lines.find("| barrier", at + 1))
+    ++barriers_in_effects;
+  EXPECT_EQ(barriers_in_effects, 1u) << "the three effects share a stretch, then one barrier\n" << graph;
+  draw(on_gpu, true);  // nothing changed: no upload
+  EXPECT_EQ(vk.lastFrameGraph().find("live hull: upload"), std::string::npos) << vk.lastFrameGraph();
   EXPECT_EQ(vk.context().validationErrors(), 0u) << vk.context().validationReport();
 }
 

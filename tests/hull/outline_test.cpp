@@ -192,9 +192,10 @@ TEST(HullOutline, VulkanPassesMatchTheCpuReference) {
     {
       const auto lock = ctx.lock();
       VkCommandBuffer cmd = ctx.begin();
-      hull::OutlineGpu::Capture(outline, 0).record(cmd, a.address, b.address, w, h);
+      test::recordContributed(cmd, hull::OutlineGpu::Capture(outline, 0), a.address, b.address, w, h);
       gpu::computeBarrier(cmd);
-      hull::OutlineGpu::Composite(outline, 0, style).record(cmd, c.address, d.address, w, h);
+      test::recordContributed(cmd, hull::OutlineGpu::Composite(outline, 0, style), c.address, d.address, w,
+                              h);
       ctx.submit(cmd);
     }
     ImageRGBA expected = frame;

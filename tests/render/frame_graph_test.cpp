@@ -1,5 +1,6 @@
 // The frame graph on toy graphs: passes run in the order added, and barriers go exactly where a pass reads
-// or writes what an earlier pass wrote since the last barrier, or writes what was read since then.
+// or writes what an earlier pass wrote since the last barrier, or writes what was read since then; parts of
+// a resource; passes contributed by modules (render/frame_passes.h).
 #include "render/frame_graph.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "render/frame_passes.h"
 
 namespace sf {
 namespace {
@@ -21,7 +23,7 @@ std::string trace(const FrameGraph& g) {
 TEST(FrameGraph, BarriersFollowTheDeclaredHazards) {
   FrameGraph g;
   std::string log;
-  const uint32_t a = g.resource("a"), b = g.resource("b"), c = g.resource("c");
+  const FrameResource a = g.resource("a"), b = g.resource("b"), c = g.resource("c");
   auto rec = [&](const char* name) { return [&log, name] { log += std::string(name) + " "; }; };
   g.add("clear", {}, {a}, rec("clear"));
   g.add("upload", {}, {b}, rec("upload"));        // independent of clear: same stretch
@@ -38,7 +40,7 @@ TEST(FrameGraph, BarriersFollowTheDeclaredHazards) {
 
 TEST(FrameGraph, WriteAfterWriteNeedsABarrier) {
   FrameGraph g;
-  const uint32_t x = g.resource("x");
+  const FrameResource x = g.resource("x");
   g.add("first", {}, {x}, [] {});
   g.add("second", {}, {x}, [] {});
   ASSERT_EQ(g.plan().size(), 2u);
@@ -48,7 +50,7 @@ TEST(FrameGraph, WriteAfterWriteNeedsABarrier) {
 
 TEST(FrameGraph, DisabledPassesRecordNothingAndCreateNoHazard) {
   FrameGraph g;
-  const uint32_t x = g.resource("x"), y = g.resource("y");
+  const FrameResource x = g.resource("x"), y = g.resource("y");
   int ran = 0;
   g.add(
       "writer", {}, {x}, [&] { ++ran; }, false);  // off this frame
@@ -63,14 +65,89 @@ TEST(FrameGraph, DisabledPassesRecordNothingAndCreateNoHazard) {
   EXPECT_NE(d.find("reader: reads x; writes y"), std::string::npos) << d;
 }
 
-TEST(FrameGraph, UndeclaredResourcesAreRefusedWithThePassName) {
+TEST(FrameGraph, ResourcesOfAnotherGraphAreRefusedWithThePassName) {
+  FrameGraph other;
+  other.resource("a");
+  other.resource("b");
+  const FrameResource foreign = other.resource("c");
   FrameGraph g;
   g.resource("only");
-  try {
-    g.add("bad pass", {3}, {}, [] {});
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("bad pass"), std::string::npos) << e.what();
+  for (const FrameResource bad : {foreign, FrameResource{}}) {
+    try {
+      g.add("bad pass", {bad}, {}, [] {});
+      FAIL() << "expected an error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("bad pass"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_TRUE(g.passes().empty());
+}
+
+TEST(FrameGraph, SameNameIsTheSameResource) {
+  FrameGraph g;
+  const FrameResource a = g.resource("training: parameters");
+  EXPECT_EQ(g.resource("training: parameters"), a);
+  EXPECT_FALSE(g.resource("other") == a);
+  EXPECT_EQ(g.name(a), "training: parameters");
+}
+
+// Parts of one whole are disjoint: writers of different parts share a stretch; a part conflicts with its
+// whole both ways (read after write, write after read) and with itself.
+TEST(FrameGraph, PartsOfOneResourceAreDisjoint) {
+  FrameGraph g;
+  const FrameResource slots = g.resource("slots"), other = g.resource("other");
+  const FrameResource p0 = g.part(slots, "slots of object 0"), p1 = g.part(slots, "slots of object 1");
+  EXPECT_EQ(g.part(slots, "slots of object 0"), p0);
+  std::string log;
+  auto rec = [&](const char* name) { return [&log, name] { log += std::string(name) + " "; }; };
+  g.add("clear", {}, {slots}, rec("clear"));
+  g.add("write0", {}, {p0}, rec("write0"));      // after the whole's write: barrier
+  g.add("write1", {}, {p1}, rec("write1"));      // another part: same stretch
+  g.add("again0", {}, {p0}, rec("again0"));      // the same part again: barrier
+  g.add("read1", {p1}, {other}, rec("read1"));   // p1 made visible by that barrier: none
+  g.add("all", {slots}, {}, rec("all"));         // the whole after a part's write: barrier
+  g.add("rewrite1", {}, {p1}, rec("rewrite1"));  // a part after the whole's read: barrier
+  g.run([&] { log += "| "; });
+  EXPECT_EQ(log, "clear | write0 write1 | again0 read1 | all | rewrite1 ");
+}
+
+TEST(FrameGraph, PartsAreOfWholeResourcesOnly) {
+  FrameGraph g;
+  const FrameResource slots = g.resource("slots"), p = g.part(slots, "part");
+  EXPECT_THROW(g.part(p, "part of a part"), Error);
+  EXPECT_THROW(g.part(FrameResource{}, "of nothing"), Error);
+  EXPECT_THROW(g.part(g.resource("other"), "part"), Error);  // declared already, of another whole
+  EXPECT_THROW(g.part(slots, "slots"), Error);               // the whole's own name
+}
+
+// Contributed passes (render/frame_passes.h): independent contributors interleaved by their position in
+// their own list (so the same step of many objects shares one stretch), a chain kept list after list.
+TEST(FramePasses, IndependentContributorsInterleaveAndChainsStayInOrder) {
+  for (const FramePasses::Order order : {FramePasses::Order::kInterleaved, FramePasses::Order::kInSequence}) {
+    FrameGraph g;
+    FrameResources frame;
+    frame.splats = g.resource("splat slots");
+    std::string log;
+    int command_buffer = 0;
+    FramePasses passes(g, frame, &command_buffer);
+    for (int object = 0; object < 3; ++object) {
+      passes.nextContributor();
+      const std::string o = std::to_string(object);
+      const FrameResource own = passes.resource("object " + o + ": state");
+      const FrameResource slots = g.part(passes.frame().splats, "slots of object " + o);
+      passes.add("upload" + o, {}, {own}, [&log, o, &command_buffer](void* cmd) {
+        EXPECT_EQ(cmd, &command_buffer);
+        log += "upload" + o + " ";
+      });
+      passes.add("effects" + o, {own}, {slots}, [&log, o](void*) { log += "effects" + o + " "; });
+    }
+    EXPECT_EQ(passes.addToGraph(order), 6u);
+    g.add("preprocess", {frame.splats}, {}, [&log] { log += "preprocess "; });
+    g.run([&] { log += "| "; });
+    if (order == FramePasses::Order::kInterleaved)
+      EXPECT_EQ(log, "upload0 upload1 upload2 | effects0 effects1 effects2 | preprocess ");
+    else
+      EXPECT_EQ(log, "upload0 | effects0 upload1 | effects1 upload2 | effects2 | preprocess ");
   }
 }
 

@@ -14,6 +14,12 @@ namespace sf::test {
 // The suite's renderer, or null when there is no Vulkan device.
 VulkanRenderer* gpuRenderer();
 
+// Records the passes a module contributes to a frame (render/frame_passes.h) alone into `cmd`, in a graph of
+// their own with the frame's barriers between them: a GpuSplatSource writing `targets`, or an image pass.
+void recordContributed(VkCommandBuffer cmd, const GpuSplatSource& source, GpuSplatTargets targets);
+void recordContributed(VkCommandBuffer cmd, const ImagePass& pass, uint64_t source, uint64_t target,
+                       uint32_t width, uint32_t height);
+
 }  // namespace sf::test
 
 // Declares `var`, the suite's renderer; skips (fails under CI) when there is no Vulkan device.

@@ -1,7 +1,7 @@
 #version 460
-// Tile binning, run twice over the frame's slots (slot order). Counting (pad0 = 0): per tile each visible
+// Tile binning, run twice over the frame's slots (slot order). Counting (no SF_FLAG_EMIT): per tile each visible
 // slot reaches, one added to the tile's count; preprocess.comp has already counted the slots of at most
-// SF_COOP_TILES tiles, so this run counts only the wider ones. Emitting (pad0 = 1, after the counts were
+// SF_COOP_TILES tiles, so this run counts only the wider ones. Emitting (SF_FLAG_EMIT, after the counts were
 // scanned to each tile's first pair): one (depth bits, slot) pair written at the tile's cursor. Places within a tile come
 // from atomics, in no order: seg_sort.comp and seg_merge.comp then order each tile's pairs by (depth, slot),
 // the CPU's order (cpu_renderer.cpp: a stable sort by tile and depth of pairs made in slot order).
@@ -36,7 +36,7 @@ uvec4 slotRect(FrameRef fr, uint slot) {
 void main() {
   FrameRef fr = pc.frame;
   uint slot = gl_GlobalInvocationID.x, tid = gl_LocalInvocationIndex;
-  bool emit = pc.pad0 != 0u;
+  bool emit = (pc.flags & SF_FLAG_EMIT) != 0u;
   bool live = slot < fr.f.slot_count && fr.f.touched.v[slot] != 0u;  // no early return before the cooperative walks
   uvec4 rect = live ? slotRect(fr, slot) : uvec4(0u);
   uint area = (rect.z - rect.x) * (rect.w - rect.y);

@@ -11,13 +11,13 @@ shared uint counts[SF_MAX_SUBGROUPS][SF_RADIX];
 void main() {
   FrameRef fr = pc.frame;
   uint n = pc.scan_count.v[SF_SORT_DESC_N];  // pc.scan_count: this sort's descriptor
-  uint nsg = pc.pad1;
+  uint nsg = pc.subgroups;
   if (gl_NumSubgroups != nsg) {
     if (gl_LocalInvocationIndex == 0u) fr.f.counters.v[SF_COUNTER_ERROR] = 1u;
     return;
   }
   uint sub_blocks = pc.scan_count.v[SF_SORT_DESC_BLOCKS] * nsg;
-  bool alt = (pc.pad0 & SF_FLAG_SOURCE_ALT) != 0u, hi = (pc.pad0 & SF_FLAG_KEY_HI) != 0u;
+  bool alt = (pc.flags & SF_FLAG_SOURCE_ALT) != 0u, hi = (pc.flags & SF_FLAG_KEY_HI) != 0u;
   Uints keys = hi ? (alt ? fr.f.keys_hi_alt : fr.f.keys_hi) : (alt ? fr.f.keys_lo_alt : fr.f.keys_lo);
   for (uint s = 0u; s < nsg; ++s)
     for (uint d = gl_LocalInvocationIndex; d < SF_RADIX; d += SF_SORT_WG) counts[s][d] = 0u;

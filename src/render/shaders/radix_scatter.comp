@@ -19,12 +19,12 @@ shared uint cursor[SF_MAX_SUBGROUPS][SF_RADIX];
 void main() {
   FrameRef fr = pc.frame;
   uint n = pc.scan_count.v[SF_SORT_DESC_N];  // pc.scan_count: this sort's descriptor
-  uint nsg = pc.pad1;
+  uint nsg = pc.subgroups;
   if (gl_NumSubgroups != nsg) return;  // reported by radix_histogram
   uint sub_blocks = pc.scan_count.v[SF_SORT_DESC_BLOCKS] * nsg;
-  bool alt = (pc.pad0 & SF_FLAG_SOURCE_ALT) != 0u, hi = (pc.pad0 & SF_FLAG_KEY_HI) != 0u;
+  bool alt = (pc.flags & SF_FLAG_SOURCE_ALT) != 0u, hi = (pc.flags & SF_FLAG_KEY_HI) != 0u;
   // The key word always moves; the other word only when asked (the frame's sorts carry just the value).
-  bool carry_lo = !hi || (pc.pad0 & SF_FLAG_CARRY_LO) != 0u, carry_hi = hi || (pc.pad0 & SF_FLAG_CARRY_HI) != 0u;
+  bool carry_lo = !hi || (pc.flags & SF_FLAG_CARRY_LO) != 0u, carry_hi = hi || (pc.flags & SF_FLAG_CARRY_HI) != 0u;
   Uints src_lo = alt ? fr.f.keys_lo_alt : fr.f.keys_lo, dst_lo = alt ? fr.f.keys_lo : fr.f.keys_lo_alt;
   Uints src_hi = alt ? fr.f.keys_hi_alt : fr.f.keys_hi, dst_hi = alt ? fr.f.keys_hi : fr.f.keys_hi_alt;
   Uints src_v = alt ? fr.f.values_alt : fr.f.values, dst_v = alt ? fr.f.values : fr.f.values_alt;

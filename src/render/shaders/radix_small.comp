@@ -9,7 +9,7 @@
 // barriers between steps and passes.
 //
 // pc.scan_count: the sort's descriptor (SF_SORT_DESC_N); pc.shift: 8-bit passes over the low word in bits
-// 0-7, over the high word in bits 8-15; pc.pad0: SF_FLAG_CARRY_*; pc.pad1: the subgroups the host expects.
+// 0-7, over the high word in bits 8-15; pc.flags: SF_FLAG_CARRY_*; pc.subgroups: the subgroups the host expects.
 #include "common.glsl"
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_ballot : require
@@ -32,7 +32,7 @@ shared uint cnt[SF_SMALL_SORT_SUB_BLOCKS * SF_RADIX];
 
 void main() {
   FrameRef fr = pc.frame;
-  uint nsg = pc.pad1;
+  uint nsg = pc.subgroups;
   if (gl_NumSubgroups != nsg || nsg > SF_SMALL_SORT_SUB_BLOCKS) {
     if (gl_LocalInvocationIndex == 0u) fr.f.counters.v[SF_COUNTER_ERROR] = 1u;
     return;
@@ -52,7 +52,7 @@ void main() {
   for (uint pass = 0u; pass < passes; ++pass) {
     bool alt = (pass & 1u) != 0u, hi = pass >= lo_passes;
     uint shift = 8u * (hi ? pass - lo_passes : pass);
-    bool carry_lo = !hi || (pc.pad0 & SF_FLAG_CARRY_LO) != 0u, carry_hi = hi || (pc.pad0 & SF_FLAG_CARRY_HI) != 0u;
+    bool carry_lo = !hi || (pc.flags & SF_FLAG_CARRY_LO) != 0u, carry_hi = hi || (pc.flags & SF_FLAG_CARRY_HI) != 0u;
     CoherentUints src_lo = alt ? lo_b : lo_a, dst_lo = alt ? lo_a : lo_b;
     CoherentUints src_hi = alt ? hi_b : hi_a, dst_hi = alt ? hi_a : hi_b;
     CoherentUints src_v = alt ? v_b : v_a, dst_v = alt ? v_a : v_b;

@@ -13,12 +13,12 @@ void main() {
   // Enough sub-blocks to fill the device (about SF_SORT_TARGET_SUB_BLOCKS), each at most SF_SORT_MAX_ROUNDS
   // steps long: a subgroup's steps run one after another, so few long sub-blocks would leave a small sort
   // waiting on a handful of subgroups. Any blocking gives the same result (the sort is stable).
-  uint width = SF_SORT_WG / pc.pad1;
+  uint width = SF_SORT_WG / pc.subgroups;
   uint per_round = SF_SORT_TARGET_SUB_BLOCKS * width;
   uint rounds = clamp((n + per_round - 1u) / per_round, 1u, uint(SF_SORT_MAX_ROUNDS));
   uint block = rounds * SF_SORT_WG;
   uint blocks = (n + block - 1u) / block;
-  uint hist = blocks * pc.pad1 * SF_RADIX;
+  uint hist = blocks * pc.subgroups * SF_RADIX;
   d.v[SF_SORT_DESC_N] = n;
   d.v[SF_SORT_DESC_BLOCKS] = blocks;
   d.v[SF_SORT_DESC_HIST_COUNT] = hist;

@@ -1,6 +1,6 @@
 #version 460
-// The trainer's parameters activated into the frame's slots (a GpuSplatSource, run in the frame's "gpu sources"
-// pass): centre, covariance R S S^T R^T (S = exp(log-scales), R of the normalised quaternion), opacity sigmoid,
+// The trainer's parameters activated into the frame's slots (a GpuSplatSource's pass, "training: activate",
+// before preprocess): centre, covariance R S S^T R^T (S = exp(log-scales), R of the normalised quaternion), opacity sigmoid,
 // colour sigmoid written as the SH DC term (rgb - 0.5) / C0. The same values as toCloud() (train/raster_grad.h).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_scalar_block_layout : require
