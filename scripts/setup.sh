@@ -56,9 +56,12 @@ install_npm_tools() {
 # The C sources of the compression libraries the web build compiles to WebAssembly (docs/web.md): zlib (gzip,
 # ZIP) and zstd (SPZ version 4), taken from the npm registry as two packages that carry them, pinned by
 # version and checksum, unpacked under web/third_party/ (only their C files are used; nothing of theirs runs).
+# And onnxruntime-web, the ONNX runtime the page runs neural generators with (its dist/ files are copied into
+# an exported page by splatforge export-web; nothing of it runs here), fetched the same way.
 web_sources=(
   "zlib-sync 0.1.10 sha512-t7/pYg5tLBznL1RuhmbAt8rNp5tbhr+TSrJFnMkRtrGIaPJZ6Dc0uR4u3OoQI2d6cGlVI62E3Gy6gwkxyIqr/w=="
   "zstd-napi 0.0.13 sha512-ErGF+Ko1PsbooU6oC/sc/diiWKwVa0kd/5AkFSs7kg5kwcEuOtSzOy3xUOadXQlAVNab9TxsxaUk3hOq3cj/lA=="
+  "onnxruntime-web 1.31.1 sha512-5GeH+bWQ+HxM10z7erGlsWqryrwMbSvm/1tkIsKTT48g0fI19VXVVC435t4t7VsPdSQeS7NmuZPXrQ73k82URw=="
 )
 install_web_sources() {
   local entry name version integrity dir tmp got

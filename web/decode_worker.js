@@ -25,6 +25,11 @@
 //   {op: 'scene-camera', width, height}: the kept scene's starting camera once every object is added, answered
 //     {type: 'camera', camera}; the scene is let go.
 //   {op: 'close'}: the kept scene is let go (a load that failed); answered {type: 'closed'}.
+//   Neural generators (web/wasm/neural_api.cpp; the model itself runs in neural_worker.js): {op: 'is-generator',
+//     name}: whether the engine takes `name` for a generator (.onnx), answered {type: 'kind', generator};
+//     {op: 'generator-contract', name, signature: {inputs, outputs, metadata}}: the engine's contract of the model
+//     (detectContract), answered {type: 'contract', contract}, or its message; {op: 'generator-camera', name,
+//     positions, width, height}: the starting camera `render` frames for the decoded centres, {type: 'camera'}.
 // A SOG file's lossless WebP images are decoded by the browser (decodeWebp), the rest by the engine: an unpacked SOG
 // (meta.json) first asks for its image files, {type: 'files', files: [{name, path}]} (name relative to the file,
 // path as messages name it), answered {op: 'files', files: [{path, bytes} or {path, error}]} (or {op: 'files', error}
@@ -500,6 +505,24 @@ async function handleRequest(event) {
       releaseScene(m);
       if (status === 0) throw new EngineError(`${sceneName}: the scene has nothing to frame (no splats and no camera)`);
       if (!camera) throw new EngineError(`${sceneName}: the scene could not be read again for its camera`);
+      reply({ type: 'camera', camera });
+    } else if (op === 'is-generator') {
+      reply({ type: 'kind', generator: withString(m, name, (namePtr) => m._sf_web_is_generator(namePtr)) !== 0 });
+    } else if (op === 'generator-contract') {
+      const contract = answer(m, withString(m, JSON.stringify({ path: name, ...event.data.signature }), (p) => m._sf_web_generator_contract(p)));
+      reply({ type: 'contract', contract });
+    } else if (op === 'generator-camera') {
+      const { positions, width, height } = event.data;
+      const ptr = m._malloc(Math.max(4, positions.byteLength));
+      if (!ptr) throw new EngineError(`${name}: ran out of memory while framing it`);
+      let camera;
+      try {
+        m.HEAPF32.set(positions, ptr / 4);
+        camera = camera27(m, (out) => m._sf_web_generator_camera(ptr, positions.length / 3, width, height, out) > 0);
+      } finally {
+        m._free(ptr);
+      }
+      if (!camera) throw new EngineError(`${name}: the generator's frame has nothing to frame (num_points is 0)`);
       reply({ type: 'camera', camera });
     } else if (op === 'close') {
       releaseScene(m);

@@ -1,4 +1,6 @@
-// The page: opens a scene (the ?scene= URL parameter, the export's manifest.json, or a dropped file): a splat file,
+// The page: opens a scene (the ?scene= URL parameter, the export's manifest.json, or a dropped file): a neural
+// generator (.onnx: run by onnxruntime-web in neural_worker.js at each time drawn, its contract decided by the
+// engine's C++ in the decode worker, its outputs decoded on the GPU), a splat file,
 // decoded in the worker (the engine's C++ as WebAssembly), a glTF model, read and posed in the worker by the
 // engine's glTF reader and animation runtime, or a scene JSON, read in the worker by the engine's scene document,
 // whose objects' files are then fetched and decoded one by one; draws every object in one frame with the WebGPU
@@ -207,6 +209,166 @@ function request(message, transfer = [], url = null, dropped = null) {
   });
 }
 
+// The neural generator runner (neural_worker.js: onnxruntime-web, a module worker started with the first model):
+// requests answered by id.
+let neuralWorker = null;
+const neuralPending = new Map();
+function neural(message, transfer = []) {
+  if (!neuralWorker) {
+    neuralWorker = new Worker(new URL('neural_worker.js', import.meta.url), { type: 'module' });
+    neuralWorker.onmessage = (e) => {
+      const p = neuralPending.get(e.data.id);
+      if (!p) return;
+      neuralPending.delete(e.data.id);
+      if (e.data.type === 'error') p.reject(new Error(e.data.message)); else p.resolve(e.data);
+    };
+    neuralWorker.onerror = (e) => {
+      for (const p of neuralPending.values()) p.reject(new Error(`the ONNX runtime did not start: ${e.message || 'its scripts (ort/) are missing'}`));
+      neuralPending.clear();
+    };
+  }
+  return new Promise((resolve, reject) => {
+    const id = nextRequest++;
+    neuralPending.set(id, { resolve, reject });
+    neuralWorker.postMessage({ id, ...message }, transfer);
+  });
+}
+
+// The neural generator shown (null when none): its name, the engine's contract, its inputs and outputs as the
+// runtime lists them, whether its inputs depend on the camera, its rows, and the time and camera of its last run.
+let generator = null;
+const GENERATOR_TIME_SPAN = 1.0;  // kGeneratorTimeSpan (neural/generator.h): one pass of model time 0..1
+const isFloatType = (type) => /^(float|bfloat)/.test(type);
+const shapeText = (dims) => `[${dims.join(', ')}]`;
+
+// A float16 bit pattern as the float it is (core/half.cpp halfToFloat), for the starting camera's bounds.
+function halfToFloat(h) {
+  const sign = h & 0x8000 ? -1 : 1, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  if (e === 0) return sign * m * 2 ** -24;
+  if (e === 31) return m ? NaN : sign * Infinity;
+  return sign * (1024 + m) * 2 ** (e - 25);
+}
+
+// The projection input (neural/generator.cpp projectionMatrix, n = 0.01, f = 1000), row-major, in float32 steps.
+function projectionMatrix(cam) {
+  const f32 = Math.fround, w = cam.width, h = cam.height, n = f32(0.01), f = f32(1000);
+  return [
+    f32(2 * cam.fx / w), 0, f32(f32(2 * cam.cx / w) - 1), 0,
+    0, f32(2 * cam.fy / h), f32(f32(2 * cam.cy / h) - 1), 0,
+    0, 0, f32(f / f32(f - n)), f32(f32(-f * n) / f32(f - n)),
+    0, 0, 1, 0,
+  ];
+}
+
+// A 4x4 matrix (row-major, 16 numbers) as the contract stores it: column-major, tensor[i][j] = M[j][i].
+function matrixInput(m) {
+  const t = new Float32Array(16);
+  for (let i = 0; i < 4; ++i) for (let j = 0; j < 4; ++j) t[i * 4 + j] = m[j * 4 + i];
+  return t;
+}
+
+// The model's inputs for model time `time` seen by `cam` (GaussianGenerator::frameInputs): the time in its declared
+// shape (symbolic dimensions 1), the view (world_to_camera) and the projection.
+function generatorFeeds(g, time, cam) {
+  const feeds = [];
+  const declared = (name) => g.signature.inputs.find((v) => v.name === name);
+  if (g.contract.time) {
+    const v = declared(g.contract.time);
+    const dims = v && v.shape ? v.shape.map((d) => (typeof d === 'number' && d >= 0 ? d : 1)) : [1];
+    feeds.push({ name: g.contract.time, type: 'float32', dims, data: new Float32Array([time]) });
+  }
+  if (g.contract.view) feeds.push({ name: g.contract.view, type: 'float32', dims: [4, 4], data: matrixInput([...cam.view, 0, 0, 0, 1]) });
+  if (g.contract.projection) feeds.push({ name: g.contract.projection, type: 'float32', dims: [4, 4], data: matrixInput(projectionMatrix(cam)) });
+  return feeds;
+}
+
+// The checks decodeGenerated (neural/generator.cpp) makes of a run's outputs, in its words, and what the GPU
+// decode needs of them: rows, colour channels, the live count and how the decode reads it.
+function checkGenerated(g, outputs) {
+  const c = g.contract, path = g.name;
+  const get = (name) => {
+    if (!outputs[name]) throw new Error(`${path}: output '${name}' missing from the results`);
+    return outputs[name];
+  };
+  const gauss = get(c.gaussians), colour = get(c.colour);
+  if (!isFloatType(gauss.type) || gauss.dims.length !== 2 || gauss.dims[1] !== 10) throw new Error(`${path}: output '${c.gaussians}' is ${gauss.type} ${shapeText(gauss.dims)}, expected float [N, 10]`);
+  const n = gauss.dims[0];
+  const channels = c.colour_channels === 48 ? 48 : (colour.dims.length === 2 ? colour.dims[1] : -1);
+  if (!isFloatType(colour.type) || colour.dims.length !== 2 || colour.dims[0] !== n || colour.dims[1] !== channels || ![48, 3, 4].includes(channels)) throw new Error(`${path}: output '${c.colour}' is ${colour.type} ${shapeText(colour.dims)}, expected float [${n}, ${c.colour_channels}]`);
+  let live = n, countKind = 0, count = null;
+  if (c.count) {
+    count = get(c.count);
+    if (count.dims.reduce((a, b) => a * b, 1) !== 1) throw new Error(`${path}: output '${c.count}' has shape ${shapeText(count.dims)}, expected [1]`);
+    live = count.value;
+    if (live < 0 || live > n) throw new Error(`${path}: output '${c.count}' says ${live} gaussians, the outputs hold ${n}`);
+    countKind = count.type === 'int32' ? 1 : count.type === 'int64' ? 2 : 0;  // another integer type: given as a number
+  }
+  for (const [name, t] of [[c.gaussians, gauss], [c.colour, colour]])
+    if (t.type !== 'float32' && t.type !== 'float16') throw new Error(`${path}: output '${name}' is ${t.type}: the page decodes float32 and float16 outputs (${t.type} is not in the web build yet)`);
+  return { rows: n, channels, live, countKind, gauss, colour, count };
+}
+
+const rawOutputs = (r) => ({ gauss: r.gauss.bytes, colour: r.colour.bytes, count: r.countKind ? r.count.bytes : null, live: r.live });
+const cameraKey = (cam) => ({ view: cam.view.join(','), intrinsics: [cam.fx, cam.fy, cam.cx, cam.cy, cam.width, cam.height].join(',') });
+
+// Runs the shown generator at model time `time` (scene time: the model is its own object, time 0, speed 1) for
+// camera `cam` and hands its outputs to the renderer.
+async function runGenerator(time, cam) {
+  const g = generator;
+  const { outputs } = await neural({ op: 'run', feeds: generatorFeeds(g, time, cam) });
+  if (g !== generator) return;  // another file opened meanwhile
+  const r = checkGenerated(g, outputs);
+  if (r.rows !== g.rows) throw new Error(`${g.name}: the model's outputs went from ${g.rows} to ${r.rows} rows between runs (the page keeps the first run's slots)`);
+  renderer.setGenerated(0, rawOutputs(r));
+  g.ran = { time, ...cameraKey(cam) };
+}
+
+// Whether the shown generator must run again for `cam` at scene time `time` (its time or camera inputs changed).
+function generatorStale(cam, time) {
+  const g = generator;
+  if (!g || !g.ran) return false;
+  if (g.contract.time && g.ran.time !== time) return true;
+  if (!g.viewDependent) return false;
+  const k = cameraKey(cam);
+  return g.ran.view !== k.view || g.ran.intrinsics !== k.intrinsics;
+}
+
+// Opens a neural generator (`bytes` of the .onnx `name`): loaded by onnxruntime-web, its contract decided by the
+// engine from the model's inputs and outputs as the runtime lists them, run at model time `time` (a model with
+// camera inputs for `cam`, else the identity camera at the canvas's size), and framed as `render` frames it.
+// Returns the scene (one object of the model's N rows, decoded on the GPU from each run's outputs), the starting
+// camera, the description and the first run's outputs; the generator is shown from then on.
+async function openGenerator(bytes, name, w, h, time, cam) {
+  const signature = await neural({ op: 'open', bytes, name }, [bytes]);
+  const { contract } = await request({ op: 'generator-contract', name, signature: { inputs: signature.inputs, outputs: signature.outputs, metadata: signature.metadata } });
+  // GaussianGenerator::frameInputs: a directly opened model has no "inputs" to give its controls.
+  if (contract.controls.length) throw new Error(`${name}: control input '${contract.controls[0]}' is not set (give it in the scene's "inputs")`);
+  const g = { name, contract, signature, viewDependent: !!(contract.view || contract.projection), rows: -1, ran: null };
+  const first = cam || { view: [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0], fx: w, fy: w, cx: 0.5 * w, cy: 0.5 * h, width: w, height: h };
+  const { outputs } = await neural({ op: 'run', feeds: generatorFeeds(g, time, first) });
+  const r = checkGenerated(g, outputs);
+  g.rows = r.rows;
+  // The live rows' centres, for the starting camera only (the frame's decode runs on the GPU).
+  const centres = new Float32Array(3 * r.live);
+  const f16 = r.gauss.type === 'float16', raw = f16 ? new Uint16Array(r.gauss.bytes) : new Float32Array(r.gauss.bytes);
+  for (let i = 0; i < r.live; ++i) for (let k = 0; k < 3; ++k) centres[3 * i + k] = f16 ? halfToFloat(raw[10 * i + k]) : raw[10 * i + k];
+  const { camera } = await request({ op: 'generator-camera', name, positions: centres, width: w, height: h }, [centres.buffer]);
+  const degree = r.channels === 48 ? 3 : 0, rows = r.rows;
+  const cloud = {
+    count: rows, shDegree: degree, antialiased: false, linear: false, screenFilter: 0.3,  // GaussianCloud's defaults
+    positions: new Float32Array(3 * rows), covariances: new Float32Array(6 * rows), opacities: new Float32Array(rows),
+    sh: new Float32Array(3 * (degree + 1) ** 2 * rows),
+  };
+  const scene = {
+    clouds: [cloud], objects: [{ cloud: 0, toWorld: IDENTITY, toObject: IDENTITY }],
+    generators: [{ object: 0, rows, channels: r.channels, colourIsSh: contract.colour_is_sh, gaussF16: f16, colourF16: r.colour.type === 'float16', countKind: r.countKind, liveStatic: r.live }],
+  };
+  const inputs = [contract.time && `time '${contract.time}'`, contract.view && `view '${contract.view}'`, contract.projection && `projection '${contract.projection}'`].filter(Boolean);
+  const described = `${name}: neural generator (onnxruntime-web, WebAssembly), inputs ${inputs.length ? inputs.join(', ') : 'none (static)'}; ${r.live} of ${rows} rows live, ${degree === 3 ? 'SH degree 3' : contract.colour_is_sh ? 'SH DC' : 'RGB'}, ${r.gauss.type} gaussians`;
+  generator = g;
+  return { scene, camera, described, first: rawOutputs(r), span: contract.time ? GENERATOR_TIME_SPAN : 0, ran: { time, cam: first } };
+}
+
 // The image files `files` ([{name, path}]) of request `id`'s file, fetched relative to its URL: each its bytes, or
 // why it could not be had in the loader's words (the engine reports the first it needs). A dropped file brings none.
 async function sendFiles(id, files, { url, name, dropped }) {
@@ -302,7 +464,7 @@ let drawing = null, again = false, loading = false;
 // longest clip's duration in scene time), and each glTF object's clips and clip (`objects`, in the worker's
 // order). Posing happens in the worker for each time shown; a time asked for while a pose is under way waits for
 // it (only the latest is posed).
-const timeline = { time: 0, playing: false, span: 0, objects: [], posing: null, wanted: null, last: 0 };
+const timeline = { time: 0, playing: false, span: 0, generatorSpan: 0, objects: [], posing: null, wanted: null, last: 0 };
 
 function canvasSize() {
   const size = numbers('size', 2);
@@ -335,7 +497,9 @@ function draw() {
     try {
       do {
         again = false;
-        const s = await renderer.render(currentCamera(), background);
+        const cam = currentCamera();
+        if (generatorStale(cam, timeline.time)) await runGenerator(timeline.time, cam);
+        const s = await renderer.render(cam, background);
         const over = s.keysWanted > s.keys ? ` (${s.keysWanted - s.keys} keys past the GPU's buffer limit were dropped)` : '';
         $('timings').textContent = `frame ${s.ms.toFixed(1)} ms (submit to done), ${s.splats} splats, ${s.keys} tile keys${over}${s.triangles ? `, ${s.triangles} mesh triangles` : ''}; ${passTimings(s)}`;
       } while (again);
@@ -394,9 +558,19 @@ async function open(bytesPromise, name, sceneUrl, dropped = null) {
     const time = fixedTime !== null ? Number(fixedTime) : 0;
     if (!Number.isFinite(time)) throw new Error(`URL parameter t: expected a number of seconds, got '${fixedTime}'`);
     const { expression, lookAt } = characterControls();
-    const opened = await request({ op: 'open', bytes, name, width: w, height: h, clip: urlClip, time, expression, lookAt }, [bytes], sceneUrl, dropped);
-    let scene, camera, described, sceneBackground = null, poses = [], animated = [], characterPoses = [];
-    if (opened.type === 'character') {  // a splat character package: its splats, deformed on the GPU each frame
+    generator = null;
+    const isGenerator = (await request({ op: 'is-generator', name })).generator;
+    const opened = isGenerator ? { type: 'generator' } : await request({ op: 'open', bytes, name, width: w, height: h, clip: urlClip, time, expression, lookAt }, [bytes], sceneUrl, dropped);
+    let scene, camera, described, sceneBackground = null, poses = [], animated = [], characterPoses = [], generated = null, generatorSpan = 0;
+    if (opened.type === 'generator') {  // a neural generator: run by onnxruntime-web, its outputs decoded on the GPU
+      status(`loading the model ${name} in onnxruntime-web`);
+      progress(undefined);
+      const fixed = fixedCamera ? { ...fixedCamera, width: w, height: h } : null;
+      const g = await openGenerator(bytes, name, w, h, time, fixed);
+      ({ scene, camera, described } = g);
+      generated = g;
+      generatorSpan = g.span;
+    } else if (opened.type === 'character') {  // a splat character package: its splats, deformed on the GPU each frame
       const info = opened.info;
       scene = {
         clouds: [opened.cloud], objects: [{ cloud: 0, toWorld: IDENTITY, toObject: IDENTITY }],
@@ -445,13 +619,18 @@ async function open(bytesPromise, name, sceneUrl, dropped = null) {
     renderer.setScene(scene);
     poses.forEach((p, i) => renderer.setPose(i, p.draws));
     characterPoses.forEach((p, k) => setCharacterPose(k, p));
-    setTimeline(animated, time, [...poses, ...characterPoses]);
+    if (generated) {
+      renderer.setGenerated(0, generated.first);
+      generator.ran = { time, ...cameraKey(generated.ran.cam) };
+    }
+    setTimeline(animated, time, [...poses, ...characterPoses], generatorSpan);
     background = urlBackground || sceneBackground || [0, 0, 0];
     held.clear();
     nav = new Navigator(camera, mode);
     showMode();
     home = { view: camera.slice(0, 12), fx: camera[12], fy: camera[13], cx: camera[14], cy: camera[15], eye: camera.slice(16, 19), width: w, height: h };
     const first = currentCamera();
+    if (generatorStale(first, time)) await runGenerator(time, first);  // a model with camera inputs, for this camera
     const s = await renderer.render(first, background, { capture: passes });
     const t2 = performance.now();
     const timings = `first frame ${s.ms.toFixed(1)} ms, ${s.splats} splats, ${s.keys} tile keys${s.triangles ? `, ${s.triangles} mesh triangles` : ''}; load and decode ${(t1 - t0).toFixed(0)} ms; ${passTimings(s)}`;
@@ -469,6 +648,7 @@ async function open(bytesPromise, name, sceneUrl, dropped = null) {
     if (timeline.span > 0 && fixedTime === null && !readback && !passes && !input) play(true);
   } catch (e) {
     if (keptScene) request({ op: 'close' }).catch(() => {});
+    generator = null;
     // The worker no longer holds the models of what is still shown: it stays, still, without its timeline.
     if (timeline.objects.length) setTimeline([], timeline.time, []);
     showError(e.message);
@@ -479,11 +659,12 @@ async function open(bytesPromise, name, sceneUrl, dropped = null) {
 
 // The timeline for the content just opened: `animated` are its glTF objects ({name, clips, clip, speed}), posed
 // at scene time `time` (`poses`). Shown where a clip plays.
-function setTimeline(animated, time, poses) {
+function setTimeline(animated, time, poses, generatorSpan = 0) {
   play(false);
   timeline.objects = animated;
   timeline.time = time;
-  timeline.span = Math.max(0, ...animated.filter((o) => o.clip >= 0).map((o) => o.clips[o.clip].duration / Math.max(Math.abs(o.speed), 1e-6)));
+  timeline.generatorSpan = generatorSpan;
+  timeline.span = Math.max(generatorSpan, ...animated.filter((o) => o.clip >= 0).map((o) => o.clips[o.clip].duration / Math.max(Math.abs(o.speed), 1e-6)));
   $('timeline').style.display = timeline.span > 0 ? 'flex' : 'none';
   $('scrub').max = String(timeline.span);
   const select = $('clip');
@@ -507,8 +688,9 @@ function showTime(poses) {
   $('play').textContent = timeline.playing ? 'pause' : 'play';
 }
 
-// Poses every glTF object at scene time `time` in the worker and draws the frame; while a pose is under way, the
-// latest time asked for waits for it.
+// Poses every glTF object and character at scene time `time` in the worker and draws the frame (draw() runs the
+// generator there first: its time or camera inputs changed); while a pose is under way, the latest time asked for
+// waits for it (only the latest is posed and run).
 function poseAt(time) {
   if (loading) return null;  // the worker is opening another file
   timeline.time = time;
@@ -543,7 +725,8 @@ function play(on) {
   timeline.last = performance.now();
   const step = (now) => {
     if (!timeline.playing) return;
-    const dt = Math.min((now - timeline.last) / 1000, 1 / 15);  // anim::kMaxFrameStep: a stall does not jump
+    // anim::kMaxFrameStep: a stall does not jump; a frame's timestamp may precede the moment play began
+    const dt = Math.max(0, Math.min((now - timeline.last) / 1000, 1 / 15));
     timeline.last = now;
     let t = timeline.time + dt;
     if (t > timeline.span) t -= timeline.span;
@@ -672,7 +855,7 @@ function controls() {
     const object = Number($('clip').dataset.object), clip = Number($('clip').value);
     await request({ op: 'clip', object, clip });  // the glTF objects, then the characters
     timeline.objects[object].clip = clip;
-    timeline.span = Math.max(0, ...timeline.objects.filter((o) => o.clip >= 0).map((o) => o.clips[o.clip].duration / Math.max(Math.abs(o.speed), 1e-6)));
+    timeline.span = Math.max(timeline.generatorSpan || 0, ...timeline.objects.filter((o) => o.clip >= 0).map((o) => o.clips[o.clip].duration / Math.max(Math.abs(o.speed), 1e-6)));
     $('scrub').max = String(timeline.span);
     poseAt(Math.min(timeline.time, timeline.span));
   });

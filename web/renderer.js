@@ -1,5 +1,6 @@
 // The frame on WebGPU: the passes of the Vulkan frame in WGSL (web/shaders/), with the same math as the CPU
-// reference (render/cpu_renderer.cpp): preprocess of every object's splats (each placed by its transform), one
+// reference (render/cpu_renderer.cpp): the neural generators' outputs decoded into their slots (neural.wgsl),
+// preprocess of every object's splats (each placed by its transform), one
 // global sort of (tile, depth) keys over every splat of the frame, tile ranges, the glTF meshes rasterised with a
 // depth test into a layer of colour, coverage and view depth (mesh.wgsl, a render pass), the 16x16 tile raster
 // compositing the splats with that layer per pixel; then the image is shown in the canvas. No pass waits on the host: the key count, the sort's sizes and its dispatches are
@@ -8,7 +9,7 @@
 // counters. For the tests (?passes=1), a frame can also keep every pass's output buffers for the host to read
 // (render(..., {capture: true})).
 
-const SHADERS = ['common', 'deform', 'preprocess', 'scan', 'keys', 'radix', 'raster', 'mesh', 'blit'];
+const SHADERS = ['common', 'neural', 'deform', 'preprocess', 'scan', 'keys', 'radix', 'raster', 'mesh', 'blit'];
 const FRAME_BYTES = 128;  // struct Frame in common.wgsl
 const OBJECT_BYTES = 128; // struct Object in common.wgsl
 const PROJ_BYTES = 48;    // struct Proj in common.wgsl
@@ -18,11 +19,12 @@ const CONTROL_WORDS = 32; // keys.wgsl's control[]
 const MESH_DRAW_BYTES = 176;  // struct MeshDraw in mesh.wgsl
 const MESH_FLAGS = { normals: 1, uvs: 2, colors: 4, texture: 8 };  // MESH_HAS_* in mesh.wgsl
 const DEFORM_BYTES = 32;  // struct Deform in deform.wgsl
+const DECODE_BYTES = 48;  // struct Decode in neural.wgsl
 const SKIN_FLAGS = { skinned: 2, eight: 8 };  // SF_SKIN_FLAG_* (deform/deform_shared.h)
 // The frame's stages, each one pass (compute, and the canvas blit a render pass), timed where the adapter can.
-// deform: the splat characters' skin and splat deform passes (a frame without characters has none); scan: the touched counts' prefix sum and the setup pass (the key count, the sort's sizes and dispatches);
+// generate: the neural generators' outputs decoded into their slots (a frame without generators has none); deform: the splat characters' skin and splat deform passes (a frame without characters has none); scan: the touched counts' prefix sum and the setup pass (the key count, the sort's sizes and dispatches);
 // keys: the emit pass; sort: every radix pass (histogram, its scan, scatter); meshes: the mesh layer's render pass.
-export const TIMED_PASSES = ['deform', 'preprocess', 'scan', 'keys', 'sort', 'ranges', 'meshes', 'raster', 'blit'];
+export const TIMED_PASSES = ['generate', 'deform', 'preprocess', 'scan', 'keys', 'sort', 'ranges', 'meshes', 'raster', 'blit'];
 
 export class RendererError extends Error {}
 
@@ -83,6 +85,7 @@ export class Renderer {
     this.keyCapacity = 0;
     this.stats = { keys: 0, keysWanted: 0 };
     this.characters = [];
+    this.generators = [];
     this.queue = Promise.resolve();  // frames and read-backs, one after another
   }
 
@@ -93,6 +96,7 @@ export class Renderer {
     const compute = (name, entry) => d.createComputePipeline({ layout: 'auto', compute: { module: module(name), entryPoint: entry }, label: `${name}:${entry}` });
     d.pushErrorScope('validation');
     this.pipelines = {
+      decodeGenerated: compute('neural', 'decode'),
       skin: compute('deform', 'skin'),
       deformSplats: compute('deform', 'deform_splats'),
       preprocess: compute('preprocess', 'main'),
@@ -175,7 +179,13 @@ export class Renderer {
   // alone, and the static inputs of its deform: bindings (17 words a splat, the bindings.bin records), indices,
   // vertexCount, jointCount, and for the GPU skin pass (gpuSkin) rest, joints, weights, morphDeltas, targets,
   // eight}); each frame's pose comes by setCharacterPose, and the frame deforms their splats before preprocess.
-  setScene({ clouds, objects, models = [], instances = [], characters = [] }) {
+  //
+  // `generators` are the neural generators ({object: an index into objects, whose cloud holds the model's N rows
+  // (its values are overwritten each frame), rows, channels (48, 3 or 4), colourIsSh, gaussF16, colourF16 (the
+  // outputs' element types), countKind (0: no count tensor read, liveStatic rows live; 1: int32; 2: int64),
+  // liveStatic}); each run's raw outputs come by setGenerated, and the frame decodes them into the slots before
+  // preprocess (shaders/neural.wgsl).
+  setScene({ clouds, objects, models = [], instances = [], characters = [], generators = [] }) {
     const d = this.device;
     const S = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
     const limit = d.limits.maxStorageBufferBindingSize;
@@ -228,6 +238,52 @@ export class Renderer {
     this.objectTable = table;
     this.setMeshes(models, instances);
     this.setCharacters(characters.map((ch) => ({ ...ch, first: starts[objects[ch.object].cloud].first, count: clouds[objects[ch.object].cloud].count })));
+    this.setGenerators(generators.map((g) => ({ ...g, first: starts[objects[g.object].cloud].first, shBase: starts[objects[g.object].cloud].sh, shStride: 3 * (clouds[objects[g.object].cloud].shDegree + 1) ** 2 })));
+  }
+
+  // The generators' raw output buffers (as the runtime wrote the tensors), their decode parameters and bind groups,
+  // writing into the scene's arrays.
+  setGenerators(generators) {
+    const d = this.device, S = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
+    if (this.generatorBuffers) for (const b of this.generatorBuffers) b.destroy();
+    const made = [];
+    const make = (bytes, label, usage = S) => { const b = this.buffer(bytes, usage, label); made.push(b); return b; };
+    const sc = this.scene;
+    this.generators = generators.map((g, k) => {
+      const c = {
+        ...g, posed: false,
+        params: make(DECODE_BYTES, `generator ${k} decode`, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST),
+        gauss: make(g.rows * 10 * (g.gaussF16 ? 2 : 4), `generator ${k} gaussians`),
+        colour: make(g.rows * g.channels * (g.colourF16 ? 2 : 4), `generator ${k} colours`),
+        count: make(8, `generator ${k} count`),
+      };
+      d.queue.writeBuffer(c.params, 0, new Uint32Array([g.rows, g.channels, g.colourIsSh ? 1 : 0, g.shStride, g.first, g.shBase,
+        g.gaussF16 ? 1 : 0, g.colourF16 ? 1 : 0, g.countKind, g.liveStatic, 0x7fc00000, 0]));
+      c.bind = this.bind(this.pipelines.decodeGenerated, [[0, c.params], [1, c.gauss], [2, c.colour], [3, c.count], [4, sc.positions],
+        [5, sc.covariances], [6, sc.opacities], [7, sc.sh]]);
+      return c;
+    });
+    this.generatorBuffers = made;
+  }
+
+  // Generator `k`'s run: its outputs' raw bytes (ArrayBuffers: the gaussians, the colours, the count tensor or
+  // null), uploaded as they are for the frame's decode pass, and its live rows (the decode's live_static, where it
+  // reads no count tensor).
+  setGenerated(k, { gauss, colour, count, live }) {
+    const q = this.device.queue, g = this.generators[k];
+    const write = (b, bytes) => {
+      const padded = new Uint8Array(Math.ceil(bytes.byteLength / 4) * 4);  // writeBuffer takes whole words
+      padded.set(new Uint8Array(bytes));
+      q.writeBuffer(b, 0, padded);
+    };
+    write(g.gauss, gauss);
+    write(g.colour, colour);
+    if (count) write(g.count, count);
+    if (!g.countKind && live !== undefined && live !== g.liveStatic) {
+      g.liveStatic = live;
+      q.writeBuffer(g.params, 36, new Uint32Array([live]));  // Decode.live_static
+    }
+    g.posed = true;
   }
 
   // The characters' deform inputs: static buffers (bindings, triangle list, bind-pose mesh, influences, morph
@@ -485,6 +541,16 @@ export class Renderer {
       const computePass = (name) => { const i = nextStage(name); return enc.beginComputePass({ label: name, timestampWrites: stamps(i) }); };
       const cap = capture ? this.captureBuffers() : null;
       enc.clearBuffer(z.rangesBuffer);
+      const generated = this.generators.filter((g) => g.posed);
+      if (generated.length) {
+        const decode = computePass('generate');
+        decode.setPipeline(P.decodeGenerated);
+        for (const g of generated) {
+          decode.setBindGroup(0, g.bind);
+          decode.dispatchWorkgroups(...groups1d(Math.ceil(g.rows / 256)));
+        }
+        decode.end();
+      }
       const posed = this.characters.filter((c) => c.posed);
       if (posed.length) {
         const deform = computePass('deform');

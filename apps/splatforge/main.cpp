@@ -1219,14 +1219,16 @@ ExportWebCommand::ExportWebCommand(CLI::App& app) : options_(std::make_unique<Op
   Options& o = *options_;
   command_ = app.add_subcommand(
       "export-web",
-      "Write the web page (WebGPU, docs/web.md) with one splat file, glTF model or splat character package, "
-      "or a scene JSON of splat objects and every file it names, as a self-contained static folder that any "
-      "static web server can host; look at it with `splatforge serve DIR`");
+      "Write the web page (WebGPU, docs/web.md) with one splat file, glTF model, splat character package or "
+      "neural generator (.onnx), or a scene JSON of splat objects and every file it names, as a "
+      "self-contained static folder that any static web server can host; look at it with `splatforge serve "
+      "DIR`");
   command_
       ->add_option(
           "input", o.input,
           "Splat file (.ply, .compressed.ply, .spz, .splat, .ksplat, .spl2), glTF model, splat "
-          "character package (its folder) or scene JSON of splat files and glTF models the page opens")
+          "character package (its folder), neural generator (.onnx: time, view and projection inputs) or "
+          "scene JSON of splat files and glTF models the page opens")
       ->required();
   command_->add_option("-o,--output", o.output, "Output folder (created; its page files are replaced)")
       ->required();

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstring>
@@ -25,6 +26,7 @@
 #include "io/json.h"
 #include "io/sog.h"
 #include "model/gltf_model.h"
+#include "neural/generator.h"
 #include "scene/scene_doc.h"
 
 namespace sf::cli {
@@ -34,15 +36,29 @@ namespace {
 namespace fs = std::filesystem;
 
 // The page's files (web/), in the folder the export writes: index.html first.
-constexpr const char* kPageFiles[] = {"index.html",          "main.js",
-                                      "renderer.js",         "decode_worker.js",
-                                      "shaders/common.wgsl", "shaders/preprocess.wgsl",
-                                      "shaders/scan.wgsl",   "shaders/keys.wgsl",
-                                      "shaders/radix.wgsl",  "shaders/raster.wgsl",
-                                      "shaders/mesh.wgsl",   "shaders/blit.wgsl",
-                                      "shaders/deform.wgsl"};
+constexpr const char* kPageFiles[] = {"index.html",
+                                      "main.js",
+                                      "renderer.js",
+                                      "decode_worker.js",
+                                      "neural_worker.js",
+                                      "shaders/common.wgsl",
+                                      "shaders/preprocess.wgsl",
+                                      "shaders/scan.wgsl",
+                                      "shaders/keys.wgsl",
+                                      "shaders/radix.wgsl",
+                                      "shaders/raster.wgsl",
+                                      "shaders/mesh.wgsl",
+                                      "shaders/blit.wgsl",
+                                      "shaders/deform.wgsl",
+                                      "shaders/neural.wgsl"};
 // What scripts/build_web.sh makes (build/web/).
 constexpr const char* kWasmFiles[] = {"sf_decode.js", "sf_decode.wasm"};
+// The files of onnxruntime-web (the npm package scripts/setup.sh fetches, pinned, into web/third_party/) that
+// the page's neural worker loads: the runtime's module and its WebAssembly execution provider. Copied into
+// the export's ort/ for a neural generator only.
+constexpr const char* kOrtPackage = "third_party/onnxruntime-web-1.31.1/dist";
+constexpr const char* kOrtFiles[] = {"ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs",
+                                     "ort-wasm-simd-threaded.wasm"};
 
 void copyInto(const fs::path& from, const fs::path& to) {
   std::error_code ec;
@@ -151,6 +167,34 @@ std::vector<ExportedFile> characterExport(const std::string& dir, const fs::path
   return out;
 }
 
+// A neural generator as the page runs it: loaded and checked by the engine (the loader, the contract, the
+// operators), then refused where the page cannot run it: control inputs (the page has no "inputs" to give
+// them) and gaussians or colours other than float32 and float16 (what its GPU decode reads). Describes it in
+// `what`; `rows` gets the gaussians' declared capacity (0 when symbolic).
+void generatorForThePage(const std::string& path, const std::string& name, uint64_t& rows,
+                         std::string& what) {
+  const nn::GaussianGenerator g(path);
+  const nn::GeneratorContract& c = g.contract();
+  if (!c.control_inputs.empty())
+    throw Error(
+        path + ": control input '" + c.control_inputs.front() +
+        "': a generator with control inputs is not in the web build yet (the page opens models whose "
+        "inputs are the time, the view and the projection; render it with the splatforge command line "
+        "and a scene's \"inputs\")");
+  for (const std::string& output : {c.gauss_output, c.color_output}) {
+    const auto it = std::find_if(g.graph().outputs.begin(), g.graph().outputs.end(),
+                                 [&](const nn::ValueInfo& v) { return v.name == output; });
+    if (it != g.graph().outputs.end() && it->dtype != nn::DType::kFloat32 && it->dtype != nn::DType::kFloat16)
+      throw Error(path + ": output '" + output + "' is " + nn::dtypeName(it->dtype) +
+                  ": the page decodes float32 and float16 outputs (" + nn::dtypeName(it->dtype) +
+                  " is not in the web build yet)");
+  }
+  rows = c.capacity > 0 ? static_cast<uint64_t>(c.capacity) : 0;
+  std::string contract = c.describe();
+  for (size_t at; (at = contract.find('\n')) != std::string::npos;) contract.replace(at, 1, "; ");
+  what = fmt::format("{} (neural generator, run by onnxruntime-web: {})", name, contract);
+}
+
 std::string describeModel(const GltfModel& model) {
   return fmt::format("{} mesh primitive{}, {} vertices, {} clip{}", model.drawnPrimitives(),
                      model.drawnPrimitives() == 1 ? "" : "s", model.vertexCount(), model.clips().size(),
@@ -224,12 +268,12 @@ int ExportWebCommand::run() const {
   try {
     const InputKind kind = classifyInput(o.input);
     if (kind != InputKind::kSplatFile && kind != InputKind::kSceneJson && kind != InputKind::kGltf &&
-        kind != InputKind::kCharacterPackage)
+        kind != InputKind::kCharacterPackage && kind != InputKind::kOnnx)
       throw Error(
           o.input +
-          ": the web page opens splat files, glTF models, splat character packages and scene JSONs of "
-          "splat files and glTF models only for now (generators, hulls and level-of-detail hierarchies "
-          "are not in the web build yet; docs/web.md)");
+          ": the web page opens splat files, glTF models, splat character packages, neural generators "
+          "(.onnx) and scene JSONs of splat files and glTF models only for now (hulls and level-of-detail "
+          "hierarchies are not in the web build yet; docs/web.md)");
     // Everything must open in the page: scenes read with the same scene document and files decoded by the
     // same decodeSplats the page's WebAssembly runs.
     std::vector<ExportedFile> files;
@@ -238,7 +282,11 @@ int ExportWebCommand::run() const {
     size_t file_count = 0, objects = 0;
     std::string name = fs::path(o.input).lexically_normal().filename().string();
     if (name.empty()) name = fs::path(o.input).lexically_normal().parent_path().filename().string();
-    if (kind == InputKind::kCharacterPackage) {
+    if (kind == InputKind::kOnnx) {
+      generatorForThePage(o.input, name, gaussians, what);
+      files = {{o.input, name}};
+      format = "generator";
+    } else if (kind == InputKind::kCharacterPackage) {
       files = characterExport(o.input, name, gaussians, what);
       format = "character";
       name += "/character.json";  // what the page opens
@@ -267,6 +315,12 @@ int ExportWebCommand::run() const {
       what = fmt::format("{} ({}, {} gaussians)", name, format, gaussians);
     }
     const fs::path web_dir = SPLATFORGE_WEB_DIR;
+    if (kind == InputKind::kOnnx)
+      for (const char* f : kOrtFiles)
+        if (!fs::exists(web_dir / kOrtPackage / f))
+          throw Error((web_dir / kOrtPackage / f).string() +
+                      ": onnxruntime-web, which the page runs generators with, is missing: run "
+                      "scripts/setup.sh (it fetches the pinned npm package)");
     const fs::path build_dir =
         o.web_build.empty() ? fs::path(SPLATFORGE_WEB_BUILD_DIR) : fs::path(o.web_build);
     for (const char* f : kWasmFiles)
@@ -294,14 +348,20 @@ int ExportWebCommand::run() const {
       copyInto(build_dir / f, out / f);
       page_bytes += fs::file_size(out / f);
     }
+    if (kind == InputKind::kOnnx)
+      for (const char* f : kOrtFiles) {
+        copyInto(web_dir / kOrtPackage / f, out / "ort" / f);
+        page_bytes += fs::file_size(out / "ort" / f);
+      }
     for (const ExportedFile& f : files) copyInto(f.from, out / f.to);
     std::string manifest =
         "{\n  \"scene\": \"" + jsonEscape(name) + "\",\n  \"format\": \"" + format + "\",\n";
     if (kind == InputKind::kSceneJson) manifest += "  \"objects\": " + std::to_string(objects) + ",\n";
     manifest += "  \"gaussians\": " + std::to_string(gaussians) + "\n}\n";
     writeFileAtomic((out / "manifest.json").string(), std::vector<uint8_t>(manifest.begin(), manifest.end()));
-    fmt::print("wrote {}: the page, its WebAssembly ({}) and {}; look at it with: splatforge serve {}\n",
-               o.output, formatKb(page_bytes), what, o.output);
+    fmt::print("wrote {}: the page, its WebAssembly ({}{}) and {}; look at it with: splatforge serve {}\n",
+               o.output, formatKb(page_bytes), kind == InputKind::kOnnx ? ", onnxruntime-web's included" : "",
+               what, o.output);
     return 0;
   } catch (const std::exception& e) {
     return reportFailure("export-web", e);

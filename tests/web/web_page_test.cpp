@@ -48,6 +48,7 @@
 #include "io/gltf.h"
 #include "io/image_io.h"
 #include "model/gltf_model.h"
+#include "neural/generator.h"
 #include "render/camera.h"
 #include "render/cpu_renderer.h"
 #include "scene/demo.h"
@@ -1604,6 +1605,169 @@ TEST_F(WebPage, BadCharacterPackageGivesTheEngineMessage) {
   }
   EXPECT_NE(siteRelative(test::errorOf([&] { character::Character::loadPackage(site_ + "/gone"); }), site_),
             siteRelative(test::errorOf([&] { character::Character::loadPackage(site_ + "/cut"); }), site_));
+}
+
+// The engine's CPU path of a generator's frame (what `splatforge render MODEL.onnx --time T --backend cpu`
+// draws: GaussianGenerator::generate on the CPU executor, decodeGenerated, the CPU renderer) at model time
+// `time` for `cam`.
+ImageRGBA generatorCpuFrame(nn::GaussianGenerator& gen, double time, const Camera& cam) {
+  const nn::GeneratedGaussians g = gen.generate(time, cam);
+  RenderObject object(&g.cloud, Mat4{}, g.cloud.positions, g.covariances);
+  return renderCpu(std::span<const RenderObject>(&object, 1), cam, RenderSettings{});
+}
+
+// The 4DGS demo generator (models/gaussians4d.onnx: 1,500 gaussians on a torus knot moved by a HexPlane field
+// and an MLP, float16 outputs padded to 2,048 rows with num_points, SH degree 3) exported with
+// onnxruntime-web, opened at t = 0.3 for a fixed off-axis camera: the model run by onnxruntime-web's
+// WebAssembly in the page's worker, its raw float16 rows and num_points decoded into the frame's slots by the
+// WGSL decode pass. Against the engine's CPU frame of the same model, camera and time (its CPU executor and
+// decodeGenerated); the CPU frames at other times are far from it (the time given is the model time run).
+TEST_F(WebPage, NeuralGeneratorAtATimeMatchesTheCpuRenderer) {
+  bool ready = false;
+  prepare("web_generator", &ready);
+  if (!ready) return;
+  const std::string model = std::string(SPLATFORGE_SOURCE_DIR) + "/models/gaussians4d.onnx";
+  exportAndServe(model, &ready);
+  if (!ready) return;
+  for (const char* f : {"gaussians4d.onnx", "neural_worker.js", "shaders/neural.wgsl", "ort/ort.wasm.min.mjs",
+                        "ort/ort-wasm-simd-threaded.mjs", "ort/ort-wasm-simd-threaded.wasm"})
+    EXPECT_TRUE(fs::is_regular_file(site_ + "/" + f)) << f;
+  EXPECT_NE(readText(site_ + "/manifest.json").find("\"scene\": \"gaussians4d.onnx\""), std::string::npos);
+  nn::GaussianGenerator gen(model);
+  const float t = 0.3f;
+  // A camera off the model's axis (it looks along +z, y down, as the contract's camera), an off-centre
+  // principal point.
+  const int w = 320, h = 240;
+  const nn::GeneratedGaussians at_t =
+      gen.generate(t, lookAtCamera({0, 0, -3}, {0, 0, 0}, {0, -1, 0}, 50, w, h));
+  const CloudBounds b = computeBounds(at_t.cloud);
+  const Vec3 centre = 0.5f * (b.p01 + b.p99);
+  const float radius = 0.5f * length(b.p99 - b.p01);
+  const Vec3 eye = centre + normalize(Vec3{0.35f, -0.3f, -1.0f}) * (2.0f * radius);
+  Camera cam = lookAtCamera(eye, centre, Vec3{0, -1, 0}, 50.0f, w, h);
+  cam.cx = 0.48f * w, cam.cy = 0.52f * h;
+  std::string log;
+  const std::vector<std::string> lines = browse(
+      "readback=1&timestamps=0&t=" + fmtFloat(t) + "&" + cameraQuery(cam), {"IMAGE-END", "ERROR"}, &log);
+  SF_REQUIRE_ADAPTER(lines, log);
+  for (const std::string& l : lines) ASSERT_NE(l.rfind("ERROR", 0), 0u) << l;
+  std::string first_frame;
+  const ImageRGBA web = readbackImage(lines, &first_frame);
+  ASSERT_EQ(web.width, w) << log.substr(0, 4000);
+  ASSERT_EQ(web.height, h);
+  const ImageRGBA cpu = generatorCpuFrame(gen, t, cam);
+  const ImageDiff diff = compareImages(web, cpu);
+  // The test can fail: the same page frame against the CPU frames of other model times.
+  const ImageRGBA cpu_later = generatorCpuFrame(gen, t + 0.05, cam),
+                  cpu_start = generatorCpuFrame(gen, 0.0, cam);
+  const ImageDiff later = compareImages(web, cpu_later), start = compareImages(web, cpu_start);
+  std::printf(
+      "web page vs CPU renderer, the 4DGS generator (gaussians4d.onnx, onnxruntime-web) at t = %.2f, %dx%d: "
+      "PSNR %.1f dB, max difference %.2e, alpha max difference %.2e, %zu pixels off by more than 0.1; the "
+      "CPU "
+      "frame at t = %.2f is %.1f dB from it (%zu pixels off), at t = 0 %.1f dB (%zu pixels off); coverage "
+      "%.3f\n",
+      t, w, h, diff.psnr, diff.max_abs, alphaMaxDifference(web, cpu), pixelsOff(web, cpu, 0.1f), t + 0.05,
+      later.psnr, pixelsOff(web, cpu_later, 0.1f), start.psnr, pixelsOff(web, cpu_start, 0.1f),
+      coverage(cpu));
+  std::printf("first frame: %s\nstatus: %s\n", first_frame.c_str(), lineAfter(lines, "TIMINGS ").c_str());
+  if (diff.psnr < 40.0) {
+    writePng(dir_ + "/web_generator.png", web);
+    writePng(dir_ + "/cpu_generator.png", cpu);
+  }
+  EXPECT_GE(diff.psnr, 40.0);
+  EXPECT_GT(coverage(cpu), 0.02);  // the knot is in the frame
+  EXPECT_LT(later.psnr, diff.psnr - 10.0);
+  EXPECT_LT(start.psnr, diff.psnr - 10.0);
+  // Every row of the model's capacity has a slot; the padding rows past num_points are culled.
+  EXPECT_NE(lineAfter(lines, "TIMINGS ").find("2048 splats"), std::string::npos)
+      << lineAfter(lines, "TIMINGS ");
+}
+
+// The Scaffold-style demo generator (models/anchors.onnx: a camera_matrix input, the contract's view matrix;
+// float32 rows, RGB colours, num_points): the page gives the model the camera it draws (world_to_camera,
+// column-major) and the decode pass turns RGB into the DC term. Against the engine's CPU frame of the same
+// camera; the model run for another camera and drawn from this one is far from it (the camera input is the
+// one drawn).
+TEST_F(WebPage, NeuralGeneratorWithACameraInputMatchesTheCpuRenderer) {
+  bool ready = false;
+  prepare("web_generator_camera", &ready);
+  if (!ready) return;
+  const std::string model = std::string(SPLATFORGE_SOURCE_DIR) + "/models/anchors.onnx";
+  exportAndServe(model, &ready);
+  if (!ready) return;
+  nn::GaussianGenerator gen(model);
+  const int w = 256, h = 192;
+  const nn::GeneratedGaussians first =
+      gen.generate(0, lookAtCamera({0, 0, -3}, {0, 0, 0}, {0, -1, 0}, 50, w, h));
+  const CloudBounds b = computeBounds(first.cloud);
+  const Vec3 centre = 0.5f * (b.p01 + b.p99);
+  const float radius = 0.5f * length(b.p99 - b.p01);
+  Camera cam = lookAtCamera(centre + normalize(Vec3{-0.5f, -0.35f, -1.0f}) * (2.2f * radius), centre,
+                            Vec3{0, -1, 0}, 50.0f, w, h);
+  cam.cx = 0.53f * w;
+  const Camera other = lookAtCamera(centre + normalize(Vec3{0.9f, 0.2f, -0.4f}) * (2.2f * radius), centre,
+                                    Vec3{0, -1, 0}, 50.0f, w, h);
+  std::string log;
+  const std::vector<std::string> lines =
+      browse("readback=1&timestamps=0&" + cameraQuery(cam), {"IMAGE-END", "ERROR"}, &log);
+  SF_REQUIRE_ADAPTER(lines, log);
+  for (const std::string& l : lines) ASSERT_NE(l.rfind("ERROR", 0), 0u) << l;
+  std::string first_frame;
+  const ImageRGBA web = readbackImage(lines, &first_frame);
+  ASSERT_EQ(web.width, w) << log.substr(0, 4000);
+  const ImageRGBA cpu = generatorCpuFrame(gen, 0, cam);
+  const nn::GeneratedGaussians for_other = gen.generate(0, other);
+  RenderObject object(&for_other.cloud, Mat4{}, for_other.cloud.positions, for_other.covariances);
+  const ImageRGBA cpu_other = renderCpu(std::span<const RenderObject>(&object, 1), cam, RenderSettings{});
+  const ImageDiff diff = compareImages(web, cpu), wrong = compareImages(web, cpu_other);
+  std::printf(
+      "web page vs CPU renderer, the anchors generator (camera input, RGB) %dx%d: PSNR %.1f dB, max "
+      "difference "
+      "%.2e, %zu pixels off by more than 0.1; the model run for another camera and drawn from this one is "
+      "%.1f dB "
+      "from it (%zu pixels off); coverage %.3f\n",
+      w, h, diff.psnr, diff.max_abs, pixelsOff(web, cpu, 0.1f), wrong.psnr, pixelsOff(web, cpu_other, 0.1f),
+      coverage(cpu));
+  EXPECT_GE(diff.psnr, 40.0);
+  EXPECT_GT(coverage(cpu), 0.02);
+  EXPECT_LT(wrong.psnr, diff.psnr - 10.0);
+}
+
+// Models the page cannot run: an ONNX model that is not a generator (the demo U-Net, a post-processing model)
+// and a generator cut in half. The page says what the engine says natively (the contract check compiled to
+// WebAssembly, judging the model's inputs and outputs as onnxruntime-web lists them; the loader's words for
+// bytes that are not a model), finishes its start without an image, and export-web refuses them in the same
+// words; it also refuses a generator with a control input (the page has no "inputs" to give it).
+TEST_F(WebPage, BadNeuralModelGivesTheEngineMessage) {
+  bool ready = false;
+  prepare("web_generator_bad", &ready);
+  if (!ready) return;
+  const std::string models = std::string(SPLATFORGE_SOURCE_DIR) + "/models";
+  exportAndServe(models + "/gaussians4d.onnx", &ready);
+  if (!ready) return;
+  fs::copy_file(models + "/unet.onnx", site_ + "/unet.onnx");
+  std::vector<uint8_t> bytes = readFile(models + "/gaussians4d.onnx");
+  bytes.resize(bytes.size() / 2);
+  writeFileAtomic(site_ + "/cut.onnx", bytes);
+  for (const char* name : {"unet.onnx", "cut.onnx"}) {
+    const std::string native = test::errorOf([&] { nn::GaussianGenerator g(site_ + "/" + name); });
+    const std::string expected = siteRelative(native, site_);
+    ASSERT_EQ(expected.rfind(std::string(name) + ": ", 0), 0u) << expected;
+    std::string log;
+    const std::vector<std::string> lines =
+        browse("readback=1&size=64,48&scene=" + std::string(name), {"READY"}, &log);
+    expectOnlyError(lines, log, expected);
+    const test::CliRun r =
+        test::cli("export-web \"" + site_ + "/" + name + "\" -o \"" + dir_ + "/refused_" + name + "\"");
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_NE(r.out.find("splatforge export-web: error: " + native), std::string::npos) << r.out;
+  }
+  const test::CliRun r =
+      test::cli("export-web \"" + models + "/avatar.onnx\" -o \"" + dir_ + "/refused_avatar\"");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("control input 'pose'"), std::string::npos) << r.out;
+  std::printf("export-web said: %s", r.out.c_str());
 }
 
 }  // namespace

@@ -26,3 +26,31 @@ GaussianCloud readLodMetaLeaves(const LodMeta&, std::span<const int>) {
 }
 
 }  // namespace sf
+
+// Neural generators: the page runs a model with onnxruntime-web (web/neural_worker.js) and compiles only the
+// engine's contract (neural/generator.cpp: detectContract, the contract's messages) from src/neural/; the CPU
+// executor and the protobuf loader (neural/cpu_executor.cpp, neural/onnx_model.cpp) stay out of the module.
+// These take their place, refusing with the reason; nothing in the page calls them.
+#include "neural/cpu_executor.h"
+
+namespace sf::nn {
+
+namespace {
+const char* kNoExecutor =
+    "the engine's CPU executor is not in the web build (the page runs generators with onnxruntime-web)";
+}
+
+CpuExecutor::CpuExecutor(Graph graph) : graph_(std::move(graph)) {
+  throw Error(graph_.path + ": " + kNoExecutor);
+}
+
+TensorMap CpuExecutor::run(const TensorMap&, std::vector<NodeTime>*, const ValueObserver*) const {
+  throw Error(graph_.path + ": " + kNoExecutor);
+}
+
+Graph loadOnnxFile(const std::string& path) {
+  throw Error(path +
+              ": reading ONNX files is not in the web build (the page reads models with onnxruntime-web)");
+}
+
+}  // namespace sf::nn
