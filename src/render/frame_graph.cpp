@@ -83,12 +83,23 @@ size_t FrameGraph::barrierCount() const {
 }
 
 void FrameGraph::run(const std::function<void()>& barrier,
-                     const std::function<void(size_t pass)>& before_pass) const {
+                     const std::function<void(size_t pass)>& before_stretch) const {
+  bool first = true;
   for (const Step& s : plan()) {
     if (s.barrier_before) barrier();
-    if (before_pass) before_pass(s.pass);
+    if (before_stretch && (first || s.barrier_before)) before_stretch(s.pass);
+    first = false;
     if (passes_[s.pass].record) passes_[s.pass].record();
   }
+}
+
+std::vector<size_t> FrameGraph::stretch(size_t first) const {
+  std::vector<size_t> out;
+  for (const Step& s : plan()) {
+    if (!out.empty() && s.barrier_before) break;
+    if (!out.empty() || s.pass == first) out.push_back(s.pass);
+  }
+  return out;
 }
 
 std::string FrameGraph::describe() const {

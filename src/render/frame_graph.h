@@ -67,10 +67,14 @@ class FrameGraph {
   std::vector<Step> plan() const;
   size_t barrierCount() const;
 
-  // Records the plan: barrier() where a step needs one, then `before_pass` (when given) with the pass's index
-  // in passes(), then the pass's own callback.
+  // Records the plan: barrier() where a step needs one, then `before_stretch` (when given) with the index in
+  // passes() of the pass that begins a stretch (the first pass, and each one after a barrier), then the
+  // pass's own callback. (Per stretch, not per pass: a command recorded between two passes of a stretch, such
+  // as a breadcrumb write, would cost every pass of 200 objects' passes a serialisation on some devices.)
   void run(const std::function<void()>& barrier,
-           const std::function<void(size_t pass)>& before_pass = {}) const;
+           const std::function<void(size_t pass)>& before_stretch = {}) const;
+  // The enabled passes of the stretch that `first` (a pass that begins one) begins, in order.
+  std::vector<size_t> stretch(size_t first) const;
 
   // One line per pass: "name: reads a, b; writes c" (disabled passes marked), with "| barrier" lines.
   std::string describe() const;
