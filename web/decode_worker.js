@@ -17,11 +17,18 @@
 //     layer `expression` ([[morph target, weight]]) and look-at `lookAt` ([x, y, z] or null) set, posed at scene
 //     time `time`, answered {type: 'character', info, character (the deform's static inputs), clip, pose,
 //     cloud, camera}.
+//   {op: 'object', bytes, name, objects, character, time}: with `character` (the objects' "resolved", "clip",
+//     "time", "speed", "loop", "dqs" as the scene info gives them) the splat character package whose
+//     character.json is `bytes` (its files fetched relative to it), each object's clip taken and posed at scene
+//     time `time` and kept, answered {type: 'characters', info, character (the deform's static inputs), clips,
+//     poses, cloud (the package's splats, which each object's slots start from)}.
 //   {op: 'pose', time}: every kept glTF object and character posed at scene time `time`, answered {type: 'poses',
 //     poses: [{clip, clipTime, draws: [{positions, normals, matrix}]}], characters: [{clip, clipTime, palette, dq,
 //     morphWeights, vertices, matrix}]} in the order they were kept.
 //   {op: 'clip', object, clip}: kept animated object `object` (the glTF objects, then the characters) plays clip
 //     `clip` (an index) from now on.
+//   {op: 'scene-points', name, object, positions}: a generator object's points (its live centres, x, y, z each, in
+//     its space) added to the kept scene's bounds (the model runs in neural_worker.js), answered {type: 'attached'}.
 //   {op: 'scene-camera', width, height}: the kept scene's starting camera once every object is added, answered
 //     {type: 'camera', camera}; the scene is let go.
 //   {op: 'close'}: the kept scene is let go (a load that failed); answered {type: 'closed'}.
@@ -87,7 +94,7 @@ function releaseModels(m) {
   for (const g of models) m._sf_web_gltf_release(g);
   models = [];
   gltfObjects = [];
-  for (const o of characterObjects) m._sf_web_character_release(o.c);
+  for (const c of new Set(characterObjects.map((o) => o.c))) m._sf_web_character_release(c);  // objects may share one
   characterObjects = [];
 }
 
@@ -443,6 +450,41 @@ async function handleRequest(event) {
       const camera = camera27(m, (ptr) => (m._sf_web_default_camera(r, width, height, ptr), true));
       m._sf_web_release(r);
       reply({ type: 'splats', info, cloud, camera }, transfers(cloud));
+    } else if (op === 'object' && event.data.character) {
+      if (!scene) throw new Error('no scene is being loaded');
+      progress(`reading the character package ${name}`);
+      const { objects, character, time } = event.data;
+      const { c, info } = await openCharacter(m, event.data.bytes, name, needFilesOf(id));
+      const kept = { c, info };
+      const clips = [], poses = [];
+      try {
+        for (const [k, i] of objects.entries()) {
+          const d = character[k];
+          let clip;
+          try {
+            clip = answer(m, withString(m, d.resolved, (p) => withString(m, d.clip || '', (q) => m._sf_web_character_clip(c, p, q)))).clip;
+          } catch (e) {
+            e.object = i;
+            throw e;
+          }
+          const o = { c, info, clip, time: d.time, speed: d.speed, loop: d.loop, dqs: d.dqs, lookAt: null };
+          characterObjects.push(o);
+          kept.c = 0;  // released with the kept objects from now on
+          clips.push(clip);
+          poses.push(poseCharacter(m, o, time));
+        }
+      } finally {
+        if (kept.c) m._sf_web_character_release(kept.c);
+      }
+      const r = m._sf_web_character_splats(c);
+      let cloud;
+      try {
+        cloud = cloudOf(m, r, answer(m, m._sf_web_info(r)));
+      } finally {
+        m._sf_web_release(r);
+      }
+      reply({ type: 'characters', info, character: characterData(m, c, info), clips, poses, cloud },
+        [...characterTransfers(poses), ...transfers(cloud)]);
     } else if (op === 'object' && event.data.gltf) {
       if (!scene) throw new Error('no scene is being loaded');
       progress(`reading ${name}`);
@@ -506,6 +548,18 @@ async function handleRequest(event) {
       if (status === 0) throw new EngineError(`${sceneName}: the scene has nothing to frame (no splats and no camera)`);
       if (!camera) throw new EngineError(`${sceneName}: the scene could not be read again for its camera`);
       reply({ type: 'camera', camera });
+    } else if (op === 'scene-points') {  // a generator object's live centres of its first run, for the bounds
+      if (!scene) throw new Error('no scene is being loaded');
+      const { object, positions } = event.data;
+      const ptr = m._malloc(Math.max(4, positions.byteLength));
+      if (!ptr) throw new EngineError(`${name}: ran out of memory while loading`);
+      try {
+        m.HEAPF32.set(positions, ptr / 4);
+        if (!m._sf_web_scene_attach_points(scene, object, ptr, positions.length / 3, event.data.capture === false ? 0 : 1)) throw new EngineError(`${name}: ran out of memory while loading`);
+      } finally {
+        m._free(ptr);
+      }
+      reply({ type: 'attached' });
     } else if (op === 'is-generator') {
       reply({ type: 'kind', generator: withString(m, name, (namePtr) => m._sf_web_is_generator(namePtr)) !== 0 });
     } else if (op === 'generator-contract') {

@@ -3,7 +3,8 @@
 // engine's C++ in the decode worker, its outputs decoded on the GPU), a splat file,
 // decoded in the worker (the engine's C++ as WebAssembly), a glTF model, read and posed in the worker by the
 // engine's glTF reader and animation runtime, or a scene JSON, read in the worker by the engine's scene document,
-// whose objects' files are then fetched and decoded one by one; draws every object in one frame with the WebGPU
+// whose objects' files are then fetched and decoded one by one (a generator object's model loaded in
+// neural_worker.js and run per object at its model time, a character object's package read in the worker); draws every object in one frame with the WebGPU
 // renderer (renderer.js), from the scene's camera, or the one `splatforge render` frames, and orbits or flies it
 // with the mouse and keys (Navigator). Animated content (glTF clips) plays on a timeline (play and pause, a scrub
 // bar, the clip played); ?t= fixes the scene time, ?clip= names a glTF file's clip as --clip does. ?readback=1 draws one frame for the camera the URL gives and prints the
@@ -234,9 +235,13 @@ function neural(message, transfer = []) {
   });
 }
 
-// The neural generator shown (null when none): its name, the engine's contract, its inputs and outputs as the
-// runtime lists them, whether its inputs depend on the camera, its rows, and the time and camera of its last run.
-let generator = null;
+// The neural generators shown, one per generator object (a model opened directly is one object: time 0, speed 1,
+// the identity transform): each its model's name (its session in neural_worker.js; a scene's objects naming one
+// model share it), the engine's contract, its inputs and outputs as the runtime lists them, whether its inputs
+// depend on the camera, its object's transform (toWorld, rows 0..2) and timing (model time = time + speed x scene
+// time, as SceneObject plays a generator), its index among the renderer's generators, its rows, and the scene
+// time and camera of its last run.
+let generators = [];
 const GENERATOR_TIME_SPAN = 1.0;  // kGeneratorTimeSpan (neural/generator.h): one pass of model time 0..1
 const isFloatType = (type) => /^(float|bfloat)/.test(type);
 const shapeText = (dims) => `[${dims.join(', ')}]`;
@@ -311,62 +316,85 @@ function checkGenerated(g, outputs) {
 const rawOutputs = (r) => ({ gauss: r.gauss.bytes, colour: r.colour.bytes, count: r.countKind ? r.count.bytes : null, live: r.live });
 const cameraKey = (cam) => ({ view: cam.view.join(','), intrinsics: [cam.fx, cam.fy, cam.cx, cam.cy, cam.width, cam.height].join(',') });
 
-// Runs the shown generator at model time `time` (scene time: the model is its own object, time 0, speed 1) for
-// camera `cam` and hands its outputs to the renderer.
-async function runGenerator(time, cam) {
-  const g = generator;
-  const { outputs } = await neural({ op: 'run', feeds: generatorFeeds(g, time, cam) });
-  if (g !== generator) return;  // another file opened meanwhile
+// A generator object's model time at scene time `time` (GeneratorObject::pose: time + speed x t).
+const modelTime = (g, time) => g.time + g.speed * time;
+
+// The camera generator g's model is given for the frame's camera `cam`: the frame's seen from its object
+// (cameraSeenFrom: world_to_camera x object_to_world).
+function objectCamera(g, cam) {
+  return g.toWorld === IDENTITY ? cam : { ...cam, view: composeAffine(cam.view, g.toWorld) };
+}
+
+// Runs generator g for the frame's camera `cam` at scene time `time` and hands its outputs to the renderer.
+async function runGenerator(g, time, cam) {
+  const { outputs } = await neural({ op: 'run', name: g.name, feeds: generatorFeeds(g, modelTime(g, time), objectCamera(g, cam)) });
+  if (!generators.includes(g)) return;  // another file opened meanwhile
   const r = checkGenerated(g, outputs);
   if (r.rows !== g.rows) throw new Error(`${g.name}: the model's outputs went from ${g.rows} to ${r.rows} rows between runs (the page keeps the first run's slots)`);
-  renderer.setGenerated(0, rawOutputs(r));
+  renderer.setGenerated(g.index, rawOutputs(r));
   g.ran = { time, ...cameraKey(cam) };
 }
 
-// Whether the shown generator must run again for `cam` at scene time `time` (its time or camera inputs changed).
-function generatorStale(cam, time) {
-  const g = generator;
-  if (!g || !g.ran) return false;
+// Whether generator g must run again for `cam` at scene time `time` (its time or camera inputs changed).
+function generatorStale(g, cam, time) {
+  if (!g.ran) return false;
   if (g.contract.time && g.ran.time !== time) return true;
   if (!g.viewDependent) return false;
   const k = cameraKey(cam);
   return g.ran.view !== k.view || g.ran.intrinsics !== k.intrinsics;
 }
 
-// Opens a neural generator (`bytes` of the .onnx `name`): loaded by onnxruntime-web, its contract decided by the
-// engine from the model's inputs and outputs as the runtime lists them, run at model time `time` (a model with
-// camera inputs for `cam`, else the identity camera at the canvas's size), and framed as `render` frames it.
-// Returns the scene (one object of the model's N rows, decoded on the GPU from each run's outputs), the starting
-// camera, the description and the first run's outputs; the generator is shown from then on.
-async function openGenerator(bytes, name, w, h, time, cam) {
-  const signature = await neural({ op: 'open', bytes, name }, [bytes]);
+// Runs every generator whose inputs changed for `cam` at scene time `time`.
+async function runStaleGenerators(cam, time) {
+  for (const g of generators) if (generatorStale(g, cam, time)) await runGenerator(g, time, cam);
+}
+
+// Loads a neural generator's model (`bytes` of the .onnx `name`) in onnxruntime-web (with `reset`, the models
+// loaded before are let go) and decides its contract with the engine from its inputs and outputs as the runtime
+// lists them. A model with control inputs is refused (the page has no "inputs" to give them).
+async function openGeneratorModel(bytes, name, reset) {
+  const signature = await neural({ op: 'open', bytes, name, reset }, [bytes]);
   const { contract } = await request({ op: 'generator-contract', name, signature: { inputs: signature.inputs, outputs: signature.outputs, metadata: signature.metadata } });
-  // GaussianGenerator::frameInputs: a directly opened model has no "inputs" to give its controls.
+  // GaussianGenerator::frameInputs: the page gives no control input.
   if (contract.controls.length) throw new Error(`${name}: control input '${contract.controls[0]}' is not set (give it in the scene's "inputs")`);
-  const g = { name, contract, signature, viewDependent: !!(contract.view || contract.projection), rows: -1, ran: null };
-  const first = cam || { view: [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0], fx: w, fy: w, cx: 0.5 * w, cy: 0.5 * h, width: w, height: h };
-  const { outputs } = await neural({ op: 'run', feeds: generatorFeeds(g, time, first) });
+  return { name, contract, signature, viewDependent: !!(contract.view || contract.projection) };
+}
+
+// Generator g's first run at scene time `time` for the frame's camera `cam` (null: the identity camera at w x h,
+// seen from its object): its rows, the cloud of its slots (the model's N rows, decoded on the GPU from each run's
+// outputs), the decode's parameters, the run's outputs and its live centres (in the object's space, for the
+// starting camera only: decoded from float16 here, the frame's decode runs on the GPU).
+async function firstRun(g, time, cam, w, h) {
+  const seen = cam || { view: IDENTITY, fx: w, fy: w, cx: 0.5 * w, cy: 0.5 * h, width: w, height: h };
+  const { outputs } = await neural({ op: 'run', name: g.name, feeds: generatorFeeds(g, modelTime(g, time), objectCamera(g, seen)) });
   const r = checkGenerated(g, outputs);
   g.rows = r.rows;
-  // The live rows' centres, for the starting camera only (the frame's decode runs on the GPU).
+  g.ran = { time, ...cameraKey(seen) };
   const centres = new Float32Array(3 * r.live);
   const f16 = r.gauss.type === 'float16', raw = f16 ? new Uint16Array(r.gauss.bytes) : new Float32Array(r.gauss.bytes);
   for (let i = 0; i < r.live; ++i) for (let k = 0; k < 3; ++k) centres[3 * i + k] = f16 ? halfToFloat(raw[10 * i + k]) : raw[10 * i + k];
-  const { camera } = await request({ op: 'generator-camera', name, positions: centres, width: w, height: h }, [centres.buffer]);
   const degree = r.channels === 48 ? 3 : 0, rows = r.rows;
   const cloud = {
     count: rows, shDegree: degree, antialiased: false, linear: false, screenFilter: 0.3,  // GaussianCloud's defaults
     positions: new Float32Array(3 * rows), covariances: new Float32Array(6 * rows), opacities: new Float32Array(rows),
     sh: new Float32Array(3 * (degree + 1) ** 2 * rows),
   };
-  const scene = {
-    clouds: [cloud], objects: [{ cloud: 0, toWorld: IDENTITY, toObject: IDENTITY }],
-    generators: [{ object: 0, rows, channels: r.channels, colourIsSh: contract.colour_is_sh, gaussF16: f16, colourF16: r.colour.type === 'float16', countKind: r.countKind, liveStatic: r.live }],
-  };
-  const inputs = [contract.time && `time '${contract.time}'`, contract.view && `view '${contract.view}'`, contract.projection && `projection '${contract.projection}'`].filter(Boolean);
-  const described = `${name}: neural generator (onnxruntime-web, WebAssembly), inputs ${inputs.length ? inputs.join(', ') : 'none (static)'}; ${r.live} of ${rows} rows live, ${degree === 3 ? 'SH degree 3' : contract.colour_is_sh ? 'SH DC' : 'RGB'}, ${r.gauss.type} gaussians`;
-  generator = g;
-  return { scene, camera, described, first: rawOutputs(r), span: contract.time ? GENERATOR_TIME_SPAN : 0, ran: { time, cam: first } };
+  const decode = { rows, channels: r.channels, colourIsSh: g.contract.colour_is_sh, gaussF16: f16, colourF16: r.colour.type === 'float16', countKind: r.countKind, liveStatic: r.live };
+  const inputs = [g.contract.time && `time '${g.contract.time}'`, g.contract.view && `view '${g.contract.view}'`, g.contract.projection && `projection '${g.contract.projection}'`].filter(Boolean);
+  const described = `neural generator (onnxruntime-web, WebAssembly), inputs ${inputs.length ? inputs.join(', ') : 'none (static)'}; ${r.live} of ${rows} rows live, ${degree === 3 ? 'SH degree 3' : g.contract.colour_is_sh ? 'SH DC' : 'RGB'}, ${r.gauss.type} gaussians`;
+  return { cloud, decode, first: rawOutputs(r), centres, described };
+}
+
+// Opens a neural generator (`bytes` of the .onnx `name`) as one object (time 0, speed 1: the model time is the
+// scene time), run at scene time `time` (a model with camera inputs for `cam`, else the identity camera at the
+// canvas's size), and framed as `render` frames it. Returns the scene, the starting camera, the description, the
+// generator and its first run's outputs.
+async function openGenerator(bytes, name, w, h, time, cam) {
+  const g = { ...(await openGeneratorModel(bytes, name, true)), time: 0, speed: 1, toWorld: IDENTITY, index: 0, rows: -1, ran: null };
+  const run = await firstRun(g, time, cam, w, h);
+  const { camera } = await request({ op: 'generator-camera', name, positions: run.centres, width: w, height: h }, [run.centres.buffer]);
+  const scene = { clouds: [run.cloud], objects: [{ cloud: 0, toWorld: IDENTITY, toObject: IDENTITY }], generators: [{ object: 0, ...run.decode }] };
+  return { scene, camera, described: `${name}: ${run.described}`, generators: [g], firsts: [run.first], span: g.contract.time ? GENERATOR_TIME_SPAN : 0 };
 }
 
 // The image files `files` ([{name, path}]) of request `id`'s file, fetched relative to its URL: each its bytes, or
@@ -414,22 +442,56 @@ function objectUrl(file, sceneUrl) {
 }
 
 // The objects of a scene the worker has read (`info`: sf_web_scene_parse): each file fetched and decoded once, in
-// the order the objects name them; objects naming one file share its cloud. A failure names the first object that
-// names the file, as the command line's scene loader does.
-async function loadObjects(info, sceneUrl, time) {
+// the order the objects name them; objects naming one file share its cloud. A generator object's model is loaded
+// once in onnxruntime-web and run for each object naming it, at its model time for scene time `time` (and `cam`,
+// the URL's camera, or null), into a cloud of its own, its live centres added to the scene's bounds. A failure
+// names the first object that names the file, as the command line's scene loader does.
+async function loadObjects(info, sceneUrl, time, w, h, cam) {
   const files = new Map();  // URL -> the objects naming it
   info.objects.forEach((o, i) => {
     const url = objectUrl(o.file, sceneUrl).href;
     if (!files.has(url)) files.set(url, []);
     files.get(url).push(i);
   });
-  const clouds = [], cloudOf = [], models = [], instances = [], poses = [];
+  const clouds = [], cloudOf = [], models = [], instances = [], poses = [], made = [], characters = [];
   let k = 0;
   for (const [url, objects] of files) {
     const o = info.objects[objects[0]];
     ++k;
+    let at = objects[0];  // the object a failure names
     try {
+      if (o.character) {  // a splat character package: its character.json, then the files it names
+        const jsonUrl = objectUrl(`${o.file.replace(/\/+$/, '')}/character.json`, sceneUrl);
+        const jsonName = `${o.resolved.replace(/\/+$/, '')}/character.json`;
+        const bytes = await fetchBytes(jsonUrl, jsonName, files.size > 1 ? ` (file ${k} of ${files.size})` : '');
+        const r = await request({ op: 'object', bytes, name: jsonName, objects, character: objects.map((i) => info.objects[i]), time }, [bytes], jsonUrl);
+        objects.forEach((i, j) => {
+          const oi = info.objects[i];
+          const own = j === 0 ? r.cloud : { ...r.cloud, positions: r.cloud.positions.slice(), covariances: r.cloud.covariances.slice(), opacities: r.cloud.opacities.slice(), sh: r.cloud.sh.slice() };
+          cloudOf[i] = clouds.length;
+          clouds.push(own);  // each object's splats are deformed into slots of its own
+          characters.push({ object: i, data: r.character, pose: r.poses[j], toWorld: oi.to_world, toObject: oi.to_object, animated: { name: oi.name, clips: r.info.clips, clip: r.clips[j], speed: oi.speed } });
+        });
+        const centres = r.cloud.positions.slice();  // the splats at their binding's rest place, for the starting camera
+        for (const i of objects) await request({ op: 'scene-points', name: jsonName, object: i, positions: centres, capture: false });
+        continue;
+      }
       const bytes = await fetchBytes(url, o.resolved, files.size > 1 ? ` (file ${k} of ${files.size})` : '');
+      if (o.generator) {  // a neural generator: run by onnxruntime-web, each object at its own model time
+        status(`loading the model ${o.resolved} in onnxruntime-web`);
+        const model = await openGeneratorModel(bytes, o.resolved, made.length === 0);
+        for (const i of objects) {
+          at = i;
+          const oi = info.objects[i];
+          const g = { ...model, time: oi.time, speed: oi.speed, toWorld: oi.to_world, index: made.length, rows: -1, ran: null };
+          const run = await firstRun(g, time, cam, w, h);
+          await request({ op: 'scene-points', name: o.resolved, object: i, positions: run.centres }, [run.centres.buffer]);
+          cloudOf[i] = clouds.length;
+          clouds.push(run.cloud);
+          made.push({ object: i, g, run });
+        }
+        continue;
+      }
       const gltf = o.gltf ? objects.map((i) => info.objects[i]) : null;
       const r = await request({ op: 'object', bytes, name: o.resolved, objects, gltf, time }, [bytes], url);
       for (const w of r.info.warnings) console.warn(`${o.context}: ${w}`);
@@ -446,12 +508,24 @@ async function loadObjects(info, sceneUrl, time) {
         clouds.push(r.cloud);
       }
     } catch (e) {
-      throw new Error(`${info.objects[e.object !== undefined ? e.object : objects[0]].context}: ${e.message}`);
+      throw new Error(`${info.objects[e.object !== undefined ? e.object : at].context}: ${e.message}`);
     }
   }
-  const splatObjects = [];
-  info.objects.forEach((o, i) => { if (cloudOf[i] !== undefined) splatObjects.push({ cloud: cloudOf[i], toWorld: o.to_world, toObject: o.to_object }); });
-  return { clouds, objects: splatObjects, models, instances, poses, files: files.size, count: info.objects.length };
+  const splatObjects = [], slotOf = [];
+  info.objects.forEach((o, i) => {
+    if (cloudOf[i] === undefined) return;
+    slotOf[i] = splatObjects.length;
+    splatObjects.push({ cloud: cloudOf[i], toWorld: o.to_world, toObject: o.to_object });
+  });
+  return {
+    clouds, objects: splatObjects, models, instances, poses, files: files.size, count: info.objects.length,
+    generators: made.map((m) => ({ object: slotOf[m.object], ...m.run.decode })),
+    characters: characters.map((c) => ({ object: slotOf[c.object], ...c.data })),
+    characterPoses: characters.map((c) => c.pose), characterPlaces: characters.map((c) => ({ toWorld: c.toWorld, toObject: c.toObject })),
+    characterAnimated: characters.map((c) => c.animated),
+    shown: made.map((m) => m.g), firsts: made.map((m) => m.run.first),
+    generatorSpan: made.some((m) => m.g.contract.time) ? GENERATOR_TIME_SPAN : 0,
+  };
 }
 
 let renderer = null, nav = null, fixedCamera = null, urlBackground = null, background = [0, 0, 0];
@@ -498,7 +572,7 @@ function draw() {
       do {
         again = false;
         const cam = currentCamera();
-        if (generatorStale(cam, timeline.time)) await runGenerator(timeline.time, cam);
+        await runStaleGenerators(cam, timeline.time);
         const s = await renderer.render(cam, background);
         const over = s.keysWanted > s.keys ? ` (${s.keysWanted - s.keys} keys past the GPU's buffer limit were dropped)` : '';
         $('timings').textContent = `frame ${s.ms.toFixed(1)} ms (submit to done), ${s.splats} splats, ${s.keys} tile keys${over}${s.triangles ? `, ${s.triangles} mesh triangles` : ''}; ${passTimings(s)}`;
@@ -539,8 +613,12 @@ function composeAffine(a, b) {
   return out;
 }
 
-// Character k's pose for the renderer: its object placed by `toWorld` (rows 0..2) times its mesh node's matrix.
-function setCharacterPose(k, pose, toWorld = IDENTITY, toObject = IDENTITY) {
+// The characters' objects' transforms (a scene's character objects; none for a package opened directly).
+let characterPlaces = [];
+
+// Character k's pose for the renderer: its object placed by `toWorld` (rows 0..2; its object's transform)
+// times its mesh node's matrix.
+function setCharacterPose(k, pose, toWorld = characterPlaces[k] ? characterPlaces[k].toWorld : IDENTITY, toObject = characterPlaces[k] ? characterPlaces[k].toObject : IDENTITY) {
   renderer.setCharacterPose(k, { ...pose, toWorld: composeAffine(toWorld, pose.matrix.slice(0, 12)), toObject: composeAffine(pose.matrix.slice(12, 24), toObject) });
 }
 
@@ -558,18 +636,15 @@ async function open(bytesPromise, name, sceneUrl, dropped = null) {
     const time = fixedTime !== null ? Number(fixedTime) : 0;
     if (!Number.isFinite(time)) throw new Error(`URL parameter t: expected a number of seconds, got '${fixedTime}'`);
     const { expression, lookAt } = characterControls();
-    generator = null;
+    generators = [];
     const isGenerator = (await request({ op: 'is-generator', name })).generator;
     const opened = isGenerator ? { type: 'generator' } : await request({ op: 'open', bytes, name, width: w, height: h, clip: urlClip, time, expression, lookAt }, [bytes], sceneUrl, dropped);
-    let scene, camera, described, sceneBackground = null, poses = [], animated = [], characterPoses = [], generated = null, generatorSpan = 0;
+    let scene, camera, described, sceneBackground = null, poses = [], animated = [], characterPoses = [], places = [], opening = [], firsts = [], generatorSpan = 0;
     if (opened.type === 'generator') {  // a neural generator: run by onnxruntime-web, its outputs decoded on the GPU
       status(`loading the model ${name} in onnxruntime-web`);
       progress(undefined);
       const fixed = fixedCamera ? { ...fixedCamera, width: w, height: h } : null;
-      const g = await openGenerator(bytes, name, w, h, time, fixed);
-      ({ scene, camera, described } = g);
-      generated = g;
-      generatorSpan = g.span;
+      ({ scene, camera, described, generators: opening, firsts, span: generatorSpan } = await openGenerator(bytes, name, w, h, time, fixed));
     } else if (opened.type === 'character') {  // a splat character package: its splats, deformed on the GPU each frame
       const info = opened.info;
       scene = {
@@ -603,26 +678,30 @@ async function open(bytesPromise, name, sceneUrl, dropped = null) {
     } else {
       keptScene = true;
       if (!sceneUrl) throw new Error(`${name}: a dropped scene JSON brings none of the files it names; serve its folder and open ?scene=${name} (splatforge export-web writes such a folder)`);
-      const loaded = await loadObjects(opened.info, sceneUrl, time);
+      const fixed = fixedCamera ? { ...fixedCamera, width: w, height: h } : null;
+      const loaded = await loadObjects(opened.info, sceneUrl, time, w, h, fixed);
       camera = (await request({ op: 'scene-camera', width: w, height: h })).camera;
       keptScene = false;
       scene = loaded;
       poses = loaded.poses;
       animated = loaded.instances.map((inst, i) => ({ name: inst.name, clips: loaded.models[inst.model].clips, clip: poses[i].clip, speed: inst.speed }));
+      animated.push(...loaded.characterAnimated);  // the worker's order: the glTF objects, then the characters
+      characterPoses = loaded.characterPoses;
+      places = loaded.characterPlaces;
+      ({ shown: opening, firsts, generatorSpan } = loaded);
       sceneBackground = opened.info.background;
       const gaussians = loaded.objects.reduce((sum, o) => sum + loaded.clouds[o.cloud].count, 0);
-      described = `${name}: ${plural(loaded.count, 'object')} from ${plural(loaded.files, 'file')}, ${gaussians} gaussians${loaded.instances.length ? `, ${plural(loaded.instances.length, 'glTF model')}` : ''}${opened.info.camera ? ', the scene\'s camera' : ''}`;
+      described = `${name}: ${plural(loaded.count, 'object')} from ${plural(loaded.files, 'file')}, ${gaussians} gaussians${loaded.instances.length ? `, ${plural(loaded.instances.length, 'glTF model')}` : ''}${loaded.characters.length ? `, ${plural(loaded.characters.length, 'splat character')}` : ''}${opening.length ? `, ${plural(opening.length, 'neural generator')}` : ''}${opened.info.camera ? ', the scene\'s camera' : ''}`;
     }
     const t1 = performance.now();
     status(described);
     progress(null);
+    generators = opening;
+    characterPlaces = places;
     renderer.setScene(scene);
     poses.forEach((p, i) => renderer.setPose(i, p.draws));
     characterPoses.forEach((p, k) => setCharacterPose(k, p));
-    if (generated) {
-      renderer.setGenerated(0, generated.first);
-      generator.ran = { time, ...cameraKey(generated.ran.cam) };
-    }
+    firsts.forEach((f, k) => renderer.setGenerated(k, f));
     setTimeline(animated, time, [...poses, ...characterPoses], generatorSpan);
     background = urlBackground || sceneBackground || [0, 0, 0];
     held.clear();
@@ -630,7 +709,7 @@ async function open(bytesPromise, name, sceneUrl, dropped = null) {
     showMode();
     home = { view: camera.slice(0, 12), fx: camera[12], fy: camera[13], cx: camera[14], cy: camera[15], eye: camera.slice(16, 19), width: w, height: h };
     const first = currentCamera();
-    if (generatorStale(first, time)) await runGenerator(time, first);  // a model with camera inputs, for this camera
+    await runStaleGenerators(first, time);  // models with camera inputs, for this camera
     const s = await renderer.render(first, background, { capture: passes });
     const t2 = performance.now();
     const timings = `first frame ${s.ms.toFixed(1)} ms, ${s.splats} splats, ${s.keys} tile keys${s.triangles ? `, ${s.triangles} mesh triangles` : ''}; load and decode ${(t1 - t0).toFixed(0)} ms; ${passTimings(s)}`;
@@ -648,7 +727,7 @@ async function open(bytesPromise, name, sceneUrl, dropped = null) {
     if (timeline.span > 0 && fixedTime === null && !readback && !passes && !input) play(true);
   } catch (e) {
     if (keptScene) request({ op: 'close' }).catch(() => {});
-    generator = null;
+    generators = [];
     // The worker no longer holds the models of what is still shown: it stays, still, without its timeline.
     if (timeline.objects.length) setTimeline([], timeline.time, []);
     showError(e.message);
@@ -703,7 +782,7 @@ function poseAt(time) {
         const { poses, characters } = await request({ op: 'pose', time: t });
         if (shown !== generation) break;  // another file opened meanwhile
         poses.forEach((p, i) => renderer.setPose(i, p.draws));
-        characters.forEach((p, k) => setCharacterPose(k, p));
+        characters.forEach((p, k) => setCharacterPose(k, p));  // each placed by its object's transform
         showTime([...poses, ...characters]);
         await draw();
       }

@@ -2,12 +2,13 @@
 // (docs/neural.md) run by onnxruntime-web's WebAssembly execution provider (ort/, copied into the export by
 // `splatforge export-web` from the npm package scripts/setup.sh fetches). The engine decides what the model is
 // (web/wasm/neural_api.cpp: the contract) and the GPU decodes what it outputs (shaders/neural.wgsl); this worker
-// only loads the model and runs it. Each request carries an `id` its answer repeats:
-//   {op: 'open', bytes, name}: the model loaded, answered {type: 'signature', inputs, outputs, metadata}: its
+// only loads the models and runs them, each kept by its name (a scene's objects naming one model share it).
+// Each request carries an `id` its answer repeats:
+//   {op: 'open', bytes, name, reset}: the model loaded (with `reset`, the models kept before let go), answered {type: 'signature', inputs, outputs, metadata}: its
 //     inputs and outputs as the runtime lists them ({name, type: 'float32', 'float16', 'int64', ..., shape: [numbers
 //     or dimension names] or null}) and the model's metadata_props (read from the protobuf here: the runtime does
 //     not give them).
-//   {op: 'run', feeds: [{name, type, dims, data}]}: one run, answered {type: 'outputs', outputs: {name: {type,
+//   {op: 'run', name, feeds: [{name, type, dims, data}]}: one run of model `name`, answered {type: 'outputs', outputs: {name: {type,
 //     dims, bytes (the tensor's raw little-endian bytes: float16 as its 16-bit patterns), value (the first element
 //     as a number, for integer tensors)}}}.
 // A failure is {type: 'error', message}, naming the model. The runtime runs on this thread (numThreads 1: the page
@@ -17,8 +18,7 @@ import * as ort from './ort/ort.wasm.min.mjs';
 ort.env.wasm.numThreads = 1;
 ort.env.wasm.wasmPaths = new URL('ort/', import.meta.url).href;
 
-let session = null;
-let modelName = '';
+const sessions = new Map();  // model name -> its InferenceSession
 
 // The model's top-level protobuf fields (ModelProto), walked without a schema: whether the message parses at the
 // top level (every field's length inside the bytes), whether it has a graph (field 7), and its metadata_props
@@ -79,23 +79,30 @@ function signatureOf(list) {
 
 async function handle({ op, ...data }) {
   if (op === 'open') {
-    if (session) await session.release();
-    session = null;
-    modelName = data.name;
+    if (data.reset) {
+      for (const s of sessions.values()) await s.release();
+      sessions.clear();
+    }
+    const modelName = data.name;
+    if (sessions.has(modelName)) await sessions.get(modelName).release();
+    sessions.delete(modelName);
     const bytes = new Uint8Array(data.bytes);
     // The engine's loader's words for what is not a model (neural/onnx_model.cpp loadOnnx).
     const header = readModelHeader(bytes);
     if (!header.parses) throw new Error(`${modelName}: byte 0: not an ONNX model (the protobuf message does not parse)`);
     if (!header.graph) throw new Error(`${modelName}: byte 0: not an ONNX model (no graph)`);
+    let session;
     try {
       session = await ort.InferenceSession.create(bytes, { executionProviders: ['wasm'] });
+      sessions.set(modelName, session);
     } catch (e) {
       throw new Error(`${modelName}: onnxruntime-web cannot load the model: ${e && e.message ? e.message : e}`);
     }
     return { type: 'signature', inputs: signatureOf(session.inputMetadata), outputs: signatureOf(session.outputMetadata), metadata: header.metadata };
   }
   if (op === 'run') {
-    if (!session) throw new Error('no model is open');
+    const modelName = data.name, session = sessions.get(modelName);
+    if (!session) throw new Error(`${modelName}: the model is not open`);
     const feeds = {};
     for (const f of data.feeds) feeds[f.name] = new ort.Tensor(f.type, f.data, f.dims);
     let results;

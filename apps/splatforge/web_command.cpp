@@ -201,13 +201,15 @@ std::string describeModel(const GltfModel& model) {
                      model.clips().size() == 1 ? "" : "s");
 }
 
-// What a scene JSON takes into the export: the scene, then each splat file and glTF model it names once (a
-// model with its external files), at its path relative to the scene (the page fetches an object's file by
-// that path from the scene's URL). Refuses what the page cannot draw, paths the page could not reach (outside
-// the scene's directory, by the file system or by the text), files that do not decode and glTF objects whose
-// model or clip does not load. Adds the objects' gaussians to `gaussians` and the distinct files to `files`.
+// What a scene JSON takes into the export: the scene, then each splat file, glTF model, character package and
+// generator model it names once (a glTF model with its external files, a package with the files it names), at
+// its path relative to the scene (the page fetches an object's file by that path from the scene's URL).
+// Refuses what the page cannot draw, paths the page could not reach (outside the scene's directory, by the
+// file system or by the text), files that do not decode, glTF objects whose model or clip does not load and
+// generators the page cannot run (generatorForThePage). Adds the objects' gaussians (a generator's rows) to
+// `gaussians`, the distinct files to `files`, and counts the generator objects in `generators`.
 std::vector<ExportedFile> sceneExport(const std::string& input, uint64_t& gaussians, size_t& files,
-                                      size_t& objects) {
+                                      size_t& objects, size_t& generators) {
   const std::vector<uint8_t> bytes = readFile(input);
   const SceneDocument doc = parseSceneDocument(std::string(bytes.begin(), bytes.end()), input);
   if (std::string why = webSceneRefusal(doc); !why.empty()) throw Error(why);
@@ -234,7 +236,33 @@ std::vector<ExportedFile> sceneExport(const std::string& input, uint64_t& gaussi
     if (to.empty() || to.is_absolute() || *to.begin() == "..")
       throw Error(context + "\"" + d.file + "\": the copy would leave the export folder");
     auto it = counts.find(to);
-    if (d.gltfByName()) {
+    if (d.key == SceneObjectKey::kCharacter) {
+      if (it == counts.end()) {  // the package's folder: character.json and the files it names
+        uint64_t splats = 0;
+        std::string what;
+        std::vector<ExportedFile> package;
+        try {
+          package = characterExport(d.resolved, to, splats, what);
+        } catch (const Error& e) {
+          throw Error(context + e.what());
+        }
+        it = counts.emplace(to, splats).first;
+        for (ExportedFile& f : package) out.push_back(std::move(f));
+      }
+    } else if (d.key == SceneObjectKey::kGenerator) {
+      ++generators;
+      if (it == counts.end()) {
+        uint64_t rows = 0;
+        std::string what;
+        try {
+          generatorForThePage(d.resolved, d.file, rows, what);
+        } catch (const Error& e) {
+          throw Error(context + e.what());
+        }
+        it = counts.emplace(to, rows).first;
+        out.push_back({d.resolved, to});
+      }
+    } else if (d.gltfByName()) {
       const std::unique_ptr<GltfModel> model = gltfForThePage(d.resolved, d.clip, context);
       // A "file" of gaussians alone is a splat file (the scene loader's rule, and the page's).
       const bool splats = d.key != SceneObjectKey::kGltf && model->drawnPrimitives() == 0 &&
@@ -272,14 +300,14 @@ int ExportWebCommand::run() const {
       throw Error(
           o.input +
           ": the web page opens splat files, glTF models, splat character packages, neural generators "
-          "(.onnx) and scene JSONs of splat files and glTF models only for now (hulls and level-of-detail "
-          "hierarchies are not in the web build yet; docs/web.md)");
+          "(.onnx) and scene JSONs of them only for now (hulls and level-of-detail hierarchies are not in "
+          "the web build yet; docs/web.md)");
     // Everything must open in the page: scenes read with the same scene document and files decoded by the
     // same decodeSplats the page's WebAssembly runs.
     std::vector<ExportedFile> files;
     std::string what, format = "scene JSON";
     uint64_t gaussians = 0;
-    size_t file_count = 0, objects = 0;
+    size_t file_count = 0, objects = 0, generators = 0;
     std::string name = fs::path(o.input).lexically_normal().filename().string();
     if (name.empty()) name = fs::path(o.input).lexically_normal().parent_path().filename().string();
     if (kind == InputKind::kOnnx) {
@@ -291,9 +319,12 @@ int ExportWebCommand::run() const {
       format = "character";
       name += "/character.json";  // what the page opens
     } else if (kind == InputKind::kSceneJson) {
-      files = sceneExport(o.input, gaussians, file_count, objects);
-      what = fmt::format("{} (scene JSON, {} object{} from {} file{}, {} gaussians)", name, objects,
-                         objects == 1 ? "" : "s", file_count, file_count == 1 ? "" : "s", gaussians);
+      files = sceneExport(o.input, gaussians, file_count, objects, generators);
+      what = fmt::format("{} (scene JSON, {} object{} from {} file{}, {} gaussians{})", name, objects,
+                         objects == 1 ? "" : "s", file_count, file_count == 1 ? "" : "s", gaussians,
+                         generators ? fmt::format(", {} neural generator{} run by onnxruntime-web",
+                                                  generators, generators == 1 ? "" : "s")
+                                    : "");
     } else if (kind == InputKind::kGltf) {
       const std::unique_ptr<GltfModel> model = gltfForThePage(o.input, "", "");
       gaussians = model->splats().size();
@@ -315,7 +346,8 @@ int ExportWebCommand::run() const {
       what = fmt::format("{} ({}, {} gaussians)", name, format, gaussians);
     }
     const fs::path web_dir = SPLATFORGE_WEB_DIR;
-    if (kind == InputKind::kOnnx)
+    const bool with_ort = kind == InputKind::kOnnx || generators > 0;  // the page runs a generator
+    if (with_ort)
       for (const char* f : kOrtFiles)
         if (!fs::exists(web_dir / kOrtPackage / f))
           throw Error((web_dir / kOrtPackage / f).string() +
@@ -348,7 +380,7 @@ int ExportWebCommand::run() const {
       copyInto(build_dir / f, out / f);
       page_bytes += fs::file_size(out / f);
     }
-    if (kind == InputKind::kOnnx)
+    if (with_ort)
       for (const char* f : kOrtFiles) {
         copyInto(web_dir / kOrtPackage / f, out / "ort" / f);
         page_bytes += fs::file_size(out / "ort" / f);
@@ -360,8 +392,8 @@ int ExportWebCommand::run() const {
     manifest += "  \"gaussians\": " + std::to_string(gaussians) + "\n}\n";
     writeFileAtomic((out / "manifest.json").string(), std::vector<uint8_t>(manifest.begin(), manifest.end()));
     fmt::print("wrote {}: the page, its WebAssembly ({}{}) and {}; look at it with: splatforge serve {}\n",
-               o.output, formatKb(page_bytes), kind == InputKind::kOnnx ? ", onnxruntime-web's included" : "",
-               what, o.output);
+               o.output, formatKb(page_bytes), with_ort ? ", onnxruntime-web's included" : "", what,
+               o.output);
     return 0;
   } catch (const std::exception& e) {
     return reportFailure("export-web", e);

@@ -143,6 +143,7 @@ SceneDocObject readObject(const JsonNode& o, const fs::path& dir, const SceneDoc
   const bool hull = d.key == SceneObjectKey::kHull;
   if (o.has("inputs") && d.key != SceneObjectKey::kGenerator)
     o["inputs"].fail("\"inputs\" applies to generator objects only");
+  d.inputs = o.has("inputs");
   if (o.has("heading") && !hull) o["heading"].fail("\"heading\" applies to hull objects only");
   if (o.has("mode") && !hull) o["mode"].fail("\"mode\" applies to hull objects only");
   if (o.has("outline") && !hull) o["outline"].fail("\"outline\" applies to hull objects only");
@@ -335,17 +336,20 @@ SceneDocument parseSceneDocument(const std::string& text, const std::string& pat
 
 std::string webSceneRefusal(const SceneDocument& doc) {
   const std::string hint =
-      " (the web page draws splat files and glTF models; render this scene with the splatforge command line)";
+      " (the web page draws splat files, glTF models, splat characters and neural generators; render this "
+      "scene with the splatforge command line)";
   for (size_t i = 0; i < doc.objects.size(); ++i) {
     const SceneDocObject& o = doc.objects[i];
-    const char* what = o.key == SceneObjectKey::kCharacter   ? "a character"
-                       : o.key == SceneObjectKey::kGenerator ? "a neural generator"
-                       : o.key == SceneObjectKey::kHull      ? "a splat hull"
-                       : o.key == SceneObjectKey::kLod       ? "a level-of-detail hierarchy"
-                                                             : nullptr;
+    const char* what = o.key == SceneObjectKey::kHull  ? "a splat hull"
+                       : o.key == SceneObjectKey::kLod ? "a level-of-detail hierarchy"
+                                                       : nullptr;
     if (what)
       return doc.objectContext(i) + ": " + what + " (\"" + sceneObjectKeyName(o.key) + "\": \"" + o.file +
              "\") is not in the web build yet" + hint;
+    // The page runs a generator with its time, view and projection inputs only.
+    if (o.key == SceneObjectKey::kGenerator && o.inputs)
+      return doc.objectContext(i) + ": inputs: a generator's control inputs are not in the web build yet" +
+             hint;
   }
   if (doc.script)
     return doc.path + ": script: scene scripts (character commands) are not in the web build yet" + hint;

@@ -55,6 +55,8 @@ struct SceneDocObject {
   // "meshSamples" on objects that draw meshes (glTF, character and hull objects): 1, 2, 4, 8 or 16 samples
   // per pixel for their meshes (SceneObject::mesh_samples); 0: not given.
   uint32_t mesh_samples = 0;
+  // "inputs" given (generator objects only: the model's control inputs, checked against the model).
+  bool inputs = false;
 
   // A file key naming a glTF / GLB model by its extension ("gltf", or a "file" ending in .gltf or .glb).
   bool gltfByName() const;
@@ -130,10 +132,11 @@ Camera parseCameraJsonNode(const JsonNode& n, std::optional<int> width, std::opt
 std::string resolveScenePath(const std::filesystem::path& dir, const std::string& file, bool confine,
                              bool on_file_system = true);
 
-// Why the web page cannot draw this scene, in the command line's words ("two.json: objects[1] (hero): a
-// character ...", naming the object and its kind, or the top-level key); empty when it can (splat files and
-// glTF models only, display blending, no script and no post-processing). `export-web` refuses such a scene
-// with the same message.
+// Why the web page cannot draw this scene, in the command line's words ("two.json: objects[1] (ship): a
+// splat hull ...", naming the object and its kind, or the top-level key); empty when it can (splat files,
+// glTF models, splat characters and neural generators without "inputs", display blending, no script and no
+// post-processing).
+// `export-web` refuses such a scene with the same message.
 std::string webSceneRefusal(const SceneDocument& doc);
 
 }  // namespace sf

@@ -242,14 +242,20 @@ TEST(SceneDocument, WebRefusalNamesTheObjectAndItsKind) {
   EXPECT_EQ(refusal(R"({"objects": [{"file": "a.ply"}, {"name": "walker", "gltf": "walker.glb", "clip": "1",
     "skinning": "dqs", "time": 0.5, "speed": 2, "loop": false}, {"file": "model.GLTF"}]})"),
             "");
+  // Splat characters are drawn with their clips.
+  EXPECT_EQ(refusal(R"({"objects": [{"name": "hero", "character": "lam", "clip": "1", "time": 0.5,
+    "speed": 2, "transform": {"scale": 2}}]})"),
+            "");
+  // Neural generators are drawn with their transform and model time ("time", "speed"), without "inputs".
+  EXPECT_EQ(refusal(R"({"objects": [{"file": "a.ply"}, {"name": "knot", "generator": "g.onnx", "time": 0.25,
+    "speed": 1.5, "transform": {"translation": [1, 0, 0]}}]})"),
+            "");
   const struct {
     const char* scene;
     const char* message;
   } cases[] = {
-      {R"({"objects": [{"character": "hero"}]})",
-       "w.json: objects[0] (hero): a character (\"character\": \"hero\") is not in the web build yet"},
-      {R"({"objects": [{"generator": "g.onnx"}]})",
-       "w.json: objects[0] (g): a neural generator (\"generator\": \"g.onnx\") is not in the web build yet"},
+      {R"({"objects": [{"generator": "g.onnx", "inputs": {"pose": [0, 1]}}]})",
+       "w.json: objects[0] (g): inputs: a generator's control inputs are not in the web build yet"},
       {R"({"objects": [{"hull": "ship.spl2", "lod": 100}]})",
        "w.json: objects[0] (ship): a splat hull (\"hull\": \"ship.spl2\") is not in the web build yet"},
       {R"({"objects": [{"lod": "city"}]})",

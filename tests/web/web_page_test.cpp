@@ -985,23 +985,23 @@ TEST_F(WebPage, SceneWithAMissingFileGivesTheEngineMessage) {
   expectOnlyError(lines, log, expected);
 }
 
-// A scene naming a character (not in the web build yet): the page names the object and its kind, in the words
-// export-web refuses it with (webSceneRefusal, run here natively), and finishes its start.
-TEST_F(WebPage, SceneWithACharacterIsRefusedByName) {
+// A scene naming a splat hull (not in the web build yet): the page names the object and its kind, in the
+// words export-web refuses it with (webSceneRefusal, run here natively), and finishes its start.
+TEST_F(WebPage, SceneWithAHullIsRefusedByName) {
   bool ready = false;
-  openDemoScene("web_scene_character", 64, 48, &ready);
+  openDemoScene("web_scene_hull", 64, 48, &ready);
   if (!ready) return;
   const std::string text =
-      R"({"objects": [{"file": "parts/torus.ply"}, {"name": "hero", "character": "hero"}]})";
-  writeText(site_ + "/character_scene.json", text);
+      R"({"objects": [{"file": "parts/torus.ply"}, {"name": "ship", "hull": "ship.spl2"}]})";
+  writeText(site_ + "/hull_scene.json", text);
   SceneDocOptions by_text;
   by_text.on_file_system = false;
-  const std::string expected = webSceneRefusal(parseSceneDocument(text, "character_scene.json", by_text));
-  const std::string words = "character_scene.json: objects[1] (hero): a character (\"character\": \"hero\")";
+  const std::string expected = webSceneRefusal(parseSceneDocument(text, "hull_scene.json", by_text));
+  const std::string words = "hull_scene.json: objects[1] (ship): a splat hull (\"hull\": \"ship.spl2\")";
   ASSERT_EQ(expected.rfind(words + " is not in the web build yet", 0), 0u) << expected;
   std::string log;
   const std::vector<std::string> lines =
-      browse("readback=1&size=64,48&scene=character_scene.json", {"READY"}, &log);
+      browse("readback=1&size=64,48&scene=hull_scene.json", {"READY"}, &log);
   expectOnlyError(lines, log, expected);
 }
 
@@ -1031,10 +1031,12 @@ TEST_F(WebPage, ExportWebCopiesASceneAndRefusesWhatThePageCannotDraw) {
   const Refused refused[] = {
       {"character.json",
        R"({"objects": [{"file": "parts/torus.ply"}, {"name": "hero", "character": "hero"}]})",
-       "character.json: objects[1] (hero): a character (\"character\": \"hero\") is not in the web build "
-       "yet"},
+       "character.json: objects[1] (hero): " + src + "/hero/character.json: "},
       {"hull.json", R"({"objects": [{"hull": "ship.spl2"}]})",
        "hull.json: objects[0] (ship): a splat hull (\"hull\": \"ship.spl2\") is not in the web build yet"},
+      {"inputs.json",
+       R"({"objects": [{"name": "avatar", "generator": "avatar.onnx", "inputs": {"pose": [0]}}]})",
+       "inputs.json: objects[0] (avatar): inputs: a generator's control inputs are not in the web build yet"},
       {"linear.json", R"({"objects": [{"file": "parts/torus.ply"}], "blend_space": "linear"})",
        "linear.json: blend_space: linear blending is not in the web build yet"},
       {"outside.json", R"({"objects": [{"name": "up", "file": "../outside.ply"}]})",
@@ -1481,6 +1483,15 @@ TEST_F(WebPage, TruncatedGlbGivesTheEngineMessage) {
       << r.out;
 }
 
+// The frame of `scene` at scene time `t` for `cam` by the engine's CPU path (poseScene: every object posed on
+// the CPU, a character deformed on the CPU, a generator run by its CPU executor at its model time time +
+// speed * t; renderCpu, one sort).
+ImageRGBA sceneCpuFrame(const Scene& scene, double t, const Camera& cam) {
+  SceneFrame frame;
+  poseScene(scene, t, frame, false, &cam);
+  return renderCpu(frame.objects, cam, RenderSettings{});
+}
+
 // The LAM avatar (../shared/assets/characters/lam_avatar) bound as a splat character package by the command
 // line (per vertex, its clips retargeted), into `dir`.
 void bindLamPackage(const std::string& dir, bool* ready) {
@@ -1570,6 +1581,79 @@ TEST_F(WebPage, SplatCharacterWithAnExpressionMatchesTheCpuRenderer) {
   EXPECT_LT(to_neutral.psnr, diff.psnr - 10.0);  // the expression asked for is the one drawn
   EXPECT_GT(pixelsOff(web, neutral, 0.1f), static_cast<size_t>(w * h / 200));
   EXPECT_NE(lineAfter(lines, "TIMINGS ").find("20018 splats"), std::string::npos)
+      << lineAfter(lines, "TIMINGS ");
+}
+
+// A scene JSON with character objects: the LAM package twice (one package, two objects), the first turned
+// about y and moved, playing its "yumi_h5_a3_hello" clip offset and sped up ("time": 0.5, "speed": 1.25), the
+// second turned the other way and moved, playing the package's default clip at clip time t. Exported (the
+// package once: character.json and the files it names) and opened at t = 1.3 for a fixed camera: the package
+// read once by the engine's loader in the WebAssembly, each object posed at its clip time and its splats
+// deformed on the GPU into slots of its own, placed by its transform; one sort. Against the engine's CPU
+// frame of the same scene (loadSceneJson of the exported scene, poseScene: the characters deformed on the
+// CPU, renderCpu); the CPU frames at t = 1.6 and of the scene without the first object's "time" and "speed"
+// are far from it.
+TEST_F(WebPage, SceneWithCharacterObjectsMatchesTheCpuRenderer) {
+  bool ready = false;
+  prepare("web_character_scene", &ready);
+  if (!ready) return;
+  const std::string src = dir_ + "/source";
+  bindLamPackage(src + "/lam", &ready);
+  if (!ready) return;
+  const std::string scene = R"({
+  "objects": [
+    {"name": "first", "character": "lam", "clip": "yumi_h5_a3_hello", "time": 0.5, "speed": 1.25,
+     "transform": {"rotation": [0.9848078, 0, 0.1736482, 0], "translation": [-0.1, 0.02, 0]}},
+    {"name": "second", "character": "lam",
+     "transform": {"rotation": [0.9659258, 0, -0.2588190, 0], "translation": [0.12, -0.03, -0.08]}}
+  ]
+})";
+  writeText(src + "/heads.json", scene);
+  exportAndServe(src + "/heads.json", &ready);
+  if (!ready) return;
+  for (const char* f : {"heads.json", "lam/character.json", "lam/splats.ply", "lam/bindings.bin",
+                        "lam/skin.glb", "lam/animations.glb"})
+    EXPECT_TRUE(fs::is_regular_file(site_ + "/" + f)) << f;
+  SceneLoadOptions strict;
+  strict.strict = true;
+  Scene native = loadSceneJson(site_ + "/heads.json", strict);
+  ASSERT_EQ(native.objects.size(), 2u);
+  const int w = 320, h = 240;
+  const float t = 1.3f;
+  const Camera cam = lookAtCamera({0.08f, 1.70f, 0.62f}, {0.01f, 1.62f, 0}, {0, 1, 0}, 40, w, h);
+  std::string log;
+  const std::vector<std::string> lines = browse(
+      "readback=1&timestamps=0&t=" + fmtFloat(t) + "&" + cameraQuery(cam), {"IMAGE-END", "ERROR"}, &log);
+  SF_REQUIRE_ADAPTER(lines, log);
+  for (const std::string& l : lines) ASSERT_NE(l.rfind("ERROR", 0), 0u) << l;
+  std::string first_frame;
+  const ImageRGBA web = readbackImage(lines, &first_frame);
+  ASSERT_EQ(web.width, w) << log.substr(0, 4000);
+  ASSERT_EQ(web.height, h);
+  const ImageRGBA cpu = sceneCpuFrame(native, t, cam);
+  const ImageDiff diff = compareImages(web, cpu);
+  const ImageRGBA cpu_later = sceneCpuFrame(native, t + 0.3, cam);
+  native.objects[0].time = 0, native.objects[0].speed = 1;
+  const ImageRGBA cpu_plain = sceneCpuFrame(native, t, cam);
+  const ImageDiff later = compareImages(web, cpu_later), plain = compareImages(web, cpu_plain);
+  std::printf(
+      "web page vs CPU renderer, a scene of two LAM character objects (one package) at t = %.1f, %dx%d: PSNR "
+      "%.1f dB, max difference %.2e, alpha max difference %.2e, %zu pixels off by more than 0.1; the CPU "
+      "frame at t = %.1f is %.1f dB from it (%zu pixels off), without the first object's time and speed "
+      "%.1f dB (%zu pixels off); coverage %.3f\n",
+      t, w, h, diff.psnr, diff.max_abs, alphaMaxDifference(web, cpu), pixelsOff(web, cpu, 0.1f), t + 0.3,
+      later.psnr, pixelsOff(web, cpu_later, 0.1f), plain.psnr, pixelsOff(web, cpu_plain, 0.1f),
+      coverage(cpu));
+  std::printf("first frame: %s\nstatus: %s\n", first_frame.c_str(), lineAfter(lines, "TIMINGS ").c_str());
+  if (diff.psnr < 40.0) {
+    writePng(dir_ + "/web_heads.png", web);
+    writePng(dir_ + "/cpu_heads.png", cpu);
+  }
+  EXPECT_GE(diff.psnr, 40.0);
+  EXPECT_GT(coverage(cpu), 0.1);
+  EXPECT_LT(later.psnr, diff.psnr - 10.0);
+  EXPECT_LT(plain.psnr, diff.psnr - 10.0);
+  EXPECT_NE(lineAfter(lines, "TIMINGS ").find(std::to_string(2 * 20018) + " splats"), std::string::npos)
       << lineAfter(lines, "TIMINGS ");
 }
 
@@ -1732,6 +1816,126 @@ TEST_F(WebPage, NeuralGeneratorWithACameraInputMatchesTheCpuRenderer) {
   EXPECT_GE(diff.psnr, 40.0);
   EXPECT_GT(coverage(cpu), 0.02);
   EXPECT_LT(wrong.psnr, diff.psnr - 10.0);
+}
+
+// A scene JSON with generator objects: the 4DGS demo (models/gaussians4d.onnx) twice, one object turned,
+// scaled unevenly and moved, its model time offset and sped up ("time": 0.25, "speed": 1.5: model time 0.7 at
+// t = 0.3), the other turned the other way and moved, at model time t; and a cloud of translucent splats
+// stretched through the first knot. Exported (the model once, onnxruntime-web's files) and opened at t = 0.3
+// for a fixed camera: one model loaded once in onnxruntime-web, run per object at its model time, each run
+// decoded into the object's own slots, every object's splats in one sort. Against the engine's CPU frame of
+// the same scene, camera and time (loadSceneJson of the exported scene, poseScene, renderCpu); the CPU frames
+// at t = 0.35 and of the scene with the first knot's "time" and "speed" left out are far from it.
+TEST_F(WebPage, SceneWithGeneratorObjectsMatchesTheCpuRenderer) {
+  bool ready = false;
+  prepare("web_generator_scene", &ready);
+  if (!ready) return;
+  const std::string src = dir_ + "/source";
+  fs::create_directories(src + "/models");
+  fs::copy_file(std::string(SPLATFORGE_SOURCE_DIR) + "/models/gaussians4d.onnx", src + "/models/knot.onnx");
+  const double t = 0.3;
+  // The first knot's place: turned 50 degrees about a slanted axis, scaled unevenly, moved.
+  const float half = 25.0f * 3.14159265f / 180.0f;
+  const Vec3 axis = normalize(Vec3{0.3f, 1.0f, 0.4f});
+  const Quat q{std::cos(half), std::sin(half) * axis.x, std::sin(half) * axis.y, std::sin(half) * axis.z};
+  const Vec3 scale{1.2f, 0.8f, 1.0f}, move{0.4f, -0.2f, 0.3f};
+  const Mat4 knot_to_world = Mat4::fromLinearTranslation(rotationMatrix(q) * Mat3::diagonal(scale), move);
+  nn::GaussianGenerator gen(src + "/models/knot.onnx");
+  const nn::GeneratedGaussians at_t =
+      gen.generate(0.25 + 1.5 * t, lookAtCamera({0, 0, -3}, {0, 0, 0}, {0, -1, 0}, 50, 320, 240));
+  GaussianCloud world_knot;
+  world_knot.resize(at_t.cloud.size(), 0);
+  for (size_t i = 0; i < at_t.cloud.size(); ++i)
+    world_knot.positions[i] = transformPoint(knot_to_world, at_t.cloud.positions[i]);
+  const CloudBounds kb = computeBounds(world_knot);
+  const Vec3 centre = 0.5f * (kb.p01 + kb.p99), extent = kb.p99 - kb.p01;
+  const float radius = 0.5f * length(extent);
+  // A slab of translucent splats through the first knot's middle.
+  GaussianCloud cloud = test::randomCloud(3000, 1, 2727);
+  for (float& o : cloud.opacities) o = 0.6f;
+  saveSplats(cloud, src + "/slab.ply");
+  const CloudBounds cb = computeBounds(loadSplats(src + "/slab.ply").cloud);
+  const Vec3 cc = 0.5f * (cb.p01 + cb.p99), ce = cb.p99 - cb.p01;
+  const Vec3 slab{1.1f * extent.x / ce.x, 1.1f * extent.y / ce.y, 0.2f * extent.z / ce.z};
+  const Vec3 slab_move = centre - Vec3{slab.x * cc.x, slab.y * cc.y, slab.z * cc.z};
+  std::string knot;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) knot += (knot.empty() ? "[" : ", ") + fmtFloat(knot_to_world.m[i][j]);
+  knot += "]";
+  const Vec3 second = centre + Vec3{1.2f * radius, 0.3f * radius, 0.5f * radius};
+  const std::string scene = R"({
+  "objects": [
+    {"name": "knot", "generator": "models/knot.onnx", "time": 0.25, "speed": 1.5, "transform": )" +
+                            knot + R"(},
+    {"name": "slab", "file": "slab.ply", "transform": {"translation": )" +
+                            jsonNumbers({slab_move.x, slab_move.y, slab_move.z}) + R"(, "scale": )" +
+                            jsonNumbers({slab.x, slab.y, slab.z}) + R"(}},
+    {"name": "other knot", "generator": "models/knot.onnx", "transform": {"translation": )" +
+                            jsonNumbers({second.x, second.y, second.z}) +
+                            R"(, "rotation": [0.9238795, 0, 0, -0.3826834], "scale": 0.7}}
+  ]
+})";
+  writeText(src + "/knots.json", scene);
+  exportAndServe(src + "/knots.json", &ready);
+  if (!ready) return;
+  for (const char* f :
+       {"knots.json", "models/knot.onnx", "slab.ply", "neural_worker.js", "ort/ort.wasm.min.mjs",
+        "ort/ort-wasm-simd-threaded.mjs", "ort/ort-wasm-simd-threaded.wasm"})
+    EXPECT_TRUE(fs::is_regular_file(site_ + "/" + f)) << f;
+  SceneLoadOptions strict;
+  strict.strict = true;
+  Scene native = loadSceneJson(site_ + "/knots.json", strict);  // the files the page reads
+  ASSERT_EQ(native.objects.size(), 3u);
+  const int w = 320, h = 240;
+  const Vec3 look = centre + Vec3{0.6f * radius, 0.1f * radius, 0.2f * radius};
+  Camera cam = lookAtCamera(look + normalize(Vec3{-0.45f, -0.35f, -1.0f}) * (3.2f * radius), look,
+                            Vec3{0, -1, 0}, 50.0f, w, h);
+  cam.cx = 0.47f * w, cam.cy = 0.53f * h;
+  std::string log;
+  const std::vector<std::string> lines =
+      browse("readback=1&timestamps=0&t=" + fmtFloat(static_cast<float>(t)) + "&" + cameraQuery(cam),
+             {"IMAGE-END", "ERROR"}, &log);
+  SF_REQUIRE_ADAPTER(lines, log);
+  for (const std::string& l : lines) ASSERT_NE(l.rfind("ERROR", 0), 0u) << l;
+  std::string first_frame;
+  const ImageRGBA web = readbackImage(lines, &first_frame);
+  ASSERT_EQ(web.width, w) << log.substr(0, 4000);
+  ASSERT_EQ(web.height, h);
+  const double t_page = static_cast<float>(t);  // the time the URL gives, as the page reads it
+  const ImageRGBA cpu = sceneCpuFrame(native, t_page, cam);
+  const ImageDiff diff = compareImages(web, cpu);
+  // The slab cuts through the first knot: drawn object by object the frame would be far from the one sort.
+  SceneFrame posed;
+  poseScene(native, t_page, posed, false, &cam);
+  ASSERT_EQ(posed.objects.size(), 3u);
+  const ImageDiff apart = compareImages(objectByObject(posed.objects, cam, Vec3{0, 0, 0}), cpu);
+  // The test can fail: the same page frame against the CPU frames of another scene time, and of the scene
+  // without the first knot's model time offset and speed.
+  const ImageRGBA cpu_later = sceneCpuFrame(native, t_page + 0.05, cam);
+  native.objects[0].time = 0, native.objects[0].speed = 1;
+  const ImageRGBA cpu_plain = sceneCpuFrame(native, t_page, cam);
+  const ImageDiff later = compareImages(web, cpu_later), plain = compareImages(web, cpu_plain);
+  std::printf(
+      "web page vs CPU renderer, a scene of two 4DGS generator objects (one model) and a splat slab at t = "
+      "%.2f, %dx%d: PSNR %.1f dB, max difference %.2e, alpha max difference %.2e, %zu pixels off by more "
+      "than 0.1; the CPU frame at t = %.2f is %.1f dB from it (%zu pixels off), without the first knot's "
+      "time and speed %.1f dB (%zu pixels off); coverage %.3f; object by object the CPU frame would be %.1f "
+      "dB from the one sort\n",
+      t, w, h, diff.psnr, diff.max_abs, alphaMaxDifference(web, cpu), pixelsOff(web, cpu, 0.1f), t + 0.05,
+      later.psnr, pixelsOff(web, cpu_later, 0.1f), plain.psnr, pixelsOff(web, cpu_plain, 0.1f), coverage(cpu),
+      apart.psnr);
+  std::printf("first frame: %s\nstatus: %s\n", first_frame.c_str(), lineAfter(lines, "TIMINGS ").c_str());
+  if (diff.psnr < 40.0) {
+    writePng(dir_ + "/web_generator_scene.png", web);
+    writePng(dir_ + "/cpu_generator_scene.png", cpu);
+  }
+  EXPECT_GE(diff.psnr, 40.0);
+  EXPECT_GT(coverage(cpu), 0.05);
+  EXPECT_LT(later.psnr, diff.psnr - 10.0);
+  EXPECT_LT(plain.psnr, diff.psnr - 10.0);
+  // Every generator object has the model's 2,048 slots, the slab its 3,000.
+  EXPECT_NE(lineAfter(lines, "TIMINGS ").find(std::to_string(2 * 2048 + 3000) + " splats"), std::string::npos)
+      << lineAfter(lines, "TIMINGS ");
 }
 
 // Models the page cannot run: an ONNX model that is not a generator (the demo U-Net, a post-processing model)

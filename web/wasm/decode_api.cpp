@@ -375,8 +375,10 @@ EMSCRIPTEN_KEEPALIVE int sf_web_is_scene_json(const char* name) {
 // sf_web_scene_info says whether it worked: {"ok": true, "objects": [{"name", "context" (how messages about
 // it begin), "file" (as written, relative to the scene), "resolved" (the name its messages use), "to_world"
 // and "to_object" (rows 0..2 of object_to_world and of its inverse), "gltf" (a glTF model by its name),
-// "gltf_key" (named by "gltf": a model even when it holds only gaussians), and how it plays: "clip" (as
-// written), "time", "speed", "loop", "dqs" (dual-quaternion skinning)}], "background": [r, g, b] or null,
+// "gltf_key" (named by "gltf": a model even when it holds only gaussians), "generator" (a neural generator,
+// run by the page at model time time + speed * t), "character" (a splat character package, the folder
+// holding character.json), and how it plays: "clip" (as written), "time", "speed",
+// "loop", "dqs" (dual-quaternion skinning)}], "background": [r, g, b] or null,
 // "camera": true when the scene gives one}, or {"ok": false, "error"} with the command line's words: a
 // malformed scene, an object the web build cannot draw (webSceneRefusal), a path refused.
 EMSCRIPTEN_KEEPALIVE WebScene* sf_web_scene_parse(const uint8_t* bytes, uint32_t size, const char* name) {
@@ -397,6 +399,8 @@ EMSCRIPTEN_KEEPALIVE WebScene* sf_web_scene_parse(const uint8_t* bytes, uint32_t
                  ",\"to_object\":" + jsonRows(sf::inverseAffine(o.object_to_world)) +
                  ",\"gltf\":" + (o.gltfByName() ? "true" : "false") +
                  ",\"gltf_key\":" + (o.key == sf::SceneObjectKey::kGltf ? "true" : "false") +
+                 ",\"generator\":" + (o.key == sf::SceneObjectKey::kGenerator ? "true" : "false") +
+                 ",\"character\":" + (o.key == sf::SceneObjectKey::kCharacter ? "true" : "false") +
                  ",\"clip\":" + jsonString(o.clip) +
                  ",\"time\":" + jsonFloat(static_cast<float>(o.time.value_or(0))) +
                  ",\"speed\":" + jsonFloat(static_cast<float>(o.speed.value_or(1))) +
@@ -434,6 +438,26 @@ EMSCRIPTEN_KEEPALIVE int sf_web_scene_attach(WebScene* s, uint32_t object, const
     for (size_t i = 0; i < n; ++i)
       s->world.positions.push_back(sf::transformPoint(
           m, sf::Vec3{r->positions[3 * i], r->positions[3 * i + 1], r->positions[3 * i + 2]}));
+    return 1;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+// Adds `count` points of object `object` (x, y, z each, in its space: a generator's live centres of its
+// first run, a character's splat centres) to the scene's bounds, in world space; `capture`: the object is
+// framed in the capture convention (a generator, as `render` frames one), else it leaves the convention to
+// the other objects (a character: the glTF one unless a capture is among them). 0 when they did not fit in
+// memory.
+EMSCRIPTEN_KEEPALIVE int sf_web_scene_attach_points(WebScene* s, uint32_t object, const float* points,
+                                                    uint32_t count, int capture) {
+  try {
+    if (capture) s->captures = true;
+    const sf::Mat4& m = s->object_to_world.at(object);
+    s->world.positions.reserve(s->world.positions.size() + count);
+    for (uint32_t i = 0; i < count; ++i)
+      s->world.positions.push_back(
+          sf::transformPoint(m, sf::Vec3{points[3 * i], points[3 * i + 1], points[3 * i + 2]}));
     return 1;
   } catch (const std::exception&) {
     return 0;
