@@ -223,9 +223,22 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
       st.tile_keys);
   fmt::print("wall clock: {:.3f} ms per render call (recording, submission, wait, image copy to the host)\n",
              median(wall));
+  // Device memory: what the renderer's context holds after the frames (every buffer and image: the slots,
+  // the frame's records and tile lists, the image, the 64 MiB staging buffer), the most it held at once, and
+  // the held bytes per gaussian of the scene.
+  const gpu::Context& ctx = renderer.context();
+  const uint64_t held = ctx.allocatedBytes(), peak = ctx.peakAllocatedBytes();
+  const double per_gaussian = st.splats ? static_cast<double>(held) / static_cast<double>(st.splats) : 0.0;
+  fmt::print("gpu memory: {:.3f} GiB held ({:.1f} bytes a gaussian), peak {:.3f} GiB\n",
+             static_cast<double>(held) / (1 << 30), per_gaussian, static_cast<double>(peak) / (1 << 30));
   json += fmt::format(
       "  \"backend\": \"vulkan\",\n  \"device\": \"{}\",\n  \"visible\": {},\n  \"tile_pairs\": {},\n",
       jsonEscape(dev.name), st.visible, st.tile_keys);
+  json += fmt::format(
+      "  \"gpu_memory\": {{\"held_bytes\": {}, \"peak_bytes\": {}, \"gaussians\": {}, "
+      "\"bytes_per_gaussian\": "
+      "{:.2f}}},\n",
+      held, peak, st.splats, per_gaussian);
   // The raster's slices (--raster-slice): the deepest tile, the slices after the frame's own raster and the
   // submissions of a frame (1 when no tile is deeper than a slice).
   json += fmt::format(

@@ -112,7 +112,7 @@ struct GpuObject {
   uint first_slot;            // first slot of this object's fixed range
   uint count;                 // number of slots
   uint sh_degree;
-  uint sh_base;    // float index of slot 0's SH in the frame SH buffer
+  uint sh_base;    // slot 0's SH in the frame SH buffer: its 64-byte block (16 floats; 64-bit offsets)
   uint sh_stride;  // floats per slot (3 * (degree + 1)^2)
   uint flags;      // SF_OBJECT_* bits
   float

@@ -118,7 +118,7 @@ uint64_t VulkanResidency::placeObjects(std::span<const RenderObject> objects, ui
     for (size_t o = 0; o < objects.size(); ++o)
       if (placed[o].slots.count == 0 && placed[o].size > 0) {
         placed[o].slots = slot_sink.allocate(placed[o].size);
-        placed[o].sh = sh_sink.allocate(placed[o].sh_floats);
+        placed[o].sh = sh_sink.allocate(shBlocks(placed[o].sh_floats));
         upload_rest[o] = !objects[o].gpu_source || objects[o].gpu_source->needsRestValues();
       }
   } catch (...) {  // too many splats: start the next frame from empty sinks (every object uploaded again)
@@ -137,7 +137,7 @@ uint64_t VulkanResidency::placeObjects(std::span<const RenderObject> objects, ui
     positions = ctx_.createBuffer(n * 12, false, "positions");
     covariances = ctx_.createBuffer(n * 24, false, "covariances");
     opacities = ctx_.createBuffer(n * 4, false, "opacities");
-    sh = ctx_.createBuffer(std::max<uint64_t>(sh_capacity, 1) * 4, false, "sh");
+    sh = ctx_.createBuffer(std::max<uint64_t>(sh_capacity, 1) * kShBlockFloats * 4, false, "sh");
     if (old[0].size) {
       VkCommandBuffer cmd = ctx_.begin();
       gpu::Buffer* grown[4] = {&positions, &covariances, &opacities, &sh};
@@ -164,7 +164,7 @@ uint64_t VulkanResidency::placeObjects(std::span<const RenderObject> objects, ui
     staging_.upload(positions, c.positions.data(), c.size() * 12, first * 12);
     staging_.upload(covariances, cov.data(), c.size() * 24, first * 24);
     staging_.upload(opacities, c.opacities.data(), c.size() * 4, first * 4);
-    staging_.upload(sh, c.sh.data(), c.sh.size() * 4, residents[o].sh.first * 4);
+    staging_.upload(sh, c.sh.data(), c.sh.size() * 4, residents[o].sh.first * kShBlockFloats * 4);
     uploaded += c.size();
     uploaded_bytes += c.size() * (12 + 24 + 4) + c.sh.size() * 4;
   }
@@ -418,7 +418,7 @@ GpuSplatTargets VulkanResidency::targets(const GpuObject& g) const {
   t.positions = positions.address + static_cast<VkDeviceAddress>(first) * 12;
   t.covariances = covariances.address + static_cast<VkDeviceAddress>(first) * 24;
   t.opacities = opacities.address + static_cast<VkDeviceAddress>(first) * 4;
-  t.sh = sh.address + static_cast<VkDeviceAddress>(g.sh_base) * 4;
+  t.sh = sh.address + static_cast<VkDeviceAddress>(g.sh_base) * kShBlockFloats * 4;
   t.count = g.count;
   t.sh_stride = g.sh_stride;
   t.shapes = shapes.address + static_cast<VkDeviceAddress>(first) * 4;

@@ -107,8 +107,12 @@ class VulkanResidency {
   // Every buffer released and every capacity forgotten (VulkanRenderer::Impl::dropResources).
   void drop();
 
-  // The splat sinks (render/splat_sink.h): slots, and SH floats (whose stride differs per object). Every
-  // object of the last frame owns a range of each; the arrays below are sized to the capacities.
+  // The splat sinks (render/splat_sink.h): slots, and SH blocks of kShBlockFloats floats (64 bytes; an
+  // object's SH starts at a block and its stride differs per object). Every object of the last frame owns a
+  // range of each; the arrays below are sized to the capacities. A block index fits the GpuObject's 32-bit
+  // sh_base up to 2^36 SH floats (1.4 billion SH-3 gaussians): device memory, not the index, bounds a scene.
+  static constexpr uint64_t kShBlockFloats = 16;
+  static uint64_t shBlocks(uint64_t floats) { return (floats + kShBlockFloats - 1) / kShBlockFloats; }
   SplatSink slot_sink{UINT32_MAX / 8}, sh_sink{UINT32_MAX};
   struct Resident {
     const GaussianCloud* cloud = nullptr;
@@ -120,7 +124,7 @@ class VulkanResidency {
   static constexpr uint32_t kOverwritesShape = 1,
                             kOverwritesLook = 2;  // centres + covariances; opacities + SH
   std::vector<Resident> residents;                // per object of the last frame
-  uint64_t slot_capacity = 0, sh_capacity = 0;
+  uint64_t slot_capacity = 0, sh_capacity = 0;  // slots; SH blocks
   uint32_t slots = 0;  // slot_sink.size(): the frame's slot count, free ranges included (left out by "clear")
   gpu::Buffer positions, covariances, opacities, sh;
   // Per-slot preprocess outputs.

@@ -221,6 +221,33 @@ TEST(Cli, BenchBackToBackReportsTheFramesOfOneSubmission) {
   EXPECT_NE(many.out.find("--back-to-back"), std::string::npos) << many.out;
 }
 
+// bench reports the device memory the renderer holds and its peak: per gaussian at least the stored arrays
+// (centre 3, covariance 6, opacity 1 and 48 SH floats for degree 3: 232 bytes, a closed form), growing with
+// the scene by at least that much per added gaussian, and a peak no lower than what is held.
+TEST(Cli, BenchReportsDeviceMemoryPerGaussian) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  std::string dir = test::tempDir("CliBenchMemory");
+  auto memory = [&](int n) {
+    const std::string out = dir + "/m" + std::to_string(n) + ".json";
+    CliRun b = cli("bench --synthetic " + std::to_string(n) +
+                   " --sh-degree 3 --backend vulkan --frames 1 --width 64 --height 48 --json-out " + out);
+    EXPECT_EQ(b.code, 0) << b.out;
+    EXPECT_NE(b.out.find("gpu memory: "), std::string::npos) << b.out;
+    std::ifstream in(out);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return parseJsonText(text, out).at("gpu_memory");
+  };
+  const nlohmann::json small = memory(20000), large = memory(120000);
+  std::printf("gpu memory: %s / %s\n", small.dump().c_str(), large.dump().c_str());
+  EXPECT_EQ(large.at("gaussians").get<uint64_t>(), 120000u);
+  EXPECT_GE(large.at("bytes_per_gaussian").get<double>(), 232.0);
+  EXPECT_GE(large.at("peak_bytes").get<uint64_t>(), large.at("held_bytes").get<uint64_t>());
+  const double grown = static_cast<double>(large.at("held_bytes").get<uint64_t>()) -
+                       static_cast<double>(small.at("held_bytes").get<uint64_t>());
+  EXPECT_GE(grown / 100000.0, 232.0) << "each added gaussian holds at least its stored arrays";
+  EXPECT_LE(grown / 100000.0, 2048.0) << "nor more than a few of its records";
+}
+
 // --raster-slice (render, animate, bench): a frame whose deepest tile holds more walks it in slices, a
 // submission each, with the image of the unsplit frame; render's timing line and bench's JSON say how many.
 TEST(Cli, RasterSliceSplitsDeepTilesAndKeepsTheImage) {

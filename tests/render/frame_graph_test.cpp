@@ -65,6 +65,24 @@ TEST(FrameGraph, DisabledPassesRecordNothingAndCreateNoHazard) {
   EXPECT_NE(d.find("reader: reads x; writes y"), std::string::npos) << d;
 }
 
+// The per-stretch hook (the frame's breadcrumbs) runs before the first pass and after each barrier only, and
+// stretch() lists a stretch's passes.
+TEST(FrameGraph, StretchHookRunsOncePerStretch) {
+  FrameGraph g;
+  const FrameResource a = g.resource("a"), b = g.resource("b");
+  g.add("w0", {}, {g.part(a, "a0")}, [] {});
+  g.add("w1", {}, {g.part(a, "a1")}, [] {});
+  g.add(
+      "off", {}, {b}, [] {}, false);
+  g.add("w2", {}, {g.part(a, "a2")}, [] {});
+  g.add("read", {a}, {b}, [] {});
+  std::string log;
+  g.run([&] { log += "| "; }, [&](size_t pass) { log += "@" + g.passes()[pass].name + " "; });
+  EXPECT_EQ(log, "@w0 | @read ");
+  EXPECT_EQ(g.stretch(0), (std::vector<size_t>{0, 1, 3}));
+  EXPECT_EQ(g.stretch(4), (std::vector<size_t>{4}));
+}
+
 TEST(FrameGraph, ResourcesOfAnotherGraphAreRefusedWithThePassName) {
   FrameGraph other;
   other.resource("a");

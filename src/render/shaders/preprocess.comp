@@ -2,6 +2,7 @@
 // Preprocess one object's slots: transform, cull, EWA projection, conic, radius, SH colour, tile rect,
 // depth. Same math, in the same order, as projectSplat() in cpu_renderer.cpp.
 #extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #include "common.glsl"
 #include "sh_dc.glsl"
 #include "tile_test.glsl"
@@ -14,7 +15,7 @@ const float C3[7] = float[](-0.5900435899266435, 2.890611442640554, -0.457045799
                             -0.4570457994644658, 1.445305721320277, -0.5900435899266435);
 
 // The slot's SH coefficients (rgb per basis function), loaded before they are summed. Where the object's SH
-// start and stride are multiples of 4 floats (SH degree 1 and 3 data: 12 and 48 floats per slot), as 16-byte
+// stride is a multiple of 4 floats (its start always is; SH degree 1 and 3 data: 12 and 48 floats per slot), as 16-byte
 // loads: a slot's coefficients are 192 contiguous bytes that neighbouring lanes read 192 bytes apart, and
 // 4-byte loads would fetch each cache sector four times.
 #define SF_SH_MAX 48
@@ -134,8 +135,10 @@ void main() {
   }
 
   vec3 dir = normalize(p_obj - vec3(obj.cam_in_object[0], obj.cam_in_object[1], obj.cam_in_object[2]));
-  bool aligned = ((obj.sh_base | obj.sh_stride) & 3u) == 0u;  // uniform across the dispatch
-  vec3 sh_col = evalSh(obj.sh_degree, fr.f.sh, obj.sh_base + i * obj.sh_stride, aligned, dir);
+  // The slot's SH: the object's 64-byte block, then sh_stride floats a slot (64-bit: past 2^32 floats).
+  Floats sh = Floats(uint64_t(fr.f.sh) + uint64_t(obj.sh_base) * 64ul + uint64_t(i) * uint64_t(obj.sh_stride) * 4ul);
+  bool aligned = (obj.sh_stride & 3u) == 0u;  // uniform across the dispatch
+  vec3 sh_col = evalSh(obj.sh_degree, sh, 0u, aligned, dir);
   if (any(isnan(sh_col)) || any(isinf(sh_col))) return;  // not drawn, as on the CPU (projectSplat)
   vec3 col = max(sh_col + 0.5, vec3(0.0));
   // The colour in the space the frame blends in (projectSplat): a display-space cloud's decoded for a linear
