@@ -228,6 +228,12 @@ ImageRGBA plotLodSweep(const std::string& title, bool back_to_back, const std::v
 void checkBenchOptions(const HullCommand::Options& o) {
   if (o.hulls < 1 || o.hulls > 10000) throw UsageError("--hulls must be in 1..10000");
   if (o.frames < 1 || o.frames > 100000) throw UsageError("--frames must be in 1..100000");
+  if (o.bench_mode != "live" && o.live_core != "sorted")
+    throw UsageError("--live-core " + o.live_core + " applies to live hulls (--hull-mode live)");
+  if (o.bench_mode != "live" && o.bench_effects != "all")
+    throw UsageError("--effects " + o.bench_effects + " applies to live hulls (--hull-mode live)");
+  if (o.live_core == "both" && o.lod_sweep > 0)
+    throw UsageError("--live-core both times two runs; give --lod-sweep with mesh or sorted");
   if (o.submissions > 1 && o.back_to_back == 0)
     throw UsageError("--submissions counts --back-to-back submissions: give --back-to-back N too");
   if (!o.plot.empty()) {
@@ -263,6 +269,7 @@ HullCrowd buildCrowd(const HullCommand::Options& o, const std::shared_ptr<hull::
       d.seed = static_cast<uint32_t>(i + 1);
       c.hulls.push_back(std::make_shared<hull::HullInstance>(asset, d));
       h->live = c.hulls.back();
+      h->live_core = o.live_core == "sorted" ? hull::LiveCore::kSorted : hull::LiveCore::kMesh;
     } else {
       h->mode = hull::parseHullMode(o.bench_mode);
     }
@@ -298,14 +305,15 @@ struct BenchRun {
   double t = 0;
 };
 
-// The timed frames of the crowd from one camera: live hulls take a hit per frame and every effect unless
-// idle.
+// The timed frames of the crowd from one camera: live hulls take a hit per frame (the first hull) and every
+// effect (all hulls) unless idle; with `effects` false the hits alone.
 struct BenchFrames {
   FrameDriver& driver;
   const HullCrowd& crowd;
   const Camera& cam;
   bool idle;
   int back_to_back, submissions;
+  bool effects = true;
 
   BenchRun run(int frames) const {
     BenchRun r;
@@ -325,7 +333,7 @@ struct BenchFrames {
         r.events += crowd.hulls[0]->destruction().update(t).size();
       }
       const auto t1 = std::chrono::steady_clock::now();
-      if (!idle)
+      if (!idle && effects)
         for (const auto& hull :
              crowd.hulls) {  // every effect on (their parameters are part of the frame inputs)
           hull::HullEffects& e = hull->effects;
@@ -371,7 +379,8 @@ struct BenchFrames {
 };
 
 // The back-to-back submissions at the last frame's time, printed; returns their JSON member.
-std::string benchBackToBack(const HullCommand::Options& o, const BenchFrames& frames, double t) {
+std::string benchBackToBack(const HullCommand::Options& o, const BenchFrames& frames, double t,
+                            const char* key = "back_to_back") {
   std::vector<double> per_submission;
   const VulkanPassTimes b = frames.backToBack(t, &per_submission);
   if (o.submissions > 1)
@@ -387,10 +396,10 @@ std::string benchBackToBack(const HullCommand::Options& o, const BenchFrames& fr
   fmt::print("  of it: preprocess {:.4f}, binning {:.4f}, tile sort {:.4f}, raster {:.4f} ms\n", b.preprocess,
              b.bin + b.scan + b.emit, b.sort, b.raster);
   return fmt::format(
-      ",\n  \"back_to_back\": {{\"frames\": {}, \"submissions\": {}, \"gpu_before_preprocess\": {:.4f}, "
+      ",\n  \"{}\": {{\"frames\": {}, \"submissions\": {}, \"gpu_before_preprocess\": {:.4f}, "
       "\"gpu_frame_without_readback\": {:.4f}, \"preprocess\": {:.4f}, \"binning\": {:.4f}, \"tile_sort\": "
       "{:.4f}, \"raster\": {:.4f}}}",
-      o.back_to_back, o.submissions, b.mesh, b.total - b.readback, b.preprocess, b.bin + b.scan + b.emit,
+      key, o.back_to_back, o.submissions, b.mesh, b.total - b.readback, b.preprocess, b.bin + b.scan + b.emit,
       b.sort, b.raster);
 }
 
@@ -449,6 +458,30 @@ std::string benchLodSweep(const HullCommand::Options& o, const BenchFrames& fram
   return json;
 }
 
+// A run's medians, printed.
+void printBenchRun(const BenchRun& r) {
+  fmt::print("cpu destruction (hit + update, first hull)  median {:.4f} ms\n", median(r.cpu_hit));
+  fmt::print("cpu frame inputs (params, host-lit splats)   median {:.4f} ms\n", median(r.cpu_build));
+  fmt::print("gpu before preprocess (hull passes, uploads) median {:.4f} ms\n", median(r.gpu_before));
+  fmt::print("gpu frame without readback                   median {:.4f} ms\n", median(r.gpu_total));
+  fmt::print(
+      "  of it: preprocess {:.4f}, binning {:.4f}, tile sort {:.4f}, raster {:.4f} ms ({} splats, {} "
+      "visible, "
+      "{} tile pairs)\n",
+      median(r.gpu_pre), median(r.gpu_bin), median(r.gpu_sort), median(r.gpu_raster), r.splats, r.visible,
+      r.pairs);
+}
+
+// A run's medians as a JSON object.
+std::string benchRunJson(const BenchRun& r) {
+  return fmt::format(
+      "{{\"cpu_hit\": {:.4f}, \"cpu_frame_inputs\": {:.4f}, \"gpu_before_preprocess\": {:.4f}, "
+      "\"gpu_frame_without_readback\": {:.4f}, \"preprocess\": {:.4f}, \"binning\": {:.4f}, \"tile_sort\": "
+      "{:.4f}, \"raster\": {:.4f}}}",
+      median(r.cpu_hit), median(r.cpu_build), median(r.gpu_before), median(r.gpu_total), median(r.gpu_pre),
+      median(r.gpu_bin), median(r.gpu_sort), median(r.gpu_raster));
+}
+
 // `hull bench`: N hulls in a grid on the Vulkan frame; live (the default: every effect on and a hit per frame
 // on the first, unless --idle) or static in baked / sorted mode. CPU time of the destruction and of building
 // the frame inputs, GPU time of the frame; with --lod-sweep the same at N splat budgets K.
@@ -473,41 +506,62 @@ int runBench(const HullCommand::Options& o) {
       stderr, "  {}\n",
       fmt::format("hull bench: {} hulls of {} splats (+{} pool slots) at {}x{} on {}, {} frames, {}, lod {}",
                   o.hulls, asset->hull.size(), pool, o.width, o.height, vk.device().name, o.frames,
-                  !live  ? "static " + o.bench_mode + " hulls"
-                  : idle ? "effects off, no hits"
-                         : "effects all on, a hit per frame on the first hull",
+                  !live                      ? "static " + o.bench_mode + " hulls"
+                  : idle                     ? "effects off, no hits"
+                  : o.bench_effects == "all" ? "effects all on, a hit per frame on the first hull"
+                                             : "effects off, a hit per frame on the first hull",
                   hull::hullLodName(lod)) +
+          (live ? fmt::format(", live core {}", o.live_core == "both" ? "mesh, then sorted" : o.live_core)
+                : "") +
           (lod.mode == hull::HullLod::Mode::kAuto
                ? fmt::format(" (K per hull {}..{}, {} splats in all)", k.k_min, k.k_max, k.k_sum)
                : ""));
 
-  const BenchFrames frames{driver, crowd, cam, idle, o.back_to_back, o.submissions};
+  const BenchFrames frames{driver, crowd, cam, idle, o.back_to_back, o.submissions, o.bench_effects == "all"};
   const BenchRun r = frames.run(o.frames);
   fmt::print("hulls {}  splats per hull {}  frames {}  events {}\n", o.hulls, asset->hull.size(), o.frames,
              r.events);
-  fmt::print("cpu destruction (hit + update, first hull)  median {:.4f} ms\n", median(r.cpu_hit));
-  fmt::print("cpu frame inputs (all hulls' params)         median {:.4f} ms\n", median(r.cpu_build));
-  fmt::print("gpu before preprocess (hull passes, uploads) median {:.4f} ms\n", median(r.gpu_before));
-  fmt::print("gpu frame without readback                   median {:.4f} ms\n", median(r.gpu_total));
-  fmt::print(
-      "  of it: preprocess {:.4f}, binning {:.4f}, tile sort {:.4f}, raster {:.4f} ms ({} splats, {} tile "
-      "pairs)\n",
-      median(r.gpu_pre), median(r.gpu_bin), median(r.gpu_sort), median(r.gpu_raster), r.splats, r.pairs);
+  if (live) fmt::print("live core: {}\n", o.live_core == "both" ? "mesh" : o.live_core);
+  printBenchRun(r);
   std::string json = fmt::format(
       "{{\n  \"hulls\": {},\n  \"splats_per_hull\": {},\n  \"frames\": {},\n  \"events\": {},\n  \"width\": "
       "{},\n  \"height\": {},\n"
-      "  \"device\": \"{}\",\n  \"mode\": \"{}\",\n  \"lod\": \"{}\",\n  \"lod_k\": {{\"min\": {}, \"max\": "
-      "{}, \"total\": {}}},\n  \"effects\": {},\n  \"splats\": {},\n  \"tile_pairs\": {},\n  \"median_ms\": "
-      "{{\"cpu_hit\": {:.4f}, "
-      "\"cpu_frame_inputs\": {:.4f}, \"gpu_before_preprocess\": {:.4f}, \"gpu_frame_without_readback\": "
-      "{:.4f}, \"preprocess\": {:.4f}, "
-      "\"binning\": {:.4f}, \"tile_sort\": {:.4f}, \"raster\": {:.4f}}}",
+      "  \"device\": \"{}\",\n  \"mode\": \"{}\",\n  \"live_core\": \"{}\",\n  \"lod\": \"{}\",\n  "
+      "\"lod_k\": "
+      "{{\"min\": {}, \"max\": {}, \"total\": {}}},\n  \"effects\": {},\n  \"splats\": {},\n  \"visible\": "
+      "{},\n  "
+      "\"tile_pairs\": {},\n  \"median_ms\": {}",
       o.hulls, asset->hull.size(), o.frames, r.events, o.width, o.height, jsonEscape(vk.device().name),
-      o.bench_mode, hull::hullLodName(lod), k.k_min, k.k_max, k.k_sum, idle ? "false" : "true", r.splats,
-      r.pairs, median(r.cpu_hit), median(r.cpu_build), median(r.gpu_before), median(r.gpu_total),
-      median(r.gpu_pre), median(r.gpu_bin), median(r.gpu_sort), median(r.gpu_raster));
+      o.bench_mode, live ? (o.live_core == "both" ? "mesh" : o.live_core) : "none", hull::hullLodName(lod),
+      k.k_min, k.k_max, k.k_sum, idle || o.bench_effects != "all" ? "false" : "true", r.splats, r.visible,
+      r.pairs, benchRunJson(r));
   if (o.back_to_back > 0) json += benchBackToBack(o, frames, r.t);
   if (o.tile_stats) printTileStats(vk.readDebug(), r.splats);
+  if (live && o.live_core == "both") {
+    // The same frames from the undamaged hulls, every slot through the global sort.
+    for (SceneObject& obj : crowd.scene.objects) obj.as<HullObject>()->live_core = hull::LiveCore::kSorted;
+    for (const auto& h : crowd.hulls) h->resetDestruction();
+    const BenchRun sorted = frames.run(o.frames);
+    fmt::print("live core: sorted\n");
+    printBenchRun(sorted);
+    const std::string sorted_back_to_back =
+        o.back_to_back > 0 ? benchBackToBack(o, frames, sorted.t, "live_core_sorted_back_to_back") : "";
+    const double mesh_ms = median(r.gpu_total), sorted_ms = median(sorted.gpu_total);
+    fmt::print(
+        "live core mesh against sorted: gpu frame {:.4f} against {:.4f} ms ({:+.1f}%), visible splats {} "
+        "against {} ({:+.1f}%), tile pairs {} against {}, cpu frame inputs {:.4f} against {:.4f} ms\n",
+        mesh_ms, sorted_ms, sorted_ms > 0 ? 100.0 * (mesh_ms - sorted_ms) / sorted_ms : 0.0, r.visible,
+        sorted.visible,
+        sorted.visible > 0 ? 100.0 * (static_cast<double>(r.visible) - static_cast<double>(sorted.visible)) /
+                                 static_cast<double>(sorted.visible)
+                           : 0.0,
+        r.pairs, sorted.pairs, median(r.cpu_build), median(sorted.cpu_build));
+    json += fmt::format(
+        ",\n  \"live_core_sorted\": {{\"events\": {}, \"splats\": {}, \"visible\": {}, \"tile_pairs\": {}, "
+        "\"median_ms\": {}}}",
+        sorted.events, sorted.splats, sorted.visible, sorted.pairs, benchRunJson(sorted));
+    json += sorted_back_to_back;
+  }
   if (o.lod_sweep > 0) json += benchLodSweep(o, frames, crowd, asset->hull.size(), idle);
   json += "\n}\n";
   emitJson(json, false, o.json_out);

@@ -53,7 +53,9 @@ class HullCommand {
     int lod_sweep = 0;                     // hull bench: time the frame at this many budgets K (0: no sweep)
     std::string plot;                      // hull bench --lod-sweep: the chart's PNG
     std::string bench_mode = "live";       // hull bench: live, or static hulls drawn baked / sorted
-    std::optional<uint32_t> mesh_samples;  // hull bench: baked cores' samples per pixel (empty: 8)
+    std::string bench_effects = "all";     // hull bench: all (every effect on), or none (the hits alone)
+    std::string live_core = "sorted";      // hull bench: live hulls' untouched chunks: sorted, mesh or both
+    std::optional<uint32_t> mesh_samples;  // hull bench: core meshes' samples per pixel (empty: 8)
     uint32_t seed = 1;
     double duration = 0;  // hull play --duration (play.duration_given says whether it was given)
     // hull bake --train: train the splats in process first (train/trainer.h).

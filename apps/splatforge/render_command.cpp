@@ -70,10 +70,22 @@ Scene loadInput(const char* command, const std::string& input, const std::string
   return scene;
 }
 
-// --hull-mode, --light and --hull-lod: every splat hull of the scene drawn in one mode; the cel light on or
-// off; every hull's runtime LOD (a hull script's `lod` events still replace it from their times on).
+// --hull-mode, --light, --hull-lod and --live-core: every splat hull of the scene drawn in one mode; the cel
+// light on or off; every hull's runtime LOD (a hull script's `lod` events still replace it from their times
+// on); how every live hull draws its untouched chunks.
 void applyHullOptions(Scene& scene, const std::string& mode, const std::string& light,
-                      const std::string& lod = {}, const std::string& outline = {}) {
+                      const std::string& lod = {}, const std::string& outline = {},
+                      const std::string& live_core = {}) {
+  if (!live_core.empty()) {
+    hull::LiveCore c;
+    try {
+      c = hull::parseLiveCore(live_core);
+    } catch (const Error& e) {
+      throw UsageError(std::string("--live-core: ") + e.what());
+    }
+    for (SceneObject& o : scene.objects)
+      if (HullObject* h = o.as<HullObject>()) h->live_core = c;
+  }
   if (!outline.empty()) {  // --outline: all, or hull object names (each must name a hull of the scene)
     std::vector<std::string> names;
     for (size_t b = 0; b <= outline.size();) {
@@ -351,7 +363,7 @@ int RenderCommand::run() const {
                                                  : parseBlendSpace(o.blend_space);
     if (o.lod_budget) scene.lod_budget = *o.lod_budget;
     if (o.lod_pool) setLodPool(scene, *o.lod_pool);
-    applyHullOptions(scene, o.hull_mode, o.light, o.hull_lod, o.outline);
+    applyHullOptions(scene, o.hull_mode, o.light, o.hull_lod, o.outline, o.live_core);
     applyMeshSamples(scene, o.mesh_samples);
     double load_s = secondsSince(t0);
     if (o.camera.empty())
@@ -515,7 +527,7 @@ int runAnimate(const AnimateOptions& o) {
                                                  : parseBlendSpace(o.blend_space);
     if (o.lod_budget) scene.lod_budget = *o.lod_budget;
     if (o.lod_pool) setLodPool(scene, *o.lod_pool);
-    applyHullOptions(scene, o.hull_mode, o.light, o.hull_lod, o.outline);
+    applyHullOptions(scene, o.hull_mode, o.light, o.hull_lod, o.outline, o.live_core);
     applyMeshSamples(scene, o.mesh_samples);
     double duration = o.duration;
     if (!o.hull_script.empty()) duration = playHullScript(scene, o);

@@ -55,6 +55,7 @@ class RenderCommand {
     std::string hull_mode;  // splat hulls: baked or sorted for every hull (empty: each object's own)
     std::string light;      // splat hulls: on or off (empty: the scene's)
     std::string hull_lod;   // splat hulls: K, auto or off for every hull (empty: each object's own)
+    std::string live_core;  // live splat hulls: mesh or sorted for every hull (empty: each object's own)
     std::string outline;    // splat hulls outlined from time 0: "all" or object names, comma-separated
     // Samples per pixel of every object's meshes (1, 2, 4, 8 or 16; empty: each object's own, a hull core's
     // 8 and other meshes' 1): SceneObject::mesh_samples.
@@ -93,6 +94,7 @@ struct AnimateOptions {
   bool keep_going = false;  // as for render
   bool allow_outside_paths = false;
   std::string hull_mode, light, hull_lod;  // as for render
+  std::string live_core;                   // as for render
   std::string outline;                     // as for render
   std::optional<uint32_t> mesh_samples;    // as for render
   std::optional<uint32_t> raster_slice;    // as for render

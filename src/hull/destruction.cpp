@@ -1503,6 +1503,9 @@ const std::vector<HullRest>& Destruction::rest() const {
 size_t Destruction::hullSlots() const {
   return impl_->n;
 }
+const std::vector<HullSlot>& Destruction::initialSlots() const {
+  return impl_->initial;
+}
 uint64_t Destruction::revision() const {
   return impl_->revision;
 }

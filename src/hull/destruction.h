@@ -119,7 +119,9 @@ class Destruction {
   const std::vector<HullBody>& bodies() const;
   const std::vector<HullRest>& rest() const;  // one per hull slot
   size_t hullSlots() const;                   // n (the pool follows)
-  uint64_t revision() const;                  // changes whenever slots() or bodies() change
+  // The hull slots as the undamaged hull has them (n records; a finished heal ends on them bit for bit).
+  const std::vector<HullSlot>& initialSlots() const;
+  uint64_t revision() const;  // changes whenever slots() or bodies() change
   // Where the last hit landed (object space; Hit::point, or the point found for a hit without one); the
   // hull's centre before any hit.
   Vec3 lastHitPoint() const;

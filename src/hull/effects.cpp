@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "core/covariance.h"
@@ -383,6 +384,8 @@ void scatterMotion(const HullParams& p, const HullRest& r, uint32_t key, Vec3 ce
   splat.cov = scaled(splat.cov, (1.0f - 0.5f * sp) * (1.0f - 0.5f * sp));
 }
 
+void slotGlow(const HullParams& p, const HullRest& r, const HullSlot& s, uint32_t key, SlotSplat& splat);
+
 // A hull (skin or layer) slot's effects: motion, scatter, implosion, then glow (hot, barrel heat, thrust)
 // and sparks.
 void hullSlotEffects(const HullParams& p, const HullRest& r, const HullSlot& s, uint32_t key, Vec3 centre,
@@ -396,6 +399,13 @@ void hullSlotEffects(const HullParams& p, const HullRest& r, const HullSlot& s, 
     splat.cov = scaled(splat.cov, (1.0f - 0.7f * p.implode) * (1.0f - 0.7f * p.implode));
     splat.col = mixv(splat.col, {1, 1, 1}, 0.5f * k);
   }
+  slotGlow(p, r, s, key, splat);
+}
+
+// A hull slot's glow (hot, barrel heat, thrust) and sparks: what its effects add to its colour, not its
+// place.
+void slotGlow(const HullParams& p, const HullRest& r, const HullSlot& s, uint32_t key, SlotSplat& splat) {
+  const uint32_t part = r.channels & 0xffu;
   if (s.flags & SF_HULL_FLAG_HOT)
     splat.glow = splat.glow + Vec3{1.0f, 0.35f, 0.05f} *
                                   (0.6f + 0.4f * std::sin(p.time * 5.0f + rnd(key, 0x407u) * kTwoPi));
@@ -415,14 +425,18 @@ void hullSlotEffects(const HullParams& p, const HullRest& r, const HullSlot& s, 
 }
 
 // The toon lighting of a lit splat (SF_HULL_FX_LIGHT), its emission and the flash.
-void shadeSlot(const HullParams& p, const HullRest& r, SlotSplat& splat) {
+// The breathing of the emission at the frame's time, the same for every slot (computed once a frame).
+float breathOf(const HullParams& p) {
+  return 0.78f + 0.22f * std::sin(p.time * 2.3f);
+}
+
+void shadeSlot(const HullParams& p, const HullRest& r, SlotSplat& splat, float breath) {
   if (!splat.lit || !(p.effects & SF_HULL_FX_LIGHT)) return;
   const float ndl = std::clamp(dot(splat.normal, vec(p.to_light)), 0.0f, 1.0f);
   float band = mixf(0.62f, 0.88f, smoothstepf(0.22f, 0.28f, ndl));
   band = mixf(band, 1.12f, smoothstepf(0.52f, 0.58f, ndl));
   const Vec3 albedo = splat.col;
-  splat.col = albedo * (p.brightness * band) +
-              albedo * (r.emission * (0.78f + 0.22f * std::sin(p.time * 2.3f)) * p.emission_gain);
+  splat.col = albedo * (p.brightness * band) + albedo * (r.emission * breath * p.emission_gain);
   if (p.effects & SF_HULL_FX_FLASH) {
     const Vec3 fd = vec(p.flash_position) - splat.pos;
     const float fndl = std::clamp(dot(splat.normal, safeNormalize(fd, {0, 0, 0})), 0.0f, 1.0f);
@@ -432,7 +446,49 @@ void shadeSlot(const HullParams& p, const HullRest& r, SlotSplat& splat) {
   }
 }
 
+// Whether rest record r's chunk is one the frame draws in the baked path (HullParams::mesh_chunks).
+bool inMeshChunk(const HullParams& p, const HullRest& r) {
+  const uint32_t c = r.channels >> 16;
+  return c < SF_HULL_MESH_CHUNKS && ((p.mesh_chunks[c >> 5] >> (c & 31u)) & 1u) != 0;
+}
+
+// The colour the pass gives hull slot `idx` when no effect moves it (LiveCore::kMesh's baked part): its glow
+// and sparks, then the cel light, clamped; the same functions as evaluateHull's, in the same order.
+Vec3 stillSlotColor(const HullParams& p, const HullRest& r, const HullSlot& s, uint32_t idx, float breath) {
+  SlotSplat splat;
+  splat.pos = vec(s.position);
+  splat.normal = vec(r.normal) * s.normal_sign;
+  splat.col = vec(s.color);
+  slotGlow(p, r, s, hash32(idx * 0x9e3779b9u + r.seed), splat);
+  shadeSlot(p, r, splat, breath);
+  const Vec3 col = splat.col + splat.glow;
+  return {std::clamp(col.x, 0.0f, 1.0f), std::clamp(col.y, 0.0f, 1.0f), std::clamp(col.z, 0.0f, 1.0f)};
+}
+
+// Whether `params` moves or fades hull slot `idx` (rest record r) through part_xform, link_decay or siphon:
+// the conditions of partMotion, evaluated alone.
+bool slotTakenByEffects(const HullParams& p, const HullRest& r, uint32_t idx) {
+  const uint32_t part = r.channels & 0xffu, key = hash32(idx * 0x9e3779b9u + r.seed);
+  if ((p.effects & SF_HULL_FX_PART_XFORM) && part < p.part_count) return true;
+  if (p.effects & SF_HULL_FX_LINK_DECAY) {
+    const uint32_t q = static_cast<uint32_t>(std::max(std::floor(p.time / p.decay_slot_seconds), 0.0f));
+    if (part == hash32(q * 7919u + 17u) % SF_HULL_PARTS) return true;
+    if (rnd(key, q) < 0.015f * p.link_decay) return true;
+  }
+  return (p.effects & SF_HULL_FX_SIPHON) && rnd(key, 0x51fu) < p.siphon * p.siphon_share;
+}
+
 }  // namespace
+
+LiveCore parseLiveCore(const std::string& text) {
+  if (text == "mesh") return LiveCore::kMesh;
+  if (text == "sorted") return LiveCore::kSorted;
+  throw Error("unknown live core '" + text + "' (expected mesh or sorted)");
+}
+
+const char* liveCoreName(LiveCore mode) {
+  return mode == LiveCore::kMesh ? "mesh" : "sorted";
+}
 
 void evaluateHull(const HullParams& p, std::span<const HullRest> rest, std::span<const HullSlot> slots,
                   std::span<const HullBody> bodies, HullOutput& out, std::span<const uint32_t> lod_rank) {
@@ -447,6 +503,7 @@ void evaluateHull(const HullParams& p, std::span<const HullRest> rest, std::span
   out.colors.assign(n, Vec3{});
   out.shapes.assign(n, 0u);
   const Vec3 centre = vec(p.centre), gravity = vec(p.gravity);
+  const float breath = breathOf(p);
   for (size_t idx = 0; idx < n; ++idx) {
     const uint32_t i = static_cast<uint32_t>(idx);
     const HullSlot& s = slots[idx];
@@ -456,6 +513,8 @@ void evaluateHull(const HullParams& p, std::span<const HullRest> rest, std::span
       throw Error("hull slot " + std::to_string(idx) + ": rest record out of range");
     if (lod && !(s.flags & SF_HULL_FLAG_ION) && lod_rank[s.source] >= p.lod_count) continue;  // runtime LOD
     const HullRest& r = rest[s.source];
+    if ((p.effects & SF_HULL_FX_MESH_CORE) && idx < p.mesh_slots && inMeshChunk(p, r))
+      continue;  // the live core: drawn in the baked path
     SlotSplat splat;
     splat.pos = vec(s.position);
     splat.normal = vec(r.normal) * s.normal_sign;
@@ -473,7 +532,7 @@ void evaluateHull(const HullParams& p, std::span<const HullRest> rest, std::span
     } else {
       hullSlotEffects(p, r, s, key, centre, splat);
     }
-    shadeSlot(p, r, splat);
+    shadeSlot(p, r, splat, breath);
     const Vec3 col = splat.col + splat.glow;
     out.positions[idx] = splat.pos;
     out.covariances[idx] = covarianceUpper(splat.cov);
@@ -513,6 +572,36 @@ HullInstance::HullInstance(std::shared_ptr<const HullAsset> asset, const Destruc
   slots_cloud_.color_space = asset_->rest.color_space;
   lod_rank_ = asset_->lod_rank.size() == rest.size() ? asset_->lod_rank : hullImportanceRanks(asset_->hull);
   lod_radius_ = asset_->lod_radius > 0 ? asset_->lod_radius : hullLodRadius(asset_->hull);
+  // The live core: chunks by the rest records' chunk ids, their bounding spheres.
+  const size_t n_hull = std::min(destruction_.hullSlots(), rest.size());
+  chunk_of_.resize(n_hull);
+  for (size_t i = 0; i < n_hull; ++i) {
+    chunk_of_[i] = rest[i].channels >> 16;
+    chunk_count_ = std::max(chunk_count_, chunk_of_[i] + 1);
+  }
+  std::vector<double> sum(3 * size_t{chunk_count_}, 0.0);
+  std::vector<uint32_t> members(chunk_count_, 0);
+  for (size_t i = 0; i < n_hull; ++i) {
+    for (int k = 0; k < 3; ++k) sum[3 * chunk_of_[i] + k] += rest[i].position[k];
+    ++members[chunk_of_[i]];
+  }
+  chunk_centre_.assign(chunk_count_, Vec3{});
+  chunk_radius_.assign(chunk_count_, 0.0f);
+  for (uint32_t ch = 0; ch < chunk_count_; ++ch)
+    if (members[ch] > 0) {
+      const double m = members[ch];
+      chunk_centre_[ch] = {static_cast<float>(sum[3 * ch] / m), static_cast<float>(sum[3 * ch + 1] / m),
+                           static_cast<float>(sum[3 * ch + 2] / m)};
+    }
+  for (size_t i = 0; i < n_hull; ++i) {
+    const uint32_t ch = chunk_of_[i];
+    chunk_radius_[ch] = std::max(chunk_radius_[ch], length(vec(rest[i].position) - chunk_centre_[ch]));
+  }
+  for (float& radius : chunk_radius_) radius = radius * 1.0001f + 1e-6f;  // the float rounding of the above
+  HullFrame octagons;
+  for (size_t k = 0; k < asset_->hull.core.size(); ++k)
+    appendHullCoreOctagon(asset_->hull.core, k, {}, octagons);
+  core_octagons_ = std::move(octagons.core_positions);
 }
 
 HullInstance::~HullInstance() = default;
@@ -536,9 +625,134 @@ bool HullInstance::wounded() const {
   return wounded_;
 }
 
+const std::vector<uint8_t>& HullInstance::intactChunks() const {
+  if (intact_revision_ != revision()) {
+    intact_.assign(chunk_count_, 1);
+    const auto& slots = destruction_.slots();
+    const auto& initial = destruction_.initialSlots();
+    for (size_t i = 0; i < chunk_of_.size() && i < initial.size(); ++i)
+      if (std::memcmp(&slots[i], &initial[i], sizeof(HullSlot)) != 0) intact_[chunk_of_[i]] = 0;
+    intact_revision_ = revision();
+  }
+  return intact_;
+}
+
+std::vector<uint8_t> HullInstance::meshChunks(const HullParams& p) const {
+  std::vector<uint8_t> mesh = intactChunks();
+  for (uint32_t c = SF_HULL_MESH_CHUNKS; c < chunk_count_; ++c) mesh[c] = 0;  // past the frame's mask
+  if ((p.effects & (SF_HULL_FX_SCATTER | SF_HULL_FX_CHARGE)) || p.implode > 0) {
+    std::fill(mesh.begin(), mesh.end(), uint8_t{0});  // every slot moves
+    return mesh;
+  }
+  if (p.effects & SF_HULL_FX_RIPPLE) {
+    // The largest displacement the front gives a slot of the chunk: at the distance from the origin within
+    // the chunk's sphere nearest the front (partMotion's formula).
+    const float front = p.ripple_age * p.ripple_speed;
+    const float fade = std::abs(p.ripple_amplitude) * std::exp(-p.ripple_age * p.ripple_decay);
+    for (uint32_t c = 0; c < chunk_count_; ++c) {
+      if (!mesh[c]) continue;
+      const float d = length(chunk_centre_[c] - vec(p.ripple_origin));
+      const float lo = std::max(d - chunk_radius_[c], 0.0f), hi = d + chunk_radius_[c];
+      const float x = front < lo   ? (lo - front) / p.ripple_width
+                      : front > hi ? (front - hi) / p.ripple_width
+                                   : 0;
+      if (fade * std::exp(-x * x) > kHullStillDistance) mesh[c] = 0;
+    }
+  }
+  if (p.effects & (SF_HULL_FX_PART_XFORM | SF_HULL_FX_LINK_DECAY | SF_HULL_FX_SIPHON)) {
+    const auto& rest = destruction_.rest();
+    for (size_t i = 0; i < chunk_of_.size(); ++i)
+      if (mesh[chunk_of_[i]] && slotTakenByEffects(p, rest[i], static_cast<uint32_t>(i)))
+        mesh[chunk_of_[i]] = 0;
+  }
+  return mesh;
+}
+
+void HullInstance::buildBakedPart(const HullParams& params, const std::vector<uint8_t>& mesh,
+                                  const Mat4& object_to_world, const Camera& cam, HullFrame& out) const {
+  const Spl2Hull& h = asset_->hull;
+  const GaussianCloud& r = asset_->rest;
+  const size_t n_core = h.core.size(), n_shell = h.shell.size();
+  const auto& rest = destruction_.rest();
+  const auto& slots = destruction_.slots();
+  const bool lod = (params.effects & SF_HULL_FX_LOD) != 0;
+  const uint32_t lod_key = lod ? params.lod_count : ~0u;
+  for (uint32_t ch = 0; ch < chunk_count_; ++ch) out.mesh_chunks += mesh[ch];
+  // The kept rows, their octagons and the baked shell's rows: rebuilt only when what is kept changes (this
+  // instance's kept chunks or LOD count; a kept slot's opacity is its undamaged one); otherwise a frame only
+  // relights them.
+  if (out.mesh_owner != this || out.mesh_key != mesh || out.mesh_key_lod != lod_key ||
+      out.baked_shell.size() != n_shell) {
+    // A slot of a kept chunk is drawn as the pass would draw it: unless LOD cuts it or its opacity is 0.
+    auto drawn = [&](size_t i) {
+      return mesh[chunk_of_[i]] && slots[i].opacity > 0 && (!lod || lod_rank_[i] < params.lod_count);
+    };
+    out.mesh_core_list.clear();
+    out.mesh_shell_list.clear();
+    out.core_positions.clear();
+    out.core_indices.clear();
+    for (size_t k = 0; k < n_core; ++k) {
+      if (!drawn(k)) continue;
+      // The baked core's octagon (appendHullCoreOctagon, placed once for the instance).
+      const uint32_t base = static_cast<uint32_t>(out.core_positions.size());
+      out.core_positions.insert(out.core_positions.end(),
+                                core_octagons_.begin() + static_cast<std::ptrdiff_t>(9 * k),
+                                core_octagons_.begin() + static_cast<std::ptrdiff_t>(9 * k + 9));
+      for (uint32_t v = 0; v < 8; ++v) {
+        out.core_indices.push_back(base);
+        out.core_indices.push_back(base + 1 + v);
+        out.core_indices.push_back(base + 1 + (v + 1) % 8);
+      }
+      out.mesh_core_list.push_back(static_cast<uint32_t>(k));
+    }
+    out.core_colors.resize(out.core_positions.size());
+    GaussianCloud& c = out.baked_shell;
+    if (n_shell > 0) {
+      c.resize(n_shell, 0);
+      c.color_space = r.color_space;
+    } else {
+      c = GaussianCloud{};
+    }
+    for (size_t k = 0; k < n_shell; ++k) {
+      const size_t i = n_core + k;
+      c.positions[k] = r.positions[i];
+      c.scales[k] = r.scales[i];
+      c.rotations[k] = r.rotations[i];
+      float* dc = c.shOf(k).data();
+      dc[0] = dc[1] = dc[2] = 0;
+      if (drawn(i)) {
+        c.opacities[k] = r.opacities[i];
+        out.mesh_shell_list.push_back(static_cast<uint32_t>(k));
+      } else {
+        c.opacities[k] = std::numeric_limits<float>::quiet_NaN();  // drawn by the pass, or not at all
+      }
+    }
+    out.mesh_owner = this;
+    out.mesh_key = mesh;
+    out.mesh_key_lod = lod_key;
+  }
+  // This frame's light on the kept rows: the pass's colour of each slot.
+  const float breath = breathOf(params);
+  for (size_t j = 0; j < out.mesh_core_list.size(); ++j) {
+    const uint32_t k = out.mesh_core_list[j];
+    const Vec3 col = stillSlotColor(params, rest[k], slots[k], k, breath);
+    std::fill_n(out.core_colors.begin() + static_cast<std::ptrdiff_t>(9 * j), 9,
+                std::array<float, 4>{col.x, col.y, col.z, 1.0f});
+  }
+  for (const uint32_t k : out.mesh_shell_list) {
+    const uint32_t i = static_cast<uint32_t>(n_core) + k;
+    const Vec3 col = stillSlotColor(params, rest[i], slots[i], i, breath);
+    float* dc = out.baked_shell.shOf(k).data();
+    dc[0] = (col.x - 0.5f) / kShC0, dc[1] = (col.y - 0.5f) / kShC0, dc[2] = (col.z - 0.5f) / kShC0;
+  }
+  out.mesh_core_rows = static_cast<uint32_t>(out.mesh_core_list.size());
+  out.mesh_shell_rows = static_cast<uint32_t>(out.mesh_shell_list.size());
+  if (n_shell > 0) out.bucket = hullShellSortDepths(*asset_, object_to_world, cam, out.sort_depth);
+}
+
 void HullInstance::buildFrame(const Mat4& object_to_world, double time, const HullLight& light,
                               HullFrame& out, std::vector<RenderObject>& objects, const HullLod& lod,
-                              const Camera* cam) const {
+                              const Camera* cam, std::vector<RenderMesh>* meshes) const {
   const std::vector<HullSlot>& slots = destruction_.slots();
   HullParams params = packHullParams(effects, muzzleLight(light, effects, object_to_world), object_to_world,
                                      centre_, time, static_cast<uint32_t>(slots.size()));
@@ -547,15 +761,42 @@ void HullInstance::buildFrame(const Mat4& object_to_world, double time, const Hu
   out.lod_count = resolveHullLod(effects.lod.value_or(lod), n, lod_radius_, object_to_world, cam);
   if (out.lod_count < n) params.effects |= SF_HULL_FX_LOD, params.lod_count = out.lod_count;
   out.sort_depth.clear();
-  out.core_positions.clear();
-  out.core_colors.clear();
-  out.core_indices.clear();
   out.bucket = -1;
+  out.mesh_chunks = out.mesh_core_rows = out.mesh_shell_rows = 0;
+  // The live core (LiveCore::kMesh): the untouched chunks in the baked path, lit with this frame's parameters
+  // before the pass is told to leave their slots out.
+  const bool split = meshes != nullptr && cam != nullptr && !chunk_of_.empty();
+  if (!split) {
+    out.core_positions.clear();
+    out.core_colors.clear();
+    out.core_indices.clear();
+    out.mesh_owner = nullptr;
+  } else {
+    const std::vector<uint8_t> mesh = meshChunks(params);
+    buildBakedPart(params, mesh, object_to_world, *cam, out);
+    for (uint32_t c = 0; c < chunk_count_ && c < SF_HULL_MESH_CHUNKS; ++c)
+      if (mesh[c]) params.mesh_chunks[c >> 5] |= 1u << (c & 31u);
+    if (out.mesh_chunks > 0)
+      params.effects |= SF_HULL_FX_MESH_CORE, params.mesh_slots = static_cast<uint32_t>(chunk_of_.size());
+  }
+  // After the hull's object (whose slot range then stays put): the baked shell, always while split (one row
+  // per shell row, so its range stays put too), and the core mesh.
+  auto pushBakedPart = [&] {
+    if (!split) return;
+    if (out.baked_shell.size() > 0) {
+      RenderObject shell{&out.baked_shell, object_to_world};
+      shell.dynamic = true;
+      if (out.bucket >= 0) shell.sort_depth = out.sort_depth;
+      objects.push_back(shell);
+    }
+    if (!out.core_indices.empty()) meshes->push_back(hullCoreMesh(out, object_to_world));
+  };
   if (gpu_) {
     gpu_->setFrame(params, destruction_, revision());
     RenderObject ro{&slots_cloud_, object_to_world};
     ro.gpu_source = gpu_.get();
     objects.push_back(ro);
+    pushBakedPart();
     return;
   }
   evaluateHull(params, destruction_.rest(), slots, destruction_.bodies(), out.live, lod_rank_);
@@ -572,6 +813,7 @@ void HullInstance::buildFrame(const Mat4& object_to_world, double time, const Hu
   ro.dynamic = true;
   if (params.shape_large > 0) ro.shapes = out.live.shapes;
   objects.push_back(ro);
+  pushBakedPart();
 }
 
 }  // namespace sf::hull

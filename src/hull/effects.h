@@ -144,6 +144,25 @@ void evaluateHull(const HullParams& params, std::span<const HullRest> rest, std:
 // normalised to the strongest channel, dimmed below 2000 K towards black at 600 K).
 Vec3 blackBody(float kelvin);
 
+// How a live hull draws what no destruction and no effect has touched (scene JSON "liveCore", --live-core;
+// docs/architecture.md "Live hulls"):
+// - kSorted (the default): every slot through the pass and the global sort. On an H100, 200 live hulls of
+//   3,000 splats at 1080p: 0.84 ms a frame, against 134.7 ms with kMesh (the supersampled core mesh of 200
+//   hulls, and 21.5 ms of host lighting); docs/benchmarks.md.
+// - kMesh: as the baked hull draws it (the article's depth-tested core). Per chunk (the bake's CHNK chunks, the first
+//   SF_HULL_MESH_CHUNKS of them), when every hull slot of the chunk is as the undamaged hull has it and no
+//   effect on this frame moves or fades any of them: its core rows as the depth-tested core mesh, its shell
+//   rows as the baked shell (the bucket's sort depths), lit on the CPU with the pass's own shading; the pass
+//   leaves those slots out (SF_HULL_FX_MESH_CORE). Everything else (damaged, cracked or torn chunks, debris,
+//   bodies, rows an effect moves or fades) goes through the pass and the global sort.
+enum class LiveCore { kMesh, kSorted };
+LiveCore parseLiveCore(const std::string& text);  // "mesh" or "sorted"; throws sf::Error naming the choices
+const char* liveCoreName(LiveCore mode);
+
+// The ripple moves every slot by a gaussian of its distance from the front, never exactly nothing: a chunk
+// whose slots it moves by at most this (hull units; the cube is 1.6) counts as untouched for kMesh.
+constexpr float kHullStillDistance = 1e-5f;
+
 // A hull's pass on the GPU (hull/hull_pass.h): buildFrame hands it the frame's parameters and the
 // destruction state before the frame records it.
 class HullGpuPath : public GpuSplatSource {
@@ -181,9 +200,22 @@ class HullInstance {
   // Wounded slots (wound edges, crater floors) draw with shapes by size class (HullParams::shape_small).
   // Runtime LOD: `effects.lod` when a script set one, else `lod` (the object's), resolved for `cam` (the
   // distance rule draws every splat without a camera) into out.lod_count; the slot range stays the same.
+  // With `meshes` and a camera the untouched chunks are drawn in the baked path (LiveCore::kMesh): the core
+  // mesh is appended to `meshes` and the baked shell (always, one row per shell row, those not drawn at
+  // opacity NaN) after the hull's object; out.mesh_chunks / mesh_core_rows / mesh_shell_rows count them.
+  // Without, every slot goes through the pass (LiveCore::kSorted).
   void buildFrame(const Mat4& object_to_world, double time, const HullLight& light, HullFrame& out,
-                  std::vector<RenderObject>& objects, const HullLod& lod = {},
-                  const Camera* cam = nullptr) const;
+                  std::vector<RenderObject>& objects, const HullLod& lod = {}, const Camera* cam = nullptr,
+                  std::vector<RenderMesh>* meshes = nullptr) const;
+  // The live core's split (LiveCore::kMesh), per chunk id (one byte each, chunkCount() of them): the chunks
+  // whose hull slots are all as the undamaged hull has them (recomputed when the revision changes), and of
+  // those the ones `params` neither moves nor fades (scatter, implode and charge touch every chunk;
+  // part_xform, link_decay and siphon the chunks holding a slot they take; the ripple the chunks its front
+  // moves by more than kHullStillDistance) and whose id is below SF_HULL_MESH_CHUNKS.
+  const std::vector<uint8_t>& intactChunks() const;
+  std::vector<uint8_t> meshChunks(const HullParams& params) const;
+  uint32_t chunkCount() const { return chunk_count_; }
+  uint32_t chunkOf(size_t hull_slot) const { return chunk_of_[hull_slot]; }
   // The importance rank of each rest record (the asset's, hull/hull_lod.h).
   const std::vector<uint32_t>& lodRanks() const { return lod_rank_; }
 
@@ -197,6 +229,18 @@ class HullInstance {
   std::shared_ptr<HullGpuPath> gpu_;
   std::vector<uint32_t> lod_rank_;
   float lod_radius_ = 0;
+  // The live core: each hull slot's chunk, each chunk's bounding sphere (rest centres), the baked core's
+  // octagons, and which chunks are intact (their slots as Destruction::initialSlots) at the revision last
+  // looked at.
+  std::vector<uint32_t> chunk_of_;
+  uint32_t chunk_count_ = 0;
+  std::vector<Vec3> core_octagons_;  // 9 vertices per core row, as the baked core places them
+  std::vector<Vec3> chunk_centre_;
+  std::vector<float> chunk_radius_;
+  mutable uint64_t intact_revision_ = ~uint64_t{0};
+  mutable std::vector<uint8_t> intact_;
+  void buildBakedPart(const HullParams& params, const std::vector<uint8_t>& mesh, const Mat4& object_to_world,
+                      const Camera& cam, HullFrame& out) const;
   // Wound shapes: the size classes' thresholds on the rest covariance's trace (the hull splats' 40th and 85th
   // percentiles), and whether any slot is wounded at the revision last looked at (a hull with no wound
   // gives no shapes, so its frame costs what a plain one does).

@@ -68,6 +68,71 @@ std::shared_ptr<HullAsset> HullAsset::load(const std::string& path) {
   return a;
 }
 
+int hullShellSortDepths(const HullAsset& asset, const Mat4& object_to_world, const Camera& cam,
+                        std::vector<float>& depths) {
+  const Spl2Hull& h = asset.hull;
+  const int buckets = static_cast<int>(h.orders.size());
+  depths.clear();
+  if (buckets == 0) return -1;
+  const Mat3 linear = object_to_world.linear();
+  const Vec3 cam_obj = transformPoint(inverseAffine(object_to_world), cam.position());
+  const int bucket = spl2Bucket(cam_obj, buckets);
+  const Vec3 cb = spl2BucketCamera(bucket, buckets, asset.bucket_elevation);
+  // View depth of each shell splat along the bucket camera's axis (the depth its stored order sorts by),
+  // relative to the hull centre and placed around the centre's real view depth and pulled towards the camera
+  // by its own reach (|ax0|, 3 sigma: a depth bias, as decals get, so that a shell splat lying on the core's
+  // surface shows over it instead of fighting it per pixel), then made strictly decreasing along the stored
+  // order so that the global sort reproduces it. Computed over the whole shell, so any subset of its rows
+  // keeps the bucket's order (a subsequence of a strictly decreasing sequence).
+  const Vec3 centre_view = transformPoint(cam.world_to_camera * object_to_world, Vec3{});
+  const float s = length(linear.col(0));
+  const Vec3 axis = -normalize(cb);
+  depths.assign(h.shell.size(), 0.0f);
+  float prev = std::numeric_limits<float>::infinity();
+  for (int32_t i : h.orders[static_cast<size_t>(bucket)]) {
+    const size_t k = static_cast<size_t>(i);
+    float raw = centre_view.z + s * (dot(h.shell.pos[k], axis) - length(h.shell.ax0[k]));
+    if (!std::isfinite(raw)) raw = centre_view.z;  // absurd axes from a file: keep the order, not the value
+    const float v = std::min(raw, std::nextafter(prev, -std::numeric_limits<float>::infinity()));
+    depths[k] = v;
+    prev = v;
+  }
+  return bucket;
+}
+
+void appendHullCoreOctagon(const Spl2Block& core, size_t k, Vec3 color, HullFrame& out) {
+  // Splats on one flat face give coplanar octagons whose depths would tie and fight per pixel (differently
+  // on each backend); each octagon is lifted along its normal by kCoreLift * (1 - rank / n_core), so
+  // overlaps resolve by importance (the core is stored most important first) everywhere.
+  const size_t n_core = core.size();
+  const uint32_t base = static_cast<uint32_t>(out.core_positions.size());
+  const Vec3 centre =
+      core.pos[k] +
+      core.normal[k] * (kCoreLift * (1.0f - static_cast<float>(k) / static_cast<float>(n_core)));
+  out.core_positions.push_back(centre);
+  for (int v = 0; v < 8; ++v) {
+    const float a = static_cast<float>(v) * 0.78539816339744831f;
+    out.core_positions.push_back(centre + core.ax0[k] * std::cos(a) + core.ax1[k] * std::sin(a));
+  }
+  for (int v = 0; v < 9; ++v) out.core_colors.push_back({color.x, color.y, color.z, 1.0f});
+  for (uint32_t v = 0; v < 8; ++v) {
+    out.core_indices.push_back(base);
+    out.core_indices.push_back(base + 1 + v);
+    out.core_indices.push_back(base + 1 + (v + 1) % 8);
+  }
+}
+
+RenderMesh hullCoreMesh(const HullFrame& out, const Mat4& object_to_world) {
+  RenderMesh m;
+  m.positions = out.core_positions;
+  m.colors = out.core_colors;
+  m.indices = out.core_indices;
+  m.object_to_world = object_to_world;
+  m.shading = MeshShading::kUnlit;
+  m.samples = kHullCoreSamples;
+  return m;
+}
+
 void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to_world, const Camera& cam,
                     double time, const HullLight& light, HullFrame& out, std::vector<RenderObject>& objects,
                     std::vector<RenderMesh>& meshes, const HullLod& lod) {
@@ -98,6 +163,7 @@ void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to
   out.core_colors.clear();
   out.core_indices.clear();
   out.bucket = -1;
+  out.mesh_owner = nullptr;  // a live hull's kept rows (HullInstance::buildFrame) are not these
 
   if (mode == HullMode::kSorted) {
     out.cloud = asset.rest;  // core then shell, as spl2ToCloud lays them out
@@ -136,34 +202,10 @@ void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to
       c.opacities[w] = r.opacities[n_core + k];
       setColor(c, w, lit(h.shell, k));
     }
-    const int buckets = static_cast<int>(h.orders.size());
     RenderObject ro{&c, object_to_world};
     ro.dynamic = true;
-    if (buckets > 0) {
-      const Vec3 cam_obj = transformPoint(inverseAffine(object_to_world), cam.position());
-      out.bucket = spl2Bucket(cam_obj, buckets);
-      const Vec3 cb = spl2BucketCamera(out.bucket, buckets, asset.bucket_elevation);
-      // View depth of each shell splat along the bucket camera's axis (the depth its stored order sorts by),
-      // relative to the hull centre and placed around the centre's real view
-      // depth and pulled towards the camera by its own reach (|ax0|, 3 sigma: a depth bias, as decals get, so
-      // that a shell splat lying on the core's surface shows over it instead of fighting it per pixel), then
-      // made strictly decreasing along the stored order so that the global sort reproduces it. Computed over
-      // the whole shell whatever K is, so a drawn row's depth is the full hull's (and the drawn rows keep the
-      // bucket's order: a subsequence of a strictly decreasing sequence).
-      const Vec3 centre_view = transformPoint(cam.world_to_camera * object_to_world, Vec3{});
-      const float s = length(linear.col(0));
-      const Vec3 axis = -normalize(cb);
-      out.sort_depth.assign(n_shell, 0.0f);
-      float prev = std::numeric_limits<float>::infinity();
-      for (int32_t i : h.orders[static_cast<size_t>(out.bucket)]) {
-        const size_t k = static_cast<size_t>(i);
-        float raw = centre_view.z + s * (dot(h.shell.pos[k], axis) - length(h.shell.ax0[k]));
-        if (!std::isfinite(raw))
-          raw = centre_view.z;  // absurd axes from a file: keep the order, not the value
-        const float v = std::min(raw, std::nextafter(prev, -std::numeric_limits<float>::infinity()));
-        out.sort_depth[k] = v;
-        prev = v;
-      }
+    out.bucket = hullShellSortDepths(asset, object_to_world, cam, out.sort_depth);
+    if (out.bucket >= 0) {
       if (rows.size() < n_shell) {
         for (size_t w = 0; w < rows.size(); ++w)
           out.sort_depth[w] = out.sort_depth[rows[w]];  // rows ascend: w <= rows[w]
@@ -177,44 +219,18 @@ void buildHullFrame(const HullAsset& asset, HullMode mode, const Mat4& object_to
   }
 
   // The core: opaque octagons (centre + 8 rim vertices at ax0 cos + ax1 sin), flat-coloured, in the mesh
-  // layer, anti-aliased with kHullCoreSamples samples per pixel. Splats on one flat face give coplanar
-  // octagons whose depths would tie and fight per pixel (differently on each backend); each octagon is lifted
-  // along its normal by kCoreLift * (1 - rank / n_core), so overlaps resolve by importance (the core is
-  // stored most important first) everywhere. LOD keeps the octagons of rank < K (a prefix of the core), each
-  // lifted as in the full hull.
+  // layer, anti-aliased with kHullCoreSamples samples per pixel, each lifted by its rank
+  // (appendHullCoreOctagon). LOD keeps the octagons of rank < K (a prefix of the core), each lifted as in the
+  // full hull.
   size_t core_drawn = 0;
   for (size_t k = 0; k < n_core; ++k) core_drawn += drawn(k);
   if (core_drawn > 0) {
     out.core_positions.reserve(core_drawn * 9);
     out.core_colors.reserve(core_drawn * 9);
     out.core_indices.reserve(core_drawn * 24);
-    for (size_t k = 0; k < n_core; ++k) {
-      if (!drawn(k)) continue;
-      const Vec3 col = lit(h.core, k);
-      const uint32_t base = static_cast<uint32_t>(out.core_positions.size());
-      const Vec3 centre =
-          h.core.pos[k] +
-          h.core.normal[k] * (kCoreLift * (1.0f - static_cast<float>(k) / static_cast<float>(n_core)));
-      out.core_positions.push_back(centre);
-      for (int v = 0; v < 8; ++v) {
-        const float a = static_cast<float>(v) * 0.78539816339744831f;
-        out.core_positions.push_back(centre + h.core.ax0[k] * std::cos(a) + h.core.ax1[k] * std::sin(a));
-      }
-      for (int v = 0; v < 9; ++v) out.core_colors.push_back({col.x, col.y, col.z, 1.0f});
-      for (uint32_t v = 0; v < 8; ++v) {
-        out.core_indices.push_back(base);
-        out.core_indices.push_back(base + 1 + v);
-        out.core_indices.push_back(base + 1 + (v + 1) % 8);
-      }
-    }
-    RenderMesh m;
-    m.positions = out.core_positions;
-    m.colors = out.core_colors;
-    m.indices = out.core_indices;
-    m.object_to_world = object_to_world;
-    m.shading = MeshShading::kUnlit;
-    m.samples = kHullCoreSamples;
-    meshes.push_back(m);
+    for (size_t k = 0; k < n_core; ++k)
+      if (drawn(k)) appendHullCoreOctagon(h.core, k, lit(h.core, k), out);
+    meshes.push_back(hullCoreMesh(out, object_to_world));
   }
 }
 

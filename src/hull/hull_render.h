@@ -84,15 +84,37 @@ struct HullOutput {
 
 // One hull's frame data; owns what its RenderObject and RenderMesh point to.
 struct HullFrame {
-  GaussianCloud cloud;               // kSorted: every splat; kBaked: the shell
-  std::vector<float> sort_depth;     // kBaked: the shell's sort depths
+  GaussianCloud cloud;               // kSorted: every splat; kBaked: the shell; a live hull: its slots (CPU)
+  std::vector<float> sort_depth;     // kBaked, a live hull's baked part: the shell's sort depths
   std::vector<Vec3> core_positions;  // kBaked: 9 vertices per core splat (centre, then 8 rim)
   std::vector<std::array<float, 4>> core_colors;
   std::vector<uint32_t> core_indices;  // 8 triangles per core splat
   int bucket = 0;                      // the heading bucket used (kBaked)
   uint32_t lod_count = 0;              // K: the hull splats drawn this frame (hull/hull_lod.h)
   HullOutput live;                     // a live hull (hull/effects.h) on the CPU: its slots this frame
+  // A live hull drawn with its core in the mesh (HullInstance::buildFrame given a mesh list): the shell rows
+  // of its untouched chunks as the baked shell (one row per shell row, rows not drawn at opacity NaN, with
+  // `sort_depth`), and what this frame drew that way: chunks, core octagons and shell rows.
+  GaussianCloud baked_shell;
+  uint32_t mesh_chunks = 0, mesh_core_rows = 0, mesh_shell_rows = 0;
+  // The kept rows (core rows in mesh order, shell rows) and what they were kept for (the live hull, its kept
+  // chunks, its LOD count): while those stay, a frame only relights them.
+  std::vector<uint32_t> mesh_core_list, mesh_shell_list;
+  const void* mesh_owner = nullptr;
+  std::vector<uint8_t> mesh_key;
+  uint32_t mesh_key_lod = 0;
 };
+
+// The baked shell's sort depths for `cam`, one per shell row (the whole shell), from the stored order of the
+// heading bucket the camera is in (buildHullFrame's kBaked shell); returns that bucket, or -1 (and no
+// depths) for a hull that stores no orders.
+int hullShellSortDepths(const HullAsset& asset, const Mat4& object_to_world, const Camera& cam,
+                        std::vector<float>& depths);
+// Appends core row k of `core` to out's core mesh arrays as the baked core draws it: an octagon (centre + 8
+// rim vertices at ax0 cos + ax1 sin) lifted along its normal by its rank, flat `color`.
+void appendHullCoreOctagon(const Spl2Block& core, size_t k, Vec3 color, HullFrame& out);
+// The mesh of out's core arrays (unlit, kHullCoreSamples samples per pixel) placed by `object_to_world`.
+RenderMesh hullCoreMesh(const HullFrame& out, const Mat4& object_to_world);
 
 // Builds the frame data of `asset` placed by `object_to_world` (rotation, uniform scale, translation), seen
 // by `cam` at scene time `time`, and appends its render object and mesh. `out` must stay alive and unmoved

@@ -17,10 +17,11 @@ namespace sf::hull_layout {
 using gpu_interop::uint;
 #endif
 
-#define SF_HULL_WG 128       // threads per workgroup, one slot each
-#define SF_HULL_PARTS 8      // part_xform: rigid parts by the part channel (attrs.y / 16)
-#define SF_HULL_MAX_LEVEL 4  // onion layers below the skin: 1 dark backing, 2 ribs, 3 innards, 4 core
-#define SF_HULL_GUNS 8       // barrel heat: guns whose tips glow (HullParams.gun_heat)
+#define SF_HULL_WG 128            // threads per workgroup, one slot each
+#define SF_HULL_PARTS 8           // part_xform: rigid parts by the part channel (attrs.y / 16)
+#define SF_HULL_MAX_LEVEL 4       // onion layers below the skin: 1 dark backing, 2 ribs, 3 innards, 4 core
+#define SF_HULL_GUNS 8            // barrel heat: guns whose tips glow (HullParams.gun_heat)
+#define SF_HULL_MESH_CHUNKS 256u  // the live core: chunks the mesh mask holds (HullParams.mesh_chunks)
 
 // HullSlot.flags
 #define SF_HULL_LEVEL_MASK 0xFu  // bits 0..3: onion level, 0 = skin
@@ -44,11 +45,12 @@ using gpu_interop::uint;
 #define SF_HULL_FX_LINK_DECAY 8u
 #define SF_HULL_FX_SIPHON 16u
 #define SF_HULL_FX_PART_XFORM 32u
-#define SF_HULL_FX_LIGHT 64u    // the cel light (else raw colours)
-#define SF_HULL_FX_FLASH 128u   // the point flash of the cel light
-#define SF_HULL_FX_HEAT 256u    // barrel heat: hull splats near a hot gun's tip glow
-#define SF_HULL_FX_THRUST 512u  // engine ignition: the engine parts' blue emission
-#define SF_HULL_FX_LOD 1024u    // runtime LOD: slots whose rest record ranks >= lod_count are left out
+#define SF_HULL_FX_LIGHT 64u        // the cel light (else raw colours)
+#define SF_HULL_FX_FLASH 128u       // the point flash of the cel light
+#define SF_HULL_FX_HEAT 256u        // barrel heat: hull splats near a hot gun's tip glow
+#define SF_HULL_FX_THRUST 512u      // engine ignition: the engine parts' blue emission
+#define SF_HULL_FX_LOD 1024u        // runtime LOD: slots whose rest record ranks >= lod_count are left out
+#define SF_HULL_FX_MESH_CORE 2048u  // the live core: hull slots of the chunks in mesh_chunks are left out
 
 // Scatter modes (HullParams.scatter_mode)
 #define SF_HULL_SCATTER_RADIAL 0u
@@ -155,6 +157,13 @@ struct HullParams {
   // splat, the layers it is reborn as, its debris and its chunk body's copies alike; ion droplets (which take
   // a splat's shape, not its place) stay.
   uint lod_count;
+  // The live core (hull/effects.h HullInstance::buildFrame given a mesh list; SF_HULL_FX_MESH_CORE): a hull
+  // slot (slot index < mesh_slots, the hull's n) whose rest record's chunk c has bit c of mesh_chunks set is
+  // left out (opacity NaN): the frame draws it in the baked path instead (its core rows as the depth-tested
+  // core mesh, its shell rows as the baked shell). Only chunks whose hull slots are all as the undamaged hull
+  // has them and which no effect moves or fades this frame are set.
+  uint mesh_slots;
+  uint mesh_chunks[SF_HULL_MESH_CHUNKS / 32];
 };
 
 #ifndef __cplusplus

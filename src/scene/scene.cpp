@@ -328,10 +328,18 @@ struct HullDrawing {
   hull::HullMode mode = hull::HullMode::kBaked;
   hull::HullLod lod;
   hull::OutlineSpec outline;
+  hull::LiveCore live_core = hull::LiveCore::kSorted;
 };
 
 HullDrawing readHullDrawing(const Node& o, SceneObject& obj) {
   HullDrawing d;
+  if (o.has("liveCore")) {
+    try {
+      d.live_core = hull::parseLiveCore(o["liveCore"].string());
+    } catch (const Error& e) {
+      o["liveCore"].fail(e.what());
+    }
+  }
   if (o.has("lod")) d.lod = hull::parseHullLodJson(o["lod"]);
   if (o.has("outline")) d.outline = hull::parseOutlineJson(o["outline"]);
   if (o.has("mode")) {
@@ -479,6 +487,7 @@ struct SceneObjectLoader {
       h.mode = drawing.mode;
       h.lod = drawing.lod;
       h.outline = drawing.outline;
+      h.live_core = drawing.live_core;
       if (live.live) makeHullLive(o, live, h);
     } else if (key == Key::kGenerator) {
       loadGeneratorObject(obj, resolved, o.has("inputs") ? &o["inputs"].value : nullptr, o.path + ".inputs");

@@ -147,6 +147,7 @@ SceneDocObject readObject(const JsonNode& o, const fs::path& dir, const SceneDoc
   if (o.has("heading") && !hull) o["heading"].fail("\"heading\" applies to hull objects only");
   if (o.has("mode") && !hull) o["mode"].fail("\"mode\" applies to hull objects only");
   if (o.has("outline") && !hull) o["outline"].fail("\"outline\" applies to hull objects only");
+  if (o.has("liveCore") && !hull) o["liveCore"].fail("\"liveCore\" applies to hull objects only");
   for (const char* key : {"effects", "script", "seed"})
     if (o.has(key) && !hull) o[key].fail(std::string("\"") + key + "\" applies to hull objects only");
   if (o.has("meshSamples")) {

@@ -901,17 +901,24 @@ TEST(HullDestruction, SinkSlotsNeverMoveUnderDestruction) {
   scene.objects.push_back(o);
   const Camera cam = lookAtCamera({0, 0, 2.6f}, {0, 0, 0}, {0, 1, 0}, 40.0f, 64, 64);
   SceneFrame frame;
-  std::vector<uint64_t> first;
-  for (double t : {0.0, 0.65, 1.15, 2.3}) {
-    poseScene(scene, t, frame, true, &cam);
-    std::vector<RenderObject> objects = frame.objects;
-    objects.push_back({&other, Mat4{}});
-    VulkanFrameStats st;
-    vk.render(objects, cam, {}, &st);
-    if (first.empty()) first = st.first_slots;
-    EXPECT_EQ(st.first_slots, first) << "t = " << t;
-    if (t > 0) {
-      EXPECT_EQ(st.uploaded_slots, 0u) << "t = " << t << ": nothing is uploaded after the first frame";
+  // Every slot through the pass: nothing is uploaded after the first frame. The live core in the mesh: the
+  // baked shell of the untouched chunks (a dynamic object after the hull's, one row per shell row, lit on the
+  // host) is uploaded every frame, as baked mode's shell is; the ranges stay put either way.
+  for (LiveCore core : {LiveCore::kSorted, LiveCore::kMesh}) {
+    h->live_core = core;
+    std::vector<uint64_t> first;
+    for (double t : {0.0, 0.65, 1.15, 2.3}) {
+      poseScene(scene, t, frame, true, &cam);
+      std::vector<RenderObject> objects = frame.objects;
+      objects.push_back({&other, Mat4{}});
+      VulkanFrameStats st;
+      vk.render(objects, cam, {}, &st, frame.meshes);
+      if (first.empty()) first = st.first_slots;
+      EXPECT_EQ(st.first_slots, first) << liveCoreName(core) << ", t = " << t;
+      if (t > 0) {
+        EXPECT_EQ(st.uploaded_slots, core == LiveCore::kSorted ? 0u : asset->hull.shell.size())
+            << liveCoreName(core) << ", t = " << t << ": uploaded after the first frame";
+      }
     }
   }
   EXPECT_EQ(vk.context().validationErrors(), 0u) << vk.context().validationReport();
@@ -1022,7 +1029,7 @@ TEST(HullCli, RenderSceneJsonAtTimePlaysTheScript) {
   player.advance(inst, 1.15);
   HullFrame frame;
   std::vector<RenderObject> objects;
-  inst.buildFrame(Mat4{}, 1.15, HullLight{}, frame, objects);
+  inst.buildFrame(Mat4{}, 1.15, HullLight{}, frame, objects);  // every slot sorted, as the scene's default
   ImageRGBA ref = renderCpu(objects, cam, {}, nullptr, {});
   // A hit within its flash outlines the hull (hull/outline.h): the hull alone over black is its own mask.
   if (const auto style = outlineAt({}, &player.script(), 1.15)) applyOutline(ref, coverageMask(ref), *style);
@@ -1050,8 +1057,10 @@ TEST(HullFraming, AutoCameraFitsTheHullOverTheClip) {
               R"({"time": 0.5, "effect": "part_xform", "duration": 0.5, "part": )" + std::to_string(part) +
               R"(, "offset": [1.2, 0, 0], "hold": true})";
   std::ofstream(dir + "/s.json") << R"({"events": [)" + events + "]}";
+  // Every slot through the pass ("liveCore": "sorted"), so that the frame's objects hold every splat drawn
+  // (the framing itself, hullSceneBox, evaluates every slot whatever the live core).
   std::ofstream(dir + "/scene.json")
-      << R"({"objects": [{"hull": "h.spl2", "script": "s.json", "heading": 20, "transform": {"translation": [2, 0.5, -1]}}]})";
+      << R"({"objects": [{"hull": "h.spl2", "script": "s.json", "heading": 20, "transform": {"translation": [2, 0.5, -1]}, "liveCore": "sorted"}]})";
   const Scene scene = loadSceneJson(dir + "/scene.json");
   ASSERT_TRUE(hullsOnly(scene));
   std::vector<double> times;

@@ -87,6 +87,15 @@ void main() {
     return;
   }
   HullRest r = pc.rest.r[s.source];
+  // The live core: a hull slot of a chunk the frame draws in the baked path (hull::evaluateHull, the same
+  // rule).
+  if ((params.p.effects & SF_HULL_FX_MESH_CORE) != 0u && i < params.p.mesh_slots) {
+    uint c = r.channels >> 16;
+    if (c < SF_HULL_MESH_CHUNKS && ((params.p.mesh_chunks[c >> 5u] >> (c & 31u)) & 1u) != 0u) {
+      pc.out_opacities.v[i] = nan;
+      return;
+    }
+  }
   vec3 pos = vec3(s.position[0], s.position[1], s.position[2]);
   vec3 n = vec3(r.normal[0], r.normal[1], r.normal[2]) * s.normal_sign;
   mat3 cov = mat3(r.cov[0], r.cov[1], r.cov[2], r.cov[1], r.cov[3], r.cov[4], r.cov[2], r.cov[4], r.cov[5]) * (s.size * s.size);

@@ -10,7 +10,8 @@ namespace sf {
 
 std::string HullObject::describe(const SceneObject& object) const {
   return gaussianCount(object) + " in a splat hull (" + std::to_string(asset->hull.core.size()) + " core, " +
-         std::to_string(asset->hull.shell.size()) + " shell, " + hull::hullModeName(mode) + ")";
+         std::to_string(asset->hull.shell.size()) + " shell, " +
+         (live ? std::string("live, core ") + hull::liveCoreName(live_core) : hull::hullModeName(mode)) + ")";
 }
 
 void HullObject::pose(const SceneObject& object, const PoseContext& ctx, PoseSink& out) const {
@@ -22,7 +23,8 @@ void HullObject::pose(const SceneObject& object, const PoseContext& ctx, PoseSin
         if (ev.type == hull::HullEvent::kGunSilenced)
           std::fprintf(stderr, "%s: %s\n", object.name.c_str(), ev.describe().c_str());
     live->buildFrame(object.object_to_world, ctx.time, ctx.scene.light, frame, out.objects, lod,
-                     ctx.camera ? &hull_cam : nullptr);
+                     ctx.camera ? &hull_cam : nullptr,
+                     live_core == hull::LiveCore::kMesh ? &out.meshes : nullptr);
   } else {
     hull::buildHullFrame(*asset, mode, object.object_to_world, hull_cam, ctx.time, ctx.scene.light, frame,
                          out.objects, out.meshes, lod);

@@ -1,7 +1,8 @@
 // Splat hull objects (an SPL2 file, {"hull": ...}): drawn in their mode with the scene's cel light, their
-// runtime LOD applied; a live hull (effects, a script, a seed) through its effect pass (hull/effects.h) in
-// sorted mode, its script advanced by posing. The object's `cloud` holds the hull's rest gaussians (for
-// bounds and counts); its heading is part of object_to_world.
+// runtime LOD applied; a live hull (effects, a script, a seed) through its effect pass (hull/effects.h), its
+// untouched chunks in the baked path unless its live core is sorted, its script advanced by posing. The
+// object's `cloud` holds the hull's rest gaussians (for bounds and counts); its heading is part of
+// object_to_world.
 #pragma once
 
 #include <memory>
@@ -36,6 +37,9 @@ class HullObject final : public SceneObjectKind {
   // posing advances its script.
   std::shared_ptr<hull::HullInstance> live;
   std::shared_ptr<hull::HullScriptPlayer> script;
+  // How the live hull draws its untouched chunks (scene JSON "liveCore", --live-core; hull/effects.h
+  // LiveCore): as the baked hull (the core mesh and the baked shell), or every slot through the sort.
+  hull::LiveCore live_core = hull::LiveCore::kSorted;
   // The screen-space outline (scene JSON "outline", --outline; hull/outline.h): selected from time 0 or not;
   // a script's `select` events and its hits' flash change it over time.
   hull::OutlineSpec outline;
