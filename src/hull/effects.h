@@ -149,12 +149,12 @@ Vec3 blackBody(float kelvin);
 // - kSorted (the default): every slot through the pass and the global sort. On an H100, 200 live hulls of
 //   3,000 splats at 1080p: 0.84 ms a frame, against 134.7 ms with kMesh (the supersampled core mesh of 200
 //   hulls, and 21.5 ms of host lighting); docs/benchmarks.md.
-// - kMesh: as the baked hull draws it (the article's depth-tested core). Per chunk (the bake's CHNK chunks, the first
-//   SF_HULL_MESH_CHUNKS of them), when every hull slot of the chunk is as the undamaged hull has it and no
-//   effect on this frame moves or fades any of them: its core rows as the depth-tested core mesh, its shell
-//   rows as the baked shell (the bucket's sort depths), lit on the CPU with the pass's own shading; the pass
-//   leaves those slots out (SF_HULL_FX_MESH_CORE). Everything else (damaged, cracked or torn chunks, debris,
-//   bodies, rows an effect moves or fades) goes through the pass and the global sort.
+// - kMesh: as the baked hull draws it (the article's depth-tested core). Per chunk (the bake's CHNK chunks,
+//   the first SF_HULL_MESH_CHUNKS of them), when every hull slot of the chunk is as the undamaged hull has it
+//   and no effect on this frame moves or fades any of them: its core rows as the depth-tested core mesh, its
+//   shell rows as the baked shell (the bucket's sort depths), lit on the CPU with the pass's own shading; the
+//   pass leaves those slots out (SF_HULL_FX_MESH_CORE). Everything else (damaged, cracked or torn chunks,
+//   debris, bodies, rows an effect moves or fades) goes through the pass and the global sort.
 enum class LiveCore { kMesh, kSorted };
 LiveCore parseLiveCore(const std::string& text);  // "mesh" or "sorted"; throws sf::Error naming the choices
 const char* liveCoreName(LiveCore mode);
