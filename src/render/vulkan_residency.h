@@ -124,7 +124,7 @@ class VulkanResidency {
   static constexpr uint32_t kOverwritesShape = 1,
                             kOverwritesLook = 2;  // centres + covariances; opacities + SH
   std::vector<Resident> residents;                // per object of the last frame
-  uint64_t slot_capacity = 0, sh_capacity = 0;  // slots; SH blocks
+  uint64_t slot_capacity = 0, sh_capacity = 0;    // slots; SH blocks
   uint32_t slots = 0;  // slot_sink.size(): the frame's slot count, free ranges included (left out by "clear")
   gpu::Buffer positions, covariances, opacities, sh;
   // Per-slot preprocess outputs.
