@@ -96,7 +96,65 @@ function releaseModels(m) {
   gltfObjects = [];
   for (const c of new Set(characterObjects.map((o) => o.c))) m._sf_web_character_release(c);  // objects may share one
   characterObjects = [];
+  for (const o of hullObjects) m._sf_web_hull_release(o.h);
+  hullObjects = [];
 }
+
+// The kept splat hulls: {h, name, toWorld}, each drawn from the frame inputs the engine's buildHullFrame makes for
+// the camera and time asked (hullFrame).
+let hullObjects = [];
+
+// Opens the splat hull `name` (its bytes already in the module's file system, sf_web_is_hull) in `mode`, with its
+// meta sidecar (hullMetaPath) when the page can fetch it: the engine's HullAsset::load; throws its message.
+async function openHull(m, name, mode, needFiles) {
+  const metaPath = m.UTF8ToString(withString(m, name, (p) => m._sf_web_hull_meta_name(p)));
+  let meta = null;
+  try {
+    const [f] = await needFiles([{ path: metaPath, name: metaPath.slice(metaPath.lastIndexOf('/') + 1) }]);
+    if (f && f.bytes) meta = f.bytes;
+  } catch {
+    meta = null;  // a dropped file brings no sidecar
+  }
+  const open = (metaPtr, metaSize) => withString(m, name, (p) => withString(m, mode, (q) => m._sf_web_hull_open(p, metaPtr, metaSize, q)));
+  const h = meta ? withBytes(m, meta, metaPath, (ptr, size) => open(ptr, size)) : open(0, 0);
+  if (!h) throw new EngineError(`${name}: ran out of memory while loading`);
+  const info = JSON.parse(m.UTF8ToString(m._sf_web_hull_info(h)));
+  if (!info.ok) {
+    m._sf_web_hull_release(h);
+    throw new EngineError(info.error);
+  }
+  return { h, info };
+}
+
+// Hull o's frame inputs for `camera` ({view, fx, fy, cx, cy, width, height}) at scene time `time`, as buildHullFrame
+// makes them: the gaussians (cloudOf's layout), their sort depths (baked: the shell's, else none) and the core's
+// octagon mesh with its lit colours (baked), or throws the engine's message.
+function hullFrame(m, o, camera, time) {
+  const ptr = m._malloc(28 * 4);
+  let info;
+  try {
+    m.HEAPF32.set(o.toWorld, ptr / 4);
+    m.HEAPF32.set(camera.view, ptr / 4 + 12);
+    m.HEAPF32.set([camera.fx, camera.fy, camera.cx, camera.cy], ptr / 4 + 24);
+    info = answer(m, m._sf_web_hull_frame(o.h, ptr, ptr + 48, ptr + 96, camera.width, camera.height, time));
+  } finally {
+    m._free(ptr);
+  }
+  const h = o.h, r = m._sf_web_hull_cloud(h);
+  return {
+    info,
+    cloud: info.gaussians ? cloudOf(m, r, info) : null,
+    sortDepths: info.sort_depths ? copyFloats(m, m._sf_web_hull_sort_depths(h), info.sort_depths) : null,
+    core: info.core_vertices ? {
+      positions: copyFloats(m, m._sf_web_hull_core_positions(h), 3 * info.core_vertices),
+      colors: copyFloats(m, m._sf_web_hull_core_colors(h), 4 * info.core_vertices),
+      indices: new Uint32Array(m.HEAPU8.buffer, m._sf_web_hull_core_indices(h), info.core_indices).slice(),
+    } : null,
+  };
+}
+
+const hullTransfers = (frames) => frames.flatMap((f) => [...(f.cloud ? transfers(f.cloud) : []), ...(f.sortDepths ? [f.sortDepths.buffer] : []),
+  ...(f.core ? [f.core.positions.buffer, f.core.colors.buffer, f.core.indices.buffer] : [])]);
 
 // Opens a splat character package from its character.json (the module's WebCharacter), handing in the package's
 // files its loader asks for (fetched by the page relative to character.json; one that fails is handed in as
@@ -407,6 +465,18 @@ async function handleRequest(event) {
         }
         releaseModels(m);  // gaussians alone: decoded as the splat file it is
       }
+      if (withFile(m, bytes, name, (ptr, size, namePtr) => m._sf_web_is_hull(ptr, size, namePtr))) {
+        progress(`reading the splat hull ${name}`);
+        const { h, info } = await openHull(m, name, event.data.hullMode || 'baked', needFilesOf(id));
+        const o = { h, name, toWorld: [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0] };
+        hullObjects.push(o);
+        const camera = camera27(m, (ptr) => m._sf_web_hull_camera(h, width, height, ptr) > 0);
+        if (!camera) throw new EngineError(`${name}: the hull has nothing to frame`);
+        const view = event.data.camera || { view: camera.slice(0, 12), fx: camera[12], fy: camera[13], cx: camera[14], cy: camera[15], width, height };
+        const frame = hullFrame(m, o, view, event.data.time);
+        reply({ type: 'hull', info, frame, camera }, hullTransfers([frame]));
+        return;
+      }
       if (/\.json$/i.test(name) && withFile(m, bytes, name, (ptr, size, namePtr) => m._sf_web_is_character(ptr, size, namePtr))) {
         progress(`reading the character package ${name}`);
         const { c, info } = await openCharacter(m, bytes, name, needFilesOf(id));
@@ -525,6 +595,9 @@ async function handleRequest(event) {
       const poses = gltfObjects.map((o) => poseObject(m, o, event.data.time));
       const characters = characterObjects.map((o) => poseCharacter(m, o, event.data.time));
       reply({ type: 'poses', poses, characters }, [...poseTransfers(poses), ...characterTransfers(characters)]);
+    } else if (op === 'hull-frame') {  // every kept hull's frame inputs for this camera and time
+      const frames = hullObjects.map((o) => hullFrame(m, o, event.data.camera, event.data.time));
+      reply({ type: 'hull-frames', frames }, hullTransfers(frames));
     } else if (op === 'clip') {
       const k = event.data.object;
       if (k < gltfObjects.length) gltfObjects[k].clip = event.data.clip;

@@ -19,6 +19,7 @@ const passes = params.get('passes') === '1';
 const input = params.get('input');  // for tests: events to play after the first frame (playInput)
 const digest = params.get('digest') === '1';  // for tests: each decoded file's digest (printDigest)
 const fixedTime = params.get('t');  // a fixed scene time in seconds (render --time), the timeline paused there
+const urlHullMode = params.get('hull') || 'baked';  // a splat hull opened directly: baked or sorted (render --hull-mode)
 const urlClip = params.get('clip') || '';  // a glTF file's or a character's clip, by name or index (render --clip)
 const urlExpression = params.get('expression');  // a character's face layer: morph target:weight, comma-separated
 const urlLookAt = params.get('look-at');  // a character looks at this point (x,y,z in the character's space)
@@ -242,6 +243,56 @@ function neural(message, transfer = []) {
 // time, as SceneObject plays a generator), its index among the renderer's generators, its rows, and the scene
 // time and camera of its last run.
 let generators = [];
+
+// The splat hulls shown (one, opened directly): per hull its object and mesh instance in the renderer's scene,
+// and the camera and time its frame inputs were last made for (the cel light and the shell's order follow the
+// camera's heading bucket: the worker remakes them, buildHullFrame, when either changes).
+let hulls = { shown: [], key: null };
+
+// The renderer's scene of one hull's frame inputs: its gaussians (the baked shell with its sort depths, or every
+// splat in sorted mode) and its core's octagons in the mesh layer (unlit, one sample a pixel).
+function hullScene(frame) {
+  const scene = { clouds: [], objects: [], models: [], instances: [] };
+  const shown = { object: -1, cloud: -1, instance: -1 };
+  if (frame.cloud) {
+    shown.cloud = scene.clouds.length;
+    shown.object = scene.objects.length;
+    scene.clouds.push(frame.cloud);
+    scene.objects.push({ cloud: shown.cloud, toWorld: IDENTITY, toObject: IDENTITY, sortDepth: !!frame.sortDepths });
+  }
+  const poses = [];
+  if (frame.core) {
+    const vertices = frame.core.positions.length / 3;
+    shown.instance = scene.instances.length;
+    scene.models.push({ clips: [], draws: [{ vertices, indices: frame.core.indices, colors: frame.core.colors, normals: false, texture: null, base_color: [1, 1, 1, 1], unlit: true }] });
+    scene.instances.push({ model: 0, toWorld: IDENTITY });
+    poses.push({ draws: [{ positions: frame.core.positions, normals: null, matrix: [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1] }] });
+  }
+  return { scene, shown, poses };
+}
+
+// Hands hull k's new frame inputs to the renderer (the counts are those of its first frame).
+function setHullFrame(k, frame) {
+  const sh = hulls.shown[k];
+  if (frame.cloud && sh.cloud >= 0) renderer.setCloudData(sh.cloud, frame.cloud);
+  if (frame.sortDepths && sh.object >= 0) renderer.setSortDepths(sh.object, frame.sortDepths);
+  if (frame.core && sh.instance >= 0) {
+    renderer.setPose(sh.instance, [{ positions: frame.core.positions, normals: null, matrix: [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1] }]);
+    renderer.setMeshColors(sh.instance, 0, frame.core.colors);
+  }
+}
+
+const hullKey = (cam, time) => JSON.stringify([cam.view, cam.fx, cam.fy, cam.cx, cam.cy, cam.width, cam.height, time]);
+
+// Remakes the hulls' frame inputs in the worker when the camera or the time changed since they were made.
+async function refreshHulls(cam, time) {
+  if (!hulls.shown.length) return;
+  const key = hullKey(cam, time);
+  if (key === hulls.key) return;
+  const { frames } = await request({ op: 'hull-frame', camera: { view: cam.view, fx: cam.fx, fy: cam.fy, cx: cam.cx, cy: cam.cy, width: cam.width, height: cam.height }, time });
+  frames.forEach((f, k) => setHullFrame(k, f));
+  hulls.key = key;
+}
 const GENERATOR_TIME_SPAN = 1.0;  // kGeneratorTimeSpan (neural/generator.h): one pass of model time 0..1
 const isFloatType = (type) => /^(float|bfloat)/.test(type);
 const shapeText = (dims) => `[${dims.join(', ')}]`;
@@ -573,6 +624,7 @@ function draw() {
         again = false;
         const cam = currentCamera();
         await runStaleGenerators(cam, timeline.time);
+        await refreshHulls(cam, timeline.time);
         const s = await renderer.render(cam, background);
         const over = s.keysWanted > s.keys ? ` (${s.keysWanted - s.keys} keys past the GPU's buffer limit were dropped)` : '';
         $('timings').textContent = `frame ${s.ms.toFixed(1)} ms (submit to done), ${s.splats} splats, ${s.keys} tile keys${over}${s.triangles ? `, ${s.triangles} mesh triangles` : ''}; ${passTimings(s)}`;
@@ -638,7 +690,10 @@ async function open(bytesPromise, name, sceneUrl, dropped = null) {
     const { expression, lookAt } = characterControls();
     generators = [];
     const isGenerator = (await request({ op: 'is-generator', name })).generator;
-    const opened = isGenerator ? { type: 'generator' } : await request({ op: 'open', bytes, name, width: w, height: h, clip: urlClip, time, expression, lookAt }, [bytes], sceneUrl, dropped);
+    const fixedView = fixedCamera ? { view: fixedCamera.view, fx: fixedCamera.fx, fy: fixedCamera.fy, cx: fixedCamera.cx, cy: fixedCamera.cy, width: w, height: h } : null;
+    hulls = { shown: [], key: null };
+    const opened = isGenerator ? { type: 'generator' } : await request({ op: 'open', bytes, name, width: w, height: h, clip: urlClip, time, expression, lookAt, hullMode: urlHullMode, camera: fixedView }, [bytes], sceneUrl, dropped);
+    let hullShown = [], hullKeyMade = null;
     let scene, camera, described, sceneBackground = null, poses = [], animated = [], characterPoses = [], places = [], opening = [], firsts = [], generatorSpan = 0;
     if (opened.type === 'generator') {  // a neural generator: run by onnxruntime-web, its outputs decoded on the GPU
       status(`loading the model ${name} in onnxruntime-web`);
@@ -657,6 +712,15 @@ async function open(bytesPromise, name, sceneUrl, dropped = null) {
       const clip = opened.clip >= 0 ? `, clip ${opened.clip} '${info.clips[opened.clip].name}' of ${info.clips.length}` : ', rest pose';
       const face = expression.length ? `, expression ${expression.map(([t, v]) => `${t} ${v}`).join(', ')}` : '';
       described = `${name}: splat character, ${info.gaussians} gaussians bound to ${info.vertices} vertices (${info.joints} joints, ${info.targets.length} morph targets, skinned on the ${info.gpu_skin ? 'GPU' : 'CPU'})${clip}${face}`;
+    } else if (opened.type === 'hull') {  // a splat hull: the frame inputs the engine's buildHullFrame made
+      const info = opened.info, made = hullScene(opened.frame);
+      scene = made.scene;
+      poses = made.poses;
+      hullShown = [made.shown];
+      camera = opened.camera;
+      const drawn = fixedView || { view: camera.slice(0, 12), fx: camera[12], fy: camera[13], cx: camera[14], cy: camera[15], width: w, height: h };
+      hullKeyMade = hullKey(drawn, time);
+      described = `${name}: splat hull, ${info.core} core and ${info.shell} shell splats, ${info.mode} mode${info.meta ? ', with its meta sidecar' : ''}`;
     } else if (opened.type === 'model') {  // a glTF model: its meshes, posed, and its gaussians
       const info = opened.info;
       scene = {
@@ -699,7 +763,9 @@ async function open(bytesPromise, name, sceneUrl, dropped = null) {
     generators = opening;
     characterPlaces = places;
     renderer.setScene(scene);
-    poses.forEach((p, i) => renderer.setPose(i, p.draws));
+    hulls = { shown: hullShown, key: hullKeyMade };
+    if (hullShown.length) hullShown.forEach((sh, k) => setHullFrame(k, opened.frame));
+    else poses.forEach((p, i) => renderer.setPose(i, p.draws));
     characterPoses.forEach((p, k) => setCharacterPose(k, p));
     firsts.forEach((f, k) => renderer.setGenerated(k, f));
     setTimeline(animated, time, [...poses, ...characterPoses], generatorSpan);
@@ -710,6 +776,7 @@ async function open(bytesPromise, name, sceneUrl, dropped = null) {
     home = { view: camera.slice(0, 12), fx: camera[12], fy: camera[13], cx: camera[14], cy: camera[15], eye: camera.slice(16, 19), width: w, height: h };
     const first = currentCamera();
     await runStaleGenerators(first, time);  // models with camera inputs, for this camera
+    await refreshHulls(first, time);  // hulls, for this camera
     const s = await renderer.render(first, background, { capture: passes });
     const t2 = performance.now();
     const timings = `first frame ${s.ms.toFixed(1)} ms, ${s.splats} splats, ${s.keys} tile keys${s.triangles ? `, ${s.triangles} mesh triangles` : ''}; load and decode ${(t1 - t0).toFixed(0)} ms; ${passTimings(s)}`;

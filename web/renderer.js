@@ -17,7 +17,7 @@ const BLOCK = 1024;       // keys per sort block, elements per scan block
 const MAX_ROW = 32768;    // workgroups along x of a 1D pass; more go to y
 const CONTROL_WORDS = 32; // keys.wgsl's control[]
 const MESH_DRAW_BYTES = 176;  // struct MeshDraw in mesh.wgsl
-const MESH_FLAGS = { normals: 1, uvs: 2, colors: 4, texture: 8 };  // MESH_HAS_* in mesh.wgsl
+const MESH_FLAGS = { normals: 1, uvs: 2, colors: 4, texture: 8, unlit: 16 };  // MESH_HAS_*, MESH_UNLIT in mesh.wgsl
 const DEFORM_BYTES = 32;  // struct Deform in deform.wgsl
 const DECODE_BYTES = 48;  // struct Decode in neural.wgsl
 const SKIN_FLAGS = { skinned: 2, eight: 8 };  // SF_SKIN_FLAG_* (deform/deform_shared.h)
@@ -216,22 +216,25 @@ export class Renderer {
     };
     const table = new ArrayBuffer(OBJECT_BYTES * Math.max(objects.length, 1)), f = new Float32Array(table), u = new Uint32Array(table);
     let slot = 0;
+    const slots_ = [];  // each object's first slot
     objects.forEach((o, j) => {
       const c = clouds[o.cloud], w = j * OBJECT_BYTES / 4, degree = c.shDegree;
       f.set(o.toWorld, w);
       f.set(o.toObject, w + 12);
       u.set([slot, c.count, starts[o.cloud].first, starts[o.cloud].sh, 3 * (degree + 1) * (degree + 1), degree,
-             (c.antialiased ? 1 : 0) | (c.linear ? 2 : 0)], w + 24);
+             (c.antialiased ? 1 : 0) | (c.linear ? 2 : 0) | (o.sortDepth ? 4 : 0)], w + 24);
       f[w + 31] = c.screenFilter;
+      slots_.push(slot);
       slot += c.count;
     });
-    if (this.scene) for (const k of ['positions', 'covariances', 'opacities', 'sh', 'objects']) this.scene[k].destroy();
+    if (this.scene) for (const k of ['positions', 'covariances', 'opacities', 'sh', 'objects', 'sortDepths']) this.scene[k].destroy();
     const objectBuffer = this.buffer(table.byteLength, S, 'objects');
     d.queue.writeBuffer(objectBuffer, 0, table);
     this.scene = {
       count: slots, objectCount: objects.length,
       positions: upload('positions', 3 * splats), covariances: upload('covariances', 6 * splats),
       opacities: upload('opacities', splats), sh: upload('sh', shFloats), objects: objectBuffer,
+      sortDepths: this.buffer(slots * 4, S, 'sort depths'), cloudStarts: starts, objectSlots: slots_,
     };
     this.size = null;  // rebuilt for the new count
     this.keyCapacity = Math.max(1 << 20, 4 * slots);
@@ -239,6 +242,26 @@ export class Renderer {
     this.setMeshes(models, instances);
     this.setCharacters(characters.map((ch) => ({ ...ch, first: starts[objects[ch.object].cloud].first, count: clouds[objects[ch.object].cloud].count })));
     this.setGenerators(generators.map((g) => ({ ...g, first: starts[objects[g.object].cloud].first, shBase: starts[objects[g.object].cloud].sh, shStride: 3 * (clouds[objects[g.object].cloud].shDegree + 1) ** 2 })));
+  }
+
+  // Cloud k's splats replaced by a frame's (the same count): a splat hull's gaussians, lit for this frame.
+  setCloudData(k, cloud) {
+    const q = this.device.queue, sc = this.scene, st = sc.cloudStarts[k];
+    const write = (b, at, a) => q.writeBuffer(b, at, a.buffer, a.byteOffset, a.byteLength);
+    write(sc.positions, 12 * st.first, cloud.positions);
+    write(sc.covariances, 24 * st.first, cloud.covariances);
+    write(sc.opacities, 4 * st.first, cloud.opacities);
+    write(sc.sh, 4 * st.sh, cloud.sh);
+  }
+
+  // Object j's sort depths, one per slot (RenderObject::sort_depth; the object was given with sortDepth).
+  setSortDepths(j, depths) {
+    this.device.queue.writeBuffer(this.scene.sortDepths, 4 * this.scene.objectSlots[j], depths.buffer, depths.byteOffset, depths.byteLength);
+  }
+
+  // Instance i's draw k's vertex colours replaced (the same count): a splat hull's core, lit for this frame.
+  setMeshColors(i, k, colors) {
+    this.device.queue.writeBuffer(this.meshes[i].draws[k].colors, 0, colors.buffer, colors.byteOffset, colors.byteLength);
   }
 
   // The generators' raw output buffers (as the runtime wrote the tensors), their decode parameters and bind groups,
@@ -367,7 +390,7 @@ export class Renderer {
         const normals = make(st.draw.normals ? 12 * n : 16, S, `mesh draw ${di} normals`);
         const uniform = make(MESH_DRAW_BYTES, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, `mesh draw ${di}`);
         const flags = (st.draw.normals ? MESH_FLAGS.normals : 0) | (st.draw.colors ? MESH_FLAGS.colors : 0) |
-          (st.draw.texture ? MESH_FLAGS.uvs | MESH_FLAGS.texture : 0);
+          (st.draw.texture ? MESH_FLAGS.uvs | MESH_FLAGS.texture : 0) | (st.draw.unlit ? MESH_FLAGS.unlit : 0);
         return {
           ...st, positions, normals, uniform, flags, matrix: null,
           bind: this.bind(this.pipelines.mesh, [[0, uniform], [1, positions], [2, normals], [3, st.uvs], [4, st.colors], [5, st.texels]]),
@@ -482,7 +505,7 @@ export class Renderer {
     this.size = {
       width, height, tilesX, tilesY, tileCount, n, cap, passes, image, imageRead, rangesBuffer: ranges, touched, offsets, tl1n, tl2n,
       proj, emittedKeys: keySets[0], sortedKeys: keySets[shifts.length % 2],
-      preprocess: this.bind(P.preprocess, [[0, F], [1, sc.positions], [2, sc.covariances], [3, sc.opacities], [4, sc.sh], [5, proj], [6, touched], [7, sc.objects]]),
+      preprocess: this.bind(P.preprocess, [[0, F], [1, sc.positions], [2, sc.covariances], [3, sc.opacities], [4, sc.sh], [5, proj], [6, touched], [7, sc.objects], [8, sc.sortDepths]]),
       touchedScan: [scanGroups(offsets, tL1, tSizes, 0), scanGroups(tL1, tL2, tSizes, 1), scanGroups(tL2, tL3, tSizes, 2)],
       histScan: [scanGroups(hist, hL1, this.control, 4), scanGroups(hL1, hL2, this.control, 5), scanGroups(hL2, hL3, this.control, 6)],
       setup: this.bind(P.setup, [[0, F], [2, touched], [3, offsets], [7, this.control]]),

@@ -21,6 +21,8 @@
 #include "character/character.h"
 #include "commands.h"
 #include "core/error.h"
+#include "hull/hull_render.h"
+#include "hull/meta.h"
 #include "io/file.h"
 #include "io/formats.h"
 #include "io/json.h"
@@ -296,12 +298,12 @@ int ExportWebCommand::run() const {
   try {
     const InputKind kind = classifyInput(o.input);
     if (kind != InputKind::kSplatFile && kind != InputKind::kSceneJson && kind != InputKind::kGltf &&
-        kind != InputKind::kCharacterPackage && kind != InputKind::kOnnx)
+        kind != InputKind::kCharacterPackage && kind != InputKind::kOnnx && kind != InputKind::kSplatHull)
       throw Error(
           o.input +
           ": the web page opens splat files, glTF models, splat character packages, neural generators "
-          "(.onnx) and scene JSONs of them only for now (hulls and level-of-detail hierarchies are not in "
-          "the web build yet; docs/web.md)");
+          "(.onnx), splat hulls and scene JSONs of them only for now (level-of-detail hierarchies are not "
+          "in the web build yet; docs/web.md)");
     // Everything must open in the page: scenes read with the same scene document and files decoded by the
     // same decodeSplats the page's WebAssembly runs.
     std::vector<ExportedFile> files;
@@ -314,6 +316,18 @@ int ExportWebCommand::run() const {
       generatorForThePage(o.input, name, gaussians, what);
       files = {{o.input, name}};
       format = "generator";
+    } else if (kind == InputKind::kSplatHull) {
+      // Loaded first by the engine's hull loader (the .spl2 and its meta sidecar), as the page loads it; the
+      // sidecar is copied beside it under the name the loader looks for.
+      const std::shared_ptr<hull::HullAsset> asset = hull::HullAsset::load(o.input);
+      files = {{o.input, name}};
+      const std::string meta = hull::hullMetaPath(o.input);
+      std::error_code meta_ec;
+      if (fs::is_regular_file(meta, meta_ec)) files.push_back({meta, hull::hullMetaPath(name)});
+      gaussians = asset->hull.size();
+      format = "hull";
+      what = fmt::format("{} (splat hull, {} core and {} shell splats{})", name, asset->hull.core.size(),
+                         asset->hull.shell.size(), files.size() > 1 ? ", its meta sidecar" : "");
     } else if (kind == InputKind::kCharacterPackage) {
       files = characterExport(o.input, name, gaussians, what);
       format = "character";

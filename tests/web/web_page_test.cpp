@@ -47,6 +47,7 @@
 #include "io/formats.h"
 #include "io/gltf.h"
 #include "io/image_io.h"
+#include "io/spl2.h"
 #include "model/gltf_model.h"
 #include "neural/generator.h"
 #include "render/camera.h"
@@ -1972,6 +1973,117 @@ TEST_F(WebPage, BadNeuralModelGivesTheEngineMessage) {
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("control input 'pose'"), std::string::npos) << r.out;
   std::printf("export-web said: %s", r.out.c_str());
+}
+
+// A splat hull (cesium_man baked by `splatforge hull bake --budget 3000`) opened directly in the page in
+// baked and sorted modes (?hull=) at a fixed off-axis camera with an off-centre principal point: the frame
+// inputs made by the engine's buildHullFrame in the WebAssembly (the baked core's octagons with their lit
+// colours in the mesh layer, the shell's gaussians with the sort depths of the camera's heading bucket; every
+// splat a gaussian in sorted mode; the cel light) drawn by the WGSL passes. Against the CPU renderer's image
+// of a scene holding the exported hull in that mode with "meshSamples": 1 (loadSceneJson, poseScene,
+// renderCpu); the other mode's CPU image is printed and must be clearly further from the page's frame.
+TEST_F(WebPage, SplatHullInBakedAndSortedModesMatchesTheCpuRenderer) {
+  bool ready = false;
+  prepare("web_hull", &ready);
+  if (!ready) return;
+  SF_REQUIRE_ASSET(man, "gltf/cesium_man.gltf");
+  const std::string src = dir_ + "/source";
+  fs::create_directories(src);
+  const test::CliRun bake =
+      test::cli("hull bake \"" + man + "\" --budget 3000 -o \"" + src + "/baked.spl2\"");
+  ASSERT_EQ(bake.code, 0) << bake.out;
+  // The bake of a sampled surface is all core (opaque splats): every third splat is made a translucent shell
+  // splat (the hull_core channel cleared, opacity 0.7) and the hull written again with its shell orders for
+  // the bake's belt (cloudToSpl2), beside the bake's meta sidecar under its new name.
+  GaussianCloud layers = spl2ToCloud(loadSpl2(src + "/baked.spl2"));
+  for (ExtraChannel& ch : layers.extras)
+    if (ch.name == "hull_core")
+      for (size_t i = 1; i < ch.values.size(); i += 3) ch.values[i] = 0, layers.opacities[i] = 0.7f;
+  const Spl2Hull layered = cloudToSpl2(layers, 41.0f);
+  ASSERT_GT(layered.shell.size(), 500u);
+  ASSERT_GT(layered.core.size(), 500u);
+  saveSpl2(layered, src + "/man.spl2");
+  fs::copy_file(src + "/baked.meta.json", src + "/man.meta.json");
+  exportAndServe(src + "/man.spl2", &ready);
+  if (!ready) return;
+  ASSERT_TRUE(fs::is_regular_file(site_ + "/man.spl2"));
+  ASSERT_TRUE(fs::is_regular_file(site_ + "/man.meta.json"));  // export-web copies the sidecar
+  const GaussianCloud rest = spl2ToCloud(loadSpl2(site_ + "/man.spl2"));
+  const CloudBounds b = computeBounds(rest);
+  const Vec3 centre = 0.5f * (b.p01 + b.p99);
+  const float radius = 0.5f * length(b.p99 - b.p01);
+  Camera cam = lookAtCamera(centre + normalize(Vec3{0.7f, 0.35f, 1.0f}) * (2.6f * radius), centre,
+                            Vec3{0, 1, 0}, 45.0f, 320, 240);
+  cam.cx += 13.0f, cam.cy -= 9.0f;  // an off-centre principal point
+  std::map<std::string, ImageRGBA> cpu;
+  for (const char* mode : {"baked", "sorted"}) {
+    const std::string scene = site_ + "/ref_" + mode + ".json";
+    writeText(scene, std::string(R"({"objects": [{"hull": "man.spl2", "mode": ")") + mode +
+                         R"(", "meshSamples": 1}]})");
+    SceneFrame frame;  // the objects and the mesh layer (the baked core), as the native frame draws them
+    poseScene(loadSceneJson(scene), 0.0, frame, false, &cam);
+    cpu[mode] = renderCpu(frame.objects, cam, RenderSettings{}, nullptr, frame.meshes);
+  }
+  const ImageDiff modes = compareImages(cpu["baked"], cpu["sorted"]);
+  std::printf("CPU frames of the hull, baked vs sorted: PSNR %.1f dB\n", modes.psnr);
+  for (const char* mode : {"baked", "sorted"}) {
+    const char* other = std::string(mode) == "baked" ? "sorted" : "baked";
+    std::string log;
+    const std::vector<std::string> lines =
+        browse("scene=man.spl2&readback=1&hull=" + std::string(mode) + "&" + cameraQuery(cam),
+               {"IMAGE-END", "ERROR"}, &log);
+    SF_REQUIRE_ADAPTER(lines, log);
+    for (const std::string& l : lines) ASSERT_NE(l.rfind("ERROR", 0), 0u) << l;
+    std::string first_frame;
+    const ImageRGBA web = readbackImage(lines, &first_frame);
+    ASSERT_EQ(web.width, cam.width) << log.substr(0, 4000);
+    ASSERT_EQ(web.height, cam.height);
+    const ImageDiff diff = compareImages(web, cpu[mode]), far = compareImages(web, cpu[other]);
+    std::printf(
+        "web page vs CPU renderer, the hull in %s mode %dx%d: PSNR %.1f dB, max difference %.2e, %zu pixels "
+        "off by more than 0.1; the CPU frame in %s mode is %.1f dB from it (%zu pixels off); coverage "
+        "%.3f\n",
+        mode, cam.width, cam.height, diff.psnr, diff.max_abs, pixelsOff(web, cpu[mode], 0.1f), other,
+        far.psnr, pixelsOff(web, cpu[other], 0.1f), coverage(cpu[mode]));
+    std::printf("first frame: %s\n", first_frame.c_str());
+    if (diff.psnr < 40.0) {
+      writePng(dir_ + "/web_" + mode + ".png", web);
+      writePng(dir_ + "/cpu_" + mode + ".png", cpu[mode]);
+    }
+    EXPECT_GE(diff.psnr, 40.0);
+    EXPECT_LT(far.psnr, diff.psnr - 5.0);  // the mode asked for is the mode drawn
+    EXPECT_GT(coverage(cpu[mode]), 0.05);
+  }
+
+  // The page's own camera turned by an orbit drag (?input=): the worker remakes the frame inputs for the
+  // camera drawn (its heading bucket's shell order and the light). Against the CPU frame at the page's last
+  // camera; the frame inputs made for the camera before the drag and drawn from the last one are printed and
+  // must be clearly further.
+  std::string log;
+  const std::vector<std::string> lines = browse(
+      "scene=man.spl2&readback=1&size=320,240&input=drag:1:0,drag:400:-20", {"IMAGE-END", "ERROR"}, &log);
+  SF_REQUIRE_ADAPTER(lines, log);
+  for (const std::string& l : lines) ASSERT_NE(l.rfind("ERROR", 0), 0u) << l;
+  const std::vector<PageCamera> cams = pageCameras(lines);
+  ASSERT_EQ(cams.size(), 2u) << log.substr(0, 4000);
+  ASSERT_EQ(cams[1].cam.width, 320);
+  std::string first_frame;
+  const ImageRGBA web = readbackImage(lines, &first_frame);
+  ASSERT_EQ(web.width, 320);
+  const Scene baked = loadSceneJson(site_ + "/ref_baked.json");
+  auto frameOf = [&](const Camera& made_for, const Camera& drawn) {
+    SceneFrame frame;
+    poseScene(baked, 0.0, frame, false, &made_for);
+    return renderCpu(frame.objects, drawn, RenderSettings{}, nullptr, frame.meshes);
+  };
+  const ImageDiff moved = compareImages(web, frameOf(cams[1].cam, cams[1].cam));
+  const ImageDiff stale = compareImages(web, frameOf(cams[0].cam, cams[1].cam));
+  std::printf(
+      "web page vs CPU renderer, the hull in baked mode after an orbit drag: PSNR %.1f dB, max difference "
+      "%.2e; the frame inputs of the camera before the drag, drawn from the last one, are %.1f dB from it\n",
+      moved.psnr, moved.max_abs, stale.psnr);
+  EXPECT_GE(moved.psnr, 40.0);
+  EXPECT_LT(stale.psnr, moved.psnr - 5.0);  // the frame inputs follow the camera
 }
 
 }  // namespace

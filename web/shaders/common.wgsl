@@ -7,6 +7,8 @@ const TILE: u32 = 16u;
 const MAX_TESTED_TILE_AREA: i32 = 1024;  // kMaxTestedTileArea (render/cpu_renderer.h)
 const FLAG_ANTIALIASED: u32 = 1u;        // GaussianCloud::antialiased: opacity compensation
 const FLAG_LINEAR: u32 = 2u;             // ColorSpace::kLinear: colours encoded to sRGB before blending
+const FLAG_SORT_DEPTH: u32 = 4u;         // RenderObject::sort_depth: the slot's sort depth is in sort_depths[]
+const MIN_SORT_DEPTH: f32 = 0.2001;      // kMinSortDepth (render/cpu_renderer.h)
 
 struct Frame {
   w2c: array<vec4<f32>, 3>,   // rows 0..2 of world_to_camera

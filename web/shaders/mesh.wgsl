@@ -17,6 +17,7 @@ const MESH_HAS_NORMALS: u32 = 1u;
 const MESH_HAS_UVS: u32 = 2u;
 const MESH_HAS_COLORS: u32 = 4u;
 const MESH_HAS_TEXTURE: u32 = 8u;
+const MESH_UNLIT: u32 = 16u;  // MeshShading::kUnlit (a splat hull's core): the albedo clamped, not lit or encoded
 const WRAP_CLAMP: u32 = 33071u;
 const WRAP_MIRROR: u32 = 33648u;
 
@@ -125,6 +126,7 @@ fn fs(in: VertexOut) -> FragmentOut {
   let shade = MESH_AMBIENT + MESH_DIFFUSE * max(dot(n, normalize(MESH_LIGHT)), 0.0);
   var out: FragmentOut;
   out.color = vec4<f32>(srgbEncode(clamp(albedo.xyz * shade, vec3<f32>(0.0), vec3<f32>(1.0))), draw.size.z);
+  if ((draw.flags.x & MESH_UNLIT) != 0u) { out.color = vec4<f32>(clamp(albedo.xyz, vec3<f32>(0.0), vec3<f32>(1.0)), draw.size.z); }
   out.depth = in.view.z;
   return out;
 }

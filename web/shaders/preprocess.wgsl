@@ -13,6 +13,10 @@
 @group(0) @binding(5) var<storage, read_write> proj: array<Proj>;
 @group(0) @binding(6) var<storage, read_write> touched: array<u32>;
 @group(0) @binding(7) var<storage, read> objects: array<Object>;
+// Per slot of the frame, read for the slots of objects with FLAG_SORT_DEPTH (a baked hull's shell): the depth its
+// keys sort by and the mesh layer composites by, raised to MIN_SORT_DEPTH, as preprocess.comp takes
+// RenderObject::sort_depth; culling still uses the centre's depth.
+@group(0) @binding(8) var<storage, read> sort_depths: array<f32>;
 
 const C0: f32 = 0.28209479177387814;
 const C1: f32 = 0.4886025119029199;
@@ -165,6 +169,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   var col = max(raw + 0.5, vec3<f32>(0.0));
   if ((ob.flags & FLAG_LINEAR) != 0u) { col = srgbEncode(col); }
 
-  proj[i] = Proj(mean, vec2<u32>(u32(x0) | (u32(y0) << 16u), u32(x1) | (u32(y1) << 16u)), co, vec4<f32>(col, t.z));
+  let depth = select(t.z, max(sort_depths[i], MIN_SORT_DEPTH), (ob.flags & FLAG_SORT_DEPTH) != 0u);
+  proj[i] = Proj(mean, vec2<u32>(u32(x0) | (u32(y0) << 16u), u32(x1) | (u32(y1) << 16u)), co, vec4<f32>(col, depth));
   touched[i] = u32(area);
 }
