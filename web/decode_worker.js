@@ -555,6 +555,48 @@ async function handleRequest(event) {
       }
       reply({ type: 'characters', info, character: characterData(m, c, info), clips, poses, cloud },
         [...characterTransfers(poses), ...transfers(cloud)]);
+    } else if (op === 'object' && event.data.hull) {  // static splat hulls: one kept hull per object naming the file
+      if (!scene) throw new Error('no scene is being loaded');
+      progress(`reading the splat hull ${name}`);
+      const { objects, hull, bytes, camera } = event.data;
+      const frames = [], infos = [];
+      for (const [k, i] of objects.entries()) {
+        const d = hull[k];
+        let o;
+        try {
+          // Loaded by the hull loader whatever the file holds, as the scene loader loads a "hull" (its words refuse one that is not).
+          if (!withFile(m, bytes, name, (ptr, size, namePtr) => m._sf_web_hull_store(ptr, size, namePtr))) throw new EngineError(`${name}: ran out of memory while loading`);
+          const { h, info } = await openHull(m, name, d.mode, needFilesOf(id));
+          o = { h, name, toWorld: d.toWorld };
+          hullObjects.push(o);
+          infos.push(info);
+          // Its rest splats' centres, turned by its heading, to the scene's bounds (the transform is the scene's).
+          const n = m._sf_web_hull_rest_count(h), rest = m._sf_web_hull_rest_positions(h);
+          const c = Math.cos(d.heading * Math.PI / 180), s = Math.sin(d.heading * Math.PI / 180);
+          const ptr = m._malloc(Math.max(4, 12 * n));
+          if (!ptr) throw new EngineError(`${name}: ran out of memory while loading`);
+          try {
+            const turned = m.HEAPF32.subarray(ptr / 4, ptr / 4 + 3 * n), from = m.HEAPF32.subarray(rest / 4, rest / 4 + 3 * n);
+            for (let j = 0; j < n; ++j) {
+              const x = from[3 * j], y = from[3 * j + 1], z = from[3 * j + 2];
+              turned[3 * j] = c * x + s * z, turned[3 * j + 1] = y, turned[3 * j + 2] = -s * x + c * z;
+            }
+            if (!m._sf_web_scene_attach_points(scene, i, ptr, n, 0)) throw new EngineError(`${name}: ran out of memory while loading`);
+          } finally {
+            m._free(ptr);
+          }
+          const view = camera || (() => {
+            const cam = camera27(m, (p) => m._sf_web_hull_camera(h, 64, 64, p) > 0);
+            if (!cam) throw new EngineError(`${name}: the hull has nothing to frame`);
+            return { view: cam.slice(0, 12), fx: cam[12], fy: cam[13], cx: cam[14], cy: cam[15], width: 64, height: 64 };
+          })();
+          frames.push(hullFrame(m, o, view, event.data.time));
+        } catch (e) {
+          e.object = i;
+          throw e;
+        }
+      }
+      reply({ type: 'hulls', infos, frames }, hullTransfers(frames));
     } else if (op === 'object' && event.data.gltf) {
       if (!scene) throw new Error('no scene is being loaded');
       progress(`reading ${name}`);

@@ -244,30 +244,44 @@ function neural(message, transfer = []) {
 // time and camera of its last run.
 let generators = [];
 
-// The splat hulls shown (one, opened directly): per hull its object and mesh instance in the renderer's scene,
-// and the camera and time its frame inputs were last made for (the cel light and the shell's order follow the
-// camera's heading bucket: the worker remakes them, buildHullFrame, when either changes).
+// The splat hulls shown (one opened directly, or a scene's hull objects in the worker's order): per hull its object
+// and mesh instance in the renderer's scene, and the camera and time its frame inputs were last made for (the cel
+// light and the shell's order follow the camera's heading bucket: the worker remakes them, buildHullFrame, when
+// either changes).
 let hulls = { shown: [], key: null };
 
-// The renderer's scene of one hull's frame inputs: its gaussians (the baked shell with its sort depths, or every
-// splat in sorted mode) and its core's octagons in the mesh layer (unlit, one sample a pixel).
-function hullScene(frame) {
-  const scene = { clouds: [], objects: [], models: [], instances: [] };
+// A hull object's heading as rows 0..2 of a turn of `degrees` about +y (the scene loader's readHullDrawing).
+function headingRows(degrees) {
+  const a = degrees * Math.PI / 180, c = Math.cos(a), s = Math.sin(a);
+  return [c, 0, s, 0, 0, 1, 0, 0, -s, 0, c, 0];
+}
+
+// Adds one hull's frame inputs to the renderer's scene `scene`: its gaussians (the baked shell with its sort depths,
+// or every splat in sorted mode) and its core's octagons in the mesh layer (unlit, one sample a pixel), both placed
+// by `toWorld` (its object's transform times its heading; the frame inputs are in the hull's space, as
+// buildHullFrame makes them). Returns where they are, for setHullFrame.
+function addHull(scene, frame, toWorld = IDENTITY, toObject = IDENTITY, poses = null) {
   const shown = { object: -1, cloud: -1, instance: -1 };
   if (frame.cloud) {
     shown.cloud = scene.clouds.length;
     shown.object = scene.objects.length;
     scene.clouds.push(frame.cloud);
-    scene.objects.push({ cloud: shown.cloud, toWorld: IDENTITY, toObject: IDENTITY, sortDepth: !!frame.sortDepths });
+    scene.objects.push({ cloud: shown.cloud, toWorld, toObject, sortDepth: !!frame.sortDepths });
   }
-  const poses = [];
   if (frame.core) {
     const vertices = frame.core.positions.length / 3;
     shown.instance = scene.instances.length;
+    scene.instances.push({ model: scene.models.length, toWorld });
     scene.models.push({ clips: [], draws: [{ vertices, indices: frame.core.indices, colors: frame.core.colors, normals: false, texture: null, base_color: [1, 1, 1, 1], unlit: true }] });
-    scene.instances.push({ model: 0, toWorld: IDENTITY });
-    poses.push({ draws: [{ positions: frame.core.positions, normals: null, matrix: [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1] }] });
+    if (poses) poses.push({ draws: [{ positions: frame.core.positions, normals: null, matrix: [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1] }] });
   }
+  return shown;
+}
+
+// The renderer's scene of one hull's frame inputs, opened directly (the identity transform).
+function hullScene(frame) {
+  const scene = { clouds: [], objects: [], models: [], instances: [] }, poses = [];
+  const shown = addHull(scene, frame, IDENTITY, IDENTITY, poses);
   return { scene, shown, poses };
 }
 
@@ -504,7 +518,7 @@ async function loadObjects(info, sceneUrl, time, w, h, cam) {
     if (!files.has(url)) files.set(url, []);
     files.get(url).push(i);
   });
-  const clouds = [], cloudOf = [], models = [], instances = [], poses = [], made = [], characters = [];
+  const clouds = [], cloudOf = [], models = [], instances = [], poses = [], made = [], characters = [], hullsMade = [];
   let k = 0;
   for (const [url, objects] of files) {
     const o = info.objects[objects[0]];
@@ -528,6 +542,16 @@ async function loadObjects(info, sceneUrl, time, w, h, cam) {
         continue;
       }
       const bytes = await fetchBytes(url, o.resolved, files.size > 1 ? ` (file ${k} of ${files.size})` : '');
+      if (o.hull) {  // a static splat hull: the worker keeps one per object, placed by its transform and heading
+        const hull = objects.map((i) => {
+          const oi = info.objects[i];
+          return { mode: oi.mode, heading: oi.heading, toWorld: composeAffine(oi.to_world, headingRows(oi.heading)), toObject: composeAffine(headingRows(-oi.heading), oi.to_object) };
+        });
+        const camera = cam ? { view: cam.view, fx: cam.fx, fy: cam.fy, cx: cam.cx, cy: cam.cy, width: w, height: h } : null;
+        const r = await request({ op: 'object', bytes, name: o.resolved, objects, hull, time, camera }, [bytes], url);
+        objects.forEach((i, j) => hullsMade.push({ frame: r.frames[j], toWorld: hull[j].toWorld, toObject: hull[j].toObject, info: r.infos[j] }));
+        continue;
+      }
       if (o.generator) {  // a neural generator: run by onnxruntime-web, each object at its own model time
         status(`loading the model ${o.resolved} in onnxruntime-web`);
         const model = await openGeneratorModel(bytes, o.resolved, made.length === 0);
@@ -576,6 +600,7 @@ async function loadObjects(info, sceneUrl, time, w, h, cam) {
     characterAnimated: characters.map((c) => c.animated),
     shown: made.map((m) => m.g), firsts: made.map((m) => m.run.first),
     generatorSpan: made.some((m) => m.g.contract.time) ? GENERATOR_TIME_SPAN : 0,
+    hulls: hullsMade,
   };
 }
 
@@ -693,7 +718,7 @@ async function open(bytesPromise, name, sceneUrl, dropped = null) {
     const fixedView = fixedCamera ? { view: fixedCamera.view, fx: fixedCamera.fx, fy: fixedCamera.fy, cx: fixedCamera.cx, cy: fixedCamera.cy, width: w, height: h } : null;
     hulls = { shown: [], key: null };
     const opened = isGenerator ? { type: 'generator' } : await request({ op: 'open', bytes, name, width: w, height: h, clip: urlClip, time, expression, lookAt, hullMode: urlHullMode, camera: fixedView }, [bytes], sceneUrl, dropped);
-    let hullShown = [], hullKeyMade = null;
+    let hullShown = [], hullFrames = [], hullKeyMade = null;
     let scene, camera, described, sceneBackground = null, poses = [], animated = [], characterPoses = [], places = [], opening = [], firsts = [], generatorSpan = 0;
     if (opened.type === 'generator') {  // a neural generator: run by onnxruntime-web, its outputs decoded on the GPU
       status(`loading the model ${name} in onnxruntime-web`);
@@ -717,6 +742,7 @@ async function open(bytesPromise, name, sceneUrl, dropped = null) {
       scene = made.scene;
       poses = made.poses;
       hullShown = [made.shown];
+      hullFrames = [opened.frame];
       camera = opened.camera;
       const drawn = fixedView || { view: camera.slice(0, 12), fx: camera[12], fy: camera[13], cx: camera[14], cy: camera[15], width: w, height: h };
       hullKeyMade = hullKey(drawn, time);
@@ -755,7 +781,12 @@ async function open(bytesPromise, name, sceneUrl, dropped = null) {
       ({ shown: opening, firsts, generatorSpan } = loaded);
       sceneBackground = opened.info.background;
       const gaussians = loaded.objects.reduce((sum, o) => sum + loaded.clouds[o.cloud].count, 0);
-      described = `${name}: ${plural(loaded.count, 'object')} from ${plural(loaded.files, 'file')}, ${gaussians} gaussians${loaded.instances.length ? `, ${plural(loaded.instances.length, 'glTF model')}` : ''}${loaded.characters.length ? `, ${plural(loaded.characters.length, 'splat character')}` : ''}${opening.length ? `, ${plural(opening.length, 'neural generator')}` : ''}${opened.info.camera ? ', the scene\'s camera' : ''}`;
+      described = `${name}: ${plural(loaded.count, 'object')} from ${plural(loaded.files, 'file')}, ${gaussians} gaussians${loaded.instances.length ? `, ${plural(loaded.instances.length, 'glTF model')}` : ''}${loaded.characters.length ? `, ${plural(loaded.characters.length, 'splat character')}` : ''}${opening.length ? `, ${plural(opening.length, 'neural generator')}` : ''}${loaded.hulls.length ? `, ${plural(loaded.hulls.length, 'splat hull')} (${loaded.hulls.map((x) => x.info.mode).join(', ')})` : ''}${opened.info.camera ? ', the scene\'s camera' : ''}`;
+      // The hulls after every other object, each drawn from the frame inputs the worker remakes per camera.
+      for (const x of loaded.hulls) {
+        hullShown.push(addHull(scene, x.frame, x.toWorld, x.toObject));
+        hullFrames.push(x.frame);
+      }
     }
     const t1 = performance.now();
     status(described);
@@ -764,8 +795,8 @@ async function open(bytesPromise, name, sceneUrl, dropped = null) {
     characterPlaces = places;
     renderer.setScene(scene);
     hulls = { shown: hullShown, key: hullKeyMade };
-    if (hullShown.length) hullShown.forEach((sh, k) => setHullFrame(k, opened.frame));
-    else poses.forEach((p, i) => renderer.setPose(i, p.draws));
+    if (opened.type !== 'hull') poses.forEach((p, i) => renderer.setPose(i, p.draws));
+    hullShown.forEach((sh, k) => setHullFrame(k, hullFrames[k]));
     characterPoses.forEach((p, k) => setCharacterPose(k, p));
     firsts.forEach((f, k) => renderer.setGenerated(k, f));
     setTimeline(animated, time, [...poses, ...characterPoses], generatorSpan);

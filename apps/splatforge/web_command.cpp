@@ -203,13 +203,14 @@ std::string describeModel(const GltfModel& model) {
                      model.clips().size() == 1 ? "" : "s");
 }
 
-// What a scene JSON takes into the export: the scene, then each splat file, glTF model, character package and
-// generator model it names once (a glTF model with its external files, a package with the files it names), at
-// its path relative to the scene (the page fetches an object's file by that path from the scene's URL).
-// Refuses what the page cannot draw, paths the page could not reach (outside the scene's directory, by the
-// file system or by the text), files that do not decode, glTF objects whose model or clip does not load and
-// generators the page cannot run (generatorForThePage). Adds the objects' gaussians (a generator's rows) to
-// `gaussians`, the distinct files to `files`, and counts the generator objects in `generators`.
+// What a scene JSON takes into the export: the scene, then each splat file, glTF model, character package,
+// generator model and splat hull (with its meta sidecar) it names once (a glTF model with its external files,
+// a package with the files it names), at its path relative to the scene (the page fetches an object's file by
+// that path from the scene's URL). Refuses what the page cannot draw, paths the page could not reach (outside
+// the scene's directory, by the file system or by the text), files that do not decode, glTF objects whose
+// model or clip does not load and generators the page cannot run (generatorForThePage). Adds the objects'
+// gaussians (a generator's rows) to `gaussians`, the distinct files to `files`, and counts the generator
+// objects in `generators`.
 std::vector<ExportedFile> sceneExport(const std::string& input, uint64_t& gaussians, size_t& files,
                                       size_t& objects, size_t& generators) {
   const std::vector<uint8_t> bytes = readFile(input);
@@ -263,6 +264,20 @@ std::vector<ExportedFile> sceneExport(const std::string& input, uint64_t& gaussi
         }
         it = counts.emplace(to, rows).first;
         out.push_back({d.resolved, to});
+      }
+    } else if (d.key == SceneObjectKey::kHull) {
+      if (it == counts.end()) {  // loaded by the engine's hull loader, copied with its meta sidecar
+        std::shared_ptr<const hull::HullAsset> asset;
+        try {
+          asset = hull::HullAsset::load(d.resolved);
+        } catch (const Error& e) {
+          throw Error(context + e.what());
+        }
+        it = counts.emplace(to, asset->hull.size()).first;
+        out.push_back({d.resolved, to});
+        const std::string meta = hull::hullMetaPath(d.resolved);
+        std::error_code meta_ec;
+        if (fs::is_regular_file(meta, meta_ec)) out.push_back({meta, hull::hullMetaPath(to.string())});
       }
     } else if (d.gltfByName()) {
       const std::unique_ptr<GltfModel> model = gltfForThePage(d.resolved, d.clip, context);

@@ -2,6 +2,7 @@
 // to this file and scene.cpp.
 #include "scene/scene_doc.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -158,6 +159,12 @@ SceneDocObject readObject(const JsonNode& o, const fs::path& dir, const SceneDoc
     if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16)
       n.fail("expected 1, 2, 4, 8 or 16 samples per pixel (1: aliased)");
     d.mesh_samples = static_cast<uint32_t>(v);
+  }
+  if (hull) {
+    if (o.has("mode")) d.hull_mode = o["mode"].string();
+    if (o.has("heading")) d.heading = o["heading"].number();
+    for (const char* key : {"lod", "outline", "effects", "script", "seed"})
+      if (o.has(key)) d.hull_keys.push_back(key);
   }
   d.name = o.has("name") ? o["name"].string() : fs::path(d.file).stem().string();
   d.object_to_world = o.has("transform") ? parseTransformJson(o["transform"]) : Mat4{};
@@ -337,21 +344,30 @@ SceneDocument parseSceneDocument(const std::string& text, const std::string& pat
 
 std::string webSceneRefusal(const SceneDocument& doc) {
   const std::string hint =
-      " (the web page draws splat files, glTF models, splat characters and neural generators; render this "
-      "scene with the splatforge command line)";
+      " (the web page draws splat files, glTF models, splat characters, neural generators and static splat "
+      "hulls; render this scene with the splatforge command line)";
   for (size_t i = 0; i < doc.objects.size(); ++i) {
     const SceneDocObject& o = doc.objects[i];
-    const char* what = o.key == SceneObjectKey::kHull  ? "a splat hull"
-                       : o.key == SceneObjectKey::kLod ? "a level-of-detail hierarchy"
-                                                       : nullptr;
-    if (what)
-      return doc.objectContext(i) + ": " + what + " (\"" + sceneObjectKeyName(o.key) + "\": \"" + o.file +
+    if (o.key == SceneObjectKey::kLod)
+      return doc.objectContext(i) + ": a level-of-detail hierarchy (\"lod\": \"" + o.file +
              "\") is not in the web build yet" + hint;
+    // The page draws a static hull (baked or sorted, its heading and transform); not what changes it.
+    for (const std::string& key : o.hull_keys) {
+      const std::string what = key == "lod"       ? "a hull's runtime level of detail is"
+                               : key == "outline" ? "a hull's outline is"
+                                                  : "live hulls (\"effects\", \"script\", \"seed\") are";
+      return doc.objectContext(i) + ": " + key + ": " + what + " not in the web build yet" + hint;
+    }
     // The page runs a generator with its time, view and projection inputs only.
     if (o.key == SceneObjectKey::kGenerator && o.inputs)
       return doc.objectContext(i) + ": inputs: a generator's control inputs are not in the web build yet" +
              hint;
   }
+  // The page lights its hulls with the default cel light.
+  const bool hulls = std::any_of(doc.objects.begin(), doc.objects.end(),
+                                 [](const SceneDocObject& o) { return o.key == SceneObjectKey::kHull; });
+  if (hulls && doc.light)
+    return doc.path + ": light: a scene's cel light for its splat hulls is not in the web build yet" + hint;
   if (doc.script)
     return doc.path + ": script: scene scripts (character commands) are not in the web build yet" + hint;
   if (doc.post) return doc.path + ": post: post-processing models are not in the web build yet" + hint;

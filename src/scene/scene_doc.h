@@ -57,6 +57,11 @@ struct SceneDocObject {
   uint32_t mesh_samples = 0;
   // "inputs" given (generator objects only: the model's control inputs, checked against the model).
   bool inputs = false;
+  // A hull object's "mode" as written (empty: not given, baked) and "heading" in degrees (0: not given),
+  // and which of its keys beyond those it gives, of "lod", "outline", "effects", "script" and "seed".
+  std::string hull_mode;
+  double heading = 0;
+  std::vector<std::string> hull_keys;
 
   // A file key naming a glTF / GLB model by its extension ("gltf", or a "file" ending in .gltf or .glb).
   bool gltfByName() const;
@@ -132,10 +137,10 @@ Camera parseCameraJsonNode(const JsonNode& n, std::optional<int> width, std::opt
 std::string resolveScenePath(const std::filesystem::path& dir, const std::string& file, bool confine,
                              bool on_file_system = true);
 
-// Why the web page cannot draw this scene, in the command line's words ("two.json: objects[1] (ship): a
-// splat hull ...", naming the object and its kind, or the top-level key); empty when it can (splat files,
-// glTF models, splat characters and neural generators without "inputs", display blending, no script and no
-// post-processing).
+// Why the web page cannot draw this scene, in the command line's words ("two.json: objects[1] (ship):
+// effects: live hulls ...", naming the object and its kind or key, or the top-level key); empty when it can
+// (splat files, glTF models, splat characters, neural generators without "inputs" and static splat hulls (no
+// "lod", "outline", "effects", "script" or "seed"), display blending, no script and no post-processing).
 // `export-web` refuses such a scene with the same message.
 std::string webSceneRefusal(const SceneDocument& doc);
 

@@ -250,6 +250,10 @@ TEST(SceneDocument, WebRefusalNamesTheObjectAndItsKind) {
   EXPECT_EQ(refusal(R"({"objects": [{"file": "a.ply"}, {"name": "knot", "generator": "g.onnx", "time": 0.25,
     "speed": 1.5, "transform": {"translation": [1, 0, 0]}}]})"),
             "");
+  // Static splat hulls are drawn, baked or sorted, with their heading and transform.
+  EXPECT_EQ(refusal(R"({"objects": [{"file": "a.ply"}, {"hull": "man.spl2", "mode": "sorted", "heading": 30,
+    "transform": {"translation": [1, 0, 0]}, "meshSamples": 1, "liveCore": "mesh"}, {"hull": "man.spl2"}]})"),
+            "");
   const struct {
     const char* scene;
     const char* message;
@@ -257,7 +261,20 @@ TEST(SceneDocument, WebRefusalNamesTheObjectAndItsKind) {
       {R"({"objects": [{"generator": "g.onnx", "inputs": {"pose": [0, 1]}}]})",
        "w.json: objects[0] (g): inputs: a generator's control inputs are not in the web build yet"},
       {R"({"objects": [{"hull": "ship.spl2", "lod": 100}]})",
-       "w.json: objects[0] (ship): a splat hull (\"hull\": \"ship.spl2\") is not in the web build yet"},
+       "w.json: objects[0] (ship): lod: a hull's runtime level of detail is not in the web build yet"},
+      {R"({"objects": [{"hull": "ship.spl2", "outline": true}]})",
+       "w.json: objects[0] (ship): outline: a hull's outline is not in the web build yet"},
+      {R"({"objects": [{"file": "a.ply"}, {"hull": "ship.spl2", "effects": {"scatter": 1}}]})",
+       "w.json: objects[1] (ship): effects: live hulls (\"effects\", \"script\", \"seed\") are not in the "
+       "web build yet"},
+      {R"({"objects": [{"hull": "ship.spl2", "script": "s.json"}]})",
+       "w.json: objects[0] (ship): script: live hulls (\"effects\", \"script\", \"seed\") are not in the web "
+       "build yet"},
+      {R"({"objects": [{"hull": "ship.spl2", "seed": 3}]})",
+       "w.json: objects[0] (ship): seed: live hulls (\"effects\", \"script\", \"seed\") are not in the web "
+       "build yet"},
+      {R"({"objects": [{"hull": "ship.spl2"}], "light": {"brightness": 2}})",
+       "w.json: light: a scene's cel light for its splat hulls is not in the web build yet"},
       {R"({"objects": [{"lod": "city"}]})",
        "w.json: objects[0] (city): a level-of-detail hierarchy (\"lod\": \"city\") is not in the web "
        "build yet"},

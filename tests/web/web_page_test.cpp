@@ -32,6 +32,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <numbers>
 #include <numeric>
 #include <regex>
 #include <sstream>
@@ -986,24 +987,32 @@ TEST_F(WebPage, SceneWithAMissingFileGivesTheEngineMessage) {
   expectOnlyError(lines, log, expected);
 }
 
-// A scene naming a splat hull (not in the web build yet): the page names the object and its kind, in the
-// words export-web refuses it with (webSceneRefusal, run here natively), and finishes its start.
+// A scene naming a live splat hull ("effects", or "script": not in the web build yet; static hulls are
+// drawn): the page names the object and the key, in the words export-web refuses it with (webSceneRefusal,
+// run here natively), and finishes its start.
 TEST_F(WebPage, SceneWithAHullIsRefusedByName) {
   bool ready = false;
   openDemoScene("web_scene_hull", 64, 48, &ready);
   if (!ready) return;
-  const std::string text =
-      R"({"objects": [{"file": "parts/torus.ply"}, {"name": "ship", "hull": "ship.spl2"}]})";
-  writeText(site_ + "/hull_scene.json", text);
-  SceneDocOptions by_text;
-  by_text.on_file_system = false;
-  const std::string expected = webSceneRefusal(parseSceneDocument(text, "hull_scene.json", by_text));
-  const std::string words = "hull_scene.json: objects[1] (ship): a splat hull (\"hull\": \"ship.spl2\")";
-  ASSERT_EQ(expected.rfind(words + " is not in the web build yet", 0), 0u) << expected;
-  std::string log;
-  const std::vector<std::string> lines =
-      browse("readback=1&size=64,48&scene=hull_scene.json", {"READY"}, &log);
-  expectOnlyError(lines, log, expected);
+  const struct {
+    const char* key;
+    const char* value;
+  } live[] = {{"effects", R"({"scatter": 1})"}, {"script", R"("ship_script.json")"}};
+  for (const auto& x : live) {
+    const std::string text = std::string(R"({"objects": [{"file": "parts/torus.ply"}, {"name": "ship", )") +
+                             R"("hull": "ship.spl2", ")" + x.key + "\": " + x.value + "}]}";
+    writeText(site_ + "/hull_scene.json", text);
+    SceneDocOptions by_text;
+    by_text.on_file_system = false;
+    const std::string expected = webSceneRefusal(parseSceneDocument(text, "hull_scene.json", by_text));
+    const std::string words = std::string("hull_scene.json: objects[1] (ship): ") + x.key +
+                              ": live hulls (\"effects\", \"script\", \"seed\") are";
+    ASSERT_EQ(expected.rfind(words + " not in the web build yet", 0), 0u) << expected;
+    std::string log;
+    const std::vector<std::string> lines =
+        browse("readback=1&size=64,48&scene=hull_scene.json", {"READY"}, &log);
+    expectOnlyError(lines, log, expected);
+  }
 }
 
 // export-web of a scene: the scene and each file it names once, at its path relative to the scene, and a
@@ -1033,8 +1042,9 @@ TEST_F(WebPage, ExportWebCopiesASceneAndRefusesWhatThePageCannotDraw) {
       {"character.json",
        R"({"objects": [{"file": "parts/torus.ply"}, {"name": "hero", "character": "hero"}]})",
        "character.json: objects[1] (hero): " + src + "/hero/character.json: "},
-      {"hull.json", R"({"objects": [{"hull": "ship.spl2"}]})",
-       "hull.json: objects[0] (ship): a splat hull (\"hull\": \"ship.spl2\") is not in the web build yet"},
+      {"hull.json", R"({"objects": [{"hull": "ship.spl2", "effects": {"scatter": 1}}]})",
+       "hull.json: objects[0] (ship): effects: live hulls (\"effects\", \"script\", \"seed\") are not in the "
+       "web build yet"},
       {"inputs.json",
        R"({"objects": [{"name": "avatar", "generator": "avatar.onnx", "inputs": {"pose": [0]}}]})",
        "inputs.json: objects[0] (avatar): inputs: a generator's control inputs are not in the web build yet"},
@@ -1982,19 +1992,16 @@ TEST_F(WebPage, BadNeuralModelGivesTheEngineMessage) {
 // splat a gaussian in sorted mode; the cel light) drawn by the WGSL passes. Against the CPU renderer's image
 // of a scene holding the exported hull in that mode with "meshSamples": 1 (loadSceneJson, poseScene,
 // renderCpu); the other mode's CPU image is printed and must be clearly further from the page's frame.
-TEST_F(WebPage, SplatHullInBakedAndSortedModesMatchesTheCpuRenderer) {
-  bool ready = false;
-  prepare("web_hull", &ready);
-  if (!ready) return;
-  SF_REQUIRE_ASSET(man, "gltf/cesium_man.gltf");
-  const std::string src = dir_ + "/source";
+// cesium_man baked by `splatforge hull bake --budget 3000` into `src`/man.spl2 with its meta sidecar, made a
+// hull with a translucent shell: the bake of a sampled surface is all core (opaque splats), so every third
+// splat is made a translucent shell splat (the hull_core channel cleared, opacity 0.7) and the hull written
+// again with its shell orders for the bake's belt (cloudToSpl2), beside the bake's meta sidecar under its new
+// name.
+void writeLayeredHull(const std::string& man, const std::string& src) {
   fs::create_directories(src);
   const test::CliRun bake =
       test::cli("hull bake \"" + man + "\" --budget 3000 -o \"" + src + "/baked.spl2\"");
   ASSERT_EQ(bake.code, 0) << bake.out;
-  // The bake of a sampled surface is all core (opaque splats): every third splat is made a translucent shell
-  // splat (the hull_core channel cleared, opacity 0.7) and the hull written again with its shell orders for
-  // the bake's belt (cloudToSpl2), beside the bake's meta sidecar under its new name.
   GaussianCloud layers = spl2ToCloud(loadSpl2(src + "/baked.spl2"));
   for (ExtraChannel& ch : layers.extras)
     if (ch.name == "hull_core")
@@ -2004,6 +2011,16 @@ TEST_F(WebPage, SplatHullInBakedAndSortedModesMatchesTheCpuRenderer) {
   ASSERT_GT(layered.core.size(), 500u);
   saveSpl2(layered, src + "/man.spl2");
   fs::copy_file(src + "/baked.meta.json", src + "/man.meta.json");
+}
+
+TEST_F(WebPage, SplatHullInBakedAndSortedModesMatchesTheCpuRenderer) {
+  bool ready = false;
+  prepare("web_hull", &ready);
+  if (!ready) return;
+  SF_REQUIRE_ASSET(man, "gltf/cesium_man.gltf");
+  const std::string src = dir_ + "/source";
+  writeLayeredHull(man, src);
+  if (HasFatalFailure()) return;
   exportAndServe(src + "/man.spl2", &ready);
   if (!ready) return;
   ASSERT_TRUE(fs::is_regular_file(site_ + "/man.spl2"));
@@ -2084,6 +2101,110 @@ TEST_F(WebPage, SplatHullInBakedAndSortedModesMatchesTheCpuRenderer) {
       moved.psnr, moved.max_abs, stale.psnr);
   EXPECT_GE(moved.psnr, 40.0);
   EXPECT_LT(stale.psnr, moved.psnr - 5.0);  // the frame inputs follow the camera
+}
+
+// A scene of two static hull objects (the translucent-shell hull above, one baked and one sorted, each with
+// its own transform and heading) and a splat object standing inside the baked one, at a fixed off-axis
+// camera: the worker's hullFrame with each object's transform times its heading, the shells and the splats in
+// one sort, the baked core's octagons depth-composited with them in the mesh layer. Against the CPU
+// renderer's frame of the exported scene with "meshSamples": 1 (loadSceneJson, poseScene, renderCpu); the
+// frames of the scene with the headings swapped and with the sorted hull's transform dropped are printed and
+// must be clearly further from the page's frame.
+TEST_F(WebPage, SceneWithStaticHullObjectsMatchesTheCpuRenderer) {
+  bool ready = false;
+  prepare("web_scene_hulls", &ready);
+  if (!ready) return;
+  SF_REQUIRE_ASSET(man, "gltf/cesium_man.gltf");
+  const std::string src = dir_ + "/source";
+  writeLayeredHull(man, src);
+  if (HasFatalFailure()) return;
+  const GaussianCloud rest = spl2ToCloud(loadSpl2(src + "/man.spl2"));
+  const CloudBounds b = computeBounds(rest);
+  const Vec3 centre = 0.5f * (b.p01 + b.p99);
+  const float radius = 0.5f * length(b.p99 - b.p01);
+  // The splats: a random cloud scaled to half the hull's radius, centred where the baked hull's centre lands
+  // (its heading of 30 degrees turns it about +y; its transform is the identity).
+  const GaussianCloud blob = test::randomCloud(400, 1, 7);
+  const CloudBounds bb = computeBounds(blob);
+  const float s = 0.5f * radius / std::max(1e-6f, 0.5f * length(bb.p99 - bb.p01));
+  const float a = 30.0f * std::numbers::pi_v<float> / 180.0f;
+  const Vec3 at{std::cos(a) * centre.x + std::sin(a) * centre.z, centre.y,
+                -std::sin(a) * centre.x + std::cos(a) * centre.z};
+  const Vec3 t = at - s * (0.5f * (bb.p01 + bb.p99));
+  saveSplats(blob, src + "/blob.ply");
+  const std::string splats = R"({"file": "blob.ply", "transform": {"translation": [)" + fmtFloat(t.x) + ", " +
+                             fmtFloat(t.y) + ", " + fmtFloat(t.z) + R"(], "scale": )" + fmtFloat(s) + "}}";
+  const std::string moved = fmtFloat(1.3f * radius) + ", 0, " + fmtFloat(-0.6f * radius);
+  auto sceneText = [&](const char* heading_a, const char* heading_b, bool transform_b) {
+    return std::string(R"({"objects": [{"name": "a", "hull": "man.spl2", "mode": "baked", "heading": )") +
+           heading_a + R"(, "meshSamples": 1}, )" + splats +
+           R"(, {"name": "b", "hull": "man.spl2", "mode": "sorted", "heading": )" + heading_b +
+           (transform_b ? R"(, "transform": {"translation": [)" + moved + R"(], "scale": 0.8})" : "") +
+           R"(, "meshSamples": 1}]})";
+  };
+  writeText(src + "/hulls.json", sceneText("30", "-70", true));
+  exportAndServe(src + "/hulls.json", &ready);
+  if (!ready) return;
+  ASSERT_TRUE(fs::is_regular_file(site_ + "/man.spl2"));
+  ASSERT_TRUE(fs::is_regular_file(site_ + "/man.meta.json"));  // export-web copies the sidecar, once
+  ASSERT_TRUE(fs::is_regular_file(site_ + "/blob.ply"));
+  const Vec3 middle = 0.5f * (at + Vec3{1.3f * radius, 0, -0.6f * radius} + 0.8f * centre);
+  Camera cam = lookAtCamera(middle + normalize(Vec3{0.6f, 0.4f, 1.0f}) * (3.4f * radius), middle,
+                            Vec3{0, 1, 0}, 45.0f, 320, 240);
+  cam.cx += 11.0f, cam.cy -= 7.0f;  // an off-centre principal point
+  auto cpuFrame = [&](const std::string& name, const std::string& text) {
+    writeText(site_ + "/" + name, text);
+    const Scene scene = loadSceneJson(site_ + "/" + name);  // holds the splat object's cloud the frame draws
+    SceneFrame frame;
+    poseScene(scene, 0.0, frame, false, &cam);
+    return renderCpu(frame.objects, cam, RenderSettings{}, nullptr, frame.meshes);
+  };
+  const ImageRGBA cpu = cpuFrame("hulls.json", sceneText("30", "-70", true));
+  const ImageRGBA swapped = cpuFrame("ref_swapped.json", sceneText("-70", "30", true));
+  const ImageRGBA dropped = cpuFrame("ref_dropped.json", sceneText("30", "-70", false));
+  std::string log;
+  const std::vector<std::string> lines =
+      browse("scene=hulls.json&readback=1&" + cameraQuery(cam), {"IMAGE-END", "ERROR"}, &log);
+  SF_REQUIRE_ADAPTER(lines, log);
+  for (const std::string& l : lines) ASSERT_NE(l.rfind("ERROR", 0), 0u) << l;
+  std::string first_frame;
+  const ImageRGBA web = readbackImage(lines, &first_frame);
+  ASSERT_EQ(web.width, cam.width) << log.substr(0, 4000);
+  ASSERT_EQ(web.height, cam.height);
+  const ImageDiff diff = compareImages(web, cpu), far_swapped = compareImages(web, swapped),
+                  far_dropped = compareImages(web, dropped);
+  std::printf(
+      "web page vs CPU renderer, two hull objects (baked, sorted) and a splat object %dx%d: PSNR %.1f dB, "
+      "max "
+      "difference %.2e, %zu pixels off by more than 0.1, coverage %.3f; the CPU frame with the headings "
+      "swapped is %.1f dB from it, with the sorted hull's transform dropped %.1f dB\n",
+      cam.width, cam.height, diff.psnr, diff.max_abs, pixelsOff(web, cpu, 0.1f), coverage(cpu),
+      far_swapped.psnr, far_dropped.psnr);
+  std::printf("first frame: %s\n", first_frame.c_str());
+  if (diff.psnr < 40.0) {
+    writePng(dir_ + "/web.png", web);
+    writePng(dir_ + "/cpu.png", cpu);
+  }
+  EXPECT_GE(diff.psnr, 40.0);
+  EXPECT_LT(far_swapped.psnr, diff.psnr - 5.0);  // each object's heading is its own
+  EXPECT_LT(far_dropped.psnr, diff.psnr - 5.0);  // each object's transform places it
+  EXPECT_GT(coverage(cpu), 0.05);
+
+  // A hull object naming a file that is not a hull: the hull loader's words, as the scene loader gives them
+  // (its path as the page names it), and the page finishes its start.
+  writeText(site_ + "/bad_hull.json", R"({"objects": [{"name": "bad", "hull": "blob.ply"}]})");
+  std::string native;
+  SceneLoadOptions strict;  // the page is the strict loader
+  strict.strict = true;
+  try {
+    loadSceneJson(site_ + "/bad_hull.json", strict);
+  } catch (const std::exception& e) {
+    native = e.what();
+  }
+  for (size_t k; (k = native.find(site_ + "/")) != std::string::npos;) native.erase(k, site_.size() + 1);
+  ASSERT_EQ(native.rfind("bad_hull.json: objects[0] (bad): blob.ply: ", 0), 0u) << native;
+  log.clear();
+  expectOnlyError(browse("readback=1&size=64,48&scene=bad_hull.json", {"READY"}, &log), log, native);
 }
 
 }  // namespace

@@ -377,7 +377,8 @@ EMSCRIPTEN_KEEPALIVE int sf_web_is_scene_json(const char* name) {
 // and "to_object" (rows 0..2 of object_to_world and of its inverse), "gltf" (a glTF model by its name),
 // "gltf_key" (named by "gltf": a model even when it holds only gaussians), "generator" (a neural generator,
 // run by the page at model time time + speed * t), "character" (a splat character package, the folder
-// holding character.json), and how it plays: "clip" (as written), "time", "speed",
+// holding character.json), "hull" (a static splat hull, drawn in "mode", turned by "heading" degrees about
+// its +y before its transform), and how it plays: "clip" (as written), "time", "speed",
 // "loop", "dqs" (dual-quaternion skinning)}], "background": [r, g, b] or null,
 // "camera": true when the scene gives one}, or {"ok": false, "error"} with the command line's words: a
 // malformed scene, an object the web build cannot draw (webSceneRefusal), a path refused.
@@ -401,6 +402,9 @@ EMSCRIPTEN_KEEPALIVE WebScene* sf_web_scene_parse(const uint8_t* bytes, uint32_t
                  ",\"gltf_key\":" + (o.key == sf::SceneObjectKey::kGltf ? "true" : "false") +
                  ",\"generator\":" + (o.key == sf::SceneObjectKey::kGenerator ? "true" : "false") +
                  ",\"character\":" + (o.key == sf::SceneObjectKey::kCharacter ? "true" : "false") +
+                 ",\"hull\":" + (o.key == sf::SceneObjectKey::kHull ? "true" : "false") +
+                 ",\"mode\":" + jsonString(o.hull_mode.empty() ? "baked" : o.hull_mode) +
+                 ",\"heading\":" + jsonFloat(static_cast<float>(o.heading)) +
                  ",\"clip\":" + jsonString(o.clip) +
                  ",\"time\":" + jsonFloat(static_cast<float>(o.time.value_or(0))) +
                  ",\"speed\":" + jsonFloat(static_cast<float>(o.speed.value_or(1))) +

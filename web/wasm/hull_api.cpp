@@ -90,8 +90,19 @@ EMSCRIPTEN_KEEPALIVE int sf_web_is_hull(const uint8_t* bytes, uint32_t size, con
   }
 }
 
-// Opens the hull `name` (already written by sf_web_is_hull) with its sidecar when `meta` is not null, drawn
-// in `mode` ("baked" or "sorted"). Never null; sf_web_hull_info says whether it worked.
+// Writes the file `name` of these bytes where sf_web_hull_open reads it, whatever it holds: a scene's hull
+// object is loaded by the hull loader, whose words refuse a file that is not a hull. 0 when it did not fit.
+EMSCRIPTEN_KEEPALIVE int sf_web_hull_store(const uint8_t* bytes, uint32_t size, const char* name) {
+  try {
+    writeStored(name, bytes, size);
+    return 1;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+// Opens the hull `name` (already written by sf_web_is_hull or sf_web_hull_store) with its sidecar when `meta`
+// is not null, drawn in `mode` ("baked" or "sorted"). Never null; sf_web_hull_info says whether it worked.
 EMSCRIPTEN_KEEPALIVE WebHull* sf_web_hull_open(const char* name, const uint8_t* meta, uint32_t meta_size,
                                                const char* mode) {
   auto* h = new (std::nothrow) WebHull;
@@ -202,6 +213,16 @@ EMSCRIPTEN_KEEPALIVE int sf_web_hull_camera(const WebHull* h, int width, int hei
   sf::web::writeCamera(sf::frameBox(b.p01, b.p99, sf::Vec3{0, 0, -1}, up, width, height),
                        0.5f * (b.p01 + b.p99), up, 50.0f, b, out);
   return 1;
+}
+
+// The rest splats' centres of the hull (x, y, z each, in its space; sf_web_hull_rest_count of them): a
+// scene's bounds take them as they take a splat object's centres (the scene loader's hull object holds its
+// rest splats as its cloud).
+EMSCRIPTEN_KEEPALIVE uint32_t sf_web_hull_rest_count(const WebHull* h) {
+  return h->asset ? static_cast<uint32_t>(h->asset->rest.size()) : 0;
+}
+EMSCRIPTEN_KEEPALIVE const float* sf_web_hull_rest_positions(const WebHull* h) {
+  return h->asset && h->asset->rest.size() ? &h->asset->rest.positions[0].x : nullptr;
 }
 
 EMSCRIPTEN_KEEPALIVE void sf_web_hull_release(WebHull* h) {
