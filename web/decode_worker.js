@@ -282,12 +282,14 @@ const poseTransfers = (poses) => poses.flatMap((p) => p.draws.flatMap((d) => [d.
 
 // The gaussians of model g as a cloud, or null.
 function modelCloud(m, g, info) {
-  if (!info.gaussians) return null;
-  const r = m._sf_web_gltf_splats(g);
+  return info.gaussians ? releasedCloud(m, m._sf_web_gltf_splats(g)) : null;
+}
+
+// The cloud of the module's result r (a model's or a character's splats), which is then released; throws the
+// engine's message when r says it failed.
+function releasedCloud(m, r) {
   try {
-    const i = JSON.parse(m.UTF8ToString(m._sf_web_info(r)));
-    if (!i.ok) throw new EngineError(i.error);
-    return cloudOf(m, r, i);
+    return cloudOf(m, r, answer(m, m._sf_web_info(r)));
   } finally {
     m._sf_web_release(r);
   }
@@ -490,13 +492,7 @@ async function handleRequest(event) {
         const pose = poseCharacter(m, o, event.data.time);
         const camera = camera27(m, (ptr) => m._sf_web_character_camera(c, width, height, ptr) > 0);
         if (!camera) throw new EngineError(`${name}: the character has nothing to frame`);
-        const r = m._sf_web_character_splats(c);
-        let cloud;
-        try {
-          cloud = cloudOf(m, r, answer(m, m._sf_web_info(r)));
-        } finally {
-          m._sf_web_release(r);
-        }
+        const cloud = releasedCloud(m, m._sf_web_character_splats(c));
         reply({ type: 'character', info, character: characterData(m, c, info), clip: o.clip, pose, cloud, camera },
           [...characterTransfers([pose]), ...transfers(cloud)]);
         return;
@@ -546,13 +542,7 @@ async function handleRequest(event) {
       } finally {
         if (kept.c) m._sf_web_character_release(kept.c);
       }
-      const r = m._sf_web_character_splats(c);
-      let cloud;
-      try {
-        cloud = cloudOf(m, r, answer(m, m._sf_web_info(r)));
-      } finally {
-        m._sf_web_release(r);
-      }
+      const cloud = releasedCloud(m, m._sf_web_character_splats(c));
       reply({ type: 'characters', info, character: characterData(m, c, info), clips, poses, cloud },
         [...characterTransfers(poses), ...transfers(cloud)]);
     } else if (op === 'object' && event.data.hull) {  // static splat hulls: one kept hull per object naming the file
