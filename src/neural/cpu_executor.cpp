@@ -72,6 +72,9 @@ CpuExecutor::CpuExecutor(Graph graph) : graph_(std::move(graph)) {
   // Constant folding: a node whose inputs are all initializers (or omitted) is evaluated now and its outputs
   // become initializers. Nodes are in topological order, so one sweep folds whole constant chains.
   std::vector<Node> kept;
+  auto bytesOf = [](const Tensor& t) { return static_cast<uint64_t>(t.numel()) * (t.isFloat() ? 4 : 8); };
+  uint64_t total = 0;  // every constant's bytes, kept current as folding adds and replaces them
+  for (const auto& [name, t] : graph_.initializers) total += bytesOf(t);
   for (Node& n : graph_.nodes) {
     bool constant = true;
     for (const std::string& name : n.inputs)
@@ -84,13 +87,15 @@ CpuExecutor::CpuExecutor(Graph graph) : graph_(std::move(graph)) {
     for (const std::string& name : n.inputs)
       if (!name.empty()) values[name] = &graph_.initializers.at(name);
     std::vector<Tensor> out = runNode(graph_, n, values);
-    for (size_t k = 0; k < out.size() && k < n.outputs.size(); ++k)
-      if (!n.outputs[k].empty()) graph_.initializers[n.outputs[k]] = std::move(out[k]);
+    for (size_t k = 0; k < out.size() && k < n.outputs.size(); ++k) {
+      if (n.outputs[k].empty()) continue;
+      if (auto it = graph_.initializers.find(n.outputs[k]); it != graph_.initializers.end())
+        total -= bytesOf(it->second);
+      total += bytesOf(out[k]);
+      graph_.initializers[n.outputs[k]] = std::move(out[k]);
+    }
     ++folded_;
     // Folded constants count against the load limit together, not only one by one.
-    uint64_t total = 0;
-    for (const auto& [name, t] : graph_.initializers)
-      total += static_cast<uint64_t>(t.numel()) * (t.isFloat() ? 4 : 8);
     checkByteBudget(graph_.path, total, "the model's constants after folding");
   }
   graph_.nodes = std::move(kept);

@@ -66,6 +66,52 @@ void copyBlock(Tensor& dst, int64_t d, const Tensor& src, int64_t s, int64_t n) 
   }
 }
 
+void gatherStrided(Tensor& y, const Tensor& x, const std::vector<int64_t>& strides, int64_t base) {
+  const int64_t n = y.numel();
+  if (n == 0) return;
+  // The same walk over fewer dims: dims of 1 dropped, a dim merged into the one before it where the two
+  // step through x as one (so a transpose that moves only dims of 1 is one row).
+  Shape shape;
+  std::vector<int64_t> st;
+  for (size_t d = 0; d < y.shape.size(); ++d) {
+    if (y.shape[d] == 1) continue;
+    if (!shape.empty() && st.back() == strides[d] * y.shape[d]) {
+      shape.back() *= y.shape[d], st.back() = strides[d];
+      continue;
+    }
+    shape.push_back(y.shape[d]), st.push_back(strides[d]);
+  }
+  if (shape.empty()) {
+    copyBlock(y, 0, x, base, 1);
+    return;
+  }
+  const size_t rank = shape.size();
+  const int64_t inner = shape[rank - 1];
+  const int64_t step = st[rank - 1];
+  auto rows = [&](auto* dst, const auto* src) {
+    std::vector<int64_t> index(rank - 1, 0);
+    int64_t off = base;
+    for (int64_t k = 0; k < n; k += inner) {
+      if (step == 1) {
+        std::copy_n(src + off, inner, dst + k);
+      } else {
+        for (int64_t j = 0; j < inner; ++j) dst[k + j] = src[off + j * step];
+      }
+      for (size_t d = rank - 1; d-- > 0;) {
+        off += st[d];
+        if (++index[d] < shape[d]) break;
+        off -= st[d] * shape[d];
+        index[d] = 0;
+      }
+    }
+  };
+  if (y.isFloat()) {
+    rows(y.f.data(), x.f.data());
+  } else {
+    rows(y.i.data(), x.i.data());
+  }
+}
+
 Tensor reshaped(const Tensor& x, Shape shape) {
   Tensor y = x;
   y.shape = std::move(shape);

@@ -167,6 +167,11 @@ void walk(const Shape& shape, const std::array<std::vector<int64_t>, N>& strides
 // Copies n elements between tensors of the same storage class.
 void copyBlock(Tensor& dst, int64_t d, const Tensor& src, int64_t s, int64_t n);
 
+// y[k] = x[base + sum over d of index[d] * strides[d]] for every element k of y (same storage class), index
+// being k's position in y.shape: walk<1> with a copy, a row of the innermost dim at a time. Transposes,
+// slices and Expand are this gather.
+void gatherStrided(Tensor& y, const Tensor& x, const std::vector<int64_t>& strides, int64_t base = 0);
+
 // `x` with another shape of as many elements.
 Tensor reshaped(const Tensor& x, Shape shape);
 

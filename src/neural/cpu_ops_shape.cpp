@@ -128,7 +128,7 @@ Outputs opTranspose(const Ctx& c) {
     st[d] = in_strides[p[d]];
   }
   Tensor y = c.output(x.dtype, out);
-  walk<1>(out, {st}, [&](int64_t k, const std::array<int64_t, 1>& o) { copyBlock(y, k, x, o[0], 1); });
+  gatherStrided(y, x, st);
   return one(std::move(y));
 }
 
@@ -136,8 +136,7 @@ Outputs opExpand(const Ctx& c) {
   const Tensor& x = c.in(0);
   const Shape shape = broadcastShapes(c, x.shape, c.ints(c.in(1), "shape"));
   Tensor y = c.output(x.dtype, shape);
-  walk<1>(shape, {broadcastStrides(x.shape, shape)},
-          [&](int64_t k, const std::array<int64_t, 1>& o) { copyBlock(y, k, x, o[0], 1); });
+  gatherStrided(y, x, broadcastStrides(x.shape, shape));
   return one(std::move(y));
 }
 
@@ -265,8 +264,7 @@ Outputs opSlice(const Ctx& c) {
     st[d] = in_strides[d] * (n > 1 ? step : 1);  // unused when n <= 1: avoid overflowing with a huge step
   }
   Tensor y = c.output(x.dtype, out);
-  walk<1>(out, {st}, [&](int64_t k, const std::array<int64_t, 1>& o) { copyBlock(y, k, x, o[0], 1); },
-          {base});
+  gatherStrided(y, x, st, base);
   return one(std::move(y));
 }
 
