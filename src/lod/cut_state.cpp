@@ -8,6 +8,8 @@
 #include <queue>
 #include <stdexcept>
 
+#include "core/parallel.h"
+
 namespace sf::lod {
 
 namespace {
@@ -75,20 +77,25 @@ class Updater {
       lo = n.box_min, hi = n.box_max;
     }
   }
-  // Children of `ref` in view into kids_/kid_inside_; true when one of them is a chunk not in memory.
-  bool viewChildren(uint32_t t, NodeRef ref, const Node& n, bool inside) {
-    kids_.clear(), in_view_.clear();
-    childrenOf(hier(t), ref, kids_);
+  // Children of `ref` into kids, whether each is in view into in_view; true when one of them in view is a
+  // chunk not in memory.
+  bool viewChildren(uint32_t t, NodeRef ref, const Node& n, bool inside, std::vector<NodeRef>& kids,
+                    std::vector<uint8_t>& in_view) const {
+    kids.clear(), in_view.clear();
+    childrenOf(hier(t), ref, kids);
     bool missing = false;
-    for (NodeRef k : kids_) {
+    for (NodeRef k : kids) {
       Vec3 lo, hi;
       boxOf(t, n, k, lo, hi);
       const bool v = inside || boxVisible(lo, hi, cam(t), o_.margin_px);
-      in_view_.push_back(v);
+      in_view.push_back(v);
       if (v && (n.flags & kChildrenAreChunks) && t_[t].resident && !(*t_[t].resident)[k.chunk])
         missing = true;
     }
     return missing;
+  }
+  bool viewChildren(uint32_t t, NodeRef ref, const Node& n, bool inside) {
+    return viewChildren(t, ref, n, inside, kids_, in_view_);
   }
   void recordWanted(uint32_t t, float e) {
     if (!wanted_) return;
@@ -96,8 +103,24 @@ class Updater {
       if (in_view_[i] && !(*t_[t].resident)[kids_[i].chunk]) (*wanted_)[t].push_back({e, kids_[i].chunk});
   }
 
-  void clearSubtree(uint32_t t, NodeRef ref);
+  void clearSubtree(uint32_t t, NodeRef ref) const;
   void pass(uint32_t t, bool include_root);
+  // What measuring one stretch of a level of the kept cut found (pass: the stretches of a level run in
+  // parallel, then are merged in order).
+  struct Item {
+    NodeRef ref;
+    bool inside;
+  };
+  struct PassPart {
+    std::vector<Item> next;  // the next level's nodes
+    std::vector<Key> f, m;
+    std::vector<CutEntry> added;
+    uint64_t count = 0;
+    int64_t zeros = 0;
+    std::vector<NodeRef> kids;
+    std::vector<uint8_t> in_view;
+  };
+  void measure(uint32_t t, const Item& it, PassPart& out) const;
   void addCut(uint32_t t, NodeRef ref, uint32_t id) {
     st(t).flags[id] |= kCutIn;
     added_[t].push_back({nodeAt(hier(t), ref).source_index, id, ref});
@@ -133,14 +156,9 @@ class Updater {
   int widened_lo_ = 0, widened_hi_ = 0;
   std::vector<NodeRef> kids_;
   std::vector<uint8_t> in_view_;
-  struct Item {
-    NodeRef ref;
-    bool inside;
-  };
-  std::vector<Item> stack_;
 };
 
-void Updater::clearSubtree(uint32_t t, NodeRef ref) {
+void Updater::clearSubtree(uint32_t t, NodeRef ref) const {
   CutState& s = st(t);
   std::vector<NodeRef> todo{ref}, kids;
   while (!todo.empty()) {
@@ -159,8 +177,57 @@ void Updater::clearSubtree(uint32_t t, NodeRef ref) {
   }
 }
 
+// One node of the kept cut, or above it, measured for this target's camera: its error and view; a node of
+// the cut joins the frontier, a refined node whose chunks left the pool is drawn itself again, any other
+// refined node passes its children in view to the next level (those come into view joining the cut) and
+// clears the subtrees of the others. Writes only the flags of `it` and of nodes below it.
+void Updater::measure(uint32_t t, const Item& it, PassPart& out) const {
+  CutState& s = st(t);
+  const Hierarchy& h = hier(t);
+  const uint32_t id = s.idOf(it.ref);
+  const Node& n = nodeAt(h, it.ref);
+  const bool inside = it.inside || boxInside(n.box_min, n.box_max, cam(t), o_.margin_px);
+  const float e = screenError(n, cam(t));
+  s.error[id] = e;
+  s.flags[id] = static_cast<uint8_t>(inside ? s.flags[id] | kCutInside : s.flags[id] & ~kCutInside);
+  if (s.flags[id] & kCutIn) {
+    ++out.count;
+    if (!n.leaf()) out.f.push_back({e, t, id, it.ref});
+    return;
+  }
+  if (viewChildren(t, it.ref, n, inside, out.kids, out.in_view)) {  // its chunks left the pool: drawn itself
+    for (NodeRef k : out.kids)
+      if (!t_[t].resident || (*t_[t].resident)[k.chunk]) clearSubtree(t, k);
+    s.flags[id] = static_cast<uint8_t>((s.flags[id] & ~kCutRefined) | kCutIn);
+    out.added.push_back({n.source_index, id, it.ref});
+    ++out.count;
+    out.f.push_back({e, t, id, it.ref});
+    return;
+  }
+  uint8_t vis = 0;
+  for (size_t i = 0; i < out.kids.size(); ++i) {
+    const NodeRef k = out.kids[i];
+    const uint32_t kid = s.idOf(k);
+    if (!out.in_view[i]) {
+      clearSubtree(t, k);
+      continue;
+    }
+    ++vis;
+    if (!(s.flags[kid] & (kCutIn | kCutRefined))) {  // came into view
+      s.flags[kid] |= kCutIn;
+      out.added.push_back({nodeAt(h, k).source_index, kid, k});
+    }
+    out.next.push_back({k, inside});
+  }
+  s.visible[id] = vis;
+  out.zeros += vis == 0;
+  out.m.push_back({e, t, id, it.ref});
+}
+
 // Measures the kept cut for this target's camera: errors, view, chunks gone; collects the frontier (chosen
-// nodes that have children) and the refined nodes.
+// nodes that have children) and the refined nodes. Level by level from the root, each level's nodes in
+// parallel stretches (the subtrees below distinct nodes are disjoint); the order of what is collected does
+// not matter (the queues' order is total, the added nodes are sorted by finish).
 void Updater::pass(uint32_t t, bool include_root) {
   CutState& s = st(t);
   const Hierarchy& h = hier(t);
@@ -171,45 +238,28 @@ void Updater::pass(uint32_t t, bool include_root) {
     return;
   }
   if (!(s.flags[rid] & (kCutIn | kCutRefined))) addCut(t, root, rid);
-  stack_.assign(1, {root, false});
-  while (!stack_.empty()) {
-    const Item it = stack_.back();
-    stack_.pop_back();
-    const uint32_t id = s.idOf(it.ref);
-    const Node& n = nodeAt(h, it.ref);
-    const bool inside = it.inside || boxInside(n.box_min, n.box_max, cam(t), o_.margin_px);
-    const float e = screenError(n, cam(t));
-    s.error[id] = e;
-    s.flags[id] = static_cast<uint8_t>(inside ? s.flags[id] | kCutInside : s.flags[id] & ~kCutInside);
-    if (s.flags[id] & kCutIn) {
-      ++count_;
-      if (!n.leaf()) f_all_.push_back({e, t, id, it.ref});
-      continue;
+  constexpr size_t kStretch = 4096;
+  std::vector<Item> level{{root, false}};
+  std::vector<PassPart> parts;
+  while (!level.empty()) {
+    const size_t count = (level.size() + kStretch - 1) / kStretch;
+    if (parts.size() < count) parts.resize(count);
+    parallelFor(count, [&](size_t c) {
+      PassPart& out = parts[c];
+      out.next.clear(), out.f.clear(), out.m.clear(), out.added.clear();
+      out.count = 0, out.zeros = 0;
+      const size_t end = std::min(level.size(), (c + 1) * kStretch);
+      for (size_t i = c * kStretch; i < end; ++i) measure(t, level[i], out);
+    });
+    level.clear();
+    for (size_t c = 0; c < count; ++c) {
+      PassPart& out = parts[c];
+      level.insert(level.end(), out.next.begin(), out.next.end());
+      f_all_.insert(f_all_.end(), out.f.begin(), out.f.end());
+      m_all_.insert(m_all_.end(), out.m.begin(), out.m.end());
+      added_[t].insert(added_[t].end(), out.added.begin(), out.added.end());
+      count_ += out.count, zeros_ += out.zeros;
     }
-    if (viewChildren(t, it.ref, n, inside)) {  // its chunks left the pool: drawn itself again
-      for (NodeRef k : kids_)
-        if (!t_[t].resident || (*t_[t].resident)[k.chunk]) clearSubtree(t, k);
-      s.flags[id] = static_cast<uint8_t>((s.flags[id] & ~kCutRefined) | kCutIn);
-      added_[t].push_back({n.source_index, id, it.ref});
-      ++count_;
-      f_all_.push_back({e, t, id, it.ref});
-      continue;
-    }
-    uint8_t vis = 0;
-    for (size_t i = 0; i < kids_.size(); ++i) {
-      const NodeRef k = kids_[i];
-      const uint32_t kid = s.idOf(k);
-      if (!in_view_[i]) {
-        clearSubtree(t, k);
-        continue;
-      }
-      ++vis;
-      if (!(s.flags[kid] & (kCutIn | kCutRefined))) addCut(t, k, kid);  // came into view
-      stack_.push_back({k, inside});
-    }
-    s.visible[id] = vis;
-    zeros_ += vis == 0;
-    m_all_.push_back({e, t, id, it.ref});
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "core/covariance.h"
 #include "core/error.h"
+#include "core/parallel.h"
 #include "render/frame_passes.h"
 
 namespace sf::lod {
@@ -193,13 +194,24 @@ void GpuPool::prepareFrame(LodStream& stream) {
   flush();
 
   // The selection: each row's slot, or its index among the host rows, which follow in full.
-  const GaussianCloud& cloud = stream.cloud();
+  const GaussianCloud& cloud = stream.hostRows();  // its host rows: the rest come from the slots
   const std::vector<NodeRef>& rows = stream.rows();
   if (rows.size() != cloud.size() || static_cast<uint32_t>(cloud.shStride()) != stride_)
     throw Error(h.dir + ": the stream's rows do not match its cloud");
   const std::vector<LodStream::ShMix>& mixes = stream.shMixes();
-  uint32_t host = 0;
-  for (const NodeRef& r : rows) host += r == kNoNode ? 1u : 0u;
+  // In stretches of rows, in parallel: the host rows each stretch holds, then each stretch written from
+  // where the ones before it leave the host rows, the SH mixes and the ghosts' SH.
+  constexpr size_t kStretch = 65536;
+  const size_t stretches = (rows.size() + kStretch - 1) / kStretch;
+  std::vector<uint32_t> host_before(stretches + 1, 0);
+  parallelFor(stretches, [&](size_t c) {
+    uint32_t n = 0;
+    for (size_t i = c * kStretch, end = std::min(rows.size(), i + kStretch); i < end; ++i)
+      n += rows[i] == kNoNode ? 1u : 0u;
+    host_before[c + 1] = n;
+  });
+  for (size_t c = 0; c < stretches; ++c) host_before[c + 1] += host_before[c];
+  const uint32_t host = host_before[stretches];
   const uint32_t host_sh = host - static_cast<uint32_t>(mixes.size());  // ghosts: their SH uploaded
   if (mixes.size() > host) throw Error(h.dir + ": the stream's SH mixes do not match its rows");
   rows_ = static_cast<uint32_t>(rows.size());
@@ -223,28 +235,38 @@ void GpuPool::prepareFrame(LodStream& stream) {
                   ", which is not in the GPU pool");
     return slots_[c][r.index];
   };
-  uint32_t k = 0, g = 0;
-  size_t m = 0;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const NodeRef r = rows[i];
-    if (!(r == kNoNode)) {
-      selection[i] = slotOf(r);
-      continue;
-    }
-    uint32_t* w = mix_words + size_t{k} * 3;
-    if (m < mixes.size() && mixes[m].row == i) {
-      const LodStream::ShMix& x = mixes[m++];
+  auto firstMix = [&](size_t row) {
+    return static_cast<size_t>(
+        std::lower_bound(mixes.begin(), mixes.end(), row,
+                         [](const LodStream::ShMix& x, size_t r) { return x.row < r; }) -
+        mixes.begin());
+  };
+  parallelFor(stretches, [&](size_t c) {
+    const size_t begin = c * kStretch, end = std::min(rows.size(), begin + kStretch);
+    uint32_t k = host_before[c];
+    size_t m = firstMix(begin);
+    uint32_t g = k - static_cast<uint32_t>(m);
+    for (size_t i = begin; i < end; ++i) {
+      const NodeRef r = rows[i];
+      if (!(r == kNoNode)) {
+        selection[i] = slotOf(r);
+        continue;
+      }
+      uint32_t* w = mix_words + size_t{k} * 3;
       a.put(k, cloud.positions[i], cloud.scales[i], cloud.rotations[i], cloud.opacities[i], nullptr);
-      w[0] = slotOf(x.from), w[1] = slotOf(x.to);
-      std::memcpy(&w[2], &x.t, 4);
-    } else {
-      a.put(k, cloud.positions[i], cloud.scales[i], cloud.rotations[i], cloud.opacities[i], nullptr);
-      std::memcpy(a.sh + size_t{g} * sh_bytes, cloud.sh.data() + i * stride_, sh_bytes);
-      w[0] = kHostRow | g++, w[1] = 0, w[2] = 0;
+      if (m < mixes.size() && mixes[m].row == i) {
+        const LodStream::ShMix& x = mixes[m++];
+        w[0] = slotOf(x.from), w[1] = slotOf(x.to);
+        std::memcpy(&w[2], &x.t, 4);
+      } else {
+        std::memcpy(a.sh + size_t{g} * sh_bytes, cloud.sh.data() + i * stride_, sh_bytes);
+        w[0] = kHostRow | g++, w[1] = 0, w[2] = 0;
+      }
+      selection[i] = kHostRow | k++;
     }
-    selection[i] = kHostRow | k++;
-  }
-  if (m != mixes.size()) throw Error(h.dir + ": an SH mix names a row that is not computed on the host");
+    if (m != firstMix(end) || (end == rows.size() && m != mixes.size()))
+      throw Error(h.dir + ": an SH mix names a row that is not computed on the host");
+  });
   const LodStream::GpuFigures figures{used_,   allocated_, uint64_t{rows_} * 4, host,
                                       host_sh, host_bytes, fresh_nodes,         fresh_nodes * row_bytes};
   stream.setGpuFigures(figures);

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <filesystem>
 #include <numeric>
-#include <unordered_map>
 
 #include "core/error.h"
 #include "core/parallel.h"
@@ -206,6 +205,15 @@ void resizeRows(GaussianCloud& c, size_t n) {  // (GaussianCloud::resize would c
   c.sh.resize(n * static_cast<size_t>(c.shStride()));
 }
 
+// Row `i` of `c` set to node `ref` of `h` as it is.
+void putNode(GaussianCloud& c, size_t i, const Hierarchy& h, NodeRef ref) {
+  const Node& node = nodeAt(h, ref);
+  const size_t stride = static_cast<size_t>(c.shStride());
+  c.positions[i] = node.position, c.scales[i] = node.scale;
+  c.rotations[i] = node.rotation, c.opacities[i] = node.opacity;
+  std::copy_n(shAt(h, ref), stride, c.sh.data() + i * stride);
+}
+
 // The row of node `source` in a cut ordered by source_index.
 uint32_t rowIn(const std::vector<CutEntry>& cut, uint64_t source) {
   const auto it = std::lower_bound(cut.begin(), cut.end(), source,
@@ -255,6 +263,10 @@ void LodStream::fadeOut(const std::vector<std::pair<uint32_t, uint32_t>>& remove
   std::vector<std::pair<uint32_t, uint32_t>> from;  // (row of cloud_, into) of each new ghost
   for (const auto& [row, id] : removed)
     if (const uint32_t into = coarserDrawn(id); into != kNone) {
+      // A node drawn as it is starts from its own values (cloud_ may not hold them, cloud()): one whose
+      // chunk has left the pool since pops instead.
+      const NodeRef was = rows_[row];
+      if (!(was == kNoNode) && was.chunk != kNone && !resident_[was.chunk]) continue;
       ghosts.push_back({into, ancestorRef(id, last_cut_[row].ref, into), 0.0f, 0});
       from.push_back({row, into});
     }
@@ -300,15 +312,18 @@ void LodStream::fadeOut(const std::vector<std::pair<uint32_t, uint32_t>>& remove
     }
   }
   // Nodes that more than kMaxFadeFanOut rows fade into are drawn as they are (the rows pop out).
-  std::unordered_map<uint32_t, size_t> fan_in;
+  std::vector<uint32_t>& fan_in = nodeScratch();
   for (const Ghost& gh : ghosts) ++fan_in[gh.into_id];
-  for (const auto& [into, rows] : fan_in)
-    if (rows > kMaxFadeFanOut) flags[into] |= kCutScratch;
+  for (const Ghost& gh : ghosts)
+    if (fan_in[gh.into_id] > kMaxFadeFanOut) flags[gh.into_id] |= kCutScratch;
+  for (const Ghost& gh : ghosts) fan_in[gh.into_id] = 0;
   for (size_t g = 0; g < ghosts.size(); ++g)
     if (!(flags[ghosts[g].into_id] & kCutScratch)) {
       const size_t at = starts.size();
       resizeRows(starts, at + 1);
-      if (g < new_count)
+      if (g < new_count && !(rows_[from[g].first] == kNoNode))
+        putNode(starts, at, h_, rows_[from[g].first]);
+      else if (g < new_count)
         copyRow(starts, at, cloud_, from[g].first);
       else if (kept[g - new_count].first == 0)
         copyRow(starts, at, ghost_start_, kept[g - new_count].second);
@@ -339,14 +354,22 @@ std::vector<LodStream::Morph> LodStream::morphIn(const std::vector<uint32_t>& fr
   std::vector<uint8_t>& flags = s.flags;
   const std::vector<CutEntry>& cut = s.cut;
   std::vector<Morph> morphs;
+  std::vector<uint32_t>& scratch = nodeScratch();
   for (const Morph& m : morphs_)
     if ((flags[m.id] & kCutIn) && m.age + 1 < kFadeFrames) {
       morphs.push_back(m), ++morphs.back().age;
-      morphs.back().row = rowIn(cut, nodeAt(h_, m.ref).source_index);
+      scratch[m.id] = static_cast<uint32_t>(morphs.size());
     }
+  if (!morphs.empty()) {  // their rows now: one scan of the cut
+    parallelForRange(cut.size(), 65536, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i)
+        if (const uint32_t k = scratch[cut[i].id]) morphs[k - 1].row = static_cast<uint32_t>(i);
+    });
+    for (const Morph& m : morphs) scratch[m.id] = 0;
+  }
   std::vector<uint32_t> given;  // ancestors whose first new node has taken their opacity
   std::vector<uint32_t> ancestor(fresh.size(), kNone);
-  std::unordered_map<uint32_t, size_t> fan_out;  // new nodes per ancestor (kMaxFadeFanOut)
+  std::vector<uint32_t>& fan_out = scratch;  // new nodes per ancestor (kMaxFadeFanOut)
   for (size_t f = 0; f < fresh.size(); ++f) {
     uint32_t a = s.parent[cut[fresh[f]].id];
     while (a != kNone && !(flags[a] & kCutDrawn)) a = s.parent[a];
@@ -366,51 +389,72 @@ std::vector<LodStream::Morph> LodStream::morphIn(const std::vector<uint32_t>& fr
     morphs.push_back({e.id, row, e.ref, from, first ? nodeAt(h_, from).opacity : 0.0f, 0});
   }
   for (uint32_t a : given) flags[a] &= static_cast<uint8_t>(~kCutScratch);
+  for (uint32_t a : ancestor)
+    if (a != kNone) fan_out[a] = 0;
   return morphs;
 }
 
-// The cloud: every node of the cut as it is (in parallel), then the rows computed on the host (morphs, the
-// nodes ghosts fade into drawn transparent, the ghosts after the cut's nodes).
+// The cloud: the rows computed on the host (morphs, the nodes ghosts fade into drawn transparent, the ghosts
+// after the cut's nodes); every other row is a node of the cut as it is, named in rows_ and copied by
+// cloud() when asked for.
 void LodStream::fillCloud(const std::vector<Morph>& morphs, const std::vector<Ghost>& ghosts,
                           const GaussianCloud& starts) {
   const std::vector<CutEntry>& cut = state_.cut;
   const size_t n = cut.size();
-  const size_t stride = static_cast<size_t>(cloud_.shStride());
   const size_t total = n + ghosts.size();
   resizeRows(cloud_, total);
   rows_.resize(total);
-  parallelForRange(n, 16384, [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) {
-      const Node& node = nodeAt(h_, cut[i].ref);
-      cloud_.positions[i] = node.position, cloud_.scales[i] = node.scale;
-      cloud_.rotations[i] = node.rotation, cloud_.opacities[i] = node.opacity;
-      std::copy_n(shAt(h_, cut[i].ref), stride, cloud_.sh.data() + i * stride);
-      rows_[i] = cut[i].ref;
+  parallelForRange(n, 65536, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) rows_[i] = cut[i].ref;
+  });
+  plain_pending_ = true;
+  sh_mixes_.resize(morphs.size());
+  parallelForRange(morphs.size(), 4096, [&](size_t begin, size_t end) {
+    for (size_t k = begin; k < end; ++k) {
+      const Morph& m = morphs[k];
+      const float t = static_cast<float>(m.age) / static_cast<float>(kFadeFrames);
+      const Node& to = nodeAt(h_, m.ref);
+      morphGaussian(cloud_, m.row, viewOf(nodeAt(h_, m.from), shAt(h_, m.from)), viewOf(to, shAt(h_, m.ref)),
+                    t);
+      cloud_.opacities[m.row] = m.start_opacity + (to.opacity - m.start_opacity) * t;
+      rows_[m.row] = kNoNode;
+      sh_mixes_[k] = {m.row, m.from, m.ref, t};
     }
   });
-  sh_mixes_.clear();
-  for (const Morph& m : morphs) {
-    const float t = static_cast<float>(m.age) / static_cast<float>(kFadeFrames);
-    morphGaussian(cloud_, m.row, viewOf(nodeAt(h_, m.from), shAt(h_, m.from)), rowOf(cloud_, m.row), t);
-    cloud_.opacities[m.row] = m.start_opacity + (cloud_.opacities[m.row] - m.start_opacity) * t;
-    rows_[m.row] = kNoNode;
-    sh_mixes_.push_back({m.row, m.from, m.ref, t});
-  }
   // The nodes ghosts fade into are drawn transparent meanwhile; the ghosts follow the cut's nodes.
   for (const Ghost& gh : ghosts) {
     const uint32_t row = rowIn(cut, nodeAt(h_, gh.into).source_index);
-    if (!(rows_[row] == kNoNode))  // (a morphing row keeps its mix)
+    if (!(rows_[row] == kNoNode)) {  // (a morphing row keeps its mix)
+      putNode(cloud_, row, h_, gh.into);
       sh_mixes_.push_back({row, gh.into, gh.into, 0.0f});
+    }
     cloud_.opacities[row] = 0.0f, rows_[row] = kNoNode;
   }
   std::sort(sh_mixes_.begin(), sh_mixes_.end(), [](const ShMix& a, const ShMix& b) { return a.row < b.row; });
-  for (size_t g = 0; g < ghosts.size(); ++g) {
-    const Ghost& gh = ghosts[g];
-    const float t = static_cast<float>(gh.age) / static_cast<float>(kFadeFrames);
-    morphGaussian(cloud_, n + g, rowOf(starts, g), viewOf(nodeAt(h_, gh.into), shAt(h_, gh.into)), t);
-    cloud_.opacities[n + g] = starts.opacities[g] + (gh.end_opacity - starts.opacities[g]) * t;
-    rows_[n + g] = kNoNode;
-  }
+  parallelForRange(ghosts.size(), 4096, [&](size_t begin, size_t end) {
+    for (size_t g = begin; g < end; ++g) {
+      const Ghost& gh = ghosts[g];
+      const float t = static_cast<float>(gh.age) / static_cast<float>(kFadeFrames);
+      morphGaussian(cloud_, n + g, rowOf(starts, g), viewOf(nodeAt(h_, gh.into), shAt(h_, gh.into)), t);
+      cloud_.opacities[n + g] = starts.opacities[g] + (gh.end_opacity - starts.opacities[g]) * t;
+      rows_[n + g] = kNoNode;
+    }
+  });
+}
+
+std::vector<uint32_t>& LodStream::nodeScratch() {
+  if (node_scratch_.size() != state_.flags.size()) node_scratch_.assign(state_.flags.size(), 0);
+  return node_scratch_;
+}
+
+const GaussianCloud& LodStream::cloud() {
+  if (!plain_pending_) return cloud_;
+  parallelForRange(rows_.size(), 16384, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i)
+      if (!(rows_[i] == kNoNode)) putNode(cloud_, i, h_, rows_[i]);
+  });
+  plain_pending_ = false;
+  return cloud_;
 }
 
 const GaussianCloud& LodStream::drawCut(bool fade, uint64_t max_fading_out) {

@@ -102,7 +102,14 @@ class LodStream {
   uint64_t fadingOut() const;
   // Rows of the last draw fading into a coarser node.
   uint64_t fadingOutDrawn() const { return ghosts_.size(); }
-  const GaussianCloud& cloud() const { return cloud_; }
+  // The last draw's cloud, every row. The rows of nodes drawn as they are (rows() names their node) are
+  // copied from the nodes at the first call after a draw (in parallel), not by the draw itself: a frame
+  // drawn through the GPU pool never reads them on the host.
+  const GaussianCloud& cloud();
+  // The last draw's cloud as the draw left it: its size and SH degree, and the rows computed on the host
+  // (rows() == kNoNode); the other rows are not filled unless cloud() was called since (the GPU pool reads
+  // them from its slots).
+  const GaussianCloud& hostRows() const { return cloud_; }
   // Where each gaussian of cloud() comes from: the node it copies as it is, or kNoNode for one computed on
   // the host (a node morphing from or into another, a node drawn transparent while others fade into it, a
   // fading node no longer in the cut). The GPU pool (lod/gpu_pool.h) copies the first kind from its slots
@@ -157,6 +164,10 @@ class LodStream {
   std::vector<uint64_t> no_room_;  // per chunk: 1 + the frame during which it found no room (not asked again)
   uint64_t frame_ = 0, resident_nodes_ = 0, evictions_ = 0;
   GaussianCloud cloud_;
+  bool plain_pending_ = false;  // cloud_'s rows of nodes drawn as they are not filled yet (cloud())
+  // Per node id, 0 between uses: counts and indices of one step of a draw (nodeScratch()).
+  std::vector<uint32_t> node_scratch_;
+  std::vector<uint32_t>& nodeScratch();
   std::vector<NodeRef> rows_;            // per gaussian of cloud_: its node, or kNoNode (rows())
   std::vector<ShMix> sh_mixes_;          // shMixes()
   std::vector<uint64_t> install_stamp_;  // per chunk (installStamps())

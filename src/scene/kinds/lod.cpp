@@ -33,14 +33,16 @@ std::string LodObject::describe(const SceneObject&) const {
 }
 
 void LodObject::pose(const SceneObject& object, const PoseContext& ctx, PoseSink& out) const {
-  if (stream_->cloud().size() == 0) return;  // this frame's cut (poseScene cut every LOD object first)
-  RenderObject ro{&stream_->cloud(), object.object_to_world};
+  if (stream_->rows().empty()) return;  // this frame's cut (poseScene cut every LOD object first)
+  RenderObject ro{&stream_->hostRows(), object.object_to_world};
   if (ctx.gpu && gpu_->pool) {
-    // The Vulkan frame gathers the cut from the pool: the cloud sizes the object's slots (never uploaded).
+    // The Vulkan frame gathers the cut from the pool: the cloud sizes the object's slots (never uploaded,
+    // and its rows of nodes drawn as they are never filled on the host).
     gpu_->pool->prepare(*stream_);
     ro.gpu_source = gpu_->pool.get();
   } else {
-    ro.dynamic = true;  // new contents at the same address every frame: uploaded whole
+    ro.cloud = &stream_->cloud();  // every row filled
+    ro.dynamic = true;             // new contents at the same address every frame: uploaded whole
   }
   out.objects.push_back(ro);
 }
