@@ -219,6 +219,9 @@ void Updater::measure(uint32_t t, const Item& it, PassPart& out) const {
     }
     out.next.push_back({k, inside});
   }
+  if (n.flags & kChildrenAreChunks)
+    for (size_t i = 0; i < out.kids.size(); ++i)
+      if (out.in_view[i]) s.chunk_value[out.kids[i].chunk] = e;  // (each chunk hangs under one node)
   s.visible[id] = vis;
   out.zeros += vis == 0;
   out.m.push_back({e, t, id, it.ref});
@@ -268,6 +271,8 @@ bool Updater::held(const Key& k) {
   if (!(n.flags & kChildrenAreChunks) || !t_[k.t].resident) return false;
   if (!viewChildren(k.t, k.ref, n, (st(k.t).flags[k.id] & kCutInside) != 0)) return false;
   recordWanted(k.t, k.e);
+  for (size_t i = 0; i < kids_.size(); ++i)  // what came in already waits for the rest, worth as much
+    if (in_view_[i]) st(k.t).chunk_value[kids_[i].chunk] = k.e;
   st(k.t).flags[k.id] |= kCutHeld;
   st(k.t).held.push_back(k.id);
   return true;
@@ -302,8 +307,10 @@ void Updater::coarsen(const Key& m) {
   CutState& s = st(m.t);
   kids_.clear();
   childrenOf(hier(m.t), m.ref, kids_);
+  const bool chunks = (nodeAt(hier(m.t), m.ref).flags & kChildrenAreChunks) != 0;
   for (NodeRef k : kids_) {
     const uint32_t kid = s.idOf(k);
+    if (chunks) s.chunk_value[k.chunk] = 0.0f;  // no longer drawn
     if (s.flags[kid] & kCutIn) --count_;
     if (fade_ && (s.flags[kid] & kCutDrawn)) ++ghosts_;  // stays drawn while it fades into m
     s.flags[kid] &= static_cast<uint8_t>(~kCutStateFlags);
@@ -323,9 +330,11 @@ void Updater::refine(const Key& f, uint32_t vis) {
   s.visible[f.id] = static_cast<uint8_t>(vis);
   zeros_ += vis == 0;
   count_ = count_ - 1 + vis;
+  const bool chunks = (nodeAt(hier(f.t), f.ref).flags & kChildrenAreChunks) != 0;
   for (size_t i = 0; i < kids_.size(); ++i) {  // (viewChildren's, for f)
     if (!in_view_[i]) continue;
     const NodeRef k = kids_[i];
+    if (chunks) s.chunk_value[k.chunk] = f.e;
     const uint32_t kid = s.idOf(k);
     const Node& n = nodeAt(hier(f.t), k);
     const float e = screenError(n, cam(f.t));
@@ -419,6 +428,7 @@ void Updater::run() {
     CutState& s = st(t);
     for (uint32_t id : s.held) s.flags[id] &= static_cast<uint8_t>(~kCutHeld);
     s.held.clear();
+    std::fill(s.chunk_value.begin(), s.chunk_value.end(), 0.0f);  // (set again by the pass)
     assert(cam(t).validate() == nullptr);
   }
   // The window of errors where the cut's edge was last time: the frontier and refined nodes inside it go
@@ -487,6 +497,7 @@ void CutState::init(const Hierarchy& h) {
   error.assign(next, 0.0f);
   flags.assign(next, 0);
   visible.assign(next, 0);
+  chunk_value.assign(chunks, 0.0f);
   cut.clear(), held.clear();
   active = stopped = false;
   if (h.index.has_top)

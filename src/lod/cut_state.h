@@ -53,11 +53,15 @@ struct CutState {
   std::vector<uint8_t> flags;    // per node: kCut*
   std::vector<uint8_t> visible;  // per refined node: its children in view
   std::vector<CutEntry> cut;     // the cut's nodes by source_index
-  bool active = false;           // a cut is held (else the next update starts from the root)
-  bool stopped = false;          // the last update ended at a refinement the budget refused
-  float stop_error = 0;          // its error
-  uint64_t fallbacks = 0;        // updates that were corrected to the greedy order (vis-0 refinements)
-  std::vector<uint32_t> held;    // nodes flagged kCutHeld
+  // Per chunk: what it is worth to the last update's cut: the error of the node it hangs under where that
+  // node is refined with the chunk in view, or is the refinement the update waited for (its chunks coming
+  // in), else 0 (LodStream's eviction order).
+  std::vector<float> chunk_value;
+  bool active = false;         // a cut is held (else the next update starts from the root)
+  bool stopped = false;        // the last update ended at a refinement the budget refused
+  float stop_error = 0;        // its error
+  uint64_t fallbacks = 0;      // updates that were corrected to the greedy order (vis-0 refinements)
+  std::vector<uint32_t> held;  // nodes flagged kCutHeld
 };
 
 struct CutUpdateTarget {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <numeric>
 
 #include "core/error.h"
@@ -19,6 +20,7 @@ LodStream::LodStream(const std::string& dir, const StreamOptions& options) : opt
   resident_.assign(n, 0);
   last_drawn_.assign(n, 0);
   in_flight_.assign(n, 0);
+  want_.assign(n, 0.0f);
   failed_.assign(n, 0);
   no_room_.assign(n, 0);
   install_stamp_.assign(n, 0);
@@ -95,16 +97,22 @@ void LodStream::loaderMain() {
   }
 }
 
-void LodStream::evictFor(uint64_t nodes) {
+bool LodStream::evictFor(uint64_t nodes, float worth) {
+  const std::vector<float>& value = state_.chunk_value;
   while (resident_nodes_ + nodes > options_.pool_nodes) {
-    // The chunk drawn longest ago, never one installed for the frame being built (stamped frame_ + 1). Chunks
-    // hang under the top only, so dropping one leaves no other chunk without its parent.
+    // The chunk worth least to the last cut (0: not drawn by it), then the one drawn longest ago; never one
+    // installed for the frame being built (stamped frame_ + 1), nor one worth as much as the chunk it would
+    // make room for (so that a view wanting more than the pool holds keeps what it has instead of trading
+    // chunks from frame to frame). Chunks hang under the top only, so dropping one leaves no other chunk
+    // without its parent.
     uint32_t victim = kNone;
-    for (uint32_t c = 0; c < resident_.size(); ++c)
-      if (resident_[c] && h_.index.has_top && last_drawn_[c] <= frame_ &&
-          (victim == kNone || last_drawn_[c] < last_drawn_[victim]))
+    for (uint32_t c = 0; c < resident_.size(); ++c) {
+      if (!resident_[c] || !h_.index.has_top || last_drawn_[c] > frame_ || !(value[c] < worth)) continue;
+      if (victim == kNone || value[c] < value[victim] ||
+          (value[c] == value[victim] && last_drawn_[c] < last_drawn_[victim]))
         victim = c;
-    if (victim == kNone) return;
+    }
+    if (victim == kNone) return false;
     resident_nodes_ -= h_.chunks[victim].nodes.size();
     state_.evictChunk(h_, victim);
     h_.chunks[victim] = Chunk{};
@@ -112,6 +120,7 @@ void LodStream::evictFor(uint64_t nodes) {
     install_stamp_[victim] = 0;
     ++evictions_;
   }
+  return true;
 }
 
 void LodStream::install() {
@@ -122,13 +131,13 @@ void LodStream::install() {
   }
   for (auto& [chunk, c] : done) {
     const uint64_t nodes = c.nodes.size();
-    evictFor(nodes);
+    float worth = 0;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       in_flight_[chunk] = 0;
+      worth = want_[chunk];
     }
-    if (resident_nodes_ + nodes >
-        options_.pool_nodes) {  // no room this frame: asked for again by a later one
+    if (!evictFor(nodes, worth)) {  // no room this frame: asked for again by a later one
       no_room_[chunk] = frame_ + 1;
       continue;
     }
@@ -143,12 +152,28 @@ void LodStream::install() {
 
 void LodStream::request(std::vector<std::pair<float, uint32_t>> wanted) {
   std::sort(wanted.begin(), wanted.end());  // ascending: the most wanted last, as the queue pops
+  // A chunk that could only be placed by evicting chunks worth as much (evictFor) is not read: the pool is
+  // full of what this view wants more.
+  const std::vector<float>& value = state_.chunk_value;
+  uint64_t spare = options_.pool_nodes - std::min(options_.pool_nodes, resident_nodes_);
+  float floor = std::numeric_limits<float>::infinity();  // the least a resident chunk is worth
+  for (uint32_t c = 0; c < resident_.size(); ++c)
+    if (resident_[c] && h_.index.has_top && last_drawn_[c] <= frame_) {
+      if (value[c] == 0.0f)
+        spare += h_.index.chunks[c].node_count;
+      else
+        floor = std::min(floor, value[c]);
+    }
+  std::erase_if(wanted, [&](const std::pair<float, uint32_t>& w) {
+    return h_.index.chunks[w.second].node_count > spare && !(floor < w.first);
+  });
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& [p, c] : queue_) in_flight_[c] = 0;  // not started: dropped unless asked for again
   queue_.clear();
   for (const auto& [p, c] : wanted) {
     if (resident_[c] || in_flight_[c] || failed_[c] || no_room_[c] == frame_ + 1) continue;
     in_flight_[c] = 1;
+    want_[c] = p;
     queue_.push_back({p, c});
   }
   if (!queue_.empty()) wake_.notify_one();

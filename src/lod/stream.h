@@ -147,7 +147,9 @@ class LodStream {
   struct Morph;
   struct Ghost;
   void loaderMain();
-  void evictFor(uint64_t nodes);
+  // Evicts chunks until `nodes` more fit, least worth first (CutState::chunk_value, then drawn longest ago),
+  // only chunks worth less than `worth`; false when that frees too little.
+  bool evictFor(uint64_t nodes, float worth);
   // drawCut's parts (stream.cpp).
   uint32_t coarserDrawn(uint32_t id) const;
   NodeRef ancestorRef(uint32_t leaf_id, NodeRef leaf, uint32_t target) const;
@@ -200,6 +202,7 @@ class LodStream {
   std::vector<std::pair<float, uint32_t>> queue_;  // requests not started, most wanted last
   std::vector<std::pair<uint32_t, Chunk>> done_;   // loaded, not installed
   std::vector<uint8_t> in_flight_;                 // per chunk: queued, loading or loaded and not installed
+  std::vector<float> want_;                        // per chunk: the priority it was last asked for with
   bool loading_ = false, stop_ = false;
   uint64_t chunks_read_ = 0, bytes_read_ = 0;
   std::string error_;

@@ -148,6 +148,39 @@ TEST(LodStream, FramesThatDoNotWaitDrawParentsFirstAndConverge) {
   EXPECT_LE(stream.cloud().size(), 50000u);
 }
 
+// A view that wants more than the pool holds (the whole capture, every leaf, through a pool of a third of the
+// hierarchy), in frames that do not wait: the pool fills with the chunks worth most and then holds them. A
+// chunk asked for evicts only chunks worth less than the node waiting for it (the error of the node each
+// hangs under, for this camera), so once full the pool neither reads nor evicts while the camera holds
+// still (before, each frame's requests evicted the chunks the last frame drew, which the next frame asked
+// for again: a city-sized hierarchy read its chunks over and over).
+TEST(LodStream, APoolSmallerThanTheViewFillsOnceAndHolds) {
+  SF_REQUIRE_ASSET(biker, "splats/biker.ply");
+  lod::StreamOptions options;
+  options.pool_nodes = 60000;
+  lod::LodStream stream(bikerHierarchy(), options);
+  lod::LodStream* streams[1] = {&stream};
+  const Camera cam = partCamera(2);
+  lod::StreamStats at20;
+  for (int f = 0; f < 60; ++f) {
+    lod::selectFrameCuts(streams, {&cam, 1}, 200000, false, true);
+    if (f < 20) stream.waitIdle();  // (the loader given time to fill the pool)
+    if (f == 39) at20 = stream.stats();
+  }
+  const lod::StreamStats end = stream.stats();
+  std::printf(
+      "[ pool of %llu nodes: %llu resident, %llu chunks read and %llu evicted by frame 40; %llu and %llu "
+      "by frame 60 ]\n",
+      static_cast<unsigned long long>(options.pool_nodes),
+      static_cast<unsigned long long>(end.resident_nodes), static_cast<unsigned long long>(at20.chunks_read),
+      static_cast<unsigned long long>(at20.evictions), static_cast<unsigned long long>(end.chunks_read),
+      static_cast<unsigned long long>(end.evictions));
+  EXPECT_GT(end.resident_nodes, options.pool_nodes / 2) << "the pool did not fill";
+  EXPECT_EQ(end.evictions, at20.evictions) << "the pool churns while the camera holds still";
+  EXPECT_LE(end.chunks_read, at20.chunks_read + 1) << "chunks read again and again";
+  EXPECT_LE(stream.cloud().size(), 200000u);
+}
+
 TEST(LodStream, OneBudgetForEveryLodObjectOfAFrame) {
   SF_REQUIRE_ASSET(biker, "splats/biker.ply");
   lod::LodStream near_one(bikerHierarchy()), far_one(bikerHierarchy());
