@@ -73,8 +73,8 @@ def main():
     centres, spans = [], []
     for c in caps:
         xyz = np.stack([c["x"], c["y"], c["z"]], 1)
-        centres.append(np.median(xyz, 0))
-        lo, hi = np.percentile(xyz, 1, 0), np.percentile(xyz, 99, 0)
+        centres.append(np.nanmedian(xyz, 0))
+        lo, hi = np.nanpercentile(xyz, 1, 0), np.nanpercentile(xyz, 99, 0)
         spans.append(max(hi[0] - lo[0], hi[2] - lo[2]))
     spacing = 1.2 * max(spans)
     rng = np.random.default_rng(a.seed)

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
 #include <limits>
 #include <numeric>
 
@@ -11,6 +12,10 @@
 #include "core/parallel.h"
 
 namespace sf::lod {
+
+namespace {
+void putNode(GaussianCloud& c, size_t i, const Hierarchy& h, NodeRef ref);
+}  // namespace
 
 LodStream::LodStream(const std::string& dir, const StreamOptions& options) : options_(options) {
   h_.dir = dir;
@@ -97,8 +102,19 @@ void LodStream::loaderMain() {
   }
 }
 
+uint64_t LodStream::evictable(float worth) const {
+  const std::vector<float>& value = state_.chunk_value;
+  uint64_t n = 0;
+  if (h_.index.has_top)
+    for (uint32_t c = 0; c < resident_.size(); ++c)
+      if (resident_[c] && last_drawn_[c] <= frame_ && value[c] < worth) n += h_.chunks[c].nodes.size();
+  return n;
+}
+
 bool LodStream::evictFor(uint64_t nodes, float worth) {
   const std::vector<float>& value = state_.chunk_value;
+  if (resident_nodes_ + nodes <= options_.pool_nodes) return true;
+  if (resident_nodes_ + nodes > options_.pool_nodes + evictable(worth)) return false;  // (evicting nothing)
   while (resident_nodes_ + nodes > options_.pool_nodes) {
     // The chunk worth least to the last cut (0: not drawn by it), then the one drawn longest ago; never one
     // installed for the frame being built (stamped frame_ + 1), nor one worth as much as the chunk it would
@@ -115,7 +131,7 @@ bool LodStream::evictFor(uint64_t nodes, float worth) {
     if (victim == kNone) return false;
     resident_nodes_ -= h_.chunks[victim].nodes.size();
     state_.evictChunk(h_, victim);
-    h_.chunks[victim] = Chunk{};
+    evicted_.push_back(victim);  // (its nodes freed by install, once the last draw's rows are off them)
     resident_[victim] = 0;
     install_stamp_[victim] = 0;
     ++evictions_;
@@ -148,24 +164,41 @@ void LodStream::install() {
     resident_nodes_ += nodes;
     last_drawn_[chunk] = frame_ + 1;  // kept for the frame being built, which asked for it
   }
+  if (evicted_.empty()) return;
+  // The last draw's rows of nodes of the chunks evicted become rows of their own (their values copied into
+  // cloud_ where cloud() had not yet), so that cloud() and the next draw's fades never read a freed chunk.
+  std::vector<uint8_t> gone(resident_.size(), 0);
+  for (uint32_t c : evicted_) gone[c] = 1;
+  parallelForRange(rows_.size(), 16384, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const NodeRef r = rows_[i];
+      if (r == kNoNode || r.chunk == kNone || !gone[r.chunk]) continue;
+      if (plain_pending_) putNode(cloud_, i, h_, r);
+      rows_[i] = kNoNode;
+    }
+  });
+  for (uint32_t c : evicted_) h_.chunks[c] = Chunk{};
+  evicted_.clear();
 }
 
 void LodStream::request(std::vector<std::pair<float, uint32_t>> wanted) {
   std::sort(wanted.begin(), wanted.end());  // ascending: the most wanted last, as the queue pops
   // A chunk that could only be placed by evicting chunks worth as much (evictFor) is not read: the pool is
-  // full of what this view wants more.
+  // full of what this view wants more. The room for a chunk worth p: the free slots and every evictable
+  // chunk worth less than p (those by worth, with their running sums).
   const std::vector<float>& value = state_.chunk_value;
-  uint64_t spare = options_.pool_nodes - std::min(options_.pool_nodes, resident_nodes_);
-  float floor = std::numeric_limits<float>::infinity();  // the least a resident chunk is worth
-  for (uint32_t c = 0; c < resident_.size(); ++c)
-    if (resident_[c] && h_.index.has_top && last_drawn_[c] <= frame_) {
-      if (value[c] == 0.0f)
-        spare += h_.index.chunks[c].node_count;
-      else
-        floor = std::min(floor, value[c]);
-    }
+  std::vector<std::pair<float, uint64_t>> by_worth;  // (worth, nodes up to and including it)
+  if (h_.index.has_top)
+    for (uint32_t c = 0; c < resident_.size(); ++c)
+      if (resident_[c] && last_drawn_[c] <= frame_) by_worth.push_back({value[c], h_.chunks[c].nodes.size()});
+  std::sort(by_worth.begin(), by_worth.end());
+  for (size_t k = 1; k < by_worth.size(); ++k) by_worth[k].second += by_worth[k - 1].second;
+  const uint64_t free = options_.pool_nodes - std::min(options_.pool_nodes, resident_nodes_);
   std::erase_if(wanted, [&](const std::pair<float, uint32_t>& w) {
-    return h_.index.chunks[w.second].node_count > spare && !(floor < w.first);
+    const auto less =
+        std::lower_bound(by_worth.begin(), by_worth.end(), std::pair<float, uint64_t>{w.first, 0});
+    const uint64_t room = free + (less == by_worth.begin() ? 0 : std::prev(less)->second);
+    return h_.index.chunks[w.second].node_count > room;
   });
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& [p, c] : queue_) in_flight_[c] = 0;  // not started: dropped unless asked for again
@@ -248,9 +281,9 @@ uint32_t rowIn(const std::vector<CutEntry>& cut, uint64_t source) {
 
 }  // namespace
 
-const GaussianCloud& LodStream::draw(const CutResult& cut, bool fade) {
+void LodStream::draw(const CutResult& cut, bool fade) {
   state_.assign(h_, cut);
-  return drawCut(fade);
+  drawCut(fade);
 }
 
 uint64_t LodStream::fadingOut() const {
@@ -288,10 +321,6 @@ void LodStream::fadeOut(const std::vector<std::pair<uint32_t, uint32_t>>& remove
   std::vector<std::pair<uint32_t, uint32_t>> from;  // (row of cloud_, into) of each new ghost
   for (const auto& [row, id] : removed)
     if (const uint32_t into = coarserDrawn(id); into != kNone) {
-      // A node drawn as it is starts from its own values (cloud_ may not hold them, cloud()): one whose
-      // chunk has left the pool since pops instead.
-      const NodeRef was = rows_[row];
-      if (!(was == kNoNode) && was.chunk != kNone && !resident_[was.chunk]) continue;
       ghosts.push_back({into, ancestorRef(id, last_cut_[row].ref, into), 0.0f, 0});
       from.push_back({row, into});
     }
@@ -346,7 +375,7 @@ void LodStream::fadeOut(const std::vector<std::pair<uint32_t, uint32_t>>& remove
     if (!(flags[ghosts[g].into_id] & kCutScratch)) {
       const size_t at = starts.size();
       resizeRows(starts, at + 1);
-      if (g < new_count && !(rows_[from[g].first] == kNoNode))
+      if (g < new_count && !(rows_[from[g].first] == kNoNode))  // (cloud_ may not hold it: cloud())
         putNode(starts, at, h_, rows_[from[g].first]);
       else if (g < new_count)
         copyRow(starts, at, cloud_, from[g].first);
@@ -482,7 +511,7 @@ const GaussianCloud& LodStream::cloud() {
   return cloud_;
 }
 
-const GaussianCloud& LodStream::drawCut(bool fade, uint64_t max_fading_out) {
+void LodStream::drawCut(bool fade, uint64_t max_fading_out) {
   ++frame_;
   gpu_figures_ = {};  // until a GPU pool draws this frame
   CutState& s = state_;
@@ -514,7 +543,6 @@ const GaussianCloud& LodStream::drawCut(bool fade, uint64_t max_fading_out) {
   ghosts_.swap(ghosts);
   ghost_start_ = std::move(starts);
   drew_ = true, last_fade_ = fade;
-  return cloud_;
 }
 
 void LodStream::waitIdle() {

@@ -86,14 +86,15 @@ class LodStream {
   // Frame thread. The chunks this frame's cut wants, with their priorities (larger first); replaces the
   // requests of earlier frames that were not started.
   void request(std::vector<std::pair<float, uint32_t>> wanted);
-  // Frame thread. The frame's cut: stamps the chunks it draws from (the eviction order) and builds the cloud
-  // of its nodes, kept until the next call. With `fade`, a node that replaced its parent since the last draw
-  // morphs from it over kFadeFrames draws, and nodes a coarser one replaced morph into it (see kFadeFrames).
-  const GaussianCloud& draw(const CutResult& cut, bool fade = false);
+  // Frame thread. The frame's cut: stamps the chunks it draws from (the eviction order) and makes the cloud
+  // of its nodes (cloud(), rows(), hostRows()), kept until the next call. With `fade`, a node that replaced
+  // its parent since the last draw morphs from it over kFadeFrames draws, and nodes a coarser one replaced
+  // morph into it (see kFadeFrames).
+  void draw(const CutResult& cut, bool fade = false);
   // The same for the cut cutState() holds (selectFrameCuts' updates), with at most `max_fading_out` rows of
   // nodes fading into a coarser one: past that, the fades into the nodes whose rows have faded longest are
   // dropped (those nodes drawn as they are at once), so that the frame holds its budget.
-  const GaussianCloud& drawCut(bool fade, uint64_t max_fading_out = UINT64_MAX);
+  void drawCut(bool fade, uint64_t max_fading_out = UINT64_MAX);
   // The cut kept from frame to frame (lod/cut_state.h).
   CutState& cutState() { return state_; }
   const CutState& cutState() const { return state_; }
@@ -149,7 +150,10 @@ class LodStream {
   void loaderMain();
   // Evicts chunks until `nodes` more fit, least worth first (CutState::chunk_value, then drawn longest ago),
   // only chunks worth less than `worth`; false when that frees too little.
+  // Only when the chunks worth less than `worth` make the room: else evicts nothing.
   bool evictFor(uint64_t nodes, float worth);
+  uint64_t evictable(float worth) const;  // the nodes of the chunks evictFor may take for `worth`
+  std::vector<uint32_t> evicted_;         // chunks evicted by this install(), their nodes not freed yet
   // drawCut's parts (stream.cpp).
   uint32_t coarserDrawn(uint32_t id) const;
   NodeRef ancestorRef(uint32_t leaf_id, NodeRef leaf, uint32_t target) const;

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -180,6 +181,10 @@ struct RawPly {
   size_t count = 0;
   float at(size_t row, const std::string& name) const {
     const size_t k = static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+    if (k == names.size() || row >= count) {
+      ADD_FAILURE() << "no property " << name << " or row " << row;
+      return std::numeric_limits<float>::quiet_NaN();
+    }
     return values[row * names.size() + k];
   }
 };
