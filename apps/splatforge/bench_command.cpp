@@ -297,7 +297,7 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
   const float fov_y =
       2.0f * std::atan(0.5f * static_cast<float>(start.height) / start.fy) * 180.0f / 3.14159265f;
   struct Sample {
-    double ms = 0, pose_ms = 0;
+    double ms = 0, pose_ms = 0, cut_ms = 0, draw_ms = 0, pool_ms = 0;
     uint64_t drawn = 0, resident = 0, pool = 0, chunks = 0, bytes = 0, pending = 0, evictions = 0;
     uint64_t uploaded = 0, selection = 0, host_rows = 0, host_sh_rows = 0, chunk_bytes = 0, slots_used = 0;
   };
@@ -323,6 +323,8 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
           x.host_rows += ss.upload_host_rows;
       x.host_sh_rows += ss.upload_host_sh_rows;
       x.chunk_bytes += ss.upload_chunk_bytes, x.slots_used += ss.gpu_slots_used;
+      x.cut_ms = ss.cut_ms;  // (one figure for every object: their cuts are made together)
+      x.draw_ms += ss.draw_ms, x.pool_ms += ss.pool_ms;
     }
     x.uploaded += r.gpu.uploaded_bytes;  // the renderer's own uploads (0 on the CPU backend)
     samples.push_back(x);
@@ -338,31 +340,38 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
   }
   double worst = 0, sum = 0, worst_pose = 0, uploaded = 0;
   uint64_t most = 0;
-  std::vector<double> poses;
-  for (const Sample& x : samples)
+  std::vector<double> poses, cuts, draws, pools;
+  for (const Sample& x : samples) {
     worst = std::max(worst, x.ms), sum += x.ms, worst_pose = std::max(worst_pose, x.pose_ms),
     most = std::max(most, x.drawn), uploaded += static_cast<double>(x.uploaded), poses.push_back(x.pose_ms);
-  std::sort(poses.begin(), poses.end());
-  const double median_pose = poses.empty() ? 0.0 : poses[poses.size() / 2];
+    cuts.push_back(x.cut_ms), draws.push_back(x.draw_ms), pools.push_back(x.pool_ms);
+  }
+  auto median = [](std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    return values.empty() ? 0.0 : values[values.size() / 2];
+  };
   fmt::print(
-      "lod: {} frames, mean {:.2f} ms, worst {:.2f} ms (cut and pose median {:.2f} ms, at most {:.2f} ms; no "
+      "lod: {} frames, mean {:.2f} ms, worst {:.2f} ms (cut and pose median {:.2f} ms, at most {:.2f} ms; "
+      "medians of its steps: cut {:.2f}, draw {:.2f}, GPU pool {:.2f} ms; no "
       "frame waits for the disk), at most {} of the "
       "budget's {} gaussians drawn, {:.2f} MB uploaded a frame on average\n",
-      samples.size(), sum / static_cast<double>(std::max<size_t>(samples.size(), 1)), worst, median_pose,
-      worst_pose, most, scene.lod_budget,
+      samples.size(), sum / static_cast<double>(std::max<size_t>(samples.size(), 1)), worst, median(poses),
+      worst_pose, median(cuts), median(draws), median(pools), most, scene.lod_budget,
       uploaded / 1e6 / static_cast<double>(std::max<size_t>(samples.size(), 1)));
   json += fmt::format("  \"backend\": \"{}\",\n  \"lod\": {{\"budget\": {}, \"objects\": {}, \"frames\": [",
                       driver.usesVulkan() ? "vulkan" : "cpu", scene.lod_budget, streams.size());
   for (size_t i = 0; i < samples.size(); ++i) {
     const Sample& x = samples[i];
     json += fmt::format(
-        "{}\n    {{\"ms\": {:.3f}, \"pose_ms\": {:.3f}, \"drawn\": {}, \"resident\": {}, \"pool\": {}, "
+        "{}\n    {{\"ms\": {:.3f}, \"pose_ms\": {:.3f}, \"cut_ms\": {:.3f}, \"draw_ms\": {:.3f}, "
+        "\"pool_ms\": {:.3f}, \"drawn\": {}, \"resident\": {}, \"pool\": {}, "
         "\"chunks_read\": {}, "
         "\"bytes_read\": {}, \"pending\": {}, \"evictions\": {}, \"uploaded_bytes\": {}, "
         "\"selection_bytes\": {}, \"fading_rows\": {}, \"fading_rows_with_sh\": {}, "
         "\"chunk_upload_bytes\": {}, \"gpu_slots_used\": {}}}",
-        i ? "," : "", x.ms, x.pose_ms, x.drawn, x.resident, x.pool, x.chunks, x.bytes, x.pending, x.evictions,
-        x.uploaded, x.selection, x.host_rows, x.host_sh_rows, x.chunk_bytes, x.slots_used);
+        i ? "," : "", x.ms, x.pose_ms, x.cut_ms, x.draw_ms, x.pool_ms, x.drawn, x.resident, x.pool, x.chunks,
+        x.bytes, x.pending, x.evictions, x.uploaded, x.selection, x.host_rows, x.host_sh_rows, x.chunk_bytes,
+        x.slots_used);
   }
   json += "\n  ]}\n}\n";
   if (!o.plot.empty()) {

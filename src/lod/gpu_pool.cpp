@@ -2,6 +2,7 @@
 #include "lod/gpu_pool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -114,6 +115,7 @@ void GpuPool::prepare(LodStream& stream) {
 }
 
 void GpuPool::prepareFrame(LodStream& stream) {
+  const auto t0 = std::chrono::steady_clock::now();
   auto lock = ctx_.lock();
   const Hierarchy& h = stream.hierarchy();
   const size_t chunks = h.chunks.size();
@@ -267,8 +269,9 @@ void GpuPool::prepareFrame(LodStream& stream) {
     if (m != firstMix(end) || (end == rows.size() && m != mixes.size()))
       throw Error(h.dir + ": an SH mix names a row that is not computed on the host");
   });
-  const LodStream::GpuFigures figures{used_,   allocated_, uint64_t{rows_} * 4, host,
-                                      host_sh, host_bytes, fresh_nodes,         fresh_nodes * row_bytes};
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const LodStream::GpuFigures figures{used_,      allocated_,  uint64_t{rows_} * 4,     host, host_sh,
+                                      host_bytes, fresh_nodes, fresh_nodes * row_bytes, ms};
   stream.setGpuFigures(figures);
 }
 

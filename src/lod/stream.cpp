@@ -2,6 +2,7 @@
 #include "lod/stream.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <iterator>
@@ -563,6 +564,7 @@ StreamStats LodStream::stats() const {
   s.upload_host_sh_rows = gpu_figures_.host_sh_rows, s.upload_host_bytes = gpu_figures_.host_bytes;
   s.upload_chunk_nodes = gpu_figures_.chunk_nodes;
   s.upload_chunk_bytes = gpu_figures_.chunk_bytes;
+  s.cut_ms = cut_ms_, s.draw_ms = draw_ms_, s.pool_ms = gpu_figures_.ms;
   std::lock_guard<std::mutex> lock(mutex_);
   s.chunks_read = chunks_read_;
   s.bytes_read = bytes_read_;
@@ -573,6 +575,11 @@ StreamStats LodStream::stats() const {
 
 void selectFrameCuts(std::span<LodStream* const> streams, std::span<const Camera> cameras, uint64_t budget,
                      bool settle, bool fade) {
+  using Clock = std::chrono::steady_clock;
+  auto msSince = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  };
+  const Clock::time_point t_cut = Clock::now();
   // Rows still fading out from earlier frames hold their place in the budget: the cut gets the rest.
   uint64_t fading_out = 0;
   if (fade)
@@ -598,12 +605,15 @@ void selectFrameCuts(std::span<LodStream* const> streams, std::span<const Camera
     if (!settle || !missing) break;
     for (LodStream* s : streams) s->waitIdle();
   }
+  const double cut_ms = msSince(t_cut);
   // The fading rows take what the cuts leave of the budget, object by object.
   uint64_t room = budget;
   for (const LodStream* s : streams) room -= std::min<uint64_t>(room, s->cutState().cut.size());
   for (LodStream* s : streams) {
+    const Clock::time_point t_draw = Clock::now();
     s->drawCut(fade, room);
     room -= std::min<uint64_t>(room, s->fadingOutDrawn());
+    s->setFrameTimes(cut_ms, msSince(t_draw));
   }
 }
 

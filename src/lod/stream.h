@@ -66,6 +66,11 @@ struct StreamStats {
            upload_chunk_nodes = 0, upload_chunk_bytes = 0;
   uint64_t uploadBytes() const { return upload_selection_bytes + upload_host_bytes + upload_chunk_bytes; }
   std::string error;  // the first chunk that failed to load (its path, offset and reason), else empty
+  // The host's time in the last frame's steps, ms: the cut (installing chunks, the update of every LOD
+  // object's cut together, the requests: the same figure for each object of a frame), this object's draw
+  // (its cloud's rows, the fades) and its GPU pool's frame data (the selection, the host rows, the chunks
+  // placed; 0 without a pool).
+  double cut_ms = 0, draw_ms = 0, pool_ms = 0;
 };
 
 class LodStream {
@@ -138,8 +143,12 @@ class LodStream {
   struct GpuFigures {
     uint64_t slots_used = 0, slots_allocated = 0, selection_bytes = 0, host_rows = 0, host_sh_rows = 0,
              host_bytes = 0, chunk_nodes = 0, chunk_bytes = 0;
+    double ms = 0;  // the host's time making them
   };
   void setGpuFigures(const GpuFigures& f) { gpu_figures_ = f; }
+  // The host's time in the last frame's cut and draw (StreamStats::cut_ms, draw_ms; selectFrameCuts sets
+  // them).
+  void setFrameTimes(double cut_ms, double draw_ms) { cut_ms_ = cut_ms, draw_ms_ = draw_ms; }
   // Blocks until every chunk asked for is loaded or has failed (offline renders, tests). Does not install.
   void waitIdle();
   StreamStats stats() const;
@@ -179,6 +188,7 @@ class LodStream {
   std::vector<uint64_t> install_stamp_;  // per chunk (installStamps())
   uint64_t installs_ = 0;
   GpuFigures gpu_figures_;
+  double cut_ms_ = 0, draw_ms_ = 0;
   CutState state_;                  // the cut kept from frame to frame, its per-node arrays
   std::vector<CutEntry> last_cut_;  // the cut the last draw drew (cloud_'s first rows)
   bool drew_ = false, last_fade_ = false;

@@ -196,6 +196,7 @@ TEST(LodPool, ATinyPoolWithEvictionSettlesToTheFullyLoadedImage) {
   EXPECT_LE(st.gpu_slots_used, 65536u);
   EXPECT_LE(st.gpu_slots_allocated, 65536u);
   EXPECT_EQ(st.gpu_slots_used, st.resident_nodes);
+  EXPECT_GT(st.pool_ms, 0.0) << "the pool's frame data took no time: not timed";
   EXPECT_EQ(tiny.cloud().size(), full.cloud().size());
   EXPECT_EQ(back.pixels, expected.pixels) << "the tiny pool's settled image differs from the full one";
   SF_EXPECT_VALIDATION_CLEAN(r);

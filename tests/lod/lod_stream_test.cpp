@@ -393,7 +393,15 @@ TEST(LodStream, BenchFliesThroughFromAColdStart) {
   const nlohmann::json j = nlohmann::json::parse(std::string(text.begin(), text.end()));
   const auto& frames = j.at("lod").at("frames");
   ASSERT_EQ(frames.size(), 8u);
-  for (const auto& f : frames) EXPECT_LE(f.at("drawn").get<uint64_t>(), 20000u);
+  for (const auto& f : frames) {
+    EXPECT_LE(f.at("drawn").get<uint64_t>(), 20000u);
+    // The cut and pose broken into its steps: they lie within it; no GPU pool on the CPU backend.
+    const double steps = f.at("cut_ms").get<double>() + f.at("draw_ms").get<double>();
+    EXPECT_GT(steps, 0.0);
+    EXPECT_LE(steps, f.at("pose_ms").get<double>() + 0.01);
+    EXPECT_EQ(f.at("pool_ms").get<double>(), 0.0);
+  }
+  EXPECT_NE(r.out.find("medians of its steps: cut "), std::string::npos) << r.out;
   EXPECT_LT(frames[0].at("drawn").get<uint64_t>(), 1000u) << "the first frame waited for chunks";
   EXPECT_GT(frames[7].at("chunks_read").get<uint64_t>(), 0u) << "the loader read nothing in eight frames";
   EXPECT_TRUE(fs::exists(plot));
