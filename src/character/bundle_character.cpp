@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "character/rig.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "io/gltf.h"
 #include "model/gltf_model.h"
@@ -14,10 +15,6 @@
 
 namespace sf::character {
 namespace {
-
-double msSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // The first skinned triangle primitive of a glTF (the first triangle primitive when none is skinned): the
 // mesh a skinned rig poses, in the same vertex order.

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "character/world.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "frame/hull_outline_frame.h"
 #include "gpu/gpu.h"
@@ -16,15 +17,7 @@
 
 namespace sf {
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double msSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-}  // namespace
+namespace {}  // namespace
 
 Backend parseBackend(const std::string& name) {
   if (name == "auto") return Backend::kAuto;

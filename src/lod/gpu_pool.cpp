@@ -2,10 +2,10 @@
 #include "lod/gpu_pool.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <string>
 
+#include "core/clock.h"
 #include "core/covariance.h"
 #include "core/error.h"
 #include "core/parallel.h"
@@ -115,7 +115,7 @@ void GpuPool::prepare(LodStream& stream) {
 }
 
 void GpuPool::prepareFrame(LodStream& stream) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const Clock::time_point t0 = Clock::now();
   auto lock = ctx_.lock();
   const Hierarchy& h = stream.hierarchy();
   const size_t chunks = h.chunks.size();
@@ -269,7 +269,7 @@ void GpuPool::prepareFrame(LodStream& stream) {
     if (m != firstMix(end) || (end == rows.size() && m != mixes.size()))
       throw Error(h.dir + ": an SH mix names a row that is not computed on the host");
   });
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double ms = msSince(t0);
   const LodStream::GpuFigures figures{used_,      allocated_,  uint64_t{rows_} * 4,     host, host_sh,
                                       host_bytes, fresh_nodes, fresh_nodes * row_bytes, ms};
   stream.setGpuFigures(figures);

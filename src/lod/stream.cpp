@@ -2,13 +2,13 @@
 #include "lod/stream.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <iterator>
 #include <limits>
 #include <numeric>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/parallel.h"
 
@@ -575,10 +575,6 @@ StreamStats LodStream::stats() const {
 
 void selectFrameCuts(std::span<LodStream* const> streams, std::span<const Camera> cameras, uint64_t budget,
                      bool settle, bool fade) {
-  using Clock = std::chrono::steady_clock;
-  auto msSince = [](Clock::time_point t) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-  };
   const Clock::time_point t_cut = Clock::now();
   // Rows still fading out from earlier frames hold their place in the budget: the cut gets the rest.
   uint64_t fading_out = 0;

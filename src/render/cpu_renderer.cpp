@@ -10,6 +10,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/sh.h"
@@ -20,10 +21,6 @@
 namespace sf {
 
 namespace {
-
-double msSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 int bitWidth(uint32_t v) {
   return v == 0 ? 1 : 32 - std::countl_zero(v);
@@ -270,7 +267,6 @@ void buildTileLists(std::span<const ProjectedSplat> splats, std::span<const uint
 ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, const RenderSettings& settings,
                     RenderStats* stats, std::span<const RenderMesh> meshes) {
   assert(cam.validate() == nullptr);
-  using Clock = std::chrono::steady_clock;
   RenderStats local;
   RenderStats& st = stats ? *stats : local;
   st = {};

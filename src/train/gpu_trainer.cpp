@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "gpu/gpu.h"
 #include "render/frame_passes.h"
@@ -40,7 +41,6 @@ const uint32_t kTrainRasterBackward[] = {
 
 using train_layout::GpuActivatePush;
 using train_layout::GpuTrainPush;
-using Clock = std::chrono::steady_clock;
 constexpr uint32_t kWg = SF_TRAIN_WG;
 constexpr uint32_t kTile = 16;
 // Steps are recorded in batches of up to kMaxStepsPerSubmission, one submission each: the host waits once per
@@ -52,9 +52,6 @@ constexpr size_t kStepsPerSubmission = kMaxStepsPerSubmission;
 
 uint32_t ceilDiv(uint64_t a, uint32_t b) {
   return static_cast<uint32_t>((a + b - 1) / b);
-}
-double msSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
 // Flat layout of the groups (train_shared.h) <-> GaussianParams.

@@ -10,6 +10,7 @@
 #include <limits>
 #include <numbers>
 
+#include "core/clock.h"
 #include "core/covariance.h"
 #include "core/error.h"
 #include "core/image.h"
@@ -21,11 +22,6 @@
 namespace sf::train {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double msSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 // Adam over one parameter group (Kingma and Ba 2015; eps 1e-15 as gsplat's trainers use).
 struct Adam {
