@@ -15,7 +15,16 @@
 namespace sf::lod {
 
 namespace {
-void putNode(GaussianCloud& c, size_t i, const Hierarchy& h, NodeRef ref);
+
+// Row `i` of `c` set to node `ref` of `h` as it is.
+void putNode(GaussianCloud& c, size_t i, const Hierarchy& h, NodeRef ref) {
+  const Node& node = nodeAt(h, ref);
+  const size_t stride = static_cast<size_t>(c.shStride());
+  c.positions[i] = node.position, c.scales[i] = node.scale;
+  c.rotations[i] = node.rotation, c.opacities[i] = node.opacity;
+  std::copy_n(shAt(h, ref), stride, c.sh.data() + i * stride);
+}
+
 }  // namespace
 
 LodStream::LodStream(const std::string& dir, const StreamOptions& options) : options_(options) {
@@ -103,12 +112,14 @@ void LodStream::loaderMain() {
   }
 }
 
+bool LodStream::mayEvict(uint32_t c) const {
+  return resident_[c] && h_.index.has_top && last_drawn_[c] <= frame_;
+}
+
 uint64_t LodStream::evictable(float worth) const {
-  const std::vector<float>& value = state_.chunk_value;
   uint64_t n = 0;
-  if (h_.index.has_top)
-    for (uint32_t c = 0; c < resident_.size(); ++c)
-      if (resident_[c] && last_drawn_[c] <= frame_ && value[c] < worth) n += h_.chunks[c].nodes.size();
+  for (uint32_t c = 0; c < resident_.size(); ++c)
+    if (mayEvict(c) && state_.chunk_value[c] < worth) n += h_.chunks[c].nodes.size();
   return n;
 }
 
@@ -124,7 +135,7 @@ bool LodStream::evictFor(uint64_t nodes, float worth) {
     // without its parent.
     uint32_t victim = kNone;
     for (uint32_t c = 0; c < resident_.size(); ++c) {
-      if (!resident_[c] || !h_.index.has_top || last_drawn_[c] > frame_ || !(value[c] < worth)) continue;
+      if (!mayEvict(c) || !(value[c] < worth)) continue;
       if (victim == kNone || value[c] < value[victim] ||
           (value[c] == value[victim] && last_drawn_[c] < last_drawn_[victim]))
         victim = c;
@@ -189,9 +200,8 @@ void LodStream::request(std::vector<std::pair<float, uint32_t>> wanted) {
   // chunk worth less than p (those by worth, with their running sums).
   const std::vector<float>& value = state_.chunk_value;
   std::vector<std::pair<float, uint64_t>> by_worth;  // (worth, nodes up to and including it)
-  if (h_.index.has_top)
-    for (uint32_t c = 0; c < resident_.size(); ++c)
-      if (resident_[c] && last_drawn_[c] <= frame_) by_worth.push_back({value[c], h_.chunks[c].nodes.size()});
+  for (uint32_t c = 0; c < resident_.size(); ++c)
+    if (mayEvict(c)) by_worth.push_back({value[c], h_.chunks[c].nodes.size()});
   std::sort(by_worth.begin(), by_worth.end());
   for (size_t k = 1; k < by_worth.size(); ++k) by_worth[k].second += by_worth[k - 1].second;
   const uint64_t free = options_.pool_nodes - std::min(options_.pool_nodes, resident_nodes_);
@@ -262,15 +272,6 @@ void copyRow(GaussianCloud& dst, size_t di, const GaussianCloud& src, size_t si)
 void resizeRows(GaussianCloud& c, size_t n) {  // (GaussianCloud::resize would clear the SH)
   c.positions.resize(n), c.scales.resize(n), c.rotations.resize(n), c.opacities.resize(n);
   c.sh.resize(n * static_cast<size_t>(c.shStride()));
-}
-
-// Row `i` of `c` set to node `ref` of `h` as it is.
-void putNode(GaussianCloud& c, size_t i, const Hierarchy& h, NodeRef ref) {
-  const Node& node = nodeAt(h, ref);
-  const size_t stride = static_cast<size_t>(c.shStride());
-  c.positions[i] = node.position, c.scales[i] = node.scale;
-  c.rotations[i] = node.rotation, c.opacities[i] = node.opacity;
-  std::copy_n(shAt(h, ref), stride, c.sh.data() + i * stride);
 }
 
 // The row of node `source` in a cut ordered by source_index.

@@ -161,6 +161,7 @@ class LodStream {
   // only chunks worth less than `worth`; false when that frees too little.
   // Only when the chunks worth less than `worth` make the room: else evicts nothing.
   bool evictFor(uint64_t nodes, float worth);
+  bool mayEvict(uint32_t chunk) const;    // resident under the top, not installed for the frame being built
   uint64_t evictable(float worth) const;  // the nodes of the chunks evictFor may take for `worth`
   std::vector<uint32_t> evicted_;         // chunks evicted by this install(), their nodes not freed yet
   // drawCut's parts (stream.cpp).
