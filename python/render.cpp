@@ -265,6 +265,7 @@ struct RenderArgs {
   pyb::object device = pyb::none();
   bool validation = false;
   pyb::object blend_space = pyb::none();
+  std::string sh_precision = "half";
 
   RenderJob resolve(const Scene& scene) const {
     RenderJob job;
@@ -288,6 +289,9 @@ struct RenderArgs {
         valueError("sh_degree: expected 0..3 or None, got " + std::to_string(*sh_degree));
       job.sh_degree = *sh_degree;
     }
+    if (sh_precision != "half" && sh_precision != "full")
+      valueError("sh_precision: expected \"half\" or \"full\", got \"" + sh_precision + "\"");
+    job.settings.half_sh = sh_precision == "half";
     job.uint8 = dtype.is_none() ? false : dtypeArg(dtype);
     if (!device.is_none()) job.device = pyb::str(device).cast<std::string>();
     job.validation = validation;
@@ -420,6 +424,8 @@ device: Vulkan device index or name substring; validation: Khronos validation la
   raises splatforge.Error).
 blend_space: "display" (colours blended as they are, sRGB-encoded: INRIA's rasterizer) or "linear" (decoded to
   linear light before blending, the pixel encoded after); None: the scene's "blend_space", else display.
+sh_precision: "half" (SH bands 1-3 of static clouds drawn at half precision, as stored on the GPU; the
+  default) or "full" (32-bit coefficients: INRIA's colours exactly).
 
 Returns an (height, width, 4) array: RGB composited over the background, and alpha = 1 - transmittance.
 )doc";
@@ -589,9 +595,10 @@ void defSceneRendering(pyb::class_<PyScene>& scene) {
           [](PyScene& s, double t, const pyb::object& camera, std::optional<int> width,
              std::optional<int> height, const pyb::object& background, const std::string& backend,
              std::optional<int> sh_degree, const pyb::object& dtype, bool antialiased,
-             const pyb::object& device, bool validation, const pyb::object& blend_space) {
-            RenderArgs a{camera, width,       height, background, backend,    sh_degree,
-                         dtype,  antialiased, device, validation, blend_space};
+             const pyb::object& device, bool validation, const pyb::object& blend_space,
+             const std::string& sh_precision) {
+            RenderArgs a{camera, width,       height, background, backend,     sh_degree,
+                         dtype,  antialiased, device, validation, blend_space, sh_precision};
             return renderArray(s.state, finiteArg(t, "t"), a.resolve(s.state->scene));
           },
           pyb::arg("t") = 0.0, pyb::arg("camera") = pyb::none(), pyb::kw_only(),
@@ -599,7 +606,7 @@ void defSceneRendering(pyb::class_<PyScene>& scene) {
           pyb::arg("background") = pyb::none(), pyb::arg("backend") = "auto",
           pyb::arg("sh_degree") = pyb::none(), pyb::arg("dtype") = pyb::none(),
           pyb::arg("antialiased") = false, pyb::arg("device") = pyb::none(), pyb::arg("validation") = false,
-          pyb::arg("blend_space") = pyb::none(),
+          pyb::arg("blend_space") = pyb::none(), pyb::arg("sh_precision") = "half",
           (std::string("Renders the scene at scene time t seconds: glTF clips are sampled at time + speed * "
                        "t (wrapped when "
                        "looping), characters deformed, script commands up to t run.\n") +
@@ -610,14 +617,15 @@ void defSceneRendering(pyb::class_<PyScene>& scene) {
           [](PyScene& s, double fps, std::optional<double> duration, double start, const pyb::object& camera,
              std::optional<int> width, std::optional<int> height, const pyb::object& background,
              const std::string& backend, std::optional<int> sh_degree, const pyb::object& dtype,
-             bool antialiased, const pyb::object& device, bool validation, const pyb::object& blend_space) {
+             bool antialiased, const pyb::object& device, bool validation, const pyb::object& blend_space,
+             const std::string& sh_precision) {
             if (!(fps > 0 && fps <= 1000))
               valueError("fps: expected (0, 1000] frames per second, got " + std::to_string(fps));
             const double d = duration ? *duration : sceneDuration(s.state->scene);
             if (!std::isfinite(d) || d < 0 || d > 3600)
               valueError("duration: expected [0, 3600] seconds, got " + std::to_string(d));
-            RenderArgs a{camera, width,       height, background, backend,    sh_degree,
-                         dtype,  antialiased, device, validation, blend_space};
+            RenderArgs a{camera, width,       height, background, backend,     sh_degree,
+                         dtype,  antialiased, device, validation, blend_space, sh_precision};
             FrameIterator it;
             it.state = s.state;
             it.job = a.resolve(s.state->scene);  // one camera for the whole sequence, as `splatforge animate`
@@ -631,7 +639,7 @@ void defSceneRendering(pyb::class_<PyScene>& scene) {
           pyb::arg("background") = pyb::none(), pyb::arg("backend") = "auto",
           pyb::arg("sh_degree") = pyb::none(), pyb::arg("dtype") = pyb::none(),
           pyb::arg("antialiased") = false, pyb::arg("device") = pyb::none(), pyb::arg("validation") = false,
-          pyb::arg("blend_space") = pyb::none(),
+          pyb::arg("blend_space") = pyb::none(), pyb::arg("sh_precision") = "half",
           (std::string(
                "An iterator of (t, image) over max(1, round(duration * fps)) frames at t = start + i / fps, "
                "as "
@@ -684,23 +692,24 @@ void registerRenderFunctions(pyb::module_& m) {
       [](const pyb::object& source, const pyb::object& camera, double time, std::optional<int> width,
          std::optional<int> height, const pyb::object& background, const std::string& backend,
          std::optional<int> sh_degree, const pyb::object& dtype, bool antialiased, const pyb::object& device,
-         bool validation, const pyb::object& blend_space, const std::optional<std::string>& clip, bool strict,
-         bool allow_outside_paths, const pyb::object& max_gaussians, const pyb::object& max_memory) {
+         bool validation, const pyb::object& blend_space, const std::string& sh_precision,
+         const std::optional<std::string>& clip, bool strict, bool allow_outside_paths,
+         const pyb::object& max_gaussians, const pyb::object& max_memory) {
         if (sh_degree && (*sh_degree < 0 || *sh_degree > 3))
           valueError("sh_degree: expected 0..3 or None, got " + std::to_string(*sh_degree));
         std::shared_ptr<SceneState> st =
             sourceState(source, clip, strict, allow_outside_paths, max_gaussians, max_memory);
-        RenderArgs a{camera, width,       height, background, backend,    sh_degree,
-                     dtype,  antialiased, device, validation, blend_space};
+        RenderArgs a{camera, width,       height, background, backend,     sh_degree,
+                     dtype,  antialiased, device, validation, blend_space, sh_precision};
         return renderArray(st, finiteArg(time, "time"), a.resolve(st->scene));
       },
       pyb::arg("source"), pyb::arg("camera") = pyb::none(), pyb::kw_only(), pyb::arg("time") = 0.0,
       pyb::arg("width") = pyb::none(), pyb::arg("height") = pyb::none(), pyb::arg("background") = pyb::none(),
       pyb::arg("backend") = "auto", pyb::arg("sh_degree") = pyb::none(), pyb::arg("dtype") = pyb::none(),
       pyb::arg("antialiased") = false, pyb::arg("device") = pyb::none(), pyb::arg("validation") = false,
-      pyb::arg("blend_space") = pyb::none(), pyb::arg("clip") = pyb::none(), pyb::arg("strict") = false,
-      pyb::arg("allow_outside_paths") = false, pyb::arg("max_gaussians") = pyb::none(),
-      pyb::arg("max_memory") = pyb::none(),
+      pyb::arg("blend_space") = pyb::none(), pyb::arg("sh_precision") = "half",
+      pyb::arg("clip") = pyb::none(), pyb::arg("strict") = false, pyb::arg("allow_outside_paths") = false,
+      pyb::arg("max_gaussians") = pyb::none(), pyb::arg("max_memory") = pyb::none(),
       (std::string(
            "Renders a source, as `splatforge render` does, and returns the image as a numpy array.\n\n"
            "source: a Cloud, a Scene, or a path: a splat file, glTF/GLB model, character package or scene "

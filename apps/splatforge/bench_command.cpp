@@ -180,6 +180,7 @@ void saveWorldScene(const Scene& scene, const std::string& path) {
 FrameRequest benchFrame(int f, const Camera& cam, const BenchCommand::Options& o) {
   FrameRequest request{f / 30.0, cam, {}, {}};
   if (o.raster_slice) request.settings.raster_slice = *o.raster_slice;
+  request.settings.half_sh = o.sh_precision != "full";
   return request;
 }
 
@@ -242,8 +243,10 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
   // The raster's slices (--raster-slice): the deepest tile, the slices after the frame's own raster and the
   // submissions of a frame (1 when no tile is deeper than a slice).
   json += fmt::format(
-      "  \"longest_tile\": {},\n  \"raster_slice\": {},\n  \"raster_slices\": {},\n  \"submissions\": {},\n",
-      st.longest_tile, o.raster_slice.value_or(kDefaultRasterSlice), st.raster_slices, st.submissions);
+      "  \"longest_tile\": {},\n  \"raster_slice\": {},\n  \"raster_slices\": {},\n  \"submissions\": {},\n"
+      "  \"sh_precision\": \"{}\",\n",
+      st.longest_tile, o.raster_slice.value_or(kDefaultRasterSlice), st.raster_slices, st.submissions,
+      o.sh_precision == "full" ? "full" : "half");
   if (o.back_to_back > 0) {
     const VulkanPassTimes b =
         medianPassTimes(driver.renderBackToBack(scene, benchFrame(o.frames, cam, o), o.back_to_back, &st));

@@ -51,6 +51,7 @@ class BenchCommand {
     int back_to_back = 0;  // Vulkan: also this many frames (1..64) in one submission, their medians reported
     std::optional<uint32_t> raster_slice;  // Vulkan: entries of a tile's list per raster slice (0: never
                                            // split; empty: the default)
+    std::string sh_precision;              // "half" or "full" (empty: half): RenderSettings::half_sh
     bool loads = false;    // also measure load throughput of the biker PLY, compressed PLY and SPZ
     bool json = false;     // print the results as JSON to stdout (the human-readable lines go to stderr)
     std::string json_out;  // write the results as JSON to this file

@@ -174,6 +174,16 @@ void addRasterSliceOption(CLI::App* command, std::optional<uint32_t>& raster_sli
                           std::to_string(kDefaultRasterSlice) + ")");
 }
 
+// --sh-precision (render, animate, bench): RenderSettings::half_sh.
+void addShPrecisionOption(CLI::App* command, std::string& sh_precision) {
+  command
+      ->add_option(
+          "--sh-precision", sh_precision,
+          "SH bands 1-3 of loaded splats drawn at half precision (stored as 16-bit floats on the GPU, "
+          "rounded the same on the CPU; the default) or full (32-bit, INRIA's colours exactly)")
+      ->check(CLI::IsMember({"half", "full"}));
+}
+
 void addFrameOptions(CLI::App* command, std::string& backend, std::string& device, bool& validation,
                      std::string& background, std::string& blend_space, std::optional<uint64_t>& lod_budget,
                      std::optional<uint64_t>& lod_pool) {
@@ -220,6 +230,7 @@ RenderCommand::RenderCommand(CLI::App& app, LoadPolicyOptions& policy)
   addFrameOptions(command_, o.backend, o.device, o.validation, o.background, o.blend_space, o.lod_budget,
                   o.lod_pool);
   addRasterSliceOption(command_, o.raster_slice);
+  addShPrecisionOption(command_, o.sh_precision);
   command_->add_option("--save-float", o.save_float, "Also write the float RGBA image as .npy");
   command_->add_option(
       "--save-depth", o.save_depth,
@@ -418,6 +429,7 @@ AnimateCommand::AnimateCommand(CLI::App& app, LoadPolicyOptions& policy)
   addFrameOptions(command_, o.backend, o.device, o.validation, o.background, o.blend_space, o.lod_budget,
                   o.lod_pool);
   addRasterSliceOption(command_, o.raster_slice);
+  addShPrecisionOption(command_, o.sh_precision);
   command_->add_flag(
       "--strict", policy.strict,
       "Refuse files holding NaN or infinite values (default: drop those gaussians with a warning)");
@@ -519,6 +531,7 @@ BenchCommand::BenchCommand(CLI::App& app) : options_(std::make_unique<Options>()
                        ") in one submission and report its medians (a GPU that never waits on the host)")
       ->check(CLI::Range(1, sf::kMaxFramesPerSubmission));
   addRasterSliceOption(command_, o.raster_slice);
+  addShPrecisionOption(command_, o.sh_precision);
   command_->add_flag("--loads", o.loads,
                      "Also measure load throughput (MB/s) of biker.ply, biker.compressed.ply and biker.spz");
   command_->add_flag("--json", o.json, "Print the results as JSON to stdout (other output goes to stderr)");

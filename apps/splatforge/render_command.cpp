@@ -353,6 +353,7 @@ int RenderCommand::run() const {
     if (!o.background.empty()) settings.background = parseColor(o.background);
     settings.antialiased = o.antialiased;
     if (o.raster_slice) settings.raster_slice = *o.raster_slice;
+    settings.half_sh = o.sh_precision != "full";
 
     if (!std::isfinite(o.time)) throw UsageError("--time must be a finite number of seconds");
     Camera cam;  // a camera file is checked before the scene loads (a typo should not wait for a large scene)
@@ -519,6 +520,7 @@ int runAnimate(const AnimateOptions& o) {
     if (!o.default_background.empty()) settings.background = parseColor(o.default_background);
     if (!o.background.empty()) settings.background = parseColor(o.background);
     if (o.raster_slice) settings.raster_slice = *o.raster_slice;
+    settings.half_sh = o.sh_precision != "full";
     Camera cam;  // a camera file is checked before the scene loads
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
     Scene scene = loadInput(o.command.c_str(), o.input, o.clip, !o.keep_going, o.allow_outside_paths, o.width,

@@ -62,6 +62,7 @@ class RenderCommand {
     std::optional<uint32_t> mesh_samples;
     std::optional<uint32_t> raster_slice;  // Vulkan: entries of a tile's list per raster slice (0: never
                                            // split; empty: the default)
+    std::string sh_precision;              // "half" or "full" (empty: half): RenderSettings::half_sh
   };
 
  private:
@@ -98,6 +99,7 @@ struct AnimateOptions {
   std::string outline;                     // as for render
   std::optional<uint32_t> mesh_samples;    // as for render
   std::optional<uint32_t> raster_slice;    // as for render
+  std::string sh_precision;                // as for render
   // Play a hull script (docs/formats/hull-script.md) on every splat hull of the input (`hull play`);
   // `duration` then defaults to the script's when not given, and a hull-only input without a camera is
   // framed on its hulls over the whole clip (autoCameraOverClip).

@@ -2,8 +2,11 @@
 #include "core/sh.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 
 #include "core/gaussian_cloud.h"
+#include "core/half.h"
 
 namespace sf {
 
@@ -59,6 +62,34 @@ Vec3 shSumToColor(Vec3 sum) {
 
 Vec3 shToColor(int degree, const float* coeffs, Vec3 dir) {
   return shSumToColor(evalSh(degree, coeffs, normalize(dir)));
+}
+
+size_t halfShWords(size_t floats) {
+  const size_t words = 3 + (floats - 3 + 1) / 2;
+  return (words + 3) / 4 * 4;
+}
+
+uint16_t shHalfBits(float c) {
+  constexpr float kMaxHalf = 65504.0f;
+  if (std::isfinite(c)) c = std::clamp(c, -kMaxHalf, kMaxHalf);
+  const uint16_t h = floatToHalf(c);
+  return (h & 0x7c00u) == 0 ? static_cast<uint16_t>(h & 0x8000u) : h;  // subnormal -> signed zero
+}
+
+float shHalf(float c) {
+  return halfToFloat(shHalfBits(c));
+}
+
+void packHalfSh(const float* coeffs, size_t floats, uint32_t* words) {
+  const size_t n = halfShWords(floats);
+  std::fill(words, words + n, 0u);
+  for (size_t k = 0; k < 3; ++k) std::memcpy(&words[k], &coeffs[k], 4);
+  for (size_t k = 3; k < floats; ++k)
+    words[3 + (k - 3) / 2] |= static_cast<uint32_t>(shHalfBits(coeffs[k])) << ((k - 3) % 2 * 16);
+}
+
+void roundHalfSh(const float* coeffs, size_t floats, float* out) {
+  for (size_t k = 0; k < floats; ++k) out[k] = k < 3 ? coeffs[k] : shHalf(coeffs[k]);
 }
 
 }  // namespace sf

@@ -305,7 +305,9 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
     const size_t base = first_slot[o];
     const bool aa = settings.antialiased || cloud.antialiased;
     const int sh_degree = drawnShDegree(cloud.sh_degree, settings);
+    const bool half_sh = drawsHalfSh(objects[o], settings);
     parallelForRange(cloud.size(), 4096, [&](size_t begin, size_t end) {
+      float rounded[kMaxShFloats];  // the coefficients the Vulkan frame's half layout holds
       for (size_t i = begin; i < end; ++i) {
         const bool over = !objects[o].positions.empty();
         Cov6 local_cov = over ? objects[o].covariances[i]
@@ -314,9 +316,11 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
         const Vec3 p_object = over ? objects[o].positions[i] : cloud.positions[i];
         Vec3 p_world = transformPoint(model, p_object);
         ProjectedSplat& ps = projected[base + i];
-        if (projectSplat(p_world, covarianceUpper(world_cov), cloud.opacities[i], sh_degree,
-                         cloud.shOf(i).data(), p_object - cam_object, cloud.color_space, cam, aa, &ps,
-                         settings.blend_space, cloud.screen_filter)) {
+        const float* sh = cloud.shOf(i).data();
+        if (half_sh) sh = (roundHalfSh(sh, cloud.shStride(), rounded), rounded);
+        if (projectSplat(p_world, covarianceUpper(world_cov), cloud.opacities[i], sh_degree, sh,
+                         p_object - cam_object, cloud.color_space, cam, aa, &ps, settings.blend_space,
+                         cloud.screen_filter)) {
           touched[base + i] = static_cast<uint32_t>(ps.touched);
           if (!objects[o].sort_depth.empty()) ps.depth = std::max(objects[o].sort_depth[i], kMinSortDepth);
           if (!objects[o].shapes.empty()) ps.shape = objects[o].shapes[i];

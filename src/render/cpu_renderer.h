@@ -160,7 +160,20 @@ struct RenderSettings {
   // slice a submission of its own, with the same image bit for bit (docs/untrusted-input.md, "The GPU").
   // Frames within it run as before. Frames with a tail (training) and back-to-back batches are not split.
   uint32_t raster_slice = kDefaultRasterSlice;
+  // Draw the higher SH bands (degree 1..3) of static objects at half precision (core/sh.h, halfShWords): the
+  // Vulkan frame stores them as halves (SH 3: 112 bytes a splat instead of 192, read by every frame's
+  // preprocess) and the CPU renderer rounds them the same way, so the backends agree. Objects written on the
+  // GPU (RenderObject::gpu_source: generators, training, the LOD pool) and dynamic ones (new contents every
+  // frame: posed characters, live hulls, generators on the CPU) keep full precision.
+  // false: every coefficient at full precision (INRIA's fp32 colours bit for bit).
+  bool half_sh = true;
 };
+
+// Whether `object` is drawn with half-precision higher SH bands under `settings` (RenderSettings::half_sh).
+inline bool drawsHalfSh(const RenderObject& object, const RenderSettings& settings) {
+  return settings.half_sh && !object.gpu_source && !object.dynamic && object.cloud &&
+         object.cloud->sh_degree >= 1 && object.cloud->sh_degree <= 3;
+}
 
 // The SH degree an object of degree `degree` is drawn with under `settings`.
 inline int drawnShDegree(int degree, const RenderSettings& settings) {

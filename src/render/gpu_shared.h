@@ -71,6 +71,9 @@ using gpu_interop::uint;
 #define SF_OBJECT_LINEAR_COLOR 2u
 #define SF_OBJECT_SORT_DEPTH \
   4u  // GpuObject.sort_depth holds one sort depth per slot (RenderObject::sort_depth)
+// The object's SH in the half layout (core/sh.h halfShWords; RenderSettings::half_sh): sh_stride words a
+// slot, the DC as 3 floats, coefficients 3.. as half pairs.
+#define SF_OBJECT_SH_HALF 8u
 #define SF_MIN_SORT_DEPTH 0.2001  // sort depths are raised to this (kMinSortDepth, render/cpu_renderer.h)
 
 // Splat shapes (render/splat_shape.h): a per-slot word, the gaussian where its class bits are 0. Bits 0..1

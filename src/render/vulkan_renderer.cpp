@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/sh.h"
 #include "render/vulkan_renderer_impl.h"
 #include "render/vulkan_util.h"
 
@@ -53,6 +54,9 @@ const uint32_t kRaster[] = {
 const uint32_t kRasterShapes[] = {
 #include "raster_shapes.inc"
 };
+const uint32_t kRasterNoMesh[] = {
+#include "raster_nomesh.inc"
+};
 
 constexpr int kDepthPasses = 4;  // sortPairs: 8-bit digits over the 32-bit low word
 
@@ -75,6 +79,7 @@ VulkanRenderer::Impl::Impl(const gpu::ContextOptions& o)
       seg_merge(ctx, kSegMerge, sizeof(GpuPush), SF_SEG_WG, "seg_merge"),
       raster(ctx, kRaster, sizeof(GpuPush), SF_TILE, "raster"),
       raster_shapes(ctx, kRasterShapes, sizeof(GpuPush), SF_TILE, "raster with shapes"),
+      raster_no_mesh(ctx, kRasterNoMesh, sizeof(GpuPush), SF_TILE, "raster without meshes"),
       skin_pass(ctx),
       splat_deform_pass(ctx) {
   const gpu::DeviceInfo& d = ctx.info();
@@ -264,7 +269,7 @@ VulkanRenderer::Impl::Frame VulkanRenderer::Impl::collect(std::span<const Render
                                                           const FrameTail* tail) {
   Frame f{objects, views, settings, tail, views.front().camera};
   const Camera& cam = f.cam;
-  f.uploaded_slots = residency.placeObjects(objects, &f.uploaded_bytes);
+  f.uploaded_slots = residency.placeObjects(objects, settings, &f.uploaded_bytes);
   f.tiles_x = ceilDiv(static_cast<uint32_t>(cam.width), kTileSize);
   f.tiles_y = ceilDiv(static_cast<uint32_t>(cam.height), kTileSize);
   ensureImage(static_cast<uint32_t>(cam.width), static_cast<uint32_t>(cam.height), f.tiles_x * f.tiles_y,
@@ -297,9 +302,11 @@ VulkanRenderer::Impl::Frame VulkanRenderer::Impl::collect(std::span<const Render
     g.count = static_cast<uint32_t>(cloud.size());
     g.sh_degree = static_cast<uint32_t>(drawnShDegree(cloud.sh_degree, settings));
     g.sh_base = static_cast<uint32_t>(residency.residents[o].sh.first);
-    g.sh_stride = static_cast<uint32_t>(cloud.shStride());
+    const bool half_sh = residency.residents[o].half_sh;
+    g.sh_stride = static_cast<uint32_t>(half_sh ? halfShWords(cloud.shStride()) : cloud.shStride());
     g.flags = (settings.antialiased || cloud.antialiased ? SF_OBJECT_ANTIALIASED : 0u) |
-              (cloud.color_space == ColorSpace::kLinear ? SF_OBJECT_LINEAR_COLOR : 0u);
+              (cloud.color_space == ColorSpace::kLinear ? SF_OBJECT_LINEAR_COLOR : 0u) |
+              (half_sh ? SF_OBJECT_SH_HALF : 0u);
     g.screen_filter = cloud.screen_filter;
   }
   has_shapes = std::any_of(objects.begin(), objects.end(), [](const RenderObject& o) {

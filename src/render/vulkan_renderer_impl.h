@@ -39,7 +39,7 @@ struct VulkanRenderer::Impl {
   VulkanSort sort{ctx};
   VulkanMeshPass mesh{ctx};
   gpu::ComputePipeline preprocess, bin_tiles, tile_setup, seg_setup, seg_sort, seg_sort_small, seg_merge,
-      raster, raster_shapes;
+      raster, raster_shapes, raster_no_mesh;
   VkQueryPool queries = VK_NULL_HANDLE;
   // Per frame.
   uint32_t tiles = 0, width = 0, height = 0;
@@ -67,7 +67,11 @@ struct VulkanRenderer::Impl {
   uint32_t frame_serial = 0;
   SkinPass skin_pass;  // the deform layer's passes (deform/gpu_passes.h)
   SplatDeformPass splat_deform_pass;
-  bool has_mesh = false;      // this frame draws meshes
+  bool has_mesh = false;  // this frame draws meshes
+  // The raster variant this frame takes: shapes (whatever the mesh layer), the mesh layer's, or neither's.
+  gpu::ComputePipeline& rasterPipeline() {
+    return has_shapes ? raster_shapes : has_mesh ? raster : raster_no_mesh;
+  }
   bool blend_linear = false;  // this frame blends in linear light (RenderSettings::blend_space)
   // The frame being recorded (a submission's frames each have their GpuFrame and object records).
   uint32_t run_index = 0;

@@ -8,6 +8,8 @@
 
 #include "core/covariance.h"
 #include "core/error.h"
+#include "core/parallel.h"
+#include "core/sh.h"
 #include "deform/gpu_passes.h"
 #include "render/vulkan_util.h"
 
@@ -91,20 +93,22 @@ std::vector<uint8_t> VulkanStaging::download(const gpu::Buffer& src, size_t byte
   return out;
 }
 
-uint64_t VulkanResidency::placeObjects(std::span<const RenderObject> objects, uint64_t* bytes) {
+uint64_t VulkanResidency::placeObjects(std::span<const RenderObject> objects, const RenderSettings& settings,
+                                       uint64_t* bytes) {
   std::vector<Resident> placed(objects.size());
   std::vector<bool> kept(residents.size(), false);
   std::vector<bool> upload_rest(objects.size(), false);
   for (size_t o = 0; o < objects.size(); ++o) {
     const GaussianCloud& c = *objects[o].cloud;
     Resident& r = placed[o];
-    r.cloud = &c, r.size = c.size(), r.sh_floats = c.sh.size();
     const RenderObject& ro = objects[o];
+    r.cloud = &c, r.size = c.size(), r.half_sh = drawsHalfSh(ro, settings);
+    r.sh_floats = r.half_sh ? c.size() * halfShWords(c.shStride()) : c.sh.size();
     r.overwritten = (!ro.positions.empty() || ro.deform || ro.gpu_source ? kOverwritesShape : 0u) |
                     (ro.gpu_source ? kOverwritesLook : 0u);
     for (size_t k = 0; k < residents.size(); ++k)
       if (!kept[k] && residents[k].cloud == r.cloud && residents[k].size == r.size &&
-          residents[k].sh_floats == r.sh_floats) {
+          residents[k].sh_floats == r.sh_floats && residents[k].half_sh == r.half_sh) {
         kept[k] = true;
         r.slots = residents[k].slots, r.sh = residents[k].sh;
         upload_rest[o] =
@@ -164,9 +168,26 @@ uint64_t VulkanResidency::placeObjects(std::span<const RenderObject> objects, ui
     staging_.upload(positions, c.positions.data(), c.size() * 12, first * 12);
     staging_.upload(covariances, cov.data(), c.size() * 24, first * 24);
     staging_.upload(opacities, c.opacities.data(), c.size() * 4, first * 4);
-    staging_.upload(sh, c.sh.data(), c.sh.size() * 4, residents[o].sh.first * kShBlockFloats * 4);
+    const size_t sh_at = residents[o].sh.first * kShBlockFloats * 4;
+    if (residents[o].half_sh) {
+      // Packed a staging piece at a time (a whole SH-3 capture's packed copy would be 112 bytes a splat).
+      const size_t stride = c.shStride(), words = halfShWords(stride);
+      const size_t per_piece = VulkanStaging::kStagingChunk / (words * 4);
+      std::vector<uint32_t> packed;
+      for (size_t first_splat = 0; first_splat < c.size(); first_splat += per_piece) {
+        const size_t n = std::min(per_piece, c.size() - first_splat);
+        packed.resize(n * words);
+        parallelForRange(n, 16384, [&](size_t begin, size_t end) {
+          for (size_t i = begin; i < end; ++i)
+            packHalfSh(&c.sh[(first_splat + i) * stride], stride, &packed[i * words]);
+        });
+        staging_.upload(sh, packed.data(), packed.size() * 4, sh_at + first_splat * words * 4);
+      }
+    } else {
+      staging_.upload(sh, c.sh.data(), c.sh.size() * 4, sh_at);
+    }
     uploaded += c.size();
-    uploaded_bytes += c.size() * (12 + 24 + 4) + c.sh.size() * 4;
+    uploaded_bytes += c.size() * (12 + 24 + 4) + residents[o].sh_floats * 4;
   }
   if (bytes) *bytes = uploaded_bytes;
   return uploaded;

@@ -74,7 +74,10 @@ class VulkanResidency {
   // not in this one; an object written on the GPU whose source writes every slot in every frame
   // (GpuSplatSource::needsRestValues false) is never uploaded. Returns the slots uploaded; `bytes`, when
   // given, gets their bytes.
-  uint64_t placeObjects(std::span<const RenderObject> objects, uint64_t* bytes = nullptr);
+  // Objects drawn with half-precision SH (drawsHalfSh under `settings`) hold their SH in the half layout
+  // (core/sh.h; Resident::sh_words words a slot).
+  uint64_t placeObjects(std::span<const RenderObject> objects, const RenderSettings& settings,
+                        uint64_t* bytes = nullptr);
 
   // Packs and uploads the frame's static inputs when their set changed (see static_key), measuring then the
   // largest index each static array holds; every frame checks this frame's inputs against those bounds (the
@@ -116,7 +119,8 @@ class VulkanResidency {
   SplatSink slot_sink{UINT32_MAX / 8}, sh_sink{UINT32_MAX};
   struct Resident {
     const GaussianCloud* cloud = nullptr;
-    size_t size = 0, sh_floats = 0;
+    size_t size = 0, sh_floats = 0;  // sh_floats: the object's SH words, in the half layout when half_sh
+    bool half_sh = false;
     SplatSink::Range slots, sh;
     uint32_t overwritten =
         0;  // what this frame writes over the rest values: kOverwritesShape | kOverwritesLook

@@ -139,6 +139,7 @@ struct FrameKey {
   float scale = 1;
   bool antialiased = false;
   bool post = true;
+  bool half_sh = true;
   bool operator==(const FrameKey& o) const {
     const Camera &a = camera, &b = o.camera;
     for (int i = 0; i < 4; ++i)
@@ -147,7 +148,8 @@ struct FrameKey {
     return a.width == b.width && a.height == b.height && a.fx == b.fx && a.fy == b.fy && a.cx == b.cx &&
            a.cy == b.cy && time == o.time && background.x == o.background.x &&
            background.y == o.background.y && background.z == o.background.z && sh_degree == o.sh_degree &&
-           grid == o.grid && scale == o.scale && antialiased == o.antialiased && post == o.post;
+           grid == o.grid && scale == o.scale && antialiased == o.antialiased && post == o.post &&
+           half_sh == o.half_sh;
   }
 };
 
@@ -261,8 +263,15 @@ class Viewer {
       }
 
       // A new frame when what it shows changed; a window at rest shows its last frame again.
-      const FrameKey key{camera_, time_,         settings_.background,  sh_degree_,
-                         grid_,   render_scale_, settings_.antialiased, post_};
+      const FrameKey key{camera_,
+                         time_,
+                         settings_.background,
+                         sh_degree_,
+                         grid_,
+                         render_scale_,
+                         settings_.antialiased,
+                         post_,
+                         settings_.half_sh};
       const bool input = userInput() || dropped;
       const bool render = scripted || scriptRunning() || !has_frame_ || !(key == frame_key_) || input ||
                           lodStreaming() || std::exchange(dirty_, false) || ImGui::IsAnyItemActive() ||
@@ -887,9 +896,10 @@ class Viewer {
     if (ImGui::CollapsingHeader("Render", ImGuiTreeNodeFlags_DefaultOpen)) {
       float bg[3] = {settings_.background.x, settings_.background.y, settings_.background.z};
       if (ImGui::ColorEdit3("background", bg)) settings_.background = Vec3{bg[0], bg[1], bg[2]};
-      if (max_sh_degree_ > 0)
+      if (max_sh_degree_ > 0) {
         ImGui::SliderInt("SH degree", &sh_degree_, 0, max_sh_degree_);
-      else
+        ImGui::Checkbox("SH bands 1-3 at half precision", &settings_.half_sh);
+      } else
         ImGui::TextUnformatted("SH degree 0 (the scene has no higher-order SH)");
       ImGui::Checkbox("ground grid and axes (G)", &grid_);
       ImGui::Checkbox("antialiased: every object (mip filter)", &settings_.antialiased);

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 
 #include "core/gaussian_cloud.h"
 
@@ -70,6 +73,36 @@ TEST(Sh, DegreeOneFollowsViewDirection) {
   Vec3 plus = shToColor(1, coeffs, Vec3{0, 0, 5}), minus = shToColor(1, coeffs, Vec3{0, 0, -5});
   EXPECT_NEAR(plus.x, 0.5f + 0.48860251f, 1e-6f);
   EXPECT_NEAR(minus.x, 0.5f - 0.48860251f, 1e-6f);
+}
+
+// The half layout (RenderSettings::half_sh) against IEEE 754 binary16 bit patterns written out by hand.
+TEST(Sh, HalfLayoutHoldsTheDcAsFloatsAndTheBandsAsIeeeHalves) {
+  EXPECT_EQ(halfShWords(3), 4u);    // degree 0: the DC and one pad word
+  EXPECT_EQ(halfShWords(12), 8u);   // 3 + 5 words
+  EXPECT_EQ(halfShWords(27), 16u);  // 3 + 12
+  EXPECT_EQ(halfShWords(48), 28u);  // 3 + 23, padded to 16 bytes
+  const float inf = std::numeric_limits<float>::infinity();
+  float c[12] = {0.1f, -7.25f, 1e30f,  // the DC: kept as its float bits
+                 1.0f, -2.0f,  1.0f / 3.0f, 65504.0f, 1e6f, -1e6f, 1e-6f, -1e-6f, inf};
+  uint32_t w[8];
+  packHalfSh(c, 12, w);
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(w[k], std::bit_cast<uint32_t>(c[k])) << k;
+  EXPECT_EQ(w[3], 0xC0003C00u);  // 1 (0x3C00) low, -2 (0xC000) high
+  EXPECT_EQ(w[4], 0x7BFF3555u);  // 1/3 rounds to 0x3555 (0.333251953125); 65504 is the largest half
+  EXPECT_EQ(w[5], 0xFBFF7BFFu);  // finite values past the range saturate (never infinity)
+  EXPECT_EQ(w[6], 0x80000000u);  // half subnormals become signed zero
+  EXPECT_EQ(w[7], 0x00007C00u);  // infinity stays; the pad half is 0
+  float r[12];
+  roundHalfSh(c, 12, r);
+  const float expect[12] = {0.1f,     -7.25f,   1e30f,     1.0f, -2.0f, 0.333251953125f,
+                            65504.0f, 65504.0f, -65504.0f, 0.0f, -0.0f, inf};
+  for (int k = 0; k < 12; ++k)
+    EXPECT_EQ(std::bit_cast<uint32_t>(r[k]), std::bit_cast<uint32_t>(expect[k])) << k;
+  EXPECT_TRUE(std::isnan(shHalf(std::nanf(""))));
+  // Round to nearest, ties to even: 1 + 2^-11 lies halfway between 1 and 1 + 2^-10.
+  EXPECT_EQ(shHalf(1.0f + 0x1p-11f), 1.0f);
+  EXPECT_EQ(shHalf(1.0f + 0x1p-10f + 0x1p-11f), 1.0f + 0x1p-9f);
+  EXPECT_EQ(shHalf(1.0f + 0x1p-11f + 0x1p-20f), 1.0f + 0x1p-10f);
 }
 
 }  // namespace

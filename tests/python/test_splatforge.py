@@ -624,6 +624,28 @@ class VulkanTest(unittest.TestCase):
             cpu = splatforge.render(cloud.with_sh_degree(degree), cam, backend="cpu")
             self.assertGreater(psnr(cpu, gpu), 40.0, f"degree {degree}")
 
+    def test_half_sh_is_numpys_float16_of_the_higher_bands(self):
+        cloud = random_cloud(400, 3, seed=33)
+        cam = splatforge.auto_camera(cloud, 80, 60)
+        half = splatforge.render(cloud, cam, backend="cpu")  # the default
+        full = splatforge.render(cloud, cam, backend="cpu", sh_precision="full")
+        self.assertFalse(np.array_equal(half, full))
+        self.assertGreater(psnr(half, full), 60.0)
+        # The same rounding by numpy (IEEE binary16, nearest even; half subnormals to zero), drawn at full
+        # precision: the same image.
+        sh = cloud.sh.copy()
+        bands = sh[:, 1:, :].astype(np.float16).astype(np.float32)
+        bands[np.abs(bands) < 2.0 ** -14] = 0.0
+        sh[:, 1:, :] = bands
+        rounded = splatforge.Cloud(positions=cloud.positions, scales=cloud.scales, rotations=cloud.rotations,
+                                   opacities=cloud.opacities, sh=sh)
+        self.assertTrue(np.array_equal(half, splatforge.render(rounded, cam, backend="cpu", sh_precision="full")))
+        with self.assertRaisesRegex(ValueError, "sh_precision"):
+            splatforge.render(cloud, cam, backend="cpu", sh_precision="quarter")
+        require_vulkan(self)
+        self.assertGreater(psnr(half, splatforge.render(cloud, cam, backend="vulkan")), 60.0)
+        self.assertGreater(psnr(full, splatforge.render(cloud, cam, backend="vulkan", sh_precision="full")), 60.0)
+
 
 def moving_quad_gltf():
     """A glTF with one quad (0.5 x 0.5, facing +z) whose node moves x from -1 to +1 over 2 s (LINEAR)."""

@@ -15,6 +15,7 @@
 
 #include "core/covariance.h"
 #include "core/error.h"
+#include "core/sh.h"
 #include "gpu/gpu.h"
 #include "io/formats.h"
 #include "render/splat_shape.h"
@@ -142,12 +143,14 @@ TEST(VulkanSort, SortsTwoMillionPairsWithFewDistinctKeys) {
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 
-// Every slot's projection and the sorted (tile, slot) lists against the CPU functions. Returns the largest
+// Every slot's projection and the sorted (tile, slot) lists against the CPU functions, under `settings` (with
+// half-precision SH the CPU side draws with the coefficients as roundHalfSh keeps them). Returns the largest
 // tile rect seen (in tiles).
-int checkProjectionAndTileLists(VulkanRenderer* r, const GaussianCloud& c, const Camera& cam) {
+int checkProjectionAndTileLists(VulkanRenderer* r, const GaussianCloud& c, const Camera& cam,
+                                const RenderSettings& settings = {}) {
   RenderObject obj{&c, Mat4{}};
   VulkanFrameStats st;
-  r->render({&obj, 1}, cam, {}, &st);
+  r->render({&obj, 1}, cam, settings, &st);
   VulkanFrameDebug d = r->readDebug();
   // CPU reference for every slot.
   std::vector<ProjectedSplat> ps(c.size());
@@ -158,10 +161,14 @@ int checkProjectionAndTileLists(VulkanRenderer* r, const GaussianCloud& c, const
   std::vector<Key> keys;
   const int tiles_x = (cam.width + 15) / 16;
   size_t visible = 0;
+  const bool half_sh = drawsHalfSh(obj, settings);
+  float rounded[kMaxShFloats];
   for (size_t i = 0; i < c.size(); ++i) {
-    vis[i] = projectSplat(c.positions[i], covarianceFromScaleRotation(c.scales[i], c.rotations[i]),
-                          c.opacities[i], c.sh_degree, c.shOf(i).data(), c.positions[i] - cam.position(),
-                          c.color_space, cam, false, &ps[i]);
+    const float* sh = c.shOf(i).data();
+    if (half_sh) roundHalfSh(sh, c.shStride(), rounded), sh = rounded;
+    vis[i] =
+        projectSplat(c.positions[i], covarianceFromScaleRotation(c.scales[i], c.rotations[i]), c.opacities[i],
+                     c.sh_degree, sh, c.positions[i] - cam.position(), c.color_space, cam, false, &ps[i]);
     if (!vis[i]) continue;
     ++visible;
     for (int y = ps[i].tiles.y0; y < ps[i].tiles.y1; ++y)
@@ -202,7 +209,51 @@ int checkProjectionAndTileLists(VulkanRenderer* r, const GaussianCloud& c, const
 
 TEST(VulkanPasses, ProjectionAndTileListsMatchCpu) {
   SF_REQUIRE_VULKAN(r);
-  checkProjectionAndTileLists(r, frontCloud(3000, 3, 17), lookCamera(160, 112));
+  RenderSettings full;
+  full.half_sh = false;
+  for (int degree : {1, 2, 3}) {
+    SCOPED_TRACE("SH degree " + std::to_string(degree));
+    const GaussianCloud c = frontCloud(3000, degree, 17);
+    checkProjectionAndTileLists(r, c, lookCamera(160, 112));  // half-precision SH bands, the default
+    checkProjectionAndTileLists(r, c, lookCamera(160, 112), full);
+  }
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
+// Half-precision SH (RenderSettings::half_sh): the frame uploads the half layout (core/sh.h: 8, 16 and 28
+// words a splat for degrees 1-3, against 12, 27 and 48 floats), the colours it draws differ from full
+// precision's by the rounding (something, and little), and objects that change every frame keep full
+// precision.
+TEST(VulkanPasses, HalfPrecisionShIsTheSmallerLayoutAndTheRoundedColours) {
+  SF_REQUIRE_VULKAN(r);
+  const Camera cam = lookCamera(160, 112);
+  for (int degree : {1, 2, 3}) {
+    SCOPED_TRACE("SH degree " + std::to_string(degree));
+    GaussianCloud c = frontCloud(3000, degree, 19);
+    RenderObject obj{&c, Mat4{}};
+    RenderSettings full;
+    full.half_sh = false;
+    const size_t n = c.size(), floats = static_cast<size_t>(c.shStride());
+    const size_t words = degree == 1 ? 8 : degree == 2 ? 16 : 28;
+    VulkanFrameStats st;
+    r->render({&obj, 1}, cam, full, &st);
+    EXPECT_EQ(st.uploaded_bytes, n * (12 + 24 + 4) + n * floats * 4);
+    const VulkanFrameDebug f = r->readDebug();
+    r->render({&obj, 1}, cam, {}, &st);  // the layout changed: uploaded again
+    EXPECT_EQ(st.uploaded_bytes, n * (12 + 24 + 4) + n * words * 4);
+    const VulkanFrameDebug h = r->readDebug();
+    double largest = 0;
+    for (size_t i = 0; i < n; ++i)
+      for (int k = 0; k < 3; ++k)
+        largest = std::max(
+            largest, std::abs(static_cast<double>(f.color_depth[i * 4 + k]) - h.color_depth[i * 4 + k]));
+    EXPECT_GT(largest, 1e-6) << "the half layout drew the full coefficients";
+    EXPECT_LT(largest, 2e-3);
+    obj.dynamic = true;  // new contents every frame: full precision, uploaded every frame
+    r->render({&obj, 1}, cam, {}, &st);
+    EXPECT_EQ(st.uploaded_bytes, n * (12 + 24 + 4) + n * floats * 4);
+    EXPECT_EQ(r->readDebug().color_depth, f.color_depth);
+  }
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 

@@ -19,25 +19,51 @@ const float C3[7] = float[](-0.5900435899266435, 2.890611442640554, -0.457045799
 // loads: a slot's coefficients are 192 contiguous bytes that neighbouring lanes read 192 bytes apart, and
 // 4-byte loads would fetch each cache sector four times.
 #define SF_SH_MAX 48
+#define SF_SH_HALF_WORDS 28  // halfShWords(48)
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer AlignedVec4s { vec4 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer AlignedUvec4s { uvec4 v[]; };
 
 vec3 shCoeff(float f[SF_SH_MAX], uint k) { return vec3(f[3u * k], f[3u * k + 1u], f[3u * k + 2u]); }
 
-vec3 evalSh(uint degree, Floats sh, uint base, bool aligned, vec3 dir) {
+// The slot's coefficients, f[k] for k < 3 (degree + 1)^2, from the full layout (sh_stride floats a slot) or the
+// half layout (SF_OBJECT_SH_HALF, core/sh.h: the DC as 3 floats, then coefficients 3.. as half pairs, the
+// stride a multiple of 4 words), both read as 16-byte loads where the stride allows.
+void loadSh(uint degree, Floats sh, bool aligned, bool half_sh, out float f[SF_SH_MAX]) {
   uint used = 3u * (degree + 1u) * (degree + 1u);
-  float f[SF_SH_MAX];
+  if (half_sh) {
+    uint words = 3u + (used - 2u) / 2u;  // 3 + ceil((used - 3) / 2)
+    uint w[SF_SH_HALF_WORDS];
+    AlignedUvec4s q = AlignedUvec4s(sh);
+    for (uint k = 0u; k < SF_SH_HALF_WORDS / 4u; ++k)
+      if (4u * k < words) {
+        uvec4 v = q.v[k];
+        w[4u * k] = v.x, w[4u * k + 1u] = v.y, w[4u * k + 2u] = v.z, w[4u * k + 3u] = v.w;
+      }
+    for (uint k = 0u; k < 3u; ++k) f[k] = uintBitsToFloat(w[k]);
+    for (uint m = 0u; m < (SF_SH_MAX - 2u) / 2u; ++m)
+      if (3u + 2u * m < used) {
+        vec2 h = unpackHalf2x16(w[3u + m]);
+        f[3u + 2u * m] = h.x;
+        if (4u + 2u * m < SF_SH_MAX) f[4u + 2u * m] = h.y;
+      }
+    return;
+  }
   if (aligned) {
     AlignedVec4s q = AlignedVec4s(sh);
-    uint base4 = base >> 2;
     for (uint k = 0u; k < SF_SH_MAX / 4u; ++k)
       if (4u * k < used) {
-        vec4 v = q.v[base4 + k];
+        vec4 v = q.v[k];
         f[4u * k] = v.x, f[4u * k + 1u] = v.y, f[4u * k + 2u] = v.z, f[4u * k + 3u] = v.w;
       }
   } else {
     for (uint k = 0u; k < SF_SH_MAX; ++k)
-      if (k < used) f[k] = sh.v[base + k];
+      if (k < used) f[k] = sh.v[k];
   }
+}
+
+vec3 evalSh(uint degree, Floats sh, bool aligned, bool half_sh, vec3 dir) {
+  float f[SF_SH_MAX];
+  loadSh(degree, sh, aligned, half_sh, f);
   vec3 r = kShC0 * shCoeff(f, 0u);
   if (degree < 1u) return r;
   float x = dir.x, y = dir.y, z = dir.z;
@@ -138,7 +164,8 @@ void main() {
   // The slot's SH: the object's 64-byte block, then sh_stride floats a slot (64-bit: past 2^32 floats).
   Floats sh = Floats(uint64_t(fr.f.sh) + uint64_t(obj.sh_base) * 64ul + uint64_t(i) * uint64_t(obj.sh_stride) * 4ul);
   bool aligned = (obj.sh_stride & 3u) == 0u;  // uniform across the dispatch
-  vec3 sh_col = evalSh(obj.sh_degree, sh, 0u, aligned, dir);
+  bool half_sh = (obj.flags & SF_OBJECT_SH_HALF) != 0u;
+  vec3 sh_col = evalSh(obj.sh_degree, sh, aligned, half_sh, dir);
   if (any(isnan(sh_col)) || any(isinf(sh_col))) return;  // not drawn, as on the CPU (projectSplat)
   vec3 col = max(sh_col + 0.5, vec3(0.0));
   // The colour in the space the frame blends in (projectSplat): a display-space cloud's decoded for a linear

@@ -27,6 +27,9 @@
 #include "common.glsl"
 
 layout(local_size_x = SF_TILE, local_size_y = SF_RASTER_ROWS) in;
+#if SF_TILE != 16 || SF_RASTER_ROWS != 8
+#error "the pixel map below is written for 16x8 workgroups"
+#endif
 const uint kBatch = SF_TILE * SF_RASTER_ROWS;
 const uint kParts = SF_TILE / SF_RASTER_ROWS;  // workgroups per tile, stacked along y
 shared vec2 s_mean[kBatch];
@@ -51,6 +54,9 @@ bool reaches(uint j, vec2 lo, vec2 hi) {
   // Written so that a NaN keeps the splat: it is culled only when a comparison says it misses.
   return !(any(lessThan(m + half_extent, lo)) || any(greaterThan(m - half_extent, hi)));
 }
+
+// The variant for frames without a mesh layer (SF_VARIANT_NOMESH; the host picks it) leaves out the test of
+// every entry against the mesh fragment's depth.
 
 #ifdef SF_VARIANT_SHAPES
 // The variant for frames with shaped splats (the host picks it): their words (GpuFrame::shapes) staged
@@ -103,7 +109,12 @@ void main() {
   } else if (pc.shift != 0u) {
     return;  // drawn whole by the frame's raster
   }
-  uint px = gl_GlobalInvocationID.x, py = gl_GlobalInvocationID.y;
+  // Each run of 32 invocations (a subgroup on NVIDIA) blends an 8x4 block of the workgroup's 16x8 pixels, not
+  // two 16-pixel rows: the subgroup's cull rectangle is squarer, so fewer splats reach it. Any subgroup size
+  // works (the map is a permutation of the pixels; 8 lanes take an 8x1 row, 64 a 16x4 block).
+  uint t = gl_LocalInvocationIndex;
+  uint px = gl_WorkGroupID.x * SF_TILE + ((t & 7u) | ((t >> 2) & 8u));
+  uint py = gl_WorkGroupID.y * SF_RASTER_ROWS + (((t >> 3) & 3u) | ((t >> 4) & 4u));
   bool inside = px < fr.f.width && py < fr.f.height;
   bool done = !inside;
   vec2 pixf = vec2(float(px), float(py));
@@ -210,6 +221,7 @@ void main() {
     for (uint w = 0u; w < kWords && !done; ++w) {
       for (uint bits = reach[w]; bits != 0u; bits &= bits - 1u) {
         uint j = w * 32u + uint(findLSB(bits));
+#ifndef SF_VARIANT_NOMESH
         if (!(s_color_depth[j].w < stop_depth)) {  // this splat and every later one lie behind the mesh
           if (opaque_mesh) {
             done = true;
@@ -224,6 +236,7 @@ void main() {
             break;
           }
         }
+#endif
         vec2 d = s_mean[j] - pixf;
         vec4 co = s_conic[j];
         float power = -0.5 * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
