@@ -57,6 +57,9 @@ const uint32_t kRasterShapes[] = {
 const uint32_t kRasterNoMesh[] = {
 #include "raster_nomesh.inc"
 };
+const uint32_t kRasterPlain[] = {
+#include "raster_plain.inc"
+};
 
 constexpr int kDepthPasses = 4;  // sortPairs: 8-bit digits over the 32-bit low word
 
@@ -80,6 +83,7 @@ VulkanRenderer::Impl::Impl(const gpu::ContextOptions& o)
       raster(ctx, kRaster, sizeof(GpuPush), SF_TILE, "raster"),
       raster_shapes(ctx, kRasterShapes, sizeof(GpuPush), SF_TILE, "raster with shapes"),
       raster_no_mesh(ctx, kRasterNoMesh, sizeof(GpuPush), SF_TILE, "raster without meshes"),
+      raster_plain(ctx, kRasterPlain, sizeof(GpuPush), SF_TILE, "raster without meshes or depth"),
       skin_pass(ctx),
       splat_deform_pass(ctx) {
   const gpu::DeviceInfo& d = ctx.info();
@@ -275,6 +279,7 @@ VulkanRenderer::Impl::Frame VulkanRenderer::Impl::collect(std::span<const Render
   ensureImage(static_cast<uint32_t>(cam.width), static_cast<uint32_t>(cam.height), f.tiles_x * f.tiles_y,
               settings.depth);
   write_train = tail != nullptr;
+  write_depth = settings.depth;
   // The backward passes of a tail (training) differentiate the display-space blend.
   if (tail && settings.blend_space == BlendSpace::kLinear)
     throw Error(

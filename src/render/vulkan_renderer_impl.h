@@ -39,7 +39,7 @@ struct VulkanRenderer::Impl {
   VulkanSort sort{ctx};
   VulkanMeshPass mesh{ctx};
   gpu::ComputePipeline preprocess, bin_tiles, tile_setup, seg_setup, seg_sort, seg_sort_small, seg_merge,
-      raster, raster_shapes, raster_no_mesh;
+      raster, raster_shapes, raster_no_mesh, raster_plain;
   VkQueryPool queries = VK_NULL_HANDLE;
   // Per frame.
   uint32_t tiles = 0, width = 0, height = 0;
@@ -49,6 +49,7 @@ struct VulkanRenderer::Impl {
   uint64_t chunk_capacity = 0;
   gpu::Buffer train_final_t, train_last;  // per pixel, for a frame with a tail (renderWithTail)
   bool write_train = false;
+  bool write_depth = false;  // this frame fills the depth plane (RenderSettings::depth)
   // Raster slices (RenderSettings::raster_slice): this frame's slice size (0: the frame's raster walks every
   // list whole), the per-pixel state carried between slices (made by the first frame that needs it), and the
   // slices the last frame took (lastFrameGraph).
@@ -68,9 +69,13 @@ struct VulkanRenderer::Impl {
   SkinPass skin_pass;  // the deform layer's passes (deform/gpu_passes.h)
   SplatDeformPass splat_deform_pass;
   bool has_mesh = false;  // this frame draws meshes
-  // The raster variant this frame takes: shapes (whatever the mesh layer), the mesh layer's, or neither's.
-  gpu::ComputePipeline& rasterPipeline() {
-    return has_shapes ? raster_shapes : has_mesh ? raster : raster_no_mesh;
+  // The raster variant this frame takes (raster.comp): shapes (whatever else), the mesh layer's, or
+  // neither's; without them, the plain one for the frame's own raster where nothing reads the depth sum or
+  // the last splat blended (raster slices carry the depth sum of the tiles they draw).
+  gpu::ComputePipeline& rasterPipeline(bool slice) {
+    if (has_shapes) return raster_shapes;
+    if (has_mesh) return raster;
+    return slice || write_depth || write_train ? raster_no_mesh : raster_plain;
   }
   bool blend_linear = false;  // this frame blends in linear light (RenderSettings::blend_space)
   // The frame being recorded (a submission's frames each have their GpuFrame and object records).

@@ -69,7 +69,7 @@ void VulkanRenderer::Impl::addTilePasses(FrameGraph& g, const Resources& res, co
   });
   g.add("raster", {res.ranges, res.pairs, res.projected, res.mesh, res.splats}, {res.image},
         [&] {  // splat slots: the shape words
-          dispatch(r.cmd, rasterPipeline(), push(), f.tiles_x, f.tiles_y * (SF_TILE / SF_RASTER_ROWS));
+          dispatch(r.cmd, rasterPipeline(false), push(), f.tiles_x, f.tiles_y * (SF_TILE / SF_RASTER_ROWS));
           timestamp(r.cmd, 7);
         });
   if (f.tail) {  // the trainer's loss and backward passes (render/frame_passes.h)
@@ -151,7 +151,7 @@ void VulkanRenderer::Impl::rasterSlices(VulkanFrameStats& st, uint32_t tiles_x, 
     g.add("raster slice", {}, {frame_res.image}, [&] {
       GpuPush p = push();
       p.shift = s + 1;
-      dispatch(cmd, rasterPipeline(), p, tiles_x, tiles_y * (SF_TILE / SF_RASTER_ROWS));
+      dispatch(cmd, rasterPipeline(true), p, tiles_x, tiles_y * (SF_TILE / SF_RASTER_ROWS));
     });
     if (s + 1 == slices) {
       const FrameResource shown = addImagePasses(g, frame_res, post, cmd);

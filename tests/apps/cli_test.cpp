@@ -222,14 +222,15 @@ TEST(Cli, BenchBackToBackReportsTheFramesOfOneSubmission) {
 }
 
 // bench reports the device memory the renderer holds and its peak: per gaussian at least the stored arrays
-// (centre 3, covariance 6, opacity 1 and 48 SH floats for degree 3: 232 bytes, a closed form), growing with
-// the scene by at least that much per added gaussian, and a peak no lower than what is held.
+// (centre 3, covariance 6, opacity 1 and, at full precision, 48 SH floats for degree 3: 232 bytes, a closed
+// form), growing with the scene by at least that much per added gaussian, and a peak no lower than what is
+// held.
 TEST(Cli, BenchReportsDeviceMemoryPerGaussian) {
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   std::string dir = test::tempDir("CliBenchMemory");
-  auto memory = [&](int n) {
-    const std::string out = dir + "/m" + std::to_string(n) + ".json";
-    CliRun b = cli("bench --synthetic " + std::to_string(n) +
+  auto memory = [&](int n, const std::string& precision = "full") {
+    const std::string out = dir + "/m" + std::to_string(n) + precision + ".json";
+    CliRun b = cli("bench --synthetic " + std::to_string(n) + " --sh-precision " + precision +
                    " --sh-degree 3 --backend vulkan --frames 1 --width 64 --height 48 --json-out " + out);
     EXPECT_EQ(b.code, 0) << b.out;
     EXPECT_NE(b.out.find("gpu memory: "), std::string::npos) << b.out;
@@ -246,6 +247,13 @@ TEST(Cli, BenchReportsDeviceMemoryPerGaussian) {
                        static_cast<double>(small.at("held_bytes").get<uint64_t>());
   EXPECT_GE(grown / 100000.0, 232.0) << "each added gaussian holds at least its stored arrays";
   EXPECT_LE(grown / 100000.0, 2048.0) << "nor more than a few of its records";
+  // Half-precision SH bands (the default): 28 words a SH-3 gaussian instead of 48 floats, 80 bytes less each
+  // (and a staging buffer no larger).
+  const nlohmann::json half = memory(120000, "half");
+  const double saved = static_cast<double>(large.at("held_bytes").get<uint64_t>()) -
+                       static_cast<double>(half.at("held_bytes").get<uint64_t>());
+  EXPECT_GE(saved / 120000.0, 80.0);
+  EXPECT_LE(saved / 120000.0, 80.0 + 192.0);
 }
 
 // --raster-slice (render, animate, bench): a frame whose deepest tile holds more walks it in slices, a

@@ -56,7 +56,11 @@ bool reaches(uint j, vec2 lo, vec2 hi) {
 }
 
 // The variant for frames without a mesh layer (SF_VARIANT_NOMESH; the host picks it) leaves out the test of
-// every entry against the mesh fragment's depth.
+// every entry against the mesh fragment's depth; the plain variant (SF_VARIANT_PLAIN), for the frame's own raster
+// when nothing reads the depth sum or the last splat blended, also leaves out their sums.
+#ifdef SF_VARIANT_PLAIN
+#define SF_VARIANT_NOMESH
+#endif
 
 #ifdef SF_VARIANT_SHAPES
 // The variant for frames with shaped splats (the host picks it): their words (GpuFrame::shapes) staged
@@ -120,9 +124,13 @@ void main() {
   vec2 pixf = vec2(float(px), float(py));
   float T = 1.0, D = 0.0;
   uint last = 0u;  // 1 + the list position of the last splat blended (training)
-  // Whether the frame reads the depth sum or the last splat blended (the depth plane, training, the carry of
-  // raster slices): frames that read neither skip both per splat.
-  const bool track = fr.f.write_depth != 0u || fr.f.write_train != 0u || slice_entries != 0u;
+  // Whether the frame reads the depth sum or the last splat blended (the depth plane, training, the carry of a
+  // tile drawn in raster slices): frames and tiles that read neither skip both per splat.
+#ifdef SF_VARIANT_PLAIN
+  const bool track = false;  // (the host never picks it for a frame that reads them, nor for slices)
+#else
+  const bool track = fr.f.write_depth != 0u || fr.f.write_train != 0u || (slice_entries != 0u && len > slice_entries);
+#endif
   vec3 C = vec3(0.0);
   vec3 behind = vec3(fr.f.background[0], fr.f.background[1], fr.f.background[2]);
   const bool linear = fr.f.blend_linear != 0u;  // the background and mesh colours decoded, the pixel encoded
