@@ -165,7 +165,7 @@ void main() {
   Floats sh = Floats(uint64_t(fr.f.sh) + uint64_t(obj.sh_base) * 64ul + uint64_t(i) * uint64_t(obj.sh_stride) * 4ul);
   bool aligned = (obj.sh_stride & 3u) == 0u;  // uniform across the dispatch
   // Objects in the half layout (SF_OBJECT_SH_HALF) are dispatched with the halfsh variant: each variant holds one
-  // layout's loads only (both in one shader cost the fp32 path 4% of its time on an H100: more registers).
+  // layout's loads only (with both in one shader the fp32 path's preprocess took 4% longer on an H100).
 #ifdef SF_VARIANT_HALFSH
   const bool half_sh = true;
 #else
