@@ -30,9 +30,6 @@ static_assert(static_cast<float>(SF_MIN_SORT_DEPTH) == kMinSortDepth,
 const uint32_t kPreprocess[] = {
 #include "preprocess.inc"
 };
-const uint32_t kPreprocessHalfSh[] = {
-#include "preprocess_halfsh.inc"
-};
 const uint32_t kBinTiles[] = {
 #include "bin_tiles.inc"
 };
@@ -77,7 +74,6 @@ uint32_t mergePasses(uint64_t len) {
 VulkanRenderer::Impl::Impl(const gpu::ContextOptions& o)
     : ctx(o),
       preprocess(ctx, kPreprocess, sizeof(GpuPush), SF_WG_SIZE, "preprocess"),
-      preprocess_half_sh(ctx, kPreprocessHalfSh, sizeof(GpuPush), SF_WG_SIZE, "preprocess, half SH"),
       bin_tiles(ctx, kBinTiles, sizeof(GpuPush), SF_WG_SIZE, "bin_tiles"),
       tile_setup(ctx, kTileSetup, sizeof(GpuPush), SF_WG_SIZE, "tile_setup"),
       seg_setup(ctx, kSegSetup, sizeof(GpuPush), 1, "seg_setup"),

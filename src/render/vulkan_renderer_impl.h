@@ -38,8 +38,8 @@ struct VulkanRenderer::Impl {
   VulkanResidency residency{ctx, staging};
   VulkanSort sort{ctx};
   VulkanMeshPass mesh{ctx};
-  gpu::ComputePipeline preprocess, preprocess_half_sh, bin_tiles, tile_setup, seg_setup, seg_sort,
-      seg_sort_small, seg_merge, raster, raster_shapes, raster_no_mesh, raster_plain;
+  gpu::ComputePipeline preprocess, bin_tiles, tile_setup, seg_setup, seg_sort, seg_sort_small, seg_merge,
+      raster, raster_shapes, raster_no_mesh, raster_plain;
   VkQueryPool queries = VK_NULL_HANDLE;
   // Per frame.
   uint32_t tiles = 0, width = 0, height = 0;

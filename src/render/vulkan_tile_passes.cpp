@@ -28,9 +28,7 @@ void VulkanRenderer::Impl::addTilePasses(FrameGraph& g, const Resources& res, co
           for (size_t o = 0; o < f.objects.size(); ++o) {
             GpuPush p = push();
             p.object_index = static_cast<uint32_t>(o);
-            const bool half_sh = (f.gobj[o].flags & SF_OBJECT_SH_HALF) != 0u;  // the object's SH layout
-            dispatch(r.cmd, half_sh ? preprocess_half_sh : preprocess, p,
-                     ceilDiv(f.gobj[o].count, SF_WG_SIZE));
+            dispatch(r.cmd, preprocess, p, ceilDiv(f.gobj[o].count, SF_WG_SIZE));
           }
           timestamp(r.cmd, 2);
         });
