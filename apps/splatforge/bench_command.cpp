@@ -313,7 +313,7 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
         d * std::cos(turn) + cross(up, d) * std::sin(turn) + up * (dot(up, d) * (1.0f - std::cos(turn)));
     const Camera cam = lookAtCamera(centre + turned * k, centre, up, fov_y, start.width, start.height);
     const auto t0 = Clock::now();
-    const FrameResult r = driver.render(scene, FrameRequest{0.0, cam, {}, {}});
+    const FrameResult r = driver.render(scene, benchFrame(0, cam, o));  // --raster-slice, --sh-precision
     Sample x;
     x.ms = secondsSince(t0) * 1e3;
     x.pose_ms = r.pose_ms;
