@@ -2,7 +2,7 @@
 #include "core/sh.h"
 
 #include <algorithm>
-#include <cmath>
+#include <bit>
 #include <cstring>
 
 #include "core/gaussian_cloud.h"
@@ -69,15 +69,20 @@ size_t halfShWords(size_t floats) {
   return (words + 3) / 4 * 4;
 }
 
-uint16_t shHalfBits(float c) {
-  constexpr float kMaxHalf = 65504.0f;
-  if (std::isfinite(c)) c = std::clamp(c, -kMaxHalf, kMaxHalf);
-  const uint16_t h = floatToHalf(c);
-  return (h & 0x7c00u) == 0 ? static_cast<uint16_t>(h & 0x8000u) : h;  // subnormal -> signed zero
+// Rounded in the float's own bits (the CPU renderer rounds every coefficient of every splat each frame): ties
+// to even at the half's 10 mantissa bits, the half subnormal range (below 2^-14) to signed zero, or to 2^-14
+// from its rounding threshold up. The same value as rounding through floatToHalf with the subnormals flushed,
+// checked for all 2^32 floats when it was written.
+float shHalf(float c) {
+  const uint32_t x = std::bit_cast<uint32_t>(c), sign = x & 0x80000000u, a = x & 0x7fffffffu;
+  if (a >= 0x7f800000u) return c;                                         // infinity, NaN
+  if (a >= 0x477fe000u) return std::bit_cast<float>(sign | 0x477fe000u);  // saturate at 65504
+  if (a < 0x38800000u) return std::bit_cast<float>(sign | (a >= 0x387fe000u ? 0x38800000u : 0u));
+  return std::bit_cast<float>(sign | ((a + 0xfffu + ((a >> 13) & 1u)) & ~0x1fffu));
 }
 
-float shHalf(float c) {
-  return halfToFloat(shHalfBits(c));
+uint16_t shHalfBits(float c) {
+  return floatToHalf(shHalf(c));  // exact: shHalf's values are halves
 }
 
 void packHalfSh(const float* coeffs, size_t floats, uint32_t* words) {
