@@ -2,7 +2,6 @@
 #include "core/sh.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 
 #include "core/gaussian_cloud.h"
@@ -73,12 +72,26 @@ size_t halfShWords(size_t floats) {
 // to even at the half's 10 mantissa bits, the half subnormal range (below 2^-14) to signed zero, or to 2^-14
 // from its rounding threshold up. The same value as rounding through floatToHalf with the subnormals flushed,
 // checked for all 2^32 floats when it was written.
+namespace {
+// memcpy rather than std::bit_cast: the WebAssembly build's libc++ (LLVM 14) has no std::bit_cast.
+uint32_t floatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+float bitsFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+}  // namespace
+
 float shHalf(float c) {
-  const uint32_t x = std::bit_cast<uint32_t>(c), sign = x & 0x80000000u, a = x & 0x7fffffffu;
-  if (a >= 0x7f800000u) return c;                                         // infinity, NaN
-  if (a >= 0x477fe000u) return std::bit_cast<float>(sign | 0x477fe000u);  // saturate at 65504
-  if (a < 0x38800000u) return std::bit_cast<float>(sign | (a >= 0x387fe000u ? 0x38800000u : 0u));
-  return std::bit_cast<float>(sign | ((a + 0xfffu + ((a >> 13) & 1u)) & ~0x1fffu));
+  const uint32_t x = floatBits(c), sign = x & 0x80000000u, a = x & 0x7fffffffu;
+  if (a >= 0x7f800000u) return c;                              // infinity, NaN
+  if (a >= 0x477fe000u) return bitsFloat(sign | 0x477fe000u);  // saturate at 65504
+  if (a < 0x38800000u) return bitsFloat(sign | (a >= 0x387fe000u ? 0x38800000u : 0u));
+  return bitsFloat(sign | ((a + 0xfffu + ((a >> 13) & 1u)) & ~0x1fffu));
 }
 
 uint16_t shHalfBits(float c) {
