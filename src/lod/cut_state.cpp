@@ -35,12 +35,7 @@ bool boxInside(Vec3 lo, Vec3 hi, const Camera& cam, float margin_px) {
 }
 
 // A node's place in the refinement order: larger error first, then the lower target, then the lower id.
-struct Key {
-  float e;
-  uint32_t t;
-  uint32_t id;
-  NodeRef ref;
-};
+using Key = CutKey;
 
 bool higher(const Key& a, const Key& b) {
   if (a.e != b.e) return a.e > b.e;
@@ -59,7 +54,15 @@ class Updater {
  public:
   Updater(std::span<const CutUpdateTarget> targets, const CutOptions& o, bool fade,
           std::vector<std::vector<std::pair<float, uint32_t>>>* wanted)
-      : t_(targets), o_(o), fade_(fade), wanted_(wanted), added_(targets.size()) {}
+      : t_(targets),
+        o_(o),
+        fade_(fade),
+        wanted_(wanted),
+        added_(targets.size()),
+        f_all_(targets[0].state->buffers.frontier),
+        m_all_(targets[0].state->buffers.refined) {
+    f_all_.clear(), m_all_.clear();
+  }
 
   void run();
 
@@ -107,10 +110,7 @@ class Updater {
   void pass(uint32_t t, bool include_root);
   // What measuring one stretch of a level of the kept cut found (pass: the stretches of a level run in
   // parallel, then are merged in order).
-  struct Item {
-    NodeRef ref;
-    bool inside;
-  };
+  using Item = CutItem;
   struct PassPart {
     std::vector<Item> next;  // the next level's nodes
     std::vector<Key> f, m;
@@ -148,8 +148,8 @@ class Updater {
   std::vector<std::vector<std::pair<float, uint32_t>>>* wanted_;
   std::vector<std::vector<CutEntry>> added_;
   uint64_t count_ = 0, ghosts_ = 0;
-  int64_t zeros_ = 0;  // refined nodes with no child in view
-  std::vector<Key> f_all_, m_all_;
+  int64_t zeros_ = 0;                // refined nodes with no child in view
+  std::vector<Key>&f_all_, &m_all_;  // (the first target's CutState::buffers)
   std::priority_queue<Key, std::vector<Key>, HighestFirst> f_;
   std::priority_queue<Key, std::vector<Key>, LowestFirst> m_;
   float lo_ = -std::numeric_limits<float>::infinity(), hi_ = std::numeric_limits<float>::infinity();
@@ -242,7 +242,8 @@ void Updater::pass(uint32_t t, bool include_root) {
   }
   if (!(s.flags[rid] & (kCutIn | kCutRefined))) addCut(t, root, rid);
   constexpr size_t kStretch = 4096;
-  std::vector<Item> level{{root, false}};
+  std::vector<Item>& level = s.buffers.level;
+  level.assign(1, {root, false});
   std::vector<PassPart> parts;
   while (!level.empty()) {
     const size_t count = (level.size() + kStretch - 1) / kStretch;
@@ -396,7 +397,8 @@ void Updater::finish(uint32_t t) {
   std::vector<CutEntry>& added = added_[t];
   std::sort(added.begin(), added.end(),
             [](const CutEntry& a, const CutEntry& b) { return a.source < b.source; });
-  std::vector<CutEntry> next;
+  std::vector<CutEntry>& next = s.buffers.next_cut;
+  next.clear();
   next.reserve(s.cut.size() + added.size());
   size_t a = 0;
   auto takeAdded = [&](uint64_t until) {

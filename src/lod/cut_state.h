@@ -32,6 +32,20 @@ struct CutEntry {
   NodeRef ref;
 };
 
+// A node's place in an update's refinement order (updateCuts): its error, target and id.
+struct CutKey {
+  float e = 0;
+  uint32_t t = 0;
+  uint32_t id = 0;
+  NodeRef ref;
+};
+
+// A node the update's pass over the cut measures, and whether its box lies wholly inside the view.
+struct CutItem {
+  NodeRef ref;
+  bool inside = false;
+};
+
 struct CutState {
   // Sets the ids of `index` (every chunk's nodes, whether in memory or not) and the top chunk's parents.
   void init(const Hierarchy& h);
@@ -62,6 +76,15 @@ struct CutState {
   float stop_error = 0;        // its error
   uint64_t fallbacks = 0;      // updates that were corrected to the greedy order (vis-0 refinements)
   std::vector<uint32_t> held;  // nodes flagged kCutHeld
+  // The update's working arrays, kept from frame to frame for their memory only (at a 4M budget they are
+  // tens of MB each, and a block that size allocated afresh each frame is mapped, faulted in page by page
+  // and zeroed again every frame): the frontier and refined nodes of the pass over the cut, the level it
+  // measures next, and the cut the update writes (swapped with `cut`).
+  struct Buffers {
+    std::vector<CutKey> frontier, refined;
+    std::vector<CutItem> level;
+    std::vector<CutEntry> next_cut;
+  } buffers;
 };
 
 struct CutUpdateTarget {

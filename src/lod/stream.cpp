@@ -373,10 +373,13 @@ void LodStream::fadeOut(const std::vector<std::pair<uint32_t, uint32_t>>& remove
   for (const Ghost& gh : ghosts)
     if (fan_in[gh.into_id] > kMaxFadeFanOut) flags[gh.into_id] |= kCutScratch;
   for (const Ghost& gh : ghosts) fan_in[gh.into_id] = 0;
+  std::vector<uint32_t> staying;  // the ghosts kept: their rows of `starts`, in order
   for (size_t g = 0; g < ghosts.size(); ++g)
-    if (!(flags[ghosts[g].into_id] & kCutScratch)) {
-      const size_t at = starts.size();
-      resizeRows(starts, at + 1);
+    if (!(flags[ghosts[g].into_id] & kCutScratch)) staying.push_back(static_cast<uint32_t>(g));
+  resizeRows(starts, staying.size());
+  parallelForRange(staying.size(), 4096, [&](size_t begin, size_t end) {
+    for (size_t at = begin; at < end; ++at) {
+      const size_t g = staying[at];
       if (g < new_count && !(rows_[from[g].first] == kNoNode))  // (cloud_ may not hold it: cloud())
         putNode(starts, at, h_, rows_[from[g].first]);
       else if (g < new_count)
@@ -386,6 +389,7 @@ void LodStream::fadeOut(const std::vector<std::pair<uint32_t, uint32_t>>& remove
       else
         copyRow(starts, at, cloud_, kept[g - new_count].second);
     }
+  });
   size_t w = 0;
   for (const Ghost& gh : ghosts)
     if (!(flags[gh.into_id] & kCutScratch)) ghosts[w++] = gh;
@@ -530,9 +534,10 @@ void LodStream::drawCut(bool fade, uint64_t max_fading_out) {
   std::vector<uint32_t> fresh;
   for (size_t i = 0; i < n; ++i)
     if (!(flags[cut[i].id] & kCutDrawn)) fresh.push_back(static_cast<uint32_t>(i));
-  std::vector<Ghost> ghosts;  // zooming out (fadeOut)
-  GaussianCloud starts;
-  starts.resize(0, h_.index.sh_degree);
+  std::vector<Ghost> ghosts;                       // zooming out (fadeOut)
+  GaussianCloud starts = std::move(ghost_spare_);  // (its memory kept from frame to frame)
+  if (starts.sh_degree != h_.index.sh_degree) starts.resize(0, h_.index.sh_degree);
+  resizeRows(starts, 0);
   if (fade && last_fade_) fadeOut(removed, max_fading_out, ghosts, starts);
   std::vector<Morph> morphs;  // refining (morphIn)
   if (fade && drew_) morphs = morphIn(fresh);
@@ -543,6 +548,7 @@ void LodStream::drawCut(bool fade, uint64_t max_fading_out) {
   if (!removed.empty() || !fresh.empty() || last_cut_.size() != n) last_cut_ = cut;
   morphs_.swap(morphs);
   ghosts_.swap(ghosts);
+  ghost_spare_ = std::move(ghost_start_);
   ghost_start_ = std::move(starts);
   drew_ = true, last_fade_ = fade;
 }

@@ -211,6 +211,7 @@ class LodStream {
   };
   std::vector<Ghost> ghosts_;  // drawn after the cut's nodes, in this order
   GaussianCloud ghost_start_;
+  GaussianCloud ghost_spare_;  // the ghosts' rows of the draw before, their memory reused by the next draw
 
   mutable std::mutex mutex_;
   std::condition_variable wake_, idle_;
