@@ -5,6 +5,7 @@
 #include <cassert>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <stdexcept>
 
@@ -150,6 +151,7 @@ class Updater {
   uint64_t count_ = 0, ghosts_ = 0;
   int64_t zeros_ = 0;                // refined nodes with no child in view
   std::vector<Key>&f_all_, &m_all_;  // (the first target's CutState::buffers)
+  std::vector<Key> refined_now_;     // nodes this update refined (greedyOrderCheck)
   std::priority_queue<Key, std::vector<Key>, HighestFirst> f_;
   std::priority_queue<Key, std::vector<Key>, LowestFirst> m_;
   float lo_ = -std::numeric_limits<float>::infinity(), hi_ = std::numeric_limits<float>::infinity();
@@ -213,11 +215,17 @@ void Updater::measure(uint32_t t, const Item& it, PassPart& out) const {
       continue;
     }
     ++vis;
+    const Node& kn = nodeAt(h, k);
     if (!(s.flags[kid] & (kCutIn | kCutRefined))) {  // came into view
       s.flags[kid] |= kCutIn;
-      out.added.push_back({nodeAt(h, k).source_index, kid, k});
+      out.added.push_back({kn.source_index, kid, k});
     }
-    out.next.push_back({k, inside});
+    // A leaf is in the cut (it cannot be refined) and is counted here: nothing reads a leaf's error or
+    // view (only the frontier's and the refined nodes' are), so it is not measured.
+    if (kn.leaf())
+      ++out.count;
+    else
+      out.next.push_back({k, inside});
   }
   if (n.flags & kChildrenAreChunks)
     for (size_t i = 0; i < out.kids.size(); ++i)
@@ -346,6 +354,7 @@ void Updater::refine(const Key& f, uint32_t vis) {
     if (!n.leaf()) f_.push({e, f.t, kid, k});
   }
   m_.push(f);
+  refined_now_.push_back(f);
 }
 
 // The greedy takes refinements in order and ends at the first that passes the budget. A refinement whose
@@ -353,31 +362,36 @@ void Updater::refine(const Key& f, uint32_t vis) {
 // budget part-way in that order: then the greedy ended there, and so does this cut.
 void Updater::greedyOrderCheck(uint64_t budget) {
   if (zeros_ <= 0 || count_ > budget || static_cast<uint64_t>(zeros_) <= budget - count_) return;
-  std::vector<std::pair<Key, int>> refined;  // every refined node with (children in view - 1)
-  for (uint32_t t = 0; t < t_.size(); ++t) {
-    CutState& s = st(t);
-    const NodeRef root = rootOf(hier(t));
-    if (!(s.flags[s.idOf(root)] & kCutRefined)) continue;
-    std::vector<NodeRef> todo{root}, kids;
-    while (!todo.empty()) {
-      const NodeRef r = todo.back();
-      todo.pop_back();
-      const uint32_t id = s.idOf(r);
-      if (!(s.flags[id] & kCutRefined)) continue;
-      refined.push_back({{s.error[id], t, id, r}, static_cast<int>(s.visible[id]) - 1});
-      kids.clear();
-      childrenOf(hier(t), r, kids);
-      todo.insert(todo.end(), kids.begin(), kids.end());
-    }
-  }
-  std::sort(refined.begin(), refined.end(),
-            [](const auto& a, const auto& b) { return higher(b.first, a.first); });  // lowest first
-  // Count after refining node q in order = count - (sum over the refined nodes below q).
-  int64_t below = 0;
-  const Key* stop = nullptr;
+  // Every refined node with (children in view - 1): those the pass found still refined and those this update
+  // refined (each once: kCutScratch marks the ones taken).
+  std::vector<std::pair<Key, int>> refined;
+  auto take = [&](const Key& k) {
+    uint8_t& f = st(k.t).flags[k.id];
+    if ((f & (kCutRefined | kCutScratch)) != kCutRefined) return;
+    f |= kCutScratch;
+    refined.push_back({{st(k.t).error[k.id], k.t, k.id, k.ref}, static_cast<int>(st(k.t).visible[k.id]) - 1});
+  };
+  for (const Key& k : m_all_) take(k);
+  for (const Key& k : refined_now_) take(k);
+  int64_t zeros = 0;
   for (const auto& [k, d] : refined) {
-    if (static_cast<int64_t>(count_) - below > static_cast<int64_t>(budget)) stop = &k;
+    st(k.t).flags[k.id] &= static_cast<uint8_t>(~kCutScratch);
+    zeros += d < 0;
+  }
+  // Count after refining node q in order = count - (sum over the refined nodes below q): taken lowest first
+  // from a heap, until the refinements passed outweigh every refinement that lowers the count, past which
+  // none can be over the budget.
+  auto lower = [](const auto& a, const auto& b) { return higher(a.first, b.first); };  // heap: lowest on top
+  std::make_heap(refined.begin(), refined.end(), lower);
+  int64_t below = 0, grown = 0;
+  std::optional<Key> stop;
+  for (auto end = refined.end(); end != refined.begin(); --end) {
+    if (static_cast<int64_t>(count_) - grown + zeros <= static_cast<int64_t>(budget)) break;
+    std::pop_heap(refined.begin(), end, lower);
+    const auto& [k, d] = *(end - 1);
+    if (static_cast<int64_t>(count_) - below > static_cast<int64_t>(budget)) stop = k;
     below += d;
+    grown += std::max(d, 0);
   }
   if (!stop) return;
   const Key r = *stop;

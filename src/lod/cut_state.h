@@ -24,7 +24,7 @@ inline constexpr uint8_t kCutInside = 4;    // its box lies wholly inside the vi
 inline constexpr uint8_t kCutHeld = 8;      // waits for chunks this frame (drawn itself)
 inline constexpr uint8_t kCutListed = 16;   // in CutState::cut
 inline constexpr uint8_t kCutDrawn = 32;    // drawn by the last frame (LodStream::draw)
-inline constexpr uint8_t kCutScratch = 64;  // LodStream::draw's scratch mark
+inline constexpr uint8_t kCutScratch = 64;  // a scratch mark, clear between uses (draw, the update)
 
 struct CutEntry {
   uint64_t source = 0;  // the node's source_index: the cut's order
@@ -63,7 +63,8 @@ struct CutState {
 
   std::vector<uint32_t> base;    // per chunk: the id of its first node (top nodes are 0 .. top count - 1)
   std::vector<uint32_t> parent;  // per node: its parent's id (kNone for the root)
-  std::vector<float> error;      // per node in the cut or refined: its error for the last camera
+  std::vector<float> error;      // per refined node and node of the cut with children: its error for the
+                                 // last camera (a leaf's is not kept)
   std::vector<uint8_t> flags;    // per node: kCut*
   std::vector<uint8_t> visible;  // per refined node: its children in view
   std::vector<CutEntry> cut;     // the cut's nodes by source_index

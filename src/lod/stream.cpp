@@ -390,11 +390,11 @@ void LodStream::fadeOut(const std::vector<std::pair<uint32_t, uint32_t>>& remove
         copyRow(starts, at, cloud_, kept[g - new_count].second);
     }
   });
-  size_t w = 0;
-  for (const Ghost& gh : ghosts)
-    if (!(flags[gh.into_id] & kCutScratch)) ghosts[w++] = gh;
+  // The marks cleared before the list is compacted (compacting in place overwrites dropped ghosts, whose
+  // nodes' marks would stay set into later frames).
   for (const Ghost& gh : ghosts) flags[gh.into_id] &= static_cast<uint8_t>(~kCutScratch);
-  ghosts.resize(w);
+  for (size_t k = 0; k < staying.size(); ++k) ghosts[k] = ghosts[staying[k]];  // (staying[k] >= k)
+  ghosts.resize(staying.size());
   // The first ghost into a node ends with the node's opacity (continuing ones keep theirs), the others
   // transparent: at the end they draw what the node alone draws.
   for (const Ghost& gh : ghosts)

@@ -105,6 +105,11 @@ TEST(LodCutState, TheBudgetHoldsThroughFadesAndTheSettledFrameIsTheCutFromTheRoo
       lod::selectFrameCuts(streams, {&cam, 1}, budget, false, true);
       const size_t drawn = stream.cloud().size();
       ASSERT_LE(drawn, budget) << "frame " << f << " draws past the budget";
+      // The draw's scratch marks are all cleared again (a mark left set would change later fades).
+      const std::vector<uint8_t>& flags = stream.cutState().flags;
+      ASSERT_EQ(
+          std::count_if(flags.begin(), flags.end(), [](uint8_t x) { return (x & lod::kCutScratch) != 0; }), 0)
+          << "frame " << f;
       ASSERT_EQ(stream.rows().size(), drawn);
       const size_t cut = stream.cutState().cut.size();
       fading_rows += drawn - cut;  // rows fading into a coarser node, after the cut's
