@@ -68,10 +68,6 @@ size_t halfShWords(size_t floats) {
   return (words + 3) / 4 * 4;
 }
 
-// Rounded in the float's own bits (the CPU renderer rounds every coefficient of every splat each frame): ties
-// to even at the half's 10 mantissa bits, the half subnormal range (below 2^-14) to signed zero, or to 2^-14
-// from its rounding threshold up. The same value as rounding through floatToHalf with the subnormals flushed,
-// checked for all 2^32 floats when it was written.
 namespace {
 // memcpy rather than std::bit_cast: the WebAssembly build's libc++ (LLVM 14) has no std::bit_cast.
 uint32_t floatBits(float f) {
@@ -86,6 +82,10 @@ float bitsFloat(uint32_t u) {
 }
 }  // namespace
 
+// Rounded in the float's own bits (the CPU renderer rounds every coefficient of every splat each frame): ties
+// to even at the half's 10 mantissa bits, the half subnormal range (below 2^-14) to signed zero, or to 2^-14
+// from its rounding threshold up. The same value as rounding through floatToHalf with the subnormals flushed,
+// checked for all 2^32 floats when it was written.
 float shHalf(float c) {
   const uint32_t x = floatBits(c), sign = x & 0x80000000u, a = x & 0x7fffffffu;
   if (a >= 0x7f800000u) return c;                              // infinity, NaN

@@ -1,7 +1,8 @@
 // The frame's cut kept from one frame to the next (docs/lod.md "In the frame"): per-node flat arrays (indexed
 // by a node's id: the top chunk's nodes first, then each chunk's in order, as lod/cut.h orders ties) and the
 // cut's nodes in input-row order. Each frame the cut is refined and coarsened from the last one instead of
-// being cut again from the root: the nodes kept are measured again for the new camera (error, view), then
+// being cut again from the root: the nodes kept are measured again for the new camera (error, view; the
+// cut's leaves are only counted, as nothing reads a leaf's error or view), then
 // the chosen node of smallest error is coarsened while it ranks at or below the frontier's largest, and the
 // frontier's largest is refined while the budget allows. For a given camera this reaches the cut selectCuts
 // makes from the root (the same nodes; tested), at the cost of the nodes that changed plus one pass over the
@@ -20,7 +21,7 @@ namespace sf::lod {
 // Node flags (CutState::flags).
 inline constexpr uint8_t kCutIn = 1;        // in the cut
 inline constexpr uint8_t kCutRefined = 2;   // replaced by its children in view
-inline constexpr uint8_t kCutInside = 4;    // its box lies wholly inside the view (so do its children's)
+inline constexpr uint8_t kCutInside = 4;    // its box lies wholly inside the view (not kept for leaves)
 inline constexpr uint8_t kCutHeld = 8;      // waits for chunks this frame (drawn itself)
 inline constexpr uint8_t kCutListed = 16;   // in CutState::cut
 inline constexpr uint8_t kCutDrawn = 32;    // drawn by the last frame (LodStream::draw)
@@ -64,7 +65,7 @@ struct CutState {
   std::vector<uint32_t> base;    // per chunk: the id of its first node (top nodes are 0 .. top count - 1)
   std::vector<uint32_t> parent;  // per node: its parent's id (kNone for the root)
   std::vector<float> error;      // per refined node and node of the cut with children: its error for the
-                                 // last camera (a leaf's is not kept)
+                                 // last camera (a leaf's is not kept up to date)
   std::vector<uint8_t> flags;    // per node: kCut*
   std::vector<uint8_t> visible;  // per refined node: its children in view
   std::vector<CutEntry> cut;     // the cut's nodes by source_index

@@ -274,6 +274,23 @@ void resizeRows(GaussianCloud& c, size_t n) {  // (GaussianCloud::resize would c
   c.sh.resize(n * static_cast<size_t>(c.shStride()));
 }
 
+// The indices i < n for which pred(i) holds, ascending: found in parallel stretches, joined in order.
+template <class Pred>
+std::vector<uint32_t> indicesWhere(size_t n, const Pred& pred) {
+  constexpr size_t kStretch = 65536;
+  std::vector<std::vector<uint32_t>> found((n + kStretch - 1) / kStretch);
+  parallelFor(found.size(), [&](size_t c) {
+    for (size_t i = c * kStretch, end = std::min(n, i + kStretch); i < end; ++i)
+      if (pred(i)) found[c].push_back(static_cast<uint32_t>(i));
+  });
+  size_t total = 0;
+  for (const std::vector<uint32_t>& f : found) total += f.size();
+  std::vector<uint32_t> out;
+  out.reserve(total);
+  for (const std::vector<uint32_t>& f : found) out.insert(out.end(), f.begin(), f.end());
+  return out;
+}
+
 // The row of node `source` in a cut ordered by source_index.
 uint32_t rowIn(const std::vector<CutEntry>& cut, uint64_t source) {
   const auto it = std::lower_bound(cut.begin(), cut.end(), source,
@@ -524,16 +541,18 @@ void LodStream::drawCut(bool fade, uint64_t max_fading_out) {
   std::vector<uint8_t>& flags = s.flags;
   const std::vector<CutEntry>& cut = s.cut;
   const size_t n = cut.size();
-  for (const CutEntry& e : cut)
-    if (e.ref.chunk != kNone) last_drawn_[e.ref.chunk] = frame_;
+  // The chunks drawn from (each stretch of the cut names the chunks where its entries change chunk).
+  for (uint32_t i :
+       indicesWhere(n, [&](size_t i) { return i == 0 || cut[i].ref.chunk != cut[i - 1].ref.chunk; }))
+    if (cut[i].ref.chunk != kNone) last_drawn_[cut[i].ref.chunk] = frame_;
   // What changed since the last draw: its nodes no longer in the cut (with their rows in cloud_), and the
   // rows of nodes it did not draw.
   std::vector<std::pair<uint32_t, uint32_t>> removed;  // (row in cloud_, node id)
-  for (size_t i = 0; i < last_cut_.size(); ++i)
-    if (!(flags[last_cut_[i].id] & kCutIn)) removed.push_back({static_cast<uint32_t>(i), last_cut_[i].id});
-  std::vector<uint32_t> fresh;
-  for (size_t i = 0; i < n; ++i)
-    if (!(flags[cut[i].id] & kCutDrawn)) fresh.push_back(static_cast<uint32_t>(i));
+  for (uint32_t i :
+       indicesWhere(last_cut_.size(), [&](size_t i) { return !(flags[last_cut_[i].id] & kCutIn); }))
+    removed.push_back({i, last_cut_[i].id});
+  const std::vector<uint32_t> fresh =
+      indicesWhere(n, [&](size_t i) { return !(flags[cut[i].id] & kCutDrawn); });
   std::vector<Ghost> ghosts;                       // zooming out (fadeOut)
   GaussianCloud starts = std::move(ghost_spare_);  // (its memory kept from frame to frame)
   if (starts.sh_degree != h_.index.sh_degree) starts.resize(0, h_.index.sh_degree);
