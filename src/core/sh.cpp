@@ -2,7 +2,6 @@
 #include "core/sh.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "core/gaussian_cloud.h"
 #include "core/half.h"
@@ -68,20 +67,6 @@ size_t halfShWords(size_t floats) {
   return (words + 3) / 4 * 4;
 }
 
-namespace {
-// memcpy rather than std::bit_cast: the WebAssembly build's libc++ (LLVM 14) has no std::bit_cast.
-uint32_t floatBits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-float bitsFloat(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-}  // namespace
-
 // Rounded in the float's own bits (the CPU renderer rounds every coefficient of every splat each frame): ties
 // to even at the half's 10 mantissa bits, the half subnormal range (below 2^-14) to signed zero, or to 2^-14
 // from its rounding threshold up. The same value as rounding through floatToHalf with the subnormals flushed,
@@ -101,7 +86,7 @@ uint16_t shHalfBits(float c) {
 void packHalfSh(const float* coeffs, size_t floats, uint32_t* words) {
   const size_t n = halfShWords(floats);
   std::fill(words, words + n, 0u);
-  for (size_t k = 0; k < 3; ++k) std::memcpy(&words[k], &coeffs[k], 4);
+  for (size_t k = 0; k < 3; ++k) words[k] = floatBits(coeffs[k]);
   for (size_t k = 3; k < floats; ++k)
     words[3 + (k - 3) / 2] |= static_cast<uint32_t>(shHalfBits(coeffs[k])) << ((k - 3) % 2 * 16);
 }

@@ -5,10 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "core/error.h"
+#include "core/half.h"
 #include "neural/cpu_ops.h"
 
 namespace sf::nn::vulkan {
@@ -29,12 +29,6 @@ void collapseAxes(Shape& dims, std::vector<std::vector<int64_t>>& strides) {
     dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(d));
     for (auto& st : strides) st.erase(st.begin() + static_cast<std::ptrdiff_t>(d));
   }
-}
-
-uint32_t floatBits(float v) {
-  uint32_t b;
-  std::memcpy(&b, &v, 4);
-  return b;
 }
 
 // The graph inputs `value` is computed from (through any nodes; initializers and Shape outputs end a path).
