@@ -190,8 +190,9 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
                  const FrameResult& warm, bool generators, std::string& json) {
   VulkanRenderer& renderer = *driver.vulkan();
   const gpu::DeviceInfo& dev = renderer.device();
-  fmt::print("device: {} ({}, subgroup {}, {:.1f} GiB device-local)\n", dev.name, dev.typeName(),
-             dev.subgroup_size, static_cast<double>(dev.device_local_bytes) / (1 << 30));
+  fmt::print("device: {} ({}, subgroup {}, {:.1f} GiB device-local); tile binning: {}\n", dev.name,
+             dev.typeName(), dev.subgroup_size, static_cast<double>(dev.device_local_bytes) / (1 << 30),
+             renderer.tileBinningName());
   if (o.show_graph) fmt::print("frame graph:\n{}", renderer.lastFrameGraph());
   std::vector<double> gen, pre, bin, scan, emit, sort, raster, readback, all, wall;
   VulkanFrameStats st = warm.gpu;
@@ -244,9 +245,9 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
   // submissions of a frame (1 when no tile is deeper than a slice).
   json += fmt::format(
       "  \"longest_tile\": {},\n  \"raster_slice\": {},\n  \"raster_slices\": {},\n  \"submissions\": {},\n"
-      "  \"sh_precision\": \"{}\",\n",
+      "  \"sh_precision\": \"{}\",\n  \"tile_binning\": \"{}\",\n",
       st.longest_tile, o.raster_slice.value_or(kDefaultRasterSlice), st.raster_slices, st.submissions,
-      o.sh_precision == "full" ? "full" : "half");
+      o.sh_precision == "full" ? "full" : "half", renderer.tileBinningName());
   if (o.back_to_back > 0) {
     const VulkanPassTimes b =
         medianPassTimes(driver.renderBackToBack(scene, benchFrame(o.frames, cam, o), o.back_to_back, &st));
@@ -796,10 +797,12 @@ int DevicesCommand::run() const {
       out += fmt::format(
           "{}\n    {{\"index\": {}, \"name\": \"{}\", \"type\": \"{}\", \"api\": \"{}\", \"subgroup_size\": "
           "{}, "
-          "\"device_local_bytes\": {}, \"driver\": \"{}\", \"driver_info\": \"{}\", \"driver_version\": {}}}",
+          "\"subgroup_partitioned\": {}, \"device_local_bytes\": {}, \"driver\": \"{}\", \"driver_info\": "
+          "\"{}\", "
+          "\"driver_version\": {}}}",
           &d == &devices.front() ? "" : ",", d.index, jsonEscape(d.name), d.typeName(),
-          gpu::versionString(d.api_version), d.subgroup_size, d.device_local_bytes, jsonEscape(d.driver_name),
-          jsonEscape(d.driver_info), d.driver_version);
+          gpu::versionString(d.api_version), d.subgroup_size, d.subgroup_partitioned, d.device_local_bytes,
+          jsonEscape(d.driver_name), jsonEscape(d.driver_info), d.driver_version);
     out += devices.empty() ? "],\n  \"layers\": [" : "\n  ],\n  \"layers\": [";
     for (const gpu::LayerInfo& l : layers)
       out += fmt::format("{}\n    {{\"name\": \"{}\", \"spec\": \"{}\", \"implementation\": {}}}",
@@ -810,8 +813,9 @@ int DevicesCommand::run() const {
   } else {
     if (loader) fmt::print("Vulkan loader {}\n", gpu::versionString(loader));
     for (const gpu::DeviceInfo& d : devices)
-      fmt::print("device {}: {} ({}, Vulkan {}, subgroup {}, {:.1f} GiB device-local); driver {}: {}\n",
+      fmt::print("device {}: {} ({}, Vulkan {}, subgroup {}{}, {:.1f} GiB device-local); driver {}: {}\n",
                  d.index, d.name, d.typeName(), gpu::versionString(d.api_version), d.subgroup_size,
+                 d.subgroup_partitioned ? " partitioned" : "",
                  static_cast<double>(d.device_local_bytes) / (1 << 30),
                  d.driver_name.empty() ? "(unnamed)" : d.driver_name, d.driver_info);
     for (const gpu::LayerInfo& l : layers)

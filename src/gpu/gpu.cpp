@@ -156,6 +156,20 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
   d.type = props.properties.deviceType;
   d.api_version = props.properties.apiVersion;
   d.subgroup_size = sub.subgroupSize;
+  uint32_t extension_count = 0;
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &extension_count, nullptr);
+  std::vector<VkExtensionProperties> extensions(extension_count);
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &extension_count, extensions.data());
+  extensions.resize(extension_count);
+  const VkSubgroupFeatureFlags voting_shuffles =
+      VK_SUBGROUP_FEATURE_BALLOT_BIT | VK_SUBGROUP_FEATURE_VOTE_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
+  d.subgroup_voting_shuffles = (sub.supportedOperations & voting_shuffles) == voting_shuffles &&
+                               (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
+  d.subgroup_partitioned =
+      d.subgroup_voting_shuffles && (sub.supportedOperations & VK_SUBGROUP_FEATURE_PARTITIONED_BIT_NV) != 0 &&
+      std::any_of(extensions.begin(), extensions.end(), [](const VkExtensionProperties& e) {
+        return std::strcmp(e.extensionName, VK_NV_SHADER_SUBGROUP_PARTITIONED_EXTENSION_NAME) == 0;
+      });
   d.driver_name = driver.driverName;
   d.driver_info = driver.driverInfo;
   d.driver_version = props.properties.driverVersion;
@@ -496,9 +510,10 @@ void chooseFeatures(VkPhysicalDevice physical, const DeviceInfo& info, bool grap
   out.enable.features.shaderInt64 = supported.features.shaderInt64;
 }
 
-// The device with one queue of `family`, the features `enable` chains, and VK_KHR_swapchain when presenting.
+// The device with one queue of `family`, the features `enable` chains, VK_KHR_swapchain when presenting and
+// VK_NV_shader_subgroup_partitioned where the device has it.
 VkDevice createDevice(VkPhysicalDevice physical, uint32_t family, const VkPhysicalDeviceFeatures2& enable,
-                      bool swapchain) {
+                      bool swapchain, bool partitioned) {
   float priority = 1.0f;
   VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qi.queueFamilyIndex = family;
@@ -508,11 +523,11 @@ VkDevice createDevice(VkPhysicalDevice physical, uint32_t family, const VkPhysic
   di.pNext = &enable;
   di.queueCreateInfoCount = 1;
   di.pQueueCreateInfos = &qi;
-  const char* swapchain_extension = VK_KHR_SWAPCHAIN_EXTENSION_NAME;
-  if (swapchain) {
-    di.enabledExtensionCount = 1;
-    di.ppEnabledExtensionNames = &swapchain_extension;
-  }
+  std::vector<const char*> extensions;
+  if (swapchain) extensions.push_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
+  if (partitioned) extensions.push_back(VK_NV_SHADER_SUBGROUP_PARTITIONED_EXTENSION_NAME);
+  di.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  di.ppEnabledExtensionNames = extensions.data();
   VkDevice device = VK_NULL_HANDLE;
   SF_VK_CHECK(vkCreateDevice(physical, &di, nullptr, &device));
   return device;
@@ -550,7 +565,8 @@ Context::Context(const ContextOptions& options)
   buffer_int64_atomics_ = features.buffer_int64_atomics;
   dynamic_rendering_ = features.dynamic_rendering;
   subgroup_size_control_ = features.subgroup_size_control;
-  device_ = createDevice(physical_, queue_family_, features.enable, static_cast<bool>(options.can_present));
+  device_ = createDevice(physical_, queue_family_, features.enable, static_cast<bool>(options.can_present),
+                         info_.subgroup_partitioned);
   keepDriverModulesLoaded();
   volkLoadDevice(device_);
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);

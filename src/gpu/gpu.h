@@ -37,6 +37,11 @@ struct DeviceInfo {
   VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
   uint32_t api_version = 0;
   uint32_t subgroup_size = 0;
+  // Subgroup ballots, votes and shuffles in compute shaders; and whether the device also groups a subgroup's
+  // lanes by value in one instruction (VK_NV_shader_subgroup_partitioned, with the partitioned subgroup
+  // operations in compute), which a context then enables.
+  bool subgroup_voting_shuffles = false;
+  bool subgroup_partitioned = false;
   uint64_t device_local_bytes = 0;
   // The driver as it names itself (VkPhysicalDeviceDriverProperties): "llvmpipe" / "Mesa 22.3.6", "NVIDIA" /
   // "580.95.05"; its raw driverVersion too. Empty on drivers older than Vulkan 1.2.

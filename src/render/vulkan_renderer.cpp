@@ -33,6 +33,18 @@ const uint32_t kPreprocess[] = {
 const uint32_t kBinTiles[] = {
 #include "bin_tiles.inc"
 };
+const uint32_t kPreprocessAggregated[] = {
+#include "preprocess_aggregated.inc"
+};
+const uint32_t kPreprocessPartitioned[] = {
+#include "preprocess_partitioned.inc"
+};
+const uint32_t kBinTilesAggregated[] = {
+#include "bin_tiles_aggregated.inc"
+};
+const uint32_t kBinTilesPartitioned[] = {
+#include "bin_tiles_partitioned.inc"
+};
 const uint32_t kTileSetup[] = {
 #include "tile_setup.inc"
 };
@@ -87,6 +99,12 @@ VulkanRenderer::Impl::Impl(const gpu::ContextOptions& o)
       skin_pass(ctx),
       splat_deform_pass(ctx) {
   const gpu::DeviceInfo& d = ctx.info();
+  if (d.subgroup_partitioned) {
+    preprocess_partitioned = std::make_unique<gpu::ComputePipeline>(
+        ctx, kPreprocessPartitioned, sizeof(GpuPush), SF_WG_SIZE, "preprocess partitioned");
+    bin_tiles_partitioned = std::make_unique<gpu::ComputePipeline>(ctx, kBinTilesPartitioned, sizeof(GpuPush),
+                                                                   SF_WG_SIZE, "bin_tiles partitioned");
+  }
   if (ctx.maxSharedMemory() < SF_SEG_BLOCK * 8)
     throw Error("Vulkan device " + d.name + ": less than " + std::to_string(SF_SEG_BLOCK * 8 / 1024) +
                 " KiB of shared memory");
@@ -215,7 +233,7 @@ void VulkanRenderer::Impl::writeFrame(const Camera* cam, Vec3 bg, uint32_t tiles
   f.key_capacity = sort.key_capacity;
   f.positions = s.positions.address, f.covariances = s.covariances.address, f.opacities = s.opacities.address,
   f.sh = s.sh.address;
-  f.means = s.means.address, f.conic_opacity = s.conic_opacity.address, f.color_depth = s.color_depth.address;
+  f.projected = s.projected.address;
   f.rects = s.rects.address, f.touched = s.touched.address, f.tile_bins = tile_bins.address,
   f.chunks = chunks.address;
   f.chunk_capacity = static_cast<uint32_t>(chunk_capacity);
@@ -521,6 +539,27 @@ VulkanRenderer::~VulkanRenderer() = default;
 const gpu::DeviceInfo& VulkanRenderer::device() const {
   return impl_->ctx.info();
 }
+void VulkanRenderer::setTileBinning(TileBinning binning) {
+  Impl& m = *impl_;
+  const auto lock = m.ctx.lock();
+  if (binning == TileBinning::kAggregated && !m.bin_tiles_aggregated) {
+    if (!m.ctx.info().subgroup_voting_shuffles)
+      throw Error(
+          "Vulkan device " + m.ctx.info().name +
+          ": the aggregated tile binning needs subgroup ballots, votes and shuffles in compute shaders");
+    m.preprocess_aggregated = std::make_unique<gpu::ComputePipeline>(
+        m.ctx, kPreprocessAggregated, sizeof(GpuPush), SF_WG_SIZE, "preprocess aggregated");
+    m.bin_tiles_aggregated = std::make_unique<gpu::ComputePipeline>(
+        m.ctx, kBinTilesAggregated, sizeof(GpuPush), SF_WG_SIZE, "bin_tiles aggregated");
+  }
+  m.tile_binning = binning;
+}
+const char* VulkanRenderer::tileBinningName() const {
+  const auto lock = impl_->ctx.lock();
+  if (impl_->tile_binning == TileBinning::kAggregated) return "aggregated";
+  if (impl_->tile_binning == TileBinning::kAuto && impl_->bin_tiles_partitioned) return "partitioned";
+  return "per pair";
+}
 std::string VulkanRenderer::lastFrameGraph() const {
   const auto lock = impl_->ctx.lock();  // (a render on another thread replaces the graph)
   std::string graph = impl_->last_graph.describe();
@@ -723,9 +762,16 @@ VulkanFrameDebug VulkanRenderer::readDebug() {
     if (count) std::memcpy(out.data(), raw.data(), raw.size());
     return out;
   };
-  d.means = floats(s.means, s.slots * 2ull);
-  d.conic_opacity = floats(s.conic_opacity, s.slots * 4ull);
-  d.color_depth = floats(s.color_depth, s.slots * 4ull);
+  const std::vector<float> projected = floats(s.projected, s.slots * SF_PROJ_VEC4S * 4ull);
+  d.means.resize(s.slots * 2ull), d.cull_extents.resize(s.slots * 2ull);
+  d.conic_opacity.resize(s.slots * 4ull), d.color_depth.resize(s.slots * 4ull);
+  for (size_t i = 0; i < s.slots; ++i) {
+    const float* p = projected.data() + i * SF_PROJ_VEC4S * 4;
+    std::copy_n(p + SF_PROJ_MEAN_EXTENT * 4, 2, d.means.data() + 2 * i);
+    std::copy_n(p + SF_PROJ_MEAN_EXTENT * 4 + 2, 2, d.cull_extents.data() + 2 * i);
+    std::copy_n(p + SF_PROJ_CONIC_OPACITY * 4, 4, d.conic_opacity.data() + 4 * i);
+    std::copy_n(p + SF_PROJ_COLOR_DEPTH * 4, 4, d.color_depth.data() + 4 * i);
+  }
   std::vector<uint32_t> cnt = uints(m.counters, SF_COUNTER_WORDS);
   const size_t keys = cnt[SF_COUNTER_OVERFLOW] || !m.sort.keys[0].size
                           ? 0

@@ -40,6 +40,26 @@ struct VulkanRenderer::Impl {
   VulkanMeshPass mesh{ctx};
   gpu::ComputePipeline preprocess, bin_tiles, tile_setup, seg_setup, seg_sort, seg_sort_small, seg_merge,
       raster, raster_shapes, raster_no_mesh, raster_plain;
+  // The binning's variants (preprocess.comp's counts, bin_tiles.comp's emit): the portable aggregated ones,
+  // and the partitioned ones where the device groups lanes by value (gpu::DeviceInfo::subgroup_partitioned;
+  // null elsewhere).
+  // (The aggregated ones are made when a caller asks for them: VulkanRenderer::setTileBinning.)
+  std::unique_ptr<gpu::ComputePipeline> preprocess_aggregated, bin_tiles_aggregated;
+  std::unique_ptr<gpu::ComputePipeline> preprocess_partitioned, bin_tiles_partitioned;
+  VulkanRenderer::TileBinning tile_binning = VulkanRenderer::TileBinning::kAuto;
+  // The preprocess (count = true) or the emit this renderer's frames take (VulkanRenderer::TileBinning).
+  gpu::ComputePipeline& binningPipeline(bool count) {
+    switch (tile_binning) {
+      case VulkanRenderer::TileBinning::kPerPair:
+        return count ? preprocess : bin_tiles;
+      case VulkanRenderer::TileBinning::kAggregated:
+        return count ? *preprocess_aggregated : *bin_tiles_aggregated;
+      case VulkanRenderer::TileBinning::kAuto:
+        break;
+    }
+    if (count) return preprocess_partitioned ? *preprocess_partitioned : preprocess;
+    return bin_tiles_partitioned ? *bin_tiles_partitioned : bin_tiles;
+  }
   VkQueryPool queries = VK_NULL_HANDLE;
   // Per frame.
   uint32_t tiles = 0, width = 0, height = 0;

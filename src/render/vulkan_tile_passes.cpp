@@ -28,7 +28,7 @@ void VulkanRenderer::Impl::addTilePasses(FrameGraph& g, const Resources& res, co
           for (size_t o = 0; o < f.objects.size(); ++o) {
             GpuPush p = push();
             p.object_index = static_cast<uint32_t>(o);
-            dispatch(r.cmd, preprocess, p, ceilDiv(f.gobj[o].count, SF_WG_SIZE));
+            dispatch(r.cmd, binningPipeline(true), p, ceilDiv(f.gobj[o].count, SF_WG_SIZE));
           }
           timestamp(r.cmd, 2);
         });
@@ -52,7 +52,7 @@ void VulkanRenderer::Impl::addTilePasses(FrameGraph& g, const Resources& res, co
   g.add("emit", {res.projected, res.bins, res.ranges}, {res.bins, res.pairs}, [&] {
     GpuPush p = push();
     p.flags = SF_FLAG_EMIT;
-    dispatch(r.cmd, bin_tiles, p, ceilDiv(residency.slots, SF_WG_SIZE));
+    dispatch(r.cmd, binningPipeline(false), p, ceilDiv(residency.slots, SF_WG_SIZE));
     timestamp(r.cmd, 5);
   });
   g.add("tile sort", {res.pairs, res.ranges, res.counters}, {res.pairs}, [&] {

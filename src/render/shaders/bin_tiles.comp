@@ -8,7 +8,17 @@
 // Both runs test the same tiles with the same code (the mode only picks the action), and an emit never
 // writes past its tile's end. Slots whose rect has more than SF_COOP_TILES tiles are walked by the whole
 // workgroup at once, so a splat covering much of the screen does not keep one thread looping while the
-// others wait. (Workgroup barriers, not subgroup operations: no reconvergence needed.)
+// others wait. (That walk takes workgroup barriers, not subgroup operations: no reconvergence needed.)
+//
+// The aggregated emit (variants SF_VARIANT_PARTITIONED and SF_VARIANT_AGGREGATED, emitting runs only): the
+// lanes of a subgroup walk their rects in lock step, one reached tile a lane per step, and the lanes on one tile
+// at a step take their places with one atomic, made by the lowest of them; each lane's place is that base plus
+// its rank among them. Neighbouring slots of a capture often reach the same tiles, where the per-pair atomics
+// serialise at the tile's cursor. The partitioned variant groups the lanes by tile with one instruction
+// (GL_NV_shader_subgroup_partitioned, where the device has it); the aggregated one, the portable path, with a
+// ballot per distinct tile of the step (it tests the same walk on any device). Places within a tile are again
+// in no order, and the tile sort makes the same lists of them.
+#include "binning_variants.glsl"
 #include "common.glsl"
 #include "tile_test.glsl"
 
@@ -45,23 +55,59 @@ void main() {
   barrier();
   if (coop) {
     coop_slot[atomicAdd(coop_count, 1u)] = slot;
-  } else if (live && emit) {
-    vec2 mean = fr.f.means.v[slot];
-    vec4 co = fr.f.conic_opacity.v[slot];
-    uint depth_bits = floatBitsToUint(fr.f.color_depth.v[slot].w);
+  }
+#ifdef SF_AGGREGATED_BINNING
+  if (emit) {  // uniform: the lanes walk in lock step, each to its next reached tile per step
+    bool walking = live && !coop;
+    vec2 mean = vec2(0.0);
+    vec4 co = vec4(0.0);
+    uint depth_bits = 0u, x = rect.x, y = rect.y;
+    bool test = area <= SF_MAX_TESTED_TILE_AREA;
+    if (walking) {
+      mean = sfProjected(fr, slot, SF_PROJ_MEAN_EXTENT).xy;
+      co = sfProjected(fr, slot, SF_PROJ_CONIC_OPACITY);
+      depth_bits = floatBitsToUint(sfProjected(fr, slot, SF_PROJ_COLOR_DEPTH).w);
+    }
+    const uint kNone = 0xffffffffu;
+    while (subgroupAny(walking)) {
+      uint tile = kNone;
+      if (walking) {
+        while (y < rect.w && tile == kNone) {
+          if (!test || splatReachesTile(mean, co, x, y)) tile = y * fr.f.tiles_x + x;
+          if (++x == rect.z) x = rect.x, ++y;
+        }
+        walking = tile != kNone;
+      }
+      uvec4 same = lanesOnTile(tile);
+      uint leader = subgroupBallotFindLSB(same), at = 0u;
+      if (tile != kNone && gl_SubgroupInvocationID == leader)
+        at = atomicAdd(fr.f.tile_bins.v[tile], subgroupBallotBitCount(same));
+      at = subgroupShuffle(at, leader) + subgroupBallotExclusiveBitCount(same);
+      if (tile != kNone && at < fr.f.tile_ranges.v[tile].y) {  // (ranges are [0, 0) after a key overflow)
+        fr.f.keys_lo.v[at] = depth_bits;
+        fr.f.values.v[at] = slot;
+      }
+    }
+  }
+#else
+  if (live && emit && !coop) {
+    vec2 mean = sfProjected(fr, slot, SF_PROJ_MEAN_EXTENT).xy;
+    vec4 co = sfProjected(fr, slot, SF_PROJ_CONIC_OPACITY);
+    uint depth_bits = floatBitsToUint(sfProjected(fr, slot, SF_PROJ_COLOR_DEPTH).w);
     bool test = area <= SF_MAX_TESTED_TILE_AREA;
     for (uint y = rect.y; y < rect.w; ++y)
       for (uint x = rect.x; x < rect.z; ++x)
         if (!test || splatReachesTile(mean, co, x, y)) binPair(fr, emit, y * fr.f.tiles_x + x, depth_bits, slot);
   }
+#endif
   barrier();
   uint coops = coop_count;
   for (uint c = 0u; c < coops; ++c) {
     uint s = coop_slot[c];
     uvec4 r = slotRect(fr, s);
-    vec2 m = fr.f.means.v[s];
-    vec4 co = fr.f.conic_opacity.v[s];
-    uint depth_bits = floatBitsToUint(fr.f.color_depth.v[s].w);
+    vec2 m = sfProjected(fr, s, SF_PROJ_MEAN_EXTENT).xy;
+    vec4 co = sfProjected(fr, s, SF_PROJ_CONIC_OPACITY);
+    uint depth_bits = floatBitsToUint(sfProjected(fr, s, SF_PROJ_COLOR_DEPTH).w);
     uint w = r.z - r.x, n = w * (r.w - r.y);
     bool test = n <= SF_MAX_TESTED_TILE_AREA;
     for (uint t = tid; t < n; t += SF_WG_SIZE) {

@@ -1,6 +1,7 @@
 #version 460
 // Preprocess one object's slots: transform, cull, EWA projection, conic, radius, SH colour, tile rect,
 // depth. Same math, in the same order, as projectSplat() in cpu_renderer.cpp.
+#include "binning_variants.glsl"
 #extension GL_KHR_shader_subgroup_ballot : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #include "common.glsl"
@@ -84,12 +85,11 @@ mat3 rows3(float m[12]) {  // rows 0..2 of a row-major 3x4 matrix, as a GLSL (co
   return transpose(mat3(m[0], m[1], m[2], m[4], m[5], m[6], m[8], m[9], m[10]));
 }
 
-void main() {
-  GpuObject obj = pc.objects.o[pc.object_index];
-  uint i = gl_GlobalInvocationID.x;
-  if (i >= obj.count) return;
-  FrameRef fr = pc.frame;
-  uint slot = obj.first_slot + i;
+// Projects slot `slot` (the object's i-th) and writes its records; false where it is not drawn. Its mean, conic
+// and opacity and tile rect (x0, y0, x1, y1) come back for the counting (left as they were where it returns
+// false).
+bool preprocessSlot(GpuObject obj, FrameRef fr, uint i, uint slot, inout vec2 mean, inout vec4 conic_opacity,
+                    inout ivec4 rect) {
   fr.f.touched.v[slot] = 0u;
 
   Floats pos = fr.f.positions, cov = fr.f.covariances;
@@ -98,7 +98,7 @@ void main() {
   vec3 p_world = L * p_obj + vec3(obj.object_to_world[3], obj.object_to_world[7], obj.object_to_world[11]);
   mat3 W = rows3(fr.f.world_to_camera);
   vec3 t = W * p_world + vec3(fr.f.world_to_camera[3], fr.f.world_to_camera[7], fr.f.world_to_camera[11]);
-  if (!(t.z > 0.2)) return;
+  if (!(t.z > 0.2)) return false;
 
   uint c = 6u * slot;
   mat3 S = mat3(cov.v[c], cov.v[c + 1u], cov.v[c + 2u], cov.v[c + 1u], cov.v[c + 3u], cov.v[c + 4u], cov.v[c + 2u],
@@ -126,19 +126,19 @@ void main() {
   a += obj.screen_filter;
   cc += obj.screen_filter;
   float det = a * cc - b * b;
-  if (det == 0.0 || isinf(det) || isnan(det)) return;
+  if (det == 0.0 || isinf(det) || isnan(det)) return false;
   float opacity = fr.f.opacities.v[slot];
-  if (isnan(opacity) || isinf(opacity)) return;  // not drawn, as on the CPU (projectSplat)
+  if (isnan(opacity) || isinf(opacity)) return false;  // not drawn, as on the CPU (projectSplat)
   if ((obj.flags & SF_OBJECT_ANTIALIASED) != 0u) opacity *= sqrt(max(det_raw / det, 0.0));
   float det_inv = 1.0 / det;
   float mid = 0.5 * (a + cc);
   float lambda1 = mid + sqrt(max(0.1, mid * mid - det));
   float lambda2 = mid - sqrt(max(0.1, mid * mid - det));
   float radius = ceil(3.0 * sqrt(max(lambda1, lambda2)));
-  if (!(radius < 1e6)) return;
+  if (!(radius < 1e6)) return false;
   float z_inv = 1.0 / t.z;
-  vec2 mean = vec2(fx * t.x * z_inv + cx - 0.5, fy * t.y * z_inv + cy - 0.5);
-  if (isinf(mean.x) || isnan(mean.x) || isinf(mean.y) || isnan(mean.y)) return;
+  mean = vec2(fx * t.x * z_inv + cx - 0.5, fy * t.y * z_inv + cy - 0.5);
+  if (isinf(mean.x) || isnan(mean.x) || isinf(mean.y) || isnan(mean.y)) return false;
 
   int tiles_x = int(fr.f.tiles_x), tiles_y = int(fr.f.tiles_y);
   int x0 = min(tiles_x, max(0, int((mean.x - radius) / float(SF_TILE))));
@@ -146,9 +146,10 @@ void main() {
   int x1 = min(tiles_x, max(0, int((mean.x + radius + float(SF_TILE - 1)) / float(SF_TILE))));
   int y1 = min(tiles_y, max(0, int((mean.y + radius + float(SF_TILE - 1)) / float(SF_TILE))));
   int area = (x1 - x0) * (y1 - y0);
-  if (area == 0) return;
+  if (area == 0) return false;
 
-  vec4 conic_opacity = vec4(cc * det_inv, -b * det_inv, a * det_inv, opacity);
+  conic_opacity = vec4(cc * det_inv, -b * det_inv, a * det_inv, opacity);
+  rect = ivec4(x0, y0, x1, y1);
   if (area <= SF_MAX_TESTED_TILE_AREA) {
     // Drawn when it reaches any tile of its rect (the counting below and the emit walk them all): the tile
     // under its centre first, which it nearly always reaches, then the others until one is reached.
@@ -157,7 +158,7 @@ void main() {
     bool drawn = splatReachesTile(mean, conic_opacity, uint(mx), uint(my));
     for (int ty = y0; ty < y1 && !drawn; ++ty)
       for (int tx = x0; tx < x1 && !drawn; ++tx) drawn = splatReachesTile(mean, conic_opacity, uint(tx), uint(ty));
-    if (!drawn) return;
+    if (!drawn) return false;
   }
 
   vec3 dir = normalize(p_obj - vec3(obj.cam_in_object[0], obj.cam_in_object[1], obj.cam_in_object[2]));
@@ -168,7 +169,7 @@ void main() {
   // path gained nothing, on an H100).
   bool half_sh = (obj.flags & SF_OBJECT_SH_HALF) != 0u;
   vec3 sh_col = evalSh(obj.sh_degree, sh, aligned, half_sh, dir);
-  if (any(isnan(sh_col)) || any(isinf(sh_col))) return;  // not drawn, as on the CPU (projectSplat)
+  if (any(isnan(sh_col)) || any(isinf(sh_col))) return false;  // not drawn, as on the CPU (projectSplat)
   vec3 col = max(sh_col + 0.5, vec3(0.0));
   // The colour in the space the frame blends in (projectSplat): a display-space cloud's decoded for a linear
   // blend, a linear cloud's encoded for a display blend.
@@ -176,19 +177,51 @@ void main() {
   if (fr.f.blend_linear != 0u && !linear_cloud) col = srgbDecode(col);
   if (fr.f.blend_linear == 0u && linear_cloud) col = srgbEncode(col);
 
-  fr.f.means.v[slot] = mean;
-  fr.f.conic_opacity.v[slot] = conic_opacity;
+  sfProjected(fr, slot, SF_PROJ_MEAN_EXTENT) = vec4(mean, splatCullExtent(conic_opacity));
+  sfProjected(fr, slot, SF_PROJ_CONIC_OPACITY) = conic_opacity;
   float depth = (obj.flags & SF_OBJECT_SORT_DEPTH) != 0u ? max(obj.sort_depth.v[i], SF_MIN_SORT_DEPTH) : t.z;
-  fr.f.color_depth.v[slot] = vec4(col, depth);
+  sfProjected(fr, slot, SF_PROJ_COLOR_DEPTH) = vec4(col, depth);
   fr.f.rects.v[slot] = uvec2(uint(x0) | (uint(y0) << 16), uint(x1) | (uint(y1) << 16));
   fr.f.touched.v[slot] = 1u;
+  return true;
+}
+
+void main() {
+  GpuObject obj = pc.objects.o[pc.object_index];
+  FrameRef fr = pc.frame;
+  uint i = gl_GlobalInvocationID.x, slot = obj.first_slot + i;
+  vec2 mean = vec2(0.0);
+  vec4 co = vec4(0.0);
+  ivec4 rect = ivec4(0);
+  bool drawn = i < obj.count && preprocessSlot(obj, fr, i, slot, mean, co, rect);
   // The tile counts of the binning (bin_tiles.comp counts only the rects wider than SF_COOP_TILES, which a
-  // whole workgroup walks): the same test as above, once the slot is known to be drawn.
-  if (area <= SF_COOP_TILES)
-    for (int ty = y0; ty < y1; ++ty)
-      for (int tx = x0; tx < x1; ++tx)
-        if (splatReachesTile(mean, conic_opacity, uint(tx), uint(ty))) atomicAdd(fr.f.tile_bins.v[uint(ty) * fr.f.tiles_x + uint(tx)], 1u);
-  // One atomic per group of lanes that got here together (a single counter takes every slot's add otherwise).
-  uint here = subgroupBallotBitCount(subgroupBallot(true));
-  if (subgroupElect()) atomicAdd(fr.f.counters.v[SF_COUNTER_VISIBLE], here);
+  // whole workgroup walks): the same test as the drawn test, once the slot is known to be drawn.
+  bool counting = drawn && (rect.z - rect.x) * (rect.w - rect.y) <= SF_COOP_TILES;
+#ifdef SF_AGGREGATED_BINNING
+  // The lanes walk their rects in lock step, one reached tile a lane per step; the lowest lane on a tile adds
+  // the count of the lanes on it (bin_tiles.comp, the aggregated emit).
+  const uint kNone = 0xffffffffu;
+  int x = rect.x, y = rect.y;
+  while (subgroupAny(counting)) {
+    uint tile = kNone;
+    if (counting) {
+      while (y < rect.w && tile == kNone) {
+        if (splatReachesTile(mean, co, uint(x), uint(y))) tile = uint(y) * fr.f.tiles_x + uint(x);
+        if (++x == rect.z) x = rect.x, ++y;
+      }
+      counting = tile != kNone;
+    }
+    uvec4 same = lanesOnTile(tile);
+    if (tile != kNone && gl_SubgroupInvocationID == subgroupBallotFindLSB(same))
+      atomicAdd(fr.f.tile_bins.v[tile], subgroupBallotBitCount(same));
+  }
+#else
+  if (counting)
+    for (int ty = rect.y; ty < rect.w; ++ty)
+      for (int tx = rect.x; tx < rect.z; ++tx)
+        if (splatReachesTile(mean, co, uint(tx), uint(ty))) atomicAdd(fr.f.tile_bins.v[uint(ty) * fr.f.tiles_x + uint(tx)], 1u);
+#endif
+  // One atomic per subgroup (a single counter takes every slot's add otherwise).
+  uint here = subgroupBallotBitCount(subgroupBallot(drawn));
+  if (subgroupElect() && here != 0u) atomicAdd(fr.f.counters.v[SF_COUNTER_VISIBLE], here);
 }
