@@ -571,6 +571,15 @@ int BenchCommand::run() const {
     FrameDriver driver(fo);
     if (o.back_to_back > 0 && !driver.usesVulkan())
       throw Error("--back-to-back times the Vulkan frame; this bench runs on the CPU renderer");
+    if (!o.tile_binning.empty()) {
+      if (!driver.usesVulkan())
+        throw UsageError(
+            "--tile-binning sets the Vulkan frame's binning; this bench runs on the CPU renderer");
+      using Binning = VulkanRenderer::TileBinning;
+      driver.vulkan()->setTileBinning(o.tile_binning == "partitioned"  ? Binning::kPartitioned
+                                      : o.tile_binning == "aggregated" ? Binning::kAggregated
+                                                                       : Binning::kPerPair);
+    }
     if (o.lod) {  // a fly-through from a cold start: no warm-up frame
       fmt::print("scene: {} ({} objects), {}x{}, {} frames of a fly-through\n", what, scene.objects.size(),
                  cam.width, cam.height, o.frames);

@@ -532,6 +532,14 @@ BenchCommand::BenchCommand(CLI::App& app) : options_(std::make_unique<Options>()
       ->check(CLI::Range(1, sf::kMaxFramesPerSubmission));
   addRasterSliceOption(command_, o.raster_slice);
   addShPrecisionOption(command_, o.sh_precision);
+  command_
+      ->add_option(
+          "--tile-binning", o.tile_binning,
+          "Vulkan: how the frame counts and places each tile's pairs: partitioned (the lanes of a subgroup "
+          "on one tile grouped in one instruction; the default on devices with "
+          "VK_NV_shader_subgroup_partitioned), per-pair (one atomic a pair; the default elsewhere) or "
+          "aggregated (the grouped walk's portable path); every path draws the same image")
+      ->check(CLI::IsMember({"per-pair", "partitioned", "aggregated"}));
   command_->add_flag("--loads", o.loads,
                      "Also measure load throughput (MB/s) of biker.ply, biker.compressed.ply and biker.spz");
   command_->add_flag("--json", o.json, "Print the results as JSON to stdout (other output goes to stderr)");

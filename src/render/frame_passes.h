@@ -27,8 +27,7 @@ namespace sf {
 // The frame's own resources, as a contributed pass declares them.
 struct FrameResources {
   FrameResource splats;     // every object's slots (centres, covariances, opacities, SH, shape words)
-  FrameResource projected;  // preprocess's per-slot records (screen mean and cull extents, conic, colour,
-                            // depth, tile rect)
+  FrameResource projected;  // preprocess's per-slot records (screen mean, conic, colour, depth, tile rect)
   FrameResource ranges;     // each tile's [begin, end) in the tile pairs
   FrameResource pairs;      // the tile lists: (depth, slot) pairs sorted per tile
   FrameResource counters;   // the frame's counters (pairs, overflow)

@@ -149,14 +149,11 @@ struct GpuFrame {
   SF_REF(Floats) opacities;    // 1 per slot
   SF_REF(Floats) sh;           // per object, see GpuObject.sh_base
   // Preprocess outputs.
-  // Per slot its projected record, SF_PROJ_VEC4S vec4s (48 bytes, so that the raster's gather of a batch
-  // entry touches two 32-byte sectors, not one per array): SF_PROJ_MEAN_EXTENT the pixel-index mean, then the
-  // raster cull's half extents (splatCullExtent); SF_PROJ_CONIC_OPACITY the conic a, b, c and opacity;
-  // SF_PROJ_COLOR_DEPTH rgb and view depth. sfProjected(fr, slot, field) (below) reads and writes
-  // them.
-  SF_REF(Vec4s) projected;
-  SF_REF(UVec2s) rects;   // (x0 | y0 << 16, x1 | y1 << 16)
-  SF_REF(Uints) touched;  // per slot: 1 when drawn (it reaches a tile), 0 when not
+  SF_REF(Vec2s) means;          // pixel-index coordinates
+  SF_REF(Vec4s) conic_opacity;  // conic a, b, c, opacity
+  SF_REF(Vec4s) color_depth;    // rgb, view depth
+  SF_REF(UVec2s) rects;         // (x0 | y0 << 16, x1 | y1 << 16)
+  SF_REF(Uints) touched;        // per slot: 1 when drawn (it reaches a tile), 0 when not
   SF_REF(Uints)
   tile_bins;  // per tile: its pair count, scanned in place to its first pair, then the emit cursor
   SF_REF(UVec2s)
@@ -193,13 +190,6 @@ struct GpuFrame {
   // SF_CARRY_* flags. Allocated once a frame needs slices.
   SF_REF(UVec2s) raster_carry;
 };
-#define SF_PROJ_MEAN_EXTENT 0u
-#define SF_PROJ_CONIC_OPACITY 1u
-#define SF_PROJ_COLOR_DEPTH 2u
-#define SF_PROJ_VEC4S 3u
-#ifndef __cplusplus
-#define sfProjected(fr, slot, field) (fr).f.projected.v[SF_PROJ_VEC4S * (slot) + (field)]
-#endif
 #define SF_NO_MESH_DEPTH 3.0e38
 #define SF_CARRY_DONE 1u         // the pixel has stopped blending
 #define SF_CARRY_MESH_PASSED 2u  // its translucent mesh fragment has been composited
@@ -258,7 +248,7 @@ struct GpuPush {
 
 #ifdef __cplusplus
 static_assert(sizeof(GpuObject) == 104, "GpuObject layout");
-static_assert(sizeof(GpuFrame) == 128 + 25 * 8, "GpuFrame layout");
+static_assert(sizeof(GpuFrame) == 128 + 27 * 8, "GpuFrame layout");
 static_assert(sizeof(GpuPush) == 56, "GpuPush layout");
 static_assert(SF_TILE % SF_RASTER_ROWS == 0 && SF_TILE * SF_RASTER_ROWS % 32 == 0,
               "raster workgroups: whole rows of a tile, 32-entry words");

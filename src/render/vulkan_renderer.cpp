@@ -83,6 +83,35 @@ uint32_t mergePasses(uint64_t len) {
 
 }  // namespace
 
+// The binning's pipelines for `binning`, made the first time it is asked for (the caller holds the context's
+// lock).
+void VulkanRenderer::Impl::setTileBinning(VulkanRenderer::TileBinning binning) {
+  using TileBinning = VulkanRenderer::TileBinning;
+  Impl& m = *this;
+  const gpu::DeviceInfo& d = m.ctx.info();
+  if (binning == TileBinning::kPartitioned && !m.bin_tiles_partitioned) {
+    if (!d.subgroup_partitioned)
+      throw Error(
+          "Vulkan device " + d.name +
+          ": the partitioned tile binning needs VK_NV_shader_subgroup_partitioned in compute shaders");
+    m.preprocess_partitioned = std::make_unique<gpu::ComputePipeline>(
+        m.ctx, kPreprocessPartitioned, sizeof(GpuPush), SF_WG_SIZE, "preprocess partitioned");
+    m.bin_tiles_partitioned = std::make_unique<gpu::ComputePipeline>(
+        m.ctx, kBinTilesPartitioned, sizeof(GpuPush), SF_WG_SIZE, "bin_tiles partitioned");
+  }
+  if (binning == TileBinning::kAggregated && !m.bin_tiles_aggregated) {
+    if (!d.subgroup_voting_shuffles)
+      throw Error(
+          "Vulkan device " + d.name +
+          ": the aggregated tile binning needs subgroup ballots, votes and shuffles in compute shaders");
+    m.preprocess_aggregated = std::make_unique<gpu::ComputePipeline>(
+        m.ctx, kPreprocessAggregated, sizeof(GpuPush), SF_WG_SIZE, "preprocess aggregated");
+    m.bin_tiles_aggregated = std::make_unique<gpu::ComputePipeline>(
+        m.ctx, kBinTilesAggregated, sizeof(GpuPush), SF_WG_SIZE, "bin_tiles aggregated");
+  }
+  m.tile_binning = binning;
+}
+
 VulkanRenderer::Impl::Impl(const gpu::ContextOptions& o)
     : ctx(o),
       preprocess(ctx, kPreprocess, sizeof(GpuPush), SF_WG_SIZE, "preprocess"),
@@ -99,15 +128,12 @@ VulkanRenderer::Impl::Impl(const gpu::ContextOptions& o)
       skin_pass(ctx),
       splat_deform_pass(ctx) {
   const gpu::DeviceInfo& d = ctx.info();
-  if (d.subgroup_partitioned) {
-    preprocess_partitioned = std::make_unique<gpu::ComputePipeline>(
-        ctx, kPreprocessPartitioned, sizeof(GpuPush), SF_WG_SIZE, "preprocess partitioned");
-    bin_tiles_partitioned = std::make_unique<gpu::ComputePipeline>(ctx, kBinTilesPartitioned, sizeof(GpuPush),
-                                                                   SF_WG_SIZE, "bin_tiles partitioned");
-  }
   if (ctx.maxSharedMemory() < SF_SEG_BLOCK * 8)
     throw Error("Vulkan device " + d.name + ": less than " + std::to_string(SF_SEG_BLOCK * 8 / 1024) +
                 " KiB of shared memory");
+  // The binning groups a subgroup's lanes on one tile in one instruction where the device can (measured on an
+  // H100: the headline frame's count and emit 1.75 -> 0.94 ms; docs/benchmarks.md).
+  if (d.subgroup_partitioned) setTileBinning(VulkanRenderer::TileBinning::kPartitioned);
   VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
   qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
   qi.queryCount = kTimestamps * kMaxBackToBack;
@@ -233,7 +259,7 @@ void VulkanRenderer::Impl::writeFrame(const Camera* cam, Vec3 bg, uint32_t tiles
   f.key_capacity = sort.key_capacity;
   f.positions = s.positions.address, f.covariances = s.covariances.address, f.opacities = s.opacities.address,
   f.sh = s.sh.address;
-  f.projected = s.projected.address;
+  f.means = s.means.address, f.conic_opacity = s.conic_opacity.address, f.color_depth = s.color_depth.address;
   f.rects = s.rects.address, f.touched = s.touched.address, f.tile_bins = tile_bins.address,
   f.chunks = chunks.address;
   f.chunk_capacity = static_cast<uint32_t>(chunk_capacity);
@@ -540,24 +566,19 @@ const gpu::DeviceInfo& VulkanRenderer::device() const {
   return impl_->ctx.info();
 }
 void VulkanRenderer::setTileBinning(TileBinning binning) {
-  Impl& m = *impl_;
-  const auto lock = m.ctx.lock();
-  if (binning == TileBinning::kAggregated && !m.bin_tiles_aggregated) {
-    if (!m.ctx.info().subgroup_voting_shuffles)
-      throw Error(
-          "Vulkan device " + m.ctx.info().name +
-          ": the aggregated tile binning needs subgroup ballots, votes and shuffles in compute shaders");
-    m.preprocess_aggregated = std::make_unique<gpu::ComputePipeline>(
-        m.ctx, kPreprocessAggregated, sizeof(GpuPush), SF_WG_SIZE, "preprocess aggregated");
-    m.bin_tiles_aggregated = std::make_unique<gpu::ComputePipeline>(
-        m.ctx, kBinTilesAggregated, sizeof(GpuPush), SF_WG_SIZE, "bin_tiles aggregated");
-  }
-  m.tile_binning = binning;
+  const auto lock = impl_->ctx.lock();
+  impl_->setTileBinning(binning);
 }
 const char* VulkanRenderer::tileBinningName() const {
   const auto lock = impl_->ctx.lock();
-  if (impl_->tile_binning == TileBinning::kAggregated) return "aggregated";
-  if (impl_->tile_binning == TileBinning::kAuto && impl_->bin_tiles_partitioned) return "partitioned";
+  switch (impl_->tile_binning) {
+    case TileBinning::kPerPair:
+      break;
+    case TileBinning::kPartitioned:
+      return "partitioned";
+    case TileBinning::kAggregated:
+      return "aggregated";
+  }
   return "per pair";
 }
 std::string VulkanRenderer::lastFrameGraph() const {
@@ -762,16 +783,9 @@ VulkanFrameDebug VulkanRenderer::readDebug() {
     if (count) std::memcpy(out.data(), raw.data(), raw.size());
     return out;
   };
-  const std::vector<float> projected = floats(s.projected, s.slots * SF_PROJ_VEC4S * 4ull);
-  d.means.resize(s.slots * 2ull), d.cull_extents.resize(s.slots * 2ull);
-  d.conic_opacity.resize(s.slots * 4ull), d.color_depth.resize(s.slots * 4ull);
-  for (size_t i = 0; i < s.slots; ++i) {
-    const float* p = projected.data() + i * SF_PROJ_VEC4S * 4;
-    std::copy_n(p + SF_PROJ_MEAN_EXTENT * 4, 2, d.means.data() + 2 * i);
-    std::copy_n(p + SF_PROJ_MEAN_EXTENT * 4 + 2, 2, d.cull_extents.data() + 2 * i);
-    std::copy_n(p + SF_PROJ_CONIC_OPACITY * 4, 4, d.conic_opacity.data() + 4 * i);
-    std::copy_n(p + SF_PROJ_COLOR_DEPTH * 4, 4, d.color_depth.data() + 4 * i);
-  }
+  d.means = floats(s.means, s.slots * 2ull);
+  d.conic_opacity = floats(s.conic_opacity, s.slots * 4ull);
+  d.color_depth = floats(s.color_depth, s.slots * 4ull);
   std::vector<uint32_t> cnt = uints(m.counters, SF_COUNTER_WORDS);
   const size_t keys = cnt[SF_COUNTER_OVERFLOW] || !m.sort.keys[0].size
                           ? 0

@@ -59,9 +59,7 @@ struct VulkanFrameStats {
 
 // Intermediate results of the last frame, for tests that compare each pass with the CPU reference.
 struct VulkanFrameDebug {
-  std::vector<float> means;  // 2 per slot
-  std::vector<float>
-      cull_extents;  // 2 per slot: the half extents of the alpha >= 1/255 box the raster culls by
+  std::vector<float> means;          // 2 per slot
   std::vector<float> conic_opacity;  // 4 per slot
   std::vector<float> color_depth;    // 4 per slot
   std::vector<uint32_t> sorted_tiles,
@@ -116,14 +114,15 @@ class VulkanRenderer {
   const gpu::DeviceInfo& device() const;
   gpu::Context& context();
   // How the frame counts each tile's pairs (preprocess.comp) and takes each pair's place in its tile's list
-  // (bin_tiles.comp); every path makes the same sorted lists and the same image. kAuto: the lanes of a
-  // subgroup on one tile count or take their places with one atomic where the device groups lanes by value in
-  // one instruction (DeviceInfo::subgroup_partitioned), one atomic a pair elsewhere. kPerPair and kAggregated
-  // (the grouped binning's portable path; throws sf::Error on a device without subgroup ballots, votes and
-  // shuffles) force one (tests, benchmarks).
-  enum class TileBinning { kAuto, kPerPair, kAggregated };
+  // (bin_tiles.comp); every path makes the same sorted lists and the same image. kPartitioned (the default
+  // where the device has DeviceInfo::subgroup_partitioned): the lanes of a subgroup walk their rects in lock
+  // step and the lanes on one tile count or take their places with one atomic, grouped in one instruction.
+  // kPerPair (the default elsewhere): one atomic a pair. kAggregated: the lock-step walk grouped by a ballot
+  // per distinct tile, the portable path that tests it on any device. Throws sf::Error where the device lacks
+  // what a path needs (partitioned subgroups; subgroup ballots, votes and shuffles).
+  enum class TileBinning { kPerPair, kPartitioned, kAggregated };
   void setTileBinning(TileBinning binning);
-  // The binning path this renderer's frames take: "partitioned", "per pair" or "aggregated" (bench prints
+  // The binning path this renderer's frames take: "per pair", "partitioned" or "aggregated" (bench prints
   // it).
   const char* tileBinningName() const;
   // The last frame as a frame graph: one line per pass with what it reads and writes (passes off in

@@ -40,25 +40,24 @@ struct VulkanRenderer::Impl {
   VulkanMeshPass mesh{ctx};
   gpu::ComputePipeline preprocess, bin_tiles, tile_setup, seg_setup, seg_sort, seg_sort_small, seg_merge,
       raster, raster_shapes, raster_no_mesh, raster_plain;
-  // The binning's variants (preprocess.comp's counts, bin_tiles.comp's emit): the portable aggregated ones,
-  // and the partitioned ones where the device groups lanes by value (gpu::DeviceInfo::subgroup_partitioned;
-  // null elsewhere).
-  // (The aggregated ones are made when a caller asks for them: VulkanRenderer::setTileBinning.)
+  // The binning's grouped variants (preprocess.comp's counts, bin_tiles.comp's emit), made when they are
+  // first taken (setTileBinning: the partitioned ones at construction where the device has them).
   std::unique_ptr<gpu::ComputePipeline> preprocess_aggregated, bin_tiles_aggregated;
   std::unique_ptr<gpu::ComputePipeline> preprocess_partitioned, bin_tiles_partitioned;
-  VulkanRenderer::TileBinning tile_binning = VulkanRenderer::TileBinning::kAuto;
+  VulkanRenderer::TileBinning tile_binning = VulkanRenderer::TileBinning::kPerPair;
+  // VulkanRenderer::setTileBinning with the context's lock held.
+  void setTileBinning(VulkanRenderer::TileBinning binning);
   // The preprocess (count = true) or the emit this renderer's frames take (VulkanRenderer::TileBinning).
   gpu::ComputePipeline& binningPipeline(bool count) {
     switch (tile_binning) {
       case VulkanRenderer::TileBinning::kPerPair:
-        return count ? preprocess : bin_tiles;
+        break;
+      case VulkanRenderer::TileBinning::kPartitioned:
+        return count ? *preprocess_partitioned : *bin_tiles_partitioned;
       case VulkanRenderer::TileBinning::kAggregated:
         return count ? *preprocess_aggregated : *bin_tiles_aggregated;
-      case VulkanRenderer::TileBinning::kAuto:
-        break;
     }
-    if (count) return preprocess_partitioned ? *preprocess_partitioned : preprocess;
-    return bin_tiles_partitioned ? *bin_tiles_partitioned : bin_tiles;
+    return count ? preprocess : bin_tiles;
   }
   VkQueryPool queries = VK_NULL_HANDLE;
   // Per frame.

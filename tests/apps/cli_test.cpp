@@ -256,6 +256,46 @@ TEST(Cli, BenchReportsDeviceMemoryPerGaussian) {
   EXPECT_LE(saved / 120000.0, 80.0 + 192.0);
 }
 
+// bench --tile-binning: the path the frame's binning takes, in the human lines and the JSON; every path bins
+// the same pairs (the per-element checks against the CPU are
+// VulkanPasses.EveryBinningPathMakesTheCpuTileLists).
+TEST(Cli, BenchTileBinningPicksThePathAndSaysWhichRan) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  const std::string dir = test::tempDir("CliBenchBinning");
+  uint64_t pairs[2] = {0, 0};
+  int k = 0;
+  for (const char* path : {"per-pair", "aggregated"}) {
+    const std::string out = dir + "/" + path + ".json";
+    CliRun b =
+        cli("bench --synthetic 5000 --backend vulkan --frames 1 --width 96 --height 64 --tile-binning " +
+            std::string(path) + " --json-out " + out);
+    ASSERT_EQ(b.code, 0) << b.out;
+    const std::string said = std::string(path) == "per-pair" ? "per pair" : "aggregated";
+    EXPECT_NE(b.out.find("tile binning: " + said), std::string::npos) << b.out;
+    std::ifstream in(out);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const nlohmann::json j = parseJsonText(text, out);
+    EXPECT_EQ(j.at("tile_binning").get<std::string>(), said);
+    pairs[k++] = j.at("tile_pairs").get<uint64_t>();
+  }
+  EXPECT_GT(pairs[0], 0u);
+  EXPECT_EQ(pairs[0], pairs[1]);
+  CliRun bad = cli("bench --synthetic 5000 --backend vulkan --frames 1 --tile-binning sideways");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.out.find("--tile-binning"), std::string::npos) << bad.out;
+  // The partitioned path runs where the device has partitioned subgroups and is refused by name elsewhere.
+  bool partitioned = false;
+  for (const gpu::DeviceInfo& d : gpu::listDevices()) partitioned = partitioned || d.subgroup_partitioned;
+  CliRun part = cli(
+      "bench --synthetic 5000 --backend vulkan --frames 1 --width 96 --height 64 --tile-binning partitioned");
+  if (partitioned) {
+    EXPECT_EQ(part.code, 0) << part.out;
+  } else {
+    EXPECT_NE(part.code, 0);
+    EXPECT_NE(part.out.find("VK_NV_shader_subgroup_partitioned"), std::string::npos) << part.out;
+  }
+}
+
 // --raster-slice (render, animate, bench): a frame whose deepest tile holds more walks it in slices, a
 // submission each, with the image of the unsplit frame; render's timing line and bench's JSON say how many.
 TEST(Cli, RasterSliceSplitsDeepTilesAndKeepsTheImage) {

@@ -189,24 +189,6 @@ int checkProjectionAndTileLists(VulkanRenderer* r, const GaussianCloud& c, const
     EXPECT_NEAR(d.conic_opacity[i * 4 + 3], ps[i].opacity, 1e-6f);
     for (int k = 0; k < 3; ++k) EXPECT_NEAR(d.color_depth[i * 4 + k], ps[i].color[k], 1e-4f) << i;
     EXPECT_NEAR(d.color_depth[i * 4 + 3], ps[i].depth, 1e-5f * ps[i].depth);
-    // The raster's cull box: it holds the whole alpha >= 1/255 ellipse q(d) <= 2 ln(255 opacity) of the CPU's
-    // conic (the ellipse's bounding box in closed form, in double), widened by at most 2% and half a pixel.
-    const double a = ps[i].conic[0], b = ps[i].conic[1], cc = ps[i].conic[2], det = a * cc - b * b;
-    for (int k = 0; k < 2; ++k) {
-      const float got = d.cull_extents[i * 2 + k];
-      if (std::abs(ps[i].opacity - 1.0f / 255.0f) < 1e-6f) {
-        continue;  // at the limit, where the two opacities may fall on either side
-      } else if (ps[i].opacity < 1.0f / 255.0f) {
-        EXPECT_TRUE(std::isinf(got) && got < 0) << i;  // culled everywhere
-      } else if (!(det > 1e-2 * a * cc)) {             // near the shader's 1e-3 limit: either side may win
-        EXPECT_TRUE(std::isinf(got) || got > 0) << i;
-      } else {
-        const double r2 = std::max(2.0 * std::log(255.0 * ps[i].opacity), 0.0);
-        const double exact = std::sqrt(r2 * (k == 0 ? cc : a) / det);
-        EXPECT_GE(got, exact * (1 - 1e-4) - 1e-4) << i << " axis " << k;
-        EXPECT_LE(got, exact * 1.02 * (1 + 1e-4) + 0.5 + 1e-4) << i << " axis " << k;
-      }
-    }
   }
   std::stable_sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
     return a.tile != b.tile ? a.tile < b.tile : a.depth < b.depth;
@@ -322,7 +304,7 @@ TEST(VulkanPasses, LargeSplatsWalkedByWorkgroupsGiveTheSameTileLists) {
 
 // The binning's paths (VulkanRenderer::TileBinning): one atomic a pair, and the lanes of a subgroup on one
 // tile counting and taking their places with one atomic (the portable grouping, which tests the lock-step
-// walk the partitioned variants share; kAuto takes those on devices that have them). Each must give the CPU's
+// walk the partitioned variants share; those too on devices that have them). Each must give the CPU's
 // lists pair by pair: on lanes that share tiles (a dense cloud, and deep lists with ties), on rects of very
 // different sizes in one subgroup with the workgroup's walk of the large ones beside it, and after a key
 // overflow.
@@ -338,19 +320,24 @@ TEST(VulkanPasses, EveryBinningPathMakesTheCpuTileLists) {
   GaussianCloud mixed = frontCloud(2000, 1, 23);
   for (size_t i = 0; i < mixed.size(); i += 7)
     mixed.scales[i] = mixed.scales[i] * (i % 49 == 0 ? 150.0f : i % 21 == 0 ? 40.0f : 15.0f);
-  // Untested rects (over 1024 tiles) of splats under 1/255 opacity: drawn into every tile of the rect, culled
-  // by the raster everywhere (their cull extents negative infinite, checked per slot).
+  // Untested rects (over 1024 tiles) of splats under 1/255 opacity: binned into every tile of the rect.
   for (size_t i = 0; i < mixed.size(); i += 98) mixed.opacities[i] = 0.003f;
   using Binning = VulkanRenderer::TileBinning;
-  EXPECT_STREQ(r->tileBinningName(), r->device().subgroup_partitioned ? "partitioned" : "per pair");
-  for (Binning binning : {Binning::kPerPair, Binning::kAggregated, Binning::kAuto}) {
+  EXPECT_STREQ(r->tileBinningName(),
+               r->device().subgroup_partitioned ? "partitioned" : "per pair");  // default
+  std::vector<Binning> paths = {Binning::kPerPair, Binning::kAggregated};
+  if (r->device().subgroup_partitioned)
+    paths.push_back(Binning::kPartitioned);
+  else
+    EXPECT_THROW(r->setTileBinning(Binning::kPartitioned), Error);
+  for (Binning binning : paths) {
     SCOPED_TRACE("binning path " + std::to_string(static_cast<int>(binning)));
     r->setTileBinning(binning);
     checkProjectionAndTileLists(r, dense, lookCamera(160, 112));
     checkProjectionAndTileLists(r, deep, lookAtCamera({0, 0, 0}, {0, 0, 1}, {0, -1, 0}, 55.0f, 48, 48));
     checkProjectionAndTileLists(r, mixed, lookCamera(640, 480));
   }
-  r->setTileBinning(Binning::kAuto);
+  r->setTileBinning(r->device().subgroup_partitioned ? Binning::kPartitioned : Binning::kPerPair);
   // A key overflow: the grouped emit writes nothing past a tile's range, and the regrown frame is the CPU's
   // image.
   GaussianCloud large = frontCloud(200, 0, 41);

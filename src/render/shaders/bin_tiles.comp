@@ -64,9 +64,9 @@ void main() {
     uint depth_bits = 0u, x = rect.x, y = rect.y;
     bool test = area <= SF_MAX_TESTED_TILE_AREA;
     if (walking) {
-      mean = sfProjected(fr, slot, SF_PROJ_MEAN_EXTENT).xy;
-      co = sfProjected(fr, slot, SF_PROJ_CONIC_OPACITY);
-      depth_bits = floatBitsToUint(sfProjected(fr, slot, SF_PROJ_COLOR_DEPTH).w);
+      mean = fr.f.means.v[slot];
+      co = fr.f.conic_opacity.v[slot];
+      depth_bits = floatBitsToUint(fr.f.color_depth.v[slot].w);
     }
     const uint kNone = 0xffffffffu;
     while (subgroupAny(walking)) {
@@ -91,9 +91,9 @@ void main() {
   }
 #else
   if (live && emit && !coop) {
-    vec2 mean = sfProjected(fr, slot, SF_PROJ_MEAN_EXTENT).xy;
-    vec4 co = sfProjected(fr, slot, SF_PROJ_CONIC_OPACITY);
-    uint depth_bits = floatBitsToUint(sfProjected(fr, slot, SF_PROJ_COLOR_DEPTH).w);
+    vec2 mean = fr.f.means.v[slot];
+    vec4 co = fr.f.conic_opacity.v[slot];
+    uint depth_bits = floatBitsToUint(fr.f.color_depth.v[slot].w);
     bool test = area <= SF_MAX_TESTED_TILE_AREA;
     for (uint y = rect.y; y < rect.w; ++y)
       for (uint x = rect.x; x < rect.z; ++x)
@@ -105,9 +105,9 @@ void main() {
   for (uint c = 0u; c < coops; ++c) {
     uint s = coop_slot[c];
     uvec4 r = slotRect(fr, s);
-    vec2 m = sfProjected(fr, s, SF_PROJ_MEAN_EXTENT).xy;
-    vec4 co = sfProjected(fr, s, SF_PROJ_CONIC_OPACITY);
-    uint depth_bits = floatBitsToUint(sfProjected(fr, s, SF_PROJ_COLOR_DEPTH).w);
+    vec2 m = fr.f.means.v[s];
+    vec4 co = fr.f.conic_opacity.v[s];
+    uint depth_bits = floatBitsToUint(fr.f.color_depth.v[s].w);
     uint w = r.z - r.x, n = w * (r.w - r.y);
     bool test = n <= SF_MAX_TESTED_TILE_AREA;
     for (uint t = tid; t < n; t += SF_WG_SIZE) {

@@ -177,10 +177,10 @@ bool preprocessSlot(GpuObject obj, FrameRef fr, uint i, uint slot, inout vec2 me
   if (fr.f.blend_linear != 0u && !linear_cloud) col = srgbDecode(col);
   if (fr.f.blend_linear == 0u && linear_cloud) col = srgbEncode(col);
 
-  sfProjected(fr, slot, SF_PROJ_MEAN_EXTENT) = vec4(mean, splatCullExtent(conic_opacity));
-  sfProjected(fr, slot, SF_PROJ_CONIC_OPACITY) = conic_opacity;
+  fr.f.means.v[slot] = mean;
+  fr.f.conic_opacity.v[slot] = conic_opacity;
   float depth = (obj.flags & SF_OBJECT_SORT_DEPTH) != 0u ? max(obj.sort_depth.v[i], SF_MIN_SORT_DEPTH) : t.z;
-  sfProjected(fr, slot, SF_PROJ_COLOR_DEPTH) = vec4(col, depth);
+  fr.f.color_depth.v[slot] = vec4(col, depth);
   fr.f.rects.v[slot] = uvec2(uint(x0) | (uint(y0) << 16), uint(x1) | (uint(y1) << 16));
   fr.f.touched.v[slot] = 1u;
   return true;

@@ -32,19 +32,27 @@ layout(local_size_x = SF_TILE, local_size_y = SF_RASTER_ROWS) in;
 #endif
 const uint kBatch = SF_TILE * SF_RASTER_ROWS;
 const uint kParts = SF_TILE / SF_RASTER_ROWS;  // workgroups per tile, stacked along y
-shared vec4 s_mean[kBatch];  // mean, then the cull's half extents
+shared vec2 s_mean[kBatch];
 shared vec4 s_conic[kBatch];
 shared vec4 s_color_depth[kBatch];
 shared uint s_done[2];
 const uint kWords = kBatch / 32u;  // one bit per batch entry
 
-// Whether splat j of the batch can reach a pixel of [lo, hi] (pixel positions, as in the blending below): its
-// alpha >= 1/255 ellipse's box (the half extents preprocess wrote beside its mean, splatCullExtent in
-// tile_test.glsl) overlaps them. Written so that a NaN keeps the splat: it is culled only when a comparison says
-// it misses.
+// Whether splat j of the batch can reach a pixel of [lo, hi] (pixel positions, as in the blending below):
+// a pixel is blended only where opacity * exp(power) >= 1/255, i.e. inside the ellipse
+// d^T Q d <= 2 ln(255 opacity) of the conic Q, whose half extents are sqrt(r2 * Q^-1_xx) and
+// sqrt(r2 * Q^-1_yy). Widened by 2% and half a pixel against rounding; ill-conditioned conics
+// (det below 1e-3 of a*c, where cancellation could shrink the extents) always pass.
 bool reaches(uint j, vec2 lo, vec2 hi) {
-  vec4 m = s_mean[j];
-  return !(any(lessThan(m.xy + m.zw, lo)) || any(greaterThan(m.xy - m.zw, hi)));
+  vec4 co = s_conic[j];
+  if (co.w < 1.0 / 255.0) return false;  // alpha <= opacity < 1/255 everywhere
+  float det = co.x * co.z - co.y * co.y;
+  if (!(det > 1e-3 * co.x * co.z)) return true;
+  float r2 = max(2.0 * log(255.0 * co.w), 0.0);  // log may round below 0 for opacity at 1/255
+  vec2 half_extent = sqrt(vec2(co.z, co.x) * (r2 / det)) * 1.02 + 0.5;
+  vec2 m = s_mean[j];
+  // Written so that a NaN keeps the splat: it is culled only when a comparison says it misses.
+  return !(any(lessThan(m + half_extent, lo)) || any(greaterThan(m - half_extent, hi)));
 }
 
 // The variant for frames without a mesh layer (SF_VARIANT_NOMESH; the host picks it) leaves out the test of
@@ -166,16 +174,16 @@ void main() {
   // Each thread's entry of the next batch is loaded into registers while the current batch blends (the
   // loads gather through the slot index, and their latency would otherwise stall every thread at the
   // staging barrier), then stored to shared memory at the next batch's start.
-  vec4 next_mean = vec4(0.0);
+  vec2 next_mean = vec2(0.0);
   vec4 next_conic = vec4(0.0), next_color_depth = vec4(0.0);
 #ifdef SF_VARIANT_SHAPES
   uint next_shape = 0u;
 #endif
   if (begin + tid < end) {
     uint slot = values.v[begin + tid];
-    next_mean = sfProjected(fr, slot, SF_PROJ_MEAN_EXTENT);
-    next_conic = sfProjected(fr, slot, SF_PROJ_CONIC_OPACITY);
-    next_color_depth = sfProjected(fr, slot, SF_PROJ_COLOR_DEPTH);
+    next_mean = fr.f.means.v[slot];
+    next_conic = fr.f.conic_opacity.v[slot];
+    next_color_depth = fr.f.color_depth.v[slot];
 #ifdef SF_VARIANT_SHAPES
     next_shape = fr.f.shapes.v[slot];
 #endif
@@ -197,9 +205,9 @@ void main() {
     uint k = start + kBatch + tid;
     if (k < end) {
       uint slot = values.v[k];
-      next_mean = sfProjected(fr, slot, SF_PROJ_MEAN_EXTENT);
-      next_conic = sfProjected(fr, slot, SF_PROJ_CONIC_OPACITY);
-      next_color_depth = sfProjected(fr, slot, SF_PROJ_COLOR_DEPTH);
+      next_mean = fr.f.means.v[slot];
+      next_conic = fr.f.conic_opacity.v[slot];
+      next_color_depth = fr.f.color_depth.v[slot];
 #ifdef SF_VARIANT_SHAPES
       next_shape = fr.f.shapes.v[slot];
 #endif
@@ -237,7 +245,7 @@ void main() {
           }
         }
 #endif
-        vec2 d = s_mean[j].xy - pixf;
+        vec2 d = s_mean[j] - pixf;
         vec4 co = s_conic[j];
         float power = -0.5 * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
         if (power > 0.0) continue;

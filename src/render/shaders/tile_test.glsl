@@ -25,21 +25,6 @@ bool splatReachesTile(vec2 mean, vec4 co, uint tx, uint ty) {
   return best <= bound;
 }
 
-// The half extents (pixels) of the box around a splat's alpha >= 1/255 ellipse, which the raster's cull tests
-// against a subgroup's pixels (raster.comp `reaches`): a pixel is blended only where opacity * exp(power) >= 1/255,
-// i.e. inside d^T Q d <= 2 ln(255 opacity) for the conic Q, whose half extents are sqrt(r2 * Q^-1_xx) and
-// sqrt(r2 * Q^-1_yy). Widened by 2% and half a pixel against rounding. Preprocess computes them once per splat;
-// an ill-conditioned conic (det below 1e-3 of a*c, where cancellation could shrink the extents) gets infinite
-// extents (never culled), a splat under 1/255 opacity negative infinite ones (culled everywhere).
-vec2 splatCullExtent(vec4 co) {
-  const float inf = uintBitsToFloat(0x7f800000u);
-  if (co.w < 1.0 / 255.0) return vec2(-inf);  // alpha <= opacity < 1/255 everywhere
-  float det = co.x * co.z - co.y * co.y;
-  if (!(det > 1e-3 * co.x * co.z)) return vec2(inf);
-  float r2 = max(2.0 * log(255.0 * co.w), 0.0);  // log may round below 0 for opacity at 1/255
-  return sqrt(vec2(co.z, co.x) * (r2 / det)) * 1.02 + 0.5;
-}
-
 #ifdef SF_AGGREGATED_BINNING
 // The lanes of this subgroup whose `tile` equals this lane's, as a ballot (called in uniform control flow).
 uvec4 lanesOnTile(uint tile) {

@@ -17,7 +17,7 @@
 
 layout(local_size_x = SF_TILE, local_size_y = SF_TILE) in;
 const uint kBatch = SF_TILE * SF_TILE;
-shared vec4 s_mean[kBatch];  // mean, then the cull's half extents
+shared vec2 s_mean[kBatch];
 shared vec4 s_conic[kBatch];
 shared vec3 s_color[kBatch];
 shared uint s_slot[kBatch];
@@ -26,8 +26,14 @@ const uint kWords = kBatch / 32u;  // one bit per batch entry
 
 // Whether entry j of the batch can reach a pixel of [lo, hi] (raster.comp's test).
 bool reaches(uint j, vec2 lo, vec2 hi) {
-  vec4 m = s_mean[j];
-  return !(any(lessThan(m.xy + m.zw, lo)) || any(greaterThan(m.xy - m.zw, hi)));
+  vec4 co = s_conic[j];
+  if (co.w < 1.0 / 255.0) return false;
+  float det = co.x * co.z - co.y * co.y;
+  if (!(det > 1e-3 * co.x * co.z)) return true;
+  float r2 = max(2.0 * log(255.0 * co.w), 0.0);
+  vec2 half_extent = sqrt(vec2(co.z, co.x) * (r2 / det)) * 1.02 + 0.5;
+  vec2 m = s_mean[j];
+  return !(any(lessThan(m + half_extent, lo)) || any(greaterThan(m - half_extent, hi)));
 }
 
 const float kFixed = float(1u << 16) * float(1u << (SF_TRAIN_FIXED_BITS - 16));
@@ -104,9 +110,9 @@ void main() {
     if (start + tid < end) {
       uint slot = values.v[range.x + start + tid];
       s_slot[tid] = slot;
-      s_mean[tid] = sfProjected(fr, slot, SF_PROJ_MEAN_EXTENT);
-      s_conic[tid] = sfProjected(fr, slot, SF_PROJ_CONIC_OPACITY);
-      s_color[tid] = sfProjected(fr, slot, SF_PROJ_COLOR_DEPTH).xyz;
+      s_mean[tid] = fr.f.means.v[slot];
+      s_conic[tid] = fr.f.conic_opacity.v[slot];
+      s_color[tid] = fr.f.color_depth.v[slot].xyz;
     }
     barrier();
     // This subgroup's pixels with entries of the batch to walk back through, and the entries that reach them.
@@ -132,7 +138,7 @@ void main() {
         float v[SF_TRAIN_GRAD2D] = float[](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
         bool any_term = false;
         if (k < last) {
-          vec2 d = s_mean[j].xy - pixf;
+          vec2 d = s_mean[j] - pixf;
           vec4 co = s_conic[j];
           float power = -0.5 * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
           float gauss = exp(power);
