@@ -54,9 +54,9 @@ class BenchCommand {
     std::string sh_precision;              // "half" or "full" (empty: half): RenderSettings::half_sh
     std::string tile_binning;  // Vulkan: "partitioned", "per-pair" or "aggregated" (empty: the device's
                                // default; VulkanRenderer::setTileBinning)
-    bool loads = false;    // also measure load throughput of the biker PLY, compressed PLY and SPZ
-    bool json = false;     // print the results as JSON to stdout (the human-readable lines go to stderr)
-    std::string json_out;  // write the results as JSON to this file
+    bool loads = false;        // also measure load throughput of the biker PLY, compressed PLY and SPZ
+    bool json = false;         // print the results as JSON to stdout (the human-readable lines go to stderr)
+    std::string json_out;      // write the results as JSON to this file
     bool allow_outside_paths = false;  // scene JSON input
     bool lod = false;  // a fly-through of the input's level-of-detail objects, per-frame figures
     std::optional<uint64_t> lod_budget;  // --lod: gaussians a frame draws (default: the scene's)

@@ -89,26 +89,25 @@ void VulkanRenderer::Impl::setTileBinning(VulkanRenderer::TileBinning binning) {
   using TileBinning = VulkanRenderer::TileBinning;
   Impl& m = *this;
   const gpu::DeviceInfo& d = m.ctx.info();
-  if (binning == TileBinning::kPartitioned && !m.bin_tiles_partitioned) {
-    if (!d.subgroup_partitioned)
-      throw Error(
-          "Vulkan device " + d.name +
-          ": the partitioned tile binning needs VK_NV_shader_subgroup_partitioned in compute shaders");
-    m.preprocess_partitioned = std::make_unique<gpu::ComputePipeline>(
-        m.ctx, kPreprocessPartitioned, sizeof(GpuPush), SF_WG_SIZE, "preprocess partitioned");
-    m.bin_tiles_partitioned = std::make_unique<gpu::ComputePipeline>(
-        m.ctx, kBinTilesPartitioned, sizeof(GpuPush), SF_WG_SIZE, "bin_tiles partitioned");
-  }
-  if (binning == TileBinning::kAggregated && !m.bin_tiles_aggregated) {
-    if (!d.subgroup_voting_shuffles)
-      throw Error(
-          "Vulkan device " + d.name +
-          ": the aggregated tile binning needs subgroup ballots, votes and shuffles in compute shaders");
-    m.preprocess_aggregated = std::make_unique<gpu::ComputePipeline>(
-        m.ctx, kPreprocessAggregated, sizeof(GpuPush), SF_WG_SIZE, "preprocess aggregated");
-    m.bin_tiles_aggregated = std::make_unique<gpu::ComputePipeline>(
-        m.ctx, kBinTilesAggregated, sizeof(GpuPush), SF_WG_SIZE, "bin_tiles aggregated");
-  }
+  // One variant's two pipelines (preprocess's count, the emit), made once where the device has what they
+  // need.
+  auto make = [&](std::unique_ptr<gpu::ComputePipeline>& count, std::unique_ptr<gpu::ComputePipeline>& emit,
+                  std::span<const uint32_t> count_spirv, std::span<const uint32_t> emit_spirv, bool supported,
+                  const std::string& variant, const std::string& needs) {
+    if (emit) return;
+    if (!supported)
+      throw Error("Vulkan device " + d.name + ": the " + variant + " tile binning needs " + needs);
+    count = std::make_unique<gpu::ComputePipeline>(m.ctx, count_spirv, sizeof(GpuPush), SF_WG_SIZE,
+                                                   "preprocess " + variant);
+    emit = std::make_unique<gpu::ComputePipeline>(m.ctx, emit_spirv, sizeof(GpuPush), SF_WG_SIZE,
+                                                  "bin_tiles " + variant);
+  };
+  if (binning == TileBinning::kPartitioned)
+    make(m.preprocess_partitioned, m.bin_tiles_partitioned, kPreprocessPartitioned, kBinTilesPartitioned,
+         d.subgroup_partitioned, "partitioned", "VK_NV_shader_subgroup_partitioned in compute shaders");
+  if (binning == TileBinning::kAggregated)
+    make(m.preprocess_aggregated, m.bin_tiles_aggregated, kPreprocessAggregated, kBinTilesAggregated,
+         d.subgroup_voting_shuffles, "aggregated", "subgroup ballots, votes and shuffles in compute shaders");
   m.tile_binning = binning;
 }
 
