@@ -139,6 +139,17 @@ VkInstance createInstance(bool validation, bool synchronization, bool* debug_uti
   return instance;
 }
 
+// Whether the device lists the extension `name` (false where it cannot be asked).
+bool hasDeviceExtension(VkPhysicalDevice pd, const char* name) {
+  uint32_t n = 0;
+  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> extensions(n);
+  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, extensions.data()) != VK_SUCCESS) return false;
+  extensions.resize(n);
+  return std::any_of(extensions.begin(), extensions.end(),
+                     [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
+}
+
 DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
   VkPhysicalDeviceProperties basic;
   vkGetPhysicalDeviceProperties(pd, &basic);
@@ -156,20 +167,13 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
   d.type = props.properties.deviceType;
   d.api_version = props.properties.apiVersion;
   d.subgroup_size = sub.subgroupSize;
-  uint32_t extension_count = 0;
-  vkEnumerateDeviceExtensionProperties(pd, nullptr, &extension_count, nullptr);
-  std::vector<VkExtensionProperties> extensions(extension_count);
-  vkEnumerateDeviceExtensionProperties(pd, nullptr, &extension_count, extensions.data());
-  extensions.resize(extension_count);
   const VkSubgroupFeatureFlags voting_shuffles =
       VK_SUBGROUP_FEATURE_BALLOT_BIT | VK_SUBGROUP_FEATURE_VOTE_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
   d.subgroup_voting_shuffles = (sub.supportedOperations & voting_shuffles) == voting_shuffles &&
                                (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
-  d.subgroup_partitioned =
-      d.subgroup_voting_shuffles && (sub.supportedOperations & VK_SUBGROUP_FEATURE_PARTITIONED_BIT_NV) != 0 &&
-      std::any_of(extensions.begin(), extensions.end(), [](const VkExtensionProperties& e) {
-        return std::strcmp(e.extensionName, VK_NV_SHADER_SUBGROUP_PARTITIONED_EXTENSION_NAME) == 0;
-      });
+  d.subgroup_partitioned = d.subgroup_voting_shuffles &&
+                           (sub.supportedOperations & VK_SUBGROUP_FEATURE_PARTITIONED_BIT_NV) != 0 &&
+                           hasDeviceExtension(pd, VK_NV_SHADER_SUBGROUP_PARTITIONED_EXTENSION_NAME);
   d.driver_name = driver.driverName;
   d.driver_info = driver.driverInfo;
   d.driver_version = props.properties.driverVersion;
@@ -361,14 +365,7 @@ bool presentFamily(const ContextOptions& options, VkInstance instance, VkPhysica
 
 bool canPresent(const ContextOptions& options, VkInstance instance, VkPhysicalDevice pd) {
   if (!options.can_present) return true;
-  uint32_t en = 0;
-  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &en, nullptr) != VK_SUCCESS) return false;
-  std::vector<VkExtensionProperties> dexts(en);
-  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &en, dexts.data()) != VK_SUCCESS) return false;
-  if (std::none_of(dexts.begin(), dexts.end(), [](const VkExtensionProperties& e) {
-        return std::strcmp(e.extensionName, VK_KHR_SWAPCHAIN_EXTENSION_NAME) == 0;
-      }))
-    return false;
+  if (!hasDeviceExtension(pd, VK_KHR_SWAPCHAIN_EXTENSION_NAME)) return false;
   uint32_t fn = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(pd, &fn, nullptr);
   std::vector<VkQueueFamilyProperties> fams(fn);

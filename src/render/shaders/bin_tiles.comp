@@ -68,22 +68,18 @@ void main() {
       co = fr.f.conic_opacity.v[slot];
       depth_bits = floatBitsToUint(fr.f.color_depth.v[slot].w);
     }
-    const uint kNone = 0xffffffffu;
     while (subgroupAny(walking)) {
-      uint tile = kNone;
+      uint tile = SF_NO_TILE;
       if (walking) {
-        while (y < rect.w && tile == kNone) {
-          if (!test || splatReachesTile(mean, co, x, y)) tile = y * fr.f.tiles_x + x;
-          if (++x == rect.z) x = rect.x, ++y;
-        }
-        walking = tile != kNone;
+        tile = nextReachedTile(mean, co, test, rect, x, y, fr.f.tiles_x);
+        walking = tile != SF_NO_TILE;
       }
       uvec4 same = lanesOnTile(tile);
       uint leader = subgroupBallotFindLSB(same), at = 0u;
-      if (tile != kNone && gl_SubgroupInvocationID == leader)
+      if (tile != SF_NO_TILE && gl_SubgroupInvocationID == leader)
         at = atomicAdd(fr.f.tile_bins.v[tile], subgroupBallotBitCount(same));
       at = subgroupShuffle(at, leader) + subgroupBallotExclusiveBitCount(same);
-      if (tile != kNone && at < fr.f.tile_ranges.v[tile].y) {  // (ranges are [0, 0) after a key overflow)
+      if (tile != SF_NO_TILE && at < fr.f.tile_ranges.v[tile].y) {  // (ranges are [0, 0) after a key overflow)
         fr.f.keys_lo.v[at] = depth_bits;
         fr.f.values.v[at] = slot;
       }

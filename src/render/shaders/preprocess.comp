@@ -200,19 +200,15 @@ void main() {
 #ifdef SF_AGGREGATED_BINNING
   // The lanes walk their rects in lock step, one reached tile a lane per step; the lowest lane on a tile adds
   // the count of the lanes on it (bin_tiles.comp, the aggregated emit).
-  const uint kNone = 0xffffffffu;
-  int x = rect.x, y = rect.y;
+  uint x = uint(rect.x), y = uint(rect.y);
   while (subgroupAny(counting)) {
-    uint tile = kNone;
+    uint tile = SF_NO_TILE;
     if (counting) {
-      while (y < rect.w && tile == kNone) {
-        if (splatReachesTile(mean, co, uint(x), uint(y))) tile = uint(y) * fr.f.tiles_x + uint(x);
-        if (++x == rect.z) x = rect.x, ++y;
-      }
-      counting = tile != kNone;
+      tile = nextReachedTile(mean, co, true, uvec4(rect), x, y, fr.f.tiles_x);
+      counting = tile != SF_NO_TILE;
     }
     uvec4 same = lanesOnTile(tile);
-    if (tile != kNone && gl_SubgroupInvocationID == subgroupBallotFindLSB(same))
+    if (tile != SF_NO_TILE && gl_SubgroupInvocationID == subgroupBallotFindLSB(same))
       atomicAdd(fr.f.tile_bins.v[tile], subgroupBallotBitCount(same));
   }
 #else

@@ -26,6 +26,19 @@ bool splatReachesTile(vec2 mean, vec4 co, uint tx, uint ty) {
 }
 
 #ifdef SF_AGGREGATED_BINNING
+#define SF_NO_TILE 0xffffffffu
+
+// One step of the binning's lock-step walk: the next tile of the rect [x0, x1) x [y0, y1) from (x, y) on that the
+// splat reaches (every tile where `test` is false), or SF_NO_TILE past the rect's end; (x, y) moves past it.
+uint nextReachedTile(vec2 mean, vec4 co, bool test, uvec4 rect, inout uint x, inout uint y, uint tiles_x) {
+  uint tile = SF_NO_TILE;
+  while (y < rect.w && tile == SF_NO_TILE) {
+    if (!test || splatReachesTile(mean, co, x, y)) tile = y * tiles_x + x;
+    if (++x == rect.z) x = rect.x, ++y;
+  }
+  return tile;
+}
+
 // The lanes of this subgroup whose `tile` equals this lane's, as a ballot (called in uniform control flow).
 uvec4 lanesOnTile(uint tile) {
 #ifdef SF_VARIANT_PARTITIONED
