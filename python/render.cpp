@@ -266,6 +266,7 @@ struct RenderArgs {
   bool validation = false;
   pyb::object blend_space = pyb::none();
   std::string sh_precision = "half";
+  std::string raster_precision = "half";
 
   RenderJob resolve(const Scene& scene) const {
     RenderJob job;
@@ -292,6 +293,9 @@ struct RenderArgs {
     if (sh_precision != "half" && sh_precision != "full")
       valueError("sh_precision: expected \"half\" or \"full\", got \"" + sh_precision + "\"");
     job.settings.half_sh = sh_precision == "half";
+    if (raster_precision != "half" && raster_precision != "full")
+      valueError("raster_precision: expected \"half\" or \"full\", got \"" + raster_precision + "\"");
+    job.settings.half_raster = raster_precision == "half";
     job.uint8 = dtype.is_none() ? false : dtypeArg(dtype);
     if (!device.is_none()) job.device = pyb::str(device).cast<std::string>();
     job.validation = validation;
@@ -426,6 +430,8 @@ blend_space: "display" (colours blended as they are, sRGB-encoded: INRIA's raste
   linear light before blending, the pixel encoded after); None: the scene's "blend_space", else display.
 sh_precision: "half" (SH bands 1-3 of static clouds drawn at half precision, as stored on the GPU; the
   default) or "full" (32-bit coefficients: INRIA's colours exactly).
+raster_precision: "half" (Vulkan: the blend in 16-bit floats where the device has them and the frame draws
+  no meshes or shapes; within 45 dB of the CPU renderer; the default) or "full" (32-bit, as the CPU renderer).
 
 Returns an (height, width, 4) array: RGB composited over the background, and alpha = 1 - transmittance.
 )doc";
@@ -596,9 +602,9 @@ void defSceneRendering(pyb::class_<PyScene>& scene) {
              std::optional<int> height, const pyb::object& background, const std::string& backend,
              std::optional<int> sh_degree, const pyb::object& dtype, bool antialiased,
              const pyb::object& device, bool validation, const pyb::object& blend_space,
-             const std::string& sh_precision) {
-            RenderArgs a{camera, width,       height, background, backend,     sh_degree,
-                         dtype,  antialiased, device, validation, blend_space, sh_precision};
+             const std::string& sh_precision, const std::string& raster_precision) {
+            RenderArgs a{camera,      width,  height,     background,  backend,      sh_degree,       dtype,
+                         antialiased, device, validation, blend_space, sh_precision, raster_precision};
             return renderArray(s.state, finiteArg(t, "t"), a.resolve(s.state->scene));
           },
           pyb::arg("t") = 0.0, pyb::arg("camera") = pyb::none(), pyb::kw_only(),
@@ -607,6 +613,7 @@ void defSceneRendering(pyb::class_<PyScene>& scene) {
           pyb::arg("sh_degree") = pyb::none(), pyb::arg("dtype") = pyb::none(),
           pyb::arg("antialiased") = false, pyb::arg("device") = pyb::none(), pyb::arg("validation") = false,
           pyb::arg("blend_space") = pyb::none(), pyb::arg("sh_precision") = "half",
+          pyb::arg("raster_precision") = "half",
           (std::string("Renders the scene at scene time t seconds: glTF clips are sampled at time + speed * "
                        "t (wrapped when "
                        "looping), characters deformed, script commands up to t run.\n") +
@@ -618,14 +625,14 @@ void defSceneRendering(pyb::class_<PyScene>& scene) {
              std::optional<int> width, std::optional<int> height, const pyb::object& background,
              const std::string& backend, std::optional<int> sh_degree, const pyb::object& dtype,
              bool antialiased, const pyb::object& device, bool validation, const pyb::object& blend_space,
-             const std::string& sh_precision) {
+             const std::string& sh_precision, const std::string& raster_precision) {
             if (!(fps > 0 && fps <= 1000))
               valueError("fps: expected (0, 1000] frames per second, got " + std::to_string(fps));
             const double d = duration ? *duration : sceneDuration(s.state->scene);
             if (!std::isfinite(d) || d < 0 || d > 3600)
               valueError("duration: expected [0, 3600] seconds, got " + std::to_string(d));
-            RenderArgs a{camera, width,       height, background, backend,     sh_degree,
-                         dtype,  antialiased, device, validation, blend_space, sh_precision};
+            RenderArgs a{camera,      width,  height,     background,  backend,      sh_degree,       dtype,
+                         antialiased, device, validation, blend_space, sh_precision, raster_precision};
             FrameIterator it;
             it.state = s.state;
             it.job = a.resolve(s.state->scene);  // one camera for the whole sequence, as `splatforge animate`
@@ -640,6 +647,7 @@ void defSceneRendering(pyb::class_<PyScene>& scene) {
           pyb::arg("sh_degree") = pyb::none(), pyb::arg("dtype") = pyb::none(),
           pyb::arg("antialiased") = false, pyb::arg("device") = pyb::none(), pyb::arg("validation") = false,
           pyb::arg("blend_space") = pyb::none(), pyb::arg("sh_precision") = "half",
+          pyb::arg("raster_precision") = "half",
           (std::string(
                "An iterator of (t, image) over max(1, round(duration * fps)) frames at t = start + i / fps, "
                "as "
@@ -693,14 +701,14 @@ void registerRenderFunctions(pyb::module_& m) {
          std::optional<int> height, const pyb::object& background, const std::string& backend,
          std::optional<int> sh_degree, const pyb::object& dtype, bool antialiased, const pyb::object& device,
          bool validation, const pyb::object& blend_space, const std::string& sh_precision,
-         const std::optional<std::string>& clip, bool strict, bool allow_outside_paths,
-         const pyb::object& max_gaussians, const pyb::object& max_memory) {
+         const std::string& raster_precision, const std::optional<std::string>& clip, bool strict,
+         bool allow_outside_paths, const pyb::object& max_gaussians, const pyb::object& max_memory) {
         if (sh_degree && (*sh_degree < 0 || *sh_degree > 3))
           valueError("sh_degree: expected 0..3 or None, got " + std::to_string(*sh_degree));
         std::shared_ptr<SceneState> st =
             sourceState(source, clip, strict, allow_outside_paths, max_gaussians, max_memory);
-        RenderArgs a{camera, width,       height, background, backend,     sh_degree,
-                     dtype,  antialiased, device, validation, blend_space, sh_precision};
+        RenderArgs a{camera,      width,  height,     background,  backend,      sh_degree,       dtype,
+                     antialiased, device, validation, blend_space, sh_precision, raster_precision};
         return renderArray(st, finiteArg(time, "time"), a.resolve(st->scene));
       },
       pyb::arg("source"), pyb::arg("camera") = pyb::none(), pyb::kw_only(), pyb::arg("time") = 0.0,
@@ -708,8 +716,9 @@ void registerRenderFunctions(pyb::module_& m) {
       pyb::arg("backend") = "auto", pyb::arg("sh_degree") = pyb::none(), pyb::arg("dtype") = pyb::none(),
       pyb::arg("antialiased") = false, pyb::arg("device") = pyb::none(), pyb::arg("validation") = false,
       pyb::arg("blend_space") = pyb::none(), pyb::arg("sh_precision") = "half",
-      pyb::arg("clip") = pyb::none(), pyb::arg("strict") = false, pyb::arg("allow_outside_paths") = false,
-      pyb::arg("max_gaussians") = pyb::none(), pyb::arg("max_memory") = pyb::none(),
+      pyb::arg("raster_precision") = "half", pyb::arg("clip") = pyb::none(), pyb::arg("strict") = false,
+      pyb::arg("allow_outside_paths") = false, pyb::arg("max_gaussians") = pyb::none(),
+      pyb::arg("max_memory") = pyb::none(),
       (std::string(
            "Renders a source, as `splatforge render` does, and returns the image as a numpy array.\n\n"
            "source: a Cloud, a Scene, or a path: a splat file, glTF/GLB model, character package or scene "

@@ -181,6 +181,7 @@ FrameRequest benchFrame(int f, const Camera& cam, const BenchCommand::Options& o
   FrameRequest request{f / 30.0, cam, {}, {}};
   if (o.raster_slice) request.settings.raster_slice = *o.raster_slice;
   request.settings.half_sh = o.sh_precision != "full";
+  request.settings.half_raster = o.raster_precision != "full";
   return request;
 }
 
@@ -207,11 +208,13 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
     raster.push_back(t.raster), readback.push_back(t.readback), all.push_back(t.total);
   }
   double frame_no_readback = median(all) - median(readback);
-  fmt::print("visible {} gaussians, {} tile pairs, {} merge passes, deepest tile {} pairs{}\n", st.visible,
-             st.tile_keys, st.sort_passes, st.longest_tile,
-             st.raster_slices ? fmt::format(" (its raster in {} slices, {} submissions a frame)",
-                                            st.raster_slices, st.submissions)
-                              : "");
+  fmt::print(
+      "visible {} gaussians, {} tile pairs, {} merge passes, deepest tile {} pairs{}; raster blended in {}\n",
+      st.visible, st.tile_keys, st.sort_passes, st.longest_tile,
+      st.raster_slices ? fmt::format(" (its raster in {} slices, {} submissions a frame)", st.raster_slices,
+                                     st.submissions)
+                       : "",
+      st.half_raster ? "half precision" : "fp32");
   fmt::print(
       "gpu median ms: {}preprocess {:.3f} | bin {:.3f} | tile ranges {:.3f} | emit {:.3f} | tile sort {:.3f} "
       "| "
@@ -245,9 +248,10 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
   // submissions of a frame (1 when no tile is deeper than a slice).
   json += fmt::format(
       "  \"longest_tile\": {},\n  \"raster_slice\": {},\n  \"raster_slices\": {},\n  \"submissions\": {},\n"
-      "  \"sh_precision\": \"{}\",\n  \"tile_binning\": \"{}\",\n",
+      "  \"sh_precision\": \"{}\",\n  \"raster_precision\": \"{}\",\n  \"tile_binning\": \"{}\",\n",
       st.longest_tile, o.raster_slice.value_or(kDefaultRasterSlice), st.raster_slices, st.submissions,
-      o.sh_precision == "full" ? "full" : "half", renderer.tileBinningName());
+      o.sh_precision == "full" ? "full" : "half", st.half_raster ? "half" : "full",
+      renderer.tileBinningName());
   if (o.back_to_back > 0) {
     const VulkanPassTimes b =
         medianPassTimes(driver.renderBackToBack(scene, benchFrame(o.frames, cam, o), o.back_to_back, &st));
@@ -806,12 +810,14 @@ int DevicesCommand::run() const {
       out += fmt::format(
           "{}\n    {{\"index\": {}, \"name\": \"{}\", \"type\": \"{}\", \"api\": \"{}\", \"subgroup_size\": "
           "{}, "
-          "\"subgroup_partitioned\": {}, \"device_local_bytes\": {}, \"driver\": \"{}\", \"driver_info\": "
+          "\"subgroup_partitioned\": {}, \"shader_float16\": {}, \"device_local_bytes\": {}, \"driver\": "
+          "\"{}\", "
+          "\"driver_info\": "
           "\"{}\", "
           "\"driver_version\": {}}}",
           &d == &devices.front() ? "" : ",", d.index, jsonEscape(d.name), d.typeName(),
-          gpu::versionString(d.api_version), d.subgroup_size, d.subgroup_partitioned, d.device_local_bytes,
-          jsonEscape(d.driver_name), jsonEscape(d.driver_info), d.driver_version);
+          gpu::versionString(d.api_version), d.subgroup_size, d.subgroup_partitioned, d.shader_float16,
+          d.device_local_bytes, jsonEscape(d.driver_name), jsonEscape(d.driver_info), d.driver_version);
     out += devices.empty() ? "],\n  \"layers\": [" : "\n  ],\n  \"layers\": [";
     for (const gpu::LayerInfo& l : layers)
       out += fmt::format("{}\n    {{\"name\": \"{}\", \"spec\": \"{}\", \"implementation\": {}}}",
@@ -822,9 +828,9 @@ int DevicesCommand::run() const {
   } else {
     if (loader) fmt::print("Vulkan loader {}\n", gpu::versionString(loader));
     for (const gpu::DeviceInfo& d : devices)
-      fmt::print("device {}: {} ({}, Vulkan {}, subgroup {}{}, {:.1f} GiB device-local); driver {}: {}\n",
+      fmt::print("device {}: {} ({}, Vulkan {}, subgroup {}{}{}, {:.1f} GiB device-local); driver {}: {}\n",
                  d.index, d.name, d.typeName(), gpu::versionString(d.api_version), d.subgroup_size,
-                 d.subgroup_partitioned ? " partitioned" : "",
+                 d.subgroup_partitioned ? " partitioned" : "", d.shader_float16 ? ", fp16" : "",
                  static_cast<double>(d.device_local_bytes) / (1 << 30),
                  d.driver_name.empty() ? "(unnamed)" : d.driver_name, d.driver_info);
     for (const gpu::LayerInfo& l : layers)

@@ -170,17 +170,24 @@ void addRasterSliceOption(CLI::App* command, std::optional<uint32_t>& raster_sli
                       "slice, where a tile holds more "
                       "(a frame under a deep stack of splats then never makes one dispatch long enough for a "
                       "driver's watchdog to "
-                      "kill; the image is the same); 0 never splits (default " +
+                      "kill; the image is the fp32 raster's); 0 never splits (default " +
                           std::to_string(kDefaultRasterSlice) + ")");
 }
 
-// --sh-precision (render, animate, bench): RenderSettings::half_sh.
-void addShPrecisionOption(CLI::App* command, std::string& sh_precision) {
+// --sh-precision and --raster-precision (render, animate, bench): RenderSettings::half_sh and half_raster.
+void addPrecisionOptions(CLI::App* command, std::string& sh_precision, std::string& raster_precision) {
   command
       ->add_option(
           "--sh-precision", sh_precision,
           "SH bands 1-3 of loaded splats drawn at half precision (stored as 16-bit floats on the GPU, "
           "rounded the same on the CPU; the default) or full (32-bit, INRIA's colours exactly)")
+      ->check(CLI::IsMember({"half", "full"}));
+  command
+      ->add_option(
+          "--raster-precision", raster_precision,
+          "Vulkan: the frame's blend in half precision (16-bit floats, two pixels a thread, where the "
+          "device has them and the frame draws no meshes, shapes or depth plane; within 45 dB of the "
+          "CPU renderer; the default) or full (32-bit, as the CPU renderer)")
       ->check(CLI::IsMember({"half", "full"}));
 }
 
@@ -230,7 +237,7 @@ RenderCommand::RenderCommand(CLI::App& app, LoadPolicyOptions& policy)
   addFrameOptions(command_, o.backend, o.device, o.validation, o.background, o.blend_space, o.lod_budget,
                   o.lod_pool);
   addRasterSliceOption(command_, o.raster_slice);
-  addShPrecisionOption(command_, o.sh_precision);
+  addPrecisionOptions(command_, o.sh_precision, o.raster_precision);
   command_->add_option("--save-float", o.save_float, "Also write the float RGBA image as .npy");
   command_->add_option(
       "--save-depth", o.save_depth,
@@ -429,7 +436,7 @@ AnimateCommand::AnimateCommand(CLI::App& app, LoadPolicyOptions& policy)
   addFrameOptions(command_, o.backend, o.device, o.validation, o.background, o.blend_space, o.lod_budget,
                   o.lod_pool);
   addRasterSliceOption(command_, o.raster_slice);
-  addShPrecisionOption(command_, o.sh_precision);
+  addPrecisionOptions(command_, o.sh_precision, o.raster_precision);
   command_->add_flag(
       "--strict", policy.strict,
       "Refuse files holding NaN or infinite values (default: drop those gaussians with a warning)");
@@ -531,7 +538,7 @@ BenchCommand::BenchCommand(CLI::App& app) : options_(std::make_unique<Options>()
                        ") in one submission and report its medians (a GPU that never waits on the host)")
       ->check(CLI::Range(1, sf::kMaxFramesPerSubmission));
   addRasterSliceOption(command_, o.raster_slice);
-  addShPrecisionOption(command_, o.sh_precision);
+  addPrecisionOptions(command_, o.sh_precision, o.raster_precision);
   command_
       ->add_option(
           "--tile-binning", o.tile_binning,

@@ -63,6 +63,7 @@ class RenderCommand {
     std::optional<uint32_t> raster_slice;  // Vulkan: entries of a tile's list per raster slice (0: never
                                            // split; empty: the default)
     std::string sh_precision;              // "half" or "full" (empty: half): RenderSettings::half_sh
+    std::string raster_precision;          // "half" or "full" (empty: half): RenderSettings::half_raster
   };
 
  private:
@@ -100,6 +101,7 @@ struct AnimateOptions {
   std::optional<uint32_t> mesh_samples;    // as for render
   std::optional<uint32_t> raster_slice;    // as for render
   std::string sh_precision;                // as for render
+  std::string raster_precision;            // as for render
   // Play a hull script (docs/formats/hull-script.md) on every splat hull of the input (`hull play`);
   // `duration` then defaults to the script's when not given, and a hull-only input without a camera is
   // framed on its hulls over the whole clip (autoCameraOverClip).

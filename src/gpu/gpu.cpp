@@ -174,6 +174,13 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
   d.subgroup_partitioned = d.subgroup_voting_shuffles &&
                            (sub.supportedOperations & VK_SUBGROUP_FEATURE_PARTITIONED_BIT_NV) != 0 &&
                            hasDeviceExtension(pd, VK_NV_SHADER_SUBGROUP_PARTITIONED_EXTENSION_NAME);
+  if (basic.apiVersion >= VK_API_VERSION_1_2) {
+    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    features.pNext = &f12;
+    vkGetPhysicalDeviceFeatures2(pd, &features);
+    d.shader_float16 = f12.shaderFloat16 == VK_TRUE;
+  }
   d.driver_name = driver.driverName;
   d.driver_info = driver.driverInfo;
   d.driver_version = props.properties.driverVersion;
@@ -480,6 +487,8 @@ void chooseFeatures(VkPhysicalDevice physical, const DeviceInfo& info, bool grap
     throw Error("Vulkan device " + info.name + " lacks bufferDeviceAddress or scalarBlockLayout");
   out.enable12.bufferDeviceAddress = VK_TRUE;
   out.enable12.scalarBlockLayout = VK_TRUE;
+  out.enable12.shaderFloat16 =
+      f12.shaderFloat16;  // the half-precision raster (render/shaders/raster_half.comp)
   // 64-bit integer atomics on buffers where the device has them (the GPU trainer's fixed-point gradient
   // sums).
   out.enable12.shaderBufferInt64Atomics = f12.shaderBufferInt64Atomics;

@@ -42,6 +42,8 @@ struct DeviceInfo {
   // operations in compute), which a context then enables.
   bool subgroup_voting_shuffles = false;
   bool subgroup_partitioned = false;
+  // 16-bit float arithmetic in shaders (shaderFloat16), which a context then enables.
+  bool shader_float16 = false;
   uint64_t device_local_bytes = 0;
   // The driver as it names itself (VkPhysicalDeviceDriverProperties): "llvmpipe" / "Mesa 22.3.6", "NVIDIA" /
   // "580.95.05"; its raw driverVersion too. Empty on drivers older than Vulkan 1.2.

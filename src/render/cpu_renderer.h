@@ -157,7 +157,8 @@ struct RenderSettings {
   // a submission that runs past its watchdog (about 2 s on Windows), and one raster workgroup walks a whole
   // tile's list, so a tile under a deep stack of splats would make one long dispatch; a frame whose deepest
   // tile holds more than this draws those tiles in slices of this many entries after its own raster, each
-  // slice a submission of its own, with the same image bit for bit (docs/untrusted-input.md, "The GPU").
+  // slice a submission of its own, with the same image bit for bit (docs/untrusted-input.md, "The GPU") as
+  // the fp32 raster's (slices blend in fp32: under half_raster, the deep tiles are the ones drawn in fp32).
   // Frames within it run as before. Frames with a tail (training) and back-to-back batches are not split.
   uint32_t raster_slice = kDefaultRasterSlice;
   // Draw the higher SH bands (degree 1..3) of static objects at half precision (core/sh.h, halfShWords): the
@@ -167,6 +168,11 @@ struct RenderSettings {
   // frame: posed characters, live hulls, generators on the CPU) keep full precision.
   // false: every coefficient at full precision (INRIA's fp32 colours bit for bit).
   bool half_sh = true;
+  // Vulkan: blend the frame's own raster in 16-bit floats where the device has them (render/shaders/
+  // raster_half.comp: two pixels a thread in paired half arithmetic), for frames that read only the colour
+  // (no meshes, shapes, depth plane or training; raster slices stay fp32). The image stays within 45 dB of
+  // the CPU renderer's (the CPU renderer itself always blends in fp32). false: the fp32 raster, as the CPU.
+  bool half_raster = true;
 };
 
 // Whether `object` is drawn with half-precision higher SH bands under `settings` (RenderSettings::half_sh).

@@ -72,6 +72,9 @@ const uint32_t kRasterNoMesh[] = {
 const uint32_t kRasterPlain[] = {
 #include "raster_plain.inc"
 };
+const uint32_t kRasterHalf[] = {
+#include "raster_half.inc"
+};
 
 constexpr int kDepthPasses = 4;  // sortPairs: 8-bit digits over the 32-bit low word
 
@@ -133,6 +136,9 @@ VulkanRenderer::Impl::Impl(const gpu::ContextOptions& o)
   // The binning groups a subgroup's lanes on one tile in one instruction where the device can (measured on an
   // H100: the headline frame's count and emit 1.75 -> 0.94 ms; docs/benchmarks.md).
   if (d.subgroup_partitioned) setTileBinning(VulkanRenderer::TileBinning::kPartitioned);
+  if (d.shader_float16)
+    raster_half = std::make_unique<gpu::ComputePipeline>(ctx, kRasterHalf, sizeof(GpuPush), SF_TILE,
+                                                         "raster at half precision");
   VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
   qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
   qi.queryCount = kTimestamps * kMaxBackToBack;
@@ -323,6 +329,7 @@ VulkanRenderer::Impl::Frame VulkanRenderer::Impl::collect(std::span<const Render
               settings.depth);
   write_train = tail != nullptr;
   write_depth = settings.depth;
+  half_raster = settings.half_raster;
   // The backward passes of a tail (training) differentiate the display-space blend.
   if (tail && settings.blend_space == BlendSpace::kLinear)
     throw Error(
@@ -531,6 +538,7 @@ std::vector<int> VulkanRenderer::Impl::readCounters(const Frame& f, const Record
     st.tile_keys = cnt[SF_COUNTER_KEYS];
     st.sort_passes = static_cast<int>(mergePasses(cnt[SF_COUNTER_LONGEST]));
     st.longest_tile = cnt[SF_COUNTER_LONGEST];
+    st.half_raster = drawsHalfRaster();
     st.host_staging_bytes = staging.size();
     st.uploaded_slots = f.uploaded_slots;
     st.uploaded_bytes = f.uploaded_bytes;

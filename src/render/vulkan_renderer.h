@@ -43,6 +43,9 @@ struct VulkanFrameStats {
   uint64_t longest_tile = 0;
   int raster_slices = 0, submissions = 1;
   bool regrown = false;  // the key buffers overflowed and the frame was rendered again after growing
+  // The frame's own raster blended in half precision (RenderSettings::half_raster, on a device with 16-bit
+  // float arithmetic, in a frame without meshes, shapes, the depth plane or training).
+  bool half_raster = false;
   // Host-visible staging the renderer holds: uploads go through it in pieces of at most 64 MiB, so it
   // stays at max(64 MiB, the image readback) whatever the scene's size. (A staging buffer as large as the
   // largest array, 2.35 GB for 12.2M SH-3 gaussians, made every GPU pass 3x slower on the H200.)

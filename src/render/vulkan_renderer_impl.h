@@ -40,6 +40,8 @@ struct VulkanRenderer::Impl {
   VulkanMeshPass mesh{ctx};
   gpu::ComputePipeline preprocess, bin_tiles, tile_setup, seg_setup, seg_sort, seg_sort_small, seg_merge,
       raster, raster_shapes, raster_no_mesh, raster_plain;
+  // The half-precision raster (raster_half.comp), made where the device has 16-bit float arithmetic.
+  std::unique_ptr<gpu::ComputePipeline> raster_half;
   // The binning's grouped variants (preprocess.comp's counts, bin_tiles.comp's emit), made when they are
   // first taken (setTileBinning: the partitioned ones at construction where the device has them).
   std::unique_ptr<gpu::ComputePipeline> preprocess_aggregated, bin_tiles_aggregated;
@@ -91,11 +93,17 @@ struct VulkanRenderer::Impl {
   // The raster variant this frame takes (raster.comp): shapes (whatever else), the mesh layer's, or
   // neither's; without them, the plain one for the frame's own raster where nothing reads the depth sum or
   // the last splat blended (raster slices carry the depth sum of the tiles they draw).
+  // The half-precision one replaces the plain one where the settings ask for it and the device has it.
   gpu::ComputePipeline& rasterPipeline(bool slice) {
     if (has_shapes) return raster_shapes;
     if (has_mesh) return raster;
-    return slice || write_depth || write_train ? raster_no_mesh : raster_plain;
+    if (slice || write_depth || write_train) return raster_no_mesh;
+    return drawsHalfRaster() ? *raster_half : raster_plain;
   }
+  bool drawsHalfRaster() const {
+    return half_raster && raster_half && !has_shapes && !has_mesh && !write_depth && !write_train;
+  }
+  bool half_raster = true;    // this frame's RenderSettings::half_raster
   bool blend_linear = false;  // this frame blends in linear light (RenderSettings::blend_space)
   // The frame being recorded (a submission's frames each have their GpuFrame and object records).
   uint32_t run_index = 0;

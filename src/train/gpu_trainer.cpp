@@ -245,6 +245,7 @@ class GpuState : public GpuSplatSource, public FrameTail {
     object.gpu_source = this;
     RenderSettings settings;
     settings.background = background;
+    settings.half_raster = false;  // scored as the CPU's validation renders it (fp32 blending)
     for (const View& v :
          views) {  // any size: the frame sizes its image per camera, the train steps' own again
       const ImageRGBA image = renderer_.render(std::span<const RenderObject>(&object, 1), v.camera, settings);

@@ -140,6 +140,7 @@ struct FrameKey {
   bool antialiased = false;
   bool post = true;
   bool half_sh = true;
+  bool half_raster = true;
   bool operator==(const FrameKey& o) const {
     const Camera &a = camera, &b = o.camera;
     for (int i = 0; i < 4; ++i)
@@ -149,7 +150,7 @@ struct FrameKey {
            a.cy == b.cy && time == o.time && background.x == o.background.x &&
            background.y == o.background.y && background.z == o.background.z && sh_degree == o.sh_degree &&
            grid == o.grid && scale == o.scale && antialiased == o.antialiased && post == o.post &&
-           half_sh == o.half_sh;
+           half_sh == o.half_sh && half_raster == o.half_raster;
   }
 };
 
@@ -271,7 +272,8 @@ class Viewer {
                          render_scale_,
                          settings_.antialiased,
                          post_,
-                         settings_.half_sh};
+                         settings_.half_sh,
+                         settings_.half_raster};
       const bool input = userInput() || dropped;
       const bool render = scripted || scriptRunning() || !has_frame_ || !(key == frame_key_) || input ||
                           lodStreaming() || std::exchange(dirty_, false) || ImGui::IsAnyItemActive() ||
@@ -901,6 +903,7 @@ class Viewer {
         ImGui::Checkbox("SH bands 1-3 at half precision", &settings_.half_sh);
       } else
         ImGui::TextUnformatted("SH degree 0 (the scene has no higher-order SH)");
+      ImGui::Checkbox("blend at half precision (Vulkan)", &settings_.half_raster);
       ImGui::Checkbox("ground grid and axes (G)", &grid_);
       ImGui::Checkbox("antialiased: every object (mip filter)", &settings_.antialiased);
       if (scene_.post)

@@ -296,12 +296,52 @@ TEST(Cli, BenchTileBinningPicksThePathAndSaysWhichRan) {
   }
 }
 
+// --raster-precision (render, animate, bench): bench says which raster blended the frame, in its lines and
+// its JSON (half where the device has 16-bit floats, the default; fp32 when asked), both draw the same pairs,
+// and a precision not offered is refused by name. render writes an image with each.
+TEST(Cli, RasterPrecisionPicksTheBlendAndBenchSaysWhichRan) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  SF_REQUIRE_ASSET(spz, "splats/biker.spz");
+  const std::string dir = test::tempDir("CliRasterPrecision");
+  bool fp16 = false;
+  for (const gpu::DeviceInfo& d : gpu::listDevices()) fp16 = fp16 || d.shader_float16;
+  uint64_t pairs[2] = {0, 0};
+  int k = 0;
+  for (const char* precision : {"half", "full"}) {
+    const std::string out = dir + "/" + precision + ".json";
+    CliRun b =
+        cli("bench --synthetic 5000 --backend vulkan --frames 1 --width 96 --height 64 --raster-precision " +
+            std::string(precision) + " --json-out " + out);
+    ASSERT_EQ(b.code, 0) << b.out;
+    const bool half = std::string(precision) == "half" && fp16;
+    EXPECT_NE(b.out.find(half ? "raster blended in half precision" : "raster blended in fp32"),
+              std::string::npos)
+        << b.out;
+    std::ifstream in(out);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const nlohmann::json j = parseJsonText(text, out);
+    EXPECT_EQ(j.at("raster_precision").get<std::string>(), half ? "half" : "full");
+    pairs[k++] = j.at("tile_pairs").get<uint64_t>();
+    CliRun r = cli("render " + spz + " --backend vulkan --width 48 --height 32 --raster-precision " +
+                   std::string(precision) + " -o " + dir + "/" + precision + ".png");
+    EXPECT_EQ(r.code, 0) << r.out;
+  }
+  EXPECT_GT(pairs[0], 0u);
+  EXPECT_EQ(pairs[0], pairs[1]);
+  CliRun bad = cli("bench --synthetic 5000 --backend vulkan --frames 1 --raster-precision quarter");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.out.find("--raster-precision"), std::string::npos) << bad.out;
+}
+
 // --raster-slice (render, animate, bench): a frame whose deepest tile holds more walks it in slices, a
 // submission each, with the image of the unsplit frame; render's timing line and bench's JSON say how many.
+// (Slices blend in fp32: the unsplit frame is asked for fp32 too, or its deep tiles would be blended in
+// half.)
 TEST(Cli, RasterSliceSplitsDeepTilesAndKeepsTheImage) {
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   std::string dir = test::tempDir("CliRasterSlice");
-  const std::string ply = smallCloud(dir), size = " --backend vulkan --validation --width 64 --height 48";
+  const std::string ply = smallCloud(dir),
+                    size = " --backend vulkan --validation --width 64 --height 48 --raster-precision full";
   CliRun whole = cli("render " + ply + " -o " + dir + "/whole.png --raster-slice 0 --save-float " + dir +
                      "/whole.npy" + size);
   CliRun sliced = cli("render " + ply + " -o " + dir + "/sliced.png --raster-slice 8 --save-float " + dir +

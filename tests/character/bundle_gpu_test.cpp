@@ -149,6 +149,7 @@ TEST(BundleGpu, DrawnInTheFrameLikeTheCpuRenderer) {
   ro_gpu.gpu_source = &gpu_ch.gpuPath()->source();
   RenderSettings settings;
   settings.background = {0.1f, 0.1f, 0.1f};
+  settings.half_raster = false;  // the decoders' splats against the CPU's, blended alike (fp32)
   const ImageRGBA want = renderCpu(std::span(&ro_cpu, 1), cam, settings);
   const ImageRGBA got = renderer->render(std::span(&ro_gpu, 1), cam, settings);
   double err = 0, covered = 0;

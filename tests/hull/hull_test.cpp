@@ -422,6 +422,7 @@ ImageRGBA renderScene(const Scene& s, const Camera& cam, VulkanRenderer* gpu) {
   poseScene(s, 0.3, frame, false, &cam);
   RenderSettings rs;
   rs.background = Vec3{0.5f, 0.5f, 0.5f};
+  rs.half_raster = false;  // the sorted mode's slots are held to the CPU's image exactly (fp32 blending)
   if (gpu) return gpu->render(frame.objects, cam, rs, nullptr, frame.meshes);
   return renderCpu(frame.objects, cam, rs, nullptr, frame.meshes);
 }

@@ -646,6 +646,18 @@ class VulkanTest(unittest.TestCase):
         self.assertGreater(psnr(half, splatforge.render(cloud, cam, backend="vulkan")), 60.0)
         self.assertGreater(psnr(full, splatforge.render(cloud, cam, backend="vulkan", sh_precision="full")), 60.0)
 
+    def test_raster_precision_picks_the_vulkan_blend(self):
+        require_vulkan(self)
+        cloud = random_cloud(600, 3, seed=35)
+        cam = splatforge.auto_camera(cloud, 96, 64)
+        cpu = splatforge.render(cloud, cam, backend="cpu")
+        half = splatforge.render(cloud, cam, backend="vulkan")  # the default
+        full = splatforge.render(cloud, cam, backend="vulkan", raster_precision="full")
+        self.assertGreater(psnr(cpu, full), 80.0)
+        self.assertGreater(psnr(cpu, half), 60.0)  # 16-bit blending (or fp32 where the device lacks it)
+        with self.assertRaisesRegex(ValueError, "raster_precision"):
+            splatforge.render(cloud, cam, backend="vulkan", raster_precision="quarter")
+
 
 def moving_quad_gltf():
     """A glTF with one quad (0.5 x 0.5, facing +z) whose node moves x from -1 to +1 over 2 s (LINEAR)."""

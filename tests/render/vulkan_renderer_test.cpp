@@ -426,6 +426,7 @@ TEST(VulkanImage, DepthPlaneMatchesCpu) {
     EXPECT_GE(static_cast<double>(close), 0.995 * static_cast<double>(pixels));
     EXPECT_LE(worst_t, with_mesh ? 0.5 : 0.05);  // mesh edges: the GPU snaps vertices to its sub-pixel grid
     RenderSettings plain;
+    plain.half_raster = false;  // the frame with the depth plane blends in fp32 (a frame without takes half)
     const ImageRGBA without_depth = r->render({&obj, 1}, cam, plain, nullptr, meshes);
     EXPECT_TRUE(without_depth.depth.empty());
     EXPECT_EQ(without_depth.pixels, gpu.pixels) << "asking for depth changed the image";
@@ -1088,8 +1089,9 @@ TEST(VulkanImage, ManySmallAndEmptyObjectsMatchCpu) {
 // cull the two backends still differ where a pixel's alpha sits at 1/255 and the device's exp rounds it to
 // the other side: one splat's 1/255 at such a pixel (lavapipe 118.0 dB, max 4.3e-5; the H200 92.6 dB,
 // max 3.9e-3, the same PSNR on biker as before the cull).
-TEST(VulkanImage, RasterCullKeepsEverySplatThatReachesAPixel) {
-  SF_REQUIRE_VULKAN(r);
+// White splats at the edges of the raster's cull test (raster.comp's reaches()): needles (ill-conditioned
+// conics), opacities on both sides of 1/255, splats larger than a tile, all on black, sparse.
+GaussianCloud cullEdgeCases() {
   GaussianCloud c = frontCloud(400, 0, 77);
   const float opacities[] = {0.0039f, 0.00392f, 0.003922f, 0.00393f, 0.0040f, 0.0045f, 0.02f, 0.3f};
   for (size_t i = 0; i < c.size(); ++i) {
@@ -1098,13 +1100,74 @@ TEST(VulkanImage, RasterCullKeepsEverySplatThatReachesAPixel) {
     if (i % 7 == 0) c.scales[i] = c.scales[i] * 4.0f;        // wider than a tile
     c.sh[i * 3] = c.sh[i * 3 + 1] = c.sh[i * 3 + 2] = colorToShDc(1.0f);
   }
+  return c;
+}
+
+TEST(VulkanImage, RasterCullKeepsEverySplatThatReachesAPixel) {
+  SF_REQUIRE_VULKAN(r);
+  const GaussianCloud c = cullEdgeCases();
   Camera cam = lookCamera(200, 136);
   RenderObject obj{&c, Mat4{}};
-  ImageRGBA gpu = r->render({&obj, 1}, cam, {});
+  RenderSettings fp32;
+  fp32.half_raster = false;  // the fp32 raster, whose bound is tighter (the half one: HalfRaster... below)
+  ImageRGBA gpu = r->render({&obj, 1}, cam, fp32);
   ImageDiff d = compareImages(gpu, renderCpu({&obj, 1}, cam, {}));
   std::printf("raster cull edge cases: PSNR %.2f dB, max abs %.2e\n", d.psnr, d.max_abs);
   EXPECT_GE(d.psnr, 80.0);
   EXPECT_LE(d.max_abs, 1.5 / 255.0);
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
+// The half-precision raster (RenderSettings::half_raster, raster_half.comp: two pixels a thread in paired
+// 16-bit arithmetic) against the CPU renderer (fp32, the reference): biker in display and linear light, and
+// the cull's edge cases above, whose needles are what summing the conic's terms in 16 bits gets wrong (39.9
+// dB, max 0.30, before the exponent was summed from the Cholesky factor's squares). The bound is 45
+// dB; these hold 60 dB (lavapipe: 73.2, 73.0 and 72.5) and at most 4/255 a channel (the linear blend's encode
+// steepens dark errors 12.9-fold: 3.1/255 there, 2.2 on biker in display space). A frame that reads more than
+// the colour (here the depth plane) and one asking for fp32 take the fp32 raster, and the frames say which
+// ran.
+TEST(VulkanImage, HalfRasterStaysCloseToTheCpu) {
+  SF_REQUIRE_VULKAN(r);
+  SF_REQUIRE_ASSET(path, "splats/biker.spz");
+  Scene s;
+  SceneObject o;
+  o.cloud = std::make_shared<GaussianCloud>(loadSplats(path).cloud);
+  s.objects.push_back(o);
+  const std::vector<RenderObject> biker = s.renderObjects();
+  const GaussianCloud edges = cullEdgeCases();
+  const RenderObject edge_obj{&edges, Mat4{}};
+  struct Case {
+    const char* name;
+    std::vector<RenderObject> objects;
+    Camera cam;
+    BlendSpace space;
+  };
+  const Case cases[] = {{"biker", biker, autoCamera(s, 320, 480), BlendSpace::kDisplay},
+                        {"biker, linear light", biker, autoCamera(s, 240, 160), BlendSpace::kLinear},
+                        {"cull edge cases", {edge_obj}, lookCamera(200, 136), BlendSpace::kDisplay}};
+  const bool fp16 = r->device().shader_float16;
+  for (const Case& c : cases) {
+    RenderSettings half, fp32;
+    half.blend_space = fp32.blend_space = c.space;
+    fp32.half_raster = false;
+    VulkanFrameStats st_half, st_fp32;
+    const ImageRGBA gpu_half = r->render(c.objects, c.cam, half, &st_half);
+    const ImageRGBA gpu_fp32 = r->render(c.objects, c.cam, fp32, &st_fp32);
+    EXPECT_EQ(st_half.half_raster, fp16) << c.name;
+    EXPECT_FALSE(st_fp32.half_raster) << c.name;
+    const ImageDiff d = compareImages(gpu_half, renderCpu(c.objects, c.cam, fp32));
+    std::printf("%s: half raster vs CPU %.2f dB, max abs %.2e\n", c.name, d.psnr, d.max_abs);
+    EXPECT_GE(d.psnr, 60.0) << c.name;
+    EXPECT_LE(d.max_abs, 4.0 / 255.0) << c.name;
+    if (fp16) {
+      EXPECT_NE(gpu_half.pixels, gpu_fp32.pixels) << c.name << ": the half raster did not run";
+    }
+  }
+  RenderSettings depth;
+  depth.depth = true;
+  VulkanFrameStats st;
+  r->render(biker, autoCamera(s, 64, 96), depth, &st);
+  EXPECT_FALSE(st.half_raster) << "the depth plane's frame blends in fp32";
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 
