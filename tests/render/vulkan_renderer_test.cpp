@@ -74,6 +74,15 @@ Camera lookCamera(int w, int h) {
   return lookAtCamera({0.3f, -0.4f, -0.2f}, {0, 0, 3.5f}, {0, -1, 0}, 55.0f, w, h);
 }
 
+// A scene of the one splat file at `path`.
+Scene splatScene(const std::string& path) {
+  Scene s;
+  SceneObject o;
+  o.cloud = std::make_shared<GaussianCloud>(loadSplats(path).cloud);
+  s.objects.push_back(o);
+  return s;
+}
+
 GaussianCloud frontCloud(size_t n, int degree, uint32_t seed) {
   GaussianCloud c = test::randomCloud(n, degree, seed);
   for (Vec3& p : c.positions) p = p + Vec3{0, 0, 3.5f};
@@ -485,10 +494,7 @@ TEST(VulkanImage, AntialiasedScreenFiltersMatchCpu) {
 TEST(VulkanImage, BikerMatchesCpu) {
   SF_REQUIRE_VULKAN(r);
   SF_REQUIRE_ASSET(path, "splats/biker.spz");
-  Scene s;
-  SceneObject o;
-  o.cloud = std::make_shared<GaussianCloud>(loadSplats(path).cloud);
-  s.objects.push_back(o);
+  const Scene s = splatScene(path);
   Camera cam = autoCamera(s, 320, 480);
   std::vector<RenderObject> objs = s.renderObjects();
   ImageDiff d = compareImages(r->render(objs, cam, {}), renderCpu(objs, cam, {}));
@@ -1129,10 +1135,7 @@ TEST(VulkanImage, RasterCullKeepsEverySplatThatReachesAPixel) {
 TEST(VulkanImage, HalfRasterStaysCloseToTheCpu) {
   SF_REQUIRE_VULKAN(r);
   SF_REQUIRE_ASSET(path, "splats/biker.spz");
-  Scene s;
-  SceneObject o;
-  o.cloud = std::make_shared<GaussianCloud>(loadSplats(path).cloud);
-  s.objects.push_back(o);
+  const Scene s = splatScene(path);
   const std::vector<RenderObject> biker = s.renderObjects();
   const GaussianCloud edges = cullEdgeCases();
   const RenderObject edge_obj{&edges, Mat4{}};
