@@ -266,7 +266,7 @@ struct RenderArgs {
   bool validation = false;
   pyb::object blend_space = pyb::none();
   std::string sh_precision = "half";
-  std::string raster_precision = "half";
+  std::string raster_precision = "full";
 
   RenderJob resolve(const Scene& scene) const {
     RenderJob job;
@@ -430,8 +430,9 @@ blend_space: "display" (colours blended as they are, sRGB-encoded: INRIA's raste
   linear light before blending, the pixel encoded after); None: the scene's "blend_space", else display.
 sh_precision: "half" (SH bands 1-3 of static clouds drawn at half precision, as stored on the GPU; the
   default) or "full" (32-bit coefficients: INRIA's colours exactly).
-raster_precision: "half" (Vulkan: the blend in 16-bit floats where the device has them and the frame draws
-  no meshes or shapes; within 45 dB of the CPU renderer; the default) or "full" (32-bit, as the CPU renderer).
+raster_precision: "full" (32-bit blending, as the CPU renderer; the default) or "half" (Vulkan: the blend in
+  16-bit floats where the device has them and the frame draws no meshes or shapes; within 45 dB of the CPU
+  renderer).
 
 Returns an (height, width, 4) array: RGB composited over the background, and alpha = 1 - transmittance.
 )doc";
@@ -613,7 +614,7 @@ void defSceneRendering(pyb::class_<PyScene>& scene) {
           pyb::arg("sh_degree") = pyb::none(), pyb::arg("dtype") = pyb::none(),
           pyb::arg("antialiased") = false, pyb::arg("device") = pyb::none(), pyb::arg("validation") = false,
           pyb::arg("blend_space") = pyb::none(), pyb::arg("sh_precision") = "half",
-          pyb::arg("raster_precision") = "half",
+          pyb::arg("raster_precision") = "full",
           (std::string("Renders the scene at scene time t seconds: glTF clips are sampled at time + speed * "
                        "t (wrapped when "
                        "looping), characters deformed, script commands up to t run.\n") +
@@ -647,7 +648,7 @@ void defSceneRendering(pyb::class_<PyScene>& scene) {
           pyb::arg("sh_degree") = pyb::none(), pyb::arg("dtype") = pyb::none(),
           pyb::arg("antialiased") = false, pyb::arg("device") = pyb::none(), pyb::arg("validation") = false,
           pyb::arg("blend_space") = pyb::none(), pyb::arg("sh_precision") = "half",
-          pyb::arg("raster_precision") = "half",
+          pyb::arg("raster_precision") = "full",
           (std::string(
                "An iterator of (t, image) over max(1, round(duration * fps)) frames at t = start + i / fps, "
                "as "
@@ -716,7 +717,7 @@ void registerRenderFunctions(pyb::module_& m) {
       pyb::arg("backend") = "auto", pyb::arg("sh_degree") = pyb::none(), pyb::arg("dtype") = pyb::none(),
       pyb::arg("antialiased") = false, pyb::arg("device") = pyb::none(), pyb::arg("validation") = false,
       pyb::arg("blend_space") = pyb::none(), pyb::arg("sh_precision") = "half",
-      pyb::arg("raster_precision") = "half", pyb::arg("clip") = pyb::none(), pyb::arg("strict") = false,
+      pyb::arg("raster_precision") = "full", pyb::arg("clip") = pyb::none(), pyb::arg("strict") = false,
       pyb::arg("allow_outside_paths") = false, pyb::arg("max_gaussians") = pyb::none(),
       pyb::arg("max_memory") = pyb::none(),
       (std::string(

@@ -181,7 +181,7 @@ FrameRequest benchFrame(int f, const Camera& cam, const BenchCommand::Options& o
   FrameRequest request{f / 30.0, cam, {}, {}};
   if (o.raster_slice) request.settings.raster_slice = *o.raster_slice;
   request.settings.half_sh = o.sh_precision != "full";
-  request.settings.half_raster = o.raster_precision != "full";
+  request.settings.half_raster = o.raster_precision == "half";
   return request;
 }
 

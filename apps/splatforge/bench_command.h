@@ -52,7 +52,7 @@ class BenchCommand {
     std::optional<uint32_t> raster_slice;  // Vulkan: entries of a tile's list per raster slice (0: never
                                            // split; empty: the default)
     std::string sh_precision;              // "half" or "full" (empty: half): RenderSettings::half_sh
-    std::string raster_precision;          // "half" or "full" (empty: half): RenderSettings::half_raster
+    std::string raster_precision;          // "half" or "full" (empty: full): RenderSettings::half_raster
     std::string tile_binning;  // Vulkan: "partitioned", "per-pair" or "aggregated" (empty: the device's
                                // default; VulkanRenderer::setTileBinning)
     bool loads = false;        // also measure load throughput of the biker PLY, compressed PLY and SPZ

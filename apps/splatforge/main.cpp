@@ -185,9 +185,9 @@ void addPrecisionOptions(CLI::App* command, std::string& sh_precision, std::stri
   command
       ->add_option(
           "--raster-precision", raster_precision,
-          "Vulkan: the frame's blend in half precision (16-bit floats, two pixels a thread, where the "
-          "device has them and the frame draws no meshes, shapes or depth plane; within 45 dB of the "
-          "CPU renderer; the default) or full (32-bit, as the CPU renderer)")
+          "Vulkan: the frame's blend in full precision (32-bit, as the CPU renderer; the default) or half "
+          "(16-bit floats, two pixels a thread, where the device has them and the frame draws no meshes, "
+          "shapes or depth plane; within 45 dB of the CPU renderer)")
       ->check(CLI::IsMember({"half", "full"}));
 }
 

@@ -354,7 +354,7 @@ int RenderCommand::run() const {
     settings.antialiased = o.antialiased;
     if (o.raster_slice) settings.raster_slice = *o.raster_slice;
     settings.half_sh = o.sh_precision != "full";
-    settings.half_raster = o.raster_precision != "full";
+    settings.half_raster = o.raster_precision == "half";
 
     if (!std::isfinite(o.time)) throw UsageError("--time must be a finite number of seconds");
     Camera cam;  // a camera file is checked before the scene loads (a typo should not wait for a large scene)
@@ -522,7 +522,7 @@ int runAnimate(const AnimateOptions& o) {
     if (!o.background.empty()) settings.background = parseColor(o.background);
     if (o.raster_slice) settings.raster_slice = *o.raster_slice;
     settings.half_sh = o.sh_precision != "full";
-    settings.half_raster = o.raster_precision != "full";
+    settings.half_raster = o.raster_precision == "half";
     Camera cam;  // a camera file is checked before the scene loads
     if (!o.camera.empty()) cam = loadCameraJson(o.camera, o.width, o.height);
     Scene scene = loadInput(o.command.c_str(), o.input, o.clip, !o.keep_going, o.allow_outside_paths, o.width,

@@ -63,7 +63,7 @@ class RenderCommand {
     std::optional<uint32_t> raster_slice;  // Vulkan: entries of a tile's list per raster slice (0: never
                                            // split; empty: the default)
     std::string sh_precision;              // "half" or "full" (empty: half): RenderSettings::half_sh
-    std::string raster_precision;          // "half" or "full" (empty: half): RenderSettings::half_raster
+    std::string raster_precision;          // "half" or "full" (empty: full): RenderSettings::half_raster
   };
 
  private:

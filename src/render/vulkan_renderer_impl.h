@@ -103,7 +103,7 @@ struct VulkanRenderer::Impl {
   bool drawsHalfRaster() const {
     return half_raster && raster_half && !has_shapes && !has_mesh && !write_depth && !write_train;
   }
-  bool half_raster = true;    // this frame's RenderSettings::half_raster
+  bool half_raster = false;   // this frame's RenderSettings::half_raster
   bool blend_linear = false;  // this frame blends in linear light (RenderSettings::blend_space)
   // The frame being recorded (a submission's frames each have their GpuFrame and object records).
   uint32_t run_index = 0;

@@ -140,7 +140,7 @@ struct FrameKey {
   bool antialiased = false;
   bool post = true;
   bool half_sh = true;
-  bool half_raster = true;
+  bool half_raster = false;
   bool operator==(const FrameKey& o) const {
     const Camera &a = camera, &b = o.camera;
     for (int i = 0; i < 4; ++i)

@@ -651,8 +651,8 @@ class VulkanTest(unittest.TestCase):
         cloud = random_cloud(600, 3, seed=35)
         cam = splatforge.auto_camera(cloud, 96, 64)
         cpu = splatforge.render(cloud, cam, backend="cpu")
-        half = splatforge.render(cloud, cam, backend="vulkan")  # the default
-        full = splatforge.render(cloud, cam, backend="vulkan", raster_precision="full")
+        full = splatforge.render(cloud, cam, backend="vulkan")  # the default
+        half = splatforge.render(cloud, cam, backend="vulkan", raster_precision="half")
         self.assertGreater(psnr(cpu, full), 80.0)
         self.assertGreater(psnr(cpu, half), 60.0)  # 16-bit blending (or fp32 where the device lacks it)
         with self.assertRaisesRegex(ValueError, "raster_precision"):

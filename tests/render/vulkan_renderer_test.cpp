@@ -435,7 +435,7 @@ TEST(VulkanImage, DepthPlaneMatchesCpu) {
     EXPECT_GE(static_cast<double>(close), 0.995 * static_cast<double>(pixels));
     EXPECT_LE(worst_t, with_mesh ? 0.5 : 0.05);  // mesh edges: the GPU snaps vertices to its sub-pixel grid
     RenderSettings plain;
-    plain.half_raster = false;  // the frame with the depth plane blends in fp32 (a frame without takes half)
+    plain.half_raster = false;  // the frame with the depth plane blends in fp32 (one without could take half)
     const ImageRGBA without_depth = r->render({&obj, 1}, cam, plain, nullptr, meshes);
     EXPECT_TRUE(without_depth.depth.empty());
     EXPECT_EQ(without_depth.pixels, gpu.pixels) << "asking for depth changed the image";
@@ -1152,6 +1152,7 @@ TEST(VulkanImage, HalfRasterStaysCloseToTheCpu) {
   for (const Case& c : cases) {
     RenderSettings half, fp32;
     half.blend_space = fp32.blend_space = c.space;
+    half.half_raster = true;
     fp32.half_raster = false;
     VulkanFrameStats st_half, st_fp32;
     const ImageRGBA gpu_half = r->render(c.objects, c.cam, half, &st_half);
@@ -1167,7 +1168,7 @@ TEST(VulkanImage, HalfRasterStaysCloseToTheCpu) {
     }
   }
   RenderSettings depth;
-  depth.depth = true;
+  depth.depth = depth.half_raster = true;
   VulkanFrameStats st;
   r->render(biker, autoCamera(s, 64, 96), depth, &st);
   EXPECT_FALSE(st.half_raster) << "the depth plane's frame blends in fp32";
