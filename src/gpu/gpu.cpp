@@ -473,8 +473,8 @@ struct EnabledFeatures {
 };
 
 // Buffer device addresses and scalar block layout (required), 64-bit integers and their buffer atomics,
-// dynamic rendering (with a graphics queue) and full compute subgroups of the device's size where the device
-// has them.
+// 16-bit float arithmetic, dynamic rendering (with a graphics queue) and full compute subgroups of the
+// device's size where the device has them.
 void chooseFeatures(VkPhysicalDevice physical, const DeviceInfo& info, bool graphics, EnabledFeatures& out) {
   VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
@@ -487,8 +487,9 @@ void chooseFeatures(VkPhysicalDevice physical, const DeviceInfo& info, bool grap
     throw Error("Vulkan device " + info.name + " lacks bufferDeviceAddress or scalarBlockLayout");
   out.enable12.bufferDeviceAddress = VK_TRUE;
   out.enable12.scalarBlockLayout = VK_TRUE;
-  out.enable12.shaderFloat16 =
-      f12.shaderFloat16;  // the half-precision raster (render/shaders/raster_half.comp)
+  // 16-bit float arithmetic where the device has it (the half-precision raster,
+  // render/shaders/raster_half.comp).
+  out.enable12.shaderFloat16 = f12.shaderFloat16;
   // 64-bit integer atomics on buffers where the device has them (the GPU trainer's fixed-point gradient
   // sums).
   out.enable12.shaderBufferInt64Atomics = f12.shaderBufferInt64Atomics;
