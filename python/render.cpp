@@ -828,6 +828,7 @@ void registerVulkanFunctions(pyb::module_& m) {
         d["type"] = info->typeName();
         d["driver"] = info->driver_name + (info->driver_info.empty() ? "" : " " + info->driver_info);
         d["subgroup_size"] = info->subgroup_size;
+        d["shader_float16"] = info->shader_float16;  // the half-precision raster can run
         d["device_local_bytes"] = info->device_local_bytes;
         d["allocated_bytes"] = allocated;  // GPU memory the renderer holds now, and its high-water mark
         d["peak_allocated_bytes"] = peak;
@@ -835,7 +836,8 @@ void registerVulkanFunctions(pyb::module_& m) {
       },
       pyb::arg("device") = pyb::none(),
       "The device of the process's Vulkan renderer (created if needed; `device` picks one by index or name "
-      "substring) as a dict (name, type, driver, subgroup_size, device_local_bytes, and the GPU memory the "
+      "substring) as a dict (name, type, driver, subgroup_size, shader_float16, device_local_bytes, and the "
+      "GPU memory the "
       "renderer holds: allocated_bytes now, peak_allocated_bytes its high-water mark), or None without a "
       "Vulkan device.");
 

@@ -297,14 +297,12 @@ TEST(Cli, BenchTileBinningPicksThePathAndSaysWhichRan) {
 }
 
 // --raster-precision (render, animate, bench): bench says which raster blended the frame, in its lines and
-// its JSON (half where the device has 16-bit floats, the default; fp32 when asked), both draw the same pairs,
-// and a precision not offered is refused by name. render writes an image with each.
+// its JSON (half when asked and the device bench ran on has 16-bit floats; fp32, the default, otherwise),
+// both draw the same pairs, and a precision not offered is refused by name. render writes an image with each.
 TEST(Cli, RasterPrecisionPicksTheBlendAndBenchSaysWhichRan) {
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   SF_REQUIRE_ASSET(spz, "splats/biker.spz");
   const std::string dir = test::tempDir("CliRasterPrecision");
-  bool fp16 = false;
-  for (const gpu::DeviceInfo& d : gpu::listDevices()) fp16 = fp16 || d.shader_float16;
   uint64_t pairs[2] = {0, 0};
   int k = 0;
   for (const char* precision : {"half", "full"}) {
@@ -313,13 +311,17 @@ TEST(Cli, RasterPrecisionPicksTheBlendAndBenchSaysWhichRan) {
         cli("bench --synthetic 5000 --backend vulkan --frames 1 --width 96 --height 64 --raster-precision " +
             std::string(precision) + " --json-out " + out);
     ASSERT_EQ(b.code, 0) << b.out;
+    std::ifstream in(out);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const nlohmann::json j = parseJsonText(text, out);
+    bool fp16 = false, found = false;  // the device bench ran on
+    for (const gpu::DeviceInfo& d : gpu::listDevices())
+      if (d.name == j.at("device").get<std::string>()) fp16 = d.shader_float16, found = true;
+    ASSERT_TRUE(found) << j.at("device");
     const bool half = std::string(precision) == "half" && fp16;
     EXPECT_NE(b.out.find(half ? "raster blended in half precision" : "raster blended in fp32"),
               std::string::npos)
         << b.out;
-    std::ifstream in(out);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const nlohmann::json j = parseJsonText(text, out);
     EXPECT_EQ(j.at("raster_precision").get<std::string>(), half ? "half" : "full");
     pairs[k++] = j.at("tile_pairs").get<uint64_t>();
     CliRun r = cli("render " + spz + " --backend vulkan --width 48 --height 32 --raster-precision " +

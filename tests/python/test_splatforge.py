@@ -655,6 +655,8 @@ class VulkanTest(unittest.TestCase):
         half = splatforge.render(cloud, cam, backend="vulkan", raster_precision="half")
         self.assertGreater(psnr(cpu, full), 80.0)
         self.assertGreater(psnr(cpu, half), 60.0)  # 16-bit blending (or fp32 where the device lacks it)
+        if splatforge.vulkan_device()["shader_float16"]:
+            self.assertFalse(np.array_equal(half, full), "the half raster did not run")
         with self.assertRaisesRegex(ValueError, "raster_precision"):
             splatforge.render(cloud, cam, backend="vulkan", raster_precision="quarter")
 
