@@ -35,6 +35,13 @@ std::string smallCloud(const std::string& dir) {
   return path;
 }
 
+// The JSON document a command wrote to `path` (parse errors name the file and where).
+nlohmann::json readJsonFile(const std::string& path) {
+  std::ifstream in(path);
+  return parseJsonText(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()),
+                       path);
+}
+
 TEST(Cli, HelpOnEveryCommand) {
   for (const char* cmd : {"", "info ", "convert ", "render ", "demo ", "bench ", "devices "}) {
     CliRun r = cli(std::string(cmd) + "--help");
@@ -206,9 +213,7 @@ TEST(Cli, BenchBackToBackReportsTheFramesOfOneSubmission) {
           dir + "/b.json");
   ASSERT_EQ(b.code, 0) << b.out;
   EXPECT_NE(b.out.find("back to back (3 frames in one submission)"), std::string::npos) << b.out;
-  std::ifstream in(dir + "/b.json");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const nlohmann::json j = parseJsonText(text, dir + "/b.json");
+  const nlohmann::json j = readJsonFile(dir + "/b.json");
   const nlohmann::json& b2b = j.at("back_to_back");
   EXPECT_EQ(b2b.at("frames").get<int>(), 3);
   EXPECT_GT(b2b.at("raster").get<double>(), 0.0);
@@ -234,9 +239,7 @@ TEST(Cli, BenchReportsDeviceMemoryPerGaussian) {
                    " --sh-degree 3 --backend vulkan --frames 1 --width 64 --height 48 --json-out " + out);
     EXPECT_EQ(b.code, 0) << b.out;
     EXPECT_NE(b.out.find("gpu memory: "), std::string::npos) << b.out;
-    std::ifstream in(out);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    return parseJsonText(text, out).at("gpu_memory");
+    return readJsonFile(out).at("gpu_memory");
   };
   const nlohmann::json small = memory(20000), large = memory(120000);
   std::printf("gpu memory: %s / %s\n", small.dump().c_str(), large.dump().c_str());
@@ -272,9 +275,7 @@ TEST(Cli, BenchTileBinningPicksThePathAndSaysWhichRan) {
     ASSERT_EQ(b.code, 0) << b.out;
     const std::string said = std::string(path) == "per-pair" ? "per pair" : "aggregated";
     EXPECT_NE(b.out.find("tile binning: " + said), std::string::npos) << b.out;
-    std::ifstream in(out);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const nlohmann::json j = parseJsonText(text, out);
+    const nlohmann::json j = readJsonFile(out);
     EXPECT_EQ(j.at("tile_binning").get<std::string>(), said);
     pairs[k++] = j.at("tile_pairs").get<uint64_t>();
   }
@@ -311,9 +312,7 @@ TEST(Cli, RasterPrecisionPicksTheBlendAndBenchSaysWhichRan) {
         cli("bench --synthetic 5000 --backend vulkan --frames 1 --width 96 --height 64 --raster-precision " +
             std::string(precision) + " --json-out " + out);
     ASSERT_EQ(b.code, 0) << b.out;
-    std::ifstream in(out);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const nlohmann::json j = parseJsonText(text, out);
+    const nlohmann::json j = readJsonFile(out);
     bool fp16 = false, found = false;  // the device bench ran on
     for (const gpu::DeviceInfo& d : gpu::listDevices())
       if (d.name == j.at("device").get<std::string>()) fp16 = d.shader_float16, found = true;
@@ -355,9 +354,7 @@ TEST(Cli, RasterSliceSplitsDeepTilesAndKeepsTheImage) {
   EXPECT_EQ(readNpy(dir + "/whole.npy").pixels, readNpy(dir + "/sliced.npy").pixels);
   CliRun b = cli("bench " + ply + " --frames 1 --raster-slice 8 --json-out " + dir + "/b.json" + size);
   ASSERT_EQ(b.code, 0) << b.out;
-  std::ifstream in(dir + "/b.json");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const nlohmann::json j = parseJsonText(text, dir + "/b.json");
+  const nlohmann::json j = readJsonFile(dir + "/b.json");
   EXPECT_EQ(j.at("raster_slice").get<int>(), 8);
   const uint64_t longest = j.at("longest_tile").get<uint64_t>();
   EXPECT_GT(longest, 8u);
@@ -381,10 +378,7 @@ TEST(Cli, SoakReportsFlatMemoryWithItsCurves) {
                        dir + "/soak.json --plot " + dir + "/soak.png --max-drift 0.01");
   EXPECT_NE(r.out.find("a hull of"), std::string::npos) << r.out;
   ASSERT_TRUE(std::filesystem::exists(dir + "/soak.json")) << r.out;
-  std::ifstream in(dir + "/soak.json");
-  const nlohmann::json j =
-      parseJsonText(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()),
-                    dir + "/soak.json");
+  const nlohmann::json j = readJsonFile(dir + "/soak.json");
   // --max-drift fails the run (exit 1, the report still written) exactly when a slope passes it.
   const double worst = std::max(std::abs(j.at("gpu_slope_bytes_per_kframe").get<double>()),
                                 std::abs(j.at("rss_slope_bytes_per_kframe").get<double>()));
