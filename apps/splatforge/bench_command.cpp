@@ -298,6 +298,9 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
                 "build makes one)");
   scene.lod_settle = false;
   const CloudBounds bounds = sceneBounds(scene);
+  // As the viewer: on the Vulkan backend the cut is made on a thread of its own unless --lod-cut frame.
+  const bool background = o.lod_cut == "background" && driver.usesVulkan();
+  if (background) scene.lod_worker = std::make_shared<lod::CutWorker>();
   const Vec3 centre = 0.5f * (bounds.p01 + bounds.p99), eye0 = start.position();
   const Mat4& v = start.world_to_camera;
   const Vec3 up =
@@ -306,8 +309,10 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
       2.0f * std::atan(0.5f * static_cast<float>(start.height) / start.fy) * 180.0f / 3.14159265f;
   struct Sample {
     double ms = 0, pose_ms = 0, cut_ms = 0, draw_ms = 0, pool_ms = 0;
+    double gpu_ms = 0;  // the GPU's time in the frame less the image's readback (Vulkan)
     uint64_t drawn = 0, resident = 0, pool = 0, chunks = 0, bytes = 0, pending = 0, evictions = 0;
     uint64_t uploaded = 0, selection = 0, host_rows = 0, host_sh_rows = 0, chunk_bytes = 0, slots_used = 0;
+    uint64_t cuts = 0;  // cuts finished so far (every frame's own without the background worker)
   };
   std::vector<Sample> samples;
   for (int f = 0; f < o.frames; ++f) {
@@ -335,13 +340,16 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
       x.draw_ms += ss.draw_ms, x.pool_ms += ss.pool_ms;
     }
     x.uploaded += r.gpu.uploaded_bytes;  // the renderer's own uploads (0 on the CPU backend)
+    x.gpu_ms = r.vulkan ? r.gpu.times.total - r.gpu.times.readback : 0.0;
+    x.cuts = background ? scene.lod_worker->cutsFinished() : static_cast<uint64_t>(f) + 1;
     samples.push_back(x);
     fmt::print(
-        "lod frame {:4d}: {:8.2f} ms (cut and pose {:6.2f} ms), {:9d} gaussians drawn, {:9d} nodes resident "
-        "({:5.1f}% of the pools), "
+        "lod frame {:4d}: {:8.2f} ms (cut and pose {:6.2f} ms, {:4d} cuts), {:9d} gaussians drawn, {:9d} "
+        "nodes "
+        "resident ({:5.1f}% of the pools), "
         "{:5d} chunks read ({:.1f} MB), {:3d} on their way, {:.2f} MB uploaded ({:.2f} MB of chunks, {} "
         "fading rows)\n",
-        f, x.ms, x.pose_ms, x.drawn, x.resident,
+        f, x.ms, x.pose_ms, x.cuts, x.drawn, x.resident,
         100.0 * static_cast<double>(x.resident) / static_cast<double>(std::max<uint64_t>(x.pool, 1)),
         x.chunks, static_cast<double>(x.bytes) / 1e6, x.pending, static_cast<double>(x.uploaded) / 1e6,
         static_cast<double>(x.chunk_bytes) / 1e6, x.host_rows);
@@ -366,8 +374,21 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
       samples.size(), sum / static_cast<double>(std::max<size_t>(samples.size(), 1)), worst, median(poses),
       worst_pose, median(cuts), median(draws), median(pools), most, scene.lod_budget,
       uploaded / 1e6 / static_cast<double>(std::max<size_t>(samples.size(), 1)));
-  json += fmt::format("  \"backend\": \"{}\",\n  \"lod\": {{\"budget\": {}, \"objects\": {}, \"frames\": [",
-                      driver.usesVulkan() ? "vulkan" : "cpu", scene.lod_budget, streams.size());
+  const uint64_t cuts_made = samples.empty() ? 0 : samples.back().cuts;
+  if (driver.usesVulkan()) {
+    std::vector<double> gpu;
+    for (const Sample& x : samples) gpu.push_back(x.gpu_ms);
+    fmt::print("lod: the GPU's frame without the image's readback: median {:.3f} ms\n", median(gpu));
+  }
+  if (background)
+    fmt::print("lod: cut in the background: {} cuts finished in {} frames (one every {:.1f} frames)\n",
+               cuts_made, samples.size(),
+               static_cast<double>(samples.size()) / static_cast<double>(std::max<uint64_t>(cuts_made, 1)));
+  json += fmt::format(
+      "  \"backend\": \"{}\",\n  \"lod\": {{\"budget\": {}, \"objects\": {}, \"cut\": \"{}\", \"cuts\": {}, "
+      "\"frames\": [",
+      driver.usesVulkan() ? "vulkan" : "cpu", scene.lod_budget, streams.size(),
+      background ? "background" : "frame", cuts_made);
   for (size_t i = 0; i < samples.size(); ++i) {
     const Sample& x = samples[i];
     json += fmt::format(
@@ -376,10 +397,10 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
         "\"chunks_read\": {}, "
         "\"bytes_read\": {}, \"pending\": {}, \"evictions\": {}, \"uploaded_bytes\": {}, "
         "\"selection_bytes\": {}, \"fading_rows\": {}, \"fading_rows_with_sh\": {}, "
-        "\"chunk_upload_bytes\": {}, \"gpu_slots_used\": {}}}",
+        "\"chunk_upload_bytes\": {}, \"gpu_slots_used\": {}, \"cuts\": {}, \"gpu_ms\": {:.3f}}}",
         i ? "," : "", x.ms, x.pose_ms, x.cut_ms, x.draw_ms, x.pool_ms, x.drawn, x.resident, x.pool, x.chunks,
         x.bytes, x.pending, x.evictions, x.uploaded, x.selection, x.host_rows, x.host_sh_rows, x.chunk_bytes,
-        x.slots_used);
+        x.slots_used, x.cuts, x.gpu_ms);
   }
   json += "\n  ]}\n}\n";
   if (!o.plot.empty()) {

@@ -63,6 +63,7 @@ class BenchCommand {
     std::optional<uint64_t> lod_budget;  // --lod: gaussians a frame draws (default: the scene's)
     std::optional<uint64_t> lod_pool;    // nodes each LOD object keeps in memory (default: the scene's)
     std::string plot;                    // --lod: the per-frame curves as a PNG
+    std::string lod_cut = "background";  // --lod: background (lod/cut_worker.h) or frame
   };
 
  private:

@@ -116,6 +116,17 @@ void addLodBudgetOption(CLI::App* command, std::optional<uint64_t>& lod_budget,
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
 }
 
+// --lod-cut (view, bench --lod): where frames that never wait cut their level-of-detail objects.
+void addLodCutOption(CLI::App* command, std::string& lod_cut) {
+  command
+      ->add_option("--lod-cut", lod_cut,
+                   "Level-of-detail objects on the Vulkan backend: cut on a thread of their own while frames "
+                   "draw the last cut finished (background: the frame rate is the GPU's) or before every "
+                   "frame (frame) (docs/lod.md)")
+      ->check(CLI::IsMember({"background", "frame"}))
+      ->capture_default_str();
+}
+
 // --outline (render, animate, hull play): hulls outlined from time 0 (hull/outline.h).
 const char* const kOutlineHelp =
     "Splat hulls outlined from time 0: all, or hull object names, comma-separated (a screen-space band, 2 px "
@@ -558,6 +569,7 @@ BenchCommand::BenchCommand(CLI::App& app) : options_(std::make_unique<Options>()
                      "waits for the disk): per frame "
                      "the time, gaussians drawn, nodes resident, chunks read (docs/lod.md)");
   addLodBudgetOption(command_, o.lod_budget, o.lod_pool);
+  addLodCutOption(command_, o.lod_cut);
   command_->add_option("--plot", o.plot, "--lod: also write the per-frame curves as a PNG");
   // Given on the command line, --width and --height override a --camera file's size.
   command_->callback([&o, command = command_] {
@@ -643,6 +655,7 @@ ViewCommand::ViewCommand(CLI::App& app) : options_(std::make_unique<Options>()) 
       "--antialiased", o.antialiased,
       "Antialiased mode (opacity compensation) for every object; files trained with it always get it");
   addLodBudgetOption(command_, o.lod_budget, o.lod_pool);
+  addLodCutOption(command_, o.lod_cut);
   command_->add_option("--clip", o.clip,
                        "glTF / character input: animation name or index (default: the first)");
   command_->add_option("--time", o.time, "glTF / character input: seconds into the clip")

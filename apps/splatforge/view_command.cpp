@@ -64,6 +64,7 @@ int ViewCommand::run() const {
     v.antialiased = o.antialiased;
     v.lod_budget = o.lod_budget;
     v.lod_pool = o.lod_pool;
+    v.lod_cut_background = o.lod_cut == "background";
     v.clip = o.clip;
     v.time = o.time;
     v.strict = o.strict;

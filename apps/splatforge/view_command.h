@@ -35,6 +35,7 @@ class ViewCommand {
     std::string blend_space;  // display or linear (empty: the scene's, else display)
     bool antialiased = false;
     std::optional<uint64_t> lod_budget, lod_pool;
+    std::string lod_cut = "background";  // background or frame
     double time = 0, target_frame_ms = 50;
     bool validation = false, no_vsync = false, strict = false, allow_outside_paths = false, full_res = false;
   };

@@ -270,9 +270,15 @@ void GpuPool::prepareFrame(LodStream& stream) {
       throw Error(h.dir + ": an SH mix names a row that is not computed on the host");
   });
   const double ms = msSince(t0);
-  const LodStream::GpuFigures figures{used_,      allocated_,  uint64_t{rows_} * 4,     host, host_sh,
-                                      host_bytes, fresh_nodes, fresh_nodes * row_bytes, ms};
+  const LodStream::GpuFigures figures{used_,      allocated_,  uint64_t{rows_} * 4,     host,  host_sh,
+                                      host_bytes, fresh_nodes, fresh_nodes * row_bytes, rows_, ms};
   stream.setGpuFigures(figures);
+}
+
+void GpuPool::drawAgain(LodStream& stream) const {
+  LodStream::GpuFigures f;
+  f.slots_used = used_, f.slots_allocated = allocated_, f.rows = rows_;
+  stream.setGpuFigures(f);
 }
 
 void GpuPool::addPasses(FramePasses& frame, const GpuSplatTargets& targets) const {

@@ -45,7 +45,12 @@ class GpuPool final : public GpuSplatSource {
   // stream evicted, uploads chunks it installed since the last call, and uploads the selection and the host
   // rows for the gather pass (addPasses). Sets the stream's GPU figures (LodStream::setGpuFigures).
   void prepare(LodStream& stream);
-  // Gathers the selected gaussians into `targets` (LodStream::cloud().size() slots of its SH stride).
+  // Frame thread, while another thread makes the stream's next cut (lod/cut_worker.h): the frame gathers the
+  // selection prepare() made last again, uploading nothing; the stream's GPU figures say so.
+  void drawAgain(LodStream& stream) const;
+  // Gaussians the frame gathers: the rows of the cut prepare() was last given.
+  uint32_t rows() const { return rows_; }
+  // Gathers the selected gaussians into `targets` (rows() slots of the stream's SH stride).
   void addPasses(FramePasses& frame, const GpuSplatTargets& targets) const override;
   // Every slot is written every frame: the frame uploads none of the cloud.
   bool needsRestValues() const override { return false; }

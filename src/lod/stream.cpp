@@ -536,7 +536,7 @@ const GaussianCloud& LodStream::cloud() {
 
 void LodStream::drawCut(bool fade, uint64_t max_fading_out) {
   ++frame_;
-  gpu_figures_ = {};  // until a GPU pool draws this frame
+  if (!background_) setGpuFigures({});  // until a GPU pool draws this frame
   CutState& s = state_;
   std::vector<uint8_t>& flags = s.flags;
   const std::vector<CutEntry>& cut = s.cut;
@@ -577,7 +577,7 @@ void LodStream::waitIdle() {
   idle_.wait(lock, [&] { return queue_.empty() && !loading_; });
 }
 
-StreamStats LodStream::stats() const {
+StreamStats LodStream::ownStats() const {
   StreamStats s;
   s.resident_nodes = resident_nodes_;
   s.pool_nodes = options_.pool_nodes;
@@ -585,13 +585,40 @@ StreamStats LodStream::stats() const {
   for (uint8_t r : resident_) s.resident_chunks += r;
   s.evictions = evictions_;
   s.drawn = cloud_.size();
+  s.cut_ms = cut_ms_, s.draw_ms = draw_ms_;
+  return s;
+}
+
+void LodStream::setGpuFigures(const GpuFigures& f) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  gpu_figures_ = f;
+}
+
+void LodStream::setBackground(bool background) {
+  StreamStats s = ownStats();
+  std::lock_guard<std::mutex> lock(mutex_);
+  background_ = background;
+  published_ = std::move(s);
+}
+
+void LodStream::publishStats() {
+  StreamStats s = ownStats();
+  std::lock_guard<std::mutex> lock(mutex_);
+  published_ = std::move(s);
+}
+
+StreamStats LodStream::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // In the background the cut's figures are those of the last cut finished; the pool's are the frame
+  // thread's (its last frame: what it drew and uploaded).
+  StreamStats s = background_ ? published_ : ownStats();
+  if (background_) s.drawn = gpu_figures_.rows;
   s.gpu_slots_used = gpu_figures_.slots_used, s.gpu_slots_allocated = gpu_figures_.slots_allocated;
   s.upload_selection_bytes = gpu_figures_.selection_bytes, s.upload_host_rows = gpu_figures_.host_rows;
   s.upload_host_sh_rows = gpu_figures_.host_sh_rows, s.upload_host_bytes = gpu_figures_.host_bytes;
   s.upload_chunk_nodes = gpu_figures_.chunk_nodes;
   s.upload_chunk_bytes = gpu_figures_.chunk_bytes;
-  s.cut_ms = cut_ms_, s.draw_ms = draw_ms_, s.pool_ms = gpu_figures_.ms;
-  std::lock_guard<std::mutex> lock(mutex_);
+  s.pool_ms = gpu_figures_.ms;
   s.chunks_read = chunks_read_;
   s.bytes_read = bytes_read_;
   for (uint8_t f : in_flight_) s.pending += f;
@@ -636,6 +663,7 @@ void selectFrameCuts(std::span<LodStream* const> streams, std::span<const Camera
     s->drawCut(fade, room);
     room -= std::min<uint64_t>(room, s->fadingOutDrawn());
     s->setFrameTimes(cut_ms, msSince(t_draw));
+    s->publishStats();
   }
 }
 

@@ -143,12 +143,19 @@ class LodStream {
   struct GpuFigures {
     uint64_t slots_used = 0, slots_allocated = 0, selection_bytes = 0, host_rows = 0, host_sh_rows = 0,
              host_bytes = 0, chunk_nodes = 0, chunk_bytes = 0;
-    double ms = 0;  // the host's time making them
+    uint64_t rows = 0;  // gaussians the pool's frame gathers
+    double ms = 0;      // the host's time making them
   };
-  void setGpuFigures(const GpuFigures& f) { gpu_figures_ = f; }
+  void setGpuFigures(const GpuFigures& f);
   // The host's time in the last frame's cut and draw (StreamStats::cut_ms, draw_ms; selectFrameCuts sets
   // them).
   void setFrameTimes(double cut_ms, double draw_ms) { cut_ms_ = cut_ms, draw_ms_ = draw_ms; }
+  // Cut on another thread (lod/cut_worker.h): from now on stats() gives the figures of the last cut finished
+  // (publishStats(), called at the end of each), with the loader's and the GPU pool's as they are, so that
+  // the frame thread may read them while the next cut is made.
+  void setBackground(bool background);
+  // The figures of the cut just made, for stats() in the background (selectFrameCuts calls it).
+  void publishStats();
   // Blocks until every chunk asked for is loaded or has failed (offline renders, tests). Does not install.
   void waitIdle();
   StreamStats stats() const;
@@ -188,8 +195,11 @@ class LodStream {
   std::vector<ShMix> sh_mixes_;          // shMixes()
   std::vector<uint64_t> install_stamp_;  // per chunk (installStamps())
   uint64_t installs_ = 0;
-  GpuFigures gpu_figures_;
+  GpuFigures gpu_figures_;  // (under mutex_: the frame thread sets them while a background cut runs)
   double cut_ms_ = 0, draw_ms_ = 0;
+  StreamStats ownStats() const;     // the figures the cut and the draw own (not the loader's, the pool's)
+  bool background_ = false;         // (under mutex_) stats() gives published_
+  StreamStats published_;           // (under mutex_)
   CutState state_;                  // the cut kept from frame to frame, its per-node arrays
   std::vector<CutEntry> last_cut_;  // the cut the last draw drew (cloud_'s first rows)
   bool drew_ = false, last_fade_ = false;

@@ -206,6 +206,8 @@ std::string RenderObject::validate() const {
     return "overrides hold " + std::to_string(positions.size()) + " splats for a cloud of " +
            std::to_string(cloud->size());
   if (gpu_source && (!positions.empty() || deform)) return "a GPU source with overrides or a deform source";
+  if (source_slots != kSizedByCloud && (!gpu_source || cloud->size() != 0))
+    return "a slot count given for an object that is not a GPU source with a template cloud";
   if (!shapes.empty() && shapes.size() != cloud->size())
     return "shapes hold " + std::to_string(shapes.size()) + " words for a cloud of " +
            std::to_string(cloud->size());

@@ -113,6 +113,13 @@ struct RenderObject {
   // Or: written on the GPU every frame (Vulkan backend only); `cloud` then gives the slot count, the SH
   // degree and the colour space, not the values.
   const GpuSplatSource* gpu_source = nullptr;
+  // A GPU source's slot count, where `cloud` is only its template (the SH degree, the colour space and the
+  // filter; no rows): a level-of-detail pool whose cut is made on another thread keeps no host cloud of the
+  // frame's size. Unset (kSizedByCloud): the cloud's size.
+  static constexpr size_t kSizedByCloud = SIZE_MAX;
+  size_t source_slots = kSizedByCloud;
+  // The splats the object draws: source_slots where set, else the cloud's size.
+  size_t count() const { return source_slots != kSizedByCloud ? source_slots : cloud ? cloud->size() : 0; }
   // Optional, one per splat: the view depth used for the splat's sort key and its test against the mesh layer
   // instead of its centre's (a splat hull's baked shell order, hull/hull_render.h). Values are raised to
   // kMinSortDepth; culling still uses the centre's depth.

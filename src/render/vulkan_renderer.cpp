@@ -354,7 +354,7 @@ VulkanRenderer::Impl::Frame VulkanRenderer::Impl::collect(std::span<const Render
     copyRows(g.object_to_world, objects[o].object_to_world);
     const GaussianCloud& cloud = *objects[o].cloud;
     g.first_slot = static_cast<uint32_t>(residency.residents[o].slots.first);
-    g.count = static_cast<uint32_t>(cloud.size());
+    g.count = static_cast<uint32_t>(objects[o].count());
     g.sh_degree = static_cast<uint32_t>(drawnShDegree(cloud.sh_degree, settings));
     g.sh_base = static_cast<uint32_t>(residency.residents[o].sh.first);
     const bool half_sh = residency.residents[o].half_sh;
@@ -678,7 +678,7 @@ ImageRGBA VulkanRenderer::renderFrame(std::span<const RenderObject> objects, std
   } catch (const gpu::MemoryBudgetError& e) {
     impl_->dropResources();
     size_t gaussians = 0;
-    for (const RenderObject& o : objects) gaussians += o.cloud ? o.cloud->size() : 0;
+    for (const RenderObject& o : objects) gaussians += o.count();
     const Camera& cam = views.front().camera;
     throw Error("Vulkan renderer: a frame of " + std::to_string(gaussians) + " gaussians in " +
                 std::to_string(objects.size()) + " objects at " + std::to_string(cam.width) + "x" +

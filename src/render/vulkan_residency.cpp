@@ -102,8 +102,8 @@ uint64_t VulkanResidency::placeObjects(std::span<const RenderObject> objects, co
     const GaussianCloud& c = *objects[o].cloud;
     Resident& r = placed[o];
     const RenderObject& ro = objects[o];
-    r.cloud = &c, r.size = c.size(), r.half_sh = drawsHalfSh(ro, settings);
-    r.sh_floats = r.half_sh ? c.size() * halfShWords(c.shStride()) : c.sh.size();
+    r.cloud = &c, r.size = ro.count(), r.half_sh = drawsHalfSh(ro, settings);
+    r.sh_floats = r.size * static_cast<size_t>(r.half_sh ? halfShWords(c.shStride()) : c.shStride());
     r.overwritten = (!ro.positions.empty() || ro.deform || ro.gpu_source ? kOverwritesShape : 0u) |
                     (ro.gpu_source ? kOverwritesLook : 0u);
     for (size_t k = 0; k < residents.size(); ++k)
@@ -352,7 +352,7 @@ StagedSplats VulkanResidency::stageFrame(std::span<const RenderObject> objects,
       dd.push.indices = staticAddress(ds.indices.data(), ds.indices.size_bytes());
       dd.push.out_positions = positions.address + first * 12;
       dd.push.out_covariances = covariances.address + first * 24;
-      dd.push.count = static_cast<uint32_t>(o.cloud->size());
+      dd.push.count = static_cast<uint32_t>(o.count());
       deforms.push_back(dd);
     }
   }

@@ -83,16 +83,37 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
   out.object_ranges.clear();
   out.mesh_ranges.clear();
   // Level-of-detail objects: one cut of them all under the scene's budget, each seen from its own frame.
-  std::vector<lod::LodStream*> streams;
+  std::vector<std::shared_ptr<lod::LodStream>> streams;
   std::vector<Camera> lod_cameras;
+  bool pools = gpu_deform;  // every LOD object draws through a GPU pool
   for (const SceneObject& o : scene.objects)
-    if (lod::LodStream* stream = o.kindOf().lodStream())
-      streams.push_back(stream), lod_cameras.push_back(cameraSeenFrom(cam, o.object_to_world));
-  // Frames that never wait (the viewer) morph their refinements in; settled ones (offline) draw the cut as it
-  // is.
-  if (!streams.empty())
-    lod::selectFrameCuts(streams, lod_cameras, scene.lod_budget, scene.lod_settle, !scene.lod_settle);
-  const PoseContext ctx{scene, t, cam, gpu_deform};
+    if (const LodObject* l = o.as<LodObject>()) {
+      streams.push_back(l->sharedStream()), lod_cameras.push_back(cameraSeenFrom(cam, o.object_to_world));
+      pools &= l->gpuPool() != nullptr;
+    }
+  PoseContext ctx{scene, t, cam, gpu_deform};
+  lod::CutWorker* worker = scene.lod_worker.get();
+  ctx.lod_background = worker && !streams.empty() && !scene.lod_settle && pools;
+  if (ctx.lod_background) {
+    // In the background: the frame draws the last cut finished (given to the pools now if it is new); the
+    // first frame cuts here, so that it draws something.
+    ctx.lod_fresh = worker->takeFinished();
+    if (!worker->busy() && worker->cutsFinished() == 0 && !ctx.lod_fresh) {
+      worker->start(streams, lod_cameras, scene.lod_budget);
+      worker->wait();
+      ctx.lod_fresh = worker->takeFinished();
+    }
+  } else if (!streams.empty()) {
+    if (worker) {  // a frame cut here: the streams are this thread's again
+      worker->wait();
+      worker->takeFinished();
+    }
+    std::vector<lod::LodStream*> raw;
+    for (const std::shared_ptr<lod::LodStream>& s : streams) raw.push_back(s.get());
+    // Frames that never wait (the viewer) morph their refinements in; settled ones (offline) draw the cut as
+    // it is.
+    lod::selectFrameCuts(raw, lod_cameras, scene.lod_budget, scene.lod_settle, !scene.lod_settle);
+  }
   for (size_t i = 0; i < scene.objects.size(); ++i) {
     const size_t objects_before = out.objects.size(), meshes_before = out.meshes.size();
     PoseSink sink{out.objects, out.meshes, out.states[i]};
@@ -101,6 +122,16 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
       for (size_t m = meshes_before; m < out.meshes.size(); ++m) out.meshes[m].samples = samples;
     out.object_ranges.push_back({objects_before, out.objects.size()});
     out.mesh_ranges.push_back({meshes_before, out.meshes.size()});
+  }
+  // The pools hold the finished cut: the next is made for this frame's camera while the frame draws, unless
+  // the camera is the last cut's and that cut had settled (nothing on its way in, no fade going on).
+  if (ctx.lod_background && !worker->busy()) {
+    bool more = !worker->sameCameras(lod_cameras);
+    for (const std::shared_ptr<lod::LodStream>& s : streams) {
+      const lod::StreamStats st = s->stats();
+      more |= st.pending > 0 || st.upload_host_rows > 0;
+    }
+    if (more) worker->start(std::move(streams), std::move(lod_cameras), scene.lod_budget);
   }
 }
 

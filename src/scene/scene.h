@@ -13,6 +13,7 @@
 #include "character/world.h"
 #include "core/gaussian_cloud.h"
 #include "hull/hull_render.h"
+#include "lod/cut_worker.h"
 #include "neural/image_model.h"
 #include "render/camera.h"
 #include "render/cpu_renderer.h"
@@ -50,6 +51,10 @@ struct Scene {
   // get the image of a loaded scene; the viewer sets false, so that no frame waits for the disk).
   uint64_t lod_budget = kDefaultLodBudget;
   bool lod_settle = true;
+  // Frames that do not settle, on the Vulkan backend: the cut made on this thread of its own while frames
+  // draw the last one finished (lod/cut_worker.h; the viewer and `bench --lod` set it). Null: every frame
+  // cuts before it draws.
+  std::shared_ptr<lod::CutWorker> lod_worker;
   std::vector<std::string> warnings;  // assets replaced by placeholders, with the reason
   // Timed character commands (sorted by time), run by a character::CharacterWorld as scene time advances.
   std::vector<character::ScriptCommand> script;

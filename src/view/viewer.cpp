@@ -408,6 +408,8 @@ class Viewer {
         blend_space_option_ ? *blend_space_option_ : scene_.blend_space.value_or(BlendSpace::kDisplay);
     // Level-of-detail objects stream while frames go on: a frame never waits for the disk.
     scene_.lod_settle = false;
+    // On the Vulkan backend they are cut in the background, so that the frame rate is the GPU's.
+    if (opt_.lod_cut_background) scene_.lod_worker = std::make_shared<lod::CutWorker>();
     if (opt_.lod_budget) scene_.lod_budget = *opt_.lod_budget;
     if (opt_.lod_pool) setLodPool(scene_, *opt_.lod_pool);
     // The world's up axis, as automatic framing has it: captures are y-down, glTF models y-up.
@@ -465,6 +467,7 @@ class Viewer {
   // camera's distance, whichever is larger.
   // Whether a level-of-detail object still has chunks on their way in (frames go on until they are drawn).
   bool lodStreaming() const {
+    if (scene_.lod_worker && scene_.lod_worker->working()) return true;  // a cut to draw when it is done
     for (const SceneObject& o : scene_.objects)
       if (const LodObject* l = o.as<LodObject>(); l && l->stream().stats().pending > 0) return true;
     return false;

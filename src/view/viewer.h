@@ -35,6 +35,9 @@ struct ViewerOptions {
   std::optional<uint64_t>
       lod_budget;  // level-of-detail objects: gaussians a frame draws (default: the scene's)
   std::optional<uint64_t> lod_pool;  // level-of-detail objects: nodes in memory (default: the scene's)
+  // Level-of-detail objects on the Vulkan backend: cut on a thread of their own (lod/cut_worker.h); false:
+  // before every frame.
+  bool lod_cut_background = true;
   std::string clip;                  // glTF / character input: animation name or index
   double time = 0;                   // glTF / character input: seconds into the clip
   bool strict = false;               // scene JSON: a failing object is an error

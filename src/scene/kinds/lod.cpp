@@ -9,7 +9,13 @@ struct LodObject::Gpu {
 };
 
 LodObject::LodObject(std::shared_ptr<lod::LodStream> stream)
-    : stream_(std::move(stream)), gpu_(std::make_shared<Gpu>()) {}
+    : stream_(std::move(stream)), gpu_(std::make_shared<Gpu>()) {
+  const lod::Index& x = stream_->hierarchy().index;
+  template_.resize(0, x.sh_degree);
+  template_.color_space = x.color_space;
+  template_.antialiased = x.antialiased;
+  template_.screen_filter = x.screen_filter;
+}
 
 lod::GpuPool* LodObject::gpuPool() const {
   return gpu_->pool.get();
@@ -33,16 +39,22 @@ std::string LodObject::describe(const SceneObject&) const {
 }
 
 void LodObject::pose(const SceneObject& object, const PoseContext& ctx, PoseSink& out) const {
-  if (stream_->rows().empty()) return;  // this frame's cut (poseScene cut every LOD object first)
-  RenderObject ro{&stream_->hostRows(), object.object_to_world};
+  RenderObject ro{&template_, object.object_to_world};
   if (ctx.gpu && gpu_->pool) {
-    // The Vulkan frame gathers the cut from the pool: the cloud sizes the object's slots (never uploaded,
-    // and its rows of nodes drawn as they are never filled on the host).
-    gpu_->pool->prepare(*stream_);
+    // The Vulkan frame gathers the cut from the pool; the template gives the SH degree and colour space, the
+    // pool the count. In the background (lod/cut_worker.h) the stream is the worker's unless its cut is
+    // fresh: the pool gathers its last selection again.
+    if (!ctx.lod_background || ctx.lod_fresh)
+      gpu_->pool->prepare(*stream_);
+    else
+      gpu_->pool->drawAgain(*stream_);
+    if (gpu_->pool->rows() == 0) return;
     ro.gpu_source = gpu_->pool.get();
+    ro.source_slots = gpu_->pool->rows();
   } else {
-    ro.cloud = &stream_->cloud();  // every row filled
-    ro.dynamic = true;             // new contents at the same address every frame: uploaded whole
+    if (stream_->rows().empty()) return;  // this frame's cut (poseScene cut every LOD object first)
+    ro.cloud = &stream_->cloud();         // every row filled
+    ro.dynamic = true;                    // new contents at the same address every frame: uploaded whole
   }
   out.objects.push_back(ro);
 }

@@ -29,6 +29,7 @@ class LodObject final : public SceneObjectKind {
   bool captureConvention(const SceneObject&) const override { return true; }
   // Mutable: the stream keeps its pool between frames.
   lod::LodStream& stream() const { return *stream_; }
+  std::shared_ptr<lod::LodStream> sharedStream() const { return stream_; }
   // The GPU pool a Vulkan frame driver attached (null on the CPU backend, or before the first frame).
   lod::GpuPool* gpuPool() const;
 
@@ -36,6 +37,7 @@ class LodObject final : public SceneObjectKind {
   struct Gpu;  // the attached pool (owned through a shared pointer: the driver's take-back holds it weakly)
   std::shared_ptr<lod::LodStream> stream_;
   std::shared_ptr<Gpu> gpu_;
+  GaussianCloud template_;  // no rows: the SH degree and colour space of a frame drawn through the pool
 };
 
 // A level-of-detail hierarchy: its stream (index and top chunk read now, the rest as frames want it) and, as
