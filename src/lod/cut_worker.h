@@ -1,12 +1,12 @@
 // The cut made on a thread of its own (docs/lod.md "The cut in the background"): a frame that never waits
-// (the viewer, `bench --lod`) on the Vulkan backend draws the cut this worker finished last, gathered from the
-// objects' GPU pools, while the worker makes the next one for a newer camera. So the frame's rate is the GPU's,
-// not the host's cut (hundreds of milliseconds at a 4M budget), and the cut follows the camera at its own
-// rate; fades advance a step a cut.
+// (the viewer, `bench --lod`) on the Vulkan backend draws the cut this worker finished last, gathered from
+// the objects' GPU pools, while the worker makes the next one for a newer camera. So the frame's rate is the
+// GPU's, not the host's cut (hundreds of milliseconds at a 4M budget), and the cut follows the camera at its
+// own rate; fades advance a step a cut.
 //
 // Ownership goes back and forth: while a cut runs the streams are the worker's, and the frame thread calls
-// none of their methods but stats() (lod/stream.h setBackground); between cuts (not busy()) they are the frame
-// thread's, which hands the finished cut to the GPU pools (GpuPool::prepare) and then starts the next.
+// none of their methods but stats() (lod/stream.h setBackground); between cuts (not busy()) they are the
+// frame thread's, which hands the finished cut to the GPU pools (GpuPool::prepare) and then starts the next.
 #pragma once
 
 #include <condition_variable>
@@ -37,7 +37,8 @@ class CutWorker {
   bool busy() const;
   // Whether a cut runs or one finished that takeFinished() has not taken (frames go on to draw it).
   bool working() const;
-  // Whether `cameras` are those of the cut started last (a still camera whose cut has settled needs no other).
+  // Whether `cameras` are those of the cut started last (a still camera whose cut has settled needs no
+  // other).
   bool sameCameras(const std::vector<Camera>& cameras) const;
   // Frame thread: true once for each cut finished since the last call (its streams then hold a cut their GPU
   // pools have not been given). Rethrows what the cut threw.

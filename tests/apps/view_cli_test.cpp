@@ -799,6 +799,46 @@ TEST(ViewCli, TurntableTurnsAndARestingCameraRendersAtFullResolution) {
       bearing(t1) - bearing(t0), d0.psnr, d1.psnr, soft / sharp, d2.psnr, df.psnr);
 }
 
+// A level-of-detail hierarchy in the viewer: cut on a thread of its own (docs/lod.md "The cut in the
+// background") while frames go on; once the chunks are in and the fades are over, the view held still is the
+// settled cut `render` draws under the same budget. Also with --lod-cut frame (cut before every frame).
+TEST(ViewCli, LodHierarchyCutInTheBackgroundSettlesToRender) {
+  SF_REQUIRE_ASSET(biker, "splats/biker.ply");
+  std::string why;
+  if (!viewerBuilt(&why)) SF_SKIP_OR_FAIL("splatforge was built without the viewer: " << why);
+  VirtualDisplay x;
+  if (std::string missing = windowPrerequisites(x); !missing.empty()) SF_SKIP_OR_FAIL(missing);
+  ScopedEnv display("DISPLAY", x.display().c_str());
+  const std::string dir = test::tempDir("ViewCliLod");
+  std::string out;
+  ASSERT_EQ(test::runCli("lod build " + biker + " -o " + dir + "/biker.lod", &out), 0) << out;
+  const Scene scene = sceneFromFile(biker);
+  const CloudBounds b = sceneBounds(scene);
+  const Vec3 c = 0.5f * (b.p01 + b.p99);
+  const float r = 0.5f * length(b.p99 - b.p01);
+  writeText(dir + "/cam.json", lookAtJson(c + Vec3{0.3f * r, -0.2f * r, -1.6f * r}, c, {0, -1, 0}, 320, 240));
+  // 150 frames still: the chunks arrive, the refinements fade in over 8 cuts, and the cuts stop.
+  writeText(dir + "/s.txt", "camera cam.json\nwait 150\nscreenshot v.png\nquit\n");
+  const std::string common = " --lod-budget 30000 --bg 0,0,0";
+  ASSERT_EQ(test::runCli("render " + dir + "/biker.lod --camera " + dir + "/cam.json -o " + dir +
+                             "/r.png --width 320 --height 240 --backend vulkan" + common,
+                         &out),
+            0)
+      << out;
+  const ImageRGBA rendered = readPng(dir + "/r.png");
+  EXPECT_GT(litFraction(rendered), 0.05);
+  for (const char* cut : {"background", "frame"}) {
+    ASSERT_EQ(test::runCli("view " + dir + "/biker.lod --camera " + dir + "/cam.json --script " + dir +
+                               "/s.txt --size 320x240 --full-res --lod-cut " + cut + common,
+                           &out),
+              0)
+        << out;
+    const ImageDiff d = compareImages(readPng(dir + "/v.png"), rendered);
+    EXPECT_GE(d.psnr, 40.0) << "--lod-cut " << cut << ": max diff " << d.max_abs;
+    std::printf("[ --lod-cut %s: %.2f dB against render ]\n", cut, d.psnr);
+  }
+}
+
 TEST(ViewCli, TargetFrameTimeMustBePositive) {
   std::string why;
   if (!viewerBuilt(&why)) SF_SKIP_OR_FAIL("splatforge was built without the viewer: " << why);
