@@ -177,6 +177,21 @@ void saveWorldScene(const Scene& scene, const std::string& path) {
 
 // Frame f at scene time f / 30 s: generators run every frame (on the Vulkan backend in the frame, their
 // time in the "generators" figure; on the CPU backend through the CPU executor, in the total).
+// Device memory: what the renderer's context holds after the frames (every buffer and image: the slots, the
+// frame's records and tile lists, the image, the 64 MiB staging buffer, level-of-detail pools), the most it
+// held at once, and the held bytes per gaussian of the frame; printed, and returned as the JSON member.
+std::string gpuMemory(const gpu::Context& ctx, uint64_t gaussians) {
+  const uint64_t held = ctx.allocatedBytes(), peak = ctx.peakAllocatedBytes();
+  const double per_gaussian = gaussians ? static_cast<double>(held) / static_cast<double>(gaussians) : 0.0;
+  fmt::print("gpu memory: {:.3f} GiB held ({:.1f} bytes a gaussian), peak {:.3f} GiB\n",
+             static_cast<double>(held) / (1 << 30), per_gaussian, static_cast<double>(peak) / (1 << 30));
+  return fmt::format(
+      "  \"gpu_memory\": {{\"held_bytes\": {}, \"peak_bytes\": {}, \"gaussians\": {}, "
+      "\"bytes_per_gaussian\": "
+      "{:.2f}}},\n",
+      held, peak, gaussians, per_gaussian);
+}
+
 FrameRequest benchFrame(int f, const Camera& cam, const BenchCommand::Options& o) {
   FrameRequest request{f / 30.0, cam, {}, {}};
   if (o.raster_slice) request.settings.raster_slice = *o.raster_slice;
@@ -228,22 +243,10 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
       st.tile_keys);
   fmt::print("wall clock: {:.3f} ms per render call (recording, submission, wait, image copy to the host)\n",
              median(wall));
-  // Device memory: what the renderer's context holds after the frames (every buffer and image: the slots,
-  // the frame's records and tile lists, the image, the 64 MiB staging buffer), the most it held at once, and
-  // the held bytes per gaussian of the scene.
-  const gpu::Context& ctx = renderer.context();
-  const uint64_t held = ctx.allocatedBytes(), peak = ctx.peakAllocatedBytes();
-  const double per_gaussian = st.splats ? static_cast<double>(held) / static_cast<double>(st.splats) : 0.0;
-  fmt::print("gpu memory: {:.3f} GiB held ({:.1f} bytes a gaussian), peak {:.3f} GiB\n",
-             static_cast<double>(held) / (1 << 30), per_gaussian, static_cast<double>(peak) / (1 << 30));
   json += fmt::format(
       "  \"backend\": \"vulkan\",\n  \"device\": \"{}\",\n  \"visible\": {},\n  \"tile_pairs\": {},\n",
       jsonEscape(dev.name), st.visible, st.tile_keys);
-  json += fmt::format(
-      "  \"gpu_memory\": {{\"held_bytes\": {}, \"peak_bytes\": {}, \"gaussians\": {}, "
-      "\"bytes_per_gaussian\": "
-      "{:.2f}}},\n",
-      held, peak, st.splats, per_gaussian);
+  json += gpuMemory(renderer.context(), st.splats);
   // The raster's slices (--raster-slice): the deepest tile, the slices after the frame's own raster and the
   // submissions of a frame (1 when no tile is deeper than a slice).
   json += fmt::format(
@@ -384,6 +387,7 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
     fmt::print("lod: cut in the background: {} cuts finished in {} frames (one every {:.1f} frames)\n",
                cuts_made, samples.size(),
                static_cast<double>(samples.size()) / static_cast<double>(std::max<uint64_t>(cuts_made, 1)));
+  if (VulkanRenderer* vk = driver.vulkan()) json += gpuMemory(vk->context(), most);  // the pools included
   json += fmt::format(
       "  \"backend\": \"{}\",\n  \"lod\": {{\"budget\": {}, \"objects\": {}, \"cut\": \"{}\", \"cuts\": {}, "
       "\"frames\": [",

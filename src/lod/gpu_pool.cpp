@@ -152,48 +152,49 @@ void GpuPool::prepareFrame(LodStream& stream) {
     fresh_nodes += p.count;
   }
   grow(next_);
-  // Their nodes uploaded: packed in pieces of at most kStagingBytes, one copy per run of consecutive slots.
+  // Their nodes uploaded: packed in pieces of at most kStagingBytes (in parallel), one copy per run of
+  // consecutive slots.
   const size_t row_bytes = 40 + size_t{stride_} * 4;
   const size_t batch = std::min<size_t>(std::max<size_t>(1, kStagingBytes / row_bytes), fresh_nodes);
-  size_t in_batch = 0;
-  std::vector<uint32_t> batch_slots;
-  auto flush = [&] {
-    if (in_batch == 0) return;
+  if (fresh_nodes && staging_.size < batch * row_bytes)
+    staging_ = ctx_.createBuffer(batch * row_bytes, true, "lod pool staging");
+  std::vector<NodeRef> fresh_refs;  // every fresh node, in the order of their slots' lists
+  std::vector<uint32_t> fresh_slots;
+  fresh_refs.reserve(fresh_nodes), fresh_slots.reserve(fresh_nodes);
+  for (const Placed& p : fresh) {
+    const std::vector<uint32_t>& s = slots_[p.chunk == kNone ? chunks : p.chunk];
+    for (size_t i = 0; i < p.count; ++i)
+      fresh_refs.push_back({p.chunk, static_cast<uint32_t>(i)}), fresh_slots.push_back(s[i]);
+  }
+  for (size_t first = 0; first < fresh_refs.size(); first += batch) {
+    const size_t n = std::min(batch, fresh_refs.size() - first);
+    uint8_t* base = static_cast<uint8_t*>(staging_.mapped);
+    const RowArrays a{base, base + batch * 12, base + batch * 36, base + batch * 40, size_t{stride_} * 4};
+    parallelForRange(n, 4096, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        const NodeRef ref = fresh_refs[first + i];
+        const Node& node = nodeAt(h, ref);
+        a.put(i, node.position, node.scale, node.rotation, node.opacity, shAt(h, ref));
+      }
+    });
     const size_t sizes[4] = {12, 24, 4, size_t{stride_} * 4};
     const size_t starts[4] = {0, batch * 12, batch * 36, batch * 40};
     gpu::Buffer* dst[4] = {&positions_, &covariances_, &opacities_, &sh_};
+    const uint32_t* slot = fresh_slots.data() + first;
     VkCommandBuffer cmd = ctx_.begin();
     for (int k = 0; k < 4; ++k) {
       std::vector<VkBufferCopy> regions;
-      for (size_t r = 0; r < in_batch;) {
+      for (size_t r = 0; r < n;) {
         size_t e = r + 1;
-        while (e < in_batch && batch_slots[e] == batch_slots[e - 1] + 1) ++e;
-        regions.push_back(
-            {starts[k] + r * sizes[k], uint64_t{batch_slots[r]} * sizes[k], (e - r) * sizes[k]});
+        while (e < n && slot[e] == slot[e - 1] + 1) ++e;
+        regions.push_back({starts[k] + r * sizes[k], uint64_t{slot[r]} * sizes[k], (e - r) * sizes[k]});
         r = e;
       }
       vkCmdCopyBuffer(cmd, staging_.buffer, dst[k]->buffer, static_cast<uint32_t>(regions.size()),
                       regions.data());
     }
     ctx_.submit(cmd, "uploading level-of-detail chunks to the pool");
-    in_batch = 0;
-    batch_slots.clear();
-  };
-  if (fresh_nodes && staging_.size < batch * row_bytes)
-    staging_ = ctx_.createBuffer(batch * row_bytes, true, "lod pool staging");
-  for (const Placed& p : fresh) {
-    const std::vector<uint32_t>& s = slots_[p.chunk == kNone ? chunks : p.chunk];
-    for (size_t i = 0; i < p.count; ++i) {
-      uint8_t* base = static_cast<uint8_t*>(staging_.mapped);
-      const RowArrays a{base, base + batch * 12, base + batch * 36, base + batch * 40, size_t{stride_} * 4};
-      const NodeRef ref{p.chunk, static_cast<uint32_t>(i)};
-      const Node& n = nodeAt(h, ref);
-      a.put(in_batch, n.position, n.scale, n.rotation, n.opacity, shAt(h, ref));
-      batch_slots.push_back(s[i]);
-      if (++in_batch == batch) flush();
-    }
   }
-  flush();
 
   // The selection: each row's slot, or its index among the host rows, which follow in full.
   const GaussianCloud& cloud = stream.hostRows();  // its host rows: the rest come from the slots
