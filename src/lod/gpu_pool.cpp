@@ -110,6 +110,7 @@ void GpuPool::prepare(LodStream& stream) {
     free_.clear();
     next_ = used_ = 0;
     rows_ = host_rows_ = 0;
+    given_ = false;
     throw;
   }
 }
@@ -274,6 +275,7 @@ void GpuPool::prepareFrame(LodStream& stream) {
   const LodStream::GpuFigures figures{used_,      allocated_,  uint64_t{rows_} * 4,     host,  host_sh,
                                       host_bytes, fresh_nodes, fresh_nodes * row_bytes, rows_, ms};
   stream.setGpuFigures(figures);
+  given_ = true;
 }
 
 void GpuPool::drawAgain(LodStream& stream) const {

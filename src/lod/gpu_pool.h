@@ -50,6 +50,8 @@ class GpuPool final : public GpuSplatSource {
   void drawAgain(LodStream& stream) const;
   // Gaussians the frame gathers: the rows of the cut prepare() was last given.
   uint32_t rows() const { return rows_; }
+  // Whether prepare() has been given a cut since the pool was made.
+  bool given() const { return given_; }
   // Gathers the selected gaussians into `targets` (rows() slots of the stream's SH stride).
   void addPasses(FramePasses& frame, const GpuSplatTargets& targets) const override;
   // Every slot is written every frame: the frame uploads none of the cloud.
@@ -78,6 +80,7 @@ class GpuPool final : public GpuSplatSource {
   gpu::Buffer frame_;
   gpu::Buffer staging_;  // chunk uploads, in pieces of at most kStagingBytes
   uint32_t rows_ = 0, host_rows_ = 0;
+  bool given_ = false;
   size_t host_at_ = 0;  // offset of the host rows in frame_
 };
 

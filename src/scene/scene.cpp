@@ -103,6 +103,7 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
       worker->wait();
       ctx.lod_fresh = worker->takeFinished();
     }
+    ctx.lod_busy = worker->busy();
   } else if (!streams.empty()) {
     if (worker) {  // a frame cut here: the streams are this thread's again
       worker->wait();

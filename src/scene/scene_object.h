@@ -44,8 +44,9 @@ struct PoseContext {
   const Camera* camera = nullptr;  // null: a camera at the origin looking along +z
   bool gpu = false;  // a Vulkan frame: skinning, deforms and generators left to the frame's GPU passes
   // Level-of-detail objects cut in the background (lod/cut_worker.h): the frame draws what their GPU pools
-  // were last given; `lod_fresh`: their streams hold a cut finished since, to give the pools now.
-  bool lod_background = false, lod_fresh = false;
+  // were last given; `lod_fresh`: their streams hold a cut finished since, to give the pools now;
+  // `lod_busy`: a cut is being made (the streams are the worker's: a pool given nothing yet draws nothing).
+  bool lod_background = false, lod_fresh = false, lod_busy = false;
   // The frame's camera seen from `object_to_world` (cameraSeenFrom).
   Camera cameraIn(const Mat4& object_to_world) const { return cameraSeenFrom(camera, object_to_world); }
 };

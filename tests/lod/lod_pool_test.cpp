@@ -347,6 +347,12 @@ TEST(LodPool, ACutInTheBackgroundDrawsFinishedCutsAndSettlesToTheFrameCut) {
   EXPECT_EQ(kind.stream().stats().drawn, frame_kind.stream().stats().drawn);
   EXPECT_EQ(compareImages(last.image, expected.image).max_abs, 0.0)
       << compareImages(last.image, expected.image).psnr << " dB";
+  // A new pool (the driver's GPU objects taken back, as when a device is replaced) is given the settled cut
+  // by the next frame, though no cut is made for the still view.
+  a.detach(background);
+  const FrameResult again = a.render(background, {0, flyCamera(30, 61), {}, {}});
+  EXPECT_EQ(compareImages(again.image, last.image).max_abs, 0.0);
+  EXPECT_EQ(background.lod_worker->cutsFinished(), settled_at);
   // Frames drawn while a cut was being made gathered the last one again (on lavapipe most frames are slower
   // than a cut of 6,000, so there may be none).
   RecordProperty("frames", static_cast<int>(frames));

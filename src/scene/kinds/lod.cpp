@@ -42,9 +42,10 @@ void LodObject::pose(const SceneObject& object, const PoseContext& ctx, PoseSink
   RenderObject ro{&template_, object.object_to_world};
   if (ctx.gpu && gpu_->pool) {
     // The Vulkan frame gathers the cut from the pool; the template gives the SH degree and colour space, the
-    // pool the count. In the background (lod/cut_worker.h) the stream is the worker's unless its cut is
-    // fresh: the pool gathers its last selection again.
-    if (!ctx.lod_background || ctx.lod_fresh)
+    // pool the count. In the background (lod/cut_worker.h) the pool is given the stream's cut when it is
+    // fresh, or when the pool is new (a replaced device) and no cut is being made; else it gathers its last
+    // selection again.
+    if (!ctx.lod_background || ctx.lod_fresh || (!ctx.lod_busy && !gpu_->pool->given()))
       gpu_->pool->prepare(*stream_);
     else
       gpu_->pool->drawAgain(*stream_);
