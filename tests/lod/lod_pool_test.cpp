@@ -59,6 +59,19 @@ Camera flyCamera(int f, int frames) {
   return lookAtCamera(target + Vec3{0.3f, -0.2f, -5.0f} * k, target, {0, -1, 0}, 50, 96, 72);
 }
 
+// A scene of the hierarchy `dir` alone (a pool of 2^20 nodes) under `budget` gaussians; `settle`: frames wait
+// for the chunks their cut wants (offline), else they never wait (the viewer).
+Scene lodScene(const std::string& dir, uint64_t budget, bool settle = true) {
+  Scene s;
+  SceneObject o;
+  o.name = "capture";
+  loadLodObject(o, dir, 1u << 20);
+  s.objects.push_back(std::move(o));
+  s.lod_budget = budget;
+  s.lod_settle = settle;
+  return s;
+}
+
 // The install stamps of the chunks in memory now, by chunk.
 std::vector<uint64_t> stampsOf(const lod::LodStream& s) {
   return s.installStamps();
@@ -243,16 +256,7 @@ TEST(LodPool, APoolSmallerThanTheBudgetDrawsWhatFits) {
 TEST(LodPool, TheFrameDriverDrawsLodObjectsThroughTheirPool) {
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   const std::string& dir = hierarchy(20000, 3);
-  auto sceneOf = [&] {
-    Scene s;
-    SceneObject o;
-    o.name = "capture";
-    loadLodObject(o, dir, 1u << 20);
-    s.objects.push_back(std::move(o));
-    s.lod_budget = 8000;
-    return s;
-  };
-  const Scene vk_scene = sceneOf(), cpu_scene = sceneOf();
+  const Scene vk_scene = lodScene(dir, 8000), cpu_scene = lodScene(dir, 8000);
   const Camera cam = lookAtCamera({0.2f, -0.1f, -3.0f}, {0, 0, 0}, {0, -1, 0}, 50, 96, 72);
   FrameDriverOptions vk_options;
   vk_options.backend = Backend::kVulkan;
@@ -287,18 +291,9 @@ TEST(LodPool, TheFrameDriverDrawsLodObjectsThroughTheirPool) {
 TEST(LodPool, ACutInTheBackgroundDrawsFinishedCutsAndSettlesToTheFrameCut) {
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   const std::string& dir = hierarchy(20000, 3);
-  auto sceneOf = [&] {
-    Scene s;
-    SceneObject o;
-    o.name = "capture";
-    loadLodObject(o, dir, 1u << 20);
-    s.objects.push_back(std::move(o));
-    s.lod_budget = 6000;
-    s.lod_settle = false;  // as the viewer: frames never wait for the disk
-    return s;
-  };
-  Scene background = sceneOf();
-  const Scene frame_cut = sceneOf();
+  // As the viewer: frames never wait for the disk.
+  Scene background = lodScene(dir, 6000, false);
+  const Scene frame_cut = lodScene(dir, 6000, false);
   background.lod_worker = std::make_shared<lod::CutWorker>();
   FrameDriverOptions options;
   options.backend = Backend::kVulkan;
