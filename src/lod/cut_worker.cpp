@@ -1,6 +1,7 @@
 // The cut made on a thread of its own (lod/cut_worker.h).
 #include "lod/cut_worker.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/clock.h"
@@ -24,7 +25,11 @@ void CutWorker::start(std::vector<std::shared_ptr<LodStream>> streams, std::vect
                       uint64_t budget) {
   if (streams.size() != cameras.size()) throw Error("level-of-detail cut worker: one camera per stream");
   std::lock_guard<std::mutex> lock(mutex_);
-  if (busy_) throw Error("level-of-detail cut worker: a cut is already being made");
+  if (busy_ || finished_)
+    throw Error(std::string("level-of-detail cut worker: ") +
+                (busy_ ? "a cut is already being made" : "the finished cut was not taken"));
+  for (const std::shared_ptr<LodStream>& s : streams_)  // streams this cut leaves out are the frame's again
+    if (std::find(streams.begin(), streams.end(), s) == streams.end()) s->setBackground(false);
   for (const std::shared_ptr<LodStream>& s : streams) s->setBackground(true);
   streams_ = std::move(streams), cameras_ = std::move(cameras), budget_ = budget;
   job_ = busy_ = true;
@@ -66,6 +71,18 @@ void CutWorker::wait() {
   done_.wait(lock, [&] { return !busy_; });
 }
 
+void CutWorker::release() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_.wait(lock, [&] { return !busy_; });
+  finished_ = false, error_ = nullptr;
+  for (const std::shared_ptr<LodStream>& s : streams_) s->setBackground(false);
+}
+
+void CutWorker::setBeforeCut(std::function<void()> hook) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  before_cut_ = std::move(hook);
+}
+
 uint64_t CutWorker::cutsFinished() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return cuts_;
@@ -86,8 +103,10 @@ void CutWorker::main() {
     for (const std::shared_ptr<LodStream>& s : streams_) streams.push_back(s.get());
     const std::vector<Camera> cameras = cameras_;
     const uint64_t budget = budget_;
+    const std::function<void()> hook = before_cut_;
     lock.unlock();
     std::exception_ptr error;
+    if (hook) hook();
     const Clock::time_point t0 = Clock::now();
     try {
       selectFrameCuts(streams, cameras, budget, false, true);

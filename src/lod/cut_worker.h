@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -30,9 +31,9 @@ class CutWorker {
   CutWorker(const CutWorker&) = delete;
   CutWorker& operator=(const CutWorker&) = delete;
 
-  // Frame thread, while not busy(): selectFrameCuts(streams, cameras, budget, settle = false, fade = true) on
-  // the worker's thread. The streams are put in the background (LodStream::setBackground) for as long as the
-  // worker lives.
+  // Frame thread, while not working(): selectFrameCuts(streams, cameras, budget, settle = false, fade = true)
+  // on the worker's thread. The streams are put in the background (LodStream::setBackground) until release()
+  // or the worker's end.
   void start(std::vector<std::shared_ptr<LodStream>> streams, std::vector<Camera> cameras, uint64_t budget);
   bool busy() const;
   // Whether a cut runs or one finished that takeFinished() has not taken (frames go on to draw it).
@@ -40,11 +41,16 @@ class CutWorker {
   // Whether `cameras` are those of the cut started last (a still camera whose cut has settled needs no
   // other).
   bool sameCameras(const std::vector<Camera>& cameras) const;
-  // Frame thread: true once for each cut finished since the last call (its streams then hold a cut their GPU
-  // pools have not been given). Rethrows what the cut threw.
+  // Frame thread: true once the cut started last has finished (its streams then hold a cut their GPU pools
+  // have not been given). Rethrows what the cut threw.
   bool takeFinished();
   // Frame thread: waits until no cut runs (then takeFinished() says whether one finished). Does not rethrow.
   void wait();
+  // Frame thread: waits for the cut in progress and gives the streams back (not in the background: their
+  // stats() live again), dropping a finished cut not taken; a frame that cuts on its own thread calls it.
+  void release();
+  // Tests: runs on the worker's thread before each cut (to hold one while frames are drawn).
+  void setBeforeCut(std::function<void()> hook);
   // Cuts finished since the worker started, and the last one's time on the worker's thread, ms.
   uint64_t cutsFinished() const;
   double lastCutMs() const;
@@ -60,6 +66,7 @@ class CutWorker {
   uint64_t cuts_ = 0;
   double last_ms_ = 0;
   std::exception_ptr error_;
+  std::function<void()> before_cut_;
   std::thread thread_;  // (last: started once the members above are)
 };
 

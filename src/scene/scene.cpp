@@ -104,11 +104,17 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
       ctx.lod_fresh = worker->takeFinished();
     }
     ctx.lod_busy = worker->busy();
-  } else if (!streams.empty()) {
-    if (worker) {  // a frame cut here: the streams are this thread's again
+    // A pool given no cut yet (a device replaced while a cut ran) waits for it rather than draw nothing.
+    bool new_pool = false;
+    for (const SceneObject& o : scene.objects)
+      if (const LodObject* l = o.as<LodObject>()) new_pool |= l->gpuPoolUngiven();
+    if (ctx.lod_busy && new_pool) {
       worker->wait();
-      worker->takeFinished();
+      ctx.lod_fresh = worker->takeFinished() || ctx.lod_fresh;
+      ctx.lod_busy = false;
     }
+  } else if (!streams.empty()) {
+    if (worker) worker->release();  // a frame cut here: the streams are this thread's again
     std::vector<lod::LodStream*> raw;
     for (const std::shared_ptr<lod::LodStream>& s : streams) raw.push_back(s.get());
     // Frames that never wait (the viewer) morph their refinements in; settled ones (offline) draw the cut as
@@ -126,7 +132,7 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
   }
   // The pools hold the finished cut: the next is made for this frame's camera while the frame draws, unless
   // the camera is the last cut's and that cut had settled (nothing on its way in, no fade going on).
-  if (ctx.lod_background && !worker->busy()) {
+  if (ctx.lod_background && !ctx.lod_busy) {  // (a cut that finished during this pose waits for the next)
     bool more = !worker->sameCameras(lod_cameras);
     for (const std::shared_ptr<lod::LodStream>& s : streams) {
       const lod::StreamStats st = s->stats();

@@ -465,6 +465,26 @@ class Viewer {
   // it to the other side of the scene's own coordinates) through the lowest point of the scene's 1-99
   // percentile box; y = 0 before a scene is open. Lines fade out at several times the scene's size or the
   // camera's distance, whichever is larger.
+  // The overlay's level-of-detail line (scenes with LOD objects): what the frame drew of the budget, the
+  // nodes in memory, the chunks on their way, and the last cut's time and where it is made.
+  void lodOverlay() const {
+    uint64_t drawn = 0, resident = 0, pending = 0, objects = 0;
+    double cut_ms = 0;
+    for (const SceneObject& o : scene_.objects)
+      if (const LodObject* l = o.as<LodObject>()) {
+        const lod::StreamStats st = l->stream().stats();
+        drawn += st.drawn, resident += st.resident_nodes, pending += st.pending, cut_ms = st.cut_ms;
+        ++objects;
+      }
+    if (objects == 0) return;
+    const bool background = scene_.lod_worker && opt_.lod_cut_background;
+    ImGui::Text("level of detail: %llu of %llu drawn, %llu nodes in memory, %llu chunks on their way",
+                static_cast<unsigned long long>(drawn), static_cast<unsigned long long>(scene_.lod_budget),
+                static_cast<unsigned long long>(resident), static_cast<unsigned long long>(pending));
+    ImGui::Text("  cut %.1f ms %s", cut_ms,
+                background ? "on its own thread (frames draw the last one finished)" : "before every frame");
+  }
+
   // Whether a level-of-detail object still has chunks on their way in (frames go on until they are drawn).
   bool lodStreaming() const {
     if (scene_.lod_worker && scene_.lod_worker->working()) return true;  // a cut to draw when it is done
@@ -855,6 +875,7 @@ class Viewer {
       ImGui::Text("%s", renderer().device().name.c_str());
       ImGui::Text("splats %zu  visible %zu  tile pairs %zu  merge passes %d%s", stats_.splats, stats_.visible,
                   stats_.tile_keys, stats_.sort_passes, stats_.regrown ? "  (keys regrown)" : "");
+      lodOverlay();
       const VulkanPassTimes& t = stats_.times;
       if (ImGui::TreeNode("GPU passes", "GPU passes: %.2f ms", t.total)) {
         if (ImGui::BeginTable("passes", 2, ImGuiTableFlags_SizingFixedFit)) {

@@ -21,6 +21,10 @@ lod::GpuPool* LodObject::gpuPool() const {
   return gpu_->pool.get();
 }
 
+bool LodObject::gpuPoolUngiven() const {
+  return gpu_->pool && !gpu_->pool->given();
+}
+
 void LodObject::attachGpu(const SceneObject&, GpuAttach& gpu) const {
   if (gpu_->pool) return;
   auto pass = std::static_pointer_cast<const lod::GatherPass>(

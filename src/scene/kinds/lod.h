@@ -32,6 +32,8 @@ class LodObject final : public SceneObjectKind {
   std::shared_ptr<lod::LodStream> sharedStream() const { return stream_; }
   // The GPU pool a Vulkan frame driver attached (null on the CPU backend, or before the first frame).
   lod::GpuPool* gpuPool() const;
+  // Whether the attached GPU pool has been given no cut yet (false without a pool).
+  bool gpuPoolUngiven() const;
 
  private:
   struct Gpu;  // the attached pool (owned through a shared pointer: the driver's take-back holds it weakly)
