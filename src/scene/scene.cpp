@@ -96,14 +96,15 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
   ctx.lod_background = worker && !streams.empty() && !scene.lod_settle && pools;
   if (ctx.lod_background) {
     // In the background: the frame draws the last cut finished (given to the pools now if it is new); the
-    // first frame cuts here, so that it draws something.
-    ctx.lod_fresh = worker->takeFinished();
-    if (!worker->busy() && worker->cutsFinished() == 0 && !ctx.lod_fresh) {
+    // first frame cuts here, so that it draws something. (Busy first: a cut that finishes after that is the
+    // next frame's, so that this one never starts a cut over one it has not taken.)
+    ctx.lod_busy = worker->busy();
+    ctx.lod_fresh = !ctx.lod_busy && worker->takeFinished();
+    if (!ctx.lod_busy && !ctx.lod_fresh && worker->cutsFinished() == 0) {
       worker->start(streams, lod_cameras, scene.lod_budget);
       worker->wait();
       ctx.lod_fresh = worker->takeFinished();
     }
-    ctx.lod_busy = worker->busy();
     // A pool given no cut yet (a device replaced while a cut ran) waits for it rather than draw nothing.
     bool new_pool = false;
     for (const SceneObject& o : scene.objects)
