@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/clock.h"
 #include "core/error.h"
 
 namespace sf::lod {
@@ -88,11 +87,6 @@ uint64_t CutWorker::cutsFinished() const {
   return cuts_;
 }
 
-double CutWorker::lastCutMs() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return last_ms_;
-}
-
 void CutWorker::main() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
@@ -107,15 +101,13 @@ void CutWorker::main() {
     lock.unlock();
     std::exception_ptr error;
     if (hook) hook();
-    const Clock::time_point t0 = Clock::now();
     try {
       selectFrameCuts(streams, cameras, budget, false, true);
     } catch (...) {
       error = std::current_exception();
     }
-    const double ms = msSince(t0);
     lock.lock();
-    busy_ = false, finished_ = true, error_ = error, last_ms_ = ms;
+    busy_ = false, finished_ = true, error_ = error;
     ++cuts_;
     done_.notify_all();
   }

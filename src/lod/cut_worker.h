@@ -51,9 +51,8 @@ class CutWorker {
   void release();
   // Tests: runs on the worker's thread before each cut (to hold one while frames are drawn).
   void setBeforeCut(std::function<void()> hook);
-  // Cuts finished since the worker started, and the last one's time on the worker's thread, ms.
+  // Cuts finished since the worker started.
   uint64_t cutsFinished() const;
-  double lastCutMs() const;
 
  private:
   void main();
@@ -64,7 +63,6 @@ class CutWorker {
   uint64_t budget_ = 0;
   bool job_ = false, busy_ = false, finished_ = false, stop_ = false;
   uint64_t cuts_ = 0;
-  double last_ms_ = 0;
   std::exception_ptr error_;
   std::function<void()> before_cut_;
   std::thread thread_;  // (last: started once the members above are)

@@ -86,10 +86,12 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
   std::vector<std::shared_ptr<lod::LodStream>> streams;
   std::vector<Camera> lod_cameras;
   bool pools = gpu_deform;  // every LOD object draws through a GPU pool
+  bool new_pool = false;    // one of them has been given no cut yet (a device replaced while a cut ran)
   for (const SceneObject& o : scene.objects)
     if (const LodObject* l = o.as<LodObject>()) {
       streams.push_back(l->sharedStream()), lod_cameras.push_back(cameraSeenFrom(cam, o.object_to_world));
       pools &= l->gpuPool() != nullptr;
+      new_pool |= l->gpuPoolUngiven();
     }
   PoseContext ctx{scene, t, cam, gpu_deform};
   lod::CutWorker* worker = scene.lod_worker.get();
@@ -105,10 +107,7 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
       worker->wait();
       ctx.lod_fresh = worker->takeFinished();
     }
-    // A pool given no cut yet (a device replaced while a cut ran) waits for it rather than draw nothing.
-    bool new_pool = false;
-    for (const SceneObject& o : scene.objects)
-      if (const LodObject* l = o.as<LodObject>()) new_pool |= l->gpuPoolUngiven();
+    // A pool given no cut yet waits for the one being made rather than draw nothing.
     if (ctx.lod_busy && new_pool) {
       worker->wait();
       ctx.lod_fresh = worker->takeFinished() || ctx.lod_fresh;
