@@ -45,9 +45,9 @@ bool CutWorker::working() const {
   return busy_ || finished_;
 }
 
-bool CutWorker::sameCameras(const std::vector<Camera>& cameras) const {
+bool CutWorker::sameRequest(const std::vector<Camera>& cameras, uint64_t budget) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (cameras.size() != cameras_.size()) return false;
+  if (budget != budget_ || cameras.size() != cameras_.size()) return false;
   for (size_t i = 0; i < cameras.size(); ++i) {
     const Camera &a = cameras[i], &b = cameras_[i];
     if (a.width != b.width || a.height != b.height || a.fx != b.fx || a.fy != b.fy || a.cx != b.cx ||

@@ -38,9 +38,9 @@ class CutWorker {
   bool busy() const;
   // Whether a cut runs or one finished that takeFinished() has not taken (frames go on to draw it).
   bool working() const;
-  // Whether `cameras` are those of the cut started last (a still camera whose cut has settled needs no
-  // other).
-  bool sameCameras(const std::vector<Camera>& cameras) const;
+  // Whether `cameras` and `budget` are those of the cut started last (a still camera whose cut has settled
+  // under an unchanged budget needs no other).
+  bool sameRequest(const std::vector<Camera>& cameras, uint64_t budget) const;
   // Frame thread: true once the cut started last has finished (its streams then hold a cut their GPU pools
   // have not been given). Rethrows what the cut threw.
   bool takeFinished();

@@ -131,9 +131,10 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
     out.mesh_ranges.push_back({meshes_before, out.meshes.size()});
   }
   // The pools hold the finished cut: the next is made for this frame's camera while the frame draws, unless
-  // the camera is the last cut's and that cut had settled (nothing on its way in, no fade going on).
+  // the camera and the budget are the last cut's and that cut had settled (nothing on its way in, no fade
+  // going on).
   if (ctx.lod_background && !ctx.lod_busy) {  // (a cut that finished during this pose waits for the next)
-    bool more = !worker->sameCameras(lod_cameras);
+    bool more = !worker->sameRequest(lod_cameras, scene.lod_budget);
     for (const std::shared_ptr<lod::LodStream>& s : streams) {
       const lod::StreamStats st = s->stats();
       more |= st.pending > 0 || st.upload_host_rows > 0;

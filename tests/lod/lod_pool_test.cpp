@@ -349,9 +349,18 @@ TEST(LodPool, ACutInTheBackgroundDrawsFinishedCutsAndSettlesToTheFrameCut) {
   a.detach(background);
   const FrameResult again = a.render(background, {0, flyCamera(30, 61), {}, {}});
   EXPECT_EQ(compareImages(again.image, last.image).max_abs, 0.0);
+  background.lod_worker->wait();
   EXPECT_EQ(background.lod_worker->cutsFinished(), settled_at);
+  EXPECT_FALSE(background.lod_worker->working());
   RecordProperty("frames", static_cast<int>(frames));
   RecordProperty("redrawn", static_cast<int>(redrawn));
+  // A new budget for the still, settled view asks for a cut under it.
+  background.lod_budget = 5000;
+  a.render(background, {0, flyCamera(30, 61), {}, {}});
+  EXPECT_TRUE(background.lod_worker->working()) << "no cut made for a new budget";
+  background.lod_worker->wait();
+  const uint64_t before_hold = background.lod_worker->cutsFinished();
+  EXPECT_EQ(before_hold, settled_at + 1);
 
   // Frames drawn while a cut is being made (held on the worker's thread here): each gathers the last cut
   // again, uploads nothing, and draws what the frame before drew for the same camera; once the cut is let go,
@@ -372,7 +381,8 @@ TEST(LodPool, ACutInTheBackgroundDrawsFinishedCutsAndSettlesToTheFrameCut) {
   go.set_value();
   background.lod_worker->wait();
   background.lod_worker->setBeforeCut({});
-  EXPECT_EQ(background.lod_worker->cutsFinished(), settled_at + 1);
+  EXPECT_LE(kind.stream().stats().drawn, 5000u);  // (the new budget's cut, taken by the frame that held)
+  EXPECT_EQ(background.lod_worker->cutsFinished(), before_hold + 1);
   const FrameResult taken = a.render(background, {0, nearer, {}, {}});
   EXPECT_GT(kind.stream().stats().upload_selection_bytes, 0u);  // the new cut given to the pool
   EXPECT_EQ(taken.gpu.uploaded_bytes, 0u);  // (the renderer's own: the pool's slots are written on the GPU)
