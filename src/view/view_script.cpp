@@ -91,11 +91,16 @@ std::vector<ScriptCommand> parseViewerScript(const std::string& text, const std:
       c.kind = ScriptCommand::Kind::kTime;
       c.values[0] = number(w[1], where, "time");
     } else if (name == "wait") {
-      expect(1, "wait <frames>");
+      expect(1, "wait <frames>, or wait settled");
       c.kind = ScriptCommand::Kind::kWait;
-      c.values[0] = number(w[1], where, "frame count");
-      if (c.values[0] < 0 || c.values[0] > 1e6 || c.values[0] != std::floor(c.values[0]))
-        throw Error(where + ": wait takes a whole number of frames in 0..1000000, got " + w[1]);
+      if (lower(w[1]) == "settled") {
+        c.key = "settled";
+      } else {
+        c.values[0] = number(w[1], where, "frame count");
+        if (c.values[0] < 0 || c.values[0] > 1e6 || c.values[0] != std::floor(c.values[0]))
+          throw Error(where + ": wait takes a whole number of frames in 0..1000000, or 'settled', got " +
+                      w[1]);
+      }
     } else if (name == "drop") {
       expect(1, "drop <file>");
       c.kind = ScriptCommand::Kind::kDrop;

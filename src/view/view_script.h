@@ -7,6 +7,7 @@
 //                                   left, right, 0-3, f12, escape)
 //   time <seconds>                  scene time (playback pauses)
 //   wait <frames>                   draw this many frames before the next command
+//   wait settled                    draw frames until the level-of-detail objects stop changing
 //   drop <file>                     open a file as if dropped on the window
 //   screenshot <file.png>           write the next frame, as shown but without the UI
 //   screenshot-ui <file.png>        write the next frame as presented, UI included
@@ -55,7 +56,7 @@ struct ScriptCommand {
   int line = 0;      // 1-based line in the script, for messages
   std::string path;  // camera, drop, screenshot, save-camera: resolved against the script's directory
   // key: lower-case name; clip: the clip; expression: the morph target; look-at, turntable: "off" or empty;
-  // grid, upright-flip, antialiased, post: "on" or "off"
+  // grid, upright-flip, antialiased, post: "on" or "off"; wait: "settled" (values[0] then 0)
   std::string key;
   bool overlay = false;  // screenshot: with the UI (screenshot-ui)
   // orbit: yaw, pitch, distance; time: seconds; wait: frames; resize: width, height; expression: weight;

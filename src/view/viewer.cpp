@@ -486,10 +486,15 @@ class Viewer {
   }
 
   // Whether a level-of-detail object still has chunks on their way in (frames go on until they are drawn).
+  // Level-of-detail objects still changing: a cut to draw when it is done, a chunk on its way, a level change
+  // fading (its rows computed on the host).
   bool lodStreaming() const {
-    if (scene_.lod_worker && scene_.lod_worker->working()) return true;  // a cut to draw when it is done
+    if (scene_.lod_worker && scene_.lod_worker->working()) return true;
     for (const SceneObject& o : scene_.objects)
-      if (const LodObject* l = o.as<LodObject>(); l && l->stream().stats().pending > 0) return true;
+      if (const LodObject* l = o.as<LodObject>()) {
+        const lod::StreamStats st = l->stream().stats();
+        if (st.pending > 0 || st.upload_host_rows > 0) return true;
+      }
     return false;
   }
 
@@ -508,7 +513,7 @@ class Viewer {
     frames_since_motion_ = 0;
   }
 
-  bool scriptRunning() const { return next_command_ < script_.size() || wait_frames_ > 0; }
+  bool scriptRunning() const { return next_command_ < script_.size() || wait_frames_ > 0 || wait_settled_; }
 
   // Whether the user did anything this frame that may change what is drawn: buttons, the wheel, keys, text.
   static bool userInput() {
@@ -640,6 +645,18 @@ class Viewer {
   // Runs script commands until one that ends this frame's share (wait, screenshot, quit).
   void runScript() {
     if (wait_frames_ > 0 && --wait_frames_ > 0) return;
+    if (wait_settled_) {
+      // `wait settled`: until the level-of-detail objects have not changed for as many frames as a fade takes
+      // (a fade without a host-row figure, on the CPU backend, ends within them).
+      quiet_frames_ = lodStreaming() ? 0 : quiet_frames_ + 1;
+      if (quiet_frames_ <= lod::kFadeFrames) {
+        if (++settle_frames_ < kSettleFrames) return;
+        throw Error(
+            fmt::format("{}:{}: wait settled: the level-of-detail objects still change after {} frames",
+                        opt_.script, settle_line_, kSettleFrames));
+      }
+      wait_settled_ = false;
+    }
     while (next_command_ < script_.size()) {
       const ScriptCommand& c = script_[next_command_++];
       try {
@@ -664,6 +681,10 @@ class Viewer {
             openFile(c.path, true);
             break;
           case ScriptCommand::Kind::kWait:
+            if (c.key == "settled") {
+              wait_settled_ = true, settle_frames_ = quiet_frames_ = 0, settle_line_ = c.line;
+              return;
+            }
             wait_frames_ = static_cast<int>(c.values[0]);
             if (wait_frames_ > 0) return;
             break;
@@ -1035,6 +1056,10 @@ class Viewer {
   std::vector<ScriptCommand> script_;
   size_t next_command_ = 0;
   int wait_frames_ = 0;
+  // `wait settled`: frames waited, frames in a row without a change, the command's line.
+  static constexpr int kSettleFrames = 10000;
+  bool wait_settled_ = false;
+  int settle_frames_ = 0, quiet_frames_ = 0, settle_line_ = 0;
   bool quit_ = false;
   std::string capture_path_;      // write this frame here
   std::string camera_path_;       // write this frame's camera here

@@ -817,8 +817,8 @@ TEST(ViewCli, LodHierarchyCutInTheBackgroundSettlesToRender) {
   const Vec3 c = 0.5f * (b.p01 + b.p99);
   const float r = 0.5f * length(b.p99 - b.p01);
   writeText(dir + "/cam.json", lookAtJson(c + Vec3{0.3f * r, -0.2f * r, -1.6f * r}, c, {0, -1, 0}, 320, 240));
-  // 150 frames still: the chunks arrive, the refinements fade in over 8 cuts, and the cuts stop.
-  writeText(dir + "/s.txt", "camera cam.json\nwait 150\nscreenshot v.png\nquit\n");
+  // Still until the chunks have arrived, the refinements faded in (over 8 cuts) and the cuts stopped.
+  writeText(dir + "/s.txt", "camera cam.json\nwait settled\nscreenshot v.png\nquit\n");
   const std::string common = " --lod-budget 30000 --bg 0,0,0";
   ASSERT_EQ(test::runCli("render " + dir + "/biker.lod --camera " + dir + "/cam.json -o " + dir +
                              "/r.png --width 320 --height 240 --backend vulkan" + common,

@@ -22,12 +22,13 @@ TEST(ViewScript, ParsesEveryCommand) {
       "  KEY  Space  \n"
       "time 1.25\n"
       "wait 4\n"
+      "wait Settled\n"
       "drop /abs/biker.spz\n"
       "screenshot out/a.png\n"
       "screenshot-ui b.png\n"
       "quit\n";
   const std::vector<ScriptCommand> s = view::parseViewerScript(text, "/scripts/run.txt");
-  ASSERT_EQ(s.size(), 9u);
+  ASSERT_EQ(s.size(), 10u);
   EXPECT_EQ(s[0].kind, ScriptCommand::Kind::kCamera);
   EXPECT_EQ(s[0].path, "/scripts/cam.json");
   EXPECT_EQ(s[0].line, 3);
@@ -41,14 +42,17 @@ TEST(ViewScript, ParsesEveryCommand) {
   EXPECT_EQ(s[3].values[0], 1.25);
   EXPECT_EQ(s[4].kind, ScriptCommand::Kind::kWait);
   EXPECT_EQ(s[4].values[0], 4.0);
-  EXPECT_EQ(s[5].kind, ScriptCommand::Kind::kDrop);
-  EXPECT_EQ(s[5].path, "/abs/biker.spz");
-  EXPECT_EQ(s[6].kind, ScriptCommand::Kind::kScreenshot);
-  EXPECT_EQ(s[6].path, "/scripts/out/a.png");
-  EXPECT_FALSE(s[6].overlay);
-  EXPECT_TRUE(s[7].overlay);
-  EXPECT_EQ(s[8].kind, ScriptCommand::Kind::kQuit);
-  EXPECT_EQ(s[8].line, 11);
+  EXPECT_TRUE(s[4].key.empty());
+  EXPECT_EQ(s[5].kind, ScriptCommand::Kind::kWait);
+  EXPECT_EQ(s[5].key, "settled");
+  EXPECT_EQ(s[6].kind, ScriptCommand::Kind::kDrop);
+  EXPECT_EQ(s[6].path, "/abs/biker.spz");
+  EXPECT_EQ(s[7].kind, ScriptCommand::Kind::kScreenshot);
+  EXPECT_EQ(s[7].path, "/scripts/out/a.png");
+  EXPECT_FALSE(s[7].overlay);
+  EXPECT_TRUE(s[8].overlay);
+  EXPECT_EQ(s[9].kind, ScriptCommand::Kind::kQuit);
+  EXPECT_EQ(s[9].line, 12);
   // Character commands; a morph target's name may hold spaces.
   const std::vector<ScriptCommand> c = view::parseViewerScript(
       "clip Walk\nexpression Key 1 0.75\nexpression jawOpen 1\nlook-at 12 34.5\nlook-at OFF\nresize "
@@ -111,6 +115,8 @@ TEST(ViewScript, RefusesMalformedLinesNamingTheLine) {
       {"time inf", "s.txt:1: time must be finite"},
       {"wait 2.5", "s.txt:1: wait takes a whole number of frames"},
       {"wait -1", "s.txt:1: wait takes a whole number of frames"},
+      {"wait calm", "s.txt:1: frame count 'calm' is not a number"},
+      {"wait settled 5", "s.txt:1: 'wait' takes 1 argument (wait <frames>, or wait settled)"},
       {"key ctrl", "s.txt:1: unknown key 'ctrl'"},
       {"screenshot a.jpg", "s.txt:1: screenshot a.jpg: expected a .png path"},
       {"camera", "s.txt:1: 'camera' takes 1 argument"},
