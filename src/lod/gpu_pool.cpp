@@ -271,6 +271,15 @@ void GpuPool::prepareFrame(LodStream& stream) {
     if (m != firstMix(end) || (end == rows.size() && m != mixes.size()))
       throw Error(h.dir + ": an SH mix names a row that is not computed on the host");
   });
+  // Into device memory, once for every frame that draws this cut (the frames in between draw it again).
+  if (frame_device_.size < frame_bytes)
+    frame_device_ = ctx_.createBuffer(frame_.size, false, "lod selection (device)");
+  if (frame_bytes) {
+    VkCommandBuffer cmd = ctx_.begin();
+    const VkBufferCopy region{0, 0, frame_bytes};
+    vkCmdCopyBuffer(cmd, frame_.buffer, frame_device_.buffer, 1, &region);
+    ctx_.submit(cmd, "uploading the level-of-detail selection");
+  }
   const double ms = msSince(t0);
   const LodStream::GpuFigures figures{used_,      allocated_,  uint64_t{rows_} * 4,     host,  host_sh,
                                       host_bytes, fresh_nodes, fresh_nodes * row_bytes, rows_, ms};
@@ -290,9 +299,9 @@ void GpuPool::addPasses(FramePasses& frame, const GpuSplatTargets& targets) cons
                 std::to_string(targets.sh_stride) + " SH floats for " + std::to_string(rows_) + " rows of " +
                 std::to_string(stride_));
   if (rows_ == 0) return;
-  const VkDeviceAddress host = frame_.address + host_at_;
+  const VkDeviceAddress host = frame_device_.address + host_at_;
   GatherPush p{};
-  p.selection = frame_.address;
+  p.selection = frame_device_.address;
   p.pool[0] = positions_.address, p.pool[1] = covariances_.address, p.pool[2] = opacities_.address,
   p.pool[3] = sh_.address;
   p.host[0] = host, p.host[1] = host + uint64_t{host_rows_} * 12,

@@ -5,9 +5,10 @@
 // gaussian (its slot, or the index of a gaussian computed on the host: the rows of a level change still
 // fading, LodStream::rows()), with those host rows: 52 bytes each (centre, covariance, opacity, and where its
 // SH comes from: two slots and a weight, LodStream::shMixes()), plus the SH of the few that have their own
-// (ghosts). A gather pass in the frame's command buffer (this GpuSplatSource) copies the selected slots into
-// the object's slots of the frame, bit for bit what the host cloud (LodStream::cloud(), the CPU renderer's
-// input) holds.
+// (ghosts), copied once into device memory (frames that draw the same cut again, while the next is made on
+// another thread, read them there, not across the bus). A gather pass in the frame's command buffer (this
+// GpuSplatSource) copies the selected slots into the object's slots of the frame, bit for bit what the host
+// cloud (LodStream::cloud(), the CPU renderer's input) holds.
 //
 // The stream never holds more nodes than its pool (it evicts, or refines less), so every drawn node has a
 // slot; the pool's buffers grow with the slots in use, up to the pool.
@@ -76,8 +77,9 @@ class GpuPool final : public GpuSplatSource {
   std::vector<uint64_t> stamp_;
   std::vector<std::vector<uint32_t>> slots_;
   gpu::Buffer positions_, covariances_, opacities_, sh_;
-  // This frame's selection and host rows, read by the gather pass straight from host-visible memory.
-  gpu::Buffer frame_;
+  // The cut's selection and host rows: written by the host (frame_), copied to device memory (frame_device_)
+  // where the gather pass of every frame that draws the cut reads them.
+  gpu::Buffer frame_, frame_device_;
   gpu::Buffer staging_;  // chunk uploads, in pieces of at most kStagingBytes
   uint32_t rows_ = 0, host_rows_ = 0;
   bool given_ = false;
