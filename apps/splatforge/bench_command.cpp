@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -23,6 +25,7 @@
 #include "core/chart.h"
 #include "core/error.h"
 #include "core/gaussian_cloud.h"
+#include "core/image.h"
 #include "core/parallel.h"
 #include "deform/gpu_skinning.h"
 #include "frame/frame.h"
@@ -40,6 +43,11 @@
 namespace sf::cli {
 
 namespace {
+
+// A JSON number, or null for an infinite one (the PSNR of identical images).
+std::string jsonNumber(double v) {
+  return std::isfinite(v) ? fmt::format("{:.3f}", v) : "null";
+}
 
 // With --json, stdout carries the JSON document alone: while this lives, what the command prints for people
 // goes to stderr (file descriptor 1 points at 2); release() points it back before the JSON is printed.
@@ -290,8 +298,13 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
 // the pools, the chunks and bytes read so far, the chunks on their way, and the bytes the frame uploaded to
 // the GPU (the renderer's slots, and each LOD object's GPU pool: its selection, the rows of level changes
 // still fading and the chunks placed in the pool) with the pool's slots in use.
+//
+// With a reference (--lod-reference: the same input, every visible leaf drawn, frames waiting for the disk,
+// on a driver of its own), each frame's camera is drawn by both: the frame's PSNR against the reference, and
+// the mean absolute change of each since its previous frame (what the level changes add to the camera's own
+// motion is the popping).
 void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene, const Camera& start,
-              std::string& json) {
+              Scene* reference, FrameDriver* reference_driver, std::string& json) {
   std::vector<lod::LodStream*> streams;
   for (SceneObject& ob : scene.objects)
     if (lod::LodStream* stream = ob.kindOf().lodStream()) streams.push_back(stream);
@@ -300,6 +313,19 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
                 ": --lod flies through level-of-detail objects, and this input has none (splatforge lod "
                 "build makes one)");
   scene.lod_settle = false;
+  if (reference) {
+    // Every node in memory and no budget: the cut is every visible leaf (lod/cut.h), read before it draws.
+    reference->lod_settle = true;
+    reference->lod_budget = std::numeric_limits<uint64_t>::max();
+    for (SceneObject& ob : reference->objects)
+      if (lod::LodStream* stream = ob.kindOf().lodStream()) {
+        const uint64_t nodes = stream->hierarchy().index.node_count;
+        if (nodes >= (uint64_t{1} << 31))
+          throw Error(stream->hierarchy().dir + ": --lod-reference holds every node in memory, and this " +
+                      "hierarchy has " + std::to_string(nodes) + " (at most 2147483647)");
+        stream->setPoolNodes(nodes);
+      }
+  }
   const CloudBounds bounds = sceneBounds(scene);
   // As the viewer: on the Vulkan backend the cut is made on a thread of its own unless --lod-cut frame.
   const bool background = o.lod_cut == "background" && driver.usesVulkan();
@@ -316,8 +342,12 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
     uint64_t drawn = 0, resident = 0, pool = 0, chunks = 0, bytes = 0, pending = 0, evictions = 0;
     uint64_t uploaded = 0, selection = 0, host_rows = 0, host_sh_rows = 0, chunk_bytes = 0, slots_used = 0;
     uint64_t cuts = 0;  // cuts finished so far (every frame's own without the background worker)
+    // Against the reference: PSNR (infinite where identical), and the mean absolute change of the frame and
+    // of the reference since their previous frames (0 for the first).
+    double psnr = 0, change = 0, change_reference = 0;
   };
   std::vector<Sample> samples;
+  ImageRGBA last_image, last_reference;
   for (int f = 0; f < o.frames; ++f) {
     const float s = o.frames > 1 ? static_cast<float>(f) / static_cast<float>(o.frames - 1) : 0.0f;
     const float turn = 0.5f * 3.14159265f * s, k = 1.0f - 0.85f * s;
@@ -345,6 +375,19 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
     x.uploaded += r.gpu.uploaded_bytes;  // the renderer's own uploads (0 on the CPU backend)
     x.gpu_ms = r.vulkan ? r.gpu.times.total - r.gpu.times.readback : 0.0;
     x.cuts = background ? scene.lod_worker->cutsFinished() : static_cast<uint64_t>(f) + 1;
+    if (reference) {
+      FrameResult full = reference_driver->render(*reference, benchFrame(0, cam, o));
+      x.psnr = compareImages(r.image, full.image).psnr;
+      if (f > 0) {
+        x.change = compareImages(r.image, last_image).mean_abs;
+        x.change_reference = compareImages(full.image, last_reference).mean_abs;
+      }
+      last_image = r.image, last_reference = std::move(full.image);
+      fmt::print(
+          "lod frame {:4d}: against every visible leaf {:.2f} dB; change since the last frame {:.5f} "
+          "(full resolution {:.5f})\n",
+          f, x.psnr, x.change, x.change_reference);
+    }
     samples.push_back(x);
     fmt::print(
         "lod frame {:4d}: {:8.2f} ms (cut and pose {:6.2f} ms, {:4d} cuts), {:9d} gaussians drawn, {:9d} "
@@ -387,12 +430,35 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
     fmt::print("lod: cut in the background: {} cuts finished in {} frames (one every {:.1f} frames)\n",
                cuts_made, samples.size(),
                static_cast<double>(samples.size()) / static_cast<double>(std::max<uint64_t>(cuts_made, 1)));
+  std::string reference_json;
+  if (reference && !samples.empty()) {
+    std::vector<double> psnrs;
+    double lowest = std::numeric_limits<double>::infinity(), change = 0, change_reference = 0;
+    size_t lowest_at = 0;
+    for (size_t i = 0; i < samples.size(); ++i) {
+      psnrs.push_back(samples[i].psnr);
+      if (samples[i].psnr < lowest) lowest = samples[i].psnr, lowest_at = i;
+      change += samples[i].change, change_reference += samples[i].change_reference;
+    }
+    const double steps = static_cast<double>(std::max<size_t>(samples.size() - 1, 1));
+    change /= steps, change_reference /= steps;
+    fmt::print(
+        "lod: against every visible leaf drawn: PSNR median {:.2f} dB, lowest {:.2f} dB (frame {}); "
+        "consecutive frames differ by {:.5f} on average with level of detail and {:.5f} at full resolution "
+        "(popping adds {:.5f})\n",
+        median(psnrs), lowest, lowest_at, change, change_reference, change - change_reference);
+    reference_json = fmt::format(
+        ", \"reference\": {{\"psnr_median\": {}, \"psnr_lowest\": {}, \"change_mean\": {:.6f}, "
+        "\"change_reference_mean\": {:.6f}}}",
+        jsonNumber(median(psnrs)), jsonNumber(lowest), change, change_reference);
+  }
   if (VulkanRenderer* vk = driver.vulkan()) json += gpuMemory(vk->context(), most);  // the pools included
   json += fmt::format(
-      "  \"backend\": \"{}\",\n  \"lod\": {{\"budget\": {}, \"objects\": {}, \"cut\": \"{}\", \"cuts\": {}, "
+      "  \"backend\": \"{}\",\n  \"lod\": {{\"budget\": {}, \"objects\": {}, \"cut\": \"{}\", \"cuts\": "
+      "{}{}, "
       "\"frames\": [",
       driver.usesVulkan() ? "vulkan" : "cpu", scene.lod_budget, streams.size(),
-      background ? "background" : "frame", cuts_made);
+      background ? "background" : "frame", cuts_made, reference_json);
   for (size_t i = 0; i < samples.size(); ++i) {
     const Sample& x = samples[i];
     json += fmt::format(
@@ -405,6 +471,11 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
         i ? "," : "", x.ms, x.pose_ms, x.cut_ms, x.draw_ms, x.pool_ms, x.drawn, x.resident, x.pool, x.chunks,
         x.bytes, x.pending, x.evictions, x.uploaded, x.selection, x.host_rows, x.host_sh_rows, x.chunk_bytes,
         x.slots_used, x.cuts, x.gpu_ms);
+    if (reference) {
+      json.pop_back();  // the frame's closing brace
+      json += fmt::format(", \"psnr\": {}, \"change\": {:.6f}, \"change_reference\": {:.6f}}}",
+                          jsonNumber(x.psnr), x.change, x.change_reference);
+    }
   }
   json += "\n  ]}\n}\n";
   if (!o.plot.empty()) {
@@ -420,9 +491,15 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
       resident.values.push_back(static_cast<double>(samples[i].resident) / 1e3);
       read.values.push_back(static_cast<double>(samples[i].chunks));
     }
+    std::vector<chart::Panel> panels = {ms, drawn, resident, read};
+    if (reference) {  // (identical frames drawn at 100 dB)
+      chart::Panel psnr{"PSNR AGAINST EVERY LEAF (DB)", Vec3{0.80f, 0.15f, 0.20f}, {}};
+      for (const Sample& x : samples) psnr.values.push_back(std::min(x.psnr, 100.0));
+      panels.push_back(psnr);
+    }
     writePng(o.plot,
              chart::plotPanels("LEVEL OF DETAIL FLY-THROUGH: BUDGET " + std::to_string(scene.lod_budget),
-                               "FRAME", frames, {ms, drawn, resident, read}));
+                               "FRAME", frames, panels));
     fmt::print("lod: wrote {}\n", o.plot);
   }
 }
@@ -570,6 +647,8 @@ int BenchCommand::run() const {
     std::string what;
     if (!o.plot.empty() && !o.lod)
       throw UsageError("--plot draws the curves of the --lod fly-through: give --lod");
+    if (o.lod_reference && !o.lod)
+      throw UsageError("--lod-reference compares the --lod fly-through's frames: give --lod");
     if (!o.plot.empty() && fileExtension(o.plot) != ".png")
       throw UsageError("--plot " + o.plot + ": expected a .png path");
     Scene scene = benchScene(o, dir, what);
@@ -614,7 +693,15 @@ int BenchCommand::run() const {
                  cam.width, cam.height, o.frames);
       json += fmt::format("  \"scene\": \"{}\",\n  \"objects\": {},\n  \"width\": {},\n  \"height\": {},\n",
                           jsonEscape(what), scene.objects.size(), cam.width, cam.height);
-      benchLod(o, driver, scene, cam, json);
+      std::optional<Scene> reference;
+      std::optional<FrameDriver> reference_driver;
+      if (o.lod_reference) {
+        std::string ignored;
+        reference.emplace(benchScene(o, dir, ignored));
+        reference_driver.emplace(fo);
+      }
+      benchLod(o, driver, scene, cam, reference ? &*reference : nullptr,
+               reference_driver ? &*reference_driver : nullptr, json);
       human.release();
       emitJson(json, o.json, o.json_out);
       return 0;

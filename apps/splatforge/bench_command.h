@@ -64,6 +64,9 @@ class BenchCommand {
     std::optional<uint64_t> lod_pool;    // nodes each LOD object keeps in memory (default: the scene's)
     std::string plot;                    // --lod: the per-frame curves as a PNG
     std::string lod_cut = "background";  // --lod: background (lod/cut_worker.h) or frame
+    // --lod: also draw every frame's camera with every visible leaf (the full-resolution reference) and
+    // report each frame's PSNR against it and the change between consecutive frames with and without LOD.
+    bool lod_reference = false;
   };
 
  private:

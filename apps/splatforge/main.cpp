@@ -571,6 +571,11 @@ BenchCommand::BenchCommand(CLI::App& app) : options_(std::make_unique<Options>()
   addLodBudgetOption(command_, o.lod_budget, o.lod_pool);
   addLodCutOption(command_, o.lod_cut);
   command_->add_option("--plot", o.plot, "--lod: also write the per-frame curves as a PNG");
+  command_->add_flag(
+      "--lod-reference", o.lod_reference,
+      "--lod: also draw each frame's camera with every visible leaf (full resolution, waiting for "
+      "the disk) and report per frame the PSNR against it and how much the image changed since "
+      "the last frame, with level of detail and without (popping)");
   // Given on the command line, --width and --height override a --camera file's size.
   command_->callback([&o, command = command_] {
     o.width_given = command->count("--width") > 0;

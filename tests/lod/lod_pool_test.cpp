@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <future>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -45,6 +46,11 @@ const std::string& hierarchy(size_t leaves, int degree) {
     it->second = d + "/capture.lod";
   }
   return it->second;
+}
+
+nlohmann::json readJson(const std::string& path) {
+  const std::vector<uint8_t> text = readFile(path);
+  return nlohmann::json::parse(std::string(text.begin(), text.end()));
 }
 
 size_t rowBytes(const GaussianCloud& c) {
@@ -401,8 +407,7 @@ TEST(LodPool, BenchReportsTheBytesUploadedEachFrame) {
       json);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("MB uploaded a frame on average"), std::string::npos) << r.out;
-  const std::vector<uint8_t> text = readFile(json);
-  const nlohmann::json j = nlohmann::json::parse(std::string(text.begin(), text.end()));
+  const nlohmann::json j = readJson(json);
   const auto& frames = j.at("lod").at("frames");
   ASSERT_EQ(frames.size(), 12u);
   const uint64_t row = 40 + 48 * 4;
@@ -423,8 +428,7 @@ TEST(LodPool, BenchReportsTheBytesUploadedEachFrame) {
                                        "--height 72 --backend vulkan --lod-cut frame --json-out " +
                                        json);
   ASSERT_EQ(small.code, 0) << small.out;
-  const std::vector<uint8_t> text2 = readFile(json);
-  const nlohmann::json j2 = nlohmann::json::parse(std::string(text2.begin(), text2.end()));
+  const nlohmann::json j2 = readJson(json);
   for (const auto& f : j2.at("lod").at("frames")) {
     EXPECT_EQ(f.at("pool").get<uint64_t>(), 3000u);
     EXPECT_LE(f.at("gpu_slots_used").get<uint64_t>(), 3000u);
@@ -437,8 +441,7 @@ TEST(LodPool, BenchReportsTheBytesUploadedEachFrame) {
                                     json);
   ASSERT_EQ(bg.code, 0) << bg.out;
   EXPECT_NE(bg.out.find("lod: cut in the background: "), std::string::npos) << bg.out;
-  const std::vector<uint8_t> text3 = readFile(json);
-  const nlohmann::json j3 = nlohmann::json::parse(std::string(text3.begin(), text3.end()));
+  const nlohmann::json j3 = readJson(json);
   EXPECT_EQ(j3.at("lod").at("cut"), "background");
   EXPECT_GT(j3.at("gpu_memory").at("held_bytes").get<uint64_t>(), 0u);
   uint64_t cuts_before = 0;
@@ -454,6 +457,50 @@ TEST(LodPool, BenchReportsTheBytesUploadedEachFrame) {
   const test::CliRun refused = test::cli("bench " + dir + " --lod --frames 2 --lod-pool 1 --backend vulkan");
   EXPECT_EQ(refused.code, 1) << refused.out;
   EXPECT_NE(refused.out.find("the pool of 1 nodes cannot hold the hierarchy's top chunk"), std::string::npos)
+      << refused.out;
+}
+
+// `bench --lod --lod-reference`: each frame against the same camera with every visible leaf drawn. A budget
+// far under the leaves draws a coarse image (low PSNR in every frame); a budget above every node converges
+// on the reference once the chunks are in and the fades are done; the camera's own motion changes both.
+TEST(LodPool, BenchComparesEachFrameWithEveryVisibleLeaf) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  const std::string& dir = hierarchy(20000, 3);
+  const std::string json = test::tempDir("LodPoolReference") + "/fly.json";
+  const std::string common =
+      " --lod --lod-reference --frames 24 --width 96 --height 72 --backend vulkan "
+      "--lod-cut frame --json-out " +
+      json;
+  const test::CliRun coarse = test::cli("bench " + dir + common + " --lod-budget 200");
+  ASSERT_EQ(coarse.code, 0) << coarse.out;
+  EXPECT_NE(coarse.out.find("lod: against every visible leaf drawn: PSNR median"), std::string::npos)
+      << coarse.out;
+  const nlohmann::json c = readJson(json);
+  ASSERT_EQ(c.at("lod").at("frames").size(), 24u);
+  double change_reference = 0;
+  for (const auto& f : c.at("lod").at("frames")) {
+    ASSERT_TRUE(f.at("psnr").is_number()) << f.dump();  // (never identical)
+    EXPECT_LT(f.at("psnr").get<double>(), 30.0) << f.dump();
+    change_reference += f.at("change_reference").get<double>();
+  }
+  EXPECT_EQ(c.at("lod").at("frames")[0].at("change").get<double>(), 0.0);
+  EXPECT_GT(change_reference, 0.0);  // the camera moves
+  EXPECT_NEAR(c.at("lod").at("reference").at("change_reference_mean").get<double>(), change_reference / 23,
+              1e-5);
+
+  const test::CliRun fine = test::cli("bench " + dir + common + " --lod-budget 100000");
+  ASSERT_EQ(fine.code, 0) << fine.out;
+  const nlohmann::json j = readJson(json);
+  auto dB = [](const nlohmann::json& v) {  // (null: identical images)
+    return v.is_null() ? std::numeric_limits<double>::infinity() : v.get<double>();
+  };
+  const auto& last = j.at("lod").at("frames").back();
+  EXPECT_GT(dB(last.at("psnr")), 40.0) << last.dump();
+  EXPECT_GT(dB(j.at("lod").at("reference").at("psnr_median")),
+            dB(c.at("lod").at("reference").at("psnr_median")) + 10.0);
+  const test::CliRun refused = test::cli("bench " + dir + " --lod-reference --backend vulkan");
+  EXPECT_EQ(refused.code, 2) << refused.out;
+  EXPECT_NE(refused.out.find("--lod-reference compares the --lod fly-through's frames"), std::string::npos)
       << refused.out;
 }
 
