@@ -96,8 +96,10 @@ std::vector<ScriptCommand> parseViewerScript(const std::string& text, const std:
       if (lower(w[1]) == "settled") {
         c.key = "settled";
       } else {
-        c.values[0] = number(w[1], where, "frame count");
-        if (c.values[0] < 0 || c.values[0] > 1e6 || c.values[0] != std::floor(c.values[0]))
+        char* end = nullptr;
+        c.values[0] = std::strtod(w[1].c_str(), &end);
+        if (*end != '\0' || !(c.values[0] >= 0 && c.values[0] <= 1e6) ||
+            c.values[0] != std::floor(c.values[0]))
           throw Error(where + ": wait takes a whole number of frames in 0..1000000, or 'settled', got " +
                       w[1]);
       }

@@ -485,9 +485,9 @@ class Viewer {
                 background ? "on its own thread (frames draw the last one finished)" : "before every frame");
   }
 
-  // Whether a level-of-detail object still has chunks on their way in (frames go on until they are drawn).
   // Level-of-detail objects still changing: a cut to draw when it is done, a chunk on its way, a level change
-  // fading (its rows computed on the host).
+  // fading (its rows computed on the host: with the cut before every frame, frames advance the fades; in the
+  // background a fading cut starts the next, so working() covers them).
   bool lodStreaming() const {
     if (scene_.lod_worker && scene_.lod_worker->working()) return true;
     for (const SceneObject& o : scene_.objects)
@@ -646,8 +646,8 @@ class Viewer {
   void runScript() {
     if (wait_frames_ > 0 && --wait_frames_ > 0) return;
     if (wait_settled_) {
-      // `wait settled`: until the level-of-detail objects have not changed for as many frames as a fade takes
-      // (a fade without a host-row figure, on the CPU backend, ends within them).
+      // `wait settled`: until the level-of-detail objects have not changed for one frame more than a fade
+      // takes (kFadeFrames + 1 quiet frames in a row).
       quiet_frames_ = lodStreaming() ? 0 : quiet_frames_ + 1;
       if (quiet_frames_ <= lod::kFadeFrames) {
         if (++settle_frames_ < kSettleFrames) return;

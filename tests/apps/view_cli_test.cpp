@@ -818,7 +818,9 @@ TEST(ViewCli, LodHierarchyCutInTheBackgroundSettlesToRender) {
   const float r = 0.5f * length(b.p99 - b.p01);
   writeText(dir + "/cam.json", lookAtJson(c + Vec3{0.3f * r, -0.2f * r, -1.6f * r}, c, {0, -1, 0}, 320, 240));
   // Still until the chunks have arrived, the refinements faded in (over 8 cuts) and the cuts stopped.
-  writeText(dir + "/s.txt", "camera cam.json\nwait settled\nscreenshot v.png\nquit\n");
+  // Then 30 frames more, which change nothing.
+  writeText(dir + "/s.txt",
+            "camera cam.json\nwait settled\nscreenshot v.png\nwait 30\nscreenshot w.png\nquit\n");
   const std::string common = " --lod-budget 30000 --bg 0,0,0";
   ASSERT_EQ(test::runCli("render " + dir + "/biker.lod --camera " + dir + "/cam.json -o " + dir +
                              "/r.png --width 320 --height 240 --backend vulkan" + common,
@@ -835,8 +837,14 @@ TEST(ViewCli, LodHierarchyCutInTheBackgroundSettlesToRender) {
         << out;
     const ImageDiff d = compareImages(readPng(dir + "/v.png"), rendered);
     EXPECT_GE(d.psnr, 40.0) << "--lod-cut " << cut << ": max diff " << d.max_abs;
+    EXPECT_EQ(compareImages(readPng(dir + "/w.png"), readPng(dir + "/v.png")).max_abs, 0.0)
+        << "--lod-cut " << cut << ": the view changed after 'wait settled'";
     std::printf("[ --lod-cut %s: %.2f dB against render ]\n", cut, d.psnr);
   }
+  // A scene without level of detail is settled at once.
+  writeText(dir + "/plain.txt", "wait settled\nscreenshot p.png\nquit\n");
+  ASSERT_EQ(test::runCli("view " + biker + " --script " + dir + "/plain.txt --size 160x120", &out), 0) << out;
+  EXPECT_TRUE(fs::exists(dir + "/p.png"));
 }
 
 TEST(ViewCli, TargetFrameTimeMustBePositive) {
