@@ -32,60 +32,63 @@ struct InParallel {
 };
 
 // Threads started once and reused by every parallelFor: starting 15 threads per call costs about as much
-// as posing a thousand skeletons. run() wakes `helpers` of them to call `work` alongside the caller and
-// returns when all have returned from it. A call while another thread's job holds the pool never waits for
-// it: its caller does all of its own work (`work` pulls items until none is left). Waiting instead would
-// deadlock when the job holding the pool waits on that caller (a task that waits for another thread's
+// as posing a thousand skeletons. run() offers `work` to up to `helpers` of them, calls it on the caller's
+// thread too, and returns once every helper that took it has returned from it (`work` pulls items until none
+// is left, so the caller never waits for a helper to start). Jobs of different threads run at the same
+// time: a free worker takes the oldest job that still wants helpers, so a job that starts while another
+// holds every worker runs on its caller alone at first and gains the workers as the other job finishes
+// (the level-of-detail cut's thread and the frame's thread both use the pool; one never runs on a single
+// core for the length of the other's work). No caller waits for another's job: waiting would deadlock
+// when the job holding the workers waits on that caller (a task that waits for another thread's
 // parallelFor). The pool grows to the largest number of helpers asked for and is never destroyed: its
 // threads wait until the process ends.
 class WorkerPool {
  public:
   void run(unsigned helpers, const std::function<void()>& work) {
-    std::unique_lock<std::mutex> turn(turn_, std::try_to_lock);
-    if (!turn.owns_lock()) {  // busy with another thread's job: this caller alone
-      work();
-      return;
-    }
+    Job job{&work, helpers};
     {
       std::lock_guard<std::mutex> lock(m_);
-      while (workers_.size() < helpers) {
-        const size_t index = workers_.size();
-        workers_.emplace_back([this, index] { loop(index); });
-      }
-      job_ = &work;
-      helpers_ = helpers;
-      pending_ = helpers;
-      ++generation_;
+      while (workers_.size() < helpers) workers_.emplace_back([this] { loop(); });
+      jobs_.push_back(&job);
     }
     wake_.notify_all();
     work();
     std::unique_lock<std::mutex> lock(m_);
-    done_.wait(lock, [&] { return pending_ == 0; });
-    job_ = nullptr;
+    jobs_.erase(std::find(jobs_.begin(), jobs_.end(), &job));  // (no helper takes it from now on)
+    done_.wait(lock, [&] { return job.inside == 0; });
   }
 
  private:
-  void loop(size_t index) {
-    uint64_t seen = 0;  // a worker is created inside run(), just before the job it first sees
+  struct Job {
+    const std::function<void()>* work;
+    unsigned wanted;      // helpers it asked for
+    unsigned taken = 0;   // helpers that took it so far
+    unsigned inside = 0;  // helpers running its work now
+  };
+
+  Job* next() const {  // (under m_) the oldest job that wants more helpers
+    for (Job* j : jobs_)
+      if (j->taken < j->wanted) return j;
+    return nullptr;
+  }
+
+  void loop() {
+    std::unique_lock<std::mutex> lock(m_);
     for (;;) {
-      std::unique_lock<std::mutex> lock(m_);
-      wake_.wait(lock, [&] { return generation_ != seen; });
-      seen = generation_;
-      if (index >= helpers_) continue;  // this job asked for fewer helpers
-      const std::function<void()>* job = job_;
+      wake_.wait(lock, [&] { return next() != nullptr; });
+      Job* job = next();
+      ++job->taken, ++job->inside;
       lock.unlock();
-      (*job)();
+      (*job->work)();
       lock.lock();
-      if (--pending_ == 0) done_.notify_one();
+      if (--job->inside == 0) done_.notify_all();
     }
   }
 
-  std::mutex turn_, m_;
+  std::mutex m_;
   std::condition_variable wake_, done_;
   std::vector<std::thread> workers_;
-  const std::function<void()>* job_ = nullptr;
-  unsigned helpers_ = 0, pending_ = 0;
-  uint64_t generation_ = 0;
+  std::vector<Job*> jobs_;  // jobs being run, oldest first
 };
 
 WorkerPool& workerPool() {

@@ -1,7 +1,8 @@
 // parallelFor over the persistent worker pool: every index exactly once whatever the thread count (the pool
 // grows when more threads are asked for), nested calls run serially, the first exception reaches the caller
 // and the pool keeps working after it, callers on different threads all finish, and a task waiting on another
-// thread's parallelFor finishes too (no deadlock).
+// thread's parallelFor finishes too (no deadlock), and a job started while another holds every worker gains
+// them when that one ends.
 #include "core/parallel.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <future>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -106,6 +109,37 @@ TEST(Parallel, ATaskWaitingOnAnotherThreadsParallelForFinishes) {
   const auto [inner, outer] = scenario.get();
   EXPECT_EQ(inner, 4950u);
   EXPECT_EQ(outer, 8u);
+}
+
+// Two threads' jobs at once (the level-of-detail cut's thread and the frame's): job B starts while job A
+// holds every worker, runs on its caller alone while A does, and once A ends the workers take B's remaining
+// items. (With a pool that one job held at a time, B ran on its caller alone to the end.)
+TEST(Parallel, AJobStartedWhileAnotherHoldsTheWorkersGainsThemWhenItEnds) {
+  // More threads than any other test asks for, so that A's helpers are every worker of the pool.
+  ThreadCount tc("48");
+  std::atomic<bool> release{false};
+  std::atomic<int> a_inside{0};
+  std::thread a([&] {
+    parallelFor(48, [&](size_t) {  // every thread of the pool held until released
+      a_inside.fetch_add(1);
+      while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+  });
+  while (a_inside.load() < 48) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::mutex m;
+  std::set<std::thread::id> before, after;
+  std::atomic<int> done{0};
+  parallelFor(400, [&](size_t i) {
+    if (i == 20) release.store(true);  // A ends while B runs
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::lock_guard<std::mutex> lock(m);
+    (release.load() ? after : before).insert(std::this_thread::get_id());
+    done.fetch_add(1);
+  });
+  a.join();
+  EXPECT_EQ(done.load(), 400);
+  EXPECT_EQ(before.size(), 1u);  // B's caller alone while A held the workers
+  EXPECT_GE(after.size(), 3u) << "the workers did not take the job once the other one ended";
 }
 
 }  // namespace
