@@ -127,8 +127,10 @@ std::string benchLoads(const std::string& dir, int frames) {
 
 // The scene bench renders (INPUT: a splat file, scene JSON or neural generator; the biker capture of the
 // assets directory; or a synthetic cloud; tiled by --copies) and its name. Refuses scenes holding glTF
-// models, characters or a script: bench measures splat rendering.
-Scene benchScene(const BenchCommand::Options& o, const std::string& dir, std::string& what) {
+// models, characters or a script: bench measures splat rendering. `warn`: print the input's warnings (false
+// for a second opening of the same input: --lod-reference).
+Scene benchScene(const BenchCommand::Options& o, const std::string& dir, std::string& what,
+                 bool warn = true) {
   std::shared_ptr<GaussianCloud> cloud;
   Scene scene;
   if (o.synthetic > 0) {
@@ -141,12 +143,12 @@ Scene benchScene(const BenchCommand::Options& o, const std::string& dir, std::st
       lo.strict = true;  // a benchmark of a scene missing an object measures something else
       lo.confine_paths = !o.allow_outside_paths;
       scene = loadSceneJson(input, lo);
-      printWarnings("bench", scene.warnings);
+      if (warn) printWarnings("bench", scene.warnings);
     } else if (classifyInput(input) == InputKind::kOnnx || classifyInput(input) == InputKind::kLodHierarchy) {
       scene = sceneFromFile(input);  // a neural generator, or a level-of-detail hierarchy: one object
     } else {
       LoadedSplats loaded = loadSplats(input);
-      printWarnings("bench", loaded.warnings);
+      if (warn) printWarnings("bench", loaded.warnings);
       cloud = std::make_shared<GaussianCloud>(std::move(loaded.cloud));
       if (o.sh_degree > 0) padShDegree(*cloud, o.sh_degree);
     }
@@ -719,7 +721,7 @@ int BenchCommand::run() const {
       std::optional<FrameDriver> reference_driver;
       if (o.lod_reference) {
         std::string ignored;
-        reference.emplace(benchScene(o, dir, ignored));
+        reference.emplace(benchScene(o, dir, ignored, false));  // (its warnings were printed)
         reference_driver.emplace(fo);
       }
       benchLod(o, driver, scene, cam, reference ? &*reference : nullptr,
