@@ -317,9 +317,9 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
 // still fading and the chunks placed in the pool) with the pool's slots in use.
 //
 // With a reference (--lod-reference: the same input, every visible leaf drawn, frames waiting for the disk,
-// on a driver of its own), each frame's camera is drawn by both: the frame's PSNR against the reference, and
-// the mean absolute change of each since its previous frame (what the level changes add to the camera's own
-// motion is the popping).
+// on a driver of its own), each frame's camera is drawn by both: the frame's PSNR against the reference, the
+// mean absolute change of each since its previous frame, and the change of the frame's error against the
+// reference (errorChange: the popping, in which the camera's own motion mostly cancels).
 void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene, const Camera& start,
               Scene* reference, FrameDriver* reference_driver, std::string& json) {
   std::vector<lod::LodStream*> streams;
