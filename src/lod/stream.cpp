@@ -177,6 +177,7 @@ void LodStream::install() {
     last_drawn_[chunk] = frame_ + 1;  // kept for the frame being built, which asked for it
   }
   if (evicted_.empty()) return;
+  fillMixSh();  // (before the chunks their SH comes from may go)
   // The last draw's rows of nodes of the chunks evicted become rows of their own (their values copied into
   // cloud_ where cloud() had not yet), so that cloud() and the next draw's fades never read a freed chunk.
   std::vector<uint8_t> gone(resident_.size(), 0);
@@ -240,10 +241,16 @@ GaussianView rowOf(const GaussianCloud& c, size_t i) {
   return {c.positions[i], c.scales[i], c.rotations[i], c.sh.data() + i * static_cast<size_t>(c.shStride())};
 }
 
+// `out` = the blend at t of a and b, n coefficients (morphGaussian's SH; the rows whose SH waits, fillMixSh).
+void mixSh(const float* a, const float* b, float t, size_t n, float* out) {
+  for (size_t j = 0; j < n; ++j) out[j] = a[j] + (b[j] - a[j]) * t;
+}
+
 // Gaussian i of `c` set to the blend at t in [0, 1] of a and b: position, scale in log space, rotation by
-// normalised lerp (on b's side of the sphere), SH linearly. b may be gaussian i itself. Opacity is the
-// caller's.
-void morphGaussian(GaussianCloud& c, size_t i, const GaussianView& a, const GaussianView& b, float t) {
+// normalised lerp (on a's side of the sphere), and with `sh` SH linearly (mixSh). b may be gaussian i itself.
+// Opacity is the caller's.
+void morphGaussian(GaussianCloud& c, size_t i, const GaussianView& a, const GaussianView& b, float t,
+                   bool sh = true) {
   auto mix = [t](float x, float y) { return x + (y - x) * t; };
   const Vec3 pb = b.position, sb = b.scale;
   const Quat q = b.rotation;
@@ -256,9 +263,7 @@ void morphGaussian(GaussianCloud& c, size_t i, const GaussianView& a, const Gaus
   const float sign = p.w * q.w + p.x * q.x + p.y * q.y + p.z * q.z < 0 ? -1.0f : 1.0f;
   c.rotations[i] =
       normalize(Quat{mix(p.w, sign * q.w), mix(p.x, sign * q.x), mix(p.y, sign * q.y), mix(p.z, sign * q.z)});
-  const size_t stride = static_cast<size_t>(c.shStride());
-  float* sh = c.sh.data() + i * stride;
-  for (size_t j = 0; j < stride; ++j) sh[j] = mix(a.sh[j], shb[j]);
+  if (sh) mixSh(a.sh, shb, t, static_cast<size_t>(c.shStride()), c.sh.data() + i * c.shStride());
 }
 
 // Row `si` of `src` copied to row `di` of `dst` (same SH degree).
@@ -394,17 +399,20 @@ void LodStream::fadeOut(const std::vector<std::pair<uint32_t, uint32_t>>& remove
   for (size_t g = 0; g < ghosts.size(); ++g)
     if (!(flags[ghosts[g].into_id] & kCutScratch)) staying.push_back(static_cast<uint32_t>(g));
   resizeRows(starts, staying.size());
+  const size_t stride = static_cast<size_t>(cloud_.shStride());
   parallelForRange(staying.size(), 4096, [&](size_t begin, size_t end) {
     for (size_t at = begin; at < end; ++at) {
       const size_t g = staying[at];
-      if (g < new_count && !(rows_[from[g].first] == kNoNode))  // (cloud_ may not hold it: cloud())
+      if (g < new_count && !(rows_[from[g].first] == kNoNode)) {  // (cloud_ may not hold it: cloud())
         putNode(starts, at, h_, rows_[from[g].first]);
-      else if (g < new_count)
+      } else if (g < new_count) {
         copyRow(starts, at, cloud_, from[g].first);
-      else if (kept[g - new_count].first == 0)
+        if (mix_sh_pending_) mixShOfRow(from[g].first, starts.sh.data() + at * stride);  // a morphing row's
+      } else if (kept[g - new_count].first == 0) {
         copyRow(starts, at, ghost_start_, kept[g - new_count].second);
-      else
+      } else {
         copyRow(starts, at, cloud_, kept[g - new_count].second);
+      }
     }
   });
   // The marks cleared before the list is compacted (compacting in place overwrites dropped ghosts, whose
@@ -485,6 +493,7 @@ void LodStream::fillCloud(const std::vector<Morph>& morphs, const std::vector<Gh
     for (size_t i = begin; i < end; ++i) rows_[i] = cut[i].ref;
   });
   plain_pending_ = true;
+  mix_sh_pending_ = true;
   sh_mixes_.resize(morphs.size());
   parallelForRange(morphs.size(), 4096, [&](size_t begin, size_t end) {
     for (size_t k = begin; k < end; ++k) {
@@ -492,7 +501,8 @@ void LodStream::fillCloud(const std::vector<Morph>& morphs, const std::vector<Gh
       const float t = static_cast<float>(m.age) / static_cast<float>(kFadeFrames);
       const Node& to = nodeAt(h_, m.ref);
       morphGaussian(cloud_, m.row, viewOf(nodeAt(h_, m.from), shAt(h_, m.from)), viewOf(to, shAt(h_, m.ref)),
-                    t);
+                    t,
+                    false);  // (its SH waits: fillMixSh)
       cloud_.opacities[m.row] = m.start_opacity + (to.opacity - m.start_opacity) * t;
       rows_[m.row] = kNoNode;
       sh_mixes_[k] = {m.row, m.from, m.ref, t};
@@ -524,7 +534,28 @@ std::vector<uint32_t>& LodStream::nodeScratch() {
   return node_scratch_;
 }
 
+void LodStream::mixShOfRow(uint32_t row, float* out) const {
+  const auto it = std::lower_bound(sh_mixes_.begin(), sh_mixes_.end(), row,
+                                   [](const ShMix& x, uint32_t r) { return x.row < r; });
+  if (it != sh_mixes_.end() && it->row == row && !(it->from == it->to))
+    mixSh(shAt(h_, it->from), shAt(h_, it->to), it->t, static_cast<size_t>(cloud_.shStride()), out);
+}
+
+void LodStream::fillMixSh() {
+  if (!mix_sh_pending_) return;
+  const size_t stride = static_cast<size_t>(cloud_.shStride());
+  parallelForRange(sh_mixes_.size(), 4096, [&](size_t begin, size_t end) {
+    for (size_t k = begin; k < end; ++k) {
+      const ShMix& m = sh_mixes_[k];
+      if (!(m.from == m.to))  // (a node ghosts fade into holds its own SH: putNode)
+        mixSh(shAt(h_, m.from), shAt(h_, m.to), m.t, stride, cloud_.sh.data() + size_t{m.row} * stride);
+    }
+  });
+  mix_sh_pending_ = false;
+}
+
 const GaussianCloud& LodStream::cloud() {
+  fillMixSh();
   if (!plain_pending_) return cloud_;
   parallelForRange(rows_.size(), 16384, [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i)

@@ -188,6 +188,12 @@ class LodStream {
   uint64_t frame_ = 0, resident_nodes_ = 0, evictions_ = 0;
   GaussianCloud cloud_;
   bool plain_pending_ = false;  // cloud_'s rows of nodes drawn as they are not filled yet (cloud())
+  // The SH of cloud_'s morphing rows not mixed yet: the GPU pool mixes it itself from the two slots
+  // (shMixes), so the host mixes it only where its rows are read (cloud(), a fade out copying them, an
+  // eviction of the nodes it comes from).
+  bool mix_sh_pending_ = false;
+  void fillMixSh();
+  void mixShOfRow(uint32_t row, float* out) const;  // the SH of row `row` where it morphs (sh_mixes_)
   // Per node id, 0 between uses: counts and indices of one step of a draw (nodeScratch()).
   std::vector<uint32_t> node_scratch_;
   std::vector<uint32_t>& nodeScratch();

@@ -171,6 +171,44 @@ TEST(LodPool, FlyThroughEqualsTheHostPathBitForBitWithUploadsInClosedForm) {
   SF_EXPECT_VALIDATION_CLEAN(r);
 }
 
+// A frame drawn through a pool never asks its stream for the whole cloud, so the host mixes the SH of a
+// morphing row only where the row starts to fade out before its morph ends (LodStream::fadeOut). A camera
+// that moves in and back out every three frames (a fade takes kFadeFrames) makes such rows; drawn through a
+// pool alone, each frame equals a second stream's host path, which fills its cloud every frame.
+TEST(LodPool, RowsThatLeaveWhileMorphingFadeOutFromTheirMixedColour) {
+  SF_REQUIRE_VULKAN(r);
+  const std::string& dir = hierarchy(20000, 3);
+  lod::LodStream pooled_stream(dir), host_stream(dir);
+  auto pass = std::make_shared<lod::GatherPass>(r->context());
+  lod::GpuPool pool(r->context(), pass, pooled_stream);
+  lod::LodStream* pooled_streams[1] = {&pooled_stream};
+  lod::LodStream* host_streams[1] = {&host_stream};
+  const Camera near = flyCamera(20, 41), mid = flyCamera(10, 41);
+  uint64_t ghosts = 0, morphing = 0;
+  for (int f = 0; f < 36; ++f) {
+    SCOPED_TRACE(f);
+    const Camera& cam = (f / 3) % 2 == 0 ? mid : near;
+    for (lod::LodStream** s : {pooled_streams, host_streams}) {
+      lod::selectFrameCuts({s, 1}, {&cam, 1}, 6000, false, true);
+      s[0]->waitIdle();  // the same chunks arrive for both, between the same frames
+    }
+    pool.prepare(pooled_stream);
+    RenderObject pooled{&pooled_stream.hostRows(), Mat4{}};
+    pooled.gpu_source = &pool;
+    RenderObject whole{&host_stream.cloud(), Mat4{}};
+    whole.dynamic = true;
+    ASSERT_EQ(r->render({&pooled, 1}, cam, {}).pixels, r->render({&whole, 1}, cam, {}).pixels)
+        << "the pooled frame differs from the host path";
+    size_t host = 0;
+    for (const lod::NodeRef& n : pooled_stream.rows()) host += n == lod::kNoNode ? 1 : 0;
+    ghosts += host - pooled_stream.shMixes().size();
+    morphing += pooled_stream.shMixes().size();
+  }
+  EXPECT_GT(ghosts, 0u) << "nothing faded out: the path tests less than it should";
+  EXPECT_GT(morphing, 0u) << "nothing faded in: the path tests less than it should";
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
 // Settles `stream` for `cam` (settled frames, no fade) and renders it through `pool` and through the host
 // path; returns the pooled image after checking both agree.
 ImageRGBA settledPooled(VulkanRenderer* r, lod::LodStream& stream, lod::GpuPool& pool, const Camera& cam,
