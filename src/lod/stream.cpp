@@ -296,6 +296,22 @@ std::vector<uint32_t> indicesWhere(size_t n, const Pred& pred) {
   return out;
 }
 
+// `mixes` (each naming a different row below `rows`) in ascending row order: each one's index put at its row
+// in `at` (0 between uses, at least `rows` long), then the rows read in order, in parallel stretches (linear
+// in `rows`: a comparison sort of a fly-through's million mixes took about 100 ms on one core).
+void sortByRow(std::vector<LodStream::ShMix>& mixes, size_t rows, std::vector<uint32_t>& at) {
+  if (mixes.size() < 2) return;
+  parallelForRange(mixes.size(), 16384, [&](size_t begin, size_t end) {
+    for (size_t k = begin; k < end; ++k) at[mixes[k].row] = static_cast<uint32_t>(k + 1);
+  });
+  const std::vector<uint32_t> order = indicesWhere(rows, [&](size_t i) { return at[i] != 0; });
+  std::vector<LodStream::ShMix> sorted(order.size());
+  parallelForRange(order.size(), 16384, [&](size_t begin, size_t end) {
+    for (size_t k = begin; k < end; ++k) sorted[k] = mixes[at[order[k]] - 1], at[order[k]] = 0;
+  });
+  mixes.swap(sorted);
+}
+
 // The row of node `source` in a cut ordered by source_index.
 uint32_t rowIn(const std::vector<CutEntry>& cut, uint64_t source) {
   const auto it = std::lower_bound(cut.begin(), cut.end(), source,
@@ -508,16 +524,28 @@ void LodStream::fillCloud(const std::vector<Morph>& morphs, const std::vector<Gh
       sh_mixes_[k] = {m.row, m.from, m.ref, t};
     }
   });
-  // The nodes ghosts fade into are drawn transparent meanwhile; the ghosts follow the cut's nodes.
-  for (const Ghost& gh : ghosts) {
-    const uint32_t row = rowIn(cut, nodeAt(h_, gh.into).source_index);
-    if (!(rows_[row] == kNoNode)) {  // (a morphing row keeps its mix)
-      putNode(cloud_, row, h_, gh.into);
-      sh_mixes_.push_back({row, gh.into, gh.into, 0.0f});
+  // The nodes ghosts fade into are drawn transparent meanwhile; the ghosts follow the cut's nodes. Their rows
+  // found in parallel; each such row not morphing (a morphing row keeps its mix) is filled once, however many
+  // ghosts fade into it.
+  std::vector<uint32_t> into_rows(ghosts.size());
+  parallelForRange(ghosts.size(), 4096, [&](size_t begin, size_t end) {
+    for (size_t g = begin; g < end; ++g) into_rows[g] = rowIn(cut, nodeAt(h_, ghosts[g].into).source_index);
+  });
+  const size_t first_into = sh_mixes_.size();
+  for (size_t g = 0; g < ghosts.size(); ++g)
+    if (const uint32_t row = into_rows[g]; !(rows_[row] == kNoNode)) {
+      sh_mixes_.push_back({row, ghosts[g].into, ghosts[g].into, 0.0f});
+      rows_[row] = kNoNode;
     }
-    cloud_.opacities[row] = 0.0f, rows_[row] = kNoNode;
-  }
-  std::sort(sh_mixes_.begin(), sh_mixes_.end(), [](const ShMix& a, const ShMix& b) { return a.row < b.row; });
+  parallelForRange(sh_mixes_.size() - first_into, 4096, [&](size_t begin, size_t end) {
+    for (size_t k = first_into + begin; k < first_into + end; ++k)
+      putNode(cloud_, sh_mixes_[k].row, h_, sh_mixes_[k].to);
+  });
+  parallelForRange(ghosts.size(), 4096, [&](size_t begin, size_t end) {
+    for (size_t g = begin; g < end; ++g) cloud_.opacities[into_rows[g]] = 0.0f;
+  });
+  if (row_scratch_.size() < total) row_scratch_.resize(total, 0);
+  sortByRow(sh_mixes_, total, row_scratch_);
   parallelForRange(ghosts.size(), 4096, [&](size_t begin, size_t end) {
     for (size_t g = begin; g < end; ++g) {
       const Ghost& gh = ghosts[g];

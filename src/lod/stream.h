@@ -197,8 +197,10 @@ class LodStream {
   // Per node id, 0 between uses: counts and indices of one step of a draw (nodeScratch()).
   std::vector<uint32_t> node_scratch_;
   std::vector<uint32_t>& nodeScratch();
-  std::vector<NodeRef> rows_;            // per gaussian of cloud_: its node, or kNoNode (rows())
-  std::vector<ShMix> sh_mixes_;          // shMixes()
+  std::vector<uint32_t>
+      row_scratch_;              // per row of cloud_, 0 between uses (fillCloud's order of the SH mixes)
+  std::vector<NodeRef> rows_;    // per gaussian of cloud_: its node, or kNoNode (rows())
+  std::vector<ShMix> sh_mixes_;  // shMixes()
   std::vector<uint64_t> install_stamp_;  // per chunk (installStamps())
   uint64_t installs_ = 0;
   GpuFigures gpu_figures_;  // (under mutex_: the frame thread sets them while a background cut runs)
