@@ -38,11 +38,18 @@ shared vec4 s_color_depth[kBatch];
 shared uint s_done[2];
 const uint kWords = kBatch / 32u;  // one bit per batch entry
 
+// d^T Q d for the conic Q = (a, b; b, c), con = (a, b, c).
+float conicQ(vec3 con, float dx, float dy) { return con.x * dx * dx + 2.0 * con.y * dx * dy + con.z * dy * dy; }
+
 // Whether splat j of the batch can reach a pixel of [lo, hi] (pixel positions, as in the blending below):
 // a pixel is blended only where opacity * exp(power) >= 1/255, i.e. inside the ellipse
-// d^T Q d <= 2 ln(255 opacity) of the conic Q, whose half extents are sqrt(r2 * Q^-1_xx) and
-// sqrt(r2 * Q^-1_yy). Widened by 2% and half a pixel against rounding; ill-conditioned conics
-// (det below 1e-3 of a*c, where cancellation could shrink the extents) always pass.
+// d^T Q d <= r2 = 2 ln(255 opacity) of the conic Q. First its bounding box, half extents sqrt(r2 * Q^-1_xx)
+// and sqrt(r2 * Q^-1_yy), widened by 2% and half a pixel against rounding; then, where the box meets the
+// rectangle and the mean lies outside it, the least of d^T Q d over the rectangle (on its edges, each at the
+// point where Q's derivative along the edge vanishes, clamped to the edge) against r2 widened by 2% and 0.05:
+// on the headline scene (H100) a quarter of the entries the box let through reach none of the subgroup's pixels.
+// Ill-conditioned conics (det below 1e-3 of a*c, where cancellation could shrink the extents) always pass.
+
 bool reaches(uint j, vec2 lo, vec2 hi) {
   vec4 co = s_conic[j];
   if (co.w < 1.0 / 255.0) return false;  // alpha <= opacity < 1/255 everywhere
@@ -52,7 +59,15 @@ bool reaches(uint j, vec2 lo, vec2 hi) {
   vec2 half_extent = sqrt(vec2(co.z, co.x) * (r2 / det)) * 1.02 + 0.5;
   vec2 m = s_mean[j];
   // Written so that a NaN keeps the splat: it is culled only when a comparison says it misses.
-  return !(any(lessThan(m + half_extent, lo)) || any(greaterThan(m - half_extent, hi)));
+  if (any(lessThan(m + half_extent, lo)) || any(greaterThan(m - half_extent, hi))) return false;
+  vec2 a = lo - m, b = hi - m;  // the rectangle, from the mean
+  if (a.x <= 0.0 && b.x >= 0.0 && a.y <= 0.0 && b.y >= 0.0) return true;
+  // The least of d^T Q d over the rectangle: on its edges (the mean lies outside it).
+  float best = conicQ(co.xyz, a.x, clamp(-co.y * a.x / co.z, a.y, b.y));
+  best = min(best, conicQ(co.xyz, b.x, clamp(-co.y * b.x / co.z, a.y, b.y)));
+  best = min(best, conicQ(co.xyz, clamp(-co.y * a.y / co.x, a.x, b.x), a.y));
+  best = min(best, conicQ(co.xyz, clamp(-co.y * b.y / co.x, a.x, b.x), b.y));
+  return !(best > r2 * 1.02 + 0.05);
 }
 
 // The variant for frames without a mesh layer (SF_VARIANT_NOMESH; the host picks it) leaves out the test of
