@@ -296,20 +296,31 @@ std::vector<uint32_t> indicesWhere(size_t n, const Pred& pred) {
   return out;
 }
 
-// `mixes` (each naming a different row below `rows`) in ascending row order: each one's index put at its row
-// in `at` (0 between uses, at least `rows` long), then the rows read in order, in parallel stretches (linear
-// in `rows`: a comparison sort of a fly-through's million mixes took about 100 ms on one core).
+// `mixes` (each naming a different row below `rows`) in ascending row order. Where they are many, each one's
+// index is put at its row in `at` (0 between uses, at least `rows` long) and the rows are read in order, in
+// parallel stretches (linear in `rows`: a comparison sort of a fly-through's million mixes took about 100 ms
+// on one core); a few are sorted as they are.
 void sortByRow(std::vector<LodStream::ShMix>& mixes, size_t rows, std::vector<uint32_t>& at) {
   if (mixes.size() < 2) return;
+  if (mixes.size() * 64 < rows) {
+    std::sort(mixes.begin(), mixes.end(),
+              [](const LodStream::ShMix& a, const LodStream::ShMix& b) { return a.row < b.row; });
+    return;
+  }
   parallelForRange(mixes.size(), 16384, [&](size_t begin, size_t end) {
     for (size_t k = begin; k < end; ++k) at[mixes[k].row] = static_cast<uint32_t>(k + 1);
   });
-  const std::vector<uint32_t> order = indicesWhere(rows, [&](size_t i) { return at[i] != 0; });
-  std::vector<LodStream::ShMix> sorted(order.size());
-  parallelForRange(order.size(), 16384, [&](size_t begin, size_t end) {
-    for (size_t k = begin; k < end; ++k) sorted[k] = mixes[at[order[k]] - 1], at[order[k]] = 0;
-  });
-  mixes.swap(sorted);
+  try {
+    const std::vector<uint32_t> order = indicesWhere(rows, [&](size_t i) { return at[i] != 0; });
+    std::vector<LodStream::ShMix> sorted(order.size());
+    parallelForRange(order.size(), 16384, [&](size_t begin, size_t end) {
+      for (size_t k = begin; k < end; ++k) sorted[k] = mixes[at[order[k]] - 1], at[order[k]] = 0;
+    });
+    mixes.swap(sorted);
+  } catch (...) {  // (out of memory: `at` left as it must be for the next use)
+    for (const LodStream::ShMix& m : mixes) at[m.row] = 0;
+    throw;
+  }
 }
 
 // The row of node `source` in a cut ordered by source_index.
@@ -532,17 +543,20 @@ void LodStream::fillCloud(const std::vector<Morph>& morphs, const std::vector<Gh
     for (size_t g = begin; g < end; ++g) into_rows[g] = rowIn(cut, nodeAt(h_, ghosts[g].into).source_index);
   });
   const size_t first_into = sh_mixes_.size();
-  for (size_t g = 0; g < ghosts.size(); ++g)
-    if (const uint32_t row = into_rows[g]; !(rows_[row] == kNoNode)) {
+  for (size_t g = 0; g < ghosts.size(); ++g) {
+    const uint32_t row = into_rows[g];
+    if (!(rows_[row] == kNoNode)) {
       sh_mixes_.push_back({row, ghosts[g].into, ghosts[g].into, 0.0f});
       rows_[row] = kNoNode;
+    } else {
+      cloud_.opacities[row] = 0.0f;  // a morphing row (or one filled below, which zeroes it again)
     }
-  parallelForRange(sh_mixes_.size() - first_into, 4096, [&](size_t begin, size_t end) {
-    for (size_t k = first_into + begin; k < first_into + end; ++k)
+  }
+  parallelForRange(sh_mixes_.size() - first_into, 4096, [&](size_t begin, size_t end) {  // (distinct rows)
+    for (size_t k = first_into + begin; k < first_into + end; ++k) {
       putNode(cloud_, sh_mixes_[k].row, h_, sh_mixes_[k].to);
-  });
-  parallelForRange(ghosts.size(), 4096, [&](size_t begin, size_t end) {
-    for (size_t g = begin; g < end; ++g) cloud_.opacities[into_rows[g]] = 0.0f;
+      cloud_.opacities[sh_mixes_[k].row] = 0.0f;
+    }
   });
   if (row_scratch_.size() < total) row_scratch_.resize(total, 0);
   sortByRow(sh_mixes_, total, row_scratch_);

@@ -179,7 +179,8 @@ struct RenderSettings {
   // raster_half.comp: two pixels a thread in paired half arithmetic), for frames that read only the colour
   // (no meshes, shapes, depth plane or training; raster slices stay fp32). The image stays within 45 dB of
   // the CPU renderer's (the CPU renderer itself always blends in fp32). Off by default: on an H100 it took
-  // 1-2% off the headline frame and made small scenes 4-6% slower (docs/benchmarks.md); false: the fp32
+  // 1.5-2% off the headline's raster (0.5-1% of its frame) and made small scenes' rasters 4-6% slower, and
+  // that was before the fp32 raster's exact cull, which it lacks (docs/benchmarks.md); false: the fp32
   // raster, as the CPU.
   bool half_raster = false;
 };

@@ -63,11 +63,12 @@ bool reaches(uint j, vec2 lo, vec2 hi) {
   vec2 a = lo - m, b = hi - m;  // the rectangle, from the mean
   if (a.x <= 0.0 && b.x >= 0.0 && a.y <= 0.0 && b.y >= 0.0) return true;
   // The least of d^T Q d over the rectangle: on its edges (the mean lies outside it).
-  float best = conicQ(co.xyz, a.x, clamp(-co.y * a.x / co.z, a.y, b.y));
-  best = min(best, conicQ(co.xyz, b.x, clamp(-co.y * b.x / co.z, a.y, b.y)));
-  best = min(best, conicQ(co.xyz, clamp(-co.y * a.y / co.x, a.x, b.x), a.y));
-  best = min(best, conicQ(co.xyz, clamp(-co.y * b.y / co.x, a.x, b.x), b.y));
-  return !(best > r2 * 1.02 + 0.05);
+  // (Each edge compared on its own, so that a NaN keeps the splat.)
+  float bound = r2 * 1.02 + 0.05;
+  return !(conicQ(co.xyz, a.x, clamp(-co.y * a.x / co.z, a.y, b.y)) > bound &&
+           conicQ(co.xyz, b.x, clamp(-co.y * b.x / co.z, a.y, b.y)) > bound &&
+           conicQ(co.xyz, clamp(-co.y * a.y / co.x, a.x, b.x), a.y) > bound &&
+           conicQ(co.xyz, clamp(-co.y * b.y / co.x, a.x, b.x), b.y) > bound);
 }
 
 // The variant for frames without a mesh layer (SF_VARIANT_NOMESH; the host picks it) leaves out the test of

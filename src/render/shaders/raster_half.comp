@@ -17,7 +17,8 @@
 // way). The transmittance stays fp16: under thousands of faint splats its rounding drifts (51 dB in the
 // worst case of VulkanImage.HalfRasterStaysCloseToTheCpu). The stopping rule is blendPixel's: a pixel whose
 // transmittance would fall below 1e-4 stops before that splat. Off by default (RenderSettings::half_raster):
-// on an H100 it took 1-2% off the headline frame and made small scenes 4-6% slower (docs/benchmarks.md).
+// on an H100 it took 1.5-2% off the headline's raster and made small scenes' rasters 4-6% slower, before the
+// fp32 raster gained its exact cull (docs/benchmarks.md), which this one does not have.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_ballot : require
@@ -44,7 +45,8 @@ vec4 staged(vec4 co) {
   return vec4(vec3(x, y, z) * kCholScale, -log2(co.w));
 }
 
-// raster.comp's reaches() on the staged form: whether splat j's alpha >= 1/255 ellipse can reach a pixel of
+// raster.comp's reaches() on the staged form, its bounding-box test only (not the exact test over the
+// rectangle that raster.comp makes after it): whether splat j's alpha >= 1/255 ellipse can reach a pixel of
 // [lo, hi], its half extents sqrt(r2 Q^-1_xx), sqrt(r2 Q^-1_yy) widened by 2% and half a pixel. Q^-1 =
 // (1 / det) [c -b; -b a] with a = x^2, c = y^2 + z^2 and det = (x z)^2, which the factor gives without
 // the cancellation of a c - b^2; a factor with det below 1e-3 of a c always passes.

@@ -25,15 +25,17 @@ bool pairLess(uint ka, uint va, uint kb, uint vb) { return ka < kb || (ka == kb 
 
 // How many of the first d places of merge(A, B) come from A (A = src[a, a + na), B = src[b, b + nb)): the least
 // m in [lo, hi] with A[m] not before B[d - m - 1] (the predicate holds for a prefix of the m). Searched by the
-// whole subgroup together: each step its lanes test evenly spaced m at once and the range shrinks to one gap,
-// so a range of L takes about log(L) / log(subgroup size) dependent global loads, not log2(L) (1,024 places: 2
-// steps on NVIDIA's 32 lanes, where one thread took 10). Called in uniform control flow; every lane returns it.
+// subgroup's active lanes together: each step the k-th of n lanes tests m_k = lo + (k + 1) s - 1, s = the range
+// over n + 1 rounded up, and the range shrinks to one gap between them, so a range of L takes about
+// log(L) / log(n + 1) dependent global loads, not log2(L) (1,024 places: 2 steps on NVIDIA's 32 lanes, where one
+// thread took 10; one lane searches by halves). Called in uniform control flow; every lane returns it.
 uint splitGlobal(Uints src_k, Uints src_v, uint a, uint na, uint b, uint nb, uint d) {
   uint lo = d > nb ? d - nb : 0u, hi = min(d, na);
-  uint lanes = gl_SubgroupSize, lane = gl_SubgroupInvocationID;
+  uvec4 here = subgroupBallot(true);
+  uint lanes = subgroupBallotBitCount(here), k = subgroupBallotExclusiveBitCount(here);
   while (lo < hi) {  // uniform: lo and hi are the same in every lane
-    uint step = (hi - lo + lanes - 1u) / lanes;  // lane k tests m = lo + k step (those below hi)
-    uint m = lo + lane * step;
+    uint step = (hi - lo + lanes) / (lanes + 1u);
+    uint m = lo + (k + 1u) * step - 1u;
     bool valid = m < hi;
     bool before = false;
     if (valid) {
@@ -41,9 +43,9 @@ uint splitGlobal(Uints src_k, Uints src_v, uint a, uint na, uint b, uint nb, uin
       before = pairLess(src_k.v[ai], src_v.v[ai], src_k.v[bi], src_v.v[bi]);
     }
     uint tested = subgroupBallotBitCount(subgroupBallot(valid));
-    uint t = subgroupBallotBitCount(subgroupBallot(before));  // the lanes 0 .. t - 1 (a prefix) hold
-    uint new_lo = t == 0u ? lo : lo + (t - 1u) * step + 1u;
-    hi = t < tested ? lo + t * step : hi;
+    uint t = subgroupBallotBitCount(subgroupBallot(before));  // the first t of the m tested hold
+    uint new_lo = t == 0u ? lo : lo + t * step;               // m_(t-1) + 1
+    hi = t < tested ? lo + (t + 1u) * step - 1u : hi;         // m_t
     lo = new_lo;
   }
   return lo;
