@@ -576,22 +576,23 @@ std::vector<uint32_t>& LodStream::nodeScratch() {
   return node_scratch_;
 }
 
+void LodStream::mixShOf(const ShMix& m, float* out) const {
+  if (!(m.from == m.to))  // (a node ghosts fade into holds its own SH: putNode)
+    mixSh(shAt(h_, m.from), shAt(h_, m.to), m.t, static_cast<size_t>(cloud_.shStride()), out);
+}
+
 void LodStream::mixShOfRow(uint32_t row, float* out) const {
   const auto it = std::lower_bound(sh_mixes_.begin(), sh_mixes_.end(), row,
                                    [](const ShMix& x, uint32_t r) { return x.row < r; });
-  if (it != sh_mixes_.end() && it->row == row && !(it->from == it->to))
-    mixSh(shAt(h_, it->from), shAt(h_, it->to), it->t, static_cast<size_t>(cloud_.shStride()), out);
+  if (it != sh_mixes_.end() && it->row == row) mixShOf(*it, out);
 }
 
 void LodStream::fillMixSh() {
   if (!mix_sh_pending_) return;
   const size_t stride = static_cast<size_t>(cloud_.shStride());
   parallelForRange(sh_mixes_.size(), 4096, [&](size_t begin, size_t end) {
-    for (size_t k = begin; k < end; ++k) {
-      const ShMix& m = sh_mixes_[k];
-      if (!(m.from == m.to))  // (a node ghosts fade into holds its own SH: putNode)
-        mixSh(shAt(h_, m.from), shAt(h_, m.to), m.t, stride, cloud_.sh.data() + size_t{m.row} * stride);
-    }
+    for (size_t k = begin; k < end; ++k)
+      mixShOf(sh_mixes_[k], cloud_.sh.data() + size_t{sh_mixes_[k].row} * stride);
   });
   mix_sh_pending_ = false;
 }

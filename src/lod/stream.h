@@ -193,6 +193,7 @@ class LodStream {
   // eviction of the nodes it comes from).
   bool mix_sh_pending_ = false;
   void fillMixSh();
+  void mixShOf(const ShMix& m, float* out) const;   // m's SH into out, where it mixes two nodes
   void mixShOfRow(uint32_t row, float* out) const;  // the SH of row `row` where it morphs (sh_mixes_)
   // Per node id, 0 between uses: counts and indices of one step of a draw (nodeScratch()).
   std::vector<uint32_t> node_scratch_;

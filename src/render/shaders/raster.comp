@@ -49,7 +49,6 @@ float conicQ(vec3 con, float dx, float dy) { return con.x * dx * dx + 2.0 * con.
 // point where Q's derivative along the edge vanishes, clamped to the edge) against r2 widened by 2% and 0.05:
 // on the headline scene (H100) a quarter of the entries the box let through reach none of the subgroup's pixels.
 // Ill-conditioned conics (det below 1e-3 of a*c, where cancellation could shrink the extents) always pass.
-
 bool reaches(uint j, vec2 lo, vec2 hi) {
   vec4 co = s_conic[j];
   if (co.w < 1.0 / 255.0) return false;  // alpha <= opacity < 1/255 everywhere
