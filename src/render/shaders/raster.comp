@@ -30,16 +30,24 @@ layout(local_size_x = SF_TILE, local_size_y = SF_RASTER_ROWS) in;
 #if SF_TILE != 16 || SF_RASTER_ROWS != 8
 #error "the pixel map below is written for 16x8 workgroups"
 #endif
-const uint kBatch = SF_TILE * SF_RASTER_ROWS;
+const uint kThreads = SF_TILE * SF_RASTER_ROWS;
+#ifndef SF_RASTER_STAGE
+#define SF_RASTER_STAGE 1
+#endif
+const uint kStage = SF_RASTER_STAGE;  // batch entries each thread stages
+const uint kBatch = kThreads * kStage;
 const uint kParts = SF_TILE / SF_RASTER_ROWS;  // workgroups per tile, stacked along y
 shared vec2 s_mean[kBatch];
 shared vec4 s_conic[kBatch];
 shared vec4 s_color_depth[kBatch];
 shared uint s_done[2];
 const uint kWords = kBatch / 32u;  // one bit per batch entry
+#ifndef SF_RASTER_UNROLL
+#define SF_RASTER_UNROLL 4
+#endif
+const uint kUnroll = SF_RASTER_UNROLL;  // batch entries a pixel evaluates before blending them
 
-// d^T Q d for the conic Q = (a, b; b, c), con = (a, b, c).
-float conicQ(vec3 con, float dx, float dy) { return con.x * dx * dx + 2.0 * con.y * dx * dy + con.z * dy * dy; }
+#include "raster_cull.glsl"
 
 // Whether splat j of the batch can reach a pixel of [lo, hi] (pixel positions, as in the blending below):
 // a pixel is blended only where opacity * exp(power) >= 1/255, i.e. inside the ellipse
@@ -59,15 +67,7 @@ bool reaches(uint j, vec2 lo, vec2 hi) {
   vec2 m = s_mean[j];
   // Written so that a NaN keeps the splat: it is culled only when a comparison says it misses.
   if (any(lessThan(m + half_extent, lo)) || any(greaterThan(m - half_extent, hi))) return false;
-  vec2 a = lo - m, b = hi - m;  // the rectangle, from the mean
-  if (a.x <= 0.0 && b.x >= 0.0 && a.y <= 0.0 && b.y >= 0.0) return true;
-  // The least of d^T Q d over the rectangle: on its edges (the mean lies outside it).
-  // (Each edge compared on its own, so that a NaN keeps the splat.)
-  float bound = r2 * 1.02 + 0.05;
-  return !(conicQ(co.xyz, a.x, clamp(-co.y * a.x / co.z, a.y, b.y)) > bound &&
-           conicQ(co.xyz, b.x, clamp(-co.y * b.x / co.z, a.y, b.y)) > bound &&
-           conicQ(co.xyz, clamp(-co.y * a.y / co.x, a.x, b.x), a.y) > bound &&
-           conicQ(co.xyz, clamp(-co.y * b.y / co.x, a.x, b.x), b.y) > bound);
+  return ellipseReachesRect(co.xyz, r2, m, lo, hi);
 }
 
 // The variant for frames without a mesh layer (SF_VARIANT_NOMESH; the host picks it) leaves out the test of
@@ -189,43 +189,51 @@ void main() {
   // Each thread's entry of the next batch is loaded into registers while the current batch blends (the
   // loads gather through the slot index, and their latency would otherwise stall every thread at the
   // staging barrier), then stored to shared memory at the next batch's start.
-  vec2 next_mean = vec2(0.0);
-  vec4 next_conic = vec4(0.0), next_color_depth = vec4(0.0);
+  vec2 next_mean[kStage];
+  vec4 next_conic[kStage], next_color_depth[kStage];
 #ifdef SF_VARIANT_SHAPES
-  uint next_shape = 0u;
+  uint next_shape[kStage];
 #endif
-  if (begin + tid < end) {
-    uint slot = values.v[begin + tid];
-    next_mean = fr.f.means.v[slot];
-    next_conic = fr.f.conic_opacity.v[slot];
-    next_color_depth = fr.f.color_depth.v[slot];
+  for (uint q = 0u; q < kStage; ++q) {
+    uint k = begin + q * kThreads + tid;
+    if (k < end) {
+      uint slot = values.v[k];
+      next_mean[q] = fr.f.means.v[slot];
+      next_conic[q] = fr.f.conic_opacity.v[slot];
+      next_color_depth[q] = fr.f.color_depth.v[slot];
 #ifdef SF_VARIANT_SHAPES
-    next_shape = fr.f.shapes.v[slot];
+      next_shape[q] = fr.f.shapes.v[slot];
 #endif
+    }
   }
   for (uint start = begin; start < end; start += kBatch, parity ^= 1u) {
     if (done) atomicAdd(s_done[parity], 1u);
     barrier();  // counts complete; every thread has finished reading the previous batch
-    if (s_done[parity] == kBatch) break;
+    if (s_done[parity] == kThreads) break;
     if (tid == 0u) s_done[parity ^ 1u] = 0u;
-    if (start + tid < end) {
-      s_mean[tid] = next_mean;
-      s_conic[tid] = next_conic;
-      s_color_depth[tid] = next_color_depth;
+    for (uint q = 0u; q < kStage; ++q) {
+      uint e = q * kThreads + tid;
+      if (start + e < end) {
+        s_mean[e] = next_mean[q];
+        s_conic[e] = next_conic[q];
+        s_color_depth[e] = next_color_depth[q];
 #ifdef SF_VARIANT_SHAPES
-      s_shape[tid] = next_shape;
+        s_shape[e] = next_shape[q];
 #endif
+      }
     }
     barrier();
-    uint k = start + kBatch + tid;
-    if (k < end) {
-      uint slot = values.v[k];
-      next_mean = fr.f.means.v[slot];
-      next_conic = fr.f.conic_opacity.v[slot];
-      next_color_depth = fr.f.color_depth.v[slot];
+    for (uint q = 0u; q < kStage; ++q) {
+      uint k = start + kBatch + q * kThreads + tid;
+      if (k < end) {
+        uint slot = values.v[k];
+        next_mean[q] = fr.f.means.v[slot];
+        next_conic[q] = fr.f.conic_opacity.v[slot];
+        next_color_depth[q] = fr.f.color_depth.v[slot];
 #ifdef SF_VARIANT_SHAPES
-      next_shape = fr.f.shapes.v[slot];
+        next_shape[q] = fr.f.shapes.v[slot];
 #endif
+      }
     }
     uint count = min(kBatch, end - start);
     // This subgroup's pixels still blending (an empty rectangle when all are done), and the batch entries
@@ -241,50 +249,71 @@ void main() {
         if (w * 32u + e < count && reaches(w * 32u + e, lo, hi)) bits |= 1u << e;
       reach[w] = subgroupOr(bits);
     }
+    // The entries that reach this subgroup, kUnroll at a time: their loads and exponentials are independent of
+    // the pixel's running state, so they are all issued before the blends, which then run in list order (one
+    // at a time the loop waited on each entry's shared loads and exponential in turn). The same operations on
+    // the same entries in the same order as one at a time: a pixel's result is unchanged.
     for (uint w = 0u; w < kWords && !done; ++w) {
-      for (uint bits = reach[w]; bits != 0u; bits &= bits - 1u) {
-        uint j = w * 32u + uint(findLSB(bits));
-#ifndef SF_VARIANT_NOMESH
-        if (!(s_color_depth[j].w < stop_depth)) {  // this splat and every later one lie behind the mesh
-          if (opaque_mesh) {
-            done = true;
-            break;
-          }
-          C += mesh_color.xyz * (mesh_color.w * T);
-          D += stop_depth * (mesh_color.w * T);
-          T *= 1.0 - mesh_color.w;
-          stop_depth = SF_NO_MESH_DEPTH;
-          if (T < 0.0001) {
-            done = true;
-            break;
-          }
+      for (uint bits = reach[w]; bits != 0u && !done;) {
+        uint js[kUnroll];
+        bool listed[kUnroll];
+        for (uint u = 0u; u < kUnroll; ++u) {
+          listed[u] = bits != 0u;
+          js[u] = w * 32u + (listed[u] ? uint(findLSB(bits)) : 0u);
+          bits &= bits - 1u;
         }
-#endif
-        vec2 d = s_mean[j] - pixf;
-        vec4 co = s_conic[j];
-        float power = -0.5 * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
-        if (power > 0.0) continue;
+        float alphas[kUnroll];
+        bool blends[kUnroll];
+        vec4 cds[kUnroll];
+        for (uint u = 0u; u < kUnroll; ++u) {
+          cds[u] = s_color_depth[js[u]];
+          vec2 d = s_mean[js[u]] - pixf;
+          vec4 co = s_conic[js[u]];
+          float power = -0.5 * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
 #ifdef SF_VARIANT_SHAPES
-        float falloff = exp(power);
-        float alpha = min(0.99, co.w * falloff);
-        if (alpha < 1.0 / 255.0) continue;
-        if ((s_shape[j] & 3u) != 0u)  // the shape over the gaussian: never less than its falloff
-          alpha = min(0.99, co.w * max(falloff, shapeCoverage(s_shape[j], d, co.xyz)));
+          float falloff = exp(power);
+          float alpha = min(0.99, co.w * falloff);
+          blends[u] = !(power > 0.0) && !(alpha < 1.0 / 255.0);
+          if (blends[u] && (s_shape[js[u]] & 3u) != 0u)  // the shape over the gaussian: never less than its falloff
+            alpha = min(0.99, co.w * max(falloff, shapeCoverage(s_shape[js[u]], d, co.xyz)));
 #else
-        float alpha = min(0.99, co.w * exp(power));
-        if (alpha < 1.0 / 255.0) continue;
+          float alpha = min(0.99, co.w * exp(power));
+          blends[u] = !(power > 0.0) && !(alpha < 1.0 / 255.0);
 #endif
-        float test_t = T * (1.0 - alpha);
-        if (test_t < 0.0001) {
-          done = true;
-          break;
+          alphas[u] = alpha;
         }
-        C += s_color_depth[j].xyz * (alpha * T);
-        if (track) {
-          D += s_color_depth[j].w * (alpha * T);
-          last = start + j - range.x + 1u;
+        for (uint u = 0u; u < kUnroll; ++u) {
+          if (!listed[u]) break;
+#ifndef SF_VARIANT_NOMESH
+          if (!(cds[u].w < stop_depth)) {  // this splat and every later one lie behind the mesh
+            if (opaque_mesh) {
+              done = true;
+              break;
+            }
+            C += mesh_color.xyz * (mesh_color.w * T);
+            D += stop_depth * (mesh_color.w * T);
+            T *= 1.0 - mesh_color.w;
+            stop_depth = SF_NO_MESH_DEPTH;
+            if (T < 0.0001) {
+              done = true;
+              break;
+            }
+          }
+#endif
+          if (!blends[u]) continue;
+          float alpha = alphas[u];
+          float test_t = T * (1.0 - alpha);
+          if (test_t < 0.0001) {
+            done = true;
+            break;
+          }
+          C += cds[u].xyz * (alpha * T);
+          if (track) {
+            D += cds[u].w * (alpha * T);
+            last = start + js[u] - range.x + 1u;
+          }
+          T = test_t;
         }
-        T = test_t;
       }
     }
   }

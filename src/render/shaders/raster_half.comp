@@ -24,6 +24,7 @@
 #extension GL_KHR_shader_subgroup_ballot : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #include "common.glsl"
+#include "raster_cull.glsl"
 
 layout(local_size_x = SF_TILE, local_size_y = SF_RASTER_ROWS / 2) in;
 #if SF_TILE != 16 || SF_RASTER_ROWS != 8
@@ -32,6 +33,10 @@ layout(local_size_x = SF_TILE, local_size_y = SF_RASTER_ROWS / 2) in;
 const uint kBatch = SF_TILE * SF_RASTER_ROWS / 2;  // one entry a thread
 const uint kParts = SF_TILE / SF_RASTER_ROWS;      // workgroups per tile, stacked along y
 const uint kWords = kBatch / 32u;                  // one bit per batch entry
+#ifndef SF_RASTER_UNROLL
+#define SF_RASTER_UNROLL 4
+#endif
+const uint kUnroll = SF_RASTER_UNROLL;  // batch entries a pixel pair evaluates before blending them
 const float kCholScale = 0.84932180028;            // sqrt(log2(e) / 2): -(u^2 + v^2) is -0.5 d^T Q d in log2 units
 const float kLog2Of255 = 7.99435344;               // sigma below it: alpha >= 1/255
 shared vec2 s_mean[kBatch];
@@ -59,7 +64,8 @@ bool reaches(uint j, vec2 lo, vec2 hi) {
   float r2 = max(2.0 * 0.69314718 * (kLog2Of255 - f.w), 0.0);  // 2 ln(255 opacity)
   vec2 half_extent = sqrt(vec2(c, a) * (r2 / det)) * 1.02 + 0.5;
   vec2 m = s_mean[j];
-  return !(any(lessThan(m + half_extent, lo)) || any(greaterThan(m - half_extent, hi)));
+  if (any(lessThan(m + half_extent, lo)) || any(greaterThan(m - half_extent, hi))) return false;
+  return ellipseReachesRect(vec3(a, l.x * l.y, c), r2, m, lo, hi);
 }
 
 void main() {
@@ -136,28 +142,44 @@ void main() {
       reach[w] = subgroupOr(bits);
     }
     f16vec2 R = f16vec2(0.0), G = f16vec2(0.0), B = f16vec2(0.0);  // this batch's colour
+    // kUnroll entries at a time, their loads and exponentials issued before the blends (raster.comp); a place
+    // past the word's last entry blends nothing.
     for (uint w = 0u; w < kWords && !done; ++w) {
-      for (uint bits = reach[w]; bits != 0u; bits &= bits - 1u) {
-        uint j = w * 32u + uint(findLSB(bits));
-        vec2 m = s_mean[j];
-        vec4 f = s_factor[j];
-        f16vec4 col = s_color[j];
-        float dy = m.y - pix.y;
-        float u0 = f.x * (m.x - pix.x) + f.y * dy;  // the right pixel's u is u0 - x
-        f16vec2 u = f16vec2(u0, u0 - f.x);
-        float v = f.z * dy;
-        f16vec2 sigma = u * u + float16_t(v * v + f.w);
-        f16vec2 alpha = min(f16vec2(0.99), exp2(-sigma));
-        alpha = mix(f16vec2(0.0), alpha, lessThan(sigma, f16vec2(kLog2Of255)));
-        f16vec2 weight = alpha * T * live;
-        f16vec2 next_t = T - weight;
-        bvec2 stop = lessThan(next_t, f16vec2(0.0001));  // blendPixel: stop before this splat
-        live = mix(live, f16vec2(0.0), stop);
-        weight = mix(weight, f16vec2(0.0), stop);
-        T = mix(next_t, T, stop);
-        R += col.x * weight;
-        G += col.y * weight;
-        B += col.z * weight;
+      for (uint bits = reach[w]; bits != 0u;) {
+        uint js[kUnroll];
+        bool listed[kUnroll];
+        for (uint u = 0u; u < kUnroll; ++u) {
+          listed[u] = bits != 0u;
+          js[u] = w * 32u + (listed[u] ? uint(findLSB(bits)) : 0u);
+          bits &= bits - 1u;
+        }
+        f16vec2 alphas[kUnroll];
+        f16vec4 cols[kUnroll];
+        for (uint u = 0u; u < kUnroll; ++u) {
+          uint j = js[u];
+          vec2 m = s_mean[j];
+          vec4 f = s_factor[j];
+          cols[u] = s_color[j];
+          float dy = m.y - pix.y;
+          float u0 = f.x * (m.x - pix.x) + f.y * dy;  // the right pixel's u is u0 - x
+          f16vec2 uu = f16vec2(u0, u0 - f.x);
+          float v = f.z * dy;
+          f16vec2 sigma = uu * uu + float16_t(v * v + f.w);
+          f16vec2 alpha = min(f16vec2(0.99), exp2(-sigma));
+          alphas[u] = mix(f16vec2(0.0), alpha, lessThan(sigma, f16vec2(kLog2Of255)));
+          if (!listed[u]) alphas[u] = f16vec2(0.0);
+        }
+        for (uint u = 0u; u < kUnroll; ++u) {
+          f16vec2 weight = alphas[u] * T * live;
+          f16vec2 next_t = T - weight;
+          bvec2 stop = lessThan(next_t, f16vec2(0.0001));  // blendPixel: stop before this splat
+          live = mix(live, f16vec2(0.0), stop);
+          weight = mix(weight, f16vec2(0.0), stop);
+          T = mix(next_t, T, stop);
+          R += cols[u].x * weight;
+          G += cols[u].y * weight;
+          B += cols[u].z * weight;
+        }
       }
       done = all(equal(live, f16vec2(0.0)));
     }

@@ -1,0 +1,19 @@
+// The rasters' exact cull (raster.comp, raster_half.comp): the second step of a subgroup's test of a batch entry
+// against the rectangle of its pixels still blending, after the entry's bounding box met that rectangle.
+
+// d^T Q d for the conic Q = (a, b; b, c), con = (a, b, c).
+float conicQ(vec3 con, float dx, float dy) { return con.x * dx * dx + 2.0 * con.y * dx * dy + con.z * dy * dy; }
+
+// Whether the ellipse d^T Q d <= r2 around m (pixel positions) can reach a pixel of [lo, hi]: true where m lies
+// inside the rectangle, else the least of d^T Q d over the rectangle (on its edges, each at the point where
+// Q's derivative along the edge vanishes, clamped to the edge) against r2 widened by 2% and 0.05. Each edge is
+// compared on its own, so that a NaN keeps the splat.
+bool ellipseReachesRect(vec3 con, float r2, vec2 m, vec2 lo, vec2 hi) {
+  vec2 a = lo - m, b = hi - m;  // the rectangle, from the mean
+  if (a.x <= 0.0 && b.x >= 0.0 && a.y <= 0.0 && b.y >= 0.0) return true;
+  float bound = r2 * 1.02 + 0.05;
+  return !(conicQ(con, a.x, clamp(-con.y * a.x / con.z, a.y, b.y)) > bound &&
+           conicQ(con, b.x, clamp(-con.y * b.x / con.z, a.y, b.y)) > bound &&
+           conicQ(con, clamp(-con.y * a.y / con.x, a.x, b.x), a.y) > bound &&
+           conicQ(con, clamp(-con.y * b.y / con.x, a.x, b.x), b.y) > bound);
+}
