@@ -217,11 +217,35 @@ std::string gpuMemory(const gpu::Context& ctx, uint64_t gaussians) {
       held, peak, gaussians, per_gaussian);
 }
 
+// --raster-counts: what the last timed frame's raster did (VulkanFrameStats::raster_*), printed and as the
+// JSON member "raster_counts" (null where the frame drew another raster than the counted one).
+void printRasterCounts(const VulkanFrameStats& st, std::string& json) {
+  if (!st.raster_counted) {
+    fmt::print(
+        "raster counts: not counted (the frame drew the {} raster; counts come from the plain fp32 one)\n",
+        st.half_raster ? "half-precision" : "mesh, shape, depth-plane or training");
+    json += "  \"raster_counts\": null,\n";
+    return;
+  }
+  const double evaluated = static_cast<double>(st.raster_evaluated);
+  fmt::print(
+      "raster counts: {} batch entries walked by subgroups, {} pixel-entries evaluated ({:.1f} a subgroup "
+      "entry), "
+      "{} blended ({:.1f}% of those evaluated)\n",
+      st.raster_entries, st.raster_evaluated,
+      st.raster_entries ? evaluated / static_cast<double>(st.raster_entries) : 0.0, st.raster_blended,
+      evaluated > 0 ? 100.0 * static_cast<double>(st.raster_blended) / evaluated : 0.0);
+  json +=
+      fmt::format("  \"raster_counts\": {{\"subgroup_entries\": {}, \"evaluated\": {}, \"blended\": {}}},\n",
+                  st.raster_entries, st.raster_evaluated, st.raster_blended);
+}
+
 FrameRequest benchFrame(int f, const Camera& cam, const BenchCommand::Options& o) {
   FrameRequest request{f / 30.0, cam, {}, {}};
   if (o.raster_slice) request.settings.raster_slice = *o.raster_slice;
   request.settings.half_sh = o.sh_precision != "full";
   request.settings.half_raster = o.raster_precision == "half";
+  request.settings.count_raster = o.raster_counts;
   return request;
 }
 
@@ -268,6 +292,7 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
       st.tile_keys);
   fmt::print("wall clock: {:.3f} ms per render call (recording, submission, wait, image copy to the host)\n",
              median(wall));
+  if (o.raster_counts) printRasterCounts(st, json);
   json += fmt::format(
       "  \"backend\": \"vulkan\",\n  \"device\": \"{}\",\n  \"visible\": {},\n  \"tile_pairs\": {},\n",
       jsonEscape(dev.name), st.visible, st.tile_keys);

@@ -158,6 +158,7 @@ BlendSpace parseBlendSpace(const std::string& text) {
 PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const uint32_t> order, int px,
                        int py, Vec3 background, const MeshPixel& mesh) {
   float t = 1.0f, d = 0.0f;
+  uint32_t blended = 0;
   Vec3 c{0, 0, 0};
   const float pixf_x = static_cast<float>(px), pixf_y = static_cast<float>(py);
   bool pending = mesh.depth < INFINITY;  // a mesh fragment not yet passed
@@ -187,14 +188,15 @@ PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const u
     c = c + s.color * (alpha * t);
     d += s.depth * (alpha * t);
     t = test_t;
+    ++blended;
   }
-  if (opaque) return {c + mesh.color * t, 0.0f, d + mesh.depth * t, 1.0f};
+  if (opaque) return {c + mesh.color * t, 0.0f, d + mesh.depth * t, 1.0f, blended};
   if (pending) {  // a translucent mesh behind every splat blended
     c = c + mesh.color * (mesh.alpha * t);
     d += mesh.depth * (mesh.alpha * t);
     t *= 1.0f - mesh.alpha;
   }
-  return {c + background * t, t, d, 1.0f - t};
+  return {c + background * t, t, d, 1.0f - t, blended};
 }
 
 std::string RenderObject::validate() const {
@@ -357,6 +359,7 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
   auto decode = [](Vec3 c) { return Vec3{srgbToLinear(c.x), srgbToLinear(c.y), srgbToLinear(c.z)}; };
   auto encode = [](Vec3 c) { return Vec3{linearToSrgb(c.x), linearToSrgb(c.y), linearToSrgb(c.z)}; };
   const Vec3 background = linear ? decode(settings.background) : settings.background;
+  std::vector<uint64_t> tile_blended(tile_count, 0);
   parallelFor(tile_count, [&](size_t tile) {
     const int tx = static_cast<int>(tile) % tiles_x, ty = static_cast<int>(tile) / tiles_x;
     std::span<const uint32_t> order(values.data() + range_begin[tile], range_end[tile] - range_begin[tile]);
@@ -367,6 +370,7 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
         if (!mesh_layer.empty()) mesh = {mesh_layer.color[pix], mesh_layer.depth[pix], mesh_layer.alpha[pix]};
         if (linear) mesh.color = decode(mesh.color);
         const PixelResult r = blendPixel(projected, order, px, py, background, mesh);
+        tile_blended[tile] += r.blended;
         const Vec3 color = linear ? encode(r.color) : r.color;
         float* out = image.at(px, py);
         out[0] = color.x;
@@ -379,6 +383,7 @@ ImageRGBA renderCpu(std::span<const RenderObject> objects, const Camera& cam, co
         }
       }
   });
+  for (uint64_t n : tile_blended) st.blended += n;
   st.raster_ms = msSince(t0);
   return image;
 }

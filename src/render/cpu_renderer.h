@@ -179,10 +179,14 @@ struct RenderSettings {
   // raster_half.comp: two pixels a thread in paired half arithmetic), for frames that read only the colour
   // (no meshes, shapes, depth plane or training; raster slices stay fp32). The image stays within 45 dB of
   // the CPU renderer's (the CPU renderer itself always blends in fp32). Off by default: on an H100 it took
-  // 1.5-2% off the headline's raster (0.5-1% of its frame) and made small scenes' rasters 4-6% slower, and
-  // that was before the fp32 raster's exact cull, which it lacks (docs/benchmarks.md); false: the fp32
-  // raster, as the CPU.
+  // 1.5-2% off the headline's raster (0.5-1% of its frame) and made small scenes' rasters 4-6% slower
+  // (docs/benchmarks.md); false: the fp32 raster, as the CPU.
   bool half_raster = false;
+  // Vulkan: the frame's own raster counts its work (VulkanFrameStats::raster_counted and the raster_* counts:
+  // the batch entries its subgroups walk, the pixel-entries evaluated and blended), where it draws the plain
+  // fp32 raster (no meshes, shapes, depth plane or training; not the half raster; deep tiles drawn in raster
+  // slices are not counted). A profile, a few percent slower; off by default.
+  bool count_raster = false;
 };
 
 // Whether `object` is drawn with half-precision higher SH bands under `settings` (RenderSettings::half_sh).
@@ -201,6 +205,7 @@ struct RenderStats {
   size_t splats = 0;     // input splats over all objects
   size_t visible = 0;    // splats that survived culling and touch at least one tile
   size_t tile_keys = 0;  // (tile, depth) keys sorted
+  uint64_t blended = 0;  // pixel-entries blended: the splats each pixel blended, summed over the pixels
   double preprocess_ms = 0, sort_ms = 0, mesh_ms = 0, raster_ms = 0;
 };
 
@@ -289,6 +294,7 @@ struct PixelResult {
   float transmittance = 1;
   float depth = 0;
   float alpha = 0;
+  uint32_t blended = 0;  // the splats blended (the mesh fragment not counted)
 };
 PixelResult blendPixel(std::span<const ProjectedSplat> splats, std::span<const uint32_t> order, int px,
                        int py, Vec3 background, const MeshPixel& mesh = {});

@@ -207,6 +207,11 @@ struct GpuFrame {
 #define SF_COUNTER_SCAN_TOTAL 20      // scratch element count (GPU sort of caller-given pairs)
 #define SF_COUNTER_SLOTS 21           // slot count of the frame
 #define SF_COUNTER_TILES 22           // tile count of the frame (the tile scan's element count)
+// What the counted raster did (raster.comp's SF_VARIANT_COUNTED), each 64 bits as two words (lo, hi): the
+// batch entries its subgroups walked, the pixel-entries its threads evaluated, those they blended.
+#define SF_COUNTER_RASTER_ENTRIES 24
+#define SF_COUNTER_RASTER_EVALUATED 26
+#define SF_COUNTER_RASTER_BLENDED 28
 // Sort descriptors (16 words each) written by sort_setup.comp and read by the sort passes.
 #define SF_SORT_DESC_N 0                // elements sorted (clamped to the key capacity)
 #define SF_SORT_DESC_BLOCKS 1           // radix sort workgroups

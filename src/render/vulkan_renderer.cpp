@@ -72,6 +72,9 @@ const uint32_t kRasterNoMesh[] = {
 const uint32_t kRasterPlain[] = {
 #include "raster_plain.inc"
 };
+const uint32_t kRasterCounted[] = {
+#include "raster_counted.inc"
+};
 const uint32_t kRasterHalf[] = {
 #include "raster_half.inc"
 };
@@ -127,6 +130,7 @@ VulkanRenderer::Impl::Impl(const gpu::ContextOptions& o)
       raster_shapes(ctx, kRasterShapes, sizeof(GpuPush), SF_TILE, "raster with shapes"),
       raster_no_mesh(ctx, kRasterNoMesh, sizeof(GpuPush), SF_TILE, "raster without meshes"),
       raster_plain(ctx, kRasterPlain, sizeof(GpuPush), SF_TILE, "raster without meshes or depth"),
+      raster_counted(ctx, kRasterCounted, sizeof(GpuPush), SF_TILE, "raster that counts its work"),
       skin_pass(ctx),
       splat_deform_pass(ctx) {
   const gpu::DeviceInfo& d = ctx.info();
@@ -330,6 +334,7 @@ VulkanRenderer::Impl::Frame VulkanRenderer::Impl::collect(std::span<const Render
   write_train = tail != nullptr;
   write_depth = settings.depth;
   half_raster = settings.half_raster;
+  count_raster = settings.count_raster;
   // The backward passes of a tail (training) differentiate the display-space blend.
   if (tail && settings.blend_space == BlendSpace::kLinear)
     throw Error(
@@ -539,6 +544,11 @@ std::vector<int> VulkanRenderer::Impl::readCounters(const Frame& f, const Record
     st.sort_passes = static_cast<int>(mergePasses(cnt[SF_COUNTER_LONGEST]));
     st.longest_tile = cnt[SF_COUNTER_LONGEST];
     st.half_raster = drawsHalfRaster();
+    st.raster_counted = countsRaster();
+    auto counter64 = [&](int word) { return uint64_t{cnt[word]} | uint64_t{cnt[word + 1]} << 32; };
+    st.raster_entries = counter64(SF_COUNTER_RASTER_ENTRIES);
+    st.raster_evaluated = counter64(SF_COUNTER_RASTER_EVALUATED);
+    st.raster_blended = counter64(SF_COUNTER_RASTER_BLENDED);
     st.host_staging_bytes = staging.size();
     st.uploaded_slots = f.uploaded_slots;
     st.uploaded_bytes = f.uploaded_bytes;

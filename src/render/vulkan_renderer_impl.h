@@ -39,7 +39,7 @@ struct VulkanRenderer::Impl {
   VulkanSort sort{ctx};
   VulkanMeshPass mesh{ctx};
   gpu::ComputePipeline preprocess, bin_tiles, tile_setup, seg_setup, seg_sort, seg_sort_small, seg_merge,
-      raster, raster_shapes, raster_no_mesh, raster_plain;
+      raster, raster_shapes, raster_no_mesh, raster_plain, raster_counted;
   // The half-precision raster (raster_half.comp), made where the device has 16-bit float arithmetic.
   std::unique_ptr<gpu::ComputePipeline> raster_half;
   // The binning's grouped variants (preprocess.comp's counts, bin_tiles.comp's emit), made when they are
@@ -98,12 +98,18 @@ struct VulkanRenderer::Impl {
     if (has_shapes) return raster_shapes;
     if (has_mesh) return raster;
     if (slice || write_depth || write_train) return raster_no_mesh;
-    return drawsHalfRaster() ? *raster_half : raster_plain;
+    return drawsHalfRaster() ? *raster_half : countsRaster() ? raster_counted : raster_plain;
+  }
+  // The frame's own raster is the counted one (RenderSettings::count_raster, where the plain one would be
+  // drawn).
+  bool countsRaster() const {
+    return count_raster && !has_shapes && !has_mesh && !write_depth && !write_train && !drawsHalfRaster();
   }
   bool drawsHalfRaster() const {
     return half_raster && raster_half && !has_shapes && !has_mesh && !write_depth && !write_train;
   }
   bool half_raster = false;   // this frame's RenderSettings::half_raster
+  bool count_raster = false;  // this frame's RenderSettings::count_raster
   bool blend_linear = false;  // this frame blends in linear light (RenderSettings::blend_space)
   // The frame being recorded (a submission's frames each have their GpuFrame and object records).
   uint32_t run_index = 0;

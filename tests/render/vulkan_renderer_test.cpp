@@ -1132,6 +1132,62 @@ TEST(VulkanImage, RasterCullKeepsEverySplatThatReachesAPixel) {
 // blend's encode steepens dark errors 12.9-fold: 3.1/255 there), and a deep stack of faint splats the issue's
 // 45 dB. A frame that reads more than the colour (here the depth plane) and one asking for fp32 take the fp32
 // raster, and the frames say which ran.
+// The counted raster (RenderSettings::count_raster) draws the plain raster's image and counts its work: the
+// pixel-entries it blends are the CPU renderer's (RenderStats::blended, its own count of blendPixel's
+// blends), every one of them evaluated, and no subgroup walks more entries than its tile's list or evaluates
+// more pixel-entries than its lanes. Frames that draw another raster say they did not count.
+TEST(VulkanImage, RasterCountsAgreeWithTheCpu) {
+  SF_REQUIRE_VULKAN(r);
+  SF_REQUIRE_ASSET(path, "splats/biker.spz");
+  const Scene s = splatScene(path);
+  const std::vector<RenderObject> biker = s.renderObjects();
+  const GaussianCloud edges = cullEdgeCases();
+  const std::vector<RenderObject> edge_obj{RenderObject{&edges, Mat4{}}};
+  struct Case {
+    const char* name;
+    const std::vector<RenderObject>& objects;
+    Camera cam;
+  };
+  const Case cases[] = {{"biker", biker, autoCamera(s, 320, 480)},
+                        {"cull edge cases", edge_obj, lookCamera(200, 136)}};
+  const uint64_t lanes = r->device().subgroup_size;
+  for (const Case& c : cases) {
+    RenderSettings plain, counted;
+    counted.count_raster = true;
+    VulkanFrameStats st_plain, st;
+    const ImageRGBA image_plain = r->render(c.objects, c.cam, plain, &st_plain);
+    const ImageRGBA image = r->render(c.objects, c.cam, counted, &st);
+    RenderStats cpu;
+    renderCpu(c.objects, c.cam, plain, &cpu);
+    std::printf("%s: %llu subgroup entries, %llu evaluated, %llu blended (CPU %llu), %zu pairs\n", c.name,
+                static_cast<unsigned long long>(st.raster_entries),
+                static_cast<unsigned long long>(st.raster_evaluated),
+                static_cast<unsigned long long>(st.raster_blended),
+                static_cast<unsigned long long>(cpu.blended), st.tile_keys);
+    EXPECT_EQ(image.pixels, image_plain.pixels) << c.name << ": counting changed the image";
+    EXPECT_FALSE(st_plain.raster_counted) << c.name;
+    EXPECT_EQ(st_plain.raster_blended, 0u) << c.name;
+    ASSERT_TRUE(st.raster_counted) << c.name;
+    ASSERT_GT(cpu.blended, 1000u) << c.name;
+    // The same blends as the CPU's, up to a pixel's rounding at the 1/255 and 1e-4 thresholds here and there.
+    const double diff = std::abs(static_cast<double>(st.raster_blended) - static_cast<double>(cpu.blended));
+    EXPECT_LE(diff, 1e-4 * static_cast<double>(cpu.blended) + 2.0) << c.name;
+    EXPECT_GE(st.raster_evaluated, st.raster_blended) << c.name;
+    EXPECT_LE(st.raster_evaluated, st.raster_entries * lanes) << c.name;
+    // Each of a tile's kTileSize^2 / lanes subgroups walks at most the tile's list.
+    EXPECT_LE(st.raster_entries, st.tile_keys * (kTileSize * kTileSize / lanes)) << c.name;
+    EXPECT_GE(st.raster_entries * lanes, st.raster_evaluated) << c.name;
+  }
+  // The half raster and a frame with a depth plane do not count.
+  RenderSettings depth;
+  depth.depth = depth.count_raster = true;
+  VulkanFrameStats st;
+  r->render(biker, autoCamera(s, 64, 96), depth, &st);
+  EXPECT_FALSE(st.raster_counted);
+  EXPECT_EQ(st.raster_entries, 0u);
+  SF_EXPECT_VALIDATION_CLEAN(r);
+}
+
 TEST(VulkanImage, HalfRasterStaysCloseToTheCpu) {
   SF_REQUIRE_VULKAN(r);
   SF_REQUIRE_ASSET(path, "splats/biker.spz");

@@ -73,6 +73,17 @@ bool reaches(uint j, vec2 lo, vec2 hi) {
 // The variant for frames without a mesh layer (SF_VARIANT_NOMESH; the host picks it) leaves out the test of
 // every entry against the mesh fragment's depth; the plain variant (SF_VARIANT_PLAIN), for the frame's own raster
 // when nothing reads the depth sum or the last splat blended, also leaves out their sums.
+// The counted variant (SF_VARIANT_COUNTED: RenderSettings::count_raster; the plain variant that also counts its
+// work): per frame, the batch entries its subgroups walk (each subgroup, up to the entry where its last pixel
+// still blending stops), the pixel-entries its threads evaluate and those they blend, added as 64-bit counters
+// (SF_COUNTER_RASTER_*, lo and hi words) once per subgroup at the end.
+#ifdef SF_VARIANT_COUNTED
+#define SF_VARIANT_PLAIN
+void addCounter64(FrameRef fr, uint at, uint value) {
+  uint old = atomicAdd(fr.f.counters.v[at], value);
+  if (old + value < old) atomicAdd(fr.f.counters.v[at + 1u], 1u);  // the low word wrapped: carry
+}
+#endif
 #ifdef SF_VARIANT_PLAIN
 #define SF_VARIANT_NOMESH
 #endif
@@ -206,7 +217,13 @@ void main() {
 #endif
     }
   }
+#ifdef SF_VARIANT_COUNTED
+  uint n_entries = 0u, n_evaluated = 0u, n_blended = 0u;  // (n_entries: the subgroup's, the same in every lane)
+#endif
   for (uint start = begin; start < end; start += kBatch, parity ^= 1u) {
+#ifdef SF_VARIANT_COUNTED
+    uint batch_evaluated = 0u;
+#endif
     if (done) atomicAdd(s_done[parity], 1u);
     barrier();  // counts complete; every thread has finished reading the previous batch
     if (s_done[parity] == kThreads) break;
@@ -284,6 +301,9 @@ void main() {
         }
         for (uint u = 0u; u < kUnroll; ++u) {
           if (!listed[u]) break;
+#ifdef SF_VARIANT_COUNTED
+          ++batch_evaluated;
+#endif
 #ifndef SF_VARIANT_NOMESH
           if (!(cds[u].w < stop_depth)) {  // this splat and every later one lie behind the mesh
             if (opaque_mesh) {
@@ -313,10 +333,25 @@ void main() {
             last = start + js[u] - range.x + 1u;
           }
           T = test_t;
+#ifdef SF_VARIANT_COUNTED
+          ++n_blended;
+#endif
         }
       }
     }
+#ifdef SF_VARIANT_COUNTED
+    n_evaluated += batch_evaluated;
+    n_entries += subgroupMax(batch_evaluated);  // the entries of its list the subgroup walked this batch
+#endif
   }
+#ifdef SF_VARIANT_COUNTED
+  uint sg_evaluated = subgroupAdd(n_evaluated), sg_blended = subgroupAdd(n_blended);
+  if (subgroupElect()) {
+    addCounter64(fr, SF_COUNTER_RASTER_ENTRIES, n_entries);
+    addCounter64(fr, SF_COUNTER_RASTER_EVALUATED, sg_evaluated);
+    addCounter64(fr, SF_COUNTER_RASTER_BLENDED, sg_blended);
+  }
+#endif
   if (inside && !finish) {  // the next slice goes on from here
     uint pix = py * fr.f.width + px;
     fr.f.image.v[pix] = vec4(C, T);
