@@ -30,22 +30,21 @@ layout(local_size_x = SF_TILE, local_size_y = SF_RASTER_ROWS) in;
 #if SF_TILE != 16 || SF_RASTER_ROWS != 8
 #error "the pixel map below is written for 16x8 workgroups"
 #endif
-const uint kThreads = SF_TILE * SF_RASTER_ROWS;
-#ifndef SF_RASTER_STAGE
-#define SF_RASTER_STAGE 1
-#endif
-const uint kStage = SF_RASTER_STAGE;  // batch entries each thread stages
-const uint kBatch = kThreads * kStage;
+const uint kBatch = SF_TILE * SF_RASTER_ROWS;  // one entry a thread
 const uint kParts = SF_TILE / SF_RASTER_ROWS;  // workgroups per tile, stacked along y
 shared vec2 s_mean[kBatch];
 shared vec4 s_conic[kBatch];
 shared vec4 s_color_depth[kBatch];
 shared uint s_done[2];
 const uint kWords = kBatch / 32u;  // one bit per batch entry
+// Batch entries a pixel evaluates before blending them (the blend loop below). One at a time: on an H100 four
+// at a time took one biker's raster from 0.283 to 0.248 ms but made the headline scene's slower (1.361-1.368
+// -> 1.390-1.402 ms) and the synthetic 6.1M's (0.312 -> 0.326); eight, 1.61 ms on the headline
+// (docs/benchmarks.md). The half raster, whose blend is branchless, gains from four.
 #ifndef SF_RASTER_UNROLL
-#define SF_RASTER_UNROLL 4
+#define SF_RASTER_UNROLL 1
 #endif
-const uint kUnroll = SF_RASTER_UNROLL;  // batch entries a pixel evaluates before blending them
+const uint kUnroll = SF_RASTER_UNROLL;
 
 #include "raster_cull.glsl"
 
@@ -200,22 +199,19 @@ void main() {
   // Each thread's entry of the next batch is loaded into registers while the current batch blends (the
   // loads gather through the slot index, and their latency would otherwise stall every thread at the
   // staging barrier), then stored to shared memory at the next batch's start.
-  vec2 next_mean[kStage];
-  vec4 next_conic[kStage], next_color_depth[kStage];
+  vec2 next_mean = vec2(0.0);
+  vec4 next_conic = vec4(0.0), next_color_depth = vec4(0.0);
 #ifdef SF_VARIANT_SHAPES
-  uint next_shape[kStage];
+  uint next_shape = 0u;
 #endif
-  for (uint q = 0u; q < kStage; ++q) {
-    uint k = begin + q * kThreads + tid;
-    if (k < end) {
-      uint slot = values.v[k];
-      next_mean[q] = fr.f.means.v[slot];
-      next_conic[q] = fr.f.conic_opacity.v[slot];
-      next_color_depth[q] = fr.f.color_depth.v[slot];
+  if (begin + tid < end) {
+    uint slot = values.v[begin + tid];
+    next_mean = fr.f.means.v[slot];
+    next_conic = fr.f.conic_opacity.v[slot];
+    next_color_depth = fr.f.color_depth.v[slot];
 #ifdef SF_VARIANT_SHAPES
-      next_shape[q] = fr.f.shapes.v[slot];
+    next_shape = fr.f.shapes.v[slot];
 #endif
-    }
   }
 #ifdef SF_VARIANT_COUNTED
   uint n_entries = 0u, n_evaluated = 0u, n_blended = 0u;  // (n_entries: the subgroup's, the same in every lane)
@@ -226,31 +222,26 @@ void main() {
 #endif
     if (done) atomicAdd(s_done[parity], 1u);
     barrier();  // counts complete; every thread has finished reading the previous batch
-    if (s_done[parity] == kThreads) break;
+    if (s_done[parity] == kBatch) break;
     if (tid == 0u) s_done[parity ^ 1u] = 0u;
-    for (uint q = 0u; q < kStage; ++q) {
-      uint e = q * kThreads + tid;
-      if (start + e < end) {
-        s_mean[e] = next_mean[q];
-        s_conic[e] = next_conic[q];
-        s_color_depth[e] = next_color_depth[q];
+    if (start + tid < end) {
+      s_mean[tid] = next_mean;
+      s_conic[tid] = next_conic;
+      s_color_depth[tid] = next_color_depth;
 #ifdef SF_VARIANT_SHAPES
-        s_shape[e] = next_shape[q];
+      s_shape[tid] = next_shape;
 #endif
-      }
     }
     barrier();
-    for (uint q = 0u; q < kStage; ++q) {
-      uint k = start + kBatch + q * kThreads + tid;
-      if (k < end) {
-        uint slot = values.v[k];
-        next_mean[q] = fr.f.means.v[slot];
-        next_conic[q] = fr.f.conic_opacity.v[slot];
-        next_color_depth[q] = fr.f.color_depth.v[slot];
+    uint k = start + kBatch + tid;
+    if (k < end) {
+      uint slot = values.v[k];
+      next_mean = fr.f.means.v[slot];
+      next_conic = fr.f.conic_opacity.v[slot];
+      next_color_depth = fr.f.color_depth.v[slot];
 #ifdef SF_VARIANT_SHAPES
-        next_shape[q] = fr.f.shapes.v[slot];
+      next_shape = fr.f.shapes.v[slot];
 #endif
-      }
     }
     uint count = min(kBatch, end - start);
     // This subgroup's pixels still blending (an empty rectangle when all are done), and the batch entries
