@@ -37,14 +37,6 @@ shared vec4 s_conic[kBatch];
 shared vec4 s_color_depth[kBatch];
 shared uint s_done[2];
 const uint kWords = kBatch / 32u;  // one bit per batch entry
-// Batch entries a pixel evaluates before blending them (the blend loop below). One at a time: on an H100 four
-// at a time took one biker's raster from 0.283 to 0.248 ms but made the headline scene's slower (1.361-1.368
-// -> 1.390-1.402 ms) and the synthetic 6.1M's (0.312 -> 0.326); eight, 1.61 ms on the headline
-// (docs/benchmarks.md). The half raster, whose blend is branchless, gains from four.
-#ifndef SF_RASTER_UNROLL
-#define SF_RASTER_UNROLL 1
-#endif
-const uint kUnroll = SF_RASTER_UNROLL;
 
 #include "raster_cull.glsl"
 
@@ -257,77 +249,56 @@ void main() {
         if (w * 32u + e < count && reaches(w * 32u + e, lo, hi)) bits |= 1u << e;
       reach[w] = subgroupOr(bits);
     }
-    // The entries that reach this subgroup, kUnroll at a time: their loads and exponentials are independent of
-    // the pixel's running state, so they are all issued before the blends, which then run in list order (one
-    // at a time the loop waited on each entry's shared loads and exponential in turn). The same operations on
-    // the same entries in the same order as one at a time: a pixel's result is unchanged.
     for (uint w = 0u; w < kWords && !done; ++w) {
-      for (uint bits = reach[w]; bits != 0u && !done;) {
-        uint js[kUnroll];
-        bool listed[kUnroll];
-        for (uint u = 0u; u < kUnroll; ++u) {
-          listed[u] = bits != 0u;
-          js[u] = w * 32u + (listed[u] ? uint(findLSB(bits)) : 0u);
-          bits &= bits - 1u;
-        }
-        float alphas[kUnroll];
-        bool blends[kUnroll];
-        vec4 cds[kUnroll];
-        for (uint u = 0u; u < kUnroll; ++u) {
-          cds[u] = s_color_depth[js[u]];
-          vec2 d = s_mean[js[u]] - pixf;
-          vec4 co = s_conic[js[u]];
-          float power = -0.5 * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
-#ifdef SF_VARIANT_SHAPES
-          float falloff = exp(power);
-          float alpha = min(0.99, co.w * falloff);
-          blends[u] = !(power > 0.0) && !(alpha < 1.0 / 255.0);
-          if (blends[u] && (s_shape[js[u]] & 3u) != 0u)  // the shape over the gaussian: never less than its falloff
-            alpha = min(0.99, co.w * max(falloff, shapeCoverage(s_shape[js[u]], d, co.xyz)));
-#else
-          float alpha = min(0.99, co.w * exp(power));
-          blends[u] = !(power > 0.0) && !(alpha < 1.0 / 255.0);
-#endif
-          alphas[u] = alpha;
-        }
-        for (uint u = 0u; u < kUnroll; ++u) {
-          if (!listed[u]) break;
+      for (uint bits = reach[w]; bits != 0u; bits &= bits - 1u) {
+        uint j = w * 32u + uint(findLSB(bits));
 #ifdef SF_VARIANT_COUNTED
-          ++batch_evaluated;
+        ++batch_evaluated;
 #endif
 #ifndef SF_VARIANT_NOMESH
-          if (!(cds[u].w < stop_depth)) {  // this splat and every later one lie behind the mesh
-            if (opaque_mesh) {
-              done = true;
-              break;
-            }
-            C += mesh_color.xyz * (mesh_color.w * T);
-            D += stop_depth * (mesh_color.w * T);
-            T *= 1.0 - mesh_color.w;
-            stop_depth = SF_NO_MESH_DEPTH;
-            if (T < 0.0001) {
-              done = true;
-              break;
-            }
-          }
-#endif
-          if (!blends[u]) continue;
-          float alpha = alphas[u];
-          float test_t = T * (1.0 - alpha);
-          if (test_t < 0.0001) {
+        if (!(s_color_depth[j].w < stop_depth)) {  // this splat and every later one lie behind the mesh
+          if (opaque_mesh) {
             done = true;
             break;
           }
-          C += cds[u].xyz * (alpha * T);
-          if (track) {
-            D += cds[u].w * (alpha * T);
-            last = start + js[u] - range.x + 1u;
+          C += mesh_color.xyz * (mesh_color.w * T);
+          D += stop_depth * (mesh_color.w * T);
+          T *= 1.0 - mesh_color.w;
+          stop_depth = SF_NO_MESH_DEPTH;
+          if (T < 0.0001) {
+            done = true;
+            break;
           }
-          T = test_t;
-#ifdef SF_VARIANT_COUNTED
-          ++n_blended;
-#endif
         }
+#endif
+        vec2 d = s_mean[j] - pixf;
+        vec4 co = s_conic[j];
+        float power = -0.5 * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
+        if (power > 0.0) continue;
+#ifdef SF_VARIANT_SHAPES
+        float falloff = exp(power);
+        float alpha = min(0.99, co.w * falloff);
+        if (alpha < 1.0 / 255.0) continue;
+        if ((s_shape[j] & 3u) != 0u)  // the shape over the gaussian: never less than its falloff
+          alpha = min(0.99, co.w * max(falloff, shapeCoverage(s_shape[j], d, co.xyz)));
+#else
+        float alpha = min(0.99, co.w * exp(power));
+        if (alpha < 1.0 / 255.0) continue;
+#endif
+        float test_t = T * (1.0 - alpha);
+        if (test_t < 0.0001) {
+          done = true;
+          break;
+        }
+        C += s_color_depth[j].xyz * (alpha * T);
+        if (track) {
+          D += s_color_depth[j].w * (alpha * T);
+          last = start + j - range.x + 1u;
+        }
+        T = test_t;
+#ifdef SF_VARIANT_COUNTED
+        ++n_blended;
+#endif
       }
     }
 #ifdef SF_VARIANT_COUNTED
