@@ -178,8 +178,9 @@ struct RenderSettings {
   // Vulkan: blend the frame's own raster in 16-bit floats where the device has them (render/shaders/
   // raster_half.comp: two pixels a thread in paired half arithmetic), for frames that read only the colour
   // (no meshes, shapes, depth plane or training; raster slices stay fp32). The image stays within 45 dB of
-  // the CPU renderer's (the CPU renderer itself always blends in fp32). Off by default: on an H100 it took
-  // 1.5-2% off the headline's raster (0.5-1% of its frame) and made small scenes' rasters 4-6% slower
+  // the CPU renderer's (the CPU renderer itself always blends in fp32). Off by default, so that the default
+  // frame stays equal to the CPU renderer's to within rounding: on an H100 it takes 5% off the headline
+  // scene's raster (2.4% of its frame) and 8% off one biker's, and ties on a synthetic scene
   // (docs/benchmarks.md); false: the fp32 raster, as the CPU.
   bool half_raster = false;
   // Vulkan: the frame's own raster counts its work (VulkanFrameStats::raster_counted and the raster_* counts:

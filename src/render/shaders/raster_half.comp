@@ -16,9 +16,11 @@
 // more would drop every contribution under 2.4e-4 (biker against the CPU: 73.2 dB that way, 82.6 dB this
 // way). The transmittance stays fp16: under thousands of faint splats its rounding drifts (51 dB in the
 // worst case of VulkanImage.HalfRasterStaysCloseToTheCpu). The stopping rule is blendPixel's: a pixel whose
-// transmittance would fall below 1e-4 stops before that splat. Off by default (RenderSettings::half_raster):
-// on an H100 it took 1.5-2% off the headline's raster and made small scenes' rasters 4-6% slower, before the
-// fp32 raster gained its exact cull (docs/benchmarks.md), which this one does not have.
+// transmittance would fall below 1e-4 stops before that splat. The subgroup cull is raster.comp's exact one
+// (raster_cull.glsl), and the entries that reach a subgroup are evaluated four at a time before they are
+// blended (the blend is branchless: on an H100 the headline's half raster 1.351 -> 1.283 ms with both; the
+// fp32 raster, whose blend branches, was slower unrolled). Off by default (RenderSettings::half_raster), so
+// that the default frame stays equal to the CPU renderer's to within rounding.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_ballot : require
@@ -50,9 +52,9 @@ vec4 staged(vec4 co) {
   return vec4(vec3(x, y, z) * kCholScale, -log2(co.w));
 }
 
-// raster.comp's reaches() on the staged form, its bounding-box test only (not the exact test over the
-// rectangle that raster.comp makes after it): whether splat j's alpha >= 1/255 ellipse can reach a pixel of
-// [lo, hi], its half extents sqrt(r2 Q^-1_xx), sqrt(r2 Q^-1_yy) widened by 2% and half a pixel. Q^-1 =
+// raster.comp's reaches() on the staged form: whether splat j's alpha >= 1/255 ellipse can reach a pixel of
+// [lo, hi], first its bounding box, half extents sqrt(r2 Q^-1_xx), sqrt(r2 Q^-1_yy) widened by 2% and half a
+// pixel, then the exact test over the rectangle on the conic rebuilt from the factor (raster_cull.glsl). Q^-1 =
 // (1 / det) [c -b; -b a] with a = x^2, c = y^2 + z^2 and det = (x z)^2, which the factor gives without
 // the cancellation of a c - b^2; a factor with det below 1e-3 of a c always passes.
 bool reaches(uint j, vec2 lo, vec2 hi) {
