@@ -334,6 +334,40 @@ TEST(Cli, RasterPrecisionPicksTheBlendAndBenchSaysWhichRan) {
   EXPECT_NE(bad.out.find("--raster-precision"), std::string::npos) << bad.out;
 }
 
+// --raster-counts (bench): the frame's raster counts its work, printed and in the JSON (blends within what it
+// evaluated, evaluations within its subgroups' lanes); where the frame draws the half raster, bench says it
+// did not count and the JSON member is null.
+TEST(Cli, BenchRasterCountsReportsWhatTheRasterDid) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  const std::string dir = test::tempDir("CliRasterCounts");
+  const std::string out = dir + "/counts.json";
+  CliRun b =
+      cli("bench --synthetic 5000 --backend vulkan --frames 1 --width 96 --height 64 --raster-counts "
+          "--json-out " +
+          out);
+  ASSERT_EQ(b.code, 0) << b.out;
+  EXPECT_NE(b.out.find("raster counts: "), std::string::npos) << b.out;
+  const nlohmann::json j = readJsonFile(out);
+  const nlohmann::json& c = j.at("raster_counts");
+  ASSERT_TRUE(c.is_object()) << j.dump();
+  const uint64_t entries = c.at("subgroup_entries").get<uint64_t>(),
+                 evaluated = c.at("evaluated").get<uint64_t>(), blended = c.at("blended").get<uint64_t>();
+  EXPECT_GT(blended, 0u);
+  EXPECT_GE(evaluated, blended);
+  EXPECT_GE(entries * 64u, evaluated);  // no subgroup has more than 64 lanes
+  const std::string half_out = dir + "/half.json";
+  CliRun h =
+      cli("bench --synthetic 5000 --backend vulkan --frames 1 --width 96 --height 64 --raster-counts "
+          "--raster-precision half --json-out " +
+          half_out);
+  ASSERT_EQ(h.code, 0) << h.out;
+  const nlohmann::json hj = readJsonFile(half_out);
+  if (hj.at("raster_precision").get<std::string>() == "half") {
+    EXPECT_TRUE(hj.at("raster_counts").is_null()) << hj.dump();
+    EXPECT_NE(h.out.find("raster counts: not counted"), std::string::npos) << h.out;
+  }
+}
+
 // --raster-slice (render, animate, bench): a frame whose deepest tile holds more walks it in slices, a
 // submission each, with the image of the unsplit frame; render's timing line and bench's JSON say how many.
 // (Slices blend in fp32: the unsplit frame is asked for fp32 too, or its deep tiles would be blended in
