@@ -228,16 +228,19 @@ void printRasterCounts(const VulkanFrameStats& st, std::string& json) {
     return;
   }
   const double evaluated = static_cast<double>(st.raster_evaluated);
+  // Tiles deeper than a raster slice are drawn by the slices, which do not count ("complete": false).
+  const bool complete = st.raster_slices == 0;
   fmt::print(
       "raster counts: {} batch entries walked by subgroups, {} pixel-entries evaluated ({:.1f} a subgroup "
-      "entry), "
-      "{} blended ({:.1f}% of those evaluated)\n",
+      "entry), {} blended ({:.1f}% of those evaluated){}\n",
       st.raster_entries, st.raster_evaluated,
       st.raster_entries ? evaluated / static_cast<double>(st.raster_entries) : 0.0, st.raster_blended,
-      evaluated > 0 ? 100.0 * static_cast<double>(st.raster_blended) / evaluated : 0.0);
-  json +=
-      fmt::format("  \"raster_counts\": {{\"subgroup_entries\": {}, \"evaluated\": {}, \"blended\": {}}},\n",
-                  st.raster_entries, st.raster_evaluated, st.raster_blended);
+      evaluated > 0 ? 100.0 * static_cast<double>(st.raster_blended) / evaluated : 0.0,
+      complete ? "" : fmt::format("; the tiles drawn in the {} raster slices not counted", st.raster_slices));
+  json += fmt::format(
+      "  \"raster_counts\": {{\"subgroup_entries\": {}, \"evaluated\": {}, \"blended\": {}, "
+      "\"complete\": {}}},\n",
+      st.raster_entries, st.raster_evaluated, st.raster_blended, complete);
 }
 
 FrameRequest benchFrame(int f, const Camera& cam, const BenchCommand::Options& o) {

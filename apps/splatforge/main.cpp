@@ -552,8 +552,8 @@ BenchCommand::BenchCommand(CLI::App& app) : options_(std::make_unique<Options>()
   addPrecisionOptions(command_, o.sh_precision, o.raster_precision);
   command_->add_flag(
       "--raster-counts", o.raster_counts,
-      "Vulkan: the timed frames' raster counts its work (the plain fp32 raster; its time then 4-15% "
-      "longer): batch entries its subgroups walk, pixel-entries evaluated and blended");
+      "Vulkan: the timed frames' raster counts its work (the plain fp32 raster, counting: its time is "
+      "then longer): batch entries its subgroups walk, pixel-entries evaluated and blended");
   command_
       ->add_option(
           "--tile-binning", o.tile_binning,

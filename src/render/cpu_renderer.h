@@ -180,13 +180,13 @@ struct RenderSettings {
   // (no meshes, shapes, depth plane or training; raster slices stay fp32). The image stays within 45 dB of
   // the CPU renderer's (the CPU renderer itself always blends in fp32). Off by default, so that the default
   // frame stays equal to the CPU renderer's to within rounding: on an H100 it takes 5% off the headline
-  // scene's raster (2.4% of its frame) and 8% off one biker's, and ties on a synthetic scene
+  // scene's raster (2.4% of its frame) and 8% off one biker's, and is about 6% slower on a synthetic scene
   // (docs/benchmarks.md); false: the fp32 raster, as the CPU.
   bool half_raster = false;
   // Vulkan: the frame's own raster counts its work (VulkanFrameStats::raster_counted and the raster_* counts:
   // the batch entries its subgroups walk, the pixel-entries evaluated and blended), where it draws the plain
   // fp32 raster (no meshes, shapes, depth plane or training; not the half raster; deep tiles drawn in raster
-  // slices are not counted). A profile (on an H100 the raster 4-15% slower); off by default.
+  // slices are not counted). A profile (the counting costs raster time); off by default.
   bool count_raster = false;
 };
 

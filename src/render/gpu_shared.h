@@ -208,7 +208,8 @@ struct GpuFrame {
 #define SF_COUNTER_SLOTS 21           // slot count of the frame
 #define SF_COUNTER_TILES 22           // tile count of the frame (the tile scan's element count)
 // What the counted raster did (raster.comp's SF_VARIANT_COUNTED), each 64 bits as two words (lo, hi): the
-// batch entries its subgroups walked, the pixel-entries its threads evaluated, those they blended.
+// batch entries its subgroups walked (after each subgroup's cull), the pixel-entries its threads evaluated,
+// those they blended.
 #define SF_COUNTER_RASTER_ENTRIES 24
 #define SF_COUNTER_RASTER_EVALUATED 26
 #define SF_COUNTER_RASTER_BLENDED 28

@@ -67,7 +67,7 @@ void VulkanRenderer::Impl::addTilePasses(FrameGraph& g, const Resources& res, co
     }
     timestamp(r.cmd, 6);
   });
-  g.add("raster", {res.ranges, res.pairs, res.projected, res.mesh, res.splats}, {res.image},
+  g.add("raster", {res.ranges, res.pairs, res.projected, res.mesh, res.splats}, {res.image, res.counters},
         [&] {  // splat slots: the shape words
           dispatch(r.cmd, rasterPipeline(false), push(), f.tiles_x, f.tiles_y * (SF_TILE / SF_RASTER_ROWS));
           timestamp(r.cmd, 7);

@@ -335,8 +335,8 @@ TEST(Cli, RasterPrecisionPicksTheBlendAndBenchSaysWhichRan) {
 }
 
 // --raster-counts (bench): the frame's raster counts its work, printed and in the JSON (blends within what it
-// evaluated, evaluations within its subgroups' lanes); where the frame draws the half raster, bench says it
-// did not count and the JSON member is null.
+// evaluated, evaluations within its subgroups' lanes; incomplete where deep tiles are drawn in raster
+// slices); where the frame draws the half raster, bench says it did not count and the JSON member is null.
 TEST(Cli, BenchRasterCountsReportsWhatTheRasterDid) {
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   const std::string dir = test::tempDir("CliRasterCounts");
@@ -354,7 +354,21 @@ TEST(Cli, BenchRasterCountsReportsWhatTheRasterDid) {
                  evaluated = c.at("evaluated").get<uint64_t>(), blended = c.at("blended").get<uint64_t>();
   EXPECT_GT(blended, 0u);
   EXPECT_GE(evaluated, blended);
-  EXPECT_GE(entries * 64u, evaluated);  // no subgroup has more than 64 lanes
+  EXPECT_GE(entries * 128u, evaluated);  // no subgroup has more than 128 lanes
+  EXPECT_TRUE(c.at("complete").get<bool>());
+  // Tiles deeper than a raster slice are drawn by the slices, which do not count: bench says so.
+  const std::string sliced_out = dir + "/sliced.json";
+  CliRun sl =
+      cli("bench --synthetic 5000 --backend vulkan --frames 1 --width 96 --height 64 --raster-counts "
+          "--raster-slice 4 "
+          "--json-out " +
+          sliced_out);
+  ASSERT_EQ(sl.code, 0) << sl.out;
+  const nlohmann::json sj = readJsonFile(sliced_out);
+  ASSERT_GT(sj.at("raster_slices").get<int>(), 0) << sj.dump();
+  EXPECT_FALSE(sj.at("raster_counts").at("complete").get<bool>()) << sj.dump();
+  EXPECT_LT(sj.at("raster_counts").at("blended").get<uint64_t>(), blended);
+  EXPECT_NE(sl.out.find("raster slices not counted"), std::string::npos) << sl.out;
   const std::string half_out = dir + "/half.json";
   CliRun h =
       cli("bench --synthetic 5000 --backend vulkan --frames 1 --width 96 --height 64 --raster-counts "

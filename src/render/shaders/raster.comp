@@ -65,8 +65,8 @@ bool reaches(uint j, vec2 lo, vec2 hi) {
 // every entry against the mesh fragment's depth; the plain variant (SF_VARIANT_PLAIN), for the frame's own raster
 // when nothing reads the depth sum or the last splat blended, also leaves out their sums.
 // The counted variant (SF_VARIANT_COUNTED: RenderSettings::count_raster; the plain variant that also counts its
-// work): per frame, the batch entries its subgroups walk (each subgroup, up to the entry where its last pixel
-// still blending stops), the pixel-entries its threads evaluate and those they blend, added as 64-bit counters
+// work): per frame, the batch entries its subgroups walk (those that passed the subgroup's cull, up to the one
+// where its last pixel still blending stops), the pixel-entries its threads evaluate and those they blend, added as 64-bit counters
 // (SF_COUNTER_RASTER_*, lo and hi words) once per subgroup at the end.
 #ifdef SF_VARIANT_COUNTED
 #define SF_VARIANT_PLAIN

@@ -144,8 +144,10 @@ void main() {
       reach[w] = subgroupOr(bits);
     }
     f16vec2 R = f16vec2(0.0), G = f16vec2(0.0), B = f16vec2(0.0);  // this batch's colour
-    // kUnroll entries at a time, their loads and exponentials issued before the blends (raster.comp); a place
-    // past the word's last entry blends nothing.
+    // kUnroll entries at a time, their loads and exponentials issued before the blends (the fp32 raster, whose
+    // blend branches, takes one at a time); a place past the word's last entry blends nothing (its alpha and
+    // colour zero: the entry it read may not reach this subgroup, and an fp16 colour of any size times a zero
+    // weight could be a NaN).
     for (uint w = 0u; w < kWords && !done; ++w) {
       for (uint bits = reach[w]; bits != 0u;) {
         uint js[kUnroll];
@@ -169,7 +171,10 @@ void main() {
           f16vec2 sigma = uu * uu + float16_t(v * v + f.w);
           f16vec2 alpha = min(f16vec2(0.99), exp2(-sigma));
           alphas[u] = mix(f16vec2(0.0), alpha, lessThan(sigma, f16vec2(kLog2Of255)));
-          if (!listed[u]) alphas[u] = f16vec2(0.0);
+          if (!listed[u]) {
+            alphas[u] = f16vec2(0.0);
+            cols[u] = f16vec4(0.0);
+          }
         }
         for (uint u = 0u; u < kUnroll; ++u) {
           f16vec2 weight = alphas[u] * T * live;
