@@ -340,14 +340,17 @@ TEST(Cli, RasterPrecisionPicksTheBlendAndBenchSaysWhichRan) {
 TEST(Cli, BenchRasterCountsReportsWhatTheRasterDid) {
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
   const std::string dir = test::tempDir("CliRasterCounts");
-  const std::string out = dir + "/counts.json";
-  CliRun b =
-      cli("bench --synthetic 5000 --backend vulkan --frames 1 --width 96 --height 64 --raster-counts "
-          "--json-out " +
-          out);
-  ASSERT_EQ(b.code, 0) << b.out;
-  EXPECT_NE(b.out.find("raster counts: "), std::string::npos) << b.out;
-  const nlohmann::json j = readJsonFile(out);
+  // bench --raster-counts with `extra` options: its printed output, and its JSON.
+  auto bench = [&](const std::string& name, const std::string& extra) {
+    const std::string out = dir + "/" + name + ".json";
+    CliRun b =
+        cli("bench --synthetic 5000 --backend vulkan --frames 1 --width 96 --height 64 --raster-counts " +
+            extra + " --json-out " + out);
+    EXPECT_EQ(b.code, 0) << b.out;
+    return std::make_pair(b.out, b.code == 0 ? readJsonFile(out) : nlohmann::json());
+  };
+  const auto [text, j] = bench("counts", "");
+  EXPECT_NE(text.find("raster counts: "), std::string::npos) << text;
   const nlohmann::json& c = j.at("raster_counts");
   ASSERT_TRUE(c.is_object()) << j.dump();
   const uint64_t entries = c.at("subgroup_entries").get<uint64_t>(),
@@ -357,28 +360,15 @@ TEST(Cli, BenchRasterCountsReportsWhatTheRasterDid) {
   EXPECT_GE(entries * 128u, evaluated);  // no subgroup has more than 128 lanes
   EXPECT_TRUE(c.at("complete").get<bool>());
   // Tiles deeper than a raster slice are drawn by the slices, which do not count: bench says so.
-  const std::string sliced_out = dir + "/sliced.json";
-  CliRun sl =
-      cli("bench --synthetic 5000 --backend vulkan --frames 1 --width 96 --height 64 --raster-counts "
-          "--raster-slice 4 "
-          "--json-out " +
-          sliced_out);
-  ASSERT_EQ(sl.code, 0) << sl.out;
-  const nlohmann::json sj = readJsonFile(sliced_out);
+  const auto [sliced_text, sj] = bench("sliced", "--raster-slice 4");
   ASSERT_GT(sj.at("raster_slices").get<int>(), 0) << sj.dump();
   EXPECT_FALSE(sj.at("raster_counts").at("complete").get<bool>()) << sj.dump();
   EXPECT_LT(sj.at("raster_counts").at("blended").get<uint64_t>(), blended);
-  EXPECT_NE(sl.out.find("raster slices not counted"), std::string::npos) << sl.out;
-  const std::string half_out = dir + "/half.json";
-  CliRun h =
-      cli("bench --synthetic 5000 --backend vulkan --frames 1 --width 96 --height 64 --raster-counts "
-          "--raster-precision half --json-out " +
-          half_out);
-  ASSERT_EQ(h.code, 0) << h.out;
-  const nlohmann::json hj = readJsonFile(half_out);
+  EXPECT_NE(sliced_text.find("raster slices not counted"), std::string::npos) << sliced_text;
+  const auto [half_text, hj] = bench("half", "--raster-precision half");
   if (hj.at("raster_precision").get<std::string>() == "half") {
     EXPECT_TRUE(hj.at("raster_counts").is_null()) << hj.dump();
-    EXPECT_NE(h.out.find("raster counts: not counted"), std::string::npos) << h.out;
+    EXPECT_NE(half_text.find("raster counts: not counted"), std::string::npos) << half_text;
   }
 }
 
