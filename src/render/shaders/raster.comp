@@ -30,7 +30,7 @@ layout(local_size_x = SF_TILE, local_size_y = SF_RASTER_ROWS) in;
 #if SF_TILE != 16 || SF_RASTER_ROWS != 8
 #error "the pixel map below is written for 16x8 workgroups"
 #endif
-const uint kBatch = SF_TILE * SF_RASTER_ROWS;  // one entry a thread
+const uint kBatch = SF_TILE * SF_RASTER_ROWS;
 const uint kParts = SF_TILE / SF_RASTER_ROWS;  // workgroups per tile, stacked along y
 shared vec2 s_mean[kBatch];
 shared vec4 s_conic[kBatch];
@@ -66,8 +66,8 @@ bool reaches(uint j, vec2 lo, vec2 hi) {
 // when nothing reads the depth sum or the last splat blended, also leaves out their sums.
 // The counted variant (SF_VARIANT_COUNTED: RenderSettings::count_raster; the plain variant that also counts its
 // work): per frame, the batch entries its subgroups walk (those that passed the subgroup's cull, up to the one
-// where its last pixel still blending stops), the pixel-entries its threads evaluate and those they blend, added as 64-bit counters
-// (SF_COUNTER_RASTER_*, lo and hi words) once per subgroup at the end.
+// where its last pixel still blending stops), the pixel-entries its threads evaluate and those they blend,
+// added as 64-bit counters (SF_COUNTER_RASTER_*, lo and hi words) once per subgroup at the end.
 #ifdef SF_VARIANT_COUNTED
 #define SF_VARIANT_PLAIN
 void addCounter64(FrameRef fr, uint at, uint value) {
