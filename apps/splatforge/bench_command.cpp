@@ -243,6 +243,34 @@ void printRasterCounts(const VulkanFrameStats& st, std::string& json) {
       st.raster_entries, st.raster_evaluated, st.raster_blended, complete);
 }
 
+// --shader-stats: what the driver reported of each compute pipeline the context made (in the order they were
+// made), printed one pipeline a line, and as the JSON member "shader_stats" (null where the device does not
+// report them).
+void printShaderStatistics(const gpu::Context& ctx, std::string& json) {
+  if (!ctx.capturesShaderStatistics()) {
+    fmt::print("shader statistics: not reported by {} (it lacks VK_KHR_pipeline_executable_properties)\n",
+               ctx.info().name);
+    json += "  \"shader_stats\": null,\n";
+    return;
+  }
+  const std::vector<gpu::ShaderStatistics> all = ctx.shaderStatistics();
+  fmt::print("shader statistics ({} pipelines, as the driver names them):\n", all.size());
+  json += "  \"shader_stats\": [";
+  for (size_t p = 0; p < all.size(); ++p) {
+    std::string line;
+    json +=
+        fmt::format("{}{{\"pipeline\": \"{}\", \"values\": {{", p ? ", " : "", jsonEscape(all[p].pipeline));
+    for (size_t k = 0; k < all[p].values.size(); ++k) {
+      const gpu::ShaderStatistics::Value& v = all[p].values[k];
+      line += fmt::format("{}{} {:g}", k ? ", " : "", v.name, v.value);
+      json += fmt::format("{}\"{}\": {:g}", k ? ", " : "", jsonEscape(v.name), v.value);
+    }
+    json += "}}";
+    fmt::print("  {}: {}\n", all[p].pipeline, line.empty() ? "(none)" : line);
+  }
+  json += "],\n";
+}
+
 FrameRequest benchFrame(int f, const Camera& cam, const BenchCommand::Options& o) {
   FrameRequest request{f / 30.0, cam, {}, {}};
   if (o.raster_slice) request.settings.raster_slice = *o.raster_slice;
@@ -296,6 +324,7 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
   fmt::print("wall clock: {:.3f} ms per render call (recording, submission, wait, image copy to the host)\n",
              median(wall));
   if (o.raster_counts) printRasterCounts(st, json);
+  if (o.shader_stats) printShaderStatistics(renderer.context(), json);
   json += fmt::format(
       "  \"backend\": \"vulkan\",\n  \"device\": \"{}\",\n  \"visible\": {},\n  \"tile_pairs\": {},\n",
       jsonEscape(dev.name), st.visible, st.tile_keys);
@@ -726,6 +755,12 @@ int BenchCommand::run() const {
     // other commands' `auto` prefers the CPU renderer.
     if (fo.backend == Backend::kAuto && gpu::vulkanAvailable()) fo.backend = Backend::kVulkan;
     fo.message = [](const std::string& line) { fmt::print(stderr, "bench: {}\n", line); };
+    if (o.shader_stats) {
+      if (fo.backend == Backend::kCpu)
+        throw UsageError(
+            "--shader-stats reports the Vulkan frame's pipelines; this bench runs on the CPU renderer");
+      fo.configure = [](gpu::ContextOptions& co) { co.shader_statistics = true; };
+    }
     if (o.back_to_back > 0 && fo.backend == Backend::kCpu)
       throw UsageError("--back-to-back times the Vulkan frame; this bench runs on the CPU renderer");
     FrameDriver driver(fo);

@@ -54,6 +54,7 @@ class BenchCommand {
     std::string sh_precision;              // "half" or "full" (empty: half): RenderSettings::half_sh
     std::string raster_precision;          // "half" or "full" (empty: full): RenderSettings::half_raster
     bool raster_counts = false;            // RenderSettings::count_raster
+    bool shader_stats = false;             // gpu::ContextOptions::shader_statistics, printed
     std::string tile_binning;  // Vulkan: "partitioned", "per-pair" or "aggregated" (empty: the device's
                                // default; VulkanRenderer::setTileBinning)
     bool loads = false;        // also measure load throughput of the biker PLY, compressed PLY and SPZ

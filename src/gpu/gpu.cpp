@@ -465,7 +465,10 @@ struct EnabledFeatures {
   VkPhysicalDeviceFeatures2 enable{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   VkPhysicalDeviceVulkan12Features enable12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceVulkan13Features enable13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-  bool buffer_int64_atomics = false, dynamic_rendering = false, subgroup_size_control = false;
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executable{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  bool buffer_int64_atomics = false, dynamic_rendering = false, subgroup_size_control = false,
+       shader_statistics = false;
 
   EnabledFeatures() = default;
   EnabledFeatures(const EnabledFeatures&) = delete;
@@ -474,8 +477,10 @@ struct EnabledFeatures {
 
 // Buffer device addresses and scalar block layout (required), 64-bit integers and their buffer atomics,
 // 16-bit float arithmetic, dynamic rendering (with a graphics queue) and full compute subgroups of the
-// device's size where the device has them.
-void chooseFeatures(VkPhysicalDevice physical, const DeviceInfo& info, bool graphics, EnabledFeatures& out) {
+// device's size where the device has them; the pipelines' statistics when asked for and the device reports
+// them.
+void chooseFeatures(VkPhysicalDevice physical, const DeviceInfo& info, bool graphics, bool statistics,
+                    EnabledFeatures& out) {
   VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceFeatures2 supported{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
@@ -515,12 +520,26 @@ void chooseFeatures(VkPhysicalDevice physical, const DeviceInfo& info, bool grap
   }
   out.enable.pNext = &out.enable12;
   out.enable.features.shaderInt64 = supported.features.shaderInt64;
+  if (statistics && hasDeviceExtension(physical, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR has{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+    VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    query.pNext = &has;
+    vkGetPhysicalDeviceFeatures2(physical, &query);
+    if (has.pipelineExecutableInfo) {
+      out.executable.pipelineExecutableInfo = VK_TRUE;
+      out.executable.pNext = out.enable.pNext;
+      out.enable.pNext = &out.executable;
+      out.shader_statistics = true;
+    }
+  }
 }
 
-// The device with one queue of `family`, the features `enable` chains, VK_KHR_swapchain when presenting and
-// VK_NV_shader_subgroup_partitioned where the device has it.
+// The device with one queue of `family`, the features `enable` chains, VK_KHR_swapchain when presenting,
+// VK_NV_shader_subgroup_partitioned where the device has it and VK_KHR_pipeline_executable_properties for the
+// shader statistics.
 VkDevice createDevice(VkPhysicalDevice physical, uint32_t family, const VkPhysicalDeviceFeatures2& enable,
-                      bool swapchain, bool partitioned) {
+                      bool swapchain, bool partitioned, bool statistics) {
   float priority = 1.0f;
   VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qi.queueFamilyIndex = family;
@@ -533,6 +552,7 @@ VkDevice createDevice(VkPhysicalDevice physical, uint32_t family, const VkPhysic
   std::vector<const char*> extensions;
   if (swapchain) extensions.push_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
   if (partitioned) extensions.push_back(VK_NV_SHADER_SUBGROUP_PARTITIONED_EXTENSION_NAME);
+  if (statistics) extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   di.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   di.ppEnabledExtensionNames = extensions.data();
   VkDevice device = VK_NULL_HANDLE;
@@ -568,12 +588,13 @@ Context::Context(const ContextOptions& options)
   queue_family_ = queue.family;
   graphics_ = queue.graphics;
   EnabledFeatures features;
-  chooseFeatures(physical_, info_, graphics_, features);
+  chooseFeatures(physical_, info_, graphics_, options.shader_statistics, features);
   buffer_int64_atomics_ = features.buffer_int64_atomics;
   dynamic_rendering_ = features.dynamic_rendering;
   subgroup_size_control_ = features.subgroup_size_control;
+  capture_statistics_ = features.shader_statistics;
   device_ = createDevice(physical_, queue_family_, features.enable, static_cast<bool>(options.can_present),
-                         info_.subgroup_partitioned);
+                         info_.subgroup_partitioned, capture_statistics_);
   keepDriverModulesLoaded();
   volkLoadDevice(device_);
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
@@ -609,6 +630,16 @@ void Context::recordValidationError(const char* message) {
   std::lock_guard<std::mutex> hold(messages_mutex_);
   ++validation_errors_;
   if (validation_messages_.size() < kMaxKeptMessages) validation_messages_.emplace_back(message);
+}
+
+std::vector<ShaderStatistics> Context::shaderStatistics() const {
+  std::lock_guard<std::mutex> hold(statistics_mutex_);
+  return statistics_;
+}
+
+void Context::addShaderStatistics(ShaderStatistics s) {
+  std::lock_guard<std::mutex> hold(statistics_mutex_);
+  statistics_.push_back(std::move(s));
 }
 
 std::string Context::validationReport(uint32_t since) const {
@@ -989,6 +1020,56 @@ bool spirvSpecialisesWorkgroupSize(std::span<const uint32_t> spirv) {
 }
 }  // namespace
 
+namespace {
+
+// The statistics the driver gives of a pipeline made with VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR, of
+// each of its executables (a compute pipeline has one; were there more, each statistic's name says which).
+ShaderStatistics readStatistics(VkDevice device, VkPipeline pipeline, const std::string& name) {
+  ShaderStatistics out;
+  out.pipeline = name;
+  VkPipelineInfoKHR pi{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+  pi.pipeline = pipeline;
+  uint32_t executables = 0;
+  SF_VK_CHECK(vkGetPipelineExecutablePropertiesKHR(device, &pi, &executables, nullptr));
+  std::vector<VkPipelineExecutablePropertiesKHR> props(
+      executables, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
+  SF_VK_CHECK(vkGetPipelineExecutablePropertiesKHR(device, &pi, &executables, props.data()));
+  for (uint32_t e = 0; e < executables; ++e) {
+    VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+    ei.pipeline = pipeline;
+    ei.executableIndex = e;
+    uint32_t n = 0;
+    SF_VK_CHECK(vkGetPipelineExecutableStatisticsKHR(device, &ei, &n, nullptr));
+    std::vector<VkPipelineExecutableStatisticKHR> stats(
+        n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+    SF_VK_CHECK(vkGetPipelineExecutableStatisticsKHR(device, &ei, &n, stats.data()));
+    const std::string prefix = executables > 1 ? std::string(props[e].name) + ": " : std::string();
+    for (const VkPipelineExecutableStatisticKHR& st : stats) {
+      ShaderStatistics::Value v{prefix + st.name, st.description, 0.0};
+      switch (st.format) {
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+          v.value = st.value.b32 ? 1 : 0;
+          break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+          v.value = static_cast<double>(st.value.i64);
+          break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+          v.value = static_cast<double>(st.value.u64);
+          break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR:
+          v.value = st.value.f64;
+          break;
+        default:
+          continue;
+      }
+      out.values.push_back(std::move(v));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 ComputePipeline::ComputePipeline(Context& ctx, std::span<const uint32_t> spirv, uint32_t push_size,
                                  uint32_t local_size_x, const std::string& name, bool full_subgroups)
     : ctx_(ctx) {
@@ -1031,9 +1112,11 @@ ComputePipeline::ComputePipeline(Context& ctx, std::span<const uint32_t> spirv, 
     ci.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
   }
   ci.layout = layout_;
+  if (ctx.capturesShaderStatistics()) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   VkResult r = vkCreateComputePipelines(ctx.device(), VK_NULL_HANDLE, 1, &ci, nullptr, &pipeline_);
   vkDestroyShaderModule(ctx.device(), module, nullptr);
   check(r, "vkCreateComputePipelines", __FILE__, __LINE__);
+  if (ctx.capturesShaderStatistics()) ctx.addShaderStatistics(readStatistics(ctx.device(), pipeline_, name));
   ctx.setName(VK_OBJECT_TYPE_PIPELINE, reinterpret_cast<uint64_t>(pipeline_), name);
   ctx.setName(VK_OBJECT_TYPE_PIPELINE_LAYOUT, reinterpret_cast<uint64_t>(layout_), name + " layout");
 }

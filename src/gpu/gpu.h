@@ -83,6 +83,20 @@ struct ContextOptions {
   // queue, and VK_KHR_swapchain is enabled.
   std::vector<std::string> instance_extensions;
   std::function<bool(VkInstance, VkPhysicalDevice, uint32_t queue_family)> can_present;
+  // Capture what the driver reports of each compute pipeline it compiles (registers, shared memory, spills,
+  // instructions: VK_KHR_pipeline_executable_properties, where the device has it): Context::shaderStatistics.
+  bool shader_statistics = false;
+};
+
+// What the driver reported of one compute pipeline's compiled code (ContextOptions::shader_statistics): per
+// statistic its name, as the driver names it, and its value.
+struct ShaderStatistics {
+  std::string pipeline;  // the pipeline's name
+  struct Value {
+    std::string name, description;
+    double value = 0;
+  };
+  std::vector<Value> values;
 };
 
 // True when the Vulkan loader is present and at least one device supports Vulkan 1.2 compute with
@@ -132,6 +146,13 @@ class Context {
   bool graphics() const { return graphics_ && dynamic_rendering_; }
   // 64-bit integer atomics on storage buffers (and shaderInt64) are enabled.
   bool bufferInt64Atomics() const { return buffer_int64_atomics_; }
+  // Shader statistics were asked for and the device reports them (VK_KHR_pipeline_executable_properties);
+  // those of every compute pipeline made since, in the order they were made (a pipeline made again is listed
+  // again).
+  bool capturesShaderStatistics() const { return capture_statistics_; }
+  std::vector<ShaderStatistics> shaderStatistics() const;
+  // Internal, for ComputePipeline.
+  void addShaderStatistics(ShaderStatistics s);
 
   // Validation messages of severity error seen so far: their count, every message in order (the first
   // kMaxKeptMessages are kept), and those from index `since` on as one text, one numbered message per line.
@@ -205,7 +226,9 @@ class Context {
   double timestamp_period_ns_ = 1.0;
   bool buffer_int64_atomics_ = false;
   bool validation_ = false, debug_utils_ = false, subgroup_size_control_ = false, graphics_ = false,
-       dynamic_rendering_ = false;
+       dynamic_rendering_ = false, capture_statistics_ = false;
+  mutable std::mutex statistics_mutex_;  // pipelines may be made on any thread
+  std::vector<ShaderStatistics> statistics_;
   // Counters that calls outside the lock touch too (a buffer made or freed on one thread while another
   // renders, a validation message from either) are atomic; the kept messages have their own mutex.
   std::atomic<uint32_t> validation_errors_{0};

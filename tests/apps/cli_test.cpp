@@ -372,6 +372,37 @@ TEST(Cli, BenchRasterCountsReportsWhatTheRasterDid) {
   }
 }
 
+// bench --shader-stats: what the driver reports of the frame's compute pipelines, or, where the device does
+// not report them (VK_KHR_pipeline_executable_properties), a line that says so and a null JSON member.
+TEST(Cli, BenchShaderStatsReportsThePipelinesOrSaysWhyNot) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  const std::string dir = test::tempDir("CliShaderStats"), out = dir + "/stats.json";
+  CliRun b = cli(
+      "bench --synthetic 5000 --backend vulkan --frames 1 --width 96 --height 64 --shader-stats --json-out " +
+      out);
+  ASSERT_EQ(b.code, 0) << b.out;
+  const nlohmann::json j = readJsonFile(out);
+  gpu::ContextOptions co;
+  co.shader_statistics = true;
+  const bool reports = gpu::Context(co).capturesShaderStatistics();
+  if (!reports) {
+    EXPECT_TRUE(j.at("shader_stats").is_null()) << j.dump();
+    EXPECT_NE(b.out.find("shader statistics: not reported by"), std::string::npos) << b.out;
+  } else {
+    ASSERT_TRUE(j.at("shader_stats").is_array()) << j.dump();
+    bool raster = false;
+    for (const nlohmann::json& p : j.at("shader_stats"))
+      if (p.at("pipeline") == "raster") raster = !p.at("values").empty();
+    EXPECT_TRUE(raster) << j.dump();
+    EXPECT_NE(b.out.find("  raster: "), std::string::npos) << b.out;
+  }
+  // Statistics never come from a bench without pipelines.
+  CliRun cpu = cli("bench --synthetic 5000 --backend cpu --frames 1 --width 96 --height 64 --shader-stats");
+  EXPECT_EQ(cpu.code, 2) << cpu.out;
+  EXPECT_NE(cpu.out.find("--shader-stats reports the Vulkan frame's pipelines"), std::string::npos)
+      << cpu.out;
+}
+
 // --raster-slice (render, animate, bench): a frame whose deepest tile holds more walks it in slices, a
 // submission each, with the image of the unsplit frame; render's timing line and bench's JSON say how many.
 // (Slices blend in fp32: the unsplit frame is asked for fp32 too, or its deep tiles would be blended in
