@@ -108,29 +108,6 @@ layout(buffer_reference, scalar) buffer UVec2s {
 };
 #endif
 
-// A slot's projected splat (preprocess's output), one 48-byte record a slot: what the raster gathers for a
-// list entry lies in two 32-byte sectors (three when the fields were arrays of their own), and preprocess
-// writes each record whole. conic_opacity: conic a, b, c (Q = [a b; b c]), opacity; mean: pixel-index
-// coordinates; rect: the tile rect (x0 | y0 << 16, x1 | y1 << 16); color_depth: rgb, view depth.
-#ifdef __cplusplus
-struct GpuProjected {
-  float conic_opacity[4];
-  float mean[2];
-  uint rect[2];
-  float color_depth[4];
-};
-#else
-struct GpuProjected {
-  vec4 conic_opacity;
-  vec2 mean;
-  uvec2 rect;
-  vec4 color_depth;
-};
-layout(buffer_reference, std430, buffer_reference_align = 16) buffer Projecteds {
-  GpuProjected v[];
-};
-#endif
-
 // Per-object parameters (one entry per object of the frame), read by preprocess.
 struct GpuObject {
   float object_to_world[12];  // rows 0..2 of the affine matrix, row-major
@@ -172,8 +149,11 @@ struct GpuFrame {
   SF_REF(Floats) opacities;    // 1 per slot
   SF_REF(Floats) sh;           // per object, see GpuObject.sh_base
   // Preprocess outputs.
-  SF_REF(Projecteds) projected;  // per slot (GpuProjected)
-  SF_REF(Uints) touched;         // per slot: 1 when drawn (it reaches a tile), 0 when not
+  SF_REF(Vec2s) means;          // pixel-index coordinates
+  SF_REF(Vec4s) conic_opacity;  // conic a, b, c, opacity
+  SF_REF(Vec4s) color_depth;    // rgb, view depth
+  SF_REF(UVec2s) rects;         // (x0 | y0 << 16, x1 | y1 << 16)
+  SF_REF(Uints) touched;        // per slot: 1 when drawn (it reaches a tile), 0 when not
   SF_REF(Uints)
   tile_bins;  // per tile: its pair count, scanned in place to its first pair, then the emit cursor
   SF_REF(UVec2s)
@@ -274,8 +254,7 @@ struct GpuPush {
 
 #ifdef __cplusplus
 static_assert(sizeof(GpuObject) == 104, "GpuObject layout");
-static_assert(sizeof(GpuFrame) == 128 + 24 * 8, "GpuFrame layout");
-static_assert(sizeof(GpuProjected) == 48, "GpuProjected layout");
+static_assert(sizeof(GpuFrame) == 128 + 27 * 8, "GpuFrame layout");
 static_assert(sizeof(GpuPush) == 56, "GpuPush layout");
 static_assert(SF_TILE % SF_RASTER_ROWS == 0 && SF_TILE * SF_RASTER_ROWS % 32 == 0,
               "raster workgroups: whole rows of a tile, 32-entry words");

@@ -268,7 +268,8 @@ void VulkanRenderer::Impl::writeFrame(const Camera* cam, Vec3 bg, uint32_t tiles
   f.key_capacity = sort.key_capacity;
   f.positions = s.positions.address, f.covariances = s.covariances.address, f.opacities = s.opacities.address,
   f.sh = s.sh.address;
-  f.projected = s.projected.address, f.touched = s.touched.address, f.tile_bins = tile_bins.address,
+  f.means = s.means.address, f.conic_opacity = s.conic_opacity.address, f.color_depth = s.color_depth.address;
+  f.rects = s.rects.address, f.touched = s.touched.address, f.tile_bins = tile_bins.address,
   f.chunks = chunks.address;
   f.chunk_capacity = static_cast<uint32_t>(chunk_capacity);
   f.keys_lo = keys[0].address, f.keys_hi = keys[1].address, f.values = keys[2].address;
@@ -799,18 +800,9 @@ VulkanFrameDebug VulkanRenderer::readDebug() {
     if (count) std::memcpy(out.data(), raw.data(), raw.size());
     return out;
   };
-  {
-    std::vector<uint8_t> raw = m.staging.download(s.projected, s.slots * sizeof(GpuProjected));
-    d.means.resize(s.slots * 2ull), d.conic_opacity.resize(s.slots * 4ull),
-        d.color_depth.resize(s.slots * 4ull);
-    for (size_t k = 0; k < s.slots; ++k) {
-      GpuProjected p;
-      std::memcpy(&p, raw.data() + k * sizeof p, sizeof p);
-      std::copy_n(p.mean, 2, d.means.begin() + 2 * k);
-      std::copy_n(p.conic_opacity, 4, d.conic_opacity.begin() + 4 * k);
-      std::copy_n(p.color_depth, 4, d.color_depth.begin() + 4 * k);
-    }
-  }
+  d.means = floats(s.means, s.slots * 2ull);
+  d.conic_opacity = floats(s.conic_opacity, s.slots * 4ull);
+  d.color_depth = floats(s.color_depth, s.slots * 4ull);
   std::vector<uint32_t> cnt = uints(m.counters, SF_COUNTER_WORDS);
   const size_t keys = cnt[SF_COUNTER_OVERFLOW] || !m.sort.keys[0].size
                           ? 0

@@ -132,7 +132,7 @@ uint64_t VulkanResidency::placeObjects(std::span<const RenderObject> objects, co
   }
   residents = std::move(placed);
   slots = static_cast<uint32_t>(slot_sink.size());
-  if (!projected.size || slot_sink.size() > slot_capacity || sh_sink.size() > sh_capacity) {
+  if (!means.size || slot_sink.size() > slot_capacity || sh_sink.size() > sh_capacity) {
     // Grow: new arrays, the old contents copied over on the GPU (kept objects are not uploaded again).
     slot_capacity = std::max<uint64_t>(slot_sink.size(), slot_capacity + slot_capacity / 2);
     sh_capacity = std::max<uint64_t>(sh_sink.size(), sh_capacity + sh_capacity / 2);
@@ -151,7 +151,10 @@ uint64_t VulkanResidency::placeObjects(std::span<const RenderObject> objects, co
       }
       ctx_.submit(cmd, "growing the splat buffers");
     }
-    projected = ctx_.createBuffer(n * sizeof(GpuProjected), false, "projected splats");
+    means = ctx_.createBuffer(n * 8, false, "means");
+    conic_opacity = ctx_.createBuffer(n * 16, false, "conic_opacity");
+    color_depth = ctx_.createBuffer(n * 16, false, "color_depth");
+    rects = ctx_.createBuffer(n * 8, false, "rects");
     touched = ctx_.createBuffer(n * 4, false, "touched");
     shapes = ctx_.createBuffer(n * 4, false, "shape words");
   }
@@ -447,7 +450,8 @@ void VulkanResidency::drop() {
   residents.clear();
   slot_sink.clear(), sh_sink.clear();
   slot_capacity = sh_capacity = 0, slots = 0;
-  for (gpu::Buffer* b : {&positions, &covariances, &opacities, &sh, &projected, &touched, &shapes})
+  for (gpu::Buffer* b : {&positions, &covariances, &opacities, &sh, &means, &conic_opacity, &color_depth,
+                         &rects, &touched, &shapes})
     b->reset();
   static_key.clear(), static_at.clear(), deform_bounds.clear();
   static_inputs.reset();

@@ -132,7 +132,7 @@ class VulkanResidency {
   uint32_t slots = 0;  // slot_sink.size(): the frame's slot count, free ranges included (left out by "clear")
   gpu::Buffer positions, covariances, opacities, sh;
   // Per-slot preprocess outputs.
-  gpu::Buffer projected, touched;  // preprocess's outputs: a GpuProjected record and a drawn flag a slot
+  gpu::Buffer means, conic_opacity, color_depth, rects, touched;
   // Per-slot shape words, rewritten in every frame that reads them (so not kept when the slots grow).
   gpu::Buffer shapes;
   // Static inputs of deformed objects and skinned meshes (splat bindings, triangle lists, bind poses, packed

@@ -39,7 +39,7 @@ void binPair(FrameRef fr, bool emit, uint tile, uint depth_bits, uint slot) {
 }
 
 uvec4 slotRect(FrameRef fr, uint slot) {
-  uvec2 r = fr.f.projected.v[slot].rect;
+  uvec2 r = fr.f.rects.v[slot];
   return uvec4(r.x & 0xffffu, r.x >> 16, r.y & 0xffffu, r.y >> 16);
 }
 
@@ -64,9 +64,9 @@ void main() {
     uint depth_bits = 0u, x = rect.x, y = rect.y;
     bool test = area <= SF_MAX_TESTED_TILE_AREA;
     if (walking) {
-      mean = fr.f.projected.v[slot].mean;
-      co = fr.f.projected.v[slot].conic_opacity;
-      depth_bits = floatBitsToUint(fr.f.projected.v[slot].color_depth.w);
+      mean = fr.f.means.v[slot];
+      co = fr.f.conic_opacity.v[slot];
+      depth_bits = floatBitsToUint(fr.f.color_depth.v[slot].w);
     }
     while (subgroupAny(walking)) {
       uint tile = SF_NO_TILE;
@@ -87,9 +87,9 @@ void main() {
   }
 #else
   if (live && emit && !coop) {
-    vec2 mean = fr.f.projected.v[slot].mean;
-    vec4 co = fr.f.projected.v[slot].conic_opacity;
-    uint depth_bits = floatBitsToUint(fr.f.projected.v[slot].color_depth.w);
+    vec2 mean = fr.f.means.v[slot];
+    vec4 co = fr.f.conic_opacity.v[slot];
+    uint depth_bits = floatBitsToUint(fr.f.color_depth.v[slot].w);
     bool test = area <= SF_MAX_TESTED_TILE_AREA;
     for (uint y = rect.y; y < rect.w; ++y)
       for (uint x = rect.x; x < rect.z; ++x)
@@ -101,9 +101,9 @@ void main() {
   for (uint c = 0u; c < coops; ++c) {
     uint s = coop_slot[c];
     uvec4 r = slotRect(fr, s);
-    vec2 m = fr.f.projected.v[s].mean;
-    vec4 co = fr.f.projected.v[s].conic_opacity;
-    uint depth_bits = floatBitsToUint(fr.f.projected.v[s].color_depth.w);
+    vec2 m = fr.f.means.v[s];
+    vec4 co = fr.f.conic_opacity.v[s];
+    uint depth_bits = floatBitsToUint(fr.f.color_depth.v[s].w);
     uint w = r.z - r.x, n = w * (r.w - r.y);
     bool test = n <= SF_MAX_TESTED_TILE_AREA;
     for (uint t = tid; t < n; t += SF_WG_SIZE) {

@@ -85,11 +85,13 @@ mat3 rows3(float m[12]) {  // rows 0..2 of a row-major 3x4 matrix, as a GLSL (co
   return transpose(mat3(m[0], m[1], m[2], m[4], m[5], m[6], m[8], m[9], m[10]));
 }
 
-// Projects slot `slot` (the object's i-th) and writes its record; false where it is not drawn (the record is then
-// left as it was: no pass reads the record of a slot not touched). Its mean, conic and opacity and tile rect
-// (x0, y0, x1, y1) come back for the counting (left as they were where it returns false).
+// Projects slot `slot` (the object's i-th) and writes its records; false where it is not drawn. Its mean, conic
+// and opacity and tile rect (x0, y0, x1, y1) come back for the counting (left as they were where it returns
+// false).
 bool preprocessSlot(GpuObject obj, FrameRef fr, uint i, uint slot, inout vec2 mean, inout vec4 conic_opacity,
                     inout ivec4 rect) {
+  fr.f.touched.v[slot] = 0u;
+
   Floats pos = fr.f.positions, cov = fr.f.covariances;
   vec3 p_obj = vec3(pos.v[3u * slot], pos.v[3u * slot + 1u], pos.v[3u * slot + 2u]);
   mat3 L = rows3(obj.object_to_world);
@@ -175,9 +177,12 @@ bool preprocessSlot(GpuObject obj, FrameRef fr, uint i, uint slot, inout vec2 me
   if (fr.f.blend_linear != 0u && !linear_cloud) col = srgbDecode(col);
   if (fr.f.blend_linear == 0u && linear_cloud) col = srgbEncode(col);
 
+  fr.f.means.v[slot] = mean;
+  fr.f.conic_opacity.v[slot] = conic_opacity;
   float depth = (obj.flags & SF_OBJECT_SORT_DEPTH) != 0u ? max(obj.sort_depth.v[i], SF_MIN_SORT_DEPTH) : t.z;
-  fr.f.projected.v[slot] = GpuProjected(conic_opacity, mean, uvec2(uint(x0) | (uint(y0) << 16), uint(x1) | (uint(y1) << 16)),
-                                        vec4(col, depth));  // the record whole: one contiguous write
+  fr.f.color_depth.v[slot] = vec4(col, depth);
+  fr.f.rects.v[slot] = uvec2(uint(x0) | (uint(y0) << 16), uint(x1) | (uint(y1) << 16));
+  fr.f.touched.v[slot] = 1u;
   return true;
 }
 
@@ -189,7 +194,6 @@ void main() {
   vec4 co = vec4(0.0);
   ivec4 rect = ivec4(0);
   bool drawn = i < obj.count && preprocessSlot(obj, fr, i, slot, mean, co, rect);
-  if (i < obj.count) fr.f.touched.v[slot] = drawn ? 1u : 0u;
   // The tile counts of the binning (bin_tiles.comp counts only the rects wider than SF_COOP_TILES, which a
   // whole workgroup walks): the same test as the drawn test, once the slot is known to be drawn.
   bool counting = drawn && (rect.z - rect.x) * (rect.w - rect.y) <= SF_COOP_TILES;

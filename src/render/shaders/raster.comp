@@ -198,9 +198,9 @@ void main() {
 #endif
   if (begin + tid < end) {
     uint slot = values.v[begin + tid];
-    next_mean = fr.f.projected.v[slot].mean;
-    next_conic = fr.f.projected.v[slot].conic_opacity;
-    next_color_depth = fr.f.projected.v[slot].color_depth;
+    next_mean = fr.f.means.v[slot];
+    next_conic = fr.f.conic_opacity.v[slot];
+    next_color_depth = fr.f.color_depth.v[slot];
 #ifdef SF_VARIANT_SHAPES
     next_shape = fr.f.shapes.v[slot];
 #endif
@@ -228,9 +228,9 @@ void main() {
     uint k = start + kBatch + tid;
     if (k < end) {
       uint slot = values.v[k];
-      next_mean = fr.f.projected.v[slot].mean;
-      next_conic = fr.f.projected.v[slot].conic_opacity;
-      next_color_depth = fr.f.projected.v[slot].color_depth;
+      next_mean = fr.f.means.v[slot];
+      next_conic = fr.f.conic_opacity.v[slot];
+      next_color_depth = fr.f.color_depth.v[slot];
 #ifdef SF_VARIANT_SHAPES
       next_shape = fr.f.shapes.v[slot];
 #endif

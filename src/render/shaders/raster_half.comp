@@ -104,9 +104,9 @@ void main() {
   f16vec4 next_color = f16vec4(0.0);
   if (begin + tid < end) {
     uint slot = values.v[begin + tid];
-    next_mean = fr.f.projected.v[slot].mean;
-    next_factor = staged(fr.f.projected.v[slot].conic_opacity);
-    next_color = f16vec4(fr.f.projected.v[slot].color_depth);
+    next_mean = fr.f.means.v[slot];
+    next_factor = staged(fr.f.conic_opacity.v[slot]);
+    next_color = f16vec4(fr.f.color_depth.v[slot]);
   }
   for (uint start = begin; start < end; start += kBatch, parity ^= 1u) {
     bool done = all(equal(live, f16vec2(0.0)));
@@ -123,9 +123,9 @@ void main() {
     uint k = start + kBatch + tid;
     if (k < end) {
       uint slot = values.v[k];
-      next_mean = fr.f.projected.v[slot].mean;
-      next_factor = staged(fr.f.projected.v[slot].conic_opacity);
-      next_color = f16vec4(fr.f.projected.v[slot].color_depth);
+      next_mean = fr.f.means.v[slot];
+      next_factor = staged(fr.f.conic_opacity.v[slot]);
+      next_color = f16vec4(fr.f.color_depth.v[slot]);
     }
     uint count = min(kBatch, end - start);
     // This subgroup's pixels still blending (an empty rectangle when all are done), and the batch entries

@@ -110,9 +110,9 @@ void main() {
     if (start + tid < end) {
       uint slot = values.v[range.x + start + tid];
       s_slot[tid] = slot;
-      s_mean[tid] = fr.f.projected.v[slot].mean;
-      s_conic[tid] = fr.f.projected.v[slot].conic_opacity;
-      s_color[tid] = fr.f.projected.v[slot].color_depth.xyz;
+      s_mean[tid] = fr.f.means.v[slot];
+      s_conic[tid] = fr.f.conic_opacity.v[slot];
+      s_color[tid] = fr.f.color_depth.v[slot].xyz;
     }
     barrier();
     // This subgroup's pixels with entries of the batch to walk back through, and the entries that reach them.
