@@ -252,8 +252,17 @@ struct GpuPush {
   uint subgroups;  // sort passes: subgroups per workgroup the host configured
 };
 
+// Preprocess's push constants (one dispatch per object): the frame and the object's record itself, which the
+// driver then keeps in its constant bank instead of every thread loading it into registers.
+struct GpuPreprocessPush {
+  SF_REF(FrameRef) frame;
+  GpuObject object;
+};
+
 #ifdef __cplusplus
 static_assert(sizeof(GpuObject) == 104, "GpuObject layout");
+static_assert(sizeof(GpuPreprocessPush) == 112 && sizeof(GpuPreprocessPush) <= 128,
+              "preprocess push constants: within the 128 bytes every Vulkan device has");
 static_assert(sizeof(GpuFrame) == 128 + 27 * 8, "GpuFrame layout");
 static_assert(sizeof(GpuPush) == 56, "GpuPush layout");
 static_assert(SF_TILE % SF_RASTER_ROWS == 0 && SF_TILE * SF_RASTER_ROWS % 32 == 0,

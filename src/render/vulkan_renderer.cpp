@@ -103,7 +103,7 @@ void VulkanRenderer::Impl::setTileBinning(VulkanRenderer::TileBinning binning) {
     if (emit) return;
     if (!supported)
       throw Error("Vulkan device " + d.name + ": the " + variant + " tile binning needs " + needs);
-    count = std::make_unique<gpu::ComputePipeline>(m.ctx, count_spirv, sizeof(GpuPush), SF_WG_SIZE,
+    count = std::make_unique<gpu::ComputePipeline>(m.ctx, count_spirv, sizeof(GpuPreprocessPush), SF_WG_SIZE,
                                                    "preprocess " + variant);
     emit = std::make_unique<gpu::ComputePipeline>(m.ctx, emit_spirv, sizeof(GpuPush), SF_WG_SIZE,
                                                   "bin_tiles " + variant);
@@ -119,7 +119,7 @@ void VulkanRenderer::Impl::setTileBinning(VulkanRenderer::TileBinning binning) {
 
 VulkanRenderer::Impl::Impl(const gpu::ContextOptions& o)
     : ctx(o),
-      preprocess(ctx, kPreprocess, sizeof(GpuPush), SF_WG_SIZE, "preprocess"),
+      preprocess(ctx, kPreprocess, sizeof(GpuPreprocessPush), SF_WG_SIZE, "preprocess"),
       bin_tiles(ctx, kBinTiles, sizeof(GpuPush), SF_WG_SIZE, "bin_tiles"),
       tile_setup(ctx, kTileSetup, sizeof(GpuPush), SF_WG_SIZE, "tile_setup"),
       seg_setup(ctx, kSegSetup, sizeof(GpuPush), 1, "seg_setup"),

@@ -25,10 +25,12 @@ void VulkanRenderer::Impl::addTilePasses(FrameGraph& g, const Resources& res, co
   g.add("preprocess", {res.splats, res.counters, res.bins}, {res.projected, res.counters, res.bins},
         [&] {  // tile bins: the counts of most slots
           timestamp(r.cmd, 1);
+          // This run's object records (the camera in object space differs per run of a submission).
+          const GpuObject* records =
+              static_cast<const GpuObject*>(objects_buf.mapped) + run_index * object_count;
           for (size_t o = 0; o < f.objects.size(); ++o) {
-            GpuPush p = push();
-            p.object_index = static_cast<uint32_t>(o);
-            dispatch(r.cmd, binningPipeline(true), p, ceilDiv(f.gobj[o].count, SF_WG_SIZE));
+            GpuPreprocessPush p{frameAddress(), records[o]};
+            dispatchWith(r.cmd, binningPipeline(true), p, ceilDiv(f.gobj[o].count, SF_WG_SIZE));
           }
           timestamp(r.cmd, 2);
         });

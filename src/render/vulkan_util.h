@@ -39,6 +39,14 @@ inline void dispatch(VkCommandBuffer cmd, const gpu::ComputePipeline& pl, const 
   if (x && y) vkCmdDispatch(cmd, x, y, 1);
 }
 
+// A dispatch with push constants of the pass's own layout (preprocess: GpuPreprocessPush).
+template <typename Push>
+void dispatchWith(VkCommandBuffer cmd, const gpu::ComputePipeline& pl, const Push& p, uint32_t x) {
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pl.pipeline());
+  vkCmdPushConstants(cmd, pl.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(Push), &p);
+  if (x) vkCmdDispatch(cmd, x, 1, 1);
+}
+
 // A dispatch whose workgroup counts a pass wrote into the frame's counters (3 words at `counter_word`).
 inline void dispatchIndirect(VkCommandBuffer cmd, const gpu::ComputePipeline& pl,
                              const gpu_layout::GpuPush& p, const gpu::Buffer& counters,

@@ -5,7 +5,11 @@
 
 #include "../gpu_shared.h"
 
+#ifdef SF_PREPROCESS_PUSH
+layout(push_constant, scalar) uniform PushBlock { GpuPreprocessPush pc; };
+#else
 layout(push_constant, scalar) uniform PushBlock { GpuPush pc; };
+#endif
 
 // Pass flags (SF_FLAG_*) and object flags (SF_OBJECT_*) are defined in gpu_shared.h.
 

@@ -4,6 +4,7 @@
 #include "binning_variants.glsl"
 #extension GL_KHR_shader_subgroup_ballot : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#define SF_PREPROCESS_PUSH  // its push constants: GpuPreprocessPush
 #include "common.glsl"
 #include "sh_dc.glsl"
 #include "tile_test.glsl"
@@ -24,31 +25,10 @@ const float C3[7] = float[](-0.5900435899266435, 2.890611442640554, -0.457045799
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer AlignedVec4s { vec4 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer AlignedUvec4s { uvec4 v[]; };
 
-vec3 shCoeff(float f[SF_SH_MAX], uint k) { return vec3(f[3u * k], f[3u * k + 1u], f[3u * k + 2u]); }
-
-// The slot's coefficients, f[k] for k < 3 (degree + 1)^2, from the full layout (sh_stride floats a slot) or the
-// half layout (SF_OBJECT_SH_HALF, core/sh.h: the DC as 3 floats, then coefficients 3.. as half pairs, the
-// stride a multiple of 4 words), both read as 16-byte loads where the stride allows.
-void loadSh(uint degree, Floats sh, bool aligned, bool half_sh, out float f[SF_SH_MAX]) {
+// The slot's coefficients in the full layout (sh_stride floats a slot), f[k] for k < 3 (degree + 1)^2, read as
+// 16-byte loads where the stride allows.
+void loadSh(uint degree, Floats sh, bool aligned, out float f[SF_SH_MAX]) {
   uint used = 3u * (degree + 1u) * (degree + 1u);
-  if (half_sh) {
-    uint words = 3u + (used - 2u) / 2u;  // 3 + ceil((used - 3) / 2)
-    uint w[SF_SH_HALF_WORDS];
-    AlignedUvec4s q = AlignedUvec4s(sh);
-    for (uint k = 0u; k < SF_SH_HALF_WORDS / 4u; ++k)
-      if (4u * k < words) {
-        uvec4 v = q.v[k];
-        w[4u * k] = v.x, w[4u * k + 1u] = v.y, w[4u * k + 2u] = v.z, w[4u * k + 3u] = v.w;
-      }
-    for (uint k = 0u; k < 3u; ++k) f[k] = uintBitsToFloat(w[k]);
-    for (uint m = 0u; m < (SF_SH_MAX - 2u) / 2u; ++m)
-      if (3u + 2u * m < used) {
-        vec2 h = unpackHalf2x16(w[3u + m]);
-        f[3u + 2u * m] = h.x;
-        if (4u + 2u * m < SF_SH_MAX) f[4u + 2u * m] = h.y;
-      }
-    return;
-  }
   if (aligned) {
     AlignedVec4s q = AlignedVec4s(sh);
     for (uint k = 0u; k < SF_SH_MAX / 4u; ++k)
@@ -62,23 +42,60 @@ void loadSh(uint degree, Floats sh, bool aligned, bool half_sh, out float f[SF_S
   }
 }
 
-vec3 evalSh(uint degree, Floats sh, bool aligned, bool half_sh, vec3 dir) {
-  float f[SF_SH_MAX];
-  loadSh(degree, sh, aligned, half_sh, f);
-  vec3 r = kShC0 * shCoeff(f, 0u);
-  if (degree < 1u) return r;
-  float x = dir.x, y = dir.y, z = dir.z;
-  r += -C1 * y * shCoeff(f, 1u) + C1 * z * shCoeff(f, 2u) - C1 * x * shCoeff(f, 3u);
-  if (degree < 2u) return r;
-  float xx = x * x, yy = y * y, zz = z * z, xy = x * y, yz = y * z, xz = x * z;
-  r += C2[0] * xy * shCoeff(f, 4u) + C2[1] * yz * shCoeff(f, 5u) + C2[2] * (2.0 * zz - xx - yy) * shCoeff(f, 6u) +
-       C2[3] * xz * shCoeff(f, 7u) + C2[4] * (xx - yy) * shCoeff(f, 8u);
-  if (degree < 3u) return r;
-  r += C3[0] * y * (3.0 * xx - yy) * shCoeff(f, 9u) + C3[1] * xy * z * shCoeff(f, 10u) +
-       C3[2] * y * (4.0 * zz - xx - yy) * shCoeff(f, 11u) + C3[3] * z * (2.0 * zz - 3.0 * xx - 3.0 * yy) * shCoeff(f, 12u) +
-       C3[4] * x * (4.0 * zz - xx - yy) * shCoeff(f, 13u) + C3[5] * z * (xx - yy) * shCoeff(f, 14u) +
-       C3[6] * x * (xx - 3.0 * yy) * shCoeff(f, 15u);
+// The half layout's words (SF_OBJECT_SH_HALF, core/sh.h: the DC as 3 floats, then coefficients 3.. as half
+// pairs, the stride a multiple of 4 words), read as 16-byte loads. They stay packed until the sum takes each
+// coefficient (halfShCoeff): unpacked all at once, the 48 floats held the register count at 80 (H100).
+void loadHalfSh(uint degree, Floats sh, out uint w[SF_SH_HALF_WORDS]) {
+  uint used = 3u * (degree + 1u) * (degree + 1u);
+  uint words = 3u + (used - 2u) / 2u;  // 3 + ceil((used - 3) / 2)
+  AlignedUvec4s q = AlignedUvec4s(sh);
+  for (uint k = 0u; k < SF_SH_HALF_WORDS / 4u; ++k)
+    if (4u * k < words) {
+      uvec4 v = q.v[k];
+      w[4u * k] = v.x, w[4u * k + 1u] = v.y, w[4u * k + 2u] = v.z, w[4u * k + 3u] = v.w;
+    }
+}
+
+float halfShValue(uint w[SF_SH_HALF_WORDS], uint k) {
+  if (k < 3u) return uintBitsToFloat(w[k]);
+  vec2 h = unpackHalf2x16(w[3u + (k - 3u) / 2u]);
+  return ((k - 3u) & 1u) == 0u ? h.x : h.y;
+}
+
+// The SH sum of basis functions 0 .. (degree + 1)^2 - 1 along dir, COEFF(k) giving coefficient k (rgb): the same
+// terms in the same order as evalSh() in core/sh.cpp.
+#define SF_SH_SUM(COEFF)                                                                                        \
+  vec3 r = kShC0 * COEFF(0u);                                                                                   \
+  if (degree < 1u) return r;                                                                                    \
+  float x = dir.x, y = dir.y, z = dir.z;                                                                        \
+  r += -C1 * y * COEFF(1u) + C1 * z * COEFF(2u) - C1 * x * COEFF(3u);                                           \
+  if (degree < 2u) return r;                                                                                    \
+  float xx = x * x, yy = y * y, zz = z * z, xy = x * y, yz = y * z, xz = x * z;                                 \
+  r += C2[0] * xy * COEFF(4u) + C2[1] * yz * COEFF(5u) + C2[2] * (2.0 * zz - xx - yy) * COEFF(6u) +             \
+       C2[3] * xz * COEFF(7u) + C2[4] * (xx - yy) * COEFF(8u);                                                  \
+  if (degree < 3u) return r;                                                                                    \
+  r += C3[0] * y * (3.0 * xx - yy) * COEFF(9u) + C3[1] * xy * z * COEFF(10u) +                                  \
+       C3[2] * y * (4.0 * zz - xx - yy) * COEFF(11u) + C3[3] * z * (2.0 * zz - 3.0 * xx - 3.0 * yy) * COEFF(12u) + \
+       C3[4] * x * (4.0 * zz - xx - yy) * COEFF(13u) + C3[5] * z * (xx - yy) * COEFF(14u) +                     \
+       C3[6] * x * (xx - 3.0 * yy) * COEFF(15u);                                                                \
   return r;
+
+vec3 evalShFull(uint degree, Floats sh, bool aligned, vec3 dir) {
+  float f[SF_SH_MAX];
+  loadSh(degree, sh, aligned, f);
+#define SF_FULL_COEFF(k) vec3(f[3u * (k)], f[3u * (k) + 1u], f[3u * (k) + 2u])
+  SF_SH_SUM(SF_FULL_COEFF)
+}
+
+vec3 evalShHalf(uint degree, Floats sh, vec3 dir) {
+  uint w[SF_SH_HALF_WORDS];
+  loadHalfSh(degree, sh, w);
+#define SF_HALF_COEFF(k) vec3(halfShValue(w, 3u * (k)), halfShValue(w, 3u * (k) + 1u), halfShValue(w, 3u * (k) + 2u))
+  SF_SH_SUM(SF_HALF_COEFF)
+}
+
+vec3 evalSh(uint degree, Floats sh, bool aligned, bool half_sh, vec3 dir) {
+  return half_sh ? evalShHalf(degree, sh, dir) : evalShFull(degree, sh, aligned, dir);
 }
 
 mat3 rows3(float m[12]) {  // rows 0..2 of a row-major 3x4 matrix, as a GLSL (column-major) mat3 M with M * v
@@ -187,7 +204,7 @@ bool preprocessSlot(GpuObject obj, FrameRef fr, uint i, uint slot, inout vec2 me
 }
 
 void main() {
-  GpuObject obj = pc.objects.o[pc.object_index];
+  GpuObject obj = pc.object;
   FrameRef fr = pc.frame;
   uint i = gl_GlobalInvocationID.x, slot = obj.first_slot + i;
   vec2 mean = vec2(0.0);
