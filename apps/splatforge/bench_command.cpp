@@ -262,8 +262,12 @@ void printShaderStatistics(const gpu::Context& ctx, std::string& json) {
         fmt::format("{}{{\"pipeline\": \"{}\", \"values\": {{", p ? ", " : "", jsonEscape(all[p].pipeline));
     for (size_t k = 0; k < all[p].values.size(); ++k) {
       const gpu::ShaderStatistics::Value& v = all[p].values[k];
-      line += fmt::format("{}{} {:g}", k ? ", " : "", v.name, v.value);
-      json += fmt::format("{}\"{}\": {:g}", k ? ", " : "", jsonEscape(v.name), v.value);
+      // Whole numbers (counts, sizes) as integers, others as the driver gave them.
+      const std::string value = v.value == std::floor(v.value) && std::fabs(v.value) < 9.0e15
+                                    ? fmt::format("{}", static_cast<int64_t>(v.value))
+                                    : fmt::format("{:g}", v.value);
+      line += fmt::format("{}{} {}", k ? ", " : "", v.name, value);
+      json += fmt::format("{}\"{}\": {}", k ? ", " : "", jsonEscape(v.name), value);
     }
     json += "}}";
     fmt::print("  {}: {}\n", all[p].pipeline, line.empty() ? "(none)" : line);
