@@ -108,7 +108,7 @@ layout(buffer_reference, scalar) buffer UVec2s {
 };
 #endif
 
-// Per-object parameters (one entry per object of the frame), read by preprocess.
+// Per-object parameters (one entry per object of the frame), given to preprocess in its push constants.
 struct GpuObject {
   float object_to_world[12];  // rows 0..2 of the affine matrix, row-major
   float cam_in_object[4];     // camera centre in object space (xyz), w unused
@@ -234,22 +234,18 @@ layout(buffer_reference, scalar) buffer FrameRef {
 uint sfMergePasses(uint len) {
   return len <= SF_SEG_BLOCK ? 0u : uint(findMSB((len - 1u) / SF_SEG_BLOCK)) + 1u;
 }
-layout(buffer_reference, scalar) buffer ObjectsRef {
-  GpuObject o[];
-};
 #endif
 
 // Push constants of every pass.
 struct GpuPush {
-  SF_REF(FrameRef) frame;      // the frame's GpuFrame
-  SF_REF(ObjectsRef) objects;  // GpuObject[] of the frame
-  SF_REF(Uints) scan_data;     // scan passes: array scanned in place
-  SF_REF(Uints) scan_sums;     // scan passes: per-block sums
-  SF_REF(Uints) scan_count;    // scan passes: where the element count is read; sort passes: the descriptor
-  uint object_index;           // preprocess
+  SF_REF(FrameRef) frame;    // the frame's GpuFrame
+  SF_REF(Uints) scan_data;   // scan passes: array scanned in place
+  SF_REF(Uints) scan_sums;   // scan passes: per-block sums
+  SF_REF(Uints) scan_count;  // scan passes: where the element count is read; sort passes: the descriptor
   uint shift;      // radix pass: digit shift; raster: 0 the frame's raster, s + 1 slice s of the deep tiles
   uint flags;      // the pass's SF_FLAG_* bits (each pass reads its own)
   uint subgroups;  // sort passes: subgroups per workgroup the host configured
+  uint pad0;
 };
 
 // Preprocess's push constants (one dispatch per object): the frame and the object's record itself, which the
@@ -264,7 +260,7 @@ static_assert(sizeof(GpuObject) == 104, "GpuObject layout");
 static_assert(sizeof(GpuPreprocessPush) == 112 && sizeof(GpuPreprocessPush) <= 128,
               "preprocess push constants: within the 128 bytes every Vulkan device has");
 static_assert(sizeof(GpuFrame) == 128 + 27 * 8, "GpuFrame layout");
-static_assert(sizeof(GpuPush) == 56, "GpuPush layout");
+static_assert(sizeof(GpuPush) == 48, "GpuPush layout");
 static_assert(SF_TILE % SF_RASTER_ROWS == 0 && SF_TILE * SF_RASTER_ROWS % 32 == 0,
               "raster workgroups: whole rows of a tile, 32-entry words");
 }  // namespace sf::gpu_layout

@@ -380,19 +380,15 @@ VulkanRenderer::Impl::Frame VulkanRenderer::Impl::collect(std::span<const Render
   residency.uploadStatic(objects, meshes);
   f.staged = residency.stageFrame(objects, gobj);
   // The object records, once per frame of the submission (the camera in object space differs per frame).
-  object_count = objects.size();
-  if (objects_buf.size < std::max<size_t>(objects.size() * views.size(), 1) * sizeof(GpuObject))
-    objects_buf = ctx.createBuffer(std::max<size_t>(objects.size() * views.size(), 4) * sizeof(GpuObject),
-                                   true, "objects");
+  f.run_objects.resize(objects.size() * views.size());
   for (size_t r = 0; r < views.size(); ++r) {
     const Vec3 eye = views[r].camera.position();
     for (size_t o = 0; o < objects.size(); ++o) {
       const Vec3 c = transformPoint(inverseAffine(objects[o].object_to_world), eye);
       gobj[o].cam_in_object[0] = c.x, gobj[o].cam_in_object[1] = c.y, gobj[o].cam_in_object[2] = c.z;
     }
-    if (!gobj.empty())
-      std::memcpy(static_cast<uint8_t*>(objects_buf.mapped) + r * objects.size() * sizeof(GpuObject),
-                  gobj.data(), gobj.size() * sizeof(GpuObject));
+    std::copy(gobj.begin(), gobj.end(),
+              f.run_objects.begin() + static_cast<std::ptrdiff_t>(r * objects.size()));
   }
   has_mesh = !meshes.empty();
   f.mesh_triangles = mesh.prepare(meshes, cam, residency, &f.mesh_draws_offset);

@@ -64,7 +64,7 @@ struct VulkanRenderer::Impl {
   VkQueryPool queries = VK_NULL_HANDLE;
   // Per frame.
   uint32_t tiles = 0, width = 0, height = 0;
-  gpu::Buffer tile_ranges, tile_bins, bin_sums, chunks, image, depth_out, counters, frame, objects_buf;
+  gpu::Buffer tile_ranges, tile_bins, bin_sums, chunks, image, depth_out, counters, frame;
   gpu::Buffer
       passes_image;  // what the image passes write (renderWithImagePasses), read back in the image's place
   uint64_t chunk_capacity = 0;
@@ -113,7 +113,6 @@ struct VulkanRenderer::Impl {
   bool blend_linear = false;  // this frame blends in linear light (RenderSettings::blend_space)
   // The frame being recorded (a submission's frames each have their GpuFrame and object records).
   uint32_t run_index = 0;
-  size_t object_count = 0;
   uint32_t timestamp_base = 0;  // the first query of the frame being recorded (back-to-back frames)
 
   // What a submission's frames draw, collected before they are recorded (collect).
@@ -132,7 +131,10 @@ struct VulkanRenderer::Impl {
     uint64_t uploaded_slots = 0, uploaded_bytes = 0;
     uint32_t tiles_x = 0, tiles_y = 0, tile_count = 0, tile_blocks = 0;
     std::vector<gpu_layout::GpuObject>
-        gobj;             // the object records (the camera in object space: the last view's)
+        gobj;  // the object records (the camera in object space: the last view's)
+    // The records of each frame of the submission, objects of run r from r * gobj.size() (the camera in
+    // object space differs per frame): preprocess's push constants.
+    std::vector<gpu_layout::GpuObject> run_objects;
     StagedSplats staged;  // overrides and deform inputs, for the copies at the start of the frame
     std::vector<uint32_t> mesh_triangles;
     size_t mesh_draws_offset = 0;
@@ -176,7 +178,6 @@ struct VulkanRenderer::Impl {
   gpu_layout::GpuPush push() const {
     gpu_layout::GpuPush p{};
     p.frame = frameAddress();
-    p.objects = objects_buf.address + run_index * object_count * sizeof(gpu_layout::GpuObject);
     p.subgroups = sort.subgroups();
     return p;
   }

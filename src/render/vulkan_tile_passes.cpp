@@ -26,8 +26,7 @@ void VulkanRenderer::Impl::addTilePasses(FrameGraph& g, const Resources& res, co
         [&] {  // tile bins: the counts of most slots
           timestamp(r.cmd, 1);
           // This run's object records (the camera in object space differs per run of a submission).
-          const GpuObject* records =
-              static_cast<const GpuObject*>(objects_buf.mapped) + run_index * object_count;
+          const GpuObject* records = f.run_objects.data() + run_index * f.gobj.size();
           for (size_t o = 0; o < f.objects.size(); ++o) {
             GpuPreprocessPush p{frameAddress(), records[o]};
             dispatchWith(r.cmd, binningPipeline(true), p, ceilDiv(f.gobj[o].count, SF_WG_SIZE));
