@@ -149,15 +149,16 @@ void main() {
   const bool track = fr.f.write_depth != 0u || fr.f.write_train != 0u || (slice_entries != 0u && len > slice_entries);
 #endif
   vec3 C = vec3(0.0);
-  vec3 behind = vec3(fr.f.background[0], fr.f.background[1], fr.f.background[2]);
   const bool linear = fr.f.blend_linear != 0u;  // the background and mesh colours decoded, the pixel encoded
-  if (linear) behind = srgbDecode(behind);
   // The mesh layer's fragment at this pixel: blending stops at it when it is opaque (and ends on its
   // colour); a translucent one (coverage < 1) is composited where its depth falls and the splats behind
-  // it go on blending (blendPixel's MeshPixel).
+  // it go on blending (blendPixel's MeshPixel). The variants for frames without a mesh layer have none of
+  // it (nothing of the mesh is then held through the blend loop: registers, and with them the workgroups an
+  // SM holds).
   float stop_depth = SF_NO_MESH_DEPTH;
   bool opaque_mesh = false;
   vec4 mesh_color = vec4(0.0);
+#ifndef SF_VARIANT_NOMESH
   if (inside && fr.f.has_mesh != 0u) {
     uint pix = py * fr.f.width + px;
     stop_depth = fr.f.mesh_depth.v[pix];
@@ -165,9 +166,9 @@ void main() {
       mesh_color = fr.f.mesh_color.v[pix];
       if (linear) mesh_color.xyz = srgbDecode(mesh_color.xyz);
       opaque_mesh = !(mesh_color.w < 1.0);
-      if (opaque_mesh) behind = mesh_color.xyz;
     }
   }
+#endif
   const float fragment_depth = stop_depth;  // the mesh fragment's depth (SF_NO_MESH_DEPTH: none)
   if (resume && inside) {  // the state the tile's previous slice left
     uint pix = py * fr.f.width + px;
@@ -320,6 +321,11 @@ void main() {
     uint flags = (done ? SF_CARRY_DONE : 0u) | (stop_depth != fragment_depth ? SF_CARRY_MESH_PASSED : 0u);
     fr.f.raster_carry.v[pix] = uvec2(floatBitsToUint(D), flags);
   } else if (inside) {
+    // What shows behind the splats: the opaque mesh fragment, else the background (read after the loop, so
+    // that it is not held through it).
+    vec3 behind = vec3(fr.f.background[0], fr.f.background[1], fr.f.background[2]);
+    if (linear) behind = srgbDecode(behind);
+    if (opaque_mesh) behind = mesh_color.xyz;
     if (!opaque_mesh && stop_depth < SF_NO_MESH_DEPTH) {  // a translucent mesh behind every splat blended
       C += mesh_color.xyz * (mesh_color.w * T);
       D += stop_depth * (mesh_color.w * T);
