@@ -32,19 +32,18 @@ inline size_t pack(std::vector<uint8_t>& out, const void* data, size_t bytes) {
   return at;
 }
 
-inline void dispatch(VkCommandBuffer cmd, const gpu::ComputePipeline& pl, const gpu_layout::GpuPush& p,
-                     uint32_t x, uint32_t y = 1) {
+// A dispatch with push constants of the pass's own layout (GpuPush; preprocess: GpuPreprocessPush).
+template <typename Push>
+void dispatchWith(VkCommandBuffer cmd, const gpu::ComputePipeline& pl, const Push& p, uint32_t x,
+                  uint32_t y = 1) {
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pl.pipeline());
-  vkCmdPushConstants(cmd, pl.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(gpu_layout::GpuPush), &p);
+  vkCmdPushConstants(cmd, pl.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(Push), &p);
   if (x && y) vkCmdDispatch(cmd, x, y, 1);
 }
 
-// A dispatch with push constants of the pass's own layout (preprocess: GpuPreprocessPush).
-template <typename Push>
-void dispatchWith(VkCommandBuffer cmd, const gpu::ComputePipeline& pl, const Push& p, uint32_t x) {
-  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pl.pipeline());
-  vkCmdPushConstants(cmd, pl.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(Push), &p);
-  if (x) vkCmdDispatch(cmd, x, 1, 1);
+inline void dispatch(VkCommandBuffer cmd, const gpu::ComputePipeline& pl, const gpu_layout::GpuPush& p,
+                     uint32_t x, uint32_t y = 1) {
+  dispatchWith(cmd, pl, p, x, y);
 }
 
 // A dispatch whose workgroup counts a pass wrote into the frame's counters (3 words at `counter_word`).

@@ -44,7 +44,8 @@ void loadSh(uint degree, Floats sh, bool aligned, out float f[SF_SH_MAX]) {
 
 // The half layout's words (SF_OBJECT_SH_HALF, core/sh.h: the DC as 3 floats, then coefficients 3.. as half
 // pairs, the stride a multiple of 4 words), read as 16-byte loads. They stay packed until the sum takes each
-// coefficient (halfShCoeff): unpacked all at once, the 48 floats held the register count at 80 (H100).
+// coefficient (halfShValue): unpacked all at once into 48 floats, and with every thread loading the object's
+// record, preprocess held 80 registers on an H100; 64 with both gone (docs/benchmarks.md).
 void loadHalfSh(uint degree, Floats sh, out uint w[SF_SH_HALF_WORDS]) {
   uint used = 3u * (degree + 1u) * (degree + 1u);
   uint words = 3u + (used - 2u) / 2u;  // 3 + ceil((used - 3) / 2)
