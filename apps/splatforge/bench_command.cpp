@@ -248,8 +248,10 @@ void printRasterCounts(const VulkanFrameStats& st, std::string& json) {
 // report them).
 void printShaderStatistics(const gpu::Context& ctx, std::string& json) {
   if (!ctx.capturesShaderStatistics()) {
-    fmt::print("shader statistics: not reported by {} (it lacks VK_KHR_pipeline_executable_properties)\n",
-               ctx.info().name);
+    fmt::print(
+        "shader statistics: not reported by {} (it lacks VK_KHR_pipeline_executable_properties or its "
+        "pipelineExecutableInfo feature)\n",
+        ctx.info().name);
     json += "  \"shader_stats\": null,\n";
     return;
   }
@@ -263,10 +265,12 @@ void printShaderStatistics(const gpu::Context& ctx, std::string& json) {
     for (size_t k = 0; k < all[p].values.size(); ++k) {
       const gpu::ShaderStatistics::Value& v = all[p].values[k];
       // Whole numbers (counts, sizes) as integers, others as the driver gave them.
-      const std::string value = v.value == std::floor(v.value) && std::fabs(v.value) < 9.0e15
+      const std::string value = !std::isfinite(v.value) ? std::string("null")
+                                : v.value == std::floor(v.value) && std::fabs(v.value) < 9.0e15
                                     ? fmt::format("{}", static_cast<int64_t>(v.value))
-                                    : fmt::format("{:g}", v.value);
-      line += fmt::format("{}{} {}", k ? ", " : "", v.name, value);
+                                    : fmt::format("{:.9g}", v.value);
+      line += fmt::format("{}{} {}", k ? ", " : "", v.name,
+                          std::isfinite(v.value) ? value : fmt::format("{}", v.value));
       json += fmt::format("{}\"{}\": {}", k ? ", " : "", jsonEscape(v.name), value);
     }
     json += "}}";
@@ -536,7 +540,10 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
         "\"change_reference_mean\": {:.6f}, \"popping_mean\": {:.6f}}}",
         jsonNumber(psnr_median), jsonNumber(lowest), change, change_reference, popping);
   }
-  if (VulkanRenderer* vk = driver.vulkan()) json += gpuMemory(vk->context(), most);  // the pools included
+  if (VulkanRenderer* vk = driver.vulkan()) {
+    json += gpuMemory(vk->context(), most);  // the pools included
+    if (o.shader_stats) printShaderStatistics(vk->context(), json);
+  }
   json += fmt::format(
       "  \"backend\": \"{}\",\n  \"lod\": {{\"budget\": {}, \"objects\": {}, \"cut\": \"{}\", \"cuts\": "
       "{}{}, "
@@ -768,6 +775,8 @@ int BenchCommand::run() const {
     if (o.back_to_back > 0 && fo.backend == Backend::kCpu)
       throw UsageError("--back-to-back times the Vulkan frame; this bench runs on the CPU renderer");
     FrameDriver driver(fo);
+    if (o.shader_stats && !driver.usesVulkan())
+      throw Error("--shader-stats reports the Vulkan frame's pipelines; this bench runs on the CPU renderer");
     if (o.back_to_back > 0 && !driver.usesVulkan())
       throw Error("--back-to-back times the Vulkan frame; this bench runs on the CPU renderer");
     if (!o.tile_binning.empty()) {

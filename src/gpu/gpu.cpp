@@ -459,8 +459,9 @@ QueueChoice chooseQueueFamily(const ContextOptions& options, VkInstance instance
   throw Error("Vulkan device " + info.name + " has no compute queue");
 }
 
-// The features a context enables, chained for vkCreateDevice (enable, then enable12, then enable13 where
-// any of its features is on). Not copied: the chain points into it.
+// The features a context enables, chained for vkCreateDevice (enable, then the pipeline-executable feature
+// where the shader statistics are on, then enable12, then enable13 where any of its features is on). Not
+// copied: the chain points into it.
 struct EnabledFeatures {
   VkPhysicalDeviceFeatures2 enable{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   VkPhysicalDeviceVulkan12Features enable12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
@@ -1034,6 +1035,7 @@ ShaderStatistics readStatistics(VkDevice device, VkPipeline pipeline, const std:
   std::vector<VkPipelineExecutablePropertiesKHR> props(
       executables, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
   SF_VK_CHECK(vkGetPipelineExecutablePropertiesKHR(device, &pi, &executables, props.data()));
+  props.resize(executables);
   for (uint32_t e = 0; e < executables; ++e) {
     VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
     ei.pipeline = pipeline;
@@ -1043,6 +1045,7 @@ ShaderStatistics readStatistics(VkDevice device, VkPipeline pipeline, const std:
     std::vector<VkPipelineExecutableStatisticKHR> stats(
         n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
     SF_VK_CHECK(vkGetPipelineExecutableStatisticsKHR(device, &ei, &n, stats.data()));
+    stats.resize(n);
     const std::string prefix = executables > 1 ? std::string(props[e].name) + ": " : std::string();
     for (const VkPipelineExecutableStatisticKHR& st : stats) {
       ShaderStatistics::Value v{prefix + st.name, st.description, 0.0};
@@ -1116,7 +1119,15 @@ ComputePipeline::ComputePipeline(Context& ctx, std::span<const uint32_t> spirv, 
   VkResult r = vkCreateComputePipelines(ctx.device(), VK_NULL_HANDLE, 1, &ci, nullptr, &pipeline_);
   vkDestroyShaderModule(ctx.device(), module, nullptr);
   check(r, "vkCreateComputePipelines", __FILE__, __LINE__);
-  if (ctx.capturesShaderStatistics()) ctx.addShaderStatistics(readStatistics(ctx.device(), pipeline_, name));
+  if (ctx.capturesShaderStatistics()) {
+    try {
+      ctx.addShaderStatistics(readStatistics(ctx.device(), pipeline_, name));
+    } catch (...) {  // no destructor runs for a constructor that throws
+      vkDestroyPipeline(ctx.device(), pipeline_, nullptr);
+      vkDestroyPipelineLayout(ctx.device(), layout_, nullptr);
+      throw;
+    }
+  }
   ctx.setName(VK_OBJECT_TYPE_PIPELINE, reinterpret_cast<uint64_t>(pipeline_), name);
   ctx.setName(VK_OBJECT_TYPE_PIPELINE_LAYOUT, reinterpret_cast<uint64_t>(layout_), name + " layout");
 }

@@ -236,7 +236,7 @@ uint sfMergePasses(uint len) {
 }
 #endif
 
-// Push constants of every pass.
+// Push constants of every pass but preprocess (GpuPreprocessPush, below).
 struct GpuPush {
   SF_REF(FrameRef) frame;    // the frame's GpuFrame
   SF_REF(Uints) scan_data;   // scan passes: array scanned in place

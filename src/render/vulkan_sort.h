@@ -18,7 +18,7 @@ class VulkanSort {
   // Throws sf::Error naming the device where its subgroups are not of 8..128 lanes.
   explicit VulkanSort(gpu::Context& ctx);
 
-  // Subgroups per sort workgroup (GpuPush::pad1 of every pass of the frame).
+  // Subgroups per sort workgroup (GpuPush::subgroups of every pass of the frame).
   uint32_t subgroups() const { return sort_subgroups_; }
 
   // The frame's pair buffers (keys_lo, values and their alternates) for `capacity` pairs; with `radix`, also

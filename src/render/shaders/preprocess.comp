@@ -63,8 +63,9 @@ float halfShValue(uint w[SF_SH_HALF_WORDS], uint k) {
   return ((k - 3u) & 1u) == 0u ? h.x : h.y;
 }
 
-// The SH sum of basis functions 0 .. (degree + 1)^2 - 1 along dir, COEFF(k) giving coefficient k (rgb): the same
-// terms in the same order as evalSh() in core/sh.cpp.
+// The SH sum of basis functions 0 .. (degree + 1)^2 - 1 along dir, COEFF(k) giving coefficient k (rgb): the basis
+// functions of evalSh() in core/sh.cpp, each band's terms summed and then added (the CPU adds term by term, so
+// the two may differ in the last bits); both layouts take this one expression.
 #define SF_SH_SUM(COEFF)                                                                                        \
   vec3 r = kShC0 * COEFF(0u);                                                                                   \
   if (degree < 1u) return r;                                                                                    \
