@@ -554,11 +554,10 @@ BenchCommand::BenchCommand(CLI::App& app) : options_(std::make_unique<Options>()
       "--raster-counts", o.raster_counts,
       "Vulkan: the timed frames' raster counts its work (the plain fp32 raster, counting: its time is "
       "then longer): batch entries its subgroups walk, pixel-entries evaluated and blended");
-  command_->add_flag(
-      "--shader-stats", o.shader_stats,
-      "Vulkan: print what the driver reports of each compute pipeline the frame made (registers, "
-      "shared memory, spills, instructions: VK_KHR_pipeline_executable_properties; JSON "
-      "\"shader_stats\", null where the device does not report them)");
+  command_->add_flag("--shader-stats", o.shader_stats,
+                     "Vulkan: print what the driver reports of each compute pipeline the renderer made "
+                     "(VK_KHR_pipeline_executable_properties: registers and shared memory on NVIDIA; JSON "
+                     "\"shader_stats\", null where the device does not report them)");
   command_
       ->add_option(
           "--tile-binning", o.tile_binning,

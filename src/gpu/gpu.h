@@ -83,8 +83,9 @@ struct ContextOptions {
   // queue, and VK_KHR_swapchain is enabled.
   std::vector<std::string> instance_extensions;
   std::function<bool(VkInstance, VkPhysicalDevice, uint32_t queue_family)> can_present;
-  // Capture what the driver reports of each compute pipeline it compiles (registers, shared memory, spills,
-  // instructions: VK_KHR_pipeline_executable_properties, where the device has it): Context::shaderStatistics.
+  // Capture what the driver reports of each compute pipeline it compiles
+  // (VK_KHR_pipeline_executable_properties, where the device has it; which statistics is the driver's choice:
+  // NVIDIA's give registers and shared memory): Context::shaderStatistics.
   bool shader_statistics = false;
 };
 
