@@ -232,15 +232,18 @@ void printRasterCounts(const VulkanFrameStats& st, std::string& json) {
   const bool complete = st.raster_slices == 0;
   fmt::print(
       "raster counts: {} batch entries walked by subgroups, {} pixel-entries evaluated ({:.1f} a subgroup "
-      "entry), {} blended ({:.1f}% of those evaluated){}\n",
+      "entry), {} blended ({:.1f}% of those evaluated); {} batches staged by workgroups, at most {} by "
+      "one{}\n",
       st.raster_entries, st.raster_evaluated,
       st.raster_entries ? evaluated / static_cast<double>(st.raster_entries) : 0.0, st.raster_blended,
-      evaluated > 0 ? 100.0 * static_cast<double>(st.raster_blended) / evaluated : 0.0,
+      evaluated > 0 ? 100.0 * static_cast<double>(st.raster_blended) / evaluated : 0.0, st.raster_batches,
+      st.raster_longest_walk,
       complete ? "" : fmt::format("; the tiles drawn in the {} raster slices not counted", st.raster_slices));
   json += fmt::format(
       "  \"raster_counts\": {{\"subgroup_entries\": {}, \"evaluated\": {}, \"blended\": {}, "
-      "\"complete\": {}}},\n",
-      st.raster_entries, st.raster_evaluated, st.raster_blended, complete);
+      "\"batches\": {}, \"longest_walk\": {}, \"complete\": {}}},\n",
+      st.raster_entries, st.raster_evaluated, st.raster_blended, st.raster_batches, st.raster_longest_walk,
+      complete);
 }
 
 // --shader-stats: what the driver reported of each compute pipeline the context made (in the order they were

@@ -553,7 +553,8 @@ BenchCommand::BenchCommand(CLI::App& app) : options_(std::make_unique<Options>()
   command_->add_flag(
       "--raster-counts", o.raster_counts,
       "Vulkan: the timed frames' raster counts its work (the plain fp32 raster, counting: its time is "
-      "then longer): batch entries its subgroups walk, pixel-entries evaluated and blended");
+      "then longer): batch entries its subgroups walk, pixel-entries evaluated and blended, batches its "
+      "workgroups stage and the most one stages");
   command_->add_flag("--shader-stats", o.shader_stats,
                      "Vulkan: print what the driver reports of each compute pipeline the renderer made "
                      "(VK_KHR_pipeline_executable_properties: registers and shared memory on NVIDIA; JSON "

@@ -209,10 +209,14 @@ struct GpuFrame {
 #define SF_COUNTER_TILES 22           // tile count of the frame (the tile scan's element count)
 // What the counted raster did (raster.comp's SF_VARIANT_COUNTED), each 64 bits as two words (lo, hi): the
 // batch entries its subgroups walked (after each subgroup's cull), the pixel-entries its threads evaluated,
-// those they blended.
+// those they blended, the batches its workgroups staged (every workgroup of a tile walks the tile's list in
+// batches of SF_TILE * SF_RASTER_ROWS entries until its pixels are done), and the most one workgroup staged
+// (one word).
 #define SF_COUNTER_RASTER_ENTRIES 24
 #define SF_COUNTER_RASTER_EVALUATED 26
 #define SF_COUNTER_RASTER_BLENDED 28
+#define SF_COUNTER_RASTER_BATCHES 30
+#define SF_COUNTER_RASTER_LONGEST_WALK 16
 // Sort descriptors (16 words each) written by sort_setup.comp and read by the sort passes.
 #define SF_SORT_DESC_N 0                // elements sorted (clamped to the key capacity)
 #define SF_SORT_DESC_BLOCKS 1           // radix sort workgroups

@@ -545,6 +545,8 @@ std::vector<int> VulkanRenderer::Impl::readCounters(const Frame& f, const Record
     st.raster_entries = counter64(SF_COUNTER_RASTER_ENTRIES);
     st.raster_evaluated = counter64(SF_COUNTER_RASTER_EVALUATED);
     st.raster_blended = counter64(SF_COUNTER_RASTER_BLENDED);
+    st.raster_batches = counter64(SF_COUNTER_RASTER_BATCHES);
+    st.raster_longest_walk = cnt[SF_COUNTER_RASTER_LONGEST_WALK];
     st.host_staging_bytes = staging.size();
     st.uploaded_slots = f.uploaded_slots;
     st.uploaded_bytes = f.uploaded_bytes;

@@ -49,9 +49,13 @@ struct VulkanFrameStats {
   // The frame's own raster counted its work (RenderSettings::count_raster): the batch entries its subgroups
   // walked (each subgroup up to where its last pixel still blending stopped), the pixel-entries its threads
   // evaluated and those they blended (the CPU renderer's RenderStats::blended, where no tile is drawn in
-  // raster slices). All 0 when it did not count.
+  // raster slices); the batches its workgroups staged (each of a tile's SF_TILE / SF_RASTER_ROWS workgroups
+  // walks the tile's list in batches of SF_TILE * SF_RASTER_ROWS entries until its pixels are done), and the
+  // most one workgroup staged (its walk is serial: the raster lasts at least that many batches). All 0 when
+  // it did not count.
   bool raster_counted = false;
-  uint64_t raster_entries = 0, raster_evaluated = 0, raster_blended = 0;
+  uint64_t raster_entries = 0, raster_evaluated = 0, raster_blended = 0, raster_batches = 0;
+  uint32_t raster_longest_walk = 0;
   // Host-visible staging the renderer holds: uploads go through it in pieces of at most 64 MiB, so it
   // stays at max(64 MiB, the image readback) whatever the scene's size. (A staging buffer as large as the
   // largest array, 2.35 GB for 12.2M SH-3 gaussians, made every GPU pass 3x slower on the H200.)

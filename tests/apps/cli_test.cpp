@@ -335,7 +335,8 @@ TEST(Cli, RasterPrecisionPicksTheBlendAndBenchSaysWhichRan) {
 }
 
 // --raster-counts (bench): the frame's raster counts its work, printed and in the JSON (blends within what it
-// evaluated, evaluations within its subgroups' lanes; incomplete where deep tiles are drawn in raster
+// evaluated, evaluations within its subgroups' lanes, the batches staged within its workgroups' longest walk;
+// incomplete where deep tiles are drawn in raster
 // slices); where the frame draws the half raster, bench says it did not count and the JSON member is null.
 TEST(Cli, BenchRasterCountsReportsWhatTheRasterDid) {
   if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
@@ -358,6 +359,15 @@ TEST(Cli, BenchRasterCountsReportsWhatTheRasterDid) {
   EXPECT_GT(blended, 0u);
   EXPECT_GE(evaluated, blended);
   EXPECT_GE(entries * 128u, evaluated);  // no subgroup has more than 128 lanes
+  // Every workgroup (two a tile) stages at least one batch where its tile has splats; one stages the most.
+  const uint64_t batches = c.at("batches").get<uint64_t>(), longest = c.at("longest_walk").get<uint64_t>();
+  EXPECT_GE(longest, 1u);
+  EXPECT_GE(batches, longest);
+  EXPECT_LE(batches, 2u * 24u * longest);  // 96x64: 24 tiles
+  EXPECT_NE(text.find(std::to_string(batches) + " batches staged by workgroups, at most " +
+                      std::to_string(longest) + " by one"),
+            std::string::npos)
+      << text;
   EXPECT_TRUE(c.at("complete").get<bool>());
   // Tiles deeper than a raster slice are drawn by the slices, which do not count: bench says so.
   const auto [sliced_text, sj] = bench("sliced", "--raster-slice 4");

@@ -18,6 +18,7 @@
 #include "core/sh.h"
 #include "gpu/gpu.h"
 #include "io/formats.h"
+#include "render/gpu_shared.h"
 #include "render/splat_shape.h"
 #include "scene/demo.h"
 #include "scene/scene.h"
@@ -1127,7 +1128,11 @@ TEST(VulkanImage, RasterCullKeepsEverySplatThatReachesAPixel) {
 // The counted raster (RenderSettings::count_raster) draws the plain raster's image and counts its work: the
 // pixel-entries it blends are the CPU renderer's (RenderStats::blended, its own count of blendPixel's
 // blends), every one of them evaluated, no subgroup evaluates more pixel-entries than its lanes, and no
-// pixel's subgroup walks more entries than its tile's list. Frames that draw another raster say they did not
+// pixel's subgroup walks more entries than its tile's list. Its workgroups stage each tile's list in batches
+// until their pixels are done: where no pixel saturates (the cull's edge cases, faint splats) exactly the
+// batches of the CPU's tile lists, ceil(length / batch) for each of a tile's SF_TILE / SF_RASTER_ROWS
+// workgroups with a row in the image, the longest
+// walk that of the deepest tile; elsewhere at most those. Frames that draw another raster say they did not
 // count.
 TEST(VulkanImage, RasterCountsAgreeWithTheCpu) {
   SF_REQUIRE_VULKAN(r);
@@ -1136,13 +1141,22 @@ TEST(VulkanImage, RasterCountsAgreeWithTheCpu) {
   const std::vector<RenderObject> biker = s.renderObjects();
   const GaussianCloud edges = cullEdgeCases();
   const std::vector<RenderObject> edge_obj{RenderObject{&edges, Mat4{}}};
+  // Faint splats over the whole view, tiles a dozen batches deep: at alpha 0.005 a pixel blending all 1,500
+  // keeps T = 0.995^1500 = 5.5e-4, above the stop at 1e-4.
+  GaussianCloud faint = frontCloud(1500, 0, 93);
+  for (size_t i = 0; i < faint.size(); ++i) {
+    faint.opacities[i] = 0.005f;
+    faint.scales[i] = {0.6f, 0.6f, 0.6f};
+  }
+  const std::vector<RenderObject> faint_obj{RenderObject{&faint, Mat4{}}};
   struct Case {
     const char* name;
     const std::vector<RenderObject>& objects;
     Camera cam;
   };
   const Case cases[] = {{"biker", biker, autoCamera(s, 320, 480)},
-                        {"cull edge cases", edge_obj, lookCamera(200, 136)}};
+                        {"cull edge cases", edge_obj, lookCamera(200, 136)},
+                        {"faint stack", faint_obj, lookCamera(200, 136)}};
   const uint64_t lanes = r->device().subgroup_size;
   for (const Case& c : cases) {
     RenderSettings plain, counted;
@@ -1170,6 +1184,52 @@ TEST(VulkanImage, RasterCountsAgreeWithTheCpu) {
     // Each of a tile's subgroups (at most one a pixel, whatever size the device runs them at) walks at most
     // the tile's list.
     EXPECT_LE(st.raster_entries, st.tile_keys * kTileSize * kTileSize) << c.name;
+    // The batches: the CPU's tile lists' lengths (each object drawn where it stands; both cases have one).
+    ASSERT_EQ(c.objects.size(), 1u);
+    const GaussianCloud& cloud = *c.objects[0].cloud;
+    const Mat4& model = c.objects[0].object_to_world;
+    const Vec3 cam_object = transformPoint(inverseAffine(model), c.cam.position());
+    const int tiles_x = (c.cam.width + kTileSize - 1) / kTileSize;
+    std::vector<uint32_t> lengths(static_cast<size_t>(tiles_x) *
+                                  ((c.cam.height + kTileSize - 1) / kTileSize));
+    for (size_t i = 0; i < cloud.size(); ++i) {
+      ProjectedSplat p;
+      const Mat3 cov = model.linear() *
+                       covarianceMatrix(covarianceFromScaleRotation(cloud.scales[i], cloud.rotations[i])) *
+                       transpose(model.linear());
+      if (!projectSplat(transformPoint(model, cloud.positions[i]), covarianceUpper(cov), cloud.opacities[i],
+                        cloud.sh_degree, cloud.shOf(i).data(), cloud.positions[i] - cam_object,
+                        cloud.color_space, c.cam, cloud.antialiased, &p, BlendSpace::kDisplay,
+                        cloud.screen_filter))
+        continue;
+      for (int y = p.tiles.y0; y < p.tiles.y1; ++y)
+        for (int x = p.tiles.x0; x < p.tiles.x1; ++x)
+          if (p.tiles.area() > kMaxTestedTileArea || splatReachesTile(p, x, y)) ++lengths[y * tiles_x + x];
+    }
+    // (A workgroup whose rows lie below the image has no pixel to blend and stages nothing.)
+    const uint64_t batch = SF_TILE * SF_RASTER_ROWS;
+    uint64_t batches = 0, keys = 0, longest = 0;
+    for (size_t t = 0; t < lengths.size(); ++t) {
+      const uint64_t n = lengths[t], y0 = t / tiles_x * kTileSize;
+      uint64_t walks = 0;
+      for (uint64_t y = y0; y < y0 + kTileSize; y += SF_RASTER_ROWS)
+        walks += y < static_cast<uint64_t>(c.cam.height);
+      keys += n;
+      batches += walks * ((n + batch - 1) / batch);
+      longest = std::max<uint64_t>(longest, (n + batch - 1) / batch);
+    }
+    std::printf("%s: %llu batches staged, at most %u by one workgroup (the CPU's lists: %llu, %llu)\n",
+                c.name, static_cast<unsigned long long>(st.raster_batches), st.raster_longest_walk,
+                static_cast<unsigned long long>(batches), static_cast<unsigned long long>(longest));
+    ASSERT_EQ(keys, st.tile_keys) << c.name << ": the CPU's lists are not the frame's";
+    if (c.objects.data() != biker.data()) {  // no pixel saturates
+      EXPECT_EQ(st.raster_batches, batches) << c.name;
+      EXPECT_EQ(st.raster_longest_walk, longest) << c.name;
+    } else {
+      EXPECT_LE(st.raster_batches, batches) << c.name;
+      EXPECT_LE(st.raster_longest_walk, longest) << c.name;
+      EXPECT_GT(st.raster_batches, 0u) << c.name;
+    }
   }
   // A frame with a depth plane and one drawn by the half raster do not count.
   RenderSettings depth, half;

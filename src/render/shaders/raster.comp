@@ -67,7 +67,9 @@ bool reaches(uint j, vec2 lo, vec2 hi) {
 // The counted variant (SF_VARIANT_COUNTED: RenderSettings::count_raster; the plain variant that also counts its
 // work): per frame, the batch entries its subgroups walk (those that passed the subgroup's cull, up to the one
 // where its last pixel still blending stops), the pixel-entries its threads evaluate and those they blend,
-// added as 64-bit counters (SF_COUNTER_RASTER_*, lo and hi words) once per subgroup at the end.
+// added as 64-bit counters (SF_COUNTER_RASTER_*, lo and hi words) once per subgroup at the end; and per
+// workgroup the batches it staged, added, and their most (SF_COUNTER_RASTER_LONGEST_WALK: the longest serial
+// walk, which bounds the raster's time however many tiles run beside it).
 #ifdef SF_VARIANT_COUNTED
 #define SF_VARIANT_PLAIN
 void addCounter64(FrameRef fr, uint at, uint value) {
@@ -208,6 +210,7 @@ void main() {
   }
 #ifdef SF_VARIANT_COUNTED
   uint n_entries = 0u, n_evaluated = 0u, n_blended = 0u;  // (n_entries: the subgroup's, the same in every lane)
+  uint n_batches = 0u;                                      // (the workgroup's, the same in every thread)
 #endif
   for (uint start = begin; start < end; start += kBatch, parity ^= 1u) {
 #ifdef SF_VARIANT_COUNTED
@@ -216,6 +219,9 @@ void main() {
     if (done) atomicAdd(s_done[parity], 1u);
     barrier();  // counts complete; every thread has finished reading the previous batch
     if (s_done[parity] == kBatch) break;
+#ifdef SF_VARIANT_COUNTED
+    ++n_batches;
+#endif
     if (tid == 0u) s_done[parity ^ 1u] = 0u;
     if (start + tid < end) {
       s_mean[tid] = next_mean;
@@ -313,6 +319,10 @@ void main() {
     addCounter64(fr, SF_COUNTER_RASTER_ENTRIES, n_entries);
     addCounter64(fr, SF_COUNTER_RASTER_EVALUATED, sg_evaluated);
     addCounter64(fr, SF_COUNTER_RASTER_BLENDED, sg_blended);
+  }
+  if (tid == 0u && n_batches != 0u) {
+    addCounter64(fr, SF_COUNTER_RASTER_BATCHES, n_batches);
+    atomicMax(fr.f.counters.v[SF_COUNTER_RASTER_LONGEST_WALK], n_batches);
   }
 #endif
   if (inside && !finish) {  // the next slice goes on from here
