@@ -189,6 +189,9 @@ struct GpuFrame {
   // state (the image holds the colour so far and the transmittance): the depth sum's bits and the
   // SF_CARRY_* flags. Allocated once a frame needs slices.
   SF_REF(UVec2s) raster_carry;
+  // The rasters' order of tiles: SF_TILE_CLASSES lists of tiles_x * tiles_y entries, list c the tiles of
+  // length class c (tile_setup.comp), SF_COUNTER_TILE_CLASSES + c of them.
+  SF_REF(Uints) tile_order;
 };
 #define SF_NO_MESH_DEPTH 3.0e38
 #define SF_CARRY_DONE 1u         // the pixel has stopped blending
@@ -217,6 +220,9 @@ struct GpuFrame {
 #define SF_COUNTER_RASTER_BLENDED 28
 #define SF_COUNTER_RASTER_BATCHES 30
 #define SF_COUNTER_RASTER_LONGEST_WALK 16
+// The rasters' order of tiles (tile_setup.comp): per class of list length, the tiles listed in it.
+#define SF_TILE_CLASSES 16
+#define SF_COUNTER_TILE_CLASSES 32  // SF_TILE_CLASSES words
 // Sort descriptors (16 words each) written by sort_setup.comp and read by the sort passes.
 #define SF_SORT_DESC_N 0                // elements sorted (clamped to the key capacity)
 #define SF_SORT_DESC_BLOCKS 1           // radix sort workgroups
@@ -263,7 +269,7 @@ struct GpuPreprocessPush {
 static_assert(sizeof(GpuObject) == 104, "GpuObject layout");
 static_assert(sizeof(GpuPreprocessPush) == 112 && sizeof(GpuPreprocessPush) <= 128,
               "preprocess push constants: within the 128 bytes every Vulkan device has");
-static_assert(sizeof(GpuFrame) == 128 + 27 * 8, "GpuFrame layout");
+static_assert(sizeof(GpuFrame) == 128 + 28 * 8, "GpuFrame layout");
 static_assert(sizeof(GpuPush) == 48, "GpuPush layout");
 static_assert(SF_TILE % SF_RASTER_ROWS == 0 && SF_TILE * SF_RASTER_ROWS % 32 == 0,
               "raster workgroups: whole rows of a tile, 32-entry words");

@@ -216,8 +216,8 @@ std::string VulkanRenderer::Impl::lostPassReport() const {
 void VulkanRenderer::Impl::dropResources() {
   residency.drop();
   sort.dropKeys();
-  for (gpu::Buffer* b : {&tile_ranges, &tile_bins, &bin_sums, &chunks, &image, &depth_out, &train_final_t,
-                         &train_last, &raster_carry, &passes_image})
+  for (gpu::Buffer* b : {&tile_ranges, &tile_bins, &tile_order, &bin_sums, &chunks, &image, &depth_out,
+                         &train_final_t, &train_last, &raster_carry, &passes_image})
     b->reset();
   chunk_capacity = 0, tiles = 0, width = height = 0;
   mesh.drop();
@@ -240,6 +240,8 @@ void VulkanRenderer::Impl::ensureImage(uint32_t w, uint32_t h, uint32_t tile_cou
   if (tile_count != tiles || !tile_ranges.size) {
     tile_ranges = ctx.createBuffer(static_cast<VkDeviceSize>(tile_count) * 8, false, "tile ranges");
     tile_bins = ctx.createBuffer(static_cast<VkDeviceSize>(tile_count) * 4, false, "tile bins");
+    tile_order = ctx.createBuffer(static_cast<VkDeviceSize>(tile_count) * SF_TILE_CLASSES * 4, false,
+                                  "raster tile order");
     bin_sums = ctx.createBuffer((ceilDiv(tile_count, SF_SCAN_BLOCK) + 1) * 4, false, "tile bin block sums");
     tiles = tile_count;
   }
@@ -274,7 +276,8 @@ void VulkanRenderer::Impl::writeFrame(const Camera* cam, Vec3 bg, uint32_t tiles
   f.chunk_capacity = static_cast<uint32_t>(chunk_capacity);
   f.keys_lo = keys[0].address, f.keys_hi = keys[1].address, f.values = keys[2].address;
   f.keys_lo_alt = keys[3].address, f.keys_hi_alt = keys[4].address, f.values_alt = keys[5].address;
-  f.tile_ranges = tile_ranges.address, f.image = image.address, f.counters = counters.address;
+  f.tile_ranges = tile_ranges.address, f.tile_order = tile_order.address, f.image = image.address,
+  f.counters = counters.address;
   f.has_mesh = has_mesh ? 1u : 0u;
   f.blend_linear = blend_linear ? 1u : 0u;
   f.mesh_color = mesh.color.address, f.mesh_depth = mesh.depth.address;
@@ -813,6 +816,12 @@ VulkanFrameDebug VulkanRenderer::readDebug() {
     const uint32_t begin = d.tile_ranges[2 * t], end = d.tile_ranges[2 * t + 1];
     const std::vector<uint32_t>& from = mergePasses(end - begin) % 2 ? values_alt : values;
     for (uint32_t k = begin; k < end && k < keys; ++k) d.sorted_tiles[k] = t, d.sorted_values[k] = from[k];
+  }
+  const std::vector<uint32_t> order = uints(m.tile_order, m.tiles * uint64_t{SF_TILE_CLASSES});
+  for (uint32_t c = SF_TILE_CLASSES; c-- > 0;) {
+    const auto list = order.begin() + static_cast<ptrdiff_t>(c) * m.tiles;
+    d.raster_order.insert(d.raster_order.end(), list,
+                          list + std::min(cnt[SF_COUNTER_TILE_CLASSES + c], m.tiles));
   }
   d.slot_positions = floats(s.positions, s.slots * 3ull);
   d.slot_covariances = floats(s.covariances, s.slots * 6ull);

@@ -65,6 +65,7 @@ struct VulkanRenderer::Impl {
   // Per frame.
   uint32_t tiles = 0, width = 0, height = 0;
   gpu::Buffer tile_ranges, tile_bins, bin_sums, chunks, image, depth_out, counters, frame;
+  gpu::Buffer tile_order;  // the rasters' order of tiles (GpuFrame::tile_order)
   gpu::Buffer
       passes_image;  // what the image passes write (renderWithImagePasses), read back in the image's place
   uint64_t chunk_capacity = 0;

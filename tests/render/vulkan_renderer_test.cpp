@@ -211,6 +211,26 @@ int checkProjectionAndTileLists(VulkanRenderer* r, const GaussianCloud& c, const
   }
   // Lists are identical unless two depths differ by float rounding between CPU and GPU (none expected).
   EXPECT_EQ(mismatches, 0u);
+  // The rasters' order: every tile once, by the length class of its list (ceil(length / batch) by powers of
+  // two), the longest first.
+  const size_t tiles = static_cast<size_t>(tiles_x) * ((cam.height + 15) / 16);
+  std::vector<uint32_t> length(tiles, 0);
+  for (const Key& k : keys) ++length[k.tile];
+  auto lengthClass = [](uint32_t n) {
+    const uint32_t batches = (n + SF_TILE * SF_RASTER_ROWS - 1) / (SF_TILE * SF_RASTER_ROWS);
+    return batches == 0 ? 0 : std::min(std::bit_width(batches), uint32_t{SF_TILE_CLASSES - 1});
+  };
+  EXPECT_EQ(d.raster_order.size(), tiles);
+  std::vector<uint8_t> seen(tiles, 0);
+  for (size_t i = 0; i < d.raster_order.size(); ++i) {
+    const uint32_t t = d.raster_order[i];
+    EXPECT_LT(t, tiles);
+    if (t >= tiles) return 0;
+    EXPECT_EQ(seen[t]++, 0) << "tile " << t << " drawn twice";
+    if (i > 0) {
+      EXPECT_GE(lengthClass(length[d.raster_order[i - 1]]), lengthClass(length[t])) << i;
+    }
+  }
   int largest = 0;
   for (size_t i = 0; i < c.size(); ++i)
     if (vis[i]) largest = std::max(largest, ps[i].tiles.area());

@@ -116,7 +116,8 @@ float shapeCoverage(uint word, vec2 d, vec3 co) {
 
 void main() {
   FrameRef fr = pc.frame;
-  uint tile = (gl_WorkGroupID.y / kParts) * fr.f.tiles_x + gl_WorkGroupID.x;
+  uvec2 wg = rasterWorkgroup(fr, kParts);  // (tile x, tile y * kParts + part)
+  uint tile = (wg.y / kParts) * fr.f.tiles_x + wg.x;
   uvec2 range = fr.f.tile_ranges.v[tile];
   uint len = range.y - range.x;
   Uints values = (sfMergePasses(len) & 1u) != 0u ? fr.f.values_alt : fr.f.values;
@@ -136,8 +137,8 @@ void main() {
   // two 16-pixel rows: the subgroup's cull rectangle is squarer, so fewer splats reach it. Any subgroup size
   // works (the map is a permutation of the pixels; 8 lanes take an 8x1 row, 64 a 16x4 block).
   uint t = gl_LocalInvocationIndex;
-  uint px = gl_WorkGroupID.x * SF_TILE + ((t & 7u) | ((t >> 2) & 8u));
-  uint py = gl_WorkGroupID.y * SF_RASTER_ROWS + (((t >> 3) & 3u) | ((t >> 4) & 4u));
+  uint px = wg.x * SF_TILE + ((t & 7u) | ((t >> 2) & 8u));
+  uint py = wg.y * SF_RASTER_ROWS + (((t >> 3) & 3u) | ((t >> 4) & 4u));
   bool inside = px < fr.f.width && py < fr.f.height;
   bool done = !inside;
   vec2 pixf = vec2(float(px), float(py));

@@ -1,5 +1,28 @@
 // The rasters' exact cull (raster.comp, raster_half.comp): the second step of a subgroup's test of a batch entry
-// against the rectangle of its pixels still blending, after the entry's bounding box met that rectangle.
+// against the rectangle of its pixels still blending, after the entry's bounding box met that rectangle. And
+// the rasters' order of tiles.
+
+// The tile a raster workgroup draws, as the workgroup id it would have in row-major order: (tile x, tile y *
+// parts + part). The rasters are dispatched as (tiles_x, tiles_y * parts) workgroups, which GPUs start in about
+// the order of their linear index; workgroup w draws part w % parts of the tile at place w / parts of the
+// order tile_setup.comp made: the tiles by the length class of their lists (SF_TILE_CLASSES: the batches a
+// walk of the whole list stages, by powers of two), the longest first. A workgroup walks its tile's list
+// serially, so the deepest tiles, started first, run beside the others instead of after them (a tile deep in
+// the middle of the image used to start half-way through the dispatch).
+uvec2 rasterWorkgroup(FrameRef fr, uint parts) {
+  uint w = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  uint place = w / parts, part = w - place * parts;
+  uint tiles = fr.f.tiles_x * fr.f.tiles_y, before = 0u, tile = place;
+  for (uint c = SF_TILE_CLASSES; c-- > 0u;) {
+    uint n = fr.f.counters.v[SF_COUNTER_TILE_CLASSES + c];
+    if (place < before + n) {
+      tile = fr.f.tile_order.v[c * tiles + (place - before)];
+      break;
+    }
+    before += n;
+  }
+  return uvec2(tile % fr.f.tiles_x, (tile / fr.f.tiles_x) * parts + part);
+}
 
 // d^T Q d for the conic Q = (a, b; b, c), con = (a, b, c).
 float conicQ(vec3 con, float dx, float dy) { return con.x * dx * dx + 2.0 * con.y * dx * dy + con.z * dy * dy; }

@@ -72,7 +72,8 @@ bool reaches(uint j, vec2 lo, vec2 hi) {
 
 void main() {
   FrameRef fr = pc.frame;
-  uint tile = (gl_WorkGroupID.y / kParts) * fr.f.tiles_x + gl_WorkGroupID.x;
+  uvec2 wg = rasterWorkgroup(fr, kParts);  // (tile x, tile y * kParts + part)
+  uint tile = (wg.y / kParts) * fr.f.tiles_x + wg.x;
   uvec2 range = fr.f.tile_ranges.v[tile];
   uint len = range.y - range.x;
   // Tiles deeper than a raster slice are left to the slices (raster.comp's full-precision variant that
@@ -83,8 +84,8 @@ void main() {
   // Each run of 32 threads blends an 8x8 block of the workgroup's 16x8 pixels, four pixel pairs a row (any
   // subgroup size works: the map is a permutation of the pixel pairs).
   uint t = gl_LocalInvocationIndex;
-  uint px = gl_WorkGroupID.x * SF_TILE + (t >> 5) * 8u + (t & 3u) * 2u;
-  uint py = gl_WorkGroupID.y * SF_RASTER_ROWS + ((t >> 2) & 7u);
+  uint px = wg.x * SF_TILE + (t >> 5) * 8u + (t & 3u) * 2u;
+  uint py = wg.y * SF_RASTER_ROWS + ((t >> 2) & 7u);
   bool inside0 = px < fr.f.width && py < fr.f.height, inside1 = px + 1u < fr.f.width && py < fr.f.height;
   vec2 pix = vec2(float(px), float(py));  // the pair's left pixel
   // Per pixel of the pair: 1 while it blends, 0 once stopped (or outside the image).

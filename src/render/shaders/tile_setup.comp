@@ -4,7 +4,10 @@
 // at most SF_SEG_SMALL pairs from the table's front, the chunks of longer ones from its back), the longest
 // list, the frame's pair total and its overflow flag. A frame whose pairs overflow the key capacity
 // gets empty ranges and no chunks (it is rendered again once the buffers have grown; a frame of 2^32 pairs
-// or more is refused).
+// or more is refused). And the rasters' order of tiles (raster_cull.glsl's rasterWorkgroup): each tile listed
+// in the class of its list's length, ceil(length / batch) batches by powers of two (SF_TILE_CLASSES lists of
+// tile count entries each in tile_order, their lengths in SF_COUNTER_TILE_CLASSES; the order within a class
+// is the atomics', which changes no pixel).
 #include "common.glsl"
 
 layout(local_size_x = SF_WG_SIZE) in;
@@ -15,15 +18,19 @@ void main() {
   if (t >= tiles) return;
   uint total = pc.scan_count.v[0];
   bool overflow = total > fr.f.key_capacity;
-  if (t == 0u) fr.f.counters.v[SF_COUNTER_KEYS] = total;
-  if (overflow) atomicMax(fr.f.counters.v[SF_COUNTER_OVERFLOW], 1u);
   uint begin = fr.f.tile_bins.v[t], end = t + 1u < tiles ? fr.f.tile_bins.v[t + 1u] : total;
   // A frame of 2^32 pairs or more wraps the 32-bit scan: the tile where it wraps ends before it begins, and
   // the total read above is the wrapped one. That tile flags it (2: beyond any capacity); every tile whose
   // range is not inside the buffers is left empty, so nothing is written or read out of bounds.
   const bool wrapped = end < begin;
+  const bool empty = overflow || wrapped || end > fr.f.key_capacity;
+  uint batches = empty ? 0u : (end - begin + SF_TILE * SF_RASTER_ROWS - 1u) / (SF_TILE * SF_RASTER_ROWS);
+  uint cls = batches == 0u ? 0u : min(uint(findMSB(batches)) + 1u, uint(SF_TILE_CLASSES) - 1u);
+  fr.f.tile_order.v[cls * tiles + atomicAdd(fr.f.counters.v[SF_COUNTER_TILE_CLASSES + cls], 1u)] = t;
+  if (t == 0u) fr.f.counters.v[SF_COUNTER_KEYS] = total;
+  if (overflow) atomicMax(fr.f.counters.v[SF_COUNTER_OVERFLOW], 1u);
   if (wrapped) atomicMax(fr.f.counters.v[SF_COUNTER_OVERFLOW], 2u);
-  if (overflow || wrapped || end > fr.f.key_capacity) {
+  if (empty) {
     fr.f.tile_ranges.v[t] = uvec2(0u);
     return;
   }
