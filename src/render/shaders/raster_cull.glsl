@@ -12,15 +12,14 @@
 uvec2 rasterWorkgroup(FrameRef fr, uint parts) {
   uint w = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   uint place = w / parts, part = w - place * parts;
-  uint tiles = fr.f.tiles_x * fr.f.tiles_y, before = 0u, tile = place;
+  // (No early exit: the class counts are loaded together, not one round trip a class.)
+  uint tiles = fr.f.tiles_x * fr.f.tiles_y, before = 0u, at = place;
   for (uint c = SF_TILE_CLASSES; c-- > 0u;) {
     uint n = fr.f.counters.v[SF_COUNTER_TILE_CLASSES + c];
-    if (place < before + n) {
-      tile = fr.f.tile_order.v[c * tiles + (place - before)];
-      break;
-    }
+    if (place >= before && place < before + n) at = c * tiles + (place - before);
     before += n;
   }
+  uint tile = fr.f.tile_order.v[at];
   return uvec2(tile % fr.f.tiles_x, (tile / fr.f.tiles_x) * parts + part);
 }
 
