@@ -818,6 +818,8 @@ VulkanFrameDebug VulkanRenderer::readDebug() {
     for (uint32_t k = begin; k < end && k < keys; ++k) d.sorted_tiles[k] = t, d.sorted_values[k] = from[k];
   }
   const std::vector<uint32_t> order = uints(m.tile_order, m.tiles * uint64_t{SF_TILE_CLASSES});
+  d.tile_classes.assign(cnt.begin() + SF_COUNTER_TILE_CLASSES,
+                        cnt.begin() + SF_COUNTER_TILE_CLASSES + SF_TILE_CLASSES);
   for (uint32_t c = SF_TILE_CLASSES; c-- > 0;) {
     const auto list = order.begin() + static_cast<ptrdiff_t>(c) * m.tiles;
     d.raster_order.insert(d.raster_order.end(), list,

@@ -81,6 +81,7 @@ struct VulkanFrameDebug {
   // The tiles in the order the rasters draw them (tile_setup.comp): by the length class of their lists, the
   // longest class first (within a class, in the order of the atomics).
   std::vector<uint32_t> raster_order;
+  std::vector<uint32_t> tile_classes;  // per length class (SF_TILE_CLASSES), the tiles listed in it
   // The splat slots after the frame's deform passes (object space): 3 floats of centre, 6 of covariance each.
   std::vector<float> slot_positions, slot_covariances;
   // Per mesh of the last frame, the vertices it was drawn with (a skinned mesh: the skin pass's output).

@@ -218,8 +218,13 @@ int checkProjectionAndTileLists(VulkanRenderer* r, const GaussianCloud& c, const
   for (const Key& k : keys) ++length[k.tile];
   auto lengthClass = [](uint32_t n) {
     const uint32_t batches = (n + SF_TILE * SF_RASTER_ROWS - 1) / (SF_TILE * SF_RASTER_ROWS);
-    return batches == 0 ? 0 : std::min(std::bit_width(batches), uint32_t{SF_TILE_CLASSES - 1});
+    return batches == 0
+               ? 0u
+               : std::min(static_cast<uint32_t>(std::bit_width(batches)), uint32_t{SF_TILE_CLASSES - 1});
   };
+  std::vector<uint32_t> classes(SF_TILE_CLASSES, 0);  // the CPU's: tiles per class
+  for (uint32_t n : length) ++classes[lengthClass(n)];
+  EXPECT_EQ(d.tile_classes, classes);
   EXPECT_EQ(d.raster_order.size(), tiles);
   std::vector<uint8_t> seen(tiles, 0);
   for (size_t i = 0; i < d.raster_order.size(); ++i) {
@@ -1150,10 +1155,10 @@ TEST(VulkanImage, RasterCullKeepsEverySplatThatReachesAPixel) {
 // blends), every one of them evaluated, no subgroup evaluates more pixel-entries than its lanes, and no
 // pixel's subgroup walks more entries than its tile's list. Its workgroups stage each tile's list in batches
 // until their pixels are done: where no pixel saturates (the cull's edge cases, faint splats) exactly the
-// batches of the CPU's tile lists, ceil(length / batch) for each of a tile's SF_TILE / SF_RASTER_ROWS
-// workgroups with a row in the image, the longest
-// walk that of the deepest tile; elsewhere at most those. Frames that draw another raster say they did not
-// count.
+// batches of the frame's tile lists (held to the CPU's by VulkanPasses.ProjectionAndTileListsMatchCpu),
+// ceil(length / batch) for each of a tile's SF_TILE / SF_RASTER_ROWS workgroups with a row in the image, the
+// longest walk that of the deepest tile; elsewhere at most those. Frames that draw another raster say they
+// did not count.
 TEST(VulkanImage, RasterCountsAgreeWithTheCpu) {
   SF_REQUIRE_VULKAN(r);
   SF_REQUIRE_ASSET(path, "splats/biker.spz");
@@ -1204,28 +1209,12 @@ TEST(VulkanImage, RasterCountsAgreeWithTheCpu) {
     // Each of a tile's subgroups (at most one a pixel, whatever size the device runs them at) walks at most
     // the tile's list.
     EXPECT_LE(st.raster_entries, st.tile_keys * kTileSize * kTileSize) << c.name;
-    // The batches: the CPU's tile lists' lengths (each object drawn where it stands; both cases have one).
-    ASSERT_EQ(c.objects.size(), 1u);
-    const GaussianCloud& cloud = *c.objects[0].cloud;
-    const Mat4& model = c.objects[0].object_to_world;
-    const Vec3 cam_object = transformPoint(inverseAffine(model), c.cam.position());
+    // The batches, from the frame's tile lists (their lengths; the lists themselves are held to the CPU's by
+    // VulkanPasses.ProjectionAndTileListsMatchCpu).
+    const std::vector<uint32_t> ranges = r->readDebug().tile_ranges;
     const int tiles_x = (c.cam.width + kTileSize - 1) / kTileSize;
-    std::vector<uint32_t> lengths(static_cast<size_t>(tiles_x) *
-                                  ((c.cam.height + kTileSize - 1) / kTileSize));
-    for (size_t i = 0; i < cloud.size(); ++i) {
-      ProjectedSplat p;
-      const Mat3 cov = model.linear() *
-                       covarianceMatrix(covarianceFromScaleRotation(cloud.scales[i], cloud.rotations[i])) *
-                       transpose(model.linear());
-      if (!projectSplat(transformPoint(model, cloud.positions[i]), covarianceUpper(cov), cloud.opacities[i],
-                        cloud.sh_degree, cloud.shOf(i).data(), cloud.positions[i] - cam_object,
-                        cloud.color_space, c.cam, cloud.antialiased, &p, BlendSpace::kDisplay,
-                        cloud.screen_filter))
-        continue;
-      for (int y = p.tiles.y0; y < p.tiles.y1; ++y)
-        for (int x = p.tiles.x0; x < p.tiles.x1; ++x)
-          if (p.tiles.area() > kMaxTestedTileArea || splatReachesTile(p, x, y)) ++lengths[y * tiles_x + x];
-    }
+    std::vector<uint32_t> lengths(ranges.size() / 2);
+    for (size_t t = 0; t < lengths.size(); ++t) lengths[t] = ranges[2 * t + 1] - ranges[2 * t];
     // (A workgroup whose rows lie below the image has no pixel to blend and stages nothing.)
     const uint64_t batch = SF_TILE * SF_RASTER_ROWS;
     uint64_t batches = 0, keys = 0, longest = 0;
@@ -1238,10 +1227,10 @@ TEST(VulkanImage, RasterCountsAgreeWithTheCpu) {
       batches += walks * ((n + batch - 1) / batch);
       longest = std::max<uint64_t>(longest, (n + batch - 1) / batch);
     }
-    std::printf("%s: %llu batches staged, at most %u by one workgroup (the CPU's lists: %llu, %llu)\n",
+    std::printf("%s: %llu batches staged, at most %u by one workgroup (its lists' batches: %llu, %llu)\n",
                 c.name, static_cast<unsigned long long>(st.raster_batches), st.raster_longest_walk,
                 static_cast<unsigned long long>(batches), static_cast<unsigned long long>(longest));
-    ASSERT_EQ(keys, st.tile_keys) << c.name << ": the CPU's lists are not the frame's";
+    ASSERT_EQ(keys, st.tile_keys) << c.name << ": the ranges read back are not the counted frame's";
     if (c.objects.data() != biker.data()) {  // no pixel saturates
       EXPECT_EQ(st.raster_batches, batches) << c.name;
       EXPECT_EQ(st.raster_longest_walk, longest) << c.name;

@@ -19,7 +19,7 @@ uvec2 rasterWorkgroup(FrameRef fr, uint parts) {
     if (place >= before && place < before + n) at = c * tiles + (place - before);
     before += n;
   }
-  uint tile = fr.f.tile_order.v[at];
+  uint tile = min(fr.f.tile_order.v[at], tiles - 1u);  // (every tile is listed once: the bound never binds)
   return uvec2(tile % fr.f.tiles_x, (tile / fr.f.tiles_x) * parts + part);
 }
 
