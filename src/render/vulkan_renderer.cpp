@@ -822,8 +822,7 @@ VulkanFrameDebug VulkanRenderer::readDebug() {
                         cnt.begin() + SF_COUNTER_TILE_CLASSES + SF_TILE_CLASSES);
   for (uint32_t c = SF_TILE_CLASSES; c-- > 0;) {
     const auto list = order.begin() + static_cast<ptrdiff_t>(c) * m.tiles;
-    d.raster_order.insert(d.raster_order.end(), list,
-                          list + std::min(cnt[SF_COUNTER_TILE_CLASSES + c], m.tiles));
+    d.raster_order.insert(d.raster_order.end(), list, list + std::min(d.tile_classes[c], m.tiles));
   }
   d.slot_positions = floats(s.positions, s.slots * 3ull);
   d.slot_covariances = floats(s.covariances, s.slots * 6ull);

@@ -1213,13 +1213,11 @@ TEST(VulkanImage, RasterCountsAgreeWithTheCpu) {
     // VulkanPasses.ProjectionAndTileListsMatchCpu).
     const std::vector<uint32_t> ranges = r->readDebug().tile_ranges;
     const int tiles_x = (c.cam.width + kTileSize - 1) / kTileSize;
-    std::vector<uint32_t> lengths(ranges.size() / 2);
-    for (size_t t = 0; t < lengths.size(); ++t) lengths[t] = ranges[2 * t + 1] - ranges[2 * t];
     // (A workgroup whose rows lie below the image has no pixel to blend and stages nothing.)
     const uint64_t batch = SF_TILE * SF_RASTER_ROWS;
     uint64_t batches = 0, keys = 0, longest = 0;
-    for (size_t t = 0; t < lengths.size(); ++t) {
-      const uint64_t n = lengths[t], y0 = t / tiles_x * kTileSize;
+    for (size_t t = 0; t < ranges.size() / 2; ++t) {
+      const uint64_t n = ranges[2 * t + 1] - ranges[2 * t], y0 = t / tiles_x * kTileSize;
       uint64_t walks = 0;
       for (uint64_t y = y0; y < y0 + kTileSize; y += SF_RASTER_ROWS)
         walks += y < static_cast<uint64_t>(c.cam.height);
