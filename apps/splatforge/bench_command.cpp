@@ -397,7 +397,7 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
     throw Error(o.input +
                 ": --lod flies through level-of-detail objects, and this input has none (splatforge lod "
                 "build makes one)");
-  scene.lod_settle = false;
+  scene.lod_settle = o.lod_settle;
   if (reference) {
     // Every node in memory and a budget of them all: the cut is every visible leaf (lod/cut.h), read before
     // it draws.
@@ -416,6 +416,8 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
   const CloudBounds bounds = sceneBounds(scene);
   // As the viewer: on the Vulkan backend the cut is made on a thread of its own unless --lod-cut frame.
   const bool background = o.lod_cut == "background" && driver.usesVulkan();
+  if (background && o.lod_settle)
+    throw UsageError("--lod-settle waits for the disk in each frame's own cut: give --lod-cut frame");
   if (background) scene.lod_worker = std::make_shared<lod::CutWorker>();
   const Vec3 centre = 0.5f * (bounds.p01 + bounds.p99), eye0 = start.position();
   const Mat4& v = start.world_to_camera;
@@ -744,6 +746,8 @@ int BenchCommand::run() const {
       throw UsageError("--plot draws the curves of the --lod fly-through: give --lod");
     if (o.lod_reference && !o.lod)
       throw UsageError("--lod-reference compares the --lod fly-through's frames: give --lod");
+    if (o.lod_settle && !o.lod)
+      throw UsageError("--lod-settle waits in the --lod fly-through's frames: give --lod");
     if (!o.plot.empty() && fileExtension(o.plot) != ".png")
       throw UsageError("--plot " + o.plot + ": expected a .png path");
     Scene scene = benchScene(o, dir, what);

@@ -69,6 +69,9 @@ class BenchCommand {
     // --lod: also draw every frame's camera with every visible leaf (the full-resolution reference) and
     // report each frame's PSNR against it and the change between consecutive frames with and without LOD.
     bool lod_reference = false;
+    // --lod: every frame waits for the chunks its cut wants (the same cuts every run: the host's cut compared
+    // between builds).
+    bool lod_settle = false;
   };
 
  private:

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "core/parallel.h"
+#include "core/parallel_sort.h"
 
 namespace sf::lod {
 
@@ -127,6 +128,23 @@ class Updater {
     added_[t].push_back({nodeAt(hier(t), ref).source_index, id, ref});
   }
   bool held(const Key& k);
+  // The frontier's queue: a heap; while refining, also a list sorted largest first (sorted_, from next_),
+  // whose next nodes' children are measured ahead in parallel blocks (measureAhead). The queue's top is the
+  // larger of the two tops, so the order is the heap's alone would give.
+  struct Ahead {  // a sorted node's children measured ahead (those in view: CutState::buffers.kids[part])
+    uint32_t part = 0, first = 0;
+    uint16_t vis = 0;
+    bool measured = false;  // else: its children are chunks, or it was not in the frontier then
+  };
+  const Key* topF();
+  void popF();
+  void pushF(const Key& k) {
+    f_.push_back(k);
+    std::push_heap(f_.begin(), f_.end(), HighestFirst{});
+  }
+  void sortF(std::vector<Key>& keys);
+  void measureAhead();
+  void measureKids(const Key& k, Ahead& a, std::vector<CutKid>& out) const;
   const Key* maxF();
   const Key* minM();
   bool validF(const Key& k) const { return (st(k.t).flags[k.id] & (kCutIn | kCutHeld)) == kCutIn; }
@@ -139,7 +157,7 @@ class Updater {
     return true;
   }
   void coarsen(const Key& m);
-  void refine(const Key& f, uint32_t vis);
+  void refine(const Key& f, uint32_t vis, const Ahead* ahead);
   void greedyOrderCheck(uint64_t budget);
   void finish(uint32_t t);
 
@@ -152,7 +170,13 @@ class Updater {
   int64_t zeros_ = 0;                // refined nodes with no child in view
   std::vector<Key>&f_all_, &m_all_;  // (the first target's CutState::buffers)
   std::vector<Key> refined_now_;     // nodes this update refined (greedyOrderCheck)
-  std::priority_queue<Key, std::vector<Key>, HighestFirst> f_;
+  std::vector<Key> f_;               // a heap (HighestFirst)
+  std::vector<Key> sorted_;
+  size_t next_ = 0;
+  std::vector<Ahead> ahead_;  // for sorted_[ahead_begin_, ahead_end_)
+  size_t ahead_begin_ = 0, ahead_end_ = 0, ahead_block_ = 0;
+  bool top_sorted_ = false;
+  const Ahead* top_ahead_ = nullptr;  // the top's, where topF found it measured
   std::priority_queue<Key, std::vector<Key>, LowestFirst> m_;
   float lo_ = -std::numeric_limits<float>::infinity(), hi_ = std::numeric_limits<float>::infinity();
   int widened_lo_ = 0, widened_hi_ = 0;
@@ -287,16 +311,98 @@ bool Updater::held(const Key& k) {
   return true;
 }
 
+const Key* Updater::topF() {
+  top_ahead_ = nullptr;
+  if (next_ < sorted_.size()) {
+    if (next_ >= ahead_end_) measureAhead();
+    if (f_.empty() || higher(sorted_[next_], f_.front())) {
+      top_sorted_ = true;
+      if (const Ahead& a = ahead_[next_ - ahead_begin_]; a.measured) top_ahead_ = &a;
+      return &sorted_[next_];
+    }
+  }
+  top_sorted_ = false;
+  return f_.empty() ? nullptr : &f_.front();
+}
+
+void Updater::popF() {
+  if (top_sorted_) {
+    ++next_;
+  } else {
+    std::pop_heap(f_.begin(), f_.end(), HighestFirst{});
+    f_.pop_back();
+  }
+}
+
+void Updater::sortF(std::vector<Key>& keys) {
+  parallelSort(keys, higher, st(0).buffers.key_scratch);
+  sorted_.swap(keys);
+  next_ = ahead_begin_ = ahead_end_ = 0;
+  ahead_block_ = 4096;
+}
+
+// The next block of sorted_ measured in parallel (blocks doubling from 4,096 to 65,536 nodes: at most one
+// block's work is spent past the node the refinements stop at).
+void Updater::measureAhead() {
+  ahead_begin_ = next_;
+  ahead_end_ = std::min(sorted_.size(), next_ + ahead_block_);
+  ahead_block_ = std::min<size_t>(ahead_block_ * 2, 65536);
+  constexpr size_t kPart = 1024;
+  const size_t count = ahead_end_ - ahead_begin_, parts = (count + kPart - 1) / kPart;
+  ahead_.assign(count, {});
+  std::vector<std::vector<CutKid>>& kids = st(0).buffers.kids;
+  if (kids.size() < parts) kids.resize(parts);
+  parallelFor(parts, [&](size_t p) {
+    kids[p].clear();
+    for (size_t i = p * kPart; i < std::min(count, (p + 1) * kPart); ++i) {
+      ahead_[i].part = static_cast<uint32_t>(p);
+      measureKids(sorted_[ahead_begin_ + i], ahead_[i], kids[p]);
+    }
+  });
+}
+
+// What refine and viewChildren work out for a node of the frontier, read-only: its children in view, with
+// their errors, views and rows (as refine finds them: the same arithmetic).
+void Updater::measureKids(const Key& k, Ahead& a, std::vector<CutKid>& out) const {
+  if (!validF(k)) return;
+  const Hierarchy& h = hier(k.t);
+  const Node& n = nodeAt(h, k.ref);
+  if (n.flags & kChildrenAreChunks) return;
+  const CutState& s = st(k.t);
+  const bool inside = (s.flags[k.id] & kCutInside) != 0;
+  a.first = static_cast<uint32_t>(out.size());
+  for (uint32_t c = 0; c < n.child_count; ++c) {
+    const NodeRef r{k.ref.chunk, n.first_child + c};
+    const Node& kn = nodeAt(h, r);
+    if (!inside && !boxVisible(kn.box_min, kn.box_max, cam(k.t), o_.margin_px)) continue;
+    out.push_back({kn.source_index, r, s.idOf(r), screenError(kn, cam(k.t)),
+                   inside || boxInside(kn.box_min, kn.box_max, cam(k.t), o_.margin_px), kn.leaf()});
+    ++a.vis;
+  }
+  a.measured = true;
+}
+
 const Key* Updater::maxF() {
   for (;;) {
-    while (!f_.empty() && (!validF(f_.top()) || held(f_.top()))) f_.pop();
+    for (const Key* top = topF(); top; top = topF()) {
+      // (a node measured ahead has no chunk children: it is not held)
+      if (validF(*top) && (top_ahead_ || !held(*top))) break;
+      popF();
+    }
     // (nodes pushed during the update may lie below the window: the largest is known only above it)
-    if (!f_.empty() && f_.top().e >= lo_) return &f_.top();
+    if (const Key* top = topF(); top && top->e >= lo_) return top;
     if (lo_ == -std::numeric_limits<float>::infinity()) return nullptr;
     const float was = lo_;  // widen the window: the frontier below it joins (then all of it)
     lo_ = ++widened_lo_ < 3 ? lo_ * 0.5f : -std::numeric_limits<float>::infinity();
+    if (sorted_.empty()) {
+      for (const Key& k : f_all_)
+        if (k.e < was && k.e >= lo_) pushF(k);
+      continue;
+    }
+    std::vector<Key> keys(sorted_.begin() + static_cast<std::ptrdiff_t>(next_), sorted_.end());
     for (const Key& k : f_all_)
-      if (k.e < was && k.e >= lo_) f_.push(k);
+      if (k.e < was && k.e >= lo_) keys.push_back(k);
+    sortF(keys);
   }
 }
 
@@ -328,30 +434,37 @@ void Updater::coarsen(const Key& m) {
   s.flags[m.id] = static_cast<uint8_t>((s.flags[m.id] & ~kCutRefined) | kCutIn);
   added_[m.t].push_back({nodeAt(hier(m.t), m.ref).source_index, m.id, m.ref});
   ++count_;
-  f_.push(m);
+  pushF(m);
   if (const uint32_t p = s.parent[m.id]; p != kNone) m_.push({s.error[p], m.t, p, parentRef(m.t, m.ref, p)});
 }
 
-void Updater::refine(const Key& f, uint32_t vis) {
+void Updater::refine(const Key& f, uint32_t vis, const Ahead* ahead) {
   CutState& s = st(f.t);
   const bool inside = (s.flags[f.id] & kCutInside) != 0;
   s.flags[f.id] = static_cast<uint8_t>((s.flags[f.id] & ~kCutIn) | kCutRefined);
   s.visible[f.id] = static_cast<uint8_t>(vis);
   zeros_ += vis == 0;
   count_ = count_ - 1 + vis;
-  const bool chunks = (nodeAt(hier(f.t), f.ref).flags & kChildrenAreChunks) != 0;
-  for (size_t i = 0; i < kids_.size(); ++i) {  // (viewChildren's, for f)
-    if (!in_view_[i]) continue;
-    const NodeRef k = kids_[i];
-    if (chunks) s.chunk_value[k.chunk] = f.e;
-    const uint32_t kid = s.idOf(k);
-    const Node& n = nodeAt(hier(f.t), k);
-    const float e = screenError(n, cam(f.t));
-    s.error[kid] = e;
-    const bool kin = inside || boxInside(n.box_min, n.box_max, cam(f.t), o_.margin_px);
-    s.flags[kid] = static_cast<uint8_t>((s.flags[kid] & ~kCutStateFlags) | (kin ? kCutInside : 0));
-    addCut(f.t, k, kid);
-    if (!n.leaf()) f_.push({e, f.t, kid, k});
+  auto add = [&](const CutKid& k) {
+    s.error[k.id] = k.e;
+    s.flags[k.id] =
+        static_cast<uint8_t>((s.flags[k.id] & ~kCutStateFlags) | (k.inside ? kCutInside : 0) | kCutIn);
+    added_[f.t].push_back({k.source, k.id, k.ref});
+    if (!k.leaf) pushF({k.e, f.t, k.id, k.ref});
+  };
+  if (ahead) {
+    const CutKid* kids = st(0).buffers.kids[ahead->part].data() + ahead->first;  // (measureAhead's)
+    for (uint32_t i = 0; i < ahead->vis; ++i) add(kids[i]);
+  } else {
+    const bool chunks = (nodeAt(hier(f.t), f.ref).flags & kChildrenAreChunks) != 0;
+    for (size_t i = 0; i < kids_.size(); ++i) {  // (viewChildren's, for f)
+      if (!in_view_[i]) continue;
+      const NodeRef k = kids_[i];
+      if (chunks) s.chunk_value[k.chunk] = f.e;
+      const Node& n = nodeAt(hier(f.t), k);
+      add({n.source_index, k, s.idOf(k), screenError(n, cam(f.t)),
+           inside || boxInside(n.box_min, n.box_max, cam(f.t), o_.margin_px), n.leaf()});
+    }
   }
   m_.push(f);
   refined_now_.push_back(f);
@@ -406,35 +519,66 @@ void Updater::greedyOrderCheck(uint64_t budget) {
   for (uint32_t t = 0; t < t_.size(); ++t) st(t).stopped = true, st(t).stop_error = r.e;
 }
 
+// The new cut: the entries kept and the nodes added, by source_index. The cut is merged in stretches in
+// parallel, each stretch with the added entries that fall between its first source and the next stretch's (a
+// node and another of the same source are one above the other, so the cut never holds both and equal sources
+// stay in one stretch, with the node's own entries: no two stretches touch one node's flags). An added node
+// is listed once: not if it is still listed (kept), nor twice (its entries lie side by side once sorted).
 void Updater::finish(uint32_t t) {
   CutState& s = st(t);
   std::vector<CutEntry>& added = added_[t];
-  std::sort(added.begin(), added.end(),
-            [](const CutEntry& a, const CutEntry& b) { return a.source < b.source; });
-  std::vector<CutEntry>& next = s.buffers.next_cut;
-  next.clear();
-  next.reserve(s.cut.size() + added.size());
-  size_t a = 0;
-  auto takeAdded = [&](uint64_t until) {
-    for (; a < added.size() && added[a].source < until; ++a) {
-      uint8_t& f = s.flags[added[a].id];
-      if (!(f & kCutIn) || (f & kCutListed)) continue;
-      f |= kCutListed;
-      next.push_back(added[a]);
-    }
+  parallelSort(
+      added,
+      [](const CutEntry& a, const CutEntry& b) {
+        return a.source != b.source ? a.source < b.source : a.id < b.id;
+      },
+      s.buffers.sort_scratch);
+  const std::vector<CutEntry>& cut = s.cut;
+  constexpr size_t kStretch = 65536;
+  const size_t parts = std::max<size_t>(1, (cut.size() + kStretch - 1) / kStretch);
+  auto cutBound = [&](size_t p) { return cut.size() * p / parts; };
+  std::vector<size_t> added_bound(parts + 1, added.size());
+  added_bound[0] = 0;
+  for (size_t p = 1; p < parts; ++p)
+    added_bound[p] =
+        static_cast<size_t>(std::lower_bound(added.begin(), added.end(), cut[cutBound(p)].source,
+                                             [](const CutEntry& a, uint64_t src) { return a.source < src; }) -
+                            added.begin());
+  auto taken = [&](size_t i) {
+    if (i > 0 && added[i - 1].id == added[i].id) return false;
+    return (s.flags[added[i].id] & (kCutIn | kCutListed)) == kCutIn;
   };
-  // Entries kept are marked first, so that one also added again (coarsened back) is listed once.
-  for (const CutEntry& e : s.cut)
-    if (s.flags[e.id] & kCutIn) s.flags[e.id] |= kCutListed;
-  for (size_t i = 0; i < s.cut.size(); ++i) {
-    const CutEntry& e = s.cut[i];
-    takeAdded(e.source);
-    if (s.flags[e.id] & kCutIn)
-      next.push_back(e);
-    else
-      s.flags[e.id] &= static_cast<uint8_t>(~kCutListed);
-  }
-  takeAdded(std::numeric_limits<uint64_t>::max());
+  // Counted first (flags only read), then written at each stretch's place (its own nodes' flags written).
+  std::vector<size_t> at(parts + 1, 0);
+  parallelFor(parts, [&](size_t p) {
+    size_t count = 0;
+    for (size_t i = cutBound(p); i < cutBound(p + 1); ++i) count += (s.flags[cut[i].id] & kCutIn) != 0;
+    for (size_t i = added_bound[p]; i < added_bound[p + 1]; ++i) count += taken(i);
+    at[p + 1] = count;
+  });
+  for (size_t p = 0; p < parts; ++p) at[p + 1] += at[p];
+  std::vector<CutEntry>& next = s.buffers.next_cut;
+  next.resize(at[parts]);  // (its memory and most of its size kept from the update before last)
+  parallelFor(parts, [&](size_t p) {
+    size_t o = at[p], a = added_bound[p];
+    auto takeAdded = [&](uint64_t until) {
+      for (; a < added_bound[p + 1] && added[a].source < until; ++a)
+        if (taken(a)) {
+          s.flags[added[a].id] |= kCutListed;
+          next[o++] = added[a];
+        }
+    };
+    for (size_t i = cutBound(p); i < cutBound(p + 1); ++i) {
+      const CutEntry& e = cut[i];
+      takeAdded(e.source);
+      if (s.flags[e.id] & kCutIn)
+        next[o++] = e;
+      else
+        s.flags[e.id] &= static_cast<uint8_t>(~kCutListed);
+    }
+    takeAdded(std::numeric_limits<uint64_t>::max());
+    assert(o == at[p + 1]);
+  });
   s.cut.swap(next);
   s.active = true;
 }
@@ -461,7 +605,7 @@ void Updater::run() {
     pass(t, in);
   }
   for (const Key& k : f_all_)
-    if (k.e >= lo_) f_.push(k);
+    if (k.e >= lo_) pushF(k);
   for (const Key& k : m_all_)
     if (k.e <= hi_) m_.push(k);
   // Coarsen: while over the budget, or while the chosen node of smallest error ranks at or below the
@@ -479,19 +623,30 @@ void Updater::run() {
   const uint64_t budget = o_.budget > ghosts_ ? o_.budget - ghosts_ : 0;
   bool stopped = false;
   float stop_error = 0;
+  // The frontier sorted, so that the nodes next in line are known and their children measured ahead.
+  {
+    std::vector<Key> keys;
+    keys.swap(f_);
+    sortF(keys);
+  }
   for (const Key* f = maxF(); f; f = maxF()) {
     if (f->e <= o_.threshold_px) break;
     const Key fk = *f;
-    CutState& s = st(fk.t);
-    viewChildren(fk.t, fk.ref, nodeAt(hier(fk.t), fk.ref), (s.flags[fk.id] & kCutInside) != 0);
+    const Ahead* ahead = top_ahead_;
     uint32_t vis = 0;
-    for (uint8_t v : in_view_) vis += v;
+    if (ahead) {
+      vis = ahead->vis;
+    } else {
+      const CutState& s = st(fk.t);
+      viewChildren(fk.t, fk.ref, nodeAt(hier(fk.t), fk.ref), (s.flags[fk.id] & kCutInside) != 0);
+      for (uint8_t v : in_view_) vis += v;
+    }
     if (count_ - 1 + vis > budget) {
       stopped = true, stop_error = fk.e;
       break;
     }
-    f_.pop();
-    refine(fk, vis);
+    popF();
+    refine(fk, vis, ahead);
   }
   for (uint32_t t = 0; t < t_.size(); ++t) st(t).stopped = stopped, st(t).stop_error = stop_error;
   greedyOrderCheck(budget);

@@ -41,6 +41,15 @@ struct CutKey {
   NodeRef ref;
 };
 
+// A child of a frontier node, measured ahead of its refinement (updateCuts): what refine writes for it.
+struct CutKid {
+  uint64_t source = 0;
+  NodeRef ref;
+  uint32_t id = 0;
+  float e = 0;
+  bool inside = false, leaf = false;
+};
+
 // A node the update's pass over the cut measures, and whether its box lies wholly inside the view.
 struct CutItem {
   NodeRef ref;
@@ -81,11 +90,13 @@ struct CutState {
   // The update's working arrays, kept from frame to frame for their memory only (at a 4M budget they are
   // tens of MB each, and a block that size allocated afresh each frame is mapped, faulted in page by page
   // and zeroed again every frame): the frontier and refined nodes of the pass over the cut, the level it
-  // measures next, and the cut the update writes (swapped with `cut`).
+  // measures next, the cut the update writes (swapped with `cut`), the sorts' scratch and the children
+  // measured ahead of the refinements.
   struct Buffers {
-    std::vector<CutKey> frontier, refined;
+    std::vector<CutKey> frontier, refined, key_scratch;
+    std::vector<std::vector<CutKid>> kids;
     std::vector<CutItem> level;
-    std::vector<CutEntry> next_cut;
+    std::vector<CutEntry> next_cut, sort_scratch;
   } buffers;
 };
 

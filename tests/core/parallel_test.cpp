@@ -7,16 +7,20 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <future>
 #include <mutex>
+#include <random>
 #include <set>
 #include <stdexcept>
 #include <thread>
 #include <vector>
+
+#include "core/parallel_sort.h"
 
 namespace sf {
 namespace {
@@ -140,6 +144,34 @@ TEST(Parallel, AJobStartedWhileAnotherHoldsTheWorkersGainsThemWhenItEnds) {
   EXPECT_EQ(done.load(), 400);
   EXPECT_EQ(before.size(), 1u);  // B's caller alone while A held the workers
   EXPECT_GE(after.size(), 3u) << "the workers did not take the job once the other one ended";
+}
+
+// parallelSort against std::sort: every size around its thresholds (serial below 32,768; stretches of at
+// least 16,384), for several thread counts, with keys drawn from a small range (long runs of equal keys that
+// the merge path must split across pieces) and from a large one. Equal keys may end in any order: the result
+// must be sorted by key and hold the same elements.
+TEST(Parallel, SortMatchesTheStandardSort) {
+  using Item = std::pair<uint32_t, uint32_t>;  // (key, payload)
+  auto byKey = [](const Item& a, const Item& b) { return a.first < b.first; };
+  std::mt19937 rng(7);
+  for (const char* threads : {"1", "3", "8"}) {
+    ThreadCount tc(threads);
+    for (size_t n :
+         {size_t{0}, size_t{1}, size_t{1000}, size_t{32767}, size_t{32768}, size_t{65537}, size_t{300001}})
+      for (uint32_t range : {16u, 1u << 30}) {
+        SCOPED_TRACE(std::string(threads) + " threads, " + std::to_string(n) + " items, keys below " +
+                     std::to_string(range));
+        std::vector<Item> v(n), scratch;
+        for (size_t i = 0; i < n; ++i)
+          v[i] = {static_cast<uint32_t>(rng() % range), static_cast<uint32_t>(i)};
+        std::vector<Item> expected = v;
+        std::sort(expected.begin(), expected.end());
+        parallelSort(v, byKey, scratch);
+        ASSERT_TRUE(std::is_sorted(v.begin(), v.end(), byKey));
+        std::sort(v.begin(), v.end());  // (equal keys in payload order: the same elements, or not)
+        ASSERT_EQ(v, expected);
+      }
+  }
 }
 
 }  // namespace

@@ -58,7 +58,7 @@ std::vector<uint64_t> keysOf(const lod::CutState& s) {
 
 TEST(LodCutState, EveryFrameEqualsTheCutFromTheRoot) {
   SF_REQUIRE_ASSET(biker, "splats/biker.ply");
-  for (uint64_t budget : {600u, 5000u, 40000u}) {
+  for (uint64_t budget : {600u, 5000u, 40000u, 100000u}) {
     SCOPED_TRACE(budget);
     lod::LodStream stream(bikerHierarchy());
     lod::LodStream* streams[1] = {&stream};

@@ -549,5 +549,40 @@ TEST(LodPool, BenchComparesEachFrameWithEveryVisibleLeaf) {
       << refused.out;
 }
 
+// `bench --lod --lod-settle`: every frame waits for the chunks its cut wants, so two runs make the same cuts
+// frame by frame (without it the cuts follow the disk's pace); refused with the cut in the background.
+TEST(LodPool, BenchSettledRunsMakeTheSameCuts) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  const std::string& dir = hierarchy(20000, 3);
+  const std::string json = test::tempDir("LodPoolSettle") + "/fly.json";
+  const std::string args = "bench " + dir +
+                           " --lod --lod-settle --lod-cut frame --frames 12 --width 64 --height 48 "
+                           "--backend vulkan --lod-budget 3000 --json-out " +
+                           json;
+  std::vector<std::vector<uint64_t>> runs;
+  for (int run = 0; run < 2; ++run) {
+    const test::CliRun r = test::cli(args);
+    ASSERT_EQ(r.code, 0) << r.out;
+    std::vector<uint64_t> figures;
+    const nlohmann::json j = readJson(json);
+    for (const auto& f : j.at("lod").at("frames")) {
+      EXPECT_EQ(f.at("pending").get<uint64_t>(), 0u) << f.dump();  // nothing on its way once settled
+      figures.push_back(f.at("drawn").get<uint64_t>());
+      figures.push_back(f.at("resident").get<uint64_t>());
+    }
+    ASSERT_EQ(figures.size(), 24u);
+    runs.push_back(figures);
+  }
+  EXPECT_EQ(runs[0], runs[1]);
+  bool changed = false;
+  for (size_t f = 1; f < 12; ++f) changed |= runs[0][2 * f] != runs[0][0];
+  EXPECT_TRUE(changed) << "every frame drew as many gaussians: the fly-through tests less than it should";
+  const test::CliRun refused = test::cli("bench " + dir + " --lod --lod-settle --backend vulkan --frames 2");
+  EXPECT_EQ(refused.code, 2) << refused.out;
+  EXPECT_NE(refused.out.find("--lod-settle waits for the disk in each frame's own cut: give --lod-cut frame"),
+            std::string::npos)
+      << refused.out;
+}
+
 }  // namespace
 }  // namespace sf
