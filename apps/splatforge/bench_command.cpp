@@ -398,6 +398,7 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
                 ": --lod flies through level-of-detail objects, and this input has none (splatforge lod "
                 "build makes one)");
   scene.lod_settle = o.lod_settle;
+  if (o.lod_settle) scene.lod_fade = true;  // (the viewer's fades, in frames that wait for the disk)
   if (reference) {
     // Every node in memory and a budget of them all: the cut is every visible leaf (lod/cut.h), read before
     // it draws.

@@ -585,10 +585,11 @@ BenchCommand::BenchCommand(CLI::App& app) : options_(std::make_unique<Options>()
       "--lod: also draw each frame's camera with every visible leaf (full resolution, waiting for "
       "the disk) and report per frame the PSNR against it and how much the image changed since "
       "the last frame, with level of detail and without (popping)");
-  command_->add_flag("--lod-settle", o.lod_settle,
-                     "--lod: every frame waits for the chunks its cut wants and cuts again until none is "
-                     "missing, so every run makes the same cuts (to compare the host's cut between builds; "
-                     "with --lod-cut frame on the Vulkan backend)");
+  command_->add_flag(
+      "--lod-settle", o.lod_settle,
+      "--lod: every frame waits for the chunks its cut wants and cuts again until none is "
+      "missing, fading as the viewer does, so every run makes the same cuts and fades (to compare "
+      "the host's cut and draw between builds; with --lod-cut frame on the Vulkan backend)");
   // Given on the command line, --width and --height override a --camera file's size.
   command_->callback([&o, command = command_] {
     o.width_given = command->count("--width") > 0;

@@ -51,7 +51,8 @@ void parallelSort(std::vector<T>& v, const Less& less, std::vector<T>& scratch) 
     const size_t pieces = 2 * width;
     parallelFor(parts, [&](size_t task) {
       const size_t pair = task / pieces, piece = task % pieces;
-      const size_t a0 = bound(pair * pieces), a1 = bound(pair * pieces + width), b1 = bound((pair + 1) * pieces);
+      const size_t a0 = bound(pair * pieces), a1 = bound(pair * pieces + width),
+                   b1 = bound((pair + 1) * pieces);
       const size_t na = a1 - a0, nb = b1 - a1, m = na + nb;
       const size_t o0 = m * piece / pieces, o1 = m * (piece + 1) / pieces;
       const auto a = v.begin() + a0, b = v.begin() + a1;

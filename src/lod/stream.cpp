@@ -460,49 +460,72 @@ void LodStream::fadeOut(const std::vector<std::pair<uint32_t, uint32_t>>& remove
 }
 
 // Refining: where each new node comes from (its nearest ancestor the last draw drew), and the morphs still on
-// their way.
+// their way. The walks and the rows in parallel; only what depends on the order (which new node of an
+// ancestor is its first) in one pass.
 std::vector<LodStream::Morph> LodStream::morphIn(const std::vector<uint32_t>& fresh) {
   CutState& s = state_;
   std::vector<uint8_t>& flags = s.flags;
   const std::vector<CutEntry>& cut = s.cut;
-  std::vector<Morph> morphs;
   std::vector<uint32_t>& scratch = nodeScratch();
-  for (const Morph& m : morphs_)
-    if ((flags[m.id] & kCutIn) && m.age + 1 < kFadeFrames) {
-      morphs.push_back(m), ++morphs.back().age;
-      scratch[m.id] = static_cast<uint32_t>(morphs.size());
+  const std::vector<uint32_t> going = indicesWhere(morphs_.size(), [&](size_t k) {
+    return (flags[morphs_[k].id] & kCutIn) && morphs_[k].age + 1 < kFadeFrames;
+  });
+  std::vector<Morph> morphs(going.size());
+  parallelForRange(going.size(), 16384, [&](size_t begin, size_t end) {  // (each node morphs once)
+    for (size_t k = begin; k < end; ++k) {
+      morphs[k] = morphs_[going[k]], ++morphs[k].age;
+      scratch[morphs[k].id] = static_cast<uint32_t>(k + 1);
     }
+  });
   if (!morphs.empty()) {  // their rows now: one scan of the cut
     parallelForRange(cut.size(), 65536, [&](size_t begin, size_t end) {
       for (size_t i = begin; i < end; ++i)
         if (const uint32_t k = scratch[cut[i].id]) morphs[k - 1].row = static_cast<uint32_t>(i);
     });
-    for (const Morph& m : morphs) scratch[m.id] = 0;
+    parallelForRange(morphs.size(), 16384, [&](size_t begin, size_t end) {
+      for (size_t k = begin; k < end; ++k) scratch[morphs[k].id] = 0;
+    });
   }
-  std::vector<uint32_t> given;  // ancestors whose first new node has taken their opacity
   std::vector<uint32_t> ancestor(fresh.size(), kNone);
+  parallelForRange(fresh.size(), 16384, [&](size_t begin, size_t end) {
+    for (size_t f = begin; f < end; ++f) {
+      uint32_t a = s.parent[cut[fresh[f]].id];
+      while (a != kNone && !(flags[a] & kCutDrawn)) a = s.parent[a];
+      ancestor[f] = a;
+    }
+  });
   std::vector<uint32_t>& fan_out = scratch;  // new nodes per ancestor (kMaxFadeFanOut)
-  for (size_t f = 0; f < fresh.size(); ++f) {
-    uint32_t a = s.parent[cut[fresh[f]].id];
-    while (a != kNone && !(flags[a] & kCutDrawn)) a = s.parent[a];
-    ancestor[f] = a;
+  for (uint32_t a : ancestor)
     if (a != kNone) ++fan_out[a];
-  }
+  // The new nodes from one ancestor start stacked on it: the first as the ancestor itself, the others
+  // transparent, so the first draw shows exactly what the last one did. Each new node's morph: its place
+  // (kNone: drawn as it is), the first of its ancestor's marked by the top bit.
+  constexpr uint32_t kFirst = 0x80000000u;
+  std::vector<uint32_t> place(fresh.size(), kNone);
+  std::vector<uint32_t> given;  // ancestors whose first new node has taken their opacity
+  uint32_t placed = 0;
   for (size_t f = 0; f < fresh.size(); ++f) {
-    const uint32_t row = fresh[f];
-    const CutEntry& e = cut[row];
     const uint32_t a = ancestor[f];
-    if (a == kNone || fan_out[a] > kMaxFadeFanOut) continue;  // drawn as it is
-    // The new nodes from one ancestor start stacked on it: the first as the ancestor itself, the others
-    // transparent, so the first draw shows exactly what the last one did.
-    const NodeRef from = ancestorRef(e.id, e.ref, a);
-    const bool first = !(flags[a] & kCutScratch);
-    if (first) flags[a] |= kCutScratch, given.push_back(a);
-    morphs.push_back({e.id, row, e.ref, from, first ? nodeAt(h_, from).opacity : 0.0f, 0});
+    if (a == kNone || fan_out[a] > kMaxFadeFanOut) continue;
+    place[f] = placed++;
+    if (!(flags[a] & kCutScratch)) flags[a] |= kCutScratch, given.push_back(a), place[f] |= kFirst;
   }
   for (uint32_t a : given) flags[a] &= static_cast<uint8_t>(~kCutScratch);
   for (uint32_t a : ancestor)
     if (a != kNone) fan_out[a] = 0;
+  const size_t kept = morphs.size();
+  morphs.resize(kept + placed);
+  parallelForRange(fresh.size(), 16384, [&](size_t begin, size_t end) {
+    for (size_t f = begin; f < end; ++f) {
+      if (place[f] == kNone) continue;
+      const uint32_t row = fresh[f];
+      const CutEntry& e = cut[row];
+      const NodeRef from = ancestorRef(e.id, e.ref, ancestor[f]);
+      const bool first = (place[f] & kFirst) != 0;
+      morphs[kept + (place[f] & ~kFirst)] = {e.id, row, e.ref, from, first ? nodeAt(h_, from).opacity : 0.0f,
+                                             0};
+    }
+  });
   return morphs;
 }
 
@@ -636,9 +659,20 @@ void LodStream::drawCut(bool fade, uint64_t max_fading_out) {
   if (fade && drew_) morphs = morphIn(fresh);
   fillCloud(morphs, ghosts, starts);
 
-  for (const auto& [row, id] : removed) flags[id] &= static_cast<uint8_t>(~kCutDrawn);
-  for (uint32_t row : fresh) flags[cut[row].id] |= kCutDrawn;
-  if (!removed.empty() || !fresh.empty() || last_cut_.size() != n) last_cut_ = cut;
+  parallelForRange(removed.size(), 65536, [&](size_t begin, size_t end) {  // (distinct nodes)
+    for (size_t i = begin; i < end; ++i) flags[removed[i].second] &= static_cast<uint8_t>(~kCutDrawn);
+  });
+  parallelForRange(fresh.size(), 65536, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) flags[cut[fresh[i]].id] |= kCutDrawn;
+  });
+  if (!removed.empty() || !fresh.empty() || last_cut_.size() != n) {
+    last_cut_.resize(n);
+    parallelForRange(n, 65536, [&](size_t begin, size_t end) {
+      std::copy(cut.begin() + static_cast<std::ptrdiff_t>(begin),
+                cut.begin() + static_cast<std::ptrdiff_t>(end),
+                last_cut_.begin() + static_cast<std::ptrdiff_t>(begin));
+    });
+  }
   morphs_.swap(morphs);
   ghosts_.swap(ghosts);
   ghost_spare_ = std::move(ghost_start_);

@@ -119,7 +119,8 @@ void poseScene(const Scene& scene, double t, SceneFrame& out, bool gpu_deform, c
     for (const std::shared_ptr<lod::LodStream>& s : streams) raw.push_back(s.get());
     // Frames that never wait (the viewer) morph their refinements in; settled ones (offline) draw the cut as
     // it is.
-    lod::selectFrameCuts(raw, lod_cameras, scene.lod_budget, scene.lod_settle, !scene.lod_settle);
+    lod::selectFrameCuts(raw, lod_cameras, scene.lod_budget, scene.lod_settle,
+                         scene.lod_fade.value_or(!scene.lod_settle));
   }
   for (size_t i = 0; i < scene.objects.size(); ++i) {
     const size_t objects_before = out.objects.size(), meshes_before = out.meshes.size();

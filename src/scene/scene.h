@@ -51,6 +51,9 @@ struct Scene {
   // get the image of a loaded scene; the viewer sets false, so that no frame waits for the disk).
   uint64_t lod_budget = kDefaultLodBudget;
   bool lod_settle = true;
+  // Whether refinements morph in and coarsenings fade out (unset: in frames that do not settle; `bench --lod
+  // --lod-settle` sets it, so that its settled frames do the viewer's host work).
+  std::optional<bool> lod_fade;
   // Frames that do not settle, on the Vulkan backend: the cut made on this thread of its own while frames
   // draw the last one finished (lod/cut_worker.h; the viewer and `bench --lod` set it). Null: every frame
   // cuts before it draws.
