@@ -6,7 +6,6 @@
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <queue>
 #include <stdexcept>
 
 #include "core/parallel.h"
@@ -45,11 +44,82 @@ bool higher(const Key& a, const Key& b) {
   return a.id < b.id;
 }
 
-struct HighestFirst {
+// A queue of keys taken in the order First (First(a, b): a is taken before b): a heap of the keys pushed,
+// beside a list sorted in that order (taken from `next`) whose keys next in line are known in advance. Its
+// top is the first of the two tops: the order a heap of them all would give.
+template <class First>
+struct KeyQueue {
+  struct Later {
+    bool operator()(const Key& a, const Key& b) const { return First{}(b, a); }
+  };
+  std::vector<Key> heap, sorted;
+  size_t next = 0;
+  uint32_t list = 0;        // counts the lists sorted in (what Ahead measured belongs to one)
+  bool top_sorted = false;  // whether top() was the list's
+
+  const Key* top() {
+    if (next < sorted.size() && (heap.empty() || First{}(sorted[next], heap.front()))) {
+      top_sorted = true;
+      return &sorted[next];
+    }
+    top_sorted = false;
+    return heap.empty() ? nullptr : &heap.front();
+  }
+  void pop() {
+    if (top_sorted) {
+      ++next;
+    } else {
+      std::pop_heap(heap.begin(), heap.end(), Later{});
+      heap.pop_back();
+    }
+  }
+  void push(const Key& k) {
+    heap.push_back(k);
+    std::push_heap(heap.begin(), heap.end(), Later{});
+  }
+  // `more` and the keys of the list not yet taken, sorted into the list.
+  void sortIn(std::vector<Key>& more, std::vector<Key>& scratch) {
+    more.insert(more.end(), sorted.begin() + static_cast<std::ptrdiff_t>(next), sorted.end());
+    parallelSort(more, First{}, scratch);
+    sorted.swap(more);
+    next = 0;
+    ++list;
+  }
+};
+struct Higher {
+  bool operator()(const Key& a, const Key& b) const { return higher(a, b); }
+};
+struct Lower {
   bool operator()(const Key& a, const Key& b) const { return higher(b, a); }
 };
-struct LowestFirst {
-  bool operator()(const Key& a, const Key& b) const { return higher(a, b); }
+
+// What is worked out ahead for the keys of a KeyQueue's list, in parallel blocks doubling from 4,096 to
+// 65,536 keys (at most one block's work is spent past where the loop taking them stops).
+template <class Record>
+struct Ahead {
+  std::vector<Record> records;  // for the keys [begin, end) of the queue's list number `list`
+  size_t begin = 0, end = 0, block = 4096;
+  uint32_t list = 0;
+
+  // The record of the list's key i; measure(part, i, record, first) fills one, for parts of 1,024 keys
+  // (first: the part's first).
+  template <class First, class Measure>
+  const Record& at(const KeyQueue<First>& q, size_t i, const Measure& measure) {
+    if (q.list != list) list = q.list, begin = end = 0, block = 4096;
+    if (i < begin || i >= end) {
+      const size_t size = q.sorted.size();
+      begin = i, end = std::min(size, i + block);
+      block = std::min<size_t>(block * 2, 65536);
+      constexpr size_t kPart = 1024;
+      const size_t count = end - begin;
+      records.assign(count, {});
+      parallelFor((count + kPart - 1) / kPart, [&](size_t p) {
+        for (size_t k = p * kPart; k < std::min(count, (p + 1) * kPart); ++k)
+          measure(p, begin + k, records[k], k == p * kPart);
+      });
+    }
+    return records[i - begin];
+  }
 };
 
 class Updater {
@@ -128,36 +198,46 @@ class Updater {
     added_[t].push_back({nodeAt(hier(t), ref).source_index, id, ref});
   }
   bool held(const Key& k);
-  // The frontier's queue: a heap; while refining, also a list sorted largest first (sorted_, from next_),
-  // whose next nodes' children are measured ahead in parallel blocks (measureAhead). The queue's top is the
-  // larger of the two tops, so the order is the heap's alone would give.
-  struct Ahead {  // a sorted node's children measured ahead (those in view: CutState::buffers.kids[part])
+  // The frontier's queue (its list while refining) with each listed node's children in view measured ahead
+  // (into CutState::buffers.kids[part]), and the refined nodes' queue (its list while coarsening) with each
+  // listed node's children and parent.
+  struct KidsAhead {
     uint32_t part = 0, first = 0;
     uint16_t vis = 0;
     bool measured = false;  // else: its children are chunks, or it was not in the frontier then
   };
+  struct NodeAhead {
+    uint64_t source = 0;
+    uint32_t first_kid = 0, kids = 0;  // its children's ids: first_kid + [0, kids)
+    uint32_t parent = kNone;
+    float parent_e = 0;
+    NodeRef parent_ref;
+    bool measured = false;  // else: its children are chunks
+  };
   const Key* topF();
-  void popF();
-  void pushF(const Key& k) {
-    f_.push_back(k);
-    std::push_heap(f_.begin(), f_.end(), HighestFirst{});
-  }
-  void sortF(std::vector<Key>& keys);
-  void measureAhead();
-  void measureKids(const Key& k, Ahead& a, std::vector<CutKid>& out) const;
+  const Key* topM();
+  void sortF();
+  void measureKids(const Key& k, KidsAhead& a, std::vector<CutKid>& out) const;
+  void measureNode(const Key& k, NodeAhead& a) const;
   const Key* maxF();
   const Key* minM();
   bool validF(const Key& k) const { return (st(k.t).flags[k.id] & (kCutIn | kCutHeld)) == kCutIn; }
-  bool validM(const Key& k) {
-    if (!(st(k.t).flags[k.id] & kCutRefined)) return false;
+  bool validM(const Key& k, const NodeAhead* a) {
+    const CutState& s = st(k.t);
+    if (!(s.flags[k.id] & kCutRefined)) return false;
+    if (a) {
+      for (uint32_t i = 0; i < a->kids; ++i)
+        if (s.flags[a->first_kid + i] & kCutRefined) return false;
+      return true;
+    }
     kids_.clear();
     childrenOf(hier(k.t), k.ref, kids_);
     for (NodeRef c : kids_)
-      if (st(k.t).flags[st(k.t).idOf(c)] & kCutRefined) return false;
+      if (s.flags[s.idOf(c)] & kCutRefined) return false;
     return true;
   }
-  void coarsen(const Key& m);
-  void refine(const Key& f, uint32_t vis, const Ahead* ahead);
+  void coarsen(const Key& m, const NodeAhead* a);
+  void refine(const Key& f, uint32_t vis, const KidsAhead* ahead);
   void greedyOrderCheck(uint64_t budget);
   void finish(uint32_t t);
 
@@ -170,14 +250,12 @@ class Updater {
   int64_t zeros_ = 0;                // refined nodes with no child in view
   std::vector<Key>&f_all_, &m_all_;  // (the first target's CutState::buffers)
   std::vector<Key> refined_now_;     // nodes this update refined (greedyOrderCheck)
-  std::vector<Key> f_;               // a heap (HighestFirst)
-  std::vector<Key> sorted_;
-  size_t next_ = 0;
-  std::vector<Ahead> ahead_;  // for sorted_[ahead_begin_, ahead_end_)
-  size_t ahead_begin_ = 0, ahead_end_ = 0, ahead_block_ = 0;
-  bool top_sorted_ = false;
-  const Ahead* top_ahead_ = nullptr;  // the top's, where topF found it measured
-  std::priority_queue<Key, std::vector<Key>, LowestFirst> m_;
+  KeyQueue<Higher> f_;
+  Ahead<KidsAhead> f_ahead_;
+  const KidsAhead* top_kids_ = nullptr;  // the top's, where topF found it measured
+  KeyQueue<Lower> m_;
+  Ahead<NodeAhead> m_ahead_;
+  const NodeAhead* top_node_ = nullptr;  // the top's, where topM found it measured
   float lo_ = -std::numeric_limits<float>::infinity(), hi_ = std::numeric_limits<float>::infinity();
   int widened_lo_ = 0, widened_hi_ = 0;
   std::vector<NodeRef> kids_;
@@ -312,64 +390,49 @@ bool Updater::held(const Key& k) {
 }
 
 const Key* Updater::topF() {
-  top_ahead_ = nullptr;
-  if (next_ < sorted_.size()) {
-    if (next_ >= ahead_end_) measureAhead();
-    if (f_.empty() || higher(sorted_[next_], f_.front())) {
-      top_sorted_ = true;
-      if (const Ahead& a = ahead_[next_ - ahead_begin_]; a.measured) top_ahead_ = &a;
-      return &sorted_[next_];
-    }
+  top_kids_ = nullptr;
+  const Key* top = f_.top();
+  if (top && f_.top_sorted) {
+    std::vector<std::vector<CutKid>>& kids = st(0).buffers.kids;
+    if (kids.size() < 64) kids.resize(64);  // (the parts of Ahead's largest block)
+    const KidsAhead& a = f_ahead_.at(f_, f_.next, [&](size_t part, size_t i, KidsAhead& r, bool first) {
+      if (first) kids[part].clear();
+      r.part = static_cast<uint32_t>(part);
+      measureKids(f_.sorted[i], r, kids[part]);
+    });
+    if (a.measured) top_kids_ = &a;
   }
-  top_sorted_ = false;
-  return f_.empty() ? nullptr : &f_.front();
+  return top;
 }
 
-void Updater::popF() {
-  if (top_sorted_) {
-    ++next_;
-  } else {
-    std::pop_heap(f_.begin(), f_.end(), HighestFirst{});
-    f_.pop_back();
+const Key* Updater::topM() {
+  top_node_ = nullptr;
+  const Key* top = m_.top();
+  if (top && m_.top_sorted) {
+    const NodeAhead& a =
+        m_ahead_.at(m_, m_.next, [&](size_t, size_t i, NodeAhead& r, bool) { measureNode(m_.sorted[i], r); });
+    if (a.measured) top_node_ = &a;
   }
+  return top;
 }
 
-void Updater::sortF(std::vector<Key>& keys) {
-  parallelSort(keys, higher, st(0).buffers.key_scratch);
-  sorted_.swap(keys);
-  next_ = ahead_begin_ = ahead_end_ = 0;
-  ahead_block_ = 4096;
-}
-
-// The next block of sorted_ measured in parallel (blocks doubling from 4,096 to 65,536 nodes: at most one
-// block's work is spent past the node the refinements stop at).
-void Updater::measureAhead() {
-  ahead_begin_ = next_;
-  ahead_end_ = std::min(sorted_.size(), next_ + ahead_block_);
-  ahead_block_ = std::min<size_t>(ahead_block_ * 2, 65536);
-  constexpr size_t kPart = 1024;
-  const size_t count = ahead_end_ - ahead_begin_, parts = (count + kPart - 1) / kPart;
-  ahead_.assign(count, {});
-  std::vector<std::vector<CutKid>>& kids = st(0).buffers.kids;
-  if (kids.size() < parts) kids.resize(parts);
-  parallelFor(parts, [&](size_t p) {
-    kids[p].clear();
-    for (size_t i = p * kPart; i < std::min(count, (p + 1) * kPart); ++i) {
-      ahead_[i].part = static_cast<uint32_t>(p);
-      measureKids(sorted_[ahead_begin_ + i], ahead_[i], kids[p]);
-    }
-  });
+// The frontier's heap sorted into its list, so that the nodes next in line are known.
+void Updater::sortF() {
+  std::vector<Key> keys;
+  keys.swap(f_.heap);
+  f_.sortIn(keys, st(0).buffers.key_scratch);
 }
 
 // What refine and viewChildren work out for a node of the frontier, read-only: its children in view, with
 // their errors, views and rows (as refine finds them: the same arithmetic).
-void Updater::measureKids(const Key& k, Ahead& a, std::vector<CutKid>& out) const {
+void Updater::measureKids(const Key& k, KidsAhead& a, std::vector<CutKid>& out) const {
   if (!validF(k)) return;
   const Hierarchy& h = hier(k.t);
   const Node& n = nodeAt(h, k.ref);
   if (n.flags & kChildrenAreChunks) return;
   const CutState& s = st(k.t);
   const bool inside = (s.flags[k.id] & kCutInside) != 0;
+  if (out.capacity() == 0) out.reserve(1024 * 8);
   a.first = static_cast<uint32_t>(out.size());
   for (uint32_t c = 0; c < n.child_count; ++c) {
     const NodeRef r{k.ref.chunk, n.first_child + c};
@@ -382,63 +445,94 @@ void Updater::measureKids(const Key& k, Ahead& a, std::vector<CutKid>& out) cons
   a.measured = true;
 }
 
+// What validM and coarsen read of a refined node, read-only: its children's ids, its row, its parent with
+// that parent's error (measured by the pass: no coarsening changes it).
+void Updater::measureNode(const Key& k, NodeAhead& a) const {
+  const Node& n = nodeAt(hier(k.t), k.ref);
+  if (n.flags & kChildrenAreChunks) return;
+  const CutState& s = st(k.t);
+  a.source = n.source_index;
+  a.first_kid = s.idOf({k.ref.chunk, n.first_child}), a.kids = n.child_count;
+  a.parent = s.parent[k.id];
+  if (a.parent != kNone) a.parent_e = s.error[a.parent], a.parent_ref = parentRef(k.t, k.ref, a.parent);
+  a.measured = true;
+}
+
 const Key* Updater::maxF() {
   for (;;) {
     for (const Key* top = topF(); top; top = topF()) {
       // (a node measured ahead has no chunk children: it is not held)
-      if (validF(*top) && (top_ahead_ || !held(*top))) break;
-      popF();
+      if (validF(*top) && (top_kids_ || !held(*top))) break;
+      f_.pop();
     }
     // (nodes pushed during the update may lie below the window: the largest is known only above it)
     if (const Key* top = topF(); top && top->e >= lo_) return top;
     if (lo_ == -std::numeric_limits<float>::infinity()) return nullptr;
     const float was = lo_;  // widen the window: the frontier below it joins (then all of it)
     lo_ = ++widened_lo_ < 3 ? lo_ * 0.5f : -std::numeric_limits<float>::infinity();
-    if (sorted_.empty()) {
+    if (f_.sorted.empty()) {
       for (const Key& k : f_all_)
-        if (k.e < was && k.e >= lo_) pushF(k);
+        if (k.e < was && k.e >= lo_) f_.push(k);
       continue;
     }
-    std::vector<Key> keys(sorted_.begin() + static_cast<std::ptrdiff_t>(next_), sorted_.end());
+    std::vector<Key> keys;
     for (const Key& k : f_all_)
       if (k.e < was && k.e >= lo_) keys.push_back(k);
-    sortF(keys);
+    f_.sortIn(keys, st(0).buffers.key_scratch);
   }
 }
 
 const Key* Updater::minM() {
   for (;;) {
-    while (!m_.empty() && !validM(m_.top())) m_.pop();
-    if (!m_.empty() && m_.top().e <= hi_) return &m_.top();
+    for (const Key* top = topM(); top; top = topM()) {
+      if (validM(*top, top_node_)) break;
+      m_.pop();
+    }
+    if (const Key* top = topM(); top && top->e <= hi_) return top;
     if (hi_ == std::numeric_limits<float>::infinity()) return nullptr;
     const float was = hi_;
     hi_ = ++widened_hi_ < 3 ? hi_ * 2.0f : std::numeric_limits<float>::infinity();
+    std::vector<Key> keys;
     for (const Key& k : m_all_)
-      if (k.e > was && k.e <= hi_) m_.push(k);
+      if (k.e > was && k.e <= hi_) keys.push_back(k);
+    m_.sortIn(keys, st(0).buffers.key_scratch);
   }
 }
 
-void Updater::coarsen(const Key& m) {
+void Updater::coarsen(const Key& m, const NodeAhead* a) {
   CutState& s = st(m.t);
-  kids_.clear();
-  childrenOf(hier(m.t), m.ref, kids_);
-  const bool chunks = (nodeAt(hier(m.t), m.ref).flags & kChildrenAreChunks) != 0;
-  for (NodeRef k : kids_) {
-    const uint32_t kid = s.idOf(k);
-    if (chunks) s.chunk_value[k.chunk] = 0.0f;  // no longer drawn
+  auto drop = [&](uint32_t kid) {
     if (s.flags[kid] & kCutIn) --count_;
     if (fade_ && (s.flags[kid] & kCutDrawn)) ++ghosts_;  // stays drawn while it fades into m
     s.flags[kid] &= static_cast<uint8_t>(~kCutStateFlags);
+  };
+  uint64_t source = 0;
+  Key up{0, m.t, kNone, {}};  // its parent's key
+  if (a) {
+    for (uint32_t i = 0; i < a->kids; ++i) drop(a->first_kid + i);
+    source = a->source;
+    up.id = a->parent, up.e = a->parent_e, up.ref = a->parent_ref;
+  } else {
+    kids_.clear();
+    childrenOf(hier(m.t), m.ref, kids_);
+    const Node& n = nodeAt(hier(m.t), m.ref);
+    for (NodeRef k : kids_) {
+      if (n.flags & kChildrenAreChunks) s.chunk_value[k.chunk] = 0.0f;  // no longer drawn
+      drop(s.idOf(k));
+    }
+    source = n.source_index;
+    up.id = s.parent[m.id];
+    if (up.id != kNone) up.e = s.error[up.id], up.ref = parentRef(m.t, m.ref, up.id);
   }
   zeros_ -= s.visible[m.id] == 0;
   s.flags[m.id] = static_cast<uint8_t>((s.flags[m.id] & ~kCutRefined) | kCutIn);
-  added_[m.t].push_back({nodeAt(hier(m.t), m.ref).source_index, m.id, m.ref});
+  added_[m.t].push_back({source, m.id, m.ref});
   ++count_;
-  pushF(m);
-  if (const uint32_t p = s.parent[m.id]; p != kNone) m_.push({s.error[p], m.t, p, parentRef(m.t, m.ref, p)});
+  f_.push(m);
+  if (up.id != kNone) m_.push(up);
 }
 
-void Updater::refine(const Key& f, uint32_t vis, const Ahead* ahead) {
+void Updater::refine(const Key& f, uint32_t vis, const KidsAhead* ahead) {
   CutState& s = st(f.t);
   const bool inside = (s.flags[f.id] & kCutInside) != 0;
   s.flags[f.id] = static_cast<uint8_t>((s.flags[f.id] & ~kCutIn) | kCutRefined);
@@ -450,7 +544,7 @@ void Updater::refine(const Key& f, uint32_t vis, const Ahead* ahead) {
     s.flags[k.id] =
         static_cast<uint8_t>((s.flags[k.id] & ~kCutStateFlags) | (k.inside ? kCutInside : 0) | kCutIn);
     added_[f.t].push_back({k.source, k.id, k.ref});
-    if (!k.leaf) pushF({k.e, f.t, k.id, k.ref});
+    if (!k.leaf) f_.push({k.e, f.t, k.id, k.ref});
   };
   if (ahead) {
     const CutKid* kids = st(0).buffers.kids[ahead->part].data() + ahead->first;  // (measureAhead's)
@@ -513,8 +607,9 @@ void Updater::greedyOrderCheck(uint64_t budget) {
   for (const Key& k : m_all_) m_.push(k);
   for (const Key* m = minM(); m && !higher(*m, r); m = minM()) {
     const Key mk = *m;
+    const NodeAhead* a = top_node_;
     m_.pop();
-    coarsen(mk);
+    coarsen(mk, a);
   }
   for (uint32_t t = 0; t < t_.size(); ++t) st(t).stopped = true, st(t).stop_error = r.e;
 }
@@ -605,34 +700,34 @@ void Updater::run() {
     pass(t, in);
   }
   for (const Key& k : f_all_)
-    if (k.e >= lo_) pushF(k);
-  for (const Key& k : m_all_)
-    if (k.e <= hi_) m_.push(k);
+    if (k.e >= lo_) f_.push(k);
+  {  // (the refined nodes sorted, so that the nodes next in line are known and measured ahead)
+    std::vector<Key> keys;
+    for (const Key& k : m_all_)
+      if (k.e <= hi_) keys.push_back(k);
+    m_.sortIn(keys, st(0).buffers.key_scratch);
+  }
   // Coarsen: while over the budget, or while the chosen node of smallest error ranks at or below the
   // frontier's largest (the camera moved: another node is worth more).
   for (const Key* m = minM(); m; m = minM()) {
     const Key mk = *m;
+    const NodeAhead* a = top_node_;
     if (count_ <= o_.budget && mk.e > o_.threshold_px) {
       const Key* f = maxF();  // (leaves m_ as it is: mk is still on top)
       if (!f || higher(mk, *f)) break;
     }
     m_.pop();
-    coarsen(mk);
+    coarsen(mk, a);
   }
   // Refine while the budget allows, leaving room for the nodes fading out.
   const uint64_t budget = o_.budget > ghosts_ ? o_.budget - ghosts_ : 0;
   bool stopped = false;
   float stop_error = 0;
-  // The frontier sorted, so that the nodes next in line are known and their children measured ahead.
-  {
-    std::vector<Key> keys;
-    keys.swap(f_);
-    sortF(keys);
-  }
+  sortF();  // (the nodes next in line known, their children measured ahead)
   for (const Key* f = maxF(); f; f = maxF()) {
     if (f->e <= o_.threshold_px) break;
     const Key fk = *f;
-    const Ahead* ahead = top_ahead_;
+    const KidsAhead* ahead = top_kids_;
     uint32_t vis = 0;
     if (ahead) {
       vis = ahead->vis;
@@ -645,7 +740,7 @@ void Updater::run() {
       stopped = true, stop_error = fk.e;
       break;
     }
-    popF();
+    f_.pop();
     refine(fk, vis, ahead);
   }
   for (uint32_t t = 0; t < t_.size(); ++t) st(t).stopped = stopped, st(t).stop_error = stop_error;
