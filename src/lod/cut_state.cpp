@@ -647,7 +647,10 @@ void Updater::finish(uint32_t t) {
   std::vector<size_t> at(parts + 1, 0);
   parallelFor(parts, [&](size_t p) {
     size_t count = 0;
-    for (size_t i = cutBound(p); i < cutBound(p + 1); ++i) count += (s.flags[cut[i].id] & kCutIn) != 0;
+    for (size_t i = cutBound(p); i < cutBound(p + 1); ++i) {
+      assert(s.flags[cut[i].id] & kCutListed);  // (every entry of the cut is listed: `taken` relies on it)
+      count += (s.flags[cut[i].id] & kCutIn) != 0;
+    }
     for (size_t i = added_bound[p]; i < added_bound[p + 1]; ++i) count += taken(i);
     at[p + 1] = count;
   });

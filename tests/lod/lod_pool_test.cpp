@@ -564,13 +564,16 @@ TEST(LodPool, BenchSettledRunsMakeTheSameCuts) {
     const test::CliRun r = test::cli(args);
     ASSERT_EQ(r.code, 0) << r.out;
     std::vector<uint64_t> figures;
+    uint64_t fading = 0;
     const nlohmann::json j = readJson(json);
     for (const auto& f : j.at("lod").at("frames")) {
+      fading += f.at("fading_rows").get<uint64_t>();
       EXPECT_EQ(f.at("pending").get<uint64_t>(), 0u) << f.dump();  // nothing on its way once settled
       figures.push_back(f.at("drawn").get<uint64_t>());
       figures.push_back(f.at("resident").get<uint64_t>());
     }
     ASSERT_EQ(figures.size(), 24u);
+    EXPECT_GT(fading, 0u) << "the settled frames did not fade as the viewer's do";
     runs.push_back(figures);
   }
   EXPECT_EQ(runs[0], runs[1]);
