@@ -218,6 +218,16 @@ class Updater {
   const Key* topM();
   void sortF();
   void measureKids(const Key& k, KidsAhead& a, std::vector<CutKid>& out) const;
+  // A child in view of a node being refined (`inside`: that node's box lies wholly inside the view): what
+  // refine writes for it.
+  CutKid kidOf(uint32_t t, NodeRef r, const Node& n, bool inside) const {
+    return {n.source_index,
+            r,
+            st(t).idOf(r),
+            screenError(n, cam(t)),
+            inside || boxInside(n.box_min, n.box_max, cam(t), o_.margin_px),
+            n.leaf()};
+  }
   void measureNode(const Key& k, NodeAhead& a) const;
   const Key* maxF();
   const Key* minM();
@@ -424,7 +434,7 @@ void Updater::sortF() {
 }
 
 // What refine and viewChildren work out for a node of the frontier, read-only: its children in view, with
-// their errors, views and rows (as refine finds them: the same arithmetic).
+// their errors, views and rows (kidOf, as refine's own path finds them).
 void Updater::measureKids(const Key& k, KidsAhead& a, std::vector<CutKid>& out) const {
   if (!validF(k)) return;
   const Hierarchy& h = hier(k.t);
@@ -438,8 +448,7 @@ void Updater::measureKids(const Key& k, KidsAhead& a, std::vector<CutKid>& out) 
     const NodeRef r{k.ref.chunk, n.first_child + c};
     const Node& kn = nodeAt(h, r);
     if (!inside && !boxVisible(kn.box_min, kn.box_max, cam(k.t), o_.margin_px)) continue;
-    out.push_back({kn.source_index, r, s.idOf(r), screenError(kn, cam(k.t)),
-                   inside || boxInside(kn.box_min, kn.box_max, cam(k.t), o_.margin_px), kn.leaf()});
+    out.push_back(kidOf(k.t, r, kn, inside));
     ++a.vis;
   }
   a.measured = true;
@@ -547,7 +556,7 @@ void Updater::refine(const Key& f, uint32_t vis, const KidsAhead* ahead) {
     if (!k.leaf) f_.push({k.e, f.t, k.id, k.ref});
   };
   if (ahead) {
-    const CutKid* kids = st(0).buffers.kids[ahead->part].data() + ahead->first;  // (measureAhead's)
+    const CutKid* kids = st(0).buffers.kids[ahead->part].data() + ahead->first;  // (topF's measureKids)
     for (uint32_t i = 0; i < ahead->vis; ++i) add(kids[i]);
   } else {
     const bool chunks = (nodeAt(hier(f.t), f.ref).flags & kChildrenAreChunks) != 0;
@@ -555,9 +564,7 @@ void Updater::refine(const Key& f, uint32_t vis, const KidsAhead* ahead) {
       if (!in_view_[i]) continue;
       const NodeRef k = kids_[i];
       if (chunks) s.chunk_value[k.chunk] = f.e;
-      const Node& n = nodeAt(hier(f.t), k);
-      add({n.source_index, k, s.idOf(k), screenError(n, cam(f.t)),
-           inside || boxInside(n.box_min, n.box_max, cam(f.t), o_.margin_px), n.leaf()});
+      add(kidOf(f.t, k, nodeAt(hier(f.t), k), inside));
     }
   }
   m_.push(f);
