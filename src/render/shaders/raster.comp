@@ -35,12 +35,6 @@ const uint kParts = SF_TILE / SF_RASTER_ROWS;  // workgroups per tile, stacked a
 shared vec2 s_mean[kBatch];
 shared vec4 s_conic[kBatch];
 shared vec4 s_color_depth[kBatch];
-// Per batch entry, what its cull test needs that depends on the entry alone, worked out once by the thread
-// that stages it (not again by every subgroup): the 1/255 ellipse's bounding box (lo, hi), and r2, or
-// kCullNever (opacity under 1/255: it reaches no pixel) or kCullAlways (an ill-conditioned conic: it is kept).
-shared vec4 s_box[kBatch];
-shared float s_r2[kBatch];
-const float kCullNever = -1.0, kCullAlways = -2.0;
 shared uint s_done[2];
 const uint kWords = kBatch / 32u;  // one bit per batch entry
 
@@ -55,28 +49,16 @@ const uint kWords = kBatch / 32u;  // one bit per batch entry
 // on the headline scene (H100) a quarter of the entries the box let through reach none of the subgroup's pixels.
 // Ill-conditioned conics (det below 1e-3 of a*c, where cancellation could shrink the extents) always pass.
 bool reaches(uint j, vec2 lo, vec2 hi) {
-  float r2 = s_r2[j];
-  if (r2 == kCullNever) return false;
-  if (r2 == kCullAlways) return true;
-  vec4 box = s_box[j];
-  // Written so that a NaN keeps the splat: it is culled only when a comparison says it misses.
-  if (any(lessThan(box.zw, lo)) || any(greaterThan(box.xy, hi))) return false;
-  return ellipseReachesRect(s_conic[j].xyz, r2, s_mean[j], lo, hi);
-}
-
-// The entry-only part of reaches() for an entry of conic and opacity co at mean m: s_box and s_r2.
-void stageCull(uint j, vec4 co, vec2 m) {
+  vec4 co = s_conic[j];
+  if (co.w < 1.0 / 255.0) return false;  // alpha <= opacity < 1/255 everywhere
   float det = co.x * co.z - co.y * co.y;
-  if (co.w < 1.0 / 255.0) {  // alpha <= opacity < 1/255 everywhere
-    s_r2[j] = kCullNever;
-  } else if (!(det > 1e-3 * co.x * co.z)) {
-    s_r2[j] = kCullAlways;
-  } else {
-    float r2 = max(2.0 * log(255.0 * co.w), 0.0);  // log may round below 0 for opacity at 1/255
-    vec2 half_extent = sqrt(vec2(co.z, co.x) * (r2 / det)) * 1.02 + 0.5;
-    s_r2[j] = r2;
-    s_box[j] = vec4(m - half_extent, m + half_extent);
-  }
+  if (!(det > 1e-3 * co.x * co.z)) return true;
+  float r2 = max(2.0 * log(255.0 * co.w), 0.0);  // log may round below 0 for opacity at 1/255
+  vec2 half_extent = sqrt(vec2(co.z, co.x) * (r2 / det)) * 1.02 + 0.5;
+  vec2 m = s_mean[j];
+  // Written so that a NaN keeps the splat: it is culled only when a comparison says it misses.
+  if (any(lessThan(m + half_extent, lo)) || any(greaterThan(m - half_extent, hi))) return false;
+  return ellipseReachesRect(co.xyz, r2, m, lo, hi);
 }
 
 // The variant for frames without a mesh layer (SF_VARIANT_NOMESH; the host picks it) leaves out the test of
@@ -246,7 +228,6 @@ void main() {
       s_mean[tid] = next_mean;
       s_conic[tid] = next_conic;
       s_color_depth[tid] = next_color_depth;
-      stageCull(tid, next_conic, next_mean);
 #ifdef SF_VARIANT_SHAPES
       s_shape[tid] = next_shape;
 #endif
