@@ -301,6 +301,11 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
              dev.typeName(), dev.subgroup_size, static_cast<double>(dev.device_local_bytes) / (1 << 30),
              renderer.tileBinningName());
   if (o.show_graph) fmt::print("frame graph:\n{}", renderer.lastFrameGraph());
+  // What runs before preprocess, named where a scene has it: the generators, or the level-of-detail pools'
+  // gather of the drawn rows.
+  const bool lod = std::any_of(scene.objects.begin(), scene.objects.end(),
+                               [](const SceneObject& ob) { return ob.kindOf().lodStream() != nullptr; });
+  const char* early = generators ? "generators" : lod ? "before preprocess (the gather)" : nullptr;
   std::vector<double> gen, pre, bin, scan, emit, sort, raster, readback, all, wall;
   VulkanFrameStats st = warm.gpu;
   for (int f = 0; f < o.frames; ++f) {
@@ -325,8 +330,8 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
       "gpu median ms: {}preprocess {:.3f} | bin {:.3f} | tile ranges {:.3f} | emit {:.3f} | tile sort {:.3f} "
       "| "
       "raster {:.3f} | readback {:.3f}\n",
-      generators ? fmt::format("generators {:.3f} | ", median(gen)) : "", median(pre), median(bin),
-      median(scan), median(emit), median(sort), median(raster), median(readback));
+      early ? fmt::format("{} {:.3f} | ", early, median(gen)) : "", median(pre), median(bin), median(scan),
+      median(emit), median(sort), median(raster), median(readback));
   fmt::print(
       "gpu frame: {:.3f} ms total, {:.3f} ms without the image readback; binning and sorting {:.3f} ms for "
       "{} slots and {} pairs\n",
@@ -355,8 +360,8 @@ void benchVulkan(const BenchCommand::Options& o, FrameDriver& driver, const Scen
         "back to back ({} frames in one submission), gpu median ms: {}preprocess {:.3f} | bin {:.3f} | tile "
         "ranges {:.3f} | emit {:.3f} | "
         "tile sort {:.3f} | raster {:.3f} | frame without readback {:.3f}\n",
-        o.back_to_back, generators ? fmt::format("generators {:.3f} | ", b.mesh) : "", b.preprocess, b.bin,
-        b.scan, b.emit, b.sort, b.raster, b.total - b.readback);
+        o.back_to_back, early ? fmt::format("{} {:.3f} | ", early, b.mesh) : "", b.preprocess, b.bin, b.scan,
+        b.emit, b.sort, b.raster, b.total - b.readback);
     json += fmt::format(
         "  \"back_to_back\": {{\"frames\": {}, \"generators\": {:.4f}, \"preprocess\": {:.4f}, \"bin\": "
         "{:.4f}, \"tile_ranges\": {:.4f}, "
@@ -428,7 +433,9 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
       2.0f * std::atan(0.5f * static_cast<float>(start.height) / start.fy) * 180.0f / 3.14159265f;
   struct Sample {
     double ms = 0, pose_ms = 0, cut_ms = 0, draw_ms = 0, pool_ms = 0;
-    double gpu_ms = 0;  // the GPU's time in the frame less the image's readback (Vulkan)
+    double gpu_ms = 0;                // the GPU's time in the frame less the image's readback (Vulkan)
+    VulkanPassTimes passes;           // the GPU's passes (Vulkan): where gpu_ms goes
+    uint64_t pairs = 0, deepest = 0;  // the frame's tile pairs and its deepest tile's list (Vulkan)
     uint64_t drawn = 0, resident = 0, pool = 0, chunks = 0, bytes = 0, pending = 0, evictions = 0;
     uint64_t uploaded = 0, selection = 0, host_rows = 0, host_sh_rows = 0, chunk_bytes = 0, slots_used = 0;
     uint64_t cuts = 0;  // cuts finished so far (every frame's own without the background worker)
@@ -465,6 +472,7 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
     }
     x.uploaded += r.gpu.uploaded_bytes;  // the renderer's own uploads (0 on the CPU backend)
     x.gpu_ms = r.vulkan ? r.gpu.times.total - r.gpu.times.readback : 0.0;
+    if (r.vulkan) x.passes = r.gpu.times, x.pairs = r.gpu.tile_keys, x.deepest = r.gpu.longest_tile;
     x.cuts = background ? scene.lod_worker->cutsFinished() : static_cast<uint64_t>(f) + 1;
     if (reference) {
       FrameResult full = reference_driver->render(*reference, benchFrame(0, cam, o));
@@ -517,6 +525,19 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
     std::vector<double> gpu;
     for (const Sample& x : samples) gpu.push_back(x.gpu_ms);
     fmt::print("lod: the GPU's frame without the image's readback: median {:.3f} ms\n", median(gpu));
+    // Per pass (medians over the frames, each pass on its own): where the frame goes. Before preprocess
+    // lies the pools' gather of the drawn rows.
+    auto pass = [&](double VulkanPassTimes::*field) {
+      std::vector<double> each;
+      for (const Sample& x : samples) each.push_back(x.passes.*field);
+      return median(each);
+    };
+    fmt::print(
+        "lod: the GPU's passes, medians: before preprocess (the gather) {:.3f} | preprocess {:.3f} | bin "
+        "{:.3f} | tile ranges {:.3f} | emit {:.3f} | tile sort {:.3f} | raster {:.3f} ms\n",
+        pass(&VulkanPassTimes::mesh), pass(&VulkanPassTimes::preprocess), pass(&VulkanPassTimes::bin),
+        pass(&VulkanPassTimes::scan), pass(&VulkanPassTimes::emit), pass(&VulkanPassTimes::sort),
+        pass(&VulkanPassTimes::raster));
   }
   if (background)
     fmt::print("lod: cut in the background: {} cuts finished in {} frames (one every {:.1f} frames)\n",
@@ -568,6 +589,15 @@ void benchLod(const BenchCommand::Options& o, FrameDriver& driver, Scene& scene,
         i ? "," : "", x.ms, x.pose_ms, x.cut_ms, x.draw_ms, x.pool_ms, x.drawn, x.resident, x.pool, x.chunks,
         x.bytes, x.pending, x.evictions, x.uploaded, x.selection, x.host_rows, x.host_sh_rows, x.chunk_bytes,
         x.slots_used, x.cuts, x.gpu_ms);
+    if (driver.usesVulkan()) {
+      const VulkanPassTimes& t = x.passes;
+      json.pop_back();  // the frame's closing brace
+      json += fmt::format(
+          ", \"pairs\": {}, \"deepest_tile\": {}, \"gpu_passes\": {{\"before_preprocess\": {:.4f}, "
+          "\"preprocess\": {:.4f}, \"bin\": {:.4f}, \"tile_ranges\": {:.4f}, \"emit\": {:.4f}, "
+          "\"tile_sort\": {:.4f}, \"raster\": {:.4f}}}}}",
+          x.pairs, x.deepest, t.mesh, t.preprocess, t.bin, t.scan, t.emit, t.sort, t.raster);
+    }
     if (reference) {
       json.pop_back();  // the frame's closing brace
       json += fmt::format(

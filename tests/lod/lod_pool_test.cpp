@@ -458,8 +458,29 @@ TEST(LodPool, BenchReportsTheBytesUploadedEachFrame) {
                   f.at("chunk_upload_bytes").get<uint64_t>());
     EXPECT_EQ(f.at("gpu_slots_used").get<uint64_t>(), f.at("resident").get<uint64_t>());
     chunks += f.at("chunk_upload_bytes").get<uint64_t>();
+    // Where the GPU's frame goes: its passes are parts of it (each timed on its own, none overlapping).
+    const auto& passes = f.at("gpu_passes");
+    double parts = 0;
+    for (const char* k :
+         {"before_preprocess", "preprocess", "bin", "tile_ranges", "emit", "tile_sort", "raster"})
+      parts += passes.at(k).get<double>();
+    EXPECT_GT(passes.at("raster").get<double>(), 0.0) << f.dump();
+    EXPECT_LE(parts, f.at("gpu_ms").get<double>() + 0.01) << f.dump();
+    EXPECT_LE(f.at("deepest_tile").get<uint64_t>(), f.at("pairs").get<uint64_t>());
   }
   EXPECT_GT(chunks, 0u);
+  EXPECT_NE(r.out.find("lod: the GPU's passes, medians: before preprocess (the gather) "), std::string::npos)
+      << r.out;
+  // The frame of a settled cut names the gather too.
+  const test::CliRun settled = test::cli("bench " + dir +
+                                         " --lod-budget 5000 --width 96 --height 72 --frames 1 "
+                                         "--back-to-back 2 --backend vulkan");
+  ASSERT_EQ(settled.code, 0) << settled.out;
+  EXPECT_NE(settled.out.find("gpu median ms: before preprocess (the gather) "), std::string::npos)
+      << settled.out;
+  EXPECT_NE(settled.out.find("in one submission), gpu median ms: before preprocess (the gather) "),
+            std::string::npos)
+      << settled.out;
   // --lod-pool sets the pool (nodes in memory, GPU slots); one that cannot hold the top chunk is refused.
   const test::CliRun small = test::cli("bench " + dir +
                                        " --lod --frames 6 --lod-budget 5000 --lod-pool 3000 --width 96 "
