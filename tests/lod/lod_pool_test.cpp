@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <limits>
@@ -517,6 +518,44 @@ TEST(LodPool, BenchReportsTheBytesUploadedEachFrame) {
   EXPECT_EQ(refused.code, 1) << refused.out;
   EXPECT_NE(refused.out.find("the pool of 1 nodes cannot hold the hierarchy's top chunk"), std::string::npos)
       << refused.out;
+}
+
+// scripts/bench/lod_vs_ply.sh: the frame of a LOD object against the same cut drawn from a PLY. The cut the
+// frame makes (the cut state, kept from frame to frame) and the one `lod cut` writes (the greedy cut from the
+// root) are made by different code; drawn, they give the same visible count, the same tile lists and the
+// same raster work, which the script's log shows side by side.
+TEST(LodPool, TheLodAgainstPlyScriptDrawsTheSameCutBothWays) {
+  if (!gpu::vulkanAvailable()) SF_SKIP_OR_FAIL("no Vulkan device (install mesa-vulkan-drivers)");
+  const std::string& dir = hierarchy(20000, 3);
+  const std::string out = test::tempDir("LodVsPly");
+  const std::string cmd = std::string("bash \"") + SPLATFORGE_SOURCE_DIR +
+                          "/scripts/bench/lod_vs_ply.sh\" \"" + SPLATFORGE_BINARY + "\" \"" + dir + "\" \"" +
+                          out + "\" 5000 96 72 > /dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::vector<uint8_t> bytes = readFile(out + "/log.txt");
+  const std::string log(bytes.begin(), bytes.end());
+  // The lines of one kind, in order: the LOD object's runs first, then the PLY's.
+  auto lines = [&log](const std::string& start) {
+    std::vector<std::string> found;
+    for (size_t at = log.find(start); at != std::string::npos; at = log.find(start, at + 1))
+      found.push_back(log.substr(at, log.find('\n', at) - at));
+    return found;
+  };
+  const std::vector<std::string> visible = lines("visible "), counts = lines("raster counts: ");
+  ASSERT_EQ(visible.size(), 7u) << log;  // three runs each, and the graph's frame
+  ASSERT_EQ(counts.size(), 2u) << log;
+  EXPECT_NE(visible[0].find(" tile pairs"), std::string::npos) << visible[0];
+  for (size_t i = 1; i < visible.size(); ++i) EXPECT_EQ(visible[i], visible[0]) << log;
+  EXPECT_EQ(counts[0], counts[1]) << log;
+  EXPECT_NE(log.find("level of detail: gather: reads -; writes splat slots of object 0"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("in one submission), gpu median ms: before preprocess (the gather) "), std::string::npos)
+      << log;
+  EXPECT_TRUE(fs::exists(out + "/cut.ply"));
+  // Without its arguments it says how to run it.
+  const std::string usage =
+      std::string("bash \"") + SPLATFORGE_SOURCE_DIR + "/scripts/bench/lod_vs_ply.sh\" > /dev/null 2>&1";
+  EXPECT_NE(std::system(usage.c_str()), 0);
 }
 
 // `bench --lod --lod-reference`: each frame against the same camera with every visible leaf drawn. A budget
