@@ -26,16 +26,19 @@ say "cut: $budget gaussians at ${width}x${height}"
   --camera-out "$out/cut_camera.json" 2>&1 | tail -1 | tee -a "$log"
 lod=("$dir" --lod-budget "$budget" --width "$width" --height "$height" --backend vulkan)
 ply=("$out/cut.ply" --camera "$out/cut_camera.json" --backend vulkan)
-for run in "lod object:${lod[*]}" "ply:${ply[*]}"; do
-  name=${run%%:*}
-  read -r -a args <<< "${run#*:}"
+# One input three ways: single frames, back to back, counted (NAME, then bench's input and options).
+runs() {
+  local name=$1
+  shift
   say "$name, single frames"
-  "$sf" bench "${args[@]}" --frames 5 2>&1 | grep -E "$keep" | tee -a "$log"
+  "$sf" bench "$@" --frames 5 2>&1 | grep -E "$keep" | tee -a "$log"
   say "$name, back to back"
-  "$sf" bench "${args[@]}" --frames 3 --back-to-back 16 2>&1 | grep -E "$keep" | tee -a "$log"
+  "$sf" bench "$@" --frames 3 --back-to-back 16 2>&1 | grep -E "$keep" | tee -a "$log"
   say "$name, counted"
-  "$sf" bench "${args[@]}" --frames 2 --raster-counts 2>&1 | grep -E "$keep" | tee -a "$log"
-done
+  "$sf" bench "$@" --frames 2 --raster-counts 2>&1 | grep -E "$keep" | tee -a "$log"
+}
+runs "lod object" "${lod[@]}"
+runs ply "${ply[@]}"
 say "lod object, the frame graph"
 "$sf" bench "${lod[@]}" --frames 1 --show-graph 2>&1 | grep -vE "off this frame" | tee -a "$log"
 echo "wrote $log${clocks:+ and $out/clocks.csv}"
