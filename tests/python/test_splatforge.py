@@ -234,6 +234,36 @@ class PlyOracleTest(unittest.TestCase):
         self.assertEqual((spz.format, spz.version, spz.count), ("spz", 4, 152746))
         self.assertLess(np.abs(spz.positions - cloud.positions).max(), 2.0 / 4096)
 
+    def test_reordered_capture_is_a_permutation_of_its_rows(self):
+        # scripts/bench/reorder_ply.py (the slot-order benchmark's input): the same rows, each once, in a new
+        # order; the Morton order's codes do not decrease along it.
+        path = require_asset(self, "splats/biker.ply")
+        cloud = splatforge.load(path)
+        script = REPO / "scripts" / "bench" / "reorder_ply.py"
+        with tempfile.TemporaryDirectory() as d:
+            for mode in ("morton", "shuffle"):
+                out = os.path.join(d, mode + ".ply")
+                subprocess.run([sys.executable, str(script), path, out, mode], check=True, capture_output=True)
+                other = splatforge.load(out)
+                self.assertEqual(other.count, cloud.count)
+                a = np.concatenate([cloud.positions, cloud.opacities[:, None]], 1)
+                b = np.concatenate([other.positions, other.opacities[:, None]], 1)
+                self.assertFalse(np.array_equal(a, b))
+                self.assertTrue(np.array_equal(a[np.lexsort(a.T)], b[np.lexsort(b.T)]))
+                if mode == "morton":
+                    p = other.positions.astype(np.float64)
+                    lo, hi = p.min(0), p.max(0)
+                    q = ((p - lo) / np.maximum(hi - lo, 1e-9) * 1023.0).astype(np.uint64)
+                    code = np.zeros(len(p), np.uint64)
+                    for bit in range(10):
+                        for axis in range(3):
+                            code |= ((q[:, axis] >> np.uint64(bit)) & np.uint64(1)) << np.uint64(3 * bit + axis)
+                    self.assertTrue(np.all(np.diff(code.astype(np.int64)) >= 0))
+            bad = subprocess.run([sys.executable, str(script), path, os.path.join(d, "x.ply"), "sideways"],
+                                 capture_output=True, text=True)
+            self.assertNotEqual(bad.returncode, 0)
+            self.assertIn("morton|shuffle", bad.stderr)
+
     def test_views_are_read_only_and_share_the_cloud_storage(self):
         cloud = random_cloud(10, 1, seed=3)
         p = cloud.positions
